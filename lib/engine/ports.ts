@@ -1,0 +1,222 @@
+/**
+ * The ports: the only way the engine talks to the world. Everything here is plain data and
+ * promises; `lib/aws` implements them on S3/DynamoDB/Kinesis, `lib/engine/memory.ts` in memory.
+ */
+
+/** A JSON value as stored in checkpoints and state. */
+export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+
+/** A row as it flows through the engine: column name to value. Timestamps are epoch ms numbers. */
+export type Row = Record<string, unknown>;
+
+/** Where a source row came from, for the dead-letter output and error messages. */
+export interface SourceLocation {
+  /** S3 object key (landing prefix) or `shardId` (Kinesis). */
+  readonly file?: string;
+  /** 1-based line within the file. */
+  readonly line?: number;
+  readonly shardId?: string;
+  readonly sequenceNumber?: string;
+}
+
+/** A record the source could not turn into a row: kept, never skipped. */
+export interface DeadLetter {
+  readonly source: SourceLocation;
+  readonly raw: string;
+  readonly reason: string;
+}
+
+export interface ReadResult {
+  readonly rows: Row[];
+  readonly deadLetters: DeadLetter[];
+  /** Bytes read, for progress reports. */
+  readonly bytes: number;
+}
+
+export interface BatchLimits {
+  readonly maxFilesPerTrigger?: number;
+  readonly maxBytesPerTrigger?: number;
+  readonly maxRecordsPerTrigger?: number;
+}
+
+/**
+ * A replayable source. Offsets are JSON-serialisable; reading the same (start, end] twice yields
+ * the same rows.
+ *
+ * availableNow: the executor calls `latestOffset()` once at the start of a run and never plans
+ * past it.
+ */
+export interface Source {
+  /** A short description for logs and progress ("s3://bucket/prefix"). */
+  readonly description: string;
+  /** The end of everything available now, or null when the source has never had data. */
+  latestOffset(start: Json | null): Promise<Json | null>;
+  /**
+   * The end offset of the next batch starting after `start` (null: from the beginning), never
+   * beyond `target`, honouring the limits. Returns null when there is nothing between start and
+   * target. `batchId` lets a source log what the batch covers (e.g. its file list) before it runs.
+   */
+  planBatch(batchId: number, start: Json | null, target: Json, limits: BatchLimits): Promise<Json | null>;
+  /** Read the rows of (start, end] for batch `batchId` (a replay passes the logged offsets). */
+  read(batchId: number, start: Json | null, end: Json): Promise<ReadResult>;
+  /** How much is left between `from` and `target` (files or records), for the run report. */
+  backlog?(from: Json | null, target: Json | null): Promise<number>;
+}
+
+/** The offset-log entry written before a batch runs (Spark's OffsetSeq). */
+export interface OffsetEntry {
+  readonly batchId: number;
+  /** Per-source end offsets of the batch (index = source index). */
+  readonly offsets: Json[];
+  /** Per-source start offsets of the batch. */
+  readonly startOffsets: Json[];
+  readonly batchWatermarkMs: number;
+  readonly batchTimestampMs: number;
+  /** The watermark used to filter late rows in this batch (the previous batch's batchWatermarkMs). */
+  readonly lateWatermarkMs: number;
+  /** Max event time seen by each watermark operator so far (for multiple watermarks). */
+  readonly eventTimeMaxMs?: Record<string, number>;
+}
+
+export interface CommitEntry {
+  readonly batchId: number;
+  readonly nextBatchWatermarkMs: number;
+  readonly committedAtMs: number;
+}
+
+export interface QueryMetadata {
+  readonly id: string;
+  readonly name: string;
+  readonly createdAtMs: number;
+  /** Fingerprint of the stateful shape; a restart with a different one is refused. */
+  readonly shape: Json;
+  readonly shapeFingerprint: string;
+}
+
+/** The head of a checkpoint: what a run needs to know to start. */
+export interface CheckpointHead {
+  readonly metadata: QueryMetadata | null;
+  /** Highest batch with an offsets entry, or -1. */
+  readonly latestOffsetBatch: number;
+  /** Highest batch with a commit entry, or -1. */
+  readonly latestCommitBatch: number;
+}
+
+export interface CheckpointStore {
+  readonly description: string;
+  head(): Promise<CheckpointHead>;
+  writeMetadata(meta: QueryMetadata): Promise<void>;
+  readOffsets(batchId: number): Promise<OffsetEntry | null>;
+  /** Write-once: writing a different entry for an existing batch ID is an error. */
+  writeOffsets(entry: OffsetEntry): Promise<void>;
+  readCommit(batchId: number): Promise<CommitEntry | null>;
+  writeCommit(entry: CommitEntry): Promise<void>;
+  writeProgress(batchId: number, progress: Json): Promise<void>;
+  /** Remove entries of batches below `keepFrom` (offsets, commits, progress, source logs). */
+  purge(keepFrom: number): Promise<void>;
+  /** A source-private log, e.g. the file list of each batch: `sources/<i>/<name>`. */
+  readSourceLog(sourceIndex: number, name: string): Promise<string | null>;
+  writeSourceLog(sourceIndex: number, name: string, body: string): Promise<void>;
+}
+
+/**
+ * A key in a stateful operator's state.
+ * `id` identifies it; `evictAt` is the event time (ms) at or below which the watermark evicts it
+ * (null: never evicted by time).
+ *
+ * When the operator's `fixedEviction` is true, evictAt is a function of the key (a window end, an
+ * event-time column of the key) and must be passed on lookups; the store may use it to place the
+ * key. Otherwise evictAt can change with the value (sessions) or is only known from the value.
+ */
+export interface StateKey {
+  readonly id: string;
+  readonly evictAt: number | null;
+}
+
+export interface StateEntry {
+  readonly key: StateKey;
+  readonly value: Json;
+}
+
+/** A change made by batch `version`: value null deletes. */
+export interface StateChange {
+  readonly key: StateKey;
+  readonly value: Json | null;
+}
+
+export interface OperatorStateSpec {
+  /** Stable id of the operator in the query ("agg0", "dedup0"). */
+  readonly operatorId: string;
+  /** See StateKey. */
+  readonly fixedEviction: boolean;
+  /** Granularity (ms) at which eviction times are grouped; a hint for the store's layout. */
+  readonly evictionGranularityMs: number;
+}
+
+/**
+ * Versioned key/value state, per operator. Version N is the state after batch N committed.
+ * A batch N reads at version N-1 and writes version N; a replay of batch N after a crash reads
+ * at N-1 again, whatever part of N's writes happened before the crash.
+ */
+export interface StateStore {
+  readonly description: string;
+  /** Values visible at `version` for `keys` (absent keys are missing from the map, by id). */
+  get(op: OperatorStateSpec, keys: StateKey[], version: number): Promise<Map<string, StateEntry>>;
+  /** Entries visible at `version` with evictAt <= watermarkMs. */
+  expired(op: OperatorStateSpec, watermarkMs: number, version: number): Promise<StateEntry[]>;
+  /** Every entry visible at `version` (complete mode). */
+  all(op: OperatorStateSpec, version: number): Promise<StateEntry[]>;
+  /** Number of keys visible at `version`. */
+  count(op: OperatorStateSpec, version: number): Promise<number>;
+  /**
+   * Write batch `version`'s changes. Must be safe to call again for the same version after a
+   * crash (the same or a subset of changes), and must never be visible to reads at version-1.
+   */
+  commit(op: OperatorStateSpec, version: number, changes: StateChange[]): Promise<void>;
+}
+
+export interface SinkContext {
+  readonly queryId: string;
+  readonly queryName: string;
+  readonly outputMode: 'append' | 'update' | 'complete';
+  /** Output column order, for sinks that care. */
+  readonly columns: string[];
+  /** Grouping columns of the output (the upsert key), empty for stateless/dedup queries. */
+  readonly keyColumns: string[];
+}
+
+/** Output rows are JSON-ready: timestamps as ISO strings, windows as {start, end}. */
+export type OutputRow = Record<string, Json>;
+
+export interface Sink {
+  readonly description: string;
+  /** Idempotent per batch ID: a replay of batchId changes nothing it already wrote. */
+  addBatch(batchId: number, rows: OutputRow[], ctx: SinkContext): Promise<void>;
+}
+
+/** Where dead letters and late rows go. Deterministic per batch so a replay overwrites. */
+export interface DeadLetterSink {
+  readonly description: string;
+  write(batchId: number, kind: 'malformed' | 'late', records: Json[]): Promise<void>;
+}
+
+export interface LeaseHandle {
+  readonly owner: string;
+  /** Monotonic fencing token: larger for every new holder. */
+  readonly token: number;
+  readonly expiresAtMs: number;
+}
+
+export interface Lease {
+  /** Take the lease for `durationMs`, or return null when another live run holds it. */
+  acquire(owner: string, durationMs: number): Promise<LeaseHandle | null>;
+  /** Extend a held lease; throws LeaseLostError when it is no longer ours. */
+  renew(handle: LeaseHandle, durationMs: number): Promise<LeaseHandle>;
+  release(handle: LeaseHandle): Promise<void>;
+}
+
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
