@@ -78,9 +78,24 @@ export interface OffsetEntry {
   readonly eventTimeMaxMs?: Record<string, number>;
 }
 
+/**
+ * The commit-log entry written after batch N's sink write and state commit. It repeats what the
+ * next run needs to start (end offsets, watermarks, shape fingerprint) so that a run over an
+ * unchanged source reads one entry, not the offset log and the metadata as well.
+ */
 export interface CommitEntry {
   readonly batchId: number;
+  readonly queryId: string;
+  readonly shapeFingerprint: string;
+  /** The batch's end offsets (equal to offsets/N). */
+  readonly offsets: Json[];
+  readonly batchWatermarkMs: number;
+  /** The watermark the next batch evicts with (Spark's CommitMetadata.nextBatchWatermarkMs). */
   readonly nextBatchWatermarkMs: number;
+  /** Per watermark operator, its own watermark so far (the global one is their minimum). */
+  readonly operatorWatermarksMs?: Record<string, number>;
+  /** Rows in each stateful operator's state after the batch. */
+  readonly stateRows?: number;
   readonly committedAtMs: number;
 }
 

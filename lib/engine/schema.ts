@@ -122,7 +122,7 @@ export function coerceRecord(schema: Schema, record: unknown): CoerceResult {
       continue;
     }
     const converted = coerceValue(col, v);
-    if (typeof converted === 'object' && converted !== null && 'error' in converted) return { ok: false, reason: converted.error };
+    if (typeof converted === 'object' && converted !== null && 'error' in converted) return { ok: false, reason: (converted as { error: string }).error };
     row[col.name] = converted;
   }
   return { ok: true, row };

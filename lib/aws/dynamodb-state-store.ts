@@ -1,0 +1,953 @@
+/**
+ * The StateStore port on one DynamoDB table (partition key `pk` S, sort key `sk` S, optional TTL
+ * attribute `ttl`).
+ *
+ * Versioning. Every item keeps two versions: the current one (`v`, value, evictAt) and the one
+ * before it (`pv`, ...). A delete writes a tombstone (`d`) instead of removing the item, so the
+ * value before the delete stays readable until the next commit overwrites the item. What a read
+ * at version V sees:
+ *
+ *     v  <= V            -> the current value (absent when it is a tombstone)
+ *     pv <= V < v        -> the previous value (absent when it is a tombstone or there is none)
+ *     V < pv             -> no longer retained: an error (the engine reads only at N-1 and N)
+ *
+ * Commit N over an item whose `v` is already N (a crashed attempt of N) keeps that item's `pv`,
+ * so the replay reads N-1 exactly as the first attempt did, and ends where a crash-free run ends:
+ *
+ *     attempt 1 of N:  get@N-1 ... put k1(v=N,pv=3) put k2(v=N,pv=2)  X crash (k3, dir not written)
+ *     attempt 2 of N:  get@N-1 sees k1@3, k2@2, k3@.. (the prev of k1,k2: what attempt 1 saw)
+ *                      put k1(v=N,pv=3) put k2(v=N,pv=2) put k3(v=N,pv=..)  put dir(v=N)
+ *
+ * Layout (ns = namespace, op = operatorId, shard = fnv1a(id) % shards, g = evictionGranularityMs,
+ * bucket = floor(evictAt / g), or `n` for evictAt null):
+ *
+ *     fixedEviction   ns#op#t#<bucket>#<shard> / id   the key's value, evictAt (`ea`)
+ *     otherwise       ns#op#k#<shard> / id            the key's value, evictAt (`ea`)
+ *                     ns#op#i#<bucket> / id           index: the key's evictAt lies in <bucket>
+ *     both            ns#op#dir / -                   directory: {n: live keys, b: {bucket: keys}}
+ *
+ * So `count` is one GetItem, and `expired` reads only the buckets whose range starts at or below
+ * the watermark (then filters by the exact evictAt); nothing scans the table. Index items carry
+ * no value: whether one is present at a version follows from the key's own item, so a commit
+ * writes them without reading them, and `expired` checks every candidate against the key's item.
+ *
+ * The directory is written last, after every key of the batch. A crash before it leaves the
+ * directory of N-1 current, which is exactly what the replay of N must read; a crash after it
+ * leaves it at v=N with pv pointing at N-1's, which a read at N-1 also sees. The directory of N is
+ * always computed as (directory visible at N-1) + (changes of N measured against what each key
+ * was at N-1), so it does not depend on how far a crashed attempt got.
+ */
+import {
+  AttributeValue,
+  BatchGetItemCommand,
+  BatchWriteItemCommand,
+  DynamoDBClient,
+  GetItemCommand,
+  KeysAndAttributes,
+  PutItemCommand,
+  QueryCommand,
+  QueryCommandOutput,
+  WriteRequest,
+} from '@aws-sdk/client-dynamodb';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { SluiceError } from '../engine/errors';
+import {
+  Clock,
+  Json,
+  OperatorStateSpec,
+  StateChange,
+  StateEntry,
+  StateKey,
+  StateStore,
+  systemClock,
+} from '../engine/ports';
+
+export interface DynamoDbStateStoreOptions {
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+  /** One per query (e.g. the query id). Must not contain `#`. */
+  readonly namespace: string;
+  /**
+   * Partitions per eviction bucket (fixedEviction) or for the whole key space (otherwise). Part of
+   * the stored layout: it cannot change for an existing namespace.
+   * @default 4
+   */
+  readonly shards?: number;
+  /** Maximum DynamoDB requests in flight per store call. @default 8 */
+  readonly maxConcurrency?: number;
+  /** How long a tombstone lives before DynamoDB TTL removes it. @default 86400 (1 day) */
+  readonly ttlSeconds?: number;
+  /** @default systemClock */
+  readonly clock?: Clock;
+  /** Attempts per request on throttling / 5xx / unprocessed items. @default 10 */
+  readonly maxAttempts?: number;
+  /** First backoff cap (full jitter, doubling per attempt). @default 25 */
+  readonly baseDelayMs?: number;
+  /** Largest backoff cap. @default 3000 */
+  readonly maxDelayMs?: number;
+  /** Values whose JSON exceeds this are stored gzipped in a binary attribute. @default 32768 */
+  readonly compressAboveBytes?: number;
+  /** Raw items remembered between reads and the next commit (per store instance). @default 100000 */
+  readonly cacheMaxItems?: number;
+}
+
+/** Counters of DynamoDB traffic since the store was created (for benchmarks, never for logic). */
+export interface DynamoDbStateStoreStats {
+  /** Items read (returned by GetItem, BatchGetItem and Query). */
+  readonly reads: number;
+  /** Items written (puts in BatchWriteItem and PutItem). */
+  readonly writes: number;
+  /** DynamoDB API calls, retries included. */
+  readonly requests: number;
+  /** GetItem, BatchGetItem and Query calls. */
+  readonly readRequests: number;
+  /** BatchWriteItem and PutItem calls. */
+  readonly writeRequests: number;
+  /** Calls repeated after throttling or with unprocessed items. */
+  readonly retries: number;
+}
+
+/** DynamoDB's item size limit. */
+export const DYNAMODB_ITEM_LIMIT_BYTES = 400 * 1024;
+const BATCH_GET_MAX = 100;
+const BATCH_WRITE_MAX = 25;
+const SORT_KEY_MAX_BYTES = 1024;
+const NULL_BUCKET = 'n';
+const DIR_SK = '-';
+
+const RETRIABLE_ERRORS = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'InternalServerError',
+  'ServiceUnavailable',
+  'LimitExceededException',
+]);
+
+type Item = Record<string, AttributeValue>;
+
+/** One version of an item. `value` is the stored attribute (S: JSON, B: gzipped JSON). */
+interface Slot {
+  readonly version: number;
+  readonly deleted: boolean;
+  readonly value?: AttributeValue;
+  readonly evictAt: number | null;
+}
+
+interface RawItem {
+  readonly pk: string;
+  readonly sk: string;
+  readonly cur: Slot;
+  readonly prev: Slot | null;
+}
+
+interface Directory {
+  /** Live keys. */
+  readonly n: number;
+  /** Live keys (fixedEviction) or live index entries (otherwise) per bucket; only non-zero. */
+  readonly b: Record<string, number>;
+}
+
+interface RawDirectory {
+  readonly cur: { version: number; dir: Directory };
+  readonly prev: { version: number; dir: Directory } | null;
+  readonly layout: Layout;
+}
+
+interface Layout {
+  readonly shards: number;
+  readonly granularityMs: number;
+  readonly fixedEviction: boolean;
+}
+
+/** Marks a cached lookup that found no item. */
+const ABSENT = null;
+type Cached = RawItem | typeof ABSENT;
+
+const EMPTY_DIRECTORY: Directory = { n: 0, b: {} };
+
+export class DynamoDbStateStore implements StateStore {
+  readonly description: string;
+  private readonly client: DynamoDBClient;
+  private readonly tableName: string;
+  private readonly namespace: string;
+  private readonly shards: number;
+  private readonly maxConcurrency: number;
+  private readonly ttlSeconds: number;
+  private readonly clock: Clock;
+  private readonly maxAttempts: number;
+  private readonly baseDelayMs: number;
+  private readonly maxDelayMs: number;
+  private readonly compressAboveBytes: number;
+  private readonly cacheMaxItems: number;
+
+  /**
+   * Raw items read since the operator's last commit, by `pk \0 sk`, per operator, tagged with the
+   * version they were read at. A commit of N uses only items read at N-1; any other read version
+   * starts a new cache, and every commit (or failed commit) drops it.
+   */
+  private readonly cache = new Map<string, { version: number; items: Map<string, Cached> }>();
+  /** Operators whose stored layout was compared with this store's. */
+  private readonly layoutChecked = new Set<string>();
+  private counters = { reads: 0, writes: 0, requests: 0, readRequests: 0, writeRequests: 0, retries: 0 };
+
+  constructor(opts: DynamoDbStateStoreOptions) {
+    const shards = opts.shards ?? 4;
+    const maxConcurrency = opts.maxConcurrency ?? 8;
+    const ttlSeconds = opts.ttlSeconds ?? 86_400;
+    if (!opts.tableName || opts.tableName.length < 3) {
+      throw new SluiceError(`DynamoDbStateStore tableName (${JSON.stringify(opts.tableName)}) must be a DynamoDB table name of at least 3 characters: pass the state table's name.`);
+    }
+    if (!opts.namespace || opts.namespace.includes('#')) {
+      throw new SluiceError(`DynamoDbStateStore namespace (${JSON.stringify(opts.namespace)}) must be non-empty and free of '#', which separates the parts of the partition key: use the query id.`);
+    }
+    positiveInt('shards', shards);
+    positiveInt('maxConcurrency', maxConcurrency);
+    positiveInt('ttlSeconds', ttlSeconds);
+    this.client = opts.client;
+    this.tableName = opts.tableName;
+    this.namespace = opts.namespace;
+    this.shards = shards;
+    this.maxConcurrency = maxConcurrency;
+    this.ttlSeconds = ttlSeconds;
+    this.clock = opts.clock ?? systemClock;
+    this.maxAttempts = opts.maxAttempts ?? 10;
+    this.baseDelayMs = opts.baseDelayMs ?? 25;
+    this.maxDelayMs = opts.maxDelayMs ?? 3000;
+    this.compressAboveBytes = opts.compressAboveBytes ?? 32 * 1024;
+    this.cacheMaxItems = opts.cacheMaxItems ?? 100_000;
+    positiveInt('maxAttempts', this.maxAttempts);
+    this.description = `dynamodb://${this.tableName}/${this.namespace}`;
+  }
+
+  stats(): DynamoDbStateStoreStats {
+    return { ...this.counters };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Reads
+
+  async get(op: OperatorStateSpec, keys: StateKey[], version: number): Promise<Map<string, StateEntry>> {
+    this.validateOp(op);
+    await this.ensureLayout(op);
+    const locations = new Map<string, { pk: string; sk: string }>();
+    for (const key of keys) {
+      const loc = this.keyLocation(op, key);
+      locations.set(cacheKey(loc.pk, loc.sk), loc);
+    }
+    const raw = await this.loadRaw(op, [...locations.values()], version);
+    const out = new Map<string, StateEntry>();
+    for (const [ck, item] of raw) {
+      const entry = this.visibleEntry(op, item, version, locations.get(ck)!.sk);
+      if (entry) out.set(entry.key.id, entry);
+    }
+    return out;
+  }
+
+  async expired(op: OperatorStateSpec, watermarkMs: number, version: number): Promise<StateEntry[]> {
+    this.validateOp(op);
+    const dir = await this.directoryAt(op, version);
+    const lastBucket = Math.floor(watermarkMs / op.evictionGranularityMs);
+    const buckets = Object.keys(dir.b).filter((b) => b !== NULL_BUCKET && Number(b) <= lastBucket);
+    let items: RawItem[];
+    if (op.fixedEviction) {
+      const pks = buckets.flatMap((b) => range(this.shards).map((s) => this.fixedPk(op, b, s)));
+      items = await this.queryAll(op, pks, version);
+    } else {
+      const index = await this.queryAll(op, buckets.map((b) => this.indexPk(op, b)), null);
+      const ids = new Set<string>();
+      for (const entry of index) {
+        // A candidate when present at `version`, or when the index item no longer knows (the key's
+        // own item decides below): the index may over-approximate, never under-approximate.
+        const vis = visibility(entry, version);
+        if (vis === 'unknown' || (vis !== null && !vis.deleted)) ids.add(entry.sk);
+      }
+      const locs = [...ids].map((id) => ({ pk: this.lookupPk(op, id), sk: id }));
+      items = [...(await this.loadRaw(op, locs, version)).values()].filter((i): i is RawItem => i !== ABSENT);
+    }
+    const out: StateEntry[] = [];
+    for (const item of items) {
+      const entry = this.visibleEntry(op, item, version, item.sk);
+      if (entry && entry.key.evictAt !== null && entry.key.evictAt <= watermarkMs) out.push(entry);
+    }
+    return out.sort(byId);
+  }
+
+  async all(op: OperatorStateSpec, version: number): Promise<StateEntry[]> {
+    this.validateOp(op);
+    let pks: string[];
+    if (op.fixedEviction) {
+      const dir = await this.directoryAt(op, version);
+      pks = Object.keys(dir.b).flatMap((b) => range(this.shards).map((s) => this.fixedPk(op, b, s)));
+    } else {
+      await this.ensureLayout(op);
+      pks = range(this.shards).map((s) => this.lookupPkForShard(op, s));
+    }
+    const items = await this.queryAll(op, pks, version);
+    const out: StateEntry[] = [];
+    for (const item of items) {
+      const entry = this.visibleEntry(op, item, version, item.sk);
+      if (entry) out.push(entry);
+    }
+    return out.sort(byId);
+  }
+
+  async count(op: OperatorStateSpec, version: number): Promise<number> {
+    this.validateOp(op);
+    return (await this.directoryAt(op, version)).n;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Commit
+
+  async commit(op: OperatorStateSpec, version: number, changes: StateChange[]): Promise<void> {
+    this.validateOp(op);
+    if (!Number.isSafeInteger(version) || version < 0) {
+      throw new SluiceError(`state commit version (${version}) must be a non-negative integer batch id.`);
+    }
+    try {
+      await this.commitUnsafe(op, version, changes);
+    } finally {
+      // Whatever happened, raw items read before this commit no longer describe the table.
+      this.cache.delete(op.operatorId);
+    }
+  }
+
+  private async commitUnsafe(op: OperatorStateSpec, version: number, changes: StateChange[]): Promise<void> {
+    const rawDir = await this.readDirectory(op);
+    if (rawDir && rawDir.cur.version > version) {
+      throw new SluiceError(
+        `state of operator \`${op.operatorId}\` in ${this.description} is already at version ${rawDir.cur.version}, ahead of batch ${version} being committed: ` +
+          'the checkpoint is older than the state (a checkpoint was deleted or restored). Use a new namespace (query id) with a fresh checkpoint, or delete this namespace\'s state.',
+        { details: { operatorId: op.operatorId, stateVersion: rawDir.cur.version, batchId: version } },
+      );
+    }
+    const dirBefore = rawDir ? this.directoryVisible(op, rawDir, version - 1) : EMPTY_DIRECTORY;
+
+    // Last change per id wins.
+    const lastById = new Map<string, StateChange>();
+    for (const change of changes) {
+      checkSortKey(op, change.key.id);
+      lastById.set(change.key.id, change);
+    }
+    const locs = [...lastById.values()].map((c) => this.keyLocation(op, c.key));
+    const raw = await this.loadRaw(op, locs, version - 1);
+
+    const counts = new Map<string, number>(Object.entries(dirBefore.b));
+    let live = dirBefore.n;
+    const bump = (bucket: string, delta: number) => counts.set(bucket, (counts.get(bucket) ?? 0) + delta);
+    const puts: Item[] = [];
+    const ttl = Math.floor(this.clock.now() / 1000) + this.ttlSeconds;
+
+    for (const change of lastById.values()) {
+      const loc = this.keyLocation(op, change.key);
+      const item = raw.get(cacheKey(loc.pk, loc.sk)) ?? ABSENT;
+      if (item && item.cur.version > version) {
+        throw new SluiceError(
+          `state key \`${change.key.id}\` of operator \`${op.operatorId}\` is already at version ${item.cur.version}, ahead of batch ${version}: ` +
+            'the checkpoint is older than the state. Use a new namespace with a fresh checkpoint, or delete this namespace\'s state.',
+          { details: { operatorId: op.operatorId, key: change.key.id, stateVersion: item.cur.version, batchId: version } },
+        );
+      }
+      const before = this.visibleSlot(op, item, version - 1, change.key.id);
+      const prev: Slot | null = item === ABSENT ? null : item.cur.version === version ? item.prev : item.cur;
+      const deleted = change.value === null;
+      const json = deleted ? undefined : JSON.stringify(change.value);
+      const cur: Slot = {
+        version,
+        deleted,
+        value: json === undefined ? undefined : this.encodeValue(json),
+        evictAt: deleted ? null : change.key.evictAt,
+      };
+
+      // The directory: what the key was at N-1 against what it is at N.
+      const wasLive = before !== null;
+      const isLive = !deleted;
+      live += (isLive ? 1 : 0) - (wasLive ? 1 : 0);
+      const bucketBefore = before === null ? null : this.countBucket(op, loc, before.evictAt);
+      const bucketAfter = isLive ? this.countBucket(op, loc, cur.evictAt) : null;
+      if (bucketBefore !== null) bump(bucketBefore, -1);
+      if (bucketAfter !== null) bump(bucketAfter, +1);
+
+      if (!op.fixedEviction) {
+        puts.push(...this.indexWrites(op, change.key.id, item, before, version, bucketAfter, ttl));
+      }
+      // Nothing to write when the item already reads as the target at N.
+      if (item === ABSENT ? deleted : sameSlot(item.cur, cur, json)) continue;
+      puts.push(this.toItem(op, loc.pk, loc.sk, cur, prev, ttl, change.key.id));
+    }
+
+    const b: Record<string, number> = {};
+    for (const [bucket, n] of [...counts.entries()].sort(([x], [y]) => compareStrings(x, y))) {
+      if (n < 0 || live < 0) {
+        throw new SluiceError(
+          `state directory of operator \`${op.operatorId}\` in ${this.description} would count ${n < 0 ? n : live} keys${n < 0 ? ` in bucket ${bucket}` : ''} after batch ${version}: ` +
+            'the state was changed outside this store, by a concurrent run, or a replay changed other keys than the crashed attempt. Restore the namespace from a consistent copy or start a new one.',
+          { details: { operatorId: op.operatorId, bucket, count: n, live, batchId: version } },
+        );
+      }
+      if (n > 0) b[bucket] = n;
+    }
+
+    await mapLimit(chunk(puts, BATCH_WRITE_MAX), this.maxConcurrency, (batch) => this.batchWrite(batch));
+    // Last: the directory makes version N whole.
+    await this.writeDirectory(op, version, rawDir, { n: live, b });
+  }
+
+  /**
+   * Index items of a non-fixed key. Present at a version iff the key is live then with its evictAt
+   * in the item's bucket, so their raw state follows from the key's item and need not be read.
+   */
+  private indexWrites(
+    op: OperatorStateSpec,
+    id: string,
+    item: Cached,
+    before: Slot | null,
+    version: number,
+    bucketAfter: string | null,
+    ttl: number,
+  ): Item[] {
+    const bucketOf = (slot: Slot | null) =>
+      slot === null || slot.deleted || slot.evictAt === null ? null : this.bucketOf(op, slot.evictAt);
+    const bucketBefore = bucketOf(before);
+    // What the index says at N before this write: a crashed attempt of N may have moved it.
+    const bucketNow = item !== ABSENT && item.cur.version === version ? bucketOf(item.cur) : bucketBefore;
+    const out: Item[] = [];
+    for (const bucket of new Set([bucketBefore, bucketNow, bucketAfter])) {
+      if (bucket === null) continue;
+      const present = bucket === bucketAfter;
+      if (present === (bucket === bucketNow)) continue;
+      const cur: Slot = { version, deleted: !present, evictAt: null };
+      const prev: Slot | null = bucket === bucketBefore && before !== null ? { version: before.version, deleted: false, evictAt: null } : null;
+      out.push(this.toItem(op, this.indexPk(op, bucket), id, cur, prev, ttl, id));
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Layout
+
+  private bucketOf(op: OperatorStateSpec, evictAt: number | null): string {
+    return evictAt === null ? NULL_BUCKET : String(Math.floor(evictAt / op.evictionGranularityMs));
+  }
+
+  /** The directory bucket a live key counts in (null: counted only in `n`). */
+  private countBucket(op: OperatorStateSpec, loc: { bucket?: string }, evictAt: number | null): string | null {
+    if (op.fixedEviction) return loc.bucket!;
+    return evictAt === null ? null : this.bucketOf(op, evictAt);
+  }
+
+  private shardOf(id: string): number {
+    return fnv1a(id) % this.shards;
+  }
+
+  private prefix(op: OperatorStateSpec): string {
+    return `${this.namespace}#${op.operatorId}`;
+  }
+
+  private fixedPk(op: OperatorStateSpec, bucket: string, shard: number): string {
+    return `${this.prefix(op)}#t#${bucket}#${shard}`;
+  }
+
+  private lookupPkForShard(op: OperatorStateSpec, shard: number): string {
+    return `${this.prefix(op)}#k#${shard}`;
+  }
+
+  private lookupPk(op: OperatorStateSpec, id: string): string {
+    return this.lookupPkForShard(op, this.shardOf(id));
+  }
+
+  private indexPk(op: OperatorStateSpec, bucket: string): string {
+    return `${this.prefix(op)}#i#${bucket}`;
+  }
+
+  private dirPk(op: OperatorStateSpec): string {
+    return `${this.prefix(op)}#dir`;
+  }
+
+  private keyLocation(op: OperatorStateSpec, key: StateKey): { pk: string; sk: string; bucket?: string } {
+    checkSortKey(op, key.id);
+    if (!op.fixedEviction) return { pk: this.lookupPk(op, key.id), sk: key.id };
+    const bucket = this.bucketOf(op, key.evictAt);
+    return { pk: this.fixedPk(op, bucket, this.shardOf(key.id)), sk: key.id, bucket };
+  }
+
+  private validateOp(op: OperatorStateSpec): void {
+    if (!op.operatorId || op.operatorId.includes('#')) {
+      throw new SluiceError(`state operatorId (${JSON.stringify(op.operatorId)}) must be non-empty and free of '#': use ids like "agg0".`);
+    }
+    if (!Number.isSafeInteger(op.evictionGranularityMs) || op.evictionGranularityMs <= 0) {
+      throw new SluiceError(
+        `evictionGranularityMs (${op.evictionGranularityMs}) of operator \`${op.operatorId}\` must be a positive integer number of milliseconds (e.g. the window slide).`,
+      );
+    }
+  }
+
+  private checkLayout(op: OperatorStateSpec, stored: Layout): void {
+    const mine: Layout = { shards: this.shards, granularityMs: op.evictionGranularityMs, fixedEviction: op.fixedEviction };
+    if (stored.shards !== mine.shards || stored.granularityMs !== mine.granularityMs || stored.fixedEviction !== mine.fixedEviction) {
+      throw new SluiceError(
+        `state of operator \`${op.operatorId}\` in ${this.description} was written with shards=${stored.shards}, evictionGranularityMs=${stored.granularityMs}, ` +
+          `fixedEviction=${stored.fixedEviction}, but this store reads it with shards=${mine.shards}, evictionGranularityMs=${mine.granularityMs}, fixedEviction=${mine.fixedEviction}: ` +
+          'the layout of stored state cannot change. Pass the original settings, or start a new namespace (query id) with a fresh checkpoint.',
+        { details: { operatorId: op.operatorId, stored, given: mine } },
+      );
+    }
+    this.layoutChecked.add(op.operatorId);
+  }
+
+  private async ensureLayout(op: OperatorStateSpec): Promise<void> {
+    if (!this.layoutChecked.has(op.operatorId)) await this.readDirectory(op);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Directory
+
+  private async readDirectory(op: OperatorStateSpec): Promise<RawDirectory | null> {
+    const out = await this.send('read', 'GetItem', () =>
+      this.client.send(
+        new GetItemCommand({ TableName: this.tableName, Key: { pk: { S: this.dirPk(op) }, sk: { S: DIR_SK } }, ConsistentRead: true }),
+      ),
+    );
+    if (!out.Item) {
+      this.layoutChecked.add(op.operatorId);
+      return null;
+    }
+    this.counters.reads += 1;
+    const item = out.Item;
+    const parse = (attr: AttributeValue | undefined): Directory => (attr?.S ? (JSON.parse(attr.S) as Directory) : EMPTY_DIRECTORY);
+    const dir: RawDirectory = {
+      cur: { version: Number(item.v.N), dir: parse(item.dir) },
+      prev: item.pv ? { version: Number(item.pv.N), dir: parse(item.pdir) } : null,
+      layout: { shards: Number(item.sh?.N), granularityMs: Number(item.g?.N), fixedEviction: item.fx?.BOOL === true },
+    };
+    this.checkLayout(op, dir.layout);
+    return dir;
+  }
+
+  private async directoryAt(op: OperatorStateSpec, version: number): Promise<Directory> {
+    const raw = await this.readDirectory(op);
+    return raw ? this.directoryVisible(op, raw, version) : EMPTY_DIRECTORY;
+  }
+
+  private directoryVisible(op: OperatorStateSpec, raw: RawDirectory, version: number): Directory {
+    if (raw.cur.version <= version) return raw.cur.dir;
+    // No previous directory: the first commit is after `version`, when there was no state.
+    if (raw.prev === null) return EMPTY_DIRECTORY;
+    if (raw.prev.version <= version) return raw.prev.dir;
+    throw new SluiceError(
+      `state of operator \`${op.operatorId}\` in ${this.description} is no longer retained at version ${version} (the store keeps versions ${raw.prev.version} and ${raw.cur.version}): ` +
+        'reads are possible at the last committed version and the one before it only. This is a bug in the caller.',
+      { details: { operatorId: op.operatorId, version, current: raw.cur.version, previous: raw.prev.version } },
+    );
+  }
+
+  private async writeDirectory(op: OperatorStateSpec, version: number, raw: RawDirectory | null, dir: Directory): Promise<void> {
+    const prev = raw === null ? null : raw.cur.version === version ? raw.prev : raw.cur;
+    const item: Item = {
+      pk: { S: this.dirPk(op) },
+      sk: { S: DIR_SK },
+      v: { N: String(version) },
+      dir: { S: JSON.stringify(dir) },
+      sh: { N: String(this.shards) },
+      g: { N: String(op.evictionGranularityMs) },
+      fx: { BOOL: op.fixedEviction },
+    };
+    if (prev) {
+      item.pv = { N: String(prev.version) };
+      item.pdir = { S: JSON.stringify(prev.dir) };
+    }
+    const size = itemSize(item);
+    if (size > DYNAMODB_ITEM_LIMIT_BYTES) {
+      throw new SluiceError(
+        `state directory of operator \`${op.operatorId}\` (${Object.keys(dir.b).length} live eviction buckets) needs ${size} bytes, above DynamoDB's item limit of ${DYNAMODB_ITEM_LIMIT_BYTES} bytes: ` +
+          'raise evictionGranularityMs so that fewer buckets are live at once, or set a watermark that evicts old state.',
+        { details: { operatorId: op.operatorId, sizeBytes: size, limitBytes: DYNAMODB_ITEM_LIMIT_BYTES } },
+      );
+    }
+    // Fence against another writer of this namespace: the directory must still be the one read
+    // at the start of this commit (or already ours, when an earlier attempt of this call landed).
+    const condition =
+      raw === null ? 'attribute_not_exists(pk) OR #v = :mine' : '#v = :read OR #v = :mine';
+    const values: Item = { ':mine': { N: String(version) } };
+    if (raw !== null) values[':read'] = { N: String(raw.cur.version) };
+    try {
+      await this.send('write', 'PutItem', () =>
+        this.client.send(
+          new PutItemCommand({
+            TableName: this.tableName,
+            Item: item,
+            ConditionExpression: condition,
+            ExpressionAttributeNames: { '#v': 'v' },
+            ExpressionAttributeValues: values,
+          }),
+        ),
+      );
+    } catch (err) {
+      if (err instanceof SluiceError && errorName(err.cause) === 'ConditionalCheckFailedException') {
+        throw new SluiceError(
+          `state directory of operator \`${op.operatorId}\` in ${this.description} changed while batch ${version} was committing (read at version ${raw?.cur.version ?? 'none'}): ` +
+            'another run writes the same namespace. Only one run per query may hold the lease; check the lease table and the query id.',
+          { cause: err.cause, details: { operatorId: op.operatorId, batchId: version } },
+        );
+      }
+      throw err;
+    }
+    this.counters.writes += 1;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Items
+
+  private visibleSlot(op: OperatorStateSpec, item: Cached, version: number, id: string): Slot | null {
+    if (item === ABSENT) return null;
+    const vis = visibility(item, version);
+    if (vis === 'unknown') {
+      throw new SluiceError(
+        `state key \`${id}\` of operator \`${op.operatorId}\` is no longer retained at version ${version} (the store keeps versions ${item.prev!.version} and ${item.cur.version}): ` +
+          'reads are possible at the last committed version and the one before it only. This is a bug in the caller.',
+        { details: { operatorId: op.operatorId, key: id, version, current: item.cur.version, previous: item.prev!.version } },
+      );
+    }
+    return vis === null || vis.deleted ? null : vis;
+  }
+
+  private visibleEntry(op: OperatorStateSpec, item: Cached, version: number, id: string): StateEntry | null {
+    const slot = this.visibleSlot(op, item, version, id);
+    if (slot === null) return null;
+    return { key: { id, evictAt: slot.evictAt }, value: decodeValue(slot.value!, id) };
+  }
+
+  private encodeValue(json: string): AttributeValue {
+    if (Buffer.byteLength(json, 'utf8') <= this.compressAboveBytes) return { S: json };
+    return { B: gzipSync(json) };
+  }
+
+  private toItem(op: OperatorStateSpec, pk: string, sk: string, cur: Slot, prev: Slot | null, ttl: number, id: string): Item {
+    const item: Item = { pk: { S: pk }, sk: { S: sk }, v: { N: String(cur.version) } };
+    if (cur.deleted) {
+      item.d = { BOOL: true };
+      item.ttl = { N: String(ttl) };
+    }
+    if (cur.value) item.val = cur.value;
+    if (cur.evictAt !== null) item.ea = { N: String(cur.evictAt) };
+    if (prev) {
+      item.pv = { N: String(prev.version) };
+      if (prev.deleted) item.pd = { BOOL: true };
+      if (prev.value) item.pval = prev.value;
+      if (prev.evictAt !== null) item.pea = { N: String(prev.evictAt) };
+    }
+    const size = itemSize(item);
+    if (size > DYNAMODB_ITEM_LIMIT_BYTES) {
+      throw new SluiceError(
+        `state value for key \`${id}\` of operator \`${op.operatorId}\` needs a DynamoDB item of ${size} bytes (current and previous version together, large values gzipped), ` +
+          `above DynamoDB's item limit of ${DYNAMODB_ITEM_LIMIT_BYTES} bytes (400 KB): keep per-key state smaller, e.g. aggregate instead of collecting rows, or group by a finer key.`,
+        { details: { operatorId: op.operatorId, key: id, sizeBytes: size, limitBytes: DYNAMODB_ITEM_LIMIT_BYTES } },
+      );
+    }
+    return item;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // I/O
+
+  /** The operator's cache of raw items read at `version` (a new one when it held another version). */
+  private opCache(op: OperatorStateSpec, version: number): Map<string, Cached> {
+    let c = this.cache.get(op.operatorId);
+    if (!c || c.version !== version) this.cache.set(op.operatorId, (c = { version, items: new Map() }));
+    return c.items;
+  }
+
+  private remember(cache: Map<string, Cached>, ck: string, item: Cached): void {
+    if (cache.size < this.cacheMaxItems || cache.has(ck)) cache.set(ck, item);
+  }
+
+  /**
+   * Raw items at these locations (ABSENT when missing), from the cache of reads at `version` or
+   * BatchGetItem. Raw items do not depend on the version; the tag only bounds the cache's life.
+   */
+  private async loadRaw(op: OperatorStateSpec, locs: { pk: string; sk: string }[], version: number): Promise<Map<string, Cached>> {
+    const out = new Map<string, Cached>();
+    const cache = this.opCache(op, version);
+    const missing: { pk: string; sk: string }[] = [];
+    for (const loc of locs) {
+      const ck = cacheKey(loc.pk, loc.sk);
+      if (out.has(ck)) continue;
+      if (cache.has(ck)) out.set(ck, cache.get(ck)!);
+      else {
+        out.set(ck, ABSENT);
+        missing.push(loc);
+      }
+    }
+    const seen = new Set<string>();
+    const unique = missing.filter((l) => {
+      const ck = cacheKey(l.pk, l.sk);
+      return seen.has(ck) ? false : (seen.add(ck), true);
+    });
+    await mapLimit(chunk(unique, BATCH_GET_MAX), this.maxConcurrency, async (batch) => {
+      const found = await this.batchGet(batch);
+      for (const loc of batch) {
+        const ck = cacheKey(loc.pk, loc.sk);
+        const item = found.get(ck) ?? ABSENT;
+        out.set(ck, item);
+        this.remember(cache, ck, item);
+      }
+    });
+    return out;
+  }
+
+  private async batchGet(locs: { pk: string; sk: string }[]): Promise<Map<string, RawItem>> {
+    const found = new Map<string, RawItem>();
+    let request: Record<string, KeysAndAttributes> | undefined = {
+      [this.tableName]: { Keys: locs.map((l) => ({ pk: { S: l.pk }, sk: { S: l.sk } })), ConsistentRead: true },
+    };
+    for (let attempt = 0; request && Object.keys(request).length > 0; attempt++) {
+      if (attempt > 0) {
+        if (attempt >= this.maxAttempts) {
+          throw new SluiceError(
+            `DynamoDB BatchGetItem on ${this.tableName} left keys unprocessed after ${this.maxAttempts} attempts: the table is throttled. Raise its read capacity (or use on-demand) and run again.`,
+            { retriable: true, details: { table: this.tableName, attempts: this.maxAttempts } },
+          );
+        }
+        this.counters.retries += 1;
+        await sleep(this.backoff(attempt));
+      }
+      const req: Record<string, KeysAndAttributes> = request;
+      const res = await this.send('read', 'BatchGetItem', () => this.client.send(new BatchGetItemCommand({ RequestItems: req })));
+      for (const raw of res.Responses?.[this.tableName] ?? []) {
+        const item = parseItem(raw);
+        found.set(cacheKey(item.pk, item.sk), item);
+        this.counters.reads += 1;
+      }
+      request = res.UnprocessedKeys;
+    }
+    return found;
+  }
+
+  private async batchWrite(items: Item[]): Promise<void> {
+    let request: Record<string, WriteRequest[]> | undefined = { [this.tableName]: items.map((Item) => ({ PutRequest: { Item } })) };
+    for (let attempt = 0; request && Object.keys(request).length > 0; attempt++) {
+      if (attempt > 0) {
+        if (attempt >= this.maxAttempts) {
+          throw new SluiceError(
+            `DynamoDB BatchWriteItem on ${this.tableName} left items unprocessed after ${this.maxAttempts} attempts: the table is throttled. Raise its write capacity (or use on-demand) and run again; the batch replays safely.`,
+            { retriable: true, details: { table: this.tableName, attempts: this.maxAttempts } },
+          );
+        }
+        this.counters.retries += 1;
+        await sleep(this.backoff(attempt));
+      }
+      const req: Record<string, WriteRequest[]> = request;
+      const sent = req[this.tableName]?.length ?? 0;
+      const res = await this.send('write', 'BatchWriteItem', () => this.client.send(new BatchWriteItemCommand({ RequestItems: req })));
+      request = res.UnprocessedItems;
+      this.counters.writes += sent - (request?.[this.tableName]?.length ?? 0);
+    }
+  }
+
+  /**
+   * Every raw item of these partitions (Query, paginated, strongly consistent), remembered in the
+   * cache of reads at `cacheVersion` unless null (index items).
+   */
+  private async queryAll(op: OperatorStateSpec, pks: string[], cacheVersion: number | null): Promise<RawItem[]> {
+    const cache = cacheVersion === null ? null : this.opCache(op, cacheVersion);
+    const pages = await mapLimit(pks, this.maxConcurrency, async (pk) => {
+      const items: RawItem[] = [];
+      let start: Item | undefined;
+      do {
+        const exclusiveStart = start;
+        const res: QueryCommandOutput = await this.send('read', 'Query', () =>
+          this.client.send(
+            new QueryCommand({
+              TableName: this.tableName,
+              KeyConditionExpression: 'pk = :pk',
+              ExpressionAttributeValues: { ':pk': { S: pk } },
+              ConsistentRead: true,
+              ExclusiveStartKey: exclusiveStart,
+            }),
+          ),
+        );
+        for (const raw of res.Items ?? []) {
+          const item = parseItem(raw);
+          items.push(item);
+          this.counters.reads += 1;
+          if (cache) this.remember(cache, cacheKey(item.pk, item.sk), item);
+        }
+        start = res.LastEvaluatedKey;
+      } while (start);
+      return items;
+    });
+    return pages.flat();
+  }
+
+  private backoff(attempt: number): number {
+    return Math.random() * Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** attempt);
+  }
+
+  /**
+   * One DynamoDB call: counted, retried on throttling and 5xx with exponential backoff and full
+   * jitter (bounded), every other failure wrapped in a SluiceError with the SDK error as cause.
+   */
+  private async send<T>(kind: 'read' | 'write', operation: string, call: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      this.counters.requests += 1;
+      if (kind === 'read') this.counters.readRequests += 1;
+      else this.counters.writeRequests += 1;
+      try {
+        return await call();
+      } catch (err) {
+        const retriable = isRetriable(err);
+        if (retriable && attempt < this.maxAttempts) {
+          this.counters.retries += 1;
+          await sleep(this.backoff(attempt));
+          continue;
+        }
+        const name = errorName(err);
+        const remedy =
+          name === 'ResourceNotFoundException'
+            ? ` Create the table (pk S, sk S, TTL on \`ttl\`) with ensureStateTable or the AvailableNowPipeline construct.`
+            : retriable
+              ? ` Still throttled after ${attempt} attempts: raise the table's capacity; the batch replays safely.`
+              : '';
+        throw new SluiceError(`DynamoDB ${operation} on table ${this.tableName} failed: ${name}: ${errorMessage(err)}.${remedy}`, {
+          cause: err,
+          retriable,
+          details: { table: this.tableName, operation, errorName: name, attempts: attempt },
+        });
+      }
+    }
+  }
+}
+
+// -----------------------------------------------------------------------------------------------
+// Helpers
+
+function visibility(item: RawItem, version: number): Slot | null | 'unknown' {
+  if (item.cur.version <= version) return item.cur;
+  if (item.prev === null) return null;
+  if (item.prev.version <= version) return item.prev;
+  return 'unknown';
+}
+
+function sameSlot(a: Slot, b: Slot, json: string | undefined): boolean {
+  if (a.deleted || b.deleted) return a.deleted && b.deleted;
+  if (a.evictAt !== b.evictAt || !a.value) return false;
+  return a.value.S !== undefined ? a.value.S === json : false;
+}
+
+function parseItem(raw: Item): RawItem {
+  const slot = (v: string, d: string, val: string, ea: string): Slot => ({
+    version: Number(raw[v].N),
+    deleted: raw[d]?.BOOL === true,
+    value: raw[val],
+    evictAt: raw[ea]?.N === undefined ? null : Number(raw[ea].N),
+  });
+  return {
+    pk: raw.pk.S!,
+    sk: raw.sk.S!,
+    cur: slot('v', 'd', 'val', 'ea'),
+    prev: raw.pv ? slot('pv', 'pd', 'pval', 'pea') : null,
+  };
+}
+
+function decodeValue(attr: AttributeValue, id: string): Json {
+  if (attr.S !== undefined) return JSON.parse(attr.S) as Json;
+  if (attr.B !== undefined) return JSON.parse(gunzipSync(attr.B).toString('utf8')) as Json;
+  throw new SluiceError(`state value of key \`${id}\` has an unexpected DynamoDB type (${Object.keys(attr).join(',')}); expected S (JSON) or B (gzipped JSON): the item was not written by sluice.`);
+}
+
+/** DynamoDB's item size: attribute names plus values (numbers over-estimated by their text). */
+function itemSize(item: Item): number {
+  let size = 0;
+  for (const [name, value] of Object.entries(item)) {
+    size += Buffer.byteLength(name, 'utf8');
+    if (value.S !== undefined) size += Buffer.byteLength(value.S, 'utf8');
+    else if (value.N !== undefined) size += value.N.length + 1;
+    else if (value.B !== undefined) size += value.B.byteLength;
+    else size += 1;
+  }
+  return size;
+}
+
+function checkSortKey(op: OperatorStateSpec, id: string): void {
+  const bytes = Buffer.byteLength(id, 'utf8');
+  if (bytes === 0 || bytes > SORT_KEY_MAX_BYTES) {
+    throw new SluiceError(
+      `state key id of operator \`${op.operatorId}\` is ${bytes} bytes (${JSON.stringify(id.slice(0, 80))}${id.length > 80 ? '...' : ''}); DynamoDB sort keys hold 1 to ${SORT_KEY_MAX_BYTES} bytes: ` +
+        'group by shorter keys (or hash long ones).',
+      { details: { operatorId: op.operatorId, key: id.slice(0, 200), sizeBytes: bytes, limitBytes: SORT_KEY_MAX_BYTES } },
+    );
+  }
+}
+
+/** FNV-1a, 32 bits, over UTF-16 code units: stable across processes and releases. */
+function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+function cacheKey(pk: string, sk: string): string {
+  return `${pk}\u0000${sk}`;
+}
+
+function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Entries in id order, as the in-memory twin returns them. */
+function byId(a: StateEntry, b: StateEntry): number {
+  return compareStrings(a.key.id, b.key.id);
+}
+
+function range(n: number): number[] {
+  return Array.from({ length: n }, (_, i) => i);
+}
+
+function chunk<T>(xs: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < xs.length; i += size) out.push(xs.slice(i, i + size));
+  return out;
+}
+
+async function mapLimit<T, R>(xs: T[], limit: number, fn: (x: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(xs.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < xs.length) {
+      const i = next++;
+      out[i] = await fn(xs[i]);
+    }
+  };
+  await Promise.all(range(Math.min(limit, xs.length)).map(worker));
+  return out;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function positiveInt(name: string, value: number): void {
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw new SluiceError(`DynamoDbStateStore ${name} (${value}) must be a positive integer.`);
+  }
+}
+
+function errorName(err: unknown): string {
+  return (err as { name?: string } | undefined)?.name ?? 'Error';
+}
+
+function errorMessage(err: unknown): string {
+  return (err as { message?: string } | undefined)?.message ?? String(err);
+}
+
+function isRetriable(err: unknown): boolean {
+  const e = err as { name?: string; $metadata?: { httpStatusCode?: number }; $fault?: string } | undefined;
+  if (!e) return false;
+  if (e.name && RETRIABLE_ERRORS.has(e.name)) return true;
+  const status = e.$metadata?.httpStatusCode;
+  return (status !== undefined && status >= 500) || e.$fault === 'server';
+}

@@ -1,0 +1,410 @@
+/**
+ * A landing prefix on S3 as a streaming source: producers drop JSON-lines files (optionally
+ * gzipped) under the prefix, each run reads the files that arrived since the last one.
+ *
+ * Offsets are `{ "lastKey": "<the last key covered>" }`. Files are taken in S3's lexical key order
+ * and found with ListObjectsV2 StartAfter = the last key already covered, so a run lists only what
+ * is new, never the whole prefix.
+ *
+ * CAVEAT, by design: a key that arrives after a later-sorting key was processed is NOT picked up
+ * (it sorts before the offset). Producers must use time-ordered names, e.g.
+ * `yyyy/mm/dd/hh/<epoch-ms>-<uuid>.json`, and must not write late into an earlier "folder".
+ * Files must be immutable once written: a replay checks each file's ETag against the batch's log.
+ *
+ *     latestOffset(start)  LIST (start, end of prefix]  once per run, kept in memory
+ *     planBatch(N, ...)    files from that listing, up to the limits
+ *                          PUT sources/<i>/N {files: key, size, etag}     before returning
+ *     read(N, start, end)  the file list: in memory, else GET sources/<i>/N (a replay),
+ *                          else (older checkpoints) LIST (start, end] again
+ *                          GET each file (8 at a time), gunzip, split lines, parse
+ *
+ * Directory markers (keys ending in "/") and zero-byte objects are skipped; so are keys not
+ * ending in one of `suffixFilter` when it is given.
+ */
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { CheckpointMismatchError, DataLossError, InvalidOptionError } from '../engine/errors';
+import type { BatchLimits, CheckpointStore, DeadLetter, Json, ReadResult, Row, Source } from '../engine/ports';
+import { parseJsonLine, type Schema } from '../engine/schema';
+import {
+  checkBucket,
+  checkPageSize,
+  compareKeys,
+  S3Requests,
+  trimSlashes,
+  type S3ListedObject,
+  type S3RequestStats,
+  type S3RetryOptions,
+} from './s3-checkpoint';
+
+const gunzipAsync = promisify(gunzip);
+
+export interface S3LandingSourceOptions extends S3RetryOptions {
+  readonly client: S3Client;
+  readonly bucket: string;
+  /** The landing "folder": `landing/orders` covers `landing/orders/...`. Empty: the whole bucket. */
+  readonly prefix: string;
+  readonly schema: Schema;
+  /** Where the per-batch file lists go (`sources/<sourceIndex>/<batchId>`). */
+  readonly checkpoint: CheckpointStore;
+  /** The source's position in the query. @default 0 */
+  readonly sourceIndex?: number;
+  /** Only keys ending in one of these, e.g. [".json", ".json.gz"]. Case-sensitive. @default all keys */
+  readonly suffixFilter?: readonly string[];
+  /** Files fetched at once. @default 8 */
+  readonly readParallelism?: number;
+  /** Keys per ListObjectsV2 page; only tests lower it. @default 1000 */
+  readonly listPageSize?: number;
+}
+
+export interface S3LandingOffset {
+  readonly lastKey: string;
+}
+
+/** One file of a batch, as its source log records it. */
+export interface LandingFile {
+  readonly key: string;
+  readonly size: number;
+  readonly etag: string;
+}
+
+/** The body of `sources/<i>/<batchId>`. */
+interface BatchFileLog {
+  readonly version: 1;
+  readonly batchId: number;
+  readonly start: S3LandingOffset | null;
+  readonly end: S3LandingOffset;
+  readonly files: LandingFile[];
+}
+
+/** The listing taken by latestOffset: every file after `startKey`, in key order. */
+interface Listing {
+  readonly startKey: string | null;
+  readonly files: LandingFile[];
+}
+
+/** Lines per decoded chunk are cut at newlines; keeps huge files under V8's string limit. */
+const DECODE_CHUNK_BYTES = 64 * 1024 * 1024;
+
+export class S3LandingSource implements Source {
+  readonly description: string;
+  private readonly bucket: string;
+  private readonly prefix: string;
+  private readonly schema: Schema;
+  private readonly checkpoint: CheckpointStore;
+  private readonly sourceIndex: number;
+  private readonly suffixes: readonly string[] | null;
+  private readonly parallelism: number;
+  private readonly pageSize: number;
+  private readonly s3: S3Requests;
+  private listing: Listing | null = null;
+  /** Batches planned by this instance, so the first read needs no GET of the log it just wrote. */
+  private readonly planned = new Map<number, BatchFileLog>();
+
+  constructor(opts: S3LandingSourceOptions) {
+    this.bucket = checkBucket(opts.bucket, 'S3LandingSource');
+    const p = trimSlashes(opts.prefix ?? '');
+    this.prefix = p === '' ? '' : `${p}/`;
+    if (!opts.schema || !Array.isArray(opts.schema.columns)) {
+      throw new InvalidOptionError('S3LandingSource needs `schema`: parse the declared columns with parseSchema("user STRING, event_time TIMESTAMP, ...")');
+    }
+    this.schema = opts.schema;
+    if (!opts.checkpoint) {
+      throw new InvalidOptionError('S3LandingSource needs `checkpoint`: the query\'s CheckpointStore, where it logs each batch\'s file list');
+    }
+    this.checkpoint = opts.checkpoint;
+    this.sourceIndex = opts.sourceIndex ?? 0;
+    if (!Number.isInteger(this.sourceIndex) || this.sourceIndex < 0) {
+      throw new InvalidOptionError(`S3LandingSource sourceIndex ${opts.sourceIndex} must be a non-negative integer: the source's position in the query`);
+    }
+    if (opts.suffixFilter !== undefined) {
+      if (!Array.isArray(opts.suffixFilter) || opts.suffixFilter.length === 0 || opts.suffixFilter.some((s) => typeof s !== 'string' || s === '')) {
+        throw new InvalidOptionError(
+          `S3LandingSource suffixFilter ${JSON.stringify(opts.suffixFilter)} must be a non-empty list of non-empty suffixes, e.g. [".json", ".json.gz"]; leave it out to take every key`,
+        );
+      }
+    }
+    this.suffixes = opts.suffixFilter ?? null;
+    this.parallelism = opts.readParallelism ?? 8;
+    if (!Number.isInteger(this.parallelism) || this.parallelism < 1) {
+      throw new InvalidOptionError(`S3LandingSource readParallelism ${opts.readParallelism} must be a positive integer`);
+    }
+    this.pageSize = checkPageSize(opts.listPageSize, 'S3LandingSource');
+    this.s3 = new S3Requests(opts.client, opts);
+    this.description = `s3://${this.bucket}/${this.prefix}`;
+  }
+
+  /** Requests this source sent (file GETs and LISTs; its logs are counted by the checkpoint). */
+  stats(): S3RequestStats {
+    return this.s3.stats();
+  }
+
+  /** One listing of everything after `start`, kept for planBatch and backlog. */
+  async latestOffset(start: Json | null): Promise<Json | null> {
+    const startKey = this.parseOffset(start, 'start');
+    const files = await this.listFiles(startKey, null);
+    this.listing = { startKey, files };
+    if (files.length === 0) return startKey === null ? null : { lastKey: startKey };
+    return { lastKey: files[files.length - 1].key };
+  }
+
+  async planBatch(batchId: number, start: Json | null, target: Json, limits: BatchLimits): Promise<Json | null> {
+    const startKey = this.parseOffset(start, 'start');
+    const targetKey = this.parseOffset(target, 'target');
+    if (targetKey === null || (startKey !== null && compareKeys(targetKey, startKey) <= 0)) return null;
+    const maxFiles = checkLimit(limits.maxFilesPerTrigger, 'maxFilesPerTrigger');
+    const maxBytes = checkLimit(limits.maxBytesPerTrigger, 'maxBytesPerTrigger');
+
+    const { files, from, to } = await this.range(startKey, targetKey);
+    if (from >= to) return null;
+    let end = from;
+    let bytes = 0;
+    while (end < to) {
+      const size = files[end].size;
+      if (end > from && (end - from >= maxFiles || bytes + size > maxBytes)) break;
+      bytes += size;
+      end++;
+    }
+    const batchFiles = files.slice(from, end);
+    const log: BatchFileLog = {
+      version: 1,
+      batchId,
+      start: startKey === null ? null : { lastKey: startKey },
+      end: { lastKey: batchFiles[batchFiles.length - 1].key },
+      files: batchFiles,
+    };
+    await this.checkpoint.writeSourceLog(this.sourceIndex, String(batchId), JSON.stringify(log));
+    for (const id of this.planned.keys()) if (id < batchId) this.planned.delete(id);
+    this.planned.set(batchId, log);
+    return { lastKey: log.end.lastKey };
+  }
+
+  async read(batchId: number, start: Json | null, end: Json): Promise<ReadResult> {
+    const startKey = this.parseOffset(start, 'start');
+    const endKey = this.parseOffset(end, 'end');
+    if (endKey === null) return { rows: [], deadLetters: [], bytes: 0 };
+    const { files, fromLog } = await this.batchFiles(batchId, startKey, endKey);
+
+    const perFile: { rows: Row[]; dead: DeadLetter[]; bytes: number }[] = new Array(files.length);
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < files.length) {
+        const i = next++;
+        perFile[i] = await this.readFile(batchId, files[i], fromLog);
+      }
+    };
+    const workers: Promise<void>[] = [];
+    for (let w = 0; w < Math.min(this.parallelism, files.length); w++) workers.push(worker());
+    await Promise.all(workers);
+
+    let rowCount = 0;
+    let deadCount = 0;
+    for (const f of perFile) {
+      rowCount += f.rows.length;
+      deadCount += f.dead.length;
+    }
+    if (perFile.length === 1) return { rows: perFile[0].rows, deadLetters: perFile[0].dead, bytes: perFile[0].bytes };
+    const rows: Row[] = new Array(rowCount);
+    const deadLetters: DeadLetter[] = new Array(deadCount);
+    let r = 0;
+    let d = 0;
+    let bytes = 0;
+    for (const f of perFile) {
+      for (let i = 0; i < f.rows.length; i++) rows[r++] = f.rows[i];
+      for (let i = 0; i < f.dead.length; i++) deadLetters[d++] = f.dead[i];
+      bytes += f.bytes;
+    }
+    return { rows, deadLetters, bytes };
+  }
+
+  /** Files in (from, target]. */
+  async backlog(from: Json | null, target: Json | null): Promise<number> {
+    const fromKey = this.parseOffset(from, 'from');
+    const targetKey = this.parseOffset(target, 'target');
+    if (targetKey === null || (fromKey !== null && compareKeys(targetKey, fromKey) <= 0)) return 0;
+    const { from: lo, to: hi } = await this.range(fromKey, targetKey);
+    return hi > lo ? hi - lo : 0;
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  /** The files of (startKey, targetKey] as [from, to) of a sorted array: the cached listing when it covers the range. */
+  private async range(startKey: string | null, targetKey: string): Promise<{ files: LandingFile[]; from: number; to: number }> {
+    const l = this.listing;
+    const covers =
+      l !== null &&
+      (l.startKey === null || (startKey !== null && compareKeys(l.startKey, startKey) <= 0)) &&
+      l.files.length > 0 &&
+      compareKeys(l.files[l.files.length - 1].key, targetKey) >= 0;
+    if (covers) {
+      return { files: l.files, from: upperBound(l.files, startKey), to: upperBound(l.files, targetKey) };
+    }
+    const files = await this.listFiles(startKey, targetKey);
+    return { files, from: 0, to: files.length };
+  }
+
+  private async listFiles(startKey: string | null, untilKey: string | null): Promise<LandingFile[]> {
+    const listed = await this.s3.listAll(this.bucket, this.prefix, { startAfter: startKey, until: untilKey, pageSize: this.pageSize });
+    const files: LandingFile[] = [];
+    for (const o of listed) if (this.accepts(o)) files.push({ key: o.key, size: o.size, etag: o.etag });
+    return files;
+  }
+
+  private accepts(o: S3ListedObject): boolean {
+    if (o.size <= 0 || o.key.endsWith('/')) return false;
+    if (this.suffixes === null) return true;
+    for (const s of this.suffixes) if (o.key.endsWith(s)) return true;
+    return false;
+  }
+
+  /** The batch's file list: planned here, logged in the checkpoint (a replay), or re-listed. */
+  private async batchFiles(batchId: number, startKey: string | null, endKey: string): Promise<{ files: LandingFile[]; fromLog: boolean }> {
+    const matches = (log: BatchFileLog) => (log.start?.lastKey ?? null) === startKey && log.end.lastKey === endKey;
+    const planned = this.planned.get(batchId);
+    if (planned && matches(planned)) return { files: planned.files, fromLog: true };
+    const text = await this.checkpoint.readSourceLog(this.sourceIndex, String(batchId));
+    if (text !== null) {
+      const log = this.parseLog(batchId, text);
+      // A log for other offsets belongs to a plan whose offsets entry never landed; the offsets
+      // entry wins, and (start, end] is listed again.
+      if (matches(log)) return { files: log.files, fromLog: true };
+    }
+    return { files: await this.listFiles(startKey, endKey), fromLog: false };
+  }
+
+  private parseLog(batchId: number, text: string): BatchFileLog {
+    let log: BatchFileLog | null = null;
+    try {
+      log = JSON.parse(text) as BatchFileLog;
+    } catch {
+      log = null;
+    }
+    if (!log || !Array.isArray(log.files) || !log.end || typeof log.end.lastKey !== 'string') {
+      throw new CheckpointMismatchError(
+        `the file list of batch ${batchId} (${this.checkpoint.description}/sources/${this.sourceIndex}/${batchId}) is damaged: ${text.slice(0, 200)}. ` +
+          `Delete it to have the batch's range listed again (files that sort before the range's last key and arrived since would then be read too)`,
+        { details: { batchId } },
+      );
+    }
+    return log;
+  }
+
+  private async readFile(batchId: number, file: LandingFile, fromLog: boolean): Promise<{ rows: Row[]; dead: DeadLetter[]; bytes: number }> {
+    const got = await this.s3.getObject(this.bucket, file.key);
+    if (got === null) {
+      throw new DataLossError(
+        `file s3://${this.bucket}/${file.key} of batch ${batchId} is gone from S3 (listed in ${this.checkpoint.description}/sources/${this.sourceIndex}/${batchId}): ` +
+          `landing files must stay until their batch commits. Restore the object (e.g. from S3 versioning) and run again; ` +
+          `to give it up, start the query on a new checkpoint prefix`,
+        { details: { batchId, key: file.key } },
+      );
+    }
+    if (fromLog && file.etag && got.etag && file.etag !== got.etag) {
+      throw new DataLossError(
+        `file s3://${this.bucket}/${file.key} of batch ${batchId} changed since the batch was planned (ETag ${file.etag} in the file list, ${got.etag} now): ` +
+          `landing files must be immutable, or a replay would read other rows. Restore the original object, or write changed data under a new key`,
+        { details: { batchId, key: file.key, loggedEtag: file.etag, etag: got.etag } },
+      );
+    }
+    const rows: Row[] = [];
+    const dead: DeadLetter[] = [];
+    let buf = Buffer.from(got.body.buffer, got.body.byteOffset, got.body.byteLength);
+    const gzipped = file.key.endsWith('.gz') || got.contentEncoding.toLowerCase().includes('gzip');
+    if (gzipped && buf.length >= 2 && buf[0] === 0x1f && buf[1] === 0x8b) {
+      try {
+        buf = await gunzipAsync(buf);
+      } catch (e) {
+        dead.push({ source: { file: file.key }, raw: '', reason: `gzip data is damaged (${(e as Error).message}): re-upload the file under a new key` });
+        return { rows, dead, bytes: got.body.byteLength };
+      }
+    }
+    parseBuffer(this.schema, file.key, buf, rows, dead);
+    return { rows, dead, bytes: got.body.byteLength };
+  }
+
+  private parseOffset(offset: Json | null | undefined, what: string): string | null {
+    if (offset === null || offset === undefined) return null;
+    const key = (offset as { lastKey?: unknown }).lastKey;
+    if (typeof offset !== 'object' || Array.isArray(offset) || typeof key !== 'string') {
+      throw new CheckpointMismatchError(
+        `${what} offset ${JSON.stringify(offset)} is not an S3 landing offset {"lastKey": "..."}: the checkpoint was written for another kind of source. ` +
+          `Use the source the checkpoint was made with, or start this query on a new checkpoint prefix`,
+        { details: { offset } },
+      );
+    }
+    return key;
+  }
+}
+
+function checkLimit(v: number | undefined, name: string): number {
+  if (v === undefined) return Infinity;
+  if (typeof v !== 'number' || !(v > 0)) {
+    throw new InvalidOptionError(`${name} ${v} must be a positive number; leave it out for no limit`);
+  }
+  return v;
+}
+
+/** Index of the first file whose key sorts after `key` (0 for null). */
+function upperBound(files: readonly LandingFile[], key: string | null): number {
+  if (key === null) return 0;
+  let lo = 0;
+  let hi = files.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareKeys(files[mid].key, key) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Splits a file's bytes into lines and parses each. The bytes are decoded in chunks cut at
+ * newlines (a 0x0A byte never occurs inside a UTF-8 sequence), so no chunk nears V8's string limit.
+ */
+function parseBuffer(schema: Schema, file: string, buf: Buffer, rows: Row[], dead: DeadLetter[]): void {
+  let pos = buf.length >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0; // BOM
+  let lineNo = 0;
+  while (pos < buf.length) {
+    let end = buf.length;
+    if (end - pos > DECODE_CHUNK_BYTES) {
+      const back = buf.lastIndexOf(0x0a, pos + DECODE_CHUNK_BYTES);
+      if (back >= pos) end = back + 1;
+      else {
+        const fwd = buf.indexOf(0x0a, pos + DECODE_CHUNK_BYTES);
+        end = fwd === -1 ? buf.length : fwd + 1;
+      }
+    }
+    lineNo = parseLines(schema, file, buf.toString('utf8', pos, end), lineNo, rows, dead);
+    pos = end;
+  }
+}
+
+/** Parses the lines of `text` (numbered from lineNo + 1); returns the last line number used. */
+function parseLines(schema: Schema, file: string, text: string, lineNo: number, rows: Row[], dead: DeadLetter[]): number {
+  const n = text.length;
+  let start = 0;
+  while (start < n) {
+    let nl = text.indexOf('\n', start);
+    if (nl === -1) nl = n;
+    lineNo++;
+    let end = nl;
+    if (end > start && text.charCodeAt(end - 1) === 13) end--;
+    if (end > start && !(text.charCodeAt(start) <= 32 && isBlank(text, start, end))) {
+      const line = text.slice(start, end);
+      const r = parseJsonLine(schema, line);
+      if (r.ok) rows.push(r.row);
+      else dead.push({ source: { file, line: lineNo }, raw: line, reason: r.reason });
+    }
+    start = nl + 1;
+  }
+  return lineNo;
+}
+
+function isBlank(text: string, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 32 && c !== 9 && c !== 13) return false;
+  }
+  return true;
+}

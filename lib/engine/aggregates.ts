@@ -1,0 +1,134 @@
+/**
+ * Aggregation buffers: created per group, updated per row, merged across batches, finished into
+ * output values. Buffers are JSON so that they can be stored as state as they are.
+ */
+import type { Json, Row } from './ports';
+import type { AggSpec } from './query';
+import { hllAdd, hllCount, hllMerge, hllNew } from './hll';
+
+export type Buffer = Json[];
+
+export interface CompiledAgg {
+  readonly spec: AggSpec;
+  init(): Json;
+  /** Returns the updated buffer slot (may mutate arrays in place). */
+  update(slot: Json, row: Row): Json;
+  merge(into: Json, other: Json): Json;
+  finish(slot: Json): unknown;
+}
+
+function toNumber(v: unknown): number | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'number') return v;
+  if (typeof v === 'string') {
+    // Spark casts a string to DOUBLE for sum/avg; text that is not a number is null.
+    const n = Number(v.trim());
+    return v.trim() === '' || Number.isNaN(n) ? null : n;
+  }
+  return null;
+}
+
+function less(a: unknown, b: unknown): boolean {
+  return (a as number) < (b as number);
+}
+
+export function compileAgg(spec: AggSpec): CompiledAgg {
+  const c = spec.column;
+  switch (spec.fn) {
+    case 'count':
+      if (c === undefined) {
+        return { spec, init: () => 0, update: (s) => (s as number) + 1, merge: (a, b) => (a as number) + (b as number), finish: (s) => s };
+      }
+      return {
+        spec,
+        init: () => 0,
+        update: (s, r) => (r[c] === null || r[c] === undefined ? s : (s as number) + 1),
+        merge: (a, b) => (a as number) + (b as number),
+        finish: (s) => s,
+      };
+    case 'sum':
+      return {
+        spec,
+        init: () => null,
+        update: (s, r) => {
+          const v = toNumber(r[c!]);
+          if (v === null) return s;
+          return s === null ? v : (s as number) + v;
+        },
+        merge: (a, b) => (a === null ? b : b === null ? a : (a as number) + (b as number)),
+        finish: (s) => s,
+      };
+    case 'avg':
+      return {
+        spec,
+        init: () => [0, 0],
+        update: (s, r) => {
+          const v = toNumber(r[c!]);
+          if (v === null) return s;
+          const a = s as number[];
+          a[0] += v;
+          a[1] += 1;
+          return a;
+        },
+        merge: (a, b) => {
+          const x = a as number[];
+          const y = b as number[];
+          return [x[0] + y[0], x[1] + y[1]];
+        },
+        finish: (s) => {
+          const a = s as number[];
+          return a[1] === 0 ? null : a[0] / a[1];
+        },
+      };
+    case 'min':
+    case 'max': {
+      const better = spec.fn === 'min' ? (a: unknown, b: unknown) => less(a, b) : (a: unknown, b: unknown) => less(b, a);
+      const pick = (s: Json, v: unknown): Json => {
+        if (v === null || v === undefined || (typeof v === 'number' && Number.isNaN(v))) return s;
+        return s === null || better(v, s) ? (v as Json) : s;
+      };
+      return { spec, init: () => null, update: (s, r) => pick(s, r[c!]), merge: (a, b) => pick(a, b), finish: (s) => s };
+    }
+    case 'first':
+      // [seen, value]: Spark's first() without ignoreNulls keeps the first row's value, null or not.
+      return {
+        spec,
+        init: () => [0, null],
+        update: (s, r) => ((s as Json[])[0] ? s : [1, (r[c!] ?? null) as Json]),
+        merge: (a, b) => ((a as Json[])[0] ? a : b),
+        finish: (s) => (s as Json[])[1],
+      };
+    case 'last':
+      return {
+        spec,
+        init: () => [0, null],
+        update: (_s, r) => [1, (r[c!] ?? null) as Json],
+        merge: (a, b) => ((b as Json[])[0] ? b : a),
+        finish: (s) => (s as Json[])[1],
+      };
+    case 'approxCountDistinct':
+      return {
+        spec,
+        init: () => hllNew(),
+        update: (s, r) => (r[c!] === null || r[c!] === undefined ? s : hllAdd(s as string, r[c!])),
+        merge: (a, b) => hllMerge(a as string, b as string),
+        finish: (s) => hllCount(s as string),
+      };
+  }
+}
+
+export function initBuffer(aggs: readonly CompiledAgg[]): Buffer {
+  const b = new Array<Json>(aggs.length);
+  for (let i = 0; i < aggs.length; i++) b[i] = aggs[i].init();
+  return b;
+}
+
+export function updateBuffer(aggs: readonly CompiledAgg[], buf: Buffer, row: Row): void {
+  for (let i = 0; i < aggs.length; i++) buf[i] = aggs[i].update(buf[i], row);
+}
+
+export function mergeBuffers(aggs: readonly CompiledAgg[], into: Buffer, other: Buffer): Buffer {
+  const out = new Array<Json>(aggs.length);
+  for (let i = 0; i < aggs.length; i++) out[i] = aggs[i].merge(into[i], other[i]);
+  return out;
+}

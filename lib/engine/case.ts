@@ -1,0 +1,208 @@
+/**
+ * Conformance cases (../shared/conformance/FORMAT.md): turning a case's query into a plan, running
+ * its steps over any set of ports, and comparing results with the expectations.
+ */
+import { InvalidQueryError } from './errors';
+import type { Json, OutputRow } from './ports';
+import {
+  AggFn,
+  avg,
+  count,
+  DataStreamReader,
+  max,
+  min,
+  QueryPlan,
+  sessionWindow,
+  StreamFrame,
+  sum,
+  window,
+  first,
+  last,
+  approxCountDistinct,
+  GroupKey,
+  AggBuilder,
+} from './query';
+import { parseTimestamp } from './schema';
+import type { RunReport } from './executor';
+
+export interface CaseQuery {
+  schema: string;
+  watermark?: { column: string; delay: string };
+  groupBy?: Array<string | { window: { column: string; duration: string; slide?: string; startTime?: string } } | { sessionWindow: { column: string; gap: string } }>;
+  aggregations?: Array<{ fn: string; column?: string; as: string }>;
+  dropDuplicates?: { columns?: string[]; withinWatermark?: boolean };
+  outputMode: string;
+  options?: Record<string, string | number | boolean>;
+}
+
+export interface CaseStep {
+  add?: Array<Record<string, unknown>>;
+  files?: Array<Array<Record<string, unknown>>>;
+  expect: Record<string, unknown>;
+}
+
+export interface ConformanceCase {
+  name: string;
+  about?: string;
+  query: CaseQuery;
+  steps: CaseStep[];
+}
+
+export interface StepResult {
+  rows: OutputRow[];
+  watermark: string;
+  stateRows: number;
+  droppedByWatermark: number;
+  batches: Array<{ batchId: number; rows: OutputRow[] }>;
+}
+
+export interface CaseResult {
+  name: string;
+  steps?: StepResult[];
+  error?: string;
+}
+
+const AGGS: Record<string, (c: string) => AggBuilder> = {
+  sum, min, max, avg, first, last, approxCountDistinct,
+  approx_count_distinct: approxCountDistinct,
+  mean: avg,
+};
+
+export function caseToPlan(c: ConformanceCase, name = 'conformance'): QueryPlan {
+  const q = c.query;
+  if (!q || typeof q !== 'object') throw new InvalidQueryError(`case ${c.name}: "query" is missing: see FORMAT.md`);
+  let reader = new DataStreamReader().format('json').schema(q.schema);
+  for (const [k, v] of Object.entries(q.options ?? {})) reader = reader.option(k, v);
+  let frame: StreamFrame = reader.load();
+  if (q.watermark) frame = frame.withWatermark(q.watermark.column, q.watermark.delay);
+  if (q.groupBy && q.dropDuplicates) {
+    throw new InvalidQueryError(`case ${c.name} has both groupBy and dropDuplicates: a case uses one stateful operator`);
+  }
+  if (q.groupBy) {
+    const keys: GroupKey[] = q.groupBy.map((k) => {
+      if (typeof k === 'string') return k as unknown as GroupKey;
+      if ('window' in k) return window(k.window.column, k.window.duration, k.window.slide, k.window.startTime);
+      if ('sessionWindow' in k) return sessionWindow(k.sessionWindow.column, k.sessionWindow.gap);
+      throw new InvalidQueryError(`case ${c.name}: grouping key ${JSON.stringify(k)} is not a column name, {"window": ...} or {"sessionWindow": ...}`);
+    });
+    const aggs = (q.aggregations ?? []).map((a) => {
+      let b: AggBuilder;
+      if (a.fn === 'count') b = count(a.column);
+      else {
+        const f = AGGS[a.fn];
+        if (!f) throw new InvalidQueryError(`case ${c.name}: aggregation ${JSON.stringify(a.fn)} is not one of count, sum, min, max, avg, first, last, approxCountDistinct`);
+        if (!a.column) throw new InvalidQueryError(`case ${c.name}: ${a.fn} needs a "column"`);
+        b = f(a.column);
+      }
+      return b.as(a.as ?? `${a.fn as AggFn}`);
+    });
+    frame = frame.groupBy(...(keys as Array<GroupKey | string>)).agg(...aggs);
+  } else if (q.dropDuplicates) {
+    const cols = q.dropDuplicates.columns;
+    frame = q.dropDuplicates.withinWatermark ? frame.dropDuplicatesWithinWatermark(cols) : frame.dropDuplicates(cols);
+  } else if (q.aggregations && q.aggregations.length) {
+    throw new InvalidQueryError(`case ${c.name} has aggregations without groupBy: add "groupBy" (a global aggregation is not supported by the format)`);
+  }
+  return frame.writeStream.outputMode(q.outputMode).trigger({ availableNow: true }).queryName(name).plan();
+}
+
+export function stepFiles(step: CaseStep): Array<Array<Record<string, unknown>>> {
+  if (step.files) return step.files;
+  if (step.add) return [step.add];
+  return [];
+}
+
+/** The step result from a run report and the rows the sink durably holds for its batches. */
+export function stepResult(plan: QueryPlan, report: RunReport, sinkRows: Map<number, OutputRow[]>): StepResult {
+  const batches = report.batches.map((b) => ({ batchId: b.batchId, rows: sinkRows.get(b.batchId) ?? [] }));
+  let rows: OutputRow[];
+  if (plan.outputMode === 'complete') {
+    const written = batches.filter((b) => b.rows.length > 0);
+    rows = written.length ? written[written.length - 1].rows : [];
+  } else rows = batches.flatMap((b) => b.rows);
+  return { rows, watermark: report.watermark, stateRows: report.stateRows, droppedByWatermark: report.droppedByWatermark, batches };
+}
+
+// ---------------------------------------------------------------------------------- comparison
+
+function isTimestampText(v: unknown): v is string {
+  return typeof v === 'string' && /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}/.test(v) && parseTimestamp(v) !== null;
+}
+
+export function valuesEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || a === undefined || b === undefined) return false;
+  if (typeof a === 'number' && typeof b === 'number') {
+    if (Number.isNaN(a) && Number.isNaN(b)) return true;
+    const scale = Math.max(Math.abs(a), Math.abs(b));
+    return Math.abs(a - b) <= 1e-9 * scale;
+  }
+  if (isTimestampText(a) && isTimestampText(b)) return parseTimestamp(a) === parseTimestamp(b);
+  if (typeof a === 'object' && typeof b === 'object') {
+    if (Array.isArray(a) !== Array.isArray(b)) return false;
+    const ka = Object.keys(a as object);
+    const kb = Object.keys(b as object);
+    if (ka.length !== kb.length) return false;
+    return ka.every((k) => k in (b as object) && valuesEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  }
+  return false;
+}
+
+export function multisetEqual(actual: readonly unknown[], expected: readonly unknown[]): boolean {
+  if (actual.length !== expected.length) return false;
+  const used = new Array(actual.length).fill(false);
+  for (const e of expected) {
+    const i = actual.findIndex((a, idx) => !used[idx] && valuesEqual(a, e));
+    if (i < 0) return false;
+    used[i] = true;
+  }
+  return true;
+}
+
+/** Mismatches between a step's result and its expectations, as readable lines. */
+export function compareStep(result: StepResult, expect: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  const show = (v: unknown) => JSON.stringify(v);
+  if ('rows' in expect && !multisetEqual(result.rows, expect.rows as unknown[])) {
+    problems.push(`rows: expected ${show(expect.rows)}, got ${show(result.rows)}`);
+  }
+  if ('watermark' in expect && !valuesEqual(result.watermark, expect.watermark)) {
+    problems.push(`watermark: expected ${show(expect.watermark)}, got ${show(result.watermark)}`);
+  }
+  for (const k of ['stateRows', 'droppedByWatermark'] as const) {
+    if (k in expect && result[k] !== expect[k]) problems.push(`${k}: expected ${show(expect[k])}, got ${result[k]}`);
+  }
+  if ('batches' in expect) {
+    const eb = expect.batches as Array<{ batchId: number; rows: unknown[] }>;
+    const ok = eb.length === result.batches.length && eb.every((b, i) => b.batchId === result.batches[i].batchId && multisetEqual(result.batches[i].rows, b.rows));
+    if (!ok) problems.push(`batches: expected ${show(eb)}, got ${show(result.batches)}`);
+  }
+  return problems;
+}
+
+export function compareCase(c: ConformanceCase, r: CaseResult): string[] {
+  if (r.error) return [`error: ${r.error}`];
+  const out: string[] = [];
+  c.steps.forEach((s, i) => {
+    const res = r.steps?.[i];
+    if (!res) out.push(`step ${i + 1}: no result`);
+    else for (const p of compareStep(res, s.expect)) out.push(`step ${i + 1}: ${p}`);
+  });
+  return out;
+}
+
+export function parseCase(text: string, file: string): ConformanceCase {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    throw new InvalidQueryError(`${file} is not valid JSON (${(e as Error).message}): a case is one JSON object, see FORMAT.md`);
+  }
+  const c = parsed as ConformanceCase;
+  if (!c || typeof c !== 'object' || typeof c.name !== 'string' || !Array.isArray(c.steps)) {
+    throw new InvalidQueryError(`${file} is not a conformance case: it needs "name", "query" and "steps" (see FORMAT.md)`);
+  }
+  return c;
+}
+
+export type { Json };

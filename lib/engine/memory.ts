@@ -1,0 +1,259 @@
+/**
+ * In-memory twins of the ports, for unit tests of the engine and the engine-only benchmark.
+ * They keep the same contracts as the AWS adapters (versioned state, write-once logs, replayable
+ * source), so a unit test can crash a run and start a new executor over the same objects.
+ */
+import { CheckpointMismatchError } from './errors';
+import type {
+  BatchLimits,
+  CheckpointHead,
+  CheckpointStore,
+  CommitEntry,
+  DeadLetter,
+  DeadLetterSink,
+  Json,
+  Lease,
+  LeaseHandle,
+  OffsetEntry,
+  OperatorStateSpec,
+  OutputRow,
+  QueryMetadata,
+  ReadResult,
+  Row,
+  Sink,
+  Source,
+  StateChange,
+  StateEntry,
+  StateKey,
+  StateStore,
+} from './ports';
+import { parseJsonLine, Schema } from './schema';
+import { LeaseLostError } from './errors';
+
+export class InMemoryCheckpoint implements CheckpointStore {
+  readonly description = 'memory://checkpoint';
+  metadata: QueryMetadata | null = null;
+  readonly offsets = new Map<number, OffsetEntry>();
+  readonly commits = new Map<number, CommitEntry>();
+  readonly progress = new Map<number, Json>();
+  readonly sourceLogs = new Map<string, string>();
+
+  async head(): Promise<CheckpointHead> {
+    return {
+      metadata: this.metadata,
+      latestOffsetBatch: Math.max(-1, ...this.offsets.keys()),
+      latestCommitBatch: Math.max(-1, ...this.commits.keys()),
+    };
+  }
+  async writeMetadata(meta: QueryMetadata) {
+    this.metadata = meta;
+  }
+  async readOffsets(id: number) {
+    return this.offsets.get(id) ?? null;
+  }
+  async writeOffsets(e: OffsetEntry) {
+    writeOnce(this.offsets, e.batchId, e, 'offsets');
+  }
+  async readCommit(id: number) {
+    return this.commits.get(id) ?? null;
+  }
+  async writeCommit(e: CommitEntry) {
+    const prev = this.commits.get(e.batchId);
+    if (prev && JSON.stringify({ ...prev, committedAtMs: 0 }) !== JSON.stringify({ ...e, committedAtMs: 0 })) {
+      throw new CheckpointMismatchError(`commits/${e.batchId} already exists with different content`);
+    }
+    this.commits.set(e.batchId, e);
+  }
+  async writeProgress(id: number, p: Json) {
+    this.progress.set(id, p);
+  }
+  async purge(keepFrom: number) {
+    for (const m of [this.offsets, this.commits, this.progress] as Map<number, unknown>[]) for (const k of [...m.keys()]) if (k < keepFrom) m.delete(k);
+  }
+  async readSourceLog(i: number, name: string) {
+    return this.sourceLogs.get(`${i}/${name}`) ?? null;
+  }
+  async writeSourceLog(i: number, name: string, body: string) {
+    this.sourceLogs.set(`${i}/${name}`, body);
+  }
+}
+
+function writeOnce<T>(m: Map<number, T>, id: number, v: T, what: string) {
+  const prev = m.get(id);
+  if (prev && JSON.stringify(prev) !== JSON.stringify(v)) {
+    throw new CheckpointMismatchError(`${what}/${id} already exists with different content: another run wrote it; check that only one run per query is active`);
+  }
+  m.set(id, v);
+}
+
+interface Versioned {
+  v: number;
+  val: Json | null;
+  evictAt: number | null;
+  pv?: number;
+  pval?: Json | null;
+}
+
+/** Versioned state with the same visibility rules as the DynamoDB store. */
+export class InMemoryStateStore implements StateStore {
+  readonly description = 'memory://state';
+  private readonly items = new Map<string, Map<string, Versioned>>();
+  readonly stats = { gets: 0, writes: 0 };
+
+  private table(op: OperatorStateSpec) {
+    let t = this.items.get(op.operatorId);
+    if (!t) this.items.set(op.operatorId, (t = new Map()));
+    return t;
+  }
+  private visible(it: Versioned | undefined, version: number): { val: Json; evictAt: number | null } | null {
+    if (!it) return null;
+    if (it.v <= version) return it.val === null ? null : { val: it.val, evictAt: it.evictAt };
+    if (it.pv !== undefined && it.pv <= version && it.pval !== null && it.pval !== undefined) return { val: it.pval, evictAt: it.evictAt };
+    return null;
+  }
+  async get(op: OperatorStateSpec, keys: StateKey[], version: number) {
+    const t = this.table(op);
+    const out = new Map<string, StateEntry>();
+    for (const k of keys) {
+      this.stats.gets++;
+      const vis = this.visible(t.get(k.id), version);
+      if (vis) out.set(k.id, { key: { id: k.id, evictAt: vis.evictAt }, value: vis.val });
+    }
+    return out;
+  }
+  async expired(op: OperatorStateSpec, wm: number, version: number) {
+    return (await this.all(op, version)).filter((e) => e.key.evictAt !== null && e.key.evictAt <= wm);
+  }
+  async all(op: OperatorStateSpec, version: number) {
+    const out: StateEntry[] = [];
+    for (const [id, it] of this.table(op)) {
+      const vis = this.visible(it, version);
+      if (vis) out.push({ key: { id, evictAt: vis.evictAt }, value: vis.val });
+    }
+    return out.sort((a, b) => (a.key.id < b.key.id ? -1 : 1));
+  }
+  async count(op: OperatorStateSpec, version: number) {
+    return (await this.all(op, version)).length;
+  }
+  async commit(op: OperatorStateSpec, version: number, changes: StateChange[]) {
+    const t = this.table(op);
+    for (const c of changes) {
+      this.stats.writes++;
+      const cur = t.get(c.key.id);
+      const next: Versioned = { v: version, val: c.value, evictAt: c.key.evictAt };
+      if (cur && cur.v === version) {
+        next.pv = cur.pv;
+        next.pval = cur.pval;
+      } else if (cur) {
+        next.pv = cur.v;
+        next.pval = cur.val;
+      }
+      // The eviction time of the previous value must survive for a read at the previous version.
+      if (c.value === null && cur) next.evictAt = cur.evictAt;
+      t.set(c.key.id, next);
+    }
+  }
+}
+
+/** A landing prefix in memory: files of JSON lines, offsets {lastKey} like the S3 source. */
+export class InMemoryFileSource implements Source {
+  readonly description = 'memory://landing';
+  readonly files: Array<{ key: string; body: string }> = [];
+  reads = 0;
+
+  constructor(private readonly schema: Schema) {}
+
+  add(key: string, rows: Array<Record<string, unknown>> | string) {
+    this.files.push({ key, body: typeof rows === 'string' ? rows : rows.map((r) => JSON.stringify(r)).join('\n') });
+    this.files.sort((a, b) => (a.key < b.key ? -1 : 1));
+  }
+  private after(start: Json | null, target: Json | null) {
+    const s = start ? (start as { lastKey: string }).lastKey : '';
+    const t = target ? (target as { lastKey: string }).lastKey : '\uffff';
+    return this.files.filter((f) => f.key > s && f.key <= t);
+  }
+  async latestOffset(start: Json | null): Promise<Json | null> {
+    const all = this.after(start, null);
+    return all.length ? { lastKey: all[all.length - 1].key } : start;
+  }
+  async planBatch(_id: number, start: Json | null, target: Json, limits: BatchLimits): Promise<Json | null> {
+    let files = this.after(start, target);
+    if (!files.length) return null;
+    if (limits.maxFilesPerTrigger) files = files.slice(0, limits.maxFilesPerTrigger);
+    if (limits.maxBytesPerTrigger) {
+      let bytes = 0;
+      let n = 0;
+      for (const f of files) {
+        if (n > 0 && bytes + f.body.length > limits.maxBytesPerTrigger) break;
+        bytes += f.body.length;
+        n++;
+      }
+      files = files.slice(0, n);
+    }
+    return { lastKey: files[files.length - 1].key };
+  }
+  async read(_id: number, start: Json | null, end: Json): Promise<ReadResult> {
+    this.reads++;
+    const rows: Row[] = [];
+    const deadLetters: DeadLetter[] = [];
+    let bytes = 0;
+    for (const f of this.after(start, end)) {
+      bytes += f.body.length;
+      const lines = f.body.split('\n');
+      for (let i = 0; i < lines.length; i++) {
+        const line = lines[i];
+        if (line.trim() === '') continue;
+        const r = parseJsonLine(this.schema, line);
+        if (r.ok) rows.push(r.row);
+        else deadLetters.push({ source: { file: f.key, line: i + 1 }, raw: line, reason: r.reason });
+      }
+    }
+    return { rows, deadLetters, bytes };
+  }
+  async backlog(from: Json | null, target: Json | null) {
+    return target ? this.after(from, target).length : 0;
+  }
+}
+
+/** Records each batch's rows by batch ID; a replay overwrites its own batch. */
+export class InMemorySink implements Sink {
+  readonly description = 'memory://sink';
+  readonly batches = new Map<number, OutputRow[]>();
+  calls = 0;
+  async addBatch(batchId: number, rows: OutputRow[]) {
+    this.calls++;
+    this.batches.set(batchId, rows);
+  }
+}
+
+export class InMemoryDeadLetters implements DeadLetterSink {
+  readonly description = 'memory://dead-letters';
+  readonly records = new Map<string, Json[]>();
+  async write(batchId: number, kind: string, records: Json[]) {
+    this.records.set(`${kind}/${batchId}`, records);
+  }
+  all(kind: string): Json[] {
+    return [...this.records.entries()].filter(([k]) => k.startsWith(`${kind}/`)).flatMap(([, v]) => v);
+  }
+}
+
+export class InMemoryLease implements Lease {
+  private holder: LeaseHandle | null = null;
+  private token = 0;
+  constructor(private readonly now: () => number = Date.now) {}
+  async acquire(owner: string, durationMs: number) {
+    if (this.holder && this.holder.expiresAtMs >= this.now()) return null;
+    this.holder = { owner, token: ++this.token, expiresAtMs: this.now() + durationMs };
+    return this.holder;
+  }
+  async renew(h: LeaseHandle, durationMs: number) {
+    if (!this.holder || this.holder.owner !== h.owner || this.holder.token !== h.token) {
+      throw new LeaseLostError(`lease of ${h.owner} (token ${h.token}) was lost: another run took over; stop without further effects`);
+    }
+    this.holder = { ...h, expiresAtMs: this.now() + durationMs };
+    return this.holder;
+  }
+  async release(h: LeaseHandle) {
+    if (this.holder && this.holder.owner === h.owner && this.holder.token === h.token) this.holder = null;
+  }
+}

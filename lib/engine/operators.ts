@@ -1,0 +1,445 @@
+/**
+ * The stateful operators: windowed/grouped aggregation, session windows, deduplication. Each
+ * processes one micro-batch against the state store with Spark's rules:
+ *
+ *   late rows    filtered with the previous batch's watermark (lateWm), `<=` is late
+ *   eviction     with this batch's own watermark (evictWm), after the batch's rows are applied
+ *   append       emits a group once, when evicted
+ *   update       emits the groups this batch changed, then evicts
+ *   complete     emits every group, never evicts nor drops
+ *
+ * Within a batch everything is aggregated in memory first, so state reads and writes scale with
+ * the distinct keys the batch touches, not with its rows.
+ */
+import { Buffer, CompiledAgg, compileAgg, initBuffer, mergeBuffers, updateBuffer } from './aggregates';
+import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateKey, StateStore } from './ports';
+import type { ColumnInfo, GroupKey, OutputMode, SessionKey, StatefulSpec, WindowKey } from './query';
+
+export interface BatchInput {
+  readonly batchId: number;
+  readonly rows: readonly Row[];
+  /** This batch's watermark: evicts and emits. */
+  readonly evictWm: number;
+  /** The previous batch's watermark: filters late rows. */
+  readonly lateWm: number;
+}
+
+export interface OperatorOutput {
+  /** Internal rows: timestamps as ms, windows as {start, end} in ms. */
+  readonly rows: Row[];
+  readonly changes: StateChange[];
+  /** Input rows dropped as late. */
+  readonly late: Row[];
+  /** Change in the number of state rows. */
+  readonly stateRowsDelta: number;
+}
+
+export interface StatefulOperator {
+  readonly spec: OperatorStateSpec;
+  /** Whether a batch with no data can emit or evict when the watermark advances. */
+  readonly runsNoDataBatches: boolean;
+  process(input: BatchInput, state: StateStore): Promise<OperatorOutput>;
+}
+
+export interface OperatorConfig {
+  readonly operatorId: string;
+  readonly outputMode: OutputMode;
+  readonly inputColumns: readonly ColumnInfo[];
+  /** Watermarked columns and their delays. */
+  readonly watermarks: ReadonlyMap<string, number>;
+}
+
+export function createOperator(spec: StatefulSpec, cfg: OperatorConfig): StatefulOperator {
+  if (spec.kind === 'dedup') return new DedupOperator(spec, cfg);
+  const session = spec.keys.find((k): k is SessionKey => k.kind === 'session');
+  if (session) return new SessionOperator(spec.keys, spec.aggs.map(compileAgg), session, cfg);
+  return new AggregateOperator(spec.keys, spec.aggs.map(compileAgg), cfg);
+}
+
+// ------------------------------------------------------------------------------------ windows
+
+function floorMod(a: number, b: number): number {
+  const r = a % b;
+  return r < 0 ? r + b : r;
+}
+
+/** Start times of the windows covering `ts`, as Spark's TimeWindowing computes them. */
+export function windowStarts(ts: number, w: WindowKey): number[] {
+  const lastStart = ts - floorMod(ts - w.startMs, w.slideMs);
+  if (w.slideMs === w.durationMs) return [lastStart];
+  const out: number[] = [];
+  const n = Math.ceil(w.durationMs / w.slideMs);
+  for (let i = n - 1; i >= 0; i--) {
+    const start = lastStart - i * w.slideMs;
+    if (start <= ts && ts < start + w.durationMs) out.push(start);
+  }
+  return out;
+}
+
+const SEP = '\u0001';
+function part(v: unknown): string {
+  return v === null || v === undefined ? '\u0000' : typeof v === 'string' ? `s${v}` : String(v);
+}
+
+interface Group {
+  id: string;
+  kv: Json[];
+  evictAt: number | null;
+  buf: Buffer;
+}
+
+function byId<T extends { key: StateKey }>(a: T, b: T): number {
+  return a.key.id < b.key.id ? -1 : a.key.id > b.key.id ? 1 : 0;
+}
+
+// ---------------------------------------------------------------------------------- aggregation
+
+class AggregateOperator implements StatefulOperator {
+  readonly spec: OperatorStateSpec;
+  readonly runsNoDataBatches: boolean;
+  private readonly window: WindowKey | undefined;
+  private readonly windowIndex: number;
+  /** The key that carries event time under a watermark: eviction and lateness follow it. */
+  private readonly timeIndex: number;
+
+  constructor(private readonly keys: readonly GroupKey[], private readonly aggs: CompiledAgg[], private readonly cfg: OperatorConfig) {
+    this.windowIndex = keys.findIndex((k) => k.kind === 'window');
+    this.window = this.windowIndex >= 0 ? (keys[this.windowIndex] as WindowKey) : undefined;
+    this.timeIndex = keys.findIndex((k) => (k.kind === 'column' ? cfg.watermarks.has(k.name) : cfg.watermarks.has(k.column)));
+    const granularity = this.window ? this.window.slideMs : Math.max(60_000, ...cfg.watermarks.values());
+    this.spec = { operatorId: cfg.operatorId, fixedEviction: true, evictionGranularityMs: granularity };
+    this.runsNoDataBatches = cfg.outputMode !== 'complete' && cfg.watermarks.size > 0;
+  }
+
+  private get evicts(): boolean {
+    return this.cfg.outputMode !== 'complete' && this.timeIndex >= 0;
+  }
+
+  async process(input: BatchInput, state: StateStore): Promise<OperatorOutput> {
+    const { keys, aggs } = this;
+    const groups = new Map<string, Group>();
+    const late: Row[] = [];
+    const evicts = this.evicts;
+    const w = this.window;
+    const wi = this.windowIndex;
+    const ti = this.timeIndex;
+    const nk = keys.length;
+    const kvScratch: unknown[] = new Array(nk);
+
+    for (const row of input.rows) {
+      let starts: number[] | null = null;
+      if (w) {
+        const ts = row[w.column] as number | null;
+        if (ts === null || ts === undefined) continue; // Spark's window() filters null event times
+        starts = windowStarts(ts, w);
+      }
+      let accepted = 0;
+      const nWin = starts ? starts.length : 1;
+      for (let wIdx = 0; wIdx < nWin; wIdx++) {
+        let cheap = '';
+        let evictAt: number | null = null;
+        for (let i = 0; i < nk; i++) {
+          const k = keys[i];
+          let v: unknown;
+          if (i === wi) {
+            const s = starts![wIdx];
+            v = s;
+            cheap += s + SEP;
+            if (i === ti) evictAt = s + w!.durationMs;
+          } else {
+            v = row[(k as { name: string }).name];
+            cheap += part(v) + SEP;
+            if (i === ti) evictAt = (v as number | null) ?? null;
+          }
+          kvScratch[i] = v;
+        }
+        if (evicts && evictAt !== null && evictAt <= input.lateWm) continue; // late
+        accepted++;
+        let g = groups.get(cheap);
+        if (!g) {
+          const kv: Json[] = new Array(nk);
+          for (let i = 0; i < nk; i++) kv[i] = i === wi ? [kvScratch[i] as number, (kvScratch[i] as number) + w!.durationMs] : ((kvScratch[i] ?? null) as Json);
+          g = { id: JSON.stringify(kv), kv, evictAt, buf: initBuffer(aggs) };
+          groups.set(cheap, g);
+        }
+        updateBuffer(aggs, g.buf, row);
+      }
+      if (accepted === 0 && (starts === null || starts.length > 0)) late.push(row);
+    }
+
+    const version = input.batchId - 1;
+    const touched = [...groups.values()];
+    const stored = touched.length ? await state.get(this.spec, touched.map((g) => ({ id: g.id, evictAt: g.evictAt })), version) : new Map<string, StateEntry>();
+
+    const merged = new Map<string, Group>();
+    let delta = 0;
+    for (const g of touched) {
+      const prev = stored.get(g.id);
+      if (prev) {
+        const pv = prev.value as { b: Buffer };
+        merged.set(g.id, { ...g, buf: mergeBuffers(aggs, pv.b, g.buf) });
+      } else {
+        merged.set(g.id, g);
+        delta++;
+      }
+    }
+
+    const out: Row[] = [];
+    const changes: StateChange[] = [];
+    const mode = this.cfg.outputMode;
+    const evictWm = input.evictWm;
+
+    if (mode === 'complete') {
+      const all = await state.all(this.spec, version);
+      const table = new Map<string, Group>();
+      for (const e of all) {
+        const v = e.value as { k: Json[]; b: Buffer };
+        table.set(e.key.id, { id: e.key.id, kv: v.k, evictAt: e.key.evictAt, buf: v.b });
+      }
+      for (const g of merged.values()) table.set(g.id, g);
+      for (const g of merged.values()) changes.push(this.put(g));
+      const ids = [...table.keys()].sort();
+      for (const id of ids) out.push(this.toRow(table.get(id)!));
+      return { rows: out, changes: changes.sort(byId), late, stateRowsDelta: delta };
+    }
+
+    const evicted: Group[] = [];
+    for (const g of merged.values()) {
+      if (mode === 'update') out.push(this.toRow(g));
+      if (this.evicts && g.evictAt !== null && g.evictAt <= evictWm) {
+        evicted.push(g);
+        changes.push({ key: { id: g.id, evictAt: g.evictAt }, value: null });
+        delta--;
+      } else {
+        changes.push(this.put(g));
+      }
+    }
+    if (this.evicts) {
+      const expired = await state.expired(this.spec, evictWm, version);
+      for (const e of expired) {
+        if (merged.has(e.key.id)) continue;
+        const v = e.value as { k: Json[]; b: Buffer };
+        evicted.push({ id: e.key.id, kv: v.k, evictAt: e.key.evictAt, buf: v.b });
+        changes.push({ key: e.key, value: null });
+        delta--;
+      }
+    }
+    if (mode === 'append') {
+      evicted.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      for (const g of evicted) out.push(this.toRow(g));
+    }
+    return { rows: out, changes: changes.sort(byId), late, stateRowsDelta: delta };
+  }
+
+  private put(g: Group): StateChange {
+    return { key: { id: g.id, evictAt: g.evictAt }, value: { k: g.kv, b: g.buf } };
+  }
+
+  private toRow(g: Group): Row {
+    const row: Row = {};
+    for (let i = 0; i < this.keys.length; i++) {
+      const k = this.keys[i];
+      if (k.kind === 'window') {
+        const [start, end] = g.kv[i] as number[];
+        row.window = { start, end };
+      } else if (k.kind === 'column') {
+        row[k.name] = g.kv[i];
+      }
+    }
+    for (let i = 0; i < this.aggs.length; i++) row[this.aggs[i].spec.as] = this.aggs[i].finish(g.buf[i]);
+    return row;
+  }
+}
+
+// ------------------------------------------------------------------------------ session windows
+
+/** [start, end, buffer, changedInThisBatch] */
+type Session = [number, number, Buffer, boolean];
+
+class SessionOperator implements StatefulOperator {
+  readonly spec: OperatorStateSpec;
+  readonly runsNoDataBatches: boolean;
+  private readonly others: string[];
+  private readonly watermarked: boolean;
+
+  constructor(private readonly keys: readonly GroupKey[], private readonly aggs: CompiledAgg[], private readonly session: SessionKey, private readonly cfg: OperatorConfig) {
+    this.others = keys.filter((k) => k.kind === 'column').map((k) => (k as { name: string }).name);
+    this.watermarked = cfg.watermarks.has(session.column);
+    this.spec = { operatorId: cfg.operatorId, fixedEviction: false, evictionGranularityMs: session.gapMs };
+    this.runsNoDataBatches = cfg.outputMode !== 'complete' && cfg.watermarks.size > 0;
+  }
+
+  async process(input: BatchInput, state: StateStore): Promise<OperatorOutput> {
+    const { aggs, session, others } = this;
+    const evicts = this.cfg.outputMode !== 'complete' && this.watermarked;
+    const fresh = new Map<string, { kv: Json[]; sessions: Session[] }>();
+    const late: Row[] = [];
+    for (const row of input.rows) {
+      const ts = row[session.column] as number | null;
+      if (ts === null || ts === undefined) continue;
+      const end = ts + session.gapMs;
+      if (evicts && end <= input.lateWm) {
+        late.push(row);
+        continue;
+      }
+      const kv = others.map((c) => (row[c] ?? null) as Json);
+      const id = JSON.stringify(kv);
+      let g = fresh.get(id);
+      if (!g) fresh.set(id, (g = { kv, sessions: [] }));
+      const buf = initBuffer(aggs);
+      updateBuffer(aggs, buf, row);
+      g.sessions.push([ts, end, buf, true]);
+    }
+
+    const version = input.batchId - 1;
+    const ids = [...fresh.keys()];
+    const stored = ids.length ? await state.get(this.spec, ids.map((id) => ({ id, evictAt: null })), version) : new Map<string, StateEntry>();
+    const groups = new Map<string, { kv: Json[]; sessions: Session[]; before: number }>();
+    for (const [id, g] of fresh) {
+      const prev = stored.get(id)?.value as { k: Json[]; s: Array<[number, number, Buffer]> } | undefined;
+      const existing: Session[] = prev ? prev.s.map(([s, e, b]) => [s, e, b, false]) : [];
+      groups.set(id, { kv: g.kv, sessions: this.merge([...existing, ...g.sessions]), before: existing.length });
+    }
+    const mode = this.cfg.outputMode;
+    if (mode === 'complete') {
+      for (const e of await state.all(this.spec, version)) {
+        if (groups.has(e.key.id)) continue;
+        const v = e.value as { k: Json[]; s: Array<[number, number, Buffer]> };
+        groups.set(e.key.id, { kv: v.k, sessions: v.s.map(([s, en, b]) => [s, en, b, false]), before: v.s.length });
+      }
+    } else if (evicts) {
+      for (const e of await state.expired(this.spec, input.evictWm, version)) {
+        if (groups.has(e.key.id)) continue;
+        const v = e.value as { k: Json[]; s: Array<[number, number, Buffer]> };
+        groups.set(e.key.id, { kv: v.k, sessions: v.s.map(([s, en, b]) => [s, en, b, false]), before: v.s.length });
+      }
+    }
+
+    const out: Row[] = [];
+    const changes: StateChange[] = [];
+    let delta = 0;
+    const sortedIds = [...groups.keys()].sort();
+    for (const id of sortedIds) {
+      const g = groups.get(id)!;
+      const keep: Session[] = [];
+      let changed = g.sessions.length !== g.before;
+      for (const s of g.sessions) {
+        if (s[3]) changed = true;
+        const expired = evicts && s[1] <= input.evictWm;
+        if (mode === 'complete' || (mode === 'update' && s[3])) out.push(this.toRow(g.kv, s));
+        if (expired) {
+          if (mode === 'append') out.push(this.toRow(g.kv, s));
+          changed = true;
+        } else keep.push(s);
+      }
+      delta += keep.length - g.before;
+      if (!changed) continue;
+      const evictAt = keep.length ? Math.min(...keep.map((s) => s[1])) : null;
+      changes.push({
+        key: { id, evictAt: evicts ? evictAt : null },
+        value: keep.length ? { k: g.kv, s: keep.map(([s, e, b]) => [s, e, b]) } : null,
+      });
+    }
+    return { rows: out, changes, late, stateRowsDelta: delta };
+  }
+
+  /** Sorts and merges overlapping or touching sessions (Spark merges when start <= current end). */
+  private merge(sessions: Session[]): Session[] {
+    sessions.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    const out: Session[] = [];
+    for (const s of sessions) {
+      const cur = out[out.length - 1];
+      if (cur && s[0] <= cur[1]) {
+        cur[1] = Math.max(cur[1], s[1]);
+        cur[2] = mergeBuffers(this.aggs, cur[2], s[2]);
+        cur[3] = cur[3] || s[3];
+      } else out.push([s[0], s[1], s[2], s[3]]);
+    }
+    return out;
+  }
+
+  private toRow(kv: Json[], s: Session): Row {
+    const row: Row = {};
+    let i = 0;
+    for (const k of this.keys) {
+      if (k.kind === 'session') row.session_window = { start: s[0], end: s[1] };
+      else if (k.kind === 'column') row[k.name] = kv[i++];
+    }
+    for (let a = 0; a < this.aggs.length; a++) row[this.aggs[a].spec.as] = this.aggs[a].finish(s[2][a]);
+    return row;
+  }
+}
+
+// -------------------------------------------------------------------------------- deduplication
+
+class DedupOperator implements StatefulOperator {
+  readonly spec: OperatorStateSpec;
+  readonly runsNoDataBatches: boolean;
+  private readonly columns: string[];
+  private readonly eventCol: string | undefined;
+  private readonly delayMs: number;
+  /** Eviction time is the event-time column of the key itself (dropDuplicates with it in the key). */
+  private readonly keyTimed: boolean;
+
+  constructor(private readonly dd: Extract<StatefulSpec, { kind: 'dedup' }>, cfg: OperatorConfig) {
+    this.columns = dd.columns ? [...dd.columns] : cfg.inputColumns.map((c) => c.name);
+    const [first] = [...cfg.watermarks.entries()].filter(([c]) => cfg.inputColumns.some((x) => x.name === c));
+    this.eventCol = first?.[0];
+    this.delayMs = first?.[1] ?? 0;
+    this.keyTimed = !dd.withinWatermark && this.eventCol !== undefined && this.columns.includes(this.eventCol);
+    this.spec = {
+      operatorId: cfg.operatorId,
+      fixedEviction: !dd.withinWatermark,
+      evictionGranularityMs: Math.max(1000, this.delayMs),
+    };
+    this.runsNoDataBatches = this.eventCol !== undefined;
+  }
+
+  private evictAtOf(row: Row): number | null {
+    if (!this.eventCol) return null;
+    const t = row[this.eventCol] as number | null;
+    if (t === null || t === undefined) return null;
+    if (this.dd.withinWatermark) return t + this.delayMs;
+    return this.keyTimed ? t : null;
+  }
+
+  async process(input: BatchInput, state: StateStore): Promise<OperatorOutput> {
+    const late: Row[] = [];
+    const firsts = new Map<string, { row: Row; evictAt: number | null }>();
+    const ec = this.eventCol;
+    for (const row of input.rows) {
+      if (ec) {
+        const t = row[ec] as number | null;
+        if (t !== null && t !== undefined && t <= input.lateWm) {
+          late.push(row);
+          continue;
+        }
+      }
+      const id = JSON.stringify(this.columns.map((c) => (row[c] ?? null) as Json));
+      if (!firsts.has(id)) firsts.set(id, { row, evictAt: this.evictAtOf(row) });
+    }
+    const version = input.batchId - 1;
+    const stored = firsts.size
+      ? await state.get(this.spec, [...firsts].map(([id, f]) => ({ id, evictAt: this.dd.withinWatermark ? null : f.evictAt })), version)
+      : new Map<string, StateEntry>();
+    const out: Row[] = [];
+    const changes: StateChange[] = [];
+    let delta = 0;
+    const evictWm = input.evictWm;
+    const evicts = ec !== undefined && (this.keyTimed || this.dd.withinWatermark);
+    for (const [id, f] of firsts) {
+      if (stored.has(id)) continue;
+      out.push(f.row);
+      if (evicts && f.evictAt !== null && f.evictAt <= evictWm) continue; // emitted, and already past the watermark
+      changes.push({ key: { id, evictAt: f.evictAt }, value: f.evictAt ?? 1 });
+      delta++;
+    }
+    if (evicts) {
+      for (const e of await state.expired(this.spec, evictWm, version)) {
+        changes.push({ key: e.key, value: null });
+        delta--;
+      }
+    }
+    return { rows: out, changes: changes.sort(byId), late, stateRowsDelta: delta };
+  }
+}

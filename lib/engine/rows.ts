@@ -1,0 +1,78 @@
+/**
+ * Stateless stages (filter, select, withColumn, the watermark's event-time tracking) and the
+ * conversion of internal rows (timestamps in ms) into output rows (ISO strings).
+ */
+import type { OutputRow, Row } from './ports';
+import { outputValue } from './schema';
+import type { ColumnInfo, StatelessStage } from './query';
+
+export interface StageResult {
+  readonly rows: Row[];
+  /** Max event time seen at each watermark stage, by its id. */
+  readonly maxEventTime: Map<string, number>;
+}
+
+/** Runs the stages over a batch. Rows are not mutated: withColumn/select copy. */
+export function applyStages(stages: readonly StatelessStage[], input: readonly Row[]): StageResult {
+  const maxEventTime = new Map<string, number>();
+  if (stages.length === 0) return { rows: input as Row[], maxEventTime };
+  // Fast path for the common shape: only watermarks.
+  if (stages.every((s) => s.kind === 'watermark')) {
+    for (const s of stages) {
+      if (s.kind !== 'watermark') continue;
+      const c = s.column;
+      let max = -Infinity;
+      for (let i = 0; i < input.length; i++) {
+        const t = input[i][c] as number | null;
+        if (t !== null && t !== undefined && t > max) max = t;
+      }
+      if (max !== -Infinity) maxEventTime.set(s.id, max);
+    }
+    return { rows: input as Row[], maxEventTime };
+  }
+  const out: Row[] = [];
+  outer: for (const original of input) {
+    let row = original;
+    for (const s of stages) {
+      switch (s.kind) {
+        case 'filter':
+          if (!s.fn(row)) continue outer;
+          break;
+        case 'select': {
+          const next: Row = {};
+          for (const c of s.columns) next[c] = row[c];
+          row = next;
+          break;
+        }
+        case 'withColumn':
+          row = { ...row, [s.name]: s.fn(row) };
+          break;
+        case 'watermark': {
+          const t = row[s.column] as number | null;
+          if (t !== null && t !== undefined) {
+            const m = maxEventTime.get(s.id);
+            if (m === undefined || t > m) maxEventTime.set(s.id, t);
+          }
+          break;
+        }
+      }
+    }
+    out.push(row);
+  }
+  return { rows: out, maxEventTime };
+}
+
+/** Internal row to output row: timestamps and windows as ISO strings, in the plan's column order. */
+export function toOutputRow(row: Row, columns: readonly ColumnInfo[]): OutputRow {
+  const out: OutputRow = {};
+  for (const c of columns) {
+    const v = row[c.name];
+    if ((c.name === 'window' || c.name === 'session_window') && v && typeof v === 'object') {
+      const w = v as { start: number; end: number };
+      out[c.name] = { start: new Date(w.start).toISOString(), end: new Date(w.end).toISOString() };
+    } else {
+      out[c.name] = outputValue(c.type, v) as OutputRow[string];
+    }
+  }
+  return out;
+}
