@@ -1,2 +1,4 @@
 #!/usr/bin/env node
-console.log("hi", process.argv.slice(2))
+// Launcher: runs the TypeScript CLI through tsx, so `npx sluice` needs no build step.
+require('tsx/cjs');
+require('./sluice.ts');

@@ -372,17 +372,6 @@ export class MicroBatchExecutor {
       stateRows,
       committedAtMs: this.clock.now(),
     };
-    await checkpoint.writeCommit(commit);
-    this.crash.at('after-commit', id);
-
-    p.nextBatchId = id + 1;
-    p.offsets = entry.offsets[0];
-    p.watermarkMs = nextWm;
-    p.lastBatchWatermarkMs = entry.batchWatermarkMs;
-    p.operatorWatermarksMs = opWms;
-    p.stateRows = stateRows;
-    p.hasCommit = true;
-
     const durationMs = this.clock.now() - t0;
     const report: BatchReport = {
       batchId: id,
@@ -398,7 +387,20 @@ export class MicroBatchExecutor {
       stateRows,
       durationMs,
     };
+    // Progress before the commit, so that a batch that committed always has its report (a replay
+    // rewrites it with the same figures).
     await this.writeProgress(queryId, entry, report, read.bytes, staged.maxEventTime);
+    await checkpoint.writeCommit(commit);
+    this.crash.at('after-commit', id);
+
+    p.nextBatchId = id + 1;
+    p.offsets = entry.offsets[0];
+    p.watermarkMs = nextWm;
+    p.lastBatchWatermarkMs = entry.batchWatermarkMs;
+    p.operatorWatermarksMs = opWms;
+    p.stateRows = stateRows;
+    p.hasCommit = true;
+
     if (id > 0 && id % 10 === 0 && id - this.retain > 0) await checkpoint.purge(id - this.retain);
     this.log({ event: 'batch', batchId: id, replay, noData, rowsIn: report.numInputRows, rowsOut: report.numOutputRows, watermark: new Date(entry.batchWatermarkMs).toISOString(), droppedByWatermark: report.droppedByWatermark, deadLetters: report.deadLetters, durationMs });
     return report;

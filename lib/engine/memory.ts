@@ -67,6 +67,9 @@ export class InMemoryCheckpoint implements CheckpointStore {
   async writeProgress(id: number, p: Json) {
     this.progress.set(id, p);
   }
+  async readProgress(id: number) {
+    return this.progress.get(id) ?? null;
+  }
   async purge(keepFrom: number) {
     for (const m of [this.offsets, this.commits, this.progress] as Map<number, unknown>[]) for (const k of [...m.keys()]) if (k < keepFrom) m.delete(k);
   }

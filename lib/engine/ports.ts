@@ -127,6 +127,8 @@ export interface CheckpointStore {
   readCommit(batchId: number): Promise<CommitEntry | null>;
   writeCommit(entry: CommitEntry): Promise<void>;
   writeProgress(batchId: number, progress: Json): Promise<void>;
+  /** The progress report of a batch (null when absent or purged). */
+  readProgress(batchId: number): Promise<Json | null>;
   /** Remove entries of batches below `keepFrom` (offsets, commits, progress, source logs). */
   purge(keepFrom: number): Promise<void>;
   /** A source-private log, e.g. the file list of each batch: `sources/<i>/<name>`. */

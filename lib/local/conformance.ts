@@ -1,0 +1,117 @@
+/**
+ * The conformance runner (FORMAT.md): every case through the code a deployed pipeline runs, the
+ * S3 landing source, the S3 checkpoint, the DynamoDB state store and a recording S3 sink, on the
+ * local AWS stack (or the endpoint configured).
+ *
+ * Each step is one scheduled run: the step's files land under the prefix, then a fresh executor
+ * (nothing kept in memory) runs availableNow. With a crash point, the step's first run crashes
+ * there and the next run finishes; the step's result is then read back from what is durable: the
+ * sink's batch objects, the checkpoint's progress reports and its last commit.
+ */
+import { randomUUID } from 'node:crypto';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { caseToPlan, CaseResult, ConformanceCase, StepResult, stepFiles } from '../engine/case';
+import { CrashInjector, CrashPoint } from '../engine/crash';
+import { InjectedCrash, SluiceError } from '../engine/errors';
+import type { Json, OutputRow, Source } from '../engine/ports';
+import type { QueryPlan } from '../engine/query';
+import type { AwsConnection } from '../aws/config';
+import { buildExecutor, PipelineConfig } from '../aws/pipeline';
+import { S3JsonSink } from '../aws/s3-sink';
+import { ensureBucket, ensureStateTable } from './resources';
+import { createClients } from '../aws/clients';
+
+export interface ConformanceOptions {
+  readonly connection: AwsConnection;
+  readonly crash?: CrashPoint;
+  readonly bucket?: string;
+  readonly stateTable?: string;
+  /** Builds the source for a case when not the S3 landing prefix (e.g. Kinesis). */
+  readonly sourceFactory?: (plan: QueryPlan, caseId: string) => Promise<CaseSource>;
+}
+
+/** A place the runner can put a step's files and a source that reads them. */
+export interface CaseSource {
+  readonly source: Source;
+  put(fileIndex: number, rows: Array<Record<string, unknown>>): Promise<void>;
+}
+
+export async function prepareConformance(conn: AwsConnection, bucket: string, table: string): Promise<void> {
+  const clients = createClients(conn);
+  await Promise.all([ensureBucket(clients.s3, bucket), ensureStateTable(clients.dynamodb, table)]);
+}
+
+function slug(name: string): string {
+  return name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 60);
+}
+
+export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Promise<CaseResult> {
+  let plan: QueryPlan;
+  try {
+    plan = caseToPlan(c, `conf-${slug(c.name)}`.slice(0, 120));
+  } catch (e) {
+    return { name: c.name, error: (e as Error).message };
+  }
+  const bucket = opts.bucket ?? 'sluice-conformance';
+  const table = opts.stateTable ?? 'sluice-conformance-state';
+  const base = `${randomUUID().slice(0, 8)}-${slug(c.name)}`;
+  const cfg: PipelineConfig = {
+    checkpoint: { bucket, prefix: `${base}/checkpoint` },
+    stateTable: table,
+    source: { kind: 's3', bucket, prefix: `${base}/landing` },
+    sink: { kind: 's3', bucket, prefix: `${base}/sink` },
+    deadLetter: { bucket, prefix: `${base}/dead-letter` },
+  };
+  const clients = createClients(opts.connection);
+  const caseSource = opts.sourceFactory ? await opts.sourceFactory(plan, base) : null;
+  const sinkReader = new S3JsonSink({ client: clients.s3, bucket, prefix: cfg.sink.kind === 's3' ? cfg.sink.prefix : '' });
+
+  const steps: StepResult[] = [];
+  let fileNo = 0;
+  let lastCommitted = -1;
+  try {
+    for (const step of c.steps) {
+      for (const rows of stepFiles(step)) {
+        fileNo++;
+        if (caseSource) await caseSource.put(fileNo, rows);
+        else {
+          const key = `${base}/landing/part-${String(fileNo).padStart(6, '0')}.json`;
+          await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: rows.map((r) => JSON.stringify(r)).join('\n') }));
+        }
+      }
+      const build = (crash?: CrashInjector) => buildExecutor(opts.connection, plan, cfg, { crash, source: caseSource?.source });
+      let report;
+      if (opts.crash) {
+        try {
+          await build(new CrashInjector({ point: opts.crash })).executor.run();
+        } catch (e) {
+          if (!(e instanceof InjectedCrash)) throw e;
+        }
+      }
+      const built = build();
+      report = await built.executor.run();
+      // What is durable: the step's batches are those committed since the previous step.
+      const head = await built.checkpoint.head();
+      const batches: Array<{ batchId: number; rows: OutputRow[] }> = [];
+      let dropped = 0;
+      for (let id = lastCommitted + 1; id <= head.latestCommitBatch; id++) {
+        batches.push({ batchId: id, rows: (await sinkReader.readBatch(id)) ?? [] });
+        const progress = (await built.checkpoint.readProgress(id)) as { stateOperators?: Array<{ numRowsDroppedByWatermark?: number }> } | null;
+        dropped += progress?.stateOperators?.[0]?.numRowsDroppedByWatermark ?? 0;
+      }
+      lastCommitted = head.latestCommitBatch;
+      let rows: OutputRow[];
+      if (plan.outputMode === 'complete') {
+        const written = batches.filter((b) => b.rows.length > 0);
+        rows = written.length ? written[written.length - 1].rows : [];
+      } else rows = batches.flatMap((b) => b.rows);
+      steps.push({ rows, watermark: report.watermark, stateRows: report.stateRows, droppedByWatermark: dropped, batches });
+    }
+  } catch (e) {
+    const msg = e instanceof SluiceError ? e.message : `${(e as Error).name}: ${(e as Error).message}`;
+    return { name: c.name, error: msg };
+  }
+  return { name: c.name, steps };
+}
+
+export type { Json };

@@ -1,0 +1,508 @@
+/**
+ * DynamoDbStateStore on DynamoDB Local: versioned reads, crash and replay, tombstones, eviction
+ * lookups for both layouts, batching, and request costs.
+ */
+import {
+  BatchWriteItemCommand,
+  DynamoDBClient,
+  GetItemCommand,
+  QueryCommand,
+} from '@aws-sdk/client-dynamodb';
+import { DynamoDbStateStore, DynamoDbStateStoreOptions } from '../../lib/aws/dynamodb-state-store';
+import { SluiceError } from '../../lib/engine/errors';
+import { Json, OperatorStateSpec, StateChange, StateEntry } from '../../lib/engine/ports';
+import { ensureStateTable } from '../../lib/local/resources';
+import { testClients, uniqueName } from '../helpers/stack';
+
+const MINUTE = 60_000;
+
+// ---------------------------------------------------------------------------------------------
+// Factories
+
+/** A windowed aggregation's operator: evictAt is the window end, fixed per key. */
+const windowOp = (operatorId = 'agg0'): OperatorStateSpec => ({ operatorId, fixedEviction: true, evictionGranularityMs: MINUTE });
+/** A session operator: evictAt moves with the value. */
+const sessionOp = (operatorId = 'session0'): OperatorStateSpec => ({ operatorId, fixedEviction: false, evictionGranularityMs: MINUTE });
+
+const put = (id: string, evictAt: number | null, value: Json): StateChange => ({ key: { id, evictAt }, value });
+const del = (id: string, evictAt: number | null): StateChange => ({ key: { id, evictAt }, value: null });
+const key = (id: string, evictAt: number | null = null) => ({ id, evictAt });
+
+interface Spread {
+  /** evictAt spreads over this many minutes. @default 5 */
+  readonly buckets?: number;
+  /** Every 7th key has no eviction time. @default false */
+  readonly someNull?: boolean;
+}
+
+/** The evictAt of key `k<i>`: a function of i (and of the spread, which moves it for sessions). */
+const evictAtOf = (i: number, spread: Spread = {}): number | null =>
+  spread.someNull && i % 7 === 0 ? null : ((i % (spread.buckets ?? 5)) + 1) * MINUTE + (i % 13) * 1000;
+const idOf = (i: number) => `k${String(i).padStart(3, '0')}`;
+
+/** `n` keys `k000..` with values of batch `batch`. */
+function manyChanges(n: number, batch: number, spread: Spread = {}): StateChange[] {
+  return Array.from({ length: n }, (_, i) => put(idOf(i), evictAtOf(i, spread), { sum: i * 10 + batch, batch }));
+}
+const delK = (i: number, spread: Spread = {}) => del(idOf(i), evictAtOf(i, spread));
+
+/** A comparable snapshot of everything a reader can see at `version`. */
+async function snapshot(store: DynamoDbStateStore, op: OperatorStateSpec, version: number) {
+  const entries = (xs: StateEntry[]) => xs.map((e) => [e.key.id, e.key.evictAt, e.value]);
+  return {
+    all: entries(await store.all(op, version)),
+    count: await store.count(op, version),
+    expired: await Promise.all([0, 2, 3.5, 10].map(async (m) => entries(await store.expired(op, m * MINUTE, version)))),
+  };
+}
+
+/** A client that lets `writesBeforeCrash` BatchWriteItem calls through, then fails every call. */
+function crashingClient(real: DynamoDBClient, writesBeforeCrash: number): DynamoDBClient {
+  let writes = 0;
+  return {
+    send: async (command: unknown) => {
+      if (command instanceof BatchWriteItemCommand && writes++ >= writesBeforeCrash) {
+        throw Object.assign(new Error('injected crash mid-commit'), { name: 'InjectedCrash' });
+      }
+      return real.send(command as never);
+    },
+  } as unknown as DynamoDBClient;
+}
+
+/** A client without network that answers like an empty table and counts calls by command. */
+function fakeClient(table: string, behaviour: { unprocessedOnce?: boolean; throttleOnce?: boolean } = {}) {
+  const calls: Record<string, number> = {};
+  let unprocessed = behaviour.unprocessedOnce ?? false;
+  let throttle = behaviour.throttleOnce ?? false;
+  const client = {
+    send: async (command: { constructor: { name: string }; input: Record<string, any> }) => {
+      const name = command.constructor.name.replace(/Command$/, '');
+      calls[name] = (calls[name] ?? 0) + 1;
+      if (throttle) {
+        throttle = false;
+        throw Object.assign(new Error('slow down'), { name: 'ProvisionedThroughputExceededException', $metadata: { httpStatusCode: 400 } });
+      }
+      switch (name) {
+        case 'GetItem':
+        case 'PutItem':
+          return {};
+        case 'BatchGetItem':
+          return { Responses: { [table]: [] }, UnprocessedKeys: {} };
+        case 'BatchWriteItem': {
+          const reqs = command.input.RequestItems[table];
+          if (unprocessed && reqs.length > 1) {
+            unprocessed = false;
+            return { UnprocessedItems: { [table]: reqs.slice(1) } };
+          }
+          return { UnprocessedItems: {} };
+        }
+        default:
+          throw new Error(`fake client does not serve ${name}`);
+      }
+    },
+  } as unknown as DynamoDBClient;
+  return { client, calls };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+describe('DynamoDbStateStore', () => {
+  let dynamodb: DynamoDBClient;
+  let tableName: string;
+  let now: number;
+  const clock = { now: () => now };
+
+  const newStore = (overrides: Partial<DynamoDbStateStoreOptions> = {}) =>
+    new DynamoDbStateStore({ client: dynamodb, tableName, namespace: uniqueName('q').replace(/#/g, '-'), clock, ...overrides });
+  /** Another instance on the same namespace (a fresh Lambda after a crash): no shared cache. */
+  const reopen = (store: DynamoDbStateStore, overrides: Partial<DynamoDbStateStoreOptions> = {}) =>
+    newStore({ namespace: store.description.split('/').pop()!, ...overrides });
+
+  beforeAll(async () => {
+    dynamodb = testClients().dynamodb;
+    tableName = uniqueName('state');
+    await ensureStateTable(dynamodb, tableName);
+  });
+
+  beforeEach(() => {
+    now = Date.UTC(2024, 0, 1);
+  });
+
+  describe('when batches commit one after another', () => {
+    it('reads each version as it was committed', async () => {
+      const store = newStore();
+      const op = windowOp();
+      await store.commit(op, 0, [put('a', MINUTE, { n: 1 })]);
+      await store.commit(op, 1, [put('a', MINUTE, { n: 2 }), put('b', 2 * MINUTE, { n: 1 })]);
+
+      const at = async (v: number) => Object.fromEntries([...(await store.get(op, [key('a', MINUTE), key('b', 2 * MINUTE)], v))].map(([id, e]) => [id, e.value]));
+      expect(await at(-1)).toEqual({});
+      expect(await at(0)).toEqual({ a: { n: 1 } });
+      expect(await at(1)).toEqual({ a: { n: 2 }, b: { n: 1 } });
+      expect(await store.count(op, 0)).toBe(1);
+      expect(await store.count(op, 1)).toBe(2);
+    });
+
+    it('reads the same through a fresh instance as through the writer', async () => {
+      const store = newStore();
+      const op = sessionOp();
+      await store.commit(op, 0, manyChanges(30, 0));
+      await store.commit(op, 1, manyChanges(20, 1));
+      expect(await snapshot(reopen(store), op, 1)).toEqual(await snapshot(store, op, 1));
+      expect(await snapshot(reopen(store), op, 0)).toEqual(await snapshot(store, op, 0));
+    });
+
+    it('keeps operators of one namespace apart', async () => {
+      const store = newStore();
+      await store.commit(windowOp('agg0'), 0, [put('a', MINUTE, 1)]);
+      await store.commit(windowOp('agg1'), 0, [put('a', MINUTE, 2)]);
+      expect((await store.get(windowOp('agg0'), [key('a', MINUTE)], 0)).get('a')?.value).toBe(1);
+      expect((await store.get(windowOp('agg1'), [key('a', MINUTE)], 0)).get('a')?.value).toBe(2);
+    });
+  });
+
+  describe.each([
+    ['fixed eviction (windows)', windowOp(), { someNull: true }],
+    // Sessions: batch 2 moves eviction times across buckets (and gives the null ones one).
+    ['moving eviction (sessions)', sessionOp(), { buckets: 9 }],
+  ])('when batch N crashes half-way through its state writes, %s', (_layout, op, moved: Spread) => {
+    // Batch 0 and 1 build state; batch 2 rewrites half of it, deletes some and adds keys, over
+    // several BatchWriteItem requests; the crash lets the first request through.
+    const base: Spread = { someNull: true };
+    const batch0 = manyChanges(60, 0, base);
+    const batch1 = [...manyChanges(40, 1, base), delK(50, base), delK(51, base)];
+    const batch2 = [
+      ...manyChanges(30, 2, moved),
+      ...Array.from({ length: 25 }, (_, i) => put(`new${i}`, (i % 4) * MINUTE + 500, { fresh: i })),
+      delK(45, base),
+      delK(46, base),
+    ];
+    const batch3 = [put('k001', evictAtOf(1, moved), { after: 3 }), del('new3', 3 * MINUTE + 500)];
+    const store = { crashFree: null as unknown as DynamoDbStateStore, crashed: null as unknown as DynamoDbStateStore };
+
+    beforeAll(async () => {
+      store.crashFree = newStore({ maxConcurrency: 1 });
+      store.crashed = newStore({ maxConcurrency: 1 });
+      for (const s of [store.crashFree, store.crashed]) {
+        await s.commit(op, 0, batch0);
+        await s.commit(op, 1, batch1);
+      }
+      await store.crashFree.commit(op, 2, batch2);
+    });
+
+    it('a replay reads version N-1, not the partial writes, and ends equal to a crash-free run', async () => {
+      const before = await snapshot(store.crashed, op, 1);
+      const dying = reopen(store.crashed, { client: crashingClient(dynamodb, 1), maxConcurrency: 1 });
+      await dying.get(op, batch2.map((c) => c.key), 1);
+      await expect(dying.commit(op, 2, batch2)).rejects.toThrow(/injected crash/);
+
+      // The next run: a fresh instance reads N-1 exactly as before the crash.
+      const replay = reopen(store.crashed);
+      expect(await snapshot(replay, op, 1)).toEqual(before);
+      const seen = await replay.get(op, batch2.map((c) => c.key), 1);
+      expect([...seen.keys()].sort()).toEqual(batch2.map((c) => c.key.id).filter((id) => !id.startsWith('new')).sort());
+
+      await replay.commit(op, 2, batch2);
+      expect(await snapshot(replay, op, 2)).toEqual(await snapshot(store.crashFree, op, 2));
+      expect(await snapshot(replay, op, 1)).toEqual(await snapshot(store.crashFree, op, 1));
+
+      // And the batch after it builds on the same state.
+      await replay.commit(op, 3, batch3);
+      await store.crashFree.commit(op, 3, batch3);
+      expect(await snapshot(replay, op, 3)).toEqual(await snapshot(store.crashFree, op, 3));
+      expect(await snapshot(replay, op, 2)).toEqual(await snapshot(store.crashFree, op, 2));
+    });
+  });
+
+  describe('when a batch commits part of its changes and is replayed with all of them', () => {
+    it.each([
+      ['fixed eviction', windowOp(), {}],
+      ['moving eviction', sessionOp(), { buckets: 3 }],
+    ])('ends equal to a crash-free run (%s)', async (_layout, op, moved: Spread) => {
+      // The executor's mid-state crash point: commit(N, first half) completes, then the run dies.
+      const changes0 = manyChanges(40, 0);
+      const changes1 = [...manyChanges(40, 1, moved).filter((c) => c.key.id !== idOf(7)), delK(7), put('x', 4 * MINUTE, 'x')];
+      const crashFree = newStore();
+      const crashed = newStore();
+      for (const s of [crashFree, crashed]) await s.commit(op, 0, changes0);
+      await crashFree.commit(op, 1, changes1);
+
+      await crashed.commit(op, 1, changes1.slice(0, Math.ceil(changes1.length / 2)));
+      const replay = reopen(crashed);
+      expect(await snapshot(replay, op, 0)).toEqual(await snapshot(crashFree, op, 0));
+      await replay.commit(op, 1, changes1);
+      expect(await snapshot(replay, op, 1)).toEqual(await snapshot(crashFree, op, 1));
+    });
+  });
+
+  describe('when a key is deleted', () => {
+    it('writes a tombstone with a TTL, keeps the old value readable at N-1, and can bring the key back', async () => {
+      const store = newStore({ ttlSeconds: 3600 });
+      const op = windowOp();
+      await store.commit(op, 0, [put('a', MINUTE, { n: 1 }), put('b', MINUTE, { n: 1 })]);
+      await store.commit(op, 1, [del('a', MINUTE)]);
+
+      expect((await store.get(op, [key('a', MINUTE)], 0)).get('a')?.value).toEqual({ n: 1 });
+      expect((await store.get(op, [key('a', MINUTE)], 1)).has('a')).toBe(false);
+      expect(await store.count(op, 0)).toBe(2);
+      expect(await store.count(op, 1)).toBe(1);
+      expect((await store.all(op, 1)).map((e) => e.key.id)).toEqual(['b']);
+
+      const raw = await rawItems(store, op, 'a');
+      expect(raw).toHaveLength(1);
+      expect(raw[0].d?.BOOL).toBe(true);
+      expect(Number(raw[0].ttl?.N)).toBe(now / 1000 + 3600);
+
+      await store.commit(op, 2, [put('a', MINUTE, { n: 3 })]);
+      expect((await store.get(op, [key('a', MINUTE)], 2)).get('a')?.value).toEqual({ n: 3 });
+      expect((await store.get(op, [key('a', MINUTE)], 1)).has('a')).toBe(false);
+      const back = await rawItems(store, op, 'a');
+      expect(back[0].ttl).toBeUndefined();
+      expect(back[0].d).toBeUndefined();
+      expect(await store.count(op, 2)).toBe(2);
+    });
+
+    it('ignores deleting a key that does not exist', async () => {
+      const store = newStore();
+      const op = sessionOp();
+      await store.commit(op, 0, [del('ghost', null)]);
+      expect(await store.count(op, 0)).toBe(0);
+      expect(await store.all(op, 0)).toEqual([]);
+    });
+
+    /** Raw items of `id` in every partition of the operator (the test knows the layout). */
+    async function rawItems(store: DynamoDbStateStore, op: OperatorStateSpec, id: string) {
+      const ns = store.description.split('/').pop();
+      const out = [];
+      for (let shard = 0; shard < 4; shard++) {
+        const res = await dynamodb.send(
+          new GetItemCommand({ TableName: tableName, Key: { pk: { S: `${ns}#${op.operatorId}#t#1#${shard}` }, sk: { S: id } }, ConsistentRead: true }),
+        );
+        if (res.Item) out.push(res.Item);
+      }
+      return out;
+    }
+  });
+
+  describe('when the watermark passes keys with fixed eviction times', () => {
+    const op = windowOp();
+    const ends = [MINUTE, MINUTE + 1, 2 * MINUTE - 1, 2 * MINUTE, 2 * MINUTE + 30_000, 3 * MINUTE, 10 * MINUTE];
+    const changes = [...ends.map((e) => put(`w${e}`, e, { end: e })), put('forever', null, 'no watermark')];
+
+    it('expired() returns exactly the keys with evictAt <= watermark', async () => {
+      const store = newStore();
+      await store.commit(op, 0, changes);
+      for (const wm of [0, MINUTE, 2 * MINUTE - 1, 2 * MINUTE, 2 * MINUTE + 29_999, 3 * MINUTE, 100 * MINUTE]) {
+        const got = (await store.expired(op, wm, 0)).map((e) => e.key.id);
+        expect(got).toEqual(ends.filter((e) => e <= wm).map((e) => `w${e}`).sort());
+      }
+    });
+
+    it('does not return keys evicted by the batch being read', async () => {
+      const store = newStore();
+      await store.commit(op, 0, changes);
+      const evicted = await store.expired(op, 2 * MINUTE, 0);
+      await store.commit(op, 1, evicted.map((e) => ({ key: e.key, value: null })));
+      expect(await store.expired(op, 2 * MINUTE, 1)).toEqual([]);
+      expect((await store.expired(op, 2 * MINUTE, 0)).map((e) => e.key.id)).toEqual(evicted.map((e) => e.key.id));
+      expect(await store.count(op, 1)).toBe(changes.length - evicted.length);
+    });
+
+    it('queries only the buckets at or below the watermark', async () => {
+      const store = newStore({ shards: 2 });
+      await store.commit(op, 0, changes);
+      const before = store.stats().readRequests;
+      await store.expired(op, MINUTE, 0);
+      // 1 directory read + 2 shards of bucket 1 (bucket 0 holds nothing: not in the directory).
+      expect(store.stats().readRequests - before).toBe(1 + 2);
+    });
+  });
+
+  describe('when the watermark passes keys whose eviction time moves (sessions)', () => {
+    const op = sessionOp();
+
+    it('expired() follows a key whose evictAt moved, at the new version and at the old one', async () => {
+      const store = newStore();
+      await store.commit(op, 0, [
+        put('stays-early', MINUTE, 1),
+        put('moves-later', MINUTE + 10, 2),
+        put('moves-earlier', 20 * MINUTE, 3),
+        put('within-bucket', 2 * MINUTE + 10, 4),
+        put('no-time', null, 5),
+      ]);
+      await store.commit(op, 1, [
+        put('moves-later', 20 * MINUTE, 22),
+        put('moves-earlier', 30_000, 33),
+        put('within-bucket', 2 * MINUTE + 50_000, 44),
+        put('gets-time', MINUTE, 6),
+      ]);
+      const ids = async (wm: number, v: number) => (await store.expired(op, wm, v)).map((e) => [e.key.id, e.key.evictAt]);
+
+      expect(await ids(2 * MINUTE, 0)).toEqual([['moves-later', MINUTE + 10], ['stays-early', MINUTE]]);
+      expect(await ids(2 * MINUTE, 1)).toEqual([['gets-time', MINUTE], ['moves-earlier', 30_000], ['stays-early', MINUTE]]);
+      expect(await ids(2 * MINUTE + 10, 0)).toEqual([['moves-later', MINUTE + 10], ['stays-early', MINUTE], ['within-bucket', 2 * MINUTE + 10]]);
+      expect(await ids(2 * MINUTE + 10, 1)).toEqual([['gets-time', MINUTE], ['moves-earlier', 30_000], ['stays-early', MINUTE]]);
+      expect(await ids(Number.MAX_SAFE_INTEGER, 1)).toHaveLength(5);
+      expect(await store.count(op, 1)).toBe(6);
+      expect((await store.get(op, [key('moves-earlier')], 1)).get('moves-earlier')).toEqual({ key: key('moves-earlier', 30_000), value: 33 });
+      expect((await store.get(op, [key('moves-earlier')], 0)).get('moves-earlier')).toEqual({ key: key('moves-earlier', 20 * MINUTE), value: 3 });
+    });
+
+    it('stops finding a key once it is deleted or loses its eviction time', async () => {
+      const store = newStore();
+      await store.commit(op, 0, [put('a', MINUTE, 1), put('b', MINUTE, 2)]);
+      await store.commit(op, 1, [del('a', null), put('b', null, 2)]);
+      expect(await store.expired(op, 5 * MINUTE, 1)).toEqual([]);
+      expect((await store.expired(op, 5 * MINUTE, 0)).map((e) => e.key.id)).toEqual(['a', 'b']);
+      expect(await store.count(op, 1)).toBe(1);
+    });
+  });
+
+  describe('when a batch touches more keys than one request carries', () => {
+    it.each([
+      ['fixed eviction', windowOp()],
+      ['moving eviction', sessionOp()],
+    ])('reads and writes them all over several requests (%s)', async (_layout, op) => {
+      const writer = newStore();
+      const changes = manyChanges(250, 0, { buckets: 20, someNull: true });
+      await writer.commit(op, 0, changes);
+      expect(writer.stats().writeRequests).toBeGreaterThanOrEqual(Math.ceil(250 / 25) + 1);
+
+      const reader = reopen(writer);
+      const got = await reader.get(op, changes.map((c) => c.key), 0);
+      expect(got.size).toBe(250);
+      for (const c of changes) expect(got.get(c.key.id)).toEqual({ key: c.key, value: c.value });
+      expect(reader.stats().readRequests).toBeGreaterThanOrEqual(1 + Math.ceil(250 / 100));
+      expect(await reader.count(op, 0)).toBe(250);
+      expect(await reader.all(op, 0)).toHaveLength(250);
+    });
+
+    it('costs ceil(K/25) + 1 write requests for K new keys', async () => {
+      for (const k of [1, 25, 26, 130]) {
+        const store = newStore();
+        await store.commit(windowOp(), 0, manyChanges(k, 0));
+        expect(store.stats().writeRequests).toBe(Math.ceil(k / 25) + 1);
+        expect(store.stats().writes).toBe(k + 1);
+      }
+    });
+
+    it('reads nothing again at commit for keys it read in the same batch', async () => {
+      const store = newStore();
+      const op = windowOp();
+      const changes = manyChanges(50, 0);
+      await store.commit(op, 0, changes);
+      const readsBefore = store.stats().readRequests;
+      await store.get(op, changes.map((c) => c.key), 0);
+      const afterGet = store.stats().readRequests;
+      await store.commit(op, 1, changes.map((c) => put(c.key.id, c.key.evictAt, 'next')));
+      // The commit reads only the directory.
+      expect(store.stats().readRequests - afterGet).toBe(1);
+      expect(afterGet - readsBefore).toBe(1);
+    });
+  });
+
+  describe('when a value is large', () => {
+    it('stores values above the compression threshold gzipped and reads them back', async () => {
+      const store = newStore({ compressAboveBytes: 1024 });
+      const op = windowOp();
+      const big = { rows: Array.from({ length: 5000 }, (_, i) => `row-${i}`) };
+      await store.commit(op, 0, [put('big', MINUTE, big)]);
+      expect((await reopen(store).get(op, [key('big', MINUTE)], 0)).get('big')?.value).toEqual(big);
+    });
+
+    it('refuses a value above the DynamoDB item limit, naming the key and the limit', async () => {
+      const store = newStore({ compressAboveBytes: 10_000_000 });
+      const op = windowOp();
+      const huge = 'x'.repeat(410 * 1024);
+      const err = await store.commit(op, 0, [put('huge', MINUTE, huge)]).catch((e) => e);
+      expect(err).toBeInstanceOf(SluiceError);
+      expect(err.message).toMatch(/`huge`/);
+      expect(err.message).toMatch(/409600 bytes/);
+      expect(err.details).toMatchObject({ key: 'huge', limitBytes: 409600 });
+    });
+  });
+
+  describe('when the stored state does not match the store', () => {
+    it('refuses another shard count for an existing namespace', async () => {
+      const store = newStore();
+      await store.commit(windowOp(), 0, [put('a', MINUTE, 1)]);
+      await expect(reopen(store, { shards: 8 }).get(windowOp(), [key('a', MINUTE)], 0)).rejects.toThrow(/shards=4.*shards=8/);
+    });
+
+    it('refuses to commit a batch older than the stored state', async () => {
+      const store = newStore();
+      await store.commit(windowOp(), 5, [put('a', MINUTE, 1)]);
+      await expect(store.commit(windowOp(), 3, [put('a', MINUTE, 2)])).rejects.toThrow(/already at version 5, ahead of batch 3/);
+    });
+
+    it('refuses a directory changed by another writer during the commit', async () => {
+      const store = newStore();
+      const op = windowOp();
+      await store.commit(op, 0, [put('a', MINUTE, 1)]);
+      const other = reopen(store);
+      // Interleave: `other` commits batch 1 between this store's directory read and its write.
+      const interleaving = {
+        send: async (command: unknown) => {
+          if (command instanceof BatchWriteItemCommand) await other.commit(op, 1, [put('b', MINUTE, 2)]);
+          return dynamodb.send(command as never);
+        },
+      } as unknown as DynamoDBClient;
+      await expect(reopen(store, { client: interleaving }).commit(op, 2, [put('c', MINUTE, 3)])).rejects.toThrow(/another run writes the same namespace/);
+    });
+  });
+
+  describe('request handling (fake client, no network)', () => {
+    const table = 'fake-table';
+    const fakeStore = (client: DynamoDBClient) =>
+      new DynamoDbStateStore({ client, tableName: table, namespace: 'q1', baseDelayMs: 1, maxDelayMs: 2 });
+
+    it.each([0, 1, 24, 25, 26, 99, 251])('a batch touching %i keys costs ceil(K/25) + 1 write requests', async (k) => {
+      const { client, calls } = fakeClient(table);
+      const store = fakeStore(client);
+      await store.commit(windowOp(), 0, manyChanges(k, 0));
+      expect(calls.BatchWriteItem ?? 0).toBe(Math.ceil(k / 25));
+      expect(calls.PutItem).toBe(1);
+      expect(store.stats().writeRequests).toBe(Math.ceil(k / 25) + 1);
+      // Reads: the directory plus ceil(K/100) BatchGetItem for the keys' current items.
+      expect(store.stats().readRequests).toBe(1 + Math.ceil(k / 100));
+    });
+
+    it('retries unprocessed items with backoff', async () => {
+      const { client, calls } = fakeClient(table, { unprocessedOnce: true });
+      const store = fakeStore(client);
+      await store.commit(windowOp(), 0, manyChanges(10, 0));
+      expect(calls.BatchWriteItem).toBe(2);
+      expect(store.stats()).toMatchObject({ writes: 11, retries: 1 });
+    });
+
+    it('retries throttling and wraps other errors with their cause', async () => {
+      const { client, calls } = fakeClient(table, { throttleOnce: true });
+      const store = fakeStore(client);
+      await store.commit(windowOp(), 0, [put('a', MINUTE, 1)]);
+      expect(calls.GetItem).toBe(2);
+
+      const failing = { send: async () => Promise.reject(Object.assign(new Error('no such table'), { name: 'ResourceNotFoundException' })) } as unknown as DynamoDBClient;
+      const err = await fakeStore(failing).count(windowOp(), 0).catch((e) => e);
+      expect(err).toBeInstanceOf(SluiceError);
+      expect(err.retriable).toBe(false);
+      expect(err.message).toMatch(/ResourceNotFoundException.*ensureStateTable/);
+      expect(err.cause?.name).toBe('ResourceNotFoundException');
+    });
+  });
+
+  it('leaves no item of a namespace outside its partitions', async () => {
+    // Sanity check on the layout: every partition key starts with namespace#operator#.
+    const store = newStore();
+    const op = sessionOp();
+    await store.commit(op, 0, [put('a', MINUTE, 1), put('b', null, 2)]);
+    const ns = store.description.split('/').pop();
+    const dir = await dynamodb.send(
+      new QueryCommand({ TableName: tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: `${ns}#${op.operatorId}#dir` } } }),
+    );
+    expect(dir.Items).toHaveLength(1);
+    const index = await dynamodb.send(
+      new QueryCommand({ TableName: tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: `${ns}#${op.operatorId}#i#1` } } }),
+    );
+    expect(index.Items?.map((i) => i.sk.S)).toEqual(['a']);
+  });
+});

@@ -1,0 +1,376 @@
+/**
+ * S3LandingSource on the local stack's S3: discovery in key order, rate limits, the per-batch file
+ * log and what a replay reads, gzip, dead letters, request costs.
+ */
+import { gzipSync } from 'node:zlib';
+import { DeleteObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { S3CheckpointStore } from '../../lib/aws/s3-checkpoint';
+import { S3LandingSource, type S3LandingSourceOptions } from '../../lib/aws/s3-landing-source';
+import { DataLossError } from '../../lib/engine/errors';
+import type { BatchLimits, Json } from '../../lib/engine/ports';
+import { parseSchema } from '../../lib/engine/schema';
+import { ensureBucket } from '../../lib/local/resources';
+import { testClients, uniqueName } from '../helpers/stack';
+
+const { s3 } = testClients();
+const schema = parseSchema('user STRING, event_time TIMESTAMP, amount DOUBLE');
+let bucket: string;
+
+beforeAll(async () => {
+  bucket = uniqueName('sluice-landing').toLowerCase();
+  await ensureBucket(s3, bucket);
+});
+
+// ---- factories -------------------------------------------------------------------------------
+
+interface Fixture {
+  readonly landing: string;
+  readonly checkpoint: S3CheckpointStore;
+  source(opts?: Partial<S3LandingSourceOptions>): S3LandingSource;
+  put(name: string, body: string | Buffer, opts?: { contentEncoding?: string }): Promise<string>;
+}
+
+/** A fresh landing prefix and checkpoint; `source()` builds a new instance (a new run) each call. */
+function fixture(): Fixture {
+  const landing = `landing/${uniqueName('src')}`;
+  const checkpoint = new S3CheckpointStore({ client: s3, bucket, prefix: `checkpoints/${uniqueName('q')}`, conditionalWrites: false });
+  return {
+    landing,
+    checkpoint,
+    source: (opts = {}) => new S3LandingSource({ client: s3, bucket, prefix: landing, schema, checkpoint, ...opts }),
+    put: async (name, body, opts = {}) => {
+      const key = `${landing}/${name}`;
+      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: typeof body === 'string' ? Buffer.from(body) : body, ContentEncoding: opts.contentEncoding }));
+      return key;
+    },
+  };
+}
+
+function event(user: string, second: number, amount = 1): string {
+  return JSON.stringify({ user, event_time: `2026-03-01 10:00:${String(second).padStart(2, '0')}`, amount });
+}
+
+function lines(...ls: string[]): string {
+  return `${ls.join('\n')}\n`;
+}
+
+/** Files named `00.json`, `01.json`, ... with one event each (user u<i>). */
+async function putNumbered(f: Fixture, count: number, from = 0): Promise<string[]> {
+  const keys: string[] = [];
+  for (let i = from; i < from + count; i++) keys.push(await f.put(`${String(i).padStart(2, '0')}.json`, lines(event(`u${i}`, i))));
+  return keys;
+}
+
+function users(rows: { user?: unknown }[]): unknown[] {
+  return rows.map((r) => r.user);
+}
+
+/** Plans batches from `start` to `target` as the executor does, returning each batch's end. */
+async function planAll(src: S3LandingSource, target: Json, limits: BatchLimits, start: Json | null = null): Promise<Json[]> {
+  const ends: Json[] = [];
+  for (let id = 0, cur = start; ; id++) {
+    const end = await src.planBatch(id, cur, target, limits);
+    if (end === null) return ends;
+    ends.push(end);
+    cur = end;
+  }
+}
+
+function lastKey(o: Json | null): string {
+  return (o as { lastKey: string }).lastKey;
+}
+
+// ---- scenarios --------------------------------------------------------------------------------
+
+describe('when the landing prefix is empty', () => {
+  it('has no latest offset, nothing to plan and no backlog', async () => {
+    const f = fixture();
+    const src = f.source();
+    await expect(src.latestOffset(null)).resolves.toBeNull();
+    await expect(src.backlog(null, null)).resolves.toBe(0);
+  });
+});
+
+describe('when files arrive in key order', () => {
+  it('one run lists once, plans from the listing and reads rows in file then line order', async () => {
+    const f = fixture();
+    await f.put('2026/03/01/10/a.json', lines(event('a1', 1), event('a2', 2)));
+    await f.put('2026/03/01/10/b.json', lines(event('b1', 3)));
+    await f.put('2026/03/01/11/a.json', lines(event('c1', 4), event('c2', 5)));
+    const src = f.source();
+
+    const target = await src.latestOffset(null);
+    expect(target).toEqual({ lastKey: `${f.landing}/2026/03/01/11/a.json` });
+    await expect(src.backlog(null, target)).resolves.toBe(3);
+    const end = await src.planBatch(0, null, target!, {});
+    expect(end).toEqual(target);
+    const result = await src.read(0, null, end!);
+
+    expect(users(result.rows)).toEqual(['a1', 'a2', 'b1', 'c1', 'c2']);
+    expect(result.rows[0]).toEqual({ user: 'a1', event_time: Date.UTC(2026, 2, 1, 10, 0, 1), amount: 1 });
+    expect(result.deadLetters).toEqual([]);
+    expect(result.bytes).toBeGreaterThan(0);
+    // 1 LIST (latestOffset) + 3 GETs; planBatch and read add no LIST, read no GET of the log it just wrote.
+    expect(src.stats()).toMatchObject({ lists: 1, gets: 3, requests: 4 });
+    expect(f.checkpoint.stats()).toMatchObject({ puts: 1, gets: 0 });
+  });
+
+  it('the next run starts after the last key and lists only what is new', async () => {
+    const f = fixture();
+    await putNumbered(f, 3);
+    const first = f.source();
+    const end = await first.planBatch(0, null, (await first.latestOffset(null))!, {});
+    await putNumbered(f, 2, 3);
+
+    const second = f.source();
+    const target = await second.latestOffset(end);
+    await expect(second.backlog(end, target)).resolves.toBe(2);
+    const end1 = await second.planBatch(1, end, target!, {});
+    expect(users((await second.read(1, end, end1!)).rows)).toEqual(['u3', 'u4']);
+    await expect(second.planBatch(2, end1, target!, {})).resolves.toBeNull();
+    expect(second.stats().lists).toBe(1);
+  });
+
+  it('with nothing new, latestOffset returns the start and planBatch returns null', async () => {
+    const f = fixture();
+    const [k] = await putNumbered(f, 1);
+    const src = f.source();
+    await expect(src.latestOffset({ lastKey: k })).resolves.toEqual({ lastKey: k });
+    await expect(src.planBatch(0, { lastKey: k }, { lastKey: k }, {})).resolves.toBeNull();
+  });
+});
+
+describe('when a run is rate-limited', () => {
+  it('maxFilesPerTrigger caps the files of each batch and each batch logs its file list', async () => {
+    const f = fixture();
+    const keys = await putNumbered(f, 5);
+    const src = f.source();
+    const target = await src.latestOffset(null);
+
+    const ends = await planAll(src, target!, { maxFilesPerTrigger: 2 });
+    expect(ends.map(lastKey)).toEqual([keys[1], keys[3], keys[4]]);
+    const log = JSON.parse((await f.checkpoint.readSourceLog(0, '1'))!);
+    expect(log.files.map((x: { key: string }) => x.key)).toEqual([keys[2], keys[3]]);
+    expect(log.files[0]).toEqual({ key: keys[2], size: expect.any(Number), etag: expect.stringMatching(/^"[0-9a-f]+"$/) });
+    expect(log).toMatchObject({ batchId: 1, start: { lastKey: keys[1] }, end: { lastKey: keys[3] } });
+    expect(src.stats().lists).toBe(1);
+  });
+
+  it('maxBytesPerTrigger caps the cumulative size, taking at least one file even when it is bigger', async () => {
+    const f = fixture();
+    const small = lines(event('s', 1)); // ~60 bytes
+    const big = lines(...Array.from({ length: 20 }, (_, i) => event(`big${i}`, i)));
+    await f.put('0.json', small);
+    const k1 = await f.put('1.json', small);
+    const k2 = await f.put('2.json', big);
+    const k3 = await f.put('3.json', small);
+    const src = f.source();
+    const target = await src.latestOffset(null);
+
+    const ends = await planAll(src, target!, { maxBytesPerTrigger: Buffer.byteLength(small) * 2 + 10 });
+    expect(ends.map(lastKey)).toEqual([k1, k2, k3]);
+  });
+
+  it('both limits apply together', async () => {
+    const f = fixture();
+    const keys = await putNumbered(f, 4);
+    const src = f.source();
+    const ends = await planAll(src, (await src.latestOffset(null))!, { maxFilesPerTrigger: 3, maxBytesPerTrigger: 1 });
+    expect(ends.map(lastKey)).toEqual(keys);
+  });
+});
+
+describe('when a batch is replayed after a crash', () => {
+  it('a new run reads exactly the logged files, even after new files arrived, ones sorting inside the range included', async () => {
+    const f = fixture();
+    await f.put('b.json', lines(event('b', 1)));
+    await f.put('d.json', lines(event('d', 2)));
+    const first = f.source();
+    const end = await first.planBatch(0, null, (await first.latestOffset(null))!, {});
+    // crash here: offsets/0 written, batch 0 never committed. Meanwhile:
+    await f.put('c.json', lines(event('c-late', 3))); // sorts inside (null, d.json]
+    await f.put('e.json', lines(event('e', 4)));
+
+    const replay = f.source();
+    const result = await replay.read(0, null, end!);
+    expect(users(result.rows)).toEqual(['b', 'd']);
+    // 1 GET of the file log (checkpoint) + 2 file GETs, no LIST.
+    expect(replay.stats()).toMatchObject({ lists: 0, gets: 2 });
+  });
+
+  it('without a file log (an older checkpoint) it lists (start, end] again', async () => {
+    const f = fixture();
+    const keys = await putNumbered(f, 3);
+    const src = f.source();
+    const result = await src.read(7, { lastKey: keys[0] }, { lastKey: keys[2] });
+    expect(users(result.rows)).toEqual(['u1', 'u2']);
+    expect(src.stats()).toMatchObject({ lists: 1, gets: 2 });
+  });
+
+  it('a logged file that is gone from S3 fails with DataLossError naming the key', async () => {
+    const f = fixture();
+    const keys = await putNumbered(f, 2);
+    const first = f.source();
+    const end = await first.planBatch(0, null, (await first.latestOffset(null))!, {});
+    await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: keys[1] }));
+
+    const attempt = f.source().read(0, null, end!);
+    await expect(attempt).rejects.toThrow(DataLossError);
+    await expect(attempt).rejects.toThrow(new RegExp(`${keys[1]} of batch 0 is gone from S3 .*Restore the object`));
+  });
+
+  it('a logged file that was replaced fails with DataLossError: landing files must be immutable', async () => {
+    const f = fixture();
+    const [k] = await putNumbered(f, 1);
+    const first = f.source();
+    const end = await first.planBatch(0, null, (await first.latestOffset(null))!, {});
+    await f.put('00.json', lines(event('changed', 9)));
+
+    await expect(f.source().read(0, null, end!)).rejects.toThrow(new RegExp(`${k} of batch 0 changed since the batch was planned`));
+  });
+});
+
+describe('when files are gzipped', () => {
+  it('reads keys ending in .gz and objects stored with Content-Encoding gzip', async () => {
+    const f = fixture();
+    await f.put('1.json.gz', gzipSync(lines(event('gz1', 1), event('gz2', 2))));
+    await f.put('2.json', gzipSync(lines(event('enc', 3))), { contentEncoding: 'gzip' });
+    await f.put('3.json.gz', lines(event('plain-despite-name', 4)));
+    const src = f.source();
+    const end = await src.planBatch(0, null, (await src.latestOffset(null))!, {});
+    const result = await src.read(0, null, end!);
+    expect(users(result.rows)).toEqual(['gz1', 'gz2', 'enc', 'plain-despite-name']);
+  });
+
+  it('damaged gzip data becomes a dead letter for the file and the run goes on', async () => {
+    const f = fixture();
+    const bad = gzipSync(lines(event('x', 1))).subarray(0, 12);
+    const badKey = await f.put('1.json.gz', bad);
+    await f.put('2.json', lines(event('ok', 2)));
+    const src = f.source();
+    const end = await src.planBatch(0, null, (await src.latestOffset(null))!, {});
+    const result = await src.read(0, null, end!);
+    expect(users(result.rows)).toEqual(['ok']);
+    expect(result.deadLetters).toEqual([{ source: { file: badKey }, raw: '', reason: expect.stringMatching(/gzip data is damaged/) }]);
+  });
+});
+
+describe('when lines are bad', () => {
+  it('a malformed line, a missing field and a bad timestamp become dead letters with file and line, the rest are rows', async () => {
+    const f = fixture();
+    const body =
+      `${event('ok1', 1)}\r\n` + // CRLF tolerated
+      '\n' + // empty line 2: skipped, still counted
+      '{"user":"broken",\n' + // line 3
+      '{"user":"nofield","amount":1}\n' + // line 4
+      '   \n' + // blank line 5
+      '{"user":"badts","event_time":"yesterday","amount":1}\n' + // line 6
+      `${event('ok2', 7)}`; // line 7, no final newline
+    const key = await f.put('mixed.json', body);
+    const src = f.source();
+    const end = await src.planBatch(0, null, (await src.latestOffset(null))!, {});
+    const result = await src.read(0, null, end!);
+
+    expect(users(result.rows)).toEqual(['ok1', 'ok2']);
+    expect(result.deadLetters).toEqual([
+      { source: { file: key, line: 3 }, raw: '{"user":"broken",', reason: expect.stringMatching(/^malformed JSON/) },
+      { source: { file: key, line: 4 }, raw: '{"user":"nofield","amount":1}', reason: expect.stringMatching(/column event_time \(TIMESTAMP\) is missing/) },
+      { source: { file: key, line: 6 }, raw: '{"user":"badts","event_time":"yesterday","amount":1}', reason: expect.stringMatching(/column event_time \(TIMESTAMP\) has string "yesterday"/) },
+    ]);
+  });
+});
+
+describe('when the prefix holds more than data files', () => {
+  it('skips directory markers and zero-byte objects', async () => {
+    const f = fixture();
+    await f.put('2026/', '');
+    await f.put('2026/a.json', lines(event('a', 1)));
+    await f.put('2026/b.json', '');
+    const src = f.source();
+    const target = await src.latestOffset(null);
+    await expect(src.backlog(null, target)).resolves.toBe(1);
+    expect(lastKey(target)).toBe(`${f.landing}/2026/a.json`);
+  });
+
+  it('with suffixFilter, takes only matching keys', async () => {
+    const f = fixture();
+    await f.put('a.json', lines(event('a', 1)));
+    await f.put('b.json.gz', gzipSync(lines(event('b', 2))));
+    await f.put('c.csv', 'user,amount\n');
+    await f.put('d._SUCCESS', 'x');
+    const src = f.source({ suffixFilter: ['.json', '.json.gz'] });
+    const end = await src.planBatch(0, null, (await src.latestOffset(null))!, {});
+    expect(users((await src.read(0, null, end!)).rows)).toEqual(['a', 'b']);
+  });
+
+  it('does not read a sibling prefix that shares the name as a string prefix', async () => {
+    const f = fixture();
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: `${f.landing}-other/x.json`, Body: Buffer.from(lines(event('other', 1))) }));
+    await expect(f.source().latestOffset(null)).resolves.toBeNull();
+  });
+});
+
+describe('when a key arrives that sorts before the last processed key', () => {
+  it('is not picked up (producers must use time-ordered names)', async () => {
+    const f = fixture();
+    await f.put('2026/03/01/11/x.json', lines(event('later-hour', 1)));
+    const first = f.source();
+    const end = await first.planBatch(0, null, (await first.latestOffset(null))!, {});
+    await f.put('2026/03/01/10/y.json', lines(event('earlier-hour', 2)));
+
+    await expect(f.source().latestOffset(end)).resolves.toEqual(end);
+  });
+});
+
+describe('when a listing spans several pages', () => {
+  it('pages with StartAfter and sees every file', async () => {
+    const f = fixture();
+    const keys = await putNumbered(f, 7);
+    const src = f.source({ client: paging(), listPageSize: 3 });
+    const target = await src.latestOffset(null);
+    expect(lastKey(target)).toBe(keys[6]);
+    await expect(src.backlog(null, target)).resolves.toBe(7);
+    expect(src.stats().lists).toBe(3);
+  });
+});
+
+describe('when options are wrong', () => {
+  it('an empty suffixFilter is refused at construction', () => {
+    expect(() => fixture().source({ suffixFilter: [] })).toThrow(/suffixFilter \[\] must be a non-empty list/);
+  });
+
+  it('an offset of another source kind is refused with the remedy', async () => {
+    await expect(fixture().source().latestOffset({ shardId: 'x' } as Json)).rejects.toThrow(/is not an S3 landing offset .*new checkpoint prefix/);
+  });
+});
+
+describe('when a file is large', () => {
+  it('reads 20k lines in order', async () => {
+    const f = fixture();
+    const n = 20_000;
+    const body = Array.from({ length: n }, (_, i) => JSON.stringify({ user: `u${i}`, event_time: 1_772_000_000 + i, amount: i })).join('\n');
+    await f.put('big.json', body);
+    const src = f.source();
+    const end = await src.planBatch(0, null, (await src.latestOffset(null))!, {});
+    const { rows, deadLetters } = await src.read(0, null, end!);
+    expect(rows).toHaveLength(n);
+    expect(deadLetters).toHaveLength(0);
+    expect(rows[n - 1]).toEqual({ user: `u${n - 1}`, event_time: (1_772_000_000 + n - 1) * 1000, amount: n - 1 });
+  });
+});
+
+/** Serves listings `MaxKeys` at a time (s3rver cannot: its continuation tokens need OpenSSL's legacy DES). */
+function paging(): S3Client {
+  return {
+    send: async (command: unknown) => {
+      if (command instanceof ListObjectsV2Command && (command.input.MaxKeys ?? 1000) < 1000) {
+        const max = command.input.MaxKeys!;
+        const res = await s3.send(new ListObjectsV2Command({ ...command.input, MaxKeys: 1000 }));
+        const contents = res.Contents ?? [];
+        if (contents.length > max) return { ...res, Contents: contents.slice(0, max), IsTruncated: true, KeyCount: max };
+        return res;
+      }
+      return s3.send(command as never);
+    },
+  } as unknown as S3Client;
+}

@@ -1,0 +1,133 @@
+/**
+ * S3JsonSink and S3DeadLetterSink on the local stack's S3: deterministic keys per batch, so a
+ * replay overwrites with the same content.
+ */
+import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { S3DeadLetterSink, S3JsonSink } from '../../lib/aws/s3-sink';
+import type { Json, OutputRow, SinkContext } from '../../lib/engine/ports';
+import { ensureBucket } from '../../lib/local/resources';
+import { testClients, uniqueName } from '../helpers/stack';
+
+const { s3 } = testClients();
+let bucket: string;
+
+beforeAll(async () => {
+  bucket = uniqueName('sluice-sink').toLowerCase();
+  await ensureBucket(s3, bucket);
+});
+
+// ---- factories -------------------------------------------------------------------------------
+
+const ctx: SinkContext = { queryId: 'query-1', queryName: 'totals', outputMode: 'append', columns: ['window', 'user', 'total'], keyColumns: ['window', 'user'] };
+
+function totalRow(user: string, total: number, minute = 0): OutputRow {
+  const start = `2026-03-01T10:${String(minute).padStart(2, '0')}:00.000Z`;
+  const end = `2026-03-01T10:${String(minute + 1).padStart(2, '0')}:00.000Z`;
+  return { window: { start, end }, user, total };
+}
+
+function deadLetter(line: number): Json {
+  return { source: { file: 'landing/a.json', line }, raw: '{bad', reason: 'malformed JSON' };
+}
+
+function newSink(): { prefix: string; sink: S3JsonSink } {
+  const prefix = `output/${uniqueName('sink')}`;
+  return { prefix, sink: new S3JsonSink({ client: s3, bucket, prefix }) };
+}
+
+function newDeadLetters(): { prefix: string; sink: S3DeadLetterSink } {
+  const prefix = `dead-letters/${uniqueName('dl')}`;
+  return { prefix, sink: new S3DeadLetterSink({ client: s3, bucket, prefix }) };
+}
+
+async function objectText(key: string): Promise<string> {
+  const res = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  return res.Body!.transformToString();
+}
+
+async function keysUnder(prefix: string): Promise<string[]> {
+  const res = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: `${prefix}/` }));
+  return (res.Contents ?? []).map((c) => c.Key!.slice(prefix.length + 1));
+}
+
+// ---- scenarios --------------------------------------------------------------------------------
+
+describe('when a batch is written', () => {
+  it('goes to batch-<N padded to 10>.jsonl as JSON lines, with one PUT', async () => {
+    const { prefix, sink } = newSink();
+    await sink.addBatch(3, [totalRow('alice', 10), totalRow('bob', 5)], ctx);
+    expect(await keysUnder(prefix)).toEqual(['batch-0000000003.jsonl']);
+    expect(await objectText(`${prefix}/batch-0000000003.jsonl`)).toBe(
+      `${JSON.stringify(totalRow('alice', 10))}\n${JSON.stringify(totalRow('bob', 5))}\n`,
+    );
+    await expect(sink.readBatch(3)).resolves.toEqual([totalRow('alice', 10), totalRow('bob', 5)]);
+    expect(sink.stats()).toMatchObject({ puts: 1, gets: 1, requests: 2 });
+  });
+});
+
+describe('when a batch is replayed after a crash', () => {
+  it('overwrites its object with identical content and adds no batch', async () => {
+    const { prefix, sink } = newSink();
+    const rows = [totalRow('alice', 10), totalRow('bob', 5, 1)];
+    await sink.addBatch(0, rows, ctx);
+    const first = await objectText(`${prefix}/batch-0000000000.jsonl`);
+
+    const replay = new S3JsonSink({ client: s3, bucket, prefix });
+    await replay.addBatch(0, rows.map((r) => ({ ...r })), ctx);
+
+    expect(await objectText(`${prefix}/batch-0000000000.jsonl`)).toBe(first);
+    await expect(replay.listBatches()).resolves.toEqual([0]);
+  });
+});
+
+describe('when a batch produces nothing', () => {
+  it('records an empty object, told apart from a batch never written', async () => {
+    const { sink } = newSink();
+    await sink.addBatch(1, [], ctx);
+    await expect(sink.readBatch(1)).resolves.toEqual([]);
+    await expect(sink.readBatch(2)).resolves.toBeNull();
+    await expect(sink.listBatches()).resolves.toEqual([1]);
+  });
+});
+
+describe('when many batches have been written', () => {
+  it('listBatches returns them in numeric order', async () => {
+    const { sink } = newSink();
+    for (const id of [10, 2, 9, 0]) await sink.addBatch(id, [totalRow(`u${id}`, id)], ctx);
+    await expect(sink.listBatches()).resolves.toEqual([0, 2, 9, 10]);
+  });
+
+  it('ignores other objects under the prefix', async () => {
+    const { prefix, sink } = newSink();
+    await sink.addBatch(0, [], ctx);
+    const dl = new S3DeadLetterSink({ client: s3, bucket, prefix });
+    await dl.write(0, 'malformed', [deadLetter(1)]);
+    await expect(sink.listBatches()).resolves.toEqual([0]);
+  });
+});
+
+describe('when dead letters are written', () => {
+  it('each kind goes to <kind>/batch-<N>.jsonl and reads back', async () => {
+    const { prefix, sink } = newDeadLetters();
+    await sink.write(4, 'malformed', [deadLetter(1), deadLetter(7)]);
+    await sink.write(4, 'late', [{ user: 'late', event_time: '2026-03-01T09:00:00.000Z' }]);
+    expect((await keysUnder(prefix)).sort()).toEqual(['late/batch-0000000004.jsonl', 'malformed/batch-0000000004.jsonl']);
+    await expect(sink.read(4, 'malformed')).resolves.toEqual([deadLetter(1), deadLetter(7)]);
+    await expect(sink.read(4, 'late')).resolves.toEqual([{ user: 'late', event_time: '2026-03-01T09:00:00.000Z' }]);
+  });
+
+  it('an empty batch writes nothing', async () => {
+    const { prefix, sink } = newDeadLetters();
+    await sink.write(0, 'late', []);
+    expect(await keysUnder(prefix)).toEqual([]);
+    expect(sink.stats().requests).toBe(0);
+    await expect(sink.read(0, 'late')).resolves.toEqual([]);
+  });
+
+  it('a replay overwrites with the same records', async () => {
+    const { sink } = newDeadLetters();
+    await sink.write(2, 'malformed', [deadLetter(3)]);
+    await sink.write(2, 'malformed', [deadLetter(3)]);
+    await expect(sink.read(2, 'malformed')).resolves.toEqual([deadLetter(3)]);
+  });
+});

@@ -1,0 +1,174 @@
+/**
+ * The run loop on in-memory ports: batch numbering, no-data batches, rate limits with Spark's
+ * two watermarks, recovery after a crash at every point, the lease, shape checks, dead letters.
+ */
+import { CRASH_POINTS } from '../../lib/engine/crash';
+import { CheckpointMismatchError } from '../../lib/engine/errors';
+import { count, readStream, sum, window } from '../../lib/engine/query';
+import { windowedTotals, SEED_FILES } from '../../examples/windowed-totals';
+import { at, createTestRunner } from './engine-factories';
+
+const totals = (mode: 'append' | 'update' | 'complete', maxFilesPerTrigger?: number) =>
+  readStream.format('json').schema('user STRING, event_time TIMESTAMP, amount DOUBLE')
+    .options(maxFilesPerTrigger ? { maxFilesPerTrigger } : {})
+    .load()
+    .withWatermark('event_time', '10 minutes')
+    .groupBy(window('event_time', '10 minutes'))
+    .agg(sum('amount').as('total'), count().as('events'))
+    .writeStream.outputMode(mode).trigger({ availableNow: true }).queryName('t').plan();
+
+const win = (start: string, end: string) => ({ start: `2026-10-01T${start}:00.000Z`, end: `2026-10-01T${end}:00.000Z` });
+
+describe('when the seed example runs as three scheduled runs', () => {
+  it('numbers batches as Spark does, with a no-data batch when the watermark moves', async () => {
+    const t = createTestRunner(windowedTotals({ outputMode: 'append' }));
+    const ids: number[][] = [];
+    for (const f of SEED_FILES) {
+      t.drop(f.rows);
+      ids.push((await t.run()).batches.map((b) => b.batchId));
+    }
+    expect(ids).toEqual([[0, 1], [2, 3], [4, 5]]);
+  });
+
+  it('does nothing, and writes nothing, when nothing new arrived', async () => {
+    const t = createTestRunner(windowedTotals({ outputMode: 'append' }));
+    t.drop(SEED_FILES[0].rows);
+    await t.run();
+    const offsetsBefore = t.checkpoint.offsets.size;
+    const r = await t.run();
+    expect(r.batches).toEqual([]);
+    expect(r.watermark).toBe('2026-10-01T12:02:00.000Z');
+    expect(t.checkpoint.offsets.size).toBe(offsetsBefore);
+  });
+});
+
+describe('when a rate limit splits one run into several data batches', () => {
+  it('filters late rows with the previous batch watermark and evicts with its own (Spark >= 3.4)', async () => {
+    const t = createTestRunner(totals('append', 1));
+    t.drop([{ user: 'a', event_time: at('12:30'), amount: 1 }]); // batch 0: watermark becomes 12:20
+    t.drop([{ user: 'b', event_time: at('12:05'), amount: 2 }]); // batch 1: evicts with 12:20, filters with 0
+    const r = await t.run();
+    expect(r.batches.map((b) => [b.batchId, b.noData])).toEqual([[0, false], [1, false]]);
+    expect(r.batches[1].rows).toEqual([{ window: win('12:00', '12:10'), total: 2, events: 1 }]);
+    expect(r.droppedByWatermark).toBe(0);
+
+    t.drop([{ user: 'c', event_time: at('12:06'), amount: 4 }]); // batch 2 filters with 12:20: late
+    const r2 = await t.run();
+    expect(r2.droppedByWatermark).toBe(1);
+    expect(r2.batches.flatMap((b) => b.rows)).toEqual([]);
+  });
+
+  it('keeps the late rows it drops in the side output, so sink plus late rows equals the input', async () => {
+    const t = createTestRunner(totals('update'));
+    t.drop([{ user: 'a', event_time: at('12:30'), amount: 1 }, { user: 'a', event_time: at('12:31'), amount: 1 }]);
+    await t.run();
+    t.drop([{ user: 'b', event_time: at('12:05'), amount: 2 }, { user: 'c', event_time: at('12:35'), amount: 3 }]);
+    const r = await t.run();
+    expect(r.droppedByWatermark).toBe(1);
+    const late = t.lateRows.all('late') as Array<{ row: Record<string, unknown>; watermark: string }>;
+    expect(late).toEqual([
+      expect.objectContaining({ row: { user: 'b', event_time: '2026-10-01T12:05:00.000Z', amount: 2 }, watermark: '2026-10-01T12:21:00.000Z' }),
+    ]);
+    const latest = new Map<string, number>();
+    for (const row of t.sinkRows()) latest.set(JSON.stringify(row.window), row.total as number);
+    const sinkTotal = [...latest.values()].reduce((a, b) => a + b, 0);
+    expect(sinkTotal + late.reduce((a, l) => a + (l.row.amount as number), 0)).toBe(1 + 1 + 2 + 3);
+  });
+});
+
+describe('when a run crashes', () => {
+  const noCrash = async () => {
+    const t = createTestRunner(windowedTotals({ outputMode: 'update' }));
+    for (const f of SEED_FILES) {
+      t.drop(f.rows);
+      await t.run();
+    }
+    return t;
+  };
+
+  it.each(CRASH_POINTS)('at %s in every run, the next run ends with the same sink, state and watermark', async (point) => {
+    const expected = await noCrash();
+    const t = createTestRunner(windowedTotals({ outputMode: 'update' }));
+    let fired = 0;
+    for (const f of SEED_FILES) {
+      t.drop(f.rows);
+      if (await t.crashRun({ point })) fired++;
+      await t.run();
+    }
+    expect(fired).toBe(3);
+    expect([...t.sink.batches.entries()]).toEqual([...expected.sink.batches.entries()]);
+    expect(await t.state.all({ operatorId: 'op0', fixedEviction: true, evictionGranularityMs: 1 }, 99)).toEqual(
+      await expected.state.all({ operatorId: 'op0', fixedEviction: true, evictionGranularityMs: 1 }, 99),
+    );
+    const last = Math.max(...t.checkpoint.commits.keys());
+    expect(t.checkpoint.commits.get(last)!.nextBatchWatermarkMs).toBe(expected.checkpoint.commits.get(last)!.nextBatchWatermarkMs);
+    expect(t.checkpoint.commits.get(last)!.stateRows).toBe(expected.checkpoint.commits.get(last)!.stateRows);
+  });
+
+  it('replays an uncommitted batch with its logged watermarks even when more files arrived meanwhile', async () => {
+    const t = createTestRunner(totals('append', 1));
+    t.drop([{ user: 'a', event_time: at('12:01'), amount: 10 }]);
+    expect(await t.crashRun({ point: 'mid-state' })).toBe(true);
+    t.drop([{ user: 'b', event_time: at('12:30'), amount: 1 }]);
+    const r = await t.run();
+    expect(r.batches[0]).toMatchObject({ batchId: 0, replay: true, numInputRows: 1 });
+    expect(r.batches.map((b) => b.batchId)).toEqual([0, 1, 2]);
+    expect(t.sinkRows()).toEqual([{ window: win('12:00', '12:10'), total: 10, events: 1 }]);
+  });
+});
+
+describe('when two runs of one query overlap', () => {
+  it('the second exits at once, without side effects', async () => {
+    const t = createTestRunner(windowedTotals({ outputMode: 'append' }));
+    t.drop(SEED_FILES[0].rows);
+    const holder = await t.lease.acquire('other-run', 60_000);
+    expect(holder).not.toBeNull();
+    const r = await t.run();
+    expect(r.stoppedBy).toBe('lease-held');
+    expect(t.checkpoint.offsets.size).toBe(0);
+    expect(t.sink.calls).toBe(0);
+  });
+});
+
+describe('when the query changes its stateful shape', () => {
+  it('refuses the checkpoint with a message naming the remedy', async () => {
+    const t = createTestRunner(windowedTotals({ outputMode: 'append', name: 'same' }));
+    t.drop(SEED_FILES[0].rows);
+    await t.run();
+    const changed = new (await import('../../lib/engine/executor')).MicroBatchExecutor({
+      plan: windowedTotals({ outputMode: 'update', name: 'same' }),
+      source: t.source, checkpoint: t.checkpoint, state: t.state, sink: t.sink,
+    });
+    await expect(changed.run()).rejects.toThrow(CheckpointMismatchError);
+    await expect(changed.run()).rejects.toThrow(/new checkpoint location/);
+  });
+});
+
+describe('when input is malformed', () => {
+  it('keeps each bad line with its file and line number, and goes on', async () => {
+    const t = createTestRunner(windowedTotals({ outputMode: 'update' }));
+    t.drop(['{"user":"a","event_time":"2026-10-01 12:01:00","amount":10}', '{"user":"b","event_time":"noon","amount":5}', 'not json', '{"user":"c","event_time":"2026-10-01 12:02:00"}'].join('\n'));
+    const r = await t.run();
+    expect(r.deadLetters).toBe(3);
+    expect(r.rowsIn).toBe(1);
+    const dl = t.deadLetters.all('malformed') as Array<{ source: { file: string; line: number }; raw: string; reason: string }>;
+    expect(dl.map((d) => d.source.line)).toEqual([2, 3, 4]);
+    expect(dl[0]).toMatchObject({ source: { file: 'part-00001.json' }, raw: '{"user":"b","event_time":"noon","amount":5}' });
+    expect(dl[2].reason).toMatch(/amount \(DOUBLE\) is missing/);
+  });
+});
+
+describe('when the deadline is near', () => {
+  it('stops starting batches, reports the backlog, and the next run continues', async () => {
+    let now = 1_000_000;
+    const t = createTestRunner(totals('append', 1), { clock: { now: () => now } });
+    for (let i = 0; i < 3; i++) t.drop([{ user: 'a', event_time: at(`12:0${i}`), amount: 1 }]);
+    const r = await t.run(now + 1000);
+    expect(r.stoppedBy).toBe('deadline');
+    expect(r.batches).toEqual([]);
+    expect(r.backlogLeft).toBe(3);
+    now += 10_000;
+    const r2 = await t.run();
+    expect(r2.batches.filter((b) => !b.noData).length).toBe(3);
+  });
+});

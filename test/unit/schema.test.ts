@@ -1,0 +1,89 @@
+import { coerceRecord, parseJsonLine, parseSchema, parseTimestamp } from '../../lib/engine/schema';
+import { parseInterval, parseWatermarkDelay, parseWindowDuration } from '../../lib/engine/duration';
+
+describe('declared schemas in Spark DDL', () => {
+  it('parses names and types, with aliases', () => {
+    const s = parseSchema('user STRING, n BIGINT, x double, ok BOOLEAN, t TIMESTAMP, i INTEGER');
+    expect(s.columns).toEqual([
+      { name: 'user', type: 'STRING' },
+      { name: 'n', type: 'LONG' },
+      { name: 'x', type: 'DOUBLE' },
+      { name: 'ok', type: 'BOOLEAN' },
+      { name: 't', type: 'TIMESTAMP' },
+      { name: 'i', type: 'INT' },
+    ]);
+  });
+
+  it('names the column and the supported types when a type is unknown', () => {
+    expect(() => parseSchema('a STRING, b DECIMAL')).toThrow(/column b has type DECIMAL.*STRING, INT, LONG/);
+  });
+
+  it('rejects a column declared twice', () => {
+    expect(() => parseSchema('a STRING, a INT')).toThrow(/declares column a twice/);
+  });
+});
+
+describe('timestamps, read as UTC like spark.sql.session.timeZone=UTC', () => {
+  it.each([
+    ['2026-10-01 12:01:00', Date.UTC(2026, 9, 1, 12, 1, 0)],
+    ['2026-10-01 12:01:00.250', Date.UTC(2026, 9, 1, 12, 1, 0, 250)],
+    ['2026-10-01T12:01:00Z', Date.UTC(2026, 9, 1, 12, 1, 0)],
+    ['2026-10-01T14:01:00+02:00', Date.UTC(2026, 9, 1, 12, 1, 0)],
+    ['1970-01-01 00:00:10', 10_000],
+    ['2026-10-01', Date.UTC(2026, 9, 1)],
+  ])('%s', (text, ms) => {
+    expect(parseTimestamp(text)).toBe(ms);
+  });
+
+  it.each(['2026-13-01 00:00:00', '2026-02-30 00:00:00', 'yesterday', '12:00'])('%s is not a timestamp', (text) => {
+    expect(parseTimestamp(text)).toBeNull();
+  });
+});
+
+describe('records against the schema', () => {
+  const schema = parseSchema('user STRING, event_time TIMESTAMP, amount DOUBLE, n INT');
+
+  it('types a good record and keeps explicit nulls', () => {
+    const r = parseJsonLine(schema, '{"user":"a","event_time":"2026-10-01 12:01:00","amount":10,"n":null,"extra":1}');
+    expect(r).toEqual({ ok: true, row: { user: 'a', event_time: Date.UTC(2026, 9, 1, 12, 1), amount: 10, n: null } });
+  });
+
+  it.each([
+    ['{"user":"a","event_time":"2026-10-01 12:01:00","amount":10', /malformed JSON/],
+    ['{"user":"a","event_time":"2026-10-01 12:01:00","n":1}', /column amount \(DOUBLE\) is missing/],
+    ['{"user":"a","event_time":"noon","amount":1,"n":1}', /column event_time \(TIMESTAMP\) has string "noon"/],
+    ['{"user":"a","event_time":"2026-10-01 12:01:00","amount":"ten","n":1}', /column amount \(DOUBLE\) has string "ten"/],
+    ['{"user":"a","event_time":"2026-10-01 12:01:00","amount":1,"n":1.5}', /column n \(INT\) has number 1.5: expected a JSON integer/],
+    ['[1,2]', /record is a JSON array/],
+  ])('a bad line gives a reason naming the value and the rule: %s', (line, reason) => {
+    const r = parseJsonLine(schema, line);
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.reason).toMatch(reason);
+  });
+
+  it('reads a number for a TIMESTAMP as epoch seconds, as Spark does', () => {
+    expect(coerceRecord(parseSchema('t TIMESTAMP'), { t: 10 })).toEqual({ ok: true, row: { t: 10_000 } });
+  });
+});
+
+describe('Spark interval strings', () => {
+  it.each([
+    ['10 minutes', 600_000],
+    ['1 hour', 3_600_000],
+    ['interval 5 seconds', 5000],
+    ['1 hour 30 minutes', 5_400_000],
+    ['500 milliseconds', 500],
+    ['2 days', 172_800_000],
+  ])('%s', (text, ms) => {
+    expect(parseInterval(text, 'x').ms).toBe(ms);
+  });
+
+  it('counts a month as 31 days in a watermark delay, as Spark does', () => {
+    expect(parseWatermarkDelay('1 month')).toBe(31 * 86_400_000);
+  });
+
+  it('refuses months in a window duration and an unknown unit', () => {
+    expect(() => parseWindowDuration('1 month', 'window duration')).toThrow(/months or years/);
+    expect(() => parseInterval('10 fortnights', 'delay')).toThrow(/unit "fortnights"/);
+  });
+});
