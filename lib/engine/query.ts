@@ -213,7 +213,9 @@ export class StreamFrame {
       );
     }
     const id = `wm${this.stages.filter((s) => s.kind === 'watermark').length}`;
-    return this.add({ kind: 'watermark', id, column, delayMs: parseWatermarkDelay(delay), delayText: delay });
+    const stage: StatelessStage = { kind: 'watermark', id, column, delayMs: parseWatermarkDelay(delay), delayText: delay };
+    columnsAfter(this.source.schema.columns, [...this.stages, stage]); // checks the column now, not at plan()
+    return this.add(stage);
   }
   filter(fn: (row: Row) => boolean, label = 'filter'): StreamFrame {
     return this.add({ kind: 'filter', fn, label });

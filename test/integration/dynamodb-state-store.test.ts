@@ -132,15 +132,26 @@ describe('DynamoDbStateStore', () => {
     it('reads each version as it was committed', async () => {
       const store = newStore();
       const op = windowOp();
-      await store.commit(op, 0, [put('a', MINUTE, { n: 1 })]);
-      await store.commit(op, 1, [put('a', MINUTE, { n: 2 }), put('b', 2 * MINUTE, { n: 1 })]);
-
       const at = async (v: number) => Object.fromEntries([...(await store.get(op, [key('a', MINUTE), key('b', 2 * MINUTE)], v))].map(([id, e]) => [id, e.value]));
+      await store.commit(op, 0, [put('a', MINUTE, { n: 1 })]);
       expect(await at(-1)).toEqual({});
+      expect(await at(0)).toEqual({ a: { n: 1 } });
+
+      await store.commit(op, 1, [put('a', MINUTE, { n: 2 }), put('b', 2 * MINUTE, { n: 1 })]);
       expect(await at(0)).toEqual({ a: { n: 1 } });
       expect(await at(1)).toEqual({ a: { n: 2 }, b: { n: 1 } });
       expect(await store.count(op, 0)).toBe(1);
       expect(await store.count(op, 1)).toBe(2);
+    });
+
+    it('refuses reads older than the version before the last commit', async () => {
+      const store = newStore();
+      const op = windowOp();
+      await store.commit(op, 0, [put('a', MINUTE, 1)]);
+      await store.commit(op, 1, [put('a', MINUTE, 2)]);
+      await store.commit(op, 2, [put('a', MINUTE, 3)]);
+      await expect(store.get(op, [key('a', MINUTE)], 0)).rejects.toThrow(/`a`.*no longer retained at version 0 \(the store keeps versions 1 and 2\)/);
+      await expect(store.count(op, 0)).rejects.toThrow(/no longer retained at version 0/);
     });
 
     it('reads the same through a fresh instance as through the writer', async () => {
@@ -181,8 +192,8 @@ describe('DynamoDbStateStore', () => {
     const store = { crashFree: null as unknown as DynamoDbStateStore, crashed: null as unknown as DynamoDbStateStore };
 
     beforeAll(async () => {
-      store.crashFree = newStore({ maxConcurrency: 1 });
-      store.crashed = newStore({ maxConcurrency: 1 });
+      store.crashFree = newStore();
+      store.crashed = newStore();
       for (const s of [store.crashFree, store.crashed]) {
         await s.commit(op, 0, batch0);
         await s.commit(op, 1, batch1);
@@ -195,6 +206,7 @@ describe('DynamoDbStateStore', () => {
       const dying = reopen(store.crashed, { client: crashingClient(dynamodb, 1), maxConcurrency: 1 });
       await dying.get(op, batch2.map((c) => c.key), 1);
       await expect(dying.commit(op, 2, batch2)).rejects.toThrow(/injected crash/);
+      expect(dying.stats().writes).toBe(25); // one request of the batch landed, the directory did not
 
       // The next run: a fresh instance reads N-1 exactly as before the crash.
       const replay = reopen(store.crashed);

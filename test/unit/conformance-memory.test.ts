@@ -3,12 +3,13 @@
  * same checkpoint, state and landing objects, as a scheduled run would be.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { caseToPlan, compareCase, parseCase, stepFiles, stepResult, CaseResult, ConformanceCase } from '../../lib/engine/case';
 import { MicroBatchExecutor } from '../../lib/engine/executor';
 import { InMemoryCheckpoint, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../../lib/engine/memory';
 
-const casesDir = join(__dirname, '../../../shared/conformance/cases');
+const publicCases = join(__dirname, '../../../shared/conformance/cases');
+const projectCases = join(__dirname, '../conformance/cases');
 
 export async function runCaseInMemory(c: ConformanceCase): Promise<CaseResult> {
   let plan;
@@ -31,10 +32,11 @@ export async function runCaseInMemory(c: ConformanceCase): Promise<CaseResult> {
   return { name: c.name, steps };
 }
 
-describe('the public conformance cases, run on the in-memory ports', () => {
-  const files = readdirSync(casesDir).filter((f) => f.endsWith('.json'));
-  it.each(files)('%s gives the expected result', async (file) => {
-    const c = parseCase(readFileSync(join(casesDir, file), 'utf8'), file);
+const caseFiles = (dir: string) => readdirSync(dir).filter((f) => f.endsWith('.json')).map((f) => join(dir, f));
+
+describe('the conformance cases (public and the project\'s own), run on the in-memory ports', () => {
+  it.each([...caseFiles(publicCases), ...caseFiles(projectCases)].map((f) => [basename(f), f]))('%s gives the expected result', async (_name, file) => {
+    const c = parseCase(readFileSync(file, 'utf8'), file);
     const result = await runCaseInMemory(c);
     expect(compareCase(c, result)).toEqual([]);
   });

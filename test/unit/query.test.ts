@@ -1,0 +1,88 @@
+/** Spark's analysis and unsupported-operation rules, checked when a query is built. */
+import { avg, count, readStream, sessionWindow, sum, window } from '../../lib/engine/query';
+import { windowStarts } from '../../lib/engine/operators';
+import { InvalidQueryError } from '../../lib/engine/errors';
+
+const events = () => readStream.format('json').schema('user STRING, event_time TIMESTAMP, amount DOUBLE, n LONG').load();
+
+describe('when a query is built', () => {
+  it('refuses append mode on an aggregation without a watermark, naming the fix', () => {
+    const build = () => events().groupBy(window('event_time', '10 minutes')).agg(count().as('c')).writeStream.outputMode('append').plan();
+    expect(build).toThrow(InvalidQueryError);
+    expect(build).toThrow(/Append output mode not supported.*withWatermark/);
+  });
+
+  it('refuses append mode when the watermark column is not a grouping key', () => {
+    expect(() =>
+      events().withWatermark('event_time', '1 minute').groupBy('user').agg(count().as('c')).writeStream.outputMode('append').plan(),
+    ).toThrow(/watermark is on event_time, which is not a grouping key/);
+  });
+
+  it('refuses complete mode without an aggregation', () => {
+    expect(() => events().writeStream.outputMode('complete').plan()).toThrow(/Complete output mode not supported/);
+    expect(() => events().dropDuplicates(['user']).writeStream.outputMode('complete').plan()).toThrow(/Complete output mode/);
+  });
+
+  it('refuses a watermark on a column that is not a TIMESTAMP', () => {
+    expect(() => events().withWatermark('n', '1 minute')).toThrow(/event time must be a TIMESTAMP column, but n is LONG/);
+  });
+
+  it('refuses unknown columns and lists the known ones', () => {
+    expect(() => events().groupBy('nope').agg(count().as('c')).writeStream.outputMode('update').plan()).toThrow(
+      /column "nope" does not exist; the columns are user, event_time, amount, n/,
+    );
+  });
+
+  it('refuses two time windows in one groupBy', () => {
+    expect(() =>
+      events().withWatermark('event_time', '1 minute').groupBy(window('event_time', '1 minute'), sessionWindow('event_time', '1 minute')).agg(count().as('c')).writeStream.outputMode('update').plan(),
+    ).toThrow(/Multiple time\/session window expressions/);
+  });
+
+  it('refuses a slide longer than the window and a start time beyond the slide', () => {
+    expect(() => window('event_time', '5 minutes', '10 minutes')).toThrow(/slide duration .* must be less than or equal to the window duration/);
+    expect(() => window('event_time', '10 minutes', '5 minutes', '6 minutes')).toThrow(/start time .* must be less than the slide duration/);
+  });
+
+  it('refuses dropDuplicatesWithinWatermark without a watermark', () => {
+    expect(() => events().dropDuplicatesWithinWatermark(['user']).writeStream.plan()).toThrow(/without a watermark/);
+  });
+
+  it('refuses duplicate output names', () => {
+    expect(() => events().groupBy('user').agg(sum('amount').as('x'), avg('amount').as('x')).writeStream.outputMode('update').plan()).toThrow(/used twice/);
+  });
+
+  it('accepts the windowed-totals query and keeps the rate limits', () => {
+    const plan = readStream.format('json').schema('t TIMESTAMP').option('maxFilesPerTrigger', 2).load()
+      .withWatermark('t', '10 minutes').groupBy(window('t', '10 minutes')).agg(count().as('c'))
+      .writeStream.outputMode('append').trigger({ availableNow: true }).plan();
+    expect(plan.limits).toEqual({ maxFilesPerTrigger: 2 });
+    expect(plan.stateful?.kind).toBe('aggregate');
+  });
+
+  it('ignores rate limits for the deprecated trigger once, as Spark does', () => {
+    const plan = readStream.format('json').schema('t TIMESTAMP').option('maxFilesPerTrigger', 2).load().writeStream.trigger({ once: true }).plan();
+    expect(plan.trigger).toBe('once');
+    expect(plan.limits).toEqual({});
+  });
+
+  it('refuses a processing-time trigger, pointing at the schedule', () => {
+    expect(() => events().writeStream.trigger({ processingTime: '1 minute' })).toThrow(/availableNow/);
+  });
+});
+
+describe('window assignment, as Spark computes it', () => {
+  const min = 60_000;
+  it('puts a row in one tumbling window', () => {
+    expect(windowStarts(12 * min + 5, window('t', '10 minutes') as never)).toEqual([10 * min]);
+  });
+  it('puts a row in every sliding window that covers it', () => {
+    expect(windowStarts(12 * min, window('t', '10 minutes', '5 minutes') as never)).toEqual([5 * min, 10 * min]);
+  });
+  it('honours a start offset', () => {
+    expect(windowStarts(12 * min, window('t', '10 minutes', undefined, '3 minutes') as never)).toEqual([3 * min]);
+  });
+  it('handles times before the epoch', () => {
+    expect(windowStarts(-1, window('t', '10 minutes') as never)).toEqual([-10 * min]);
+  });
+});
