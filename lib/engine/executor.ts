@@ -23,6 +23,8 @@ import { createOperator, StatefulOperator } from './operators';
 import type {
   CheckpointStore,
   Clock,
+  DeadLetter,
+  ReadResult,
   CommitEntry,
   DeadLetterSink,
   Json,
@@ -115,6 +117,12 @@ interface Progress {
   operatorWatermarksMs: Record<string, number>;
   stateRows: number;
   hasCommit: boolean;
+}
+
+/** The source's chunks, or its whole read as one chunk when it has no chunked read. */
+async function* readChunks(source: Source, batchId: number, start: Json | null, end: Json): AsyncIterable<ReadResult> {
+  if (source.readChunks) yield* source.readChunks(batchId, start, end);
+  else yield await source.read(batchId, start, end);
 }
 
 export function shapeFingerprint(shape: Json): string {
@@ -312,14 +320,32 @@ export class MicroBatchExecutor {
     const id = entry.batchId;
     this.crash.at('after-offsets', id);
 
-    const read = noData ? { rows: [] as Row[], deadLetters: [], bytes: 0 } : await source.read(id, entry.startOffsets[0], entry.offsets[0]);
-    this.crash.at('mid-read', id);
-
-    const staged = applyStages(this.plan.stages, read.rows);
+    // Read chunk by chunk, running the stateless stages and accumulating the operator's
+    // in-memory aggregate as we go: memory follows the batch's distinct keys, not its rows.
     const op = this.operator;
-    const result = op
-      ? await op.process({ batchId: id, rows: staged.rows, evictWm: entry.batchWatermarkMs, lateWm: entry.lateWatermarkMs }, state)
-      : { rows: staged.rows, changes: [], late: [] as Row[], stateRowsDelta: 0 };
+    const acc = op ? op.begin({ batchId: id, evictWm: entry.batchWatermarkMs, lateWm: entry.lateWatermarkMs }) : null;
+    const passthrough: Row[] = [];
+    const deadLetters: DeadLetter[] = [];
+    const maxEventTime = new Map<string, number>();
+    let numInputRows = 0;
+    let bytes = 0;
+    let chunks = 0;
+    if (!noData) {
+      for await (const chunk of readChunks(source, id, entry.startOffsets[0], entry.offsets[0])) {
+        if (chunks++ > 0) this.crash.at('mid-read', id);
+        numInputRows += chunk.rows.length;
+        bytes += chunk.bytes;
+        for (const d of chunk.deadLetters) deadLetters.push(d);
+        const staged = applyStages(this.plan.stages, chunk.rows);
+        for (const [k, v] of staged.maxEventTime) if (!(maxEventTime.get(k)! >= v)) maxEventTime.set(k, v);
+        if (acc) acc.add(staged.rows);
+        else for (const r of staged.rows) passthrough.push(r);
+      }
+    }
+    this.crash.at('mid-read', id);
+    const read = { rows: { length: numInputRows }, deadLetters, bytes };
+    const staged = { maxEventTime };
+    const result = acc ? await acc.finish(state) : { rows: passthrough, changes: [], late: [] as Row[], stateRowsDelta: 0 };
     const post = applyStages(this.plan.post, result.rows).rows;
     const output = post.map((r) => toOutputRow(r, this.outColumns));
 

@@ -195,13 +195,21 @@ export class InMemoryFileSource implements Source {
     }
     return { lastKey: files[files.length - 1].key };
   }
-  async read(_id: number, start: Json | null, end: Json): Promise<ReadResult> {
-    this.reads++;
-    const rows: Row[] = [];
-    const deadLetters: DeadLetter[] = [];
+  async read(id: number, start: Json | null, end: Json): Promise<ReadResult> {
+    const out: ReadResult = { rows: [], deadLetters: [], bytes: 0 };
     let bytes = 0;
+    for await (const chunk of this.readChunks(id, start, end)) {
+      for (const r of chunk.rows) out.rows.push(r);
+      for (const d of chunk.deadLetters) out.deadLetters.push(d);
+      bytes += chunk.bytes;
+    }
+    return { ...out, bytes };
+  }
+  async *readChunks(_id: number, start: Json | null, end: Json): AsyncIterable<ReadResult> {
+    this.reads++;
     for (const f of this.after(start, end)) {
-      bytes += f.body.length;
+      const rows: Row[] = [];
+      const deadLetters: DeadLetter[] = [];
       const lines = f.body.split('\n');
       for (let i = 0; i < lines.length; i++) {
         const line = lines[i];
@@ -210,8 +218,8 @@ export class InMemoryFileSource implements Source {
         if (r.ok) rows.push(r.row);
         else deadLetters.push({ source: { file: f.key, line: i + 1 }, raw: line, reason: r.reason });
       }
+      yield { rows, deadLetters, bytes: f.body.length };
     }
-    return { rows, deadLetters, bytes };
   }
   async backlog(from: Json | null, target: Json | null) {
     return target ? this.after(from, target).length : 0;

@@ -15,13 +15,25 @@ import { Buffer, CompiledAgg, compileAgg, initBuffer, mergeBuffers, updateBuffer
 import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateKey, StateStore } from './ports';
 import type { ColumnInfo, GroupKey, OutputMode, SessionKey, StatefulSpec, WindowKey } from './query';
 
-export interface BatchInput {
+export interface BatchMeta {
   readonly batchId: number;
-  readonly rows: readonly Row[];
   /** This batch's watermark: evicts and emits. */
   readonly evictWm: number;
   /** The previous batch's watermark: filters late rows. */
   readonly lateWm: number;
+}
+
+export interface BatchInput extends BatchMeta {
+  readonly rows: readonly Row[];
+}
+
+/**
+ * One batch of one operator: rows are added chunk by chunk as the source reads them (so a batch
+ * never holds all its rows at once), then `finish` applies the batch to the state.
+ */
+export interface Accumulator {
+  add(rows: readonly Row[]): void;
+  finish(state: StateStore): Promise<OperatorOutput>;
 }
 
 export interface OperatorOutput {
@@ -38,7 +50,14 @@ export interface StatefulOperator {
   readonly spec: OperatorStateSpec;
   /** Whether a batch with no data can emit or evict when the watermark advances. */
   readonly runsNoDataBatches: boolean;
-  process(input: BatchInput, state: StateStore): Promise<OperatorOutput>;
+  begin(batch: BatchMeta): Accumulator;
+}
+
+/** A whole batch at once (tests, small inputs). */
+export function processBatch(op: StatefulOperator, input: BatchInput, state: StateStore): Promise<OperatorOutput> {
+  const acc = op.begin(input);
+  acc.add(input.rows);
+  return acc.finish(state);
 }
 
 export interface OperatorConfig {
@@ -76,10 +95,6 @@ export function windowStarts(ts: number, w: WindowKey): number[] {
   return out;
 }
 
-const SEP = '\u0001';
-function part(v: unknown): string {
-  return v === null || v === undefined ? '\u0000' : typeof v === 'string' ? `s${v}` : String(v);
-}
 
 interface Group {
   id: string;
@@ -115,60 +130,96 @@ class AggregateOperator implements StatefulOperator {
     return this.cfg.outputMode !== 'complete' && this.timeIndex >= 0;
   }
 
-  async process(input: BatchInput, state: StateStore): Promise<OperatorOutput> {
-    const { keys, aggs } = this;
-    const groups = new Map<string, Group>();
+  begin(input: BatchMeta): Accumulator {
+    // Groups of the batch in a trie of Maps, one level per grouping key, keyed by the raw values:
+    // no key strings are built per row (the state id is built once per group).
+    const root = new Map<unknown, unknown>();
+    const groups: Group[] = [];
     const late: Row[] = [];
+    return {
+      add: (rows) => this.accumulate(input, rows, root, groups, late),
+      finish: (state) => this.finish(input, groups, late, state),
+    };
+  }
+
+  private accumulate(input: BatchMeta, rows: readonly Row[], root: Map<unknown, unknown>, groups: Group[], late: Row[]): void {
+    const { keys, aggs } = this;
     const evicts = this.evicts;
+    const lateWm = input.lateWm;
     const w = this.window;
     const wi = this.windowIndex;
     const ti = this.timeIndex;
     const nk = keys.length;
-    const kvScratch: unknown[] = new Array(nk);
+    const names = keys.map((k) => (k.kind === 'column' ? k.name : ''));
+    const tumbling = w !== undefined && w.slideMs === w.durationMs;
+    const one = [0];
 
-    for (const row of input.rows) {
-      let starts: number[] | null = null;
+    for (let r = 0; r < rows.length; r++) {
+      const row = rows[r];
+      let starts: number[] = one;
       if (w) {
         const ts = row[w.column] as number | null;
         if (ts === null || ts === undefined) continue; // Spark's window() filters null event times
-        starts = windowStarts(ts, w);
+        if (tumbling) one[0] = ts - floorMod(ts - w.startMs, w.slideMs);
+        else starts = windowStarts(ts, w);
       }
       let accepted = 0;
-      const nWin = starts ? starts.length : 1;
-      for (let wIdx = 0; wIdx < nWin; wIdx++) {
-        let cheap = '';
+      for (let wIdx = 0; wIdx < starts.length; wIdx++) {
+        const start = starts[wIdx];
         let evictAt: number | null = null;
-        for (let i = 0; i < nk; i++) {
-          const k = keys[i];
-          let v: unknown;
-          if (i === wi) {
-            const s = starts![wIdx];
-            v = s;
-            cheap += s + SEP;
-            if (i === ti) evictAt = s + w!.durationMs;
-          } else {
-            v = row[(k as { name: string }).name];
-            cheap += part(v) + SEP;
-            if (i === ti) evictAt = (v as number | null) ?? null;
-          }
-          kvScratch[i] = v;
+        if (ti >= 0) {
+          if (ti === wi) evictAt = start + w!.durationMs;
+          else evictAt = (row[names[ti]] as number | null | undefined) ?? null;
+          if (evicts && evictAt !== null && evictAt <= lateWm) continue; // late
         }
-        if (evicts && evictAt !== null && evictAt <= input.lateWm) continue; // late
         accepted++;
-        let g = groups.get(cheap);
+        let level: Map<unknown, unknown> = root;
+        let g: Group | undefined;
+        for (let i = 0; i < nk; i++) {
+          const v = i === wi ? start : (row[names[i]] ?? null);
+          const next = level.get(v);
+          if (i === nk - 1) {
+            g = next as Group | undefined;
+            if (!g) {
+              g = this.newGroup(row, start, evictAt);
+              level.set(v, g);
+              groups.push(g);
+            }
+          } else if (next) level = next as Map<unknown, unknown>;
+          else {
+            const m = new Map<unknown, unknown>();
+            level.set(v, m);
+            level = m;
+          }
+        }
         if (!g) {
-          const kv: Json[] = new Array(nk);
-          for (let i = 0; i < nk; i++) kv[i] = i === wi ? [kvScratch[i] as number, (kvScratch[i] as number) + w!.durationMs] : ((kvScratch[i] ?? null) as Json);
-          g = { id: JSON.stringify(kv), kv, evictAt, buf: initBuffer(aggs) };
-          groups.set(cheap, g);
+          // no grouping keys at all: one global group
+          g = root.get(undefined) as Group | undefined;
+          if (!g) {
+            g = this.newGroup(row, start, evictAt);
+            root.set(undefined, g);
+            groups.push(g);
+          }
         }
         updateBuffer(aggs, g.buf, row);
       }
-      if (accepted === 0 && (starts === null || starts.length > 0)) late.push(row);
+      if (accepted === 0) late.push(row);
     }
+  }
 
+  private newGroup(row: Row, start: number, evictAt: number | null): Group {
+    const nk = this.keys.length;
+    const kv: Json[] = new Array(nk);
+    for (let i = 0; i < nk; i++) {
+      const k = this.keys[i];
+      kv[i] = i === this.windowIndex ? [start, start + this.window!.durationMs] : ((row[(k as { name: string }).name] ?? null) as Json);
+    }
+    return { id: JSON.stringify(kv), kv, evictAt, buf: initBuffer(this.aggs) };
+  }
+
+  private async finish(input: BatchMeta, touched: Group[], late: Row[], state: StateStore): Promise<OperatorOutput> {
+    const { aggs } = this;
     const version = input.batchId - 1;
-    const touched = [...groups.values()];
     const stored = touched.length ? await state.get(this.spec, touched.map((g) => ({ id: g.id, evictAt: g.evictAt })), version) : new Map<string, StateEntry>();
 
     const merged = new Map<string, Group>();
@@ -269,12 +320,19 @@ class SessionOperator implements StatefulOperator {
     this.runsNoDataBatches = cfg.outputMode !== 'complete' && cfg.watermarks.size > 0;
   }
 
-  async process(input: BatchInput, state: StateStore): Promise<OperatorOutput> {
-    const { aggs, session, others } = this;
-    const evicts = this.cfg.outputMode !== 'complete' && this.watermarked;
+  begin(input: BatchMeta): Accumulator {
     const fresh = new Map<string, { kv: Json[]; sessions: Session[] }>();
     const late: Row[] = [];
-    for (const row of input.rows) {
+    return {
+      add: (rows) => this.accumulate(input, rows, fresh, late),
+      finish: (state) => this.finish(input, fresh, late, state),
+    };
+  }
+
+  private accumulate(input: BatchMeta, rows: readonly Row[], fresh: Map<string, { kv: Json[]; sessions: Session[] }>, late: Row[]): void {
+    const { aggs, session, others } = this;
+    const evicts = this.cfg.outputMode !== 'complete' && this.watermarked;
+    for (const row of rows) {
       const ts = row[session.column] as number | null;
       if (ts === null || ts === undefined) continue;
       const end = ts + session.gapMs;
@@ -291,6 +349,10 @@ class SessionOperator implements StatefulOperator {
       g.sessions.push([ts, end, buf, true]);
     }
 
+  }
+
+  private async finish(input: BatchMeta, fresh: Map<string, { kv: Json[]; sessions: Session[] }>, late: Row[], state: StateStore): Promise<OperatorOutput> {
+    const evicts = this.cfg.outputMode !== 'complete' && this.watermarked;
     const version = input.batchId - 1;
     const ids = [...fresh.keys()];
     const stored = ids.length ? await state.get(this.spec, ids.map((id) => ({ id, evictAt: null })), version) : new Map<string, StateEntry>();
@@ -403,11 +465,18 @@ class DedupOperator implements StatefulOperator {
     return this.keyTimed ? t : null;
   }
 
-  async process(input: BatchInput, state: StateStore): Promise<OperatorOutput> {
-    const late: Row[] = [];
+  begin(input: BatchMeta): Accumulator {
     const firsts = new Map<string, { row: Row; evictAt: number | null }>();
+    const late: Row[] = [];
+    return {
+      add: (rows) => this.accumulate(input, rows, firsts, late),
+      finish: (state) => this.finish(input, firsts, late, state),
+    };
+  }
+
+  private accumulate(input: BatchMeta, rows: readonly Row[], firsts: Map<string, { row: Row; evictAt: number | null }>, late: Row[]): void {
     const ec = this.eventCol;
-    for (const row of input.rows) {
+    for (const row of rows) {
       if (ec) {
         const t = row[ec] as number | null;
         if (t !== null && t !== undefined && t <= input.lateWm) {
@@ -418,6 +487,10 @@ class DedupOperator implements StatefulOperator {
       const id = JSON.stringify(this.columns.map((c) => (row[c] ?? null) as Json));
       if (!firsts.has(id)) firsts.set(id, { row, evictAt: this.evictAtOf(row) });
     }
+  }
+
+  private async finish(input: BatchMeta, firsts: Map<string, { row: Row; evictAt: number | null }>, late: Row[], state: StateStore): Promise<OperatorOutput> {
+    const ec = this.eventCol;
     const version = input.batchId - 1;
     const stored = firsts.size
       ? await state.get(this.spec, [...firsts].map(([id, f]) => ({ id, evictAt: this.dd.withinWatermark ? null : f.evictAt })), version)

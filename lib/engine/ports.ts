@@ -59,6 +59,11 @@ export interface Source {
   planBatch(batchId: number, start: Json | null, target: Json, limits: BatchLimits): Promise<Json | null>;
   /** Read the rows of (start, end] for batch `batchId` (a replay passes the logged offsets). */
   read(batchId: number, start: Json | null, end: Json): Promise<ReadResult>;
+  /**
+   * The same rows as `read`, in the same order, a chunk (e.g. a file) at a time, so that a batch
+   * is aggregated as it is read and never held whole in memory. Optional.
+   */
+  readChunks?(batchId: number, start: Json | null, end: Json): AsyncIterable<ReadResult>;
   /** How much is left between `from` and `target` (files or records), for the run report. */
   backlog?(from: Json | null, target: Json | null): Promise<number>;
 }

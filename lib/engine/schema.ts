@@ -67,7 +67,54 @@ const SPACE_TS = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.
  * "YYYY-MM-DD HH:MM:SS[.fff]" (UTC), ISO 8601 with T, Z or an offset, or a date alone.
  * Returns epoch ms, or null when the text is not a timestamp.
  */
+let cachedHourKey = '';
+let cachedHourMs = 0;
+
+function digits(t: string, from: number, n: number): number {
+  let v = 0;
+  for (let i = from; i < from + n; i++) {
+    const c = t.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return -1;
+    v = v * 10 + c;
+  }
+  return v;
+}
+
+/** "YYYY-MM-DD HH:MM:SS[.fff]" without a zone, the common case, parsed without a regex. */
+function parsePlainTimestamp(t: string): number | null {
+  const n = t.length;
+  if ((n !== 19 && (n < 21 || n > 23)) || t.charCodeAt(4) !== 45 || t.charCodeAt(7) !== 45 || t.charCodeAt(13) !== 58 || t.charCodeAt(16) !== 58) return null;
+  const sep = t.charCodeAt(10);
+  if (sep !== 32 && sep !== 84) return null;
+  const minute = digits(t, 14, 2);
+  const second = digits(t, 17, 2);
+  if (minute < 0 || minute > 59 || second < 0 || second > 59) return null;
+  let frac = 0;
+  if (n > 19) {
+    if (t.charCodeAt(19) !== 46) return null;
+    frac = digits(t, 20, n - 20);
+    if (frac < 0) return null;
+    if (n === 21) frac *= 100;
+    else if (n === 22) frac *= 10;
+  }
+  const hourKey = t.slice(0, 13);
+  if (hourKey !== cachedHourKey) {
+    const y = digits(t, 0, 4);
+    const mo = digits(t, 5, 2);
+    const d = digits(t, 8, 2);
+    const h = digits(t, 11, 2);
+    if (y < 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23) return null;
+    const ms = Date.UTC(y, mo - 1, d, h);
+    if (new Date(ms).getUTCDate() !== d) return null;
+    cachedHourKey = hourKey;
+    cachedHourMs = ms;
+  }
+  return cachedHourMs + minute * 60_000 + second * 1000 + frac;
+}
+
 export function parseTimestamp(text: string): number | null {
+  const fast = parsePlainTimestamp(text);
+  if (fast !== null) return fast;
   const m = SPACE_TS.exec(text.trim());
   if (!m) return null;
   const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', zone] = m;
@@ -102,63 +149,80 @@ function typeName(v: unknown): string {
   return typeof v;
 }
 
+const TYPE_CODE: Record<ColumnType, number> = { STRING: 0, INT: 1, LONG: 2, DOUBLE: 3, BOOLEAN: 4, TIMESTAMP: 5 };
+
+function describeBad(col: Column, v: unknown): string {
+  const head = `column ${col.name} (${col.type}) has ${typeName(v)} ${JSON.stringify(v)}: `;
+  switch (col.type) {
+    case 'INT':
+      return head + (typeof v === 'number' && Number.isInteger(v) ? 'out of the INT range; declare the column LONG' : 'expected a JSON integer; fix the producer or declare the column DOUBLE/STRING');
+    case 'LONG':
+      return head + 'expected a JSON integer; fix the producer or declare the column DOUBLE/STRING';
+    case 'DOUBLE':
+      return head + 'expected a JSON number; fix the producer or declare the column STRING';
+    case 'BOOLEAN':
+      return head + 'expected true or false';
+    default:
+      return head + 'expected "YYYY-MM-DD HH:MM:SS[.fff]" (UTC), ISO 8601 with Z or an offset, or epoch seconds';
+  }
+}
+
 /**
- * Turns a parsed JSON record into a typed row. A field that is missing or of the wrong type is a
- * bad record: the reason names the column, the value and the rule. Explicit nulls are nulls.
+ * Turns a parsed JSON record into a typed row, in place (the parsed object becomes the row:
+ * fields outside the schema stay but are never output). A field that is missing or of the wrong
+ * type makes the record bad: the reason names the column, the value and the rule. Explicit
+ * nulls are nulls. This is the hot path of every source, so it allocates nothing per value.
  */
 export function coerceRecord(schema: Schema, record: unknown): CoerceResult {
   if (record === null || typeof record !== 'object' || Array.isArray(record)) {
     return { ok: false, reason: `record is a JSON ${typeName(record)}, not an object: each line must be one JSON object with the columns ${schema.columns.map((c) => c.name).join(', ')}` };
   }
-  const obj = record as Record<string, unknown>;
-  const row: Row = {};
-  for (const col of schema.columns) {
-    if (!(col.name in obj)) {
-      return { ok: false, reason: `column ${col.name} (${col.type}) is missing: add it to the record, or send null explicitly when the value is unknown` };
-    }
-    const v = obj[col.name];
-    if (v === null) {
-      row[col.name] = null;
+  const row = record as Row;
+  const cols = schema.columns;
+  for (let i = 0; i < cols.length; i++) {
+    const col = cols[i];
+    const name = col.name;
+    const v = row[name];
+    if (v === undefined) {
+      if (!(name in row)) {
+        return { ok: false, reason: `column ${name} (${col.type}) is missing: add it to the record, or send null explicitly when the value is unknown` };
+      }
+      row[name] = null;
       continue;
     }
-    const converted = coerceValue(col, v);
-    if (typeof converted === 'object' && converted !== null && 'error' in converted) return { ok: false, reason: (converted as { error: string }).error };
-    row[col.name] = converted;
+    if (v === null) continue;
+    switch (TYPE_CODE[col.type]) {
+      case 0: // STRING: Spark's JSON reader keeps the JSON text of a non-string token
+        if (typeof v !== 'string') row[name] = JSON.stringify(v);
+        break;
+      case 1:
+        if (typeof v !== 'number' || !Number.isInteger(v) || v < -2147483648 || v > 2147483647) return { ok: false, reason: describeBad(col, v) };
+        break;
+      case 2:
+        if (typeof v !== 'number' || !Number.isInteger(v)) return { ok: false, reason: describeBad(col, v) };
+        break;
+      case 3:
+        if (typeof v !== 'number') {
+          if (v === 'NaN') row[name] = NaN;
+          else if (v === 'Infinity' || v === '+Infinity') row[name] = Infinity;
+          else if (v === '-Infinity') row[name] = -Infinity;
+          else return { ok: false, reason: describeBad(col, v) };
+        }
+        break;
+      case 4:
+        if (typeof v !== 'boolean') return { ok: false, reason: describeBad(col, v) };
+        break;
+      case 5: {
+        let ms: number | null = null;
+        if (typeof v === 'string') ms = parseTimestamp(v);
+        else if (typeof v === 'number' && Number.isFinite(v)) ms = v * 1000; // epoch seconds, as Spark reads numbers
+        if (ms === null) return { ok: false, reason: describeBad(col, v) };
+        row[name] = ms;
+        break;
+      }
+    }
   }
   return { ok: true, row };
-}
-
-function coerceValue(col: Column, v: unknown): unknown {
-  const bad = (rule: string) => ({ error: `column ${col.name} (${col.type}) has ${typeName(v)} ${JSON.stringify(v)}: ${rule}` });
-  switch (col.type) {
-    case 'STRING':
-      if (typeof v === 'string') return v;
-      // Spark's JSON reader keeps the JSON text of a non-string token for a STRING column.
-      return JSON.stringify(v);
-    case 'INT':
-    case 'LONG': {
-      if (typeof v !== 'number' || !Number.isInteger(v)) return bad('expected a JSON integer; fix the producer or declare the column DOUBLE/STRING');
-      if (col.type === 'INT' && (v < -2147483648 || v > 2147483647)) return bad('out of the INT range; declare the column LONG');
-      return v;
-    }
-    case 'DOUBLE':
-      if (typeof v === 'number') return v;
-      if (v === 'NaN') return NaN;
-      if (v === 'Infinity' || v === '+Infinity') return Infinity;
-      if (v === '-Infinity') return -Infinity;
-      return bad('expected a JSON number; fix the producer or declare the column STRING');
-    case 'BOOLEAN':
-      if (typeof v === 'boolean') return v;
-      return bad('expected true or false');
-    case 'TIMESTAMP': {
-      if (typeof v === 'number' && Number.isFinite(v)) return v * 1000; // seconds since the epoch, as Spark reads numbers
-      if (typeof v === 'string') {
-        const ms = parseTimestamp(v);
-        if (ms !== null) return ms;
-      }
-      return bad('expected "YYYY-MM-DD HH:MM:SS[.fff]" (UTC), ISO 8601 with Z or an offset, or epoch seconds');
-    }
-  }
 }
 
 /** Parses one JSON line into a row, or gives the reason it is malformed. */
