@@ -255,7 +255,8 @@ class AggregateOperator implements StatefulOperator {
     }
 
     const evicted: Group[] = [];
-    for (const g of merged.values()) {
+    const ordered = [...merged.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    for (const g of ordered) {
       if (mode === 'update') out.push(this.toRow(g));
       if (this.evicts && g.evictAt !== null && g.evictAt <= evictWm) {
         evicted.push(g);
