@@ -170,7 +170,7 @@ export class DynamoDbStateStore implements StateStore {
   readonly description: string;
   private readonly client: DynamoDBClient;
   private readonly tableName: string;
-  private readonly namespace: string;
+  readonly namespace: string;
   private readonly shards: number;
   private readonly maxConcurrency: number;
   private readonly ttlSeconds: number;
@@ -378,15 +378,15 @@ export class DynamoDbStateStore implements StateStore {
     }
 
     const b: Record<string, number> = {};
-    for (const [bucket, n] of [...counts.entries()].sort(([x], [y]) => compareStrings(x, y))) {
-      if (n < 0 || live < 0) {
+    for (const [bucket, n] of [...counts.entries(), ['(all)', live] as const].sort(([x], [y]) => compareStrings(x, y))) {
+      if (n < 0) {
         throw new SluiceError(
-          `state directory of operator \`${op.operatorId}\` in ${this.description} would count ${n < 0 ? n : live} keys${n < 0 ? ` in bucket ${bucket}` : ''} after batch ${version}: ` +
+          `state directory of operator \`${op.operatorId}\` in ${this.description} would count ${n} keys in bucket ${bucket} after batch ${version}: ` +
             'the state was changed outside this store, by a concurrent run, or a replay changed other keys than the crashed attempt. Restore the namespace from a consistent copy or start a new one.',
           { details: { operatorId: op.operatorId, bucket, count: n, live, batchId: version } },
         );
       }
-      if (n > 0) b[bucket] = n;
+      if (n > 0 && bucket !== '(all)') b[bucket] = n;
     }
 
     await mapLimit(chunk(puts, BATCH_WRITE_MAX), this.maxConcurrency, (batch) => this.batchWrite(batch));
@@ -396,7 +396,10 @@ export class DynamoDbStateStore implements StateStore {
 
   /**
    * Index items of a non-fixed key. Present at a version iff the key is live then with its evictAt
-   * in the item's bucket, so their raw state follows from the key's item and need not be read.
+   * in the item's bucket, so their state at N-1 follows from the key's item and need not be read.
+   * At N it follows too, unless an attempt of N crashed: its index items and the key's item went
+   * in different requests, any subset of which may have landed. Then every bucket the key was,
+   * may have been or will be in at N is written again.
    */
   private indexWrites(
     op: OperatorStateSpec,
@@ -410,13 +413,15 @@ export class DynamoDbStateStore implements StateStore {
     const bucketOf = (slot: Slot | null) =>
       slot === null || slot.deleted || slot.evictAt === null ? null : this.bucketOf(op, slot.evictAt);
     const bucketBefore = bucketOf(before);
-    // What the index says at N before this write: a crashed attempt of N may have moved it.
-    const bucketNow = item !== ABSENT && item.cur.version === version ? bucketOf(item.cur) : bucketBefore;
+    const replay = item !== ABSENT && item.cur.version === version;
+    // A crashed attempt of N may have written the key's index items for its own bucket.
+    const bucketCrashed = replay ? bucketOf(item.cur) : null;
     const out: Item[] = [];
-    for (const bucket of new Set([bucketBefore, bucketNow, bucketAfter])) {
+    for (const bucket of new Set([bucketBefore, bucketCrashed, bucketAfter])) {
       if (bucket === null) continue;
       const present = bucket === bucketAfter;
-      if (present === (bucket === bucketNow)) continue;
+      // Without a crashed attempt, the index at N still reads as at N-1.
+      if (!replay && present === (bucket === bucketBefore)) continue;
       const cur: Slot = { version, deleted: !present, evictAt: null };
       const prev: Slot | null = bucket === bucketBefore && before !== null ? { version: before.version, deleted: false, evictAt: null } : null;
       out.push(this.toItem(op, this.indexPk(op, bucket), id, cur, prev, ttl, id));
@@ -580,15 +585,18 @@ export class DynamoDbStateStore implements StateStore {
             ConditionExpression: condition,
             ExpressionAttributeNames: { '#v': 'v' },
             ExpressionAttributeValues: values,
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         ),
       );
     } catch (err) {
       if (err instanceof SluiceError && errorName(err.cause) === 'ConditionalCheckFailedException') {
+        const stored = (err.cause as { Item?: Item }).Item?.v?.N;
         throw new SluiceError(
-          `state directory of operator \`${op.operatorId}\` in ${this.description} changed while batch ${version} was committing (read at version ${raw?.cur.version ?? 'none'}): ` +
+          `state directory of operator \`${op.operatorId}\` in ${this.description} changed while batch ${version} was committing ` +
+            `(read at version ${raw?.cur.version ?? 'none'}, now at ${stored ?? 'none'}): ` +
             'another run writes the same namespace. Only one run per query may hold the lease; check the lease table and the query id.',
-          { cause: err.cause, details: { operatorId: op.operatorId, batchId: version } },
+          { cause: err.cause, details: { operatorId: op.operatorId, batchId: version, readVersion: raw?.cur.version ?? null, storedVersion: stored === undefined ? null : Number(stored) } },
         );
       }
       throw err;
@@ -913,16 +921,26 @@ function chunk<T>(xs: T[], size: number): T[][] {
   return out;
 }
 
+/**
+ * `fn` over `xs`, at most `limit` at a time. After a failure no new call starts, and the first
+ * error is thrown once the calls in flight have settled (no request outlives the store call).
+ */
 async function mapLimit<T, R>(xs: T[], limit: number, fn: (x: T) => Promise<R>): Promise<R[]> {
   const out = new Array<R>(xs.length);
   let next = 0;
+  let failure: { error: unknown } | null = null;
   const worker = async () => {
-    while (next < xs.length) {
+    while (next < xs.length && failure === null) {
       const i = next++;
-      out[i] = await fn(xs[i]);
+      try {
+        out[i] = await fn(xs[i]);
+      } catch (error) {
+        failure ??= { error };
+      }
     }
   };
   await Promise.all(range(Math.min(limit, xs.length)).map(worker));
+  if (failure !== null) throw (failure as { error: unknown }).error;
   return out;
 }
 

@@ -137,6 +137,10 @@ export class S3CheckpointStore implements CheckpointStore {
     await this.putJson(`progress/${checkBatchId(batchId)}`, progress);
   }
 
+  readProgress(batchId: number): Promise<Json | null> {
+    return this.readJson<Json>(`progress/${checkBatchId(batchId)}`);
+  }
+
   async readSourceLog(sourceIndex: number, name: string): Promise<string | null> {
     const got = await this.s3.getObject(this.bucket, this.key(sourceLogPath(sourceIndex, name)));
     return got === null ? null : bytesToString(got.body);

@@ -14,9 +14,10 @@
  *     latestOffset(start)  LIST (start, end of prefix]  once per run, kept in memory
  *     planBatch(N, ...)    files from that listing, up to the limits
  *                          PUT sources/<i>/N {files: key, size, etag}     before returning
- *     read(N, start, end)  the file list: in memory, else GET sources/<i>/N (a replay),
- *                          else (older checkpoints) LIST (start, end] again
- *                          GET each file (8 at a time), gunzip, split lines, parse
+ *     readChunks(N, s, e)  the file list: in memory, else GET sources/<i>/N (a replay),
+ *     read(N, s, e)        else (older checkpoints) LIST (s, e] again;
+ *                          GET each file (8 ahead), gunzip, split lines, parse; one chunk
+ *                          per file, in key order (read: all chunks concatenated)
  *
  * Directory markers (keys ending in "/") and zero-byte objects are skipped; so are keys not
  * ending in one of `suffixFilter` when it is given.
@@ -180,42 +181,56 @@ export class S3LandingSource implements Source {
     return { lastKey: log.end.lastKey };
   }
 
+  /** The whole batch at once: the chunks of `readChunks`, concatenated. */
   async read(batchId: number, start: Json | null, end: Json): Promise<ReadResult> {
-    const startKey = this.parseOffset(start, 'start');
-    const endKey = this.parseOffset(end, 'end');
-    if (endKey === null) return { rows: [], deadLetters: [], bytes: 0 };
-    const { files, fromLog } = await this.batchFiles(batchId, startKey, endKey);
-
-    const perFile: { rows: Row[]; dead: DeadLetter[]; bytes: number }[] = new Array(files.length);
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < files.length) {
-        const i = next++;
-        perFile[i] = await this.readFile(batchId, files[i], fromLog);
-      }
-    };
-    const workers: Promise<void>[] = [];
-    for (let w = 0; w < Math.min(this.parallelism, files.length); w++) workers.push(worker());
-    await Promise.all(workers);
-
+    const chunks: ReadResult[] = [];
     let rowCount = 0;
     let deadCount = 0;
-    for (const f of perFile) {
-      rowCount += f.rows.length;
-      deadCount += f.dead.length;
+    let bytes = 0;
+    for await (const c of this.readChunks(batchId, start, end)) {
+      chunks.push(c);
+      rowCount += c.rows.length;
+      deadCount += c.deadLetters.length;
+      bytes += c.bytes;
     }
-    if (perFile.length === 1) return { rows: perFile[0].rows, deadLetters: perFile[0].dead, bytes: perFile[0].bytes };
+    if (chunks.length === 1) return chunks[0];
     const rows: Row[] = new Array(rowCount);
     const deadLetters: DeadLetter[] = new Array(deadCount);
     let r = 0;
     let d = 0;
-    let bytes = 0;
-    for (const f of perFile) {
-      for (let i = 0; i < f.rows.length; i++) rows[r++] = f.rows[i];
-      for (let i = 0; i < f.dead.length; i++) deadLetters[d++] = f.dead[i];
-      bytes += f.bytes;
+    for (const c of chunks) {
+      for (let i = 0; i < c.rows.length; i++) rows[r++] = c.rows[i];
+      for (let i = 0; i < c.deadLetters.length; i++) deadLetters[d++] = c.deadLetters[i];
     }
     return { rows, deadLetters, bytes };
+  }
+
+  /**
+   * The batch one file at a time, in key order, with up to `readParallelism` files fetched and
+   * parsed ahead: memory holds a few files' rows, not the batch's.
+   */
+  async *readChunks(batchId: number, start: Json | null, end: Json): AsyncIterable<ReadResult> {
+    const startKey = this.parseOffset(start, 'start');
+    const endKey = this.parseOffset(end, 'end');
+    if (endKey === null) return;
+    const { files, fromLog } = await this.batchFiles(batchId, startKey, endKey);
+    const ahead: Promise<ReadResult>[] = [];
+    let next = 0;
+    const fill = () => {
+      while (next < files.length && ahead.length < this.parallelism) {
+        const p = this.readFile(batchId, files[next++], fromLog);
+        // Awaited in order below; this only keeps a failure of a file further ahead (or one
+        // left behind when the caller stops early) from surfacing as an unhandled rejection.
+        p.catch(() => undefined);
+        ahead.push(p);
+      }
+    };
+    fill();
+    while (ahead.length > 0) {
+      const chunk = await ahead.shift()!;
+      fill();
+      yield chunk;
+    }
   }
 
   /** Files in (from, target]. */
@@ -290,7 +305,7 @@ export class S3LandingSource implements Source {
     return log;
   }
 
-  private async readFile(batchId: number, file: LandingFile, fromLog: boolean): Promise<{ rows: Row[]; dead: DeadLetter[]; bytes: number }> {
+  private async readFile(batchId: number, file: LandingFile, fromLog: boolean): Promise<ReadResult> {
     const got = await this.s3.getObject(this.bucket, file.key);
     if (got === null) {
       throw new DataLossError(
@@ -316,11 +331,11 @@ export class S3LandingSource implements Source {
         buf = await gunzipAsync(buf);
       } catch (e) {
         dead.push({ source: { file: file.key }, raw: '', reason: `gzip data is damaged (${(e as Error).message}): re-upload the file under a new key` });
-        return { rows, dead, bytes: got.body.byteLength };
+        return { rows, deadLetters: dead, bytes: got.body.byteLength };
       }
     }
     parseBuffer(this.schema, file.key, buf, rows, dead);
-    return { rows, dead, bytes: got.body.byteLength };
+    return { rows, deadLetters: dead, bytes: got.body.byteLength };
   }
 
   private parseOffset(offset: Json | null | undefined, what: string): string | null {

@@ -14,7 +14,7 @@ const MINUTE = 60_000;
 describe('DynamoDbLease', () => {
   let dynamodb: DynamoDBClient;
   let tableName: string;
-  let now: number;
+  let now = Date.UTC(2024, 0, 1);
   const clock = { now: () => now };
 
   /** Two runs competing for the same query's lease (each with its own instance). */

@@ -9,7 +9,7 @@ import {
   S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
-import { S3CheckpointStore, type S3CheckpointStoreOptions } from '../../lib/aws/s3-checkpoint';
+import { S3CheckpointStore, S3Requests, type S3CheckpointStoreOptions } from '../../lib/aws/s3-checkpoint';
 import { CheckpointMismatchError, SluiceError } from '../../lib/engine/errors';
 import type { CommitEntry, OffsetEntry, QueryMetadata } from '../../lib/engine/ports';
 import { ensureBucket } from '../../lib/local/resources';
@@ -151,6 +151,7 @@ describe('when the checkpoint is new', () => {
     await expect(store.readOffsets(0)).resolves.toBeNull();
     await expect(store.readCommit(0)).resolves.toBeNull();
     await expect(store.readSourceLog(0, '0')).resolves.toBeNull();
+    await expect(store.readProgress(0)).resolves.toBeNull();
   });
 });
 
@@ -184,6 +185,7 @@ describe('when batches have run', () => {
     await store.writeProgress(0, { numInputRows: 1 });
     await store.writeProgress(0, { numInputRows: 2 });
     expect((await store.head()).metadata?.name).toBe('renamed');
+    await expect(store.readProgress(0)).resolves.toEqual({ numInputRows: 2 });
   });
 });
 
@@ -262,6 +264,15 @@ describe('when old batches are purged', () => {
     const before = store.stats();
     await store.purge(0);
     expect(delta(store, before)).toEqual({ lists: 1, gets: 0, puts: 0, deletes: 0 });
+  });
+});
+
+describe('when more than 1000 keys are deleted', () => {
+  it('sends one DeleteObjects per 1000 keys', async () => {
+    const requests = new S3Requests(s3);
+    const keys = Array.from({ length: 2500 }, (_, i) => `purge-test/${uniqueName('gone')}/${i}`);
+    await requests.deleteKeys(bucket, keys); // deleting absent keys succeeds, as on AWS
+    expect(requests.stats()).toMatchObject({ deletes: 3, requests: 3 });
   });
 });
 

@@ -230,6 +230,40 @@ describe('when a batch is replayed after a crash', () => {
   });
 });
 
+describe('when a batch is read a file at a time (readChunks)', () => {
+  it('yields one chunk per file in key order, the same rows as read()', async () => {
+    const f = fixture();
+    await f.put('a.json', lines(event('a1', 1), event('a2', 2)));
+    await f.put('b.json', lines('{bad'));
+    await f.put('c.json', lines(event('c1', 3)));
+    const src = f.source({ readParallelism: 2 });
+    const end = await src.planBatch(0, null, (await src.latestOffset(null))!, {});
+
+    const chunks = [];
+    for await (const c of src.readChunks(0, null, end!)) chunks.push(c);
+    expect(chunks.map((c) => users(c.rows))).toEqual([['a1', 'a2'], [], ['c1']]);
+    expect(chunks.map((c) => c.deadLetters.length)).toEqual([0, 1, 0]);
+    const whole = await src.read(0, null, end!);
+    expect(whole.rows).toEqual(chunks.flatMap((c) => c.rows));
+    expect(whole.bytes).toBe(chunks.reduce((a, c) => a + c.bytes, 0));
+  });
+
+  it('a caller that stops early is left with nothing pending that fails the process', async () => {
+    const f = fixture();
+    const keys = await putNumbered(f, 4);
+    const src = f.source({ readParallelism: 4 });
+    const end = await src.planBatch(0, null, (await src.latestOffset(null))!, {});
+    await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: keys[3] })); // fetched ahead, fails
+
+    for await (const c of src.readChunks(0, null, end!)) {
+      expect(users(c.rows)).toEqual(['u0']);
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50)); // an unhandled rejection would fail the test run here
+    await expect(src.read(0, null, end!)).rejects.toThrow(DataLossError);
+  });
+});
+
 describe('when files are gzipped', () => {
   it('reads keys ending in .gz and objects stored with Content-Encoding gzip', async () => {
     const f = fixture();

@@ -1,0 +1,24 @@
+/**
+ * Jest: TypeScript through @swc/jest (no type checking here; `npm run typecheck` does that).
+ * The global setup starts the embedded local AWS stack once per run (or uses AWS_ENDPOINT_URL)
+ * and test files reach it through test/helpers/stack.ts.
+ */
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  transform: {
+    '^.+\\.(t|j)sx?$': [
+      '@swc/jest',
+      {
+        jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
+        module: { type: 'commonjs' },
+        sourceMaps: 'inline',
+      },
+    ],
+  },
+  // Also transformed by the transform above (Jest transforms global hooks with the project's).
+  globalSetup: '<rootDir>/test/setup/global-setup.ts',
+  globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
+  testTimeout: 60000,
+};

@@ -1,0 +1,143 @@
+/**
+ * AWS SDK clients for a connection (real AWS, LocalStack, or the embedded local stack), and the
+ * one function that turns environment variables into a connection.
+ *
+ * Nothing here reads process.env: `connectionFromEnv` receives the environment as an argument
+ * from an edge (CLI, Lambda handler, test setup).
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { KinesisClient } from '@aws-sdk/client-kinesis';
+import { S3Client } from '@aws-sdk/client-s3';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import type { AwsConnection, AwsCredentials, AwsEndpoints } from './config';
+
+/**
+ * Attempts per request (first try included). The SDK's standard retry mode backs off
+ * exponentially with jitter and retries throttling, 5xx and transient network errors.
+ */
+export const MAX_ATTEMPTS = 5;
+
+export interface AwsClients {
+  readonly s3: S3Client;
+  readonly dynamodb: DynamoDBClient;
+  readonly kinesis: KinesisClient;
+  /** Closes the clients created so far (their sockets); the object must not be used afterwards. */
+  destroy(): void;
+}
+
+/**
+ * Clients for `conn`. Each client is built on first access, so creating the object is cheap and
+ * a caller that only touches S3 never builds the DynamoDB or Kinesis client.
+ */
+export function createClients(conn: AwsConnection): AwsClients {
+  let s3: S3Client | undefined;
+  let dynamodb: DynamoDBClient | undefined;
+  let kinesis: KinesisClient | undefined;
+  return {
+    get s3() {
+      return (s3 ??= createS3Client(conn));
+    },
+    get dynamodb() {
+      return (dynamodb ??= createDynamoDbClient(conn));
+    },
+    get kinesis() {
+      return (kinesis ??= createKinesisClient(conn));
+    },
+    destroy() {
+      s3?.destroy();
+      dynamodb?.destroy();
+      kinesis?.destroy();
+    },
+  };
+}
+
+export function createS3Client(conn: AwsConnection): S3Client {
+  const endpoint = conn.endpoints?.s3;
+  return new S3Client({
+    region: conn.region,
+    maxAttempts: MAX_ATTEMPTS,
+    ...(endpoint ? { endpoint } : {}),
+    ...credentialsOption(conn.s3Credentials ?? conn.credentials),
+    forcePathStyle: conn.s3ForcePathStyle ?? false,
+    // Emulators (s3rver in particular) predate S3's flexible checksums: the SDK's default since
+    // 2025 (a CRC32 on every upload, sent as an aws-chunked trailer) is not understood there.
+    // Only compute checksums where the operation requires one.
+    ...(endpoint ? { requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' } : {}),
+  });
+}
+
+export function createDynamoDbClient(conn: AwsConnection): DynamoDBClient {
+  const endpoint = conn.endpoints?.dynamodb;
+  return new DynamoDBClient({
+    region: conn.region,
+    maxAttempts: MAX_ATTEMPTS,
+    ...(endpoint ? { endpoint } : {}),
+    ...credentialsOption(conn.credentials),
+  });
+}
+
+export function createKinesisClient(conn: AwsConnection): KinesisClient {
+  const endpoint = conn.endpoints?.kinesis;
+  return new KinesisClient({
+    region: conn.region,
+    maxAttempts: MAX_ATTEMPTS,
+    ...(endpoint ? { endpoint } : {}),
+    ...credentialsOption(conn.credentials),
+    // The Kinesis client speaks HTTP/2 by default (for SubscribeToShard). Over a plain-http
+    // emulator endpoint that means cleartext HTTP/2, which kinesis-mock answers with protocol
+    // errors (PutRecord fails with ERR_HTTP2_ERROR): use HTTP/1.1 there, as the other clients do.
+    ...(endpoint ? { requestHandler: new NodeHttpHandler() } : {}),
+  });
+}
+
+function credentialsOption(creds: AwsCredentials | undefined): { credentials?: AwsCredentials } {
+  // Absent: the SDK's default provider chain (Lambda role, profile, SSO, ...).
+  return creds ? { credentials: { accessKeyId: creds.accessKeyId, secretAccessKey: creds.secretAccessKey } } : {};
+}
+
+/** Credentials LocalStack accepts when the environment sets none. */
+const LOCALSTACK_CREDENTIALS: AwsCredentials = { accessKeyId: 'test', secretAccessKey: 'test' };
+
+/**
+ * The connection the environment asks for, or null when it names no endpoint (meaning: real AWS
+ * through the SDK's default chain, or the caller starts the embedded local stack).
+ *
+ * Honoured variables (the AWS SDKs' own names):
+ * - `AWS_ENDPOINT_URL`: one endpoint for every service (LocalStack: http://localhost:4566);
+ * - `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL_DYNAMODB`, `AWS_ENDPOINT_URL_KINESIS`: per service,
+ *   overriding the former;
+ * - `AWS_REGION` / `AWS_DEFAULT_REGION` (default us-east-1);
+ * - `AWS_ACCESS_KEY_ID` + `AWS_SECRET_ACCESS_KEY`; when absent: test/test (which LocalStack
+ *   accepts) if every service has an endpoint, else the SDK's default chain (a service left on
+ *   real AWS needs real credentials).
+ *
+ * S3 is addressed path-style: LocalStack's virtual-host style needs wildcard DNS that a plain
+ * `localhost` endpoint does not have.
+ */
+export function connectionFromEnv(env: NodeJS.ProcessEnv): AwsConnection | null {
+  const shared = nonEmpty(env.AWS_ENDPOINT_URL);
+  const endpoints: AwsEndpoints = {
+    s3: nonEmpty(env.AWS_ENDPOINT_URL_S3) ?? shared,
+    dynamodb: nonEmpty(env.AWS_ENDPOINT_URL_DYNAMODB) ?? shared,
+    kinesis: nonEmpty(env.AWS_ENDPOINT_URL_KINESIS) ?? shared,
+  };
+  if (!endpoints.s3 && !endpoints.dynamodb && !endpoints.kinesis) return null;
+  const accessKeyId = nonEmpty(env.AWS_ACCESS_KEY_ID);
+  const secretAccessKey = nonEmpty(env.AWS_SECRET_ACCESS_KEY);
+  return {
+    region: nonEmpty(env.AWS_REGION) ?? nonEmpty(env.AWS_DEFAULT_REGION) ?? 'us-east-1',
+    endpoints,
+    credentials:
+      accessKeyId && secretAccessKey
+        ? { accessKeyId, secretAccessKey }
+        : endpoints.s3 && endpoints.dynamodb && endpoints.kinesis
+          ? { ...LOCALSTACK_CREDENTIALS }
+          : undefined,
+    s3ForcePathStyle: true,
+  };
+}
+
+function nonEmpty(v: string | undefined): string | undefined {
+  const t = v?.trim();
+  return t ? t : undefined;
+}

@@ -1,0 +1,37 @@
+/**
+ * The conformance cases through the runner on the local stack: the S3 landing source, the S3
+ * checkpoint, the DynamoDB state store and the recording sink, exactly as `npx sluice conformance
+ * check` runs them. Then every crash point: one crash per step, and the next run finishes; the
+ * result must equal the result without a crash.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { compareCase, parseCase } from '../../lib/engine/case';
+import { CRASH_POINTS } from '../../lib/engine/crash';
+import { prepareConformance, runCase } from '../../lib/local/conformance';
+import { testConnection, uniqueName } from '../helpers/stack';
+
+const dirs = [join(__dirname, '../../../shared/conformance/cases'), join(__dirname, 'cases')];
+const files = dirs.flatMap((d) => readdirSync(d).filter((f) => f.endsWith('.json')).map((f) => join(d, f)));
+const cases = files.map((f) => [basename(f), parseCase(readFileSync(f, 'utf8'), f)] as const);
+
+const bucket = uniqueName('conf');
+const table = uniqueName('conf-state');
+
+beforeAll(async () => {
+  await prepareConformance(testConnection(), bucket, table);
+});
+
+describe('when the conformance cases run on the local stack', () => {
+  it.each(cases)('%s matches its expectations', async (_file, c) => {
+    const result = await runCase(c, { connection: testConnection(), bucket, stateTable: table });
+    expect(compareCase(c, result)).toEqual([]);
+  });
+});
+
+describe.each(CRASH_POINTS)('when every run crashes once at %s', (point) => {
+  it.each(cases)('%s still matches its expectations after the next run', async (_file, c) => {
+    const result = await runCase(c, { connection: testConnection(), bucket, stateTable: table, crash: point });
+    expect(compareCase(c, result)).toEqual([]);
+  });
+});

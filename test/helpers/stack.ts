@@ -1,0 +1,51 @@
+/**
+ * What test files use to reach the AWS endpoints of this Jest run: the embedded local stack
+ * started by test/setup/global-setup.ts, or LocalStack when AWS_ENDPOINT_URL is set.
+ */
+import { randomBytes } from 'node:crypto';
+import { AwsClients, connectionFromEnv, createClients } from '../../lib/aws/clients';
+import type { AwsConnection } from '../../lib/aws/config';
+
+/** Holds the connection as JSON, set by the global setup. */
+export const TEST_STACK_ENV = 'SLUICE_TEST_STACK';
+
+let connection: AwsConnection | undefined;
+let clients: AwsClients | undefined;
+
+/** The connection of this test run (the same for every call in a test file). */
+export function testConnection(): AwsConnection {
+  if (!connection) {
+    const published = process.env[TEST_STACK_ENV];
+    const fromEnv = published ? (JSON.parse(published) as AwsConnection) : connectionFromEnv(process.env);
+    if (!fromEnv) {
+      throw new Error(
+        `no AWS endpoint for tests: run the tests through Jest (its global setup starts the local stack and sets ${TEST_STACK_ENV}), or set AWS_ENDPOINT_URL (LocalStack)`,
+      );
+    }
+    connection = fromEnv;
+  }
+  return connection;
+}
+
+/** SDK clients on the test connection, shared within a test file (built on first use). */
+export function testClients(): AwsClients {
+  return (clients ??= createClients(testConnection()));
+}
+
+let counter = 0;
+
+/**
+ * A name no other test (in any worker, in any run against a long-lived LocalStack) uses: valid
+ * as an S3 bucket, DynamoDB table and Kinesis stream name (lowercase letters, digits and
+ * hyphens, 3 to 63 characters, starting and ending with a letter or digit).
+ */
+export function uniqueName(prefix: string): string {
+  const suffix = `${randomBytes(4).toString('hex')}${(counter++).toString(36)}`;
+  const head = prefix
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/-{2,}/g, '-')
+    .slice(0, 63 - 1 - suffix.length)
+    .replace(/^-+|-+$/g, '');
+  return head ? `${head}-${suffix}` : suffix;
+}

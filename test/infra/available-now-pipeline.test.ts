@@ -1,0 +1,589 @@
+/**
+ * CDK assertions on the AvailableNowPipeline's synthesized template. Each describe synthesizes
+ * once (bundling runs esbuild); validation scenarios throw before anything is bundled.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { App, CfnElement, Duration, Stack, aws_cloudwatch_actions as actions, aws_dynamodb as dynamodb, aws_kinesis as kinesis, aws_s3 as s3, aws_sns as sns } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { buildSync } from 'esbuild';
+import { AvailableNowPipeline, AvailableNowPipelineProps, DEFAULT_ENTRY, GRANTED_ACTIONS, LAMBDA_BUNDLING } from '../../lib/infra/available-now-pipeline';
+import { SUMMARY_METRIC_NAMES } from '../../lib/aws/handler';
+
+jest.setTimeout(60_000);
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const ACCOUNT = '123456789012';
+const REGION = 'eu-west-1';
+
+// ---- factories -------------------------------------------------------------------------------
+
+interface Synth {
+  readonly stack: Stack;
+  readonly pipeline: AvailableNowPipeline;
+  readonly template: Template;
+  readonly id: (element: unknown) => string;
+}
+
+/**
+ * A stack named `Test` holding one pipeline `Pipeline` (pipelineName `Test-Pipeline`).
+ * `bundle: false` skips esbuild; `validate: true` runs CDK's built-in CloudFormation template
+ * validation (a WebAssembly engine that takes seconds per synth, so only where it is asserted).
+ */
+function synth(props: AvailableNowPipelineProps = {}, extra?: (stack: Stack) => Partial<AvailableNowPipelineProps>, opts: { bundle?: boolean; validate?: boolean } = {}): Synth {
+  const app = new App({
+    builtinCloudFormationValidation: opts.validate ?? false,
+    ...(opts.bundle === false ? { context: { 'aws:cdk:bundling-stacks': [] } } : {}),
+  });
+  const stack = new Stack(app, 'Test', { env: { account: ACCOUNT, region: REGION } });
+  const pipeline = new AvailableNowPipeline(stack, 'Pipeline', { ...props, ...(extra ? extra(stack) : {}) });
+  const template = Template.fromStack(stack);
+  const id = (element: unknown) => stack.getLogicalId((element as { node: { defaultChild: CfnElement } }).node.defaultChild);
+  return { stack, pipeline, template, id };
+}
+
+/** Builds the pipeline and returns the error message, or fails when it does not throw. */
+function rejection(props: AvailableNowPipelineProps, extra?: (stack: Stack) => Partial<AvailableNowPipelineProps>): string {
+  try {
+    synth(props, extra, { bundle: false });
+  } catch (e) {
+    return (e as Error).message;
+  }
+  throw new Error('expected the pipeline to be rejected at synth time');
+}
+
+interface FlatStatement {
+  readonly actions: string[];
+  readonly resources: string[];
+  readonly condition?: unknown;
+}
+
+/** Intrinsics as short strings: {Fn::GetAtt:[X,Arn]} -> "X.Arn", {Ref:X} -> "X", joins concatenated. */
+function flat(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const v = value as Record<string, unknown>;
+  if (v['Fn::GetAtt']) return (v['Fn::GetAtt'] as string[]).join('.');
+  if (v.Ref) return String(v.Ref);
+  if (v['Fn::Join']) {
+    const [sep, parts] = v['Fn::Join'] as [string, unknown[]];
+    return parts.map(flat).join(sep);
+  }
+  if (v['Fn::Select'] || v['Fn::Split']) return `{${JSON.stringify(v)}}`;
+  return JSON.stringify(v);
+}
+
+const asList = <T>(x: T | T[] | undefined): T[] => (x === undefined ? [] : Array.isArray(x) ? x : [x]);
+
+/** Every statement of every IAM policy in the template (inline role policies included). */
+function statements(template: Template): FlatStatement[] {
+  const docs: Array<{ Statement: unknown[] }> = [];
+  for (const p of Object.values(template.findResources('AWS::IAM::Policy'))) docs.push(p.Properties.PolicyDocument);
+  for (const r of Object.values(template.findResources('AWS::IAM::Role'))) for (const p of asList(r.Properties.Policies)) docs.push((p as { PolicyDocument: { Statement: unknown[] } }).PolicyDocument);
+  return docs.flatMap((d) =>
+    (d.Statement as Array<Record<string, unknown>>).map((s) => ({
+      actions: asList(s.Action as string | string[]).slice().sort(),
+      resources: asList(s.Resource).map(flat).sort(),
+      ...(s.Condition ? { condition: s.Condition } : {}),
+    })),
+  );
+}
+
+function envOf(template: Template): Record<string, unknown> {
+  const fns = Object.values(template.findResources('AWS::Lambda::Function'));
+  expect(fns).toHaveLength(1);
+  const vars = fns[0].Properties.Environment.Variables as Record<string, unknown>;
+  return Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, flat(v)]));
+}
+
+const sorted = (xs: readonly string[]) => [...xs].sort();
+
+// ---- scenarios --------------------------------------------------------------------------------
+
+describe('with the defaults (an S3 landing prefix, an S3 sink, everything created)', () => {
+  let s: Synth;
+  let bucket: string;
+  let table: string;
+  let queue: string;
+  let logGroup: string;
+  beforeAll(() => {
+    s = synth({}, undefined, { validate: true });
+    bucket = s.id(s.pipeline.pipelineBucket);
+    table = s.id(s.pipeline.stateTable);
+    queue = s.id(s.pipeline.failureQueue);
+    logGroup = s.id(s.pipeline.logGroup);
+  });
+
+  it('starts a run every 15 minutes with the scheduled event, retrying delivery into the failure queue', () => {
+    s.template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(15 minutes)',
+      State: 'ENABLED',
+      Targets: [
+        Match.objectLike({
+          Arn: { 'Fn::GetAtt': [s.id(s.pipeline.function), 'Arn'] },
+          Input: Match.absent(),
+          DeadLetterConfig: { Arn: { 'Fn::GetAtt': [queue, 'Arn'] } },
+          RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 900 },
+        }),
+      ],
+    });
+  });
+
+  it('runs on Node.js 22, arm64, 1024 MiB, a 600-second timeout, one at a time', () => {
+    s.template.hasResourceProperties('AWS::Lambda::Function', {
+      Runtime: 'nodejs22.x',
+      Architectures: ['arm64'],
+      MemorySize: 1024,
+      Timeout: 600,
+      ReservedConcurrentExecutions: 1,
+      Handler: 'index.handler',
+    });
+  });
+
+  it('sends failed asynchronous invocations to the failure queue without retrying them', () => {
+    s.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      MaximumRetryAttempts: 0,
+      MaximumEventAgeInSeconds: 900,
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [queue, 'Arn'] } } },
+    });
+    s.template.hasResourceProperties('AWS::SQS::Queue', { SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 86_400 });
+  });
+
+  it('configures the handler through SLUICE_* variables, with a lease of the timeout + 60 s', () => {
+    expect(envOf(s.template)).toEqual({
+      SLUICE_CHECKPOINT_URI: `s3://${bucket}/checkpoints/Test-Pipeline`,
+      SLUICE_STATE_TABLE: table,
+      SLUICE_SOURCE_URI: `s3://${bucket}/landing/Test-Pipeline`,
+      SLUICE_SINK_URI: `s3://${bucket}/output/Test-Pipeline`,
+      SLUICE_LEASE_SECONDS: '660',
+      SLUICE_METRICS_NAMESPACE: 'Sluice',
+      SLUICE_PIPELINE_NAME: 'Test-Pipeline',
+      NODE_OPTIONS: '--enable-source-maps',
+    });
+  });
+
+  it('creates the state/lease table with pk/sk, on demand, TTL on `ttl` and point-in-time recovery', () => {
+    s.template.hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+      AttributeDefinitions: [
+        { AttributeName: 'pk', AttributeType: 'S' },
+        { AttributeName: 'sk', AttributeType: 'S' },
+      ],
+      BillingMode: 'PAY_PER_REQUEST',
+      TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+    });
+    s.template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+  });
+
+  it('creates one encrypted, private bucket that expires old progress entries', () => {
+    s.template.resourceCountIs('AWS::S3::Bucket', 1);
+    s.template.hasResourceProperties('AWS::S3::Bucket', {
+      BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+      PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([Match.objectLike({ Id: 'expire-old-progress', Prefix: 'checkpoints/Test-Pipeline/progress/', ExpirationInDays: 30, Status: 'Enabled' })]),
+      },
+    });
+  });
+
+  it('denies every request to the bucket that does not use TLS', () => {
+    s.template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: bucket },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Deny',
+            Principal: { AWS: '*' },
+            Action: 's3:*',
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+            Resource: [{ 'Fn::GetAtt': [bucket, 'Arn'] }, { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucket, 'Arn'] }, '/*']] }],
+          }),
+        ]),
+      },
+    });
+  });
+
+  it('grants exactly the actions the adapters send, on the prefixes and table it uses', () => {
+    const ckpt = { StringLike: { 's3:prefix': ['checkpoints/Test-Pipeline/*'] } };
+    const landing = { StringLike: { 's3:prefix': ['landing/Test-Pipeline/*'] } };
+    const expected: FlatStatement[] = [
+      { actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [`${logGroup}.Arn`] },
+      { actions: ['s3:DeleteObject', 's3:GetObject', 's3:PutObject'], resources: [`${bucket}.Arn/checkpoints/Test-Pipeline/*`] },
+      { actions: ['s3:ListBucket'], resources: [`${bucket}.Arn`], condition: ckpt },
+      { actions: ['s3:GetObject'], resources: [`${bucket}.Arn/landing/Test-Pipeline/*`] },
+      { actions: ['s3:ListBucket'], resources: [`${bucket}.Arn`], condition: landing },
+      { actions: ['s3:PutObject'], resources: [`${bucket}.Arn/output/Test-Pipeline/*`] },
+      {
+        actions: sorted([
+          'dynamodb:BatchGetItem',
+          'dynamodb:BatchWriteItem',
+          'dynamodb:ConditionCheckItem',
+          'dynamodb:GetItem',
+          'dynamodb:PutItem',
+          'dynamodb:Query',
+          'dynamodb:UpdateItem',
+        ]),
+        resources: [`${table}.Arn`],
+      },
+      { actions: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'], resources: [`${queue}.Arn`] },
+    ];
+    const key = (x: FlatStatement) => JSON.stringify(x);
+    expect(statements(s.template).map(key).sort()).toEqual(expected.map(key).sort());
+  });
+
+  it('gives the function its own role, with no managed policy', () => {
+    s.template.resourceCountIs('AWS::IAM::Role', 1);
+    s.template.hasResourceProperties('AWS::IAM::Role', {
+      AssumeRolePolicyDocument: { Statement: [Match.objectLike({ Principal: { Service: 'lambda.amazonaws.com' } })] },
+      ManagedPolicyArns: Match.absent(),
+    });
+  });
+
+  it('alarms on a failed run, falling behind, no input, state rows, late rows and the failure queue', () => {
+    const dims = [{ Name: 'Pipeline', Value: 'Test-Pipeline' }];
+    s.template.resourceCountIs('AWS::CloudWatch::Alarm', 6);
+    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/Lambda',
+      MetricName: 'Errors',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: s.id(s.pipeline.function) } }],
+      Statistic: 'Sum',
+      Period: 900,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 1,
+      TreatMissingData: 'notBreaching',
+    });
+    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'Sluice',
+      MetricName: 'BacklogLeft',
+      Dimensions: dims,
+      Statistic: 'Maximum',
+      Period: 900,
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      EvaluationPeriods: 2,
+      DatapointsToAlarm: 2,
+    });
+    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'Sluice',
+      MetricName: 'RowsIn',
+      Dimensions: dims,
+      Statistic: 'Sum',
+      Period: 3600,
+      Threshold: 0,
+      ComparisonOperator: 'LessThanOrEqualToThreshold',
+      TreatMissingData: 'breaching',
+    });
+    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'Sluice',
+      MetricName: 'StateRows',
+      Dimensions: dims,
+      Statistic: 'Maximum',
+      Threshold: 1_000_000,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'Sluice',
+      MetricName: 'DroppedByWatermark',
+      Dimensions: dims,
+      Statistic: 'Sum',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queue, 'QueueName'] } }],
+      Threshold: 0,
+    });
+  });
+
+  it('alarms only on metrics the handler emits in its summary line', () => {
+    const custom = Object.values(s.template.findResources('AWS::CloudWatch::Alarm'))
+      .filter((a) => a.Properties.Namespace === 'Sluice')
+      .map((a) => a.Properties.MetricName as string);
+    expect(custom.length).toBeGreaterThan(0);
+    for (const name of custom) expect(SUMMARY_METRIC_NAMES).toContain(name);
+  });
+
+  it('keeps the log group for a month', () => {
+    s.template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
+    s.template.hasResourceProperties('AWS::Lambda::Function', { LoggingConfig: { LogGroup: { Ref: logGroup } } });
+  });
+
+  it('passes CloudFormation template validation without a warning', () => {
+    const warnings = Annotations.fromStack(s.stack).findWarning('*', Match.anyValue());
+    expect(warnings.map((w) => `${w.id}: ${String(w.entry.data)}`)).toEqual([]);
+  });
+
+  it('records the bundle size, small enough to load fast', () => {
+    expect(s.pipeline.bundleSizeBytes).toBeGreaterThan(1024);
+    expect(s.pipeline.bundleSizeBytes).toBeLessThan(1024 * 1024);
+    Annotations.fromStack(s.stack).hasInfo('/Test/Pipeline', Match.stringLikeRegexp('Lambda bundle .* KiB'));
+  });
+});
+
+describe('no IAM statement uses Resource "*" where a scoped one fits', () => {
+  /** Actions AWS accepts only on "*" (none are used; listed so that adding one is a decision). */
+  const ONLY_ON_STAR = new Set(['cloudwatch:PutMetricData', 'xray:PutTraceSegments', 'xray:PutTelemetryRecords']);
+  const variants: Array<[string, () => Synth]> = [
+    ['the defaults', () => synth({}, undefined, { bundle: false })],
+    ['a created Kinesis stream', () => synth({ sourceType: 'kinesis' }, undefined, { bundle: false })],
+    [
+      'brought-your-own table, buckets, stream and DynamoDB sink',
+      () =>
+        synth({}, (stack) => ({
+          stateTable: dynamodb.Table.fromTableName(stack, 'T', 'sluice-state'),
+          checkpointBucket: s3.Bucket.fromBucketName(stack, 'C', 'my-checkpoints'),
+          sourceStream: kinesis.Stream.fromStreamArn(stack, 'K', `arn:aws:kinesis:${REGION}:${ACCOUNT}:stream/orders`),
+          sinkTable: dynamodb.Table.fromTableName(stack, 'S', 'totals'),
+        }), { bundle: false }),
+    ],
+  ];
+  it.each(variants)('with %s', (_name, make) => {
+    const all = statements(make().template);
+    expect(all.length).toBeGreaterThan(0);
+    for (const st of all) {
+      for (const r of st.resources) {
+        const onStar = r === '*' || r.endsWith(':*:*') || /^arn:aws:[a-z0-9-]+:[^:]*:[^:]*:\*$/.test(r);
+        if (onStar) expect({ statement: st, allowed: st.actions.every((a) => ONLY_ON_STAR.has(a)) }).toEqual({ statement: st, allowed: true });
+        // An object ARN ends in "<prefix>/*", never in "<bucket>/*" (the whole bucket).
+        if (r.includes('s3') && r.endsWith('/*')) expect(r).toMatch(/(Arn|:::[^/]+)\/[^*]+\/\*$/);
+      }
+      expect(st.actions.some((a) => a.endsWith(':*'))).toBe(false);
+    }
+  });
+});
+
+describe('every AWS SDK command the Lambda bundle sends is granted', () => {
+  const SPECIAL: Record<string, string> = {
+    's3:ListObjectsV2': 's3:ListBucket',
+    's3:ListObjects': 's3:ListBucket',
+    's3:DeleteObjects': 's3:DeleteObject',
+    's3:HeadObject': 's3:GetObject',
+    's3:HeadBucket': 's3:ListBucket',
+    // TransactWriteItems is evaluated per entry; the fence is a ConditionCheck on the lease item.
+    'dynamodb:TransactWriteItems': 'dynamodb:ConditionCheckItem',
+  };
+  const LIB_DYNAMODB: Record<string, string> = { Get: 'GetItem', Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', BatchGet: 'BatchGetItem', BatchWrite: 'BatchWriteItem', TransactWrite: 'TransactWriteItems', Query: 'Query', Scan: 'Scan' };
+
+  /** The project's own files esbuild puts in the bundle. */
+  function bundledFiles(entry: string): string[] {
+    const out = buildSync({ entryPoints: [entry], bundle: true, platform: 'node', target: LAMBDA_BUNDLING.target, external: [...LAMBDA_BUNDLING.externalModules], write: false, metafile: true, logLevel: 'silent' });
+    return Object.keys(out.metafile!.inputs).filter((f) => !f.includes('node_modules')).map((f) => path.resolve(ROOT, f));
+  }
+
+  /** `<service>:<Action>` for each `new XCommand(` whose X is imported from an AWS SDK client. */
+  function commandsSent(file: string): string[] {
+    const src = fs.readFileSync(file, 'utf8');
+    const importedFrom = new Map<string, string>();
+    for (const m of src.matchAll(/import\s*(?:type\s*)?\{([^}]*)\}\s*from\s*'@aws-sdk\/(client|lib)-([a-z0-9-]+)'/g)) {
+      for (const name of m[1].split(',').map((n) => n.trim().replace(/^type\s+/, '').split(/\s+as\s+/).pop()!)) {
+        importedFrom.set(name, m[2] === 'lib' ? `lib-${m[3]}` : m[3]);
+      }
+    }
+    const sent: string[] = [];
+    for (const m of src.matchAll(/new\s+([A-Za-z0-9]+)Command\s*\(/g)) {
+      const pkg = importedFrom.get(`${m[1]}Command`);
+      if (!pkg) continue;
+      const action = pkg === 'lib-dynamodb' ? `dynamodb:${LIB_DYNAMODB[m[1]] ?? m[1]}` : `${pkg}:${m[1]}`;
+      sent.push(SPECIAL[action] ?? action);
+    }
+    return sent;
+  }
+
+  it('for the windowed-totals entry, with either source', () => {
+    const files = bundledFiles(DEFAULT_ENTRY);
+    expect(files.some((f) => f.endsWith(path.join('lib', 'aws', 'pipeline.ts')))).toBe(true);
+    const sent = new Set(files.flatMap(commandsSent));
+    expect(sent.size).toBeGreaterThan(0);
+    const granted = new Set([
+      ...statements(synth({}, undefined, { bundle: false }).template).flatMap((st) => st.actions),
+      ...statements(synth({ sourceType: 'kinesis' }, undefined, { bundle: false }).template).flatMap((st) => st.actions),
+    ]);
+    expect([...sent].filter((a) => !granted.has(a)).sort()).toEqual([]);
+  });
+
+  it('lists only actions that exist in the grant table it documents', () => {
+    const all = Object.values(GRANTED_ACTIONS).flat();
+    expect(all.filter((a) => !/^(s3|dynamodb|kinesis):[A-Z][A-Za-z0-9]+$/.test(a))).toEqual([]);
+    expect(all).not.toContain('dynamodb:TransactWriteItems'); // not an IAM action
+  });
+});
+
+describe('with a Kinesis source', () => {
+  let s: Synth;
+  beforeAll(() => {
+    s = synth({ sourceType: 'kinesis' }, undefined, { bundle: false });
+  });
+
+  it('creates an encrypted on-demand stream and points the handler at it', () => {
+    const stream = s.id(s.pipeline.sourceStream);
+    s.template.hasResourceProperties('AWS::Kinesis::Stream', {
+      StreamModeDetails: { StreamMode: 'ON_DEMAND' },
+      StreamEncryption: { EncryptionType: 'KMS', KeyId: 'alias/aws/kinesis' },
+      RetentionPeriodHours: 24,
+    });
+    expect(envOf(s.template).SLUICE_SOURCE_URI).toBe(`kinesis://${stream}`);
+  });
+
+  it('reads the stream with four actions on its ARN, and no longer lists a landing prefix', () => {
+    const stream = s.id(s.pipeline.sourceStream);
+    const all = statements(s.template);
+    expect(all).toContainEqual({
+      actions: ['kinesis:DescribeStreamSummary', 'kinesis:GetRecords', 'kinesis:GetShardIterator', 'kinesis:ListShards'],
+      resources: [`${stream}.Arn`],
+    });
+    expect(all.filter((st) => st.resources.some((r) => r.includes('landing')))).toEqual([]);
+    expect(all.filter((st) => st.actions.includes('s3:ListBucket'))).toHaveLength(1);
+  });
+});
+
+describe('with your own table, buckets, stream and a DynamoDB sink', () => {
+  let s: Synth;
+  beforeAll(() => {
+    s = synth({ checkpointPrefix: 'ckpt/orders', deadLetterPrefix: 'dead/orders', keepLateRows: true }, (stack) => ({
+      stateTable: dynamodb.Table.fromTableName(stack, 'State', 'sluice-state'),
+      checkpointBucket: s3.Bucket.fromBucketName(stack, 'Ckpt', 'my-checkpoints'),
+      sourceStream: kinesis.Stream.fromStreamArn(stack, 'Orders', `arn:aws:kinesis:${REGION}:${ACCOUNT}:stream/orders`),
+      sinkTable: dynamodb.Table.fromTableName(stack, 'Totals', 'totals'),
+    }), { bundle: false });
+  });
+
+  it('creates no table, bucket or stream of its own', () => {
+    s.template.resourceCountIs('AWS::DynamoDB::Table', 0);
+    s.template.resourceCountIs('AWS::S3::Bucket', 0);
+    s.template.resourceCountIs('AWS::Kinesis::Stream', 0);
+    expect(s.pipeline.pipelineBucket).toBeUndefined();
+  });
+
+  it('points the handler at them', () => {
+    expect(envOf(s.template)).toMatchObject({
+      SLUICE_CHECKPOINT_URI: 's3://my-checkpoints/ckpt/orders',
+      SLUICE_STATE_TABLE: 'sluice-state',
+      SLUICE_SOURCE_URI: 'kinesis://orders',
+      SLUICE_SINK_URI: 'dynamodb://totals',
+      SLUICE_DEAD_LETTER_URI: 's3://my-checkpoints/dead/orders',
+      SLUICE_KEEP_LATE_ROWS: 'true',
+    });
+  });
+
+  it('grants on exactly those ARNs', () => {
+    const arn = (rest: string) => `arn:AWS::Partition:${rest}`; // flat() renders {Ref: AWS::Partition} so
+    const table = (name: string) => arn(`dynamodb:${REGION}:${ACCOUNT}:table/${name}`);
+    const without = (prefix: string) => statements(s.template).filter((st) => !st.actions.some((a) => a.startsWith(prefix)));
+    expect(without('logs:').filter((st) => !st.actions.some((a) => a.startsWith('sqs:')))).toEqual([
+      { actions: ['s3:DeleteObject', 's3:GetObject', 's3:PutObject'], resources: [arn('s3:::my-checkpoints/ckpt/orders/*')] },
+      { actions: ['s3:ListBucket'], resources: [arn('s3:::my-checkpoints')], condition: { StringLike: { 's3:prefix': ['ckpt/orders/*'] } } },
+      { actions: ['s3:PutObject'], resources: [arn('s3:::my-checkpoints/dead/orders/*')] },
+      { actions: sorted(GRANTED_ACTIONS.stateTable), resources: [table('sluice-state')] },
+      { actions: sorted(GRANTED_ACTIONS.sinkTable), resources: [table('totals')] },
+      { actions: sorted(GRANTED_ACTIONS.stream), resources: [`arn:aws:kinesis:${REGION}:${ACCOUNT}:stream/orders`] },
+    ]);
+  });
+});
+
+describe('with custom sizing, schedule and thresholds', () => {
+  let s: Synth;
+  beforeAll(() => {
+    s = synth(
+      {
+        scheduleInterval: Duration.minutes(10),
+        scheduleEnabled: false,
+        lambdaMemoryMiB: 2048,
+        lambdaTimeoutSeconds: 300,
+        leaseDurationSeconds: 420,
+        retryAttempts: 1,
+        metricsNamespace: 'Acme/Streams',
+        pipelineName: 'orders-per-minute',
+        fallingBehindAlarmRuns: 3,
+        noInputAlarmMinutes: 120,
+        stateRowsAlarmThreshold: 5000,
+        lateRowsAlarmThreshold: 10,
+        progressRetentionDays: 7,
+        environment: { SLUICE_OUTPUT_MODE: 'update' },
+      },
+      (stack) => ({ alarmActions: [new actions.SnsAction(new sns.Topic(stack, 'Alerts'))] }),
+      { bundle: false },
+    );
+  });
+
+  it('uses them in the function, the rule and the invoke config', () => {
+    s.template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(10 minutes)', State: 'DISABLED' });
+    s.template.hasResourceProperties('AWS::Lambda::Function', { MemorySize: 2048, Timeout: 300, ReservedConcurrentExecutions: 1 });
+    s.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { MaximumRetryAttempts: 1, MaximumEventAgeInSeconds: 600 });
+    expect(envOf(s.template)).toMatchObject({
+      SLUICE_LEASE_SECONDS: '420',
+      SLUICE_METRICS_NAMESPACE: 'Acme/Streams',
+      SLUICE_PIPELINE_NAME: 'orders-per-minute',
+      SLUICE_OUTPUT_MODE: 'update',
+      SLUICE_CHECKPOINT_URI: expect.stringMatching(/\/checkpoints\/orders-per-minute$/),
+    });
+    s.template.hasResourceProperties('AWS::S3::Bucket', {
+      LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ Prefix: 'checkpoints/orders-per-minute/progress/', ExpirationInDays: 7 })]) },
+    });
+  });
+
+  it('uses them in the alarms, with the alarm actions', () => {
+    const dims = [{ Name: 'Pipeline', Value: 'orders-per-minute' }];
+    const topic = { Ref: Match.stringLikeRegexp('^Alerts') };
+    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'Acme/Streams', MetricName: 'BacklogLeft', Dimensions: dims, Period: 600, EvaluationPeriods: 3, AlarmActions: [topic] });
+    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'Acme/Streams', MetricName: 'RowsIn', Period: 7200 });
+    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'StateRows', Threshold: 5000 });
+    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'DroppedByWatermark', Threshold: 10, Period: 600 });
+    for (const alarm of Object.values(s.template.findResources('AWS::CloudWatch::Alarm'))) expect(alarm.Properties.AlarmActions).toHaveLength(1);
+  });
+
+  it('fits the default timeout and lease inside a shorter interval, without a warning', () => {
+    const short = synth({ scheduleInterval: Duration.minutes(5) }, undefined, { bundle: false });
+    short.template.hasResourceProperties('AWS::Lambda::Function', { Timeout: 240 });
+    expect(envOf(short.template).SLUICE_LEASE_SECONDS).toBe('300');
+    expect(Annotations.fromStack(short.stack).findWarning('*', Match.anyValue())).toEqual([]);
+  });
+
+  it('warns when the lease outlives the schedule interval', () => {
+    const warned = synth({ scheduleInterval: Duration.minutes(5), lambdaTimeoutSeconds: 300 }, undefined, { bundle: false });
+    Annotations.fromStack(warned.stack).hasWarning('/Test/Pipeline', Match.stringLikeRegexp('leaseDurationSeconds \\(360\\) exceeds scheduleInterval'));
+  });
+});
+
+describe('when the props are invalid, synth fails with a message that names the fix', () => {
+  it.each<[string, AvailableNowPipelineProps, RegExp]>([
+    ['a timeout above 15 minutes', { lambdaTimeoutSeconds: 901 }, /lambdaTimeoutSeconds \(901\) must be a whole number from 1 to 900/],
+    [
+      'a schedule more frequent than the timeout',
+      { scheduleInterval: Duration.minutes(5), lambdaTimeoutSeconds: 600 },
+      /scheduleInterval \(5 min\) is more frequent than lambdaTimeoutSeconds \(600 s\).*Lower lambdaTimeoutSeconds to at most 300, or lengthen scheduleInterval to at least 10 min/,
+    ],
+    ['a lease shorter than the timeout', { lambdaTimeoutSeconds: 600, leaseDurationSeconds: 300 }, /leaseDurationSeconds \(300\) is shorter than lambdaTimeoutSeconds \(600\).*at least 600/],
+    ['a schedule in seconds', { scheduleInterval: Duration.seconds(90) }, /scheduleInterval \(90 s\) must be a whole number of minutes/],
+    ['two immediate retries', { retryAttempts: 2 }, /retryAttempts \(2\) must be 0 or 1/],
+    ['memory beyond Lambda', { lambdaMemoryMiB: 20_000 }, /lambdaMemoryMiB \(20000\) must be a whole number from 128 to 10240/],
+    ['a DynamoDB sink without a table', { sinkType: 'dynamodb' }, /sinkType is 'dynamodb' but no sinkTable is given: pass the table/],
+    ['a checkpoint inside the landing prefix', { landingPrefix: 'data', checkpointPrefix: 'data/checkpoints' }, /checkpointPrefix "data\/checkpoints" and landingPrefix "data" overlap in the same bucket: give each its own prefix/],
+    ['the sink writing into the landing prefix', { landingPrefix: 'data', sinkPrefix: 'data' }, /landingPrefix "data" and sinkPrefix "data" overlap/],
+    ['an environment that sets what the construct owns', { environment: { SLUICE_STATE_TABLE: 'x' } }, /environment sets SLUICE_STATE_TABLE, which the construct sets from its props/],
+    ['a no-input alarm shorter than the schedule', { noInputAlarmMinutes: 10 }, /noInputAlarmMinutes \(10\) is shorter than scheduleInterval \(15 min\).*at least 15/],
+    ['a landing prefix for a Kinesis source', { sourceType: 'kinesis', landingPrefix: 'in' }, /sourceType is 'kinesis' but landingBucket\/landingPrefix is set/],
+    ['a wildcard prefix', { checkpointPrefix: 'checkpoints/*' }, /checkpointPrefix "checkpoints\/\*" must be a non-empty key prefix without wildcards/],
+    ['an entry that does not exist', { entry: 'lambdas/nope.ts' }, /entry "lambdas\/nope.ts" does not exist/],
+    ['an AWS namespace', { metricsNamespace: 'AWS/Lambda' }, /metricsNamespace "AWS\/Lambda" is not a custom CloudWatch namespace/],
+  ])('rejects %s', (_name, props, message) => {
+    expect(rejection(props)).toMatch(message);
+  });
+
+  it('rejects a stream with an S3 source type', () => {
+    expect(rejection({ sourceType: 's3' }, (stack) => ({ sourceStream: kinesis.Stream.fromStreamArn(stack, 'K', `arn:aws:kinesis:${REGION}:${ACCOUNT}:stream/x`) }))).toMatch(
+      /sourceType is 's3' but sourceStream is set: set sourceType: 'kinesis'/,
+    );
+  });
+
+  it('rejects a progress lifecycle on a bucket it does not own', () => {
+    expect(rejection({ progressRetentionDays: 7 }, (stack) => ({ checkpointBucket: s3.Bucket.fromBucketName(stack, 'B', 'mine') }))).toMatch(
+      /progressRetentionDays applies only to the created bucket.*add a lifecycle rule for "checkpoints\/Test-Pipeline\/progress\/"/,
+    );
+  });
+});

@@ -1,0 +1,356 @@
+/**
+ * The scheduled Lambda handler, invoked in-process with a real EventBridge "Scheduled Event"
+ * payload against the embedded local stack: a run processes what landed, the next one continues
+ * from the checkpoint. The handler is built with the test connection (createScheduledHandler),
+ * so nothing here depends on process.env.
+ */
+import { randomUUID } from 'node:crypto';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { SEED_FILES, windowedTotals } from '../../examples/windowed-totals';
+import { connectionFromEnv, createClients } from '../../lib/aws/clients';
+import type { AwsConnection } from '../../lib/aws/config';
+import { createScheduledHandler, pipelineConfigFromEnv, type LambdaContextLike, type RunSummary, type ScheduledEventLike } from '../../lib/aws/handler';
+import type { PipelineConfig } from '../../lib/aws/pipeline';
+import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
+import { testClients, testConnection, uniqueName } from '../helpers/stack';
+
+jest.setTimeout(60_000);
+
+let conn: AwsConnection;
+let s3: S3Client;
+let bucket: string;
+let stateTable: string;
+
+beforeAll(async () => {
+  conn = testConnection();
+  const clients = testClients();
+  s3 = clients.s3;
+  bucket = uniqueName('sluice-lambda').toLowerCase();
+  stateTable = uniqueName('sluice-lambda-state');
+  await Promise.all([ensureBucket(s3, bucket), ensureStateTable(clients.dynamodb, stateTable)]);
+});
+
+// ---- factories -------------------------------------------------------------------------------
+
+/** What EventBridge delivers on a `rate(15 minutes)` rule. */
+function scheduledEvent(time: string): ScheduledEventLike & Record<string, unknown> {
+  return {
+    version: '0',
+    id: randomUUID(),
+    'detail-type': 'Scheduled Event',
+    source: 'aws.events',
+    account: '123456789012',
+    time,
+    region: 'us-east-1',
+    resources: ['arn:aws:events:us-east-1:123456789012:rule/SluiceWindowedTotalsS3-WindowedTotalsSchedule'],
+    detail: {},
+  };
+}
+
+/** A Lambda context with `remainingMs` left on the clock when the handler starts. */
+function lambdaContext(remainingMs = 60_000): LambdaContextLike & Record<string, unknown> {
+  const deadline = Date.now() + remainingMs;
+  return {
+    awsRequestId: randomUUID(),
+    functionName: 'SluiceWindowedTotalsS3-WindowedTotalsFunction',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+  };
+}
+
+interface Pipeline {
+  readonly cfg: PipelineConfig;
+  readonly lines: Array<Record<string, unknown>>;
+  invoke(time: string, remainingMs?: number): Promise<RunSummary>;
+  drop(file: (typeof SEED_FILES)[number]): Promise<void>;
+  sinkRows(): Promise<Array<Record<string, unknown>>>;
+  sinkKeys(): Promise<string[]>;
+}
+
+/** A fresh pipeline (its own prefixes) whose handler logs into `lines`. */
+function pipeline(outputMode: 'append' | 'update' = 'append'): Pipeline {
+  const name = uniqueName('wt');
+  // The same variables the construct sets, parsed by the same function the entry uses.
+  const cfg = pipelineConfigFromEnv({
+    SLUICE_CHECKPOINT_URI: `s3://${bucket}/checkpoints/${name}`,
+    SLUICE_STATE_TABLE: stateTable,
+    SLUICE_SOURCE_URI: `s3://${bucket}/landing/${name}`,
+    SLUICE_SINK_URI: `s3://${bucket}/output/${name}`,
+    SLUICE_LEASE_SECONDS: '120',
+  });
+  const lines: Array<Record<string, unknown>> = [];
+  const handler = createScheduledHandler(windowedTotals({ outputMode, source: 'files', name: `windowed-totals-${name}` }), cfg, conn, {
+    pipelineName: name,
+    writeLine: (line) => lines.push(JSON.parse(line)),
+  });
+  const sinkPrefix = `output/${name}/`;
+  const sinkKeys = async () => {
+    const res = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: sinkPrefix }));
+    return (res.Contents ?? []).map((c) => c.Key!).sort();
+  };
+  return {
+    cfg,
+    lines,
+    invoke: (time, remainingMs) => handler(scheduledEvent(time), lambdaContext(remainingMs)),
+    drop: async (file) => {
+      const body = file.rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
+      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: `landing/${name}/${file.name}`, Body: Buffer.from(body) }));
+    },
+    sinkKeys,
+    sinkRows: async () => {
+      const rows: Array<Record<string, unknown>> = [];
+      for (const key of await sinkKeys()) {
+        const res = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+        const text = await res.Body!.transformToString();
+        for (const line of text.split('\n')) if (line.trim() !== '') rows.push(JSON.parse(line));
+      }
+      return rows;
+    },
+  };
+}
+
+const window = (start: string, end: string) => ({ start: `2026-10-01T${start}:00.000Z`, end: `2026-10-01T${end}:00.000Z` });
+
+// ---- scenarios --------------------------------------------------------------------------------
+
+describe('when the schedule fires after the first file landed', () => {
+  let p: Pipeline;
+  let summary: RunSummary;
+  beforeAll(async () => {
+    p = pipeline('append');
+    await p.drop(SEED_FILES[0]);
+    summary = await p.invoke('2026-10-01T12:15:00Z');
+  });
+
+  it('processes the file and returns the run summary', () => {
+    expect(summary).toMatchObject({
+      event: 'run-summary',
+      stoppedBy: 'done',
+      rowsIn: 3,
+      rowsOut: 0, // append: no window is final before the watermark passes its end
+      watermark: '2026-10-01T12:02:00.000Z',
+      backlogLeft: 0,
+      droppedByWatermark: 0,
+      deadLetters: 0,
+      scheduledAt: '2026-10-01T12:15:00Z',
+    });
+    expect(summary.batches).toBeGreaterThanOrEqual(1);
+    expect(summary.stateRows).toBeGreaterThan(0);
+  });
+
+  it('logs one JSON line per batch and a summary line in Embedded Metric Format', () => {
+    const batches = p.lines.filter((l) => l.event === 'batch');
+    expect(batches).toHaveLength(summary.batches);
+    expect(batches[0]).toMatchObject({ batchId: 0, rowsIn: 3, level: 'info' });
+    const last = p.lines[p.lines.length - 1];
+    expect(last).toMatchObject({ event: 'run-summary', RowsIn: 3, RowsOut: 0, BacklogLeft: 0, Runs: 1, Pipeline: summary.pipeline });
+    const emf = (last._aws as { CloudWatchMetrics: Array<{ Namespace: string; Dimensions: string[][]; Metrics: Array<{ Name: string }> }> }).CloudWatchMetrics[0];
+    expect(emf.Namespace).toBe('Sluice');
+    expect(emf.Dimensions).toEqual([['Pipeline']]);
+    expect(emf.Metrics.map((m) => m.Name)).toEqual(expect.arrayContaining(['RowsIn', 'BacklogLeft', 'StateRows', 'DroppedByWatermark']));
+    for (const m of emf.Metrics) expect(typeof last[m.Name]).toBe('number');
+  });
+
+  it('writes an empty batch object to the sink', async () => {
+    expect(await p.sinkRows()).toEqual([]);
+    const keys = await p.sinkKeys();
+    expect(keys.length).toBe(summary.batches);
+    for (const key of keys) expect(key).toMatch(/\/batch-\d{10}\.jsonl$/);
+  });
+
+  describe('and fires again after the second file landed', () => {
+    let second: RunSummary;
+    beforeAll(async () => {
+      await p.drop(SEED_FILES[1]);
+      second = await p.invoke('2026-10-01T12:30:00Z');
+    });
+
+    it('continues from the checkpoint: only the new rows are read', () => {
+      expect(second).toMatchObject({ stoppedBy: 'done', rowsIn: 2, watermark: '2026-10-01T12:15:00.000Z', droppedByWatermark: 0 });
+      const firstIds = p.lines.filter((l) => l.event === 'batch' && l.scheduledAt === '2026-10-01T12:15:00Z').map((l) => l.batchId as number);
+      const secondIds = p.lines.filter((l) => l.event === 'batch' && l.scheduledAt === '2026-10-01T12:30:00Z').map((l) => l.batchId as number);
+      expect(Math.min(...secondIds)).toBe(Math.max(...firstIds) + 1);
+    });
+
+    it('emits the 12:00 window, now final, with the total of both runs', async () => {
+      expect(second.rowsOut).toBe(1);
+      expect(await p.sinkRows()).toEqual([{ window: window('12:00', '12:10'), total: 19, events: 3 }]);
+    });
+
+    it('does nothing on a tick with nothing new', async () => {
+      const third = await p.invoke('2026-10-01T12:45:00Z');
+      expect(third).toMatchObject({ stoppedBy: 'done', rowsIn: 0, rowsOut: 0, batches: 0, watermark: '2026-10-01T12:15:00.000Z' });
+      expect(await p.sinkRows()).toEqual([{ window: window('12:00', '12:10'), total: 19, events: 3 }]);
+    });
+  });
+});
+
+describe('when the invocation has too little time left to start a batch', () => {
+  it('stops at once with the backlog left, and the next invocation processes it', async () => {
+    const p = pipeline('append');
+    await p.drop(SEED_FILES[0]);
+    const hurried = await p.invoke('2026-10-01T12:15:00Z', 2_000);
+    expect(hurried).toMatchObject({ stoppedBy: 'deadline', batches: 0, rowsIn: 0, backlogLeft: 1 });
+    expect(p.lines[p.lines.length - 1]).toMatchObject({ event: 'run-summary', BacklogLeft: 1 });
+
+    const next = await p.invoke('2026-10-01T12:30:00Z');
+    expect(next).toMatchObject({ stoppedBy: 'done', rowsIn: 3, backlogLeft: 0, watermark: '2026-10-01T12:02:00.000Z' });
+  });
+});
+
+describe('when the run fails', () => {
+  it('logs the failure with `retriable` and rethrows, so the invocation fails', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const cfg = pipelineConfigFromEnv({
+      SLUICE_CHECKPOINT_URI: `s3://${bucket}/checkpoints/${uniqueName('k')}`,
+      SLUICE_STATE_TABLE: stateTable,
+      SLUICE_SOURCE_URI: 'kinesis://orders',
+      SLUICE_SINK_URI: `s3://${bucket}/output/${uniqueName('k')}`,
+    });
+    const handler = createScheduledHandler(windowedTotals({ source: 'kinesis' }), cfg, conn, { writeLine: (l) => lines.push(JSON.parse(l)) });
+    const context = lambdaContext();
+    await expect(handler(scheduledEvent('2026-10-01T12:15:00Z'), context)).rejects.toThrow(/kinesis:\/\/orders/);
+    expect(lines[lines.length - 1]).toMatchObject({ level: 'error', event: 'run-failed', retriable: false, requestId: context.awsRequestId, errorMessage: expect.stringMatching(/kinesis/) });
+  });
+
+  it('marks a missing state table as a failure of the run, logged before the rethrow', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const cfg: PipelineConfig = { ...pipeline().cfg, stateTable: uniqueName('no-such-table') };
+    const handler = createScheduledHandler(windowedTotals({ source: 'files' }), cfg, conn, { writeLine: (l) => lines.push(JSON.parse(l)) });
+    await expect(handler(scheduledEvent('2026-10-01T12:15:00Z'), lambdaContext())).rejects.toThrow();
+    const failed = lines.find((l) => l.event === 'run-failed');
+    expect(failed).toMatchObject({ level: 'error', retriable: expect.any(Boolean), errorName: expect.any(String), errorMessage: expect.stringContaining(cfg.stateTable) });
+    expect(lines.filter((l) => l.event === 'run-summary')).toEqual([]);
+  });
+});
+
+describe('when the Lambda entry is configured by the environment, as the construct configures it', () => {
+  it('reaches the local stack through AWS_ENDPOINT_URL_* and runs the windowed-totals query', async () => {
+    const p = pipeline('append');
+    await p.drop(SEED_FILES[0]);
+    // One key pair for every service, as in a Lambda: the one S3 accepts (s3rver takes only its own).
+    const creds = conn.s3Credentials ?? conn.credentials;
+    const entryTable = uniqueName('sluice-entry-state');
+    const env: Record<string, string | undefined> = {
+      SLUICE_CHECKPOINT_URI: `s3://${p.cfg.checkpoint.bucket}/${p.cfg.checkpoint.prefix}-entry`,
+      SLUICE_STATE_TABLE: entryTable,
+      SLUICE_SOURCE_URI: p.cfg.source.kind === 's3' ? `s3://${p.cfg.source.bucket}/${p.cfg.source.prefix}` : undefined,
+      SLUICE_SINK_URI: `s3://${bucket}/output/${uniqueName('entry')}`,
+      SLUICE_LEASE_SECONDS: '660',
+      SLUICE_METRICS_NAMESPACE: 'SluiceTest',
+      SLUICE_PIPELINE_NAME: 'entry-test',
+      SLUICE_OUTPUT_MODE: 'append',
+      AWS_REGION: conn.region,
+      AWS_ENDPOINT_URL: undefined,
+      AWS_ENDPOINT_URL_S3: conn.endpoints?.s3,
+      AWS_ENDPOINT_URL_DYNAMODB: conn.endpoints?.dynamodb,
+      AWS_ENDPOINT_URL_KINESIS: conn.endpoints?.kinesis,
+      AWS_ACCESS_KEY_ID: creds?.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: creds?.secretAccessKey,
+    };
+    // DynamoDB Local keeps one namespace per access key: create the table as the entry will see it.
+    const entryConn = connectionFromEnv(env);
+    expect(entryConn?.endpoints?.s3).toBe(conn.endpoints?.s3);
+    const entryClients = createClients(entryConn!);
+    await ensureStateTable(entryClients.dynamodb, entryTable);
+    entryClients.destroy();
+
+    const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+    let handler!: (event: unknown, context: LambdaContextLike) => Promise<RunSummary>;
+    try {
+      for (const [k, v] of Object.entries(env)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+      jest.isolateModules(() => {
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        handler = require('../../lambdas/windowed-totals').handler;
+      });
+    } finally {
+      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+    }
+
+    const printed: string[] = [];
+    const write = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      printed.push(String(chunk));
+      return true;
+    });
+    let summary: RunSummary;
+    try {
+      summary = await handler(scheduledEvent('2026-10-01T12:15:00Z'), lambdaContext());
+    } finally {
+      write.mockRestore();
+    }
+    expect(summary).toMatchObject({ pipeline: 'entry-test', query: 'windowed-totals-append', stoppedBy: 'done', rowsIn: 3, watermark: '2026-10-01T12:02:00.000Z' });
+    const lines = printed.join('').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l));
+    const last = lines[lines.length - 1];
+    expect(last).toMatchObject({ event: 'run-summary', Pipeline: 'entry-test', RowsIn: 3 });
+    expect(last._aws.CloudWatchMetrics[0].Namespace).toBe('SluiceTest');
+  });
+
+  it('fails every invocation with a JSON line naming the variable when the environment is wrong', async () => {
+    const saved = process.env.SLUICE_CHECKPOINT_URI;
+    let handler!: (event: unknown, context: LambdaContextLike) => Promise<RunSummary>;
+    try {
+      delete process.env.SLUICE_CHECKPOINT_URI;
+      jest.isolateModules(() => {
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        handler = require('../../lambdas/windowed-totals').handler;
+      });
+    } finally {
+      if (saved !== undefined) process.env.SLUICE_CHECKPOINT_URI = saved;
+    }
+    const printed: string[] = [];
+    const write = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      printed.push(String(chunk));
+      return true;
+    });
+    try {
+      await expect(handler(scheduledEvent('2026-10-01T12:15:00Z'), lambdaContext())).rejects.toThrow(/SLUICE_CHECKPOINT_URI is not set/);
+    } finally {
+      write.mockRestore();
+    }
+    expect(JSON.parse(printed.join('').trim().split('\n').pop()!)).toMatchObject({ event: 'run-failed', retriable: false, errorMessage: expect.stringMatching(/SLUICE_CHECKPOINT_URI/) });
+  });
+});
+
+describe('when the environment is incomplete or wrong', () => {
+  it('names every variable, its value and the fix, in one error', () => {
+    expect(() =>
+      pipelineConfigFromEnv({
+        SLUICE_CHECKPOINT_URI: 'my-bucket/checkpoints',
+        SLUICE_SOURCE_URI: 'sqs://queue',
+        SLUICE_SINK_URI: 's3://out-bucket/totals',
+        SLUICE_LEASE_SECONDS: 'ten',
+      }),
+    ).toThrow(
+      new RegExp(
+        [
+          '4 problems',
+          'SLUICE_CHECKPOINT_URI "my-bucket/checkpoints" is not an S3 URI: write s3://',
+          'SLUICE_STATE_TABLE is not set: set it to the DynamoDB state/lease table name',
+          'SLUICE_SOURCE_URI="sqs://queue" has an unknown scheme: write s3://<bucket>/<prefix> .* or kinesis://<stream-name>',
+          'SLUICE_LEASE_SECONDS="ten" must be a positive whole number of seconds',
+        ].join('[\\s\\S]*'),
+      ),
+    );
+  });
+
+  it('reads a complete environment into a PipelineConfig', () => {
+    expect(
+      pipelineConfigFromEnv({
+        SLUICE_CHECKPOINT_URI: 's3://ckpt-bucket/checkpoints/totals/',
+        SLUICE_STATE_TABLE: 'sluice-state',
+        SLUICE_SOURCE_URI: 'kinesis://orders',
+        SLUICE_SINK_URI: 'dynamodb://totals',
+        SLUICE_DEAD_LETTER_URI: 's3://dl-bucket/dead',
+        SLUICE_KEEP_LATE_ROWS: 'true',
+        SLUICE_LEASE_SECONDS: '660',
+      }),
+    ).toEqual({
+      checkpoint: { bucket: 'ckpt-bucket', prefix: 'checkpoints/totals' },
+      stateTable: 'sluice-state',
+      source: { kind: 'kinesis', streamName: 'orders' },
+      sink: { kind: 'dynamodb', table: 'totals' },
+      deadLetter: { bucket: 'dl-bucket', prefix: 'dead' },
+      keepLateRows: true,
+      leaseDurationMs: 660_000,
+    });
+  });
+});
