@@ -79,13 +79,14 @@ export function buildExecutor(conn: AwsConnection, plan: QueryPlan, cfg: Pipelin
   if (extras.sink) sink = extras.sink;
   else if (sinkLoc.kind === 's3') sink = new S3JsonSink({ client: clients.s3, bucket: sinkLoc.bucket, prefix: sinkLoc.prefix });
   else throw new InvalidOptionError(`sink dynamodb://${sinkLoc.table} is not available in this build: use an s3:// sink`);
-  const dl = cfg.deadLetter ?? { bucket: cfg.checkpoint.bucket, prefix: joinKey(cfg.checkpoint.prefix, '_dead-letter') };
+  // A sibling of the checkpoint prefix, not inside it: the checkpoint's head() lists its prefix.
+  const dl = cfg.deadLetter ?? { bucket: cfg.checkpoint.bucket, prefix: `${cfg.checkpoint.prefix}-dead-letter` };
   const deadLetters = new S3DeadLetterSink({ client: clients.s3, bucket: dl.bucket, prefix: dl.prefix });
   const namespace = `${plan.name}@${cfg.checkpoint.bucket}/${cfg.checkpoint.prefix}`;
   const state = new DynamoDbStateStore({ client: clients.dynamodb, tableName: cfg.stateTable, namespace, clock: extras.clock });
   const lease = new DynamoDbLease({ client: clients.dynamodb, tableName: cfg.stateTable, leaseKey: namespace, clock: extras.clock });
   const executor = new MicroBatchExecutor(
-    { plan, source, checkpoint, state, sink, deadLetters, lateRows: cfg.keepLateRows ? deadLetters : undefined, lease, clock: extras.clock, crash: extras.crash, log: extras.log },
+    { plan, source, checkpoint, state, sink, deadLetters, lateRows: cfg.keepLateRows || plan.lateRows === 'dead-letter' ? deadLetters : undefined, lease, clock: extras.clock, crash: extras.crash, log: extras.log },
     { leaseDurationMs: cfg.leaseDurationMs, retainBatches: cfg.retainBatches },
   );
   return { executor, clients, checkpoint, source, sink, state, lease, deadLetters };

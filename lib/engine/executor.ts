@@ -142,6 +142,8 @@ export class MicroBatchExecutor {
   private readonly leaseMs: number;
   private readonly owner: string;
   private readonly watermarkDelays: Map<string, number>;
+  /** The lease this run holds (renewed between batches). */
+  private currentLease: LeaseHandle | null = null;
 
   constructor(private readonly deps: ExecutorDeps, options: ExecutorOptions = {}) {
     this.plan = deps.plan;
@@ -185,10 +187,12 @@ export class MicroBatchExecutor {
         return this.emptyReport('', 'lease-held', message);
       }
     }
+    this.currentLease = handle;
     try {
-      return await this.runHeld(opts, handle);
+      return await this.runHeld(opts);
     } finally {
-      if (handle && this.deps.lease) await this.deps.lease.release(handle);
+      if (this.currentLease && this.deps.lease) await this.deps.lease.release(this.currentLease);
+      this.currentLease = null;
     }
   }
 
@@ -199,7 +203,7 @@ export class MicroBatchExecutor {
     };
   }
 
-  private async runHeld(opts: RunOptions, handle: LeaseHandle | null): Promise<RunReport> {
+  private async runHeld(opts: RunOptions): Promise<RunReport> {
     const { checkpoint, source } = this.deps;
     const head = await checkpoint.head();
     let last: CommitEntry | null = null;
@@ -224,8 +228,9 @@ export class MicroBatchExecutor {
       const r = await this.runBatch(queryId, entry, p, replay, noData);
       maxBatchMs = Math.max(maxBatchMs, this.clock.now() - t0);
       reports.push(r);
-      if (handle && this.deps.lease && handle.expiresAtMs - this.clock.now() < this.leaseMs / 2) {
-        handle = await this.deps.lease.renew(handle, this.leaseMs);
+      const held = this.currentLease;
+      if (held && this.deps.lease && held.expiresAtMs - this.clock.now() < this.leaseMs / 2) {
+        this.currentLease = await this.deps.lease.renew(held, this.leaseMs);
       }
     };
 
@@ -365,7 +370,7 @@ export class MicroBatchExecutor {
         })),
       );
     }
-    await sink.addBatch(id, output, { ...this.sinkContext, queryId });
+    await sink.addBatch(id, output, { ...this.sinkContext, queryId, lease: this.currentLease ?? undefined });
     this.crash.at('after-sink', id);
 
     if (op && result.changes.length) {

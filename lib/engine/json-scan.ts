@@ -271,9 +271,97 @@ function rowFactory(names: readonly string[]): (vals: unknown[]) => Row {
   };
 }
 
+/** Returned by the conversions when the value does not fit the column: the reference decides. */
+const BAD: unique symbol = Symbol('bad');
+
+/** The value of a JSON string (without escapes) in a column of type t, as coerceRecord gives it. */
+function fromString(t: number, text: string): unknown {
+  switch (t) {
+    case T_STRING:
+      return text;
+    case T_TIMESTAMP: {
+      const ms = parseTimestamp(text);
+      return ms === null ? BAD : ms;
+    }
+    case T_DOUBLE:
+      if (text === 'NaN') return NaN;
+      if (text === 'Infinity' || text === '+Infinity') return Infinity;
+      if (text === '-Infinity') return -Infinity;
+      return BAD;
+    default:
+      return BAD;
+  }
+}
+
+/** The value of a JSON number in a column of type t, as coerceRecord gives it. */
+function fromNumber(t: number, v: number): unknown {
+  switch (t) {
+    case T_DOUBLE:
+      return v;
+    case T_TIMESTAMP:
+      return Number.isFinite(v) ? v * 1000 : BAD; // epoch seconds, as Spark reads numbers
+    case T_LONG:
+      return Number.isInteger(v) ? v : BAD;
+    case T_INT:
+      return Number.isInteger(v) && v >= -2147483648 && v <= 2147483647 ? v : BAD;
+    case T_STRING:
+      return JSON.stringify(v); // Spark keeps the JSON text of a non-string token
+    default:
+      return BAD;
+  }
+}
+
+/** The value of true or false in a column of type t, as coerceRecord gives it. */
+function fromBoolean(t: number, b: boolean): unknown {
+  if (t === T_BOOLEAN) return b;
+  if (t === T_STRING) return b ? 'true' : 'false';
+  return BAD;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
+}
+
+/** A line shape: the schema's keys in one order, with scalar fields outside the schema anywhere. */
+interface Shape {
+  /** The column of each position. */
+  readonly cols: Int32Array;
+  /** Matches a valid line of this shape; groups 2p+1 (string text) or 2p+2 (other token) hold position p. */
+  readonly re: RegExp;
+}
+
+const MAX_SHAPES = 16;
+
+/**
+ * The regular expression of the lines whose schema keys come in the order `cols`: exactly the
+ * valid JSON objects of that shape where the schema's values have no escapes and the other
+ * fields have scalar values. A key of the schema can only match at its own place, so a
+ * duplicated or escaped schema key never matches. Irregexp checks the whole line in one native
+ * pass, much faster than a charCodeAt loop.
+ */
+function shapeRegExp(names: readonly string[], cols: Int32Array): RegExp {
+  const ws = '[ \\t\\n\\r]*';
+  const num = '-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?';
+  const value = `(?:"([^"\\\\\\x00-\\x1f]*)"|(${num}|true|false|null))`;
+  const otherKey = `"(?!(?:${names.map(escapeRegExp).join('|')})")[^"\\\\\\x00-\\x1f]*"`;
+  const otherString = '"(?:[^"\\\\\\x00-\\x1f]|\\\\(?:["\\\\/bfnrt]|u[0-9a-fA-F]{4}))*"';
+  const other = `${otherKey}${ws}:${ws}(?:${otherString}|${num}|true|false|null)`;
+  let src = `^${ws}\\{${ws}(?:${other}${ws},${ws})*?`;
+  for (let p = 0; p < cols.length; p++) {
+    if (p > 0) src += `${ws},${ws}`;
+    src += `"${escapeRegExp(names[cols[p]])}"${ws}:${ws}${value}(?:${ws},${ws}${other})*?`;
+  }
+  src += `${ws}\\}${ws}$`;
+  return new RegExp(src);
+}
+
 /**
  * Compiles the scanner of one schema. The result behaves as `(line) => parseJsonLine(schema,
  * line)` except that rows carry only the schema's columns (see the file comment).
+ *
+ * Three tiers: a regular expression for the key order of the latest lines (learned from them),
+ * then a charCodeAt scan that takes any order and skips nested values outside the schema, then
+ * `parseJsonLine` itself for everything else.
  */
 export function compileLineParser(schema: Schema): (line: string) => CoerceResult {
   const cols = schema.columns;
@@ -304,15 +392,43 @@ export function compileLineParser(schema: Schema): (line: string) => CoerceResul
   const vals: unknown[] = new Array(n).fill(null);
   const seen = new Uint32Array(n);
   let gen = 0;
+  /** The columns in the order of the last line scanned. */
+  const order = new Int32Array(n);
+  const shapes = new Map<string, Shape>();
+  let shape: Shape | null = null;
 
-  return function parseLine(line: string): CoerceResult {
+  /** Tier 1: the row from a match of shape.re, or null when a value does not fit its column. */
+  function fromMatch(m: RegExpExecArray, pos: Int32Array): CoerceResult | null {
+    for (let p = 0; p < n; p++) {
+      const col = pos[p];
+      const t = types[col];
+      const text = m[2 * p + 1];
+      let v: unknown;
+      if (text !== undefined) {
+        v = fromString(t, text);
+      } else {
+        const tok = m[2 * p + 2];
+        const c = tok.charCodeAt(0);
+        if (c === 110) v = null;
+        else if (c === 116) v = fromBoolean(t, true);
+        else if (c === 102) v = fromBoolean(t, false);
+        else v = fromNumber(t, scanNumber(tok, 0));
+      }
+      if (v === BAD) return null;
+      vals[col] = v;
+    }
+    return { ok: true, row: makeRow(vals) };
+  }
+
+  /** Tier 2: the row from a charCodeAt scan of the line, or null for the reference to decide. */
+  function scan(line: string): CoerceResult | null {
     const len = line.length;
     if (++gen === 0xffffffff) {
       seen.fill(0);
       gen = 1;
     }
     let i = skipWs(line, 0);
-    if (line.charCodeAt(i) !== LBRACE) return reference(line);
+    if (line.charCodeAt(i) !== LBRACE) return null;
     i = skipWs(line, i + 1);
     let found = 0;
     let expected = 0;
@@ -320,7 +436,7 @@ export function compileLineParser(schema: Schema): (line: string) => CoerceResul
       i++;
     } else {
       for (;;) {
-        if (line.charCodeAt(i) !== QUOTE) return reference(line);
+        if (line.charCodeAt(i) !== QUOTE) return null;
         const ks = i + 1;
         // the key: the expected column, or looked up
         let col = -1;
@@ -334,7 +450,7 @@ export function compileLineParser(schema: Schema): (line: string) => CoerceResul
         }
         if (col < 0) {
           const ke = plainStringEnd(line, ks, len);
-          if (ke < 0) return reference(line); // an escaped or invalid key
+          if (ke < 0) return null; // an escaped or invalid key
           const kl = ke - ks;
           if (kl < 32 ? (lengths & (1 << kl)) !== 0 : longNames) {
             const hit = byName.get(line.slice(ks, ke));
@@ -343,75 +459,46 @@ export function compileLineParser(schema: Schema): (line: string) => CoerceResul
           i = ke + 1;
         }
         i = skipWs(line, i);
-        if (line.charCodeAt(i) !== COLON) return reference(line);
+        if (line.charCodeAt(i) !== COLON) return null;
         i = skipWs(line, i + 1);
-        const c = line.charCodeAt(i);
         if (col < 0) {
           i = skipValue(line, i, len);
-          if (i < 0) return reference(line);
+          if (i < 0) return null;
         } else {
-          if (seen[col] === gen) return reference(line); // JSON.parse keeps the last one
+          if (seen[col] === gen) return null; // JSON.parse keeps the last one
           seen[col] = gen;
-          found++;
+          order[found++] = col;
           expected = col + 1;
           const t = types[col];
+          const c = line.charCodeAt(i);
+          let v: unknown;
           if (c === QUOTE) {
             const e = plainStringEnd(line, i + 1, len);
-            if (e < 0) return reference(line);
-            const text = line.slice(i + 1, e);
+            if (e < 0) return null;
+            v = fromString(t, line.slice(i + 1, e));
             i = e + 1;
-            if (t === T_STRING) vals[col] = text;
-            else if (t === T_TIMESTAMP) {
-              const ms = parseTimestamp(text);
-              if (ms === null) return reference(line);
-              vals[col] = ms;
-            } else if (t === T_DOUBLE) {
-              if (text === 'NaN') vals[col] = NaN;
-              else if (text === 'Infinity' || text === '+Infinity') vals[col] = Infinity;
-              else if (text === '-Infinity') vals[col] = -Infinity;
-              else return reference(line);
-            } else return reference(line);
           } else if (c === MINUS || (c >= ZERO && c <= NINE)) {
-            const v = scanNumber(line, i);
-            if (numEnd < 0) return reference(line);
+            const x = scanNumber(line, i);
+            if (numEnd < 0) return null;
+            v = fromNumber(t, x);
             i = numEnd;
-            switch (t) {
-              case T_DOUBLE:
-                vals[col] = v;
-                break;
-              case T_TIMESTAMP:
-                if (!Number.isFinite(v)) return reference(line);
-                vals[col] = v * 1000; // epoch seconds, as Spark reads numbers
-                break;
-              case T_LONG:
-                if (!Number.isInteger(v)) return reference(line);
-                vals[col] = v;
-                break;
-              case T_INT:
-                if (!Number.isInteger(v) || v < -2147483648 || v > 2147483647) return reference(line);
-                vals[col] = v;
-                break;
-              case T_STRING:
-                vals[col] = JSON.stringify(v); // Spark keeps the JSON text of a non-string token
-                break;
-              default:
-                return reference(line);
-            }
           } else if (c === 110) {
-            if (!line.startsWith('null', i)) return reference(line);
+            if (!line.startsWith('null', i)) return null;
+            v = null;
             i += 4;
-            vals[col] = null;
-          } else if (c === 116 || c === 102) {
-            const b = c === 116;
-            const word = b ? 'true' : 'false';
-            if (!line.startsWith(word, i)) return reference(line);
-            i += word.length;
-            if (t === T_BOOLEAN) vals[col] = b;
-            else if (t === T_STRING) vals[col] = word;
-            else return reference(line);
+          } else if (c === 116) {
+            if (!line.startsWith('true', i)) return null;
+            v = fromBoolean(t, true);
+            i += 4;
+          } else if (c === 102) {
+            if (!line.startsWith('false', i)) return null;
+            v = fromBoolean(t, false);
+            i += 5;
           } else {
-            return reference(line); // a nested value for a column, or not JSON
+            return null; // a nested value for a column, or not JSON
           }
+          if (v === BAD) return null;
+          vals[col] = v;
         }
         i = skipWs(line, i);
         const d = line.charCodeAt(i);
@@ -423,10 +510,45 @@ export function compileLineParser(schema: Schema): (line: string) => CoerceResul
           i++;
           break;
         }
-        return reference(line);
+        return null;
       }
     }
-    if (skipWs(line, i) !== len || found !== n) return reference(line);
+    if (skipWs(line, i) !== len || found !== n) return null;
     return { ok: true, row: makeRow(vals) };
+  }
+
+  /** Makes the order of the line just scanned the shape tried first, if it is not already. */
+  function learn(): void {
+    if (shape !== null) {
+      const cur = shape.cols;
+      let same = true;
+      for (let p = 0; p < n; p++) {
+        if (cur[p] !== order[p]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return; // the line has the shape but something the expression does not take
+    }
+    const key = order.join(',');
+    let next = shapes.get(key);
+    if (next === undefined) {
+      if (shapes.size >= MAX_SHAPES) return; // orders vary too much: the scan serves them all
+      const pos = Int32Array.from(order);
+      next = { cols: pos, re: shapeRegExp(names, pos) };
+      shapes.set(key, next);
+    }
+    shape = next;
+  }
+
+  return function parseLine(line: string): CoerceResult {
+    if (shape !== null) {
+      const m = shape.re.exec(line);
+      if (m !== null) return fromMatch(m, shape.cols) ?? reference(line);
+    }
+    const r = scan(line);
+    if (r === null) return reference(line);
+    learn();
+    return r;
   };
 }

@@ -205,6 +205,8 @@ export interface SinkContext {
   readonly columns: string[];
   /** Grouping columns of the output (the upsert key), empty for stateless/dedup queries. */
   readonly keyColumns: string[];
+  /** The run's lease, when it holds one: sinks may fence their writes on its token. */
+  readonly lease?: LeaseHandle;
 }
 
 /** Output rows are JSON-ready: timestamps as ISO strings, windows as {start, end}. */

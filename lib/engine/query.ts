@@ -77,6 +77,8 @@ export interface QueryPlan {
   readonly outputMode: OutputMode;
   readonly trigger: 'availableNow' | 'once';
   readonly limits: BatchLimits;
+  /** What happens to rows the watermark rejects: Spark drops them; 'dead-letter' keeps them. */
+  readonly lateRows: 'drop' | 'dead-letter';
 }
 
 // ---------------------------------------------------------------- grouping and aggregate helpers
@@ -267,8 +269,22 @@ export class DataStreamWriter {
   private mode: OutputMode = 'append';
   private trig: 'availableNow' | 'once' = 'availableNow';
   private name = 'query';
+  private late: 'drop' | 'dead-letter' = 'drop';
 
   constructor(private readonly frame: StreamFrame) {}
+
+  /**
+   * Rows dropped by the watermark: 'drop' (Spark: counted, then gone) or 'dead-letter' (also
+   * written, with the reason and the watermark that rejected them, to the dead-letter location,
+   * exactly once per batch, so a reconciliation job can read them).
+   */
+  lateRows(target: 'drop' | 'dead-letter'): this {
+    if (target !== 'drop' && target !== 'dead-letter') {
+      throw new InvalidOptionError(`lateRows ${JSON.stringify(target)} is not 'drop' or 'dead-letter'`);
+    }
+    this.late = target;
+    return this;
+  }
 
   outputMode(mode: string): this {
     if (mode !== 'append' && mode !== 'update' && mode !== 'complete') {
@@ -297,7 +313,7 @@ export class DataStreamWriter {
   }
   /** The checked plan. Throws InvalidQueryError with Spark's rule and the fix. */
   plan(): QueryPlan {
-    return toPlan(this.frame, this.mode, this.trig, this.name);
+    return { ...toPlan(this.frame, this.mode, this.trig, this.name), lateRows: this.late };
   }
 }
 
@@ -394,7 +410,7 @@ export function toPlan(frame: StreamFrame, outputMode: OutputMode, trigger: 'ava
     const outCols = outputColumns({ source: frame.source, stages: frame.stages, stateful: st } as QueryPlan);
     columnsAfter(outCols, frame.post);
   }
-  return { name, source: frame.source, stages: frame.stages, stateful: st, post: frame.post, outputMode, trigger, limits };
+  return { name, source: frame.source, stages: frame.stages, stateful: st, post: frame.post, outputMode, trigger, limits, lateRows: 'drop' };
 }
 
 function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: ColumnInfo[], watermarked: Set<string>, mode: OutputMode): void {
