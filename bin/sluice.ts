@@ -6,9 +6,9 @@
  *   sluice run <query-module> [options]         one availableNow run of a query
  *   sluice conformance run|check CASE.json...   the executable spec (FORMAT.md)
  */
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { compareCase, parseCase, CaseResult } from '../lib/engine/case';
 import { CRASH_POINTS, CrashInjector, CrashPoint, parseCrashPlan } from '../lib/engine/crash';
 import { parseInterval } from '../lib/engine/duration';
@@ -28,6 +28,7 @@ const USAGE = `usage:
       embedded local AWS stack, in append and then update mode, printing each run's rows.
   sluice run <query-module.ts> --source s3://bucket/prefix [--checkpoint s3://bucket/prefix]
              [--sink s3://bucket/prefix] [--state-table name] [--max-duration 10m]
+             [--input ./folder]   (uploads the folder's new files into the landing prefix first)
       One availableNow run of the query the module exports (default export: a QueryPlan or a
       function returning one). Targets AWS_ENDPOINT_URL when set (LocalStack), real AWS with
       --aws, otherwise the embedded local stack.
@@ -134,6 +135,24 @@ async function loadPlan(modulePath: string): Promise<QueryPlan> {
   return plan as QueryPlan;
 }
 
+/** Copies the files of a local folder into the landing prefix (those not there yet), in name order. */
+async function uploadInput(clients: ReturnType<typeof createClients>, dir: string, bucket: string, prefix: string): Promise<void> {
+  const names = readdirSync(dir).filter((n) => statSync(join(dir, n)).isFile()).sort();
+  const existing = new Set<string>();
+  let token: string | undefined;
+  do {
+    const page = await clients.s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix ? `${prefix}/` : undefined, ContinuationToken: token }));
+    for (const o of page.Contents ?? []) existing.add(o.Key!);
+    token = page.NextContinuationToken;
+  } while (token);
+  for (const n of names) {
+    const key = prefix ? `${prefix}/${n}` : n;
+    if (existing.has(key)) continue;
+    await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: readFileSync(join(dir, n)) }));
+    console.error(`sluice: uploaded ${join(dir, n)} to s3://${bucket}/${key}`);
+  }
+}
+
 async function runQuery(args: Args): Promise<number> {
   const modulePath = args.positional[1];
   if (!modulePath) throw new InvalidOptionError('sluice run needs a query module: sluice run examples/windowed-totals.ts --source s3://bucket/prefix');
@@ -152,6 +171,8 @@ async function runQuery(args: Args): Promise<number> {
       const clients = createClients(conn);
       await Promise.all([ensureBucket(clients.s3, source.bucket), ensureBucket(clients.s3, checkpoint.bucket), ensureBucket(clients.s3, sink.bucket), ensureStateTable(clients.dynamodb, stateTable)]);
     }
+    const input = flag(args, 'input');
+    if (input) await uploadInput(createClients(conn), input, source.bucket, source.prefix);
     const cfg: PipelineConfig = { checkpoint, stateTable, source: { kind: 's3', ...source }, sink: { kind: 's3', ...sink } };
     const deadlineMs = maxDuration ? Date.now() + parseInterval(maxDuration, '--max-duration').ms : undefined;
     const { executor } = buildExecutor(conn, plan, cfg, {

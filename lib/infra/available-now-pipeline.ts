@@ -91,7 +91,7 @@ export const GRANTED_ACTIONS = {
   landingObjects: ['s3:GetObject'],
   /** S3JsonSink: one PUT per batch under `<sinkPrefix>/*`. */
   sinkObjects: ['s3:PutObject'],
-  /** S3DeadLetterSink: PUT under `<deadLetterPrefix>/*` (when it is outside the checkpoint prefix). */
+  /** S3DeadLetterSink: PUT under `<deadLetterPrefix>/*`. */
   deadLetterObjects: ['s3:PutObject'],
   /** ListObjectsV2, with an s3:prefix condition; on the bucket ARN. */
   list: ['s3:ListBucket'],
@@ -243,7 +243,11 @@ export interface AvailableNowPipelineProps {
 
   /** Bucket for malformed (and, with keepLateRows, late) records. @default the checkpoint bucket */
   readonly deadLetterBucket?: s3.IBucket;
-  /** @default `<checkpointPrefix>/_dead-letter` (inside the checkpoint prefix) */
+  /**
+   * Malformed records go to `<deadLetterPrefix>/malformed/`, late ones to `.../late/`. Always
+   * passed to the function (SLUICE_DEAD_LETTER_URI), so the grant matches where it writes.
+   * @default `dead-letter/<pipelineName>`
+   */
   readonly deadLetterPrefix?: string;
   /** Also write rows dropped by the watermark to the dead-letter location. @default false */
   readonly keepLateRows?: boolean;
@@ -289,7 +293,7 @@ interface Resolved {
   readonly checkpointPrefix: string;
   readonly landingPrefix: string;
   readonly sinkPrefix: string;
-  readonly deadLetterPrefix: string | undefined;
+  readonly deadLetterPrefix: string;
   readonly progressRetentionDays: number;
   readonly streamRetentionHours: number;
   readonly namespace: string;
@@ -329,6 +333,8 @@ export class AvailableNowPipeline extends Construct {
   readonly sinkBucket?: s3.IBucket;
   readonly sinkPrefix?: string;
   readonly sinkTable?: dynamodb.ITable;
+  readonly deadLetterBucket: s3.IBucket;
+  readonly deadLetterPrefix: string;
   readonly pipelineName: string;
   readonly metricsNamespace: string;
   readonly leaseDurationSeconds: number;
@@ -430,8 +436,8 @@ export class AvailableNowPipeline extends Construct {
     });
     this.logGroup.grantWrite(this.role);
 
-    const deadLetterUri =
-      r.deadLetterPrefix !== undefined ? `s3://${(props.deadLetterBucket ?? this.checkpointBucket).bucketName}/${r.deadLetterPrefix}` : undefined;
+    this.deadLetterBucket = props.deadLetterBucket ?? this.checkpointBucket;
+    this.deadLetterPrefix = r.deadLetterPrefix;
 
     this.function = new nodejs.NodejsFunction(this, 'Function', {
       entry: r.entry,
@@ -465,7 +471,7 @@ export class AvailableNowPipeline extends Construct {
         SLUICE_STATE_TABLE: this.stateTable.tableName,
         SLUICE_SOURCE_URI: sourceUri,
         SLUICE_SINK_URI: sinkUri,
-        ...(deadLetterUri ? { SLUICE_DEAD_LETTER_URI: deadLetterUri } : {}),
+        SLUICE_DEAD_LETTER_URI: `s3://${this.deadLetterBucket.bucketName}/${r.deadLetterPrefix}`,
         ...(props.keepLateRows ? { SLUICE_KEEP_LATE_ROWS: 'true' } : {}),
         SLUICE_LEASE_SECONDS: String(r.leaseSeconds),
         SLUICE_METRICS_NAMESPACE: r.namespace,
@@ -499,16 +505,14 @@ export class AvailableNowPipeline extends Construct {
     if (this.sinkBucket) {
       s3Grants.push({ what: 'sink', bucket: this.sinkBucket, prefix: r.sinkPrefix, objectActions: GRANTED_ACTIONS.sinkObjects, list: false, kms: ['kms:GenerateDataKey'] });
     }
-    if (r.deadLetterPrefix !== undefined) {
-      s3Grants.push({
-        what: 'dead letters',
-        bucket: props.deadLetterBucket ?? this.checkpointBucket,
-        prefix: r.deadLetterPrefix,
-        objectActions: GRANTED_ACTIONS.deadLetterObjects,
-        list: false,
-        kms: ['kms:GenerateDataKey'],
-      });
-    }
+    s3Grants.push({
+      what: 'dead letters',
+      bucket: this.deadLetterBucket,
+      prefix: r.deadLetterPrefix,
+      objectActions: GRANTED_ACTIONS.deadLetterObjects,
+      list: false,
+      kms: ['kms:GenerateDataKey'],
+    });
     for (const g of s3Grants) grantS3(this.role, g);
 
     this.role.addToPrincipalPolicy(
@@ -740,9 +744,7 @@ function resolveProps(scope: Construct, id: string, props: AvailableNowPipelineP
   const checkpointPrefix = cleanPrefix(scope, 'checkpointPrefix', props.checkpointPrefix ?? `checkpoints/${pipelineName}`);
   const landingPrefix = cleanPrefix(scope, 'landingPrefix', props.landingPrefix ?? `landing/${pipelineName}`);
   const sinkPrefix = cleanPrefix(scope, 'sinkPrefix', props.sinkPrefix ?? `output/${pipelineName}`);
-  let deadLetterPrefix: string | undefined;
-  if (props.deadLetterPrefix !== undefined) deadLetterPrefix = cleanPrefix(scope, 'deadLetterPrefix', props.deadLetterPrefix);
-  else if (props.deadLetterBucket) deadLetterPrefix = `dead-letter/${pipelineName}`;
+  const deadLetterPrefix = cleanPrefix(scope, 'deadLetterPrefix', props.deadLetterPrefix ?? `dead-letter/${pipelineName}`);
   if (props.checkpointBucket && props.progressRetentionDays !== undefined) {
     fail(scope, `progressRetentionDays applies only to the created bucket, but checkpointBucket is your own: add a lifecycle rule for "${checkpointPrefix}/progress/" on that bucket, and drop progressRetentionDays`);
   }
