@@ -8,7 +8,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { S3Client } from '@aws-sdk/client-s3';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { AwsConnection, AwsCredentials, AwsEndpoints } from './config';
 
 /**
@@ -86,8 +85,15 @@ export function createKinesisClient(conn: AwsConnection): KinesisClient {
     // The Kinesis client speaks HTTP/2 by default (for SubscribeToShard). Over a plain-http
     // emulator endpoint that means cleartext HTTP/2, which kinesis-mock answers with protocol
     // errors (PutRecord fails with ERR_HTTP2_ERROR): use HTTP/1.1 there, as the other clients do.
-    ...(endpoint ? { requestHandler: new NodeHttpHandler() } : {}),
+    // Loaded only for an emulator endpoint, so the Lambda bundle (real AWS) does not carry it.
+    ...(endpoint ? { requestHandler: http1Handler() } : {}),
   });
+}
+
+function http1Handler(): import("@smithy/node-http-handler").NodeHttpHandler {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { NodeHttpHandler } = require('@smithy/node-http-handler') as typeof import('@smithy/node-http-handler');
+  return new NodeHttpHandler();
 }
 
 function credentialsOption(creds: AwsCredentials | undefined): { credentials?: AwsCredentials } {

@@ -58,7 +58,9 @@ export const LAMBDA_BUNDLING = {
   sourceMap: true,
   target: 'node22',
   format: 'cjs',
-  externalModules: ['@aws-sdk/*'] as string[],
+  // @smithy/node-http-handler is only required for emulator endpoints (lib/aws/clients.ts); the
+  // Node.js runtime's SDK provides it there too.
+  externalModules: ['@aws-sdk/*', '@smithy/node-http-handler'] as string[],
 } as const;
 
 /** The repository root (two levels above lib/infra). */
