@@ -348,14 +348,12 @@ export class MicroBatchExecutor {
       }
     }
     this.crash.at('mid-read', id);
-    const read = { rows: { length: numInputRows }, deadLetters, bytes };
-    const staged = { maxEventTime };
     const result = acc ? await acc.finish(state) : { rows: passthrough, changes: [], late: [] as Row[], stateRowsDelta: 0 };
     const post = applyStages(this.plan.post, result.rows).rows;
     const output = post.map((r) => toOutputRow(r, this.outColumns));
 
-    if (this.deps.deadLetters && read.deadLetters.length) {
-      await this.deps.deadLetters.write(id, 'malformed', read.deadLetters.map((d) => ({ source: { ...d.source }, raw: d.raw, reason: d.reason, batchId: id })));
+    if (this.deps.deadLetters && deadLetters.length) {
+      await this.deps.deadLetters.write(id, 'malformed', deadLetters.map((d) => ({ source: { ...d.source }, raw: d.raw, reason: d.reason, batchId: id })));
     }
     if (this.deps.lateRows && result.late.length) {
       const inCols = columnsAfter(this.plan.source.schema.columns, this.plan.stages);
@@ -385,7 +383,7 @@ export class MicroBatchExecutor {
     // The next watermark: each watermark operator's max event time minus its delay; the global
     // one is their minimum (Spark's default policy), and it never moves back.
     const opWms = { ...p.operatorWatermarksMs };
-    for (const [wmId, max] of staged.maxEventTime) {
+    for (const [wmId, max] of maxEventTime) {
       const candidate = max - (this.watermarkDelays.get(wmId) ?? 0);
       if (opWms[wmId] === undefined || candidate > opWms[wmId]) opWms[wmId] = candidate;
     }
@@ -408,19 +406,19 @@ export class MicroBatchExecutor {
       batchId: id,
       replay,
       noData,
-      numInputRows: read.rows.length,
+      numInputRows,
       numOutputRows: output.length,
       rows: output,
       batchWatermarkMs: entry.batchWatermarkMs,
       nextWatermarkMs: nextWm,
       droppedByWatermark: result.late.length,
-      deadLetters: read.deadLetters.length,
+      deadLetters: deadLetters.length,
       stateRows,
       durationMs,
     };
     // Progress before the commit, so that a batch that committed always has its report (a replay
     // rewrites it with the same figures).
-    await this.writeProgress(queryId, entry, report, read.bytes, staged.maxEventTime);
+    await this.writeProgress(queryId, entry, report, bytes, maxEventTime);
     await checkpoint.writeCommit(commit);
     this.crash.at('after-commit', id);
 
