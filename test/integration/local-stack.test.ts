@@ -3,7 +3,16 @@
  * failures the engine relies on), the resource helpers are idempotent, and stop() leaves nothing
  * running.
  */
-import { ConditionalCheckFailedException, CreateTableCommand, GetItemCommand, PutItemCommand, TransactionCanceledException, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
+import {
+  ConditionalCheckFailedException,
+  CreateTableCommand,
+  DynamoDBClient,
+  GetItemCommand,
+  ListTablesCommand,
+  PutItemCommand,
+  TransactionCanceledException,
+  TransactWriteItemsCommand,
+} from '@aws-sdk/client-dynamodb';
 import { GetRecordsCommand, GetShardIteratorCommand, ListShardsCommand, PutRecordCommand } from '@aws-sdk/client-kinesis';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { connectionFromEnv, createClients } from '../../lib/aws/clients';
@@ -138,6 +147,12 @@ describe('the local AWS stack', () => {
         await stack.stop();
       }
       expect(isAlive(pid)).toBe(false);
+      const probe = new DynamoDBClient({ region: stack.connection.region, endpoint: stack.connection.endpoints!.dynamodb, credentials: { ...stack.connection.credentials! }, maxAttempts: 1 });
+      try {
+        await expect(probe.send(new ListTablesCommand({}))).rejects.toThrow(/ECONNREFUSED/);
+      } finally {
+        probe.destroy();
+      }
       await stack.stop(); // idempotent
     });
   });
