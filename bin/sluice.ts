@@ -16,7 +16,7 @@ import { InvalidOptionError, SluiceError } from '../lib/engine/errors';
 import type { QueryPlan } from '../lib/engine/query';
 import { connectionFromEnv, createClients } from '../lib/aws/clients';
 import type { AwsConnection } from '../lib/aws/config';
-import { buildExecutor, parseS3Uri, PipelineConfig } from '../lib/aws/pipeline';
+import { buildExecutor, parseS3Uri, parseSinkUri, PipelineConfig, SinkLocation } from '../lib/aws/pipeline';
 import { prepareConformance, runCase, ConformanceOptions } from '../lib/local/conformance';
 import { ensureBucket, ensureStateTable } from '../lib/local/resources';
 import { startLocalStack, LocalStack } from '../lib/local/stack';
@@ -27,13 +27,13 @@ const USAGE = `usage:
       Runs the windowed-totals example of the reference article as three scheduled runs on the
       embedded local AWS stack, in append and then update mode, printing each run's rows.
   sluice run <query-module.ts> --source s3://bucket/prefix [--checkpoint s3://bucket/prefix]
-             [--sink s3://bucket/prefix] [--state-table name] [--max-duration 10m]
+             [--sink s3://bucket/prefix | dynamodb://table] [--state-table name] [--max-duration 10m]
              [--input ./folder]   (uploads the folder's new files into the landing prefix first)
       One availableNow run of the query the module exports (default export: a QueryPlan or a
       function returning one). Targets AWS_ENDPOINT_URL when set (LocalStack), real AWS with
       --aws, otherwise the embedded local stack.
-  sluice conformance run   [--crash <point>] [--source s3|kinesis] CASE.json...
-  sluice conformance check [--crash <point>] [--source s3|kinesis] CASE.json...
+  sluice conformance run   [--crash <point>] [--source s3|kinesis] [--sink s3|files|dynamodb] CASE.json...
+  sluice conformance check [--crash <point>] [--source s3|kinesis] [--sink s3|files|dynamodb] CASE.json...
       Runs conformance cases (see FORMAT.md); check compares with "expect" and exits 1 on a mismatch.
       Crash points: ${CRASH_POINTS.join(', ')}.`;
 
@@ -161,7 +161,7 @@ async function runQuery(args: Args): Promise<number> {
   if (!sourceUri) throw new InvalidOptionError('sluice run needs --source s3://bucket/prefix (or a path in the query\'s load(...))');
   const source = parseS3Uri(sourceUri, '--source');
   const checkpoint = flag(args, 'checkpoint') ? parseS3Uri(flag(args, 'checkpoint')!, '--checkpoint') : { bucket: source.bucket, prefix: `_sluice/${plan.name}/checkpoint` };
-  const sink = flag(args, 'sink') ? parseS3Uri(flag(args, 'sink')!, '--sink') : { bucket: source.bucket, prefix: `_sluice/${plan.name}/output` };
+  const sink: SinkLocation = flag(args, 'sink') ? parseSinkUri(flag(args, 'sink')!, '--sink') : { kind: 's3', bucket: source.bucket, prefix: `_sluice/${plan.name}/output` };
   const stateTable = flag(args, 'state-table') ?? 'sluice-state';
   const maxDuration = flag(args, 'max-duration');
   const crash = parseCrashPlan(process.env.SLUICE_CRASH_AT);
@@ -169,11 +169,16 @@ async function runQuery(args: Args): Promise<number> {
   try {
     if (stack) {
       const clients = createClients(conn);
-      await Promise.all([ensureBucket(clients.s3, source.bucket), ensureBucket(clients.s3, checkpoint.bucket), ensureBucket(clients.s3, sink.bucket), ensureStateTable(clients.dynamodb, stateTable)]);
+      await Promise.all([
+        ensureBucket(clients.s3, source.bucket),
+        ensureBucket(clients.s3, checkpoint.bucket),
+        sink.kind === 'dynamodb' ? ensureStateTable(clients.dynamodb, sink.table) : ensureBucket(clients.s3, sink.bucket),
+        ensureStateTable(clients.dynamodb, stateTable),
+      ]);
     }
     const input = flag(args, 'input');
     if (input) await uploadInput(createClients(conn), input, source.bucket, source.prefix);
-    const cfg: PipelineConfig = { checkpoint, stateTable, source: { kind: 's3', ...source }, sink: { kind: 's3', ...sink } };
+    const cfg: PipelineConfig = { checkpoint, stateTable, source: { kind: 's3', ...source }, sink };
     const deadlineMs = maxDuration ? Date.now() + parseInterval(maxDuration, '--max-duration').ms : undefined;
     const { executor } = buildExecutor(conn, plan, cfg, {
       crash: crash ? new CrashInjector(crash) : undefined,
@@ -197,11 +202,15 @@ async function conformance(args: Args): Promise<number> {
   const crash = crashText ? (parseCrashPlan(crashText)!.point as CrashPoint) : undefined;
   const sourceKind = flag(args, 'source') ?? 's3';
   if (sourceKind !== 's3' && sourceKind !== 'kinesis') throw new InvalidOptionError(`--source ${sourceKind} is not s3 or kinesis`);
+  const sinkKind = flag(args, 'sink') ?? 's3';
+  if (sinkKind !== 's3' && sinkKind !== 'files' && sinkKind !== 'dynamodb') {
+    throw new InvalidOptionError(`--sink ${sinkKind} is not one of s3 (one object per batch), files (S3 file sink with a sink log), dynamodb (the DynamoDB table sink)`);
+  }
   const cases = files.map((f) => ({ file: f, text: readFileSync(f, 'utf8') }));
   const { conn, stack } = await connect(args, sourceKind === 'kinesis' ? ['dynamodb', 's3', 'kinesis'] : ['dynamodb', 's3']);
   let failed = 0;
   try {
-    const opts: ConformanceOptions = { connection: conn, crash, ...(await sourceFactoryFor(sourceKind, conn)) };
+    const opts: ConformanceOptions = { connection: conn, crash, sink: sinkKind, ...(await sourceFactoryFor(sourceKind, conn)) };
     await prepareConformance(conn, 'sluice-conformance', 'sluice-conformance-state');
     for (const { file, text } of cases) {
       let c;

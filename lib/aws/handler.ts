@@ -26,7 +26,7 @@ import type { QueryPlan } from '../engine/query';
 import type { RunReport, StopReason } from '../engine/executor';
 import { InvalidOptionError, SluiceError } from '../engine/errors';
 import type { AwsConnection } from './config';
-import { parseS3Uri, runPipeline, type PipelineConfig, type PipelineExtras, type S3Location, type SinkLocation, type SourceLocation } from './pipeline';
+import { describeSink, parseS3Uri, parseSinkUri, runPipeline, type PipelineConfig, type PipelineExtras, type S3Location, type SinkLocation, type SourceLocation } from './pipeline';
 
 // ---------------------------------------------------------------- configuration from the environment
 
@@ -107,22 +107,9 @@ export function pipelineConfigFromEnv(env: Record<string, string | undefined>): 
     );
   });
 
-  const sink = attempt((): SinkLocation => {
-    const value = required(env, ENV.sink, 'where the query writes: s3://<bucket>/<prefix> or dynamodb://<table>');
-    if (value.startsWith('dynamodb://')) {
-      const table = value.slice('dynamodb://'.length).replace(/\/+$/, '');
-      if (!TABLE_NAME.test(table)) {
-        throw new InvalidOptionError(
-          `${ENV.sink}=${JSON.stringify(value)} does not name a DynamoDB table: write dynamodb://<table>, with 3 to 255 letters, digits, '_', '-' or '.'`,
-        );
-      }
-      return { kind: 'dynamodb', table };
-    }
-    if (value.startsWith('s3://')) return { kind: 's3', ...parseS3Uri(value, ENV.sink) };
-    throw new InvalidOptionError(
-      `${ENV.sink}=${JSON.stringify(value)} has an unknown scheme: write s3://<bucket>/<prefix> for JSON-lines batch objects or dynamodb://<table> for a table`,
-    );
-  });
+  const sink = attempt((): SinkLocation =>
+    parseSinkUri(required(env, ENV.sink, 'where the query writes: s3://<bucket>/<prefix> or dynamodb://<table>'), ENV.sink),
+  );
 
   const deadLetter = attempt(() => (present(env[ENV.deadLetter]) ? s3Location(env, ENV.deadLetter, 's3://my-bucket/dead-letter/windowed-totals') : undefined));
 
@@ -289,7 +276,7 @@ export function createScheduledHandler(plan: QueryPlan, cfg: PipelineConfig, con
     const margin = Math.min(safetyMarginMs, Math.floor(remainingMs / 5));
     const deadlineMs = startedMs + remainingMs - margin;
     const base = { pipeline, query: plan.name, requestId: context.awsRequestId, scheduledAt: event?.time };
-    emit({ ...base, event: 'run-started', deadline: new Date(deadlineMs).toISOString(), source: describeSource(cfg), sink: describeSink(cfg) });
+    emit({ ...base, event: 'run-started', deadline: new Date(deadlineMs).toISOString(), source: describeSource(cfg), sink: describeSink(cfg.sink) });
 
     let report: RunReport;
     try {
@@ -403,6 +390,3 @@ function describeSource(cfg: PipelineConfig): string {
   return cfg.source.kind === 's3' ? `s3://${cfg.source.bucket}/${cfg.source.prefix}` : `kinesis://${cfg.source.streamName}`;
 }
 
-function describeSink(cfg: PipelineConfig): string {
-  return cfg.sink.kind === 's3' ? `s3://${cfg.sink.bucket}/${cfg.sink.prefix}` : `dynamodb://${cfg.sink.table}`;
-}

@@ -15,6 +15,8 @@ import { S3LandingSource } from './s3-landing-source';
 import { S3DeadLetterSink, S3JsonSink } from './s3-sink';
 import { DynamoDbStateStore } from './dynamodb-state-store';
 import { DynamoDbLease } from './dynamodb-lease';
+import { DynamoDbSink } from './dynamodb-sink';
+import { S3FileSink, type PartitionGranularity } from './s3-file-sink';
 
 export interface S3Location {
   readonly bucket: string;
@@ -23,7 +25,10 @@ export interface S3Location {
 }
 
 export type SourceLocation = ({ readonly kind: 's3' } & S3Location) | { readonly kind: 'kinesis'; readonly streamName: string };
-export type SinkLocation = ({ readonly kind: 's3' } & S3Location) | { readonly kind: 'dynamodb'; readonly table: string };
+export type SinkLocation =
+  | ({ readonly kind: 's3' } & S3Location)
+  | ({ readonly kind: 's3-files'; readonly partitionBy?: string; readonly partitionGranularity?: PartitionGranularity } & S3Location)
+  | { readonly kind: 'dynamodb'; readonly table: string; readonly queryKey?: string };
 
 export interface PipelineConfig {
   readonly checkpoint: S3Location;
@@ -58,6 +63,52 @@ export function parseS3Uri(uri: string, what: string): S3Location {
   return { bucket: m[1], prefix: (m[2] ?? '').replace(/\/+$/, '') };
 }
 
+/**
+ * A sink URI: `s3://bucket/prefix` (one JSON-lines object per batch),
+ * `s3://bucket/prefix?log&partitionBy=col&granularity=day` (S3 files plus a sink log), or
+ * `dynamodb://table[/queryKey]` (the DynamoDB table sink with the batch-ID guard).
+ */
+export function parseSinkUri(uri: string, what = 'sink'): SinkLocation {
+  const text = uri.trim();
+  const ddb = /^dynamodb:\/\/([A-Za-z0-9_.-]{3,255})(?:\/([^#/]{1,200}))?\/?$/.exec(text);
+  if (ddb) return { kind: 'dynamodb', table: ddb[1], ...(ddb[2] ? { queryKey: ddb[2] } : {}) };
+  if (text.startsWith('dynamodb://')) {
+    throw new InvalidOptionError(`${what} ${JSON.stringify(uri)} is not a DynamoDB sink URI: write dynamodb://<table> or dynamodb://<table>/<queryKey>, e.g. dynamodb://orders-per-minute`);
+  }
+  if (!text.startsWith('s3://')) {
+    throw new InvalidOptionError(`${what} ${JSON.stringify(uri)} has an unknown scheme: write s3://<bucket>/<prefix> for JSON-lines batch objects or dynamodb://<table> for a table`);
+  }
+  const [base, query] = text.split('?', 2);
+  const loc = parseS3Uri(base, what);
+  if (query === undefined) return { kind: 's3', ...loc };
+  const params = new URLSearchParams(query);
+  for (const k of params.keys()) {
+    if (!['log', 'partitionBy', 'granularity'].includes(k)) {
+      throw new InvalidOptionError(`${what} ${JSON.stringify(uri)}: unknown parameter ${JSON.stringify(k)}; an S3 file sink takes log, partitionBy and granularity, e.g. s3://bucket/out?partitionBy=window.start&granularity=day`);
+    }
+  }
+  const granularity = params.get('granularity') ?? undefined;
+  if (granularity !== undefined && !['value', 'day', 'hour'].includes(granularity)) {
+    throw new InvalidOptionError(`${what} ${JSON.stringify(uri)}: granularity ${JSON.stringify(granularity)} is not value, day or hour`);
+  }
+  return {
+    kind: 's3-files',
+    ...loc,
+    ...(params.get('partitionBy') ? { partitionBy: params.get('partitionBy')! } : {}),
+    ...(granularity ? { partitionGranularity: granularity as PartitionGranularity } : {}),
+  };
+}
+
+/** The lease key (and state namespace) of a query: its name and checkpoint location. */
+export function leaseKeyFor(planName: string, checkpoint: S3Location): string {
+  return `${planName}@${checkpoint.bucket}/${checkpoint.prefix}`;
+}
+
+export function describeSink(sink: SinkLocation): string {
+  if (sink.kind === 'dynamodb') return `dynamodb://${sink.table}${sink.queryKey ? `/${sink.queryKey}` : ''}`;
+  return `s3://${sink.bucket}/${sink.prefix}${sink.kind === 's3-files' ? ' (files + sink log)' : ''}`;
+}
+
 export function joinKey(prefix: string, ...parts: string[]): string {
   return [prefix, ...parts].filter((p) => p !== '').join('/');
 }
@@ -74,15 +125,19 @@ export function buildExecutor(conn: AwsConnection, plan: QueryPlan, cfg: Pipelin
       `source kinesis://${cfg.source.streamName} needs the Kinesis adapter, which this build wires through PipelineExtras.source: pass a KinesisSource, or use an S3 landing prefix`,
     );
   }
+  const namespace = leaseKeyFor(plan.name, cfg.checkpoint);
   const sinkLoc = cfg.sink;
   let sink: Sink;
   if (extras.sink) sink = extras.sink;
   else if (sinkLoc.kind === 's3') sink = new S3JsonSink({ client: clients.s3, bucket: sinkLoc.bucket, prefix: sinkLoc.prefix });
-  else throw new InvalidOptionError(`sink dynamodb://${sinkLoc.table} is not available in this build: use an s3:// sink`);
+  else if (sinkLoc.kind === 's3-files') {
+    sink = new S3FileSink({ client: clients.s3, bucket: sinkLoc.bucket, prefix: sinkLoc.prefix, partitionBy: sinkLoc.partitionBy, partitionGranularity: sinkLoc.partitionGranularity });
+  } else {
+    sink = new DynamoDbSink({ client: clients.dynamodb, tableName: sinkLoc.table, queryKey: sinkLoc.queryKey, leaseTable: cfg.stateTable, leaseKey: namespace, clock: extras.clock });
+  }
   // A sibling of the checkpoint prefix, not inside it: the checkpoint's head() lists its prefix.
   const dl = cfg.deadLetter ?? { bucket: cfg.checkpoint.bucket, prefix: `${cfg.checkpoint.prefix}-dead-letter` };
   const deadLetters = new S3DeadLetterSink({ client: clients.s3, bucket: dl.bucket, prefix: dl.prefix });
-  const namespace = `${plan.name}@${cfg.checkpoint.bucket}/${cfg.checkpoint.prefix}`;
   const state = new DynamoDbStateStore({ client: clients.dynamodb, tableName: cfg.stateTable, namespace, clock: extras.clock });
   const lease = new DynamoDbLease({ client: clients.dynamodb, tableName: cfg.stateTable, leaseKey: namespace, clock: extras.clock });
   const executor = new MicroBatchExecutor(

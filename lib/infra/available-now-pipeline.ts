@@ -111,15 +111,11 @@ export const GRANTED_ACTIONS = {
     'dynamodb:Query',
     'dynamodb:ConditionCheckItem',
   ],
-  /** A DynamoDB sink: batch-ID-guarded writes (TransactWriteItems = its entries' actions). */
-  sinkTable: [
-    'dynamodb:GetItem',
-    'dynamodb:PutItem',
-    'dynamodb:UpdateItem',
-    'dynamodb:DeleteItem',
-    'dynamodb:BatchWriteItem',
-    'dynamodb:ConditionCheckItem',
-  ],
+  /**
+   * DynamoDbSink: batch-ID-guarded puts in TransactWriteItems (IAM checks each entry's action:
+   * PutItem), one BatchGetItem of the batch's chunk markers on a replay, Query for readers.
+   */
+  sinkTable: ['dynamodb:PutItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
   /** The Kinesis source, on the stream ARN. */
   stream: ['kinesis:DescribeStreamSummary', 'kinesis:ListShards', 'kinesis:GetShardIterator', 'kinesis:GetRecords'],
 } as const;

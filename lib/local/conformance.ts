@@ -18,6 +18,8 @@ import type { QueryPlan } from '../engine/query';
 import type { AwsConnection } from '../aws/config';
 import { buildExecutor, PipelineConfig } from '../aws/pipeline';
 import { S3JsonSink } from '../aws/s3-sink';
+import { S3FileSink } from '../aws/s3-file-sink';
+import { DynamoDbSink } from '../aws/dynamodb-sink';
 import { ensureBucket, ensureStateTable } from './resources';
 import { createClients } from '../aws/clients';
 
@@ -26,6 +28,12 @@ export interface ConformanceOptions {
   readonly crash?: CrashPoint;
   readonly bucket?: string;
   readonly stateTable?: string;
+  /**
+   * Which sink the case writes to and is read back from: s3 (one object per batch), files
+   * (S3FileSink: the batches its log lists), dynamodb (DynamoDbSink: after each step, the items
+   * the step's batches wrote; in update mode a key updated twice in one step shows its last value).
+   */
+  readonly sink?: 's3' | 'files' | 'dynamodb';
   /** Builds the source for a case when not the S3 landing prefix (e.g. Kinesis). */
   readonly sourceFactory?: (plan: QueryPlan, caseId: string) => Promise<CaseSource>;
 }
@@ -55,7 +63,7 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
   const bucket = opts.bucket ?? 'sluice-conformance';
   const table = opts.stateTable ?? 'sluice-conformance-state';
   const base = `${randomUUID().slice(0, 8)}-${slug(c.name)}`;
-  const cfg: PipelineConfig = {
+  let cfg: PipelineConfig = {
     checkpoint: { bucket, prefix: `${base}/checkpoint` },
     stateTable: table,
     source: { kind: 's3', bucket, prefix: `${base}/landing` },
@@ -64,7 +72,25 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
   };
   const clients = createClients(opts.connection);
   const caseSource = opts.sourceFactory ? await opts.sourceFactory(plan, base) : null;
-  const sinkReader = new S3JsonSink({ client: clients.s3, bucket, prefix: cfg.sink.kind === 's3' ? cfg.sink.prefix : '' });
+  const sinkKind = opts.sink ?? 's3';
+  if (sinkKind === 'files') cfg = { ...cfg, sink: { kind: 's3-files', bucket, prefix: `${base}/sink` } };
+  if (sinkKind === 'dynamodb') cfg = { ...cfg, sink: { kind: 'dynamodb', table, queryKey: base } };
+  const readBatches = async (from: number, to: number): Promise<Map<number, OutputRow[]>> => {
+    const out = new Map<number, OutputRow[]>();
+    if (sinkKind === 'dynamodb') {
+      const tableSink = new DynamoDbSink({ client: clients.dynamodb, tableName: table, queryKey: base });
+      for (const item of await tableSink.readItems()) {
+        if (item.batchId > from && item.batchId <= to) out.set(item.batchId, [...(out.get(item.batchId) ?? []), item.row]);
+      }
+      return out;
+    }
+    const reader =
+      sinkKind === 'files'
+        ? new S3FileSink({ client: clients.s3, bucket, prefix: `${base}/sink` })
+        : new S3JsonSink({ client: clients.s3, bucket, prefix: `${base}/sink` });
+    for (let id = from + 1; id <= to; id++) out.set(id, (await reader.readBatch(id)) ?? []);
+    return out;
+  };
 
   const steps: StepResult[] = [];
   let fileNo = 0;
@@ -94,8 +120,9 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
       const head = await built.checkpoint.head();
       const batches: Array<{ batchId: number; rows: OutputRow[] }> = [];
       let dropped = 0;
+      const held = await readBatches(lastCommitted, head.latestCommitBatch);
       for (let id = lastCommitted + 1; id <= head.latestCommitBatch; id++) {
-        batches.push({ batchId: id, rows: (await sinkReader.readBatch(id)) ?? [] });
+        batches.push({ batchId: id, rows: held.get(id) ?? [] });
         const progress = (await built.checkpoint.readProgress(id)) as { stateOperators?: Array<{ numRowsDroppedByWatermark?: number }> } | null;
         dropped += progress?.stateOperators?.[0]?.numRowsDroppedByWatermark ?? 0;
       }

@@ -1,0 +1,178 @@
+/**
+ * The EffectGuard port (lib/engine/foreach-batch.ts) on DynamoDB: one marker item per effect of
+ * a batch, `effect#<queryId>#<batchId>#<effect>` / `done`, created with attribute_not_exists.
+ *
+ *     runOnce:            GetItem marker (consistent) ─▶ absent: effect() ─▶ Put marker
+ *                         (a crash between the effect and the Put repeats the effect on replay:
+ *                         at-least-once, see foreach-batch.ts)
+ *     transactWithGuard:  TransactWriteItems [ Put marker if absent, lease check, ...items ]
+ *                         marker present ─▶ cancelled with ConditionalCheckFailed on it ─▶ 'skipped'
+ *                         (exactly once: the items and the marker commit together or not at all)
+ *
+ * With `leaseTable` and `leaseKey`, the marker (and the items with it) are fenced on the run's
+ * lease token, as the DynamoDB sink's chunks are.
+ *
+ * Cost: runOnce is one strongly consistent read (1 RCU) plus one write (1 WCU, or 2 WCU + 2 for
+ * the lease check as a transaction when fenced). transactWithGuard is one TransactWriteItems:
+ * 2 WCU per item-KB of the items, 2 for the marker, 2 for the lease check; at most 98 items
+ * (100 actions less the marker and the check) and 4 MB.
+ */
+import { DynamoDBClient, GetItemCommand, PutItemCommand, TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import { InvalidOptionError, SluiceError } from '../engine/errors';
+import type { EffectGuard, EffectKey, EffectOutcome } from '../engine/foreach-batch';
+import type { Clock, LeaseHandle } from '../engine/ports';
+import { systemClock } from '../engine/ports';
+import { DynamoDbLease } from './dynamodb-lease';
+import {
+  backoff,
+  checkTableName,
+  errorName,
+  fencedError,
+  retryPolicy,
+  RetryPolicy,
+  sendWithRetry,
+  sleep,
+  transactOnce,
+  TRANSACTION_MAX_ACTIONS,
+  wrapError,
+  isRetriable,
+} from './dynamodb-sink';
+
+export interface DynamoDbEffectGuardOptions {
+  readonly client: DynamoDBClient;
+  /** A table with `pk` (S) and `sk` (S), e.g. the sink table or the state table. */
+  readonly tableName: string;
+  /** The lease's table (the state table); with leaseKey, markers are fenced on the run's lease. */
+  readonly leaseTable?: string;
+  readonly leaseKey?: string;
+  /** How long markers live (via `ttl`). @default 2592000 (30 days) */
+  readonly markerTtlSeconds?: number;
+  /** @default systemClock */
+  readonly clock?: Clock;
+  /** @default 10 */
+  readonly maxAttempts?: number;
+  /** @default 25 */
+  readonly baseDelayMs?: number;
+  /** @default 3000 */
+  readonly maxDelayMs?: number;
+}
+
+const RETRIABLE_REASONS = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded', 'RequestLimitExceeded', 'InternalServerError']);
+
+export class DynamoDbEffectGuard implements EffectGuard<TransactWriteItem> {
+  readonly description: string;
+  private readonly client: DynamoDBClient;
+  private readonly tableName: string;
+  private readonly lease: DynamoDbLease | null;
+  private readonly ttlSeconds: number;
+  private readonly clock: Clock;
+  private readonly retry: RetryPolicy;
+
+  constructor(opts: DynamoDbEffectGuardOptions) {
+    if (!opts.client || typeof (opts.client as { send?: unknown }).send !== 'function') {
+      throw new InvalidOptionError('DynamoDbEffectGuard needs `client`, a DynamoDBClient from @aws-sdk/client-dynamodb');
+    }
+    checkTableName(opts.tableName, 'DynamoDbEffectGuard tableName');
+    if ((opts.leaseTable === undefined) !== (opts.leaseKey === undefined)) {
+      throw new InvalidOptionError(
+        `DynamoDbEffectGuard leaseTable (${JSON.stringify(opts.leaseTable)}) and leaseKey (${JSON.stringify(opts.leaseKey)}) go together: pass both to fence markers on the run's lease, or neither`,
+      );
+    }
+    this.ttlSeconds = opts.markerTtlSeconds ?? 30 * 86_400;
+    if (!Number.isSafeInteger(this.ttlSeconds) || this.ttlSeconds <= 0) {
+      throw new InvalidOptionError(`DynamoDbEffectGuard markerTtlSeconds (${this.ttlSeconds}) must be a positive integer`);
+    }
+    this.client = opts.client;
+    this.tableName = opts.tableName;
+    this.clock = opts.clock ?? systemClock;
+    this.retry = retryPolicy(opts, 'DynamoDbEffectGuard');
+    this.lease = opts.leaseTable !== undefined ? new DynamoDbLease({ client: opts.client, tableName: opts.leaseTable, leaseKey: opts.leaseKey!, clock: this.clock }) : null;
+    this.description = `dynamodb://${this.tableName}/effect#`;
+  }
+
+  async isDone(key: EffectKey): Promise<boolean> {
+    const res = await sendWithRetry(this.retry, `GetItem of effect marker on ${this.tableName}`, () =>
+      this.client.send(new GetItemCommand({ TableName: this.tableName, Key: this.key(key), ConsistentRead: true, ProjectionExpression: 'pk' })),
+    );
+    return res.Item !== undefined;
+  }
+
+  async markDone(key: EffectKey, lease?: LeaseHandle): Promise<'recorded' | 'already-recorded'> {
+    const fence = this.lease && lease ? this.lease.conditionCheck(lease) : null;
+    if (!fence) {
+      try {
+        await sendWithRetry(this.retry, `PutItem of effect marker on ${this.tableName}`, () =>
+          this.client.send(
+            new PutItemCommand({ TableName: this.tableName, Item: this.marker(key), ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': 'pk' } }),
+          ),
+        );
+        return 'recorded';
+      } catch (e) {
+        const cause = e instanceof SluiceError ? e.cause : e;
+        if (errorName(cause) === 'ConditionalCheckFailedException') return 'already-recorded';
+        throw e;
+      }
+    }
+    const outcome = await this.transactWith(key, [], fence, lease!);
+    return outcome === 'ran' ? 'recorded' : 'already-recorded';
+  }
+
+  async transact(key: EffectKey, items: TransactWriteItem[], lease?: LeaseHandle): Promise<EffectOutcome> {
+    const fence = this.lease && lease ? this.lease.conditionCheck(lease) : null;
+    const room = TRANSACTION_MAX_ACTIONS - 1 - (fence ? 1 : 0);
+    if (!Array.isArray(items) || items.length > room) {
+      throw new InvalidOptionError(
+        `transactWithGuard("${key.effect}") got ${Array.isArray(items) ? items.length : typeof items} items; one transaction holds at most ${room} next to the marker${fence ? ' and the lease check' : ''}: split the writes into several named effects`,
+      );
+    }
+    return this.transactWith(key, items, fence, lease);
+  }
+
+  private async transactWith(key: EffectKey, items: TransactWriteItem[], fence: TransactWriteItem | null, lease: LeaseHandle | undefined): Promise<EffectOutcome> {
+    const marker: TransactWriteItem = {
+      Put: { TableName: this.tableName, Item: this.marker(key), ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': 'pk' } },
+    };
+    const head = fence ? [marker, fence] : [marker];
+    const all = [...head, ...items];
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await transactOnce(this.client, all);
+      if (outcome.kind === 'ok') return 'ran';
+      if (outcome.kind === 'error') {
+        if (isRetriable(outcome.error) && attempt < this.retry.maxAttempts) {
+          await sleep(backoff(this.retry, attempt));
+          continue;
+        }
+        throw wrapError(outcome.error, `TransactWriteItems of effect ${key.effect} (batch ${key.batchId}) on ${this.tableName}`, attempt);
+      }
+      const code = (i: number) => outcome.reasons[i]?.Code ?? 'None';
+      if (fence && code(1) === 'ConditionalCheckFailed') throw fencedError(lease!, `the effect ${key.effect} of batch ${key.batchId}`);
+      if (code(0) === 'ConditionalCheckFailed') return 'skipped';
+      const failed = items.map((_, i) => code(head.length + i)).map((c, i) => ({ c, i })).filter((x) => x.c === 'ConditionalCheckFailed');
+      if (failed.length > 0) {
+        throw new SluiceError(
+          `transactWithGuard("${key.effect}") of batch ${key.batchId}: the condition of item(s) ${failed.map((f) => f.i).join(', ')} failed, so nothing was written and the effect is not recorded: check those items' ConditionExpression`,
+          { details: { effect: key.effect, batchId: key.batchId, failedItems: failed.map((f) => f.i) } },
+        );
+      }
+      const retriable = outcome.reasons.some((r) => RETRIABLE_REASONS.has(r.Code ?? ''));
+      if (retriable && attempt < this.retry.maxAttempts) {
+        await sleep(backoff(this.retry, attempt));
+        continue;
+      }
+      throw new SluiceError(
+        `transactWithGuard("${key.effect}") of batch ${key.batchId} on ${this.tableName} was cancelled (${outcome.reasons.map((r) => r.Code ?? 'None').join(', ')}) after ${attempt} attempts` +
+          (retriable ? ': the table is throttled or contended; the batch replays safely' : ': check the items (no two actions on one item, tables exist, sizes within limits)'),
+        { retriable },
+      );
+    }
+  }
+
+  private key(k: EffectKey) {
+    return { pk: { S: `effect#${k.queryId}#${k.batchId}#${k.effect}` }, sk: { S: 'done' } };
+  }
+
+  private marker(k: EffectKey) {
+    const now = this.clock.now();
+    return { ...this.key(k), doneAtMs: { N: String(now) }, ttl: { N: String(Math.floor(now / 1000) + this.ttlSeconds) } };
+  }
+}

@@ -1,0 +1,716 @@
+/**
+ * The DynamoDB table sink: each output row is an item keyed by the output's key columns, written
+ * under the conditional-write batch-ID guard.
+ *
+ * The guard. Every row item carries the `batchId` (and `queryId`) that wrote it, and is put only
+ * if `attribute_not_exists(batchId) OR queryId <> :queryId OR batchId <= :N`: a replay of N
+ * rewrites identical content, and a row from an older batch never overwrites the same row written
+ * by a newer one. The rows are written in chunks, one TransactWriteItems per chunk; each
+ * transaction also puts the chunk's marker `sink#<query>#<N>#<chunk>` with attribute_not_exists,
+ * so the marker commits atomically with exactly the effects it guards, and a ConditionCheck on
+ * the run's lease token, so a run whose lease was taken over cannot write (fencing):
+ *
+ *     TransactWriteItems (one per chunk of at most 98 rows / 4 MB, all or nothing)
+ *       Put        sink#orders#7#0 / <queryId>      attribute_not_exists(pk)        the marker
+ *       Check      lease#<query> in the state table owner = :me AND token = :token  the fence
+ *       Put        orders#3 / ["2026-10-01T12:00Z..",..]  guard: batchId <= 7       row 1
+ *       ...                                                                        row 98
+ *
+ * What a crash looks like from here, and what the replay of batch 7 does:
+ *
+ *     run 1:  offsets/7 ─▶ chunk 0 ✔ ─▶ chunk 1 ✔ ─▶ ✗ crash (chunk 2 never sent, commits/7 absent)
+ *     run 2:  offsets/7 (replay) ─▶ read the markers: chunks 0 and 1 exist → skipped
+ *             ─▶ chunk 2 ✔ ─▶ state ─▶ commits/7
+ *     a chunk whose marker appeared meanwhile (a concurrent attempt): its transaction is cancelled
+ *     with ConditionalCheckFailed on the marker → "already written", success
+ *     a row whose guard fails (a newer batch wrote it): the chunk is sent again without that row
+ *     the lease check fails (another run took the lease): LeaseLostError, nothing of the chunk
+ *
+ * Output modes. Append and update upsert by key. Complete mode upserts every row of the result
+ * table: the result table of a complete-mode query only grows (complete mode never evicts state,
+ * so every key it ever emitted is emitted again in every later batch), hence nothing needs
+ * deleting. Stateless and dedup output has no key columns: its rows are keyed by (batchId, row
+ * index), which a replay reproduces because a replay reads the same rows in the same order.
+ *
+ * Layout (table with partition key `pk` S and sort key `sk` S, like the state table; TTL on `ttl`
+ * removes old markers):
+ *
+ *     rows      pk <queryKey>#<shard>        sk <row key: JSON of the key columns' values, or
+ *                                               b<batchId 10>#<row index 8>; h:<sha256> if > 1 KB>
+ *               attributes: the output columns (native DynamoDB types), batchId, queryId
+ *     markers   pk sink#<queryKey>#<N>#<chunk>  sk <queryId>    rows, writtenAtMs, ttl
+ *
+ * shard = fnv1a(sk) % shards spreads a query's rows over partitions (a single partition takes
+ * about 1000 WCU/s); `readAll` queries the shards.
+ *
+ * Cost of a batch of N rows of at most 1 KB each (item size rounds up to 1 KB per item; a
+ * transactional write costs 2 WCU per item-KB). With the lease fence a chunk holds C = 98 rows
+ * (99 without), so T = ceil(N / C) chunks:
+ *
+ *     requests   1 BatchGetItem of the T markers (one per 100 chunks) + T TransactWriteItems
+ *     writes     2 WCU per row-KB (2N for 1 KB rows) + 2 per marker (2T) + 2 per lease check (2T)
+ *                (DynamoDB Local reports 2 units for a ConditionCheck on another table)
+ *     reads      T strongly consistent marker reads (T RCU)
+ *
+ *     e.g. N = 1000 rows of ≤ 1 KB: 1 + 11 requests, 2000 + 22 + 22 = 2044 WCU, 11 RCU
+ *     (a plain non-transactional BatchWriteItem would take 40 requests and 1000 WCU: the guard
+ *     costs about twice the write units, for atomic, replay-safe, fenced writes)
+ *
+ * A replay of a batch that was fully written costs the marker read (one request) and nothing
+ * else. Chunks of a fenced batch go one at a time: every chunk's transaction checks the same lease
+ * item, and DynamoDB rejects concurrent transactions on one item (TransactionConflict). Unfenced,
+ * up to `maxConcurrency` chunks are in flight.
+ */
+import { createHash } from 'node:crypto';
+import {
+  AttributeValue,
+  BatchGetItemCommand,
+  DynamoDBClient,
+  QueryCommand,
+  QueryCommandOutput,
+  TransactWriteItem,
+  TransactWriteItemsCommand,
+} from '@aws-sdk/client-dynamodb';
+import { InvalidOptionError, LeaseLostError, SluiceError } from '../engine/errors';
+import type { Clock, Json, LeaseHandle, OutputRow, Sink, SinkContext } from '../engine/ports';
+import { systemClock } from '../engine/ports';
+import { DynamoDbLease } from './dynamodb-lease';
+
+export interface DynamoDbSinkOptions {
+  readonly client: DynamoDBClient;
+  /** A table with partition key `pk` (S) and sort key `sk` (S). TTL on `ttl` cleans up markers. */
+  readonly tableName: string;
+  /**
+   * This query's namespace in the table (rows go under `<queryKey>#<shard>`). Must not contain `#`.
+   * @default the query's name (SinkContext.queryName)
+   */
+  readonly queryKey?: string;
+  /**
+   * The table holding the run's lease (the state table). With `leaseKey`, every transaction checks
+   * that the run still holds the lease with its token (SinkContext.lease).
+   * @default no fencing
+   */
+  readonly leaseTable?: string;
+  /** The lease's key, as given to DynamoDbLease (the pipeline uses `<query>@<bucket>/<prefix>`). */
+  readonly leaseKey?: string;
+  /** Transactions in flight at once when not fenced (fenced chunks go one at a time). @default 4 */
+  readonly maxConcurrency?: number;
+  /** Partitions a query's rows are spread over. Part of the stored layout. @default 8 */
+  readonly shards?: number;
+  /** @default systemClock */
+  readonly clock?: Clock;
+  /** Attempts per transaction on throttling / TransactionConflict / 5xx. @default 10 */
+  readonly maxAttempts?: number;
+  /** First backoff cap (full jitter, doubling per attempt). @default 25 */
+  readonly baseDelayMs?: number;
+  /** Largest backoff cap. @default 3000 */
+  readonly maxDelayMs?: number;
+  /** How long chunk markers live (via the `ttl` attribute). Keep it above the longest outage after which a batch may replay. @default 2592000 (30 days) */
+  readonly markerTtlSeconds?: number;
+}
+
+/** Counters since the sink was created (for tests and benchmarks, never for logic). */
+export interface DynamoDbSinkStats {
+  /** TransactWriteItems calls, retries included. */
+  readonly transactions: number;
+  /** BatchGetItem calls for markers. */
+  readonly markerReads: number;
+  /** Chunks committed by this sink. */
+  readonly chunksWritten: number;
+  /** Chunks found already written (marker present): a replay. */
+  readonly chunksSkipped: number;
+  /** Row puts committed. */
+  readonly rowsWritten: number;
+  /** Rows not written because a newer batch had written the same key. */
+  readonly rowsSkippedNewer: number;
+  /** Transactions repeated after throttling or a conflict. */
+  readonly retries: number;
+  /**
+   * Write units of the committed transactions by AWS's rule for transactional writes: 2 per
+   * item-KB (rounded up per item) for every row and marker, 2 per lease check.
+   */
+  readonly writeUnits: number;
+  /**
+   * Capacity units as DynamoDB reports them (ReturnConsumedCapacity TOTAL), all tables. DynamoDB
+   * Local's figures for transactions do not follow AWS's billing: use `writeUnits` for estimates.
+   */
+  readonly consumedWriteUnits: number;
+}
+
+/** A stored row with its bookkeeping. */
+export interface DynamoDbSinkItem {
+  readonly key: string;
+  readonly batchId: number;
+  readonly queryId: string;
+  readonly row: OutputRow;
+}
+
+/** DynamoDB's limits for one TransactWriteItems. */
+export const TRANSACTION_MAX_ACTIONS = 100;
+/** 4 MB aggregate, with room for request overhead. */
+export const TRANSACTION_MAX_BYTES = 4_000_000;
+const ITEM_MAX_BYTES = 400 * 1024;
+const SORT_KEY_MAX_BYTES = 1024;
+const BATCH_GET_MAX = 100;
+
+/** Attributes the sink uses itself; output columns of these names are refused. */
+export const RESERVED_ATTRIBUTES = ['pk', 'sk', 'batchId', 'queryId', 'ttl'] as const;
+
+const RETRIABLE_ERRORS = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'InternalServerError',
+  'ServiceUnavailable',
+  'LimitExceededException',
+  'TransactionInProgressException',
+  'TransactionConflictException',
+]);
+/** Cancellation reasons that go away by themselves. */
+const RETRIABLE_REASONS = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded', 'RequestLimitExceeded', 'InternalServerError']);
+
+type Item = Record<string, AttributeValue>;
+
+interface PreparedRow {
+  readonly sk: string;
+  readonly item: Item;
+  readonly bytes: number;
+}
+
+interface Chunk {
+  readonly index: number;
+  readonly rows: PreparedRow[];
+}
+
+export class DynamoDbSink implements Sink {
+  readonly description: string;
+  private readonly client: DynamoDBClient;
+  private readonly tableName: string;
+  private readonly queryKeyOption?: string;
+  private readonly lease: DynamoDbLease | null;
+  private readonly maxConcurrency: number;
+  private readonly shards: number;
+  private readonly clock: Clock;
+  private readonly retry: RetryPolicy;
+  private readonly markerTtlSeconds: number;
+  private lastQueryKey?: string;
+  private counters = { transactions: 0, markerReads: 0, chunksWritten: 0, chunksSkipped: 0, rowsWritten: 0, rowsSkippedNewer: 0, retries: 0, writeUnits: 0, consumedWriteUnits: 0 };
+
+  constructor(opts: DynamoDbSinkOptions) {
+    if (!opts.client || typeof (opts.client as { send?: unknown }).send !== 'function') {
+      throw new InvalidOptionError('DynamoDbSink needs `client`, a DynamoDBClient from @aws-sdk/client-dynamodb: create it once per Lambda container and pass it in');
+    }
+    checkTableName(opts.tableName, 'DynamoDbSink tableName');
+    if (opts.queryKey !== undefined) checkQueryKey(opts.queryKey);
+    if ((opts.leaseTable === undefined) !== (opts.leaseKey === undefined)) {
+      throw new InvalidOptionError(
+        `DynamoDbSink leaseTable (${JSON.stringify(opts.leaseTable)}) and leaseKey (${JSON.stringify(opts.leaseKey)}) go together: pass both to fence writes on the run's lease, or neither`,
+      );
+    }
+    this.maxConcurrency = opts.maxConcurrency ?? 4;
+    this.shards = opts.shards ?? 8;
+    this.markerTtlSeconds = opts.markerTtlSeconds ?? 30 * 86_400;
+    positiveInt('maxConcurrency', this.maxConcurrency);
+    positiveInt('shards', this.shards);
+    positiveInt('markerTtlSeconds', this.markerTtlSeconds);
+    this.retry = retryPolicy(opts, 'DynamoDbSink');
+    this.client = opts.client;
+    this.tableName = opts.tableName;
+    this.queryKeyOption = opts.queryKey;
+    this.clock = opts.clock ?? systemClock;
+    this.lease = opts.leaseTable !== undefined ? new DynamoDbLease({ client: opts.client, tableName: opts.leaseTable, leaseKey: opts.leaseKey!, clock: this.clock }) : null;
+    this.description = `dynamodb://${this.tableName}${opts.queryKey ? `/${opts.queryKey}` : ''}`;
+  }
+
+  stats(): DynamoDbSinkStats {
+    return { ...this.counters };
+  }
+
+  async addBatch(batchId: number, rows: OutputRow[], ctx: SinkContext): Promise<void> {
+    checkBatchId(batchId);
+    const queryKey = this.queryKeyFor(ctx);
+    checkColumns(ctx.columns);
+    const fence = this.lease && ctx.lease ? this.lease.conditionCheck(ctx.lease) : null;
+    const chunks = this.chunk(this.prepare(queryKey, batchId, rows, ctx), fence !== null);
+    if (chunks.length === 0) return;
+
+    // Skip the chunks a previous attempt of this batch committed (one read request), then write
+    // the others. The marker's own condition still decides, should one appear meanwhile.
+    const done = await this.existingMarkers(queryKey, batchId, ctx.queryId, chunks.length);
+    const todo = chunks.filter((c) => !done.has(c.index));
+    this.counters.chunksSkipped += chunks.length - todo.length;
+    await mapLimit(todo, fence ? 1 : this.maxConcurrency, (c) => this.writeChunk(queryKey, batchId, c, ctx, fence));
+  }
+
+  /** Every row of the query, without bookkeeping, in key order (tests, the conformance comparison). */
+  async readAll(queryKey?: string): Promise<OutputRow[]> {
+    return (await this.readItems(queryKey)).map((i) => i.row);
+  }
+
+  /** Every row of the query with the batch that wrote it, in key order. */
+  async readItems(queryKey?: string): Promise<DynamoDbSinkItem[]> {
+    const qk = queryKey ?? this.queryKeyOption ?? this.lastQueryKey;
+    if (qk === undefined) {
+      throw new InvalidOptionError(`DynamoDbSink.readAll on ${this.tableName}: which query? Pass readAll(queryKey) or construct the sink with \`queryKey\``);
+    }
+    checkQueryKey(qk);
+    const parts = await mapLimit(range(this.shards), this.maxConcurrency, (s) => this.queryPartition(`${qk}#${s}`));
+    const items = parts.flat().map(fromItem);
+    return items.sort((a, b) => compareStrings(a.key, b.key));
+  }
+
+  /** The chunk indexes (below `chunks`) of one batch whose marker exists, for tests and diagnostics. */
+  async readMarkers(batchId: number, queryId: string, chunks: number, queryKey?: string): Promise<Set<number>> {
+    const qk = queryKey ?? this.queryKeyOption ?? this.lastQueryKey;
+    if (qk === undefined) throw new InvalidOptionError(`DynamoDbSink.readMarkers on ${this.tableName}: pass the queryKey`);
+    return this.existingMarkers(qk, batchId, queryId, chunks);
+  }
+
+  /** The sort key of a row of this query, and its partition, as stored (for readers of the table). */
+  itemKey(queryKey: string, sk: string): { pk: string; sk: string } {
+    return { pk: `${queryKey}#${fnv1a(sk) % this.shards}`, sk };
+  }
+
+  // ------------------------------------------------------------------------------------------
+
+  private queryKeyFor(ctx: SinkContext): string {
+    const qk = this.queryKeyOption ?? ctx.queryName;
+    checkQueryKey(qk);
+    this.lastQueryKey = qk;
+    return qk;
+  }
+
+  private prepare(queryKey: string, batchId: number, rows: OutputRow[], ctx: SinkContext): PreparedRow[] {
+    const keyed = ctx.keyColumns.length > 0;
+    const position = new Map<string, number>();
+    const out: PreparedRow[] = [];
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i];
+      const sk = keyed ? rowKey(ctx.keyColumns.map((c) => (row[c] === undefined ? null : row[c]))) : `b${pad(batchId, 10)}#${pad(i, 8)}`;
+      const key = this.itemKey(queryKey, sk);
+      const item: Item = { pk: { S: key.pk }, sk: { S: key.sk }, batchId: { N: String(batchId) }, queryId: { S: ctx.queryId } };
+      for (const [col, v] of Object.entries(row)) {
+        if ((RESERVED_ATTRIBUTES as readonly string[]).includes(col)) throw reservedColumn(col);
+        item[col] = toAttr(v, col);
+      }
+      const bytes = itemSize(item);
+      if (bytes > ITEM_MAX_BYTES) {
+        throw new SluiceError(
+          `output row ${i} of batch ${batchId} (key ${sk.slice(0, 120)}) is ${bytes} bytes as a DynamoDB item; DynamoDB items hold at most ${ITEM_MAX_BYTES} bytes: write fewer or shorter columns to this sink, or use the S3 file sink`,
+          { details: { batchId, key: sk.slice(0, 200), sizeBytes: bytes } },
+        );
+      }
+      const p = { sk, item, bytes };
+      // One key twice in a batch would be two actions on one item (DynamoDB refuses that); the
+      // later row wins, deterministically.
+      const at = keyed ? position.get(sk) : undefined;
+      if (at !== undefined) out[at] = p;
+      else {
+        if (keyed) position.set(sk, out.length);
+        out.push(p);
+      }
+    }
+    return out;
+  }
+
+  /** Deterministic chunks: the same rows in the same order always give the same chunks. */
+  private chunk(rows: PreparedRow[], fenced: boolean): Chunk[] {
+    const perChunk = TRANSACTION_MAX_ACTIONS - 1 - (fenced ? 1 : 0);
+    const chunks: Chunk[] = [];
+    let cur: PreparedRow[] = [];
+    let bytes = 0;
+    for (const r of rows) {
+      if (cur.length > 0 && (cur.length >= perChunk || bytes + r.bytes > TRANSACTION_MAX_BYTES - 4096)) {
+        chunks.push({ index: chunks.length, rows: cur });
+        cur = [];
+        bytes = 0;
+      }
+      cur.push(r);
+      bytes += r.bytes;
+    }
+    if (cur.length > 0) chunks.push({ index: chunks.length, rows: cur });
+    return chunks;
+  }
+
+  private markerKey(queryKey: string, batchId: number, queryId: string, chunk: number): Item {
+    return { pk: { S: `sink#${queryKey}#${batchId}#${chunk}` }, sk: { S: queryId } };
+  }
+
+  private async existingMarkers(queryKey: string, batchId: number, queryId: string, chunks: number): Promise<Set<number>> {
+    const found = new Set<number>();
+    for (let from = 0; from < chunks; from += BATCH_GET_MAX) {
+      let keys: Item[] = range(Math.min(BATCH_GET_MAX, chunks - from)).map((i) => this.markerKey(queryKey, batchId, queryId, from + i));
+      for (let attempt = 1; keys.length > 0; attempt++) {
+        if (attempt > 1) {
+          if (attempt > this.retry.maxAttempts) {
+            throw new SluiceError(`DynamoDB BatchGetItem of sink markers on ${this.tableName} left keys unprocessed after ${this.retry.maxAttempts} attempts: the table is throttled. Raise its read capacity (or use on-demand); the batch replays safely.`, { retriable: true });
+          }
+          this.counters.retries++;
+          await sleep(backoff(this.retry, attempt));
+        }
+        const req = keys;
+        this.counters.markerReads++;
+        const res = await sendWithRetry(this.retry, `BatchGetItem on ${this.tableName}`, () =>
+          this.client.send(new BatchGetItemCommand({ RequestItems: { [this.tableName]: { Keys: req, ConsistentRead: true, ProjectionExpression: 'pk' } } })),
+        );
+        for (const it of res.Responses?.[this.tableName] ?? []) {
+          const chunk = Number(it.pk.S!.slice(it.pk.S!.lastIndexOf('#') + 1));
+          found.add(chunk);
+        }
+        keys = res.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
+      }
+    }
+    return found;
+  }
+
+  private async writeChunk(queryKey: string, batchId: number, chunk: Chunk, ctx: SinkContext, fence: TransactWriteItem | null): Promise<void> {
+    const now = this.clock.now();
+    let rows = chunk.rows;
+    const marker: TransactWriteItem = {
+      Put: {
+        TableName: this.tableName,
+        Item: {
+          ...this.markerKey(queryKey, batchId, ctx.queryId, chunk.index),
+          rows: { N: String(rows.length) },
+          writtenAtMs: { N: String(now) },
+          ttl: { N: String(Math.floor(now / 1000) + this.markerTtlSeconds) },
+        },
+        ConditionExpression: 'attribute_not_exists(#pk)',
+        ExpressionAttributeNames: { '#pk': 'pk' },
+      },
+    };
+    for (let attempt = 1; ; ) {
+      const head: TransactWriteItem[] = fence ? [marker, fence] : [marker];
+      const items: TransactWriteItem[] = [...head, ...rows.map((r) => this.guardedPut(r.item, batchId, ctx.queryId))];
+      const outcome = await transactOnce(this.client, items, this.counters);
+      if (outcome.kind === 'ok') {
+        this.counters.chunksWritten++;
+        this.counters.rowsWritten += rows.length;
+        this.counters.writeUnits += transactionalWriteUnits(marker.Put!.Item!) + (fence ? 2 : 0) + rows.reduce((s, r) => s + transactionalWriteUnits(r.item), 0);
+        return;
+      }
+      if (outcome.kind === 'error') {
+        if (isRetriable(outcome.error) && attempt < this.retry.maxAttempts) {
+          attempt++;
+          this.counters.retries++;
+          await sleep(backoff(this.retry, attempt));
+          continue;
+        }
+        throw wrapError(outcome.error, `TransactWriteItems of chunk ${chunk.index} of batch ${batchId} on ${this.tableName}`, attempt);
+      }
+      // Cancelled: read the reasons, position by position.
+      const reasons = outcome.reasons;
+      const code = (i: number) => reasons[i]?.Code ?? 'None';
+      if (fence && code(1) === 'ConditionalCheckFailed') throw fencedError(ctx.lease!, `the sink write of chunk ${chunk.index} of batch ${batchId} to ${this.tableName}`);
+      if (code(0) === 'ConditionalCheckFailed') {
+        // The marker exists: this chunk committed before (a concurrent or earlier attempt).
+        this.counters.chunksSkipped++;
+        return;
+      }
+      const newer = new Set<number>();
+      rows.forEach((_, i) => {
+        if (code(head.length + i) === 'ConditionalCheckFailed') newer.add(i);
+      });
+      if (newer.size > 0) {
+        // A newer batch wrote these keys: not an error, they stay as they are. Send the rest.
+        this.counters.rowsSkippedNewer += newer.size;
+        rows = rows.filter((_, i) => !newer.has(i));
+        marker.Put!.Item!.rows = { N: String(rows.length) };
+        continue;
+      }
+      const retriable = reasons.some((r) => RETRIABLE_REASONS.has(r.Code ?? ''));
+      if (retriable && attempt < this.retry.maxAttempts) {
+        attempt++;
+        this.counters.retries++;
+        await sleep(backoff(this.retry, attempt));
+        continue;
+      }
+      throw new SluiceError(
+        `TransactWriteItems of chunk ${chunk.index} of batch ${batchId} on ${this.tableName} was cancelled (${reasons.map((r) => r.Code ?? 'None').join(', ')}) after ${attempt} attempts: ` +
+          (retriable ? 'the table is throttled or contended; raise its capacity, the batch replays safely' : 'an unexpected cancellation reason; check the table (pk S, sk S) and the sink options'),
+        { retriable, details: { table: this.tableName, batchId, chunk: chunk.index, reasons: reasons.map((r) => r.Code ?? 'None') } },
+      );
+    }
+  }
+
+  private guardedPut(item: Item, batchId: number, queryId: string): TransactWriteItem {
+    return {
+      Put: {
+        TableName: this.tableName,
+        Item: item,
+        // A row from an older batch of this query never overwrites one from a newer batch.
+        ConditionExpression: 'attribute_not_exists(#b) OR #q <> :q OR #b <= :n',
+        ExpressionAttributeNames: { '#b': 'batchId', '#q': 'queryId' },
+        ExpressionAttributeValues: { ':n': { N: String(batchId) }, ':q': { S: queryId } },
+        ReturnValuesOnConditionCheckFailure: 'NONE',
+      },
+    };
+  }
+
+  private async queryPartition(pk: string): Promise<Item[]> {
+    const items: Item[] = [];
+    let start: Item | undefined;
+    do {
+      const exclusiveStart = start;
+      const res: QueryCommandOutput = await sendWithRetry(this.retry, `Query on ${this.tableName}`, () =>
+        this.client.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': { S: pk } },
+            ConsistentRead: true,
+            ExclusiveStartKey: exclusiveStart,
+          }),
+        ),
+      );
+      for (const it of res.Items ?? []) items.push(it);
+      start = res.LastEvaluatedKey;
+    } while (start);
+    return items;
+  }
+}
+
+// -----------------------------------------------------------------------------------------------
+// Transactions, shared with the effect guard
+
+export type TransactOutcome =
+  | { kind: 'ok' }
+  | { kind: 'cancelled'; reasons: Array<{ Code?: string; Message?: string; Item?: Item }> }
+  | { kind: 'error'; error: unknown };
+
+/** One TransactWriteItems call; a cancellation comes back as its reasons, by position. */
+export async function transactOnce(
+  client: DynamoDBClient,
+  items: TransactWriteItem[],
+  counters?: { transactions: number; consumedWriteUnits: number },
+): Promise<TransactOutcome> {
+  try {
+    if (counters) counters.transactions++;
+    const res = await client.send(new TransactWriteItemsCommand({ TransactItems: items, ReturnConsumedCapacity: 'TOTAL' }));
+    if (counters) for (const c of res.ConsumedCapacity ?? []) counters.consumedWriteUnits += c.CapacityUnits ?? 0;
+    return { kind: 'ok' };
+  } catch (error) {
+    if (errorName(error) === 'TransactionCanceledException') {
+      const reasons = ((error as { CancellationReasons?: Array<{ Code?: string; Message?: string; Item?: Item }> }).CancellationReasons ?? []).slice();
+      return { kind: 'cancelled', reasons };
+    }
+    return { kind: 'error', error };
+  }
+}
+
+export interface RetryPolicy {
+  readonly maxAttempts: number;
+  readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
+}
+
+export function retryPolicy(opts: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number }, who: string): RetryPolicy {
+  const p = { maxAttempts: opts.maxAttempts ?? 10, baseDelayMs: opts.baseDelayMs ?? 25, maxDelayMs: opts.maxDelayMs ?? 3000 };
+  for (const [k, v] of Object.entries(p)) {
+    if (!Number.isSafeInteger(v) || v <= 0) throw new InvalidOptionError(`${who} ${k} (${v}) must be a positive integer`);
+  }
+  if (p.maxDelayMs < p.baseDelayMs) throw new InvalidOptionError(`${who} maxDelayMs (${p.maxDelayMs}) must be at least baseDelayMs (${p.baseDelayMs})`);
+  return p;
+}
+
+/** Full jitter: a random wait up to min(max, base * 2^attempt). */
+export function backoff(p: RetryPolicy, attempt: number): number {
+  return Math.random() * Math.min(p.maxDelayMs, p.baseDelayMs * 2 ** attempt);
+}
+
+/** A non-transactional call, retried on throttling and 5xx (beyond the SDK's own retries). */
+export async function sendWithRetry<T>(p: RetryPolicy, what: string, call: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      if (isRetriable(err) && attempt < p.maxAttempts) {
+        await sleep(backoff(p, attempt));
+        continue;
+      }
+      throw wrapError(err, what, attempt);
+    }
+  }
+}
+
+export function wrapError(err: unknown, what: string, attempts: number): SluiceError {
+  if (err instanceof SluiceError) return err;
+  const name = errorName(err);
+  const retriable = isRetriable(err);
+  const remedy =
+    name === 'ResourceNotFoundException'
+      ? ' Create the table (pk S, sk S) with ensureStateTable or the AvailableNowPipeline construct.'
+      : retriable
+        ? ` Still failing after ${attempts} attempts: raise the table's capacity; the batch replays safely.`
+        : '';
+  return new SluiceError(`DynamoDB ${what} failed: ${name}: ${(err as Error)?.message ?? String(err)}.${remedy}`, {
+    cause: err,
+    retriable,
+    details: { errorName: name, attempts },
+  });
+}
+
+/** The error for a write refused by the lease fence. */
+export function fencedError(lease: LeaseHandle, what: string): LeaseLostError {
+  return new LeaseLostError(
+    `${what} was refused: this run (owner ${lease.owner}, fencing token ${lease.token}) no longer holds the query's lease; another run took it over after it expired. Nothing of that write was applied: stop this run; the holder continues from the checkpoint. If this happens without a stall, raise the lease duration above the Lambda timeout.`,
+    { details: { owner: lease.owner, token: lease.token } },
+  );
+}
+
+export function isRetriable(err: unknown): boolean {
+  const e = err as { name?: string; $metadata?: { httpStatusCode?: number }; $fault?: string } | undefined;
+  if (!e) return false;
+  if (e.name && RETRIABLE_ERRORS.has(e.name)) return true;
+  const status = e.$metadata?.httpStatusCode;
+  return (status !== undefined && status >= 500) || e.$fault === 'server';
+}
+
+export function errorName(err: unknown): string {
+  return (err as { name?: string } | undefined)?.name ?? 'Error';
+}
+
+// -----------------------------------------------------------------------------------------------
+// Items
+
+/** The sort key of a keyed row: the JSON of its key values, hashed when too long for a sort key. */
+export function rowKey(values: Json[]): string {
+  const json = JSON.stringify(values);
+  return Buffer.byteLength(json, 'utf8') <= SORT_KEY_MAX_BYTES ? json : `h:${createHash('sha256').update(json).digest('hex')}`;
+}
+
+export function toAttr(v: Json | undefined, where: string): AttributeValue {
+  if (v === null || v === undefined) return { NULL: true };
+  if (typeof v === 'string') return { S: v };
+  if (typeof v === 'boolean') return { BOOL: v };
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) throw new SluiceError(`column ${where} holds ${v}, which DynamoDB cannot store as a number: filter or replace non-finite values before the sink`);
+    return { N: String(v) };
+  }
+  if (Array.isArray(v)) return { L: v.map((x, i) => toAttr(x, `${where}[${i}]`)) };
+  const m: Record<string, AttributeValue> = {};
+  for (const [k, x] of Object.entries(v)) m[k] = toAttr(x, `${where}.${k}`);
+  return { M: m };
+}
+
+export function fromAttr(a: AttributeValue): Json {
+  if (a.NULL) return null;
+  if (a.S !== undefined) return a.S;
+  if (a.N !== undefined) return Number(a.N);
+  if (a.BOOL !== undefined) return a.BOOL;
+  if (a.L !== undefined) return a.L.map(fromAttr);
+  if (a.M !== undefined) {
+    const out: Record<string, Json> = {};
+    for (const [k, x] of Object.entries(a.M)) out[k] = fromAttr(x);
+    return out;
+  }
+  throw new SluiceError(`unexpected DynamoDB attribute type ${Object.keys(a).join(',')}: the item was not written by sluice`);
+}
+
+function fromItem(item: Item): DynamoDbSinkItem {
+  const row: OutputRow = {};
+  for (const [k, v] of Object.entries(item)) {
+    if ((RESERVED_ATTRIBUTES as readonly string[]).includes(k)) continue;
+    row[k] = fromAttr(v);
+  }
+  return { key: item.sk.S!, batchId: Number(item.batchId?.N ?? -1), queryId: item.queryId?.S ?? '', row };
+}
+
+/** AWS's rule for a transactional write: 2 WCU per KB of the item, rounded up. */
+export function transactionalWriteUnits(item: Item): number {
+  return 2 * Math.max(1, Math.ceil(itemSize(item) / 1024));
+}
+
+/** DynamoDB's item size: attribute names plus values (numbers over-estimated by their text). */
+export function itemSize(item: Item): number {
+  let size = 0;
+  for (const [name, value] of Object.entries(item)) size += Buffer.byteLength(name, 'utf8') + attrSize(value);
+  return size;
+}
+
+function attrSize(v: AttributeValue): number {
+  if (v.S !== undefined) return Buffer.byteLength(v.S, 'utf8');
+  if (v.N !== undefined) return v.N.length + 1;
+  if (v.B !== undefined) return v.B.byteLength;
+  if (v.L !== undefined) return 3 + v.L.reduce((s, x) => s + 1 + attrSize(x), 0);
+  if (v.M !== undefined) return 3 + Object.entries(v.M).reduce((s, [k, x]) => s + 1 + Buffer.byteLength(k, 'utf8') + attrSize(x), 0);
+  return 1;
+}
+
+function reservedColumn(col: string): InvalidOptionError {
+  return new InvalidOptionError(
+    `output column \`${col}\` has a name the DynamoDB sink uses itself (${RESERVED_ATTRIBUTES.join(', ')}): rename it in the query, e.g. withColumnRenamed("${col}", "${col}_value")`,
+  );
+}
+
+function checkColumns(columns: readonly string[]): void {
+  for (const c of columns) if ((RESERVED_ATTRIBUTES as readonly string[]).includes(c)) throw reservedColumn(c);
+}
+
+function checkQueryKey(qk: string): void {
+  if (typeof qk !== 'string' || qk === '' || qk.includes('#') || qk.length > 200) {
+    throw new InvalidOptionError(`DynamoDbSink queryKey ${JSON.stringify(qk)} must be 1 to 200 characters without "#": it names the query's rows in the table, e.g. "orders-per-minute"`);
+  }
+}
+
+export function checkTableName(name: string, what: string): void {
+  if (typeof name !== 'string' || !/^[A-Za-z0-9_.-]{3,255}$/.test(name)) {
+    throw new InvalidOptionError(`${what} ${JSON.stringify(name)} is not a DynamoDB table name (3 to 255 of A-Z a-z 0-9 _ . -): pass the sink table's name`);
+  }
+}
+
+export function checkBatchId(batchId: number): void {
+  if (!Number.isSafeInteger(batchId) || batchId < 0) {
+    throw new InvalidOptionError(`batch ID ${batchId} is not a non-negative integer: batch IDs count up from 0`);
+  }
+}
+
+function positiveInt(name: string, value: number): void {
+  if (!Number.isSafeInteger(value) || value <= 0) throw new InvalidOptionError(`DynamoDbSink ${name} (${value}) must be a positive integer`);
+}
+
+/** FNV-1a, 32 bits, over UTF-16 code units: stable across processes and releases. */
+function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+function pad(n: number, width: number): string {
+  return String(n).padStart(width, '0');
+}
+
+function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function range(n: number): number[] {
+  return Array.from({ length: n }, (_, i) => i);
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** `fn` over `xs`, at most `limit` at a time; the first error is thrown once those in flight settle. */
+export async function mapLimit<T, R>(xs: readonly T[], limit: number, fn: (x: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(xs.length);
+  let next = 0;
+  let failure: { error: unknown } | null = null;
+  const worker = async () => {
+    while (next < xs.length && failure === null) {
+      const i = next++;
+      try {
+        out[i] = await fn(xs[i]);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(range(Math.min(limit, xs.length)).map(worker));
+  if (failure !== null) throw (failure as { error: unknown }).error;
+  return out;
+}

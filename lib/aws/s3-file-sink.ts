@@ -1,0 +1,283 @@
+/**
+ * The S3 file sink: each batch's rows as JSON-lines objects with deterministic keys, optionally
+ * partitioned by a column, plus a sink log that lists the committed objects of each batch.
+ *
+ *     <prefix>/<column>=<value>/part-<batchId 10>-<n 5>.jsonl    the rows (n counts the batch's
+ *     <prefix>/part-<batchId 10>-<n 5>.jsonl                       objects; without partitionBy)
+ *     <prefix>/_sink_log/<batchId 10>                             {"objects": [...]}: written last
+ *
+ * The guard is the order of writes plus determinism, as in Spark's file sink (its
+ * `_spark_metadata` log):
+ *
+ *     batch 7:  PUT part-…07-00000 ─▶ PUT part-…07-00001 ─▶ PUT _sink_log/…07   ◀─ committed here
+ *     crash before the log entry: the objects are there but listed nowhere; readers skip them
+ *     replay of 7: the same rows give the same objects under the same keys (overwritten with the
+ *     same bytes, no new object), then the same log entry
+ *
+ * Readers use `readCommitted()` / `readBatch(N)`: they list `_sink_log/` and read only the
+ * objects it names, so they never see a half-written batch. An empty batch writes a log entry
+ * with no objects ("7 produced nothing"). S3 PUTs are atomic per object, so a reader racing a
+ * replay reads either the old or the new bytes, which are equal.
+ *
+ * No lease fence here: S3 has no condition on another object (and s3rver ignores If-None-Match).
+ * None is needed for correctness: a run that lost its lease can only write batch N from the same
+ * write-once offsets/N, i.e. the same objects with the same bytes, and it cannot commit N.
+ * The log is keyed by batch ID alone: give each checkpoint its own sink prefix (a new checkpoint
+ * starts again at batch 0 and would overwrite the old log entries).
+ *
+ * Cost of a batch: one PUT per (partition value, up to `maxRowsPerObject` rows) plus one PUT for
+ * the log entry. A replay costs the same again and adds nothing.
+ */
+import type { S3Client } from '@aws-sdk/client-s3';
+import { InvalidOptionError, SluiceError } from '../engine/errors';
+import type { Json, OutputRow, Sink, SinkContext } from '../engine/ports';
+import { parseTimestamp } from '../engine/schema';
+import { bytesToString, checkBucket, S3Requests, trimSlashes, type S3RequestStats, type S3RetryOptions } from './s3-checkpoint';
+
+export type PartitionGranularity = 'value' | 'day' | 'hour';
+
+export interface S3FileSinkOptions extends S3RetryOptions {
+  readonly client: S3Client;
+  readonly bucket: string;
+  /** Where the objects go, e.g. `output/orders`. Empty: the bucket's root. */
+  readonly prefix: string;
+  /**
+   * The column whose value names each object's folder, e.g. `date`; a field of a struct column
+   * with a dot, e.g. `window.start`.
+   * @default no partitioning
+   */
+  readonly partitionBy?: string;
+  /**
+   * How the partition column's value becomes the folder: `value` as it is, `day` (YYYY-MM-DD)
+   * or `hour` (YYYY-MM-DDTHH) of a timestamp.
+   * @default 'value'
+   */
+  readonly partitionGranularity?: PartitionGranularity;
+  /** Rows per object; a larger partition of a batch becomes several objects. @default 100000 */
+  readonly maxRowsPerObject?: number;
+  /** Objects written at once. @default 8 */
+  readonly maxConcurrency?: number;
+}
+
+/** One object of a batch, as its log entry names it. */
+export interface SinkLogObject {
+  /** Key relative to the sink's prefix. */
+  readonly key: string;
+  /** The partition folder's value (null: not partitioned). */
+  readonly partition: string | null;
+  readonly rows: number;
+  readonly bytes: number;
+}
+
+export interface SinkLogEntry {
+  readonly version: 1;
+  readonly batchId: number;
+  readonly queryId: string;
+  readonly rows: number;
+  readonly objects: SinkLogObject[];
+}
+
+const LOG_DIR = '_sink_log';
+const NULL_PARTITION = '__HIVE_DEFAULT_PARTITION__';
+
+export class S3FileSink implements Sink {
+  readonly description: string;
+  private readonly bucket: string;
+  private readonly root: string;
+  private readonly s3: S3Requests;
+  private readonly partitionBy: string | null;
+  private readonly granularity: PartitionGranularity;
+  private readonly maxRowsPerObject: number;
+  private readonly maxConcurrency: number;
+
+  constructor(opts: S3FileSinkOptions) {
+    this.bucket = checkBucket(opts.bucket, 'S3FileSink');
+    const p = trimSlashes(opts.prefix ?? '');
+    this.root = p === '' ? '' : `${p}/`;
+    this.s3 = new S3Requests(opts.client, opts);
+    if (opts.partitionBy !== undefined && (typeof opts.partitionBy !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/.test(opts.partitionBy))) {
+      throw new InvalidOptionError(`S3FileSink partitionBy ${JSON.stringify(opts.partitionBy)} must be a column name, or column.field for a struct column such as window.start`);
+    }
+    const g = opts.partitionGranularity ?? 'value';
+    if (!['value', 'day', 'hour'].includes(g)) {
+      throw new InvalidOptionError(`S3FileSink partitionGranularity ${JSON.stringify(g)} is not one of "value", "day", "hour"`);
+    }
+    if (g !== 'value' && opts.partitionBy === undefined) {
+      throw new InvalidOptionError(`S3FileSink partitionGranularity "${g}" needs partitionBy: name the timestamp column to partition by, e.g. partitionBy: "window.start"`);
+    }
+    this.partitionBy = opts.partitionBy ?? null;
+    this.granularity = g;
+    this.maxRowsPerObject = opts.maxRowsPerObject ?? 100_000;
+    this.maxConcurrency = opts.maxConcurrency ?? 8;
+    for (const [k, v] of [['maxRowsPerObject', this.maxRowsPerObject], ['maxConcurrency', this.maxConcurrency]] as const) {
+      if (!Number.isSafeInteger(v) || v <= 0) throw new InvalidOptionError(`S3FileSink ${k} (${v}) must be a positive integer`);
+    }
+    this.description = `s3://${this.bucket}/${this.root}`;
+  }
+
+  stats(): S3RequestStats {
+    return this.s3.stats();
+  }
+
+  async addBatch(batchId: number, rows: OutputRow[], ctx: SinkContext): Promise<void> {
+    checkBatchId(batchId);
+    if (this.partitionBy !== null) {
+      const top = this.partitionBy.split('.')[0];
+      if (!ctx.columns.includes(top)) {
+        throw new InvalidOptionError(`S3FileSink partitionBy ${JSON.stringify(this.partitionBy)} names no output column of query ${ctx.queryName} (columns: ${ctx.columns.join(', ')}): partition by one of them`);
+      }
+    }
+    // Group by partition (sorted, so the object numbering is the same on every attempt), then
+    // split each group into objects of at most maxRowsPerObject rows.
+    const groups = new Map<string | null, OutputRow[]>();
+    for (const r of rows) {
+      const part = this.partitionBy === null ? null : this.partitionValue(r);
+      let g = groups.get(part);
+      if (!g) groups.set(part, (g = []));
+      g.push(r);
+    }
+    const parts = [...groups.keys()].sort((a, b) => (a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1));
+    const objects: Array<{ entry: SinkLogObject; body: string }> = [];
+    for (const part of parts) {
+      const g = groups.get(part)!;
+      for (let i = 0; i < g.length; i += this.maxRowsPerObject) {
+        const body = toJsonLines(g.slice(i, i + this.maxRowsPerObject));
+        const name = `part-${pad(batchId, 10)}-${pad(objects.length, 5)}.jsonl`;
+        const key = part === null ? name : `${this.folderName()}=${escapePartition(part)}/${name}`;
+        objects.push({ entry: { key, partition: part, rows: Math.min(this.maxRowsPerObject, g.length - i), bytes: Buffer.byteLength(body, 'utf8') }, body });
+      }
+    }
+    await mapLimit(objects, this.maxConcurrency, (o) =>
+      this.s3.putObject({ Bucket: this.bucket, Key: this.root + o.entry.key, Body: Buffer.from(o.body, 'utf8'), ContentType: 'application/x-ndjson' }),
+    );
+    // The commit point of the batch: only now do readers see its objects.
+    const entry: SinkLogEntry = { version: 1, batchId, queryId: ctx.queryId, rows: rows.length, objects: objects.map((o) => o.entry) };
+    await this.s3.putObject({ Bucket: this.bucket, Key: this.logKey(batchId), Body: Buffer.from(JSON.stringify(entry), 'utf8'), ContentType: 'application/json' });
+  }
+
+  /** Batch IDs with a log entry, ascending. */
+  async committedBatches(): Promise<number[]> {
+    const listed = await this.s3.listAll(this.bucket, `${this.root}${LOG_DIR}/`);
+    const ids: number[] = [];
+    for (const o of listed) {
+      const m = /^(\d{10})$/.exec(o.key.slice(this.root.length + LOG_DIR.length + 1));
+      if (m) ids.push(Number(m[1]));
+    }
+    return ids.sort((a, b) => a - b);
+  }
+
+  /** The log entry of a batch, or null when the batch has not committed to this sink. */
+  async readLog(batchId: number): Promise<SinkLogEntry | null> {
+    checkBatchId(batchId);
+    const got = await this.s3.getObject(this.bucket, this.logKey(batchId));
+    if (got === null) return null;
+    try {
+      return JSON.parse(bytesToString(got.body)) as SinkLogEntry;
+    } catch (e) {
+      throw new SluiceError(`sink log entry s3://${this.bucket}/${this.logKey(batchId)} is not JSON (${(e as Error).message}): it was not written by sluice, or is damaged; restore it or replay the batch`, { cause: e });
+    }
+  }
+
+  /** The rows batch `batchId` committed (possibly none), or null when it has not committed. */
+  async readBatch(batchId: number): Promise<OutputRow[] | null> {
+    const entry = await this.readLog(batchId);
+    if (entry === null) return null;
+    const bodies = await mapLimit(entry.objects, this.maxConcurrency, async (o) => {
+      const key = this.root + o.key;
+      const got = await this.s3.getObject(this.bucket, key);
+      if (got === null) {
+        throw new SluiceError(`s3://${this.bucket}/${key} is listed by the sink log of batch ${batchId} but does not exist: it was deleted after the commit; restore it, or delete the log entry and replay the batch from its checkpoint`);
+      }
+      return fromJsonLines(bytesToString(got.body), `s3://${this.bucket}/${key}`);
+    });
+    return bodies.flat();
+  }
+
+  /** Every committed row, batch by batch (in batch order). Objects no log entry names are ignored. */
+  async readCommitted(): Promise<OutputRow[]> {
+    const out: OutputRow[] = [];
+    for (const id of await this.committedBatches()) for (const r of (await this.readBatch(id)) ?? []) out.push(r);
+    return out;
+  }
+
+  private logKey(batchId: number): string {
+    return `${this.root}${LOG_DIR}/${pad(batchId, 10)}`;
+  }
+
+  private folderName(): string {
+    return this.partitionBy!.replace('.', '_');
+  }
+
+  private partitionValue(row: OutputRow): string | null {
+    const [col, field] = this.partitionBy!.split('.');
+    let v: Json | undefined = row[col];
+    if (field !== undefined) v = v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, Json>)[field] : undefined;
+    if (v === null || v === undefined) return null;
+    if (this.granularity === 'value') return typeof v === 'string' ? v : JSON.stringify(v);
+    const ms = typeof v === 'number' ? v : typeof v === 'string' ? parseTimestamp(v) : null;
+    if (ms === null || !Number.isFinite(ms)) {
+      throw new InvalidOptionError(`S3FileSink partitions by the ${this.granularity} of ${this.partitionBy}, but a row holds ${JSON.stringify(v)}, which is not a timestamp: use partitionGranularity "value" or partition by a timestamp column`);
+    }
+    const iso = new Date(ms).toISOString();
+    return this.granularity === 'day' ? iso.slice(0, 10) : iso.slice(0, 13);
+  }
+}
+
+/** Hive-style: keep [A-Za-z0-9._-], percent-encode the rest (so "/" and "=" never split a key). */
+export function escapePartition(value: string | null): string {
+  if (value === null) return NULL_PARTITION;
+  let out = '';
+  for (const ch of value) {
+    if (/[A-Za-z0-9._-]/.test(ch)) out += ch;
+    else for (const b of Buffer.from(ch, 'utf8')) out += `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out === '' ? NULL_PARTITION : out;
+}
+
+function checkBatchId(batchId: number): void {
+  if (!Number.isSafeInteger(batchId) || batchId < 0 || batchId > 9_999_999_999) {
+    throw new InvalidOptionError(`batch ID ${batchId} is not an integer from 0 to 9999999999: batch IDs count up from 0`);
+  }
+}
+
+function pad(n: number, width: number): string {
+  return String(n).padStart(width, '0');
+}
+
+function toJsonLines(values: readonly unknown[]): string {
+  if (values.length === 0) return '';
+  return `${values.map((v) => JSON.stringify(v)).join('\n')}\n`;
+}
+
+function fromJsonLines(text: string, where: string): OutputRow[] {
+  const out: OutputRow[] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i] === '') continue;
+    try {
+      out.push(JSON.parse(lines[i]) as OutputRow);
+    } catch (e) {
+      throw new SluiceError(`${where} line ${i + 1} is not JSON (${(e as Error).message}): the object was not written by sluice, or is damaged`, { cause: e });
+    }
+  }
+  return out;
+}
+
+async function mapLimit<T, R>(xs: readonly T[], limit: number, fn: (x: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(xs.length);
+  let next = 0;
+  let failure: { error: unknown } | null = null;
+  const worker = async () => {
+    while (next < xs.length && failure === null) {
+      const i = next++;
+      try {
+        out[i] = await fn(xs[i]);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, xs.length) }, worker));
+  if (failure !== null) throw (failure as { error: unknown }).error;
+  return out;
+}

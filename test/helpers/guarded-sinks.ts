@@ -1,0 +1,173 @@
+/**
+ * Runs conformance cases through the guarded sinks (DynamoDbSink and S3FileSink, both written by
+ * every batch through a tee) on the local stack, the way lib/local/conformance.ts runs them: each
+ * step's files land under the prefix, then a fresh executor runs availableNow; with a crash
+ * point, the step's first run crashes there and the next run finishes.
+ *
+ * What it returns is what the sinks durably hold: the DynamoDB table's rows (minus bookkeeping),
+ * the S3 sink's committed rows and object keys, and the case result read back from the S3 sink's
+ * log (so the case's expectations can be checked too).
+ */
+import { randomUUID } from 'node:crypto';
+import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { DynamoDbSink } from '../../lib/aws/dynamodb-sink';
+import { buildExecutor, PipelineConfig } from '../../lib/aws/pipeline';
+import { S3FileSink } from '../../lib/aws/s3-file-sink';
+import { caseToPlan, CaseResult, ConformanceCase, StepResult, stepFiles } from '../../lib/engine/case';
+import { CrashInjector, CrashPoint } from '../../lib/engine/crash';
+import { InjectedCrash } from '../../lib/engine/errors';
+import type { OutputRow, Sink, SinkContext } from '../../lib/engine/ports';
+import type { QueryPlan } from '../../lib/engine/query';
+import { testClients, testConnection } from './stack';
+
+/** Writes each batch to every sink, in order (a crash point after the sink sees all of them written). */
+export class TeeSink implements Sink {
+  readonly description: string;
+  constructor(private readonly sinks: Sink[]) {
+    this.description = sinks.map((s) => s.description).join(' + ');
+  }
+  async addBatch(batchId: number, rows: OutputRow[], ctx: SinkContext): Promise<void> {
+    for (const s of this.sinks) await s.addBatch(batchId, rows, ctx);
+  }
+}
+
+/** The lease key buildExecutor gives a query (pipeline.ts: `${plan.name}@${bucket}/${prefix}`). */
+export function leaseKeyFor(plan: QueryPlan, cfg: PipelineConfig): string {
+  return `${plan.name}@${cfg.checkpoint.bucket}/${cfg.checkpoint.prefix}`;
+}
+
+export interface GuardedResources {
+  readonly bucket: string;
+  /** State and lease table. */
+  readonly stateTable: string;
+  /** The DynamoDB sink's table (pk/sk). */
+  readonly sinkTable: string;
+}
+
+export interface GuardedSinks {
+  readonly base: string;
+  readonly cfg: PipelineConfig;
+  readonly dynamo: DynamoDbSink;
+  readonly files: S3FileSink;
+  readonly tee: TeeSink;
+}
+
+/** The two guarded sinks of one query (fenced on its lease), under a fresh prefix. */
+export function guardedSinks(plan: QueryPlan, res: GuardedResources, base = randomUUID().slice(0, 12)): GuardedSinks {
+  const { bucket } = res;
+  const cfg: PipelineConfig = {
+    checkpoint: { bucket, prefix: `${base}/checkpoint` },
+    stateTable: res.stateTable,
+    source: { kind: 's3', bucket, prefix: `${base}/landing` },
+    sink: { kind: 's3', bucket, prefix: `${base}/unused` },
+    deadLetter: { bucket, prefix: `${base}/dead-letter` },
+  };
+  const c = testClients();
+  const dynamo = new DynamoDbSink({ client: c.dynamodb, tableName: res.sinkTable, queryKey: base, leaseTable: res.stateTable, leaseKey: leaseKeyFor(plan, cfg) });
+  const files = new S3FileSink({ client: c.s3, bucket, prefix: `${base}/files` });
+  return { base, cfg, dynamo, files, tee: new TeeSink([dynamo, files]) };
+}
+
+export async function dropFile(bucket: string, base: string, fileNo: number, rows: Array<Record<string, unknown>>): Promise<void> {
+  const key = `${base}/landing/part-${String(fileNo).padStart(6, '0')}.json`;
+  await testClients().s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: rows.map((r) => JSON.stringify(r)).join('\n') }));
+}
+
+export async function objectKeys(bucket: string, prefix: string): Promise<string[]> {
+  const out: string[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const res = await testClients().s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: `${prefix}/`, StartAfter: after }));
+    for (const o of res.Contents ?? []) out.push(o.Key!.slice(prefix.length + 1));
+    if (!res.IsTruncated || !res.Contents?.length) return out.sort();
+    after = res.Contents[res.Contents.length - 1].Key;
+  }
+}
+
+export interface GuardedCaseRun {
+  readonly name: string;
+  /** Read back from the S3 sink's log, step by step, as the conformance runner does. */
+  readonly result: CaseResult;
+  /** The DynamoDB sink's rows, canonical order. */
+  readonly dynamoRows: OutputRow[];
+  /** The S3 sink's committed rows, batch order. */
+  readonly fileRows: OutputRow[];
+  /** Every object under the S3 sink's prefix (log entries included). */
+  readonly fileKeys: string[];
+  /** Crash runs that did crash (a point may not be reached, e.g. mid-state with no state). */
+  readonly crashes: number;
+  readonly ms: number;
+}
+
+export async function runCaseGuarded(c: ConformanceCase, res: GuardedResources, crash?: CrashPoint): Promise<GuardedCaseRun> {
+  const t0 = Date.now();
+  const plan = caseToPlan(c, `guarded-${c.name.toLowerCase().replace(/[^a-z0-9-]+/g, '-')}`.slice(0, 100));
+  const sinks = guardedSinks(plan, res);
+  const steps: StepResult[] = [];
+  let fileNo = 0;
+  let lastCommitted = -1;
+  let crashes = 0;
+  for (const step of c.steps) {
+    for (const rows of stepFiles(step)) await dropFile(res.bucket, sinks.base, ++fileNo, rows);
+    if (crash) {
+      try {
+        await buildExecutor(testConnection(), plan, sinks.cfg, { crash: new CrashInjector({ point: crash }), sink: sinks.tee }).executor.run();
+      } catch (e) {
+        if (!(e instanceof InjectedCrash)) throw e;
+        crashes++;
+      }
+    }
+    const built = buildExecutor(testConnection(), plan, sinks.cfg, { sink: sinks.tee });
+    const report = await built.executor.run();
+    const head = await built.checkpoint.head();
+    const batches: Array<{ batchId: number; rows: OutputRow[] }> = [];
+    let dropped = 0;
+    for (let id = lastCommitted + 1; id <= head.latestCommitBatch; id++) {
+      batches.push({ batchId: id, rows: (await sinks.files.readBatch(id)) ?? [] });
+      const progress = (await built.checkpoint.readProgress(id)) as { stateOperators?: Array<{ numRowsDroppedByWatermark?: number }> } | null;
+      dropped += progress?.stateOperators?.[0]?.numRowsDroppedByWatermark ?? 0;
+    }
+    lastCommitted = head.latestCommitBatch;
+    let rows: OutputRow[];
+    if (plan.outputMode === 'complete') {
+      const written = batches.filter((b) => b.rows.length > 0);
+      rows = written.length ? written[written.length - 1].rows : [];
+    } else rows = batches.flatMap((b) => b.rows);
+    steps.push({ rows, watermark: report.watermark, stateRows: report.stateRows, droppedByWatermark: dropped, batches });
+  }
+  return {
+    name: c.name,
+    result: { name: c.name, steps },
+    dynamoRows: canonical(await sinks.dynamo.readAll()),
+    fileRows: await sinks.files.readCommitted(),
+    fileKeys: (await objectKeys(res.bucket, `${sinks.base}/files`)),
+    crashes,
+    ms: Date.now() - t0,
+  };
+}
+
+/** Rows in a canonical order (by their JSON with sorted keys), for multiset comparisons. */
+export function canonical(rows: readonly OutputRow[]): OutputRow[] {
+  return [...rows].sort((a, b) => (stableJson(a) < stableJson(b) ? -1 : stableJson(a) > stableJson(b) ? 1 : 0));
+}
+
+export function stableJson(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v);
+  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
+  return `{${Object.keys(v as object).sort().map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
+}
+
+/** `fn` over `xs`, at most `limit` at a time, results in order. */
+export async function pool<T, R>(xs: readonly T[], limit: number, fn: (x: T, i: number) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(xs.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, xs.length) }, async () => {
+      while (next < xs.length) {
+        const i = next++;
+        out[i] = await fn(xs[i], i);
+      }
+    }),
+  );
+  return out;
+}

@@ -1,0 +1,216 @@
+/**
+ * Exactly-once, end to end, on the local stack: the DynamoDB table sink and the S3 file sink under
+ * crashes at every named point, the Spark-practice matrix (naive append vs guarded sink), two
+ * overlapping runs of one query, and a run whose lease is taken over mid-run.
+ *
+ * Every run writes both guarded sinks through a tee (DynamoDB first, then S3), so one crash
+ * matrix covers both: a crash point sits between executor steps, and the tee is one step.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { DynamoDbLease } from '../../lib/aws/dynamodb-lease';
+import { buildExecutor } from '../../lib/aws/pipeline';
+import { compareCase, parseCase } from '../../lib/engine/case';
+import { CRASH_POINTS, CrashInjector, CrashPoint } from '../../lib/engine/crash';
+import { InjectedCrash, LeaseLostError } from '../../lib/engine/errors';
+import type { OutputRow, Sink, SinkContext } from '../../lib/engine/ports';
+import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
+import { SEED_FILES, windowedTotals } from '../../examples/windowed-totals';
+import { canonical, dropFile, GuardedCaseRun, guardedSinks, leaseKeyFor, pool, runCaseGuarded, stableJson } from '../helpers/guarded-sinks';
+import { NaiveAppendSink } from '../helpers/naive-sink';
+import { testClients, testConnection, uniqueName } from '../helpers/stack';
+
+const dirs = [join(__dirname, '../../../shared/conformance/cases'), join(__dirname, '../conformance/cases')];
+const cases = dirs
+  .flatMap((d) => readdirSync(d).filter((f) => f.endsWith('.json')).map((f) => join(d, f)))
+  .map((f) => [basename(f), parseCase(readFileSync(f, 'utf8'), f)] as const);
+
+const res = { bucket: uniqueName('eo-sinks'), stateTable: uniqueName('eo-state'), sinkTable: uniqueName('eo-sink') };
+/** Case runs in flight at once (each is sequential inside: steps, then runs). */
+const CONCURRENCY = Number(process.env.SLUICE_TEST_CONCURRENCY ?? 8);
+
+beforeAll(async () => {
+  const c = testClients();
+  await Promise.all([ensureBucket(c.s3, res.bucket), ensureStateTable(c.dynamodb, res.stateTable), ensureStateTable(c.dynamodb, res.sinkTable)]);
+});
+
+function duplicates(rows: readonly OutputRow[]): OutputRow[] {
+  const seen = new Set<string>();
+  return rows.filter((r) => {
+    const k = stableJson(r);
+    if (seen.has(k)) return true;
+    seen.add(k);
+    return false;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+
+describe('every crash point × every public case × {DynamoDbSink, S3FileSink}', () => {
+  const runs = new Map<string, GuardedCaseRun | Error>();
+  const keyOf = (point: CrashPoint | 'none', file: string) => `${point}|${file}`;
+
+  beforeAll(async () => {
+    const jobs = (['none', ...CRASH_POINTS] as const).flatMap((point) => cases.map(([file, c]) => ({ point, file, c })));
+    const t0 = Date.now();
+    await pool(jobs, CONCURRENCY, async (j) => {
+      try {
+        runs.set(keyOf(j.point, j.file), await runCaseGuarded(j.c, res, j.point === 'none' ? undefined : j.point));
+      } catch (e) {
+        runs.set(keyOf(j.point, j.file), e as Error);
+      }
+    });
+    const ok = [...runs.values()].filter((r): r is GuardedCaseRun => !(r instanceof Error));
+    // eslint-disable-next-line no-console
+    console.log(
+      `crash matrix: ${jobs.length} case runs (${cases.length} cases × ${CRASH_POINTS.length + 1} crash settings, both sinks each), ` +
+        `${ok.reduce((s, r) => s + r.crashes, 0)} injected crashes, ${Date.now() - t0} ms wall, concurrency ${CONCURRENCY}, ` +
+        `slowest case run ${Math.max(...ok.map((r) => r.ms))} ms`,
+    );
+  }, 600_000);
+
+  const get = (point: CrashPoint | 'none', file: string): GuardedCaseRun => {
+    const r = runs.get(keyOf(point, file));
+    if (!r) throw new Error(`no run for ${point} ${file}`);
+    if (r instanceof Error) throw r;
+    return r;
+  };
+
+  describe('without a crash', () => {
+    it.each(cases)('%s: the step results read back from the S3 sink log match the case', (file, c) => {
+      expect(compareCase(c, get('none', file).result)).toEqual([]);
+    });
+  });
+
+  describe.each(CRASH_POINTS)('when every run crashes once at %s and the next run finishes', (point) => {
+    it.each(cases)('%s: both sinks hold exactly what the no-crash run left', (file, c) => {
+      const crashed = get(point, file);
+      const clean = get('none', file);
+      // DynamoDB: the table's rows (markers and batch IDs aside), as a multiset.
+      expect(crashed.dynamoRows).toEqual(clean.dynamoRows);
+      // S3: the committed rows, batch by batch, and not one object more than the clean run wrote.
+      expect(crashed.fileRows).toEqual(clean.fileRows);
+      expect(crashed.fileKeys).toEqual(clean.fileKeys);
+      // And the case's own expectations, step by step.
+      expect(compareCase(c, crashed.result)).toEqual([]);
+    });
+
+    it('crashed at least once per case where the point exists in that case', () => {
+      // mid-state needs state changes; every other point is reached by every run with a batch.
+      const crashes = cases.map(([file]) => get(point, file).crashes);
+      if (point === 'mid-state') expect(crashes.some((n) => n > 0)).toBe(true);
+      else expect(crashes.every((n) => n > 0)).toBe(true);
+    });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
+describe('the Spark-practice matrix: a naive append sink vs the guarded sinks, crashing before and after the sink write commits', () => {
+  const plan = (name: string) => windowedTotals({ outputMode: 'update', name });
+  // Two 10-minute windows, both updated by the one batch.
+  const events = Array.from({ length: 20 }, (_, i) => ({ user: `u${i % 4}`, event_time: `2026-10-01 12:${String(i * 1).padStart(2, '0')}:00`, amount: i + 1 }));
+
+  async function runNaive(point: CrashPoint | null): Promise<OutputRow[]> {
+    const p = plan('matrix-naive');
+    const g = guardedSinks(p, res);
+    const naive = new NaiveAppendSink({ client: testClients().dynamodb, tableName: res.sinkTable, queryKey: g.base });
+    await dropFile(res.bucket, g.base, 1, events);
+    if (point) await expect(buildExecutor(testConnection(), p, g.cfg, { crash: new CrashInjector({ point }), sink: naive }).executor.run()).rejects.toBeInstanceOf(InjectedCrash);
+    await buildExecutor(testConnection(), p, g.cfg, { sink: naive }).executor.run();
+    return naive.readAll();
+  }
+
+  async function runGuarded(point: CrashPoint | null): Promise<{ dynamo: OutputRow[]; files: OutputRow[] }> {
+    const p = plan('matrix-guarded');
+    const g = guardedSinks(p, res);
+    await dropFile(res.bucket, g.base, 1, events);
+    if (point) await expect(buildExecutor(testConnection(), p, g.cfg, { crash: new CrashInjector({ point }), sink: g.tee }).executor.run()).rejects.toBeInstanceOf(InjectedCrash);
+    await buildExecutor(testConnection(), p, g.cfg, { sink: g.tee }).executor.run();
+    return { dynamo: await g.dynamo.readAll(), files: await g.files.readCommitted() };
+  }
+
+  let naiveClean: OutputRow[];
+  let guardedClean: { dynamo: OutputRow[]; files: OutputRow[] };
+  beforeAll(async () => {
+    [naiveClean, guardedClean] = await Promise.all([runNaive(null), runGuarded(null)]);
+    expect(naiveClean).toHaveLength(2);
+    expect(duplicates(naiveClean)).toEqual([]);
+  });
+
+  describe.each<CrashPoint>(['after-offsets', 'mid-read'])('when the run crashes at %s, before the sink write commits', (point) => {
+    it('the naive sink shows no duplicates: nothing was written before the crash', async () => {
+      const rows = await runNaive(point);
+      expect(canonical(rows)).toEqual(canonical(naiveClean));
+    });
+    it('the guarded sinks show no duplicates', async () => {
+      const got = await runGuarded(point);
+      expect(got.dynamo).toEqual(guardedClean.dynamo);
+      expect(got.files).toEqual(guardedClean.files);
+    });
+  });
+
+  describe.each<CrashPoint>(['after-sink', 'before-commit'])('when the run crashes at %s, after the sink write committed', (point) => {
+    it('the naive sink shows DUPLICATES: the replay appended the batch\'s rows a second time', async () => {
+      const rows = await runNaive(point);
+      expect(rows).toHaveLength(2 * naiveClean.length);
+      expect(canonical(duplicates(rows))).toEqual(canonical(naiveClean));
+    });
+    it('the guarded sinks show none: the replay was recognised by its batch ID', async () => {
+      const got = await runGuarded(point);
+      expect(got.dynamo).toEqual(guardedClean.dynamo);
+      expect(duplicates(got.dynamo)).toEqual([]);
+      expect(got.files).toEqual(guardedClean.files);
+      expect(duplicates(got.files)).toEqual([]);
+    });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
+describe('when two runs of one query overlap (EventBridge started it twice)', () => {
+  it('one exits with stoppedBy lease-held and no effect; together they produce exactly the result of one run', async () => {
+    const p = windowedTotals({ outputMode: 'update', maxFilesPerTrigger: 1, name: 'overlap' });
+    const one = guardedSinks(p, res);
+    const twice = guardedSinks(p, res);
+    for (const g of [one, twice]) for (const [i, f] of SEED_FILES.entries()) await dropFile(res.bucket, g.base, i + 1, f.rows);
+
+    await buildExecutor(testConnection(), p, one.cfg, { sink: one.tee }).executor.run();
+
+    // Separate executors and sink instances over the same checkpoint, table and prefix.
+    const second = guardedSinks(p, res, twice.base);
+    const reports = await Promise.all([
+      buildExecutor(testConnection(), p, twice.cfg, { sink: twice.tee }).executor.run(),
+      buildExecutor(testConnection(), p, second.cfg, { sink: second.tee }).executor.run(),
+    ]);
+    expect(reports.map((r) => r.stoppedBy).sort()).toEqual(['done', 'lease-held']);
+    const held = reports.find((r) => r.stoppedBy === 'lease-held')!;
+    expect(held.batches).toEqual([]);
+    expect(held.message).toMatch(/another run of query overlap holds its lease/);
+
+    expect(await twice.dynamo.readAll()).toEqual(await one.dynamo.readAll());
+    expect(await twice.files.readCommitted()).toEqual(await one.files.readCommitted());
+    expect((await twice.dynamo.readAll()).length).toBeGreaterThan(0);
+  });
+});
+
+describe('when another run takes the lease over in the middle of a run (fencing)', () => {
+  it('the stale run\'s sink write is rejected with LeaseLostError, and nothing of it lands', async () => {
+    const p = windowedTotals({ outputMode: 'update', name: 'fenced' });
+    const g = guardedSinks(p, res);
+    await dropFile(res.bucket, g.base, 1, SEED_FILES[0].rows);
+    // Just before the sink write, the run stalls past its lease and another run takes it.
+    const thief = new DynamoDbLease({ client: testClients().dynamodb, tableName: res.stateTable, leaseKey: leaseKeyFor(p, g.cfg), clock: { now: () => Date.now() + 60 * 60_000 } });
+    const stalling: Sink = {
+      description: 'stalls, then writes',
+      async addBatch(batchId: number, rows: OutputRow[], ctx: SinkContext) {
+        expect(await thief.acquire('the-other-run', 60_000)).not.toBeNull();
+        await g.dynamo.addBatch(batchId, rows, ctx);
+      },
+    };
+    const built = buildExecutor(testConnection(), p, g.cfg, { sink: stalling });
+    await expect(built.executor.run()).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await g.dynamo.readAll()).toEqual([]);
+    expect((await built.checkpoint.head()).latestCommitBatch).toBe(-1);
+  });
+});

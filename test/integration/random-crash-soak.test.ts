@@ -1,0 +1,180 @@
+/**
+ * Random-crash soak: a few hundred scheduled runs over generated input (seeded PRNG, so a failure
+ * reproduces), where each run either crashes at a random point of a random batch or finishes, and
+ * new files arrive between runs. At the end the sink holds exactly what a run schedule without
+ * failures leaves.
+ *
+ * Two parts:
+ * - 320 runs with the engine's ports in memory (checkpoint, state, landing files, lease) and the
+ *   real DynamoDbSink on DynamoDB Local: the executor's recovery and the sink's guard, fast.
+ * - 40 runs on the full local stack (S3 checkpoint and landing prefix, DynamoDB state and lease,
+ *   both guarded sinks, fenced): the same property through the code a deployed pipeline runs.
+ *
+ * Generated input is never late (event times move forward by tick, jitter below the watermark
+ * delay), so the result cannot depend on where batch boundaries fall: a crash shifts no-data
+ * batches and, with maxFilesPerTrigger > 1, which files share a batch; late-data handling is
+ * covered by the conformance cases under every crash point instead.
+ */
+import { DynamoDbSink } from '../../lib/aws/dynamodb-sink';
+import { buildExecutor } from '../../lib/aws/pipeline';
+import { CRASH_POINTS, CrashInjector } from '../../lib/engine/crash';
+import { InjectedCrash } from '../../lib/engine/errors';
+import { MicroBatchExecutor } from '../../lib/engine/executor';
+import { InMemoryCheckpoint, InMemoryFileSource, InMemoryLease, InMemoryStateStore } from '../../lib/engine/memory';
+import type { OutputRow } from '../../lib/engine/ports';
+import { count, QueryPlan, readStream, sum, window } from '../../lib/engine/query';
+import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
+import { canonical, dropFile, guardedSinks } from '../helpers/guarded-sinks';
+import { testClients, uniqueName } from '../helpers/stack';
+import { testConnection } from '../helpers/stack';
+
+const res = { bucket: uniqueName('soak'), stateTable: uniqueName('soak-state'), sinkTable: uniqueName('soak-sink') };
+
+beforeAll(async () => {
+  const c = testClients();
+  await Promise.all([ensureBucket(c.s3, res.bucket), ensureStateTable(c.dynamodb, res.stateTable), ensureStateTable(c.dynamodb, res.sinkTable)]);
+});
+
+// ---- generated input ---------------------------------------------------------------------------
+
+/** mulberry32: small, seedable, good enough to pick crash points and rows. */
+function prng(seed: number) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return { next, int: (n: number) => Math.floor(next() * n), pick: <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)] };
+}
+
+const T0 = Date.UTC(2026, 9, 1, 12, 0, 0);
+const SCHEMA = 'id STRING, user STRING, event_time TIMESTAMP, amount DOUBLE';
+
+/** The files arriving before run `tick`: 0 to 2 files of 1 to 6 rows, event times in that tick's minute. */
+function filesForTick(seed: number, tick: number): Array<Array<Record<string, unknown>>> {
+  const r = prng(seed * 100_003 + tick);
+  return Array.from({ length: r.int(3) }, (_, f) =>
+    Array.from({ length: 1 + r.int(6) }, (_, i) => {
+      const id = r.next() < 0.15 && i > 0 ? `t${tick}-f${f}-r0` : `t${tick}-f${f}-r${i}`; // some duplicates
+      return { id, user: r.pick(['ann', 'bob', 'cy']), event_time: new Date(T0 + tick * 60_000 + r.int(60) * 1000).toISOString(), amount: 1 + r.int(9) };
+    }),
+  );
+}
+
+type Shape = 'update' | 'append' | 'complete' | 'dedup';
+
+function soakPlan(shape: Shape, name: string, maxFilesPerTrigger?: number): QueryPlan {
+  let reader = readStream.format('json').schema(SCHEMA);
+  if (maxFilesPerTrigger) reader = reader.option('maxFilesPerTrigger', maxFilesPerTrigger);
+  const events = reader.load().withWatermark('event_time', '10 minutes');
+  const frame =
+    shape === 'dedup'
+      ? events.dropDuplicates(['id', 'event_time'])
+      : shape === 'append'
+        ? events.groupBy(window('event_time', '2 minutes')).agg(sum('amount').as('total'), count().as('n'))
+        : events.groupBy(window('event_time', '2 minutes'), 'user').agg(sum('amount').as('total'), count().as('n'));
+  return frame.writeStream.outputMode(shape === 'dedup' ? 'append' : shape).trigger({ availableNow: true }).queryName(name).plan();
+}
+
+// ---- part 1: engine ports in memory, the real DynamoDB sink ------------------------------------
+
+interface SoakOutcome {
+  rows: OutputRow[];
+  runs: number;
+  crashes: number;
+}
+
+/** `runs` scheduled runs; with `crashRate` > 0 each may crash at a random point and batch. */
+async function memorySoak(shape: Shape, seed: number, runs: number, crashRate: number, maxFilesPerTrigger?: number): Promise<SoakOutcome> {
+  const plan = soakPlan(shape, `soak-${shape}`, maxFilesPerTrigger);
+  const queryKey = uniqueName(`soak-${shape}-${crashRate > 0 ? 'crash' : 'clean'}`);
+  const sink = new DynamoDbSink({ client: testClients().dynamodb, tableName: res.sinkTable, queryKey, baseDelayMs: 1, maxDelayMs: 20 });
+  const source = new InMemoryFileSource(plan.source.schema);
+  const checkpoint = new InMemoryCheckpoint();
+  const state = new InMemoryStateStore();
+  const lease = new InMemoryLease();
+  const r = prng(seed);
+  let fileNo = 0;
+  let crashes = 0;
+  for (let tick = 0; tick <= runs; tick++) {
+    const last = tick === runs; // one more run at the end, without a crash, drains everything
+    if (!last) for (const rows of filesForTick(seed, tick)) source.add(`f-${String(++fileNo).padStart(6, '0')}.json`, rows);
+    let crash: CrashInjector | undefined;
+    if (!last && r.next() < crashRate) {
+      const next = (await checkpoint.head()).latestCommitBatch + 1;
+      crash = new CrashInjector({ point: r.pick(CRASH_POINTS), batchId: next + (r.next() < 0.7 ? 0 : 1 + r.int(2)) });
+    }
+    const executor = new MicroBatchExecutor({ plan, source, checkpoint, state, sink, lease, crash });
+    try {
+      await executor.run();
+    } catch (e) {
+      if (!(e instanceof InjectedCrash)) throw e;
+      crashes++;
+    }
+  }
+  return { rows: canonical(await sink.readAll()), runs: runs + 1, crashes };
+}
+
+describe('random-crash soak on the in-memory engine ports with the DynamoDB sink', () => {
+  const shapes: Array<[Shape, number | undefined]> = [
+    ['update', 2],
+    ['append', 1],
+    ['complete', undefined],
+    ['dedup', 2],
+  ];
+  it.each(shapes)('%s output (maxFilesPerTrigger %s): 80 runs with random crashes leave what 80 runs without failures leave', async (shape, maxFiles) => {
+    const seed = 20261001 + shapes.findIndex(([s]) => s === shape);
+    const t0 = Date.now();
+    const [crashed, clean] = await Promise.all([memorySoak(shape, seed, 80, 0.6, maxFiles), memorySoak(shape, seed, 80, 0, maxFiles)]);
+    // eslint-disable-next-line no-console
+    console.log(`memory soak ${shape}: seed ${seed}, ${crashed.runs} runs, ${crashed.crashes} crashes, ${crashed.rows.length} sink rows, ${Date.now() - t0} ms`);
+    expect(crashed.crashes).toBeGreaterThan(20);
+    expect(clean.rows.length).toBeGreaterThan(0);
+    expect(crashed.rows).toEqual(clean.rows);
+  }, 240_000);
+});
+
+// ---- part 2: the full local stack, both guarded sinks --------------------------------------------
+
+describe('random-crash soak on the full local stack with both guarded sinks, fenced on the lease', () => {
+  it('40 runs with random crashes leave the DynamoDB table and the S3 sink as 40 runs without failures do', async () => {
+    const seed = 4242;
+    const runs = 40;
+    const t0 = Date.now();
+    const soak = async (crashRate: number) => {
+      const plan = soakPlan('update', 'soak-stack', 1);
+      const g = guardedSinks(plan, res);
+      const r = prng(seed);
+      let fileNo = 0;
+      let crashes = 0;
+      for (let tick = 0; tick <= runs; tick++) {
+        const last = tick === runs;
+        if (!last) for (const rows of filesForTick(seed, tick)) await dropFile(res.bucket, g.base, ++fileNo, rows);
+        let crash: CrashInjector | undefined;
+        const built = () => buildExecutor(testConnection(), plan, g.cfg, { sink: g.tee, crash });
+        if (!last && r.next() < crashRate) {
+          const next = (await built().checkpoint.head()).latestCommitBatch + 1;
+          crash = new CrashInjector({ point: r.pick(CRASH_POINTS), batchId: next + (r.next() < 0.7 ? 0 : 1) });
+        }
+        try {
+          await built().executor.run();
+        } catch (e) {
+          if (!(e instanceof InjectedCrash)) throw e;
+          crashes++;
+        }
+      }
+      return { crashes, dynamo: canonical(await g.dynamo.readAll()), files: canonical(await g.files.readCommitted()) };
+    };
+    const [crashed, clean] = await Promise.all([soak(0.6), soak(0)]);
+    // eslint-disable-next-line no-console
+    console.log(`stack soak: seed ${seed}, ${runs + 1} runs, ${crashed.crashes} crashes, ${crashed.dynamo.length} table rows, ${crashed.files.length} file rows, ${Date.now() - t0} ms`);
+    expect(crashed.crashes).toBeGreaterThan(10);
+    expect(clean.dynamo.length).toBeGreaterThan(0);
+    expect(crashed.dynamo).toEqual(clean.dynamo);
+    // Update mode with one file per batch: the same batches, so the same emitted history.
+    expect(crashed.files).toEqual(clean.files);
+  }, 240_000);
+});
