@@ -23,9 +23,10 @@ import { startLocalStack, LocalStack } from '../lib/local/stack';
 import { SEED_FILES, windowedTotals } from '../examples/windowed-totals';
 
 const USAGE = `usage:
-  sluice example seed
+  sluice example seed [--source kinesis]
       Runs the windowed-totals example of the reference article as three scheduled runs on the
-      embedded local AWS stack, in append and then update mode, printing each run's rows.
+      embedded local AWS stack, in append and then update mode, printing each run's rows; the
+      input lands as files under an S3 prefix, or as records in a Kinesis stream.
   sluice run <query-module.ts> --source s3://bucket/prefix [--checkpoint s3://bucket/prefix]
              [--sink s3://bucket/prefix | dynamodb://table] [--state-table name] [--max-duration 10m]
              [--input ./folder]   (uploads the folder's new files into the landing prefix first)
@@ -116,6 +117,18 @@ async function exampleSeed(args: Args): Promise<number> {
     }
     console.log('Expected (Spark): append run 1 [], run 2 [(12:00, 12:10, 19.0)], run 3 [(12:10, 12:20, 7.0), (12:20, 12:30, 3.0)];');
     console.log('                  update run 1 [(12:00, 12:10, 15.0), (12:10, 12:20, 7.0)], run 2 [(12:00, 12:10, 19.0), (12:20, 12:30, 3.0)], run 3 [(12:40, 12:50, 1.0)]');
+    return 0;
+  } finally {
+    await stack?.stop();
+  }
+}
+
+async function exampleSeedKinesis(args: Args): Promise<number> {
+  const { conn, stack } = await connect(args, ['dynamodb', 's3', 'kinesis']);
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { runKinesisExample } = require('../lib/local/kinesis-demo') as typeof import('../lib/local/kinesis-demo');
+    await runKinesisExample(conn);
     return 0;
   } finally {
     await stack?.stop();
@@ -255,6 +268,7 @@ async function main(argv: string[]): Promise<number> {
   switch (cmd) {
     case 'example':
       if ((args.positional[1] ?? 'seed') !== 'seed') throw new InvalidOptionError(`unknown example ${args.positional[1]}: the example is "seed"`);
+      if ((flag(args, 'source') ?? 's3') === 'kinesis') return exampleSeedKinesis(args);
       return exampleSeed(args);
     case 'run':
       return runQuery(args);

@@ -16,6 +16,7 @@ import { S3DeadLetterSink, S3JsonSink } from './s3-sink';
 import { DynamoDbStateStore } from './dynamodb-state-store';
 import { DynamoDbLease } from './dynamodb-lease';
 import { DynamoDbSink } from './dynamodb-sink';
+import { KinesisSource, kinesisOptionsFromSpec } from './kinesis-source';
 import { S3FileSink, type PartitionGranularity } from './s3-file-sink';
 
 export interface S3Location {
@@ -121,9 +122,7 @@ export function buildExecutor(conn: AwsConnection, plan: QueryPlan, cfg: Pipelin
   else if (cfg.source.kind === 's3') {
     source = new S3LandingSource({ client: clients.s3, bucket: cfg.source.bucket, prefix: cfg.source.prefix, schema: plan.source.schema, checkpoint });
   } else {
-    throw new InvalidOptionError(
-      `source kinesis://${cfg.source.streamName} needs the Kinesis adapter, which this build wires through PipelineExtras.source: pass a KinesisSource, or use an S3 landing prefix`,
-    );
+    source = new KinesisSource({ client: clients.kinesis, streamName: cfg.source.streamName, schema: plan.source.schema, checkpoint, ...kinesisOptionsFromSpec(plan.source.options) });
   }
   const namespace = leaseKeyFor(plan.name, cfg.checkpoint);
   const sinkLoc = cfg.sink;

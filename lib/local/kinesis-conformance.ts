@@ -1,0 +1,110 @@
+/**
+ * Conformance cases on a Kinesis stream instead of a landing prefix
+ * (`sluice conformance run --source kinesis CASE.json...`): each case gets its own stream of
+ * three shards, and each of a step's files is put as records, one record per row.
+ *
+ * Rows are spread over the shards by partition key, as a producer partitions by entity:
+ * - dropDuplicates: the dedup columns' values, so that the first of two duplicates in a step is
+ *   still read first (rows of one key share a shard, whose order is the put order);
+ * - aggregations grouped by columns: those columns' values, so per-group order holds;
+ * - otherwise the row's running number, spreading rows evenly (order across shards does not
+ *   change a count, sum, min, max or avg, nor the watermark, which is a maximum per batch).
+ *
+ * What does not carry over: file boundaries. `maxFilesPerTrigger` means nothing to a stream (the
+ * source ignores it), so a case that splits a step into several batches by files gets one batch
+ * per step here.
+ */
+import { createHash } from 'node:crypto';
+import { PutRecordsCommand, type KinesisClient, type PutRecordsRequestEntry } from '@aws-sdk/client-kinesis';
+import type { QueryPlan } from '../engine/query';
+import type { AwsConnection } from '../aws/config';
+import { createClients } from '../aws/clients';
+import { KinesisSource, type KinesisSourceOptions } from '../aws/kinesis-source';
+import type { CaseSource } from './conformance';
+import { ensureStream } from './resources';
+
+/** Shards of each case's stream. */
+export const CASE_STREAM_SHARDS = 3;
+
+/** The runner's source factory for Kinesis: a stream per case, rows put as records. */
+export function kinesisCaseSource(
+  conn: AwsConnection,
+  opts: Partial<Pick<KinesisSourceOptions, 'minGetRecordsIntervalMs' | 'maxRecordsPerCall' | 'log'>> = {},
+): (plan: QueryPlan, caseId: string) => Promise<CaseSource> {
+  const clients = createClients(conn);
+  return async (plan, caseId) => {
+    const streamName = caseStreamName(caseId);
+    await ensureStream(clients.kinesis, streamName, CASE_STREAM_SHARDS);
+    const source = new KinesisSource({ client: clients.kinesis, streamName, schema: plan.source.schema, ...opts });
+    const keyOf = partitionKeyFor(plan);
+    let rowNo = 0;
+    return {
+      source,
+      async put(_fileIndex, rows) {
+        await putJsonRecords(
+          clients.kinesis,
+          streamName,
+          rows.map((row) => ({ data: row, partitionKey: keyOf(row, rowNo++) })),
+        );
+      },
+    };
+  };
+}
+
+/** A Kinesis stream name for a case ID: [a-zA-Z0-9_.-], at most 128 characters. */
+export function caseStreamName(caseId: string): string {
+  const cleaned = `conf-${caseId}`.replace(/[^a-zA-Z0-9_.-]+/g, '-');
+  if (cleaned.length <= 128) return cleaned;
+  const hash = createHash('sha256').update(caseId).digest('hex').slice(0, 12);
+  return `${cleaned.slice(0, 115)}-${hash}`;
+}
+
+/** How rows of a case are spread over shards (see the header). */
+export function partitionKeyFor(plan: QueryPlan): (row: Record<string, unknown>, rowNo: number) => string {
+  const st = plan.stateful;
+  let columns: readonly string[] = [];
+  if (st?.kind === 'dedup') columns = st.columns ?? plan.source.schema.columns.map((c) => c.name);
+  else if (st?.kind === 'aggregate') {
+    columns = st.keys.flatMap((k) => (k.kind === 'column' ? [k.name] : []));
+    // first/last depend on order within the group; with only a window to group by, keep one shard.
+    if (columns.length === 0 && st.aggs.some((a) => a.fn === 'first' || a.fn === 'last')) return () => 'all';
+  }
+  if (columns.length === 0) return (_row, rowNo) => String(rowNo);
+  return (row) => boundedKey(JSON.stringify(columns.map((c) => row[c] ?? null)));
+}
+
+/** Kinesis partition keys are 1 to 256 characters. */
+function boundedKey(text: string): string {
+  if (text.length >= 1 && text.length <= 256) return text;
+  return createHash('sha256').update(text).digest('hex');
+}
+
+export interface JsonRecord {
+  readonly data: unknown;
+  readonly partitionKey: string;
+}
+
+/**
+ * Puts records (JSON-encoded) with PutRecords, 500 per call, in order. Records the stream
+ * rejects (throttled) are put again, up to 5 times; only then does their order change.
+ */
+export async function putJsonRecords(kinesis: Pick<KinesisClient, 'send'>, streamName: string, records: readonly JsonRecord[]): Promise<void> {
+  for (let i = 0; i < records.length; i += 500) {
+    let entries: PutRecordsRequestEntry[] = records
+      .slice(i, i + 500)
+      .map((r) => ({ Data: Buffer.from(JSON.stringify(r.data), 'utf8'), PartitionKey: r.partitionKey }));
+    for (let attempt = 0; entries.length > 0; attempt++) {
+      const out = await kinesis.send(new PutRecordsCommand({ StreamName: streamName, Records: entries }));
+      if (!out.FailedRecordCount) break;
+      const failed = entries.filter((_, j) => out.Records?.[j]?.ErrorCode);
+      if (attempt >= 5) {
+        const first = out.Records?.find((r) => r.ErrorCode);
+        throw new Error(
+          `PutRecords to ${streamName}: ${failed.length} records still rejected after ${attempt + 1} tries (${first?.ErrorCode}: ${first?.ErrorMessage}): the stream is throttling writes; add shards or put more slowly`,
+        );
+      }
+      entries = failed;
+      await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));
+    }
+  }
+}
