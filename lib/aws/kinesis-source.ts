@@ -73,7 +73,8 @@ import {
 import { CheckpointMismatchError, DataLossError, InvalidOptionError, SluiceError } from '../engine/errors';
 import type { BatchLimits, CheckpointStore, Clock, DeadLetter, Json, ReadResult, Row, Source } from '../engine/ports';
 import { systemClock } from '../engine/ports';
-import { parseJsonLine, type Schema } from '../engine/schema';
+import { type Schema } from '../engine/schema';
+import { compileLineParser, type LineParser } from '../engine/json-scan';
 
 /** Where a query without a checkpoint starts reading. */
 export type StartingPosition = 'TRIM_HORIZON' | 'LATEST' | { readonly atTimestamp: number };
@@ -246,6 +247,7 @@ export class KinesisSource implements Source {
   private readonly stream: string;
   /** The declared schema without the arrival-time column (filled from the record, not the payload). */
   private readonly rowSchema: Schema;
+  private readonly parse: LineParser;
   private readonly arrivalColumn: string | null;
   private readonly checkpoint: CheckpointStore | null;
   private readonly sourceIndex: number;
@@ -302,6 +304,7 @@ export class KinesisSource implements Source {
     }
     const arrival = this.arrivalColumn;
     this.rowSchema = arrival === null ? opts.schema : { ddl: opts.schema.ddl, columns: opts.schema.columns.filter((c) => c.name !== arrival) };
+    this.parse = compileLineParser(this.rowSchema);
     this.checkpoint = opts.checkpoint ?? null;
     this.sourceIndex = opts.sourceIndex ?? 0;
     if (!Number.isInteger(this.sourceIndex) || this.sourceIndex < 0) {
@@ -776,7 +779,7 @@ export class KinesisSource implements Source {
     for (const rec of recs) {
       bytes += rec.data.byteLength;
       const text = Buffer.from(rec.data.buffer, rec.data.byteOffset, rec.data.byteLength).toString('utf8');
-      const r = parseJsonLine(this.rowSchema, text);
+      const r = this.parse(text);
       if (r.ok) {
         if (col !== null) r.row[col] = rec.arrivalMs;
         rows.push(r.row);

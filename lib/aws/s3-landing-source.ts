@@ -27,7 +27,8 @@ import { gunzip } from 'node:zlib';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { CheckpointMismatchError, DataLossError, InvalidOptionError } from '../engine/errors';
 import type { BatchLimits, CheckpointStore, DeadLetter, Json, ReadResult, Row, Source } from '../engine/ports';
-import { parseJsonLine, type Schema } from '../engine/schema';
+import { type Schema } from '../engine/schema';
+import { compileLineParser, type LineParser } from '../engine/json-scan';
 import {
   checkBucket,
   checkPageSize,
@@ -93,6 +94,8 @@ export class S3LandingSource implements Source {
   private readonly bucket: string;
   private readonly prefix: string;
   private readonly schema: Schema;
+  /** One line parser per source: it learns the producer's line shapes (lib/engine/json-scan.ts). */
+  private readonly parse: LineParser;
   private readonly checkpoint: CheckpointStore;
   private readonly sourceIndex: number;
   private readonly suffixes: readonly string[] | null;
@@ -111,6 +114,7 @@ export class S3LandingSource implements Source {
       throw new InvalidOptionError('S3LandingSource needs `schema`: parse the declared columns with parseSchema("user STRING, event_time TIMESTAMP, ...")');
     }
     this.schema = opts.schema;
+    this.parse = compileLineParser(opts.schema);
     if (!opts.checkpoint) {
       throw new InvalidOptionError('S3LandingSource needs `checkpoint`: the query\'s CheckpointStore, where it logs each batch\'s file list');
     }
@@ -334,7 +338,7 @@ export class S3LandingSource implements Source {
         return { rows, deadLetters: dead, bytes: got.body.byteLength };
       }
     }
-    parseBuffer(this.schema, file.key, buf, rows, dead);
+    parseBuffer(this.parse, file.key, buf, rows, dead);
     return { rows, deadLetters: dead, bytes: got.body.byteLength };
   }
 
@@ -377,7 +381,7 @@ function upperBound(files: readonly LandingFile[], key: string | null): number {
  * Splits a file's bytes into lines and parses each. The bytes are decoded in chunks cut at
  * newlines (a 0x0A byte never occurs inside a UTF-8 sequence), so no chunk nears V8's string limit.
  */
-function parseBuffer(schema: Schema, file: string, buf: Buffer, rows: Row[], dead: DeadLetter[]): void {
+function parseBuffer(parse: LineParser, file: string, buf: Buffer, rows: Row[], dead: DeadLetter[]): void {
   let pos = buf.length >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0; // BOM
   let lineNo = 0;
   while (pos < buf.length) {
@@ -390,13 +394,13 @@ function parseBuffer(schema: Schema, file: string, buf: Buffer, rows: Row[], dea
         end = fwd === -1 ? buf.length : fwd + 1;
       }
     }
-    lineNo = parseLines(schema, file, buf.toString('utf8', pos, end), lineNo, rows, dead);
+    lineNo = parseLines(parse, file, buf.toString('utf8', pos, end), lineNo, rows, dead);
     pos = end;
   }
 }
 
 /** Parses the lines of `text` (numbered from lineNo + 1); returns the last line number used. */
-function parseLines(schema: Schema, file: string, text: string, lineNo: number, rows: Row[], dead: DeadLetter[]): number {
+function parseLines(parse: LineParser, file: string, text: string, lineNo: number, rows: Row[], dead: DeadLetter[]): number {
   const n = text.length;
   let start = 0;
   while (start < n) {
@@ -407,7 +411,7 @@ function parseLines(schema: Schema, file: string, text: string, lineNo: number, 
     if (end > start && text.charCodeAt(end - 1) === 13) end--;
     if (end > start && !(text.charCodeAt(start) <= 32 && isBlank(text, start, end))) {
       const line = text.slice(start, end);
-      const r = parseJsonLine(schema, line);
+      const r = parse(line);
       if (r.ok) rows.push(r.row);
       else dead.push({ source: { file, line: lineNo }, raw: line, reason: r.reason });
     }

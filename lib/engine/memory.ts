@@ -27,7 +27,8 @@ import type {
   StateKey,
   StateStore,
 } from './ports';
-import { parseJsonLine, Schema } from './schema';
+import { Schema } from './schema';
+import { compileLineParser, LineParser } from './json-scan';
 import { LeaseLostError } from './errors';
 
 export class InMemoryCheckpoint implements CheckpointStore {
@@ -164,7 +165,11 @@ export class InMemoryFileSource implements Source {
   readonly files: Array<{ key: string; body: string }> = [];
   reads = 0;
 
-  constructor(private readonly schema: Schema) {}
+  private readonly parse: LineParser;
+
+  constructor(schema: Schema) {
+    this.parse = compileLineParser(schema);
+  }
 
   add(key: string, rows: Array<Record<string, unknown>> | string) {
     this.files.push({ key, body: typeof rows === 'string' ? rows : rows.map((r) => JSON.stringify(r)).join('\n') });
@@ -214,7 +219,7 @@ export class InMemoryFileSource implements Source {
       for (let i = 0; i < lines.length; i++) {
         const line = lines[i];
         if (line.trim() === '') continue;
-        const r = parseJsonLine(this.schema, line);
+        const r = this.parse(line);
         if (r.ok) rows.push(r.row);
         else deadLetters.push({ source: { file: f.key, line: i + 1 }, raw: line, reason: r.reason });
       }
