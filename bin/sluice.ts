@@ -16,9 +16,9 @@ import { InvalidOptionError, SluiceError } from '../lib/engine/errors';
 import type { QueryPlan } from '../lib/engine/query';
 import { connectionFromEnv, createClients } from '../lib/aws/clients';
 import type { AwsConnection } from '../lib/aws/config';
-import { buildExecutor, parseS3Uri, parseSinkUri, PipelineConfig, SinkLocation } from '../lib/aws/pipeline';
+import { buildExecutor, parseS3Uri, parseSinkUri, PipelineConfig, SinkLocation, SourceLocation } from '../lib/aws/pipeline';
 import { prepareConformance, runCase, ConformanceOptions } from '../lib/local/conformance';
-import { ensureBucket, ensureStateTable } from '../lib/local/resources';
+import { ensureBucket, ensureStateTable, ensureStream } from '../lib/local/resources';
 import { startLocalStack, LocalStack } from '../lib/local/stack';
 import { SEED_FILES, windowedTotals } from '../examples/windowed-totals';
 
@@ -27,7 +27,7 @@ const USAGE = `usage:
       Runs the windowed-totals example of the reference article as three scheduled runs on the
       embedded local AWS stack, in append and then update mode, printing each run's rows; the
       input lands as files under an S3 prefix, or as records in a Kinesis stream.
-  sluice run <query-module.ts> --source s3://bucket/prefix [--checkpoint s3://bucket/prefix]
+  sluice run <query-module.ts> --source s3://bucket/prefix|kinesis://stream [--checkpoint s3://bucket/prefix]
              [--sink s3://bucket/prefix | dynamodb://table] [--state-table name] [--max-duration 10m]
              [--input ./folder]   (uploads the folder's new files into the landing prefix first)
       One availableNow run of the query the module exports (default export: a QueryPlan or a
@@ -172,26 +172,32 @@ async function runQuery(args: Args): Promise<number> {
   const plan = await loadPlan(modulePath);
   const sourceUri = flag(args, 'source') ?? plan.source.path;
   if (!sourceUri) throw new InvalidOptionError('sluice run needs --source s3://bucket/prefix (or a path in the query\'s load(...))');
-  const source = parseS3Uri(sourceUri, '--source');
-  const checkpoint = flag(args, 'checkpoint') ? parseS3Uri(flag(args, 'checkpoint')!, '--checkpoint') : { bucket: source.bucket, prefix: `_sluice/${plan.name}/checkpoint` };
-  const sink: SinkLocation = flag(args, 'sink') ? parseSinkUri(flag(args, 'sink')!, '--sink') : { kind: 's3', bucket: source.bucket, prefix: `_sluice/${plan.name}/output` };
+  const kinesis = /^kinesis:\/\/([A-Za-z0-9_.-]{1,128})$/.exec(sourceUri.trim());
+  const source: SourceLocation = kinesis ? { kind: 'kinesis', streamName: kinesis[1] } : { kind: 's3', ...parseS3Uri(sourceUri, '--source') };
+  const home = source.kind === 's3' ? source.bucket : 'sluice-local';
+  const checkpoint = flag(args, 'checkpoint') ? parseS3Uri(flag(args, 'checkpoint')!, '--checkpoint') : { bucket: home, prefix: `_sluice/${plan.name}/checkpoint` };
+  const sink: SinkLocation = flag(args, 'sink') ? parseSinkUri(flag(args, 'sink')!, '--sink') : { kind: 's3', bucket: home, prefix: `_sluice/${plan.name}/output` };
   const stateTable = flag(args, 'state-table') ?? 'sluice-state';
   const maxDuration = flag(args, 'max-duration');
   const crash = parseCrashPlan(process.env.SLUICE_CRASH_AT);
-  const { conn, stack } = await connect(args, ['dynamodb', 's3'], flag(args, 'data-dir') ?? '.sluice/local');
+  const services: Array<'dynamodb' | 's3' | 'kinesis'> = source.kind === 'kinesis' ? ['dynamodb', 's3', 'kinesis'] : ['dynamodb', 's3'];
+  const { conn, stack } = await connect(args, services, flag(args, 'data-dir') ?? '.sluice/local');
   try {
     if (stack) {
       const clients = createClients(conn);
       await Promise.all([
-        ensureBucket(clients.s3, source.bucket),
+        source.kind === 's3' ? ensureBucket(clients.s3, source.bucket) : ensureStream(clients.kinesis, source.streamName, 2),
         ensureBucket(clients.s3, checkpoint.bucket),
         sink.kind === 'dynamodb' ? ensureStateTable(clients.dynamodb, sink.table) : ensureBucket(clients.s3, sink.bucket),
         ensureStateTable(clients.dynamodb, stateTable),
       ]);
     }
     const input = flag(args, 'input');
-    if (input) await uploadInput(createClients(conn), input, source.bucket, source.prefix);
-    const cfg: PipelineConfig = { checkpoint, stateTable, source: { kind: 's3', ...source }, sink };
+    if (input) {
+      if (source.kind !== 's3') throw new InvalidOptionError('--input uploads files into an S3 landing prefix: use it with --source s3://bucket/prefix');
+      await uploadInput(createClients(conn), input, source.bucket, source.prefix);
+    }
+    const cfg: PipelineConfig = { checkpoint, stateTable, source, sink };
     const deadlineMs = maxDuration ? Date.now() + parseInterval(maxDuration, '--max-duration').ms : undefined;
     const { executor } = buildExecutor(conn, plan, cfg, {
       crash: crash ? new CrashInjector(crash) : undefined,
