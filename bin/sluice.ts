@@ -100,7 +100,7 @@ async function exampleSeed(args: Args): Promise<number> {
       for (let i = 0; i < SEED_FILES.length; i++) {
         const f = SEED_FILES[i];
         await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: `${base}/landing/${f.name}`, Body: f.rows.map((r) => JSON.stringify(r)).join('\n') }));
-        const report = await buildExecutor(conn, plan, cfg).executor.run();
+        const report = await buildExecutor(conn, plan, cfg).executor.run({ collectRows: true });
         const rows = report.batches.flatMap((b) => b.rows);
         const shown = rows
           .map((r) => {
@@ -203,7 +203,7 @@ async function runQuery(args: Args): Promise<number> {
       crash: crash ? new CrashInjector(crash) : undefined,
       log: (e) => console.error(JSON.stringify(e)),
     });
-    const report = await executor.run({ deadlineMs });
+    const report = await executor.run({ deadlineMs, collectRows: true });
     const { batches, ...summary } = report;
     console.log(JSON.stringify({ ...summary, batches: batches.map((b) => ({ batchId: b.batchId, noData: b.noData, rowsIn: b.numInputRows, rows: b.rows })) }, null, 2));
     return report.stoppedBy === 'lease-held' ? 3 : 0;

@@ -69,6 +69,11 @@ export interface ExecutorOptions {
 export interface RunOptions {
   /** Absolute time (epoch ms) by which the run must have stopped. */
   readonly deadlineMs?: number;
+  /**
+   * Keep each batch's output rows in the run report (demos, tests). Off by default, so that a
+   * run's memory follows one batch, not the backlog's output; the sink holds the rows.
+   */
+  readonly collectRows?: boolean;
 }
 
 export interface BatchReport {
@@ -77,6 +82,7 @@ export interface BatchReport {
   readonly noData: boolean;
   readonly numInputRows: number;
   readonly numOutputRows: number;
+  /** The batch's output rows when the run collects them (RunOptions.collectRows), else empty. */
   readonly rows: OutputRow[];
   readonly batchWatermarkMs: number;
   readonly nextWatermarkMs: number;
@@ -144,6 +150,7 @@ export class MicroBatchExecutor {
   private readonly watermarkDelays: Map<string, number>;
   /** The lease this run holds (renewed between batches). */
   private currentLease: LeaseHandle | null = null;
+  private collectRows = false;
 
   constructor(private readonly deps: ExecutorDeps, options: ExecutorOptions = {}) {
     this.plan = deps.plan;
@@ -188,6 +195,7 @@ export class MicroBatchExecutor {
       }
     }
     this.currentLease = handle;
+    this.collectRows = opts.collectRows ?? false;
     try {
       return await this.runHeld(opts);
     } finally {
@@ -408,7 +416,7 @@ export class MicroBatchExecutor {
       noData,
       numInputRows,
       numOutputRows: output.length,
-      rows: output,
+      rows: this.collectRows ? output : [],
       batchWatermarkMs: entry.batchWatermarkMs,
       nextWatermarkMs: nextWm,
       droppedByWatermark: result.late.length,

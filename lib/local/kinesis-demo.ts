@@ -56,7 +56,7 @@ export async function runKinesisExample(conn: AwsConnection, opts: KinesisExampl
         const f = SEED_FILES[i];
         await putJsonRecords(clients.kinesis, streamName, f.rows.map((row) => ({ data: row, partitionKey: String(row.user) })));
         const source = new KinesisSource({ client: clients.kinesis, streamName, schema: plan.source.schema });
-        const report = await buildExecutor(conn, plan, cfg, { source }).executor.run();
+        const report = await buildExecutor(conn, plan, cfg, { source }).executor.run({ collectRows: true });
         result[mode].push(report);
         const shown = report.batches
           .flatMap((b) => b.rows)

@@ -198,18 +198,18 @@ describe('when the invocation has too little time left to start a batch', () => 
 });
 
 describe('when the run fails', () => {
-  it('logs the failure with `retriable` and rethrows, so the invocation fails', async () => {
+  it('logs the failure with `retriable` and rethrows, so the invocation fails (a stream that does not exist)', async () => {
     const lines: Array<Record<string, unknown>> = [];
     const cfg = pipelineConfigFromEnv({
       SLUICE_CHECKPOINT_URI: `s3://${bucket}/checkpoints/${uniqueName('k')}`,
       SLUICE_STATE_TABLE: stateTable,
-      SLUICE_SOURCE_URI: 'kinesis://orders',
+      SLUICE_SOURCE_URI: 'kinesis://no-such-orders-stream',
       SLUICE_SINK_URI: `s3://${bucket}/output/${uniqueName('k')}`,
     });
     const handler = createScheduledHandler(windowedTotals({ source: 'kinesis' }), cfg, conn, { writeLine: (l) => lines.push(JSON.parse(l)) });
     const context = lambdaContext();
-    await expect(handler(scheduledEvent('2026-10-01T12:15:00Z'), context)).rejects.toThrow(/kinesis:\/\/orders/);
-    expect(lines[lines.length - 1]).toMatchObject({ level: 'error', event: 'run-failed', retriable: false, requestId: context.awsRequestId, errorMessage: expect.stringMatching(/kinesis/) });
+    await expect(handler(scheduledEvent('2026-10-01T12:15:00Z'), context)).rejects.toThrow(/stream no-such-orders-stream does not exist/);
+    expect(lines[lines.length - 1]).toMatchObject({ level: 'error', event: 'run-failed', retriable: false, requestId: context.awsRequestId, errorMessage: expect.stringMatching(/no-such-orders-stream/) });
   });
 
   it('marks a missing state table as a failure of the run, logged before the rethrow', async () => {

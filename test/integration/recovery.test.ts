@@ -63,7 +63,7 @@ describe.each<CrashPoint>(['after-offsets', 'mid-read', 'mid-state', 'after-sink
 
       // And one more file is added on top of it, once.
       await drop(base, '002.json', rows(10));
-      const next = await buildExecutor(testConnection(), plan, pipeline(base)).executor.run();
+      const next = await buildExecutor(testConnection(), plan, pipeline(base)).executor.run({ collectRows: true });
       expect(next.batches.flatMap((b) => b.rows)).toEqual([
         { window: { start: '2026-10-01T12:00:00.000Z', end: '2026-10-01T12:10:00.000Z' }, total: 60, events: 60 },
       ]);

@@ -30,7 +30,7 @@ export function createTestRunner(plan: QueryPlan, opts: { clock?: Clock } = {}) 
       ports.source.add(`part-${String(++fileNo).padStart(5, '0')}.json`, rows);
     },
     run(deadlineMs?: number): Promise<RunReport> {
-      return executor().run({ deadlineMs });
+      return executor().run({ deadlineMs, collectRows: true });
     },
     /** Runs with a crash planned; returns true when it fired. */
     async crashRun(crash: CrashPlan): Promise<boolean> {

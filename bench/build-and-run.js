@@ -1,0 +1,41 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench`: bundles bench/run.ts with esbuild and runs the bundle with plain node. tsx
+ * would transform on the fly and add its own overhead to the hot loops being measured.
+ *
+ *   npm run bench                          the whole benchmark (~5 to 8 minutes on 2 cores)
+ *   npm run bench -- --only raw,engine     some sections (raw, engine, memory, e2e)
+ *   npm run bench -- --e2e-events 200000   a smaller slice end to end
+ *   npm run bench -- --cpu-prof            node flags (--cpu-prof*, --heap-prof*, --prof,
+ *                                          --max-old-space-size=N, --expose-gc) go to node
+ *
+ * The bundle goes to node_modules/.cache/sluice-bench/ (npm packages stay external, so
+ * require.resolve of the emulators' packages works from there).
+ */
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+const { buildSync } = require('esbuild');
+
+const root = path.resolve(__dirname, '..');
+const outfile = path.join(root, 'node_modules', '.cache', 'sluice-bench', 'run.js');
+
+buildSync({
+  entryPoints: [path.join(__dirname, 'run.ts')],
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  packages: 'external',
+  outfile,
+  logLevel: 'warning',
+});
+
+const nodeFlag = (a) => /^--(cpu-prof|heap-prof|prof$|max-old-space-size|expose-gc)/.test(a);
+const args = process.argv.slice(2);
+const nodeArgs = args.filter(nodeFlag);
+const scriptArgs = args.filter((a) => !nodeFlag(a));
+// The SDK warns once that its 2027 releases will need node 22; the project targets node 20.
+const env = { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...process.env };
+const r = spawnSync(process.execPath, [...nodeArgs, outfile, ...scriptArgs], { stdio: 'inherit', cwd: root, env });
+if (r.error) throw r.error;
+process.exit(r.status ?? 1);

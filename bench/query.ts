@@ -1,0 +1,27 @@
+/**
+ * The benchmark's query: the windowed-totals example of reference/000, grouped by user as well,
+ * over the generated events (bench/generate.ts).
+ */
+import { count, readStream, sum, window, type QueryPlan } from '../lib/engine/query';
+import { BENCH_SCHEMA } from './generate';
+
+export const WINDOW_MS = 10 * 60_000;
+export const WATERMARK_DELAY_MS = 10 * 60_000;
+
+export function benchPlan(maxFilesPerTrigger: number, name = 'bench-user-totals'): QueryPlan {
+  return readStream
+    .format('json')
+    .schema(BENCH_SCHEMA)
+    .option('maxFilesPerTrigger', maxFilesPerTrigger)
+    .load()
+    .withWatermark('event_time', '10 minutes')
+    .groupBy(window('event_time', '10 minutes'), 'user')
+    .agg(sum('amount').as('total'), count().as('events'))
+    .writeStream.outputMode('append')
+    .trigger({ availableNow: true })
+    .queryName(name)
+    .plan();
+}
+
+export const QUERY_TEXT =
+  "withWatermark('event_time','10 minutes').groupBy(window('event_time','10 minutes'), 'user').agg(sum('amount'), count()), append";

@@ -1,0 +1,530 @@
+/**
+ * sluice benchmark: `npm run bench` (bench/build-and-run.js bundles this file with esbuild).
+ *
+ * One run prints, side by side, for 1,000,000 generated JSON-lines events of ~200 bytes over
+ * 10,000 users and 10-minute windows:
+ *   1. raw: split + JSON.parse of the same bytes (the floor any engine pays), events/s;
+ *   2. engine: MicroBatchExecutor on the in-memory ports, events/s;
+ *   3. end to end on the embedded local stack (DynamoDB Local + s3rver), events/s;
+ *   4. DynamoDB and S3 requests per batch, state item writes against the distinct (window, user)
+ *      pairs each batch touches (computed from the input independently, bench/pairs.ts);
+ *   5. the AWS requests of an empty scheduled run;
+ *   6. peak RSS of the engine over 1x and 10x the backlog at the same maxFilesPerTrigger.
+ * Targets are printed next to the figures; nothing fails on a miss. Figures go to
+ * bench/results.json too.
+ *
+ * Options: --only engine,e2e,memory (default: all; bench/results.json is written only then)
+ *          --events N  --e2e-events N  --e2e-budget-s S (default 240)  --memory-events N
+ *          --rounds N (default 3)  --scale N (default 10)  --no-json
+ */
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { compileLineParser } from '../lib/engine/json-scan';
+import type { RunReport } from '../lib/engine/executor';
+import { parseJsonLine, parseSchema } from '../lib/engine/schema';
+import { CountingSink, MB, MemorySampler, peakRssBytes, sumService, describeCounts, type CommitRecord } from './counting';
+import { runE2e, type E2eResult } from './e2e';
+import { runEngine, type EngineRun } from './engine-run';
+import { BENCH_SCHEMA, generateEvents } from './generate';
+import { lazyFiles } from './lazy-files';
+import { LiveStateStore } from './live-state-store';
+import { expectedBatches, type ExpectedBatch } from './pairs';
+import { benchPlan, QUERY_TEXT, WATERMARK_DELAY_MS, WINDOW_MS } from './query';
+
+// ------------------------------------------------------------------------------------ options
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+const num = (name: string, fallback: number) => (arg(name) === undefined ? fallback : Number(arg(name)));
+
+const EVENTS = num('events', 1_000_000);
+const KEYS = 10_000;
+const FILES = 100;
+const MAX_FILES = 10; // maxFilesPerTrigger: 100 files -> 10 batches
+const SPAN_MINUTES = 60;
+const ROUNDS = num('rounds', 3);
+const SCALE = num('scale', 10);
+const E2E_EVENTS = num('e2e-events', EVENTS);
+const E2E_BUDGET_MS = num('e2e-budget-s', 240) * 1000;
+/** 1x backlog of the memory check (files of MEMORY_EVENTS / 100 events); 10x of 1M would take ~10x the engine run. */
+const MEMORY_EVENTS = num('memory-events', 200_000);
+const only = new Set((arg('only') ?? 'engine,e2e,memory').replace('raw', 'engine').split(','));
+const ALL_SECTIONS = ['engine', 'e2e', 'memory'].every((x) => only.has(x));
+const TARGET_ENGINE_RATIO = 0.9;
+const TARGET_EMPTY_REQUESTS = 6;
+/** "Bounded": 10x the backlog keeps at most this factor of the 1x run's live heap, and the 10x high-water mark grows by at most PLATEAU_FACTOR over its second half. */
+const BOUNDED_FACTOR = 1.25;
+const PLATEAU_FACTOR = 1.1;
+
+const out = (s = '') => process.stdout.write(`${s}\n`);
+const rate = (events: number, seconds: number) => events / seconds;
+const fmtRate = (r: number | null | undefined) => (r == null ? 'n/a' : r >= 1e6 ? `${(r / 1e6).toFixed(2)} M ev/s` : `${(r / 1e3).toFixed(0)} k ev/s`);
+
+function table(head: string[], rows: Array<Array<string | number>>, align?: string): string {
+  const cells = [head, ...rows.map((r) => r.map(String))];
+  const w = head.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+  const line = (r: string[]) =>
+    r.map((c, i) => ((align?.[i] ?? (i === 0 ? 'l' : 'r')) === 'l' ? c.padEnd(w[i]) : c.padStart(w[i]))).join('  ').trimEnd();
+  return [line(head), line(w.map((n) => '-'.repeat(n))), ...cells.slice(1).map(line)].map((l) => `  ${l}`).join('\n');
+}
+
+// ------------------------------------------------------------------------- child: memory check
+
+interface MemoryResult {
+  scale: number;
+  files: number;
+  events: number;
+  backlogBytes: number;
+  batches: number;
+  seconds: number;
+  medianBatchMs: number;
+  rowsIn: number;
+  rowsOut: number;
+  stateItems: number;
+  baselineRss: number | null;
+  peakRss: number | null;
+  /** VmHWM after batches 10, 20, ... (the high-water mark as the run goes on). */
+  peakAfterBatch: Array<[number, number | null]>;
+  /** Heap still in use after the run, after a full GC (what the run keeps). */
+  liveHeapAfterRun: number | null;
+  /** Output rows the run report still holds (RunReport.batches[].rows). */
+  rowsHeldByReport: number;
+}
+
+async function memoryChild(scale: number, events: number): Promise<void> {
+  const files = lazyFiles({ files: FILES * scale, eventsPerFile: events / FILES, keys: KEYS, minutesPerFile: SPAN_MINUTES / FILES });
+  const backlogBytes = files[0].body.length * files.length; // the files differ by a few bytes at most
+  const baselineRss = peakRssBytes();
+  const sink = new CountingSink();
+  const state = new LiveStateStore();
+  const peakAfterBatch: Array<[number, number | null]> = [];
+  let n = 0;
+  const run = await runEngine(files, {
+    maxFilesPerTrigger: MAX_FILES,
+    sink,
+    state,
+    onBatch: () => {
+      if (++n % 10 === 0) peakAfterBatch.push([n, peakRssBytes()]);
+    },
+  });
+  const ms = run.report.batches.filter((b) => !b.noData).map((b) => b.durationMs).sort((a, b) => a - b);
+  const gc = (globalThis as { gc?: () => void }).gc;
+  let liveHeapAfterRun: number | null = null;
+  if (gc) {
+    gc();
+    liveHeapAfterRun = process.memoryUsage().heapUsed;
+  }
+  const res: MemoryResult = {
+    scale,
+    files: files.length,
+    events: files.length * (events / FILES),
+    backlogBytes,
+    batches: run.report.batches.length,
+    seconds: run.seconds,
+    medianBatchMs: ms[Math.floor(ms.length / 2)] ?? 0,
+    rowsIn: run.report.rowsIn,
+    rowsOut: run.report.rowsOut,
+    stateItems: state.size(),
+    baselineRss,
+    peakRss: peakRssBytes(),
+    peakAfterBatch,
+    liveHeapAfterRun,
+    rowsHeldByReport: run.report.batches.reduce((a, b) => a + b.rows.length, 0),
+  };
+  process.stdout.write(`RESULT ${JSON.stringify(res)}\n`);
+}
+
+function spawnMemoryChild(scale: number, events: number): MemoryResult {
+  const r = spawnSync(process.execPath, ['--expose-gc', process.argv[1], '--child', 'memory', '--scale', String(scale), '--memory-events', String(events)], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const line = (r.stdout ?? '').split('\n').find((l) => l.startsWith('RESULT '));
+  if (!line) throw new Error(`memory check (scale ${scale}) failed: exit ${r.status}\n${r.stderr}`);
+  return JSON.parse(line.slice('RESULT '.length)) as MemoryResult;
+}
+
+// ------------------------------------------------------------------------- parse floor vs engine
+
+interface Timing {
+  /** Best time of each batch (a group of maxFilesPerTrigger files), over the rounds, s. */
+  readonly perBatch: number[];
+  /** Best time of a whole pass (wall, and CPU of the process), s. */
+  wall: number;
+  cpu: number;
+  /** Engine: best time outside the batches (planning, checkpoint), s. */
+  overhead: number;
+}
+
+const newTiming = (): Timing => ({ perBatch: [], wall: Infinity, cpu: Infinity, overhead: Infinity });
+const keepBest = (t: Timing, i: number, v: number) => {
+  if (!(t.perBatch[i] <= v)) t.perBatch[i] = v;
+};
+/** Sum of the best time of each batch: robust against other load on the machine. */
+const bestTotal = (t: Timing) => t.perBatch.reduce((a, b) => a + b, 0) + (Number.isFinite(t.overhead) ? t.overhead : 0);
+
+let blackhole = 0;
+function timeParse(files: ReadonlyArray<{ body: string }>, parse: (line: string) => unknown, t: Timing): void {
+  const c0 = process.cpuUsage();
+  const w0 = performance.now();
+  for (let g = 0; g * MAX_FILES < files.length; g++) {
+    const t0 = performance.now();
+    for (let f = g * MAX_FILES; f < Math.min(files.length, (g + 1) * MAX_FILES); f++) {
+      const lines = files[f].body.split('\n');
+      for (let i = 0; i < lines.length; i++) if (parse(lines[i]) !== undefined) blackhole++;
+    }
+    keepBest(t, g, (performance.now() - t0) / 1000);
+  }
+  t.wall = Math.min(t.wall, (performance.now() - w0) / 1000);
+  const c = process.cpuUsage(c0);
+  t.cpu = Math.min(t.cpu, (c.user + c.system) / 1e6);
+}
+
+function timeEngine(run: EngineRun, t: Timing): void {
+  let inBatches = 0;
+  run.report.batches.forEach((b, i) => {
+    keepBest(t, i, b.durationMs / 1000);
+    inBatches += b.durationMs / 1000;
+  });
+  t.overhead = Math.min(t.overhead, Math.max(0, run.seconds - inBatches));
+  t.wall = Math.min(t.wall, run.seconds);
+  t.cpu = Math.min(t.cpu, run.cpuSeconds);
+}
+
+function checkAgainst(expected: ExpectedBatch[], report: RunReport): string[] {
+  const problems: string[] = [];
+  if (expected.length !== report.batches.length) problems.push(`${report.batches.length} batches, expected ${expected.length}`);
+  for (const b of report.batches) {
+    const e = expected[b.batchId];
+    if (!e) continue;
+    if (b.numInputRows !== e.rows) problems.push(`batch ${b.batchId}: ${b.numInputRows} rows, expected ${e.rows}`);
+    if (b.droppedByWatermark !== e.late) problems.push(`batch ${b.batchId}: ${b.droppedByWatermark} late, expected ${e.late}`);
+    if (b.numOutputRows !== e.evicted) problems.push(`batch ${b.batchId}: ${b.numOutputRows} emitted, expected ${e.evicted}`);
+  }
+  return problems;
+}
+
+const stripRows = (r: RunReport): RunReport => ({ ...r, batches: r.batches.map((b) => ({ ...b, rows: [] })) });
+
+const load = () => loadavg().map((x) => x.toFixed(1)).join(' ');
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const sampler = new MemorySampler().start(50);
+  out(`sluice bench: node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), load average ${load()}`);
+  const tg = performance.now();
+  const input = generateEvents({ events: EVENTS, keys: KEYS, files: FILES, spanMinutes: SPAN_MINUTES });
+  out(
+    `input: ${input.events} events, ${(input.bytes / input.events).toFixed(0)} bytes/event (${MB(input.bytes)}), ${KEYS} users, ${SPAN_MINUTES} min of event time, ` +
+      `${FILES} files, maxFilesPerTrigger ${MAX_FILES} (generated in ${((performance.now() - tg) / 1000).toFixed(1)} s)`,
+  );
+  out(`query: schema "${BENCH_SCHEMA}"; ${QUERY_TEXT}`);
+  out();
+
+  const results: Record<string, unknown> = {
+    date: new Date().toISOString(),
+    node: process.version,
+    cores: cpus().length,
+    loadAverageAtStart: loadavg()[0],
+    input: { events: input.events, bytesPerEvent: Math.round(input.bytes / input.events), users: KEYS, files: FILES, maxFilesPerTrigger: MAX_FILES, spanMinutes: SPAN_MINUTES },
+  };
+  const summary: Array<[string, string, string, string]> = [];
+  const rssMarks: string[] = [`after generating the input ${MB(peakRssBytes())}`];
+
+  // 1-2. the parse floor and the engine, interleaved round by round -------------------------
+  let rawRate: number | null = null;
+  let expected: ExpectedBatch[] | null = null;
+  if (only.has('engine') || only.has('e2e')) expected = expectedBatches(input.files, MAX_FILES, WINDOW_MS, WATERMARK_DELAY_MS);
+  if (only.has('engine')) {
+    out(`[1-2] the parse floor and the engine alone, on the same ${MB(input.bytes)}; ${ROUNDS} interleaved rounds, best time per batch`);
+    const schema = parseSchema(BENCH_SCHEMA);
+    let scan: ((line: string) => unknown) | null = null;
+    try {
+      scan = compileLineParser(schema);
+    } catch (e) {
+      out(`  compileLineParser failed: ${(e as Error).message}`);
+    }
+    const t = { json: newTiming(), ref: newTiming(), scan: newTiming(), engine: newTiming(), engineScan: newTiming() };
+    // Only the first run's report and commits are kept: whole runs (their state stores) would weigh on the next ones.
+    let first: { report: RunReport; commits: CommitRecord[] } | null = null;
+    let firstScanReport: RunReport | null = null;
+    const engineRuns: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      timeParse(input.files, (l) => JSON.parse(l), t.json);
+      timeParse(input.files, (l) => parseJsonLine(schema, l), t.ref);
+      if (scan) timeParse(input.files, scan, t.scan);
+      const run = await runEngine(input.files, { maxFilesPerTrigger: MAX_FILES });
+      first ??= { report: stripRows(run.report), commits: run.state.commits };
+      engineRuns.push(run.seconds);
+      timeEngine(run, t.engine);
+      if (scan) {
+        const runScan = await runEngine(input.files, { maxFilesPerTrigger: MAX_FILES, scanner: true });
+        firstScanReport ??= stripRows(runScan.report);
+        timeEngine(runScan, t.engineScan);
+      }
+    }
+    const ev = input.events;
+    rawRate = ev / bestTotal(t.json);
+    const line = (name: string, x: Timing) => [name, fmtRate(ev / bestTotal(x)), fmtRate(ev / x.wall), fmtRate(ev / x.cpu), (ev / bestTotal(x) / rawRate!).toFixed(2)];
+    out(
+      table(
+        ['', 'rate', 'best pass', 'CPU time', 'x JSON.parse'],
+        [
+          line('split + JSON.parse (the floor)', t.json),
+          line('split + parseJsonLine (what both sources call)', t.ref),
+          ...(scan ? [line('split + compileLineParser (lib/engine/json-scan.ts)', t.scan)] : []),
+          line('engine: MicroBatchExecutor, InMemoryFileSource', t.engine),
+          ...(scan ? [line('engine, the same with compileLineParser (bench source)', t.engineScan)] : []),
+        ],
+      ),
+    );
+    out('  rate: events / sum of each batch\'s best time; best pass: best whole pass; CPU time: process CPU (GC threads included) of the best pass');
+    out();
+    const run = first!;
+    const engineRate = ev / bestTotal(t.engine);
+    const problems = checkAgainst(expected!, run.report);
+    const commitOf = (id: number) => run.commits.find((x) => x.version === id);
+    const rows = run.report.batches.map((b) => {
+      const e = expected![b.batchId];
+      const c = commitOf(b.batchId);
+      const writes = c?.changes ?? 0;
+      return [
+        b.batchId + (b.noData ? ' (no data)' : ''),
+        b.numInputRows,
+        b.droppedByWatermark,
+        e?.pairs ?? '?',
+        e?.evicted ?? '?',
+        e?.touched ?? '?',
+        `${c?.puts ?? 0} + ${c?.deletes ?? 0}`,
+        e && writes <= e.touched ? 'ok' : 'MISS',
+        Math.round(t.engine.perBatch[b.batchId] * 1000),
+      ];
+    });
+    out('  engine, per batch');
+    out(table(['batch', 'rows', 'late', 'pairs', 'evicted', 'touched', 'state writes', '<= touched', 'best ms'], rows));
+    out('  pairs: distinct (window, user) of the batch\'s rows; evicted: pairs its watermark closes (append: emitted); touched: pairs ∪ evicted;');
+    out('  state writes: upserts + deletes the engine commits. Counted from the input alone (bench/pairs.ts), not by the engine.');
+    out(`  engine runs: ${engineRuns.map((x) => `${x.toFixed(2)} s`).join(', ')}; rows, late rows and emitted windows per batch vs that count: ${problems.length ? `MISMATCH: ${problems.slice(0, 5).join('; ')}` : 'match'}`);
+    out();
+    const writesOk = run.report.batches.every((b) => (commitOf(b.batchId)?.changes ?? 0) <= (expected![b.batchId]?.touched ?? -1));
+    const upsertsOk = run.report.batches.every((b) => (commitOf(b.batchId)?.puts ?? 0) <= (expected![b.batchId]?.pairs ?? -1));
+    results.raw = {
+      jsonParse: Math.round(rawRate),
+      parseJsonLine: Math.round(ev / bestTotal(t.ref)),
+      compileLineParser: scan ? Math.round(ev / bestTotal(t.scan)) : null,
+    };
+    results.engine = {
+      eventsPerSecond: Math.round(engineRate),
+      xRaw: Number((engineRate / rawRate).toFixed(3)),
+      withCompileLineParser: scan ? Math.round(ev / bestTotal(t.engineScan)) : null,
+      runSeconds: engineRuns.map((x) => Number(x.toFixed(2))),
+      batches: run.report.batches.map((b) => ({
+        id: b.batchId,
+        rows: b.numInputRows,
+        pairs: expected![b.batchId]?.pairs,
+        evicted: expected![b.batchId]?.evicted,
+        upserts: commitOf(b.batchId)?.puts ?? 0,
+        deletes: commitOf(b.batchId)?.deletes ?? 0,
+      })),
+      matchesIndependentCount: problems.length === 0,
+    };
+    summary.push(['raw split + JSON.parse', fmtRate(rawRate), '(the floor)', '']);
+    summary.push(['engine, in-memory ports', `${fmtRate(engineRate)} (${(engineRate / rawRate).toFixed(2)}x raw)`, `>= ${TARGET_ENGINE_RATIO}x raw`, engineRate >= TARGET_ENGINE_RATIO * rawRate ? 'ok' : 'MISS']);
+    if (scan) {
+      const r2 = ev / bestTotal(t.engineScan);
+      summary.push(['  (same, source parsing with json-scan)', `${fmtRate(r2)} (${(r2 / rawRate).toFixed(2)}x raw)`, `>= ${TARGET_ENGINE_RATIO}x raw`, r2 >= TARGET_ENGINE_RATIO * rawRate ? 'ok' : 'MISS']);
+    }
+    summary.push([
+      'engine state writes per batch',
+      `upserts ${upsertsOk ? '<=' : '>'} pairs, all ${writesOk ? '<=' : '>'} touched`,
+      '<= distinct pairs touched',
+      writesOk ? 'ok' : 'MISS',
+    ]);
+    if (firstScanReport) {
+      const p2 = checkAgainst(expected!, firstScanReport);
+      if (p2.length) out(`  (the engine with compileLineParser disagrees with the count: ${p2.slice(0, 3).join('; ')})`);
+    }
+  }
+
+  if (only.has('engine')) rssMarks.push(`after [1-2] ${MB(peakRssBytes())}`);
+
+  // 3-5. end to end ---------------------------------------------------------------------------
+  if (only.has('e2e')) {
+    const files = E2E_EVENTS >= input.events ? input.files : input.files.slice(0, Math.max(1, Math.round((E2E_EVENTS / input.events) * FILES)));
+    out(`[3] end to end on the local stack (DynamoDB Local + s3rver), ${files.length} files, time budget ${E2E_BUDGET_MS / 1000} s`);
+    let e2e: E2eResult | null = null;
+    try {
+      e2e = await runE2e(benchPlan(MAX_FILES), files, { budgetMs: E2E_BUDGET_MS, log: out });
+    } catch (e) {
+      out(`  end to end failed: ${(e as Error).stack ?? e}`);
+    }
+    if (e2e) {
+      const rowsDone = e2e.report.rowsIn;
+      const e2eRate = rate(rowsDone, e2e.seconds);
+      const partial = e2e.report.stoppedBy !== 'done' || e2e.events < input.events;
+      const slice = `${rowsDone} of ${input.events} events${e2e.report.stoppedBy !== 'done' ? `, stopped by the ${E2E_BUDGET_MS / 1000} s budget with ${e2e.report.backlogLeft} files left` : ''}`;
+      out(`  ${fmtRate(e2eRate)} over ${slice} (${e2e.seconds.toFixed(1)} s, ${e2e.report.batches.length} batches)`);
+      out(`  DynamoDB had requests in flight ${e2e.busySeconds.dynamodb.toFixed(0)} s of the ${e2e.seconds.toFixed(0)} s, S3 ${e2e.busySeconds.s3.toFixed(0)} s`);
+      out();
+      out('[4] requests per batch (every SDK request, lease included) and state item writes');
+      const rows = e2e.intervals.map((iv) => {
+        const b = e2e!.report.batches.find((x) => String(x.batchId) === iv.label);
+        const e = b ? expected![b.batchId] : undefined;
+        const ddb = sumService(iv.requests, 'dynamodb');
+        const s3 = sumService(iv.requests, 's3');
+        // The state store writes one directory item per commit besides the keys' items.
+        const keyWrites = b && iv.stateItemWrites > 0 ? iv.stateItemWrites - 1 : iv.stateItemWrites;
+        return [
+          b ? `${iv.label}${b.noData ? ' (no data)' : ''}` : iv.label,
+          b?.numInputRows ?? '',
+          e?.touched ?? '',
+          b ? `${keyWrites}+1` : iv.stateItemWrites || '',
+          b ? (e && keyWrites <= e.touched ? 'ok' : 'MISS') : '',
+          ddb,
+          s3,
+          b?.durationMs ?? '',
+          describeCounts(iv.requests, 'dynamodb'),
+          describeCounts(iv.requests, 's3'),
+        ];
+      });
+      out(table(['batch', 'rows', 'touched', 'item writes', '<= touched', 'DDB', 'S3', 'ms', 'DynamoDB requests', 'S3 requests'], rows, 'lrrrrrrrll'));
+      out('  item writes = state keys + the directory item each commit writes; touched = distinct (window, user) pairs of the rows ∪ those evicted');
+      const dataBatches = e2e.report.batches.filter((b) => !b.noData);
+      const perBatch = (svc: string) =>
+        dataBatches.length ? e2e!.intervals.filter((iv) => dataBatches.some((b) => String(b.batchId) === iv.label)).reduce((n, iv) => n + sumService(iv.requests, svc), 0) / dataBatches.length : 0;
+      out(`  per data batch: ${perBatch('dynamodb').toFixed(0)} DynamoDB and ${perBatch('s3').toFixed(0)} S3 requests for ~${Math.round(dataBatches.reduce((n, b) => n + b.numInputRows, 0) / Math.max(1, dataBatches.length))} rows`);
+      out();
+      out(`[5] empty scheduled run (nothing new${e2e.emptyRun.onSamePipeline ? ' since the run above' : ', on a small pipeline of its own: the big run did not finish'})`);
+      out(`  ${e2e.emptyRun.total} AWS requests, ${e2e.emptyRun.batches} batches: DynamoDB [${describeCounts(e2e.emptyRun.requests, 'dynamodb')}], S3 [${describeCounts(e2e.emptyRun.requests, 's3')}]`);
+      out();
+      const writesOk = e2e.report.batches.every((b) => {
+        const iv = e2e!.intervals.find((x) => x.label === String(b.batchId));
+        const w = iv ? Math.max(0, iv.stateItemWrites - 1) : 0;
+        return w <= (expected![b.batchId]?.touched ?? -1);
+      });
+      results.e2e = {
+        eventsPerSecond: Math.round(e2eRate),
+        events: rowsDone,
+        ofEvents: input.events,
+        stoppedBy: e2e.report.stoppedBy,
+        seconds: Number(e2e.seconds.toFixed(1)),
+        uploadSeconds: Number(e2e.uploadSeconds.toFixed(1)),
+        busySeconds: { dynamodb: Number(e2e.busySeconds.dynamodb.toFixed(1)), s3: Number(e2e.busySeconds.s3.toFixed(1)) },
+        batches: e2e.intervals.map((iv) => ({
+          batch: iv.label,
+          dynamodb: sumService(iv.requests, 'dynamodb'),
+          s3: sumService(iv.requests, 's3'),
+          stateItemWrites: iv.stateItemWrites,
+          touched: expected![Number(iv.label)]?.touched,
+        })),
+        emptyRun: { requests: e2e.emptyRun.total, byCommand: e2e.emptyRun.requests },
+      };
+      summary.push([
+        partial ? `end to end, local stack (${rowsDone} events)` : 'end to end, local stack',
+        fmtRate(e2eRate),
+        '(DynamoDB Local + s3rver)',
+        '',
+      ]);
+      summary.push(['requests per data batch', `DDB ${perBatch('dynamodb').toFixed(0)}, S3 ${perBatch('s3').toFixed(0)}`, '', '']);
+      summary.push(['DynamoDB state writes per batch', writesOk ? 'all <= pairs touched' : 'some > pairs touched', '<= distinct pairs touched', writesOk ? 'ok' : 'MISS']);
+      summary.push(['empty scheduled run', `${e2e.emptyRun.total} AWS requests`, `<= ${TARGET_EMPTY_REQUESTS}`, e2e.emptyRun.total <= TARGET_EMPTY_REQUESTS ? 'ok' : 'MISS']);
+    }
+  }
+
+  if (only.has('e2e')) rssMarks.push(`after [3-5] ${MB(peakRssBytes())}`);
+
+  // 6. memory ---------------------------------------------------------------------------------
+  if (only.has('memory')) {
+    out(
+      `[6] peak RSS of the engine alone, a fresh process each: the benchmark's backlog, then 1x and ${SCALE}x a backlog of ${MEMORY_EVENTS} events, ` +
+        `maxFilesPerTrigger ${MAX_FILES} throughout. Files are generated as they are read (as S3 would serve them), state is in ` +
+        'bench/live-state-store.ts (live keys only, as DynamoDB would hold them), the sink keeps counts.',
+    );
+    const mb = spawnMemoryChild(1, EVENTS);
+    const m1 = spawnMemoryChild(1, MEMORY_EVENTS);
+    const mN = spawnMemoryChild(SCALE, MEMORY_EVENTS);
+    out(
+      table(
+        ['backlog', 'events', 'input', 'batches', 'state items', 'baseline RSS', 'peak RSS', 'live heap after run', 'rows held by report', 'median batch', 'time'],
+        [mb, m1, mN].map((m, i) => [
+          i === 0 ? 'benchmark' : `${m.scale}x`,
+          m.events,
+          MB(m.backlogBytes),
+          m.batches,
+          m.stateItems,
+          MB(m.baselineRss),
+          MB(m.peakRss),
+          MB(m.liveHeapAfterRun),
+          m.rowsHeldByReport,
+          `${m.medianBatchMs} ms`,
+          `${m.seconds.toFixed(0)} s`,
+        ]),
+      ),
+    );
+    const ratio = m1.peakRss && mN.peakRss ? mN.peakRss / m1.peakRss : null;
+    const live = m1.liveHeapAfterRun && mN.liveHeapAfterRun ? mN.liveHeapAfterRun / m1.liveHeapAfterRun : null;
+    const hw = mN.peakAfterBatch;
+    const mid = hw[Math.floor((hw.length - 1) / 2)];
+    const end = hw[hw.length - 1];
+    const plateau = mid?.[1] && end?.[1] ? end[1] / mid[1] : null;
+    const steps = hw.filter(([b], i) => i === 0 || i === hw.length - 1 || b % Math.max(10, Math.round(hw.length / 5) * 10) === 0);
+    out(`  ${SCALE}x high-water mark as the run goes: ${steps.map(([b, v]) => `batch ${b} ${MB(v)}`).join(', ')}`);
+    out(`  ${SCALE}x / 1x: peak RSS ${ratio?.toFixed(2) ?? 'n/a'}, live heap after run ${live?.toFixed(2) ?? 'n/a'}; ${SCALE}x high-water mark end / half-way ${plateau?.toFixed(2) ?? 'n/a'}`);
+    out('  live heap after run: heapUsed after a full GC at the end, the RunReport still referenced; rows held by report: RunReport.batches[].rows');
+    out(`  bounded means: live heap after run within ${BOUNDED_FACTOR}x of the 1x run's, and the ${SCALE}x high-water mark flat over the second half (<= ${PLATEAU_FACTOR}x)`);
+    out('  (the peak itself settles above the short 1x run\'s while V8 sizes its heap, so the 1x/10x peak ratio alone overstates growth)');
+    out();
+    const bounded = live !== null && live <= BOUNDED_FACTOR && plateau !== null && plateau <= PLATEAU_FACTOR;
+    results.memory = {
+      benchmarkPeakRss: mb.peakRss,
+      events1x: m1.events,
+      peakRss: [m1.peakRss, mN.peakRss],
+      liveHeapAfterRun: [m1.liveHeapAfterRun, mN.liveHeapAfterRun],
+      rowsHeldByReport: [m1.rowsHeldByReport, mN.rowsHeldByReport],
+      highWaterMarkByBatch: hw.map(([b, v]) => [b, v && Math.round(v / 2 ** 20)]),
+      medianBatchMs: [m1.medianBatchMs, mN.medianBatchMs],
+      bounded,
+    };
+    summary.push([`peak RSS, engine alone, ${EVENTS} events`, MB(mb.peakRss), '', '']);
+    summary.push([
+      `memory, 1x / ${SCALE}x a ${MEMORY_EVENTS}-event backlog`,
+      `peak ${MB(m1.peakRss)} / ${MB(mN.peakRss)}, live ${MB(m1.liveHeapAfterRun)} / ${MB(mN.liveHeapAfterRun)}`,
+      'bounded by the batch, not the backlog',
+      bounded ? 'ok' : 'MISS',
+    ]);
+  }
+
+  sampler.stop();
+  const mainPeak = peakRssBytes() ?? sampler.maxRss;
+  results.mainProcessPeakRss = mainPeak;
+  results.totalSeconds = Math.round((Date.now() - started) / 1000);
+  out('summary');
+  out(table(['figure', 'value', 'target', ''], summary, 'llll'));
+  out(`  this process (the harness: the generated input, [1-2]'s in-memory test doubles, s3rver): peak RSS ${MB(mainPeak)}; high-water mark ${rssMarks.join(', ')}`);
+  out(`  total ${results.totalSeconds} s; load average now ${load()}`);
+  if (arg('no-json') === undefined && !process.argv.includes('--no-json') && ALL_SECTIONS) {
+    const file = join(process.cwd(), 'bench', 'results.json'); // build-and-run.js runs from the repo root
+    // One line per figure: small, and diffs stay readable.
+    writeFileSync(file, `{\n${Object.entries(results).map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v)}`).join(',\n')}\n}\n`);
+    out(`  figures written to bench/results.json`);
+  }
+}
+
+if (arg('child') === 'memory') {
+  memoryChild(num('scale', 1), num('memory-events', EVENTS)).catch((e) => {
+    process.stderr.write(`${(e as Error).stack ?? e}\n`);
+    process.exit(1);
+  });
+} else {
+  main().then(
+    () => process.exit(0),
+    (e) => {
+      process.stderr.write(`${(e as Error).stack ?? e}\n`);
+      process.exit(1);
+    },
+  );
+}
