@@ -332,12 +332,14 @@ class SessionOperator implements StatefulOperator {
 
   private accumulate(input: BatchMeta, rows: readonly Row[], fresh: Map<string, { kv: Json[]; sessions: Session[] }>, late: Row[]): void {
     const { aggs, session, others } = this;
-    const evicts = this.cfg.outputMode !== 'complete' && this.watermarked;
+    // Unlike other aggregations, Spark filters late rows for session windows in every output
+    // mode (SessionWindowStateStoreRestoreExec), complete included; only eviction is mode-bound.
+    const dropsLate = this.watermarked;
     for (const row of rows) {
       const ts = row[session.column] as number | null;
       if (ts === null || ts === undefined) continue;
       const end = ts + session.gapMs;
-      if (evicts && end <= input.lateWm) {
+      if (dropsLate && end <= input.lateWm) {
         late.push(row);
         continue;
       }
