@@ -31,12 +31,12 @@ import {
   retryPolicy,
   RetryPolicy,
   sendWithRetry,
-  sleep,
   transactOnce,
   TRANSACTION_MAX_ACTIONS,
   wrapError,
   isRetriable,
 } from './dynamodb-sink';
+import { sleep } from './concurrency';
 
 export interface DynamoDbEffectGuardOptions {
   readonly client: DynamoDBClient;

@@ -75,6 +75,7 @@ import { InvalidOptionError, LeaseLostError, SluiceError } from '../engine/error
 import type { Clock, Json, LeaseHandle, OutputRow, Sink, SinkContext } from '../engine/ports';
 import { systemClock } from '../engine/ports';
 import { DynamoDbLease } from './dynamodb-lease';
+import { mapLimit, sleep } from './concurrency';
 
 export interface DynamoDbSinkOptions {
   readonly client: DynamoDBClient;
@@ -691,26 +692,4 @@ function range(n: number): number[] {
   return Array.from({ length: n }, (_, i) => i);
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
 
-/** `fn` over `xs`, at most `limit` at a time; the first error is thrown once those in flight settle. */
-export async function mapLimit<T, R>(xs: readonly T[], limit: number, fn: (x: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(xs.length);
-  let next = 0;
-  let failure: { error: unknown } | null = null;
-  const worker = async () => {
-    while (next < xs.length && failure === null) {
-      const i = next++;
-      try {
-        out[i] = await fn(xs[i]);
-      } catch (error) {
-        failure ??= { error };
-      }
-    }
-  };
-  await Promise.all(range(Math.min(limit, xs.length)).map(worker));
-  if (failure !== null) throw (failure as { error: unknown }).error;
-  return out;
-}

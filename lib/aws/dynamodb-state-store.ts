@@ -61,6 +61,7 @@ import {
   StateStore,
   systemClock,
 } from '../engine/ports';
+import { mapLimit, sleep } from './concurrency';
 
 export interface DynamoDbStateStoreOptions {
   readonly client: DynamoDBClient;
@@ -921,32 +922,7 @@ function chunk<T>(xs: T[], size: number): T[][] {
   return out;
 }
 
-/**
- * `fn` over `xs`, at most `limit` at a time. After a failure no new call starts, and the first
- * error is thrown once the calls in flight have settled (no request outlives the store call).
- */
-async function mapLimit<T, R>(xs: T[], limit: number, fn: (x: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(xs.length);
-  let next = 0;
-  let failure: { error: unknown } | null = null;
-  const worker = async () => {
-    while (next < xs.length && failure === null) {
-      const i = next++;
-      try {
-        out[i] = await fn(xs[i]);
-      } catch (error) {
-        failure ??= { error };
-      }
-    }
-  };
-  await Promise.all(range(Math.min(limit, xs.length)).map(worker));
-  if (failure !== null) throw (failure as { error: unknown }).error;
-  return out;
-}
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
 
 function positiveInt(name: string, value: number): void {
   if (!Number.isSafeInteger(value) || value <= 0) {

@@ -42,6 +42,7 @@ import type {
   OffsetEntry,
   QueryMetadata,
 } from '../engine/ports';
+import { sleep } from './concurrency';
 
 export interface S3CheckpointStoreOptions extends S3RetryOptions {
   readonly client: S3Client;
@@ -502,9 +503,6 @@ function backoffMs(attempt: number, baseMs: number, capMs: number): number {
   return Math.random() * Math.min(capMs, baseMs * 2 ** attempt);
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
 
 /**
  * Orders keys as S3 lists them (UTF-8 byte order). JavaScript's `<` compares UTF-16 code units,

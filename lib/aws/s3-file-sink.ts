@@ -33,6 +33,7 @@ import { InvalidOptionError, SluiceError } from '../engine/errors';
 import type { Json, OutputRow, Sink, SinkContext } from '../engine/ports';
 import { parseTimestamp } from '../engine/schema';
 import { bytesToString, checkBucket, S3Requests, trimSlashes, type S3RequestStats, type S3RetryOptions } from './s3-checkpoint';
+import { mapLimit } from './concurrency';
 
 export type PartitionGranularity = 'value' | 'day' | 'hour';
 
@@ -263,21 +264,3 @@ function fromJsonLines(text: string, where: string): OutputRow[] {
   return out;
 }
 
-async function mapLimit<T, R>(xs: readonly T[], limit: number, fn: (x: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(xs.length);
-  let next = 0;
-  let failure: { error: unknown } | null = null;
-  const worker = async () => {
-    while (next < xs.length && failure === null) {
-      const i = next++;
-      try {
-        out[i] = await fn(xs[i]);
-      } catch (error) {
-        failure ??= { error };
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, xs.length) }, worker));
-  if (failure !== null) throw (failure as { error: unknown }).error;
-  return out;
-}
