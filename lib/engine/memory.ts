@@ -126,7 +126,13 @@ export class InMemoryStateStore implements StateStore {
     return out;
   }
   async expired(op: OperatorStateSpec, wm: number, version: number) {
-    return (await this.all(op, version)).filter((e) => e.key.evictAt !== null && e.key.evictAt <= wm);
+    const out: StateEntry[] = [];
+    for (const [id, it] of this.table(op)) {
+      if (it.evictAt === null || it.evictAt > wm) continue;
+      const vis = this.visible(it, version);
+      if (vis) out.push({ key: { id, evictAt: vis.evictAt }, value: vis.val });
+    }
+    return out;
   }
   async all(op: OperatorStateSpec, version: number) {
     const out: StateEntry[] = [];
