@@ -1,4 +1,4 @@
-/** Small concurrency helpers shared by the AWS adapters. */
+/** Small helpers shared by the AWS adapters: concurrency, stable hashing, ordering. */
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -26,4 +26,19 @@ export async function mapLimit<T, R>(xs: readonly T[], limit: number, fn: (x: T)
   await Promise.all(Array.from({ length: Math.min(limit, xs.length) }, worker));
   if (failure !== null) throw (failure as { error: unknown }).error;
   return out;
+}
+
+/** FNV-1a, 32 bits, over UTF-16 code units: stable across processes and releases (shard choice). */
+export function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/** Code-unit order of two strings, for sort(). */
+export function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -75,7 +75,7 @@ import { InvalidOptionError, LeaseLostError, SluiceError } from '../engine/error
 import type { Clock, Json, LeaseHandle, OutputRow, Sink, SinkContext } from '../engine/ports';
 import { systemClock } from '../engine/ports';
 import { DynamoDbLease } from './dynamodb-lease';
-import { mapLimit, sleep } from './concurrency';
+import { compareStrings, fnv1a, mapLimit, sleep } from './concurrency';
 
 export interface DynamoDbSinkOptions {
   readonly client: DynamoDBClient;
@@ -670,22 +670,8 @@ function positiveInt(name: string, value: number): void {
   if (!Number.isSafeInteger(value) || value <= 0) throw new InvalidOptionError(`DynamoDbSink ${name} (${value}) must be a positive integer`);
 }
 
-/** FNV-1a, 32 bits, over UTF-16 code units: stable across processes and releases. */
-function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
-}
-
 function pad(n: number, width: number): string {
   return String(n).padStart(width, '0');
-}
-
-function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function range(n: number): number[] {

@@ -61,7 +61,7 @@ import {
   StateStore,
   systemClock,
 } from '../engine/ports';
-import { mapLimit, sleep } from './concurrency';
+import { compareStrings, fnv1a, mapLimit, sleep } from './concurrency';
 
 export interface DynamoDbStateStoreOptions {
   readonly client: DynamoDBClient;
@@ -889,22 +889,8 @@ function checkSortKey(op: OperatorStateSpec, id: string): void {
   }
 }
 
-/** FNV-1a, 32 bits, over UTF-16 code units: stable across processes and releases. */
-function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
-}
-
 function cacheKey(pk: string, sk: string): string {
   return `${pk}\u0000${sk}`;
-}
-
-function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Entries in id order, as the in-memory twin returns them. */

@@ -112,15 +112,33 @@ export function stepFiles(step: CaseStep): Array<Array<Record<string, unknown>>>
   return [];
 }
 
-/** The step result from a run report and the rows the sink durably holds for its batches. */
-export function stepResult(plan: QueryPlan, report: RunReport, sinkRows: Map<number, OutputRow[]>): StepResult {
-  const batches = report.batches.map((b) => ({ batchId: b.batchId, rows: sinkRows.get(b.batchId) ?? [] }));
+/**
+ * A step's result from the batches it ran (with the rows the sink holds for each): in complete
+ * mode the rows of the last batch that wrote any, otherwise every batch's rows.
+ */
+export function stepFromBatches(
+  plan: Pick<QueryPlan, 'outputMode'>,
+  batches: Array<{ batchId: number; rows: OutputRow[] }>,
+  run: { watermark: string; stateRows: number; droppedByWatermark: number },
+): StepResult {
   let rows: OutputRow[];
   if (plan.outputMode === 'complete') {
     const written = batches.filter((b) => b.rows.length > 0);
     rows = written.length ? written[written.length - 1].rows : [];
   } else rows = batches.flatMap((b) => b.rows);
-  return { rows, watermark: report.watermark, stateRows: report.stateRows, droppedByWatermark: report.droppedByWatermark, batches };
+  return { rows, watermark: run.watermark, stateRows: run.stateRows, droppedByWatermark: run.droppedByWatermark, batches };
+}
+
+/** The step result from a run report and the rows the sink durably holds for its batches. */
+export function stepResult(plan: QueryPlan, report: RunReport, sinkRows: Map<number, OutputRow[]>): StepResult {
+  const batches = report.batches.map((b) => ({ batchId: b.batchId, rows: sinkRows.get(b.batchId) ?? [] }));
+  return stepFromBatches(plan, batches, report);
+}
+
+/** Input rows a batch dropped as late, from its progress report (Spark's stateOperators). */
+export function droppedInProgress(progress: Json | null): number {
+  const p = progress as { stateOperators?: Array<{ numRowsDroppedByWatermark?: number }> } | null;
+  return p?.stateOperators?.[0]?.numRowsDroppedByWatermark ?? 0;
 }
 
 // ---------------------------------------------------------------------------------- comparison

@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { caseToPlan, CaseResult, ConformanceCase, StepResult, stepFiles } from '../engine/case';
+import { caseToPlan, CaseResult, ConformanceCase, droppedInProgress, StepResult, stepFiles, stepFromBatches } from '../engine/case';
 import { CrashInjector, CrashPoint } from '../engine/crash';
 import { InjectedCrash, SluiceError } from '../engine/errors';
 import type { Json, OutputRow, Source } from '../engine/ports';
@@ -123,16 +123,10 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
       const held = await readBatches(lastCommitted, head.latestCommitBatch);
       for (let id = lastCommitted + 1; id <= head.latestCommitBatch; id++) {
         batches.push({ batchId: id, rows: held.get(id) ?? [] });
-        const progress = (await built.checkpoint.readProgress(id)) as { stateOperators?: Array<{ numRowsDroppedByWatermark?: number }> } | null;
-        dropped += progress?.stateOperators?.[0]?.numRowsDroppedByWatermark ?? 0;
+        dropped += droppedInProgress(await built.checkpoint.readProgress(id));
       }
       lastCommitted = head.latestCommitBatch;
-      let rows: OutputRow[];
-      if (plan.outputMode === 'complete') {
-        const written = batches.filter((b) => b.rows.length > 0);
-        rows = written.length ? written[written.length - 1].rows : [];
-      } else rows = batches.flatMap((b) => b.rows);
-      steps.push({ rows, watermark: report.watermark, stateRows: report.stateRows, droppedByWatermark: dropped, batches });
+      steps.push(stepFromBatches(plan, batches, { watermark: report.watermark, stateRows: report.stateRows, droppedByWatermark: dropped }));
     }
   } catch (e) {
     const msg = e instanceof SluiceError ? e.message : `${(e as Error).name}: ${(e as Error).message}`;

@@ -13,7 +13,7 @@ import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DynamoDbSink } from '../../lib/aws/dynamodb-sink';
 import { buildExecutor, PipelineConfig } from '../../lib/aws/pipeline';
 import { S3FileSink } from '../../lib/aws/s3-file-sink';
-import { caseToPlan, CaseResult, ConformanceCase, StepResult, stepFiles } from '../../lib/engine/case';
+import { caseToPlan, CaseResult, ConformanceCase, droppedInProgress, StepResult, stepFiles, stepFromBatches } from '../../lib/engine/case';
 import { CrashInjector, CrashPoint } from '../../lib/engine/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
 import type { OutputRow, Sink, SinkContext } from '../../lib/engine/ports';
@@ -124,16 +124,10 @@ export async function runCaseGuarded(c: ConformanceCase, res: GuardedResources, 
     let dropped = 0;
     for (let id = lastCommitted + 1; id <= head.latestCommitBatch; id++) {
       batches.push({ batchId: id, rows: (await sinks.files.readBatch(id)) ?? [] });
-      const progress = (await built.checkpoint.readProgress(id)) as { stateOperators?: Array<{ numRowsDroppedByWatermark?: number }> } | null;
-      dropped += progress?.stateOperators?.[0]?.numRowsDroppedByWatermark ?? 0;
+      dropped += droppedInProgress(await built.checkpoint.readProgress(id));
     }
     lastCommitted = head.latestCommitBatch;
-    let rows: OutputRow[];
-    if (plan.outputMode === 'complete') {
-      const written = batches.filter((b) => b.rows.length > 0);
-      rows = written.length ? written[written.length - 1].rows : [];
-    } else rows = batches.flatMap((b) => b.rows);
-    steps.push({ rows, watermark: report.watermark, stateRows: report.stateRows, droppedByWatermark: dropped, batches });
+    steps.push(stepFromBatches(plan, batches, { watermark: report.watermark, stateRows: report.stateRows, droppedByWatermark: dropped }));
   }
   return {
     name: c.name,
