@@ -71,10 +71,10 @@ import {
   type _Record as SdkRecord,
 } from '@aws-sdk/client-kinesis';
 import { CheckpointMismatchError, DataLossError, InvalidOptionError, SluiceError } from '../engine/errors';
-import type { BatchLimits, CheckpointStore, Clock, DeadLetter, Json, ReadResult, Row, Source } from '../engine/ports';
+import type { BatchLimits, CheckpointStore, Clock, DeadLetter, Json, ReadOptions, ReadResult, Row, Source } from '../engine/ports';
 import { systemClock } from '../engine/ports';
 import { type Schema } from '../engine/schema';
-import { compileLineParser, type LineParser } from '../engine/json-scan';
+import { LineParsers, type LineParser } from '../engine/json-scan';
 
 /** Where a query without a checkpoint starts reading. */
 export type StartingPosition = 'TRIM_HORIZON' | 'LATEST' | { readonly atTimestamp: number };
@@ -247,7 +247,7 @@ export class KinesisSource implements Source {
   private readonly stream: string;
   /** The declared schema without the arrival-time column (filled from the record, not the payload). */
   private readonly rowSchema: Schema;
-  private readonly parse: LineParser;
+  private readonly parsers: LineParsers;
   private readonly arrivalColumn: string | null;
   private readonly checkpoint: CheckpointStore | null;
   private readonly sourceIndex: number;
@@ -304,7 +304,7 @@ export class KinesisSource implements Source {
     }
     const arrival = this.arrivalColumn;
     this.rowSchema = arrival === null ? opts.schema : { ddl: opts.schema.ddl, columns: opts.schema.columns.filter((c) => c.name !== arrival) };
-    this.parse = compileLineParser(this.rowSchema);
+    this.parsers = new LineParsers(this.rowSchema);
     this.checkpoint = opts.checkpoint ?? null;
     this.sourceIndex = opts.sourceIndex ?? 0;
     if (!Number.isInteger(this.sourceIndex) || this.sourceIndex < 0) {
@@ -455,11 +455,11 @@ export class KinesisSource implements Source {
   }
 
   /** The whole batch at once: the chunks of `readChunks`, concatenated. */
-  async read(batchId: number, start: Json | null, end: Json): Promise<ReadResult> {
+  async read(batchId: number, start: Json | null, end: Json, options?: ReadOptions): Promise<ReadResult> {
     const rows: Row[] = [];
     const deadLetters: DeadLetter[] = [];
     let bytes = 0;
-    for await (const c of this.readChunks(batchId, start, end)) {
+    for await (const c of this.readChunks(batchId, start, end, options)) {
       for (const r of c.rows) rows.push(r);
       for (const d of c.deadLetters) deadLetters.push(d);
       bytes += c.bytes;
@@ -471,13 +471,14 @@ export class KinesisSource implements Source {
    * The batch a shard at a time (parents before children), each shard's rows in sequence order:
    * from memory when this instance planned it, else read again from Kinesis (a page per chunk).
    */
-  async *readChunks(batchId: number, start: Json | null, end: Json): AsyncIterable<ReadResult> {
+  async *readChunks(batchId: number, start: Json | null, end: Json, options?: ReadOptions): AsyncIterable<ReadResult> {
     const s = this.parseOffset(start, 'start');
     const e = this.parseOffset(end, 'end');
     if (!e) return;
+    const parse = this.parsers.for(options?.columns);
     const planned = this.planned.get(batchId);
     if (planned && planned.startKey === JSON.stringify(start) && planned.endKey === JSON.stringify(end)) {
-      for (const [id, recs] of planned.shards) yield this.toChunk(id, recs);
+      for (const [id, recs] of planned.shards) yield this.toChunk(id, recs, parse);
       return;
     }
     const fromMs = s ? s.fromMs : e.fromMs;
@@ -490,7 +491,7 @@ export class KinesisSource implements Source {
           { details: { batchId, shardId: id } },
         );
       }
-      yield* this.replayShard(batchId, id, se, ee.after, fromMs);
+      yield* this.replayShard(batchId, id, se, ee.after, fromMs, parse);
     }
   }
 
@@ -601,7 +602,7 @@ export class KinesisSource implements Source {
   // ------------------------------------------------------------------------------- reading
 
   /** Reads (start, end] of one shard again from Kinesis, a GetRecords page per chunk. */
-  private async *replayShard(batchId: number, id: string, from: KinesisShardOffset | undefined, endSeq: string, fromMs: number | undefined): AsyncIterable<ReadResult> {
+  private async *replayShard(batchId: number, id: string, from: KinesisShardOffset | undefined, endSeq: string, fromMs: number | undefined, parse: LineParser): AsyncIterable<ReadResult> {
     const c = newCursor(id, from, fromMs, { stopAfter: endSeq });
     while (!c.caughtUp) {
       await this.fetch(c, this.perCall);
@@ -610,7 +611,7 @@ export class KinesisSource implements Source {
         c.buffer = [];
         c.head = 0;
         c.bufferedBytes = 0;
-        yield this.toChunk(id, recs);
+        yield this.toChunk(id, recs, parse);
       }
     }
     if (!c.reachedStop && !c.resetToTrimHorizon) {
@@ -771,7 +772,7 @@ export class KinesisSource implements Source {
     }
   }
 
-  private toChunk(shardId: string, recs: KRecord[]): ReadResult {
+  private toChunk(shardId: string, recs: KRecord[], parse: LineParser): ReadResult {
     const rows: Row[] = [];
     const deadLetters: DeadLetter[] = [];
     let bytes = 0;
@@ -779,7 +780,7 @@ export class KinesisSource implements Source {
     for (const rec of recs) {
       bytes += rec.data.byteLength;
       const text = Buffer.from(rec.data.buffer, rec.data.byteOffset, rec.data.byteLength).toString('utf8');
-      const r = this.parse(text);
+      const r = parse(text);
       if (r.ok) {
         if (col !== null) r.row[col] = rec.arrivalMs;
         rows.push(r.row);

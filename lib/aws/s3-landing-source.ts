@@ -26,9 +26,9 @@ import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { CheckpointMismatchError, DataLossError, InvalidOptionError } from '../engine/errors';
-import type { BatchLimits, CheckpointStore, DeadLetter, Json, ReadResult, Row, Source } from '../engine/ports';
+import type { BatchLimits, CheckpointStore, DeadLetter, Json, ReadOptions, ReadResult, Row, Source } from '../engine/ports';
 import { type Schema } from '../engine/schema';
-import { compileLineParser, type LineParser } from '../engine/json-scan';
+import { LineParsers, type LineParser } from '../engine/json-scan';
 import {
   checkBucket,
   checkPageSize,
@@ -94,8 +94,8 @@ export class S3LandingSource implements Source {
   private readonly bucket: string;
   private readonly prefix: string;
   private readonly schema: Schema;
-  /** One line parser per source: it learns the producer's line shapes (lib/engine/json-scan.ts). */
-  private readonly parse: LineParser;
+  /** Line parsers that learn the producer's line shapes (lib/engine/json-scan.ts), by the columns read. */
+  private readonly parsers: LineParsers;
   private readonly checkpoint: CheckpointStore;
   private readonly sourceIndex: number;
   private readonly suffixes: readonly string[] | null;
@@ -114,7 +114,7 @@ export class S3LandingSource implements Source {
       throw new InvalidOptionError('S3LandingSource needs `schema`: parse the declared columns with parseSchema("user STRING, event_time TIMESTAMP, ...")');
     }
     this.schema = opts.schema;
-    this.parse = compileLineParser(opts.schema);
+    this.parsers = new LineParsers(opts.schema);
     if (!opts.checkpoint) {
       throw new InvalidOptionError('S3LandingSource needs `checkpoint`: the query\'s CheckpointStore, where it logs each batch\'s file list');
     }
@@ -186,12 +186,12 @@ export class S3LandingSource implements Source {
   }
 
   /** The whole batch at once: the chunks of `readChunks`, concatenated. */
-  async read(batchId: number, start: Json | null, end: Json): Promise<ReadResult> {
+  async read(batchId: number, start: Json | null, end: Json, options?: ReadOptions): Promise<ReadResult> {
     const chunks: ReadResult[] = [];
     let rowCount = 0;
     let deadCount = 0;
     let bytes = 0;
-    for await (const c of this.readChunks(batchId, start, end)) {
+    for await (const c of this.readChunks(batchId, start, end, options)) {
       chunks.push(c);
       rowCount += c.rows.length;
       deadCount += c.deadLetters.length;
@@ -210,15 +210,17 @@ export class S3LandingSource implements Source {
   }
 
   /**
-   * The batch one file at a time, in key order, with up to `readParallelism` files fetched and
-   * parsed ahead: memory holds a few files' rows, not the batch's.
+   * The batch in key order, up to `readParallelism` files fetched ahead, each parsed when its turn
+   * comes and yielded CHUNK_LINES lines at a time (the file's bytes counted with its first chunk):
+   * memory holds a few files' bytes and one chunk of rows, and rows die before the next scavenge.
    */
-  async *readChunks(batchId: number, start: Json | null, end: Json): AsyncIterable<ReadResult> {
+  async *readChunks(batchId: number, start: Json | null, end: Json, options?: ReadOptions): AsyncIterable<ReadResult> {
     const startKey = this.parseOffset(start, 'start');
     const endKey = this.parseOffset(end, 'end');
     if (endKey === null) return;
     const { files, fromLog } = await this.batchFiles(batchId, startKey, endKey);
-    const ahead: Promise<ReadResult>[] = [];
+    const parse = this.parsers.for(options?.columns);
+    const ahead: Promise<FetchedFile>[] = [];
     let next = 0;
     const fill = () => {
       while (next < files.length && ahead.length < this.parallelism) {
@@ -231,9 +233,9 @@ export class S3LandingSource implements Source {
     };
     fill();
     while (ahead.length > 0) {
-      const chunk = await ahead.shift()!;
+      const fetched = await ahead.shift()!;
       fill();
-      yield chunk;
+      yield* parseFile(parse, fetched);
     }
   }
 
@@ -309,7 +311,7 @@ export class S3LandingSource implements Source {
     return log;
   }
 
-  private async readFile(batchId: number, file: LandingFile, fromLog: boolean): Promise<ReadResult> {
+  private async readFile(batchId: number, file: LandingFile, fromLog: boolean): Promise<FetchedFile> {
     const got = await this.s3.getObject(this.bucket, file.key);
     if (got === null) {
       throw new DataLossError(
@@ -326,20 +328,17 @@ export class S3LandingSource implements Source {
         { details: { batchId, key: file.key, loggedEtag: file.etag, etag: got.etag } },
       );
     }
-    const rows: Row[] = [];
-    const dead: DeadLetter[] = [];
     let buf = Buffer.from(got.body.buffer, got.body.byteOffset, got.body.byteLength);
+    const bytes = got.body.byteLength;
     const gzipped = file.key.endsWith('.gz') || got.contentEncoding.toLowerCase().includes('gzip');
     if (gzipped && buf.length >= 2 && buf[0] === 0x1f && buf[1] === 0x8b) {
       try {
         buf = await gunzipAsync(buf);
       } catch (e) {
-        dead.push({ source: { file: file.key }, raw: '', reason: `gzip data is damaged (${(e as Error).message}): re-upload the file under a new key` });
-        return { rows, deadLetters: dead, bytes: got.body.byteLength };
+        return { key: file.key, buf: null, bytes, damaged: `gzip data is damaged (${(e as Error).message}): re-upload the file under a new key` };
       }
     }
-    parseBuffer(this.parse, file.key, buf, rows, dead);
-    return { rows, deadLetters: dead, bytes: got.body.byteLength };
+    return { key: file.key, buf, bytes, damaged: null };
   }
 
   private parseOffset(offset: Json | null | undefined, what: string): string | null {
@@ -377,13 +376,34 @@ function upperBound(files: readonly LandingFile[], key: string | null): number {
   return lo;
 }
 
+/** A landing file as fetched (and gunzipped), before parsing. */
+interface FetchedFile {
+  readonly key: string;
+  /** The file's bytes, or null when they cannot be read (`damaged` says why). */
+  readonly buf: Buffer | null;
+  /** Bytes as stored (before gunzip). */
+  readonly bytes: number;
+  readonly damaged: string | null;
+}
+
+/** Lines per chunk of rows: small enough that a chunk's rows die young, before a scavenge copies them. */
+const CHUNK_LINES = 512;
+
 /**
- * Splits a file's bytes into lines and parses each. The bytes are decoded in chunks cut at
- * newlines (a 0x0A byte never occurs inside a UTF-8 sequence), so no chunk nears V8's string limit.
+ * Splits a file's bytes into lines and parses them, CHUNK_LINES at a time. The bytes are decoded
+ * in pieces cut at newlines (a 0x0A byte never occurs inside a UTF-8 sequence), so no piece nears
+ * V8's string limit.
  */
-function parseBuffer(parse: LineParser, file: string, buf: Buffer, rows: Row[], dead: DeadLetter[]): void {
+function* parseFile(parse: LineParser, f: FetchedFile): Generator<ReadResult> {
+  let bytes = f.bytes; // counted with the file's first chunk
+  const buf = f.buf;
+  if (buf === null) {
+    yield { rows: [], deadLetters: [{ source: { file: f.key }, raw: '', reason: f.damaged ?? 'unreadable' }], bytes };
+    return;
+  }
   let pos = buf.length >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0; // BOM
   let lineNo = 0;
+  let yielded = false;
   while (pos < buf.length) {
     let end = buf.length;
     if (end - pos > DECODE_CHUNK_BYTES) {
@@ -394,30 +414,34 @@ function parseBuffer(parse: LineParser, file: string, buf: Buffer, rows: Row[], 
         end = fwd === -1 ? buf.length : fwd + 1;
       }
     }
-    lineNo = parseLines(parse, file, buf.toString('utf8', pos, end), lineNo, rows, dead);
+    const text = buf.toString('utf8', pos, end);
     pos = end;
-  }
-}
-
-/** Parses the lines of `text` (numbered from lineNo + 1); returns the last line number used. */
-function parseLines(parse: LineParser, file: string, text: string, lineNo: number, rows: Row[], dead: DeadLetter[]): number {
-  const n = text.length;
-  let start = 0;
-  while (start < n) {
-    let nl = text.indexOf('\n', start);
-    if (nl === -1) nl = n;
-    lineNo++;
-    let end = nl;
-    if (end > start && text.charCodeAt(end - 1) === 13) end--;
-    if (end > start && !(text.charCodeAt(start) <= 32 && isBlank(text, start, end))) {
-      const line = text.slice(start, end);
-      const r = parse(line);
-      if (r.ok) rows.push(r.row);
-      else dead.push({ source: { file, line: lineNo }, raw: line, reason: r.reason });
+    // lines of text, CHUNK_LINES at a time
+    const n = text.length;
+    let start = 0;
+    while (start < n) {
+      const rows: Row[] = [];
+      const dead: DeadLetter[] = [];
+      for (let k = 0; k < CHUNK_LINES && start < n; k++) {
+        let nl = text.indexOf('\n', start);
+        if (nl === -1) nl = n;
+        lineNo++;
+        let e = nl;
+        if (e > start && text.charCodeAt(e - 1) === 13) e--;
+        if (e > start && !(text.charCodeAt(start) <= 32 && isBlank(text, start, e))) {
+          const line = text.slice(start, e);
+          const r = parse(line);
+          if (r.ok) rows.push(r.row);
+          else dead.push({ source: { file: f.key, line: lineNo }, raw: line, reason: r.reason });
+        }
+        start = nl + 1;
+      }
+      yield { rows, deadLetters: dead, bytes };
+      bytes = 0;
+      yielded = true;
     }
-    start = nl + 1;
   }
-  return lineNo;
+  if (!yielded) yield { rows: [], deadLetters: [], bytes };
 }
 
 function isBlank(text: string, start: number, end: number): boolean {

@@ -132,3 +132,82 @@ export function mergeBuffers(aggs: readonly CompiledAgg[], into: Buffer, other: 
   for (let i = 0; i < aggs.length; i++) out[i] = aggs[i].merge(into[i], other[i]);
   return out;
 }
+
+/**
+ * The in-batch form of count, sum and avg: two double slots per aggregation in one array per
+ * group, updated without allocating per row (a Json[] buffer boxes every new sum). Turned into
+ * the stored Buffer form once per group, with the same values updateBuffer would have given (the
+ * same additions in the same order; a sum slot starts at -0, which leaves any first value as is).
+ */
+export interface NumericAggs {
+  /** Per aggregation: what it counts or adds up. */
+  readonly ops: Uint8Array;
+  /** Per aggregation: its column ('' for count(*)). */
+  readonly columns: readonly string[];
+  /** Slots per group. */
+  readonly width: number;
+}
+
+const OP_COUNT_ALL = 0;
+const OP_COUNT = 1;
+const OP_SUM = 2;
+const OP_AVG = 3;
+
+/** The numeric form of the aggregations, or null when one of them is not count, sum or avg. */
+export function numericAggs(aggs: readonly CompiledAgg[]): NumericAggs | null {
+  const ops = new Uint8Array(aggs.length);
+  const columns: string[] = [];
+  for (let i = 0; i < aggs.length; i++) {
+    const { fn, column } = aggs[i].spec;
+    if (fn === 'count') ops[i] = column === undefined ? OP_COUNT_ALL : OP_COUNT;
+    else if (fn === 'sum') ops[i] = OP_SUM;
+    else if (fn === 'avg') ops[i] = OP_AVG;
+    else return null;
+    columns.push(column ?? '');
+  }
+  return { ops, columns, width: 2 * aggs.length };
+}
+
+export function newNumericSlots(n: NumericAggs): number[] {
+  // a plain array of doubles (unboxed): cheaper to allocate than a typed array, per group
+  const s: number[] = [];
+  for (let i = 0; i < n.ops.length; i++) {
+    s.push(n.ops[i] === OP_SUM ? -0 : 0.5);
+    s.push(0.5);
+  }
+  for (let i = 0; i < s.length; i++) if (s[i] === 0.5) s[i] = 0;
+  return s;
+}
+
+export function updateNumeric(n: NumericAggs, s: number[], row: Row): void {
+  const { ops, columns } = n;
+  for (let i = 0; i < ops.length; i++) {
+    const op = ops[i];
+    if (op === OP_COUNT_ALL) {
+      s[2 * i]++;
+      continue;
+    }
+    const raw = row[columns[i]];
+    if (raw === null || raw === undefined) continue;
+    if (op === OP_COUNT) {
+      s[2 * i]++;
+      continue;
+    }
+    const v = typeof raw === 'number' ? raw : toNumber(raw);
+    if (v === null) continue;
+    s[2 * i] += v;
+    s[2 * i + 1]++;
+  }
+}
+
+/** The Buffer that updateBuffer would have built from the same rows. */
+export function numericBuffer(n: NumericAggs, s: number[]): Buffer {
+  const b = new Array<Json>(n.ops.length);
+  for (let i = 0; i < n.ops.length; i++) {
+    const op = n.ops[i];
+    if (op === OP_COUNT_ALL || op === OP_COUNT) b[i] = s[2 * i];
+    else if (op === OP_SUM) b[i] = s[2 * i + 1] > 0 ? s[2 * i] : null;
+    else b[i] = [s[2 * i], s[2 * i + 1]];
+  }
+  return b;
+}

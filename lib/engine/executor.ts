@@ -32,6 +32,7 @@ import type {
   LeaseHandle,
   OffsetEntry,
   OutputRow,
+  ReadOptions,
   Row,
   Sink,
   SinkContext,
@@ -126,9 +127,28 @@ interface Progress {
 }
 
 /** The source's chunks, or its whole read as one chunk when it has no chunked read. */
-async function* readChunks(source: Source, batchId: number, start: Json | null, end: Json): AsyncIterable<ReadResult> {
-  if (source.readChunks) yield* source.readChunks(batchId, start, end);
-  else yield await source.read(batchId, start, end);
+async function* readChunks(source: Source, batchId: number, start: Json | null, end: Json, options: ReadOptions): AsyncIterable<ReadResult> {
+  if (source.readChunks) yield* source.readChunks(batchId, start, end, options);
+  else yield await source.read(batchId, start, end, options);
+}
+
+/**
+ * The source columns a plan reads, when they are known: an aggregation behind watermarks only
+ * reads its keys, its aggregated columns and its watermark columns. Undefined (all columns) when
+ * a stage runs user code over whole rows (filter, withColumn), for deduplication and stateless
+ * queries (they emit input rows), and when late rows are written out whole.
+ */
+export function columnsRead(plan: QueryPlan, writesLateRows: boolean): string[] | undefined {
+  const st = plan.stateful;
+  if (writesLateRows || !st || st.kind !== 'aggregate') return undefined;
+  const cols = new Set<string>();
+  for (const s of plan.stages) {
+    if (s.kind !== 'watermark') return undefined;
+    cols.add(s.column);
+  }
+  for (const k of st.keys) cols.add(k.kind === 'column' ? k.name : k.column);
+  for (const a of st.aggs) if (a.column !== undefined && a.column !== '*') cols.add(a.column);
+  return plan.source.schema.columns.map((c) => c.name).filter((c) => cols.has(c));
 }
 
 export function shapeFingerprint(shape: Json): string {
@@ -151,6 +171,7 @@ export class MicroBatchExecutor {
   /** The lease this run holds (renewed between batches). */
   private currentLease: LeaseHandle | null = null;
   private collectRows = false;
+  private readonly readOptions: ReadOptions;
 
   constructor(private readonly deps: ExecutorDeps, options: ExecutorOptions = {}) {
     this.plan = deps.plan;
@@ -174,6 +195,7 @@ export class MicroBatchExecutor {
       ? createOperator(this.plan.stateful, { operatorId: 'op0', outputMode: this.plan.outputMode, inputColumns, watermarks: wms })
       : null;
     this.outColumns = columnsAfter(outputColumns(this.plan), this.plan.post);
+    this.readOptions = { columns: columnsRead(this.plan, deps.lateRows !== undefined) };
   }
 
   get sinkContext(): Omit<SinkContext, 'queryId'> {
@@ -344,7 +366,7 @@ export class MicroBatchExecutor {
     let bytes = 0;
     let chunks = 0;
     if (!noData) {
-      for await (const chunk of readChunks(source, id, entry.startOffsets[0], entry.offsets[0])) {
+      for await (const chunk of readChunks(source, id, entry.startOffsets[0], entry.offsets[0], this.readOptions)) {
         if (chunks++ > 0) this.crash.at('mid-read', id);
         numInputRows += chunk.rows.length;
         bytes += chunk.bytes;

@@ -22,8 +22,8 @@
  *    object), and every record the schema rejects (a missing column, a value of the wrong type).
  *
  * Differences from `parseJsonLine`, by design:
- * - a row holds exactly the columns of the schema, in schema order; the fields outside the schema
- *   are not on it (`parseJsonLine` leaves them on the row, where they are never used). Rows that
+ * - a row holds exactly the columns of the schema (or those of `options.columns`), in schema order;
+ *   the fields outside the schema are not on it (`parseJsonLine` leaves them on the row, where they are never used). Rows that
  *   come from tier 3 keep them, as `parseJsonLine` does;
  * - string values are slices of the line, so (as V8 shares the characters of slices of 13
  *   characters or more) a row that is kept can keep its line, or the text the line was sliced
@@ -265,22 +265,22 @@ function skipValue(s: string, i: number, len: number): number {
   }
 }
 
-function rowFactory(names: readonly string[], codegen: boolean): (vals: unknown[]) => Row {
+function rowFactory(names: readonly string[], kept: readonly number[], codegen: boolean): (vals: unknown[]) => Row {
   // An object literal gives every row the same shape at once; the loop is for runtimes that
   // refuse code generation from strings.
   if (codegen) {
     try {
-      const body = `return {${names.map((n, i) => `${JSON.stringify(n)}: v[${i}]`).join(', ')}};`;
+      const body = `return {${kept.map((c) => `${JSON.stringify(names[c])}: v[${c}]`).join(', ')}};`;
       const f = new Function('v', body) as (vals: unknown[]) => Row;
       const probe = f(names.map((_, i) => i));
-      if (names.every((n, i) => Object.prototype.hasOwnProperty.call(probe, n) && probe[n] === i) && Object.keys(probe).length === names.length) return f;
+      if (kept.every((c) => Object.prototype.hasOwnProperty.call(probe, names[c]) && probe[names[c]] === c) && Object.keys(probe).length === kept.length) return f;
     } catch {
       // code generation from strings is disallowed: the loop below
     }
   }
   return (vals) => {
     const row: Row = {};
-    for (let i = 0; i < names.length; i++) row[names[i]] = vals[i];
+    for (const c of kept) row[names[c]] = vals[c];
     return row;
   };
 }
@@ -380,15 +380,17 @@ const MAX_SHAPE_LINE = 1 << 20;
  * schema key never matches.
  *
  * Capture groups of a position, from its first group g: the text of a string at g and a number or
- * literal at g + 1; for a TIMESTAMP column, "YYYY-MM-DD HH" at g and "MM:SS[.fff]" at g + 1 when
+ * literal at g + 1 (none, and g = -1, for a STRING column that rows leave off); for a TIMESTAMP column, "YYYY-MM-DD HH" at g and "MM:SS[.fff]" at g + 1 when
  * the string has that plain form, any other string at g + 2, a number or literal at g + 3.
  */
-function shapeRegExp(names: readonly string[], types: readonly number[], cols: Int32Array, spaced: boolean): { re: RegExp; groups: Int32Array } {
+function shapeRegExp(names: readonly string[], types: readonly number[], keep: readonly boolean[], cols: Int32Array, spaced: boolean): { re: RegExp; groups: Int32Array } {
   const ws = spaced ? '[ \\t\\n\\r]*' : '';
   const num = '-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?';
   const plain = '[^"\\\\\\x00-\\x1f]*';
   const token = `${num}|true|false|null`;
   const value = `(?:"(${plain})"|(${token}))`;
+  // a STRING column the rows leave off takes any scalar: nothing to capture
+  const anyScalar = `(?:"${plain}"|${token})`;
   const timestamp = `(?:"(?:([0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}):([0-9]{2}:[0-9]{2}(?:\\.[0-9]{1,3})?)|(${plain}))"|(${token}))`;
   const otherKey = `"(?!(?:${names.map(escapeRegExp).join('|')})")${plain}"`;
   // (the unrolled loop: runs of plain characters between escapes, which backtracks little)
@@ -406,9 +408,10 @@ function shapeRegExp(names: readonly string[], types: readonly number[], cols: I
   for (let p = 0; p < cols.length; p++) {
     if (p > 0) src += `${ws},${ws}`;
     const ts = types[cols[p]] === T_TIMESTAMP;
-    src += `"${escapeRegExp(names[cols[p]])}"${ws}:${ws}${ts ? timestamp : value}(?:${ws},${ws}${other})*?`;
-    groups[p] = group;
-    group += ts ? 4 : 2;
+    const dropped = types[cols[p]] === T_STRING && !keep[cols[p]];
+    src += `"${escapeRegExp(names[cols[p]])}"${ws}:${ws}${ts ? timestamp : dropped ? anyScalar : value}(?:${ws},${ws}${other})*?`;
+    groups[p] = dropped ? -1 : group;
+    group += ts ? 4 : dropped ? 0 : 2;
   }
   src += `${ws}\\}${ws}$`;
   return { re: new RegExp(src), groups };
@@ -439,6 +442,13 @@ export interface LineParserOptions {
    * alone (default true; false: tests that want tier 1 to see every line).
    */
   readonly backoff?: boolean;
+  /**
+   * The columns to put on rows (default: all of the schema's). The others are still read and
+   * checked, so a line is good or bad, and for the same reason, whatever the query reads; only
+   * their values are not kept (strings are not even cut out of the line). Rows from tier 3 carry
+   * every column.
+   */
+  readonly columns?: readonly string[];
 }
 
 /**
@@ -477,7 +487,9 @@ export function compileLineParser(schema: Schema, options: LineParserOptions = {
     if (name.length < 32) lengths |= 1 << name.length;
     else longNames = true;
   }
-  const makeRow = rowFactory(names, codegen);
+  const keep = names.map((name) => options.columns === undefined || options.columns.includes(name));
+  const kept = names.map((_, c) => c).filter((c) => keep[c]);
+  const makeRow = rowFactory(names, kept, codegen);
   const vals: unknown[] = new Array(n).fill(null);
   const seen = new Uint32Array(n);
   let gen = 0;
@@ -528,6 +540,7 @@ export function compileLineParser(schema: Schema, options: LineParserOptions = {
       const t = types[col];
       const g = groups[p];
       let v: unknown;
+      if (g < 0) continue; // a STRING column left off the row: any scalar fits
       if (t === T_TIMESTAMP) {
         const hour = m[g];
         if (hour !== undefined) v = plainTimestamp(hour, m[g + 1]);
@@ -557,6 +570,7 @@ export function compileLineParser(schema: Schema, options: LineParserOptions = {
       const t = types[pos[p]];
       const g = groups[p];
       const v = `v${pos[p]}`;
+      if (g < 0) continue; // a STRING column left off the row: nothing captured, nothing to check
       if (t === T_TIMESTAMP) {
         body += `  let ${v}; if ((x = m[${g}]) !== undefined) ${v} = ts(x, m[${g + 1}]); else if ((x = m[${g + 2}]) !== undefined) ${v} = str(${t}, x); else ${v} = tok(${t}, m[${g + 3}]);\n  if (${v} === BAD) return null;\n`;
       } else if (t === T_STRING) {
@@ -565,7 +579,7 @@ export function compileLineParser(schema: Schema, options: LineParserOptions = {
         body += `  let ${v}; if ((x = m[${g}]) !== undefined) ${v} = str(${t}, x); else ${v} = tok(${t}, m[${g + 1}]);\n  if (${v} === BAD) return null;\n`;
       }
     }
-    const row = names.map((name, c) => `${JSON.stringify(name)}: v${c}`).join(', ');
+    const row = kept.map((c) => `${JSON.stringify(names[c])}: v${c}`).join(', ');
     const src = `return function extract(m) {\n  let x;\n${body}  return { ok: true, row: { ${row} } };\n};`;
     try {
       return new Function('BAD', 'str', 'tok', 'ts', src)(BAD, fromString, fromToken, plainTimestamp);
@@ -701,7 +715,7 @@ export function compileLineParser(schema: Schema, options: LineParserOptions = {
     if (next === undefined) {
       if (shapes.size >= MAX_SHAPES) return; // shapes vary too much: tier 2 reads them all
       const pos = Int32Array.from(order);
-      const { re, groups } = shapeRegExp(names, types, pos, spaced);
+      const { re, groups } = shapeRegExp(names, types, keep, pos, spaced);
       next = { cols: pos, groups, spaced, re, extract: extractor(pos, groups) };
       shapes.set(key, next);
     }
@@ -737,4 +751,18 @@ export function compileLineParser(schema: Schema, options: LineParserOptions = {
     return r;
   }
   return Object.assign(parseLine, { stats });
+}
+
+/** The parsers of one schema by the columns their rows keep, compiled on first use. */
+export class LineParsers {
+  private readonly byColumns = new Map<string, LineParser>();
+  constructor(private readonly schema: Schema) {}
+
+  /** The parser whose rows keep `columns` (all of the schema's when absent). */
+  for(columns?: readonly string[]): LineParser {
+    const key = columns === undefined ? '*' : JSON.stringify(columns);
+    let p = this.byColumns.get(key);
+    if (p === undefined) this.byColumns.set(key, (p = compileLineParser(this.schema, { columns })));
+    return p;
+  }
 }

@@ -11,7 +11,7 @@
  * Within a batch everything is aggregated in memory first, so state reads and writes scale with
  * the distinct keys the batch touches, not with its rows.
  */
-import { Buffer, CompiledAgg, compileAgg, initBuffer, mergeBuffers, updateBuffer } from './aggregates';
+import { Buffer, CompiledAgg, compileAgg, initBuffer, mergeBuffers, newNumericSlots, numericAggs, NumericAggs, numericBuffer, updateBuffer, updateNumeric } from './aggregates';
 import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateKey, StateStore } from './ports';
 import type { ColumnInfo, GroupKey, OutputMode, SessionKey, StatefulSpec, WindowKey } from './query';
 
@@ -97,14 +97,34 @@ export function windowStarts(ts: number, w: WindowKey): number[] {
 
 
 interface Group {
+  /** The state key: JSON of kv, built when the batch is applied (see stateId). */
   id: string;
   kv: Json[];
   evictAt: number | null;
   buf: Buffer;
+  /** The batch's count/sum/avg slots, when every aggregation has that form (buf is filled from them). */
+  nums: number[] | null;
 }
 
 function byId<T extends { key: StateKey }>(a: T, b: T): number {
   return a.key.id < b.key.id ? -1 : a.key.id > b.key.id ? 1 : 0;
+}
+
+/**
+ * JSON.stringify(kv) for grouping values (strings, numbers, booleans, null, [start, end] windows),
+ * written out: it is built for every group of every batch.
+ */
+export function stateId(kv: readonly Json[]): string {
+  let s = '[';
+  for (let i = 0; i < kv.length; i++) {
+    if (i > 0) s += ',';
+    const v = kv[i];
+    if (typeof v === 'string') s += JSON.stringify(v);
+    else if (typeof v === 'number') s += Number.isFinite(v) ? String(v) : 'null';
+    else if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'number' && typeof v[1] === 'number' && Number.isFinite(v[0]) && Number.isFinite(v[1])) s += `[${v[0]},${v[1]}]`;
+    else s += JSON.stringify(v);
+  }
+  return s + ']';
 }
 
 // ---------------------------------------------------------------------------------- aggregation
@@ -116,11 +136,16 @@ class AggregateOperator implements StatefulOperator {
   private readonly windowIndex: number;
   /** The key that carries event time under a watermark: eviction and lateness follow it. */
   private readonly timeIndex: number;
+  /** The column of each grouping key ('' for the window). */
+  private readonly names: readonly string[];
+  private readonly numeric: NumericAggs | null;
 
   constructor(private readonly keys: readonly GroupKey[], private readonly aggs: CompiledAgg[], private readonly cfg: OperatorConfig) {
     this.windowIndex = keys.findIndex((k) => k.kind === 'window');
     this.window = this.windowIndex >= 0 ? (keys[this.windowIndex] as WindowKey) : undefined;
     this.timeIndex = keys.findIndex((k) => (k.kind === 'column' ? cfg.watermarks.has(k.name) : cfg.watermarks.has(k.column)));
+    this.names = keys.map((k) => (k.kind === 'column' ? k.name : ''));
+    this.numeric = numericAggs(aggs);
     const granularity = this.window ? this.window.slideMs : Math.max(60_000, ...cfg.watermarks.values());
     this.spec = { operatorId: cfg.operatorId, fixedEviction: true, evictionGranularityMs: granularity };
     this.runsNoDataBatches = cfg.outputMode !== 'complete' && cfg.watermarks.size > 0;
@@ -132,7 +157,7 @@ class AggregateOperator implements StatefulOperator {
 
   begin(input: BatchMeta): Accumulator {
     // Groups of the batch in a trie of Maps, one level per grouping key, keyed by the raw values:
-    // no key strings are built per row (the state id is built once per group).
+    // no key strings are built per row (the state id is built once per group, in finish).
     const root = new Map<unknown, unknown>();
     const groups: Group[] = [];
     const late: Row[] = [];
@@ -143,96 +168,109 @@ class AggregateOperator implements StatefulOperator {
   }
 
   private accumulate(input: BatchMeta, rows: readonly Row[], root: Map<unknown, unknown>, groups: Group[], late: Row[]): void {
-    const { keys, aggs } = this;
-    const evicts = this.evicts;
-    const lateWm = input.lateWm;
     const w = this.window;
-    const wi = this.windowIndex;
     const ti = this.timeIndex;
-    const nk = keys.length;
-    const names = keys.map((k) => (k.kind === 'column' ? k.name : ''));
-    const tumbling = w !== undefined && w.slideMs === w.durationMs;
-    const one = [0];
-
-    for (let r = 0; r < rows.length; r++) {
-      const row = rows[r];
-      let starts: number[] = one;
-      if (w) {
+    const lateWm = this.evicts ? input.lateWm : -Infinity;
+    if (w === undefined || w.slideMs !== w.durationMs) {
+      for (let r = 0; r < rows.length; r++) {
+        const row = rows[r];
+        if (w === undefined) {
+          if (!this.addRow(row, 0, ti >= 0 ? ((row[this.names[ti]] as number | null | undefined) ?? null) : null, lateWm, root, groups)) late.push(row);
+          continue;
+        }
         const ts = row[w.column] as number | null;
         if (ts === null || ts === undefined) continue; // Spark's window() filters null event times
-        if (tumbling) one[0] = ts - floorMod(ts - w.startMs, w.slideMs);
-        else starts = windowStarts(ts, w);
+        const starts = windowStarts(ts, w);
+        let accepted = false;
+        for (let k = 0; k < starts.length; k++) {
+          const evictAt = ti < 0 ? null : ti === this.windowIndex ? starts[k] + w.durationMs : ((row[this.names[ti]] as number | null | undefined) ?? null);
+          if (this.addRow(row, starts[k], evictAt, lateWm, root, groups)) accepted = true;
+        }
+        if (!accepted) late.push(row);
       }
-      let accepted = 0;
-      for (let wIdx = 0; wIdx < starts.length; wIdx++) {
-        const start = starts[wIdx];
-        let evictAt: number | null = null;
-        if (ti >= 0) {
-          if (ti === wi) evictAt = start + w!.durationMs;
-          else evictAt = (row[names[ti]] as number | null | undefined) ?? null;
-          if (evicts && evictAt !== null && evictAt <= lateWm) continue; // late
-        }
-        accepted++;
-        let level: Map<unknown, unknown> = root;
-        let g: Group | undefined;
-        for (let i = 0; i < nk; i++) {
-          const v = i === wi ? start : (row[names[i]] ?? null);
-          const next = level.get(v);
-          if (i === nk - 1) {
-            g = next as Group | undefined;
-            if (!g) {
-              g = this.newGroup(row, start, evictAt);
-              level.set(v, g);
-              groups.push(g);
-            }
-          } else if (next) level = next as Map<unknown, unknown>;
-          else {
-            const m = new Map<unknown, unknown>();
-            level.set(v, m);
-            level = m;
-          }
-        }
-        if (!g) {
-          // no grouping keys at all: one global group
-          g = root.get(undefined) as Group | undefined;
-          if (!g) {
-            g = this.newGroup(row, start, evictAt);
-            root.set(undefined, g);
-            groups.push(g);
-          }
-        }
-        updateBuffer(aggs, g.buf, row);
-      }
-      if (accepted === 0) late.push(row);
+      return;
     }
+    // tumbling windows: one window per row
+    const col = w.column;
+    const size = w.durationMs;
+    const offset = w.startMs;
+    const byWindow = ti === this.windowIndex;
+    const timeCol = ti >= 0 ? this.names[ti] : '';
+    for (let r = 0; r < rows.length; r++) {
+      const row = rows[r];
+      const ts = row[col] as number | null;
+      if (ts === null || ts === undefined) continue; // Spark's window() filters null event times
+      const start = ts - floorMod(ts - offset, size);
+      const evictAt = byWindow ? start + size : ti < 0 ? null : ((row[timeCol] as number | null | undefined) ?? null);
+      if (!this.addRow(row, start, evictAt, lateWm, root, groups)) late.push(row);
+    }
+  }
+
+  /** Adds a row to its group of window `start`; false when it is late for it. */
+  private addRow(row: Row, start: number, evictAt: number | null, lateWm: number, root: Map<unknown, unknown>, groups: Group[]): boolean {
+    if (evictAt !== null && evictAt <= lateWm) return false;
+    const { names } = this;
+    const nk = names.length;
+    const wi = this.windowIndex;
+    let g: Group | undefined;
+    if (nk === 0) {
+      // no grouping keys at all: one global group
+      g = root.get(undefined) as Group | undefined;
+      if (g === undefined) {
+        g = this.newGroup(row, start, evictAt);
+        root.set(undefined, g);
+        groups.push(g);
+      }
+    } else {
+      let level: Map<unknown, unknown> = root;
+      for (let i = 0; i < nk - 1; i++) {
+        const v = i === wi ? start : (row[names[i]] ?? null);
+        let next = level.get(v) as Map<unknown, unknown> | undefined;
+        if (next === undefined) level.set(v, (next = new Map()));
+        level = next;
+      }
+      const v = nk - 1 === wi ? start : (row[names[nk - 1]] ?? null);
+      g = level.get(v) as Group | undefined;
+      if (g === undefined) {
+        g = this.newGroup(row, start, evictAt);
+        level.set(v, g);
+        groups.push(g);
+      }
+    }
+    if (this.numeric !== null) updateNumeric(this.numeric, g.nums!, row);
+    else updateBuffer(this.aggs, g.buf, row);
+    return true;
   }
 
   private newGroup(row: Row, start: number, evictAt: number | null): Group {
-    const nk = this.keys.length;
+    const { names } = this;
+    const nk = names.length;
     const kv: Json[] = new Array(nk);
-    for (let i = 0; i < nk; i++) {
-      const k = this.keys[i];
-      kv[i] = i === this.windowIndex ? [start, start + this.window!.durationMs] : ((row[(k as { name: string }).name] ?? null) as Json);
-    }
-    return { id: JSON.stringify(kv), kv, evictAt, buf: initBuffer(this.aggs) };
+    for (let i = 0; i < nk; i++) kv[i] = i === this.windowIndex ? [start, start + this.window!.durationMs] : ((row[names[i]] ?? null) as Json);
+    const numeric = this.numeric;
+    return { id: '', kv, evictAt, buf: numeric ? EMPTY_BUFFER : initBuffer(this.aggs), nums: numeric ? newNumericSlots(numeric) : null };
   }
 
   private async finish(input: BatchMeta, touched: Group[], late: Row[], state: StateStore): Promise<OperatorOutput> {
-    const { aggs } = this;
+    const { aggs, numeric } = this;
     const version = input.batchId - 1;
-    const stored = touched.length ? await state.get(this.spec, touched.map((g) => ({ id: g.id, evictAt: g.evictAt })), version) : new Map<string, StateEntry>();
+    const keys: StateKey[] = new Array(touched.length);
+    for (let i = 0; i < touched.length; i++) {
+      const g = touched[i];
+      g.id = stateId(g.kv);
+      if (numeric) g.buf = numericBuffer(numeric, g.nums!);
+      keys[i] = { id: g.id, evictAt: g.evictAt };
+    }
+    const stored = touched.length ? await state.get(this.spec, keys, version) : new Map<string, StateEntry>();
 
+    // Groups of this batch, merged with their stored state, in the order the batch first saw them.
     const merged = new Map<string, Group>();
     let delta = 0;
     for (const g of touched) {
       const prev = stored.get(g.id);
-      if (prev) {
-        const pv = prev.value as { b: Buffer };
-        merged.set(g.id, { ...g, buf: mergeBuffers(aggs, pv.b, g.buf) });
-      } else {
-        merged.set(g.id, g);
-        delta++;
-      }
+      if (prev) g.buf = mergeBuffers(aggs, (prev.value as { b: Buffer }).b, g.buf);
+      else delta++;
+      merged.set(g.id, g);
     }
 
     const out: Row[] = [];
@@ -245,7 +283,7 @@ class AggregateOperator implements StatefulOperator {
       const table = new Map<string, Group>();
       for (const e of all) {
         const v = e.value as { k: Json[]; b: Buffer };
-        table.set(e.key.id, { id: e.key.id, kv: v.k, evictAt: e.key.evictAt, buf: v.b });
+        table.set(e.key.id, { id: e.key.id, kv: v.k, evictAt: e.key.evictAt, buf: v.b, nums: null });
       }
       for (const g of merged.values()) table.set(g.id, g);
       for (const g of merged.values()) changes.push(this.put(g));
@@ -254,33 +292,31 @@ class AggregateOperator implements StatefulOperator {
       return { rows: out, changes: changes.sort(byId), late, stateRowsDelta: delta };
     }
 
-    const evicted: Group[] = [];
-    const ordered = [...merged.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    for (const g of ordered) {
+    // Output and changes follow the batch's first-seen order, then the store's order of expired
+    // groups: the same on a replay of the same input, and a sort of every touched group is what
+    // a batch with many keys would otherwise spend most of its per-group time on.
+    const evicts = this.evicts;
+    for (const g of merged.values()) {
       if (mode === 'update') out.push(this.toRow(g));
-      if (this.evicts && g.evictAt !== null && g.evictAt <= evictWm) {
-        evicted.push(g);
+      if (evicts && g.evictAt !== null && g.evictAt <= evictWm) {
+        if (mode === 'append') out.push(this.toRow(g));
         changes.push({ key: { id: g.id, evictAt: g.evictAt }, value: null });
         delta--;
       } else {
         changes.push(this.put(g));
       }
     }
-    if (this.evicts) {
+    if (evicts) {
       const expired = await state.expired(this.spec, evictWm, version);
       for (const e of expired) {
         if (merged.has(e.key.id)) continue;
         const v = e.value as { k: Json[]; b: Buffer };
-        evicted.push({ id: e.key.id, kv: v.k, evictAt: e.key.evictAt, buf: v.b });
+        if (mode === 'append') out.push(this.toRow({ id: e.key.id, kv: v.k, evictAt: e.key.evictAt, buf: v.b, nums: null }));
         changes.push({ key: e.key, value: null });
         delta--;
       }
     }
-    if (mode === 'append') {
-      evicted.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      for (const g of evicted) out.push(this.toRow(g));
-    }
-    return { rows: out, changes: changes.sort(byId), late, stateRowsDelta: delta };
+    return { rows: out, changes, late, stateRowsDelta: delta };
   }
 
   private put(g: Group): StateChange {
@@ -302,6 +338,8 @@ class AggregateOperator implements StatefulOperator {
     return row;
   }
 }
+
+const EMPTY_BUFFER: Buffer = [];
 
 // ------------------------------------------------------------------------------ session windows
 

@@ -39,6 +39,16 @@ export interface BatchLimits {
   readonly maxRecordsPerTrigger?: number;
 }
 
+/** What the executor asks of a read. */
+export interface ReadOptions {
+  /**
+   * The columns the query uses (absent: all). A source may leave the schema's other columns off
+   * its rows; it still reads and checks them, so whether a record is a dead letter never depends
+   * on the query.
+   */
+  readonly columns?: readonly string[];
+}
+
 /**
  * A replayable source. Offsets are JSON-serialisable; reading the same (start, end] twice yields
  * the same rows.
@@ -58,12 +68,12 @@ export interface Source {
    */
   planBatch(batchId: number, start: Json | null, target: Json, limits: BatchLimits): Promise<Json | null>;
   /** Read the rows of (start, end] for batch `batchId` (a replay passes the logged offsets). */
-  read(batchId: number, start: Json | null, end: Json): Promise<ReadResult>;
+  read(batchId: number, start: Json | null, end: Json, options?: ReadOptions): Promise<ReadResult>;
   /**
    * The same rows as `read`, in the same order, a chunk (e.g. a file) at a time, so that a batch
    * is aggregated as it is read and never held whole in memory. Optional.
    */
-  readChunks?(batchId: number, start: Json | null, end: Json): AsyncIterable<ReadResult>;
+  readChunks?(batchId: number, start: Json | null, end: Json, options?: ReadOptions): AsyncIterable<ReadResult>;
   /** How much is left between `from` and `target` (files or records), for the run report. */
   backlog?(from: Json | null, target: Json | null): Promise<number>;
 }
