@@ -127,8 +127,9 @@ export function updateBuffer(aggs: readonly CompiledAgg[], buf: Buffer, row: Row
   for (let i = 0; i < aggs.length; i++) buf[i] = aggs[i].update(buf[i], row);
 }
 
-export function mergeBuffers(aggs: readonly CompiledAgg[], into: Buffer, other: Buffer): Buffer {
-  const out = new Array<Json>(aggs.length);
+/** The merge of two buffers: a new one, or `other` itself, overwritten, when `inPlace`. */
+export function mergeBuffers(aggs: readonly CompiledAgg[], into: Buffer, other: Buffer, inPlace = false): Buffer {
+  const out = inPlace ? other : new Array<Json>(aggs.length);
   for (let i = 0; i < aggs.length; i++) out[i] = aggs[i].merge(into[i], other[i]);
   return out;
 }

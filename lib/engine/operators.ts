@@ -264,13 +264,11 @@ class AggregateOperator implements StatefulOperator {
     const stored = touched.length ? await state.get(this.spec, keys, version) : new Map<string, StateEntry>();
 
     // Groups of this batch, merged with their stored state, in the order the batch first saw them.
-    const merged = new Map<string, Group>();
     let delta = 0;
     for (const g of touched) {
       const prev = stored.get(g.id);
-      if (prev) g.buf = mergeBuffers(aggs, (prev.value as { b: Buffer }).b, g.buf);
+      if (prev) g.buf = mergeBuffers(aggs, (prev.value as { b: Buffer }).b, g.buf, numeric !== null);
       else delta++;
-      merged.set(g.id, g);
     }
 
     const out: Row[] = [];
@@ -285,8 +283,8 @@ class AggregateOperator implements StatefulOperator {
         const v = e.value as { k: Json[]; b: Buffer };
         table.set(e.key.id, { id: e.key.id, kv: v.k, evictAt: e.key.evictAt, buf: v.b, nums: null });
       }
-      for (const g of merged.values()) table.set(g.id, g);
-      for (const g of merged.values()) changes.push(this.put(g));
+      for (const g of touched) table.set(g.id, g);
+      for (const g of touched) changes.push(this.put(g));
       const ids = [...table.keys()].sort();
       for (const id of ids) out.push(this.toRow(table.get(id)!));
       return { rows: out, changes: changes.sort(byId), late, stateRowsDelta: delta };
@@ -296,7 +294,7 @@ class AggregateOperator implements StatefulOperator {
     // groups: the same on a replay of the same input, and a sort of every touched group is what
     // a batch with many keys would otherwise spend most of its per-group time on.
     const evicts = this.evicts;
-    for (const g of merged.values()) {
+    for (const g of touched) {
       if (mode === 'update') out.push(this.toRow(g));
       if (evicts && g.evictAt !== null && g.evictAt <= evictWm) {
         if (mode === 'append') out.push(this.toRow(g));
@@ -308,8 +306,9 @@ class AggregateOperator implements StatefulOperator {
     }
     if (evicts) {
       const expired = await state.expired(this.spec, evictWm, version);
+      const seen = expired.length > 0 ? new Set(touched.map((g) => g.id)) : null;
       for (const e of expired) {
-        if (merged.has(e.key.id)) continue;
+        if (seen!.has(e.key.id)) continue;
         const v = e.value as { k: Json[]; b: Buffer };
         if (mode === 'append') out.push(this.toRow({ id: e.key.id, kv: v.k, evictAt: e.key.evictAt, buf: v.b, nums: null }));
         changes.push({ key: e.key, value: null });

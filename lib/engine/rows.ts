@@ -69,10 +69,22 @@ export function toOutputRow(row: Row, columns: readonly ColumnInfo[]): OutputRow
     const v = row[c.name];
     if ((c.name === 'window' || c.name === 'session_window') && v && typeof v === 'object') {
       const w = v as { start: number; end: number };
-      out[c.name] = { start: new Date(w.start).toISOString(), end: new Date(w.end).toISOString() };
+      out[c.name] = { start: windowBound(w.start), end: windowBound(w.end) };
     } else {
       out[c.name] = outputValue(c.type, v) as OutputRow[string];
     }
   }
   return out;
+}
+
+/** ISO text of window bounds: a batch emits many rows per window, and few windows. */
+const boundText = new Map<number, string>();
+
+function windowBound(ms: number): string {
+  let t = boundText.get(ms);
+  if (t === undefined) {
+    if (boundText.size >= 4096) boundText.clear();
+    boundText.set(ms, (t = new Date(ms).toISOString()));
+  }
+  return t;
 }
