@@ -100,6 +100,8 @@ interface Versioned {
   evictAt: number | null;
   pv?: number;
   pval?: Json | null;
+  /** The entry `get` returns for (v, val), made on first read. */
+  entry?: StateEntry;
 }
 
 /** Versioned state with the same visibility rules as the DynamoDB store. */
@@ -124,7 +126,14 @@ export class InMemoryStateStore implements StateStore {
     const out = new Map<string, StateEntry>();
     for (const k of keys) {
       this.stats.gets++;
-      const vis = this.visible(t.get(k.id), version);
+      const it = t.get(k.id);
+      if (it === undefined) continue;
+      if (it.v <= version && it.val !== null) {
+        // the common case, the latest version: one entry object per stored value
+        out.set(k.id, (it.entry ??= { key: { id: k.id, evictAt: it.evictAt }, value: it.val }));
+        continue;
+      }
+      const vis = this.visible(it, version);
       if (vis) out.set(k.id, { key: { id: k.id, evictAt: vis.evictAt }, value: vis.val });
     }
     return out;
@@ -154,17 +163,21 @@ export class InMemoryStateStore implements StateStore {
     for (const c of changes) {
       this.stats.writes++;
       const cur = t.get(c.key.id);
-      const next: Versioned = { v: version, val: c.value, evictAt: c.key.evictAt };
-      if (cur && cur.v === version) {
-        next.pv = cur.pv;
-        next.pval = cur.pval;
-      } else if (cur) {
-        next.pv = cur.v;
-        next.pval = cur.val;
+      if (cur === undefined) {
+        t.set(c.key.id, { v: version, val: c.value, evictAt: c.key.evictAt });
+        continue;
       }
+      // updated in place: a rewrite of the same version keeps the previous value, a new version
+      // makes the current one the previous
+      if (cur.v !== version) {
+        cur.pv = cur.v;
+        cur.pval = cur.val;
+      }
+      cur.v = version;
+      cur.val = c.value;
+      cur.entry = undefined;
       // The eviction time of the previous value must survive for a read at the previous version.
-      if (c.value === null && cur) next.evictAt = cur.evictAt;
-      t.set(c.key.id, next);
+      if (c.value !== null) cur.evictAt = c.key.evictAt;
     }
   }
 }
