@@ -109,6 +109,8 @@ export class InMemoryStateStore implements StateStore {
   readonly description = 'memory://state';
   private readonly items = new Map<string, Map<string, Versioned>>();
   readonly stats = { gets: 0, writes: 0 };
+  /** Per operator, the ids deleted and the version that deleted them. */
+  private readonly tombstones = new Map<string, Array<[string, number]>>();
 
   private table(op: OperatorStateSpec) {
     let t = this.items.get(op.operatorId);
@@ -160,7 +162,19 @@ export class InMemoryStateStore implements StateStore {
   }
   async commit(op: OperatorStateSpec, version: number, changes: StateChange[]) {
     const t = this.table(op);
+    // Deletions of earlier versions are invisible to every read still possible (at version - 1 or
+    // later: a replay of this batch at most): drop them, so that the table follows the live state.
+    const dead = this.tombstones.get(op.operatorId) ?? [];
+    const keep: Array<[string, number]> = [];
+    for (const [id, v] of dead) {
+      const it = t.get(id);
+      if (it === undefined || it.val !== null || it.v !== v) continue; // written again since
+      if (v < version) t.delete(id);
+      else keep.push([id, v]);
+    }
+    this.tombstones.set(op.operatorId, keep);
     for (const c of changes) {
+      if (c.value === null) keep.push([c.key.id, version]);
       this.stats.writes++;
       const cur = t.get(c.key.id);
       if (cur === undefined) {

@@ -139,6 +139,8 @@ class AggregateOperator implements StatefulOperator {
   /** The column of each grouping key ('' for the window). */
   private readonly names: readonly string[];
   private readonly numeric: NumericAggs | null;
+  /** The last first-level lookup of the trie (root, key, its map). */
+  private lastFirst: { root: Map<unknown, unknown> | null; key: unknown; map: Map<unknown, unknown> | null } = { root: null, key: undefined, map: null };
 
   constructor(private readonly keys: readonly GroupKey[], private readonly aggs: CompiledAgg[], private readonly cfg: OperatorConfig) {
     this.windowIndex = keys.findIndex((k) => k.kind === 'window');
@@ -225,8 +227,14 @@ class AggregateOperator implements StatefulOperator {
       let level: Map<unknown, unknown> = root;
       for (let i = 0; i < nk - 1; i++) {
         const v = i === wi ? start : (row[names[i]] ?? null);
-        let next = level.get(v) as Map<unknown, unknown> | undefined;
-        if (next === undefined) level.set(v, (next = new Map()));
+        let next: Map<unknown, unknown> | undefined;
+        // consecutive rows mostly share their first key (their window): skip its lookup then
+        if (i === 0 && this.lastFirst.map !== null && Object.is(this.lastFirst.key, v) && this.lastFirst.root === root) next = this.lastFirst.map;
+        else {
+          next = level.get(v) as Map<unknown, unknown> | undefined;
+          if (next === undefined) level.set(v, (next = new Map()));
+          if (i === 0) this.lastFirst = { root, key: v, map: next };
+        }
         level = next;
       }
       const v = nk - 1 === wi ? start : (row[names[nk - 1]] ?? null);
