@@ -248,10 +248,9 @@ async function main(): Promise<void> {
     } catch (e) {
       out(`  compileLineParser failed: ${(e as Error).message}`);
     }
-    const t = { json: newTiming(), ref: newTiming(), scan: newTiming(), engine: newTiming(), engineScan: newTiming() };
+    const t = { json: newTiming(), ref: newTiming(), scan: newTiming(), engine: newTiming() };
     // Only the first run's report and commits are kept: whole runs (their state stores) would weigh on the next ones.
     let first: { report: RunReport; commits: CommitRecord[] } | null = null;
-    let firstScanReport: RunReport | null = null;
     const engineRuns: number[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       timeParse(input.files, (l) => JSON.parse(l), t.json);
@@ -261,11 +260,6 @@ async function main(): Promise<void> {
       first ??= { report: stripRows(run.report), commits: run.state.commits };
       engineRuns.push(run.seconds);
       timeEngine(run, t.engine);
-      if (scan) {
-        const runScan = await runEngine(input.files, { maxFilesPerTrigger: MAX_FILES, scanner: true });
-        firstScanReport ??= stripRows(runScan.report);
-        timeEngine(runScan, t.engineScan);
-      }
     }
     const ev = input.events;
     rawRate = ev / bestTotal(t.json);
@@ -275,10 +269,9 @@ async function main(): Promise<void> {
         ['', 'rate', 'best pass', 'CPU time', 'x JSON.parse'],
         [
           line('split + JSON.parse (the floor)', t.json),
-          line('split + parseJsonLine (what both sources call)', t.ref),
+          line('split + parseJsonLine (the reference parser)', t.ref),
           ...(scan ? [line('split + compileLineParser (lib/engine/json-scan.ts)', t.scan)] : []),
-          line('engine: MicroBatchExecutor, InMemoryFileSource', t.engine),
-          ...(scan ? [line('engine, the same with compileLineParser (bench source)', t.engineScan)] : []),
+          line('engine: MicroBatchExecutor, InMemoryFileSource (parses with compileLineParser)', t.engine),
         ],
       ),
     );
@@ -320,7 +313,6 @@ async function main(): Promise<void> {
     results.engine = {
       eventsPerSecond: Math.round(engineRate),
       xRaw: Number((engineRate / rawRate).toFixed(3)),
-      withCompileLineParser: scan ? Math.round(ev / bestTotal(t.engineScan)) : null,
       runSeconds: engineRuns.map((x) => Number(x.toFixed(2))),
       batches: run.report.batches.map((b) => ({
         id: b.batchId,
@@ -334,20 +326,12 @@ async function main(): Promise<void> {
     };
     summary.push(['raw split + JSON.parse', fmtRate(rawRate), '(the floor)', '']);
     summary.push(['engine, in-memory ports', `${fmtRate(engineRate)} (${(engineRate / rawRate).toFixed(2)}x raw)`, `>= ${TARGET_ENGINE_RATIO}x raw`, engineRate >= TARGET_ENGINE_RATIO * rawRate ? 'ok' : 'MISS']);
-    if (scan) {
-      const r2 = ev / bestTotal(t.engineScan);
-      summary.push(['  (same, source parsing with json-scan)', `${fmtRate(r2)} (${(r2 / rawRate).toFixed(2)}x raw)`, `>= ${TARGET_ENGINE_RATIO}x raw`, r2 >= TARGET_ENGINE_RATIO * rawRate ? 'ok' : 'MISS']);
-    }
     summary.push([
       'engine state writes per batch',
       `upserts ${upsertsOk ? '<=' : '>'} pairs, all ${writesOk ? '<=' : '>'} touched`,
       '<= distinct pairs touched',
       writesOk ? 'ok' : 'MISS',
     ]);
-    if (firstScanReport) {
-      const p2 = checkAgainst(expected!, firstScanReport);
-      if (p2.length) out(`  (the engine with compileLineParser disagrees with the count: ${p2.slice(0, 3).join('; ')})`);
-    }
   }
 
   if (only.has('engine')) rssMarks.push(`after [1-2] ${MB(peakRssBytes())}`);
