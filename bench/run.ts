@@ -212,6 +212,140 @@ const stripRows = (r: RunReport): RunReport => ({ ...r, batches: r.batches.map((
 
 const load = () => loadavg().map((x) => x.toFixed(1)).join(' ');
 
+// ------------------------------------------------------------------------- child: the engine section
+
+interface EngineSection {
+  readonly raw: Record<string, unknown>;
+  readonly engine: Record<string, unknown>;
+  readonly summary: Array<[string, string, string, string]>;
+}
+
+/**
+ * [1-2]: the parse floor and the engine, interleaved round by round. Run in a process of its own
+ * (`--child engine`), as the engine runs in a Lambda: the harness's heap (s3rver, the other
+ * sections' doubles) would otherwise weigh on the engine's garbage collection, not on JSON.parse's.
+ */
+async function engineSection(input: ReturnType<typeof generateEvents>, expected: ExpectedBatch[]): Promise<EngineSection> {
+  const summary: EngineSection['summary'] = [];
+  const results: Record<string, Record<string, unknown>> = {};
+  const schema = parseSchema(BENCH_SCHEMA);
+  let scan: ((line: string) => unknown) | null = null;
+  try {
+    scan = compileLineParser(schema);
+  } catch (e) {
+    out(`  compileLineParser failed: ${(e as Error).message}`);
+  }
+  const t = { json: newTiming(), ref: newTiming(), scan: newTiming(), engine: newTiming() };
+  // Only the first run's report and commits are kept: whole runs (their state stores) would weigh on the next ones.
+  let first: { report: RunReport; commits: CommitRecord[] } | null = null;
+  const engineRuns: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    timeParse(input.files, (l) => JSON.parse(l), t.json);
+    timeParse(input.files, (l) => parseJsonLine(schema, l), t.ref);
+    if (scan) timeParse(input.files, scan, t.scan);
+    const run = await runEngine(input.files, { maxFilesPerTrigger: MAX_FILES });
+    first ??= { report: stripRows(run.report), commits: run.state.commits };
+    engineRuns.push(run.seconds);
+    timeEngine(run, t.engine);
+  }
+  const ev = input.events;
+  const rawRate = ev / bestTotal(t.json);
+  const line = (name: string, x: Timing) => [name, fmtRate(ev / bestTotal(x)), fmtRate(ev / x.wall), fmtRate(ev / x.cpu), (ev / bestTotal(x) / rawRate).toFixed(2)];
+  out(
+    table(
+      ['', 'rate', 'best pass', 'CPU time', 'x JSON.parse'],
+      [
+        line('split + JSON.parse (the floor)', t.json),
+        line('split + parseJsonLine (the reference parser)', t.ref),
+        ...(scan ? [line('split + compileLineParser (lib/engine/json-scan.ts)', t.scan)] : []),
+        line('engine: MicroBatchExecutor, InMemoryFileSource (parses with compileLineParser)', t.engine),
+      ],
+    ),
+  );
+  out('  rate: events / sum of each batch\'s best time; best pass: best whole pass; CPU time: process CPU (GC threads included) of the best pass');
+  out();
+  const run = first!;
+  const engineRate = ev / bestTotal(t.engine);
+  const problems = checkAgainst(expected!, run.report);
+  const commitOf = (id: number) => run.commits.find((x) => x.version === id);
+  const rows = run.report.batches.map((b) => {
+    const e = expected![b.batchId];
+    const c = commitOf(b.batchId);
+    const writes = c?.changes ?? 0;
+    return [
+      b.batchId + (b.noData ? ' (no data)' : ''),
+      b.numInputRows,
+      b.droppedByWatermark,
+      e?.pairs ?? '?',
+      e?.evicted ?? '?',
+      e?.touched ?? '?',
+      `${c?.puts ?? 0} + ${c?.deletes ?? 0}`,
+      e && writes <= e.touched ? 'ok' : 'MISS',
+      Math.round(t.engine.perBatch[b.batchId] * 1000),
+    ];
+  });
+  out('  engine, per batch');
+  out(table(['batch', 'rows', 'late', 'pairs', 'evicted', 'touched', 'state writes', '<= touched', 'best ms'], rows));
+  out('  pairs: distinct (window, user) of the batch\'s rows; evicted: pairs its watermark closes (append: emitted); touched: pairs ∪ evicted;');
+  out('  state writes: upserts + deletes the engine commits. Counted from the input alone (bench/pairs.ts), not by the engine.');
+  out(`  engine runs: ${engineRuns.map((x) => `${x.toFixed(2)} s`).join(', ')}; rows, late rows and emitted windows per batch vs that count: ${problems.length ? `MISMATCH: ${problems.slice(0, 5).join('; ')}` : 'match'}`);
+  out();
+  const writesOk = run.report.batches.every((b) => (commitOf(b.batchId)?.changes ?? 0) <= (expected![b.batchId]?.touched ?? -1));
+  const upsertsOk = run.report.batches.every((b) => (commitOf(b.batchId)?.puts ?? 0) <= (expected![b.batchId]?.pairs ?? -1));
+  results.raw = {
+    jsonParse: Math.round(rawRate),
+    parseJsonLine: Math.round(ev / bestTotal(t.ref)),
+    compileLineParser: scan ? Math.round(ev / bestTotal(t.scan)) : null,
+  };
+  results.engine = {
+    eventsPerSecond: Math.round(engineRate),
+    xRaw: Number((engineRate / rawRate).toFixed(3)),
+    runSeconds: engineRuns.map((x) => Number(x.toFixed(2))),
+    batches: run.report.batches.map((b) => ({
+      id: b.batchId,
+      rows: b.numInputRows,
+      pairs: expected![b.batchId]?.pairs,
+      evicted: expected![b.batchId]?.evicted,
+      upserts: commitOf(b.batchId)?.puts ?? 0,
+      deletes: commitOf(b.batchId)?.deletes ?? 0,
+    })),
+    matchesIndependentCount: problems.length === 0,
+  };
+  summary.push(['raw split + JSON.parse', fmtRate(rawRate), '(the floor)', '']);
+  summary.push(['engine, in-memory ports', `${fmtRate(engineRate)} (${(engineRate / rawRate).toFixed(2)}x raw)`, `>= ${TARGET_ENGINE_RATIO}x raw`, engineRate >= TARGET_ENGINE_RATIO * rawRate ? 'ok' : 'MISS']);
+  summary.push([
+    'engine state writes per batch',
+    `upserts ${upsertsOk ? '<=' : '>'} pairs, all ${writesOk ? '<=' : '>'} touched`,
+    '<= distinct pairs touched',
+    writesOk ? 'ok' : 'MISS',
+  ]);
+  return { raw: results.raw, engine: results.engine, summary };
+}
+
+async function engineChild(): Promise<void> {
+  const input = generateEvents({ events: EVENTS, keys: KEYS, files: FILES, spanMinutes: SPAN_MINUTES });
+  const expected = expectedBatches(input.files, MAX_FILES, WINDOW_MS, WATERMARK_DELAY_MS);
+  const res = await engineSection(input, expected);
+  process.stdout.write(`RESULT ${JSON.stringify({ ...res, peakRss: peakRssBytes() })}\n`);
+}
+
+function spawnEngineChild(): (EngineSection & { peakRss: number | null }) | null {
+  const r = spawnSync(process.execPath, [process.argv[1], '--child', 'engine', '--events', String(EVENTS), '--rounds', String(ROUNDS)], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines = (r.stdout ?? '').split('\n');
+  const result = lines.find((l) => l.startsWith('RESULT '));
+  for (const l of lines) if (!l.startsWith('RESULT ') && l !== '') out(l);
+  if (!result) {
+    out(`  the engine section failed: exit ${r.status}`);
+    return null;
+  }
+  out();
+  return JSON.parse(result.slice('RESULT '.length));
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
   const sampler = new MemorySampler().start(50);
@@ -236,102 +370,16 @@ async function main(): Promise<void> {
   const rssMarks: string[] = [`after generating the input ${MB(peakRssBytes())}`];
 
   // 1-2. the parse floor and the engine, interleaved round by round -------------------------
-  let rawRate: number | null = null;
   let expected: ExpectedBatch[] | null = null;
-  if (only.has('engine') || only.has('e2e')) expected = expectedBatches(input.files, MAX_FILES, WINDOW_MS, WATERMARK_DELAY_MS);
+  if (only.has('e2e')) expected = expectedBatches(input.files, MAX_FILES, WINDOW_MS, WATERMARK_DELAY_MS);
   if (only.has('engine')) {
-    out(`[1-2] the parse floor and the engine alone, on the same ${MB(input.bytes)}; ${ROUNDS} interleaved rounds, best time per batch`);
-    const schema = parseSchema(BENCH_SCHEMA);
-    let scan: ((line: string) => unknown) | null = null;
-    try {
-      scan = compileLineParser(schema);
-    } catch (e) {
-      out(`  compileLineParser failed: ${(e as Error).message}`);
+    out(`[1-2] the parse floor and the engine alone, in a process of their own, on the same ${MB(input.bytes)}; ${ROUNDS} interleaved rounds, best time per batch`);
+    const res = spawnEngineChild();
+    if (res) {
+      results.raw = res.raw;
+      results.engine = { ...res.engine, processPeakRss: res.peakRss };
+      summary.push(...res.summary);
     }
-    const t = { json: newTiming(), ref: newTiming(), scan: newTiming(), engine: newTiming() };
-    // Only the first run's report and commits are kept: whole runs (their state stores) would weigh on the next ones.
-    let first: { report: RunReport; commits: CommitRecord[] } | null = null;
-    const engineRuns: number[] = [];
-    for (let r = 0; r < ROUNDS; r++) {
-      timeParse(input.files, (l) => JSON.parse(l), t.json);
-      timeParse(input.files, (l) => parseJsonLine(schema, l), t.ref);
-      if (scan) timeParse(input.files, scan, t.scan);
-      const run = await runEngine(input.files, { maxFilesPerTrigger: MAX_FILES });
-      first ??= { report: stripRows(run.report), commits: run.state.commits };
-      engineRuns.push(run.seconds);
-      timeEngine(run, t.engine);
-    }
-    const ev = input.events;
-    rawRate = ev / bestTotal(t.json);
-    const line = (name: string, x: Timing) => [name, fmtRate(ev / bestTotal(x)), fmtRate(ev / x.wall), fmtRate(ev / x.cpu), (ev / bestTotal(x) / rawRate!).toFixed(2)];
-    out(
-      table(
-        ['', 'rate', 'best pass', 'CPU time', 'x JSON.parse'],
-        [
-          line('split + JSON.parse (the floor)', t.json),
-          line('split + parseJsonLine (the reference parser)', t.ref),
-          ...(scan ? [line('split + compileLineParser (lib/engine/json-scan.ts)', t.scan)] : []),
-          line('engine: MicroBatchExecutor, InMemoryFileSource (parses with compileLineParser)', t.engine),
-        ],
-      ),
-    );
-    out('  rate: events / sum of each batch\'s best time; best pass: best whole pass; CPU time: process CPU (GC threads included) of the best pass');
-    out();
-    const run = first!;
-    const engineRate = ev / bestTotal(t.engine);
-    const problems = checkAgainst(expected!, run.report);
-    const commitOf = (id: number) => run.commits.find((x) => x.version === id);
-    const rows = run.report.batches.map((b) => {
-      const e = expected![b.batchId];
-      const c = commitOf(b.batchId);
-      const writes = c?.changes ?? 0;
-      return [
-        b.batchId + (b.noData ? ' (no data)' : ''),
-        b.numInputRows,
-        b.droppedByWatermark,
-        e?.pairs ?? '?',
-        e?.evicted ?? '?',
-        e?.touched ?? '?',
-        `${c?.puts ?? 0} + ${c?.deletes ?? 0}`,
-        e && writes <= e.touched ? 'ok' : 'MISS',
-        Math.round(t.engine.perBatch[b.batchId] * 1000),
-      ];
-    });
-    out('  engine, per batch');
-    out(table(['batch', 'rows', 'late', 'pairs', 'evicted', 'touched', 'state writes', '<= touched', 'best ms'], rows));
-    out('  pairs: distinct (window, user) of the batch\'s rows; evicted: pairs its watermark closes (append: emitted); touched: pairs ∪ evicted;');
-    out('  state writes: upserts + deletes the engine commits. Counted from the input alone (bench/pairs.ts), not by the engine.');
-    out(`  engine runs: ${engineRuns.map((x) => `${x.toFixed(2)} s`).join(', ')}; rows, late rows and emitted windows per batch vs that count: ${problems.length ? `MISMATCH: ${problems.slice(0, 5).join('; ')}` : 'match'}`);
-    out();
-    const writesOk = run.report.batches.every((b) => (commitOf(b.batchId)?.changes ?? 0) <= (expected![b.batchId]?.touched ?? -1));
-    const upsertsOk = run.report.batches.every((b) => (commitOf(b.batchId)?.puts ?? 0) <= (expected![b.batchId]?.pairs ?? -1));
-    results.raw = {
-      jsonParse: Math.round(rawRate),
-      parseJsonLine: Math.round(ev / bestTotal(t.ref)),
-      compileLineParser: scan ? Math.round(ev / bestTotal(t.scan)) : null,
-    };
-    results.engine = {
-      eventsPerSecond: Math.round(engineRate),
-      xRaw: Number((engineRate / rawRate).toFixed(3)),
-      runSeconds: engineRuns.map((x) => Number(x.toFixed(2))),
-      batches: run.report.batches.map((b) => ({
-        id: b.batchId,
-        rows: b.numInputRows,
-        pairs: expected![b.batchId]?.pairs,
-        evicted: expected![b.batchId]?.evicted,
-        upserts: commitOf(b.batchId)?.puts ?? 0,
-        deletes: commitOf(b.batchId)?.deletes ?? 0,
-      })),
-      matchesIndependentCount: problems.length === 0,
-    };
-    summary.push(['raw split + JSON.parse', fmtRate(rawRate), '(the floor)', '']);
-    summary.push(['engine, in-memory ports', `${fmtRate(engineRate)} (${(engineRate / rawRate).toFixed(2)}x raw)`, `>= ${TARGET_ENGINE_RATIO}x raw`, engineRate >= TARGET_ENGINE_RATIO * rawRate ? 'ok' : 'MISS']);
-    summary.push([
-      'engine state writes per batch',
-      `upserts ${upsertsOk ? '<=' : '>'} pairs, all ${writesOk ? '<=' : '>'} touched`,
-      '<= distinct pairs touched',
-      writesOk ? 'ok' : 'MISS',
-    ]);
   }
 
   if (only.has('engine')) rssMarks.push(`after [1-2] ${MB(peakRssBytes())}`);
@@ -498,7 +546,15 @@ async function main(): Promise<void> {
   }
 }
 
-if (arg('child') === 'memory') {
+if (arg('child') === 'engine') {
+  engineChild().then(
+    () => process.exit(0),
+    (e) => {
+      process.stderr.write(`${(e as Error).stack ?? e}\n`);
+      process.exit(1);
+    },
+  );
+} else if (arg('child') === 'memory') {
   memoryChild(num('scale', 1), num('memory-events', EVENTS)).catch((e) => {
     process.stderr.write(`${(e as Error).stack ?? e}\n`);
     process.exit(1);

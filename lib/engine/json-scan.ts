@@ -380,8 +380,9 @@ const MAX_SHAPE_LINE = 1 << 20;
  * schema key never matches.
  *
  * Capture groups of a position, from its first group g: the text of a string at g and a number or
- * literal at g + 1 (none, and g = -1, for a STRING column that rows leave off); for a TIMESTAMP column, "YYYY-MM-DD HH" at g and "MM:SS[.fff]" at g + 1 when
- * the string has that plain form, any other string at g + 2, a number or literal at g + 3.
+ * literal at g + 1 (none, and g = -1, for a STRING column that rows leave off); for a TIMESTAMP
+ * column, "YYYY-MM-DD HH:MM:SS[.fff]" at g when the string has that plain form, any other string
+ * at g + 1, a number or literal at g + 2.
  */
 function shapeRegExp(names: readonly string[], types: readonly number[], keep: readonly boolean[], cols: Int32Array, spaced: boolean): { re: RegExp; groups: Int32Array } {
   const ws = spaced ? '[ \\t\\n\\r]*' : '';
@@ -391,7 +392,7 @@ function shapeRegExp(names: readonly string[], types: readonly number[], keep: r
   const value = `(?:"(${plain})"|(${token}))`;
   // a STRING column the rows leave off takes any scalar: nothing to capture
   const anyScalar = `(?:"${plain}"|${token})`;
-  const timestamp = `(?:"(?:([0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}):([0-9]{2}:[0-9]{2}(?:\\.[0-9]{1,3})?)|(${plain}))"|(${token}))`;
+  const timestamp = `(?:"(?:([0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\\.[0-9]{1,3})?)|(${plain}))"|(${token}))`;
   const otherKey = `"(?!(?:${names.map(escapeRegExp).join('|')})")${plain}"`;
   // (the unrolled loop: runs of plain characters between escapes, which backtracks little)
   const otherString = `"${plain}(?:\\\\(?:["\\\\/bfnrt]|u[0-9a-fA-F]{4})${plain})*"`;
@@ -411,7 +412,7 @@ function shapeRegExp(names: readonly string[], types: readonly number[], keep: r
     const dropped = types[cols[p]] === T_STRING && !keep[cols[p]];
     src += `"${escapeRegExp(names[cols[p]])}"${ws}:${ws}${ts ? timestamp : dropped ? anyScalar : value}(?:${ws},${ws}${other})*?`;
     groups[p] = dropped ? -1 : group;
-    group += ts ? 4 : dropped ? 0 : 2;
+    group += ts ? 3 : dropped ? 0 : 2;
   }
   src += `${ws}\\}${ws}$`;
   return { re: new RegExp(src), groups };
@@ -502,32 +503,34 @@ export function compileLineParser(schema: Schema, options: LineParserOptions = {
   /** Lines still to read without trying the expression. */
   let resting = 0;
   /** The last "YYYY-MM-DD HH" of a plain timestamp and its epoch ms. */
+  /** "YYYY-MM-DD HH" (13 characters, or with T) of the last plain timestamp, and its epoch ms. */
   let hourKey = '';
   let hourMs = 0;
 
   /**
-   * parseTimestamp(`${hour}:${tail}`) where hour is "YYYY-MM-DD HH" (or with T) and tail
-   * "MM:SS[.f{1,3}]": what parseTimestamp's plain path computes, with the hour looked up once.
+   * parseTimestamp(text) for text "YYYY-MM-DD HH:MM:SS[.f{1,3}]" (or with T): what its plain path
+   * computes, with the hour looked up once for the lines of that hour.
    */
-  function plainTimestamp(hour: string, tail: string): unknown {
-    if (hour !== hourKey) {
+  function plainTimestamp(text: string): unknown {
+    if (hourKey === '' || !text.startsWith(hourKey)) {
+      const hour = text.slice(0, 13);
       const ms = parseTimestamp(`${hour}:00:00`);
-      if (ms === null) return fromString(T_TIMESTAMP, `${hour}:${tail}`);
+      if (ms === null) return fromString(T_TIMESTAMP, text);
       hourKey = hour;
       hourMs = ms;
     }
-    const minute = (tail.charCodeAt(0) - ZERO) * 10 + (tail.charCodeAt(1) - ZERO);
-    const second = (tail.charCodeAt(3) - ZERO) * 10 + (tail.charCodeAt(4) - ZERO);
-    if (minute > 59 || second > 59) return fromString(T_TIMESTAMP, `${hour}:${tail}`);
+    const minute = (text.charCodeAt(14) - ZERO) * 10 + (text.charCodeAt(15) - ZERO);
+    const second = (text.charCodeAt(17) - ZERO) * 10 + (text.charCodeAt(18) - ZERO);
+    if (minute > 59 || second > 59) return fromString(T_TIMESTAMP, text);
     let frac = 0;
-    const len = tail.length;
-    if (len > 6) {
-      frac = tail.charCodeAt(6) - ZERO;
-      if (len === 7) frac *= 100;
+    const len = text.length;
+    if (len > 20) {
+      frac = text.charCodeAt(20) - ZERO;
+      if (len === 21) frac *= 100;
       else {
-        frac = frac * 10 + (tail.charCodeAt(7) - ZERO);
-        if (len === 8) frac *= 10;
-        else frac = frac * 10 + (tail.charCodeAt(8) - ZERO);
+        frac = frac * 10 + (text.charCodeAt(21) - ZERO);
+        if (len === 22) frac *= 10;
+        else frac = frac * 10 + (text.charCodeAt(22) - ZERO);
       }
     }
     return hourMs + minute * 60_000 + second * 1000 + frac;
@@ -542,11 +545,11 @@ export function compileLineParser(schema: Schema, options: LineParserOptions = {
       let v: unknown;
       if (g < 0) continue; // a STRING column left off the row: any scalar fits
       if (t === T_TIMESTAMP) {
-        const hour = m[g];
-        if (hour !== undefined) v = plainTimestamp(hour, m[g + 1]);
+        const plainText = m[g];
+        if (plainText !== undefined) v = plainTimestamp(plainText);
         else {
-          const text = m[g + 2];
-          v = text !== undefined ? fromString(t, text) : fromToken(t, m[g + 3]);
+          const text = m[g + 1];
+          v = text !== undefined ? fromString(t, text) : fromToken(t, m[g + 2]);
         }
       } else {
         const text = m[g];
@@ -572,7 +575,7 @@ export function compileLineParser(schema: Schema, options: LineParserOptions = {
       const v = `v${pos[p]}`;
       if (g < 0) continue; // a STRING column left off the row: nothing captured, nothing to check
       if (t === T_TIMESTAMP) {
-        body += `  let ${v}; if ((x = m[${g}]) !== undefined) ${v} = ts(x, m[${g + 1}]); else if ((x = m[${g + 2}]) !== undefined) ${v} = str(${t}, x); else ${v} = tok(${t}, m[${g + 3}]);\n  if (${v} === BAD) return null;\n`;
+        body += `  let ${v}; if ((x = m[${g}]) !== undefined) ${v} = ts(x); else if ((x = m[${g + 1}]) !== undefined) ${v} = str(${t}, x); else ${v} = tok(${t}, m[${g + 2}]);\n  if (${v} === BAD) return null;\n`;
       } else if (t === T_STRING) {
         body += `  let ${v} = m[${g}]; if (${v} === undefined) ${v} = tok(${t}, m[${g + 1}]); // never BAD\n`;
       } else {
