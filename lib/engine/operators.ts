@@ -112,17 +112,29 @@ function byId<T extends { key: StateKey }>(a: T, b: T): number {
 
 /**
  * JSON.stringify(kv) for grouping values (strings, numbers, booleans, null, [start, end] windows),
- * written out: it is built for every group of every batch.
+ * written out: it is built for every group of every batch. `windows` caches the text of window
+ * elements by start (a batch has many groups per window, and the text of an epoch-ms number is
+ * the dearest part).
  */
-export function stateId(kv: readonly Json[]): string {
+export function stateId(kv: readonly Json[], windows?: Map<number, string>): string {
   let s = '[';
   for (let i = 0; i < kv.length; i++) {
     if (i > 0) s += ',';
     const v = kv[i];
     if (typeof v === 'string') s += JSON.stringify(v);
     else if (typeof v === 'number') s += Number.isFinite(v) ? String(v) : 'null';
-    else if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'number' && typeof v[1] === 'number' && Number.isFinite(v[0]) && Number.isFinite(v[1])) s += `[${v[0]},${v[1]}]`;
-    else s += JSON.stringify(v);
+    else if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'number' && typeof v[1] === 'number' && Number.isFinite(v[0]) && Number.isFinite(v[1])) {
+      // (one operator has one window length: its start gives its end)
+      let w = windows?.get(v[0]);
+      if (w === undefined) {
+        w = `[${v[0]},${v[1]}]`;
+        if (windows) {
+          if (windows.size >= 4096) windows.clear();
+          windows.set(v[0], w);
+        }
+      }
+      s += w;
+    } else s += JSON.stringify(v);
   }
   return s + ']';
 }
@@ -139,6 +151,8 @@ class AggregateOperator implements StatefulOperator {
   /** The column of each grouping key ('' for the window). */
   private readonly names: readonly string[];
   private readonly numeric: NumericAggs | null;
+  /** Text of window keys, for stateId. */
+  private readonly windowText = new Map<number, string>();
   /** The last first-level lookup of the trie (root, key, its map). */
   private lastFirst: { root: Map<unknown, unknown> | null; key: unknown; map: Map<unknown, unknown> | null } = { root: null, key: undefined, map: null };
 
@@ -265,7 +279,7 @@ class AggregateOperator implements StatefulOperator {
     const keys: StateKey[] = new Array(touched.length);
     for (let i = 0; i < touched.length; i++) {
       const g = touched[i];
-      g.id = stateId(g.kv);
+      g.id = stateId(g.kv, this.windowText);
       if (numeric) g.buf = numericBuffer(numeric, g.nums!);
       keys[i] = { id: g.id, evictAt: g.evictAt };
     }
