@@ -29,6 +29,7 @@ import { CheckpointMismatchError, DataLossError, InvalidOptionError } from '../e
 import type { BatchLimits, CheckpointStore, DeadLetter, Json, ReadOptions, ReadResult, Row, Source } from '../engine/ports';
 import { type Schema } from '../engine/schema';
 import { LineParsers, type LineParser } from '../engine/json-scan';
+import { parseLineChunks, type LineCursor } from '../engine/lines';
 import {
   checkBucket,
   checkPageSize,
@@ -93,7 +94,6 @@ export class S3LandingSource implements Source {
   readonly description: string;
   private readonly bucket: string;
   private readonly prefix: string;
-  private readonly schema: Schema;
   /** Line parsers that learn the producer's line shapes (lib/engine/json-scan.ts), by the columns read. */
   private readonly parsers: LineParsers;
   private readonly checkpoint: CheckpointStore;
@@ -113,7 +113,6 @@ export class S3LandingSource implements Source {
     if (!opts.schema || !Array.isArray(opts.schema.columns)) {
       throw new InvalidOptionError('S3LandingSource needs `schema`: parse the declared columns with parseSchema("user STRING, event_time TIMESTAMP, ...")');
     }
-    this.schema = opts.schema;
     this.parsers = new LineParsers(opts.schema);
     if (!opts.checkpoint) {
       throw new InvalidOptionError('S3LandingSource needs `checkpoint`: the query\'s CheckpointStore, where it logs each batch\'s file list');
@@ -386,24 +385,19 @@ interface FetchedFile {
   readonly damaged: string | null;
 }
 
-/** Lines per chunk of rows: small enough that a chunk's rows die young, before a scavenge copies them. */
-const CHUNK_LINES = 512;
-
 /**
- * Splits a file's bytes into lines and parses them, CHUNK_LINES at a time. The bytes are decoded
- * in pieces cut at newlines (a 0x0A byte never occurs inside a UTF-8 sequence), so no piece nears
- * V8's string limit.
+ * Splits a file's bytes into lines and parses them (lib/engine/lines.ts), a chunk of rows at a
+ * time. The bytes are decoded in pieces cut at newlines (a 0x0A byte never occurs inside a UTF-8
+ * sequence), so no piece nears V8's string limit.
  */
 function* parseFile(parse: LineParser, f: FetchedFile): Generator<ReadResult> {
-  let bytes = f.bytes; // counted with the file's first chunk
+  const cursor: LineCursor = { lineNo: 0, bytes: f.bytes }; // the bytes go with the file's first chunk
   const buf = f.buf;
   if (buf === null) {
-    yield { rows: [], deadLetters: [{ source: { file: f.key }, raw: '', reason: f.damaged ?? 'unreadable' }], bytes };
+    yield { rows: [], deadLetters: [{ source: { file: f.key }, raw: '', reason: f.damaged ?? 'unreadable' }], bytes: cursor.bytes };
     return;
   }
   let pos = buf.length >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0; // BOM
-  let lineNo = 0;
-  let yielded = false;
   while (pos < buf.length) {
     let end = buf.length;
     if (end - pos > DECODE_CHUNK_BYTES) {
@@ -416,38 +410,7 @@ function* parseFile(parse: LineParser, f: FetchedFile): Generator<ReadResult> {
     }
     const text = buf.toString('utf8', pos, end);
     pos = end;
-    // lines of text, CHUNK_LINES at a time
-    const n = text.length;
-    let start = 0;
-    while (start < n) {
-      const rows: Row[] = [];
-      const dead: DeadLetter[] = [];
-      for (let k = 0; k < CHUNK_LINES && start < n; k++) {
-        let nl = text.indexOf('\n', start);
-        if (nl === -1) nl = n;
-        lineNo++;
-        let e = nl;
-        if (e > start && text.charCodeAt(e - 1) === 13) e--;
-        if (e > start && !(text.charCodeAt(start) <= 32 && isBlank(text, start, e))) {
-          const line = text.slice(start, e);
-          const r = parse(line);
-          if (r.ok) rows.push(r.row);
-          else dead.push({ source: { file: f.key, line: lineNo }, raw: line, reason: r.reason });
-        }
-        start = nl + 1;
-      }
-      yield { rows, deadLetters: dead, bytes };
-      bytes = 0;
-      yielded = true;
-    }
+    yield* parseLineChunks(parse, f.key, text, cursor);
   }
-  if (!yielded) yield { rows: [], deadLetters: [], bytes };
-}
-
-function isBlank(text: string, start: number, end: number): boolean {
-  for (let i = start; i < end; i++) {
-    const c = text.charCodeAt(i);
-    if (c !== 32 && c !== 9 && c !== 13) return false;
-  }
-  return true;
+  if (cursor.bytes > 0 || f.bytes === 0) yield { rows: [], deadLetters: [], bytes: cursor.bytes };
 }

@@ -9,7 +9,6 @@ import type {
   CheckpointHead,
   CheckpointStore,
   CommitEntry,
-  DeadLetter,
   DeadLetterSink,
   Json,
   Lease,
@@ -20,7 +19,6 @@ import type {
   QueryMetadata,
   ReadOptions,
   ReadResult,
-  Row,
   Sink,
   Source,
   StateChange,
@@ -30,10 +28,8 @@ import type {
 } from './ports';
 import { Schema } from './schema';
 import { LineParsers } from './json-scan';
+import { parseLineChunks, type LineCursor } from './lines';
 import { LeaseLostError } from './errors';
-
-/** Lines per chunk: a chunk's rows die young, before the next scavenge copies them. */
-const CHUNK_LINES = 512;
 
 export class InMemoryCheckpoint implements CheckpointStore {
   readonly description = 'memory://checkpoint';
@@ -251,20 +247,9 @@ export class InMemoryFileSource implements Source {
     this.reads++;
     const parse = this.parsers.for(options?.columns);
     for (const f of this.after(start, end)) {
-      const lines = f.body.split('\n');
-      for (let from = 0; from < lines.length || from === 0; from += CHUNK_LINES) {
-        const rows: Row[] = [];
-        const deadLetters: DeadLetter[] = [];
-        const to = Math.min(lines.length, from + CHUNK_LINES);
-        for (let i = from; i < to; i++) {
-          const line = lines[i];
-          if (line.trim() === '') continue;
-          const r = parse(line);
-          if (r.ok) rows.push(r.row);
-          else deadLetters.push({ source: { file: f.key, line: i + 1 }, raw: line, reason: r.reason });
-        }
-        yield { rows, deadLetters, bytes: to >= lines.length ? f.body.length : 0 };
-      }
+      const cursor: LineCursor = { lineNo: 0, bytes: f.body.length };
+      yield* parseLineChunks(parse, f.key, f.body, cursor);
+      if (cursor.bytes > 0 || f.body.length === 0) yield { rows: [], deadLetters: [], bytes: cursor.bytes };
     }
   }
   async backlog(from: Json | null, target: Json | null) {

@@ -1,0 +1,56 @@
+/**
+ * JSON-lines text into chunks of parsed rows, for the sources that read files (the S3 landing
+ * source, its in-memory twin). Lines are cut with indexOf as they are parsed (no array of every
+ * line of a file), and a chunk holds CHUNK_LINES lines: its rows die young, before the next
+ * scavenge would copy them, and a batch is aggregated as it is read.
+ */
+import type { LineParser } from './json-scan';
+import type { DeadLetter, ReadResult, Row } from './ports';
+
+/** Lines per chunk of rows. */
+export const CHUNK_LINES = 512;
+
+/** Where a file's reading is: the last line number used, and bytes not yet counted in a chunk. */
+export interface LineCursor {
+  lineNo: number;
+  bytes: number;
+}
+
+/**
+ * Parses the lines of `text` (a whole file, or a piece of one cut after a newline), numbering
+ * them from cursor.lineNo + 1; blank lines are skipped, a trailing CR is dropped. A line the
+ * parser rejects is a dead letter with its file and line number. The cursor's bytes go with the
+ * first chunk yielded.
+ */
+export function* parseLineChunks(parse: LineParser, file: string, text: string, cursor: LineCursor): Generator<ReadResult> {
+  const n = text.length;
+  let start = 0;
+  while (start < n) {
+    const rows: Row[] = [];
+    const deadLetters: DeadLetter[] = [];
+    for (let k = 0; k < CHUNK_LINES && start < n; k++) {
+      let nl = text.indexOf('\n', start);
+      if (nl === -1) nl = n;
+      cursor.lineNo++;
+      let end = nl;
+      if (end > start && text.charCodeAt(end - 1) === 13) end--;
+      if (end > start && !(text.charCodeAt(start) <= 32 && isBlank(text, start, end))) {
+        const line = text.slice(start, end);
+        const r = parse(line);
+        if (r.ok) rows.push(r.row);
+        else deadLetters.push({ source: { file, line: cursor.lineNo }, raw: line, reason: r.reason });
+      }
+      start = nl + 1;
+    }
+    yield { rows, deadLetters, bytes: cursor.bytes };
+    cursor.bytes = 0;
+  }
+}
+
+function isBlank(text: string, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 32 && c !== 9 && c !== 13) return false;
+  }
+  return true;
+}

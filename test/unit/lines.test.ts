@@ -1,0 +1,33 @@
+/**
+ * parseLineChunks: JSON-lines text into chunks of rows with dead letters located by line.
+ */
+import { compileLineParser } from '../../lib/engine/json-scan';
+import { CHUNK_LINES, parseLineChunks, type LineCursor } from '../../lib/engine/lines';
+import { parseSchema } from '../../lib/engine/schema';
+
+const parse = compileLineParser(parseSchema('n INT'));
+const collect = (text: string, cursor: LineCursor) => [...parseLineChunks(parse, 'f.json', text, cursor)];
+
+describe('parseLineChunks', () => {
+  it(`cuts ${CHUNK_LINES} lines per chunk, keeps file order and counts the bytes once`, () => {
+    const total = CHUNK_LINES * 2 + 3;
+    const text = Array.from({ length: total }, (_, i) => `{"n":${i}}`).join('\n');
+    const cursor = { lineNo: 0, bytes: 1234 };
+    const chunks = collect(text, cursor);
+    expect(chunks.map((c) => c.rows.length)).toEqual([CHUNK_LINES, CHUNK_LINES, 3]);
+    expect(chunks.map((c) => c.bytes)).toEqual([1234, 0, 0]);
+    expect(chunks.flatMap((c) => c.rows.map((r) => r.n))).toEqual(Array.from({ length: total }, (_, i) => i));
+    expect(cursor.lineNo).toBe(total);
+  });
+
+  it('numbers lines across pieces of a file, skips blank lines and drops a trailing CR', () => {
+    const cursor = { lineNo: 0, bytes: 0 };
+    const first = collect('{"n":1}\r\n\n   \n{"n":"x"}\n', cursor);
+    const second = collect('{bad\n{"n":2}', cursor);
+    expect(first.flatMap((c) => c.rows)).toEqual([{ n: 1 }]);
+    expect(first.flatMap((c) => c.deadLetters).map((d) => [d.source, d.raw])).toEqual([[{ file: 'f.json', line: 4 }, '{"n":"x"}']]);
+    expect(second.flatMap((c) => c.deadLetters).map((d) => d.source)).toEqual([{ file: 'f.json', line: 5 }]);
+    expect(second.flatMap((c) => c.rows)).toEqual([{ n: 2 }]);
+    expect(cursor.lineNo).toBe(6);
+  });
+});
