@@ -75,6 +75,7 @@ import type { BatchLimits, CheckpointStore, Clock, DeadLetter, Json, ReadOptions
 import { systemClock } from '../engine/ports';
 import { type Schema } from '../engine/schema';
 import { LineParsers, type LineParser } from '../engine/json-scan';
+import { CHUNK_LINES } from '../engine/lines';
 
 /** Where a query without a checkpoint starts reading. */
 export type StartingPosition = 'TRIM_HORIZON' | 'LATEST' | { readonly atTimestamp: number };
@@ -478,7 +479,7 @@ export class KinesisSource implements Source {
     const parse = this.parsers.for(options?.columns);
     const planned = this.planned.get(batchId);
     if (planned && planned.startKey === JSON.stringify(start) && planned.endKey === JSON.stringify(end)) {
-      for (const [id, recs] of planned.shards) yield this.toChunk(id, recs, parse);
+      for (const [id, recs] of planned.shards) yield* this.toChunks(id, recs, parse);
       return;
     }
     const fromMs = s ? s.fromMs : e.fromMs;
@@ -611,7 +612,7 @@ export class KinesisSource implements Source {
         c.buffer = [];
         c.head = 0;
         c.bufferedBytes = 0;
-        yield this.toChunk(id, recs, parse);
+        yield* this.toChunks(id, recs, parse);
       }
     }
     if (!c.reachedStop && !c.resetToTrimHorizon) {
@@ -770,6 +771,11 @@ export class KinesisSource implements Source {
       this.log({ event: 'kinesis-empty-pages', stream: this.stream, shardId: c.shardId, pages: c.emptyPages, millisBehindLatest: page.millisBehind });
       c.caughtUp = true;
     }
+  }
+
+  /** The records as chunks of at most CHUNK_LINES rows (lib/engine/lines.ts): rows die young. */
+  private *toChunks(shardId: string, recs: KRecord[], parse: LineParser): Generator<ReadResult> {
+    for (let i = 0; i < recs.length; i += CHUNK_LINES) yield this.toChunk(shardId, recs.slice(i, i + CHUNK_LINES), parse);
   }
 
   private toChunk(shardId: string, recs: KRecord[], parse: LineParser): ReadResult {
