@@ -170,13 +170,13 @@ export function numericAggs(aggs: readonly CompiledAgg[]): NumericAggs | null {
 }
 
 export function newNumericSlots(n: NumericAggs): number[] {
-  // a plain array of doubles (unboxed): cheaper to allocate than a typed array, per group
-  const s: number[] = [];
-  for (let i = 0; i < n.ops.length; i++) {
-    s.push(n.ops[i] === OP_SUM ? -0 : 0.5);
-    s.push(0.5);
-  }
-  for (let i = 0; i < s.length; i++) if (s[i] === 0.5) s[i] = 0;
+  // A plain array, cheaper to allocate per group than a typed array. Its first element is a
+  // double (0.5, then set), so it holds unboxed doubles from the start: an array of zeros would
+  // hold small integers and be copied on its first fractional sum.
+  const s: number[] = [0.5];
+  for (let k = 1; k < n.width; k++) s.push(0);
+  s[0] = 0;
+  for (let i = 0; i < n.ops.length; i++) if (n.ops[i] === OP_SUM) s[2 * i] = -0;
   return s;
 }
 
