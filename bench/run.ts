@@ -23,13 +23,13 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { compileLineParser } from '../lib/engine/json-scan';
 import type { RunReport } from '../lib/engine/executor';
+import { InMemoryStateStore } from '../lib/engine/memory';
 import { parseJsonLine, parseSchema } from '../lib/engine/schema';
 import { CountingSink, MB, MemorySampler, peakRssBytes, sumService, describeCounts, type CommitRecord } from './counting';
 import { runE2e, type E2eResult } from './e2e';
 import { runEngine, type EngineRun } from './engine-run';
 import { BENCH_SCHEMA, generateEvents } from './generate';
 import { lazyFiles } from './lazy-files';
-import { LiveStateStore } from './live-state-store';
 import { expectedBatches, type ExpectedBatch } from './pairs';
 import { benchPlan, QUERY_TEXT, WATERMARK_DELAY_MS, WINDOW_MS } from './query';
 
@@ -100,7 +100,7 @@ async function memoryChild(scale: number, events: number): Promise<void> {
   const backlogBytes = files[0].body.length * files.length; // the files differ by a few bytes at most
   const baselineRss = peakRssBytes();
   const sink = new CountingSink();
-  const state = new LiveStateStore();
+  const state = new InMemoryStateStore();
   const peakAfterBatch: Array<[number, number | null]> = [];
   let n = 0;
   const run = await runEngine(files, {
@@ -474,7 +474,7 @@ async function main(): Promise<void> {
     out(
       `[6] peak RSS of the engine alone, a fresh process each: the benchmark's backlog, then 1x and ${SCALE}x a backlog of ${MEMORY_EVENTS} events, ` +
         `maxFilesPerTrigger ${MAX_FILES} throughout. Files are generated as they are read (as S3 would serve them), state is in ` +
-        'bench/live-state-store.ts (live keys only, as DynamoDB would hold them), the sink keeps counts.',
+        'lib/engine/memory.ts\'s InMemoryStateStore (live keys, and deletions until no read can see them, as DynamoDB would hold them), the sink keeps counts.',
     );
     const mb = spawnMemoryChild(1, EVENTS);
     const m1 = spawnMemoryChild(1, MEMORY_EVENTS);

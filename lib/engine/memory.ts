@@ -100,7 +100,11 @@ interface Versioned {
   entry?: StateEntry;
 }
 
-/** Versioned state with the same visibility rules as the DynamoDB store. */
+/**
+ * Versioned state with the same visibility rules as the DynamoDB store. It holds what DynamoDB
+ * would: live keys with their previous value, and a deletion only until no read can see it, so
+ * it also stands for the state of a long run (the benchmark's memory check).
+ */
 export class InMemoryStateStore implements StateStore {
   readonly description = 'memory://state';
   private readonly items = new Map<string, Map<string, Versioned>>();
@@ -152,6 +156,12 @@ export class InMemoryStateStore implements StateStore {
       if (vis) out.push({ key: { id, evictAt: vis.evictAt }, value: vis.val });
     }
     return out.sort((a, b) => (a.key.id < b.key.id ? -1 : 1));
+  }
+  /** Items held, over all operators (live keys, and deletions not dropped yet). */
+  size(): number {
+    let n = 0;
+    for (const t of this.items.values()) n += t.size;
+    return n;
   }
   async count(op: OperatorStateSpec, version: number) {
     return (await this.all(op, version)).length;
