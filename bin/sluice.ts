@@ -20,7 +20,7 @@ import { buildExecutor, parseS3Uri, parseSinkUri, PipelineConfig, SinkLocation, 
 import { prepareConformance, runCase, ConformanceOptions } from '../lib/local/conformance';
 import { ensureBucket, ensureStateTable, ensureStream } from '../lib/local/resources';
 import { startLocalStack, LocalStack } from '../lib/local/stack';
-import { SEED_FILES, windowedTotals } from '../examples/windowed-totals';
+import { SEED_FILES, showTotals, windowedTotals } from '../examples/windowed-totals';
 
 const USAGE = `usage:
   sluice example seed [--source kinesis]
@@ -73,10 +73,6 @@ async function connect(args: Args, services: Array<'dynamodb' | 's3' | 'kinesis'
   return { conn: stack.connection, stack };
 }
 
-function hhmm(iso: string): string {
-  return iso.slice(11, 16);
-}
-
 async function exampleSeed(args: Args): Promise<number> {
   const { conn, stack } = await connect(args, ['dynamodb', 's3']);
   try {
@@ -101,13 +97,7 @@ async function exampleSeed(args: Args): Promise<number> {
         const f = SEED_FILES[i];
         await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: `${base}/landing/${f.name}`, Body: f.rows.map((r) => JSON.stringify(r)).join('\n') }));
         const report = await buildExecutor(conn, plan, cfg).executor.run({ collectRows: true });
-        const rows = report.batches.flatMap((b) => b.rows);
-        const shown = rows
-          .map((r) => {
-            const w = r.window as { start: string; end: string };
-            return `(${hhmm(w.start)}, ${hhmm(w.end)}, ${Number(r.total).toFixed(1)})`;
-          })
-          .join(', ');
+        const shown = showTotals(report.batches.flatMap((b) => b.rows));
         const dropped = report.droppedByWatermark ? `, ${report.droppedByWatermark} late row dropped` : '';
         console.log(
           `  run ${i + 1}: dropped ${f.name} -> batches ${report.batches.map((b) => b.batchId + (b.noData ? ' (no data)' : '')).join(', ')}; emitted [${shown}]; watermark ${report.watermark}${dropped}`,

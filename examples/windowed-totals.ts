@@ -49,4 +49,17 @@ export const SEED_FILES: ReadonlyArray<{ name: string; rows: Array<Record<string
   },
 ];
 
+/**
+ * A run's rows as the reference article prints them: `(12:00, 12:10, 19.0)`, by window start (a
+ * batch's rows come in no defined order).
+ */
+export function showTotals(rows: ReadonlyArray<Record<string, unknown>>): string {
+  const hhmm = (iso: string) => iso.slice(11, 16);
+  return rows
+    .map((r) => ({ w: r.window as { start: string; end: string }, total: Number(r.total) }))
+    .sort((a, b) => (a.w.start < b.w.start ? -1 : a.w.start > b.w.start ? 1 : 0))
+    .map(({ w, total }) => `(${hhmm(w.start)}, ${hhmm(w.end)}, ${total.toFixed(1)})`)
+    .join(', ');
+}
+
 export default windowedTotals;

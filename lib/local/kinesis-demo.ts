@@ -12,7 +12,7 @@ import type { AwsConnection } from '../aws/config';
 import { createClients } from '../aws/clients';
 import { KinesisSource } from '../aws/kinesis-source';
 import { buildExecutor, PipelineConfig } from '../aws/pipeline';
-import { SEED_FILES, windowedTotals } from '../../examples/windowed-totals';
+import { SEED_FILES, showTotals, windowedTotals } from '../../examples/windowed-totals';
 import { putJsonRecords } from './kinesis-conformance';
 import { ensureBucket, ensureStateTable, ensureStream } from './resources';
 
@@ -58,13 +58,7 @@ export async function runKinesisExample(conn: AwsConnection, opts: KinesisExampl
         const source = new KinesisSource({ client: clients.kinesis, streamName, schema: plan.source.schema });
         const report = await buildExecutor(conn, plan, cfg, { source }).executor.run({ collectRows: true });
         result[mode].push(report);
-        const shown = report.batches
-          .flatMap((b) => b.rows)
-          .map((r) => {
-            const w = r.window as { start: string; end: string };
-            return `(${hhmm(w.start)}, ${hhmm(w.end)}, ${Number(r.total).toFixed(1)})`;
-          })
-          .join(', ');
+        const shown = showTotals(report.batches.flatMap((b) => b.rows));
         const dropped = report.droppedByWatermark ? `, ${report.droppedByWatermark} late row dropped` : '';
         print(
           `  run ${i + 1}: put ${f.name} (${f.rows.length} records) -> batches ${report.batches.map((b) => b.batchId + (b.noData ? ' (no data)' : '')).join(', ')}; emitted [${shown}]; watermark ${report.watermark}${dropped}`,
@@ -80,6 +74,3 @@ export async function runKinesisExample(conn: AwsConnection, opts: KinesisExampl
   }
 }
 
-function hhmm(iso: string): string {
-  return iso.slice(11, 16);
-}
