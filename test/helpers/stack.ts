@@ -49,3 +49,12 @@ export function uniqueName(prefix: string): string {
     .replace(/^-+|-+$/g, '');
   return head ? `${head}-${suffix}` : suffix;
 }
+
+/**
+ * A start for a test's clock: a whole minute of the real time. Items get a TTL from the store's
+ * clock (tombstones, sink markers), and DynamoDB Local deletes items whose TTL has passed at
+ * moments of its own: a clock set in the past would let it delete them in the middle of a test.
+ */
+export function clockStart(): number {
+  return Math.floor(Date.now() / 60_000) * 60_000;
+}

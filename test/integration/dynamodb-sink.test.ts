@@ -8,7 +8,7 @@ import { DynamoDbSink } from '../../lib/aws/dynamodb-sink';
 import { InvalidOptionError, LeaseLostError } from '../../lib/engine/errors';
 import type { LeaseHandle, OutputRow, SinkContext } from '../../lib/engine/ports';
 import { ensureStateTable } from '../../lib/local/resources';
-import { testClients, uniqueName } from '../helpers/stack';
+import { clockStart, testClients, uniqueName } from '../helpers/stack';
 
 const { dynamodb } = testClients();
 const table = uniqueName('sink-table');
@@ -189,7 +189,7 @@ describe('when DynamoDB throttles or transactions conflict', () => {
 });
 
 describe('when the run\'s lease was taken over (fencing)', () => {
-  let now = Date.UTC(2026, 0, 1);
+  let now = clockStart();
   const clock = { now: () => now };
 
   async function takeOver(leaseKey: string): Promise<{ stale: LeaseHandle; current: LeaseHandle }> {

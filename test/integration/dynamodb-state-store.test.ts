@@ -12,7 +12,7 @@ import { DynamoDbStateStore, DynamoDbStateStoreOptions } from '../../lib/aws/dyn
 import { SluiceError } from '../../lib/engine/errors';
 import { Json, OperatorStateSpec, StateChange, StateEntry } from '../../lib/engine/ports';
 import { ensureStateTable } from '../../lib/local/resources';
-import { testClients, uniqueName } from '../helpers/stack';
+import { clockStart, testClients, uniqueName } from '../helpers/stack';
 
 const MINUTE = 60_000;
 
@@ -119,7 +119,7 @@ function fakeClient(table: string, behaviour: { unprocessedOnce?: boolean; throt
 describe('DynamoDbStateStore', () => {
   let dynamodb: DynamoDBClient;
   let tableName: string;
-  let now = Date.UTC(2024, 0, 1);
+  let now = clockStart();
   const clock = { now: () => now };
 
   const newStore = (overrides: Partial<DynamoDbStateStoreOptions> = {}) =>
@@ -135,7 +135,7 @@ describe('DynamoDbStateStore', () => {
   });
 
   beforeEach(() => {
-    now = Date.UTC(2024, 0, 1);
+    now = clockStart();
   });
 
   describe('when batches commit one after another', () => {

@@ -15,7 +15,7 @@ import { EffectGuard, ForeachBatchFunction, ForeachBatchSink } from '../../lib/e
 import type { SinkContext } from '../../lib/engine/ports';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
 import { windowedTotals } from '../../examples/windowed-totals';
-import { testClients, testConnection, uniqueName } from '../helpers/stack';
+import { clockStart, testClients, testConnection, uniqueName } from '../helpers/stack';
 
 const { s3, dynamodb } = testClients();
 const bucket = uniqueName('foreach');
@@ -119,7 +119,7 @@ describe('when the effect ran but its completion record was lost (crash between 
 describe('when the run\'s lease was taken over', () => {
   it('refuses to record the effect or commit guarded writes with the stale token', async () => {
     const leaseKey = uniqueName('lease');
-    let now = Date.UTC(2026, 0, 1);
+    let now = clockStart();
     const clock = { now: () => now };
     const stale = (await new DynamoDbLease({ client: dynamodb, tableName: table, leaseKey, clock }).acquire('run-a', 1000))!;
     now += 2000;
