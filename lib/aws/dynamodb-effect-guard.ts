@@ -26,7 +26,6 @@ import { DynamoDbLease } from './dynamodb-lease';
 import {
   backoff,
   checkTableName,
-  errorName,
   fencedError,
   retryPolicy,
   RetryPolicy,
@@ -34,8 +33,8 @@ import {
   transactOnce,
   TRANSACTION_MAX_ACTIONS,
   wrapError,
-  isRetriable,
 } from './dynamodb-sink';
+import { errorName, isRetriableDynamoDbError as isRetriable } from './aws-errors';
 import { sleep } from './concurrency';
 
 export interface DynamoDbEffectGuardOptions {

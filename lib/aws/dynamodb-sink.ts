@@ -76,6 +76,7 @@ import type { Clock, Json, LeaseHandle, OutputRow, Sink, SinkContext } from '../
 import { systemClock } from '../engine/ports';
 import { DynamoDbLease } from './dynamodb-lease';
 import { compareStrings, fnv1a, mapLimit, sleep } from './concurrency';
+import { errorName, isRetriableDynamoDbError as isRetriable } from './aws-errors';
 
 export interface DynamoDbSinkOptions {
   readonly client: DynamoDBClient;
@@ -157,16 +158,6 @@ const BATCH_GET_MAX = 100;
 /** Attributes the sink uses itself; output columns of these names are refused. */
 export const RESERVED_ATTRIBUTES = ['pk', 'sk', 'batchId', 'queryId', 'ttl'] as const;
 
-const RETRIABLE_ERRORS = new Set([
-  'ProvisionedThroughputExceededException',
-  'ThrottlingException',
-  'RequestLimitExceeded',
-  'InternalServerError',
-  'ServiceUnavailable',
-  'LimitExceededException',
-  'TransactionInProgressException',
-  'TransactionConflictException',
-]);
 /** Cancellation reasons that go away by themselves. */
 const RETRIABLE_REASONS = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded', 'RequestLimitExceeded', 'InternalServerError']);
 
@@ -536,7 +527,7 @@ export async function sendWithRetry<T>(p: RetryPolicy, what: string, call: () =>
 
 export function wrapError(err: unknown, what: string, attempts: number): SluiceError {
   if (err instanceof SluiceError) return err;
-  const name = errorName(err);
+  const name = errorName(err) || 'Error';
   const retriable = isRetriable(err);
   const remedy =
     name === 'ResourceNotFoundException'
@@ -559,17 +550,6 @@ export function fencedError(lease: LeaseHandle, what: string): LeaseLostError {
   );
 }
 
-export function isRetriable(err: unknown): boolean {
-  const e = err as { name?: string; $metadata?: { httpStatusCode?: number }; $fault?: string } | undefined;
-  if (!e) return false;
-  if (e.name && RETRIABLE_ERRORS.has(e.name)) return true;
-  const status = e.$metadata?.httpStatusCode;
-  return (status !== undefined && status >= 500) || e.$fault === 'server';
-}
-
-export function errorName(err: unknown): string {
-  return (err as { name?: string } | undefined)?.name ?? 'Error';
-}
 
 // -----------------------------------------------------------------------------------------------
 // Items

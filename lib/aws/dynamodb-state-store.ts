@@ -62,6 +62,7 @@ import {
   systemClock,
 } from '../engine/ports';
 import { compareStrings, fnv1a, mapLimit, sleep } from './concurrency';
+import { errorMessage, errorName, isRetriableDynamoDbError as isRetriable } from './aws-errors';
 
 export interface DynamoDbStateStoreOptions {
   readonly client: DynamoDBClient;
@@ -116,14 +117,6 @@ const SORT_KEY_MAX_BYTES = 1024;
 const NULL_BUCKET = 'n';
 const DIR_SK = '-';
 
-const RETRIABLE_ERRORS = new Set([
-  'ProvisionedThroughputExceededException',
-  'ThrottlingException',
-  'RequestLimitExceeded',
-  'InternalServerError',
-  'ServiceUnavailable',
-  'LimitExceededException',
-]);
 
 type Item = Record<string, AttributeValue>;
 
@@ -811,14 +804,14 @@ export class DynamoDbStateStore implements StateStore {
           await sleep(this.backoff(attempt));
           continue;
         }
-        const name = errorName(err);
+        const name = errorName(err) || 'Error';
         const remedy =
           name === 'ResourceNotFoundException'
             ? ` Create the table (pk S, sk S, TTL on \`ttl\`) with ensureStateTable or the AvailableNowPipeline construct.`
             : retriable
               ? ` Still throttled after ${attempt} attempts: raise the table's capacity; the batch replays safely.`
               : '';
-        throw new SluiceError(`DynamoDB ${operation} on table ${this.tableName} failed: ${name}: ${errorMessage(err)}.${remedy}`, {
+        throw new SluiceError(`DynamoDB ${operation} on table ${this.tableName} failed: ${name}: ${errorMessage(err) || String(err)}.${remedy}`, {
           cause: err,
           retriable,
           details: { table: this.tableName, operation, errorName: name, attempts: attempt },
@@ -916,18 +909,3 @@ function positiveInt(name: string, value: number): void {
   }
 }
 
-function errorName(err: unknown): string {
-  return (err as { name?: string } | undefined)?.name ?? 'Error';
-}
-
-function errorMessage(err: unknown): string {
-  return (err as { message?: string } | undefined)?.message ?? String(err);
-}
-
-function isRetriable(err: unknown): boolean {
-  const e = err as { name?: string; $metadata?: { httpStatusCode?: number }; $fault?: string } | undefined;
-  if (!e) return false;
-  if (e.name && RETRIABLE_ERRORS.has(e.name)) return true;
-  const status = e.$metadata?.httpStatusCode;
-  return (status !== undefined && status >= 500) || e.$fault === 'server';
-}

@@ -76,6 +76,7 @@ import { systemClock } from '../engine/ports';
 import { type Schema } from '../engine/schema';
 import { LineParsers, type LineParser } from '../engine/json-scan';
 import { CHUNK_LINES } from '../engine/lines';
+import { errorMessage, errorName, httpStatus } from './aws-errors';
 
 /** Where a query without a checkpoint starts reading. */
 export type StartingPosition = 'TRIM_HORIZON' | 'LATEST' | { readonly atTimestamp: number };
@@ -1130,20 +1131,6 @@ function isMissingSequence(e: unknown): boolean {
   return (name === 'InvalidArgumentException' || name === 'ResourceNotFoundException') && /sequence ?number/i.test(errorMessage(e));
 }
 
-function errorName(e: unknown): string {
-  const x = e as { name?: unknown; Code?: unknown } | null;
-  if (x && typeof x.Code === 'string') return x.Code;
-  return x && typeof x.name === 'string' ? x.name : '';
-}
-
-function errorMessage(e: unknown): string {
-  const m = (e as { message?: unknown } | null)?.message;
-  return typeof m === 'string' ? m : '';
-}
-
-function httpStatus(e: unknown): number | undefined {
-  return (e as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
-}
 
 function attemptsOf(e: unknown): number | undefined {
   return (e as { $metadata?: { attempts?: number } } | null)?.$metadata?.attempts;

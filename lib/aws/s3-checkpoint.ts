@@ -43,6 +43,7 @@ import type {
   QueryMetadata,
 } from '../engine/ports';
 import { sleep } from './concurrency';
+import { errorName, httpStatus } from './aws-errors';
 
 export interface S3CheckpointStoreOptions extends S3RetryOptions {
   readonly client: S3Client;
@@ -484,15 +485,6 @@ function isNoSuchKey(e: unknown): boolean {
   return name === 'NoSuchKey' || name === 'NotFound' || (httpStatus(e) === 404 && name !== 'NoSuchBucket');
 }
 
-function errorName(e: unknown): string {
-  const x = e as { name?: unknown; Code?: unknown } | null;
-  if (x && typeof x.Code === 'string') return x.Code;
-  return x && typeof x.name === 'string' ? x.name : '';
-}
-
-export function httpStatus(e: unknown): number | undefined {
-  return (e as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
-}
 
 function attemptsOf(e: unknown): number | undefined {
   return (e as { $metadata?: { attempts?: number } } | null)?.$metadata?.attempts;

@@ -13,6 +13,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { CreateStreamCommand, DescribeStreamSummaryCommand, KinesisClient } from '@aws-sdk/client-kinesis';
 import { BucketLocationConstraint, CreateBucketCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { errorName } from '../aws/aws-errors';
 
 /** The state table's key schema (also used by the lease, the sinks and the CDK construct). */
 export const STATE_TABLE_PARTITION_KEY = 'pk';
@@ -168,8 +169,4 @@ async function waitFor<T>(what: string, timeoutMs: number, check: () => Promise<
     await new Promise((r) => setTimeout(r, delay));
     delay = Math.min(delay * 2, 1_000);
   }
-}
-
-function errorName(e: unknown): string | undefined {
-  return (e as { name?: string } | null)?.name;
 }
