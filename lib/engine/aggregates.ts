@@ -180,6 +180,12 @@ export function newNumericSlots(n: NumericAggs): number[] {
   return s;
 }
 
+/** Slots as newNumericSlots makes them, in an array that held a previous batch's. */
+export function resetNumericSlots(n: NumericAggs, s: number[]): void {
+  for (let k = 0; k < n.width; k++) s[k] = 0;
+  for (let i = 0; i < n.ops.length; i++) if (n.ops[i] === OP_SUM) s[2 * i] = -0;
+}
+
 export function updateNumeric(n: NumericAggs, s: number[], row: Row): void {
   const { ops, columns } = n;
   for (let i = 0; i < ops.length; i++) {

@@ -11,7 +11,7 @@
  * Within a batch everything is aggregated in memory first, so state reads and writes scale with
  * the distinct keys the batch touches, not with its rows.
  */
-import { Buffer, CompiledAgg, compileAgg, initBuffer, mergeBuffers, newNumericSlots, numericAggs, NumericAggs, numericBuffer, updateBuffer, updateNumeric } from './aggregates';
+import { Buffer, CompiledAgg, compileAgg, initBuffer, mergeBuffers, newNumericSlots, numericAggs, NumericAggs, numericBuffer, resetNumericSlots, updateBuffer, updateNumeric } from './aggregates';
 import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateKey, StateStore } from './ports';
 import type { ColumnInfo, GroupKey, OutputMode, SessionKey, StatefulSpec, WindowKey } from './query';
 
@@ -104,7 +104,28 @@ interface Group {
   buf: Buffer;
   /** The batch's count/sum/avg slots, when every aggregation has that form (buf is filled from them). */
   nums: number[] | null;
+  /** The last batch that added rows to it. */
+  batch: number;
+  /**
+   * Its stored value as of the last batch the operator finished: undefined while unknown (a group
+   * first met in this batch, whose state is read in finish), null when the store has none.
+   */
+  state: Buffer | null | undefined;
 }
+
+/** Groups kept between the batches of one run: their trie, with every group's latest state. */
+interface GroupCache {
+  readonly root: Map<unknown, unknown>;
+  readonly groups: Group[];
+  /** The batch whose state they hold. */
+  readonly version: number;
+}
+
+/**
+ * Most groups kept between batches. Past it the operator reads all its state from the store again
+ * (the memory a run holds stays bounded whatever the number of live keys).
+ */
+export const MAX_CACHED_GROUPS = 250_000;
 
 function byId<T extends { key: StateKey }>(a: T, b: T): number {
   return a.key.id < b.key.id ? -1 : a.key.id > b.key.id ? 1 : 0;
@@ -153,6 +174,14 @@ class AggregateOperator implements StatefulOperator {
   private readonly numeric: NumericAggs | null;
   /** Text of window keys, for stateId. */
   private readonly windowText = new Map<number, string>();
+  /**
+   * The groups of the previous batch of this run and their state (what it committed), so that a
+   * group the next batch touches again needs no read from the store, nor a new id. Valid for
+   * batch N only when it holds version N-1: a replay (after a failure of the run) starts afresh.
+   */
+  private cache: GroupCache | null = null;
+  /** The batch being accumulated. */
+  private batchId = -1;
   /** The last first-level lookup of the trie (root, key, its map). */
   private lastFirst: { root: Map<unknown, unknown> | null; key: unknown; map: Map<unknown, unknown> | null } = { root: null, key: undefined, map: null };
 
@@ -172,14 +201,19 @@ class AggregateOperator implements StatefulOperator {
   }
 
   begin(input: BatchMeta): Accumulator {
-    // Groups of the batch in a trie of Maps, one level per grouping key, keyed by the raw values:
-    // no key strings are built per row (the state id is built once per group, in finish).
-    const root = new Map<unknown, unknown>();
+    // Groups in a trie of Maps, one level per grouping key, keyed by the raw values: no key
+    // strings are built per row (a group's state id is built once, in finish). The trie of the
+    // previous batch is kept when it holds the state this batch starts from.
+    const cached = this.cache !== null && this.cache.version === input.batchId - 1 ? this.cache : null;
+    this.cache = null;
+    this.batchId = input.batchId;
+    this.lastFirst = { root: null, key: undefined, map: null };
+    const root = cached ? cached.root : new Map<unknown, unknown>();
     const groups: Group[] = [];
     const late: Row[] = [];
     return {
       add: (rows) => this.accumulate(input, rows, root, groups, late),
-      finish: (state) => this.finish(input, groups, late, state),
+      finish: (state) => this.finish(input, root, cached, groups, late, state),
     };
   }
 
@@ -235,7 +269,6 @@ class AggregateOperator implements StatefulOperator {
       if (g === undefined) {
         g = this.newGroup(row, start, evictAt);
         root.set(undefined, g);
-        groups.push(g);
       }
     } else {
       let level: Map<unknown, unknown> = root;
@@ -256,9 +289,9 @@ class AggregateOperator implements StatefulOperator {
       if (g === undefined) {
         g = this.newGroup(row, start, evictAt);
         level.set(v, g);
-        groups.push(g);
       }
     }
+    if (g.batch !== this.batchId) this.touch(g, groups);
     if (this.numeric !== null) updateNumeric(this.numeric, g.nums!, row);
     else updateBuffer(this.aggs, g.buf, row);
     return true;
@@ -270,26 +303,61 @@ class AggregateOperator implements StatefulOperator {
     const kv: Json[] = new Array(nk);
     for (let i = 0; i < nk; i++) kv[i] = i === this.windowIndex ? [start, start + this.window!.durationMs] : ((row[names[i]] ?? null) as Json);
     const numeric = this.numeric;
-    return { id: '', kv, evictAt, buf: numeric ? EMPTY_BUFFER : initBuffer(this.aggs), nums: numeric ? newNumericSlots(numeric) : null };
+    return { id: '', kv, evictAt, buf: EMPTY_BUFFER, nums: numeric ? newNumericSlots(numeric) : null, batch: -1, state: undefined };
   }
 
-  private async finish(input: BatchMeta, touched: Group[], late: Row[], state: StateStore): Promise<OperatorOutput> {
+  /** The first row of this batch for `g`: starts its in-batch aggregate. */
+  private touch(g: Group, groups: Group[]): void {
+    if (g.batch >= 0) {
+      if (this.numeric !== null) resetNumericSlots(this.numeric, g.nums!);
+    }
+    if (this.numeric === null) g.buf = initBuffer(this.aggs);
+    g.batch = this.batchId;
+    groups.push(g);
+  }
+
+  /** Removes an evicted group from the trie (and the levels it leaves empty). */
+  private unlink(root: Map<unknown, unknown>, g: Group): void {
+    const nk = this.names.length;
+    if (nk === 0) {
+      root.delete(undefined);
+      return;
+    }
+    const path: Array<Map<unknown, unknown>> = [root];
+    const keyAt = (i: number) => (i === this.windowIndex ? (g.kv[i] as number[])[0] : g.kv[i]);
+    for (let i = 0; i < nk - 1; i++) {
+      const next = path[i].get(keyAt(i)) as Map<unknown, unknown> | undefined;
+      if (next === undefined) return;
+      path.push(next);
+    }
+    for (let i = nk - 1; i >= 0; i--) {
+      path[i].delete(keyAt(i));
+      if (path[i].size > 0) return;
+    }
+  }
+
+  private async finish(input: BatchMeta, root: Map<unknown, unknown>, cached: GroupCache | null, touched: Group[], late: Row[], state: StateStore): Promise<OperatorOutput> {
     const { aggs, numeric } = this;
     const version = input.batchId - 1;
-    const keys: StateKey[] = new Array(touched.length);
+    // Only the groups first met in this batch are read from the store: the others carry their state.
+    const unknown: Group[] = [];
     for (let i = 0; i < touched.length; i++) {
       const g = touched[i];
-      g.id = stateId(g.kv, this.windowText);
+      if (g.id === '') g.id = stateId(g.kv, this.windowText);
       if (numeric) g.buf = numericBuffer(numeric, g.nums!);
-      keys[i] = { id: g.id, evictAt: g.evictAt };
+      if (g.state === undefined) unknown.push(g);
     }
-    const stored = touched.length ? await state.get(this.spec, keys, version) : new Map<string, StateEntry>();
+    if (unknown.length > 0) {
+      const keys: StateKey[] = new Array(unknown.length);
+      for (let i = 0; i < unknown.length; i++) keys[i] = { id: unknown[i].id, evictAt: unknown[i].evictAt };
+      const stored = await state.get(this.spec, keys, version);
+      for (const g of unknown) g.state = ((stored.get(g.id)?.value as { b: Buffer } | undefined)?.b ?? null);
+    }
 
     // Groups of this batch, merged with their stored state, in the order the batch first saw them.
     let delta = 0;
     for (const g of touched) {
-      const prev = stored.get(g.id);
-      if (prev) g.buf = mergeBuffers(aggs, (prev.value as { b: Buffer }).b, g.buf, numeric !== null);
+      if (g.state !== null) g.buf = mergeBuffers(aggs, g.state!, g.buf, numeric !== null);
       else delta++;
     }
 
@@ -299,11 +367,12 @@ class AggregateOperator implements StatefulOperator {
     const evictWm = input.evictWm;
 
     if (mode === 'complete') {
+      // every group is read back each batch: nothing is kept between batches
       const all = await state.all(this.spec, version);
       const table = new Map<string, Group>();
       for (const e of all) {
         const v = e.value as { k: Json[]; b: Buffer };
-        table.set(e.key.id, { id: e.key.id, kv: v.k, evictAt: e.key.evictAt, buf: v.b, nums: null });
+        table.set(e.key.id, { id: e.key.id, kv: v.k, evictAt: e.key.evictAt, buf: v.b, nums: null, batch: -1, state: v.b });
       }
       for (const g of touched) table.set(g.id, g);
       for (const g of touched) changes.push(this.put(g));
@@ -312,30 +381,64 @@ class AggregateOperator implements StatefulOperator {
       return { rows: out, changes: changes.sort(byId), late, stateRowsDelta: delta };
     }
 
-    // Output and changes follow the batch's first-seen order, then the store's order of expired
-    // groups: the same on a replay of the same input, and a sort of every touched group is what
-    // a batch with many keys would otherwise spend most of its per-group time on.
+    // Output and changes follow the batch's first-seen order, then the kept groups' order, then
+    // the store's order of expired groups: the same on a replay of the same input, and a sort of
+    // every touched group is what a batch with many keys would otherwise spend most of its
+    // per-group time on.
     const evicts = this.evicts;
+    const evicted: Group[] = [];
     for (const g of touched) {
       if (mode === 'update') out.push(this.toRow(g));
       if (evicts && g.evictAt !== null && g.evictAt <= evictWm) {
         if (mode === 'append') out.push(this.toRow(g));
         changes.push({ key: { id: g.id, evictAt: g.evictAt }, value: null });
+        evicted.push(g);
         delta--;
       } else {
         changes.push(this.put(g));
       }
     }
+    const kept: Group[] = [];
+    if (cached) {
+      for (const g of cached.groups) {
+        if (g.batch === input.batchId) continue; // touched: done above
+        if (evicts && g.evictAt !== null && g.evictAt <= evictWm) {
+          // expired without new rows: its state is the one kept
+          if (mode === 'append') out.push(this.toRow(g));
+          changes.push({ key: { id: g.id, evictAt: g.evictAt }, value: null });
+          evicted.push(g);
+          delta--;
+        } else kept.push(g);
+      }
+    }
     if (evicts) {
       const expired = await state.expired(this.spec, evictWm, version);
-      const seen = expired.length > 0 ? new Set(touched.map((g) => g.id)) : null;
-      for (const e of expired) {
-        if (seen!.has(e.key.id)) continue;
-        const v = e.value as { k: Json[]; b: Buffer };
-        if (mode === 'append') out.push(this.toRow({ id: e.key.id, kv: v.k, evictAt: e.key.evictAt, buf: v.b, nums: null }));
-        changes.push({ key: e.key, value: null });
-        delta--;
+      // The store's expired groups include every group evicted above that it holds (visible at
+      // the version read, evictAt at or before the watermark): as many means those very groups.
+      let stored = 0;
+      for (const g of evicted) if (g.state !== null) stored++;
+      if (expired.length > stored) {
+        const seen = new Set<string>();
+        for (const g of evicted) seen.add(g.id);
+        for (const e of expired) {
+          if (seen.has(e.key.id)) continue;
+          const v = e.value as { k: Json[]; b: Buffer };
+          if (mode === 'append') out.push(this.toRow({ id: e.key.id, kv: v.k, evictAt: e.key.evictAt, buf: v.b, nums: null, batch: -1, state: v.b }));
+          changes.push({ key: e.key, value: null });
+          delta--;
+        }
       }
+    }
+
+    // Keep the groups that live on, with the state this batch commits, for the next batch.
+    for (const g of touched) {
+      if (g.evictAt !== null && evicts && g.evictAt <= evictWm) continue;
+      g.state = g.buf;
+      kept.push(g);
+    }
+    if (kept.length <= MAX_CACHED_GROUPS) {
+      for (const g of evicted) this.unlink(root, g);
+      this.cache = { root, groups: kept, version: input.batchId };
     }
     return { rows: out, changes, late, stateRowsDelta: delta };
   }
