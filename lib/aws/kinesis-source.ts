@@ -787,11 +787,9 @@ export class KinesisSource implements Source {
     for (const rec of recs) {
       bytes += rec.data.byteLength;
       const text = Buffer.from(rec.data.buffer, rec.data.byteOffset, rec.data.byteLength).toString('utf8');
-      const r = parse(text);
-      if (r.ok) {
-        if (col !== null) r.row[col] = rec.arrivalMs;
-        rows.push(r.row);
-      } else deadLetters.push({ source: { shardId, sequenceNumber: rec.seq }, raw: text, reason: r.reason });
+      const reason = parse.into(text, rows);
+      if (reason !== null) deadLetters.push({ source: { shardId, sequenceNumber: rec.seq }, raw: text, reason });
+      else if (col !== null) rows[rows.length - 1][col] = rec.arrivalMs;
     }
     return { rows, deadLetters, bytes };
   }

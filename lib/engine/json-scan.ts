@@ -355,7 +355,7 @@ interface Shape {
   readonly spaced: boolean;
   readonly re: RegExp;
   /** The row from a match (null: a value does not fit its column), compiled for the shape. */
-  readonly extract: (m: RegExpExecArray) => CoerceResult | null;
+  readonly extract: (m: RegExpExecArray) => Row | null;
 }
 
 const MAX_SHAPES = 16;
@@ -428,7 +428,11 @@ export interface LineParserStats {
   reference: number;
 }
 
-export type LineParser = ((line: string) => CoerceResult) & { readonly stats: LineParserStats };
+export type LineParser = ((line: string) => CoerceResult) & {
+  readonly stats: LineParserStats;
+  /** Pushes the line's row onto `rows` and returns null, or returns why the line is bad (no result object per line). */
+  readonly into: (line: string, rows: Row[]) => string | null;
+};
 
 export interface LineParserOptions {
   /** Learn line shapes and match them with a regular expression (default true; false: tests, benchmarks). */
@@ -479,7 +483,7 @@ export function compileLineParser(schema: Schema, options: LineParserOptions = {
     }
     return false;
   });
-  if (n === 0 || unsafe || new Set(names).size !== n || types.some((t) => t === undefined)) return Object.assign(reference, { stats });
+  if (n === 0 || unsafe || new Set(names).size !== n || types.some((t) => t === undefined)) return Object.assign(reference, { stats, into: (line: string, rows: Row[]) => pushRow(reference(line), rows) });
 
   const byName = new Map<string, number>(names.map((name, i) => [name, i]));
   let lengths = 0; // bit k set: some name has length k (lengths up to 31)
@@ -537,7 +541,7 @@ export function compileLineParser(schema: Schema, options: LineParserOptions = {
   }
 
   /** Tier 1: the row from a match of a shape, or null when a value does not fit its column. */
-  function fromMatch(m: RegExpExecArray, pos: Int32Array, groups: Int32Array): CoerceResult | null {
+  function fromMatch(m: RegExpExecArray, pos: Int32Array, groups: Int32Array): Row | null {
     for (let p = 0; p < n; p++) {
       const col = pos[p];
       const t = types[col];
@@ -558,14 +562,14 @@ export function compileLineParser(schema: Schema, options: LineParserOptions = {
       if (v === BAD) return null;
       vals[col] = v;
     }
-    return { ok: true, row: makeRow(vals) };
+    return makeRow(vals);
   }
 
   /**
    * fromMatch unrolled for one shape: straight-line code with the groups, the types and the row
    * literal written in (a fifth faster than the loop). Falls back to the loop without codegen.
    */
-  function extractor(pos: Int32Array, groups: Int32Array): (m: RegExpExecArray) => CoerceResult | null {
+  function extractor(pos: Int32Array, groups: Int32Array): (m: RegExpExecArray) => Row | null {
     const generic = (m: RegExpExecArray) => fromMatch(m, pos, groups);
     if (!codegen) return generic;
     let body = '';
@@ -583,7 +587,7 @@ export function compileLineParser(schema: Schema, options: LineParserOptions = {
       }
     }
     const row = kept.map((c) => `${JSON.stringify(names[c])}: v${c}`).join(', ');
-    const src = `return function extract(m) {\n  let x;\n${body}  return { ok: true, row: { ${row} } };\n};`;
+    const src = `return function extract(m) {\n  let x;\n${body}  return { ${row} };\n};`;
     try {
       return new Function('BAD', 'str', 'tok', 'ts', src)(BAD, fromString, fromToken, plainTimestamp);
     } catch {
@@ -592,7 +596,7 @@ export function compileLineParser(schema: Schema, options: LineParserOptions = {
   }
 
   /** Tier 2: the row from a charCodeAt scan of the line, or null for the reference to decide. */
-  function scan(line: string): CoerceResult | null {
+  function scan(line: string): Row | null {
     const len = line.length;
     if (++gen === 0xffffffff) {
       seen.fill(0);
@@ -694,7 +698,7 @@ export function compileLineParser(schema: Schema, options: LineParserOptions = {
       }
     }
     if (skipWs(line, i) !== len || found !== n) return null;
-    return { ok: true, row: makeRow(vals) };
+    return makeRow(vals);
   }
 
   /**
@@ -727,7 +731,8 @@ export function compileLineParser(schema: Schema, options: LineParserOptions = {
     resting = 0;
   }
 
-  function parseLine(line: string): CoerceResult {
+  /** The row of a line by tier 1 or 2, or null for the reference to decide. */
+  function fastRow(line: string): Row | null {
     if (shape !== null && line.length <= MAX_SHAPE_LINE) {
       if (resting > 0) resting--;
       else {
@@ -735,7 +740,7 @@ export function compileLineParser(schema: Schema, options: LineParserOptions = {
         if (m !== null) {
           misses = 0;
           const r = shape.extract(m);
-          if (r === null) return reference(line);
+          if (r === null) return null;
           stats.shape++;
           return r;
         }
@@ -748,12 +753,32 @@ export function compileLineParser(schema: Schema, options: LineParserOptions = {
       }
     }
     const r = scan(line);
-    if (r === null) return reference(line);
+    if (r === null) return null;
     stats.scan++;
     if (useShapes) learn(wsSeen);
     return r;
   }
-  return Object.assign(parseLine, { stats });
+
+  function parseLine(line: string): CoerceResult {
+    const row = fastRow(line);
+    return row !== null ? { ok: true, row } : reference(line);
+  }
+
+  function into(line: string, rows: Row[]): string | null {
+    const row = fastRow(line);
+    if (row !== null) {
+      rows.push(row);
+      return null;
+    }
+    return pushRow(reference(line), rows);
+  }
+  return Object.assign(parseLine, { stats, into });
+}
+
+function pushRow(r: CoerceResult, rows: Row[]): string | null {
+  if (!r.ok) return r.reason;
+  rows.push(r.row);
+  return null;
 }
 
 /** The parsers of one schema by the columns their rows keep, compiled on first use. */

@@ -36,9 +36,8 @@ export function* parseLineChunks(parse: LineParser, file: string, text: string, 
       if (end > start && text.charCodeAt(end - 1) === 13) end--;
       if (end > start && !(text.charCodeAt(start) <= 32 && isBlank(text, start, end))) {
         const line = text.slice(start, end);
-        const r = parse(line);
-        if (r.ok) rows.push(r.row);
-        else deadLetters.push({ source: { file, line: cursor.lineNo }, raw: line, reason: r.reason });
+        const reason = parse.into(line, rows);
+        if (reason !== null) deadLetters.push({ source: { file, line: cursor.lineNo }, raw: line, reason });
       }
       start = nl + 1;
     }

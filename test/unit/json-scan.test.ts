@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { compileLineParser, type LineParser, type LineParserOptions } from '../../lib/engine/json-scan';
 import { parseJsonLine, parseSchema, type CoerceResult, type Schema } from '../../lib/engine/schema';
+import type { Row } from '../../lib/engine/ports';
 
 /**
  * The scanner must give what parseJsonLine gives: the same ok/failed decision, the same reason,
@@ -581,6 +582,14 @@ describe('randomized: the same outcome as parseJsonLine', () => {
         const eager = compileLineParser(schema, { backoff: false }); // tries its shape on every line
         const noCodegen = compileLineParser(schema, { codegen: false, backoff: false });
         const noShapes = compileLineParser(schema, { shapes: false });
+        // `into`, what the sources call: one row pushed or the reason, nothing else
+        const pushing = compileLineParser(schema);
+        const viaInto = (line: string): CoerceResult => {
+          const rows: Row[] = [];
+          const reason = pushing.into(line, rows);
+          if (rows.length !== (reason === null ? 1 : 0)) return { ok: false, reason: `into pushed ${rows.length} rows and returned ${reason}` };
+          return reason === null ? { ok: true, row: rows[0] } : { ok: false, reason };
+        };
         const problems: string[] = [];
         let good = 0;
         const lines = 3000;
@@ -592,6 +601,7 @@ describe('randomized: the same outcome as parseJsonLine', () => {
             ['stream, no backoff', eager],
             ['stream, no codegen', noCodegen],
             ['no shapes', noShapes],
+            ['into', viaInto],
           ] as const) {
             const m = mismatch(schema, line, p(line));
             if (m) problems.push(`seed ${seed} record ${j} (${name}): ${m}`);
