@@ -135,10 +135,11 @@ export function mergeBuffers(aggs: readonly CompiledAgg[], into: Buffer, other: 
 }
 
 /**
- * The in-batch form of count, sum and avg: two double slots per aggregation in one array per
- * group, updated without allocating per row (a Json[] buffer boxes every new sum). Turned into
- * the stored Buffer form once per group, with the same values updateBuffer would have given (the
- * same additions in the same order; a sum slot starts at -0, which leaves any first value as is).
+ * The in-batch form of count, sum and avg: two double slots per aggregation, for every group of
+ * a batch in one Float64Array (group k at offset k * width), updated without allocating per row
+ * (a Json[] buffer boxes every new sum) and without a load of a per-group object. Turned into the
+ * stored Buffer form once per group, with the same values updateBuffer would have given (the same
+ * additions in the same order; a sum slot starts at -0, which leaves any first value as is).
  */
 export interface NumericAggs {
   /** Per aggregation: what it counts or adds up. */
@@ -169,52 +170,43 @@ export function numericAggs(aggs: readonly CompiledAgg[]): NumericAggs | null {
   return { ops, columns, width: 2 * aggs.length };
 }
 
-export function newNumericSlots(n: NumericAggs): number[] {
-  // A plain array, cheaper to allocate per group than a typed array. Its first element is a
-  // double (0.5, then set), so it holds unboxed doubles from the start: an array of zeros would
-  // hold small integers and be copied on its first fractional sum.
-  const s: number[] = [0.5];
-  for (let k = 1; k < n.width; k++) s.push(0);
-  s[0] = 0;
-  for (let i = 0; i < n.ops.length; i++) if (n.ops[i] === OP_SUM) s[2 * i] = -0;
-  return s;
+/** Sets the slots of the group at offset `o` to their start values. */
+export function resetNumericSlots(n: NumericAggs, s: Float64Array, o: number): void {
+  for (let k = 0; k < n.width; k++) s[o + k] = 0;
+  for (let i = 0; i < n.ops.length; i++) if (n.ops[i] === OP_SUM) s[o + 2 * i] = -0;
 }
 
-/** Slots as newNumericSlots makes them, in an array that held a previous batch's. */
-export function resetNumericSlots(n: NumericAggs, s: number[]): void {
-  for (let k = 0; k < n.width; k++) s[k] = 0;
-  for (let i = 0; i < n.ops.length; i++) if (n.ops[i] === OP_SUM) s[2 * i] = -0;
-}
-
-export function updateNumeric(n: NumericAggs, s: number[], row: Row): void {
+export function updateNumeric(n: NumericAggs, s: Float64Array, o: number, row: Row): void {
   const { ops, columns } = n;
   for (let i = 0; i < ops.length; i++) {
     const op = ops[i];
+    const at = o + 2 * i;
     if (op === OP_COUNT_ALL) {
-      s[2 * i]++;
+      s[at]++;
       continue;
     }
     const raw = row[columns[i]];
     if (raw === null || raw === undefined) continue;
     if (op === OP_COUNT) {
-      s[2 * i]++;
+      s[at]++;
       continue;
     }
     const v = typeof raw === 'number' ? raw : toNumber(raw);
     if (v === null) continue;
-    s[2 * i] += v;
-    s[2 * i + 1]++;
+    s[at] += v;
+    s[at + 1]++;
   }
 }
 
-/** The Buffer that updateBuffer would have built from the same rows. */
-export function numericBuffer(n: NumericAggs, s: number[]): Buffer {
+/** The Buffer (stored form) of the group at offset `o`. */
+export function numericBuffer(n: NumericAggs, s: Float64Array, o: number): Buffer {
   const b = new Array<Json>(n.ops.length);
   for (let i = 0; i < n.ops.length; i++) {
     const op = n.ops[i];
-    if (op === OP_COUNT_ALL || op === OP_COUNT) b[i] = s[2 * i];
-    else if (op === OP_SUM) b[i] = s[2 * i + 1] > 0 ? s[2 * i] : null;
-    else b[i] = [s[2 * i], s[2 * i + 1]];
+    const at = o + 2 * i;
+    if (op === OP_COUNT_ALL || op === OP_COUNT) b[i] = s[at];
+    else if (op === OP_SUM) b[i] = s[at + 1] > 0 ? s[at] : null;
+    else b[i] = [s[at], s[at + 1]];
   }
   return b;
 }

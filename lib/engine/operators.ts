@@ -11,7 +11,7 @@
  * Within a batch everything is aggregated in memory first, so state reads and writes scale with
  * the distinct keys the batch touches, not with its rows.
  */
-import { Buffer, CompiledAgg, compileAgg, initBuffer, mergeBuffers, newNumericSlots, numericAggs, NumericAggs, numericBuffer, resetNumericSlots, updateBuffer, updateNumeric } from './aggregates';
+import { Buffer, CompiledAgg, compileAgg, initBuffer, mergeBuffers, numericAggs, NumericAggs, numericBuffer, resetNumericSlots, updateBuffer, updateNumeric } from './aggregates';
 import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateKey, StateStore } from './ports';
 import type { ColumnInfo, GroupKey, OutputMode, SessionKey, StatefulSpec, WindowKey } from './query';
 
@@ -101,16 +101,60 @@ interface Group {
   id: string;
   kv: Json[];
   evictAt: number | null;
+  /** The batch's aggregate (with count/sum/avg only, filled from its numeric slots in finish), then the merged one. */
   buf: Buffer;
-  /** The batch's count/sum/avg slots, when every aggregation has that form (buf is filled from them). */
-  nums: number[] | null;
-  /** The last batch that added rows to it. */
-  batch: number;
+  /** Its slot in GroupSlots (-1: a group read back for output only). */
+  slot: number;
   /**
    * Its stored value as of the last batch the operator finished: undefined while unknown (a group
    * first met in this batch, whose state is read in finish), null when the store has none.
    */
   state: Buffer | null | undefined;
+}
+
+/**
+ * The groups of an aggregation by slot, a small integer: the trie's leaves hold slots, the numeric
+ * slots of group k (count/sum/avg) are at k * width in one Float64Array, and the batch that last
+ * touched it is in an Int32Array. A row of a group loads no per-group object, only a Map entry
+ * and its place in the two arrays.
+ */
+class GroupSlots {
+  groups: Array<Group | undefined> = [];
+  acc: Float64Array;
+  touchedIn: Int32Array;
+  private free: number[] = [];
+
+  constructor(private readonly width: number) {
+    this.acc = new Float64Array(1024 * width);
+    this.touchedIn = new Int32Array(1024).fill(-1);
+  }
+
+  add(g: Group): number {
+    const slot = this.free.length > 0 ? this.free.pop()! : this.groups.length;
+    if (slot >= this.touchedIn.length) {
+      const n = this.touchedIn.length * 2;
+      const acc = new Float64Array(n * this.width);
+      acc.set(this.acc);
+      this.acc = acc;
+      const touched = new Int32Array(n).fill(-1);
+      touched.set(this.touchedIn);
+      this.touchedIn = touched;
+    }
+    this.groups[slot] = g;
+    this.touchedIn[slot] = -1;
+    g.slot = slot;
+    return slot;
+  }
+
+  release(g: Group): void {
+    this.groups[g.slot] = undefined;
+    this.free.push(g.slot);
+  }
+
+  clear(): void {
+    this.groups = [];
+    this.free = [];
+  }
 }
 
 /** Groups kept between the batches of one run: their trie, with every group's latest state. */
@@ -182,6 +226,7 @@ class AggregateOperator implements StatefulOperator {
   private cache: GroupCache | null = null;
   /** The batch being accumulated. */
   private batchId = -1;
+  private readonly slots: GroupSlots;
   /** The last first-level lookup of the trie (root, key, its map). */
   private lastFirst: { root: Map<unknown, unknown> | null; key: unknown; map: Map<unknown, unknown> | null } = { root: null, key: undefined, map: null };
 
@@ -191,6 +236,7 @@ class AggregateOperator implements StatefulOperator {
     this.timeIndex = keys.findIndex((k) => (k.kind === 'column' ? cfg.watermarks.has(k.name) : cfg.watermarks.has(k.column)));
     this.names = keys.map((k) => (k.kind === 'column' ? k.name : ''));
     this.numeric = numericAggs(aggs);
+    this.slots = new GroupSlots(this.numeric ? this.numeric.width : 0);
     const granularity = this.window ? this.window.slideMs : Math.max(60_000, ...cfg.watermarks.values());
     this.spec = { operatorId: cfg.operatorId, fixedEviction: true, evictionGranularityMs: granularity };
     this.runsNoDataBatches = cfg.outputMode !== 'complete' && cfg.watermarks.size > 0;
@@ -208,6 +254,7 @@ class AggregateOperator implements StatefulOperator {
     this.cache = null;
     this.batchId = input.batchId;
     this.lastFirst = { root: null, key: undefined, map: null };
+    if (!cached) this.slots.clear();
     const root = cached ? cached.root : new Map<unknown, unknown>();
     const groups: Group[] = [];
     const late: Row[] = [];
@@ -262,13 +309,13 @@ class AggregateOperator implements StatefulOperator {
     const { names } = this;
     const nk = names.length;
     const wi = this.windowIndex;
-    let g: Group | undefined;
+    let slot: number | undefined;
     if (nk === 0) {
       // no grouping keys at all: one global group
-      g = root.get(undefined) as Group | undefined;
-      if (g === undefined) {
-        g = this.newGroup(row, start, evictAt);
-        root.set(undefined, g);
+      slot = root.get(undefined) as number | undefined;
+      if (slot === undefined) {
+        slot = this.newGroup(row, start, evictAt);
+        root.set(undefined, slot);
       }
     } else {
       let level: Map<unknown, unknown> = root;
@@ -285,34 +332,35 @@ class AggregateOperator implements StatefulOperator {
         level = next;
       }
       const v = nk - 1 === wi ? start : (row[names[nk - 1]] ?? null);
-      g = level.get(v) as Group | undefined;
-      if (g === undefined) {
-        g = this.newGroup(row, start, evictAt);
-        level.set(v, g);
+      slot = level.get(v) as number | undefined;
+      if (slot === undefined) {
+        slot = this.newGroup(row, start, evictAt);
+        level.set(v, slot);
       }
     }
-    if (g.batch !== this.batchId) this.touch(g, groups);
-    if (this.numeric !== null) updateNumeric(this.numeric, g.nums!, row);
-    else updateBuffer(this.aggs, g.buf, row);
+    const slots = this.slots;
+    if (slots.touchedIn[slot] !== this.batchId) this.touch(slot, groups);
+    if (this.numeric !== null) updateNumeric(this.numeric, slots.acc, slot * this.numeric.width, row);
+    else updateBuffer(this.aggs, slots.groups[slot]!.buf, row);
     return true;
   }
 
-  private newGroup(row: Row, start: number, evictAt: number | null): Group {
+  /** A new group for the row's keys; returns its slot. */
+  private newGroup(row: Row, start: number, evictAt: number | null): number {
     const { names } = this;
     const nk = names.length;
     const kv: Json[] = new Array(nk);
     for (let i = 0; i < nk; i++) kv[i] = i === this.windowIndex ? [start, start + this.window!.durationMs] : ((row[names[i]] ?? null) as Json);
-    const numeric = this.numeric;
-    return { id: '', kv, evictAt, buf: EMPTY_BUFFER, nums: numeric ? newNumericSlots(numeric) : null, batch: -1, state: undefined };
+    return this.slots.add({ id: '', kv, evictAt, buf: EMPTY_BUFFER, slot: -1, state: undefined });
   }
 
-  /** The first row of this batch for `g`: starts its in-batch aggregate. */
-  private touch(g: Group, groups: Group[]): void {
-    if (g.batch >= 0) {
-      if (this.numeric !== null) resetNumericSlots(this.numeric, g.nums!);
-    }
-    if (this.numeric === null) g.buf = initBuffer(this.aggs);
-    g.batch = this.batchId;
+  /** The first row of this batch for the group in `slot`: starts its in-batch aggregate. */
+  private touch(slot: number, groups: Group[]): void {
+    const { slots, numeric } = this;
+    const g = slots.groups[slot]!;
+    if (numeric !== null) resetNumericSlots(numeric, slots.acc, slot * numeric.width);
+    else g.buf = initBuffer(this.aggs);
+    slots.touchedIn[slot] = this.batchId;
     groups.push(g);
   }
 
@@ -344,7 +392,7 @@ class AggregateOperator implements StatefulOperator {
     for (let i = 0; i < touched.length; i++) {
       const g = touched[i];
       if (g.id === '') g.id = stateId(g.kv, this.windowText);
-      if (numeric) g.buf = numericBuffer(numeric, g.nums!);
+      if (numeric) g.buf = numericBuffer(numeric, this.slots.acc, g.slot * numeric.width);
       if (g.state === undefined) unknown.push(g);
     }
     if (unknown.length > 0) {
@@ -372,7 +420,7 @@ class AggregateOperator implements StatefulOperator {
       const table = new Map<string, Group>();
       for (const e of all) {
         const v = e.value as { k: Json[]; b: Buffer };
-        table.set(e.key.id, { id: e.key.id, kv: v.k, evictAt: e.key.evictAt, buf: v.b, nums: null, batch: -1, state: v.b });
+        table.set(e.key.id, { id: e.key.id, kv: v.k, evictAt: e.key.evictAt, buf: v.b, slot: -1, state: v.b });
       }
       for (const g of touched) table.set(g.id, g);
       for (const g of touched) changes.push(this.put(g));
@@ -401,7 +449,7 @@ class AggregateOperator implements StatefulOperator {
     const kept: Group[] = [];
     if (cached) {
       for (const g of cached.groups) {
-        if (g.batch === input.batchId) continue; // touched: done above
+        if (this.slots.touchedIn[g.slot] === input.batchId) continue; // touched: done above
         if (evicts && g.evictAt !== null && g.evictAt <= evictWm) {
           // expired without new rows: its state is the one kept
           if (mode === 'append') out.push(this.toRow(g));
@@ -423,7 +471,7 @@ class AggregateOperator implements StatefulOperator {
         for (const e of expired) {
           if (seen.has(e.key.id)) continue;
           const v = e.value as { k: Json[]; b: Buffer };
-          if (mode === 'append') out.push(this.toRow({ id: e.key.id, kv: v.k, evictAt: e.key.evictAt, buf: v.b, nums: null, batch: -1, state: v.b }));
+          if (mode === 'append') out.push(this.toRow({ id: e.key.id, kv: v.k, evictAt: e.key.evictAt, buf: v.b, slot: -1, state: v.b }));
           changes.push({ key: e.key, value: null });
           delta--;
         }
@@ -437,7 +485,10 @@ class AggregateOperator implements StatefulOperator {
       kept.push(g);
     }
     if (kept.length <= MAX_CACHED_GROUPS) {
-      for (const g of evicted) this.unlink(root, g);
+      for (const g of evicted) {
+        this.unlink(root, g);
+        this.slots.release(g);
+      }
       this.cache = { root, groups: kept, version: input.batchId };
     }
     return { rows: out, changes, late, stateRowsDelta: delta };
