@@ -82,14 +82,20 @@ function floorMod(a: number, b: number): number {
   return r < 0 ? r + b : r;
 }
 
-/** Start times of the windows covering `ts`, as Spark's TimeWindowing computes them. */
+/**
+ * The index of the last window covering `ts`, as Spark's TimeWindowing finds it: window k starts
+ * at startMs + k * slideMs, and windows k - ceil(duration / slide) + 1 to k may cover ts.
+ */
+export function lastWindowIndex(ts: number, w: WindowKey): number {
+  return Math.round((ts - floorMod(ts - w.startMs, w.slideMs) - w.startMs) / w.slideMs);
+}
+
+/** Start times of the windows covering `ts`, oldest first. */
 export function windowStarts(ts: number, w: WindowKey): number[] {
-  const lastStart = ts - floorMod(ts - w.startMs, w.slideMs);
-  if (w.slideMs === w.durationMs) return [lastStart];
+  const last = lastWindowIndex(ts, w);
   const out: number[] = [];
-  const n = Math.ceil(w.durationMs / w.slideMs);
-  for (let i = n - 1; i >= 0; i--) {
-    const start = lastStart - i * w.slideMs;
+  for (let k = last - Math.ceil(w.durationMs / w.slideMs) + 1; k <= last; k++) {
+    const start = w.startMs + k * w.slideMs;
     if (start <= ts && ts < start + w.durationMs) out.push(start);
   }
   return out;
@@ -268,44 +274,56 @@ class AggregateOperator implements StatefulOperator {
     const w = this.window;
     const ti = this.timeIndex;
     const lateWm = this.evicts ? input.lateWm : -Infinity;
-    if (w === undefined || w.slideMs !== w.durationMs) {
+    const byWindow = w !== undefined && ti === this.windowIndex;
+    // the column whose value is the group's eviction time, when it is not the window
+    const timeCol = ti >= 0 && !byWindow ? this.names[ti] : '';
+    if (w === undefined) {
       for (let r = 0; r < rows.length; r++) {
         const row = rows[r];
-        if (w === undefined) {
-          if (!this.addRow(row, 0, ti >= 0 ? ((row[this.names[ti]] as number | null | undefined) ?? null) : null, lateWm, root, groups)) late.push(row);
-          continue;
+        if (timeCol !== '') {
+          const t = (row[timeCol] as number | null | undefined) ?? null;
+          if (t !== null && t <= lateWm) {
+            late.push(row);
+            continue;
+          }
         }
-        const ts = row[w.column] as number | null;
-        if (ts === null || ts === undefined) continue; // Spark's window() filters null event times
-        const starts = windowStarts(ts, w);
-        let accepted = false;
-        for (let k = 0; k < starts.length; k++) {
-          const evictAt = ti < 0 ? null : ti === this.windowIndex ? starts[k] + w.durationMs : ((row[this.names[ti]] as number | null | undefined) ?? null);
-          if (this.addRow(row, starts[k], evictAt, lateWm, root, groups)) accepted = true;
-        }
-        if (!accepted) late.push(row);
+        this.addTo(this.slotOf(row, 0, root), row, groups);
       }
       return;
     }
-    // tumbling windows: one window per row
     const col = w.column;
     const size = w.durationMs;
+    const slide = w.slideMs;
     const offset = w.startMs;
-    const byWindow = ti === this.windowIndex;
-    const timeCol = ti >= 0 ? this.names[ti] : '';
+    const windows = Math.ceil(size / slide);
     for (let r = 0; r < rows.length; r++) {
       const row = rows[r];
       const ts = row[col] as number | null;
       if (ts === null || ts === undefined) continue; // Spark's window() filters null event times
-      const start = ts - floorMod(ts - offset, size);
-      const evictAt = byWindow ? start + size : ti < 0 ? null : ((row[timeCol] as number | null | undefined) ?? null);
-      if (!this.addRow(row, start, evictAt, lateWm, root, groups)) late.push(row);
+      if (timeCol !== '') {
+        const t = (row[timeCol] as number | null | undefined) ?? null;
+        if (t !== null && t <= lateWm) {
+          late.push(row);
+          continue;
+        }
+      }
+      // The windows covering ts (as windowStarts), by index: an index is a small integer, where a
+      // start in epoch ms is a double that the calls below would box.
+      const last = lastWindowIndex(ts, w);
+      let accepted = false;
+      for (let k = last - windows + 1; k <= last; k++) {
+        const start = offset + k * slide;
+        if (!(start <= ts && ts < start + size)) continue;
+        if (byWindow && start + size <= lateWm) continue;
+        this.addTo(this.slotOf(row, k, root), row, groups);
+        accepted = true;
+      }
+      if (!accepted) late.push(row);
     }
   }
 
-  /** Adds a row to its group of window `start`; false when it is late for it. */
-  private addRow(row: Row, start: number, evictAt: number | null, lateWm: number, root: Map<unknown, unknown>, groups: Group[]): boolean {
-    if (evictAt !== null && evictAt <= lateWm) return false;
+  /** The slot of the row's group in window `index` (0 without a window), made when new. */
+  private slotOf(row: Row, index: number, root: Map<unknown, unknown>): number {
     const { names } = this;
     const nk = names.length;
     const wi = this.windowIndex;
@@ -313,44 +331,46 @@ class AggregateOperator implements StatefulOperator {
     if (nk === 0) {
       // no grouping keys at all: one global group
       slot = root.get(undefined) as number | undefined;
-      if (slot === undefined) {
-        slot = this.newGroup(row, start, evictAt);
-        root.set(undefined, slot);
-      }
-    } else {
-      let level: Map<unknown, unknown> = root;
-      for (let i = 0; i < nk - 1; i++) {
-        const v = i === wi ? start : (row[names[i]] ?? null);
-        let next: Map<unknown, unknown> | undefined;
-        // consecutive rows mostly share their first key (their window): skip its lookup then
-        if (i === 0 && this.lastFirst.map !== null && Object.is(this.lastFirst.key, v) && this.lastFirst.root === root) next = this.lastFirst.map;
-        else {
-          next = level.get(v) as Map<unknown, unknown> | undefined;
-          if (next === undefined) level.set(v, (next = new Map()));
-          if (i === 0) this.lastFirst = { root, key: v, map: next };
-        }
-        level = next;
-      }
-      const v = nk - 1 === wi ? start : (row[names[nk - 1]] ?? null);
-      slot = level.get(v) as number | undefined;
-      if (slot === undefined) {
-        slot = this.newGroup(row, start, evictAt);
-        level.set(v, slot);
-      }
+      if (slot === undefined) root.set(undefined, (slot = this.newGroup(row, index)));
+      return slot;
     }
+    let level: Map<unknown, unknown> = root;
+    for (let i = 0; i < nk - 1; i++) {
+      const v = i === wi ? index : (row[names[i]] ?? null);
+      let next: Map<unknown, unknown> | undefined;
+      // consecutive rows mostly share their first key (their window): skip its lookup then
+      const lf = this.lastFirst;
+      if (i === 0 && lf.map !== null && lf.root === root && (lf.key === v || (v !== v && lf.key !== lf.key))) next = lf.map;
+      else {
+        next = level.get(v) as Map<unknown, unknown> | undefined;
+        if (next === undefined) level.set(v, (next = new Map()));
+        if (i === 0) this.lastFirst = { root, key: v, map: next };
+      }
+      level = next;
+    }
+    const v = nk - 1 === wi ? index : (row[names[nk - 1]] ?? null);
+    slot = level.get(v) as number | undefined;
+    if (slot === undefined) level.set(v, (slot = this.newGroup(row, index)));
+    return slot;
+  }
+
+  private addTo(slot: number, row: Row, groups: Group[]): void {
     const slots = this.slots;
     if (slots.touchedIn[slot] !== this.batchId) this.touch(slot, groups);
     if (this.numeric !== null) updateNumeric(this.numeric, slots.acc, slot * this.numeric.width, row);
     else updateBuffer(this.aggs, slots.groups[slot]!.buf, row);
-    return true;
   }
 
-  /** A new group for the row's keys; returns its slot. */
-  private newGroup(row: Row, start: number, evictAt: number | null): number {
+  /** A new group for the row's keys in window `index`; returns its slot. */
+  private newGroup(row: Row, index: number): number {
     const { names } = this;
     const nk = names.length;
+    const w = this.window;
+    const start = w ? w.startMs + index * w.slideMs : 0;
+    const ti = this.timeIndex;
+    const evictAt = ti < 0 ? null : ti === this.windowIndex ? start + w!.durationMs : ((row[names[ti]] as number | null | undefined) ?? null);
     const kv: Json[] = new Array(nk);
-    for (let i = 0; i < nk; i++) kv[i] = i === this.windowIndex ? [start, start + this.window!.durationMs] : ((row[names[i]] ?? null) as Json);
+    for (let i = 0; i < nk; i++) kv[i] = i === this.windowIndex ? [start, start + w!.durationMs] : ((row[names[i]] ?? null) as Json);
     return this.slots.add({ id: '', kv, evictAt, buf: EMPTY_BUFFER, slot: -1, state: undefined });
   }
 
@@ -372,7 +392,8 @@ class AggregateOperator implements StatefulOperator {
       return;
     }
     const path: Array<Map<unknown, unknown>> = [root];
-    const keyAt = (i: number) => (i === this.windowIndex ? (g.kv[i] as number[])[0] : g.kv[i]);
+    const w = this.window;
+    const keyAt = (i: number) => (i === this.windowIndex ? Math.round(((g.kv[i] as number[])[0] - w!.startMs) / w!.slideMs) : g.kv[i]);
     for (let i = 0; i < nk - 1; i++) {
       const next = path[i].get(keyAt(i)) as Map<unknown, unknown> | undefined;
       if (next === undefined) return;
