@@ -109,8 +109,8 @@ export class InMemoryStateStore implements StateStore {
   readonly description = 'memory://state';
   private readonly items = new Map<string, Map<string, Versioned>>();
   readonly stats = { gets: 0, writes: 0 };
-  /** Per operator, the ids deleted and the version that deleted them. */
-  private readonly tombstones = new Map<string, Array<[string, number]>>();
+  /** Per operator, the ids deleted and the version that deleted each. */
+  private readonly tombstones = new Map<string, { ids: string[]; versions: number[] }>();
 
   private table(op: OperatorStateSpec) {
     let t = this.items.get(op.operatorId);
@@ -144,6 +144,10 @@ export class InMemoryStateStore implements StateStore {
     const out: StateEntry[] = [];
     for (const [id, it] of this.table(op)) {
       if (it.evictAt === null || it.evictAt > wm) continue;
+      if (it.v <= version && it.val !== null) {
+        out.push((it.entry ??= { key: { id, evictAt: it.evictAt }, value: it.val }));
+        continue;
+      }
       const vis = this.visible(it, version);
       if (vis) out.push({ key: { id, evictAt: vis.evictAt }, value: vis.val });
     }
@@ -170,17 +174,25 @@ export class InMemoryStateStore implements StateStore {
     const t = this.table(op);
     // Deletions of earlier versions are invisible to every read still possible (at version - 1 or
     // later: a replay of this batch at most): drop them, so that the table follows the live state.
-    const dead = this.tombstones.get(op.operatorId) ?? [];
-    const keep: Array<[string, number]> = [];
-    for (const [id, v] of dead) {
+    const dead = this.tombstones.get(op.operatorId) ?? { ids: [], versions: [] };
+    const keep: { ids: string[]; versions: number[] } = { ids: [], versions: [] };
+    for (let i = 0; i < dead.ids.length; i++) {
+      const id = dead.ids[i];
+      const v = dead.versions[i];
       const it = t.get(id);
       if (it === undefined || it.val !== null || it.v !== v) continue; // written again since
       if (v < version) t.delete(id);
-      else keep.push([id, v]);
+      else {
+        keep.ids.push(id);
+        keep.versions.push(v);
+      }
     }
     this.tombstones.set(op.operatorId, keep);
     for (const c of changes) {
-      if (c.value === null) keep.push([c.key.id, version]);
+      if (c.value === null) {
+        keep.ids.push(c.key.id);
+        keep.versions.push(version);
+      }
       this.stats.writes++;
       const cur = t.get(c.key.id);
       if (cur === undefined) {

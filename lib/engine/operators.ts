@@ -105,6 +105,8 @@ export function windowStarts(ts: number, w: WindowKey): number[] {
 interface Group {
   /** The state key: JSON of kv, built when the batch is applied (see stateId). */
   id: string;
+  /** {id, evictAt}, made with the id: the same object in every batch's reads and changes. */
+  key: StateKey | null;
   kv: Json[];
   evictAt: number | null;
   /** The batch's aggregate (with count/sum/avg only, filled from its numeric slots in finish), then the merged one. */
@@ -371,7 +373,7 @@ class AggregateOperator implements StatefulOperator {
     const evictAt = ti < 0 ? null : ti === this.windowIndex ? start + w!.durationMs : ((row[names[ti]] as number | null | undefined) ?? null);
     const kv: Json[] = new Array(nk);
     for (let i = 0; i < nk; i++) kv[i] = i === this.windowIndex ? [start, start + w!.durationMs] : ((row[names[i]] ?? null) as Json);
-    return this.slots.add({ id: '', kv, evictAt, buf: EMPTY_BUFFER, slot: -1, state: undefined });
+    return this.slots.add({ id: '', key: null, kv, evictAt, buf: EMPTY_BUFFER, slot: -1, state: undefined });
   }
 
   /** The first row of this batch for the group in `slot`: starts its in-batch aggregate. */
@@ -391,9 +393,15 @@ class AggregateOperator implements StatefulOperator {
       root.delete(undefined);
       return;
     }
-    const path: Array<Map<unknown, unknown>> = [root];
     const w = this.window;
     const keyAt = (i: number) => (i === this.windowIndex ? Math.round(((g.kv[i] as number[])[0] - w!.startMs) / w!.slideMs) : g.kv[i]);
+    // Evicted by its window's end, under a window first in the trie: every group of that window
+    // goes at once, and with it the window's level.
+    if (this.windowIndex === 0 && this.timeIndex === 0) {
+      root.delete(keyAt(0));
+      return;
+    }
+    const path: Array<Map<unknown, unknown>> = [root];
     for (let i = 0; i < nk - 1; i++) {
       const next = path[i].get(keyAt(i)) as Map<unknown, unknown> | undefined;
       if (next === undefined) return;
@@ -412,13 +420,13 @@ class AggregateOperator implements StatefulOperator {
     const unknown: Group[] = [];
     for (let i = 0; i < touched.length; i++) {
       const g = touched[i];
-      if (g.id === '') g.id = stateId(g.kv, this.windowText);
+      if (g.key === null) g.key = { id: (g.id = stateId(g.kv, this.windowText)), evictAt: g.evictAt };
       if (numeric) g.buf = numericBuffer(numeric, this.slots.acc, g.slot * numeric.width);
       if (g.state === undefined) unknown.push(g);
     }
     if (unknown.length > 0) {
       const keys: StateKey[] = new Array(unknown.length);
-      for (let i = 0; i < unknown.length; i++) keys[i] = { id: unknown[i].id, evictAt: unknown[i].evictAt };
+      for (let i = 0; i < unknown.length; i++) keys[i] = unknown[i].key!;
       const stored = await state.get(this.spec, keys, version);
       for (const g of unknown) g.state = ((stored.get(g.id)?.value as { b: Buffer } | undefined)?.b ?? null);
     }
@@ -441,7 +449,7 @@ class AggregateOperator implements StatefulOperator {
       const table = new Map<string, Group>();
       for (const e of all) {
         const v = e.value as { k: Json[]; b: Buffer };
-        table.set(e.key.id, { id: e.key.id, kv: v.k, evictAt: e.key.evictAt, buf: v.b, slot: -1, state: v.b });
+        table.set(e.key.id, { id: e.key.id, key: e.key, kv: v.k, evictAt: e.key.evictAt, buf: v.b, slot: -1, state: v.b });
       }
       for (const g of touched) table.set(g.id, g);
       for (const g of touched) changes.push(this.put(g));
@@ -460,7 +468,7 @@ class AggregateOperator implements StatefulOperator {
       if (mode === 'update') out.push(this.toRow(g));
       if (evicts && g.evictAt !== null && g.evictAt <= evictWm) {
         if (mode === 'append') out.push(this.toRow(g));
-        changes.push({ key: { id: g.id, evictAt: g.evictAt }, value: null });
+        changes.push({ key: g.key!, value: null });
         evicted.push(g);
         delta--;
       } else {
@@ -474,7 +482,7 @@ class AggregateOperator implements StatefulOperator {
         if (evicts && g.evictAt !== null && g.evictAt <= evictWm) {
           // expired without new rows: its state is the one kept
           if (mode === 'append') out.push(this.toRow(g));
-          changes.push({ key: { id: g.id, evictAt: g.evictAt }, value: null });
+          changes.push({ key: g.key!, value: null });
           evicted.push(g);
           delta--;
         } else kept.push(g);
@@ -492,7 +500,7 @@ class AggregateOperator implements StatefulOperator {
         for (const e of expired) {
           if (seen.has(e.key.id)) continue;
           const v = e.value as { k: Json[]; b: Buffer };
-          if (mode === 'append') out.push(this.toRow({ id: e.key.id, kv: v.k, evictAt: e.key.evictAt, buf: v.b, slot: -1, state: v.b }));
+          if (mode === 'append') out.push(this.toRow({ id: e.key.id, key: e.key, kv: v.k, evictAt: e.key.evictAt, buf: v.b, slot: -1, state: v.b }));
           changes.push({ key: e.key, value: null });
           delta--;
         }
@@ -516,7 +524,7 @@ class AggregateOperator implements StatefulOperator {
   }
 
   private put(g: Group): StateChange {
-    return { key: { id: g.id, evictAt: g.evictAt }, value: { k: g.kv, b: g.buf } };
+    return { key: g.key!, value: { k: g.kv, b: g.buf } };
   }
 
   private toRow(g: Group): Row {
