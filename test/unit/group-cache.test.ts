@@ -1,0 +1,131 @@
+/**
+ * The aggregation keeps its groups, with the state it committed, between the batches of one run:
+ * a group met again needs no read from the store. These tests pin what that must not change: the
+ * results, the state, and a replay after a failure, which must start from the store again.
+ */
+import { CrashInjector } from '../../lib/engine/crash';
+import { InjectedCrash } from '../../lib/engine/errors';
+import { MicroBatchExecutor } from '../../lib/engine/executor';
+import { InMemoryCheckpoint, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../../lib/engine/memory';
+import type { OperatorStateSpec, StateChange, StateKey, StateStore } from '../../lib/engine/ports';
+import { avg, count, readStream, sum, window, type QueryPlan } from '../../lib/engine/query';
+import { at } from './engine-factories';
+
+/** The in-memory store, recording the ids each batch reads. */
+class RecordingStore implements StateStore {
+  readonly description = 'recording';
+  readonly reads = new Map<number, string[]>();
+  constructor(readonly inner = new InMemoryStateStore()) {}
+  get(op: OperatorStateSpec, keys: StateKey[], version: number) {
+    this.reads.set(version + 1, [...(this.reads.get(version + 1) ?? []), ...keys.map((k) => k.id)]);
+    return this.inner.get(op, keys, version);
+  }
+  expired(op: OperatorStateSpec, wm: number, version: number) {
+    return this.inner.expired(op, wm, version);
+  }
+  all(op: OperatorStateSpec, version: number) {
+    return this.inner.all(op, version);
+  }
+  count(op: OperatorStateSpec, version: number) {
+    return this.inner.count(op, version);
+  }
+  commit(op: OperatorStateSpec, version: number, changes: StateChange[]) {
+    return this.inner.commit(op, version, changes);
+  }
+}
+
+const plan = (mode: 'append' | 'update'): QueryPlan =>
+  readStream
+    .format('json')
+    .schema('user STRING, event_time TIMESTAMP, amount DOUBLE')
+    .option('maxFilesPerTrigger', 1)
+    .load()
+    .withWatermark('event_time', '10 minutes')
+    .groupBy(window('event_time', '10 minutes'), 'user')
+    .agg(sum('amount').as('total'), count().as('n'), avg('amount').as('mean'))
+    .writeStream.outputMode(mode)
+    .plan();
+
+// One file per batch: `a` comes back in every batch, `b` once, and the last file closes 12:00.
+const FILES = [
+  [
+    { user: 'a', event_time: at('12:01'), amount: 1 },
+    { user: 'b', event_time: at('12:02'), amount: 2 },
+  ],
+  [{ user: 'a', event_time: at('12:03'), amount: 3 }],
+  [
+    { user: 'a', event_time: at('12:04'), amount: 4 },
+    { user: 'c', event_time: at('12:05'), amount: 5 },
+  ],
+  [{ user: 'a', event_time: at('12:31'), amount: 100 }],
+];
+
+function ports(mode: 'append' | 'update') {
+  const p = plan(mode);
+  const source = new InMemoryFileSource(p.source.schema);
+  FILES.forEach((rows, i) => source.add(`part-${i}.json`, rows));
+  return { plan: p, source, checkpoint: new InMemoryCheckpoint(), state: new RecordingStore(), sink: new InMemorySink() };
+}
+
+/** The sink's batches, each batch's rows in one canonical order. */
+const bySorted = (sink: InMemorySink) =>
+  [...sink.batches.entries()].map(([id, rows]) => [id, rows.map((r) => JSON.stringify(r)).sort()] as const);
+
+const OP: OperatorStateSpec = { operatorId: 'op0', fixedEviction: true, evictionGranularityMs: 1 };
+
+describe('when a run goes on to its next batch', () => {
+  it('reads from the store only the groups the run has not met yet', async () => {
+    const p = ports('update');
+    const r = await new MicroBatchExecutor(p).run({ collectRows: true });
+    expect(r.batches.map((b) => b.batchId)).toEqual([0, 1, 2, 3, 4]);
+    const a = '[[1790856000000,1790856600000],"a"]';
+    expect(p.state.reads.get(0)).toEqual(expect.arrayContaining([a]));
+    // a's 12:00 group is kept from batch 0 on: not read again
+    expect(p.state.reads.get(1) ?? []).toEqual([]);
+    expect(p.state.reads.get(2)).toEqual(['[[1790856000000,1790856600000],"c"]']);
+    expect(r.batches[2].rows).toEqual(
+      expect.arrayContaining([{ window: { start: '2026-10-01T12:00:00.000Z', end: '2026-10-01T12:10:00.000Z' }, user: 'a', total: 8, n: 3, mean: 8 / 3 }]),
+    );
+  });
+
+  it('gives the results and state of runs of one batch each, which read everything from the store', async () => {
+    for (const mode of ['append', 'update'] as const) {
+      const kept = ports(mode);
+      await new MicroBatchExecutor(kept).run();
+      // one executor per batch: each stops right after its batch's commit, the next one goes on
+      const fresh = ports(mode);
+      let executors = 0;
+      for (;;) {
+        executors++;
+        try {
+          await new MicroBatchExecutor({ ...fresh, crash: new CrashInjector({ point: 'after-commit' }) }).run();
+          break;
+        } catch (e) {
+          if (!(e instanceof InjectedCrash)) throw e;
+        }
+      }
+      expect(executors).toBe(fresh.checkpoint.commits.size + 1);
+      // a batch's rows are a multiset: kept groups come out in the run's order, read ones in the store's
+      expect(bySorted(kept.sink)).toEqual(bySorted(fresh.sink));
+      expect(await kept.state.all(OP, 99)).toEqual(await fresh.state.all(OP, 99));
+      expect(kept.sink.batches.size).toBeGreaterThan(2);
+    }
+  });
+});
+
+describe('when the same executor runs again after a failed batch', () => {
+  it.each(['mid-state', 'after-sink', 'before-commit'] as const)('does not count the replayed batch twice (crash %s)', async (point) => {
+    const expected = ports('update');
+    await new MicroBatchExecutor(expected).run();
+
+    const p = ports('update');
+    const executor = new MicroBatchExecutor({ ...p, crash: new CrashInjector({ point, batchId: 2 }) });
+    await expect(executor.run()).rejects.toBeInstanceOf(InjectedCrash);
+    const r = await executor.run();
+    expect(r.batches[0]).toMatchObject({ batchId: 2, replay: true });
+    expect(bySorted(p.sink)).toEqual(bySorted(expected.sink));
+    expect(await p.state.all(OP, 99)).toEqual(await expected.state.all(OP, 99));
+    // the replay read its groups from the store again, at the version before it
+    expect(p.state.reads.get(2)).toEqual(expect.arrayContaining(['[[1790856000000,1790856600000],"a"]']));
+  });
+});
