@@ -15,7 +15,7 @@
  *
  * Options: --only engine,e2e,memory (default: all; bench/results.json is written only then)
  *          --events N  --e2e-events N  --e2e-budget-s S (default 240)  --memory-events N
- *          --rounds N (default 5)  --scale N (default 10)  --no-json
+ *          --rounds N (default 7)  --scale N (default 10)  --no-json
  */
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -46,7 +46,7 @@ const KEYS = 10_000;
 const FILES = 100;
 const MAX_FILES = 10; // maxFilesPerTrigger: 100 files -> 10 batches
 const SPAN_MINUTES = 60;
-const ROUNDS = num('rounds', 5);
+const ROUNDS = num('rounds', 7);
 const SCALE = num('scale', 10);
 const E2E_EVENTS = num('e2e-events', EVENTS);
 const E2E_BUDGET_MS = num('e2e-budget-s', 240) * 1000;

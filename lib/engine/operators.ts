@@ -459,9 +459,10 @@ class AggregateOperator implements StatefulOperator {
     }
 
     // Output and changes follow the batch's first-seen order, then the kept groups' order, then
-    // the store's order of expired groups: the same on a replay of the same input, and a sort of
-    // every touched group is what a batch with many keys would otherwise spend most of its
-    // per-group time on.
+    // the store's order of expired groups. A replay gives the same rows, maybe in another order
+    // (its kept groups differ): rows of a batch are a multiset, as in Spark, and the sinks sort or
+    // partition them. A sort of every touched group is what a batch with many keys would
+    // otherwise spend most of its per-group time on.
     const evicts = this.evicts;
     const evicted: Group[] = [];
     for (const g of touched) {
