@@ -7,30 +7,20 @@ import { CrashInjector } from '../../lib/engine/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
 import { MicroBatchExecutor } from '../../lib/engine/executor';
 import { InMemoryCheckpoint, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../../lib/engine/memory';
-import type { OperatorStateSpec, StateChange, StateKey, StateStore } from '../../lib/engine/ports';
+import type { OperatorStateSpec, StateKey } from '../../lib/engine/ports';
+import { CountingStateStore } from '../../bench/counting';
 import { avg, count, readStream, sum, window, type QueryPlan } from '../../lib/engine/query';
 import { at } from './engine-factories';
 
 /** The in-memory store, recording the ids each batch reads. */
-class RecordingStore implements StateStore {
-  readonly description = 'recording';
+class RecordingStore extends CountingStateStore {
   readonly reads = new Map<number, string[]>();
-  constructor(readonly inner = new InMemoryStateStore()) {}
+  constructor() {
+    super(new InMemoryStateStore());
+  }
   get(op: OperatorStateSpec, keys: StateKey[], version: number) {
     this.reads.set(version + 1, [...(this.reads.get(version + 1) ?? []), ...keys.map((k) => k.id)]);
-    return this.inner.get(op, keys, version);
-  }
-  expired(op: OperatorStateSpec, wm: number, version: number) {
-    return this.inner.expired(op, wm, version);
-  }
-  all(op: OperatorStateSpec, version: number) {
-    return this.inner.all(op, version);
-  }
-  count(op: OperatorStateSpec, version: number) {
-    return this.inner.count(op, version);
-  }
-  commit(op: OperatorStateSpec, version: number, changes: StateChange[]) {
-    return this.inner.commit(op, version, changes);
+    return super.get(op, keys, version);
   }
 }
 
