@@ -299,15 +299,20 @@ export class DynamoDbStateStore implements StateStore {
     if (!Number.isSafeInteger(version) || version < 0) {
       throw new SluiceError(`state commit version (${version}) must be a non-negative integer batch id.`);
     }
+    let after: Map<string, Cached> | null = null;
     try {
-      await this.commitUnsafe(op, version, changes);
+      after = await this.commitUnsafe(op, version, changes);
     } finally {
-      // Whatever happened, raw items read before this commit no longer describe the table.
+      // Whatever happened, raw items read before this commit no longer describe the table. After
+      // a commit that went through, the items read for it and the items it wrote do: they serve
+      // the next batch's reads (at this version), so the keys it touches again are not read back.
       this.cache.delete(op.operatorId);
+      if (after !== null && after.size <= this.cacheMaxItems) this.cache.set(op.operatorId, { version, items: after });
     }
   }
 
-  private async commitUnsafe(op: OperatorStateSpec, version: number, changes: StateChange[]): Promise<void> {
+  /** Writes the batch; returns the raw items of the table as they now are, for what it read or wrote. */
+  private async commitUnsafe(op: OperatorStateSpec, version: number, changes: StateChange[]): Promise<Map<string, Cached>> {
     const rawDir = await this.readDirectory(op);
     if (rawDir && rawDir.cur.version > version) {
       throw new SluiceError(
@@ -326,6 +331,7 @@ export class DynamoDbStateStore implements StateStore {
     }
     const locs = [...lastById.values()].map((c) => this.keyLocation(op, c.key));
     const raw = await this.loadRaw(op, locs, version - 1);
+    const after = new Map<string, Cached>(this.opCache(op, version - 1));
 
     const counts = new Map<string, number>(Object.entries(dirBefore.b));
     let live = dirBefore.n;
@@ -367,8 +373,14 @@ export class DynamoDbStateStore implements StateStore {
         puts.push(...this.indexWrites(op, change.key.id, item, before, version, bucketAfter, ttl));
       }
       // Nothing to write when the item already reads as the target at N.
-      if (item === ABSENT ? deleted : sameSlot(item.cur, cur, json)) continue;
-      puts.push(this.toItem(op, loc.pk, loc.sk, cur, prev, ttl, change.key.id));
+      const ck = cacheKey(loc.pk, loc.sk);
+      if (item === ABSENT ? deleted : sameSlot(item.cur, cur, json)) {
+        after.set(ck, item);
+        continue;
+      }
+      const written = this.toItem(op, loc.pk, loc.sk, cur, prev, ttl, change.key.id);
+      puts.push(written);
+      after.set(ck, parseItem(written));
     }
 
     const b: Record<string, number> = {};
@@ -386,6 +398,7 @@ export class DynamoDbStateStore implements StateStore {
     await mapLimit(chunk(puts, BATCH_WRITE_MAX), this.maxConcurrency, (batch) => this.batchWrite(batch));
     // Last: the directory makes version N whole.
     await this.writeDirectory(op, version, rawDir, { n: live, b });
+    return after;
   }
 
   /**

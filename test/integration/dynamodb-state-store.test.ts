@@ -421,13 +421,36 @@ describe('DynamoDbStateStore', () => {
       const op = windowOp();
       const changes = manyChanges(50, 0);
       await store.commit(op, 0, changes);
+      const other = manyChanges(60, 0).slice(50); // keys this instance never wrote
       const readsBefore = store.stats().readRequests;
-      await store.get(op, changes.map((c) => c.key), 0);
+      await store.get(op, other.map((c) => c.key), 0);
       const afterGet = store.stats().readRequests;
-      await store.commit(op, 1, changes.map((c) => put(c.key.id, c.key.evictAt, 'next')));
+      await store.commit(op, 1, other.map((c) => put(c.key.id, c.key.evictAt, 'next')));
       // The commit reads only the directory.
       expect(store.stats().readRequests - afterGet).toBe(1);
       expect(afterGet - readsBefore).toBe(1);
+    });
+
+    it('reads nothing for keys its last commit wrote: the next batch of the run finds them as written', async () => {
+      const store = newStore();
+      const op = windowOp();
+      const changes = manyChanges(50, 0);
+      await store.commit(op, 0, changes);
+      await store.commit(op, 1, changes.slice(0, 20).map((c) => put(c.key.id, c.key.evictAt, 'next')));
+      const before = store.stats().readRequests;
+      const got = await store.get(op, changes.map((c) => c.key), 1);
+      expect(store.stats().readRequests - before).toBe(0);
+      // the same as a fresh instance (a new Lambda), which reads the table
+      const fresh = reopen(store);
+      const read = await fresh.get(op, changes.map((c) => c.key), 1);
+      expect(fresh.stats().readRequests).toBeGreaterThan(0);
+      expect([...got.entries()]).toEqual([...read.entries()]);
+      expect(got.get(changes[0].key.id)?.value).toBe('next');
+      expect(got.get(changes[30].key.id)?.value).toEqual(changes[30].value);
+      // a replay of batch 1 reads at version 0: from the table again, as it was then
+      const replay = await store.get(op, changes.map((c) => c.key), 0);
+      expect(store.stats().readRequests - before).toBeGreaterThan(0);
+      expect(replay.get(changes[0].key.id)?.value).toEqual(changes[0].value);
     });
   });
 
