@@ -103,9 +103,10 @@ export function windowStarts(ts: number, w: WindowKey): number[] {
 
 
 interface Group {
-  /** The state key: JSON of kv, built when the batch is applied (see stateId). */
-  id: string;
-  /** {id, evictAt}, made with the id: the same object in every batch's reads and changes. */
+  /**
+   * The state key {id, evictAt}, id the JSON of kv (see stateId): made once, when the group's
+   * first batch is applied, and the same object in every batch's reads and changes.
+   */
   key: StateKey | null;
   kv: Json[];
   evictAt: number | null;
@@ -235,8 +236,8 @@ class AggregateOperator implements StatefulOperator {
   /** The batch being accumulated. */
   private batchId = -1;
   private readonly slots: GroupSlots;
-  /** The last first-level lookup of the trie (root, key, its map). */
-  private lastFirst: { root: Map<unknown, unknown> | null; key: unknown; map: Map<unknown, unknown> | null } = { root: null, key: undefined, map: null };
+  /** The last first-level lookup of the trie in this batch (key, its map). */
+  private lastFirst: { key: unknown; map: Map<unknown, unknown> | null } = { key: undefined, map: null };
 
   constructor(private readonly keys: readonly GroupKey[], private readonly aggs: CompiledAgg[], private readonly cfg: OperatorConfig) {
     this.windowIndex = keys.findIndex((k) => k.kind === 'window');
@@ -261,7 +262,7 @@ class AggregateOperator implements StatefulOperator {
     const cached = this.cache !== null && this.cache.version === input.batchId - 1 ? this.cache : null;
     this.cache = null;
     this.batchId = input.batchId;
-    this.lastFirst = { root: null, key: undefined, map: null };
+    this.lastFirst = { key: undefined, map: null };
     if (!cached) this.slots.clear();
     const root = cached ? cached.root : new Map<unknown, unknown>();
     const groups: Group[] = [];
@@ -342,11 +343,11 @@ class AggregateOperator implements StatefulOperator {
       let next: Map<unknown, unknown> | undefined;
       // consecutive rows mostly share their first key (their window): skip its lookup then
       const lf = this.lastFirst;
-      if (i === 0 && lf.map !== null && lf.root === root && (lf.key === v || (v !== v && lf.key !== lf.key))) next = lf.map;
+      if (i === 0 && lf.map !== null && (lf.key === v || (v !== v && lf.key !== lf.key))) next = lf.map;
       else {
         next = level.get(v) as Map<unknown, unknown> | undefined;
         if (next === undefined) level.set(v, (next = new Map()));
-        if (i === 0) this.lastFirst = { root, key: v, map: next };
+        if (i === 0) this.lastFirst = { key: v, map: next };
       }
       level = next;
     }
@@ -373,7 +374,7 @@ class AggregateOperator implements StatefulOperator {
     const evictAt = ti < 0 ? null : ti === this.windowIndex ? start + w!.durationMs : ((row[names[ti]] as number | null | undefined) ?? null);
     const kv: Json[] = new Array(nk);
     for (let i = 0; i < nk; i++) kv[i] = i === this.windowIndex ? [start, start + w!.durationMs] : ((row[names[i]] ?? null) as Json);
-    return this.slots.add({ id: '', key: null, kv, evictAt, buf: EMPTY_BUFFER, slot: -1, state: undefined });
+    return this.slots.add({ key: null, kv, evictAt, buf: EMPTY_BUFFER, slot: -1, state: undefined });
   }
 
   /** The first row of this batch for the group in `slot`: starts its in-batch aggregate. */
@@ -420,7 +421,7 @@ class AggregateOperator implements StatefulOperator {
     const unknown: Group[] = [];
     for (let i = 0; i < touched.length; i++) {
       const g = touched[i];
-      if (g.key === null) g.key = { id: (g.id = stateId(g.kv, this.windowText)), evictAt: g.evictAt };
+      if (g.key === null) g.key = { id: stateId(g.kv, this.windowText), evictAt: g.evictAt };
       if (numeric) g.buf = numericBuffer(numeric, this.slots.acc, g.slot * numeric.width);
       if (g.state === undefined) unknown.push(g);
     }
@@ -428,7 +429,7 @@ class AggregateOperator implements StatefulOperator {
       const keys: StateKey[] = new Array(unknown.length);
       for (let i = 0; i < unknown.length; i++) keys[i] = unknown[i].key!;
       const stored = await state.get(this.spec, keys, version);
-      for (const g of unknown) g.state = ((stored.get(g.id)?.value as { b: Buffer } | undefined)?.b ?? null);
+      for (const g of unknown) g.state = ((stored.get(g.key!.id)?.value as { b: Buffer } | undefined)?.b ?? null);
     }
 
     // Groups of this batch, merged with their stored state, in the order the batch first saw them.
@@ -449,9 +450,9 @@ class AggregateOperator implements StatefulOperator {
       const table = new Map<string, Group>();
       for (const e of all) {
         const v = e.value as { k: Json[]; b: Buffer };
-        table.set(e.key.id, { id: e.key.id, key: e.key, kv: v.k, evictAt: e.key.evictAt, buf: v.b, slot: -1, state: v.b });
+        table.set(e.key.id, { key: e.key, kv: v.k, evictAt: e.key.evictAt, buf: v.b, slot: -1, state: v.b });
       }
-      for (const g of touched) table.set(g.id, g);
+      for (const g of touched) table.set(g.key!.id, g);
       for (const g of touched) changes.push(this.put(g));
       const ids = [...table.keys()].sort();
       for (const id of ids) out.push(this.toRow(table.get(id)!));
@@ -497,11 +498,11 @@ class AggregateOperator implements StatefulOperator {
       for (const g of evicted) if (g.state !== null) stored++;
       if (expired.length > stored) {
         const seen = new Set<string>();
-        for (const g of evicted) seen.add(g.id);
+        for (const g of evicted) seen.add(g.key!.id);
         for (const e of expired) {
           if (seen.has(e.key.id)) continue;
           const v = e.value as { k: Json[]; b: Buffer };
-          if (mode === 'append') out.push(this.toRow({ id: e.key.id, key: e.key, kv: v.k, evictAt: e.key.evictAt, buf: v.b, slot: -1, state: v.b }));
+          if (mode === 'append') out.push(this.toRow({ key: e.key, kv: v.k, evictAt: e.key.evictAt, buf: v.b, slot: -1, state: v.b }));
           changes.push({ key: e.key, value: null });
           delta--;
         }
