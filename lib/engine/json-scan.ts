@@ -506,10 +506,15 @@ export function compileLineParser(schema: Schema, options: LineParserOptions = {
   let misses = 0;
   /** Lines still to read without trying the expression. */
   let resting = 0;
-  /** The last "YYYY-MM-DD HH" of a plain timestamp and its epoch ms. */
-  /** "YYYY-MM-DD HH" (13 characters, or with T) of the last plain timestamp, and its epoch ms. */
+  /**
+   * "YYYY-MM-DD HH" (13 characters, or with T) of the last plain timestamp and its epoch ms, and
+   * the hour before that one: around the turn of an hour, late events of the previous hour
+   * interleave with the new hour's.
+   */
   let hourKey = '';
   let hourMs = 0;
+  let prevHourKey = '';
+  let prevHourMs = 0;
 
   /**
    * parseTimestamp(text) for text "YYYY-MM-DD HH:MM:SS[.f{1,3}]" (or with T): what its plain path
@@ -517,9 +522,18 @@ export function compileLineParser(schema: Schema, options: LineParserOptions = {
    */
   function plainTimestamp(text: string): unknown {
     if (hourKey === '' || !text.startsWith(hourKey)) {
-      const hour = text.slice(0, 13);
-      const ms = parseTimestamp(`${hour}:00:00`);
-      if (ms === null) return fromString(T_TIMESTAMP, text);
+      let ms: number | null;
+      let hour: string;
+      if (prevHourKey !== '' && text.startsWith(prevHourKey)) {
+        hour = prevHourKey;
+        ms = prevHourMs;
+      } else {
+        hour = text.slice(0, 13);
+        ms = parseTimestamp(`${hour}:00:00`);
+        if (ms === null) return fromString(T_TIMESTAMP, text);
+      }
+      prevHourKey = hourKey;
+      prevHourMs = hourMs;
       hourKey = hour;
       hourMs = ms;
     }

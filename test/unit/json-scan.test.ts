@@ -309,6 +309,24 @@ describe('compileLineParser gives what parseJsonLine gives', () => {
     }
     expect(p.stats.shape).toBeGreaterThan(2000);
   });
+
+  it('timestamps of two or three hours interleaved (late events around the turn of an hour, or of a day)', () => {
+    const schema = parseSchema('t TIMESTAMP, n INT');
+    const p = compileLineParser(schema);
+    const hours = [Date.UTC(2026, 11, 31, 22), Date.UTC(2026, 11, 31, 23), Date.UTC(2027, 0, 1, 0)];
+    let seed = 7;
+    for (let k = 0; k < 2000; k++) {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      // mostly the last two hours, in any order; sometimes the first; a T now and then
+      const h = hours[seed % 10 === 0 ? 0 : 1 + (seed % 2)];
+      const iso = new Date(h + (seed % 3_600_000)).toISOString();
+      const text = `${iso.slice(0, 10)}${k % 13 === 0 ? 'T' : ' '}${iso.slice(11, 23)}`;
+      const line = `{"t":"${text}","n":${k}}`;
+      const m = mismatch(schema, line, p(line));
+      if (m) throw new Error(m);
+    }
+    expect(p.stats.shape).toBeGreaterThan(1900);
+  });
 });
 
 describe('rows and tiers', () => {
