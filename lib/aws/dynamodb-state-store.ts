@@ -51,6 +51,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { SluiceError } from '../engine/errors';
+import { decodeStateJson, encodeStateJson } from '../engine/state-json';
 import {
   Clock,
   Json,
@@ -120,7 +121,7 @@ const DIR_SK = '-';
 
 type Item = Record<string, AttributeValue>;
 
-/** One version of an item. `value` is the stored attribute (S: JSON, B: gzipped JSON). */
+/** One version of an item. `value` is the stored attribute (S: the value's text, B: that text gzipped; lib/engine/state-json.ts). */
 interface Slot {
   readonly version: number;
   readonly deleted: boolean;
@@ -352,7 +353,7 @@ export class DynamoDbStateStore implements StateStore {
       const before = this.visibleSlot(op, item, version - 1, change.key.id);
       const prev: Slot | null = item === ABSENT ? null : item.cur.version === version ? item.prev : item.cur;
       const deleted = change.value === null;
-      const json = deleted ? undefined : JSON.stringify(change.value);
+      const json = deleted ? undefined : encodeStateJson(change.value);
       const cur: Slot = {
         version,
         deleted,
@@ -866,8 +867,8 @@ function parseItem(raw: Item): RawItem {
 }
 
 function decodeValue(attr: AttributeValue, id: string): Json {
-  if (attr.S !== undefined) return JSON.parse(attr.S) as Json;
-  if (attr.B !== undefined) return JSON.parse(gunzipSync(attr.B).toString('utf8')) as Json;
+  if (attr.S !== undefined) return decodeStateJson(attr.S);
+  if (attr.B !== undefined) return decodeStateJson(gunzipSync(attr.B).toString('utf8'));
   throw new SluiceError(`state value of key \`${id}\` has an unexpected DynamoDB type (${Object.keys(attr).join(',')}); expected S (JSON) or B (gzipped JSON): the item was not written by sluice.`);
 }
 

@@ -28,7 +28,9 @@ function toNumber(v: unknown): number | null {
   return null;
 }
 
+/** Spark's order of two values of a column: for doubles, NaN above every other value, Infinity included. */
 function less(a: unknown, b: unknown): boolean {
+  if (typeof a === 'number' && typeof b === 'number') return a < b || (b !== b && a === a);
   return (a as number) < (b as number);
 }
 
@@ -84,7 +86,7 @@ export function compileAgg(spec: AggSpec): CompiledAgg {
     case 'max': {
       const better = spec.fn === 'min' ? (a: unknown, b: unknown) => less(a, b) : (a: unknown, b: unknown) => less(b, a);
       const pick = (s: Json, v: unknown): Json => {
-        if (v === null || v === undefined || (typeof v === 'number' && Number.isNaN(v))) return s;
+        if (v === null || v === undefined) return s;
         return s === null || better(v, s) ? (v as Json) : s;
       };
       return { spec, init: () => null, update: (s, r) => pick(s, r[c!]), merge: (a, b) => pick(a, b), finish: (s) => s };

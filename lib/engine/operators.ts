@@ -185,10 +185,11 @@ function byId<T extends { key: StateKey }>(a: T, b: T): number {
 }
 
 /**
- * JSON.stringify(kv) for grouping values (strings, numbers, booleans, null, [start, end] windows),
- * written out: it is built for every group of every batch. `windows` caches the text of window
- * elements by start (a batch has many groups per window, and the text of an epoch-ms number is
- * the dearest part).
+ * The state id of grouping values (strings, numbers, booleans, null, [start, end] windows):
+ * JSON.stringify(kv), written out, except that a non-finite number keeps its name (NaN, Infinity,
+ * -Infinity), where JSON would write null: Spark groups NaN, the infinities and null apart. It is
+ * built once per group and run; `windows` caches the text of window elements by start (a batch
+ * has many groups per window, and the text of an epoch-ms number is the dearest part).
  */
 export function stateId(kv: readonly Json[], windows?: Map<number, string>): string {
   let s = '[';
@@ -196,7 +197,7 @@ export function stateId(kv: readonly Json[], windows?: Map<number, string>): str
     if (i > 0) s += ',';
     const v = kv[i];
     if (typeof v === 'string') s += JSON.stringify(v);
-    else if (typeof v === 'number') s += Number.isFinite(v) ? String(v) : 'null';
+    else if (typeof v === 'number') s += String(v);
     else if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'number' && typeof v[1] === 'number' && Number.isFinite(v[0]) && Number.isFinite(v[1])) {
       // (one operator has one window length: its start gives its end)
       let w = windows?.get(v[0]);
@@ -588,7 +589,7 @@ class SessionOperator implements StatefulOperator {
         continue;
       }
       const kv = others.map((c) => (row[c] ?? null) as Json);
-      const id = JSON.stringify(kv);
+      const id = stateId(kv);
       let g = fresh.get(id);
       if (!g) fresh.set(id, (g = { kv, sessions: [] }));
       const buf = initBuffer(aggs);
@@ -731,7 +732,7 @@ class DedupOperator implements StatefulOperator {
           continue;
         }
       }
-      const id = JSON.stringify(this.columns.map((c) => (row[c] ?? null) as Json));
+      const id = stateId(this.columns.map((c) => (row[c] ?? null) as Json));
       if (!firsts.has(id)) firsts.set(id, { row, evictAt: this.evictAtOf(row) });
     }
   }

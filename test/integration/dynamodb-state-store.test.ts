@@ -173,6 +173,22 @@ describe('DynamoDbStateStore', () => {
       expect(await snapshot(reopen(store), op, 0)).toEqual(await snapshot(store, op, 0));
     });
 
+    it('keeps NaN and the infinities in values, where JSON would turn them into null, small and gzipped alike', async () => {
+      const value = { k: [[0, 600_000], NaN, Infinity, 'null'], b: [NaN, [-Infinity, 2], null, 1.5] };
+      const big = { ...value, pad: 'x'.repeat(5000) };
+      for (const store of [newStore(), newStore({ compressAboveBytes: 100 })]) {
+        const op = windowOp();
+        await store.commit(op, 0, [put('a', MINUTE, value), put('b', MINUTE, big), put('c', MINUTE, { plain: [1, null, 'null'] })]);
+        for (const reader of [store, reopen(store)]) {
+          const got = await reader.get(op, [key('a', MINUTE), key('b', MINUTE), key('c', MINUTE)], 0);
+          expect(got.get('a')?.value).toEqual(value);
+          expect(got.get('b')?.value).toEqual(big);
+          expect(got.get('c')?.value).toEqual({ plain: [1, null, 'null'] });
+          expect(Number.isNaN(((got.get('a')?.value as { b: Json[] }).b[0]) as number)).toBe(true);
+        }
+      }
+    });
+
     it('keeps operators of one namespace apart', async () => {
       const store = newStore();
       await store.commit(windowOp('agg0'), 0, [put('a', MINUTE, 1)]);

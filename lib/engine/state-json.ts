@@ -1,0 +1,64 @@
+/**
+ * The text of a state value, for stores that keep text (DynamoDB). JSON has no NaN nor Infinity,
+ * and JSON.stringify writes them as null; Spark's doubles have them (a sum over a NaN is NaN, a
+ * grouping value may be NaN), and a null read back would change the result. So:
+ *
+ * - a value without a non-finite number is its JSON text, as before;
+ * - a value with one is `~` followed by the JSON of `{ v, n }`: v is the value as JSON.stringify
+ *   writes it (null where each non-finite number was) and n lists where they were, as
+ *   `[path, "NaN" | "Infinity" | "-Infinity"]` with path the keys and indexes down to it.
+ *
+ * No JSON text starts with `~`, so the two forms cannot be confused, and text written before this
+ * form existed reads as it did.
+ */
+import type { Json } from './ports';
+
+const MARK = '~';
+
+type Path = Array<string | number>;
+
+function nonFinite(v: Json, path: Path, out: Array<[Path, string]>): void {
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) out.push([path.slice(), String(v)]);
+  } else if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      path.push(i);
+      nonFinite(v[i], path, out);
+      path.pop();
+    }
+  } else if (v !== null && typeof v === 'object') {
+    for (const k of Object.keys(v)) {
+      path.push(k);
+      nonFinite(v[k], path, out);
+      path.pop();
+    }
+  }
+}
+
+/** The text of a state value (see the file comment). */
+export function encodeStateJson(value: Json): string {
+  const json = JSON.stringify(value);
+  // a non-finite number is written as null: without a null, there is none
+  if (!json.includes('null')) return json;
+  const found: Array<[Path, string]> = [];
+  nonFinite(value, [], found);
+  return found.length === 0 ? json : MARK + JSON.stringify({ v: value, n: found });
+}
+
+/** The state value of a text written by encodeStateJson (or plain JSON). */
+export function decodeStateJson(text: string): Json {
+  if (!text.startsWith(MARK)) return JSON.parse(text) as Json;
+  const { v, n } = JSON.parse(text.slice(MARK.length)) as { v: Json; n: Array<[Path, string]> };
+  let root = v;
+  for (const [path, name] of n) {
+    const num = Number(name);
+    if (path.length === 0) {
+      root = num;
+      continue;
+    }
+    let at = root as Record<string | number, Json>;
+    for (let i = 0; i < path.length - 1; i++) at = at[path[i]] as Record<string | number, Json>;
+    at[path[path.length - 1]] = num;
+  }
+  return root;
+}
