@@ -87,7 +87,12 @@ function floorMod(a: number, b: number): number {
  * at startMs + k * slideMs, and windows k - ceil(duration / slide) + 1 to k may cover ts.
  */
 export function lastWindowIndex(ts: number, w: WindowKey): number {
-  return Math.round((ts - floorMod(ts - w.startMs, w.slideMs) - w.startMs) / w.slideMs);
+  return windowIndexOf(ts - floorMod(ts - w.startMs, w.slideMs), w);
+}
+
+/** The index k of the window that starts at `start` (= startMs + k * slideMs). */
+export function windowIndexOf(start: number, w: WindowKey): number {
+  return Math.round((start - w.startMs) / w.slideMs);
 }
 
 /** Start times of the windows covering `ts`, oldest first. */
@@ -100,7 +105,6 @@ export function windowStarts(ts: number, w: WindowKey): number[] {
   }
   return out;
 }
-
 
 interface Group {
   /**
@@ -396,7 +400,7 @@ class AggregateOperator implements StatefulOperator {
       return;
     }
     const w = this.window;
-    const keyAt = (i: number) => (i === this.windowIndex ? Math.round(((g.kv[i] as number[])[0] - w!.startMs) / w!.slideMs) : g.kv[i]);
+    const keyAt = (i: number) => (i === this.windowIndex ? windowIndexOf((g.kv[i] as number[])[0], w!) : g.kv[i]);
     // Evicted by its window's end, under a window first in the trie: every group of that window
     // goes at once, and with it the window's level.
     if (this.windowIndex === 0 && this.timeIndex === 0) {
