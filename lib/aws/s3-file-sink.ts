@@ -28,20 +28,16 @@
  * Cost of a batch: one PUT per (partition value, up to `maxRowsPerObject` rows) plus one PUT for
  * the log entry. A replay costs the same again and adds nothing.
  */
-import type { S3Client } from '@aws-sdk/client-s3';
 import { InvalidOptionError, SluiceError } from '../engine/errors';
 import type { Json, OutputRow, Sink, SinkContext } from '../engine/ports';
 import { parseTimestamp } from '../engine/schema';
-import { bytesToString, checkBucket, S3Requests, trimSlashes, type S3RequestStats, type S3RetryOptions } from './s3-checkpoint';
+import { bytesToString } from './s3-checkpoint';
+import { S3Prefix, type S3PrefixOptions } from './s3-prefix';
 import { mapLimit } from './concurrency';
 
 export type PartitionGranularity = 'value' | 'day' | 'hour';
 
-export interface S3FileSinkOptions extends S3RetryOptions {
-  readonly client: S3Client;
-  readonly bucket: string;
-  /** Where the objects go, e.g. `output/orders`. Empty: the bucket's root. */
-  readonly prefix: string;
+export interface S3FileSinkOptions extends S3PrefixOptions {
   /**
    * The column whose value names each object's folder, e.g. `date`; a field of a struct column
    * with a dot, e.g. `window.start`.
@@ -81,21 +77,14 @@ export interface SinkLogEntry {
 const LOG_DIR = '_sink_log';
 const NULL_PARTITION = '__HIVE_DEFAULT_PARTITION__';
 
-export class S3FileSink implements Sink {
-  readonly description: string;
-  private readonly bucket: string;
-  private readonly root: string;
-  private readonly s3: S3Requests;
+export class S3FileSink extends S3Prefix implements Sink {
   private readonly partitionBy: string | null;
   private readonly granularity: PartitionGranularity;
   private readonly maxRowsPerObject: number;
   private readonly maxConcurrency: number;
 
   constructor(opts: S3FileSinkOptions) {
-    this.bucket = checkBucket(opts.bucket, 'S3FileSink');
-    const p = trimSlashes(opts.prefix ?? '');
-    this.root = p === '' ? '' : `${p}/`;
-    this.s3 = new S3Requests(opts.client, opts);
+    super(opts, 'S3FileSink');
     if (opts.partitionBy !== undefined && (typeof opts.partitionBy !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/.test(opts.partitionBy))) {
       throw new InvalidOptionError(`S3FileSink partitionBy ${JSON.stringify(opts.partitionBy)} must be a column name, or column.field for a struct column such as window.start`);
     }
@@ -113,11 +102,6 @@ export class S3FileSink implements Sink {
     for (const [k, v] of [['maxRowsPerObject', this.maxRowsPerObject], ['maxConcurrency', this.maxConcurrency]] as const) {
       if (!Number.isSafeInteger(v) || v <= 0) throw new InvalidOptionError(`S3FileSink ${k} (${v}) must be a positive integer`);
     }
-    this.description = `s3://${this.bucket}/${this.root}`;
-  }
-
-  stats(): S3RequestStats {
-    return this.s3.stats();
   }
 
   async addBatch(batchId: number, rows: OutputRow[], ctx: SinkContext): Promise<void> {

@@ -10,43 +10,18 @@
  *
  * Readers (tests, the conformance runner) use readBatch/listBatches and read.
  */
-import type { S3Client } from '@aws-sdk/client-s3';
 import { InvalidOptionError, SluiceError } from '../engine/errors';
 import type { DeadLetterSink, Json, OutputRow, Sink, SinkContext } from '../engine/ports';
-import {
-  bytesToString,
-  checkBucket,
-  S3Requests,
-  trimSlashes,
-  type S3RequestStats,
-  type S3RetryOptions,
-} from './s3-checkpoint';
+import { bytesToString } from './s3-checkpoint';
+import { S3Prefix, type S3PrefixOptions } from './s3-prefix';
 
-export interface S3SinkOptions extends S3RetryOptions {
-  readonly client: S3Client;
-  readonly bucket: string;
-  /** Where the batch objects go, e.g. `output/orders-per-minute`. Empty: the bucket's root. */
-  readonly prefix: string;
-}
+export type S3SinkOptions = S3PrefixOptions;
 
 type DeadLetterKind = 'malformed' | 'late';
 
-export class S3JsonSink implements Sink {
-  readonly description: string;
-  private readonly bucket: string;
-  private readonly root: string;
-  private readonly s3: S3Requests;
-
+export class S3JsonSink extends S3Prefix implements Sink {
   constructor(opts: S3SinkOptions) {
-    this.bucket = checkBucket(opts.bucket, 'S3JsonSink');
-    const p = trimSlashes(opts.prefix ?? '');
-    this.root = p === '' ? '' : `${p}/`;
-    this.s3 = new S3Requests(opts.client, opts);
-    this.description = `s3://${this.bucket}/${this.root}`;
-  }
-
-  stats(): S3RequestStats {
-    return this.s3.stats();
+    super(opts, 'S3JsonSink');
   }
 
   /** One PUT, whatever the batch holds. */
@@ -78,22 +53,9 @@ export class S3JsonSink implements Sink {
   }
 }
 
-export class S3DeadLetterSink implements DeadLetterSink {
-  readonly description: string;
-  private readonly bucket: string;
-  private readonly root: string;
-  private readonly s3: S3Requests;
-
+export class S3DeadLetterSink extends S3Prefix implements DeadLetterSink {
   constructor(opts: S3SinkOptions) {
-    this.bucket = checkBucket(opts.bucket, 'S3DeadLetterSink');
-    const p = trimSlashes(opts.prefix ?? '');
-    this.root = p === '' ? '' : `${p}/`;
-    this.s3 = new S3Requests(opts.client, opts);
-    this.description = `s3://${this.bucket}/${this.root}`;
-  }
-
-  stats(): S3RequestStats {
-    return this.s3.stats();
+    super(opts, 'S3DeadLetterSink');
   }
 
   /** One PUT when there are records, none otherwise. */
