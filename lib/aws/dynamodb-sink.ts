@@ -66,8 +66,6 @@ import {
   AttributeValue,
   BatchGetItemCommand,
   DynamoDBClient,
-  QueryCommand,
-  QueryCommandOutput,
   TransactWriteItem,
   TransactWriteItemsCommand,
 } from '@aws-sdk/client-dynamodb';
@@ -75,6 +73,7 @@ import { InvalidOptionError, LeaseLostError, SluiceError } from '../engine/error
 import type { Clock, Json, LeaseHandle, OutputRow, Sink, SinkContext } from '../engine/ports';
 import { systemClock } from '../engine/ports';
 import { DynamoDbLease } from './dynamodb-lease';
+import { forEachPartitionItem } from './dynamodb-query';
 import { compareStrings, fnv1a, mapLimit, sleep } from './concurrency';
 import { errorName, isRetriableDynamoDbError as isRetriable } from './aws-errors';
 
@@ -441,23 +440,7 @@ export class DynamoDbSink implements Sink {
 
   private async queryPartition(pk: string): Promise<Item[]> {
     const items: Item[] = [];
-    let start: Item | undefined;
-    do {
-      const exclusiveStart = start;
-      const res: QueryCommandOutput = await sendWithRetry(this.retry, `Query on ${this.tableName}`, () =>
-        this.client.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            KeyConditionExpression: 'pk = :pk',
-            ExpressionAttributeValues: { ':pk': { S: pk } },
-            ConsistentRead: true,
-            ExclusiveStartKey: exclusiveStart,
-          }),
-        ),
-      );
-      for (const it of res.Items ?? []) items.push(it);
-      start = res.LastEvaluatedKey;
-    } while (start);
+    await forEachPartitionItem(this.client, this.tableName, pk, (request) => sendWithRetry(this.retry, `Query on ${this.tableName}`, request), (it) => items.push(it));
     return items;
   }
 }

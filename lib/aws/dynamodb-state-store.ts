@@ -45,13 +45,12 @@ import {
   GetItemCommand,
   KeysAndAttributes,
   PutItemCommand,
-  QueryCommand,
-  QueryCommandOutput,
   WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { SluiceError } from '../engine/errors';
 import { decodeStateJson, encodeStateJson } from '../engine/state-json';
+import { forEachPartitionItem } from './dynamodb-query';
 import {
   Clock,
   Json,
@@ -769,28 +768,12 @@ export class DynamoDbStateStore implements StateStore {
     const cache = cacheVersion === null ? null : this.opCache(op, cacheVersion);
     const pages = await mapLimit(pks, this.maxConcurrency, async (pk) => {
       const items: RawItem[] = [];
-      let start: Item | undefined;
-      do {
-        const exclusiveStart = start;
-        const res: QueryCommandOutput = await this.send('read', 'Query', () =>
-          this.client.send(
-            new QueryCommand({
-              TableName: this.tableName,
-              KeyConditionExpression: 'pk = :pk',
-              ExpressionAttributeValues: { ':pk': { S: pk } },
-              ConsistentRead: true,
-              ExclusiveStartKey: exclusiveStart,
-            }),
-          ),
-        );
-        for (const raw of res.Items ?? []) {
-          const item = parseItem(raw);
-          items.push(item);
-          this.counters.reads += 1;
-          if (cache) this.remember(cache, cacheKey(item.pk, item.sk), item);
-        }
-        start = res.LastEvaluatedKey;
-      } while (start);
+      await forEachPartitionItem(this.client, this.tableName, pk, (request) => this.send('read', 'Query', request), (raw) => {
+        const item = parseItem(raw);
+        items.push(item);
+        this.counters.reads += 1;
+        if (cache) this.remember(cache, cacheKey(item.pk, item.sk), item);
+      });
       return items;
     });
     return pages.flat();
