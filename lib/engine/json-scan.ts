@@ -299,8 +299,8 @@ function fromString(t: number, text: string): unknown {
     }
     case T_DOUBLE:
       if (text === 'NaN') return NaN;
-      if (text === 'Infinity' || text === '+Infinity') return Infinity;
-      if (text === '-Infinity') return -Infinity;
+      if (text === 'Infinity' || text === '+Infinity' || text === '+INF') return Infinity;
+      if (text === '-Infinity' || text === '-INF') return -Infinity;
       return BAD;
     default:
       return BAD;

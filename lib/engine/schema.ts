@@ -203,9 +203,10 @@ export function coerceRecord(schema: Schema, record: unknown): CoerceResult {
         break;
       case 3:
         if (typeof v !== 'number') {
+          // the strings Spark's JSON reader takes for a double (allowNonNumericNumbers, on by default)
           if (v === 'NaN') row[name] = NaN;
-          else if (v === 'Infinity' || v === '+Infinity') row[name] = Infinity;
-          else if (v === '-Infinity') row[name] = -Infinity;
+          else if (v === 'Infinity' || v === '+Infinity' || v === '+INF') row[name] = Infinity;
+          else if (v === '-Infinity' || v === '-INF') row[name] = -Infinity;
           else return { ok: false, reason: describeBad(col, v) };
         }
         break;

@@ -160,6 +160,9 @@ describe('compileLineParser gives what parseJsonLine gives', () => {
     ['"Infinity"', withValue('d', '"Infinity"')],
     ['"+Infinity"', withValue('d', '"+Infinity"')],
     ['"-Infinity"', withValue('d', '"-Infinity"')],
+    ['"+INF"', withValue('d', '"+INF"')],
+    ['"-INF"', withValue('d', '"-INF"')],
+    ['"INF"', withValue('d', '"INF"')],
     ['"nan"', withValue('d', '"nan"')],
     ['"1.5"', withValue('d', '"1.5"')],
     ['boolean in a DOUBLE column', withValue('d', 'false')],
@@ -511,7 +514,7 @@ function recordGenerator(schema: Schema, seed: number, opts: { ordered: number; 
   function anyText(): string {
     const x = r();
     if (x < 0.85) return scalarText();
-    if (x < 0.9) return pick(['"NaN"', '"Infinity"', '"-Infinity"', '"+Infinity"', `"${timestampText()}"`]);
+    if (x < 0.9) return pick(['"NaN"', '"Infinity"', '"-Infinity"', '"+Infinity"', '"+INF"', '"-INF"', `"${timestampText()}"`]);
     return nestedText(0);
   }
   function valueFor(type: string): string {
@@ -525,7 +528,7 @@ function recordGenerator(schema: Schema, seed: number, opts: { ordered: number; 
       case 'LONG':
         return chance(0.9) ? String(int(-100000, 100000)) : numberText();
       case 'DOUBLE':
-        return chance(0.95) ? numberText() : pick(['"NaN"', '"Infinity"', '"-Infinity"', '"+Infinity"']);
+        return chance(0.95) ? numberText() : pick(['"NaN"', '"Infinity"', '"-Infinity"', '"+Infinity"', '"+INF"', '"-INF"']);
       case 'BOOLEAN':
         return pick(['true', 'false']);
       default:
