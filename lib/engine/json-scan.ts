@@ -33,7 +33,7 @@
  * the last hour of a timestamp) but is done with it when it returns.
  */
 import type { Row } from './ports';
-import { parseJsonLine, parseTimestamp, type CoerceResult, type Schema } from './schema';
+import { nonFiniteDouble, parseJsonLine, parseTimestamp, type CoerceResult, type Schema } from './schema';
 
 const T_STRING = 0;
 const T_INT = 1;
@@ -297,11 +297,10 @@ function fromString(t: number, text: string): unknown {
       const ms = parseTimestamp(text);
       return ms === null ? BAD : ms;
     }
-    case T_DOUBLE:
-      if (text === 'NaN') return NaN;
-      if (text === 'Infinity' || text === '+Infinity' || text === '+INF') return Infinity;
-      if (text === '-Infinity' || text === '-INF') return -Infinity;
-      return BAD;
+    case T_DOUBLE: {
+      const d = nonFiniteDouble(text);
+      return d === null ? BAD : d;
+    }
     default:
       return BAD;
   }

@@ -112,6 +112,17 @@ function parsePlainTimestamp(t: string): number | null {
   return cachedHourMs + minute * 60_000 + second * 1000 + frac;
 }
 
+/**
+ * The double of a string Spark's JSON reader takes in a DOUBLE column (allowNonNumericNumbers, on
+ * by default): "NaN", "Infinity", "+Infinity", "+INF", "-Infinity", "-INF"; null for any other.
+ */
+export function nonFiniteDouble(text: string): number | null {
+  if (text === 'NaN') return NaN;
+  if (text === 'Infinity' || text === '+Infinity' || text === '+INF') return Infinity;
+  if (text === '-Infinity' || text === '-INF') return -Infinity;
+  return null;
+}
+
 export function parseTimestamp(text: string): number | null {
   const fast = parsePlainTimestamp(text);
   if (fast !== null) return fast;
@@ -203,11 +214,9 @@ export function coerceRecord(schema: Schema, record: unknown): CoerceResult {
         break;
       case 3:
         if (typeof v !== 'number') {
-          // the strings Spark's JSON reader takes for a double (allowNonNumericNumbers, on by default)
-          if (v === 'NaN') row[name] = NaN;
-          else if (v === 'Infinity' || v === '+Infinity' || v === '+INF') row[name] = Infinity;
-          else if (v === '-Infinity' || v === '-INF') row[name] = -Infinity;
-          else return { ok: false, reason: describeBad(col, v) };
+          const d = typeof v === 'string' ? nonFiniteDouble(v) : null;
+          if (d === null) return { ok: false, reason: describeBad(col, v) };
+          row[name] = d;
         }
         break;
       case 4:
