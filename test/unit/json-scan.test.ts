@@ -313,6 +313,21 @@ describe('compileLineParser gives what parseJsonLine gives', () => {
     expect(p.stats.shape).toBeGreaterThan(2000);
   });
 
+  it('an invalid date or hour right after a valid one that differs in one field', () => {
+    const schema = parseSchema('t TIMESTAMP');
+    const p = compileLineParser(schema);
+    const valid = '2026-10-01 12:34:56.789';
+    const invalid = ['2026-10-32 12:34:56.789', '2026-13-01 12:34:56.789', '2026-10-01 24:34:56.789', '2026-02-30 12:34:56.789', '0000-00-00 12:34:56.789'];
+    for (const text of invalid) {
+      for (const t of [valid, text, valid]) {
+        const line = `{"t":"${t}"}`;
+        const m = mismatch(schema, line, p(line));
+        if (m) throw new Error(m);
+      }
+      expect(p(`{"t":"${text}"}`).ok).toBe(false);
+    }
+  });
+
   it('timestamps of two or three hours interleaved (late events around the turn of an hour, or of a day)', () => {
     const schema = parseSchema('t TIMESTAMP, n INT');
     const p = compileLineParser(schema);
