@@ -12,6 +12,7 @@
  * the distinct keys the batch touches, not with its rows.
  */
 import { Buffer, CompiledAgg, compileAgg, initBuffer, mergeBuffers, numericAggs, NumericAggs, numericBuffer, resetNumericSlots, updateBuffer, updateNumeric } from './aggregates';
+import { SlotTable } from './slot-table';
 import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateKey, StateStore } from './ports';
 import type { ColumnInfo, GroupKey, OutputMode, SessionKey, StatefulSpec, WindowKey } from './query';
 
@@ -170,9 +171,15 @@ class GroupSlots {
   }
 }
 
+/**
+ * A level of the groups' trie, keyed by one grouping value: a Map of the next levels, or at the
+ * last level (and at the root without grouping keys) a SlotTable of the groups' slots.
+ */
+type Level = Map<unknown, Level> | SlotTable;
+
 /** Groups kept between the batches of one run: their trie, with every group's latest state. */
 interface GroupCache {
-  readonly root: Map<unknown, unknown>;
+  readonly root: Level;
   readonly groups: Group[];
   /** The batch whose state they hold. */
   readonly version: number;
@@ -242,7 +249,7 @@ class AggregateOperator implements StatefulOperator {
   private batchId = -1;
   private readonly slots: GroupSlots;
   /** The last first-level lookup of the trie in this batch (key, its map). */
-  private lastFirst: { key: unknown; map: Map<unknown, unknown> | null } = { key: undefined, map: null };
+  private lastFirst: { key: unknown; map: Level | null } = { key: undefined, map: null };
 
   constructor(private readonly keys: readonly GroupKey[], private readonly aggs: CompiledAgg[], private readonly cfg: OperatorConfig) {
     this.windowIndex = keys.findIndex((k) => k.kind === 'window');
@@ -269,7 +276,7 @@ class AggregateOperator implements StatefulOperator {
     this.batchId = input.batchId;
     this.lastFirst = { key: undefined, map: null };
     if (!cached) this.slots.clear();
-    const root = cached ? cached.root : new Map<unknown, unknown>();
+    const root: Level = cached ? cached.root : this.names.length <= 1 ? new SlotTable() : new Map<unknown, Level>();
     const groups: Group[] = [];
     const late: Row[] = [];
     return {
@@ -278,7 +285,7 @@ class AggregateOperator implements StatefulOperator {
     };
   }
 
-  private accumulate(input: BatchMeta, rows: readonly Row[], root: Map<unknown, unknown>, groups: Group[], late: Row[]): void {
+  private accumulate(input: BatchMeta, rows: readonly Row[], root: Level, groups: Group[], late: Row[]): void {
     const w = this.window;
     const ti = this.timeIndex;
     const lateWm = this.evicts ? input.lateWm : -Infinity;
@@ -331,34 +338,30 @@ class AggregateOperator implements StatefulOperator {
   }
 
   /** The slot of the row's group in window `index` (0 without a window), made when new. */
-  private slotOf(row: Row, index: number, root: Map<unknown, unknown>): number {
+  private slotOf(row: Row, index: number, root: Level): number {
     const { names } = this;
     const nk = names.length;
     const wi = this.windowIndex;
-    let slot: number | undefined;
-    if (nk === 0) {
-      // no grouping keys at all: one global group
-      slot = root.get(undefined) as number | undefined;
-      if (slot === undefined) root.set(undefined, (slot = this.newGroup(row, index)));
-      return slot;
-    }
-    let level: Map<unknown, unknown> = root;
+    let level: Level = root;
     for (let i = 0; i < nk - 1; i++) {
       const v = i === wi ? index : (row[names[i]] ?? null);
-      let next: Map<unknown, unknown> | undefined;
+      let next: Level | undefined;
       // consecutive rows mostly share their first key (their window): skip its lookup then
       const lf = this.lastFirst;
       if (i === 0 && lf.map !== null && (lf.key === v || (v !== v && lf.key !== lf.key))) next = lf.map;
       else {
-        next = level.get(v) as Map<unknown, unknown> | undefined;
-        if (next === undefined) level.set(v, (next = new Map()));
+        const map = level as Map<unknown, Level>;
+        next = map.get(v);
+        if (next === undefined) map.set(v, (next = i === nk - 2 ? new SlotTable() : new Map<unknown, Level>()));
         if (i === 0) this.lastFirst = { key: v, map: next };
       }
       level = next;
     }
-    const v = nk - 1 === wi ? index : (row[names[nk - 1]] ?? null);
-    slot = level.get(v) as number | undefined;
-    if (slot === undefined) level.set(v, (slot = this.newGroup(row, index)));
+    // (no grouping keys at all: one global group, under undefined)
+    const v = nk === 0 ? undefined : nk - 1 === wi ? index : (row[names[nk - 1]] ?? null);
+    const leaf = level as SlotTable;
+    let slot = leaf.get(v);
+    if (slot === undefined) leaf.set(v, (slot = this.newGroup(row, index)));
     return slot;
   }
 
@@ -393,7 +396,7 @@ class AggregateOperator implements StatefulOperator {
   }
 
   /** Removes an evicted group from the trie (and the levels it leaves empty). */
-  private unlink(root: Map<unknown, unknown>, g: Group): void {
+  private unlink(root: Level, g: Group): void {
     const nk = this.names.length;
     if (nk === 0) {
       root.delete(undefined);
@@ -407,9 +410,9 @@ class AggregateOperator implements StatefulOperator {
       root.delete(keyAt(0));
       return;
     }
-    const path: Array<Map<unknown, unknown>> = [root];
+    const path: Level[] = [root];
     for (let i = 0; i < nk - 1; i++) {
-      const next = path[i].get(keyAt(i)) as Map<unknown, unknown> | undefined;
+      const next = (path[i] as Map<unknown, Level>).get(keyAt(i));
       if (next === undefined) return;
       path.push(next);
     }
@@ -419,7 +422,7 @@ class AggregateOperator implements StatefulOperator {
     }
   }
 
-  private async finish(input: BatchMeta, root: Map<unknown, unknown>, cached: GroupCache | null, touched: Group[], late: Row[], state: StateStore): Promise<OperatorOutput> {
+  private async finish(input: BatchMeta, root: Level, cached: GroupCache | null, touched: Group[], late: Row[], state: StateStore): Promise<OperatorOutput> {
     const { aggs, numeric } = this;
     const version = input.batchId - 1;
     // Only the groups first met in this batch are read from the store: the others carry their state.
