@@ -93,10 +93,14 @@ function writeOnce<T>(m: Map<number, T>, id: number, v: T, what: string) {
 interface Versioned {
   v: number;
   val: Json | null;
-  evictAt: number | null;
+  /** The key its last value was written with (its eviction time holds for the previous value too). */
+  key: StateKey;
   pv?: number;
   pval?: Json | null;
-  /** The entry `get` returns for (v, val), made on first read. */
+  /**
+   * What `get` and `expired` return for (v, val): the change that wrote it, which has that very
+   * form ({key, value}), so a read makes no object per entry.
+   */
   entry?: StateEntry;
 }
 
@@ -119,8 +123,8 @@ export class InMemoryStateStore implements StateStore {
   }
   private visible(it: Versioned | undefined, version: number): { val: Json; evictAt: number | null } | null {
     if (!it) return null;
-    if (it.v <= version) return it.val === null ? null : { val: it.val, evictAt: it.evictAt };
-    if (it.pv !== undefined && it.pv <= version && it.pval !== null && it.pval !== undefined) return { val: it.pval, evictAt: it.evictAt };
+    if (it.v <= version) return it.val === null ? null : { val: it.val, evictAt: it.key.evictAt };
+    if (it.pv !== undefined && it.pv <= version && it.pval !== null && it.pval !== undefined) return { val: it.pval, evictAt: it.key.evictAt };
     return null;
   }
   async get(op: OperatorStateSpec, keys: StateKey[], version: number) {
@@ -131,8 +135,8 @@ export class InMemoryStateStore implements StateStore {
       const it = t.get(k.id);
       if (it === undefined) continue;
       if (it.v <= version && it.val !== null) {
-        // the common case, the latest version: one entry object per stored value
-        out.set(k.id, (it.entry ??= { key: { id: k.id, evictAt: it.evictAt }, value: it.val }));
+        // the common case, the latest version
+        out.set(k.id, (it.entry ??= { key: it.key, value: it.val }));
         continue;
       }
       const vis = this.visible(it, version);
@@ -142,14 +146,15 @@ export class InMemoryStateStore implements StateStore {
   }
   async expired(op: OperatorStateSpec, wm: number, version: number) {
     const out: StateEntry[] = [];
-    for (const [id, it] of this.table(op)) {
-      if (it.evictAt === null || it.evictAt > wm) continue;
+    for (const it of this.table(op).values()) {
+      const evictAt = it.key.evictAt;
+      if (evictAt === null || evictAt > wm) continue;
       if (it.v <= version && it.val !== null) {
-        out.push((it.entry ??= { key: { id, evictAt: it.evictAt }, value: it.val }));
+        out.push((it.entry ??= { key: it.key, value: it.val }));
         continue;
       }
       const vis = this.visible(it, version);
-      if (vis) out.push({ key: { id, evictAt: vis.evictAt }, value: vis.val });
+      if (vis) out.push({ key: { id: it.key.id, evictAt: vis.evictAt }, value: vis.val });
     }
     return out;
   }
@@ -195,8 +200,9 @@ export class InMemoryStateStore implements StateStore {
       }
       this.stats.writes++;
       const cur = t.get(c.key.id);
+      const entry = c.value === null ? undefined : (c as StateEntry);
       if (cur === undefined) {
-        t.set(c.key.id, { v: version, val: c.value, evictAt: c.key.evictAt });
+        t.set(c.key.id, { v: version, val: c.value, key: c.key, entry });
         continue;
       }
       // updated in place: a rewrite of the same version keeps the previous value, a new version
@@ -207,9 +213,9 @@ export class InMemoryStateStore implements StateStore {
       }
       cur.v = version;
       cur.val = c.value;
-      cur.entry = undefined;
+      cur.entry = entry;
       // The eviction time of the previous value must survive for a read at the previous version.
-      if (c.value !== null) cur.evictAt = c.key.evictAt;
+      if (c.value !== null) cur.key = c.key;
     }
   }
 }

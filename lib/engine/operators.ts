@@ -240,6 +240,11 @@ class AggregateOperator implements StatefulOperator {
   /** Text of window keys, for stateId. */
   private readonly windowText = new Map<number, string>();
   /**
+   * The [start, end] grouping value of each window by index, one array for all the groups of a
+   * window (groups never change their kv): a batch makes thousands of groups in few windows.
+   */
+  private readonly windowValues = new Map<number, number[]>();
+  /**
    * The groups of the previous batch of this run and their state (what it committed), so that a
    * group the next batch touches again needs no read from the store, nor a new id. Valid for
    * batch N only when it holds version N-1: a replay (after a failure of the run) starts afresh.
@@ -381,8 +386,17 @@ class AggregateOperator implements StatefulOperator {
     const ti = this.timeIndex;
     const evictAt = ti < 0 ? null : ti === this.windowIndex ? start + w!.durationMs : ((row[names[ti]] as number | null | undefined) ?? null);
     const kv: Json[] = new Array(nk);
-    for (let i = 0; i < nk; i++) kv[i] = i === this.windowIndex ? [start, start + w!.durationMs] : ((row[names[i]] ?? null) as Json);
+    for (let i = 0; i < nk; i++) kv[i] = i === this.windowIndex ? this.windowValue(index, start) : ((row[names[i]] ?? null) as Json);
     return this.slots.add({ key: null, kv, evictAt, buf: EMPTY_BUFFER, slot: -1, state: undefined });
+  }
+
+  private windowValue(index: number, start: number): number[] {
+    let v = this.windowValues.get(index);
+    if (v === undefined) {
+      if (this.windowValues.size >= 4096) this.windowValues.clear();
+      this.windowValues.set(index, (v = [start, start + this.window!.durationMs]));
+    }
+    return v;
   }
 
   /** The first row of this batch for the group in `slot`: starts its in-batch aggregate. */
