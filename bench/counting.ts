@@ -1,46 +1,10 @@
 /**
- * Instruments for the benchmark: a state store wrapper that records each commit, a sink that
- * keeps only counts, an AWS request counter (SDK middleware: sees every HTTP attempt of a client,
- * the lease's included) and peak-RSS readings.
+ * Instruments for the benchmark: a sink that keeps only counts, an AWS request counter (SDK
+ * middleware: sees every HTTP attempt of a client, the lease's included) and peak-RSS readings.
+ * (The state store wrapper that records each commit is lib/engine/memory.ts's CountingStateStore.)
  */
 import { readFileSync } from 'node:fs';
-import type { Json, OperatorStateSpec, OutputRow, Sink, StateChange, StateKey, StateStore } from '../lib/engine/ports';
-
-export interface CommitRecord {
-  readonly version: number;
-  readonly changes: number;
-  readonly puts: number;
-  readonly deletes: number;
-}
-
-/** Delegates to `inner`, recording the keys read and the changes committed per version. */
-export class CountingStateStore implements StateStore {
-  readonly description: string;
-  readonly commits: CommitRecord[] = [];
-  keysRead = 0;
-  constructor(private readonly inner: StateStore) {
-    this.description = inner.description;
-  }
-  get(op: OperatorStateSpec, keys: StateKey[], version: number) {
-    this.keysRead += keys.length;
-    return this.inner.get(op, keys, version);
-  }
-  expired(op: OperatorStateSpec, wm: number, version: number) {
-    return this.inner.expired(op, wm, version);
-  }
-  all(op: OperatorStateSpec, version: number) {
-    return this.inner.all(op, version);
-  }
-  count(op: OperatorStateSpec, version: number) {
-    return this.inner.count(op, version);
-  }
-  commit(op: OperatorStateSpec, version: number, changes: StateChange[]) {
-    let deletes = 0;
-    for (const c of changes) if (c.value === null) deletes++;
-    this.commits.push({ version, changes: changes.length, puts: changes.length - deletes, deletes });
-    return this.inner.commit(op, version, changes);
-  }
-}
+import type { Json, OutputRow, Sink } from '../lib/engine/ports';
 
 /** A sink that keeps nothing but counts (the output of a real sink leaves the process). */
 export class CountingSink implements Sink {

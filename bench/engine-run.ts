@@ -2,9 +2,8 @@
  * The engine alone: MicroBatchExecutor on the in-memory ports (lib/engine/memory.ts).
  */
 import { MicroBatchExecutor, type RunReport } from '../lib/engine/executor';
-import { InMemoryCheckpoint, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../lib/engine/memory';
+import { CountingStateStore, InMemoryCheckpoint, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../lib/engine/memory';
 import type { Sink, StateStore } from '../lib/engine/ports';
-import { CountingStateStore } from './counting';
 import { benchPlan } from './query';
 
 export interface EngineRun {

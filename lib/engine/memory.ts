@@ -327,3 +327,39 @@ export class InMemoryLease implements Lease {
     if (this.holder && this.holder.owner === h.owner && this.holder.token === h.token) this.holder = null;
   }
 }
+
+export interface CommitRecord {
+  readonly version: number;
+  readonly changes: number;
+  readonly puts: number;
+  readonly deletes: number;
+}
+
+/** Delegates to `inner`, recording the keys read and the changes committed per version. */
+export class CountingStateStore implements StateStore {
+  readonly description: string;
+  readonly commits: CommitRecord[] = [];
+  keysRead = 0;
+  constructor(private readonly inner: StateStore) {
+    this.description = inner.description;
+  }
+  get(op: OperatorStateSpec, keys: StateKey[], version: number) {
+    this.keysRead += keys.length;
+    return this.inner.get(op, keys, version);
+  }
+  expired(op: OperatorStateSpec, wm: number, version: number) {
+    return this.inner.expired(op, wm, version);
+  }
+  all(op: OperatorStateSpec, version: number) {
+    return this.inner.all(op, version);
+  }
+  count(op: OperatorStateSpec, version: number) {
+    return this.inner.count(op, version);
+  }
+  commit(op: OperatorStateSpec, version: number, changes: StateChange[]) {
+    let deletes = 0;
+    for (const c of changes) if (c.value === null) deletes++;
+    this.commits.push({ version, changes: changes.length, puts: changes.length - deletes, deletes });
+    return this.inner.commit(op, version, changes);
+  }
+}

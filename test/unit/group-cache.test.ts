@@ -6,9 +6,8 @@
 import { CrashInjector } from '../../lib/engine/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
 import { MicroBatchExecutor } from '../../lib/engine/executor';
-import { InMemoryCheckpoint, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../../lib/engine/memory';
+import { CountingStateStore, InMemoryCheckpoint, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../../lib/engine/memory';
 import type { OperatorStateSpec, StateKey } from '../../lib/engine/ports';
-import { CountingStateStore } from '../../bench/counting';
 import { avg, count, readStream, sum, window, type QueryPlan } from '../../lib/engine/query';
 import { at } from './engine-factories';
 
