@@ -33,7 +33,7 @@
  * the last hour of a timestamp) but is done with it when it returns.
  */
 import type { Row } from './ports';
-import { nonFiniteDouble, parseJsonLine, parseTimestamp, type CoerceResult, type Schema } from './schema';
+import { nonFiniteDouble, numberText, parseJsonLine, parseTimestamp, type CoerceResult, type Schema } from './schema';
 
 const T_STRING = 0;
 const T_INT = 1;
@@ -318,7 +318,7 @@ function fromNumber(t: number, v: number): unknown {
     case T_INT:
       return Number.isInteger(v) && v >= -2147483648 && v <= 2147483647 ? v : BAD;
     case T_STRING:
-      return JSON.stringify(v); // Spark keeps the JSON text of a non-string token
+      return numberText(v); // Spark keeps the JSON text of a non-string token
     default:
       return BAD;
   }

@@ -163,7 +163,7 @@ function typeName(v: unknown): string {
 const TYPE_CODE: Record<ColumnType, number> = { STRING: 0, INT: 1, LONG: 2, DOUBLE: 3, BOOLEAN: 4, TIMESTAMP: 5 };
 
 function describeBad(col: Column, v: unknown): string {
-  const head = `column ${col.name} (${col.type}) has ${typeName(v)} ${JSON.stringify(v)}: `;
+  const head = `column ${col.name} (${col.type}) has ${typeName(v)} ${typeof v === 'number' ? String(v) : JSON.stringify(v)}: `;
   switch (col.type) {
     case 'INT':
       return head + (typeof v === 'number' && Number.isInteger(v) ? 'out of the INT range; declare the column LONG' : 'expected a JSON integer; fix the producer or declare the column DOUBLE/STRING');
@@ -204,7 +204,7 @@ export function coerceRecord(schema: Schema, record: unknown): CoerceResult {
     if (v === null) continue;
     switch (TYPE_CODE[col.type]) {
       case 0: // STRING: Spark's JSON reader keeps the JSON text of a non-string token
-        if (typeof v !== 'string') row[name] = JSON.stringify(v);
+        if (typeof v !== 'string') row[name] = typeof v === 'number' ? numberText(v) : JSON.stringify(v, nonFiniteAsString);
         break;
       case 1:
         if (typeof v !== 'number' || !Number.isInteger(v) || v < -2147483648 || v > 2147483647) return { ok: false, reason: describeBad(col, v) };
@@ -235,13 +235,85 @@ export function coerceRecord(schema: Schema, record: unknown): CoerceResult {
   return { ok: true, row };
 }
 
-/** Parses one JSON line into a row, or gives the reason it is malformed. */
+/**
+ * The text a STRING column keeps for a JSON number, as Spark's reader writes it back out with
+ * Jackson: the number, or for NaN and the infinities the quoted name (Jackson's generator quotes
+ * non-numeric numbers), e.g. `"NaN"` with its quotes.
+ */
+export function numberText(v: number): string {
+  return Number.isFinite(v) ? JSON.stringify(v) : `"${String(v)}"`;
+}
+
+/** JSON.stringify's replacer for the same rule inside arrays and objects. */
+function nonFiniteAsString(_key: string, v: unknown): unknown {
+  return typeof v === 'number' && !Number.isFinite(v) ? String(v) : v;
+}
+
+/**
+ * The bare (unquoted) tokens that Spark's JSON reader takes as numbers, since it turns on Jackson's
+ * ALLOW_NON_NUMERIC_NUMBERS, where JSON has none. Longer spellings first: "-Infinity" before "-INF".
+ */
+const NON_NUMERIC_TOKENS: ReadonlyArray<readonly [string, number]> = [
+  ['NaN', NaN],
+  ['Infinity', Infinity],
+  ['+Infinity', Infinity],
+  ['+INF', Infinity],
+  ['-Infinity', -Infinity],
+  ['-INF', -Infinity],
+];
+
+/** Two characters no well-formed text has in this order (a low surrogate, then a high one). */
+const MARK = '\udc00\ud800';
+
+/**
+ * JSON.parse of a line that holds bare NaN or infinity tokens outside its strings: each becomes a
+ * marked string, and the reviver puts the number back. undefined when the line has no such token,
+ * is still not JSON, has a token where a key belongs, or already holds the mark's characters.
+ */
+function parseNonNumeric(line: string): unknown {
+  if (line.includes(MARK) || /\\u[dD][cC]00/.test(line)) return undefined;
+  let text = '';
+  let from = 0;
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    if (c === 34) {
+      // skip the string, escapes included (an unclosed one: JSON.parse reports it)
+      for (i++; i < line.length && line.charCodeAt(i) !== 34; i++) if (line.charCodeAt(i) === 92) i++;
+      continue;
+    }
+    if (c !== 78 && c !== 73 && c !== 43 && c !== 45) continue; // N, I, +, -
+    const k = NON_NUMERIC_TOKENS.findIndex(([tok]) => line.startsWith(tok, i));
+    if (k < 0) continue;
+    text += `${line.slice(from, i)}"\\udc00\\ud800${k}"`;
+    i += NON_NUMERIC_TOKENS[k][0].length - 1;
+    from = i + 1;
+  }
+  if (from === 0) return undefined;
+  text += line.slice(from);
+  let keyed = false;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text, (key, value) => {
+      if (key.startsWith(MARK)) keyed = true;
+      return typeof value === 'string' && value.length === 3 && value.startsWith(MARK) ? NON_NUMERIC_TOKENS[value.charCodeAt(2) - 48][1] : value;
+    });
+  } catch {
+    return undefined;
+  }
+  return keyed ? undefined : parsed;
+}
+
+/**
+ * Parses one JSON line into a row, or gives the reason it is malformed. As Spark's reader, it also
+ * takes the bare tokens NaN, Infinity, +Infinity, +INF, -Infinity and -INF as numbers.
+ */
 export function parseJsonLine(schema: Schema, line: string): CoerceResult {
   let parsed: unknown;
   try {
     parsed = JSON.parse(line);
   } catch (e) {
-    return { ok: false, reason: `malformed JSON (${(e as Error).message}): each line must be one complete JSON object` };
+    parsed = parseNonNumeric(line);
+    if (parsed === undefined) return { ok: false, reason: `malformed JSON (${(e as Error).message}): each line must be one complete JSON object` };
   }
   return coerceRecord(schema, parsed);
 }

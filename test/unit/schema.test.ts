@@ -91,6 +91,45 @@ describe('records against the schema', () => {
     for (const p of tiers.slice(1) as ReturnType<typeof compileLineParser>[]) expect(p.stats.reference).toBe(2 * cases.filter(([, want]) => want === null).length);
   });
 
+  it("reads the bare tokens Spark's JSON reader takes as numbers (NaN, Infinity, ±Infinity, ±INF), and no others, in every tier", () => {
+    const s = parseSchema('d DOUBLE, s STRING, n INT');
+    const tiers = [(line: string) => parseJsonLine(s, line), compileLineParser(s), compileLineParser(s, { shapes: false })];
+    const cases: Array<[string, number | null]> = [
+      ['NaN', NaN],
+      ['Infinity', Infinity],
+      ['+Infinity', Infinity],
+      ['+INF', Infinity],
+      ['-Infinity', -Infinity],
+      ['-INF', -Infinity],
+      ['INF', null],
+      ['inf', null],
+      ['nan', null],
+      ['-NaN', null],
+      ['+NaN', null],
+      ['+1', null],
+      ['NaNa', null],
+      ['Infinity1', null],
+    ];
+    for (const parse of tiers) {
+      for (const [token, want] of cases) {
+        for (const line of [`{"d":${token},"s":"x","n":1}`, `{"d": ${token} , "s":"x","n":1,"other":[${token}]}`]) {
+          const r = parse(line);
+          if (want === null) expect([line, r.ok]).toEqual([line, false]);
+          else expect([line, r.ok && { d: r.row.d, s: r.row.s, n: r.row.n }]).toEqual([line, { d: want, s: 'x', n: 1 }]);
+        }
+      }
+      // inside strings they are text; in a STRING column a bare one is kept as Jackson writes it back, quoted
+      expect(parse('{"d":1,"s":"NaN -Infinity","n":1}')).toEqual({ ok: true, row: { d: 1, s: 'NaN -Infinity', n: 1 } });
+      expect(parse('{"d":1,"s":-INF,"n":1}')).toEqual({ ok: true, row: { d: 1, s: '"-Infinity"', n: 1 } });
+      expect(parse('{"d":1,"s":[NaN,{"a":Infinity}],"n":1}')).toEqual({ ok: true, row: { d: 1, s: '["NaN",{"a":"Infinity"}]', n: 1 } });
+      // not a number for an INT column: a dead letter that names the value
+      const bad = parse('{"d":1,"s":"x","n":NaN}');
+      expect(!bad.ok && bad.reason).toMatch(/column n \(INT\) has number NaN: expected a JSON integer/);
+      // a token where a key belongs is not taken
+      expect(parse('{NaN:1,"d":1,"s":"x","n":1}').ok).toBe(false);
+    }
+  });
+
   it('reads a number for a TIMESTAMP as epoch seconds, as Spark does', () => {
     expect(coerceRecord(parseSchema('t TIMESTAMP'), { t: 10 })).toEqual({ ok: true, row: { t: 10_000 } });
   });
