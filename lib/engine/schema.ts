@@ -113,14 +113,24 @@ function parsePlainTimestamp(t: string): number | null {
 }
 
 /**
- * The double of a string Spark's JSON reader takes in a DOUBLE column (allowNonNumericNumbers, on
- * by default): "NaN", "Infinity", "+Infinity", "+INF", "-Infinity", "-INF"; null for any other.
+ * The words Spark's JSON reader takes as a double where JSON has none: in a string for a DOUBLE
+ * column (allowNonNumericNumbers, on by default), and bare, unquoted (Jackson's
+ * ALLOW_NON_NUMERIC_NUMBERS, which Spark turns on). Longer spellings first: "-Infinity" before
+ * "-INF", for the scan of bare tokens.
  */
+const NON_NUMERIC_TOKENS: ReadonlyArray<readonly [string, number]> = [
+  ['NaN', NaN],
+  ['Infinity', Infinity],
+  ['+Infinity', Infinity],
+  ['+INF', Infinity],
+  ['-Infinity', -Infinity],
+  ['-INF', -Infinity],
+];
+const NON_NUMERIC = new Map(NON_NUMERIC_TOKENS);
+
+/** The double of a string Spark's JSON reader takes in a DOUBLE column (NON_NUMERIC_TOKENS); null for any other. */
 export function nonFiniteDouble(text: string): number | null {
-  if (text === 'NaN') return NaN;
-  if (text === 'Infinity' || text === '+Infinity' || text === '+INF') return Infinity;
-  if (text === '-Infinity' || text === '-INF') return -Infinity;
-  return null;
+  return NON_NUMERIC.get(text) ?? null;
 }
 
 export function parseTimestamp(text: string): number | null {
@@ -248,19 +258,6 @@ export function numberText(v: number): string {
 function nonFiniteAsString(_key: string, v: unknown): unknown {
   return typeof v === 'number' && !Number.isFinite(v) ? String(v) : v;
 }
-
-/**
- * The bare (unquoted) tokens that Spark's JSON reader takes as numbers, since it turns on Jackson's
- * ALLOW_NON_NUMERIC_NUMBERS, where JSON has none. Longer spellings first: "-Infinity" before "-INF".
- */
-const NON_NUMERIC_TOKENS: ReadonlyArray<readonly [string, number]> = [
-  ['NaN', NaN],
-  ['Infinity', Infinity],
-  ['+Infinity', Infinity],
-  ['+INF', Infinity],
-  ['-Infinity', -Infinity],
-  ['-INF', -Infinity],
-];
 
 /** Two characters no well-formed text has in this order (a low surrogate, then a high one). */
 const MARK = '\udc00\ud800';
