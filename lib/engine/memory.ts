@@ -202,7 +202,8 @@ export class InMemoryStateStore implements StateStore {
       const cur = t.get(c.key.id);
       const entry = c.value === null ? undefined : (c as StateEntry);
       if (cur === undefined) {
-        t.set(c.key.id, { v: version, val: c.value, key: c.key, entry });
+        // every field from the start: added later, pv and pval would need a property array per item
+        t.set(c.key.id, { v: version, val: c.value, key: c.key, entry, pv: undefined, pval: undefined });
         continue;
       }
       // updated in place: a rewrite of the same version keeps the previous value, a new version

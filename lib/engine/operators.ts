@@ -203,12 +203,14 @@ function byId<T extends { key: StateKey }>(a: T, b: T): number {
  * has many groups per window, and the text of an epoch-ms number is the dearest part).
  */
 export function stateId(kv: readonly Json[], windows?: Map<number, string>): string {
-  let s = '[';
+  // joined, not concatenated: the id is one flat string from the start, where `+=` would make a
+  // chain of ConsStrings, flattened at its first hash and then kept as a wrapper
+  const parts: string[] = ['['];
   for (let i = 0; i < kv.length; i++) {
-    if (i > 0) s += ',';
+    if (i > 0) parts.push(',');
     const v = kv[i];
-    if (typeof v === 'string') s += JSON.stringify(v);
-    else if (typeof v === 'number') s += String(v);
+    if (typeof v === 'string') parts.push(JSON.stringify(v));
+    else if (typeof v === 'number') parts.push(String(v));
     else if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'number' && typeof v[1] === 'number' && Number.isFinite(v[0]) && Number.isFinite(v[1])) {
       // (one operator has one window length: its start gives its end)
       let w = windows?.get(v[0]);
@@ -219,10 +221,11 @@ export function stateId(kv: readonly Json[], windows?: Map<number, string>): str
           windows.set(v[0], w);
         }
       }
-      s += w;
-    } else s += JSON.stringify(v);
+      parts.push(w);
+    } else parts.push(JSON.stringify(v));
   }
-  return s + ']';
+  parts.push(']');
+  return parts.join('');
 }
 
 // ---------------------------------------------------------------------------------- aggregation
