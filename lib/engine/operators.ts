@@ -13,6 +13,7 @@
  */
 import { Buffer, CompiledAgg, compileAgg, initBuffer, mergeBuffers, numericAggs, NumericAggs, numericBuffer, resetNumericSlots, updateBuffer, updateNumeric } from './aggregates';
 import { SlotTable } from './slot-table';
+import { SmallCache } from './small-cache';
 import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateKey, StateStore } from './ports';
 import type { ColumnInfo, GroupKey, OutputMode, SessionKey, StatefulSpec, WindowKey } from './query';
 
@@ -202,7 +203,7 @@ function byId<T extends { key: StateKey }>(a: T, b: T): number {
  * built once per group and run; `windows` caches the text of window elements by start (a batch
  * has many groups per window, and the text of an epoch-ms number is the dearest part).
  */
-export function stateId(kv: readonly Json[], windows?: Map<number, string>): string {
+export function stateId(kv: readonly Json[], windows?: SmallCache<number, string>): string {
   // joined, not concatenated: the id is one flat string from the start, where `+=` would make a
   // chain of ConsStrings, flattened at its first hash and then kept as a wrapper
   const parts: string[] = ['['];
@@ -216,10 +217,7 @@ export function stateId(kv: readonly Json[], windows?: Map<number, string>): str
       let w = windows?.get(v[0]);
       if (w === undefined) {
         w = `[${v[0]},${v[1]}]`;
-        if (windows) {
-          if (windows.size >= 4096) windows.clear();
-          windows.set(v[0], w);
-        }
+        windows?.put(v[0], w);
       }
       parts.push(w);
     } else parts.push(JSON.stringify(v));
@@ -241,12 +239,12 @@ class AggregateOperator implements StatefulOperator {
   private readonly names: readonly string[];
   private readonly numeric: NumericAggs | null;
   /** Text of window keys, for stateId. */
-  private readonly windowText = new Map<number, string>();
+  private readonly windowText = new SmallCache<number, string>();
   /**
    * The [start, end] grouping value of each window by index, one array for all the groups of a
    * window (groups never change their kv): a batch makes thousands of groups in few windows.
    */
-  private readonly windowValues = new Map<number, number[]>();
+  private readonly windowValues = new SmallCache<number, number[]>();
   /**
    * The groups of the previous batch of this run and their state (what it committed), so that a
    * group the next batch touches again needs no read from the store, nor a new id. Valid for
@@ -394,12 +392,7 @@ class AggregateOperator implements StatefulOperator {
   }
 
   private windowValue(index: number, start: number): number[] {
-    let v = this.windowValues.get(index);
-    if (v === undefined) {
-      if (this.windowValues.size >= 4096) this.windowValues.clear();
-      this.windowValues.set(index, (v = [start, start + this.window!.durationMs]));
-    }
-    return v;
+    return this.windowValues.get(index) ?? this.windowValues.put(index, [start, start + this.window!.durationMs]);
   }
 
   /** The first row of this batch for the group in `slot`: starts its in-batch aggregate. */

@@ -4,6 +4,7 @@
  */
 import type { OutputRow, Row } from './ports';
 import { outputValue } from './schema';
+import { SmallCache } from './small-cache';
 import type { ColumnInfo, StatelessStage } from './query';
 
 export interface StageResult {
@@ -78,13 +79,8 @@ export function toOutputRow(row: Row, columns: readonly ColumnInfo[]): OutputRow
 }
 
 /** ISO text of window bounds: a batch emits many rows per window, and few windows. */
-const boundText = new Map<number, string>();
+const boundText = new SmallCache<number, string>();
 
 function windowBound(ms: number): string {
-  let t = boundText.get(ms);
-  if (t === undefined) {
-    if (boundText.size >= 4096) boundText.clear();
-    boundText.set(ms, (t = new Date(ms).toISOString()));
-  }
-  return t;
+  return boundText.get(ms) ?? boundText.put(ms, new Date(ms).toISOString());
 }
