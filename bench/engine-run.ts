@@ -1,8 +1,8 @@
 /**
- * The engine alone: MicroBatchExecutor on the in-memory ports (lib/engine/memory.ts).
+ * The engine alone: MicroBatchExecutor on the in-memory ports (lib/engine/testing/memory.ts).
  */
 import { MicroBatchExecutor, type RunReport } from '../lib/engine/executor';
-import { CountingStateStore, InMemoryCheckpoint, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../lib/engine/memory';
+import { CountingStateStore, InMemoryCheckpoint, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../lib/engine/testing/memory';
 import type { Sink, StateStore } from '../lib/engine/ports';
 import { benchPlan } from './query';
 

@@ -9,15 +9,15 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import { compareCase, parseCase, CaseResult } from '../lib/engine/case';
-import { CRASH_POINTS, CrashInjector, CrashPoint, parseCrashPlan } from '../lib/engine/crash';
+import { compareCase, parseCase, CaseResult } from '../lib/conformance/case';
+import { CRASH_POINTS, CrashInjector, CrashPoint, parseCrashPlan } from '../lib/engine/testing/crash';
 import { parseInterval } from '../lib/engine/duration';
 import { InvalidOptionError, SluiceError } from '../lib/engine/errors';
 import type { QueryPlan } from '../lib/engine/query';
 import { connectionFromEnv, createClients } from '../lib/aws/clients';
 import type { AwsConnection } from '../lib/aws/config';
 import { buildExecutor, parseS3Uri, parseSinkUri, PipelineConfig, SinkLocation, SourceLocation } from '../lib/aws/pipeline';
-import { prepareConformance, runCase, ConformanceOptions } from '../lib/local/conformance';
+import { prepareConformance, runCase, ConformanceOptions } from '../lib/conformance/runner';
 import { ensureBucket, ensureStateTable, ensureStream } from '../lib/local/resources';
 import { startLocalStack, LocalStack } from '../lib/local/stack';
 import { SEED_FILES, showTotals, windowedTotals } from '../examples/windowed-totals';
@@ -250,7 +250,7 @@ async function conformance(args: Args): Promise<number> {
 async function sourceFactoryFor(kind: string, conn: AwsConnection): Promise<Pick<ConformanceOptions, 'sourceFactory'>> {
   if (kind === 's3') return {};
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const mod = require('../lib/local/kinesis-conformance') as { kinesisCaseSource: ConformanceOptions['sourceFactory'] extends infer F ? (conn: AwsConnection) => F : never };
+  const mod = require('../lib/conformance/kinesis') as { kinesisCaseSource: ConformanceOptions['sourceFactory'] extends infer F ? (conn: AwsConnection) => F : never };
   return { sourceFactory: mod.kinesisCaseSource(conn) };
 }
 

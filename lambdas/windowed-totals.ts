@@ -2,7 +2,7 @@
  * Lambda entry for the windowed-totals example (examples/windowed-totals.ts), run availableNow on
  * each EventBridge tick. This file is the edge: it reads process.env once, when the container
  * starts, and passes plain values down. Everything it builds here (the config, the plan, the
- * handler) lives as long as the container; see lib/aws/handler.ts for what an invocation does.
+ * handler) lives as long as the container; see lib/aws/lambda/handler.ts for what an invocation does.
  *
  * Environment (set by the AvailableNowPipeline construct): SLUICE_CHECKPOINT_URI,
  * SLUICE_STATE_TABLE, SLUICE_SOURCE_URI, SLUICE_SINK_URI, optional SLUICE_DEAD_LETTER_URI,
@@ -12,7 +12,7 @@
  */
 import { windowedTotals } from '../examples/windowed-totals';
 import { connectionFromEnv } from '../lib/aws/clients';
-import { createScheduledHandler, ENV, failingHandler, pipelineConfigFromEnv, type ScheduledHandler } from '../lib/aws/handler';
+import { createScheduledHandler, ENV, failingHandler, pipelineConfigFromEnv, type ScheduledHandler } from '../lib/aws/lambda/handler';
 import { InvalidOptionError } from '../lib/engine/errors';
 import type { OutputMode } from '../lib/engine/query';
 

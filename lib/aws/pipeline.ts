@@ -5,19 +5,19 @@
  */
 import type { Clock, Sink, Source } from '../engine/ports';
 import type { QueryPlan } from '../engine/query';
-import { CrashInjector } from '../engine/crash';
+import { CrashInjector } from '../engine/testing/crash';
 import { InvalidOptionError } from '../engine/errors';
 import { MicroBatchExecutor, RunReport } from '../engine/executor';
 import { createClients } from './clients';
 import type { AwsConnection } from './config';
-import { S3CheckpointStore } from './s3-checkpoint';
-import { S3LandingSource } from './s3-landing-source';
-import { S3DeadLetterSink, S3JsonSink } from './s3-sink';
-import { DynamoDbStateStore } from './dynamodb-state-store';
-import { DynamoDbLease } from './dynamodb-lease';
-import { DynamoDbSink } from './dynamodb-sink';
-import { KinesisSource, kinesisOptionsFromSpec } from './kinesis-source';
-import { S3FileSink, type PartitionGranularity } from './s3-file-sink';
+import { S3CheckpointStore } from './s3/checkpoint';
+import { S3LandingSource } from './s3/landing-source';
+import { S3DeadLetterSink, S3JsonSink } from './s3/json-sink';
+import { DynamoDbStateStore } from './dynamodb/state-store';
+import { DynamoDbLease } from './dynamodb/lease';
+import { DynamoDbSink } from './dynamodb/sink';
+import { KinesisSource, kinesisOptionsFromSpec } from './kinesis/source';
+import { S3FileSink, type PartitionGranularity } from './s3/file-sink';
 
 export interface S3Location {
   readonly bucket: string;

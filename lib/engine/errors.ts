@@ -33,7 +33,7 @@ export class LeaseLostError extends SluiceError {}
 /** The source lost data the checkpoint still points at (retention expired, objects deleted). */
 export class DataLossError extends SluiceError {}
 
-/** A crash injected by a test at a named point (see lib/engine/crash.ts). */
+/** A crash injected by a test at a named point (see lib/engine/testing/crash.ts). */
 export class InjectedCrash extends SluiceError {
   constructor(readonly point: string, batchId: number) {
     super(`injected crash at ${point} in batch ${batchId} (test-only failure injection)`, { details: { point, batchId } });

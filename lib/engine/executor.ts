@@ -17,7 +17,7 @@
  * makes the next run replay batch N from offsets/N, and every effect of N is idempotent by N.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { CrashInjector } from './crash';
+import { CrashInjector } from './testing/crash';
 import { CheckpointMismatchError, SluiceError } from './errors';
 import { createOperator, StatefulOperator } from './operators';
 import type {

@@ -24,7 +24,7 @@
  * Exactly once holds for effects the guard's store can commit together with the marker:
  * `transactWithGuard` (DynamoDB writes in one TransactWriteItems with the marker).
  *
- * The ports: an `EffectGuard` (DynamoDB: lib/aws/dynamodb-effect-guard.ts; memory:
+ * The ports: an `EffectGuard` (DynamoDB: lib/aws/dynamodb/effect-guard.ts; memory:
  * InMemoryEffectGuard below). `TxItem` is the guard store's own write type, e.g. DynamoDB's
  * TransactWriteItem; the engine never looks inside it.
  */

@@ -1,6 +1,6 @@
 /**
  * The ports: the only way the engine talks to the world. Everything here is plain data and
- * promises; `lib/aws` implements them on S3/DynamoDB/Kinesis, `lib/engine/memory.ts` in memory.
+ * promises; `lib/aws` implements them on S3/DynamoDB/Kinesis, `lib/engine/testing/memory.ts` in memory.
  */
 
 /** A JSON value as stored in checkpoints and state. */

@@ -130,7 +130,7 @@ export interface AvailableNowPipelineProps {
 
   /**
    * The Lambda entry file: a module exporting a handler built with `createScheduledHandler`
-   * (lib/aws/handler.ts).
+   * (lib/aws/lambda/handler.ts).
    * @default lambdas/windowed-totals.ts
    */
   readonly entry?: string;

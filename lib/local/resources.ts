@@ -13,7 +13,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { CreateStreamCommand, DescribeStreamSummaryCommand, KinesisClient } from '@aws-sdk/client-kinesis';
 import { BucketLocationConstraint, CreateBucketCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { errorName } from '../aws/aws-errors';
+import { errorName } from '../aws/request/errors';
 
 /** The state table's key schema (also used by the lease, the sinks and the CDK construct). */
 export const STATE_TABLE_PARTITION_KEY = 'pk';

@@ -6,9 +6,9 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { compareCase, parseCase } from '../../lib/engine/case';
-import { CRASH_POINTS } from '../../lib/engine/crash';
-import { prepareConformance, runCase } from '../../lib/local/conformance';
+import { compareCase, parseCase } from '../../lib/conformance/case';
+import { CRASH_POINTS } from '../../lib/engine/testing/crash';
+import { prepareConformance, runCase } from '../../lib/conformance/runner';
 import { testConnection, uniqueName } from '../helpers/stack';
 
 const dirs = [join(__dirname, '../../../shared/conformance/cases'), join(__dirname, 'cases')];

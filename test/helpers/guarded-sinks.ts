@@ -1,6 +1,6 @@
 /**
  * Runs conformance cases through the guarded sinks (DynamoDbSink and S3FileSink, both written by
- * every batch through a tee) on the local stack, the way lib/local/conformance.ts runs them: each
+ * every batch through a tee) on the local stack, the way lib/conformance/runner.ts runs them: each
  * step's files land under the prefix, then a fresh executor runs availableNow; with a crash
  * point, the step's first run crashes there and the next run finishes.
  *
@@ -10,11 +10,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import { DynamoDbSink } from '../../lib/aws/dynamodb-sink';
+import { DynamoDbSink } from '../../lib/aws/dynamodb/sink';
 import { buildExecutor, PipelineConfig } from '../../lib/aws/pipeline';
-import { S3FileSink } from '../../lib/aws/s3-file-sink';
-import { caseToPlan, CaseResult, ConformanceCase, droppedInProgress, StepResult, stepFiles, stepFromBatches } from '../../lib/engine/case';
-import { CrashInjector, CrashPoint } from '../../lib/engine/crash';
+import { S3FileSink } from '../../lib/aws/s3/file-sink';
+import { caseToPlan, CaseResult, ConformanceCase, droppedInProgress, StepResult, stepFiles, stepFromBatches } from '../../lib/conformance/case';
+import { CrashInjector, CrashPoint } from '../../lib/engine/testing/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
 import type { OutputRow, Sink, SinkContext } from '../../lib/engine/ports';
 import type { QueryPlan } from '../../lib/engine/query';

@@ -8,7 +8,7 @@ import { App, CfnElement, Duration, Stack, aws_cloudwatch_actions as actions, aw
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { buildSync } from 'esbuild';
 import { AvailableNowPipeline, AvailableNowPipelineProps, DEFAULT_ENTRY, GRANTED_ACTIONS, LAMBDA_BUNDLING } from '../../lib/infra/available-now-pipeline';
-import { SUMMARY_METRIC_NAMES } from '../../lib/aws/handler';
+import { SUMMARY_METRIC_NAMES } from '../../lib/aws/lambda/handler';
 
 jest.setTimeout(60_000);
 

@@ -3,7 +3,7 @@
  * fencing token, and writes fenced on the token.
  */
 import { DynamoDBClient, GetItemCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
-import { assertLeaseCondition, DynamoDbLease } from '../../lib/aws/dynamodb-lease';
+import { assertLeaseCondition, DynamoDbLease } from '../../lib/aws/dynamodb/lease';
 import { LeaseLostError } from '../../lib/engine/errors';
 import { LeaseHandle } from '../../lib/engine/ports';
 import { ensureStateTable } from '../../lib/local/resources';

@@ -3,8 +3,8 @@
  * per-chunk markers, lease fencing, retries, and what a batch costs.
  */
 import { DynamoDBClient, GetItemCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
-import { DynamoDbLease } from '../../lib/aws/dynamodb-lease';
-import { DynamoDbSink } from '../../lib/aws/dynamodb-sink';
+import { DynamoDbLease } from '../../lib/aws/dynamodb/lease';
+import { DynamoDbSink } from '../../lib/aws/dynamodb/sink';
 import { InvalidOptionError, LeaseLostError } from '../../lib/engine/errors';
 import type { LeaseHandle, OutputRow, SinkContext } from '../../lib/engine/ports';
 import { ensureStateTable } from '../../lib/local/resources';

@@ -8,7 +8,7 @@ import {
   GetItemCommand,
   QueryCommand,
 } from '@aws-sdk/client-dynamodb';
-import { DynamoDbStateStore, DynamoDbStateStoreOptions } from '../../lib/aws/dynamodb-state-store';
+import { DynamoDbStateStore, DynamoDbStateStoreOptions } from '../../lib/aws/dynamodb/state-store';
 import { SluiceError } from '../../lib/engine/errors';
 import { Json, OperatorStateSpec, StateChange, StateEntry } from '../../lib/engine/ports';
 import { ensureStateTable } from '../../lib/local/resources';

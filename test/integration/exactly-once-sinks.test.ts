@@ -8,10 +8,10 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { DynamoDbLease } from '../../lib/aws/dynamodb-lease';
+import { DynamoDbLease } from '../../lib/aws/dynamodb/lease';
 import { buildExecutor } from '../../lib/aws/pipeline';
-import { compareCase, parseCase } from '../../lib/engine/case';
-import { CRASH_POINTS, CrashInjector, CrashPoint } from '../../lib/engine/crash';
+import { compareCase, parseCase } from '../../lib/conformance/case';
+import { CRASH_POINTS, CrashInjector, CrashPoint } from '../../lib/engine/testing/crash';
 import { InjectedCrash, LeaseLostError } from '../../lib/engine/errors';
 import type { OutputRow, Sink, SinkContext } from '../../lib/engine/ports';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';

@@ -6,10 +6,10 @@
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { DynamoDBClient, GetItemCommand, TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import { DynamoDbEffectGuard } from '../../lib/aws/dynamodb-effect-guard';
-import { DynamoDbLease } from '../../lib/aws/dynamodb-lease';
+import { DynamoDbEffectGuard } from '../../lib/aws/dynamodb/effect-guard';
+import { DynamoDbLease } from '../../lib/aws/dynamodb/lease';
 import { buildExecutor, PipelineConfig } from '../../lib/aws/pipeline';
-import { CrashInjector, CrashPoint } from '../../lib/engine/crash';
+import { CrashInjector, CrashPoint } from '../../lib/engine/testing/crash';
 import { InjectedCrash, LeaseLostError } from '../../lib/engine/errors';
 import { EffectGuard, ForeachBatchFunction, ForeachBatchSink } from '../../lib/engine/foreach-batch';
 import type { SinkContext } from '../../lib/engine/ports';

@@ -19,15 +19,15 @@ import {
   SplitShardCommand,
   type GetShardIteratorCommandInput,
 } from '@aws-sdk/client-kinesis';
-import { KinesisSource, kinesisOptionsFromSpec, type KinesisSender, type KinesisSourceOptions, type KinesisOffset } from '../../lib/aws/kinesis-source';
-import { CrashInjector } from '../../lib/engine/crash';
+import { KinesisSource, kinesisOptionsFromSpec, type KinesisSender, type KinesisSourceOptions, type KinesisOffset } from '../../lib/aws/kinesis/source';
+import { CrashInjector } from '../../lib/engine/testing/crash';
 import { DataLossError, InjectedCrash, SluiceError } from '../../lib/engine/errors';
 import { MicroBatchExecutor } from '../../lib/engine/executor';
-import { InMemoryCheckpoint, InMemoryDeadLetters, InMemorySink, InMemoryStateStore } from '../../lib/engine/memory';
+import { InMemoryCheckpoint, InMemoryDeadLetters, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 import type { BatchLimits, DeadLetter, Json, Row } from '../../lib/engine/ports';
 import { readStream } from '../../lib/engine/query';
 import { parseSchema } from '../../lib/engine/schema';
-import { putJsonRecords } from '../../lib/local/kinesis-conformance';
+import { putJsonRecords } from '../../lib/conformance/kinesis';
 import { ensureStream } from '../../lib/local/resources';
 import { testClients, uniqueName } from '../helpers/stack';
 

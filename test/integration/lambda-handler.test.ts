@@ -9,7 +9,7 @@ import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } fr
 import { SEED_FILES, windowedTotals } from '../../examples/windowed-totals';
 import { connectionFromEnv, createClients } from '../../lib/aws/clients';
 import type { AwsConnection } from '../../lib/aws/config';
-import { createScheduledHandler, pipelineConfigFromEnv, type LambdaContextLike, type RunSummary, type ScheduledEventLike } from '../../lib/aws/handler';
+import { createScheduledHandler, pipelineConfigFromEnv, type LambdaContextLike, type RunSummary, type ScheduledEventLike } from '../../lib/aws/lambda/handler';
 import type { PipelineConfig } from '../../lib/aws/pipeline';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
 import { testClients, testConnection, uniqueName } from '../helpers/stack';

@@ -4,9 +4,9 @@
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { count, readStream, sum, window } from '../../lib/engine/query';
-import { CrashInjector } from '../../lib/engine/crash';
+import { CrashInjector } from '../../lib/engine/testing/crash';
 import { buildExecutor, PipelineConfig } from '../../lib/aws/pipeline';
-import { S3DeadLetterSink, S3JsonSink } from '../../lib/aws/s3-sink';
+import { S3DeadLetterSink, S3JsonSink } from '../../lib/aws/s3/json-sink';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
 import { SEED_FILES } from '../../examples/windowed-totals';
 import { testClients, testConnection, uniqueName } from '../helpers/stack';

@@ -15,12 +15,12 @@
  * batches and, with maxFilesPerTrigger > 1, which files share a batch; late-data handling is
  * covered by the conformance cases under every crash point instead.
  */
-import { DynamoDbSink } from '../../lib/aws/dynamodb-sink';
+import { DynamoDbSink } from '../../lib/aws/dynamodb/sink';
 import { buildExecutor } from '../../lib/aws/pipeline';
-import { CRASH_POINTS, CrashInjector } from '../../lib/engine/crash';
+import { CRASH_POINTS, CrashInjector } from '../../lib/engine/testing/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
 import { MicroBatchExecutor } from '../../lib/engine/executor';
-import { InMemoryCheckpoint, InMemoryFileSource, InMemoryLease, InMemoryStateStore } from '../../lib/engine/memory';
+import { InMemoryCheckpoint, InMemoryFileSource, InMemoryLease, InMemoryStateStore } from '../../lib/engine/testing/memory';
 import type { OutputRow } from '../../lib/engine/ports';
 import { count, QueryPlan, readStream, sum, window } from '../../lib/engine/query';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';

@@ -4,10 +4,10 @@
  * once in the DynamoDB state and the sink, however far the crashed attempt got.
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { CrashInjector, CrashPoint } from '../../lib/engine/crash';
+import { CrashInjector, CrashPoint } from '../../lib/engine/testing/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
 import { buildExecutor, PipelineConfig } from '../../lib/aws/pipeline';
-import { S3JsonSink } from '../../lib/aws/s3-sink';
+import { S3JsonSink } from '../../lib/aws/s3/json-sink';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
 import { windowedTotals } from '../../examples/windowed-totals';
 import { testClients, testConnection, uniqueName } from '../helpers/stack';

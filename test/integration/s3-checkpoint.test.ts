@@ -9,7 +9,7 @@ import {
   S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
-import { S3CheckpointStore, S3Requests, type S3CheckpointStoreOptions } from '../../lib/aws/s3-checkpoint';
+import { S3CheckpointStore, S3Requests, type S3CheckpointStoreOptions } from '../../lib/aws/s3/checkpoint';
 import { CheckpointMismatchError, SluiceError } from '../../lib/engine/errors';
 import type { CommitEntry, OffsetEntry, QueryMetadata } from '../../lib/engine/ports';
 import { ensureBucket } from '../../lib/local/resources';

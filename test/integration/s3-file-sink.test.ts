@@ -4,7 +4,7 @@
  * nothing.
  */
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import { escapePartition, S3FileSink } from '../../lib/aws/s3-file-sink';
+import { escapePartition, S3FileSink } from '../../lib/aws/s3/file-sink';
 import { InvalidOptionError } from '../../lib/engine/errors';
 import type { OutputRow, SinkContext } from '../../lib/engine/ports';
 import { ensureBucket } from '../../lib/local/resources';

@@ -4,8 +4,8 @@
  */
 import { gzipSync } from 'node:zlib';
 import { DeleteObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { S3CheckpointStore } from '../../lib/aws/s3-checkpoint';
-import { S3LandingSource, type S3LandingSourceOptions } from '../../lib/aws/s3-landing-source';
+import { S3CheckpointStore } from '../../lib/aws/s3/checkpoint';
+import { S3LandingSource, type S3LandingSourceOptions } from '../../lib/aws/s3/landing-source';
 import { DataLossError } from '../../lib/engine/errors';
 import type { BatchLimits, Json } from '../../lib/engine/ports';
 import { parseSchema } from '../../lib/engine/schema';

@@ -4,9 +4,9 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { caseToPlan, compareCase, parseCase, stepFiles, stepResult, CaseResult, ConformanceCase } from '../../lib/engine/case';
+import { caseToPlan, compareCase, parseCase, stepFiles, stepResult, CaseResult, ConformanceCase } from '../../lib/conformance/case';
 import { MicroBatchExecutor } from '../../lib/engine/executor';
-import { InMemoryCheckpoint, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../../lib/engine/memory';
+import { InMemoryCheckpoint, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 
 const publicCases = join(__dirname, '../../../shared/conformance/cases');
 const projectCases = join(__dirname, '../conformance/cases');

@@ -2,10 +2,10 @@
  * Small factories for engine unit tests: a query over in-memory ports, and a runner that starts
  * a fresh executor per scheduled run over the same checkpoint, state and landing files.
  */
-import { CrashInjector, CrashPlan } from '../../lib/engine/crash';
+import { CrashInjector, CrashPlan } from '../../lib/engine/testing/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
 import { MicroBatchExecutor, RunReport } from '../../lib/engine/executor';
-import { InMemoryCheckpoint, InMemoryDeadLetters, InMemoryFileSource, InMemoryLease, InMemorySink, InMemoryStateStore } from '../../lib/engine/memory';
+import { InMemoryCheckpoint, InMemoryDeadLetters, InMemoryFileSource, InMemoryLease, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 import type { Clock } from '../../lib/engine/ports';
 import type { QueryPlan } from '../../lib/engine/query';
 

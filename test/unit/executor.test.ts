@@ -2,7 +2,7 @@
  * The run loop on in-memory ports: batch numbering, no-data batches, rate limits with Spark's
  * two watermarks, recovery after a crash at every point, the lease, shape checks, dead letters.
  */
-import { CRASH_POINTS } from '../../lib/engine/crash';
+import { CRASH_POINTS } from '../../lib/engine/testing/crash';
 import { CheckpointMismatchError } from '../../lib/engine/errors';
 import { count, readStream, sum, window } from '../../lib/engine/query';
 import { windowedTotals, SEED_FILES } from '../../examples/windowed-totals';

@@ -3,11 +3,11 @@
  * query and batch across crashes, commits guarded writes with their record, and is plainly
  * at-least-once when the record is lost after the effect.
  */
-import { CRASH_POINTS, CrashInjector } from '../../lib/engine/crash';
+import { CRASH_POINTS, CrashInjector } from '../../lib/engine/testing/crash';
 import { InjectedCrash, InvalidOptionError } from '../../lib/engine/errors';
 import { MicroBatchExecutor } from '../../lib/engine/executor';
 import { EffectGuard, ForeachBatchSink, InMemoryEffectGuard } from '../../lib/engine/foreach-batch';
-import { InMemoryCheckpoint, InMemoryFileSource, InMemoryStateStore } from '../../lib/engine/memory';
+import { InMemoryCheckpoint, InMemoryFileSource, InMemoryStateStore } from '../../lib/engine/testing/memory';
 import type { SinkContext } from '../../lib/engine/ports';
 import { windowedTotals } from '../../examples/windowed-totals';
 

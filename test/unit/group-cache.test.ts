@@ -3,10 +3,10 @@
  * a group met again needs no read from the store. These tests pin what that must not change: the
  * results, the state, and a replay after a failure, which must start from the store again.
  */
-import { CrashInjector } from '../../lib/engine/crash';
+import { CrashInjector } from '../../lib/engine/testing/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
 import { MicroBatchExecutor } from '../../lib/engine/executor';
-import { CountingStateStore, InMemoryCheckpoint, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../../lib/engine/memory';
+import { CountingStateStore, InMemoryCheckpoint, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 import type { OperatorStateSpec, StateKey } from '../../lib/engine/ports';
 import { avg, count, readStream, sum, window, type QueryPlan } from '../../lib/engine/query';
 import { at } from './engine-factories';

@@ -4,7 +4,7 @@
  * in-memory state store holds what DynamoDB would: deletions go once no read can see them.
  */
 import { columnsRead, MicroBatchExecutor } from '../../lib/engine/executor';
-import { InMemoryCheckpoint, InMemoryDeadLetters, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../../lib/engine/memory';
+import { InMemoryCheckpoint, InMemoryDeadLetters, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 import type { OperatorStateSpec } from '../../lib/engine/ports';
 import { count, readStream, sum, window } from '../../lib/engine/query';
 

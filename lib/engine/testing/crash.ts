@@ -9,8 +9,8 @@
  * Enabled at the edges only: `SLUICE_CRASH_AT=<point>[@<batchId>]` for the CLI, or
  * `--crash <point>` for the conformance runner.
  */
-import { InjectedCrash } from './errors';
-import { InvalidOptionError } from './errors';
+import { InjectedCrash } from '../errors';
+import { InvalidOptionError } from '../errors';
 
 export const CRASH_POINTS = ['after-offsets', 'mid-read', 'mid-state', 'after-sink', 'before-commit', 'after-commit'] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];

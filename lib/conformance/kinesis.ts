@@ -19,9 +19,9 @@ import { PutRecordsCommand, type KinesisClient, type PutRecordsRequestEntry } fr
 import type { QueryPlan } from '../engine/query';
 import type { AwsConnection } from '../aws/config';
 import { createClients } from '../aws/clients';
-import { KinesisSource, type KinesisSourceOptions } from '../aws/kinesis-source';
-import type { CaseSource } from './conformance';
-import { ensureStream } from './resources';
+import { KinesisSource, type KinesisSourceOptions } from '../aws/kinesis/source';
+import type { CaseSource } from './runner';
+import { ensureStream } from '../local/resources';
 
 /** Shards of each case's stream. */
 export const CASE_STREAM_SHARDS = 3;

@@ -15,8 +15,8 @@
  * not seconds); the token, not the clock, is what keeps a late writer out.
  */
 import { AttributeValue, DynamoDBClient, UpdateItemCommand, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
-import { LeaseLostError, SluiceError } from '../engine/errors';
-import { Clock, Lease, LeaseHandle, systemClock } from '../engine/ports';
+import { LeaseLostError, SluiceError } from '../../engine/errors';
+import { Clock, Lease, LeaseHandle, systemClock } from '../../engine/ports';
 
 export interface DynamoDbLeaseOptions {
   readonly client: DynamoDBClient;

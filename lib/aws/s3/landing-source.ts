@@ -25,11 +25,11 @@
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { CheckpointMismatchError, DataLossError, InvalidOptionError } from '../engine/errors';
-import type { BatchLimits, CheckpointStore, DeadLetter, Json, ReadOptions, ReadResult, Row, Source } from '../engine/ports';
-import { type Schema } from '../engine/schema';
-import { LineParsers, type LineParser } from '../engine/json-scan';
-import { parseLineChunks, type LineCursor } from '../engine/lines';
+import { CheckpointMismatchError, DataLossError, InvalidOptionError } from '../../engine/errors';
+import type { BatchLimits, CheckpointStore, DeadLetter, Json, ReadOptions, ReadResult, Row, Source } from '../../engine/ports';
+import { type Schema } from '../../engine/schema';
+import { LineParsers, type LineParser } from '../../engine/json-scan';
+import { parseLineChunks, type LineCursor } from '../../engine/lines';
 import {
   checkBucket,
   checkPageSize,
@@ -39,7 +39,7 @@ import {
   type S3ListedObject,
   type S3RequestStats,
   type S3RetryOptions,
-} from './s3-checkpoint';
+} from './checkpoint';
 
 const gunzipAsync = promisify(gunzip);
 

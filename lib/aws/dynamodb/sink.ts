@@ -69,13 +69,13 @@ import {
   TransactWriteItem,
   TransactWriteItemsCommand,
 } from '@aws-sdk/client-dynamodb';
-import { InvalidOptionError, LeaseLostError, SluiceError } from '../engine/errors';
-import type { Clock, Json, LeaseHandle, OutputRow, Sink, SinkContext } from '../engine/ports';
-import { systemClock } from '../engine/ports';
-import { DynamoDbLease } from './dynamodb-lease';
-import { forEachPartitionItem } from './dynamodb-query';
-import { compareStrings, fnv1a, mapLimit, sleep } from './concurrency';
-import { errorName, isRetriableDynamoDbError as isRetriable } from './aws-errors';
+import { InvalidOptionError, LeaseLostError, SluiceError } from '../../engine/errors';
+import type { Clock, Json, LeaseHandle, OutputRow, Sink, SinkContext } from '../../engine/ports';
+import { systemClock } from '../../engine/ports';
+import { DynamoDbLease } from './lease';
+import { forEachPartitionItem } from './query';
+import { compareStrings, fnv1a, mapLimit, sleep } from '../request/concurrency';
+import { errorName, isRetriableDynamoDbError as isRetriable } from '../request/errors';
 
 export interface DynamoDbSinkOptions {
   readonly client: DynamoDBClient;

@@ -22,11 +22,11 @@
  * the function needs no cloudwatch:PutMetricData (which only accepts Resource "*").
  */
 import { Console } from 'node:console';
-import type { QueryPlan } from '../engine/query';
-import type { RunReport, StopReason } from '../engine/executor';
-import { InvalidOptionError, SluiceError } from '../engine/errors';
-import type { AwsConnection } from './config';
-import { describeSink, parseS3Uri, parseSinkUri, runPipeline, type PipelineConfig, type PipelineExtras, type S3Location, type SinkLocation, type SourceLocation } from './pipeline';
+import type { QueryPlan } from '../../engine/query';
+import type { RunReport, StopReason } from '../../engine/executor';
+import { InvalidOptionError, SluiceError } from '../../engine/errors';
+import type { AwsConnection } from '../config';
+import { describeSink, parseS3Uri, parseSinkUri, runPipeline, type PipelineConfig, type PipelineExtras, type S3Location, type SinkLocation, type SourceLocation } from '../pipeline';
 
 // ---------------------------------------------------------------- configuration from the environment
 

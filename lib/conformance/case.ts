@@ -2,8 +2,8 @@
  * Conformance cases (../shared/conformance/FORMAT.md): turning a case's query into a plan, running
  * its steps over any set of ports, and comparing results with the expectations.
  */
-import { InvalidQueryError } from './errors';
-import type { Json, OutputRow } from './ports';
+import { InvalidQueryError } from '../engine/errors';
+import type { Json, OutputRow } from '../engine/ports';
 import {
   AggFn,
   avg,
@@ -21,9 +21,9 @@ import {
   approxCountDistinct,
   GroupKey,
   AggBuilder,
-} from './query';
-import { parseTimestamp } from './schema';
-import type { RunReport } from './executor';
+} from '../engine/query';
+import { parseTimestamp } from '../engine/schema';
+import type { RunReport } from '../engine/executor';
 
 export interface CaseQuery {
   schema: string;

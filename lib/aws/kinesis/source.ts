@@ -70,13 +70,13 @@ import {
   type ListShardsCommandOutput,
   type _Record as SdkRecord,
 } from '@aws-sdk/client-kinesis';
-import { CheckpointMismatchError, DataLossError, InvalidOptionError, SluiceError } from '../engine/errors';
-import type { BatchLimits, CheckpointStore, Clock, DeadLetter, Json, ReadOptions, ReadResult, Row, Source } from '../engine/ports';
-import { systemClock } from '../engine/ports';
-import { type Schema } from '../engine/schema';
-import { LineParsers, type LineParser } from '../engine/json-scan';
-import { CHUNK_LINES } from '../engine/lines';
-import { errorMessage, errorName, httpStatus } from './aws-errors';
+import { CheckpointMismatchError, DataLossError, InvalidOptionError, SluiceError } from '../../engine/errors';
+import type { BatchLimits, CheckpointStore, Clock, DeadLetter, Json, ReadOptions, ReadResult, Row, Source } from '../../engine/ports';
+import { systemClock } from '../../engine/ports';
+import { type Schema } from '../../engine/schema';
+import { LineParsers, type LineParser } from '../../engine/json-scan';
+import { CHUNK_LINES } from '../../engine/lines';
+import { errorMessage, errorName, httpStatus } from '../request/errors';
 
 /** Where a query without a checkpoint starts reading. */
 export type StartingPosition = 'TRIM_HORIZON' | 'LATEST' | { readonly atTimestamp: number };

@@ -10,10 +10,10 @@
  *
  * Readers (tests, the conformance runner) use readBatch/listBatches and read.
  */
-import { InvalidOptionError, SluiceError } from '../engine/errors';
-import type { DeadLetterSink, Json, OutputRow, Sink, SinkContext } from '../engine/ports';
-import { bytesToString } from './s3-checkpoint';
-import { S3Prefix, type S3PrefixOptions } from './s3-prefix';
+import { InvalidOptionError, SluiceError } from '../../engine/errors';
+import type { DeadLetterSink, Json, OutputRow, Sink, SinkContext } from '../../engine/ports';
+import { bytesToString } from './checkpoint';
+import { S3Prefix, type S3PrefixOptions } from './prefix';
 
 export type S3SinkOptions = S3PrefixOptions;
 

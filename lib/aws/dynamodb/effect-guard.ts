@@ -18,11 +18,11 @@
  * (100 actions less the marker and the check) and 4 MB.
  */
 import { DynamoDBClient, GetItemCommand, PutItemCommand, TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import { InvalidOptionError, SluiceError } from '../engine/errors';
-import type { EffectGuard, EffectKey, EffectOutcome } from '../engine/foreach-batch';
-import type { Clock, LeaseHandle } from '../engine/ports';
-import { systemClock } from '../engine/ports';
-import { DynamoDbLease } from './dynamodb-lease';
+import { InvalidOptionError, SluiceError } from '../../engine/errors';
+import type { EffectGuard, EffectKey, EffectOutcome } from '../../engine/foreach-batch';
+import type { Clock, LeaseHandle } from '../../engine/ports';
+import { systemClock } from '../../engine/ports';
+import { DynamoDbLease } from './lease';
 import {
   backoff,
   checkTableName,
@@ -33,9 +33,9 @@ import {
   transactOnce,
   TRANSACTION_MAX_ACTIONS,
   wrapError,
-} from './dynamodb-sink';
-import { errorName, isRetriableDynamoDbError as isRetriable } from './aws-errors';
-import { sleep } from './concurrency';
+} from './sink';
+import { errorName, isRetriableDynamoDbError as isRetriable } from '../request/errors';
+import { sleep } from '../request/concurrency';
 
 export interface DynamoDbEffectGuardOptions {
   readonly client: DynamoDBClient;

@@ -33,7 +33,7 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { CheckpointMismatchError, InvalidOptionError, SluiceError } from '../engine/errors';
+import { CheckpointMismatchError, InvalidOptionError, SluiceError } from '../../engine/errors';
 import type {
   CheckpointHead,
   CheckpointStore,
@@ -41,9 +41,9 @@ import type {
   Json,
   OffsetEntry,
   QueryMetadata,
-} from '../engine/ports';
-import { sleep } from './concurrency';
-import { errorName, httpStatus } from './aws-errors';
+} from '../../engine/ports';
+import { sleep } from '../request/concurrency';
+import { errorName, httpStatus } from '../request/errors';
 
 export interface S3CheckpointStoreOptions extends S3RetryOptions {
   readonly client: S3Client;

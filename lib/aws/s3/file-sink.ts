@@ -28,12 +28,12 @@
  * Cost of a batch: one PUT per (partition value, up to `maxRowsPerObject` rows) plus one PUT for
  * the log entry. A replay costs the same again and adds nothing.
  */
-import { InvalidOptionError, SluiceError } from '../engine/errors';
-import type { Json, OutputRow, Sink, SinkContext } from '../engine/ports';
-import { parseTimestamp } from '../engine/schema';
-import { bytesToString } from './s3-checkpoint';
-import { S3Prefix, type S3PrefixOptions } from './s3-prefix';
-import { mapLimit } from './concurrency';
+import { InvalidOptionError, SluiceError } from '../../engine/errors';
+import type { Json, OutputRow, Sink, SinkContext } from '../../engine/ports';
+import { parseTimestamp } from '../../engine/schema';
+import { bytesToString } from './checkpoint';
+import { S3Prefix, type S3PrefixOptions } from './prefix';
+import { mapLimit } from '../request/concurrency';
 
 export type PartitionGranularity = 'value' | 'day' | 'hour';
 

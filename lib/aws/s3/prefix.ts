@@ -3,7 +3,7 @@
  * their requests.
  */
 import type { S3Client } from '@aws-sdk/client-s3';
-import { checkBucket, S3Requests, trimSlashes, type S3RequestStats, type S3RetryOptions } from './s3-checkpoint';
+import { checkBucket, S3Requests, trimSlashes, type S3RequestStats, type S3RetryOptions } from './checkpoint';
 
 export interface S3PrefixOptions extends S3RetryOptions {
   readonly client: S3Client;

@@ -3,7 +3,7 @@
  * They keep the same contracts as the AWS adapters (versioned state, write-once logs, replayable
  * source), so a unit test can crash a run and start a new executor over the same objects.
  */
-import { CheckpointMismatchError } from './errors';
+import { CheckpointMismatchError } from '../errors';
 import type {
   BatchLimits,
   CheckpointHead,
@@ -25,11 +25,11 @@ import type {
   StateEntry,
   StateKey,
   StateStore,
-} from './ports';
-import { Schema } from './schema';
-import { LineParsers } from './json-scan';
-import { parseLineChunks, type LineCursor } from './lines';
-import { LeaseLostError } from './errors';
+} from '../ports';
+import { Schema } from '../schema';
+import { LineParsers } from '../json-scan';
+import { parseLineChunks, type LineCursor } from '../lines';
+import { LeaseLostError } from '../errors';
 
 export class InMemoryCheckpoint implements CheckpointStore {
   readonly description = 'memory://checkpoint';

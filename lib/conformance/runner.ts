@@ -10,17 +10,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { caseToPlan, CaseResult, ConformanceCase, droppedInProgress, StepResult, stepFiles, stepFromBatches } from '../engine/case';
-import { CrashInjector, CrashPoint } from '../engine/crash';
+import { caseToPlan, CaseResult, ConformanceCase, droppedInProgress, StepResult, stepFiles, stepFromBatches } from './case';
+import { CrashInjector, CrashPoint } from '../engine/testing/crash';
 import { InjectedCrash, SluiceError } from '../engine/errors';
 import type { Json, OutputRow, Source } from '../engine/ports';
 import type { QueryPlan } from '../engine/query';
 import type { AwsConnection } from '../aws/config';
 import { buildExecutor, PipelineConfig } from '../aws/pipeline';
-import { S3JsonSink } from '../aws/s3-sink';
-import { S3FileSink } from '../aws/s3-file-sink';
-import { DynamoDbSink } from '../aws/dynamodb-sink';
-import { ensureBucket, ensureStateTable } from './resources';
+import { S3JsonSink } from '../aws/s3/json-sink';
+import { S3FileSink } from '../aws/s3/file-sink';
+import { DynamoDbSink } from '../aws/dynamodb/sink';
+import { ensureBucket, ensureStateTable } from '../local/resources';
 import { createClients } from '../aws/clients';
 
 export interface ConformanceOptions {

@@ -48,9 +48,9 @@ import {
   WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { SluiceError } from '../engine/errors';
-import { decodeStateJson, encodeStateJson } from '../engine/state-json';
-import { forEachPartitionItem } from './dynamodb-query';
+import { SluiceError } from '../../engine/errors';
+import { decodeStateJson, encodeStateJson } from '../../engine/state-json';
+import { forEachPartitionItem } from './query';
 import {
   Clock,
   Json,
@@ -60,9 +60,9 @@ import {
   StateKey,
   StateStore,
   systemClock,
-} from '../engine/ports';
-import { compareStrings, fnv1a, mapLimit, sleep } from './concurrency';
-import { errorMessage, errorName, isRetriableDynamoDbError as isRetriable } from './aws-errors';
+} from '../../engine/ports';
+import { compareStrings, fnv1a, mapLimit, sleep } from '../request/concurrency';
+import { errorMessage, errorName, isRetriableDynamoDbError as isRetriable } from '../request/errors';
 
 export interface DynamoDbStateStoreOptions {
   readonly client: DynamoDBClient;
