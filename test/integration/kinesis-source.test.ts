@@ -377,7 +377,7 @@ describe('when Kinesis throttles', () => {
       return send();
     });
     const waits: number[] = [];
-    const src = source(stream, { client, maxRecordsPerCall: 4, sleep: async (ms) => void waits.push(ms), retryBaseDelayMs: 100, retryMaxDelayMs: 400 });
+    const src = source(stream, { client, maxRecordsPerCall: 4, sleep: async (ms) => void waits.push(ms), baseDelayMs: 100, maxDelayMs: 400 });
     const run = await runOnce(src, null, { maxRecordsPerTrigger: 10 });
     expect(sortedIds(run.rows)).toEqual(range(0, 30));
     const stats = src.stats();
@@ -393,7 +393,7 @@ describe('when Kinesis throttles', () => {
       if (name === 'GetRecords') throw new ProvisionedThroughputExceededException({ message: 'Rate exceeded for shard', $metadata: {} });
       return send();
     });
-    const src = source(stream, { client, maxThrottleRetries: 2 });
+    const src = source(stream, { client, maxAttempts: 3 });
     const err = await runOnce(src, null).catch((e) => e);
     expect(err).toBeInstanceOf(SluiceError);
     expect(err.retriable).toBe(true);
