@@ -55,7 +55,7 @@ export class DataLossChecks {
       if (position.done || listed.has(id)) continue;
       const at = position.after === null ? 'its start' : `after sequence number ${position.after}`;
       this.report(
-        `shard ${id} is in the checkpoint (${at}) but no longer listed: it closed and its records expired before the query read them all`,
+        `shard ${id} is in the checkpoint (${at}) but no longer listed, so it closed and its records expired before the query read them all`,
         'forget the shard and continue with its child shards',
         { shardId: id, after: position.after, kind: 'shard-expired' },
       );
@@ -90,10 +90,10 @@ export class DataLossChecks {
     }
     const hours = (await retentionMs()) / 3_600_000;
     this.report(
-      `shard ${shardId}: the checkpoint's position (after sequence number ${after}) is older than the trim horizon (${horizon === null ? 'no record is left' : `the oldest record left is ${horizon}`})`,
+      `shard ${shardId}'s checkpointed position (after sequence number ${after}) is older than its trim horizon (${horizon === null ? 'no record is left' : `the oldest record left is ${horizon}`})`,
       'continue from the trim horizon',
       { shardId, after, resumedAt: horizon, knownNext: from.next ?? null, why, kind: 'position-trimmed' },
-      `run the query more often than the retention (${hours} h) or raise it (IncreaseStreamRetentionPeriod)`,
+      `run the query within the retention (${hours} h) or raise it`,
     );
     return true;
   }
@@ -101,7 +101,7 @@ export class DataLossChecks {
   /** Check 3: a replay of batch `batchId` ended before the batch's last record `endSeq` on `shardId`. */
   replayEndMissing(batchId: number, shardId: string, endSeq: string): void {
     this.report(
-      `batch ${batchId} cannot be replayed exactly: shard ${shardId} no longer holds its last record (sequence number ${endSeq}), which expired before the replay`,
+      `batch ${batchId} cannot be replayed exactly, as shard ${shardId} no longer holds its last record (sequence number ${endSeq}), which expired before the replay`,
       'replay what is left of the batch',
       { shardId, batchId, endSequenceNumber: endSeq, kind: 'replay-end-missing' },
     );
@@ -113,7 +113,7 @@ export class DataLossChecks {
     this.counts.dataLossEvents++;
     this.settings.log({ event: 'kinesis-data-loss', stream, failOnDataLoss, ...details });
     if (failOnDataLoss) {
-      throw new DataLossError(`Kinesis stream ${stream}: ${what}; ${remedy ? `${remedy}, or ` : ''}set failOnDataLoss: false on the source to ${skipAction}`, {
+      throw new DataLossError(`Kinesis stream ${stream}: ${what}: ${remedy ? `${remedy}, or ` : ''}set failOnDataLoss: false to ${skipAction}`, {
         details: { stream, ...details },
       });
     }

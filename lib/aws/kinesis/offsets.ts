@@ -83,7 +83,7 @@ export function decodeOffset(offset: Json | null | undefined, stream: string, wh
   const decoded = offset as unknown as KinesisOffset;
   const bad = (why: string) =>
     new CheckpointMismatchError(
-      `${what} offset ${JSON.stringify(offset).slice(0, 120)} is not a Kinesis offset {"v": 1, "stream": ..., "shards": {...}} (${why}): use the source the checkpoint was made with, or start the query on a new checkpoint location`,
+      `${what} offset ${JSON.stringify(offset).slice(0, 80)} is not a Kinesis offset {"v": 1, "stream": ..., "shards": {...}} (${why}): use the source the checkpoint was made with, or start the query on a new checkpoint location`,
       { details: { offset } },
     );
   if (typeof decoded !== 'object' || Array.isArray(decoded) || decoded.v !== 1) throw bad('wrong shape');
@@ -108,7 +108,7 @@ export function decodeTarget(target: Json, stream: string): KinesisTarget {
   const decoded = target as unknown as KinesisTarget;
   if (!decoded || typeof decoded !== 'object' || decoded.v !== 1 || typeof decoded.untilMs !== 'number' || decoded.stream !== stream) {
     throw new CheckpointMismatchError(
-      `target ${JSON.stringify(target).slice(0, 120)} is not this Kinesis source's target {"v": 1, "stream": "${stream}", "untilMs": ...}: pass what latestOffset returned`,
+      `target ${JSON.stringify(target).slice(0, 80)} is not this Kinesis source's target {"v": 1, "stream": "${stream}", "untilMs": ...}: pass what latestOffset returned`,
     );
   }
   return decoded;

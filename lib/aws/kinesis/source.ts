@@ -63,7 +63,6 @@ export type { KinesisSourceStats } from './shard-reader';
 /** What one availableNow run knows once it listed the shards. */
 interface RunState {
   readonly untilMs: number;
-  readonly fromMs: number | undefined;
   readonly listing: Map<string, ListedShard>;
   /** Listed shard IDs in creation order (parents before children). */
   readonly order: string[];
@@ -119,7 +118,7 @@ export class KinesisSource implements Source {
   async latestOffset(start: Json | null): Promise<Json | null> {
     const startOffset = decodeOffset(start, this.stream, 'start');
     const fromMs = startOffset ? startOffset.fromMs : await this.initialFromMs();
-    const run = await this.newRun(startOffset, this.settings.clock.now(), fromMs);
+    const run = await this.newRun(startOffset, this.settings.clock.now());
     return encodeTarget(this.stream, run.untilMs, fromMs) as unknown as Json;
   }
 
@@ -129,7 +128,7 @@ export class KinesisSource implements Source {
     const maxRecords = batchLimit(limits.maxRecordsPerTrigger, 'maxRecordsPerTrigger');
     const maxBytes = Math.min(batchLimit(limits.maxBytesPerTrigger, 'maxBytesPerTrigger'), this.settings.maxBufferedBytes);
     const fromMs = startOffset ? startOffset.fromMs : decodedTarget.fromMs;
-    const run = this.run && this.run.untilMs === decodedTarget.untilMs ? this.run : await this.newRun(startOffset, decodedTarget.untilMs, fromMs);
+    const run = this.run && this.run.untilMs === decodedTarget.untilMs ? this.run : await this.newRun(startOffset, decodedTarget.untilMs);
     const startKey = JSON.stringify(start);
     if (run.cursorsAt !== startKey) {
       run.cursors = new Map();
@@ -316,12 +315,11 @@ export class KinesisSource implements Source {
   }
 
   /** Lists the shards and checks the start offset's shards still exist. */
-  private async newRun(start: KinesisOffset | null, untilMs: number, fromMs: number | undefined): Promise<RunState> {
+  private async newRun(start: KinesisOffset | null, untilMs: number): Promise<RunState> {
     const shards = await this.reader.listShards();
     const listing = new Map(shards.map((shard) => [shard.id, shard]));
     const run: RunState = {
       untilMs,
-      fromMs,
       listing,
       order: shards.map((shard) => shard.id),
       lostShards: this.dataLoss.expiredShards(start, listing),
