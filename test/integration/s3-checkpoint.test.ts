@@ -9,7 +9,8 @@ import {
   S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
-import { S3CheckpointStore, S3Requests, type S3CheckpointStoreOptions } from '../../lib/aws/s3/checkpoint';
+import { S3CheckpointStore, type S3CheckpointStoreOptions } from '../../lib/aws/s3/checkpoint';
+import { S3Requests } from '../../lib/aws/s3/requests';
 import { CheckpointMismatchError, SluiceError } from '../../lib/engine/errors';
 import type { CommitEntry, OffsetEntry, QueryMetadata } from '../../lib/engine/ports';
 import { ensureBucket } from '../../lib/local/resources';
@@ -287,13 +288,13 @@ describe('when the prefix holds more keys than one listing page', () => {
 
 describe('when S3 throttles', () => {
   it('retries SlowDown with backoff and succeeds, counting the retries', async () => {
-    const store = newStore({ client: throttling(2), retryBaseDelayMs: 1 });
+    const store = newStore({ client: throttling(2), baseDelayMs: 1 });
     await expect(store.head()).resolves.toMatchObject({ latestOffsetBatch: -1 });
     expect(store.stats()).toMatchObject({ throttleRetries: 2, lists: 3, requests: 3 });
   });
 
-  it('gives up after maxThrottleRetries with a retriable SluiceError', async () => {
-    const store = newStore({ client: throttling(10), retryBaseDelayMs: 1, maxThrottleRetries: 2 });
+  it('gives up after maxAttempts with a retriable SluiceError', async () => {
+    const store = newStore({ client: throttling(10), baseDelayMs: 1, maxAttempts: 3 });
     const attempt = store.head();
     await expect(attempt).rejects.toThrow(SluiceError);
     await expect(attempt).rejects.toMatchObject({ retriable: true, message: expect.stringMatching(/ListObjectsV2 .* still failed after 3 tries \(SlowDown, HTTP 503\)/) });
