@@ -23,7 +23,6 @@
  * keeps two runs out of it. `head()` costs one ListObjectsV2 of the whole prefix (more only past
  * 1000 keys; `purge` keeps the prefix short) plus one GET of `metadata` when it exists.
  */
-import type { S3Client } from '@aws-sdk/client-s3';
 import { CheckpointMismatchError, InvalidOptionError } from '../../engine/errors';
 import type {
   CheckpointHead,
@@ -35,11 +34,10 @@ import type {
 } from '../../engine/ports';
 import { httpStatus } from '../request/errors';
 import { RetryableResult, retryPolicy, withRetry, type RetryOptions, type RetryPolicy } from '../request/retry';
+import type { S3PrefixOptions } from './prefix';
 import { checkBucket, checkPageSize, S3Requests, trimSlashes, type S3RequestStats } from './requests';
 
-export interface S3CheckpointStoreOptions extends RetryOptions {
-  readonly client: S3Client;
-  readonly bucket: string;
+export interface S3CheckpointStoreOptions extends S3PrefixOptions {
   /** The query's own prefix, e.g. `checkpoints/orders-per-minute`. Never shared between queries. */
   readonly prefix: string;
   /**

@@ -54,12 +54,8 @@ export interface S3LandingOffset {
   readonly lastKey: string;
 }
 
-/** One file of a batch, as its source log records it. */
-export interface LandingFile {
-  readonly key: string;
-  readonly size: number;
-  readonly etag: string;
-}
+/** One file of a batch, as its source log records it: key, size and ETag as listed. */
+export type LandingFile = S3ListedObject;
 
 /** The body of `sources/<i>/<batchId>`. */
 interface BatchFileLog {
@@ -242,9 +238,7 @@ export class S3LandingSource extends S3Prefix implements Source {
 
   private async listFiles(startKey: string | null, untilKey: string | null): Promise<LandingFile[]> {
     const listed = await this.s3.listAll(this.bucket, this.root, { startAfter: startKey, until: untilKey, pageSize: this.pageSize });
-    const files: LandingFile[] = [];
-    for (const o of listed) if (this.accepts(o)) files.push({ key: o.key, size: o.size, etag: o.etag });
-    return files;
+    return listed.filter((o) => this.accepts(o));
   }
 
   private accepts(o: S3ListedObject): boolean {
