@@ -228,7 +228,7 @@ export class S3CheckpointStore implements CheckpointStore {
     if (jsonEqual(stored, attempted, ignore)) return;
     const what = log === 'offsets' ? 'offset' : 'commit';
     throw new CheckpointMismatchError(
-      `batch ${batchId} already has a different ${what} entry in ${this.description}/${log}/${batchId} (${differingKeys(stored, attempted, ignore)} differ), ` +
+      `batch ${batchId} already has a different ${what} entry in ${this.description}/${log}/${batchId} (they differ in ${differingKeys(stored, attempted, ignore)}), ` +
         `but ${log} entries are write-once: let one run at a time use this checkpoint (the lease), or start a changed query on a new checkpoint prefix`,
       { details: { batchId, key: this.key(`${log}/${batchId}`), stored, attempted } },
     );
@@ -283,9 +283,9 @@ function jsonEqual(a: Json, b: Json, ignoreTopKey?: string): boolean {
   return true;
 }
 
-/** The top-level keys in which two entries differ, for the error about them (`the entries` when either is no object). */
+/** The top-level keys in which two entries differ, for the error about them (`their type` when either is no object). */
 function differingKeys(a: Json, b: Json, ignoreTopKey?: string): string {
-  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object' || Array.isArray(a) || Array.isArray(b)) return 'the entries';
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object' || Array.isArray(a) || Array.isArray(b)) return 'their type';
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
   const differ = [...keys].filter((k) => k !== ignoreTopKey && !(k in a && k in b && jsonEqual(a[k], b[k])));
   return differ.map((k) => JSON.stringify(k)).join(', ');
