@@ -20,7 +20,8 @@
  *                          per file, in key order (read: all chunks concatenated)
  *
  * Directory markers (keys ending in "/") and zero-byte objects are skipped; so are keys not
- * ending in one of `suffixFilter` when it is given.
+ * ending in one of `suffixFilter` when it is given. `stats()` counts the file GETs and LISTs;
+ * the requests for the file lists count in the checkpoint's.
  */
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
