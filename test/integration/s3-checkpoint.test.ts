@@ -9,8 +9,9 @@ import {
   S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
-import { S3CheckpointStore, S3Requests, type S3CheckpointStoreOptions } from '../../lib/aws/s3/checkpoint';
-import { CheckpointMismatchError, SluiceError } from '../../lib/engine/errors';
+import { S3CheckpointStore, type S3CheckpointStoreOptions } from '../../lib/aws/s3/checkpoint';
+import { S3Requests } from '../../lib/aws/s3/requests';
+import { CheckpointMismatchError, InvalidOptionError, SluiceError } from '../../lib/engine/errors';
 import type { CommitEntry, OffsetEntry, QueryMetadata } from '../../lib/engine/ports';
 import { ensureBucket } from '../../lib/local/resources';
 import { testClients, uniqueName } from '../helpers/stack';
@@ -108,6 +109,19 @@ function enforcingIfNoneMatch(): S3Client {
       if (exists) throw s3Error('PreconditionFailed', 412);
     }
     return next(command);
+  });
+}
+
+/** Answers the first `times` conditional PUTs with 409 ConditionalRequestConflict (AWS: another conditional write in flight), then enforces If-None-Match. */
+function conflicting(times: number): S3Client {
+  let left = times;
+  const enforcing = enforcingIfNoneMatch();
+  return wrapClient(async (command) => {
+    if (left > 0 && command instanceof PutObjectCommand && command.input.IfNoneMatch === '*') {
+      left--;
+      throw s3Error('ConditionalRequestConflict', 409);
+    }
+    return enforcing.send(command as never);
   });
 }
 
@@ -232,6 +246,21 @@ describe.each([
   });
 });
 
+describe('when a conditional write meets a concurrent one (409)', () => {
+  it('sends the write again and succeeds', async () => {
+    const store = newStore({ client: conflicting(2), conditionalWrites: true });
+    await store.writeOffsets(offsetEntry(0));
+    expect(store.stats()).toMatchObject({ requests: 3, puts: 3, gets: 0, throttleRetries: 0 });
+    await expect(store.readOffsets(0)).resolves.toEqual(offsetEntry(0));
+  });
+
+  it('gives up after 4 attempts with the 409', async () => {
+    const store = newStore({ client: conflicting(10), conditionalWrites: true });
+    await expect(store.writeOffsets(offsetEntry(0))).rejects.toMatchObject({ name: 'ConditionalRequestConflict' });
+    expect(store.stats()).toMatchObject({ puts: 4, throttleRetries: 0 });
+  });
+});
+
 describe('when a stored entry is damaged', () => {
   it('reading it fails with CheckpointMismatchError naming the key', async () => {
     const store = newStore();
@@ -287,13 +316,13 @@ describe('when the prefix holds more keys than one listing page', () => {
 
 describe('when S3 throttles', () => {
   it('retries SlowDown with backoff and succeeds, counting the retries', async () => {
-    const store = newStore({ client: throttling(2), retryBaseDelayMs: 1 });
+    const store = newStore({ client: throttling(2), baseDelayMs: 1 });
     await expect(store.head()).resolves.toMatchObject({ latestOffsetBatch: -1 });
     expect(store.stats()).toMatchObject({ throttleRetries: 2, lists: 3, requests: 3 });
   });
 
-  it('gives up after maxThrottleRetries with a retriable SluiceError', async () => {
-    const store = newStore({ client: throttling(10), retryBaseDelayMs: 1, maxThrottleRetries: 2 });
+  it('gives up after maxAttempts with a retriable SluiceError', async () => {
+    const store = newStore({ client: throttling(10), baseDelayMs: 1, maxAttempts: 3 });
     const attempt = store.head();
     await expect(attempt).rejects.toThrow(SluiceError);
     await expect(attempt).rejects.toMatchObject({ retriable: true, message: expect.stringMatching(/ListObjectsV2 .* still failed after 3 tries \(SlowDown, HTTP 503\)/) });
@@ -303,6 +332,12 @@ describe('when S3 throttles', () => {
 describe('when options are wrong', () => {
   it('an empty prefix is refused before any request', () => {
     expect(() => new S3CheckpointStore({ client: s3, bucket, prefix: '/' })).toThrow(/prefix "\/" is empty: give each query its own checkpoint prefix/);
+  });
+
+  it('retry options out of range are refused with InvalidOptionError before any request', () => {
+    expect(() => newStore({ maxAttempts: 0 })).toThrow(InvalidOptionError);
+    expect(() => newStore({ maxAttempts: 0 })).toThrow(/S3CheckpointStore maxAttempts \(0\) must be an integer from 1 to 100/);
+    expect(() => newStore({ baseDelayMs: 10, maxDelayMs: 5 })).toThrow(/maxDelayMs \(5\) must be at least baseDelayMs \(10\)/);
   });
 
   it('a missing bucket is reported with the remedy', async () => {

@@ -216,7 +216,7 @@ describe('when a batch is replayed after a crash', () => {
 
     const attempt = f.source().read(0, null, end!);
     await expect(attempt).rejects.toThrow(DataLossError);
-    await expect(attempt).rejects.toThrow(new RegExp(`${keys[1]} of batch 0 is gone from S3 .*Restore the object`));
+    await expect(attempt).rejects.toThrow(new RegExp(`${keys[1]} of batch 0 is gone from S3 .*restore the object`));
   });
 
   it('a logged file that was replaced fails with DataLossError: landing files must be immutable', async () => {

@@ -3,7 +3,8 @@
  * replay overwrites with the same content.
  */
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { S3DeadLetterSink, S3JsonSink } from '../../lib/aws/s3/json-sink';
+import { S3DeadLetterSink } from '../../lib/aws/s3/dead-letters';
+import { S3JsonSink } from '../../lib/aws/s3/json-sink';
 import type { Json, OutputRow, SinkContext } from '../../lib/engine/ports';
 import { ensureBucket } from '../../lib/local/resources';
 import { testClients, uniqueName } from '../helpers/stack';

@@ -31,9 +31,9 @@
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import type { Json, OutputRow, Sink, SinkContext } from '../../engine/ports';
 import { parseTimestamp } from '../../engine/schema';
-import { bytesToString } from './checkpoint';
-import { S3Prefix, type S3PrefixOptions } from './prefix';
 import { mapLimit } from '../request/concurrency';
+import { fromJsonLines, paddedBatchId, toJsonLines } from './batch-files';
+import { S3Prefix, type S3PrefixOptions } from './prefix';
 
 export type PartitionGranularity = 'value' | 'day' | 'hour';
 
@@ -90,22 +90,19 @@ export class S3FileSink extends S3Prefix implements Sink {
     }
     const g = opts.partitionGranularity ?? 'value';
     if (!['value', 'day', 'hour'].includes(g)) {
-      throw new InvalidOptionError(`S3FileSink partitionGranularity ${JSON.stringify(g)} is not one of "value", "day", "hour"`);
+      throw new InvalidOptionError(`S3FileSink partitionGranularity ${JSON.stringify(g)} is not one of "value", "day", "hour": pass one of them, or leave it out for "value"`);
     }
     if (g !== 'value' && opts.partitionBy === undefined) {
       throw new InvalidOptionError(`S3FileSink partitionGranularity "${g}" needs partitionBy: name the timestamp column to partition by, e.g. partitionBy: "window.start"`);
     }
     this.partitionBy = opts.partitionBy ?? null;
     this.granularity = g;
-    this.maxRowsPerObject = opts.maxRowsPerObject ?? 100_000;
-    this.maxConcurrency = opts.maxConcurrency ?? 8;
-    for (const [k, v] of [['maxRowsPerObject', this.maxRowsPerObject], ['maxConcurrency', this.maxConcurrency]] as const) {
-      if (!Number.isSafeInteger(v) || v <= 0) throw new InvalidOptionError(`S3FileSink ${k} (${v}) must be a positive integer`);
-    }
+    this.maxRowsPerObject = positiveInteger(opts.maxRowsPerObject, 100_000, 'maxRowsPerObject');
+    this.maxConcurrency = positiveInteger(opts.maxConcurrency, 8, 'maxConcurrency');
   }
 
   async addBatch(batchId: number, rows: OutputRow[], ctx: SinkContext): Promise<void> {
-    checkBatchId(batchId);
+    const batch = paddedBatchId(batchId);
     if (this.partitionBy !== null) {
       const top = this.partitionBy.split('.')[0];
       if (!ctx.columns.includes(top)) {
@@ -127,40 +124,28 @@ export class S3FileSink extends S3Prefix implements Sink {
       const g = groups.get(part)!;
       for (let i = 0; i < g.length; i += this.maxRowsPerObject) {
         const body = toJsonLines(g.slice(i, i + this.maxRowsPerObject));
-        const name = `part-${pad(batchId, 10)}-${pad(objects.length, 5)}.jsonl`;
+        const name = `part-${batch}-${String(objects.length).padStart(5, '0')}.jsonl`;
         const key = part === null ? name : `${this.folderName()}=${escapePartition(part)}/${name}`;
         objects.push({ entry: { key, partition: part, rows: Math.min(this.maxRowsPerObject, g.length - i), bytes: Buffer.byteLength(body, 'utf8') }, body });
       }
     }
-    await mapLimit(objects, this.maxConcurrency, (o) =>
-      this.s3.putObject({ Bucket: this.bucket, Key: this.root + o.entry.key, Body: Buffer.from(o.body, 'utf8'), ContentType: 'application/x-ndjson' }),
-    );
+    await mapLimit(objects, this.maxConcurrency, (o) => this.s3.putText(this.bucket, this.root + o.entry.key, o.body, 'application/x-ndjson'));
     // The commit point of the batch: only now do readers see its objects.
     const entry: SinkLogEntry = { version: 1, batchId, queryId: ctx.queryId, rows: rows.length, objects: objects.map((o) => o.entry) };
-    await this.s3.putObject({ Bucket: this.bucket, Key: this.logKey(batchId), Body: Buffer.from(JSON.stringify(entry), 'utf8'), ContentType: 'application/json' });
+    await this.s3.putJson(this.bucket, this.logKey(batchId), entry);
   }
 
   /** Batch IDs with a log entry, ascending. */
-  async committedBatches(): Promise<number[]> {
-    const listed = await this.s3.listAll(this.bucket, `${this.root}${LOG_DIR}/`);
-    const ids: number[] = [];
-    for (const o of listed) {
-      const m = /^(\d{10})$/.exec(o.key.slice(this.root.length + LOG_DIR.length + 1));
-      if (m) ids.push(Number(m[1]));
-    }
-    return ids.sort((a, b) => a - b);
+  committedBatches(): Promise<number[]> {
+    return this.listBatchIds(`${LOG_DIR}/`, /^(\d{10})$/);
   }
 
   /** The log entry of a batch, or null when the batch has not committed to this sink. */
-  async readLog(batchId: number): Promise<SinkLogEntry | null> {
-    checkBatchId(batchId);
-    const got = await this.s3.getObject(this.bucket, this.logKey(batchId));
-    if (got === null) return null;
-    try {
-      return JSON.parse(bytesToString(got.body)) as SinkLogEntry;
-    } catch (e) {
-      throw new SluiceError(`sink log entry s3://${this.bucket}/${this.logKey(batchId)} is not JSON (${(e as Error).message}): it was not written by sluice, or is damaged; restore it or replay the batch`, { cause: e });
-    }
+  readLog(batchId: number): Promise<SinkLogEntry | null> {
+    const key = this.logKey(batchId);
+    return this.s3.getJson<SinkLogEntry>(this.bucket, key, (e) =>
+      new SluiceError(`sink log entry s3://${this.bucket}/${key} is not JSON (${e.message}): it was not written by sluice or is damaged, so restore it or replay the batch`, { cause: e }),
+    );
   }
 
   /** The rows batch `batchId` committed (possibly none), or null when it has not committed. */
@@ -169,11 +154,11 @@ export class S3FileSink extends S3Prefix implements Sink {
     if (entry === null) return null;
     const bodies = await mapLimit(entry.objects, this.maxConcurrency, async (o) => {
       const key = this.root + o.key;
-      const got = await this.s3.getObject(this.bucket, key);
-      if (got === null) {
-        throw new SluiceError(`s3://${this.bucket}/${key} is listed by the sink log of batch ${batchId} but does not exist: it was deleted after the commit; restore it, or delete the log entry and replay the batch from its checkpoint`);
+      const text = await this.s3.getText(this.bucket, key);
+      if (text === null) {
+        throw new SluiceError(`s3://${this.bucket}/${key} is listed by the sink log of batch ${batchId} but was deleted after the commit: restore it, or delete the log entry and replay the batch from its checkpoint`);
       }
-      return fromJsonLines(bytesToString(got.body), `s3://${this.bucket}/${key}`);
+      return fromJsonLines(text, `s3://${this.bucket}/${key}`) as OutputRow[];
     });
     return bodies.flat();
   }
@@ -186,7 +171,7 @@ export class S3FileSink extends S3Prefix implements Sink {
   }
 
   private logKey(batchId: number): string {
-    return `${this.root}${LOG_DIR}/${pad(batchId, 10)}`;
+    return `${this.root}${LOG_DIR}/${paddedBatchId(batchId)}`;
   }
 
   private folderName(): string {
@@ -208,6 +193,12 @@ export class S3FileSink extends S3Prefix implements Sink {
   }
 }
 
+function positiveInteger(v: number | undefined, fallback: number, name: string): number {
+  if (v === undefined) return fallback;
+  if (!Number.isSafeInteger(v) || v <= 0) throw new InvalidOptionError(`S3FileSink ${name} (${v}) must be a positive integer: leave it out for ${fallback}`);
+  return v;
+}
+
 /** Hive-style: keep [A-Za-z0-9._-], percent-encode the rest (so "/" and "=" never split a key). */
 export function escapePartition(value: string | null): string {
   if (value === null) return NULL_PARTITION;
@@ -218,33 +209,3 @@ export function escapePartition(value: string | null): string {
   }
   return out === '' ? NULL_PARTITION : out;
 }
-
-function checkBatchId(batchId: number): void {
-  if (!Number.isSafeInteger(batchId) || batchId < 0 || batchId > 9_999_999_999) {
-    throw new InvalidOptionError(`batch ID ${batchId} is not an integer from 0 to 9999999999: batch IDs count up from 0`);
-  }
-}
-
-function pad(n: number, width: number): string {
-  return String(n).padStart(width, '0');
-}
-
-function toJsonLines(values: readonly unknown[]): string {
-  if (values.length === 0) return '';
-  return `${values.map((v) => JSON.stringify(v)).join('\n')}\n`;
-}
-
-function fromJsonLines(text: string, where: string): OutputRow[] {
-  const out: OutputRow[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    if (lines[i] === '') continue;
-    try {
-      out.push(JSON.parse(lines[i]) as OutputRow);
-    } catch (e) {
-      throw new SluiceError(`${where} line ${i + 1} is not JSON (${(e as Error).message}): the object was not written by sluice, or is damaged`, { cause: e });
-    }
-  }
-  return out;
-}
-

@@ -20,32 +20,22 @@
  *                          per file, in key order (read: all chunks concatenated)
  *
  * Directory markers (keys ending in "/") and zero-byte objects are skipped; so are keys not
- * ending in one of `suffixFilter` when it is given.
+ * ending in one of `suffixFilter` when it is given. `stats()` counts the file GETs and LISTs;
+ * the requests for the file lists count in the checkpoint's.
  */
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
-import type { S3Client } from '@aws-sdk/client-s3';
 import { CheckpointMismatchError, DataLossError, InvalidOptionError } from '../../engine/errors';
 import type { BatchLimits, CheckpointStore, DeadLetter, Json, ReadOptions, ReadResult, Row, Source } from '../../engine/ports';
 import { type Schema } from '../../engine/schema';
 import { LineParsers, type LineParser } from '../../engine/json-scan';
 import { parseLineChunks, type LineCursor } from '../../engine/lines';
-import {
-  checkBucket,
-  checkPageSize,
-  compareKeys,
-  S3Requests,
-  trimSlashes,
-  type S3ListedObject,
-  type S3RequestStats,
-  type S3RetryOptions,
-} from './checkpoint';
+import { S3Prefix, type S3PrefixOptions } from './prefix';
+import { checkPageSize, compareKeys, type S3ListedObject } from './requests';
 
 const gunzipAsync = promisify(gunzip);
 
-export interface S3LandingSourceOptions extends S3RetryOptions {
-  readonly client: S3Client;
-  readonly bucket: string;
+export interface S3LandingSourceOptions extends S3PrefixOptions {
   /** The landing "folder": `landing/orders` covers `landing/orders/...`. Empty: the whole bucket. */
   readonly prefix: string;
   readonly schema: Schema;
@@ -65,12 +55,8 @@ export interface S3LandingOffset {
   readonly lastKey: string;
 }
 
-/** One file of a batch, as its source log records it. */
-export interface LandingFile {
-  readonly key: string;
-  readonly size: number;
-  readonly etag: string;
-}
+/** One file of a batch, as its source log records it: key, size and ETag as listed. */
+export type LandingFile = S3ListedObject;
 
 /** The body of `sources/<i>/<batchId>`. */
 interface BatchFileLog {
@@ -90,10 +76,7 @@ interface Listing {
 /** Lines per decoded chunk are cut at newlines; keeps huge files under V8's string limit. */
 const DECODE_CHUNK_BYTES = 64 * 1024 * 1024;
 
-export class S3LandingSource implements Source {
-  readonly description: string;
-  private readonly bucket: string;
-  private readonly prefix: string;
+export class S3LandingSource extends S3Prefix implements Source {
   /** Line parsers that learn the producer's line shapes (lib/engine/json-scan.ts), by the columns read. */
   private readonly parsers: LineParsers;
   private readonly checkpoint: CheckpointStore;
@@ -101,15 +84,12 @@ export class S3LandingSource implements Source {
   private readonly suffixes: readonly string[] | null;
   private readonly parallelism: number;
   private readonly pageSize: number;
-  private readonly s3: S3Requests;
   private listing: Listing | null = null;
   /** Batches planned by this instance, so the first read needs no GET of the log it just wrote. */
   private readonly planned = new Map<number, BatchFileLog>();
 
   constructor(opts: S3LandingSourceOptions) {
-    this.bucket = checkBucket(opts.bucket, 'S3LandingSource');
-    const p = trimSlashes(opts.prefix ?? '');
-    this.prefix = p === '' ? '' : `${p}/`;
+    super(opts, 'S3LandingSource');
     if (!opts.schema || !Array.isArray(opts.schema.columns)) {
       throw new InvalidOptionError('S3LandingSource needs `schema`: parse the declared columns with parseSchema("user STRING, event_time TIMESTAMP, ...")');
     }
@@ -132,16 +112,9 @@ export class S3LandingSource implements Source {
     this.suffixes = opts.suffixFilter ?? null;
     this.parallelism = opts.readParallelism ?? 8;
     if (!Number.isInteger(this.parallelism) || this.parallelism < 1) {
-      throw new InvalidOptionError(`S3LandingSource readParallelism ${opts.readParallelism} must be a positive integer`);
+      throw new InvalidOptionError(`S3LandingSource readParallelism ${opts.readParallelism} must be a positive integer: leave it out for 8`);
     }
     this.pageSize = checkPageSize(opts.listPageSize, 'S3LandingSource');
-    this.s3 = new S3Requests(opts.client, opts);
-    this.description = `s3://${this.bucket}/${this.prefix}`;
-  }
-
-  /** Requests this source sent (file GETs and LISTs; its logs are counted by the checkpoint). */
-  stats(): S3RequestStats {
-    return this.s3.stats();
   }
 
   /** One listing of everything after `start`, kept for planBatch and backlog. */
@@ -265,10 +238,8 @@ export class S3LandingSource implements Source {
   }
 
   private async listFiles(startKey: string | null, untilKey: string | null): Promise<LandingFile[]> {
-    const listed = await this.s3.listAll(this.bucket, this.prefix, { startAfter: startKey, until: untilKey, pageSize: this.pageSize });
-    const files: LandingFile[] = [];
-    for (const o of listed) if (this.accepts(o)) files.push({ key: o.key, size: o.size, etag: o.etag });
-    return files;
+    const listed = await this.s3.listAll(this.bucket, this.root, { startAfter: startKey, until: untilKey, pageSize: this.pageSize });
+    return listed.filter((o) => this.accepts(o));
   }
 
   private accepts(o: S3ListedObject): boolean {
@@ -302,8 +273,8 @@ export class S3LandingSource implements Source {
     }
     if (!log || !Array.isArray(log.files) || !log.end || typeof log.end.lastKey !== 'string') {
       throw new CheckpointMismatchError(
-        `the file list of batch ${batchId} (${this.checkpoint.description}/sources/${this.sourceIndex}/${batchId}) is damaged: ${text.slice(0, 200)}. ` +
-          `Delete it to have the batch's range listed again (files that sort before the range's last key and arrived since would then be read too)`,
+        `the file list of batch ${batchId} (${this.checkpoint.description}/sources/${this.sourceIndex}/${batchId}) is damaged (${text.slice(0, 80)}): ` +
+          `delete it to have the batch's range listed again, which also reads files that arrived since and sort before the range's end`,
         { details: { batchId } },
       );
     }
@@ -314,16 +285,15 @@ export class S3LandingSource implements Source {
     const got = await this.s3.getObject(this.bucket, file.key);
     if (got === null) {
       throw new DataLossError(
-        `file s3://${this.bucket}/${file.key} of batch ${batchId} is gone from S3 (listed in ${this.checkpoint.description}/sources/${this.sourceIndex}/${batchId}): ` +
-          `landing files must stay until their batch commits. Restore the object (e.g. from S3 versioning) and run again; ` +
-          `to give it up, start the query on a new checkpoint prefix`,
+        `file s3://${this.bucket}/${file.key} of batch ${batchId} is gone from S3 (listed in ${this.checkpoint.description}/sources/${this.sourceIndex}/${batchId}), ` +
+          `but landing files must stay until their batch commits: restore the object (e.g. from S3 versioning) and run again, or start the query on a new checkpoint prefix`,
         { details: { batchId, key: file.key } },
       );
     }
     if (fromLog && file.etag && got.etag && file.etag !== got.etag) {
       throw new DataLossError(
-        `file s3://${this.bucket}/${file.key} of batch ${batchId} changed since the batch was planned (ETag ${file.etag} in the file list, ${got.etag} now): ` +
-          `landing files must be immutable, or a replay would read other rows. Restore the original object, or write changed data under a new key`,
+        `file s3://${this.bucket}/${file.key} of batch ${batchId} changed since the batch was planned (ETag ${file.etag} in the file list, ${got.etag} now), ` +
+          `but landing files must be immutable: restore the original object, or write changed data under a new key`,
         { details: { batchId, key: file.key, loggedEtag: file.etag, etag: got.etag } },
       );
     }
@@ -345,8 +315,8 @@ export class S3LandingSource implements Source {
     const key = (offset as { lastKey?: unknown }).lastKey;
     if (typeof offset !== 'object' || Array.isArray(offset) || typeof key !== 'string') {
       throw new CheckpointMismatchError(
-        `${what} offset ${JSON.stringify(offset)} is not an S3 landing offset {"lastKey": "..."}: the checkpoint was written for another kind of source. ` +
-          `Use the source the checkpoint was made with, or start this query on a new checkpoint prefix`,
+        `${what} offset ${JSON.stringify(offset).slice(0, 100)} is not an S3 landing offset {"lastKey": "..."}, so the checkpoint belongs to another kind of source: ` +
+          `use the source it was made with, or start this query on a new checkpoint prefix`,
         { details: { offset } },
       );
     }

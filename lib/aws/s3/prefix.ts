@@ -1,11 +1,12 @@
 /**
- * What the S3 sinks share: a bucket, the prefix their objects go under, and the accounting of
- * their requests.
+ * What the S3 adapters rooted at a prefix share (the sinks, the dead letters, the landing source):
+ * a bucket, the prefix their objects go under, and the accounting of their requests.
  */
 import type { S3Client } from '@aws-sdk/client-s3';
-import { checkBucket, S3Requests, trimSlashes, type S3RequestStats, type S3RetryOptions } from './checkpoint';
+import type { RetryOptions } from '../request/retry';
+import { checkBucket, keyRoot, S3Requests, type S3RequestStats } from './requests';
 
-export interface S3PrefixOptions extends S3RetryOptions {
+export interface S3PrefixOptions extends RetryOptions {
   readonly client: S3Client;
   readonly bucket: string;
   /** Where the objects go, e.g. `output/orders-per-minute`. Empty: the bucket's root. */
@@ -20,16 +21,27 @@ export abstract class S3Prefix {
   protected readonly root: string;
   protected readonly s3: S3Requests;
 
-  /** `who` names the class in the error about an empty bucket. */
+  /** `who` names the class in the errors about its options. */
   protected constructor(opts: S3PrefixOptions, who: string) {
     this.bucket = checkBucket(opts.bucket, who);
-    const p = trimSlashes(opts.prefix ?? '');
-    this.root = p === '' ? '' : `${p}/`;
-    this.s3 = new S3Requests(opts.client, opts);
+    this.root = keyRoot(opts.prefix);
+    this.s3 = new S3Requests(opts.client, opts, who);
     this.description = `s3://${this.bucket}/${this.root}`;
   }
 
+  /** Requests sent so far (each HTTP attempt counts), for benchmarks and request-cost tests. */
   stats(): S3RequestStats {
     return this.s3.stats();
+  }
+
+  /** The batch IDs of the objects under `root + dir` whose rest of the key `name` matches (its first group: the 10-digit ID), ascending. */
+  protected async listBatchIds(dir: string, name: RegExp): Promise<number[]> {
+    const from = this.root + dir;
+    const ids: number[] = [];
+    for (const o of await this.s3.listAll(this.bucket, from)) {
+      const m = name.exec(o.key.slice(from.length));
+      if (m) ids.push(Number(m[1]));
+    }
+    return ids.sort((a, b) => a - b);
   }
 }

@@ -1,0 +1,240 @@
+/**
+ * The S3 request layer the S3 adapters (checkpoint, landing source, sinks, dead letters) share:
+ * every request goes through `withRetry` (lib/aws/request/retry.ts) with S3's retriable-error
+ * table, is counted per kind, and "not found" comes back as null.
+ *
+ *     call ─✗ SlowDown / 5xx / network ─▶ backoff ─▶ call again … up to maxAttempts ─▶ SluiceError (retriable)
+ *          ─✗ NoSuchBucket             ─▶ SluiceError naming the remedy
+ *          ─✗ anything else            ─▶ thrown as the SDK threw it (the caller may read its status)
+ *
+ * The SDK clients make one attempt per `send` (lib/aws/clients.ts), so each call counts as one
+ * HTTP request. Listings page with StartAfter and compare keys in S3's order (`compareKeys`).
+ */
+import {
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import { InvalidOptionError, SluiceError } from '../../engine/errors';
+import { errorName, httpStatus, isRetriable } from '../request/errors';
+import { retryPolicy, withRetry, type RetryFailure, type RetryOptions, type RetryPolicy } from '../request/retry';
+
+export interface S3RequestStats {
+  /** Every HTTP request sent, retries included. */
+  readonly requests: number;
+  readonly gets: number;
+  readonly puts: number;
+  readonly lists: number;
+  readonly deletes: number;
+  /** Requests sent again after throttling, a 5xx or a network failure. */
+  readonly throttleRetries: number;
+}
+
+export interface S3ListedObject {
+  readonly key: string;
+  readonly size: number;
+  readonly etag: string;
+}
+
+export interface S3GotObject {
+  readonly body: Uint8Array;
+  readonly etag: string;
+  readonly contentEncoding: string;
+}
+
+type RequestKind = 'gets' | 'puts' | 'lists' | 'deletes';
+
+type PutInput = ConstructorParameters<typeof PutObjectCommand>[0];
+
+/** Sends S3 requests for one adapter: counts them, retries what S3 says may pass, maps "not found" to null. */
+export class S3Requests {
+  private readonly counts = { requests: 0, gets: 0, puts: 0, lists: 0, deletes: 0, throttleRetries: 0 };
+  private readonly policy: RetryPolicy;
+
+  /** `who` names the adapter in the errors about its options. */
+  constructor(
+    private readonly client: S3Client,
+    opts: RetryOptions = {},
+    who = 'S3 adapter',
+  ) {
+    if (!client || typeof (client as { send?: unknown }).send !== 'function') {
+      throw new InvalidOptionError(`${who} needs \`client\`, an S3Client from @aws-sdk/client-s3: create it once per Lambda container and pass it in`);
+    }
+    this.policy = retryPolicy(opts, who);
+  }
+
+  stats(): S3RequestStats {
+    return { ...this.counts };
+  }
+
+  /** GetObject with the body read in full; null when the key does not exist. */
+  getObject(bucket: string, key: string): Promise<S3GotObject | null> {
+    return this.run('gets', `GetObject s3://${bucket}/${key}`, async () => {
+      try {
+        const res = await this.client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+        const body = res.Body ? await res.Body.transformToByteArray() : new Uint8Array(0);
+        return { body, etag: res.ETag ?? '', contentEncoding: res.ContentEncoding ?? '' };
+      } catch (e) {
+        if (isNoSuchKey(e)) return null;
+        throw e;
+      }
+    });
+  }
+
+  /** The object as UTF-8 text; null when the key does not exist. */
+  async getText(bucket: string, key: string): Promise<string | null> {
+    const got = await this.getObject(bucket, key);
+    return got === null ? null : Buffer.from(got.body.buffer, got.body.byteOffset, got.body.byteLength).toString('utf8');
+  }
+
+  /** The object parsed as one JSON value; null when the key does not exist; `damaged` builds the error for text that is not JSON. */
+  async getJson<T>(bucket: string, key: string, damaged: (cause: Error) => Error): Promise<T | null> {
+    const text = await this.getText(bucket, key);
+    if (text === null) return null;
+    try {
+      return JSON.parse(text) as T;
+    } catch (e) {
+      throw damaged(e as Error);
+    }
+  }
+
+  /** PutObject of UTF-8 text; `onlyIfAbsent` sends `If-None-Match: *` (a 412 when the key exists, where S3 enforces it). */
+  putText(bucket: string, key: string, text: string, contentType: string, opts: { onlyIfAbsent?: boolean } = {}): Promise<void> {
+    const input: PutInput = { Bucket: bucket, Key: key, Body: Buffer.from(text, 'utf8'), ContentType: contentType };
+    if (opts.onlyIfAbsent) input.IfNoneMatch = '*';
+    return this.run('puts', `PutObject s3://${bucket}/${key}`, async () => {
+      await this.client.send(new PutObjectCommand(input));
+    });
+  }
+
+  /** PutObject of `value` as JSON. */
+  putJson(bucket: string, key: string, value: unknown): Promise<void> {
+    return this.putText(bucket, key, JSON.stringify(value), 'application/json');
+  }
+
+  /**
+   * Lists every object under `prefix` after `startAfter`, in S3's key order, stopping once past
+   * `until` (inclusive bound) when given. Pages with StartAfter = the last key seen rather than
+   * continuation tokens (s3rver's tokens need OpenSSL's legacy DES; StartAfter works everywhere).
+   */
+  async listAll(bucket: string, prefix: string, opts: { startAfter?: string | null; until?: string | null; pageSize?: number } = {}): Promise<S3ListedObject[]> {
+    const out: S3ListedObject[] = [];
+    const until = opts.until ?? null;
+    let after = opts.startAfter ?? undefined;
+    for (;;) {
+      const page = await this.run('lists', `ListObjectsV2 s3://${bucket}/${prefix}`, () =>
+        this.client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, StartAfter: after, MaxKeys: opts.pageSize ?? 1000 })),
+      );
+      const contents = page.Contents ?? [];
+      for (const c of contents) {
+        const key = c.Key!;
+        if (until !== null && compareKeys(key, until) > 0) return out;
+        out.push({ key, size: c.Size ?? 0, etag: c.ETag ?? '' });
+      }
+      if (!page.IsTruncated || contents.length === 0) return out;
+      after = contents[contents.length - 1].Key!;
+    }
+  }
+
+  /** DeleteObjects in batches of 1000; any per-key error fails the call (retriable). */
+  async deleteKeys(bucket: string, keys: readonly string[]): Promise<void> {
+    for (let i = 0; i < keys.length; i += 1000) {
+      const chunk = keys.slice(i, i + 1000);
+      const res = await this.run('deletes', `DeleteObjects s3://${bucket} (${chunk.length} keys)`, () =>
+        this.client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: chunk.map((Key) => ({ Key })), Quiet: true } })),
+      );
+      const errors = res.Errors ?? [];
+      if (errors.length > 0) {
+        const first = errors[0];
+        throw new SluiceError(
+          `DeleteObjects on s3://${bucket} failed for ${errors.length} of ${chunk.length} keys (first: ${first.Key}: ${first.Code} ${first.Message}): check the role may s3:DeleteObject there, then run the purge again`,
+          { retriable: true, details: { bucket, errors } },
+        );
+      }
+    }
+  }
+
+  /** One request of `kind`: each call of `send` is one HTTP attempt, counted. */
+  private run<T>(kind: RequestKind, what: string, send: () => Promise<T>): Promise<T> {
+    return withRetry(
+      this.policy,
+      (e) => isRetriable('s3', e),
+      () => {
+        this.counts.requests++;
+        this.counts[kind]++;
+        return send();
+      },
+      { onRetry: () => void this.counts.throttleRetries++, fail: (f) => failure(what, f) },
+    );
+  }
+}
+
+/** The error a request that gave up ends with: a missing bucket and spent retries get a remedy; the rest stays the SDK's. */
+function failure(what: string, { error, attempts, retriable }: RetryFailure): Error {
+  const name = errorName(error);
+  if (name === 'NoSuchBucket') {
+    return new SluiceError(`${what}: the bucket does not exist: create it (deploy the stack, or ensureBucket on the local stack) or fix the bucket name`, { cause: error });
+  }
+  if (!retriable) return error as Error;
+  return new SluiceError(
+    `${what} still failed after ${attempts} tries (${name || 'Error'}, HTTP ${httpStatus(error) ?? '-'}): S3 is throttling or unreachable, so the run can be retried; if it persists, send fewer requests (fewer, larger files; less parallelism)`,
+    { cause: error, retriable: true, details: { errorName: name, attempts } },
+  );
+}
+
+function isNoSuchKey(e: unknown): boolean {
+  const name = errorName(e);
+  return name === 'NoSuchKey' || name === 'NotFound' || (httpStatus(e) === 404 && name !== 'NoSuchBucket');
+}
+
+/**
+ * Orders keys as S3 lists them (UTF-8 byte order). JavaScript's `<` compares UTF-16 code units,
+ * which puts code points above U+FFFF (surrogate pairs) before U+E000..U+FFFF; this does not.
+ */
+export function compareKeys(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = a.length < b.length ? a.length : b.length;
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x !== y) {
+      if (x >= 0xd800 && y >= 0xd800) {
+        x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
+        y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
+      }
+      return x < y ? -1 : 1;
+    }
+  }
+  return a.length - b.length;
+}
+
+export function trimSlashes(s: string): string {
+  let start = 0;
+  let end = s.length;
+  while (start < end && s.charCodeAt(start) === 47) start++;
+  while (end > start && s.charCodeAt(end - 1) === 47) end--;
+  return s.slice(start, end);
+}
+
+/** A prefix as the start of keys: without leading slashes and with one trailing slash; '' for the bucket's root. */
+export function keyRoot(prefix: string | undefined): string {
+  const p = trimSlashes(prefix ?? '');
+  return p === '' ? '' : `${p}/`;
+}
+
+export function checkBucket(bucket: unknown, who: string): string {
+  if (typeof bucket !== 'string' || bucket.trim() === '') {
+    throw new InvalidOptionError(`${who} bucket ${JSON.stringify(bucket)} is empty: pass the name of an existing S3 bucket`);
+  }
+  return bucket;
+}
+
+export function checkPageSize(size: number | undefined, who: string): number {
+  const v = size ?? 1000;
+  if (!Number.isInteger(v) || v < 1 || v > 1000) {
+    throw new InvalidOptionError(`${who} listPageSize ${size} must be an integer from 1 to 1000 (S3's maximum page): leave it out for 1000`);
+  }
+  return v;
+}
