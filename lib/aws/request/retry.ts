@@ -5,7 +5,7 @@
  * through here and is counted: one layer decides what is retried, how long it waits, and when it
  * gives up. Nothing stacks a loop of its own on top of the SDK's.
  *
- *   attempt 1 ─✗ retriable ─▶ wait U(0, min(max, base·2¹)) ─▶ attempt 2 ─✗ ─▶ wait U(0, min(max, base·2²)) ─▶ …
+ *   attempt 1 ─✗ retriable ─▶ wait U(0, min(max, base)) ─▶ attempt 2 ─✗ ─▶ wait U(0, min(max, base·2)) ─▶ …
  *   attempt maxAttempts ─✗ ─▶ the last error is thrown (the caller turns it into a SluiceError)
  *   any attempt ─✗ not retriable ─▶ thrown at once
  *
@@ -60,9 +60,9 @@ export function retryPolicy(
   return { ...p, sleep: io.sleep ?? sleep, random: io.random ?? Math.random };
 }
 
-/** Full jitter: a uniform wait in [0, min(max, base · 2^attempt)) after failed attempt `attempt` (1-based). */
+/** Full jitter: a uniform wait in [0, min(max, base · 2^(attempt − 1))) after failed attempt `attempt` (1-based). */
 export function backoffMs(p: RetryPolicy, attempt: number): number {
-  return p.random() * Math.min(p.maxDelayMs, p.baseDelayMs * 2 ** attempt);
+  return p.random() * Math.min(p.maxDelayMs, p.baseDelayMs * 2 ** (attempt - 1));
 }
 
 /**
