@@ -95,7 +95,7 @@ export function parseSinkUri(uri: string, what = 'sink'): SinkLocation {
   }
   const granularity = params.get('granularity') ?? undefined;
   if (granularity !== undefined && !['value', 'day', 'hour'].includes(granularity)) {
-    throw new InvalidOptionError(`${what} ${JSON.stringify(uri)}: granularity ${JSON.stringify(granularity)} is not value, day or hour`);
+    throw new InvalidOptionError(`${what} ${JSON.stringify(uri)}: granularity ${JSON.stringify(granularity)} is not one the file sink knows: write granularity=value, day or hour`);
   }
   return {
     kind: 's3-files',
