@@ -11,7 +11,7 @@
  */
 import { App, CfnOutput, Stack, StackProps, Tags } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { AvailableNowPipeline, AvailableNowPipelineProps } from '../lib/infra/available-now-pipeline';
+import { AvailableNowPipeline, AvailableNowPipelineProps, PipelineSource } from '../lib/infra/available-now-pipeline';
 
 class WindowedTotalsStack extends Stack {
   readonly pipeline: AvailableNowPipeline;
@@ -39,8 +39,8 @@ const account = process.env.CDK_DEFAULT_ACCOUNT;
 const region = process.env.CDK_DEFAULT_REGION;
 const env = account && region ? { account, region } : undefined;
 
-new WindowedTotalsStack(app, 'SluiceWindowedTotalsKinesis', { sourceType: 'kinesis' }, { env, description: 'sluice: windowed totals from a Kinesis stream, every 15 minutes' });
-new WindowedTotalsStack(app, 'SluiceWindowedTotalsS3', { sourceType: 's3' }, { env, description: 'sluice: windowed totals from an S3 landing prefix, every 15 minutes' });
+new WindowedTotalsStack(app, 'SluiceWindowedTotalsKinesis', { source: PipelineSource.newKinesisStream() }, { env, description: 'sluice: windowed totals from a Kinesis stream, every 15 minutes' });
+new WindowedTotalsStack(app, 'SluiceWindowedTotalsS3', { source: PipelineSource.s3() }, { env, description: 'sluice: windowed totals from an S3 landing prefix, every 15 minutes' });
 
 Tags.of(app).add('project', 'sluice');
 app.synth();

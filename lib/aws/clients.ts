@@ -11,10 +11,12 @@ import { S3Client } from '@aws-sdk/client-s3';
 import type { AwsConnection, AwsCredentials, AwsEndpoints } from './config';
 
 /**
- * Attempts per request (first try included). The SDK's standard retry mode backs off
- * exponentially with jitter and retries throttling, 5xx and transient network errors.
+ * Attempts per request the SDK makes itself: one. `withRetry` (lib/aws/request/retry.ts) is the
+ * project's only retry layer, with one retriable-error decision per service; an SDK retrying
+ * underneath it would multiply the attempts (the SDK's old 5 under each of ours: up to 50 HTTP
+ * requests for one call) and hide them from the request counters, which count one per `send`.
  */
-export const MAX_ATTEMPTS = 5;
+export const MAX_ATTEMPTS = 1;
 
 export interface AwsClients {
   readonly s3: S3Client;
@@ -53,10 +55,7 @@ export function createClients(conn: AwsConnection): AwsClients {
 export function createS3Client(conn: AwsConnection): S3Client {
   const endpoint = conn.endpoints?.s3;
   return new S3Client({
-    region: conn.region,
-    maxAttempts: MAX_ATTEMPTS,
-    ...(endpoint ? { endpoint } : {}),
-    ...credentialsOption(conn.s3Credentials ?? conn.credentials),
+    ...commonConfig(conn, endpoint, conn.s3Credentials ?? conn.credentials),
     forcePathStyle: conn.s3ForcePathStyle ?? false,
     // Emulators (s3rver in particular) predate S3's flexible checksums: the SDK's default since
     // 2025 (a CRC32 on every upload, sent as an aws-chunked trailer) is not understood there.
@@ -66,22 +65,13 @@ export function createS3Client(conn: AwsConnection): S3Client {
 }
 
 export function createDynamoDbClient(conn: AwsConnection): DynamoDBClient {
-  const endpoint = conn.endpoints?.dynamodb;
-  return new DynamoDBClient({
-    region: conn.region,
-    maxAttempts: MAX_ATTEMPTS,
-    ...(endpoint ? { endpoint } : {}),
-    ...credentialsOption(conn.credentials),
-  });
+  return new DynamoDBClient(commonConfig(conn, conn.endpoints?.dynamodb, conn.credentials));
 }
 
 export function createKinesisClient(conn: AwsConnection): KinesisClient {
   const endpoint = conn.endpoints?.kinesis;
   return new KinesisClient({
-    region: conn.region,
-    maxAttempts: MAX_ATTEMPTS,
-    ...(endpoint ? { endpoint } : {}),
-    ...credentialsOption(conn.credentials),
+    ...commonConfig(conn, endpoint, conn.credentials),
     // The Kinesis client speaks HTTP/2 by default (for SubscribeToShard). Over a plain-http
     // emulator endpoint that means cleartext HTTP/2, which kinesis-mock answers with protocol
     // errors (PutRecord fails with ERR_HTTP2_ERROR): use HTTP/1.1 there, as the other clients do.
@@ -90,15 +80,21 @@ export function createKinesisClient(conn: AwsConnection): KinesisClient {
   });
 }
 
+/** What every client shares: the region, one SDK attempt, the endpoint when one is set, the credentials when given. */
+function commonConfig(conn: AwsConnection, endpoint: string | undefined, creds: AwsCredentials | undefined) {
+  return {
+    region: conn.region,
+    maxAttempts: MAX_ATTEMPTS,
+    ...(endpoint ? { endpoint } : {}),
+    // Absent: the SDK's default provider chain (Lambda role, profile, SSO, ...).
+    ...(creds ? { credentials: { accessKeyId: creds.accessKeyId, secretAccessKey: creds.secretAccessKey } } : {}),
+  };
+}
+
 function http1Handler(): import("@smithy/node-http-handler").NodeHttpHandler {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { NodeHttpHandler } = require('@smithy/node-http-handler') as typeof import('@smithy/node-http-handler');
   return new NodeHttpHandler();
-}
-
-function credentialsOption(creds: AwsCredentials | undefined): { credentials?: AwsCredentials } {
-  // Absent: the SDK's default provider chain (Lambda role, profile, SSO, ...).
-  return creds ? { credentials: { accessKeyId: creds.accessKeyId, secretAccessKey: creds.secretAccessKey } } : {};
 }
 
 /** Credentials LocalStack accepts when the environment sets none. */

@@ -8,7 +8,7 @@ import type { QueryPlan } from '../engine/query';
 import { CrashInjector } from '../engine/testing/crash';
 import { InvalidOptionError } from '../engine/errors';
 import { MicroBatchExecutor, RunReport } from '../engine/executor';
-import { createClients } from './clients';
+import { createClients, type AwsClients } from './clients';
 import type { AwsConnection } from './config';
 import { S3CheckpointStore } from './s3/checkpoint';
 import { S3LandingSource } from './s3/landing-source';
@@ -49,6 +49,11 @@ export interface PipelineConfig {
 }
 
 export interface PipelineExtras {
+  /**
+   * The SDK clients to use (a Lambda container's, built once). The caller owns them: nothing here
+   * destroys them. @default new clients for the connection, returned as `clients` for the caller to destroy
+   */
+  readonly clients?: AwsClients;
   readonly clock?: Clock;
   readonly crash?: CrashInjector;
   readonly log?: (event: Record<string, unknown>) => void;
@@ -91,7 +96,7 @@ export function parseSinkUri(uri: string, what = 'sink'): SinkLocation {
   }
   const granularity = params.get('granularity') ?? undefined;
   if (granularity !== undefined && !['value', 'day', 'hour'].includes(granularity)) {
-    throw new InvalidOptionError(`${what} ${JSON.stringify(uri)}: granularity ${JSON.stringify(granularity)} is not value, day or hour`);
+    throw new InvalidOptionError(`${what} ${JSON.stringify(uri)}: granularity ${JSON.stringify(granularity)} is not one the file sink knows: write granularity=value, day or hour`);
   }
   return {
     kind: 's3-files',
@@ -111,12 +116,13 @@ export function describeSink(sink: SinkLocation): string {
   return `s3://${sink.bucket}/${sink.prefix}${sink.kind === 's3-files' ? ' (files + sink log)' : ''}`;
 }
 
-export function joinKey(prefix: string, ...parts: string[]): string {
-  return [prefix, ...parts].filter((p) => p !== '').join('/');
-}
-
+/**
+ * The executor of `plan` on AWS, with every adapter it runs on. The SDK clients come from
+ * `extras.clients` when given (a Lambda container's, which outlive the run); otherwise they are
+ * created here and returned, and the caller destroys them when done.
+ */
 export function buildExecutor(conn: AwsConnection, plan: QueryPlan, cfg: PipelineConfig, extras: PipelineExtras = {}) {
-  const clients = createClients(conn);
+  const clients = extras.clients ?? createClients(conn);
   const checkpoint = new S3CheckpointStore({ client: clients.s3, bucket: cfg.checkpoint.bucket, prefix: cfg.checkpoint.prefix });
   let source: Source;
   if (extras.source) source = extras.source;
@@ -147,6 +153,7 @@ export function buildExecutor(conn: AwsConnection, plan: QueryPlan, cfg: Pipelin
   return { executor, clients, checkpoint, source, sink, state, lease, deadLetters };
 }
 
+/** Builds the executor (see buildExecutor) and runs it once, availableNow, up to `deadlineMs`. */
 export async function runPipeline(conn: AwsConnection, plan: QueryPlan, cfg: PipelineConfig, opts: PipelineExtras & { deadlineMs?: number } = {}): Promise<RunReport> {
   const { executor } = buildExecutor(conn, plan, cfg, opts);
   return executor.run({ deadlineMs: opts.deadlineMs });

@@ -16,7 +16,9 @@
  *     (Embedded Metric Format), so the function needs no cloudwatch:PutMetricData.
  *
  * The function's role holds exactly the actions the adapters in lib/aws send, on the prefixes and
- * tables this pipeline uses (see the grant* methods); nothing on Resource "*".
+ * tables this pipeline uses; nothing on Resource "*". The source and the sink are objects that
+ * bind themselves (lib/infra/sources.ts, lib/infra/sinks.ts): each grants what its adapter sends
+ * and returns the URI the handler reads.
  *
  * Bring your own table, bucket(s), stream or failure queue by passing them; everything not passed
  * is created. One created bucket (`pipelineBucket`) holds every S3 location not given a bucket, each
@@ -45,6 +47,14 @@ import {
   aws_sqs as sqs,
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
+import { DEFAULT_METRICS_NAMESPACE, METRIC_DIMENSION } from '../aws/lambda/emf';
+import { GRANTED_ACTIONS, cleanPrefix, grantS3, invalid, wholeNumber, type PipelineDefaults, type S3Place } from './binding';
+import { PipelineSink } from './sinks';
+import { PipelineSource } from './sources';
+
+export { GRANTED_ACTIONS, type PipelineDefaults, type S3Place } from './binding';
+export { PipelineSink, type BoundSink, type FileSinkOptions } from './sinks';
+export { PipelineSource, type BoundSource, type NewKinesisStreamOptions } from './sources';
 
 // ---------------------------------------------------------------- shared with bin/build-lambda.ts
 
@@ -82,48 +92,7 @@ const OWNED_ENV = [
   'SLUICE_PIPELINE_NAME',
 ] as const;
 
-/**
- * What the adapters in lib/aws send, as IAM actions, per resource. test/infra checks that every
- * SDK command in lib/aws maps to an action granted here, so a new call cannot ship ungranted.
- */
-export const GRANTED_ACTIONS = {
-  /** S3CheckpointStore (GET/PUT entries, DeleteObjects when purging) on `<checkpointPrefix>/*`. */
-  checkpointObjects: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
-  /** S3LandingSource: GET each file under `<landingPrefix>/*`. */
-  landingObjects: ['s3:GetObject'],
-  /** S3JsonSink: one PUT per batch under `<sinkPrefix>/*`. */
-  sinkObjects: ['s3:PutObject'],
-  /** S3DeadLetterSink: PUT under `<deadLetterPrefix>/*`. */
-  deadLetterObjects: ['s3:PutObject'],
-  /** ListObjectsV2, with an s3:prefix condition; on the bucket ARN. */
-  list: ['s3:ListBucket'],
-  /**
-   * DynamoDbStateStore (GetItem, PutItem, BatchGetItem, BatchWriteItem, Query) and DynamoDbLease
-   * (UpdateItem; its ConditionCheck joins a DynamoDB sink's TransactWriteItems, which IAM evaluates
-   * per entry: dynamodb:ConditionCheckItem). Deletes go through BatchWriteItem.
-   */
-  stateTable: [
-    'dynamodb:GetItem',
-    'dynamodb:PutItem',
-    'dynamodb:UpdateItem',
-    'dynamodb:BatchGetItem',
-    'dynamodb:BatchWriteItem',
-    'dynamodb:Query',
-    'dynamodb:ConditionCheckItem',
-  ],
-  /**
-   * DynamoDbSink: batch-ID-guarded puts in TransactWriteItems (IAM checks each entry's action:
-   * PutItem), one BatchGetItem of the batch's chunk markers on a replay, Query for readers.
-   */
-  sinkTable: ['dynamodb:PutItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
-  /** The Kinesis source, on the stream ARN. */
-  stream: ['kinesis:DescribeStreamSummary', 'kinesis:ListShards', 'kinesis:GetShardIterator', 'kinesis:GetRecords'],
-} as const;
-
 // ---------------------------------------------------------------- props
-
-export type PipelineSourceType = 's3' | 'kinesis';
-export type PipelineSinkType = 's3' | 'dynamodb';
 
 export interface AvailableNowPipelineProps {
   // ---- the query
@@ -209,33 +178,20 @@ export interface AvailableNowPipelineProps {
    */
   readonly progressRetentionDays?: number;
 
-  // ---- source
+  // ---- source and sink
 
   /**
-   * Where the query reads. Inferred from `sourceStream` (kinesis) or `landingBucket`/`landingPrefix`
-   * (s3) when not set.
-   * @default 's3', or 'kinesis' when `sourceStream` is given
+   * Where the query reads: `PipelineSource.s3(bucket?, prefix?)`, `PipelineSource.kinesis(stream)`
+   * or `PipelineSource.newKinesisStream({ retentionHours })`.
+   * @default PipelineSource.s3(): `landing/<pipelineName>` in the pipeline bucket
    */
-  readonly sourceType?: PipelineSourceType;
-  /** The Kinesis source stream. @default a new on-demand stream, when sourceType is 'kinesis' */
-  readonly sourceStream?: kinesis.IStream;
-  /** Retention of the created stream, 24 to 8760 hours; keep it well above the schedule interval. @default 24 */
-  readonly sourceStreamRetentionHours?: number;
-  /** The landing bucket of an S3 source. @default the pipeline bucket (created) */
-  readonly landingBucket?: s3.IBucket;
-  /** Producers drop JSON-lines files under this prefix. @default `landing/<pipelineName>` */
-  readonly landingPrefix?: string;
-
-  // ---- sink
-
-  /** @default 'dynamodb' when `sinkTable` is given, else 's3' */
-  readonly sinkType?: PipelineSinkType;
-  /** The bucket of an S3 sink. @default the pipeline bucket (created) */
-  readonly sinkBucket?: s3.IBucket;
-  /** Batch objects go to `<sinkPrefix>/batch-<id>.jsonl`. @default `output/<pipelineName>` */
-  readonly sinkPrefix?: string;
-  /** The table of a DynamoDB sink; required when sinkType is 'dynamodb'. @default none */
-  readonly sinkTable?: dynamodb.ITable;
+  readonly source?: PipelineSource;
+  /**
+   * Where the query writes: `PipelineSink.s3(bucket?, prefix?)`, `PipelineSink.files(bucket?,
+   * prefix?, { partitionBy, granularity })` or `PipelineSink.dynamodb(table, queryKey?)`.
+   * @default PipelineSink.s3(): `output/<pipelineName>/batch-<N>.jsonl` in the pipeline bucket
+   */
+  readonly sink?: PipelineSink;
 
   // ---- dead letters
 
@@ -286,30 +242,15 @@ interface Resolved {
   readonly leaseSeconds: number;
   readonly retryAttempts: number;
   readonly maxEventAgeSeconds: number;
-  readonly sourceType: PipelineSourceType;
-  readonly sinkType: PipelineSinkType;
   readonly checkpointPrefix: string;
-  readonly landingPrefix: string;
-  readonly sinkPrefix: string;
   readonly deadLetterPrefix: string;
   readonly progressRetentionDays: number;
-  readonly streamRetentionHours: number;
   readonly namespace: string;
   readonly runFailedThreshold: number;
   readonly fallingBehindRuns: number;
   readonly noInputMinutes: number;
   readonly stateRowsThreshold: number;
   readonly lateRowsThreshold: number;
-}
-
-/** An S3 location the function uses, with what it may do there. */
-interface S3Grant {
-  readonly what: string;
-  readonly bucket: s3.IBucket;
-  readonly prefix: string;
-  readonly objectActions: readonly string[];
-  readonly list: boolean;
-  readonly kms: readonly string[];
 }
 
 // ---------------------------------------------------------------- the construct
@@ -323,13 +264,19 @@ export class AvailableNowPipeline extends Construct {
   readonly checkpointPrefix: string;
   readonly failureQueue: sqs.IQueue;
   readonly logGroup: logs.LogGroup;
-  /** The created bucket holding every S3 location not given a bucket (undefined when none needed). */
-  readonly pipelineBucket?: s3.Bucket;
+  /** Where the query reads, as the handler receives it (SLUICE_SOURCE_URI). */
+  readonly sourceUri: string;
+  /** Where the query writes, as the handler receives it (SLUICE_SINK_URI). */
+  readonly sinkUri: string;
+  /** The stream of a Kinesis source (yours or the created one). */
   readonly sourceStream?: kinesis.IStream;
+  /** The bucket and prefix of an S3 source. */
   readonly landingBucket?: s3.IBucket;
   readonly landingPrefix?: string;
+  /** The bucket and prefix of an S3 sink. */
   readonly sinkBucket?: s3.IBucket;
   readonly sinkPrefix?: string;
+  /** The table of a DynamoDB sink. */
   readonly sinkTable?: dynamodb.ITable;
   readonly deadLetterBucket: s3.IBucket;
   readonly deadLetterPrefix: string;
@@ -337,9 +284,10 @@ export class AvailableNowPipeline extends Construct {
   readonly metricsNamespace: string;
   readonly leaseDurationSeconds: number;
   readonly scheduleInterval: Duration;
-  readonly alarms: Partial<Record<'runFailed' | 'fallingBehind' | 'noInput' | 'stateRowsGrowing' | 'lateRowsDropped' | 'failureQueueNotEmpty', cloudwatch.Alarm>>;
+  readonly alarms: Partial<Record<AlarmName, cloudwatch.Alarm>>;
   /** Size of the bundled index.js in bytes, when bundling ran during this synth. */
   readonly bundleSizeBytes?: number;
+  private createdBucket?: s3.Bucket;
 
   constructor(scope: Construct, id: string, props: AvailableNowPipelineProps = {}) {
     super(scope, id);
@@ -351,25 +299,27 @@ export class AvailableNowPipeline extends Construct {
     this.scheduleInterval = Duration.seconds(r.intervalSeconds);
     this.checkpointPrefix = r.checkpointPrefix;
 
-    // ---- storage: one created bucket for every S3 location without a bucket of its own
-    const needsPipelineBucket =
-      !props.checkpointBucket || (r.sourceType === 's3' && !props.landingBucket) || (r.sinkType === 's3' && !props.sinkBucket);
-    if (needsPipelineBucket) {
-      this.pipelineBucket = new s3.Bucket(this, 'Bucket', {
-        encryption: s3.BucketEncryption.S3_MANAGED,
-        blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
-        enforceSSL: true,
-        removalPolicy,
-        lifecycleRules: [
-          ...(!props.checkpointBucket
-            ? [{ id: 'expire-old-progress', prefix: `${r.checkpointPrefix}/progress/`, expiration: Duration.days(r.progressRetentionDays) }]
-            : []),
-          { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(7) },
-        ],
-      });
-    }
-    const pipelineBucket = () => this.pipelineBucket!;
-    this.checkpointBucket = props.checkpointBucket ?? pipelineBucket();
+    // ---- storage: one bucket, created on first use, for every S3 location without a bucket of its own
+    const defaults: PipelineDefaults = {
+      pipelineName: r.pipelineName,
+      removalPolicy,
+      pipelineBucket: () =>
+        (this.createdBucket ??= new s3.Bucket(this, 'Bucket', {
+          encryption: s3.BucketEncryption.S3_MANAGED,
+          blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+          enforceSSL: true,
+          removalPolicy,
+          lifecycleRules: [
+            ...(!props.checkpointBucket
+              ? [{ id: 'expire-old-progress', prefix: `${r.checkpointPrefix}/progress/`, expiration: Duration.days(r.progressRetentionDays) }]
+              : []),
+            { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(7) },
+          ],
+        })),
+    };
+    this.checkpointBucket = props.checkpointBucket ?? defaults.pipelineBucket();
+    this.deadLetterBucket = props.deadLetterBucket ?? this.checkpointBucket;
+    this.deadLetterPrefix = r.deadLetterPrefix;
 
     this.stateTable =
       props.stateTable ??
@@ -382,40 +332,6 @@ export class AvailableNowPipeline extends Construct {
         removalPolicy,
       });
 
-    let sourceUri: string;
-    if (r.sourceType === 'kinesis') {
-      this.sourceStream =
-        props.sourceStream ??
-        new kinesis.Stream(this, 'SourceStream', {
-          streamMode: kinesis.StreamMode.ON_DEMAND,
-          encryption: kinesis.StreamEncryption.MANAGED,
-          retentionPeriod: Duration.hours(r.streamRetentionHours),
-          removalPolicy,
-        });
-      sourceUri = `kinesis://${this.sourceStream.streamName}`;
-    } else {
-      this.landingBucket = props.landingBucket ?? pipelineBucket();
-      this.landingPrefix = r.landingPrefix;
-      sourceUri = `s3://${this.landingBucket.bucketName}/${r.landingPrefix}`;
-    }
-
-    let sinkUri: string;
-    if (r.sinkType === 'dynamodb') {
-      this.sinkTable = props.sinkTable!;
-      sinkUri = `dynamodb://${this.sinkTable.tableName}`;
-    } else {
-      this.sinkBucket = props.sinkBucket ?? pipelineBucket();
-      this.sinkPrefix = r.sinkPrefix;
-      sinkUri = `s3://${this.sinkBucket.bucketName}/${r.sinkPrefix}`;
-    }
-
-    checkNoOverlap(this, r, {
-      checkpoint: this.checkpointBucket,
-      landing: this.landingBucket,
-      sink: this.sinkBucket,
-      deadLetter: props.deadLetterBucket ?? this.checkpointBucket,
-    });
-
     this.failureQueue =
       props.failureQueue ??
       new sqs.Queue(this, 'FailureQueue', {
@@ -424,7 +340,7 @@ export class AvailableNowPipeline extends Construct {
         retentionPeriod: Duration.days(14),
       });
 
-    // ---- the function
+    // ---- the role, and least-privilege grants: what each adapter sends, where it sends it
     this.logGroup = new logs.LogGroup(this, 'Logs', { retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH, removalPolicy });
     // Our own role, without AWSLambdaBasicExecutionRole (whose logs:* actions are on Resource "*"):
     // the function writes only to its own log group.
@@ -434,9 +350,35 @@ export class AvailableNowPipeline extends Construct {
     });
     this.logGroup.grantWrite(this.role);
 
-    this.deadLetterBucket = props.deadLetterBucket ?? this.checkpointBucket;
-    this.deadLetterPrefix = r.deadLetterPrefix;
+    const checkpoint: S3Place = { bucket: this.checkpointBucket, prefix: r.checkpointPrefix };
+    grantS3(this.role, { ...checkpoint, objectActions: GRANTED_ACTIONS.checkpointObjects, list: true, kms: ['kms:Decrypt', 'kms:GenerateDataKey'] });
 
+    const source = (props.source ?? PipelineSource.s3()).bind(this, this.role, defaults);
+    this.sourceUri = source.uri;
+    this.sourceStream = source.stream;
+    this.landingBucket = source.landing?.bucket;
+    this.landingPrefix = source.landing?.prefix;
+
+    const sink = (props.sink ?? PipelineSink.s3()).bind(this, this.role, defaults);
+    this.sinkUri = sink.uri;
+    this.sinkTable = sink.table;
+    this.sinkBucket = sink.output?.bucket;
+    this.sinkPrefix = sink.output?.prefix;
+
+    const deadLetters: S3Place = { bucket: this.deadLetterBucket, prefix: r.deadLetterPrefix };
+    grantS3(this.role, { ...deadLetters, objectActions: GRANTED_ACTIONS.deadLetterObjects, list: false, kms: ['kms:GenerateDataKey'] });
+
+    this.role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'StateAndLease', actions: [...GRANTED_ACTIONS.stateTable], resources: [this.stateTable.tableArn] }));
+    this.stateTable.encryptionKey?.grantEncryptDecrypt(this.role);
+
+    checkNoOverlap(this, [
+      { name: 'checkpointPrefix', place: checkpoint },
+      { name: 'the source prefix', place: source.landing },
+      { name: 'the sink prefix', place: sink.output },
+      { name: 'deadLetterPrefix', place: deadLetters },
+    ]);
+
+    // ---- the function
     this.function = new nodejs.NodejsFunction(this, 'Function', {
       entry: r.entry,
       handler: r.handler,
@@ -467,8 +409,8 @@ export class AvailableNowPipeline extends Construct {
         ...(props.environment ?? {}),
         SLUICE_CHECKPOINT_URI: `s3://${this.checkpointBucket.bucketName}/${r.checkpointPrefix}`,
         SLUICE_STATE_TABLE: this.stateTable.tableName,
-        SLUICE_SOURCE_URI: sourceUri,
-        SLUICE_SINK_URI: sinkUri,
+        SLUICE_SOURCE_URI: source.uri,
+        SLUICE_SINK_URI: sink.uri,
         SLUICE_DEAD_LETTER_URI: `s3://${this.deadLetterBucket.bucketName}/${r.deadLetterPrefix}`,
         ...(props.keepLateRows ? { SLUICE_KEEP_LATE_ROWS: 'true' } : {}),
         SLUICE_LEASE_SECONDS: String(r.leaseSeconds),
@@ -485,46 +427,6 @@ export class AvailableNowPipeline extends Construct {
       },
     });
     this.bundleSizeBytes = recordBundleSize(this, this.function);
-
-    // ---- least-privilege grants
-    const s3Grants: S3Grant[] = [
-      {
-        what: 'checkpoint',
-        bucket: this.checkpointBucket,
-        prefix: r.checkpointPrefix,
-        objectActions: GRANTED_ACTIONS.checkpointObjects,
-        list: true,
-        kms: ['kms:Decrypt', 'kms:GenerateDataKey'],
-      },
-    ];
-    if (this.landingBucket) {
-      s3Grants.push({ what: 'landing', bucket: this.landingBucket, prefix: r.landingPrefix, objectActions: GRANTED_ACTIONS.landingObjects, list: true, kms: ['kms:Decrypt'] });
-    }
-    if (this.sinkBucket) {
-      s3Grants.push({ what: 'sink', bucket: this.sinkBucket, prefix: r.sinkPrefix, objectActions: GRANTED_ACTIONS.sinkObjects, list: false, kms: ['kms:GenerateDataKey'] });
-    }
-    s3Grants.push({
-      what: 'dead letters',
-      bucket: this.deadLetterBucket,
-      prefix: r.deadLetterPrefix,
-      objectActions: GRANTED_ACTIONS.deadLetterObjects,
-      list: false,
-      kms: ['kms:GenerateDataKey'],
-    });
-    for (const g of s3Grants) grantS3(this.role, g);
-
-    this.role.addToPrincipalPolicy(
-      new iam.PolicyStatement({ sid: 'StateAndLease', actions: [...GRANTED_ACTIONS.stateTable], resources: [this.stateTable.tableArn] }),
-    );
-    this.stateTable.encryptionKey?.grantEncryptDecrypt(this.role);
-    if (this.sinkTable) {
-      this.role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'SinkTable', actions: [...GRANTED_ACTIONS.sinkTable], resources: [this.sinkTable.tableArn] }));
-      this.sinkTable.encryptionKey?.grantEncryptDecrypt(this.role);
-    }
-    if (this.sourceStream) {
-      this.role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'SourceStream', actions: [...GRANTED_ACTIONS.stream], resources: [this.sourceStream.streamArn] }));
-      this.sourceStream.encryptionKey?.grantDecrypt(this.role);
-    }
 
     // ---- the schedule
     this.rule = new events.Rule(this, 'Schedule', {
@@ -546,6 +448,11 @@ export class AvailableNowPipeline extends Construct {
     this.alarms = props.createAlarms === false ? {} : this.createAlarms(r, props.alarmActions ?? []);
   }
 
+  /** The created bucket holding every S3 location not given a bucket (undefined when none needed). */
+  get pipelineBucket(): s3.Bucket | undefined {
+    return this.createdBucket;
+  }
+
   /**
    * A metric from the handler's summary line (EMF) for this pipeline, e.g. for a dashboard:
    * RowsIn, RowsOut, Batches, BacklogLeft, StateRows, DroppedByWatermark, DeadLetters, LeaseHeld,
@@ -555,92 +462,102 @@ export class AvailableNowPipeline extends Construct {
     return new cloudwatch.Metric({
       namespace: this.metricsNamespace,
       metricName,
-      dimensionsMap: { Pipeline: this.pipelineName },
+      dimensionsMap: { [METRIC_DIMENSION]: this.pipelineName },
       statistic: options.statistic ?? cloudwatch.Stats.SUM,
       period: options.period ?? this.scheduleInterval,
     });
   }
 
+  /** The six alarms, one row each: what fires, on which metric, from what threshold. */
   private createAlarms(r: Resolved, actions: cloudwatch.IAlarmAction[]): AvailableNowPipeline['alarms'] {
     const period = Duration.seconds(r.intervalSeconds);
-    const name = r.pipelineName;
-    const alarms: AvailableNowPipeline['alarms'] = {
-      runFailed: new cloudwatch.Alarm(this, 'RunFailedAlarm', {
-        alarmDescription: `sluice ${name}: a scheduled run failed (its event is in the failure queue; the log line "run-failed" says whether it is retriable)`,
-        metric: this.function.metricErrors({ period, statistic: cloudwatch.Stats.SUM }),
+    const { SUM, MAXIMUM } = cloudwatch.Stats;
+    const op = cloudwatch.ComparisonOperator;
+    const rows: AlarmRow[] = [
+      {
+        name: 'runFailed',
+        id: 'RunFailedAlarm',
+        description: 'a scheduled run failed (its event is in the failure queue; the log line "run-failed" says whether it is retriable)',
+        metric: this.function.metricErrors({ period, statistic: SUM }),
         threshold: r.runFailedThreshold,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      }),
-      fallingBehind: new cloudwatch.Alarm(this, 'FallingBehindAlarm', {
-        alarmDescription: `sluice ${name}: ${r.fallingBehindRuns} runs in a row stopped at their deadline with backlog left; raise lambdaTimeoutSeconds or memory, or the rate limits`,
-        metric: this.metric('BacklogLeft', { statistic: cloudwatch.Stats.MAXIMUM, period }),
+        comparison: op.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      },
+      {
+        name: 'fallingBehind',
+        id: 'FallingBehindAlarm',
+        description: `${r.fallingBehindRuns} runs in a row stopped at their deadline with backlog left; raise lambdaTimeoutSeconds or memory, or the rate limits`,
+        metric: this.metric('BacklogLeft', { statistic: MAXIMUM, period }),
         threshold: 0,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: r.fallingBehindRuns,
-        datapointsToAlarm: r.fallingBehindRuns,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      }),
-      noInput: new cloudwatch.Alarm(this, 'NoInputAlarm', {
-        alarmDescription: `sluice ${name}: no input row for ${r.noInputMinutes} minutes (or no run reported at all)`,
-        metric: this.metric('RowsIn', { statistic: cloudwatch.Stats.SUM, period: Duration.minutes(r.noInputMinutes) }),
+        comparison: op.GREATER_THAN_THRESHOLD,
+        periods: r.fallingBehindRuns,
+      },
+      {
+        name: 'noInput',
+        id: 'NoInputAlarm',
+        description: `no input row for ${r.noInputMinutes} minutes (or no run reported at all)`,
+        metric: this.metric('RowsIn', { statistic: SUM, period: Duration.minutes(r.noInputMinutes) }),
         threshold: 0,
-        comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
+        comparison: op.LESS_THAN_OR_EQUAL_TO_THRESHOLD,
         // No summary line at all (the schedule stopped, every run failed) is no input too.
-        treatMissingData: cloudwatch.TreatMissingData.BREACHING,
-      }),
-      stateRowsGrowing: new cloudwatch.Alarm(this, 'StateRowsAlarm', {
-        alarmDescription: `sluice ${name}: more than ${r.stateRowsThreshold} state rows; check the watermark advances (event times, withWatermark delay) so old state is evicted`,
-        metric: this.metric('StateRows', { statistic: cloudwatch.Stats.MAXIMUM, period }),
+        missingIsBreaching: true,
+      },
+      {
+        name: 'stateRowsGrowing',
+        id: 'StateRowsAlarm',
+        description: `more than ${r.stateRowsThreshold} state rows; check the watermark advances (event times, withWatermark delay) so old state is evicted`,
+        metric: this.metric('StateRows', { statistic: MAXIMUM, period }),
         threshold: r.stateRowsThreshold,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      }),
-      lateRowsDropped: new cloudwatch.Alarm(this, 'LateRowsAlarm', {
-        alarmDescription: `sluice ${name}: more than ${r.lateRowsThreshold} rows per run arrived behind the watermark and were dropped`,
-        metric: this.metric('DroppedByWatermark', { statistic: cloudwatch.Stats.SUM, period }),
+        comparison: op.GREATER_THAN_THRESHOLD,
+      },
+      {
+        name: 'lateRowsDropped',
+        id: 'LateRowsAlarm',
+        description: `more than ${r.lateRowsThreshold} rows per run arrived behind the watermark and were dropped`,
+        metric: this.metric('DroppedByWatermark', { statistic: SUM, period }),
         threshold: r.lateRowsThreshold,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      }),
-      failureQueueNotEmpty: new cloudwatch.Alarm(this, 'FailureQueueAlarm', {
-        alarmDescription: `sluice ${name}: failed or undelivered scheduled events wait in the failure queue`,
-        metric: this.failureQueue.metricApproximateNumberOfMessagesVisible({ period, statistic: cloudwatch.Stats.MAXIMUM }),
+        comparison: op.GREATER_THAN_THRESHOLD,
+      },
+      {
+        name: 'failureQueueNotEmpty',
+        id: 'FailureQueueAlarm',
+        description: 'failed or undelivered scheduled events wait in the failure queue',
+        metric: this.failureQueue.metricApproximateNumberOfMessagesVisible({ period, statistic: MAXIMUM }),
         threshold: 0,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      }),
-    };
-    for (const alarm of Object.values(alarms)) if (alarm) alarm.addAlarmAction(...actions);
+        comparison: op.GREATER_THAN_THRESHOLD,
+      },
+    ];
+    const alarms: AvailableNowPipeline['alarms'] = {};
+    for (const row of rows) {
+      const alarm = new cloudwatch.Alarm(this, row.id, {
+        alarmDescription: `sluice ${r.pipelineName}: ${row.description}`,
+        metric: row.metric,
+        threshold: row.threshold,
+        comparisonOperator: row.comparison,
+        evaluationPeriods: row.periods ?? 1,
+        // Over several periods, every one of them must breach.
+        ...(row.periods !== undefined ? { datapointsToAlarm: row.periods } : {}),
+        treatMissingData: row.missingIsBreaching ? cloudwatch.TreatMissingData.BREACHING : cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+      alarm.addAlarmAction(...actions);
+      alarms[row.name] = alarm;
+    }
     return alarms;
   }
 }
 
-// ---------------------------------------------------------------- grants
+type AlarmName = 'runFailed' | 'fallingBehind' | 'noInput' | 'stateRowsGrowing' | 'lateRowsDropped' | 'failureQueueNotEmpty';
 
-/**
- *  objects:  <actions> on arn:aws:s3:::<bucket>/<prefix>/*
- *  list:     s3:ListBucket on arn:aws:s3:::<bucket>, only for keys under <prefix>/
- */
-function grantS3(role: iam.Role, g: S3Grant): void {
-  role.addToPrincipalPolicy(
-    new iam.PolicyStatement({ actions: [...g.objectActions], resources: [g.bucket.arnForObjects(g.prefix === '' ? '*' : `${g.prefix}/*`)] }),
-  );
-  if (g.list) {
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: [...GRANTED_ACTIONS.list],
-        resources: [g.bucket.bucketArn],
-        ...(g.prefix === '' ? {} : { conditions: { StringLike: { 's3:prefix': [`${g.prefix}/*`] } } }),
-      }),
-    );
-  }
-  if (g.bucket.encryptionKey && g.kms.length > 0) g.bucket.encryptionKey.grant(role, ...g.kms);
+/** One alarm: it fires when `metric` compares to `threshold` as `comparison` in `periods` periods (default 1). */
+interface AlarmRow {
+  readonly name: AlarmName;
+  readonly id: string;
+  readonly description: string;
+  readonly metric: cloudwatch.IMetric;
+  readonly threshold: number;
+  readonly comparison: cloudwatch.ComparisonOperator;
+  readonly periods?: number;
+  /** No data counts as breaching (default: not breaching). */
+  readonly missingIsBreaching?: boolean;
 }
 
 // ---------------------------------------------------------------- bundle size
@@ -661,54 +578,39 @@ function recordBundleSize(scope: Construct, fn: nodejs.NodejsFunction): number |
 
 const NAME = /^[A-Za-z0-9._-]{1,64}$/;
 
-function fail(scope: Construct, message: string): never {
-  throw new Error(`AvailableNowPipeline ${scope.node.path}: ${message}`);
-}
-
-function wholeNumber(scope: Construct, name: string, value: number, min: number, max: number, fix: string): number {
-  if (!Number.isInteger(value) || value < min || value > max) fail(scope, `${name} (${value}) must be a whole number from ${min} to ${max}: ${fix}`);
-  return value;
-}
-
-function cleanPrefix(scope: Construct, name: string, value: string): string {
-  const p = value.replace(/^\/+|\/+$/g, '');
-  if (p === '' || /[*?]/.test(p) || p.includes('//')) {
-    fail(scope, `${name} ${JSON.stringify(value)} must be a non-empty key prefix without wildcards or empty segments, e.g. "checkpoints/orders"`);
-  }
-  return p;
-}
-
 function resolveProps(scope: Construct, id: string, props: AvailableNowPipelineProps): Resolved {
   const entry = path.resolve(props.entry ?? DEFAULT_ENTRY);
-  if (!fs.existsSync(entry)) fail(scope, `entry ${JSON.stringify(props.entry ?? entry)} does not exist: pass the path of a Lambda entry file, e.g. lambdas/windowed-totals.ts`);
+  if (!fs.existsSync(entry)) invalid(scope, `entry ${JSON.stringify(props.entry ?? entry)} does not exist: pass the path of a Lambda entry file, e.g. lambdas/windowed-totals.ts`, { entry: props.entry });
 
   const stackName = Stack.of(scope).stackName;
   const pipelineName = props.pipelineName ?? (Token.isUnresolved(stackName) ? id : `${stackName}-${id}`).slice(0, 64);
-  if (!NAME.test(pipelineName)) fail(scope, `pipelineName ${JSON.stringify(pipelineName)} must be 1 to 64 of A-Za-z0-9._-: pass pipelineName explicitly`);
+  if (!NAME.test(pipelineName)) invalid(scope, `pipelineName ${JSON.stringify(pipelineName)} must be 1 to 64 of A-Za-z0-9._-: pass pipelineName explicitly`, { pipelineName });
 
   const interval = props.scheduleInterval ?? Duration.minutes(15);
-  if (interval.isUnresolved()) fail(scope, 'scheduleInterval must be a concrete duration, e.g. Duration.minutes(15)');
+  if (interval.isUnresolved()) invalid(scope, 'scheduleInterval is a token, but it must be a concrete duration: pass e.g. Duration.minutes(15)');
   const intervalSeconds = interval.toSeconds();
   if (intervalSeconds < 60 || intervalSeconds % 60 !== 0) {
-    fail(scope, `scheduleInterval (${intervalSeconds} s) must be a whole number of minutes, at least 1: EventBridge rate() expressions count minutes; use e.g. Duration.minutes(15)`);
+    invalid(scope, `scheduleInterval (${intervalSeconds} s) must be a whole number of minutes, at least 1, as EventBridge rate() counts minutes: use e.g. Duration.minutes(15)`, { intervalSeconds });
   }
 
   // Default: 10 minutes, or a minute less than a shorter interval, so that the lease (timeout + 60)
   // has expired by the next tick even after a run that was killed at its timeout.
   const timeoutSeconds = wholeNumber(scope, 'lambdaTimeoutSeconds', props.lambdaTimeoutSeconds ?? Math.max(30, Math.min(600, intervalSeconds - 60)), 1, 900, 'Lambda runs at most 15 minutes (900 s); a longer run continues on the next tick');
   if (timeoutSeconds > intervalSeconds) {
-    fail(
+    invalid(
       scope,
-      `scheduleInterval (${intervalSeconds / 60} min) is more frequent than lambdaTimeoutSeconds (${timeoutSeconds} s): every tick would queue behind a run still going. Lower lambdaTimeoutSeconds to at most ${intervalSeconds}, or lengthen scheduleInterval to at least ${Math.ceil(timeoutSeconds / 60)} min`,
+      `scheduleInterval (${intervalSeconds / 60} min) is more frequent than lambdaTimeoutSeconds (${timeoutSeconds} s), so ticks would queue behind a running run: lower lambdaTimeoutSeconds to at most ${intervalSeconds}, or lengthen scheduleInterval to at least ${Math.ceil(timeoutSeconds / 60)} min`,
+      { intervalSeconds, timeoutSeconds },
     );
   }
   const memoryMiB = wholeNumber(scope, 'lambdaMemoryMiB', props.lambdaMemoryMiB ?? 1024, 128, 10240, 'Lambda memory ranges from 128 to 10240 MiB');
 
   const leaseSeconds = wholeNumber(scope, 'leaseDurationSeconds', props.leaseDurationSeconds ?? timeoutSeconds + 60, 1, 86_400, 'give the lease in seconds, e.g. lambdaTimeoutSeconds + 60');
   if (leaseSeconds < timeoutSeconds) {
-    fail(
+    invalid(
       scope,
-      `leaseDurationSeconds (${leaseSeconds}) is shorter than lambdaTimeoutSeconds (${timeoutSeconds}): a run could lose its lease to the next tick while it still writes. Set leaseDurationSeconds to at least ${timeoutSeconds} (the default is the timeout + 60)`,
+      `leaseDurationSeconds (${leaseSeconds}) is shorter than lambdaTimeoutSeconds (${timeoutSeconds}), so a run could lose its lease while it writes: set it to at least ${timeoutSeconds} (default: the timeout + 60)`,
+      { leaseSeconds, timeoutSeconds },
     );
   }
   if (leaseSeconds > intervalSeconds) {
@@ -720,49 +622,36 @@ function resolveProps(scope: Construct, id: string, props: AvailableNowPipelineP
 
   const retryAttempts = props.retryAttempts ?? 0;
   if (retryAttempts !== 0 && retryAttempts !== 1) {
-    fail(scope, `retryAttempts (${retryAttempts}) must be 0 or 1: the next scheduled tick retries a failed run from its checkpoint; more immediate retries only repeat a permanent failure`);
+    invalid(scope, `retryAttempts (${retryAttempts}) must be 0 or 1, as the next tick retries a failed run from its checkpoint: use 0, or 1 for transient failures on a long interval`, { retryAttempts });
   }
   const maxEventAgeSeconds = wholeNumber(scope, 'maxEventAgeSeconds', props.maxEventAgeSeconds ?? Math.max(60, intervalSeconds), 60, 21_600, 'Lambda keeps an async event 60 s to 6 h');
 
-  const sourceType: PipelineSourceType = props.sourceType ?? (props.sourceStream ? 'kinesis' : 's3');
-  if (sourceType !== 's3' && sourceType !== 'kinesis') fail(scope, `sourceType ${JSON.stringify(sourceType)} must be 's3' or 'kinesis'`);
-  if (sourceType === 's3' && props.sourceStream) fail(scope, `sourceType is 's3' but sourceStream is set: set sourceType: 'kinesis' to read the stream, or drop sourceStream`);
-  if (sourceType === 'kinesis' && (props.landingBucket || props.landingPrefix !== undefined)) {
-    fail(scope, `sourceType is 'kinesis' but landingBucket/landingPrefix is set: drop them, or set sourceType: 's3' to read the landing prefix`);
-  }
-  if (sourceType === 's3' && props.sourceStreamRetentionHours !== undefined) fail(scope, `sourceStreamRetentionHours is set but sourceType is 's3': drop it, or set sourceType: 'kinesis'`);
-  const streamRetentionHours = wholeNumber(scope, 'sourceStreamRetentionHours', props.sourceStreamRetentionHours ?? 24, 24, 8760, 'Kinesis keeps records 24 to 8760 hours');
-
-  const sinkType: PipelineSinkType = props.sinkType ?? (props.sinkTable ? 'dynamodb' : 's3');
-  if (sinkType !== 's3' && sinkType !== 'dynamodb') fail(scope, `sinkType ${JSON.stringify(sinkType)} must be 's3' or 'dynamodb'`);
-  if (sinkType === 'dynamodb' && !props.sinkTable) fail(scope, `sinkType is 'dynamodb' but no sinkTable is given: pass the table the sink writes (its layout belongs to the query), e.g. dynamodb.Table.fromTableName(this, 'Sink', 'totals')`);
-  if (sinkType === 's3' && props.sinkTable) fail(scope, `sinkType is 's3' but sinkTable is set: set sinkType: 'dynamodb', or drop sinkTable`);
-  if (sinkType === 'dynamodb' && (props.sinkBucket || props.sinkPrefix !== undefined)) fail(scope, `sinkType is 'dynamodb' but sinkBucket/sinkPrefix is set: drop them, or set sinkType: 's3'`);
-
   const checkpointPrefix = cleanPrefix(scope, 'checkpointPrefix', props.checkpointPrefix ?? `checkpoints/${pipelineName}`);
-  const landingPrefix = cleanPrefix(scope, 'landingPrefix', props.landingPrefix ?? `landing/${pipelineName}`);
-  const sinkPrefix = cleanPrefix(scope, 'sinkPrefix', props.sinkPrefix ?? `output/${pipelineName}`);
   const deadLetterPrefix = cleanPrefix(scope, 'deadLetterPrefix', props.deadLetterPrefix ?? `dead-letter/${pipelineName}`);
   if (props.checkpointBucket && props.progressRetentionDays !== undefined) {
-    fail(scope, `progressRetentionDays applies only to the created bucket, but checkpointBucket is your own: add a lifecycle rule for "${checkpointPrefix}/progress/" on that bucket, and drop progressRetentionDays`);
+    invalid(
+      scope,
+      `progressRetentionDays (${props.progressRetentionDays}) applies only to the created bucket, not your checkpointBucket: add a lifecycle rule for "${checkpointPrefix}/progress/" on it instead`,
+      { progressRetentionDays: props.progressRetentionDays },
+    );
   }
   const progressRetentionDays = wholeNumber(scope, 'progressRetentionDays', props.progressRetentionDays ?? 30, 1, 3650, 'keep progress reports 1 day to 10 years');
 
-  const namespace = props.metricsNamespace ?? 'Sluice';
+  const namespace = props.metricsNamespace ?? DEFAULT_METRICS_NAMESPACE;
   if (!/^[A-Za-z0-9._\-/#:]{1,255}$/.test(namespace) || namespace.startsWith('AWS/')) {
-    fail(scope, `metricsNamespace ${JSON.stringify(namespace)} is not a custom CloudWatch namespace: use letters, digits and . _ - / # :, not starting with "AWS/"`);
+    invalid(scope, `metricsNamespace ${JSON.stringify(namespace)} is not a custom CloudWatch namespace: use letters, digits and . _ - / # :, not starting with "AWS/"`, { metricsNamespace: namespace });
   }
 
   if (props.environment) {
     const owned = Object.keys(props.environment).filter((k) => (OWNED_ENV as readonly string[]).includes(k));
-    if (owned.length > 0) fail(scope, `environment sets ${owned.join(', ')}, which the construct sets from its props: use the props (stateTable, checkpointPrefix, sourceStream, ...) instead`);
+    if (owned.length > 0) invalid(scope, `environment sets ${owned.join(', ')}, which the construct sets from its props: use the props (stateTable, checkpointPrefix, source, sink, ...) instead`, { owned });
   }
 
   const runFailedThreshold = wholeNumber(scope, 'runFailedAlarmThreshold', props.runFailedAlarmThreshold ?? 1, 1, 1_000_000, 'count failed invocations per schedule interval, e.g. 1');
   const fallingBehindRuns = wholeNumber(scope, 'fallingBehindAlarmRuns', props.fallingBehindAlarmRuns ?? 2, 1, Math.floor(86_400 / intervalSeconds), 'CloudWatch evaluates at most one day of periods');
   const noInputMinutes = wholeNumber(scope, 'noInputAlarmMinutes', props.noInputAlarmMinutes ?? Math.max(60, intervalSeconds / 60), 1, 1440, 'CloudWatch periods last at most a day');
   if (noInputMinutes * 60 < intervalSeconds) {
-    fail(scope, `noInputAlarmMinutes (${noInputMinutes}) is shorter than scheduleInterval (${intervalSeconds / 60} min): the alarm would fire between runs. Set it to at least ${intervalSeconds / 60}`);
+    invalid(scope, `noInputAlarmMinutes (${noInputMinutes}) is shorter than scheduleInterval (${intervalSeconds / 60} min), so it would fire between runs: set it to at least ${intervalSeconds / 60}`, { noInputMinutes });
   }
   const stateRowsThreshold = wholeNumber(scope, 'stateRowsAlarmThreshold', props.stateRowsAlarmThreshold ?? 1_000_000, 1, Number.MAX_SAFE_INTEGER, 'give a row count');
   const lateRowsThreshold = wholeNumber(scope, 'lateRowsAlarmThreshold', props.lateRowsAlarmThreshold ?? 0, 0, Number.MAX_SAFE_INTEGER, 'give a row count; 0 alarms on any dropped row');
@@ -777,14 +666,9 @@ function resolveProps(scope: Construct, id: string, props: AvailableNowPipelineP
     leaseSeconds,
     retryAttempts,
     maxEventAgeSeconds,
-    sourceType,
-    sinkType,
     checkpointPrefix,
-    landingPrefix,
-    sinkPrefix,
     deadLetterPrefix,
     progressRetentionDays,
-    streamRetentionHours,
     namespace,
     runFailedThreshold,
     fallingBehindRuns,
@@ -795,27 +679,20 @@ function resolveProps(scope: Construct, id: string, props: AvailableNowPipelineP
 }
 
 /** Prefixes in one bucket must not nest: the source would read the checkpoint, or its own output. */
-function checkNoOverlap(
-  scope: Construct,
-  r: Resolved,
-  buckets: { checkpoint: s3.IBucket; landing?: s3.IBucket; sink?: s3.IBucket; deadLetter: s3.IBucket },
-): void {
-  const locs: Array<{ name: string; bucket?: s3.IBucket; prefix: string | undefined }> = [
-    { name: 'checkpointPrefix', bucket: buckets.checkpoint, prefix: r.checkpointPrefix },
-    { name: 'landingPrefix', bucket: buckets.landing, prefix: r.sourceType === 's3' ? r.landingPrefix : undefined },
-    { name: 'sinkPrefix', bucket: buckets.sink, prefix: r.sinkType === 's3' ? r.sinkPrefix : undefined },
-    { name: 'deadLetterPrefix', bucket: buckets.deadLetter, prefix: r.deadLetterPrefix },
-  ];
+function checkNoOverlap(scope: Construct, locations: ReadonlyArray<{ readonly name: string; readonly place?: S3Place }>): void {
   const sameBucket = (a: s3.IBucket, b: s3.IBucket) =>
     a === b || (!Token.isUnresolved(a.bucketName) && !Token.isUnresolved(b.bucketName) && a.bucketName === b.bucketName);
   const nests = (a: string, b: string) => a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
-  for (let i = 0; i < locs.length; i++) {
-    for (let j = i + 1; j < locs.length; j++) {
-      const a = locs[i];
-      const b = locs[j];
-      if (!a.bucket || !b.bucket || a.prefix === undefined || b.prefix === undefined) continue;
-      if (sameBucket(a.bucket, b.bucket) && nests(a.prefix, b.prefix)) {
-        fail(scope, `${a.name} "${a.prefix}" and ${b.name} "${b.prefix}" overlap in the same bucket: give each its own prefix, e.g. checkpoints/<name>, landing/<name>, output/<name>`);
+  for (let i = 0; i < locations.length; i++) {
+    for (let j = i + 1; j < locations.length; j++) {
+      const a = locations[i];
+      const b = locations[j];
+      if (!a.place || !b.place) continue;
+      if (sameBucket(a.place.bucket, b.place.bucket) && nests(a.place.prefix, b.place.prefix)) {
+        invalid(scope, `${a.name} "${a.place.prefix}" and ${b.name} "${b.place.prefix}" overlap in the same bucket: give each its own prefix, e.g. checkpoints/<name>, landing/<name>, output/<name>`, {
+          [a.name]: a.place.prefix,
+          [b.name]: b.place.prefix,
+        });
       }
     }
   }

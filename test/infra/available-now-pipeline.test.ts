@@ -7,8 +7,10 @@ import * as path from 'node:path';
 import { App, CfnElement, Duration, Stack, aws_cloudwatch_actions as actions, aws_dynamodb as dynamodb, aws_kinesis as kinesis, aws_s3 as s3, aws_sns as sns } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { buildSync } from 'esbuild';
-import { AvailableNowPipeline, AvailableNowPipelineProps, DEFAULT_ENTRY, GRANTED_ACTIONS, LAMBDA_BUNDLING } from '../../lib/infra/available-now-pipeline';
-import { SUMMARY_METRIC_NAMES } from '../../lib/aws/lambda/handler';
+import { AvailableNowPipeline, AvailableNowPipelineProps, DEFAULT_ENTRY, GRANTED_ACTIONS, LAMBDA_BUNDLING, PipelineSink, PipelineSource } from '../../lib/infra/available-now-pipeline';
+import { SUMMARY_METRIC_NAMES } from '../../lib/aws/lambda/emf';
+import { InvalidOptionError } from '../../lib/engine/errors';
+import { parseSinkUri } from '../../lib/aws/pipeline';
 
 jest.setTimeout(60_000);
 
@@ -42,11 +44,12 @@ function synth(props: AvailableNowPipelineProps = {}, extra?: (stack: Stack) => 
   return { stack, pipeline, template, id };
 }
 
-/** Builds the pipeline and returns the error message, or fails when it does not throw. */
+/** Builds the pipeline and returns the error message (of an InvalidOptionError), or fails when it does not throw. */
 function rejection(props: AvailableNowPipelineProps, extra?: (stack: Stack) => Partial<AvailableNowPipelineProps>): string {
   try {
     synth(props, extra, { bundle: false });
   } catch (e) {
+    expect(e).toBeInstanceOf(InvalidOptionError);
     return (e as Error).message;
   }
   throw new Error('expected the pipeline to be rejected at synth time');
@@ -333,15 +336,15 @@ describe('no IAM statement uses Resource "*" where a scoped one fits', () => {
   const ONLY_ON_STAR = new Set(['cloudwatch:PutMetricData', 'xray:PutTraceSegments', 'xray:PutTelemetryRecords']);
   const variants: Array<[string, () => Synth]> = [
     ['the defaults', () => synth({}, undefined, { bundle: false })],
-    ['a created Kinesis stream', () => synth({ sourceType: 'kinesis' }, undefined, { bundle: false })],
+    ['a created Kinesis stream', () => synth({ source: PipelineSource.newKinesisStream() }, undefined, { bundle: false })],
     [
       'brought-your-own table, buckets, stream and DynamoDB sink',
       () =>
         synth({}, (stack) => ({
           stateTable: dynamodb.Table.fromTableName(stack, 'T', 'sluice-state'),
           checkpointBucket: s3.Bucket.fromBucketName(stack, 'C', 'my-checkpoints'),
-          sourceStream: kinesis.Stream.fromStreamArn(stack, 'K', `arn:aws:kinesis:${REGION}:${ACCOUNT}:stream/orders`),
-          sinkTable: dynamodb.Table.fromTableName(stack, 'S', 'totals'),
+          source: PipelineSource.kinesis(kinesis.Stream.fromStreamArn(stack, 'K', `arn:aws:kinesis:${REGION}:${ACCOUNT}:stream/orders`)),
+          sink: PipelineSink.dynamodb(dynamodb.Table.fromTableName(stack, 'S', 'totals')),
         }), { bundle: false }),
     ],
   ];
@@ -404,7 +407,7 @@ describe('every AWS SDK command the Lambda bundle sends is granted', () => {
     expect(sent.size).toBeGreaterThan(0);
     const granted = new Set([
       ...statements(synth({}, undefined, { bundle: false }).template).flatMap((st) => st.actions),
-      ...statements(synth({ sourceType: 'kinesis' }, undefined, { bundle: false }).template).flatMap((st) => st.actions),
+      ...statements(synth({ source: PipelineSource.newKinesisStream() }, undefined, { bundle: false }).template).flatMap((st) => st.actions),
     ]);
     expect([...sent].filter((a) => !granted.has(a)).sort()).toEqual([]);
   });
@@ -419,7 +422,7 @@ describe('every AWS SDK command the Lambda bundle sends is granted', () => {
 describe('with a Kinesis source', () => {
   let s: Synth;
   beforeAll(() => {
-    s = synth({ sourceType: 'kinesis' }, undefined, { bundle: false });
+    s = synth({ source: PipelineSource.newKinesisStream() }, undefined, { bundle: false });
   });
 
   it('creates an encrypted on-demand stream and points the handler at it', () => {
@@ -450,8 +453,8 @@ describe('with your own table, buckets, stream and a DynamoDB sink', () => {
     s = synth({ checkpointPrefix: 'ckpt/orders', deadLetterPrefix: 'dead/orders', keepLateRows: true }, (stack) => ({
       stateTable: dynamodb.Table.fromTableName(stack, 'State', 'sluice-state'),
       checkpointBucket: s3.Bucket.fromBucketName(stack, 'Ckpt', 'my-checkpoints'),
-      sourceStream: kinesis.Stream.fromStreamArn(stack, 'Orders', `arn:aws:kinesis:${REGION}:${ACCOUNT}:stream/orders`),
-      sinkTable: dynamodb.Table.fromTableName(stack, 'Totals', 'totals'),
+      source: PipelineSource.kinesis(kinesis.Stream.fromStreamArn(stack, 'Orders', `arn:aws:kinesis:${REGION}:${ACCOUNT}:stream/orders`)),
+      sink: PipelineSink.dynamodb(dynamodb.Table.fromTableName(stack, 'Totals', 'totals')),
     }), { bundle: false });
   });
 
@@ -481,10 +484,10 @@ describe('with your own table, buckets, stream and a DynamoDB sink', () => {
     expect(data).toEqual([
       { actions: ['s3:DeleteObject', 's3:GetObject', 's3:PutObject'], resources: [arn('s3:::my-checkpoints/ckpt/orders/*')] },
       { actions: ['s3:ListBucket'], resources: [arn('s3:::my-checkpoints')], condition: { StringLike: { 's3:prefix': ['ckpt/orders/*'] } } },
+      { actions: sorted(GRANTED_ACTIONS.stream), resources: [`arn:aws:kinesis:${REGION}:${ACCOUNT}:stream/orders`] },
+      { actions: sorted(GRANTED_ACTIONS.sinkTable), resources: [table('totals')] },
       { actions: ['s3:PutObject'], resources: [arn('s3:::my-checkpoints/dead/orders/*')] },
       { actions: sorted(GRANTED_ACTIONS.stateTable), resources: [table('sluice-state')] },
-      { actions: sorted(GRANTED_ACTIONS.sinkTable), resources: [table('totals')] },
-      { actions: sorted(GRANTED_ACTIONS.stream), resources: [`arn:aws:kinesis:${REGION}:${ACCOUNT}:stream/orders`] },
     ]);
   });
 });
@@ -559,19 +562,22 @@ describe('when the props are invalid, synth fails with a message that names the 
     [
       'a schedule more frequent than the timeout',
       { scheduleInterval: Duration.minutes(5), lambdaTimeoutSeconds: 600 },
-      /scheduleInterval \(5 min\) is more frequent than lambdaTimeoutSeconds \(600 s\).*Lower lambdaTimeoutSeconds to at most 300, or lengthen scheduleInterval to at least 10 min/,
+      /scheduleInterval \(5 min\) is more frequent than lambdaTimeoutSeconds \(600 s\).*lower lambdaTimeoutSeconds to at most 300, or lengthen scheduleInterval to at least 10 min/,
     ],
     ['a lease shorter than the timeout', { lambdaTimeoutSeconds: 600, leaseDurationSeconds: 300 }, /leaseDurationSeconds \(300\) is shorter than lambdaTimeoutSeconds \(600\).*at least 600/],
     ['a schedule in seconds', { scheduleInterval: Duration.seconds(90) }, /scheduleInterval \(90 s\) must be a whole number of minutes/],
     ['two immediate retries', { retryAttempts: 2 }, /retryAttempts \(2\) must be 0 or 1/],
     ['memory beyond Lambda', { lambdaMemoryMiB: 20_000 }, /lambdaMemoryMiB \(20000\) must be a whole number from 128 to 10240/],
-    ['a DynamoDB sink without a table', { sinkType: 'dynamodb' }, /sinkType is 'dynamodb' but no sinkTable is given: pass the table/],
-    ['a checkpoint inside the landing prefix', { landingPrefix: 'data', checkpointPrefix: 'data/checkpoints' }, /checkpointPrefix "data\/checkpoints" and landingPrefix "data" overlap in the same bucket: give each its own prefix/],
-    ['the sink writing into the landing prefix', { landingPrefix: 'data', sinkPrefix: 'data' }, /landingPrefix "data" and sinkPrefix "data" overlap/],
+    [
+      'a checkpoint inside the landing prefix',
+      { source: PipelineSource.s3(undefined, 'data'), checkpointPrefix: 'data/checkpoints' },
+      /checkpointPrefix "data\/checkpoints" and the source prefix "data" overlap in the same bucket: give each its own prefix/,
+    ],
+    ['the sink writing into the landing prefix', { source: PipelineSource.s3(undefined, 'data'), sink: PipelineSink.s3(undefined, 'data') }, /the source prefix "data" and the sink prefix "data" overlap/],
+    ['the file sink writing into the landing prefix', { source: PipelineSource.s3(undefined, 'data'), sink: PipelineSink.files(undefined, 'data/out') }, /the source prefix "data" and the sink prefix "data\/out" overlap/],
     ['dead letters inside the checkpoint', { checkpointPrefix: 'ckpt/q', deadLetterPrefix: 'ckpt/q/dead' }, /checkpointPrefix "ckpt\/q" and deadLetterPrefix "ckpt\/q\/dead" overlap/],
     ['an environment that sets what the construct owns', { environment: { SLUICE_STATE_TABLE: 'x' } }, /environment sets SLUICE_STATE_TABLE, which the construct sets from its props/],
     ['a no-input alarm shorter than the schedule', { noInputAlarmMinutes: 10 }, /noInputAlarmMinutes \(10\) is shorter than scheduleInterval \(15 min\).*at least 15/],
-    ['a landing prefix for a Kinesis source', { sourceType: 'kinesis', landingPrefix: 'in' }, /sourceType is 'kinesis' but landingBucket\/landingPrefix is set/],
     ['a wildcard prefix', { checkpointPrefix: 'checkpoints/*' }, /checkpointPrefix "checkpoints\/\*" must be a non-empty key prefix without wildcards/],
     ['an entry that does not exist', { entry: 'lambdas/nope.ts' }, /entry "lambdas\/nope.ts" does not exist/],
     ['an AWS namespace', { metricsNamespace: 'AWS/Lambda' }, /metricsNamespace "AWS\/Lambda" is not a custom CloudWatch namespace/],
@@ -579,15 +585,101 @@ describe('when the props are invalid, synth fails with a message that names the 
     expect(rejection(props)).toMatch(message);
   });
 
-  it('rejects a stream with an S3 source type', () => {
-    expect(rejection({ sourceType: 's3' }, (stack) => ({ sourceStream: kinesis.Stream.fromStreamArn(stack, 'K', `arn:aws:kinesis:${REGION}:${ACCOUNT}:stream/x`) }))).toMatch(
-      /sourceType is 's3' but sourceStream is set: set sourceType: 'kinesis'/,
-    );
+  it('rejects a source and a sink in the same prefix of the same bucket brought twice', () => {
+    expect(
+      rejection({}, (stack) => ({
+        source: PipelineSource.s3(s3.Bucket.fromBucketName(stack, 'In', 'shared'), 'q'),
+        sink: PipelineSink.s3(s3.Bucket.fromBucketName(stack, 'Out', 'shared'), 'q/out'),
+      })),
+    ).toMatch(/the source prefix "q" and the sink prefix "q\/out" overlap in the same bucket/);
   });
 
   it('rejects a progress lifecycle on a bucket it does not own', () => {
     expect(rejection({ progressRetentionDays: 7 }, (stack) => ({ checkpointBucket: s3.Bucket.fromBucketName(stack, 'B', 'mine') }))).toMatch(
-      /progressRetentionDays applies only to the created bucket.*add a lifecycle rule for "checkpoints\/Test-Pipeline\/progress\/"/,
+      /progressRetentionDays \(7\) applies only to the created bucket.*add a lifecycle rule for "checkpoints\/Test-Pipeline\/progress\/"/,
     );
+  });
+});
+
+describe('when the source and sink are chosen by their factories', () => {
+  it('reads your bucket under your prefix, granting GET and a prefix-scoped list there only', () => {
+    const s = synth({}, (stack) => ({ source: PipelineSource.s3(s3.Bucket.fromBucketName(stack, 'In', 'my-landing'), '/orders/in/') }), { bundle: false });
+    const arn = (rest: string) => `arn:AWS::Partition:${rest}`;
+    expect(envOf(s.template).SLUICE_SOURCE_URI).toBe('s3://my-landing/orders/in');
+    expect(s.pipeline.landingPrefix).toBe('orders/in');
+    const all = statements(s.template);
+    expect(all).toContainEqual({ actions: ['s3:GetObject'], resources: [arn('s3:::my-landing/orders/in/*')] });
+    expect(all).toContainEqual({ actions: ['s3:ListBucket'], resources: [arn('s3:::my-landing')], condition: { StringLike: { 's3:prefix': ['orders/in/*'] } } });
+  });
+
+  it('creates the stream with the retention asked for', () => {
+    const s = synth({ source: PipelineSource.newKinesisStream({ retentionHours: 48 }) }, undefined, { bundle: false });
+    s.template.hasResourceProperties('AWS::Kinesis::Stream', { RetentionPeriodHours: 48, StreamModeDetails: { StreamMode: 'ON_DEMAND' } });
+  });
+
+  it('writes partitioned files with a sink log, granting PUT on the sink prefix only', () => {
+    const s = synth({ sink: PipelineSink.files(undefined, 'totals', { partitionBy: 'window.start', granularity: 'day' }) }, undefined, { bundle: false });
+    const bucket = s.id(s.pipeline.pipelineBucket);
+    expect(envOf(s.template).SLUICE_SINK_URI).toBe(`s3://${bucket}/totals?partitionBy=window.start&granularity=day`);
+    expect(statements(s.template)).toContainEqual({ actions: ['s3:PutObject'], resources: [`${bucket}.Arn/totals/*`] });
+    expect(statements(s.template).filter((st) => st.resources.some((r) => r.includes('/totals')))).toHaveLength(1);
+  });
+
+  it('writes unpartitioned files with a sink log when no partition column is given', () => {
+    const s = synth({ sink: PipelineSink.files() }, undefined, { bundle: false });
+    expect(envOf(s.template).SLUICE_SINK_URI).toBe(`s3://${s.id(s.pipeline.pipelineBucket)}/output/Test-Pipeline?log`);
+  });
+
+  it('writes a DynamoDB table under its query key', () => {
+    const s = synth({}, (stack) => ({ sink: PipelineSink.dynamodb(dynamodb.Table.fromTableName(stack, 'T', 'totals'), 'totals-v1') }), { bundle: false });
+    expect(envOf(s.template).SLUICE_SINK_URI).toBe('dynamodb://totals/totals-v1');
+    expect(s.pipeline.sinkBucket).toBeUndefined();
+  });
+
+  it('gives the handler sink URIs that parse into the sinks asked for', () => {
+    const uriOf = (sink: (stack: Stack) => PipelineSink) => String(envOf(synth({}, (stack) => ({ sink: sink(stack) }), { bundle: false }).template).SLUICE_SINK_URI);
+    const out = (stack: Stack) => s3.Bucket.fromBucketName(stack, 'Out', 'my-output');
+    expect(parseSinkUri(uriOf((stack) => PipelineSink.s3(out(stack), 'totals')))).toEqual({ kind: 's3', bucket: 'my-output', prefix: 'totals' });
+    expect(parseSinkUri(uriOf((stack) => PipelineSink.files(out(stack), 'totals', { partitionBy: 'window.start', granularity: 'hour' })))).toEqual({
+      kind: 's3-files',
+      bucket: 'my-output',
+      prefix: 'totals',
+      partitionBy: 'window.start',
+      partitionGranularity: 'hour',
+    });
+    expect(parseSinkUri(uriOf((stack) => PipelineSink.files(out(stack), 'totals')))).toEqual({ kind: 's3-files', bucket: 'my-output', prefix: 'totals' });
+    expect(parseSinkUri(uriOf((stack) => PipelineSink.dynamodb(dynamodb.Table.fromTableName(stack, 'T', 'totals'), 'totals-v1')))).toEqual({ kind: 'dynamodb', table: 'totals', queryKey: 'totals-v1' });
+  });
+
+  it('rejects a bad argument when the factory is called, with the value and the fix', () => {
+    const badArguments: Array<[() => unknown, RegExp]> = [
+      [() => PipelineSource.newKinesisStream({ retentionHours: 12 }), /PipelineSource.newKinesisStream retentionHours \(12\) must be a whole number from 24 to 8760: Kinesis keeps records/],
+      [() => PipelineSource.s3(undefined, 'in/*'), /PipelineSource.s3 prefix "in\/\*" must be a non-empty key prefix without wildcards/],
+      [() => PipelineSink.s3(undefined, '//'), /PipelineSink.s3 prefix "\/\/" must be a non-empty key prefix/],
+      [() => PipelineSink.files(undefined, 'out', { partitionBy: ' ' }), /PipelineSink.files partitionBy " " must name an output column/],
+      [() => PipelineSink.dynamodb(dynamodb.Table.fromTableName(new Stack(), 'T', 'totals'), 'a#b'), /PipelineSink.dynamodb queryKey "a#b" must be 1 to 200 characters without '\/' or '#'/],
+      [() => PipelineSink.dynamodb(undefined as unknown as dynamodb.ITable), /PipelineSink.dynamodb needs the table the sink writes .*: pass it/],
+      [() => PipelineSource.kinesis(undefined as unknown as kinesis.IStream), /PipelineSource.kinesis needs the stream to read: pass it/],
+    ];
+    for (const [call, message] of badArguments) {
+      expect(call).toThrow(InvalidOptionError);
+      expect(call).toThrow(message);
+    }
+  });
+
+  it('takes one source and one sink object, so options of different kinds cannot be mixed', () => {
+    const stream = kinesis.Stream.fromStreamArn(new Stack(), 'K', `arn:aws:kinesis:${REGION}:${ACCOUNT}:stream/x`);
+    // Each line is a mix the old flat props allowed and then rejected at synth; now it does not compile.
+    // @ts-expect-error a Kinesis source has no landing prefix
+    PipelineSource.kinesis(stream, 'in');
+    // @ts-expect-error a created stream takes its retention, not a stream
+    PipelineSource.newKinesisStream({ stream });
+    expect(() =>
+      // @ts-expect-error a DynamoDB sink needs its table
+      PipelineSink.dynamodb(),
+    ).toThrow(InvalidOptionError);
+    // @ts-expect-error the flat source/sink props are gone
+    const old: AvailableNowPipelineProps = { sourceType: 'kinesis', sinkTable: undefined };
+    expect(old).toBeDefined();
   });
 });

@@ -5,11 +5,13 @@
  * so nothing here depends on process.env.
  */
 import { randomUUID } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SEED_FILES, windowedTotals } from '../../examples/windowed-totals';
-import { connectionFromEnv, createClients } from '../../lib/aws/clients';
+import { connectionFromEnv, createClients, type AwsClients } from '../../lib/aws/clients';
 import type { AwsConnection } from '../../lib/aws/config';
-import { createScheduledHandler, pipelineConfigFromEnv, type LambdaContextLike, type RunSummary, type ScheduledEventLike } from '../../lib/aws/lambda/handler';
+import { pipelineConfigFromEnv } from '../../lib/aws/lambda/env';
+import { createScheduledHandler, type LambdaContextLike, type RunSummary, type ScheduledEventLike, type ScheduledHandlerOptions } from '../../lib/aws/lambda/handler';
 import type { PipelineConfig } from '../../lib/aws/pipeline';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
 import { testClients, testConnection, uniqueName } from '../helpers/stack';
@@ -67,7 +69,7 @@ interface Pipeline {
 }
 
 /** A fresh pipeline (its own prefixes) whose handler logs into `lines`. */
-function pipeline(outputMode: 'append' | 'update' = 'append'): Pipeline {
+function pipeline(outputMode: 'append' | 'update' = 'append', options: ScheduledHandlerOptions = {}): Pipeline {
   const name = uniqueName('wt');
   // The same variables the construct sets, parsed by the same function the entry uses.
   const cfg = pipelineConfigFromEnv({
@@ -81,6 +83,7 @@ function pipeline(outputMode: 'append' | 'update' = 'append'): Pipeline {
   const handler = createScheduledHandler(windowedTotals({ outputMode, source: 'files', name: `windowed-totals-${name}` }), cfg, conn, {
     pipelineName: name,
     writeLine: (line) => lines.push(JSON.parse(line)),
+    ...options,
   });
   const sinkPrefix = `output/${name}/`;
   const sinkKeys = async () => {
@@ -181,6 +184,43 @@ describe('when the schedule fires after the first file landed', () => {
       expect(third).toMatchObject({ stoppedBy: 'done', rowsIn: 0, rowsOut: 0, batches: 0, watermark: '2026-10-01T12:15:00.000Z' });
       expect(await p.sinkRows()).toEqual([{ window: window('12:00', '12:10'), total: 19, events: 3 }]);
     });
+  });
+});
+
+describe('when one container serves several invocations', () => {
+  it('builds the SDK clients once, with the handler, and every invocation sends through the same ones', async () => {
+    const built: AwsClients[] = [];
+    const p = pipeline('append', {
+      createClients: (c) => {
+        const clients = createClients(c);
+        built.push(clients);
+        return clients;
+      },
+    });
+    expect(built).toHaveLength(1); // at container start, before any invocation
+
+    // Which client objects send requests during the invocations (the test's own S3 client aside).
+    const s3Send = jest.spyOn(S3Client.prototype, 'send');
+    const dynamoSend = jest.spyOn(DynamoDBClient.prototype, 'send');
+    const senders = () => ({ s3: new Set(s3Send.mock.contexts.filter((c) => c !== s3)), dynamodb: new Set(dynamoSend.mock.contexts) });
+    let first: ReturnType<typeof senders>;
+    let both: ReturnType<typeof senders>;
+    try {
+      await p.drop(SEED_FILES[0]);
+      expect(await p.invoke('2026-10-01T12:15:00Z')).toMatchObject({ stoppedBy: 'done', rowsIn: 3 });
+      first = senders();
+      await p.drop(SEED_FILES[1]);
+      expect(await p.invoke('2026-10-01T12:30:00Z')).toMatchObject({ stoppedBy: 'done', rowsIn: 2 });
+      both = senders();
+    } finally {
+      s3Send.mockRestore();
+      dynamoSend.mockRestore();
+    }
+    expect(built).toHaveLength(1);
+    expect([...first.s3]).toEqual([built[0].s3]);
+    expect([...first.dynamodb]).toEqual([built[0].dynamodb]);
+    expect([...both.s3]).toEqual([built[0].s3]);
+    expect([...both.dynamodb]).toEqual([built[0].dynamodb]);
   });
 });
 

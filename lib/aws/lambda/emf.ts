@@ -1,0 +1,70 @@
+/**
+ * The run-summary line in CloudWatch Embedded Metric Format: the `_aws` block names the metrics,
+ * and each metric's value and the dimension's value are top-level members of the same JSON line.
+ * CloudWatch extracts the metrics from the log line, so the function needs no
+ * cloudwatch:PutMetricData (which only accepts Resource "*"). The AvailableNowPipeline construct
+ * alarms on these names.
+ */
+import type { StopReason } from '../../engine/executor';
+
+/** What one invocation did; also its return value (visible in `lambda invoke` and destinations). */
+export interface RunSummary {
+  readonly event: 'run-summary';
+  readonly pipeline: string;
+  readonly query: string;
+  readonly queryId: string;
+  readonly requestId?: string;
+  /** The scheduled tick that started the run (the event's `time`). */
+  readonly scheduledAt?: string;
+  readonly stoppedBy: StopReason;
+  readonly batches: number;
+  readonly rowsIn: number;
+  readonly rowsOut: number;
+  readonly watermark: string;
+  readonly backlogLeft: number;
+  readonly droppedByWatermark: number;
+  readonly deadLetters: number;
+  readonly stateRows: number;
+  readonly durationMs: number;
+  readonly message?: string;
+}
+
+/** The metrics of the summary line: name, unit and how to read it off the summary. */
+const METRICS: ReadonlyArray<{ name: string; unit: 'Count' | 'Milliseconds'; of: (s: RunSummary) => number }> = [
+  { name: 'Runs', unit: 'Count', of: () => 1 },
+  { name: 'Batches', unit: 'Count', of: (s) => s.batches },
+  { name: 'RowsIn', unit: 'Count', of: (s) => s.rowsIn },
+  { name: 'RowsOut', unit: 'Count', of: (s) => s.rowsOut },
+  { name: 'BacklogLeft', unit: 'Count', of: (s) => s.backlogLeft },
+  { name: 'StateRows', unit: 'Count', of: (s) => s.stateRows },
+  { name: 'DroppedByWatermark', unit: 'Count', of: (s) => s.droppedByWatermark },
+  { name: 'DeadLetters', unit: 'Count', of: (s) => s.deadLetters },
+  { name: 'LeaseHeld', unit: 'Count', of: (s) => (s.stoppedBy === 'lease-held' ? 1 : 0) },
+  { name: 'RunDurationMs', unit: 'Milliseconds', of: (s) => s.durationMs },
+];
+
+/** The metric names the summary line emits (the construct's alarms use them). */
+export const SUMMARY_METRIC_NAMES = METRICS.map((m) => m.name);
+/** The single dimension of every sluice metric. */
+export const METRIC_DIMENSION = 'Pipeline';
+export const DEFAULT_METRICS_NAMESPACE = 'Sluice';
+
+/** The EMF members to merge into the summary line: the `_aws` block, the dimension and one member per metric. */
+export function emfBlock(summary: RunSummary, namespace: string, pipeline: string, timestampMs: number): Record<string, unknown> {
+  const values: Record<string, number> = {};
+  for (const m of METRICS) values[m.name] = m.of(summary);
+  return {
+    _aws: {
+      Timestamp: timestampMs,
+      CloudWatchMetrics: [
+        {
+          Namespace: namespace,
+          Dimensions: [[METRIC_DIMENSION]],
+          Metrics: METRICS.map((m) => ({ Name: m.name, Unit: m.unit })),
+        },
+      ],
+    },
+    [METRIC_DIMENSION]: pipeline,
+    ...values,
+  };
+}
