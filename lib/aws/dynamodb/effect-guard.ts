@@ -25,7 +25,7 @@ import { systemClock } from '../../engine/ports';
 import { RetryOptions, RetryPolicy, retryPolicy } from '../request/retry';
 import { DynamoDbLease, fencedError } from './lease';
 import { checkTableName, conditional, sendDynamoDb } from './requests';
-import { transactGuarded, TRANSACTION_MAX_ACTIONS } from './transaction';
+import { MARKER_ABSENT, transactGuarded, TRANSACTION_MAX_ACTIONS } from './transaction';
 
 export interface DynamoDbEffectGuardOptions extends RetryOptions {
   readonly client: DynamoDBClient;
@@ -39,9 +39,6 @@ export interface DynamoDbEffectGuardOptions extends RetryOptions {
   /** @default systemClock */
   readonly clock?: Clock;
 }
-
-/** The marker's condition: it is written once. */
-const MARKER_ABSENT = 'attribute_not_exists(#pk)';
 
 export class DynamoDbEffectGuard implements EffectGuard<TransactWriteItem> {
   readonly description: string;
@@ -86,7 +83,7 @@ export class DynamoDbEffectGuard implements EffectGuard<TransactWriteItem> {
     if (fence) return (await this.transactWith(key, [], fence, lease!)) === 'ran' ? 'recorded' : 'already-recorded';
     const put = await conditional(
       sendDynamoDb(this.retry, `DynamoDB PutItem of effect marker on ${this.tableName}`, () =>
-        this.client.send(new PutItemCommand({ TableName: this.tableName, Item: this.marker(key), ConditionExpression: MARKER_ABSENT, ExpressionAttributeNames: { '#pk': 'pk' } })),
+        this.client.send(new PutItemCommand({ TableName: this.tableName, Item: this.marker(key), ...MARKER_ABSENT })),
       ),
     );
     return put.written ? 'recorded' : 'already-recorded';
@@ -104,9 +101,8 @@ export class DynamoDbEffectGuard implements EffectGuard<TransactWriteItem> {
   }
 
   private async transactWith(key: EffectKey, items: TransactWriteItem[], fence: TransactWriteItem | null, lease: LeaseHandle | undefined): Promise<EffectOutcome> {
-    const marker: TransactWriteItem = { Put: { TableName: this.tableName, Item: this.marker(key), ConditionExpression: MARKER_ABSENT, ExpressionAttributeNames: { '#pk': 'pk' } } };
     const what = `DynamoDB TransactWriteItems of effect ${key.effect} (batch ${key.batchId}) on ${this.tableName}`;
-    const outcome = await transactGuarded(this.client, this.retry, what, { marker, fence, items });
+    const outcome = await transactGuarded(this.client, this.retry, what, { table: this.tableName, marker: this.marker(key), fence, items });
     switch (outcome.kind) {
       case 'ok':
         return 'ran';

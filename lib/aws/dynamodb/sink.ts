@@ -327,7 +327,7 @@ export class DynamoDbSink implements Sink {
     for (;;) {
       const marker = this.markerItem(queryKey, batchId, ctx.queryId, chunk.index, rows.length, now);
       const items = rows.map((r) => this.guardedPut(r.item, batchId, ctx.queryId));
-      const outcome = await transactGuarded(this.client, this.retry, what, { marker: this.markerPut(marker), fence, items }, this.counters);
+      const outcome = await transactGuarded(this.client, this.retry, what, { table: this.tableName, marker, fence, items }, this.counters);
       switch (outcome.kind) {
         case 'ok':
           this.counters.chunksWritten++;
@@ -357,10 +357,6 @@ export class DynamoDbSink implements Sink {
       writtenAtMs: { N: String(now) },
       ttl: { N: String(Math.floor(now / 1000) + this.markerTtlSeconds) },
     };
-  }
-
-  private markerPut(item: Item): TransactWriteItem {
-    return { Put: { TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': 'pk' } } };
   }
 
   private guardedPut(item: Item, batchId: number, queryId: string): TransactWriteItem {

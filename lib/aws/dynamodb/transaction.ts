@@ -23,9 +23,14 @@ export const TRANSACTION_MAX_ACTIONS = 100;
 /** 4 MB aggregate, with room for request overhead. */
 export const TRANSACTION_MAX_BYTES = 4_000_000;
 
+/** The condition of a marker put: it is written once (names `#pk`: pk). */
+export const MARKER_ABSENT = { ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': 'pk' } } as const;
+
 export interface GuardedWrite {
-  /** A Put of the marker item with `attribute_not_exists` (ReturnValuesOnConditionCheckFailure ALL_OLD to see it when refused). */
-  readonly marker: TransactWriteItem;
+  /** The marker's table. */
+  readonly table: string;
+  /** The marker item, put if absent. */
+  readonly marker: Item;
   /** The lease's ConditionCheck (DynamoDbLease.conditionCheck), or null when not fenced. */
   readonly fence: TransactWriteItem | null;
   /** The writes the marker guards. */
@@ -63,7 +68,8 @@ export function transactGuarded(
   write: GuardedWrite,
   counters?: TransactionCounters,
 ): Promise<GuardedOutcome> {
-  const actions = [write.marker, ...(write.fence ? [write.fence] : []), ...write.items];
+  const marker: TransactWriteItem = { Put: { TableName: write.table, Item: write.marker, ...MARKER_ABSENT, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } };
+  const actions = [marker, ...(write.fence ? [write.fence] : []), ...write.items];
   const call = async (): Promise<GuardedOutcome> => {
     if (counters) counters.transactions++;
     let reasons: CancellationReason[];
