@@ -81,7 +81,7 @@ export function assertLeaseCondition(handle: LeaseHandle): LeaseCondition {
 }
 
 /** Who holds the lease, as the stored lease item (ALL_OLD of a refused write) says. */
-export function describeHolder(stored: Item | undefined): string {
+function describeHolder(stored: Item | undefined): string {
   const holder = stored?.owner?.S;
   const token = stored?.token?.N;
   if (holder) return `${holder} holds it with token ${token}`;
@@ -91,7 +91,7 @@ export function describeHolder(stored: Item | undefined): string {
 /** The error for a write refused by the lease fence; `stored` is the lease item as it is. */
 export function fencedError(handle: LeaseHandle, what: string, stored?: Item): LeaseLostError {
   return new LeaseLostError(
-    `${what} was refused, nothing of it applied: this run (owner ${handle.owner}, fencing token ${handle.token}) no longer holds the query's lease (${describeHolder(stored)}): stop this run, and raise the lease duration above the Lambda timeout if it did not stall.`,
+    `${what} was refused, nothing of it applied: this run (owner ${handle.owner}, fencing token ${handle.token}) no longer holds the query's lease (${describeHolder(stored)}): stop this run, and raise the lease duration above the Lambda timeout if it did not stall`,
     { details: { owner: handle.owner, token: handle.token, holder: stored?.owner?.S ?? null } },
   );
 }
@@ -175,7 +175,7 @@ export class DynamoDbLease implements Lease {
     const holder = res.stored?.owner?.S;
     const token = res.stored?.token?.N;
     throw new LeaseLostError(
-      `lease ${this.leaseKey} is no longer held by ${handle.owner} with token ${handle.token}: ${describeHolder(res.stored)}; another run took over after it expired: stop this run without further writes, the holder continues from the checkpoint.`,
+      `lease ${this.leaseKey} is no longer held by ${handle.owner} with token ${handle.token}: ${describeHolder(res.stored)}; another run took over after it expired: stop this run without further writes, the holder continues from the checkpoint`,
       { details: { leaseKey: this.leaseKey, owner: handle.owner, token: handle.token, holder: holder ?? null, holderToken: token === undefined ? null : Number(token) } },
     );
   }

@@ -28,11 +28,11 @@ const CAPACITY_REMEDY = "raise the table's capacity (or use on-demand); the batc
 const OTHER_REMEDY = "check the table's key schema (pk S, sk S) and the role's DynamoDB permissions";
 
 /** Whether a DynamoDB request that failed with `e` may succeed when sent again. */
-export function isRetriableDynamoDb(e: unknown): boolean {
+function isRetriableDynamoDb(e: unknown): boolean {
   return isRetriable('dynamodb', e);
 }
 
-export function isConditionFailed(e: unknown): boolean {
+function isConditionFailed(e: unknown): boolean {
   return errorName(e) === 'ConditionalCheckFailedException';
 }
 
@@ -40,7 +40,7 @@ export function isConditionFailed(e: unknown): boolean {
  * The error for request `what` that gave up. A RetryableResult (work left after the last
  * attempt) says what was left; a failed condition passes unchanged, for `conditional`.
  */
-export function dynamoDbError(failure: RetryFailure, what: string): Error {
+function dynamoDbError(failure: RetryFailure, what: string): Error {
   const { error, attempts } = failure;
   if (error instanceof RetryableResult) {
     const details = typeof error.value === 'object' && error.value !== null ? (error.value as Record<string, unknown>) : {};

@@ -138,7 +138,7 @@ export interface DynamoDbSinkItem {
 
 
 /** Attributes the sink uses itself; output columns of these names are refused. */
-export const RESERVED_ATTRIBUTES = ['pk', 'sk', 'batchId', 'queryId', 'ttl'] as const;
+const RESERVED_ATTRIBUTES = ['pk', 'sk', 'batchId', 'queryId', 'ttl'] as const;
 
 interface PreparedRow {
   readonly sk: string;
@@ -388,7 +388,7 @@ export class DynamoDbSink implements Sink {
 // Items
 
 /** The sort key of a keyed row: the JSON of its key values, hashed when too long for a sort key. */
-export function rowKey(values: Json[]): string {
+function rowKey(values: Json[]): string {
   const json = JSON.stringify(values);
   return Buffer.byteLength(json, 'utf8') <= SORT_KEY_MAX_BYTES ? json : `h:${createHash('sha256').update(json).digest('hex')}`;
 }
@@ -431,7 +431,7 @@ function fromItem(item: Item): DynamoDbSinkItem {
 }
 
 /** AWS's rule for a transactional write: 2 WCU per KB of the item, rounded up. */
-export function transactionalWriteUnits(item: Item): number {
+function transactionalWriteUnits(item: Item): number {
   return 2 * Math.max(1, Math.ceil(itemSize(item) / 1024));
 }
 
@@ -451,7 +451,7 @@ function checkQueryKey(qk: string): void {
   }
 }
 
-export function checkBatchId(batchId: number): void {
+function checkBatchId(batchId: number): void {
   if (!Number.isSafeInteger(batchId) || batchId < 0) {
     throw new InvalidOptionError(`batch ID ${batchId} is not a non-negative integer: batch IDs count up from 0`);
   }

@@ -24,8 +24,6 @@ import { decodeStateJson } from '../../engine/state-json';
 import { fnv1a } from '../request/concurrency';
 import { Item, ITEM_MAX_BYTES, itemSize, SORT_KEY_MAX_BYTES } from './requests';
 
-/** DynamoDB's item size limit. */
-export const DYNAMODB_ITEM_LIMIT_BYTES = ITEM_MAX_BYTES;
 /** The bucket of keys without an eviction time. */
 export const NULL_BUCKET = 'n';
 const DIR_SK = '-';
@@ -172,10 +170,10 @@ export function encodeItem(op: OperatorStateSpec, loc: { pk: string; sk: string 
     if (prev.evictAt !== null) item.pea = { N: String(prev.evictAt) };
   }
   const size = itemSize(item);
-  if (size > DYNAMODB_ITEM_LIMIT_BYTES) {
+  if (size > ITEM_MAX_BYTES) {
     throw new SluiceError(
-      `state value for key \`${id}\` of operator \`${op.operatorId}\` needs a DynamoDB item of ${size} bytes (two versions, gzipped), above DynamoDB's item limit of ${DYNAMODB_ITEM_LIMIT_BYTES} bytes: keep per-key state smaller, e.g. aggregate instead of collecting rows`,
-      { details: { operatorId: op.operatorId, key: id, sizeBytes: size, limitBytes: DYNAMODB_ITEM_LIMIT_BYTES } },
+      `state value for key \`${id}\` of operator \`${op.operatorId}\` needs a DynamoDB item of ${size} bytes (two versions, gzipped), above DynamoDB's item limit of ${ITEM_MAX_BYTES} bytes: keep per-key state smaller, e.g. aggregate instead of collecting rows`,
+      { details: { operatorId: op.operatorId, key: id, sizeBytes: size, limitBytes: ITEM_MAX_BYTES } },
     );
   }
   return item;
@@ -226,10 +224,10 @@ export function encodeDirectory(
     item.pdir = { S: JSON.stringify(prev.dir) };
   }
   const size = itemSize(item);
-  if (size > DYNAMODB_ITEM_LIMIT_BYTES) {
+  if (size > ITEM_MAX_BYTES) {
     throw new SluiceError(
-      `state directory of operator \`${op.operatorId}\` (${Object.keys(dir.b).length} live eviction buckets) needs ${size} bytes, above DynamoDB's item limit of ${DYNAMODB_ITEM_LIMIT_BYTES} bytes: raise evictionGranularityMs, or set a watermark that evicts old state`,
-      { details: { operatorId: op.operatorId, sizeBytes: size, limitBytes: DYNAMODB_ITEM_LIMIT_BYTES } },
+      `state directory of operator \`${op.operatorId}\` (${Object.keys(dir.b).length} live eviction buckets) needs ${size} bytes, above DynamoDB's item limit of ${ITEM_MAX_BYTES} bytes: raise evictionGranularityMs, or set a watermark that evicts old state`,
+      { details: { operatorId: op.operatorId, sizeBytes: size, limitBytes: ITEM_MAX_BYTES } },
     );
   }
   return item;

@@ -65,8 +65,6 @@ import {
   StoredLayout,
 } from './state-layout';
 
-export { DYNAMODB_ITEM_LIMIT_BYTES } from './state-layout';
-
 export interface DynamoDbStateStoreOptions extends RetryOptions {
   readonly client: DynamoDBClient;
   readonly tableName: string;
@@ -388,11 +386,11 @@ export class DynamoDbStateStore implements StateStore {
 
   private validateOp(op: OperatorStateSpec): void {
     if (!op.operatorId || op.operatorId.includes('#')) {
-      throw new SluiceError(`state operatorId (${JSON.stringify(op.operatorId)}) must be non-empty and free of '#': use ids like "agg0".`);
+      throw new SluiceError(`state operatorId (${JSON.stringify(op.operatorId)}) must be non-empty and free of '#': use ids like "agg0"`);
     }
     if (!Number.isSafeInteger(op.evictionGranularityMs) || op.evictionGranularityMs <= 0) {
       throw new SluiceError(
-        `evictionGranularityMs (${op.evictionGranularityMs}) of operator \`${op.operatorId}\` must be a positive integer number of milliseconds (e.g. the window slide).`,
+        `evictionGranularityMs (${op.evictionGranularityMs}) of operator \`${op.operatorId}\` must be a positive integer number of milliseconds, e.g. the window slide`,
       );
     }
   }
@@ -401,9 +399,8 @@ export class DynamoDbStateStore implements StateStore {
     const mine = this.layout.layoutOf(op);
     if (stored.shards !== mine.shards || stored.granularityMs !== mine.granularityMs || stored.fixedEviction !== mine.fixedEviction) {
       throw new SluiceError(
-        `state of operator \`${op.operatorId}\` in ${this.description} was written with shards=${stored.shards}, evictionGranularityMs=${stored.granularityMs}, ` +
-          `fixedEviction=${stored.fixedEviction}, but this store reads it with shards=${mine.shards}, evictionGranularityMs=${mine.granularityMs}, fixedEviction=${mine.fixedEviction}: ` +
-          'the layout of stored state cannot change: pass the original settings, or start a new namespace (query id) with a fresh checkpoint',
+        `state of operator \`${op.operatorId}\` in ${this.description} was written with ${describeLayout(stored)}, not ${describeLayout(mine)}: ` +
+          'a layout is fixed, so pass the original settings or use a new namespace (query id) with a fresh checkpoint',
         { details: { operatorId: op.operatorId, stored, given: mine } },
       );
     }
@@ -629,6 +626,10 @@ function sameSlot(a: Slot, b: Slot, json: string | undefined): boolean {
   if (a.deleted || b.deleted) return a.deleted && b.deleted;
   if (a.evictAt !== b.evictAt || !a.value) return false;
   return a.value.S !== undefined ? a.value.S === json : false;
+}
+
+function describeLayout(l: StoredLayout): string {
+  return `shards=${l.shards}, evictionGranularityMs=${l.granularityMs}, fixedEviction=${l.fixedEviction}`;
 }
 
 /** Entries in id order, as the in-memory twin returns them. */
