@@ -23,8 +23,8 @@ import type { EffectGuard, EffectKey, EffectOutcome } from '../../engine/foreach
 import type { Clock, LeaseHandle } from '../../engine/ports';
 import { systemClock } from '../../engine/ports';
 import { RetryOptions, RetryPolicy, retryPolicy } from '../request/retry';
-import { DynamoDbLease, fencedError } from './lease';
-import { checkTableName, conditional, sendDynamoDb } from './requests';
+import { DynamoDbLease, fencedError, fencingLease } from './lease';
+import { checkClient, checkTableName, conditional, sendDynamoDb } from './requests';
 import { MARKER_ABSENT, transactGuarded, TRANSACTION_MAX_ACTIONS } from './transaction';
 
 export interface DynamoDbEffectGuardOptions extends RetryOptions {
@@ -50,15 +50,8 @@ export class DynamoDbEffectGuard implements EffectGuard<TransactWriteItem> {
   private readonly retry: RetryPolicy;
 
   constructor(opts: DynamoDbEffectGuardOptions) {
-    if (!opts.client || typeof (opts.client as { send?: unknown }).send !== 'function') {
-      throw new InvalidOptionError('DynamoDbEffectGuard needs `client`, a DynamoDBClient from @aws-sdk/client-dynamodb: create it once per Lambda container and pass it in');
-    }
+    checkClient(opts.client, 'DynamoDbEffectGuard');
     checkTableName(opts.tableName, 'DynamoDbEffectGuard tableName');
-    if ((opts.leaseTable === undefined) !== (opts.leaseKey === undefined)) {
-      throw new InvalidOptionError(
-        `DynamoDbEffectGuard leaseTable (${JSON.stringify(opts.leaseTable)}) and leaseKey (${JSON.stringify(opts.leaseKey)}) go together: pass both to fence markers on the run's lease, or neither`,
-      );
-    }
     this.ttlSeconds = opts.markerTtlSeconds ?? 30 * 86_400;
     if (!Number.isSafeInteger(this.ttlSeconds) || this.ttlSeconds <= 0) {
       throw new InvalidOptionError(`DynamoDbEffectGuard markerTtlSeconds (${this.ttlSeconds}) must be a positive integer: leave it out for 30 days`);
@@ -67,7 +60,7 @@ export class DynamoDbEffectGuard implements EffectGuard<TransactWriteItem> {
     this.tableName = opts.tableName;
     this.clock = opts.clock ?? systemClock;
     this.retry = retryPolicy(opts, 'DynamoDbEffectGuard');
-    this.lease = opts.leaseTable !== undefined ? new DynamoDbLease({ client: opts.client, tableName: opts.leaseTable, leaseKey: opts.leaseKey!, clock: this.clock }) : null;
+    this.lease = fencingLease('DynamoDbEffectGuard', opts, this.clock);
     this.description = `dynamodb://${this.tableName}/effect#`;
   }
 

@@ -22,7 +22,7 @@ import { AttributeValue, DynamoDBClient, UpdateItemCommand, UpdateItemCommandInp
 import { InvalidOptionError, LeaseLostError } from '../../engine/errors';
 import { Clock, Lease, LeaseHandle, systemClock } from '../../engine/ports';
 import { RetryOptions, RetryPolicy, retryPolicy } from '../request/retry';
-import { checkTableName, conditional, Conditional, Item, sendDynamoDb } from './requests';
+import { checkClient, checkTableName, conditional, Conditional, Item, sendDynamoDb } from './requests';
 
 export interface DynamoDbLeaseOptions extends RetryOptions {
   readonly client: DynamoDBClient;
@@ -96,6 +96,19 @@ export function fencedError(handle: LeaseHandle, what: string, stored?: Item): L
   );
 }
 
+/**
+ * The lease whose token fences `who`'s writes, from its `leaseTable` and `leaseKey` options
+ * (both or neither); null when not fenced.
+ */
+export function fencingLease(who: string, opts: { client: DynamoDBClient; leaseTable?: string; leaseKey?: string }, clock: Clock): DynamoDbLease | null {
+  if ((opts.leaseTable === undefined) !== (opts.leaseKey === undefined)) {
+    throw new InvalidOptionError(
+      `${who} leaseTable (${JSON.stringify(opts.leaseTable)}) and leaseKey (${JSON.stringify(opts.leaseKey)}) go together: pass both to fence its writes on the run's lease, or neither`,
+    );
+  }
+  return opts.leaseTable === undefined ? null : new DynamoDbLease({ client: opts.client, tableName: opts.leaseTable, leaseKey: opts.leaseKey!, clock });
+}
+
 export class DynamoDbLease implements Lease {
   readonly description: string;
   private readonly client: DynamoDBClient;
@@ -105,6 +118,7 @@ export class DynamoDbLease implements Lease {
   private readonly retry: RetryPolicy;
 
   constructor(opts: DynamoDbLeaseOptions) {
+    checkClient(opts.client, 'DynamoDbLease');
     checkTableName(opts.tableName, 'DynamoDbLease tableName');
     if (typeof opts.leaseKey !== 'string' || opts.leaseKey === '') {
       throw new InvalidOptionError(`DynamoDbLease leaseKey (${JSON.stringify(opts.leaseKey)}) must be a non-empty string: use the query name`);

@@ -88,6 +88,13 @@ function attrSize(v: AttributeValue): number {
   return 1;
 }
 
+/** Checks the client option (InvalidOptionError otherwise). */
+export function checkClient(client: unknown, who: string): void {
+  if (!client || typeof (client as { send?: unknown }).send !== 'function') {
+    throw new InvalidOptionError(`${who} needs \`client\`, a DynamoDBClient from @aws-sdk/client-dynamodb: create it once per Lambda container and pass it in`);
+  }
+}
+
 /** Checks a table name option (InvalidOptionError otherwise). */
 export function checkTableName(name: string, what: string): void {
   if (typeof name !== 'string' || !/^[A-Za-z0-9_.-]{3,255}$/.test(name)) {

@@ -68,9 +68,9 @@ import type { Clock, Json, OutputRow, Sink, SinkContext } from '../../engine/por
 import { systemClock } from '../../engine/ports';
 import { compareStrings, fnv1a, mapLimit } from '../request/concurrency';
 import { RetryableResult, RetryOptions, RetryPolicy, retryPolicy } from '../request/retry';
-import { DynamoDbLease, fencedError } from './lease';
+import { DynamoDbLease, fencedError, fencingLease } from './lease';
 import { forEachPartitionItem } from './query';
-import { BATCH_GET_MAX, checkTableName, Item, ITEM_MAX_BYTES, itemSize, sendDynamoDb, SORT_KEY_MAX_BYTES } from './requests';
+import { BATCH_GET_MAX, checkClient, checkTableName, Item, ITEM_MAX_BYTES, itemSize, sendDynamoDb, SORT_KEY_MAX_BYTES } from './requests';
 import { transactGuarded, TRANSACTION_MAX_ACTIONS, TRANSACTION_MAX_BYTES } from './transaction';
 
 export interface DynamoDbSinkOptions extends RetryOptions {
@@ -166,16 +166,9 @@ export class DynamoDbSink implements Sink {
   private counters = { transactions: 0, markerReads: 0, chunksWritten: 0, chunksSkipped: 0, rowsWritten: 0, rowsSkippedNewer: 0, retries: 0, writeUnits: 0, consumedWriteUnits: 0 };
 
   constructor(opts: DynamoDbSinkOptions) {
-    if (!opts.client || typeof (opts.client as { send?: unknown }).send !== 'function') {
-      throw new InvalidOptionError('DynamoDbSink needs `client`, a DynamoDBClient from @aws-sdk/client-dynamodb: create it once per Lambda container and pass it in');
-    }
+    checkClient(opts.client, 'DynamoDbSink');
     checkTableName(opts.tableName, 'DynamoDbSink tableName');
     if (opts.queryKey !== undefined) checkQueryKey(opts.queryKey);
-    if ((opts.leaseTable === undefined) !== (opts.leaseKey === undefined)) {
-      throw new InvalidOptionError(
-        `DynamoDbSink leaseTable (${JSON.stringify(opts.leaseTable)}) and leaseKey (${JSON.stringify(opts.leaseKey)}) go together: pass both to fence writes on the run's lease, or neither`,
-      );
-    }
     this.maxConcurrency = positiveInt('maxConcurrency', opts.maxConcurrency, 4);
     this.shards = positiveInt('shards', opts.shards, 8);
     this.markerTtlSeconds = positiveInt('markerTtlSeconds', opts.markerTtlSeconds, 30 * 86_400);
@@ -184,7 +177,7 @@ export class DynamoDbSink implements Sink {
     this.tableName = opts.tableName;
     this.queryKeyOption = opts.queryKey;
     this.clock = opts.clock ?? systemClock;
-    this.lease = opts.leaseTable !== undefined ? new DynamoDbLease({ client: opts.client, tableName: opts.leaseTable, leaseKey: opts.leaseKey!, clock: this.clock }) : null;
+    this.lease = fencingLease('DynamoDbSink', opts, this.clock);
     this.description = `dynamodb://${this.tableName}${opts.queryKey ? `/${opts.queryKey}` : ''}`;
   }
 

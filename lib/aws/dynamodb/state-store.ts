@@ -45,7 +45,7 @@ import { Clock, OperatorStateSpec, StateChange, StateEntry, StateKey, StateStore
 import { compareStrings, mapLimit } from '../request/concurrency';
 import { RetryableResult, RetryOptions, RetryPolicy, retryPolicy } from '../request/retry';
 import { forEachPartitionItem } from './query';
-import { BATCH_GET_MAX, BATCH_WRITE_MAX, checkTableName, conditional, Item, sendDynamoDb } from './requests';
+import { BATCH_GET_MAX, BATCH_WRITE_MAX, checkClient, checkTableName, conditional, Item, sendDynamoDb } from './requests';
 import {
   cacheKey,
   checkSortKey,
@@ -142,6 +142,7 @@ export class DynamoDbStateStore implements StateStore {
   private counters = { reads: 0, writes: 0, requests: 0, readRequests: 0, writeRequests: 0, retries: 0 };
 
   constructor(opts: DynamoDbStateStoreOptions) {
+    checkClient(opts.client, 'DynamoDbStateStore');
     checkTableName(opts.tableName, 'DynamoDbStateStore tableName');
     if (typeof opts.namespace !== 'string' || opts.namespace === '' || opts.namespace.includes('#')) {
       throw new InvalidOptionError(`DynamoDbStateStore namespace (${JSON.stringify(opts.namespace)}) must be non-empty and free of '#', which separates the parts of the partition key: use the query id`);
