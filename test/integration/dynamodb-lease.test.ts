@@ -4,7 +4,7 @@
  */
 import { DynamoDBClient, GetItemCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { assertLeaseCondition, DynamoDbLease } from '../../lib/aws/dynamodb/lease';
-import { LeaseLostError } from '../../lib/engine/errors';
+import { InvalidOptionError, LeaseLostError } from '../../lib/engine/errors';
 import { LeaseHandle } from '../../lib/engine/ports';
 import { ensureStateTable } from '../../lib/local/resources';
 import { testClients, uniqueName } from '../helpers/stack';
@@ -146,11 +146,39 @@ describe('DynamoDbLease', () => {
     });
   });
 
+  describe('when the answer to an acquire is lost and the request is sent again', () => {
+    it('recognises its own lease on the retry instead of reporting it held', async () => {
+      const leaseKey = uniqueName('query');
+      let calls = 0;
+      // The first UpdateItem lands, but its answer is lost (a socket reset): withRetry sends it again.
+      const losing = {
+        send: async (command: never) => {
+          const call = ++calls;
+          const res = await dynamodb.send(command);
+          if (call === 1) throw Object.assign(new Error('socket hang up'), { name: 'ECONNRESET' });
+          return res;
+        },
+      } as unknown as DynamoDBClient;
+      const lease = new DynamoDbLease({ client: losing, tableName, leaseKey, clock, baseDelayMs: 1, maxDelayMs: 2 });
+      expect(await lease.acquire('run-a', MINUTE)).toEqual({ owner: 'run-a', token: 1, expiresAtMs: now + MINUTE });
+      expect(calls).toBe(2);
+      // Anybody else still finds it held.
+      expect(await new DynamoDbLease({ client: dynamodb, tableName, leaseKey, clock }).acquire('run-b', MINUTE)).toBeNull();
+    });
+  });
+
   describe('when the arguments are wrong', () => {
     it('rejects an empty owner and a non-positive duration before any request', async () => {
       const [a] = twoRuns();
       await expect(a.acquire('', MINUTE)).rejects.toThrow(/lease owner \(""\) must be non-empty/);
       await expect(a.acquire('run-a', 0)).rejects.toThrow(/lease duration \(0 ms\) must be a positive number/);
+      await expect(a.acquire('', MINUTE)).rejects.toBeInstanceOf(InvalidOptionError);
+    });
+
+    it('rejects bad options at construction', () => {
+      expect(() => new DynamoDbLease({ client: dynamodb, tableName: 'x', leaseKey: 'q' })).toThrow(InvalidOptionError);
+      expect(() => new DynamoDbLease({ client: dynamodb, tableName, leaseKey: '' })).toThrow(/leaseKey \(""\) must be a non-empty string/);
+      expect(() => new DynamoDbLease({ client: dynamodb, tableName, leaseKey: 'q', maxAttempts: 0 })).toThrow(InvalidOptionError);
     });
   });
 });

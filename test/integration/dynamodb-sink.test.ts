@@ -208,6 +208,8 @@ describe('when the run\'s lease was taken over (fencing)', () => {
     const { sink } = newSink({ leaseTable, leaseKey });
     await expect(sink.addBatch(0, [windowRow('alice', 1)], ctx({ lease: stale }))).rejects.toBeInstanceOf(LeaseLostError);
     await expect(sink.addBatch(0, [windowRow('alice', 1)], ctx({ lease: stale }))).rejects.toThrow(/fencing token 1.*no longer holds/);
+    // The lease item as stored (ALL_OLD on the fence) names the run that holds it now.
+    await expect(sink.addBatch(0, [windowRow('alice', 1)], ctx({ lease: stale }))).rejects.toMatchObject({ message: expect.stringMatching(/run-b holds it with token 2/), details: { holder: 'run-b' } });
     expect(await sink.readAll()).toEqual([]);
     expect(await sink.readMarkers(0, 'qid-1', 1)).toEqual(new Set());
   });

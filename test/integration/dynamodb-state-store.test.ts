@@ -9,7 +9,7 @@ import {
   QueryCommand,
 } from '@aws-sdk/client-dynamodb';
 import { DynamoDbStateStore, DynamoDbStateStoreOptions } from '../../lib/aws/dynamodb/state-store';
-import { SluiceError } from '../../lib/engine/errors';
+import { InvalidOptionError, SluiceError } from '../../lib/engine/errors';
 import { Json, OperatorStateSpec, StateChange, StateEntry } from '../../lib/engine/ports';
 import { ensureStateTable } from '../../lib/local/resources';
 import { clockStart, testClients, uniqueName } from '../helpers/stack';
@@ -80,9 +80,10 @@ function crashingClient(real: DynamoDBClient, lands: (pk: string, call: number) 
 }
 
 /** A client without network that answers like an empty table and counts calls by command. */
-function fakeClient(table: string, behaviour: { unprocessedOnce?: boolean; throttleOnce?: boolean } = {}) {
+function fakeClient(table: string, behaviour: { unprocessedOnce?: boolean; unprocessedAlways?: boolean; unprocessedKeysOnce?: boolean; throttleOnce?: boolean } = {}) {
   const calls: Record<string, number> = {};
   let unprocessed = behaviour.unprocessedOnce ?? false;
+  let unprocessedKeys = behaviour.unprocessedKeysOnce ?? false;
   let throttle = behaviour.throttleOnce ?? false;
   const client = {
     send: async (command: { constructor: { name: string }; input: Record<string, any> }) => {
@@ -96,10 +97,17 @@ function fakeClient(table: string, behaviour: { unprocessedOnce?: boolean; throt
         case 'GetItem':
         case 'PutItem':
           return {};
-        case 'BatchGetItem':
+        case 'BatchGetItem': {
+          const keys = command.input.RequestItems[table].Keys;
+          if (unprocessedKeys && keys.length > 1) {
+            unprocessedKeys = false;
+            return { Responses: { [table]: [] }, UnprocessedKeys: { [table]: { Keys: keys.slice(1), ConsistentRead: true } } };
+          }
           return { Responses: { [table]: [] }, UnprocessedKeys: {} };
+        }
         case 'BatchWriteItem': {
           const reqs = command.input.RequestItems[table];
+          if (behaviour.unprocessedAlways) return { UnprocessedItems: { [table]: reqs } };
           if (unprocessed && reqs.length > 1) {
             unprocessed = false;
             return { UnprocessedItems: { [table]: reqs.slice(1) } };
@@ -542,6 +550,34 @@ describe('DynamoDbStateStore', () => {
       await store.commit(windowOp(), 0, manyChanges(10, 0));
       expect(calls.BatchWriteItem).toBe(2);
       expect(store.stats()).toMatchObject({ writes: 11, retries: 1 });
+    });
+
+    it('asks again for the keys BatchGetItem left unprocessed', async () => {
+      const { client, calls } = fakeClient(table, { unprocessedKeysOnce: true });
+      const store = fakeStore(client);
+      await store.commit(windowOp(), 0, manyChanges(10, 0));
+      expect(calls.BatchGetItem).toBe(2);
+      expect(store.stats()).toMatchObject({ readRequests: 1 + 2, retries: 1 });
+    });
+
+    it('gives up on items still unprocessed after maxAttempts, with a retriable error and every attempt counted', async () => {
+      const { client, calls } = fakeClient(table, { unprocessedAlways: true });
+      const store = new DynamoDbStateStore({ client, tableName: table, namespace: 'q1', maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 });
+      const err = await store.commit(windowOp(), 0, manyChanges(10, 0)).catch((e) => e);
+      expect(err).toBeInstanceOf(SluiceError);
+      expect(err.retriable).toBe(true);
+      expect(err.message).toMatch(/BatchWriteItem on table fake-table left 10 items unprocessed after 3 attempts: raise the table's capacity/);
+      expect(calls.BatchWriteItem).toBe(3);
+      expect(store.stats()).toMatchObject({ writeRequests: 3, retries: 2, writes: 0 });
+    });
+
+    it('refuses bad options before any request', () => {
+      const { client } = fakeClient(table);
+      const bad: Partial<DynamoDbStateStoreOptions>[] = [{ tableName: 'x' }, { namespace: 'a#b' }, { shards: 0 }, { maxConcurrency: 1.5 }, { compressAboveBytes: -1 }, { maxAttempts: 0 }, { baseDelayMs: 10, maxDelayMs: 5 }];
+      for (const over of bad) {
+        expect(() => new DynamoDbStateStore({ client, tableName: table, namespace: 'q1', ...over })).toThrow(InvalidOptionError);
+      }
+      expect(() => new DynamoDbStateStore({ client, tableName: table, namespace: 'q1', shards: 0 })).toThrow(/shards \(0\) must be an integer of at least 1: leave it out for 4/);
     });
 
     it('retries throttling and wraps other errors with their cause', async () => {

@@ -136,6 +136,22 @@ describe('when the run\'s lease was taken over', () => {
   });
 });
 
+describe('when the condition of a guarded item fails', () => {
+  it('writes nothing, records nothing, and names the item', async () => {
+    const guard = new DynamoDbEffectGuard({ client: dynamodb, tableName: effectsTable });
+    const base = uniqueName('refused');
+    const key = { queryId: 'q', batchId: 0, effect: base };
+    const mustExist: TransactWriteItem = {
+      ConditionCheck: { TableName: effectsTable, Key: { pk: { S: `absent#${base}` }, sk: { S: 'x' } }, ConditionExpression: 'attribute_exists(pk)' },
+    };
+    const err = await guard.transact(key, [addToCounter(base, 5), mustExist]).catch((e) => e);
+    expect(err.message).toMatch(/the condition of item\(s\) 1 failed, so nothing was written/);
+    expect(err.details).toMatchObject({ failedItems: [1] });
+    expect(await counter(base)).toBe(0);
+    expect(await guard.isDone(key)).toBe(false);
+  });
+});
+
 describe('when transactWithGuard is given more than one transaction holds', () => {
   it('says how to split it', async () => {
     const guard = new DynamoDbEffectGuard({ client: dynamodb as DynamoDBClient, tableName: effectsTable });

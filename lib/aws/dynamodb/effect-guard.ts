@@ -22,22 +22,12 @@ import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import type { EffectGuard, EffectKey, EffectOutcome } from '../../engine/foreach-batch';
 import type { Clock, LeaseHandle } from '../../engine/ports';
 import { systemClock } from '../../engine/ports';
-import { DynamoDbLease } from './lease';
-import {
-  backoff,
-  checkTableName,
-  fencedError,
-  retryPolicy,
-  RetryPolicy,
-  sendWithRetry,
-  transactOnce,
-  TRANSACTION_MAX_ACTIONS,
-  wrapError,
-} from './sink';
-import { errorName, isRetriableDynamoDbError as isRetriable } from '../request/errors';
-import { sleep } from '../request/concurrency';
+import { RetryOptions, RetryPolicy, retryPolicy } from '../request/retry';
+import { DynamoDbLease, fencedError, fencingLease } from './lease';
+import { checkClient, checkTableName, conditional, sendDynamoDb } from './requests';
+import { MARKER_ABSENT, transactGuarded, TRANSACTION_MAX_ACTIONS } from './transaction';
 
-export interface DynamoDbEffectGuardOptions {
+export interface DynamoDbEffectGuardOptions extends RetryOptions {
   readonly client: DynamoDBClient;
   /** A table with `pk` (S) and `sk` (S), e.g. the sink table or the state table. */
   readonly tableName: string;
@@ -48,15 +38,7 @@ export interface DynamoDbEffectGuardOptions {
   readonly markerTtlSeconds?: number;
   /** @default systemClock */
   readonly clock?: Clock;
-  /** @default 10 */
-  readonly maxAttempts?: number;
-  /** @default 25 */
-  readonly baseDelayMs?: number;
-  /** @default 3000 */
-  readonly maxDelayMs?: number;
 }
-
-const RETRIABLE_REASONS = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded', 'RequestLimitExceeded', 'InternalServerError']);
 
 export class DynamoDbEffectGuard implements EffectGuard<TransactWriteItem> {
   readonly description: string;
@@ -68,29 +50,22 @@ export class DynamoDbEffectGuard implements EffectGuard<TransactWriteItem> {
   private readonly retry: RetryPolicy;
 
   constructor(opts: DynamoDbEffectGuardOptions) {
-    if (!opts.client || typeof (opts.client as { send?: unknown }).send !== 'function') {
-      throw new InvalidOptionError('DynamoDbEffectGuard needs `client`, a DynamoDBClient from @aws-sdk/client-dynamodb');
-    }
+    checkClient(opts.client, 'DynamoDbEffectGuard');
     checkTableName(opts.tableName, 'DynamoDbEffectGuard tableName');
-    if ((opts.leaseTable === undefined) !== (opts.leaseKey === undefined)) {
-      throw new InvalidOptionError(
-        `DynamoDbEffectGuard leaseTable (${JSON.stringify(opts.leaseTable)}) and leaseKey (${JSON.stringify(opts.leaseKey)}) go together: pass both to fence markers on the run's lease, or neither`,
-      );
-    }
     this.ttlSeconds = opts.markerTtlSeconds ?? 30 * 86_400;
     if (!Number.isSafeInteger(this.ttlSeconds) || this.ttlSeconds <= 0) {
-      throw new InvalidOptionError(`DynamoDbEffectGuard markerTtlSeconds (${this.ttlSeconds}) must be a positive integer`);
+      throw new InvalidOptionError(`DynamoDbEffectGuard markerTtlSeconds (${this.ttlSeconds}) must be a positive integer: leave it out for 30 days`);
     }
     this.client = opts.client;
     this.tableName = opts.tableName;
     this.clock = opts.clock ?? systemClock;
     this.retry = retryPolicy(opts, 'DynamoDbEffectGuard');
-    this.lease = opts.leaseTable !== undefined ? new DynamoDbLease({ client: opts.client, tableName: opts.leaseTable, leaseKey: opts.leaseKey!, clock: this.clock }) : null;
+    this.lease = fencingLease('DynamoDbEffectGuard', opts, this.clock);
     this.description = `dynamodb://${this.tableName}/effect#`;
   }
 
   async isDone(key: EffectKey): Promise<boolean> {
-    const res = await sendWithRetry(this.retry, `GetItem of effect marker on ${this.tableName}`, () =>
+    const res = await sendDynamoDb(this.retry, `DynamoDB GetItem of effect marker on ${this.tableName}`, () =>
       this.client.send(new GetItemCommand({ TableName: this.tableName, Key: this.key(key), ConsistentRead: true, ProjectionExpression: 'pk' })),
     );
     return res.Item !== undefined;
@@ -98,22 +73,13 @@ export class DynamoDbEffectGuard implements EffectGuard<TransactWriteItem> {
 
   async markDone(key: EffectKey, lease?: LeaseHandle): Promise<'recorded' | 'already-recorded'> {
     const fence = this.lease && lease ? this.lease.conditionCheck(lease) : null;
-    if (!fence) {
-      try {
-        await sendWithRetry(this.retry, `PutItem of effect marker on ${this.tableName}`, () =>
-          this.client.send(
-            new PutItemCommand({ TableName: this.tableName, Item: this.marker(key), ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': 'pk' } }),
-          ),
-        );
-        return 'recorded';
-      } catch (e) {
-        const cause = e instanceof SluiceError ? e.cause : e;
-        if (errorName(cause) === 'ConditionalCheckFailedException') return 'already-recorded';
-        throw e;
-      }
-    }
-    const outcome = await this.transactWith(key, [], fence, lease!);
-    return outcome === 'ran' ? 'recorded' : 'already-recorded';
+    if (fence) return (await this.transactWith(key, [], fence, lease!)) === 'ran' ? 'recorded' : 'already-recorded';
+    const put = await conditional(
+      sendDynamoDb(this.retry, `DynamoDB PutItem of effect marker on ${this.tableName}`, () =>
+        this.client.send(new PutItemCommand({ TableName: this.tableName, Item: this.marker(key), ...MARKER_ABSENT })),
+      ),
+    );
+    return put.written ? 'recorded' : 'already-recorded';
   }
 
   async transact(key: EffectKey, items: TransactWriteItem[], lease?: LeaseHandle): Promise<EffectOutcome> {
@@ -128,41 +94,20 @@ export class DynamoDbEffectGuard implements EffectGuard<TransactWriteItem> {
   }
 
   private async transactWith(key: EffectKey, items: TransactWriteItem[], fence: TransactWriteItem | null, lease: LeaseHandle | undefined): Promise<EffectOutcome> {
-    const marker: TransactWriteItem = {
-      Put: { TableName: this.tableName, Item: this.marker(key), ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': 'pk' } },
-    };
-    const head = fence ? [marker, fence] : [marker];
-    const all = [...head, ...items];
-    for (let attempt = 1; ; attempt++) {
-      const outcome = await transactOnce(this.client, all);
-      if (outcome.kind === 'ok') return 'ran';
-      if (outcome.kind === 'error') {
-        if (isRetriable(outcome.error) && attempt < this.retry.maxAttempts) {
-          await sleep(backoff(this.retry, attempt));
-          continue;
-        }
-        throw wrapError(outcome.error, `TransactWriteItems of effect ${key.effect} (batch ${key.batchId}) on ${this.tableName}`, attempt);
-      }
-      const code = (i: number) => outcome.reasons[i]?.Code ?? 'None';
-      if (fence && code(1) === 'ConditionalCheckFailed') throw fencedError(lease!, `the effect ${key.effect} of batch ${key.batchId}`);
-      if (code(0) === 'ConditionalCheckFailed') return 'skipped';
-      const failed = items.map((_, i) => code(head.length + i)).map((c, i) => ({ c, i })).filter((x) => x.c === 'ConditionalCheckFailed');
-      if (failed.length > 0) {
+    const what = `DynamoDB TransactWriteItems of effect ${key.effect} (batch ${key.batchId}) on ${this.tableName}`;
+    const outcome = await transactGuarded(this.client, this.retry, what, { table: this.tableName, marker: this.marker(key), fence, items });
+    switch (outcome.kind) {
+      case 'ok':
+        return 'ran';
+      case 'marker-exists':
+        return 'skipped';
+      case 'fenced':
+        throw fencedError(lease!, `the effect ${key.effect} of batch ${key.batchId}`, outcome.holder);
+      case 'items-refused':
         throw new SluiceError(
-          `transactWithGuard("${key.effect}") of batch ${key.batchId}: the condition of item(s) ${failed.map((f) => f.i).join(', ')} failed, so nothing was written and the effect is not recorded: check those items' ConditionExpression`,
-          { details: { effect: key.effect, batchId: key.batchId, failedItems: failed.map((f) => f.i) } },
+          `transactWithGuard("${key.effect}") of batch ${key.batchId}: the condition of item(s) ${outcome.indices.join(', ')} failed, so nothing was written and the effect is not recorded: check those items' ConditionExpression`,
+          { details: { effect: key.effect, batchId: key.batchId, failedItems: outcome.indices } },
         );
-      }
-      const retriable = outcome.reasons.some((r) => RETRIABLE_REASONS.has(r.Code ?? ''));
-      if (retriable && attempt < this.retry.maxAttempts) {
-        await sleep(backoff(this.retry, attempt));
-        continue;
-      }
-      throw new SluiceError(
-        `transactWithGuard("${key.effect}") of batch ${key.batchId} on ${this.tableName} was cancelled (${outcome.reasons.map((r) => r.Code ?? 'None').join(', ')}) after ${attempt} attempts` +
-          (retriable ? ': the table is throttled or contended; the batch replays safely' : ': check the items (no two actions on one item, tables exist, sizes within limits)'),
-        { retriable },
-      );
     }
   }
 

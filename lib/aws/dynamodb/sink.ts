@@ -62,22 +62,18 @@
  * up to `maxConcurrency` chunks are in flight.
  */
 import { createHash } from 'node:crypto';
-import {
-  AttributeValue,
-  BatchGetItemCommand,
-  DynamoDBClient,
-  TransactWriteItem,
-  TransactWriteItemsCommand,
-} from '@aws-sdk/client-dynamodb';
-import { InvalidOptionError, LeaseLostError, SluiceError } from '../../engine/errors';
-import type { Clock, Json, LeaseHandle, OutputRow, Sink, SinkContext } from '../../engine/ports';
+import { AttributeValue, BatchGetItemCommand, DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import { InvalidOptionError, SluiceError } from '../../engine/errors';
+import type { Clock, Json, OutputRow, Sink, SinkContext } from '../../engine/ports';
 import { systemClock } from '../../engine/ports';
-import { DynamoDbLease } from './lease';
+import { compareStrings, fnv1a, mapLimit } from '../request/concurrency';
+import { RetryableResult, RetryOptions, RetryPolicy, retryPolicy } from '../request/retry';
+import { DynamoDbLease, fencedError, fencingLease } from './lease';
 import { forEachPartitionItem } from './query';
-import { compareStrings, fnv1a, mapLimit, sleep } from '../request/concurrency';
-import { errorName, isRetriableDynamoDbError as isRetriable } from '../request/errors';
+import { BATCH_GET_MAX, checkClient, checkTableName, Item, ITEM_MAX_BYTES, itemSize, sendDynamoDb, SORT_KEY_MAX_BYTES } from './requests';
+import { transactGuarded, TRANSACTION_MAX_ACTIONS, TRANSACTION_MAX_BYTES } from './transaction';
 
-export interface DynamoDbSinkOptions {
+export interface DynamoDbSinkOptions extends RetryOptions {
   readonly client: DynamoDBClient;
   /** A table with partition key `pk` (S) and sort key `sk` (S). TTL on `ttl` cleans up markers. */
   readonly tableName: string;
@@ -100,21 +96,15 @@ export interface DynamoDbSinkOptions {
   readonly shards?: number;
   /** @default systemClock */
   readonly clock?: Clock;
-  /** Attempts per transaction on throttling / TransactionConflict / 5xx. @default 10 */
-  readonly maxAttempts?: number;
-  /** First backoff cap (full jitter, doubling per attempt). @default 25 */
-  readonly baseDelayMs?: number;
-  /** Largest backoff cap. @default 3000 */
-  readonly maxDelayMs?: number;
   /** How long chunk markers live (via the `ttl` attribute). Keep it above the longest outage after which a batch may replay. @default 2592000 (30 days) */
   readonly markerTtlSeconds?: number;
 }
 
 /** Counters since the sink was created (for tests and benchmarks, never for logic). */
 export interface DynamoDbSinkStats {
-  /** TransactWriteItems calls, retries included. */
+  /** TransactWriteItems requests, retries included. */
   readonly transactions: number;
-  /** BatchGetItem calls for markers. */
+  /** BatchGetItem requests for markers, retries included. */
   readonly markerReads: number;
   /** Chunks committed by this sink. */
   readonly chunksWritten: number;
@@ -124,7 +114,7 @@ export interface DynamoDbSinkStats {
   readonly rowsWritten: number;
   /** Rows not written because a newer batch had written the same key. */
   readonly rowsSkippedNewer: number;
-  /** Transactions repeated after throttling or a conflict. */
+  /** Requests repeated after throttling, a conflict, a 5xx or unprocessed keys. */
   readonly retries: number;
   /**
    * Write units of the committed transactions by AWS's rule for transactional writes: 2 per
@@ -146,21 +136,9 @@ export interface DynamoDbSinkItem {
   readonly row: OutputRow;
 }
 
-/** DynamoDB's limits for one TransactWriteItems. */
-export const TRANSACTION_MAX_ACTIONS = 100;
-/** 4 MB aggregate, with room for request overhead. */
-export const TRANSACTION_MAX_BYTES = 4_000_000;
-const ITEM_MAX_BYTES = 400 * 1024;
-const SORT_KEY_MAX_BYTES = 1024;
-const BATCH_GET_MAX = 100;
 
 /** Attributes the sink uses itself; output columns of these names are refused. */
-export const RESERVED_ATTRIBUTES = ['pk', 'sk', 'batchId', 'queryId', 'ttl'] as const;
-
-/** Cancellation reasons that go away by themselves. */
-const RETRIABLE_REASONS = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded', 'RequestLimitExceeded', 'InternalServerError']);
-
-type Item = Record<string, AttributeValue>;
+const RESERVED_ATTRIBUTES = ['pk', 'sk', 'batchId', 'queryId', 'ttl'] as const;
 
 interface PreparedRow {
   readonly sk: string;
@@ -188,28 +166,18 @@ export class DynamoDbSink implements Sink {
   private counters = { transactions: 0, markerReads: 0, chunksWritten: 0, chunksSkipped: 0, rowsWritten: 0, rowsSkippedNewer: 0, retries: 0, writeUnits: 0, consumedWriteUnits: 0 };
 
   constructor(opts: DynamoDbSinkOptions) {
-    if (!opts.client || typeof (opts.client as { send?: unknown }).send !== 'function') {
-      throw new InvalidOptionError('DynamoDbSink needs `client`, a DynamoDBClient from @aws-sdk/client-dynamodb: create it once per Lambda container and pass it in');
-    }
+    checkClient(opts.client, 'DynamoDbSink');
     checkTableName(opts.tableName, 'DynamoDbSink tableName');
     if (opts.queryKey !== undefined) checkQueryKey(opts.queryKey);
-    if ((opts.leaseTable === undefined) !== (opts.leaseKey === undefined)) {
-      throw new InvalidOptionError(
-        `DynamoDbSink leaseTable (${JSON.stringify(opts.leaseTable)}) and leaseKey (${JSON.stringify(opts.leaseKey)}) go together: pass both to fence writes on the run's lease, or neither`,
-      );
-    }
-    this.maxConcurrency = opts.maxConcurrency ?? 4;
-    this.shards = opts.shards ?? 8;
-    this.markerTtlSeconds = opts.markerTtlSeconds ?? 30 * 86_400;
-    positiveInt('maxConcurrency', this.maxConcurrency);
-    positiveInt('shards', this.shards);
-    positiveInt('markerTtlSeconds', this.markerTtlSeconds);
+    this.maxConcurrency = positiveInt('maxConcurrency', opts.maxConcurrency, 4);
+    this.shards = positiveInt('shards', opts.shards, 8);
+    this.markerTtlSeconds = positiveInt('markerTtlSeconds', opts.markerTtlSeconds, 30 * 86_400);
     this.retry = retryPolicy(opts, 'DynamoDbSink');
     this.client = opts.client;
     this.tableName = opts.tableName;
     this.queryKeyOption = opts.queryKey;
     this.clock = opts.clock ?? systemClock;
-    this.lease = opts.leaseTable !== undefined ? new DynamoDbLease({ client: opts.client, tableName: opts.leaseTable, leaseKey: opts.leaseKey!, clock: this.clock }) : null;
+    this.lease = fencingLease('DynamoDbSink', opts, this.clock);
     this.description = `dynamodb://${this.tableName}${opts.queryKey ? `/${opts.queryKey}` : ''}`;
   }
 
@@ -331,97 +299,57 @@ export class DynamoDbSink implements Sink {
     const found = new Set<number>();
     for (let from = 0; from < chunks; from += BATCH_GET_MAX) {
       let keys: Item[] = range(Math.min(BATCH_GET_MAX, chunks - from)).map((i) => this.markerKey(queryKey, batchId, queryId, from + i));
-      for (let attempt = 1; keys.length > 0; attempt++) {
-        if (attempt > 1) {
-          if (attempt > this.retry.maxAttempts) {
-            throw new SluiceError(`DynamoDB BatchGetItem of sink markers on ${this.tableName} left keys unprocessed after ${this.retry.maxAttempts} attempts: the table is throttled. Raise its read capacity (or use on-demand); the batch replays safely.`, { retriable: true });
-          }
-          this.counters.retries++;
-          await sleep(backoff(this.retry, attempt));
-        }
-        const req = keys;
+      // Unprocessed keys (throttling) are asked for again, with backoff.
+      await this.send(`DynamoDB BatchGetItem of sink markers on ${this.tableName}`, async () => {
         this.counters.markerReads++;
-        const res = await sendWithRetry(this.retry, `BatchGetItem on ${this.tableName}`, () =>
-          this.client.send(new BatchGetItemCommand({ RequestItems: { [this.tableName]: { Keys: req, ConsistentRead: true, ProjectionExpression: 'pk' } } })),
+        const res = await this.client.send(
+          new BatchGetItemCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true, ProjectionExpression: 'pk' } } }),
         );
-        for (const it of res.Responses?.[this.tableName] ?? []) {
-          const chunk = Number(it.pk.S!.slice(it.pk.S!.lastIndexOf('#') + 1));
-          found.add(chunk);
-        }
+        for (const it of res.Responses?.[this.tableName] ?? []) found.add(Number(it.pk.S!.slice(it.pk.S!.lastIndexOf('#') + 1)));
         keys = res.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
-      }
+        if (keys.length > 0) throw new RetryableResult(`left ${keys.length} keys unprocessed`, { table: this.tableName });
+      });
     }
     return found;
   }
 
   private async writeChunk(queryKey: string, batchId: number, chunk: Chunk, ctx: SinkContext, fence: TransactWriteItem | null): Promise<void> {
     const now = this.clock.now();
+    const what = `DynamoDB TransactWriteItems of chunk ${chunk.index} of batch ${batchId} on ${this.tableName}`;
     let rows = chunk.rows;
-    const marker: TransactWriteItem = {
-      Put: {
-        TableName: this.tableName,
-        Item: {
-          ...this.markerKey(queryKey, batchId, ctx.queryId, chunk.index),
-          rows: { N: String(rows.length) },
-          writtenAtMs: { N: String(now) },
-          ttl: { N: String(Math.floor(now / 1000) + this.markerTtlSeconds) },
-        },
-        ConditionExpression: 'attribute_not_exists(#pk)',
-        ExpressionAttributeNames: { '#pk': 'pk' },
-      },
-    };
-    for (let attempt = 1; ; ) {
-      const head: TransactWriteItem[] = fence ? [marker, fence] : [marker];
-      const items: TransactWriteItem[] = [...head, ...rows.map((r) => this.guardedPut(r.item, batchId, ctx.queryId))];
-      const outcome = await transactOnce(this.client, items, this.counters);
-      if (outcome.kind === 'ok') {
-        this.counters.chunksWritten++;
-        this.counters.rowsWritten += rows.length;
-        this.counters.writeUnits += transactionalWriteUnits(marker.Put!.Item!) + (fence ? 2 : 0) + rows.reduce((s, r) => s + transactionalWriteUnits(r.item), 0);
-        return;
-      }
-      if (outcome.kind === 'error') {
-        if (isRetriable(outcome.error) && attempt < this.retry.maxAttempts) {
-          attempt++;
-          this.counters.retries++;
-          await sleep(backoff(this.retry, attempt));
-          continue;
+    for (;;) {
+      const marker = this.markerItem(queryKey, batchId, ctx.queryId, chunk.index, rows.length, now);
+      const items = rows.map((r) => this.guardedPut(r.item, batchId, ctx.queryId));
+      const outcome = await transactGuarded(this.client, this.retry, what, { table: this.tableName, marker, fence, items }, this.counters);
+      switch (outcome.kind) {
+        case 'ok':
+          this.counters.chunksWritten++;
+          this.counters.rowsWritten += rows.length;
+          this.counters.writeUnits += transactionalWriteUnits(marker) + (fence ? 2 : 0) + rows.reduce((s, r) => s + transactionalWriteUnits(r.item), 0);
+          return;
+        case 'marker-exists':
+          // This chunk committed before (a concurrent or earlier attempt).
+          this.counters.chunksSkipped++;
+          return;
+        case 'fenced':
+          throw fencedError(ctx.lease!, `the sink write of chunk ${chunk.index} of batch ${batchId} to ${this.tableName}`, outcome.holder);
+        case 'items-refused': {
+          // A newer batch wrote these keys: not an error, they stay as they are. Send the rest.
+          const newer = new Set(outcome.indices);
+          this.counters.rowsSkippedNewer += newer.size;
+          rows = rows.filter((_, i) => !newer.has(i));
         }
-        throw wrapError(outcome.error, `TransactWriteItems of chunk ${chunk.index} of batch ${batchId} on ${this.tableName}`, attempt);
       }
-      // Cancelled: read the reasons, position by position.
-      const reasons = outcome.reasons;
-      const code = (i: number) => reasons[i]?.Code ?? 'None';
-      if (fence && code(1) === 'ConditionalCheckFailed') throw fencedError(ctx.lease!, `the sink write of chunk ${chunk.index} of batch ${batchId} to ${this.tableName}`);
-      if (code(0) === 'ConditionalCheckFailed') {
-        // The marker exists: this chunk committed before (a concurrent or earlier attempt).
-        this.counters.chunksSkipped++;
-        return;
-      }
-      const newer = new Set<number>();
-      rows.forEach((_, i) => {
-        if (code(head.length + i) === 'ConditionalCheckFailed') newer.add(i);
-      });
-      if (newer.size > 0) {
-        // A newer batch wrote these keys: not an error, they stay as they are. Send the rest.
-        this.counters.rowsSkippedNewer += newer.size;
-        rows = rows.filter((_, i) => !newer.has(i));
-        marker.Put!.Item!.rows = { N: String(rows.length) };
-        continue;
-      }
-      const retriable = reasons.some((r) => RETRIABLE_REASONS.has(r.Code ?? ''));
-      if (retriable && attempt < this.retry.maxAttempts) {
-        attempt++;
-        this.counters.retries++;
-        await sleep(backoff(this.retry, attempt));
-        continue;
-      }
-      throw new SluiceError(
-        `TransactWriteItems of chunk ${chunk.index} of batch ${batchId} on ${this.tableName} was cancelled (${reasons.map((r) => r.Code ?? 'None').join(', ')}) after ${attempt} attempts: ` +
-          (retriable ? 'the table is throttled or contended; raise its capacity, the batch replays safely' : 'an unexpected cancellation reason; check the table (pk S, sk S) and the sink options'),
-        { retriable, details: { table: this.tableName, batchId, chunk: chunk.index, reasons: reasons.map((r) => r.Code ?? 'None') } },
-      );
     }
+  }
+
+  private markerItem(queryKey: string, batchId: number, queryId: string, chunk: number, rows: number, now: number): Item {
+    return {
+      ...this.markerKey(queryKey, batchId, queryId, chunk),
+      rows: { N: String(rows) },
+      writtenAtMs: { N: String(now) },
+      ttl: { N: String(Math.floor(now / 1000) + this.markerTtlSeconds) },
+    };
   }
 
   private guardedPut(item: Item, batchId: number, queryId: string): TransactWriteItem {
@@ -440,105 +368,20 @@ export class DynamoDbSink implements Sink {
 
   private async queryPartition(pk: string): Promise<Item[]> {
     const items: Item[] = [];
-    await forEachPartitionItem(this.client, this.tableName, pk, (request) => sendWithRetry(this.retry, `Query on ${this.tableName}`, request), (it) => items.push(it));
+    await forEachPartitionItem(this.client, this.tableName, pk, (request) => this.send(`DynamoDB Query on ${this.tableName}`, request), (it) => items.push(it));
     return items;
   }
-}
 
-// -----------------------------------------------------------------------------------------------
-// Transactions, shared with the effect guard
-
-export type TransactOutcome =
-  | { kind: 'ok' }
-  | { kind: 'cancelled'; reasons: Array<{ Code?: string; Message?: string; Item?: Item }> }
-  | { kind: 'error'; error: unknown };
-
-/** One TransactWriteItems call; a cancellation comes back as its reasons, by position. */
-export async function transactOnce(
-  client: DynamoDBClient,
-  items: TransactWriteItem[],
-  counters?: { transactions: number; consumedWriteUnits: number },
-): Promise<TransactOutcome> {
-  try {
-    if (counters) counters.transactions++;
-    const res = await client.send(new TransactWriteItemsCommand({ TransactItems: items, ReturnConsumedCapacity: 'TOTAL' }));
-    if (counters) for (const c of res.ConsumedCapacity ?? []) counters.consumedWriteUnits += c.CapacityUnits ?? 0;
-    return { kind: 'ok' };
-  } catch (error) {
-    if (errorName(error) === 'TransactionCanceledException') {
-      const reasons = ((error as { CancellationReasons?: Array<{ Code?: string; Message?: string; Item?: Item }> }).CancellationReasons ?? []).slice();
-      return { kind: 'cancelled', reasons };
-    }
-    return { kind: 'error', error };
+  private send<T>(what: string, call: () => Promise<T>): Promise<T> {
+    return sendDynamoDb(this.retry, what, call, () => this.counters.retries++);
   }
 }
-
-export interface RetryPolicy {
-  readonly maxAttempts: number;
-  readonly baseDelayMs: number;
-  readonly maxDelayMs: number;
-}
-
-export function retryPolicy(opts: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number }, who: string): RetryPolicy {
-  const p = { maxAttempts: opts.maxAttempts ?? 10, baseDelayMs: opts.baseDelayMs ?? 25, maxDelayMs: opts.maxDelayMs ?? 3000 };
-  for (const [k, v] of Object.entries(p)) {
-    if (!Number.isSafeInteger(v) || v <= 0) throw new InvalidOptionError(`${who} ${k} (${v}) must be a positive integer`);
-  }
-  if (p.maxDelayMs < p.baseDelayMs) throw new InvalidOptionError(`${who} maxDelayMs (${p.maxDelayMs}) must be at least baseDelayMs (${p.baseDelayMs})`);
-  return p;
-}
-
-/** Full jitter: a random wait up to min(max, base * 2^attempt). */
-export function backoff(p: RetryPolicy, attempt: number): number {
-  return Math.random() * Math.min(p.maxDelayMs, p.baseDelayMs * 2 ** attempt);
-}
-
-/** A non-transactional call, retried on throttling and 5xx (beyond the SDK's own retries). */
-export async function sendWithRetry<T>(p: RetryPolicy, what: string, call: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await call();
-    } catch (err) {
-      if (isRetriable(err) && attempt < p.maxAttempts) {
-        await sleep(backoff(p, attempt));
-        continue;
-      }
-      throw wrapError(err, what, attempt);
-    }
-  }
-}
-
-export function wrapError(err: unknown, what: string, attempts: number): SluiceError {
-  if (err instanceof SluiceError) return err;
-  const name = errorName(err) || 'Error';
-  const retriable = isRetriable(err);
-  const remedy =
-    name === 'ResourceNotFoundException'
-      ? ' Create the table (pk S, sk S) with ensureStateTable or the AvailableNowPipeline construct.'
-      : retriable
-        ? ` Still failing after ${attempts} attempts: raise the table's capacity; the batch replays safely.`
-        : '';
-  return new SluiceError(`DynamoDB ${what} failed: ${name}: ${(err as Error)?.message ?? String(err)}.${remedy}`, {
-    cause: err,
-    retriable,
-    details: { errorName: name, attempts },
-  });
-}
-
-/** The error for a write refused by the lease fence. */
-export function fencedError(lease: LeaseHandle, what: string): LeaseLostError {
-  return new LeaseLostError(
-    `${what} was refused: this run (owner ${lease.owner}, fencing token ${lease.token}) no longer holds the query's lease; another run took it over after it expired. Nothing of that write was applied: stop this run; the holder continues from the checkpoint. If this happens without a stall, raise the lease duration above the Lambda timeout.`,
-    { details: { owner: lease.owner, token: lease.token } },
-  );
-}
-
 
 // -----------------------------------------------------------------------------------------------
 // Items
 
 /** The sort key of a keyed row: the JSON of its key values, hashed when too long for a sort key. */
-export function rowKey(values: Json[]): string {
+function rowKey(values: Json[]): string {
   const json = JSON.stringify(values);
   return Buffer.byteLength(json, 'utf8') <= SORT_KEY_MAX_BYTES ? json : `h:${createHash('sha256').update(json).digest('hex')}`;
 }
@@ -581,24 +424,8 @@ function fromItem(item: Item): DynamoDbSinkItem {
 }
 
 /** AWS's rule for a transactional write: 2 WCU per KB of the item, rounded up. */
-export function transactionalWriteUnits(item: Item): number {
+function transactionalWriteUnits(item: Item): number {
   return 2 * Math.max(1, Math.ceil(itemSize(item) / 1024));
-}
-
-/** DynamoDB's item size: attribute names plus values (numbers over-estimated by their text). */
-export function itemSize(item: Item): number {
-  let size = 0;
-  for (const [name, value] of Object.entries(item)) size += Buffer.byteLength(name, 'utf8') + attrSize(value);
-  return size;
-}
-
-function attrSize(v: AttributeValue): number {
-  if (v.S !== undefined) return Buffer.byteLength(v.S, 'utf8');
-  if (v.N !== undefined) return v.N.length + 1;
-  if (v.B !== undefined) return v.B.byteLength;
-  if (v.L !== undefined) return 3 + v.L.reduce((s, x) => s + 1 + attrSize(x), 0);
-  if (v.M !== undefined) return 3 + Object.entries(v.M).reduce((s, [k, x]) => s + 1 + Buffer.byteLength(k, 'utf8') + attrSize(x), 0);
-  return 1;
 }
 
 function reservedColumn(col: string): InvalidOptionError {
@@ -617,20 +444,17 @@ function checkQueryKey(qk: string): void {
   }
 }
 
-export function checkTableName(name: string, what: string): void {
-  if (typeof name !== 'string' || !/^[A-Za-z0-9_.-]{3,255}$/.test(name)) {
-    throw new InvalidOptionError(`${what} ${JSON.stringify(name)} is not a DynamoDB table name (3 to 255 of A-Z a-z 0-9 _ . -): pass the sink table's name`);
-  }
-}
-
-export function checkBatchId(batchId: number): void {
+function checkBatchId(batchId: number): void {
   if (!Number.isSafeInteger(batchId) || batchId < 0) {
     throw new InvalidOptionError(`batch ID ${batchId} is not a non-negative integer: batch IDs count up from 0`);
   }
 }
 
-function positiveInt(name: string, value: number): void {
-  if (!Number.isSafeInteger(value) || value <= 0) throw new InvalidOptionError(`DynamoDbSink ${name} (${value}) must be a positive integer`);
+/** The option's value, or its default; InvalidOptionError unless a positive integer. */
+function positiveInt(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value <= 0) throw new InvalidOptionError(`DynamoDbSink ${name} (${value}) must be a positive integer: leave it out for ${fallback}`);
+  return value;
 }
 
 function pad(n: number, width: number): string {

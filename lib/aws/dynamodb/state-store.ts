@@ -18,15 +18,9 @@
  *     attempt 2 of N:  get@N-1 sees k1@3, k2@2, k3@.. (the prev of k1,k2: what attempt 1 saw)
  *                      put k1(v=N,pv=3) put k2(v=N,pv=2) put k3(v=N,pv=..)  put dir(v=N)
  *
- * Layout (ns = namespace, op = operatorId, shard = fnv1a(id) % shards, g = evictionGranularityMs,
- * bucket = floor(evictAt / g), or `n` for evictAt null):
- *
- *     fixedEviction   ns#op#t#<bucket>#<shard> / id   the key's value, evictAt (`ea`)
- *     otherwise       ns#op#k#<shard> / id            the key's value, evictAt (`ea`)
- *                     ns#op#i#<bucket> / id           index: the key's evictAt lies in <bucket>
- *     both            ns#op#dir / -                   directory: {n: live keys, b: {bucket: keys}}
- *
- * So `count` is one GetItem, and `expired` reads only the buckets whose range starts at or below
+ * Where items live is state-layout.ts: with fixedEviction a partition per eviction bucket and
+ * shard; otherwise a partition per shard plus an index partition per bucket; and per operator one
+ * directory item counting the live keys per bucket. So `count` is one GetItem, and `expired` reads only the buckets whose range starts at or below
  * the watermark (then filters by the exact evictAt); nothing scans the table. Index items carry
  * no value: whether one is present at a version follows from the key's own item, so a commit
  * writes them without reading them, and `expired` checks every candidate against the key's item.
@@ -38,33 +32,40 @@
  * was at N-1), so it does not depend on how far a crashed attempt got.
  */
 import {
-  AttributeValue,
   BatchGetItemCommand,
   BatchWriteItemCommand,
   DynamoDBClient,
   GetItemCommand,
-  KeysAndAttributes,
   PutItemCommand,
   WriteRequest,
 } from '@aws-sdk/client-dynamodb';
-import { gunzipSync, gzipSync } from 'node:zlib';
-import { SluiceError } from '../../engine/errors';
-import { decodeStateJson, encodeStateJson } from '../../engine/state-json';
+import { InvalidOptionError, SluiceError } from '../../engine/errors';
+import { encodeStateJson } from '../../engine/state-json';
+import { Clock, OperatorStateSpec, StateChange, StateEntry, StateKey, StateStore, systemClock } from '../../engine/ports';
+import { compareStrings, mapLimit } from '../request/concurrency';
+import { RetryableResult, RetryOptions, RetryPolicy, retryPolicy } from '../request/retry';
 import { forEachPartitionItem } from './query';
+import { BATCH_GET_MAX, BATCH_WRITE_MAX, checkClient, checkTableName, conditional, Item, sendDynamoDb } from './requests';
 import {
-  Clock,
-  Json,
-  OperatorStateSpec,
-  StateChange,
-  StateEntry,
-  StateKey,
-  StateStore,
-  systemClock,
-} from '../../engine/ports';
-import { compareStrings, fnv1a, mapLimit, sleep } from '../request/concurrency';
-import { errorMessage, errorName, isRetriableDynamoDbError as isRetriable } from '../request/errors';
+  cacheKey,
+  checkSortKey,
+  decodeValue,
+  Directory,
+  EMPTY_DIRECTORY,
+  encodeDirectory,
+  encodeItem,
+  encodeValue,
+  NULL_BUCKET,
+  parseDirectory,
+  parseItem,
+  RawDirectory,
+  RawItem,
+  Slot,
+  StateLayout,
+  StoredLayout,
+} from './state-layout';
 
-export interface DynamoDbStateStoreOptions {
+export interface DynamoDbStateStoreOptions extends RetryOptions {
   readonly client: DynamoDBClient;
   readonly tableName: string;
   /** One per query (e.g. the query id). Must not contain `#`. */
@@ -81,12 +82,6 @@ export interface DynamoDbStateStoreOptions {
   readonly ttlSeconds?: number;
   /** @default systemClock */
   readonly clock?: Clock;
-  /** Attempts per request on throttling / 5xx / unprocessed items. @default 10 */
-  readonly maxAttempts?: number;
-  /** First backoff cap (full jitter, doubling per attempt). @default 25 */
-  readonly baseDelayMs?: number;
-  /** Largest backoff cap. @default 3000 */
-  readonly maxDelayMs?: number;
   /** Values whose JSON exceeds this are stored gzipped in a binary attribute. @default 32768 */
   readonly compressAboveBytes?: number;
   /** Raw items remembered between reads and the next commit (per store instance). @default 100000 */
@@ -99,79 +94,40 @@ export interface DynamoDbStateStoreStats {
   readonly reads: number;
   /** Items written (puts in BatchWriteItem and PutItem). */
   readonly writes: number;
-  /** DynamoDB API calls, retries included. */
+  /** DynamoDB requests (HTTP attempts), retries included. */
   readonly requests: number;
   /** GetItem, BatchGetItem and Query calls. */
   readonly readRequests: number;
   /** BatchWriteItem and PutItem calls. */
   readonly writeRequests: number;
-  /** Calls repeated after throttling or with unprocessed items. */
+  /** Requests repeated after throttling, a 5xx or with unprocessed items. */
   readonly retries: number;
 }
 
-/** DynamoDB's item size limit. */
-export const DYNAMODB_ITEM_LIMIT_BYTES = 400 * 1024;
-const BATCH_GET_MAX = 100;
-const BATCH_WRITE_MAX = 25;
-const SORT_KEY_MAX_BYTES = 1024;
-const NULL_BUCKET = 'n';
-const DIR_SK = '-';
-
-
-type Item = Record<string, AttributeValue>;
-
-/** One version of an item. `value` is the stored attribute (S: the value's text, B: that text gzipped; lib/engine/state-json.ts). */
-interface Slot {
-  readonly version: number;
-  readonly deleted: boolean;
-  readonly value?: AttributeValue;
-  readonly evictAt: number | null;
-}
-
-interface RawItem {
-  readonly pk: string;
-  readonly sk: string;
-  readonly cur: Slot;
-  readonly prev: Slot | null;
-}
-
-interface Directory {
-  /** Live keys. */
-  readonly n: number;
-  /** Live keys (fixedEviction) or live index entries (otherwise) per bucket; only non-zero. */
-  readonly b: Record<string, number>;
-}
-
-interface RawDirectory {
-  readonly cur: { version: number; dir: Directory };
-  readonly prev: { version: number; dir: Directory } | null;
-  readonly layout: Layout;
-}
-
-interface Layout {
-  readonly shards: number;
-  readonly granularityMs: number;
-  readonly fixedEviction: boolean;
-}
+/** The condition clauses of a directory write, by name. */
+const DIRECTORY = {
+  /** No commit of this operator yet. */
+  absent: 'attribute_not_exists(pk)',
+  /** Still the directory this commit read (`:read`: its version). */
+  asRead: '#v = :read',
+  /** Already written by an earlier attempt of this commit (`:mine`: its version). */
+  ours: '#v = :mine',
+} as const;
 
 /** Marks a cached lookup that found no item. */
 const ABSENT = null;
 type Cached = RawItem | typeof ABSENT;
-
-const EMPTY_DIRECTORY: Directory = { n: 0, b: {} };
 
 export class DynamoDbStateStore implements StateStore {
   readonly description: string;
   private readonly client: DynamoDBClient;
   private readonly tableName: string;
   readonly namespace: string;
-  private readonly shards: number;
+  private readonly layout: StateLayout;
   private readonly maxConcurrency: number;
   private readonly ttlSeconds: number;
   private readonly clock: Clock;
-  private readonly maxAttempts: number;
-  private readonly baseDelayMs: number;
-  private readonly maxDelayMs: number;
+  private readonly retry: RetryPolicy;
   private readonly compressAboveBytes: number;
   private readonly cacheMaxItems: number;
 
@@ -186,31 +142,21 @@ export class DynamoDbStateStore implements StateStore {
   private counters = { reads: 0, writes: 0, requests: 0, readRequests: 0, writeRequests: 0, retries: 0 };
 
   constructor(opts: DynamoDbStateStoreOptions) {
-    const shards = opts.shards ?? 4;
-    const maxConcurrency = opts.maxConcurrency ?? 8;
-    const ttlSeconds = opts.ttlSeconds ?? 86_400;
-    if (!opts.tableName || opts.tableName.length < 3) {
-      throw new SluiceError(`DynamoDbStateStore tableName (${JSON.stringify(opts.tableName)}) must be a DynamoDB table name of at least 3 characters: pass the state table's name.`);
+    checkClient(opts.client, 'DynamoDbStateStore');
+    checkTableName(opts.tableName, 'DynamoDbStateStore tableName');
+    if (typeof opts.namespace !== 'string' || opts.namespace === '' || opts.namespace.includes('#')) {
+      throw new InvalidOptionError(`DynamoDbStateStore namespace (${JSON.stringify(opts.namespace)}) must be non-empty and free of '#', which separates the parts of the partition key: use the query id`);
     }
-    if (!opts.namespace || opts.namespace.includes('#')) {
-      throw new SluiceError(`DynamoDbStateStore namespace (${JSON.stringify(opts.namespace)}) must be non-empty and free of '#', which separates the parts of the partition key: use the query id.`);
-    }
-    positiveInt('shards', shards);
-    positiveInt('maxConcurrency', maxConcurrency);
-    positiveInt('ttlSeconds', ttlSeconds);
     this.client = opts.client;
     this.tableName = opts.tableName;
     this.namespace = opts.namespace;
-    this.shards = shards;
-    this.maxConcurrency = maxConcurrency;
-    this.ttlSeconds = ttlSeconds;
+    this.layout = new StateLayout(opts.namespace, intOption('shards', opts.shards, 4, 1));
+    this.maxConcurrency = intOption('maxConcurrency', opts.maxConcurrency, 8, 1);
+    this.ttlSeconds = intOption('ttlSeconds', opts.ttlSeconds, 86_400, 1);
+    this.compressAboveBytes = intOption('compressAboveBytes', opts.compressAboveBytes, 32 * 1024, 0);
+    this.cacheMaxItems = intOption('cacheMaxItems', opts.cacheMaxItems, 100_000, 0);
     this.clock = opts.clock ?? systemClock;
-    this.maxAttempts = opts.maxAttempts ?? 10;
-    this.baseDelayMs = opts.baseDelayMs ?? 25;
-    this.maxDelayMs = opts.maxDelayMs ?? 3000;
-    this.compressAboveBytes = opts.compressAboveBytes ?? 32 * 1024;
-    this.cacheMaxItems = opts.cacheMaxItems ?? 100_000;
-    positiveInt('maxAttempts', this.maxAttempts);
+    this.retry = retryPolicy(opts, 'DynamoDbStateStore');
     this.description = `dynamodb://${this.tableName}/${this.namespace}`;
   }
 
@@ -226,7 +172,7 @@ export class DynamoDbStateStore implements StateStore {
     await this.ensureLayout(op);
     const locations = new Map<string, { pk: string; sk: string }>();
     for (const key of keys) {
-      const loc = this.keyLocation(op, key);
+      const loc = this.layout.keyLocation(op, key);
       locations.set(cacheKey(loc.pk, loc.sk), loc);
     }
     const raw = await this.loadRaw(op, [...locations.values()], version);
@@ -245,10 +191,10 @@ export class DynamoDbStateStore implements StateStore {
     const buckets = Object.keys(dir.b).filter((b) => b !== NULL_BUCKET && Number(b) <= lastBucket);
     let items: RawItem[];
     if (op.fixedEviction) {
-      const pks = buckets.flatMap((b) => range(this.shards).map((s) => this.fixedPk(op, b, s)));
+      const pks = buckets.flatMap((b) => this.layout.fixedPks(op, b));
       items = await this.queryAll(op, pks, version);
     } else {
-      const index = await this.queryAll(op, buckets.map((b) => this.indexPk(op, b)), null);
+      const index = await this.queryAll(op, buckets.map((b) => this.layout.indexPk(op, b)), null);
       const ids = new Set<string>();
       for (const entry of index) {
         // A candidate when present at `version`, or when the index item no longer knows (the key's
@@ -256,7 +202,7 @@ export class DynamoDbStateStore implements StateStore {
         const vis = visibility(entry, version);
         if (vis === 'unknown' || (vis !== null && !vis.deleted)) ids.add(entry.sk);
       }
-      const locs = [...ids].map((id) => ({ pk: this.lookupPk(op, id), sk: id }));
+      const locs = [...ids].map((id) => ({ pk: this.layout.lookupPk(op, id), sk: id }));
       items = [...(await this.loadRaw(op, locs, version)).values()].filter((i): i is RawItem => i !== ABSENT);
     }
     const out: StateEntry[] = [];
@@ -272,10 +218,10 @@ export class DynamoDbStateStore implements StateStore {
     let pks: string[];
     if (op.fixedEviction) {
       const dir = await this.directoryAt(op, version);
-      pks = Object.keys(dir.b).flatMap((b) => range(this.shards).map((s) => this.fixedPk(op, b, s)));
+      pks = Object.keys(dir.b).flatMap((b) => this.layout.fixedPks(op, b));
     } else {
       await this.ensureLayout(op);
-      pks = range(this.shards).map((s) => this.lookupPkForShard(op, s));
+      pks = this.layout.lookupPks(op);
     }
     const items = await this.queryAll(op, pks, version);
     const out: StateEntry[] = [];
@@ -317,7 +263,7 @@ export class DynamoDbStateStore implements StateStore {
     if (rawDir && rawDir.cur.version > version) {
       throw new SluiceError(
         `state of operator \`${op.operatorId}\` in ${this.description} is already at version ${rawDir.cur.version}, ahead of batch ${version} being committed: ` +
-          'the checkpoint is older than the state (a checkpoint was deleted or restored). Use a new namespace (query id) with a fresh checkpoint, or delete this namespace\'s state.',
+          'the checkpoint is older than the state (deleted or restored): use a new namespace (query id) with a fresh checkpoint, or delete this namespace\'s state',
         { details: { operatorId: op.operatorId, stateVersion: rawDir.cur.version, batchId: version } },
       );
     }
@@ -329,7 +275,7 @@ export class DynamoDbStateStore implements StateStore {
       checkSortKey(op, change.key.id);
       lastById.set(change.key.id, change);
     }
-    const locs = [...lastById.values()].map((c) => this.keyLocation(op, c.key));
+    const locs = [...lastById.values()].map((c) => this.layout.keyLocation(op, c.key));
     const raw = await this.loadRaw(op, locs, version - 1);
     const after = new Map<string, Cached>(this.opCache(op, version - 1));
 
@@ -340,12 +286,12 @@ export class DynamoDbStateStore implements StateStore {
     const ttl = Math.floor(this.clock.now() / 1000) + this.ttlSeconds;
 
     for (const change of lastById.values()) {
-      const loc = this.keyLocation(op, change.key);
+      const loc = this.layout.keyLocation(op, change.key);
       const item = raw.get(cacheKey(loc.pk, loc.sk)) ?? ABSENT;
       if (item && item.cur.version > version) {
         throw new SluiceError(
           `state key \`${change.key.id}\` of operator \`${op.operatorId}\` is already at version ${item.cur.version}, ahead of batch ${version}: ` +
-            'the checkpoint is older than the state. Use a new namespace with a fresh checkpoint, or delete this namespace\'s state.',
+            'the checkpoint is older than the state: use a new namespace with a fresh checkpoint, or delete this namespace\'s state',
           { details: { operatorId: op.operatorId, key: change.key.id, stateVersion: item.cur.version, batchId: version } },
         );
       }
@@ -356,7 +302,7 @@ export class DynamoDbStateStore implements StateStore {
       const cur: Slot = {
         version,
         deleted,
-        value: json === undefined ? undefined : this.encodeValue(json),
+        value: json === undefined ? undefined : encodeValue(json, this.compressAboveBytes),
         evictAt: deleted ? null : change.key.evictAt,
       };
 
@@ -364,8 +310,8 @@ export class DynamoDbStateStore implements StateStore {
       const wasLive = before !== null;
       const isLive = !deleted;
       live += (isLive ? 1 : 0) - (wasLive ? 1 : 0);
-      const bucketBefore = before === null ? null : this.countBucket(op, loc, before.evictAt);
-      const bucketAfter = isLive ? this.countBucket(op, loc, cur.evictAt) : null;
+      const bucketBefore = before === null ? null : this.layout.countBucket(op, loc, before.evictAt);
+      const bucketAfter = isLive ? this.layout.countBucket(op, loc, cur.evictAt) : null;
       if (bucketBefore !== null) bump(bucketBefore, -1);
       if (bucketAfter !== null) bump(bucketAfter, +1);
 
@@ -378,7 +324,7 @@ export class DynamoDbStateStore implements StateStore {
         after.set(ck, item);
         continue;
       }
-      const written = this.toItem(op, loc.pk, loc.sk, cur, prev, ttl, change.key.id);
+      const written = encodeItem(op, loc, cur, prev, ttl, change.key.id);
       puts.push(written);
       after.set(ck, parseItem(written));
     }
@@ -388,7 +334,7 @@ export class DynamoDbStateStore implements StateStore {
       if (n < 0) {
         throw new SluiceError(
           `state directory of operator \`${op.operatorId}\` in ${this.description} would count ${n} keys in bucket ${bucket} after batch ${version}: ` +
-            'the state was changed outside this store, by a concurrent run, or a replay changed other keys than the crashed attempt. Restore the namespace from a consistent copy or start a new one.',
+            'the state was changed outside this store or by a concurrent run: restore the namespace from a consistent copy or start a new one',
           { details: { operatorId: op.operatorId, bucket, count: n, live, batchId: version } },
         );
       }
@@ -418,7 +364,7 @@ export class DynamoDbStateStore implements StateStore {
     ttl: number,
   ): Item[] {
     const bucketOf = (slot: Slot | null) =>
-      slot === null || slot.deleted || slot.evictAt === null ? null : this.bucketOf(op, slot.evictAt);
+      slot === null || slot.deleted || slot.evictAt === null ? null : this.layout.bucketOf(op, slot.evictAt);
     const bucketBefore = bucketOf(before);
     const replay = item !== ABSENT && item.cur.version === version;
     // A crashed attempt of N may have written the key's index items for its own bucket.
@@ -431,7 +377,7 @@ export class DynamoDbStateStore implements StateStore {
       if (!replay && present === (bucket === bucketBefore)) continue;
       const cur: Slot = { version, deleted: !present, evictAt: null };
       const prev: Slot | null = bucket === bucketBefore && before !== null ? { version: before.version, deleted: false, evictAt: null } : null;
-      out.push(this.toItem(op, this.indexPk(op, bucket), id, cur, prev, ttl, id));
+      out.push(encodeItem(op, { pk: this.layout.indexPk(op, bucket), sk: id }, cur, prev, ttl, id));
     }
     return out;
   }
@@ -439,69 +385,23 @@ export class DynamoDbStateStore implements StateStore {
   // ---------------------------------------------------------------------------------------------
   // Layout
 
-  private bucketOf(op: OperatorStateSpec, evictAt: number | null): string {
-    return evictAt === null ? NULL_BUCKET : String(Math.floor(evictAt / op.evictionGranularityMs));
-  }
-
-  /** The directory bucket a live key counts in (null: counted only in `n`). */
-  private countBucket(op: OperatorStateSpec, loc: { bucket?: string }, evictAt: number | null): string | null {
-    if (op.fixedEviction) return loc.bucket!;
-    return evictAt === null ? null : this.bucketOf(op, evictAt);
-  }
-
-  private shardOf(id: string): number {
-    return fnv1a(id) % this.shards;
-  }
-
-  private prefix(op: OperatorStateSpec): string {
-    return `${this.namespace}#${op.operatorId}`;
-  }
-
-  private fixedPk(op: OperatorStateSpec, bucket: string, shard: number): string {
-    return `${this.prefix(op)}#t#${bucket}#${shard}`;
-  }
-
-  private lookupPkForShard(op: OperatorStateSpec, shard: number): string {
-    return `${this.prefix(op)}#k#${shard}`;
-  }
-
-  private lookupPk(op: OperatorStateSpec, id: string): string {
-    return this.lookupPkForShard(op, this.shardOf(id));
-  }
-
-  private indexPk(op: OperatorStateSpec, bucket: string): string {
-    return `${this.prefix(op)}#i#${bucket}`;
-  }
-
-  private dirPk(op: OperatorStateSpec): string {
-    return `${this.prefix(op)}#dir`;
-  }
-
-  private keyLocation(op: OperatorStateSpec, key: StateKey): { pk: string; sk: string; bucket?: string } {
-    checkSortKey(op, key.id);
-    if (!op.fixedEviction) return { pk: this.lookupPk(op, key.id), sk: key.id };
-    const bucket = this.bucketOf(op, key.evictAt);
-    return { pk: this.fixedPk(op, bucket, this.shardOf(key.id)), sk: key.id, bucket };
-  }
-
   private validateOp(op: OperatorStateSpec): void {
     if (!op.operatorId || op.operatorId.includes('#')) {
-      throw new SluiceError(`state operatorId (${JSON.stringify(op.operatorId)}) must be non-empty and free of '#': use ids like "agg0".`);
+      throw new SluiceError(`state operatorId (${JSON.stringify(op.operatorId)}) must be non-empty and free of '#': use ids like "agg0"`);
     }
     if (!Number.isSafeInteger(op.evictionGranularityMs) || op.evictionGranularityMs <= 0) {
       throw new SluiceError(
-        `evictionGranularityMs (${op.evictionGranularityMs}) of operator \`${op.operatorId}\` must be a positive integer number of milliseconds (e.g. the window slide).`,
+        `evictionGranularityMs (${op.evictionGranularityMs}) of operator \`${op.operatorId}\` must be a positive integer number of milliseconds, e.g. the window slide`,
       );
     }
   }
 
-  private checkLayout(op: OperatorStateSpec, stored: Layout): void {
-    const mine: Layout = { shards: this.shards, granularityMs: op.evictionGranularityMs, fixedEviction: op.fixedEviction };
+  private checkLayout(op: OperatorStateSpec, stored: StoredLayout): void {
+    const mine = this.layout.layoutOf(op);
     if (stored.shards !== mine.shards || stored.granularityMs !== mine.granularityMs || stored.fixedEviction !== mine.fixedEviction) {
       throw new SluiceError(
-        `state of operator \`${op.operatorId}\` in ${this.description} was written with shards=${stored.shards}, evictionGranularityMs=${stored.granularityMs}, ` +
-          `fixedEviction=${stored.fixedEviction}, but this store reads it with shards=${mine.shards}, evictionGranularityMs=${mine.granularityMs}, fixedEviction=${mine.fixedEviction}: ` +
-          'the layout of stored state cannot change. Pass the original settings, or start a new namespace (query id) with a fresh checkpoint.',
+        `state of operator \`${op.operatorId}\` in ${this.description} was written with ${describeLayout(stored)}, not ${describeLayout(mine)}: ` +
+          'a layout is fixed, so pass the original settings or use a new namespace (query id) with a fresh checkpoint',
         { details: { operatorId: op.operatorId, stored, given: mine } },
       );
     }
@@ -517,22 +417,14 @@ export class DynamoDbStateStore implements StateStore {
 
   private async readDirectory(op: OperatorStateSpec): Promise<RawDirectory | null> {
     const out = await this.send('read', 'GetItem', () =>
-      this.client.send(
-        new GetItemCommand({ TableName: this.tableName, Key: { pk: { S: this.dirPk(op) }, sk: { S: DIR_SK } }, ConsistentRead: true }),
-      ),
+      this.client.send(new GetItemCommand({ TableName: this.tableName, Key: this.layout.dirKey(op), ConsistentRead: true })),
     );
     if (!out.Item) {
       this.layoutChecked.add(op.operatorId);
       return null;
     }
     this.counters.reads += 1;
-    const item = out.Item;
-    const parse = (attr: AttributeValue | undefined): Directory => (attr?.S ? (JSON.parse(attr.S) as Directory) : EMPTY_DIRECTORY);
-    const dir: RawDirectory = {
-      cur: { version: Number(item.v.N), dir: parse(item.dir) },
-      prev: item.pv ? { version: Number(item.pv.N), dir: parse(item.pdir) } : null,
-      layout: { shards: Number(item.sh?.N), granularityMs: Number(item.g?.N), fixedEviction: item.fx?.BOOL === true },
-    };
+    const dir = parseDirectory(out.Item);
     this.checkLayout(op, dir.layout);
     return dir;
   }
@@ -549,42 +441,21 @@ export class DynamoDbStateStore implements StateStore {
     if (raw.prev.version <= version) return raw.prev.dir;
     throw new SluiceError(
       `state of operator \`${op.operatorId}\` in ${this.description} is no longer retained at version ${version} (the store keeps versions ${raw.prev.version} and ${raw.cur.version}): ` +
-        'reads are possible at the last committed version and the one before it only. This is a bug in the caller.',
+        'only the last committed version and the one before it are readable, so this is a bug in the caller: report it',
       { details: { operatorId: op.operatorId, version, current: raw.cur.version, previous: raw.prev.version } },
     );
   }
 
   private async writeDirectory(op: OperatorStateSpec, version: number, raw: RawDirectory | null, dir: Directory): Promise<void> {
     const prev = raw === null ? null : raw.cur.version === version ? raw.prev : raw.cur;
-    const item: Item = {
-      pk: { S: this.dirPk(op) },
-      sk: { S: DIR_SK },
-      v: { N: String(version) },
-      dir: { S: JSON.stringify(dir) },
-      sh: { N: String(this.shards) },
-      g: { N: String(op.evictionGranularityMs) },
-      fx: { BOOL: op.fixedEviction },
-    };
-    if (prev) {
-      item.pv = { N: String(prev.version) };
-      item.pdir = { S: JSON.stringify(prev.dir) };
-    }
-    const size = itemSize(item);
-    if (size > DYNAMODB_ITEM_LIMIT_BYTES) {
-      throw new SluiceError(
-        `state directory of operator \`${op.operatorId}\` (${Object.keys(dir.b).length} live eviction buckets) needs ${size} bytes, above DynamoDB's item limit of ${DYNAMODB_ITEM_LIMIT_BYTES} bytes: ` +
-          'raise evictionGranularityMs so that fewer buckets are live at once, or set a watermark that evicts old state.',
-        { details: { operatorId: op.operatorId, sizeBytes: size, limitBytes: DYNAMODB_ITEM_LIMIT_BYTES } },
-      );
-    }
+    const item = encodeDirectory(this.layout, op, version, dir, prev);
     // Fence against another writer of this namespace: the directory must still be the one read
     // at the start of this commit (or already ours, when an earlier attempt of this call landed).
-    const condition =
-      raw === null ? 'attribute_not_exists(pk) OR #v = :mine' : '#v = :read OR #v = :mine';
+    const condition = raw === null ? `${DIRECTORY.absent} OR ${DIRECTORY.ours}` : `${DIRECTORY.asRead} OR ${DIRECTORY.ours}`;
     const values: Item = { ':mine': { N: String(version) } };
     if (raw !== null) values[':read'] = { N: String(raw.cur.version) };
-    try {
-      await this.send('write', 'PutItem', () =>
+    const put = await conditional(
+      this.send('write', 'PutItem', () =>
         this.client.send(
           new PutItemCommand({
             TableName: this.tableName,
@@ -595,18 +466,15 @@ export class DynamoDbStateStore implements StateStore {
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         ),
+      ),
+    );
+    if (!put.written) {
+      const stored = put.stored?.v?.N;
+      throw new SluiceError(
+        `state directory of operator \`${op.operatorId}\` in ${this.description} changed while batch ${version} was committing (read at version ${raw?.cur.version ?? 'none'}, now at ${stored ?? 'none'}): ` +
+          'another run writes the same namespace; only one run per query may hold the lease, so check the lease table and the query id',
+        { details: { operatorId: op.operatorId, batchId: version, readVersion: raw?.cur.version ?? null, storedVersion: stored === undefined ? null : Number(stored) } },
       );
-    } catch (err) {
-      if (err instanceof SluiceError && errorName(err.cause) === 'ConditionalCheckFailedException') {
-        const stored = (err.cause as { Item?: Item }).Item?.v?.N;
-        throw new SluiceError(
-          `state directory of operator \`${op.operatorId}\` in ${this.description} changed while batch ${version} was committing ` +
-            `(read at version ${raw?.cur.version ?? 'none'}, now at ${stored ?? 'none'}): ` +
-            'another run writes the same namespace. Only one run per query may hold the lease; check the lease table and the query id.',
-          { cause: err.cause, details: { operatorId: op.operatorId, batchId: version, readVersion: raw?.cur.version ?? null, storedVersion: stored === undefined ? null : Number(stored) } },
-        );
-      }
-      throw err;
     }
     this.counters.writes += 1;
   }
@@ -620,7 +488,7 @@ export class DynamoDbStateStore implements StateStore {
     if (vis === 'unknown') {
       throw new SluiceError(
         `state key \`${id}\` of operator \`${op.operatorId}\` is no longer retained at version ${version} (the store keeps versions ${item.prev!.version} and ${item.cur.version}): ` +
-          'reads are possible at the last committed version and the one before it only. This is a bug in the caller.',
+          'only the last committed version and the one before it are readable, so this is a bug in the caller: report it',
         { details: { operatorId: op.operatorId, key: id, version, current: item.cur.version, previous: item.prev!.version } },
       );
     }
@@ -631,36 +499,6 @@ export class DynamoDbStateStore implements StateStore {
     const slot = this.visibleSlot(op, item, version, id);
     if (slot === null) return null;
     return { key: { id, evictAt: slot.evictAt }, value: decodeValue(slot.value!, id) };
-  }
-
-  private encodeValue(json: string): AttributeValue {
-    if (Buffer.byteLength(json, 'utf8') <= this.compressAboveBytes) return { S: json };
-    return { B: gzipSync(json) };
-  }
-
-  private toItem(op: OperatorStateSpec, pk: string, sk: string, cur: Slot, prev: Slot | null, ttl: number, id: string): Item {
-    const item: Item = { pk: { S: pk }, sk: { S: sk }, v: { N: String(cur.version) } };
-    if (cur.deleted) {
-      item.d = { BOOL: true };
-      item.ttl = { N: String(ttl) };
-    }
-    if (cur.value) item.val = cur.value;
-    if (cur.evictAt !== null) item.ea = { N: String(cur.evictAt) };
-    if (prev) {
-      item.pv = { N: String(prev.version) };
-      if (prev.deleted) item.pd = { BOOL: true };
-      if (prev.value) item.pval = prev.value;
-      if (prev.evictAt !== null) item.pea = { N: String(prev.evictAt) };
-    }
-    const size = itemSize(item);
-    if (size > DYNAMODB_ITEM_LIMIT_BYTES) {
-      throw new SluiceError(
-        `state value for key \`${id}\` of operator \`${op.operatorId}\` needs a DynamoDB item of ${size} bytes (current and previous version together, large values gzipped), ` +
-          `above DynamoDB's item limit of ${DYNAMODB_ITEM_LIMIT_BYTES} bytes (400 KB): keep per-key state smaller, e.g. aggregate instead of collecting rows, or group by a finer key.`,
-        { details: { operatorId: op.operatorId, key: id, sizeBytes: size, limitBytes: DYNAMODB_ITEM_LIMIT_BYTES } },
-      );
-    }
-    return item;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -713,51 +551,31 @@ export class DynamoDbStateStore implements StateStore {
 
   private async batchGet(locs: { pk: string; sk: string }[]): Promise<Map<string, RawItem>> {
     const found = new Map<string, RawItem>();
-    let request: Record<string, KeysAndAttributes> | undefined = {
-      [this.tableName]: { Keys: locs.map((l) => ({ pk: { S: l.pk }, sk: { S: l.sk } })), ConsistentRead: true },
-    };
-    for (let attempt = 0; request && Object.keys(request).length > 0; attempt++) {
-      if (attempt > 0) {
-        if (attempt >= this.maxAttempts) {
-          throw new SluiceError(
-            `DynamoDB BatchGetItem on ${this.tableName} left keys unprocessed after ${this.maxAttempts} attempts: the table is throttled. Raise its read capacity (or use on-demand) and run again.`,
-            { retriable: true, details: { table: this.tableName, attempts: this.maxAttempts } },
-          );
-        }
-        this.counters.retries += 1;
-        await sleep(this.backoff(attempt));
-      }
-      const req: Record<string, KeysAndAttributes> = request;
-      const res = await this.send('read', 'BatchGetItem', () => this.client.send(new BatchGetItemCommand({ RequestItems: req })));
+    let keys: Item[] = locs.map((l) => ({ pk: { S: l.pk }, sk: { S: l.sk } }));
+    // Unprocessed keys (throttling) are asked for again, with backoff.
+    await this.send('read', 'BatchGetItem', async () => {
+      const res = await this.client.send(new BatchGetItemCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }));
       for (const raw of res.Responses?.[this.tableName] ?? []) {
         const item = parseItem(raw);
         found.set(cacheKey(item.pk, item.sk), item);
         this.counters.reads += 1;
       }
-      request = res.UnprocessedKeys;
-    }
+      keys = res.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
+      if (keys.length > 0) throw new RetryableResult(`left ${keys.length} keys unprocessed`, { table: this.tableName });
+    });
     return found;
   }
 
   private async batchWrite(items: Item[]): Promise<void> {
-    let request: Record<string, WriteRequest[]> | undefined = { [this.tableName]: items.map((Item) => ({ PutRequest: { Item } })) };
-    for (let attempt = 0; request && Object.keys(request).length > 0; attempt++) {
-      if (attempt > 0) {
-        if (attempt >= this.maxAttempts) {
-          throw new SluiceError(
-            `DynamoDB BatchWriteItem on ${this.tableName} left items unprocessed after ${this.maxAttempts} attempts: the table is throttled. Raise its write capacity (or use on-demand) and run again; the batch replays safely.`,
-            { retriable: true, details: { table: this.tableName, attempts: this.maxAttempts } },
-          );
-        }
-        this.counters.retries += 1;
-        await sleep(this.backoff(attempt));
-      }
-      const req: Record<string, WriteRequest[]> = request;
-      const sent = req[this.tableName]?.length ?? 0;
-      const res = await this.send('write', 'BatchWriteItem', () => this.client.send(new BatchWriteItemCommand({ RequestItems: req })));
-      request = res.UnprocessedItems;
-      this.counters.writes += sent - (request?.[this.tableName]?.length ?? 0);
-    }
+    let requests: WriteRequest[] = items.map((Item) => ({ PutRequest: { Item } }));
+    // Unprocessed items (throttling) are sent again, with backoff.
+    await this.send('write', 'BatchWriteItem', async () => {
+      const res = await this.client.send(new BatchWriteItemCommand({ RequestItems: { [this.tableName]: requests } }));
+      const left = res.UnprocessedItems?.[this.tableName] ?? [];
+      this.counters.writes += requests.length - left.length;
+      requests = left;
+      if (left.length > 0) throw new RetryableResult(`left ${left.length} items unprocessed`, { table: this.tableName });
+    });
   }
 
   /**
@@ -779,42 +597,19 @@ export class DynamoDbStateStore implements StateStore {
     return pages.flat();
   }
 
-  private backoff(attempt: number): number {
-    return Math.random() * Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** attempt);
-  }
-
-  /**
-   * One DynamoDB call: counted, retried on throttling and 5xx with exponential backoff and full
-   * jitter (bounded), every other failure wrapped in a SluiceError with the SDK error as cause.
-   */
-  private async send<T>(kind: 'read' | 'write', operation: string, call: () => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      this.counters.requests += 1;
-      if (kind === 'read') this.counters.readRequests += 1;
-      else this.counters.writeRequests += 1;
-      try {
-        return await call();
-      } catch (err) {
-        const retriable = isRetriable(err);
-        if (retriable && attempt < this.maxAttempts) {
-          this.counters.retries += 1;
-          await sleep(this.backoff(attempt));
-          continue;
-        }
-        const name = errorName(err) || 'Error';
-        const remedy =
-          name === 'ResourceNotFoundException'
-            ? ` Create the table (pk S, sk S, TTL on \`ttl\`) with ensureStateTable or the AvailableNowPipeline construct.`
-            : retriable
-              ? ` Still throttled after ${attempt} attempts: raise the table's capacity; the batch replays safely.`
-              : '';
-        throw new SluiceError(`DynamoDB ${operation} on table ${this.tableName} failed: ${name}: ${errorMessage(err) || String(err)}.${remedy}`, {
-          cause: err,
-          retriable,
-          details: { table: this.tableName, operation, errorName: name, attempts: attempt },
-        });
-      }
-    }
+  /** One DynamoDB request, counted at every HTTP attempt and retried through withRetry. */
+  private send<T>(kind: 'read' | 'write', operation: string, call: () => Promise<T>): Promise<T> {
+    return sendDynamoDb(
+      this.retry,
+      `DynamoDB ${operation} on table ${this.tableName}`,
+      () => {
+        this.counters.requests += 1;
+        if (kind === 'read') this.counters.readRequests += 1;
+        else this.counters.writeRequests += 1;
+        return call();
+      },
+      () => (this.counters.retries += 1),
+    );
   }
 }
 
@@ -834,62 +629,13 @@ function sameSlot(a: Slot, b: Slot, json: string | undefined): boolean {
   return a.value.S !== undefined ? a.value.S === json : false;
 }
 
-function parseItem(raw: Item): RawItem {
-  const slot = (v: string, d: string, val: string, ea: string): Slot => ({
-    version: Number(raw[v].N),
-    deleted: raw[d]?.BOOL === true,
-    value: raw[val],
-    evictAt: raw[ea]?.N === undefined ? null : Number(raw[ea].N),
-  });
-  return {
-    pk: raw.pk.S!,
-    sk: raw.sk.S!,
-    cur: slot('v', 'd', 'val', 'ea'),
-    prev: raw.pv ? slot('pv', 'pd', 'pval', 'pea') : null,
-  };
-}
-
-function decodeValue(attr: AttributeValue, id: string): Json {
-  if (attr.S !== undefined) return decodeStateJson(attr.S);
-  if (attr.B !== undefined) return decodeStateJson(gunzipSync(attr.B).toString('utf8'));
-  throw new SluiceError(`state value of key \`${id}\` has an unexpected DynamoDB type (${Object.keys(attr).join(',')}); expected S (JSON) or B (gzipped JSON): the item was not written by sluice.`);
-}
-
-/** DynamoDB's item size: attribute names plus values (numbers over-estimated by their text). */
-function itemSize(item: Item): number {
-  let size = 0;
-  for (const [name, value] of Object.entries(item)) {
-    size += Buffer.byteLength(name, 'utf8');
-    if (value.S !== undefined) size += Buffer.byteLength(value.S, 'utf8');
-    else if (value.N !== undefined) size += value.N.length + 1;
-    else if (value.B !== undefined) size += value.B.byteLength;
-    else size += 1;
-  }
-  return size;
-}
-
-function checkSortKey(op: OperatorStateSpec, id: string): void {
-  const bytes = Buffer.byteLength(id, 'utf8');
-  if (bytes === 0 || bytes > SORT_KEY_MAX_BYTES) {
-    throw new SluiceError(
-      `state key id of operator \`${op.operatorId}\` is ${bytes} bytes (${JSON.stringify(id.slice(0, 80))}${id.length > 80 ? '...' : ''}); DynamoDB sort keys hold 1 to ${SORT_KEY_MAX_BYTES} bytes: ` +
-        'group by shorter keys (or hash long ones).',
-      { details: { operatorId: op.operatorId, key: id.slice(0, 200), sizeBytes: bytes, limitBytes: SORT_KEY_MAX_BYTES } },
-    );
-  }
-}
-
-function cacheKey(pk: string, sk: string): string {
-  return `${pk}\u0000${sk}`;
+function describeLayout(l: StoredLayout): string {
+  return `shards=${l.shards}, evictionGranularityMs=${l.granularityMs}, fixedEviction=${l.fixedEviction}`;
 }
 
 /** Entries in id order, as the in-memory twin returns them. */
 function byId(a: StateEntry, b: StateEntry): number {
   return compareStrings(a.key.id, b.key.id);
-}
-
-function range(n: number): number[] {
-  return Array.from({ length: n }, (_, i) => i);
 }
 
 function chunk<T>(xs: T[], size: number): T[][] {
@@ -898,11 +644,11 @@ function chunk<T>(xs: T[], size: number): T[][] {
   return out;
 }
 
-
-
-function positiveInt(name: string, value: number): void {
-  if (!Number.isSafeInteger(value) || value <= 0) {
-    throw new SluiceError(`DynamoDbStateStore ${name} (${value}) must be a positive integer.`);
+/** The option's value, or its default; InvalidOptionError unless an integer of at least `min`. */
+function intOption(name: string, value: number | undefined, fallback: number, min: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < min) {
+    throw new InvalidOptionError(`DynamoDbStateStore ${name} (${value}) must be an integer of at least ${min}: leave it out for ${fallback}`);
   }
+  return value;
 }
-
