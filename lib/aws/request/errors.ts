@@ -63,11 +63,6 @@ export function isRetriable(service: AwsService, e: unknown): boolean {
   return (e as { $retryable?: unknown }).$retryable !== undefined || (e as { $fault?: string }).$fault === 'server';
 }
 
-/** Whether a DynamoDB request that failed with `e` may succeed when sent again. */
-export function isRetriableDynamoDbError(e: unknown): boolean {
-  return isRetriable('dynamodb', e);
-}
-
 /** For an error from anywhere (the Lambda handler's last word): retriable when any service's table says so. */
 export function isTransientError(e: unknown): boolean {
   return isRetriable('dynamodb', e) || isRetriable('s3', e) || isRetriable('kinesis', e);
