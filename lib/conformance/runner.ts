@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { caseToPlan, CaseResult, ConformanceCase, droppedInProgress, StepResult, stepFiles, stepFromBatches } from './case';
-import { CrashInjector, CrashPoint } from '../engine/testing/crash';
+import type { CrashPlan, CrashPoint } from '../engine/testing/crash';
 import { InjectedCrash, SluiceError } from '../engine/errors';
 import type { Json, OutputRow, Source } from '../engine/ports';
 import type { QueryPlan } from '../engine/query';
@@ -105,11 +105,11 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
           await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: rows.map((r) => JSON.stringify(r)).join('\n') }));
         }
       }
-      const build = (crash?: CrashInjector) => buildExecutor(opts.connection, plan, cfg, { crash, source: caseSource?.source });
+      const build = (crash?: CrashPlan) => buildExecutor(opts.connection, plan, cfg, { crash, source: caseSource?.source });
       let report;
       if (opts.crash) {
         try {
-          await build(new CrashInjector({ point: opts.crash })).executor.run();
+          await build({ point: opts.crash }).executor.run();
         } catch (e) {
           if (!(e instanceof InjectedCrash)) throw e;
         }
