@@ -9,7 +9,8 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import { compareCase, parseCase, CaseResult } from '../lib/conformance/case';
+import { parseCase } from '../lib/conformance/case';
+import { compareCase, CaseResult } from '../lib/conformance/results';
 import { CRASH_POINTS, CrashPoint, parseCrashPlan } from '../lib/engine/testing/crash';
 import { parseInterval } from '../lib/engine/duration';
 import { InvalidOptionError, SluiceError } from '../lib/engine/errors';

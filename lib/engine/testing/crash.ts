@@ -51,10 +51,6 @@ export class CrashInjector {
       throw new InjectedCrash(point, batchId);
     }
   }
-
-  get fired(): boolean {
-    return !!this.plan && this.remaining < (this.plan.times ?? 1);
-  }
 }
 
 /** The ports a crash can sit in front of. */
@@ -67,8 +63,8 @@ export interface CrashablePorts {
 
 /**
  * The same ports (and whatever else `ports` holds, e.g. a whole ExecutorDeps) with the plan's
- * crash in front of them, all sharing one injector: pass a CrashInjector to read `fired` later
- * or to keep counting `times` across runs.
+ * crash in front of them, all sharing one injector: pass a CrashInjector to keep counting
+ * `times` across several sets of ports.
  */
 export function crashingAt<P extends CrashablePorts>(plan: CrashPlan | CrashInjector, ports: P): P {
   const crash = plan instanceof CrashInjector ? plan : new CrashInjector(plan);
