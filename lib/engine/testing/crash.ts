@@ -5,19 +5,19 @@
  *
  *   checkpoint.writeOffsets(N) ─▶ after-offsets        (a replay: once readOffsets(N) returned)
  *   source.read / readChunks   ─▶ mid-read             (once the first chunk was taken, or after
- *                                                       a read of one chunk or none)
+ *                                                       a read of one chunk or none; a no-data
+ *                                                       batch reads nothing: right after its offsets)
  *   sink.addBatch(N)           ─▶ after-sink
  *   state.commit(N)            ─▶ mid-state            (half of the batch's changes committed first)
  *   checkpoint.writeProgress   ─▶ before-commit        (before progress/N and commits/N are written)
  *   checkpoint.writeCommit(N)  ─▶ after-commit
  *
- * A no-data batch reads nothing, so `mid-read` never fires in one; `mid-state` needs a batch that
- * changes state. Enabled at the edges only: `SLUICE_CRASH_AT=<point>[@<batchId>]` for the CLI,
+ * `mid-state` needs a batch that changes state. Enabled at the edges only: `SLUICE_CRASH_AT=<point>[@<batchId>]` for the CLI,
  * `--crash <point>` for the conformance runner, the `crash` extra of `buildExecutor`, and
  * `crashingAt(plan, ports)` in tests.
  */
 import { InjectedCrash, InvalidOptionError } from '../errors';
-import type { CheckpointStore, Json, ReadOptions, ReadResult, Sink, Source, StateStore } from '../ports';
+import type { CheckpointStore, Json, OffsetEntry, ReadOptions, ReadResult, Sink, Source, StateStore } from '../ports';
 
 export const CRASH_POINTS = ['after-offsets', 'mid-read', 'mid-state', 'after-sink', 'before-commit', 'after-commit'] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
@@ -115,12 +115,12 @@ export function crashingCheckpoint(crash: CrashInjector, inner: CheckpointStore)
     writeMetadata: (meta) => inner.writeMetadata(meta),
     async readOffsets(batchId) {
       const entry = await inner.readOffsets(batchId);
-      if (entry) crash.at('after-offsets', entry.batchId);
+      if (entry) offsetsKnown(crash, entry);
       return entry;
     },
     async writeOffsets(entry) {
       await inner.writeOffsets(entry);
-      crash.at('after-offsets', entry.batchId);
+      offsetsKnown(crash, entry);
     },
     readCommit: (batchId) => inner.readCommit(batchId),
     async writeCommit(entry) {
@@ -136,6 +136,15 @@ export function crashingCheckpoint(crash: CrashInjector, inner: CheckpointStore)
     readSourceLog: (sourceIndex, name) => inner.readSourceLog(sourceIndex, name),
     writeSourceLog: (sourceIndex, name, body) => inner.writeSourceLog(sourceIndex, name, body),
   };
+}
+
+/**
+ * The run knows batch N's offsets: `after-offsets`; and when N is a no-data batch (it ends where
+ * it starts, so the source is never asked to read), its read is over too: `mid-read`.
+ */
+function offsetsKnown(crash: CrashInjector, entry: OffsetEntry): void {
+  crash.at('after-offsets', entry.batchId);
+  if (JSON.stringify(entry.startOffsets[0]) === JSON.stringify(entry.offsets[0])) crash.at('mid-read', entry.batchId);
 }
 
 /** `mid-state`: the first half of a batch's changes is committed, then the run crashes. */
