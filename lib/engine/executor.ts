@@ -16,6 +16,8 @@
  *
  * Offsets are only "processed" in memory until commits/N lands; a crash anywhere before that
  * makes the next run replay batch N from offsets/N, and every effect of N is idempotent by N.
+ * The watermark arithmetic lives in watermark.ts; tests crash a run through decorated ports
+ * (testing/crash.ts), so nothing here injects failures.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { CheckpointMismatchError, SluiceError } from './errors';
@@ -361,7 +363,7 @@ export class MicroBatchExecutor {
       if (stored.fp !== this.fingerprint) {
         const was = meta ? ` (checkpoint: ${JSON.stringify(meta.shape)})` : '';
         throw new CheckpointMismatchError(
-          `query ${this.plan.name} does not match its checkpoint ${this.deps.checkpoint.description}: the stateful shape (grouping keys, aggregations, window, dedup keys, output mode) changed to ${JSON.stringify(this.shape)}${was}. State written for the old shape cannot be reused: revert the change, or give the new query a new checkpoint location and backfill`,
+          `query ${this.plan.name} does not match its checkpoint ${this.deps.checkpoint.description}: its stateful shape (grouping keys, aggregations, window, dedup keys, output mode) is now ${JSON.stringify(this.shape)}${was}, and state of another shape cannot be reused; revert the change, or give the query a new checkpoint location and backfill`,
         );
       }
       return stored.id;
