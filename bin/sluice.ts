@@ -9,8 +9,9 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import { compareCase, parseCase, CaseResult } from '../lib/conformance/case';
-import { CRASH_POINTS, CrashInjector, CrashPoint, parseCrashPlan } from '../lib/engine/testing/crash';
+import { parseCase } from '../lib/conformance/case';
+import { compareCase, CaseResult } from '../lib/conformance/results';
+import { CRASH_POINTS, CrashPoint, parseCrashPlan } from '../lib/engine/testing/crash';
 import { parseInterval } from '../lib/engine/duration';
 import { InvalidOptionError, SluiceError } from '../lib/engine/errors';
 import type { QueryPlan } from '../lib/engine/query';
@@ -190,7 +191,7 @@ async function runQuery(args: Args): Promise<number> {
     const cfg: PipelineConfig = { checkpoint, stateTable, source, sink };
     const deadlineMs = maxDuration ? Date.now() + parseInterval(maxDuration, '--max-duration').ms : undefined;
     const { executor } = buildExecutor(conn, plan, cfg, {
-      crash: crash ? new CrashInjector(crash) : undefined,
+      crash: crash ?? undefined,
       log: (e) => console.error(JSON.stringify(e)),
     });
     const report = await executor.run({ deadlineMs, collectRows: true });

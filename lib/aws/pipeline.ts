@@ -5,7 +5,7 @@
  */
 import type { Clock, Sink, Source } from '../engine/ports';
 import type { QueryPlan } from '../engine/query';
-import { CrashInjector } from '../engine/testing/crash';
+import { CrashInjector, crashingAt, type CrashPlan } from '../engine/testing/crash';
 import { InvalidOptionError } from '../engine/errors';
 import { MicroBatchExecutor, RunReport } from '../engine/executor';
 import { createClients, type AwsClients } from './clients';
@@ -55,7 +55,8 @@ export interface PipelineExtras {
    */
   readonly clients?: AwsClients;
   readonly clock?: Clock;
-  readonly crash?: CrashInjector;
+  /** Crash the run as planned (tests, SLUICE_CRASH_AT): decorators in front of the ports. */
+  readonly crash?: CrashPlan | CrashInjector;
   readonly log?: (event: Record<string, unknown>) => void;
   /** Replace the sink (e.g. a test's naive sink). */
   readonly sink?: Sink;
@@ -146,8 +147,10 @@ export function buildExecutor(conn: AwsConnection, plan: QueryPlan, cfg: Pipelin
   const deadLetters = new S3DeadLetterSink({ client: clients.s3, bucket: dl.bucket, prefix: dl.prefix });
   const state = new DynamoDbStateStore({ client: clients.dynamodb, tableName: cfg.stateTable, namespace, clock: extras.clock });
   const lease = new DynamoDbLease({ client: clients.dynamodb, tableName: cfg.stateTable, leaseKey: namespace, clock: extras.clock });
+  // A test's crash (extras.crash) sits in front of the ports; the executor knows nothing of it.
+  const ports = extras.crash ? crashingAt(extras.crash, { source, checkpoint, state, sink }) : { source, checkpoint, state, sink };
   const executor = new MicroBatchExecutor(
-    { plan, source, checkpoint, state, sink, deadLetters, lateRows: cfg.keepLateRows || plan.lateRows === 'dead-letter' ? deadLetters : undefined, lease, clock: extras.clock, crash: extras.crash, log: extras.log },
+    { plan, ...ports, deadLetters, lateRows: cfg.keepLateRows || plan.lateRows === 'dead-letter' ? deadLetters : undefined, lease, clock: extras.clock, log: extras.log },
     { leaseDurationMs: cfg.leaseDurationMs, retainBatches: cfg.retainBatches },
   );
   return { executor, clients, checkpoint, source, sink, state, lease, deadLetters };

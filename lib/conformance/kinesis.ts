@@ -19,6 +19,9 @@ import { PutRecordsCommand, type KinesisClient, type PutRecordsRequestEntry } fr
 import type { QueryPlan } from '../engine/query';
 import type { AwsConnection } from '../aws/config';
 import { createClients } from '../aws/clients';
+import { isRetriable } from '../aws/request/errors';
+import { RetryableResult, retryPolicy, withRetry } from '../aws/request/retry';
+import { SluiceError } from '../engine/errors';
 import { KinesisSource, type KinesisSourceOptions } from '../aws/kinesis/source';
 import type { CaseSource } from './runner';
 import { ensureStream } from '../local/resources';
@@ -84,27 +87,37 @@ export interface JsonRecord {
   readonly partitionKey: string;
 }
 
+/** Six tries of a PutRecords call, backing off from 100 ms (the project's one retry loop). */
+const PUT_RETRY = retryPolicy({ maxAttempts: 6, baseDelayMs: 100, maxDelayMs: 3_200 }, 'putJsonRecords');
+
 /**
  * Puts records (JSON-encoded) with PutRecords, 500 per call, in order. Records the stream
- * rejects (throttled) are put again, up to 5 times; only then does their order change.
+ * rejects (throttled) are put again, with the call's retries; only then does their order change.
  */
 export async function putJsonRecords(kinesis: Pick<KinesisClient, 'send'>, streamName: string, records: readonly JsonRecord[]): Promise<void> {
   for (let i = 0; i < records.length; i += 500) {
     let entries: PutRecordsRequestEntry[] = records
       .slice(i, i + 500)
       .map((r) => ({ Data: Buffer.from(JSON.stringify(r.data), 'utf8'), PartitionKey: r.partitionKey }));
-    for (let attempt = 0; entries.length > 0; attempt++) {
-      const out = await kinesis.send(new PutRecordsCommand({ StreamName: streamName, Records: entries }));
-      if (!out.FailedRecordCount) break;
-      const failed = entries.filter((_, j) => out.Records?.[j]?.ErrorCode);
-      if (attempt >= 5) {
+    await withRetry(
+      PUT_RETRY,
+      (e) => isRetriable('kinesis', e),
+      async () => {
+        const out = await kinesis.send(new PutRecordsCommand({ StreamName: streamName, Records: entries }));
+        if (!out.FailedRecordCount) return;
+        entries = entries.filter((_, j) => out.Records?.[j]?.ErrorCode);
         const first = out.Records?.find((r) => r.ErrorCode);
-        throw new Error(
-          `PutRecords to ${streamName}: ${failed.length} records still rejected after ${attempt + 1} tries (${first?.ErrorCode}: ${first?.ErrorMessage}): the stream is throttling writes; add shards or put more slowly`,
-        );
-      }
-      entries = failed;
-      await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));
-    }
+        throw new RetryableResult(`${first?.ErrorCode}: ${first?.ErrorMessage}`, entries.length);
+      },
+      {
+        fail: ({ error, attempts }) =>
+          error instanceof RetryableResult
+            ? new SluiceError(
+                `PutRecords to ${streamName}: ${error.value} records still rejected after ${attempts} tries (${error.message}): the stream is throttling writes; add shards or put more slowly`,
+                { retriable: true },
+              )
+            : (error as Error),
+      },
+    );
   }
 }

@@ -10,10 +10,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { caseToPlan, CaseResult, ConformanceCase, droppedInProgress, StepResult, stepFiles, stepFromBatches } from './case';
-import { CrashInjector, CrashPoint } from '../engine/testing/crash';
+import { caseToPlan, ConformanceCase, stepFiles } from './case';
+import { CaseResult, droppedInProgress, StepResult, stepFromBatches } from './results';
+import type { CrashPlan, CrashPoint } from '../engine/testing/crash';
 import { InjectedCrash, SluiceError } from '../engine/errors';
-import type { Json, OutputRow, Source } from '../engine/ports';
+import type { OutputRow, Source } from '../engine/ports';
 import type { QueryPlan } from '../engine/query';
 import type { AwsConnection } from '../aws/config';
 import { buildExecutor, PipelineConfig } from '../aws/pipeline';
@@ -53,6 +54,34 @@ function slug(name: string): string {
   return name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 60);
 }
 
+/** Reads back the rows a sink durably holds for batches (from, to], by batch. */
+function sinkReader(
+  kind: NonNullable<ConformanceOptions['sink']>,
+  clients: ReturnType<typeof createClients>,
+  where: { bucket: string; table: string; base: string },
+): (from: number, to: number) => Promise<Map<number, OutputRow[]>> {
+  const { bucket, table, base } = where;
+  if (kind === 'dynamodb') {
+    const tableSink = new DynamoDbSink({ client: clients.dynamodb, tableName: table, queryKey: base });
+    return async (from, to) => {
+      const out = new Map<number, OutputRow[]>();
+      for (const item of await tableSink.readItems()) {
+        if (item.batchId > from && item.batchId <= to) out.set(item.batchId, [...(out.get(item.batchId) ?? []), item.row]);
+      }
+      return out;
+    };
+  }
+  const reader =
+    kind === 'files'
+      ? new S3FileSink({ client: clients.s3, bucket, prefix: `${base}/sink` })
+      : new S3JsonSink({ client: clients.s3, bucket, prefix: `${base}/sink` });
+  return async (from, to) => {
+    const out = new Map<number, OutputRow[]>();
+    for (let id = from + 1; id <= to; id++) out.set(id, (await reader.readBatch(id)) ?? []);
+    return out;
+  };
+}
+
 export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Promise<CaseResult> {
   let plan: QueryPlan;
   try {
@@ -75,22 +104,7 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
   const sinkKind = opts.sink ?? 's3';
   if (sinkKind === 'files') cfg = { ...cfg, sink: { kind: 's3-files', bucket, prefix: `${base}/sink` } };
   if (sinkKind === 'dynamodb') cfg = { ...cfg, sink: { kind: 'dynamodb', table, queryKey: base } };
-  const readBatches = async (from: number, to: number): Promise<Map<number, OutputRow[]>> => {
-    const out = new Map<number, OutputRow[]>();
-    if (sinkKind === 'dynamodb') {
-      const tableSink = new DynamoDbSink({ client: clients.dynamodb, tableName: table, queryKey: base });
-      for (const item of await tableSink.readItems()) {
-        if (item.batchId > from && item.batchId <= to) out.set(item.batchId, [...(out.get(item.batchId) ?? []), item.row]);
-      }
-      return out;
-    }
-    const reader =
-      sinkKind === 'files'
-        ? new S3FileSink({ client: clients.s3, bucket, prefix: `${base}/sink` })
-        : new S3JsonSink({ client: clients.s3, bucket, prefix: `${base}/sink` });
-    for (let id = from + 1; id <= to; id++) out.set(id, (await reader.readBatch(id)) ?? []);
-    return out;
-  };
+  const readBatches = sinkReader(sinkKind, clients, { bucket, table, base });
 
   const steps: StepResult[] = [];
   let fileNo = 0;
@@ -105,17 +119,16 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
           await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: rows.map((r) => JSON.stringify(r)).join('\n') }));
         }
       }
-      const build = (crash?: CrashInjector) => buildExecutor(opts.connection, plan, cfg, { crash, source: caseSource?.source });
-      let report;
+      const build = (crash?: CrashPlan) => buildExecutor(opts.connection, plan, cfg, { crash, source: caseSource?.source });
       if (opts.crash) {
         try {
-          await build(new CrashInjector({ point: opts.crash })).executor.run();
+          await build({ point: opts.crash }).executor.run();
         } catch (e) {
           if (!(e instanceof InjectedCrash)) throw e;
         }
       }
       const built = build();
-      report = await built.executor.run();
+      const report = await built.executor.run();
       // What is durable: the step's batches are those committed since the previous step.
       const head = await built.checkpoint.head();
       const batches: Array<{ batchId: number; rows: OutputRow[] }> = [];
@@ -135,4 +148,3 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
   return { name: c.name, steps };
 }
 
-export type { Json };

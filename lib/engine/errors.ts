@@ -24,9 +24,6 @@ export class InvalidOptionError extends SluiceError {}
 /** The checkpoint belongs to a query of another stateful shape, or is damaged. */
 export class CheckpointMismatchError extends SluiceError {}
 
-/** Another run holds the query's lease. */
-export class LeaseHeldError extends SluiceError {}
-
 /** The lease expired or was taken over while this run held it: stop before acting further. */
 export class LeaseLostError extends SluiceError {}
 

@@ -8,24 +8,25 @@
  *     write offsets/N {offsets, batchWatermarkMs, lateWatermarkMs, batchTimestampMs}   ◀─ before reading
  *     read ─▶ stateless stages ─▶ stateful operator (evict with batchWatermarkMs,
  *                                                      drop late rows with lateWatermarkMs)
- *     sink.addBatch(N) ─▶ state.commit(version N) ─▶ write commits/N                    ◀─ after effects
+ *     dead letters, late rows ─▶ sink.addBatch(N) ─▶ state.commit(version N)
+ *     ─▶ write progress/N ─▶ write commits/N                                             ◀─ after effects
  *
  *   ─▶ after the last data batch, one no-data batch when the watermark moved and an operator can
  *   evict or emit ─▶ stop (or earlier, when the deadline leaves no room for another batch).
  *
  * Offsets are only "processed" in memory until commits/N lands; a crash anywhere before that
  * makes the next run replay batch N from offsets/N, and every effect of N is idempotent by N.
+ * The watermark arithmetic lives in watermark.ts; tests crash a run through decorated ports
+ * (testing/crash.ts), so nothing here injects failures.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { CrashInjector } from './testing/crash';
 import { CheckpointMismatchError, SluiceError } from './errors';
 import { createOperator, StatefulOperator } from './operators';
 import type {
   CheckpointStore,
   Clock,
-  DeadLetter,
-  ReadResult,
   CommitEntry,
+  DeadLetter,
   DeadLetterSink,
   Json,
   Lease,
@@ -33,15 +34,18 @@ import type {
   OffsetEntry,
   OutputRow,
   ReadOptions,
+  ReadResult,
   Row,
   Sink,
   SinkContext,
   Source,
+  StateChange,
   StateStore,
 } from './ports';
 import { systemClock } from './ports';
 import { ColumnInfo, columnsAfter, outputColumns, QueryPlan, statefulShape } from './query';
 import { applyStages, toOutputRow } from './rows';
+import { BatchWatermarks, MaxEventTimes, NO_WATERMARKS, OperatorWatermarks, WatermarkPolicy, watermarkMoved, watermarksAfter } from './watermark';
 
 export interface ExecutorDeps {
   readonly plan: QueryPlan;
@@ -55,7 +59,6 @@ export interface ExecutorDeps {
   readonly lateRows?: DeadLetterSink;
   readonly lease?: Lease;
   readonly clock?: Clock;
-  readonly crash?: CrashInjector;
   readonly log?: (event: Record<string, unknown>) => void;
 }
 
@@ -117,14 +120,42 @@ export interface RunReport {
 interface Progress {
   nextBatchId: number;
   offsets: Json | null;
-  /** Eviction watermark of the next batch. */
-  watermarkMs: number;
-  /** The last batch's own watermark: the next batch filters late rows with it. */
-  lastBatchWatermarkMs: number;
-  operatorWatermarksMs: Record<string, number>;
+  /** The watermarks the next batch runs with. */
+  watermarks: BatchWatermarks;
+  operatorWatermarksMs: OperatorWatermarks;
   stateRows: number;
   hasCommit: boolean;
 }
+
+/** The progress a run starts from: after its checkpoint's last commit, or from nothing. */
+function progressAfter(last: CommitEntry | null, latestCommitBatch: number): Progress {
+  return {
+    nextBatchId: latestCommitBatch + 1,
+    offsets: last ? last.offsets[0] : null,
+    watermarks: last ? watermarksAfter(last) : NO_WATERMARKS,
+    operatorWatermarksMs: { ...(last?.operatorWatermarksMs ?? {}) },
+    stateRows: last?.stateRows ?? 0,
+    hasCommit: last !== null,
+  };
+}
+
+/** The watermarks an offset-log entry runs its batch with. */
+function watermarksOf(entry: OffsetEntry): BatchWatermarks {
+  return { batchWatermarkMs: entry.batchWatermarkMs, lateWatermarkMs: entry.lateWatermarkMs };
+}
+
+/** What reading a batch gathered. */
+interface BatchRead {
+  numInputRows: number;
+  bytes: number;
+  readonly deadLetters: DeadLetter[];
+  readonly maxEventTimes: MaxEventTimes;
+  /** A stateless query's rows after the stages (a stateful one feeds its operator instead). */
+  readonly rows: Row[];
+}
+
+type Accumulator = ReturnType<StatefulOperator['begin']>;
+type OperatorOutput = Awaited<ReturnType<Accumulator['finish']>>;
 
 /** The source's chunks, or its whole read as one chunk when it has no chunked read. */
 async function* readChunks(source: Source, batchId: number, start: Json | null, end: Json, options: ReadOptions): AsyncIterable<ReadResult> {
@@ -139,15 +170,15 @@ async function* readChunks(source: Source, batchId: number, start: Json | null, 
  * queries (they emit input rows), and when late rows are written out whole.
  */
 export function columnsRead(plan: QueryPlan, writesLateRows: boolean): string[] | undefined {
-  const st = plan.stateful;
-  if (writesLateRows || !st || st.kind !== 'aggregate') return undefined;
+  const stateful = plan.stateful;
+  if (writesLateRows || !stateful || stateful.kind !== 'aggregate') return undefined;
   const cols = new Set<string>();
-  for (const s of plan.stages) {
-    if (s.kind !== 'watermark') return undefined;
-    cols.add(s.column);
+  for (const stage of plan.stages) {
+    if (stage.kind !== 'watermark') return undefined;
+    cols.add(stage.column);
   }
-  for (const k of st.keys) cols.add(k.kind === 'column' ? k.name : k.column);
-  for (const a of st.aggs) if (a.column !== undefined && a.column !== '*') cols.add(a.column);
+  for (const k of stateful.keys) cols.add(k.kind === 'column' ? k.name : k.column);
+  for (const a of stateful.aggs) if (a.column !== undefined && a.column !== '*') cols.add(a.column);
   return plan.source.schema.columns.map((c) => c.name).filter((c) => cols.has(c));
 }
 
@@ -155,19 +186,21 @@ export function shapeFingerprint(shape: Json): string {
   return createHash('sha256').update(JSON.stringify(shape)).digest('hex').slice(0, 32);
 }
 
+const LATE_ROW_REASON = 'older than the watermark: its window or event time is at or before the watermark of the previous batch';
+
 export class MicroBatchExecutor {
   private readonly plan: QueryPlan;
   private readonly operator: StatefulOperator | null;
+  private readonly inColumns: ColumnInfo[];
   private readonly outColumns: ColumnInfo[];
   private readonly clock: Clock;
-  private readonly crash: CrashInjector;
   private readonly shape: Json;
   private readonly fingerprint: string;
   private readonly log: (event: Record<string, unknown>) => void;
   private readonly retain: number;
   private readonly leaseMs: number;
   private readonly owner: string;
-  private readonly watermarkDelays: Map<string, number>;
+  private readonly watermarks: WatermarkPolicy;
   /** The lease this run holds (renewed between batches). */
   private currentLease: LeaseHandle | null = null;
   private collectRows = false;
@@ -176,32 +209,29 @@ export class MicroBatchExecutor {
   constructor(private readonly deps: ExecutorDeps, options: ExecutorOptions = {}) {
     this.plan = deps.plan;
     this.clock = deps.clock ?? systemClock;
-    this.crash = deps.crash ?? new CrashInjector(null);
     this.log = deps.log ?? (() => undefined);
     this.retain = options.retainBatches ?? 100;
     this.leaseMs = options.leaseDurationMs ?? 15 * 60_000;
     this.owner = options.owner ?? randomUUID();
     this.shape = statefulShape(this.plan);
     this.fingerprint = shapeFingerprint(this.shape);
-    const inputColumns = columnsAfter(this.plan.source.schema.columns, this.plan.stages);
-    const wms = new Map<string, number>();
-    this.watermarkDelays = new Map();
-    for (const s of this.plan.stages) {
-      if (s.kind !== 'watermark') continue;
-      wms.set(s.column, s.delayMs);
-      this.watermarkDelays.set(s.id, s.delayMs);
-    }
+    this.inColumns = columnsAfter(this.plan.source.schema.columns, this.plan.stages);
+    this.watermarks = new WatermarkPolicy(this.plan);
+    const delaysByColumn = new Map<string, number>();
+    for (const stage of this.plan.stages) if (stage.kind === 'watermark') delaysByColumn.set(stage.column, stage.delayMs);
     this.operator = this.plan.stateful
-      ? createOperator(this.plan.stateful, { operatorId: 'op0', outputMode: this.plan.outputMode, inputColumns, watermarks: wms })
+      ? createOperator(this.plan.stateful, { operatorId: 'op0', outputMode: this.plan.outputMode, inputColumns: this.inColumns, watermarks: delaysByColumn })
       : null;
     this.outColumns = columnsAfter(outputColumns(this.plan), this.plan.post);
     this.readOptions = { columns: columnsRead(this.plan, deps.lateRows !== undefined) };
   }
 
   get sinkContext(): Omit<SinkContext, 'queryId'> {
-    const st = this.plan.stateful;
+    const stateful = this.plan.stateful;
     const keyColumns =
-      st && st.kind === 'aggregate' ? st.keys.map((k) => (k.kind === 'column' ? k.name : k.kind === 'window' ? 'window' : 'session_window')) : [];
+      stateful && stateful.kind === 'aggregate'
+        ? stateful.keys.map((k) => (k.kind === 'column' ? k.name : k.kind === 'window' ? 'window' : 'session_window'))
+        : [];
     return { queryName: this.plan.name, outputMode: this.plan.outputMode, columns: this.outColumns.map((c) => c.name), keyColumns };
   }
 
@@ -233,6 +263,11 @@ export class MicroBatchExecutor {
     };
   }
 
+  /** A no-data batch is due when the watermark moved past the last batch's and the operator can evict or emit. */
+  private noDataBatchDue(progress: Progress): boolean {
+    return this.operator !== null && this.operator.runsNoDataBatches && progress.hasCommit && watermarkMoved(progress.watermarks);
+  }
+
   private async runHeld(opts: RunOptions): Promise<RunReport> {
     const { checkpoint, source } = this.deps;
     const head = await checkpoint.head();
@@ -242,35 +277,23 @@ export class MicroBatchExecutor {
       if (!last) throw new CheckpointMismatchError(`checkpoint ${checkpoint.description} lists commits/${head.latestCommitBatch} but it cannot be read: restore it from a backup or start a new checkpoint location`);
     }
     const queryId = await this.checkShape(last, head.metadata);
-    const p: Progress = {
-      nextBatchId: head.latestCommitBatch + 1,
-      offsets: last ? last.offsets[0] : null,
-      watermarkMs: last?.nextBatchWatermarkMs ?? 0,
-      lastBatchWatermarkMs: last?.batchWatermarkMs ?? 0,
-      operatorWatermarksMs: { ...(last?.operatorWatermarksMs ?? {}) },
-      stateRows: last?.stateRows ?? 0,
-      hasCommit: last !== null,
-    };
+    const progress = progressAfter(last, head.latestCommitBatch);
     const reports: BatchReport[] = [];
     let maxBatchMs = 0;
     const runBatch = async (entry: OffsetEntry, replay: boolean, noData: boolean) => {
       const t0 = this.clock.now();
-      const r = await this.runBatch(queryId, entry, p, replay, noData);
+      reports.push(await this.runBatch(queryId, entry, progress, replay, noData));
       maxBatchMs = Math.max(maxBatchMs, this.clock.now() - t0);
-      reports.push(r);
-      const held = this.currentLease;
-      if (held && this.deps.lease && held.expiresAtMs - this.clock.now() < this.leaseMs / 2) {
-        this.currentLease = await this.deps.lease.renew(held, this.leaseMs);
-      }
+      await this.renewLeaseIfHalfGone();
     };
 
     // Recovery: offsets/N without commits/N means batch N may have had some effects. Re-run it
     // with exactly the logged offsets and watermarks.
-    if (head.latestOffsetBatch >= p.nextBatchId) {
-      const entry = await checkpoint.readOffsets(p.nextBatchId);
+    if (head.latestOffsetBatch >= progress.nextBatchId) {
+      const entry = await checkpoint.readOffsets(progress.nextBatchId);
       if (!entry) {
         throw new CheckpointMismatchError(
-          `checkpoint ${checkpoint.description} has offsets up to batch ${head.latestOffsetBatch} but no offsets/${p.nextBatchId} after commits/${p.nextBatchId - 1}: the log has a gap; restore the missing entry or start a new checkpoint location`,
+          `checkpoint ${checkpoint.description} has offsets up to batch ${head.latestOffsetBatch} but no offsets/${progress.nextBatchId} after commits/${progress.nextBatchId - 1}: restore the missing entry or start a new checkpoint location`,
         );
       }
       this.log({ event: 'replay', batchId: entry.batchId });
@@ -278,58 +301,59 @@ export class MicroBatchExecutor {
     }
 
     // availableNow: note the target once; data arriving during the run waits for the next one.
-    const target = await source.latestOffset(p.offsets);
+    const target = await source.latestOffset(progress.offsets);
     let stoppedBy: StopReason = 'done';
     for (;;) {
-      if (opts.deadlineMs !== undefined) {
-        const needed = Math.max(3000, maxBatchMs * 1.5);
-        if (this.clock.now() + needed > opts.deadlineMs) {
-          stoppedBy = 'deadline';
-          break;
-        }
+      if (opts.deadlineMs !== undefined && this.clock.now() + Math.max(3000, maxBatchMs * 1.5) > opts.deadlineMs) {
+        stoppedBy = 'deadline';
+        break;
       }
-      let end = target === null ? null : await source.planBatch(p.nextBatchId, p.offsets, target, this.plan.limits);
-      let noData = false;
-      if (end === null) {
-        const due = this.operator !== null && this.operator.runsNoDataBatches && p.hasCommit && p.watermarkMs > p.lastBatchWatermarkMs;
-        if (!due) break;
-        end = p.offsets;
-        noData = true;
+      let end = target === null ? null : await source.planBatch(progress.nextBatchId, progress.offsets, target, this.plan.limits);
+      const noData = end === null;
+      if (noData) {
+        if (!this.noDataBatchDue(progress)) break;
+        end = progress.offsets;
       }
       const entry: OffsetEntry = {
-        batchId: p.nextBatchId,
-        startOffsets: [p.offsets],
+        batchId: progress.nextBatchId,
+        startOffsets: [progress.offsets],
         offsets: [end],
-        batchWatermarkMs: p.watermarkMs,
-        lateWatermarkMs: p.lastBatchWatermarkMs,
+        batchWatermarkMs: progress.watermarks.batchWatermarkMs,
+        lateWatermarkMs: progress.watermarks.lateWatermarkMs,
         batchTimestampMs: this.clock.now(),
       };
       await checkpoint.writeOffsets(entry);
       await runBatch(entry, false, noData);
-      if (this.plan.trigger === 'once' && !noData) {
-        // Trigger.Once: one data batch (plus the no-data batch it makes due), then stop.
-        const due = this.operator !== null && this.operator.runsNoDataBatches && p.watermarkMs > p.lastBatchWatermarkMs;
-        if (!due) break;
-      }
+      // Trigger.Once: one data batch (plus the no-data batch it makes due), then stop.
+      if (this.plan.trigger === 'once' && !noData && !this.noDataBatchDue(progress)) break;
     }
-    const backlogLeft = stoppedBy === 'deadline' && source.backlog ? await source.backlog(p.offsets, target) : 0;
+    const backlogLeft = stoppedBy === 'deadline' && source.backlog ? await source.backlog(progress.offsets, target) : 0;
     const sum = (f: (b: BatchReport) => number) => reports.reduce((a, b) => a + f(b), 0);
+    const watermarkMs = progress.watermarks.batchWatermarkMs;
     const report: RunReport = {
       queryId,
       queryName: this.plan.name,
       stoppedBy,
       batches: reports,
-      watermarkMs: p.watermarkMs,
-      watermark: new Date(p.watermarkMs).toISOString(),
+      watermarkMs,
+      watermark: new Date(watermarkMs).toISOString(),
       rowsIn: sum((b) => b.numInputRows),
       rowsOut: sum((b) => b.numOutputRows),
       droppedByWatermark: sum((b) => b.droppedByWatermark),
       deadLetters: sum((b) => b.deadLetters),
-      stateRows: p.stateRows,
+      stateRows: progress.stateRows,
       backlogLeft,
     };
     this.log({ event: 'run-finished', query: this.plan.name, stoppedBy, batches: reports.length, watermark: report.watermark, rowsIn: report.rowsIn, rowsOut: report.rowsOut, backlogLeft });
     return report;
+  }
+
+  /** Renews the lease between batches once half of it has gone by. */
+  private async renewLeaseIfHalfGone(): Promise<void> {
+    const held = this.currentLease;
+    if (held && this.deps.lease && held.expiresAtMs - this.clock.now() < this.leaseMs / 2) {
+      this.currentLease = await this.deps.lease.renew(held, this.leaseMs);
+    }
   }
 
   /** Refuses a checkpoint written by a query of another stateful shape; returns the query id. */
@@ -339,7 +363,7 @@ export class MicroBatchExecutor {
       if (stored.fp !== this.fingerprint) {
         const was = meta ? ` (checkpoint: ${JSON.stringify(meta.shape)})` : '';
         throw new CheckpointMismatchError(
-          `query ${this.plan.name} does not match its checkpoint ${this.deps.checkpoint.description}: the stateful shape (grouping keys, aggregations, window, dedup keys, output mode) changed to ${JSON.stringify(this.shape)}${was}. State written for the old shape cannot be reused: revert the change, or give the new query a new checkpoint location and backfill`,
+          `query ${this.plan.name} does not match its checkpoint ${this.deps.checkpoint.description}: its stateful shape (grouping keys, aggregations, window, dedup keys, output mode) is now ${JSON.stringify(this.shape)}${was}, and state of another shape cannot be reused; revert the change, or give the query a new checkpoint location and backfill`,
         );
       }
       return stored.id;
@@ -349,125 +373,107 @@ export class MicroBatchExecutor {
     return id;
   }
 
-  private async runBatch(queryId: string, entry: OffsetEntry, p: Progress, replay: boolean, noData: boolean): Promise<BatchReport> {
+  /**
+   * One batch, its effects in the order that makes each of them safe to repeat on a replay:
+   *
+   *   read ─▶ operator (state reads at N−1) ─▶ dead letters, late rows ─▶ sink.addBatch(N)
+   *     ─▶ state.commit(N) ─▶ progress/N ─▶ commits/N
+   */
+  private async runBatch(queryId: string, entry: OffsetEntry, progress: Progress, replay: boolean, noData: boolean): Promise<BatchReport> {
     const t0 = this.clock.now();
-    const { source, sink, state, checkpoint } = this.deps;
     const id = entry.batchId;
-    this.crash.at('after-offsets', id);
+    const acc = this.operator ? this.operator.begin({ batchId: id, evictWm: entry.batchWatermarkMs, lateWm: entry.lateWatermarkMs }) : null;
+    const read = noData ? emptyRead() : await this.read(entry, acc);
+    const result: OperatorOutput = acc ? await acc.finish(this.deps.state) : { rows: read.rows, changes: [], late: [], stateRowsDelta: 0 };
+    const output = applyStages(this.plan.post, result.rows).rows.map((r) => toOutputRow(r, this.outColumns));
 
-    // Read chunk by chunk, running the stateless stages and accumulating the operator's
-    // in-memory aggregate as we go: memory follows the batch's distinct keys, not its rows.
-    const op = this.operator;
-    const acc = op ? op.begin({ batchId: id, evictWm: entry.batchWatermarkMs, lateWm: entry.lateWatermarkMs }) : null;
-    const passthrough: Row[] = [];
-    const deadLetters: DeadLetter[] = [];
-    const maxEventTime = new Map<string, number>();
-    let numInputRows = 0;
-    let bytes = 0;
-    let chunks = 0;
-    if (!noData) {
-      for await (const chunk of readChunks(source, id, entry.startOffsets[0], entry.offsets[0], this.readOptions)) {
-        if (chunks++ > 0) this.crash.at('mid-read', id);
-        numInputRows += chunk.rows.length;
-        bytes += chunk.bytes;
-        for (const d of chunk.deadLetters) deadLetters.push(d);
-        const staged = applyStages(this.plan.stages, chunk.rows);
-        for (const [k, v] of staged.maxEventTime) if (!(maxEventTime.get(k)! >= v)) maxEventTime.set(k, v);
-        if (acc) acc.add(staged.rows);
-        else for (const r of staged.rows) passthrough.push(r);
-      }
-    }
-    this.crash.at('mid-read', id);
-    const result = acc ? await acc.finish(state) : { rows: passthrough, changes: [], late: [] as Row[], stateRowsDelta: 0 };
-    const post = applyStages(this.plan.post, result.rows).rows;
-    const output = post.map((r) => toOutputRow(r, this.outColumns));
+    await this.writeDeadLetters(id, read.deadLetters);
+    await this.writeLateRows(entry, result.late);
+    await this.deps.sink.addBatch(id, output, { ...this.sinkContext, queryId, lease: this.currentLease ?? undefined });
+    await this.commitState(id, result.changes);
 
-    if (this.deps.deadLetters && deadLetters.length) {
-      await this.deps.deadLetters.write(id, 'malformed', deadLetters.map((d) => ({ source: { ...d.source }, raw: d.raw, reason: d.reason, batchId: id })));
-    }
-    if (this.deps.lateRows && result.late.length) {
-      const inCols = columnsAfter(this.plan.source.schema.columns, this.plan.stages);
-      await this.deps.lateRows.write(
-        id,
-        'late',
-        result.late.map((r) => ({
-          row: toOutputRow(r, inCols),
-          reason: 'older than the watermark: its window or event time is at or before the watermark of the previous batch',
-          watermark: new Date(entry.lateWatermarkMs).toISOString(),
-          batchId: id,
-        })),
-      );
-    }
-    await sink.addBatch(id, output, { ...this.sinkContext, queryId, lease: this.currentLease ?? undefined });
-    this.crash.at('after-sink', id);
-
-    if (op && result.changes.length) {
-      if (this.crash.armed('mid-state', id)) {
-        await state.commit(op.spec, id, result.changes.slice(0, Math.ceil(result.changes.length / 2)));
-        this.crash.at('mid-state', id);
-      }
-      await state.commit(op.spec, id, result.changes);
-    }
-    this.crash.at('before-commit', id);
-
-    // The next watermark: each watermark operator's max event time minus its delay; the global
-    // one is their minimum (Spark's default policy), and it never moves back.
-    const opWms = { ...p.operatorWatermarksMs };
-    for (const [wmId, max] of maxEventTime) {
-      const candidate = max - (this.watermarkDelays.get(wmId) ?? 0);
-      if (opWms[wmId] === undefined || candidate > opWms[wmId]) opWms[wmId] = candidate;
-    }
-    const known = Object.values(opWms);
-    const nextWm = known.length ? Math.max(entry.batchWatermarkMs, Math.min(...known)) : entry.batchWatermarkMs;
-    const stateRows = p.stateRows + result.stateRowsDelta;
-    const commit: CommitEntry = {
-      batchId: id,
-      queryId,
-      shapeFingerprint: this.fingerprint,
-      offsets: entry.offsets,
-      batchWatermarkMs: entry.batchWatermarkMs,
-      nextBatchWatermarkMs: nextWm,
-      operatorWatermarksMs: opWms,
-      stateRows,
-      committedAtMs: this.clock.now(),
-    };
+    const commit = this.commitEntry(queryId, entry, progress, read.maxEventTimes, progress.stateRows + result.stateRowsDelta);
     const durationMs = this.clock.now() - t0;
     const report: BatchReport = {
       batchId: id,
       replay,
       noData,
-      numInputRows,
+      numInputRows: read.numInputRows,
       numOutputRows: output.length,
       rows: this.collectRows ? output : [],
       batchWatermarkMs: entry.batchWatermarkMs,
-      nextWatermarkMs: nextWm,
+      nextWatermarkMs: commit.nextBatchWatermarkMs,
       droppedByWatermark: result.late.length,
-      deadLetters: deadLetters.length,
-      stateRows,
+      deadLetters: read.deadLetters.length,
+      stateRows: commit.stateRows!,
       durationMs,
     };
     // Progress before the commit, so that a batch that committed always has its report (a replay
     // rewrites it with the same figures).
-    await this.writeProgress(queryId, entry, report, bytes, maxEventTime);
-    await checkpoint.writeCommit(commit);
-    this.crash.at('after-commit', id);
+    await this.writeProgress(queryId, entry, report, read);
+    await this.deps.checkpoint.writeCommit(commit);
+    advance(progress, commit);
 
-    p.nextBatchId = id + 1;
-    p.offsets = entry.offsets[0];
-    p.watermarkMs = nextWm;
-    p.lastBatchWatermarkMs = entry.batchWatermarkMs;
-    p.operatorWatermarksMs = opWms;
-    p.stateRows = stateRows;
-    p.hasCommit = true;
-
-    if (id > 0 && id % 10 === 0 && id - this.retain > 0) await checkpoint.purge(id - this.retain);
+    if (id > 0 && id % 10 === 0 && id - this.retain > 0) await this.deps.checkpoint.purge(id - this.retain);
     this.log({ event: 'batch', batchId: id, replay, noData, rowsIn: report.numInputRows, rowsOut: report.numOutputRows, watermark: new Date(entry.batchWatermarkMs).toISOString(), droppedByWatermark: report.droppedByWatermark, deadLetters: report.deadLetters, durationMs });
     return report;
   }
 
+  /**
+   * Reads the batch chunk by chunk, running the stateless stages and feeding the operator's
+   * in-memory aggregate as it goes: memory follows the batch's distinct keys, not its rows.
+   */
+  private async read(entry: OffsetEntry, acc: Accumulator | null): Promise<BatchRead> {
+    const read = emptyRead();
+    for await (const chunk of readChunks(this.deps.source, entry.batchId, entry.startOffsets[0], entry.offsets[0], this.readOptions)) {
+      read.numInputRows += chunk.rows.length;
+      read.bytes += chunk.bytes;
+      for (const d of chunk.deadLetters) read.deadLetters.push(d);
+      const staged = applyStages(this.plan.stages, chunk.rows);
+      read.maxEventTimes.observe(staged.maxEventTime);
+      if (acc) acc.add(staged.rows);
+      else for (const r of staged.rows) read.rows.push(r);
+    }
+    return read;
+  }
+
+  /** Malformed records, with where they came from (a replay overwrites the batch's own). */
+  private async writeDeadLetters(batchId: number, deadLetters: readonly DeadLetter[]): Promise<void> {
+    if (!this.deps.deadLetters || deadLetters.length === 0) return;
+    await this.deps.deadLetters.write(batchId, 'malformed', deadLetters.map((d) => ({ source: { ...d.source }, raw: d.raw, reason: d.reason, batchId })));
+  }
+
+  /** The late-data side output: every row the watermark dropped, with the watermark that did. */
+  private async writeLateRows(entry: OffsetEntry, late: readonly Row[]): Promise<void> {
+    if (!this.deps.lateRows || late.length === 0) return;
+    const watermark = new Date(entry.lateWatermarkMs).toISOString();
+    await this.deps.lateRows.write(entry.batchId, 'late', late.map((r) => ({ row: toOutputRow(r, this.inColumns), reason: LATE_ROW_REASON, watermark, batchId: entry.batchId })));
+  }
+
+  /** State version N: the batch's changes (none: nothing to write). */
+  private async commitState(batchId: number, changes: StateChange[]): Promise<void> {
+    if (this.operator && changes.length) await this.deps.state.commit(this.operator.spec, batchId, changes);
+  }
+
+  /** commits/N: the end offsets and the watermarks the next batch runs with. */
+  private commitEntry(queryId: string, entry: OffsetEntry, progress: Progress, seen: MaxEventTimes, stateRows: number): CommitEntry {
+    const operatorWatermarksMs = this.watermarks.advance(progress.operatorWatermarksMs, seen);
+    return {
+      batchId: entry.batchId,
+      queryId,
+      shapeFingerprint: this.fingerprint,
+      offsets: entry.offsets,
+      batchWatermarkMs: entry.batchWatermarkMs,
+      nextBatchWatermarkMs: this.watermarks.global(watermarksOf(entry), operatorWatermarksMs),
+      operatorWatermarksMs,
+      stateRows,
+      committedAtMs: this.clock.now(),
+    };
+  }
+
   /** Spark's StreamingQueryProgress fields, plus sluice's dead-letter count. */
-  private async writeProgress(queryId: string, entry: OffsetEntry, r: BatchReport, bytes: number, maxEventTime: Map<string, number>): Promise<void> {
-    const max = maxEventTime.size ? Math.max(...maxEventTime.values()) : null;
+  private async writeProgress(queryId: string, entry: OffsetEntry, r: BatchReport, read: BatchRead): Promise<void> {
+    const max = read.maxEventTimes.overall();
     const progress: Json = {
       id: queryId,
       name: this.plan.name,
@@ -484,7 +490,7 @@ export class MicroBatchExecutor {
       stateOperators: this.operator
         ? [{ operatorName: this.plan.stateful!.kind, numRowsTotal: r.stateRows, numRowsDroppedByWatermark: r.droppedByWatermark }]
         : [],
-      sources: [{ description: this.deps.source.description, startOffset: entry.startOffsets[0], endOffset: entry.offsets[0], numInputRows: r.numInputRows, inputBytes: bytes }],
+      sources: [{ description: this.deps.source.description, startOffset: entry.startOffsets[0], endOffset: entry.offsets[0], numInputRows: r.numInputRows, inputBytes: read.bytes }],
       sink: { description: this.deps.sink.description, numOutputRows: r.numOutputRows },
       numDeadLetters: r.deadLetters,
       replay: r.replay,
@@ -497,4 +503,18 @@ export class MicroBatchExecutor {
       if (e instanceof SluiceError && !e.retriable) throw e;
     }
   }
+}
+
+function emptyRead(): BatchRead {
+  return { numInputRows: 0, bytes: 0, deadLetters: [], maxEventTimes: new MaxEventTimes(), rows: [] };
+}
+
+/** The run's progress once batch N committed: the next batch starts where N ended. */
+function advance(progress: Progress, commit: CommitEntry): void {
+  progress.nextBatchId = commit.batchId + 1;
+  progress.offsets = commit.offsets[0];
+  progress.watermarks = watermarksAfter(commit);
+  progress.operatorWatermarksMs = commit.operatorWatermarksMs ?? {};
+  progress.stateRows = commit.stateRows ?? 0;
+  progress.hasCommit = true;
 }

@@ -89,8 +89,6 @@ export interface OffsetEntry {
   readonly batchTimestampMs: number;
   /** The watermark used to filter late rows in this batch (the previous batch's batchWatermarkMs). */
   readonly lateWatermarkMs: number;
-  /** Max event time seen by each watermark operator so far (for multiple watermarks). */
-  readonly eventTimeMaxMs?: Record<string, number>;
 }
 
 /**

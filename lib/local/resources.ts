@@ -14,6 +14,7 @@ import {
 import { CreateStreamCommand, DescribeStreamSummaryCommand, KinesisClient } from '@aws-sdk/client-kinesis';
 import { BucketLocationConstraint, CreateBucketCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { errorName } from '../aws/request/errors';
+import { InvalidOptionError } from '../engine/errors';
 
 /** The state table's key schema (also used by the lease, the sinks and the CDK construct). */
 export const STATE_TABLE_PARTITION_KEY = 'pk';
@@ -131,7 +132,7 @@ async function enableTtl(dynamodb: DynamoDBClient, name: string): Promise<void> 
  * ACTIVE. An existing stream is kept with whatever shard count it has.
  */
 export async function ensureStream(kinesis: KinesisClient, name: string, shardCount: number, opts: WaitOptions = {}): Promise<void> {
-  if (!Number.isInteger(shardCount) || shardCount < 1) throw new Error(`ensureStream ${name}: shardCount must be a positive integer, got ${shardCount}`);
+  if (!Number.isInteger(shardCount) || shardCount < 1) throw new InvalidOptionError(`ensureStream ${name} shardCount (${shardCount}) must be a positive integer: pass e.g. 2`);
   if ((await streamStatus(kinesis, name)) === undefined) {
     try {
       await kinesis.send(new CreateStreamCommand({ StreamName: name, ShardCount: shardCount }));
@@ -165,7 +166,7 @@ async function waitFor<T>(what: string, timeoutMs: number, check: () => Promise<
   for (;;) {
     const v = await check();
     if (v !== undefined) return v;
-    if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}: check that the endpoint is up, or raise timeoutMs`);
     await new Promise((r) => setTimeout(r, delay));
     delay = Math.min(delay * 2, 1_000);
   }

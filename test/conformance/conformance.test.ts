@@ -6,7 +6,8 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { compareCase, parseCase } from '../../lib/conformance/case';
+import { parseCase } from '../../lib/conformance/case';
+import { compareCase } from '../../lib/conformance/results';
 import { CRASH_POINTS } from '../../lib/engine/testing/crash';
 import { prepareConformance, runCase } from '../../lib/conformance/runner';
 import { testConnection, uniqueName } from '../helpers/stack';

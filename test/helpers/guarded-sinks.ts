@@ -13,8 +13,9 @@ import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DynamoDbSink } from '../../lib/aws/dynamodb/sink';
 import { buildExecutor, PipelineConfig } from '../../lib/aws/pipeline';
 import { S3FileSink } from '../../lib/aws/s3/file-sink';
-import { caseToPlan, CaseResult, ConformanceCase, droppedInProgress, StepResult, stepFiles, stepFromBatches } from '../../lib/conformance/case';
-import { CrashInjector, CrashPoint } from '../../lib/engine/testing/crash';
+import { caseToPlan, ConformanceCase, stepFiles } from '../../lib/conformance/case';
+import { CaseResult, droppedInProgress, StepResult, stepFromBatches } from '../../lib/conformance/results';
+import type { CrashPoint } from '../../lib/engine/testing/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
 import type { OutputRow, Sink, SinkContext } from '../../lib/engine/ports';
 import type { QueryPlan } from '../../lib/engine/query';
@@ -111,7 +112,7 @@ export async function runCaseGuarded(c: ConformanceCase, res: GuardedResources, 
     for (const rows of stepFiles(step)) await dropFile(res.bucket, sinks.base, ++fileNo, rows);
     if (crash) {
       try {
-        await buildExecutor(testConnection(), plan, sinks.cfg, { crash: new CrashInjector({ point: crash }), sink: sinks.tee }).executor.run();
+        await buildExecutor(testConnection(), plan, sinks.cfg, { crash: { point: crash }, sink: sinks.tee }).executor.run();
       } catch (e) {
         if (!(e instanceof InjectedCrash)) throw e;
         crashes++;

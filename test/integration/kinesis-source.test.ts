@@ -20,7 +20,7 @@ import {
   type GetShardIteratorCommandInput,
 } from '@aws-sdk/client-kinesis';
 import { KinesisSource, kinesisOptionsFromSpec, type KinesisSender, type KinesisSourceOptions, type KinesisOffset } from '../../lib/aws/kinesis/source';
-import { CrashInjector } from '../../lib/engine/testing/crash';
+import { crashingAt } from '../../lib/engine/testing/crash';
 import { DataLossError, InjectedCrash, SluiceError } from '../../lib/engine/errors';
 import { MicroBatchExecutor } from '../../lib/engine/executor';
 import { InMemoryCheckpoint, InMemoryDeadLetters, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
@@ -353,7 +353,7 @@ describe('when a run crashes after a batch was planned', () => {
     await put(stream, events(0, 30));
     const plan = statelessPlan({ maxRecordsPerTrigger: 7 });
     const ports = { checkpoint: new InMemoryCheckpoint(), state: new InMemoryStateStore(), sink: new InMemorySink(), deadLetters: new InMemoryDeadLetters() };
-    const crashed = new MicroBatchExecutor({ plan, source: source(stream), ...ports, crash: new CrashInjector({ point, batchId: 2 }) });
+    const crashed = new MicroBatchExecutor(crashingAt({ point, batchId: 2 }, { plan, source: source(stream), ...ports }));
     await expect(crashed.run()).rejects.toBeInstanceOf(InjectedCrash);
     await put(stream, events(30, 5));
     const report = await new MicroBatchExecutor({ plan, source: source(stream), ...ports }).run();

@@ -17,7 +17,7 @@
  */
 import { DynamoDbSink } from '../../lib/aws/dynamodb/sink';
 import { buildExecutor } from '../../lib/aws/pipeline';
-import { CRASH_POINTS, CrashInjector } from '../../lib/engine/testing/crash';
+import { CRASH_POINTS, crashingAt, type CrashPlan } from '../../lib/engine/testing/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
 import { MicroBatchExecutor } from '../../lib/engine/executor';
 import { InMemoryCheckpoint, InMemoryFileSource, InMemoryLease, InMemoryStateStore } from '../../lib/engine/testing/memory';
@@ -102,12 +102,13 @@ async function memorySoak(shape: Shape, seed: number, runs: number, crashRate: n
   for (let tick = 0; tick <= runs; tick++) {
     const last = tick === runs; // one more run at the end, without a crash, drains everything
     if (!last) for (const rows of filesForTick(seed, tick)) source.add(`f-${String(++fileNo).padStart(6, '0')}.json`, rows);
-    let crash: CrashInjector | undefined;
+    let crash: CrashPlan | undefined;
     if (!last && r.next() < crashRate) {
       const next = (await checkpoint.head()).latestCommitBatch + 1;
-      crash = new CrashInjector({ point: r.pick(CRASH_POINTS), batchId: next + (r.next() < 0.7 ? 0 : 1 + r.int(2)) });
+      crash = { point: r.pick(CRASH_POINTS), batchId: next + (r.next() < 0.7 ? 0 : 1 + r.int(2)) };
     }
-    const executor = new MicroBatchExecutor({ plan, source, checkpoint, state, sink, lease, crash });
+    const deps = { plan, source, checkpoint, state, sink, lease };
+    const executor = new MicroBatchExecutor(crash ? crashingAt(crash, deps) : deps);
     try {
       await executor.run();
     } catch (e) {
@@ -153,11 +154,11 @@ describe('random-crash soak on the full local stack with both guarded sinks, fen
       for (let tick = 0; tick <= runs; tick++) {
         const last = tick === runs;
         if (!last) for (const rows of filesForTick(seed, tick)) await dropFile(res.bucket, g.base, ++fileNo, rows);
-        let crash: CrashInjector | undefined;
+        let crash: CrashPlan | undefined;
         const built = () => buildExecutor(testConnection(), plan, g.cfg, { sink: g.tee, crash });
         if (!last && r.next() < crashRate) {
           const next = (await built().checkpoint.head()).latestCommitBatch + 1;
-          crash = new CrashInjector({ point: r.pick(CRASH_POINTS), batchId: next + (r.next() < 0.7 ? 0 : 1) });
+          crash = { point: r.pick(CRASH_POINTS), batchId: next + (r.next() < 0.7 ? 0 : 1) };
         }
         try {
           await built().executor.run();

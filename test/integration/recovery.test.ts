@@ -4,7 +4,7 @@
  * once in the DynamoDB state and the sink, however far the crashed attempt got.
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { CrashInjector, CrashPoint } from '../../lib/engine/testing/crash';
+import type { CrashPoint } from '../../lib/engine/testing/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
 import { buildExecutor, PipelineConfig } from '../../lib/aws/pipeline';
 import { S3JsonSink } from '../../lib/aws/s3/json-sink';
@@ -42,7 +42,7 @@ describe.each<CrashPoint>(['after-offsets', 'mid-read', 'mid-state', 'after-sink
       const base = uniqueName(point);
       const plan = windowedTotals({ outputMode: 'update', name: `recovery-${point}` });
       await drop(base, '001.json', rows(50));
-      const crashed = buildExecutor(testConnection(), plan, pipeline(base), { crash: new CrashInjector({ point }) });
+      const crashed = buildExecutor(testConnection(), plan, pipeline(base), { crash: { point } });
       await expect(crashed.executor.run()).rejects.toBeInstanceOf(InjectedCrash);
       const head = await crashed.checkpoint.head();
       expect(head.latestOffsetBatch).toBe(0);

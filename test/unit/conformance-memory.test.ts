@@ -4,7 +4,8 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { caseToPlan, compareCase, parseCase, stepFiles, stepResult, CaseResult, ConformanceCase } from '../../lib/conformance/case';
+import { caseToPlan, parseCase, stepFiles, ConformanceCase } from '../../lib/conformance/case';
+import { compareCase, stepResult, CaseResult } from '../../lib/conformance/results';
 import { MicroBatchExecutor } from '../../lib/engine/executor';
 import { InMemoryCheckpoint, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 

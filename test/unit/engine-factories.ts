@@ -1,18 +1,20 @@
 /**
  * Small factories for engine unit tests: a query over in-memory ports, and a runner that starts
- * a fresh executor per scheduled run over the same checkpoint, state and landing files.
+ * a fresh executor per scheduled run over the same checkpoint, state and landing files. A crash
+ * is a decorator around those ports (lib/engine/testing/crash.ts), never part of the executor.
  */
-import { CrashInjector, CrashPlan } from '../../lib/engine/testing/crash';
+import { crashingAt, CrashPlan } from '../../lib/engine/testing/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
-import { MicroBatchExecutor, RunReport } from '../../lib/engine/executor';
+import { ExecutorDeps, MicroBatchExecutor, RunReport } from '../../lib/engine/executor';
 import { InMemoryCheckpoint, InMemoryDeadLetters, InMemoryFileSource, InMemoryLease, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 import type { Clock } from '../../lib/engine/ports';
 import type { QueryPlan } from '../../lib/engine/query';
 
 export type Event = Record<string, unknown>;
 
-export function createTestRunner(plan: QueryPlan, opts: { clock?: Clock } = {}) {
-  const ports = {
+/** The in-memory ports of a test run. */
+export function memoryPorts(plan: QueryPlan) {
+  return {
     source: new InMemoryFileSource(plan.source.schema),
     checkpoint: new InMemoryCheckpoint(),
     state: new InMemoryStateStore(),
@@ -21,9 +23,20 @@ export function createTestRunner(plan: QueryPlan, opts: { clock?: Clock } = {}) 
     lateRows: new InMemoryDeadLetters(),
     lease: new InMemoryLease(),
   };
+}
+
+/**
+ * A runner over in-memory ports; `partial` replaces any of them (or adds a clock) for the test
+ * that needs to.
+ */
+export function createTestRunner<P extends Partial<ReturnType<typeof memoryPorts>>>(plan: QueryPlan, partial: P & { clock?: Clock } = {} as P) {
+  const { clock, ...replaced } = partial;
+  const ports = { ...memoryPorts(plan), ...replaced } as ReturnType<typeof memoryPorts> & Omit<P, 'clock'>;
   let fileNo = 0;
-  const executor = (crash?: CrashPlan) =>
-    new MicroBatchExecutor({ plan, ...ports, clock: opts.clock, crash: crash ? new CrashInjector(crash) : undefined });
+  const executor = (crash?: CrashPlan) => {
+    const deps: ExecutorDeps = { plan, ...ports, clock };
+    return new MicroBatchExecutor(crash ? crashingAt(crash, deps) : deps);
+  };
   return {
     ...ports,
     drop(rows: Event[] | string) {

@@ -105,6 +105,21 @@ describe('when a run crashes', () => {
     expect(t.checkpoint.commits.get(last)!.stateRows).toBe(expected.checkpoint.commits.get(last)!.stateRows);
   });
 
+  it.each(['after-offsets', 'mid-read'] as const)('at %s of a no-data batch, the next run replays it as a no-data batch', async (point) => {
+    const expected = await noCrash();
+    const t = createTestRunner(windowedTotals({ outputMode: 'update' }));
+    t.drop(SEED_FILES[0].rows);
+    expect(await t.crashRun({ point, batchId: 1 })).toBe(true); // batch 0 has data, batch 1 none
+    expect([...t.checkpoint.commits.keys()]).toEqual([0]);
+    const r = await t.run();
+    expect(r.batches.map((b) => [b.batchId, b.replay, b.noData])).toEqual([[1, true, true]]);
+    for (const f of SEED_FILES.slice(1)) {
+      t.drop(f.rows);
+      await t.run();
+    }
+    expect([...t.sink.batches.entries()]).toEqual([...expected.sink.batches.entries()]);
+  });
+
   it('replays an uncommitted batch with its logged watermarks even when more files arrived meanwhile', async () => {
     const t = createTestRunner(totals('append', 1));
     t.drop([{ user: 'a', event_time: at('12:01'), amount: 10 }]);

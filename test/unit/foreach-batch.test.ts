@@ -3,7 +3,7 @@
  * query and batch across crashes, commits guarded writes with their record, and is plainly
  * at-least-once when the record is lost after the effect.
  */
-import { CRASH_POINTS, CrashInjector } from '../../lib/engine/testing/crash';
+import { CRASH_POINTS, crashingAt, type CrashPlan } from '../../lib/engine/testing/crash';
 import { InjectedCrash, InvalidOptionError } from '../../lib/engine/errors';
 import { MicroBatchExecutor } from '../../lib/engine/executor';
 import { EffectGuard, ForeachBatchSink, InMemoryEffectGuard } from '../../lib/engine/foreach-batch';
@@ -28,7 +28,10 @@ function setup(guard: EffectGuard<() => void> = new InMemoryEffectGuard()) {
         await context.transactWithGuard('ledger', [() => (ledger.total += sum)]);
       },
     });
-  const run = (crash?: CrashInjector, g?: EffectGuard<() => void>) => new MicroBatchExecutor({ plan, ...ports, sink: sink(g), crash }).run();
+  const run = (crash?: CrashPlan, g?: EffectGuard<() => void>) => {
+    const deps = { plan, ...ports, sink: sink(g) };
+    return new MicroBatchExecutor(crash ? crashingAt(crash, deps) : deps).run();
+  };
   return { run, effects, ledger };
 }
 
@@ -37,7 +40,7 @@ const ctx: SinkContext = { queryId: 'q', queryName: 'q', outputMode: 'append', c
 describe.each(CRASH_POINTS)('when the run crashes at %s and the next run finishes', (point) => {
   it('the recorded effect ran once for batch 0 and the guarded write was applied once', async () => {
     const t = setup();
-    await expect(t.run(new CrashInjector({ point, batchId: 0 }))).rejects.toBeInstanceOf(InjectedCrash);
+    await expect(t.run({ point, batchId: 0 })).rejects.toBeInstanceOf(InjectedCrash);
     await t.run();
     expect(t.effects.filter((b) => b === 0)).toEqual([0]);
     expect(t.ledger.total).toBe(24);

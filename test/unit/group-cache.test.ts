@@ -3,7 +3,7 @@
  * a group met again needs no read from the store. These tests pin what that must not change: the
  * results, the state, and a replay after a failure, which must start from the store again.
  */
-import { CrashInjector } from '../../lib/engine/testing/crash';
+import { crashingAt } from '../../lib/engine/testing/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
 import { MicroBatchExecutor } from '../../lib/engine/executor';
 import { CountingStateStore, InMemoryCheckpoint, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
@@ -87,7 +87,7 @@ describe('when a run goes on to its next batch', () => {
       for (;;) {
         executors++;
         try {
-          await new MicroBatchExecutor({ ...fresh, crash: new CrashInjector({ point: 'after-commit' }) }).run();
+          await new MicroBatchExecutor(crashingAt({ point: 'after-commit' }, fresh)).run();
           break;
         } catch (e) {
           if (!(e instanceof InjectedCrash)) throw e;
@@ -108,7 +108,7 @@ describe('when the same executor runs again after a failed batch', () => {
     await new MicroBatchExecutor(expected).run();
 
     const p = ports('update');
-    const executor = new MicroBatchExecutor({ ...p, crash: new CrashInjector({ point, batchId: 2 }) });
+    const executor = new MicroBatchExecutor(crashingAt({ point, batchId: 2 }, p));
     await expect(executor.run()).rejects.toBeInstanceOf(InjectedCrash);
     const r = await executor.run();
     expect(r.batches[0]).toMatchObject({ batchId: 2, replay: true });

@@ -1,16 +1,23 @@
 /**
  * Test-only failure injection: crash a run at a named point of a batch, as a killed Lambda would
- * (everything in memory is lost; what was written stays written).
+ * (everything in memory is lost; what was written stays written). The crashes are decorators
+ * around the ports the executor is given, so the run loop itself knows nothing of them:
  *
- *   offsets/N written ──▶ after-offsets ──▶ read ──▶ mid-read ──▶ operators ──▶ sink write
- *     ──▶ after-sink ──▶ state writes (mid-state: half of them) ──▶ before-commit
- *     ──▶ commits/N written ──▶ after-commit
+ *   checkpoint.writeOffsets(N) ─▶ after-offsets        (a replay: once readOffsets(N) returned)
+ *   source.read / readChunks   ─▶ mid-read             (once the first chunk was taken, or after
+ *                                                       a read of one chunk or none; a no-data
+ *                                                       batch reads nothing: right after its offsets)
+ *   sink.addBatch(N)           ─▶ after-sink
+ *   state.commit(N)            ─▶ mid-state            (half of the batch's changes committed first)
+ *   checkpoint.writeProgress   ─▶ before-commit        (before progress/N and commits/N are written)
+ *   checkpoint.writeCommit(N)  ─▶ after-commit
  *
- * Enabled at the edges only: `SLUICE_CRASH_AT=<point>[@<batchId>]` for the CLI, or
- * `--crash <point>` for the conformance runner.
+ * `mid-state` needs a batch that changes state. Enabled at the edges only: `SLUICE_CRASH_AT=<point>[@<batchId>]` for the CLI,
+ * `--crash <point>` for the conformance runner, the `crash` extra of `buildExecutor`, and
+ * `crashingAt(plan, ports)` in tests.
  */
-import { InjectedCrash } from '../errors';
-import { InvalidOptionError } from '../errors';
+import { InjectedCrash, InvalidOptionError } from '../errors';
+import type { CheckpointStore, Json, OffsetEntry, ReadOptions, ReadResult, Sink, Source, StateStore } from '../ports';
 
 export const CRASH_POINTS = ['after-offsets', 'mid-read', 'mid-state', 'after-sink', 'before-commit', 'after-commit'] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
@@ -23,6 +30,7 @@ export interface CrashPlan {
   readonly times?: number;
 }
 
+/** Counts down a plan's crashes; the decorators of one set of ports share one. */
 export class CrashInjector {
   private remaining: number;
 
@@ -30,22 +38,142 @@ export class CrashInjector {
     this.remaining = plan?.times ?? 1;
   }
 
-  /** True when a crash is planned at `point` for this batch (used for mid-state's partial write). */
+  /** True when a crash is planned at `point` for this batch. */
   armed(point: CrashPoint, batchId: number): boolean {
     const p = this.plan;
     return !!p && this.remaining > 0 && p.point === point && (p.batchId === undefined || p.batchId === batchId);
   }
 
+  /** Throws InjectedCrash when a crash is planned at `point` for this batch. */
   at(point: CrashPoint, batchId: number): void {
     if (this.armed(point, batchId)) {
       this.remaining--;
       throw new InjectedCrash(point, batchId);
     }
   }
+}
 
-  get fired(): boolean {
-    return !!this.plan && this.remaining < (this.plan.times ?? 1);
+/** The ports a crash can sit in front of. */
+export interface CrashablePorts {
+  readonly source: Source;
+  readonly checkpoint: CheckpointStore;
+  readonly state: StateStore;
+  readonly sink: Sink;
+}
+
+/**
+ * The same ports (and whatever else `ports` holds, e.g. a whole ExecutorDeps) with the plan's
+ * crash in front of them, all sharing one injector: pass a CrashInjector to keep counting
+ * `times` across several sets of ports.
+ */
+export function crashingAt<P extends CrashablePorts>(plan: CrashPlan | CrashInjector, ports: P): P {
+  const crash = plan instanceof CrashInjector ? plan : new CrashInjector(plan);
+  return {
+    ...ports,
+    source: crashingSource(crash, ports.source),
+    checkpoint: crashingCheckpoint(crash, ports.checkpoint),
+    state: crashingState(crash, ports.state),
+    sink: crashingSink(crash, ports.sink),
+  };
+}
+
+/** `mid-read`: once the first chunk of a read was taken (or the read ended with fewer). */
+export function crashingSource(crash: CrashInjector, inner: Source): Source {
+  const source: Source = {
+    description: inner.description,
+    latestOffset: (start) => inner.latestOffset(start),
+    planBatch: (batchId, start, target, limits) => inner.planBatch(batchId, start, target, limits),
+    async read(batchId, start, end, options) {
+      const result = await inner.read(batchId, start, end, options);
+      crash.at('mid-read', batchId);
+      return result;
+    },
+  };
+  const { readChunks, backlog } = inner;
+  if (readChunks) {
+    source.readChunks = async function* (batchId: number, start: Json | null, end: Json, options?: ReadOptions): AsyncIterable<ReadResult> {
+      for await (const chunk of readChunks.call(inner, batchId, start, end, options)) {
+        yield chunk;
+        // The consumer asks for the next chunk: the first one has been taken.
+        crash.at('mid-read', batchId);
+      }
+      crash.at('mid-read', batchId);
+    };
   }
+  if (backlog) source.backlog = (from, target) => backlog.call(inner, from, target);
+  return source;
+}
+
+/**
+ * `after-offsets` once offsets/N is written (or, for a replay, read back), `before-commit` before
+ * progress/N is written, `after-commit` once commits/N is.
+ */
+export function crashingCheckpoint(crash: CrashInjector, inner: CheckpointStore): CheckpointStore {
+  return {
+    description: inner.description,
+    head: () => inner.head(),
+    writeMetadata: (meta) => inner.writeMetadata(meta),
+    async readOffsets(batchId) {
+      const entry = await inner.readOffsets(batchId);
+      if (entry) offsetsKnown(crash, entry);
+      return entry;
+    },
+    async writeOffsets(entry) {
+      await inner.writeOffsets(entry);
+      offsetsKnown(crash, entry);
+    },
+    readCommit: (batchId) => inner.readCommit(batchId),
+    async writeCommit(entry) {
+      await inner.writeCommit(entry);
+      crash.at('after-commit', entry.batchId);
+    },
+    async writeProgress(batchId, progress) {
+      crash.at('before-commit', batchId);
+      await inner.writeProgress(batchId, progress);
+    },
+    readProgress: (batchId) => inner.readProgress(batchId),
+    purge: (keepFrom) => inner.purge(keepFrom),
+    readSourceLog: (sourceIndex, name) => inner.readSourceLog(sourceIndex, name),
+    writeSourceLog: (sourceIndex, name, body) => inner.writeSourceLog(sourceIndex, name, body),
+  };
+}
+
+/**
+ * The run knows batch N's offsets: `after-offsets`; and when N is a no-data batch (it ends where
+ * it starts, so the source is never asked to read), its read is over too: `mid-read`.
+ */
+function offsetsKnown(crash: CrashInjector, entry: OffsetEntry): void {
+  crash.at('after-offsets', entry.batchId);
+  if (JSON.stringify(entry.startOffsets[0]) === JSON.stringify(entry.offsets[0])) crash.at('mid-read', entry.batchId);
+}
+
+/** `mid-state`: the first half of a batch's changes is committed, then the run crashes. */
+export function crashingState(crash: CrashInjector, inner: StateStore): StateStore {
+  return {
+    description: inner.description,
+    get: (op, keys, version) => inner.get(op, keys, version),
+    expired: (op, watermarkMs, version) => inner.expired(op, watermarkMs, version),
+    all: (op, version) => inner.all(op, version),
+    count: (op, version) => inner.count(op, version),
+    async commit(op, version, changes) {
+      if (crash.armed('mid-state', version)) {
+        await inner.commit(op, version, changes.slice(0, Math.ceil(changes.length / 2)));
+        crash.at('mid-state', version);
+      }
+      await inner.commit(op, version, changes);
+    },
+  };
+}
+
+/** `after-sink`: once the sink holds the batch. */
+export function crashingSink(crash: CrashInjector, inner: Sink): Sink {
+  return {
+    description: inner.description,
+    async addBatch(batchId, rows, ctx) {
+      await inner.addBatch(batchId, rows, ctx);
+      crash.at('after-sink', batchId);
+    },
+  };
 }
 
 export function parseCrashPlan(text: string | undefined): CrashPlan | null {

@@ -3,7 +3,7 @@
  * They keep the same contracts as the AWS adapters (versioned state, write-once logs, replayable
  * source), so a unit test can crash a run and start a new executor over the same objects.
  */
-import { CheckpointMismatchError } from '../errors';
+import { CheckpointMismatchError, LeaseLostError } from '../errors';
 import type {
   BatchLimits,
   CheckpointHead,
@@ -29,7 +29,6 @@ import type {
 import { Schema } from '../schema';
 import { LineParsers } from '../json-scan';
 import { parseLineChunks, type LineCursor } from '../lines';
-import { LeaseLostError } from '../errors';
 
 export class InMemoryCheckpoint implements CheckpointStore {
   readonly description = 'memory://checkpoint';
@@ -59,10 +58,9 @@ export class InMemoryCheckpoint implements CheckpointStore {
     return this.commits.get(id) ?? null;
   }
   async writeCommit(e: CommitEntry) {
+    // A replay may commit again; only the time of the commit may differ.
     const prev = this.commits.get(e.batchId);
-    if (prev && JSON.stringify({ ...prev, committedAtMs: 0 }) !== JSON.stringify({ ...e, committedAtMs: 0 })) {
-      throw new CheckpointMismatchError(`commits/${e.batchId} already exists with different content`);
-    }
+    if (prev && JSON.stringify({ ...prev, committedAtMs: 0 }) !== JSON.stringify({ ...e, committedAtMs: 0 })) throw logConflict('commits', e.batchId);
     this.commits.set(e.batchId, e);
   }
   async writeProgress(id: number, p: Json) {
@@ -84,139 +82,112 @@ export class InMemoryCheckpoint implements CheckpointStore {
 
 function writeOnce<T>(m: Map<number, T>, id: number, v: T, what: string) {
   const prev = m.get(id);
-  if (prev && JSON.stringify(prev) !== JSON.stringify(v)) {
-    throw new CheckpointMismatchError(`${what}/${id} already exists with different content: another run wrote it; check that only one run per query is active`);
-  }
+  if (prev && JSON.stringify(prev) !== JSON.stringify(v)) throw logConflict(what, id);
   m.set(id, v);
 }
 
-interface Versioned {
-  v: number;
-  val: Json | null;
-  /** The key its last value was written with (its eviction time holds for the previous value too). */
-  key: StateKey;
-  pv?: number;
-  pval?: Json | null;
-  /**
-   * What `get` and `expired` return for (v, val): the change that wrote it, which has that very
-   * form ({key, value}), so a read makes no object per entry.
-   */
-  entry?: StateEntry;
+function logConflict(what: string, id: number): CheckpointMismatchError {
+  return new CheckpointMismatchError(`${what}/${id} already exists with different content: another run wrote it; check that only one run per query is active`);
+}
+
+/** One version of a key: the value batch `version` wrote (null: deleted), with its key. */
+interface KeyVersion {
+  readonly version: number;
+  readonly key: StateKey;
+  readonly value: Json | null;
+}
+
+/** A key's current version and the one before it, as the DynamoDB store keeps them. */
+interface KeyHistory {
+  current: KeyVersion;
+  previous?: KeyVersion;
 }
 
 /**
- * Versioned state with the same visibility rules as the DynamoDB store. It holds what DynamoDB
- * would: live keys with their previous value, and a deletion only until no read can see it, so
- * it also stands for the state of a long run (the benchmark's memory check).
+ * Versioned state with the same visibility rules as the DynamoDB store: every key keeps its
+ * current version and the one before, so a read at version N−1 during a replay of N sees N−1
+ * whatever part of N a crashed attempt wrote. A deleted key is dropped once no read can see it
+ * (a read is at version − 1 or later), so the store follows the live state of a long run.
  */
 export class InMemoryStateStore implements StateStore {
   readonly description = 'memory://state';
-  private readonly items = new Map<string, Map<string, Versioned>>();
-  readonly stats = { gets: 0, writes: 0 };
-  /** Per operator, the ids deleted and the version that deleted each. */
-  private readonly tombstones = new Map<string, { ids: string[]; versions: number[] }>();
+  /** Per operator id, per key id. */
+  private readonly items = new Map<string, Map<string, KeyHistory>>();
+  /** Per operator id, the keys whose current version is a deletion, and that version. */
+  private readonly deletions = new Map<string, Map<string, number>>();
 
-  private table(op: OperatorStateSpec) {
+  private table(op: OperatorStateSpec): Map<string, KeyHistory> {
     let t = this.items.get(op.operatorId);
     if (!t) this.items.set(op.operatorId, (t = new Map()));
     return t;
   }
-  private visible(it: Versioned | undefined, version: number): { val: Json; evictAt: number | null } | null {
-    if (!it) return null;
-    if (it.v <= version) return it.val === null ? null : { val: it.val, evictAt: it.key.evictAt };
-    if (it.pv !== undefined && it.pv <= version && it.pval !== null && it.pval !== undefined) return { val: it.pval, evictAt: it.key.evictAt };
-    return null;
+
+  /** The entry a read at `version` sees, or null when the key is absent or deleted then. */
+  private visible(history: KeyHistory | undefined, version: number): StateEntry | null {
+    if (!history) return null;
+    const seen = history.current.version <= version ? history.current : history.previous !== undefined && history.previous.version <= version ? history.previous : null;
+    if (seen === null || seen.value === null) return null;
+    return { key: { id: seen.key.id, evictAt: seen.key.evictAt }, value: seen.value };
   }
+
   async get(op: OperatorStateSpec, keys: StateKey[], version: number) {
     const t = this.table(op);
     const out = new Map<string, StateEntry>();
     for (const k of keys) {
-      this.stats.gets++;
-      const it = t.get(k.id);
-      if (it === undefined) continue;
-      if (it.v <= version && it.val !== null) {
-        // the common case, the latest version
-        out.set(k.id, (it.entry ??= { key: it.key, value: it.val }));
-        continue;
-      }
-      const vis = this.visible(it, version);
-      if (vis) out.set(k.id, { key: { id: k.id, evictAt: vis.evictAt }, value: vis.val });
+      const entry = this.visible(t.get(k.id), version);
+      if (entry) out.set(k.id, entry);
     }
     return out;
   }
-  async expired(op: OperatorStateSpec, wm: number, version: number) {
+
+  async expired(op: OperatorStateSpec, watermarkMs: number, version: number) {
     const out: StateEntry[] = [];
-    for (const it of this.table(op).values()) {
-      const evictAt = it.key.evictAt;
-      if (evictAt === null || evictAt > wm) continue;
-      if (it.v <= version && it.val !== null) {
-        out.push((it.entry ??= { key: it.key, value: it.val }));
-        continue;
-      }
-      const vis = this.visible(it, version);
-      if (vis) out.push({ key: { id: it.key.id, evictAt: vis.evictAt }, value: vis.val });
+    for (const history of this.table(op).values()) {
+      const entry = this.visible(history, version);
+      if (entry && entry.key.evictAt !== null && entry.key.evictAt <= watermarkMs) out.push(entry);
     }
     return out;
   }
+
   async all(op: OperatorStateSpec, version: number) {
     const out: StateEntry[] = [];
-    for (const [id, it] of this.table(op)) {
-      const vis = this.visible(it, version);
-      if (vis) out.push({ key: { id, evictAt: vis.evictAt }, value: vis.val });
+    for (const history of this.table(op).values()) {
+      const entry = this.visible(history, version);
+      if (entry) out.push(entry);
     }
     return out.sort((a, b) => (a.key.id < b.key.id ? -1 : 1));
   }
+
   /** Items held, over all operators (live keys, and deletions not dropped yet). */
   size(): number {
     let n = 0;
     for (const t of this.items.values()) n += t.size;
     return n;
   }
+
   async count(op: OperatorStateSpec, version: number) {
     return (await this.all(op, version)).length;
   }
+
   async commit(op: OperatorStateSpec, version: number, changes: StateChange[]) {
     const t = this.table(op);
-    // Deletions of earlier versions are invisible to every read still possible (at version - 1 or
-    // later: a replay of this batch at most): drop them, so that the table follows the live state.
-    const dead = this.tombstones.get(op.operatorId) ?? { ids: [], versions: [] };
-    const keep: { ids: string[]; versions: number[] } = { ids: [], versions: [] };
-    for (let i = 0; i < dead.ids.length; i++) {
-      const id = dead.ids[i];
-      const v = dead.versions[i];
-      const it = t.get(id);
-      if (it === undefined || it.val !== null || it.v !== v) continue; // written again since
-      if (v < version) t.delete(id);
-      else {
-        keep.ids.push(id);
-        keep.versions.push(v);
+    let deleted = this.deletions.get(op.operatorId);
+    if (!deleted) this.deletions.set(op.operatorId, (deleted = new Map()));
+    // A deletion by an earlier version is invisible to every read still possible: drop the key.
+    for (const [id, deletedAt] of deleted) {
+      if (deletedAt < version) {
+        t.delete(id);
+        deleted.delete(id);
       }
     }
-    this.tombstones.set(op.operatorId, keep);
     for (const c of changes) {
-      if (c.value === null) {
-        keep.ids.push(c.key.id);
-        keep.versions.push(version);
-      }
-      this.stats.writes++;
-      const cur = t.get(c.key.id);
-      const entry = c.value === null ? undefined : (c as StateEntry);
-      if (cur === undefined) {
-        // every field from the start: added later, pv and pval would need a property array per item
-        t.set(c.key.id, { v: version, val: c.value, key: c.key, entry, pv: undefined, pval: undefined });
-        continue;
-      }
-      // updated in place: a rewrite of the same version keeps the previous value, a new version
-      // makes the current one the previous
-      if (cur.v !== version) {
-        cur.pv = cur.v;
-        cur.pval = cur.val;
-      }
-      cur.v = version;
-      cur.val = c.value;
-      cur.entry = entry;
-      // The eviction time of the previous value must survive for a read at the previous version.
-      if (c.value !== null) cur.key = c.key;
+      const written: KeyVersion = { version, key: c.key, value: c.value };
+      const history = t.get(c.key.id);
+      if (history === undefined) t.set(c.key.id, { current: written });
+      else if (history.current.version === version) history.current = written; // a replay of this version keeps the one before
+      else t.set(c.key.id, { current: written, previous: history.current });
+      if (c.value === null) deleted.set(c.key.id, version);
+      else deleted.delete(c.key.id);
     }
   }
 }

@@ -1,0 +1,119 @@
+/**
+ * What a conformance case produced, step by step, read back from what a sink durably holds, and
+ * its comparison with the case's expectations (numbers to 1e-9 relative, timestamps by instant,
+ * rows as multisets).
+ */
+import type { Json, OutputRow } from '../engine/ports';
+import type { QueryPlan } from '../engine/query';
+import { parseTimestamp } from '../engine/schema';
+import type { RunReport } from '../engine/executor';
+import type { ConformanceCase } from './case';
+
+export interface StepResult {
+  rows: OutputRow[];
+  watermark: string;
+  stateRows: number;
+  droppedByWatermark: number;
+  batches: Array<{ batchId: number; rows: OutputRow[] }>;
+}
+
+export interface CaseResult {
+  name: string;
+  steps?: StepResult[];
+  error?: string;
+}
+
+/**
+ * A step's result from the batches it ran (with the rows the sink holds for each): in complete
+ * mode the rows of the last batch that wrote any, otherwise every batch's rows.
+ */
+export function stepFromBatches(
+  plan: Pick<QueryPlan, 'outputMode'>,
+  batches: Array<{ batchId: number; rows: OutputRow[] }>,
+  run: { watermark: string; stateRows: number; droppedByWatermark: number },
+): StepResult {
+  let rows: OutputRow[];
+  if (plan.outputMode === 'complete') {
+    const written = batches.filter((b) => b.rows.length > 0);
+    rows = written.length ? written[written.length - 1].rows : [];
+  } else rows = batches.flatMap((b) => b.rows);
+  return { rows, watermark: run.watermark, stateRows: run.stateRows, droppedByWatermark: run.droppedByWatermark, batches };
+}
+
+/** The step result from a run report and the rows the sink durably holds for its batches. */
+export function stepResult(plan: QueryPlan, report: RunReport, sinkRows: Map<number, OutputRow[]>): StepResult {
+  const batches = report.batches.map((b) => ({ batchId: b.batchId, rows: sinkRows.get(b.batchId) ?? [] }));
+  return stepFromBatches(plan, batches, report);
+}
+
+/** Input rows a batch dropped as late, from its progress report (Spark's stateOperators). */
+export function droppedInProgress(progress: Json | null): number {
+  const p = progress as { stateOperators?: Array<{ numRowsDroppedByWatermark?: number }> } | null;
+  return p?.stateOperators?.[0]?.numRowsDroppedByWatermark ?? 0;
+}
+
+function isTimestampText(v: unknown): v is string {
+  return typeof v === 'string' && /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}/.test(v) && parseTimestamp(v) !== null;
+}
+
+export function valuesEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || a === undefined || b === undefined) return false;
+  if (typeof a === 'number' && typeof b === 'number') {
+    if (Number.isNaN(a) && Number.isNaN(b)) return true;
+    const scale = Math.max(Math.abs(a), Math.abs(b));
+    return Math.abs(a - b) <= 1e-9 * scale;
+  }
+  if (isTimestampText(a) && isTimestampText(b)) return parseTimestamp(a) === parseTimestamp(b);
+  if (typeof a === 'object' && typeof b === 'object') {
+    if (Array.isArray(a) !== Array.isArray(b)) return false;
+    const ka = Object.keys(a as object);
+    const kb = Object.keys(b as object);
+    if (ka.length !== kb.length) return false;
+    return ka.every((k) => k in (b as object) && valuesEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  }
+  return false;
+}
+
+export function multisetEqual(actual: readonly unknown[], expected: readonly unknown[]): boolean {
+  if (actual.length !== expected.length) return false;
+  const used = new Array(actual.length).fill(false);
+  for (const e of expected) {
+    const i = actual.findIndex((a, idx) => !used[idx] && valuesEqual(a, e));
+    if (i < 0) return false;
+    used[i] = true;
+  }
+  return true;
+}
+
+/** Mismatches between a step's result and its expectations, as readable lines. */
+export function compareStep(result: StepResult, expect: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  const show = (v: unknown) => JSON.stringify(v);
+  if ('rows' in expect && !multisetEqual(result.rows, expect.rows as unknown[])) {
+    problems.push(`rows: expected ${show(expect.rows)}, got ${show(result.rows)}`);
+  }
+  if ('watermark' in expect && !valuesEqual(result.watermark, expect.watermark)) {
+    problems.push(`watermark: expected ${show(expect.watermark)}, got ${show(result.watermark)}`);
+  }
+  for (const k of ['stateRows', 'droppedByWatermark'] as const) {
+    if (k in expect && result[k] !== expect[k]) problems.push(`${k}: expected ${show(expect[k])}, got ${result[k]}`);
+  }
+  if ('batches' in expect) {
+    const eb = expect.batches as Array<{ batchId: number; rows: unknown[] }>;
+    const ok = eb.length === result.batches.length && eb.every((b, i) => b.batchId === result.batches[i].batchId && multisetEqual(result.batches[i].rows, b.rows));
+    if (!ok) problems.push(`batches: expected ${show(eb)}, got ${show(result.batches)}`);
+  }
+  return problems;
+}
+
+export function compareCase(c: ConformanceCase, r: CaseResult): string[] {
+  if (r.error) return [`error: ${r.error}`];
+  const out: string[] = [];
+  c.steps.forEach((s, i) => {
+    const res = r.steps?.[i];
+    if (!res) out.push(`step ${i + 1}: no result`);
+    else for (const p of compareStep(res, s.expect)) out.push(`step ${i + 1}: ${p}`);
+  });
+  return out;
+}

@@ -1,0 +1,89 @@
+/**
+ * Event-time watermarks, as Spark computes them (WatermarkTracker, MultipleWatermarkPolicy):
+ *
+ *   batch N reads ─▶ max event time per withWatermark operator
+ *     ─▶ operator watermark = max(its previous, max event time − its delay)
+ *     ─▶ global watermark   = max(N's batch watermark, min over the operators)   (Spark's default
+ *                                                                                 "min" policy)
+ *   batch N+1 runs with the pair (batch: that global watermark, late: N's batch watermark)
+ *
+ * A batch evicts and emits with its batch watermark and drops late rows with its late watermark
+ * (the previous batch's batch watermark, Spark >= 3.4), so a run split by a rate limit into
+ * several data batches drops what Spark drops. Neither ever moves back.
+ */
+import type { QueryPlan } from './query';
+
+/** The two watermarks a batch runs with; offsets/N logs them, so a replay runs with the same. */
+export interface BatchWatermarks {
+  /** Evicts and emits with this (Spark's batchWatermarkMs): the global watermark after N−1. */
+  readonly batchWatermarkMs: number;
+  /** Drops late rows with this: batch N−1's own batchWatermarkMs (0 for the first batch). */
+  readonly lateWatermarkMs: number;
+}
+
+/** Each withWatermark operator's own watermark so far, by stage id (commits/N keeps them). */
+export type OperatorWatermarks = Readonly<Record<string, number>>;
+
+/** The first batch's pair: no watermark yet. */
+export const NO_WATERMARKS: BatchWatermarks = { batchWatermarkMs: 0, lateWatermarkMs: 0 };
+
+/** The pair of the batch after a committed one (its batch watermark, and the one after it). */
+export function watermarksAfter(commit: { readonly batchWatermarkMs: number; readonly nextBatchWatermarkMs: number }): BatchWatermarks {
+  return { batchWatermarkMs: commit.nextBatchWatermarkMs, lateWatermarkMs: commit.batchWatermarkMs };
+}
+
+/**
+ * Whether a no-data batch would change anything: the next batch evicts with a later watermark
+ * than the last one did, so windows may close (the operator must also be able to evict or emit).
+ */
+export function watermarkMoved(next: BatchWatermarks): boolean {
+  return next.batchWatermarkMs > next.lateWatermarkMs;
+}
+
+/** The largest event time each withWatermark operator saw in one batch, by stage id. */
+export class MaxEventTimes {
+  private readonly byOperator = new Map<string, number>();
+
+  /** Takes in one chunk's maxima. */
+  observe(chunk: ReadonlyMap<string, number>): void {
+    for (const [id, t] of chunk) {
+      const seen = this.byOperator.get(id);
+      if (seen === undefined || !(seen >= t)) this.byOperator.set(id, t);
+    }
+  }
+
+  entries(): IterableIterator<[string, number]> {
+    return this.byOperator.entries();
+  }
+
+  /** The largest over all operators (progress's eventTime.max), null when the batch had none. */
+  overall(): number | null {
+    return this.byOperator.size ? Math.max(...this.byOperator.values()) : null;
+  }
+}
+
+/** A plan's watermark policy: each withWatermark operator's delay, combined by the minimum. */
+export class WatermarkPolicy {
+  /** Delay (ms) per withWatermark stage id. */
+  private readonly delaysMs = new Map<string, number>();
+
+  constructor(plan: Pick<QueryPlan, 'stages'>) {
+    for (const s of plan.stages) if (s.kind === 'watermark') this.delaysMs.set(s.id, s.delayMs);
+  }
+
+  /** The operators' watermarks after a batch that saw `seen`: each max(previous, max − delay). */
+  advance(previous: OperatorWatermarks, seen: MaxEventTimes): Record<string, number> {
+    const next = { ...previous };
+    for (const [id, max] of seen.entries()) {
+      const candidate = max - (this.delaysMs.get(id) ?? 0);
+      if (next[id] === undefined || candidate > next[id]) next[id] = candidate;
+    }
+    return next;
+  }
+
+  /** The global watermark after a batch: the operators' minimum, never below the batch's own. */
+  global(batch: BatchWatermarks, operators: OperatorWatermarks): number {
+    const known = Object.values(operators);
+    return known.length ? Math.max(batch.batchWatermarkMs, Math.min(...known)) : batch.batchWatermarkMs;
+  }
+}
