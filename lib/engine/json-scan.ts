@@ -33,7 +33,7 @@
  * the last hour of a timestamp) but is done with it when it returns.
  */
 import type { Row } from './ports';
-import { nonFiniteDouble, numberText, parseJsonLine, parseTimestamp, type CoerceResult, type Schema } from './schema';
+import { epochSecondsMs, nonFiniteDouble, numberText, parseJsonLine, parseTimestamp, unreadableReason, type CoerceResult, type Schema } from './schema';
 
 const T_STRING = 0;
 const T_INT = 1;
@@ -312,9 +312,9 @@ function fromNumber(t: number, v: number): unknown {
     case T_DOUBLE:
       return v;
     case T_TIMESTAMP:
-      return Number.isFinite(v) ? v * 1000 : BAD; // epoch seconds, as Spark reads numbers
+      return epochSecondsMs(v) ?? BAD; // epoch seconds, as Spark reads numbers
     case T_LONG:
-      return Number.isInteger(v) ? v : BAD;
+      return Number.isSafeInteger(v) ? v : BAD;
     case T_INT:
       return Number.isInteger(v) && v >= -2147483648 && v <= 2147483647 ? v : BAD;
     case T_STRING:
@@ -472,6 +472,14 @@ export function compileLineParser(schema: Schema, options: LineParserOptions = {
     stats.reference++;
     return parseJsonLine(schema, line);
   };
+  /** The reference, with anything it throws a bad record: no line can fail the batch. */
+  const guardedReference = (line: string): CoerceResult => {
+    try {
+      return reference(line);
+    } catch (e) {
+      return { ok: false, reason: unreadableReason(e) };
+    }
+  };
   // Column names the scanner cannot match byte for byte, or that an object reads through its
   // prototype ("constructor", "__proto__"...), where the reference does odd but defined things.
   const unsafe = names.some((name) => {
@@ -482,7 +490,7 @@ export function compileLineParser(schema: Schema, options: LineParserOptions = {
     }
     return false;
   });
-  if (n === 0 || unsafe || new Set(names).size !== n || types.some((t) => t === undefined)) return Object.assign(reference, { stats, into: (line: string, rows: Row[]) => pushRow(reference(line), rows) });
+  if (n === 0 || unsafe || new Set(names).size !== n || types.some((t) => t === undefined)) return Object.assign(guardedReference, { stats, into: (line: string, rows: Row[]) => pushRow(guardedReference(line), rows) });
 
   const byName = new Map<string, number>(names.map((name, i) => [name, i]));
   let lengths = 0; // bit k set: some name has length k (lengths up to 31)
@@ -774,17 +782,26 @@ export function compileLineParser(schema: Schema, options: LineParserOptions = {
   }
 
   function parseLine(line: string): CoerceResult {
-    const row = fastRow(line);
-    return row !== null ? { ok: true, row } : reference(line);
+    const row = guardedFastRow(line);
+    return row !== null ? { ok: true, row } : guardedReference(line);
   }
 
   function into(line: string, rows: Row[]): string | null {
-    const row = fastRow(line);
+    const row = guardedFastRow(line);
     if (row !== null) {
       rows.push(row);
       return null;
     }
-    return pushRow(reference(line), rows);
+    return pushRow(guardedReference(line), rows);
+  }
+
+  /** Tiers 1 and 2; a line that makes them throw goes to the reference, which decides. */
+  function guardedFastRow(line: string): Row | null {
+    try {
+      return fastRow(line);
+    } catch {
+      return null;
+    }
   }
   return Object.assign(parseLine, { stats, into });
 }

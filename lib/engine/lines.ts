@@ -4,6 +4,7 @@
  * line of a file), and a chunk holds CHUNK_LINES lines: its rows die young, before the next
  * scavenge would copy them, and a batch is aggregated as it is read.
  */
+import { isUtf8 } from 'node:buffer';
 import type { LineParser } from './json-scan';
 import type { DeadLetter, ReadResult, Row } from './ports';
 
@@ -16,15 +17,38 @@ export interface LineCursor {
   bytes: number;
 }
 
+/** The reason of a line whose bytes are not UTF-8 (Spark's reader flags such a record as corrupt). */
+export const INVALID_UTF8_REASON = 'line is not valid UTF-8 (its bad bytes show as U+FFFD here): write the file in UTF-8 at the producer';
+
+/**
+ * The lines of `bytes[start, end)` (0-based, counted as parseLineChunks counts them) that are not
+ * valid UTF-8, or null when all of it is (the common case: one check of the whole piece). A 0x0A
+ * byte never occurs inside a UTF-8 sequence, so lines can be checked one by one.
+ */
+export function invalidUtf8Lines(bytes: Uint8Array, start = 0, end = bytes.length): Set<number> | null {
+  if (isUtf8(bytes.subarray(start, end))) return null;
+  const bad = new Set<number>();
+  let line = 0;
+  for (let from = start; from < end; line++) {
+    let nl = bytes.indexOf(0x0a, from);
+    if (nl === -1 || nl >= end) nl = end;
+    if (!isUtf8(bytes.subarray(from, nl))) bad.add(line);
+    from = nl + 1;
+  }
+  return bad;
+}
+
 /**
  * Parses the lines of `text` (a whole file, or a piece of one cut after a newline), numbering
  * them from cursor.lineNo + 1; blank lines are skipped, a trailing CR is dropped. A line the
  * parser rejects is a dead letter with its file and line number. The cursor's bytes go with the
- * first chunk yielded.
+ * first chunk yielded. `invalid` holds the lines of this text (0-based) whose bytes were not
+ * UTF-8 (invalidUtf8Lines): each is a dead letter, whatever the parser would make of it.
  */
-export function* parseLineChunks(parse: LineParser, file: string, text: string, cursor: LineCursor): Generator<ReadResult> {
+export function* parseLineChunks(parse: LineParser, file: string, text: string, cursor: LineCursor, invalid: ReadonlySet<number> | null = null): Generator<ReadResult> {
   const n = text.length;
   let start = 0;
+  let local = -1;
   while (start < n) {
     const rows: Row[] = [];
     const deadLetters: DeadLetter[] = [];
@@ -32,11 +56,12 @@ export function* parseLineChunks(parse: LineParser, file: string, text: string, 
       let nl = text.indexOf('\n', start);
       if (nl === -1) nl = n;
       cursor.lineNo++;
+      local++;
       let end = nl;
       if (end > start && text.charCodeAt(end - 1) === 13) end--;
       if (end > start && !(text.charCodeAt(start) <= 32 && isBlank(text, start, end))) {
         const line = text.slice(start, end);
-        const reason = parse.into(line, rows);
+        const reason = invalid !== null && invalid.has(local) ? INVALID_UTF8_REASON : parse.into(line, rows);
         if (reason !== null) deadLetters.push({ source: { file, line: cursor.lineNo }, raw: line, reason });
       }
       start = nl + 1;

@@ -47,6 +47,9 @@ export function parseSchema(ddl: string): Schema {
         `schema column ${m[1]} has type ${m[2]}, which sluice does not support: use one of STRING, INT, LONG (BIGINT), DOUBLE, BOOLEAN, TIMESTAMP`,
       );
     }
+    if (m[1] === '__proto__') {
+      throw new InvalidOptionError(`schema "${ddl}" declares a column named __proto__, which JavaScript objects cannot hold as data: rename the field at the producer`);
+    }
     if (seen.has(m[1])) {
       throw new InvalidOptionError(`schema "${ddl}" declares column ${m[1]} twice: give each column one declaration`);
     }
@@ -58,6 +61,31 @@ export function parseSchema(ddl: string): Schema {
 
 export function columnType(schema: Schema, name: string): ColumnType | undefined {
   return schema.columns.find((c) => c.name === name)?.type;
+}
+
+/** The earliest and latest instants a TIMESTAMP holds, as in Spark: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z. */
+export const MIN_TIMESTAMP_MS = -62135596800000;
+export const MAX_TIMESTAMP_MS = 253402300799999;
+
+/** Whether `ms` is an instant a TIMESTAMP column can hold (Spark's range, years 1 to 9999). */
+export function inTimestampRange(ms: number): boolean {
+  return ms >= MIN_TIMESTAMP_MS && ms <= MAX_TIMESTAMP_MS;
+}
+
+/** Milliseconds in 400 Gregorian years (146,097 days): the calendar repeats after them. */
+const FOUR_CENTURIES_MS = 146097 * 86_400_000;
+
+/**
+ * Date.UTC for every year from 1 to 9999: Date.UTC reads years 0 to 99 as 1900 to 1999, so those
+ * are computed 400 years later (same weekday and leap years) and moved back.
+ */
+function utcMs(year: number, month0: number, day: number, hour = 0, minute = 0, second = 0): number {
+  return year < 100 ? Date.UTC(year + 400, month0, day, hour, minute, second) - FOUR_CENTURIES_MS : Date.UTC(year, month0, day, hour, minute, second);
+}
+
+/** The day of the month that `ms` falls on (to reject dates such as 2026-02-30, which Date.UTC rolls over). */
+function utcDay(ms: number): number {
+  return new Date(ms).getUTCDate();
 }
 
 const SPACE_TS = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|UTC|[+-]\d{2}:?\d{2})?$/i;
@@ -104,8 +132,9 @@ function parsePlainTimestamp(t: string): number | null {
     const d = digits(t, 8, 2);
     const h = digits(t, 11, 2);
     if (y < 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23) return null;
-    const ms = Date.UTC(y, mo - 1, d, h);
-    if (new Date(ms).getUTCDate() !== d) return null;
+    if (y < 1) return null;
+    const ms = utcMs(y, mo - 1, d, h);
+    if (utcDay(ms) !== d) return null;
     cachedHourKey = hourKey;
     cachedHourMs = ms;
   }
@@ -145,16 +174,26 @@ export function parseTimestamp(text: string): number | null {
   const minute = Number(mi);
   const second = Number(s);
   if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 59) return null;
-  let ms = Date.UTC(Number(y), month - 1, day, hour, minute, second);
-  const check = new Date(ms);
-  if (check.getUTCDate() !== day) return null; // e.g. 2026-02-30
+  const year = Number(y);
+  if (year < 1) return null;
+  let ms = utcMs(year, month - 1, day, hour, minute, second);
+  if (utcDay(ms) !== day) return null; // e.g. 2026-02-30
   if (frac) ms += Number((frac + '000').slice(0, 3)) + Number(`0.${frac.slice(3) || '0'}`);
   if (zone && zone.toUpperCase() !== 'Z' && zone.toUpperCase() !== 'UTC') {
     const zm = /^([+-])(\d{2}):?(\d{2})$/.exec(zone)!;
-    const offset = (Number(zm[2]) * 60 + Number(zm[3])) * 60_000;
+    const offsetMinutes = Number(zm[2]) * 60 + Number(zm[3]);
+    // Java's ZoneOffset, which Spark parses with: at most ±18:00, minutes below 60
+    if (Number(zm[3]) > 59 || offsetMinutes > 18 * 60) return null;
+    const offset = offsetMinutes * 60_000;
     ms += zm[1] === '+' ? -offset : offset;
   }
-  return ms;
+  return inTimestampRange(ms) ? ms : null;
+}
+
+/** A JSON number in a TIMESTAMP column (epoch seconds, as Spark reads numbers) as epoch ms, or null outside Spark's range. */
+export function epochSecondsMs(seconds: number): number | null {
+  const ms = seconds * 1000;
+  return Number.isFinite(ms) && inTimestampRange(ms) ? ms : null;
 }
 
 /** ISO 8601 UTC with milliseconds, as output rows carry timestamps. */
@@ -178,13 +217,15 @@ function describeBad(col: Column, v: unknown): string {
     case 'INT':
       return head + (typeof v === 'number' && Number.isInteger(v) ? 'out of the INT range; declare the column LONG' : 'expected a JSON integer; fix the producer or declare the column DOUBLE/STRING');
     case 'LONG':
-      return head + 'expected a JSON integer; fix the producer or declare the column DOUBLE/STRING';
+      return head + (typeof v === 'number' && Number.isInteger(v) ? 'beyond ±9007199254740991 (2^53 − 1), the integers sluice keeps exactly; declare the column STRING to keep its digits' : 'expected a JSON integer; fix the producer or declare the column DOUBLE/STRING');
     case 'DOUBLE':
       return head + 'expected a JSON number; fix the producer or declare the column STRING';
     case 'BOOLEAN':
       return head + 'expected true or false';
     default:
-      return head + 'expected "YYYY-MM-DD HH:MM:SS[.fff]" (UTC), ISO 8601 with Z or an offset, or epoch seconds';
+      return head + (typeof v === 'number'
+        ? 'epoch seconds outside 0001-01-01..9999-12-31 (milliseconds or microseconds?): send seconds, or a "YYYY-MM-DD HH:MM:SS[.fff]" string'
+        : 'expected "YYYY-MM-DD HH:MM:SS[.fff]" (UTC, years 0001-9999), ISO 8601 with Z or an offset up to ±18:00, or epoch seconds');
   }
 }
 
@@ -203,9 +244,10 @@ export function coerceRecord(schema: Schema, record: unknown): CoerceResult {
   for (let i = 0; i < cols.length; i++) {
     const col = cols[i];
     const name = col.name;
-    const v = row[name];
+    // own fields only: a record without "constructor" must not read Object.prototype's
+    const v = Object.prototype.hasOwnProperty.call(row, name) ? row[name] : undefined;
     if (v === undefined) {
-      if (!(name in row)) {
+      if (!Object.prototype.hasOwnProperty.call(row, name)) {
         return { ok: false, reason: `column ${name} (${col.type}) is missing: add it to the record, or send null explicitly when the value is unknown` };
       }
       row[name] = null;
@@ -220,7 +262,7 @@ export function coerceRecord(schema: Schema, record: unknown): CoerceResult {
         if (typeof v !== 'number' || !Number.isInteger(v) || v < -2147483648 || v > 2147483647) return { ok: false, reason: describeBad(col, v) };
         break;
       case 2:
-        if (typeof v !== 'number' || !Number.isInteger(v)) return { ok: false, reason: describeBad(col, v) };
+        if (typeof v !== 'number' || !Number.isSafeInteger(v)) return { ok: false, reason: describeBad(col, v) };
         break;
       case 3:
         if (typeof v !== 'number') {
@@ -235,7 +277,7 @@ export function coerceRecord(schema: Schema, record: unknown): CoerceResult {
       case 5: {
         let ms: number | null = null;
         if (typeof v === 'string') ms = parseTimestamp(v);
-        else if (typeof v === 'number' && Number.isFinite(v)) ms = v * 1000; // epoch seconds, as Spark reads numbers
+        else if (typeof v === 'number') ms = epochSecondsMs(v);
         if (ms === null) return { ok: false, reason: describeBad(col, v) };
         row[name] = ms;
         break;
@@ -312,7 +354,25 @@ export function parseJsonLine(schema: Schema, line: string): CoerceResult {
     parsed = parseNonNumeric(line);
     if (parsed === undefined) return { ok: false, reason: `malformed JSON (${(e as Error).message}): each line must be one complete JSON object` };
   }
-  return coerceRecord(schema, parsed);
+  return guardedCoerce(schema, parsed);
+}
+
+/**
+ * coerceRecord, with any failure of it a bad record rather than an error of the batch: a STRING
+ * column that holds a value nested thousands of levels deep overflows JSON.stringify's stack.
+ */
+export function guardedCoerce(schema: Schema, record: unknown): CoerceResult {
+  try {
+    return coerceRecord(schema, record);
+  } catch (e) {
+    return { ok: false, reason: unreadableReason(e) };
+  }
+}
+
+/** Why a record that made the reader throw is bad (a RangeError: nested too deeply to keep as text). */
+export function unreadableReason(e: unknown): string {
+  if (e instanceof RangeError) return `record nests too deeply to keep a column's value as text (${e.message}): flatten the value at the producer`;
+  return `record could not be read (${e instanceof Error ? e.message : String(e)}): fix the producer`;
 }
 
 /** Converts a typed value for output: timestamps to ISO strings, everything else as is. */
