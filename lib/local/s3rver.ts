@@ -7,11 +7,15 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListBucketsCommand, S3Client } from '@aws-sdk/client-s3';
+import { conditionalWrites, type KoaLikeContext, type ObjectStore } from './s3-conditional-writes';
 import { Emulator, ensureDir, HOST, probeConfig, registerEmergencyCleanup, S3RVER_CREDENTIALS, StartContext } from './emulator';
 
 /** The part of s3rver's API used here (the package ships no types). */
 interface S3rverInstance {
   run(): Promise<AddressInfo>;
+  /** Koa's middleware list (s3rver is a Koa app), composed when run() starts the server. */
+  readonly middleware: Array<(ctx: KoaLikeContext, next: () => Promise<unknown>) => Promise<void>>;
+  readonly store: ObjectStore;
   close(): Promise<void>;
   readonly httpServer?: { closeAllConnections?(): void };
 }
@@ -48,6 +52,8 @@ export async function startS3rver(ctx: StartContext): Promise<Emulator> {
     const S3rver = require('s3rver') as S3rverConstructor;
     // Port 0: the OS picks a free port at bind time, so no race with other processes.
     server = new S3rver({ port: 0, address: HOST, silent: true, directory, vhostBuckets: false });
+    // S3's If-None-Match / If-Match on PUT, which s3rver ignores: ahead of its own routes
+    server.middleware.unshift(conditionalWrites(server.store));
     const { port } = await server.run();
     const endpoint = `http://${HOST}:${port}`;
     const client = new S3Client({ ...probeConfig(endpoint, S3RVER_CREDENTIALS), forcePathStyle: true });

@@ -14,7 +14,7 @@
  *                                      ──412──▶ GET offsets/N, same body? done   (1 PUT + 1 GET)
  *                                                             different? CheckpointMismatchError
  *
- * Without it (s3rver ignores If-None-Match and would silently overwrite), the store checks first:
+ * Without it (an endpoint that ignores If-None-Match would silently overwrite), the store checks first:
  *
  *     GET offsets/N ──404──▶ PUT offsets/N                                        (1 GET + 1 PUT)
  *                   ──200──▶ same body? done : CheckpointMismatchError
