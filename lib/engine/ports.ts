@@ -215,6 +215,12 @@ export interface SinkContext {
   readonly keyColumns: string[];
   /** The run's lease, when it holds one: sinks may fence their writes on its token. */
   readonly lease?: LeaseHandle;
+  /**
+   * Told after each durable piece of a batch's write (a DynamoDB transaction, an S3 object, a
+   * guarded foreachBatch effect), in order, from 0. Sinks that write in several pieces call it;
+   * the `mid-sink` crash decorator throws from it after piece 0 (lib/engine/testing/crash.ts).
+   */
+  readonly onPieceWritten?: (index: number) => void;
 }
 
 /** Output rows are JSON-ready: timestamps as ISO strings, windows as {start, end}. */
