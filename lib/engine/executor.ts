@@ -19,7 +19,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { CrashInjector } from './testing/crash';
 import { CheckpointMismatchError, SluiceError } from './errors';
-import { createOperator, StatefulOperator } from './operators';
+import { createOperator, StatefulOperator } from './operators/operator';
 import type {
   CheckpointStore,
   Clock,

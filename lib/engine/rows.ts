@@ -4,7 +4,6 @@
  */
 import type { OutputRow, Row } from './ports';
 import { outputValue } from './schema';
-import { SmallCache } from './small-cache';
 import type { ColumnInfo, StatelessStage } from './query';
 
 export interface StageResult {
@@ -70,17 +69,10 @@ export function toOutputRow(row: Row, columns: readonly ColumnInfo[]): OutputRow
     const v = row[c.name];
     if ((c.name === 'window' || c.name === 'session_window') && v && typeof v === 'object') {
       const w = v as { start: number; end: number };
-      out[c.name] = { start: windowBound(w.start), end: windowBound(w.end) };
+      out[c.name] = { start: new Date(w.start).toISOString(), end: new Date(w.end).toISOString() };
     } else {
       out[c.name] = outputValue(c.type, v) as OutputRow[string];
     }
   }
   return out;
-}
-
-/** ISO text of window bounds: a batch emits many rows per window, and few windows. */
-const boundText = new SmallCache<number, string>();
-
-function windowBound(ms: number): string {
-  return boundText.get(ms) ?? boundText.put(ms, new Date(ms).toISOString());
 }

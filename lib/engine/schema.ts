@@ -56,10 +56,6 @@ export function parseSchema(ddl: string): Schema {
   return { columns, ddl };
 }
 
-export function columnType(schema: Schema, name: string): ColumnType | undefined {
-  return schema.columns.find((c) => c.name === name)?.type;
-}
-
 const SPACE_TS = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|UTC|[+-]\d{2}:?\d{2})?$/i;
 
 /**
