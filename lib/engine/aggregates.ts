@@ -35,16 +35,16 @@ function less(a: unknown, b: unknown): boolean {
 }
 
 export function compileAgg(spec: AggSpec): CompiledAgg {
-  const c = spec.column;
+  const column = spec.column;
   switch (spec.fn) {
     case 'count':
-      if (c === undefined) {
+      if (column === undefined) {
         return { spec, init: () => 0, update: (s) => (s as number) + 1, merge: (a, b) => (a as number) + (b as number), finish: (s) => s };
       }
       return {
         spec,
         init: () => 0,
-        update: (s, r) => (r[c] === null || r[c] === undefined ? s : (s as number) + 1),
+        update: (s, r) => (r[column] === null || r[column] === undefined ? s : (s as number) + 1),
         merge: (a, b) => (a as number) + (b as number),
         finish: (s) => s,
       };
@@ -53,7 +53,7 @@ export function compileAgg(spec: AggSpec): CompiledAgg {
         spec,
         init: () => null,
         update: (s, r) => {
-          const v = toNumber(r[c!]);
+          const v = toNumber(r[column!]);
           if (v === null) return s;
           return s === null ? v : (s as number) + v;
         },
@@ -65,7 +65,7 @@ export function compileAgg(spec: AggSpec): CompiledAgg {
         spec,
         init: () => [0, 0],
         update: (s, r) => {
-          const v = toNumber(r[c!]);
+          const v = toNumber(r[column!]);
           if (v === null) return s;
           const a = s as number[];
           a[0] += v;
@@ -89,14 +89,14 @@ export function compileAgg(spec: AggSpec): CompiledAgg {
         if (v === null || v === undefined) return s;
         return s === null || better(v, s) ? (v as Json) : s;
       };
-      return { spec, init: () => null, update: (s, r) => pick(s, r[c!]), merge: (a, b) => pick(a, b), finish: (s) => s };
+      return { spec, init: () => null, update: (s, r) => pick(s, r[column!]), merge: (a, b) => pick(a, b), finish: (s) => s };
     }
     case 'first':
       // [seen, value]: Spark's first() without ignoreNulls keeps the first row's value, null or not.
       return {
         spec,
         init: () => [0, null],
-        update: (s, r) => ((s as Json[])[0] ? s : [1, (r[c!] ?? null) as Json]),
+        update: (s, r) => ((s as Json[])[0] ? s : [1, (r[column!] ?? null) as Json]),
         merge: (a, b) => ((a as Json[])[0] ? a : b),
         finish: (s) => (s as Json[])[1],
       };
@@ -104,7 +104,7 @@ export function compileAgg(spec: AggSpec): CompiledAgg {
       return {
         spec,
         init: () => [0, null],
-        update: (_s, r) => [1, (r[c!] ?? null) as Json],
+        update: (_s, r) => [1, (r[column!] ?? null) as Json],
         merge: (a, b) => ((b as Json[])[0] ? b : a),
         finish: (s) => (s as Json[])[1],
       };
@@ -112,7 +112,7 @@ export function compileAgg(spec: AggSpec): CompiledAgg {
       return {
         spec,
         init: () => hllNew(),
-        update: (s, r) => (r[c!] === null || r[c!] === undefined ? s : hllAdd(s as string, r[c!])),
+        update: (s, r) => (r[column!] === null || r[column!] === undefined ? s : hllAdd(s as string, r[column!])),
         merge: (a, b) => hllMerge(a as string, b as string),
         finish: (s) => hllCount(s as string),
       };

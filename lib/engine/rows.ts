@@ -18,40 +18,40 @@ export function applyStages(stages: readonly StatelessStage[], input: readonly R
   if (stages.length === 0) return { rows: input as Row[], maxEventTime };
   // Fast path for the common shape: only watermarks.
   if (stages.every((s) => s.kind === 'watermark')) {
-    for (const s of stages) {
-      if (s.kind !== 'watermark') continue;
-      const c = s.column;
+    for (const stage of stages) {
+      if (stage.kind !== 'watermark') continue;
+      const c = stage.column;
       let max = -Infinity;
       for (let i = 0; i < input.length; i++) {
         const t = input[i][c] as number | null;
         if (t !== null && t !== undefined && t > max) max = t;
       }
-      if (max !== -Infinity) maxEventTime.set(s.id, max);
+      if (max !== -Infinity) maxEventTime.set(stage.id, max);
     }
     return { rows: input as Row[], maxEventTime };
   }
   const out: Row[] = [];
   outer: for (const original of input) {
     let row = original;
-    for (const s of stages) {
-      switch (s.kind) {
+    for (const stage of stages) {
+      switch (stage.kind) {
         case 'filter':
-          if (!s.fn(row)) continue outer;
+          if (!stage.fn(row)) continue outer;
           break;
         case 'select': {
           const next: Row = {};
-          for (const c of s.columns) next[c] = row[c];
+          for (const c of stage.columns) next[c] = row[c];
           row = next;
           break;
         }
         case 'withColumn':
-          row = { ...row, [s.name]: s.fn(row) };
+          row = { ...row, [stage.name]: stage.fn(row) };
           break;
         case 'watermark': {
-          const t = row[s.column] as number | null;
+          const t = row[stage.column] as number | null;
           if (t !== null && t !== undefined) {
-            const m = maxEventTime.get(s.id);
-            if (m === undefined || t > m) maxEventTime.set(s.id, t);
+            const m = maxEventTime.get(stage.id);
+            if (m === undefined || t > m) maxEventTime.set(stage.id, t);
           }
           break;
         }

@@ -61,6 +61,11 @@ interface GroupCache {
  */
 export const MAX_CACHED_GROUPS = 250_000;
 
+/** Map's equality of keys (SameValueZero: NaN is NaN, -0 is 0). */
+function sameKey(a: unknown, b: unknown): boolean {
+  return a === b || (a !== a && b !== b);
+}
+
 /** A group read back from the store (for output only). */
 function storedGroup(key: StateKey, value: StoredGroup): Group {
   return { key, kv: value.k, evictAt: key.evictAt, buf: value.b, touchedIn: -1, state: value.b };
@@ -71,9 +76,9 @@ export class AggregateOperator implements StatefulOperator {
   readonly runsNoDataBatches: boolean;
   private readonly window: WindowKey | undefined;
   /** The position of the window among the grouping keys (-1: none). */
-  private readonly windowIndex: number;
+  private readonly windowPosition: number;
   /** The position of the key that carries event time under a watermark: eviction and lateness follow it (-1: none). */
-  private readonly eventTimeIndex: number;
+  private readonly eventTimePosition: number;
   /** The column of each grouping key ('' for the window). */
   private readonly names: readonly string[];
   /** Whether groups expire (and rows are late): a watermarked key, and not complete mode. */
@@ -89,12 +94,12 @@ export class AggregateOperator implements StatefulOperator {
   private lastFirst: { key: unknown; level: Level | Group | null } = { key: undefined, level: null };
 
   constructor(private readonly keys: readonly GroupKey[], private readonly aggs: CompiledAgg[], private readonly cfg: OperatorConfig) {
-    this.windowIndex = keys.findIndex((k) => k.kind === 'window');
-    this.window = this.windowIndex >= 0 ? (keys[this.windowIndex] as WindowKey) : undefined;
-    this.eventTimeIndex = keys.findIndex((k) => cfg.watermarks.has(k.kind === 'column' ? k.name : k.column));
+    this.windowPosition = keys.findIndex((k) => k.kind === 'window');
+    this.window = this.windowPosition >= 0 ? (keys[this.windowPosition] as WindowKey) : undefined;
+    this.eventTimePosition = keys.findIndex((k) => cfg.watermarks.has(k.kind === 'column' ? k.name : k.column));
     this.names = keys.map((k) => (k.kind === 'column' ? k.name : ''));
-    this.evicts = cfg.outputMode !== 'complete' && this.eventTimeIndex >= 0;
-    this.timedByWindow = this.window !== undefined && this.eventTimeIndex === this.windowIndex;
+    this.evicts = cfg.outputMode !== 'complete' && this.eventTimePosition >= 0;
+    this.timedByWindow = this.window !== undefined && this.eventTimePosition === this.windowPosition;
     const granularity = this.window ? this.window.slideMs : Math.max(60_000, ...cfg.watermarks.values());
     this.spec = { operatorId: cfg.operatorId, fixedEviction: true, evictionGranularityMs: granularity };
     this.runsNoDataBatches = cfg.outputMode !== 'complete' && cfg.watermarks.size > 0;
@@ -102,7 +107,7 @@ export class AggregateOperator implements StatefulOperator {
 
   /** Whether a row is late by its event-time column (when that is a column, not the window). */
   private isRowLate(row: Row, batch: BatchMeta): boolean {
-    return this.evicts && !this.timedByWindow && isLate(row[this.names[this.eventTimeIndex]] as number | null | undefined, batch);
+    return this.evicts && !this.timedByWindow && isLate(row[this.names[this.eventTimePosition]] as number | null | undefined, batch);
   }
 
   /** Whether the window that starts at `start` is late: it ended at or before the previous batch's watermark. */
@@ -129,16 +134,16 @@ export class AggregateOperator implements StatefulOperator {
   }
 
   private accumulate(batch: BatchMeta, rows: readonly Row[], root: Level, touched: Group[], late: Row[]): void {
-    const w = this.window;
-    if (w === undefined) {
+    const window = this.window;
+    if (window === undefined) {
       for (const row of rows) {
         if (this.isRowLate(row, batch)) late.push(row);
         else this.addTo(this.groupOf(row, 0, root), row, batch, touched);
       }
       return;
     }
-    const col = w.column;
-    const perEvent = windowsPerEvent(w);
+    const col = window.column;
+    const perEvent = windowsPerEvent(window);
     for (const row of rows) {
       const ts = row[col] as number | null | undefined;
       if (ts === null || ts === undefined) continue; // Spark's window() filters null event times
@@ -148,11 +153,11 @@ export class AggregateOperator implements StatefulOperator {
       }
       // The windows covering ts (as windowStarts), by index: an index is a small integer, where a
       // start in epoch ms is a double that the calls below would box.
-      const last = lastWindowIndex(ts, w);
+      const last = lastWindowIndex(ts, window);
       let accepted = false;
       for (let k = last - perEvent + 1; k <= last; k++) {
-        const start = windowStartAt(k, w);
-        if (!covers(start, ts, w) || this.isWindowLate(start, batch)) continue;
+        const start = windowStartAt(k, window);
+        if (!covers(start, ts, window) || this.isWindowLate(start, batch)) continue;
         this.addTo(this.groupOf(row, k, root), row, batch, touched);
         accepted = true;
       }
@@ -162,7 +167,7 @@ export class AggregateOperator implements StatefulOperator {
 
   /** The grouping value of key `i` in the trie: the window's index, or the row's column value. */
   private trieKey(row: Row, i: number, windowIndex: number): unknown {
-    return i === this.windowIndex ? windowIndex : (row[this.names[i]] ?? null);
+    return i === this.windowPosition ? windowIndex : (row[this.names[i]] ?? null);
   }
 
   /** The row's group in window `windowIndex` (0 without a window), made when new. */
@@ -172,33 +177,33 @@ export class AggregateOperator implements StatefulOperator {
     if (keyCount === 0) return (root.get(undefined) as Group | undefined) ?? this.newGroup(row, windowIndex, root, undefined);
     let level: Level = root;
     for (let i = 0; i < keyCount - 1; i++) {
-      const v = this.trieKey(row, i, windowIndex);
+      const value = this.trieKey(row, i, windowIndex);
       let next: Level | undefined;
       // consecutive rows mostly share their first key (their window): skip its lookup then
       const lastFirst = this.lastFirst;
-      if (i === 0 && lastFirst.level !== null && (lastFirst.key === v || (v !== v && lastFirst.key !== lastFirst.key))) next = lastFirst.level as Level;
+      if (i === 0 && lastFirst.level !== null && sameKey(lastFirst.key, value)) next = lastFirst.level as Level;
       else {
-        next = level.get(v) as Level | undefined;
-        if (next === undefined) level.set(v, (next = new Map()));
-        if (i === 0) this.lastFirst = { key: v, level: next };
+        next = level.get(value) as Level | undefined;
+        if (next === undefined) level.set(value, (next = new Map()));
+        if (i === 0) this.lastFirst = { key: value, level: next };
       }
       level = next;
     }
-    const v = this.trieKey(row, keyCount - 1, windowIndex);
-    return (level.get(v) as Group | undefined) ?? this.newGroup(row, windowIndex, level, v);
+    const value = this.trieKey(row, keyCount - 1, windowIndex);
+    return (level.get(value) as Group | undefined) ?? this.newGroup(row, windowIndex, level, value);
   }
 
-  /** A new group for the row's keys in window `windowIndex`, put into `leaf` under `v`. */
-  private newGroup(row: Row, windowIndex: number, leaf: Level, v: unknown): Group {
+  /** A new group for the row's keys in window `windowIndex`, put into `leaf` under `value`. */
+  private newGroup(row: Row, windowIndex: number, leaf: Level, value: unknown): Group {
     const keyCount = this.names.length;
-    const w = this.window;
-    const start = w ? windowStartAt(windowIndex, w) : 0;
-    const timeAt = this.eventTimeIndex;
-    const evictAt = timeAt < 0 ? null : timeAt === this.windowIndex ? windowEnd(start, w!) : ((row[this.names[timeAt]] as number | null | undefined) ?? null);
+    const window = this.window;
+    const start = window ? windowStartAt(windowIndex, window) : 0;
+    const timeAt = this.eventTimePosition;
+    const evictAt = timeAt < 0 ? null : timeAt === this.windowPosition ? windowEnd(start, window!) : ((row[this.names[timeAt]] as number | null | undefined) ?? null);
     const kv: Json[] = new Array(keyCount);
-    for (let i = 0; i < keyCount; i++) kv[i] = i === this.windowIndex ? [start, windowEnd(start, w!)] : ((row[this.names[i]] ?? null) as Json);
+    for (let i = 0; i < keyCount; i++) kv[i] = i === this.windowPosition ? [start, windowEnd(start, window!)] : ((row[this.names[i]] ?? null) as Json);
     const g: Group = { key: null, kv, evictAt, buf: EMPTY_BUFFER, touchedIn: -1, state: undefined };
-    leaf.set(v, g);
+    leaf.set(value, g);
     return g;
   }
 
@@ -219,10 +224,10 @@ export class AggregateOperator implements StatefulOperator {
       root.delete(undefined);
       return;
     }
-    const keyAt = (i: number) => (i === this.windowIndex ? windowIndexOf((g.kv[i] as number[])[0], this.window!) : g.kv[i]);
+    const keyAt = (i: number) => (i === this.windowPosition ? windowIndexOf((g.kv[i] as number[])[0], this.window!) : g.kv[i]);
     // Evicted by its window's end, under a window first in the trie: every group of that window
     // goes at once, and with it the window's level.
-    if (this.windowIndex === 0 && this.eventTimeIndex === 0) {
+    if (this.windowPosition === 0 && this.eventTimePosition === 0) {
       root.delete(keyAt(0));
       return;
     }

@@ -136,21 +136,21 @@ export class SessionOperator implements StatefulOperator {
     const changes: StateChange[] = [];
     let delta = 0;
     for (const id of [...groups.keys()].sort()) {
-      const g = groups.get(id)!;
+      const group = groups.get(id)!;
       const keep: Session[] = [];
-      let changed = g.sessions.length !== g.before;
-      for (const s of g.sessions) {
-        if (s.changed) changed = true;
-        if (mode === 'complete' || (mode === 'update' && s.changed)) out.push(this.toRow(g.kv, s));
-        if (this.isSessionExpired(s, batch)) {
-          if (mode === 'append') out.push(this.toRow(g.kv, s));
+      let changed = group.sessions.length !== group.before;
+      for (const session of group.sessions) {
+        if (session.changed) changed = true;
+        if (mode === 'complete' || (mode === 'update' && session.changed)) out.push(this.toRow(group.kv, session));
+        if (this.isSessionExpired(session, batch)) {
+          if (mode === 'append') out.push(this.toRow(group.kv, session));
           changed = true;
-        } else keep.push(s);
+        } else keep.push(session);
       }
-      delta += keep.length - g.before;
+      delta += keep.length - group.before;
       if (!changed) continue;
       const evictAt = keep.length ? Math.min(...keep.map((s) => s.end)) : null;
-      const value: StoredSessions | null = keep.length ? { k: g.kv, s: keep.map(toStored) } : null;
+      const value: StoredSessions | null = keep.length ? { k: group.kv, s: keep.map(toStored) } : null;
       changes.push({ key: { id, evictAt: this.evicts ? evictAt : null }, value });
     }
     return { rows: out, changes, late, stateRowsDelta: delta };
