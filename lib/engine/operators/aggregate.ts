@@ -13,6 +13,7 @@ import type { GroupKey, WindowKey } from '../query';
 import { BatchMeta, isExpired, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
 import { byId, stateId } from './state-id';
+import { SlotTable } from './slot-table';
 import { covers, lastWindowIndex, windowEnd, windowIndexOf, windowsPerEvent, windowStartAt } from './windows';
 
 interface Group {
@@ -28,6 +29,8 @@ interface Group {
   buf: Buffer;
   /** The batch that last added a row to it (-1: a group read back for output only). */
   touchedIn: number;
+  /** Its slot in the operator's groups, which the trie's leaves hold (-1: read back for output only). */
+  slot: number;
   /**
    * Its stored value as of the last batch the operator finished: undefined while unknown (a group
    * first met in this batch, whose state is read in finish), null when the store has none.
@@ -43,9 +46,9 @@ type StoredGroup = {
 
 /**
  * A level of the groups' trie: a grouping value to the next level or, at the last level (and at
- * the root without grouping keys, under undefined), to its group.
+ * the root without grouping keys, under undefined), a SlotTable of the groups' slots.
  */
-type Level = Map<unknown, Level | Group>;
+type Level = Map<unknown, Level> | SlotTable;
 
 /** Groups kept between the batches of one run: their trie, with every group's latest state. */
 interface GroupCache {
@@ -68,7 +71,7 @@ function sameKey(a: unknown, b: unknown): boolean {
 
 /** A group read back from the store (for output only). */
 function storedGroup(key: StateKey, value: StoredGroup): Group {
-  return { key, kv: value.k, evictAt: key.evictAt, buf: value.b, touchedIn: -1, state: value.b };
+  return { key, kv: value.k, evictAt: key.evictAt, buf: value.b, touchedIn: -1, slot: -1, state: value.b };
 }
 
 export class AggregateOperator implements StatefulOperator {
@@ -90,8 +93,11 @@ export class AggregateOperator implements StatefulOperator {
    * batch N only when it holds version N-1: a replay (after a failure of the run) starts afresh.
    */
   private cache: GroupCache | null = null;
+  /** The groups the trie's leaves point to, by slot, and the slots free for reuse. */
+  private groups: Array<Group | undefined> = [];
+  private freeSlots: number[] = [];
   /** The last first-level lookup of the trie in this batch (key, its level). */
-  private lastFirst: { key: unknown; level: Level | Group | null } = { key: undefined, level: null };
+  private lastFirst: { key: unknown; level: Level | null } = { key: undefined, level: null };
 
   constructor(private readonly keys: readonly GroupKey[], private readonly aggs: CompiledAgg[], private readonly cfg: OperatorConfig) {
     this.windowPosition = keys.findIndex((k) => k.kind === 'window');
@@ -124,7 +130,11 @@ export class AggregateOperator implements StatefulOperator {
     const cached = this.cache !== null && this.cache.version === batch.batchId - 1 ? this.cache : null;
     this.cache = null;
     this.lastFirst = { key: undefined, level: null };
-    const root: Level = cached ? cached.root : new Map();
+    if (!cached) {
+      this.groups = [];
+      this.freeSlots = [];
+    }
+    const root: Level = cached ? cached.root : this.names.length <= 1 ? new SlotTable() : new Map<unknown, Level>();
     const touched: Group[] = [];
     const late: Row[] = [];
     return {
@@ -174,7 +184,6 @@ export class AggregateOperator implements StatefulOperator {
   private groupOf(row: Row, windowIndex: number, root: Level): Group {
     const keyCount = this.names.length;
     // (no grouping keys at all: one global group, under undefined)
-    if (keyCount === 0) return (root.get(undefined) as Group | undefined) ?? this.newGroup(row, windowIndex, root, undefined);
     let level: Level = root;
     for (let i = 0; i < keyCount - 1; i++) {
       const value = this.trieKey(row, i, windowIndex);
@@ -183,18 +192,22 @@ export class AggregateOperator implements StatefulOperator {
       const lastFirst = this.lastFirst;
       if (i === 0 && lastFirst.level !== null && sameKey(lastFirst.key, value)) next = lastFirst.level as Level;
       else {
-        next = level.get(value) as Level | undefined;
-        if (next === undefined) level.set(value, (next = new Map()));
+        const map = level as Map<unknown, Level>;
+        next = map.get(value);
+        if (next === undefined) map.set(value, (next = i === keyCount - 2 ? new SlotTable() : new Map<unknown, Level>()));
         if (i === 0) this.lastFirst = { key: value, level: next };
       }
       level = next;
     }
-    const value = this.trieKey(row, keyCount - 1, windowIndex);
-    return (level.get(value) as Group | undefined) ?? this.newGroup(row, windowIndex, level, value);
+    // (no grouping keys at all: one global group, under undefined)
+    const value = keyCount === 0 ? undefined : this.trieKey(row, keyCount - 1, windowIndex);
+    const leaf = level as SlotTable;
+    const slot = leaf.get(value);
+    return slot === undefined ? this.newGroup(row, windowIndex, leaf, value) : this.groups[slot]!;
   }
 
   /** A new group for the row's keys in window `windowIndex`, put into `leaf` under `value`. */
-  private newGroup(row: Row, windowIndex: number, leaf: Level, value: unknown): Group {
+  private newGroup(row: Row, windowIndex: number, leaf: SlotTable, value: unknown): Group {
     const keyCount = this.names.length;
     const window = this.window;
     const start = window ? windowStartAt(windowIndex, window) : 0;
@@ -202,8 +215,10 @@ export class AggregateOperator implements StatefulOperator {
     const evictAt = timeAt < 0 ? null : timeAt === this.windowPosition ? windowEnd(start, window!) : ((row[this.names[timeAt]] as number | null | undefined) ?? null);
     const kv: Json[] = new Array(keyCount);
     for (let i = 0; i < keyCount; i++) kv[i] = i === this.windowPosition ? [start, windowEnd(start, window!)] : ((row[this.names[i]] ?? null) as Json);
-    const g: Group = { key: null, kv, evictAt, buf: EMPTY_BUFFER, touchedIn: -1, state: undefined };
-    leaf.set(value, g);
+    const slot = this.freeSlots.length > 0 ? this.freeSlots.pop()! : this.groups.length;
+    const g: Group = { key: null, kv, evictAt, buf: EMPTY_BUFFER, touchedIn: -1, slot, state: undefined };
+    this.groups[slot] = g;
+    leaf.set(value, slot);
     return g;
   }
 
@@ -233,7 +248,7 @@ export class AggregateOperator implements StatefulOperator {
     }
     const path: Level[] = [root];
     for (let i = 0; i < keyCount - 1; i++) {
-      const next = path[i].get(keyAt(i)) as Level | undefined;
+      const next = (path[i] as Map<unknown, Level>).get(keyAt(i));
       if (next === undefined) return;
       path.push(next);
     }
@@ -329,7 +344,11 @@ export class AggregateOperator implements StatefulOperator {
       kept.push(g);
     }
     if (kept.length <= MAX_CACHED_GROUPS) {
-      for (const g of evicted) this.unlink(root, g);
+      for (const g of evicted) {
+        this.unlink(root, g);
+        this.groups[g.slot] = undefined;
+        this.freeSlots.push(g.slot);
+      }
       this.cache = { root, groups: kept, version: batch.batchId };
     }
     return { rows: out, changes, late, stateRowsDelta: delta };
