@@ -21,7 +21,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { CheckpointMismatchError, SluiceError } from './errors';
-import { createOperator, StatefulOperator } from './operators';
+import { createOperator, StatefulOperator } from './operators/operator';
 import type {
   CheckpointStore,
   Clock,

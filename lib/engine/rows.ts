@@ -4,7 +4,6 @@
  */
 import type { OutputRow, Row } from './ports';
 import { outputValue } from './schema';
-import { SmallCache } from './small-cache';
 import type { ColumnInfo, StatelessStage } from './query';
 
 export interface StageResult {
@@ -19,40 +18,40 @@ export function applyStages(stages: readonly StatelessStage[], input: readonly R
   if (stages.length === 0) return { rows: input as Row[], maxEventTime };
   // Fast path for the common shape: only watermarks.
   if (stages.every((s) => s.kind === 'watermark')) {
-    for (const s of stages) {
-      if (s.kind !== 'watermark') continue;
-      const c = s.column;
+    for (const stage of stages) {
+      if (stage.kind !== 'watermark') continue;
+      const c = stage.column;
       let max = -Infinity;
       for (let i = 0; i < input.length; i++) {
         const t = input[i][c] as number | null;
         if (t !== null && t !== undefined && t > max) max = t;
       }
-      if (max !== -Infinity) maxEventTime.set(s.id, max);
+      if (max !== -Infinity) maxEventTime.set(stage.id, max);
     }
     return { rows: input as Row[], maxEventTime };
   }
   const out: Row[] = [];
   outer: for (const original of input) {
     let row = original;
-    for (const s of stages) {
-      switch (s.kind) {
+    for (const stage of stages) {
+      switch (stage.kind) {
         case 'filter':
-          if (!s.fn(row)) continue outer;
+          if (!stage.fn(row)) continue outer;
           break;
         case 'select': {
           const next: Row = {};
-          for (const c of s.columns) next[c] = row[c];
+          for (const c of stage.columns) next[c] = row[c];
           row = next;
           break;
         }
         case 'withColumn':
-          row = { ...row, [s.name]: s.fn(row) };
+          row = { ...row, [stage.name]: stage.fn(row) };
           break;
         case 'watermark': {
-          const t = row[s.column] as number | null;
+          const t = row[stage.column] as number | null;
           if (t !== null && t !== undefined) {
-            const m = maxEventTime.get(s.id);
-            if (m === undefined || t > m) maxEventTime.set(s.id, t);
+            const m = maxEventTime.get(stage.id);
+            if (m === undefined || t > m) maxEventTime.set(stage.id, t);
           }
           break;
         }
@@ -70,17 +69,10 @@ export function toOutputRow(row: Row, columns: readonly ColumnInfo[]): OutputRow
     const v = row[c.name];
     if ((c.name === 'window' || c.name === 'session_window') && v && typeof v === 'object') {
       const w = v as { start: number; end: number };
-      out[c.name] = { start: windowBound(w.start), end: windowBound(w.end) };
+      out[c.name] = { start: new Date(w.start).toISOString(), end: new Date(w.end).toISOString() };
     } else {
       out[c.name] = outputValue(c.type, v) as OutputRow[string];
     }
   }
   return out;
-}
-
-/** ISO text of window bounds: a batch emits many rows per window, and few windows. */
-const boundText = new SmallCache<number, string>();
-
-function windowBound(ms: number): string {
-  return boundText.get(ms) ?? boundText.put(ms, new Date(ms).toISOString());
 }

@@ -59,10 +59,6 @@ export function parseSchema(ddl: string): Schema {
   return { columns, ddl };
 }
 
-export function columnType(schema: Schema, name: string): ColumnType | undefined {
-  return schema.columns.find((c) => c.name === name)?.type;
-}
-
 /** The earliest and latest instants a TIMESTAMP holds, as in Spark: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z. */
 export const MIN_TIMESTAMP_MS = -62135596800000;
 export const MAX_TIMESTAMP_MS = 253402300799999;

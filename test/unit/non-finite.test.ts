@@ -4,7 +4,7 @@
  * being stored as text.
  */
 import { compileAgg } from '../../lib/engine/aggregates';
-import { stateId } from '../../lib/engine/operators';
+import { stateId } from '../../lib/engine/operators/state-id';
 import type { Json } from '../../lib/engine/ports';
 import { count, max, min, readStream, sum } from '../../lib/engine/query';
 import { decodeStateJson, encodeStateJson } from '../../lib/engine/state-json';

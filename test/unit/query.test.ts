@@ -1,6 +1,6 @@
 /** Spark's analysis and unsupported-operation rules, checked when a query is built. */
 import { avg, count, readStream, sessionWindow, sum, window } from '../../lib/engine/query';
-import { windowStarts } from '../../lib/engine/operators';
+import { windowStarts } from '../../lib/engine/operators/windows';
 import { InvalidQueryError } from '../../lib/engine/errors';
 
 const events = () => readStream.format('json').schema('user STRING, event_time TIMESTAMP, amount DOUBLE, n LONG').load();

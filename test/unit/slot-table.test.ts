@@ -1,4 +1,4 @@
-import { SlotTable } from '../../lib/engine/slot-table';
+import { SlotTable } from '../../lib/engine/operators/slot-table';
 
 /** A deterministic stream of numbers in [0, 1). */
 function lcg(seed: number): () => number {

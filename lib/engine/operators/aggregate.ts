@@ -1,0 +1,379 @@
+/**
+ * Windowed and keyed aggregation (Spark's StateStoreSaveExec): groupBy(window(...), columns) or
+ * groupBy(columns) with aggregations, in the three output modes (see operator.ts).
+ *
+ * A batch adds each row to its group in a trie of Maps, one level per grouping key, keyed by the
+ * raw values (a window by its index), so no key string is built per row; a group's state id is
+ * built once, when its first batch finishes. The trie and its groups live on to the next batch of
+ * the same run, with the state that batch committed: a group met again needs no read from the store.
+ */
+import { Buffer, CompiledAgg, initBuffer, mergeBuffers, updateBuffer } from '../aggregates';
+import type { Json, OperatorStateSpec, Row, StateChange, StateKey, StateStore } from '../ports';
+import type { GroupKey, WindowKey } from '../query';
+import { BatchMeta, isExpired, isLate } from './batch';
+import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
+import { byId, stateId } from './state-id';
+import { SlotTable } from './slot-table';
+import { covers, lastWindowIndex, windowEnd, windowIndexOf, windowsPerEvent, windowStartAt } from './windows';
+
+interface Group {
+  /**
+   * The state key {id, evictAt}, id the JSON of kv (see stateId): made once, when the group's
+   * first batch finishes, and the same object in every batch's reads and changes.
+   */
+  key: StateKey | null;
+  /** The grouping values, a window as [start, end]. */
+  kv: Json[];
+  evictAt: number | null;
+  /** The batch's aggregate, then (in finish) merged with the stored one. */
+  buf: Buffer;
+  /** The batch that last added a row to it (-1: a group read back for output only). */
+  touchedIn: number;
+  /** Its slot in the operator's groups, which the trie's leaves hold (-1: read back for output only). */
+  slot: number;
+  /**
+   * Its stored value as of the last batch the operator finished: undefined while unknown (a group
+   * first met in this batch, whose state is read in finish), null when the store has none.
+   */
+  state: Buffer | null | undefined;
+}
+
+/** The value a group's state entry holds: its grouping values and its aggregate. */
+type StoredGroup = {
+  readonly k: Json[];
+  readonly b: Buffer;
+};
+
+/**
+ * A level of the groups' trie: a grouping value to the next level or, at the last level (and at
+ * the root without grouping keys, under undefined), a SlotTable of the groups' slots.
+ */
+type Level = Map<unknown, Level> | SlotTable;
+
+/** Groups kept between the batches of one run: their trie, with every group's latest state. */
+interface GroupCache {
+  readonly root: Level;
+  readonly groups: Group[];
+  /** The batch whose state they hold. */
+  readonly version: number;
+}
+
+/**
+ * Most groups kept between batches. Past it the operator reads all its state from the store again
+ * (the memory a run holds stays bounded whatever the number of live keys).
+ */
+export const MAX_CACHED_GROUPS = 250_000;
+
+/** Map's equality of keys (SameValueZero: NaN is NaN, -0 is 0). */
+function sameKey(a: unknown, b: unknown): boolean {
+  return a === b || (a !== a && b !== b);
+}
+
+/** A group read back from the store (for output only). */
+function storedGroup(key: StateKey, value: StoredGroup): Group {
+  return { key, kv: value.k, evictAt: key.evictAt, buf: value.b, touchedIn: -1, slot: -1, state: value.b };
+}
+
+export class AggregateOperator implements StatefulOperator {
+  readonly spec: OperatorStateSpec;
+  readonly runsNoDataBatches: boolean;
+  private readonly window: WindowKey | undefined;
+  /** The position of the window among the grouping keys (-1: none). */
+  private readonly windowPosition: number;
+  /** The position of the key that carries event time under a watermark: eviction and lateness follow it (-1: none). */
+  private readonly eventTimePosition: number;
+  /** The column of each grouping key ('' for the window). */
+  private readonly names: readonly string[];
+  /** Whether groups expire (and rows are late): a watermarked key, and not complete mode. */
+  private readonly evicts: boolean;
+  /** Whether the grouping key that carries event time is the window (groups expire with their window's end). */
+  private readonly timedByWindow: boolean;
+  /**
+   * The groups of the previous batch of this run and their state (what it committed). Valid for
+   * batch N only when it holds version N-1: a replay (after a failure of the run) starts afresh.
+   */
+  private cache: GroupCache | null = null;
+  /** The groups the trie's leaves point to, by slot, and the slots free for reuse. */
+  private groups: Array<Group | undefined> = [];
+  private freeSlots: number[] = [];
+  /** The last first-level lookup of the trie in this batch (key, its level). */
+  private lastFirst: { key: unknown; level: Level | null } = { key: undefined, level: null };
+
+  constructor(private readonly keys: readonly GroupKey[], private readonly aggs: CompiledAgg[], private readonly cfg: OperatorConfig) {
+    this.windowPosition = keys.findIndex((k) => k.kind === 'window');
+    this.window = this.windowPosition >= 0 ? (keys[this.windowPosition] as WindowKey) : undefined;
+    this.eventTimePosition = keys.findIndex((k) => cfg.watermarks.has(k.kind === 'column' ? k.name : k.column));
+    this.names = keys.map((k) => (k.kind === 'column' ? k.name : ''));
+    this.evicts = cfg.outputMode !== 'complete' && this.eventTimePosition >= 0;
+    this.timedByWindow = this.window !== undefined && this.eventTimePosition === this.windowPosition;
+    const granularity = this.window ? this.window.slideMs : Math.max(60_000, ...cfg.watermarks.values());
+    this.spec = { operatorId: cfg.operatorId, fixedEviction: true, evictionGranularityMs: granularity };
+    this.runsNoDataBatches = cfg.outputMode !== 'complete' && cfg.watermarks.size > 0;
+  }
+
+  /** Whether a row is late by its event-time column (when that is a column, not the window). */
+  private isRowLate(row: Row, batch: BatchMeta): boolean {
+    return this.evicts && !this.timedByWindow && isLate(row[this.names[this.eventTimePosition]] as number | null | undefined, batch);
+  }
+
+  /** Whether the window that starts at `start` is late: it ended at or before the previous batch's watermark. */
+  private isWindowLate(start: number, batch: BatchMeta): boolean {
+    return this.evicts && this.timedByWindow && isLate(windowEnd(start, this.window!), batch);
+  }
+
+  /** Whether a group expires in this batch: its eviction time is at or before the batch's watermark. */
+  private isGroupExpired(g: Group, batch: BatchMeta): boolean {
+    return this.evicts && isExpired(g.evictAt, batch);
+  }
+
+  begin(batch: BatchMeta): Accumulator {
+    const cached = this.cache !== null && this.cache.version === batch.batchId - 1 ? this.cache : null;
+    this.cache = null;
+    this.lastFirst = { key: undefined, level: null };
+    if (!cached) {
+      this.groups = [];
+      this.freeSlots = [];
+    }
+    const root: Level = cached ? cached.root : this.names.length <= 1 ? new SlotTable() : new Map<unknown, Level>();
+    const touched: Group[] = [];
+    const late: Row[] = [];
+    return {
+      add: (rows) => this.accumulate(batch, rows, root, touched, late),
+      finish: (state) => this.finish(batch, root, cached, touched, late, state),
+    };
+  }
+
+  private accumulate(batch: BatchMeta, rows: readonly Row[], root: Level, touched: Group[], late: Row[]): void {
+    const window = this.window;
+    if (window === undefined) {
+      for (const row of rows) {
+        if (this.isRowLate(row, batch)) late.push(row);
+        else this.addTo(this.groupOf(row, 0, root), row, batch, touched);
+      }
+      return;
+    }
+    const col = window.column;
+    const perEvent = windowsPerEvent(window);
+    for (const row of rows) {
+      const ts = row[col] as number | null | undefined;
+      if (ts === null || ts === undefined) continue; // Spark's window() filters null event times
+      if (this.isRowLate(row, batch)) {
+        late.push(row);
+        continue;
+      }
+      // The windows covering ts (as windowStarts), by index: an index is a small integer, where a
+      // start in epoch ms is a double that the calls below would box.
+      const last = lastWindowIndex(ts, window);
+      let accepted = false;
+      for (let k = last - perEvent + 1; k <= last; k++) {
+        const start = windowStartAt(k, window);
+        if (!covers(start, ts, window) || this.isWindowLate(start, batch)) continue;
+        this.addTo(this.groupOf(row, k, root), row, batch, touched);
+        accepted = true;
+      }
+      if (!accepted) late.push(row);
+    }
+  }
+
+  /** The grouping value of key `i` in the trie: the window's index, or the row's column value. */
+  private trieKey(row: Row, i: number, windowIndex: number): unknown {
+    return i === this.windowPosition ? windowIndex : (row[this.names[i]] ?? null);
+  }
+
+  /** The row's group in window `windowIndex` (0 without a window), made when new. */
+  private groupOf(row: Row, windowIndex: number, root: Level): Group {
+    const keyCount = this.names.length;
+    // (no grouping keys at all: one global group, under undefined)
+    let level: Level = root;
+    for (let i = 0; i < keyCount - 1; i++) {
+      const value = this.trieKey(row, i, windowIndex);
+      let next: Level | undefined;
+      // consecutive rows mostly share their first key (their window): skip its lookup then
+      const lastFirst = this.lastFirst;
+      if (i === 0 && lastFirst.level !== null && sameKey(lastFirst.key, value)) next = lastFirst.level as Level;
+      else {
+        const map = level as Map<unknown, Level>;
+        next = map.get(value);
+        if (next === undefined) map.set(value, (next = i === keyCount - 2 ? new SlotTable() : new Map<unknown, Level>()));
+        if (i === 0) this.lastFirst = { key: value, level: next };
+      }
+      level = next;
+    }
+    // (no grouping keys at all: one global group, under undefined)
+    const value = keyCount === 0 ? undefined : this.trieKey(row, keyCount - 1, windowIndex);
+    const leaf = level as SlotTable;
+    const slot = leaf.get(value);
+    return slot === undefined ? this.newGroup(row, windowIndex, leaf, value) : this.groups[slot]!;
+  }
+
+  /** A new group for the row's keys in window `windowIndex`, put into `leaf` under `value`. */
+  private newGroup(row: Row, windowIndex: number, leaf: SlotTable, value: unknown): Group {
+    const keyCount = this.names.length;
+    const window = this.window;
+    const start = window ? windowStartAt(windowIndex, window) : 0;
+    const timeAt = this.eventTimePosition;
+    const evictAt = timeAt < 0 ? null : timeAt === this.windowPosition ? windowEnd(start, window!) : ((row[this.names[timeAt]] as number | null | undefined) ?? null);
+    const kv: Json[] = new Array(keyCount);
+    for (let i = 0; i < keyCount; i++) kv[i] = i === this.windowPosition ? [start, windowEnd(start, window!)] : ((row[this.names[i]] ?? null) as Json);
+    const slot = this.freeSlots.length > 0 ? this.freeSlots.pop()! : this.groups.length;
+    const g: Group = { key: null, kv, evictAt, buf: EMPTY_BUFFER, touchedIn: -1, slot, state: undefined };
+    this.groups[slot] = g;
+    leaf.set(value, slot);
+    return g;
+  }
+
+  /** Adds a row to a group's in-batch aggregate (started at the group's first row of the batch). */
+  private addTo(g: Group, row: Row, batch: BatchMeta, touched: Group[]): void {
+    if (g.touchedIn !== batch.batchId) {
+      g.buf = initBuffer(this.aggs);
+      g.touchedIn = batch.batchId;
+      touched.push(g);
+    }
+    updateBuffer(this.aggs, g.buf, row);
+  }
+
+  /** Removes an evicted group from the trie (and the levels it leaves empty). */
+  private unlink(root: Level, g: Group): void {
+    const keyCount = this.names.length;
+    if (keyCount === 0) {
+      root.delete(undefined);
+      return;
+    }
+    const keyAt = (i: number) => (i === this.windowPosition ? windowIndexOf((g.kv[i] as number[])[0], this.window!) : g.kv[i]);
+    // Evicted by its window's end, under a window first in the trie: every group of that window
+    // goes at once, and with it the window's level.
+    if (this.windowPosition === 0 && this.eventTimePosition === 0) {
+      root.delete(keyAt(0));
+      return;
+    }
+    const path: Level[] = [root];
+    for (let i = 0; i < keyCount - 1; i++) {
+      const next = (path[i] as Map<unknown, Level>).get(keyAt(i));
+      if (next === undefined) return;
+      path.push(next);
+    }
+    for (let i = keyCount - 1; i >= 0; i--) {
+      path[i].delete(keyAt(i));
+      if (path[i].size > 0) return;
+    }
+  }
+
+  private async finish(batch: BatchMeta, root: Level, cached: GroupCache | null, touched: Group[], late: Row[], state: StateStore): Promise<OperatorOutput> {
+    const { aggs } = this;
+    const version = batch.batchId - 1;
+    // Only the groups first met in this batch are read from the store: the others carry their state.
+    const unknown: Group[] = [];
+    for (const g of touched) {
+      if (g.key === null) g.key = { id: stateId(g.kv), evictAt: g.evictAt };
+      if (g.state === undefined) unknown.push(g);
+    }
+    if (unknown.length > 0) {
+      const stored = await state.get(this.spec, unknown.map((g) => g.key!), version);
+      for (const g of unknown) g.state = (stored.get(g.key!.id)?.value as StoredGroup | undefined)?.b ?? null;
+    }
+
+    // Groups of this batch, merged with their stored state, in the order the batch first saw them
+    // (g.buf is this batch's own buffer: the merge may overwrite it).
+    let delta = 0;
+    for (const g of touched) {
+      if (g.state !== null) g.buf = mergeBuffers(aggs, g.state!, g.buf, true);
+      else delta++;
+    }
+
+    const out: Row[] = [];
+    const changes: StateChange[] = [];
+    const mode = this.cfg.outputMode;
+
+    if (mode === 'complete') {
+      // every group is read back each batch: nothing is kept between batches
+      const table = new Map<string, Group>();
+      for (const e of await state.all(this.spec, version)) table.set(e.key.id, storedGroup(e.key, e.value as StoredGroup));
+      for (const g of touched) table.set(g.key!.id, g);
+      for (const g of touched) changes.push(this.put(g));
+      const ids = [...table.keys()].sort();
+      for (const id of ids) out.push(this.toRow(table.get(id)!));
+      return { rows: out, changes: changes.sort(byId), late, stateRowsDelta: delta };
+    }
+
+    // Output and changes follow the batch's first-seen order, then the kept groups' order, then
+    // the store's order of expired groups. A replay gives the same rows, maybe in another order
+    // (its kept groups differ): rows of a batch are a multiset, as in Spark, and the sinks sort or
+    // partition them. A sort of every touched group is what a batch with many keys would
+    // otherwise spend most of its per-group time on.
+    const evicted: Group[] = [];
+    const evict = (g: Group) => {
+      if (mode === 'append') out.push(this.toRow(g));
+      changes.push({ key: g.key!, value: null });
+      evicted.push(g);
+      delta--;
+    };
+    for (const g of touched) {
+      if (mode === 'update') out.push(this.toRow(g));
+      if (this.isGroupExpired(g, batch)) evict(g);
+      else changes.push(this.put(g));
+    }
+    const kept: Group[] = [];
+    for (const g of cached?.groups ?? []) {
+      if (g.touchedIn === batch.batchId) continue; // touched: done above
+      // expired without new rows: its state is the one kept
+      if (this.isGroupExpired(g, batch)) evict(g);
+      else kept.push(g);
+    }
+    if (this.evicts) {
+      const expired = await state.expired(this.spec, batch.evictWm, version);
+      // The store's expired groups include every group evicted above that it holds (visible at
+      // the version read, evictAt at or before the watermark): as many means those very groups.
+      let stored = 0;
+      for (const g of evicted) if (g.state !== null) stored++;
+      if (expired.length > stored) {
+        const seen = new Set<string>();
+        for (const g of evicted) seen.add(g.key!.id);
+        for (const e of expired) {
+          if (seen.has(e.key.id)) continue;
+          if (mode === 'append') out.push(this.toRow(storedGroup(e.key, e.value as StoredGroup)));
+          changes.push({ key: e.key, value: null });
+          delta--;
+        }
+      }
+    }
+
+    // Keep the groups that live on, with the state this batch commits, for the next batch.
+    for (const g of touched) {
+      if (this.isGroupExpired(g, batch)) continue;
+      g.state = g.buf;
+      kept.push(g);
+    }
+    if (kept.length <= MAX_CACHED_GROUPS) {
+      for (const g of evicted) {
+        this.unlink(root, g);
+        this.groups[g.slot] = undefined;
+        this.freeSlots.push(g.slot);
+      }
+      this.cache = { root, groups: kept, version: batch.batchId };
+    }
+    return { rows: out, changes, late, stateRowsDelta: delta };
+  }
+
+  private put(g: Group): StateChange {
+    const value: StoredGroup = { k: g.kv, b: g.buf };
+    return { key: g.key!, value };
+  }
+
+  private toRow(g: Group): Row {
+    const row: Row = {};
+    for (let i = 0; i < this.keys.length; i++) {
+      const k = this.keys[i];
+      if (k.kind === 'window') {
+        const [start, end] = g.kv[i] as number[];
+        row.window = { start, end };
+      } else if (k.kind === 'column') {
+        row[k.name] = g.kv[i];
+      }
+    }
+    for (let i = 0; i < this.aggs.length; i++) row[this.aggs[i].spec.as] = this.aggs[i].finish(g.buf[i]);
+    return row;
+  }
+}
+
+/** The buffer of a group until its first row (replaced then). */
+const EMPTY_BUFFER: Buffer = [];

@@ -1,0 +1,114 @@
+/**
+ * Deduplication (Spark's StreamingDeduplicateExec and StreamingDeduplicateWithinWatermarkExec):
+ * dropDuplicates(columns) emits the first row of each key, and keeps the key in the state for
+ * good, or until the watermark passes its event time when that column is in the key;
+ * dropDuplicatesWithinWatermark(columns) keeps each key until event time + the watermark delay.
+ */
+import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateStore } from '../ports';
+import type { StatefulSpec } from '../query';
+import { BatchMeta, isExpired, isLate } from './batch';
+import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
+import { byId, stateId } from './state-id';
+
+type DedupSpec = Extract<StatefulSpec, { kind: 'dedup' }>;
+
+/** The first row of a key in this batch, and when its state entry expires (null: never). */
+interface FirstRow {
+  readonly row: Row;
+  readonly evictAt: number | null;
+}
+
+export class DedupOperator implements StatefulOperator {
+  readonly spec: OperatorStateSpec;
+  readonly runsNoDataBatches: boolean;
+  private readonly columns: string[];
+  /** The watermarked input column, if any: lateness follows it. */
+  private readonly eventColumn: string | undefined;
+  private readonly delayMs: number;
+  /** Eviction time is the event-time column of the key itself (dropDuplicates with it in the key). */
+  private readonly keyTimed: boolean;
+  /** Whether keys expire: within the watermark, or timed by their own event-time column. */
+  private readonly evicts: boolean;
+
+  constructor(private readonly dedup: DedupSpec, cfg: OperatorConfig) {
+    this.columns = dedup.columns ? [...dedup.columns] : cfg.inputColumns.map((c) => c.name);
+    const [first] = [...cfg.watermarks.entries()].filter(([c]) => cfg.inputColumns.some((x) => x.name === c));
+    this.eventColumn = first?.[0];
+    this.delayMs = first?.[1] ?? 0;
+    this.keyTimed = !dedup.withinWatermark && this.eventColumn !== undefined && this.columns.includes(this.eventColumn);
+    this.evicts = this.eventColumn !== undefined && (this.keyTimed || dedup.withinWatermark);
+    this.spec = {
+      operatorId: cfg.operatorId,
+      fixedEviction: !dedup.withinWatermark,
+      evictionGranularityMs: Math.max(1000, this.delayMs),
+    };
+    this.runsNoDataBatches = this.eventColumn !== undefined;
+  }
+
+  /** The event time of a row (undefined without a watermarked column). */
+  private eventTime(row: Row): number | null | undefined {
+    return this.eventColumn === undefined ? undefined : (row[this.eventColumn] as number | null | undefined);
+  }
+
+  /** Whether a row is late: its event time is at or before the previous batch's watermark. */
+  private isRowLate(row: Row, batch: BatchMeta): boolean {
+    return isLate(this.eventTime(row), batch);
+  }
+
+  /** When the state entry of a row's key expires: event time (+ delay within the watermark), or never. */
+  private evictAtOf(row: Row): number | null {
+    const t = this.eventTime(row);
+    if (t === null || t === undefined) return null;
+    if (this.dedup.withinWatermark) return t + this.delayMs;
+    return this.keyTimed ? t : null;
+  }
+
+  /** Whether a key expires in this batch: its eviction time is at or before the batch's watermark. */
+  private isKeyExpired(evictAt: number | null, batch: BatchMeta): boolean {
+    return this.evicts && isExpired(evictAt, batch);
+  }
+
+  begin(batch: BatchMeta): Accumulator {
+    const firsts = new Map<string, FirstRow>();
+    const late: Row[] = [];
+    return {
+      add: (rows) => this.accumulate(batch, rows, firsts, late),
+      finish: (state) => this.finish(batch, firsts, late, state),
+    };
+  }
+
+  private accumulate(batch: BatchMeta, rows: readonly Row[], firsts: Map<string, FirstRow>, late: Row[]): void {
+    for (const row of rows) {
+      if (this.isRowLate(row, batch)) {
+        late.push(row);
+        continue;
+      }
+      const id = stateId(this.columns.map((c) => (row[c] ?? null) as Json));
+      if (!firsts.has(id)) firsts.set(id, { row, evictAt: this.evictAtOf(row) });
+    }
+  }
+
+  private async finish(batch: BatchMeta, firsts: Map<string, FirstRow>, late: Row[], state: StateStore): Promise<OperatorOutput> {
+    const version = batch.batchId - 1;
+    // (within the watermark, eviction is not fixed: the key's eviction time comes from its stored value)
+    const keys = [...firsts].map(([id, first]) => ({ id, evictAt: this.dedup.withinWatermark ? null : first.evictAt }));
+    const stored = firsts.size ? await state.get(this.spec, keys, version) : new Map<string, StateEntry>();
+    const out: Row[] = [];
+    const changes: StateChange[] = [];
+    let delta = 0;
+    for (const [id, first] of firsts) {
+      if (stored.has(id)) continue;
+      out.push(first.row);
+      if (this.isKeyExpired(first.evictAt, batch)) continue; // emitted, and already past the watermark
+      changes.push({ key: { id, evictAt: first.evictAt }, value: first.evictAt ?? 1 });
+      delta++;
+    }
+    if (this.evicts) {
+      for (const e of await state.expired(this.spec, batch.evictWm, version)) {
+        changes.push({ key: e.key, value: null });
+        delta--;
+      }
+    }
+    return { rows: out, changes: changes.sort(byId), late, stateRowsDelta: delta };
+  }
+}

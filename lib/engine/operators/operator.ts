@@ -1,0 +1,62 @@
+/**
+ * The stateful operators' contract with the executor, and the choice of operator for a query:
+ * windowed or grouped aggregation (aggregate.ts), session windows (session.ts), deduplication
+ * (dedup.ts). Each processes one micro-batch against the state store with Spark's rules:
+ *
+ *   late rows    filtered with the previous batch's watermark (lateWm), `<=` is late
+ *   eviction     with this batch's own watermark (evictWm), after the batch's rows are applied
+ *   append       emits a group once, when evicted
+ *   update       emits the groups this batch changed, then evicts
+ *   complete     emits every group, never evicts nor drops
+ *
+ * Within a batch everything is aggregated in memory first, so state reads and writes scale with
+ * the distinct keys the batch touches, not with its rows.
+ */
+import { compileAgg } from '../aggregates';
+import type { OperatorStateSpec, Row, StateChange, StateStore } from '../ports';
+import type { ColumnInfo, OutputMode, SessionKey, StatefulSpec } from '../query';
+import { AggregateOperator } from './aggregate';
+import { DedupOperator } from './dedup';
+import { SessionOperator } from './session';
+import type { BatchMeta } from './batch';
+
+/**
+ * One batch of one operator: rows are added chunk by chunk as the source reads them (so a batch
+ * never holds all its rows at once), then `finish` applies the batch to the state.
+ */
+export interface Accumulator {
+  add(rows: readonly Row[]): void;
+  finish(state: StateStore): Promise<OperatorOutput>;
+}
+
+export interface OperatorOutput {
+  /** Internal rows: timestamps as ms, windows as {start, end} in ms. */
+  readonly rows: Row[];
+  readonly changes: StateChange[];
+  /** Input rows dropped as late. */
+  readonly late: Row[];
+  /** Change in the number of state rows. */
+  readonly stateRowsDelta: number;
+}
+
+export interface StatefulOperator {
+  readonly spec: OperatorStateSpec;
+  /** Whether a batch with no data can emit or evict when the watermark advances. */
+  readonly runsNoDataBatches: boolean;
+  begin(batch: BatchMeta): Accumulator;
+}
+
+export interface OperatorConfig {
+  readonly operatorId: string;
+  readonly outputMode: OutputMode;
+  readonly inputColumns: readonly ColumnInfo[];
+  /** Watermarked columns and their delays. */
+  readonly watermarks: ReadonlyMap<string, number>;
+}
+
+export function createOperator(spec: StatefulSpec, cfg: OperatorConfig): StatefulOperator {
+  if (spec.kind === 'dedup') return new DedupOperator(spec, cfg);
+  const session = spec.keys.find((k): k is SessionKey => k.kind === 'session');
+  if (session) return new SessionOperator(spec.keys, spec.aggs.map(compileAgg), session, cfg);
+  return new AggregateOperator(spec.keys, spec.aggs.map(compileAgg), cfg);
+}

@@ -1,0 +1,184 @@
+/**
+ * Session windows (Spark's SessionWindowStateStoreSaveExec): groupBy(session_window(col, gap),
+ * columns). Each row opens a session [ts, ts + gap); sessions of a key that overlap or touch merge.
+ * A key's state entry holds all its open sessions and expires with the earliest session end.
+ */
+import { Buffer, CompiledAgg, initBuffer, mergeBuffers, updateBuffer } from '../aggregates';
+import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateStore } from '../ports';
+import type { GroupKey, SessionKey } from '../query';
+import { BatchMeta, isExpired, isLate } from './batch';
+import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
+import { stateId } from './state-id';
+
+interface Session {
+  start: number;
+  /** Exclusive: the last row's event time plus the gap. */
+  end: number;
+  buf: Buffer;
+  /** Whether this batch made or extended it. */
+  changed: boolean;
+}
+
+/** A session as a state entry stores it. */
+type StoredSession = [start: number, end: number, buf: Buffer];
+
+/** The value of a key's state entry: its grouping values and its open sessions. */
+type StoredSessions = {
+  readonly k: Json[];
+  readonly s: StoredSession[];
+};
+
+/** The sessions of one key of this batch's rows, not merged yet. */
+interface FreshKey {
+  readonly kv: Json[];
+  readonly sessions: Session[];
+}
+
+/** A key's sessions, merged with its stored ones. */
+interface KeySessions {
+  readonly kv: Json[];
+  readonly sessions: Session[];
+  /** How many sessions its state entry held before this batch. */
+  readonly before: number;
+}
+
+function fromStored([start, end, buf]: StoredSession): Session {
+  return { start, end, buf, changed: false };
+}
+
+function toStored(s: Session): StoredSession {
+  return [s.start, s.end, s.buf];
+}
+
+/** A key read back from its state entry, with no rows in this batch. */
+function storedKey(value: StoredSessions): KeySessions {
+  return { kv: value.k, sessions: value.s.map(fromStored), before: value.s.length };
+}
+
+export class SessionOperator implements StatefulOperator {
+  readonly spec: OperatorStateSpec;
+  readonly runsNoDataBatches: boolean;
+  /** The grouping columns besides the session window. */
+  private readonly others: string[];
+  private readonly watermarked: boolean;
+  /** Whether sessions expire: a watermark on the session's column, and not complete mode. */
+  private readonly evicts: boolean;
+
+  constructor(private readonly keys: readonly GroupKey[], private readonly aggs: CompiledAgg[], private readonly session: SessionKey, private readonly cfg: OperatorConfig) {
+    this.others = keys.filter((k) => k.kind === 'column').map((k) => (k as { name: string }).name);
+    this.watermarked = cfg.watermarks.has(session.column);
+    this.evicts = cfg.outputMode !== 'complete' && this.watermarked;
+    this.spec = { operatorId: cfg.operatorId, fixedEviction: false, evictionGranularityMs: session.gapMs };
+    this.runsNoDataBatches = cfg.outputMode !== 'complete' && cfg.watermarks.size > 0;
+  }
+
+  /**
+   * Whether the session a row opens is late: it ends at or before the previous batch's watermark.
+   * Unlike other aggregations, Spark filters late rows for session windows in every output mode
+   * (SessionWindowStateStoreRestoreExec), complete included; only eviction is mode-bound.
+   */
+  private isSessionLate(end: number, batch: BatchMeta): boolean {
+    return this.watermarked && isLate(end, batch);
+  }
+
+  /** Whether a session closes in this batch: it ends at or before the batch's watermark. */
+  private isSessionExpired(s: Session, batch: BatchMeta): boolean {
+    return this.evicts && isExpired(s.end, batch);
+  }
+
+  begin(batch: BatchMeta): Accumulator {
+    const fresh = new Map<string, FreshKey>();
+    const late: Row[] = [];
+    return {
+      add: (rows) => this.accumulate(batch, rows, fresh, late),
+      finish: (state) => this.finish(batch, fresh, late, state),
+    };
+  }
+
+  private accumulate(batch: BatchMeta, rows: readonly Row[], fresh: Map<string, FreshKey>, late: Row[]): void {
+    const { aggs, session, others } = this;
+    for (const row of rows) {
+      const ts = row[session.column] as number | null | undefined;
+      if (ts === null || ts === undefined) continue;
+      const end = ts + session.gapMs;
+      if (this.isSessionLate(end, batch)) {
+        late.push(row);
+        continue;
+      }
+      const kv = others.map((c) => (row[c] ?? null) as Json);
+      const id = stateId(kv);
+      let key = fresh.get(id);
+      if (!key) fresh.set(id, (key = { kv, sessions: [] }));
+      const buf = initBuffer(aggs);
+      updateBuffer(aggs, buf, row);
+      key.sessions.push({ start: ts, end, buf, changed: true });
+    }
+  }
+
+  private async finish(batch: BatchMeta, fresh: Map<string, FreshKey>, late: Row[], state: StateStore): Promise<OperatorOutput> {
+    const version = batch.batchId - 1;
+    const ids = [...fresh.keys()];
+    const stored = ids.length ? await state.get(this.spec, ids.map((id) => ({ id, evictAt: null })), version) : new Map<string, StateEntry>();
+    const groups = new Map<string, KeySessions>();
+    for (const [id, key] of fresh) {
+      const prev = stored.get(id)?.value as StoredSessions | undefined;
+      const existing = prev ? prev.s.map(fromStored) : [];
+      groups.set(id, { kv: key.kv, sessions: this.merge([...existing, ...key.sessions]), before: existing.length });
+    }
+    const mode = this.cfg.outputMode;
+    // keys without rows in this batch: all of them in complete mode, else those with a session that closes
+    const others = mode === 'complete' ? await state.all(this.spec, version) : this.evicts ? await state.expired(this.spec, batch.evictWm, version) : [];
+    for (const e of others) {
+      if (!groups.has(e.key.id)) groups.set(e.key.id, storedKey(e.value as StoredSessions));
+    }
+
+    const out: Row[] = [];
+    const changes: StateChange[] = [];
+    let delta = 0;
+    for (const id of [...groups.keys()].sort()) {
+      const group = groups.get(id)!;
+      const keep: Session[] = [];
+      let changed = group.sessions.length !== group.before;
+      for (const session of group.sessions) {
+        if (session.changed) changed = true;
+        if (mode === 'complete' || (mode === 'update' && session.changed)) out.push(this.toRow(group.kv, session));
+        if (this.isSessionExpired(session, batch)) {
+          if (mode === 'append') out.push(this.toRow(group.kv, session));
+          changed = true;
+        } else keep.push(session);
+      }
+      delta += keep.length - group.before;
+      if (!changed) continue;
+      const evictAt = keep.length ? Math.min(...keep.map((s) => s.end)) : null;
+      const value: StoredSessions | null = keep.length ? { k: group.kv, s: keep.map(toStored) } : null;
+      changes.push({ key: { id, evictAt: this.evicts ? evictAt : null }, value });
+    }
+    return { rows: out, changes, late, stateRowsDelta: delta };
+  }
+
+  /** Sorts and merges overlapping or touching sessions (Spark merges when start <= current end). */
+  private merge(sessions: Session[]): Session[] {
+    sessions.sort((a, b) => a.start - b.start || a.end - b.end);
+    const out: Session[] = [];
+    for (const s of sessions) {
+      const cur = out[out.length - 1];
+      if (cur && s.start <= cur.end) {
+        cur.end = Math.max(cur.end, s.end);
+        cur.buf = mergeBuffers(this.aggs, cur.buf, s.buf);
+        cur.changed = cur.changed || s.changed;
+      } else out.push({ ...s });
+    }
+    return out;
+  }
+
+  private toRow(kv: Json[], s: Session): Row {
+    const row: Row = {};
+    let i = 0;
+    for (const k of this.keys) {
+      if (k.kind === 'session') row.session_window = { start: s.start, end: s.end };
+      else if (k.kind === 'column') row[k.name] = kv[i++];
+    }
+    for (let a = 0; a < this.aggs.length; a++) row[this.aggs[a].spec.as] = this.aggs[a].finish(s.buf[a]);
+    return row;
+  }
+}

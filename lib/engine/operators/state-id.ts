@@ -1,0 +1,28 @@
+/**
+ * What the three operators share about their state keys: the state id of a group's grouping
+ * values, and the order of state changes by id.
+ */
+import type { Json, StateKey } from '../ports';
+
+/**
+ * The state id of grouping values (strings, numbers, booleans, null, [start, end] windows):
+ * JSON.stringify(kv), except that a non-finite number keeps its name (NaN, Infinity, -Infinity)
+ * where JSON would write null, as Spark groups NaN, the infinities and null apart.
+ */
+export function stateId(kv: readonly Json[]): string {
+  // joined, not concatenated: the id is one flat string from the start, where `+=` would make a
+  // chain of ConsStrings, flattened at its first hash and then kept as a wrapper
+  const parts: string[] = ['['];
+  for (let i = 0; i < kv.length; i++) {
+    if (i > 0) parts.push(',');
+    const v = kv[i];
+    parts.push(typeof v === 'number' ? String(v) : JSON.stringify(v));
+  }
+  parts.push(']');
+  return parts.join('');
+}
+
+/** Orders state changes (or entries) by their key's id. */
+export function byId<T extends { key: StateKey }>(a: T, b: T): number {
+  return a.key.id < b.key.id ? -1 : a.key.id > b.key.id ? 1 : 0;
+}
