@@ -29,6 +29,8 @@ class WindowedTotalsStack extends Stack {
     if (p.sourceStream) new CfnOutput(this, 'SourceStreamName', { value: p.sourceStream.streamName });
     if (p.landingBucket) new CfnOutput(this, 'LandingUri', { value: `s3://${p.landingBucket.bucketName}/${p.landingPrefix}` });
     if (p.sinkBucket) new CfnOutput(this, 'SinkUri', { value: `s3://${p.sinkBucket.bucketName}/${p.sinkPrefix}` });
+    // Where the dead-letter alarm's records are: malformed/ (and late/ with keepLateRows) under it.
+    new CfnOutput(this, 'DeadLetterUri', { value: `s3://${p.deadLetterBucket.bucketName}/${p.deadLetterPrefix}` });
     new CfnOutput(this, 'StateTableName', { value: p.stateTable.tableName });
     new CfnOutput(this, 'FailureQueueUrl', { value: p.failureQueue.queueUrl });
   }

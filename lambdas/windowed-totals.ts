@@ -10,9 +10,9 @@ import { createScheduledHandler, failingHandler, type ScheduledHandler } from '.
 import { lambdaEnvironmentFrom } from '../lib/aws/lambda/env';
 
 function build(env: NodeJS.ProcessEnv): ScheduledHandler {
-  const { config, connection, outputMode, metricsNamespace, pipelineName } = lambdaEnvironmentFrom(env);
+  const { config, connection, outputMode, metricsNamespace, pipelineName, logDataValues } = lambdaEnvironmentFrom(env);
   const plan = windowedTotals({ outputMode, source: config.source.kind === 'kinesis' ? 'kinesis' : 'files' });
-  return createScheduledHandler(plan, config, connection, { metricsNamespace, pipelineName });
+  return createScheduledHandler(plan, config, connection, { metricsNamespace, pipelineName, logDataValues });
 }
 
 function buildOrFail(env: NodeJS.ProcessEnv): ScheduledHandler {

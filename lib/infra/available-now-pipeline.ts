@@ -12,7 +12,7 @@
  *     or S3 <landingPrefix>/  TTL `ttl`, PITR)            (offsets, commits, ...)  or a DynamoDB table
  *
  *     CloudWatch alarms: run failed, falling behind, no input, state rows growing, late rows dropped,
- *     failure queue not empty. The custom metrics come from the handler's summary log line
+ *     dead letters written, failure queue not empty. The custom metrics come from the handler's summary log line
  *     (Embedded Metric Format), so the function needs no cloudwatch:PutMetricData.
  *
  * The function's role holds exactly the actions the adapters in lib/aws send, on the prefixes and
@@ -22,7 +22,10 @@
  *
  * Bring your own table, bucket(s), stream or failure queue by passing them; everything not passed
  * is created. One created bucket (`pipelineBucket`) holds every S3 location not given a bucket, each
- * under its own prefix.
+ * under its own prefix. It is versioned, so a checkpoint entry, landing file or sink object that
+ * was overwritten or deleted can be restored (the error messages say to); old versions expire
+ * after `noncurrentVersionRetentionDays`, dead letters after `deadLetterRetentionDays`, progress
+ * reports after `progressRetentionDays`. A bucket you bring keeps your own configuration.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -90,6 +93,7 @@ const OWNED_ENV = [
   'SLUICE_LEASE_SECONDS',
   'SLUICE_METRICS_NAMESPACE',
   'SLUICE_PIPELINE_NAME',
+  'SLUICE_LOG_VALUES',
 ] as const;
 
 // ---------------------------------------------------------------- props
@@ -158,6 +162,15 @@ export interface AvailableNowPipelineProps {
   readonly maxEventAgeSeconds?: number;
   /** @default logs.RetentionDays.ONE_MONTH */
   readonly logRetention?: logs.RetentionDays;
+  /**
+   * Log data values in the details of a failed run's "run-failed" line. By default the handler
+   * replaces the detail fields that hold keys, rows, records or values (grouping values of the
+   * query, e.g. a user id in a state key) with "<redacted>", in the details and in the message,
+   * so the function's logs hold no data. Set true while debugging a failure that needs the value.
+   * Passed to the function as SLUICE_LOG_VALUES.
+   * @default false
+   */
+  readonly logDataValues?: boolean;
 
   // ---- state and checkpoint
 
@@ -177,6 +190,14 @@ export interface AvailableNowPipelineProps {
    * @default 30
    */
   readonly progressRetentionDays?: number;
+  /**
+   * Days an overwritten or deleted object's old version stays restorable in the created pipeline
+   * bucket (which is versioned) before its lifecycle rule expires it, with the delete markers left
+   * behind; bounds what versioning costs. An object a lifecycle rule expires (dead letters,
+   * progress reports) stays this much longer as an old version. Only applies to the created bucket.
+   * @default 30
+   */
+  readonly noncurrentVersionRetentionDays?: number;
 
   // ---- source and sink
 
@@ -205,6 +226,14 @@ export interface AvailableNowPipelineProps {
   readonly deadLetterPrefix?: string;
   /** Also write rows dropped by the watermark to the dead-letter location. @default false */
   readonly keepLateRows?: boolean;
+  /**
+   * Days before the created pipeline bucket's lifecycle rule expires `<deadLetterPrefix>/` objects
+   * (read or replay them before then). Only applies when the dead letters go to the created bucket
+   * (no `deadLetterBucket` and no `checkpointBucket`): a bucket you bring is yours to configure, so
+   * add a lifecycle rule for the prefix there.
+   * @default 90
+   */
+  readonly deadLetterRetentionDays?: number;
 
   // ---- failures and alarms
 
@@ -226,6 +255,11 @@ export interface AvailableNowPipelineProps {
   readonly stateRowsAlarmThreshold?: number;
   /** Late rows dropped per schedule interval above which "late rows dropped" fires. @default 0 */
   readonly lateRowsAlarmThreshold?: number;
+  /**
+   * Malformed records sent to the dead-letter location per schedule interval (the summary line's
+   * DeadLetters) above which "dead letters" fires. @default 0 (any dead letter)
+   */
+  readonly deadLetterAlarmThreshold?: number;
 
   /** For the created table, bucket, stream and log group. @default RemovalPolicy.RETAIN */
   readonly removalPolicy?: RemovalPolicy;
@@ -245,12 +279,15 @@ interface Resolved {
   readonly checkpointPrefix: string;
   readonly deadLetterPrefix: string;
   readonly progressRetentionDays: number;
+  readonly deadLetterRetentionDays: number;
+  readonly noncurrentVersionRetentionDays: number;
   readonly namespace: string;
   readonly runFailedThreshold: number;
   readonly fallingBehindRuns: number;
   readonly noInputMinutes: number;
   readonly stateRowsThreshold: number;
   readonly lateRowsThreshold: number;
+  readonly deadLetterThreshold: number;
 }
 
 // ---------------------------------------------------------------- the construct
@@ -308,11 +345,18 @@ export class AvailableNowPipeline extends Construct {
           encryption: s3.BucketEncryption.S3_MANAGED,
           blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
           enforceSSL: true,
+          // Error messages about a damaged or deleted checkpoint entry, landing file or sink object
+          // say to restore it from S3 versioning; the noncurrent-version rule bounds its cost.
+          versioned: true,
           removalPolicy,
           lifecycleRules: [
             ...(!props.checkpointBucket
               ? [{ id: 'expire-old-progress', prefix: `${r.checkpointPrefix}/progress/`, expiration: Duration.days(r.progressRetentionDays) }]
               : []),
+            ...(!props.checkpointBucket && !props.deadLetterBucket
+              ? [{ id: 'expire-old-dead-letters', prefix: `${r.deadLetterPrefix}/`, expiration: Duration.days(r.deadLetterRetentionDays) }]
+              : []),
+            { id: 'expire-noncurrent-versions', noncurrentVersionExpiration: Duration.days(r.noncurrentVersionRetentionDays), expiredObjectDeleteMarker: true },
             { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(7) },
           ],
         })),
@@ -371,6 +415,14 @@ export class AvailableNowPipeline extends Construct {
     this.role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'StateAndLease', actions: [...GRANTED_ACTIONS.stateTable], resources: [this.stateTable.tableArn] }));
     this.stateTable.encryptionKey?.grantEncryptDecrypt(this.role);
 
+    if (props.noncurrentVersionRetentionDays !== undefined && !this.createdBucket) {
+      invalid(
+        this,
+        `noncurrentVersionRetentionDays (${props.noncurrentVersionRetentionDays}) applies only to the bucket the construct creates, and it creates none (every location has your bucket): configure versioning on your buckets instead, or leave it out`,
+        { noncurrentVersionRetentionDays: props.noncurrentVersionRetentionDays },
+      );
+    }
+
     checkNoOverlap(this, [
       { name: 'checkpointPrefix', place: checkpoint },
       { name: 'the source prefix', place: source.landing },
@@ -416,6 +468,7 @@ export class AvailableNowPipeline extends Construct {
         SLUICE_LEASE_SECONDS: String(r.leaseSeconds),
         SLUICE_METRICS_NAMESPACE: r.namespace,
         SLUICE_PIPELINE_NAME: r.pipelineName,
+        SLUICE_LOG_VALUES: props.logDataValues ? 'true' : 'false',
         NODE_OPTIONS: '--enable-source-maps',
       },
       bundling: {
@@ -468,7 +521,7 @@ export class AvailableNowPipeline extends Construct {
     });
   }
 
-  /** The six alarms, one row each: what fires, on which metric, from what threshold. */
+  /** The seven alarms, one row each: what fires, on which metric, from what threshold. */
   private createAlarms(r: Resolved, actions: cloudwatch.IAlarmAction[]): AvailableNowPipeline['alarms'] {
     const period = Duration.seconds(r.intervalSeconds);
     const { SUM, MAXIMUM } = cloudwatch.Stats;
@@ -518,6 +571,14 @@ export class AvailableNowPipeline extends Construct {
         comparison: op.GREATER_THAN_THRESHOLD,
       },
       {
+        name: 'deadLetters',
+        id: 'DeadLetterAlarm',
+        description: `more than ${r.deadLetterThreshold} malformed records per run went to ${r.deadLetterPrefix}/malformed/: read them there, then fix the producer or the query's schema`,
+        metric: this.metric('DeadLetters', { statistic: SUM, period }),
+        threshold: r.deadLetterThreshold,
+        comparison: op.GREATER_THAN_THRESHOLD,
+      },
+      {
         name: 'failureQueueNotEmpty',
         id: 'FailureQueueAlarm',
         description: 'failed or undelivered scheduled events wait in the failure queue',
@@ -545,7 +606,7 @@ export class AvailableNowPipeline extends Construct {
   }
 }
 
-type AlarmName = 'runFailed' | 'fallingBehind' | 'noInput' | 'stateRowsGrowing' | 'lateRowsDropped' | 'failureQueueNotEmpty';
+type AlarmName = 'runFailed' | 'fallingBehind' | 'noInput' | 'stateRowsGrowing' | 'lateRowsDropped' | 'deadLetters' | 'failureQueueNotEmpty';
 
 /** One alarm: it fires when `metric` compares to `threshold` as `comparison` in `periods` periods (default 1). */
 interface AlarmRow {
@@ -636,6 +697,18 @@ function resolveProps(scope: Construct, id: string, props: AvailableNowPipelineP
     );
   }
   const progressRetentionDays = wholeNumber(scope, 'progressRetentionDays', props.progressRetentionDays ?? 30, 1, 3650, 'keep progress reports 1 day to 10 years');
+  const broughtDeadLetterBucket = props.deadLetterBucket ? 'deadLetterBucket' : props.checkpointBucket ? 'checkpointBucket' : undefined;
+  if (broughtDeadLetterBucket && props.deadLetterRetentionDays !== undefined) {
+    const bucket = props.deadLetterBucket ?? props.checkpointBucket!;
+    const named = Token.isUnresolved(bucket.bucketName) ? `your ${broughtDeadLetterBucket}` : `your bucket "${bucket.bucketName}" (${broughtDeadLetterBucket})`;
+    invalid(
+      scope,
+      `deadLetterRetentionDays (${props.deadLetterRetentionDays}) applies only to the created bucket, not ${named}, where the dead letters go: add a lifecycle rule for "${deadLetterPrefix}/" on it instead`,
+      { deadLetterRetentionDays: props.deadLetterRetentionDays },
+    );
+  }
+  const deadLetterRetentionDays = wholeNumber(scope, 'deadLetterRetentionDays', props.deadLetterRetentionDays ?? 90, 1, 3650, 'keep dead letters 1 day to 10 years');
+  const noncurrentVersionRetentionDays = wholeNumber(scope, 'noncurrentVersionRetentionDays', props.noncurrentVersionRetentionDays ?? 30, 1, 3650, 'keep old versions 1 day to 10 years');
 
   const namespace = props.metricsNamespace ?? DEFAULT_METRICS_NAMESPACE;
   if (!/^[A-Za-z0-9._\-/#:]{1,255}$/.test(namespace) || namespace.startsWith('AWS/')) {
@@ -655,6 +728,7 @@ function resolveProps(scope: Construct, id: string, props: AvailableNowPipelineP
   }
   const stateRowsThreshold = wholeNumber(scope, 'stateRowsAlarmThreshold', props.stateRowsAlarmThreshold ?? 1_000_000, 1, Number.MAX_SAFE_INTEGER, 'give a row count');
   const lateRowsThreshold = wholeNumber(scope, 'lateRowsAlarmThreshold', props.lateRowsAlarmThreshold ?? 0, 0, Number.MAX_SAFE_INTEGER, 'give a row count; 0 alarms on any dropped row');
+  const deadLetterThreshold = wholeNumber(scope, 'deadLetterAlarmThreshold', props.deadLetterAlarmThreshold ?? 0, 0, Number.MAX_SAFE_INTEGER, 'give a record count; 0 alarms on any dead letter');
 
   return {
     entry,
@@ -669,12 +743,15 @@ function resolveProps(scope: Construct, id: string, props: AvailableNowPipelineP
     checkpointPrefix,
     deadLetterPrefix,
     progressRetentionDays,
+    deadLetterRetentionDays,
+    noncurrentVersionRetentionDays,
     namespace,
     runFailedThreshold,
     fallingBehindRuns,
     noInputMinutes,
     stateRowsThreshold,
     lateRowsThreshold,
+    deadLetterThreshold,
   };
 }
 

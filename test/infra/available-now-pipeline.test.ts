@@ -100,6 +100,20 @@ function envOf(template: Template): Record<string, unknown> {
 
 const sorted = (xs: readonly string[]) => [...xs].sort();
 
+interface LifecycleRule {
+  readonly Id?: string;
+  readonly Prefix?: string;
+  readonly ExpirationInDays?: number;
+  readonly [more: string]: unknown;
+}
+
+/** The lifecycle rules of the one bucket in the template. */
+function lifecycleRules(template: Template): LifecycleRule[] {
+  const buckets = Object.values(template.findResources('AWS::S3::Bucket'));
+  expect(buckets).toHaveLength(1);
+  return (buckets[0].Properties.LifecycleConfiguration?.Rules ?? []) as LifecycleRule[];
+}
+
 // ---- scenarios --------------------------------------------------------------------------------
 
 describe('with the defaults (an S3 landing prefix, an S3 sink, everything created)', () => {
@@ -161,6 +175,7 @@ describe('with the defaults (an S3 landing prefix, an S3 sink, everything create
       SLUICE_LEASE_SECONDS: '660',
       SLUICE_METRICS_NAMESPACE: 'Sluice',
       SLUICE_PIPELINE_NAME: 'Test-Pipeline',
+      SLUICE_LOG_VALUES: 'false',
       NODE_OPTIONS: '--enable-source-maps',
     });
   });
@@ -191,6 +206,25 @@ describe('with the defaults (an S3 landing prefix, an S3 sink, everything create
         Rules: Match.arrayWith([Match.objectLike({ Id: 'expire-old-progress', Prefix: 'checkpoints/Test-Pipeline/progress/', ExpirationInDays: 30, Status: 'Enabled' })]),
       },
     });
+  });
+
+  it('versions the bucket, so an overwritten or deleted entry can be restored, and expires old versions after 30 days', () => {
+    s.template.hasResourceProperties('AWS::S3::Bucket', {
+      VersioningConfiguration: { Status: 'Enabled' },
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([
+          // No prefix: every noncurrent version, and the delete markers left once they are gone.
+          { Id: 'expire-noncurrent-versions', NoncurrentVersionExpiration: { NoncurrentDays: 30 }, ExpiredObjectDeleteMarker: true, Status: 'Enabled' },
+        ]),
+      },
+    });
+  });
+
+  it('expires dead letters after 90 days, under the dead-letter prefix only', () => {
+    const rules = lifecycleRules(s.template);
+    expect(rules.filter((r) => r.Id === 'expire-old-dead-letters')).toEqual([{ Id: 'expire-old-dead-letters', Prefix: 'dead-letter/Test-Pipeline/', ExpirationInDays: 90, Status: 'Enabled' }]);
+    // Nothing else expires current objects but progress reports: checkpoint, landing and output stay.
+    expect(rules.filter((r) => r.ExpirationInDays !== undefined).map((r) => r.Prefix).sort()).toEqual(['checkpoints/Test-Pipeline/progress/', 'dead-letter/Test-Pipeline/']);
   });
 
   it('denies every request to the bucket that does not use TLS', () => {
@@ -247,9 +281,9 @@ describe('with the defaults (an S3 landing prefix, an S3 sink, everything create
     });
   });
 
-  it('alarms on a failed run, falling behind, no input, state rows, late rows and the failure queue', () => {
+  it('alarms on a failed run, falling behind, no input, state rows, late rows, dead letters and the failure queue', () => {
     const dims = [{ Name: 'Pipeline', Value: 'Test-Pipeline' }];
-    s.template.resourceCountIs('AWS::CloudWatch::Alarm', 6);
+    s.template.resourceCountIs('AWS::CloudWatch::Alarm', 7);
     s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'AWS/Lambda',
       MetricName: 'Errors',
@@ -297,6 +331,18 @@ describe('with the defaults (an S3 landing prefix, an S3 sink, everything create
       Statistic: 'Sum',
       Threshold: 0,
       ComparisonOperator: 'GreaterThanThreshold',
+    });
+    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'Sluice',
+      MetricName: 'DeadLetters',
+      Dimensions: dims,
+      Statistic: 'Sum',
+      Period: 900,
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      EvaluationPeriods: 1,
+      TreatMissingData: 'notBreaching',
+      AlarmDescription: Match.stringLikeRegexp('dead-letter/Test-Pipeline/malformed/'),
     });
     s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'AWS/SQS',
@@ -458,6 +504,10 @@ describe('with your own table, buckets, stream and a DynamoDB sink', () => {
     }), { bundle: false });
   });
 
+  it('still alarms on dead letters in your bucket', () => {
+    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'DeadLetters', Threshold: 0, AlarmDescription: Match.stringLikeRegexp('dead/orders/malformed/') });
+  });
+
   it('creates no table, bucket or stream of its own', () => {
     s.template.resourceCountIs('AWS::DynamoDB::Table', 0);
     s.template.resourceCountIs('AWS::S3::Bucket', 0);
@@ -510,6 +560,10 @@ describe('with custom sizing, schedule and thresholds', () => {
         stateRowsAlarmThreshold: 5000,
         lateRowsAlarmThreshold: 10,
         progressRetentionDays: 7,
+        deadLetterRetentionDays: 14,
+        noncurrentVersionRetentionDays: 5,
+        deadLetterAlarmThreshold: 3,
+        logDataValues: true,
         environment: { SLUICE_OUTPUT_MODE: 'update' },
       },
       (stack) => ({ alarmActions: [new actions.SnsAction(new sns.Topic(stack, 'Alerts'))] }),
@@ -526,11 +580,18 @@ describe('with custom sizing, schedule and thresholds', () => {
       SLUICE_METRICS_NAMESPACE: 'Acme/Streams',
       SLUICE_PIPELINE_NAME: 'orders-per-minute',
       SLUICE_OUTPUT_MODE: 'update',
+      SLUICE_LOG_VALUES: 'true',
       SLUICE_CHECKPOINT_URI: expect.stringMatching(/\/checkpoints\/orders-per-minute$/),
     });
     s.template.hasResourceProperties('AWS::S3::Bucket', {
       LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ Prefix: 'checkpoints/orders-per-minute/progress/', ExpirationInDays: 7 })]) },
     });
+  });
+
+  it('uses them in the lifecycle rules', () => {
+    const rules = lifecycleRules(s.template);
+    expect(rules).toContainEqual(expect.objectContaining({ Id: 'expire-old-dead-letters', Prefix: 'dead-letter/orders-per-minute/', ExpirationInDays: 14 }));
+    expect(rules).toContainEqual(expect.objectContaining({ Id: 'expire-noncurrent-versions', NoncurrentVersionExpiration: { NoncurrentDays: 5 } }));
   });
 
   it('uses them in the alarms, with the alarm actions', () => {
@@ -540,6 +601,7 @@ describe('with custom sizing, schedule and thresholds', () => {
     s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'Acme/Streams', MetricName: 'RowsIn', Period: 7200 });
     s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'StateRows', Threshold: 5000 });
     s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'DroppedByWatermark', Threshold: 10, Period: 600 });
+    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'Acme/Streams', MetricName: 'DeadLetters', Dimensions: dims, Threshold: 3, Period: 600, ComparisonOperator: 'GreaterThanThreshold' });
     for (const alarm of Object.values(s.template.findResources('AWS::CloudWatch::Alarm'))) expect(alarm.Properties.AlarmActions).toHaveLength(1);
   });
 
@@ -553,6 +615,17 @@ describe('with custom sizing, schedule and thresholds', () => {
   it('warns when the lease outlives the schedule interval', () => {
     const warned = synth({ scheduleInterval: Duration.minutes(5), lambdaTimeoutSeconds: 300 }, undefined, { bundle: false });
     Annotations.fromStack(warned.stack).hasWarning('/Test/Pipeline', Match.stringLikeRegexp('leaseDurationSeconds \\(360\\) exceeds scheduleInterval'));
+  });
+});
+
+describe('when dead letters go to your own bucket', () => {
+  it('puts no lifecycle rule for them on the bucket it creates, and still versions that bucket', () => {
+    const s = synth({}, (stack) => ({ deadLetterBucket: s3.Bucket.fromBucketName(stack, 'D', 'my-dead') }), { bundle: false });
+    expect(envOf(s.template).SLUICE_DEAD_LETTER_URI).toBe('s3://my-dead/dead-letter/Test-Pipeline');
+    const rules = lifecycleRules(s.template);
+    expect(rules.map((r) => r.Id)).not.toContain('expire-old-dead-letters');
+    expect(rules.map((r) => r.Id)).toContain('expire-noncurrent-versions');
+    s.template.hasResourceProperties('AWS::S3::Bucket', { VersioningConfiguration: { Status: 'Enabled' } });
   });
 });
 
@@ -581,6 +654,9 @@ describe('when the props are invalid, synth fails with a message that names the 
     ['a wildcard prefix', { checkpointPrefix: 'checkpoints/*' }, /checkpointPrefix "checkpoints\/\*" must be a non-empty key prefix without wildcards/],
     ['an entry that does not exist', { entry: 'lambdas/nope.ts' }, /entry "lambdas\/nope.ts" does not exist/],
     ['an AWS namespace', { metricsNamespace: 'AWS/Lambda' }, /metricsNamespace "AWS\/Lambda" is not a custom CloudWatch namespace/],
+    ['dead letters kept zero days', { deadLetterRetentionDays: 0 }, /deadLetterRetentionDays \(0\) must be a whole number from 1 to 3650/],
+    ['old versions kept zero days', { noncurrentVersionRetentionDays: 0 }, /noncurrentVersionRetentionDays \(0\) must be a whole number from 1 to 3650/],
+    ['a negative dead-letter threshold', { deadLetterAlarmThreshold: -1 }, /deadLetterAlarmThreshold \(-1\) must be a whole number from 0/],
   ])('rejects %s', (_name, props, message) => {
     expect(rejection(props)).toMatch(message);
   });
@@ -592,6 +668,25 @@ describe('when the props are invalid, synth fails with a message that names the 
         sink: PipelineSink.s3(s3.Bucket.fromBucketName(stack, 'Out', 'shared'), 'q/out'),
       })),
     ).toMatch(/the source prefix "q" and the sink prefix "q\/out" overlap in the same bucket/);
+  });
+
+  it('rejects a dead-letter lifecycle on a bucket it does not own, whichever bucket was brought', () => {
+    expect(rejection({ deadLetterRetentionDays: 30 }, (stack) => ({ deadLetterBucket: s3.Bucket.fromBucketName(stack, 'D', 'my-dead') }))).toMatch(
+      /deadLetterRetentionDays \(30\) applies only to the created bucket, not your bucket "my-dead".*add a lifecycle rule for "dead-letter\/Test-Pipeline\/" on it instead/,
+    );
+    expect(rejection({ deadLetterRetentionDays: 30 }, (stack) => ({ checkpointBucket: s3.Bucket.fromBucketName(stack, 'C', 'my-ckpt') }))).toMatch(
+      /deadLetterRetentionDays \(30\) applies only to the created bucket, not your bucket "my-ckpt"/,
+    );
+  });
+
+  it('rejects a noncurrent-version lifecycle when it creates no bucket', () => {
+    expect(
+      rejection({ noncurrentVersionRetentionDays: 10 }, (stack) => ({
+        checkpointBucket: s3.Bucket.fromBucketName(stack, 'C', 'my-ckpt'),
+        source: PipelineSource.s3(s3.Bucket.fromBucketName(stack, 'In', 'my-in')),
+        sink: PipelineSink.s3(s3.Bucket.fromBucketName(stack, 'Out', 'my-out')),
+      })),
+    ).toMatch(/noncurrentVersionRetentionDays \(10\) applies only to the bucket the construct creates, and it creates none/);
   });
 
   it('rejects a progress lifecycle on a bucket it does not own', () => {

@@ -10,9 +10,13 @@ import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } fr
 import { SEED_FILES, windowedTotals } from '../../examples/windowed-totals';
 import { connectionFromEnv, createClients, type AwsClients } from '../../lib/aws/clients';
 import type { AwsConnection } from '../../lib/aws/config';
-import { pipelineConfigFromEnv } from '../../lib/aws/lambda/env';
+import { lambdaEnvironmentFrom, pipelineConfigFromEnv } from '../../lib/aws/lambda/env';
 import { createScheduledHandler, type LambdaContextLike, type RunSummary, type ScheduledEventLike, type ScheduledHandlerOptions } from '../../lib/aws/lambda/handler';
 import type { PipelineConfig } from '../../lib/aws/pipeline';
+import { SluiceError } from '../../lib/engine/errors';
+import type { OutputRow, Sink, SinkContext } from '../../lib/engine/ports';
+import { readStream, sum } from '../../lib/engine/query';
+import { WINDOWED_TOTALS_SCHEMA } from '../../examples/windowed-totals';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
 import { testClients, testConnection, uniqueName } from '../helpers/stack';
 
@@ -260,6 +264,90 @@ describe('when the run fails', () => {
     const failed = lines.find((l) => l.event === 'run-failed');
     expect(failed).toMatchObject({ level: 'error', retriable: expect.any(Boolean), errorName: expect.any(String), errorMessage: expect.stringContaining(cfg.stateTable) });
     expect(lines.filter((l) => l.event === 'run-summary')).toEqual([]);
+  });
+});
+
+describe('when a run fails on an output key built from grouping values', () => {
+  /** A user id: the grouping value that must stay out of the logs. */
+  const USER = 'customer-4711@example.com';
+
+  /**
+   * Refuses the batch as DynamoDbSink refuses an oversized item: the message quotes the row key
+   * (the JSON of the key columns' values, cut to 120 characters) and the details carry it.
+   */
+  class OversizedItemSink implements Sink {
+    readonly description = 'a sink whose items are all too large';
+    async addBatch(batchId: number, rows: OutputRow[], ctx: SinkContext): Promise<void> {
+      const sk = JSON.stringify(ctx.keyColumns.map((c) => rows[0][c] ?? null));
+      throw new SluiceError(`output row 0 of batch ${batchId} (key ${sk.slice(0, 120)}) is 512000 bytes as a DynamoDB item; DynamoDB items hold at most 409600 bytes: write fewer or shorter columns`, {
+        details: { batchId, key: sk.slice(0, 200), sizeBytes: 512_000 },
+      });
+    }
+  }
+
+  /** Totals per user, in update mode, so batch 0 emits the user's row. */
+  async function failedRun(options: ScheduledHandlerOptions): Promise<{ line: Record<string, unknown>; error: SluiceError }> {
+    const name = uniqueName('per-user');
+    const cfg = pipelineConfigFromEnv({
+      SLUICE_CHECKPOINT_URI: `s3://${bucket}/checkpoints/${name}`,
+      SLUICE_STATE_TABLE: stateTable,
+      SLUICE_SOURCE_URI: `s3://${bucket}/landing/${name}`,
+      SLUICE_SINK_URI: `s3://${bucket}/output/${name}`,
+    });
+    const plan = readStream.format('json').schema(WINDOWED_TOTALS_SCHEMA).load().groupBy('user').agg(sum('amount').as('total')).writeStream.outputMode('update').trigger({ availableNow: true }).queryName(`per-user-${name}`).plan();
+    const row = { user: USER, event_time: '2026-10-01 12:01:00', amount: 10 };
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: `landing/${name}/001.json`, Body: Buffer.from(`${JSON.stringify(row)}\n`) }));
+    const lines: Array<Record<string, unknown>> = [];
+    const handler = createScheduledHandler(plan, cfg, conn, { writeLine: (l) => lines.push(JSON.parse(l)), extras: { sink: new OversizedItemSink() }, ...options });
+    const error = await handler(scheduledEvent('2026-10-01T12:15:00Z'), lambdaContext()).then(
+      () => {
+        throw new Error('expected the run to fail in the sink');
+      },
+      (e: unknown) => e as SluiceError,
+    );
+    const failed = lines.filter((l) => l.event === 'run-failed');
+    expect(failed).toHaveLength(1);
+    return { line: failed[0], error };
+  }
+
+  /** What the Lambda runtime logs for a rejected handler: name, message, stack and every enumerable property. */
+  const asTheRuntimeLogsIt = (e: Error) => JSON.stringify({ errorType: e.name, errorMessage: e.message, ...e, stack: e.stack?.split('\n') });
+
+  it('redacts the key from the run-failed line and from the error Lambda logs and hands on, keeping the rest', async () => {
+    const { line, error } = await failedRun({});
+    expect(line).toMatchObject({
+      level: 'error',
+      retriable: false,
+      details: { batchId: 0, key: '<redacted>', sizeBytes: 512_000 },
+      redacted: { fields: ['key'], toLogThem: expect.stringMatching(/SLUICE_LOG_VALUES=true/) },
+      errorMessage: 'output row 0 of batch 0 (key <redacted>) is 512000 bytes as a DynamoDB item; DynamoDB items hold at most 409600 bytes: write fewer or shorter columns',
+    });
+    expect(JSON.stringify(line)).not.toContain('customer-4711');
+    expect(error).toBeInstanceOf(SluiceError);
+    expect(error.details).toEqual({ batchId: 0, key: '<redacted>', sizeBytes: 512_000 });
+    expect(asTheRuntimeLogsIt(error)).not.toContain('customer-4711');
+    expect(error.stack).toMatch(/key <redacted>\) is 512000 bytes/);
+  });
+
+  it('keeps the key when logDataValues is set (SLUICE_LOG_VALUES=true)', async () => {
+    const { line, error } = await failedRun({ logDataValues: true });
+    expect(line).toMatchObject({ details: { batchId: 0, key: JSON.stringify([USER]), sizeBytes: 512_000 }, errorMessage: expect.stringContaining(`(key ${JSON.stringify([USER])})`) });
+    expect(line.redacted).toBeUndefined();
+    expect(error.message).toContain(USER);
+  });
+
+  it('reads SLUICE_LOG_VALUES from the environment, false when unset, and rejects a non-boolean', () => {
+    const env = {
+      SLUICE_CHECKPOINT_URI: 's3://ckpt-bucket/checkpoints/totals',
+      SLUICE_STATE_TABLE: 'sluice-state',
+      SLUICE_SOURCE_URI: 'kinesis://orders',
+      SLUICE_SINK_URI: 'dynamodb://totals',
+      AWS_REGION: 'eu-west-1',
+    };
+    expect(lambdaEnvironmentFrom(env).logDataValues).toBe(false);
+    expect(lambdaEnvironmentFrom({ ...env, SLUICE_LOG_VALUES: 'true' }).logDataValues).toBe(true);
+    expect(lambdaEnvironmentFrom({ ...env, SLUICE_LOG_VALUES: 'false' }).logDataValues).toBe(false);
+    expect(() => lambdaEnvironmentFrom({ ...env, SLUICE_LOG_VALUES: 'yes please' })).toThrow(/SLUICE_LOG_VALUES="yes please" is not a boolean: set it to true or false/);
   });
 });
 

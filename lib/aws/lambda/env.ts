@@ -12,6 +12,7 @@
  *     SLUICE_METRICS_NAMESPACE  CloudWatch namespace of the summary metrics   optional, default Sluice
  *     SLUICE_PIPELINE_NAME      the metrics' Pipeline dimension               optional, default the query name
  *     SLUICE_OUTPUT_MODE        append | update | complete                    optional, default append
+ *     SLUICE_LOG_VALUES         true | false: keep data values in failure logs  optional, default false (redact.ts)
  *     AWS_ENDPOINT_URL[_S3|_DYNAMODB|_KINESIS], AWS_REGION, ...: the connection (lib/aws/clients.ts)
  */
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
@@ -32,6 +33,7 @@ export const ENV = {
   metricsNamespace: 'SLUICE_METRICS_NAMESPACE',
   pipelineName: 'SLUICE_PIPELINE_NAME',
   outputMode: 'SLUICE_OUTPUT_MODE',
+  logValues: 'SLUICE_LOG_VALUES',
 } as const;
 
 type Env = Record<string, string | undefined>;
@@ -47,6 +49,8 @@ export interface LambdaEnvironment {
   readonly outputMode: OutputMode;
   readonly metricsNamespace?: string;
   readonly pipelineName?: string;
+  /** Keep data values (keys, rows, records) in a failed run's log line; pass to createScheduledHandler. */
+  readonly logDataValues: boolean;
 }
 
 /**
@@ -60,6 +64,7 @@ export function lambdaEnvironmentFrom(env: Env): LambdaEnvironment {
     config,
     connection: connectionFromEnv(env) ?? { region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1' },
     outputMode: outputModeFrom(env[ENV.outputMode]),
+    logDataValues: booleanFrom(env, ENV.logValues) ?? false,
     ...(present(env[ENV.metricsNamespace]) ? { metricsNamespace: env[ENV.metricsNamespace]!.trim() } : {}),
     ...(present(env[ENV.pipelineName]) ? { pipelineName: env[ENV.pipelineName]!.trim() } : {}),
   };
@@ -122,14 +127,7 @@ export function pipelineConfigFromEnv(env: Env): PipelineConfig {
 
   const deadLetter = attempt(() => (present(env[ENV.deadLetter]) ? s3Location(env, ENV.deadLetter, 's3://my-bucket/dead-letter/windowed-totals') : undefined));
 
-  const keepLateRows = attempt(() => {
-    const value = env[ENV.keepLateRows];
-    if (!present(value)) return undefined;
-    const v = value.trim().toLowerCase();
-    if (v === 'true' || v === '1') return true;
-    if (v === 'false' || v === '0') return false;
-    throw new InvalidOptionError(`${ENV.keepLateRows}=${JSON.stringify(value)} is not a boolean: set it to true or false (or leave it unset for false)`);
-  });
+  const keepLateRows = attempt(() => booleanFrom(env, ENV.keepLateRows));
 
   const leaseDurationMs = attempt(() => {
     const value = env[ENV.leaseSeconds];
@@ -154,6 +152,16 @@ export function pipelineConfigFromEnv(env: Env): PipelineConfig {
     ...(keepLateRows !== undefined ? { keepLateRows } : {}),
     ...(leaseDurationMs !== undefined ? { leaseDurationMs } : {}),
   };
+}
+
+/** true/1 or false/0, undefined when unset. */
+function booleanFrom(env: Env, name: string): boolean | undefined {
+  const value = env[name];
+  if (!present(value)) return undefined;
+  const v = value.trim().toLowerCase();
+  if (v === 'true' || v === '1') return true;
+  if (v === 'false' || v === '0') return false;
+  throw new InvalidOptionError(`${name}=${JSON.stringify(value)} is not a boolean: set it to true or false (or leave it unset for false)`);
 }
 
 function present(value: string | undefined): value is string {

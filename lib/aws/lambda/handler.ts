@@ -18,7 +18,8 @@
  *     one "run-summary" JSON line, in CloudWatch Embedded Metric Format (emf.ts) ──▶ return RunSummary
  *
  *     on error: one "run-failed" JSON line with `retriable` ──▶ rethrow: the invocation fails and
- *     Lambda hands the event to the on-failure destination
+ *     Lambda hands the event to the on-failure destination. Data values in the error (keys, rows,
+ *     records) are redacted from both unless logDataValues is set (redact.ts).
  */
 import { Console } from 'node:console';
 import type { QueryPlan } from '../../engine/query';
@@ -29,9 +30,11 @@ import type { AwsConnection } from '../config';
 import { describeSink, runPipeline, type PipelineConfig, type PipelineExtras } from '../pipeline';
 import { isTransientError } from '../request/errors';
 import { DEFAULT_METRICS_NAMESPACE, emfBlock, type RunSummary } from './emf';
+import { redactDataValues, scrubText } from './redact';
 
 export { ENV, lambdaEnvironmentFrom, pipelineConfigFromEnv, type LambdaEnvironment } from './env';
 export { DEFAULT_METRICS_NAMESPACE, METRIC_DIMENSION, SUMMARY_METRIC_NAMES, emfBlock, type RunSummary } from './emf';
+export { DATA_VALUE_FIELDS, REDACTED, redactDataValues } from './redact';
 
 /** What EventBridge sends on a schedule (the fields sluice looks at; the rest is ignored). */
 export interface ScheduledEventLike {
@@ -67,6 +70,13 @@ export interface ScheduledHandlerOptions {
   /** @default Date.now */
   readonly now?: () => number;
   /**
+   * Keep data values (the detail fields `key`, `keys`, `row(s)`, `record(s)`, `raw`, `value(s)`:
+   * state and sink keys hold grouping values) in a failed run's log line and rethrown error.
+   * SLUICE_LOG_VALUES in the entry's environment.
+   * @default false: they are replaced by "<redacted>" (object keys under the pipeline's S3 prefixes are kept)
+   */
+  readonly logDataValues?: boolean;
+  /**
    * Builds the SDK clients, once, when the handler is built (once per container); every
    * invocation uses them, and they live as long as the container.
    * @default createClients (lib/aws/clients.ts)
@@ -100,6 +110,8 @@ export function createScheduledHandler(plan: QueryPlan, cfg: PipelineConfig, con
   const writeLine = opts.writeLine ?? defaultWriteLine;
   const now = opts.now ?? Date.now;
   const emit = (fields: Record<string, unknown>) => writeLine(JSON.stringify({ level: 'info', ...fields }));
+  const logDataValues = opts.logDataValues ?? false;
+  const objectPrefixes = s3Prefixes(cfg);
 
   return async (event, context) => {
     const startedMs = now();
@@ -119,6 +131,7 @@ export function createScheduledHandler(plan: QueryPlan, cfg: PipelineConfig, con
       });
     } catch (error) {
       const retriable = error instanceof SluiceError ? error.retriable : isTransientError(error);
+      const redacted = !logDataValues && error instanceof SluiceError ? redactInPlace(error, objectPrefixes) : [];
       writeLine(
         JSON.stringify({
           level: 'error',
@@ -128,6 +141,7 @@ export function createScheduledHandler(plan: QueryPlan, cfg: PipelineConfig, con
           errorName: error instanceof Error ? error.name : typeof error,
           errorMessage: error instanceof Error ? error.message : String(error),
           ...(error instanceof SluiceError && Object.keys(error.details).length > 0 ? { details: error.details } : {}),
+          ...(redacted.length > 0 ? { redacted: { fields: redacted, toLogThem: 'set SLUICE_LOG_VALUES=true (the construct prop logDataValues)' } } : {}),
           durationMs: now() - startedMs,
           // A retriable failure heals on a later tick (the checkpoint makes the retry exact);
           // a permanent one fails every tick until someone fixes the configuration or the data.
@@ -182,6 +196,27 @@ export function failingHandler(error: unknown, writeLine: (line: string) => void
     );
     throw error;
   };
+}
+
+/**
+ * Redacts the data values of `error` where they leave the process: its details, its message and
+ * its stack (the Lambda runtime logs a rejected error's message, stack and enumerable properties,
+ * and passes message and stack to the on-failure destination). Returns the redacted fields.
+ */
+function redactInPlace(error: SluiceError, objectPrefixes: readonly string[]): string[] {
+  const r = redactDataValues(error.message, error.details, { objectPrefixes });
+  if (r.fields.length === 0) return [];
+  const stack = error.stack;
+  const writable = error as { message: string; stack?: string; details: Record<string, unknown> };
+  writable.details = r.details;
+  writable.message = r.message;
+  if (stack !== undefined) writable.stack = scrubText(stack, r.values);
+  return r.fields;
+}
+
+/** The key prefixes of the pipeline's own S3 locations: a `key` detail under one names an object. */
+function s3Prefixes(cfg: PipelineConfig): string[] {
+  return [cfg.checkpoint.prefix, cfg.deadLetter?.prefix ?? '', cfg.source.kind === 's3' ? cfg.source.prefix : '', cfg.sink.kind === 'dynamodb' ? '' : cfg.sink.prefix].filter((p) => p !== '');
 }
 
 function describeSource(cfg: PipelineConfig): string {
