@@ -5,7 +5,7 @@
 import { DynamoDBClient, GetItemCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDbLease } from '../../lib/aws/dynamodb/lease';
 import { DynamoDbSink } from '../../lib/aws/dynamodb/sink';
-import { InvalidOptionError, LeaseLostError } from '../../lib/engine/errors';
+import { InvalidOptionError, LeaseLostError, SluiceError } from '../../lib/engine/errors';
 import type { LeaseHandle, OutputRow, SinkContext } from '../../lib/engine/ports';
 import { ensureStateTable } from '../../lib/local/resources';
 import { clockStart, testClients, uniqueName } from '../helpers/stack';
@@ -112,7 +112,7 @@ describe('when batch N is replayed', () => {
     await sink.addBatch(3, [windowRow('alice', 10)], ctx());
     // A second instance whose marker read raced the first attempt: its transaction meets the marker.
     const racing = new DynamoDbSink({ client: dynamodb, tableName: table, queryKey });
-    (racing as unknown as { existingMarkers: () => Promise<Set<number>> }).existingMarkers = async () => new Set();
+    (racing as unknown as { existingMarkers: () => Promise<Map<number, string>> }).existingMarkers = async () => new Map();
     await racing.addBatch(3, [windowRow('alice', 10)], ctx());
     expect(racing.stats()).toMatchObject({ transactions: 1, chunksWritten: 0, chunksSkipped: 1 });
   });
@@ -251,5 +251,105 @@ describe('what a batch of N rows costs', () => {
     expect(s.writeUnits).toBe(wcu);
     // eslint-disable-next-line no-console
     console.log(`DynamoDbSink cost: N=${n} rows (< 1 KB each), fenced=${fenced}, retries=${s.retries}: ${1 + s.transactions} requests (1 BatchGetItem + ${s.transactions} TransactWriteItems), ${s.writeUnits} WCU`);
+  });
+});
+
+// ---- issue 14 ---------------------------------------------------------------------------------
+
+/** A client whose `n`th TransactWriteItems fails (the run dies there); every other call goes through. */
+const killedAt = (n: number) => flakyClient((call) => (call === n ? Object.assign(new Error('killed'), { name: 'InjectedKill' }) : null));
+
+describe('when a replay hands the same rows in another order (hole 1)', () => {
+  it('keyed rows: chunk i holds the same rows whatever the order, so a replay after chunk 0 loses none', async () => {
+    const queryKey = uniqueName('q');
+    const rows = manyRows(320);
+    const first = new DynamoDbSink({ client: killedAt(2), tableName: table, queryKey, maxConcurrency: 1 });
+    await expect(first.addBatch(7, rows, ctx())).rejects.toThrow(/killed/);
+    const replay = new DynamoDbSink({ client: dynamodb, tableName: table, queryKey, maxConcurrency: 1 });
+    await replay.addBatch(7, [...rows].reverse(), ctx());
+    expect(replay.stats()).toMatchObject({ chunksSkipped: 1, chunksWritten: 3 });
+    expect((await replay.readAll()).map((r) => r.user).sort()).toEqual(rows.map((r) => r.user).sort());
+  });
+
+  it('keyless rows: indexes are given after a sort by content, so a replay in another order writes the same items', async () => {
+    const queryKey = uniqueName('q');
+    const keyless = ctx({ keyColumns: [], outputMode: 'append', columns: ['id', 'v'] });
+    const rows = Array.from({ length: 310 }, (_, i) => ({ id: `e${i}`, v: i % 7 }));
+    const first = new DynamoDbSink({ client: killedAt(2), tableName: table, queryKey, maxConcurrency: 1 });
+    await expect(first.addBatch(3, rows, keyless)).rejects.toThrow(/killed/);
+    const replay = new DynamoDbSink({ client: dynamodb, tableName: table, queryKey, maxConcurrency: 1 });
+    await replay.addBatch(3, [...rows].reverse(), keyless);
+    const held = await replay.readAll();
+    expect(held).toHaveLength(310);
+    expect(held.map((r) => r.id).sort()).toEqual(rows.map((r) => r.id).sort());
+  });
+
+  it('a replay whose chunk differs from what its marker recorded fails loudly, naming query, batch and chunk, and writes nothing', async () => {
+    const queryKey = uniqueName('q');
+    const rows = manyRows(150);
+    const first = new DynamoDbSink({ client: killedAt(2), tableName: table, queryKey, maxConcurrency: 1 });
+    await expect(first.addBatch(9, rows, ctx())).rejects.toThrow(/killed/);
+    // The "replay" emits another total for the first row of chunk 0 (sorted by key: u0 at minute 0).
+    const changed = rows.map((r) => (r.user === 'u0' ? { ...r, total: 99 } : r));
+    const replay = new DynamoDbSink({ client: dynamodb, tableName: table, queryKey, maxConcurrency: 1 });
+    const err = await replay.addBatch(9, changed, ctx()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SluiceError);
+    expect(err).toMatchObject({ retriable: false, details: { queryKey, batchId: 9, chunk: 0 } });
+    expect((err as Error).message).toMatch(new RegExp(`chunk 0 of batch 9 of query ${queryKey}.*differ.*deterministic`));
+    expect(replay.stats()).toMatchObject({ transactions: 0 });
+    expect(await replay.readAll()).toHaveLength(99); // chunk 0 only (99 rows unfenced), as the first attempt left it
+  });
+});
+
+describe('when a batch is written in several transactions (mid-sink hook)', () => {
+  it('tells ctx.onPieceWritten after each committed chunk, 0, 1, 2, and nothing for chunks skipped on a replay', async () => {
+    const { sink } = newSink({ maxConcurrency: 1 });
+    const pieces: number[] = [];
+    await sink.addBatch(0, manyRows(250), ctx({ onPieceWritten: (i) => pieces.push(i) }));
+    expect(pieces).toEqual([0, 1, 2]);
+    const again: number[] = [];
+    await sink.addBatch(0, manyRows(250), ctx({ onPieceWritten: (i) => again.push(i) }));
+    expect(again).toEqual([]);
+  });
+
+  it('a throw from the hook after piece 0 leaves exactly chunk 0 committed, and the replay completes the batch', async () => {
+    const { queryKey, sink } = newSink({ maxConcurrency: 1 });
+    const crash = (i: number) => {
+      if (i === 0) throw Object.assign(new Error('mid-sink'), { name: 'InjectedCrash' });
+    };
+    await expect(sink.addBatch(2, manyRows(250), ctx({ onPieceWritten: crash }))).rejects.toThrow(/mid-sink/);
+    expect(await sink.readMarkers(2, 'qid-1', 3, queryKey)).toEqual(new Set([0]));
+    await sink.addBatch(2, [...manyRows(250)].reverse(), ctx());
+    expect(await sink.readAll()).toHaveLength(250);
+  });
+});
+
+describe('when two pipelines of one query name (different checkpoints) share the sink table (hole 11)', () => {
+  it('keeps their rows apart by default: the query key is the checkpoint\'s query id', async () => {
+    const a = new DynamoDbSink({ client: dynamodb, tableName: table });
+    const b = new DynamoDbSink({ client: dynamodb, tableName: table });
+    const qa = uniqueName('checkpoint-a');
+    const qb = uniqueName('checkpoint-b');
+    await a.addBatch(0, [windowRow('alice', 1)], ctx({ queryId: qa, queryName: 'totals' }));
+    await b.addBatch(0, [windowRow('alice', 2)], ctx({ queryId: qb, queryName: 'totals' }));
+    expect((await a.readAll(qa)).map((r) => r.total)).toEqual([1]);
+    expect((await b.readAll(qb)).map((r) => r.total)).toEqual([2]);
+  });
+
+  it('uses the queryKey given in the URI instead, when there is one', async () => {
+    const { queryKey, sink } = newSink();
+    await sink.addBatch(0, [windowRow('alice', 1)], ctx({ queryId: uniqueName('cp') }));
+    expect((await sink.readAll(queryKey)).map((r) => r.total)).toEqual([1]);
+  });
+});
+
+describe('when a concurrent attempt committed a chunk with other rows (the marker appears between the read and the write)', () => {
+  it('fails loudly instead of counting the chunk as written', async () => {
+    const { queryKey, sink } = newSink();
+    await sink.addBatch(4, [windowRow('alice', 10)], ctx());
+    const racing = new DynamoDbSink({ client: dynamodb, tableName: table, queryKey });
+    (racing as unknown as { existingMarkers: () => Promise<Map<number, string>> }).existingMarkers = async () => new Map();
+    await expect(racing.addBatch(4, [windowRow('alice', 11)], ctx())).rejects.toMatchObject({ retriable: false, message: expect.stringMatching(/chunk 0 of batch 4 .* differ from this replay's/) });
+    expect((await sink.readAll()).map((r) => r.total)).toEqual([10]);
   });
 });
