@@ -60,7 +60,8 @@
  *
  *     requests   1 BatchGetItem of the T markers (one per 100 chunks) + T TransactWriteItems
  *     writes     2 WCU per row-KB (2N for 1 KB rows) + 2 per marker (2T) + 2 per lease check (2T)
- *                (DynamoDB Local reports 2 units for a ConditionCheck on another table)
+ *                (DynamoDB Local reports 2 units for a ConditionCheck on another table, and
+ *                matches the rule for items of pairwise different sizes: the dynamodb-sink test)
  *     reads      T strongly consistent marker reads (T RCU)
  *
  *     e.g. N = 1000 rows of ≤ 1 KB: 1 + 11 requests, 2000 + 22 + 22 = 2044 WCU, 11 RCU
@@ -134,7 +135,9 @@ export interface DynamoDbSinkStats {
   readonly writeUnits: number;
   /**
    * Capacity units as DynamoDB reports them (ReturnConsumedCapacity TOTAL), all tables. DynamoDB
-   * Local's figures for transactions do not follow AWS's billing: use `writeUnits` for estimates.
+   * Local adds up only the DISTINCT per-item units of a transaction (99 rows of < 1 KB and their
+   * marker report 2): it equals `writeUnits` when the items differ in size, and is lower when
+   * they do not. Use `writeUnits` for estimates.
    */
   readonly consumedWriteUnits: number;
 }
