@@ -7,15 +7,19 @@ import { DynamoDbLease } from '../../lib/aws/dynamodb/lease';
 import { DynamoDbSink } from '../../lib/aws/dynamodb/sink';
 import { InvalidOptionError, LeaseLostError, SluiceError } from '../../lib/engine/errors';
 import type { LeaseHandle, OutputRow, SinkContext } from '../../lib/engine/ports';
-import { ensureStateTable } from '../../lib/local/resources';
-import { clockStart, testClients, uniqueName } from '../helpers/stack';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { buildExecutor, PipelineConfig } from '../../lib/aws/pipeline';
+import { count, readStream, sessionWindow } from '../../lib/engine/query';
+import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
+import { clockStart, testClients, testConnection, uniqueName } from '../helpers/stack';
 
-const { dynamodb } = testClients();
+const { dynamodb, s3 } = testClients();
+const bucket = uniqueName('sink-bucket');
 const table = uniqueName('sink-table');
 const leaseTable = uniqueName('sink-lease');
 
 beforeAll(async () => {
-  await Promise.all([ensureStateTable(dynamodb, table), ensureStateTable(dynamodb, leaseTable)]);
+  await Promise.all([ensureStateTable(dynamodb, table), ensureStateTable(dynamodb, leaseTable), ensureBucket(s3, bucket)]);
 });
 
 // ---- factories -------------------------------------------------------------------------------
@@ -371,5 +375,77 @@ describe('what a batch costs, as DynamoDB Local reports it (ReturnConsumedCapaci
     const formula = 2 * (2 + 3 + 4 + 5) + 2 + (fenced ? 2 : 0);
     expect(s.writeUnits).toBe(formula);
     expect(s.consumedWriteUnits).toBe(formula);
+  });
+});
+
+describe('when session windows merge across batches (hole 6)', () => {
+  /** Sessions per user, gap 10 s, in `mode`, through buildExecutor into dynamodb://<table>/<queryKey>. */
+  function sessions(mode: 'update' | 'complete') {
+    const base = uniqueName(`sessions-${mode}`);
+    const plan = readStream
+      .format('json')
+      .schema('user STRING, t TIMESTAMP')
+      .load(`s3://${bucket}/${base}/landing`)
+      .withWatermark('t', '1 hour')
+      .groupBy(sessionWindow('t', '10 seconds'), 'user')
+      .agg(count().as('events'))
+      .writeStream.outputMode(mode)
+      .trigger({ availableNow: true })
+      .queryName(`sessions-${mode}`)
+      .plan();
+    const cfg: PipelineConfig = {
+      checkpoint: { bucket, prefix: `${base}/checkpoint` },
+      stateTable: leaseTable,
+      source: { kind: 's3', bucket, prefix: `${base}/landing` },
+      sink: { kind: 'dynamodb', table, queryKey: base },
+    };
+    let file = 0;
+    const run = async (events: Array<{ user: string; t: string }>) => {
+      const key = `${base}/landing/part-${String(++file).padStart(4, '0')}.json`;
+      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: events.map((e) => JSON.stringify(e)).join('\n') }));
+      return buildExecutor(testConnection(), plan, cfg).executor.run();
+    };
+    const held = () => new DynamoDbSink({ client: dynamodb, tableName: table, queryKey: base }).readAll();
+    return { run, held };
+  }
+
+  it.each(['update', 'complete'] as const)('%s mode: the table holds the merged session only, as the query\'s answer does', async (mode) => {
+    const q = sessions(mode);
+    // Batch 0: two sessions of a, [10 s, 20 s) and [30 s, 40 s), and one of b.
+    await q.run([{ user: 'a', t: '2026-10-01 12:00:10' }, { user: 'a', t: '2026-10-01 12:00:30' }, { user: 'b', t: '2026-10-01 12:00:10' }]);
+    expect(await q.held()).toHaveLength(3);
+    // The next run: an event at 20 s touches both sessions of a, which merge into [10 s, 40 s).
+    await q.run([{ user: 'a', t: '2026-10-01 12:00:20' }]);
+    const rows = await q.held();
+    expect(rows.filter((r) => r.user === 'a')).toEqual([
+      { session_window: { start: '2026-10-01T12:00:10.000Z', end: '2026-10-01T12:00:40.000Z' }, user: 'a', events: 3 },
+    ]);
+    expect(rows.filter((r) => r.user === 'b')).toEqual([{ session_window: { start: '2026-10-01T12:00:10.000Z', end: '2026-10-01T12:00:20.000Z' }, user: 'b', events: 1 }]);
+  });
+});
+
+describe('when the run dies between a merged session\'s put and the deletes of the sessions it superseded', () => {
+  it('the replay deletes them, and a later batch\'s row is never deleted by an older batch', async () => {
+    const queryKey = uniqueName('q');
+    const session = (user: string, from: number, to: number, events: number): OutputRow => ({
+      session_window: { start: new Date(Date.UTC(2026, 9, 1, 12, 0, from)).toISOString(), end: new Date(Date.UTC(2026, 9, 1, 12, 0, to)).toISOString() },
+      user,
+      events,
+    });
+    const sessionCtx = ctx({ columns: ['session_window', 'user', 'events'], keyColumns: ['session_window', 'user'] });
+    const sink = new DynamoDbSink({ client: dynamodb, tableName: table, queryKey });
+    await sink.addBatch(0, [session('a', 10, 20, 1), session('a', 30, 40, 1), session('b', 10, 20, 1)], sessionCtx);
+    // Batch 1's first attempt commits the merged session, then dies on the deletes' transaction.
+    const dying = new DynamoDbSink({ client: killedAt(2), tableName: table, queryKey });
+    await expect(dying.addBatch(1, [session('a', 10, 40, 3)], sessionCtx)).rejects.toThrow(/killed/);
+    expect(await sink.readAll()).toHaveLength(4);
+    await sink.addBatch(1, [session('a', 10, 40, 3)], sessionCtx);
+    expect(await sink.readAll()).toEqual(expect.arrayContaining([session('a', 10, 40, 3), session('b', 10, 20, 1)]));
+    expect(await sink.readAll()).toHaveLength(2);
+    expect(sink.stats()).toMatchObject({ rowsDeleted: 2 });
+    // Batch 2 grows the session again; a late replay of batch 1 then deletes nothing batch 2 wrote.
+    await sink.addBatch(2, [session('a', 10, 50, 4)], sessionCtx);
+    await sink.addBatch(1, [session('a', 10, 40, 3)], sessionCtx);
+    expect((await sink.readAll()).filter((r) => r.user === 'a')).toEqual([session('a', 10, 50, 4)]);
   });
 });

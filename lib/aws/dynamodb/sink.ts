@@ -29,7 +29,11 @@
  * Output modes. Append and update upsert by key. Complete mode upserts every row of the result
  * table: the result table of a complete-mode query only grows (complete mode never evicts state,
  * so every key it ever emitted is emitted again in every later batch), hence nothing needs
- * deleting. Stateless and dedup output has no key columns: its rows are keyed by (batchId, row
+ * deleting, except for session windows: when sessions merge or grow, the session window (part
+ * of the row's key) changes, so in update and complete mode the rows of the sessions a batch's
+ * sessions contain are deleted after its chunks (deleteSuperseded). Session rows are placed by
+ * their grouping keys (sk `<grouping keys JSON>#<start>/<end>`) so that one Query per group in
+ * the batch finds them. Stateless and dedup output has no key columns: its rows are keyed by (batchId, row
  * index), the index given after sorting the batch's rows by content.
  *
  * Chunks depend only on the SET of rows. A replay emits the same rows in another order (windows
@@ -64,6 +68,9 @@
  *                matches the rule for items of pairwise different sizes: the dynamodb-sink test)
  *     reads      T strongly consistent marker reads (T RCU)
  *
+ *     sessions   + 1 Query per grouping key with a session in the batch (update/complete mode),
+ *                + 2 WCU per deleted superseded session row (98 per fenced transaction)
+ *
  *     e.g. N = 1000 rows of ≤ 1 KB: 1 + 11 requests, 2000 + 22 + 22 = 2044 WCU, 11 RCU
  *     (a plain non-transactional BatchWriteItem would take 40 requests and 1000 WCU: the guard
  *     costs about twice the write units, for atomic, replay-safe, fenced writes)
@@ -74,7 +81,7 @@
  * up to `maxConcurrency` chunks are in flight.
  */
 import { createHash } from 'node:crypto';
-import { AttributeValue, BatchGetItemCommand, DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import { AttributeValue, BatchGetItemCommand, DynamoDBClient, QueryCommand, TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import type { Clock, Json, OutputRow, Sink, SinkContext } from '../../engine/ports';
 import { systemClock } from '../../engine/ports';
@@ -124,6 +131,10 @@ export interface DynamoDbSinkStats {
   readonly chunksSkipped: number;
   /** Row puts committed. */
   readonly rowsWritten: number;
+  /** Rows of sessions that a merge superseded, deleted (update and complete mode). */
+  readonly rowsDeleted: number;
+  /** Queries for a group's stored sessions (one per group with a session in the batch). */
+  readonly sessionQueries: number;
   /** Rows not written because a newer batch had written the same key. */
   readonly rowsSkippedNewer: number;
   /** Requests repeated after throttling, a conflict, a 5xx or unprocessed keys. */
@@ -160,7 +171,18 @@ interface PreparedRow {
   readonly bytes: number;
   /** The item in a canonical form (attributes sorted): what the chunk digest covers. */
   readonly content: string;
+  /** For a session window's row: its grouping keys' part of the sort key, and the session. */
+  readonly session?: SessionOfRow;
 }
+
+interface SessionOfRow {
+  readonly group: string;
+  readonly start: string;
+  readonly end: string;
+}
+
+/** The output column of a session window (lib/engine/executor.ts names it so). */
+const SESSION_COLUMN = 'session_window';
 
 interface Chunk {
   readonly index: number;
@@ -181,7 +203,7 @@ export class DynamoDbSink implements Sink {
   private readonly retry: RetryPolicy;
   private readonly markerTtlSeconds: number;
   private lastQueryKey?: string;
-  private counters = { transactions: 0, markerReads: 0, chunksWritten: 0, chunksSkipped: 0, rowsWritten: 0, rowsSkippedNewer: 0, retries: 0, writeUnits: 0, consumedWriteUnits: 0 };
+  private counters = { transactions: 0, markerReads: 0, chunksWritten: 0, chunksSkipped: 0, rowsWritten: 0, rowsDeleted: 0, sessionQueries: 0, rowsSkippedNewer: 0, retries: 0, writeUnits: 0, consumedWriteUnits: 0 };
 
   constructor(opts: DynamoDbSinkOptions) {
     checkClient(opts.client, 'DynamoDbSink');
@@ -208,7 +230,8 @@ export class DynamoDbSink implements Sink {
     const queryKey = this.queryKeyFor(ctx);
     checkColumns(ctx.columns);
     const fence = this.lease && ctx.lease ? this.lease.conditionCheck(ctx.lease) : null;
-    const chunks = this.chunk(this.prepare(queryKey, batchId, rows, ctx), fence !== null);
+    const prepared = this.prepare(queryKey, batchId, rows, ctx);
+    const chunks = this.chunk(prepared, fence !== null);
     if (chunks.length === 0) return;
 
     // Skip the chunks a previous attempt of this batch committed (one read request), then write
@@ -222,6 +245,8 @@ export class DynamoDbSink implements Sink {
     await mapLimit(todo, fence ? 1 : this.maxConcurrency, async (c) => {
       if (await this.writeChunk(queryKey, batchId, c, ctx, fence)) ctx.onPieceWritten?.(pieces++);
     });
+    // Append mode emits a session once, closed: nothing it wrote is ever superseded.
+    if (ctx.outputMode !== 'append') await this.deleteSuperseded(queryKey, batchId, prepared, ctx, fence);
   }
 
   /** Every row of the query, without bookkeeping, in key order (tests, the conformance comparison). */
@@ -248,9 +273,13 @@ export class DynamoDbSink implements Sink {
     return new Set((await this.existingMarkers(qk, batchId, queryId, chunks)).keys());
   }
 
-  /** The sort key of a row of this query, and its partition, as stored (for readers of the table). */
-  itemKey(queryKey: string, sk: string): { pk: string; sk: string } {
-    return { pk: `${queryKey}#${fnv1a(sk) % this.shards}`, sk };
+  /**
+   * The sort key of a row of this query, and its partition, as stored (for readers of the table).
+   * A session window's rows are placed by their grouping keys' part (`shardBy`), so that one
+   * Query finds every stored session of a group.
+   */
+  itemKey(queryKey: string, sk: string, shardBy = sk): { pk: string; sk: string } {
+    return { pk: `${queryKey}#${fnv1a(shardBy) % this.shards}`, sk };
   }
 
   // ------------------------------------------------------------------------------------------
@@ -277,8 +306,13 @@ export class DynamoDbSink implements Sink {
     const out: PreparedRow[] = [];
     for (let i = 0; i < ordered.length; i++) {
       const row = ordered[i];
-      const sk = keyed ? rowKey(ctx.keyColumns.map((c) => (row[c] === undefined ? null : row[c]))) : `b${pad(batchId, 10)}#${pad(i, 8)}`;
-      const key = this.itemKey(queryKey, sk);
+      const session = keyed ? sessionOf(row, ctx.keyColumns) : undefined;
+      const sk = session
+        ? `${session.group}#${session.start}/${session.end}`
+        : keyed
+          ? rowKey(ctx.keyColumns.map((c) => (row[c] === undefined ? null : row[c])))
+          : `b${pad(batchId, 10)}#${pad(i, 8)}`;
+      const key = this.itemKey(queryKey, sk, session?.group);
       const item: Item = { pk: { S: key.pk }, sk: { S: key.sk }, batchId: { N: String(batchId) }, queryId: { S: ctx.queryId } };
       for (const [col, v] of Object.entries(row)) {
         if ((RESERVED_ATTRIBUTES as readonly string[]).includes(col)) throw reservedColumn(col);
@@ -291,7 +325,7 @@ export class DynamoDbSink implements Sink {
           { details: { batchId, key: sk.slice(0, 200), sizeBytes: bytes } },
         );
       }
-      out.push({ sk, item, bytes, content: canonicalJson(item) });
+      out.push({ sk, item, bytes, content: canonicalJson(item), ...(session ? { session } : {}) });
     }
     if (!keyed) return out;
     // One key twice in a batch would be two actions on one item (DynamoDB refuses that): of rows
@@ -410,6 +444,97 @@ export class DynamoDbSink implements Sink {
     };
   }
 
+  /**
+   * Deletes the stored rows of sessions that this batch's sessions superseded: when sessions
+   * merge (or one grows), its row's key (the session window) changes, and the row under the old
+   * window must go. Per group with a session in the batch, one Query of its stored sessions; a
+   * stored session of this query, from an older batch, inside a session this batch wrote, is
+   * superseded. The deletes go after the batch's chunks, fenced, without markers: a replay
+   * repeats them harmlessly (each is conditional on an older batch of this query having written
+   * the row).
+   *
+   *     batch 0:  a [10 s, 20 s)   a [30 s, 40 s)          (two rows)
+   *     batch 1:  a [10 s, 40 s)   (the merge: put)  ─▶  delete a [10 s, 20 s), a [30 s, 40 s)
+   */
+  private async deleteSuperseded(queryKey: string, batchId: number, rows: readonly PreparedRow[], ctx: SinkContext, fence: TransactWriteItem | null): Promise<void> {
+    const byGroup = new Map<string, SessionOfRow[]>();
+    const written = new Set<string>();
+    for (const r of rows) {
+      if (!r.session) continue;
+      written.add(r.sk);
+      byGroup.set(r.session.group, [...(byGroup.get(r.session.group) ?? []), r.session]);
+    }
+    if (byGroup.size === 0) return;
+    const doomed: Item[] = [];
+    await mapLimit([...byGroup], this.maxConcurrency, async ([group, sessions]) => {
+      for (const it of await this.queryGroup(queryKey, group)) {
+        const sk = it.sk?.S ?? '';
+        if (written.has(sk) || it.queryId?.S !== ctx.queryId || !(Number(it.batchId?.N) < batchId)) continue;
+        const [start, end] = sk.slice(group.length + 1).split('/');
+        if (sessions.some((s) => s.start <= start && end <= s.end)) doomed.push(it);
+      }
+    });
+    doomed.sort((a, b) => compareStrings(a.sk.S!, b.sk.S!));
+    const perTransaction = TRANSACTION_MAX_ACTIONS - (fence ? 1 : 0);
+    for (let from = 0; from < doomed.length; from += perTransaction) {
+      let part = doomed.slice(from, from + perTransaction);
+      const what = `DynamoDB TransactWriteItems deleting superseded sessions of batch ${batchId} on ${this.tableName}`;
+      while (part.length > 0) {
+        const items = part.map((it) => this.guardedDelete(it, batchId, ctx.queryId));
+        const outcome = await transactGuarded(this.client, this.retry, what, { table: this.tableName, marker: null, fence, items }, this.counters);
+        if (outcome.kind === 'fenced') throw fencedError(ctx.lease!, `the deletes of superseded sessions of batch ${batchId} in ${this.tableName}`, outcome.holder);
+        if (outcome.kind === 'items-refused') {
+          // Deleted meanwhile, or rewritten by a newer batch: leave those, delete the rest.
+          const refused = new Set(outcome.indices);
+          part = part.filter((_, i) => !refused.has(i));
+          continue;
+        }
+        this.counters.rowsDeleted += part.length;
+        this.counters.writeUnits += (fence ? 2 : 0) + part.reduce((n, it) => n + transactionalWriteUnits(it), 0);
+        break;
+      }
+    }
+  }
+
+  /** Every stored session of one group of this query (its partition, sort keys `<group>#...`). */
+  private async queryGroup(queryKey: string, group: string): Promise<Item[]> {
+    const { pk } = this.itemKey(queryKey, group, group);
+    const items: Item[] = [];
+    let start: Item | undefined;
+    do {
+      const exclusiveStart = start;
+      const res = await this.send(`DynamoDB Query of stored sessions on ${this.tableName}`, () => {
+        this.counters.sessionQueries++;
+        return this.client.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :group)',
+            ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
+            ExpressionAttributeValues: { ':pk': { S: pk }, ':group': { S: `${group}#` } },
+            ConsistentRead: true,
+            ExclusiveStartKey: exclusiveStart,
+          }),
+        );
+      });
+      items.push(...(res.Items ?? []));
+      start = res.LastEvaluatedKey;
+    } while (start);
+    return items;
+  }
+
+  private guardedDelete(stored: Item, batchId: number, queryId: string): TransactWriteItem {
+    return {
+      Delete: {
+        TableName: this.tableName,
+        Key: { pk: stored.pk, sk: stored.sk },
+        // Only a row an older batch of this query wrote: never one a newer batch rewrote.
+        ConditionExpression: '#q = :q AND #b < :n',
+        ExpressionAttributeNames: { '#b': 'batchId', '#q': 'queryId' },
+        ExpressionAttributeValues: { ':n': { N: String(batchId) }, ':q': { S: queryId } },
+      },
+    };
+  }
+
   private async queryPartition(pk: string): Promise<Item[]> {
     const items: Item[] = [];
     await forEachPartitionItem(this.client, this.tableName, pk, (request) => this.send(`DynamoDB Query on ${this.tableName}`, request), (it) => items.push(it));
@@ -428,6 +553,20 @@ export class DynamoDbSink implements Sink {
 function rowKey(values: Json[]): string {
   const json = JSON.stringify(values);
   return Buffer.byteLength(json, 'utf8') <= SORT_KEY_MAX_BYTES ? json : `h:${createHash('sha256').update(json).digest('hex')}`;
+}
+
+/**
+ * The session of a session window's row: its grouping keys' part of the sort key (their JSON, or
+ * its hash when long) and the window's bounds; undefined for any other row.
+ */
+function sessionOf(row: OutputRow, keyColumns: readonly string[]): SessionOfRow | undefined {
+  if (!keyColumns.includes(SESSION_COLUMN)) return undefined;
+  const w = row[SESSION_COLUMN];
+  if (w === null || typeof w !== 'object' || Array.isArray(w) || typeof w.start !== 'string' || typeof w.end !== 'string') return undefined;
+  const json = JSON.stringify(keyColumns.filter((c) => c !== SESSION_COLUMN).map((c) => (row[c] === undefined ? null : row[c])));
+  // Room in the 1,024-byte sort key for '#' and the two bounds.
+  const group = Buffer.byteLength(json, 'utf8') <= SORT_KEY_MAX_BYTES - 100 ? json : `h:${createHash('sha256').update(json).digest('hex')}`;
+  return { group, start: w.start, end: w.end };
 }
 
 /** JSON with object keys sorted, at every depth: one text per value, whatever its key order. */
