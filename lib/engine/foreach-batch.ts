@@ -24,6 +24,14 @@
  * Exactly once holds for effects the guard's store can commit together with the marker:
  * `transactWithGuard` (DynamoDB writes in one TransactWriteItems with the marker).
  *
+ * ORDER: the function gets the batch's rows sorted (by the key columns' values, then by content),
+ * never in the order the operators emitted them: a replay emits the same rows in another order
+ * (windows evicted from memory vs read back from the store), and a function that numbers, chunks
+ * or names its effects by position would otherwise do something else on the replay.
+ *
+ * PIECES: each guarded effect that commits (runOnce recorded, transactWithGuard ran) is one
+ * durable piece of the batch's write: `ctx.onPieceWritten(i)` is told after it, i = 0, 1, ...
+ *
  * The ports: an `EffectGuard` (DynamoDB: lib/aws/dynamodb/effect-guard.ts; memory:
  * InMemoryEffectGuard below). `TxItem` is the guard store's own write type, e.g. DynamoDB's
  * TransactWriteItem; the engine never looks inside it.
@@ -107,6 +115,8 @@ export class ForeachBatchSink<TxItem = never> implements Sink {
 
   async addBatch(batchId: number, rows: OutputRow[], ctx: SinkContext): Promise<void> {
     const guard = this.guard;
+    let pieces = 0;
+    const pieceWritten = () => ctx.onPieceWritten?.(pieces++);
     const keyOf = (effectName: string): EffectKey => {
       if (typeof effectName !== 'string' || !EFFECT_NAME.test(effectName)) {
         throw new InvalidOptionError(`effect name ${JSON.stringify(effectName)} must be 1 to 100 of A-Z a-z 0-9 _ . : -, e.g. "notify-billing": it names the effect in the guard's records`);
@@ -126,7 +136,7 @@ export class ForeachBatchSink<TxItem = never> implements Sink {
         if (await guard.isDone(key)) return 'skipped';
         await effect();
         // A crash here repeats the effect on replay: at-least-once (see the file comment).
-        await guard.markDone(key, ctx.lease);
+        if ((await guard.markDone(key, ctx.lease)) === 'recorded') pieceWritten();
         return 'ran';
       },
       async transactWithGuard(effectName, items) {
@@ -134,15 +144,36 @@ export class ForeachBatchSink<TxItem = never> implements Sink {
         if (!guard.transact) {
           throw new SluiceError(`the effect guard ${guard.description} cannot commit writes with its marker: use runOnce (at-least-once), or a guard with transactions such as DynamoDbEffectGuard`);
         }
-        return guard.transact(key, items, ctx.lease);
+        const outcome = await guard.transact(key, items, ctx.lease);
+        if (outcome === 'ran') pieceWritten();
+        return outcome;
       },
       effectKey(effectName) {
         const k = keyOf(effectName);
         return effectKeyString(k);
       },
     };
-    await this.fn(rows, batchId, context);
+    await this.fn(canonicalOrder(rows, ctx.keyColumns), batchId, context);
   }
+}
+
+/** The rows sorted by their key columns' values, then by their content: an order that depends only on the set of rows. */
+function canonicalOrder(rows: readonly OutputRow[], keyColumns: readonly string[]): OutputRow[] {
+  const sortable = rows.map((row) => ({ row, key: canonicalJson(keyColumns.map((c) => row[c] ?? null)), content: canonicalJson(row) }));
+  sortable.sort((a, b) => compare(a.key, b.key) || compare(a.content, b.content));
+  return sortable.map((s) => s.row);
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** JSON with object keys sorted, at every depth. */
+function canonicalJson(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  const o = v as Record<string, unknown>;
+  return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
 }
 
 /** `<queryId>#<batchId>#<effect>`: how the guards name an effect's record. */

@@ -56,7 +56,7 @@ export abstract class PipelineSink {
     return new S3Sink(bucket, prefix === undefined ? undefined : cleanPrefix(where, 'prefix', prefix), params.toString().replace(/=$/, ''));
   }
 
-  /** An item per output row in your table, keyed by the output's key columns; `queryKey` keeps queries sharing a table apart. @default queryKey the query's name */
+  /** An item per output row in your table, keyed by the output's key columns; `queryKey` keeps queries sharing a table apart. @default queryKey the checkpoint's query id (so two pipelines never share rows by accident) */
   static dynamodb(table: dynamodb.ITable, queryKey?: string): PipelineSink {
     const where = 'PipelineSink.dynamodb';
     if (!table) invalid(where, "needs the table the sink writes (its layout belongs to the query): pass it, e.g. dynamodb.Table.fromTableName(this, 'Sink', 'totals')");

@@ -5,17 +5,21 @@
 import { DynamoDBClient, GetItemCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDbLease } from '../../lib/aws/dynamodb/lease';
 import { DynamoDbSink } from '../../lib/aws/dynamodb/sink';
-import { InvalidOptionError, LeaseLostError } from '../../lib/engine/errors';
+import { InvalidOptionError, LeaseLostError, SluiceError } from '../../lib/engine/errors';
 import type { LeaseHandle, OutputRow, SinkContext } from '../../lib/engine/ports';
-import { ensureStateTable } from '../../lib/local/resources';
-import { clockStart, testClients, uniqueName } from '../helpers/stack';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { buildExecutor, PipelineConfig } from '../../lib/aws/pipeline';
+import { count, readStream, sessionWindow } from '../../lib/engine/query';
+import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
+import { clockStart, testClients, testConnection, uniqueName } from '../helpers/stack';
 
-const { dynamodb } = testClients();
+const { dynamodb, s3 } = testClients();
+const bucket = uniqueName('sink-bucket');
 const table = uniqueName('sink-table');
 const leaseTable = uniqueName('sink-lease');
 
 beforeAll(async () => {
-  await Promise.all([ensureStateTable(dynamodb, table), ensureStateTable(dynamodb, leaseTable)]);
+  await Promise.all([ensureStateTable(dynamodb, table), ensureStateTable(dynamodb, leaseTable), ensureBucket(s3, bucket)]);
 });
 
 // ---- factories -------------------------------------------------------------------------------
@@ -112,7 +116,7 @@ describe('when batch N is replayed', () => {
     await sink.addBatch(3, [windowRow('alice', 10)], ctx());
     // A second instance whose marker read raced the first attempt: its transaction meets the marker.
     const racing = new DynamoDbSink({ client: dynamodb, tableName: table, queryKey });
-    (racing as unknown as { existingMarkers: () => Promise<Set<number>> }).existingMarkers = async () => new Set();
+    (racing as unknown as { existingMarkers: () => Promise<Map<number, string>> }).existingMarkers = async () => new Map();
     await racing.addBatch(3, [windowRow('alice', 10)], ctx());
     expect(racing.stats()).toMatchObject({ transactions: 1, chunksWritten: 0, chunksSkipped: 1 });
   });
@@ -249,7 +253,199 @@ describe('what a batch of N rows costs', () => {
     })();
     expect(bigger).toBe(10 * 6 + 2);
     expect(s.writeUnits).toBe(wcu);
+    // DynamoDB Local reports 2 units per table per transaction here: it adds up the units of the
+    // DISTINCT item sizes of a transaction (99 rows of < 1 KB and their marker are "2"), so for
+    // rows of equal size it under-reports; the test below compares where its report is exact.
+    expect(s.consumedWriteUnits).toBe(2 * chunks + (fenced ? 2 * chunks : 0));
     // eslint-disable-next-line no-console
-    console.log(`DynamoDbSink cost: N=${n} rows (< 1 KB each), fenced=${fenced}, retries=${s.retries}: ${1 + s.transactions} requests (1 BatchGetItem + ${s.transactions} TransactWriteItems), ${s.writeUnits} WCU`);
+    console.log(`DynamoDbSink cost: N=${n} rows (< 1 KB each), fenced=${fenced}, retries=${s.retries}: ${1 + s.transactions} requests (1 BatchGetItem + ${s.transactions} TransactWriteItems), ${s.writeUnits} WCU, consumed ${s.consumedWriteUnits}`);
+  });
+});
+
+// ---- issue 14 ---------------------------------------------------------------------------------
+
+/** A client whose `n`th TransactWriteItems fails (the run dies there); every other call goes through. */
+const killedAt = (n: number) => flakyClient((call) => (call === n ? Object.assign(new Error('killed'), { name: 'InjectedKill' }) : null));
+
+describe('when a replay hands the same rows in another order (hole 1)', () => {
+  it('keyed rows: chunk i holds the same rows whatever the order, so a replay after chunk 0 loses none', async () => {
+    const queryKey = uniqueName('q');
+    const rows = manyRows(320);
+    const first = new DynamoDbSink({ client: killedAt(2), tableName: table, queryKey, maxConcurrency: 1 });
+    await expect(first.addBatch(7, rows, ctx())).rejects.toThrow(/killed/);
+    const replay = new DynamoDbSink({ client: dynamodb, tableName: table, queryKey, maxConcurrency: 1 });
+    await replay.addBatch(7, [...rows].reverse(), ctx());
+    expect(replay.stats()).toMatchObject({ chunksSkipped: 1, chunksWritten: 3 });
+    expect((await replay.readAll()).map((r) => r.user).sort()).toEqual(rows.map((r) => r.user).sort());
+  });
+
+  it('keyless rows: indexes are given after a sort by content, so a replay in another order writes the same items', async () => {
+    const queryKey = uniqueName('q');
+    const keyless = ctx({ keyColumns: [], outputMode: 'append', columns: ['id', 'v'] });
+    const rows = Array.from({ length: 310 }, (_, i) => ({ id: `e${i}`, v: i % 7 }));
+    const first = new DynamoDbSink({ client: killedAt(2), tableName: table, queryKey, maxConcurrency: 1 });
+    await expect(first.addBatch(3, rows, keyless)).rejects.toThrow(/killed/);
+    const replay = new DynamoDbSink({ client: dynamodb, tableName: table, queryKey, maxConcurrency: 1 });
+    await replay.addBatch(3, [...rows].reverse(), keyless);
+    const held = await replay.readAll();
+    expect(held).toHaveLength(310);
+    expect(held.map((r) => r.id).sort()).toEqual(rows.map((r) => r.id).sort());
+  });
+
+  it('a replay whose chunk differs from what its marker recorded fails loudly, naming query, batch and chunk, and writes nothing', async () => {
+    const queryKey = uniqueName('q');
+    const rows = manyRows(150);
+    const first = new DynamoDbSink({ client: killedAt(2), tableName: table, queryKey, maxConcurrency: 1 });
+    await expect(first.addBatch(9, rows, ctx())).rejects.toThrow(/killed/);
+    // The "replay" emits another total for the first row of chunk 0 (sorted by key: u0 at minute 0).
+    const changed = rows.map((r) => (r.user === 'u0' ? { ...r, total: 99 } : r));
+    const replay = new DynamoDbSink({ client: dynamodb, tableName: table, queryKey, maxConcurrency: 1 });
+    const err = await replay.addBatch(9, changed, ctx()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SluiceError);
+    expect(err).toMatchObject({ retriable: false, details: { queryKey, batchId: 9, chunk: 0 } });
+    expect((err as Error).message).toMatch(new RegExp(`chunk 0 of batch 9 of query ${queryKey}.*differ.*deterministic`));
+    expect(replay.stats()).toMatchObject({ transactions: 0 });
+    expect(await replay.readAll()).toHaveLength(99); // chunk 0 only (99 rows unfenced), as the first attempt left it
+  });
+});
+
+describe('when a batch is written in several transactions (mid-sink hook)', () => {
+  it('tells ctx.onPieceWritten after each committed chunk, 0, 1, 2, and nothing for chunks skipped on a replay', async () => {
+    const { sink } = newSink({ maxConcurrency: 1 });
+    const pieces: number[] = [];
+    await sink.addBatch(0, manyRows(250), ctx({ onPieceWritten: (i) => pieces.push(i) }));
+    expect(pieces).toEqual([0, 1, 2]);
+    const again: number[] = [];
+    await sink.addBatch(0, manyRows(250), ctx({ onPieceWritten: (i) => again.push(i) }));
+    expect(again).toEqual([]);
+  });
+
+  it('a throw from the hook after piece 0 leaves exactly chunk 0 committed, and the replay completes the batch', async () => {
+    const { queryKey, sink } = newSink({ maxConcurrency: 1 });
+    const crash = (i: number) => {
+      if (i === 0) throw Object.assign(new Error('mid-sink'), { name: 'InjectedCrash' });
+    };
+    await expect(sink.addBatch(2, manyRows(250), ctx({ onPieceWritten: crash }))).rejects.toThrow(/mid-sink/);
+    expect(await sink.readMarkers(2, 'qid-1', 3, queryKey)).toEqual(new Set([0]));
+    await sink.addBatch(2, [...manyRows(250)].reverse(), ctx());
+    expect(await sink.readAll()).toHaveLength(250);
+  });
+});
+
+describe('when two pipelines of one query name (different checkpoints) share the sink table (hole 11)', () => {
+  it('keeps their rows apart by default: the query key is the checkpoint\'s query id', async () => {
+    const a = new DynamoDbSink({ client: dynamodb, tableName: table });
+    const b = new DynamoDbSink({ client: dynamodb, tableName: table });
+    const qa = uniqueName('checkpoint-a');
+    const qb = uniqueName('checkpoint-b');
+    await a.addBatch(0, [windowRow('alice', 1)], ctx({ queryId: qa, queryName: 'totals' }));
+    await b.addBatch(0, [windowRow('alice', 2)], ctx({ queryId: qb, queryName: 'totals' }));
+    expect((await a.readAll(qa)).map((r) => r.total)).toEqual([1]);
+    expect((await b.readAll(qb)).map((r) => r.total)).toEqual([2]);
+  });
+
+  it('uses the queryKey given in the URI instead, when there is one', async () => {
+    const { queryKey, sink } = newSink();
+    await sink.addBatch(0, [windowRow('alice', 1)], ctx({ queryId: uniqueName('cp') }));
+    expect((await sink.readAll(queryKey)).map((r) => r.total)).toEqual([1]);
+  });
+});
+
+describe('when a concurrent attempt committed a chunk with other rows (the marker appears between the read and the write)', () => {
+  it('fails loudly instead of counting the chunk as written', async () => {
+    const { queryKey, sink } = newSink();
+    await sink.addBatch(4, [windowRow('alice', 10)], ctx());
+    const racing = new DynamoDbSink({ client: dynamodb, tableName: table, queryKey });
+    (racing as unknown as { existingMarkers: () => Promise<Map<number, string>> }).existingMarkers = async () => new Map();
+    await expect(racing.addBatch(4, [windowRow('alice', 11)], ctx())).rejects.toMatchObject({ retriable: false, message: expect.stringMatching(/chunk 0 of batch 4 .* differ from this replay's/) });
+    expect((await sink.readAll()).map((r) => r.total)).toEqual([10]);
+  });
+});
+
+describe('what a batch costs, as DynamoDB Local reports it (ReturnConsumedCapacity TOTAL)', () => {
+  it.each([false, true])('rows of 2, 3, 4 and 5 KB and the marker, fenced %s: the reported units equal the formula (2 per item-KB, rounded up per item, 2 per lease check)', async (fenced) => {
+    const leaseKey = uniqueName('lease');
+    const lease = fenced ? await new DynamoDbLease({ client: dynamodb, tableName: leaseTable, leaseKey }).acquire('run', 60_000) : null;
+    const { sink } = newSink(fenced ? { leaseTable, leaseKey } : {});
+    // Item sizes that round up to pairwise different KB counts (Local's report is exact for those).
+    const rows = [1500, 2500, 3500, 4500].map((pad, i) => windowRow(`u${i}`, 1, i, pad));
+    await sink.addBatch(0, rows, ctx({ lease: lease ?? undefined }));
+    const s = sink.stats();
+    expect(s.transactions).toBe(1);
+    const formula = 2 * (2 + 3 + 4 + 5) + 2 + (fenced ? 2 : 0);
+    expect(s.writeUnits).toBe(formula);
+    expect(s.consumedWriteUnits).toBe(formula);
+  });
+});
+
+describe('when session windows merge across batches (hole 6)', () => {
+  /** Sessions per user, gap 10 s, in `mode`, through buildExecutor into dynamodb://<table>/<queryKey>. */
+  function sessions(mode: 'update' | 'complete') {
+    const base = uniqueName(`sessions-${mode}`);
+    const plan = readStream
+      .format('json')
+      .schema('user STRING, t TIMESTAMP')
+      .load(`s3://${bucket}/${base}/landing`)
+      .withWatermark('t', '1 hour')
+      .groupBy(sessionWindow('t', '10 seconds'), 'user')
+      .agg(count().as('events'))
+      .writeStream.outputMode(mode)
+      .trigger({ availableNow: true })
+      .queryName(`sessions-${mode}`)
+      .plan();
+    const cfg: PipelineConfig = {
+      checkpoint: { bucket, prefix: `${base}/checkpoint` },
+      stateTable: leaseTable,
+      source: { kind: 's3', bucket, prefix: `${base}/landing` },
+      sink: { kind: 'dynamodb', table, queryKey: base },
+    };
+    let file = 0;
+    const run = async (events: Array<{ user: string; t: string }>) => {
+      const key = `${base}/landing/part-${String(++file).padStart(4, '0')}.json`;
+      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: events.map((e) => JSON.stringify(e)).join('\n') }));
+      return buildExecutor(testConnection(), plan, cfg).executor.run();
+    };
+    const held = () => new DynamoDbSink({ client: dynamodb, tableName: table, queryKey: base }).readAll();
+    return { run, held };
+  }
+
+  it.each(['update', 'complete'] as const)('%s mode: the table holds the merged session only, as the query\'s answer does', async (mode) => {
+    const q = sessions(mode);
+    // Batch 0: two sessions of a, [10 s, 20 s) and [30 s, 40 s), and one of b.
+    await q.run([{ user: 'a', t: '2026-10-01 12:00:10' }, { user: 'a', t: '2026-10-01 12:00:30' }, { user: 'b', t: '2026-10-01 12:00:10' }]);
+    expect(await q.held()).toHaveLength(3);
+    // The next run: an event at 20 s touches both sessions of a, which merge into [10 s, 40 s).
+    await q.run([{ user: 'a', t: '2026-10-01 12:00:20' }]);
+    const rows = await q.held();
+    expect(rows.filter((r) => r.user === 'a')).toEqual([
+      { session_window: { start: '2026-10-01T12:00:10.000Z', end: '2026-10-01T12:00:40.000Z' }, user: 'a', events: 3 },
+    ]);
+    expect(rows.filter((r) => r.user === 'b')).toEqual([{ session_window: { start: '2026-10-01T12:00:10.000Z', end: '2026-10-01T12:00:20.000Z' }, user: 'b', events: 1 }]);
+  });
+});
+
+describe('when the run dies between a merged session\'s put and the deletes of the sessions it superseded', () => {
+  it('the replay deletes them, and a later batch\'s row is never deleted by an older batch', async () => {
+    const queryKey = uniqueName('q');
+    const session = (user: string, from: number, to: number, events: number): OutputRow => ({
+      session_window: { start: new Date(Date.UTC(2026, 9, 1, 12, 0, from)).toISOString(), end: new Date(Date.UTC(2026, 9, 1, 12, 0, to)).toISOString() },
+      user,
+      events,
+    });
+    const sessionCtx = ctx({ columns: ['session_window', 'user', 'events'], keyColumns: ['session_window', 'user'] });
+    const sink = new DynamoDbSink({ client: dynamodb, tableName: table, queryKey });
+    await sink.addBatch(0, [session('a', 10, 20, 1), session('a', 30, 40, 1), session('b', 10, 20, 1)], sessionCtx);
+    // Batch 1's first attempt commits the merged session, then dies on the deletes' transaction.
+    const dying = new DynamoDbSink({ client: killedAt(2), tableName: table, queryKey });
+    await expect(dying.addBatch(1, [session('a', 10, 40, 3)], sessionCtx)).rejects.toThrow(/killed/);
+    expect(await sink.readAll()).toHaveLength(4);
+    await sink.addBatch(1, [session('a', 10, 40, 3)], sessionCtx);
+    expect(await sink.readAll()).toEqual(expect.arrayContaining([session('a', 10, 40, 3), session('b', 10, 20, 1)]));
+    expect(await sink.readAll()).toHaveLength(2);
+    expect(sink.stats()).toMatchObject({ rowsDeleted: 2 });
+    // Batch 2 grows the session again; a late replay of batch 1 then deletes nothing batch 2 wrote.
+    await sink.addBatch(2, [session('a', 10, 50, 4)], sessionCtx);
+    await sink.addBatch(1, [session('a', 10, 40, 3)], sessionCtx);
+    expect((await sink.readAll()).filter((r) => r.user === 'a')).toEqual([session('a', 10, 50, 4)]);
   });
 });

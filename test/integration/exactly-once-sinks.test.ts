@@ -17,6 +17,7 @@ import { InjectedCrash, LeaseLostError } from '../../lib/engine/errors';
 import type { OutputRow, Sink, SinkContext } from '../../lib/engine/ports';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
 import { SEED_FILES, windowedTotals } from '../../examples/windowed-totals';
+import { readStream, sum, window } from '../../lib/engine/query';
 import { canonical, dropFile, GuardedCaseRun, guardedSinks, leaseKeyFor, pool, runCaseGuarded, stableJson } from '../helpers/guarded-sinks';
 import { NaiveAppendSink } from '../helpers/naive-sink';
 import { testClients, testConnection, uniqueName } from '../helpers/stack';
@@ -214,4 +215,53 @@ describe('when another run takes the lease over in the middle of a run (fencing)
     expect(await g.dynamo.readAll()).toEqual([]);
     expect((await built.checkpoint.head()).latestCommitBatch).toBe(-1);
   });
+});
+
+// ---------------------------------------------------------------------------------------------
+
+describe('when a batch emits several sink chunks and the run dies after the first (mid-sink, issue 14)', () => {
+  it('the DynamoDB sink ends equal to a run that never failed: no row lost, none duplicated', async () => {
+    const users = 330; // 4 fenced chunks of at most 98 rows
+    const p = readStream
+      .format('json')
+      .schema('user STRING, event_time TIMESTAMP, amount DOUBLE')
+      .load()
+      .withWatermark('event_time', '10 minutes')
+      .groupBy(window('event_time', '10 minutes'), 'user')
+      .agg(sum('amount').as('total'))
+      .writeStream.outputMode('update')
+      .trigger({ availableNow: true })
+      .queryName('mid-sink-chunks')
+      .plan();
+    const step = (minute: number, amount: number) => Array.from({ length: users }, (_, i) => ({ user: `u${String(i).padStart(3, '0')}`, event_time: `2026-10-01 12:0${minute}:00`, amount }));
+    /** Dies (as a killed Lambda would) right after the first committed chunk of every batch it writes. */
+    const dyingAfterPiece0 = (inner: Sink): Sink => ({
+      description: `dies after piece 0 of ${inner.description}`,
+      addBatch: (batchId, rows, ctx) =>
+        inner.addBatch(batchId, rows, {
+          ...ctx,
+          onPieceWritten: (i) => {
+            if (i === 0) throw new InjectedCrash('mid-sink', batchId);
+          },
+        }),
+    });
+    async function run(crash: boolean): Promise<{ rows: OutputRow[]; skipped: number }> {
+      const g = guardedSinks(p, res);
+      let skipped = 0;
+      for (const [n, rows] of [step(1, 1), step(2, 2)].entries()) {
+        await dropFile(res.bucket, g.base, n + 1, rows);
+        if (crash) await expect(buildExecutor(testConnection(), p, g.cfg, { sink: dyingAfterPiece0(g.dynamo) }).executor.run()).rejects.toBeInstanceOf(InjectedCrash);
+        const before = g.dynamo.stats().chunksSkipped;
+        await buildExecutor(testConnection(), p, g.cfg, { sink: g.dynamo }).executor.run();
+        skipped += g.dynamo.stats().chunksSkipped - before;
+      }
+      return { rows: canonical(await g.dynamo.readAll()), skipped };
+    }
+    const [clean, crashed] = await Promise.all([run(false), run(true)]);
+    expect(clean.rows).toHaveLength(users);
+    expect(clean.rows.every((r) => r.total === 3)).toBe(true);
+    expect(crashed.rows).toEqual(clean.rows);
+    // Each replay found the first attempt's chunk 0 and skipped it.
+    expect(crashed.skipped).toBe(2);
+  }, 120_000);
 });

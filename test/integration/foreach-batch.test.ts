@@ -159,3 +159,18 @@ describe('when transactWithGuard is given more than one transaction holds', () =
     await expect(guard.transact({ queryId: 'q', batchId: 0, effect: 'big' }, items)).rejects.toThrow(/got 100 items; one transaction holds at most 99 .* split the writes into several named effects/);
   });
 });
+
+describe('when the function commits guarded effects on DynamoDB (mid-sink hook)', () => {
+  it('tells ctx.onPieceWritten after each committed effect, and after none on the replay', async () => {
+    const base = uniqueName('pieces');
+    const guard = new DynamoDbEffectGuard({ client: dynamodb, tableName: effectsTable });
+    const calls: string[] = [];
+    const sink = new ForeachBatchSink({ fn: recordingFn(base, calls), guard });
+    const pieces: number[] = [];
+    const ctx: SinkContext = { queryId: base, queryName: 'q', outputMode: 'update', columns: ['total'], keyColumns: [], onPieceWritten: (i) => pieces.push(i) };
+    await sink.addBatch(0, [{ total: 3 }], ctx);
+    await sink.addBatch(0, [{ total: 3 }], ctx);
+    expect(pieces).toEqual([0, 1]);
+    expect(await counter(base)).toBe(3);
+  });
+});

@@ -91,3 +91,37 @@ describe('when the context is misused', () => {
     expect(calls).toEqual([0, 1]);
   });
 });
+
+describe('when a replay hands the batch\'s rows in another order', () => {
+  it('the function sees them in one order, so its effects and effect keys do not depend on it', async () => {
+    const seen: string[][] = [];
+    const s = new ForeachBatchSink<() => void>({ guard: new InMemoryEffectGuard(), fn: async (rows) => void seen.push(rows.map((r) => String(r.user))) });
+    const keyed: SinkContext = { ...ctx, outputMode: 'update', columns: ['user', 'total'], keyColumns: ['user'] };
+    const rows = ['c', 'a', 'b', 'e', 'd'].map((user, i) => ({ user, total: i }));
+    await s.addBatch(0, rows, keyed);
+    await s.addBatch(0, [...rows].reverse(), keyed);
+    await s.addBatch(0, [rows[2], rows[0], rows[4], rows[1], rows[3]], keyed);
+    expect(seen).toEqual([['a', 'b', 'c', 'd', 'e'], ['a', 'b', 'c', 'd', 'e'], ['a', 'b', 'c', 'd', 'e']]);
+  });
+});
+
+describe('when the function commits several guarded effects (mid-sink hook)', () => {
+  it('tells ctx.onPieceWritten after each one that committed, 0, 1, 2, and not for skipped ones', async () => {
+    const guard = new InMemoryEffectGuard();
+    const s = new ForeachBatchSink<() => void>({
+      guard,
+      fn: async (_rows, _b, c) => {
+        await c.runOnce('first', async () => undefined);
+        await c.transactWithGuard('second', []);
+        await c.runOnce('first', async () => undefined); // same name: skipped
+        await c.transactWithGuard('third', []);
+      },
+    });
+    const pieces: number[] = [];
+    await s.addBatch(0, [], { ...ctx, onPieceWritten: (i) => pieces.push(i) });
+    expect(pieces).toEqual([0, 1, 2]);
+    const replay: number[] = [];
+    await s.addBatch(0, [], { ...ctx, onPieceWritten: (i) => replay.push(i) });
+    expect(replay).toEqual([]);
+  });
+});

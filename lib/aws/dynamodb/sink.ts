@@ -29,8 +29,20 @@
  * Output modes. Append and update upsert by key. Complete mode upserts every row of the result
  * table: the result table of a complete-mode query only grows (complete mode never evicts state,
  * so every key it ever emitted is emitted again in every later batch), hence nothing needs
- * deleting. Stateless and dedup output has no key columns: its rows are keyed by (batchId, row
- * index), which a replay reproduces because a replay reads the same rows in the same order.
+ * deleting, except for session windows: when sessions merge or grow, the session window (part
+ * of the row's key) changes, so in update and complete mode the rows of the sessions a batch's
+ * sessions contain are deleted after its chunks (deleteSuperseded). Session rows are placed by
+ * their grouping keys (sk `<grouping keys JSON>#<start>/<end>`) so that one Query per group in
+ * the batch finds them. Stateless and dedup output has no key columns: its rows are keyed by (batchId, row
+ * index), the index given after sorting the batch's rows by content.
+ *
+ * Chunks depend only on the SET of rows. A replay emits the same rows in another order (windows
+ * evicted from memory vs read back from the store), so before chunking the rows are sorted by
+ * their sort key (keyless rows by content, then numbered): chunk i holds the same rows on every
+ * attempt. Each marker records the sha256 of its chunk's items (keys and values); a replay that
+ * finds a marker whose digest is not that of the chunk it would write fails (non-retriable
+ * SluiceError) instead of skipping rows it never wrote. `ctx.onPieceWritten(i)` is told after
+ * each chunk this call commits (i = 0, 1, ... in commit order; skipped chunks are not told).
  *
  * Layout (table with partition key `pk` S and sort key `sk` S, like the state table; TTL on `ttl`
  * removes old markers):
@@ -38,7 +50,10 @@
  *     rows      pk <queryKey>#<shard>        sk <row key: JSON of the key columns' values, or
  *                                               b<batchId 10>#<row index 8>; h:<sha256> if > 1 KB>
  *               attributes: the output columns (native DynamoDB types), batchId, queryId
- *     markers   pk sink#<queryKey>#<N>#<chunk>  sk <queryId>    rows, writtenAtMs, ttl
+ *     markers   pk sink#<queryKey>#<N>#<chunk>  sk <queryId>    rows, digest, writtenAtMs, ttl
+ *
+ * queryKey: the one in the URI (`dynamodb://table/queryKey`), else the checkpoint's query id, so
+ * two pipelines of one query name with their own checkpoints never overwrite each other's rows.
  *
  * shard = fnv1a(sk) % shards spreads a query's rows over partitions (a single partition takes
  * about 1000 WCU/s); `readAll` queries the shards.
@@ -49,8 +64,12 @@
  *
  *     requests   1 BatchGetItem of the T markers (one per 100 chunks) + T TransactWriteItems
  *     writes     2 WCU per row-KB (2N for 1 KB rows) + 2 per marker (2T) + 2 per lease check (2T)
- *                (DynamoDB Local reports 2 units for a ConditionCheck on another table)
+ *                (DynamoDB Local reports 2 units for a ConditionCheck on another table, and
+ *                matches the rule for items of pairwise different sizes: the dynamodb-sink test)
  *     reads      T strongly consistent marker reads (T RCU)
+ *
+ *     sessions   + 1 Query per grouping key with a session in the batch (update/complete mode),
+ *                + 2 WCU per deleted superseded session row (98 per fenced transaction)
  *
  *     e.g. N = 1000 rows of ≤ 1 KB: 1 + 11 requests, 2000 + 22 + 22 = 2044 WCU, 11 RCU
  *     (a plain non-transactional BatchWriteItem would take 40 requests and 1000 WCU: the guard
@@ -62,7 +81,7 @@
  * up to `maxConcurrency` chunks are in flight.
  */
 import { createHash } from 'node:crypto';
-import { AttributeValue, BatchGetItemCommand, DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import { AttributeValue, BatchGetItemCommand, DynamoDBClient, QueryCommand, TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import type { Clock, Json, OutputRow, Sink, SinkContext } from '../../engine/ports';
 import { systemClock } from '../../engine/ports';
@@ -79,7 +98,7 @@ export interface DynamoDbSinkOptions extends RetryOptions {
   readonly tableName: string;
   /**
    * This query's namespace in the table (rows go under `<queryKey>#<shard>`). Must not contain `#`.
-   * @default the query's name (SinkContext.queryName)
+   * @default the checkpoint's query id (SinkContext.queryId): pipelines with their own checkpoints never share rows
    */
   readonly queryKey?: string;
   /**
@@ -112,6 +131,10 @@ export interface DynamoDbSinkStats {
   readonly chunksSkipped: number;
   /** Row puts committed. */
   readonly rowsWritten: number;
+  /** Rows of sessions that a merge superseded, deleted (update and complete mode). */
+  readonly rowsDeleted: number;
+  /** Queries for a group's stored sessions (one per group with a session in the batch). */
+  readonly sessionQueries: number;
   /** Rows not written because a newer batch had written the same key. */
   readonly rowsSkippedNewer: number;
   /** Requests repeated after throttling, a conflict, a 5xx or unprocessed keys. */
@@ -123,7 +146,9 @@ export interface DynamoDbSinkStats {
   readonly writeUnits: number;
   /**
    * Capacity units as DynamoDB reports them (ReturnConsumedCapacity TOTAL), all tables. DynamoDB
-   * Local's figures for transactions do not follow AWS's billing: use `writeUnits` for estimates.
+   * Local adds up only the DISTINCT per-item units of a transaction (99 rows of < 1 KB and their
+   * marker report 2): it equals `writeUnits` when the items differ in size, and is lower when
+   * they do not. Use `writeUnits` for estimates.
    */
   readonly consumedWriteUnits: number;
 }
@@ -144,11 +169,26 @@ interface PreparedRow {
   readonly sk: string;
   readonly item: Item;
   readonly bytes: number;
+  /** The item in a canonical form (attributes sorted): what the chunk digest covers. */
+  readonly content: string;
+  /** For a session window's row: its grouping keys' part of the sort key, and the session. */
+  readonly session?: SessionOfRow;
 }
+
+interface SessionOfRow {
+  readonly group: string;
+  readonly start: string;
+  readonly end: string;
+}
+
+/** The output column of a session window (lib/engine/executor.ts names it so). */
+const SESSION_COLUMN = 'session_window';
 
 interface Chunk {
   readonly index: number;
   readonly rows: PreparedRow[];
+  /** sha256 of the chunk's rows (keys and values), recorded on its marker. */
+  readonly digest: string;
 }
 
 export class DynamoDbSink implements Sink {
@@ -163,7 +203,7 @@ export class DynamoDbSink implements Sink {
   private readonly retry: RetryPolicy;
   private readonly markerTtlSeconds: number;
   private lastQueryKey?: string;
-  private counters = { transactions: 0, markerReads: 0, chunksWritten: 0, chunksSkipped: 0, rowsWritten: 0, rowsSkippedNewer: 0, retries: 0, writeUnits: 0, consumedWriteUnits: 0 };
+  private counters = { transactions: 0, markerReads: 0, chunksWritten: 0, chunksSkipped: 0, rowsWritten: 0, rowsDeleted: 0, sessionQueries: 0, rowsSkippedNewer: 0, retries: 0, writeUnits: 0, consumedWriteUnits: 0 };
 
   constructor(opts: DynamoDbSinkOptions) {
     checkClient(opts.client, 'DynamoDbSink');
@@ -190,15 +230,23 @@ export class DynamoDbSink implements Sink {
     const queryKey = this.queryKeyFor(ctx);
     checkColumns(ctx.columns);
     const fence = this.lease && ctx.lease ? this.lease.conditionCheck(ctx.lease) : null;
-    const chunks = this.chunk(this.prepare(queryKey, batchId, rows, ctx), fence !== null);
+    const prepared = this.prepare(queryKey, batchId, rows, ctx);
+    const chunks = this.chunk(prepared, fence !== null);
     if (chunks.length === 0) return;
 
     // Skip the chunks a previous attempt of this batch committed (one read request), then write
-    // the others. The marker's own condition still decides, should one appear meanwhile.
+    // the others. The marker's own condition still decides, should one appear meanwhile. A
+    // committed chunk is skipped only if it holds exactly what this attempt would write.
     const done = await this.existingMarkers(queryKey, batchId, ctx.queryId, chunks.length);
+    for (const c of chunks) if (done.has(c.index)) this.checkDigest(queryKey, batchId, c, done.get(c.index));
     const todo = chunks.filter((c) => !done.has(c.index));
     this.counters.chunksSkipped += chunks.length - todo.length;
-    await mapLimit(todo, fence ? 1 : this.maxConcurrency, (c) => this.writeChunk(queryKey, batchId, c, ctx, fence));
+    let pieces = 0;
+    await mapLimit(todo, fence ? 1 : this.maxConcurrency, async (c) => {
+      if (await this.writeChunk(queryKey, batchId, c, ctx, fence)) ctx.onPieceWritten?.(pieces++);
+    });
+    // Append mode emits a session once, closed: nothing it wrote is ever superseded.
+    if (ctx.outputMode !== 'append') await this.deleteSuperseded(queryKey, batchId, prepared, ctx, fence);
   }
 
   /** Every row of the query, without bookkeeping, in key order (tests, the conformance comparison). */
@@ -222,31 +270,49 @@ export class DynamoDbSink implements Sink {
   async readMarkers(batchId: number, queryId: string, chunks: number, queryKey?: string): Promise<Set<number>> {
     const qk = queryKey ?? this.queryKeyOption ?? this.lastQueryKey;
     if (qk === undefined) throw new InvalidOptionError(`DynamoDbSink.readMarkers on ${this.tableName}: pass the queryKey`);
-    return this.existingMarkers(qk, batchId, queryId, chunks);
+    return new Set((await this.existingMarkers(qk, batchId, queryId, chunks)).keys());
   }
 
-  /** The sort key of a row of this query, and its partition, as stored (for readers of the table). */
-  itemKey(queryKey: string, sk: string): { pk: string; sk: string } {
-    return { pk: `${queryKey}#${fnv1a(sk) % this.shards}`, sk };
+  /**
+   * The sort key of a row of this query, and its partition, as stored (for readers of the table).
+   * A session window's rows are placed by their grouping keys' part (`shardBy`), so that one
+   * Query finds every stored session of a group.
+   */
+  itemKey(queryKey: string, sk: string, shardBy = sk): { pk: string; sk: string } {
+    return { pk: `${queryKey}#${fnv1a(shardBy) % this.shards}`, sk };
   }
 
   // ------------------------------------------------------------------------------------------
 
+  /**
+   * The URI's queryKey, else the checkpoint's query id: two pipelines of one query name with
+   * different checkpoints never share rows by accident.
+   */
   private queryKeyFor(ctx: SinkContext): string {
-    const qk = this.queryKeyOption ?? ctx.queryName;
+    const qk = this.queryKeyOption ?? ctx.queryId;
     checkQueryKey(qk);
     this.lastQueryKey = qk;
     return qk;
   }
 
+  /**
+   * The batch's items, in an order that depends only on the SET of rows, never on the order the
+   * operators emitted them (a replay emits the same rows in another order): keyed rows sorted by
+   * their sort key; keyless rows sorted by their content first, then numbered.
+   */
   private prepare(queryKey: string, batchId: number, rows: OutputRow[], ctx: SinkContext): PreparedRow[] {
     const keyed = ctx.keyColumns.length > 0;
-    const position = new Map<string, number>();
+    const ordered = keyed ? rows : rows.map((row) => ({ row, content: canonicalJson(row) })).sort((a, b) => compareStrings(a.content, b.content)).map((r) => r.row);
     const out: PreparedRow[] = [];
-    for (let i = 0; i < rows.length; i++) {
-      const row = rows[i];
-      const sk = keyed ? rowKey(ctx.keyColumns.map((c) => (row[c] === undefined ? null : row[c]))) : `b${pad(batchId, 10)}#${pad(i, 8)}`;
-      const key = this.itemKey(queryKey, sk);
+    for (let i = 0; i < ordered.length; i++) {
+      const row = ordered[i];
+      const session = keyed ? sessionOf(row, ctx.keyColumns) : undefined;
+      const sk = session
+        ? `${session.group}#${session.start}/${session.end}`
+        : keyed
+          ? rowKey(ctx.keyColumns.map((c) => (row[c] === undefined ? null : row[c])))
+          : `b${pad(batchId, 10)}#${pad(i, 8)}`;
+      const key = this.itemKey(queryKey, sk, session?.group);
       const item: Item = { pk: { S: key.pk }, sk: { S: key.sk }, batchId: { N: String(batchId) }, queryId: { S: ctx.queryId } };
       for (const [col, v] of Object.entries(row)) {
         if ((RESERVED_ATTRIBUTES as readonly string[]).includes(col)) throw reservedColumn(col);
@@ -259,35 +325,41 @@ export class DynamoDbSink implements Sink {
           { details: { batchId, key: sk.slice(0, 200), sizeBytes: bytes } },
         );
       }
-      const p = { sk, item, bytes };
-      // One key twice in a batch would be two actions on one item (DynamoDB refuses that); the
-      // later row wins, deterministically.
-      const at = keyed ? position.get(sk) : undefined;
-      if (at !== undefined) out[at] = p;
-      else {
-        if (keyed) position.set(sk, out.length);
-        out.push(p);
-      }
+      out.push({ sk, item, bytes, content: canonicalJson(item), ...(session ? { session } : {}) });
     }
-    return out;
+    if (!keyed) return out;
+    // One key twice in a batch would be two actions on one item (DynamoDB refuses that): of rows
+    // with one key, the one whose content sorts last wins, whatever order they came in.
+    out.sort((a, b) => compareStrings(a.sk, b.sk) || compareStrings(a.content, b.content));
+    return out.filter((r, i) => i === out.length - 1 || out[i + 1].sk !== r.sk);
   }
 
-  /** Deterministic chunks: the same rows in the same order always give the same chunks. */
+  /** Fails unless the stored marker of `chunk` records the digest of the chunk this attempt would write. */
+  private checkDigest(queryKey: string, batchId: number, chunk: Chunk, stored: string | undefined): void {
+    if (stored === chunk.digest) return;
+    throw new SluiceError(
+      `chunk ${chunk.index} of batch ${batchId} of query ${queryKey} in ${this.tableName} holds rows (digest ${stored?.slice(0, 12) ?? 'none'}) that differ from this replay's (${chunk.digest.slice(0, 12)}): a replay must emit the same rows; make the query deterministic and restore it and its input as they were when batch ${batchId} first ran`,
+      { retriable: false, details: { queryKey, batchId, chunk: chunk.index, storedDigest: stored ?? null, replayDigest: chunk.digest } },
+    );
+  }
+
+  /** Deterministic chunks: the same rows (prepared, hence in canonical order) always give the same chunks. */
   private chunk(rows: PreparedRow[], fenced: boolean): Chunk[] {
     const perChunk = TRANSACTION_MAX_ACTIONS - 1 - (fenced ? 1 : 0);
     const chunks: Chunk[] = [];
     let cur: PreparedRow[] = [];
     let bytes = 0;
+    const close = () => chunks.push({ index: chunks.length, rows: cur, digest: chunkDigest(cur) });
     for (const r of rows) {
       if (cur.length > 0 && (cur.length >= perChunk || bytes + r.bytes > TRANSACTION_MAX_BYTES - 4096)) {
-        chunks.push({ index: chunks.length, rows: cur });
+        close();
         cur = [];
         bytes = 0;
       }
       cur.push(r);
       bytes += r.bytes;
     }
-    if (cur.length > 0) chunks.push({ index: chunks.length, rows: cur });
+    if (cur.length > 0) close();
     return chunks;
   }
 
@@ -295,17 +367,20 @@ export class DynamoDbSink implements Sink {
     return { pk: { S: `sink#${queryKey}#${batchId}#${chunk}` }, sk: { S: queryId } };
   }
 
-  private async existingMarkers(queryKey: string, batchId: number, queryId: string, chunks: number): Promise<Set<number>> {
-    const found = new Set<number>();
+  /** The markers of the batch's chunks that exist: chunk index → the digest it records. */
+  private async existingMarkers(queryKey: string, batchId: number, queryId: string, chunks: number): Promise<Map<number, string | undefined>> {
+    const found = new Map<number, string | undefined>();
     for (let from = 0; from < chunks; from += BATCH_GET_MAX) {
       let keys: Item[] = range(Math.min(BATCH_GET_MAX, chunks - from)).map((i) => this.markerKey(queryKey, batchId, queryId, from + i));
       // Unprocessed keys (throttling) are asked for again, with backoff.
       await this.send(`DynamoDB BatchGetItem of sink markers on ${this.tableName}`, async () => {
         this.counters.markerReads++;
         const res = await this.client.send(
-          new BatchGetItemCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true, ProjectionExpression: 'pk' } } }),
+          new BatchGetItemCommand({
+            RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true, ProjectionExpression: '#pk, #d', ExpressionAttributeNames: { '#pk': 'pk', '#d': 'digest' } } },
+          }),
         );
-        for (const it of res.Responses?.[this.tableName] ?? []) found.add(Number(it.pk.S!.slice(it.pk.S!.lastIndexOf('#') + 1)));
+        for (const it of res.Responses?.[this.tableName] ?? []) found.set(Number(it.pk.S!.slice(it.pk.S!.lastIndexOf('#') + 1)), it.digest?.S);
         keys = res.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
         if (keys.length > 0) throw new RetryableResult(`left ${keys.length} keys unprocessed`, { table: this.tableName });
       });
@@ -313,12 +388,13 @@ export class DynamoDbSink implements Sink {
     return found;
   }
 
-  private async writeChunk(queryKey: string, batchId: number, chunk: Chunk, ctx: SinkContext, fence: TransactWriteItem | null): Promise<void> {
+  /** Writes one chunk; true if this call committed it, false if it had been committed before. */
+  private async writeChunk(queryKey: string, batchId: number, chunk: Chunk, ctx: SinkContext, fence: TransactWriteItem | null): Promise<boolean> {
     const now = this.clock.now();
     const what = `DynamoDB TransactWriteItems of chunk ${chunk.index} of batch ${batchId} on ${this.tableName}`;
     let rows = chunk.rows;
     for (;;) {
-      const marker = this.markerItem(queryKey, batchId, ctx.queryId, chunk.index, rows.length, now);
+      const marker = this.markerItem(queryKey, batchId, ctx.queryId, chunk, rows.length, now);
       const items = rows.map((r) => this.guardedPut(r.item, batchId, ctx.queryId));
       const outcome = await transactGuarded(this.client, this.retry, what, { table: this.tableName, marker, fence, items }, this.counters);
       switch (outcome.kind) {
@@ -326,11 +402,12 @@ export class DynamoDbSink implements Sink {
           this.counters.chunksWritten++;
           this.counters.rowsWritten += rows.length;
           this.counters.writeUnits += transactionalWriteUnits(marker) + (fence ? 2 : 0) + rows.reduce((s, r) => s + transactionalWriteUnits(r.item), 0);
-          return;
+          return true;
         case 'marker-exists':
-          // This chunk committed before (a concurrent or earlier attempt).
+          // This chunk committed before (a concurrent or earlier attempt), with these rows or not.
+          this.checkDigest(queryKey, batchId, chunk, outcome.stored?.digest?.S);
           this.counters.chunksSkipped++;
-          return;
+          return false;
         case 'fenced':
           throw fencedError(ctx.lease!, `the sink write of chunk ${chunk.index} of batch ${batchId} to ${this.tableName}`, outcome.holder);
         case 'items-refused': {
@@ -343,10 +420,11 @@ export class DynamoDbSink implements Sink {
     }
   }
 
-  private markerItem(queryKey: string, batchId: number, queryId: string, chunk: number, rows: number, now: number): Item {
+  private markerItem(queryKey: string, batchId: number, queryId: string, chunk: Chunk, rows: number, now: number): Item {
     return {
-      ...this.markerKey(queryKey, batchId, queryId, chunk),
+      ...this.markerKey(queryKey, batchId, queryId, chunk.index),
       rows: { N: String(rows) },
+      digest: { S: chunk.digest },
       writtenAtMs: { N: String(now) },
       ttl: { N: String(Math.floor(now / 1000) + this.markerTtlSeconds) },
     };
@@ -362,6 +440,97 @@ export class DynamoDbSink implements Sink {
         ExpressionAttributeNames: { '#b': 'batchId', '#q': 'queryId' },
         ExpressionAttributeValues: { ':n': { N: String(batchId) }, ':q': { S: queryId } },
         ReturnValuesOnConditionCheckFailure: 'NONE',
+      },
+    };
+  }
+
+  /**
+   * Deletes the stored rows of sessions that this batch's sessions superseded: when sessions
+   * merge (or one grows), its row's key (the session window) changes, and the row under the old
+   * window must go. Per group with a session in the batch, one Query of its stored sessions; a
+   * stored session of this query, from an older batch, inside a session this batch wrote, is
+   * superseded. The deletes go after the batch's chunks, fenced, without markers: a replay
+   * repeats them harmlessly (each is conditional on an older batch of this query having written
+   * the row).
+   *
+   *     batch 0:  a [10 s, 20 s)   a [30 s, 40 s)          (two rows)
+   *     batch 1:  a [10 s, 40 s)   (the merge: put)  ─▶  delete a [10 s, 20 s), a [30 s, 40 s)
+   */
+  private async deleteSuperseded(queryKey: string, batchId: number, rows: readonly PreparedRow[], ctx: SinkContext, fence: TransactWriteItem | null): Promise<void> {
+    const byGroup = new Map<string, SessionOfRow[]>();
+    const written = new Set<string>();
+    for (const r of rows) {
+      if (!r.session) continue;
+      written.add(r.sk);
+      byGroup.set(r.session.group, [...(byGroup.get(r.session.group) ?? []), r.session]);
+    }
+    if (byGroup.size === 0) return;
+    const doomed: Item[] = [];
+    await mapLimit([...byGroup], this.maxConcurrency, async ([group, sessions]) => {
+      for (const it of await this.queryGroup(queryKey, group)) {
+        const sk = it.sk?.S ?? '';
+        if (written.has(sk) || it.queryId?.S !== ctx.queryId || !(Number(it.batchId?.N) < batchId)) continue;
+        const [start, end] = sk.slice(group.length + 1).split('/');
+        if (sessions.some((s) => s.start <= start && end <= s.end)) doomed.push(it);
+      }
+    });
+    doomed.sort((a, b) => compareStrings(a.sk.S!, b.sk.S!));
+    const perTransaction = TRANSACTION_MAX_ACTIONS - (fence ? 1 : 0);
+    for (let from = 0; from < doomed.length; from += perTransaction) {
+      let part = doomed.slice(from, from + perTransaction);
+      const what = `DynamoDB TransactWriteItems deleting superseded sessions of batch ${batchId} on ${this.tableName}`;
+      while (part.length > 0) {
+        const items = part.map((it) => this.guardedDelete(it, batchId, ctx.queryId));
+        const outcome = await transactGuarded(this.client, this.retry, what, { table: this.tableName, marker: null, fence, items }, this.counters);
+        if (outcome.kind === 'fenced') throw fencedError(ctx.lease!, `the deletes of superseded sessions of batch ${batchId} in ${this.tableName}`, outcome.holder);
+        if (outcome.kind === 'items-refused') {
+          // Deleted meanwhile, or rewritten by a newer batch: leave those, delete the rest.
+          const refused = new Set(outcome.indices);
+          part = part.filter((_, i) => !refused.has(i));
+          continue;
+        }
+        this.counters.rowsDeleted += part.length;
+        this.counters.writeUnits += (fence ? 2 : 0) + part.reduce((n, it) => n + transactionalWriteUnits(it), 0);
+        break;
+      }
+    }
+  }
+
+  /** Every stored session of one group of this query (its partition, sort keys `<group>#...`). */
+  private async queryGroup(queryKey: string, group: string): Promise<Item[]> {
+    const { pk } = this.itemKey(queryKey, group, group);
+    const items: Item[] = [];
+    let start: Item | undefined;
+    do {
+      const exclusiveStart = start;
+      const res = await this.send(`DynamoDB Query of stored sessions on ${this.tableName}`, () => {
+        this.counters.sessionQueries++;
+        return this.client.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :group)',
+            ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
+            ExpressionAttributeValues: { ':pk': { S: pk }, ':group': { S: `${group}#` } },
+            ConsistentRead: true,
+            ExclusiveStartKey: exclusiveStart,
+          }),
+        );
+      });
+      items.push(...(res.Items ?? []));
+      start = res.LastEvaluatedKey;
+    } while (start);
+    return items;
+  }
+
+  private guardedDelete(stored: Item, batchId: number, queryId: string): TransactWriteItem {
+    return {
+      Delete: {
+        TableName: this.tableName,
+        Key: { pk: stored.pk, sk: stored.sk },
+        // Only a row an older batch of this query wrote: never one a newer batch rewrote.
+        ConditionExpression: '#q = :q AND #b < :n',
+        ExpressionAttributeNames: { '#b': 'batchId', '#q': 'queryId' },
+        ExpressionAttributeValues: { ':n': { N: String(batchId) }, ':q': { S: queryId } },
       },
     };
   }
@@ -384,6 +553,35 @@ export class DynamoDbSink implements Sink {
 function rowKey(values: Json[]): string {
   const json = JSON.stringify(values);
   return Buffer.byteLength(json, 'utf8') <= SORT_KEY_MAX_BYTES ? json : `h:${createHash('sha256').update(json).digest('hex')}`;
+}
+
+/**
+ * The session of a session window's row: its grouping keys' part of the sort key (their JSON, or
+ * its hash when long) and the window's bounds; undefined for any other row.
+ */
+function sessionOf(row: OutputRow, keyColumns: readonly string[]): SessionOfRow | undefined {
+  if (!keyColumns.includes(SESSION_COLUMN)) return undefined;
+  const w = row[SESSION_COLUMN];
+  if (w === null || typeof w !== 'object' || Array.isArray(w) || typeof w.start !== 'string' || typeof w.end !== 'string') return undefined;
+  const json = JSON.stringify(keyColumns.filter((c) => c !== SESSION_COLUMN).map((c) => (row[c] === undefined ? null : row[c])));
+  // Room in the 1,024-byte sort key for '#' and the two bounds.
+  const group = Buffer.byteLength(json, 'utf8') <= SORT_KEY_MAX_BYTES - 100 ? json : `h:${createHash('sha256').update(json).digest('hex')}`;
+  return { group, start: w.start, end: w.end };
+}
+
+/** JSON with object keys sorted, at every depth: one text per value, whatever its key order. */
+function canonicalJson(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  const o = v as Record<string, unknown>;
+  return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+}
+
+/** The digest a chunk's marker records: sha256 over its items (keys and values), in chunk order. */
+function chunkDigest(rows: readonly PreparedRow[]): string {
+  const h = createHash('sha256');
+  for (const r of rows) h.update(r.content).update('\n');
+  return h.digest('hex');
 }
 
 export function toAttr(v: Json | undefined, where: string): AttributeValue {

@@ -7,6 +7,9 @@
  *     [1]     ConditionCheck  owner = :me AND token = :token  refused: lease taken over  → fenced
  *     [1|2..] the items       their own conditions            refused: those items       → items-refused
  *
+ * Without a marker (`marker: null`, for writes whose repetition is harmless, e.g. the sink's
+ * deletes of superseded sessions) the fence comes first and the items after it.
+ *
  * A cancellation's reasons are read once, position by position, in that order. A cancellation
  * with no refused condition but a retriable reason (TransactionConflict, throttling;
  * RETRIABLE_CANCELLATION_REASONS) is sent again through withRetry, as are retriable errors;
@@ -29,8 +32,8 @@ export const MARKER_ABSENT = { ConditionExpression: 'attribute_not_exists(#pk)',
 export interface GuardedWrite {
   /** The marker's table. */
   readonly table: string;
-  /** The marker item, put if absent. */
-  readonly marker: Item;
+  /** The marker item, put if absent; null for writes that need none (harmless to repeat). */
+  readonly marker: Item | null;
   /** The lease's ConditionCheck (DynamoDbLease.conditionCheck), or null when not fenced. */
   readonly fence: TransactWriteItem | null;
   /** The writes the marker guards. */
@@ -68,8 +71,8 @@ export function transactGuarded(
   write: GuardedWrite,
   counters?: TransactionCounters,
 ): Promise<GuardedOutcome> {
-  const marker: TransactWriteItem = { Put: { TableName: write.table, Item: write.marker, ...MARKER_ABSENT, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } };
-  const actions = [marker, ...(write.fence ? [write.fence] : []), ...write.items];
+  const marker: TransactWriteItem[] = write.marker ? [{ Put: { TableName: write.table, Item: write.marker, ...MARKER_ABSENT, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } }] : [];
+  const actions = [...marker, ...(write.fence ? [write.fence] : []), ...write.items];
   const call = async (): Promise<GuardedOutcome> => {
     if (counters) counters.transactions++;
     let reasons: CancellationReason[];
@@ -89,9 +92,10 @@ export function transactGuarded(
 /** The outcome a cancellation's reasons describe; throws for a retriable or an unexpected one. */
 function readCancellation(what: string, write: GuardedWrite, reasons: readonly CancellationReason[]): GuardedOutcome {
   const code = (i: number) => reasons[i]?.Code ?? 'None';
-  const first = write.fence ? 2 : 1;
-  if (write.fence && code(1) === REFUSED) return { kind: 'fenced', holder: reasons[1]?.Item };
-  if (code(0) === REFUSED) return { kind: 'marker-exists', stored: reasons[0]?.Item };
+  const fenceAt = write.marker ? 1 : 0;
+  const first = fenceAt + (write.fence ? 1 : 0);
+  if (write.fence && code(fenceAt) === REFUSED) return { kind: 'fenced', holder: reasons[fenceAt]?.Item };
+  if (write.marker && code(0) === REFUSED) return { kind: 'marker-exists', stored: reasons[0]?.Item };
   const indices = write.items.map((_, i) => i).filter((i) => code(first + i) === REFUSED);
   if (indices.length > 0) return { kind: 'items-refused', indices };
   const codes = reasons.map((r) => r.Code ?? 'None');
