@@ -17,6 +17,8 @@ export interface SourceLocation {
   readonly line?: number;
   readonly shardId?: string;
   readonly sequenceNumber?: string;
+  /** The user record's index inside a KPL-aggregated Kinesis record. */
+  readonly subSequenceNumber?: number;
 }
 
 /** A record the source could not turn into a row: kept, never skipped. */

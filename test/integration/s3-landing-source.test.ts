@@ -9,6 +9,7 @@ import { S3LandingSource, type S3LandingSourceOptions } from '../../lib/aws/s3/l
 import { DataLossError } from '../../lib/engine/errors';
 import type { BatchLimits, Json } from '../../lib/engine/ports';
 import { parseSchema } from '../../lib/engine/schema';
+import { INVALID_UTF8_REASON } from '../../lib/engine/lines';
 import { ensureBucket } from '../../lib/local/resources';
 import { testClients, uniqueName } from '../helpers/stack';
 
@@ -311,6 +312,38 @@ describe('when lines are bad', () => {
       { source: { file: key, line: 4 }, raw: '{"user":"nofield","amount":1}', reason: expect.stringMatching(/column event_time \(TIMESTAMP\) is missing/) },
       { source: { file: key, line: 6 }, raw: '{"user":"badts","event_time":"yesterday","amount":1}', reason: expect.stringMatching(/column event_time \(TIMESTAMP\) has string "yesterday"/) },
     ]);
+  });
+});
+
+describe('when a line is not UTF-8', () => {
+  /** A valid JSON line whose user string holds a Latin-1 byte (0xE9), as a non-UTF-8 producer writes it. */
+  const latin1 = (user: string, second: number) => Buffer.concat([Buffer.from(`{"user":"${user}`), Buffer.from([0xe9]), Buffer.from(`","event_time":"2026-03-01 10:00:0${second}","amount":1}`)]);
+  const nl = Buffer.from('\n');
+
+  it('each such line is a dead letter with its file and line number, across decoded pieces and in gzipped files; the other lines are rows', async () => {
+    const f = fixture();
+    const body = Buffer.concat([
+      Buffer.from(lines(event('ok1', 1), event('ok2', 2))), // lines 1, 2
+      latin1('caf', 3), nl, // line 3
+      Buffer.from(lines(event('ok4', 4), event('ok5', 5), event('ok6', 6))), // lines 4 to 6
+      latin1('ren', 7), nl, // line 7
+      Buffer.from(lines(event('ok8', 8))), // line 8
+    ]);
+    const key = await f.put('a.json', body);
+    const gzKey = await f.put('b.json.gz', gzipSync(Buffer.concat([Buffer.from(lines(event('gz1', 1))), latin1('gz', 2), nl])));
+    // Pieces of ~100 bytes: every line after the first piece is numbered through the cursor.
+    const src = f.source({ decodePieceBytes: 100 });
+    const end = await src.planBatch(0, null, (await src.latestOffset(null))!, {});
+    const result = await src.read(0, null, end!);
+    expect(users(result.rows)).toEqual(['ok1', 'ok2', 'ok4', 'ok5', 'ok6', 'ok8', 'gz1']);
+    expect(result.deadLetters.map((d) => [d.source, d.reason])).toEqual([
+      [{ file: key, line: 3 }, INVALID_UTF8_REASON],
+      [{ file: key, line: 7 }, INVALID_UTF8_REASON],
+      [{ file: gzKey, line: 2 }, INVALID_UTF8_REASON],
+    ]);
+    // The same file read in one piece numbers the lines the same way.
+    const whole = await f.source().read(0, null, end!);
+    expect(whole.deadLetters.map((d) => d.source)).toEqual(result.deadLetters.map((d) => d.source));
   });
 });
 

@@ -29,7 +29,7 @@ import { CheckpointMismatchError, DataLossError, InvalidOptionError } from '../.
 import type { BatchLimits, CheckpointStore, DeadLetter, Json, ReadOptions, ReadResult, Row, Source } from '../../engine/ports';
 import { type Schema } from '../../engine/schema';
 import { LineParsers, type LineParser } from '../../engine/json-scan';
-import { parseLineChunks, type LineCursor } from '../../engine/lines';
+import { invalidUtf8Lines, parseLineChunks, type LineCursor } from '../../engine/lines';
 import { S3Prefix, type S3PrefixOptions } from './prefix';
 import { checkPageSize, compareKeys, type S3ListedObject } from './requests';
 
@@ -49,6 +49,8 @@ export interface S3LandingSourceOptions extends S3PrefixOptions {
   readonly readParallelism?: number;
   /** Keys per ListObjectsV2 page; only tests lower it. @default 1000 */
   readonly listPageSize?: number;
+  /** Bytes of a file decoded into one string (cut after a newline); only tests lower it. @default 64 MiB */
+  readonly decodePieceBytes?: number;
 }
 
 export interface S3LandingOffset {
@@ -84,6 +86,7 @@ export class S3LandingSource extends S3Prefix implements Source {
   private readonly suffixes: readonly string[] | null;
   private readonly parallelism: number;
   private readonly pageSize: number;
+  private readonly pieceBytes: number;
   private listing: Listing | null = null;
   /** Batches planned by this instance, so the first read needs no GET of the log it just wrote. */
   private readonly planned = new Map<number, BatchFileLog>();
@@ -115,6 +118,10 @@ export class S3LandingSource extends S3Prefix implements Source {
       throw new InvalidOptionError(`S3LandingSource readParallelism ${opts.readParallelism} must be a positive integer: leave it out for 8`);
     }
     this.pageSize = checkPageSize(opts.listPageSize, 'S3LandingSource');
+    this.pieceBytes = opts.decodePieceBytes ?? DECODE_CHUNK_BYTES;
+    if (!Number.isInteger(this.pieceBytes) || this.pieceBytes < 1) {
+      throw new InvalidOptionError(`S3LandingSource decodePieceBytes ${opts.decodePieceBytes} must be a positive integer: leave it out for 64 MiB`);
+    }
   }
 
   /** One listing of everything after `start`, kept for planBatch and backlog. */
@@ -207,7 +214,7 @@ export class S3LandingSource extends S3Prefix implements Source {
     while (ahead.length > 0) {
       const fetched = await ahead.shift()!;
       fill();
-      yield* parseFile(parse, fetched);
+      yield* parseFile(parse, fetched, this.pieceBytes);
     }
   }
 
@@ -360,7 +367,7 @@ interface FetchedFile {
  * time. The bytes are decoded in pieces cut at newlines (a 0x0A byte never occurs inside a UTF-8
  * sequence), so no piece nears V8's string limit.
  */
-function* parseFile(parse: LineParser, f: FetchedFile): Generator<ReadResult> {
+function* parseFile(parse: LineParser, f: FetchedFile, pieceBytes: number): Generator<ReadResult> {
   const cursor: LineCursor = { lineNo: 0, bytes: f.bytes }; // the bytes go with the file's first chunk
   const buf = f.buf;
   if (buf === null) {
@@ -370,17 +377,18 @@ function* parseFile(parse: LineParser, f: FetchedFile): Generator<ReadResult> {
   let pos = buf.length >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0; // BOM
   while (pos < buf.length) {
     let end = buf.length;
-    if (end - pos > DECODE_CHUNK_BYTES) {
-      const back = buf.lastIndexOf(0x0a, pos + DECODE_CHUNK_BYTES);
+    if (end - pos > pieceBytes) {
+      const back = buf.lastIndexOf(0x0a, pos + pieceBytes);
       if (back >= pos) end = back + 1;
       else {
-        const fwd = buf.indexOf(0x0a, pos + DECODE_CHUNK_BYTES);
+        const fwd = buf.indexOf(0x0a, pos + pieceBytes);
         end = fwd === -1 ? buf.length : fwd + 1;
       }
     }
+    const invalid = invalidUtf8Lines(buf, pos, end);
     const text = buf.toString('utf8', pos, end);
     pos = end;
-    yield* parseLineChunks(parse, f.key, text, cursor);
+    yield* parseLineChunks(parse, f.key, text, cursor, invalid);
   }
   if (cursor.bytes > 0 || f.bytes === 0) yield { rows: [], deadLetters: [], bytes: cursor.bytes };
 }
