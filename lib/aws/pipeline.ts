@@ -11,7 +11,7 @@ import { MicroBatchExecutor, RunReport } from '../engine/executor';
 import { createClients, type AwsClients } from './clients';
 import type { AwsConnection } from './config';
 import { S3CheckpointStore } from './s3/checkpoint';
-import { S3LandingSource } from './s3/landing-source';
+import { landingOptionsFromSpec, S3LandingSource } from './s3/landing-source';
 import { S3DeadLetterSink } from './s3/dead-letters';
 import { S3JsonSink } from './s3/json-sink';
 import { DynamoDbStateStore } from './dynamodb/state-store';
@@ -132,7 +132,10 @@ export function buildExecutor(conn: AwsConnection, plan: QueryPlan, cfg: Pipelin
   let source: Source;
   if (extras.source) source = extras.source;
   else if (cfg.source.kind === 's3') {
-    source = new S3LandingSource({ client: clients.s3, bucket: cfg.source.bucket, prefix: cfg.source.prefix, schema: plan.source.schema, checkpoint });
+    source = new S3LandingSource({
+      client: clients.s3, bucket: cfg.source.bucket, prefix: cfg.source.prefix, schema: plan.source.schema, checkpoint,
+      limits: plan.limits, log: extras.log, ...landingOptionsFromSpec(plan.source.options),
+    });
   } else {
     source = new KinesisSource({ client: clients.kinesis, streamName: cfg.source.streamName, schema: plan.source.schema, checkpoint, ...kinesisOptionsFromSpec(plan.source.options) });
   }

@@ -149,6 +149,8 @@ export interface CheckpointStore {
   /** A source-private log, e.g. the file list of each batch: `sources/<i>/<name>`. */
   readSourceLog(sourceIndex: number, name: string): Promise<string | null>;
   writeSourceLog(sourceIndex: number, name: string, body: string): Promise<void>;
+  /** Writes `sources/<i>/<name>` unless it exists: null when written, else the body it holds. */
+  writeSourceLogOnce(sourceIndex: number, name: string, body: string): Promise<string | null>;
 }
 
 /**
