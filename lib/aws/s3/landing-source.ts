@@ -12,12 +12,16 @@
  * Files must be immutable once written: a replay checks each file's ETag against the batch's log.
  *
  *     latestOffset(start)  LIST (start, end of prefix]  once per run, kept in memory
- *     planBatch(N, ...)    files from that listing, up to the limits
- *                          PUT sources/<i>/N {files: key, size, etag}     before returning
- *     readChunks(N, s, e)  the file list: in memory, else GET sources/<i>/N (a replay),
- *     read(N, s, e)        else (older checkpoints) LIST (s, e] again;
- *                          GET each file (8 ahead), gunzip, split lines, parse; one chunk
- *                          per file, in key order (read: all chunks concatenated)
+ *     planBatch(N, ...)    files from that listing, up to the limits (maxBytesPerTrigger
+ *                          defaults to 128 MiB of stored bytes)
+ *                          PUT sources/<i>/N {files: key, size, etag}  once, before returning
+ *                          (a list already there from the same start wins: see logOnce)
+ *     readChunks(N, s, e)  the file list: in memory, else GET sources/<i>/N (a replay: logged
+ *     read(N, s, e)        as oversized when it exceeds today's limit), else (older
+ *                          checkpoints) LIST (s, e] again;
+ *                          GET each file (8 ahead), gunzip (at most maxDecompressedBytes),
+ *                          check UTF-8, split lines, parse; one chunk per file, in key order
+ *                          (read: all chunks concatenated)
  *
  * Directory markers (keys ending in "/") and zero-byte objects are skipped; so are keys not
  * ending in one of `suffixFilter` when it is given. `stats()` counts the file GETs and LISTs;
