@@ -11,7 +11,7 @@ import { MicroBatchExecutor, RunReport } from '../engine/executor';
 import { createClients, type AwsClients } from './clients';
 import type { AwsConnection } from './config';
 import { S3CheckpointStore } from './s3/checkpoint';
-import { S3LandingSource } from './s3/landing-source';
+import { landingOptionsFromSpec, S3LandingSource } from './s3/landing-source';
 import { S3DeadLetterSink } from './s3/dead-letters';
 import { S3JsonSink } from './s3/json-sink';
 import { DynamoDbStateStore } from './dynamodb/state-store';
@@ -19,6 +19,7 @@ import { DynamoDbLease } from './dynamodb/lease';
 import { DynamoDbSink } from './dynamodb/sink';
 import { KinesisSource, kinesisOptionsFromSpec } from './kinesis/source';
 import { S3FileSink, type PartitionGranularity } from './s3/file-sink';
+import { checkOutsideSource, type NamedS3Location } from './locations';
 
 export interface S3Location {
   readonly bucket: string;
@@ -123,12 +124,18 @@ export function describeSink(sink: SinkLocation): string {
  * created here and returned, and the caller destroys them when done.
  */
 export function buildExecutor(conn: AwsConnection, plan: QueryPlan, cfg: PipelineConfig, extras: PipelineExtras = {}) {
+  // A sibling of the checkpoint prefix, not inside it: the checkpoint's head() lists its prefix.
+  const dl = cfg.deadLetter ?? { bucket: cfg.checkpoint.bucket, prefix: `${cfg.checkpoint.prefix}-dead-letter` };
+  checkWrittenOutsideSource(cfg, dl);
   const clients = extras.clients ?? createClients(conn);
   const checkpoint = new S3CheckpointStore({ client: clients.s3, bucket: cfg.checkpoint.bucket, prefix: cfg.checkpoint.prefix });
   let source: Source;
   if (extras.source) source = extras.source;
   else if (cfg.source.kind === 's3') {
-    source = new S3LandingSource({ client: clients.s3, bucket: cfg.source.bucket, prefix: cfg.source.prefix, schema: plan.source.schema, checkpoint });
+    source = new S3LandingSource({
+      client: clients.s3, bucket: cfg.source.bucket, prefix: cfg.source.prefix, schema: plan.source.schema, checkpoint,
+      limits: plan.limits, log: extras.log, ...landingOptionsFromSpec(plan.source.options),
+    });
   } else {
     source = new KinesisSource({ client: clients.kinesis, streamName: cfg.source.streamName, schema: plan.source.schema, checkpoint, ...kinesisOptionsFromSpec(plan.source.options) });
   }
@@ -142,8 +149,6 @@ export function buildExecutor(conn: AwsConnection, plan: QueryPlan, cfg: Pipelin
   } else {
     sink = new DynamoDbSink({ client: clients.dynamodb, tableName: sinkLoc.table, queryKey: sinkLoc.queryKey, leaseTable: cfg.stateTable, leaseKey: namespace, clock: extras.clock });
   }
-  // A sibling of the checkpoint prefix, not inside it: the checkpoint's head() lists its prefix.
-  const dl = cfg.deadLetter ?? { bucket: cfg.checkpoint.bucket, prefix: `${cfg.checkpoint.prefix}-dead-letter` };
   const deadLetters = new S3DeadLetterSink({ client: clients.s3, bucket: dl.bucket, prefix: dl.prefix });
   const state = new DynamoDbStateStore({ client: clients.dynamodb, tableName: cfg.stateTable, namespace, clock: extras.clock });
   const lease = new DynamoDbLease({ client: clients.dynamodb, tableName: cfg.stateTable, leaseKey: namespace, clock: extras.clock });
@@ -154,6 +159,21 @@ export function buildExecutor(conn: AwsConnection, plan: QueryPlan, cfg: Pipelin
     { leaseDurationMs: cfg.leaseDurationMs, retainBatches: cfg.retainBatches },
   );
   return { executor, clients, checkpoint, source, sink, state, lease, deadLetters };
+}
+
+/**
+ * Refuses, before any request, an S3 location the pipeline writes (checkpoint, S3 sink,
+ * dead letters) that the S3 source's listing would see (lib/aws/locations.ts): with a source of
+ * the whole bucket, the CLI's `_sluice/...` defaults would be read back as input.
+ */
+function checkWrittenOutsideSource(cfg: PipelineConfig, deadLetter: S3Location): void {
+  if (cfg.source.kind !== 's3') return;
+  const written: NamedS3Location[] = [
+    { name: 'the checkpoint', ...cfg.checkpoint },
+    { name: 'the dead-letter location', ...deadLetter },
+  ];
+  if (cfg.sink.kind === 's3' || cfg.sink.kind === 's3-files') written.splice(1, 0, { name: 'the sink', bucket: cfg.sink.bucket, prefix: cfg.sink.prefix });
+  checkOutsideSource({ name: 'the source', bucket: cfg.source.bucket, prefix: cfg.source.prefix }, written);
 }
 
 /** Builds the executor (see buildExecutor) and runs it once, availableNow, up to `deadlineMs`. */

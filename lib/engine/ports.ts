@@ -17,6 +17,8 @@ export interface SourceLocation {
   readonly line?: number;
   readonly shardId?: string;
   readonly sequenceNumber?: string;
+  /** The user record's index inside a KPL-aggregated Kinesis record. */
+  readonly subSequenceNumber?: number;
 }
 
 /** A record the source could not turn into a row: kept, never skipped. */
@@ -147,6 +149,8 @@ export interface CheckpointStore {
   /** A source-private log, e.g. the file list of each batch: `sources/<i>/<name>`. */
   readSourceLog(sourceIndex: number, name: string): Promise<string | null>;
   writeSourceLog(sourceIndex: number, name: string, body: string): Promise<void>;
+  /** Writes `sources/<i>/<name>` unless it exists: null when written, else the body it holds. */
+  writeSourceLogOnce(sourceIndex: number, name: string, body: string): Promise<string | null>;
 }
 
 /**

@@ -6,6 +6,7 @@
  * scenarios wrap the SDK client and make the mock answer as AWS does (the same error classes
  * the SDK raises on AWS).
  */
+import { createHash } from 'node:crypto';
 import {
   DescribeStreamSummaryCommand,
   ExpiredIteratorException,
@@ -28,6 +29,7 @@ import type { BatchLimits, DeadLetter, Json, Row } from '../../lib/engine/ports'
 import { readStream } from '../../lib/engine/query';
 import { parseSchema } from '../../lib/engine/schema';
 import { putJsonRecords } from '../../lib/conformance/kinesis';
+import { INVALID_UTF8_REASON } from '../../lib/engine/lines';
 import { ensureStream } from '../../lib/local/resources';
 import { testClients, uniqueName } from '../helpers/stack';
 
@@ -200,6 +202,87 @@ describe('when a stream has several shards', () => {
     }
     expect(dead[0].reason).toMatch(/malformed JSON/);
     expect(dead[1].reason).toMatch(/column id \(INT\)/);
+  });
+});
+
+describe('when records are not plain UTF-8 JSON', () => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const agg = require('aws-kinesis-agg') as {
+    aggregate(
+      records: Array<{ partitionKey: string; data: Buffer }>,
+      onEncoded: (r: { partitionKey: string; data: Buffer }, done: (err?: Error) => void) => void,
+      afterAll: () => void,
+      onError: (e: Error) => void,
+    ): void;
+  };
+
+  /** The KPL's encoding of `users` (awslabs' aws-kinesis-agg), as one aggregated record. */
+  function aggregated(users: Array<string | Buffer>): Promise<Buffer> {
+    return new Promise((resolve, reject) => {
+      const out: Buffer[] = [];
+      agg.aggregate(
+        users.map((u, i) => ({ partitionKey: `pk${i}`, data: typeof u === 'string' ? Buffer.from(u) : u })),
+        (encoded, done) => {
+          out.push(Buffer.from(encoded.data));
+          done();
+        },
+        () => (out.length === 1 ? resolve(out[0]) : reject(new Error(`expected one aggregated record, got ${out.length}`))),
+        reject,
+      );
+    });
+  }
+
+  /** The KPL's magic prefix and a matching digest around a protobuf that does not read (a field longer than the record). */
+  function damagedAggregate(): Buffer {
+    const body = Buffer.from([0x1a, 0x05, 0x01]);
+    return Buffer.concat([Buffer.from([0xf3, 0x89, 0x9a, 0xc2]), body, createHash('md5').update(body).digest()]);
+  }
+
+  const json = (id: number) => JSON.stringify({ id, key: 'a' });
+  const notUtf8 = Buffer.concat([Buffer.from('{"id": 9, "key": "caf'), Buffer.from([0xe9]), Buffer.from('"}')]);
+
+  async function putInOrder(stream: string, data: Buffer[]): Promise<string[]> {
+    const out = await testClients().kinesis.send(new PutRecordsCommand({ StreamName: stream, Records: data.map((Data) => ({ Data, PartitionKey: 'a' })) }));
+    return out.Records!.map((r) => r.SequenceNumber!);
+  }
+
+  it('a record that is not UTF-8 is a dead letter with its shard and sequence number; the others are rows', async () => {
+    const stream = await newStream(1);
+    const seqs = await putInOrder(stream, [Buffer.from(json(1)), notUtf8, Buffer.from(json(3))]);
+    const run = await runOnce(source(stream), null);
+    expect(ids(run.rows)).toEqual([1, 3]);
+    const dead = run.batches.flatMap((b) => b.deadLetters);
+    expect(dead).toEqual([{ source: { shardId: expect.stringMatching(/^shardId-/), sequenceNumber: seqs[1] }, raw: notUtf8.toString('utf8'), reason: INVALID_UTF8_REASON }]);
+  });
+
+  it('a KPL-aggregated record becomes its user records, each parsed as a JSON line; a bad one is a dead letter with its sub-sequence number', async () => {
+    const stream = await newStream(1);
+    const first = await aggregated([json(1), json(2), '{"id": "three", "key": "a"}', json(4)]);
+    const second = await aggregated([json(5), notUtf8]);
+    const seqs = await putInOrder(stream, [first, Buffer.from(json(10)), second, damagedAggregate(), Buffer.from(json(11))]);
+
+    const run = await runOnce(source(stream), null);
+    expect(ids(run.rows)).toEqual([1, 2, 4, 10, 5, 11]);
+    const dead = run.batches.flatMap((b) => b.deadLetters);
+    const shardId = expect.stringMatching(/^shardId-/);
+    expect(dead.map((d) => d.source)).toEqual([
+      { shardId, sequenceNumber: seqs[0], subSequenceNumber: 2 },
+      { shardId, sequenceNumber: seqs[2], subSequenceNumber: 1 },
+      { shardId, sequenceNumber: seqs[3] },
+    ]);
+    expect(dead[0].reason).toMatch(/column id \(INT\)/);
+    expect(dead[1].reason).toBe(INVALID_UTF8_REASON);
+    expect(dead[2].reason).toMatch(/^KPL-aggregated record cannot be read \(a field of 5 bytes runs past the end of the record\)/);
+  });
+
+  it('maxRecordsPerTrigger counts Kinesis records, an aggregated record is read whole in one batch, and a replay gives the same user records', async () => {
+    const stream = await newStream(1);
+    await putInOrder(stream, [await aggregated([json(1), json(2), json(3)]), await aggregated([json(4), json(5)]), Buffer.from(json(6))]);
+    const run = await runOnce(source(stream), null, { maxRecordsPerTrigger: 1 });
+    expect(run.batches.map((b) => ids(b.rows))).toEqual([[1, 2, 3], [4, 5], [6]]);
+    // A new instance (after a crash) reads batch 1 again from Kinesis, from its logged offsets.
+    const replay = await source(stream).read(1, run.batches[1].start, run.batches[1].end);
+    expect(ids(replay.rows)).toEqual([4, 5]);
   });
 });
 

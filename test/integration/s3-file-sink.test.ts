@@ -96,7 +96,7 @@ describe('when a batch is half-written (crash before its log entry)', () => {
 });
 
 describe('when batch N is replayed', () => {
-  it('overwrites the same keys with the same bytes and adds no object', async () => {
+  it('finds the same keys with the same bytes (412, compared) and adds no object', async () => {
     const { prefix, sink } = newSink({ partitionBy: 'user' });
     const rows = [windowRow('alice', 1), windowRow('bob', 2)];
     await sink.addBatch(5, rows, ctx);
@@ -108,6 +108,60 @@ describe('when batch N is replayed', () => {
     expect(await sink.readCommitted()).toEqual(rows);
   });
 });
+
+describe('when batch N is replayed with its rows in another order', () => {
+  it('the objects hold the same rows as the first attempt, so the replay passes and adds nothing', async () => {
+    const { prefix, sink } = newSink({ maxRowsPerObject: 2 });
+    const rows = [windowRow('alice', 1), windowRow('bob', 2), windowRow('carol', 3), windowRow('dave', 4), windowRow('erin', 5)];
+    await sink.addBatch(4, rows, ctx);
+    const before = await keysUnder(prefix);
+    await new S3FileSink({ client: s3, bucket, prefix, maxRowsPerObject: 2 }).addBatch(4, [...rows].reverse(), ctx);
+    expect(await keysUnder(prefix)).toEqual(before);
+    expect(sortedUsers(await sink.readBatch(4))).toEqual(['alice', 'bob', 'carol', 'dave', 'erin']);
+  });
+});
+
+describe('when a stale run writes other rows for a batch', () => {
+  it('an object with other bytes fails loudly and is not overwritten', async () => {
+    const { sink } = newSink();
+    await sink.addBatch(6, [windowRow('alice', 1)], ctx);
+    await expect(sink.addBatch(6, [windowRow('alice', 2)], ctx)).rejects.toThrow(/^object part-0000000006-00000\.jsonl of batch 6, s3:\/\/\S+ already holds other content .*write-once/);
+    expect(await sink.readBatch(6)).toEqual([windowRow('alice', 1)]);
+  });
+
+  it('a log entry with other content fails loudly and is not overwritten', async () => {
+    const { sink } = newSink();
+    await sink.addBatch(7, [windowRow('alice', 1)], ctx);
+    await expect(sink.addBatch(7, [windowRow('alice', 1)], { ...ctx, queryId: 'qid-2' })).rejects.toThrow(/^the sink log entry of batch 7, s3:\/\/\S+\/_sink_log\/0000000007 already holds other content/);
+    expect((await sink.readLog(7))!.queryId).toBe('qid-1');
+  });
+});
+
+describe('when a batch is written in several objects', () => {
+  it('calls onPieceWritten after each object (the mid-sink crash point), 0 to n-1, before the log entry', async () => {
+    const { prefix, sink } = newSink({ maxRowsPerObject: 1 });
+    const pieces: number[] = [];
+    await sink.addBatch(8, [windowRow('a', 1), windowRow('b', 2), windowRow('c', 3)], {
+      ...ctx,
+      onPieceWritten: (i) => pieces.push(i),
+    });
+    expect(pieces.sort()).toEqual([0, 1, 2]);
+    expect(await keysUnder(prefix)).toContain('_sink_log/0000000008');
+  });
+
+  it('a crash thrown from onPieceWritten after the first object leaves the batch uncommitted', async () => {
+    const { sink } = newSink({ maxRowsPerObject: 1, maxConcurrency: 1 });
+    const crash = new Error('crash after piece 0');
+    await expect(sink.addBatch(9, [windowRow('a', 1), windowRow('b', 2)], { ...ctx, onPieceWritten: () => { throw crash; } })).rejects.toBe(crash);
+    expect(await sink.readLog(9)).toBeNull();
+    await sink.addBatch(9, [windowRow('b', 2), windowRow('a', 1)], ctx);
+    expect(sortedUsers(await sink.readBatch(9))).toEqual(['a', 'b']);
+  });
+});
+
+function sortedUsers(rows: OutputRow[] | null): string[] {
+  return (rows ?? []).map((r) => r.user as string).sort();
+}
 
 describe('when the options are wrong', () => {
   it('says which column to partition by', async () => {

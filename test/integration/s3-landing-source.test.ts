@@ -5,10 +5,11 @@
 import { gzipSync } from 'node:zlib';
 import { DeleteObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { S3CheckpointStore } from '../../lib/aws/s3/checkpoint';
-import { S3LandingSource, type S3LandingSourceOptions } from '../../lib/aws/s3/landing-source';
-import { DataLossError } from '../../lib/engine/errors';
+import { DEFAULT_MAX_BYTES_PER_TRIGGER, landingOptionsFromSpec, S3LandingSource, type S3LandingSourceOptions } from '../../lib/aws/s3/landing-source';
+import { CheckpointMismatchError, DataLossError } from '../../lib/engine/errors';
 import type { BatchLimits, Json } from '../../lib/engine/ports';
 import { parseSchema } from '../../lib/engine/schema';
+import { INVALID_UTF8_REASON } from '../../lib/engine/lines';
 import { ensureBucket } from '../../lib/local/resources';
 import { testClients, uniqueName } from '../helpers/stack';
 
@@ -33,7 +34,7 @@ interface Fixture {
 /** A fresh landing prefix and checkpoint; `source()` builds a new instance (a new run) each call. */
 function fixture(): Fixture {
   const landing = `landing/${uniqueName('src')}`;
-  const checkpoint = new S3CheckpointStore({ client: s3, bucket, prefix: `checkpoints/${uniqueName('q')}`, conditionalWrites: false });
+  const checkpoint = new S3CheckpointStore({ client: s3, bucket, prefix: `checkpoints/${uniqueName('q')}` });
   return {
     landing,
     checkpoint,
@@ -180,6 +181,118 @@ describe('when a run is rate-limited', () => {
   });
 });
 
+describe('when the query sets no maxBytesPerTrigger', () => {
+  /** The local S3 with every listed object reported as `size` bytes (files of 100 MiB without storing them). */
+  function reportingSize(size: number): S3Client {
+    return {
+      send: async (cmd: unknown) => {
+        const out = await s3.send(cmd as never);
+        if (cmd instanceof ListObjectsV2Command) for (const c of (out as { Contents?: Array<{ Size?: number }> }).Contents ?? []) c.Size = size;
+        return out;
+      },
+    } as unknown as S3Client;
+  }
+
+  it(`a batch takes at most DEFAULT_MAX_BYTES_PER_TRIGGER (${DEFAULT_MAX_BYTES_PER_TRIGGER}) stored bytes, and an explicit limit still wins`, async () => {
+    const f = fixture();
+    const keys = await putNumbered(f, 3);
+    const src = f.source({ client: reportingSize(100 * 1024 * 1024) });
+    const target = (await src.latestOffset(null))!;
+    expect((await planAll(src, target, {})).map(lastKey)).toEqual(keys);
+
+    const g = fixture();
+    const gKeys = await putNumbered(g, 3);
+    const explicit = g.source({ client: reportingSize(100 * 1024 * 1024) });
+    expect((await planAll(explicit, (await explicit.latestOffset(null))!, { maxBytesPerTrigger: 1024 * 1024 * 1024 })).map(lastKey)).toEqual([gKeys[2]]);
+  });
+});
+
+describe('when a gzipped file decompresses beyond maxDecompressedBytes (a gzip bomb)', () => {
+  it('the file is one dead letter naming it, the cap and the option to raise; the other files are rows', async () => {
+    const f = fixture();
+    const bomb = gzipSync(Buffer.alloc(4 * 1024 * 1024, 0x20)); // 4 MiB of spaces in ~4 KB
+    const bombKey = await f.put('0.json.gz', bomb);
+    await f.put('1.json.gz', gzipSync(lines(event('ok', 1))));
+    const src = f.source({ maxDecompressedBytes: 1024 * 1024 });
+    const end = await src.planBatch(0, null, (await src.latestOffset(null))!, {});
+    const result = await src.read(0, null, end!);
+    expect(users(result.rows)).toEqual(['ok']);
+    expect(result.deadLetters).toEqual([
+      { source: { file: bombKey }, raw: '', reason: expect.stringMatching(/^gzip data decompresses to more than maxDecompressedBytes 1048576: if the file is genuine, raise \.option\('maxDecompressedBytes', \.\.\.\)/) },
+    ]);
+  });
+
+  it('the query option maxDecompressedBytes reaches the source, and a bad value is refused with the fix', () => {
+    expect(landingOptionsFromSpec({ maxDecompressedBytes: '2048' })).toEqual({ maxDecompressedBytes: 2048 });
+    expect(landingOptionsFromSpec({})).toEqual({});
+    expect(() => landingOptionsFromSpec({ maxDecompressedBytes: 'lots' })).toThrow(/option maxDecompressedBytes="lots" must be a positive integer of bytes/);
+  });
+});
+
+describe('when a replay holds more bytes than maxBytesPerTrigger now allows', () => {
+  it('it is read whole (its file list is write-once) and logged with the remedy before reading', async () => {
+    const f = fixture();
+    await putNumbered(f, 3);
+    const first = f.source();
+    const end = await first.planBatch(0, null, (await first.latestOffset(null))!, {});
+    // crash; the operator lowers the limit, and the next run replays batch 0
+    const events: Array<Record<string, unknown>> = [];
+    const replay = f.source({ limits: { maxBytesPerTrigger: 10 }, log: (e) => events.push(e) });
+    const result = await replay.read(0, null, end!);
+    expect(users(result.rows)).toEqual(['u0', 'u1', 'u2']);
+    expect(events).toEqual([
+      {
+        event: 'oversized-replay', batchId: 0, files: 3, bytes: expect.any(Number), maxBytesPerTrigger: 10,
+        message: expect.stringMatching(/^batch 0 is replayed with \d+ stored bytes in 3 files, more than maxBytesPerTrigger 10, because its file list is write-once: .*raise them \(lambdaTimeoutSeconds, lambdaMemoryMiB\)/),
+      },
+    ]);
+    expect(events[0].bytes).toBeGreaterThan(10);
+    // A replay within the limit, and the planning instance's own read, log nothing.
+    await f.source({ log: (e) => events.push(e) }).read(0, null, end!);
+    await first.read(0, null, end!);
+    expect(events).toHaveLength(1);
+  });
+});
+
+describe('when batch N is planned again after its file list was written', () => {
+  for (const conditionalWrites of [true, false]) {
+    const how = conditionalWrites ? 'If-None-Match (412)' : 'GET before PUT';
+    const withCheckpoint = () => {
+      const f = fixture();
+      const checkpoint = new S3CheckpointStore({ client: s3, bucket, prefix: `checkpoints/${uniqueName('q')}`, conditionalWrites });
+      return { f, checkpoint, source: (opts: Partial<S3LandingSourceOptions> = {}) => f.source({ checkpoint, ...opts }) };
+    };
+
+    it(`a plan from the same start takes the logged list, so the offsets agree with it [${how}]`, async () => {
+      const { f, checkpoint, source } = withCheckpoint();
+      const keys = await putNumbered(f, 3);
+      const first = source();
+      await expect(first.planBatch(0, null, (await first.latestOffset(null))!, { maxFilesPerTrigger: 1 })).resolves.toEqual({ lastKey: keys[0] });
+      // crash before offsets/0 landed; the next run plans batch 0 again, with other limits
+      const events: Array<Record<string, unknown>> = [];
+      const second = source({ log: (e) => events.push(e) });
+      await expect(second.planBatch(0, null, (await second.latestOffset(null))!, { maxFilesPerTrigger: 3 })).resolves.toEqual({ lastKey: keys[0] });
+      expect(JSON.parse((await checkpoint.readSourceLog(0, '0'))!).files.map((x: { key: string }) => x.key)).toEqual([keys[0]]);
+      expect(events).toEqual([{ event: 'source-log-adopted', batchId: 0, files: 1, lastKey: keys[0] }]);
+      expect(users((await second.read(0, null, { lastKey: keys[0] })).rows)).toEqual(['u0']);
+    });
+
+    it(`a plan from another start fails loudly and leaves the logged list [${how}]`, async () => {
+      const { f, checkpoint, source } = withCheckpoint();
+      const keys = await putNumbered(f, 3);
+      const first = source();
+      const target = (await first.latestOffset(null))!;
+      await first.planBatch(1, { lastKey: keys[0] }, target, {});
+      const before = await checkpoint.readSourceLog(0, '1');
+      await expect(source().planBatch(1, { lastKey: keys[1] }, target, {})).rejects.toThrow(
+        /^the file list of batch 1 \(\S+\/sources\/0\/1\) starts after "\S+00\.json", but the batch starts after "\S+01\.json", and file lists are write-once/,
+      );
+      await expect(source().planBatch(1, { lastKey: keys[1] }, target, {})).rejects.toThrow(CheckpointMismatchError);
+      expect(await checkpoint.readSourceLog(0, '1')).toBe(before);
+    });
+  }
+});
+
 describe('when a batch is replayed after a crash', () => {
   it('a new run reads exactly the logged files, even after new files arrived, ones sorting inside the range included', async () => {
     const f = fixture();
@@ -311,6 +424,38 @@ describe('when lines are bad', () => {
       { source: { file: key, line: 4 }, raw: '{"user":"nofield","amount":1}', reason: expect.stringMatching(/column event_time \(TIMESTAMP\) is missing/) },
       { source: { file: key, line: 6 }, raw: '{"user":"badts","event_time":"yesterday","amount":1}', reason: expect.stringMatching(/column event_time \(TIMESTAMP\) has string "yesterday"/) },
     ]);
+  });
+});
+
+describe('when a line is not UTF-8', () => {
+  /** A valid JSON line whose user string holds a Latin-1 byte (0xE9), as a non-UTF-8 producer writes it. */
+  const latin1 = (user: string, second: number) => Buffer.concat([Buffer.from(`{"user":"${user}`), Buffer.from([0xe9]), Buffer.from(`","event_time":"2026-03-01 10:00:0${second}","amount":1}`)]);
+  const nl = Buffer.from('\n');
+
+  it('each such line is a dead letter with its file and line number, across decoded pieces and in gzipped files; the other lines are rows', async () => {
+    const f = fixture();
+    const body = Buffer.concat([
+      Buffer.from(lines(event('ok1', 1), event('ok2', 2))), // lines 1, 2
+      latin1('caf', 3), nl, // line 3
+      Buffer.from(lines(event('ok4', 4), event('ok5', 5), event('ok6', 6))), // lines 4 to 6
+      latin1('ren', 7), nl, // line 7
+      Buffer.from(lines(event('ok8', 8))), // line 8
+    ]);
+    const key = await f.put('a.json', body);
+    const gzKey = await f.put('b.json.gz', gzipSync(Buffer.concat([Buffer.from(lines(event('gz1', 1))), latin1('gz', 2), nl])));
+    // Pieces of ~100 bytes: every line after the first piece is numbered through the cursor.
+    const src = f.source({ decodePieceBytes: 100 });
+    const end = await src.planBatch(0, null, (await src.latestOffset(null))!, {});
+    const result = await src.read(0, null, end!);
+    expect(users(result.rows)).toEqual(['ok1', 'ok2', 'ok4', 'ok5', 'ok6', 'ok8', 'gz1']);
+    expect(result.deadLetters.map((d) => [d.source, d.reason])).toEqual([
+      [{ file: key, line: 3 }, INVALID_UTF8_REASON],
+      [{ file: key, line: 7 }, INVALID_UTF8_REASON],
+      [{ file: gzKey, line: 2 }, INVALID_UTF8_REASON],
+    ]);
+    // The same file read in one piece numbers the lines the same way.
+    const whole = await f.source().read(0, null, end!);
+    expect(whole.deadLetters.map((d) => d.source)).toEqual(result.deadLetters.map((d) => d.source));
   });
 });
 

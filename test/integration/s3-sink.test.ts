@@ -1,6 +1,7 @@
 /**
- * S3JsonSink and S3DeadLetterSink on the local stack's S3: deterministic keys per batch, so a
- * replay overwrites with the same content.
+ * S3JsonSink and S3DeadLetterSink on the local stack's S3: deterministic keys per batch, written
+ * once (the local S3 enforces If-None-Match), so a replay finds its own content and a stale
+ * writer with other content fails instead of overwriting.
  */
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { S3DeadLetterSink } from '../../lib/aws/s3/dead-letters';
@@ -67,7 +68,7 @@ describe('when a batch is written', () => {
 });
 
 describe('when a batch is replayed after a crash', () => {
-  it('overwrites its object with identical content and adds no batch', async () => {
+  it('finds its object with identical content (412, compared) and adds no batch', async () => {
     const { prefix, sink } = newSink();
     const rows = [totalRow('alice', 10), totalRow('bob', 5, 1)];
     await sink.addBatch(0, rows, ctx);
@@ -78,6 +79,28 @@ describe('when a batch is replayed after a crash', () => {
 
     expect(await objectText(`${prefix}/batch-0000000000.jsonl`)).toBe(first);
     await expect(replay.listBatches()).resolves.toEqual([0]);
+  });
+
+  it('passes when the replay emits the same rows in another order, and the object keeps its first bytes', async () => {
+    const { prefix, sink } = newSink();
+    const rows = [totalRow('alice', 10), totalRow('bob', 5, 1), totalRow('carol', 1, 2)];
+    await sink.addBatch(0, rows, ctx);
+    const first = await objectText(`${prefix}/batch-0000000000.jsonl`);
+    await new S3JsonSink({ client: s3, bucket, prefix }).addBatch(0, [rows[2], rows[0], rows[1]], ctx);
+    expect(await objectText(`${prefix}/batch-0000000000.jsonl`)).toBe(first);
+  });
+});
+
+describe('when a stale run writes other rows for a committed batch', () => {
+  it('fails loudly naming the object, and the object keeps the first run\'s rows', async () => {
+    const { prefix, sink } = newSink();
+    await sink.addBatch(2, [totalRow('alice', 10)], ctx);
+    const stale = new S3JsonSink({ client: s3, bucket, prefix });
+    await expect(stale.addBatch(2, [totalRow('alice', 11)], ctx)).rejects.toThrow(
+      /^the output of batch 2, s3:\/\/\S+\/batch-0000000002\.jsonl already holds other content .*write-once: another run wrote it/,
+    );
+    await expect(stale.addBatch(2, [], ctx)).rejects.toThrow(/already holds other content/);
+    await expect(sink.readBatch(2)).resolves.toEqual([totalRow('alice', 10)]);
   });
 });
 
@@ -125,10 +148,17 @@ describe('when dead letters are written', () => {
     await expect(sink.read(0, 'late')).resolves.toEqual([]);
   });
 
-  it('a replay overwrites with the same records', async () => {
+  it('a replay with the same records passes', async () => {
     const { sink } = newDeadLetters();
     await sink.write(2, 'malformed', [deadLetter(3)]);
     await sink.write(2, 'malformed', [deadLetter(3)]);
+    await expect(sink.read(2, 'malformed')).resolves.toEqual([deadLetter(3)]);
+  });
+
+  it('other records for the same batch fail loudly and the first ones stay', async () => {
+    const { sink } = newDeadLetters();
+    await sink.write(2, 'malformed', [deadLetter(3)]);
+    await expect(sink.write(2, 'malformed', [deadLetter(4)])).rejects.toThrow(/^the malformed dead letters of batch 2, s3:\/\/\S+\/malformed\/batch-0000000002\.jsonl already holds other content/);
     await expect(sink.read(2, 'malformed')).resolves.toEqual([deadLetter(3)]);
   });
 });

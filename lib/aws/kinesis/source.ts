@@ -1,6 +1,10 @@
 /**
  * A Kinesis data stream as a replayable streaming source: every record's Data is one JSON object,
- * parsed with the query's declared schema. The parts:
+ * parsed with the query's declared schema, or a KPL-aggregated record (kpl.ts) whose user records
+ * are one JSON object each. Data that is not UTF-8 is a dead letter (Spark flags it corrupt). An
+ * aggregated record is one record for the offsets and for maxRecordsPerTrigger: it is read whole
+ * by one batch, and its user records' dead letters carry its sequence number and their
+ * subSequenceNumber. The parts:
  *
  *     offsets.ts       the per-shard positions in the checkpoint (encode, decode, compare)
  *     options.ts       options, defaults and their checks (at construction, before any request)
@@ -23,11 +27,13 @@
  *     read(N, s, e)         the planned records; after a crash (another instance), a replay:
  *                           GetShardIterator + GetRecords from s until each shard's end number
  */
+import { isUtf8 } from 'node:buffer';
 import { CheckpointMismatchError } from '../../engine/errors';
-import type { BatchLimits, Json, DeadLetter, ReadOptions, ReadResult, Row, Source } from '../../engine/ports';
+import type { BatchLimits, Json, DeadLetter, ReadOptions, ReadResult, Row, Source, SourceLocation } from '../../engine/ports';
 import { type Schema } from '../../engine/schema';
 import { LineParsers, type LineParser } from '../../engine/json-scan';
-import { CHUNK_LINES } from '../../engine/lines';
+import { CHUNK_LINES, INVALID_UTF8_REASON } from '../../engine/lines';
+import { deaggregate, MalformedAggregateError, type UserRecord } from './kpl';
 import { DataLossChecks } from './data-loss';
 import {
   compareSeq,
@@ -388,16 +394,41 @@ export class KinesisSource implements Source {
     const rows: Row[] = [];
     const deadLetters: DeadLetter[] = [];
     let bytes = 0;
-    const column = this.settings.arrivalColumn;
     for (const record of records) {
       bytes += record.data.byteLength;
-      const text = Buffer.from(record.data.buffer, record.data.byteOffset, record.data.byteLength).toString('utf8');
-      const reason = parse.into(text, rows);
-      if (reason !== null) deadLetters.push({ source: { shardId, sequenceNumber: record.seq }, raw: text, reason });
-      else if (column !== null) rows[rows.length - 1][column] = record.arrivalMs;
+      let users: UserRecord[] | null;
+      try {
+        users = deaggregate(record.data);
+      } catch (e) {
+        if (!(e instanceof MalformedAggregateError)) throw e;
+        deadLetters.push({ source: { shardId, sequenceNumber: record.seq }, raw: asText(record.data), reason: malformedAggregateReason(e) });
+        continue;
+      }
+      if (users === null) this.parseRecord(record.data, { shardId, sequenceNumber: record.seq }, record.arrivalMs, parse, rows, deadLetters);
+      else {
+        for (const user of users) {
+          this.parseRecord(user.data, { shardId, sequenceNumber: record.seq, subSequenceNumber: user.subSequenceNumber }, record.arrivalMs, parse, rows, deadLetters);
+        }
+      }
     }
     return { rows, deadLetters, bytes };
   }
+
+  /** One JSON record (a Kinesis record's data, or a user record of an aggregated one) into a row or a dead letter. */
+  private parseRecord(data: Uint8Array, where: SourceLocation, arrivalMs: number, parse: LineParser, rows: Row[], deadLetters: DeadLetter[]): void {
+    const text = asText(data);
+    const reason = isUtf8(data) ? parse.into(text, rows) : INVALID_UTF8_REASON;
+    if (reason !== null) deadLetters.push({ source: where, raw: text, reason });
+    else if (this.settings.arrivalColumn !== null) rows[rows.length - 1][this.settings.arrivalColumn] = arrivalMs;
+  }
+}
+
+function asText(data: Uint8Array): string {
+  return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8');
+}
+
+function malformedAggregateReason(e: MalformedAggregateError): string {
+  return `KPL-aggregated record cannot be read (${e.message}): its magic prefix and digest are the KPL's but its protobuf is damaged, so fix or upgrade the producer's KPL`;
 }
 
 /** The cursor has fetched up to the target (or the tip) and handed out everything, and the shard is still open. */

@@ -47,3 +47,13 @@ export function fromJsonLines(text: string, where: string): Json[] {
   }
   return out;
 }
+
+/** Whether two JSON-lines texts hold the same lines in any order (a replay may emit its rows in another order). */
+export function sameLines(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  if (a === b) return true;
+  const sorted = (text: string) => text.split('\n').filter((l) => l !== '').sort();
+  const x = sorted(a);
+  const y = sorted(b);
+  return x.length === y.length && x.every((line, i) => line === y[i]);
+}

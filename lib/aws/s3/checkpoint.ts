@@ -5,8 +5,8 @@
  *     <prefix>/offsets/<N>       write-once, written before batch N runs
  *     <prefix>/commits/<N>       write-once, written after batch N's sink write and state commit
  *     <prefix>/progress/<N>      the batch's progress report (overwritable)
- *     <prefix>/sources/<i>/<x>   source-private logs, e.g. the file list of batch x (overwritable:
- *                                a plan whose offsets entry never landed is simply re-planned)
+ *     <prefix>/sources/<i>/<x>   source-private logs, e.g. the file list of batch x (the landing
+ *                                source writes it once: writeSourceLogOnce)
  *
  * Write-once entries, with `conditionalWrites` (the default; AWS and LocalStack enforce it):
  *
@@ -147,6 +147,16 @@ export class S3CheckpointStore implements CheckpointStore {
 
   writeSourceLog(sourceIndex: number, name: string, body: string): Promise<void> {
     return this.s3.putText(this.bucket, this.key(sourceLogPath(sourceIndex, name)), body, 'application/json');
+  }
+
+  /** Write-once `sources/<i>/<name>`: null when written, else the body already there (the caller compares). */
+  async writeSourceLogOnce(sourceIndex: number, name: string, body: string): Promise<string | null> {
+    const key = this.key(sourceLogPath(sourceIndex, name));
+    if (this.conditionalWrites) return this.s3.putTextOnce(this.bucket, key, body, 'application/json');
+    const stored = await this.s3.getText(this.bucket, key);
+    if (stored !== null) return stored;
+    await this.s3.putText(this.bucket, key, body, 'application/json');
+    return null;
   }
 
   /**

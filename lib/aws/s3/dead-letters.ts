@@ -1,13 +1,13 @@
 /**
  * The S3 dead-letter sink: the records of a batch that could not be parsed, or came too late for
- * the watermark, under deterministic keys (a replay of batch N overwrites them with the same
- * records).
+ * the watermark, under deterministic keys written once (a replay of batch N finds the same
+ * records there; other records are a loud error, never an overwrite).
  *
  *     <prefix>/<malformed|late>/batch-0000000042.jsonl   one record per line; only when non-empty
  */
 import { InvalidOptionError } from '../../engine/errors';
 import type { DeadLetterSink, Json } from '../../engine/ports';
-import { batchFileName, fromJsonLines, toJsonLines } from './batch-files';
+import { batchFileName, fromJsonLines, sameLines, toJsonLines } from './batch-files';
 import { S3Prefix, type S3PrefixOptions } from './prefix';
 
 type DeadLetterKind = 'malformed' | 'late';
@@ -17,10 +17,10 @@ export class S3DeadLetterSink extends S3Prefix implements DeadLetterSink {
     super(opts, 'S3DeadLetterSink');
   }
 
-  /** One PUT when there are records, none otherwise. */
+  /** One write-once PUT when there are records, none otherwise. */
   async write(batchId: number, kind: DeadLetterKind, records: Json[]): Promise<void> {
     if (records.length === 0) return;
-    await this.s3.putText(this.bucket, this.key(batchId, kind), toJsonLines(records), 'application/x-ndjson');
+    await this.putOnce(this.key(batchId, kind).slice(this.root.length), toJsonLines(records), 'application/x-ndjson', `the ${kind} dead letters of batch ${batchId},`, sameLines);
   }
 
   /** The records batch `batchId` sent to `kind`; empty when it sent none. */

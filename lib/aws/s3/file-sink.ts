@@ -11,28 +11,31 @@
  *
  *     batch 7:  PUT part-…07-00000 ─▶ PUT part-…07-00001 ─▶ PUT _sink_log/…07   ◀─ committed here
  *     crash before the log entry: the objects are there but listed nowhere; readers skip them
- *     replay of 7: the same rows give the same objects under the same keys (overwritten with the
- *     same bytes, no new object), then the same log entry
+ *     replay of 7: the same rows give the same objects under the same keys (rows sorted within a
+ *     partition, so their order does not matter); each PUT is write-once (If-None-Match: *), so
+ *     an object already there with the same bytes passes (412, GET, equal) and one with other
+ *     bytes (a stale run, an earlier checkpoint on this prefix) is a loud error, never overwritten
  *
  * Readers use `readCommitted()` / `readBatch(N)`: they list `_sink_log/` and read only the
  * objects it names, so they never see a half-written batch. An empty batch writes a log entry
  * with no objects ("7 produced nothing"). S3 PUTs are atomic per object, so a reader racing a
  * replay reads either the old or the new bytes, which are equal.
  *
- * No lease fence here: S3 has no condition on another object (and s3rver ignores If-None-Match).
- * None is needed for correctness: a run that lost its lease can only write batch N from the same
- * write-once offsets/N, i.e. the same objects with the same bytes, and it cannot commit N.
+ * No lease fence here: S3 has no condition on another object. The write-once PUTs are the fence:
+ * a run that lost its lease can only write batch N from the same write-once offsets/N, i.e. the
+ * same objects with the same bytes; a writer with other bytes fails instead of overwriting.
+ * `ctx.onPieceWritten(i)` follows each object written (the mid-sink crash point).
  * The log is keyed by batch ID alone: give each checkpoint its own sink prefix (a new checkpoint
  * starts again at batch 0 and would overwrite the old log entries).
  *
  * Cost of a batch: one PUT per (partition value, up to `maxRowsPerObject` rows) plus one PUT for
- * the log entry. A replay costs the same again and adds nothing.
+ * the log entry. A replay costs the same PUTs (each answered 412) plus a GET of each, and adds nothing.
  */
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import type { Json, OutputRow, Sink, SinkContext } from '../../engine/ports';
 import { parseTimestamp } from '../../engine/schema';
 import { mapLimit } from '../request/concurrency';
-import { fromJsonLines, paddedBatchId, toJsonLines } from './batch-files';
+import { fromJsonLines, paddedBatchId } from './batch-files';
 import { S3Prefix, type S3PrefixOptions } from './prefix';
 
 export type PartitionGranularity = 'value' | 'day' | 'hour';
@@ -109,30 +112,36 @@ export class S3FileSink extends S3Prefix implements Sink {
         throw new InvalidOptionError(`S3FileSink partitionBy ${JSON.stringify(this.partitionBy)} names no output column of query ${ctx.queryName} (columns: ${ctx.columns.join(', ')}): partition by one of them`);
       }
     }
-    // Group by partition (sorted, so the object numbering is the same on every attempt), then
-    // split each group into objects of at most maxRowsPerObject rows.
-    const groups = new Map<string | null, OutputRow[]>();
+    // Group by partition (sorted, so the object numbering is the same on every attempt), sort
+    // each group's lines (so which rows an object holds depends on the batch's rows, not on the
+    // order a replay emits them in), then split it into objects of at most maxRowsPerObject rows.
+    const groups = new Map<string | null, string[]>();
     for (const r of rows) {
       const part = this.partitionBy === null ? null : this.partitionValue(r);
       let g = groups.get(part);
       if (!g) groups.set(part, (g = []));
-      g.push(r);
+      g.push(JSON.stringify(r));
     }
     const parts = [...groups.keys()].sort((a, b) => (a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1));
     const objects: Array<{ entry: SinkLogObject; body: string }> = [];
     for (const part of parts) {
-      const g = groups.get(part)!;
+      const g = groups.get(part)!.sort();
       for (let i = 0; i < g.length; i += this.maxRowsPerObject) {
-        const body = toJsonLines(g.slice(i, i + this.maxRowsPerObject));
+        const slice = g.slice(i, i + this.maxRowsPerObject);
+        const body = `${slice.join('\n')}\n`;
         const name = `part-${batch}-${String(objects.length).padStart(5, '0')}.jsonl`;
         const key = part === null ? name : `${this.folderName()}=${escapePartition(part)}/${name}`;
-        objects.push({ entry: { key, partition: part, rows: Math.min(this.maxRowsPerObject, g.length - i), bytes: Buffer.byteLength(body, 'utf8') }, body });
+        objects.push({ entry: { key, partition: part, rows: slice.length, bytes: Buffer.byteLength(body, 'utf8') }, body });
       }
     }
-    await mapLimit(objects, this.maxConcurrency, (o) => this.s3.putText(this.bucket, this.root + o.entry.key, o.body, 'application/x-ndjson'));
+    let written = 0;
+    await mapLimit(objects, this.maxConcurrency, async (o) => {
+      await this.putOnce(o.entry.key, o.body, 'application/x-ndjson', `object ${o.entry.key} of batch ${batchId},`);
+      ctx.onPieceWritten?.(written++);
+    });
     // The commit point of the batch: only now do readers see its objects.
     const entry: SinkLogEntry = { version: 1, batchId, queryId: ctx.queryId, rows: rows.length, objects: objects.map((o) => o.entry) };
-    await this.s3.putJson(this.bucket, this.logKey(batchId), entry);
+    await this.putOnce(this.logKey(batchId).slice(this.root.length), JSON.stringify(entry), 'application/json', `the sink log entry of batch ${batchId},`);
   }
 
   /** Batch IDs with a log entry, ascending. */

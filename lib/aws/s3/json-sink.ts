@@ -1,7 +1,8 @@
 /**
- * The S3 JSON sink, with deterministic keys: batch N always goes to the same object, so a replay
- * of N overwrites it with the same content and changes nothing (the "effects whose replay is
- * harmless" of DESIGN.md; no batch-ID guard needed).
+ * The S3 JSON sink, with deterministic keys: batch N always goes to the same object, written once
+ * (If-None-Match: *). A replay of N finds it there with the same rows (in any order) and changes
+ * nothing; an object with other rows (a stale run, an earlier checkpoint on this prefix) is a
+ * loud error, never overwritten.
  *
  *     <prefix>/batch-0000000042.jsonl     one JSON object per line; an empty batch writes an
  *                                         empty object: "42 produced nothing"
@@ -9,7 +10,7 @@
  * Readers (tests, the conformance runner) use readBatch/listBatches.
  */
 import type { OutputRow, Sink, SinkContext } from '../../engine/ports';
-import { batchFileName, fromJsonLines, toJsonLines } from './batch-files';
+import { batchFileName, fromJsonLines, sameLines, toJsonLines } from './batch-files';
 import { S3Prefix, type S3PrefixOptions } from './prefix';
 
 export type S3SinkOptions = S3PrefixOptions;
@@ -19,9 +20,9 @@ export class S3JsonSink extends S3Prefix implements Sink {
     super(opts, 'S3JsonSink');
   }
 
-  /** One PUT, whatever the batch holds. */
+  /** One write-once PUT, whatever the batch holds (a replay: one PUT answered 412, one GET). */
   async addBatch(batchId: number, rows: OutputRow[], _ctx?: SinkContext): Promise<void> {
-    await this.s3.putText(this.bucket, this.root + batchFileName(batchId), toJsonLines(rows), 'application/x-ndjson');
+    await this.putOnce(batchFileName(batchId), toJsonLines(rows), 'application/x-ndjson', `the output of batch ${batchId},`, sameLines);
   }
 
   /** The rows batch `batchId` wrote (possibly none), or null when it wrote nothing yet. */

@@ -12,12 +12,16 @@
  * Files must be immutable once written: a replay checks each file's ETag against the batch's log.
  *
  *     latestOffset(start)  LIST (start, end of prefix]  once per run, kept in memory
- *     planBatch(N, ...)    files from that listing, up to the limits
- *                          PUT sources/<i>/N {files: key, size, etag}     before returning
- *     readChunks(N, s, e)  the file list: in memory, else GET sources/<i>/N (a replay),
- *     read(N, s, e)        else (older checkpoints) LIST (s, e] again;
- *                          GET each file (8 ahead), gunzip, split lines, parse; one chunk
- *                          per file, in key order (read: all chunks concatenated)
+ *     planBatch(N, ...)    files from that listing, up to the limits (maxBytesPerTrigger
+ *                          defaults to 128 MiB of stored bytes)
+ *                          PUT sources/<i>/N {files: key, size, etag}  once, before returning
+ *                          (a list already there from the same start wins: see logOnce)
+ *     readChunks(N, s, e)  the file list: in memory, else GET sources/<i>/N (a replay: logged
+ *     read(N, s, e)        as oversized when it exceeds today's limit), else (older
+ *                          checkpoints) LIST (s, e] again;
+ *                          GET each file (8 ahead), gunzip (at most maxDecompressedBytes),
+ *                          check UTF-8, split lines, parse; one chunk per file, in key order
+ *                          (read: all chunks concatenated)
  *
  * Directory markers (keys ending in "/") and zero-byte objects are skipped; so are keys not
  * ending in one of `suffixFilter` when it is given. `stats()` counts the file GETs and LISTs;
@@ -29,7 +33,7 @@ import { CheckpointMismatchError, DataLossError, InvalidOptionError } from '../.
 import type { BatchLimits, CheckpointStore, DeadLetter, Json, ReadOptions, ReadResult, Row, Source } from '../../engine/ports';
 import { type Schema } from '../../engine/schema';
 import { LineParsers, type LineParser } from '../../engine/json-scan';
-import { parseLineChunks, type LineCursor } from '../../engine/lines';
+import { invalidUtf8Lines, parseLineChunks, type LineCursor } from '../../engine/lines';
 import { S3Prefix, type S3PrefixOptions } from './prefix';
 import { checkPageSize, compareKeys, type S3ListedObject } from './requests';
 
@@ -49,6 +53,31 @@ export interface S3LandingSourceOptions extends S3PrefixOptions {
   readonly readParallelism?: number;
   /** Keys per ListObjectsV2 page; only tests lower it. @default 1000 */
   readonly listPageSize?: number;
+  /** Bytes of a file decoded into one string (cut after a newline); only tests lower it. @default 64 MiB */
+  readonly decodePieceBytes?: number;
+  /**
+   * The most a gzipped file may decompress to; a file beyond it (a gzip bomb, or a file too big
+   * for the Lambda) is one dead letter naming it, never an out-of-memory. Query option
+   * `maxDecompressedBytes`. @default 256 MiB
+   */
+  readonly maxDecompressedBytes?: number;
+  /**
+   * The query's batch limits (plan.limits), so that a replay can say when the logged batch it
+   * must read whole exceeds them. planBatch uses the limits it is given. @default none
+   */
+  readonly limits?: BatchLimits;
+  /** Structured events (an oversized replay, an adopted file list). @default none */
+  readonly log?: (event: Record<string, unknown>) => void;
+}
+
+/** The landing source's options from a query's readStream options (`maxDecompressedBytes`). */
+export function landingOptionsFromSpec(options: Readonly<Record<string, string | number | boolean>>): Partial<S3LandingSourceOptions> {
+  if (options.maxDecompressedBytes === undefined) return {};
+  const n = Number(options.maxDecompressedBytes);
+  if (!Number.isSafeInteger(n) || n <= 0) {
+    throw new InvalidOptionError(`option maxDecompressedBytes=${JSON.stringify(options.maxDecompressedBytes)} must be a positive integer of bytes, e.g. .option('maxDecompressedBytes', 1073741824)`);
+  }
+  return { maxDecompressedBytes: n };
 }
 
 export interface S3LandingOffset {
@@ -73,6 +102,16 @@ interface Listing {
   readonly files: LandingFile[];
 }
 
+/**
+ * Stored bytes per batch when the query sets no maxBytesPerTrigger: 128 MiB. A stateless batch
+ * holds its output rows (about twice their JSON on the V8 heap), so this keeps one within half of
+ * the construct's default 1024 MiB Lambda, and a batch's reading within a few minutes.
+ */
+export const DEFAULT_MAX_BYTES_PER_TRIGGER = 128 * 1024 * 1024;
+
+/** Bytes a gzipped file may decompress to, unless `maxDecompressedBytes` says otherwise: 256 MiB. */
+export const DEFAULT_MAX_DECOMPRESSED_BYTES = 256 * 1024 * 1024;
+
 /** Lines per decoded chunk are cut at newlines; keeps huge files under V8's string limit. */
 const DECODE_CHUNK_BYTES = 64 * 1024 * 1024;
 
@@ -84,6 +123,10 @@ export class S3LandingSource extends S3Prefix implements Source {
   private readonly suffixes: readonly string[] | null;
   private readonly parallelism: number;
   private readonly pageSize: number;
+  private readonly pieceBytes: number;
+  private readonly maxDecompressed: number;
+  private readonly limits: BatchLimits;
+  private readonly log: (event: Record<string, unknown>) => void;
   private listing: Listing | null = null;
   /** Batches planned by this instance, so the first read needs no GET of the log it just wrote. */
   private readonly planned = new Map<number, BatchFileLog>();
@@ -115,6 +158,16 @@ export class S3LandingSource extends S3Prefix implements Source {
       throw new InvalidOptionError(`S3LandingSource readParallelism ${opts.readParallelism} must be a positive integer: leave it out for 8`);
     }
     this.pageSize = checkPageSize(opts.listPageSize, 'S3LandingSource');
+    this.pieceBytes = opts.decodePieceBytes ?? DECODE_CHUNK_BYTES;
+    if (!Number.isInteger(this.pieceBytes) || this.pieceBytes < 1) {
+      throw new InvalidOptionError(`S3LandingSource decodePieceBytes ${opts.decodePieceBytes} must be a positive integer: leave it out for 64 MiB`);
+    }
+    this.maxDecompressed = opts.maxDecompressedBytes ?? DEFAULT_MAX_DECOMPRESSED_BYTES;
+    if (!Number.isSafeInteger(this.maxDecompressed) || this.maxDecompressed < 1) {
+      throw new InvalidOptionError(`S3LandingSource maxDecompressedBytes ${opts.maxDecompressedBytes} must be a positive integer of bytes: leave it out for 256 MiB`);
+    }
+    this.limits = opts.limits ?? {};
+    this.log = opts.log ?? (() => undefined);
   }
 
   /** One listing of everything after `start`, kept for planBatch and backlog. */
@@ -131,7 +184,7 @@ export class S3LandingSource extends S3Prefix implements Source {
     const targetKey = this.parseOffset(target, 'target');
     if (targetKey === null || (startKey !== null && compareKeys(targetKey, startKey) <= 0)) return null;
     const maxFiles = checkLimit(limits.maxFilesPerTrigger, 'maxFilesPerTrigger');
-    const maxBytes = checkLimit(limits.maxBytesPerTrigger, 'maxBytesPerTrigger');
+    const maxBytes = checkLimit(limits.maxBytesPerTrigger, 'maxBytesPerTrigger', DEFAULT_MAX_BYTES_PER_TRIGGER);
 
     const { files, from, to } = await this.range(startKey, targetKey);
     if (from >= to) return null;
@@ -151,10 +204,37 @@ export class S3LandingSource extends S3Prefix implements Source {
       end: { lastKey: batchFiles[batchFiles.length - 1].key },
       files: batchFiles,
     };
-    await this.checkpoint.writeSourceLog(this.sourceIndex, String(batchId), JSON.stringify(log));
+    const planned = await this.logOnce(batchId, log);
     for (const id of this.planned.keys()) if (id < batchId) this.planned.delete(id);
-    this.planned.set(batchId, log);
-    return { lastKey: log.end.lastKey };
+    this.planned.set(batchId, planned);
+    return { lastKey: planned.end.lastKey };
+  }
+
+  /**
+   * Writes the batch's file list once. A list already there for the same start is a plan whose
+   * offsets entry never landed (a crash between the two), or another run's: the first list wins
+   * and the batch takes it, so the offsets and every replay agree with it. One for another start
+   * means the checkpoint's history changed under it: a loud error, never an overwrite.
+   *
+   *     PUT sources/<i>/N If-None-Match: *  ──200──▶ this plan
+   *                                        ──412──▶ GET: same start? that list : CheckpointMismatchError
+   */
+  private async logOnce(batchId: number, log: BatchFileLog): Promise<BatchFileLog> {
+    const body = JSON.stringify(log);
+    const stored = await this.checkpoint.writeSourceLogOnce(this.sourceIndex, String(batchId), body);
+    if (stored === null || stored === body) return log;
+    const existing = this.parseLog(batchId, stored);
+    const startKey = log.start?.lastKey ?? null;
+    const storedStart = existing.start?.lastKey ?? null;
+    if (storedStart === startKey) {
+      this.log({ event: 'source-log-adopted', batchId, files: existing.files.length, lastKey: existing.end.lastKey });
+      return existing;
+    }
+    throw new CheckpointMismatchError(
+      `the file list of batch ${batchId} (${this.checkpoint.description}/sources/${this.sourceIndex}/${batchId}) starts after ${JSON.stringify(storedStart)}, but the batch starts after ${JSON.stringify(startKey)}, ` +
+        `and file lists are write-once: let one run at a time use this checkpoint, or start the query on a new checkpoint prefix`,
+      { details: { batchId, storedStart, start: startKey } },
+    );
   }
 
   /** The whole batch at once: the chunks of `readChunks`, concatenated. */
@@ -191,6 +271,7 @@ export class S3LandingSource extends S3Prefix implements Source {
     const endKey = this.parseOffset(end, 'end');
     if (endKey === null) return;
     const { files, fromLog } = await this.batchFiles(batchId, startKey, endKey);
+    this.checkReplaySize(batchId, files);
     const parse = this.parsers.for(options?.columns);
     const ahead: Promise<FetchedFile>[] = [];
     let next = 0;
@@ -207,8 +288,33 @@ export class S3LandingSource extends S3Prefix implements Source {
     while (ahead.length > 0) {
       const fetched = await ahead.shift()!;
       fill();
-      yield* parseFile(parse, fetched);
+      yield* parseFile(parse, fetched, this.pieceBytes);
     }
+  }
+
+  /**
+   * A batch's file list is write-once, so a replay reads it whole whatever the limits are now: a
+   * batch that was too big for the Lambda's time or memory fails the same way on every replay.
+   * When it holds more than the current maxBytesPerTrigger allows (a lowered limit, or one file
+   * bigger than the limit), say so with the remedy before reading, so that failure is explained.
+   * Not for this instance's own plans: those were just cut to the limits.
+   */
+  private checkReplaySize(batchId: number, files: readonly LandingFile[]): void {
+    if (this.planned.has(batchId)) return;
+    const limit = this.limits.maxBytesPerTrigger ?? DEFAULT_MAX_BYTES_PER_TRIGGER;
+    let bytes = 0;
+    for (const f of files) bytes += f.size;
+    if (bytes <= limit) return;
+    this.log({
+      event: 'oversized-replay',
+      batchId,
+      files: files.length,
+      bytes,
+      maxBytesPerTrigger: limit,
+      message:
+        `batch ${batchId} is replayed with ${bytes} stored bytes in ${files.length} files, more than maxBytesPerTrigger ${limit}, because its file list is write-once: ` +
+        `if the run fails by the Lambda's timeout or memory, raise them (lambdaTimeoutSeconds, lambdaMemoryMiB) for the replay, or run the batch once with \`sluice run\` on this checkpoint`,
+    });
   }
 
   /** Files in (from, target]. */
@@ -302,8 +408,14 @@ export class S3LandingSource extends S3Prefix implements Source {
     const gzipped = file.key.endsWith('.gz') || got.contentEncoding.toLowerCase().includes('gzip');
     if (gzipped && buf.length >= 2 && buf[0] === 0x1f && buf[1] === 0x8b) {
       try {
-        buf = await gunzipAsync(buf);
+        buf = await gunzipAsync(buf, { maxOutputLength: this.maxDecompressed });
       } catch (e) {
+        if ((e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
+          return {
+            key: file.key, buf: null, bytes,
+            damaged: `gzip data decompresses to more than maxDecompressedBytes ${this.maxDecompressed}: if the file is genuine, raise .option('maxDecompressedBytes', ...) and the Lambda's memory, else remove it at the producer`,
+          };
+        }
         return { key: file.key, buf: null, bytes, damaged: `gzip data is damaged (${(e as Error).message}): re-upload the file under a new key` };
       }
     }
@@ -324,10 +436,10 @@ export class S3LandingSource extends S3Prefix implements Source {
   }
 }
 
-function checkLimit(v: number | undefined, name: string): number {
-  if (v === undefined) return Infinity;
+function checkLimit(v: number | undefined, name: string, fallback = Infinity): number {
+  if (v === undefined) return fallback;
   if (typeof v !== 'number' || !(v > 0)) {
-    throw new InvalidOptionError(`${name} ${v} must be a positive number; leave it out for no limit`);
+    throw new InvalidOptionError(`${name} ${v} must be a positive number; leave it out for ${fallback === Infinity ? 'no limit' : `the default ${fallback}`}`);
   }
   return v;
 }
@@ -360,7 +472,7 @@ interface FetchedFile {
  * time. The bytes are decoded in pieces cut at newlines (a 0x0A byte never occurs inside a UTF-8
  * sequence), so no piece nears V8's string limit.
  */
-function* parseFile(parse: LineParser, f: FetchedFile): Generator<ReadResult> {
+function* parseFile(parse: LineParser, f: FetchedFile, pieceBytes: number): Generator<ReadResult> {
   const cursor: LineCursor = { lineNo: 0, bytes: f.bytes }; // the bytes go with the file's first chunk
   const buf = f.buf;
   if (buf === null) {
@@ -370,17 +482,18 @@ function* parseFile(parse: LineParser, f: FetchedFile): Generator<ReadResult> {
   let pos = buf.length >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0; // BOM
   while (pos < buf.length) {
     let end = buf.length;
-    if (end - pos > DECODE_CHUNK_BYTES) {
-      const back = buf.lastIndexOf(0x0a, pos + DECODE_CHUNK_BYTES);
+    if (end - pos > pieceBytes) {
+      const back = buf.lastIndexOf(0x0a, pos + pieceBytes);
       if (back >= pos) end = back + 1;
       else {
-        const fwd = buf.indexOf(0x0a, pos + DECODE_CHUNK_BYTES);
+        const fwd = buf.indexOf(0x0a, pos + pieceBytes);
         end = fwd === -1 ? buf.length : fwd + 1;
       }
     }
+    const invalid = invalidUtf8Lines(buf, pos, end);
     const text = buf.toString('utf8', pos, end);
     pos = end;
-    yield* parseLineChunks(parse, f.key, text, cursor);
+    yield* parseLineChunks(parse, f.key, text, cursor, invalid);
   }
   if (cursor.bytes > 0 || f.bytes === 0) yield { rows: [], deadLetters: [], bytes: cursor.bytes };
 }

@@ -3,6 +3,7 @@
  * a bucket, the prefix their objects go under, and the accounting of their requests.
  */
 import type { S3Client } from '@aws-sdk/client-s3';
+import { SluiceError } from '../../engine/errors';
 import type { RetryOptions } from '../request/retry';
 import { checkBucket, keyRoot, S3Requests, type S3RequestStats } from './requests';
 
@@ -32,6 +33,22 @@ export abstract class S3Prefix {
   /** Requests sent so far (each HTTP attempt counts), for benchmarks and request-cost tests. */
   stats(): S3RequestStats {
     return this.s3.stats();
+  }
+
+  /**
+   * Writes `root + rel` once (If-None-Match: *). When the key exists, `same(stored, body)` decides:
+   * a replay that writes what is there passes; other content (a stale run, or an earlier
+   * checkpoint that used this prefix) is a loud error, never an overwrite.
+   */
+  protected async putOnce(rel: string, body: string, contentType: string, what: string, same: (stored: string, body: string) => boolean = (a, b) => a === b): Promise<void> {
+    const key = this.root + rel;
+    const stored = await this.s3.putTextOnce(this.bucket, key, body, contentType);
+    if (stored === null || same(stored, body)) return;
+    throw new SluiceError(
+      `${what} s3://${this.bucket}/${key} already holds other content (${stored.length} chars, this write ${body.length}), and it is write-once: ` +
+        `another run wrote it (keep one run per query, the lease) or an earlier checkpoint used this prefix (give each checkpoint its own prefix)`,
+      { details: { bucket: this.bucket, key } },
+    );
   }
 
   /** The batch IDs of the objects under `root + dir` whose rest of the key `name` matches (its first group: the 10-digit ID), ascending. */

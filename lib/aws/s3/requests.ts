@@ -19,7 +19,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import { errorName, httpStatus, isRetriable } from '../request/errors';
-import { retryPolicy, withRetry, type RetryFailure, type RetryOptions, type RetryPolicy } from '../request/retry';
+import { RetryableResult, retryPolicy, withRetry, type RetryFailure, type RetryOptions, type RetryPolicy } from '../request/retry';
 
 export interface S3RequestStats {
   /** Every HTTP request sent, retries included. */
@@ -46,12 +46,19 @@ export interface S3GotObject {
 
 type RequestKind = 'gets' | 'puts' | 'lists' | 'deletes';
 
+/**
+ * A write-once PUT answered 409 (AWS: another conditional write of the key in flight), or 412 for
+ * an object gone before the GET that reads it: sent again, at most 4 times.
+ */
+const CONFLICT_RETRY: RetryOptions = { maxAttempts: 4, baseDelayMs: 50, maxDelayMs: 2000 };
+
 type PutInput = ConstructorParameters<typeof PutObjectCommand>[0];
 
 /** Sends S3 requests for one adapter: counts them, retries what S3 says may pass, maps "not found" to null. */
 export class S3Requests {
   private readonly counts = { requests: 0, gets: 0, puts: 0, lists: 0, deletes: 0, throttleRetries: 0 };
   private readonly policy: RetryPolicy;
+  private readonly conflictPolicy: RetryPolicy;
 
   /** `who` names the adapter in the errors about its options. */
   constructor(
@@ -63,10 +70,38 @@ export class S3Requests {
       throw new InvalidOptionError(`${who} needs \`client\`, an S3Client from @aws-sdk/client-s3: create it once per Lambda container and pass it in`);
     }
     this.policy = retryPolicy(opts, who);
+    this.conflictPolicy = retryPolicy(CONFLICT_RETRY, who);
   }
 
   stats(): S3RequestStats {
     return { ...this.counts };
+  }
+
+  /**
+   * Write-once PutObject of UTF-8 text: null when it was written, else the text the key already
+   * holds, for the caller to compare. S3 answers an existing key with 412 (If-None-Match: *):
+   *
+   *     PUT If-None-Match: *  ──200──▶ null                           (1 PUT)
+   *                           ──412──▶ GET ──▶ the stored text         (1 PUT + 1 GET)
+   *                           ──409, or 412 and the GET finds nothing ──▶ again (CONFLICT_RETRY)
+   */
+  putTextOnce(bucket: string, key: string, text: string, contentType: string): Promise<string | null> {
+    return withRetry(
+      this.conflictPolicy,
+      (e) => httpStatus(e) === 409,
+      async () => {
+        try {
+          await this.putText(bucket, key, text, contentType, { onlyIfAbsent: true });
+          return null;
+        } catch (e) {
+          if (httpStatus(e) !== 412) throw e;
+          const stored = await this.getText(bucket, key);
+          if (stored === null) throw new RetryableResult(`s3://${bucket}/${key} answered 412 but is gone`, e);
+          return stored;
+        }
+      },
+      { fail: ({ error }) => (error instanceof RetryableResult ? error.value : error) as Error },
+    );
   }
 
   /** GetObject with the body read in full; null when the key does not exist. */

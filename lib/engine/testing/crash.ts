@@ -135,6 +135,7 @@ export function crashingCheckpoint(crash: CrashInjector, inner: CheckpointStore)
     purge: (keepFrom) => inner.purge(keepFrom),
     readSourceLog: (sourceIndex, name) => inner.readSourceLog(sourceIndex, name),
     writeSourceLog: (sourceIndex, name, body) => inner.writeSourceLog(sourceIndex, name, body),
+    writeSourceLogOnce: (sourceIndex, name, body) => inner.writeSourceLogOnce(sourceIndex, name, body),
   };
 }
 

@@ -78,6 +78,12 @@ export class InMemoryCheckpoint implements CheckpointStore {
   async writeSourceLog(i: number, name: string, body: string) {
     this.sourceLogs.set(`${i}/${name}`, body);
   }
+  async writeSourceLogOnce(i: number, name: string, body: string) {
+    const stored = this.sourceLogs.get(`${i}/${name}`);
+    if (stored !== undefined) return stored;
+    this.sourceLogs.set(`${i}/${name}`, body);
+    return null;
+  }
 }
 
 function writeOnce<T>(m: Map<number, T>, id: number, v: T, what: string) {
