@@ -29,7 +29,20 @@
  * directory of N-1 current, which is exactly what the replay of N must read; a crash after it
  * leaves it at v=N with pv pointing at N-1's, which a read at N-1 also sees. The directory of N is
  * always computed as (directory visible at N-1) + (changes of N measured against what each key
- * was at N-1), so it does not depend on how far a crashed attempt got.
+ * was at N-1), so it does not depend on how far a crashed attempt got. Before an operator's first
+ * commit, a directory at version -1 records the layout alone, so that the granularity stored with
+ * the state (used by every later run, whatever its watermark delay) exists before any item.
+ *
+ * Fencing. A commit given the run's lease writes every item with its token (`f`) as a conditional
+ * PutItem (fenceCondition), `writeConcurrency` at a time, and fences the directory the same way:
+ * a newer run's token defeats it (LeaseLostError). Without a lease it uses BatchWriteItem.
+ *
+ * Retention. A tombstone (the only copy of the value before a delete, which a replay of its batch
+ * reads) expires by TTL `ttlSeconds` (35 days) after its commit; `retentionMs` tells the executor,
+ * which refuses a replay of a batch planned longer ago.
+ *
+ * `check` plans a commit (the same encoding, the same size check) before any effect of the batch;
+ * the `commit` of the same changes writes that plan.
  */
 import {
   BatchGetItemCommand,
