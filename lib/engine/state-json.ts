@@ -85,7 +85,7 @@ export function stateItemTooLarge(operatorId: string, id: string, sizeBytes: num
   const prefix = id.length > 60 ? `${id.slice(0, 60)}...` : id;
   return new SluiceError(
     `state of operator \`${operatorId}\` for key \`${prefix}\` needs ${what} of ${sizeBytes} bytes, above the limit of ${limitBytes} bytes: ` +
-      'per-key state must stay under it: aggregate a shorter value (a hash or prefix, not max of a long string), or bound sessions by a watermark in append or update mode, not complete',
+      'per-key state must stay smaller: aggregate a hash or prefix (not max of a long string); bound sessions by a watermark (not complete mode)',
     { details: { operatorId, key: id.slice(0, 200), keyChars: id.length, sizeBytes, limitBytes } },
   );
 }

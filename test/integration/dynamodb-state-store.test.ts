@@ -633,7 +633,7 @@ describe('DynamoDbStateStore', () => {
   // Issue 14 holes (each reproduced on DynamoDB Local before its fix)
 
   describe('when DynamoDB TTL removes expired items before a late replay (hole 2)', () => {
-    it('keeps a tombstone of batch N, the only copy of the value at N-1, for the retention (35 days): a replay 2 days later reads N-1 as it was', async () => {
+    it('keeps a tombstone of batch N, the only copy of the value at N-1, for the retention (30 days): a replay 2 days later reads N-1 as it was', async () => {
       const store = newStore();
       const op = windowOp();
       await store.commit(op, 0, [put('a', MINUTE, { n: 1 }), put('b', MINUTE, { n: 2 })]);
@@ -650,7 +650,7 @@ describe('DynamoDbStateStore', () => {
     it('sets ttl = commit time + retention, and says the retention to the executor (retentionMs)', async () => {
       const store = newStore({ ttlSeconds: 3600 });
       expect(store.retentionMs).toBe(3600_000);
-      expect(newStore().retentionMs).toBe(35 * DAY);
+      expect(newStore().retentionMs).toBe(30 * DAY);
       const op = sessionOp();
       await store.commit(op, 0, [put('a', MINUTE, 1)]);
       await store.commit(op, 1, [del('a', MINUTE)]);

@@ -119,7 +119,7 @@ describe('when a batch that evicted state crashed before its commit and is repla
     };
   }
 
-  it('emits the evicted window on a replay 2 days later: the tombstone keeps the value for 35 days', async () => {
+  it('emits the evicted window on a replay 2 days later: the tombstone keeps the value for 30 days', async () => {
     const base = uniqueName('late2d');
     const { plan, clock, later } = await crashedEviction(base);
     await later(2 * DAY);
@@ -128,21 +128,21 @@ describe('when a batch that evicted state crashed before its commit and is repla
     expect(report.batches[0].rows).toEqual([{ window: { start: '2026-10-01T12:00:00.000Z', end: '2026-10-01T12:10:00.000Z' }, total: 50, events: 50 }]);
   });
 
-  it('replays just inside the 35 days, and refuses at 35 days with the remedy, writing nothing', async () => {
+  it('replays just inside the 30 days, and refuses at 30 days with the remedy, writing nothing', async () => {
     const base = uniqueName('late35d');
     const { plan, clock, later } = await crashedEviction(base);
-    await later(35 * DAY - 1000);
+    await later(30 * DAY - 1000);
     const inside = buildExecutor(testConnection(), plan, pipeline(base), { clock, crash: { point: 'before-commit', batchId: 2 } });
     await expect(inside.executor.run()).rejects.toBeInstanceOf(InjectedCrash); // the replay ran (to the same crash)
     const sink = new S3JsonSink({ client: testClients().s3, bucket, prefix: `${base}/sink` });
     expect(await sink.readBatch(2)).toEqual([{ window: { start: '2026-10-01T12:00:00.000Z', end: '2026-10-01T12:10:00.000Z' }, total: 50, events: 50 }]);
 
     // At the bound the replay is refused; a second later TTL may delete the tombstone (it does here).
-    for (const [ms, deletes] of [[35 * DAY, false], [35 * DAY + 1000, true]] as const) {
+    for (const [ms, deletes] of [[30 * DAY, false], [30 * DAY + 1000, true]] as const) {
       expect((await later(ms)) > 0).toBe(deletes);
       const err = await buildExecutor(testConnection(), plan, pipeline(base), { clock }).executor.run().catch((e: any) => e);
       expect(err).toBeInstanceOf(CheckpointMismatchError);
-      expect(err.message).toMatch(/batch 2 .* \(35\.0 days\), longer than dynamodb:\/\/.* keeps the state versions a replay reads \(35\.0 days\): restore the state table/);
+      expect(err.message).toMatch(/batch 2 .* \(30\.0 days\), longer than dynamodb:\/\/.* keeps the state versions a replay reads \(30\.0 days\): restore the state table/);
     }
     expect(await sink.readBatch(2)).toHaveLength(1);
   });

@@ -201,7 +201,7 @@ export function encodeItem(
 /** SluiceError (stateItemTooLarge) when `item`, as it would be written, exceeds DynamoDB's 400 KB. */
 export function checkItemSize(op: OperatorStateSpec, id: string, item: Item): void {
   const size = itemSize(item);
-  if (size > ITEM_MAX_BYTES) throw stateItemTooLarge(op.operatorId, id, size, ITEM_MAX_BYTES, 'a DynamoDB item (two versions: this batch\'s value and the one before, gzipped)');
+  if (size > ITEM_MAX_BYTES) throw stateItemTooLarge(op.operatorId, id, size, ITEM_MAX_BYTES, 'an item of two versions (this value and the one before, gzipped)');
 }
 
 /** A value's JSON text as stored: as is, or gzipped above `compressAboveBytes`. */

@@ -38,7 +38,7 @@
  * a newer run's token defeats it (LeaseLostError). Without a lease it uses BatchWriteItem.
  *
  * Retention. A tombstone (the only copy of the value before a delete, which a replay of its batch
- * reads) expires by TTL `ttlSeconds` (35 days) after its commit; `retentionMs` tells the executor,
+ * reads) expires by TTL `ttlSeconds` (30 days) after its commit; `retentionMs` tells the executor,
  * which refuses a replay of a batch planned longer ago.
  *
  * `check` plans a commit (the same encoding, the same size check) before any effect of the batch;
@@ -100,7 +100,8 @@ export interface DynamoDbStateStoreOptions extends RetryOptions {
   /**
    * How long a tombstone lives before DynamoDB TTL removes it; also how old a batch may be when
    * it is replayed (the executor refuses older replays, see `retentionMs`). Far above any outage
-   * a pipeline is left in. @default 3024000 (35 days)
+   * a pipeline is left in, and equal to the DynamoDB sink's and the effect guard's marker TTL, so
+   * that the refusal covers them too. @default 2592000 (30 days)
    */
   readonly ttlSeconds?: number;
   /** @default systemClock */
@@ -751,8 +752,8 @@ interface CommitPlan {
   readonly after: Map<string, Cached>;
 }
 
-/** 35 days: above any outage a pipeline is credibly left in, and PITR's longest window. */
-const DEFAULT_TTL_SECONDS = 35 * 24 * 3600;
+/** 30 days: above any outage a pipeline is credibly left in; the sink's and guard's markers live as long. */
+const DEFAULT_TTL_SECONDS = 30 * 24 * 3600;
 
 /** The version of a directory that records only the layout, before the operator's first commit. */
 const LAYOUT_ONLY = -1;

@@ -186,7 +186,7 @@ export class InMemoryStateStore implements StateStore {
       // (gzip only when the text alone does not fit)
       if (texts.reduce((n, x) => n + x.length * 3, c.key.id.length * 3) <= STATE_ITEM_MAX_BYTES) continue;
       const size = Buffer.byteLength(c.key.id, 'utf8') + texts.reduce((n, x) => n + storedStateBytes(x), 0);
-      if (size > STATE_ITEM_MAX_BYTES) throw stateItemTooLarge(op.operatorId, c.key.id, size, STATE_ITEM_MAX_BYTES, 'an item of two versions (this batch\'s value and the one before, gzipped)');
+      if (size > STATE_ITEM_MAX_BYTES) throw stateItemTooLarge(op.operatorId, c.key.id, size, STATE_ITEM_MAX_BYTES, 'an item of two versions (this value and the one before, gzipped)');
     }
   }
 
