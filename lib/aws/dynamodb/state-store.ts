@@ -221,8 +221,9 @@ export class DynamoDbStateStore implements StateStore {
   }
 
   async expired(given: OperatorStateSpec, watermarkMs: number, version: number): Promise<StateEntry[]> {
-    const op = await this.resolve(given);
-    const dir = await this.directoryAt(op, version);
+    this.validateOp(given);
+    const dir = await this.directoryAt(given, version);
+    const op = this.withStored(given);
     const lastBucket = Math.floor(watermarkMs / op.evictionGranularityMs);
     const buckets = Object.keys(dir.b).filter((b) => b !== NULL_BUCKET && Number(b) <= lastBucket);
     let items: RawItem[];
@@ -250,12 +251,15 @@ export class DynamoDbStateStore implements StateStore {
   }
 
   async all(given: OperatorStateSpec, version: number): Promise<StateEntry[]> {
-    const op = await this.resolve(given);
+    this.validateOp(given);
+    let op = given;
     let pks: string[];
-    if (op.fixedEviction) {
-      const dir = await this.directoryAt(op, version);
+    if (given.fixedEviction) {
+      const dir = await this.directoryAt(given, version);
+      op = this.withStored(given);
       pks = Object.keys(dir.b).flatMap((b) => this.layout.fixedPks(op, b));
     } else {
+      op = await this.resolve(given);
       pks = this.layout.lookupPks(op);
     }
     const items = await this.queryAll(op, pks, version);
@@ -267,8 +271,8 @@ export class DynamoDbStateStore implements StateStore {
     return out.sort(byId);
   }
 
-  async count(given: OperatorStateSpec, version: number): Promise<number> {
-    const op = await this.resolve(given);
+  async count(op: OperatorStateSpec, version: number): Promise<number> {
+    this.validateOp(op);
     return (await this.directoryAt(op, version)).n;
   }
 
