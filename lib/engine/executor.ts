@@ -296,6 +296,7 @@ export class MicroBatchExecutor {
           `checkpoint ${checkpoint.description} has offsets up to batch ${head.latestOffsetBatch} but no offsets/${progress.nextBatchId} after commits/${progress.nextBatchId - 1}: restore the missing entry or start a new checkpoint location`,
         );
       }
+      this.checkReplayAge(entry);
       this.log({ event: 'replay', batchId: entry.batchId });
       await runBatch(entry, true, JSON.stringify(entry.startOffsets[0]) === JSON.stringify(entry.offsets[0]));
     }
@@ -348,6 +349,24 @@ export class MicroBatchExecutor {
     return report;
   }
 
+  /**
+   * Refuses to replay a batch planned longer ago than the state store keeps superseded versions
+   * (StateStore.retentionMs): the versions the replay reads may be gone, and it would emit wrong
+   * output instead of failing.
+   */
+  private checkReplayAge(entry: OffsetEntry): void {
+    const retentionMs = this.deps.state.retentionMs;
+    if (!this.operator || retentionMs === undefined) return;
+    const ageMs = this.clock.now() - entry.batchTimestampMs;
+    if (ageMs < retentionMs) return;
+    const days = (ms: number) => `${(ms / 86_400_000).toFixed(1)} days`;
+    throw new CheckpointMismatchError(
+      `batch ${entry.batchId} of query ${this.plan.name} waits for its replay since ${new Date(entry.batchTimestampMs).toISOString()} (${days(ageMs)}), longer than ${this.deps.state.description} keeps the state versions a replay reads (${days(retentionMs)}): ` +
+        'restore the state table (point-in-time recovery) to before then and run again, or start a new checkpoint location and backfill',
+      { details: { batchId: entry.batchId, batchTimestampMs: entry.batchTimestampMs, ageMs, retentionMs } },
+    );
+  }
+
   /** Renews the lease between batches once half of it has gone by. */
   private async renewLeaseIfHalfGone(): Promise<void> {
     const held = this.currentLease;
@@ -376,8 +395,8 @@ export class MicroBatchExecutor {
   /**
    * One batch, its effects in the order that makes each of them safe to repeat on a replay:
    *
-   *   read ─▶ operator (state reads at N−1) ─▶ dead letters, late rows ─▶ sink.addBatch(N)
-   *     ─▶ state.commit(N) ─▶ progress/N ─▶ commits/N
+   *   read ─▶ operator (state reads at N−1) ─▶ state.check(N) ─▶ dead letters, late rows
+   *     ─▶ sink.addBatch(N) ─▶ state.commit(N, lease) ─▶ progress/N ─▶ commits/N
    */
   private async runBatch(queryId: string, entry: OffsetEntry, progress: Progress, replay: boolean, noData: boolean): Promise<BatchReport> {
     const t0 = this.clock.now();
@@ -385,6 +404,8 @@ export class MicroBatchExecutor {
     const acc = this.operator ? this.operator.begin({ batchId: id, evictWm: entry.batchWatermarkMs, lateWm: entry.lateWatermarkMs }) : null;
     const read = noData ? emptyRead() : await this.read(entry, acc);
     const result: OperatorOutput = acc ? await acc.finish(this.deps.state) : { rows: read.rows, changes: [], late: [], stateRowsDelta: 0 };
+    // Before any effect: a change the store cannot hold fails the batch here, not after the sink.
+    if (this.operator && result.changes.length && this.deps.state.check) await this.deps.state.check(this.operator.spec, id, result.changes);
     const output = applyStages(this.plan.post, result.rows).rows.map((r) => toOutputRow(r, this.outColumns));
 
     await this.writeDeadLetters(id, read.deadLetters);
@@ -452,7 +473,7 @@ export class MicroBatchExecutor {
 
   /** State version N: the batch's changes (none: nothing to write). */
   private async commitState(batchId: number, changes: StateChange[]): Promise<void> {
-    if (this.operator && changes.length) await this.deps.state.commit(this.operator.spec, batchId, changes);
+    if (this.operator && changes.length) await this.deps.state.commit(this.operator.spec, batchId, changes, this.currentLease ?? undefined);
   }
 
   /** commits/N: the end offsets and the watermarks the next batch runs with. */

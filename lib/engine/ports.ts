@@ -205,8 +205,21 @@ export interface StateStore {
   /**
    * Write batch `version`'s changes. Must be safe to call again for the same version after a
    * crash (the same or a subset of changes), and must never be visible to reads at version-1.
+   * `fence`: the run's lease; a store that fences refuses (LeaseLostError, nothing of the batch
+   * committed) when a run with a newer token has written the state since.
    */
-  commit(op: OperatorStateSpec, version: number, changes: StateChange[]): Promise<void>;
+  commit(op: OperatorStateSpec, version: number, changes: StateChange[], fence?: LeaseHandle): Promise<void>;
+  /**
+   * Throws a clear SluiceError when `commit(op, version, changes)` could not store a change (a
+   * value too large for the store's items). The executor calls it before any effect of the batch
+   * (dead letters, sink), so such a batch fails before it writes anything. Optional.
+   */
+  check?(op: OperatorStateSpec, version: number, changes: StateChange[]): Promise<void>;
+  /**
+   * How long (ms) a version superseded by a commit stays readable, when not forever: a replay
+   * of a batch planned longer ago may need versions that are gone, and the executor refuses it.
+   */
+  readonly retentionMs?: number;
 }
 
 export interface SinkContext {

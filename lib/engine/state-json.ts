@@ -11,6 +11,8 @@
  * No JSON text starts with `~`, so the two forms cannot be confused, and text written before this
  * form existed reads as it did.
  */
+import { gzipSync } from 'node:zlib';
+import { SluiceError } from './errors';
 import type { Json } from './ports';
 
 const MARK = '~';
@@ -61,4 +63,29 @@ export function decodeStateJson(text: string): Json {
     at[path[path.length - 1]] = num;
   }
   return root;
+}
+
+/** DynamoDB's item limit, which every state store keeps (so that the in-memory twin refuses what DynamoDB would). */
+export const STATE_ITEM_MAX_BYTES = 400 * 1024;
+
+/** Values whose text exceeds this are stored gzipped (the DynamoDB store's default). */
+export const STATE_COMPRESS_ABOVE_BYTES = 32 * 1024;
+
+/** The bytes a value's text takes as stored: as is, or gzipped above `compressAboveBytes`. */
+export function storedStateBytes(text: string, compressAboveBytes = STATE_COMPRESS_ABOVE_BYTES): number {
+  const bytes = Buffer.byteLength(text, 'utf8');
+  return bytes <= compressAboveBytes ? bytes : gzipSync(text).byteLength;
+}
+
+/**
+ * The error for a key whose state cannot be stored: `what` (e.g. "a DynamoDB item ...") needs
+ * `sizeBytes` > `limitBytes`. Raised by StateStore.check before any effect of the batch.
+ */
+export function stateItemTooLarge(operatorId: string, id: string, sizeBytes: number, limitBytes: number, what: string): SluiceError {
+  const prefix = id.length > 60 ? `${id.slice(0, 60)}...` : id;
+  return new SluiceError(
+    `state of operator \`${operatorId}\` for key \`${prefix}\` needs ${what} of ${sizeBytes} bytes, above the limit of ${limitBytes} bytes: ` +
+      'per-key state must stay smaller: aggregate a hash or prefix (not max of a long string); bound sessions by a watermark (not complete mode)',
+    { details: { operatorId, key: id.slice(0, 200), keyChars: id.length, sizeBytes, limitBytes } },
+  );
 }

@@ -6,15 +6,20 @@ import {
   BatchWriteItemCommand,
   DynamoDBClient,
   GetItemCommand,
+  PutItemCommand,
   QueryCommand,
+  ScanCommand,
+  DeleteItemCommand,
 } from '@aws-sdk/client-dynamodb';
+import { DynamoDbLease } from '../../lib/aws/dynamodb/lease';
 import { DynamoDbStateStore, DynamoDbStateStoreOptions } from '../../lib/aws/dynamodb/state-store';
-import { InvalidOptionError, SluiceError } from '../../lib/engine/errors';
+import { InvalidOptionError, LeaseLostError, SluiceError } from '../../lib/engine/errors';
 import { Json, OperatorStateSpec, StateChange, StateEntry } from '../../lib/engine/ports';
 import { ensureStateTable } from '../../lib/local/resources';
 import { clockStart, testClients, uniqueName } from '../helpers/stack';
 
 const MINUTE = 60_000;
+const DAY = 24 * 60 * MINUTE;
 
 // ---------------------------------------------------------------------------------------------
 // Factories
@@ -145,6 +150,32 @@ describe('DynamoDbStateStore', () => {
   beforeEach(() => {
     now = clockStart();
   });
+
+  /** Every item of a namespace (Scan: tests only). */
+  async function scanNamespace(namespace: string) {
+    const out: Record<string, any>[] = [];
+    let start: Record<string, any> | undefined;
+    do {
+      const res = await dynamodb.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: start, ConsistentRead: true }));
+      for (const item of res.Items ?? []) if (item.pk.S!.startsWith(`${namespace}#`)) out.push(item);
+      start = res.LastEvaluatedKey;
+    } while (start);
+    return out;
+  }
+
+  /** What DynamoDB TTL does at a moment of its own: deletes every item whose ttl (seconds) is before `atMs`. */
+  async function expireTtl(atMs: number) {
+    let start: Record<string, any> | undefined;
+    do {
+      const res = await dynamodb.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: start, ConsistentRead: true }));
+      for (const item of res.Items ?? []) {
+        if (item.ttl?.N !== undefined && Number(item.ttl.N) < atMs / 1000) {
+          await dynamodb.send(new DeleteItemCommand({ TableName: tableName, Key: { pk: item.pk, sk: item.sk } }));
+        }
+      }
+      start = res.LastEvaluatedKey;
+    } while (start);
+  }
 
   describe('when batches commit one after another', () => {
     it('reads each version as it was committed', async () => {
@@ -431,12 +462,14 @@ describe('DynamoDbStateStore', () => {
       expect(await reader.all(op, 0)).toHaveLength(250);
     });
 
-    it('costs ceil(K/25) + 1 write requests for K new keys', async () => {
+    it('costs ceil(K/25) + 1 write requests for K new keys (+1 on the first commit, which records the layout first)', async () => {
       for (const k of [1, 25, 26, 130]) {
         const store = newStore();
         await store.commit(windowOp(), 0, manyChanges(k, 0));
-        expect(store.stats().writeRequests).toBe(Math.ceil(k / 25) + 1);
-        expect(store.stats().writes).toBe(k + 1);
+        expect(store.stats().writeRequests).toBe(Math.ceil(k / 25) + 2);
+        expect(store.stats().writes).toBe(k + 2);
+        await store.commit(windowOp(), 1, manyChanges(k, 1));
+        expect(store.stats().writeRequests).toBe(2 * Math.ceil(k / 25) + 3);
       }
     });
 
@@ -533,13 +566,14 @@ describe('DynamoDbStateStore', () => {
     const fakeStore = (client: DynamoDBClient) =>
       new DynamoDbStateStore({ client, tableName: table, namespace: 'q1', baseDelayMs: 1, maxDelayMs: 2 });
 
+    // (The fake table never holds a directory, so every commit is a first one: + 1 PutItem for the layout.)
     it.each([0, 1, 24, 25, 26, 99, 251])('a batch touching %i keys costs ceil(K/25) + 1 write requests', async (k) => {
       const { client, calls } = fakeClient(table);
       const store = fakeStore(client);
       await store.commit(windowOp(), 0, manyChanges(k, 0));
       expect(calls.BatchWriteItem ?? 0).toBe(Math.ceil(k / 25));
-      expect(calls.PutItem).toBe(1);
-      expect(store.stats().writeRequests).toBe(Math.ceil(k / 25) + 1);
+      expect(calls.PutItem).toBe(2);
+      expect(store.stats().writeRequests).toBe(Math.ceil(k / 25) + 2);
       // Reads: the directory plus ceil(K/100) BatchGetItem for the keys' current items.
       expect(store.stats().readRequests).toBe(1 + Math.ceil(k / 100));
     });
@@ -549,7 +583,7 @@ describe('DynamoDbStateStore', () => {
       const store = fakeStore(client);
       await store.commit(windowOp(), 0, manyChanges(10, 0));
       expect(calls.BatchWriteItem).toBe(2);
-      expect(store.stats()).toMatchObject({ writes: 11, retries: 1 });
+      expect(store.stats()).toMatchObject({ writes: 12, retries: 1 });
     });
 
     it('asks again for the keys BatchGetItem left unprocessed', async () => {
@@ -568,7 +602,7 @@ describe('DynamoDbStateStore', () => {
       expect(err.retriable).toBe(true);
       expect(err.message).toMatch(/BatchWriteItem on table fake-table left 10 items unprocessed after 3 attempts: raise the table's capacity/);
       expect(calls.BatchWriteItem).toBe(3);
-      expect(store.stats()).toMatchObject({ writeRequests: 3, retries: 2, writes: 0 });
+      expect(store.stats()).toMatchObject({ writeRequests: 1 + 3, retries: 2, writes: 1 });
     });
 
     it('refuses bad options before any request', () => {
@@ -592,6 +626,164 @@ describe('DynamoDbStateStore', () => {
       expect(err.retriable).toBe(false);
       expect(err.message).toMatch(/ResourceNotFoundException.*ensureStateTable/);
       expect(err.cause?.name).toBe('ResourceNotFoundException');
+    });
+  });
+
+  // -------------------------------------------------------------------------------------------
+  // Issue 14 holes (each reproduced on DynamoDB Local before its fix)
+
+  describe('when DynamoDB TTL removes expired items before a late replay (hole 2)', () => {
+    it('keeps a tombstone of batch N, the only copy of the value at N-1, for the retention (30 days): a replay 2 days later reads N-1 as it was', async () => {
+      const store = newStore();
+      const op = windowOp();
+      await store.commit(op, 0, [put('a', MINUTE, { n: 1 }), put('b', MINUTE, { n: 2 })]);
+      // Batch 1 evicts `a` and crashes after its state commit, before commits/1.
+      await store.commit(op, 1, [del('a', MINUTE)]);
+      now += 2 * DAY;
+      await expireTtl(now);
+      const replay = reopen(store);
+      expect((await replay.get(op, [key('a', MINUTE)], 0)).get('a')?.value).toEqual({ n: 1 });
+      expect((await replay.expired(op, 10 * MINUTE, 0)).map((e) => e.key.id)).toEqual(['a', 'b']);
+      expect(await replay.count(op, 0)).toBe(2);
+    });
+
+    it('sets ttl = commit time + retention, and says the retention to the executor (retentionMs)', async () => {
+      const store = newStore({ ttlSeconds: 3600 });
+      expect(store.retentionMs).toBe(3600_000);
+      expect(newStore().retentionMs).toBe(30 * DAY);
+      const op = sessionOp();
+      await store.commit(op, 0, [put('a', MINUTE, 1)]);
+      await store.commit(op, 1, [del('a', MINUTE)]);
+      now += 3600_000 - 1000;
+      await expireTtl(now);
+      expect((await reopen(store).expired(op, 10 * MINUTE, 0)).map((e) => e.key.id)).toEqual(['a']);
+    });
+  });
+
+  describe('when a grouping value is longer than a sort key holds (hole 3c)', () => {
+    const longId = (c: string) => `["${c.repeat(2048)}"]`;
+
+    it.each([
+      ['fixed eviction', windowOp()],
+      ['moving eviction', sessionOp()],
+    ])('stores a 2 KB id under its sha256 and reads it back by get, all and expired (%s)', async (_, op) => {
+      const store = newStore();
+      const [x, y] = [longId('x'), longId('y')];
+      await store.commit(op, 0, [put(x, MINUTE, 1), put(y, 2 * MINUTE, 2), put('short', MINUTE, 3)]);
+      const fresh = reopen(store);
+      const got = await fresh.get(op, [key(x, MINUTE), key(y, 2 * MINUTE)], 0);
+      expect([got.get(x)?.value, got.get(y)?.value]).toEqual([1, 2]);
+      expect((await fresh.all(op, 0)).map((e) => [e.key.id.slice(0, 4), e.value])).toEqual([['["xx', 1], ['["yy', 2], ['shor', 3]]);
+      expect((await fresh.expired(op, MINUTE, 0)).map((e) => e.key.id)).toEqual([x, 'short']);
+      await fresh.commit(op, 1, [del(x, MINUTE)]);
+      expect((await reopen(store).all(op, 1)).map((e) => e.key.id)).toEqual([y, 'short']);
+      expect((await reopen(store).get(op, [key(x, MINUTE)], 0)).get(x)?.value).toEqual(1);
+    });
+
+    it('refuses to read an item whose stored id is not the id asked for (a hash collision), never returns it', async () => {
+      const store = newStore();
+      const op = windowOp();
+      const x = longId('x');
+      await store.commit(op, 0, [put(x, MINUTE, 1)]);
+      const [item] = (await scanNamespace(store.namespace)).filter((i) => i.id !== undefined);
+      item.id = { S: longId('z') };
+      await dynamodb.send(new PutItemCommand({ TableName: tableName, Item: item }));
+      await expect(reopen(store).get(op, [key(x, MINUTE)], 0)).rejects.toThrow(/stored under the same sha256/);
+    });
+  });
+
+  describe('when a state value cannot fit in an item (hole 3d)', () => {
+    it('check() refuses it before any write, naming the operator, the key, the size, the limit and the fix', async () => {
+      const store = newStore();
+      const op = windowOp();
+      // Random text: gzip cannot shrink it under the limit.
+      const huge = require('node:crypto').randomBytes(420 * 1024).toString('base64');
+      const before = store.stats();
+      const err = await store.check!(op, 0, [put('["k1"]', MINUTE, { max: huge }), put('["k2"]', MINUTE, 1)]).catch((e: any) => e);
+      expect(err).toBeInstanceOf(SluiceError);
+      expect(err.message).toMatch(/operator `agg0`.*\["k1"\].*\d{6} bytes.*409600 bytes.*per-key state/);
+      expect(store.stats().writes).toBe(before.writes);
+      expect(await store.count(op, 0)).toBe(0);
+      await expect(store.check!(op, 0, [put('["k2"]', MINUTE, 'x'.repeat(300 * 1024))])).resolves.toBeUndefined();
+    });
+
+    it('counts both versions: a value that fits alone but not next to the version before it is refused', async () => {
+      const store = newStore({ compressAboveBytes: 10_000_000 });
+      const op = windowOp();
+      await store.commit(op, 0, [put('a', MINUTE, 'x'.repeat(250 * 1024))]);
+      await expect(store.check!(op, 1, [put('a', MINUTE, 'y'.repeat(250 * 1024))])).rejects.toThrow(/two versions/);
+      await expect(reopen(store, { compressAboveBytes: 10_000_000 }).check!(op, 0, [put('a', MINUTE, 'y'.repeat(250 * 1024))])).resolves.toBeUndefined();
+    });
+  });
+
+  describe('when a stalled run writes after another run took its lease (hole 4)', () => {
+    it("refuses the stale run's commit with LeaseLostError and keeps the newer run's value", async () => {
+      const leaseKey = uniqueName('lease');
+      const lease = () => new DynamoDbLease({ client: dynamodb, tableName, leaseKey, clock });
+      const a = newStore();
+      const b = reopen(a);
+      const op = windowOp();
+      const tokenA = (await lease().acquire('A', MINUTE))!;
+      await a.commit(op, 0, [put('k', MINUTE, 10), put('j', MINUTE, 1)], tokenA);
+      await a.get(op, [key('k', MINUTE)], 0);
+      // A stalls past its lease; B takes over with a higher token and commits batch 1.
+      now += 2 * MINUTE;
+      const tokenB = (await lease().acquire('B', MINUTE))!;
+      expect(tokenB.token).toBeGreaterThan(tokenA.token);
+      await b.get(op, [key('k', MINUTE)], 0);
+      await b.commit(op, 1, [put('k', MINUTE, 12)], tokenB);
+      // A's delayed commit of batch 1 lands now.
+      const err = await a.commit(op, 1, [put('k', MINUTE, 11)], tokenA).catch((e: any) => e);
+      expect(err).toBeInstanceOf(LeaseLostError);
+      expect(err.retriable).toBe(false);
+      expect(err.message).toMatch(new RegExp(`token ${tokenA.token}.*token ${tokenB.token}`));
+      expect((await reopen(a).get(op, [key('k', MINUTE)], 1)).get('k')?.value).toBe(12);
+      expect((await reopen(a).get(op, [key('k', MINUTE)], 0)).get('k')?.value).toBe(10);
+    });
+
+    it("refuses the stale run's directory even when none of its items was touched by the newer run", async () => {
+      const a = newStore();
+      const op = windowOp();
+      await a.commit(op, 0, [put('k', MINUTE, 1)], { owner: 'A', token: 3, expiresAtMs: now + MINUTE });
+      await reopen(a).commit(op, 1, [put('j', MINUTE, 2)], { owner: 'B', token: 4, expiresAtMs: now + MINUTE });
+      await expect(a.commit(op, 2, [put('i', MINUTE, 3)], { owner: 'A', token: 3, expiresAtMs: now + MINUTE })).rejects.toBeInstanceOf(LeaseLostError);
+      // The directory stays B's: version 2 was never committed, and a read at 1 sees B's batch.
+      const fresh = reopen(a);
+      expect(await fresh.count(op, 1)).toBe(2);
+      expect((await fresh.all(op, 1)).map((e) => e.key.id)).toEqual(['j', 'k']);
+      await expect(fresh.commit(op, 2, [put('h', MINUTE, 4)], { owner: 'B', token: 4, expiresAtMs: now + MINUTE })).resolves.toBeUndefined();
+    });
+
+    it('writes every item conditionally, writeConcurrency at a time: requests per batch of 1,000 keys', async () => {
+      const store = newStore({ writeConcurrency: 16 });
+      const op = windowOp();
+      const changes = Array.from({ length: 1000 }, (_, i) => put(`k${i}`, MINUTE, i));
+      const fence = { owner: 'A', token: 1, expiresAtMs: now + MINUTE };
+      await store.commit(op, 0, changes, fence);
+      const s0 = store.stats();
+      await store.commit(op, 1, changes.map((c) => put(c.key.id, MINUTE, 'next')), fence);
+      const s1 = store.stats();
+      // 1,000 conditional PutItem + the directory; reads: the directory and the cached items.
+      expect(s1.writeRequests - s0.writeRequests).toBe(1001);
+      expect(s1.readRequests - s0.readRequests).toBe(1);
+      expect(() => newStore({ writeConcurrency: 0 })).toThrow(InvalidOptionError);
+    });
+  });
+
+  describe('when the watermark delay, and so the granularity, changes between runs (hole 8)', () => {
+    it.each([true, false])('reads and writes with the granularity stored with the state (fixedEviction %s)', async (fixedEviction) => {
+      const first = { operatorId: 'dedup0', fixedEviction, evictionGranularityMs: 10_000 };
+      const store = newStore();
+      await store.commit(first, 0, [put('a', 15_000, 1), put('b', 95_000, 2)]);
+      const later = { ...first, evictionGranularityMs: 60_000 };
+      const next = reopen(store);
+      expect((await next.get(later, [key('a', 15_000), key('b', 95_000)], 0)).size).toBe(2);
+      expect((await next.expired(later, 20_000, 0)).map((e) => e.key.id)).toEqual(['a']);
+      await next.commit(later, 1, [del('a', 15_000), put('c', 25_000, 3)]);
+      const again = reopen(store);
+      expect((await again.all(later, 1)).map((e) => e.key.id)).toEqual(['b', 'c']);
+      expect((await again.expired(first, 30_000, 1)).map((e) => e.key.id)).toEqual(['c']);
+      expect(await again.count(later, 1)).toBe(2);
     });
   });
 

@@ -3,9 +3,11 @@
  * uncommitted batch is replayed with its logged offsets and watermark, and its rows are counted
  * once in the DynamoDB state and the sink, however far the crashed attempt got.
  */
+import { DeleteItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { CrashPoint } from '../../lib/engine/testing/crash';
-import { InjectedCrash } from '../../lib/engine/errors';
+import { CheckpointMismatchError, InjectedCrash } from '../../lib/engine/errors';
+import { col, readStream, sum } from '../../lib/engine/query';
 import { buildExecutor, PipelineConfig } from '../../lib/aws/pipeline';
 import { S3JsonSink } from '../../lib/aws/s3/json-sink';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
@@ -70,3 +72,116 @@ describe.each<CrashPoint>(['after-offsets', 'mid-read', 'mid-state', 'after-sink
     });
   },
 );
+
+// ---------------------------------------------------------------------------------------------
+// Issue 14: the state store's part, through the pipeline a Lambda runs
+
+/** What DynamoDB TTL does at a moment of its own: deletes every item of the table whose ttl (s) is before `atMs`. */
+async function expireTtl(atMs: number): Promise<number> {
+  const { dynamodb } = testClients();
+  let deleted = 0;
+  let start: Record<string, any> | undefined;
+  do {
+    const res = await dynamodb.send(new ScanCommand({ TableName: table, ExclusiveStartKey: start, ConsistentRead: true }));
+    for (const item of res.Items ?? []) {
+      if (item.ttl?.N !== undefined && Number(item.ttl.N) < atMs / 1000) {
+        await dynamodb.send(new DeleteItemCommand({ TableName: table, Key: { pk: item.pk, sk: item.sk } }));
+        deleted++;
+      }
+    }
+    start = res.LastEvaluatedKey;
+  } while (start);
+  return deleted;
+}
+
+describe('when a batch that evicted state crashed before its commit and is replayed days later (hole 2)', () => {
+  const DAY = 86_400_000;
+
+  /** Batch 0: 50 rows in 12:00-12:10; batch 1: a row at 13:00; batch 2 (no data) evicts the window, and crashes before commits/2. */
+  async function crashedEviction(base: string) {
+    let now = Date.parse('2026-10-02T00:00:00Z');
+    const clock = { now: () => now };
+    const plan = windowedTotals({ outputMode: 'append', name: `late-${base}`, maxFilesPerTrigger: 1 });
+    await drop(base, '001.json', rows(50));
+    await drop(base, '002.json', [{ user: 'z', event_time: '2026-10-01 13:00:00', amount: 1 }]);
+    const crashed = buildExecutor(testConnection(), plan, pipeline(base), { clock, crash: { point: 'before-commit', batchId: 2 } });
+    await expect(crashed.executor.run()).rejects.toBeInstanceOf(InjectedCrash);
+    expect((await crashed.checkpoint.head()).latestCommitBatch).toBe(1);
+    const planned = (await crashed.checkpoint.readOffsets(2))!.batchTimestampMs;
+    return {
+      plan,
+      clock,
+      /** Moves the clock to `ms` after batch 2 was planned, and lets TTL delete what it may. */
+      async later(ms: number) {
+        now = planned + ms;
+        return expireTtl(now);
+      },
+    };
+  }
+
+  it('emits the evicted window on a replay 2 days later: the tombstone keeps the value for 30 days', async () => {
+    const base = uniqueName('late2d');
+    const { plan, clock, later } = await crashedEviction(base);
+    await later(2 * DAY);
+    const report = await buildExecutor(testConnection(), plan, pipeline(base), { clock }).executor.run({ collectRows: true });
+    expect(report.batches[0]).toMatchObject({ batchId: 2, replay: true, stateRows: 1 });
+    expect(report.batches[0].rows).toEqual([{ window: { start: '2026-10-01T12:00:00.000Z', end: '2026-10-01T12:10:00.000Z' }, total: 50, events: 50 }]);
+  });
+
+  it('replays just inside the 30 days, and refuses at 30 days with the remedy, writing nothing', async () => {
+    const base = uniqueName('late35d');
+    const { plan, clock, later } = await crashedEviction(base);
+    await later(30 * DAY - 1000);
+    const inside = buildExecutor(testConnection(), plan, pipeline(base), { clock, crash: { point: 'before-commit', batchId: 2 } });
+    await expect(inside.executor.run()).rejects.toBeInstanceOf(InjectedCrash); // the replay ran (to the same crash)
+    const sink = new S3JsonSink({ client: testClients().s3, bucket, prefix: `${base}/sink` });
+    expect(await sink.readBatch(2)).toEqual([{ window: { start: '2026-10-01T12:00:00.000Z', end: '2026-10-01T12:10:00.000Z' }, total: 50, events: 50 }]);
+
+    // At the bound the replay is refused; a second later TTL may delete the tombstone (it does here).
+    for (const [ms, deletes] of [[30 * DAY, false], [30 * DAY + 1000, true]] as const) {
+      expect((await later(ms)) > 0).toBe(deletes);
+      const err = await buildExecutor(testConnection(), plan, pipeline(base), { clock }).executor.run().catch((e: any) => e);
+      expect(err).toBeInstanceOf(CheckpointMismatchError);
+      expect(err.message).toMatch(/batch 2 .* \(30\.0 days\), longer than dynamodb:\/\/.* keeps the state versions a replay reads \(30\.0 days\): restore the state table/);
+    }
+    expect(await sink.readBatch(2)).toHaveLength(1);
+  });
+});
+
+describe('when the watermark delay of a deduplication changes between runs (hole 8)', () => {
+  const dedup = (delay: string) =>
+    readStream.format('json').schema('user STRING, event_time TIMESTAMP, amount DOUBLE').load()
+      .withWatermark('event_time', delay)
+      .dropDuplicates(['user', 'event_time'])
+      .writeStream.outputMode('append').trigger({ availableNow: true }).queryName('dedup-delay').plan();
+
+  it('the next run reads the state with the layout it was written with, and deduplicates across the change', async () => {
+    const base = uniqueName('delay');
+    await drop(base, '001.json', [{ user: 'a', event_time: '2026-10-01 12:01:00', amount: 1 }, { user: 'b', event_time: '2026-10-01 12:02:00', amount: 1 }]);
+    const first = await buildExecutor(testConnection(), dedup('10 minutes'), pipeline(base)).executor.run({ collectRows: true });
+    expect(first.rowsOut).toBe(2);
+    await drop(base, '002.json', [{ user: 'a', event_time: '2026-10-01 12:01:00', amount: 2 }, { user: 'c', event_time: '2026-10-01 12:05:00', amount: 1 }]);
+    const second = await buildExecutor(testConnection(), dedup('1 hour'), pipeline(base)).executor.run({ collectRows: true });
+    expect(second.batches.flatMap((b) => b.rows).map((r) => r.user)).toEqual(['c']);
+    await drop(base, '003.json', [{ user: 'b', event_time: '2026-10-01 12:02:00', amount: 3 }, { user: 'd', event_time: '2026-10-01 14:00:00', amount: 1 }]);
+    const third = await buildExecutor(testConnection(), dedup('30 seconds'), pipeline(base)).executor.run({ collectRows: true });
+    expect(third.batches.flatMap((b) => b.rows).map((r) => r.user)).toEqual(['d']);
+  });
+});
+
+describe('when a grouping value is longer than a DynamoDB sort key holds (hole 3c)', () => {
+  it('aggregates it under its hash and emits it whole', async () => {
+    const base = uniqueName('longkey');
+    const plan = readStream.format('json').schema('user STRING, event_time TIMESTAMP, amount DOUBLE').load()
+      .withWatermark('event_time', '10 minutes')
+      .groupBy(col('user'))
+      .agg(sum('amount').as('total'))
+      .writeStream.outputMode('update').trigger({ availableNow: true }).queryName('longkey').plan();
+    const user = 'u'.repeat(2048);
+    await drop(base, '001.json', [{ user, event_time: '2026-10-01 12:01:00', amount: 1 }, { user: 'short', event_time: '2026-10-01 12:01:00', amount: 5 }]);
+    await buildExecutor(testConnection(), plan, pipeline(base)).executor.run();
+    await drop(base, '002.json', [{ user, event_time: '2026-10-01 12:02:00', amount: 2 }]);
+    const r = await buildExecutor(testConnection(), plan, pipeline(base)).executor.run({ collectRows: true });
+    expect(r.batches.flatMap((b) => b.rows)).toEqual([{ user, total: 3 }]);
+  });
+});

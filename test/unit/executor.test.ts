@@ -3,8 +3,10 @@
  * two watermarks, recovery after a crash at every point, the lease, shape checks, dead letters.
  */
 import { CRASH_POINTS } from '../../lib/engine/testing/crash';
-import { CheckpointMismatchError } from '../../lib/engine/errors';
-import { count, readStream, sum, window } from '../../lib/engine/query';
+import { randomBytes } from 'node:crypto';
+import { CheckpointMismatchError, SluiceError } from '../../lib/engine/errors';
+import { InMemoryStateStore } from '../../lib/engine/testing/memory';
+import { col, count, max, readStream, sum, window } from '../../lib/engine/query';
 import { windowedTotals, SEED_FILES } from '../../examples/windowed-totals';
 import { at, createTestRunner } from './engine-factories';
 
@@ -185,5 +187,90 @@ describe('when the deadline is near', () => {
     now += 10_000;
     const r2 = await t.run();
     expect(r2.batches.filter((b) => !b.noData).length).toBe(3);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Issue 14: the state store's part
+
+describe('when a state value cannot fit in a store item (hole 3d)', () => {
+  const longest = readStream.format('json').schema('user STRING, event_time TIMESTAMP, note STRING')
+    .load()
+    .withWatermark('event_time', '10 minutes')
+    .groupBy(window('event_time', '10 minutes'), col('user'))
+    .agg(max('note').as('longest'))
+    .writeStream.outputMode('update').trigger({ availableNow: true }).queryName('longest').plan();
+
+  it('fails the batch before its dead letters, sink and state are written, naming the operator, key, size and fix', async () => {
+    const t = createTestRunner(longest);
+    // Random text, so that gzip cannot bring it under 400 KB.
+    const huge = randomBytes(450 * 1024).toString('base64');
+    t.drop([JSON.stringify({ user: 'a', event_time: at('12:01'), note: huge }), 'not json', JSON.stringify({ user: 'b', event_time: at('12:02'), note: 'short' })].join('\n'));
+    const err = await t.run().catch((e: unknown) => e as SluiceError);
+    expect(err).toBeInstanceOf(SluiceError);
+    expect(err.message).toMatch(/operator `op0` for key `\[\[.*"a"\]` needs .* of \d{6} bytes, above the limit of 409600 bytes: per-key state/);
+    expect(t.sink.calls).toBe(0);
+    expect(t.deadLetters.all('malformed')).toEqual([]);
+    expect(t.checkpoint.commits.size).toBe(0);
+    expect(t.state.size()).toBe(0);
+  });
+
+  it('lets a large value through when it fits (gzipped, as the DynamoDB store keeps it)', async () => {
+    const t = createTestRunner(longest);
+    t.drop([{ user: 'a', event_time: at('12:01'), note: 'x'.repeat(600 * 1024) }]);
+    const r = await t.run();
+    expect([r.deadLetters, r.rowsOut]).toEqual([0, 1]);
+  });
+});
+
+describe('when a batch is replayed after the state store may have dropped its versions (hole 2)', () => {
+  const DAY = 86_400_000;
+  /** The in-memory store, saying it keeps superseded versions for one day (as DynamoDB TTL would). */
+  class OneDayStore extends InMemoryStateStore {
+    readonly retentionMs = DAY;
+  }
+
+  async function crashedThenReplayedAfter(ms: number) {
+    let now = Date.parse('2026-10-02T00:00:00Z');
+    const t = createTestRunner(totals('append'), { state: new OneDayStore(), clock: { now: () => now } });
+    t.drop([{ user: 'a', event_time: at('12:01'), amount: 10 }]);
+    expect(await t.crashRun({ point: 'before-commit' })).toBe(true);
+    const planned = t.checkpoint.offsets.get(0)!.batchTimestampMs;
+    now = planned + ms;
+    return { t, result: t.run().catch((e: unknown) => e as Error) };
+  }
+
+  it('replays it until the retention is over', async () => {
+    const { result } = await crashedThenReplayedAfter(DAY - 1);
+    const r = (await result) as Awaited<ReturnType<ReturnType<typeof createTestRunner>['run']>>;
+    expect(r.batches[0]).toMatchObject({ batchId: 0, replay: true, numInputRows: 1 });
+  });
+
+  it('refuses it at the retention, with the age, the bound and the remedy, before any effect', async () => {
+    const { t, result } = await crashedThenReplayedAfter(DAY);
+    const err = await result;
+    expect(err).toBeInstanceOf(CheckpointMismatchError);
+    expect(err.message).toMatch(/batch 0 of query t waits for its replay since .* \(1\.0 days\), longer than memory:\/\/state keeps .* \(1\.0 days\): restore the state table .* or start a new checkpoint location/);
+    expect(t.sink.calls).toBe(1); // the crashed attempt's, none from the refused replay
+    expect(t.checkpoint.commits.size).toBe(0);
+  });
+});
+
+describe('when the run holds a lease (hole 4)', () => {
+  it("passes the lease to the state commit, so the store fences its writes on the lease's token", async () => {
+    const fences: Array<number | undefined> = [];
+    class Recording extends InMemoryStateStore {
+      async commit(...args: Parameters<InMemoryStateStore['commit']>) {
+        fences.push((args as unknown as [unknown, unknown, unknown, { token: number } | undefined])[3]?.token);
+        return super.commit(args[0], args[1], args[2]);
+      }
+    }
+    const t = createTestRunner(totals('update'), { state: new Recording() });
+    t.drop([{ user: 'a', event_time: at('12:01'), amount: 10 }]);
+    await t.run();
+    await t.lease.release((await t.lease.acquire('someone', 60_000))!); // another holder came and went: the next run's token is 3
+    t.drop([{ user: 'a', event_time: at('12:02'), amount: 1 }]);
+    await t.run();
+    expect(fences).toEqual([1, 3]);
   });
 });

@@ -12,15 +12,21 @@
  *     both            ns#op#dir / -                   directory: {n: live keys, b: {bucket: keys}}
  *
  * A key item: `v` (its version), `d` (a tombstone), `val` (S: the value's JSON text, B: that text
- * gzipped; lib/engine/state-json.ts), `ea` (evictAt), `ttl` (tombstones); the version before it
- * in `pv`, `pd`, `pval`, `pea`. A directory item: `v`/`dir` and `pv`/`pdir`, and the layout it
- * was written with (`sh` shards, `g` granularity, `fx` fixedEviction).
+ * gzipped; lib/engine/state-json.ts), `ea` (evictAt), `ttl` (tombstones), `f` (the fencing token
+ * of the run that wrote it, when fenced), `id` (the key's id, when the sort key is its hash); the
+ * version before it in `pv`, `pd`, `pval`, `pea`. A directory item: `v`/`dir` and `pv`/`pdir`,
+ * `f`, and the layout it was written with (`sh` shards, `g` granularity, `fx` fixedEviction).
+ *
+ * The rules below are small named functions so that another layout can keep them: the sort key
+ * of an id (`storageKey`: sha256 of ids a sort key cannot hold), the fence (`fenceCondition`), the
+ * tombstone TTL (`tombstoneTtl`) and the item size check (`checkItemSize`).
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { SluiceError } from '../../engine/errors';
 import type { Json, OperatorStateSpec, StateKey } from '../../engine/ports';
-import { decodeStateJson } from '../../engine/state-json';
+import { decodeStateJson, stateItemTooLarge } from '../../engine/state-json';
 import { fnv1a } from '../request/concurrency';
 import { Item, ITEM_MAX_BYTES, itemSize, SORT_KEY_MAX_BYTES } from './requests';
 
@@ -39,6 +45,8 @@ export interface Slot {
 export interface RawItem {
   readonly pk: string;
   readonly sk: string;
+  /** The key's id: `sk`, or the `id` attribute when `sk` is its hash. */
+  readonly id: string;
   readonly cur: Slot;
   readonly prev: Slot | null;
 }
@@ -99,8 +107,9 @@ export class StateLayout {
     return range(this.shards).map((s) => `${this.prefix(op)}#k#${s}`);
   }
 
-  lookupPk(op: OperatorStateSpec, id: string): string {
-    return `${this.prefix(op)}#k#${this.shardOf(id)}`;
+  /** The partition of a non-fixed key, by its sort key (`storageKey(id)`). */
+  lookupPk(op: OperatorStateSpec, sk: string): string {
+    return `${this.prefix(op)}#k#${this.shardOf(sk)}`;
   }
 
   indexPk(op: OperatorStateSpec, bucket: string): string {
@@ -112,10 +121,10 @@ export class StateLayout {
   }
 
   keyLocation(op: OperatorStateSpec, key: StateKey): Location {
-    checkSortKey(op, key.id);
-    if (!op.fixedEviction) return { pk: this.lookupPk(op, key.id), sk: key.id };
+    const sk = storageKey(key.id);
+    if (!op.fixedEviction) return { pk: this.lookupPk(op, sk), sk };
     const bucket = this.bucketOf(op, key.evictAt);
-    return { pk: this.fixedPk(op, bucket, this.shardOf(key.id)), sk: key.id, bucket };
+    return { pk: this.fixedPk(op, bucket, this.shardOf(sk)), sk, bucket };
   }
 
   /** The layout this store writes for `op`. */
@@ -123,8 +132,8 @@ export class StateLayout {
     return { shards: this.shards, granularityMs: op.evictionGranularityMs, fixedEviction: op.fixedEviction };
   }
 
-  private shardOf(id: string): number {
-    return fnv1a(id) % this.shards;
+  private shardOf(sk: string): number {
+    return fnv1a(sk) % this.shards;
   }
 
   private prefix(op: OperatorStateSpec): string {
@@ -149,14 +158,30 @@ export function parseItem(raw: Item): RawItem {
   return {
     pk: raw.pk.S!,
     sk: raw.sk.S!,
+    id: raw.id?.S ?? raw.sk.S!,
     cur: slot('v', 'd', 'val', 'ea'),
     prev: raw.pv ? slot('pv', 'pd', 'pval', 'pea') : null,
   };
 }
 
-/** The item of key `id` at `loc` holding `cur` and `prev`; SluiceError above DynamoDB's item limit. */
-export function encodeItem(op: OperatorStateSpec, loc: { pk: string; sk: string }, cur: Slot, prev: Slot | null, ttl: number, id: string): Item {
+/**
+ * The item of key `id` at `loc` holding `cur` and `prev` (`ttl`: epoch seconds, on a tombstone;
+ * `fence`: the writer's token); SluiceError above DynamoDB's item limit. The id is kept in the
+ * item when the sort key is its hash (`withId`: key items; index items need only the sort key).
+ */
+export function encodeItem(
+  op: OperatorStateSpec,
+  loc: { pk: string; sk: string },
+  cur: Slot,
+  prev: Slot | null,
+  ttl: number,
+  id: string,
+  fence: number | null,
+  withId = true,
+): Item {
   const item: Item = { pk: { S: loc.pk }, sk: { S: loc.sk }, v: { N: String(cur.version) } };
+  if (withId && loc.sk !== id) item.id = { S: id };
+  if (fence !== null) item.f = { N: String(fence) };
   if (cur.deleted) {
     item.d = { BOOL: true };
     item.ttl = { N: String(ttl) };
@@ -169,14 +194,14 @@ export function encodeItem(op: OperatorStateSpec, loc: { pk: string; sk: string 
     if (prev.value) item.pval = prev.value;
     if (prev.evictAt !== null) item.pea = { N: String(prev.evictAt) };
   }
-  const size = itemSize(item);
-  if (size > ITEM_MAX_BYTES) {
-    throw new SluiceError(
-      `state value for key \`${id}\` of operator \`${op.operatorId}\` needs a DynamoDB item of ${size} bytes (two versions, gzipped), above DynamoDB's item limit of ${ITEM_MAX_BYTES} bytes: keep per-key state smaller, e.g. aggregate instead of collecting rows`,
-      { details: { operatorId: op.operatorId, key: id, sizeBytes: size, limitBytes: ITEM_MAX_BYTES } },
-    );
-  }
+  checkItemSize(op, id, item);
   return item;
+}
+
+/** SluiceError (stateItemTooLarge) when `item`, as it would be written, exceeds DynamoDB's 400 KB. */
+export function checkItemSize(op: OperatorStateSpec, id: string, item: Item): void {
+  const size = itemSize(item);
+  if (size > ITEM_MAX_BYTES) throw stateItemTooLarge(op.operatorId, id, size, ITEM_MAX_BYTES, 'an item of two versions (this value and the one before, gzipped)');
 }
 
 /** A value's JSON text as stored: as is, or gzipped above `compressAboveBytes`. */
@@ -210,6 +235,7 @@ export function encodeDirectory(
   version: number,
   dir: Directory,
   prev: { version: number; dir: Directory } | null,
+  fence: number | null,
 ): Item {
   const item: Item = {
     ...layout.dirKey(op),
@@ -219,6 +245,7 @@ export function encodeDirectory(
     g: { N: String(op.evictionGranularityMs) },
     fx: { BOOL: op.fixedEviction },
   };
+  if (fence !== null) item.f = { N: String(fence) };
   if (prev) {
     item.pv = { N: String(prev.version) };
     item.pdir = { S: JSON.stringify(prev.dir) };
@@ -236,14 +263,57 @@ export function encodeDirectory(
 // -----------------------------------------------------------------------------------------------
 // Checks
 
-export function checkSortKey(op: OperatorStateSpec, id: string): void {
-  const bytes = Buffer.byteLength(id, 'utf8');
-  if (bytes === 0 || bytes > SORT_KEY_MAX_BYTES) {
-    throw new SluiceError(
-      `state key id of operator \`${op.operatorId}\` is ${bytes} bytes (${JSON.stringify(id.slice(0, 80))}${id.length > 80 ? '...' : ''}); DynamoDB sort keys hold 1 to ${SORT_KEY_MAX_BYTES} bytes: group by shorter keys (or hash long ones)`,
-      { details: { operatorId: op.operatorId, key: id.slice(0, 200), sizeBytes: bytes, limitBytes: SORT_KEY_MAX_BYTES } },
-    );
-  }
+/** The prefix of a hashed sort key; an id that starts with it is hashed too, so no two ids share a sort key. */
+export const HASHED_ID_PREFIX = '#sha256#';
+
+/**
+ * The sort key of state id `id`: the id itself, or `#sha256#<hex>` when a sort key cannot hold
+ * it (empty, or over 1,024 bytes) or it starts with that prefix. The full id is kept in the item
+ * and checked on every read; two ids meeting under one sha256 would need a collision, which no
+ * one has ever found (2^128 work by the birthday bound).
+ */
+export function storageKey(id: string): string {
+  if (!needsHash(id)) return id;
+  return HASHED_ID_PREFIX + createHash('sha256').update(id, 'utf8').digest('hex');
+}
+
+function needsHash(id: string): boolean {
+  // Ids are mostly ASCII: the UTF-16 length bounds the UTF-8 length from below, and by 3 from above.
+  if (id.length === 0 || id.length > SORT_KEY_MAX_BYTES || id.startsWith(HASHED_ID_PREFIX)) return true;
+  return id.length * 3 > SORT_KEY_MAX_BYTES && Buffer.byteLength(id, 'utf8') > SORT_KEY_MAX_BYTES;
+}
+
+/** SluiceError when the item read for `id` holds another id (only a sha256 collision could). */
+export function checkStoredId(op: OperatorStateSpec, item: { sk: string; id: string }, id: string): void {
+  if (item.id === id) return;
+  throw new SluiceError(
+    `state key of operator \`${op.operatorId}\` ${JSON.stringify(id.slice(0, 80))}... and the stored ${JSON.stringify(item.id.slice(0, 80))}... are stored under the same sha256 sort key ${item.sk}: ` +
+      'this is a sha256 collision or an item written outside sluice; report it, and remove the item or use a new namespace',
+    { details: { operatorId: op.operatorId, sk: item.sk } },
+  );
+}
+
+/**
+ * The fence of every state write: the item was last written by this run's lease token or an
+ * older one. A run that lost its lease (its token is below the new holder's) is refused.
+ */
+export function fenceCondition(token: number): { expression: string; names: Record<string, string>; values: Item } {
+  return { expression: 'attribute_not_exists(#f) OR #f <= :fence', names: { '#f': 'f' }, values: { ':fence': { N: String(token) } } };
+}
+
+/** The token a refused fenced write found (null: none). */
+export function storedFence(stored: Item | undefined): number | null {
+  return stored?.f?.N === undefined ? null : Number(stored.f.N);
+}
+
+/**
+ * The `ttl` (epoch seconds) of a tombstone written at `nowMs`. Until then it keeps the only copy
+ * of the value before it, which a replay of its batch reads; so the executor refuses a replay of
+ * a batch planned more than `retentionSeconds` ago (StateStore.retentionMs), and nothing a replay
+ * can need is ever removed.
+ */
+export function tombstoneTtl(nowMs: number, retentionSeconds: number): number {
+  return Math.floor(nowMs / 1000) + retentionSeconds;
 }
 
 /** The key of a raw item in the store's read cache. */

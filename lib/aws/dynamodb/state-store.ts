@@ -29,7 +29,20 @@
  * directory of N-1 current, which is exactly what the replay of N must read; a crash after it
  * leaves it at v=N with pv pointing at N-1's, which a read at N-1 also sees. The directory of N is
  * always computed as (directory visible at N-1) + (changes of N measured against what each key
- * was at N-1), so it does not depend on how far a crashed attempt got.
+ * was at N-1), so it does not depend on how far a crashed attempt got. Before an operator's first
+ * commit, a directory at version -1 records the layout alone, so that the granularity stored with
+ * the state (used by every later run, whatever its watermark delay) exists before any item.
+ *
+ * Fencing. A commit given the run's lease writes every item with its token (`f`) as a conditional
+ * PutItem (fenceCondition), `writeConcurrency` at a time, and fences the directory the same way:
+ * a newer run's token defeats it (LeaseLostError). Without a lease it uses BatchWriteItem.
+ *
+ * Retention. A tombstone (the only copy of the value before a delete, which a replay of its batch
+ * reads) expires by TTL `ttlSeconds` (30 days) after its commit; `retentionMs` tells the executor,
+ * which refuses a replay of a batch planned longer ago.
+ *
+ * `check` plans a commit (the same encoding, the same size check) before any effect of the batch;
+ * the `commit` of the same changes writes that plan.
  */
 import {
   BatchGetItemCommand,
@@ -39,20 +52,21 @@ import {
   PutItemCommand,
   WriteRequest,
 } from '@aws-sdk/client-dynamodb';
-import { InvalidOptionError, SluiceError } from '../../engine/errors';
+import { InvalidOptionError, LeaseLostError, SluiceError } from '../../engine/errors';
 import { encodeStateJson } from '../../engine/state-json';
-import { Clock, OperatorStateSpec, StateChange, StateEntry, StateKey, StateStore, systemClock } from '../../engine/ports';
+import { Clock, LeaseHandle, OperatorStateSpec, StateChange, StateEntry, StateKey, StateStore, systemClock } from '../../engine/ports';
 import { compareStrings, mapLimit } from '../request/concurrency';
 import { RetryableResult, RetryOptions, RetryPolicy, retryPolicy } from '../request/retry';
 import { forEachPartitionItem } from './query';
 import { BATCH_GET_MAX, BATCH_WRITE_MAX, checkClient, checkTableName, conditional, Item, sendDynamoDb } from './requests';
 import {
   cacheKey,
-  checkSortKey,
+  checkStoredId,
   decodeValue,
   Directory,
   EMPTY_DIRECTORY,
   encodeDirectory,
+  fenceCondition,
   encodeItem,
   encodeValue,
   NULL_BUCKET,
@@ -62,7 +76,10 @@ import {
   RawItem,
   Slot,
   StateLayout,
+  storageKey,
+  storedFence,
   StoredLayout,
+  tombstoneTtl,
 } from './state-layout';
 
 export interface DynamoDbStateStoreOptions extends RetryOptions {
@@ -78,7 +95,14 @@ export interface DynamoDbStateStoreOptions extends RetryOptions {
   readonly shards?: number;
   /** Maximum DynamoDB requests in flight per store call. @default 8 */
   readonly maxConcurrency?: number;
-  /** How long a tombstone lives before DynamoDB TTL removes it. @default 86400 (1 day) */
+  /** Conditional PutItem requests in flight during a fenced commit (one per item). @default 16 */
+  readonly writeConcurrency?: number;
+  /**
+   * How long a tombstone lives before DynamoDB TTL removes it; also how old a batch may be when
+   * it is replayed (the executor refuses older replays, see `retentionMs`). Far above any outage
+   * a pipeline is left in, and equal to the DynamoDB sink's and the effect guard's marker TTL, so
+   * that the refusal covers them too. @default 2592000 (30 days)
+   */
   readonly ttlSeconds?: number;
   /** @default systemClock */
   readonly clock?: Clock;
@@ -139,6 +163,11 @@ export class DynamoDbStateStore implements StateStore {
   private readonly cache = new Map<string, { version: number; items: Map<string, Cached> }>();
   /** Operators whose stored layout was compared with this store's. */
   private readonly layoutChecked = new Set<string>();
+  /** Per operator, the evictionGranularityMs its state was first written with, which it keeps. */
+  private readonly storedGranularity = new Map<string, number>();
+  /** The plan `check` made, which the `commit` of the same changes writes. */
+  private planned: { operatorId: string; version: number; changes: StateChange[]; plan: CommitPlan } | null = null;
+  private readonly writeConcurrency: number;
   private counters = { reads: 0, writes: 0, requests: 0, readRequests: 0, writeRequests: 0, retries: 0 };
 
   constructor(opts: DynamoDbStateStoreOptions) {
@@ -152,12 +181,18 @@ export class DynamoDbStateStore implements StateStore {
     this.namespace = opts.namespace;
     this.layout = new StateLayout(opts.namespace, intOption('shards', opts.shards, 4, 1));
     this.maxConcurrency = intOption('maxConcurrency', opts.maxConcurrency, 8, 1);
-    this.ttlSeconds = intOption('ttlSeconds', opts.ttlSeconds, 86_400, 1);
+    this.writeConcurrency = intOption('writeConcurrency', opts.writeConcurrency, 16, 1);
+    this.ttlSeconds = intOption('ttlSeconds', opts.ttlSeconds, DEFAULT_TTL_SECONDS, 1);
     this.compressAboveBytes = intOption('compressAboveBytes', opts.compressAboveBytes, 32 * 1024, 0);
     this.cacheMaxItems = intOption('cacheMaxItems', opts.cacheMaxItems, 100_000, 0);
     this.clock = opts.clock ?? systemClock;
     this.retry = retryPolicy(opts, 'DynamoDbStateStore');
     this.description = `dynamodb://${this.tableName}/${this.namespace}`;
+  }
+
+  /** A version superseded by a commit stays readable this long (its tombstone's TTL). */
+  get retentionMs(): number {
+    return this.ttlSeconds * 1000;
   }
 
   stats(): DynamoDbStateStoreStats {
@@ -167,26 +202,28 @@ export class DynamoDbStateStore implements StateStore {
   // ---------------------------------------------------------------------------------------------
   // Reads
 
-  async get(op: OperatorStateSpec, keys: StateKey[], version: number): Promise<Map<string, StateEntry>> {
-    this.validateOp(op);
-    await this.ensureLayout(op);
-    const locations = new Map<string, { pk: string; sk: string }>();
+  async get(given: OperatorStateSpec, keys: StateKey[], version: number): Promise<Map<string, StateEntry>> {
+    const op = await this.resolve(given);
+    const locations = new Map<string, { pk: string; sk: string; id: string }>();
     for (const key of keys) {
       const loc = this.layout.keyLocation(op, key);
-      locations.set(cacheKey(loc.pk, loc.sk), loc);
+      locations.set(cacheKey(loc.pk, loc.sk), { ...loc, id: key.id });
     }
     const raw = await this.loadRaw(op, [...locations.values()], version);
     const out = new Map<string, StateEntry>();
     for (const [ck, item] of raw) {
-      const entry = this.visibleEntry(op, item, version, locations.get(ck)!.sk);
+      const id = locations.get(ck)!.id;
+      if (item !== ABSENT) checkStoredId(op, item, id);
+      const entry = this.visibleEntry(op, item, version);
       if (entry) out.set(entry.key.id, entry);
     }
     return out;
   }
 
-  async expired(op: OperatorStateSpec, watermarkMs: number, version: number): Promise<StateEntry[]> {
-    this.validateOp(op);
-    const dir = await this.directoryAt(op, version);
+  async expired(given: OperatorStateSpec, watermarkMs: number, version: number): Promise<StateEntry[]> {
+    this.validateOp(given);
+    const dir = await this.directoryAt(given, version);
+    const op = this.withStored(given);
     const lastBucket = Math.floor(watermarkMs / op.evictionGranularityMs);
     const buckets = Object.keys(dir.b).filter((b) => b !== NULL_BUCKET && Number(b) <= lastBucket);
     let items: RawItem[];
@@ -195,38 +232,40 @@ export class DynamoDbStateStore implements StateStore {
       items = await this.queryAll(op, pks, version);
     } else {
       const index = await this.queryAll(op, buckets.map((b) => this.layout.indexPk(op, b)), null);
-      const ids = new Set<string>();
+      const sks = new Set<string>();
       for (const entry of index) {
         // A candidate when present at `version`, or when the index item no longer knows (the key's
         // own item decides below): the index may over-approximate, never under-approximate.
         const vis = visibility(entry, version);
-        if (vis === 'unknown' || (vis !== null && !vis.deleted)) ids.add(entry.sk);
+        if (vis === 'unknown' || (vis !== null && !vis.deleted)) sks.add(entry.sk);
       }
-      const locs = [...ids].map((id) => ({ pk: this.layout.lookupPk(op, id), sk: id }));
+      const locs = [...sks].map((sk) => ({ pk: this.layout.lookupPk(op, sk), sk }));
       items = [...(await this.loadRaw(op, locs, version)).values()].filter((i): i is RawItem => i !== ABSENT);
     }
     const out: StateEntry[] = [];
     for (const item of items) {
-      const entry = this.visibleEntry(op, item, version, item.sk);
+      const entry = this.visibleEntry(op, item, version);
       if (entry && entry.key.evictAt !== null && entry.key.evictAt <= watermarkMs) out.push(entry);
     }
     return out.sort(byId);
   }
 
-  async all(op: OperatorStateSpec, version: number): Promise<StateEntry[]> {
-    this.validateOp(op);
+  async all(given: OperatorStateSpec, version: number): Promise<StateEntry[]> {
+    this.validateOp(given);
+    let op = given;
     let pks: string[];
-    if (op.fixedEviction) {
-      const dir = await this.directoryAt(op, version);
+    if (given.fixedEviction) {
+      const dir = await this.directoryAt(given, version);
+      op = this.withStored(given);
       pks = Object.keys(dir.b).flatMap((b) => this.layout.fixedPks(op, b));
     } else {
-      await this.ensureLayout(op);
+      op = await this.resolve(given);
       pks = this.layout.lookupPks(op);
     }
     const items = await this.queryAll(op, pks, version);
     const out: StateEntry[] = [];
     for (const item of items) {
-      const entry = this.visibleEntry(op, item, version, item.sk);
+      const entry = this.visibleEntry(op, item, version);
       if (entry) out.push(entry);
     }
     return out.sort(byId);
@@ -240,26 +279,90 @@ export class DynamoDbStateStore implements StateStore {
   // ---------------------------------------------------------------------------------------------
   // Commit
 
-  async commit(op: OperatorStateSpec, version: number, changes: StateChange[]): Promise<void> {
+  /**
+   * Plans the commit of `changes` as `commit` would (the same encoding), and throws the error the
+   * commit would throw for an item above DynamoDB's 400 KB, before anything is written. The
+   * `commit` of the same changes array writes this plan without planning again.
+   */
+  async check(op: OperatorStateSpec, version: number, changes: StateChange[]): Promise<void> {
     this.validateOp(op);
-    if (!Number.isSafeInteger(version) || version < 0) {
-      throw new SluiceError(`state commit version (${version}) must be a non-negative integer batch id.`);
-    }
+    checkVersion(version);
+    this.planned = null;
+    const plan = await this.plan(op, version, changes);
+    this.planned = { operatorId: op.operatorId, version, changes, plan };
+  }
+
+  async commit(given: OperatorStateSpec, version: number, changes: StateChange[], fence?: LeaseHandle): Promise<void> {
+    this.validateOp(given);
+    checkVersion(version);
     let after: Map<string, Cached> | null = null;
+    const planned = this.planned;
+    this.planned = null;
     try {
-      after = await this.commitUnsafe(op, version, changes);
+      const plan =
+        planned !== null && planned.operatorId === given.operatorId && planned.version === version && planned.changes === changes
+          ? planned.plan
+          : await this.plan(given, version, changes);
+      await this.write(plan.op, version, plan, fence ?? null);
+      after = plan.after;
     } finally {
       // Whatever happened, raw items read before this commit no longer describe the table. After
       // a commit that went through, the items read for it and the items it wrote do: they serve
       // the next batch's reads (at this version), so the keys it touches again are not read back.
-      this.cache.delete(op.operatorId);
-      if (after !== null && after.size <= this.cacheMaxItems) this.cache.set(op.operatorId, { version, items: after });
+      this.cache.delete(given.operatorId);
+      if (after !== null && after.size <= this.cacheMaxItems) this.cache.set(given.operatorId, { version, items: after });
     }
   }
 
-  /** Writes the batch; returns the raw items of the table as they now are, for what it read or wrote. */
-  private async commitUnsafe(op: OperatorStateSpec, version: number, changes: StateChange[]): Promise<Map<string, Cached>> {
-    const rawDir = await this.readDirectory(op);
+  /** Writes a plan: the items (fenced: one conditional PutItem each), then the directory. */
+  private async write(op: OperatorStateSpec, version: number, plan: CommitPlan, fence: LeaseHandle | null): Promise<void> {
+    if (plan.rawDir === null) {
+      // The first commit of this operator records its layout before any item, so a replay after a
+      // crash here places its items as the crashed attempt did, whatever options it runs with.
+      await this.writeDirectory(op, LAYOUT_ONLY, null, encodeDirectory(this.layout, op, LAYOUT_ONLY, EMPTY_DIRECTORY, null, null), fence);
+      plan = { ...plan, rawDir: { cur: { version: LAYOUT_ONLY, dir: EMPTY_DIRECTORY }, prev: null, layout: this.layout.layoutOf(op) } };
+    }
+    if (fence === null) await mapLimit(chunk(plan.puts, BATCH_WRITE_MAX), this.maxConcurrency, (batch) => this.batchWrite(batch));
+    else await mapLimit(plan.puts, this.writeConcurrency, (item) => this.fencedPut(op, version, item, fence));
+    // Last: the directory makes version N whole.
+    const prev = plan.rawDir!.cur.version === version ? plan.rawDir!.prev : plan.rawDir!.cur;
+    const item = encodeDirectory(this.layout, op, version, plan.dir, prev && prev.version !== LAYOUT_ONLY ? prev : null, null);
+    await this.writeDirectory(op, version, plan.rawDir, item, fence);
+  }
+
+  /** One item, written only when no newer lease token wrote it (fenceCondition). */
+  private async fencedPut(op: OperatorStateSpec, version: number, item: Item, fence: LeaseHandle): Promise<void> {
+    const cond = fenceCondition(fence.token);
+    const put = await conditional(
+      this.send('write', 'PutItem', () =>
+        this.client.send(
+          new PutItemCommand({
+            TableName: this.tableName,
+            Item: { ...item, f: { N: String(fence.token) } },
+            ConditionExpression: cond.expression,
+            ExpressionAttributeNames: cond.names,
+            ExpressionAttributeValues: cond.values,
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        ),
+      ),
+    );
+    if (!put.written) throw this.fenced(op, version, fence, storedFence(put.stored));
+    this.counters.writes += 1;
+  }
+
+  private fenced(op: OperatorStateSpec, version: number, fence: LeaseHandle, stored: number | null): LeaseLostError {
+    return new LeaseLostError(
+      `state write of batch ${version} (operator \`${op.operatorId}\`) in ${this.description} was refused: this run's fencing token ${fence.token} is older than token ${stored} that wrote the item since: ` +
+        'another run holds the lease; this run stops and batch ' + `${version} stays uncommitted (the lease holder replays it)`,
+      { details: { operatorId: op.operatorId, batchId: version, token: fence.token, storedToken: stored } },
+    );
+  }
+
+  /** The items and directory batch `version` writes, computed from what the state was at N-1. */
+  private async plan(given: OperatorStateSpec, version: number, changes: StateChange[]): Promise<CommitPlan> {
+    const rawDir = await this.readDirectory(given);
+    const op = this.withStored(given);
     if (rawDir && rawDir.cur.version > version) {
       throw new SluiceError(
         `state of operator \`${op.operatorId}\` in ${this.description} is already at version ${rawDir.cur.version}, ahead of batch ${version} being committed: ` +
@@ -271,10 +374,7 @@ export class DynamoDbStateStore implements StateStore {
 
     // Last change per id wins.
     const lastById = new Map<string, StateChange>();
-    for (const change of changes) {
-      checkSortKey(op, change.key.id);
-      lastById.set(change.key.id, change);
-    }
+    for (const change of changes) lastById.set(change.key.id, change);
     const locs = [...lastById.values()].map((c) => this.layout.keyLocation(op, c.key));
     const raw = await this.loadRaw(op, locs, version - 1);
     const after = new Map<string, Cached>(this.opCache(op, version - 1));
@@ -283,11 +383,12 @@ export class DynamoDbStateStore implements StateStore {
     let live = dirBefore.n;
     const bump = (bucket: string, delta: number) => counts.set(bucket, (counts.get(bucket) ?? 0) + delta);
     const puts: Item[] = [];
-    const ttl = Math.floor(this.clock.now() / 1000) + this.ttlSeconds;
+    const ttl = tombstoneTtl(this.clock.now(), this.ttlSeconds);
 
     for (const change of lastById.values()) {
       const loc = this.layout.keyLocation(op, change.key);
       const item = raw.get(cacheKey(loc.pk, loc.sk)) ?? ABSENT;
+      if (item !== ABSENT) checkStoredId(op, item, change.key.id);
       if (item && item.cur.version > version) {
         throw new SluiceError(
           `state key \`${change.key.id}\` of operator \`${op.operatorId}\` is already at version ${item.cur.version}, ahead of batch ${version}: ` +
@@ -324,7 +425,8 @@ export class DynamoDbStateStore implements StateStore {
         after.set(ck, item);
         continue;
       }
-      const written = encodeItem(op, loc, cur, prev, ttl, change.key.id);
+      const written = encodeItem(op, loc, cur, prev, ttl, change.key.id, FENCE_PLACEHOLDER);
+      delete written.f;
       puts.push(written);
       after.set(ck, parseItem(written));
     }
@@ -341,10 +443,10 @@ export class DynamoDbStateStore implements StateStore {
       if (n > 0 && bucket !== '(all)') b[bucket] = n;
     }
 
-    await mapLimit(chunk(puts, BATCH_WRITE_MAX), this.maxConcurrency, (batch) => this.batchWrite(batch));
-    // Last: the directory makes version N whole.
-    await this.writeDirectory(op, version, rawDir, { n: live, b });
-    return after;
+    const dir: Directory = { n: live, b };
+    // Encoded once here for its size check; written (with its fence) by `write`.
+    encodeDirectory(this.layout, op, version, dir, null, null);
+    return { op, rawDir, puts, dir, after };
   }
 
   /**
@@ -377,7 +479,9 @@ export class DynamoDbStateStore implements StateStore {
       if (!replay && present === (bucket === bucketBefore)) continue;
       const cur: Slot = { version, deleted: !present, evictAt: null };
       const prev: Slot | null = bucket === bucketBefore && before !== null ? { version: before.version, deleted: false, evictAt: null } : null;
-      out.push(encodeItem(op, { pk: this.layout.indexPk(op, bucket), sk: id }, cur, prev, ttl, id));
+      const index = encodeItem(op, { pk: this.layout.indexPk(op, bucket), sk: storageKey(id) }, cur, prev, ttl, id, FENCE_PLACEHOLDER, false);
+      delete index.f;
+      out.push(index);
     }
     return out;
   }
@@ -396,20 +500,33 @@ export class DynamoDbStateStore implements StateStore {
     }
   }
 
+  /**
+   * `op` as its state was written: the evictionGranularityMs stored with it replaces the given one
+   * (it follows the watermark delay, which may change between runs, as Spark allows).
+   */
+  private async resolve(op: OperatorStateSpec): Promise<OperatorStateSpec> {
+    this.validateOp(op);
+    if (!this.layoutChecked.has(op.operatorId)) await this.readDirectory(op);
+    return this.withStored(op);
+  }
+
+  private withStored(op: OperatorStateSpec): OperatorStateSpec {
+    const g = this.storedGranularity.get(op.operatorId);
+    return g === undefined || g === op.evictionGranularityMs ? op : { ...op, evictionGranularityMs: g };
+  }
+
+  /** Shards and fixedEviction must match; the granularity is taken from the stored layout. */
   private checkLayout(op: OperatorStateSpec, stored: StoredLayout): void {
-    const mine = this.layout.layoutOf(op);
-    if (stored.shards !== mine.shards || stored.granularityMs !== mine.granularityMs || stored.fixedEviction !== mine.fixedEviction) {
+    const mine = { ...this.layout.layoutOf(op), granularityMs: stored.granularityMs };
+    if (stored.shards !== mine.shards || stored.fixedEviction !== mine.fixedEviction) {
       throw new SluiceError(
         `state of operator \`${op.operatorId}\` in ${this.description} was written with ${describeLayout(stored)}, not ${describeLayout(mine)}: ` +
           'a layout is fixed, so pass the original settings or use a new namespace (query id) with a fresh checkpoint',
         { details: { operatorId: op.operatorId, stored, given: mine } },
       );
     }
+    if (Number.isSafeInteger(stored.granularityMs) && stored.granularityMs > 0) this.storedGranularity.set(op.operatorId, stored.granularityMs);
     this.layoutChecked.add(op.operatorId);
-  }
-
-  private async ensureLayout(op: OperatorStateSpec): Promise<void> {
-    if (!this.layoutChecked.has(op.operatorId)) await this.readDirectory(op);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -446,14 +563,23 @@ export class DynamoDbStateStore implements StateStore {
     );
   }
 
-  private async writeDirectory(op: OperatorStateSpec, version: number, raw: RawDirectory | null, dir: Directory): Promise<void> {
-    const prev = raw === null ? null : raw.cur.version === version ? raw.prev : raw.cur;
-    const item = encodeDirectory(this.layout, op, version, dir, prev);
-    // Fence against another writer of this namespace: the directory must still be the one read
-    // at the start of this commit (or already ours, when an earlier attempt of this call landed).
-    const condition = raw === null ? `${DIRECTORY.absent} OR ${DIRECTORY.ours}` : `${DIRECTORY.asRead} OR ${DIRECTORY.ours}`;
+  /**
+   * Puts directory `item` of `version`, fenced against another writer of this namespace: the
+   * directory must still be the one read at the start of this commit (or already ours, when an
+   * earlier attempt of this call landed), and, with a lease, not written by a newer token.
+   */
+  private async writeDirectory(op: OperatorStateSpec, version: number, raw: RawDirectory | null, item: Item, fence: LeaseHandle | null): Promise<void> {
+    let condition = raw === null ? `${DIRECTORY.absent} OR ${DIRECTORY.ours}` : `${DIRECTORY.asRead} OR ${DIRECTORY.ours}`;
+    const names: Record<string, string> = { '#v': 'v' };
     const values: Item = { ':mine': { N: String(version) } };
     if (raw !== null) values[':read'] = { N: String(raw.cur.version) };
+    if (fence !== null) {
+      const f = fenceCondition(fence.token);
+      condition = `(${condition}) AND (${f.expression})`;
+      Object.assign(names, f.names);
+      Object.assign(values, f.values);
+      item = { ...item, f: { N: String(fence.token) } };
+    }
     const put = await conditional(
       this.send('write', 'PutItem', () =>
         this.client.send(
@@ -461,7 +587,7 @@ export class DynamoDbStateStore implements StateStore {
             TableName: this.tableName,
             Item: item,
             ConditionExpression: condition,
-            ExpressionAttributeNames: { '#v': 'v' },
+            ExpressionAttributeNames: names,
             ExpressionAttributeValues: values,
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
@@ -469,6 +595,8 @@ export class DynamoDbStateStore implements StateStore {
       ),
     );
     if (!put.written) {
+      const storedToken = storedFence(put.stored);
+      if (fence !== null && storedToken !== null && storedToken > fence.token) throw this.fenced(op, version, fence, storedToken);
       const stored = put.stored?.v?.N;
       throw new SluiceError(
         `state directory of operator \`${op.operatorId}\` in ${this.description} changed while batch ${version} was committing (read at version ${raw?.cur.version ?? 'none'}, now at ${stored ?? 'none'}): ` +
@@ -477,6 +605,7 @@ export class DynamoDbStateStore implements StateStore {
       );
     }
     this.counters.writes += 1;
+    this.storedGranularity.set(op.operatorId, op.evictionGranularityMs);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -495,10 +624,11 @@ export class DynamoDbStateStore implements StateStore {
     return vis === null || vis.deleted ? null : vis;
   }
 
-  private visibleEntry(op: OperatorStateSpec, item: Cached, version: number, id: string): StateEntry | null {
-    const slot = this.visibleSlot(op, item, version, id);
+  private visibleEntry(op: OperatorStateSpec, item: Cached, version: number): StateEntry | null {
+    if (item === ABSENT) return null;
+    const slot = this.visibleSlot(op, item, version, item.id);
     if (slot === null) return null;
-    return { key: { id, evictAt: slot.evictAt }, value: decodeValue(slot.value!, id) };
+    return { key: { id: item.id, evictAt: slot.evictAt }, value: decodeValue(slot.value!, item.id) };
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -615,6 +745,31 @@ export class DynamoDbStateStore implements StateStore {
 
 // -----------------------------------------------------------------------------------------------
 // Helpers
+
+/** What a commit writes: items (without their fence), then the directory; and the items after it. */
+interface CommitPlan {
+  /** The operator as its state is laid out (its stored granularity). */
+  readonly op: OperatorStateSpec;
+  readonly rawDir: RawDirectory | null;
+  readonly puts: Item[];
+  readonly dir: Directory;
+  readonly after: Map<string, Cached>;
+}
+
+/** 30 days: above any outage a pipeline is credibly left in; the sink's and guard's markers live as long. */
+const DEFAULT_TTL_SECONDS = 30 * 24 * 3600;
+
+/** The version of a directory that records only the layout, before the operator's first commit. */
+const LAYOUT_ONLY = -1;
+
+/** The largest fence an item may get, for its size check before the token is known. */
+const FENCE_PLACEHOLDER = Number.MAX_SAFE_INTEGER;
+
+function checkVersion(version: number): void {
+  if (!Number.isSafeInteger(version) || version < 0) {
+    throw new SluiceError(`state commit version (${version}) must be a non-negative integer batch id.`);
+  }
+}
 
 function visibility(item: RawItem, version: number): Slot | null | 'unknown' {
   if (item.cur.version <= version) return item.cur;

@@ -156,12 +156,14 @@ export function crashingState(crash: CrashInjector, inner: StateStore): StateSto
     expired: (op, watermarkMs, version) => inner.expired(op, watermarkMs, version),
     all: (op, version) => inner.all(op, version),
     count: (op, version) => inner.count(op, version),
-    async commit(op, version, changes) {
+    retentionMs: inner.retentionMs,
+    check: inner.check ? (op, version, changes) => inner.check!(op, version, changes) : undefined,
+    async commit(op, version, changes, fence) {
       if (crash.armed('mid-state', version)) {
-        await inner.commit(op, version, changes.slice(0, Math.ceil(changes.length / 2)));
+        await inner.commit(op, version, changes.slice(0, Math.ceil(changes.length / 2)), fence);
         crash.at('mid-state', version);
       }
-      await inner.commit(op, version, changes);
+      await inner.commit(op, version, changes, fence);
     },
   };
 }

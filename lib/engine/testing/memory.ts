@@ -27,6 +27,7 @@ import type {
   StateStore,
 } from '../ports';
 import { Schema } from '../schema';
+import { encodeStateJson, STATE_ITEM_MAX_BYTES, stateItemTooLarge, storedStateBytes } from '../state-json';
 import { LineParsers } from '../json-scan';
 import { parseLineChunks, type LineCursor } from '../lines';
 
@@ -173,6 +174,26 @@ export class InMemoryStateStore implements StateStore {
 
   async count(op: OperatorStateSpec, version: number) {
     return (await this.all(op, version)).length;
+  }
+
+  /**
+   * DynamoDB's item limit, as the DynamoDB store measures it (the value and the one before it,
+   * gzipped above 32 KB; lib/engine/state-json.ts): what it would refuse, this refuses too.
+   */
+  async check(op: OperatorStateSpec, version: number, changes: StateChange[]) {
+    const t = this.table(op);
+    const last = new Map<string, StateChange>();
+    for (const c of changes) last.set(c.key.id, c);
+    for (const c of last.values()) {
+      if (c.value === null) continue;
+      const history = t.get(c.key.id);
+      const before = history === undefined ? undefined : history.current.version === version ? history.previous : history.current;
+      const texts = [c.value, before?.value ?? null].map((v) => (v === null ? '' : encodeStateJson(v)));
+      // (gzip only when the text alone does not fit)
+      if (texts.reduce((n, x) => n + x.length * 3, c.key.id.length * 3) <= STATE_ITEM_MAX_BYTES) continue;
+      const size = Buffer.byteLength(c.key.id, 'utf8') + texts.reduce((n, x) => n + storedStateBytes(x), 0);
+      if (size > STATE_ITEM_MAX_BYTES) throw stateItemTooLarge(op.operatorId, c.key.id, size, STATE_ITEM_MAX_BYTES, 'an item of two versions (this value and the one before, gzipped)');
+    }
   }
 
   async commit(op: OperatorStateSpec, version: number, changes: StateChange[]) {
@@ -334,10 +355,16 @@ export class CountingStateStore implements StateStore {
   count(op: OperatorStateSpec, version: number) {
     return this.inner.count(op, version);
   }
-  commit(op: OperatorStateSpec, version: number, changes: StateChange[]) {
+  get retentionMs() {
+    return this.inner.retentionMs;
+  }
+  check(op: OperatorStateSpec, version: number, changes: StateChange[]) {
+    return this.inner.check ? this.inner.check(op, version, changes) : Promise.resolve();
+  }
+  commit(op: OperatorStateSpec, version: number, changes: StateChange[], fence?: LeaseHandle) {
     let deletes = 0;
     for (const c of changes) if (c.value === null) deletes++;
     this.commits.push({ version, changes: changes.length, puts: changes.length - deletes, deletes });
-    return this.inner.commit(op, version, changes);
+    return this.inner.commit(op, version, changes, fence);
   }
 }
