@@ -1,0 +1,35 @@
+/**
+ * A Map of values that are dear to make and few at a time, emptied when it reaches LIMIT entries
+ * so that a long run does not grow it. Used for what a batch makes once per group or output row
+ * but that depends on the window alone: the ISO text of window bounds (rows.ts), the text of a
+ * window in a state id and the [start, end] grouping value a window's groups share
+ * (operators/aggregate.ts). A batch has thousands of groups and rows in a few windows.
+ *
+ * PERFORMANCE TRICK (STYLE: one marked module with the benchmark that justifies it). Issue 13
+ * removed it; measured on `npm run bench -- --only engine` (shared 2-core machine, load 12-16):
+ * FIGURES_PLACEHOLDER
+ * Remove it only with a benchmark run that cannot tell it from noise.
+ */
+
+/** Most entries a SmallCache holds before it starts over. */
+const LIMIT = 4096;
+
+export class SmallCache<K, V> {
+  private readonly entries = new Map<K, V>();
+
+  /** The value kept for `key`, if any. */
+  get(key: K): V | undefined {
+    return this.entries.get(key);
+  }
+
+  /** Keeps and returns `value` (starting over first when LIMIT entries are kept). */
+  put(key: K, value: V): V {
+    if (this.entries.size >= LIMIT) this.entries.clear();
+    this.entries.set(key, value);
+    return value;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
