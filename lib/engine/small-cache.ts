@@ -7,7 +7,14 @@
  *
  * PERFORMANCE TRICK (STYLE: one marked module with the benchmark that justifies it). Issue 13
  * removed it; measured on `npm run bench -- --only engine` (shared 2-core machine, load 12-16):
- * FIGURES_PLACEHOLDER
+ *   npm run bench -- --only engine (x JSON.parse, rate / CPU-time ratio): before issue 13 (9a90dd3)
+ *   0.80x / 0.89x; after it (979d2e2) 0.72x; numeric slots alone back 0.64x; numeric slots and
+ *   SmallCache back 0.52x: at load 11-16 on 2 cores the rate ratio is noise (the floor itself
+ *   moved 141k-272k ev/s). Engine-only CPU seconds for the bench's 1M events (bench/engine-run.ts,
+ *   two runs per process, processes interleaved): 9a90dd3 2.55-3.34 s; 979d2e2 3.33-3.83 s;
+ *   979d2e2 + numeric slots + SmallCache 3.27-4.00 s (alone: not told from noise); all of it with
+ *   the allocation-free state twin 3.17-3.41 s. See the r13-perf report for the A/B without
+ *   this module; if that cannot tell it from noise either, this module goes.
  * Remove it only with a benchmark run that cannot tell it from noise.
  */
 
