@@ -14,7 +14,7 @@
  *   moved 141k-272k ev/s). Engine-only CPU seconds for the bench's 1M events (bench/engine-run.ts,
  *   two runs per process, processes interleaved): 9a90dd3 2.55-3.34 s; 979d2e2 3.33-3.83 s;
  *   979d2e2 + numeric slots + SmallCache 3.27-4.00 s (alone: not told from noise); all of it with
- *   the allocation-free state twin 2.74-3.57 s (6 runs) against 3.51-4.15 s for the twin alone
+ *   the allocation-free state twin 2.74-3.57 s (8 runs) against 3.51-4.15 s for the twin alone
  *   without numeric slots and SmallCache (4 runs): the two together pay about 10-15% engine CPU.
  *   Each alone was not measured apart on this machine: an A/B of each is the open question.
  * Remove it only with a benchmark run that cannot tell it from noise.
