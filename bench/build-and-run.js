@@ -10,14 +10,18 @@
  *                                          --max-old-space-size=N, --expose-gc) go to node
  *
  * The bundle goes to node_modules/.cache/sluice-bench/ (npm packages stay external, so
- * require.resolve of the emulators' packages works from there).
+ * require.resolve of the emulators' packages works from there). SLUICE_BENCH_OUT=<file> puts it
+ * elsewhere (e.g. when several worktrees share one node_modules); keep it under a directory whose
+ * node_modules resolution reaches the project's packages.
  */
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 const { buildSync } = require('esbuild');
 
 const root = path.resolve(__dirname, '..');
-const outfile = path.join(root, 'node_modules', '.cache', 'sluice-bench', 'run.js');
+const outfile = process.env.SLUICE_BENCH_OUT
+  ? path.resolve(process.env.SLUICE_BENCH_OUT)
+  : path.join(root, 'node_modules', '.cache', 'sluice-bench', 'run.js');
 
 buildSync({
   entryPoints: [path.join(__dirname, 'run.ts')],

@@ -4,6 +4,7 @@
  */
 import type { OutputRow, Row } from './ports';
 import { outputValue } from './schema';
+import { SmallCache } from './small-cache';
 import type { ColumnInfo, StatelessStage } from './query';
 
 export interface StageResult {
@@ -69,10 +70,17 @@ export function toOutputRow(row: Row, columns: readonly ColumnInfo[]): OutputRow
     const v = row[c.name];
     if ((c.name === 'window' || c.name === 'session_window') && v && typeof v === 'object') {
       const w = v as { start: number; end: number };
-      out[c.name] = { start: new Date(w.start).toISOString(), end: new Date(w.end).toISOString() };
+      out[c.name] = { start: windowBound(w.start), end: windowBound(w.end) };
     } else {
       out[c.name] = outputValue(c.type, v) as OutputRow[string];
     }
   }
   return out;
+}
+
+/** ISO text of window bounds, by epoch ms: a batch emits many rows per window, and few windows (see small-cache.ts). */
+const boundText = new SmallCache<number, string>();
+
+function windowBound(ms: number): string {
+  return boundText.get(ms) ?? boundText.put(ms, new Date(ms).toISOString());
 }

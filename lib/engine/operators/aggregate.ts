@@ -12,6 +12,8 @@ import type { Json, OperatorStateSpec, Row, StateChange, StateKey, StateStore } 
 import type { GroupKey, WindowKey } from '../query';
 import { BatchMeta, isExpired, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
+import { SmallCache } from '../small-cache';
+import { NumericSlots } from './numeric-slots';
 import { byId, stateId } from './state-id';
 import { SlotTable } from './slot-table';
 import { covers, lastWindowIndex, windowEnd, windowIndexOf, windowsPerEvent, windowStartAt } from './windows';
@@ -25,7 +27,7 @@ interface Group {
   /** The grouping values, a window as [start, end]. */
   kv: Json[];
   evictAt: number | null;
-  /** The batch's aggregate, then (in finish) merged with the stored one. */
+  /** The batch's aggregate (with count/sum/avg only: filled from its numeric slots in finish), then merged with the stored one. */
   buf: Buffer;
   /** The batch that last added a row to it (-1: a group read back for output only). */
   touchedIn: number;
@@ -96,6 +98,15 @@ export class AggregateOperator implements StatefulOperator {
   /** The groups the trie's leaves point to, by slot, and the slots free for reuse. */
   private groups: Array<Group | undefined> = [];
   private freeSlots: number[] = [];
+  /** The in-batch aggregates by slot, when every aggregation is count, sum or avg (see numeric-slots.ts). */
+  private readonly numeric: NumericSlots | null;
+  /** The text of window grouping values in state ids, by start (see small-cache.ts). */
+  private readonly windowText = new SmallCache<number, string>();
+  /**
+   * The [start, end] grouping value of each window, by index: one array for all the groups of a
+   * window (groups never change their kv), as a batch makes thousands of groups in few windows.
+   */
+  private readonly windowValues = new SmallCache<number, number[]>();
   /** The last first-level lookup of the trie in this batch (key, its level). */
   private lastFirst: { key: unknown; level: Level | null } = { key: undefined, level: null };
 
@@ -106,6 +117,7 @@ export class AggregateOperator implements StatefulOperator {
     this.names = keys.map((k) => (k.kind === 'column' ? k.name : ''));
     this.evicts = cfg.outputMode !== 'complete' && this.eventTimePosition >= 0;
     this.timedByWindow = this.window !== undefined && this.eventTimePosition === this.windowPosition;
+    this.numeric = NumericSlots.of(aggs);
     const granularity = this.window ? this.window.slideMs : Math.max(60_000, ...cfg.watermarks.values());
     this.spec = { operatorId: cfg.operatorId, fixedEviction: true, evictionGranularityMs: granularity };
     this.runsNoDataBatches = cfg.outputMode !== 'complete' && cfg.watermarks.size > 0;
@@ -214,7 +226,7 @@ export class AggregateOperator implements StatefulOperator {
     const timeAt = this.eventTimePosition;
     const evictAt = timeAt < 0 ? null : timeAt === this.windowPosition ? windowEnd(start, window!) : ((row[this.names[timeAt]] as number | null | undefined) ?? null);
     const kv: Json[] = new Array(keyCount);
-    for (let i = 0; i < keyCount; i++) kv[i] = i === this.windowPosition ? [start, windowEnd(start, window!)] : ((row[this.names[i]] ?? null) as Json);
+    for (let i = 0; i < keyCount; i++) kv[i] = i === this.windowPosition ? this.windowValue(windowIndex, start) : ((row[this.names[i]] ?? null) as Json);
     const slot = this.freeSlots.length > 0 ? this.freeSlots.pop()! : this.groups.length;
     const g: Group = { key: null, kv, evictAt, buf: EMPTY_BUFFER, touchedIn: -1, slot, state: undefined };
     this.groups[slot] = g;
@@ -222,14 +234,22 @@ export class AggregateOperator implements StatefulOperator {
     return g;
   }
 
+  /** The grouping value [start, end] of window `windowIndex`, which starts at `start`. */
+  private windowValue(windowIndex: number, start: number): number[] {
+    return this.windowValues.get(windowIndex) ?? this.windowValues.put(windowIndex, [start, windowEnd(start, this.window!)]);
+  }
+
   /** Adds a row to a group's in-batch aggregate (started at the group's first row of the batch). */
   private addTo(g: Group, row: Row, batch: BatchMeta, touched: Group[]): void {
+    const numeric = this.numeric;
     if (g.touchedIn !== batch.batchId) {
-      g.buf = initBuffer(this.aggs);
+      if (numeric !== null) numeric.reset(g.slot);
+      else g.buf = initBuffer(this.aggs);
       g.touchedIn = batch.batchId;
       touched.push(g);
     }
-    updateBuffer(this.aggs, g.buf, row);
+    if (numeric !== null) numeric.add(g.slot, row);
+    else updateBuffer(this.aggs, g.buf, row);
   }
 
   /** Removes an evicted group from the trie (and the levels it leaves empty). */
@@ -264,7 +284,8 @@ export class AggregateOperator implements StatefulOperator {
     // Only the groups first met in this batch are read from the store: the others carry their state.
     const unknown: Group[] = [];
     for (const g of touched) {
-      if (g.key === null) g.key = { id: stateId(g.kv), evictAt: g.evictAt };
+      if (g.key === null) g.key = { id: stateId(g.kv, this.windowText), evictAt: g.evictAt };
+      if (this.numeric !== null) g.buf = this.numeric.buffer(g.slot);
       if (g.state === undefined) unknown.push(g);
     }
     if (unknown.length > 0) {

@@ -129,12 +129,16 @@ export class InMemoryStateStore implements StateStore {
     return t;
   }
 
-  /** The entry a read at `version` sees, or null when the key is absent or deleted then. */
+  /**
+   * The entry a read at `version` sees, or null when the key is absent or deleted then: the
+   * version itself, which has the entry's form ({key, value}, both read-only), so that a read
+   * makes no objects (the benchmark's engine runs on this twin).
+   */
   private visible(history: KeyHistory | undefined, version: number): StateEntry | null {
     if (!history) return null;
     const seen = history.current.version <= version ? history.current : history.previous !== undefined && history.previous.version <= version ? history.previous : null;
     if (seen === null || seen.value === null) return null;
-    return { key: { id: seen.key.id, evictAt: seen.key.evictAt }, value: seen.value };
+    return seen as StateEntry;
   }
 
   async get(op: OperatorStateSpec, keys: StateKey[], version: number) {
@@ -212,7 +216,10 @@ export class InMemoryStateStore implements StateStore {
       const history = t.get(c.key.id);
       if (history === undefined) t.set(c.key.id, { current: written });
       else if (history.current.version === version) history.current = written; // a replay of this version keeps the one before
-      else t.set(c.key.id, { current: written, previous: history.current });
+      else {
+        history.previous = history.current;
+        history.current = written;
+      }
       if (c.value === null) deleted.set(c.key.id, version);
       else deleted.delete(c.key.id);
     }

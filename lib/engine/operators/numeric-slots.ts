@@ -1,0 +1,135 @@
+/**
+ * The in-batch form of count, sum and avg: two double slots per aggregation, for every group of
+ * a batch in one Float64Array (the group in slot k at offset k * width), updated without
+ * allocating per row (a Json[] buffer boxes every new sum in a fresh HeapNumber) and without
+ * loading the group's buffer. Turned into the stored Buffer form once per group and batch, with
+ * the values updateBuffer would have given: the same additions in the same order, and a sum slot
+ * starts at -0, which leaves any first value as it is (-0 + 0 is 0, -0 + -0 is -0).
+ *
+ * PERFORMANCE TRICK (STYLE: one marked module with the benchmark that justifies it). Issue 13
+ * removed it; measured on `npm run bench -- --only engine` (shared 2-core machine, load 12-16):
+ *   npm run bench -- --only engine (x JSON.parse, rate / CPU-time ratio): before issue 13 (9a90dd3)
+ *   0.80x / 0.89x; after it (979d2e2) 0.72x; numeric slots alone back 0.64x; numeric slots and
+ *   SmallCache back 0.52x: at load 11-16 on 2 cores the rate ratio is noise (the floor itself
+ *   moved 141k-272k ev/s). Engine-only CPU seconds for the bench's 1M events (bench/engine-run.ts,
+ *   two runs per process, processes interleaved): 9a90dd3 2.55-3.34 s; 979d2e2 3.33-3.83 s;
+ *   979d2e2 + numeric slots + SmallCache 3.27-4.00 s (alone: not told from noise); all of it with
+ *   the allocation-free state twin 2.74-3.57 s (8 runs) against 3.51-4.15 s for the twin alone
+ *   without numeric slots and SmallCache (4 runs): the two together pay about 10-15% engine CPU.
+ *   Each alone was not measured apart on this machine: an A/B of each is the open question.
+ * Remove it only with a benchmark run that cannot tell it from noise.
+ */
+import type { Buffer, CompiledAgg } from '../aggregates';
+import type { Json, Row } from '../ports';
+
+/** What one aggregation does with its two slots. */
+type NumericOp = typeof OP_COUNT_ALL | typeof OP_COUNT | typeof OP_SUM | typeof OP_AVG;
+/** count(*): slot 0 counts rows. */
+const OP_COUNT_ALL = 0;
+/** count(column): slot 0 counts non-null values. */
+const OP_COUNT = 1;
+/** sum(column): slot 0 adds up, slot 1 counts the values added (none: null). */
+const OP_SUM = 2;
+/** avg(column): slot 0 adds up, slot 1 counts; stored as [sum, count]. */
+const OP_AVG = 3;
+
+const SLOTS_PER_AGG = 2;
+const INITIAL_GROUPS = 1024;
+
+/** A value of a sum or avg column as a number (as aggregates.ts reads it), or null when it adds nothing. */
+function addend(raw: unknown): number | null {
+  if (typeof raw === 'number') return raw;
+  if (typeof raw !== 'string') return null;
+  // Spark casts a string to DOUBLE for sum/avg; text that is not a number is null.
+  const text = raw.trim();
+  const n = Number(text);
+  return text === '' || Number.isNaN(n) ? null : n;
+}
+
+export class NumericSlots {
+  /** Per aggregation: what it counts or adds up. */
+  private readonly ops: readonly NumericOp[];
+  /** Per aggregation: its column ('' for count(*)). */
+  private readonly columns: readonly string[];
+  /** Doubles per group. */
+  private readonly width: number;
+  private values: Float64Array;
+
+  /** The numeric form of the aggregations, or null when one of them is not count, sum or avg. */
+  static of(aggs: readonly CompiledAgg[]): NumericSlots | null {
+    const ops: NumericOp[] = [];
+    const columns: string[] = [];
+    for (const agg of aggs) {
+      const { fn, column } = agg.spec;
+      if (fn === 'count') ops.push(column === undefined ? OP_COUNT_ALL : OP_COUNT);
+      else if (fn === 'sum') ops.push(OP_SUM);
+      else if (fn === 'avg') ops.push(OP_AVG);
+      else return null;
+      columns.push(column ?? '');
+    }
+    return new NumericSlots(ops, columns);
+  }
+
+  private constructor(ops: NumericOp[], columns: string[]) {
+    this.ops = ops;
+    this.columns = columns;
+    this.width = SLOTS_PER_AGG * ops.length;
+    this.values = new Float64Array(INITIAL_GROUPS * this.width);
+  }
+
+  /** Sets the doubles of the group in `slot` to their start values (growing the array to hold it). */
+  reset(slot: number): void {
+    const at = slot * this.width;
+    if (at + this.width > this.values.length) this.grow(slot);
+    const values = this.values;
+    for (let i = 0; i < this.width; i++) values[at + i] = 0;
+    for (let i = 0; i < this.ops.length; i++) if (this.ops[i] === OP_SUM) values[at + SLOTS_PER_AGG * i] = -0;
+  }
+
+  /** Adds a row to the group in `slot` (reset in this batch). */
+  add(slot: number, row: Row): void {
+    const { ops, columns, values } = this;
+    const groupAt = slot * this.width;
+    for (let i = 0; i < ops.length; i++) {
+      const op = ops[i];
+      const at = groupAt + SLOTS_PER_AGG * i;
+      if (op === OP_COUNT_ALL) {
+        values[at]++;
+        continue;
+      }
+      const raw = row[columns[i]];
+      if (raw === null || raw === undefined) continue;
+      if (op === OP_COUNT) {
+        values[at]++;
+        continue;
+      }
+      const value = addend(raw);
+      if (value === null) continue;
+      values[at] += value;
+      values[at + 1]++;
+    }
+  }
+
+  /** The Buffer (the stored form, as initBuffer and updateBuffer make it) of the group in `slot`. */
+  buffer(slot: number): Buffer {
+    const { ops, values } = this;
+    const groupAt = slot * this.width;
+    const buffer = new Array<Json>(ops.length);
+    for (let i = 0; i < ops.length; i++) {
+      const op = ops[i];
+      const at = groupAt + SLOTS_PER_AGG * i;
+      if (op === OP_COUNT_ALL || op === OP_COUNT) buffer[i] = values[at];
+      else if (op === OP_SUM) buffer[i] = values[at + 1] > 0 ? values[at] : null;
+      else buffer[i] = [values[at], values[at + 1]];
+    }
+    return buffer;
+  }
+
+  private grow(slot: number): void {
+    let groups = this.values.length / this.width;
+    while (groups <= slot) groups *= 2;
+    const values = new Float64Array(groups * this.width);
+    values.set(this.values);
+    this.values = values;
+  }
+}

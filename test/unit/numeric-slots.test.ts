@@ -1,0 +1,115 @@
+/**
+ * The numeric slots (lib/engine/operators/numeric-slots.ts) stand in for initBuffer and
+ * updateBuffer when every aggregation is count, sum or avg: the buffers they give must be the
+ * very ones the generic path gives, bit for bit (-0, NaN, strings cast to numbers, nulls).
+ */
+import { compileAgg, initBuffer, updateBuffer, type CompiledAgg } from '../../lib/engine/aggregates';
+import { NumericSlots } from '../../lib/engine/operators/numeric-slots';
+import type { Row } from '../../lib/engine/ports';
+import type { AggSpec } from '../../lib/engine/query';
+import { SmallCache } from '../../lib/engine/small-cache';
+import { stateId } from '../../lib/engine/operators/state-id';
+
+const specs: AggSpec[] = [
+  { fn: 'count', as: 'rows' },
+  { fn: 'count', column: 'x', as: 'xs' },
+  { fn: 'sum', column: 'x', as: 'total' },
+  { fn: 'avg', column: 'x', as: 'mean' },
+  { fn: 'sum', column: 'y', as: 'ys' },
+];
+
+/** A deterministic stream of numbers in [0, 1). */
+function lcg(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+const values: unknown[] = [null, undefined, 0, -0, 1.5, -2, 1e300, NaN, Infinity, ' 3 ', 'abc', '', true, { a: 1 }];
+
+describe('NumericSlots', () => {
+  it('is only for count, sum and avg', () => {
+    expect(NumericSlots.of(specs.map(compileAgg))).not.toBeNull();
+    expect(NumericSlots.of([compileAgg({ fn: 'max', column: 'x', as: 'm' })])).toBeNull();
+    expect(NumericSlots.of([compileAgg({ fn: 'count', as: 'n' }), compileAgg({ fn: 'first', column: 'x', as: 'f' })])).toBeNull();
+  });
+
+  it('gives the buffers initBuffer and updateBuffer give, over many groups and rows (growing past its first size)', () => {
+    const aggs: CompiledAgg[] = specs.map(compileAgg);
+    const slots = NumericSlots.of(aggs)!;
+    const rand = lcg(7);
+    const groups = 3000;
+    const expected = new Map<number, ReturnType<typeof initBuffer>>();
+    for (let step = 0; step < 20_000; step++) {
+      const slot = Math.floor(rand() * groups);
+      if (!expected.has(slot)) {
+        expected.set(slot, initBuffer(aggs));
+        slots.reset(slot);
+      }
+      const row: Row = {};
+      const x = values[Math.floor(rand() * values.length)];
+      const y = values[Math.floor(rand() * values.length)];
+      if (x !== undefined) row.x = x as Row[string];
+      if (y !== undefined) row.y = y as Row[string];
+      updateBuffer(aggs, expected.get(slot)!, row);
+      slots.add(slot, row);
+    }
+    for (const [slot, buffer] of expected) expect(slots.buffer(slot)).toEqual(buffer);
+    // toEqual does not tell -0 from 0: Object.is does
+    for (const [slot, buffer] of expected) {
+      const got = slots.buffer(slot);
+      buffer.forEach((v, i) => {
+        if (typeof v === 'number') expect(Object.is(got[i], v)).toBe(true);
+      });
+    }
+  });
+
+  it('keeps -0 as the sum of -0 alone, and null as the sum of nothing', () => {
+    const aggs = [compileAgg({ fn: 'sum', column: 'x', as: 's' })];
+    const slots = NumericSlots.of(aggs)!;
+    slots.reset(0);
+    slots.add(0, { x: -0 });
+    expect(Object.is(slots.buffer(0)[0], -0)).toBe(true);
+    slots.reset(1);
+    slots.add(1, { x: null });
+    expect(slots.buffer(1)).toEqual([null]);
+  });
+
+  it('starts a group over on reset', () => {
+    const slots = NumericSlots.of(specs.map(compileAgg))!;
+    slots.reset(5);
+    slots.add(5, { x: 2, y: 3 });
+    slots.reset(5);
+    expect(slots.buffer(5)).toEqual(initBuffer(specs.map(compileAgg)));
+  });
+});
+
+describe('SmallCache', () => {
+  it('keeps what it is given, and starts over past its limit', () => {
+    const cache = new SmallCache<number, string>();
+    expect(cache.get(1)).toBeUndefined();
+    expect(cache.put(1, 'one')).toBe('one');
+    expect(cache.get(1)).toBe('one');
+    for (let i = 2; i <= 5000; i++) cache.put(i, String(i));
+    expect(cache.size).toBeLessThanOrEqual(4096);
+    expect(cache.get(5000)).toBe('5000');
+  });
+});
+
+describe('stateId with the window text cache', () => {
+  it('gives the ids it gives without it', () => {
+    const cache = new SmallCache<number, string>();
+    const cases = [
+      [[1_700_000_000_000, 1_700_000_600_000], 'u1'],
+      [[1_700_000_000_000, 1_700_000_600_000], 'u2'],
+      [[-600_000, 0], null],
+      [[NaN, 1], 'u'],
+      [[1, 2, 3], 'u'],
+      ['[1,2]', 7],
+    ];
+    for (const kv of cases) expect(stateId(kv as never, cache)).toBe(stateId(kv as never));
+    expect(stateId([[1_700_000_000_000, 1_700_000_600_000], 'u1'] as never, cache)).toBe('[[1700000000000,1700000600000],"u1"]');
+  });
+});
