@@ -4,6 +4,7 @@
  */
 import { CRASH_POINTS } from '../../lib/engine/testing/crash';
 import { CheckpointMismatchError } from '../../lib/engine/errors';
+import { MicroBatchExecutor } from '../../lib/engine/executor';
 import { count, readStream, sum, window } from '../../lib/engine/query';
 import { windowedTotals, SEED_FILES } from '../../examples/windowed-totals';
 import { at, createTestRunner } from './engine-factories';
@@ -129,6 +130,38 @@ describe('when a run crashes', () => {
     expect(r.batches[0]).toMatchObject({ batchId: 0, replay: true, numInputRows: 1 });
     expect(r.batches.map((b) => b.batchId)).toEqual([0, 1, 2]);
     expect(t.sinkRows()).toEqual([{ window: win('12:00', '12:10'), total: 10, events: 1 }]);
+  });
+});
+
+describe('when a run is killed (an injected crash) while it holds the lease', () => {
+  it('keeps the lease: the next run exits lease-held, and one after the expiry takes over and replays the batch', async () => {
+    const t = createTestRunner(totals('update'));
+    t.drop([{ user: 'a', event_time: at('12:01'), amount: 5 }]);
+    await expect(t.executor({ point: 'after-sink', batchId: 0 }).run()).rejects.toThrow('injected crash at after-sink in batch 0');
+
+    const early = await t.run();
+    expect(early.stoppedBy).toBe('lease-held');
+    expect(early.batches).toEqual([]);
+    expect([...t.checkpoint.commits.keys()]).toEqual([]);
+
+    t.waitOutLease();
+    const late = await t.run();
+    expect(late.stoppedBy).toBe('done');
+    expect(late.batches.map((b) => [b.batchId, b.replay, b.noData])).toEqual([[0, true, false], [1, false, true]]);
+    expect(t.sinkRows()).toEqual([{ window: win('12:00', '12:10'), total: 5, events: 1 }]);
+    // The replay rewrote batch 0 with the same rows: written twice, never with other content.
+    expect(t.sink.timesWritten(0)).toBe(2);
+    expect(t.sink.conflicts()).toEqual([]);
+  });
+
+  it('releases the lease after an ordinary error, so the next run need not wait', async () => {
+    const t = createTestRunner(totals('update'));
+    t.drop([{ user: 'a', event_time: at('12:01'), amount: 5 }]);
+    const failing = { ...t.sink, description: 'fails', addBatch: async () => { throw new Error('sink unavailable'); } };
+    await expect(new MicroBatchExecutor({ plan: totals('update'), ...t, sink: failing, clock: t.clock }).run()).rejects.toThrow('sink unavailable');
+    const next = await t.run();
+    expect(next.stoppedBy).toBe('done');
+    expect(next.batches.map((b) => [b.batchId, b.replay, b.noData])).toEqual([[0, true, false], [1, false, true]]);
   });
 });
 
