@@ -295,8 +295,17 @@ export class MicroBatchExecutor {
       await this.renewLeaseIfHalfGone();
     };
 
+    /** Too little time left for another batch: less than 1.5 times the longest so far, at least 3 s. */
+    const deadlineNear = () => opts.deadlineMs !== undefined && this.clock.now() + Math.max(3000, maxBatchMs * 1.5) > opts.deadlineMs;
+
     // Recovery: offsets/N without commits/N means batch N may have had some effects. Re-run it
-    // with exactly the logged offsets and watermarks.
+    // with exactly the logged offsets and watermarks, unless the deadline leaves no room for a
+    // batch (the 3 s floor): then the run stops before it, and the next run replays it.
+    if (head.latestOffsetBatch >= progress.nextBatchId && deadlineNear()) {
+      this.log({ event: 'replay-deferred', batchId: progress.nextBatchId });
+      const backlogLeft = source.backlog ? await source.backlog(progress.offsets, await source.latestOffset(progress.offsets)) : 0;
+      return { ...this.emptyReport(queryId, 'deadline'), watermarkMs: progress.watermarks.batchWatermarkMs, watermark: new Date(progress.watermarks.batchWatermarkMs).toISOString(), stateRows: progress.stateRows, backlogLeft };
+    }
     if (head.latestOffsetBatch >= progress.nextBatchId) {
       const entry = await checkpoint.readOffsets(progress.nextBatchId);
       if (!entry) {
@@ -312,7 +321,7 @@ export class MicroBatchExecutor {
     const target = await source.latestOffset(progress.offsets);
     let stoppedBy: StopReason = 'done';
     for (;;) {
-      if (opts.deadlineMs !== undefined && this.clock.now() + Math.max(3000, maxBatchMs * 1.5) > opts.deadlineMs) {
+      if (deadlineNear()) {
         stoppedBy = 'deadline';
         break;
       }
