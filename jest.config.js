@@ -21,4 +21,6 @@ module.exports = {
   globalSetup: '<rootDir>/test/setup/global-setup.ts',
   globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
   testTimeout: 60000,
+  // Prints the in-memory twins' order seed (SLUICE_TWIN_SEED) when a test failed.
+  reporters: ['default', '<rootDir>/test/setup/twin-seed-reporter.js'],
 };

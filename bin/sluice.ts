@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { parseCase } from '../lib/conformance/case';
 import { compareCase, CaseResult } from '../lib/conformance/results';
-import { CRASH_POINTS, CrashPoint, parseCrashPlan } from '../lib/engine/testing/crash';
+import { CRASH_POINTS, parseCrashPlan } from '../lib/engine/testing/crash';
 import { parseInterval } from '../lib/engine/duration';
 import { InvalidOptionError, SluiceError } from '../lib/engine/errors';
 import type { QueryPlan } from '../lib/engine/query';
@@ -34,10 +34,13 @@ const USAGE = `usage:
       One availableNow run of the query the module exports (default export: a QueryPlan or a
       function returning one). Targets AWS_ENDPOINT_URL when set (LocalStack), real AWS with
       --aws, otherwise the embedded local stack.
-  sluice conformance run   [--crash <point>] [--source s3|kinesis] [--sink s3|files|dynamodb] CASE.json...
-  sluice conformance check [--crash <point>] [--source s3|kinesis] [--sink s3|files|dynamodb] CASE.json...
+  sluice conformance run   [--crash <point>[@batch]] [--source s3|kinesis] [--sink s3|files|dynamodb] CASE.json...
+  sluice conformance check [--crash <point>[@batch]] [--source s3|kinesis] [--sink s3|files|dynamodb] CASE.json...
       Runs conformance cases (see FORMAT.md); check compares with "expect" and exits 1 on a mismatch.
-      Crash points: ${CRASH_POINTS.join(', ')}.`;
+      With --crash, each step's first run crashes there (in any batch, or only in @batch) and keeps
+      its lease, as a killed Lambda does; the next run takes over once it expires and replays.
+      Crash points: ${CRASH_POINTS.join(', ')} (mid-sink: after the first durable piece of a sink
+      write, for sinks that write in pieces: --sink dynamodb or files).`;
 
 interface Args {
   positional: string[];
@@ -209,7 +212,7 @@ async function conformance(args: Args): Promise<number> {
   const files = args.positional.slice(2);
   if (!files.length) throw new InvalidOptionError('sluice conformance needs at least one CASE.json');
   const crashText = flag(args, 'crash');
-  const crash = crashText ? (parseCrashPlan(crashText)!.point as CrashPoint) : undefined;
+  const crash = crashText ? parseCrashPlan(crashText)! : undefined;
   const sourceKind = flag(args, 'source') ?? 's3';
   if (sourceKind !== 's3' && sourceKind !== 'kinesis') throw new InvalidOptionError(`--source ${sourceKind} is not s3 or kinesis`);
   const sinkKind = flag(args, 'sink') ?? 's3';

@@ -7,6 +7,14 @@
  * (nothing kept in memory) runs availableNow. With a crash point, the step's first run crashes
  * there and the next run finishes; the step's result is then read back from what is durable: the
  * sink's batch objects, the checkpoint's progress reports and its last commit.
+ *
+ * A crashed run keeps its lease, as a killed Lambda does, so the runs of a case share a clock
+ * that jumps past the lease's expiry after each crash (the next run would otherwise stop with
+ * `lease-held`):
+ *
+ *   crash run: acquire (until t+15 min) ─▶ InjectedCrash, lease still held
+ *   clock += 15 min + 1 s
+ *   next run:  acquire (expired: taken over, new token) ─▶ replay ─▶ commit ─▶ release
  */
 import { randomUUID } from 'node:crypto';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
@@ -14,7 +22,7 @@ import { caseToPlan, ConformanceCase, stepFiles } from './case';
 import { CaseResult, droppedInProgress, StepResult, stepFromBatches } from './results';
 import type { CrashPlan, CrashPoint } from '../engine/testing/crash';
 import { InjectedCrash, SluiceError } from '../engine/errors';
-import type { OutputRow, Source } from '../engine/ports';
+import type { Clock, OutputRow, Source } from '../engine/ports';
 import type { QueryPlan } from '../engine/query';
 import type { AwsConnection } from '../aws/config';
 import { buildExecutor, PipelineConfig } from '../aws/pipeline';
@@ -24,9 +32,13 @@ import { DynamoDbSink } from '../aws/dynamodb/sink';
 import { ensureBucket, ensureStateTable } from '../local/resources';
 import { createClients } from '../aws/clients';
 
+/** The lease of the runner's runs (the default of a pipeline), which its clock jumps past after a crash. */
+const LEASE_MS = 15 * 60_000;
+
 export interface ConformanceOptions {
   readonly connection: AwsConnection;
-  readonly crash?: CrashPoint;
+  /** Crash each step's first run: at a point (any batch), or a plan (`mid-sink@2`: that batch only). */
+  readonly crash?: CrashPoint | CrashPlan;
   readonly bucket?: string;
   readonly stateTable?: string;
   /**
@@ -98,6 +110,7 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
     source: { kind: 's3', bucket, prefix: `${base}/landing` },
     sink: { kind: 's3', bucket, prefix: `${base}/sink` },
     deadLetter: { bucket, prefix: `${base}/dead-letter` },
+    leaseDurationMs: LEASE_MS,
   };
   const clients = createClients(opts.connection);
   const caseSource = opts.sourceFactory ? await opts.sourceFactory(plan, base) : null;
@@ -109,6 +122,9 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
   const steps: StepResult[] = [];
   let fileNo = 0;
   let lastCommitted = -1;
+  let passedMs = 0;
+  const clock: Clock = { now: () => Date.now() + passedMs };
+  const crashPlan: CrashPlan | undefined = typeof opts.crash === 'string' ? { point: opts.crash } : opts.crash;
   try {
     for (const step of c.steps) {
       for (const rows of stepFiles(step)) {
@@ -119,12 +135,13 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
           await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: rows.map((r) => JSON.stringify(r)).join('\n') }));
         }
       }
-      const build = (crash?: CrashPlan) => buildExecutor(opts.connection, plan, cfg, { crash, source: caseSource?.source });
-      if (opts.crash) {
+      const build = (crash?: CrashPlan) => buildExecutor(opts.connection, plan, cfg, { crash, source: caseSource?.source, clock });
+      if (crashPlan) {
         try {
-          await build({ point: opts.crash }).executor.run();
+          await build(crashPlan).executor.run();
         } catch (e) {
           if (!(e instanceof InjectedCrash)) throw e;
+          passedMs += LEASE_MS + 1000;
         }
       }
       const built = build();

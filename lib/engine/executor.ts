@@ -20,7 +20,7 @@
  * (testing/crash.ts), so nothing here injects failures.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { CheckpointMismatchError, SluiceError } from './errors';
+import { CheckpointMismatchError, InjectedCrash, SluiceError } from './errors';
 import { createOperator, StatefulOperator } from './operators/operator';
 import type {
   CheckpointStore,
@@ -248,10 +248,18 @@ export class MicroBatchExecutor {
     }
     this.currentLease = handle;
     this.collectRows = opts.collectRows ?? false;
+    // A run that ends, or fails with an error it can report, gives the lease back so that the next
+    // scheduled run need not wait. An injected crash stands for a killed Lambda, which releases
+    // nothing: its lease stays held until it expires, and the next run before then exits with
+    // `lease-held` (test/unit/executor.test.ts shows both).
+    let killed = false;
     try {
       return await this.runHeld(opts);
+    } catch (e) {
+      killed = e instanceof InjectedCrash;
+      throw e;
     } finally {
-      if (this.currentLease && this.deps.lease) await this.deps.lease.release(this.currentLease);
+      if (!killed && this.currentLease && this.deps.lease) await this.deps.lease.release(this.currentLease);
       this.currentLease = null;
     }
   }
@@ -287,8 +295,17 @@ export class MicroBatchExecutor {
       await this.renewLeaseIfHalfGone();
     };
 
+    /** Too little time left for another batch: less than 1.5 times the longest so far, at least 3 s. */
+    const deadlineNear = () => opts.deadlineMs !== undefined && this.clock.now() + Math.max(3000, maxBatchMs * 1.5) > opts.deadlineMs;
+
     // Recovery: offsets/N without commits/N means batch N may have had some effects. Re-run it
-    // with exactly the logged offsets and watermarks.
+    // with exactly the logged offsets and watermarks, unless the deadline leaves no room for a
+    // batch (the 3 s floor): then the run stops before it, and the next run replays it.
+    if (head.latestOffsetBatch >= progress.nextBatchId && deadlineNear()) {
+      this.log({ event: 'replay-deferred', batchId: progress.nextBatchId });
+      const backlogLeft = source.backlog ? await source.backlog(progress.offsets, await source.latestOffset(progress.offsets)) : 0;
+      return { ...this.emptyReport(queryId, 'deadline'), watermarkMs: progress.watermarks.batchWatermarkMs, watermark: new Date(progress.watermarks.batchWatermarkMs).toISOString(), stateRows: progress.stateRows, backlogLeft };
+    }
     if (head.latestOffsetBatch >= progress.nextBatchId) {
       const entry = await checkpoint.readOffsets(progress.nextBatchId);
       if (!entry) {
@@ -305,7 +322,7 @@ export class MicroBatchExecutor {
     const target = await source.latestOffset(progress.offsets);
     let stoppedBy: StopReason = 'done';
     for (;;) {
-      if (opts.deadlineMs !== undefined && this.clock.now() + Math.max(3000, maxBatchMs * 1.5) > opts.deadlineMs) {
+      if (deadlineNear()) {
         stoppedBy = 'deadline';
         break;
       }

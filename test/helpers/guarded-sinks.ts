@@ -19,7 +19,7 @@ import type { CrashPoint } from '../../lib/engine/testing/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
 import type { OutputRow, Sink, SinkContext } from '../../lib/engine/ports';
 import type { QueryPlan } from '../../lib/engine/query';
-import { testClients, testConnection } from './stack';
+import { leaseClock, testClients, testConnection } from './stack';
 
 /** Writes each batch to every sink, in order (a crash point after the sink sees all of them written). */
 export class TeeSink implements Sink {
@@ -108,17 +108,20 @@ export async function runCaseGuarded(c: ConformanceCase, res: GuardedResources, 
   let fileNo = 0;
   let lastCommitted = -1;
   let crashes = 0;
+  // A crashed run keeps its lease: the next run waits it out on this clock.
+  const time = leaseClock();
   for (const step of c.steps) {
     for (const rows of stepFiles(step)) await dropFile(res.bucket, sinks.base, ++fileNo, rows);
     if (crash) {
       try {
-        await buildExecutor(testConnection(), plan, sinks.cfg, { crash: { point: crash }, sink: sinks.tee }).executor.run();
+        await buildExecutor(testConnection(), plan, sinks.cfg, { crash: { point: crash }, sink: sinks.tee, clock: time.clock }).executor.run();
       } catch (e) {
         if (!(e instanceof InjectedCrash)) throw e;
         crashes++;
+        time.waitOutLease();
       }
     }
-    const built = buildExecutor(testConnection(), plan, sinks.cfg, { sink: sinks.tee });
+    const built = buildExecutor(testConnection(), plan, sinks.cfg, { sink: sinks.tee, clock: time.clock });
     const report = await built.executor.run();
     const head = await built.checkpoint.head();
     const batches: Array<{ batchId: number; rows: OutputRow[] }> = [];

@@ -58,3 +58,22 @@ export function uniqueName(prefix: string): string {
 export function clockStart(): number {
   return Math.floor(Date.now() / 60_000) * 60_000;
 }
+
+/** The lease duration a pipeline runs with unless told otherwise (PipelineConfig.leaseDurationMs). */
+export const DEFAULT_LEASE_MS = 15 * 60_000;
+
+/**
+ * A clock for runs that crash. A crashed run keeps its lease, as a killed Lambda does, so the next
+ * run finds it held until it expires: `waitOutLease()` moves this clock past the expiry (real
+ * time plus every expiry waited out; never backwards, and never into the past of DynamoDB Local's
+ * TTL). Pass `clock` to every run of the query (buildExecutor's extras.clock).
+ */
+export function leaseClock(leaseMs = DEFAULT_LEASE_MS) {
+  let passedMs = 0;
+  return {
+    clock: { now: () => Date.now() + passedMs },
+    waitOutLease(): void {
+      passedMs += leaseMs + 1000;
+    },
+  };
+}

@@ -15,7 +15,7 @@ import { EffectGuard, ForeachBatchFunction, ForeachBatchSink } from '../../lib/e
 import type { SinkContext } from '../../lib/engine/ports';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
 import { windowedTotals } from '../../examples/windowed-totals';
-import { clockStart, testClients, testConnection, uniqueName } from '../helpers/stack';
+import { clockStart, leaseClock, testClients, testConnection, uniqueName } from '../helpers/stack';
 
 const { s3, dynamodb } = testClients();
 const bucket = uniqueName('foreach');
@@ -79,8 +79,10 @@ describe.each<CrashPoint>(['after-offsets', 'mid-read', 'after-sink', 'mid-state
     await drop(base, '001.json', events(30));
     const calls: string[] = [];
     const sink = () => new ForeachBatchSink({ fn: recordingFn(base, calls), guard: new DynamoDbEffectGuard({ client: dynamodb, tableName: effectsTable }) });
-    await expect(buildExecutor(testConnection(), plan, pipeline(base), { crash: new CrashInjector({ point }), sink: sink() }).executor.run()).rejects.toBeInstanceOf(InjectedCrash);
-    const report = await buildExecutor(testConnection(), plan, pipeline(base), { sink: sink() }).executor.run();
+    const time = leaseClock();
+    await expect(buildExecutor(testConnection(), plan, pipeline(base), { crash: new CrashInjector({ point }), sink: sink(), clock: time.clock }).executor.run()).rejects.toBeInstanceOf(InjectedCrash);
+    time.waitOutLease(); // the crashed run kept its lease
+    const report = await buildExecutor(testConnection(), plan, pipeline(base), { sink: sink(), clock: time.clock }).executor.run();
     expect(report.batches[0]).toMatchObject({ batchId: 0, replay: true });
     // Batch 1 is the no-data batch the watermark makes due: its own effect, once.
     const batch0 = calls.filter((c) => c.startsWith('notify 0 '));
@@ -108,8 +110,10 @@ describe('when the effect ran but its completion record was lost (crash between 
       transact: (k, items, lease) => real.transact(k, items, lease),
     };
     const fn = recordingFn(base, calls);
-    await expect(buildExecutor(testConnection(), plan, pipeline(base), { sink: new ForeachBatchSink({ fn, guard: dying }) }).executor.run()).rejects.toBeInstanceOf(InjectedCrash);
-    await buildExecutor(testConnection(), plan, pipeline(base), { sink: new ForeachBatchSink({ fn, guard: real }) }).executor.run();
+    const time = leaseClock();
+    await expect(buildExecutor(testConnection(), plan, pipeline(base), { sink: new ForeachBatchSink({ fn, guard: dying }), clock: time.clock }).executor.run()).rejects.toBeInstanceOf(InjectedCrash);
+    time.waitOutLease(); // the crashed run kept its lease
+    await buildExecutor(testConnection(), plan, pipeline(base), { sink: new ForeachBatchSink({ fn, guard: real }), clock: time.clock }).executor.run();
     const batch0 = calls.filter((c) => c.startsWith('notify 0 '));
     expect(batch0).toHaveLength(2);
     expect(batch0[0]).toBe(batch0[1]); // same effect key: an idempotent callee drops the repeat

@@ -260,9 +260,19 @@ describe('when the run fails', () => {
     const lines: Array<Record<string, unknown>> = [];
     const cfg: PipelineConfig = { ...pipeline().cfg, stateTable: uniqueName('no-such-table') };
     const handler = createScheduledHandler(windowedTotals({ source: 'files' }), cfg, conn, { writeLine: (l) => lines.push(JSON.parse(l)) });
-    await expect(handler(scheduledEvent('2026-10-01T12:15:00Z'), lambdaContext())).rejects.toThrow();
+    // A missing table is permanent (no retry heals it): retriable false, and the remedy names the table's schema.
+    const missing = /DynamoDB UpdateItem \(lease acquire\) on dynamodb:\/\/no-such-table-\S+ failed \(ResourceNotFoundException, HTTP 400: .*\): create the table \(pk S, sk S, TTL on `ttl`\) with ensureStateTable or the AvailableNowPipeline construct$/;
+    await expect(handler(scheduledEvent('2026-10-01T12:15:00Z'), lambdaContext())).rejects.toMatchObject({ name: 'SluiceError', retriable: false, message: expect.stringMatching(missing) });
     const failed = lines.find((l) => l.event === 'run-failed');
-    expect(failed).toMatchObject({ level: 'error', retriable: expect.any(Boolean), errorName: expect.any(String), errorMessage: expect.stringContaining(cfg.stateTable) });
+    expect(failed).toMatchObject({
+      level: 'error',
+      retriable: false,
+      errorName: 'SluiceError',
+      errorMessage: expect.stringMatching(missing),
+      details: { errorName: 'ResourceNotFoundException', attempts: 1 },
+      action: 'fix the cause: every scheduled run will fail the same way',
+    });
+    expect(failed!.errorMessage).toContain(cfg.stateTable);
     expect(lines.filter((l) => l.event === 'run-summary')).toEqual([]);
   });
 });

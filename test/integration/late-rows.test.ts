@@ -10,7 +10,7 @@ import { S3DeadLetterSink } from '../../lib/aws/s3/dead-letters';
 import { S3JsonSink } from '../../lib/aws/s3/json-sink';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
 import { SEED_FILES } from '../../examples/windowed-totals';
-import { testClients, testConnection, uniqueName } from '../helpers/stack';
+import { leaseClock, testClients, testConnection, uniqueName } from '../helpers/stack';
 
 const bucket = uniqueName('late');
 const table = uniqueName('late-state');
@@ -39,12 +39,14 @@ describe.each([['without a crash', null], ['with a crash after the late rows wer
         deadLetter: { bucket, prefix: `${base}/dead-letter` },
       };
       const s3 = testClients().s3;
+      const time = leaseClock();
       for (const f of SEED_FILES) {
         await s3.send(new PutObjectCommand({ Bucket: bucket, Key: `${base}/landing/${f.name}`, Body: f.rows.map((r) => JSON.stringify(r)).join('\n') }));
         if (crashPoint) {
-          await expect(buildExecutor(testConnection(), plan, cfg, { crash: new CrashInjector({ point: crashPoint }) }).executor.run()).rejects.toThrow(/injected crash/);
+          await expect(buildExecutor(testConnection(), plan, cfg, { crash: new CrashInjector({ point: crashPoint }), clock: time.clock }).executor.run()).rejects.toThrow(/injected crash/);
+          time.waitOutLease(); // the crashed run kept its lease
         }
-        await buildExecutor(testConnection(), plan, cfg).executor.run();
+        await buildExecutor(testConnection(), plan, cfg, { clock: time.clock }).executor.run();
       }
       const sink = new S3JsonSink({ client: s3, bucket, prefix: `${base}/sink` });
       const latest = new Map<string, number>();

@@ -5,10 +5,16 @@
  * failures leaves.
  *
  * Two parts:
- * - 320 runs with the engine's ports in memory (checkpoint, state, landing files, lease) and the
- *   real DynamoDbSink on DynamoDB Local: the executor's recovery and the sink's guard, fast.
+ * - 4 shapes × 81 runs with the DynamoDB state store, lease and sink on DynamoDB Local (the
+ *   checkpoint and landing files in memory, for speed): crashes at every point, mid-sink
+ *   included, over input whose bursts make batches emit more rows than one sink chunk (98) holds,
+ *   so a crash falls between the chunks of a sink write. Every point must have fired.
  * - 40 runs on the full local stack (S3 checkpoint and landing prefix, DynamoDB state and lease,
  *   both guarded sinks, fenced): the same property through the code a deployed pipeline runs.
+ *
+ * A crashed run keeps its lease, as a killed Lambda does: the next run waits it out on a clock
+ * that jumps past the expiry (leaseClock), and every run builds fresh adapters (nothing kept in
+ * memory across a crash).
  *
  * Generated input is never late (event times move forward by tick, jitter below the watermark
  * delay), so the result cannot depend on where batch boundaries fall: a crash shifts no-data
@@ -16,16 +22,18 @@
  * covered by the conformance cases under every crash point instead.
  */
 import { DynamoDbSink } from '../../lib/aws/dynamodb/sink';
+import { DynamoDbStateStore } from '../../lib/aws/dynamodb/state-store';
+import { DynamoDbLease } from '../../lib/aws/dynamodb/lease';
 import { buildExecutor } from '../../lib/aws/pipeline';
-import { CRASH_POINTS, crashingAt, type CrashPlan } from '../../lib/engine/testing/crash';
+import { CRASH_POINTS, crashingAt, type CrashPlan, type CrashPoint } from '../../lib/engine/testing/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
 import { MicroBatchExecutor } from '../../lib/engine/executor';
-import { InMemoryCheckpoint, InMemoryFileSource, InMemoryLease, InMemoryStateStore } from '../../lib/engine/testing/memory';
+import { InMemoryCheckpoint, InMemoryFileSource } from '../../lib/engine/testing/memory';
 import type { OutputRow } from '../../lib/engine/ports';
 import { count, QueryPlan, readStream, sum, window } from '../../lib/engine/query';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
 import { canonical, dropFile, guardedSinks } from '../helpers/guarded-sinks';
-import { testClients, uniqueName } from '../helpers/stack';
+import { leaseClock, testClients, uniqueName } from '../helpers/stack';
 import { testConnection } from '../helpers/stack';
 
 const res = { bucket: uniqueName('soak'), stateTable: uniqueName('soak-state'), sinkTable: uniqueName('soak-sink') };
@@ -52,16 +60,23 @@ function prng(seed: number) {
 
 const T0 = Date.UTC(2026, 9, 1, 12, 0, 0);
 const SCHEMA = 'id STRING, user STRING, event_time TIMESTAMP, amount DOUBLE';
+/** The DynamoDB sink's rows per TransactWriteItems chunk (README, Sinks). */
+const SINK_CHUNK_ROWS = 98;
 
-/** The files arriving before run `tick`: 0 to 2 files of 1 to 6 rows, event times in that tick's minute. */
-function filesForTick(seed: number, tick: number): Array<Array<Record<string, unknown>>> {
+/**
+ * The files arriving before run `tick`: 0 to 2 files of 1 to 6 rows, event times in that tick's
+ * minute, users from a few; with `bursts`, one tick in four also brings a file of 100 to 220 rows
+ * over 160 users, so that its batch emits more rows than a sink chunk holds.
+ */
+function filesForTick(seed: number, tick: number, bursts = false): Array<Array<Record<string, unknown>>> {
   const r = prng(seed * 100_003 + tick);
-  return Array.from({ length: r.int(3) }, (_, f) =>
-    Array.from({ length: 1 + r.int(6) }, (_, i) => {
-      const id = r.next() < 0.15 && i > 0 ? `t${tick}-f${f}-r0` : `t${tick}-f${f}-r${i}`; // some duplicates
-      return { id, user: r.pick(['ann', 'bob', 'cy']), event_time: new Date(T0 + tick * 60_000 + r.int(60) * 1000).toISOString(), amount: 1 + r.int(9) };
-    }),
-  );
+  const row = (f: number, i: number, user: string) => {
+    const id = r.next() < 0.15 && i > 0 ? `t${tick}-f${f}-r0` : `t${tick}-f${f}-r${i}`; // some duplicates
+    return { id, user, event_time: new Date(T0 + tick * 60_000 + r.int(60) * 1000).toISOString(), amount: 1 + r.int(9) };
+  };
+  const files = Array.from({ length: r.int(3) }, (_, f) => Array.from({ length: 1 + r.int(6) }, (_, i) => row(f, i, r.pick(['ann', 'bob', 'cy']))));
+  if (bursts && r.next() < 0.25) files.push(Array.from({ length: 100 + r.int(121) }, (_, i) => row(files.length, i, `u${String(r.int(160)).padStart(3, '0')}`)));
+  return files;
 }
 
 type Shape = 'update' | 'append' | 'complete' | 'dedup';
@@ -73,69 +88,91 @@ function soakPlan(shape: Shape, name: string, maxFilesPerTrigger?: number): Quer
   const frame =
     shape === 'dedup'
       ? events.dropDuplicates(['id', 'event_time'])
-      : shape === 'append'
-        ? events.groupBy(window('event_time', '2 minutes')).agg(sum('amount').as('total'), count().as('n'))
+      : shape === 'complete'
+        ? events.groupBy('user').agg(sum('amount').as('total'), count().as('n')) // the result table stays at most 163 rows
         : events.groupBy(window('event_time', '2 minutes'), 'user').agg(sum('amount').as('total'), count().as('n'));
   return frame.writeStream.outputMode(shape === 'dedup' ? 'append' : shape).trigger({ availableNow: true }).queryName(name).plan();
 }
 
-// ---- part 1: engine ports in memory, the real DynamoDB sink ------------------------------------
+// ---- part 1: DynamoDB state, lease and sink; checkpoint and files in memory ------------------------
 
 interface SoakOutcome {
   rows: OutputRow[];
   runs: number;
-  crashes: number;
+  crashes: Record<CrashPoint, number>;
+  /** The most rows one batch emitted. */
+  maxBatchRows: number;
 }
 
 /** `runs` scheduled runs; with `crashRate` > 0 each may crash at a random point and batch. */
-async function memorySoak(shape: Shape, seed: number, runs: number, crashRate: number, maxFilesPerTrigger?: number): Promise<SoakOutcome> {
+async function dynamoSoak(shape: Shape, seed: number, runs: number, crashRate: number, maxFilesPerTrigger?: number): Promise<SoakOutcome> {
   const plan = soakPlan(shape, `soak-${shape}`, maxFilesPerTrigger);
-  const queryKey = uniqueName(`soak-${shape}-${crashRate > 0 ? 'crash' : 'clean'}`);
-  const sink = new DynamoDbSink({ client: testClients().dynamodb, tableName: res.sinkTable, queryKey, baseDelayMs: 1, maxDelayMs: 20 });
+  const key = uniqueName(`soak-${shape}-${crashRate > 0 ? 'crash' : 'clean'}`);
+  const { dynamodb } = testClients();
   const source = new InMemoryFileSource(plan.source.schema);
   const checkpoint = new InMemoryCheckpoint();
-  const state = new InMemoryStateStore();
-  const lease = new InMemoryLease();
+  const time = leaseClock();
+  const fast = { baseDelayMs: 1, maxDelayMs: 20 };
   const r = prng(seed);
   let fileNo = 0;
-  let crashes = 0;
+  const crashes = Object.fromEntries(CRASH_POINTS.map((p) => [p, 0])) as Record<CrashPoint, number>;
+  let maxBatchRows = 0;
   for (let tick = 0; tick <= runs; tick++) {
     const last = tick === runs; // one more run at the end, without a crash, drains everything
-    if (!last) for (const rows of filesForTick(seed, tick)) source.add(`f-${String(++fileNo).padStart(6, '0')}.json`, rows);
+    if (!last) for (const rows of filesForTick(seed, tick, true)) source.add(`f-${String(++fileNo).padStart(6, '0')}.json`, rows);
     let crash: CrashPlan | undefined;
     if (!last && r.next() < crashRate) {
       const next = (await checkpoint.head()).latestCommitBatch + 1;
       crash = { point: r.pick(CRASH_POINTS), batchId: next + (r.next() < 0.7 ? 0 : 1 + r.int(2)) };
     }
-    const deps = { plan, source, checkpoint, state, sink, lease };
-    const executor = new MicroBatchExecutor(crash ? crashingAt(crash, deps) : deps);
+    // A fresh Lambda: new adapters (no cache survives a crash), the same tables.
+    const state = new DynamoDbStateStore({ client: dynamodb, tableName: res.stateTable, namespace: key, clock: time.clock, ...fast });
+    const lease = new DynamoDbLease({ client: dynamodb, tableName: res.stateTable, leaseKey: key, clock: time.clock, ...fast });
+    const sink = new DynamoDbSink({ client: dynamodb, tableName: res.sinkTable, queryKey: key, leaseTable: res.stateTable, leaseKey: key, clock: time.clock, ...fast });
+    const deps = { plan, source, checkpoint, state, sink, lease, clock: time.clock };
     try {
-      await executor.run();
+      const report = await new MicroBatchExecutor(crash ? crashingAt(crash, deps) : deps).run();
+      expect(report.stoppedBy).toBe('done');
+      for (const b of report.batches) maxBatchRows = Math.max(maxBatchRows, b.numOutputRows);
     } catch (e) {
       if (!(e instanceof InjectedCrash)) throw e;
-      crashes++;
+      crashes[e.point as CrashPoint]++;
+      time.waitOutLease();
     }
   }
-  return { rows: canonical(await sink.readAll()), runs: runs + 1, crashes };
+  const reader = new DynamoDbSink({ client: dynamodb, tableName: res.sinkTable, queryKey: key });
+  return { rows: canonical(await reader.readAll()), runs: runs + 1, crashes, maxBatchRows };
 }
 
-describe('random-crash soak on the in-memory engine ports with the DynamoDB sink', () => {
+describe('random-crash soak on the DynamoDB state store, lease and sink (DynamoDB Local)', () => {
   const shapes: Array<[Shape, number | undefined]> = [
     ['update', 2],
     ['append', 1],
     ['complete', undefined],
     ['dedup', 2],
   ];
+  const outcomes = new Map<Shape, SoakOutcome>();
   it.each(shapes)('%s output (maxFilesPerTrigger %s): 80 runs with random crashes leave what 80 runs without failures leave', async (shape, maxFiles) => {
     const seed = 20261001 + shapes.findIndex(([s]) => s === shape);
     const t0 = Date.now();
-    const [crashed, clean] = await Promise.all([memorySoak(shape, seed, 80, 0.6, maxFiles), memorySoak(shape, seed, 80, 0, maxFiles)]);
+    const [crashed, clean] = await Promise.all([dynamoSoak(shape, seed, 80, 0.6, maxFiles), dynamoSoak(shape, seed, 80, 0, maxFiles)]);
+    outcomes.set(shape, crashed);
+    const fired = Object.values(crashed.crashes).reduce((a, b) => a + b, 0);
     // eslint-disable-next-line no-console
-    console.log(`memory soak ${shape}: seed ${seed}, ${crashed.runs} runs, ${crashed.crashes} crashes, ${crashed.rows.length} sink rows, ${Date.now() - t0} ms`);
-    expect(crashed.crashes).toBeGreaterThan(20);
-    expect(clean.rows.length).toBeGreaterThan(0);
+    console.log(`dynamodb soak ${shape}: seed ${seed}, ${crashed.runs} runs (and ${clean.runs} clean), ${fired} crashes ${JSON.stringify(crashed.crashes)}, ${crashed.rows.length} sink rows, largest batch ${crashed.maxBatchRows} rows, ${Date.now() - t0} ms`);
+    expect(fired).toBeGreaterThan(20);
+    expect(clean.maxBatchRows).toBeGreaterThan(SINK_CHUNK_ROWS);
+    expect(clean.rows.length).toBeGreaterThan(SINK_CHUNK_ROWS);
     expect(crashed.rows).toEqual(clean.rows);
-  }, 240_000);
+  }, 300_000);
+
+  it('crashed at every point, mid-sink (between the chunks of a sink write) included', () => {
+    const total = Object.fromEntries(CRASH_POINTS.map((p) => [p, [...outcomes.values()].reduce((a, o) => a + o.crashes[p], 0)]));
+    expect(outcomes.size).toBe(shapes.length);
+    // eslint-disable-next-line no-console
+    console.log(`dynamodb soak crashes by point: ${JSON.stringify(total)}`);
+    expect(CRASH_POINTS.filter((p) => total[p] === 0)).toEqual([]);
+  });
 });
 
 // ---- part 2: the full local stack, both guarded sinks --------------------------------------------
@@ -151,20 +188,22 @@ describe('random-crash soak on the full local stack with both guarded sinks, fen
       const r = prng(seed);
       let fileNo = 0;
       let crashes = 0;
+      const time = leaseClock();
       for (let tick = 0; tick <= runs; tick++) {
         const last = tick === runs;
         if (!last) for (const rows of filesForTick(seed, tick)) await dropFile(res.bucket, g.base, ++fileNo, rows);
         let crash: CrashPlan | undefined;
-        const built = () => buildExecutor(testConnection(), plan, g.cfg, { sink: g.tee, crash });
+        const built = () => buildExecutor(testConnection(), plan, g.cfg, { sink: g.tee, crash, clock: time.clock });
         if (!last && r.next() < crashRate) {
           const next = (await built().checkpoint.head()).latestCommitBatch + 1;
           crash = { point: r.pick(CRASH_POINTS), batchId: next + (r.next() < 0.7 ? 0 : 1) };
         }
         try {
-          await built().executor.run();
+          expect((await built().executor.run()).stoppedBy).toBe('done');
         } catch (e) {
           if (!(e instanceof InjectedCrash)) throw e;
           crashes++;
+          time.waitOutLease();
         }
       }
       return { crashes, dynamo: canonical(await g.dynamo.readAll()), files: canonical(await g.files.readCommitted()) };

@@ -1,7 +1,9 @@
 /**
  * Restart after a crash between the offset write and the commit, on the local stack: the
  * uncommitted batch is replayed with its logged offsets and watermark, and its rows are counted
- * once in the DynamoDB state and the sink, however far the crashed attempt got.
+ * once in the DynamoDB state and the sink, however far the crashed attempt got. The crashed run
+ * keeps its DynamoDB lease (a killed Lambda releases nothing): a run before the expiry exits
+ * lease-held, the one after takes over.
  */
 import { DeleteItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
@@ -12,7 +14,7 @@ import { buildExecutor, PipelineConfig } from '../../lib/aws/pipeline';
 import { S3JsonSink } from '../../lib/aws/s3/json-sink';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
 import { windowedTotals } from '../../examples/windowed-totals';
-import { testClients, testConnection, uniqueName } from '../helpers/stack';
+import { leaseClock, testClients, testConnection, uniqueName } from '../helpers/stack';
 
 const bucket = uniqueName('recovery');
 const table = uniqueName('recovery-state');
@@ -37,20 +39,26 @@ async function drop(base: string, name: string, rows: object[]) {
 
 const rows = (n: number) => Array.from({ length: n }, (_, i) => ({ user: `u${i % 7}`, event_time: `2026-10-01 12:0${i % 10}:00`, amount: 1 }));
 
-describe.each<CrashPoint>(['after-offsets', 'mid-read', 'mid-state', 'after-sink', 'before-commit'])(
+describe.each<CrashPoint>(['after-offsets', 'mid-read', 'after-sink', 'mid-state', 'before-commit'])(
   'when batch 0 crashes at %s, after its offsets are logged and before its commit',
   (point) => {
     it('the next run replays batch 0 once: the window is counted once in state and sink', async () => {
       const base = uniqueName(point);
       const plan = windowedTotals({ outputMode: 'update', name: `recovery-${point}` });
       await drop(base, '001.json', rows(50));
-      const crashed = buildExecutor(testConnection(), plan, pipeline(base), { crash: { point } });
+      const time = leaseClock();
+      const crashed = buildExecutor(testConnection(), plan, pipeline(base), { crash: { point }, clock: time.clock });
       await expect(crashed.executor.run()).rejects.toBeInstanceOf(InjectedCrash);
       const head = await crashed.checkpoint.head();
       expect(head.latestOffsetBatch).toBe(0);
       expect(head.latestCommitBatch).toBe(-1);
 
-      const recovered = buildExecutor(testConnection(), plan, pipeline(base));
+      // The killed run kept its DynamoDB lease: a run before its expiry does nothing.
+      const early = await buildExecutor(testConnection(), plan, pipeline(base), { clock: time.clock }).executor.run();
+      expect(early).toMatchObject({ stoppedBy: 'lease-held', batches: [] });
+
+      time.waitOutLease();
+      const recovered = buildExecutor(testConnection(), plan, pipeline(base), { clock: time.clock });
       const report = await recovered.executor.run();
       expect(report.batches[0]).toMatchObject({ batchId: 0, replay: true, numInputRows: 50 });
 
@@ -65,7 +73,7 @@ describe.each<CrashPoint>(['after-offsets', 'mid-read', 'mid-state', 'after-sink
 
       // And one more file is added on top of it, once.
       await drop(base, '002.json', rows(10));
-      const next = await buildExecutor(testConnection(), plan, pipeline(base)).executor.run({ collectRows: true });
+      const next = await buildExecutor(testConnection(), plan, pipeline(base), { clock: time.clock }).executor.run({ collectRows: true });
       expect(next.batches.flatMap((b) => b.rows)).toEqual([
         { window: { start: '2026-10-01T12:00:00.000Z', end: '2026-10-01T12:10:00.000Z' }, total: 60, events: 60 },
       ]);

@@ -42,3 +42,11 @@ describe('the conformance cases (public and the project\'s own), run on the in-m
     expect(compareCase(c, result)).toEqual([]);
   });
 });
+
+describe('the project\'s own conformance cases', () => {
+  it.each(caseFiles(projectCases).map((f) => [basename(f), f]))('%s says in "about" where its expectations come from', (_name, file) => {
+    const c = parseCase(readFileSync(file, 'utf8'), file);
+    // FORMAT.md: "about" is where the case comes from. Ours are worked by hand from Spark's rules.
+    expect(c.about).toMatch(/Expectations worked by hand( from [^.]*(Spark|Guide|rules above)|, not taken from sluice's output|:)/);
+  });
+});

@@ -12,33 +12,45 @@ import type { QueryPlan } from '../../lib/engine/query';
 
 export type Event = Record<string, unknown>;
 
-/** The in-memory ports of a test run. */
-export function memoryPorts(plan: QueryPlan) {
+/** The lease duration of the runner's executors (the executor's default, made explicit). */
+export const TEST_LEASE_MS = 15 * 60_000;
+
+/** The in-memory ports of a test run; the lease and the state's TTLs follow `clock`. */
+export function memoryPorts(plan: QueryPlan, clock: Clock = { now: () => Date.now() }) {
   return {
     source: new InMemoryFileSource(plan.source.schema),
     checkpoint: new InMemoryCheckpoint(),
-    state: new InMemoryStateStore(),
+    state: new InMemoryStateStore({ clock }),
     sink: new InMemorySink(),
     deadLetters: new InMemoryDeadLetters(),
     lateRows: new InMemoryDeadLetters(),
-    lease: new InMemoryLease(),
+    lease: new InMemoryLease(() => clock.now()),
   };
 }
 
 /**
- * A runner over in-memory ports; `partial` replaces any of them (or adds a clock) for the test
- * that needs to.
+ * A runner over in-memory ports; `partial` replaces any of them (or sets the base clock) for the
+ * test that needs to. Its clock is the base clock plus the time it let pass: a crashed run keeps
+ * its lease, as a killed Lambda does, so `crashRun` lets the lease expire before it returns
+ * (`waitOutLease()` does it by hand).
  */
 export function createTestRunner<P extends Partial<ReturnType<typeof memoryPorts>>>(plan: QueryPlan, partial: P & { clock?: Clock } = {} as P) {
-  const { clock, ...replaced } = partial;
-  const ports = { ...memoryPorts(plan), ...replaced } as ReturnType<typeof memoryPorts> & Omit<P, 'clock'>;
+  const { clock: base = { now: () => Date.now() }, ...replaced } = partial;
+  let passedMs = 0;
+  const clock: Clock = { now: () => base.now() + passedMs };
+  const ports = { ...memoryPorts(plan, clock), ...replaced } as ReturnType<typeof memoryPorts> & Omit<P, 'clock'>;
   let fileNo = 0;
   const executor = (crash?: CrashPlan) => {
     const deps: ExecutorDeps = { plan, ...ports, clock };
-    return new MicroBatchExecutor(crash ? crashingAt(crash, deps) : deps);
+    return new MicroBatchExecutor(crash ? crashingAt(crash, deps) : deps, { leaseDurationMs: TEST_LEASE_MS });
+  };
+  const waitOutLease = () => {
+    passedMs += TEST_LEASE_MS + 1000;
   };
   return {
     ...ports,
+    clock,
+    waitOutLease,
     drop(rows: Event[] | string) {
       ports.source.add(`part-${String(++fileNo).padStart(5, '0')}.json`, rows);
     },
@@ -51,8 +63,9 @@ export function createTestRunner<P extends Partial<ReturnType<typeof memoryPorts
         await executor(crash).run();
         return false;
       } catch (e) {
-        if (e instanceof InjectedCrash) return true;
-        throw e;
+        if (!(e instanceof InjectedCrash)) throw e;
+        waitOutLease();
+        return true;
       }
     },
     executor,

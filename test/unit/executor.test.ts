@@ -5,6 +5,7 @@
 import { CRASH_POINTS } from '../../lib/engine/testing/crash';
 import { randomBytes } from 'node:crypto';
 import { CheckpointMismatchError, SluiceError } from '../../lib/engine/errors';
+import { MicroBatchExecutor } from '../../lib/engine/executor';
 import { InMemoryStateStore } from '../../lib/engine/testing/memory';
 import { col, count, max, readStream, sum, window } from '../../lib/engine/query';
 import { windowedTotals, SEED_FILES } from '../../examples/windowed-totals';
@@ -134,6 +135,38 @@ describe('when a run crashes', () => {
   });
 });
 
+describe('when a run is killed (an injected crash) while it holds the lease', () => {
+  it('keeps the lease: the next run exits lease-held, and one after the expiry takes over and replays the batch', async () => {
+    const t = createTestRunner(totals('update'));
+    t.drop([{ user: 'a', event_time: at('12:01'), amount: 5 }]);
+    await expect(t.executor({ point: 'after-sink', batchId: 0 }).run()).rejects.toThrow('injected crash at after-sink in batch 0');
+
+    const early = await t.run();
+    expect(early.stoppedBy).toBe('lease-held');
+    expect(early.batches).toEqual([]);
+    expect([...t.checkpoint.commits.keys()]).toEqual([]);
+
+    t.waitOutLease();
+    const late = await t.run();
+    expect(late.stoppedBy).toBe('done');
+    expect(late.batches.map((b) => [b.batchId, b.replay, b.noData])).toEqual([[0, true, false], [1, false, true]]);
+    expect(t.sinkRows()).toEqual([{ window: win('12:00', '12:10'), total: 5, events: 1 }]);
+    // The replay rewrote batch 0 with the same rows: written twice, never with other content.
+    expect(t.sink.timesWritten(0)).toBe(2);
+    expect(t.sink.conflicts()).toEqual([]);
+  });
+
+  it('releases the lease after an ordinary error, so the next run need not wait', async () => {
+    const t = createTestRunner(totals('update'));
+    t.drop([{ user: 'a', event_time: at('12:01'), amount: 5 }]);
+    const failing = { ...t.sink, description: 'fails', addBatch: async () => { throw new Error('sink unavailable'); } };
+    await expect(new MicroBatchExecutor({ plan: totals('update'), ...t, sink: failing, clock: t.clock }).run()).rejects.toThrow('sink unavailable');
+    const next = await t.run();
+    expect(next.stoppedBy).toBe('done');
+    expect(next.batches.map((b) => [b.batchId, b.replay, b.noData])).toEqual([[0, true, false], [1, false, true]]);
+  });
+});
+
 describe('when two runs of one query overlap', () => {
   it('the second exits at once, without side effects', async () => {
     const t = createTestRunner(windowedTotals({ outputMode: 'append' }));
@@ -225,10 +258,12 @@ describe('when a state value cannot fit in a store item (hole 3d)', () => {
 
 describe('when a batch is replayed after the state store may have dropped its versions (hole 2)', () => {
   const DAY = 86_400_000;
-  /** The in-memory store, saying it keeps superseded versions for one day (as DynamoDB TTL would). */
-  class OneDayStore extends InMemoryStateStore {
-    readonly retentionMs = DAY;
-  }
+  /** The in-memory store, its tombstones living one day (as DynamoDB TTL would remove them). */
+  const OneDayStore = class extends InMemoryStateStore {
+    constructor() {
+      super({ ttlSeconds: DAY / 1000 });
+    }
+  };
 
   async function crashedThenReplayedAfter(ms: number) {
     let now = Date.parse('2026-10-02T00:00:00Z');

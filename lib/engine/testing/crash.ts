@@ -7,19 +7,24 @@
  *   source.read / readChunks   ─▶ mid-read             (once the first chunk was taken, or after
  *                                                       a read of one chunk or none; a no-data
  *                                                       batch reads nothing: right after its offsets)
- *   sink.addBatch(N)           ─▶ after-sink
+ *   sink.addBatch(N)           ─▶ mid-sink             (the SinkContext.onPieceWritten the sink is
+ *                                                       given throws after piece 0, the first durable
+ *                                                       piece: only sinks that call it can crash there)
+ *                              ─▶ after-sink
  *   state.commit(N)            ─▶ mid-state            (half of the batch's changes committed first)
  *   checkpoint.writeProgress   ─▶ before-commit        (before progress/N and commits/N are written)
  *   checkpoint.writeCommit(N)  ─▶ after-commit
  *
- * `mid-state` needs a batch that changes state. Enabled at the edges only: `SLUICE_CRASH_AT=<point>[@<batchId>]` for the CLI,
+ * `mid-state` needs a batch that changes state; `mid-sink` a batch with rows and a sink that
+ * writes in pieces and says so (the DynamoDB sink, the S3 file sink, foreachBatch's guarded
+ * effects, the in-memory sink twin). Enabled at the edges only: `SLUICE_CRASH_AT=<point>[@<batchId>]` for the CLI,
  * `--crash <point>` for the conformance runner, the `crash` extra of `buildExecutor`, and
  * `crashingAt(plan, ports)` in tests.
  */
 import { InjectedCrash, InvalidOptionError } from '../errors';
 import type { CheckpointStore, Json, OffsetEntry, ReadOptions, ReadResult, Sink, Source, StateStore } from '../ports';
 
-export const CRASH_POINTS = ['after-offsets', 'mid-read', 'mid-state', 'after-sink', 'before-commit', 'after-commit'] as const;
+export const CRASH_POINTS = ['after-offsets', 'mid-read', 'mid-sink', 'after-sink', 'mid-state', 'before-commit', 'after-commit'] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 
 export interface CrashPlan {
@@ -168,12 +173,21 @@ export function crashingState(crash: CrashInjector, inner: StateStore): StateSto
   };
 }
 
-/** `after-sink`: once the sink holds the batch. */
+/**
+ * `mid-sink`: the sink is told after each durable piece of its write; after piece 0 the hook it
+ * was given throws, and the sink's write stops there as a killed Lambda's would (its other pieces
+ * may be in flight). `after-sink`: once the sink holds the batch.
+ */
 export function crashingSink(crash: CrashInjector, inner: Sink): Sink {
   return {
     description: inner.description,
     async addBatch(batchId, rows, ctx) {
-      await inner.addBatch(batchId, rows, ctx);
+      const told = ctx.onPieceWritten;
+      const onPieceWritten = (index: number) => {
+        told?.(index);
+        if (index === 0) crash.at('mid-sink', batchId);
+      };
+      await inner.addBatch(batchId, rows, crash.armed('mid-sink', batchId) ? { ...ctx, onPieceWritten } : ctx);
       crash.at('after-sink', batchId);
     },
   };

@@ -2,8 +2,17 @@
  * In-memory twins of the ports, for unit tests of the engine and the engine-only benchmark.
  * They keep the same contracts as the AWS adapters (versioned state, write-once logs, replayable
  * source), so a unit test can crash a run and start a new executor over the same objects.
+ *
+ * They are as strict as the services where it matters, never kinder:
+ * - the state store returns entries in an order shuffled per call (seeded: TWIN_SEED, set by
+ *   SLUICE_TWIN_SEED to reproduce), refuses keys and items beyond DynamoDB's limits with the
+ *   DynamoDB store's errors, and keeps tombstones with a `ttl` that `expireBefore(ms)` expires;
+ * - the sink writes a batch in pieces (sorted rows, `pieceRows` a piece), tells
+ *   `SinkContext.onPieceWritten` after each, and records every write, so a duplicate shows;
+ * - the checkpoint keeps offsets and commits write-once as S3 with If-None-Match does (the first
+ *   write stays), stores copies (JSON), and can make an entry unreadable.
  */
-import { CheckpointMismatchError, LeaseLostError } from '../errors';
+import { CheckpointMismatchError, LeaseLostError, SluiceError } from '../errors';
 import type {
   BatchLimits,
   CheckpointHead,
@@ -20,12 +29,15 @@ import type {
   ReadOptions,
   ReadResult,
   Sink,
+  SinkContext,
   Source,
   StateChange,
   StateEntry,
   StateKey,
   StateStore,
 } from '../ports';
+import type { Clock } from '../ports';
+import { systemClock } from '../ports';
 import { Schema } from '../schema';
 import { encodeStateJson, STATE_ITEM_MAX_BYTES, stateItemTooLarge, storedStateBytes } from '../state-json';
 import { LineParsers } from '../json-scan';
@@ -38,40 +50,44 @@ export class InMemoryCheckpoint implements CheckpointStore {
   readonly commits = new Map<number, CommitEntry>();
   readonly progress = new Map<number, Json>();
   readonly sourceLogs = new Map<string, string>();
+  /** Entries (`offsets/3`, `commits/3`, `progress/3`) that exist but do not parse, as a damaged object would. */
+  readonly unreadable = new Set<string>();
 
   async head(): Promise<CheckpointHead> {
     return {
-      metadata: this.metadata,
+      metadata: this.metadata === null ? null : copy(this.metadata),
       latestOffsetBatch: Math.max(-1, ...this.offsets.keys()),
       latestCommitBatch: Math.max(-1, ...this.commits.keys()),
     };
   }
   async writeMetadata(meta: QueryMetadata) {
-    this.metadata = meta;
+    this.metadata = copy(meta);
   }
   async readOffsets(id: number) {
-    return this.offsets.get(id) ?? null;
+    return this.read(this.offsets, 'offsets', id);
   }
   async writeOffsets(e: OffsetEntry) {
     writeOnce(this.offsets, e.batchId, e, 'offsets');
   }
   async readCommit(id: number) {
-    return this.commits.get(id) ?? null;
+    return this.read(this.commits, 'commits', id);
   }
   async writeCommit(e: CommitEntry) {
-    // A replay may commit again; only the time of the commit may differ.
-    const prev = this.commits.get(e.batchId);
-    if (prev && JSON.stringify({ ...prev, committedAtMs: 0 }) !== JSON.stringify({ ...e, committedAtMs: 0 })) throw logConflict('commits', e.batchId);
-    this.commits.set(e.batchId, e);
+    // A replay may commit again; only the time of the commit may differ, and the first stays.
+    writeOnce(this.commits, e.batchId, e, 'commits', (v) => ({ ...v, committedAtMs: 0 }));
   }
   async writeProgress(id: number, p: Json) {
-    this.progress.set(id, p);
+    this.progress.set(id, copy(p));
   }
   async readProgress(id: number) {
-    return this.progress.get(id) ?? null;
+    return this.read(this.progress, 'progress', id);
   }
   async purge(keepFrom: number) {
     for (const m of [this.offsets, this.commits, this.progress] as Map<number, unknown>[]) for (const k of [...m.keys()]) if (k < keepFrom) m.delete(k);
+    for (const k of [...this.sourceLogs.keys()]) {
+      const name = k.slice(k.indexOf('/') + 1);
+      if (/^\d+$/.test(name) && Number(name) < keepFrom) this.sourceLogs.delete(k);
+    }
   }
   async readSourceLog(i: number, name: string) {
     return this.sourceLogs.get(`${i}/${name}`) ?? null;
@@ -85,12 +101,34 @@ export class InMemoryCheckpoint implements CheckpointStore {
     this.sourceLogs.set(`${i}/${name}`, body);
     return null;
   }
+
+  private read<T extends Json | OffsetEntry | CommitEntry>(m: Map<number, T>, log: string, id: number): T | null {
+    if (this.unreadable.has(`${log}/${id}`) && m.has(id)) {
+      throw new CheckpointMismatchError(
+        `checkpoint entry ${this.description}/${log}/${id} is not valid JSON (damaged in the twin): restore the object from a backup or S3 versioning, or start the query on a new checkpoint prefix`,
+      );
+    }
+    const v = m.get(id);
+    return v === undefined ? null : copy(v);
+  }
 }
 
-function writeOnce<T>(m: Map<number, T>, id: number, v: T, what: string) {
+/** What S3 would hand back: a copy through JSON, never the caller's object. */
+function copy<T>(v: T): T {
+  return JSON.parse(JSON.stringify(v)) as T;
+}
+
+/**
+ * Write-once as S3's `If-None-Match: *` makes it: the first write stays; a second one is refused
+ * (412), and the checkpoint then accepts it only when it says the same (`same` drops what may differ).
+ */
+function writeOnce<T>(m: Map<number, T>, id: number, v: T, what: string, same: (v: T) => unknown = (x) => x) {
   const prev = m.get(id);
-  if (prev && JSON.stringify(prev) !== JSON.stringify(v)) throw logConflict(what, id);
-  m.set(id, v);
+  if (prev !== undefined) {
+    if (JSON.stringify(same(prev)) !== JSON.stringify(same(copy(v)))) throw logConflict(what, id);
+    return;
+  }
+  m.set(id, copy(v));
 }
 
 function logConflict(what: string, id: number): CheckpointMismatchError {
@@ -108,43 +146,115 @@ interface KeyVersion {
 interface KeyHistory {
   current: KeyVersion;
   previous?: KeyVersion;
+  /** Epoch seconds after which DynamoDB's TTL may delete the item (set on tombstones, as the store does). */
+  ttl?: number;
+}
+
+/** DynamoDB's limits (lib/aws/dynamodb/requests.ts), repeated here: the engine imports no AWS code. */
+export const DYNAMODB_ITEM_MAX_BYTES = 400 * 1024;
+export const DYNAMODB_SORT_KEY_MAX_BYTES = 1024;
+export const DYNAMODB_PARTITION_KEY_MAX_BYTES = 2048;
+
+/**
+ * The seed of the twins' shuffled orders in this process: SLUICE_TWIN_SEED when set (to reproduce
+ * a failure; the test setup sets it for the whole run and prints it when a test fails), else random.
+ */
+export const TWIN_SEED: number = (() => {
+  const text = process.env.SLUICE_TWIN_SEED;
+  if (text !== undefined && text !== '') {
+    if (!/^\d+$/.test(text)) throw new SluiceError(`SLUICE_TWIN_SEED ${JSON.stringify(text)} is not a non-negative integer: set it to the seed a failing run printed, or unset it`);
+    return Number(text) >>> 0;
+  }
+  return Math.floor(Math.random() * 2 ** 32) >>> 0;
+})();
+
+let twinsMade = 0;
+
+/** mulberry32: a small seeded PRNG (the twins' orders must reproduce from TWIN_SEED). */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export interface InMemoryStateStoreOptions {
+  /** Seeds the order entries come back in. @default TWIN_SEED mixed with the store's number in this process */
+  readonly seed?: number;
+  /** Gives tombstones their `ttl`. @default systemClock */
+  readonly clock?: Clock;
+  /** How long a tombstone lives before TTL may delete it, as DynamoDbStateStore's option. @default 2592000 (30 days) */
+  readonly ttlSeconds?: number;
 }
 
 /**
  * Versioned state with the same visibility rules as the DynamoDB store: every key keeps its
  * current version and the one before, so a read at version N−1 during a replay of N sees N−1
  * whatever part of N a crashed attempt wrote. A deleted key is dropped once no read can see it
- * (a read is at version − 1 or later), so the store follows the live state of a long run.
+ * (a read is at version − 1 or later), so the store follows the live state of a long run; until
+ * then it is a tombstone with a `ttl`, and `expireBefore(ms)` deletes it as DynamoDB's TTL would.
+ *
+ * Entries come back in an order shuffled per call (DynamoDB's order is by key within a
+ * partition, and partitions come back in no order): code that depends on it fails here.
  */
 export class InMemoryStateStore implements StateStore {
-  readonly description = 'memory://state';
+  readonly description: string;
+  readonly seed: number;
   /** Per operator id, per key id. */
   private readonly items = new Map<string, Map<string, KeyHistory>>();
   /** Per operator id, the keys whose current version is a deletion, and that version. */
   private readonly deletions = new Map<string, Map<string, number>>();
+  private readonly random: () => number;
+  private readonly clock: Clock;
+  private readonly ttlSeconds: number;
+
+  constructor(opts: InMemoryStateStoreOptions = {}) {
+    this.seed = opts.seed ?? (TWIN_SEED + Math.imul(++twinsMade, 0x9e3779b1)) >>> 0;
+    this.description = `memory://state (order seed ${this.seed}, SLUICE_TWIN_SEED ${TWIN_SEED})`;
+    this.random = prng(this.seed);
+    this.clock = opts.clock ?? systemClock;
+    this.ttlSeconds = opts.ttlSeconds ?? 30 * 86_400;
+  }
+
+  /** As the DynamoDB store: a replay older than the tombstones' lifetime may read versions TTL removed. */
+  get retentionMs(): number {
+    return this.ttlSeconds * 1000;
+  }
 
   private table(op: OperatorStateSpec): Map<string, KeyHistory> {
     let t = this.items.get(op.operatorId);
-    if (!t) this.items.set(op.operatorId, (t = new Map()));
+    if (!t) {
+      checkPartitionKey(op);
+      this.items.set(op.operatorId, (t = new Map()));
+    }
     return t;
   }
 
-  /**
-   * The entry a read at `version` sees, or null when the key is absent or deleted then: the
-   * version itself, which has the entry's form ({key, value}, both read-only), so that a read
-   * makes no objects (the benchmark's engine runs on this twin).
-   */
+  /** `xs` in an order of the store's PRNG (Fisher-Yates). */
+  private shuffled<T>(xs: T[]): T[] {
+    for (let i = xs.length - 1; i > 0; i--) {
+      const j = Math.floor(this.random() * (i + 1));
+      [xs[i], xs[j]] = [xs[j], xs[i]];
+    }
+    return xs;
+  }
+
+  /** The entry a read at `version` sees, or null when the key is absent or deleted then. */
   private visible(history: KeyHistory | undefined, version: number): StateEntry | null {
     if (!history) return null;
     const seen = history.current.version <= version ? history.current : history.previous !== undefined && history.previous.version <= version ? history.previous : null;
     if (seen === null || seen.value === null) return null;
-    return seen as StateEntry;
+    return { key: { id: seen.key.id, evictAt: seen.key.evictAt }, value: copy(seen.value) };
   }
 
   async get(op: OperatorStateSpec, keys: StateKey[], version: number) {
     const t = this.table(op);
     const out = new Map<string, StateEntry>();
-    for (const k of keys) {
+    for (const k of this.shuffled([...keys])) {
       const entry = this.visible(t.get(k.id), version);
       if (entry) out.set(k.id, entry);
     }
@@ -157,7 +267,7 @@ export class InMemoryStateStore implements StateStore {
       const entry = this.visible(history, version);
       if (entry && entry.key.evictAt !== null && entry.key.evictAt <= watermarkMs) out.push(entry);
     }
-    return out;
+    return this.shuffled(out);
   }
 
   async all(op: OperatorStateSpec, version: number) {
@@ -166,7 +276,7 @@ export class InMemoryStateStore implements StateStore {
       const entry = this.visible(history, version);
       if (entry) out.push(entry);
     }
-    return out.sort((a, b) => (a.key.id < b.key.id ? -1 : 1));
+    return this.shuffled(out);
   }
 
   /** Items held, over all operators (live keys, and deletions not dropped yet). */
@@ -200,8 +310,37 @@ export class InMemoryStateStore implements StateStore {
     }
   }
 
+  /**
+   * DynamoDB's TTL, at a moment the test picks: every item whose `ttl` (epoch seconds) is before
+   * `ms` is gone, as if the service had deleted it. Returns how many went.
+   */
+  expireBefore(ms: number): number {
+    let n = 0;
+    for (const [operatorId, t] of this.items) {
+      for (const [id, history] of t) {
+        if (history.ttl !== undefined && history.ttl * 1000 < ms) {
+          t.delete(id);
+          this.deletions.get(operatorId)?.delete(id);
+          n++;
+        }
+      }
+    }
+    return n;
+  }
+
   async commit(op: OperatorStateSpec, version: number, changes: StateChange[]) {
     const t = this.table(op);
+    // As the DynamoDB store: every key and item is checked before anything is written.
+    const written = new Map<string, KeyVersion>();
+    for (const c of changes) {
+      checkSortKey(op, c.key.id);
+      written.set(c.key.id, { version, key: { id: c.key.id, evictAt: c.key.evictAt }, value: c.value === null ? null : copy(c.value) });
+    }
+    for (const w of written.values()) {
+      const history = t.get(w.key.id);
+      const previous = history === undefined ? undefined : history.current.version === version ? history.previous : history.current;
+      checkItemSize(op, w, previous);
+    }
     let deleted = this.deletions.get(op.operatorId);
     if (!deleted) this.deletions.set(op.operatorId, (deleted = new Map()));
     // A deletion by an earlier version is invisible to every read still possible: drop the key.
@@ -211,18 +350,56 @@ export class InMemoryStateStore implements StateStore {
         deleted.delete(id);
       }
     }
-    for (const c of changes) {
-      const written: KeyVersion = { version, key: c.key, value: c.value };
-      const history = t.get(c.key.id);
-      if (history === undefined) t.set(c.key.id, { current: written });
-      else if (history.current.version === version) history.current = written; // a replay of this version keeps the one before
-      else {
-        history.previous = history.current;
-        history.current = written;
-      }
-      if (c.value === null) deleted.set(c.key.id, version);
-      else deleted.delete(c.key.id);
+    const ttl = Math.floor(this.clock.now() / 1000) + this.ttlSeconds;
+    for (const w of written.values()) {
+      const history = t.get(w.key.id);
+      let next: KeyHistory;
+      if (history === undefined) next = { current: w };
+      else if (history.current.version === version) next = { current: w, previous: history.previous }; // a replay of this version keeps the one before
+      else next = { current: w, previous: history.current };
+      if (w.value === null) {
+        next.ttl = ttl;
+        deleted.set(w.key.id, version);
+      } else deleted.delete(w.key.id);
+      t.set(w.key.id, next);
     }
+  }
+}
+
+const utf8Bytes = (s: string) => Buffer.byteLength(s, 'utf8');
+
+/** The partition keys of an operator's items hold its id: DynamoDB's 2,048-byte limit. */
+function checkPartitionKey(op: OperatorStateSpec): void {
+  const bytes = utf8Bytes(op.operatorId);
+  if (!op.operatorId || op.operatorId.includes('#') || bytes > DYNAMODB_PARTITION_KEY_MAX_BYTES - 64) {
+    throw new SluiceError(`state operatorId (${JSON.stringify(op.operatorId.slice(0, 80))}) must be non-empty, free of '#' and short (DynamoDB partition keys hold up to ${DYNAMODB_PARTITION_KEY_MAX_BYTES} bytes): use ids like "agg0"`);
+  }
+}
+
+/** A state key id is a DynamoDB sort key: 1 to 1,024 bytes (the DynamoDB store's error). */
+function checkSortKey(op: OperatorStateSpec, id: string): void {
+  const bytes = utf8Bytes(id);
+  if (bytes === 0 || bytes > DYNAMODB_SORT_KEY_MAX_BYTES) {
+    throw new SluiceError(
+      `state key id of operator \`${op.operatorId}\` is ${bytes} bytes (${JSON.stringify(id.slice(0, 80))}${id.length > 80 ? '...' : ''}); DynamoDB sort keys hold 1 to ${DYNAMODB_SORT_KEY_MAX_BYTES} bytes: group by shorter keys (or hash long ones)`,
+      { details: { operatorId: op.operatorId, key: id.slice(0, 200), sizeBytes: bytes, limitBytes: DYNAMODB_SORT_KEY_MAX_BYTES } },
+    );
+  }
+}
+
+/**
+ * The item of a key holds its id and two versions' values (JSON), as the DynamoDB store's does:
+ * above 400 KB it is refused with the store's error. (The store gzips values above 32 KB, so the
+ * twin refuses a little earlier than DynamoDB would: never later.)
+ */
+function checkItemSize(op: OperatorStateSpec, cur: KeyVersion, previous: KeyVersion | undefined): void {
+  const value = (v: KeyVersion | undefined) => (v === undefined || v.value === null ? 0 : utf8Bytes(JSON.stringify(v.value)));
+  const size = 2 * utf8Bytes(cur.key.id) + op.operatorId.length + 64 + value(cur) + value(previous);
+  if (size > DYNAMODB_ITEM_MAX_BYTES) {
+    throw new SluiceError(
+      `state value for key \`${cur.key.id.slice(0, 200)}\` of operator \`${op.operatorId}\` needs a DynamoDB item of ${size} bytes (two versions, gzipped), above DynamoDB's item limit of ${DYNAMODB_ITEM_MAX_BYTES} bytes: keep per-key state smaller, e.g. aggregate instead of collecting rows`,
+      { details: { operatorId: op.operatorId, key: cur.key.id.slice(0, 200), sizeBytes: size, limitBytes: DYNAMODB_ITEM_MAX_BYTES } },
+    );
   }
 }
 
@@ -291,15 +468,87 @@ export class InMemoryFileSource implements Source {
   }
 }
 
-/** Records each batch's rows by batch ID; a replay overwrites its own batch. */
+/** One durable write of the sink twin: piece `piece` of batch `batchId`. */
+export interface SinkWrite {
+  readonly batchId: number;
+  readonly piece: number;
+  readonly rows: OutputRow[];
+}
+
+export interface InMemorySinkOptions {
+  /** Rows per durable piece of a batch's write (the DynamoDB sink's chunk is 98). @default 98 */
+  readonly pieceRows?: number;
+}
+
+/**
+ * A sink that writes each batch as the DynamoDB and S3 file sinks do: its rows sorted (so which
+ * rows fall in piece i depends only on the set of rows), in pieces of `pieceRows`, each piece
+ * durable on its own, `onPieceWritten(i)` told after each. A replay rewrites its batch's pieces
+ * (deterministic keys), so `batches` holds what a reader sees; `writes` keeps every write ever
+ * made, so a batch written twice, or written twice with different content, is visible.
+ */
 export class InMemorySink implements Sink {
   readonly description = 'memory://sink';
+  /** What the sink holds per batch: its pieces as last written, in order. */
   readonly batches = new Map<number, OutputRow[]>();
+  /** Every durable write, in order. */
+  readonly writes: SinkWrite[] = [];
   calls = 0;
-  async addBatch(batchId: number, rows: OutputRow[]) {
-    this.calls++;
-    this.batches.set(batchId, rows);
+  readonly pieceRows: number;
+  private readonly pieces = new Map<number, OutputRow[][]>();
+
+  constructor(opts: InMemorySinkOptions = {}) {
+    const n = opts.pieceRows ?? 98;
+    if (!Number.isInteger(n) || n < 1) throw new SluiceError(`InMemorySink pieceRows (${n}) must be a positive integer: the rows per durable piece, e.g. 98 as the DynamoDB sink`);
+    this.pieceRows = n;
   }
+
+  async addBatch(batchId: number, rows: OutputRow[], ctx?: SinkContext) {
+    this.calls++;
+    const sorted = sortedRows(rows);
+    let held = this.pieces.get(batchId);
+    if (!held) this.pieces.set(batchId, (held = []));
+    if (sorted.length === 0) this.batches.set(batchId, held.flat());
+    for (let i = 0, piece = 0; i < sorted.length; i += this.pieceRows, piece++) {
+      const rowsOfPiece = copy(sorted.slice(i, i + this.pieceRows));
+      held[piece] = rowsOfPiece;
+      this.writes.push({ batchId, piece, rows: rowsOfPiece });
+      this.batches.set(batchId, held.flat());
+      ctx?.onPieceWritten?.(piece);
+    }
+  }
+
+  /** Pieces written more than once with different rows: a replay that did not repeat itself. */
+  conflicts(): Array<{ batchId: number; piece: number }> {
+    const first = new Map<string, string>();
+    const out: Array<{ batchId: number; piece: number }> = [];
+    for (const w of this.writes) {
+      const k = `${w.batchId}/${w.piece}`;
+      const text = JSON.stringify(w.rows);
+      const seen = first.get(k);
+      if (seen === undefined) first.set(k, text);
+      else if (seen !== text && !out.some((o) => o.batchId === w.batchId && o.piece === w.piece)) out.push({ batchId: w.batchId, piece: w.piece });
+    }
+    return out;
+  }
+
+  /** How many times each batch's piece 0 was written (a batch with no rows writes none). */
+  timesWritten(batchId: number): number {
+    return this.writes.filter((w) => w.batchId === batchId && w.piece === 0).length;
+  }
+}
+
+/** Rows in a canonical order: by their JSON with sorted keys. */
+function sortedRows(rows: readonly OutputRow[]): OutputRow[] {
+  const keyed = rows.map((r) => [stableJson(r), r] as const);
+  keyed.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return keyed.map(([, r]) => r);
+}
+
+function stableJson(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
+  return `{${Object.keys(v as object).sort().map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
 }
 
 export class InMemoryDeadLetters implements DeadLetterSink {
