@@ -153,9 +153,9 @@ export function buildExecutor(conn: AwsConnection, plan: QueryPlan, cfg: Pipelin
   const state = new DynamoDbStateStore({ client: clients.dynamodb, tableName: cfg.stateTable, namespace, clock: extras.clock });
   const lease = new DynamoDbLease({ client: clients.dynamodb, tableName: cfg.stateTable, leaseKey: namespace, clock: extras.clock });
   // A test's crash (extras.crash) sits in front of the ports; the executor knows nothing of it.
-  const ports = extras.crash ? crashingAt(extras.crash, { source, checkpoint, state, sink }) : { source, checkpoint, state, sink };
+  const ports = extras.crash ? crashingAt(extras.crash, { source, checkpoint, state, sink, lease }) : { source, checkpoint, state, sink, lease };
   const executor = new MicroBatchExecutor(
-    { plan, ...ports, deadLetters, lateRows: cfg.keepLateRows || plan.lateRows === 'dead-letter' ? deadLetters : undefined, lease, clock: extras.clock, log: extras.log },
+    { plan, ...ports, deadLetters, lateRows: cfg.keepLateRows || plan.lateRows === 'dead-letter' ? deadLetters : undefined, clock: extras.clock, log: extras.log },
     { leaseDurationMs: cfg.leaseDurationMs, retainBatches: cfg.retainBatches },
   );
   return { executor, clients, checkpoint, source, sink, state, lease, deadLetters };

@@ -20,7 +20,7 @@
  * (testing/crash.ts), so nothing here injects failures.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { CheckpointMismatchError, InjectedCrash, SluiceError } from './errors';
+import { CheckpointMismatchError, SluiceError } from './errors';
 import { createOperator, StatefulOperator } from './operators/operator';
 import type {
   CheckpointStore,
@@ -249,17 +249,12 @@ export class MicroBatchExecutor {
     this.currentLease = handle;
     this.collectRows = opts.collectRows ?? false;
     // A run that ends, or fails with an error it can report, gives the lease back so that the next
-    // scheduled run need not wait. An injected crash stands for a killed Lambda, which releases
-    // nothing: its lease stays held until it expires, and the next run before then exits with
-    // `lease-held` (test/unit/executor.test.ts shows both).
-    let killed = false;
+    // scheduled run need not wait. A killed Lambda never gets here: its lease stays held until it
+    // expires (the crash decorators' lease does the same after an injected crash; testing/crash.ts).
     try {
       return await this.runHeld(opts);
-    } catch (e) {
-      killed = e instanceof InjectedCrash;
-      throw e;
     } finally {
-      if (!killed && this.currentLease && this.deps.lease) await this.deps.lease.release(this.currentLease);
+      if (this.currentLease && this.deps.lease) await this.deps.lease.release(this.currentLease);
       this.currentLease = null;
     }
   }

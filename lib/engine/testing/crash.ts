@@ -22,7 +22,7 @@
  * `crashingAt(plan, ports)` in tests.
  */
 import { InjectedCrash, InvalidOptionError } from '../errors';
-import type { CheckpointStore, Json, OffsetEntry, ReadOptions, ReadResult, Sink, Source, StateStore } from '../ports';
+import type { CheckpointStore, Json, Lease, OffsetEntry, ReadOptions, ReadResult, Sink, Source, StateStore } from '../ports';
 
 export const CRASH_POINTS = ['after-offsets', 'mid-read', 'mid-sink', 'after-sink', 'mid-state', 'before-commit', 'after-commit'] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
@@ -53,9 +53,13 @@ export class CrashInjector {
   at(point: CrashPoint, batchId: number): void {
     if (this.armed(point, batchId)) {
       this.remaining--;
+      this.firedCount++;
       throw new InjectedCrash(point, batchId);
     }
   }
+
+  /** Crashes injected so far. */
+  firedCount = 0;
 }
 
 /** The ports a crash can sit in front of. */
@@ -64,6 +68,8 @@ export interface CrashablePorts {
   readonly checkpoint: CheckpointStore;
   readonly state: StateStore;
   readonly sink: Sink;
+  /** When present, a crash keeps it held, as a killed Lambda does (it never reaches its release). */
+  readonly lease?: Lease;
 }
 
 /**
@@ -79,6 +85,26 @@ export function crashingAt<P extends CrashablePorts>(plan: CrashPlan | CrashInje
     checkpoint: crashingCheckpoint(crash, ports.checkpoint),
     state: crashingState(crash, ports.state),
     sink: crashingSink(crash, ports.sink),
+    ...(ports.lease ? { lease: crashingLease(crash, ports.lease) } : {}),
+  };
+}
+
+/**
+ * A killed run keeps its lease until it expires: a release after a crash injected since the
+ * lease was taken does nothing, so the next scheduled run finds the lease held.
+ */
+export function crashingLease(crash: CrashInjector, inner: Lease): Lease {
+  let firedAtAcquire = crash.firedCount;
+  return {
+    async acquire(owner, durationMs) {
+      firedAtAcquire = crash.firedCount;
+      return inner.acquire(owner, durationMs);
+    },
+    renew: (handle, durationMs) => inner.renew(handle, durationMs),
+    async release(handle) {
+      if (crash.firedCount > firedAtAcquire) return;
+      return inner.release(handle);
+    },
   };
 }
 

@@ -333,7 +333,6 @@ export class InMemoryStateStore implements StateStore {
     // As the DynamoDB store: every key and item is checked before anything is written.
     const written = new Map<string, KeyVersion>();
     for (const c of changes) {
-      checkSortKey(op, c.key.id);
       written.set(c.key.id, { version, key: { id: c.key.id, evictAt: c.key.evictAt }, value: c.value === null ? null : copy(c.value) });
     }
     for (const w of written.values()) {
@@ -377,30 +376,16 @@ function checkPartitionKey(op: OperatorStateSpec): void {
 }
 
 /** A state key id is a DynamoDB sort key: 1 to 1,024 bytes (the DynamoDB store's error). */
-function checkSortKey(op: OperatorStateSpec, id: string): void {
-  const bytes = utf8Bytes(id);
-  if (bytes === 0 || bytes > DYNAMODB_SORT_KEY_MAX_BYTES) {
-    throw new SluiceError(
-      `state key id of operator \`${op.operatorId}\` is ${bytes} bytes (${JSON.stringify(id.slice(0, 80))}${id.length > 80 ? '...' : ''}); DynamoDB sort keys hold 1 to ${DYNAMODB_SORT_KEY_MAX_BYTES} bytes: group by shorter keys (or hash long ones)`,
-      { details: { operatorId: op.operatorId, key: id.slice(0, 200), sizeBytes: bytes, limitBytes: DYNAMODB_SORT_KEY_MAX_BYTES } },
-    );
-  }
-}
 
 /**
- * The item of a key holds its id and two versions' values (JSON), as the DynamoDB store's does:
- * above 400 KB it is refused with the store's error. (The store gzips values above 32 KB, so the
- * twin refuses a little earlier than DynamoDB would: never later.)
+ * The item of a key holds its id and two versions' values, measured as the DynamoDB store
+ * measures it (JSON, gzipped above 32 KB; lib/engine/state-json.ts): above 400 KB it is refused
+ * with the store's error, and nothing below it is.
  */
 function checkItemSize(op: OperatorStateSpec, cur: KeyVersion, previous: KeyVersion | undefined): void {
-  const value = (v: KeyVersion | undefined) => (v === undefined || v.value === null ? 0 : utf8Bytes(JSON.stringify(v.value)));
-  const size = 2 * utf8Bytes(cur.key.id) + op.operatorId.length + 64 + value(cur) + value(previous);
-  if (size > DYNAMODB_ITEM_MAX_BYTES) {
-    throw new SluiceError(
-      `state value for key \`${cur.key.id.slice(0, 200)}\` of operator \`${op.operatorId}\` needs a DynamoDB item of ${size} bytes (two versions, gzipped), above DynamoDB's item limit of ${DYNAMODB_ITEM_MAX_BYTES} bytes: keep per-key state smaller, e.g. aggregate instead of collecting rows`,
-      { details: { operatorId: op.operatorId, key: cur.key.id.slice(0, 200), sizeBytes: size, limitBytes: DYNAMODB_ITEM_MAX_BYTES } },
-    );
-  }
+  const stored = (v: KeyVersion | undefined) => (v === undefined || v.value === null ? 0 : storedStateBytes(encodeStateJson(v.value)));
+  const size = utf8Bytes(cur.key.id) + stored(cur) + stored(previous);
+  if (size > STATE_ITEM_MAX_BYTES) throw stateItemTooLarge(op.operatorId, cur.key.id, size, STATE_ITEM_MAX_BYTES, 'an item of two versions (this value and the one before, gzipped)');
 }
 
 /** A landing prefix in memory: files of JSON lines, offsets {lastKey} like the S3 source. */
