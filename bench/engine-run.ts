@@ -23,7 +23,7 @@ export async function runEngine(
   const source = new InMemoryFileSource(plan.source.schema);
   // Keys are generated in order; `add` would re-sort after every file.
   for (const f of files) source.files.push(f as { key: string; body: string });
-  const state = new CountingStateStore(opts.state ?? new InMemoryStateStore());
+  const state = new CountingStateStore(opts.state ?? new InMemoryStateStore({ strict: false }));
   const memoryAfterBatch: EngineRun['memoryAfterBatch'] = [];
   const executor = new MicroBatchExecutor({
     plan,
