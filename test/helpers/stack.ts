@@ -77,3 +77,26 @@ export function leaseClock(leaseMs = DEFAULT_LEASE_MS) {
     },
   };
 }
+
+/**
+ * What DynamoDB TTL does at a moment of its own: deletes every item of `table` whose `ttl`
+ * (epoch seconds) is before `atMs` (optionally only items whose pk starts with `pkPrefix`).
+ * Returns how many went.
+ */
+export async function expireTtlItems(table: string, atMs: number, pkPrefix = ''): Promise<number> {
+  const { ScanCommand, DeleteItemCommand } = await import('@aws-sdk/client-dynamodb');
+  const { dynamodb } = testClients();
+  let deleted = 0;
+  let start: Record<string, import('@aws-sdk/client-dynamodb').AttributeValue> | undefined;
+  do {
+    const res = await dynamodb.send(new ScanCommand({ TableName: table, ExclusiveStartKey: start, ConsistentRead: true }));
+    for (const item of res.Items ?? []) {
+      if (item.pk.S!.startsWith(pkPrefix) && item.ttl?.N !== undefined && Number(item.ttl.N) < atMs / 1000) {
+        await dynamodb.send(new DeleteItemCommand({ TableName: table, Key: { pk: item.pk, sk: item.sk } }));
+        deleted++;
+      }
+    }
+    start = res.LastEvaluatedKey;
+  } while (start);
+  return deleted;
+}

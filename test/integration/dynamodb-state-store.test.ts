@@ -9,14 +9,13 @@ import {
   PutItemCommand,
   QueryCommand,
   ScanCommand,
-  DeleteItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { DynamoDbLease } from '../../lib/aws/dynamodb/lease';
 import { DynamoDbStateStore, DynamoDbStateStoreOptions } from '../../lib/aws/dynamodb/state-store';
 import { InvalidOptionError, LeaseLostError, SluiceError } from '../../lib/engine/errors';
 import { Json, OperatorStateSpec, StateChange, StateEntry } from '../../lib/engine/ports';
 import { ensureStateTable } from '../../lib/local/resources';
-import { clockStart, testClients, uniqueName } from '../helpers/stack';
+import { clockStart, expireTtlItems, testClients, uniqueName } from '../helpers/stack';
 
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
@@ -163,19 +162,8 @@ describe('DynamoDbStateStore', () => {
     return out;
   }
 
-  /** What DynamoDB TTL does at a moment of its own: deletes every item whose ttl (seconds) is before `atMs`. */
-  async function expireTtl(atMs: number) {
-    let start: Record<string, any> | undefined;
-    do {
-      const res = await dynamodb.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: start, ConsistentRead: true }));
-      for (const item of res.Items ?? []) {
-        if (item.ttl?.N !== undefined && Number(item.ttl.N) < atMs / 1000) {
-          await dynamodb.send(new DeleteItemCommand({ TableName: tableName, Key: { pk: item.pk, sk: item.sk } }));
-        }
-      }
-      start = res.LastEvaluatedKey;
-    } while (start);
-  }
+  /** DynamoDB TTL at a moment the test picks (test/helpers/stack.ts). */
+  const expireTtl = (atMs: number) => expireTtlItems(tableName, atMs);
 
   describe('when batches commit one after another', () => {
     it('reads each version as it was committed', async () => {

@@ -5,7 +5,6 @@
  * keeps its DynamoDB lease (a killed Lambda releases nothing): a run before the expiry exits
  * lease-held, the one after takes over.
  */
-import { DeleteItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { CrashPoint } from '../../lib/engine/testing/crash';
 import { CheckpointMismatchError, InjectedCrash } from '../../lib/engine/errors';
@@ -14,7 +13,7 @@ import { buildExecutor, PipelineConfig } from '../../lib/aws/pipeline';
 import { S3JsonSink } from '../../lib/aws/s3/json-sink';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
 import { windowedTotals } from '../../examples/windowed-totals';
-import { leaseClock, testClients, testConnection, uniqueName } from '../helpers/stack';
+import { expireTtlItems, leaseClock, testClients, testConnection, uniqueName } from '../helpers/stack';
 
 const bucket = uniqueName('recovery');
 const table = uniqueName('recovery-state');
@@ -84,23 +83,8 @@ describe.each<CrashPoint>(['after-offsets', 'mid-read', 'after-sink', 'mid-state
 // ---------------------------------------------------------------------------------------------
 // Issue 14: the state store's part, through the pipeline a Lambda runs
 
-/** What DynamoDB TTL does at a moment of its own: deletes every item of the table whose ttl (s) is before `atMs`. */
-async function expireTtl(atMs: number): Promise<number> {
-  const { dynamodb } = testClients();
-  let deleted = 0;
-  let start: Record<string, any> | undefined;
-  do {
-    const res = await dynamodb.send(new ScanCommand({ TableName: table, ExclusiveStartKey: start, ConsistentRead: true }));
-    for (const item of res.Items ?? []) {
-      if (item.ttl?.N !== undefined && Number(item.ttl.N) < atMs / 1000) {
-        await dynamodb.send(new DeleteItemCommand({ TableName: table, Key: { pk: item.pk, sk: item.sk } }));
-        deleted++;
-      }
-    }
-    start = res.LastEvaluatedKey;
-  } while (start);
-  return deleted;
-}
+/** DynamoDB TTL at a moment the test picks (test/helpers/stack.ts). */
+const expireTtl = (atMs: number) => expireTtlItems(table, atMs);
 
 describe('when a batch that evicted state crashed before its commit and is replayed days later (hole 2)', () => {
   const DAY = 86_400_000;

@@ -311,11 +311,7 @@ export class InMemoryStateStore implements StateStore {
       if (c.value === null) continue;
       const history = t.get(c.key.id);
       const before = history === undefined ? undefined : history.current.version === version ? history.previous : history.current;
-      const texts = [c.value, before?.value ?? null].map((v) => (v === null ? '' : encodeStateJson(v)));
-      // (gzip only when the text alone does not fit)
-      if (texts.reduce((n, x) => n + x.length * 3, c.key.id.length * 3) <= STATE_ITEM_MAX_BYTES) continue;
-      const size = Buffer.byteLength(c.key.id, 'utf8') + texts.reduce((n, x) => n + storedStateBytes(x), 0);
-      if (size > STATE_ITEM_MAX_BYTES) throw stateItemTooLarge(op.operatorId, c.key.id, size, STATE_ITEM_MAX_BYTES, 'an item of two versions (this value and the one before, gzipped)');
+      checkItemSize(op, { version, key: c.key, value: c.value }, before);
     }
   }
 
