@@ -150,7 +150,7 @@ export function buildExecutor(conn: AwsConnection, plan: QueryPlan, cfg: Pipelin
     sink = new DynamoDbSink({ client: clients.dynamodb, tableName: sinkLoc.table, queryKey: sinkLoc.queryKey, leaseTable: cfg.stateTable, leaseKey: namespace, clock: extras.clock });
   }
   const deadLetters = new S3DeadLetterSink({ client: clients.s3, bucket: dl.bucket, prefix: dl.prefix });
-  const state = new DynamoDbStateStore({ client: clients.dynamodb, tableName: cfg.stateTable, namespace, clock: extras.clock });
+  const state = new DynamoDbStateStore({ client: clients.dynamodb, tableName: cfg.stateTable, namespace, partitions: plan.statePartitions, clock: extras.clock });
   const lease = new DynamoDbLease({ client: clients.dynamodb, tableName: cfg.stateTable, leaseKey: namespace, clock: extras.clock });
   // A test's crash (extras.crash) sits in front of the ports; the executor knows nothing of it.
   const ports = extras.crash ? crashingAt(extras.crash, { source, checkpoint, state, sink, lease }) : { source, checkpoint, state, sink, lease };

@@ -49,6 +49,8 @@ export interface ConformanceOptions {
   readonly sink?: 's3' | 'files' | 'dynamodb';
   /** Builds the source for a case when not the S3 landing prefix (e.g. Kinesis). */
   readonly sourceFactory?: (plan: QueryPlan, caseId: string) => Promise<CaseSource>;
+  /** Runs the case with this many state partitions (the query's option('statePartitions', P)). */
+  readonly statePartitions?: number;
 }
 
 /** A place the runner can put a step's files and a source that reads them. */
@@ -98,6 +100,7 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
   let plan: QueryPlan;
   try {
     plan = caseToPlan(c, `conf-${slug(c.name)}`.slice(0, 120));
+    if (opts.statePartitions !== undefined) plan = { ...plan, statePartitions: opts.statePartitions };
   } catch (e) {
     return { name: c.name, error: (e as Error).message };
   }

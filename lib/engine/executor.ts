@@ -220,7 +220,7 @@ export class MicroBatchExecutor {
     const delaysByColumn = new Map<string, number>();
     for (const stage of this.plan.stages) if (stage.kind === 'watermark') delaysByColumn.set(stage.column, stage.delayMs);
     this.operator = this.plan.stateful
-      ? createOperator(this.plan.stateful, { operatorId: 'op0', outputMode: this.plan.outputMode, inputColumns: this.inColumns, watermarks: delaysByColumn })
+      ? createOperator(this.plan.stateful, { operatorId: 'op0', outputMode: this.plan.outputMode, inputColumns: this.inColumns, watermarks: delaysByColumn, statePartitions: this.plan.statePartitions })
       : null;
     this.outColumns = columnsAfter(outputColumns(this.plan), this.plan.post);
     this.readOptions = { columns: columnsRead(this.plan, deps.lateRows !== undefined) };
@@ -281,6 +281,7 @@ export class MicroBatchExecutor {
     }
     const queryId = await this.checkShape(last, head.metadata);
     const progress = progressAfter(last, head.latestCommitBatch);
+    await this.keepStateAlive(last);
     const reports: BatchReport[] = [];
     let maxBatchMs = 0;
     const runBatch = async (entry: OffsetEntry, replay: boolean, noData: boolean) => {
@@ -379,6 +380,18 @@ export class MicroBatchExecutor {
     );
   }
 
+  /**
+   * An idle pipeline's state outlives the idle time: when the last commit is older than the
+   * store's keepAliveAfterMs, the store rewrites what of the committed state would expire.
+   */
+  private async keepStateAlive(last: CommitEntry | null): Promise<void> {
+    const { state } = this.deps;
+    if (!this.operator || !last || !state.keepAlive || state.keepAliveAfterMs === undefined) return;
+    if (this.clock.now() - last.committedAtMs < state.keepAliveAfterMs) return;
+    this.log({ event: 'state-keep-alive', batchId: last.batchId, idleMs: this.clock.now() - last.committedAtMs });
+    await state.keepAlive(this.operator.spec, last.batchId, this.currentLease ?? undefined);
+  }
+
   /** Renews the lease between batches once half of it has gone by. */
   private async renewLeaseIfHalfGone(): Promise<void> {
     const held = this.currentLease;
@@ -388,9 +401,19 @@ export class MicroBatchExecutor {
   }
 
   /** Refuses a checkpoint written by a query of another stateful shape; returns the query id. */
-  private async checkShape(last: CommitEntry | null, meta: { id: string; shapeFingerprint: string; shape: Json } | null): Promise<string> {
-    const stored = last ? { id: last.queryId, fp: last.shapeFingerprint } : meta ? { id: meta.id, fp: meta.shapeFingerprint } : null;
+  private async checkShape(last: CommitEntry | null, meta: { id: string; shapeFingerprint: string; shape: Json; statePartitions?: number } | null): Promise<string> {
+    const stored = last
+      ? { id: last.queryId, fp: last.shapeFingerprint, partitions: last.statePartitions ?? 1 }
+      : meta
+        ? { id: meta.id, fp: meta.shapeFingerprint, partitions: meta.statePartitions ?? 1 }
+        : null;
     if (stored) {
+      if (this.plan.stateful && stored.partitions !== this.plan.statePartitions) {
+        throw new CheckpointMismatchError(
+          `query ${this.plan.name} asks for statePartitions ${this.plan.statePartitions}, but its checkpoint ${this.deps.checkpoint.description} was created with ${stored.partitions}: the partition count is fixed with the state, so set option('statePartitions', ${stored.partitions}), or give the query a new checkpoint location and backfill`,
+          { details: { stored: stored.partitions, given: this.plan.statePartitions } },
+        );
+      }
       if (stored.fp !== this.fingerprint) {
         const was = meta ? ` (checkpoint: ${JSON.stringify(meta.shape)})` : '';
         throw new CheckpointMismatchError(
@@ -400,7 +423,14 @@ export class MicroBatchExecutor {
       return stored.id;
     }
     const id = randomUUID();
-    await this.deps.checkpoint.writeMetadata({ id, name: this.plan.name, createdAtMs: this.clock.now(), shape: this.shape, shapeFingerprint: this.fingerprint });
+    await this.deps.checkpoint.writeMetadata({
+      id,
+      name: this.plan.name,
+      createdAtMs: this.clock.now(),
+      shape: this.shape,
+      shapeFingerprint: this.fingerprint,
+      ...(this.plan.statePartitions > 1 ? { statePartitions: this.plan.statePartitions } : {}),
+    });
     return id;
   }
 
@@ -500,6 +530,7 @@ export class MicroBatchExecutor {
       nextBatchWatermarkMs: this.watermarks.global(watermarksOf(entry), operatorWatermarksMs),
       operatorWatermarksMs,
       stateRows,
+      ...(this.plan.statePartitions > 1 ? { statePartitions: this.plan.statePartitions } : {}),
       committedAtMs: this.clock.now(),
     };
   }

@@ -111,6 +111,8 @@ export interface CommitEntry {
   readonly operatorWatermarksMs?: Record<string, number>;
   /** Rows in each stateful operator's state after the batch. */
   readonly stateRows?: number;
+  /** The state partitions the checkpoint was created with (absent: 1). */
+  readonly statePartitions?: number;
   readonly committedAtMs: number;
 }
 
@@ -121,6 +123,8 @@ export interface QueryMetadata {
   /** Fingerprint of the stateful shape; a restart with a different one is refused. */
   readonly shape: Json;
   readonly shapeFingerprint: string;
+  /** The state partitions fixed when the checkpoint was created (absent: 1). */
+  readonly statePartitions?: number;
 }
 
 /** The head of a checkpoint: what a run needs to know to start. */
@@ -165,6 +169,12 @@ export interface CheckpointStore {
 export interface StateKey {
   readonly id: string;
   readonly evictAt: number | null;
+  /**
+   * The state partition of the key, 0 <= partition < the query's statePartitions (absent: 0): a
+   * hash of its grouping values with the window left out (statePartition), so that every window
+   * of a key lives in one partition. Entries the store returns carry the partition they came from.
+   */
+  readonly partition?: number;
 }
 
 export interface StateEntry {
@@ -220,6 +230,13 @@ export interface StateStore {
    * of a batch planned longer ago may need versions that are gone, and the executor refuses it.
    */
   readonly retentionMs?: number;
+  /**
+   * For a store whose versions expire (retentionMs): rewrites what would expire of the state at
+   * `version` (the last committed batch). The executor calls it at the start of a run when the
+   * last commit is older than `keepAliveAfterMs`, so an idle pipeline's state outlives the idle time.
+   */
+  keepAlive?(op: OperatorStateSpec, version: number, fence?: LeaseHandle): Promise<void>;
+  readonly keepAliveAfterMs?: number;
 }
 
 export interface SinkContext {

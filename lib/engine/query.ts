@@ -79,6 +79,11 @@ export interface QueryPlan {
   readonly limits: BatchLimits;
   /** What happens to rows the watermark rejects: Spark drops them; 'dead-letter' keeps them. */
   readonly lateRows: 'drop' | 'dead-letter';
+  /**
+   * Partitions of the stateful operator's state, by a hash of the grouping key (window left
+   * out); fixed when the checkpoint is created, as Spark fixes spark.sql.shuffle.partitions.
+   */
+  readonly statePartitions: number;
 }
 
 // ---------------------------------------------------------------- grouping and aggregate helpers
@@ -270,8 +275,26 @@ export class DataStreamWriter {
   private trig: 'availableNow' | 'once' = 'availableNow';
   private name = 'query';
   private late: 'drop' | 'dead-letter' = 'drop';
+  private partitions = 1;
 
   constructor(private readonly frame: StreamFrame) {}
+
+  /**
+   * `option('statePartitions', P)`: the state is split into P partitions (1 to 256, default 1) by a
+   * hash of the grouping key, window left out; each partition's state and versions are independent.
+   * P is fixed when the checkpoint is created: a restart with another P is refused.
+   */
+  option(key: string, value: string | number | boolean): this {
+    if (key !== 'statePartitions') {
+      throw new InvalidOptionError(`writeStream option ${JSON.stringify(key)} is not known: the writer takes 'statePartitions'; source options (maxFilesPerTrigger, ...) go on readStream`);
+    }
+    const n = positiveIntOption(key, value);
+    if (n > MAX_STATE_PARTITIONS) {
+      throw new InvalidOptionError(`option statePartitions=${n} is above ${MAX_STATE_PARTITIONS}: one partition holds many keys, so use 256 or fewer`);
+    }
+    this.partitions = n;
+    return this;
+  }
 
   /**
    * Rows dropped by the watermark: 'drop' (Spark: counted, then gone) or 'dead-letter' (also
@@ -313,11 +336,14 @@ export class DataStreamWriter {
   }
   /** The checked plan. Throws InvalidQueryError with Spark's rule and the fix. */
   plan(): QueryPlan {
-    return { ...toPlan(this.frame, this.mode, this.trig, this.name), lateRows: this.late };
+    return { ...toPlan(this.frame, this.mode, this.trig, this.name), lateRows: this.late, statePartitions: this.partitions };
   }
 }
 
 // ----------------------------------------------------------------------------------- validation
+
+/** The most state partitions a query may have. */
+export const MAX_STATE_PARTITIONS = 256;
 
 const LIMIT_OPTIONS: Record<string, keyof BatchLimits> = {
   maxFilesPerTrigger: 'maxFilesPerTrigger',
@@ -410,7 +436,7 @@ export function toPlan(frame: StreamFrame, outputMode: OutputMode, trigger: 'ava
     const outCols = outputColumns({ source: frame.source, stages: frame.stages, stateful: st } as QueryPlan);
     columnsAfter(outCols, frame.post);
   }
-  return { name, source: frame.source, stages: frame.stages, stateful: st, post: frame.post, outputMode, trigger, limits, lateRows: 'drop' };
+  return { name, source: frame.source, stages: frame.stages, stateful: st, post: frame.post, outputMode, trigger, limits, lateRows: 'drop', statePartitions: 1 };
 }
 
 function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: ColumnInfo[], watermarked: Set<string>, mode: OutputMode): void {

@@ -1,326 +1,235 @@
 /**
- * Where the DynamoDB state store keeps things, and how its items are encoded: partition and sort
- * keys, eviction buckets, and the codec of key items (two versions each) and directory items.
- * The versioned logic on top of it is state-store.ts.
+ * The packed state layout: where the DynamoDB state store keeps things and how its items are
+ * encoded. The versioned logic on top of it is state-store.ts.
  *
- * Layout (ns = namespace, op = operatorId, shard = fnv1a(id) % shards, g = evictionGranularityMs,
- * bucket = floor(evictAt / g), or `n` for evictAt null):
+ * State is split into slices, one per (namespace, operator, partition). A slice is a set of
+ * immutable pages, listed by an immutable manifest, which a small mutable head points at:
  *
- *     fixedEviction   ns#op#t#<bucket>#<shard> / id   the key's value, evictAt (`ea`)
- *     otherwise       ns#op#k#<shard> / id            the key's value, evictAt (`ea`)
- *                     ns#op#i#<bucket> / id           index: the key's evictAt lies in <bucket>
- *     both            ns#op#dir / -                   directory: {n: live keys, b: {bucket: keys}}
+ *     head       ns#op#p<P>              / head               v, cur and prev manifest refs, layout, f (fence)
+ *     manifest   ns#op#p<P>#m            / <v>#<w>#<chunk>    m: the page list (gzipped JSON), ttl
+ *     page       ns#op#p<P>#g<k mod 16>  / <v>#<w>#<k>        e: entries (JSON, gzipped when large), ttl
  *
- * A key item: `v` (its version), `d` (a tombstone), `val` (S: the value's JSON text, B: that text
- * gzipped; lib/engine/state-json.ts), `ea` (evictAt), `ttl` (tombstones), `f` (the fencing token
- * of the run that wrote it, when fenced), `id` (the key's id, when the sort key is its hash); the
- * version before it in `pv`, `pd`, `pval`, `pea`. A directory item: `v`/`dir` and `pv`/`pdir`,
- * `f`, and the layout it was written with (`sh` shards, `g` granularity, `fx` fixedEviction).
- *
- * The rules below are small named functions so that another layout can keep them: the sort key
- * of an id (`storageKey`: sha256 of ids a sort key cannot hold), the fence (`fenceCondition`), the
- * tombstone TTL (`tombstoneTtl`) and the item size check (`checkItemSize`).
+ * (`v` the batch that wrote it, `w` a random id of the commit attempt, `k` the page's number in it.)
+ * A page holds the entries [id, evictAt, value] of one eviction bucket (the window end divided by
+ * the granularity, `n` for none; one bucket `*` for operators whose eviction time moves with the
+ * value), sorted by a 32-bit hash of the id and filled to about 1 KB: one write unit. A manifest
+ * lists per bucket its pages in hash order, each with the lowest hash it covers, the earliest
+ * evictAt in it, its entry count and its age. Nothing is ever overwritten but the head, so a
+ * version stays readable for as long as its manifest and pages live; they carry a TTL, and a
+ * commit rewrites the live pages that get old (see state-store.ts for the rules).
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { SluiceError } from '../../engine/errors';
-import type { Json, OperatorStateSpec, StateKey } from '../../engine/ports';
-import { decodeStateJson, stateItemTooLarge } from '../../engine/state-json';
-import { fnv1a } from '../request/concurrency';
-import { Item, ITEM_MAX_BYTES, itemSize, SORT_KEY_MAX_BYTES } from './requests';
+import { fnv1a } from '../../engine/hash';
+import type { Json, OperatorStateSpec } from '../../engine/ports';
+import { decodeStateJson, encodeStateJson, stateItemTooLarge } from '../../engine/state-json';
+import { Item, ITEM_MAX_BYTES, itemSize } from './requests';
 
 /** The bucket of keys without an eviction time. */
 export const NULL_BUCKET = 'n';
-const DIR_SK = '-';
+/** The one bucket of an operator whose eviction time is not fixed by the key. */
+export const MOVING_BUCKET = '*';
+/** The size a page is filled to: DynamoDB bills a write per started KB of item. */
+export const PAGE_TARGET_BYTES = 1024;
+/** Partition keys a slice's pages are spread over, so one commit's writes do not meet on one partition. */
+const PAGE_SHARDS = 16;
+/** The manifest is written in chunks of at most this many bytes (gzipped). */
+const MANIFEST_CHUNK_BYTES = 300 * 1024;
+/** The layout's name, stored in every head. */
+export const LAYOUT_FORMAT = 'packed-1';
 
-/** One version of an item. `value` is the stored attribute (S: the value's text, B: that text gzipped). */
-export interface Slot {
-  readonly version: number;
-  readonly deleted: boolean;
-  readonly value?: AttributeValue;
-  readonly evictAt: number | null;
-}
-
-export interface RawItem {
-  readonly pk: string;
-  readonly sk: string;
-  /** The key's id: `sk`, or the `id` attribute when `sk` is its hash. */
-  readonly id: string;
-  readonly cur: Slot;
-  readonly prev: Slot | null;
-}
-
-export interface Directory {
-  /** Live keys. */
-  readonly n: number;
-  /** Live keys (fixedEviction) or live index entries (otherwise) per bucket; only non-zero. */
-  readonly b: Record<string, number>;
-}
-
-export interface RawDirectory {
-  readonly cur: { version: number; dir: Directory };
-  readonly prev: { version: number; dir: Directory } | null;
-  readonly layout: StoredLayout;
-}
-
-/** The settings state was written with; they cannot change for a namespace. */
+/** The settings a slice was written with. */
 export interface StoredLayout {
-  readonly shards: number;
+  readonly format: string;
+  readonly partitions: number;
   readonly granularityMs: number;
   readonly fixedEviction: boolean;
 }
 
-export interface Location {
-  readonly pk: string;
-  readonly sk: string;
-  /** The eviction bucket of a fixedEviction key. */
-  readonly bucket?: string;
+/** A manifest, as the head refers to it. */
+export interface ManifestRef {
+  /** The batch that wrote it. */
+  readonly v: number;
+  /** The commit attempt that wrote it. */
+  readonly w: string;
+  /** Its chunks. */
+  readonly c: number;
+  /** Live keys in the slice at this version. */
+  readonly n: number;
 }
 
-export const EMPTY_DIRECTORY: Directory = { n: 0, b: {} };
+export interface Head {
+  readonly version: number;
+  readonly cur: ManifestRef;
+  readonly prev: ManifestRef | null;
+  readonly layout: StoredLayout;
+  readonly fence: number | null;
+}
 
-/** The keys of one namespace of the state table. */
-export class StateLayout {
-  constructor(
-    readonly namespace: string,
-    readonly shards: number,
-  ) {}
+/** A page, as the manifest lists it. */
+export interface PageRef {
+  /** The lowest id hash the page covers (up to the next page's `lo`). */
+  readonly lo: number;
+  /** `<v>.<w>.<k>`: where the page is stored (pageKey). */
+  readonly ref: string;
+  /** The earliest evictAt of its entries (null: none has one). */
+  readonly minEvictAt: number | null;
+  readonly count: number;
+  /** When it was written, epoch seconds (its TTL counts from then). */
+  readonly bornSec: number;
+}
 
-  bucketOf(op: OperatorStateSpec, evictAt: number | null): string {
-    return evictAt === null ? NULL_BUCKET : String(Math.floor(evictAt / op.evictionGranularityMs));
+/** The pages of a slice at one version, per bucket, in hash order. */
+export type Manifest = ReadonlyMap<string, readonly PageRef[]>;
+
+/** One key's state in a page. */
+export interface PageEntry {
+  readonly id: string;
+  readonly hash: number;
+  readonly evictAt: number | null;
+  readonly value: Json;
+  /** Its JSON text in the page (made when first needed). */
+  text?: string;
+}
+
+/** The head, manifest and page keys of one slice. */
+export class SliceKeys {
+  readonly prefix: string;
+
+  constructor(namespace: string, operatorId: string, readonly partition: number) {
+    this.prefix = `${namespace}#${operatorId}#p${partition}`;
   }
 
-  /** The directory bucket a live key counts in (null: counted only in `n`). */
-  countBucket(op: OperatorStateSpec, loc: Location, evictAt: number | null): string | null {
-    if (op.fixedEviction) return loc.bucket!;
-    return evictAt === null ? null : this.bucketOf(op, evictAt);
+  head(): Item {
+    return { pk: { S: this.prefix }, sk: { S: 'head' } };
   }
 
-  /** The partitions of a fixedEviction bucket, one per shard. */
-  fixedPks(op: OperatorStateSpec, bucket: string): string[] {
-    return range(this.shards).map((s) => this.fixedPk(op, bucket, s));
+  manifestChunk(ref: ManifestRef, chunk: number): Item {
+    return { pk: { S: `${this.prefix}#m` }, sk: { S: `${ref.v}#${ref.w}#${chunk}` } };
   }
 
-  /** The partitions of a non-fixed operator's keys, one per shard. */
-  lookupPks(op: OperatorStateSpec): string[] {
-    return range(this.shards).map((s) => `${this.prefix(op)}#k#${s}`);
+  page(ref: string): Item {
+    const [v, w, k] = ref.split('.');
+    return { pk: { S: `${this.prefix}#g${Number(k) % PAGE_SHARDS}` }, sk: { S: `${v}#${w}#${k}` } };
   }
+}
 
-  /** The partition of a non-fixed key, by its sort key (`storageKey(id)`). */
-  lookupPk(op: OperatorStateSpec, sk: string): string {
-    return `${this.prefix(op)}#k#${this.shardOf(sk)}`;
-  }
+/** The key of the per-key layout's directory item (sluice before the packed layout), to detect it. */
+export function legacyDirectoryKey(namespace: string, operatorId: string): Item {
+  return { pk: { S: `${namespace}#${operatorId}#dir` }, sk: { S: '-' } };
+}
 
-  indexPk(op: OperatorStateSpec, bucket: string): string {
-    return `${this.prefix(op)}#i#${bucket}`;
-  }
+/** The hash that orders a page's entries and places an id in a page. */
+export function idHash(id: string): number {
+  return fnv1a(id);
+}
 
-  dirKey(op: OperatorStateSpec): Item {
-    return { pk: { S: `${this.prefix(op)}#dir` }, sk: { S: DIR_SK } };
-  }
+export function bucketOf(op: OperatorStateSpec, granularityMs: number, evictAt: number | null): string {
+  if (!op.fixedEviction) return MOVING_BUCKET;
+  return evictAt === null ? NULL_BUCKET : String(Math.floor(evictAt / granularityMs));
+}
 
-  keyLocation(op: OperatorStateSpec, key: StateKey): Location {
-    const sk = storageKey(key.id);
-    if (!op.fixedEviction) return { pk: this.lookupPk(op, sk), sk };
-    const bucket = this.bucketOf(op, key.evictAt);
-    return { pk: this.fixedPk(op, bucket, this.shardOf(sk)), sk, bucket };
-  }
-
-  /** The layout this store writes for `op`. */
-  layoutOf(op: OperatorStateSpec): StoredLayout {
-    return { shards: this.shards, granularityMs: op.evictionGranularityMs, fixedEviction: op.fixedEviction };
-  }
-
-  private shardOf(sk: string): number {
-    return fnv1a(sk) % this.shards;
-  }
-
-  private prefix(op: OperatorStateSpec): string {
-    return `${this.namespace}#${op.operatorId}`;
-  }
-
-  private fixedPk(op: OperatorStateSpec, bucket: string, shard: number): string {
-    return `${this.prefix(op)}#t#${bucket}#${shard}`;
-  }
+/** The order of entries in a page: by id hash, then id. */
+export function entryOrder(a: PageEntry, b: PageEntry): number {
+  return a.hash - b.hash || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
 // -----------------------------------------------------------------------------------------------
-// Key items
+// Heads
 
-export function parseItem(raw: Item): RawItem {
-  const slot = (v: string, d: string, val: string, ea: string): Slot => ({
-    version: Number(raw[v].N),
-    deleted: raw[d]?.BOOL === true,
-    value: raw[val],
-    evictAt: raw[ea]?.N === undefined ? null : Number(raw[ea].N),
-  });
-  return {
-    pk: raw.pk.S!,
-    sk: raw.sk.S!,
-    id: raw.id?.S ?? raw.sk.S!,
-    cur: slot('v', 'd', 'val', 'ea'),
-    prev: raw.pv ? slot('pv', 'pd', 'pval', 'pea') : null,
+export function encodeHead(keys: SliceKeys, head: Head): Item {
+  const item: Item = {
+    ...keys.head(),
+    v: { N: String(head.version) },
+    cur: { S: JSON.stringify(head.cur) },
+    lay: { S: JSON.stringify(head.layout) },
   };
-}
-
-/**
- * The item of key `id` at `loc` holding `cur` and `prev` (`ttl`: epoch seconds, on a tombstone;
- * `fence`: the writer's token); SluiceError above DynamoDB's item limit. The id is kept in the
- * item when the sort key is its hash (`withId`: key items; index items need only the sort key).
- */
-export function encodeItem(
-  op: OperatorStateSpec,
-  loc: { pk: string; sk: string },
-  cur: Slot,
-  prev: Slot | null,
-  ttl: number,
-  id: string,
-  fence: number | null,
-  withId = true,
-): Item {
-  const item: Item = { pk: { S: loc.pk }, sk: { S: loc.sk }, v: { N: String(cur.version) } };
-  if (withId && loc.sk !== id) item.id = { S: id };
-  if (fence !== null) item.f = { N: String(fence) };
-  if (cur.deleted) {
-    item.d = { BOOL: true };
-    item.ttl = { N: String(ttl) };
-  }
-  if (cur.value) item.val = cur.value;
-  if (cur.evictAt !== null) item.ea = { N: String(cur.evictAt) };
-  if (prev) {
-    item.pv = { N: String(prev.version) };
-    if (prev.deleted) item.pd = { BOOL: true };
-    if (prev.value) item.pval = prev.value;
-    if (prev.evictAt !== null) item.pea = { N: String(prev.evictAt) };
-  }
-  checkItemSize(op, id, item);
+  if (head.prev) item.prev = { S: JSON.stringify(head.prev) };
+  if (head.fence !== null) item.f = { N: String(head.fence) };
   return item;
 }
 
-/** SluiceError (stateItemTooLarge) when `item`, as it would be written, exceeds DynamoDB's 400 KB. */
-export function checkItemSize(op: OperatorStateSpec, id: string, item: Item): void {
-  const size = itemSize(item);
-  if (size > ITEM_MAX_BYTES) throw stateItemTooLarge(op.operatorId, id, size, ITEM_MAX_BYTES, 'an item of two versions (this value and the one before, gzipped)');
-}
-
-/** A value's JSON text as stored: as is, or gzipped above `compressAboveBytes`. */
-export function encodeValue(json: string, compressAboveBytes: number): AttributeValue {
-  if (Buffer.byteLength(json, 'utf8') <= compressAboveBytes) return { S: json };
-  return { B: gzipSync(json) };
-}
-
-export function decodeValue(attr: AttributeValue, id: string): Json {
-  if (attr.S !== undefined) return decodeStateJson(attr.S);
-  if (attr.B !== undefined) return decodeStateJson(gunzipSync(attr.B).toString('utf8'));
-  throw new SluiceError(`state value of key \`${id}\` has DynamoDB type ${Object.keys(attr).join(',')}, not S (JSON) or B (gzipped JSON): the item was not written by sluice; remove it or use another namespace`);
+export function parseHead(item: Item): Head {
+  return {
+    version: Number(item.v.N),
+    cur: JSON.parse(item.cur.S!) as ManifestRef,
+    prev: item.prev?.S ? (JSON.parse(item.prev.S) as ManifestRef) : null,
+    layout: JSON.parse(item.lay.S!) as StoredLayout,
+    fence: item.f?.N === undefined ? null : Number(item.f.N),
+  };
 }
 
 // -----------------------------------------------------------------------------------------------
-// Directory items
+// Manifests: {bucket: [[lo, ref, minEvictAt, count, bornSec], ...]}, gzipped, in chunks
 
-export function parseDirectory(item: Item): RawDirectory {
-  const parse = (attr: AttributeValue | undefined): Directory => (attr?.S ? (JSON.parse(attr.S) as Directory) : EMPTY_DIRECTORY);
-  return {
-    cur: { version: Number(item.v.N), dir: parse(item.dir) },
-    prev: item.pv ? { version: Number(item.pv.N), dir: parse(item.pdir) } : null,
-    layout: { shards: Number(item.sh?.N), granularityMs: Number(item.g?.N), fixedEviction: item.fx?.BOOL === true },
-  };
+export function encodeManifest(keys: SliceKeys, ref: ManifestRef, manifest: Manifest, ttl: number): Item[] {
+  const json: Record<string, Json[]> = {};
+  for (const [bucket, pages] of [...manifest.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    json[bucket] = pages.map((p) => [p.lo, p.ref, p.minEvictAt, p.count, p.bornSec]);
+  }
+  const bytes = gzipSync(JSON.stringify(json));
+  const items: Item[] = [];
+  for (let i = 0; i * MANIFEST_CHUNK_BYTES < bytes.length || i === 0; i++) {
+    items.push({ ...keys.manifestChunk(ref, i), m: { B: bytes.subarray(i * MANIFEST_CHUNK_BYTES, (i + 1) * MANIFEST_CHUNK_BYTES) }, ttl: { N: String(ttl) } });
+  }
+  return items;
 }
 
-/** The directory item of `op` at `version` (and the one before it); SluiceError above DynamoDB's item limit. */
-export function encodeDirectory(
-  layout: StateLayout,
-  op: OperatorStateSpec,
-  version: number,
-  dir: Directory,
-  prev: { version: number; dir: Directory } | null,
-  fence: number | null,
-): Item {
-  const item: Item = {
-    ...layout.dirKey(op),
-    v: { N: String(version) },
-    dir: { S: JSON.stringify(dir) },
-    sh: { N: String(layout.shards) },
-    g: { N: String(op.evictionGranularityMs) },
-    fx: { BOOL: op.fixedEviction },
-  };
-  if (fence !== null) item.f = { N: String(fence) };
-  if (prev) {
-    item.pv = { N: String(prev.version) };
-    item.pdir = { S: JSON.stringify(prev.dir) };
-  }
-  const size = itemSize(item);
-  if (size > ITEM_MAX_BYTES) {
-    throw new SluiceError(
-      `state directory of operator \`${op.operatorId}\` (${Object.keys(dir.b).length} live eviction buckets) needs ${size} bytes, above DynamoDB's item limit of ${ITEM_MAX_BYTES} bytes: raise evictionGranularityMs, or set a watermark that evicts old state`,
-      { details: { operatorId: op.operatorId, sizeBytes: size, limitBytes: ITEM_MAX_BYTES } },
+export function parseManifest(chunks: readonly Item[]): Manifest {
+  const bytes = Buffer.concat(chunks.map((c) => Buffer.from(c.m.B!)));
+  const json = JSON.parse(gunzipSync(bytes).toString('utf8')) as Record<string, [number, string, number | null, number, number][]>;
+  const out = new Map<string, PageRef[]>();
+  for (const [bucket, pages] of Object.entries(json)) {
+    out.set(
+      bucket,
+      pages.map(([lo, ref, minEvictAt, count, bornSec]) => ({ lo, ref, minEvictAt, count, bornSec })),
     );
   }
-  return item;
+  return out;
 }
 
 // -----------------------------------------------------------------------------------------------
-// Checks
+// Pages: e = [[id, evictAt, value], ...] as state JSON (lib/engine/state-json.ts)
 
-/** The prefix of a hashed sort key; an id that starts with it is hashed too, so no two ids share a sort key. */
-export const HASHED_ID_PREFIX = '#sha256#';
-
-/**
- * The sort key of state id `id`: the id itself, or `#sha256#<hex>` when a sort key cannot hold
- * it (empty, or over 1,024 bytes) or it starts with that prefix. The full id is kept in the item
- * and checked on every read; two ids meeting under one sha256 would need a collision, which no
- * one has ever found (2^128 work by the birthday bound).
- */
-export function storageKey(id: string): string {
-  if (!needsHash(id)) return id;
-  return HASHED_ID_PREFIX + createHash('sha256').update(id, 'utf8').digest('hex');
+/** The JSON text of an entry in a page. */
+export function entryText(e: PageEntry): string {
+  if (e.text === undefined) e.text = encodeStateJson([e.id, e.evictAt, e.value]);
+  return e.text;
 }
 
-function needsHash(id: string): boolean {
-  // Ids are mostly ASCII: the UTF-16 length bounds the UTF-8 length from below, and by 3 from above.
-  if (id.length === 0 || id.length > SORT_KEY_MAX_BYTES || id.startsWith(HASHED_ID_PREFIX)) return true;
-  return id.length * 3 > SORT_KEY_MAX_BYTES && Buffer.byteLength(id, 'utf8') > SORT_KEY_MAX_BYTES;
-}
-
-/** SluiceError when the item read for `id` holds another id (only a sha256 collision could). */
-export function checkStoredId(op: OperatorStateSpec, item: { sk: string; id: string }, id: string): void {
-  if (item.id === id) return;
-  throw new SluiceError(
-    `state key of operator \`${op.operatorId}\` ${JSON.stringify(id.slice(0, 80))}... and the stored ${JSON.stringify(item.id.slice(0, 80))}... are stored under the same sha256 sort key ${item.sk}: ` +
-      'this is a sha256 collision or an item written outside sluice; report it, and remove the item or use a new namespace',
-    { details: { operatorId: op.operatorId, sk: item.sk } },
-  );
+/** Bytes of a page item around its entries (keys, attribute names, ttl). */
+export function pageOverheadBytes(keys: SliceKeys, ref: string, ttl: number): number {
+  return itemSize({ ...keys.page(ref), e: { S: '[]' }, ttl: { N: String(ttl) } }) - 2;
 }
 
 /**
- * The fence of every state write: the item was last written by this run's lease token or an
- * older one. A run that lost its lease (its token is below the new holder's) is refused.
+ * The page item holding `entries`: their JSON as text, or gzipped above `compressAboveBytes`;
+ * SluiceError (stateItemTooLarge) above DynamoDB's item limit.
  */
-export function fenceCondition(token: number): { expression: string; names: Record<string, string>; values: Item } {
-  return { expression: 'attribute_not_exists(#f) OR #f <= :fence', names: { '#f': 'f' }, values: { ':fence': { N: String(token) } } };
+export function encodePage(op: OperatorStateSpec, keys: SliceKeys, ref: string, entries: readonly PageEntry[], ttl: number, compressAboveBytes: number): Item {
+  const text = `[${entries.map(entryText).join(',')}]`;
+  const e: AttributeValue = Buffer.byteLength(text, 'utf8') <= compressAboveBytes ? { S: text } : { B: gzipSync(text) };
+  const item: Item = { ...keys.page(ref), e, ttl: { N: String(ttl) } };
+  const size = itemSize(item);
+  if (size > ITEM_MAX_BYTES) {
+    const biggest = entries.reduce((a, b) => (entryText(b).length > entryText(a).length ? b : a));
+    throw stateItemTooLarge(op.operatorId, biggest.id, size, ITEM_MAX_BYTES, 'a state item (its value as JSON, gzipped above 32 KB)');
+  }
+  return item;
 }
 
-/** The token a refused fenced write found (null: none). */
-export function storedFence(stored: Item | undefined): number | null {
-  return stored?.f?.N === undefined ? null : Number(stored.f.N);
+export function parsePage(item: Item, where: string): PageEntry[] {
+  const e = item.e;
+  const text = e?.S ?? (e?.B !== undefined ? gunzipSync(e.B).toString('utf8') : undefined);
+  if (text === undefined) {
+    throw new SluiceError(`state page ${where} has no entries attribute \`e\` of type S or B: the item was not written by sluice; restore the table or use a new checkpoint`);
+  }
+  const rows = decodeStateJson(text) as [string, number | null, Json][];
+  return rows.map(([id, evictAt, value]) => ({ id, hash: idHash(id), evictAt, value }));
 }
 
-/**
- * The `ttl` (epoch seconds) of a tombstone written at `nowMs`. Until then it keeps the only copy
- * of the value before it, which a replay of its batch reads; so the executor refuses a replay of
- * a batch planned more than `retentionSeconds` ago (StateStore.retentionMs), and nothing a replay
- * can need is ever removed.
- */
-export function tombstoneTtl(nowMs: number, retentionSeconds: number): number {
-  return Math.floor(nowMs / 1000) + retentionSeconds;
-}
-
-/** The key of a raw item in the store's read cache. */
-export function cacheKey(pk: string, sk: string): string {
-  return `${pk}\u0000${sk}`;
-}
-
-function range(n: number): number[] {
-  return Array.from({ length: n }, (_, i) => i);
+/** The id of page `k` written by attempt `w` of batch `v`. */
+export function pageRef(version: number, writer: string, k: number): string {
+  return `${version}.${writer}.${k}`;
 }

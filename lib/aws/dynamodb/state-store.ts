@@ -1,48 +1,42 @@
 /**
- * The StateStore port on one DynamoDB table (partition key `pk` S, sort key `sk` S, optional TTL
- * attribute `ttl`).
+ * The StateStore port on one DynamoDB table (partition key `pk` S, sort key `sk` S, TTL attribute
+ * `ttl`), in the packed layout of state-layout.ts: per (operator, partition) a head, immutable
+ * manifests and immutable pages of about 1 KB.
  *
- * Versioning. Every item keeps two versions: the current one (`v`, value, evictAt) and the one
- * before it (`pv`, ...). A delete writes a tombstone (`d`) instead of removing the item, so the
- * value before the delete stays readable until the next commit overwrites the item. What a read
- * at version V sees:
+ * Versioning. The head names the manifest of the last commit (`cur`, at version v) and the one
+ * visible before it (`prev`). What a read at version V sees:
  *
- *     v  <= V            -> the current value (absent when it is a tombstone)
- *     pv <= V < v        -> the previous value (absent when it is a tombstone or there is none)
- *     V < pv             -> no longer retained: an error (the engine reads only at N-1 and N)
+ *     v <= V               -> cur
+ *     prev.v <= V < v      -> prev (none: the slice was empty then)
+ *     V < prev.v           -> no longer retained: an error (the engine reads only at N-1 and N)
  *
- * Commit N over an item whose `v` is already N (a crashed attempt of N) keeps that item's `pv`,
- * so the replay reads N-1 exactly as the first attempt did, and ends where a crash-free run ends:
+ * A commit of N starts from what was visible at N-1, applies the batch's changes to the pages
+ * they fall in, writes those pages anew (and a manifest listing them, under keys no earlier
+ * attempt used), and then moves the head to it with one conditional PutItem. Nothing a reader can
+ * see changes before that write, so a crash anywhere leaves N-1 readable as it was, and the
+ * replay of N (head at N-1, or already at N with prev at N-1) writes what a crash-free run writes.
  *
- *     attempt 1 of N:  get@N-1 ... put k1(v=N,pv=3) put k2(v=N,pv=2)  X crash (k3, dir not written)
- *     attempt 2 of N:  get@N-1 sees k1@3, k2@2, k3@.. (the prev of k1,k2: what attempt 1 saw)
- *                      put k1(v=N,pv=3) put k2(v=N,pv=2) put k3(v=N,pv=..)  put dir(v=N)
+ * Cost. A batch that changes K groups writes the pages they fall in, refilled to ~0.9 KB: in a
+ * dense batch about ⌈changed bytes / 0.9 KB⌉ write units, in a sparse one one page (1 WCU) per
+ * group at most; plus the manifest (gzipped, ~10 bytes per page of the slice) and the head. An
+ * eviction that empties a page drops it from the manifest and writes nothing: the page dies by TTL.
+ * Reads are BatchGetItem of the pages the batch's keys fall in, eventually consistent (a page
+ * is never changed after it is written; one found missing is asked for again, strongly).
  *
- * Where items live is state-layout.ts: with fixedEviction a partition per eviction bucket and
- * shard; otherwise a partition per shard plus an index partition per bucket; and per operator one
- * directory item counting the live keys per bucket. So `count` is one GetItem, and `expired` reads only the buckets whose range starts at or below
- * the watermark (then filters by the exact evictAt); nothing scans the table. Index items carry
- * no value: whether one is present at a version follows from the key's own item, so a commit
- * writes them without reading them, and `expired` checks every candidate against the key's item.
+ * Retention. Manifests and pages carry a TTL of `ttlSeconds` (30 days) from when they were
+ * written; a commit rewrites every live page older than a third of that, so what the current
+ * version reads lives for at least 20 days more; `retentionMs` (18 days) tells the executor how
+ * old a batch may be when it is replayed, and `keepAlive` (called by the executor when a pipeline
+ * has not committed for a day) rewrites old pages of an idle pipeline. A page found missing
+ * (removed by TTL, or by hand) is an error that says so, never an empty state.
  *
- * The directory is written last, after every key of the batch. A crash before it leaves the
- * directory of N-1 current, which is exactly what the replay of N must read; a crash after it
- * leaves it at v=N with pv pointing at N-1's, which a read at N-1 also sees. The directory of N is
- * always computed as (directory visible at N-1) + (changes of N measured against what each key
- * was at N-1), so it does not depend on how far a crashed attempt got. Before an operator's first
- * commit, a directory at version -1 records the layout alone, so that the granularity stored with
- * the state (used by every later run, whatever its watermark delay) exists before any item.
+ * Fencing. The head write is the only write a reader can see; given the run's lease it is
+ * conditional on no newer token having written it (fenceCondition): a run that lost its lease
+ * is refused with LeaseLostError and its pages stay unreferenced (TTL removes them).
  *
- * Fencing. A commit given the run's lease writes every item with its token (`f`) as a conditional
- * PutItem (fenceCondition), `writeConcurrency` at a time, and fences the directory the same way:
- * a newer run's token defeats it (LeaseLostError). Without a lease it uses BatchWriteItem.
- *
- * Retention. A tombstone (the only copy of the value before a delete, which a replay of its batch
- * reads) expires by TTL `ttlSeconds` (30 days) after its commit; `retentionMs` tells the executor,
- * which refuses a replay of a batch planned longer ago.
- *
- * `check` plans a commit (the same encoding, the same size check) before any effect of the batch;
- * the `commit` of the same changes writes that plan.
+ * Partitions. `partitions` slices per operator, chosen by StateKey.partition; each has its own
+ * head, versions and manifest, so partitions could be committed by different workers. The count
+ * is recorded in every head: another count is refused.
  */
 import {
   BatchGetItemCommand,
@@ -52,34 +46,35 @@ import {
   PutItemCommand,
   WriteRequest,
 } from '@aws-sdk/client-dynamodb';
+import { randomBytes } from 'node:crypto';
 import { InvalidOptionError, LeaseLostError, SluiceError } from '../../engine/errors';
-import { encodeStateJson } from '../../engine/state-json';
 import { Clock, LeaseHandle, OperatorStateSpec, StateChange, StateEntry, StateKey, StateStore, systemClock } from '../../engine/ports';
 import { compareStrings, mapLimit } from '../request/concurrency';
 import { RetryableResult, RetryOptions, RetryPolicy, retryPolicy } from '../request/retry';
-import { forEachPartitionItem } from './query';
-import { BATCH_GET_MAX, BATCH_WRITE_MAX, checkClient, checkTableName, conditional, Item, sendDynamoDb } from './requests';
+import { BATCH_GET_MAX, BATCH_WRITE_MAX, checkClient, checkTableName, conditional, Item, itemSize, sendDynamoDb } from './requests';
 import {
-  cacheKey,
-  checkStoredId,
-  decodeValue,
-  Directory,
-  EMPTY_DIRECTORY,
-  encodeDirectory,
-  fenceCondition,
-  encodeItem,
-  encodeValue,
-  NULL_BUCKET,
-  parseDirectory,
-  parseItem,
-  RawDirectory,
-  RawItem,
-  Slot,
-  StateLayout,
-  storageKey,
-  storedFence,
+  bucketOf,
+  encodeHead,
+  encodeManifest,
+  encodePage,
+  entryOrder,
+  entryText,
+  Head,
+  idHash,
+  LAYOUT_FORMAT,
+  legacyDirectoryKey,
+  Manifest,
+  ManifestRef,
+  PAGE_TARGET_BYTES,
+  PageEntry,
+  pageOverheadBytes,
+  PageRef,
+  pageRef,
+  parseHead,
+  parseManifest,
+  parsePage,
+  SliceKeys,
   StoredLayout,
-  tombstoneTtl,
 } from './state-layout';
 
 export interface DynamoDbStateStoreOptions extends RetryOptions {
@@ -88,39 +83,43 @@ export interface DynamoDbStateStoreOptions extends RetryOptions {
   /** One per query (e.g. the query id). Must not contain `#`. */
   readonly namespace: string;
   /**
-   * Partitions per eviction bucket (fixedEviction) or for the whole key space (otherwise). Part of
-   * the stored layout: it cannot change for an existing namespace.
-   * @default 4
+   * State partitions per operator (the query's statePartitions): StateKey.partition is below it.
+   * Recorded with the state: another count is refused. @default 1
    */
-  readonly shards?: number;
+  readonly partitions?: number;
   /** Maximum DynamoDB requests in flight per store call. @default 8 */
   readonly maxConcurrency?: number;
-  /** Conditional PutItem requests in flight during a fenced commit (one per item). @default 16 */
-  readonly writeConcurrency?: number;
   /**
-   * How long a tombstone lives before DynamoDB TTL removes it; also how old a batch may be when
-   * it is replayed (the executor refuses older replays, see `retentionMs`). Far above any outage
-   * a pipeline is left in, and equal to the DynamoDB sink's and the effect guard's marker TTL, so
-   * that the refusal covers them too. @default 2592000 (30 days)
+   * How long a manifest or page lives after it is written (DynamoDB TTL). A commit rewrites live
+   * pages older than a third of it; replays are allowed for 60% of it (`retentionMs`).
+   * @default 2592000 (30 days)
    */
   readonly ttlSeconds?: number;
   /** @default systemClock */
   readonly clock?: Clock;
-  /** Values whose JSON exceeds this are stored gzipped in a binary attribute. @default 32768 */
+  /** Pages whose JSON exceeds this are stored gzipped in a binary attribute. @default 32768 */
   readonly compressAboveBytes?: number;
-  /** Raw items remembered between reads and the next commit (per store instance). @default 100000 */
-  readonly cacheMaxItems?: number;
+  /** Page entries kept in memory between reads and commits (per store instance). @default 250000 */
+  readonly cacheMaxEntries?: number;
+  /** The size pages are refilled to, in bytes of item (at most 1,024: one write unit). @default 920 */
+  readonly pageFillBytes?: number;
 }
 
 /** Counters of DynamoDB traffic since the store was created (for benchmarks, never for logic). */
 export interface DynamoDbStateStoreStats {
-  /** Items read (returned by GetItem, BatchGetItem and Query). */
+  /** Items read (heads, manifest chunks and pages returned). */
   readonly reads: number;
-  /** Items written (puts in BatchWriteItem and PutItem). */
+  /** Items written (pages, manifest chunks, heads). */
   readonly writes: number;
+  /** Pages written. */
+  readonly pagesWritten: number;
+  /** Bytes of the pages' entries written (the changed state and what shares its pages). */
+  readonly pageBytesWritten: number;
+  /** Bytes of the state values the commits changed (the entries of changed keys, as JSON). */
+  readonly changedBytes: number;
   /** DynamoDB requests (HTTP attempts), retries included. */
   readonly requests: number;
-  /** GetItem, BatchGetItem and Query calls. */
+  /** GetItem and BatchGetItem calls. */
   readonly readRequests: number;
   /** BatchWriteItem and PutItem calls. */
   readonly writeRequests: number;
@@ -128,47 +127,71 @@ export interface DynamoDbStateStoreStats {
   readonly retries: number;
 }
 
-/** The condition clauses of a directory write, by name. */
-const DIRECTORY = {
-  /** No commit of this operator yet. */
+/** 30 days: the sink's and guard's markers live as long. */
+const DEFAULT_TTL_SECONDS = 30 * 24 * 3600;
+/** How long the executor may wait before it calls keepAlive on an idle pipeline. */
+const KEEP_ALIVE_AFTER_MS = 24 * 3600 * 1000;
+
+/** The condition clauses of a head write. */
+const HEAD = {
   absent: 'attribute_not_exists(pk)',
-  /** Still the directory this commit read (`:read`: its version). */
   asRead: '#v = :read',
-  /** Already written by an earlier attempt of this commit (`:mine`: its version). */
   ours: '#v = :mine',
+  fence: 'attribute_not_exists(#f) OR #f <= :fence',
 } as const;
 
-/** Marks a cached lookup that found no item. */
-const ABSENT = null;
-type Cached = RawItem | typeof ABSENT;
+/** A change of one key, placed. */
+interface Placed {
+  readonly id: string;
+  readonly hash: number;
+  readonly evictAt: number | null;
+  /** null: delete. */
+  readonly value: StateChange['value'];
+  readonly text: string | undefined;
+}
+
+/** What the commit of one slice writes. */
+interface SlicePlan {
+  readonly keys: SliceKeys;
+  /** The head read (null: none yet). */
+  readonly head: Head | null;
+  /** The manifest visible at N-1 (null: none). */
+  readonly base: ManifestRef | null;
+  readonly ref: ManifestRef;
+  readonly manifest: Manifest;
+  readonly pages: { ref: string; item: Item; entries: PageEntry[] }[];
+  readonly manifestItems: Item[];
+  readonly layout: StoredLayout;
+  /** Bytes of the entries of the keys the batch changed. */
+  readonly changedBytes: number;
+}
 
 export class DynamoDbStateStore implements StateStore {
   readonly description: string;
+  readonly namespace: string;
+  readonly partitions: number;
   private readonly client: DynamoDBClient;
   private readonly tableName: string;
-  readonly namespace: string;
-  private readonly layout: StateLayout;
   private readonly maxConcurrency: number;
   private readonly ttlSeconds: number;
   private readonly clock: Clock;
   private readonly retry: RetryPolicy;
   private readonly compressAboveBytes: number;
-  private readonly cacheMaxItems: number;
+  private readonly cacheMaxEntries: number;
+  private readonly pageFillBytes: number;
 
-  /**
-   * Raw items read since the operator's last commit, by `pk \0 sk`, per operator, tagged with the
-   * version they were read at. A commit of N uses only items read at N-1; any other read version
-   * starts a new cache, and every commit (or failed commit) drops it.
-   */
-  private readonly cache = new Map<string, { version: number; items: Map<string, Cached> }>();
-  /** Operators whose stored layout was compared with this store's. */
-  private readonly layoutChecked = new Set<string>();
-  /** Per operator, the evictionGranularityMs its state was first written with, which it keeps. */
-  private readonly storedGranularity = new Map<string, number>();
+  /** Heads by slice, as read or as this store last wrote them (null: none). */
+  private readonly heads = new Map<string, Head | null>();
+  /** Manifests by slice and ref (immutable). */
+  private readonly manifests = new Map<string, Manifest>();
+  /** Page entries by slice and page ref (immutable), oldest first. */
+  private readonly pages = new Map<string, PageEntry[]>();
+  private cachedEntries = 0;
+  /** Operators checked for state of the per-key layout. */
+  private readonly legacyChecked = new Set<string>();
   /** The plan `check` made, which the `commit` of the same changes writes. */
-  private planned: { operatorId: string; version: number; changes: StateChange[]; plan: CommitPlan } | null = null;
-  private readonly writeConcurrency: number;
-  private counters = { reads: 0, writes: 0, requests: 0, readRequests: 0, writeRequests: 0, retries: 0 };
+  private planned: { operatorId: string; version: number; changes: StateChange[]; plans: SlicePlan[] } | null = null;
+  private counters = { reads: 0, writes: 0, pagesWritten: 0, pageBytesWritten: 0, changedBytes: 0, requests: 0, readRequests: 0, writeRequests: 0, retries: 0 };
 
   constructor(opts: DynamoDbStateStoreOptions) {
     checkClient(opts.client, 'DynamoDbStateStore');
@@ -179,20 +202,28 @@ export class DynamoDbStateStore implements StateStore {
     this.client = opts.client;
     this.tableName = opts.tableName;
     this.namespace = opts.namespace;
-    this.layout = new StateLayout(opts.namespace, intOption('shards', opts.shards, 4, 1));
+    this.partitions = intOption('partitions', opts.partitions, 1, 1);
     this.maxConcurrency = intOption('maxConcurrency', opts.maxConcurrency, 8, 1);
-    this.writeConcurrency = intOption('writeConcurrency', opts.writeConcurrency, 16, 1);
-    this.ttlSeconds = intOption('ttlSeconds', opts.ttlSeconds, DEFAULT_TTL_SECONDS, 1);
+    this.ttlSeconds = intOption('ttlSeconds', opts.ttlSeconds, DEFAULT_TTL_SECONDS, 3);
     this.compressAboveBytes = intOption('compressAboveBytes', opts.compressAboveBytes, 32 * 1024, 0);
-    this.cacheMaxItems = intOption('cacheMaxItems', opts.cacheMaxItems, 100_000, 0);
+    this.cacheMaxEntries = intOption('cacheMaxEntries', opts.cacheMaxEntries, 250_000, 0);
+    this.pageFillBytes = intOption('pageFillBytes', opts.pageFillBytes, 920, 200);
+    if (this.pageFillBytes > PAGE_TARGET_BYTES) {
+      throw new InvalidOptionError(`DynamoDbStateStore pageFillBytes (${this.pageFillBytes}) must be at most ${PAGE_TARGET_BYTES}: a write unit covers 1 KB of item`);
+    }
     this.clock = opts.clock ?? systemClock;
     this.retry = retryPolicy(opts, 'DynamoDbStateStore');
     this.description = `dynamodb://${this.tableName}/${this.namespace}`;
   }
 
-  /** A version superseded by a commit stays readable this long (its tombstone's TTL). */
+  /** How old a batch may be when it is replayed: its versions live at least this long. */
   get retentionMs(): number {
-    return this.ttlSeconds * 1000;
+    return Math.floor(this.ttlSeconds * 0.6) * 1000;
+  }
+
+  /** After this long without a commit, the executor calls keepAlive. */
+  get keepAliveAfterMs(): number {
+    return Math.min(KEEP_ALIVE_AFTER_MS, Math.floor(this.ttlSeconds / 30) * 1000);
   }
 
   stats(): DynamoDbStateStoreStats {
@@ -202,390 +233,152 @@ export class DynamoDbStateStore implements StateStore {
   // ---------------------------------------------------------------------------------------------
   // Reads
 
-  async get(given: OperatorStateSpec, keys: StateKey[], version: number): Promise<Map<string, StateEntry>> {
-    const op = await this.resolve(given);
-    const locations = new Map<string, { pk: string; sk: string; id: string }>();
+  async get(op: OperatorStateSpec, keys: StateKey[], version: number): Promise<Map<string, StateEntry>> {
+    this.validateOp(op);
+    const bySlice = new Map<number, StateKey[]>();
     for (const key of keys) {
-      const loc = this.layout.keyLocation(op, key);
-      locations.set(cacheKey(loc.pk, loc.sk), { ...loc, id: key.id });
+      const p = this.partitionOf(op, key);
+      let list = bySlice.get(p);
+      if (!list) bySlice.set(p, (list = []));
+      list.push(key);
     }
-    const raw = await this.loadRaw(op, [...locations.values()], version);
     const out = new Map<string, StateEntry>();
-    for (const [ck, item] of raw) {
-      const id = locations.get(ck)!.id;
-      if (item !== ABSENT) checkStoredId(op, item, id);
-      const entry = this.visibleEntry(op, item, version);
-      if (entry) out.set(entry.key.id, entry);
-    }
+    await mapLimit([...bySlice], this.maxConcurrency, async ([partition, list]) => {
+      const keysOf = new SliceKeys(this.namespace, op.operatorId, partition);
+      const visible = await this.manifestAt(op, keysOf, version);
+      if (visible === null) return;
+      const { manifest, layout } = visible;
+      const wanted = new Map<string, string[]>();
+      for (const key of list) {
+        const pages = manifest.get(bucketOf(op, layout.granularityMs, key.evictAt));
+        if (!pages || pages.length === 0) continue;
+        const page = pages[locate(pages, idHash(key.id))];
+        let ids = wanted.get(page.ref);
+        if (!ids) wanted.set(page.ref, (ids = []));
+        ids.push(key.id);
+      }
+      const loaded = await this.loadPages(keysOf, [...wanted.keys()]);
+      for (const [ref, ids] of wanted) {
+        const entries = loaded.get(ref)!;
+        const want = new Set(ids);
+        for (const e of entries) if (want.has(e.id)) out.set(e.id, toEntry(e, partition));
+      }
+    });
     return out;
   }
 
-  async expired(given: OperatorStateSpec, watermarkMs: number, version: number): Promise<StateEntry[]> {
-    this.validateOp(given);
-    const dir = await this.directoryAt(given, version);
-    const op = this.withStored(given);
-    const lastBucket = Math.floor(watermarkMs / op.evictionGranularityMs);
-    const buckets = Object.keys(dir.b).filter((b) => b !== NULL_BUCKET && Number(b) <= lastBucket);
-    let items: RawItem[];
-    if (op.fixedEviction) {
-      const pks = buckets.flatMap((b) => this.layout.fixedPks(op, b));
-      items = await this.queryAll(op, pks, version);
-    } else {
-      const index = await this.queryAll(op, buckets.map((b) => this.layout.indexPk(op, b)), null);
-      const sks = new Set<string>();
-      for (const entry of index) {
-        // A candidate when present at `version`, or when the index item no longer knows (the key's
-        // own item decides below): the index may over-approximate, never under-approximate.
-        const vis = visibility(entry, version);
-        if (vis === 'unknown' || (vis !== null && !vis.deleted)) sks.add(entry.sk);
-      }
-      const locs = [...sks].map((sk) => ({ pk: this.layout.lookupPk(op, sk), sk }));
-      items = [...(await this.loadRaw(op, locs, version)).values()].filter((i): i is RawItem => i !== ABSENT);
-    }
-    const out: StateEntry[] = [];
-    for (const item of items) {
-      const entry = this.visibleEntry(op, item, version);
-      if (entry && entry.key.evictAt !== null && entry.key.evictAt <= watermarkMs) out.push(entry);
-    }
-    return out.sort(byId);
+  async expired(op: OperatorStateSpec, watermarkMs: number, version: number): Promise<StateEntry[]> {
+    return this.scanPages(op, version, (p) => p.minEvictAt !== null && p.minEvictAt <= watermarkMs, (e) => e.evictAt !== null && e.evictAt <= watermarkMs);
   }
 
-  async all(given: OperatorStateSpec, version: number): Promise<StateEntry[]> {
-    this.validateOp(given);
-    let op = given;
-    let pks: string[];
-    if (given.fixedEviction) {
-      const dir = await this.directoryAt(given, version);
-      op = this.withStored(given);
-      pks = Object.keys(dir.b).flatMap((b) => this.layout.fixedPks(op, b));
-    } else {
-      op = await this.resolve(given);
-      pks = this.layout.lookupPks(op);
-    }
-    const items = await this.queryAll(op, pks, version);
-    const out: StateEntry[] = [];
-    for (const item of items) {
-      const entry = this.visibleEntry(op, item, version);
-      if (entry) out.push(entry);
-    }
-    return out.sort(byId);
+  async all(op: OperatorStateSpec, version: number): Promise<StateEntry[]> {
+    return this.scanPages(op, version, () => true, () => true);
   }
 
   async count(op: OperatorStateSpec, version: number): Promise<number> {
     this.validateOp(op);
-    return (await this.directoryAt(op, version)).n;
+    let n = 0;
+    await mapLimit(this.sliceKeys(op), this.maxConcurrency, async (keys) => {
+      const ref = this.refAt(op, keys, await this.headOf(op, keys), version);
+      n += ref?.n ?? 0;
+    });
+    return n;
+  }
+
+  /** Entries of the pages `pageWanted` picks, in every slice, filtered by `entryWanted`, by id. */
+  private async scanPages(
+    op: OperatorStateSpec,
+    version: number,
+    pageWanted: (p: PageRef) => boolean,
+    entryWanted: (e: PageEntry) => boolean,
+  ): Promise<StateEntry[]> {
+    this.validateOp(op);
+    const out: StateEntry[] = [];
+    await mapLimit(this.sliceKeys(op), this.maxConcurrency, async (keys) => {
+      const visible = await this.manifestAt(op, keys, version);
+      if (visible === null) return;
+      const refs: string[] = [];
+      for (const pages of visible.manifest.values()) for (const p of pages) if (pageWanted(p)) refs.push(p.ref);
+      const loaded = await this.loadPages(keys, refs);
+      for (const ref of refs) for (const e of loaded.get(ref)!) if (entryWanted(e)) out.push(toEntry(e, keys.partition));
+    });
+    return out.sort((a, b) => compareStrings(a.key.id, b.key.id));
   }
 
   // ---------------------------------------------------------------------------------------------
   // Commit
 
   /**
-   * Plans the commit of `changes` as `commit` would (the same encoding), and throws the error the
-   * commit would throw for an item above DynamoDB's 400 KB, before anything is written. The
-   * `commit` of the same changes array writes this plan without planning again.
+   * Plans the commit of `changes` as `commit` would, and throws the error the commit would throw
+   * for a page above DynamoDB's 400 KB, before anything is written. The `commit` of the same
+   * changes array writes this plan without planning again.
    */
   async check(op: OperatorStateSpec, version: number, changes: StateChange[]): Promise<void> {
     this.validateOp(op);
     checkVersion(version);
     this.planned = null;
-    const plan = await this.plan(op, version, changes);
-    this.planned = { operatorId: op.operatorId, version, changes, plan };
+    const plans = await this.plan(op, version, changes, false);
+    this.planned = { operatorId: op.operatorId, version, changes, plans };
   }
 
-  async commit(given: OperatorStateSpec, version: number, changes: StateChange[], fence?: LeaseHandle): Promise<void> {
-    this.validateOp(given);
+  async commit(op: OperatorStateSpec, version: number, changes: StateChange[], fence?: LeaseHandle): Promise<void> {
+    this.validateOp(op);
     checkVersion(version);
-    let after: Map<string, Cached> | null = null;
     const planned = this.planned;
     this.planned = null;
-    try {
-      const plan =
-        planned !== null && planned.operatorId === given.operatorId && planned.version === version && planned.changes === changes
-          ? planned.plan
-          : await this.plan(given, version, changes);
-      await this.write(plan.op, version, plan, fence ?? null);
-      after = plan.after;
-    } finally {
-      // Whatever happened, raw items read before this commit no longer describe the table. After
-      // a commit that went through, the items read for it and the items it wrote do: they serve
-      // the next batch's reads (at this version), so the keys it touches again are not read back.
-      this.cache.delete(given.operatorId);
-      if (after !== null && after.size <= this.cacheMaxItems) this.cache.set(given.operatorId, { version, items: after });
-    }
-  }
-
-  /** Writes a plan: the items (fenced: one conditional PutItem each), then the directory. */
-  private async write(op: OperatorStateSpec, version: number, plan: CommitPlan, fence: LeaseHandle | null): Promise<void> {
-    if (plan.rawDir === null) {
-      // The first commit of this operator records its layout before any item, so a replay after a
-      // crash here places its items as the crashed attempt did, whatever options it runs with.
-      await this.writeDirectory(op, LAYOUT_ONLY, null, encodeDirectory(this.layout, op, LAYOUT_ONLY, EMPTY_DIRECTORY, null, null), fence);
-      plan = { ...plan, rawDir: { cur: { version: LAYOUT_ONLY, dir: EMPTY_DIRECTORY }, prev: null, layout: this.layout.layoutOf(op) } };
-    }
-    if (fence === null) await mapLimit(chunk(plan.puts, BATCH_WRITE_MAX), this.maxConcurrency, (batch) => this.batchWrite(batch));
-    else await mapLimit(plan.puts, this.writeConcurrency, (item) => this.fencedPut(op, version, item, fence));
-    // Last: the directory makes version N whole.
-    const prev = plan.rawDir!.cur.version === version ? plan.rawDir!.prev : plan.rawDir!.cur;
-    const item = encodeDirectory(this.layout, op, version, plan.dir, prev && prev.version !== LAYOUT_ONLY ? prev : null, null);
-    await this.writeDirectory(op, version, plan.rawDir, item, fence);
-  }
-
-  /** One item, written only when no newer lease token wrote it (fenceCondition). */
-  private async fencedPut(op: OperatorStateSpec, version: number, item: Item, fence: LeaseHandle): Promise<void> {
-    const cond = fenceCondition(fence.token);
-    const put = await conditional(
-      this.send('write', 'PutItem', () =>
-        this.client.send(
-          new PutItemCommand({
-            TableName: this.tableName,
-            Item: { ...item, f: { N: String(fence.token) } },
-            ConditionExpression: cond.expression,
-            ExpressionAttributeNames: cond.names,
-            ExpressionAttributeValues: cond.values,
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          }),
-        ),
-      ),
-    );
-    if (!put.written) throw this.fenced(op, version, fence, storedFence(put.stored));
-    this.counters.writes += 1;
-  }
-
-  private fenced(op: OperatorStateSpec, version: number, fence: LeaseHandle, stored: number | null): LeaseLostError {
-    return new LeaseLostError(
-      `state write of batch ${version} (operator \`${op.operatorId}\`) in ${this.description} was refused: this run's fencing token ${fence.token} is older than token ${stored} that wrote the item since: ` +
-        'another run holds the lease; this run stops and batch ' + `${version} stays uncommitted (the lease holder replays it)`,
-      { details: { operatorId: op.operatorId, batchId: version, token: fence.token, storedToken: stored } },
-    );
-  }
-
-  /** The items and directory batch `version` writes, computed from what the state was at N-1. */
-  private async plan(given: OperatorStateSpec, version: number, changes: StateChange[]): Promise<CommitPlan> {
-    const rawDir = await this.readDirectory(given);
-    const op = this.withStored(given);
-    if (rawDir && rawDir.cur.version > version) {
-      throw new SluiceError(
-        `state of operator \`${op.operatorId}\` in ${this.description} is already at version ${rawDir.cur.version}, ahead of batch ${version} being committed: ` +
-          'the checkpoint is older than the state (deleted or restored): use a new namespace (query id) with a fresh checkpoint, or delete this namespace\'s state',
-        { details: { operatorId: op.operatorId, stateVersion: rawDir.cur.version, batchId: version } },
-      );
-    }
-    const dirBefore = rawDir ? this.directoryVisible(op, rawDir, version - 1) : EMPTY_DIRECTORY;
-
-    // Last change per id wins.
-    const lastById = new Map<string, StateChange>();
-    for (const change of changes) lastById.set(change.key.id, change);
-    const locs = [...lastById.values()].map((c) => this.layout.keyLocation(op, c.key));
-    const raw = await this.loadRaw(op, locs, version - 1);
-    const after = new Map<string, Cached>(this.opCache(op, version - 1));
-
-    const counts = new Map<string, number>(Object.entries(dirBefore.b));
-    let live = dirBefore.n;
-    const bump = (bucket: string, delta: number) => counts.set(bucket, (counts.get(bucket) ?? 0) + delta);
-    const puts: Item[] = [];
-    const ttl = tombstoneTtl(this.clock.now(), this.ttlSeconds);
-
-    for (const change of lastById.values()) {
-      const loc = this.layout.keyLocation(op, change.key);
-      const item = raw.get(cacheKey(loc.pk, loc.sk)) ?? ABSENT;
-      if (item !== ABSENT) checkStoredId(op, item, change.key.id);
-      if (item && item.cur.version > version) {
-        throw new SluiceError(
-          `state key \`${change.key.id}\` of operator \`${op.operatorId}\` is already at version ${item.cur.version}, ahead of batch ${version}: ` +
-            'the checkpoint is older than the state: use a new namespace with a fresh checkpoint, or delete this namespace\'s state',
-          { details: { operatorId: op.operatorId, key: change.key.id, stateVersion: item.cur.version, batchId: version } },
-        );
-      }
-      const before = this.visibleSlot(op, item, version - 1, change.key.id);
-      const prev: Slot | null = item === ABSENT ? null : item.cur.version === version ? item.prev : item.cur;
-      const deleted = change.value === null;
-      const json = deleted ? undefined : encodeStateJson(change.value);
-      const cur: Slot = {
-        version,
-        deleted,
-        value: json === undefined ? undefined : encodeValue(json, this.compressAboveBytes),
-        evictAt: deleted ? null : change.key.evictAt,
-      };
-
-      // The directory: what the key was at N-1 against what it is at N.
-      const wasLive = before !== null;
-      const isLive = !deleted;
-      live += (isLive ? 1 : 0) - (wasLive ? 1 : 0);
-      const bucketBefore = before === null ? null : this.layout.countBucket(op, loc, before.evictAt);
-      const bucketAfter = isLive ? this.layout.countBucket(op, loc, cur.evictAt) : null;
-      if (bucketBefore !== null) bump(bucketBefore, -1);
-      if (bucketAfter !== null) bump(bucketAfter, +1);
-
-      if (!op.fixedEviction) {
-        puts.push(...this.indexWrites(op, change.key.id, item, before, version, bucketAfter, ttl));
-      }
-      // Nothing to write when the item already reads as the target at N.
-      const ck = cacheKey(loc.pk, loc.sk);
-      if (item === ABSENT ? deleted : sameSlot(item.cur, cur, json)) {
-        after.set(ck, item);
-        continue;
-      }
-      const written = encodeItem(op, loc, cur, prev, ttl, change.key.id, FENCE_PLACEHOLDER);
-      delete written.f;
-      puts.push(written);
-      after.set(ck, parseItem(written));
-    }
-
-    const b: Record<string, number> = {};
-    for (const [bucket, n] of [...counts.entries(), ['(all)', live] as const].sort(([x], [y]) => compareStrings(x, y))) {
-      if (n < 0) {
-        throw new SluiceError(
-          `state directory of operator \`${op.operatorId}\` in ${this.description} would count ${n} keys in bucket ${bucket} after batch ${version}: ` +
-            'the state was changed outside this store or by a concurrent run: restore the namespace from a consistent copy or start a new one',
-          { details: { operatorId: op.operatorId, bucket, count: n, live, batchId: version } },
-        );
-      }
-      if (n > 0 && bucket !== '(all)') b[bucket] = n;
-    }
-
-    const dir: Directory = { n: live, b };
-    // Encoded once here for its size check; written (with its fence) by `write`.
-    encodeDirectory(this.layout, op, version, dir, null, null);
-    return { op, rawDir, puts, dir, after };
+    const plans =
+      planned !== null && planned.operatorId === op.operatorId && planned.version === version && planned.changes === changes
+        ? planned.plans
+        : await this.plan(op, version, changes, false);
+    await this.write(op, version, plans, fence ?? null);
   }
 
   /**
-   * Index items of a non-fixed key. Present at a version iff the key is live then with its evictAt
-   * in the item's bucket, so their state at N-1 follows from the key's item and need not be read.
-   * At N it follows too, unless an attempt of N crashed: its index items and the key's item went
-   * in different requests, any subset of which may have landed. Then every bucket the key was,
-   * may have been or will be in at N is written again.
+   * Rewrites the live pages that have aged past a third of their TTL, at the version the state is
+   * at, for a pipeline that has not committed for a while (the executor calls it). Reads and
+   * writes nothing else; a no-op when nothing is old.
    */
-  private indexWrites(
-    op: OperatorStateSpec,
-    id: string,
-    item: Cached,
-    before: Slot | null,
-    version: number,
-    bucketAfter: string | null,
-    ttl: number,
-  ): Item[] {
-    const bucketOf = (slot: Slot | null) =>
-      slot === null || slot.deleted || slot.evictAt === null ? null : this.layout.bucketOf(op, slot.evictAt);
-    const bucketBefore = bucketOf(before);
-    const replay = item !== ABSENT && item.cur.version === version;
-    // A crashed attempt of N may have written the key's index items for its own bucket.
-    const bucketCrashed = replay ? bucketOf(item.cur) : null;
-    const out: Item[] = [];
-    for (const bucket of new Set([bucketBefore, bucketCrashed, bucketAfter])) {
-      if (bucket === null) continue;
-      const present = bucket === bucketAfter;
-      // Without a crashed attempt, the index at N still reads as at N-1.
-      if (!replay && present === (bucket === bucketBefore)) continue;
-      const cur: Slot = { version, deleted: !present, evictAt: null };
-      const prev: Slot | null = bucket === bucketBefore && before !== null ? { version: before.version, deleted: false, evictAt: null } : null;
-      const index = encodeItem(op, { pk: this.layout.indexPk(op, bucket), sk: storageKey(id) }, cur, prev, ttl, id, FENCE_PLACEHOLDER, false);
-      delete index.f;
-      out.push(index);
-    }
-    return out;
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // Layout
-
-  private validateOp(op: OperatorStateSpec): void {
-    if (!op.operatorId || op.operatorId.includes('#')) {
-      throw new SluiceError(`state operatorId (${JSON.stringify(op.operatorId)}) must be non-empty and free of '#': use ids like "agg0"`);
-    }
-    if (!Number.isSafeInteger(op.evictionGranularityMs) || op.evictionGranularityMs <= 0) {
-      throw new SluiceError(
-        `evictionGranularityMs (${op.evictionGranularityMs}) of operator \`${op.operatorId}\` must be a positive integer number of milliseconds, e.g. the window slide`,
-      );
-    }
-  }
-
-  /**
-   * `op` as its state was written: the evictionGranularityMs stored with it replaces the given one
-   * (it follows the watermark delay, which may change between runs, as Spark allows).
-   */
-  private async resolve(op: OperatorStateSpec): Promise<OperatorStateSpec> {
+  async keepAlive(op: OperatorStateSpec, version: number, fence?: LeaseHandle): Promise<void> {
     this.validateOp(op);
-    if (!this.layoutChecked.has(op.operatorId)) await this.readDirectory(op);
-    return this.withStored(op);
+    const plans = await this.plan(op, version, [], true);
+    await this.write(op, version, plans, fence ?? null);
   }
 
-  private withStored(op: OperatorStateSpec): OperatorStateSpec {
-    const g = this.storedGranularity.get(op.operatorId);
-    return g === undefined || g === op.evictionGranularityMs ? op : { ...op, evictionGranularityMs: g };
-  }
-
-  /** Shards and fixedEviction must match; the granularity is taken from the stored layout. */
-  private checkLayout(op: OperatorStateSpec, stored: StoredLayout): void {
-    const mine = { ...this.layout.layoutOf(op), granularityMs: stored.granularityMs };
-    if (stored.shards !== mine.shards || stored.fixedEviction !== mine.fixedEviction) {
-      throw new SluiceError(
-        `state of operator \`${op.operatorId}\` in ${this.description} was written with ${describeLayout(stored)}, not ${describeLayout(mine)}: ` +
-          'a layout is fixed, so pass the original settings or use a new namespace (query id) with a fresh checkpoint',
-        { details: { operatorId: op.operatorId, stored, given: mine } },
-      );
+  private async write(op: OperatorStateSpec, version: number, plans: SlicePlan[], fence: LeaseHandle | null): Promise<void> {
+    // Pages and manifests first: nobody sees them until a head names them.
+    const items = plans.flatMap((p) => [...p.pages.map((page) => page.item), ...p.manifestItems]);
+    await mapLimit(chunk(items, BATCH_WRITE_MAX), this.maxConcurrency, (batch) => this.batchWrite(batch));
+    for (const plan of plans) {
+      this.counters.pagesWritten += plan.pages.length;
+      this.counters.changedBytes += plan.changedBytes;
+      for (const page of plan.pages) this.counters.pageBytesWritten += itemSize(page.item);
     }
-    if (Number.isSafeInteger(stored.granularityMs) && stored.granularityMs > 0) this.storedGranularity.set(op.operatorId, stored.granularityMs);
-    this.layoutChecked.add(op.operatorId);
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // Directory
-
-  private async readDirectory(op: OperatorStateSpec): Promise<RawDirectory | null> {
-    const out = await this.send('read', 'GetItem', () =>
-      this.client.send(new GetItemCommand({ TableName: this.tableName, Key: this.layout.dirKey(op), ConsistentRead: true })),
-    );
-    if (!out.Item) {
-      this.layoutChecked.add(op.operatorId);
-      return null;
+    await mapLimit(plans, this.maxConcurrency, (plan) => this.writeHead(op, version, plan, fence));
+    for (const plan of plans) {
+      const id = sliceId(plan.keys);
+      this.manifests.set(`${id}@${refId(plan.ref)}`, plan.manifest);
+      for (const page of plan.pages) this.remember(`${id}@${page.ref}`, page.entries);
     }
-    this.counters.reads += 1;
-    const dir = parseDirectory(out.Item);
-    this.checkLayout(op, dir.layout);
-    return dir;
   }
 
-  private async directoryAt(op: OperatorStateSpec, version: number): Promise<Directory> {
-    const raw = await this.readDirectory(op);
-    return raw ? this.directoryVisible(op, raw, version) : EMPTY_DIRECTORY;
-  }
-
-  private directoryVisible(op: OperatorStateSpec, raw: RawDirectory, version: number): Directory {
-    if (raw.cur.version <= version) return raw.cur.dir;
-    // No previous directory: the first commit is after `version`, when there was no state.
-    if (raw.prev === null) return EMPTY_DIRECTORY;
-    if (raw.prev.version <= version) return raw.prev.dir;
-    throw new SluiceError(
-      `state of operator \`${op.operatorId}\` in ${this.description} is no longer retained at version ${version} (the store keeps versions ${raw.prev.version} and ${raw.cur.version}): ` +
-        'only the last committed version and the one before it are readable, so this is a bug in the caller: report it',
-      { details: { operatorId: op.operatorId, version, current: raw.cur.version, previous: raw.prev.version } },
-    );
-  }
-
-  /**
-   * Puts directory `item` of `version`, fenced against another writer of this namespace: the
-   * directory must still be the one read at the start of this commit (or already ours, when an
-   * earlier attempt of this call landed), and, with a lease, not written by a newer token.
-   */
-  private async writeDirectory(op: OperatorStateSpec, version: number, raw: RawDirectory | null, item: Item, fence: LeaseHandle | null): Promise<void> {
-    let condition = raw === null ? `${DIRECTORY.absent} OR ${DIRECTORY.ours}` : `${DIRECTORY.asRead} OR ${DIRECTORY.ours}`;
+  /** The head of `plan` at `version`, fenced: still the head this commit read (or ours), and no newer token. */
+  private async writeHead(op: OperatorStateSpec, version: number, plan: SlicePlan, fence: LeaseHandle | null): Promise<void> {
+    const head: Head = { version, cur: plan.ref, prev: plan.base, layout: plan.layout, fence: fence?.token ?? null };
+    let condition = plan.head === null ? `${HEAD.absent} OR ${HEAD.ours}` : `${HEAD.asRead} OR ${HEAD.ours}`;
     const names: Record<string, string> = { '#v': 'v' };
     const values: Item = { ':mine': { N: String(version) } };
-    if (raw !== null) values[':read'] = { N: String(raw.cur.version) };
+    if (plan.head !== null) values[':read'] = { N: String(plan.head.version) };
     if (fence !== null) {
-      const f = fenceCondition(fence.token);
-      condition = `(${condition}) AND (${f.expression})`;
-      Object.assign(names, f.names);
-      Object.assign(values, f.values);
-      item = { ...item, f: { N: String(fence.token) } };
+      condition = `(${condition}) AND (${HEAD.fence})`;
+      names['#f'] = 'f';
+      values[':fence'] = { N: String(fence.token) };
     }
     const put = await conditional(
       this.send('write', 'PutItem', () =>
         this.client.send(
           new PutItemCommand({
             TableName: this.tableName,
-            Item: item,
+            Item: encodeHead(plan.keys, head),
             ConditionExpression: condition,
             ExpressionAttributeNames: names,
             ExpressionAttributeValues: values,
@@ -594,105 +387,313 @@ export class DynamoDbStateStore implements StateStore {
         ),
       ),
     );
+    const id = sliceId(plan.keys);
     if (!put.written) {
-      const storedToken = storedFence(put.stored);
-      if (fence !== null && storedToken !== null && storedToken > fence.token) throw this.fenced(op, version, fence, storedToken);
-      const stored = put.stored?.v?.N;
+      this.heads.delete(id);
+      const stored = put.stored ? parseHead(put.stored) : null;
+      if (fence !== null && stored?.fence != null && stored.fence > fence.token) {
+        throw new LeaseLostError(
+          `state write of batch ${version} (operator \`${op.operatorId}\`) in ${this.description} was refused: this run's fencing token ${fence.token} is older than token ${stored.fence} that wrote the state since: another run holds the lease; this run stops and batch ${version} stays uncommitted (the lease holder replays it)`,
+          { details: { operatorId: op.operatorId, batchId: version, token: fence.token, storedToken: stored.fence } },
+        );
+      }
       throw new SluiceError(
-        `state directory of operator \`${op.operatorId}\` in ${this.description} changed while batch ${version} was committing (read at version ${raw?.cur.version ?? 'none'}, now at ${stored ?? 'none'}): ` +
-          'another run writes the same namespace; only one run per query may hold the lease, so check the lease table and the query id',
-        { details: { operatorId: op.operatorId, batchId: version, readVersion: raw?.cur.version ?? null, storedVersion: stored === undefined ? null : Number(stored) } },
+        `state of operator \`${op.operatorId}\` partition ${plan.keys.partition} in ${this.description} changed while batch ${version} was committing (read at version ${plan.head?.version ?? 'none'}, now at ${stored?.version ?? 'none'}): another run writes the same namespace; only one run per query may hold the lease, so check the lease table and the query id`,
+        { details: { operatorId: op.operatorId, batchId: version, readVersion: plan.head?.version ?? null, storedVersion: stored?.version ?? null } },
       );
     }
     this.counters.writes += 1;
-    this.storedGranularity.set(op.operatorId, op.evictionGranularityMs);
+    this.heads.set(id, head);
   }
 
-  // ---------------------------------------------------------------------------------------------
-  // Items
+  /** The slices batch `version` writes: every slice with a change, and every slice with old pages. */
+  private async plan(op: OperatorStateSpec, version: number, changes: StateChange[], refreshOnly: boolean): Promise<SlicePlan[]> {
+    // Last change per id wins.
+    const bySlice = new Map<number, Map<string, StateChange>>();
+    for (const change of changes) {
+      const p = this.partitionOf(op, change.key);
+      let m = bySlice.get(p);
+      if (!m) bySlice.set(p, (m = new Map()));
+      m.set(change.key.id, change);
+    }
+    const nowSec = Math.floor(this.clock.now() / 1000);
+    const writer = randomBytes(4).toString('hex');
+    const plans = await mapLimit(this.sliceKeys(op), this.maxConcurrency, (keys) =>
+      this.planSlice(op, keys, version, [...(bySlice.get(keys.partition)?.values() ?? [])], writer, nowSec, refreshOnly),
+    );
+    return plans.filter((p): p is SlicePlan => p !== null);
+  }
 
-  private visibleSlot(op: OperatorStateSpec, item: Cached, version: number, id: string): Slot | null {
-    if (item === ABSENT) return null;
-    const vis = visibility(item, version);
-    if (vis === 'unknown') {
+  private async planSlice(
+    op: OperatorStateSpec,
+    keys: SliceKeys,
+    version: number,
+    changes: StateChange[],
+    writer: string,
+    nowSec: number,
+    refreshOnly: boolean,
+  ): Promise<SlicePlan | null> {
+    const head = await this.headOf(op, keys);
+    if (head && head.version > version) {
       throw new SluiceError(
-        `state key \`${id}\` of operator \`${op.operatorId}\` is no longer retained at version ${version} (the store keeps versions ${item.prev!.version} and ${item.cur.version}): ` +
-          'only the last committed version and the one before it are readable, so this is a bug in the caller: report it',
-        { details: { operatorId: op.operatorId, key: id, version, current: item.cur.version, previous: item.prev!.version } },
+        `state of operator \`${op.operatorId}\` in ${this.description} is already at version ${head.version}, ahead of batch ${version} being committed: the checkpoint is older than the state (deleted or restored): use a new namespace (query id) with a fresh checkpoint, or delete this namespace's state`,
+        { details: { operatorId: op.operatorId, stateVersion: head.version, batchId: version } },
       );
     }
-    return vis === null || vis.deleted ? null : vis;
-  }
+    // keepAlive rewrites the state at its version; a commit builds on what N-1 saw.
+    const base = refreshOnly ? head?.cur ?? null : this.refAt(op, keys, head, version - 1);
+    const layout: StoredLayout = head?.layout ?? { format: LAYOUT_FORMAT, partitions: this.partitions, granularityMs: op.evictionGranularityMs, fixedEviction: op.fixedEviction };
+    const manifest = base === null ? new Map<string, readonly PageRef[]>() : await this.loadManifest(keys, base);
+    const oldBefore = nowSec - Math.floor(this.ttlSeconds / 3);
 
-  private visibleEntry(op: OperatorStateSpec, item: Cached, version: number): StateEntry | null {
-    if (item === ABSENT) return null;
-    const slot = this.visibleSlot(op, item, version, item.id);
-    if (slot === null) return null;
-    return { key: { id: item.id, evictAt: slot.evictAt }, value: decodeValue(slot.value!, item.id) };
+    // Changes by bucket, then by the page they fall in.
+    const byBucket = new Map<string, Placed[]>();
+    for (const c of changes) {
+      const placed: Placed = { id: c.key.id, hash: idHash(c.key.id), evictAt: c.value === null ? null : c.key.evictAt, value: c.value, text: undefined };
+      const bucket = bucketOf(op, layout.granularityMs, c.key.evictAt);
+      let list = byBucket.get(bucket);
+      if (!list) byBucket.set(bucket, (list = []));
+      list.push(placed);
+    }
+    const aged = new Set<string>();
+    for (const [bucket, pages] of manifest) if (pages.some((p) => p.bornSec < oldBefore)) aged.add(bucket);
+    // A head already at N (a crashed attempt's) is rewritten from N-1 even without changes, so
+    // that N holds what this attempt computed.
+    const overAnAttempt = !refreshOnly && head !== null && head.version === version;
+    if (byBucket.size === 0 && aged.size === 0 && !overAnAttempt) return null;
+
+    const next = new Map<string, readonly PageRef[]>(manifest);
+    const written: SlicePlan['pages'] = [];
+    let live = base?.n ?? 0;
+    let changedBytes = 0;
+    const ttl = nowSec + this.ttlSeconds;
+    const overhead = pageOverheadBytes(keys, pageRef(version, writer, 99_999), ttl);
+    const fill = Math.max(this.pageFillBytes - overhead, 64);
+    const newPages = (entries: PageEntry[], lo: number): PageRef[] =>
+      pack(entries, fill).map((group, k) => {
+        const ref = pageRef(version, writer, written.length);
+        written.push({ ref, item: encodePage(op, keys, ref, group, ttl, this.compressAboveBytes), entries: group });
+        return { lo: k === 0 ? lo : group[0].hash, ref, minEvictAt: minEvictAt(group), count: group.length, bornSec: nowSec };
+      });
+
+    for (const bucket of new Set([...byBucket.keys(), ...aged])) {
+      const pages = manifest.get(bucket) ?? [];
+      // The changes by the page they fall in (a bucket without pages: all in one new run).
+      const touched = new Map<number, Placed[]>();
+      for (const c of byBucket.get(bucket) ?? []) {
+        const i = pages.length === 0 ? 0 : locate(pages, c.hash);
+        let list = touched.get(i);
+        if (!list) touched.set(i, (list = []));
+        list.push(c);
+      }
+      pages.forEach((p, i) => {
+        if (p.bornSec < oldBefore && !touched.has(i)) touched.set(i, []);
+      });
+      const loaded = await this.loadPages(keys, [...touched.keys()].filter((i) => i < pages.length).map((i) => pages[i].ref));
+      const rebuilt: PageRef[] = [];
+      const runs = Math.max(pages.length, 1);
+      for (let i = 0; i < runs; ) {
+        if (!touched.has(i)) {
+          rebuilt.push(pages[i++]);
+          continue;
+        }
+        // A run of touched pages, refilled together.
+        const lo = i < pages.length ? pages[i].lo : 0;
+        const entries = new Map<string, PageEntry>();
+        const changed: Placed[] = [];
+        for (; i < runs && touched.has(i); i++) {
+          if (i < pages.length) for (const e of loaded.get(pages[i].ref)!) entries.set(e.id, e);
+          changed.push(...touched.get(i)!);
+        }
+        for (const c of changed) {
+          const had = entries.has(c.id);
+          if (c.value === null) {
+            entries.delete(c.id);
+            if (had) live--;
+            continue;
+          }
+          const e: PageEntry = { id: c.id, hash: c.hash, evictAt: c.evictAt, value: c.value };
+          changedBytes += Buffer.byteLength(entryText(e), 'utf8');
+          entries.set(c.id, e);
+          if (!had) live++;
+        }
+        rebuilt.push(...newPages([...entries.values()].sort(entryOrder), lo));
+      }
+      // The first page covers every hash from 0 (it may have been dropped).
+      if (rebuilt.length > 0 && rebuilt[0].lo !== 0) rebuilt[0] = { ...rebuilt[0], lo: 0 };
+      if (rebuilt.length === 0) next.delete(bucket);
+      else next.set(bucket, rebuilt);
+    }
+    if (live < 0) {
+      throw new SluiceError(
+        `state of operator \`${op.operatorId}\` in ${this.description} would count ${live} keys after batch ${version}: the state was changed outside this store: restore the namespace from a consistent copy or start a new one`,
+      );
+    }
+    const draft: ManifestRef = { v: version, w: writer, c: 0, n: live };
+    const manifestItems = encodeManifest(keys, draft, next, ttl);
+    const ref: ManifestRef = { ...draft, c: manifestItems.length };
+    return { keys, head, base, ref, manifest: next, pages: written, manifestItems, layout, changedBytes };
   }
 
   // ---------------------------------------------------------------------------------------------
-  // I/O
+  // Heads and manifests
 
-  /** The operator's cache of raw items read at `version` (a new one when it held another version). */
-  private opCache(op: OperatorStateSpec, version: number): Map<string, Cached> {
-    let c = this.cache.get(op.operatorId);
-    if (!c || c.version !== version) this.cache.set(op.operatorId, (c = { version, items: new Map() }));
-    return c.items;
+  private sliceKeys(op: OperatorStateSpec): SliceKeys[] {
+    return Array.from({ length: this.partitions }, (_, p) => new SliceKeys(this.namespace, op.operatorId, p));
   }
 
-  private remember(cache: Map<string, Cached>, ck: string, item: Cached): void {
-    if (cache.size < this.cacheMaxItems || cache.has(ck)) cache.set(ck, item);
-  }
-
-  /**
-   * Raw items at these locations (ABSENT when missing), from the cache of reads at `version` or
-   * BatchGetItem. Raw items do not depend on the version; the tag only bounds the cache's life.
-   */
-  private async loadRaw(op: OperatorStateSpec, locs: { pk: string; sk: string }[], version: number): Promise<Map<string, Cached>> {
-    const out = new Map<string, Cached>();
-    const cache = this.opCache(op, version);
-    const missing: { pk: string; sk: string }[] = [];
-    for (const loc of locs) {
-      const ck = cacheKey(loc.pk, loc.sk);
-      if (out.has(ck)) continue;
-      if (cache.has(ck)) out.set(ck, cache.get(ck)!);
-      else {
-        out.set(ck, ABSENT);
-        missing.push(loc);
-      }
+  private partitionOf(op: OperatorStateSpec, key: StateKey): number {
+    const p = key.partition ?? 0;
+    if (!Number.isInteger(p) || p < 0 || p >= this.partitions) {
+      throw new SluiceError(
+        `state key of operator \`${op.operatorId}\` has partition ${p}, but ${this.description} has ${this.partitions} partitions: the query's statePartitions and the store's partitions must be the same number`,
+      );
     }
-    const seen = new Set<string>();
-    const unique = missing.filter((l) => {
-      const ck = cacheKey(l.pk, l.sk);
-      return seen.has(ck) ? false : (seen.add(ck), true);
-    });
-    await mapLimit(chunk(unique, BATCH_GET_MAX), this.maxConcurrency, async (batch) => {
-      const found = await this.batchGet(batch);
-      for (const loc of batch) {
-        const ck = cacheKey(loc.pk, loc.sk);
-        const item = found.get(ck) ?? ABSENT;
-        out.set(ck, item);
-        this.remember(cache, ck, item);
-      }
-    });
+    return p;
+  }
+
+  /** The head of a slice (cached once read or written by this store), its layout checked. */
+  private async headOf(op: OperatorStateSpec, keys: SliceKeys): Promise<Head | null> {
+    const id = sliceId(keys);
+    if (this.heads.has(id)) return this.heads.get(id)!;
+    const out = await this.send('read', 'GetItem', () =>
+      this.client.send(new GetItemCommand({ TableName: this.tableName, Key: keys.head(), ConsistentRead: true })),
+    );
+    const head = out.Item ? parseHead(out.Item) : null;
+    if (head) {
+      this.counters.reads += 1;
+      this.checkLayout(op, keys, head.layout);
+    } else {
+      await this.checkNoLegacyState(op);
+    }
+    this.heads.set(id, head);
+    return head;
+  }
+
+  /** The manifest ref visible at `version` (null: the slice was empty then). */
+  private refAt(op: OperatorStateSpec, keys: SliceKeys, head: Head | null, version: number): ManifestRef | null {
+    if (head === null) return null;
+    if (head.version <= version) return head.cur;
+    if (head.prev === null || head.prev.v <= version) return head.prev;
+    throw new SluiceError(
+      `state of operator \`${op.operatorId}\` partition ${keys.partition} in ${this.description} is no longer retained at version ${version} (the store keeps versions ${head.prev.v} and ${head.version}): only the last committed version and the one before it are readable, so this is a bug in the caller: report it`,
+      { details: { operatorId: op.operatorId, version, current: head.version, previous: head.prev.v } },
+    );
+  }
+
+  private async manifestAt(op: OperatorStateSpec, keys: SliceKeys, version: number): Promise<{ manifest: Manifest; layout: StoredLayout } | null> {
+    const head = await this.headOf(op, keys);
+    const ref = this.refAt(op, keys, head, version);
+    if (ref === null || head === null) return null;
+    return { manifest: await this.loadManifest(keys, ref), layout: head.layout };
+  }
+
+  private async loadManifest(keys: SliceKeys, ref: ManifestRef): Promise<Manifest> {
+    const cacheKey = `${sliceId(keys)}@${refId(ref)}`;
+    const cached = this.manifests.get(cacheKey);
+    if (cached) return cached;
+    const wanted = Array.from({ length: ref.c }, (_, i) => keys.manifestChunk(ref, i));
+    const found = await this.batchGet(wanted, `manifest ${refId(ref)} of ${keys.prefix}`);
+    const manifest = parseManifest(wanted.map((k) => found.get(itemKey(k))!));
+    // Keep the last two manifests per slice: those a commit and a replay read.
+    for (const key of [...this.manifests.keys()]) if (key.startsWith(`${sliceId(keys)}@`) && this.manifests.size > 2 * this.partitions) this.manifests.delete(key);
+    this.manifests.set(cacheKey, manifest);
+    return manifest;
+  }
+
+  /** Layout and partition count must match. */
+  private checkLayout(op: OperatorStateSpec, keys: SliceKeys, stored: StoredLayout): void {
+    if (stored.format !== LAYOUT_FORMAT || stored.partitions !== this.partitions || stored.fixedEviction !== op.fixedEviction) {
+      throw new SluiceError(
+        `state of operator \`${op.operatorId}\` partition ${keys.partition} in ${this.description} was written with ${describeLayout(stored)}, not partitions=${this.partitions}, fixedEviction=${op.fixedEviction}: a layout is fixed with the checkpoint, so pass the original statePartitions or use a new checkpoint (and so a new namespace)`,
+        { details: { operatorId: op.operatorId, stored } },
+      );
+    }
+  }
+
+  /** Refuses a namespace that holds state of the per-key layout (sluice before the packed layout). */
+  private async checkNoLegacyState(op: OperatorStateSpec): Promise<void> {
+    if (this.legacyChecked.has(op.operatorId)) return;
+    const out = await this.send('read', 'GetItem', () =>
+      this.client.send(new GetItemCommand({ TableName: this.tableName, Key: legacyDirectoryKey(this.namespace, op.operatorId), ProjectionExpression: 'pk' })),
+    );
+    if (out.Item) {
+      throw new SluiceError(
+        `state of operator \`${op.operatorId}\` in ${this.description} is in the per-key layout of an earlier sluice, which this version does not read: finish with the earlier version, or start a new checkpoint location (a new query id) and backfill`,
+      );
+    }
+    this.legacyChecked.add(op.operatorId);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Pages
+
+  /** The entries of these pages of a slice, from the cache or BatchGetItem. */
+  private async loadPages(keys: SliceKeys, refs: string[]): Promise<Map<string, PageEntry[]>> {
+    const out = new Map<string, PageEntry[]>();
+    const missing: string[] = [];
+    for (const ref of new Set(refs)) {
+      const cacheKey = `${sliceId(keys)}@${ref}`;
+      const hit = this.pages.get(cacheKey);
+      if (hit) {
+        this.pages.delete(cacheKey);
+        this.pages.set(cacheKey, hit);
+        out.set(ref, hit);
+      } else missing.push(ref);
+    }
+    if (missing.length === 0) return out;
+    const found = await this.batchGet(missing.map((ref) => keys.page(ref)), `pages of ${keys.prefix}`);
+    for (const ref of missing) {
+      const item = found.get(itemKey(keys.page(ref)))!;
+      const entries = parsePage(item, `${keys.prefix} ${ref}`);
+      out.set(ref, entries);
+      this.remember(`${sliceId(keys)}@${ref}`, entries);
+    }
     return out;
   }
 
-  private async batchGet(locs: { pk: string; sk: string }[]): Promise<Map<string, RawItem>> {
-    const found = new Map<string, RawItem>();
-    let keys: Item[] = locs.map((l) => ({ pk: { S: l.pk }, sk: { S: l.sk } }));
-    // Unprocessed keys (throttling) are asked for again, with backoff.
-    await this.send('read', 'BatchGetItem', async () => {
-      const res = await this.client.send(new BatchGetItemCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }));
-      for (const raw of res.Responses?.[this.tableName] ?? []) {
-        const item = parseItem(raw);
-        found.set(cacheKey(item.pk, item.sk), item);
-        this.counters.reads += 1;
-      }
-      keys = res.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
-      if (keys.length > 0) throw new RetryableResult(`left ${keys.length} keys unprocessed`, { table: this.tableName });
-    });
+  private remember(cacheKey: string, entries: PageEntry[]): void {
+    if (this.pages.has(cacheKey)) return;
+    this.pages.set(cacheKey, entries);
+    this.cachedEntries += entries.length;
+    while (this.cachedEntries > this.cacheMaxEntries && this.pages.size > 0) {
+      const [oldest, dropped] = this.pages.entries().next().value as [string, PageEntry[]];
+      this.pages.delete(oldest);
+      this.cachedEntries -= dropped.length;
+    }
+  }
+
+  /**
+   * These items, every one of which must exist (a head names them): BatchGetItem, eventually
+   * consistent; keys it leaves unprocessed are asked for again; keys not found are asked for once
+   * more with a strongly consistent read, then reported as removed.
+   */
+  private async batchGet(wanted: Item[], what: string): Promise<Map<string, Item>> {
+    const found = new Map<string, Item>();
+    const read = async (keys: Item[], consistent: boolean) => {
+      await mapLimit(chunk(keys, BATCH_GET_MAX), this.maxConcurrency, async (batch) => {
+        let left: Item[] = batch;
+        await this.send('read', 'BatchGetItem', async () => {
+          const res = await this.client.send(new BatchGetItemCommand({ RequestItems: { [this.tableName]: { Keys: left, ConsistentRead: consistent } } }));
+          for (const item of res.Responses?.[this.tableName] ?? []) {
+            found.set(itemKey(item), item);
+            this.counters.reads += 1;
+          }
+          left = res.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
+          if (left.length > 0) throw new RetryableResult(`left ${left.length} keys unprocessed`, { table: this.tableName });
+        });
+      });
+    };
+    await read(wanted, false);
+    const absent = wanted.filter((k) => !found.has(itemKey(k)));
+    if (absent.length > 0) await read(absent, true);
+    const gone = wanted.filter((k) => !found.has(itemKey(k)));
+    if (gone.length > 0) {
+      throw new SluiceError(
+        `${gone.length} of the ${what} in ${this.description} that the state's head names are missing (first: ${gone[0].sk.S}): DynamoDB TTL removed them (the pipeline did not run for ${Math.round(this.ttlSeconds / 86400)} days) or they were deleted: restore the table (point-in-time recovery) or start a new checkpoint and backfill`,
+        { details: { missing: gone.length, first: gone[0].sk.S } },
+      );
+    }
     return found;
   }
 
@@ -708,23 +709,15 @@ export class DynamoDbStateStore implements StateStore {
     });
   }
 
-  /**
-   * Every raw item of these partitions (Query, paginated, strongly consistent), remembered in the
-   * cache of reads at `cacheVersion` unless null (index items).
-   */
-  private async queryAll(op: OperatorStateSpec, pks: string[], cacheVersion: number | null): Promise<RawItem[]> {
-    const cache = cacheVersion === null ? null : this.opCache(op, cacheVersion);
-    const pages = await mapLimit(pks, this.maxConcurrency, async (pk) => {
-      const items: RawItem[] = [];
-      await forEachPartitionItem(this.client, this.tableName, pk, (request) => this.send('read', 'Query', request), (raw) => {
-        const item = parseItem(raw);
-        items.push(item);
-        this.counters.reads += 1;
-        if (cache) this.remember(cache, cacheKey(item.pk, item.sk), item);
-      });
-      return items;
-    });
-    return pages.flat();
+  private validateOp(op: OperatorStateSpec): void {
+    if (!op.operatorId || op.operatorId.includes('#')) {
+      throw new SluiceError(`state operatorId (${JSON.stringify(op.operatorId)}) must be non-empty and free of '#': use ids like "agg0"`);
+    }
+    if (!Number.isSafeInteger(op.evictionGranularityMs) || op.evictionGranularityMs <= 0) {
+      throw new SluiceError(
+        `evictionGranularityMs (${op.evictionGranularityMs}) of operator \`${op.operatorId}\` must be a positive integer number of milliseconds, e.g. the window slide`,
+      );
+    }
   }
 
   /** One DynamoDB request, counted at every HTTP attempt and retried through withRetry. */
@@ -746,24 +739,62 @@ export class DynamoDbStateStore implements StateStore {
 // -----------------------------------------------------------------------------------------------
 // Helpers
 
-/** What a commit writes: items (without their fence), then the directory; and the items after it. */
-interface CommitPlan {
-  /** The operator as its state is laid out (its stored granularity). */
-  readonly op: OperatorStateSpec;
-  readonly rawDir: RawDirectory | null;
-  readonly puts: Item[];
-  readonly dir: Directory;
-  readonly after: Map<string, Cached>;
+/** The index of the page covering `hash`: the last with lo <= hash (pages[0].lo is 0). */
+function locate(pages: readonly PageRef[], hash: number): number {
+  let lo = 0;
+  let hi = pages.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (pages[mid].lo <= hash) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
 }
 
-/** 30 days: above any outage a pipeline is credibly left in; the sink's and guard's markers live as long. */
-const DEFAULT_TTL_SECONDS = 30 * 24 * 3600;
+/**
+ * Entries (in page order) cut into pages of at most `fill` bytes of entries, never between two
+ * entries of one hash (a page covers a range of hashes); an entry larger than `fill` gets a page
+ * of its own. No entries: no pages.
+ */
+function pack(entries: readonly PageEntry[], fill: number): PageEntry[][] {
+  const out: PageEntry[][] = [];
+  let cur: PageEntry[] = [];
+  let bytes = 2;
+  for (const e of entries) {
+    const size = Buffer.byteLength(entryText(e), 'utf8') + 1;
+    if (cur.length > 0 && bytes + size > fill && cur[cur.length - 1].hash !== e.hash) {
+      out.push(cur);
+      cur = [];
+      bytes = 2;
+    }
+    cur.push(e);
+    bytes += size;
+  }
+  if (cur.length > 0) out.push(cur);
+  return out;
+}
 
-/** The version of a directory that records only the layout, before the operator's first commit. */
-const LAYOUT_ONLY = -1;
+function minEvictAt(entries: readonly PageEntry[]): number | null {
+  let min: number | null = null;
+  for (const e of entries) if (e.evictAt !== null && (min === null || e.evictAt < min)) min = e.evictAt;
+  return min;
+}
 
-/** The largest fence an item may get, for its size check before the token is known. */
-const FENCE_PLACEHOLDER = Number.MAX_SAFE_INTEGER;
+function toEntry(e: PageEntry, partition: number): StateEntry {
+  return { key: partition === 0 ? { id: e.id, evictAt: e.evictAt } : { id: e.id, evictAt: e.evictAt, partition }, value: e.value };
+}
+
+function sliceId(keys: SliceKeys): string {
+  return keys.prefix;
+}
+
+function refId(ref: ManifestRef): string {
+  return `${ref.v}.${ref.w}`;
+}
+
+function itemKey(item: Item): string {
+  return `${item.pk.S}\u0000${item.sk.S}`;
+}
 
 function checkVersion(version: number): void {
   if (!Number.isSafeInteger(version) || version < 0) {
@@ -771,26 +802,8 @@ function checkVersion(version: number): void {
   }
 }
 
-function visibility(item: RawItem, version: number): Slot | null | 'unknown' {
-  if (item.cur.version <= version) return item.cur;
-  if (item.prev === null) return null;
-  if (item.prev.version <= version) return item.prev;
-  return 'unknown';
-}
-
-function sameSlot(a: Slot, b: Slot, json: string | undefined): boolean {
-  if (a.deleted || b.deleted) return a.deleted && b.deleted;
-  if (a.evictAt !== b.evictAt || !a.value) return false;
-  return a.value.S !== undefined ? a.value.S === json : false;
-}
-
 function describeLayout(l: StoredLayout): string {
-  return `shards=${l.shards}, evictionGranularityMs=${l.granularityMs}, fixedEviction=${l.fixedEviction}`;
-}
-
-/** Entries in id order, as the in-memory twin returns them. */
-function byId(a: StateEntry, b: StateEntry): number {
-  return compareStrings(a.key.id, b.key.id);
+  return `format=${l.format}, partitions=${l.partitions}, fixedEviction=${l.fixedEviction}`;
 }
 
 function chunk<T>(xs: T[], size: number): T[][] {

@@ -29,14 +29,7 @@ export async function mapLimit<T, R>(xs: readonly T[], limit: number, fn: (x: T)
 }
 
 /** FNV-1a, 32 bits, over UTF-16 code units: stable across processes and releases (shard choice). */
-export function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
-}
+export { fnv1a } from '../../engine/hash';
 
 /** Code-unit order of two strings, for sort(). */
 export function compareStrings(a: string, b: string): number {

@@ -14,7 +14,7 @@ import { BatchMeta, isExpired, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
 import { SmallCache } from '../small-cache';
 import { NumericSlots } from './numeric-slots';
-import { byId, stateId } from './state-id';
+import { byId, stateId, statePartition } from './state-id';
 import { SlotTable } from './slot-table';
 import { covers, lastWindowIndex, windowEnd, windowIndexOf, windowsPerEvent, windowStartAt } from './windows';
 
@@ -100,6 +100,8 @@ export class AggregateOperator implements StatefulOperator {
   private freeSlots: number[] = [];
   /** The in-batch aggregates by slot, when every aggregation is count, sum or avg (see numeric-slots.ts). */
   private readonly numeric: NumericSlots | null;
+  /** The query's state partitions (StateKey.partition). */
+  private readonly partitions: number;
   /** The text of window grouping values in state ids, by start (see small-cache.ts). */
   private readonly windowText = new SmallCache<number, string>();
   /**
@@ -121,6 +123,15 @@ export class AggregateOperator implements StatefulOperator {
     const granularity = this.window ? this.window.slideMs : Math.max(60_000, ...cfg.watermarks.values());
     this.spec = { operatorId: cfg.operatorId, fixedEviction: true, evictionGranularityMs: granularity };
     this.runsNoDataBatches = cfg.outputMode !== 'complete' && cfg.watermarks.size > 0;
+    this.partitions = cfg.statePartitions ?? 1;
+  }
+
+  /** A group's state key: its id, eviction time and partition (by its grouping values without the window). */
+  private stateKey(g: Group): StateKey {
+    const id = stateId(g.kv, this.windowText);
+    if (this.partitions <= 1) return { id, evictAt: g.evictAt };
+    const groupId = this.windowPosition < 0 ? id : stateId(g.kv.filter((_, i) => i !== this.windowPosition));
+    return { id, evictAt: g.evictAt, partition: statePartition(groupId, this.partitions) };
   }
 
   /** Whether a row is late by its event-time column (when that is a column, not the window). */
@@ -284,7 +295,7 @@ export class AggregateOperator implements StatefulOperator {
     // Only the groups first met in this batch are read from the store: the others carry their state.
     const unknown: Group[] = [];
     for (const g of touched) {
-      if (g.key === null) g.key = { id: stateId(g.kv, this.windowText), evictAt: g.evictAt };
+      if (g.key === null) g.key = this.stateKey(g);
       if (this.numeric !== null) g.buf = this.numeric.buffer(g.slot);
       if (g.state === undefined) unknown.push(g);
     }

@@ -8,7 +8,7 @@ import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateStore 
 import type { StatefulSpec } from '../query';
 import { BatchMeta, isExpired, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
-import { byId, stateId } from './state-id';
+import { byId, stateId, statePartition } from './state-id';
 
 type DedupSpec = Extract<StatefulSpec, { kind: 'dedup' }>;
 
@@ -30,7 +30,11 @@ export class DedupOperator implements StatefulOperator {
   /** Whether keys expire: within the watermark, or timed by their own event-time column. */
   private readonly evicts: boolean;
 
+  /** The query's state partitions (StateKey.partition). */
+  private readonly partitions: number;
+
   constructor(private readonly dedup: DedupSpec, cfg: OperatorConfig) {
+    this.partitions = cfg.statePartitions ?? 1;
     this.columns = dedup.columns ? [...dedup.columns] : cfg.inputColumns.map((c) => c.name);
     const [first] = [...cfg.watermarks.entries()].filter(([c]) => cfg.inputColumns.some((x) => x.name === c));
     this.eventColumn = first?.[0];
@@ -91,7 +95,7 @@ export class DedupOperator implements StatefulOperator {
   private async finish(batch: BatchMeta, firsts: Map<string, FirstRow>, late: Row[], state: StateStore): Promise<OperatorOutput> {
     const version = batch.batchId - 1;
     // (within the watermark, eviction is not fixed: the key's eviction time comes from its stored value)
-    const keys = [...firsts].map(([id, first]) => ({ id, evictAt: this.dedup.withinWatermark ? null : first.evictAt }));
+    const keys = [...firsts].map(([id, first]) => ({ id, evictAt: this.dedup.withinWatermark ? null : first.evictAt, partition: statePartition(id, this.partitions) }));
     const stored = firsts.size ? await state.get(this.spec, keys, version) : new Map<string, StateEntry>();
     const out: Row[] = [];
     const changes: StateChange[] = [];
@@ -100,7 +104,7 @@ export class DedupOperator implements StatefulOperator {
       if (stored.has(id)) continue;
       out.push(first.row);
       if (this.isKeyExpired(first.evictAt, batch)) continue; // emitted, and already past the watermark
-      changes.push({ key: { id, evictAt: first.evictAt }, value: first.evictAt ?? 1 });
+      changes.push({ key: { id, evictAt: first.evictAt, partition: statePartition(id, this.partitions) }, value: first.evictAt ?? 1 });
       delta++;
     }
     if (this.evicts) {

@@ -52,6 +52,8 @@ export interface OperatorConfig {
   readonly inputColumns: readonly ColumnInfo[];
   /** Watermarked columns and their delays. */
   readonly watermarks: ReadonlyMap<string, number>;
+  /** The query's state partitions (StateKey.partition); absent: 1. */
+  readonly statePartitions?: number;
 }
 
 export function createOperator(spec: StatefulSpec, cfg: OperatorConfig): StatefulOperator {

@@ -8,7 +8,7 @@ import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateStore 
 import type { GroupKey, SessionKey } from '../query';
 import { BatchMeta, isExpired, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
-import { stateId } from './state-id';
+import { stateId, statePartition } from './state-id';
 
 interface Session {
   start: number;
@@ -64,7 +64,11 @@ export class SessionOperator implements StatefulOperator {
   /** Whether sessions expire: a watermark on the session's column, and not complete mode. */
   private readonly evicts: boolean;
 
+  /** The query's state partitions (StateKey.partition). */
+  private readonly partitions: number;
+
   constructor(private readonly keys: readonly GroupKey[], private readonly aggs: CompiledAgg[], private readonly session: SessionKey, private readonly cfg: OperatorConfig) {
+    this.partitions = cfg.statePartitions ?? 1;
     this.others = keys.filter((k) => k.kind === 'column').map((k) => (k as { name: string }).name);
     this.watermarked = cfg.watermarks.has(session.column);
     this.evicts = cfg.outputMode !== 'complete' && this.watermarked;
@@ -118,7 +122,7 @@ export class SessionOperator implements StatefulOperator {
   private async finish(batch: BatchMeta, fresh: Map<string, FreshKey>, late: Row[], state: StateStore): Promise<OperatorOutput> {
     const version = batch.batchId - 1;
     const ids = [...fresh.keys()];
-    const stored = ids.length ? await state.get(this.spec, ids.map((id) => ({ id, evictAt: null })), version) : new Map<string, StateEntry>();
+    const stored = ids.length ? await state.get(this.spec, ids.map((id) => ({ id, evictAt: null, partition: statePartition(id, this.partitions) })), version) : new Map<string, StateEntry>();
     const groups = new Map<string, KeySessions>();
     for (const [id, key] of fresh) {
       const prev = stored.get(id)?.value as StoredSessions | undefined;
@@ -151,7 +155,7 @@ export class SessionOperator implements StatefulOperator {
       if (!changed) continue;
       const evictAt = keep.length ? Math.min(...keep.map((s) => s.end)) : null;
       const value: StoredSessions | null = keep.length ? { k: group.kv, s: keep.map(toStored) } : null;
-      changes.push({ key: { id, evictAt: this.evicts ? evictAt : null }, value });
+      changes.push({ key: { id, evictAt: this.evicts ? evictAt : null, partition: statePartition(id, this.partitions) }, value });
     }
     return { rows: out, changes, late, stateRowsDelta: delta };
   }

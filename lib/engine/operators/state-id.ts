@@ -4,6 +4,7 @@
  */
 import type { Json, StateKey } from '../ports';
 import type { SmallCache } from '../small-cache';
+import { fnv1a } from '../hash';
 
 /**
  * The state id of grouping values (strings, numbers, booleans, null, [start, end] windows):
@@ -35,4 +36,13 @@ function isFiniteWindow(v: Json): v is [number, number] {
 /** Orders state changes (or entries) by their key's id. */
 export function byId<T extends { key: StateKey }>(a: T, b: T): number {
   return a.key.id < b.key.id ? -1 : a.key.id > b.key.id ? 1 : 0;
+}
+
+/**
+ * The state partition of a key whose grouping values without the window have the state id
+ * `groupId` (stateId): a hash of it modulo `partitions`, so every window of a key lands in one
+ * partition, and a router that sees a row can tell which partition's state it touches.
+ */
+export function statePartition(groupId: string, partitions: number): number {
+  return partitions <= 1 ? 0 : fnv1a(groupId) % partitions;
 }

@@ -188,6 +188,8 @@ export function crashingState(crash: CrashInjector, inner: StateStore): StateSto
     all: (op, version) => inner.all(op, version),
     count: (op, version) => inner.count(op, version),
     retentionMs: inner.retentionMs,
+    keepAliveAfterMs: inner.keepAliveAfterMs,
+    keepAlive: inner.keepAlive ? (op, version, fence) => inner.keepAlive!(op, version, fence) : undefined,
     check: inner.check ? (op, version, changes) => inner.check!(op, version, changes) : undefined,
     async commit(op, version, changes, fence) {
       if (crash.armed('mid-state', version)) {

@@ -1,0 +1,12 @@
+/**
+ * FNV-1a over a string's UTF-16 code units, as an unsigned 32-bit integer: a fast, stable hash for
+ * spreading keys (state partitions, the state store's pages, DynamoDB shards). Not for security.
+ */
+export function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
