@@ -32,6 +32,19 @@ describe('when the conformance cases run on the local stack', () => {
   });
 });
 
+describe('when the state has four partitions (writeStream option statePartitions 4)', () => {
+  // Every case, and every case crashed mid-state (a commit that lands in some partitions and not
+  // others); `scripts/crash-matrix` runs every point with --state-partitions 4.
+  it.each(cases)('%s matches its expectations', async (_file, c) => {
+    const result = await runCase(c, { connection: testConnection(), bucket, stateTable: table, statePartitions: 4 });
+    expect(compareCase(c, result)).toEqual([]);
+  });
+  it.each(cases)('%s matches its expectations after a crash mid-state', async (_file, c) => {
+    const result = await runCase(c, { connection: testConnection(), bucket, stateTable: table, statePartitions: 4, crash: 'mid-state' });
+    expect(compareCase(c, result)).toEqual([]);
+  });
+});
+
 describe.each(CRASH_POINTS)('when every run crashes once at %s', (point) => {
   it.each(cases)('%s still matches its expectations after the next run', async (_file, c) => {
     const result = await runCase(c, { connection: testConnection(), bucket, stateTable: table, crash: point });

@@ -105,8 +105,8 @@ interface SoakOutcome {
 }
 
 /** `runs` scheduled runs; with `crashRate` > 0 each may crash at a random point and batch. */
-async function dynamoSoak(shape: Shape, seed: number, runs: number, crashRate: number, maxFilesPerTrigger?: number): Promise<SoakOutcome> {
-  const plan = soakPlan(shape, `soak-${shape}`, maxFilesPerTrigger);
+async function dynamoSoak(shape: Shape, seed: number, runs: number, crashRate: number, maxFilesPerTrigger?: number, statePartitions = 1): Promise<SoakOutcome> {
+  const plan = { ...soakPlan(shape, `soak-${shape}`, maxFilesPerTrigger), statePartitions };
   const key = uniqueName(`soak-${shape}-${crashRate > 0 ? 'crash' : 'clean'}`);
   const { dynamodb } = testClients();
   const source = new InMemoryFileSource(plan.source.schema);
@@ -126,7 +126,7 @@ async function dynamoSoak(shape: Shape, seed: number, runs: number, crashRate: n
       crash = { point: r.pick(CRASH_POINTS), batchId: next + (r.next() < 0.7 ? 0 : 1 + r.int(2)) };
     }
     // A fresh Lambda: new adapters (no cache survives a crash), the same tables.
-    const state = new DynamoDbStateStore({ client: dynamodb, tableName: res.stateTable, namespace: key, clock: time.clock, ...fast });
+    const state = new DynamoDbStateStore({ client: dynamodb, tableName: res.stateTable, namespace: key, partitions: statePartitions, clock: time.clock, ...fast });
     const lease = new DynamoDbLease({ client: dynamodb, tableName: res.stateTable, leaseKey: key, clock: time.clock, ...fast });
     const sink = new DynamoDbSink({ client: dynamodb, tableName: res.sinkTable, queryKey: key, leaseTable: res.stateTable, leaseKey: key, clock: time.clock, ...fast });
     const deps = { plan, source, checkpoint, state, sink, lease, clock: time.clock };
@@ -145,17 +145,18 @@ async function dynamoSoak(shape: Shape, seed: number, runs: number, crashRate: n
 }
 
 describe('random-crash soak on the DynamoDB state store, lease and sink (DynamoDB Local)', () => {
-  const shapes: Array<[Shape, number | undefined]> = [
-    ['update', 2],
-    ['append', 1],
-    ['complete', undefined],
-    ['dedup', 2],
+  // [shape, maxFilesPerTrigger, statePartitions]
+  const shapes: Array<[Shape, number | undefined, number]> = [
+    ['update', 2, 4],
+    ['append', 1, 1],
+    ['complete', undefined, 4],
+    ['dedup', 2, 1],
   ];
   const outcomes = new Map<Shape, SoakOutcome>();
-  it.each(shapes)('%s output (maxFilesPerTrigger %s): 80 runs with random crashes leave what 80 runs without failures leave', async (shape, maxFiles) => {
+  it.each(shapes)('%s output (maxFilesPerTrigger %s, statePartitions %s): 80 runs with random crashes leave what 80 runs without failures leave', async (shape, maxFiles, partitions) => {
     const seed = 20261001 + shapes.findIndex(([s]) => s === shape);
     const t0 = Date.now();
-    const [crashed, clean] = await Promise.all([dynamoSoak(shape, seed, 80, 0.6, maxFiles), dynamoSoak(shape, seed, 80, 0, maxFiles)]);
+    const [crashed, clean] = await Promise.all([dynamoSoak(shape, seed, 80, 0.6, maxFiles, partitions), dynamoSoak(shape, seed, 80, 0, maxFiles, partitions)]);
     outcomes.set(shape, crashed);
     const fired = Object.values(crashed.crashes).reduce((a, b) => a + b, 0);
     // eslint-disable-next-line no-console

@@ -108,3 +108,12 @@ describe('isRetriable', () => {
     expect(isRetriable('s3', null)).toBe(false);
   });
 });
+
+describe('isRetriable on errors the SDK wraps', () => {
+  it('retries a socket failure the SDK could only wrap as text (an error of another realm), and nothing else wrapped', () => {
+    const { isRetriable: retriable } = jest.requireActual('../../lib/aws/request/errors') as typeof import('../../lib/aws/request/errors');
+    expect(retriable('dynamodb', new Error('AWS SDK error wrapper for TimeoutError: socket hang up'))).toBe(true);
+    expect(retriable('s3', new Error('AWS SDK error wrapper for Error: read ECONNRESET'))).toBe(true);
+    expect(retriable('dynamodb', new Error('AWS SDK error wrapper for ValidationException: bad key'))).toBe(false);
+  });
+});

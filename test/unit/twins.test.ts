@@ -39,8 +39,16 @@ describe('the in-memory state store', () => {
     const big = { key: { id: 'big', evictAt: null }, value: randomBytes(450 * 1024).toString('base64') };
     const err = await s.commit(op, 1, [big]).catch((e) => e);
     expect(err).toBeInstanceOf(SluiceError);
-    expect(err.message).toMatch(/state of operator `op0` for key `big` needs an item of two versions .* of \d+ bytes, above the limit of 409600 bytes: per-key state must stay smaller/);
+    expect(err.message).toMatch(/state of operator `op0` for key `big` needs a state item \(its value as JSON, gzipped above 32 KB\) of \d+ bytes, above the limit of 409600 bytes: per-key state must stay smaller/);
     expect((await s.all(op, 1)).map((e) => e.key.id)).toEqual([long]);
+  });
+
+  it("refuses a key read or written in another partition than the one it lives in, as the DynamoDB store would not find it there", async () => {
+    const s = new InMemoryStateStore();
+    await s.commit(op, 0, [{ key: { id: 'k', evictAt: null, partition: 2 }, value: 1 }]);
+    expect([...(await s.get(op, [{ id: 'k', evictAt: null, partition: 2 }], 0)).values()].map((e) => e.key)).toEqual([{ id: 'k', evictAt: null, partition: 2 }]);
+    await expect(s.get(op, [{ id: 'k', evictAt: null, partition: 1 }], 0)).rejects.toThrow(/read from partition 1, but it lives in partition 2/);
+    await expect(s.commit(op, 1, [{ key: { id: 'k', evictAt: null }, value: 2 }])).rejects.toThrow(/written to partition 0, but it lives in partition 2/);
   });
 
   it('keeps a tombstone (the value before the deletion) until expireBefore passes its ttl', async () => {

@@ -23,11 +23,12 @@
  * Reads are BatchGetItem of the pages the batch's keys fall in, eventually consistent (a page
  * is never changed after it is written; one found missing is asked for again, strongly).
  *
- * Retention. Manifests and pages carry a TTL of `ttlSeconds` (30 days) from when they were
+ * Retention. Manifests and pages carry a TTL of `ttlSeconds` (50 days) from when they were
  * written; a commit rewrites every live page older than a third of that, so what the current
- * version reads lives for at least 20 days more; `retentionMs` (18 days) tells the executor how
- * old a batch may be when it is replayed, and `keepAlive` (called by the executor when a pipeline
- * has not committed for a day) rewrites old pages of an idle pipeline. A page found missing
+ * version reads lives for at least 33 days more; `retentionMs` (60%: 30 days, as long as the
+ * sink's markers) tells the executor how old a batch may be when it is replayed, and `keepAlive`
+ * (called by the executor when a pipeline has not committed for a day) rewrites old pages of an
+ * idle pipeline. A page found missing
  * (removed by TTL, or by hand) is an error that says so, never an empty state.
  *
  * Fencing. The head write is the only write a reader can see; given the run's lease it is
@@ -92,7 +93,7 @@ export interface DynamoDbStateStoreOptions extends RetryOptions {
   /**
    * How long a manifest or page lives after it is written (DynamoDB TTL). A commit rewrites live
    * pages older than a third of it; replays are allowed for 60% of it (`retentionMs`).
-   * @default 2592000 (30 days)
+   * @default 4320000 (50 days, so replays are allowed for 30)
    */
   readonly ttlSeconds?: number;
   /** @default systemClock */
@@ -127,8 +128,8 @@ export interface DynamoDbStateStoreStats {
   readonly retries: number;
 }
 
-/** 30 days: the sink's and guard's markers live as long. */
-const DEFAULT_TTL_SECONDS = 30 * 24 * 3600;
+/** 50 days: a live page is rewritten after 16 2/3 days, so a version is readable for 33 days, and replays are allowed for 30 (as long as the sink's and guard's markers live). */
+const DEFAULT_TTL_SECONDS = 50 * 24 * 3600;
 /** How long the executor may wait before it calls keepAlive on an idle pipeline. */
 const KEEP_ALIVE_AFTER_MS = 24 * 3600 * 1000;
 
@@ -155,8 +156,12 @@ interface SlicePlan {
   readonly keys: SliceKeys;
   /** The head read (null: none yet). */
   readonly head: Head | null;
-  /** The manifest visible at N-1 (null: none). */
+  /** The version the head moves to. */
+  readonly version: number;
+  /** The manifest built upon: visible at N-1 (null: none), or the current one for keepAlive. */
   readonly base: ManifestRef | null;
+  /** What the head's `prev` becomes. */
+  readonly prev: ManifestRef | null;
   readonly ref: ManifestRef;
   readonly manifest: Manifest;
   readonly pages: { ref: string; item: Item; entries: PageEntry[] }[];
@@ -362,8 +367,10 @@ export class DynamoDbStateStore implements StateStore {
   }
 
   /** The head of `plan` at `version`, fenced: still the head this commit read (or ours), and no newer token. */
-  private async writeHead(op: OperatorStateSpec, version: number, plan: SlicePlan, fence: LeaseHandle | null): Promise<void> {
-    const head: Head = { version, cur: plan.ref, prev: plan.base, layout: plan.layout, fence: fence?.token ?? null };
+  private async writeHead(op: OperatorStateSpec, batchId: number, plan: SlicePlan, fence: LeaseHandle | null): Promise<void> {
+    let version = batchId;
+    version = plan.version;
+    const head: Head = { version, cur: plan.ref, prev: plan.prev, layout: plan.layout, fence: fence?.token ?? null };
     let condition = plan.head === null ? `${HEAD.absent} OR ${HEAD.ours}` : `${HEAD.asRead} OR ${HEAD.ours}`;
     const names: Record<string, string> = { '#v': 'v' };
     const values: Item = { ':mine': { N: String(version) } };
@@ -434,14 +441,20 @@ export class DynamoDbStateStore implements StateStore {
     refreshOnly: boolean,
   ): Promise<SlicePlan | null> {
     const head = await this.headOf(op, keys);
+    // keepAlive rewrites the state where it is (a batch committed to the state but not to the
+    // checkpoint keeps its head, and its prev for the replay); a commit builds on what N-1 saw.
+    if (refreshOnly) {
+      if (head === null) return null;
+      version = head.version;
+    }
     if (head && head.version > version) {
       throw new SluiceError(
         `state of operator \`${op.operatorId}\` in ${this.description} is already at version ${head.version}, ahead of batch ${version} being committed: the checkpoint is older than the state (deleted or restored): use a new namespace (query id) with a fresh checkpoint, or delete this namespace's state`,
         { details: { operatorId: op.operatorId, stateVersion: head.version, batchId: version } },
       );
     }
-    // keepAlive rewrites the state at its version; a commit builds on what N-1 saw.
-    const base = refreshOnly ? head?.cur ?? null : this.refAt(op, keys, head, version - 1);
+    const base = refreshOnly ? head!.cur : this.refAt(op, keys, head, version - 1);
+    const prev = refreshOnly ? head!.prev : base;
     const layout: StoredLayout = head?.layout ?? { format: LAYOUT_FORMAT, partitions: this.partitions, granularityMs: op.evictionGranularityMs, fixedEviction: op.fixedEviction };
     const manifest = base === null ? new Map<string, readonly PageRef[]>() : await this.loadManifest(keys, base);
     const oldBefore = nowSec - Math.floor(this.ttlSeconds / 3);
@@ -532,7 +545,7 @@ export class DynamoDbStateStore implements StateStore {
     const draft: ManifestRef = { v: version, w: writer, c: 0, n: live };
     const manifestItems = encodeManifest(keys, draft, next, ttl);
     const ref: ManifestRef = { ...draft, c: manifestItems.length };
-    return { keys, head, base, ref, manifest: next, pages: written, manifestItems, layout, changedBytes };
+    return { keys, head, version, base, prev, ref, manifest: next, pages: written, manifestItems, layout, changedBytes };
   }
 
   // ---------------------------------------------------------------------------------------------

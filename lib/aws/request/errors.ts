@@ -60,8 +60,23 @@ export function isRetriable(service: AwsService, e: unknown): boolean {
   if (RETRIABLE[service].has(name) || NETWORK.has(name)) return true;
   const code = (e as { code?: unknown }).code;
   if (typeof code === 'string' && NETWORK.has(code)) return true;
+  if (isWrappedNetworkError(e)) return true;
   return (e as { $retryable?: unknown }).$retryable !== undefined || (e as { $fault?: string }).$fault === 'server';
 }
+
+/**
+ * The SDK wraps what it cannot recognise as an Error (an error of another realm, such as the
+ * http module's under Jest's sandbox) as "AWS SDK error wrapper for <its text>": a socket failure
+ * stays one.
+ */
+function isWrappedNetworkError(e: object): boolean {
+  const message = (e as { message?: unknown }).message;
+  if (typeof message !== 'string' || !message.startsWith(SDK_WRAPPER)) return false;
+  const inner = message.slice(SDK_WRAPPER.length);
+  return [...NETWORK].some((n) => inner.startsWith(n) || inner.includes(` ${n}`)) || inner.includes('socket hang up');
+}
+
+const SDK_WRAPPER = 'AWS SDK error wrapper for ';
 
 /** For an error from anywhere (the Lambda handler's last word): retriable when any service's table says so. */
 export function isTransientError(e: unknown): boolean {

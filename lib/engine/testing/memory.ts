@@ -257,7 +257,7 @@ export class InMemoryStateStore implements StateStore {
     if (!history) return null;
     const seen = history.current.version <= version ? history.current : history.previous !== undefined && history.previous.version <= version ? history.previous : null;
     if (seen === null || seen.value === null) return null;
-    return this.strict ? { key: { id: seen.key.id, evictAt: seen.key.evictAt }, value: copy(seen.value) } : (seen as StateEntry);
+    return this.strict ? { key: keyOf(seen.key), value: copy(seen.value) } : (seen as StateEntry);
   }
 
   async get(op: OperatorStateSpec, keys: StateKey[], version: number) {
@@ -265,6 +265,9 @@ export class InMemoryStateStore implements StateStore {
     const out = new Map<string, StateEntry>();
     for (const k of this.shuffled([...keys])) {
       const entry = this.visible(t.get(k.id), version);
+      if (entry && (entry.key.partition ?? 0) !== (k.partition ?? 0)) {
+        throw new SluiceError(`state key \`${k.id.slice(0, 80)}\` of operator \`${op.operatorId}\` is read from partition ${k.partition ?? 0}, but it lives in partition ${entry.key.partition ?? 0}: a key's partition must follow from its grouping values alone`);
+      }
       if (entry) out.set(k.id, entry);
     }
     return out;
@@ -309,9 +312,7 @@ export class InMemoryStateStore implements StateStore {
     for (const c of changes) last.set(c.key.id, c);
     for (const c of last.values()) {
       if (c.value === null) continue;
-      const history = t.get(c.key.id);
-      const before = history === undefined ? undefined : history.current.version === version ? history.previous : history.current;
-      checkItemSize(op, { version, key: c.key, value: c.value }, before);
+      checkItemSize(op, { version, key: c.key, value: c.value });
     }
   }
 
@@ -338,12 +339,14 @@ export class InMemoryStateStore implements StateStore {
     // As the DynamoDB store: every key and item is checked before anything is written.
     const written = new Map<string, KeyVersion>();
     for (const c of changes) {
-      written.set(c.key.id, { version, key: { id: c.key.id, evictAt: c.key.evictAt }, value: c.value === null || !this.strict ? c.value : copy(c.value) });
+      written.set(c.key.id, { version, key: keyOf(c.key), value: c.value === null || !this.strict ? c.value : copy(c.value) });
     }
     for (const w of written.values()) {
-      const history = t.get(w.key.id);
-      const previous = history === undefined ? undefined : history.current.version === version ? history.previous : history.current;
-      checkItemSize(op, w, previous);
+      const stored = t.get(w.key.id)?.current.key.partition ?? 0;
+      if ((w.key.partition ?? 0) !== stored && t.has(w.key.id)) {
+        throw new SluiceError(`state key \`${w.key.id.slice(0, 80)}\` of operator \`${op.operatorId}\` is written to partition ${w.key.partition ?? 0}, but it lives in partition ${stored}: a key's partition must follow from its grouping values alone`);
+      }
+      checkItemSize(op, w);
     }
     let deleted = this.deletions.get(op.operatorId);
     if (!deleted) this.deletions.set(op.operatorId, (deleted = new Map()));
@@ -387,10 +390,19 @@ function checkPartitionKey(op: OperatorStateSpec): void {
  * measures it (JSON, gzipped above 32 KB; lib/engine/state-json.ts): above 400 KB it is refused
  * with the store's error, and nothing below it is.
  */
-function checkItemSize(op: OperatorStateSpec, cur: KeyVersion, previous: KeyVersion | undefined): void {
-  const stored = (v: KeyVersion | undefined) => (v === undefined || v.value === null ? 0 : storedStateBytes(encodeStateJson(v.value)));
-  const size = utf8Bytes(cur.key.id) + stored(cur) + stored(previous);
-  if (size > STATE_ITEM_MAX_BYTES) throw stateItemTooLarge(op.operatorId, cur.key.id, size, STATE_ITEM_MAX_BYTES, 'an item of two versions (this value and the one before, gzipped)');
+function checkItemSize(op: OperatorStateSpec, cur: KeyVersion): void {
+  if (cur.value === null) return;
+  // As a page of the DynamoDB store holding this key alone: [[id, evictAt, value]], gzipped above 32 KB.
+  const size = storedStateBytes(encodeStateJson([[cur.key.id, cur.key.evictAt, cur.value]])) + PAGE_ITEM_OVERHEAD_BYTES;
+  if (size > STATE_ITEM_MAX_BYTES) throw stateItemTooLarge(op.operatorId, cur.key.id, size, STATE_ITEM_MAX_BYTES, 'a state item (its value as JSON, gzipped above 32 KB)');
+}
+
+/** The keys, names and ttl of a DynamoDB state page around its entries (about; state-layout.ts). */
+const PAGE_ITEM_OVERHEAD_BYTES = 100;
+
+/** A copy of a state key (its partition kept when it has one). */
+function keyOf(k: StateKey): StateKey {
+  return k.partition === undefined || k.partition === 0 ? { id: k.id, evictAt: k.evictAt } : { id: k.id, evictAt: k.evictAt, partition: k.partition };
 }
 
 /** A landing prefix in memory: files of JSON lines, offsets {lastKey} like the S3 source. */
