@@ -19,7 +19,7 @@
  * commit rewrites the live pages that get old (see state-store.ts for the rules).
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { deflateRawSync, gunzipSync, gzipSync, inflateRawSync } from 'node:zlib';
 import { SluiceError } from '../../engine/errors';
 import { fnv1a } from '../../engine/hash';
 import type { Json, OperatorStateSpec } from '../../engine/ports';
@@ -204,12 +204,13 @@ export function pageOverheadBytes(keys: SliceKeys, ref: string, ttl: number): nu
 }
 
 /**
- * The page item holding `entries`: their JSON as text, or gzipped above `compressAboveBytes`;
- * SluiceError (stateItemTooLarge) above DynamoDB's item limit.
+ * The page item holding `entries`: their JSON as text up to `compressAboveBytes`, else deflated
+ * (raw DEFLATE: entries of one window repeat its bounds and their keys' shape, so a 1 KB item
+ * holds two to four times as much); SluiceError (stateItemTooLarge) above DynamoDB's item limit.
  */
 export function encodePage(op: OperatorStateSpec, keys: SliceKeys, ref: string, entries: readonly PageEntry[], ttl: number, compressAboveBytes: number): Item {
   const text = `[${entries.map(entryText).join(',')}]`;
-  const e: AttributeValue = Buffer.byteLength(text, 'utf8') <= compressAboveBytes ? { S: text } : { B: gzipSync(text) };
+  const e: AttributeValue = Buffer.byteLength(text, 'utf8') <= compressAboveBytes ? { S: text } : { B: deflateRawSync(text) };
   const item: Item = { ...keys.page(ref), e, ttl: { N: String(ttl) } };
   const size = itemSize(item);
   if (size > ITEM_MAX_BYTES) {
@@ -221,7 +222,7 @@ export function encodePage(op: OperatorStateSpec, keys: SliceKeys, ref: string, 
 
 export function parsePage(item: Item, where: string): PageEntry[] {
   const e = item.e;
-  const text = e?.S ?? (e?.B !== undefined ? gunzipSync(e.B).toString('utf8') : undefined);
+  const text = e?.S ?? (e?.B !== undefined ? inflateRawSync(e.B).toString('utf8') : undefined);
   if (text === undefined) {
     throw new SluiceError(`state page ${where} has no entries attribute \`e\` of type S or B: the item was not written by sluice; restore the table or use a new checkpoint`);
   }

@@ -68,7 +68,6 @@ import {
   ManifestRef,
   PAGE_TARGET_BYTES,
   PageEntry,
-  pageOverheadBytes,
   PageRef,
   pageRef,
   parseHead,
@@ -98,11 +97,11 @@ export interface DynamoDbStateStoreOptions extends RetryOptions {
   readonly ttlSeconds?: number;
   /** @default systemClock */
   readonly clock?: Clock;
-  /** Pages whose JSON exceeds this are stored gzipped in a binary attribute. @default 32768 */
+  /** Pages whose JSON exceeds this are stored deflated in a binary attribute. @default 0 (every page) */
   readonly compressAboveBytes?: number;
   /** Page entries kept in memory between reads and commits (per store instance). @default 250000 */
   readonly cacheMaxEntries?: number;
-  /** The size pages are refilled to, in bytes of item (at most 1,024: one write unit). @default 920 */
+  /** The size pages are refilled to, in bytes of item (at most 1,024: one write unit). @default 1024 */
   readonly pageFillBytes?: number;
 }
 
@@ -210,9 +209,9 @@ export class DynamoDbStateStore implements StateStore {
     this.partitions = intOption('partitions', opts.partitions, 1, 1);
     this.maxConcurrency = intOption('maxConcurrency', opts.maxConcurrency, 8, 1);
     this.ttlSeconds = intOption('ttlSeconds', opts.ttlSeconds, DEFAULT_TTL_SECONDS, 3);
-    this.compressAboveBytes = intOption('compressAboveBytes', opts.compressAboveBytes, 32 * 1024, 0);
+    this.compressAboveBytes = intOption('compressAboveBytes', opts.compressAboveBytes, 0, 0);
     this.cacheMaxEntries = intOption('cacheMaxEntries', opts.cacheMaxEntries, 250_000, 0);
-    this.pageFillBytes = intOption('pageFillBytes', opts.pageFillBytes, 920, 200);
+    this.pageFillBytes = intOption('pageFillBytes', opts.pageFillBytes, PAGE_TARGET_BYTES, 200);
     if (this.pageFillBytes > PAGE_TARGET_BYTES) {
       throw new InvalidOptionError(`DynamoDbStateStore pageFillBytes (${this.pageFillBytes}) must be at most ${PAGE_TARGET_BYTES}: a write unit covers 1 KB of item`);
     }
@@ -480,10 +479,8 @@ export class DynamoDbStateStore implements StateStore {
     let live = base?.n ?? 0;
     let changedBytes = 0;
     const ttl = nowSec + this.ttlSeconds;
-    const overhead = pageOverheadBytes(keys, pageRef(version, writer, 99_999), ttl);
-    const fill = Math.max(this.pageFillBytes - overhead, 64);
     const newPages = (entries: PageEntry[], lo: number): PageRef[] =>
-      pack(entries, fill).map((group, k) => {
+      this.pack(entries, (group) => encodePage(op, keys, pageRef(version, writer, 99_999), group, ttl, this.compressAboveBytes)).map((group, k) => {
         const ref = pageRef(version, writer, written.length);
         written.push({ ref, item: encodePage(op, keys, ref, group, ttl, this.compressAboveBytes), entries: group });
         return { lo: k === 0 ? lo : group[0].hash, ref, minEvictAt: minEvictAt(group), count: group.length, bornSec: nowSec };
@@ -546,6 +543,47 @@ export class DynamoDbStateStore implements StateStore {
     const manifestItems = encodeManifest(keys, draft, next, ttl);
     const ref: ManifestRef = { ...draft, c: manifestItems.length };
     return { keys, head, version, base, prev, ref, manifest: next, pages: written, manifestItems, layout, changedBytes };
+  }
+
+  /**
+   * Entries (in page order) cut into pages whose item, as `encode` makes it, is at most
+   * pageFillBytes, never between two entries of one hash (a page covers a range of hashes). Pages
+   * are filled by their text, at the compression ratio the pages so far achieved; a page that
+   * comes out too big is halved. An entry too big for a page alone gets a page of its own.
+   */
+  private pack(entries: readonly PageEntry[], encode: (group: PageEntry[]) => Item): PageEntry[][] {
+    const out: PageEntry[][] = [];
+    const limit = this.pageFillBytes;
+    let ratio = 1;
+    const emit = (group: PageEntry[]): void => {
+      const size = itemSize(encode(group));
+      const cut = group.length > 1 && size > limit ? splitPoint(group) : -1;
+      if (cut <= 0) {
+        out.push(group);
+        return;
+      }
+      emit(group.slice(0, cut));
+      emit(group.slice(cut));
+    };
+    let i = 0;
+    while (i < entries.length) {
+      const budget = limit / ratio;
+      const group: PageEntry[] = [];
+      let bytes = 2;
+      for (; i < entries.length; i++) {
+        const e = entries[i];
+        const size = Buffer.byteLength(entryText(e), 'utf8') + 1;
+        if (group.length > 0 && bytes + size > budget && group[group.length - 1].hash !== e.hash) break;
+        group.push(e);
+        bytes += size;
+      }
+      const size = itemSize(encode(group));
+      // The next page is filled at the ratio this one achieved (aiming a little under the limit).
+      ratio = Math.max(0.05, Math.min(1, (size / bytes) * 1.04));
+      if (size <= limit) out.push(group);
+      else emit(group);
+    }
+    return out;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -764,27 +802,13 @@ function locate(pages: readonly PageRef[], hash: number): number {
   return lo;
 }
 
-/**
- * Entries (in page order) cut into pages of at most `fill` bytes of entries, never between two
- * entries of one hash (a page covers a range of hashes); an entry larger than `fill` gets a page
- * of its own. No entries: no pages.
- */
-function pack(entries: readonly PageEntry[], fill: number): PageEntry[][] {
-  const out: PageEntry[][] = [];
-  let cur: PageEntry[] = [];
-  let bytes = 2;
-  for (const e of entries) {
-    const size = Buffer.byteLength(entryText(e), 'utf8') + 1;
-    if (cur.length > 0 && bytes + size > fill && cur[cur.length - 1].hash !== e.hash) {
-      out.push(cur);
-      cur = [];
-      bytes = 2;
-    }
-    cur.push(e);
-    bytes += size;
+/** Where to halve a group of entries without parting two of one hash (-1: it cannot be). */
+function splitPoint(group: readonly PageEntry[]): number {
+  const mid = group.length >> 1;
+  for (let d = 0; d < group.length; d++) {
+    for (const at of [mid + d, mid - d]) if (at > 0 && at < group.length && group[at].hash !== group[at - 1].hash) return at;
   }
-  if (cur.length > 0) out.push(cur);
-  return out;
+  return -1;
 }
 
 function minEvictAt(entries: readonly PageEntry[]): number | null {
