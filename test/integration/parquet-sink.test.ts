@@ -205,7 +205,8 @@ describe('when a windowed aggregation writes in update mode over two runs', () =
     expect(byJson(read)).toEqual(byJson(all));
 
     // The README's query for the latest value per key: the row of the highest batch_id.
-    const latest = (await duck(`${select} FROM read_parquet({files}) QUALIFY row_number() OVER (PARTITION BY "window", "user" ORDER BY batch_id DESC) = 1`, files)).map(toOutput);
+    const latestSql = `SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY "window"."start", "window"."end", "user" ORDER BY batch_id DESC) AS rn FROM read_parquet({files})) WHERE rn = 1`;
+    const latest = (await duck(`${select} FROM (${latestSql})`, files)).map(toOutput);
     const lastPerKey = new Map<string, OutputRow>();
     for (const r of all) lastPerKey.set(JSON.stringify([r.window, r.user]), r);
     expect(byJson(latest)).toEqual(byJson([...lastPerKey.values()]));
@@ -213,6 +214,24 @@ describe('when a windowed aggregation writes in update mode over two runs', () =
 
     const types = await duck(`SELECT typeof("window") AS t FROM read_parquet({files}) LIMIT 1`, files);
     expect(types).toEqual([{ t: 'STRUCT("start" TIMESTAMP WITH TIME ZONE, "end" TIMESTAMP WITH TIME ZONE)' }]);
+  });
+});
+
+describe('when a windowed aggregation writes in complete mode over two runs', () => {
+  it('the rows of the highest batch_id are the whole result table', async () => {
+    const base = uniqueName('complete');
+    const uri = `s3://${bucket}/${base}/sink?format=parquet`;
+    const plan = windowed('pq-complete', 'complete');
+    await drop(base, '001.json', EVENTS.slice(0, 4));
+    await buildExecutor(testConnection(), plan, pipeline(base, uri)).executor.run();
+    await drop(base, '002.json', [{ user: 'alice', event_time: '2026-10-01 12:05:00', amount: 1, qty: 1, n: 1, flag: false }]);
+    const second = await buildExecutor(testConnection(), plan, pipeline(base, uri)).executor.run({ collectRows: true });
+    const files = await download(`${base}/sink`);
+    const rows = await duck(`SELECT "user", total, events FROM read_parquet({files}) WHERE batch_id = (SELECT max(batch_id) FROM read_parquet({files}))`, files);
+    const last = emitted(second).map((r) => ({ user: r.user, total: r.total, events: r.events }));
+    expect(last).toHaveLength(4);
+    expect(byJson(rows.map((r) => ({ ...r, total: dbl(r.total) })))).toEqual(byJson(last));
+    expect(rows.find((r) => r.user === 'alice')).toMatchObject({ total: 11.5, events: 2 });
   });
 });
 
