@@ -17,6 +17,9 @@ module.exports = {
       },
     ],
   },
+  // hyparquet-writer (the Parquet sink's writer) and hyparquet ship only ES modules: transform them
+  // to CommonJS like the project's own files (esbuild does the same for the Lambda bundle).
+  transformIgnorePatterns: ['/node_modules/(?!(hyparquet|hyparquet-writer)/)'],
   // Also transformed by the transform above (Jest transforms global hooks with the project's).
   globalSetup: '<rootDir>/test/setup/global-setup.ts',
   globalTeardown: '<rootDir>/test/setup/global-teardown.ts',

@@ -19,6 +19,7 @@ import { DynamoDbLease } from './dynamodb/lease';
 import { DynamoDbSink } from './dynamodb/sink';
 import { KinesisSource, kinesisOptionsFromSpec } from './kinesis/source';
 import { S3FileSink, type PartitionGranularity } from './s3/file-sink';
+import { S3ParquetSink } from './s3/parquet-sink';
 import { checkOutsideSource, type NamedS3Location } from './locations';
 
 export interface S3Location {
@@ -30,8 +31,18 @@ export interface S3Location {
 export type SourceLocation = ({ readonly kind: 's3' } & S3Location) | { readonly kind: 'kinesis'; readonly streamName: string };
 export type SinkLocation =
   | ({ readonly kind: 's3' } & S3Location)
-  | ({ readonly kind: 's3-files'; readonly partitionBy?: string; readonly partitionGranularity?: PartitionGranularity } & S3Location)
+  | ({
+      readonly kind: 's3-files';
+      /** How the objects are encoded. @default 'json' (JSON lines) */
+      readonly format?: SinkFormat;
+      readonly partitionBy?: string;
+      readonly partitionGranularity?: PartitionGranularity;
+    } & S3Location)
   | { readonly kind: 'dynamodb'; readonly table: string; readonly queryKey?: string };
+
+/** The encodings of the S3 file sink (`?format=`). */
+export const SINK_FORMATS = ['json', 'parquet'] as const;
+export type SinkFormat = (typeof SINK_FORMATS)[number];
 
 export interface PipelineConfig {
   readonly checkpoint: S3Location;
@@ -74,7 +85,8 @@ export function parseS3Uri(uri: string, what: string): S3Location {
 
 /**
  * A sink URI: `s3://bucket/prefix` (one JSON-lines object per batch),
- * `s3://bucket/prefix?log&partitionBy=col&granularity=day` (S3 files plus a sink log), or
+ * `s3://bucket/prefix?log&partitionBy=col&granularity=day` (S3 files plus a sink log; with
+ * `format=parquet`, Parquet objects instead of JSON lines), or
  * `dynamodb://table[/queryKey]` (the DynamoDB table sink with the batch-ID guard).
  */
 export function parseSinkUri(uri: string, what = 'sink'): SinkLocation {
@@ -92,9 +104,13 @@ export function parseSinkUri(uri: string, what = 'sink'): SinkLocation {
   if (query === undefined) return { kind: 's3', ...loc };
   const params = new URLSearchParams(query);
   for (const k of params.keys()) {
-    if (!['log', 'partitionBy', 'granularity'].includes(k)) {
-      throw new InvalidOptionError(`${what} ${JSON.stringify(uri)}: unknown parameter ${JSON.stringify(k)}; an S3 file sink takes log, partitionBy and granularity, e.g. s3://bucket/out?partitionBy=window.start&granularity=day`);
+    if (!['log', 'format', 'partitionBy', 'granularity'].includes(k)) {
+      throw new InvalidOptionError(`${what} ${JSON.stringify(uri)}: unknown parameter ${JSON.stringify(k)}; an S3 file sink takes log, format, partitionBy and granularity, e.g. s3://bucket/out?format=parquet&partitionBy=window.start&granularity=day`);
     }
+  }
+  const format = params.get('format') ?? undefined;
+  if (format !== undefined && !(SINK_FORMATS as readonly string[]).includes(format)) {
+    throw new InvalidOptionError(`${what} ${JSON.stringify(uri)}: format ${JSON.stringify(format)} is not one the S3 file sink writes: write format=${SINK_FORMATS.join(' or format=')}`);
   }
   const granularity = params.get('granularity') ?? undefined;
   if (granularity !== undefined && !['value', 'day', 'hour'].includes(granularity)) {
@@ -103,6 +119,7 @@ export function parseSinkUri(uri: string, what = 'sink'): SinkLocation {
   return {
     kind: 's3-files',
     ...loc,
+    ...(format ? { format: format as SinkFormat } : {}),
     ...(params.get('partitionBy') ? { partitionBy: params.get('partitionBy')! } : {}),
     ...(granularity ? { partitionGranularity: granularity as PartitionGranularity } : {}),
   };
@@ -115,7 +132,7 @@ export function leaseKeyFor(planName: string, checkpoint: S3Location): string {
 
 export function describeSink(sink: SinkLocation): string {
   if (sink.kind === 'dynamodb') return `dynamodb://${sink.table}${sink.queryKey ? `/${sink.queryKey}` : ''}`;
-  return `s3://${sink.bucket}/${sink.prefix}${sink.kind === 's3-files' ? ' (files + sink log)' : ''}`;
+  return `s3://${sink.bucket}/${sink.prefix}${sink.kind === 's3-files' ? ` (${sink.format === 'parquet' ? 'Parquet ' : ''}files + sink log)` : ''}`;
 }
 
 /**
@@ -145,7 +162,8 @@ export function buildExecutor(conn: AwsConnection, plan: QueryPlan, cfg: Pipelin
   if (extras.sink) sink = extras.sink;
   else if (sinkLoc.kind === 's3') sink = new S3JsonSink({ client: clients.s3, bucket: sinkLoc.bucket, prefix: sinkLoc.prefix });
   else if (sinkLoc.kind === 's3-files') {
-    sink = new S3FileSink({ client: clients.s3, bucket: sinkLoc.bucket, prefix: sinkLoc.prefix, partitionBy: sinkLoc.partitionBy, partitionGranularity: sinkLoc.partitionGranularity });
+    const opts = { client: clients.s3, bucket: sinkLoc.bucket, prefix: sinkLoc.prefix, partitionBy: sinkLoc.partitionBy, partitionGranularity: sinkLoc.partitionGranularity };
+    sink = sinkLoc.format === 'parquet' ? new S3ParquetSink(opts) : new S3FileSink(opts);
   } else {
     sink = new DynamoDbSink({ client: clients.dynamodb, tableName: sinkLoc.table, queryKey: sinkLoc.queryKey, leaseTable: cfg.stateTable, leaseKey: namespace, clock: extras.clock });
   }

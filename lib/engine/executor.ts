@@ -32,6 +32,7 @@ import type {
   Lease,
   LeaseHandle,
   OffsetEntry,
+  OutputColumnType,
   OutputRow,
   ReadOptions,
   ReadResult,
@@ -164,6 +165,21 @@ async function* readChunks(source: Source, batchId: number, start: Json | null, 
 }
 
 /**
+ * The type of each column a plan emits (after its post stages), by name: the window and session
+ * keys are WINDOW (their rows hold `{start, end}`), unless a later stage replaced the column.
+ */
+export function outputColumnTypes(plan: QueryPlan): Record<string, OutputColumnType> {
+  const emitted = outputColumns(plan);
+  const st = plan.stateful;
+  const windowNames = new Set<string>(st && st.kind === 'aggregate' ? st.keys.filter((k) => k.kind !== 'column').map((k) => (k.kind === 'window' ? 'window' : 'session_window')) : []);
+  // columnsAfter keeps a column's ColumnInfo object unless a stage replaced it: identity tells.
+  const windows = new Set(emitted.filter((c) => windowNames.has(c.name)));
+  const out: Record<string, OutputColumnType> = {};
+  for (const c of columnsAfter(emitted, plan.post)) out[c.name] = windows.has(c) ? 'WINDOW' : c.type;
+  return out;
+}
+
+/**
  * The source columns a plan reads, when they are known: an aggregation behind watermarks only
  * reads its keys, its aggregated columns and its watermark columns. Undefined (all columns) when
  * a stage runs user code over whole rows (filter, withColumn), for deduplication and stateless
@@ -232,7 +248,8 @@ export class MicroBatchExecutor {
       stateful && stateful.kind === 'aggregate'
         ? stateful.keys.map((k) => (k.kind === 'column' ? k.name : k.kind === 'window' ? 'window' : 'session_window'))
         : [];
-    return { queryName: this.plan.name, outputMode: this.plan.outputMode, columns: this.outColumns.map((c) => c.name), keyColumns };
+    const columnTypes = outputColumnTypes(this.plan);
+    return { queryName: this.plan.name, outputMode: this.plan.outputMode, columns: this.outColumns.map((c) => c.name), columnTypes, keyColumns };
   }
 
   /** Runs availableNow: everything present at the start, then stop. */

@@ -3,6 +3,8 @@
  * promises; `lib/aws` implements them on S3/DynamoDB/Kinesis, `lib/engine/testing/memory.ts` in memory.
  */
 
+import type { ColumnType } from './schema';
+
 /** A JSON value as stored in checkpoints and state. */
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
@@ -245,6 +247,12 @@ export interface SinkContext {
   readonly outputMode: 'append' | 'update' | 'complete';
   /** Output column order, for sinks that care. */
   readonly columns: string[];
+  /**
+   * The type of each output column, by name, for sinks that write typed files (Parquet): a
+   * schema type, or WINDOW for the `{start, end}` timestamps of a window()/session_window() key.
+   * Filled by the executor; optional for sinks that only need `columns`.
+   */
+  readonly columnTypes?: Readonly<Record<string, OutputColumnType>>;
   /** Grouping columns of the output (the upsert key), empty for stateless/dedup queries. */
   readonly keyColumns: string[];
   /** The run's lease, when it holds one: sinks may fence their writes on its token. */
@@ -256,6 +264,9 @@ export interface SinkContext {
    */
   readonly onPieceWritten?: (index: number) => void;
 }
+
+/** An output column's type: a schema type, or WINDOW (a struct of two TIMESTAMPs, start and end). */
+export type OutputColumnType = ColumnType | 'WINDOW';
 
 /** Output rows are JSON-ready: timestamps as ISO strings, windows as {start, end}. */
 export type OutputRow = Record<string, Json>;

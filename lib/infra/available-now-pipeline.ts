@@ -40,6 +40,7 @@ import {
   aws_dynamodb as dynamodb,
   aws_events as events,
   aws_events_targets as targets,
+  aws_glue as glue,
   aws_iam as iam,
   aws_kinesis as kinesis,
   aws_lambda as lambda,
@@ -56,7 +57,7 @@ import { PipelineSink } from './sinks';
 import { PipelineSource } from './sources';
 
 export { GRANTED_ACTIONS, type PipelineDefaults, type S3Place } from './binding';
-export { PipelineSink, type BoundSink, type FileSinkOptions } from './sinks';
+export { PipelineSink, outputColumnTypes, type BoundSink, type FileSinkOptions, type GlueTableOptions, type ParquetSinkOptions } from './sinks';
 export { PipelineSource, type BoundSource, type NewKinesisStreamOptions } from './sources';
 
 // ---------------------------------------------------------------- shared with bin/build-lambda.ts
@@ -209,7 +210,8 @@ export interface AvailableNowPipelineProps {
   readonly source?: PipelineSource;
   /**
    * Where the query writes: `PipelineSink.s3(bucket?, prefix?)`, `PipelineSink.files(bucket?,
-   * prefix?, { partitionBy, granularity })` or `PipelineSink.dynamodb(table, queryKey?)`.
+   * prefix?, { partitionBy, granularity })`, `PipelineSink.parquet(bucket?, prefix?, { partitionBy,
+   * granularity, glue })` or `PipelineSink.dynamodb(table, queryKey?)`.
    * @default PipelineSink.s3(): `output/<pipelineName>/batch-<N>.jsonl` in the pipeline bucket
    */
   readonly sink?: PipelineSink;
@@ -315,6 +317,9 @@ export class AvailableNowPipeline extends Construct {
   readonly sinkPrefix?: string;
   /** The table of a DynamoDB sink. */
   readonly sinkTable?: dynamodb.ITable;
+  /** The Glue table (and the database, when created) over a Parquet sink with `glue`. */
+  readonly sinkGlueTable?: glue.CfnTable;
+  readonly sinkGlueDatabase?: glue.CfnDatabase;
   readonly deadLetterBucket: s3.IBucket;
   readonly deadLetterPrefix: string;
   readonly pipelineName: string;
@@ -408,6 +413,8 @@ export class AvailableNowPipeline extends Construct {
     this.sinkTable = sink.table;
     this.sinkBucket = sink.output?.bucket;
     this.sinkPrefix = sink.output?.prefix;
+    this.sinkGlueTable = sink.glueTable;
+    this.sinkGlueDatabase = sink.glueDatabase;
 
     const deadLetters: S3Place = { bucket: this.deadLetterBucket, prefix: r.deadLetterPrefix };
     grantS3(this.role, { ...deadLetters, objectActions: GRANTED_ACTIONS.deadLetterObjects, list: false, kms: ['kms:GenerateDataKey'] });

@@ -8,11 +8,18 @@
  *     sink: PipelineSink.s3(bucket, 'totals')            the same in your bucket
  *     sink: PipelineSink.files(bucket, 'totals', { partitionBy: 'window.start', granularity: 'day' })
  *                                                        partitioned objects plus a sink log
+ *     sink: PipelineSink.parquet(bucket, 'totals', { partitionBy: 'window.start', granularity: 'day',
+ *                                glue: { columns: outputColumnTypes(plan) } })
+ *                                                        Parquet objects plus a sink log, and a Glue
+ *                                                        table over them for Athena
  *     sink: PipelineSink.dynamodb(table, 'totals-v1')    an item per row, batch-ID guarded
  */
-import { aws_dynamodb as dynamodb, aws_iam as iam, aws_s3 as s3 } from 'aws-cdk-lib';
+import { CfnOutput, Stack, aws_dynamodb as dynamodb, aws_glue as glue, aws_iam as iam, aws_s3 as s3 } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import type { OutputColumnType } from '../engine/ports';
 import { GRANTED_ACTIONS, cleanPrefix, grantS3, invalid, type PipelineDefaults, type S3Place } from './binding';
+
+export { outputColumnTypes } from '../engine/executor';
 
 /** What a bound sink gives the pipeline. */
 export interface BoundSink {
@@ -22,6 +29,10 @@ export interface BoundSink {
   readonly output?: S3Place;
   /** The table, for a DynamoDB sink. */
   readonly table?: dynamodb.ITable;
+  /** The Glue table over a Parquet sink's prefix, when `glue` was asked for. */
+  readonly glueTable?: glue.CfnTable;
+  /** The Glue database the construct created for it (absent with `createDatabase: false`). */
+  readonly glueDatabase?: glue.CfnDatabase;
 }
 
 export interface FileSinkOptions {
@@ -31,29 +42,70 @@ export interface FileSinkOptions {
   readonly granularity?: 'value' | 'day' | 'hour';
 }
 
+export interface ParquetSinkOptions extends FileSinkOptions {
+  /**
+   * Also create a Glue Data Catalog table over the prefix (and its database), with partition
+   * projection, so Athena queries the output with no crawler. The Lambda gets no Glue permission.
+   * @default no Glue table
+   */
+  readonly glue?: GlueTableOptions;
+}
+
+export interface GlueTableOptions {
+  /**
+   * The query's output columns and their types, in order: `outputColumnTypes(plan)` derives them
+   * from the query the Lambda runs (the construct only knows its entry file), e.g.
+   * `{ window: 'WINDOW', user: 'STRING', total: 'DOUBLE' }`. The sink's `batch_id` column is added.
+   */
+  readonly columns: Readonly<Record<string, OutputColumnType>>;
+  /** The database's name (lowercase letters, digits, _). @default the pipeline name, lowercase, with _ for other characters */
+  readonly database?: string;
+  /** Create the database; false: it exists, and only the table is created in it. @default true */
+  readonly createDatabase?: boolean;
+  /** The table's name (lowercase letters, digits, _). @default 'output' */
+  readonly table?: string;
+  /**
+   * The partitions Athena projects, for granularity day or hour: Athena's `projection.<key>.range`,
+   * in the partition's format or relative to NOW. Rows outside it are not read.
+   * @default 'NOW-1YEARS,NOW'
+   */
+  readonly projectionRange?: string;
+  /**
+   * For granularity value: the partition values there are (an `enum` projection). Without them
+   * the projection is `injected`, and every query must filter the partition key with `=`.
+   * @default an injected projection
+   */
+  readonly partitionValues?: readonly string[];
+}
+
 /** The query key of a DynamoDB sink: what dynamodb://<table>/<queryKey> accepts. */
 const QUERY_KEY = /^[^#/]{1,200}$/;
 
 export abstract class PipelineSink {
   /** One JSON-lines object per batch, `<prefix>/batch-<N>.jsonl`, with deterministic keys. */
   static s3(bucket?: s3.IBucket, prefix?: string): PipelineSink {
-    return new S3Sink(bucket, prefix === undefined ? undefined : cleanPrefix('PipelineSink.s3', 'prefix', prefix), undefined);
+    return new S3Sink(bucket, prefix === undefined ? undefined : cleanPrefix('PipelineSink.s3', 'prefix', prefix), undefined, undefined);
   }
 
   /** JSON-lines objects under `<prefix>/[<column>=<value>/]part-<N>-<n>.jsonl`, then `<prefix>/_sink_log/<N>` listing them. */
   static files(bucket?: s3.IBucket, prefix?: string, options: FileSinkOptions = {}): PipelineSink {
     const where = 'PipelineSink.files';
-    if (options.partitionBy !== undefined && options.partitionBy.trim() === '') {
-      invalid(where, `partitionBy ${JSON.stringify(options.partitionBy)} must name an output column, e.g. "window.start", or be left out for no partitioning`);
-    }
-    if (options.granularity !== undefined && !['value', 'day', 'hour'].includes(options.granularity)) {
-      invalid(where, `granularity ${JSON.stringify(options.granularity)} must be 'value', 'day' or 'hour'`);
-    }
-    const params = new URLSearchParams();
-    if (options.partitionBy === undefined && options.granularity === undefined) params.set('log', '');
-    if (options.partitionBy !== undefined) params.set('partitionBy', options.partitionBy);
-    if (options.granularity !== undefined) params.set('granularity', options.granularity);
-    return new S3Sink(bucket, prefix === undefined ? undefined : cleanPrefix(where, 'prefix', prefix), params.toString().replace(/=$/, ''));
+    const params = fileSinkParams(where, options);
+    if (params.length === 0) params.push(['log', '']);
+    return new S3Sink(bucket, prefix === undefined ? undefined : cleanPrefix(where, 'prefix', prefix), new URLSearchParams(params).toString().replace(/=$/, ''), undefined);
+  }
+
+  /**
+   * Parquet objects (SNAPPY; Spark's types; a `batch_id` column) under
+   * `<prefix>/[<column>=<value>/]part-<N>-<n>.parquet`, then `<prefix>/_sink_log/<N>` listing
+   * them; with `glue`, a Glue database and table over them for Athena.
+   */
+  static parquet(bucket?: s3.IBucket, prefix?: string, options: ParquetSinkOptions = {}): PipelineSink {
+    const where = 'PipelineSink.parquet';
+    const params = fileSinkParams(where, options);
+    const query = new URLSearchParams([['format', 'parquet'], ...params]).toString();
+    const cleaned = prefix === undefined ? undefined : cleanPrefix(where, 'prefix', prefix);
+    return new S3Sink(bucket, cleaned, query, options.glue === undefined ? undefined : checkGlue(where, options));
   }
 
   /** An item per output row in your table, keyed by the output's key columns; `queryKey` keeps queries sharing a table apart. @default queryKey the checkpoint's query id (so two pipelines never share rows by accident) */
@@ -74,16 +126,23 @@ export abstract class PipelineSink {
 class S3Sink extends PipelineSink {
   readonly kind = 's3';
 
-  /** `query` present: the file sink with its log (the URI's query string). */
-  constructor(private readonly bucket: s3.IBucket | undefined, private readonly prefix: string | undefined, private readonly query: string | undefined) {
+  /** `query` present: the file sink with its log (the URI's query string); `glue`: a Parquet sink's table. */
+  constructor(
+    private readonly bucket: s3.IBucket | undefined,
+    private readonly prefix: string | undefined,
+    private readonly query: string | undefined,
+    private readonly glue: CheckedGlue | undefined,
+  ) {
     super();
   }
 
-  bind(_scope: Construct, role: iam.IRole, pipeline: PipelineDefaults): BoundSink {
+  bind(scope: Construct, role: iam.IRole, pipeline: PipelineDefaults): BoundSink {
     const output = { bucket: this.bucket ?? pipeline.pipelineBucket(), prefix: this.prefix ?? `output/${pipeline.pipelineName}` };
-    // Both S3 sinks only PUT: deterministic keys make a replay overwrite its own objects.
+    // The S3 sinks only PUT (write-once, deterministic keys). Athena's readers are granted by
+    // their own roles: the function gets nothing of Glue.
     grantS3(role, { ...output, objectActions: GRANTED_ACTIONS.sinkObjects, list: false, kms: ['kms:GenerateDataKey'] });
-    return { uri: `s3://${output.bucket.bucketName}/${output.prefix}${this.query === undefined ? '' : `?${this.query}`}`, output };
+    const uri = `s3://${output.bucket.bucketName}/${output.prefix}${this.query === undefined ? '' : `?${this.query}`}`;
+    return { uri, output, ...(this.glue ? glueTableOver(scope, output, this.glue, pipeline) : {}) };
   }
 }
 
@@ -99,4 +158,168 @@ class DynamoDbSink extends PipelineSink {
     this.table.encryptionKey?.grantEncryptDecrypt(role);
     return { uri: `dynamodb://${this.table.tableName}${this.queryKey === undefined ? '' : `/${this.queryKey}`}`, table: this.table };
   }
+}
+
+// ---- the file sinks' options and the Glue table of a Parquet sink
+
+type Granularity = NonNullable<FileSinkOptions['granularity']>;
+
+/** The URI parameters of a file sink's options, checked. */
+function fileSinkParams(where: string, options: FileSinkOptions): Array<[string, string]> {
+  if (options.partitionBy !== undefined && options.partitionBy.trim() === '') {
+    invalid(where, `partitionBy ${JSON.stringify(options.partitionBy)} must name an output column, e.g. "window.start", or be left out for no partitioning`);
+  }
+  if (options.granularity !== undefined && !['value', 'day', 'hour'].includes(options.granularity)) {
+    invalid(where, `granularity ${JSON.stringify(options.granularity)} must be 'value', 'day' or 'hour'`);
+  }
+  const params: Array<[string, string]> = [];
+  if (options.partitionBy !== undefined) params.push(['partitionBy', options.partitionBy]);
+  if (options.granularity !== undefined) params.push(['granularity', options.granularity]);
+  return params;
+}
+
+/** The sink's own column, as lib/aws/s3/parquet-sink.ts BATCH_ID_COLUMN names it (a test holds them equal; importing it would load the Parquet writer into the CDK app). */
+const BATCH_ID_COLUMN = 'batch_id';
+const GLUE_NAME = /^[a-z0-9_]{1,255}$/;
+const COLUMN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Athena's (Hive's) type of each output column type. */
+const GLUE_TYPES: Record<OutputColumnType, string> = {
+  STRING: 'string',
+  INT: 'int',
+  LONG: 'bigint',
+  DOUBLE: 'double',
+  BOOLEAN: 'boolean',
+  TIMESTAMP: 'timestamp',
+  WINDOW: 'struct<start:timestamp,end:timestamp>',
+};
+
+/** How each granularity's folder value reads as a date projection (Java's DateTimeFormatter patterns). */
+const DATE_PROJECTION: Record<Exclude<Granularity, 'value'>, { format: string; unit: string }> = {
+  day: { format: 'yyyy-MM-dd', unit: 'DAYS' },
+  hour: { format: "yyyy-MM-dd'T'HH", unit: 'HOURS' },
+};
+
+interface CheckedGlue {
+  readonly options: GlueTableOptions;
+  readonly partitionBy?: string;
+  readonly granularity: Granularity;
+  readonly columns: Array<{ name: string; type: string }>;
+}
+
+function checkGlue(where: string, options: ParquetSinkOptions): CheckedGlue {
+  const g = options.glue!;
+  const entries = Object.entries(g.columns ?? {});
+  if (entries.length === 0) {
+    invalid(where, 'glue.columns must list the query\'s output columns and their types: pass outputColumnTypes(plan) for the query the Lambda runs, e.g. { window: "WINDOW", total: "DOUBLE" }');
+  }
+  for (const [name, type] of entries) {
+    if (!COLUMN_NAME.test(name)) invalid(where, `glue.columns names a column ${JSON.stringify(name)}, which Athena cannot name: use letters, digits and _ (rename it in the query with withColumn/select)`);
+    if (!(type in GLUE_TYPES)) invalid(where, `glue.columns gives ${name} the type ${JSON.stringify(type)}, which is not one of ${Object.keys(GLUE_TYPES).join(', ')}`);
+  }
+  if (entries.some(([name]) => name.toLowerCase() === BATCH_ID_COLUMN)) {
+    invalid(where, `glue.columns has a column ${BATCH_ID_COLUMN}, which the Parquet sink adds itself: rename the query's column`);
+  }
+  const lower = new Set<string>();
+  for (const [name] of entries) {
+    if (lower.has(name.toLowerCase())) invalid(where, `glue.columns has two columns named ${JSON.stringify(name.toLowerCase())} in lowercase, and Athena's names are lowercase: rename one`);
+    lower.add(name.toLowerCase());
+  }
+  if (options.partitionBy !== undefined) {
+    const [top, field] = options.partitionBy.split('.');
+    const type = g.columns[top];
+    if (type === undefined) invalid(where, `partitionBy ${JSON.stringify(options.partitionBy)} names none of glue.columns (${entries.map(([n]) => n).join(', ')}): partition by one of them`);
+    if (field !== undefined && (type !== 'WINDOW' || !['start', 'end'].includes(field))) {
+      invalid(where, `partitionBy ${JSON.stringify(options.partitionBy)} names a field of ${top} (${type}), which has none: a WINDOW column has start and end`);
+    }
+  }
+  for (const name of [g.database, g.table]) {
+    if (name !== undefined && !GLUE_NAME.test(name)) invalid(where, `glue database and table names must be 1 to 255 lowercase letters, digits or _ (Athena's rule), not ${JSON.stringify(name)}`);
+  }
+  const granularity = options.granularity ?? 'value';
+  if (g.projectionRange !== undefined && granularity === 'value') {
+    invalid(where, `glue.projectionRange applies to granularity day or hour, and this sink partitions by value: leave it out, or list the values in glue.partitionValues`);
+  }
+  if (g.partitionValues !== undefined && (granularity !== 'value' || options.partitionBy === undefined)) {
+    invalid(where, 'glue.partitionValues applies to partitionBy with granularity value: leave it out for day or hour, which Athena projects as dates');
+  }
+  if (g.partitionValues !== undefined && (g.partitionValues.length === 0 || g.partitionValues.some((v) => v === '' || v.includes(',')))) {
+    invalid(where, `glue.partitionValues ${JSON.stringify(g.partitionValues)} must be one or more non-empty values without commas (Athena's enum projection): leave it out for an injected projection`);
+  }
+  const columns = entries.map(([name, type]) => ({ name: name.toLowerCase(), type: GLUE_TYPES[type] }));
+  columns.push({ name: BATCH_ID_COLUMN, type: 'bigint' });
+  return { options: g, partitionBy: options.partitionBy, granularity, columns };
+}
+
+/**
+ * The Glue database and table over a Parquet sink's prefix. Partitions are projected, not
+ * crawled: Athena computes the folders a query needs from the table's parameters
+ * (`storage.location.template`), so no crawler or MSCK REPAIR runs as batches add folders.
+ *
+ *     s3://<bucket>/<prefix>/window_start=2026-10-01/part-….parquet
+ *                            └ partition key window_start (string), projection type date,
+ *                              format yyyy-MM-dd, range NOW-1YEARS,NOW, interval 1 DAYS
+ */
+function glueTableOver(scope: Construct, output: S3Place, g: CheckedGlue, pipeline: PipelineDefaults): Pick<BoundSink, 'glueTable' | 'glueDatabase'> {
+  const stack = Stack.of(scope);
+  const databaseName = g.options.database ?? (pipeline.pipelineName.toLowerCase().replace(/[^a-z0-9_]+/g, '_').replace(/^_+|_+$/g, '') || 'sluice');
+  const tableName = g.options.table ?? 'output';
+  const location = `s3://${output.bucket.bucketName}/${output.prefix}/`;
+  const parameters: Record<string, string> = { EXTERNAL: 'TRUE', classification: 'parquet', 'parquet.compression': 'SNAPPY' };
+  const partitionKeys: glue.CfnTable.ColumnProperty[] = [];
+  let filter = '';
+  if (g.partitionBy !== undefined) {
+    const folder = g.partitionBy.replace('.', '_');
+    // A data column of the same name would clash with the key: the key takes a suffix, and the
+    // template still points at the folder the sink writes.
+    const key = g.columns.some((c) => c.name === folder.toLowerCase()) ? `${folder.toLowerCase()}_partition` : folder.toLowerCase();
+    partitionKeys.push({ name: key, type: 'string', comment: `the ${g.granularity} of ${g.partitionBy} (the sink's folder ${folder}=...)` });
+    parameters['projection.enabled'] = 'true';
+    parameters['storage.location.template'] = `${location}${folder}=\${${key}}/`;
+    if (g.granularity === 'value') {
+      if (g.options.partitionValues) {
+        parameters[`projection.${key}.type`] = 'enum';
+        parameters[`projection.${key}.values`] = g.options.partitionValues.join(',');
+      } else {
+        parameters[`projection.${key}.type`] = 'injected';
+        filter = ` WHERE ${key} = '<a ${g.partitionBy} value>'`;
+      }
+    } else {
+      const p = DATE_PROJECTION[g.granularity];
+      parameters[`projection.${key}.type`] = 'date';
+      parameters[`projection.${key}.format`] = p.format;
+      parameters[`projection.${key}.range`] = g.options.projectionRange ?? 'NOW-1YEARS,NOW';
+      parameters[`projection.${key}.interval`] = '1';
+      parameters[`projection.${key}.interval.unit`] = p.unit;
+    }
+  }
+  const database =
+    g.options.createDatabase === false
+      ? undefined
+      : new glue.CfnDatabase(scope, 'SinkDatabase', { catalogId: stack.account, databaseInput: { name: databaseName, description: `sluice pipeline ${pipeline.pipelineName}` } });
+  const table = new glue.CfnTable(scope, 'SinkTable', {
+    catalogId: stack.account,
+    databaseName,
+    tableInput: {
+      name: tableName,
+      description: `sluice Parquet sink ${location} (objects of a batch are final once _sink_log/<N> lists them)`,
+      tableType: 'EXTERNAL_TABLE',
+      parameters,
+      partitionKeys,
+      storageDescriptor: {
+        location,
+        columns: g.columns,
+        inputFormat: 'org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat',
+        outputFormat: 'org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat',
+        serdeInfo: { serializationLibrary: 'org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe', parameters: { 'serialization.format': '1' } },
+        compressed: true,
+      },
+    },
+  });
+  if (database) table.addResourceDependency(database);
+  new CfnOutput(scope, 'AthenaQuery', {
+    description: 'An Athena query over the Parquet sink (the Glue table the pipeline created)',
+    value: `SELECT * FROM "${databaseName}"."${tableName}"${filter} ORDER BY ${BATCH_ID_COLUMN} DESC LIMIT 100`,
+  });
+  return { glueTable: table, ...(database ? { glueDatabase: database } : {}) };
 }

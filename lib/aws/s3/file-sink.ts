@@ -1,160 +1,35 @@
 /**
  * The S3 file sink: each batch's rows as JSON-lines objects with deterministic keys, optionally
- * partitioned by a column, plus a sink log that lists the committed objects of each batch.
+ * partitioned by a column, plus a sink log that lists the committed objects of each batch. The
+ * keys, the log and the exactly-once rules are the logged sinks' (logged-sink.ts):
  *
- *     <prefix>/<column>=<value>/part-<batchId 10>-<n 5>.jsonl    the rows (n counts the batch's
- *     <prefix>/part-<batchId 10>-<n 5>.jsonl                       objects; without partitionBy)
+ *     <prefix>/<column>=<value>/part-<batchId 10>-<n 5>.jsonl    the rows, sorted within a partition
+ *     <prefix>/part-<batchId 10>-<n 5>.jsonl                       (without partitionBy)
  *     <prefix>/_sink_log/<batchId 10>                             {"objects": [...]}: written last
  *
- * The guard is the order of writes plus determinism, as in Spark's file sink (its
- * `_spark_metadata` log):
- *
- *     batch 7:  PUT part-…07-00000 ─▶ PUT part-…07-00001 ─▶ PUT _sink_log/…07   ◀─ committed here
- *     crash before the log entry: the objects are there but listed nowhere; readers skip them
- *     replay of 7: the same rows give the same objects under the same keys (rows sorted within a
- *     partition, so their order does not matter); each PUT is write-once (If-None-Match: *), so
- *     an object already there with the same bytes passes (412, GET, equal) and one with other
- *     bytes (a stale run, an earlier checkpoint on this prefix) is a loud error, never overwritten
- *
  * Readers use `readCommitted()` / `readBatch(N)`: they list `_sink_log/` and read only the
- * objects it names, so they never see a half-written batch. An empty batch writes a log entry
- * with no objects ("7 produced nothing"). S3 PUTs are atomic per object, so a reader racing a
- * replay reads either the old or the new bytes, which are equal.
- *
- * No lease fence here: S3 has no condition on another object. The write-once PUTs are the fence:
- * a run that lost its lease can only write batch N from the same write-once offsets/N, i.e. the
- * same objects with the same bytes; a writer with other bytes fails instead of overwriting.
- * `ctx.onPieceWritten(i)` follows each object written (the mid-sink crash point).
- * The log is keyed by batch ID alone: give each checkpoint its own sink prefix (a new checkpoint
- * starts again at batch 0 and would overwrite the old log entries).
- *
- * Cost of a batch: one PUT per (partition value, up to `maxRowsPerObject` rows) plus one PUT for
- * the log entry. A replay costs the same PUTs (each answered 412) plus a GET of each, and adds nothing.
+ * objects it names, so they never see a half-written batch.
  */
-import { InvalidOptionError, SluiceError } from '../../engine/errors';
-import type { Json, OutputRow, Sink, SinkContext } from '../../engine/ports';
-import { parseTimestamp } from '../../engine/schema';
+import { SluiceError } from '../../engine/errors';
+import type { OutputRow } from '../../engine/ports';
 import { mapLimit } from '../request/concurrency';
-import { fromJsonLines, paddedBatchId } from './batch-files';
-import { S3Prefix, type S3PrefixOptions } from './prefix';
+import { fromJsonLines } from './batch-files';
+import { S3LoggedSink, type ObjectRows, type S3LoggedSinkOptions } from './logged-sink';
 
-export type PartitionGranularity = 'value' | 'day' | 'hour';
+export { escapePartition, type PartitionGranularity, type SinkLogEntry, type SinkLogObject } from './logged-sink';
 
-export interface S3FileSinkOptions extends S3PrefixOptions {
-  /**
-   * The column whose value names each object's folder, e.g. `date`; a field of a struct column
-   * with a dot, e.g. `window.start`.
-   * @default no partitioning
-   */
-  readonly partitionBy?: string;
-  /**
-   * How the partition column's value becomes the folder: `value` as it is, `day` (YYYY-MM-DD)
-   * or `hour` (YYYY-MM-DDTHH) of a timestamp.
-   * @default 'value'
-   */
-  readonly partitionGranularity?: PartitionGranularity;
-  /** Rows per object; a larger partition of a batch becomes several objects. @default 100000 */
-  readonly maxRowsPerObject?: number;
-  /** Objects written at once. @default 8 */
-  readonly maxConcurrency?: number;
-}
+export type S3FileSinkOptions = S3LoggedSinkOptions;
 
-/** One object of a batch, as its log entry names it. */
-export interface SinkLogObject {
-  /** Key relative to the sink's prefix. */
-  readonly key: string;
-  /** The partition folder's value (null: not partitioned). */
-  readonly partition: string | null;
-  readonly rows: number;
-  readonly bytes: number;
-}
-
-export interface SinkLogEntry {
-  readonly version: 1;
-  readonly batchId: number;
-  readonly queryId: string;
-  readonly rows: number;
-  readonly objects: SinkLogObject[];
-}
-
-const LOG_DIR = '_sink_log';
-const NULL_PARTITION = '__HIVE_DEFAULT_PARTITION__';
-
-export class S3FileSink extends S3Prefix implements Sink {
-  private readonly partitionBy: string | null;
-  private readonly granularity: PartitionGranularity;
-  private readonly maxRowsPerObject: number;
-  private readonly maxConcurrency: number;
+export class S3FileSink extends S3LoggedSink {
+  protected readonly extension = '.jsonl';
+  protected readonly contentType = 'application/x-ndjson';
 
   constructor(opts: S3FileSinkOptions) {
     super(opts, 'S3FileSink');
-    if (opts.partitionBy !== undefined && (typeof opts.partitionBy !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/.test(opts.partitionBy))) {
-      throw new InvalidOptionError(`S3FileSink partitionBy ${JSON.stringify(opts.partitionBy)} must be a column name, or column.field for a struct column such as window.start`);
-    }
-    const g = opts.partitionGranularity ?? 'value';
-    if (!['value', 'day', 'hour'].includes(g)) {
-      throw new InvalidOptionError(`S3FileSink partitionGranularity ${JSON.stringify(g)} is not one of "value", "day", "hour": pass one of them, or leave it out for "value"`);
-    }
-    if (g !== 'value' && opts.partitionBy === undefined) {
-      throw new InvalidOptionError(`S3FileSink partitionGranularity "${g}" needs partitionBy: name the timestamp column to partition by, e.g. partitionBy: "window.start"`);
-    }
-    this.partitionBy = opts.partitionBy ?? null;
-    this.granularity = g;
-    this.maxRowsPerObject = positiveInteger(opts.maxRowsPerObject, 100_000, 'maxRowsPerObject');
-    this.maxConcurrency = positiveInteger(opts.maxConcurrency, 8, 'maxConcurrency');
   }
 
-  async addBatch(batchId: number, rows: OutputRow[], ctx: SinkContext): Promise<void> {
-    const batch = paddedBatchId(batchId);
-    if (this.partitionBy !== null) {
-      const top = this.partitionBy.split('.')[0];
-      if (!ctx.columns.includes(top)) {
-        throw new InvalidOptionError(`S3FileSink partitionBy ${JSON.stringify(this.partitionBy)} names no output column of query ${ctx.queryName} (columns: ${ctx.columns.join(', ')}): partition by one of them`);
-      }
-    }
-    // Group by partition (sorted, so the object numbering is the same on every attempt), sort
-    // each group's lines (so which rows an object holds depends on the batch's rows, not on the
-    // order a replay emits them in), then split it into objects of at most maxRowsPerObject rows.
-    const groups = new Map<string | null, string[]>();
-    for (const r of rows) {
-      const part = this.partitionBy === null ? null : this.partitionValue(r);
-      let g = groups.get(part);
-      if (!g) groups.set(part, (g = []));
-      g.push(JSON.stringify(r));
-    }
-    const parts = [...groups.keys()].sort((a, b) => (a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1));
-    const objects: Array<{ entry: SinkLogObject; body: string }> = [];
-    for (const part of parts) {
-      const g = groups.get(part)!.sort();
-      for (let i = 0; i < g.length; i += this.maxRowsPerObject) {
-        const slice = g.slice(i, i + this.maxRowsPerObject);
-        const body = `${slice.join('\n')}\n`;
-        const name = `part-${batch}-${String(objects.length).padStart(5, '0')}.jsonl`;
-        const key = part === null ? name : `${this.folderName()}=${escapePartition(part)}/${name}`;
-        objects.push({ entry: { key, partition: part, rows: slice.length, bytes: Buffer.byteLength(body, 'utf8') }, body });
-      }
-    }
-    let written = 0;
-    await mapLimit(objects, this.maxConcurrency, async (o) => {
-      await this.putOnce(o.entry.key, o.body, 'application/x-ndjson', `object ${o.entry.key} of batch ${batchId},`);
-      ctx.onPieceWritten?.(written++);
-    });
-    // The commit point of the batch: only now do readers see its objects.
-    const entry: SinkLogEntry = { version: 1, batchId, queryId: ctx.queryId, rows: rows.length, objects: objects.map((o) => o.entry) };
-    await this.putOnce(this.logKey(batchId).slice(this.root.length), JSON.stringify(entry), 'application/json', `the sink log entry of batch ${batchId},`);
-  }
-
-  /** Batch IDs with a log entry, ascending. */
-  committedBatches(): Promise<number[]> {
-    return this.listBatchIds(`${LOG_DIR}/`, /^(\d{10})$/);
-  }
-
-  /** The log entry of a batch, or null when the batch has not committed to this sink. */
-  readLog(batchId: number): Promise<SinkLogEntry | null> {
-    const key = this.logKey(batchId);
-    return this.s3.getJson<SinkLogEntry>(this.bucket, key, (e) =>
-      new SluiceError(`sink log entry s3://${this.bucket}/${key} is not JSON (${e.message}): it was not written by sluice or is damaged, so restore it or replay the batch`, { cause: e }),
-    );
+  protected encode(part: ObjectRows): string {
+    return `${part.lines.join('\n')}\n`;
   }
 
   /** The rows batch `batchId` committed (possibly none), or null when it has not committed. */
@@ -178,43 +53,4 @@ export class S3FileSink extends S3Prefix implements Sink {
     for (const id of await this.committedBatches()) for (const r of (await this.readBatch(id)) ?? []) out.push(r);
     return out;
   }
-
-  private logKey(batchId: number): string {
-    return `${this.root}${LOG_DIR}/${paddedBatchId(batchId)}`;
-  }
-
-  private folderName(): string {
-    return this.partitionBy!.replace('.', '_');
-  }
-
-  private partitionValue(row: OutputRow): string | null {
-    const [col, field] = this.partitionBy!.split('.');
-    let v: Json | undefined = row[col];
-    if (field !== undefined) v = v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, Json>)[field] : undefined;
-    if (v === null || v === undefined) return null;
-    if (this.granularity === 'value') return typeof v === 'string' ? v : JSON.stringify(v);
-    const ms = typeof v === 'number' ? v : typeof v === 'string' ? parseTimestamp(v) : null;
-    if (ms === null || !Number.isFinite(ms)) {
-      throw new InvalidOptionError(`S3FileSink partitions by the ${this.granularity} of ${this.partitionBy}, but a row holds ${JSON.stringify(v)}, which is not a timestamp: use partitionGranularity "value" or partition by a timestamp column`);
-    }
-    const iso = new Date(ms).toISOString();
-    return this.granularity === 'day' ? iso.slice(0, 10) : iso.slice(0, 13);
-  }
-}
-
-function positiveInteger(v: number | undefined, fallback: number, name: string): number {
-  if (v === undefined) return fallback;
-  if (!Number.isSafeInteger(v) || v <= 0) throw new InvalidOptionError(`S3FileSink ${name} (${v}) must be a positive integer: leave it out for ${fallback}`);
-  return v;
-}
-
-/** Hive-style: keep [A-Za-z0-9._-], percent-encode the rest (so "/" and "=" never split a key). */
-export function escapePartition(value: string | null): string {
-  if (value === null) return NULL_PARTITION;
-  let out = '';
-  for (const ch of value) {
-    if (/[A-Za-z0-9._-]/.test(ch)) out += ch;
-    else for (const b of Buffer.from(ch, 'utf8')) out += `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
-  }
-  return out === '' ? NULL_PARTITION : out;
 }

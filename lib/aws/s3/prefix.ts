@@ -44,8 +44,20 @@ export abstract class S3Prefix {
     const key = this.root + rel;
     const stored = await this.s3.putTextOnce(this.bucket, key, body, contentType);
     if (stored === null || same(stored, body)) return;
-    throw new SluiceError(
-      `${what} s3://${this.bucket}/${key} already holds other content (${stored.length} chars, this write ${body.length}), and it is write-once: ` +
+    throw this.otherContent(what, key, `${stored.length} chars, this write ${body.length}`);
+  }
+
+  /** putOnce for bytes (a Parquet object): a replay must write the very bytes the key holds. */
+  protected async putBytesOnce(rel: string, body: Uint8Array, contentType: string, what: string): Promise<void> {
+    const key = this.root + rel;
+    const stored = await this.s3.putBytesOnce(this.bucket, key, body, contentType);
+    if (stored === null || Buffer.compare(stored, body) === 0) return;
+    throw this.otherContent(what, key, `${stored.length} bytes, this write ${body.length}`);
+  }
+
+  private otherContent(what: string, key: string, sizes: string): SluiceError {
+    return new SluiceError(
+      `${what} s3://${this.bucket}/${key} already holds other content (${sizes}), and it is write-once: ` +
         `another run wrote it (keep one run per query, the lease) or an earlier checkpoint used this prefix (give each checkpoint its own prefix)`,
       { details: { bucket: this.bucket, key } },
     );

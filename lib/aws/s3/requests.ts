@@ -85,19 +85,25 @@ export class S3Requests {
    *                           ──412──▶ GET ──▶ the stored text         (1 PUT + 1 GET)
    *                           ──409, or 412 and the GET finds nothing ──▶ again (CONFLICT_RETRY)
    */
-  putTextOnce(bucket: string, key: string, text: string, contentType: string): Promise<string | null> {
+  async putTextOnce(bucket: string, key: string, text: string, contentType: string): Promise<string | null> {
+    const stored = await this.putBytesOnce(bucket, key, Buffer.from(text, 'utf8'), contentType);
+    return stored === null ? null : Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength).toString('utf8');
+  }
+
+  /** putTextOnce for bytes (a Parquet object): null when written, else the bytes the key holds. */
+  putBytesOnce(bucket: string, key: string, body: Uint8Array, contentType: string): Promise<Uint8Array | null> {
     return withRetry(
       this.conflictPolicy,
       (e) => httpStatus(e) === 409,
       async () => {
         try {
-          await this.putText(bucket, key, text, contentType, { onlyIfAbsent: true });
+          await this.putBytes(bucket, key, body, contentType, { onlyIfAbsent: true });
           return null;
         } catch (e) {
           if (httpStatus(e) !== 412) throw e;
-          const stored = await this.getText(bucket, key);
+          const stored = await this.getObject(bucket, key);
           if (stored === null) throw new RetryableResult(`s3://${bucket}/${key} answered 412 but is gone`, e);
-          return stored;
+          return stored.body;
         }
       },
       { fail: ({ error }) => (error instanceof RetryableResult ? error.value : error) as Error },
@@ -137,7 +143,12 @@ export class S3Requests {
 
   /** PutObject of UTF-8 text; `onlyIfAbsent` sends `If-None-Match: *` (a 412 when the key exists, where S3 enforces it). */
   putText(bucket: string, key: string, text: string, contentType: string, opts: { onlyIfAbsent?: boolean } = {}): Promise<void> {
-    const input: PutInput = { Bucket: bucket, Key: key, Body: Buffer.from(text, 'utf8'), ContentType: contentType };
+    return this.putBytes(bucket, key, Buffer.from(text, 'utf8'), contentType, opts);
+  }
+
+  /** PutObject of bytes; `onlyIfAbsent` as for putText. */
+  putBytes(bucket: string, key: string, body: Uint8Array, contentType: string, opts: { onlyIfAbsent?: boolean } = {}): Promise<void> {
+    const input: PutInput = { Bucket: bucket, Key: key, Body: body, ContentType: contentType };
     if (opts.onlyIfAbsent) input.IfNoneMatch = '*';
     return this.run('puts', `PutObject s3://${bucket}/${key}`, async () => {
       await this.client.send(new PutObjectCommand(input));

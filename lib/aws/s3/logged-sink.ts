@@ -1,0 +1,228 @@
+/**
+ * What the S3 file sinks share, whatever they encode (JSON lines in file-sink.ts, Parquet in
+ * parquet-sink.ts): deterministic objects per batch, optionally partitioned by a column, and a
+ * sink log that lists the committed objects of each batch.
+ *
+ *     <prefix>/<column>=<value>/part-<batchId 10>-<n 5>.<ext>    the rows (n counts the batch's
+ *     <prefix>/part-<batchId 10>-<n 5>.<ext>                       objects; without partitionBy)
+ *     <prefix>/_sink_log/<batchId 10>                             {"objects": [...]}: written last
+ *
+ * The guard is the order of writes plus determinism, as in Spark's file sink (its
+ * `_spark_metadata` log):
+ *
+ *     batch 7:  PUT part-…07-00000 ─▶ PUT part-…07-00001 ─▶ PUT _sink_log/…07   ◀─ committed here
+ *     crash before the log entry: the objects are there but listed nowhere; log readers skip them
+ *     replay of 7: the same rows give the same objects under the same keys (rows sorted within a
+ *     partition, so their order does not matter); each PUT is write-once (If-None-Match: *), so
+ *     an object already there with the same content passes (412, GET, equal) and one with other
+ *     content (a stale run, an earlier checkpoint on this prefix) is a loud error, never overwritten
+ *
+ * An empty batch writes a log entry with no objects ("7 produced nothing"). S3 PUTs are atomic
+ * per object, so a reader racing a replay reads either the old or the new bytes, which are equal.
+ *
+ * No lease fence here: S3 has no condition on another object. The write-once PUTs are the fence:
+ * a run that lost its lease can only write batch N from the same write-once offsets/N, i.e. the
+ * same objects with the same content; a writer with other content fails instead of overwriting.
+ * `ctx.onPieceWritten(i)` follows each object written (the mid-sink crash point).
+ * The log is keyed by batch ID alone: give each checkpoint its own sink prefix (a new checkpoint
+ * starts again at batch 0 and would overwrite the old log entries).
+ *
+ * Cost of a batch: one PUT per (partition value, up to `maxRowsPerObject` rows) plus one PUT for
+ * the log entry. A replay costs the same PUTs (each answered 412) plus a GET of each, and adds nothing.
+ */
+import { InvalidOptionError, SluiceError } from '../../engine/errors';
+import type { Json, OutputRow, Sink, SinkContext } from '../../engine/ports';
+import { parseTimestamp } from '../../engine/schema';
+import { mapLimit } from '../request/concurrency';
+import { paddedBatchId } from './batch-files';
+import { S3Prefix, type S3PrefixOptions } from './prefix';
+
+export type PartitionGranularity = 'value' | 'day' | 'hour';
+
+export interface S3LoggedSinkOptions extends S3PrefixOptions {
+  /**
+   * The column whose value names each object's folder, e.g. `date`; a field of a struct column
+   * with a dot, e.g. `window.start`.
+   * @default no partitioning
+   */
+  readonly partitionBy?: string;
+  /**
+   * How the partition column's value becomes the folder: `value` as it is, `day` (YYYY-MM-DD)
+   * or `hour` (YYYY-MM-DDTHH) of a timestamp.
+   * @default 'value'
+   */
+  readonly partitionGranularity?: PartitionGranularity;
+  /** Rows per object; a larger partition of a batch becomes several objects. @default 100000 */
+  readonly maxRowsPerObject?: number;
+  /** Objects written at once. @default 8 */
+  readonly maxConcurrency?: number;
+}
+
+/** One object of a batch, as its log entry names it. */
+export interface SinkLogObject {
+  /** Key relative to the sink's prefix. */
+  readonly key: string;
+  /** The partition folder's value (null: not partitioned, or a null value, in `__HIVE_DEFAULT_PARTITION__`). */
+  readonly partition: string | null;
+  readonly rows: number;
+  readonly bytes: number;
+}
+
+export interface SinkLogEntry {
+  readonly version: 1;
+  readonly batchId: number;
+  readonly queryId: string;
+  readonly rows: number;
+  readonly objects: SinkLogObject[];
+}
+
+/** The rows of one object, sorted by their JSON text (`lines[i]` is `JSON.stringify(rows[i])`). */
+export interface ObjectRows {
+  readonly rows: OutputRow[];
+  readonly lines: string[];
+}
+
+export const SINK_LOG_DIR = '_sink_log';
+/** The folder value of a null partition value, as Hive and Spark name it. */
+export const NULL_PARTITION = '__HIVE_DEFAULT_PARTITION__';
+
+export abstract class S3LoggedSink extends S3Prefix implements Sink {
+  protected readonly partitionBy: string | null;
+  protected readonly granularity: PartitionGranularity;
+  protected readonly maxRowsPerObject: number;
+  protected readonly maxConcurrency: number;
+
+  /** `who` names the class in the errors about its options and rows. */
+  protected constructor(opts: S3LoggedSinkOptions, protected readonly who: string) {
+    super(opts, who);
+    if (opts.partitionBy !== undefined && (typeof opts.partitionBy !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/.test(opts.partitionBy))) {
+      throw new InvalidOptionError(`${who} partitionBy ${JSON.stringify(opts.partitionBy)} must be a column name, or column.field for a struct column such as window.start`);
+    }
+    const g = opts.partitionGranularity ?? 'value';
+    if (!['value', 'day', 'hour'].includes(g)) {
+      throw new InvalidOptionError(`${who} partitionGranularity ${JSON.stringify(g)} is not one of "value", "day", "hour": pass one of them, or leave it out for "value"`);
+    }
+    if (g !== 'value' && opts.partitionBy === undefined) {
+      throw new InvalidOptionError(`${who} partitionGranularity "${g}" needs partitionBy: name the timestamp column to partition by, e.g. partitionBy: "window.start"`);
+    }
+    this.partitionBy = opts.partitionBy ?? null;
+    this.granularity = g;
+    this.maxRowsPerObject = positiveInteger(who, opts.maxRowsPerObject, 100_000, 'maxRowsPerObject');
+    this.maxConcurrency = positiveInteger(who, opts.maxConcurrency, 8, 'maxConcurrency');
+  }
+
+  /** The object name's ending, e.g. `.jsonl`. */
+  protected abstract readonly extension: string;
+  protected abstract readonly contentType: string;
+
+  /** Checks what the encoding needs of the query, before any write (throws InvalidOptionError). */
+  protected checkContext(_ctx: SinkContext): void {}
+
+  /** The bytes (or text) of one object; deterministic: the same rows give the same content. */
+  protected abstract encode(part: ObjectRows, batchId: number, ctx: SinkContext): string | Uint8Array;
+
+  async addBatch(batchId: number, rows: OutputRow[], ctx: SinkContext): Promise<void> {
+    const batch = paddedBatchId(batchId);
+    if (this.partitionBy !== null) {
+      const top = this.partitionBy.split('.')[0];
+      if (!ctx.columns.includes(top)) {
+        throw new InvalidOptionError(`${this.who} partitionBy ${JSON.stringify(this.partitionBy)} names no output column of query ${ctx.queryName} (columns: ${ctx.columns.join(', ')}): partition by one of them`);
+      }
+    }
+    this.checkContext(ctx);
+    // Group by partition (sorted, so the object numbering is the same on every attempt), sort
+    // each group's rows by their JSON text (so which rows an object holds depends on the batch's
+    // rows, not on the order a replay emits them in), then split it into objects of at most
+    // maxRowsPerObject rows.
+    const groups = new Map<string | null, Array<{ line: string; row: OutputRow }>>();
+    for (const row of rows) {
+      const part = this.partitionBy === null ? null : this.partitionValue(row);
+      let g = groups.get(part);
+      if (!g) groups.set(part, (g = []));
+      g.push({ line: JSON.stringify(row), row });
+    }
+    const parts = [...groups.keys()].sort((a, b) => (a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1));
+    const objects: Array<{ entry: SinkLogObject; body: string | Uint8Array }> = [];
+    for (const part of parts) {
+      const g = groups.get(part)!.sort((a, b) => (a.line < b.line ? -1 : a.line > b.line ? 1 : 0));
+      for (let i = 0; i < g.length; i += this.maxRowsPerObject) {
+        const slice = g.slice(i, i + this.maxRowsPerObject);
+        const body = this.encode({ rows: slice.map((x) => x.row), lines: slice.map((x) => x.line) }, batchId, ctx);
+        const name = `part-${batch}-${String(objects.length).padStart(5, '0')}${this.extension}`;
+        // A null partition value goes to the folder Hive names for it, not the prefix's root (where
+        // a partitioned table's readers never look).
+        const key = this.partitionBy === null ? name : `${this.folderName()}=${escapePartition(part)}/${name}`;
+        const bytes = typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.byteLength;
+        objects.push({ entry: { key, partition: part, rows: slice.length, bytes }, body });
+      }
+    }
+    let written = 0;
+    await mapLimit(objects, this.maxConcurrency, async (o) => {
+      const what = `object ${o.entry.key} of batch ${batchId},`;
+      if (typeof o.body === 'string') await this.putOnce(o.entry.key, o.body, this.contentType, what);
+      else await this.putBytesOnce(o.entry.key, o.body, this.contentType, what);
+      ctx.onPieceWritten?.(written++);
+    });
+    // The commit point of the batch: only now do log readers see its objects.
+    const entry: SinkLogEntry = { version: 1, batchId, queryId: ctx.queryId, rows: rows.length, objects: objects.map((o) => o.entry) };
+    await this.putOnce(this.logKey(batchId).slice(this.root.length), JSON.stringify(entry), 'application/json', `the sink log entry of batch ${batchId},`);
+  }
+
+  /** Batch IDs with a log entry, ascending. */
+  committedBatches(): Promise<number[]> {
+    return this.listBatchIds(`${SINK_LOG_DIR}/`, /^(\d{10})$/);
+  }
+
+  /** The log entry of a batch, or null when the batch has not committed to this sink. */
+  readLog(batchId: number): Promise<SinkLogEntry | null> {
+    const key = this.logKey(batchId);
+    return this.s3.getJson<SinkLogEntry>(this.bucket, key, (e) =>
+      new SluiceError(`sink log entry s3://${this.bucket}/${key} is not JSON (${e.message}): it was not written by sluice or is damaged, so restore it or replay the batch`, { cause: e }),
+    );
+  }
+
+  protected logKey(batchId: number): string {
+    return `${this.root}${SINK_LOG_DIR}/${paddedBatchId(batchId)}`;
+  }
+
+  /** The folder name of the partition column: `window.start` → `window_start`. */
+  protected folderName(): string {
+    return partitionFolderName(this.partitionBy!);
+  }
+
+  private partitionValue(row: OutputRow): string | null {
+    const [col, field] = this.partitionBy!.split('.');
+    let v: Json | undefined = row[col];
+    if (field !== undefined) v = v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, Json>)[field] : undefined;
+    if (v === null || v === undefined) return null;
+    if (this.granularity === 'value') return typeof v === 'string' ? v : JSON.stringify(v);
+    const ms = typeof v === 'number' ? v : typeof v === 'string' ? parseTimestamp(v) : null;
+    if (ms === null || !Number.isFinite(ms)) {
+      throw new InvalidOptionError(`${this.who} partitions by the ${this.granularity} of ${this.partitionBy}, but a row holds ${JSON.stringify(v)}, which is not a timestamp: use partitionGranularity "value" or partition by a timestamp column`);
+    }
+    const iso = new Date(ms).toISOString();
+    return this.granularity === 'day' ? iso.slice(0, 10) : iso.slice(0, 13);
+  }
+}
+
+/** The folder name a partition column gets in keys: `window.start` → `window_start`. */
+export function partitionFolderName(partitionBy: string): string {
+  return partitionBy.replace('.', '_');
+}
+
+function positiveInteger(who: string, v: number | undefined, fallback: number, name: string): number {
+  if (v === undefined) return fallback;
+  if (!Number.isSafeInteger(v) || v <= 0) throw new InvalidOptionError(`${who} ${name} (${v}) must be a positive integer: leave it out for ${fallback}`);
+  return v;
+}
+
+/** Hive-style: keep [A-Za-z0-9._-], percent-encode the rest (so "/" and "=" never split a key). */
+export function escapePartition(value: string | null): string {
+  if (value === null) return NULL_PARTITION;
+  let out = '';
+  for (const ch of value) {
+    if (/[A-Za-z0-9._-]/.test(ch)) out += ch;
+    else for (const b of Buffer.from(ch, 'utf8')) out += `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out === '' ? NULL_PARTITION : out;
+}
