@@ -49,7 +49,8 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { InvalidOptionError, LeaseLostError, SluiceError } from '../../engine/errors';
-import { Clock, LeaseHandle, OperatorStateSpec, StateChange, StateEntry, StateKey, StateStore, systemClock } from '../../engine/ports';
+import { decodeStateJson } from '../../engine/state-json';
+import { Clock, Json, LeaseHandle, OperatorStateSpec, StateChange, StateEntry, StateKey, StateStore, systemClock } from '../../engine/ports';
 import { compareStrings, mapLimit } from '../request/concurrency';
 import { RetryableResult, RetryOptions, RetryPolicy, retryPolicy } from '../request/retry';
 import { BATCH_GET_MAX, BATCH_WRITE_MAX, checkClient, checkTableName, conditional, Item, itemSize, sendDynamoDb } from './requests';
@@ -361,7 +362,8 @@ export class DynamoDbStateStore implements StateStore {
     for (const plan of plans) {
       const id = sliceId(plan.keys);
       this.manifests.set(`${id}@${refId(plan.ref)}`, plan.manifest);
-      for (const page of plan.pages) this.remember(`${id}@${page.ref}`, page.entries);
+      // Cached as read back from its text: the engine's objects may change after the commit.
+      for (const page of plan.pages) this.remember(`${id}@${page.ref}`, page.entries.map(detached));
     }
   }
 
@@ -809,6 +811,12 @@ function splitPoint(group: readonly PageEntry[]): number {
     for (const at of [mid + d, mid - d]) if (at > 0 && at < group.length && group[at].hash !== group[at - 1].hash) return at;
   }
   return -1;
+}
+
+/** An entry whose value is its own copy, made from its text. */
+function detached(e: PageEntry): PageEntry {
+  const text = entryText(e);
+  return { id: e.id, hash: e.hash, evictAt: e.evictAt, value: (decodeStateJson(text) as [string, number | null, Json])[2], text };
 }
 
 function minEvictAt(entries: readonly PageEntry[]): number | null {
