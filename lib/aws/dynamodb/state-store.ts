@@ -16,8 +16,9 @@
  * see changes before that write, so a crash anywhere leaves N-1 readable as it was, and the
  * replay of N (head at N-1, or already at N with prev at N-1) writes what a crash-free run writes.
  *
- * Cost. A batch that changes K groups writes the pages they fall in, refilled to ~0.9 KB: in a
- * dense batch about ⌈changed bytes / 0.9 KB⌉ write units, in a sparse one one page (1 WCU) per
+ * Cost. A batch that changes K groups writes the pages they fall in, refilled to 1 KB of item
+ * (itemSize over-estimates, so a page never bills 2): in a dense batch of small groups about
+ * 1.1 × ⌈changed bytes / 1 KB⌉ write units, in a sparse one one page (1 WCU) per
  * group at most; plus the manifest (gzipped, ~10 bytes per page of the slice) and the head. An
  * eviction that empties a page drops it from the manifest and writes nothing: the page dies by TTL.
  * Reads are BatchGetItem of the pages the batch's keys fall in, eventually consistent (a page
@@ -101,7 +102,7 @@ export interface DynamoDbStateStoreOptions extends RetryOptions {
   readonly compressAboveBytes?: number;
   /** Page entries kept in memory between reads and commits (per store instance). @default 250000 */
   readonly cacheMaxEntries?: number;
-  /** The size pages are refilled to, in bytes of item (at most 1,024: one write unit). @default 920 */
+  /** The size pages are refilled to, in bytes of item (at most 1,024: one write unit). @default 1024 */
   readonly pageFillBytes?: number;
 }
 
@@ -207,7 +208,7 @@ export class DynamoDbStateStore implements StateStore {
     this.ttlSeconds = intOption('ttlSeconds', opts.ttlSeconds, DEFAULT_TTL_SECONDS, 3);
     this.compressAboveBytes = intOption('compressAboveBytes', opts.compressAboveBytes, 32 * 1024, 0);
     this.cacheMaxEntries = intOption('cacheMaxEntries', opts.cacheMaxEntries, 250_000, 0);
-    this.pageFillBytes = intOption('pageFillBytes', opts.pageFillBytes, 920, 200);
+    this.pageFillBytes = intOption('pageFillBytes', opts.pageFillBytes, PAGE_TARGET_BYTES, 200);
     if (this.pageFillBytes > PAGE_TARGET_BYTES) {
       throw new InvalidOptionError(`DynamoDbStateStore pageFillBytes (${this.pageFillBytes}) must be at most ${PAGE_TARGET_BYTES}: a write unit covers 1 KB of item`);
     }
