@@ -436,6 +436,9 @@ export class DynamoDbStateStore implements StateStore {
   ): Promise<SlicePlan | null> {
     const head = await this.headOf(op, keys);
     if (head && head.version > version) {
+      // keepAlive at the last committed batch while the next one's state awaits its replay: the
+      // replay, in the same run, rewrites what is old; refusing here would stop the recovery.
+      if (refreshOnly) return null;
       throw new SluiceError(
         `state of operator \`${op.operatorId}\` in ${this.description} is already at version ${head.version}, ahead of batch ${version} being committed: the checkpoint is older than the state (deleted or restored): use a new namespace (query id) with a fresh checkpoint, or delete this namespace's state`,
         { details: { operatorId: op.operatorId, stateVersion: head.version, batchId: version } },
