@@ -830,6 +830,20 @@ describe('DynamoDbStateStore', () => {
       expect((await reopen(store, { ttlSeconds }).get(op, [key('a1', MINUTE)], 1)).get('a1')?.value).toEqual({ i: 1 });
     });
 
+    it('keepAlive at the last committed batch while the next batch awaits its replay (state at N, checkpoint at N-1) leaves the replay possible', async () => {
+      // The executor calls keepAlive(op, latest commit) before it replays a batch whose state committed.
+      const ttlSeconds = 3600;
+      const store = newStore({ ttlSeconds });
+      const op = windowOp();
+      await agedState(store, op);
+      const at0 = await snapshot(reopen(store, { ttlSeconds }), op, 0);
+      await expect(reopen(store, { ttlSeconds }).keepAlive(op, 0)).resolves.toBeUndefined();
+      const replay = reopen(store, { ttlSeconds });
+      expect(await snapshot(replay, op, 0)).toEqual(at0);
+      await replay.commit(op, 1, [put('b0', 2 * MINUTE, 'replayed')]);
+      expect((await reopen(store, { ttlSeconds }).all(op, 1)).map((e) => e.key.id)).toEqual([...Array.from({ length: 40 }, (_, i) => `a${i}`), 'b0'].sort());
+    });
+
     it('fails a read of a page the head names that is gone (as TTL removes it), saying so and what to do, never an empty result', async () => {
       const store = newStore();
       const op = windowOp();
