@@ -1,24 +1,33 @@
 /**
- * DynamoDbStateStore on DynamoDB Local: versioned reads, crash and replay, tombstones, eviction
- * lookups for both layouts, batching, and request costs.
+ * DynamoDbStateStore on DynamoDB Local, in its packed layout (lib/aws/dynamodb/state-layout.ts):
+ * versioned reads, crash and replay between page, manifest and head writes, eviction, TTL and
+ * the rewriting of aged pages, partitions, batching, and what a batch costs in write units as
+ * DynamoDB reports them (ReturnConsumedCapacity, test/helpers/consumed-capacity.ts).
  */
 import {
+  AttributeValue,
   BatchWriteItemCommand,
+  DeleteItemCommand,
   DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
-  QueryCommand,
   ScanCommand,
 } from '@aws-sdk/client-dynamodb';
+import { gunzipSync } from 'node:zlib';
 import { DynamoDbLease } from '../../lib/aws/dynamodb/lease';
 import { DynamoDbStateStore, DynamoDbStateStoreOptions } from '../../lib/aws/dynamodb/state-store';
 import { InvalidOptionError, LeaseLostError, SluiceError } from '../../lib/engine/errors';
-import { Json, OperatorStateSpec, StateChange, StateEntry } from '../../lib/engine/ports';
+import { fnv1a } from '../../lib/engine/hash';
+import { Json, OperatorStateSpec, StateChange, StateEntry, StateKey } from '../../lib/engine/ports';
 import { ensureStateTable } from '../../lib/local/resources';
+import { capacityMeter } from '../helpers/consumed-capacity';
 import { clockStart, expireTtlItems, testClients, uniqueName } from '../helpers/stack';
 
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
+const KB = 1024;
+
+type Item = Record<string, AttributeValue>;
 
 // ---------------------------------------------------------------------------------------------
 // Factories
@@ -28,31 +37,40 @@ const windowOp = (operatorId = 'agg0'): OperatorStateSpec => ({ operatorId, fixe
 /** A session operator: evictAt moves with the value. */
 const sessionOp = (operatorId = 'session0'): OperatorStateSpec => ({ operatorId, fixedEviction: false, evictionGranularityMs: MINUTE });
 
-const put = (id: string, evictAt: number | null, value: Json): StateChange => ({ key: { id, evictAt }, value });
-const del = (id: string, evictAt: number | null): StateChange => ({ key: { id, evictAt }, value: null });
-const key = (id: string, evictAt: number | null = null) => ({ id, evictAt });
+const keyOf = (id: string, evictAt: number | null, partition?: number): StateKey => (partition === undefined ? { id, evictAt } : { id, evictAt, partition });
+const put = (id: string, evictAt: number | null, value: Json, partition?: number): StateChange => ({ key: keyOf(id, evictAt, partition), value });
+const del = (id: string, evictAt: number | null, partition?: number): StateChange => ({ key: keyOf(id, evictAt, partition), value: null });
+const key = (id: string, evictAt: number | null = null, partition?: number) => keyOf(id, evictAt, partition);
 
 interface Spread {
   /** evictAt spreads over this many minutes. @default 5 */
   readonly buckets?: number;
   /** Every 7th key has no eviction time. @default false */
   readonly someNull?: boolean;
+  /** Keys spread over this many state partitions (i mod P). @default 1 (no partition field) */
+  readonly partitions?: number;
+  /** Characters of padding in each value, to make more pages. @default 0 */
+  readonly pad?: number;
 }
 
 /** The evictAt of key `k<i>`: a function of i (and of the spread, which moves it for sessions). */
 const evictAtOf = (i: number, spread: Spread = {}): number | null =>
   spread.someNull && i % 7 === 0 ? null : ((i % (spread.buckets ?? 5)) + 1) * MINUTE + (i % 13) * 1000;
 const idOf = (i: number) => `k${String(i).padStart(3, '0')}`;
+const partitionOf = (i: number, spread: Spread = {}) => ((spread.partitions ?? 1) > 1 ? i % spread.partitions! : undefined);
 
 /** `n` keys `k000..` with values of batch `batch`. */
 function manyChanges(n: number, batch: number, spread: Spread = {}): StateChange[] {
-  return Array.from({ length: n }, (_, i) => put(idOf(i), evictAtOf(i, spread), { sum: i * 10 + batch, batch }));
+  return Array.from({ length: n }, (_, i) => {
+    const value: Json = spread.pad ? { sum: i * 10 + batch, batch, pad: 'p'.repeat(spread.pad) } : { sum: i * 10 + batch, batch };
+    return put(idOf(i), evictAtOf(i, spread), value, partitionOf(i, spread));
+  });
 }
-const delK = (i: number, spread: Spread = {}) => del(idOf(i), evictAtOf(i, spread));
+const delK = (i: number, spread: Spread = {}) => del(idOf(i), evictAtOf(i, spread), partitionOf(i, spread));
 
 /** A comparable snapshot of everything a reader can see at `version`. */
 async function snapshot(store: DynamoDbStateStore, op: OperatorStateSpec, version: number) {
-  const entries = (xs: StateEntry[]) => xs.map((e) => [e.key.id, e.key.evictAt, e.value]);
+  const entries = (xs: StateEntry[]) => xs.map((e) => [e.key.id, e.key.evictAt, e.key.partition ?? 0, e.value]);
   return {
     all: entries(await store.all(op, version)),
     count: await store.count(op, version),
@@ -60,32 +78,62 @@ async function snapshot(store: DynamoDbStateStore, op: OperatorStateSpec, versio
   };
 }
 
+/** What an item of the packed layout is, from its partition key (the layout's header comment). */
+function kindOf(pk: string): 'page' | 'manifest' | 'head' {
+  if (/#g\d+$/.test(pk)) return 'page';
+  if (pk.endsWith('#m')) return 'manifest';
+  return 'head';
+}
+
 /**
- * A client that crashes every BatchWriteItem call after letting through the items for which
- * `lands(pk, callIndex)` holds (a crash at any point of a commit, in any order of landing).
+ * A client that crashes a commit at a chosen point between its page, manifest and head writes:
+ * each BatchWriteItem sends on the items for which `lands(pk, call)` holds and, if it held back
+ * any, fails; the first `heads` head writes (PutItem) land and then fail (the run dies just
+ * after), later ones fail unsent. What landed is counted by kind.
  */
-function crashingClient(real: DynamoDBClient, lands: (pk: string, call: number) => boolean) {
+function crashingClient(real: DynamoDBClient, cut: { lands: (pk: string, call: number) => boolean; heads?: number }) {
   let calls = 0;
-  let landed = 0;
+  const landed = { page: 0, manifest: 0, head: 0 };
+  const crash = () => Object.assign(new Error('injected crash mid-commit'), { name: 'InjectedCrash' });
   const client = {
     send: async (command: unknown) => {
       if (command instanceof BatchWriteItemCommand) {
         const call = calls++;
         const [[table, requests]] = Object.entries(command.input.RequestItems!);
-        const through = requests.filter((r) => lands(r.PutRequest!.Item!.pk.S!, call));
+        const through = requests.filter((r) => cut.lands(r.PutRequest!.Item!.pk.S!, call));
         if (through.length) await real.send(new BatchWriteItemCommand({ RequestItems: { [table]: through } }));
-        landed += through.length;
-        throw Object.assign(new Error('injected crash mid-commit'), { name: 'InjectedCrash' });
+        for (const r of through) landed[kindOf(r.PutRequest!.Item!.pk.S!)]++;
+        if (through.length < requests.length) throw crash();
+        return { UnprocessedItems: {} };
+      }
+      if (command instanceof PutItemCommand) {
+        if (landed.head >= (cut.heads ?? 0)) throw crash();
+        landed.head++;
+        await real.send(command);
+        throw crash();
       }
       return real.send(command as never);
     },
   };
-  return Object.assign(client as unknown as DynamoDBClient, { landed: () => landed });
+  return Object.assign(client as unknown as DynamoDBClient, { landed: () => ({ ...landed }), batchWrites: () => calls });
 }
 
-/** A client without network that answers like an empty table and counts calls by command. */
-function fakeClient(table: string, behaviour: { unprocessedOnce?: boolean; unprocessedAlways?: boolean; unprocessedKeysOnce?: boolean; throttleOnce?: boolean } = {}) {
+interface FakeBehaviour {
+  unprocessedOnce?: boolean;
+  unprocessedAlways?: boolean;
+  unprocessedKeysOnce?: boolean;
+  throttleOnce?: boolean;
+}
+
+/**
+ * A client without network: a table in memory (puts and gets by pk and sk, conditions not
+ * checked), which counts calls by command and can leave items unprocessed or throttle.
+ */
+function fakeClient(table: string, behaviour: FakeBehaviour = {}) {
   const calls: Record<string, number> = {};
+  const items = new Map<string, Item>();
+  const requestSizes: Record<string, number[]> = {};
+  const id = (k: Item) => `${k.pk.S}\u0000${k.sk.S}`;
   let unprocessed = behaviour.unprocessedOnce ?? false;
   let unprocessedKeys = behaviour.unprocessedKeysOnce ?? false;
   let throttle = behaviour.throttleOnce ?? false;
@@ -98,32 +146,68 @@ function fakeClient(table: string, behaviour: { unprocessedOnce?: boolean; unpro
         throw Object.assign(new Error('slow down'), { name: 'ProvisionedThroughputExceededException', $metadata: { httpStatusCode: 400 } });
       }
       switch (name) {
-        case 'GetItem':
+        case 'GetItem': {
+          const item = items.get(id(command.input.Key));
+          return item ? { Item: item } : {};
+        }
         case 'PutItem':
+          items.set(id(command.input.Item), command.input.Item);
           return {};
         case 'BatchGetItem': {
-          const keys = command.input.RequestItems[table].Keys;
+          const keys: Item[] = command.input.RequestItems[table].Keys;
+          (requestSizes.BatchGetItem ??= []).push(keys.length);
+          let served = keys;
+          let left: Item[] = [];
           if (unprocessedKeys && keys.length > 1) {
             unprocessedKeys = false;
-            return { Responses: { [table]: [] }, UnprocessedKeys: { [table]: { Keys: keys.slice(1), ConsistentRead: true } } };
+            [served, left] = [keys.slice(0, 1), keys.slice(1)];
           }
-          return { Responses: { [table]: [] }, UnprocessedKeys: {} };
+          const found = served.map((k) => items.get(id(k))).filter((i): i is Item => i !== undefined);
+          return { Responses: { [table]: found }, UnprocessedKeys: left.length ? { [table]: { Keys: left } } : {} };
         }
         case 'BatchWriteItem': {
-          const reqs = command.input.RequestItems[table];
-          if (behaviour.unprocessedAlways) return { UnprocessedItems: { [table]: reqs } };
-          if (unprocessed && reqs.length > 1) {
+          const reqs: { PutRequest: { Item: Item } }[] = command.input.RequestItems[table];
+          (requestSizes.BatchWriteItem ??= []).push(reqs.length);
+          let stored = reqs;
+          let left: typeof reqs = [];
+          if (behaviour.unprocessedAlways) [stored, left] = [[], reqs];
+          else if (unprocessed && reqs.length > 1) {
             unprocessed = false;
-            return { UnprocessedItems: { [table]: reqs.slice(1) } };
+            [stored, left] = [reqs.slice(0, 1), reqs.slice(1)];
           }
-          return { UnprocessedItems: {} };
+          for (const r of stored) items.set(id(r.PutRequest.Item), r.PutRequest.Item);
+          return { UnprocessedItems: left.length ? { [table]: left } : {} };
         }
         default:
           throw new Error(`fake client does not serve ${name}`);
       }
     },
   } as unknown as DynamoDBClient;
-  return { client, calls };
+  return { client, calls, items, requestSizes };
+}
+
+/** An item's size as DynamoDB bills it: attribute names plus values (N as its digits, an upper bound). */
+function itemBytes(item: Item): number {
+  let n = 0;
+  for (const [name, v] of Object.entries(item)) {
+    n += Buffer.byteLength(name, 'utf8');
+    if (v.S !== undefined) n += Buffer.byteLength(v.S, 'utf8');
+    else if (v.N !== undefined) n += v.N.length;
+    else if (v.B !== undefined) n += v.B.byteLength;
+    else throw new Error(`itemBytes does not size ${JSON.stringify(v)}`);
+  }
+  return n;
+}
+const writeUnits = (item: Item) => Math.ceil(itemBytes(item) / KB);
+
+/**
+ * Two ids of the same 32-bit page hash (a collision the pages must keep apart), found by hashing
+ * `c0`, `c1`, ... until two met (a million ids: too slow to search in every run).
+ */
+function collidingIds(): [string, string] {
+  const pair: [string, string] = ['c693596', 'c1170850'];
+  if (fnv1a(pair[0]) !== fnv1a(pair[1])) throw new Error(`${pair.join(' and ')} no longer share a hash: the page hash changed, find another pair`);
+  return pair;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -138,7 +222,7 @@ describe('DynamoDbStateStore', () => {
     new DynamoDbStateStore({ client: dynamodb, tableName, namespace: uniqueName('q').replace(/#/g, '-'), clock, ...overrides });
   /** Another instance on the same namespace (a fresh Lambda after a crash): no shared cache. */
   const reopen = (store: DynamoDbStateStore, overrides: Partial<DynamoDbStateStoreOptions> = {}) =>
-    newStore({ namespace: store.namespace, ...overrides });
+    newStore({ namespace: store.namespace, partitions: store.partitions, ...overrides });
 
   beforeAll(async () => {
     dynamodb = testClients().dynamodb;
@@ -152,8 +236,8 @@ describe('DynamoDbStateStore', () => {
 
   /** Every item of a namespace (Scan: tests only). */
   async function scanNamespace(namespace: string) {
-    const out: Record<string, any>[] = [];
-    let start: Record<string, any> | undefined;
+    const out: Item[] = [];
+    let start: Item | undefined;
     do {
       const res = await dynamodb.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: start, ConsistentRead: true }));
       for (const item of res.Items ?? []) if (item.pk.S!.startsWith(`${namespace}#`)) out.push(item);
@@ -162,8 +246,39 @@ describe('DynamoDbStateStore', () => {
     return out;
   }
 
+  async function getRaw(itemKey: Item): Promise<Item | undefined> {
+    return (await dynamodb.send(new GetItemCommand({ TableName: tableName, Key: itemKey, ConsistentRead: true }))).Item;
+  }
+
+  /**
+   * A slice read raw, as the layout's header describes it: the head, the manifest it names
+   * (`cur`, or `prev`) and the pages that manifest lists.
+   */
+  async function rawSlice(namespace: string, operatorId: string, partition = 0, which: 'cur' | 'prev' = 'cur') {
+    const prefix = `${namespace}#${operatorId}#p${partition}`;
+    const head = await getRaw({ pk: { S: prefix }, sk: { S: 'head' } });
+    if (!head) throw new Error(`no head at ${prefix}`);
+    const ref = JSON.parse(head[which]!.S!) as { v: number; w: string; c: number; n: number };
+    const chunks: Item[] = [];
+    for (let i = 0; i < ref.c; i++) chunks.push((await getRaw({ pk: { S: `${prefix}#m` }, sk: { S: `${ref.v}#${ref.w}#${i}` } }))!);
+    const listed = JSON.parse(gunzipSync(Buffer.concat(chunks.map((c) => Buffer.from(c.m.B!)))).toString('utf8')) as Record<string, [number, string, number | null, number, number][]>;
+    const pages = Object.entries(listed).flatMap(([bucket, list]) =>
+      list.map(([, ref, minEvictAt, count, bornSec]) => {
+        const [v, w, k] = ref.split('.');
+        return { bucket, ref, minEvictAt, count, bornSec, key: { pk: { S: `${prefix}#g${Number(k) % 16}` }, sk: { S: `${v}#${w}#${k}` } } as Item };
+      }),
+    );
+    return { head, ref, chunks, pages };
+  }
+
+  /** The ids a raw page item holds (entries [id, evictAt, value]; a string is an entry's state JSON). */
+  const idsIn = (page: Item): string[] =>
+    (JSON.parse(page.e.S ?? gunzipSync(page.e.B!).toString('utf8')) as (Json[] | string)[]).map((row) =>
+      typeof row === 'string' ? (JSON.parse(row.slice(1)) as { v: string[] }).v[0] : (row[0] as string),
+    );
+
   /** DynamoDB TTL at a moment the test picks (test/helpers/stack.ts). */
-  const expireTtl = (atMs: number) => expireTtlItems(tableName, atMs);
+  const expireTtl = (atMs: number, namespace?: string) => expireTtlItems(tableName, atMs, namespace === undefined ? '' : `${namespace}#`);
 
   describe('when batches commit one after another', () => {
     it('reads each version as it was committed', async () => {
@@ -187,8 +302,9 @@ describe('DynamoDbStateStore', () => {
       await store.commit(op, 0, [put('a', MINUTE, 1)]);
       await store.commit(op, 1, [put('a', MINUTE, 2)]);
       await store.commit(op, 2, [put('a', MINUTE, 3)]);
-      await expect(store.get(op, [key('a', MINUTE)], 0)).rejects.toThrow(/`a`.*no longer retained at version 0 \(the store keeps versions 1 and 2\)/);
+      await expect(store.get(op, [key('a', MINUTE)], 0)).rejects.toThrow(/`agg0` partition 0.*no longer retained at version 0 \(the store keeps versions 1 and 2\)/);
       await expect(store.count(op, 0)).rejects.toThrow(/no longer retained at version 0/);
+      expect((await store.get(op, [key('a', MINUTE)], 1)).get('a')?.value).toBe(2);
     });
 
     it('reads the same through a fresh instance as through the writer', async () => {
@@ -198,6 +314,7 @@ describe('DynamoDbStateStore', () => {
       await store.commit(op, 1, manyChanges(20, 1));
       expect(await snapshot(reopen(store), op, 1)).toEqual(await snapshot(store, op, 1));
       expect(await snapshot(reopen(store), op, 0)).toEqual(await snapshot(store, op, 0));
+      expect((await snapshot(store, op, 1)).count).toBe(30);
     });
 
     it('keeps NaN and the infinities in values, where JSON would turn them into null, small and gzipped alike', async () => {
@@ -222,31 +339,35 @@ describe('DynamoDbStateStore', () => {
       await store.commit(windowOp('agg1'), 0, [put('a', MINUTE, 2)]);
       expect((await store.get(windowOp('agg0'), [key('a', MINUTE)], 0)).get('a')?.value).toBe(1);
       expect((await store.get(windowOp('agg1'), [key('a', MINUTE)], 0)).get('a')?.value).toBe(2);
+      expect((await reopen(store).get(windowOp('agg1'), [key('a', MINUTE)], 0)).get('a')?.value).toBe(2);
     });
   });
 
   describe.each([
-    ['fixed eviction (windows)', windowOp(), { someNull: true }],
+    ['fixed eviction (windows)', windowOp(), { someNull: true }, 1],
     // Sessions: batch 2 moves eviction times across buckets (and gives the null ones one).
-    ['moving eviction (sessions)', sessionOp(), { buckets: 9 }],
-  ])('when batch N crashes half-way through its state writes, %s', (_layout, op, moved: Spread) => {
-    // Batch 0 and 1 build state; batch 2 rewrites half of it, deletes some and adds keys, over
-    // several BatchWriteItem requests, of which the crash lets some items land.
-    const base: Spread = { someNull: true };
+    ['moving eviction (sessions)', sessionOp(), { buckets: 9 }, 1],
+    ['fixed eviction in 4 partitions', windowOp(), { someNull: true }, 4],
+  ])('when batch N crashes half-way through its state writes, %s', (_layout, op, movedBy: Spread, partitions: number) => {
+    // Batch 0 and 1 build state; batch 2 rewrites half of it, deletes some and adds keys, in
+    // pages enough for several BatchWriteItem requests, of which the crash lets some items land.
+    // ~400-byte values: two to a page.
+    const base: Spread = { someNull: true, partitions, pad: 350 };
+    const moved: Spread = { ...movedBy, partitions, pad: 350 };
     const batch0 = manyChanges(60, 0, base);
     const batch1 = [...manyChanges(40, 1, base), delK(50, base), delK(51, base)];
     const batch2 = [
       ...manyChanges(30, 2, moved),
-      ...Array.from({ length: 25 }, (_, i) => put(`new${i}`, (i % 4) * MINUTE + 500, { fresh: i })),
+      ...Array.from({ length: 25 }, (_, i) => put(`new${i}`, (i % 4) * MINUTE + 500, { fresh: i, pad: 'n'.repeat(350) }, partitions > 1 ? (i * 3) % partitions : undefined)),
       delK(45, base),
       delK(46, base),
     ];
-    const batch3 = [put('k001', evictAtOf(1, moved), { after: 3 }), del('new3', 3 * MINUTE + 500)];
+    const batch3 = [put('k001', evictAtOf(1, moved), { after: 3 }, partitionOf(1, moved)), del('new3', 3 * MINUTE + 500, partitions > 1 ? 9 % partitions : undefined)];
     /** What a crash-free run reads at each version, after the commit of the next one. */
     const crashFree: Record<string, unknown> = {};
 
     beforeAll(async () => {
-      const store = newStore();
+      const store = newStore({ partitions });
       await store.commit(op, 0, batch0);
       await store.commit(op, 1, batch1);
       await store.commit(op, 2, batch2);
@@ -256,22 +377,29 @@ describe('DynamoDbStateStore', () => {
       crashFree.at3 = await snapshot(store, op, 3);
     });
 
-    it.each([
-      ['the first write request landed', (_pk: string, call: number) => call === 0],
-      ['only the keys\' own items landed', (pk: string) => !pk.includes('#i#')],
-      ['only the index items landed', (pk: string) => pk.includes('#i#')],
-      ['every item landed but the directory', () => true],
-    ])('a replay reads N-1, not the partial writes, and ends equal to a crash-free run (%s)', async (_crash, lands) => {
-      const crashed = newStore();
+    type Landed = { page: number; manifest: number; head: number };
+    const cuts: [string, { lands: (pk: string, call: number) => boolean; heads?: number }, (l: Landed) => boolean][] = [
+      ['the first write request landed', { lands: (_pk, call) => call === 0 }, (l) => l.page + l.manifest > 0 && l.head === 0],
+      ['only pages landed', { lands: (pk) => kindOf(pk) === 'page' }, (l) => l.page > 0 && l.manifest === 0 && l.head === 0],
+      ['only the manifest landed', { lands: (pk) => kindOf(pk) === 'manifest' }, (l) => l.page === 0 && l.manifest > 0 && l.head === 0],
+      ['pages and manifest landed, not the head', { lands: () => true }, (l) => l.page > 0 && l.manifest > 0 && l.head === 0],
+      ['the head landed, then the run died', { lands: () => true, heads: 1 }, (l) => l.page > 0 && l.manifest > 0 && l.head === 1],
+    ];
+
+    it.each(cuts)('a replay reads N-1, not the partial writes, and ends equal to a crash-free run (%s)', async (_crash, cut, expectLanded) => {
+      const crashed = newStore({ partitions });
       await crashed.commit(op, 0, batch0);
       await crashed.commit(op, 1, batch1);
       const before = await snapshot(crashed, op, 1);
       expect(before).toEqual(crashFree.at1);
 
-      const client = crashingClient(dynamodb, lands);
+      const client = crashingClient(dynamodb, cut);
       const dying = reopen(crashed, { client, maxConcurrency: 16 });
       await dying.get(op, batch2.map((c) => c.key), 1);
       await expect(dying.commit(op, 2, batch2)).rejects.toThrow(/injected crash/);
+      expect(expectLanded(client.landed())).toBe(true);
+      // The cut fell inside the commit's writes: they took several requests.
+      expect(client.batchWrites()).toBeGreaterThan(1);
 
       // The next run: a fresh instance reads N-1 exactly as before the crash.
       const replay = reopen(crashed);
@@ -283,7 +411,7 @@ describe('DynamoDbStateStore', () => {
       await replay.commit(op, 3, batch3);
       expect(await snapshot(replay, op, 2)).toEqual(crashFree.at2);
       expect(await snapshot(replay, op, 3)).toEqual(crashFree.at3);
-      if (!(op.fixedEviction && _crash === 'only the index items landed')) expect(client.landed()).toBeGreaterThan(0);
+      expect(await snapshot(reopen(crashed), op, 3)).toEqual(crashFree.at3);
     });
   });
 
@@ -308,30 +436,44 @@ describe('DynamoDbStateStore', () => {
     });
   });
 
+  describe('when a replay of batch N computes other changes than the attempt that crashed after its head write', () => {
+    it('builds N on N-1, so that N holds what the replay computed and nothing of the attempt', async () => {
+      const op = windowOp();
+      const crashed = newStore();
+      await crashed.commit(op, 0, [put('a', MINUTE, 0), put('b', MINUTE, 0)]);
+      await crashed.commit(op, 1, [put('x', MINUTE, 'attempt'), del('a', MINUTE)]);
+      const replay = reopen(crashed);
+      await replay.commit(op, 1, [put('y', MINUTE, 'replay')]);
+      for (const reader of [replay, reopen(crashed)]) {
+        expect((await reader.all(op, 1)).map((e) => [e.key.id, e.value])).toEqual([['a', 0], ['b', 0], ['y', 'replay']]);
+        expect(await reader.count(op, 1)).toBe(3);
+        expect((await reader.all(op, 0)).map((e) => e.key.id)).toEqual(['a', 'b']);
+      }
+    });
+  });
+
   describe('when a key is deleted', () => {
-    it('writes a tombstone with a TTL, keeps the old value readable at N-1, and can bring the key back', async () => {
-      const store = newStore({ ttlSeconds: 3600 });
+    it('drops it from version N, keeps the old value readable at N-1, and can bring the key back', async () => {
+      const store = newStore();
       const op = windowOp();
       await store.commit(op, 0, [put('a', MINUTE, { n: 1 }), put('b', MINUTE, { n: 1 })]);
       await store.commit(op, 1, [del('a', MINUTE)]);
-
-      expect((await store.get(op, [key('a', MINUTE)], 0)).get('a')?.value).toEqual({ n: 1 });
-      expect((await store.get(op, [key('a', MINUTE)], 1)).has('a')).toBe(false);
-      expect(await store.count(op, 0)).toBe(2);
-      expect(await store.count(op, 1)).toBe(1);
-      expect((await store.all(op, 1)).map((e) => e.key.id)).toEqual(['b']);
-
-      const raw = await rawItems(store, op, 'a');
-      expect(raw).toHaveLength(1);
-      expect(raw[0].d?.BOOL).toBe(true);
-      expect(Number(raw[0].ttl?.N)).toBe(now / 1000 + 3600);
+      for (const reader of [store, reopen(store)]) {
+        expect((await reader.get(op, [key('a', MINUTE)], 0)).get('a')?.value).toEqual({ n: 1 });
+        expect((await reader.get(op, [key('a', MINUTE)], 1)).has('a')).toBe(false);
+        expect(await reader.count(op, 0)).toBe(2);
+        expect(await reader.count(op, 1)).toBe(1);
+        expect((await reader.all(op, 1)).map((e) => e.key.id)).toEqual(['b']);
+      }
+      // No tombstone: the page of version 1 holds `b` alone, the page of version 0 both.
+      const [at1] = (await rawSlice(store.namespace, op.operatorId)).pages;
+      const [at0] = (await rawSlice(store.namespace, op.operatorId, 0, 'prev')).pages;
+      expect(idsIn((await getRaw(at1.key))!)).toEqual(['b']);
+      expect(idsIn((await getRaw(at0.key))!).sort()).toEqual(['a', 'b']);
 
       await store.commit(op, 2, [put('a', MINUTE, { n: 3 })]);
-      expect((await store.get(op, [key('a', MINUTE)], 2)).get('a')?.value).toEqual({ n: 3 });
-      expect((await store.get(op, [key('a', MINUTE)], 1)).has('a')).toBe(false);
-      const back = await rawItems(store, op, 'a');
-      expect(back[0].ttl).toBeUndefined();
-      expect(back[0].d).toBeUndefined();
+      expect((await reopen(store).get(op, [key('a', MINUTE)], 2)).get('a')?.value).toEqual({ n: 3 });
+      expect((await reopen(store).get(op, [key('a', MINUTE)], 1)).has('a')).toBe(false);
       expect(await store.count(op, 2)).toBe(2);
     });
 
@@ -340,21 +482,12 @@ describe('DynamoDbStateStore', () => {
       const op = sessionOp();
       await store.commit(op, 0, [del('ghost', null)]);
       expect(await store.count(op, 0)).toBe(0);
-      expect(await store.all(op, 0)).toEqual([]);
+      expect(await reopen(store).all(op, 0)).toEqual([]);
+      await store.commit(op, 1, [put('a', MINUTE, 1), del('ghost', null)]);
+      await store.commit(op, 2, [del('ghost', null)]);
+      expect(await reopen(store).count(op, 2)).toBe(1);
+      expect((await reopen(store).all(op, 1)).map((e) => e.key.id)).toEqual(['a']);
     });
-
-    /** Raw items of `id` in every partition of the operator (the test knows the layout). */
-    async function rawItems(store: DynamoDbStateStore, op: OperatorStateSpec, id: string) {
-      const ns = store.namespace;
-      const out = [];
-      for (let shard = 0; shard < 4; shard++) {
-        const res = await dynamodb.send(
-          new GetItemCommand({ TableName: tableName, Key: { pk: { S: `${ns}#${op.operatorId}#t#1#${shard}` }, sk: { S: id } }, ConsistentRead: true }),
-        );
-        if (res.Item) out.push(res.Item);
-      }
-      return out;
-    }
   });
 
   describe('when the watermark passes keys with fixed eviction times', () => {
@@ -365,9 +498,11 @@ describe('DynamoDbStateStore', () => {
     it('expired() returns exactly the keys with evictAt <= watermark', async () => {
       const store = newStore();
       await store.commit(op, 0, changes);
-      for (const wm of [0, MINUTE, 2 * MINUTE - 1, 2 * MINUTE, 2 * MINUTE + 29_999, 3 * MINUTE, 100 * MINUTE]) {
-        const got = (await store.expired(op, wm, 0)).map((e) => e.key.id);
-        expect(got).toEqual(ends.filter((e) => e <= wm).map((e) => `w${e}`).sort());
+      for (const reader of [store, reopen(store)]) {
+        for (const wm of [0, MINUTE, 2 * MINUTE - 1, 2 * MINUTE, 2 * MINUTE + 29_999, 3 * MINUTE, 100 * MINUTE]) {
+          const got = (await reader.expired(op, wm, 0)).map((e) => e.key.id);
+          expect(got).toEqual(ends.filter((e) => e <= wm).map((e) => `w${e}`).sort());
+        }
       }
     });
 
@@ -381,13 +516,17 @@ describe('DynamoDbStateStore', () => {
       expect(await store.count(op, 1)).toBe(changes.length - evicted.length);
     });
 
-    it('queries only the buckets at or below the watermark', async () => {
-      const store = newStore({ shards: 2 });
+    it('reads only the pages of the buckets at or below the watermark', async () => {
+      const store = newStore();
       await store.commit(op, 0, changes);
-      const before = store.stats().readRequests;
-      await store.expired(op, MINUTE, 0);
-      // 1 directory read + 2 shards of bucket 1 (bucket 0 holds nothing: not in the directory).
-      expect(store.stats().readRequests - before).toBe(1 + 2);
+      // Buckets (minutes) 1, 2, 3, 10 and none: one small page each.
+      expect((await rawSlice(store.namespace, op.operatorId)).pages.map((p) => p.bucket).sort()).toEqual(['1', '10', '2', '3', 'n']);
+      for (const [wm, pages] of [[MINUTE, 1], [2 * MINUTE, 2], [100 * MINUTE, 4]] as const) {
+        const fresh = reopen(store);
+        await fresh.expired(op, wm, 0);
+        // the head, the manifest, and the pages of the buckets the watermark passed
+        expect(fresh.stats().reads).toBe(2 + pages);
+      }
     });
   });
 
@@ -409,16 +548,17 @@ describe('DynamoDbStateStore', () => {
         put('within-bucket', 2 * MINUTE + 50_000, 44),
         put('gets-time', MINUTE, 6),
       ]);
-      const ids = async (wm: number, v: number) => (await store.expired(op, wm, v)).map((e) => [e.key.id, e.key.evictAt]);
-
-      expect(await ids(2 * MINUTE, 0)).toEqual([['moves-later', MINUTE + 10], ['stays-early', MINUTE]]);
-      expect(await ids(2 * MINUTE, 1)).toEqual([['gets-time', MINUTE], ['moves-earlier', 30_000], ['stays-early', MINUTE]]);
-      expect(await ids(2 * MINUTE + 10, 0)).toEqual([['moves-later', MINUTE + 10], ['stays-early', MINUTE], ['within-bucket', 2 * MINUTE + 10]]);
-      expect(await ids(2 * MINUTE + 10, 1)).toEqual([['gets-time', MINUTE], ['moves-earlier', 30_000], ['stays-early', MINUTE]]);
-      expect(await ids(Number.MAX_SAFE_INTEGER, 1)).toHaveLength(5);
-      expect(await store.count(op, 1)).toBe(6);
-      expect((await store.get(op, [key('moves-earlier')], 1)).get('moves-earlier')).toEqual({ key: key('moves-earlier', 30_000), value: 33 });
-      expect((await store.get(op, [key('moves-earlier')], 0)).get('moves-earlier')).toEqual({ key: key('moves-earlier', 20 * MINUTE), value: 3 });
+      for (const reader of [store, reopen(store)]) {
+        const ids = async (wm: number, v: number) => (await reader.expired(op, wm, v)).map((e) => [e.key.id, e.key.evictAt]);
+        expect(await ids(2 * MINUTE, 0)).toEqual([['moves-later', MINUTE + 10], ['stays-early', MINUTE]]);
+        expect(await ids(2 * MINUTE, 1)).toEqual([['gets-time', MINUTE], ['moves-earlier', 30_000], ['stays-early', MINUTE]]);
+        expect(await ids(2 * MINUTE + 10, 0)).toEqual([['moves-later', MINUTE + 10], ['stays-early', MINUTE], ['within-bucket', 2 * MINUTE + 10]]);
+        expect(await ids(2 * MINUTE + 10, 1)).toEqual([['gets-time', MINUTE], ['moves-earlier', 30_000], ['stays-early', MINUTE]]);
+        expect(await ids(Number.MAX_SAFE_INTEGER, 1)).toHaveLength(5);
+        expect(await reader.count(op, 1)).toBe(6);
+        expect((await reader.get(op, [key('moves-earlier')], 1)).get('moves-earlier')).toEqual({ key: key('moves-earlier', 30_000), value: 33 });
+        expect((await reader.get(op, [key('moves-earlier')], 0)).get('moves-earlier')).toEqual({ key: key('moves-earlier', 20 * MINUTE), value: 3 });
+      }
     });
 
     it('stops finding a key once it is deleted or loses its eviction time', async () => {
@@ -437,43 +577,37 @@ describe('DynamoDbStateStore', () => {
       ['moving eviction', sessionOp()],
     ])('reads and writes them all over several requests (%s)', async (_layout, op) => {
       const writer = newStore();
-      const changes = manyChanges(250, 0, { buckets: 20, someNull: true });
+      // ~200-byte values: 4 to a page, over 100 pages, so writes and reads take several requests.
+      const changes = manyChanges(500, 0, { buckets: 20, someNull: true, pad: 150 });
       await writer.commit(op, 0, changes);
-      expect(writer.stats().writeRequests).toBeGreaterThanOrEqual(Math.ceil(250 / 25) + 1);
+      const pages = writer.stats().pagesWritten;
+      expect(pages).toBeGreaterThan(100);
+      // Pages and the manifest in BatchWriteItem requests of 25, then the head.
+      expect(writer.stats().writeRequests).toBe(Math.ceil((pages + 1) / 25) + 1);
 
       const reader = reopen(writer);
       const got = await reader.get(op, changes.map((c) => c.key), 0);
-      expect(got.size).toBe(250);
+      expect(got.size).toBe(500);
       for (const c of changes) expect(got.get(c.key.id)).toEqual({ key: c.key, value: c.value });
-      expect(reader.stats().readRequests).toBeGreaterThanOrEqual(1 + Math.ceil(250 / 100));
-      expect(await reader.count(op, 0)).toBe(250);
-      expect(await reader.all(op, 0)).toHaveLength(250);
+      // The head, the manifest, then the pages 100 at a time.
+      expect(reader.stats().readRequests).toBe(2 + Math.ceil(pages / 100));
+      expect(await reader.count(op, 0)).toBe(500);
+      expect(await reader.all(op, 0)).toHaveLength(500);
     });
 
-    it('costs ceil(K/25) + 1 write requests for K new keys (+1 on the first commit, which records the layout first)', async () => {
-      for (const k of [1, 25, 26, 130]) {
-        const store = newStore();
-        await store.commit(windowOp(), 0, manyChanges(k, 0));
-        expect(store.stats().writeRequests).toBe(Math.ceil(k / 25) + 2);
-        expect(store.stats().writes).toBe(k + 2);
-        await store.commit(windowOp(), 1, manyChanges(k, 1));
-        expect(store.stats().writeRequests).toBe(2 * Math.ceil(k / 25) + 3);
-      }
-    });
-
-    it('reads nothing again at commit for keys it read in the same batch', async () => {
+    it('reads nothing again at commit for pages it read in the same batch', async () => {
       const store = newStore();
       const op = windowOp();
       const changes = manyChanges(50, 0);
       await store.commit(op, 0, changes);
-      const other = manyChanges(60, 0).slice(50); // keys this instance never wrote
-      const readsBefore = store.stats().readRequests;
-      await store.get(op, other.map((c) => c.key), 0);
-      const afterGet = store.stats().readRequests;
-      await store.commit(op, 1, other.map((c) => put(c.key.id, c.key.evictAt, 'next')));
-      // The commit reads only the directory.
-      expect(store.stats().readRequests - afterGet).toBe(1);
-      expect(afterGet - readsBefore).toBe(1);
+      const reader = reopen(store);
+      const other = manyChanges(60, 0).slice(50); // keys no one wrote, in the pages of the others
+      await reader.get(op, other.map((c) => c.key), 0);
+      // the head, the manifest, the pages
+      expect(reader.stats().readRequests).toBe(3);
+      await reader.commit(op, 1, other.map((c) => put(c.key.id, c.key.evictAt, 'next')));
+      expect(reader.stats().readRequests).toBe(3);
+      expect((await reopen(store).get(op, other.map((c) => c.key), 1)).get(other[0].key.id)?.value).toBe('next');
     });
 
     it('reads nothing for keys its last commit wrote: the next batch of the run finds them as written', async () => {
@@ -489,56 +623,336 @@ describe('DynamoDbStateStore', () => {
       const fresh = reopen(store);
       const read = await fresh.get(op, changes.map((c) => c.key), 1);
       expect(fresh.stats().readRequests).toBeGreaterThan(0);
-      expect([...got.entries()]).toEqual([...read.entries()]);
+      expect([...got.entries()].sort()).toEqual([...read.entries()].sort());
       expect(got.get(changes[0].key.id)?.value).toBe('next');
       expect(got.get(changes[30].key.id)?.value).toEqual(changes[30].value);
-      // a replay of batch 1 reads at version 0: from the table again, as it was then
+      // a replay of batch 1 reads at version 0: as it was then, from the cache or the table
       const replay = await store.get(op, changes.map((c) => c.key), 0);
-      expect(store.stats().readRequests - before).toBeGreaterThan(0);
       expect(replay.get(changes[0].key.id)?.value).toEqual(changes[0].value);
+      expect([...replay.entries()].sort()).toEqual([...(await reopen(store).get(op, changes.map((c) => c.key), 0)).entries()].sort());
+    });
+
+    it('reads right with a page cache smaller than a batch', async () => {
+      const store = newStore({ cacheMaxEntries: 5 });
+      const op = windowOp();
+      const changes = manyChanges(200, 0, { pad: 100 });
+      await store.commit(op, 0, changes);
+      await store.commit(op, 1, changes.slice(0, 100).map((c) => put(c.key.id, c.key.evictAt, 'next')));
+      const got = await store.get(op, changes.map((c) => c.key), 1);
+      expect(changes.map((c) => got.get(c.key.id)?.value)).toEqual(changes.map((c, i) => (i < 100 ? 'next' : c.value)));
+      expect(await snapshot(store, op, 0)).toEqual(await snapshot(reopen(store), op, 0));
     });
   });
 
-  describe('when a value is large', () => {
-    it('stores values above the compression threshold gzipped and reads them back', async () => {
-      const store = newStore({ compressAboveBytes: 1024 });
+  describe('what a batch costs in write units (ReturnConsumedCapacity on DynamoDB Local)', () => {
+    /** ⌈changed bytes / 1 KB⌉: the write units the changed state needs, packed perfectly. */
+    const ideal = (changedBytes: number) => Math.ceil(changedBytes / KB);
+
+    it('a dense batch of K new or changed small groups costs at most 1.2 × ⌈changed bytes / 1 KB⌉ + 3 (manifest and head)', async () => {
+      const meter = capacityMeter();
+      const store = newStore({ client: meter.client });
       const op = windowOp();
-      const big = { rows: Array.from({ length: 5000 }, (_, i) => `row-${i}`) };
-      await store.commit(op, 0, [put('big', MINUTE, big)]);
-      expect((await reopen(store).get(op, [key('big', MINUTE)], 0)).get('big')?.value).toEqual(big);
+      // ~40-byte groups (a count per key and window), then ~140-byte ones; new, then all changed
+      for (const [batch, k, pad] of [[0, 2000, 0], [1, 2000, 0], [2, 5000, 100], [3, 5000, 100]] as const) {
+        const changedBefore = store.stats().changedBytes;
+        const used = await meter.during(() => store.commit(op, batch, manyChanges(k, batch, { pad })));
+        const changed = store.stats().changedBytes - changedBefore;
+        expect(changed).toBeGreaterThan(k * 30);
+        expect(used.write).toBeGreaterThanOrEqual(ideal(changed));
+        expect(used.write).toBeLessThanOrEqual(1.2 * ideal(changed) + 3);
+        // a unit per page (none above 1 KB) and one for the head
+        expect(used.byCommand.PutItem.write).toBe(1);
+      }
+      // far below one item per group, the per-key layout's cost
+      expect(meter.byCommand().BatchWriteItem.write).toBeLessThan((2000 + 2000 + 5000 + 5000) / 5);
     });
 
-    it('refuses a value above the DynamoDB item limit, naming the key and the limit', async () => {
-      const store = newStore({ compressAboveBytes: 10_000_000 });
+    it('a sparse batch (one changed key in a big state) costs a few write units', async () => {
+      const meter = capacityMeter();
+      const store = newStore({ client: meter.client });
       const op = windowOp();
-      const huge = 'x'.repeat(410 * 1024);
-      const err = await store.commit(op, 0, [put('huge', MINUTE, huge)]).catch((e) => e);
-      expect(err).toBeInstanceOf(SluiceError);
-      expect(err.message).toMatch(/`huge`/);
-      expect(err.message).toMatch(/409600 bytes/);
-      expect(err.details).toMatchObject({ key: 'huge', limitBytes: 409600 });
+      await store.commit(op, 0, manyChanges(5000, 0));
+      for (const [batch, i] of [[1, 17], [2, 4242]] as const) {
+        const pagesBefore = store.stats().pagesWritten;
+        const used = await meter.during(() => store.commit(op, batch, [put(idOf(i), evictAtOf(i), { sum: -1, batch })]));
+        // the key's page (two if it no longer fits), the manifest of ~250 pages and the head
+        expect(store.stats().pagesWritten - pagesBefore).toBeLessThanOrEqual(2);
+        expect(used.write).toBeLessThanOrEqual(5);
+      }
+      expect((await reopen(store).get(op, [key(idOf(4242), evictAtOf(4242))], 2)).get(idOf(4242))?.value).toEqual({ sum: -1, batch: 2 });
+    });
+
+    it('an eviction that empties pages writes no page: only the manifest and the head; the pages stay for N-1 until their TTL', async () => {
+      const meter = capacityMeter();
+      const ttlSeconds = 3600;
+      const store = newStore({ client: meter.client, ttlSeconds });
+      const op = windowOp();
+      const t0 = now;
+      await store.commit(op, 0, manyChanges(1000, 0));
+      const bucket1 = (await rawSlice(store.namespace, op.operatorId)).pages.filter((p) => p.bucket === '1');
+      expect(bucket1.length).toBeGreaterThan(3);
+
+      // Ten minutes later the watermark passes window bucket 1 (evictAt 1:00 to 1:12).
+      now += 10 * MINUTE;
+      const wm = MINUTE + 12_000;
+      const evicted = await store.expired(op, wm, 0);
+      expect(evicted).toHaveLength(200);
+      const pagesBefore = store.stats().pagesWritten;
+      const used = await meter.during(() => store.commit(op, 1, evicted.map((e) => ({ key: e.key, value: null }))));
+      expect(store.stats().pagesWritten).toBe(pagesBefore);
+      const after = await rawSlice(store.namespace, op.operatorId);
+      expect(after.ref.v).toBe(1);
+      expect(after.pages.filter((p) => p.bucket === '1')).toEqual([]);
+      expect(used.byCommand.BatchWriteItem.write).toBe(after.chunks.reduce((n, c) => n + writeUnits(c), 0));
+      expect(used.byCommand.PutItem.write).toBe(writeUnits(after.head));
+      expect(used.write).toBeLessThanOrEqual(3);
+
+      // The evicted pages are still there, with the TTL of the commit that wrote them.
+      for (const page of bucket1) {
+        const item = await getRaw(page.key);
+        expect(item).toBeDefined();
+        expect(Number(item!.ttl.N)).toBe(t0 / 1000 + ttlSeconds);
+      }
+      const replay = reopen(store, { ttlSeconds });
+      expect((await replay.expired(op, wm, 0)).map((e) => e.key.id)).toEqual(evicted.map((e) => e.key.id));
+      expect(await replay.expired(op, wm, 1)).toEqual([]);
+      expect(await replay.count(op, 1)).toBe(800);
+    });
+  });
+
+  describe('when pages age (DynamoDB TTL)', () => {
+    it('puts a ttl of commit time + ttlSeconds on every page and manifest, none on the head, and says 60% of it to the executor (retentionMs)', async () => {
+      const ttlSeconds = 3600;
+      const store = newStore({ ttlSeconds, partitions: 2 });
+      expect(store.retentionMs).toBe(2160_000);
+      expect(newStore().retentionMs).toBe(18 * DAY);
+      const op = sessionOp();
+      const t0 = now;
+      await store.commit(op, 0, manyChanges(100, 0, { partitions: 2 }));
+      now += 5 * MINUTE;
+      await store.commit(op, 1, manyChanges(10, 1, { partitions: 2 }));
+      const items = await scanNamespace(store.namespace);
+      const byKind = { page: [] as Item[], manifest: [] as Item[], head: [] as Item[] };
+      for (const item of items) byKind[kindOf(item.pk.S!)].push(item);
+      expect(byKind.head).toHaveLength(2);
+      expect(byKind.manifest.length).toBeGreaterThanOrEqual(4);
+      expect(byKind.page.length).toBeGreaterThan(4);
+      for (const head of byKind.head) expect(head.ttl).toBeUndefined();
+      for (const item of [...byKind.page, ...byKind.manifest]) {
+        const writtenAt = item.sk.S!.startsWith('0#') ? t0 : now;
+        expect(Number(item.ttl?.N)).toBe(writtenAt / 1000 + ttlSeconds);
+      }
+    });
+
+    it('keeps the pages of N-1 for the retention: a replay 2 days later reads N-1 as it was', async () => {
+      const store = newStore();
+      const op = windowOp();
+      await store.commit(op, 0, [put('a', MINUTE, { n: 1 }), put('b', MINUTE, { n: 2 })]);
+      // Batch 1 evicts `a` and crashes after its state commit, before commits/1.
+      await store.commit(op, 1, [del('a', MINUTE)]);
+      now += 2 * DAY;
+      await expireTtl(now, store.namespace);
+      const replay = reopen(store);
+      expect((await replay.get(op, [key('a', MINUTE)], 0)).get('a')?.value).toEqual({ n: 1 });
+      expect((await replay.expired(op, 10 * MINUTE, 0)).map((e) => e.key.id)).toEqual(['a', 'b']);
+      expect(await replay.count(op, 0)).toBe(2);
+    });
+
+    it('reads N-1 until retentionMs after its commit, and refuses, saying TTL removed the pages, once ttlSeconds passed', async () => {
+      const ttlSeconds = 3600;
+      const store = newStore({ ttlSeconds });
+      const op = sessionOp();
+      await store.commit(op, 0, [put('a', MINUTE, 1), put('b', MINUTE, 2)]);
+      await store.commit(op, 1, [del('a', MINUTE)]);
+      now += store.retentionMs;
+      await expireTtl(now, store.namespace);
+      expect((await reopen(store, { ttlSeconds }).expired(op, 10 * MINUTE, 0)).map((e) => e.key.id)).toEqual(['a', 'b']);
+      now += (ttlSeconds + 1) * 1000 - store.retentionMs;
+      expect(await expireTtl(now, store.namespace)).toBeGreaterThan(0);
+      await expect(reopen(store, { ttlSeconds }).expired(op, 10 * MINUTE, 0)).rejects.toThrow(/DynamoDB TTL removed them/);
+    });
+
+    /** Pages of buckets 1 (written at t0) and 2, 3 (written 1,000 s later); the clock then at t0 + 1,300 s, past ttlSeconds / 3. */
+    async function agedState(store: DynamoDbStateStore, op: OperatorStateSpec) {
+      const t0 = now;
+      await store.commit(op, 0, Array.from({ length: 40 }, (_, i) => put(`a${i}`, MINUTE, { i })));
+      now += 1000_000;
+      await store.commit(op, 1, [...Array.from({ length: 40 }, (_, i) => put(`b${i}`, 2 * MINUTE, { i })), ...Array.from({ length: 40 }, (_, i) => put(`c${i}`, 3 * MINUTE, { i }))]);
+      now += 300_000;
+      const pages = (await rawSlice(store.namespace, op.operatorId)).pages;
+      return { t0, pages, sks: (bucket: string) => pages.filter((p) => p.bucket === bucket).map((p) => p.key.sk.S!).sort() };
+    }
+
+    it('rewrites at the next commit the live pages older than ttlSeconds / 3 (new sort keys, new ttl), and leaves young unchanged pages', async () => {
+      const ttlSeconds = 3600;
+      const store = newStore({ ttlSeconds });
+      const op = windowOp();
+      const before = await agedState(store, op);
+      const at1 = await snapshot(reopen(store, { ttlSeconds }), op, 1);
+      await store.commit(op, 2, [put('b0', 2 * MINUTE, 'changed')]);
+
+      const after = await rawSlice(store.namespace, op.operatorId);
+      const sks = (bucket: string) => after.pages.filter((p) => p.bucket === bucket).map((p) => p.key.sk.S!).sort();
+      // bucket 1: aged, rewritten by batch 2; bucket 2: changed; bucket 3: young and unchanged
+      expect(sks('1').every((sk) => sk.startsWith('2#'))).toBe(true);
+      expect(sks('1')).toHaveLength(before.sks('1').length);
+      expect(sks('2').some((sk) => sk.startsWith('2#'))).toBe(true);
+      expect(sks('3')).toEqual(before.sks('3'));
+      for (const page of after.pages.filter((p) => p.bucket === '1')) expect(Number((await getRaw(page.key))!.ttl.N)).toBe(now / 1000 + ttlSeconds);
+      for (const page of after.pages.filter((p) => p.bucket === '3')) expect(Number((await getRaw(page.key))!.ttl.N)).toBe((before.t0 + 1000_000) / 1000 + ttlSeconds);
+
+      const fresh = reopen(store, { ttlSeconds });
+      expect(await snapshot(fresh, op, 1)).toEqual(at1);
+      expect((await fresh.get(op, [key('a7', MINUTE), key('b0', 2 * MINUTE)], 2)).get('b0')?.value).toBe('changed');
+      expect((await fresh.all(op, 2)).filter((e) => e.key.id.startsWith('a'))).toHaveLength(40);
+    });
+
+    it('keepAlive rewrites the aged pages of an idle pipeline at its version, and writes nothing when none is old', async () => {
+      const ttlSeconds = 3600;
+      const store = newStore({ ttlSeconds });
+      const op = windowOp();
+      const before = await agedState(store, op);
+      const at1 = await snapshot(reopen(store, { ttlSeconds }), op, 1);
+      await store.keepAlive(op, 1);
+
+      const after = await rawSlice(store.namespace, op.operatorId);
+      expect(Number(after.head.v.N)).toBe(1);
+      const sks = (bucket: string) => after.pages.filter((p) => p.bucket === bucket).map((p) => p.key.sk.S!).sort();
+      expect(sks('1')).not.toEqual(before.sks('1'));
+      expect(sks('2')).toEqual(before.sks('2'));
+      expect(sks('3')).toEqual(before.sks('3'));
+      expect(await snapshot(reopen(store, { ttlSeconds }), op, 1)).toEqual(at1);
+
+      const writes = store.stats().writeRequests;
+      await store.keepAlive(op, 1);
+      expect(store.stats().writeRequests).toBe(writes);
+      await store.commit(op, 2, [put('a1', MINUTE, 'next')]);
+      expect((await reopen(store, { ttlSeconds }).get(op, [key('a1', MINUTE)], 1)).get('a1')?.value).toEqual({ i: 1 });
+    });
+
+    it('keepAlive at the last committed batch while the next batch awaits its replay (state at N, checkpoint at N-1) leaves the replay possible', async () => {
+      // The executor calls keepAlive(op, latest commit) before it replays a batch whose state committed.
+      const ttlSeconds = 3600;
+      const store = newStore({ ttlSeconds });
+      const op = windowOp();
+      await agedState(store, op);
+      const at0 = await snapshot(reopen(store, { ttlSeconds }), op, 0);
+      await expect(reopen(store, { ttlSeconds }).keepAlive(op, 0)).resolves.toBeUndefined();
+      const replay = reopen(store, { ttlSeconds });
+      expect(await snapshot(replay, op, 0)).toEqual(at0);
+      await replay.commit(op, 1, [put('b0', 2 * MINUTE, 'replayed')]);
+      expect((await reopen(store, { ttlSeconds }).all(op, 1)).map((e) => e.key.id)).toEqual([...Array.from({ length: 40 }, (_, i) => `a${i}`), 'b0'].sort());
+    });
+
+    it('fails a read of a page the head names that is gone (as TTL removes it), saying so and what to do, never an empty result', async () => {
+      const store = newStore();
+      const op = windowOp();
+      const changes = manyChanges(200, 0, { pad: 50 });
+      await store.commit(op, 0, changes);
+      const { pages } = await rawSlice(store.namespace, op.operatorId);
+      const gone = idsIn((await getRaw(pages[3].key))!);
+      await dynamodb.send(new DeleteItemCommand({ TableName: tableName, Key: pages[3].key }));
+      const reader = reopen(store);
+      const missing = /1 of the pages of .* that the state's head names are missing \(first: .*\): DynamoDB TTL removed them .* restore the table \(point-in-time recovery\) or start a new checkpoint/;
+      await expect(reader.get(op, changes.map((c) => c.key), 0)).rejects.toThrow(missing);
+      await expect(reader.all(op, 0)).rejects.toThrow(missing);
+      await expect(reader.commit(op, 1, changes.map((c) => put(c.key.id, c.key.evictAt, 'next')))).rejects.toThrow(missing);
+      // keys on the other pages read as ever
+      const elsewhere = changes.filter((c) => !gone.includes(c.key.id));
+      expect(gone.length).toBeGreaterThan(0);
+      expect((await reopen(store).get(op, elsewhere.map((c) => c.key), 0)).size).toBe(elsewhere.length);
+  });
+  });
+
+  describe('when state is partitioned (statePartitions 4)', () => {
+    const op = windowOp();
+    /** Key `p<P>-<i>` of partition P. */
+    const pkey = (p: number, i: number) => key(`p${p}-${i}`, MINUTE, p);
+    const headVersion = async (ns: string, p: number) => Number((await getRaw({ pk: { S: `${ns}#${op.operatorId}#p${p}` }, sk: { S: 'head' } }))?.v.N);
+
+    it('keeps each partition in its own slice with its own head, versioned on its own', async () => {
+      const store = newStore({ partitions: 4 });
+      const ns = store.namespace;
+      await store.commit(op, 0, [0, 1, 2, 3].flatMap((p) => [0, 1, 2].map((i) => ({ key: pkey(p, i), value: { p, i, v: 0 } }))));
+      // Batch 1 changes partition 1 only; batch 2 partition 2 and 3.
+      await store.commit(op, 1, [{ key: pkey(1, 0), value: 'p1-v1' }, { key: pkey(1, 9), value: 'new' }]);
+      expect(await Promise.all([0, 1, 2, 3].map((p) => headVersion(ns, p)))).toEqual([0, 1, 0, 0]);
+      await store.commit(op, 2, [{ key: pkey(2, 0), value: 'p2-v2' }, { key: pkey(3, 1), value: null }]);
+      expect(await Promise.all([0, 1, 2, 3].map((p) => headVersion(ns, p)))).toEqual([0, 1, 2, 2]);
+
+      // Every item of partition P sits under <ns>#<op>#p<P>, and holds only keys of P.
+      const items = await scanNamespace(ns);
+      for (const item of items) expect(item.pk.S).toMatch(new RegExp(`^${ns}#agg0#p[0-3](#m|#g\\d+)?$`));
+      for (const page of items.filter((i) => kindOf(i.pk.S!) === 'page')) {
+        const p = Number(/#p(\d)#/.exec(page.pk.S!)![1]);
+        for (const id of idsIn(page)) expect(id.startsWith(`p${p}-`)).toBe(true);
+      }
+
+      const fresh = reopen(store);
+      const all = [0, 1, 2, 3].flatMap((p) => [0, 1, 2, 9].map((i) => pkey(p, i)));
+      const values = async (v: number) => Object.fromEntries([...(await fresh.get(op, all, v))].map(([id, e]) => [id, e.value]));
+      const v0 = Object.fromEntries([0, 1, 2, 3].flatMap((p) => [0, 1, 2].map((i) => [`p${p}-${i}`, { p, i, v: 0 }])));
+      expect(await values(0)).toEqual(v0);
+      expect(await values(1)).toEqual({ ...v0, 'p1-0': 'p1-v1', 'p1-9': 'new' });
+      const { 'p3-1': _gone, ...rest } = v0;
+      expect(await values(2)).toEqual({ ...rest, 'p1-0': 'p1-v1', 'p1-9': 'new', 'p2-0': 'p2-v2' });
+      expect([await fresh.count(op, 0), await fresh.count(op, 1), await fresh.count(op, 2)]).toEqual([12, 13, 12]);
+      // Entries carry their partition.
+      expect((await fresh.all(op, 2)).filter((e) => e.key.id.startsWith('p2-')).map((e) => e.key.partition)).toEqual([2, 2, 2]);
+      expect((await fresh.expired(op, MINUTE, 2)).map((e) => [e.key.id, e.key.partition ?? 0])).toEqual(
+        Object.keys({ ...rest, 'p1-9': 1 }).sort().map((id) => [id, Number(id[1])]),
+      );
+    });
+
+    it('refuses a key whose partition is not below the partition count', async () => {
+      const store = newStore({ partitions: 4 });
+      await expect(store.commit(op, 0, [{ key: pkey(4, 0), value: 1 }])).rejects.toThrow(/partition 4, but .* has 4 partitions: the query's statePartitions and the store's partitions must be the same/);
+      await expect(store.get(op, [pkey(4, 0)], 0)).rejects.toThrow(/partition 4/);
+      await expect(newStore().get(op, [pkey(1, 0)], 0)).rejects.toThrow(/partition 1, but .* has 1 partitions/);
+      expect(await store.count(op, 0)).toBe(0);
+    });
+
+    it('refuses to open existing state with another partition count, naming both', async () => {
+      const store = newStore({ partitions: 4 });
+      await store.commit(op, 0, [{ key: pkey(0, 0), value: 1 }, { key: pkey(3, 0), value: 2 }]);
+      for (const partitions of [1, 2, 8]) {
+        const other = newStore({ namespace: store.namespace, partitions });
+        const message = new RegExp(`written with format=packed-1, partitions=4, fixedEviction=true, not partitions=${partitions}, fixedEviction=true: .*pass the original statePartitions or use a new checkpoint`);
+        await expect(other.get(op, [key('x', MINUTE)], 0)).rejects.toThrow(message);
+        await expect(other.commit(op, 1, [put('x', MINUTE, 1)])).rejects.toThrow(message);
+      }
+      expect(await reopen(store).count(op, 0)).toBe(2);
     });
   });
 
   describe('when the stored state does not match the store', () => {
-    it('refuses another shard count for an existing namespace', async () => {
+    it('refuses state of the per-key layout (a directory item), telling to start a new checkpoint', async () => {
       const store = newStore();
-      await store.commit(windowOp(), 0, [put('a', MINUTE, 1)]);
-      await expect(reopen(store, { shards: 8 }).get(windowOp(), [key('a', MINUTE)], 0)).rejects.toThrow(/shards=4.*shards=8/);
+      const op = windowOp();
+      await dynamodb.send(new PutItemCommand({ TableName: tableName, Item: { pk: { S: `${store.namespace}#agg0#dir` }, sk: { S: '-' }, v: { N: '7' } } }));
+      const legacy = /`agg0` .* is in the per-key layout of an earlier sluice, which this version does not read: .*start a new checkpoint location/;
+      await expect(store.get(op, [key('a', MINUTE)], 7)).rejects.toThrow(legacy);
+      await expect(reopen(store).commit(op, 8, [put('a', MINUTE, 1)])).rejects.toThrow(legacy);
+      await expect(reopen(store).count(op, 7)).rejects.toThrow(legacy);
+      // nothing written over it
+      expect((await scanNamespace(store.namespace)).map((i) => i.pk.S)).toEqual([`${store.namespace}#agg0#dir`]);
+      // another operator of the namespace has no such state
+      await expect(store.commit(windowOp('agg1'), 0, [put('a', MINUTE, 1)])).resolves.toBeUndefined();
     });
 
     it('refuses to commit a batch older than the stored state', async () => {
       const store = newStore();
       await store.commit(windowOp(), 5, [put('a', MINUTE, 1)]);
       await expect(store.commit(windowOp(), 3, [put('a', MINUTE, 2)])).rejects.toThrow(/already at version 5, ahead of batch 3/);
+      await expect(reopen(store).commit(windowOp(), 3, [put('a', MINUTE, 2)])).rejects.toThrow(/already at version 5, ahead of batch 3/);
     });
 
-    it('refuses a directory changed by another writer during the commit', async () => {
+    it('refuses a head changed by another writer during the commit', async () => {
       const store = newStore();
       const op = windowOp();
       await store.commit(op, 0, [put('a', MINUTE, 1)]);
       const other = reopen(store);
-      // Interleave: `other` commits batch 1 between this store's directory read and its write.
+      // Interleave: `other` commits batch 1 between this store's head read and its head write.
       const interleaving = {
         send: async (command: unknown) => {
           if (command instanceof BatchWriteItemCommand) await other.commit(op, 1, [put('b', MINUTE, 2)]);
@@ -546,67 +960,117 @@ describe('DynamoDbStateStore', () => {
         },
       } as unknown as DynamoDBClient;
       await expect(reopen(store, { client: interleaving }).commit(op, 2, [put('c', MINUTE, 3)])).rejects.toThrow(/read at version 0, now at 1\): another run writes the same namespace/);
+      expect((await reopen(store).all(op, 1)).map((e) => e.key.id)).toEqual(['a', 'b']);
     });
   });
 
   describe('request handling (fake client, no network)', () => {
     const table = 'fake-table';
-    const fakeStore = (client: DynamoDBClient) =>
-      new DynamoDbStateStore({ client, tableName: table, namespace: 'q1', baseDelayMs: 1, maxDelayMs: 2 });
+    const fakeStore = (client: DynamoDBClient, overrides: Partial<DynamoDbStateStoreOptions> = {}) =>
+      new DynamoDbStateStore({ client, tableName: table, namespace: 'q1', baseDelayMs: 1, maxDelayMs: 2, ...overrides });
 
-    // (The fake table never holds a directory, so every commit is a first one: + 1 PutItem for the layout.)
-    it.each([0, 1, 24, 25, 26, 99, 251])('a batch touching %i keys costs ceil(K/25) + 1 write requests', async (k) => {
-      const { client, calls } = fakeClient(table);
-      const store = fakeStore(client);
-      await store.commit(windowOp(), 0, manyChanges(k, 0));
-      expect(calls.BatchWriteItem ?? 0).toBe(Math.ceil(k / 25));
-      expect(calls.PutItem).toBe(2);
-      expect(store.stats().writeRequests).toBe(Math.ceil(k / 25) + 2);
-      // Reads: the directory plus ceil(K/100) BatchGetItem for the keys' current items.
-      expect(store.stats().readRequests).toBe(1 + Math.ceil(k / 100));
+    it.each([1, 24, 25, 26, 99, 251, 1000])('a first batch of %i keys writes its pages and manifest 25 to a request, then one head', async (k) => {
+      const fake = fakeClient(table);
+      const store = fakeStore(fake.client);
+      await store.commit(windowOp(), 0, manyChanges(k, 0, { pad: 40 }));
+      const pages = store.stats().pagesWritten;
+      const stored = [...fake.items.values()];
+      expect(stored.filter((i) => kindOf(i.pk.S!) === 'page')).toHaveLength(pages);
+      expect(stored.filter((i) => kindOf(i.pk.S!) === 'manifest')).toHaveLength(1);
+      expect(stored.filter((i) => kindOf(i.pk.S!) === 'head')).toHaveLength(1);
+      // every page fits one write unit, and the pages hold the keys once each
+      for (const page of stored.filter((i) => kindOf(i.pk.S!) === 'page')) expect(itemBytes(page)).toBeLessThanOrEqual(KB);
+      expect(stored.filter((i) => kindOf(i.pk.S!) === 'page').flatMap(idsIn).sort()).toEqual(manyChanges(k, 0).map((c) => c.key.id).sort());
+      expect(pages).toBeLessThanOrEqual(Math.ceil(store.stats().changedBytes / (KB / 2)) + 5);
+      expect(fake.calls.BatchWriteItem).toBe(Math.ceil((pages + 1) / 25));
+      expect(fake.requestSizes.BatchWriteItem.every((n) => n <= 25)).toBe(true);
+      expect(fake.calls.PutItem).toBe(1);
+      expect(store.stats().writeRequests).toBe(Math.ceil((pages + 1) / 25) + 1);
+      // Reads: the head (none) and the per-key layout's directory (none); no page to read.
+      expect(fake.calls.GetItem).toBe(2);
+      expect(fake.calls.BatchGetItem).toBeUndefined();
+    });
+
+    it('writes nothing for a batch without changes', async () => {
+      const fake = fakeClient(table);
+      const store = fakeStore(fake.client);
+      await store.commit(windowOp(), 0, []);
+      expect(store.stats()).toMatchObject({ writeRequests: 0, writes: 0 });
+      await store.commit(windowOp(), 1, [put('a', MINUTE, 1)]);
+      await store.commit(windowOp(), 2, []);
+      expect(store.stats()).toMatchObject({ writeRequests: 2, writes: 3 });
     });
 
     it('retries unprocessed items with backoff', async () => {
-      const { client, calls } = fakeClient(table, { unprocessedOnce: true });
-      const store = fakeStore(client);
+      const fake = fakeClient(table, { unprocessedOnce: true });
+      const store = fakeStore(fake.client);
       await store.commit(windowOp(), 0, manyChanges(10, 0));
-      expect(calls.BatchWriteItem).toBe(2);
-      expect(store.stats()).toMatchObject({ writes: 12, retries: 1 });
+      expect(fake.calls.BatchWriteItem).toBe(2);
+      const items = store.stats().pagesWritten + 1;
+      expect(fake.requestSizes.BatchWriteItem).toEqual([items, items - 1]);
+      expect(store.stats()).toMatchObject({ writes: items + 1, retries: 1 });
+      expect((await fakeStore(fake.client).all(windowOp(), 0)).length).toBe(10);
     });
 
     it('asks again for the keys BatchGetItem left unprocessed', async () => {
-      const { client, calls } = fakeClient(table, { unprocessedKeysOnce: true });
-      const store = fakeStore(client);
-      await store.commit(windowOp(), 0, manyChanges(10, 0));
-      expect(calls.BatchGetItem).toBe(2);
-      expect(store.stats()).toMatchObject({ readRequests: 1 + 2, retries: 1 });
+      const fake = fakeClient(table);
+      await fakeStore(fake.client).commit(windowOp(), 0, manyChanges(10, 0));
+      const again = fakeClient(table, { unprocessedKeysOnce: true });
+      for (const [k, v] of fake.items) again.items.set(k, v);
+      const reader = fakeStore(again.client);
+      const got = await reader.get(windowOp(), manyChanges(10, 0).map((c) => c.key), 0);
+      expect(got.size).toBe(10);
+      // the manifest (one key), the pages, the pages left unprocessed
+      expect(again.calls.BatchGetItem).toBe(3);
+      expect(reader.stats()).toMatchObject({ readRequests: 1 + 3, retries: 1 });
     });
 
     it('gives up on items still unprocessed after maxAttempts, with a retriable error and every attempt counted', async () => {
-      const { client, calls } = fakeClient(table, { unprocessedAlways: true });
-      const store = new DynamoDbStateStore({ client, tableName: table, namespace: 'q1', maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 });
+      const fake = fakeClient(table, { unprocessedAlways: true });
+      const store = fakeStore(fake.client, { maxAttempts: 3 });
       const err = await store.commit(windowOp(), 0, manyChanges(10, 0)).catch((e) => e);
+      const sent = fake.requestSizes.BatchWriteItem[0];
+      expect(sent).toBeGreaterThan(1);
       expect(err).toBeInstanceOf(SluiceError);
       expect(err.retriable).toBe(true);
-      expect(err.message).toMatch(/BatchWriteItem on table fake-table left 10 items unprocessed after 3 attempts: raise the table's capacity/);
-      expect(calls.BatchWriteItem).toBe(3);
-      expect(store.stats()).toMatchObject({ writeRequests: 1 + 3, retries: 2, writes: 1 });
+      expect(err.message).toMatch(new RegExp(`BatchWriteItem on table fake-table left ${sent} items unprocessed after 3 attempts: raise the table's capacity`));
+      expect(fake.calls.BatchWriteItem).toBe(3);
+      // no head written: nothing of the batch is visible
+      expect(fake.calls.PutItem).toBeUndefined();
+      expect(store.stats()).toMatchObject({ writeRequests: 3, retries: 2, writes: 0 });
     });
 
     it('refuses bad options before any request', () => {
-      const { client } = fakeClient(table);
-      const bad: Partial<DynamoDbStateStoreOptions>[] = [{ tableName: 'x' }, { namespace: 'a#b' }, { shards: 0 }, { maxConcurrency: 1.5 }, { compressAboveBytes: -1 }, { maxAttempts: 0 }, { baseDelayMs: 10, maxDelayMs: 5 }];
+      const fake = fakeClient(table);
+      const bad: Partial<DynamoDbStateStoreOptions>[] = [
+        { tableName: 'x' },
+        { namespace: 'a#b' },
+        { partitions: 0 },
+        { partitions: 1.5 },
+        { maxConcurrency: 1.5 },
+        { ttlSeconds: 2 },
+        { compressAboveBytes: -1 },
+        { cacheMaxEntries: -1 },
+        { pageFillBytes: 100 },
+        { pageFillBytes: 1025 },
+        { maxAttempts: 0 },
+        { baseDelayMs: 10, maxDelayMs: 5 },
+      ];
       for (const over of bad) {
-        expect(() => new DynamoDbStateStore({ client, tableName: table, namespace: 'q1', ...over })).toThrow(InvalidOptionError);
+        expect(() => new DynamoDbStateStore({ client: fake.client, tableName: table, namespace: 'q1', ...over })).toThrow(InvalidOptionError);
       }
-      expect(() => new DynamoDbStateStore({ client, tableName: table, namespace: 'q1', shards: 0 })).toThrow(/shards \(0\) must be an integer of at least 1: leave it out for 4/);
+      expect(() => fakeStore(fake.client, { partitions: 0 })).toThrow(/partitions \(0\) must be an integer of at least 1: leave it out for 1/);
+      expect(() => fakeStore(fake.client, { pageFillBytes: 2048 })).toThrow(/pageFillBytes \(2048\) must be at most 1024: a write unit covers 1 KB/);
+      expect(Object.keys(fake.calls)).toEqual([]);
     });
 
     it('retries throttling and wraps other errors with their cause', async () => {
-      const { client, calls } = fakeClient(table, { throttleOnce: true });
-      const store = fakeStore(client);
+      const fake = fakeClient(table, { throttleOnce: true });
+      const store = fakeStore(fake.client);
       await store.commit(windowOp(), 0, [put('a', MINUTE, 1)]);
-      expect(calls.GetItem).toBe(2);
+      // the head (throttled, then again) and the directory of the per-key layout
+      expect(fake.calls.GetItem).toBe(3);
+      expect(store.stats().retries).toBe(1);
 
       const failing = { send: async () => Promise.reject(Object.assign(new Error('no such table'), { name: 'ResourceNotFoundException' })) } as unknown as DynamoDBClient;
       const err = await fakeStore(failing).count(windowOp(), 0).catch((e) => e);
@@ -617,44 +1081,13 @@ describe('DynamoDbStateStore', () => {
     });
   });
 
-  // -------------------------------------------------------------------------------------------
-  // Issue 14 holes (each reproduced on DynamoDB Local before its fix)
-
-  describe('when DynamoDB TTL removes expired items before a late replay (hole 2)', () => {
-    it('keeps a tombstone of batch N, the only copy of the value at N-1, for the retention (30 days): a replay 2 days later reads N-1 as it was', async () => {
-      const store = newStore();
-      const op = windowOp();
-      await store.commit(op, 0, [put('a', MINUTE, { n: 1 }), put('b', MINUTE, { n: 2 })]);
-      // Batch 1 evicts `a` and crashes after its state commit, before commits/1.
-      await store.commit(op, 1, [del('a', MINUTE)]);
-      now += 2 * DAY;
-      await expireTtl(now);
-      const replay = reopen(store);
-      expect((await replay.get(op, [key('a', MINUTE)], 0)).get('a')?.value).toEqual({ n: 1 });
-      expect((await replay.expired(op, 10 * MINUTE, 0)).map((e) => e.key.id)).toEqual(['a', 'b']);
-      expect(await replay.count(op, 0)).toBe(2);
-    });
-
-    it('sets ttl = commit time + retention, and says the retention to the executor (retentionMs)', async () => {
-      const store = newStore({ ttlSeconds: 3600 });
-      expect(store.retentionMs).toBe(3600_000);
-      expect(newStore().retentionMs).toBe(30 * DAY);
-      const op = sessionOp();
-      await store.commit(op, 0, [put('a', MINUTE, 1)]);
-      await store.commit(op, 1, [del('a', MINUTE)]);
-      now += 3600_000 - 1000;
-      await expireTtl(now);
-      expect((await reopen(store).expired(op, 10 * MINUTE, 0)).map((e) => e.key.id)).toEqual(['a']);
-    });
-  });
-
-  describe('when a grouping value is longer than a sort key holds (hole 3c)', () => {
+  describe('when a grouping value is long, or ids share a hash', () => {
     const longId = (c: string) => `["${c.repeat(2048)}"]`;
 
     it.each([
       ['fixed eviction', windowOp()],
       ['moving eviction', sessionOp()],
-    ])('stores a 2 KB id under its sha256 and reads it back by get, all and expired (%s)', async (_, op) => {
+    ])('stores a 2 KB id in its page and reads it back by get, all and expired (%s)', async (_, op) => {
       const store = newStore();
       const [x, y] = [longId('x'), longId('y')];
       await store.commit(op, 0, [put(x, MINUTE, 1), put(y, 2 * MINUTE, 2), put('short', MINUTE, 3)]);
@@ -668,19 +1101,55 @@ describe('DynamoDbStateStore', () => {
       expect((await reopen(store).get(op, [key(x, MINUTE)], 0)).get(x)?.value).toEqual(1);
     });
 
-    it('refuses to read an item whose stored id is not the id asked for (a hash collision), never returns it', async () => {
+    it('keeps two ids of the same page hash on one page even when they fill more than a page, and reads each back', async () => {
+      const [c1, c2] = collidingIds();
       const store = newStore();
       const op = windowOp();
-      const x = longId('x');
-      await store.commit(op, 0, [put(x, MINUTE, 1)]);
-      const [item] = (await scanNamespace(store.namespace)).filter((i) => i.id !== undefined);
-      item.id = { S: longId('z') };
-      await dynamodb.send(new PutItemCommand({ TableName: tableName, Item: item }));
-      await expect(reopen(store).get(op, [key(x, MINUTE)], 0)).rejects.toThrow(/stored under the same sha256/);
+      const big = (id: string) => ({ id, pad: 'z'.repeat(600) });
+      // Neighbours of every size around them, so that pages are cut near the pair.
+      const others = Array.from({ length: 120 }, (_, i) => put(`o${i}`, MINUTE, { pad: 'o'.repeat((i * 37) % 500) }));
+      await store.commit(op, 0, [...others, put(c1, MINUTE, big(c1)), put(c2, MINUTE, big(c2))]);
+      const fresh = reopen(store);
+      const got = await fresh.get(op, [key(c1, MINUTE), key(c2, MINUTE)], 0);
+      expect([got.get(c1)?.value, got.get(c2)?.value]).toEqual([big(c1), big(c2)]);
+      const holding = [];
+      for (const page of (await rawSlice(store.namespace, op.operatorId)).pages) {
+        const ids = idsIn((await getRaw(page.key))!);
+        if (ids.includes(c1) || ids.includes(c2)) holding.push(ids.filter((id) => id === c1 || id === c2));
+      }
+      expect(holding).toHaveLength(1);
+      await fresh.commit(op, 1, [del(c1, MINUTE), put(c2, MINUTE, 'kept')]);
+      const after = await reopen(store).get(op, [key(c1, MINUTE), key(c2, MINUTE)], 1);
+      expect([after.has(c1), after.get(c2)?.value]).toEqual([false, 'kept']);
+      expect(await reopen(store).count(op, 1)).toBe(121);
     });
   });
 
-  describe('when a state value cannot fit in an item (hole 3d)', () => {
+  describe('when a value is large', () => {
+    it('stores values above the compression threshold gzipped and reads them back', async () => {
+      const store = newStore({ compressAboveBytes: 1024 });
+      const op = windowOp();
+      const big = { rows: Array.from({ length: 5000 }, (_, i) => `row-${i}`) };
+      await store.commit(op, 0, [put('big', MINUTE, big), put('small', MINUTE, 1)]);
+      expect((await reopen(store).get(op, [key('big', MINUTE)], 0)).get('big')?.value).toEqual(big);
+      const pages = await Promise.all((await rawSlice(store.namespace, op.operatorId)).pages.map(async (p) => (await getRaw(p.key))!));
+      const holding = pages.find((p) => idsIn(p).includes('big'))!;
+      expect(holding.e.B).toBeDefined();
+      expect(itemBytes(holding)).toBeLessThan(JSON.stringify(big).length / 2);
+    });
+
+    it('refuses a value above the DynamoDB item limit, naming the key and the limit', async () => {
+      const store = newStore({ compressAboveBytes: 10_000_000 });
+      const op = windowOp();
+      const huge = 'x'.repeat(410 * 1024);
+      const err = await store.commit(op, 0, [put('huge', MINUTE, huge)]).catch((e) => e);
+      expect(err).toBeInstanceOf(SluiceError);
+      expect(err.message).toMatch(/`huge`/);
+      expect(err.message).toMatch(/409600 bytes/);
+      expect(err.details).toMatchObject({ key: 'huge', limitBytes: 409600 });
+      expect(await reopen(store).count(op, 0)).toBe(0);
+    });
+
     it('check() refuses it before any write, naming the operator, the key, the size, the limit and the fix', async () => {
       const store = newStore();
       const op = windowOp();
@@ -691,20 +1160,26 @@ describe('DynamoDbStateStore', () => {
       expect(err).toBeInstanceOf(SluiceError);
       expect(err.message).toMatch(/operator `agg0`.*\["k1"\].*\d{6} bytes.*409600 bytes.*per-key state/);
       expect(store.stats().writes).toBe(before.writes);
+      expect(store.stats().writeRequests).toBe(before.writeRequests);
       expect(await store.count(op, 0)).toBe(0);
       await expect(store.check!(op, 0, [put('["k2"]', MINUTE, 'x'.repeat(300 * 1024))])).resolves.toBeUndefined();
     });
 
-    it('counts both versions: a value that fits alone but not next to the version before it is refused', async () => {
+    it('keeps each version in its own pages: a value near the limit replaces an earlier one near the limit', async () => {
       const store = newStore({ compressAboveBytes: 10_000_000 });
       const op = windowOp();
-      await store.commit(op, 0, [put('a', MINUTE, 'x'.repeat(250 * 1024))]);
-      await expect(store.check!(op, 1, [put('a', MINUTE, 'y'.repeat(250 * 1024))])).rejects.toThrow(/two versions/);
-      await expect(reopen(store, { compressAboveBytes: 10_000_000 }).check!(op, 0, [put('a', MINUTE, 'y'.repeat(250 * 1024))])).resolves.toBeUndefined();
+      await store.commit(op, 0, [put('a', MINUTE, 'x'.repeat(250 * 1024)), put('b', MINUTE, 1)]);
+      const changes = [put('a', MINUTE, 'y'.repeat(250 * 1024))];
+      await expect(store.check!(op, 1, changes)).resolves.toBeUndefined();
+      await store.commit(op, 1, changes);
+      const fresh = reopen(store, { compressAboveBytes: 10_000_000 });
+      expect(((await fresh.get(op, [key('a', MINUTE)], 0)).get('a')?.value as string)[0]).toBe('x');
+      expect(((await fresh.get(op, [key('a', MINUTE)], 1)).get('a')?.value as string)[0]).toBe('y');
+      expect((await fresh.get(op, [key('b', MINUTE)], 1)).get('b')?.value).toBe(1);
     });
   });
 
-  describe('when a stalled run writes after another run took its lease (hole 4)', () => {
+  describe('when a stalled run writes after another run took its lease', () => {
     it("refuses the stale run's commit with LeaseLostError and keeps the newer run's value", async () => {
       const leaseKey = uniqueName('lease');
       const lease = () => new DynamoDbLease({ client: dynamodb, tableName, leaseKey, clock });
@@ -729,36 +1204,40 @@ describe('DynamoDbStateStore', () => {
       expect((await reopen(a).get(op, [key('k', MINUTE)], 0)).get('k')?.value).toBe(10);
     });
 
-    it("refuses the stale run's directory even when none of its items was touched by the newer run", async () => {
+    it("refuses the stale run's head even when none of its keys was touched by the newer run", async () => {
       const a = newStore();
       const op = windowOp();
       await a.commit(op, 0, [put('k', MINUTE, 1)], { owner: 'A', token: 3, expiresAtMs: now + MINUTE });
-      await reopen(a).commit(op, 1, [put('j', MINUTE, 2)], { owner: 'B', token: 4, expiresAtMs: now + MINUTE });
+      await reopen(a).commit(op, 1, [put('j', 5 * MINUTE, 2)], { owner: 'B', token: 4, expiresAtMs: now + MINUTE });
       await expect(a.commit(op, 2, [put('i', MINUTE, 3)], { owner: 'A', token: 3, expiresAtMs: now + MINUTE })).rejects.toBeInstanceOf(LeaseLostError);
-      // The directory stays B's: version 2 was never committed, and a read at 1 sees B's batch.
+      // The head stays B's: version 2 was never committed, and a read at 1 sees B's batch.
       const fresh = reopen(a);
       expect(await fresh.count(op, 1)).toBe(2);
       expect((await fresh.all(op, 1)).map((e) => e.key.id)).toEqual(['j', 'k']);
       await expect(fresh.commit(op, 2, [put('h', MINUTE, 4)], { owner: 'B', token: 4, expiresAtMs: now + MINUTE })).resolves.toBeUndefined();
     });
 
-    it('writes every item conditionally, writeConcurrency at a time: requests per batch of 1,000 keys', async () => {
-      const store = newStore({ writeConcurrency: 16 });
+    it('stores the token in the head only, and a fenced batch of 1,000 keys still costs its pages, one manifest and one head', async () => {
+      const store = newStore();
       const op = windowOp();
       const changes = Array.from({ length: 1000 }, (_, i) => put(`k${i}`, MINUTE, i));
-      const fence = { owner: 'A', token: 1, expiresAtMs: now + MINUTE };
+      const fence = { owner: 'A', token: 7, expiresAtMs: now + MINUTE };
       await store.commit(op, 0, changes, fence);
       const s0 = store.stats();
       await store.commit(op, 1, changes.map((c) => put(c.key.id, MINUTE, 'next')), fence);
       const s1 = store.stats();
-      // 1,000 conditional PutItem + the directory; reads: the directory and the cached items.
-      expect(s1.writeRequests - s0.writeRequests).toBe(1001);
-      expect(s1.readRequests - s0.readRequests).toBe(1);
-      expect(() => newStore({ writeConcurrency: 0 })).toThrow(InvalidOptionError);
+      const pages = s1.pagesWritten - s0.pagesWritten;
+      expect(s1.writeRequests - s0.writeRequests).toBe(Math.ceil((pages + 1) / 25) + 1);
+      // reads: none, all cached by the commit before
+      expect(s1.readRequests - s0.readRequests).toBe(0);
+      const { head, pages: listed } = await rawSlice(store.namespace, op.operatorId);
+      expect(head.f?.N).toBe('7');
+      expect(listed.length).toBe(pages);
+      for (const p of listed.slice(0, 5)) expect((await getRaw(p.key))!.f).toBeUndefined();
     });
   });
 
-  describe('when the watermark delay, and so the granularity, changes between runs (hole 8)', () => {
+  describe('when the watermark delay, and so the granularity, changes between runs', () => {
     it.each([true, false])('reads and writes with the granularity stored with the state (fixedEviction %s)', async (fixedEviction) => {
       const first = { operatorId: 'dedup0', fixedEviction, evictionGranularityMs: 10_000 };
       const store = newStore();
@@ -772,22 +1251,29 @@ describe('DynamoDbStateStore', () => {
       expect((await again.all(later, 1)).map((e) => e.key.id)).toEqual(['b', 'c']);
       expect((await again.expired(first, 30_000, 1)).map((e) => e.key.id)).toEqual(['c']);
       expect(await again.count(later, 1)).toBe(2);
+      expect(JSON.parse((await rawSlice(store.namespace, 'dedup0')).head.lay.S!).granularityMs).toBe(10_000);
     });
   });
 
-  it('leaves no item of a namespace outside its partitions', async () => {
-    // Sanity check on the layout: every partition key starts with namespace#operator#.
-    const store = newStore();
+  it('leaves no item of a namespace outside its partitions: every item it writes has a pk under <ns>#', async () => {
+    const written: Item[] = [];
+    const recording = {
+      send: async (command: unknown) => {
+        if (command instanceof BatchWriteItemCommand) for (const r of Object.values(command.input.RequestItems!)[0]) written.push(r.PutRequest!.Item!);
+        if (command instanceof PutItemCommand) written.push(command.input.Item!);
+        return dynamodb.send(command as never);
+      },
+    } as unknown as DynamoDBClient;
+    const store = newStore({ client: recording, partitions: 2 });
     const op = sessionOp();
-    await store.commit(op, 0, [put('a', MINUTE, 1), put('b', null, 2)]);
+    await store.commit(op, 0, [put('a', MINUTE, 1), put('b', null, 2, 1)]);
+    await store.commit(windowOp(), 0, manyChanges(50, 0, { partitions: 2 }));
+    await store.commit(op, 1, [del('a', MINUTE), put('c', MINUTE, 3, 1)]);
     const ns = store.namespace;
-    const dir = await dynamodb.send(
-      new QueryCommand({ TableName: tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: `${ns}#${op.operatorId}#dir` } } }),
-    );
-    expect(dir.Items).toHaveLength(1);
-    const index = await dynamodb.send(
-      new QueryCommand({ TableName: tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: `${ns}#${op.operatorId}#i#1` } } }),
-    );
-    expect(index.Items?.map((i) => i.sk.S)).toEqual(['a']);
+    expect(written.length).toBeGreaterThan(6);
+    for (const item of written) expect(item.pk.S).toMatch(new RegExp(`^${ns}#(session0|agg0)#p[01](#m|#g\\d+)?$`));
+    // and the namespace holds exactly what was written (heads written twice once)
+    const keys = (items: Item[]) => [...new Set(items.map((i) => `${i.pk.S} ${i.sk.S}`))].sort();
+    expect(keys(await scanNamespace(ns))).toEqual(keys(written));
   });
 });

@@ -190,11 +190,15 @@ export function parseManifest(chunks: readonly Item[]): Manifest {
 }
 
 // -----------------------------------------------------------------------------------------------
-// Pages: e = [[id, evictAt, value], ...] as state JSON (lib/engine/state-json.ts)
+// Pages: e = [[id, evictAt, value], ...] as JSON; an entry whose value holds NaN or an infinity
+// is the JSON string of its state JSON text (lib/engine/state-json.ts), so the page stays JSON
 
 /** The JSON text of an entry in a page. */
 export function entryText(e: PageEntry): string {
-  if (e.text === undefined) e.text = encodeStateJson([e.id, e.evictAt, e.value]);
+  if (e.text === undefined) {
+    const text = encodeStateJson([e.id, e.evictAt, e.value]);
+    e.text = text.startsWith('[') ? text : JSON.stringify(text);
+  }
   return e.text;
 }
 
@@ -226,7 +230,9 @@ export function parsePage(item: Item, where: string): PageEntry[] {
   if (text === undefined) {
     throw new SluiceError(`state page ${where} has no entries attribute \`e\` of type S or B: the item was not written by sluice; restore the table or use a new checkpoint`);
   }
-  const rows = decodeStateJson(text) as [string, number | null, Json][];
+  const rows = (JSON.parse(text) as ([string, number | null, Json] | string)[]).map((row) =>
+    typeof row === 'string' ? (decodeStateJson(row) as [string, number | null, Json]) : row,
+  );
   return rows.map(([id, evictAt, value]) => ({ id, hash: idHash(id), evictAt, value }));
 }
 

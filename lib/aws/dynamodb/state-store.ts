@@ -16,8 +16,9 @@
  * see changes before that write, so a crash anywhere leaves N-1 readable as it was, and the
  * replay of N (head at N-1, or already at N with prev at N-1) writes what a crash-free run writes.
  *
- * Cost. A batch that changes K groups writes the pages they fall in, refilled to ~0.9 KB: in a
- * dense batch about ⌈changed bytes / 0.9 KB⌉ write units, in a sparse one one page (1 WCU) per
+ * Cost. A batch that changes K groups writes the pages they fall in, refilled to 1 KB of item
+ * (itemSize over-estimates, so a page never bills 2): in a dense batch of small groups about
+ * 1.1 × ⌈changed bytes / 1 KB⌉ write units, in a sparse one one page (1 WCU) per
  * group at most; plus the manifest (gzipped, ~10 bytes per page of the slice) and the head. An
  * eviction that empties a page drops it from the manifest and writes nothing: the page dies by TTL.
  * Reads are BatchGetItem of the pages the batch's keys fall in, eventually consistent (a page
@@ -449,6 +450,9 @@ export class DynamoDbStateStore implements StateStore {
       version = head.version;
     }
     if (head && head.version > version) {
+      // keepAlive at the last committed batch while the next one's state awaits its replay: the
+      // replay, in the same run, rewrites what is old; refusing here would stop the recovery.
+      if (refreshOnly) return null;
       throw new SluiceError(
         `state of operator \`${op.operatorId}\` in ${this.description} is already at version ${head.version}, ahead of batch ${version} being committed: the checkpoint is older than the state (deleted or restored): use a new namespace (query id) with a fresh checkpoint, or delete this namespace's state`,
         { details: { operatorId: op.operatorId, stateVersion: head.version, batchId: version } },
