@@ -13,12 +13,18 @@
  * Targets are printed next to the figures; nothing fails on a miss. Figures go to
  * bench/results.json too.
  *
- * Options: --only engine,e2e,memory (default: all; bench/results.json is written only then)
+ *   7. `--only cost` (bench/cost.ts, not in the default set: ~15 minutes at full size): four
+ *      scheduled runs of the reference workload on the local stack, metered by consumed capacity,
+ *      priced with bench/prices.json; written to bench/results.json under `cost`.
+ *
+ * Options: --only engine,e2e,memory,cost (default: engine,e2e,memory; bench/results.json is written
+ *          only then, and by cost under its own key)
+ *          --events-per-run N (cost; default 900000)  --cost-runs N (default 4)
  *          --events N  --e2e-events N  --e2e-budget-s S (default 240)  --memory-events N
  *          --rounds N (default 7)  --scale N (default 10)  --no-json
  */
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { compileLineParser } from '../lib/engine/json-scan';
@@ -27,6 +33,7 @@ import { InMemoryStateStore } from '../lib/engine/testing/memory';
 import { parseJsonLine, parseSchema } from '../lib/engine/schema';
 import { CountingSink, MB, MemorySampler, peakRssBytes, sumService, describeCounts } from './counting';
 import type { CommitRecord } from '../lib/engine/testing/memory';
+import { runCostSection, REFERENCE_EVENTS_PER_RUN } from './cost';
 import { runE2e, type E2eResult } from './e2e';
 import { runEngine, type EngineRun } from './engine-run';
 import { BENCH_SCHEMA, generateEvents } from './generate';
@@ -376,8 +383,28 @@ function spawnEngineChild(): (EngineSection & { peakRss: number | null }) | null
   return JSON.parse(result.slice('RESULT '.length));
 }
 
+/** [7] the cost bench; merges its figures into bench/results.json under `cost`, keeping the other sections. */
+async function costSection(): Promise<void> {
+  const eventsPerRun = num('events-per-run', REFERENCE_EVENTS_PER_RUN);
+  const runs = num('cost-runs', 4);
+  out(`[7] cost: consecutive scheduled runs on the local stack, every request metered (ReturnConsumedCapacity TOTAL, S3 requests by class)`);
+  const { json } = await runCostSection({ eventsPerRun, runs, out, table });
+  if (process.argv.includes('--no-json')) return;
+  const file = join(process.cwd(), 'bench', 'results.json');
+  const results: Record<string, unknown> = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
+  results.cost = json;
+  writeFileSync(file, `{\n${Object.entries(results).map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v)}`).join(',\n')}\n}\n`);
+  out(`  cost figures written to bench/results.json (key "cost")`);
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
+  if (only.has('cost') && only.size === 1) {
+    out(`sluice bench: node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), load average ${load()}`);
+    await costSection();
+    out(`  total ${Math.round((Date.now() - started) / 1000)} s; load average now ${load()}`);
+    return;
+  }
   const sampler = new MemorySampler().start(50);
   out(`sluice bench: node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), load average ${load()}`);
   // 1-2. the parse floor and the engine, interleaved round by round, in a child that generates
@@ -576,10 +603,16 @@ async function main(): Promise<void> {
   out(`  total ${results.totalSeconds} s; load average now ${load()}`);
   if (arg('no-json') === undefined && !process.argv.includes('--no-json') && ALL_SECTIONS) {
     const file = join(process.cwd(), 'bench', 'results.json'); // build-and-run.js runs from the repo root
+    // The cost section's figures (a run of its own, `--only cost`) stay.
+    if (existsSync(file)) {
+      const before = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+      if (before.cost !== undefined && results.cost === undefined) results.cost = before.cost;
+    }
     // One line per figure: small, and diffs stay readable.
     writeFileSync(file, `{\n${Object.entries(results).map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v)}`).join(',\n')}\n}\n`);
     out(`  figures written to bench/results.json`);
   }
+  if (only.has('cost')) await costSection();
 }
 
 if (arg('child') === 'engine') {

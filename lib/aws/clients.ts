@@ -9,6 +9,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { S3Client } from '@aws-sdk/client-s3';
 import type { AwsConnection, AwsCredentials, AwsEndpoints } from './config';
+import { attachDynamoDbMeter, attachS3Meter, RequestMeter } from './request/meter';
 
 /**
  * Attempts per request the SDK makes itself: one. `withRetry` (lib/aws/request/retry.ts) is the
@@ -22,6 +23,12 @@ export interface AwsClients {
   readonly s3: S3Client;
   readonly dynamodb: DynamoDBClient;
   readonly kinesis: KinesisClient;
+  /**
+   * What the S3 and DynamoDB clients consumed since they were built: DynamoDB read/write units
+   * and requests, S3 requests by price class (lib/aws/request/meter.ts). A run's figures are
+   * `meter.since(snapshotAtItsStart)`.
+   */
+  readonly meter: RequestMeter;
   /** Closes the clients created so far (their sockets); the object must not be used afterwards. */
   destroy(): void;
 }
@@ -34,12 +41,14 @@ export function createClients(conn: AwsConnection): AwsClients {
   let s3: S3Client | undefined;
   let dynamodb: DynamoDBClient | undefined;
   let kinesis: KinesisClient | undefined;
+  const meter = new RequestMeter();
   return {
+    meter,
     get s3() {
-      return (s3 ??= createS3Client(conn));
+      return (s3 ??= createS3Client(conn, meter));
     },
     get dynamodb() {
-      return (dynamodb ??= createDynamoDbClient(conn));
+      return (dynamodb ??= createDynamoDbClient(conn, meter));
     },
     get kinesis() {
       return (kinesis ??= createKinesisClient(conn));
@@ -52,9 +61,10 @@ export function createClients(conn: AwsConnection): AwsClients {
   };
 }
 
-export function createS3Client(conn: AwsConnection): S3Client {
+/** An S3 client for `conn`; its requests are counted by price class in `meter`. */
+export function createS3Client(conn: AwsConnection, meter: RequestMeter = new RequestMeter()): S3Client {
   const endpoint = conn.endpoints?.s3;
-  return new S3Client({
+  const client = new S3Client({
     ...commonConfig(conn, endpoint, conn.s3Credentials ?? conn.credentials),
     forcePathStyle: conn.s3ForcePathStyle ?? false,
     // Emulators (s3rver in particular) predate S3's flexible checksums: the SDK's default since
@@ -62,10 +72,19 @@ export function createS3Client(conn: AwsConnection): S3Client {
     // Only compute checksums where the operation requires one.
     ...(endpoint ? { requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' } : {}),
   });
+  attachS3Meter(client, meter);
+  return client;
 }
 
-export function createDynamoDbClient(conn: AwsConnection): DynamoDBClient {
-  return new DynamoDBClient(commonConfig(conn, conn.endpoints?.dynamodb, conn.credentials));
+/**
+ * A DynamoDB client for `conn`. Every command that accepts it is sent with
+ * `ReturnConsumedCapacity: 'TOTAL'` (free; the response then says what it was billed), and the
+ * units go to `meter`.
+ */
+export function createDynamoDbClient(conn: AwsConnection, meter: RequestMeter = new RequestMeter()): DynamoDBClient {
+  const client = new DynamoDBClient(commonConfig(conn, conn.endpoints?.dynamodb, conn.credentials));
+  attachDynamoDbMeter(client, meter);
+  return client;
 }
 
 export function createKinesisClient(conn: AwsConnection): KinesisClient {

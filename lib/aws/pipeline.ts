@@ -21,6 +21,7 @@ import { KinesisSource, kinesisOptionsFromSpec } from './kinesis/source';
 import { S3FileSink, type PartitionGranularity } from './s3/file-sink';
 import { S3ParquetSink } from './s3/parquet-sink';
 import { checkOutsideSource, type NamedS3Location } from './locations';
+import { meterRuns } from './request/meter';
 
 export interface S3Location {
   readonly bucket: string;
@@ -172,10 +173,11 @@ export function buildExecutor(conn: AwsConnection, plan: QueryPlan, cfg: Pipelin
   const lease = new DynamoDbLease({ client: clients.dynamodb, tableName: cfg.stateTable, leaseKey: namespace, clock: extras.clock });
   // A test's crash (extras.crash) sits in front of the ports; the executor knows nothing of it.
   const ports = extras.crash ? crashingAt(extras.crash, { source, checkpoint, state, sink, lease }) : { source, checkpoint, state, sink, lease };
-  const executor = new MicroBatchExecutor(
+  // Each run's report carries what its requests consumed (RunReport.consumed), from the clients' meter.
+  const executor = meterRuns(new MicroBatchExecutor(
     { plan, ...ports, deadLetters, lateRows: cfg.keepLateRows || plan.lateRows === 'dead-letter' ? deadLetters : undefined, clock: extras.clock, log: extras.log },
     { leaseDurationMs: cfg.leaseDurationMs, retainBatches: cfg.retainBatches },
-  );
+  ), clients.meter);
   return { executor, clients, checkpoint, source, sink, state, lease, deadLetters };
 }
 

@@ -115,6 +115,24 @@ export interface RunReport {
   /** Files or records still waiting when the run stopped early (0 when it finished). */
   readonly backlogLeft: number;
   readonly message?: string;
+  /**
+   * What the run consumed of the services it ran on, when the ports are metered (the AWS
+   * pipeline fills it, lib/aws/request/meter.ts; the in-memory ports leave it out).
+   */
+  readonly consumed?: RunConsumption;
+}
+
+/** A run's billed requests: DynamoDB request units and requests, S3 requests by price class. */
+export interface RunConsumption {
+  /** DynamoDB write request units the responses reported (on-demand WRU). */
+  readonly writeUnits: number;
+  /** DynamoDB read request units the responses reported (on-demand RRU). */
+  readonly readUnits: number;
+  readonly dynamodbRequests: number;
+  /** Writes refused by their condition: billed by DynamoDB, but their error reports no units. */
+  readonly dynamodbRefusedWrites: number;
+  /** put: PUT, COPY, POST, LIST; get: GET, HEAD and the rest; free: DELETE (S3 charges nothing). */
+  readonly s3Requests: { readonly put: number; readonly get: number; readonly free: number };
 }
 
 /** What a run carries from one batch to the next: the last commit, in effect. */

@@ -5,7 +5,7 @@
  * cloudwatch:PutMetricData (which only accepts Resource "*"). The AvailableNowPipeline construct
  * alarms on these names.
  */
-import type { StopReason } from '../../engine/executor';
+import type { RunConsumption, StopReason } from '../../engine/executor';
 
 /** What one invocation did; also its return value (visible in `lambda invoke` and destinations). */
 export interface RunSummary {
@@ -26,11 +26,16 @@ export interface RunSummary {
   readonly deadLetters: number;
   readonly stateRows: number;
   readonly durationMs: number;
+  /** What the run's requests consumed (DynamoDB units and requests, S3 requests by price class). */
+  readonly consumed?: RunConsumption;
   readonly message?: string;
 }
 
-/** The metrics of the summary line: name, unit and how to read it off the summary. */
-const METRICS: ReadonlyArray<{ name: string; unit: 'Count' | 'Milliseconds'; of: (s: RunSummary) => number }> = [
+/**
+ * The metrics of the summary line: name, unit and how to read it off the summary. A metric whose
+ * value is undefined (consumption of a run whose clients were not metered) is left out of the line.
+ */
+const METRICS: ReadonlyArray<{ name: string; unit: 'Count' | 'Milliseconds'; of: (s: RunSummary) => number | undefined }> = [
   { name: 'Runs', unit: 'Count', of: () => 1 },
   { name: 'Batches', unit: 'Count', of: (s) => s.batches },
   { name: 'RowsIn', unit: 'Count', of: (s) => s.rowsIn },
@@ -41,6 +46,12 @@ const METRICS: ReadonlyArray<{ name: string; unit: 'Count' | 'Milliseconds'; of:
   { name: 'DeadLetters', unit: 'Count', of: (s) => s.deadLetters },
   { name: 'LeaseHeld', unit: 'Count', of: (s) => (s.stoppedBy === 'lease-held' ? 1 : 0) },
   { name: 'RunDurationMs', unit: 'Milliseconds', of: (s) => s.durationMs },
+  // What the run cost: DynamoDB on-demand request units and requests, S3 requests by price class.
+  { name: 'DynamoDbWriteUnits', unit: 'Count', of: (s) => s.consumed?.writeUnits },
+  { name: 'DynamoDbReadUnits', unit: 'Count', of: (s) => s.consumed?.readUnits },
+  { name: 'DynamoDbRequests', unit: 'Count', of: (s) => s.consumed?.dynamodbRequests },
+  { name: 'S3PutRequests', unit: 'Count', of: (s) => s.consumed?.s3Requests.put },
+  { name: 'S3GetRequests', unit: 'Count', of: (s) => s.consumed?.s3Requests.get },
 ];
 
 /** The metric names the summary line emits (the construct's alarms use them). */
@@ -52,7 +63,13 @@ export const DEFAULT_METRICS_NAMESPACE = 'Sluice';
 /** The EMF members to merge into the summary line: the `_aws` block, the dimension and one member per metric. */
 export function emfBlock(summary: RunSummary, namespace: string, pipeline: string, timestampMs: number): Record<string, unknown> {
   const values: Record<string, number> = {};
-  for (const m of METRICS) values[m.name] = m.of(summary);
+  const emitted: Array<{ Name: string; Unit: string }> = [];
+  for (const m of METRICS) {
+    const v = m.of(summary);
+    if (v === undefined) continue;
+    values[m.name] = v;
+    emitted.push({ Name: m.name, Unit: m.unit });
+  }
   return {
     _aws: {
       Timestamp: timestampMs,
@@ -60,7 +77,7 @@ export function emfBlock(summary: RunSummary, namespace: string, pipeline: strin
         {
           Namespace: namespace,
           Dimensions: [[METRIC_DIMENSION]],
-          Metrics: METRICS.map((m) => ({ Name: m.name, Unit: m.unit })),
+          Metrics: emitted,
         },
       ],
     },

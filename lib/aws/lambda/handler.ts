@@ -168,6 +168,7 @@ export function createScheduledHandler(plan: QueryPlan, cfg: PipelineConfig, con
       deadLetters: report.deadLetters,
       stateRows: report.stateRows,
       durationMs: now() - startedMs,
+      ...(report.consumed ? { consumed: report.consumed } : {}),
       ...(report.message ? { message: report.message } : {}),
     };
     writeLine(JSON.stringify({ level: 'info', ...summary, ...emfBlock(summary, namespace, pipeline, now()) }));
