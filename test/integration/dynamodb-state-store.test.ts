@@ -13,7 +13,7 @@ import {
   PutItemCommand,
   ScanCommand,
 } from '@aws-sdk/client-dynamodb';
-import { gunzipSync } from 'node:zlib';
+import { gunzipSync, inflateRawSync } from 'node:zlib';
 import { DynamoDbLease } from '../../lib/aws/dynamodb/lease';
 import { DynamoDbStateStore, DynamoDbStateStoreOptions } from '../../lib/aws/dynamodb/state-store';
 import { InvalidOptionError, LeaseLostError, SluiceError } from '../../lib/engine/errors';
@@ -22,6 +22,12 @@ import { Json, OperatorStateSpec, StateChange, StateEntry, StateKey } from '../.
 import { ensureStateTable } from '../../lib/local/resources';
 import { capacityMeter } from '../helpers/consumed-capacity';
 import { clockStart, expireTtlItems, testClients, uniqueName } from '../helpers/stack';
+
+/**
+ * Most tests read pages as text (the store deflates every page by default: compressAboveBytes 0),
+ * so that their batches take many pages and requests; "what a batch costs" measures the default.
+ */
+const TEXT_PAGES = { compressAboveBytes: 32 * 1024 };
 
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
@@ -219,7 +225,7 @@ describe('DynamoDbStateStore', () => {
   const clock = { now: () => now };
 
   const newStore = (overrides: Partial<DynamoDbStateStoreOptions> = {}) =>
-    new DynamoDbStateStore({ client: dynamodb, tableName, namespace: uniqueName('q').replace(/#/g, '-'), clock, ...overrides });
+    new DynamoDbStateStore({ client: dynamodb, tableName, namespace: uniqueName('q').replace(/#/g, '-'), clock, ...TEXT_PAGES, ...overrides });
   /** Another instance on the same namespace (a fresh Lambda after a crash): no shared cache. */
   const reopen = (store: DynamoDbStateStore, overrides: Partial<DynamoDbStateStoreOptions> = {}) =>
     newStore({ namespace: store.namespace, partitions: store.partitions, ...overrides });
@@ -273,7 +279,7 @@ describe('DynamoDbStateStore', () => {
 
   /** The ids a raw page item holds (entries [id, evictAt, value]; a string is an entry's state JSON). */
   const idsIn = (page: Item): string[] =>
-    (JSON.parse(page.e.S ?? gunzipSync(page.e.B!).toString('utf8')) as (Json[] | string)[]).map((row) =>
+    (JSON.parse(page.e.S ?? inflateRawSync(page.e.B!).toString('utf8')) as (Json[] | string)[]).map((row) =>
       typeof row === 'string' ? (JSON.parse(row.slice(1)) as { v: string[] }).v[0] : (row[0] as string),
     );
 
@@ -725,7 +731,7 @@ describe('DynamoDbStateStore', () => {
       const ttlSeconds = 3600;
       const store = newStore({ ttlSeconds, partitions: 2 });
       expect(store.retentionMs).toBe(2160_000);
-      expect(newStore().retentionMs).toBe(18 * DAY);
+      expect(newStore().retentionMs).toBe(30 * DAY);
       const op = sessionOp();
       const t0 = now;
       await store.commit(op, 0, manyChanges(100, 0, { partitions: 2 }));
@@ -967,7 +973,7 @@ describe('DynamoDbStateStore', () => {
   describe('request handling (fake client, no network)', () => {
     const table = 'fake-table';
     const fakeStore = (client: DynamoDBClient, overrides: Partial<DynamoDbStateStoreOptions> = {}) =>
-      new DynamoDbStateStore({ client, tableName: table, namespace: 'q1', baseDelayMs: 1, maxDelayMs: 2, ...overrides });
+      new DynamoDbStateStore({ client, tableName: table, namespace: 'q1', baseDelayMs: 1, maxDelayMs: 2, ...TEXT_PAGES, ...overrides });
 
     it.each([1, 24, 25, 26, 99, 251, 1000])('a first batch of %i keys writes its pages and manifest 25 to a request, then one head', async (k) => {
       const fake = fakeClient(table);

@@ -230,10 +230,20 @@ export function parsePage(item: Item, where: string): PageEntry[] {
   if (text === undefined) {
     throw new SluiceError(`state page ${where} has no entries attribute \`e\` of type S or B: the item was not written by sluice; restore the table or use a new checkpoint`);
   }
-  const rows = (JSON.parse(text) as ([string, number | null, Json] | string)[]).map((row) =>
-    typeof row === 'string' ? (decodeStateJson(row) as [string, number | null, Json]) : row,
-  );
-  return rows.map(([id, evictAt, value]) => ({ id, hash: idHash(id), evictAt, value }));
+  return (JSON.parse(text) as EntryRow[]).map(entryOfRow);
+}
+
+/** An entry as entryText wrote it: [id, evictAt, value], or the JSON string of its state JSON. */
+type EntryRow = [string, number | null, Json] | string;
+
+function entryOfRow(row: EntryRow): PageEntry {
+  const [id, evictAt, value] = typeof row === 'string' ? (decodeStateJson(row) as [string, number | null, Json]) : row;
+  return { id, hash: idHash(id), evictAt, value };
+}
+
+/** The entry entryText made `text` of, as a new object (its value a copy). */
+export function entryOfText(text: string): PageEntry {
+  return { ...entryOfRow(JSON.parse(text) as EntryRow), text };
 }
 
 /** The id of page `k` written by attempt `w` of batch `v`. */

@@ -50,8 +50,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { InvalidOptionError, LeaseLostError, SluiceError } from '../../engine/errors';
-import { decodeStateJson } from '../../engine/state-json';
-import { Clock, Json, LeaseHandle, OperatorStateSpec, StateChange, StateEntry, StateKey, StateStore, systemClock } from '../../engine/ports';
+import { Clock, LeaseHandle, OperatorStateSpec, StateChange, StateEntry, StateKey, StateStore, systemClock } from '../../engine/ports';
 import { compareStrings, mapLimit } from '../request/concurrency';
 import { RetryableResult, RetryOptions, RetryPolicy, retryPolicy } from '../request/retry';
 import { BATCH_GET_MAX, BATCH_WRITE_MAX, checkClient, checkTableName, conditional, Item, itemSize, sendDynamoDb } from './requests';
@@ -61,6 +60,7 @@ import {
   encodeManifest,
   encodePage,
   entryOrder,
+  entryOfText,
   entryText,
   Head,
   idHash,
@@ -819,8 +819,7 @@ function splitPoint(group: readonly PageEntry[]): number {
 
 /** An entry whose value is its own copy, made from its text. */
 function detached(e: PageEntry): PageEntry {
-  const text = entryText(e);
-  return { id: e.id, hash: e.hash, evictAt: e.evictAt, value: (decodeStateJson(text) as [string, number | null, Json])[2], text };
+  return entryOfText(entryText(e));
 }
 
 function minEvictAt(entries: readonly PageEntry[]): number | null {
