@@ -398,19 +398,25 @@ export class MicroBatchExecutor {
   }
 
   /**
-   * Refuses to replay a batch planned longer ago than the state store keeps superseded versions
-   * (StateStore.retentionMs): the versions the replay reads may be gone, and it would emit wrong
-   * output instead of failing.
+   * Refuses to replay a batch planned longer ago than what the replay relies on is kept: the state
+   * store's superseded versions (StateStore.retentionMs, stateful queries) and the sink's replay
+   * records (Sink.retentionMs: the DynamoDB sink's chunk markers, foreachBatch's effect markers).
+   * Past the shortest of them the replay would emit wrong output or repeat effects instead of failing.
    */
   private checkReplayAge(entry: OffsetEntry): void {
-    const retentionMs = this.deps.state.retentionMs;
-    if (!this.operator || retentionMs === undefined) return;
+    const { state, sink } = this.deps;
+    const kept = [
+      ...(this.operator && state.retentionMs !== undefined ? [{ ms: state.retentionMs, what: `${state.description} keeps the state versions a replay reads`, fix: 'restore the state table (point-in-time recovery) to before then and run again' }] : []),
+      ...(sink.retentionMs !== undefined ? [{ ms: sink.retentionMs, what: `${sink.description} keeps the records that make its replay skip what it wrote`, fix: 'restore the sink table (point-in-time recovery) to before then and run again' }] : []),
+    ].sort((a, b) => a.ms - b.ms);
+    if (!kept.length) return;
+    const { ms: retentionMs, what, fix } = kept[0];
     const ageMs = this.clock.now() - entry.batchTimestampMs;
     if (ageMs < retentionMs) return;
     const days = (ms: number) => `${(ms / 86_400_000).toFixed(1)} days`;
     throw new CheckpointMismatchError(
-      `batch ${entry.batchId} of query ${this.plan.name} waits for its replay since ${new Date(entry.batchTimestampMs).toISOString()} (${days(ageMs)}), longer than ${this.deps.state.description} keeps the state versions a replay reads (${days(retentionMs)}): ` +
-        'restore the state table (point-in-time recovery) to before then and run again, or start a new checkpoint location and backfill',
+      `batch ${entry.batchId} of query ${this.plan.name} waits for its replay since ${new Date(entry.batchTimestampMs).toISOString()} (${days(ageMs)}), longer than ${what} (${days(retentionMs)}): ` +
+        `${fix}, or start a new checkpoint location and backfill`,
       { details: { batchId: entry.batchId, batchTimestampMs: entry.batchTimestampMs, ageMs, retentionMs } },
     );
   }

@@ -63,6 +63,8 @@ export interface EffectGuard<TxItem = never> {
    * Optional: guards whose store has no transactions leave it out.
    */
   transact?(key: EffectKey, items: TxItem[], lease?: LeaseHandle): Promise<EffectOutcome>;
+  /** How long (ms) a done-record lives, when not forever (the sink's Sink.retentionMs). */
+  readonly retentionMs?: number;
 }
 
 export interface ForeachBatchContext<TxItem = never> {
@@ -111,6 +113,11 @@ export class ForeachBatchSink<TxItem = never> implements Sink {
     this.fn = opts.fn;
     this.guard = opts.guard;
     this.description = `${opts.description ?? 'foreachBatch'} (guard: ${opts.guard.description})`;
+  }
+
+  /** The guard's: a replay after its records expired would run the effects again. */
+  get retentionMs(): number | undefined {
+    return this.guard.retentionMs;
   }
 
   async addBatch(batchId: number, rows: OutputRow[], ctx: SinkContext): Promise<void> {

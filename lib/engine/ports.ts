@@ -275,6 +275,11 @@ export interface Sink {
   readonly description: string;
   /** Idempotent per batch ID: a replay of batchId changes nothing it already wrote. */
   addBatch(batchId: number, rows: OutputRow[], ctx: SinkContext): Promise<void>;
+  /**
+   * How long (ms) the records that make a replay skip what it wrote (markers) live, when not
+   * forever: the executor refuses a replay of a batch planned longer ago.
+   */
+  readonly retentionMs?: number;
 }
 
 /** Where dead letters and late rows go. Deterministic per batch so a replay overwrites. */

@@ -14,7 +14,8 @@ import { S3Requests } from '../../lib/aws/s3/requests';
 import { CheckpointMismatchError, InvalidOptionError, SluiceError } from '../../lib/engine/errors';
 import type { CommitEntry, OffsetEntry, QueryMetadata } from '../../lib/engine/ports';
 import { ensureBucket } from '../../lib/local/resources';
-import { testClients, uniqueName } from '../helpers/stack';
+import { createS3Client } from '../../lib/aws/clients';
+import { testClients, testConnection, uniqueName } from '../helpers/stack';
 
 const { s3 } = testClients();
 let bucket: string;
@@ -275,6 +276,42 @@ describe('when old batches are purged', () => {
     const before = store.stats();
     await store.purge(0);
     expect(delta(store, before)).toEqual({ lists: 1, gets: 0, puts: 0, deletes: 0 });
+  });
+});
+
+describe('when DeleteObjects refuses some keys (a per-key error in a 200 answer)', () => {
+  /** A real client whose DeleteObjects leaves `refused` out of the request and reports it as AccessDenied, as S3 does for a key the role may not delete. */
+  function refusing(refused: (key: string) => boolean) {
+    const client = createS3Client(testConnection());
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== 'DeleteObjectsCommand') return next(args);
+        const input = args.input as { Delete: { Objects: Array<{ Key: string }> } };
+        const kept = input.Delete.Objects.filter((o) => refused(o.Key));
+        input.Delete = { ...input.Delete, Objects: input.Delete.Objects.filter((o) => !refused(o.Key)) };
+        const out = await next(args);
+        (out.output as { Errors?: unknown[] }).Errors = kept.map((o) => ({ Key: o.Key, Code: 'AccessDenied', Message: 'Access Denied' }));
+        return out;
+      },
+      { step: 'initialize', name: 'refuseSomeDeletes' },
+    );
+    return client;
+  }
+
+  it('purge fails with a retriable error naming the key and the fix, deletes the rest, and a later purge finishes', async () => {
+    const store = newStore();
+    await writeBatches(store, 3);
+    const prefix = prefixOf(store);
+    const failing = new S3CheckpointStore({ client: refusing((k) => k.endsWith('commits/1')), bucket, prefix, conditionalWrites: false });
+    const err = await failing.purge(2).catch((e) => e);
+    expect(err).toBeInstanceOf(SluiceError);
+    expect(err.retriable).toBe(true);
+    expect(err.message).toBe(
+      `DeleteObjects on s3://${bucket} failed for 1 of 8 keys (first: ${prefix}/commits/1: AccessDenied Access Denied): check the role may s3:DeleteObject there, then run the purge again`,
+    );
+    expect(await keysUnder(prefix)).toEqual(['commits/1', 'commits/2', 'offsets/2', 'progress/2', 'sources/0/2']);
+    await store.purge(2);
+    expect(await keysUnder(prefix)).toEqual(['commits/2', 'offsets/2', 'progress/2', 'sources/0/2']);
   });
 });
 

@@ -64,6 +64,11 @@ export class DynamoDbEffectGuard implements EffectGuard<TransactWriteItem> {
     this.description = `dynamodb://${this.tableName}/effect#`;
   }
 
+  /** How long an effect's record lives (markerTtlSeconds): the executor refuses older replays. */
+  get retentionMs(): number {
+    return this.ttlSeconds * 1000;
+  }
+
   async isDone(key: EffectKey): Promise<boolean> {
     const res = await sendDynamoDb(this.retry, `DynamoDB GetItem of effect marker on ${this.tableName}`, () =>
       this.client.send(new GetItemCommand({ TableName: this.tableName, Key: this.key(key), ConsistentRead: true, ProjectionExpression: 'pk' })),

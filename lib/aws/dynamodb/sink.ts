@@ -221,6 +221,11 @@ export class DynamoDbSink implements Sink {
     this.description = `dynamodb://${this.tableName}${opts.queryKey ? `/${opts.queryKey}` : ''}`;
   }
 
+  /** How long a chunk's marker lives (markerTtlSeconds): the executor refuses older replays. */
+  get retentionMs(): number {
+    return this.markerTtlSeconds * 1000;
+  }
+
   stats(): DynamoDbSinkStats {
     return { ...this.counters };
   }

@@ -209,6 +209,7 @@ export function crashingState(crash: CrashInjector, inner: StateStore): StateSto
 export function crashingSink(crash: CrashInjector, inner: Sink): Sink {
   return {
     description: inner.description,
+    retentionMs: inner.retentionMs,
     async addBatch(batchId, rows, ctx) {
       const told = ctx.onPieceWritten;
       const onPieceWritten = (index: number) => {
