@@ -673,6 +673,22 @@ describe('DynamoDbStateStore', () => {
       expect(meter.byCommand().BatchWriteItem.write).toBeLessThan((2000 + 2000 + 5000 + 5000) / 5);
     });
 
+    it('deflated pages (the default) hold several times their 1 KB of entries: 10,000 new groups cost under half of ⌈changed bytes / 1 KB⌉, and read back whole', async () => {
+      const meter = capacityMeter();
+      const store = newStore({ client: meter.client, compressAboveBytes: 0 });
+      const op = windowOp();
+      const changes = manyChanges(10_000, 0, { pad: 40 });
+      const used = await meter.during(() => store.commit(op, 0, changes));
+      const changed = store.stats().changedBytes;
+      expect(changed).toBeGreaterThan(10_000 * 60);
+      expect(used.write).toBeLessThan(ideal(changed) / 2);
+      expect(used.write).toBeGreaterThanOrEqual(store.stats().pagesWritten + 1);
+      const got = await reopen(store).get(op, changes.map((c) => c.key), 0);
+      expect(changes.map((c) => got.get(c.key.id)?.value)).toEqual(changes.map((c) => c.value));
+      // eslint-disable-next-line no-console
+      console.log(`deflated pages: 10,000 groups, ${(changed / KB).toFixed(0)} KB of state JSON, ${store.stats().pagesWritten} pages, ${used.write} write units`);
+    });
+
     it('a sparse batch (one changed key in a big state) costs a few write units', async () => {
       const meter = capacityMeter();
       const store = newStore({ client: meter.client });

@@ -571,9 +571,11 @@ export class DynamoDbStateStore implements StateStore {
       emit(group.slice(0, cut));
       emit(group.slice(cut));
     };
+    // The item around the entries (keys, names, ttl): what an empty page takes.
+    const overhead = itemSize(encode([]));
     let i = 0;
     while (i < entries.length) {
-      const budget = limit / ratio;
+      const budget = (limit - overhead) / ratio;
       const group: PageEntry[] = [];
       let bytes = 2;
       for (; i < entries.length; i++) {
@@ -585,7 +587,7 @@ export class DynamoDbStateStore implements StateStore {
       }
       const size = itemSize(encode(group));
       // The next page is filled at the ratio this one achieved (aiming a little under the limit).
-      ratio = Math.max(0.05, Math.min(1, (size / bytes) * 1.04));
+      ratio = Math.max(0.05, Math.min(1, (Math.max(size - overhead, 1) / bytes) * 1.04));
       if (size <= limit) out.push(group);
       else emit(group);
     }
