@@ -18,9 +18,10 @@ import { PutObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { createClients, type AwsClients } from '../lib/aws/clients';
 import { buildExecutor, type PipelineConfig } from '../lib/aws/pipeline';
-import type { Consumption, DynamoDbRequestRecord } from '../lib/aws/request/meter';
+import type { Consumption } from '../lib/aws/request/meter';
 import type { RunReport } from '../lib/engine/executor';
 import type { StateChange } from '../lib/engine/ports';
+import { DynamoDbStateStore } from '../lib/aws/dynamodb/state-store';
 import { count, readStream, sum, window, type QueryPlan } from '../lib/engine/query';
 import { ensureBucket, ensureStateTable } from '../lib/local/resources';
 import { startLocalStack } from '../lib/local/stack';
@@ -38,8 +39,8 @@ const SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600;
 const EVENTS_PER_SECOND = 1_000;
 /** The construct's default memory (lib/infra/available-now-pipeline.ts, lambdaMemoryMiB). */
 const LAMBDA_MEMORY_MIB = 1024;
-/** The construct's state tombstone and sink marker lifetime (README: ttlSeconds, 30 days): how long a TTL'd item is stored. */
-const TTL_DAYS = 30;
+/** How long the state store's pages and manifests live (README: ttlSeconds, 50 days): how long a TTL'd item is stored. */
+const TTL_DAYS = 50;
 
 /**
  * Per-request latency on DynamoDB and S3 in the same region, from a Lambda (the model's
@@ -128,7 +129,7 @@ export interface CommitMeasure {
   readonly changedBytes: number;
   /** Write units the DynamoDB responses reported during the commit. */
   readonly writeUnits: number;
-  /** Of those, on items written with a `ttl` (tombstones: what an eviction writes). */
+  /** Of those, the pages written only for deletions (evictions), a write unit each. */
   readonly ttlItemWriteUnits: number;
   readonly requests: number;
 }
@@ -163,16 +164,6 @@ function itemBytes(item: Record<string, AttributeValue>): number {
   return Object.entries(item).reduce((n, [k, v]) => n + Buffer.byteLength(k) + value(v), 0);
 }
 
-/** Write units of a request that went to items with a `ttl` (the store's tombstones), by the share of items. */
-function ttlShare(r: DynamoDbRequestRecord): number {
-  const input = r.input as { Item?: Record<string, AttributeValue>; RequestItems?: Record<string, Array<{ PutRequest?: { Item: Record<string, AttributeValue> } }>>; TransactItems?: Array<{ Put?: { Item: Record<string, AttributeValue> } }> };
-  const items: Array<Record<string, AttributeValue> | undefined> = [];
-  if (input.Item) items.push(input.Item);
-  for (const reqs of Object.values(input.RequestItems ?? {})) for (const q of reqs) items.push(q.PutRequest?.Item);
-  for (const t of input.TransactItems ?? []) items.push(t.Put?.Item);
-  if (items.length === 0) return 0;
-  return items.filter((i) => i?.ttl !== undefined).length / items.length;
-}
 
 async function upload(clients: AwsClients, minutes: number[], eventsPerFile: number): Promise<number> {
   let next = 0;
@@ -204,7 +195,7 @@ async function measuredRun(conn: Parameters<typeof createClients>[0], plan: Quer
   timing.attach(clients.dynamodb, 'dynamodb');
   timing.attach(clients.s3, 's3');
   const byCommand: RunMeasure['dynamodbByCommand'] = {};
-  let inCommit: { units: number; ttlUnits: number; requests: number } | null = null;
+  let inCommit: { units: number; requests: number } | null = null;
   const off = clients.meter.onDynamoDbRequest((r) => {
     const c = (byCommand[r.command.replace(/Command$/, '')] ??= { n: 0, units: 0, ms: 0 });
     c.n++;
@@ -212,7 +203,6 @@ async function measuredRun(conn: Parameters<typeof createClients>[0], plan: Quer
     c.ms += r.ms;
     if (inCommit) {
       inCommit.units += r.writeUnits;
-      inCommit.ttlUnits += r.writeUnits * ttlShare(r);
       inCommit.requests++;
     }
   });
@@ -227,8 +217,10 @@ async function measuredRun(conn: Parameters<typeof createClients>[0], plan: Quer
     const commits: CommitMeasure[] = [];
     const state = built.state;
     const commit = state.commit.bind(state);
+    const evictionPages = () => (state instanceof DynamoDbStateStore ? state.stats().evictionPagesWritten : 0);
     state.commit = async (op, version, changes: StateChange[], fence) => {
-      inCommit = { units: 0, ttlUnits: 0, requests: 0 };
+      inCommit = { units: 0, requests: 0 };
+      const evictionPagesBefore = evictionPages();
       try {
         await commit(op, version, changes, fence);
       } finally {
@@ -241,7 +233,8 @@ async function measuredRun(conn: Parameters<typeof createClients>[0], plan: Quer
           evictions: changes.length - written.length,
           changedBytes: written.reduce((n, c) => n + Buffer.byteLength(JSON.stringify(c.value)), 0),
           writeUnits: m.units,
-          ttlItemWriteUnits: m.ttlUnits,
+          // pages written only for deletions, a write unit each (every page is at most 1 KB)
+          ttlItemWriteUnits: evictionPages() - evictionPagesBefore,
           requests: m.requests,
         });
       }
@@ -401,8 +394,8 @@ export async function runCostSection(opts: {
     lambda: gbs(per.modelled) * p('lambdaArm64PerGbSecond') + p('lambdaPerMillionRequests') / 1e6,
     lambdaWall: gbs(per.wall) * p('lambdaArm64PerGbSecond') + p('lambdaPerMillionRequests') / 1e6,
   };
-  // Storage: live state, plus TTL'd items (tombstones, markers) kept TTL_DAYS: what the runs wrote, per run, times the runs in TTL_DAYS.
-  const ttlRunsKept = Math.min(RUNS_PER_MONTH, TTL_DAYS * 96);
+  // Storage: live state, plus TTL'd items (superseded pages and manifests) kept TTL_DAYS: what a run wrote, times the runs in TTL_DAYS (the steady state).
+  const ttlRunsKept = TTL_DAYS * 96;
   const stateGb = storage ? (storage.liveBytes + (storage.ttlBytes / runs.length) * ttlRunsKept) / 1e9 : 0;
   const storageUsd = { dynamodb: stateGb * p('dynamodbStoragePerGbMonth') };
   const month = {
@@ -482,7 +475,7 @@ export async function runCostSection(opts: {
   out('  state writes per batch: write units of the commit vs ceil(changed state bytes / 1 KB) (changed bytes: JSON of the values the commit wrote)');
   out(
     table(
-      ['run', 'batch', 'changes', 'evictions', 'changed bytes', 'ceil(KB)', 'commit WRU', 'ratio', 'requests', 'WRU on TTL items'],
+      ['run', 'batch', 'changes', 'evictions', 'changed bytes', 'ceil(KB)', 'commit WRU', 'ratio', 'requests', 'eviction WRU'],
       commits.map((c) => {
         const kb = Math.ceil(c.changedBytes / 1024);
         return [c.run, c.batchId, c.changes, c.evictions, int(c.changedBytes), kb, int(c.writeUnits), kb > 0 ? (c.writeUnits / kb).toFixed(2) : '-', c.requests, int(c.ttlItemWriteUnits)];
@@ -495,8 +488,8 @@ export async function runCostSection(opts: {
   const commitKb = commits.reduce((n, c) => n + Math.ceil(c.changedBytes / 1024), 0);
   out(`  over all batches: ${int(commitUnits)} commit WRU for ${int(commitKb)} ceil(KB) = ${(commitUnits / Math.max(1, commitKb)).toFixed(2)}x (target <= 1.2x + a constant)`);
   out(
-    `  evictions: ${int(ttlUnits)} WRU on items written with a TTL (tombstones) = ${((100 * ttlUnits) / Math.max(1, allUnits)).toFixed(1)}% of all write units (target <= 5%; ` +
-      'measured per request: the share of a request\'s items that carry `ttl`)',
+    `  evictions: ${int(ttlUnits)} WRU on pages written only for deletions = ${((100 * ttlUnits) / Math.max(1, allUnits)).toFixed(1)}% of all write units (target <= 5%; ` +
+      'the state store counts them: an eviction that empties its pages writes none, TTL removes them)',
   );
   out();
   const byCmd: Record<string, { n: number; units: number; ms: number }> = {};
@@ -511,7 +504,7 @@ export async function runCostSection(opts: {
   if (storage) {
     out(
       `  DynamoDB storage: after ${runs.length} runs ${int(storage.liveItems)} live items (${(storage.liveBytes / 1e6).toFixed(1)} MB) and ${int(storage.ttlItems)} items with a TTL ` +
-        `(${(storage.ttlBytes / 1e6).toFixed(1)} MB); TTL'd items are kept ${TTL_DAYS} days, so a month holds ${ttlRunsKept} runs' worth: ${stateGb.toFixed(2)} GB (100 bytes of overhead per item included, no free tier)`,
+        `(${(storage.ttlBytes / 1e6).toFixed(1)} MB); TTL'd items are kept ${TTL_DAYS} days, so the table holds ${ttlRunsKept} runs' worth: ${stateGb.toFixed(2)} GB (100 bytes of overhead per item included, no free tier)`,
     );
   }
   out(

@@ -115,6 +115,12 @@ export interface DynamoDbStateStoreStats {
   readonly writes: number;
   /** Pages written. */
   readonly pagesWritten: number;
+  /**
+   * Of those, pages written only because keys were deleted (evictions): a run of pages whose
+   * changes are all deletions. Each is at most 1 KB of item, one write unit; an eviction that
+   * empties its pages writes none.
+   */
+  readonly evictionPagesWritten: number;
   /** Bytes of the pages' entries written (the changed state and what shares its pages). */
   readonly pageBytesWritten: number;
   /** Bytes of the state values the commits changed (the entries of changed keys, as JSON). */
@@ -170,6 +176,8 @@ interface SlicePlan {
   readonly layout: StoredLayout;
   /** Bytes of the entries of the keys the batch changed. */
   readonly changedBytes: number;
+  /** Pages written for runs whose changes were all deletions. */
+  readonly evictionPages: number;
 }
 
 export class DynamoDbStateStore implements StateStore {
@@ -197,7 +205,7 @@ export class DynamoDbStateStore implements StateStore {
   private readonly legacyChecked = new Set<string>();
   /** The plan `check` made, which the `commit` of the same changes writes. */
   private planned: { operatorId: string; version: number; changes: StateChange[]; plans: SlicePlan[] } | null = null;
-  private counters = { reads: 0, writes: 0, pagesWritten: 0, pageBytesWritten: 0, changedBytes: 0, requests: 0, readRequests: 0, writeRequests: 0, retries: 0 };
+  private counters = { reads: 0, writes: 0, pagesWritten: 0, evictionPagesWritten: 0, pageBytesWritten: 0, changedBytes: 0, requests: 0, readRequests: 0, writeRequests: 0, retries: 0 };
 
   constructor(opts: DynamoDbStateStoreOptions) {
     checkClient(opts.client, 'DynamoDbStateStore');
@@ -357,6 +365,7 @@ export class DynamoDbStateStore implements StateStore {
     for (const plan of plans) {
       this.counters.pagesWritten += plan.pages.length;
       this.counters.changedBytes += plan.changedBytes;
+      this.counters.evictionPagesWritten += plan.evictionPages;
       for (const page of plan.pages) this.counters.pageBytesWritten += itemSize(page.item);
     }
     await mapLimit(plans, this.maxConcurrency, (plan) => this.writeHead(op, version, plan, fence));
@@ -484,6 +493,7 @@ export class DynamoDbStateStore implements StateStore {
     const written: SlicePlan['pages'] = [];
     let live = base?.n ?? 0;
     let changedBytes = 0;
+    let evictionPages = 0;
     const ttl = nowSec + this.ttlSeconds;
     const newPages = (entries: PageEntry[], lo: number): PageRef[] =>
       this.pack(entries, (group) => encodePage(op, keys, pageRef(version, writer, 99_999), group, ttl, this.compressAboveBytes)).map((group, k) => {
@@ -533,7 +543,9 @@ export class DynamoDbStateStore implements StateStore {
           entries.set(c.id, e);
           if (!had) live++;
         }
-        rebuilt.push(...newPages([...entries.values()].sort(entryOrder), lo));
+        const pagesOfRun = newPages([...entries.values()].sort(entryOrder), lo);
+        if (changed.length > 0 && changed.every((c) => c.value === null)) evictionPages += pagesOfRun.length;
+        rebuilt.push(...pagesOfRun);
       }
       // The first page covers every hash from 0 (it may have been dropped).
       if (rebuilt.length > 0 && rebuilt[0].lo !== 0) rebuilt[0] = { ...rebuilt[0], lo: 0 };
@@ -548,7 +560,7 @@ export class DynamoDbStateStore implements StateStore {
     const draft: ManifestRef = { v: version, w: writer, c: 0, n: live };
     const manifestItems = encodeManifest(keys, draft, next, ttl);
     const ref: ManifestRef = { ...draft, c: manifestItems.length };
-    return { keys, head, version, base, prev, ref, manifest: next, pages: written, manifestItems, layout, changedBytes };
+    return { keys, head, version, base, prev, ref, manifest: next, pages: written, manifestItems, layout, changedBytes, evictionPages };
   }
 
   /**
