@@ -47,6 +47,8 @@ export interface PipelineConfig {
   readonly leaseDurationMs?: number;
   /** Offsets/commits kept in the checkpoint. Default 100. */
   readonly retainBatches?: number;
+  /** How many partitions the query's DynamoDB state is split into (`--state-partitions`). */
+  readonly statePartitions?: number;
 }
 
 export interface PipelineExtras {

@@ -49,6 +49,8 @@ export interface ConformanceOptions {
   readonly sink?: 's3' | 'files' | 'dynamodb';
   /** Builds the source for a case when not the S3 landing prefix (e.g. Kinesis). */
   readonly sourceFactory?: (plan: QueryPlan, caseId: string) => Promise<CaseSource>;
+  /** How many partitions each case's DynamoDB state is split into (`--state-partitions`). */
+  readonly statePartitions?: number;
 }
 
 /** A place the runner can put a step's files and a source that reads them. */
