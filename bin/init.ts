@@ -64,6 +64,7 @@ export function initProject(opts: InitOptions): { dir: string; files: string[] }
     LOCAL_SINK: { s3: 's3://sluice-local/output', dynamodb: `dynamodb://${sinkTable}`, parquet: "'s3://sluice-local/output?format=parquet'" }[opts.sink],
     TEST_SINK: { s3: 's3://sluice-sample/output', dynamodb: `dynamodb://${sinkTable}`, parquet: 's3://sluice-sample/output?format=parquet' }[opts.sink],
     KINESIS_NOTE: kinesis ? ' and kinesis-mock' : '',
+    TEST_SERVICES: kinesis ? "'dynamodb', 's3', 'kinesis'" : "'dynamodb', 's3'",
     CDK_IMPORTS: opts.sink === 'dynamodb' ? ', RemovalPolicy, aws_dynamodb as dynamodb' : '',
     SINK_SETUP:
       opts.sink === 'dynamodb'
