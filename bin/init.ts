@@ -62,7 +62,10 @@ export function initProject(opts: InitOptions): { dir: string; files: string[] }
     SINK_TEXT: { s3: 'S3 as JSON lines, one object per batch', dynamodb: 'a DynamoDB table, one item per window', parquet: 'S3 as Parquet files (for Athena)' }[opts.sink],
     LOCAL_SOURCE: kinesis ? 'kinesis://events' : 's3://sluice-local/landing',
     LOCAL_SINK: { s3: 's3://sluice-local/output', dynamodb: `dynamodb://${sinkTable}`, parquet: "'s3://sluice-local/output?format=parquet'" }[opts.sink],
-    TEST_SINK: { s3: 's3://sluice-sample/output', dynamodb: `dynamodb://${sinkTable}`, parquet: 's3://sluice-sample/output?format=parquet' }[opts.sink],
+    // Each test writes its own S3 prefix (an S3 sink's objects are write-once per batch); the
+    // DynamoDB sink keys its items by the checkpoint's query id, so the tests can share the table.
+    TEST_SINK_APPEND: { s3: 's3://sluice-sample/output/append', dynamodb: `dynamodb://${sinkTable}`, parquet: 's3://sluice-sample/output/append?format=parquet' }[opts.sink],
+    TEST_SINK_UPDATE: { s3: 's3://sluice-sample/output/update', dynamodb: `dynamodb://${sinkTable}`, parquet: 's3://sluice-sample/output/update?format=parquet' }[opts.sink],
     KINESIS_NOTE: kinesis ? ' and kinesis-mock' : '',
     TEST_SERVICES: kinesis ? "'dynamodb', 's3', 'kinesis'" : "'dynamodb', 's3'",
     CDK_IMPORTS: opts.sink === 'dynamodb' ? ', RemovalPolicy, aws_dynamodb as dynamodb' : '',

@@ -33,7 +33,7 @@ before(async () => {
 after(() => stack.stop());
 
 test('append mode writes the windows the watermark (12:21) has passed, once', async () => {
-  const rows = await runQueryOnSample(windowedTotals('append'), { files: SAMPLE, sink: '{{TEST_SINK}}', stack });
+  const rows = await runQueryOnSample(windowedTotals('append'), { files: SAMPLE, sink: '{{TEST_SINK_APPEND}}', stack });
   deepStrictEqual(rows.sort(byStart), [
     { window: w('12:00', '12:10'), total: 10 + 5 + 4, events: 3 },
     { window: w('12:10', '12:20'), total: 7, events: 1 },
@@ -42,7 +42,7 @@ test('append mode writes the windows the watermark (12:21) has passed, once', as
 });
 
 test('update mode writes every window the run changed', async () => {
-  const rows = await runQueryOnSample(windowedTotals('update'), { files: SAMPLE, sink: '{{TEST_SINK}}', stack });
+  const rows = await runQueryOnSample(windowedTotals('update'), { files: SAMPLE, sink: '{{TEST_SINK_UPDATE}}', stack });
   deepStrictEqual(rows.sort(byStart), [
     { window: w('12:00', '12:10'), total: 19, events: 3 },
     { window: w('12:10', '12:20'), total: 7, events: 1 },
