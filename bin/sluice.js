@@ -1,4 +1,12 @@
 #!/usr/bin/env node
-// Launcher: runs the TypeScript CLI through tsx, so `npx sluice` needs no build step.
+// Launcher for this repository: runs the TypeScript CLI through tsx, so `node bin/sluice.js` (and
+// `npm start`) need no build step. The published package runs the compiled dist/bin/cli.js.
 require('tsx/cjs');
-require('./sluice.ts');
+const { main } = require('./cli.ts');
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (e) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

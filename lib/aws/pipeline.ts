@@ -59,6 +59,8 @@ export interface PipelineConfig {
   readonly leaseDurationMs?: number;
   /** Offsets/commits kept in the checkpoint. Default 100. */
   readonly retainBatches?: number;
+  /** How many partitions the query's DynamoDB state is split into (`--state-partitions`). */
+  readonly statePartitions?: number;
 }
 
 export interface PipelineExtras {
@@ -141,7 +143,9 @@ export function describeSink(sink: SinkLocation): string {
  * `extras.clients` when given (a Lambda container's, which outlive the run); otherwise they are
  * created here and returned, and the caller destroys them when done.
  */
-export function buildExecutor(conn: AwsConnection, plan: QueryPlan, cfg: PipelineConfig, extras: PipelineExtras = {}) {
+export function buildExecutor(conn: AwsConnection, given: QueryPlan, cfg: PipelineConfig, extras: PipelineExtras = {}) {
+  // --state-partitions stands for the query's option('statePartitions', P)
+  const plan = cfg.statePartitions === undefined ? given : { ...given, statePartitions: cfg.statePartitions };
   // A sibling of the checkpoint prefix, not inside it: the checkpoint's head() lists its prefix.
   const dl = cfg.deadLetter ?? { bucket: cfg.checkpoint.bucket, prefix: `${cfg.checkpoint.prefix}-dead-letter` };
   checkWrittenOutsideSource(cfg, dl);

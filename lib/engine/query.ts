@@ -15,7 +15,7 @@
 import { InvalidOptionError, InvalidQueryError } from './errors';
 import { parseWatermarkDelay, parseWindowDuration } from './duration';
 import { ColumnType, parseSchema, Schema } from './schema';
-import type { BatchLimits, Json, Row } from './ports';
+import type { BatchLimits, Json, OutputRow, Row } from './ports';
 
 export type OutputMode = 'append' | 'update' | 'complete';
 
@@ -34,23 +34,23 @@ export type StatelessStage =
   | { readonly kind: 'withColumn'; readonly name: string; readonly type: ColumnType; readonly fn: (row: Row) => unknown }
   | { readonly kind: 'watermark'; readonly id: string; readonly column: string; readonly delayMs: number; readonly delayText: string };
 
-export interface WindowKey {
+export interface WindowKey<Col extends string = string> {
   readonly kind: 'window';
-  readonly column: string;
+  readonly column: Col;
   readonly durationMs: number;
   readonly slideMs: number;
   readonly startMs: number;
   readonly text: string;
 }
-export interface SessionKey {
+export interface SessionKey<Col extends string = string> {
   readonly kind: 'session';
-  readonly column: string;
+  readonly column: Col;
   readonly gapMs: number;
   readonly text: string;
 }
-export interface ColumnKey {
+export interface ColumnKey<Name extends string = string> {
   readonly kind: 'column';
-  readonly name: string;
+  readonly name: Name;
 }
 export type GroupKey = WindowKey | SessionKey | ColumnKey;
 
@@ -66,7 +66,12 @@ export type StatefulSpec =
   | { readonly kind: 'aggregate'; readonly keys: readonly GroupKey[]; readonly aggs: readonly AggSpec[] }
   | { readonly kind: 'dedup'; readonly columns: readonly string[] | null; readonly withinWatermark: boolean };
 
-export interface QueryPlan {
+/** Carries a plan's output row type (types only: no such property exists at runtime). */
+declare const ROW_TYPE: unique symbol;
+
+/** A checked query. `R` is the type of the rows it emits (see OutputRowOf); only the types carry it. */
+export interface QueryPlan<R = OutputRow> {
+  readonly [ROW_TYPE]?: R;
   readonly name: string;
   readonly source: SourceSpec;
   /** Stateless stages before the stateful operator (or all of them for a stateless query). */
@@ -89,7 +94,7 @@ export interface QueryPlan {
 // ---------------------------------------------------------------- grouping and aggregate helpers
 
 /** `window(column, windowDuration, slideDuration?, startTime?)`: tumbling, or sliding with a slide. */
-export function window(column: string, duration: string, slide?: string, startTime?: string): WindowKey {
+export function window<Col extends string>(column: Col, duration: string, slide?: string, startTime?: string): WindowKey<Col> {
   const durationMs = parseWindowDuration(duration, `window duration for ${column}`);
   const slideMs = slide === undefined ? durationMs : parseWindowDuration(slide, `window slide for ${column}`);
   const startMs = startTime === undefined ? 0 : parseSignedStart(startTime, column);
@@ -113,43 +118,158 @@ function parseSignedStart(text: string, column: string): number {
 }
 
 /** `session_window(column, gapDuration)`. */
-export function sessionWindow(column: string, gap: string): SessionKey {
+export function sessionWindow<Col extends string>(column: Col, gap: string): SessionKey<Col> {
   return { kind: 'session', column, gapMs: parseWindowDuration(gap, `session window gap for ${column}`), text: gap };
 }
 
-export function col(name: string): ColumnKey {
+export function col<Name extends string>(name: Name): ColumnKey<Name> {
   return { kind: 'column', name };
 }
 
-/** A fluent aggregate: `sum('amount').as('total')`. */
-export class AggBuilder {
-  constructor(readonly fn: AggFn, readonly column: string | undefined, readonly name: string) {}
+/** A fluent aggregate: `sum('amount').as('total')`. Its type parameters are the output name, the function and the column. */
+export class AggBuilder<Name extends string = string, Fn extends AggFn = AggFn, Col extends string | undefined = string | undefined> {
+  constructor(readonly fn: Fn, readonly column: Col, readonly name: Name) {}
   /** Names the output column, as Spark's `.alias` / `.as`. */
-  as(name: string): AggBuilder {
+  as<N extends string>(name: N): AggBuilder<N, Fn, Col> {
     return new AggBuilder(this.fn, this.column, name);
   }
-  alias(name: string): AggBuilder {
+  alias<N extends string>(name: N): AggBuilder<N, Fn, Col> {
     return this.as(name);
   }
   toSpec(): AggSpec {
     return { fn: this.fn, column: this.column, as: this.name };
   }
 }
-function agg(fn: AggFn, column: string | undefined): AggBuilder {
-  return new AggBuilder(fn, column, column === undefined ? `${fn}(1)` : `${fn}(${column})`);
+function agg<F extends AggFn, C extends string | undefined>(fn: F, column: C): AggBuilder<C extends string ? `${F}(${C})` : `${F}(1)`, F, C> {
+  return new AggBuilder(fn, column, (column === undefined ? `${fn}(1)` : `${fn}(${column})`) as C extends string ? `${F}(${C})` : `${F}(1)`);
 }
-export const count = (column?: string) => agg('count', column === '*' ? undefined : column);
-export const sum = (column: string) => agg('sum', column);
-export const min = (column: string) => agg('min', column);
-export const max = (column: string) => agg('max', column);
-export const avg = (column: string) => agg('avg', column);
-export const first = (column: string) => agg('first', column);
-export const last = (column: string) => agg('last', column);
-export const approxCountDistinct = (column: string) => agg('approxCountDistinct', column);
+/** `count()` / `count('*')` counts rows, `count(column)` the non-null values of the column. */
+export function count(): AggBuilder<'count(1)', 'count', undefined>;
+export function count<C extends string>(column: C): AggBuilder<C extends '*' ? 'count(1)' : `count(${C})`, 'count', C extends '*' ? undefined : C>;
+export function count(column?: string): AggBuilder<string, 'count', string | undefined>;
+export function count(column?: string): AggBuilder<string, 'count', string | undefined> {
+  return agg('count', column === '*' ? undefined : column);
+}
+export const sum = <C extends string>(column: C) => agg('sum', column);
+export const min = <C extends string>(column: C) => agg('min', column);
+export const max = <C extends string>(column: C) => agg('max', column);
+export const avg = <C extends string>(column: C) => agg('avg', column);
+export const first = <C extends string>(column: C) => agg('first', column);
+export const last = <C extends string>(column: C) => agg('last', column);
+export const approxCountDistinct = <C extends string>(column: C) => agg('approxCountDistinct', column);
+
+// ------------------------------------------------------------------------- types for the user
+//
+// The builders carry the frame's columns as a type parameter (column name to ColumnType), read
+// from the schema's DDL when it is a literal string, so that a typo in a column name or a window
+// over a non-TIMESTAMP column is a compile error, and `.plan()` returns a QueryPlan whose output
+// row type names the grouping keys and the aliases. With a schema that is not a literal (a
+// `string` variable) every column name is accepted and rows are loosely typed, as before.
+
+/** A frame's columns: name to type. `window` / `session_window` of an aggregation are 'WINDOW'. */
+export type FrameColumns = Record<string, ColumnType | 'WINDOW'>;
+/** The columns of a frame whose schema the types cannot read: any name, any type. */
+export type AnyColumns = Record<string, ColumnType | 'WINDOW'>;
+
+type TrimLeft<S extends string> = S extends ` ${infer R}` ? TrimLeft<R> : S extends `\n${infer R}` ? TrimLeft<R> : S extends `\t${infer R}` ? TrimLeft<R> : S;
+type TrimRight<S extends string> = S extends `${infer R} ` ? TrimRight<R> : S extends `${infer R}\n` ? TrimRight<R> : S extends `${infer R}\t` ? TrimRight<R> : S;
+type Trim<S extends string> = TrimLeft<TrimRight<S>>;
+type SplitComma<S extends string> = S extends `${infer H},${infer T}` ? [H, ...SplitComma<T>] : [S];
+type DdlType<T extends string> = Uppercase<T> extends 'STRING' | 'VARCHAR'
+  ? 'STRING'
+  : Uppercase<T> extends 'INT' | 'INTEGER' | 'SMALLINT' | 'SHORT' | 'TINYINT' | 'BYTE'
+    ? 'INT'
+    : Uppercase<T> extends 'LONG' | 'BIGINT'
+      ? 'LONG'
+      : Uppercase<T> extends 'DOUBLE' | 'FLOAT' | 'REAL'
+        ? 'DOUBLE'
+        : Uppercase<T> extends 'BOOLEAN' | 'BOOL'
+          ? 'BOOLEAN'
+          : Uppercase<T> extends 'TIMESTAMP' | 'TIMESTAMP_LTZ'
+            ? 'TIMESTAMP'
+            : never;
+type DdlName<N extends string> = N extends `\`${infer M}\`` ? M : N extends `${infer M}:` ? DdlName<M> : N;
+type FirstWord<S extends string> = S extends `${infer W} ${string}` ? W : S;
+/** One "name TYPE" part as [name, type], or never when the types cannot read it. */
+type DdlColumn<P extends string> = Trim<P> extends `${infer N} ${infer Rest}` ? [DdlName<N>, DdlType<FirstWord<Trim<Rest>>>] : never;
+type DdlColumns<Parts extends string[], Acc extends FrameColumns = {}> = Parts extends [infer H extends string, ...infer T extends string[]]
+  ? DdlColumn<H> extends [infer N extends string, infer C extends ColumnType]
+    ? DdlColumns<T, Acc & { [K in N]: C }>
+    : AnyColumns
+  : Simplify<Acc>;
+/** The columns a Spark DDL string declares: `SchemaColumns<'user STRING, amount DOUBLE'>` is `{ user: 'STRING'; amount: 'DOUBLE' }`. */
+export type SchemaColumns<D extends string> = string extends D ? AnyColumns : DdlColumns<SplitComma<D>>;
+
+type Simplify<T> = { [K in keyof T]: T[K] } & {};
+type Names<C> = keyof C & string;
+type Known<C> = string extends keyof C ? false : true;
+type ColumnsOfType<C, T> = Known<C> extends true ? { [K in keyof C]: C[K] extends T ? K : never }[keyof C] & string : string;
+
+/** A value as functions given to filter/withColumn see it: TIMESTAMP as epoch milliseconds. */
+export type InputValue<T> = T extends 'STRING'
+  ? string | null
+  : T extends 'BOOLEAN'
+    ? boolean | null
+    : T extends 'WINDOW'
+      ? { readonly start: number; readonly end: number }
+      : number | null;
+/** A value in an emitted row: TIMESTAMP as ISO text, NaN and the infinities of a DOUBLE as Spark's JSON writer spells them. */
+export type OutputValue<T> = T extends 'STRING' | 'TIMESTAMP'
+  ? string | null
+  : T extends 'BOOLEAN'
+    ? boolean | null
+    : T extends 'DOUBLE'
+      ? number | 'NaN' | 'Infinity' | '-Infinity' | null
+      : T extends 'WINDOW'
+        ? { readonly start: string; readonly end: string }
+        : number | null;
+/** A row as filter/withColumn functions see it. */
+export type InputRowOf<C extends FrameColumns> = Known<C> extends true ? Simplify<{ [K in keyof C]: InputValue<C[K]> }> : Row;
+/** A row the query emits, as the sinks write it and `RunReport` rows hold it. */
+export type OutputRowOf<C extends FrameColumns> = Simplify<{ [K in keyof C]: OutputValue<C[K]> }>;
+/** The output row type of a plan: `RowOf<typeof plan>`. */
+export type RowOf<P> = P extends QueryPlan<infer R> ? R : never;
+
+/** What groupBy takes for a frame with columns C. */
+export type GroupArg<C extends FrameColumns> = Names<C> | ColumnKey<Names<C>> | WindowKey<ColumnsOfType<C, 'TIMESTAMP'>> | SessionKey<ColumnsOfType<C, 'TIMESTAMP'>>;
+type KeyColumn<C extends FrameColumns, K> = K extends WindowKey<string>
+  ? { window: 'WINDOW' }
+  : K extends SessionKey<string>
+    ? { session_window: 'WINDOW' }
+    : K extends ColumnKey<infer N>
+      ? { [P in N]: C[N] }
+      : K extends string
+        ? { [P in K]: C[K] }
+        : never;
+type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
+type KeyColumns<C extends FrameColumns, K extends readonly unknown[]> = Known<C> extends false ? AnyColumns : UnionToIntersection<{ [I in keyof K]: KeyColumn<C, K[I]> }[number]> & {};
+
+type NumericType = 'INT' | 'LONG' | 'DOUBLE' | 'TIMESTAMP';
+/** The aggregates a frame with columns C accepts (sum and avg need a numeric column). */
+export type AggArg<C extends FrameColumns> = Known<C> extends false
+  ? AggBuilder | AggSpec
+  :
+  | AggBuilder<string, 'count', Names<C> | undefined>
+  | AggBuilder<string, 'sum' | 'avg', ColumnsOfType<C, NumericType>>
+  | AggBuilder<string, 'min' | 'max' | 'first' | 'last' | 'approxCountDistinct', Names<C>>
+  | AggSpec;
+type AggType<C extends FrameColumns, F extends AggFn, Col> = F extends 'count' | 'approxCountDistinct'
+  ? 'LONG'
+  : F extends 'avg'
+    ? 'DOUBLE'
+    : Col extends keyof C
+      ? F extends 'sum'
+        ? C[Col] extends 'INT' | 'LONG'
+          ? 'LONG'
+          : 'DOUBLE'
+        : C[Col]
+      : ColumnType;
+type AggColumn<C extends FrameColumns, A> = A extends AggBuilder<infer N, infer F, infer Col> ? { [P in N]: AggType<C, F, Col> } : A extends AggSpec ? AnyColumns : never;
+type AggColumns<C extends FrameColumns, A extends readonly unknown[]> = Known<C> extends false ? AnyColumns : UnionToIntersection<{ [I in keyof A]: AggColumn<C, A[I]> }[number]> & {};
 
 // ---------------------------------------------------------------------------------- the builders
 
-export class DataStreamReader {
+export class DataStreamReader<C extends FrameColumns = AnyColumns> {
   private fmt: 'json' = 'json';
   private ddl: string | undefined;
   private readonly opts: Record<string, string | number | boolean> = {};
@@ -161,9 +281,10 @@ export class DataStreamReader {
     this.fmt = 'json';
     return this;
   }
-  schema(ddl: string): this {
+  /** Spark DDL. A literal string also gives the frame's column types (SchemaColumns). */
+  schema<D extends string>(ddl: D): DataStreamReader<SchemaColumns<D>> {
     this.ddl = ddl;
-    return this;
+    return this as unknown as DataStreamReader<SchemaColumns<D>>;
   }
   option(key: string, value: string | number | boolean): this {
     this.opts[key] = value;
@@ -182,25 +303,25 @@ export class DataStreamReader {
     return { kind, format: this.fmt, path, schema: parseSchema(this.ddl), options: { ...this.opts } };
   }
   /** An S3 landing prefix of JSON-lines objects (`s3://bucket/prefix/`), or leave it to the runtime. */
-  json(path?: string): StreamFrame {
+  json(path?: string): StreamFrame<C> {
     return this.load(path);
   }
-  load(path?: string): StreamFrame {
-    return new StreamFrame(this.spec('files', path), [], null, []);
+  load(path?: string): StreamFrame<C> {
+    return new StreamFrame<C>(this.spec('files', path), [], null, []);
   }
   /** A Kinesis data stream of JSON records. */
-  kinesis(streamName?: string): StreamFrame {
-    return new StreamFrame(this.spec('kinesis', streamName), [], null, []);
+  kinesis(streamName?: string): StreamFrame<C> {
+    return new StreamFrame<C>(this.spec('kinesis', streamName), [], null, []);
   }
 }
 
 /** Entry point, as `spark.readStream`. */
 export const readStream = {
-  format: (f: string) => new DataStreamReader().format(f),
-  schema: (ddl: string) => new DataStreamReader().schema(ddl),
+  format: (f: string): DataStreamReader<AnyColumns> => new DataStreamReader().format(f),
+  schema: <D extends string>(ddl: D): DataStreamReader<SchemaColumns<D>> => new DataStreamReader().schema(ddl),
 };
 
-export class StreamFrame {
+export class StreamFrame<C extends FrameColumns = AnyColumns> {
   constructor(
     readonly source: SourceSpec,
     readonly stages: readonly StatelessStage[],
@@ -208,12 +329,12 @@ export class StreamFrame {
     readonly post: readonly StatelessStage[],
   ) {}
 
-  private add(stage: StatelessStage): StreamFrame {
-    if (this.stateful) return new StreamFrame(this.source, this.stages, this.stateful, [...this.post, stage]);
-    return new StreamFrame(this.source, [...this.stages, stage], null, []);
+  private add<N extends FrameColumns = C>(stage: StatelessStage): StreamFrame<N> {
+    if (this.stateful) return new StreamFrame<N>(this.source, this.stages, this.stateful, [...this.post, stage]);
+    return new StreamFrame<N>(this.source, [...this.stages, stage], null, []);
   }
 
-  withWatermark(column: string, delay: string): StreamFrame {
+  withWatermark(column: ColumnsOfType<C, 'TIMESTAMP'>, delay: string): StreamFrame<C> {
     if (this.stateful) {
       throw new InvalidQueryError(
         `withWatermark("${column}", "${delay}") after ${this.stateful.kind === 'aggregate' ? 'an aggregation' : 'dropDuplicates'} is not supported: call withWatermark on the input, before the stateful operator`,
@@ -224,60 +345,64 @@ export class StreamFrame {
     columnsAfter(this.source.schema.columns, [...this.stages, stage]); // checks the column now, not at plan()
     return this.add(stage);
   }
-  filter(fn: (row: Row) => boolean, label = 'filter'): StreamFrame {
-    return this.add({ kind: 'filter', fn, label });
+  filter(fn: (row: InputRowOf<C>) => boolean, label = 'filter'): StreamFrame<C> {
+    return this.add({ kind: 'filter', fn: fn as (row: Row) => boolean, label });
   }
-  where(fn: (row: Row) => boolean): StreamFrame {
+  where(fn: (row: InputRowOf<C>) => boolean): StreamFrame<C> {
     return this.filter(fn, 'where');
   }
-  select(...columns: string[]): StreamFrame {
+  select<K extends Names<C>>(...columns: K[]): StreamFrame<Simplify<Pick<C, K>>> {
     return this.add({ kind: 'select', columns });
   }
-  withColumn(name: string, type: ColumnType, fn: (row: Row) => unknown): StreamFrame {
-    return this.add({ kind: 'withColumn', name, type, fn });
+  withColumn<N extends string, T extends ColumnType>(name: N, type: T, fn: (row: InputRowOf<C>) => unknown): StreamFrame<Simplify<Omit<C, N> & { [P in N]: T }>> {
+    return this.add({ kind: 'withColumn', name, type, fn: fn as (row: Row) => unknown });
   }
-  groupBy(...keys: Array<GroupKey | string>): GroupedFrame {
-    return new GroupedFrame(this, keys.map((k) => (typeof k === 'string' ? col(k) : k)));
+  groupBy<K extends GroupArg<C>[]>(...keys: K): GroupedFrame<C, KeyColumns<C, K>> {
+    return new GroupedFrame(this as unknown as StreamFrame<FrameColumns>, keys.map((k) => (typeof k === 'string' ? col(k) : k)) as GroupKey[]);
   }
-  dropDuplicates(columns?: string[]): StreamFrame {
+  dropDuplicates(columns?: Array<Names<C>>): StreamFrame<C> {
     return this.stateful_({ kind: 'dedup', columns: columns && columns.length ? columns : null, withinWatermark: false });
   }
-  dropDuplicatesWithinWatermark(columns?: string[]): StreamFrame {
+  dropDuplicatesWithinWatermark(columns?: Array<Names<C>>): StreamFrame<C> {
     return this.stateful_({ kind: 'dedup', columns: columns && columns.length ? columns : null, withinWatermark: true });
   }
   /** @internal */
-  stateful_(spec: StatefulSpec): StreamFrame {
+  stateful_<N extends FrameColumns = C>(spec: StatefulSpec): StreamFrame<N> {
     if (this.stateful) {
       throw new InvalidQueryError(
         'a second stateful operator after the first is not supported by sluice yet: split the pipeline into two queries, the first writing to a landing prefix the second reads',
       );
     }
-    return new StreamFrame(this.source, this.stages, spec, []);
+    return new StreamFrame<N>(this.source, this.stages, spec, []);
   }
-  get writeStream(): DataStreamWriter {
-    return new DataStreamWriter(this);
+  get writeStream(): DataStreamWriter<C> {
+    return new DataStreamWriter<C>(this as unknown as StreamFrame<FrameColumns>);
   }
 }
 
-export class GroupedFrame {
-  constructor(private readonly frame: StreamFrame, private readonly keys: GroupKey[]) {}
-  agg(...aggs: Array<AggBuilder | AggSpec>): StreamFrame {
+/**
+ * A grouped frame: C are the input columns, K the grouping keys' output columns. `agg` checks
+ * the aggregates' columns against C and returns a frame of K and the aliases.
+ */
+export class GroupedFrame<C extends FrameColumns = AnyColumns, K extends FrameColumns = AnyColumns> {
+  constructor(private readonly frame: StreamFrame<FrameColumns>, private readonly keys: GroupKey[]) {}
+  agg<A extends AggArg<C>[]>(...aggs: A): StreamFrame<Simplify<K & AggColumns<C, A>>> {
     const specs = aggs.map((a) => (a instanceof AggBuilder ? a.toSpec() : { fn: a.fn, column: a.column, as: a.as }));
     return this.frame.stateful_({ kind: 'aggregate', keys: this.keys, aggs: specs });
   }
-  count(): StreamFrame {
-    return this.agg(count().alias('count'));
+  count(): StreamFrame<Simplify<K & { count: 'LONG' }>> {
+    return this.frame.stateful_({ kind: 'aggregate', keys: this.keys, aggs: [count().alias('count').toSpec()] });
   }
 }
 
-export class DataStreamWriter {
+export class DataStreamWriter<C extends FrameColumns = AnyColumns> {
   private mode: OutputMode = 'append';
   private trig: 'availableNow' | 'once' = 'availableNow';
   private name = 'query';
   private late: 'drop' | 'dead-letter' = 'drop';
   private partitions = 1;
 
-  constructor(private readonly frame: StreamFrame) {}
+  constructor(private readonly frame: StreamFrame<FrameColumns>) {}
 
   /**
    * `option('statePartitions', P)`: the state is split into P partitions (1 to 256, default 1) by a
@@ -335,8 +460,8 @@ export class DataStreamWriter {
     return this;
   }
   /** The checked plan. Throws InvalidQueryError with Spark's rule and the fix. */
-  plan(): QueryPlan {
-    return { ...toPlan(this.frame, this.mode, this.trig, this.name), lateRows: this.late, statePartitions: this.partitions };
+  plan(): QueryPlan<OutputRowOf<C>> {
+    return { ...toPlan(this.frame, this.mode, this.trig, this.name), lateRows: this.late, statePartitions: this.partitions } as QueryPlan<OutputRowOf<C>>;
   }
 }
 
@@ -395,7 +520,7 @@ function unknownColumn(name: string, cols: readonly ColumnInfo[], where: string)
   );
 }
 
-export function toPlan(frame: StreamFrame, outputMode: OutputMode, trigger: 'availableNow' | 'once', name: string): QueryPlan {
+export function toPlan(frame: StreamFrame<FrameColumns>, outputMode: OutputMode, trigger: 'availableNow' | 'once', name: string): QueryPlan {
   const limits: { -readonly [K in keyof BatchLimits]: BatchLimits[K] } = {};
   for (const [k, v] of Object.entries(frame.source.options)) {
     if (k in LIMIT_OPTIONS) limits[LIMIT_OPTIONS[k]] = positiveIntOption(k, v);

@@ -80,8 +80,8 @@ export const LAMBDA_BUNDLING = {
 /** The repository root (two levels above lib/infra). */
 const REPO_ROOT = path.resolve(__dirname, '..', '..');
 
-/** The windowed-totals example's entry, the default `entry`. */
-export const DEFAULT_ENTRY = path.join(REPO_ROOT, 'lambdas', 'windowed-totals.ts');
+/** The windowed-totals example's entry, the default `entry` (its compiled .js in the published package). */
+export const DEFAULT_ENTRY = [path.join(REPO_ROOT, 'lambdas', 'windowed-totals.ts'), path.join(REPO_ROOT, 'lambdas', 'windowed-totals.js')].find((f) => fs.existsSync(f)) ?? path.join(REPO_ROOT, 'lambdas', 'windowed-totals.ts');
 
 /** Environment variables the construct owns; `environment` may not set them. */
 const OWNED_ENV = [

@@ -12,7 +12,7 @@ import { CheckpointMismatchError, InjectedCrash } from '../../lib/engine/errors'
 import { MicroBatchExecutor } from '../../lib/engine/executor';
 import { ForeachBatchSink } from '../../lib/engine/foreach-batch';
 import type { Sink } from '../../lib/engine/ports';
-import { count, readStream, sum, window } from '../../lib/engine/query';
+import { count, readStream, sum, window, type QueryPlan } from '../../lib/engine/query';
 import { crashingAt } from '../../lib/engine/testing/crash';
 import { InMemoryCheckpoint, InMemoryFileSource } from '../../lib/engine/testing/memory';
 import { ensureStateTable } from '../../lib/local/resources';
@@ -37,7 +37,7 @@ const stateless = (name: string) =>
     .writeStream.outputMode('append').trigger({ availableNow: true }).queryName(name).plan();
 
 /** Batch 0 crashes before its commit at `planned`; `replayAt(ms)` runs the replay `ms` after that. */
-async function crashedBatch(plan: ReturnType<typeof windowed>, sinkFor: (ns: string) => Sink) {
+async function crashedBatch(plan: QueryPlan, sinkFor: (ns: string) => Sink) {
   const ns = uniqueName('q');
   const { dynamodb } = testClients();
   const planned = Date.parse('2026-10-02T00:00:00Z');

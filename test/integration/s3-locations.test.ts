@@ -35,7 +35,7 @@ describe('when the S3 source is a whole bucket that also holds the CLI\'s defaul
   it('the run is refused before any request, so it never reads its own checkpoint and output as input', async () => {
     const bucket = await freshBucketWithOneFile();
     const plan = windowedTotals({ name: 'own-files' });
-    // The CLI's defaults for `--source s3://<bucket>` (bin/sluice.ts).
+    // The CLI's defaults for `--source s3://<bucket>` (bin/commands.ts).
     const cfg: PipelineConfig = {
       source: { kind: 's3', bucket, prefix: '' },
       checkpoint: { bucket, prefix: '_sluice/own-files/checkpoint' },

@@ -24,10 +24,13 @@ describe('when a query is built', () => {
   });
 
   it('refuses a watermark on a column that is not a TIMESTAMP', () => {
+    // The types refuse it too (test/types/query-types.ts); the runtime check is for untyped callers.
+    // @ts-expect-error n is a LONG, not a TIMESTAMP
     expect(() => events().withWatermark('n', '1 minute')).toThrow(/event time must be a TIMESTAMP column, but n is LONG/);
   });
 
   it('refuses unknown columns and lists the known ones', () => {
+    // @ts-expect-error nope is not a column
     expect(() => events().groupBy('nope').agg(count().as('c')).writeStream.outputMode('update').plan()).toThrow(
       /column "nope" does not exist; the columns are user, event_time, amount, n/,
     );

@@ -1,0 +1,210 @@
+#!/usr/bin/env node
+/**
+ * The sluice CLI (`npx sluice`), on commander. This is an edge: it alone reads process.env and
+ * argv, and passes plain values down. `sluice --help` lists the commands; `sluice <command> --help`
+ * explains one, with an example.
+ *
+ * Exit codes (EXIT_CODES, also in `sluice --help` and the README):
+ *   0  done
+ *   1  the run failed (an error while running), or `conformance check` found a mismatch
+ *   2  the command line or the query is wrong: an unknown command or flag, a missing or invalid value
+ *   3  `run` found the query's lease held by another run and did nothing
+ */
+import { resolve } from 'node:path';
+import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { CRASH_POINTS, parseCrashPlan } from '../lib/engine/testing/crash';
+import { InvalidOptionError, InvalidQueryError, SluiceError } from '../lib/engine/errors';
+import type { ConformanceCliOptions, RunOptions } from './commands';
+import { initProject, INIT_SINKS, INIT_SOURCES } from './init';
+
+/** Same as commands.ts EXIT_CODES (kept here so that help and usage errors load nothing else). */
+export const EXIT_CODES = {
+  ok: 0,
+  failed: 1,
+  usage: 2,
+  leaseHeld: 3,
+} as const;
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const commands = () => require('./commands') as typeof import('./commands');
+
+const EXIT_HELP = `
+Exit codes:
+  0  done
+  1  the run failed, or conformance check found a mismatch
+  2  the command line or the query is wrong (unknown command or flag, missing or invalid value)
+  3  run: the query's lease is held by another run; nothing was done`;
+
+/** `--state-partitions <n>`: a positive integer. */
+function positiveInteger(value: string): number {
+  const n = Number(value);
+  if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n <= 0) {
+    throw new InvalidArgumentError('The number of state partitions must be a positive integer: write e.g. --state-partitions 4.');
+  }
+  return n;
+}
+
+const awsOption = () => new Option('--aws', 'target real AWS (credentials and AWS_REGION from the environment) instead of the embedded local stack');
+const statePartitionsOption = () =>
+  new Option('--state-partitions <n>', 'split the query\'s DynamoDB state into n partitions (a positive integer)').argParser(positiveInteger);
+
+// ---------------------------------------------------------------------------------- the program
+
+/** The CLI's commands; `run` receives each command's exit code. */
+export function buildProgram(done: (code: number) => void, version = '0.0.0'): Command {
+  const program = new Command('sluice')
+    .description('Spark Structured Streaming-style availableNow runs on AWS Lambda, and the tools to build, run and test them')
+    .version(version, '-V, --version')
+    .showHelpAfterError('(run with --help for usage)')
+    .showSuggestionAfterError(true)
+    .addHelpText('after', EXIT_HELP)
+    .exitOverride()
+    .configureOutput({ outputError: (text, write) => write(`sluice: ${text.replace(/^error: /, '')}`) });
+
+  program
+    .command('init')
+    .description('write a new pipeline project (query, Lambda handler, CDK app, sample input, a test) into <directory>')
+    .argument('<directory>', 'the new project\'s folder (created; must be empty or absent); its name names the package')
+    .addOption(new Option('--source <kind>', 'where the pipeline reads').choices(INIT_SOURCES).default('s3'))
+    .addOption(new Option('--sink <kind>', 'where it writes (parquet: S3 Parquet files, needs a sluice with the Parquet sink)').choices(INIT_SINKS).default('s3'))
+    .option('--sluice <spec>', 'the dependency spec for sluice in package.json: a version, or file:<path to a tarball or folder>')
+    .addHelpText(
+      'after',
+      `
+Example:
+  npx sluice init my-pipeline --source kinesis --sink dynamodb
+  cd my-pipeline && npm install && npm start && npm test`,
+    )
+    .action((dir: string, o: { source: (typeof INIT_SOURCES)[number]; sink: (typeof INIT_SINKS)[number]; sluice?: string }) => {
+      const written = initProject({ dir: resolve(dir), source: o.source, sink: o.sink, sluiceSpec: o.sluice });
+      console.log(`sluice: wrote ${written.files.length} files to ${written.dir}:`);
+      for (const f of written.files) console.log(`  ${f}`);
+      console.log(`\nnext: cd ${dir} && npm install && npm start   (then: npm test, npx cdk synth)`);
+      done(EXIT_CODES.ok);
+    });
+
+  program
+    .command('example')
+    .description('run the reference windowed-totals example as three scheduled availableNow runs on the embedded local stack, in append and update mode, printing each run\'s rows')
+    .addArgument(new Argument('[name]', 'the example').choices(['seed']).default('seed'))
+    .addOption(new Option('--source <kind>', 'input as files under an S3 prefix, or records in a Kinesis stream').choices(['s3', 'kinesis']).default('s3'))
+    .addOption(awsOption())
+    .addHelpText('after', '\nExample:\n  npx sluice example seed --source kinesis')
+    .action(async (_name: string, o: { source: 's3' | 'kinesis'; aws?: boolean }) => {
+      done(o.source === 'kinesis' ? await commands().exampleSeedKinesis(o.aws) : await commands().exampleSeed(o.aws));
+    });
+
+  program
+    .command('run')
+    .description(
+      'one availableNow run of the query a module exports (default export: a QueryPlan, or a function returning one); prints the run report as JSON. Targets AWS_ENDPOINT_URL when set (LocalStack), real AWS with --aws, otherwise the embedded local stack',
+    )
+    .argument('<query-module>', 'a .ts or .js module exporting the query')
+    .option('--source <uri>', "s3://bucket/prefix or kinesis://stream (default: the path in the query's load(...))")
+    .option('--checkpoint <uri>', 's3://bucket/prefix of the checkpoint (default: s3://<source bucket>/_sluice/<query>/checkpoint)')
+    .option('--sink <uri>', 's3://bucket/prefix[?format=...] or dynamodb://table[/key] (default: s3://<source bucket>/_sluice/<query>/output)')
+    .option('--state-table <name>', 'the DynamoDB table for state and the lease', 'sluice-state')
+    .option('--max-duration <interval>', 'stop starting batches when this little time is left, e.g. 10m')
+    .option('--input <folder>', "first put the folder's files into the source: new files into the S3 landing prefix, or each line as a Kinesis record")
+    .option('--data-dir <folder>', "where the embedded stack keeps its data between runs", '.sluice/local')
+    .option('--ephemeral', 'start the embedded stack with no data directory: every run starts from nothing')
+    .addOption(statePartitionsOption())
+    .addOption(awsOption())
+    .addHelpText(
+      'after',
+      `
+Failure injection: SLUICE_CRASH_AT=<point>[@batch] crashes the run there (points: ${CRASH_POINTS.join(', ')}).
+
+Example:
+  npx sluice run src/query.ts --source s3://sluice-local/landing --input sample --sink dynamodb://totals`,
+    )
+    .action(async (modulePath: string, o: RunOptions) => done(await commands().runQuery(modulePath, o)));
+
+  const conf = program
+    .command('conformance')
+    .description('run conformance cases (the executable spec, FORMAT.md) through the code a deployed pipeline runs')
+    .addHelpText('after', '\nExample:\n  npx sluice conformance check --sink dynamodb test/conformance/cases/*.json');
+  for (const sub of ['run', 'check'] as const) {
+    conf
+      .command(sub)
+      .description(
+        sub === 'run'
+          ? 'print one JSON result per case'
+          : 'compare each case with its "expect" and print ok or FAIL with the differences; exits 1 on a mismatch',
+      )
+      .argument('<case...>', 'CASE.json files')
+      .option(
+        '--crash <point[@batch]>',
+        `crash each step's first run there (in any batch, or only in @batch) keeping its lease, as a killed Lambda does; the next run takes over and replays. Points: ${CRASH_POINTS.join(', ')} (mid-sink fires with sinks that write in pieces: dynamodb, files)`,
+      )
+      .addOption(new Option('--source <kind>', 'feed the cases through an S3 landing prefix or a Kinesis stream').choices(['s3', 'kinesis']).default('s3'))
+      .addOption(
+        new Option('--sink <kind>', 's3: one object per batch; files: the S3 file sink with its sink log; dynamodb: the DynamoDB table sink').choices(['s3', 'files', 'dynamodb']).default('s3'),
+      )
+      .addOption(statePartitionsOption())
+      .addOption(awsOption())
+      .addHelpText('after', `\nExample:\n  npx sluice conformance ${sub} --crash mid-sink@1 --sink dynamodb test/conformance/cases/*.json`)
+      .action(async (files: string[], o: ConformanceCliOptions) => {
+        if (o.crash) parseCrashPlan(o.crash); // a bad point is a usage error before any emulator starts
+        done(await commands().conformance(sub, files, o));
+      });
+  }
+  // A command group without its subcommand prints its help and is a usage error.
+  conf.action(() => {
+    conf.outputHelp({ error: true });
+    done(EXIT_CODES.usage);
+  });
+  for (const c of program.commands) c.exitOverride().configureOutput({ outputError: (text, write) => write(`sluice: ${text.replace(/^error: /, '')}`) }).showHelpAfterError(`(run "sluice ${c.name()} --help" for usage)`);
+  for (const c of conf.commands) c.exitOverride().configureOutput({ outputError: (text, write) => write(`sluice: ${text.replace(/^error: /, '')}`) }).showHelpAfterError(`(run "sluice conformance ${c.name()} --help" for usage)`);
+  return program;
+}
+
+function packageVersion(): string {
+  for (const p of ['../package.json', '../../package.json']) {
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      return (require(p) as { version: string }).version;
+    } catch {
+      // not at this depth (the CLI runs from bin/ in the repository, from dist/bin/ in the package)
+    }
+  }
+  return '0.0.0';
+}
+
+export async function main(argv: string[]): Promise<number> {
+  // The AWS SDK warns on Node.js 20 that its releases after January 2027 will need Node.js 22; the
+  // versions sluice pins support Node.js 20 (and the Lambda runs Node.js 22). README "The CLI".
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  let code: number | undefined;
+  const program = buildProgram((c) => (code = c), packageVersion());
+  if (argv.length === 0) {
+    program.outputHelp({ error: true });
+    return EXIT_CODES.usage;
+  }
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return EXIT_CODES.ok;
+      return EXIT_CODES.usage;
+    }
+    if (e instanceof InvalidOptionError || e instanceof InvalidQueryError) {
+      console.error(`sluice: ${e.message}`);
+      return EXIT_CODES.usage;
+    }
+    if (e instanceof SluiceError) console.error(`sluice: ${e.message}`);
+    else console.error(e);
+    return EXIT_CODES.failed;
+  }
+  return code ?? EXIT_CODES.ok;
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (e) => {
+      console.error(e);
+      process.exit(EXIT_CODES.failed);
+    },
+  );
+}

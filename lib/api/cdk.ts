@@ -1,0 +1,7 @@
+/**
+ * `sluice/cdk`: the CDK side. Needs the peer dependencies aws-cdk-lib (2.x) and constructs (10.x).
+ *
+ *   import { AvailableNowPipeline, PipelineSource, PipelineSink } from 'sluice/cdk';
+ *   new AvailableNowPipeline(this, 'Totals', { entry: 'src/handler.ts', source: PipelineSource.s3(), sink: PipelineSink.s3() });
+ */
+export * from '../infra/available-now-pipeline';

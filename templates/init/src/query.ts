@@ -1,0 +1,31 @@
+/**
+ * The windowed-totals query: per 10-minute window of event time, the sum of `amount` and the
+ * number of events, with a 10-minute watermark. In append mode a window is written once, when
+ * the watermark passes its end; in update mode every run writes the windows it changed.
+ *
+ * The source's location is left to the runtime (the Lambda's environment, `sluice run --source`),
+ * so the same query runs locally and deployed.
+ */
+import { count, readStream, sum, window, type OutputMode, type RowOf } from 'sluice';
+
+export const SCHEMA = 'user STRING, event_time TIMESTAMP, amount DOUBLE';
+
+export function windowedTotals(outputMode: OutputMode = 'append') {
+  return readStream
+    .format('json')
+    .schema(SCHEMA)
+    .option('{{LIMIT_OPTION}}', 1000)
+    .{{READ}}()
+    .withWatermark('event_time', '10 minutes')
+    .groupBy(window('event_time', '10 minutes'))
+    .agg(sum('amount').as('total'), count().as('events'))
+    .writeStream.outputMode(outputMode)
+    .trigger({ availableNow: true })
+    .queryName('{{NAME}}')
+    .plan();
+}
+
+/** A row the query emits: `{ window: { start, end }, total, events }`, typed from groupBy/agg. */
+export type TotalsRow = RowOf<ReturnType<typeof windowedTotals>>;
+
+export default windowedTotals;

@@ -1,0 +1,61 @@
+/**
+ * Compile-time checks of the query API's types (not run: test/unit/query-types.test.ts compiles
+ * this file with tsc). Each `@ts-expect-error` line must be a type error, or tsc fails with
+ * "Unused '@ts-expect-error' directive"; each `Expect<Equal<...>>` must hold, or it fails too.
+ */
+import { avg, count, max, readStream, sessionWindow, sum, window, type RowOf } from '../../lib/api/query';
+
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+type Expect<T extends true> = T;
+
+const events = () => readStream.format('json').schema('key STRING, event_time TIMESTAMP, amount DOUBLE, n LONG, ok BOOLEAN').load('s3://b/landing');
+
+// ---- the output row follows from groupBy/agg
+const totals = events()
+  .withWatermark('event_time', '10 minutes')
+  .groupBy(window('event_time', '10 minutes'), 'key')
+  .agg(sum('amount').as('total'), count().as('events'), sum('n'), max('key').as('last_key'))
+  .writeStream.outputMode('append')
+  .plan();
+type TotalsRow = RowOf<typeof totals>;
+export type Checks = [
+  Expect<Equal<keyof TotalsRow, 'window' | 'key' | 'total' | 'events' | 'sum(n)' | 'last_key'>>,
+  Expect<Equal<TotalsRow['window'], { readonly start: string; readonly end: string }>>,
+  Expect<Equal<TotalsRow['key'], string | null>>,
+  Expect<Equal<TotalsRow['events'], number | null>>,
+  Expect<Equal<TotalsRow['sum(n)'], number | null>>,
+  Expect<Equal<TotalsRow['total'], number | 'NaN' | 'Infinity' | '-Infinity' | null>>,
+  Expect<Equal<TotalsRow['last_key'], string | null>>,
+];
+
+const sessions = events().withWatermark('event_time', '5 minutes').groupBy(sessionWindow('event_time', '5 minutes')).agg(avg('amount').as('mean')).writeStream.outputMode('append').plan();
+export type SessionChecks = [Expect<Equal<keyof RowOf<typeof sessions>, 'session_window' | 'mean'>>];
+
+// Stateless stages keep and change the columns too.
+const picked = events().withColumn('big', 'BOOLEAN', (r) => (r.amount ?? 0) > 100).select('key', 'big').writeStream.plan();
+export type PickedChecks = [Expect<Equal<RowOf<typeof picked>, { key: string | null; big: boolean | null }>>];
+
+// A filter sees TIMESTAMP as epoch milliseconds.
+events().filter((r) => (r.event_time ?? 0) > Date.UTC(2026, 0, 1));
+
+// ---- invalid combinations are compile errors
+// @ts-expect-error a column the schema does not declare
+events().groupBy('nope');
+// @ts-expect-error a window over a column that is not a TIMESTAMP
+events().groupBy(window('amount', '10 minutes'));
+// @ts-expect-error a watermark on a LONG
+events().withWatermark('n', '10 minutes');
+// @ts-expect-error sum over a BOOLEAN
+events().groupBy('key').agg(sum('ok'));
+// @ts-expect-error an aggregate over a column the schema does not declare
+events().groupBy('key').agg(max('amout'));
+// @ts-expect-error dropDuplicates over an unknown column
+events().dropDuplicates(['user']);
+// @ts-expect-error select of an unknown column
+events().select('key', 'amount2');
+// @ts-expect-error a filter comparing a STRING column with a number
+events().filter((r) => r.key > 5);
+
+// ---- a schema that is not a literal: any column, rows loosely typed (as before the types)
+const ddl: string = 'a STRING, t TIMESTAMP';
+readStream.format('json').schema(ddl).load().groupBy('anything', window('t', '1 minute')).agg(sum('x').as('y')).writeStream.plan();

@@ -1,0 +1,136 @@
+/**
+ * The CLI: help per command, usage errors with the fix and exit code 2, and `sluice init` writing
+ * a project. A few cases run it as a user does (node bin/sluice.js, a child process); the rest
+ * call its main() in this process, with stdout and stderr captured (a child costs seconds under
+ * load). Nothing here starts the emulators (test/package/scaffold.test.ts runs a scaffolded
+ * project end to end).
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { main } from '../../bin/cli';
+
+const CLI = join(__dirname, '..', '..', 'bin', 'sluice.js');
+
+function sluice(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, AWS_ENDPOINT_URL: '' } }, (error, stdout, stderr) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** main(argv) with what it writes to stdout and stderr. */
+async function inProcess(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const out = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => ((stdout += String(chunk)), true));
+  const err = jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((stderr += String(chunk)), true));
+  const log = jest.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void (stdout += `${a.join(' ')}\n`));
+  const error = jest.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void (stderr += `${a.join(' ')}\n`));
+  try {
+    const code = await main(args);
+    return { code, stdout, stderr };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+    log.mockRestore();
+    error.mockRestore();
+  }
+}
+
+describe('sluice CLI', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('--help lists the commands and the exit codes; no command is a usage error', async () => {
+    const help = await sluice('--help');
+    expect(help.code).toBe(0);
+    for (const c of ['init', 'example', 'run', 'conformance']) expect(help.stdout).toMatch(new RegExp(`^  ${c} `, 'm'));
+    expect(help.stdout).toMatch(/Exit codes:\n  0 .*\n  1 .*\n  2 .*\n  3 /);
+    const none = await sluice();
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('Commands:');
+  });
+
+  it.each([
+    ['run', /--state-partitions <n>[\s\S]*Example:\n  npx sluice run /],
+    ['init', /--sluice <spec>[\s\S]*Example:\n  npx sluice init /],
+    ['example', /--source <kind>[\s\S]*Example:\n  npx sluice example /],
+  ])('%s --help explains it with an example', async (cmd, pattern) => {
+    const r = await inProcess(cmd, '--help');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(pattern);
+  });
+
+  it('conformance run and check take --state-partitions', async () => {
+    for (const sub of ['run', 'check']) {
+      const r = await inProcess('conformance', sub, '--help');
+      expect(r.stdout).toMatch(/--state-partitions <n>/);
+    }
+  });
+
+  it('an unknown flag is exit 2 with the likely fix', async () => {
+    const r = await sluice('run', 'q.ts', '--sorce', 's3://b/p');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("sluice: unknown option '--sorce'");
+    expect(r.stderr).toContain('(Did you mean --source?)');
+  });
+
+  it('an unknown command is exit 2 with the likely fix', async () => {
+    const r = await inProcess('conformace');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/unknown command 'conformace'[\s\S]*Did you mean conformance\?/);
+  });
+
+  it.each([['0'], ['-1'], ['2.5'], ['four']])('--state-partitions %s is exit 2 saying what to write', async (value) => {
+    const r = await inProcess('conformance', 'check', '--state-partitions', value, 'case.json');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`argument '${value}' is invalid. The number of state partitions must be a positive integer: write e.g. --state-partitions 4.`);
+  });
+
+  it('a missing value or argument is exit 2', async () => {
+    const noValue = await inProcess('conformance', 'check', 'case.json', '--sink');
+    expect(noValue.code).toBe(2);
+    expect(noValue.stderr).toContain("option '--sink <kind>' argument missing");
+    const noCase = await inProcess('conformance', 'check');
+    expect(noCase.code).toBe(2);
+    expect(noCase.stderr).toContain("missing required argument 'case'");
+    const badChoice = await inProcess('init', join(dir, 'x'), '--sink', 'kafka');
+    expect(badChoice.code).toBe(2);
+    expect(badChoice.stderr).toContain('Allowed choices are s3, dynamodb, parquet');
+    const badCrash = await inProcess('conformance', 'run', '--crash', 'mid-lunch', 'case.json');
+    expect(badCrash.code).toBe(2);
+    expect(badCrash.stderr).toMatch(/^sluice: .*mid-lunch/m);
+  });
+
+  it('init writes the project for the source and sink asked for, and refuses a folder in use', async () => {
+    const target = join(dir, 'My Pipeline');
+    const r = await sluice('init', target, '--source', 'kinesis', '--sink', 'dynamodb', '--sluice', '0.1.0');
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    for (const f of ['package.json', 'src/query.ts', 'src/handler.ts', 'bin/app.ts', 'cdk.json', 'sample/001.json', 'test/query.test.ts', 'README.md', '.gitignore', 'tsconfig.json']) {
+      expect(existsSync(join(target, f))).toBe(true);
+    }
+    const pkg = JSON.parse(readFileSync(join(target, 'package.json'), 'utf8'));
+    expect(pkg.name).toBe('my-pipeline');
+    expect(pkg.dependencies).toEqual({ sluice: '0.1.0' });
+    expect(pkg.devDependencies['kinesis-local']).toBeDefined();
+    expect(pkg.scripts.start).toBe('sluice run src/query.ts --source kinesis://events --input sample --sink dynamodb://my-pipeline-totals --ephemeral');
+    expect(readFileSync(join(target, 'src/query.ts'), 'utf8')).toContain('.kinesis()');
+    expect(readFileSync(join(target, 'bin/app.ts'), 'utf8')).toContain("PipelineSink.dynamodb(totals, 'totals')");
+    for (const f of ['src/query.ts', 'bin/app.ts', 'test/query.test.ts', 'README.md']) expect(readFileSync(join(target, f), 'utf8')).not.toMatch(/\{\{/);
+
+    const again = await sluice('init', target);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('is not empty: pass a new folder name');
+    writeFileSync(join(dir, 'not-a-tarball'), '');
+    const missing = await sluice('init', join(dir, 'y'), '--sluice', 'file:./no-such.tgz');
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('does not exist: pack one with npm pack, or give a version');
+  });
+});
