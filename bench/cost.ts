@@ -22,10 +22,10 @@ import type { Consumption } from '../lib/aws/request/meter';
 import type { RunReport } from '../lib/engine/executor';
 import type { StateChange } from '../lib/engine/ports';
 import { DynamoDbStateStore } from '../lib/aws/dynamodb/state-store';
-import { count, readStream, sum, window, type QueryPlan } from '../lib/engine/query';
+import type { QueryPlan } from '../lib/engine/query';
 import { ensureBucket, ensureStateTable } from '../lib/local/resources';
 import { startLocalStack } from '../lib/local/stack';
-import { BENCH_SCHEMA } from './generate';
+import { benchPlan } from './query';
 import { fileBody } from './lazy-files';
 
 const BUCKET = 'sluice-cost';
@@ -62,17 +62,7 @@ function loadPrices(): Prices {
 
 /** The reference query: the bench's windowed totals by user, with the landing source's default limits. */
 export function costPlan(): QueryPlan {
-  return readStream
-    .format('json')
-    .schema(BENCH_SCHEMA)
-    .load()
-    .withWatermark('event_time', '10 minutes')
-    .groupBy(window('event_time', '10 minutes'), 'user')
-    .agg(sum('amount').as('total'), count().as('events'))
-    .writeStream.outputMode('append')
-    .trigger({ availableNow: true })
-    .queryName('cost-reference')
-    .plan();
+  return benchPlan(undefined, 'cost-reference');
 }
 
 const START_MS = Date.UTC(2026, 9, 1, 12, 0, 0); // lazy-files' event time origin

@@ -8,11 +8,10 @@ import { BENCH_SCHEMA } from './generate';
 export const WINDOW_MS = 10 * 60_000;
 export const WATERMARK_DELAY_MS = 10 * 60_000;
 
-export function benchPlan(maxFilesPerTrigger: number, name = 'bench-user-totals'): QueryPlan {
-  return readStream
-    .format('json')
-    .schema(BENCH_SCHEMA)
-    .option('maxFilesPerTrigger', maxFilesPerTrigger)
+/** `maxFilesPerTrigger` undefined: the landing source's default limits. */
+export function benchPlan(maxFilesPerTrigger: number | undefined, name = 'bench-user-totals'): QueryPlan {
+  const reader = readStream.format('json').schema(BENCH_SCHEMA);
+  return (maxFilesPerTrigger === undefined ? reader : reader.option('maxFilesPerTrigger', maxFilesPerTrigger))
     .load()
     .withWatermark('event_time', '10 minutes')
     .groupBy(window('event_time', '10 minutes'), 'user')

@@ -17,13 +17,8 @@ import { InvalidOptionError, InvalidQueryError, SluiceError } from '../lib/engin
 import type { ConformanceCliOptions, RunOptions } from './commands';
 import { initProject, INIT_SINKS, INIT_SOURCES } from './init';
 
-/** Same as commands.ts EXIT_CODES (kept here so that help and usage errors load nothing else). */
-export const EXIT_CODES = {
-  ok: 0,
-  failed: 1,
-  usage: 2,
-  leaseHeld: 3,
-} as const;
+export { EXIT_CODES } from './exit-codes';
+import { EXIT_CODES } from './exit-codes';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const commands = () => require('./commands') as typeof import('./commands');

@@ -20,13 +20,8 @@ import { ensureBucket, ensureStateTable, ensureStream } from '../lib/local/resou
 import { startLocalStack, LocalStack } from '../lib/local/stack';
 import { SEED_FILES, showTotals, windowedTotals } from '../examples/windowed-totals';
 
-/** The exit codes the commands return (bin/cli.ts documents them). */
-export const EXIT_CODES = {
-  ok: 0,
-  failed: 1,
-  usage: 2,
-  leaseHeld: 3,
-} as const;
+export { EXIT_CODES } from './exit-codes';
+import { EXIT_CODES } from './exit-codes';
 
 type Service = 'dynamodb' | 's3' | 'kinesis';
 
