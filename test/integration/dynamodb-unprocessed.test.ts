@@ -54,30 +54,37 @@ beforeAll(async () => {
 });
 
 const op: OperatorStateSpec = { operatorId: 'agg0', fixedEviction: true, evictionGranularityMs: MINUTE };
-const changes = (n: number): StateChange[] => Array.from({ length: n }, (_, i) => ({ key: { id: `k${i}`, evictAt: MINUTE }, value: { sum: i } }));
+// Values of ~120 bytes in text pages: 100 keys take a dozen pages, so one BatchGetItem asks for several.
+const changes = (n: number): StateChange[] => Array.from({ length: n }, (_, i) => ({ key: { id: `k${i}`, evictAt: MINUTE }, value: { sum: i, pad: 'x'.repeat(100) } }));
+const TEXT_PAGES = { compressAboveBytes: 32 * 1024 };
 const fast = { baseDelayMs: 1, maxDelayMs: 5 };
 
 describe('when BatchGetItem leaves state keys unprocessed', () => {
   it('the state store asks again for them and reads every value', async () => {
     const ns = uniqueName('st');
-    await new DynamoDbStateStore({ client: createClients(testConnection()).dynamodb, tableName: table, namespace: ns }).commit(op, 0, changes(5));
+    const writer = new DynamoDbStateStore({ client: createClients(testConnection()).dynamodb, tableName: table, namespace: ns, ...TEXT_PAGES });
+    await writer.commit(op, 0, changes(100));
+    expect(writer.stats().pagesWritten).toBeGreaterThan(5);
     const { client, state } = throttlingReads(2);
     const store = new DynamoDbStateStore({ client, tableName: table, namespace: ns, ...fast });
-    const got = await store.get(op, changes(5).map((c) => c.key), 0);
+    const got = await store.get(op, changes(100).map((c) => c.key), 0);
     expect(state.altered).toBe(2);
-    expect([...got.values()].map((e) => [e.key.id, e.value]).sort()).toEqual(changes(5).map((c) => [c.key.id, c.value]).sort());
+    expect([...got.values()].map((e) => [e.key.id, e.value]).sort()).toEqual(changes(100).map((c) => [c.key.id, c.value]).sort());
     expect(store.stats().retries).toBeGreaterThanOrEqual(2);
   });
 
   it('gives up after maxAttempts with a retriable error naming the request and the remedy', async () => {
     const ns = uniqueName('st');
-    await new DynamoDbStateStore({ client: createClients(testConnection()).dynamodb, tableName: table, namespace: ns }).commit(op, 0, changes(5));
+    const writer = new DynamoDbStateStore({ client: createClients(testConnection()).dynamodb, tableName: table, namespace: ns, ...TEXT_PAGES });
+    await writer.commit(op, 0, changes(100));
+    const pages = writer.stats().pagesWritten;
     const { client, state } = throttlingReads(Infinity);
     const store = new DynamoDbStateStore({ client, tableName: table, namespace: ns, maxAttempts: 3, ...fast });
-    const err = await store.get(op, changes(5).map((c) => c.key), 0).catch((e) => e);
+    const err = await store.get(op, changes(100).map((c) => c.key), 0).catch((e) => e);
     expect(err).toBeInstanceOf(SluiceError);
     expect(err.retriable).toBe(true);
-    expect(err.message).toMatch(new RegExp(`BatchGetItem on table ${table} left 2 keys unprocessed after 3 attempts: raise the table's capacity`)); // each answer served one key: 5 - 3
+    // each answer served one page: pages - 3 left
+    expect(err.message).toMatch(new RegExp(`BatchGetItem on table ${table} left ${pages - 3} keys unprocessed after 3 attempts: raise the table's capacity`));
     expect(state.altered).toBe(3);
   });
 });
