@@ -8,7 +8,7 @@
  *
  * PERFORMANCE TRICK (STYLE: one marked module with the benchmark that justifies it). Measured
  * by issue 13's A/B on the engine section of `npm run bench` (bench/engine-run.ts on the bench's
- * plain ports, 1M events, 3 rounds a process; shared 2-core machine, load 3-7; the shipped code
+ * plain ports, 1M events, 3 rounds a process; shared 2-core machine, load 1-8; the shipped code
  * and a copy with this off, interleaved, 10 processes each): the engine at a median 0.72x the
  * JSON.parse floor with it (0.63x-1.04x), 0.66x without (0.54x-0.77x); lower without it in 9 of
  * the 10 pairs (each pair's ratio a median 0.91 of the shipped one), its best whole run 15% slower.
