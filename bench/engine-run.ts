@@ -1,9 +1,12 @@
 /**
- * The engine alone: MicroBatchExecutor on the in-memory ports (lib/engine/testing/memory.ts).
+ * The engine alone: MicroBatchExecutor on the in-memory file source (lib/engine/testing/memory.ts)
+ * and the bench's plain state store, checkpoint and counting sink (bench/plain-ports.ts): the
+ * strict twins, test oracles, would be timed too.
  */
 import { MicroBatchExecutor, type RunReport } from '../lib/engine/executor';
-import { CountingStateStore, InMemoryCheckpoint, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../lib/engine/testing/memory';
+import { CountingStateStore, InMemoryFileSource } from '../lib/engine/testing/memory';
 import type { Sink, StateStore } from '../lib/engine/ports';
+import { CountingSink, PlainCheckpoint, PlainStateStore } from './plain-ports';
 import { benchPlan } from './query';
 
 export interface EngineRun {
@@ -23,14 +26,14 @@ export async function runEngine(
   const source = new InMemoryFileSource(plan.source.schema);
   // Keys are generated in order; `add` would re-sort after every file.
   for (const f of files) source.files.push(f as { key: string; body: string });
-  const state = new CountingStateStore(opts.state ?? new InMemoryStateStore({ strict: false }));
+  const state = new CountingStateStore(opts.state ?? new PlainStateStore());
   const memoryAfterBatch: EngineRun['memoryAfterBatch'] = [];
   const executor = new MicroBatchExecutor({
     plan,
     source,
-    checkpoint: new InMemoryCheckpoint(),
+    checkpoint: new PlainCheckpoint(),
     state,
-    sink: opts.sink ?? new InMemorySink(),
+    sink: opts.sink ?? new CountingSink(),
     log: (e) => {
       if (e.event !== 'batch') return;
       const m = process.memoryUsage();

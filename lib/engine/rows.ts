@@ -4,7 +4,6 @@
  */
 import type { OutputRow, Row } from './ports';
 import { outputValue } from './schema';
-import { SmallCache } from './small-cache';
 import type { ColumnInfo, StatelessStage } from './query';
 
 export interface StageResult {
@@ -78,9 +77,7 @@ export function toOutputRow(row: Row, columns: readonly ColumnInfo[]): OutputRow
   return out;
 }
 
-/** ISO text of window bounds, by epoch ms: a batch emits many rows per window, and few windows (see small-cache.ts). */
-const boundText = new SmallCache<number, string>();
-
+/** ISO text of a window bound, by epoch ms. */
 function windowBound(ms: number): string {
-  return boundText.get(ms) ?? boundText.put(ms, new Date(ms).toISOString());
+  return new Date(ms).toISOString();
 }

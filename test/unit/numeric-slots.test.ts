@@ -7,8 +7,6 @@ import { compileAgg, initBuffer, updateBuffer, type CompiledAgg } from '../../li
 import { NumericSlots } from '../../lib/engine/operators/numeric-slots';
 import type { Row } from '../../lib/engine/ports';
 import type { AggSpec } from '../../lib/engine/query';
-import { SmallCache } from '../../lib/engine/small-cache';
-import { stateId } from '../../lib/engine/operators/state-id';
 
 const specs: AggSpec[] = [
   { fn: 'count', as: 'rows' },
@@ -83,33 +81,5 @@ describe('NumericSlots', () => {
     slots.add(5, { x: 2, y: 3 });
     slots.reset(5);
     expect(slots.buffer(5)).toEqual(initBuffer(specs.map(compileAgg)));
-  });
-});
-
-describe('SmallCache', () => {
-  it('keeps what it is given, and starts over past its limit', () => {
-    const cache = new SmallCache<number, string>();
-    expect(cache.get(1)).toBeUndefined();
-    expect(cache.put(1, 'one')).toBe('one');
-    expect(cache.get(1)).toBe('one');
-    for (let i = 2; i <= 5000; i++) cache.put(i, String(i));
-    expect(cache.size).toBeLessThanOrEqual(4096);
-    expect(cache.get(5000)).toBe('5000');
-  });
-});
-
-describe('stateId with the window text cache', () => {
-  it('gives the ids it gives without it', () => {
-    const cache = new SmallCache<number, string>();
-    const cases = [
-      [[1_700_000_000_000, 1_700_000_600_000], 'u1'],
-      [[1_700_000_000_000, 1_700_000_600_000], 'u2'],
-      [[-600_000, 0], null],
-      [[NaN, 1], 'u'],
-      [[1, 2, 3], 'u'],
-      ['[1,2]', 7],
-    ];
-    for (const kv of cases) expect(stateId(kv as never, cache)).toBe(stateId(kv as never));
-    expect(stateId([[1_700_000_000_000, 1_700_000_600_000], 'u1'] as never, cache)).toBe('[[1700000000000,1700000600000],"u1"]');
   });
 });

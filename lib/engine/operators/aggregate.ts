@@ -12,10 +12,8 @@ import type { Json, OperatorStateSpec, Row, StateChange, StateKey, StateStore } 
 import type { GroupKey, WindowKey } from '../query';
 import { BatchMeta, isExpired, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
-import { SmallCache } from '../small-cache';
 import { NumericSlots } from './numeric-slots';
 import { byId, stateId, statePartition } from './state-id';
-import { SlotTable } from './slot-table';
 import { covers, lastWindowIndex, windowEnd, windowIndexOf, windowsPerEvent, windowStartAt } from './windows';
 
 interface Group {
@@ -46,11 +44,14 @@ type StoredGroup = {
   readonly b: Buffer;
 };
 
+/** The last level of the groups' trie: a grouping value to its group's slot. */
+type Leaf = Map<unknown, number>;
+
 /**
  * A level of the groups' trie: a grouping value to the next level or, at the last level (and at
- * the root without grouping keys, under undefined), a SlotTable of the groups' slots.
+ * the root without grouping keys, under undefined), to the group's slot.
  */
-type Level = Map<unknown, Level> | SlotTable;
+type Level = Map<unknown, Level> | Leaf;
 
 /** Groups kept between the batches of one run: their trie, with every group's latest state. */
 interface GroupCache {
@@ -102,13 +103,6 @@ export class AggregateOperator implements StatefulOperator {
   private readonly numeric: NumericSlots | null;
   /** The query's state partitions (StateKey.partition). */
   private readonly partitions: number;
-  /** The text of window grouping values in state ids, by start (see small-cache.ts). */
-  private readonly windowText = new SmallCache<number, string>();
-  /**
-   * The [start, end] grouping value of each window, by index: one array for all the groups of a
-   * window (groups never change their kv), as a batch makes thousands of groups in few windows.
-   */
-  private readonly windowValues = new SmallCache<number, number[]>();
   /** The last first-level lookup of the trie in this batch (key, its level). */
   private lastFirst: { key: unknown; level: Level | null } = { key: undefined, level: null };
 
@@ -128,7 +122,7 @@ export class AggregateOperator implements StatefulOperator {
 
   /** A group's state key: its id, eviction time and partition (by its grouping values without the window). */
   private stateKey(g: Group): StateKey {
-    const id = stateId(g.kv, this.windowText);
+    const id = stateId(g.kv);
     if (this.partitions <= 1) return { id, evictAt: g.evictAt };
     const groupId = this.windowPosition < 0 ? id : stateId(g.kv.filter((_, i) => i !== this.windowPosition));
     return { id, evictAt: g.evictAt, partition: statePartition(groupId, this.partitions) };
@@ -157,7 +151,7 @@ export class AggregateOperator implements StatefulOperator {
       this.groups = [];
       this.freeSlots = [];
     }
-    const root: Level = cached ? cached.root : this.names.length <= 1 ? new SlotTable() : new Map<unknown, Level>();
+    const root: Level = cached ? cached.root : this.names.length <= 1 ? new Map<unknown, number>() : new Map<unknown, Level>();
     const touched: Group[] = [];
     const late: Row[] = [];
     return {
@@ -217,37 +211,32 @@ export class AggregateOperator implements StatefulOperator {
       else {
         const map = level as Map<unknown, Level>;
         next = map.get(value);
-        if (next === undefined) map.set(value, (next = i === keyCount - 2 ? new SlotTable() : new Map<unknown, Level>()));
+        if (next === undefined) map.set(value, (next = i === keyCount - 2 ? new Map<unknown, number>() : new Map<unknown, Level>()));
         if (i === 0) this.lastFirst = { key: value, level: next };
       }
       level = next;
     }
     // (no grouping keys at all: one global group, under undefined)
     const value = keyCount === 0 ? undefined : this.trieKey(row, keyCount - 1, windowIndex);
-    const leaf = level as SlotTable;
+    const leaf = level as Leaf;
     const slot = leaf.get(value);
     return slot === undefined ? this.newGroup(row, windowIndex, leaf, value) : this.groups[slot]!;
   }
 
   /** A new group for the row's keys in window `windowIndex`, put into `leaf` under `value`. */
-  private newGroup(row: Row, windowIndex: number, leaf: SlotTable, value: unknown): Group {
+  private newGroup(row: Row, windowIndex: number, leaf: Leaf, value: unknown): Group {
     const keyCount = this.names.length;
     const window = this.window;
     const start = window ? windowStartAt(windowIndex, window) : 0;
     const timeAt = this.eventTimePosition;
     const evictAt = timeAt < 0 ? null : timeAt === this.windowPosition ? windowEnd(start, window!) : ((row[this.names[timeAt]] as number | null | undefined) ?? null);
     const kv: Json[] = new Array(keyCount);
-    for (let i = 0; i < keyCount; i++) kv[i] = i === this.windowPosition ? this.windowValue(windowIndex, start) : ((row[this.names[i]] ?? null) as Json);
+    for (let i = 0; i < keyCount; i++) kv[i] = i === this.windowPosition ? [start, windowEnd(start, window!)] : ((row[this.names[i]] ?? null) as Json);
     const slot = this.freeSlots.length > 0 ? this.freeSlots.pop()! : this.groups.length;
     const g: Group = { key: null, kv, evictAt, buf: EMPTY_BUFFER, touchedIn: -1, slot, state: undefined };
     this.groups[slot] = g;
     leaf.set(value, slot);
     return g;
-  }
-
-  /** The grouping value [start, end] of window `windowIndex`, which starts at `start`. */
-  private windowValue(windowIndex: number, start: number): number[] {
-    return this.windowValues.get(windowIndex) ?? this.windowValues.put(windowIndex, [start, windowEnd(start, this.window!)]);
   }
 
   /** Adds a row to a group's in-batch aggregate (started at the group's first row of the batch). */

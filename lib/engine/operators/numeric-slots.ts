@@ -6,17 +6,14 @@
  * the values updateBuffer would have given: the same additions in the same order, and a sum slot
  * starts at -0, which leaves any first value as it is (-0 + 0 is 0, -0 + -0 is -0).
  *
- * PERFORMANCE TRICK (STYLE: one marked module with the benchmark that justifies it). Issue 13
- * removed it; measured on `npm run bench -- --only engine` (shared 2-core machine, load 12-16):
- *   npm run bench -- --only engine (x JSON.parse, rate / CPU-time ratio): before issue 13 (9a90dd3)
- *   0.80x / 0.89x; after it (979d2e2) 0.72x; numeric slots alone back 0.64x; numeric slots and
- *   SmallCache back 0.52x: at load 11-16 on 2 cores the rate ratio is noise (the floor itself
- *   moved 141k-272k ev/s). Engine-only CPU seconds for the bench's 1M events (bench/engine-run.ts,
- *   two runs per process, processes interleaved): 9a90dd3 2.55-3.34 s; 979d2e2 3.33-3.83 s;
- *   979d2e2 + numeric slots + SmallCache 3.27-4.00 s (alone: not told from noise); all of it with
- *   the allocation-free state twin 2.74-3.57 s (8 runs) against 3.51-4.15 s for the twin alone
- *   without numeric slots and SmallCache (4 runs): the two together pay about 10-15% engine CPU.
- *   Each alone was not measured apart on this machine: an A/B of each is the open question.
+ * PERFORMANCE TRICK (STYLE: one marked module with the benchmark that justifies it). Measured
+ * by issue 13's A/B on the engine section of `npm run bench` (bench/engine-run.ts on the bench's
+ * plain ports, 1M events, 3 rounds a process; shared 2-core machine, load 1-8; the shipped code
+ * and a copy with this off, interleaved, 10 processes each): the engine at a median 0.72x the
+ * JSON.parse floor with it (0.63x-1.04x), 0.66x without (0.54x-0.77x); lower without it in 9 of
+ * the 10 pairs (each pair's ratio a median 0.91 of the shipped one), its best whole run 15% slower.
+ * The same A/B could not tell SlotTable (a hash table for the trie's leaves) or SmallCache (the
+ * window texts) from noise, and they were removed.
  * Remove it only with a benchmark run that cannot tell it from noise.
  */
 import type { Buffer, CompiledAgg } from '../aggregates';

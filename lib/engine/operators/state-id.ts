@@ -3,17 +3,14 @@
  * values, and the order of state changes by id.
  */
 import type { Json, StateKey } from '../ports';
-import type { SmallCache } from '../small-cache';
 import { fnv1a } from '../hash';
 
 /**
  * The state id of grouping values (strings, numbers, booleans, null, [start, end] windows):
  * JSON.stringify(kv), except that a non-finite number keeps its name (NaN, Infinity, -Infinity)
- * where JSON would write null, as Spark groups NaN, the infinities and null apart. `windowText`
- * keeps the text of [start, end] windows by start, for an operator whose windows all have one
- * length (see small-cache.ts: the text of two epoch-ms numbers is the dearest part of an id).
+ * where JSON would write null, as Spark groups NaN, the infinities and null apart.
  */
-export function stateId(kv: readonly Json[], windowText?: SmallCache<number, string>): string {
+export function stateId(kv: readonly Json[]): string {
   // joined, not concatenated: the id is one flat string from the start, where `+=` would make a
   // chain of ConsStrings, flattened at its first hash and then kept as a wrapper
   const parts: string[] = ['['];
@@ -21,16 +18,10 @@ export function stateId(kv: readonly Json[], windowText?: SmallCache<number, str
     if (i > 0) parts.push(',');
     const v = kv[i];
     if (typeof v === 'number') parts.push(String(v));
-    else if (windowText !== undefined && isFiniteWindow(v)) parts.push(windowText.get(v[0]) ?? windowText.put(v[0], `[${v[0]},${v[1]}]`));
     else parts.push(JSON.stringify(v));
   }
   parts.push(']');
   return parts.join('');
-}
-
-/** Whether a grouping value is a window as [start, end] of finite numbers (written as JSON writes it). */
-function isFiniteWindow(v: Json): v is [number, number] {
-  return Array.isArray(v) && v.length === 2 && typeof v[0] === 'number' && typeof v[1] === 'number' && Number.isFinite(v[0]) && Number.isFinite(v[1]);
 }
 
 /** Orders state changes (or entries) by their key's id. */
