@@ -120,7 +120,7 @@ export interface CommitMeasure {
   /** Write units the DynamoDB responses reported during the commit. */
   readonly writeUnits: number;
   /** Of those, the pages written only for deletions (evictions), a write unit each. */
-  readonly ttlItemWriteUnits: number;
+  readonly evictionWriteUnits: number;
   readonly requests: number;
 }
 
@@ -224,7 +224,7 @@ async function measuredRun(conn: Parameters<typeof createClients>[0], plan: Quer
           changedBytes: written.reduce((n, c) => n + Buffer.byteLength(JSON.stringify(c.value)), 0),
           writeUnits: m.units,
           // pages written only for deletions, a write unit each (every page is at most 1 KB)
-          ttlItemWriteUnits: evictionPages() - evictionPagesBefore,
+          evictionWriteUnits: evictionPages() - evictionPagesBefore,
           requests: m.requests,
         });
       }
@@ -468,12 +468,12 @@ export async function runCostSection(opts: {
       ['run', 'batch', 'changes', 'evictions', 'changed bytes', 'ceil(KB)', 'commit WRU', 'ratio', 'requests', 'eviction WRU'],
       commits.map((c) => {
         const kb = Math.ceil(c.changedBytes / 1024);
-        return [c.run, c.batchId, c.changes, c.evictions, int(c.changedBytes), kb, int(c.writeUnits), kb > 0 ? (c.writeUnits / kb).toFixed(2) : '-', c.requests, int(c.ttlItemWriteUnits)];
+        return [c.run, c.batchId, c.changes, c.evictions, int(c.changedBytes), kb, int(c.writeUnits), kb > 0 ? (c.writeUnits / kb).toFixed(2) : '-', c.requests, int(c.evictionWriteUnits)];
       }),
     ),
   );
   const allUnits = runs.reduce((n, m) => n + m.consumed.writeUnits, 0);
-  const ttlUnits = commits.reduce((n, c) => n + c.ttlItemWriteUnits, 0);
+  const ttlUnits = commits.reduce((n, c) => n + c.evictionWriteUnits, 0);
   const commitUnits = commits.reduce((n, c) => n + c.writeUnits, 0);
   const commitKb = commits.reduce((n, c) => n + Math.ceil(c.changedBytes / 1024), 0);
   out(`  over all batches: ${int(commitUnits)} commit WRU for ${int(commitKb)} ceil(KB) = ${(commitUnits / Math.max(1, commitKb)).toFixed(2)}x (target <= 1.2x + a constant)`);
@@ -536,7 +536,7 @@ export async function runCostSection(opts: {
       changedKbCeil: commitKb,
       ratio: Number((commitUnits / Math.max(1, commitKb)).toFixed(3)),
       evictionShare: Number((ttlUnits / Math.max(1, allUnits)).toFixed(4)),
-      batches: commits.map((c) => ({ run: c.run, batch: c.batchId, changes: c.changes, evictions: c.evictions, changedBytes: c.changedBytes, writeUnits: c.writeUnits, ttlItemWriteUnits: Math.round(c.ttlItemWriteUnits) })),
+      batches: commits.map((c) => ({ run: c.run, batch: c.batchId, changes: c.changes, evictions: c.evictions, changedBytes: c.changedBytes, writeUnits: c.writeUnits, evictionWriteUnits: Math.round(c.evictionWriteUnits) })),
     },
     storage: { dynamodbGb: Number(stateGb.toFixed(3)), ...(storage ?? {}), sinkBytesPerRun: Math.round(sinkStore.bytes / runs.length) },
     byRun: runs.map((m) => ({ run: m.run, batches: m.report.batches, rowsIn: m.report.rowsIn, rowsOut: m.report.rowsOut, consumed: m.consumed, wallSeconds: Number(m.wallSeconds.toFixed(2)), modelledSeconds: Number(m.modelledSeconds.toFixed(2)) })),

@@ -202,11 +202,6 @@ export function entryText(e: PageEntry): string {
   return e.text;
 }
 
-/** Bytes of a page item around its entries (keys, attribute names, ttl). */
-export function pageOverheadBytes(keys: SliceKeys, ref: string, ttl: number): number {
-  return itemSize({ ...keys.page(ref), e: { S: '[]' }, ttl: { N: String(ttl) } }) - 2;
-}
-
 /**
  * The page item holding `entries`: their JSON as text up to `compressAboveBytes`, else deflated
  * (raw DEFLATE: entries of one window repeat its bounds and their keys' shape, so a 1 KB item

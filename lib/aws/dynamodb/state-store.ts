@@ -344,7 +344,7 @@ export class DynamoDbStateStore implements StateStore {
       planned !== null && planned.operatorId === op.operatorId && planned.version === version && planned.changes === changes
         ? planned.plans
         : await this.plan(op, version, changes, false);
-    await this.write(op, version, plans, fence ?? null);
+    await this.write(op, plans, fence ?? null);
   }
 
   /**
@@ -355,10 +355,10 @@ export class DynamoDbStateStore implements StateStore {
   async keepAlive(op: OperatorStateSpec, version: number, fence?: LeaseHandle): Promise<void> {
     this.validateOp(op);
     const plans = await this.plan(op, version, [], true);
-    await this.write(op, version, plans, fence ?? null);
+    await this.write(op, plans, fence ?? null);
   }
 
-  private async write(op: OperatorStateSpec, version: number, plans: SlicePlan[], fence: LeaseHandle | null): Promise<void> {
+  private async write(op: OperatorStateSpec, plans: SlicePlan[], fence: LeaseHandle | null): Promise<void> {
     // Pages and manifests first: nobody sees them until a head names them.
     const items = plans.flatMap((p) => [...p.pages.map((page) => page.item), ...p.manifestItems]);
     await mapLimit(chunk(items, BATCH_WRITE_MAX), this.maxConcurrency, (batch) => this.batchWrite(batch));
@@ -368,7 +368,7 @@ export class DynamoDbStateStore implements StateStore {
       this.counters.evictionPagesWritten += plan.evictionPages;
       for (const page of plan.pages) this.counters.pageBytesWritten += itemSize(page.item);
     }
-    await mapLimit(plans, this.maxConcurrency, (plan) => this.writeHead(op, version, plan, fence));
+    await mapLimit(plans, this.maxConcurrency, (plan) => this.writeHead(op, plan, fence));
     for (const plan of plans) {
       const id = sliceId(plan.keys);
       this.manifests.set(`${id}@${refId(plan.ref)}`, plan.manifest);
@@ -378,9 +378,8 @@ export class DynamoDbStateStore implements StateStore {
   }
 
   /** The head of `plan` at `version`, fenced: still the head this commit read (or ours), and no newer token. */
-  private async writeHead(op: OperatorStateSpec, batchId: number, plan: SlicePlan, fence: LeaseHandle | null): Promise<void> {
-    let version = batchId;
-    version = plan.version;
+  private async writeHead(op: OperatorStateSpec, plan: SlicePlan, fence: LeaseHandle | null): Promise<void> {
+    const version = plan.version;
     const head: Head = { version, cur: plan.ref, prev: plan.prev, layout: plan.layout, fence: fence?.token ?? null };
     let condition = plan.head === null ? `${HEAD.absent} OR ${HEAD.ours}` : `${HEAD.asRead} OR ${HEAD.ours}`;
     const names: Record<string, string> = { '#v': 'v' };
@@ -495,10 +494,12 @@ export class DynamoDbStateStore implements StateStore {
     let changedBytes = 0;
     let evictionPages = 0;
     const ttl = nowSec + this.ttlSeconds;
+    // Pages are encoded once, under the longest ref a page of this commit can have (so the size
+    // checked is an upper bound), then given their own keys.
     const newPages = (entries: PageEntry[], lo: number): PageRef[] =>
-      this.pack(entries, (group) => encodePage(op, keys, pageRef(version, writer, 99_999), group, ttl, this.compressAboveBytes)).map((group, k) => {
+      this.pack(entries, (group) => encodePage(op, keys, pageRef(version, writer, 99_999), group, ttl, this.compressAboveBytes)).map(({ group, item }, k) => {
         const ref = pageRef(version, writer, written.length);
-        written.push({ ref, item: encodePage(op, keys, ref, group, ttl, this.compressAboveBytes), entries: group });
+        written.push({ ref, item: { ...item, ...keys.page(ref) }, entries: group });
         return { lo: k === 0 ? lo : group[0].hash, ref, minEvictAt: minEvictAt(group), count: group.length, bornSec: nowSec };
       });
 
@@ -569,19 +570,18 @@ export class DynamoDbStateStore implements StateStore {
    * are filled by their text, at the compression ratio the pages so far achieved; a page that
    * comes out too big is halved. An entry too big for a page alone gets a page of its own.
    */
-  private pack(entries: readonly PageEntry[], encode: (group: PageEntry[]) => Item): PageEntry[][] {
-    const out: PageEntry[][] = [];
+  private pack(entries: readonly PageEntry[], encode: (group: PageEntry[]) => Item): Array<{ group: PageEntry[]; item: Item }> {
+    const out: Array<{ group: PageEntry[]; item: Item }> = [];
     const limit = this.pageFillBytes;
     let ratio = 1;
-    const emit = (group: PageEntry[]): void => {
-      const size = itemSize(encode(group));
-      const cut = group.length > 1 && size > limit ? splitPoint(group) : -1;
+    /** A group and its item: kept when it fits (or cannot be halved), else halved. */
+    const emit = (group: PageEntry[], item: Item): void => {
+      const cut = group.length > 1 && itemSize(item) > limit ? splitPoint(group) : -1;
       if (cut <= 0) {
-        out.push(group);
+        out.push({ group, item });
         return;
       }
-      emit(group.slice(0, cut));
-      emit(group.slice(cut));
+      for (const half of [group.slice(0, cut), group.slice(cut)]) emit(half, encode(half));
     };
     // The item around the entries (keys, names, ttl): what an empty page takes.
     const overhead = itemSize(encode([]));
@@ -597,11 +597,10 @@ export class DynamoDbStateStore implements StateStore {
         group.push(e);
         bytes += size;
       }
-      const size = itemSize(encode(group));
+      const item = encode(group);
       // The next page is filled at the ratio this one achieved (aiming a little under the limit).
-      ratio = Math.max(0.05, Math.min(1, (Math.max(size - overhead, 1) / bytes) * 1.04));
-      if (size <= limit) out.push(group);
-      else emit(group);
+      ratio = Math.max(0.05, Math.min(1, (Math.max(itemSize(item) - overhead, 1) / bytes) * 1.04));
+      emit(group, item);
     }
     return out;
   }
