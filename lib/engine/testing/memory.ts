@@ -189,12 +189,6 @@ export interface InMemoryStateStoreOptions {
   readonly clock?: Clock;
   /** How long a tombstone lives before TTL may delete it, as DynamoDbStateStore's option. @default 2592000 (30 days) */
   readonly ttlSeconds?: number;
-  /**
-   * Hand out copies of values and shuffle the order of entries, as a remote store would (default
-   * true). Only the engine benchmark turns this off, to time the engine rather than the twin's
-   * copying; tests never do.
-   */
-  readonly strict?: boolean;
 }
 
 /**
@@ -217,10 +211,8 @@ export class InMemoryStateStore implements StateStore {
   private readonly random: () => number;
   private readonly clock: Clock;
   private readonly ttlSeconds: number;
-  private readonly strict: boolean;
 
   constructor(opts: InMemoryStateStoreOptions = {}) {
-    this.strict = opts.strict ?? true;
     this.seed = opts.seed ?? (TWIN_SEED + Math.imul(++twinsMade, 0x9e3779b1)) >>> 0;
     this.description = `memory://state (order seed ${this.seed}, SLUICE_TWIN_SEED ${TWIN_SEED})`;
     this.random = prng(this.seed);
@@ -244,7 +236,6 @@ export class InMemoryStateStore implements StateStore {
 
   /** `xs` in an order of the store's PRNG (Fisher-Yates). */
   private shuffled<T>(xs: T[]): T[] {
-    if (!this.strict) return xs;
     for (let i = xs.length - 1; i > 0; i--) {
       const j = Math.floor(this.random() * (i + 1));
       [xs[i], xs[j]] = [xs[j], xs[i]];
@@ -257,7 +248,7 @@ export class InMemoryStateStore implements StateStore {
     if (!history) return null;
     const seen = history.current.version <= version ? history.current : history.previous !== undefined && history.previous.version <= version ? history.previous : null;
     if (seen === null || seen.value === null) return null;
-    return this.strict ? { key: keyOf(seen.key), value: copy(seen.value) } : (seen as StateEntry);
+    return { key: keyOf(seen.key), value: copy(seen.value) };
   }
 
   async get(op: OperatorStateSpec, keys: StateKey[], version: number) {
@@ -339,7 +330,7 @@ export class InMemoryStateStore implements StateStore {
     // As the DynamoDB store: every key and item is checked before anything is written.
     const written = new Map<string, KeyVersion>();
     for (const c of changes) {
-      written.set(c.key.id, { version, key: keyOf(c.key), value: c.value === null || !this.strict ? c.value : copy(c.value) });
+      written.set(c.key.id, { version, key: keyOf(c.key), value: c.value === null ? c.value : copy(c.value) });
     }
     for (const w of written.values()) {
       const stored = t.get(w.key.id)?.current.key.partition ?? 0;
