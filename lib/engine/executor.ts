@@ -45,6 +45,7 @@ import type {
 } from './ports';
 import { systemClock } from './ports';
 import { ColumnInfo, columnsAfter, outputColumns, QueryPlan, statefulShape } from './query';
+import type { ProgressListener } from './progress';
 import { applyStages, toOutputRow } from './rows';
 import { BatchWatermarks, MaxEventTimes, NO_WATERMARKS, OperatorWatermarks, WatermarkPolicy, watermarkMoved, watermarksAfter } from './watermark';
 
@@ -79,6 +80,8 @@ export interface RunOptions {
    * run's memory follows one batch, not the backlog's output; the sink holds the rows.
    */
   readonly collectRows?: boolean;
+  /** Called with each batch's progress record once the batch committed (the CLI's live line). */
+  readonly onProgress?: ProgressListener;
 }
 
 export interface BatchReport {
