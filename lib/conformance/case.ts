@@ -22,19 +22,51 @@ import {
   AggBuilder,
 } from '../engine/query';
 
-export interface CaseQuery {
+/** A stage of a FORMAT-2 `pipeline`: exactly one of these keys. */
+export interface CaseStage {
+  watermark?: { column: string; delay: string };
+  groupBy?: CaseQuery['groupBy'];
+  aggregations?: CaseQuery['aggregations'];
+  dropDuplicates?: { columns?: string[]; withinWatermark?: boolean };
+  select?: Array<string | Record<string, unknown>>;
+  join?: {
+    with: string;
+    type: string;
+    on: Array<string | { left: string; right: string }>;
+    timeRange?: { left: string; right: string; lower?: string; upper?: string; lowerStrict?: boolean; upperStrict?: boolean };
+    condition?: unknown[];
+  };
+}
+
+export interface CaseInput {
   schema: string;
+  watermark?: { column: string; delay: string };
+  pipeline?: CaseStage[];
+}
+
+export interface CaseQuery {
+  schema?: string;
   watermark?: { column: string; delay: string };
   groupBy?: Array<string | { window: { column: string; duration: string; slide?: string; startTime?: string } } | { sessionWindow: { column: string; gap: string } }>;
   aggregations?: Array<{ fn: string; column?: string; as: string }>;
   dropDuplicates?: { columns?: string[]; withinWatermark?: boolean };
   outputMode: string;
   options?: Record<string, string | number | boolean>;
+  /** FORMAT-2: an ordered list of stages instead of groupBy / dropDuplicates. */
+  pipeline?: CaseStage[];
+  /** FORMAT-2: named streaming inputs instead of `schema`, with `from` naming the first. */
+  inputs?: Record<string, CaseInput>;
+  from?: string;
+  /** FORMAT-2: batch tables a join stage can name. */
+  static?: Record<string, { schema: string; rows: Array<Record<string, unknown>> }>;
 }
 
 export interface CaseStep {
   add?: Array<Record<string, unknown>>;
   files?: Array<Array<Record<string, unknown>>>;
+  /** FORMAT-2: one new file per named input. */
+  addTo?: Record<string, Array<Record<string, unknown>>>;
+  filesTo?: Record<string, Array<Array<Record<string, unknown>>>>;
   expect: Record<string, unknown>;
 }
 
@@ -42,7 +74,15 @@ export interface ConformanceCase {
   name: string;
   about?: string;
   query: CaseQuery;
+  /** Absent in a FORMAT-2 case that expects the query to be refused. */
   steps: CaseStep[];
+  /** FORMAT-2: the query must be refused before any batch runs, with an error containing this text. */
+  expectError?: string;
+}
+
+/** True when the case uses FORMAT-2's pipeline form: its results carry stateRows per stage. */
+export function isPipelineCase(c: ConformanceCase): boolean {
+  return c.query.pipeline !== undefined || c.query.inputs !== undefined;
 }
 
 const AGGS: Record<string, (c: string) => AggBuilder> = {
@@ -54,21 +94,34 @@ const AGGS: Record<string, (c: string) => AggBuilder> = {
 export function caseToPlan(c: ConformanceCase, name = 'conformance'): QueryPlan {
   const q = c.query;
   if (!q || typeof q !== 'object') throw new InvalidQueryError(`case ${c.name}: "query" is missing: see FORMAT.md`);
+  if (q.inputs) throw new InvalidQueryError(`case ${c.name}: named inputs (stream-stream joins) are not supported by sluice yet: the case needs one input`);
+  if (typeof q.schema !== 'string') throw new InvalidQueryError(`case ${c.name}: "query.schema" is missing: see FORMAT.md`);
   let reader = new DataStreamReader().format('json').schema(q.schema);
   for (const [k, v] of Object.entries(q.options ?? {})) reader = reader.option(k, v);
   let frame: StreamFrame = reader.load();
   if (q.watermark) frame = frame.withWatermark(q.watermark.column, q.watermark.delay);
   if (q.groupBy && q.dropDuplicates) {
-    throw new InvalidQueryError(`case ${c.name} has both groupBy and dropDuplicates: a case uses one stateful operator`);
+    throw new InvalidQueryError(`case ${c.name} has both groupBy and dropDuplicates: a case uses one stateful operator (or a "pipeline" of stages, FORMAT-2.md)`);
   }
-  if (q.groupBy) {
-    const keys: GroupKey[] = q.groupBy.map((k) => {
+  const stages: CaseStage[] = q.pipeline ?? (q.groupBy ? [{ groupBy: q.groupBy, aggregations: q.aggregations ?? [] }] : q.dropDuplicates ? [{ dropDuplicates: q.dropDuplicates }] : []);
+  if (!q.pipeline && !q.groupBy && q.aggregations && q.aggregations.length) {
+    throw new InvalidQueryError(`case ${c.name} has aggregations without groupBy: add "groupBy" (a global aggregation is not supported by the format)`);
+  }
+  for (const stage of stages) frame = applyStage(c, frame, stage);
+  return frame.writeStream.outputMode(q.outputMode).trigger({ availableNow: true }).queryName(name).plan();
+}
+
+/** One stage of the case's query, through the query API. */
+function applyStage(c: ConformanceCase, frame: StreamFrame, stage: CaseStage): StreamFrame {
+  if (stage.watermark) return frame.withWatermark(stage.watermark.column, stage.watermark.delay);
+  if (stage.groupBy) {
+    const keys: GroupKey[] = stage.groupBy.map((k) => {
       if (typeof k === 'string') return k as unknown as GroupKey;
       if ('window' in k) return window(k.window.column, k.window.duration, k.window.slide, k.window.startTime);
       if ('sessionWindow' in k) return sessionWindow(k.sessionWindow.column, k.sessionWindow.gap);
       throw new InvalidQueryError(`case ${c.name}: grouping key ${JSON.stringify(k)} is not a column name, {"window": ...} or {"sessionWindow": ...}`);
     });
-    const aggs = (q.aggregations ?? []).map((a) => {
+    const aggs = (stage.aggregations ?? []).map((a) => {
       let b: AggBuilder;
       if (a.fn === 'count') b = count(a.column);
       else {
@@ -79,14 +132,18 @@ export function caseToPlan(c: ConformanceCase, name = 'conformance'): QueryPlan 
       }
       return b.as(a.as ?? `${a.fn as AggFn}`);
     });
-    frame = frame.groupBy(...(keys as Array<GroupKey | string>)).agg(...aggs);
-  } else if (q.dropDuplicates) {
-    const cols = q.dropDuplicates.columns;
-    frame = q.dropDuplicates.withinWatermark ? frame.dropDuplicatesWithinWatermark(cols) : frame.dropDuplicates(cols);
-  } else if (q.aggregations && q.aggregations.length) {
-    throw new InvalidQueryError(`case ${c.name} has aggregations without groupBy: add "groupBy" (a global aggregation is not supported by the format)`);
+    return frame.groupBy(...(keys as Array<GroupKey | string>)).agg(...aggs);
   }
-  return frame.writeStream.outputMode(q.outputMode).trigger({ availableNow: true }).queryName(name).plan();
+  if (stage.dropDuplicates) {
+    const cols = stage.dropDuplicates.columns;
+    return stage.dropDuplicates.withinWatermark ? frame.dropDuplicatesWithinWatermark(cols) : frame.dropDuplicates(cols);
+  }
+  if (stage.select) {
+    if (stage.select.every((i) => typeof i === 'string')) return frame.select(...(stage.select as string[]));
+    throw new InvalidQueryError(`case ${c.name}: a select item other than a column name (${JSON.stringify(stage.select.find((i) => typeof i !== 'string'))}) is not supported by sluice yet`);
+  }
+  if (stage.join) throw new InvalidQueryError(`case ${c.name}: the join stage (with ${JSON.stringify(stage.join.with)}) is not supported by sluice yet`);
+  throw new InvalidQueryError(`case ${c.name}: stage ${JSON.stringify(stage)} is not a stage of FORMAT-2.md`);
 }
 
 export function stepFiles(step: CaseStep): Array<Array<Record<string, unknown>>> {
@@ -103,9 +160,120 @@ export function parseCase(text: string, file: string): ConformanceCase {
     throw new InvalidQueryError(`${file} is not valid JSON (${(e as Error).message}): a case is one JSON object, see FORMAT.md`);
   }
   const c = parsed as ConformanceCase;
-  if (!c || typeof c !== 'object' || typeof c.name !== 'string' || !Array.isArray(c.steps)) {
+  if (!c || typeof c !== 'object' || Array.isArray(c) || typeof c.name !== 'string' || !c.query || typeof c.query !== 'object') {
     throw new InvalidQueryError(`${file} is not a conformance case: it needs "name", "query" and "steps" (see FORMAT.md)`);
   }
+  validateCase(c, file);
+  if (c.expectError !== undefined) return { ...c, steps: [] };
   return c;
 }
 
+// ------------------------------------------------------------------------- the format's keys
+
+/** Every key the formats define, by where it may appear (FORMAT.md, FORMAT-2.md). */
+const KEYS = {
+  case: ['name', 'about', 'query', 'steps', 'expectError'],
+  query: ['schema', 'watermark', 'groupBy', 'aggregations', 'dropDuplicates', 'outputMode', 'options', 'pipeline', 'inputs', 'from', 'static'],
+  watermark: ['column', 'delay'],
+  window: ['column', 'duration', 'slide', 'startTime'],
+  sessionWindow: ['column', 'gap'],
+  aggregation: ['fn', 'column', 'as'],
+  dropDuplicates: ['columns', 'withinWatermark'],
+  input: ['schema', 'watermark', 'pipeline'],
+  static: ['schema', 'rows'],
+  stage: ['watermark', 'groupBy', 'aggregations', 'dropDuplicates', 'select', 'join'],
+  join: ['with', 'type', 'on', 'timeRange', 'condition'],
+  timeRange: ['left', 'right', 'lower', 'upper', 'lowerStrict', 'upperStrict'],
+  step: ['add', 'files', 'addTo', 'filesTo', 'expect'],
+  expect: ['rows', 'watermark', 'stateRows', 'droppedByWatermark', 'droppedByStage', 'batches'],
+} as const;
+
+/**
+ * Refuses a case with a key the formats do not define, anywhere, or keys that cannot go together:
+ * a runner that ignored one would run another query than the case means and report a pass or a
+ * failure for the wrong reason.
+ */
+export function validateCase(c: ConformanceCase, file: string): void {
+  const where = `case ${JSON.stringify(c.name)} (${file})`;
+  const known = (obj: unknown, kind: keyof typeof KEYS, path: string) => {
+    if (!obj || typeof obj !== 'object' || Array.isArray(obj)) throw new InvalidQueryError(`${where}: ${path} must be an object: see FORMAT.md`);
+    for (const k of Object.keys(obj)) {
+      if (!(KEYS[kind] as readonly string[]).includes(k)) {
+        throw new InvalidQueryError(`${where}: key ${JSON.stringify(k)} in ${path} is not part of the case format (known: ${KEYS[kind].join(', ')}): remove it, or see FORMAT.md and FORMAT-2.md`);
+      }
+    }
+  };
+  known(c, 'case', 'the case');
+  const q = c.query;
+  known(q, 'query', '"query"');
+  if (c.expectError !== undefined) {
+    if (typeof c.expectError !== 'string' || !c.expectError) throw new InvalidQueryError(`${where}: "expectError" must be the text of the expected error: see FORMAT-2.md`);
+    if (c.steps !== undefined) throw new InvalidQueryError(`${where}: a case has either "expectError" or "steps", not both: see FORMAT-2.md`);
+  } else if (!Array.isArray(c.steps)) {
+    throw new InvalidQueryError(`${where}: "steps" must be a list (or the case has "expectError"): see FORMAT.md`);
+  }
+  const groupBy = (keys: unknown, path: string) => {
+    if (!Array.isArray(keys)) throw new InvalidQueryError(`${where}: ${path} must be a list of grouping keys`);
+    keys.forEach((k, i) => {
+      if (typeof k === 'string') return;
+      const o = k as Record<string, unknown>;
+      if (o && typeof o === 'object' && 'window' in o && Object.keys(o).length === 1) known(o.window, 'window', `${path}[${i}].window`);
+      else if (o && typeof o === 'object' && 'sessionWindow' in o && Object.keys(o).length === 1) known(o.sessionWindow, 'sessionWindow', `${path}[${i}].sessionWindow`);
+      else throw new InvalidQueryError(`${where}: ${path}[${i}] ${JSON.stringify(k)} is not a column name, {"window": ...} or {"sessionWindow": ...}: see FORMAT.md`);
+    });
+  };
+  const aggregations = (aggs: unknown, path: string) => {
+    if (!Array.isArray(aggs)) throw new InvalidQueryError(`${where}: ${path} must be a list`);
+    aggs.forEach((a, i) => known(a, 'aggregation', `${path}[${i}]`));
+  };
+  const stages = (list: unknown, path: string) => {
+    if (!Array.isArray(list)) throw new InvalidQueryError(`${where}: ${path} must be a list of stages`);
+    list.forEach((st, i) => {
+      const p = `${path}[${i}]`;
+      known(st, 'stage', p);
+      const kinds = Object.keys(st).filter((k) => k !== 'aggregations');
+      if (kinds.length !== 1 || ('aggregations' in st && kinds[0] !== 'groupBy')) {
+        throw new InvalidQueryError(`${where}: ${p} must have exactly one of watermark, groupBy (with aggregations), dropDuplicates, select, join: see FORMAT-2.md`);
+      }
+      const stage = st as CaseStage;
+      if (stage.watermark) known(stage.watermark, 'watermark', `${p}.watermark`);
+      if (stage.groupBy) groupBy(stage.groupBy, `${p}.groupBy`);
+      if (stage.aggregations) aggregations(stage.aggregations, `${p}.aggregations`);
+      if (stage.dropDuplicates) known(stage.dropDuplicates, 'dropDuplicates', `${p}.dropDuplicates`);
+      if (stage.join) {
+        known(stage.join, 'join', `${p}.join`);
+        if (stage.join.timeRange) known(stage.join.timeRange, 'timeRange', `${p}.join.timeRange`);
+      }
+    });
+  };
+  if (q.watermark) known(q.watermark, 'watermark', '"query.watermark"');
+  if (q.groupBy) groupBy(q.groupBy, '"query.groupBy"');
+  if (q.aggregations) aggregations(q.aggregations, '"query.aggregations"');
+  if (q.dropDuplicates) known(q.dropDuplicates, 'dropDuplicates', '"query.dropDuplicates"');
+  if (q.pipeline !== undefined) {
+    stages(q.pipeline, '"query.pipeline"');
+    if (q.groupBy || q.aggregations || q.dropDuplicates) {
+      throw new InvalidQueryError(`${where}: a query with "pipeline" has no groupBy, aggregations or dropDuplicates key (they are stages of the pipeline): see FORMAT-2.md`);
+    }
+  }
+  if (q.inputs !== undefined) {
+    if (q.schema !== undefined) throw new InvalidQueryError(`${where}: a query with "inputs" has no "schema" (each input has its own): see FORMAT-2.md`);
+    if (!q.from || !(q.from in q.inputs)) throw new InvalidQueryError(`${where}: "from" ${JSON.stringify(q.from)} must name one of the inputs ${JSON.stringify(Object.keys(q.inputs))}: see FORMAT-2.md`);
+    for (const [name, input] of Object.entries(q.inputs)) {
+      known(input, 'input', `input ${JSON.stringify(name)}`);
+      if (input.watermark) known(input.watermark, 'watermark', `input ${JSON.stringify(name)}.watermark`);
+      if (input.pipeline) stages(input.pipeline, `input ${JSON.stringify(name)}.pipeline`);
+    }
+  } else if (q.from !== undefined) {
+    throw new InvalidQueryError(`${where}: "from" goes with "inputs": see FORMAT-2.md`);
+  }
+  for (const [name, t] of Object.entries(q.static ?? {})) known(t, 'static', `static table ${JSON.stringify(name)}`);
+  (c.steps ?? []).forEach((step, i) => {
+    known(step, 'step', `step ${i + 1}`);
+    known(step.expect, 'expect', `step ${i + 1}.expect`);
+    const feeds = ['add', 'files', 'addTo', 'filesTo'].filter((k) => k in step);
+    if (feeds.length > 1) throw new InvalidQueryError(`${where}: step ${i + 1} has ${feeds.join(' and ')}: a step has one of add, files (one input) or addTo, filesTo (named inputs)`);
+    if ((step.addTo || step.filesTo) && !q.inputs) throw new InvalidQueryError(`${where}: step ${i + 1} uses addTo/filesTo, which need named "inputs": use add or files`);
+    if ((step.add || step.files) && q.inputs) throw new InvalidQueryError(`${where}: step ${i + 1} uses add/files in a query with named inputs: use addTo or filesTo`);
+  });
+}

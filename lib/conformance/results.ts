@@ -12,8 +12,11 @@ import type { ConformanceCase } from './case';
 export interface StepResult {
   rows: OutputRow[];
   watermark: string;
-  stateRows: number;
+  /** A number; in a FORMAT-2 pipeline case a list, one per stateful stage in plan order. */
+  stateRows: number | number[];
   droppedByWatermark: number;
+  /** FORMAT-2 pipeline cases: rows dropped as late per stateful stage, ordered like stateRows. */
+  droppedByStage?: number[];
   batches: Array<{ batchId: number; rows: OutputRow[] }>;
 }
 
@@ -38,6 +41,20 @@ export function stepFromBatches(
     rows = written.length ? written[written.length - 1].rows : [];
   } else rows = batches.flatMap((b) => b.rows);
   return { rows, watermark: run.watermark, stateRows: run.stateRows, droppedByWatermark: run.droppedByWatermark, batches };
+}
+
+/**
+ * A FORMAT-2 pipeline case's result carries stateRows as a list and always has droppedByStage,
+ * one entry per stateful stage (a query of today's engine has at most one).
+ */
+export function asPipelineStep(plan: Pick<QueryPlan, 'stateful'>, step: StepResult): StepResult {
+  if (Array.isArray(step.stateRows)) return step;
+  const stages = plan.stateful ? 1 : 0;
+  return {
+    ...step,
+    stateRows: stages ? [step.stateRows] : [],
+    droppedByStage: stages ? [step.droppedByWatermark] : [],
+  };
 }
 
 /** The step result from a run report and the rows the sink durably holds for its batches. */
@@ -96,8 +113,8 @@ export function compareStep(result: StepResult, expect: Record<string, unknown>)
   if ('watermark' in expect && !valuesEqual(result.watermark, expect.watermark)) {
     problems.push(`watermark: expected ${show(expect.watermark)}, got ${show(result.watermark)}`);
   }
-  for (const k of ['stateRows', 'droppedByWatermark'] as const) {
-    if (k in expect && result[k] !== expect[k]) problems.push(`${k}: expected ${show(expect[k])}, got ${result[k]}`);
+  for (const k of ['stateRows', 'droppedByWatermark', 'droppedByStage'] as const) {
+    if (k in expect && show(result[k]) !== show(expect[k])) problems.push(`${k}: expected ${show(expect[k])}, got ${show(result[k])}`);
   }
   if ('batches' in expect) {
     const eb = expect.batches as Array<{ batchId: number; rows: unknown[] }>;
@@ -108,6 +125,11 @@ export function compareStep(result: StepResult, expect: Record<string, unknown>)
 }
 
 export function compareCase(c: ConformanceCase, r: CaseResult): string[] {
+  if (c.expectError !== undefined) {
+    if (!r.error) return [`expected the query to be refused with an error containing ${JSON.stringify(c.expectError)}, but it was accepted`];
+    if (!r.error.toLowerCase().includes(c.expectError.toLowerCase())) return [`expected an error containing ${JSON.stringify(c.expectError)}, got: ${r.error}`];
+    return [];
+  }
   if (r.error) return [`error: ${r.error}`];
   const out: string[] = [];
   c.steps.forEach((s, i) => {

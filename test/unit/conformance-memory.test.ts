@@ -4,34 +4,12 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { caseToPlan, parseCase, stepFiles, ConformanceCase } from '../../lib/conformance/case';
-import { compareCase, stepResult, CaseResult } from '../../lib/conformance/results';
-import { MicroBatchExecutor } from '../../lib/engine/executor';
-import { InMemoryCheckpoint, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
+import { parseCase } from '../../lib/conformance/case';
+import { compareCase } from '../../lib/conformance/results';
+import { runCaseInMemory } from '../helpers/memory-case';
 
 const publicCases = join(__dirname, '../../../shared/conformance/cases');
 const projectCases = join(__dirname, '../conformance/cases');
-
-export async function runCaseInMemory(c: ConformanceCase, statePartitions = 1): Promise<CaseResult> {
-  let plan;
-  try {
-    plan = { ...caseToPlan(c), statePartitions };
-  } catch (e) {
-    return { name: c.name, error: (e as Error).message };
-  }
-  const source = new InMemoryFileSource(plan.source.schema);
-  const checkpoint = new InMemoryCheckpoint();
-  const state = new InMemoryStateStore();
-  const sink = new InMemorySink();
-  const steps = [];
-  let fileNo = 0;
-  for (const step of c.steps) {
-    for (const rows of stepFiles(step)) source.add(`file-${String(++fileNo).padStart(6, '0')}.json`, rows);
-    const report = await new MicroBatchExecutor({ plan, source, checkpoint, state, sink }).run();
-    steps.push(stepResult(plan, report, sink.batches));
-  }
-  return { name: c.name, steps };
-}
 
 // ../shared holds the public cases on the team's machines, not in a user's clone
 const caseFiles = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')).map((f) => join(dir, f)) : []);

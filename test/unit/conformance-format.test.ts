@@ -1,0 +1,104 @@
+/**
+ * The case format is checked, not guessed at: a key FORMAT.md / FORMAT-2.md does not define is
+ * refused with its name and place, `expectError` cases pass only on the expected refusal, and a
+ * FORMAT-2 pipeline case's result carries stateRows per stage.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseCase } from '../../lib/conformance/case';
+import { compareCase } from '../../lib/conformance/results';
+import { runCaseInMemory } from '../helpers/memory-case';
+
+const base = {
+  name: 'format-check',
+  query: { schema: 'k STRING, t TIMESTAMP', watermark: { column: 't', delay: '10 seconds' }, groupBy: ['k'], aggregations: [{ fn: 'count', as: 'n' }], outputMode: 'update' },
+  steps: [{ add: [{ k: 'a', t: '2026-10-01 12:00:00' }], expect: { rows: [{ k: 'a', n: 1 }] } }],
+};
+const parse = (c: unknown) => parseCase(JSON.stringify(c), 'case.json');
+
+describe('when a case has a key the format does not define', () => {
+  it.each([
+    ['the case', { ...base, extra: 1 }, '"extra" in the case'],
+    ['the query', { ...base, query: { ...base.query, windowing: 'x' } }, '"windowing" in "query"'],
+    ['a step', { ...base, steps: [{ ...base.steps[0], note: 'x' }] }, '"note" in step 1'],
+    ['an expectation', { ...base, steps: [{ add: [], expect: { rows: [], stateRow: 1 } }] }, '"stateRow" in step 1.expect'],
+    ['a stage', { ...base, query: { schema: 'k STRING', pipeline: [{ filter: 'k > 1' }], outputMode: 'append' } }, '"filter" in "query.pipeline"[0]'],
+    ['a join', { ...base, query: { schema: 'k STRING', pipeline: [{ join: { with: 't', type: 'inner', on: ['k'], using: 'x' } }], outputMode: 'append' } }, '"using" in "query.pipeline"[0].join'],
+    ['a window', { ...base, query: { ...base.query, groupBy: [{ window: { column: 't', duration: '1 minute', size: 2 } }] } }, '"size" in "query.groupBy"[0].window'],
+  ])('refuses a key in %s, naming it and where it is', (_where, c, text) => {
+    expect(() => parse(c)).toThrow(text);
+  });
+
+  it('refuses a pipeline query that also has query-level groupBy', () => {
+    expect(() => parse({ ...base, query: { ...base.query, pipeline: [{ dropDuplicates: {} }] } })).toThrow('a query with "pipeline" has no groupBy');
+  });
+
+  it('refuses a case with both expectError and steps', () => {
+    expect(() => parse({ ...base, expectError: 'is not supported' })).toThrow('either "expectError" or "steps"');
+  });
+
+  it('refuses addTo in a query without named inputs', () => {
+    expect(() => parse({ ...base, steps: [{ addTo: { left: [] }, expect: {} }] })).toThrow('addTo/filesTo, which need named "inputs"');
+  });
+});
+
+describe('when a case expects the query to be refused', () => {
+  const refused = { name: 'refused', query: { schema: 'k STRING', dropDuplicates: { withinWatermark: true }, outputMode: 'append' }, expectError: 'DROPDUPLICATESWITHINWATERMARK is not supported' };
+
+  it('passes when the runner refuses it with the text (case-insensitive)', async () => {
+    const c = parse(refused);
+    const result = await runCaseInMemory(c);
+    expect(result.error).toMatch(/dropDuplicatesWithinWatermark is not supported/);
+    expect(compareCase(c, result)).toEqual([]);
+  });
+
+  it('fails when the query is accepted', async () => {
+    const c = parse({ ...refused, query: { ...refused.query, dropDuplicates: {} } });
+    expect(compareCase(c, await runCaseInMemory(c))).toEqual([expect.stringContaining('but it was accepted')]);
+  });
+
+  it('fails when it is refused for another reason', () => {
+    const c = parse(refused);
+    expect(compareCase(c, { name: c.name, error: 'something else' })).toEqual([expect.stringContaining('got: something else')]);
+  });
+});
+
+describe('when a FORMAT-2 pipeline case has one stateful stage', () => {
+  it('runs it and reports stateRows and droppedByStage as lists', async () => {
+    // Window 10 s, watermark delay 0: the first file's max 12:00:15 sets the watermark to 12:00:15,
+    // which closes [12:00:00, 12:00:10) (2 rows); the second file's 12:00:05 row is late.
+    const c = parse({
+      name: 'pipeline-one-stage',
+      query: {
+        schema: 'k STRING, t TIMESTAMP',
+        pipeline: [{ watermark: { column: 't', delay: '0 seconds' } }, { groupBy: [{ window: { column: 't', duration: '10 seconds' } }], aggregations: [{ fn: 'count', as: 'n' }] }],
+        outputMode: 'append',
+      },
+      steps: [
+        { add: [{ k: 'a', t: '2026-10-01 12:00:01' }, { k: 'b', t: '2026-10-01 12:00:02' }, { k: 'c', t: '2026-10-01 12:00:15' }], expect: { rows: [{ window: { start: '2026-10-01T12:00:00.000Z', end: '2026-10-01T12:00:10.000Z' }, n: 2 }], stateRows: [1], droppedByStage: [0] } },
+        { add: [{ k: 'd', t: '2026-10-01 12:00:05' }], expect: { rows: [], stateRows: [1], droppedByWatermark: 1, droppedByStage: [1] } },
+      ],
+    });
+    const result = await runCaseInMemory(c);
+    expect(compareCase(c, result)).toEqual([]);
+    expect(result.steps?.[1]).toMatchObject({ stateRows: [1], droppedByStage: [1] });
+  });
+
+  it('refuses a second stateful stage with a message that says so', async () => {
+    const c = parse({
+      name: 'two-stages',
+      query: { schema: 'k STRING, t TIMESTAMP', pipeline: [{ dropDuplicates: { columns: ['k'] } }, { groupBy: ['k'], aggregations: [{ fn: 'count', as: 'n' }] }], outputMode: 'update' },
+      steps: [{ add: [], expect: { rows: [] } }],
+    });
+    expect((await runCaseInMemory(c)).error).toMatch(/second stateful operator/);
+  });
+});
+
+describe("the public FORMAT-2 cases (when ../shared is beside the project)", () => {
+  const dir = join(__dirname, '../../../shared/conformance/cases-2');
+  const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')) : [];
+  it.each(files.length ? files : ['(none here)'])('%s parses under the strict key check', (f) => {
+    if (!files.length) return expect(files).toEqual([]);
+    expect(() => parseCase(readFileSync(join(dir, f), 'utf8'), f)).not.toThrow();
+  });
+});
