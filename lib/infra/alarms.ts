@@ -64,7 +64,7 @@ export interface PipelineAlarmsProps {
    * period with no summary line at all counts as breaching: no run reported (the schedule is off,
    * every run failed before its summary), so no input reached the sink either.
    * `intervals` × the interval is at most a day (7 days for an interval of an hour or more).
-   * @default { intervals: 4 }
+   * @default { intervals: 4 }, or off when scheduleEnabled is false (runs only start by hand)
    */
   readonly noInput?: boolean | { readonly intervals?: number };
   /**
@@ -130,6 +130,8 @@ export interface ResolvedAlarms {
 interface Timing {
   readonly intervalSeconds: number;
   readonly timeoutSeconds: number;
+  /** The schedule rule is enabled (false: runs start only by hand, so "no input" has no cadence). */
+  readonly scheduled: boolean;
 }
 
 const LEGACY: ReadonlyArray<readonly [keyof LegacyAlarmProps, AlarmName]> = [
@@ -206,7 +208,7 @@ export function resolvePipelineAlarms(scope: Construct, alarms: PipelineAlarmsPr
   const runDuration = durationAlarm('runDuration', runDefault);
   const batchDuration = durationAlarm('batchDuration', runDefault / 2);
 
-  const noInputOpts = optionsOf(alarms.noInput);
+  const noInputOpts = alarms.noInput === undefined && legacy.noInputAlarmMinutes === undefined && !t.scheduled ? undefined : optionsOf(alarms.noInput);
   let noInput: ResolvedAlarms['noInput'];
   if (noInputOpts) {
     let intervals = noInputOpts.intervals;

@@ -652,7 +652,7 @@ function resolveProps(scope: Construct, id: string, props: AvailableNowPipelineP
   if (props.createAlarms === false && props.alarms !== undefined) {
     invalid(scope, 'createAlarms is false, yet alarms sets thresholds: drop one of them (alarms: { <name>: false } turns a single alarm off)');
   }
-  const alarms = props.createAlarms === false ? undefined : resolvePipelineAlarms(scope, props.alarms ?? {}, props, { intervalSeconds, timeoutSeconds });
+  const alarms = props.createAlarms === false ? undefined : resolvePipelineAlarms(scope, props.alarms ?? {}, props, { intervalSeconds, timeoutSeconds, scheduled: props.scheduleEnabled ?? true });
   if (props.dashboardName !== undefined && !/^[A-Za-z0-9_-]{1,255}$/.test(props.dashboardName)) {
     invalid(scope, `dashboardName ${JSON.stringify(props.dashboardName)} must be 1 to 255 of A-Za-z0-9_-, as CloudWatch requires: e.g. "sluice-orders"`, { dashboardName: props.dashboardName });
   }

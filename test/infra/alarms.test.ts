@@ -262,6 +262,11 @@ describe('when alarms are turned off', () => {
     expect(dashboardOf(s.template).map((w) => w.type)).not.toContain('alarm');
   });
 
+  it('leaves out "no input" by default when the schedule is disabled, as runs then start only by hand', () => {
+    expect(alarmsOf(synth({ scheduleEnabled: false }).template).filter((a) => a.MetricName === 'RowsIn')).toEqual([]);
+    expect(alarmOn(synth({ scheduleEnabled: false, alarms: { noInput: { intervals: 2 } } }).template, 'RowsIn')).toMatchObject({ EvaluationPeriods: 2 });
+  });
+
   it('creates no dashboard with createDashboard: false', () => {
     const s = synth({ createDashboard: false });
     s.template.resourceCountIs('AWS::CloudWatch::Dashboard', 0);
