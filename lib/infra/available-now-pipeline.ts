@@ -11,9 +11,11 @@
  *     Kinesis stream          DynamoDB table (pk/sk,      S3 <checkpointPrefix>/   S3 <sinkPrefix>/
  *     or S3 <landingPrefix>/  TTL `ttl`, PITR)            (offsets, commits, ...)  or a DynamoDB table
  *
- *     CloudWatch alarms: run failed, falling behind, no input, state rows growing, late rows dropped,
- *     dead letters written, failure queue not empty. The custom metrics come from the handler's summary log line
- *     (Embedded Metric Format), so the function needs no cloudwatch:PutMetricData.
+ *     CloudWatch alarms (lib/infra/alarms.ts): run failed, batch or run too long for the interval,
+ *     no input, state rows growing (a daily trend), late rows dropped, dead letters written,
+ *     falling behind, failure queue not empty; and a dashboard with the plots of `sluice report`.
+ *     The custom metrics come from the handler's summary log line (Embedded Metric Format), so the
+ *     function needs no cloudwatch:PutMetricData.
  *
  * The function's role holds exactly the actions the adapters in lib/aws send, on the prefixes and
  * tables this pipeline uses; nothing on Resource "*". The source and the sink are objects that
@@ -52,10 +54,12 @@ import {
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { DEFAULT_METRICS_NAMESPACE, METRIC_DIMENSION } from '../aws/lambda/emf';
+import { createPipelineAlarms, createPipelineDashboard, resolvePipelineAlarms, type AlarmName, type AlarmSources, type PipelineAlarmsProps, type ResolvedAlarms } from './alarms';
 import { GRANTED_ACTIONS, cleanPrefix, grantS3, invalid, wholeNumber, type PipelineDefaults, type S3Place } from './binding';
 import { PipelineSink } from './sinks';
 import { PipelineSource } from './sources';
 
+export { STATE_GROWTH_EXPRESSION, type AlarmName, type PipelineAlarmsProps } from './alarms';
 export { GRANTED_ACTIONS, type PipelineDefaults, type S3Place } from './binding';
 export { PipelineSink, outputColumnTypes, type BoundSink, type FileSinkOptions, type GlueTableOptions, type ParquetSinkOptions } from './sinks';
 export { PipelineSource, type BoundSource, type NewKinesisStreamOptions } from './sources';
@@ -243,24 +247,32 @@ export interface AvailableNowPipelineProps {
   readonly failureQueue?: sqs.IQueue;
   /** CloudWatch namespace of the handler's metrics. @default 'Sluice' */
   readonly metricsNamespace?: string;
-  /** Set false to create no alarms. @default true */
+  /** Set false to create no alarms (the dashboard stays, without its alarm widget). @default true */
   readonly createAlarms?: boolean;
-  /** Actions (e.g. an SNS topic) for every alarm. @default none */
+  /** Actions (e.g. `new SnsAction(topic)`) for every alarm. @default none */
   readonly alarmActions?: cloudwatch.IAlarmAction[];
-  /** Failed invocations per schedule interval that raise "run failed". @default 1 */
-  readonly runFailedAlarmThreshold?: number;
-  /** Consecutive runs that stop at their deadline with backlog left before "falling behind". 1 to 96. @default 2 */
-  readonly fallingBehindAlarmRuns?: number;
-  /** Minutes without a single input row before "no input"; at least the schedule interval, at most 1440. @default 60 */
-  readonly noInputAlarmMinutes?: number;
-  /** State rows above which "state rows growing" fires. @default 1_000_000 */
-  readonly stateRowsAlarmThreshold?: number;
-  /** Late rows dropped per schedule interval above which "late rows dropped" fires. @default 0 */
-  readonly lateRowsAlarmThreshold?: number;
   /**
-   * Malformed records sent to the dead-letter location per schedule interval (the summary line's
-   * DeadLetters) above which "dead letters" fires. @default 0 (any dead letter)
+   * Each alarm's threshold, or `false` to turn it off (lib/infra/alarms.ts documents every one):
+   * `runFailed`, `batchDuration`, `runDuration`, `noInput`, `stateRowsGrowing`, `stateRowsAbove`
+   * (off unless given), `lateRowsDropped`, `deadLetters`, `fallingBehind`, `failureQueueNotEmpty`.
+   * @default every alarm but stateRowsAbove on, with its defaults
    */
+  readonly alarms?: PipelineAlarmsProps;
+  /** Set false to create no CloudWatch dashboard. @default true */
+  readonly createDashboard?: boolean;
+  /** The dashboard's name. @default `sluice-<pipelineName>` (characters other than A-Za-z0-9_- become _) */
+  readonly dashboardName?: string;
+  /** @deprecated use `alarms.runFailed.threshold`. */
+  readonly runFailedAlarmThreshold?: number;
+  /** @deprecated use `alarms.fallingBehind.runs`. */
+  readonly fallingBehindAlarmRuns?: number;
+  /** @deprecated use `alarms.noInput.intervals`: the minutes, rounded up to whole schedule intervals. */
+  readonly noInputAlarmMinutes?: number;
+  /** @deprecated use `alarms.stateRowsAbove.threshold` (an absolute ceiling; `alarms.stateRowsGrowing` alarms on the trend). */
+  readonly stateRowsAlarmThreshold?: number;
+  /** @deprecated use `alarms.lateRowsDropped.threshold`. */
+  readonly lateRowsAlarmThreshold?: number;
+  /** @deprecated use `alarms.deadLetters.threshold`. */
   readonly deadLetterAlarmThreshold?: number;
 
   /** For the created table, bucket, stream and log group. @default RemovalPolicy.RETAIN */
@@ -284,12 +296,8 @@ interface Resolved {
   readonly deadLetterRetentionDays: number;
   readonly noncurrentVersionRetentionDays: number;
   readonly namespace: string;
-  readonly runFailedThreshold: number;
-  readonly fallingBehindRuns: number;
-  readonly noInputMinutes: number;
-  readonly stateRowsThreshold: number;
-  readonly lateRowsThreshold: number;
-  readonly deadLetterThreshold: number;
+  /** Undefined with createAlarms: false. */
+  readonly alarms?: ResolvedAlarms;
 }
 
 // ---------------------------------------------------------------- the construct
@@ -326,7 +334,10 @@ export class AvailableNowPipeline extends Construct {
   readonly metricsNamespace: string;
   readonly leaseDurationSeconds: number;
   readonly scheduleInterval: Duration;
+  /** The alarms that are on, by name (empty with createAlarms: false). */
   readonly alarms: Partial<Record<AlarmName, cloudwatch.Alarm>>;
+  /** The CloudWatch dashboard (undefined with createDashboard: false). */
+  readonly dashboard?: cloudwatch.Dashboard;
   /** Size of the bundled index.js in bytes, when bundling ran during this synth. */
   readonly bundleSizeBytes?: number;
   private createdBucket?: s3.Bucket;
@@ -504,8 +515,17 @@ export class AvailableNowPipeline extends Construct {
       }),
     );
 
-    // ---- alarms
-    this.alarms = props.createAlarms === false ? {} : this.createAlarms(r, props.alarmActions ?? []);
+    // ---- alarms and dashboard
+    const sources: AlarmSources = {
+      pipelineName: r.pipelineName,
+      intervalSeconds: r.intervalSeconds,
+      deadLetterPrefix: r.deadLetterPrefix,
+      metric: (name, statistic, period) => this.metric(name, { statistic, period }),
+      lambdaErrors: (period) => this.function.metricErrors({ period, statistic: cloudwatch.Stats.SUM }),
+      queueDepth: (period) => this.failureQueue.metricApproximateNumberOfMessagesVisible({ period, statistic: cloudwatch.Stats.MAXIMUM }),
+    };
+    this.alarms = r.alarms ? createPipelineAlarms(this, r.alarms, sources, props.alarmActions ?? []) : {};
+    if (props.createDashboard !== false) this.dashboard = createPipelineDashboard(this, sources, this.alarms, props.dashboardName);
   }
 
   /** The created bucket holding every S3 location not given a bucket (undefined when none needed). */
@@ -516,7 +536,8 @@ export class AvailableNowPipeline extends Construct {
   /**
    * A metric from the handler's summary line (EMF) for this pipeline, e.g. for a dashboard:
    * RowsIn, RowsOut, Batches, BacklogLeft, StateRows, DroppedByWatermark, DeadLetters, LeaseHeld,
-   * Runs, RunDurationMs. Default statistic Sum, default period the schedule interval.
+   * Runs, RunDurationMs, MaxBatchDurationMs, WatermarkLagMs (SUMMARY_METRIC_NAMES in
+   * lib/aws/lambda/emf.ts). Default statistic Sum, default period the schedule interval.
    */
   metric(metricName: string, options: { statistic?: string; period?: Duration } = {}): cloudwatch.Metric {
     return new cloudwatch.Metric({
@@ -527,105 +548,6 @@ export class AvailableNowPipeline extends Construct {
       period: options.period ?? this.scheduleInterval,
     });
   }
-
-  /** The seven alarms, one row each: what fires, on which metric, from what threshold. */
-  private createAlarms(r: Resolved, actions: cloudwatch.IAlarmAction[]): AvailableNowPipeline['alarms'] {
-    const period = Duration.seconds(r.intervalSeconds);
-    const { SUM, MAXIMUM } = cloudwatch.Stats;
-    const op = cloudwatch.ComparisonOperator;
-    const rows: AlarmRow[] = [
-      {
-        name: 'runFailed',
-        id: 'RunFailedAlarm',
-        description: 'a scheduled run failed (its event is in the failure queue; the log line "run-failed" says whether it is retriable)',
-        metric: this.function.metricErrors({ period, statistic: SUM }),
-        threshold: r.runFailedThreshold,
-        comparison: op.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      },
-      {
-        name: 'fallingBehind',
-        id: 'FallingBehindAlarm',
-        description: `${r.fallingBehindRuns} runs in a row stopped at their deadline with backlog left; raise lambdaTimeoutSeconds or memory, or the rate limits`,
-        metric: this.metric('BacklogLeft', { statistic: MAXIMUM, period }),
-        threshold: 0,
-        comparison: op.GREATER_THAN_THRESHOLD,
-        periods: r.fallingBehindRuns,
-      },
-      {
-        name: 'noInput',
-        id: 'NoInputAlarm',
-        description: `no input row for ${r.noInputMinutes} minutes (or no run reported at all)`,
-        metric: this.metric('RowsIn', { statistic: SUM, period: Duration.minutes(r.noInputMinutes) }),
-        threshold: 0,
-        comparison: op.LESS_THAN_OR_EQUAL_TO_THRESHOLD,
-        // No summary line at all (the schedule stopped, every run failed) is no input too.
-        missingIsBreaching: true,
-      },
-      {
-        name: 'stateRowsGrowing',
-        id: 'StateRowsAlarm',
-        description: `more than ${r.stateRowsThreshold} state rows; check the watermark advances (event times, withWatermark delay) so old state is evicted`,
-        metric: this.metric('StateRows', { statistic: MAXIMUM, period }),
-        threshold: r.stateRowsThreshold,
-        comparison: op.GREATER_THAN_THRESHOLD,
-      },
-      {
-        name: 'lateRowsDropped',
-        id: 'LateRowsAlarm',
-        description: `more than ${r.lateRowsThreshold} rows per run arrived behind the watermark and were dropped`,
-        metric: this.metric('DroppedByWatermark', { statistic: SUM, period }),
-        threshold: r.lateRowsThreshold,
-        comparison: op.GREATER_THAN_THRESHOLD,
-      },
-      {
-        name: 'deadLetters',
-        id: 'DeadLetterAlarm',
-        description: `more than ${r.deadLetterThreshold} malformed records per run went to ${r.deadLetterPrefix}/malformed/: read them there, then fix the producer or the query's schema`,
-        metric: this.metric('DeadLetters', { statistic: SUM, period }),
-        threshold: r.deadLetterThreshold,
-        comparison: op.GREATER_THAN_THRESHOLD,
-      },
-      {
-        name: 'failureQueueNotEmpty',
-        id: 'FailureQueueAlarm',
-        description: 'failed or undelivered scheduled events wait in the failure queue',
-        metric: this.failureQueue.metricApproximateNumberOfMessagesVisible({ period, statistic: MAXIMUM }),
-        threshold: 0,
-        comparison: op.GREATER_THAN_THRESHOLD,
-      },
-    ];
-    const alarms: AvailableNowPipeline['alarms'] = {};
-    for (const row of rows) {
-      const alarm = new cloudwatch.Alarm(this, row.id, {
-        alarmDescription: `sluice ${r.pipelineName}: ${row.description}`,
-        metric: row.metric,
-        threshold: row.threshold,
-        comparisonOperator: row.comparison,
-        evaluationPeriods: row.periods ?? 1,
-        // Over several periods, every one of them must breach.
-        ...(row.periods !== undefined ? { datapointsToAlarm: row.periods } : {}),
-        treatMissingData: row.missingIsBreaching ? cloudwatch.TreatMissingData.BREACHING : cloudwatch.TreatMissingData.NOT_BREACHING,
-      });
-      alarm.addAlarmAction(...actions);
-      alarms[row.name] = alarm;
-    }
-    return alarms;
-  }
-}
-
-type AlarmName = 'runFailed' | 'fallingBehind' | 'noInput' | 'stateRowsGrowing' | 'lateRowsDropped' | 'deadLetters' | 'failureQueueNotEmpty';
-
-/** One alarm: it fires when `metric` compares to `threshold` as `comparison` in `periods` periods (default 1). */
-interface AlarmRow {
-  readonly name: AlarmName;
-  readonly id: string;
-  readonly description: string;
-  readonly metric: cloudwatch.IMetric;
-  readonly threshold: number;
-  readonly comparison: cloudwatch.ComparisonOperator;
-  readonly periods?: number;
-  /** No data counts as breaching (default: not breaching). */
-  readonly missingIsBreaching?: boolean;
 }
 
 // ---------------------------------------------------------------- bundle size
@@ -727,15 +649,13 @@ function resolveProps(scope: Construct, id: string, props: AvailableNowPipelineP
     if (owned.length > 0) invalid(scope, `environment sets ${owned.join(', ')}, which the construct sets from its props: use the props (stateTable, checkpointPrefix, source, sink, ...) instead`, { owned });
   }
 
-  const runFailedThreshold = wholeNumber(scope, 'runFailedAlarmThreshold', props.runFailedAlarmThreshold ?? 1, 1, 1_000_000, 'count failed invocations per schedule interval, e.g. 1');
-  const fallingBehindRuns = wholeNumber(scope, 'fallingBehindAlarmRuns', props.fallingBehindAlarmRuns ?? 2, 1, Math.floor(86_400 / intervalSeconds), 'CloudWatch evaluates at most one day of periods');
-  const noInputMinutes = wholeNumber(scope, 'noInputAlarmMinutes', props.noInputAlarmMinutes ?? Math.max(60, intervalSeconds / 60), 1, 1440, 'CloudWatch periods last at most a day');
-  if (noInputMinutes * 60 < intervalSeconds) {
-    invalid(scope, `noInputAlarmMinutes (${noInputMinutes}) is shorter than scheduleInterval (${intervalSeconds / 60} min), so it would fire between runs: set it to at least ${intervalSeconds / 60}`, { noInputMinutes });
+  if (props.createAlarms === false && props.alarms !== undefined) {
+    invalid(scope, 'createAlarms is false, yet alarms sets thresholds: drop one of them (alarms: { <name>: false } turns a single alarm off)');
   }
-  const stateRowsThreshold = wholeNumber(scope, 'stateRowsAlarmThreshold', props.stateRowsAlarmThreshold ?? 1_000_000, 1, Number.MAX_SAFE_INTEGER, 'give a row count');
-  const lateRowsThreshold = wholeNumber(scope, 'lateRowsAlarmThreshold', props.lateRowsAlarmThreshold ?? 0, 0, Number.MAX_SAFE_INTEGER, 'give a row count; 0 alarms on any dropped row');
-  const deadLetterThreshold = wholeNumber(scope, 'deadLetterAlarmThreshold', props.deadLetterAlarmThreshold ?? 0, 0, Number.MAX_SAFE_INTEGER, 'give a record count; 0 alarms on any dead letter');
+  const alarms = props.createAlarms === false ? undefined : resolvePipelineAlarms(scope, props.alarms ?? {}, props, { intervalSeconds, timeoutSeconds, scheduled: props.scheduleEnabled ?? true });
+  if (props.dashboardName !== undefined && !/^[A-Za-z0-9_-]{1,255}$/.test(props.dashboardName)) {
+    invalid(scope, `dashboardName ${JSON.stringify(props.dashboardName)} must be 1 to 255 of A-Za-z0-9_-, as CloudWatch requires: e.g. "sluice-orders"`, { dashboardName: props.dashboardName });
+  }
 
   return {
     entry,
@@ -753,12 +673,7 @@ function resolveProps(scope: Construct, id: string, props: AvailableNowPipelineP
     deadLetterRetentionDays,
     noncurrentVersionRetentionDays,
     namespace,
-    runFailedThreshold,
-    fallingBehindRuns,
-    noInputMinutes,
-    stateRowsThreshold,
-    lateRowsThreshold,
-    deadLetterThreshold,
+    alarms,
   };
 }
 

@@ -281,68 +281,13 @@ describe('with the defaults (an S3 landing prefix, an S3 sink, everything create
     });
   });
 
-  it('alarms on a failed run, falling behind, no input, state rows, late rows, dead letters and the failure queue', () => {
-    const dims = [{ Name: 'Pipeline', Value: 'Test-Pipeline' }];
-    s.template.resourceCountIs('AWS::CloudWatch::Alarm', 7);
+  // Each alarm's metric, statistic, period, threshold and missing-data rule: test/infra/alarms.test.ts.
+  it('alarms on the Lambda errors, the failure queue and the summary line, and draws a dashboard', () => {
+    s.template.resourceCountIs('AWS::CloudWatch::Alarm', 9);
     s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'AWS/Lambda',
       MetricName: 'Errors',
       Dimensions: [{ Name: 'FunctionName', Value: { Ref: s.id(s.pipeline.function) } }],
-      Statistic: 'Sum',
-      Period: 900,
-      Threshold: 1,
-      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-      EvaluationPeriods: 1,
-      TreatMissingData: 'notBreaching',
-    });
-    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      Namespace: 'Sluice',
-      MetricName: 'BacklogLeft',
-      Dimensions: dims,
-      Statistic: 'Maximum',
-      Period: 900,
-      Threshold: 0,
-      ComparisonOperator: 'GreaterThanThreshold',
-      EvaluationPeriods: 2,
-      DatapointsToAlarm: 2,
-    });
-    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      Namespace: 'Sluice',
-      MetricName: 'RowsIn',
-      Dimensions: dims,
-      Statistic: 'Sum',
-      Period: 3600,
-      Threshold: 0,
-      ComparisonOperator: 'LessThanOrEqualToThreshold',
-      TreatMissingData: 'breaching',
-    });
-    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      Namespace: 'Sluice',
-      MetricName: 'StateRows',
-      Dimensions: dims,
-      Statistic: 'Maximum',
-      Threshold: 1_000_000,
-      ComparisonOperator: 'GreaterThanThreshold',
-    });
-    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      Namespace: 'Sluice',
-      MetricName: 'DroppedByWatermark',
-      Dimensions: dims,
-      Statistic: 'Sum',
-      Threshold: 0,
-      ComparisonOperator: 'GreaterThanThreshold',
-    });
-    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      Namespace: 'Sluice',
-      MetricName: 'DeadLetters',
-      Dimensions: dims,
-      Statistic: 'Sum',
-      Period: 900,
-      Threshold: 0,
-      ComparisonOperator: 'GreaterThanThreshold',
-      EvaluationPeriods: 1,
-      TreatMissingData: 'notBreaching',
-      AlarmDescription: Match.stringLikeRegexp('dead-letter/Test-Pipeline/malformed/'),
     });
     s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'AWS/SQS',
@@ -350,6 +295,8 @@ describe('with the defaults (an S3 landing prefix, an S3 sink, everything create
       Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queue, 'QueueName'] } }],
       Threshold: 0,
     });
+    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'DeadLetters', AlarmDescription: Match.stringLikeRegexp('dead-letter/Test-Pipeline/malformed/') });
+    s.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
   });
 
   it('alarms only on metrics the handler emits in its summary line', () => {
@@ -598,7 +545,8 @@ describe('with custom sizing, schedule and thresholds', () => {
     const dims = [{ Name: 'Pipeline', Value: 'orders-per-minute' }];
     const topic = { Ref: Match.stringLikeRegexp('^Alerts') };
     s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'Acme/Streams', MetricName: 'BacklogLeft', Dimensions: dims, Period: 600, EvaluationPeriods: 3, AlarmActions: [topic] });
-    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'Acme/Streams', MetricName: 'RowsIn', Period: 7200 });
+    // noInputAlarmMinutes (120) becomes 120 / 10 = 12 intervals of the schedule.
+    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'Acme/Streams', MetricName: 'RowsIn', Period: 600, EvaluationPeriods: 12, DatapointsToAlarm: 12 });
     s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'StateRows', Threshold: 5000 });
     s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'DroppedByWatermark', Threshold: 10, Period: 600 });
     s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'Acme/Streams', MetricName: 'DeadLetters', Dimensions: dims, Threshold: 3, Period: 600, ComparisonOperator: 'GreaterThanThreshold' });

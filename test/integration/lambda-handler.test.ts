@@ -157,6 +157,19 @@ describe('when the schedule fires after the first file landed', () => {
     for (const m of emf.Metrics) expect(typeof last[m.Name]).toBe('number');
   });
 
+  it("reports the run's longest batch and the watermark's lag behind the clock at the run's end", () => {
+    const batchMs = p.lines.filter((l) => l.event === 'batch').map((l) => l.durationMs as number);
+    const last = p.lines[p.lines.length - 1];
+    expect(summary.maxBatchDurationMs).toBe(Math.max(...batchMs));
+    expect(last.MaxBatchDurationMs).toBe(summary.maxBatchDurationMs);
+    // The run ends just before the summary line's EMF timestamp is taken (the same clock).
+    const endedMs = Date.parse(summary.watermark) + summary.watermarkLagMs!;
+    const stampMs = (last._aws as { Timestamp: number }).Timestamp;
+    expect(endedMs).toBeLessThanOrEqual(stampMs);
+    expect(endedMs).toBeGreaterThan(stampMs - 1000);
+    expect(last.WatermarkLagMs).toBe(summary.watermarkLagMs);
+  });
+
   it('writes an empty batch object to the sink', async () => {
     expect(await p.sinkRows()).toEqual([]);
     const keys = await p.sinkKeys();

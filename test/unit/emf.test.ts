@@ -30,3 +30,28 @@ describe('emfBlock', () => {
     expect(b).toMatchObject({ Runs: 1, RunDurationMs: 1234 });
   });
 });
+
+describe('the duration and lag metrics of the summary', () => {
+  // A run of three batches of 120, 480 and 95 ms, ending at 12:30:00 with the watermark at 12:02:00.
+  const batchMs = [120, 480, 95];
+  const endedMs = Date.parse('2026-10-01T12:30:00.000Z');
+  const watermarkMs = Date.parse('2026-10-01T12:02:00.000Z');
+  const summary: RunSummary = { ...base, batches: batchMs.length, maxBatchDurationMs: Math.max(...batchMs), watermarkLagMs: endedMs - watermarkMs };
+
+  it('emits the longest batch and the watermark lag as Milliseconds metrics', () => {
+    const b = emfBlock(summary, 'Sluice', 'p', endedMs);
+    expect(names(b)).toEqual(expect.arrayContaining([{ Name: 'MaxBatchDurationMs', Unit: 'Milliseconds' }, { Name: 'WatermarkLagMs', Unit: 'Milliseconds' }]));
+    expect(b.MaxBatchDurationMs).toBe(480);
+    expect(b.WatermarkLagMs).toBe(28 * 60 * 1000); // 12:30 - 12:02
+    expect(SUMMARY_METRIC_NAMES).toEqual(expect.arrayContaining(['MaxBatchDurationMs', 'WatermarkLagMs']));
+  });
+
+  it('leaves them out for a run without a batch or a watermark, rather than reporting 0', () => {
+    const b = emfBlock({ ...base, batches: 0, stoppedBy: 'lease-held' }, 'Sluice', 'p', endedMs);
+    for (const n of ['MaxBatchDurationMs', 'WatermarkLagMs']) {
+      expect(names(b).map((m) => m.Name)).not.toContain(n);
+      expect(b).not.toHaveProperty(n);
+    }
+    expect(b).toMatchObject({ LeaseHeld: 1, Batches: 0 });
+  });
+});

@@ -26,6 +26,10 @@ export interface RunSummary {
   readonly deadLetters: number;
   readonly stateRows: number;
   readonly durationMs: number;
+  /** The run's longest batch, ms (absent when it ran no batch). */
+  readonly maxBatchDurationMs?: number;
+  /** How far the watermark trails the wall clock at the run's end, ms (absent while there is no watermark). */
+  readonly watermarkLagMs?: number;
   /** What the run's requests consumed (DynamoDB units and requests, S3 requests by price class). */
   readonly consumed?: RunConsumption;
   readonly message?: string;
@@ -33,7 +37,9 @@ export interface RunSummary {
 
 /**
  * The metrics of the summary line: name, unit and how to read it off the summary. A metric whose
- * value is undefined (consumption of a run whose clients were not metered) is left out of the line.
+ * value is undefined (consumption of a run whose clients were not metered, the batch duration of a
+ * run without a batch, the lag of a watermark not set yet) is left out of the line, so that it
+ * counts as no data rather than as 0.
  */
 const METRICS: ReadonlyArray<{ name: string; unit: 'Count' | 'Milliseconds'; of: (s: RunSummary) => number | undefined }> = [
   { name: 'Runs', unit: 'Count', of: () => 1 },
@@ -46,6 +52,8 @@ const METRICS: ReadonlyArray<{ name: string; unit: 'Count' | 'Milliseconds'; of:
   { name: 'DeadLetters', unit: 'Count', of: (s) => s.deadLetters },
   { name: 'LeaseHeld', unit: 'Count', of: (s) => (s.stoppedBy === 'lease-held' ? 1 : 0) },
   { name: 'RunDurationMs', unit: 'Milliseconds', of: (s) => s.durationMs },
+  { name: 'MaxBatchDurationMs', unit: 'Milliseconds', of: (s) => s.maxBatchDurationMs },
+  { name: 'WatermarkLagMs', unit: 'Milliseconds', of: (s) => s.watermarkLagMs },
   // What the run cost: DynamoDB on-demand request units and requests, S3 requests by price class.
   { name: 'DynamoDbWriteUnits', unit: 'Count', of: (s) => s.consumed?.writeUnits },
   { name: 'DynamoDbReadUnits', unit: 'Count', of: (s) => s.consumed?.readUnits },

@@ -151,6 +151,7 @@ export function createScheduledHandler(plan: QueryPlan, cfg: PipelineConfig, con
       throw error;
     }
 
+    const endedMs = now();
     const summary: RunSummary = {
       event: 'run-summary',
       pipeline,
@@ -167,7 +168,9 @@ export function createScheduledHandler(plan: QueryPlan, cfg: PipelineConfig, con
       droppedByWatermark: report.droppedByWatermark,
       deadLetters: report.deadLetters,
       stateRows: report.stateRows,
-      durationMs: now() - startedMs,
+      durationMs: endedMs - startedMs,
+      ...(report.batches.length > 0 ? { maxBatchDurationMs: Math.max(...report.batches.map((b) => b.durationMs)) } : {}),
+      ...(report.watermarkMs > 0 ? { watermarkLagMs: endedMs - report.watermarkMs } : {}),
       ...(report.consumed ? { consumed: report.consumed } : {}),
       ...(report.message ? { message: report.message } : {}),
     };
