@@ -55,7 +55,7 @@ export interface ReportOptions {
   readonly assets: { readonly uplotJs: string; readonly uplotCss: string };
 }
 
-const COLORS = { blue: '#1f77b4', orange: '#ff7f0e', green: '#2ca02c', red: '#d62728', purple: '#9467bd', brown: '#8c564b', grey: '#7f7f7f' };
+const COLORS = { blue: '#1f77b4', orange: '#ff7f0e', green: '#2ca02c', red: '#d62728', purple: '#9467bd', brown: '#8c564b', teal: '#17becf' };
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
@@ -113,12 +113,13 @@ export function reportCharts(records: readonly StoredProgress[], opts: Pick<Repo
     timeChart('late', 'Late rows and dead letters', 'rows', x, [
       { label: 'dropped by watermark', color: COLORS.orange, values: col((r) => sumOf(r.stateOperators, (o) => o.numRowsDroppedByWatermark)) },
       { label: 'late rows kept', color: COLORS.purple, values: col((r) => num(r.sluice?.numLateRowsKept)) },
-      { label: 'dead letters', color: COLORS.red, values: col((r) => num(r.sluice?.numDeadLetters)) },
+      // Records before the progress record of Spark's shape kept the count at the top level.
+      { label: 'dead letters', color: COLORS.red, values: col((r) => num(r.sluice?.numDeadLetters) ?? num((r as { numDeadLetters?: unknown }).numDeadLetters)) },
     ], 'Rows the watermark rejected, and input that could not be read (kept as dead letters).'),
     timeChart('backlog', 'Backlog left after each batch', 'files / records', x, [
       { label: 'files waiting', color: COLORS.blue, values: col((r) => sumOf(r.sources, (s) => s?.metrics?.files)) },
       { label: 'records waiting', color: COLORS.green, values: col((r) => sumOf(r.sources, (s) => s?.metrics?.records)) },
-      { label: 'MiB waiting', color: COLORS.grey, rightAxis: true, values: col((r) => mib(sumOf(r.sources, (s) => s?.metrics?.bytes))) },
+      { label: 'MiB waiting', color: COLORS.teal, rightAxis: true, values: col((r) => mib(sumOf(r.sources, (s) => s?.metrics?.bytes))) },
     ], 'What the source still held when the batch ended; it should fall to zero by the end of each run.', 'MiB'),
   ];
   if (opts.lateness) charts.push(latenessChart(opts.lateness));
@@ -249,7 +250,9 @@ const PAGE_SCRIPT = `
     if (c.rightUnit) scales.right = { range: function (u, min, max) { return [Math.min(0, min), max > 0 ? max * 1.1 : 1]; } };
     var width = Math.max(320, el.clientWidth || 520);
     var data = [c.x].concat(c.series.map(function (s) { return s.values; }));
-    var plot = new uPlot({ width: width, height: 240, series: series, axes: axes, scales: scales, legend: { live: true } }, data, el);
+    // Times in UTC, as the records and the summary write them.
+    var utc = function (ts) { return uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC'); };
+    var plot = new uPlot({ width: width, height: 240, tzDate: utc, series: series, axes: axes, scales: scales, legend: { live: true } }, data, el);
     drawn.push({ id: c.id, plot: plot });
   });
   window.sluiceCharts = drawn;
