@@ -221,18 +221,19 @@ export function sparkInterval(ms: number): string {
   return `${ms} milliseconds`;
 }
 
-/** A duration for people: "350ms", "42s", "7m 12s", "2h 05m", "3d 4h"; negative with a minus sign. */
+/** A duration for people: "350ms", "42s", "7m 12s", "10m", "2h 05m", "3d 4h"; negative with a minus sign. */
 export function formatDuration(ms: number): string {
   if (!Number.isFinite(ms)) return String(ms);
   if (ms < 0) return `-${formatDuration(-ms)}`;
   if (ms < SECOND) return `${Math.round(ms)}ms`;
   if (ms < MINUTE) return `${+(ms / SECOND).toFixed(ms < 10 * SECOND ? 1 : 0)}s`;
   const s = Math.round(ms / SECOND);
-  if (ms < HOUR) return `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, '0')}s`;
+  const two = (n: number, unit: string) => (n === 0 ? '' : ` ${String(n).padStart(2, '0')}${unit}`);
+  if (ms < HOUR) return `${Math.floor(s / 60)}m${two(s % 60, 's')}`;
   const m = Math.round(ms / MINUTE);
-  if (ms < DAY) return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, '0')}m`;
+  if (ms < DAY) return `${Math.floor(m / 60)}h${two(m % 60, 'm')}`;
   const h = Math.round(ms / HOUR);
-  return `${Math.floor(h / 24)}d ${h % 24}h`;
+  return `${Math.floor(h / 24)}d${h % 24 ? ` ${h % 24}h` : ''}`;
 }
 
 const SHORT_UNIT_MS: Record<string, number> = { ms: 1, s: SECOND, m: MINUTE, h: HOUR, d: DAY, w: 7 * DAY };
@@ -286,7 +287,7 @@ export function latenessHistogram(latenessMs: readonly number[], bins = 40): Lat
   return { edgesMs, counts, above };
 }
 
-const pct = (f: number) => `${(f * 100).toFixed(f > 0 && f < 0.001 ? 3 : f < 0.1 ? 2 : 1)}%`;
+const pct = (f: number) => (f === 0 ? '0%' : `${(f * 100).toFixed(f < 0.001 ? 3 : f < 0.1 ? 2 : 1)}%`);
 
 /** The text `sluice lateness` prints. */
 export function formatLatenessText(stats: LatenessStats, what: { source: string; column: string; sinceMs?: number; sampled?: string }): string {

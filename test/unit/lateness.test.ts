@@ -88,8 +88,7 @@ describe('the recommended delay', () => {
   it('is printed with the percentiles and the reasoning', () => {
     const stats = latenessStats(minutes(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), { unreadable: { count: 2, examples: [{ where: 'f line 3', reason: 'column event_time is missing' }] } });
     const text = formatLatenessText(stats, { source: 's3://b/landing', column: 'event_time' });
-    expect(text).toContain('p50 5m 00s');
-    expect(text).toContain('p99 10m 00s');
+    expect(text).toContain('p50 5m   p90 9m   p99 10m');
     expect(text).toContain(".withWatermark('event_time', '10 minutes')");
     expect(text).toContain('2 rows had no readable event_time');
     expect(text).toContain('f line 3: column event_time is missing');
@@ -117,6 +116,8 @@ describe('duration flags', () => {
     expect(formatDuration(350)).toBe('350ms');
     expect(formatDuration(2 * 3_600_000 + 5 * MIN)).toBe('2h 05m');
     expect(formatDuration(-2000)).toBe('-2s');
+    expect(formatDuration(10 * MIN)).toBe('10m');
+    expect(formatDuration(3 * 24 * 3_600_000)).toBe('3d');
   });
 });
 
