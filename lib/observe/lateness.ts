@@ -295,6 +295,7 @@ export function formatLatenessText(stats: LatenessStats, what: { source: string;
   const lines: string[] = [];
   lines.push(`lateness of ${what.source} (arrival − ${what.column}), ${stats.count} rows${what.sampled ? ` ${what.sampled}` : ''}; percentiles by ${stats.method} on the sample`);
   lines.push(`  p50 ${formatDuration(p.p50)}   p90 ${formatDuration(p.p90)}   p99 ${formatDuration(p.p99)}   p99.9 ${formatDuration(p.p999)}   max ${formatDuration(p.max)}`);
+  if (stats.count < 100) lines.push(`  only ${stats.count} rows: their p99 is their maximum, so the figures are rough; sample more (a longer --since) before choosing`);
   if (stats.early > 0) lines.push(`  ${stats.early} rows have an event time after their arrival (lateness < 0: the producer's clock runs ahead)`);
   if (stats.unreadable.count > 0) {
     lines.push(`  ${stats.unreadable.count} rows had no readable ${what.column} and are not in the figures; e.g.:`);

@@ -5,6 +5,9 @@
  * must be within 1% of the set's own nearest-rank percentiles (the write itself takes a moment,
  * so the measured lateness is L plus well under a second, against L of minutes to hours).
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { putJsonRecords } from '../../lib/conformance/kinesis';
 import { ensureBucket, ensureStream } from '../../lib/local/resources';
@@ -85,6 +88,30 @@ describe('sluice lateness', () => {
       expect(r.stdout).toMatch(/1h\s+85\.0%\s+\(850 rows\)/);
       expect(r.stdout).toContain(".withWatermark('event_time', '6 hours')");
       expect(r.stdout).toContain('3 rows had no readable event_time');
+    });
+
+    it("takes the source, the column and the current delay from a query module", async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'sluice-lateness-'));
+      try {
+        const api = JSON.stringify(join(__dirname, '..', '..', 'lib', 'api', 'query'));
+        const module = join(dir, 'query.js');
+        writeFileSync(
+          module,
+          `const { readStream, window, count } = require(${api});
+module.exports.default = () => readStream.format('json').schema('user STRING, event_time TIMESTAMP').load('s3://${bucket}/landing')
+  .withWatermark('event_time', '2 hours').groupBy(window('event_time', '10 minutes')).agg(count().as('n'))
+  .writeStream.outputMode('append').trigger({ availableNow: true }).queryName('late-q').plan();
+`,
+        );
+        const r = await runCli(['lateness', module, '--json'], cliEnv(testConnection(), 's3'));
+        expect(r.stderr).toBe('');
+        const out = JSON.parse(r.stdout) as LatenessJson;
+        expect(out.count).toBe(known.length);
+        // 2h drops rows k > (7200 − 610) / 20 = 329.5: 670 of 1000
+        expect(out.candidates.find((c) => c.current)).toEqual({ delayMs: 7_200_000, dropFraction: 0.67, droppedRows: 670, current: true });
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
 
     it('a bad --since is a usage error before anything starts', async () => {

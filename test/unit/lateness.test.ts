@@ -93,6 +93,7 @@ describe('the recommended delay', () => {
     expect(text).toContain('2 rows had no readable event_time');
     expect(text).toContain('f line 3: column event_time is missing');
     expect(text).toMatch(/state/);
+    expect(text).toContain('only 10 rows: their p99 is their maximum');
   });
 });
 
