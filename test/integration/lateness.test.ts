@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { PutRecordsCommand } from '@aws-sdk/client-kinesis';
 import { putJsonRecords } from '../../lib/conformance/kinesis';
 import { ensureBucket, ensureStream } from '../../lib/local/resources';
 import { cliEnv, runCli } from '../helpers/cli';
@@ -40,6 +41,24 @@ function expectWithin1Percent(measured: LatenessJson, known: number[]): void {
     const relative = Math.abs(measured.percentiles[k] - want[k]) / want[k];
     expect({ percentile: k, within1Percent: relative <= 0.01 }).toEqual({ percentile: k, within1Percent: true });
   }
+}
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const agg = require('aws-kinesis-agg') as {
+  aggregate(
+    records: Array<{ partitionKey: string; data: Buffer }>,
+    onEncoded: (r: { partitionKey: string; data: Buffer }, done: (err?: Error) => void) => void,
+    afterAll: () => void,
+    onError: (e: Error) => void,
+  ): void;
+};
+
+/** The KPL's encoding of `users` (awslabs' aws-kinesis-agg): one or more aggregated records. */
+function aggregated(users: Array<{ partitionKey: string; data: Buffer }>): Promise<Buffer[]> {
+  return new Promise((resolve, reject) => {
+    const out: Buffer[] = [];
+    agg.aggregate(users, (encoded, done) => void (out.push(Buffer.from(encoded.data)), done()), () => resolve(out), reject);
+  });
 }
 
 describe('sluice lateness', () => {
@@ -122,7 +141,7 @@ module.exports.default = () => readStream.format('json').schema('user STRING, ev
   });
 
   describe('on a Kinesis stream', () => {
-    // 600 records over 2 shards; record k is 315 s + 30 s · k late (5m 15s to 5h 4m 45s)
+    // 600 records over 2 shards, the last 100 KPL-aggregated; record k is 315 s + 30 s · k late (5m 15s to 5h 4m 45s)
     const known = Array.from({ length: 600 }, (_, k) => (315 + 30 * k) * SEC);
     let stream: string;
 
@@ -135,7 +154,11 @@ module.exports.default = () => readStream.format('json').schema('user STRING, ev
         const now = Date.now();
         const records = order.slice(b * 100, b * 100 + 100).map((k) => ({ data: { user: `u${k}`, event_time: new Date(now - known[k]).toISOString() } as unknown, partitionKey: `u${k}` }));
         if (b === 2) records.push({ data: 'not an object', partitionKey: 'bad' });
-        await putJsonRecords(kinesis, stream, records);
+        if (b === 5) {
+          // the last 100 as the KPL sends them: user records packed into aggregated records
+          const packed = await aggregated(records.map((r) => ({ partitionKey: r.partitionKey, data: Buffer.from(JSON.stringify(r.data)) })));
+          await kinesis.send(new PutRecordsCommand({ StreamName: stream, Records: packed.map((Data) => ({ Data, PartitionKey: 'agg' })) }));
+        } else await putJsonRecords(kinesis, stream, records);
       }
     }, 60_000);
 

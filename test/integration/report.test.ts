@@ -6,7 +6,7 @@
  * must hold the figures of the records (a gap where an older record lacks one) and have painted
  * its series' colour on its canvas; the page is saved as docs/report.png (shown in the README).
  */
-import { mkdtempSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -83,7 +83,7 @@ function expectedCharts(): Record<string, Record<string, (number | null)[]>> {
   const v = (pick: (f: ReturnType<typeof figures>) => number, thinToo = false) => all.map((i) => (i === THIN && !thinToo ? null : pick(figures(i))));
   return {
     rates: { 'input rows/s': v((f) => f.inputRate), 'processed rows/s': v((f) => f.processedRate, true) },
-    duration: { 'batch duration (s)': v((f) => f.durationMs / 1000, true), 'schedule interval (15m 00s)': all.map(() => 900) },
+    duration: { 'batch duration (s)': v((f) => f.durationMs / 1000, true), 'schedule interval (15m)': all.map(() => 900) },
     lag: { 'batch time − watermark (min)': v((f) => f.lagMs / MIN, true) },
     state: { total: v((f) => f.stateTotal, true), updated: v((f) => f.stateUpdated), removed: v((f) => f.stateRemoved) },
     late: { 'dropped by watermark': v((f) => f.dropped, true), 'late rows kept': v((f) => f.lateKept), 'dead letters': v((f) => f.deadLetters, true) },
@@ -187,6 +187,28 @@ describe('sluice report', () => {
     mkdirSync(join(SCREENSHOT, '..'), { recursive: true });
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
   }, 180_000);
+
+  it("finds the checkpoint where `run` puts it by default: the query module's name under the source bucket", async () => {
+    const store = new S3CheckpointStore({ client: s3, bucket, prefix: '_sluice/found-by-default/checkpoint' });
+    for (let i = 0; i < 2; i++) {
+      await store.writeOffsets({ batchId: i, offsets: [{ lastKey: `f${i}` }], startOffsets: [null], batchWatermarkMs: 0, batchTimestampMs: figures(i).at, lateWatermarkMs: 0 });
+      await store.writeProgress(i, progressRecord(i));
+    }
+    const module = join(dir, 'query.js');
+    writeFileSync(
+      module,
+      `const { readStream, window, count } = require(${JSON.stringify(join(__dirname, '..', '..', 'lib', 'api', 'query'))});
+module.exports.default = readStream.format('json').schema('user STRING, event_time TIMESTAMP').load('s3://${bucket}/landing')
+  .withWatermark('event_time', '10 minutes').groupBy(window('event_time', '10 minutes')).agg(count().as('n'))
+  .writeStream.outputMode('append').trigger({ availableNow: true }).queryName('found-by-default').plan();
+`,
+    );
+    const out = join(dir, 'default.html');
+    const r = await runCli(['report', module, '--out', out], cliEnv(testConnection(), 's3'));
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toContain('(2 batches');
+    expect(readFileSync(out, 'utf8')).toContain(`s3://${bucket}/_sluice/found-by-default/checkpoint`);
+  });
 
   it('refuses a checkpoint without progress records, saying where it looked', async () => {
     const r = await runCli(['report', '--checkpoint', `s3://${bucket}/ckpt/nothing-here`, '--out', join(dir, 'x.html')], cliEnv(testConnection(), 's3'));
