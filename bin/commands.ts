@@ -381,7 +381,11 @@ export async function reportCommand(modulePath: string | undefined, o: ReportCli
     if (records.length === 0) {
       throw new InvalidOptionError(`${store.description} holds no progress records: run the query first (sluice run), or point --checkpoint at its checkpoint`);
     }
-    const lateness = source && o.latenessColumn ? { source: describeSource(source), column: o.latenessColumn, ...(await measureLateness(conn, source, o.latenessColumn, o)) } : undefined;
+    let lateness;
+    if (source && o.latenessColumn) {
+      const { stats, histogram } = await measureLateness(conn, source, o.latenessColumn, o);
+      lateness = { source: describeSource(source), column: o.latenessColumn, stats, histogram };
+    }
     const html = buildReport(records, { intervalMs, checkpoint: store.description, generatedAtMs: Date.now(), assets, ...(lateness ? { lateness } : {}) });
     writeFileSync(o.out, html);
     console.log(`sluice: wrote ${resolve(o.out)} (${records.length} batches, ${(html.length / 1024).toFixed(0)} KiB; opens offline)`);
