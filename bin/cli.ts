@@ -15,6 +15,7 @@ import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 
 import { CRASH_POINTS, parseCrashPlan } from '../lib/engine/testing/crash';
 import { InvalidOptionError, InvalidQueryError, SluiceError } from '../lib/engine/errors';
 import type { ConformanceCliOptions, RunOptions } from './commands';
+import type { LatenessCliOptions, ReportCliOptions } from './commands';
 import { initProject, INIT_SINKS, INIT_SOURCES } from './init';
 
 export { EXIT_CODES } from './exit-codes';
@@ -114,6 +115,42 @@ Example:
   npx sluice run src/query.ts --source s3://sluice-local/landing --input sample --sink dynamodb://totals`,
     )
     .action(async (modulePath: string, o: RunOptions) => done(await commands().runQuery(modulePath, o)));
+
+  // ----------------------------------------------------------------- report and lateness
+  const sampleSize = (value: string): number => {
+    const n = Number(value);
+    if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError('The sample must be a positive number of rows: write e.g. --sample 100000.');
+    return n;
+  };
+  program
+    .command('report')
+    .description("write one self-contained HTML file (works offline) with plots over the checkpoint's retained batches: rates, batch duration vs the schedule, watermark lag, state rows, late rows and dead letters, backlog, and optionally the lateness histogram")
+    .argument('[query-module]', "the query module, to find the checkpoint `run` used by default (not needed with --checkpoint)")
+    .option('--checkpoint <uri>', 's3://bucket/prefix of the checkpoint (default: as `run` finds it)')
+    .option('--source <uri>', "s3://bucket/prefix or kinesis://stream, for the checkpoint's default and --lateness-column (default: the query's load(...) path)")
+    .option('--out <file>', 'the HTML file to write', 'report.html')
+    .option('--interval <duration>', 'the schedule interval, drawn against the batch durations (e.g. 15m, 1h)', '15m')
+    .option('--lateness-column <column>', "also sample the source's lateness on this event-time column and draw its histogram")
+    .option('--sample <n>', 'with --lateness-column: at most this many rows', sampleSize, 100000)
+    .option('--since <duration>', 'with --lateness-column: data that arrived in this last while (e.g. 7d, 12h)', '7d')
+    .option('--data-dir <folder>', 'where the embedded stack keeps its data (as for run)', '.sluice/local')
+    .addOption(awsOption())
+    .addHelpText('after', '\nExample:\n  npx sluice report src/query.ts --source s3://sluice-local/landing --out report.html --interval 15m')
+    .action(async (modulePath: string | undefined, o: ReportCliOptions) => done(await commands().reportCommand(modulePath, o)));
+  program
+    .command('lateness')
+    .description("measure how late the source's rows arrive (arrival time − event time): p50, p90, p99, p99.9, max, the share each watermark delay would drop, and a recommended withWatermark delay")
+    .argument('[query-module]', "the query module: its load(...) path, watermark column and delay are the defaults")
+    .option('--source <uri>', 's3://bucket/prefix (arrival: the object\'s LastModified) or kinesis://stream (ApproximateArrivalTimestamp)')
+    .option('--column <name>', "the event-time field (default: the query's withWatermark column)")
+    .option('--sample <n>', 'at most this many rows (S3: the newest objects first; Kinesis: from --since on)', sampleSize, 100000)
+    .option('--since <duration>', 'data that arrived in this last while (e.g. 7d, 12h)', '7d')
+    .option('--delay <duration>', "the query's current watermark delay, to list what it drops (default: the module's)")
+    .option('--json', 'print the figures as JSON')
+    .option('--data-dir <folder>', 'where the embedded stack keeps its data (as for run)', '.sluice/local')
+    .addOption(awsOption())
+    .addHelpText('after', '\nExample:\n  npx sluice lateness --source s3://sluice-local/landing --column event_time --since 7d')
+    .action(async (modulePath: string | undefined, o: LatenessCliOptions) => done(await commands().latenessCommand(modulePath, o)));
 
   const conf = program
     .command('conformance')

@@ -257,3 +257,140 @@ async function sourceFactoryFor(kind: string, conn: AwsConnection): Promise<Pick
   return { sourceFactory: mod.kinesisCaseSource(conn) };
 }
 
+
+// ------------------------------------------------------------------------- report and lateness
+// (its own import here, to keep this block apart from the rest of the file)
+import { writeFileSync } from 'node:fs';
+
+/** A --source URI as `run` reads it: kinesis://stream, else s3://bucket/prefix. */
+function sourceFromUri(uri: string): SourceLocation {
+  const kinesis = /^kinesis:\/\/([A-Za-z0-9_.-]{1,128})$/.exec(uri.trim());
+  return kinesis ? { kind: 'kinesis', streamName: kinesis[1] } : { kind: 's3', ...parseS3Uri(uri, '--source') };
+}
+
+/** --source, else the path in the query's load(...), else null. */
+function sourceOf(o: { source?: string }, plan: QueryPlan | null): SourceLocation | null {
+  const uri = o.source ?? plan?.source.path;
+  return uri ? sourceFromUri(uri) : null;
+}
+
+/** The checkpoint as `run` finds it: --checkpoint, else s3://<source bucket, or sluice-local>/_sluice/<query>/checkpoint. */
+function checkpointOf(o: { checkpoint?: string; source?: string }, plan: QueryPlan | null): { bucket: string; prefix: string } {
+  if (o.checkpoint) return parseS3Uri(o.checkpoint, '--checkpoint');
+  if (!plan) throw new InvalidOptionError('sluice report needs --checkpoint s3://bucket/prefix, or the query module whose default checkpoint `sluice run` used');
+  const source = sourceOf(o, plan);
+  const home = source?.kind === 's3' ? source.bucket : 'sluice-local';
+  return { bucket: home, prefix: `_sluice/${plan.name}/checkpoint` };
+}
+
+export interface LatenessCliOptions {
+  source?: string;
+  column?: string;
+  sample: number;
+  since: string;
+  delay?: string;
+  json?: boolean;
+  dataDir: string;
+  aws?: boolean;
+}
+
+/** Samples the source's lateness; the column defaults to the query's watermark column, the current delay to its delay. */
+async function measureLateness(conn: AwsConnection, source: SourceLocation, column: string, o: { sample: number; since: string; delayMs?: number }) {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { latenessStats, latenessHistogram, parseDurationFlag } = require('../lib/observe/lateness') as typeof import('../lib/observe/lateness');
+  const sinceMs = Date.now() - parseDurationFlag(o.since, '--since');
+  const clients = createClients(conn);
+  const sample =
+    source.kind === 's3'
+      ? // eslint-disable-next-line @typescript-eslint/no-require-imports
+        await (require('../lib/aws/s3/arrivals') as typeof import('../lib/aws/s3/arrivals')).sampleS3Arrivals({ client: clients.s3, bucket: source.bucket, prefix: source.prefix, column, sinceMs, sample: o.sample })
+      : // eslint-disable-next-line @typescript-eslint/no-require-imports
+        await (require('../lib/aws/kinesis/arrivals') as typeof import('../lib/aws/kinesis/arrivals')).sampleKinesisArrivals({ client: clients.kinesis, streamName: source.streamName, column, sinceMs, sample: o.sample });
+  const stats = latenessStats(sample.latenessMs, { currentDelayMs: o.delayMs, unreadable: sample.unreadable });
+  return { sample, stats, histogram: latenessHistogram(sample.latenessMs) };
+}
+
+function describeSource(s: SourceLocation): string {
+  return s.kind === 's3' ? `s3://${s.bucket}/${s.prefix}` : `kinesis://${s.streamName}`;
+}
+
+function watermarkOf(plan: QueryPlan | null, column?: string): { column: string; delayMs: number } | undefined {
+  const marks = (plan?.stages ?? []).filter((s): s is Extract<QueryPlan['stages'][number], { kind: 'watermark' }> => s.kind === 'watermark');
+  return marks.find((m) => column === undefined || m.column === column);
+}
+
+export async function latenessCommand(modulePath: string | undefined, o: LatenessCliOptions): Promise<number> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { formatLatenessText, parseDurationFlag } = require('../lib/observe/lateness') as typeof import('../lib/observe/lateness');
+  const plan = modulePath ? await loadPlan(modulePath) : null;
+  const source = sourceOf(o, plan);
+  if (!source) throw new InvalidOptionError("sluice lateness needs --source s3://bucket/prefix or kinesis://stream (or a query module with a path in its load(...))");
+  const mark = watermarkOf(plan, o.column);
+  const column = o.column ?? mark?.column;
+  if (!column) throw new InvalidOptionError('sluice lateness needs --column <event-time field>, or a query module with withWatermark(column, delay)');
+  const delayMs = o.delay !== undefined ? parseDurationFlag(o.delay, '--delay') : mark?.delayMs;
+  parseDurationFlag(o.since, '--since'); // a bad value is a usage error before any emulator starts
+  const { conn, stack } = await connect(o.aws, [source.kind === 's3' ? 's3' : 'kinesis'], o.dataDir);
+  try {
+    const { sample, stats } = await measureLateness(conn, source, column, { sample: o.sample, since: o.since, delayMs });
+    if (o.json) console.log(JSON.stringify({ source: describeSource(source), column, sampled: sample.sampled, capped: sample.capped, ...stats }, null, 2));
+    else console.log(formatLatenessText(stats, { source: describeSource(source), column, sampled: sample.sampled + (sample.capped ? ` (capped at --sample ${o.sample})` : '') }));
+    return EXIT_CODES.ok;
+  } finally {
+    await stack?.stop();
+  }
+}
+
+export interface ReportCliOptions {
+  checkpoint?: string;
+  source?: string;
+  out: string;
+  interval: string;
+  latenessColumn?: string;
+  sample: number;
+  since: string;
+  dataDir: string;
+  aws?: boolean;
+}
+
+export async function reportCommand(modulePath: string | undefined, o: ReportCliOptions): Promise<number> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { parseDurationFlag } = require('../lib/observe/lateness') as typeof import('../lib/observe/lateness');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { buildReport } = require('../lib/observe/report') as typeof import('../lib/observe/report');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { loadProgressHistory } = require('../lib/observe/history') as typeof import('../lib/observe/history');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { S3CheckpointStore } = require('../lib/aws/s3/checkpoint') as typeof import('../lib/aws/s3/checkpoint');
+  const plan = modulePath ? await loadPlan(modulePath) : null;
+  const checkpoint = checkpointOf(o, plan);
+  const intervalMs = parseDurationFlag(o.interval, '--interval');
+  if (intervalMs <= 0) throw new InvalidOptionError(`--interval ${o.interval} must be positive: give the schedule the query runs on, e.g. 15m`);
+  parseDurationFlag(o.since, '--since');
+  const source = o.latenessColumn ? sourceOf(o, plan) : null;
+  if (o.latenessColumn && !source) throw new InvalidOptionError('sluice report --lateness-column needs --source s3://bucket/prefix or kinesis://stream (or a query module with a path in its load(...))');
+  const assets = {
+    uplotJs: readFileSync(require.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8'),
+    uplotCss: readFileSync(require.resolve('uplot/dist/uPlot.min.css'), 'utf8'),
+  };
+  const services: Service[] = source?.kind === 'kinesis' ? ['s3', 'kinesis'] : ['s3'];
+  const { conn, stack } = await connect(o.aws, services, o.dataDir);
+  try {
+    const store = new S3CheckpointStore({ client: createClients(conn).s3, bucket: checkpoint.bucket, prefix: checkpoint.prefix, conditionalWrites: false });
+    const records = await loadProgressHistory(store);
+    if (records.length === 0) {
+      throw new InvalidOptionError(`${store.description} holds no progress records: run the query first (sluice run), or point --checkpoint at its checkpoint`);
+    }
+    let lateness;
+    if (source && o.latenessColumn) {
+      const { stats, histogram } = await measureLateness(conn, source, o.latenessColumn, o);
+      lateness = { source: describeSource(source), column: o.latenessColumn, stats, histogram };
+    }
+    const html = buildReport(records, { intervalMs, checkpoint: store.description, generatedAtMs: Date.now(), assets, ...(lateness ? { lateness } : {}) });
+    writeFileSync(o.out, html);
+    console.log(`sluice: wrote ${resolve(o.out)} (${records.length} batches, ${(html.length / 1024).toFixed(0)} KiB; opens offline)`);
+    return EXIT_CODES.ok;
+  } finally {
+    await stack?.stop();
+  }
+}

@@ -1,0 +1,218 @@
+/**
+ * `sluice report` end to end: progress records with known figures in a real S3 checkpoint on the
+ * test stack (written with S3CheckpointStore, as the executor writes them), the command run as a
+ * user runs it, and the HTML it wrote opened in headless Chromium (Debian's, through
+ * playwright-core) from a file with every request other than the file itself refused. Each chart
+ * must hold the figures of the records (a gap where an older record lacks one) and have painted
+ * its series' colour on its canvas; the page is saved as docs/report.png (shown in the README).
+ */
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { S3CheckpointStore } from '../../lib/aws/s3/checkpoint';
+import type { Json } from '../../lib/engine/ports';
+import type { StreamingProgress } from '../../lib/engine/progress';
+import { ensureBucket } from '../../lib/local/resources';
+import { cliEnv, runCli } from '../helpers/cli';
+import { testClients, testConnection, uniqueName } from '../helpers/stack';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const SCREENSHOT = join(__dirname, '..', '..', 'docs', 'report.png');
+
+const MIN = 60_000;
+const INTERVAL_MS = 15 * MIN;
+const BATCHES = 24;
+/** The one record in the old, thin shape (before the progress record had Spark's fields). */
+const THIN = 10;
+const T0 = Date.UTC(2026, 10, 30, 6, 0, 0);
+const MIB = 1024 * 1024;
+
+/** The figures of batch i, by simple formulas the test checks the page against. */
+const figures = (i: number) => ({
+  at: T0 + i * INTERVAL_MS,
+  inputRate: 40 + 3 * i,
+  processedRate: 300 - 5 * i,
+  durationMs: 60_000 + i * 25_000,
+  lagMs: (10 + (i % 6)) * MIN,
+  stateTotal: 5000 + 400 * i,
+  stateUpdated: 300 + 20 * (i % 5),
+  stateRemoved: 100 + 10 * (i % 3),
+  dropped: i % 4,
+  lateKept: i % 4 === 1 ? 2 : 0,
+  deadLetters: i % 7 === 3 ? 3 : 0,
+  files: Math.max(0, 20 - i),
+  mib: 10 * ((i % 5) + 1),
+});
+
+function progressRecord(i: number): Json {
+  const f = figures(i);
+  const timestamp = new Date(f.at).toISOString();
+  const watermark = new Date(f.at - f.lagMs).toISOString();
+  if (i === THIN) {
+    // What sluice wrote before the record took Spark's shape: no rates, two state figures, the dead letters at the top.
+    return {
+      id: 'q-1', name: 'windowed-totals', timestamp, batchId: i, batchDuration: f.durationMs, numInputRows: 100, processedRowsPerSecond: f.processedRate,
+      durationMs: { triggerExecution: f.durationMs }, eventTime: { watermark },
+      stateOperators: [{ operatorName: 'aggregate', numRowsTotal: f.stateTotal, numRowsDroppedByWatermark: f.dropped }],
+      sources: [{ description: 's3://x/landing', startOffset: null, endOffset: null, numInputRows: 100, inputBytes: 1000 }],
+      sink: { description: 's3://x/out', numOutputRows: 5 }, numDeadLetters: f.deadLetters, replay: false,
+    };
+  }
+  const p: StreamingProgress = {
+    id: 'q-1', runId: `run-${Math.floor(i / 2)}`, name: 'windowed-totals', timestamp, batchId: i, batchDuration: f.durationMs,
+    numInputRows: Math.round(f.inputRate * 900), inputRowsPerSecond: f.inputRate, processedRowsPerSecond: f.processedRate,
+    durationMs: { triggerExecution: f.durationMs, addBatch: f.durationMs / 2 },
+    eventTime: { watermark },
+    stateOperators: [
+      { operatorName: 'stateStoreSave', numRowsTotal: f.stateTotal, numRowsUpdated: f.stateUpdated, numRowsRemoved: f.stateRemoved, numRowsDroppedByWatermark: f.dropped, commitTimeMs: 20, memoryUsedBytes: 1000 },
+    ],
+    sources: [{ description: 's3://x/landing', startOffset: null, endOffset: null, latestOffset: null, numInputRows: 100, inputRowsPerSecond: f.inputRate, processedRowsPerSecond: f.processedRate, metrics: { files: f.files, bytes: f.mib * MIB } }],
+    sink: { description: 's3://x/out', numOutputRows: 5 },
+    sluice: { replay: false, noData: false, numDeadLetters: f.deadLetters, numLateRowsKept: f.lateKept },
+  };
+  return p as unknown as Json;
+}
+
+/** What each chart must hold: its series' labels and values, from the formulas (null: the thin record lacks it). */
+function expectedCharts(): Record<string, Record<string, (number | null)[]>> {
+  const all = Array.from({ length: BATCHES }, (_, i) => i);
+  const v = (pick: (f: ReturnType<typeof figures>) => number, thinToo = false) => all.map((i) => (i === THIN && !thinToo ? null : pick(figures(i))));
+  return {
+    rates: { 'input rows/s': v((f) => f.inputRate), 'processed rows/s': v((f) => f.processedRate, true) },
+    duration: { 'batch duration (s)': v((f) => f.durationMs / 1000, true), 'schedule interval (15m)': all.map(() => 900) },
+    lag: { 'batch time − watermark (min)': v((f) => f.lagMs / MIN, true) },
+    state: { total: v((f) => f.stateTotal, true), updated: v((f) => f.stateUpdated), removed: v((f) => f.stateRemoved) },
+    late: { 'dropped by watermark': v((f) => f.dropped, true), 'late rows kept': v((f) => f.lateKept), 'dead letters': v((f) => f.deadLetters, true) },
+    backlog: { 'files waiting': v((f) => f.files), 'MiB waiting': v((f) => f.mib) },
+  };
+}
+
+/** Lateness rows for the histogram: 3 objects of 100 rows, row j of object o at the exponential quantile (100·o + j + 0.5)/300, mean 8 minutes. */
+const LATE_ROWS = 300;
+
+describe('sluice report', () => {
+  const { s3 } = testClients();
+  let bucket: string;
+  let dir: string;
+  let context: BrowserContext | undefined;
+
+  beforeAll(async () => {
+    bucket = uniqueName('sluice-report');
+    await ensureBucket(s3, bucket);
+    dir = mkdtempSync(join(tmpdir(), 'sluice-report-'));
+    const store = new S3CheckpointStore({ client: s3, bucket, prefix: 'ckpt/windowed-totals' });
+    for (let i = 0; i < BATCHES; i++) {
+      const at = figures(i).at;
+      await store.writeOffsets({ batchId: i, offsets: [{ lastKey: `f${i}` }], startOffsets: [i ? { lastKey: `f${i - 1}` } : null], batchWatermarkMs: at - figures(i).lagMs, batchTimestampMs: at, lateWatermarkMs: 0 });
+      await store.writeProgress(i, progressRecord(i));
+      await store.writeCommit({ batchId: i, queryId: 'q-1', shapeFingerprint: 's', offsets: [{ lastKey: `f${i}` }], batchWatermarkMs: at - figures(i).lagMs, nextBatchWatermarkMs: at - figures(i).lagMs, committedAtMs: at + figures(i).durationMs });
+    }
+    const now = Date.now();
+    for (let o = 0; o < 3; o++) {
+      const lines = Array.from({ length: 100 }, (_, j) => JSON.stringify({ user: 'u', event_time: new Date(now - 30_000 - 8 * MIN * -Math.log(1 - (100 * o + j + 0.5) / LATE_ROWS)).toISOString(), amount: 1 }));
+      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: `landing/${o}.json`, Body: lines.join('\n') }));
+    }
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('writes one offline HTML file whose every chart draws the records\' figures', async () => {
+    const out = join(dir, 'report.html');
+    const r = await runCli(
+      ['report', '--checkpoint', `s3://${bucket}/ckpt/windowed-totals`, '--source', `s3://${bucket}/landing`, '--lateness-column', 'event_time', '--interval', '15m', '--out', out],
+      cliEnv(testConnection(), 's3'),
+    );
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`(${BATCHES} batches`);
+    const html = readFileSync(out, 'utf8');
+    expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=|https?:\/\/(?!github\.com\/leeoniya)[a-z]/i);
+
+    const profile = mkdtempSync(join(dir, 'profile-'));
+    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true, viewport: { width: 1280, height: 900 } });
+    const requests: string[] = [];
+    context.on('request', (req) => void requests.push(req.url()));
+    await context.route('**/*', (route) => (route.request().url().startsWith('file://') ? route.continue() : route.abort()));
+    const page = context.pages()[0] ?? (await context.newPage());
+    const errors: string[] = [];
+    page.on('pageerror', (e) => void errors.push(e.message));
+    await page.goto(pathToFileURL(out).href);
+    await page.waitForFunction(() => Array.isArray((globalThis as unknown as { sluiceCharts?: unknown[] }).sluiceCharts));
+
+    const charts = await page.evaluate(() => {
+      type Canvas2D = { canvas: { width: number; height: number }; getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } };
+      type Plot = { data: (number | null)[][]; series: { label: string; stroke: unknown }[]; ctx: Canvas2D };
+      const list = (globalThis as unknown as { sluiceCharts: { id: string; plot: Plot }[] }).sluiceCharts;
+      return list.map(({ id, plot }) => {
+        const canvas = plot.ctx.canvas;
+        const img = plot.ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+        const painted = plot.series.slice(1).map((s, k) => {
+          const stroke = typeof s.stroke === 'function' ? (s.stroke as (u: unknown, i: number) => string)(plot, k + 1) : String(s.stroke);
+          const [r, g, b] = [1, 3, 5].map((at) => parseInt(stroke.slice(at, at + 2), 16));
+          let n = 0;
+          for (let p = 0; p < img.length; p += 4) {
+            if (img[p + 3] > 250 && Math.abs(img[p] - r) < 8 && Math.abs(img[p + 1] - g) < 8 && Math.abs(img[p + 2] - b) < 8) n++;
+          }
+          return n;
+        });
+        return { id, labels: plot.series.slice(1).map((s) => s.label), data: plot.data, painted };
+      });
+    });
+    expect(errors).toEqual([]);
+    expect(charts.map((c) => c.id)).toEqual(['rates', 'duration', 'lag', 'state', 'late', 'backlog', 'lateness']);
+
+    const expected = expectedCharts();
+    for (const c of charts) {
+      // every series painted its own colour: a chart that drew nothing fails here
+      for (const [k, n] of c.painted.entries()) expect({ chart: c.id, series: c.labels[k], painted: n > 30 }).toEqual({ chart: c.id, series: c.labels[k], painted: true });
+      if (c.id === 'lateness') continue;
+      expect(c.data[0]).toEqual(Array.from({ length: BATCHES }, (_, i) => figures(i).at / 1000));
+      expect(c.labels).toEqual(Object.keys(expected[c.id]));
+      c.labels.forEach((label, k) => expect({ chart: c.id, label, values: c.data[k + 1] }).toEqual({ chart: c.id, label, values: expected[c.id][label] }));
+    }
+    const hist = charts.find((c) => c.id === 'lateness')!;
+    const counts = hist.data[1] as number[];
+    expect(counts.length).toBeGreaterThan(10);
+    // p99.9 of 300 rows is rank 300, the max: no row lies above the bins, which hold all 300
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(LATE_ROWS);
+
+    expect(requests.filter((u) => !u.startsWith('file://'))).toEqual([]);
+    mkdirSync(join(SCREENSHOT, '..'), { recursive: true });
+    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+  }, 180_000);
+
+  it("finds the checkpoint where `run` puts it by default: the query module's name under the source bucket", async () => {
+    const store = new S3CheckpointStore({ client: s3, bucket, prefix: '_sluice/found-by-default/checkpoint' });
+    for (let i = 0; i < 2; i++) {
+      await store.writeOffsets({ batchId: i, offsets: [{ lastKey: `f${i}` }], startOffsets: [null], batchWatermarkMs: 0, batchTimestampMs: figures(i).at, lateWatermarkMs: 0 });
+      await store.writeProgress(i, progressRecord(i));
+    }
+    const module = join(dir, 'query.js');
+    writeFileSync(
+      module,
+      `const { readStream, window, count } = require(${JSON.stringify(join(__dirname, '..', '..', 'lib', 'api', 'query'))});
+module.exports.default = readStream.format('json').schema('user STRING, event_time TIMESTAMP').load('s3://${bucket}/landing')
+  .withWatermark('event_time', '10 minutes').groupBy(window('event_time', '10 minutes')).agg(count().as('n'))
+  .writeStream.outputMode('append').trigger({ availableNow: true }).queryName('found-by-default').plan();
+`,
+    );
+    const out = join(dir, 'default.html');
+    const r = await runCli(['report', module, '--out', out], cliEnv(testConnection(), 's3'));
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toContain('(2 batches');
+    expect(readFileSync(out, 'utf8')).toContain(`s3://${bucket}/_sluice/found-by-default/checkpoint`);
+  });
+
+  it('refuses a checkpoint without progress records, saying where it looked', async () => {
+    const r = await runCli(['report', '--checkpoint', `s3://${bucket}/ckpt/nothing-here`, '--out', join(dir, 'x.html')], cliEnv(testConnection(), 's3'));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`s3://${bucket}/ckpt/nothing-here holds no progress records`);
+  });
+});
