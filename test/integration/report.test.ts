@@ -4,7 +4,8 @@
  * user runs it, and the HTML it wrote opened in headless Chromium (Debian's, through
  * playwright-core) from a file with every request other than the file itself refused. Each chart
  * must hold the figures of the records (a gap where an older record lacks one) and have painted
- * its series' colour on its canvas; the page is saved as docs/report.png (shown in the README).
+ * its series' colour on its canvas; the page is saved as .sluice/test-artifacts/report.png
+ * (docs/report.png, shown in the README, with SLUICE_UPDATE_SCREENSHOT=1).
  */
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,7 +22,11 @@ import { testClients, testConnection, uniqueName } from '../helpers/stack';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const SCREENSHOT = join(__dirname, '..', '..', 'docs', 'report.png');
+// The README's picture is refreshed on request (SLUICE_UPDATE_SCREENSHOT=1), so a test run does not
+// rewrite a committed file; every run saves its screenshot under .sluice/ to look at.
+const SCREENSHOT = process.env.SLUICE_UPDATE_SCREENSHOT === '1'
+  ? join(__dirname, '..', '..', 'docs', 'report.png')
+  : join(__dirname, '..', '..', '.sluice', 'test-artifacts', 'report.png');
 
 const MIN = 60_000;
 const INTERVAL_MS = 15 * MIN;
