@@ -244,6 +244,7 @@ export async function status(modulePath: string | undefined, o: StatusCliOptions
     }
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const Table = require('cli-table3') as typeof import('cli-table3');
+    // No colours: the same text on a terminal and in a file.
     const table = new Table({ head: [...STATUS_COLUMNS], style: { head: [], border: [] } });
     for (const run of a.runs) {
       table.push([{ colSpan: STATUS_COLUMNS.length, content: runHeading(run, intervalMs) }]);

@@ -51,9 +51,14 @@ export function formatCount(n: number): string {
   return Math.round(n).toLocaleString('en-US');
 }
 
-/** An ISO time as `2026-10-01 12:31:00` (UTC; the milliseconds when they are not zero). */
+/** An ISO time as `2026-10-01 12:31:00` (UTC, to the second). */
 export function formatTime(iso: string): string {
-  return iso.replace('T', ' ').replace(/\.000Z$|Z$/, '');
+  return iso.replace('T', ' ').replace(/(\.\d+)?Z$/, '');
+}
+
+/** A fraction as a whole percentage (`<1%` for a little above zero). */
+export function formatPercent(fraction: number): string {
+  return fraction > 0 && fraction < 0.005 ? '<1%' : `${Math.round(fraction * 100)}%`;
 }
 
 /** Bytes as `512 B`, `3.4 KB`, `12 MB` (powers of 1024). */

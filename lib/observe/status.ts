@@ -8,7 +8,7 @@
  */
 import type { CheckpointStore } from '../engine/ports';
 import type { StreamingProgress } from '../engine/progress';
-import { formatBytes, formatCount, formatDuration, formatTime } from './format';
+import { formatBytes, formatCount, formatDuration, formatPercent, formatTime } from './format';
 import { loadProgressHistory } from './history';
 
 /** Where the checkpoint's log ends: the newest offsets/N and commits/N. */
@@ -261,7 +261,7 @@ export function stateTrend(records: readonly StreamingProgress[], minSpanMs: num
   return { points: n, spanMs: t1 - t0, rowsPerDay, fittedRows, pctPerDay: fittedRows > 0 ? (rowsPerDay / fittedRows) * 100 : null };
 }
 
-const pct = (fraction: number) => `${Math.round(fraction * 100)}%`;
+const pct = formatPercent;
 const plural = (n: number, one: string, many = `${one}s`) => `${formatCount(n)} ${n === 1 ? one : many}`;
 
 /** Every finding, worst first: failing or running, falling behind, no input, state growing. */
