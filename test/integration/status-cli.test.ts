@@ -4,20 +4,24 @@
  * test/unit/cli.test.ts runs it (main(argv), output captured), and its table rows and verdict are
  * checked against figures worked out from those records.
  */
+import { join } from 'node:path';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { main } from '../../bin/cli';
+import { connectionFromEnv, createClients } from '../../lib/aws/clients';
+import { SEED_FILES } from '../../examples/windowed-totals';
 import { S3CheckpointStore } from '../../lib/aws/s3/checkpoint';
 import type { StreamingProgress } from '../../lib/engine/progress';
-import { ensureBucket } from '../../lib/local/resources';
+import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
 import { MINUTE, progressRecord, type RecordFigures } from '../helpers/progress-records';
 import { testClients, testConnection, uniqueName } from '../helpers/stack';
 
 const bucket = uniqueName('sluice-status');
 
-/** main(argv) with the test stack's S3 endpoint in the environment, as a user's shell would set it. */
-async function sluice(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+/** The test stack's endpoints as a user's shell would set them (one key pair: the one s3rver accepts). */
+function cliEnv(): Record<string, string | undefined> {
   const conn = testConnection();
   const creds = conn.s3Credentials ?? conn.credentials;
-  const env: Record<string, string | undefined> = {
+  return {
     AWS_ENDPOINT_URL: undefined,
     AWS_ENDPOINT_URL_S3: conn.endpoints?.s3,
     AWS_ENDPOINT_URL_DYNAMODB: conn.endpoints?.dynamodb,
@@ -25,9 +29,16 @@ async function sluice(...args: string[]): Promise<{ code: number; stdout: string
     AWS_ACCESS_KEY_ID: creds?.accessKeyId,
     AWS_SECRET_ACCESS_KEY: creds?.secretAccessKey,
   };
+}
+
+/** main(argv) in this process, with cliEnv() in the environment and its output captured. */
+async function sluice(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env = cliEnv();
   const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
   let stdout = '';
   let stderr = '';
+  const out = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => ((stdout += String(chunk)), true));
+  const err = jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((stderr += String(chunk)), true));
   const log = jest.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void (stdout += `${a.join(' ')}\n`));
   const error = jest.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void (stderr += `${a.join(' ')}\n`));
   try {
@@ -36,8 +47,7 @@ async function sluice(...args: string[]): Promise<{ code: number; stdout: string
     return { code, stdout, stderr };
   } finally {
     for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
-    log.mockRestore();
-    error.mockRestore();
+    for (const spy of [out, err, log, error]) spy.mockRestore();
   }
 }
 
@@ -141,5 +151,46 @@ describe('sluice status on a checkpoint in S3', () => {
     const r = await sluice('status');
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('sluice status needs the query module (as for sluice run) or --checkpoint s3://bucket/prefix');
+  });
+});
+
+describe('sluice run, then sluice status, on the windowed-totals example', () => {
+  it('prints a summary (not a terminal: no live line), --json the report, and status sees its batches', async () => {
+    const base = uniqueName('run');
+    const table = uniqueName('sluice-status-state');
+    // DynamoDB Local keeps one namespace per access key: create the table as the CLI will see it.
+    const clients = createClients(connectionFromEnv(cliEnv())!);
+    await ensureStateTable(clients.dynamodb, table);
+    clients.destroy();
+    const put = (f: (typeof SEED_FILES)[number]) =>
+      testClients().s3.send(new PutObjectCommand({ Bucket: bucket, Key: `${base}/landing/${f.name}`, Body: f.rows.map((row) => JSON.stringify(row)).join('\n') }));
+    const args = ['run', join(__dirname, '../../examples/windowed-totals.ts'), '--source', `s3://${bucket}/${base}/landing`, '--checkpoint', `s3://${bucket}/${base}/checkpoint`, '--sink', `s3://${bucket}/${base}/out`, '--state-table', table];
+
+    await put(SEED_FILES[0]);
+    const first = await sluice(...args);
+    expect(first.code).toBe(0);
+    const rowsIn = SEED_FILES[0].rows.length;
+    // append mode, first file: nothing emitted yet, a data batch and the no-data batch the watermark makes due
+    expect(first.stdout).toContain(`sluice: windowed-totals-append ran 2 batches (1 without data) in `);
+    expect(first.stdout).toContain(`  rows          ${rowsIn} in, 0 out\n`);
+    expect(first.stdout).toContain(`  output        s3://${bucket}/${base}/out\n`);
+    expect(first.stdout).not.toContain('\x1b');
+    expect(first.stderr.split('\n').filter(Boolean).map((l) => JSON.parse(l).event)).toContain('batch');
+
+    await put(SEED_FILES[1]);
+    const second = await sluice(...args, '--json');
+    expect(second.code).toBe(0);
+    const report = JSON.parse(second.stdout);
+    expect(report).toMatchObject({ queryName: 'windowed-totals-append', stoppedBy: 'done', rowsIn: SEED_FILES[1].rows.length });
+    expect(report.batches.map((b: { batchId: number }) => b.batchId)).toEqual([2, 3]);
+    expect(Array.isArray(report.progress)).toBe(true);
+
+    const status = await sluice('status', '--checkpoint', `s3://${bucket}/${base}/checkpoint`);
+    expect(status.code).toBe(0);
+    const batchRows = tableRows(status.stdout).filter((row) => /^\d/.test(row[0]));
+    // (the batch ids only: whether a record says "no data" depends on the version that wrote it)
+    expect(batchRows.map((row) => row[0].split(' ')[0])).toEqual(['0', '1', '2', '3']);
+    expect(batchRows.map((row) => row[3])).toEqual([String(rowsIn), '0', String(SEED_FILES[1].rows.length), '0']);
+    expect(status.stdout).toMatch(/^verdict: healthy/m);
   });
 });
