@@ -73,7 +73,9 @@ export async function exampleSeed(aws: boolean | undefined, dataDir?: string): P
     }
     console.log('Expected (Spark): append run 1 [], run 2 [(12:00, 12:10, 19.0)], run 3 [(12:10, 12:20, 7.0), (12:20, 12:30, 3.0)];');
     console.log('                  update run 1 [(12:00, 12:10, 15.0), (12:10, 12:20, 7.0)], run 2 [(12:00, 12:10, 19.0), (12:20, 12:30, 3.0)], run 3 [(12:40, 12:50, 1.0)]');
-    if (stack && dataDir) console.log(`\nThe runs, batch by batch: npx sluice status --checkpoint s3://${bucket}/${runId}/append/checkpoint${dataDir === '.sluice/local' ? '' : ` --data-dir ${dataDir}`}`);
+    // From source (this repository) the CLI is `npm run sluice --`; from the package, `npx sluice`.
+    const cli = __filename.endsWith('.ts') ? 'npm run sluice --' : 'npx sluice';
+    if (stack && dataDir) console.log(`\nThe runs, batch by batch: ${cli} status --checkpoint s3://${bucket}/${runId}/append/checkpoint${dataDir === '.sluice/local' ? '' : ` --data-dir ${dataDir}`}`);
     return EXIT_CODES.ok;
   } finally {
     await stack?.stop();
