@@ -121,6 +121,10 @@ export function runSummary(report: RunReport, where: RunWhere, shownRows = 5): s
     `  output        ${where.output}`,
     `  checkpoint    ${where.checkpoint}`,
   ];
+  const c = report.consumed;
+  if (c) {
+    lines.push(`  consumed      ${formatCount(c.writeUnits)} DynamoDB write units, ${formatCount(c.readUnits)} read units; S3 ${formatCount(c.s3Requests.put)} PUT/LIST, ${formatCount(c.s3Requests.get)} GET requests`);
+  }
   if (report.message) lines.push(`  note          ${report.message}`);
   if (rows.length) {
     lines.push(`  emitted       ${rows.length > shownRows ? `the first ${shownRows} of ${formatCount(rows.length)} rows` : `${rows.length === 1 ? '1 row' : `${rows.length} rows`}`}:`);
