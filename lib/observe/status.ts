@@ -393,7 +393,7 @@ export function statusHeader(a: StatusAnalysis, where: string): string[] {
   const lag = a.watermarkLagMs === null ? '' : `, ${formatDuration(a.watermarkLagMs)} behind now`;
   const trend = a.trend === null ? 'state trend: needs 3 batches over 6 hours or more' : `state trend: ${a.trend.pctPerDay === null ? DASH : `${a.trend.pctPerDay >= 0 ? '+' : ''}${a.trend.pctPerDay.toFixed(1)}% a day`} over ${plural(a.trend.points, 'batch', 'batches')}`;
   return [
-    `${where}: ${plural(a.retainedBatches, 'batch', 'batches')} retained, the last ${plural(a.runs.length, 'run')} below`,
+    `${where}: ${plural(a.retainedBatches, 'batch', 'batches')} retained${a.runs.length ? `, ${a.runs.length === 1 ? 'the last run' : `the last ${a.runs.length} runs`} below` : ''}`,
     `watermark ${a.watermark ? formatTime(a.watermark) : DASH}${lag}; ${trend}`,
   ];
 }

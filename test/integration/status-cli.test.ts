@@ -100,6 +100,10 @@ describe('sluice status on a checkpoint in S3', () => {
     const r = await sluice('status', '--checkpoint', `s3://${bucket}/${prefix}`, '--interval', '15m');
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
+    const [first, second] = r.stdout.split('\n');
+    expect(first).toBe(`s3://${bucket}/${prefix}: 5 batches retained, the last 3 runs below`);
+    // the newest batch ran with the watermark of 20 minutes ago; 32 minutes of batches are too few for a trend
+    expect(second).toMatch(new RegExp(`^watermark ${text(at(20))}, 20m( \\d+s)? behind now; state trend: needs 3 batches over 6 hours or more$`));
     const rows = tableRows(r.stdout);
     expect(rows[0]).toEqual(['batch', 'start (UTC)', 'duration', 'rows in', 'rows out', 'watermark', 'lag', 'state rows', 'late', 'dead letters', 'backlog left']);
     // run headings: run c lasted from 14 minutes ago to 1 minute ago (13m, 87% of 15m), 3,500 rows in, 55 out
