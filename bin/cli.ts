@@ -14,8 +14,7 @@ import { resolve } from 'node:path';
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { CRASH_POINTS, parseCrashPlan } from '../lib/engine/testing/crash';
 import { InvalidOptionError, InvalidQueryError, SluiceError } from '../lib/engine/errors';
-import type { ConformanceCliOptions, RunOptions } from './commands';
-import type { LatenessCliOptions, ReportCliOptions } from './commands';
+import type { ConformanceCliOptions, LatenessCliOptions, ReportCliOptions, RunOptions, StatusCliOptions } from './commands';
 import { initProject, INIT_SINKS, INIT_SOURCES } from './init';
 
 export { EXIT_CODES } from './exit-codes';
@@ -31,14 +30,15 @@ Exit codes:
   2  the command line or the query is wrong (unknown command or flag, missing or invalid value)
   3  run: the query's lease is held by another run; nothing was done`;
 
-/** `--state-partitions <n>`: a positive integer. */
-function positiveInteger(value: string): number {
-  const n = Number(value);
-  if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n <= 0) {
-    throw new InvalidArgumentError('The number of state partitions must be a positive integer: write e.g. --state-partitions 4.');
-  }
-  return n;
+/** `--state-partitions <n>` (and `--runs <n>`): a positive integer. */
+function positiveIntegerFor(example: string, what = 'The number'): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError(`${what} must be a positive integer: write e.g. ${example}.`);
+    return n;
+  };
 }
+const positiveInteger = positiveIntegerFor('--state-partitions 4', 'The number of state partitions');
 
 const awsOption = () => new Option('--aws', 'target real AWS (credentials and AWS_REGION from the environment) instead of the embedded local stack');
 const statePartitionsOption = () =>
@@ -84,16 +84,19 @@ Example:
     .description('run the reference windowed-totals example as three scheduled availableNow runs on the embedded local stack, in append and update mode, printing each run\'s rows')
     .addArgument(new Argument('[name]', 'the example').choices(['seed']).default('seed'))
     .addOption(new Option('--source <kind>', 'input as files under an S3 prefix, or records in a Kinesis stream').choices(['s3', 'kinesis']).default('s3'))
+    .option('--data-dir <folder>', 'where the embedded stack keeps its data (sluice status reads the runs from there afterwards)', '.sluice/local')
+    .option('--ephemeral', 'start the embedded stack with no data directory')
     .addOption(awsOption())
     .addHelpText('after', '\nExample:\n  npx sluice example seed --source kinesis')
-    .action(async (_name: string, o: { source: 's3' | 'kinesis'; aws?: boolean }) => {
-      done(o.source === 'kinesis' ? await commands().exampleSeedKinesis(o.aws) : await commands().exampleSeed(o.aws));
+    .action(async (_name: string, o: { source: 's3' | 'kinesis'; aws?: boolean; dataDir: string; ephemeral?: boolean }) => {
+      const dataDir = o.ephemeral ? undefined : o.dataDir;
+      done(o.source === 'kinesis' ? await commands().exampleSeedKinesis(o.aws, dataDir) : await commands().exampleSeed(o.aws, dataDir));
     });
 
   program
     .command('run')
     .description(
-      'one availableNow run of the query a module exports (default export: a QueryPlan, or a function returning one); prints the run report as JSON. Targets AWS_ENDPOINT_URL when set (LocalStack), real AWS with --aws, otherwise the embedded local stack',
+      'one availableNow run of the query a module exports (default export: a QueryPlan, or a function returning one); prints a summary (--json: the run report). Targets AWS_ENDPOINT_URL when set (LocalStack), real AWS with --aws, otherwise the embedded local stack',
     )
     .argument('<query-module>', 'a .ts or .js module exporting the query')
     .option('--source <uri>', "s3://bucket/prefix or kinesis://stream (default: the path in the query's load(...))")
@@ -106,15 +109,32 @@ Example:
     .option('--ephemeral', 'start the embedded stack with no data directory: every run starts from nothing')
     .addOption(statePartitionsOption())
     .addOption(awsOption())
+    .option('--json', 'print the machine-readable run report (with each batch\'s progress record) instead of the summary')
     .addHelpText(
       'after',
       `
+On a terminal a live line shows the batch, rows/s, watermark, backlog and time left; then a short summary.
+
 Failure injection: SLUICE_CRASH_AT=<point>[@batch] crashes the run there (points: ${CRASH_POINTS.join(', ')}).
 
 Example:
   npx sluice run src/query.ts --source s3://sluice-local/landing --input sample --sink dynamodb://totals`,
     )
     .action(async (modulePath: string, o: RunOptions) => done(await commands().runQuery(modulePath, o)));
+
+  program
+    .command('status')
+    .description('the recent runs and batches of a query\'s checkpoint as a table, and a verdict: healthy, falling behind, no input, state growing, failing')
+    .argument('[query-module]', 'the query module, as for run (or give --checkpoint)')
+    .option('--source <uri>', 'as for run: locates the default checkpoint')
+    .option('--checkpoint <uri>', 's3://bucket/prefix of the checkpoint (default: as run picks it)')
+    .option('--interval <duration>', 'the schedule interval durations are measured against, e.g. 15m, 1h', '15m')
+    .addOption(new Option('--runs <n>', 'show the last n runs (a positive integer)').argParser(positiveIntegerFor('--runs 10')).default(5))
+    .option('--json', 'print the analysis as JSON')
+    .option('--data-dir <folder>', 'where the embedded stack keeps its data (as for run)', '.sluice/local')
+    .addOption(awsOption())
+    .addHelpText('after', '\nExample:\n  npx sluice status src/query.ts --interval 15m\n  npx sluice status --checkpoint s3://my-bucket/checkpoints/orders --aws')
+    .action(async (modulePath: string | undefined, o: StatusCliOptions) => done(await commands().status(modulePath, o)));
 
   // ----------------------------------------------------------------- report and lateness
   const sampleSize = (value: string): number => {

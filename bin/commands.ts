@@ -8,12 +8,15 @@ import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { parseCase } from '../lib/conformance/case';
 import { compareCase, CaseResult } from '../lib/conformance/results';
 import { parseCrashPlan } from '../lib/engine/testing/crash';
-import { parseInterval } from '../lib/engine/duration';
 import { InvalidOptionError } from '../lib/engine/errors';
 import type { QueryPlan } from '../lib/engine/query';
 import { connectionFromEnv, createClients } from '../lib/aws/clients';
 import type { AwsConnection } from '../lib/aws/config';
-import { buildExecutor, parseS3Uri, parseSinkUri, PipelineConfig, SinkLocation, SourceLocation } from '../lib/aws/pipeline';
+import { buildExecutor, describeSink, parseS3Uri, parseSinkUri, PipelineConfig, S3Location, SinkLocation, SourceLocation } from '../lib/aws/pipeline';
+import { S3CheckpointStore } from '../lib/aws/s3/checkpoint';
+import { parseShortDuration } from '../lib/observe/format';
+import { createRunDisplay } from '../lib/observe/progress-line';
+import { analyseStatus, batchCells, loadStatus, runHeading, STATUS_COLUMNS, statusHeader, verdictLine } from '../lib/observe/status';
 import { prepareConformance, runCase, ConformanceOptions } from '../lib/conformance/runner';
 import { putJsonRecords } from '../lib/conformance/kinesis';
 import { ensureBucket, ensureStateTable, ensureStream } from '../lib/local/resources';
@@ -36,8 +39,8 @@ async function connect(aws: boolean | undefined, services: Service[], dataDir?: 
 
 // ------------------------------------------------------------------------------- example seed
 
-export async function exampleSeed(aws: boolean | undefined): Promise<number> {
-  const { conn, stack } = await connect(aws, ['dynamodb', 's3']);
+export async function exampleSeed(aws: boolean | undefined, dataDir?: string): Promise<number> {
+  const { conn, stack } = await connect(aws, ['dynamodb', 's3'], dataDir);
   try {
     const clients = createClients(conn);
     const bucket = 'sluice-example';
@@ -70,14 +73,17 @@ export async function exampleSeed(aws: boolean | undefined): Promise<number> {
     }
     console.log('Expected (Spark): append run 1 [], run 2 [(12:00, 12:10, 19.0)], run 3 [(12:10, 12:20, 7.0), (12:20, 12:30, 3.0)];');
     console.log('                  update run 1 [(12:00, 12:10, 15.0), (12:10, 12:20, 7.0)], run 2 [(12:00, 12:10, 19.0), (12:20, 12:30, 3.0)], run 3 [(12:40, 12:50, 1.0)]');
+    // From source (this repository) the CLI is `npm run sluice --`; from the package, `npx sluice`.
+    const cli = __filename.endsWith('.ts') ? 'npm run sluice --' : 'npx sluice';
+    if (stack && dataDir) console.log(`\nThe runs, batch by batch: ${cli} status --checkpoint s3://${bucket}/${runId}/append/checkpoint${dataDir === '.sluice/local' ? '' : ` --data-dir ${dataDir}`}`);
     return EXIT_CODES.ok;
   } finally {
     await stack?.stop();
   }
 }
 
-export async function exampleSeedKinesis(aws: boolean | undefined): Promise<number> {
-  const { conn, stack } = await connect(aws, ['dynamodb', 's3', 'kinesis']);
+export async function exampleSeedKinesis(aws: boolean | undefined, dataDir?: string): Promise<number> {
+  const { conn, stack } = await connect(aws, ['dynamodb', 's3', 'kinesis'], dataDir);
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { runKinesisExample } = require('../lib/local/kinesis-demo') as typeof import('../lib/local/kinesis-demo');
@@ -146,7 +152,20 @@ async function putInputRecords(clients: ReturnType<typeof createClients>, dir: s
   }
 }
 
+/** Where a query reads, keeps its checkpoint and writes: the flags, else the query's load(...) path and the defaults under `_sluice/<query>`. */
+function locationsOf(plan: QueryPlan, o: { source?: string; checkpoint?: string; sink?: string }): { source: SourceLocation; checkpoint: S3Location; sink: SinkLocation } {
+  const sourceUri = o.source ?? plan.source.path;
+  if (!sourceUri) throw new InvalidOptionError("sluice needs --source s3://bucket/prefix or kinesis://stream (or a path in the query's load(...))");
+  const kinesis = /^kinesis:\/\/([A-Za-z0-9_.-]{1,128})$/.exec(sourceUri.trim());
+  const source: SourceLocation = kinesis ? { kind: 'kinesis', streamName: kinesis[1] } : { kind: 's3', ...parseS3Uri(sourceUri, '--source') };
+  const home = source.kind === 's3' ? source.bucket : 'sluice-local';
+  const checkpoint = o.checkpoint ? parseS3Uri(o.checkpoint, '--checkpoint') : { bucket: home, prefix: `_sluice/${plan.name}/checkpoint` };
+  const sink: SinkLocation = o.sink ? parseSinkUri(o.sink, '--sink') : { kind: 's3', bucket: home, prefix: `_sluice/${plan.name}/output` };
+  return { source, checkpoint, sink };
+}
+
 export interface RunOptions {
+  json?: boolean;
   source?: string;
   checkpoint?: string;
   sink?: string;
@@ -161,15 +180,9 @@ export interface RunOptions {
 
 export async function runQuery(modulePath: string, o: RunOptions): Promise<number> {
   const plan = await loadPlan(modulePath);
-  const sourceUri = o.source ?? plan.source.path;
-  if (!sourceUri) throw new InvalidOptionError("sluice run needs --source s3://bucket/prefix or kinesis://stream (or a path in the query's load(...))");
-  const kinesis = /^kinesis:\/\/([A-Za-z0-9_.-]{1,128})$/.exec(sourceUri.trim());
-  const source: SourceLocation = kinesis ? { kind: 'kinesis', streamName: kinesis[1] } : { kind: 's3', ...parseS3Uri(sourceUri, '--source') };
-  const home = source.kind === 's3' ? source.bucket : 'sluice-local';
-  const checkpoint = o.checkpoint ? parseS3Uri(o.checkpoint, '--checkpoint') : { bucket: home, prefix: `_sluice/${plan.name}/checkpoint` };
-  const sink: SinkLocation = o.sink ? parseSinkUri(o.sink, '--sink') : { kind: 's3', bucket: home, prefix: `_sluice/${plan.name}/output` };
+  const { source, checkpoint, sink } = locationsOf(plan, o);
   const crash = parseCrashPlan(process.env.SLUICE_CRASH_AT);
-  const deadlineMs = o.maxDuration ? Date.now() + parseInterval(o.maxDuration, '--max-duration').ms : undefined;
+  const deadlineMs = o.maxDuration ? Date.now() + parseShortDuration(o.maxDuration, '--max-duration') : undefined;
   const services: Service[] = source.kind === 'kinesis' ? ['dynamodb', 's3', 'kinesis'] : ['dynamodb', 's3'];
   const { conn, stack } = await connect(o.aws, services, o.ephemeral ? undefined : o.dataDir);
   try {
@@ -187,15 +200,63 @@ export async function runQuery(modulePath: string, o: RunOptions): Promise<numbe
       else await putInputRecords(createClients(conn), o.input, source.streamName);
     }
     const cfg: PipelineConfig = { checkpoint, stateTable: o.stateTable, source, sink, ...(o.statePartitions ? { statePartitions: o.statePartitions } : {}) };
-    const { executor } = buildExecutor(conn, plan, cfg, {
-      crash: crash ?? undefined,
-      log: (e) => console.error(JSON.stringify(e)),
+    // On a terminal: a live line per batch and a short summary; otherwise (or --json) plain output.
+    const display = createRunDisplay({ out: process.stdout, err: process.stderr, json: o.json === true, deadlineMs });
+    const { executor } = buildExecutor(conn, plan, cfg, { crash: crash ?? undefined, log: display.log });
+    const startedMs = Date.now();
+    const report = await executor.run({ deadlineMs, collectRows: true, onProgress: display.onProgress }).catch((e: unknown) => {
+      display.abort();
+      throw e;
     });
-    const report = await executor.run({ deadlineMs, collectRows: true });
-    const { batches, ...summary } = report;
-    console.log(JSON.stringify({ ...summary, batches: batches.map((b) => ({ batchId: b.batchId, noData: b.noData, rowsIn: b.numInputRows, rows: b.rows })) }, null, 2));
+    display.finish(report, { output: describeSink(sink), checkpoint: `s3://${checkpoint.bucket}/${checkpoint.prefix}`, elapsedMs: Date.now() - startedMs });
     return report.stoppedBy === 'lease-held' ? EXIT_CODES.leaseHeld : EXIT_CODES.ok;
   } finally {
+    await stack?.stop();
+  }
+}
+
+// --------------------------------------------------------------------------------------- status
+
+export interface StatusCliOptions {
+  source?: string;
+  checkpoint?: string;
+  interval: string;
+  runs: number;
+  json?: boolean;
+  dataDir: string;
+  aws?: boolean;
+}
+
+/** `sluice status`: the checkpoint's recent runs and batches as a table, and a verdict (lib/observe/status.ts). */
+export async function status(modulePath: string | undefined, o: StatusCliOptions): Promise<number> {
+  const intervalMs = parseShortDuration(o.interval, '--interval');
+  if (!modulePath && !o.checkpoint) {
+    throw new InvalidOptionError('sluice status needs the query module (as for sluice run) or --checkpoint s3://bucket/prefix: write e.g. sluice status src/query.ts');
+  }
+  const checkpoint = modulePath ? locationsOf(await loadPlan(modulePath), o).checkpoint : parseS3Uri(o.checkpoint!, '--checkpoint');
+  const { conn, stack } = await connect(o.aws, ['s3'], o.dataDir);
+  const clients = createClients(conn);
+  try {
+    const store = new S3CheckpointStore({ client: clients.s3, bucket: checkpoint.bucket, prefix: checkpoint.prefix });
+    const { records, tip } = await loadStatus(store);
+    const a = analyseStatus(records, { nowMs: Date.now(), intervalMs, tip, runs: o.runs });
+    if (o.json) {
+      console.log(JSON.stringify({ checkpoint: `s3://${checkpoint.bucket}/${checkpoint.prefix}`, ...a }, null, 2));
+      return EXIT_CODES.ok;
+    }
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const Table = require('cli-table3') as typeof import('cli-table3');
+    // No colours: the same text on a terminal and in a file.
+    const table = new Table({ head: [...STATUS_COLUMNS], style: { head: [], border: [] } });
+    for (const run of a.runs) {
+      table.push([{ colSpan: STATUS_COLUMNS.length, content: runHeading(run, intervalMs) }]);
+      for (const b of run.batches) table.push(batchCells(b));
+    }
+    const lines = [...statusHeader(a, `s3://${checkpoint.bucket}/${checkpoint.prefix}`), ...(a.runs.length ? [table.toString()] : []), verdictLine(a)];
+    console.log(lines.join('\n'));
+    return EXIT_CODES.ok;
+  } finally {
+    clients.destroy();
     await stack?.stop();
   }
 }

@@ -50,7 +50,7 @@ describe('sluice CLI', () => {
   it('--help lists the commands and the exit codes; no command is a usage error', async () => {
     const help = await sluice('--help');
     expect(help.code).toBe(0);
-    for (const c of ['init', 'example', 'run', 'conformance']) expect(help.stdout).toMatch(new RegExp(`^  ${c} `, 'm'));
+    for (const c of ['init', 'example', 'run', 'status', 'conformance']) expect(help.stdout).toMatch(new RegExp(`^  ${c} `, 'm'));
     expect(help.stdout).toMatch(/Exit codes:\n  0 .*\n  1 .*\n  2 .*\n  3 /);
     const none = await sluice();
     expect(none.code).toBe(2);
@@ -58,7 +58,8 @@ describe('sluice CLI', () => {
   });
 
   it.each([
-    ['run', /--state-partitions <n>[\s\S]*Example:\n  npx sluice run /],
+    ['run', /--state-partitions <n>[\s\S]*--json[\s\S]*Example:\n  npx sluice run /],
+    ['status', /--interval <duration>[\s\S]*--json[\s\S]*Example:\n  npx sluice status /],
     ['init', /--sluice <spec>[\s\S]*Example:\n  npx sluice init /],
     ['example', /--source <kind>[\s\S]*Example:\n  npx sluice example /],
   ])('%s --help explains it with an example', async (cmd, pattern) => {
@@ -91,6 +92,16 @@ describe('sluice CLI', () => {
     const r = await inProcess('conformance', 'check', '--state-partitions', value, 'case.json');
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`argument '${value}' is invalid. The number of state partitions must be a positive integer: write e.g. --state-partitions 4.`);
+  });
+
+  it.each([
+    [['status', '--checkpoint', 's3://b/p', '--interval', 'often'], '--interval "often" is not a duration: write a number and a unit (ms, s, m, h, d), e.g. 15m or 1h30m'],
+    [['status', '--checkpoint', 's3://b/p', '--runs', '0'], "argument '0' is invalid. The number must be a positive integer: write e.g. --runs 10."],
+    [['status'], 'sluice status needs the query module (as for sluice run) or --checkpoint s3://bucket/prefix'],
+  ])('status %j is exit 2 saying what to write, before anything starts', async (args, message) => {
+    const r = await inProcess(...args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(message);
   });
 
   it('a missing value or argument is exit 2', async () => {
