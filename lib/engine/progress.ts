@@ -121,8 +121,8 @@ export interface SluiceProgress {
   readonly watermarkAdvancedByIdleness?: boolean;
   /**
    * Requests made and capacity consumed during the batch, when the ports are metered (the AWS
-   * pipeline): from the batch's start to writing progress/N (that write and commits/N fall in the
-   * next batch's figures, or the run's RunReport.consumed).
+   * pipeline): from the batch's start to writing progress/N. That write, commits/N and the
+   * lease's renewals between batches count only in the run's RunReport.consumed.
    */
   readonly consumed?: Json;
 }
