@@ -133,7 +133,7 @@ describe('when a windowed count runs twice over three files on S3 and DynamoDB',
     const end = b.file ?? (b.run === 0 ? 1 : 2);
     const start = b.file === null ? end : b.file - 1;
     expect(p.sources).toEqual([{
-      description: `s3://${bucket}/${base}/landing`,
+      description: `s3://${bucket}/${base}/landing/`,
       startOffset: start < 0 ? null : lastKey(start),
       endOffset: lastKey(end),
       latestOffset: lastKey(b.run === 0 ? 1 : 2),
@@ -142,7 +142,7 @@ describe('when a windowed count runs twice over three files on S3 and DynamoDB',
       processedRowsPerSecond: p.processedRowsPerSecond,
       metrics: { files: b.waiting.length, bytes: b.waiting.reduce((a, i) => a + bytes(i), 0), inputBytes: b.file === null ? 0 : bytes(b.file) },
     }]);
-    expect(p.sink).toEqual({ description: `s3://${bucket}/${base}/sink`, numOutputRows: b.out });
+    expect(p.sink).toEqual({ description: `s3://${bucket}/${base}/sink/`, numOutputRows: b.out });
     expect(p.sluice).toEqual({ replay: false, noData: b.rows === 0, numDeadLetters: b.dead, numLateRowsKept: b.late, consumed: expect.any(Object) });
     // Metered: offsets/N, and each dead-letter or late-rows object, are PUTs before progress/N.
     const consumed = p.sluice.consumed as { s3Requests: { put: number }; writeUnits: number };
