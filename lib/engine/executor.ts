@@ -12,7 +12,11 @@
  *     ─▶ write progress/N ─▶ write commits/N                                             ◀─ after effects
  *
  *   ─▶ after the last data batch, one no-data batch when the watermark moved and an operator can
- *   evict or emit ─▶ stop (or earlier, when the deadline leaves no room for another batch).
+ *   evict or emit (or, with option idleTimeout, when a run finds no data on a source idle that
+ *   long: idleWatermark) ─▶ stop (or earlier, when the deadline leaves no room for another batch).
+ *
+ * Each batch's progress record (progress.ts) is timed step by step on the executor's clock,
+ * written as progress/N before commits/N, and handed to RunOptions.onProgress after the commit.
  *
  * Offsets are only "processed" in memory until commits/N lands; a crash anywhere before that
  * makes the next run replay batch N from offsets/N, and every effect of N is idempotent by N.

@@ -7,6 +7,7 @@ import { MicroBatchExecutor, type ConsumptionMeter, type RunConsumption } from '
 import type { StreamingProgress } from '../../lib/engine/progress';
 import type { Json, StateChange } from '../../lib/engine/ports';
 import { count, readStream, sum, window } from '../../lib/engine/query';
+import { createTestRunner } from './engine-factories';
 import { InMemoryCheckpoint, InMemoryDeadLetters, InMemoryFileSource, InMemoryLease, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 
 /** What each step takes on the stepped clock, ms. */
@@ -241,5 +242,24 @@ describe('when the state store keeps counters', () => {
     const r = await new MicroBatchExecutor({ plan, source: p.source, checkpoint: p.checkpoint, state: counted, sink: new InMemorySink(), clock: p.clock }).run();
     // batch 0: two windows written; batch 1 (no data, watermark 12:15): the 12:00 window evicted
     expect(r.progress.map((x) => x.stateOperators[0].customMetrics)).toEqual([{ changesCommitted: 2 }, { changesCommitted: 1 }]);
+  });
+});
+
+describe('when a run replays the batch a crashed run left uncommitted', () => {
+  it('says replay, with the logged offsets, and no latest offset or backlog yet (the replay runs before the run notes them)', async () => {
+    const t = createTestRunner(plan);
+    t.drop([{ user: 'a', event_time: '2026-10-01 12:01:00', amount: 1 }]);
+    t.drop([{ user: 'b', event_time: '2026-10-01 12:02:00', amount: 2 }]);
+    expect(await t.crashRun({ point: 'after-sink' })).toBe(true);
+    const r = await t.run();
+    const replayed = r.progress[0];
+    expect(replayed).toMatchObject({ batchId: 0, numInputRows: 1, sluice: { replay: true, noData: false } });
+    expect(replayed.sources[0]).toMatchObject({ startOffset: null, endOffset: { lastKey: 'part-00001.json' }, latestOffset: null });
+    expect(replayed.sources[0].metrics).not.toHaveProperty('files');
+    expect(replayed.durationMs).not.toHaveProperty('walCommit');
+    // The next batch is the run's first planned one: it has the latest offset and the backlog.
+    expect(r.progress[1]).toMatchObject({ batchId: 1, sluice: { replay: false }, sources: [{ latestOffset: { lastKey: 'part-00002.json' }, metrics: { files: 0, bytes: 0 } }] });
+    expect(r.progress[1].durationMs.latestOffset).toBeGreaterThanOrEqual(0);
+    expect(await t.checkpoint.readProgress(0)).toEqual(JSON.parse(JSON.stringify({ ...replayed, durationMs: { ...replayed.durationMs, commitOffsets: undefined } })));
   });
 });
