@@ -263,3 +263,20 @@ describe('when a run replays the batch a crashed run left uncommitted', () => {
     expect(await t.checkpoint.readProgress(0)).toEqual(JSON.parse(JSON.stringify({ ...replayed, durationMs: { ...replayed.durationMs, commitOffsets: undefined } })));
   });
 });
+
+describe('when a batch changes more state rows than memoryUsedBytes samples', () => {
+  it('estimates from an even sample of 256 changes, close to the JSON text of all of them', async () => {
+    const p = steppedPorts();
+    const windows = 1000;
+    // One row per 10-minute window, amounts of growing length so that the rows differ in size.
+    const stamp = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
+    const rows = Array.from({ length: windows }, (_, i) => JSON.stringify({ user: `u${i}`, event_time: stamp(Date.UTC(2026, 9, 1) + i * 10 * MIN), amount: i * 1.5 }));
+    p.source.add('part-1.json', rows.join('\n'));
+    const r = await p.executor().run();
+    const changes = p.committed.get(0)!;
+    expect(changes).toHaveLength(windows);
+    const exact = jsonBytes(changes);
+    const estimate = r.progress[0].stateOperators[0].memoryUsedBytes;
+    expect(Math.abs(estimate - exact) / exact).toBeLessThan(0.05);
+  });
+});
