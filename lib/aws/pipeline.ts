@@ -7,7 +7,7 @@ import type { Clock, Sink, Source } from '../engine/ports';
 import type { QueryPlan } from '../engine/query';
 import { CrashInjector, crashingAt, type CrashPlan } from '../engine/testing/crash';
 import { InvalidOptionError } from '../engine/errors';
-import { MicroBatchExecutor, RunReport } from '../engine/executor';
+import { MicroBatchExecutor, type RunOptions, type RunReport } from '../engine/executor';
 import { createClients, type AwsClients } from './clients';
 import type { AwsConnection } from './config';
 import { S3CheckpointStore } from './s3/checkpoint';
@@ -177,9 +177,10 @@ export function buildExecutor(conn: AwsConnection, given: QueryPlan, cfg: Pipeli
   const lease = new DynamoDbLease({ client: clients.dynamodb, tableName: cfg.stateTable, leaseKey: namespace, clock: extras.clock });
   // A test's crash (extras.crash) sits in front of the ports; the executor knows nothing of it.
   const ports = extras.crash ? crashingAt(extras.crash, { source, checkpoint, state, sink, lease }) : { source, checkpoint, state, sink, lease };
-  // Each run's report carries what its requests consumed (RunReport.consumed), from the clients' meter.
+  // Each run's report carries what its requests consumed (RunReport.consumed), from the clients'
+  // meter, and each batch's progress record its own share (sluice.consumed).
   const executor = meterRuns(new MicroBatchExecutor(
-    { plan, ...ports, deadLetters, lateRows: cfg.keepLateRows || plan.lateRows === 'dead-letter' ? deadLetters : undefined, clock: extras.clock, log: extras.log },
+    { plan, ...ports, deadLetters, lateRows: cfg.keepLateRows || plan.lateRows === 'dead-letter' ? deadLetters : undefined, clock: extras.clock, log: extras.log, meter: clients.meter },
     { leaseDurationMs: cfg.leaseDurationMs, retainBatches: cfg.retainBatches },
   ), clients.meter);
   return { executor, clients, checkpoint, source, sink, state, lease, deadLetters };
@@ -200,8 +201,11 @@ function checkWrittenOutsideSource(cfg: PipelineConfig, deadLetter: S3Location):
   checkOutsideSource({ name: 'the source', bucket: cfg.source.bucket, prefix: cfg.source.prefix }, written);
 }
 
-/** Builds the executor (see buildExecutor) and runs it once, availableNow, up to `deadlineMs`. */
-export async function runPipeline(conn: AwsConnection, plan: QueryPlan, cfg: PipelineConfig, opts: PipelineExtras & { deadlineMs?: number } = {}): Promise<RunReport> {
+/**
+ * Builds the executor (see buildExecutor) and runs it once, availableNow, up to `deadlineMs`;
+ * `onProgress` hears each batch's progress record once it committed.
+ */
+export async function runPipeline(conn: AwsConnection, plan: QueryPlan, cfg: PipelineConfig, opts: PipelineExtras & Pick<RunOptions, 'deadlineMs' | 'onProgress'> = {}): Promise<RunReport> {
   const { executor } = buildExecutor(conn, plan, cfg, opts);
-  return executor.run({ deadlineMs: opts.deadlineMs });
+  return executor.run({ deadlineMs: opts.deadlineMs, onProgress: opts.onProgress });
 }

@@ -12,7 +12,11 @@
  *     ─▶ write progress/N ─▶ write commits/N                                             ◀─ after effects
  *
  *   ─▶ after the last data batch, one no-data batch when the watermark moved and an operator can
- *   evict or emit ─▶ stop (or earlier, when the deadline leaves no room for another batch).
+ *   evict or emit (or, with option idleTimeout, when a run finds no data on a source idle that
+ *   long: idleWatermark) ─▶ stop (or earlier, when the deadline leaves no room for another batch).
+ *
+ * Each batch's progress record (progress.ts) is timed step by step on the executor's clock,
+ * written as progress/N before commits/N, and handed to RunOptions.onProgress after the commit.
  *
  * Offsets are only "processed" in memory until commits/N lands; a crash anywhere before that
  * makes the next run replay batch N from offsets/N, and every effect of N is idempotent by N.
@@ -45,7 +49,7 @@ import type {
 } from './ports';
 import { systemClock } from './ports';
 import { ColumnInfo, columnsAfter, outputColumns, QueryPlan, statefulShape } from './query';
-import type { ProgressListener } from './progress';
+import { backlogCount, type ProgressDurations, type ProgressListener, type SourceBacklog, type StateOperatorProgress, type StreamingProgress } from './progress';
 import { applyStages, toOutputRow } from './rows';
 import { BatchWatermarks, MaxEventTimes, NO_WATERMARKS, OperatorWatermarks, WatermarkPolicy, watermarkMoved, watermarksAfter } from './watermark';
 
@@ -62,6 +66,17 @@ export interface ExecutorDeps {
   readonly lease?: Lease;
   readonly clock?: Clock;
   readonly log?: (event: Record<string, unknown>) => void;
+  /**
+   * What the ports' requests consumed, when they are metered (the AWS pipeline passes its
+   * clients' RequestMeter): each progress record carries the batch's delta (sluice.consumed).
+   */
+  readonly meter?: ConsumptionMeter;
+}
+
+/** A meter of the ports' billed requests (lib/aws/request/meter.ts's RequestMeter is one). */
+export interface ConsumptionMeter {
+  snapshot(): RunConsumption;
+  since(before: RunConsumption): RunConsumption;
 }
 
 export interface ExecutorOptions {
@@ -80,7 +95,10 @@ export interface RunOptions {
    * run's memory follows one batch, not the backlog's output; the sink holds the rows.
    */
   readonly collectRows?: boolean;
-  /** Called with each batch's progress record once the batch committed (the CLI's live line). */
+  /**
+   * Called with each batch's progress record once the batch committed (the CLI's live line); an
+   * error it throws fails the run after that commit (the next run goes on from it).
+   */
   readonly onProgress?: ProgressListener;
 }
 
@@ -118,6 +136,8 @@ export interface RunReport {
   /** Files or records still waiting when the run stopped early (0 when it finished). */
   readonly backlogLeft: number;
   readonly message?: string;
+  /** Each batch's progress record, in batch order: what progress/N holds, plus durationMs.commitOffsets. */
+  readonly progress: StreamingProgress[];
   /**
    * What the run consumed of the services it ran on, when the ports are metered (the AWS
    * pipeline fills it, lib/aws/request/meter.ts; the in-memory ports leave it out).
@@ -147,6 +167,21 @@ interface Progress {
   operatorWatermarksMs: OperatorWatermarks;
   stateRows: number;
   hasCommit: boolean;
+  /** The last batch's planned timestamp (inputRowsPerSecond's interval starts there), null before the first. */
+  lastBatchTimestampMs: number | null;
+  /** When a batch last read rows (option idleTimeout), null when unknown. */
+  lastInputAtMs: number | null;
+}
+
+/** What the run loop measured of a batch before runBatch: its start and the steps before reading. */
+interface BatchStart {
+  /** When the trigger started (before latestOffset on the run's first batch, else before planning). */
+  readonly startedAtMs: number;
+  readonly latestOffsetMs?: number;
+  readonly walCommitMs?: number;
+  /** The run's target (latestOffset): the backlog is measured up to it; undefined on a replay. */
+  readonly target?: Json | null;
+  readonly consumedBefore?: RunConsumption;
 }
 
 /** The progress a run starts from: after its checkpoint's last commit, or from nothing. */
@@ -158,6 +193,9 @@ function progressAfter(last: CommitEntry | null, latestCommitBatch: number): Pro
     operatorWatermarksMs: { ...(last?.operatorWatermarksMs ?? {}) },
     stateRows: last?.stateRows ?? 0,
     hasCommit: last !== null,
+    lastBatchTimestampMs: last ? (last.batchTimestampMs ?? last.committedAtMs) : null,
+    // A checkpoint written before idleTimeout was set: count the idle time from its last commit.
+    lastInputAtMs: last ? (last.lastInputAtMs ?? last.committedAtMs) : null,
   };
 }
 
@@ -300,13 +338,34 @@ export class MicroBatchExecutor {
   private emptyReport(queryId: string, stoppedBy: StopReason, message?: string): RunReport {
     return {
       queryId, queryName: this.plan.name, stoppedBy, batches: [], watermarkMs: 0, watermark: new Date(0).toISOString(),
-      rowsIn: 0, rowsOut: 0, droppedByWatermark: 0, deadLetters: 0, stateRows: 0, backlogLeft: 0, message,
+      rowsIn: 0, rowsOut: 0, droppedByWatermark: 0, deadLetters: 0, stateRows: 0, backlogLeft: 0, progress: [], message,
     };
   }
 
   /** A no-data batch is due when the watermark moved past the last batch's and the operator can evict or emit. */
   private noDataBatchDue(progress: Progress): boolean {
     return this.operator !== null && this.operator.runsNoDataBatches && progress.hasCommit && watermarkMoved(progress.watermarks);
+  }
+
+  /**
+   * option idleTimeout (sluice's, not Spark's): the watermark of a no-data batch on a source that
+   * has had no rows for at least the timeout, or null when none is due. Event time is taken to
+   * have kept pace with the wall clock since the last batch that read rows:
+   *
+   *     rows read ─── L ──────── idle ≥ timeout ──────── now (a run without new data)
+   *     watermark     W (from the data: max event time − delay)     W + (now − L)
+   *
+   * never beyond that, never back (only when it exceeds the watermark the next batch would run
+   * with), and only while state holds rows a later watermark could emit or drop.
+   */
+  private idleWatermark(progress: Progress): number | null {
+    const timeoutMs = this.plan.idleTimeoutMs;
+    if (timeoutMs === undefined || !this.operator || !this.operator.runsNoDataBatches || !progress.hasCommit) return null;
+    if (progress.stateRows === 0 || progress.lastInputAtMs === null) return null;
+    const idleMs = this.clock.now() - progress.lastInputAtMs;
+    if (idleMs < timeoutMs || Object.keys(progress.operatorWatermarksMs).length === 0) return null;
+    const candidate = this.watermarks.global(NO_WATERMARKS, progress.operatorWatermarksMs) + idleMs;
+    return candidate > progress.watermarks.batchWatermarkMs ? candidate : null;
   }
 
   private async runHeld(opts: RunOptions): Promise<RunReport> {
@@ -321,13 +380,21 @@ export class MicroBatchExecutor {
     const progress = progressAfter(last, head.latestCommitBatch);
     await this.keepStateAlive(last);
     const reports: BatchReport[] = [];
+    const records: StreamingProgress[] = [];
+    const runId = randomUUID();
     let maxBatchMs = 0;
-    const runBatch = async (entry: OffsetEntry, replay: boolean, noData: boolean) => {
+    let dataBatches = 0;
+    const runBatch = async (entry: OffsetEntry, replay: boolean, noData: boolean, start: BatchStart) => {
       const t0 = this.clock.now();
-      reports.push(await this.runBatch(queryId, entry, progress, replay, noData));
+      const done = await this.runBatch({ queryId, runId }, entry, progress, replay, noData, start);
+      reports.push(done.report);
+      records.push(done.record);
+      if (!noData) dataBatches++;
       maxBatchMs = Math.max(maxBatchMs, this.clock.now() - t0);
+      opts.onProgress?.(done.record);
       await this.renewLeaseIfHalfGone();
     };
+    const batchStart = (): Pick<BatchStart, 'startedAtMs' | 'consumedBefore'> => ({ startedAtMs: this.clock.now(), consumedBefore: this.deps.meter?.snapshot() });
 
     /** Too little time left for another batch: less than 1.5 times the longest so far, at least 3 s. */
     const deadlineNear = () => opts.deadlineMs !== undefined && this.clock.now() + Math.max(3000, maxBatchMs * 1.5) > opts.deadlineMs;
@@ -337,10 +404,11 @@ export class MicroBatchExecutor {
     // batch (the 3 s floor): then the run stops before it, and the next run replays it.
     if (head.latestOffsetBatch >= progress.nextBatchId && deadlineNear()) {
       this.log({ event: 'replay-deferred', batchId: progress.nextBatchId });
-      const backlogLeft = source.backlog ? await source.backlog(progress.offsets, await source.latestOffset(progress.offsets)) : 0;
+      const backlogLeft = source.backlog ? backlogCount(await source.backlog(progress.offsets, await source.latestOffset(progress.offsets))) : 0;
       return { ...this.emptyReport(queryId, 'deadline'), watermarkMs: progress.watermarks.batchWatermarkMs, watermark: new Date(progress.watermarks.batchWatermarkMs).toISOString(), stateRows: progress.stateRows, backlogLeft };
     }
     if (head.latestOffsetBatch >= progress.nextBatchId) {
+      const start = batchStart();
       const entry = await checkpoint.readOffsets(progress.nextBatchId);
       if (!entry) {
         throw new CheckpointMismatchError(
@@ -349,37 +417,53 @@ export class MicroBatchExecutor {
       }
       this.checkReplayAge(entry);
       this.log({ event: 'replay', batchId: entry.batchId });
-      await runBatch(entry, true, JSON.stringify(entry.startOffsets[0]) === JSON.stringify(entry.offsets[0]));
+      await runBatch(entry, true, JSON.stringify(entry.startOffsets[0]) === JSON.stringify(entry.offsets[0]), start);
     }
 
     // availableNow: note the target once; data arriving during the run waits for the next one.
+    let first: Pick<BatchStart, 'startedAtMs' | 'consumedBefore' | 'latestOffsetMs'> | null = batchStart();
     const target = await source.latestOffset(progress.offsets);
+    first = { ...first, latestOffsetMs: this.clock.now() - first.startedAtMs };
     let stoppedBy: StopReason = 'done';
+    let idleTried = false;
     for (;;) {
       if (deadlineNear()) {
         stoppedBy = 'deadline';
         break;
       }
+      const start: Pick<BatchStart, 'startedAtMs' | 'consumedBefore' | 'latestOffsetMs'> = first ?? batchStart();
+      first = null;
       let end = target === null ? null : await source.planBatch(progress.nextBatchId, progress.offsets, target, this.plan.limits);
       const noData = end === null;
+      let watermarks = progress.watermarks;
+      let idle = false;
       if (noData) {
-        if (!this.noDataBatchDue(progress)) break;
+        if (!this.noDataBatchDue(progress)) {
+          // A run without new data on a source idle for idleTimeout: one no-data batch whose
+          // watermark follows the wall clock (idleWatermark), so that the last windows close.
+          const idleWm = dataBatches === 0 && !idleTried ? this.idleWatermark(progress) : null;
+          idleTried = true;
+          if (idleWm === null) break;
+          watermarks = { ...watermarks, batchWatermarkMs: idleWm };
+          idle = true;
+        }
         end = progress.offsets;
       }
       const entry: OffsetEntry = {
         batchId: progress.nextBatchId,
         startOffsets: [progress.offsets],
         offsets: [end],
-        batchWatermarkMs: progress.watermarks.batchWatermarkMs,
-        lateWatermarkMs: progress.watermarks.lateWatermarkMs,
+        batchWatermarkMs: watermarks.batchWatermarkMs,
+        lateWatermarkMs: watermarks.lateWatermarkMs,
         batchTimestampMs: this.clock.now(),
+        ...(idle ? { watermarkAdvancedByIdleness: true } : {}),
       };
       await checkpoint.writeOffsets(entry);
-      await runBatch(entry, false, noData);
+      await runBatch(entry, false, noData, { ...start, walCommitMs: this.clock.now() - start.startedAtMs - (start.latestOffsetMs ?? 0), target });
       // Trigger.Once: one data batch (plus the no-data batch it makes due), then stop.
       if (this.plan.trigger === 'once' && !noData && !this.noDataBatchDue(progress)) break;
     }
-    const backlogLeft = stoppedBy === 'deadline' && source.backlog ? await source.backlog(progress.offsets, target) : 0;
+    const backlogLeft = stoppedBy === 'deadline' && source.backlog ? backlogCount(await source.backlog(progress.offsets, target)) : 0;
     const sum = (f: (b: BatchReport) => number) => reports.reduce((a, b) => a + f(b), 0);
     const watermarkMs = progress.watermarks.batchWatermarkMs;
     const report: RunReport = {
@@ -395,6 +479,7 @@ export class MicroBatchExecutor {
       deadLetters: sum((b) => b.deadLetters),
       stateRows: progress.stateRows,
       backlogLeft,
+      progress: records,
     };
     this.log({ event: 'run-finished', query: this.plan.name, stoppedBy, batches: reports.length, watermark: report.watermark, rowsIn: report.rowsIn, rowsOut: report.rowsOut, backlogLeft });
     return report;
@@ -483,12 +568,23 @@ export class MicroBatchExecutor {
    *
    *   read ─▶ operator (state reads at N−1) ─▶ state.check(N) ─▶ dead letters, late rows
    *     ─▶ sink.addBatch(N) ─▶ state.commit(N, lease) ─▶ progress/N ─▶ commits/N
+   *   └─ getBatch ─┘└──────────────────── addBatch ──────────────────┘└ stateCommit ┘     └ commitOffsets
    */
-  private async runBatch(queryId: string, entry: OffsetEntry, progress: Progress, replay: boolean, noData: boolean): Promise<BatchReport> {
+  private async runBatch(
+    ids: { readonly queryId: string; readonly runId: string },
+    entry: OffsetEntry,
+    progress: Progress,
+    replay: boolean,
+    noData: boolean,
+    start: BatchStart,
+  ): Promise<{ report: BatchReport; record: StreamingProgress }> {
+    const { queryId } = ids;
     const t0 = this.clock.now();
+    const statsBefore = this.storeStats();
     const id = entry.batchId;
     const acc = this.operator ? this.operator.begin({ batchId: id, evictWm: entry.batchWatermarkMs, lateWm: entry.lateWatermarkMs }) : null;
     const read = noData ? emptyRead() : await this.read(entry, acc);
+    const tRead = this.clock.now();
     const result: OperatorOutput = acc ? await acc.finish(this.deps.state) : { rows: read.rows, changes: [], late: [], stateRowsDelta: 0 };
     // Before any effect: a change the store cannot hold fails the batch here, not after the sink.
     if (this.operator && result.changes.length && this.deps.state.check) await this.deps.state.check(this.operator.spec, id, result.changes);
@@ -497,9 +593,11 @@ export class MicroBatchExecutor {
     await this.writeDeadLetters(id, read.deadLetters);
     await this.writeLateRows(entry, result.late);
     await this.deps.sink.addBatch(id, output, { ...this.sinkContext, queryId, lease: this.currentLease ?? undefined });
+    const tAdd = this.clock.now();
     await this.commitState(id, result.changes);
+    const tState = this.clock.now();
 
-    const commit = this.commitEntry(queryId, entry, progress, read.maxEventTimes, progress.stateRows + result.stateRowsDelta);
+    const commit = this.commitEntry(queryId, entry, progress, read, progress.stateRows + result.stateRowsDelta);
     const durationMs = this.clock.now() - t0;
     const report: BatchReport = {
       batchId: id,
@@ -515,15 +613,34 @@ export class MicroBatchExecutor {
       stateRows: commit.stateRows!,
       durationMs,
     };
+    const backlog = start.target !== undefined && this.deps.source.backlog ? await this.deps.source.backlog(commit.offsets[0], start.target) : undefined;
+    const record = this.progressRecord(ids, entry, progress, report, read, {
+      start,
+      durations: { getBatch: tRead - t0, addBatch: tAdd - tRead, stateCommit: tState - tAdd },
+      changes: result.changes,
+      numLateRowsKept: this.deps.lateRows ? result.late.length : 0,
+      storeStats: diffStats(statsBefore, this.storeStats()),
+      backlog,
+    });
     // Progress before the commit, so that a batch that committed always has its report (a replay
-    // rewrites it with the same figures).
-    await this.writeProgress(queryId, entry, report, read);
+    // rewrites it with the same figures); the commit's own time joins the reported record only.
+    await this.writeProgress(record);
+    const tCommit = this.clock.now();
     await this.deps.checkpoint.writeCommit(commit);
+    const commitOffsets = this.clock.now() - tCommit;
     advance(progress, commit);
 
     if (id > 0 && id % 10 === 0 && id - this.retain > 0) await this.deps.checkpoint.purge(id - this.retain);
     this.log({ event: 'batch', batchId: id, replay, noData, rowsIn: report.numInputRows, rowsOut: report.numOutputRows, watermark: new Date(entry.batchWatermarkMs).toISOString(), droppedByWatermark: report.droppedByWatermark, deadLetters: report.deadLetters, durationMs });
-    return report;
+    return { report, record: { ...record, durationMs: { ...record.durationMs, commitOffsets } } };
+  }
+
+  /** The state store's counters now (StateStore.stats), numbers only; null when it keeps none. */
+  private storeStats(): Record<string, number> | null {
+    if (!this.operator || !this.deps.state.stats) return null;
+    const out: Record<string, number> = {};
+    for (const [k, v] of Object.entries(this.deps.state.stats())) if (typeof v === 'number' && Number.isFinite(v)) out[k] = v;
+    return out;
   }
 
   /**
@@ -537,7 +654,7 @@ export class MicroBatchExecutor {
       read.bytes += chunk.bytes;
       for (const d of chunk.deadLetters) read.deadLetters.push(d);
       const staged = applyStages(this.plan.stages, chunk.rows);
-      read.maxEventTimes.observe(staged.maxEventTime);
+      read.maxEventTimes.observe(staged.maxEventTime, staged.eventTimes);
       if (acc) acc.add(staged.rows);
       else for (const r of staged.rows) read.rows.push(r);
     }
@@ -563,8 +680,9 @@ export class MicroBatchExecutor {
   }
 
   /** commits/N: the end offsets and the watermarks the next batch runs with. */
-  private commitEntry(queryId: string, entry: OffsetEntry, progress: Progress, seen: MaxEventTimes, stateRows: number): CommitEntry {
-    const operatorWatermarksMs = this.watermarks.advance(progress.operatorWatermarksMs, seen);
+  private commitEntry(queryId: string, entry: OffsetEntry, progress: Progress, read: BatchRead, stateRows: number): CommitEntry {
+    const operatorWatermarksMs = this.watermarks.advance(progress.operatorWatermarksMs, read.maxEventTimes);
+    const lastInputAtMs = read.numInputRows > 0 ? entry.batchTimestampMs : progress.lastInputAtMs;
     return {
       batchId: entry.batchId,
       queryId,
@@ -575,42 +693,141 @@ export class MicroBatchExecutor {
       operatorWatermarksMs,
       stateRows,
       ...(this.plan.statePartitions > 1 ? { statePartitions: this.plan.statePartitions } : {}),
+      batchTimestampMs: entry.batchTimestampMs,
+      ...(this.plan.idleTimeoutMs !== undefined && lastInputAtMs !== null ? { lastInputAtMs } : {}),
       committedAtMs: this.clock.now(),
     };
   }
 
-  /** Spark's StreamingQueryProgress fields, plus sluice's dead-letter count. */
-  private async writeProgress(queryId: string, entry: OffsetEntry, r: BatchReport, read: BatchRead): Promise<void> {
-    const max = read.maxEventTimes.overall();
-    const progress: Json = {
-      id: queryId,
+  /** The batch's progress record (lib/engine/progress.ts): Spark's StreamingQueryProgress fields, plus sluice's. */
+  private progressRecord(
+    ids: { readonly queryId: string; readonly runId: string },
+    entry: OffsetEntry,
+    progress: Progress,
+    r: BatchReport,
+    read: BatchRead,
+    m: {
+      readonly start: BatchStart;
+      readonly durations: Required<Pick<ProgressDurations, 'getBatch' | 'addBatch' | 'stateCommit'>>;
+      readonly changes: readonly StateChange[];
+      readonly numLateRowsKept: number;
+      readonly storeStats: Record<string, number> | null;
+      readonly backlog: SourceBacklog | undefined;
+    },
+  ): StreamingProgress {
+    const triggerMs = this.clock.now() - m.start.startedAtMs;
+    const perSecond = (rows: number, ms: number) => (ms > 0 ? (rows * 1000) / ms : 0);
+    const inputIntervalMs = progress.lastBatchTimestampMs === null ? 0 : entry.batchTimestampMs - progress.lastBatchTimestampMs;
+    const inputRowsPerSecond = perSecond(r.numInputRows, inputIntervalMs);
+    const processedRowsPerSecond = perSecond(r.numInputRows, Math.max(1, triggerMs));
+    const stats = read.maxEventTimes.stats;
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const avg = stats.avg();
+    const consumed = m.start.consumedBefore && this.deps.meter ? this.deps.meter.since(m.start.consumedBefore) : undefined;
+    return {
+      id: ids.queryId,
+      runId: ids.runId,
       name: this.plan.name,
-      timestamp: new Date(entry.batchTimestampMs).toISOString(),
+      timestamp: iso(entry.batchTimestampMs),
       batchId: r.batchId,
-      batchDuration: r.durationMs,
+      batchDuration: triggerMs,
       numInputRows: r.numInputRows,
-      processedRowsPerSecond: r.durationMs > 0 ? (r.numInputRows * 1000) / r.durationMs : 0,
-      durationMs: { triggerExecution: r.durationMs },
-      eventTime: {
-        watermark: new Date(entry.batchWatermarkMs).toISOString(),
-        ...(max !== null ? { max: new Date(max).toISOString() } : {}),
+      inputRowsPerSecond,
+      processedRowsPerSecond,
+      durationMs: {
+        ...(m.start.latestOffsetMs !== undefined ? { latestOffset: m.start.latestOffsetMs } : {}),
+        ...(m.start.walCommitMs !== undefined ? { walCommit: m.start.walCommitMs } : {}),
+        ...m.durations,
+        triggerExecution: triggerMs,
       },
-      stateOperators: this.operator
-        ? [{ operatorName: this.plan.stateful!.kind, numRowsTotal: r.stateRows, numRowsDroppedByWatermark: r.droppedByWatermark }]
-        : [],
-      sources: [{ description: this.deps.source.description, startOffset: entry.startOffsets[0], endOffset: entry.offsets[0], numInputRows: r.numInputRows, inputBytes: read.bytes }],
+      eventTime: {
+        ...(stats.count > 0 ? { min: iso(stats.min), max: iso(stats.max), avg: iso(Math.round(avg!)) } : {}),
+        watermark: iso(entry.batchWatermarkMs),
+      },
+      stateOperators: this.operator ? [this.stateOperatorProgress(r, m.changes, m.durations.stateCommit, m.storeStats)] : [],
+      sources: [
+        {
+          description: this.deps.source.description,
+          startOffset: entry.startOffsets[0],
+          endOffset: entry.offsets[0],
+          latestOffset: m.start.target ?? null,
+          numInputRows: r.numInputRows,
+          inputRowsPerSecond,
+          processedRowsPerSecond,
+          metrics: { ...(m.backlog ?? {}), inputBytes: read.bytes },
+        },
+      ],
       sink: { description: this.deps.sink.description, numOutputRows: r.numOutputRows },
-      numDeadLetters: r.deadLetters,
-      replay: r.replay,
+      sluice: {
+        replay: r.replay,
+        noData: r.noData,
+        numDeadLetters: r.deadLetters,
+        numLateRowsKept: m.numLateRowsKept,
+        ...(entry.watermarkAdvancedByIdleness ? { watermarkAdvancedByIdleness: true } : {}),
+        ...(consumed ? { consumed: consumed as unknown as Json } : {}),
+      },
     };
+  }
+
+  /** Spark's StateOperatorProgress of the batch, from its state changes (never from inside the operator). */
+  private stateOperatorProgress(r: BatchReport, changes: readonly StateChange[], commitTimeMs: number, storeStats: Record<string, number> | null): StateOperatorProgress {
+    let removed = 0;
+    for (const c of changes) if (c.value === null) removed++;
+    return {
+      operatorName: sparkOperatorName(this.plan),
+      numRowsTotal: r.stateRows,
+      numRowsUpdated: changes.length - removed,
+      numRowsRemoved: removed,
+      numRowsDroppedByWatermark: r.droppedByWatermark,
+      commitTimeMs,
+      memoryUsedBytes: estimateStateBytes(changes),
+      numShufflePartitions: this.plan.statePartitions,
+      numStateStoreInstances: this.plan.statePartitions,
+      ...(storeStats ? { customMetrics: storeStats } : {}),
+    };
+  }
+
+  /** progress/N. Informational: a failed write is logged and the batch goes on, unless it can never succeed. */
+  private async writeProgress(record: StreamingProgress): Promise<void> {
     try {
-      await this.deps.checkpoint.writeProgress(r.batchId, progress);
+      await this.deps.checkpoint.writeProgress(record.batchId, record as unknown as Json);
     } catch (e) {
       // Progress is informational; the batch is committed. Report and go on.
-      this.log({ event: 'progress-write-failed', batchId: r.batchId, error: (e as Error).message });
+      this.log({ event: 'progress-write-failed', batchId: record.batchId, error: (e as Error).message });
       if (e instanceof SluiceError && !e.retriable) throw e;
     }
   }
+}
+
+/** Spark's operator names: StateStoreSaveExec, SessionWindowStateStoreSaveExec, StreamingDeduplicateExec (and its WithinWatermark twin). */
+function sparkOperatorName(plan: QueryPlan): string {
+  const st = plan.stateful!;
+  if (st.kind === 'dedup') return st.withinWatermark ? 'dedupeWithinWatermark' : 'dedupe';
+  return st.keys.some((k) => k.kind === 'session') ? 'sessionWindowStateStoreSaveExec' : 'stateStoreSave';
+}
+
+/** Changes sampled for memoryUsedBytes: JSON text of up to this many, scaled to all of them. */
+const MEMORY_SAMPLE = 256;
+
+/** The batch's changed state as the JSON text the store writes (ids and values), from an even sample. */
+function estimateStateBytes(changes: readonly StateChange[]): number {
+  const n = changes.length;
+  if (n === 0) return 0;
+  const k = Math.min(n, MEMORY_SAMPLE);
+  let bytes = 0;
+  for (let i = 0; i < k; i++) {
+    const c = changes[Math.floor((i * n) / k)];
+    bytes += c.key.id.length + (c.value === null ? 0 : JSON.stringify(c.value).length);
+  }
+  return Math.round((bytes * n) / k);
+}
+
+/** What a store's counters moved by over the batch. */
+function diffStats(before: Record<string, number> | null, after: Record<string, number> | null): Record<string, number> | null {
+  if (!before || !after) return null;
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(after)) out[k] = v - (before[k] ?? 0);
+  return out;
 }
 
 function emptyRead(): BatchRead {
@@ -625,4 +842,6 @@ function advance(progress: Progress, commit: CommitEntry): void {
   progress.operatorWatermarksMs = commit.operatorWatermarksMs ?? {};
   progress.stateRows = commit.stateRows ?? 0;
   progress.hasCommit = true;
+  progress.lastBatchTimestampMs = commit.batchTimestampMs ?? commit.committedAtMs;
+  if (commit.lastInputAtMs !== undefined) progress.lastInputAtMs = commit.lastInputAtMs;
 }

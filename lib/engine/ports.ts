@@ -3,6 +3,7 @@
  * promises; `lib/aws` implements them on S3/DynamoDB/Kinesis, `lib/engine/testing/memory.ts` in memory.
  */
 
+import type { SourceBacklog } from './progress';
 import type { ColumnType } from './schema';
 
 /** A JSON value as stored in checkpoints and state. */
@@ -78,8 +79,12 @@ export interface Source {
    * is aggregated as it is read and never held whole in memory. Optional.
    */
   readChunks?(batchId: number, start: Json | null, end: Json, options?: ReadOptions): AsyncIterable<ReadResult>;
-  /** How much is left between `from` and `target` (files or records), for the run report. */
-  backlog?(from: Json | null, target: Json | null): Promise<number>;
+  /**
+   * What is left between `from` and `target`, for the progress record and the run report: files
+   * and bytes (S3), records and the age of the oldest unread one (Kinesis). Cheap: the executor
+   * asks after every batch, so it answers from what the run already listed or fetched.
+   */
+  backlog?(from: Json | null, target: Json | null): Promise<SourceBacklog>;
 }
 
 /** The offset-log entry written before a batch runs (Spark's OffsetSeq). */
@@ -93,6 +98,8 @@ export interface OffsetEntry {
   readonly batchTimestampMs: number;
   /** The watermark used to filter late rows in this batch (the previous batch's batchWatermarkMs). */
   readonly lateWatermarkMs: number;
+  /** A no-data batch whose batchWatermarkMs the wall clock advanced (option idleTimeout). */
+  readonly watermarkAdvancedByIdleness?: boolean;
 }
 
 /**
@@ -115,6 +122,13 @@ export interface CommitEntry {
   readonly stateRows?: number;
   /** The state partitions the checkpoint was created with (absent: 1). */
   readonly statePartitions?: number;
+  /** The batch's planned timestamp (offsets/N's batchTimestampMs): the next run's inputRowsPerSecond starts from it. */
+  readonly batchTimestampMs?: number;
+  /**
+   * With option idleTimeout: the planned timestamp of the last batch that read rows (wall clock,
+   * carried over by batches without input), from which the source counts as idle.
+   */
+  readonly lastInputAtMs?: number;
   readonly committedAtMs: number;
 }
 
@@ -239,6 +253,11 @@ export interface StateStore {
    */
   keepAlive?(op: OperatorStateSpec, version: number, fence?: LeaseHandle): Promise<void>;
   readonly keepAliveAfterMs?: number;
+  /**
+   * The store's own counters since it was created (numbers by name; other members are ignored):
+   * the executor reports what changed over each batch as the progress record's customMetrics. Optional.
+   */
+  stats?(): object;
 }
 
 export interface SinkContext {

@@ -21,9 +21,13 @@ export interface ProgressDurations {
   readonly addBatch?: number;
   /** Writing the state store's version N. */
   readonly stateCommit?: number;
-  /** Writing `commits/N`. */
+  /**
+   * Writing `commits/N`. That write follows `progress/N` (so that a committed batch always has
+   * its record), so the stored `progress/N` lacks it: only the record a run reports
+   * (RunOptions.onProgress, RunReport.progress) has it, and it is not part of triggerExecution.
+   */
   readonly commitOffsets?: number;
-  /** The whole batch. */
+  /** The whole batch up to writing `progress/N`: latestOffset, walCommit, getBatch, addBatch, stateCommit and the bookkeeping between them. */
   readonly triggerExecution: number;
 }
 
@@ -40,16 +44,26 @@ export interface ProgressEventTime {
 export interface StateOperatorProgress {
   /** Spark's names where they exist: "stateStoreSave" (aggregation), "dedupe", "sessionWindowStateStoreSaveExec", "symmetricHashJoin". */
   readonly operatorName: string;
+  /** State rows (groups, dedup keys, sessions) after the batch. */
   readonly numRowsTotal: number;
+  /** Rows the batch wrote (new or changed), from its state changes. */
   readonly numRowsUpdated: number;
+  /** Rows the batch deleted (evicted by the watermark, merged sessions), from its state changes. */
   readonly numRowsRemoved: number;
+  /** Input rows the watermark dropped (sluice counts rows; Spark's own metric counts groups). */
   readonly numRowsDroppedByWatermark: number;
+  /** Writing the state store's version N (the same as durationMs.stateCommit). */
   readonly commitTimeMs: number;
-  /** Bytes of the operator's state held in memory during the batch (an estimate). */
+  /**
+   * Bytes of the operator's state held in memory during the batch, an estimate: the batch's
+   * changed rows as the JSON text the store writes (ids and values, a byte a character, as V8
+   * keeps ASCII text), taken from a sample of at most 256 changes and scaled to all of them. The
+   * run's cache of state read earlier is not counted.
+   */
   readonly memoryUsedBytes: number;
   readonly numShufflePartitions?: number;
   readonly numStateStoreInstances?: number;
-  /** Store-specific figures (e.g. pages written, write units). */
+  /** The state store's own counters over the batch (StateStore.stats: items and pages read and written). */
   readonly customMetrics?: Readonly<Record<string, number>>;
 }
 
@@ -58,9 +72,19 @@ export interface SourceBacklog {
   /** S3 landing prefix: files and bytes not yet read. */
   readonly files?: number;
   readonly bytes?: number;
-  /** Kinesis: records not yet read, and the age of the oldest unread record. */
+  /**
+   * Kinesis: records fetched by this run and not yet in a batch (a lower bound while a shard is
+   * not read up to the run's target), and how far the reads are behind the stream's tip:
+   * GetRecords' MillisBehindLatest of each shard's last page, plus the arrival span of the
+   * records still buffered before it, the largest over the shards.
+   */
   readonly records?: number;
   readonly millisBehindLatest?: number;
+}
+
+/** A backlog as one count (RunReport.backlogLeft, the BacklogLeft metric): its files, else its records. */
+export function backlogCount(b: SourceBacklog | null | undefined): number {
+  return b?.files ?? b?.records ?? 0;
 }
 
 /** Spark's `SourceProgress`. */
@@ -68,12 +92,15 @@ export interface SourceProgress {
   readonly description: string;
   readonly startOffset: Json | null;
   readonly endOffset: Json | null;
-  /** The latest offset noted at the start of the run (availableNow never reads past it). */
+  /**
+   * The latest offset noted at the start of the run (availableNow never reads past it); null on
+   * a replay of a crashed run's batch, which runs before the run notes it.
+   */
   readonly latestOffset: Json | null;
   readonly numInputRows: number;
   readonly inputRowsPerSecond: number;
   readonly processedRowsPerSecond: number;
-  /** Source-specific figures, Spark's `metrics` map: here the backlog and the bytes read. */
+  /** Source-specific figures, Spark's `metrics` map: here the backlog after the batch (when the source tells) and the bytes read. */
   readonly metrics: SourceBacklog & { readonly inputBytes?: number };
 }
 
@@ -92,7 +119,11 @@ export interface SluiceProgress {
   readonly numLateRowsKept: number;
   /** True when the watermark advanced by the wall clock because the source was idle (option idleTimeout). */
   readonly watermarkAdvancedByIdleness?: boolean;
-  /** Requests made and capacity consumed during the batch, when the ports are metered. */
+  /**
+   * Requests made and capacity consumed during the batch, when the ports are metered (the AWS
+   * pipeline): from the batch's start to writing progress/N. That write, commits/N and the
+   * lease's renewals between batches count only in the run's RunReport.consumed.
+   */
   readonly consumed?: Json;
 }
 
@@ -106,9 +137,16 @@ export interface StreamingProgress {
   /** When the batch started (its planned timestamp, `offsets/N`). */
   readonly timestamp: string;
   readonly batchId: number;
+  /** durationMs.triggerExecution. */
   readonly batchDuration: number;
   readonly numInputRows: number;
+  /**
+   * Rows per second of the time since the previous batch's timestamp, as Spark divides by the
+   * time since the previous trigger started; for a run's first batch the previous batch is the
+   * last one in the checkpoint (so the idle time between runs counts); 0 for a query's first batch.
+   */
   readonly inputRowsPerSecond: number;
+  /** Rows per second of triggerExecution (at least 1 ms, as Spark). */
   readonly processedRowsPerSecond: number;
   readonly durationMs: ProgressDurations;
   readonly eventTime: ProgressEventTime;

@@ -89,6 +89,12 @@ export interface QueryPlan<R = OutputRow> {
    * out); fixed when the checkpoint is created, as Spark fixes spark.sql.shuffle.partitions.
    */
   readonly statePartitions: number;
+  /**
+   * writeStream option('idleTimeout', '30 minutes'), sluice's own (Spark has none): after this
+   * long without input, a run advances the watermark by the wall clock (executor.ts idleWatermark).
+   * Absent: off, as in Spark.
+   */
+  readonly idleTimeoutMs?: number;
 }
 
 // ---------------------------------------------------------------- grouping and aggregate helpers
@@ -401,6 +407,7 @@ export class DataStreamWriter<C extends FrameColumns = AnyColumns> {
   private name = 'query';
   private late: 'drop' | 'dead-letter' = 'drop';
   private partitions = 1;
+  private idleTimeoutMs: number | undefined;
 
   constructor(private readonly frame: StreamFrame<FrameColumns>) {}
 
@@ -408,10 +415,23 @@ export class DataStreamWriter<C extends FrameColumns = AnyColumns> {
    * `option('statePartitions', P)`: the state is split into P partitions (1 to 256, default 1) by a
    * hash of the grouping key, window left out; each partition's state and versions are independent.
    * P is fixed when the checkpoint is created: a restart with another P is refused.
+   *
+   * `option('idleTimeout', '30 minutes')` (sluice's, off by default as in Spark): when a run finds
+   * no new data and none has come for at least this long, the watermark advances by the wall
+   * clock that passed since the last input and a no-data batch emits the windows it closes.
+   * Only for a query with a watermark and state it can evict (not complete mode): plan() refuses
+   * it elsewhere, where it could change nothing.
    */
   option(key: string, value: string | number | boolean): this {
+    if (key === 'idleTimeout') {
+      if (typeof value !== 'string') {
+        throw new InvalidOptionError(`option idleTimeout=${JSON.stringify(value)} is not a duration: write it as Spark writes intervals, e.g. .option('idleTimeout', '30 minutes')`);
+      }
+      this.idleTimeoutMs = parseWindowDuration(value, 'option idleTimeout');
+      return this;
+    }
     if (key !== 'statePartitions') {
-      throw new InvalidOptionError(`writeStream option ${JSON.stringify(key)} is not known: the writer takes 'statePartitions'; source options (maxFilesPerTrigger, ...) go on readStream`);
+      throw new InvalidOptionError(`writeStream option ${JSON.stringify(key)} is not known: the writer takes 'statePartitions' and 'idleTimeout'; source options (maxFilesPerTrigger, ...) go on readStream`);
     }
     const n = positiveIntOption(key, value);
     if (n > MAX_STATE_PARTITIONS) {
@@ -461,7 +481,24 @@ export class DataStreamWriter<C extends FrameColumns = AnyColumns> {
   }
   /** The checked plan. Throws InvalidQueryError with Spark's rule and the fix. */
   plan(): QueryPlan<OutputRowOf<C>> {
-    return { ...toPlan(this.frame, this.mode, this.trig, this.name), lateRows: this.late, statePartitions: this.partitions } as QueryPlan<OutputRowOf<C>>;
+    const plan = { ...toPlan(this.frame, this.mode, this.trig, this.name), lateRows: this.late, statePartitions: this.partitions };
+    if (this.idleTimeoutMs === undefined) return plan as QueryPlan<OutputRowOf<C>>;
+    checkIdleTimeout(plan);
+    return { ...plan, idleTimeoutMs: this.idleTimeoutMs } as QueryPlan<OutputRowOf<C>>;
+  }
+}
+
+/** idleTimeout moves the watermark of a no-data batch: refused where that could change nothing. */
+function checkIdleTimeout(plan: QueryPlan): void {
+  const why = !plan.stateful
+    ? 'this query is stateless, so it has no windows to close'
+    : !plan.stages.some((s) => s.kind === 'watermark')
+      ? 'this query has no withWatermark, so nothing waits for a watermark'
+      : plan.outputMode === 'complete'
+        ? 'complete mode never evicts, so a later watermark changes nothing'
+        : null;
+  if (why !== null) {
+    throw new InvalidOptionError(`option idleTimeout advances the watermark of an idle source, but ${why}: remove the option`);
   }
 }
 

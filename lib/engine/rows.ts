@@ -5,30 +5,44 @@
 import type { OutputRow, Row } from './ports';
 import { outputValue } from './schema';
 import type { ColumnInfo, StatelessStage } from './query';
+import { EventTimeStats } from './watermark';
 
 export interface StageResult {
   readonly rows: Row[];
   /** Max event time seen at each watermark stage, by its id. */
   readonly maxEventTime: Map<string, number>;
+  /** Min, max and average event time over the watermark stages (the progress record's eventTime). */
+  readonly eventTimes: EventTimeStats;
 }
 
 /** Runs the stages over a batch. Rows are not mutated: withColumn/select copy. */
 export function applyStages(stages: readonly StatelessStage[], input: readonly Row[]): StageResult {
   const maxEventTime = new Map<string, number>();
-  if (stages.length === 0) return { rows: input as Row[], maxEventTime };
+  const eventTimes = new EventTimeStats();
+  if (stages.length === 0) return { rows: input as Row[], maxEventTime, eventTimes };
   // Fast path for the common shape: only watermarks.
   if (stages.every((s) => s.kind === 'watermark')) {
     for (const stage of stages) {
       if (stage.kind !== 'watermark') continue;
       const c = stage.column;
       let max = -Infinity;
+      let min = Infinity;
+      let base = 0;
+      let sum = 0;
+      let count = 0;
       for (let i = 0; i < input.length; i++) {
         const t = input[i][c] as number | null;
-        if (t !== null && t !== undefined && t > max) max = t;
+        if (t === null || t === undefined) continue;
+        if (t > max) max = t;
+        if (t < min) min = t;
+        if (count === 0) base = t;
+        sum += t - base;
+        count++;
       }
       if (max !== -Infinity) maxEventTime.set(stage.id, max);
+      if (count > 0) eventTimes.merge(Object.assign(new EventTimeStats(), { min, max, base, sum, count }));
     }
-    return { rows: input as Row[], maxEventTime };
+    return { rows: input as Row[], maxEventTime, eventTimes };
   }
   const out: Row[] = [];
   outer: for (const original of input) {
@@ -52,6 +66,7 @@ export function applyStages(stages: readonly StatelessStage[], input: readonly R
           if (t !== null && t !== undefined) {
             const m = maxEventTime.get(stage.id);
             if (m === undefined || t > m) maxEventTime.set(stage.id, t);
+            eventTimes.add(t);
           }
           break;
         }
@@ -59,7 +74,7 @@ export function applyStages(stages: readonly StatelessStage[], input: readonly R
     }
     out.push(row);
   }
-  return { rows: out, maxEventTime };
+  return { rows: out, maxEventTime, eventTimes };
 }
 
 /** Internal row to output row: timestamps and windows as ISO strings, in the plan's column order. */

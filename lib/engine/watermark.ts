@@ -40,16 +40,57 @@ export function watermarkMoved(next: BatchWatermarks): boolean {
   return next.batchWatermarkMs > next.lateWatermarkMs;
 }
 
+/**
+ * The event times the withWatermark stages saw, over all of them (Spark's EventTimeStats, merged
+ * across the watermark operators as its progress reporter does): min, max, and the average as a
+ * sum of differences from the first time seen, so that a sum of epoch milliseconds never loses
+ * precision.
+ */
+export class EventTimeStats {
+  min = Infinity;
+  max = -Infinity;
+  count = 0;
+  /** The first event time seen; `sum` adds the others' differences from it. */
+  base = 0;
+  sum = 0;
+
+  add(t: number): void {
+    if (this.count === 0) this.base = t;
+    if (t < this.min) this.min = t;
+    if (t > this.max) this.max = t;
+    this.sum += t - this.base;
+    this.count++;
+  }
+
+  /** Takes in another's figures (a chunk's). */
+  merge(other: EventTimeStats): void {
+    if (other.count === 0) return;
+    if (this.count === 0) this.base = other.base;
+    if (other.min < this.min) this.min = other.min;
+    if (other.max > this.max) this.max = other.max;
+    this.sum += other.sum + (other.base - this.base) * other.count;
+    this.count += other.count;
+  }
+
+  /** The average event time (ms), null when none was seen. */
+  avg(): number | null {
+    return this.count === 0 ? null : this.base + this.sum / this.count;
+  }
+}
+
 /** The largest event time each withWatermark operator saw in one batch, by stage id. */
 export class MaxEventTimes {
   private readonly byOperator = new Map<string, number>();
+  /** Min, max and average over every watermark stage, for the progress record's eventTime. */
+  readonly stats = new EventTimeStats();
 
-  /** Takes in one chunk's maxima. */
-  observe(chunk: ReadonlyMap<string, number>): void {
+  /** Takes in one chunk's maxima, and its min/avg figures when the stages gave them. */
+  observe(chunk: ReadonlyMap<string, number>, stats?: EventTimeStats): void {
     for (const [id, t] of chunk) {
       const seen = this.byOperator.get(id);
       if (seen === undefined || !(seen >= t)) this.byOperator.set(id, t);
     }
+    if (stats) this.stats.merge(stats);
   }
 
   entries(): IterableIterator<[string, number]> {

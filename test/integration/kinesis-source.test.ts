@@ -317,6 +317,25 @@ describe('when maxRecordsPerTrigger limits the batches', () => {
     expect(sortedIds(next.rows)).toEqual(range(300, 5));
   });
 
+  it('the backlog after each batch is the records fetched and not yet taken, and how far behind the tip the reads are', async () => {
+    const stream = await newStream(1);
+    await put(stream, events(0, 10));
+    const src = source(stream, { maxRecordsPerCall: 10 });
+    const target = await src.latestOffset(null);
+    const left: number[] = [];
+    let start: Json | null = null;
+    for (let id = 0; ; id++) {
+      const end = await src.planBatch(id, start, target!, { maxRecordsPerTrigger: 4 });
+      if (end === null) break;
+      const backlog = await src.backlog(end, target);
+      left.push(backlog.records!);
+      expect(Number.isFinite(backlog.millisBehindLatest) && backlog.millisBehindLatest! >= 0).toBe(true);
+      start = end;
+    }
+    // One page of ten, taken four at a time: 6, 2, then none.
+    expect(left).toEqual([6, 2, 0]);
+  });
+
   it('GetRecords on one shard is paced to 5 calls per second', async () => {
     const stream = await newStream(1);
     await put(stream, events(0, 8));

@@ -11,7 +11,7 @@ import { SEED_FILES, windowedTotals } from '../../examples/windowed-totals';
 import { connectionFromEnv, createClients, type AwsClients } from '../../lib/aws/clients';
 import type { AwsConnection } from '../../lib/aws/config';
 import { lambdaEnvironmentFrom, pipelineConfigFromEnv } from '../../lib/aws/lambda/env';
-import { createScheduledHandler, type LambdaContextLike, type RunSummary, type ScheduledEventLike, type ScheduledHandlerOptions } from '../../lib/aws/lambda/handler';
+import { createScheduledHandler, SUMMARY_PROGRESS_RECORDS, type LambdaContextLike, type ScheduledRunSummary as RunSummary, type ScheduledEventLike, type ScheduledHandlerOptions } from '../../lib/aws/lambda/handler';
 import type { PipelineConfig } from '../../lib/aws/pipeline';
 import { SluiceError } from '../../lib/engine/errors';
 import type { OutputRow, Sink, SinkContext } from '../../lib/engine/ports';
@@ -168,6 +168,19 @@ describe('when the schedule fires after the first file landed', () => {
     expect(endedMs).toBeLessThanOrEqual(stampMs);
     expect(endedMs).toBeGreaterThan(stampMs - 1000);
     expect(last.WatermarkLagMs).toBe(summary.watermarkLagMs);
+  });
+
+  it('returns the progress records of its batches, as progress/N holds them, the commit write added', async () => {
+    expect(summary.progress.map((p) => p.batchId)).toEqual([...Array(Math.min(summary.batches, SUMMARY_PROGRESS_RECORDS)).keys()]);
+    expect(summary.progress.reduce((a, p) => a + p.numInputRows, 0)).toBe(summary.rowsIn);
+    for (const record of summary.progress) {
+      const res = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: `${p.cfg.checkpoint.prefix}/progress/${record.batchId}` }));
+      const stored = JSON.parse(await res.Body!.transformToString());
+      const { commitOffsets, ...rest } = record.durationMs;
+      expect(commitOffsets).toBeGreaterThanOrEqual(0);
+      expect(stored).toEqual(JSON.parse(JSON.stringify({ ...record, durationMs: rest })));
+    }
+    expect(p.lines[p.lines.length - 1].progress).toEqual(JSON.parse(JSON.stringify(summary.progress)));
   });
 
   it('writes an empty batch object to the sink', async () => {

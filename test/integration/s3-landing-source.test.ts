@@ -88,21 +88,23 @@ describe('when the landing prefix is empty', () => {
     const f = fixture();
     const src = f.source();
     await expect(src.latestOffset(null)).resolves.toBeNull();
-    await expect(src.backlog(null, null)).resolves.toBe(0);
+    await expect(src.backlog(null, null)).resolves.toEqual({ files: 0, bytes: 0 });
   });
 });
 
 describe('when files arrive in key order', () => {
   it('one run lists once, plans from the listing and reads rows in file then line order', async () => {
     const f = fixture();
-    await f.put('2026/03/01/10/a.json', lines(event('a1', 1), event('a2', 2)));
-    await f.put('2026/03/01/10/b.json', lines(event('b1', 3)));
-    await f.put('2026/03/01/11/a.json', lines(event('c1', 4), event('c2', 5)));
+    const bodies = [lines(event('a1', 1), event('a2', 2)), lines(event('b1', 3)), lines(event('c1', 4), event('c2', 5))];
+    await f.put('2026/03/01/10/a.json', bodies[0]);
+    await f.put('2026/03/01/10/b.json', bodies[1]);
+    await f.put('2026/03/01/11/a.json', bodies[2]);
     const src = f.source();
 
     const target = await src.latestOffset(null);
     expect(target).toEqual({ lastKey: `${f.landing}/2026/03/01/11/a.json` });
-    await expect(src.backlog(null, target)).resolves.toBe(3);
+    // The backlog: the three files and their stored bytes, from the listing.
+    await expect(src.backlog(null, target)).resolves.toEqual({ files: 3, bytes: bodies.reduce((a, b) => a + Buffer.byteLength(b), 0) });
     const end = await src.planBatch(0, null, target!, {});
     expect(end).toEqual(target);
     const result = await src.read(0, null, end!);
@@ -125,7 +127,7 @@ describe('when files arrive in key order', () => {
 
     const second = f.source();
     const target = await second.latestOffset(end);
-    await expect(second.backlog(end, target)).resolves.toBe(2);
+    await expect(second.backlog(end, target)).resolves.toMatchObject({ files: 2 });
     const end1 = await second.planBatch(1, end, target!, {});
     expect(users((await second.read(1, end, end1!)).rows)).toEqual(['u3', 'u4']);
     await expect(second.planBatch(2, end1, target!, {})).resolves.toBeNull();
@@ -467,7 +469,7 @@ describe('when the prefix holds more than data files', () => {
     await f.put('2026/b.json', '');
     const src = f.source();
     const target = await src.latestOffset(null);
-    await expect(src.backlog(null, target)).resolves.toBe(1);
+    await expect(src.backlog(null, target)).resolves.toEqual({ files: 1, bytes: Buffer.byteLength(lines(event('a', 1))) });
     expect(lastKey(target)).toBe(`${f.landing}/2026/a.json`);
   });
 
@@ -508,7 +510,7 @@ describe('when a listing spans several pages', () => {
     const src = f.source({ client: paging(), listPageSize: 3 });
     const target = await src.latestOffset(null);
     expect(lastKey(target)).toBe(keys[6]);
-    await expect(src.backlog(null, target)).resolves.toBe(7);
+    await expect(src.backlog(null, target)).resolves.toMatchObject({ files: 7 });
     expect(src.stats().lists).toBe(3);
   });
 });

@@ -57,7 +57,7 @@ function report(overrides: Partial<RunReport> = {}): RunReport {
   });
   return {
     queryId: 'q', queryName: 'totals', stoppedBy: 'done', watermarkMs: Date.parse('2026-10-01T12:02:00Z'), watermark: '2026-10-01T12:02:00.000Z',
-    batches: [batch(0, 3, []), batch(1, 0, [{ key: 'a', total: 19 }])], rowsIn: 3, rowsOut: 1, droppedByWatermark: 1, deadLetters: 2, stateRows: 2, backlogLeft: 0,
+    batches: [batch(0, 3, []), batch(1, 0, [{ key: 'a', total: 19 }])], rowsIn: 3, rowsOut: 1, droppedByWatermark: 1, deadLetters: 2, stateRows: 2, backlogLeft: 0, progress: [],
     ...overrides,
   };
 }

@@ -99,6 +99,8 @@ export interface ShardCursor {
   reachedStop: boolean;
   /** The tip was reached by a request sent at this time. */
   tipAtMs?: number;
+  /** MillisBehindLatest of the last GetRecords page (how far that page was behind the shard's tip). */
+  millisBehindLatest?: number;
   /** The first record after the target (plan mode). */
   pastTarget?: string;
   /** The position was lost and accepted: the offset moves to the trim horizon even without records. */
@@ -340,6 +342,7 @@ export class ShardReader {
       }
     }
     cursor.iterator = page.next;
+    cursor.millisBehindLatest = page.millisBehind;
     if (stopped) {
       cursor.caughtUp = true;
       return;

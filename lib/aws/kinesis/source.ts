@@ -30,6 +30,7 @@
 import { isUtf8 } from 'node:buffer';
 import { CheckpointMismatchError } from '../../engine/errors';
 import type { BatchLimits, Json, DeadLetter, ReadOptions, ReadResult, Row, Source, SourceLocation } from '../../engine/ports';
+import type { SourceBacklog } from '../../engine/progress';
 import { type Schema } from '../../engine/schema';
 import { LineParsers, type LineParser } from '../../engine/json-scan';
 import { CHUNK_LINES, INVALID_UTF8_REASON } from '../../engine/lines';
@@ -283,16 +284,26 @@ export class KinesisSource implements Source {
 
   /**
    * Records between `from` and `target` that this run has fetched and not yet put in a batch (a
-   * lower bound when a shard has not been read up to the target yet).
+   * lower bound when a shard has not been read up to the target yet), and how far behind the
+   * stream's tip the reads are: per shard read this run, its last GetRecords page's
+   * MillisBehindLatest plus the arrival span of the records still buffered before that page's
+   * end; the largest over the shards. Nothing is requested: it is what the run's reads told.
    */
-  async backlog(from: Json | null, target: Json | null): Promise<number> {
-    if (target === null) return 0;
+  async backlog(from: Json | null, target: Json | null): Promise<SourceBacklog> {
+    if (target === null) return { records: 0 };
     const decodedTarget = decodeTarget(target, this.stream);
     const run = this.run;
-    if (!run || run.untilMs !== decodedTarget.untilMs || run.cursorsAt !== JSON.stringify(from)) return 0;
-    let total = 0;
-    for (const cursor of run.cursors.values()) total += bufferedCount(cursor);
-    return total;
+    if (!run || run.untilMs !== decodedTarget.untilMs || run.cursorsAt !== JSON.stringify(from)) return { records: 0 };
+    let records = 0;
+    let behind: number | undefined;
+    for (const cursor of run.cursors.values()) {
+      const buffered = bufferedCount(cursor);
+      records += buffered;
+      if (cursor.millisBehindLatest === undefined) continue;
+      const span = buffered > 0 ? cursor.buffer[cursor.buffer.length - 1].arrivalMs - cursor.buffer[cursor.head].arrivalMs : 0;
+      behind = Math.max(behind ?? 0, cursor.millisBehindLatest + Math.max(0, span));
+    }
+    return { records, ...(behind !== undefined ? { millisBehindLatest: behind } : {}) };
   }
 
   // -------------------------------------------------------------------------------- the run

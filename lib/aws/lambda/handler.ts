@@ -24,6 +24,7 @@
 import { Console } from 'node:console';
 import type { QueryPlan } from '../../engine/query';
 import type { RunReport } from '../../engine/executor';
+import type { StreamingProgress } from '../../engine/progress';
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import { createClients, type AwsClients } from '../clients';
 import type { AwsConnection } from '../config';
@@ -86,7 +87,16 @@ export interface ScheduledHandlerOptions {
   readonly extras?: Omit<PipelineExtras, 'log' | 'clients'>;
 }
 
-export type ScheduledHandler = (event: ScheduledEventLike, context: LambdaContextLike) => Promise<RunSummary>;
+/** The progress records a summary carries: the run's last few batches (the checkpoint keeps them all). */
+export const SUMMARY_PROGRESS_RECORDS = 5;
+
+/**
+ * What an invocation returns and logs: the summary, and the progress records of its last
+ * SUMMARY_PROGRESS_RECORDS batches (lib/engine/progress.ts, the record progress/N holds).
+ */
+export type ScheduledRunSummary = RunSummary & { readonly progress: StreamingProgress[] };
+
+export type ScheduledHandler = (event: ScheduledEventLike, context: LambdaContextLike) => Promise<ScheduledRunSummary>;
 
 let stdoutConsole: Console | undefined;
 function defaultWriteLine(line: string): void {
@@ -152,7 +162,7 @@ export function createScheduledHandler(plan: QueryPlan, cfg: PipelineConfig, con
     }
 
     const endedMs = now();
-    const summary: RunSummary = {
+    const summary: ScheduledRunSummary = {
       event: 'run-summary',
       pipeline,
       query: report.queryName,
@@ -173,6 +183,7 @@ export function createScheduledHandler(plan: QueryPlan, cfg: PipelineConfig, con
       ...(report.watermarkMs > 0 ? { watermarkLagMs: endedMs - report.watermarkMs } : {}),
       ...(report.consumed ? { consumed: report.consumed } : {}),
       ...(report.message ? { message: report.message } : {}),
+      progress: report.progress.slice(-SUMMARY_PROGRESS_RECORDS),
     };
     writeLine(JSON.stringify({ level: 'info', ...summary, ...emfBlock(summary, namespace, pipeline, now()) }));
     return summary;

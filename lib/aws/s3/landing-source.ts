@@ -31,6 +31,7 @@ import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import { CheckpointMismatchError, DataLossError, InvalidOptionError } from '../../engine/errors';
 import type { BatchLimits, CheckpointStore, DeadLetter, Json, ReadOptions, ReadResult, Row, Source } from '../../engine/ports';
+import type { SourceBacklog } from '../../engine/progress';
 import { type Schema } from '../../engine/schema';
 import { LineParsers, type LineParser } from '../../engine/json-scan';
 import { invalidUtf8Lines, parseLineChunks, type LineCursor } from '../../engine/lines';
@@ -317,13 +318,15 @@ export class S3LandingSource extends S3Prefix implements Source {
     });
   }
 
-  /** Files in (from, target]. */
-  async backlog(from: Json | null, target: Json | null): Promise<number> {
+  /** Files in (from, target] and their stored bytes, from the run's listing. */
+  async backlog(from: Json | null, target: Json | null): Promise<SourceBacklog> {
     const fromKey = this.parseOffset(from, 'from');
     const targetKey = this.parseOffset(target, 'target');
-    if (targetKey === null || (fromKey !== null && compareKeys(targetKey, fromKey) <= 0)) return 0;
-    const { from: lo, to: hi } = await this.range(fromKey, targetKey);
-    return hi > lo ? hi - lo : 0;
+    if (targetKey === null || (fromKey !== null && compareKeys(targetKey, fromKey) <= 0)) return { files: 0, bytes: 0 };
+    const { files, from: lo, to: hi } = await this.range(fromKey, targetKey);
+    let bytes = 0;
+    for (let i = lo; i < hi; i++) bytes += files[i].size;
+    return { files: Math.max(0, hi - lo), bytes };
   }
 
   // -------------------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ import type {
   StateStore,
 } from '../ports';
 import type { Clock } from '../ports';
+import type { SourceBacklog } from '../progress';
 import { systemClock } from '../ports';
 import { Schema } from '../schema';
 import { encodeStateJson, STATE_ITEM_MAX_BYTES, stateItemTooLarge, storedStateBytes } from '../state-json';
@@ -456,8 +457,9 @@ export class InMemoryFileSource implements Source {
       if (cursor.bytes > 0 || f.body.length === 0) yield { rows: [], deadLetters: [], bytes: cursor.bytes };
     }
   }
-  async backlog(from: Json | null, target: Json | null) {
-    return target ? this.after(from, target).length : 0;
+  async backlog(from: Json | null, target: Json | null): Promise<SourceBacklog> {
+    const files = target ? this.after(from, target) : [];
+    return { files: files.length, bytes: files.reduce((a, f) => a + f.body.length, 0) };
   }
 }
 
