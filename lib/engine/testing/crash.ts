@@ -6,7 +6,8 @@
  *   checkpoint.writeOffsets(N) ─▶ after-offsets        (a replay: once readOffsets(N) returned)
  *   source.read / readChunks   ─▶ mid-read             (once the first chunk was taken, or after
  *                                                       a read of one chunk or none; a no-data
- *                                                       batch reads nothing: right after its offsets)
+ *                                                       batch reads nothing: right after its offsets;
+ *                                                       a streamed batch: the sink has the chunk)
  *   sink.addBatch(N), or       ─▶ mid-sink             (the SinkContext.onPieceWritten the sink is
  *   sink.addBatchChunks(N)                              given throws after piece 0, the first durable
  *   (a streamed batch)                                  piece: only sinks that call it can crash there;
