@@ -9,7 +9,8 @@
  *   4. DynamoDB and S3 requests per batch, state item writes against the distinct (window, user)
  *      pairs each batch touches (computed from the input independently, bench/pairs.ts);
  *   5. the AWS requests of an empty scheduled run;
- *   6. peak RSS of the engine over 1x and 10x the backlog at the same maxFilesPerTrigger.
+ *   6. peak RSS of the engine over 1x and 10x the backlog at the same maxFilesPerTrigger, and the
+ *      peak live heap of one stateless batch far larger than a chunk, held (addBatch) vs streamed.
  * Targets are printed next to the figures; nothing fails on a miss. Figures go to
  * bench/results.json too.
  *
@@ -28,8 +29,11 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { compileLineParser } from '../lib/engine/json-scan';
-import type { RunReport } from '../lib/engine/executor';
-import { InMemoryStateStore } from '../lib/engine/testing/memory';
+import { MicroBatchExecutor, type RunReport } from '../lib/engine/executor';
+import { InMemoryFileSource, InMemoryStateStore } from '../lib/engine/testing/memory';
+import type { Sink } from '../lib/engine/ports';
+import { readStream } from '../lib/engine/query';
+import { PlainCheckpoint, PlainStateStore } from './plain-ports';
 import { parseJsonLine, parseSchema } from '../lib/engine/schema';
 import { CountingSink, MB, MemorySampler, peakRssBytes, sumService, describeCounts } from './counting';
 import type { CommitRecord } from '../lib/engine/testing/memory';
@@ -168,6 +172,82 @@ function spawnMemoryChild(scale: number, events: number, liveEvery = 0): MemoryR
   const line = (r.stdout ?? '').split('\n').find((l) => l.startsWith('RESULT '));
   if (!line) throw new Error(`memory check (scale ${scale}) failed: exit ${r.status}\n${r.stderr}`);
   return JSON.parse(line.slice('RESULT '.length)) as MemoryResult;
+}
+
+// ------------------------------------------------------------- child: memory of a stateless batch
+
+interface StatelessMemoryResult {
+  /** held: the sink takes addBatch only, so the executor collects the batch (every stateless batch before streaming); streamed: addBatchChunks. */
+  mode: 'held' | 'streamed';
+  events: number;
+  inputBytes: number;
+  batches: number;
+  rowsOut: number;
+  /** Calls the sink got: 1 addBatch (held), or the chunks of the stream. */
+  deliveries: number;
+  /** The most rows the sink was handed at once. */
+  largestDelivery: number;
+  /** The most heap in use (after a full GC) while the sink held rows: what the run kept alive at its peak. */
+  peakLiveHeap: number;
+  baselineHeap: number;
+  peakRss: number | null;
+  seconds: number;
+}
+
+/**
+ * One stateless batch of `events` events (a select; every file in one batch), into a sink that
+ * counts: `held` offers addBatch only, `streamed` addBatchChunks too. The sink runs a full GC at
+ * its first delivery and every 10th after, and notes the heap in use: what the run keeps alive
+ * while the sink holds rows (for held, the whole batch, twice: the staged rows and the output).
+ */
+async function statelessMemoryChild(mode: 'held' | 'streamed', events: number): Promise<void> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('the stateless memory check needs node --expose-gc');
+  const files = lazyFiles({ files: FILES, eventsPerFile: events / FILES, keys: KEYS, minutesPerFile: SPAN_MINUTES / FILES });
+  const plan = readStream.format('json').schema(BENCH_SCHEMA).load().select('user', 'event_time', 'amount', 'country')
+    .writeStream.outputMode('append').trigger({ availableNow: true }).queryName('bench-stateless-memory').plan();
+  const source = new InMemoryFileSource(plan.source.schema);
+  for (const f of files) source.files.push(f as { key: string; body: string });
+  const counts = { rows: 0, deliveries: 0, largest: 0, peakLiveHeap: 0 };
+  const take = (rows: number) => {
+    counts.rows += rows;
+    counts.deliveries++;
+    counts.largest = Math.max(counts.largest, rows);
+    if (counts.deliveries % 10 !== 1) return;
+    gc();
+    counts.peakLiveHeap = Math.max(counts.peakLiveHeap, process.memoryUsage().heapUsed);
+  };
+  const sink: Sink = { description: `count://${mode}`, addBatch: async (_id, rows) => take(rows.length) };
+  if (mode === 'streamed') {
+    sink.addBatchChunks = async (_id, chunks) => {
+      for await (const rows of chunks) take(rows.length);
+    };
+  }
+  gc();
+  const baselineHeap = process.memoryUsage().heapUsed;
+  const t0 = performance.now();
+  const report = await new MicroBatchExecutor({ plan, source, checkpoint: new PlainCheckpoint(), state: new PlainStateStore(), sink }).run();
+  const res: StatelessMemoryResult = {
+    mode,
+    events,
+    inputBytes: files[0].body.length * files.length,
+    batches: report.batches.length,
+    rowsOut: report.rowsOut,
+    deliveries: counts.deliveries,
+    largestDelivery: counts.largest,
+    peakLiveHeap: counts.peakLiveHeap,
+    baselineHeap,
+    peakRss: peakRssBytes(),
+    seconds: (performance.now() - t0) / 1000,
+  };
+  process.stdout.write(`RESULT ${JSON.stringify(res)}\n`);
+}
+
+function spawnStatelessMemoryChild(mode: 'held' | 'streamed', events: number): StatelessMemoryResult {
+  const r = spawnSync(process.execPath, ['--expose-gc', process.argv[1], '--child', 'memory-stateless', '--mode', mode, '--memory-events', String(events)], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const line = (r.stdout ?? '').split('\n').find((l) => l.startsWith('RESULT '));
+  if (!line) throw new Error(`stateless memory check (${mode}) failed: exit ${r.status}\n${r.stderr}`);
+  return JSON.parse(line.slice('RESULT '.length)) as StatelessMemoryResult;
 }
 
 // ------------------------------------------------------------------------- parse floor vs engine
@@ -584,6 +664,40 @@ async function main(): Promise<void> {
       medianBatchMs: [m1.medianBatchMs, mN.medianBatchMs],
       bounded,
     };
+    // A stateless batch far larger than one chunk: held by the executor (a sink with addBatch only, as
+    // every stateless batch was before streaming) vs streamed to a sink with addBatchChunks.
+    out(`  stateless: one batch of ${MEMORY_EVENTS} events (select of 4 columns, every file in one batch), a fresh process each; the sink runs a full GC at its 1st, 11th, 21st... delivery and notes the heap in use`);
+    const stateless = (['held', 'streamed'] as const).map((m) => spawnStatelessMemoryChild(m, MEMORY_EVENTS));
+    out(
+      table(
+        ['stateless batch', 'events', 'input', 'rows out', 'sink deliveries', 'largest delivery', 'peak live heap (over baseline)', 'peak RSS', 'time'],
+        stateless.map((m) => [
+          m.mode === 'held' ? 'held (addBatch: before)' : 'streamed (addBatchChunks: after)',
+          m.events,
+          MB(m.inputBytes),
+          m.rowsOut,
+          m.deliveries,
+          m.largestDelivery,
+          `${MB(m.peakLiveHeap)} (+${MB(m.peakLiveHeap - m.baselineHeap)})`,
+          MB(m.peakRss),
+          `${m.seconds.toFixed(1)} s`,
+        ]),
+      ),
+    );
+    out();
+    const [held, streamed] = stateless;
+    results.memoryStateless = {
+      events: MEMORY_EVENTS,
+      peakLiveHeapOverBaseline: { held: held.peakLiveHeap - held.baselineHeap, streamed: streamed.peakLiveHeap - streamed.baselineHeap },
+      peakRss: { held: held.peakRss, streamed: streamed.peakRss },
+      largestDelivery: { held: held.largestDelivery, streamed: streamed.largestDelivery },
+    };
+    summary.push([
+      `stateless batch of ${MEMORY_EVENTS} events, peak live heap`,
+      `held +${MB(held.peakLiveHeap - held.baselineHeap)}, streamed +${MB(streamed.peakLiveHeap - streamed.baselineHeap)}`,
+      'follows a chunk, not the batch',
+      streamed.largestDelivery < held.largestDelivery && streamed.peakLiveHeap < held.peakLiveHeap ? 'ok' : 'MISS',
+    ]);
     summary.push([`peak RSS, engine alone, ${EVENTS} events`, MB(mb.peakRss), '', '']);
     summary.push([
       `memory, 1x / ${SCALE}x a ${MEMORY_EVENTS}-event backlog`,
@@ -623,6 +737,11 @@ if (arg('child') === 'engine') {
       process.exit(1);
     },
   );
+} else if (arg('child') === 'memory-stateless') {
+  statelessMemoryChild(arg('mode') === 'held' ? 'held' : 'streamed', num('memory-events', MEMORY_EVENTS)).catch((e) => {
+    process.stderr.write(`${(e as Error).stack ?? e}\n`);
+    process.exit(1);
+  });
 } else if (arg('child') === 'memory') {
   memoryChild(num('scale', 1), num('memory-events', EVENTS), num('live-every', 0)).catch((e) => {
     process.stderr.write(`${(e as Error).stack ?? e}\n`);

@@ -569,6 +569,9 @@ export class MicroBatchExecutor {
    *   read ─▶ operator (state reads at N−1) ─▶ state.check(N) ─▶ dead letters, late rows
    *     ─▶ sink.addBatch(N) ─▶ state.commit(N, lease) ─▶ progress/N ─▶ commits/N
    *   └─ getBatch ─┘└──────────────────── addBatch ──────────────────┘└ stateCommit ┘     └ commitOffsets
+   *
+   * A stateless batch to a sink with addBatchChunks: read ─▶ stages ─▶ sink, a chunk at a time
+   * (streamToSink) ─▶ dead letters ─▶ progress/N ─▶ commits/N.
    */
   private async runBatch(
     ids: { readonly queryId: string; readonly runId: string },
@@ -583,16 +586,20 @@ export class MicroBatchExecutor {
     const statsBefore = this.storeStats();
     const id = entry.batchId;
     const acc = this.operator ? this.operator.begin({ batchId: id, evictWm: entry.batchWatermarkMs, lateWm: entry.lateWatermarkMs }) : null;
-    const read = noData ? emptyRead() : await this.read(entry, acc);
+    const sinkCtx: SinkContext = { ...this.sinkContext, queryId, lease: this.currentLease ?? undefined };
+    // A stateless batch goes to a sink that takes chunks as it is read (streamToSink): first effect.
+    // Its getBatch time then includes the sink's writes.
+    const streamed = !acc && !noData && this.deps.sink.addBatchChunks ? await this.streamToSink(entry, sinkCtx) : null;
+    const read = streamed ?? (noData ? emptyRead() : await this.read(entry, acc));
     const tRead = this.clock.now();
     const result: OperatorOutput = acc ? await acc.finish(this.deps.state) : { rows: read.rows, changes: [], late: [], stateRowsDelta: 0 };
     // Before any effect: a change the store cannot hold fails the batch here, not after the sink.
     if (this.operator && result.changes.length && this.deps.state.check) await this.deps.state.check(this.operator.spec, id, result.changes);
-    const output = applyStages(this.plan.post, result.rows).rows.map((r) => toOutputRow(r, this.outColumns));
+    const output = streamed ? (streamed.rows as OutputRow[]) : applyStages(this.plan.post, result.rows).rows.map((r) => toOutputRow(r, this.outColumns));
 
     await this.writeDeadLetters(id, read.deadLetters);
     await this.writeLateRows(entry, result.late);
-    await this.deps.sink.addBatch(id, output, { ...this.sinkContext, queryId, lease: this.currentLease ?? undefined });
+    if (!streamed) await this.deps.sink.addBatch(id, output, sinkCtx);
     const tAdd = this.clock.now();
     await this.commitState(id, result.changes);
     const tState = this.clock.now();
@@ -604,7 +611,7 @@ export class MicroBatchExecutor {
       replay,
       noData,
       numInputRows: read.numInputRows,
-      numOutputRows: output.length,
+      numOutputRows: streamed ? streamed.numOutputRows : output.length,
       rows: this.collectRows ? output : [],
       batchWatermarkMs: entry.batchWatermarkMs,
       nextWatermarkMs: commit.nextBatchWatermarkMs,
@@ -649,15 +656,48 @@ export class MicroBatchExecutor {
    */
   private async read(entry: OffsetEntry, acc: Accumulator | null): Promise<BatchRead> {
     const read = emptyRead();
+    for await (const rows of this.stagedChunks(entry, read)) {
+      if (acc) acc.add(rows);
+      else for (const r of rows) read.rows.push(r);
+    }
+    return read;
+  }
+
+  /** The source's chunks after the stateless stages, noting in `read` what they held. */
+  private async *stagedChunks(entry: OffsetEntry, read: BatchRead): AsyncGenerator<Row[]> {
     for await (const chunk of readChunks(this.deps.source, entry.batchId, entry.startOffsets[0], entry.offsets[0], this.readOptions)) {
       read.numInputRows += chunk.rows.length;
       read.bytes += chunk.bytes;
       for (const d of chunk.deadLetters) read.deadLetters.push(d);
       const staged = applyStages(this.plan.stages, chunk.rows);
       read.maxEventTimes.observe(staged.maxEventTime, staged.eventTimes);
-      if (acc) acc.add(staged.rows);
-      else for (const r of staged.rows) read.rows.push(r);
+      yield staged.rows;
     }
+  }
+
+  /**
+   * A stateless batch, streamed: each source chunk through the stages to the sink's
+   * addBatchChunks, the next read only when the sink asks for it, so memory follows one chunk.
+   * The chunks (empty ones left out) are the same on a replay: same offsets, same order, row by row.
+   * `rows` keeps the output only for RunOptions.collectRows.
+   *
+   *   source chunk 0 ─▶ stages ─▶ sink writes it ─▶ source chunk 1 ─▶ ... ─▶ sink returns
+   *   ─▶ dead letters (gathered over the read) ─▶ progress/N ─▶ commits/N
+   */
+  private async streamToSink(entry: OffsetEntry, ctx: SinkContext): Promise<BatchRead & { numOutputRows: number }> {
+    const read = { ...emptyRead(), numOutputRows: 0 };
+    let ended = false;
+    const output = async function* (this: MicroBatchExecutor): AsyncGenerator<OutputRow[]> {
+      for await (const rows of this.stagedChunks(entry, read)) {
+        const out = applyStages(this.plan.post, rows).rows.map((r) => toOutputRow(r, this.outColumns));
+        read.numOutputRows += out.length;
+        if (this.collectRows) for (const r of out) read.rows.push(r);
+        if (out.length > 0) yield out;
+      }
+      ended = true;
+    }.call(this);
+    await this.deps.sink.addBatchChunks!(entry.batchId, output, ctx);
+    if (!ended) throw new SluiceError(`sink ${this.deps.sink.description} returned from addBatchChunks of batch ${entry.batchId} before it took every chunk: a sink must consume the whole iterable (or leave addBatchChunks out and take addBatch)`, { retriable: false });
     return read;
   }
 

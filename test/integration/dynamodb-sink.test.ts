@@ -449,3 +449,76 @@ describe('when the run dies between a merged session\'s put and the deletes of t
     expect((await sink.readAll()).filter((r) => r.user === 'a')).toEqual([session('a', 10, 50, 4)]);
   });
 });
+
+// ---- streamed stateless batches (hole 9) ------------------------------------------------------
+
+describe('when a stateless batch is streamed (addBatchChunks)', () => {
+  const keyless = ctx({ keyColumns: [], outputMode: 'append', columns: ['id', 'v'] });
+  /** 3 source chunks of 200, 200 and 120 rows: 520 rows, 6 unfenced transactions of at most 99. */
+  const sourceChunks = (): OutputRow[][] => [200, 200, 120].map((n, c) => Array.from({ length: n }, (_, i) => ({ id: `c${c}-${i}`, v: i % 7 })));
+  /** The chunks as an iterable, noting the sink's committed transactions as each is yielded. */
+  async function* stream(chunks: OutputRow[][], sink: DynamoDbSink, seen: number[] = []): AsyncIterable<OutputRow[]> {
+    for (const c of chunks) {
+      seen.push(sink.stats().chunksWritten);
+      yield c;
+    }
+  }
+
+  it('writes each transaction as it fills, before the source yields its next chunk, and numbers the rows in the order they came', async () => {
+    const { sink } = newSink({ maxConcurrency: 1 });
+    const seen: number[] = [];
+    await sink.addBatchChunks(4, stream(sourceChunks(), sink, seen), keyless);
+    // 200 rows close transaction 0 at row 99 and 1 at row 198: both committed before chunk 1 comes.
+    expect(seen).toEqual([0, 2, 4]);
+    expect(sink.stats()).toMatchObject({ transactions: Math.ceil(520 / 99), chunksWritten: Math.ceil(520 / 99), rowsWritten: 520, markerReads: 1 });
+    const items = await sink.readItems();
+    const inOrder = sourceChunks().flat();
+    expect(items.map((it) => it.key)).toEqual(inOrder.map((_, i) => `b${String(4).padStart(10, '0')}#${String(i).padStart(8, '0')}`));
+    expect(items.map((it) => it.row)).toEqual(inOrder);
+  });
+
+  it('on a replay after the first transaction (mid-sink), skips what its markers record and ends with every row once', async () => {
+    const { queryKey, sink } = newSink({ maxConcurrency: 1 });
+    const crash = (i: number) => {
+      if (i === 0) throw Object.assign(new Error('mid-sink'), { name: 'InjectedCrash' });
+    };
+    const seen: number[] = [];
+    await expect(sink.addBatchChunks(5, stream(sourceChunks(), sink, seen), { ...keyless, onPieceWritten: crash })).rejects.toThrow(/mid-sink/);
+    expect(seen).toEqual([0]); // the source had yielded one chunk of three
+    expect(await sink.readMarkers(5, 'qid-1', 6, queryKey)).toEqual(new Set([0]));
+    const replay = new DynamoDbSink({ client: dynamodb, tableName: table, queryKey, maxConcurrency: 1 });
+    const pieces: number[] = [];
+    await replay.addBatchChunks(5, stream(sourceChunks(), replay), { ...keyless, onPieceWritten: (i) => pieces.push(i) });
+    expect(replay.stats()).toMatchObject({ chunksSkipped: 1, chunksWritten: 5 });
+    expect(pieces).toEqual([0, 1, 2, 3, 4]);
+    expect((await replay.readAll())).toEqual(sourceChunks().flat());
+    // A replay of the whole batch writes nothing more.
+    await replay.addBatchChunks(5, stream(sourceChunks(), replay), keyless);
+    expect(replay.stats()).toMatchObject({ chunksSkipped: 1 + 6, chunksWritten: 5 });
+  });
+
+  it('a replay whose rows come in another order fails loudly on the chunk its marker recorded, and writes nothing', async () => {
+    const { queryKey, sink } = newSink({ maxConcurrency: 1 });
+    const crash = (i: number) => {
+      if (i === 0) throw Object.assign(new Error('mid-sink'), { name: 'InjectedCrash' });
+    };
+    await expect(sink.addBatchChunks(6, stream(sourceChunks(), sink), { ...keyless, onPieceWritten: crash })).rejects.toThrow(/mid-sink/);
+    const replay = new DynamoDbSink({ client: dynamodb, tableName: table, queryKey, maxConcurrency: 1 });
+    const reordered = sourceChunks().map((c) => [...c].reverse());
+    const err = await replay.addBatchChunks(6, stream(reordered, replay), keyless).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SluiceError);
+    expect(err).toMatchObject({ retriable: false, details: { queryKey, batchId: 6, chunk: 0 } });
+    expect(replay.stats()).toMatchObject({ transactions: 0 });
+    expect(await replay.readAll()).toHaveLength(99);
+  });
+
+  it('collects output with key columns and writes it as addBatch does (sorted, one row per key)', async () => {
+    const { sink } = newSink();
+    const rows = manyRows(150);
+    await sink.addBatchChunks(0, stream([rows.slice(0, 100), rows.slice(100)], sink), ctx());
+    const { sink: whole } = newSink();
+    await whole.addBatch(0, rows, ctx());
+    expect(await sink.readAll()).toEqual(await whole.readAll());
+    expect(sink.stats()).toMatchObject({ transactions: 2, markerReads: 1 });
+  });
+});

@@ -343,3 +343,23 @@ describe('when the sink URI names a format', () => {
     expect(() => parseSinkUri('s3://b-1/out?format=orc')).toThrow(/format "orc" is not one the S3 file sink writes: write format=json or format=parquet/);
   });
 });
+
+describe('when a stateless batch is streamed to the sink (addBatchChunks)', () => {
+  it('writes an object each time one holds maxRowsPerObject rows, before the next chunk; DuckDB reads every row once', async () => {
+    const { prefix, sink } = newSink({ maxRowsPerObject: 2 });
+    const rows = ['a', 'b', 'c', 'd', 'e'].map((u, i) => windowRow(u, i));
+    const seen: number[] = [];
+    async function* chunks() {
+      for (const c of [rows.slice(0, 3), rows.slice(3)]) {
+        seen.push((await objectsUnder(prefix)).size);
+        yield c;
+      }
+    }
+    await sink.addBatchChunks(4, chunks(), { ...ctx, keyColumns: [] });
+    expect(seen).toEqual([0, 1]); // the first object (a, b) was written while chunk 0 was at hand
+    expect([...(await objectsUnder(prefix)).keys()]).toEqual(['_sink_log/0000000004', 'part-0000000004-00000.parquet', 'part-0000000004-00001.parquet', 'part-0000000004-00002.parquet']);
+    const files = await download(prefix);
+    const read = await duck(`SELECT "user", total, batch_id FROM read_parquet({files}) ORDER BY "user"`, files);
+    expect(read).toEqual(rows.map((r) => ({ user: r.user, total: r.total, batch_id: 4 })));
+  });
+});

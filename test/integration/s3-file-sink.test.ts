@@ -171,3 +171,73 @@ describe('when the options are wrong', () => {
     expect(() => new S3FileSink({ client: s3, bucket, prefix: 'x', partitionBy: 'a/b' })).toThrow(/must be a column name/);
   });
 });
+
+// ---- streamed stateless batches (hole 9) ------------------------------------------------------
+
+describe('when a stateless batch is streamed (addBatchChunks)', () => {
+  const stateless: SinkContext = { ...ctx, keyColumns: [] };
+  /** 4 chunks of 3 rows, users u00..u11, alternating between two days. */
+  const sourceChunks = (): OutputRow[][] => Array.from({ length: 4 }, (_, c) => Array.from({ length: 3 }, (_, i) => windowRow(`u${String(c * 3 + i).padStart(2, '0')}`, c * 3 + i, 1 + ((c * 3 + i) % 2))));
+  /** The rows as objects of `n` hold them: in the order they came, n at a time, sorted by JSON text within an object. */
+  const asObjects = (rows: OutputRow[], n: number) =>
+    Array.from({ length: Math.ceil(rows.length / n) }, (_, k) => rows.slice(k * n, k * n + n).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1))).flat();
+  /** The chunks as an iterable, noting the sink's objects under `prefix` as each is yielded. */
+  async function* stream(chunks: OutputRow[][], prefix: string, seen: number[] = []): AsyncIterable<OutputRow[]> {
+    for (const c of chunks) {
+      seen.push((await keysUnder(prefix)).length);
+      yield c;
+    }
+  }
+
+  it('writes an object as soon as it holds maxRowsPerObject rows, before the next chunk is read, then the rest and the log', async () => {
+    const { prefix, sink } = newSink({ maxRowsPerObject: 4 });
+    const seen: number[] = [];
+    const pieces: number[] = [];
+    await sink.addBatchChunks(3, stream(sourceChunks(), prefix, seen), { ...stateless, onPieceWritten: (i) => pieces.push(i) });
+    // 12 rows in one partition: objects fill at rows 4, 8 and 12 (during chunks 1, 2 and 3).
+    expect(seen).toEqual([0, 0, 1, 2]);
+    expect(pieces).toEqual([0, 1, 2]);
+    expect(await keysUnder(prefix)).toEqual(['_sink_log/0000000003', 'part-0000000003-00000.jsonl', 'part-0000000003-00001.jsonl', 'part-0000000003-00002.jsonl']);
+    expect(await sink.readBatch(3)).toEqual(asObjects(sourceChunks().flat(), 4));
+    expect(await sink.readLog(3)).toMatchObject({ rows: 12, objects: [{ rows: 4 }, { rows: 4 }, { rows: 4 }] });
+  });
+
+  it('keeps one open object per partition; the ones not full are written at the end in partition order', async () => {
+    const { prefix, sink } = newSink({ maxRowsPerObject: 5, partitionBy: 'window.start', partitionGranularity: 'day' });
+    await sink.addBatchChunks(1, stream(sourceChunks(), prefix), stateless);
+    // 6 rows a day: each day fills one object of 5 (day 1 first: its 5th row is u08, day 2's u09), then a row each.
+    expect(await keysUnder(prefix)).toEqual([
+      '_sink_log/0000000001',
+      'window_start=2026-10-01/part-0000000001-00000.jsonl',
+      'window_start=2026-10-01/part-0000000001-00002.jsonl',
+      'window_start=2026-10-02/part-0000000001-00001.jsonl',
+      'window_start=2026-10-02/part-0000000001-00003.jsonl',
+    ]);
+    expect(sortedUsers(await sink.readBatch(1))).toEqual(sourceChunks().flat().map((r) => r.user).sort());
+  });
+
+  it('a replay after a crash following the first object writes the same objects and commits the batch once', async () => {
+    const { prefix, sink } = newSink({ maxRowsPerObject: 4 });
+    const crash = new Error('crash after piece 0');
+    const seen: number[] = [];
+    await expect(sink.addBatchChunks(7, stream(sourceChunks(), prefix, seen), { ...stateless, onPieceWritten: () => { throw crash; } })).rejects.toBe(crash);
+    expect(seen).toEqual([0, 0]); // the source had yielded two chunks of four
+    expect(await sink.readLog(7)).toBeNull();
+    const replay = new S3FileSink({ client: s3, bucket, prefix, maxRowsPerObject: 4 });
+    await replay.addBatchChunks(7, stream(sourceChunks(), prefix), stateless);
+    const after = await keysUnder(prefix);
+    expect(after).toHaveLength(4);
+    expect(await replay.readBatch(7)).toEqual(asObjects(sourceChunks().flat(), 4));
+    // A replay of the committed batch adds and rewrites nothing.
+    await replay.addBatchChunks(7, stream(sourceChunks(), prefix), stateless);
+    expect(await keysUnder(prefix)).toEqual(after);
+  });
+
+  it('a replay that yields other rows under an object already written fails loudly and leaves it as it was', async () => {
+    const { prefix, sink } = newSink({ maxRowsPerObject: 4 });
+    await expect(sink.addBatchChunks(8, stream(sourceChunks(), prefix), { ...stateless, onPieceWritten: () => { throw new Error('crash'); } })).rejects.toThrow('crash');
+    const changed = sourceChunks().map((c) => c.map((r) => ({ ...r, total: -1 })));
+    await expect(new S3FileSink({ client: s3, bucket, prefix, maxRowsPerObject: 4 }).addBatchChunks(8, stream(changed, prefix), stateless)).rejects.toThrow(/part-0000000008-00000\.jsonl/);
+    expect((await keysUnder(prefix))).toEqual(['part-0000000008-00000.jsonl']);
+  });
+});

@@ -162,3 +162,26 @@ describe('when dead letters are written', () => {
     await expect(sink.read(2, 'malformed')).resolves.toEqual([deadLetter(3)]);
   });
 });
+
+describe('when a stateless batch is streamed (addBatchChunks)', () => {
+  async function* chunks(...parts: OutputRow[][]): AsyncIterable<OutputRow[]> {
+    for (const p of parts) yield p;
+  }
+  const rows = [totalRow('alice', 1), totalRow('bob', 2, 1), totalRow('carol', 3, 2)];
+
+  it('writes the one object of the batch, its lines in the order the chunks came, with one PUT', async () => {
+    const { prefix, sink } = newSink();
+    await sink.addBatchChunks(3, chunks(rows.slice(0, 2), rows.slice(2)), ctx);
+    expect(await keysUnder(prefix)).toEqual(['batch-0000000003.jsonl']);
+    expect(await objectText(`${prefix}/batch-0000000003.jsonl`)).toBe(rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  });
+
+  it('a replay with the same chunks passes and keeps the object; one with other rows fails loudly', async () => {
+    const { prefix, sink } = newSink();
+    await sink.addBatchChunks(4, chunks(rows), ctx);
+    await sink.addBatchChunks(4, chunks(rows.slice(0, 1), rows.slice(1)), ctx);
+    await expect(sink.addBatchChunks(4, chunks([totalRow('mallory', 9)]), ctx)).rejects.toThrow(/batch-0000000004\.jsonl.*already holds other content/);
+    expect(await sink.readBatch(4)).toEqual(rows);
+    expect(await keysUnder(prefix)).toEqual(['batch-0000000004.jsonl']);
+  });
+});

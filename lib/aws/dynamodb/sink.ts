@@ -34,12 +34,15 @@
  * sessions contain are deleted after its chunks (deleteSuperseded). Session rows are placed by
  * their grouping keys (sk `<grouping keys JSON>#<start>/<end>`) so that one Query per group in
  * the batch finds them. Stateless and dedup output has no key columns: its rows are keyed by (batchId, row
- * index), the index given after sorting the batch's rows by content.
+ * index), the index given after sorting the batch's rows by content; a streamed stateless batch
+ * (addBatchChunks) is numbered in the order it comes, which its replay repeats.
  *
  * Chunks depend only on the SET of rows. A replay emits the same rows in another order (windows
  * evicted from memory vs read back from the store), so before chunking the rows are sorted by
  * their sort key (keyless rows by content, then numbered): chunk i holds the same rows on every
- * attempt. Each marker records the sha256 of its chunk's items (keys and values); a replay that
+ * attempt. A streamed batch cannot be sorted without holding it; its chunks depend on the rows
+ * and their order, which a replay of a stateless batch repeats (the source reads the same
+ * offsets in the same order), and the digest check below catches one that does not. Each marker records the sha256 of its chunk's items (keys and values); a replay that
  * finds a marker whose digest is not that of the chunk it would write fails (non-retriable
  * SluiceError) instead of skipping rows it never wrote. `ctx.onPieceWritten(i)` is told after
  * each chunk this call commits (i = 0, 1, ... in commit order; skipped chunks are not told).
@@ -63,6 +66,8 @@
  * (99 without), so T = ceil(N / C) chunks:
  *
  *     requests   1 BatchGetItem of the T markers (one per 100 chunks) + T TransactWriteItems
+ *                (streamed: 1 BatchGetItem of the first source chunk's transactions' markers,
+ *                more only while they find some, i.e. on a replay)
  *     writes     2 WCU per row-KB (2N for 1 KB rows) + 2 per marker (2T) + 2 per lease check (2T)
  *                (DynamoDB Local reports 2 units for a ConditionCheck on another table, and
  *                matches the rule for items of pairwise different sizes: the dynamodb-sink test)
@@ -236,22 +241,53 @@ export class DynamoDbSink implements Sink {
     checkColumns(ctx.columns);
     const fence = this.lease && ctx.lease ? this.lease.conditionCheck(ctx.lease) : null;
     const prepared = this.prepare(queryKey, batchId, rows, ctx);
-    const chunks = this.chunk(prepared, fence !== null);
-    if (chunks.length === 0) return;
-
-    // Skip the chunks a previous attempt of this batch committed (one read request), then write
-    // the others. The marker's own condition still decides, should one appear meanwhile. A
-    // committed chunk is skipped only if it holds exactly what this attempt would write.
-    const done = await this.existingMarkers(queryKey, batchId, ctx.queryId, chunks.length);
-    for (const c of chunks) if (done.has(c.index)) this.checkDigest(queryKey, batchId, c, done.get(c.index));
-    const todo = chunks.filter((c) => !done.has(c.index));
-    this.counters.chunksSkipped += chunks.length - todo.length;
-    let pieces = 0;
-    await mapLimit(todo, fence ? 1 : this.maxConcurrency, async (c) => {
-      if (await this.writeChunk(queryKey, batchId, c, ctx, fence)) ctx.onPieceWritten?.(pieces++);
-    });
+    const chunker = new Chunker(fence !== null);
+    const chunks = prepared.map((r) => chunker.add(r)).filter((c): c is Chunk => c !== null);
+    const last = chunker.finish();
+    if (last) chunks.push(last);
+    await this.writeChunks(queryKey, batchId, chunks, ctx, fence, { probing: true, pieces: 0 });
     // Append mode emits a session once, closed: nothing it wrote is ever superseded.
     if (ctx.outputMode !== 'append') await this.deleteSuperseded(queryKey, batchId, prepared, ctx, fence);
+  }
+
+  /**
+   * A stateless batch as the executor streams it (Sink.addBatchChunks): its keyless rows are
+   * numbered by their position in the stream (a replay yields the same chunks, same rows, same
+   * order) and written a transaction at a time as they come, so the sink holds one source chunk
+   * and one transaction's rows, not the batch. Output with key columns (never streamed by the
+   * executor) is collected and written by addBatch, which sorts it and keeps one row per key.
+   *
+   *     chunk 0 of the stream ─▶ transactions 0..k (markers probed) ─▶ chunk 1 ─▶ ... ─▶ the last,
+   *     partly filled transaction
+   *
+   * The markers of each group of transactions a source chunk fills are read before they are sent
+   * while a previous attempt left any: the first group without markers ends the probing (a batch's
+   * first attempt reads once); a marker met later still cancels its transaction, and its digest
+   * is checked as addBatch checks it.
+   */
+  async addBatchChunks(batchId: number, chunks: AsyncIterable<OutputRow[]>, ctx: SinkContext): Promise<void> {
+    if (ctx.keyColumns.length > 0) {
+      const rows: OutputRow[] = [];
+      for await (const chunk of chunks) for (const r of chunk) rows.push(r);
+      return this.addBatch(batchId, rows, ctx);
+    }
+    checkBatchId(batchId);
+    const queryKey = this.queryKeyFor(ctx);
+    checkColumns(ctx.columns);
+    const fence = this.lease && ctx.lease ? this.lease.conditionCheck(ctx.lease) : null;
+    const chunker = new Chunker(fence !== null);
+    const progress = { probing: true, pieces: 0 };
+    let position = 0;
+    for await (const rows of chunks) {
+      const ready: Chunk[] = [];
+      for (const row of rows) {
+        const full = chunker.add(this.prepareRow(queryKey, batchId, row, position++, ctx));
+        if (full) ready.push(full);
+      }
+      await this.writeChunks(queryKey, batchId, ready, ctx, fence, progress);
+    }
+    const last = chunker.finish();
+    if (last) await this.writeChunks(queryKey, batchId, [last], ctx, fence, progress);
   }
 
   /** Every row of the query, without bookkeeping, in key order (tests, the conformance comparison). */
@@ -275,7 +311,7 @@ export class DynamoDbSink implements Sink {
   async readMarkers(batchId: number, queryId: string, chunks: number, queryKey?: string): Promise<Set<number>> {
     const qk = queryKey ?? this.queryKeyOption ?? this.lastQueryKey;
     if (qk === undefined) throw new InvalidOptionError(`DynamoDbSink.readMarkers on ${this.tableName}: pass the queryKey`);
-    return new Set((await this.existingMarkers(qk, batchId, queryId, chunks)).keys());
+    return new Set((await this.existingMarkers(qk, batchId, queryId, 0, chunks)).keys());
   }
 
   /**
@@ -308,35 +344,59 @@ export class DynamoDbSink implements Sink {
   private prepare(queryKey: string, batchId: number, rows: OutputRow[], ctx: SinkContext): PreparedRow[] {
     const keyed = ctx.keyColumns.length > 0;
     const ordered = keyed ? rows : rows.map((row) => ({ row, content: canonicalJson(row) })).sort((a, b) => compareStrings(a.content, b.content)).map((r) => r.row);
-    const out: PreparedRow[] = [];
-    for (let i = 0; i < ordered.length; i++) {
-      const row = ordered[i];
-      const session = keyed ? sessionOf(row, ctx.keyColumns) : undefined;
-      const sk = session
-        ? `${session.group}#${session.start}/${session.end}`
-        : keyed
-          ? rowKey(ctx.keyColumns.map((c) => (row[c] === undefined ? null : row[c])))
-          : `b${pad(batchId, 10)}#${pad(i, 8)}`;
-      const key = this.itemKey(queryKey, sk, session?.group);
-      const item: Item = { pk: { S: key.pk }, sk: { S: key.sk }, batchId: { N: String(batchId) }, queryId: { S: ctx.queryId } };
-      for (const [col, v] of Object.entries(row)) {
-        if ((RESERVED_ATTRIBUTES as readonly string[]).includes(col)) throw reservedColumn(col);
-        item[col] = toAttr(v, col);
-      }
-      const bytes = itemSize(item);
-      if (bytes > ITEM_MAX_BYTES) {
-        throw new SluiceError(
-          `output row ${i} of batch ${batchId} (key ${sk.slice(0, 120)}) is ${bytes} bytes as a DynamoDB item; DynamoDB items hold at most ${ITEM_MAX_BYTES} bytes: write fewer or shorter columns to this sink, or use the S3 file sink`,
-          { details: { batchId, key: sk.slice(0, 200), sizeBytes: bytes } },
-        );
-      }
-      out.push({ sk, item, bytes, content: canonicalJson(item), ...(session ? { session } : {}) });
-    }
+    const out = ordered.map((row, i) => this.prepareRow(queryKey, batchId, row, i, ctx));
     if (!keyed) return out;
     // One key twice in a batch would be two actions on one item (DynamoDB refuses that): of rows
     // with one key, the one whose content sorts last wins, whatever order they came in.
     out.sort((a, b) => compareStrings(a.sk, b.sk) || compareStrings(a.content, b.content));
     return out.filter((r, i) => i === out.length - 1 || out[i + 1].sk !== r.sk);
+  }
+
+  /** One row's item: keyed by its key columns, or (keyless) by its position `i` in the batch's order. */
+  private prepareRow(queryKey: string, batchId: number, row: OutputRow, i: number, ctx: SinkContext): PreparedRow {
+    const keyed = ctx.keyColumns.length > 0;
+    const session = keyed ? sessionOf(row, ctx.keyColumns) : undefined;
+    const sk = session
+      ? `${session.group}#${session.start}/${session.end}`
+      : keyed
+        ? rowKey(ctx.keyColumns.map((c) => (row[c] === undefined ? null : row[c])))
+        : `b${pad(batchId, 10)}#${pad(i, 8)}`;
+    const key = this.itemKey(queryKey, sk, session?.group);
+    const item: Item = { pk: { S: key.pk }, sk: { S: key.sk }, batchId: { N: String(batchId) }, queryId: { S: ctx.queryId } };
+    for (const [col, v] of Object.entries(row)) {
+      if ((RESERVED_ATTRIBUTES as readonly string[]).includes(col)) throw reservedColumn(col);
+      item[col] = toAttr(v, col);
+    }
+    const bytes = itemSize(item);
+    if (bytes > ITEM_MAX_BYTES) {
+      throw new SluiceError(
+        `output row ${i} of batch ${batchId} (key ${sk.slice(0, 120)}) is ${bytes} bytes as a DynamoDB item; DynamoDB items hold at most ${ITEM_MAX_BYTES} bytes: write fewer or shorter columns to this sink, or use the S3 file sink`,
+        { details: { batchId, key: sk.slice(0, 200), sizeBytes: bytes } },
+      );
+    }
+    return { sk, item, bytes, content: canonicalJson(item), ...(session ? { session } : {}) };
+  }
+
+  /**
+   * Writes `chunks` (consecutive, in index order): skips those a previous attempt committed (one
+   * read of their markers while `progress.probing`; a read that finds none ends it), then writes
+   * the others, telling onPieceWritten after each. The marker's own condition still decides,
+   * should one appear meanwhile; a committed chunk is skipped only if it holds exactly what this
+   * attempt would write.
+   */
+  private async writeChunks(queryKey: string, batchId: number, chunks: Chunk[], ctx: SinkContext, fence: TransactWriteItem | null, progress: { probing: boolean; pieces: number }): Promise<void> {
+    if (chunks.length === 0) return;
+    let done = new Map<number, string | undefined>();
+    if (progress.probing) {
+      done = await this.existingMarkers(queryKey, batchId, ctx.queryId, chunks[0].index, chunks[chunks.length - 1].index + 1);
+      if (done.size === 0) progress.probing = false;
+    }
+    for (const c of chunks) if (done.has(c.index)) this.checkDigest(queryKey, batchId, c, done.get(c.index));
+    const todo = chunks.filter((c) => !done.has(c.index));
+    this.counters.chunksSkipped += chunks.length - todo.length;
+    await mapLimit(todo, fence ? 1 : this.maxConcurrency, async (c) => {
+      if (await this.writeChunk(queryKey, batchId, c, ctx, fence)) ctx.onPieceWritten?.(progress.pieces++);
+    });
   }
 
   /** Fails unless the stored marker of `chunk` records the digest of the chunk this attempt would write. */
@@ -348,35 +408,15 @@ export class DynamoDbSink implements Sink {
     );
   }
 
-  /** Deterministic chunks: the same rows (prepared, hence in canonical order) always give the same chunks. */
-  private chunk(rows: PreparedRow[], fenced: boolean): Chunk[] {
-    const perChunk = TRANSACTION_MAX_ACTIONS - 1 - (fenced ? 1 : 0);
-    const chunks: Chunk[] = [];
-    let cur: PreparedRow[] = [];
-    let bytes = 0;
-    const close = () => chunks.push({ index: chunks.length, rows: cur, digest: chunkDigest(cur) });
-    for (const r of rows) {
-      if (cur.length > 0 && (cur.length >= perChunk || bytes + r.bytes > TRANSACTION_MAX_BYTES - 4096)) {
-        close();
-        cur = [];
-        bytes = 0;
-      }
-      cur.push(r);
-      bytes += r.bytes;
-    }
-    if (cur.length > 0) close();
-    return chunks;
-  }
-
   private markerKey(queryKey: string, batchId: number, queryId: string, chunk: number): Item {
     return { pk: { S: `sink#${queryKey}#${batchId}#${chunk}` }, sk: { S: queryId } };
   }
 
-  /** The markers of the batch's chunks that exist: chunk index → the digest it records. */
-  private async existingMarkers(queryKey: string, batchId: number, queryId: string, chunks: number): Promise<Map<number, string | undefined>> {
+  /** The markers that exist of the batch's chunks `first` to `end` - 1: chunk index → the digest it records. */
+  private async existingMarkers(queryKey: string, batchId: number, queryId: string, first: number, end: number): Promise<Map<number, string | undefined>> {
     const found = new Map<number, string | undefined>();
-    for (let from = 0; from < chunks; from += BATCH_GET_MAX) {
-      let keys: Item[] = range(Math.min(BATCH_GET_MAX, chunks - from)).map((i) => this.markerKey(queryKey, batchId, queryId, from + i));
+    for (let from = first; from < end; from += BATCH_GET_MAX) {
+      let keys: Item[] = range(Math.min(BATCH_GET_MAX, end - from)).map((i) => this.markerKey(queryKey, batchId, queryId, from + i));
       // Unprocessed keys (throttling) are asked for again, with backoff.
       await this.send(`DynamoDB BatchGetItem of sink markers on ${this.tableName}`, async () => {
         this.counters.markerReads++;
@@ -548,6 +588,41 @@ export class DynamoDbSink implements Sink {
 
   private send<T>(what: string, call: () => Promise<T>): Promise<T> {
     return sendDynamoDb(this.retry, what, call, () => this.counters.retries++);
+  }
+}
+
+/**
+ * Deterministic chunks, a row at a time: the same rows in the same order always give the same
+ * chunks (at most the transaction's actions less the marker and the fence, and its bytes).
+ */
+class Chunker {
+  private readonly perChunk: number;
+  private cur: PreparedRow[] = [];
+  private bytes = 0;
+  private next = 0;
+
+  constructor(fenced: boolean) {
+    this.perChunk = TRANSACTION_MAX_ACTIONS - 1 - (fenced ? 1 : 0);
+  }
+
+  /** Adds a row; returns the chunk it closed (the row did not fit), else null. */
+  add(r: PreparedRow): Chunk | null {
+    const closed = this.cur.length > 0 && (this.cur.length >= this.perChunk || this.bytes + r.bytes > TRANSACTION_MAX_BYTES - 4096) ? this.close() : null;
+    this.cur.push(r);
+    this.bytes += r.bytes;
+    return closed;
+  }
+
+  /** The last chunk, partly filled, or null when it holds nothing. */
+  finish(): Chunk | null {
+    return this.cur.length > 0 ? this.close() : null;
+  }
+
+  private close(): Chunk {
+    const chunk = { index: this.next++, rows: this.cur, digest: chunkDigest(this.cur) };
+    this.cur = [];
+    this.bytes = 0;
+    return chunk;
   }
 }
 

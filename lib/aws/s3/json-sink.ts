@@ -25,6 +25,17 @@ export class S3JsonSink extends S3Prefix implements Sink {
     await this.putOnce(batchFileName(batchId), toJsonLines(rows), 'application/x-ndjson', `the output of batch ${batchId},`, sameLines);
   }
 
+  /**
+   * A stateless batch as the executor streams it: each chunk becomes its lines at once, so the
+   * rows of a chunk are dropped as the next comes, but the batch's one object is one write-once
+   * PUT, so its text is held until the end (the S3 file sink writes objects as they fill).
+   */
+  async addBatchChunks(batchId: number, chunks: AsyncIterable<OutputRow[]>, _ctx?: SinkContext): Promise<void> {
+    const text: string[] = [];
+    for await (const rows of chunks) text.push(toJsonLines(rows));
+    await this.putOnce(batchFileName(batchId), text.join(''), 'application/x-ndjson', `the output of batch ${batchId},`, sameLines);
+  }
+
   /** The rows batch `batchId` wrote (possibly none), or null when it wrote nothing yet. */
   async readBatch(batchId: number): Promise<OutputRow[] | null> {
     const key = this.root + batchFileName(batchId);

@@ -13,7 +13,8 @@
  *     batch 7:  PUT part-…07-00000 ─▶ PUT part-…07-00001 ─▶ PUT _sink_log/…07   ◀─ committed here
  *     crash before the log entry: the objects are there but listed nowhere; log readers skip them
  *     replay of 7: the same rows give the same objects under the same keys (rows sorted within a
- *     partition, so their order does not matter); each PUT is write-once (If-None-Match: *), so
+ *     partition, so their order does not matter; a streamed stateless batch, addBatchChunks, fills
+ *     its objects in the order its rows come, which its replay repeats); each PUT is write-once (If-None-Match: *), so
  *     an object already there with the same content passes (412, GET, equal) and one with other
  *     content (a stale run, an earlier checkpoint on this prefix) is a loud error, never overwritten
  *
@@ -122,7 +123,74 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
   protected abstract encode(part: ObjectRows, batchId: number, ctx: SinkContext): string | Uint8Array;
 
   async addBatch(batchId: number, rows: OutputRow[], ctx: SinkContext): Promise<void> {
-    const batch = paddedBatchId(batchId);
+    this.checkBatch(batchId, ctx);
+    // Group by partition (sorted, so the object numbering is the same on every attempt), sort
+    // each group's rows by their JSON text (so which rows an object holds depends on the batch's
+    // rows, not on the order a replay emits them in), then split it into objects of at most
+    // maxRowsPerObject rows.
+    const groups = new Map<string | null, ObjectLine[]>();
+    for (const row of rows) {
+      const part = this.partitionBy === null ? null : this.partitionValue(row);
+      let g = groups.get(part);
+      if (!g) groups.set(part, (g = []));
+      g.push({ line: JSON.stringify(row), row });
+    }
+    const objects: Array<{ entry: SinkLogObject; body: string | Uint8Array }> = [];
+    for (const part of sortedPartitions(groups.keys())) {
+      const g = groups.get(part)!.sort((a, b) => (a.line < b.line ? -1 : a.line > b.line ? 1 : 0));
+      for (let i = 0; i < g.length; i += this.maxRowsPerObject) objects.push(this.object(batchId, objects.length, part, g.slice(i, i + this.maxRowsPerObject), ctx));
+    }
+    let written = 0;
+    await mapLimit(objects, this.maxConcurrency, async (o) => {
+      await this.putObject(batchId, o);
+      ctx.onPieceWritten?.(written++);
+    });
+    await this.putLog(batchId, ctx, rows.length, objects.map((o) => o.entry));
+  }
+
+  /**
+   * A stateless batch as the executor streams it (Sink.addBatchChunks): each partition's rows
+   * gather in one open object, written as soon as it holds maxRowsPerObject rows (numbered in the
+   * order they fill, which a replay repeats: it yields the same rows in the same order); at the
+   * end the partly filled ones, partitions in sorted order; then the log entry. Memory follows
+   * the open objects (one per partition value seen, at most maxRowsPerObject rows each), not the
+   * batch. Rows are still sorted within an object, so the objects are those addBatch would write
+   * when one partition's rows fit in one object.
+   *
+   *     chunk 0 ─▶ [date=a: 100000 rows] PUT part-…-00000 ─▶ chunk 1 ─▶ ... ─▶ PUT the open
+   *     objects (date=a, date=b) ─▶ PUT _sink_log/…   ◀─ committed here
+   */
+  async addBatchChunks(batchId: number, chunks: AsyncIterable<OutputRow[]>, ctx: SinkContext): Promise<void> {
+    this.checkBatch(batchId, ctx);
+    const open = new Map<string | null, ObjectLine[]>();
+    const entries: SinkLogObject[] = [];
+    let rows = 0;
+    const write = async (part: string | null, lines: ObjectLine[]) => {
+      const o = this.object(batchId, entries.length, part, lines, ctx);
+      entries.push(o.entry);
+      await this.putObject(batchId, o);
+      ctx.onPieceWritten?.(entries.length - 1);
+    };
+    for await (const chunk of chunks) {
+      for (const row of chunk) {
+        rows++;
+        const part = this.partitionBy === null ? null : this.partitionValue(row);
+        let g = open.get(part);
+        if (!g) open.set(part, (g = []));
+        g.push({ line: JSON.stringify(row), row });
+        if (g.length >= this.maxRowsPerObject) {
+          open.delete(part);
+          await write(part, g);
+        }
+      }
+    }
+    for (const part of sortedPartitions(open.keys())) await write(part, open.get(part)!);
+    await this.putLog(batchId, ctx, rows, entries);
+  }
+
+  /** What a batch's write needs of the query, checked before any write. */
+  private checkBatch(batchId: number, ctx: SinkContext): void {
+    paddedBatchId(batchId);
     if (this.partitionBy !== null) {
       const top = this.partitionBy.split('.')[0];
       if (!ctx.columns.includes(top)) {
@@ -130,41 +198,29 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
       }
     }
     this.checkContext(ctx);
-    // Group by partition (sorted, so the object numbering is the same on every attempt), sort
-    // each group's rows by their JSON text (so which rows an object holds depends on the batch's
-    // rows, not on the order a replay emits them in), then split it into objects of at most
-    // maxRowsPerObject rows.
-    const groups = new Map<string | null, Array<{ line: string; row: OutputRow }>>();
-    for (const row of rows) {
-      const part = this.partitionBy === null ? null : this.partitionValue(row);
-      let g = groups.get(part);
-      if (!g) groups.set(part, (g = []));
-      g.push({ line: JSON.stringify(row), row });
-    }
-    const parts = [...groups.keys()].sort((a, b) => (a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1));
-    const objects: Array<{ entry: SinkLogObject; body: string | Uint8Array }> = [];
-    for (const part of parts) {
-      const g = groups.get(part)!.sort((a, b) => (a.line < b.line ? -1 : a.line > b.line ? 1 : 0));
-      for (let i = 0; i < g.length; i += this.maxRowsPerObject) {
-        const slice = g.slice(i, i + this.maxRowsPerObject);
-        const body = this.encode({ rows: slice.map((x) => x.row), lines: slice.map((x) => x.line) }, batchId, ctx);
-        const name = `part-${batch}-${String(objects.length).padStart(5, '0')}${this.extension}`;
-        // A null partition value goes to the folder Hive names for it, not the prefix's root (where
-        // a partitioned table's readers never look).
-        const key = this.partitionBy === null ? name : `${this.folderName()}=${escapePartition(part)}/${name}`;
-        const bytes = typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.byteLength;
-        objects.push({ entry: { key, partition: part, rows: slice.length, bytes }, body });
-      }
-    }
-    let written = 0;
-    await mapLimit(objects, this.maxConcurrency, async (o) => {
-      const what = `object ${o.entry.key} of batch ${batchId},`;
-      if (typeof o.body === 'string') await this.putOnce(o.entry.key, o.body, this.contentType, what);
-      else await this.putBytesOnce(o.entry.key, o.body, this.contentType, what);
-      ctx.onPieceWritten?.(written++);
-    });
-    // The commit point of the batch: only now do log readers see its objects.
-    const entry: SinkLogEntry = { version: 1, batchId, queryId: ctx.queryId, rows: rows.length, objects: objects.map((o) => o.entry) };
+  }
+
+  /** Object `n` of a batch: `lines` (one partition's) sorted by their JSON text, encoded. */
+  private object(batchId: number, n: number, part: string | null, lines: ObjectLine[], ctx: SinkContext): { entry: SinkLogObject; body: string | Uint8Array } {
+    lines.sort((a, b) => (a.line < b.line ? -1 : a.line > b.line ? 1 : 0));
+    const body = this.encode({ rows: lines.map((x) => x.row), lines: lines.map((x) => x.line) }, batchId, ctx);
+    const name = `part-${paddedBatchId(batchId)}-${String(n).padStart(5, '0')}${this.extension}`;
+    // A null partition value goes to the folder Hive names for it, not the prefix's root (where
+    // a partitioned table's readers never look).
+    const key = this.partitionBy === null ? name : `${this.folderName()}=${escapePartition(part)}/${name}`;
+    const bytes = typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.byteLength;
+    return { entry: { key, partition: part, rows: lines.length, bytes }, body };
+  }
+
+  private async putObject(batchId: number, o: { entry: SinkLogObject; body: string | Uint8Array }): Promise<void> {
+    const what = `object ${o.entry.key} of batch ${batchId},`;
+    if (typeof o.body === 'string') await this.putOnce(o.entry.key, o.body, this.contentType, what);
+    else await this.putBytesOnce(o.entry.key, o.body, this.contentType, what);
+  }
+
+  /** The commit point of the batch: only now do log readers see its objects. */
+  private async putLog(batchId: number, ctx: SinkContext, rows: number, objects: SinkLogObject[]): Promise<void> {
+    const entry: SinkLogEntry = { version: 1, batchId, queryId: ctx.queryId, rows, objects };
     await this.putOnce(this.logKey(batchId).slice(this.root.length), JSON.stringify(entry), 'application/json', `the sink log entry of batch ${batchId},`);
   }
 
@@ -203,6 +259,17 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
     const iso = new Date(ms).toISOString();
     return this.granularity === 'day' ? iso.slice(0, 10) : iso.slice(0, 13);
   }
+}
+
+/** A row with its JSON text. */
+interface ObjectLine {
+  readonly line: string;
+  readonly row: OutputRow;
+}
+
+/** Partition values in the order their objects are numbered: null first, then ascending. */
+function sortedPartitions(parts: Iterable<string | null>): Array<string | null> {
+  return [...parts].sort((a, b) => (a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1));
 }
 
 /** The folder name a partition column gets in keys: `window.start` → `window_start`. */

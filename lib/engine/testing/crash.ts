@@ -6,10 +6,13 @@
  *   checkpoint.writeOffsets(N) ─▶ after-offsets        (a replay: once readOffsets(N) returned)
  *   source.read / readChunks   ─▶ mid-read             (once the first chunk was taken, or after
  *                                                       a read of one chunk or none; a no-data
- *                                                       batch reads nothing: right after its offsets)
- *   sink.addBatch(N)           ─▶ mid-sink             (the SinkContext.onPieceWritten the sink is
- *                                                       given throws after piece 0, the first durable
- *                                                       piece: only sinks that call it can crash there)
+ *                                                       batch reads nothing: right after its offsets;
+ *                                                       a streamed batch: the sink has the chunk)
+ *   sink.addBatch(N), or       ─▶ mid-sink             (the SinkContext.onPieceWritten the sink is
+ *   sink.addBatchChunks(N)                              given throws after piece 0, the first durable
+ *   (a streamed batch)                                  piece: only sinks that call it can crash there;
+ *                                                       streamed, the source has not been read to
+ *                                                       its end yet)
  *                              ─▶ after-sink
  *   state.commit(N)            ─▶ mid-state            (half of the batch's changes committed first)
  *   checkpoint.writeProgress   ─▶ before-commit        (before progress/N and commits/N are written)
@@ -22,7 +25,7 @@
  * `crashingAt(plan, ports)` in tests.
  */
 import { InjectedCrash, InvalidOptionError } from '../errors';
-import type { CheckpointStore, Json, Lease, OffsetEntry, ReadOptions, ReadResult, Sink, Source, StateStore } from '../ports';
+import type { CheckpointStore, Json, Lease, OffsetEntry, ReadOptions, ReadResult, Sink, SinkContext, Source, StateStore } from '../ports';
 
 export const CRASH_POINTS = ['after-offsets', 'mid-read', 'mid-sink', 'after-sink', 'mid-state', 'before-commit', 'after-commit'] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
@@ -207,19 +210,32 @@ export function crashingState(crash: CrashInjector, inner: StateStore): StateSto
  * may be in flight). `after-sink`: once the sink holds the batch.
  */
 export function crashingSink(crash: CrashInjector, inner: Sink): Sink {
-  return {
+  const armedContext = (batchId: number, ctx: SinkContext): SinkContext => {
+    if (!crash.armed('mid-sink', batchId)) return ctx;
+    const told = ctx.onPieceWritten;
+    const onPieceWritten = (index: number) => {
+      told?.(index);
+      if (index === 0) crash.at('mid-sink', batchId);
+    };
+    return { ...ctx, onPieceWritten };
+  };
+  const sink: Sink = {
     description: inner.description,
     retentionMs: inner.retentionMs,
     async addBatch(batchId, rows, ctx) {
-      const told = ctx.onPieceWritten;
-      const onPieceWritten = (index: number) => {
-        told?.(index);
-        if (index === 0) crash.at('mid-sink', batchId);
-      };
-      await inner.addBatch(batchId, rows, crash.armed('mid-sink', batchId) ? { ...ctx, onPieceWritten } : ctx);
+      await inner.addBatch(batchId, rows, armedContext(batchId, ctx));
       crash.at('after-sink', batchId);
     },
   };
+  // A streamed batch crashes the same way: after its first durable piece, once it has all of it.
+  const { addBatchChunks } = inner;
+  if (addBatchChunks) {
+    sink.addBatchChunks = async (batchId, chunks, ctx) => {
+      await addBatchChunks.call(inner, batchId, chunks, armedContext(batchId, ctx));
+      crash.at('after-sink', batchId);
+    };
+  }
+  return sink;
 }
 
 export function parseCrashPlan(text: string | undefined): CrashPlan | null {

@@ -8,7 +8,9 @@
  *   SLUICE_TWIN_SEED to reproduce), refuses keys and items beyond DynamoDB's limits with the
  *   DynamoDB store's errors, and keeps tombstones with a `ttl` that `expireBefore(ms)` expires;
  * - the sink writes a batch in pieces (sorted rows, `pieceRows` a piece), tells
- *   `SinkContext.onPieceWritten` after each, and records every write, so a duplicate shows;
+ *   `SinkContext.onPieceWritten` after each, and records every write, so a duplicate shows; a
+ *   streamed batch (addBatchChunks) is written in pieces as its chunks come, each chunk recorded
+ *   as received, and a replayed piece with other rows than the stored one fails loudly;
  * - the checkpoint keeps offsets and commits write-once as S3 with If-None-Match does (the first
  *   write stays), stores copies (JSON), and can make an entry unreadable.
  */
@@ -470,6 +472,13 @@ export interface SinkWrite {
   readonly rows: OutputRow[];
 }
 
+/** A chunk of a streamed batch as the sink twin received it (addBatchChunks): chunk `index` of `batchId`. */
+export interface SinkChunk {
+  readonly batchId: number;
+  readonly index: number;
+  readonly rows: OutputRow[];
+}
+
 export interface InMemorySinkOptions {
   /** Rows per durable piece of a batch's write (the DynamoDB sink's chunk is 98). @default 98 */
   readonly pieceRows?: number;
@@ -481,6 +490,14 @@ export interface InMemorySinkOptions {
  * durable on its own, `onPieceWritten(i)` told after each. A replay rewrites its batch's pieces
  * (deterministic keys), so `batches` holds what a reader sees; `writes` keeps every write ever
  * made, so a batch written twice, or written twice with different content, is visible.
+ *
+ * A streamed batch (addBatchChunks, a stateless query) is written as the DynamoDB sink writes it:
+ * rows in the order they come (a replay yields the same chunks), a piece written as soon as
+ * `pieceRows` rows are there (a piece may span chunks), the rest at the end. Each chunk is
+ * recorded in `received` when it arrives, so a test sees what the sink had before the source
+ * yielded its next chunk. Strict as the DynamoDB sink's markers: an empty chunk (the executor
+ * leaves them out), a replayed piece whose rows differ from the piece stored, or a replay with
+ * fewer pieces than stored is a non-retriable SluiceError.
  */
 export class InMemorySink implements Sink {
   readonly description = 'memory://sink';
@@ -488,6 +505,8 @@ export class InMemorySink implements Sink {
   readonly batches = new Map<number, OutputRow[]>();
   /** Every durable write, in order. */
   readonly writes: SinkWrite[] = [];
+  /** Every chunk a streamed batch brought (addBatchChunks), in the order received. */
+  readonly received: SinkChunk[] = [];
   calls = 0;
   readonly pieceRows: number;
   private readonly pieces = new Map<number, OutputRow[][]>();
@@ -511,6 +530,40 @@ export class InMemorySink implements Sink {
       this.batches.set(batchId, held.flat());
       ctx?.onPieceWritten?.(piece);
     }
+  }
+
+  async addBatchChunks(batchId: number, chunks: AsyncIterable<OutputRow[]>, ctx?: SinkContext) {
+    this.calls++;
+    let held = this.pieces.get(batchId);
+    if (!held) this.pieces.set(batchId, (held = []));
+    const stored = held;
+    const differs = (what: string) =>
+      new SluiceError(`InMemorySink: ${what} of batch ${batchId}: a replay of a streamed batch must yield the same chunks (same offsets, same order)`, { retriable: false, details: { batchId } });
+    let piece = 0;
+    let pending: OutputRow[] = [];
+    const write = () => {
+      const before = stored[piece];
+      if (before !== undefined && JSON.stringify(before) !== JSON.stringify(pending)) throw differs(`piece ${piece} holds other rows than this replay's`);
+      stored[piece] = pending;
+      this.writes.push({ batchId, piece, rows: pending });
+      this.batches.set(batchId, stored.flat());
+      ctx?.onPieceWritten?.(piece);
+      piece++;
+      pending = [];
+    };
+    let index = 0;
+    for await (const chunk of chunks) {
+      if (!Array.isArray(chunk) || chunk.length === 0) throw new SluiceError(`InMemorySink: chunk ${index} of batch ${batchId} is ${Array.isArray(chunk) ? 'empty' : 'not an array'}: the executor leaves empty chunks out`, { retriable: false });
+      const rows = copy(chunk);
+      this.received.push({ batchId, index: index++, rows });
+      for (const r of rows) {
+        pending.push(r);
+        if (pending.length === this.pieceRows) write();
+      }
+    }
+    if (pending.length > 0) write();
+    if (stored.length > piece) throw differs(`${stored.length} pieces are stored, this replay wrote ${piece}`);
+    if (piece === 0) this.batches.set(batchId, []);
   }
 
   /** Pieces written more than once with different rows: a replay that did not repeat itself. */
