@@ -24,7 +24,9 @@ export {
   type ScheduledEventLike,
   type ScheduledHandler,
   type ScheduledHandlerOptions,
+  type ScheduledRunSummary,
 } from '../aws/lambda/handler';
+export type { StreamingProgress, StateOperatorProgress, SourceProgress, SinkProgress, SourceBacklog } from '../engine/progress';
 export { buildExecutor, runPipeline, parseS3Uri, parseSinkUri, type PipelineConfig, type S3Location, type SinkLocation, type SourceLocation } from '../aws/pipeline';
 export { createClients, connectionFromEnv, type AwsClients } from '../aws/clients';
 export type { AwsConnection } from '../aws/config';

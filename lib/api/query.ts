@@ -43,4 +43,5 @@ export {
 } from '../engine/query';
 export type { ColumnType, Schema } from '../engine/schema';
 export type { Json, OutputRow, Row } from '../engine/ports';
+export type { StreamingProgress, ProgressListener } from '../engine/progress';
 export { SluiceError, InvalidQueryError, InvalidOptionError, CheckpointMismatchError, LeaseLostError, DataLossError } from '../engine/errors';

@@ -187,13 +187,16 @@ describe('sluice run, then sluice status, on the windowed-totals example', () =>
     const report = JSON.parse(second.stdout);
     expect(report).toMatchObject({ queryName: 'windowed-totals-append', stoppedBy: 'done', rowsIn: SEED_FILES[1].rows.length });
     expect(report.batches.map((b: { batchId: number }) => b.batchId)).toEqual([2, 3]);
-    expect(Array.isArray(report.progress)).toBe(true);
+    // one progress record per batch, the run's own id on each, the input rows where they were read
+    expect(report.progress.map((p: StreamingProgress) => p.batchId)).toEqual([2, 3]);
+    expect(new Set(report.progress.map((p: StreamingProgress) => p.runId)).size).toBe(1);
+    expect(report.progress.map((p: StreamingProgress) => p.numInputRows)).toEqual([SEED_FILES[1].rows.length, 0]);
+    expect(report.progress.map((p: StreamingProgress) => p.sluice.noData)).toEqual([false, true]);
 
     const status = await sluice('status', '--checkpoint', `s3://${bucket}/${base}/checkpoint`);
     expect(status.code).toBe(0);
     const batchRows = tableRows(status.stdout).filter((row) => /^\d/.test(row[0]));
-    // (the batch ids only: whether a record says "no data" depends on the version that wrote it)
-    expect(batchRows.map((row) => row[0].split(' ')[0])).toEqual(['0', '1', '2', '3']);
+    expect(batchRows.map((row) => row[0])).toEqual(['0', '1 (no data)', '2', '3 (no data)']);
     expect(batchRows.map((row) => row[3])).toEqual([String(rowsIn), '0', String(SEED_FILES[1].rows.length), '0']);
     expect(status.stdout).toMatch(/^verdict: healthy/m);
   });
