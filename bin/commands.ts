@@ -294,7 +294,12 @@ export async function conformance(sub: 'run' | 'check', files: string[], o: Conf
       } catch (e) {
         result = { name: c?.name ?? file, error: (e as Error).message };
       }
-      console.log(JSON.stringify(result));
+      const { crashesFired, ...printed } = result;
+      console.log(JSON.stringify(printed));
+      if (crash && crashesFired !== undefined) {
+        const steps = c?.steps.length ?? 0;
+        console.error(`crash ${o.crash} fired in ${crashesFired} of ${steps} step${steps === 1 ? '' : 's'} of ${result.name}${crashesFired === 0 ? ': the case never reaches that point on this sink, so this run is the same as one without a crash' : ''}`);
+      }
       if (sub === 'check') {
         const problems = c ? compareCase(c, result) : [`error: ${result.error}`];
         if (problems.length) {

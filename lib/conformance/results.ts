@@ -24,6 +24,11 @@ export interface CaseResult {
   name: string;
   steps?: StepResult[];
   error?: string;
+  /**
+   * With a crash point: in how many steps the crash fired (a point the case never reaches, such as
+   * mid-sink on a sink written in one piece, fires in none). Not part of the printed result.
+   */
+  crashesFired?: number;
 }
 
 /**

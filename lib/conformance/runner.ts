@@ -128,6 +128,7 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
   let fileNo = 0;
   let lastCommitted = -1;
   let passedMs = 0;
+  let crashesFired = 0;
   const clock: Clock = { now: () => Date.now() + passedMs };
   const crashPlan: CrashPlan | undefined = typeof opts.crash === 'string' ? { point: opts.crash } : opts.crash;
   try {
@@ -146,6 +147,7 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
           await build(crashPlan).executor.run();
         } catch (e) {
           if (!(e instanceof InjectedCrash)) throw e;
+          crashesFired++;
           passedMs += LEASE_MS + 1000;
         }
       }
@@ -168,6 +170,6 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
     const msg = e instanceof SluiceError ? e.message : `${(e as Error).name}: ${(e as Error).message}`;
     return { name: c.name, error: msg };
   }
-  return { name: c.name, steps };
+  return { name: c.name, steps, ...(crashPlan ? { crashesFired } : {}) };
 }
 

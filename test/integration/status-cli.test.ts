@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { main } from '../../bin/cli';
+import { cliEnv, runCli } from '../helpers/cli';
 import { connectionFromEnv, createClients } from '../../lib/aws/clients';
 import { SEED_FILES } from '../../examples/windowed-totals';
 import { S3CheckpointStore } from '../../lib/aws/s3/checkpoint';
@@ -17,39 +17,8 @@ import { testClients, testConnection, uniqueName } from '../helpers/stack';
 
 const bucket = uniqueName('sluice-status');
 
-/** The test stack's endpoints as a user's shell would set them (one key pair: the one s3rver accepts). */
-function cliEnv(): Record<string, string | undefined> {
-  const conn = testConnection();
-  const creds = conn.s3Credentials ?? conn.credentials;
-  return {
-    AWS_ENDPOINT_URL: undefined,
-    AWS_ENDPOINT_URL_S3: conn.endpoints?.s3,
-    AWS_ENDPOINT_URL_DYNAMODB: conn.endpoints?.dynamodb,
-    AWS_REGION: conn.region,
-    AWS_ACCESS_KEY_ID: creds?.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: creds?.secretAccessKey,
-  };
-}
-
-/** main(argv) in this process, with cliEnv() in the environment and its output captured. */
-async function sluice(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env = cliEnv();
-  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
-  let stdout = '';
-  let stderr = '';
-  const out = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => ((stdout += String(chunk)), true));
-  const err = jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((stderr += String(chunk)), true));
-  const log = jest.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void (stdout += `${a.join(' ')}\n`));
-  const error = jest.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void (stderr += `${a.join(' ')}\n`));
-  try {
-    for (const [k, v] of Object.entries(env)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
-    const code = await main(args);
-    return { code, stdout, stderr };
-  } finally {
-    for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
-    for (const spy of [out, err, log, error]) spy.mockRestore();
-  }
-}
+/** main(argv) in this process against the test stack (one key pair for every service: the one s3rver accepts). */
+const sluice = (...args: string[]) => runCli(args, cliEnv(testConnection(), 's3'));
 
 /** Writes offsets/N, commits/N (unless `uncommitted`) and progress/N for each record, as a run leaves them. */
 async function writeCheckpoint(prefix: string, records: StreamingProgress[], uncommitted?: { batchId: number; startMs: number }): Promise<void> {
@@ -163,7 +132,7 @@ describe('sluice run, then sluice status, on the windowed-totals example', () =>
     const base = uniqueName('run');
     const table = uniqueName('sluice-status-state');
     // DynamoDB Local keeps one namespace per access key: create the table as the CLI will see it.
-    const clients = createClients(connectionFromEnv(cliEnv())!);
+    const clients = createClients(connectionFromEnv(cliEnv(testConnection(), 's3'))!);
     await ensureStateTable(clients.dynamodb, table);
     clients.destroy();
     const put = (f: (typeof SEED_FILES)[number]) =>
