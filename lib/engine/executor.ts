@@ -637,7 +637,7 @@ export class MicroBatchExecutor {
     const commitOffsets = this.clock.now() - tCommit;
     advance(progress, commit);
 
-    if (id > 0 && id % 10 === 0 && id - this.retain > 0) await this.deps.checkpoint.purge(id - this.retain);
+    if (id > 0 && id % 10 === 0 && id - this.retain > 0) await this.purge(id, id - this.retain);
     this.log({ event: 'batch', batchId: id, replay, noData, rowsIn: report.numInputRows, rowsOut: report.numOutputRows, watermark: new Date(entry.batchWatermarkMs).toISOString(), droppedByWatermark: report.droppedByWatermark, deadLetters: report.deadLetters, durationMs });
     return { report, record: { ...record, durationMs: { ...record.durationMs, commitOffsets } } };
   }
@@ -699,6 +699,19 @@ export class MicroBatchExecutor {
     await this.deps.sink.addBatchChunks!(entry.batchId, output, ctx);
     if (!ended) throw new SluiceError(`sink ${this.deps.sink.description} returned from addBatchChunks of batch ${entry.batchId} before it took every chunk: a sink must consume the whole iterable (or leave addBatchChunks out and take addBatch)`, { retriable: false });
     return read;
+  }
+
+  /**
+   * Purges the checkpoint below `keepFrom` once batch N committed. The batch is done whatever
+   * happens here: a failed purge is logged and the run goes on (the next purge, ten batches on,
+   * removes everything below its own bound, so nothing is left behind for good).
+   */
+  private async purge(batchId: number, keepFrom: number): Promise<void> {
+    try {
+      await this.deps.checkpoint.purge(keepFrom);
+    } catch (e) {
+      this.log({ event: 'purge-failed', batchId, keepFrom, error: (e as Error).message });
+    }
   }
 
   /** Malformed records, with where they came from (a replay overwrites the batch's own). */

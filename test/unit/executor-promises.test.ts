@@ -9,7 +9,7 @@ import { MicroBatchExecutor } from '../../lib/engine/executor';
 import { InMemoryFileSource } from '../../lib/engine/testing/memory';
 import type { Json, LeaseHandle, ReadOptions, ReadResult } from '../../lib/engine/ports';
 import { count, readStream, sum, window } from '../../lib/engine/query';
-import { at, createTestRunner, TEST_LEASE_MS } from './engine-factories';
+import { at, createTestRunner, memoryPorts, TEST_LEASE_MS } from './engine-factories';
 
 const totals = (maxFilesPerTrigger = 1) =>
   readStream.format('json').schema('user STRING, event_time TIMESTAMP, amount DOUBLE')
@@ -133,6 +133,29 @@ describe('when a query has run more than 100 batches', () => {
     }
     t.drop([{ user: 'late', amount: 1 }]);
     expect((await t.run()).batches.map((b) => b.batchId)).toEqual([115]);
+  });
+
+  it('logs a failed purge and goes on: the batches are committed, and the next purge removes what the failed one left', async () => {
+    const plan = readStream.format('json').schema('user STRING, amount DOUBLE').option('maxFilesPerTrigger', 1).load()
+      .writeStream.outputMode('append').trigger({ availableNow: true }).queryName('purge-fails').plan();
+    const ports = memoryPorts(plan);
+    const purge = ports.checkpoint.purge.bind(ports.checkpoint);
+    let failures = 0;
+    ports.checkpoint.purge = async (keepFrom: number) => {
+      if (keepFrom === 10) {
+        failures++;
+        throw new Error('DeleteObjects failed for 1 of 8 keys');
+      }
+      return purge(keepFrom);
+    };
+    for (let i = 0; i < 125; i++) ports.source.add(`part-${String(i).padStart(5, '0')}.json`, [{ user: `u${i}`, amount: i }]);
+    const logs: Array<Record<string, unknown>> = [];
+    const r = await new MicroBatchExecutor({ plan, ...ports, log: (e) => logs.push(e) }).run();
+    expect(failures).toBe(1);
+    expect(r.batches.length).toBe(125);
+    expect(logs.filter((l) => l.event === 'purge-failed')).toEqual([expect.objectContaining({ batchId: 110, keepFrom: 10, error: 'DeleteObjects failed for 1 of 8 keys' })]);
+    // Purged at 120 down to 20: what the purge at 110 failed to remove went then.
+    expect(Math.min(...ports.checkpoint.commits.keys())).toBe(20);
   });
 });
 
