@@ -39,6 +39,19 @@ describe('SlotTable', () => {
     expect(map.size).toBeGreaterThan(500);
   });
 
+  it('tells apart keys whose characters pack alike: NUL padding, characters past U+00FF, lengths around the inline limit', () => {
+    const keys = ['', '\u0000', '\u0000\u0000', 'a', 'a\u0000', '\u0141', 'A\u0001', 'A\u0141', '\u00ff', '\uffff', '\ud83d\ude00', 'x'.repeat(19), 'x'.repeat(20), 'x'.repeat(21), `${'x'.repeat(19)}\u0100`, `${'x'.repeat(19)}\u00ff`, 'é'.repeat(20), 'é'.repeat(21)];
+    const table = new SlotTable(2);
+    keys.forEach((k, i) => table.set(k, i));
+    expect(table.size).toBe(keys.length);
+    // each looked up by a fresh copy of its characters, not the stored string object
+    keys.forEach((k, i) => expect(table.get(k.split('').join(''))).toBe(i));
+    for (const k of ['\u0000\u0000\u0000', 'b', 'a\u0001', '\u0142', 'x'.repeat(22), `${'x'.repeat(20)}\u0000`]) expect(table.get(k)).toBeUndefined();
+    expect(table.delete('\u0141')).toBe(true);
+    expect(table.get('A\u0001')).toBe(keys.indexOf('A\u0001'));
+    expect(table.get('\u0141')).toBeUndefined();
+  });
+
   it('tells apart strings of the same hash bucket and finds them after the table grows', () => {
     const table = new SlotTable(2);
     for (let i = 0; i < 10_000; i++) table.set(`k${i}`, i);

@@ -100,8 +100,6 @@ export class AggregateOperator implements StatefulOperator {
   /** The groups the trie's leaves point to, by slot, and the slots free for reuse. */
   private groups: Array<Group | undefined> = [];
   private freeSlots: number[] = [];
-  /** By slot, the batch that last added a row to its group (Group.touchedIn, where the row loop reads it; -1: none). */
-  private touchedIn = new Float64Array(1024).fill(-1);
   /** The in-batch aggregates by slot, when every aggregation is count, sum or avg (see numeric-slots.ts). */
   private readonly numeric: NumericSlots | null;
   /** The query's state partitions (StateKey.partition). */
@@ -153,7 +151,7 @@ export class AggregateOperator implements StatefulOperator {
     if (!cached) {
       this.groups = [];
       this.freeSlots = [];
-      this.touchedIn.fill(-1);
+      this.numeric?.unmarkAll();
     }
     const root: Level = cached ? cached.root : this.names.length <= 1 ? new SlotTable() : new Map<unknown, Level>();
     const touched: Group[] = [];
@@ -239,40 +237,34 @@ export class AggregateOperator implements StatefulOperator {
     const slot = this.freeSlots.length > 0 ? this.freeSlots.pop()! : this.groups.length;
     const g: Group = { key: null, kv, evictAt, buf: EMPTY_BUFFER, touchedIn: -1, slot, state: undefined };
     this.groups[slot] = g;
-    this.setTouchedIn(slot, -1);
+    this.numeric?.unmark(slot);
     leaf.set(value, slot);
     return slot;
   }
 
-  /** Records the batch that last added a row to the group in `slot` (growing the array to hold it). */
-  private setTouchedIn(slot: number, batchId: number): void {
-    if (slot >= this.touchedIn.length) {
-      let length = this.touchedIn.length;
-      while (length <= slot) length *= 2;
-      const grown = new Float64Array(length).fill(-1);
-      grown.set(this.touchedIn);
-      this.touchedIn = grown;
-    }
-    this.touchedIn[slot] = batchId;
-  }
-
   /**
    * Adds a row to the in-batch aggregate of the group in `slot` (started at the group's first row
-   * of the batch). With numeric slots, a row already seen in the batch loads neither the group nor
-   * its buffer: the batch it was touched in is read from a Float64Array by slot.
+   * of the batch). With numeric slots, a row of a group already seen in the batch loads neither
+   * the group nor a buffer: the slots keep the batch that last touched it next to its aggregates.
    */
   private addTo(slot: number, row: Row, batch: BatchMeta, touched: Group[]): void {
     const numeric = this.numeric;
-    if (this.touchedIn[slot] !== batch.batchId) {
-      const g = this.groups[slot]!;
-      if (numeric !== null) numeric.reset(slot);
-      else g.buf = initBuffer(this.aggs);
+    if (numeric !== null) {
+      if (numeric.touch(slot, batch.batchId)) {
+        const g = this.groups[slot]!;
+        g.touchedIn = batch.batchId;
+        touched.push(g);
+      }
+      numeric.add(slot, row);
+      return;
+    }
+    const g = this.groups[slot]!;
+    if (g.touchedIn !== batch.batchId) {
+      g.buf = initBuffer(this.aggs);
       g.touchedIn = batch.batchId;
-      this.touchedIn[slot] = batch.batchId;
       touched.push(g);
     }
-    if (numeric !== null) numeric.add(slot, row);
-    else updateBuffer(this.aggs, this.groups[slot]!.buf, row);
+    updateBuffer(this.aggs, g.buf, row);
   }
 
   /** Removes an evicted group from the trie (and the levels it leaves empty). */

@@ -5,19 +5,16 @@
  *
  * Why not a Map for the strings too: a row's key is a string the parser has just made, and a Map
  * looks it up by hashing it natively and then comparing it with each key of the bucket's chain,
- * which loads those key strings (a cache miss each, over tables of 10k+ keys). Here each entry's
- * full hash sits next to its slot in one Int32Array (8 bytes an entry, up to three quarters full),
- * so a probe reads one cache line and only the key whose hash matches is loaded, to confirm it.
- * A lookup of a fresh 11-character key among 10,000 takes about 105 ns against 135 ns for a Map
- * (a micro-benchmark on the development machine), and the bench's engine runs faster by more than
- * that, as the tables stay smaller than a Map's.
+ * which loads those key strings (a cache miss each, over tables of 10k+ keys). Here an entry is
+ * 32 bytes of one Int32Array: the key's full hash, its slot and, for a key of at most 20
+ * characters below U+0100 (user ids, country codes...), its length and characters, packed four
+ * to a word. A probe reads one cache line and compares words; only a longer or wider key is
+ * loaded from the keys array, to confirm it.
  *
- * PERFORMANCE TRICK, kept while issue 13's measurement is open (figures from a shared, noisy
- * 2-core machine): the engine section of `npm run bench -- --only engine` gave 1.14x the JSON.parse
- * floor with it, the numeric slots and SmallCache, 0.70x with all three removed, 0.97x with only
- * this table replaced by a Map (0.76x without only the numeric slots, 0.86x without only
- * SmallCache); an engine-CPU A/B put this table's share at +15% CPU. Remove it only with a
- * benchmark run that cannot tell it from noise.
+ * PERFORMANCE TRICK (STYLE: one marked module with the benchmark that justifies it): see the
+ * figures in README.md's Benchmark section (issue 13's A/B on the engine section, the shipped
+ * code against a copy with a Map at the leaves). Remove it only with a benchmark run that cannot
+ * tell it from noise.
  */
 
 /** Strings longer than this go to the Map (hashing them here would cost more than it saves). */
@@ -26,12 +23,40 @@ const MAX_HASHED_LENGTH = 64;
 const EMPTY = -1;
 const DELETED = -2;
 
+/** Int32 words per entry: hash, slot, inline length (-1: the key is not inline), packed characters. */
+const STRIDE = 8;
+const HASH = 0;
+const SLOT = 1;
+const LENGTH = 2;
+const CHARS = 3;
+/** Longest key kept inline: four one-byte characters in each of the entry's last five words. */
+const INLINE_CHARS = 4 * (STRIDE - CHARS);
+
 /** A seed per process, so that which keys collide is not known in advance. */
 const SEED = (Math.random() * 0x7fffffff) | 0;
 
-function hashString(s: string): number {
-  let h = SEED ^ s.length;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+/** The characters of the key last hashed, four to a word (when `packable`), and whether it is kept inline. */
+const packed = new Int32Array(STRIDE - CHARS);
+let packable = false;
+
+/** The hash of `s`; with it, its characters in `packed` and whether they fit (`packable`). */
+function hashAndPack(s: string): number {
+  const n = s.length;
+  let h = SEED ^ n;
+  if (n <= INLINE_CHARS) {
+    for (let w = 0; w < packed.length; w++) packed[w] = 0;
+    let high = 0;
+    for (let i = 0; i < n; i++) {
+      const c = s.charCodeAt(i);
+      h = Math.imul(h ^ c, 0x01000193);
+      high |= c;
+      packed[i >> 2] |= c << ((i & 3) << 3);
+    }
+    packable = high < 0x100;
+  } else {
+    for (let i = 0; i < n; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+    packable = false;
+  }
   // finalizer: spreads the last characters' bits into the low bits the mask keeps
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
@@ -40,7 +65,7 @@ function hashString(s: string): number {
 }
 
 export class SlotTable {
-  /** Entry i: its key at keys[i]; its hash at meta[2i] and its slot (EMPTY, DELETED or >= 0) at meta[2i + 1]. */
+  /** Entry i: its key at keys[i]; its words at meta[STRIDE * i ...] (slot: EMPTY, DELETED or >= 0). */
   private keys: Array<string | undefined>;
   private meta: Int32Array;
   private mask: number;
@@ -51,24 +76,45 @@ export class SlotTable {
 
   constructor(capacity = 16) {
     this.keys = new Array<string | undefined>(capacity).fill(undefined);
-    this.meta = new Int32Array(2 * capacity);
-    for (let i = 1; i < this.meta.length; i += 2) this.meta[i] = EMPTY;
+    this.meta = SlotTable.emptyMeta(capacity);
     this.mask = capacity - 1;
+  }
+
+  private static emptyMeta(capacity: number): Int32Array {
+    const meta = new Int32Array(STRIDE * capacity);
+    for (let at = SLOT; at < meta.length; at += STRIDE) meta[at] = EMPTY;
+    return meta;
   }
 
   get size(): number {
     return this.strings + (this.other === null ? 0 : this.other.size);
   }
 
+  /**
+   * The entry of the string key just hashed (hash h, characters in `packed`), or -1. A key kept
+   * inline matches on its words; one that is not, on the key itself (an inline entry and a key
+   * that is not packable never hold the same string, and the other way round).
+   */
+  private find(key: string, h: number): number {
+    const { meta, keys, mask } = this;
+    const n = key.length;
+    for (let i = h & mask; ; i = (i + 1) & mask) {
+      const at = STRIDE * i;
+      const s = meta[at + SLOT];
+      if (s === EMPTY) return -1;
+      if (s < 0 || meta[at + HASH] !== h) continue;
+      if (packable) {
+        if (meta[at + LENGTH] === n && meta[at + CHARS] === packed[0] && meta[at + CHARS + 1] === packed[1] && meta[at + CHARS + 2] === packed[2] && meta[at + CHARS + 3] === packed[3] && meta[at + CHARS + 4] === packed[4]) return i;
+      } else if (meta[at + LENGTH] === -1 && keys[i] === key) {
+        return i;
+      }
+    }
+  }
+
   get(key: unknown): number | undefined {
     if (typeof key !== 'string' || key.length > MAX_HASHED_LENGTH) return this.other?.get(key);
-    const h = hashString(key);
-    const { meta, keys, mask } = this;
-    for (let i = h & mask; ; i = (i + 1) & mask) {
-      const s = meta[2 * i + 1];
-      if (s === EMPTY) return undefined;
-      if (meta[2 * i] === h && s >= 0 && keys[i] === key) return s;
-    }
+    const i = this.find(key, hashAndPack(key));
+    return i < 0 ? undefined : this.meta[STRIDE * i + SLOT];
   }
 
   /** Sets the slot of a key that is not in the table. */
@@ -79,31 +125,28 @@ export class SlotTable {
     }
     // at most three quarters full, deleted entries included
     if ((this.used + 1) * 4 > (this.mask + 1) * 3) this.rehash(this.strings + 1);
-    const h = hashString(key);
+    const h = hashAndPack(key);
     const { meta, mask } = this;
     let i = h & mask;
-    while (meta[2 * i + 1] >= 0) i = (i + 1) & mask;
-    if (meta[2 * i + 1] === EMPTY) this.used++;
+    while (meta[STRIDE * i + SLOT] >= 0) i = (i + 1) & mask;
+    const at = STRIDE * i;
+    if (meta[at + SLOT] === EMPTY) this.used++;
     this.keys[i] = key;
-    meta[2 * i] = h;
-    meta[2 * i + 1] = slot;
+    meta[at + HASH] = h;
+    meta[at + SLOT] = slot;
+    meta[at + LENGTH] = packable ? key.length : -1;
+    for (let w = 0; w < packed.length; w++) meta[at + CHARS + w] = packable ? packed[w] : 0;
     this.strings++;
   }
 
   delete(key: unknown): boolean {
     if (typeof key !== 'string' || key.length > MAX_HASHED_LENGTH) return this.other?.delete(key) ?? false;
-    const h = hashString(key);
-    const { meta, keys, mask } = this;
-    for (let i = h & mask; ; i = (i + 1) & mask) {
-      const s = meta[2 * i + 1];
-      if (s === EMPTY) return false;
-      if (meta[2 * i] === h && s >= 0 && keys[i] === key) {
-        meta[2 * i + 1] = DELETED;
-        keys[i] = undefined;
-        this.strings--;
-        return true;
-      }
-    }
+    const i = this.find(key, hashAndPack(key));
+    if (i < 0) return false;
+    this.meta[STRIDE * i + SLOT] = DELETED;
+    this.keys[i] = undefined;
+    this.strings--;
+    return true;
   }
 
   /** Rebuilds the table for `live` keys, at most half full (drops deleted entries; grows when it must). */
@@ -112,19 +155,16 @@ export class SlotTable {
     while (live * 2 > capacity) capacity *= 2;
     const { keys, meta } = this;
     this.keys = new Array<string | undefined>(capacity).fill(undefined);
-    this.meta = new Int32Array(2 * capacity);
-    for (let i = 1; i < this.meta.length; i += 2) this.meta[i] = EMPTY;
+    this.meta = SlotTable.emptyMeta(capacity);
     this.mask = capacity - 1;
     this.used = 0;
     for (let j = 0; j < keys.length; j++) {
-      const s = meta[2 * j + 1];
-      if (s < 0) continue;
-      const h = meta[2 * j];
-      let i = h & this.mask;
-      while (this.meta[2 * i + 1] !== EMPTY) i = (i + 1) & this.mask;
+      const from = STRIDE * j;
+      if (meta[from + SLOT] < 0) continue;
+      let i = meta[from + HASH] & this.mask;
+      while (this.meta[STRIDE * i + SLOT] !== EMPTY) i = (i + 1) & this.mask;
       this.keys[i] = keys[j];
-      this.meta[2 * i] = h;
-      this.meta[2 * i + 1] = s;
+      this.meta.set(meta.subarray(from, from + STRIDE), STRIDE * i);
       this.used++;
     }
   }
