@@ -92,7 +92,24 @@ export function toOutputRow(row: Row, columns: readonly ColumnInfo[]): OutputRow
   return out;
 }
 
+/**
+ * The last two window bounds formatted, and their text: the rows of a batch's output come window
+ * by window, each with its start and its end, so the text of a bound is made once per window,
+ * not once per row.
+ */
+let boundMs0 = NaN;
+let boundText0 = '';
+let boundMs1 = NaN;
+let boundText1 = '';
+
 /** ISO text of a window bound, by epoch ms. */
 function windowBound(ms: number): string {
-  return new Date(ms).toISOString();
+  if (ms === boundMs0) return boundText0;
+  if (ms === boundMs1) return boundText1;
+  const text = new Date(ms).toISOString(); // (NaN never matches above: an invalid bound throws here every time)
+  boundMs1 = boundMs0;
+  boundText1 = boundText0;
+  boundMs0 = ms;
+  boundText0 = text;
+  return text;
 }

@@ -82,4 +82,28 @@ describe('NumericSlots', () => {
     slots.reset(5);
     expect(slots.buffer(5)).toEqual(initBuffer(specs.map(compileAgg)));
   });
+
+  it('tells the first touch of a group in a batch (and resets it then) from the next ones, past its first size too', () => {
+    const aggs = [compileAgg({ fn: 'count', as: 'n' })];
+    const slots = NumericSlots.of(aggs)!;
+    for (const slot of [0, 3, 5000]) {
+      expect(slots.touch(slot, 0)).toBe(true);
+      slots.add(slot, {});
+      expect(slots.touch(slot, 0)).toBe(false);
+      slots.add(slot, {});
+      expect(slots.buffer(slot)).toEqual([2]);
+      // the next batch starts the group over
+      expect(slots.touch(slot, 1)).toBe(true);
+      slots.add(slot, {});
+      expect(slots.buffer(slot)).toEqual([1]);
+    }
+    // a new group in a slot, or every group afresh: touched again even in the same batch
+    slots.unmark(3);
+    expect(slots.touch(3, 1)).toBe(true);
+    expect(slots.buffer(3)).toEqual([0]);
+    expect(slots.touch(5000, 1)).toBe(false);
+    slots.unmarkAll();
+    expect(slots.touch(5000, 1)).toBe(true);
+    expect(slots.touch(0, 1)).toBe(true);
+  });
 });

@@ -14,6 +14,7 @@ import { BatchMeta, isExpired, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
 import { NumericSlots } from './numeric-slots';
 import { byId, stateId, statePartition } from './state-id';
+import { SlotTable } from './slot-table';
 import { covers, lastWindowIndex, windowEnd, windowIndexOf, windowsPerEvent, windowStartAt } from './windows';
 
 interface Group {
@@ -45,7 +46,7 @@ type StoredGroup = {
 };
 
 /** The last level of the groups' trie: a grouping value to its group's slot. */
-type Leaf = Map<unknown, number>;
+type Leaf = SlotTable;
 
 /**
  * A level of the groups' trie: a grouping value to the next level or, at the last level (and at
@@ -150,8 +151,9 @@ export class AggregateOperator implements StatefulOperator {
     if (!cached) {
       this.groups = [];
       this.freeSlots = [];
+      this.numeric?.unmarkAll();
     }
-    const root: Level = cached ? cached.root : this.names.length <= 1 ? new Map<unknown, number>() : new Map<unknown, Level>();
+    const root: Level = cached ? cached.root : this.names.length <= 1 ? new SlotTable() : new Map<unknown, Level>();
     const touched: Group[] = [];
     const late: Row[] = [];
     return {
@@ -165,7 +167,7 @@ export class AggregateOperator implements StatefulOperator {
     if (window === undefined) {
       for (const row of rows) {
         if (this.isRowLate(row, batch)) late.push(row);
-        else this.addTo(this.groupOf(row, 0, root), row, batch, touched);
+        else this.addTo(this.slotOf(row, 0, root), row, batch, touched);
       }
       return;
     }
@@ -185,7 +187,7 @@ export class AggregateOperator implements StatefulOperator {
       for (let k = last - perEvent + 1; k <= last; k++) {
         const start = windowStartAt(k, window);
         if (!covers(start, ts, window) || this.isWindowLate(start, batch)) continue;
-        this.addTo(this.groupOf(row, k, root), row, batch, touched);
+        this.addTo(this.slotOf(row, k, root), row, batch, touched);
         accepted = true;
       }
       if (!accepted) late.push(row);
@@ -197,8 +199,8 @@ export class AggregateOperator implements StatefulOperator {
     return i === this.windowPosition ? windowIndex : (row[this.names[i]] ?? null);
   }
 
-  /** The row's group in window `windowIndex` (0 without a window), made when new. */
-  private groupOf(row: Row, windowIndex: number, root: Level): Group {
+  /** The slot of the row's group in window `windowIndex` (0 without a window), made when new. */
+  private slotOf(row: Row, windowIndex: number, root: Level): number {
     const keyCount = this.names.length;
     // (no grouping keys at all: one global group, under undefined)
     let level: Level = root;
@@ -211,7 +213,7 @@ export class AggregateOperator implements StatefulOperator {
       else {
         const map = level as Map<unknown, Level>;
         next = map.get(value);
-        if (next === undefined) map.set(value, (next = i === keyCount - 2 ? new Map<unknown, number>() : new Map<unknown, Level>()));
+        if (next === undefined) map.set(value, (next = i === keyCount - 2 ? new SlotTable() : new Map<unknown, Level>()));
         if (i === 0) this.lastFirst = { key: value, level: next };
       }
       level = next;
@@ -220,11 +222,11 @@ export class AggregateOperator implements StatefulOperator {
     const value = keyCount === 0 ? undefined : this.trieKey(row, keyCount - 1, windowIndex);
     const leaf = level as Leaf;
     const slot = leaf.get(value);
-    return slot === undefined ? this.newGroup(row, windowIndex, leaf, value) : this.groups[slot]!;
+    return slot === undefined ? this.newGroup(row, windowIndex, leaf, value) : slot;
   }
 
-  /** A new group for the row's keys in window `windowIndex`, put into `leaf` under `value`. */
-  private newGroup(row: Row, windowIndex: number, leaf: Leaf, value: unknown): Group {
+  /** A new group for the row's keys in window `windowIndex`, put into `leaf` under `value`: its slot. */
+  private newGroup(row: Row, windowIndex: number, leaf: Leaf, value: unknown): number {
     const keyCount = this.names.length;
     const window = this.window;
     const start = window ? windowStartAt(windowIndex, window) : 0;
@@ -235,21 +237,34 @@ export class AggregateOperator implements StatefulOperator {
     const slot = this.freeSlots.length > 0 ? this.freeSlots.pop()! : this.groups.length;
     const g: Group = { key: null, kv, evictAt, buf: EMPTY_BUFFER, touchedIn: -1, slot, state: undefined };
     this.groups[slot] = g;
+    this.numeric?.unmark(slot);
     leaf.set(value, slot);
-    return g;
+    return slot;
   }
 
-  /** Adds a row to a group's in-batch aggregate (started at the group's first row of the batch). */
-  private addTo(g: Group, row: Row, batch: BatchMeta, touched: Group[]): void {
+  /**
+   * Adds a row to the in-batch aggregate of the group in `slot` (started at the group's first row
+   * of the batch). With numeric slots, a row of a group already seen in the batch loads neither
+   * the group nor a buffer: the slots keep the batch that last touched it next to its aggregates.
+   */
+  private addTo(slot: number, row: Row, batch: BatchMeta, touched: Group[]): void {
     const numeric = this.numeric;
+    if (numeric !== null) {
+      if (numeric.touch(slot, batch.batchId)) {
+        const g = this.groups[slot]!;
+        g.touchedIn = batch.batchId;
+        touched.push(g);
+      }
+      numeric.add(slot, row);
+      return;
+    }
+    const g = this.groups[slot]!;
     if (g.touchedIn !== batch.batchId) {
-      if (numeric !== null) numeric.reset(g.slot);
-      else g.buf = initBuffer(this.aggs);
+      g.buf = initBuffer(this.aggs);
       g.touchedIn = batch.batchId;
       touched.push(g);
     }
-    if (numeric !== null) numeric.add(g.slot, row);
-    else updateBuffer(this.aggs, g.buf, row);
+    updateBuffer(this.aggs, g.buf, row);
   }
 
   /** Removes an evicted group from the trie (and the levels it leaves empty). */

@@ -1,8 +1,8 @@
 /**
- * The in-batch form of count, sum and avg: two double slots per aggregation, for every group of
- * a batch in one Float64Array (the group in slot k at offset k * width), updated without
- * allocating per row (a Json[] buffer boxes every new sum in a fresh HeapNumber) and without
- * loading the group's buffer. Turned into the stored Buffer form once per group and batch, with
+ * The in-batch form of count, sum and avg: two double slots per aggregation, after a mark (the
+ * batch that last touched the group), for every group of a batch in one Float64Array (the group
+ * in slot k at offset k * width), updated without allocating per row (a Json[] buffer boxes every
+ * new sum in a fresh HeapNumber) and without loading the group's buffer. Turned into the stored Buffer form once per group and batch, with
  * the values updateBuffer would have given: the same additions in the same order, and a sum slot
  * starts at -0, which leaves any first value as it is (-0 + 0 is 0, -0 + -0 is -0).
  *
@@ -13,7 +13,9 @@
  * JSON.parse floor with it (0.63x-1.04x), 0.66x without (0.54x-0.77x); lower without it in 9 of
  * the 10 pairs (each pair's ratio a median 0.91 of the shipped one), its best whole run 15% slower.
  * The same A/B could not tell SlotTable (a hash table for the trie's leaves) or SmallCache (the
- * window texts) from noise, and they were removed.
+ * window texts) from noise, and they were removed; a CPU profile then put the group lookup and the
+ * load of each row's group object at a fifth of the engine, and SlotTable came back with short keys
+ * inline, the batch mark here (README Benchmark: 0.91x against 0.74x in an interleaved A/B).
  * Remove it only with a benchmark run that cannot tell it from noise.
  */
 import type { Buffer, CompiledAgg } from '../aggregates';
@@ -43,6 +45,9 @@ function addend(raw: unknown): number | null {
   return text === '' || Number.isNaN(n) ? null : n;
 }
 
+/** The group's first double: the batch that last touched it (NaN: none since the slot was given). */
+const MARK = 0;
+
 export class NumericSlots {
   /** Per aggregation: what it counts or adds up. */
   private readonly ops: readonly NumericOp[];
@@ -70,8 +75,32 @@ export class NumericSlots {
   private constructor(ops: NumericOp[], columns: string[]) {
     this.ops = ops;
     this.columns = columns;
-    this.width = SLOTS_PER_AGG * ops.length;
-    this.values = new Float64Array(INITIAL_GROUPS * this.width);
+    this.width = 1 + SLOTS_PER_AGG * ops.length;
+    this.values = new Float64Array(INITIAL_GROUPS * this.width).fill(NaN);
+  }
+
+  /**
+   * Whether the group in `slot` is touched for the first time in batch `batchId`; if so, its
+   * doubles are reset. The mark sits next to the group's aggregates, so a row of a group already
+   * seen in the batch costs one cache line here.
+   */
+  touch(slot: number, batchId: number): boolean {
+    const at = slot * this.width;
+    if (at + this.width <= this.values.length && this.values[at + MARK] === batchId) return false;
+    this.reset(slot);
+    this.values[at + MARK] = batchId;
+    return true;
+  }
+
+  /** Forgets which batch touched the group in `slot` (a new group there). */
+  unmark(slot: number): void {
+    const at = slot * this.width;
+    if (at + this.width <= this.values.length) this.values[at + MARK] = NaN;
+  }
+
+  /** Forgets which batch touched every slot (the operator starts its groups afresh). */
+  unmarkAll(): void {
+    this.values.fill(NaN);
   }
 
   /** Sets the doubles of the group in `slot` to their start values (growing the array to hold it). */
@@ -79,14 +108,14 @@ export class NumericSlots {
     const at = slot * this.width;
     if (at + this.width > this.values.length) this.grow(slot);
     const values = this.values;
-    for (let i = 0; i < this.width; i++) values[at + i] = 0;
-    for (let i = 0; i < this.ops.length; i++) if (this.ops[i] === OP_SUM) values[at + SLOTS_PER_AGG * i] = -0;
+    for (let i = 1; i < this.width; i++) values[at + i] = 0;
+    for (let i = 0; i < this.ops.length; i++) if (this.ops[i] === OP_SUM) values[at + 1 + SLOTS_PER_AGG * i] = -0;
   }
 
   /** Adds a row to the group in `slot` (reset in this batch). */
   add(slot: number, row: Row): void {
     const { ops, columns, values } = this;
-    const groupAt = slot * this.width;
+    const groupAt = slot * this.width + 1;
     for (let i = 0; i < ops.length; i++) {
       const op = ops[i];
       const at = groupAt + SLOTS_PER_AGG * i;
@@ -110,7 +139,7 @@ export class NumericSlots {
   /** The Buffer (the stored form, as initBuffer and updateBuffer make it) of the group in `slot`. */
   buffer(slot: number): Buffer {
     const { ops, values } = this;
-    const groupAt = slot * this.width;
+    const groupAt = slot * this.width + 1;
     const buffer = new Array<Json>(ops.length);
     for (let i = 0; i < ops.length; i++) {
       const op = ops[i];
@@ -125,7 +154,7 @@ export class NumericSlots {
   private grow(slot: number): void {
     let groups = this.values.length / this.width;
     while (groups <= slot) groups *= 2;
-    const values = new Float64Array(groups * this.width);
+    const values = new Float64Array(groups * this.width).fill(NaN);
     values.set(this.values);
     this.values = values;
   }
