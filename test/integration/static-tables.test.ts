@@ -127,6 +127,28 @@ describe('a DynamoDB static table', () => {
     expect(byId.has(`u${N_USERS + 1}`)).toBe(false);
   });
 
+  it('sends at most `parallelism` (default 4) BatchGetItem requests at a time', async () => {
+    const client = createClients(testConnection()).dynamodb as DynamoDBClient;
+    extraClients.push(client);
+    const flight = { now: 0, max: 0, requests: 0 };
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== 'BatchGetItemCommand') return next(args);
+        flight.requests++;
+        flight.max = Math.max(flight.max, ++flight.now);
+        try {
+          return await next(args);
+        } finally {
+          flight.now--;
+        }
+      },
+      { step: 'initialize', name: 'inFlight' },
+    );
+    const rows = await new DynamoDbStaticTable({ client, tableName: usersTable, key: ['userId'], schema }).lookup(keys(0, 600));
+    expect(rows.length).toBe(N_USERS);
+    expect(flight).toMatchObject({ requests: 6, max: 4 });
+  });
+
   it('asks for each key once per table: a key found or missing before comes from the cache', async () => {
     const { client, state } = countingClient();
     const table = new DynamoDbStaticTable({ client, tableName: usersTable, key: ['userId'], schema });

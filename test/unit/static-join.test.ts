@@ -118,6 +118,20 @@ describe('how a run reads its static tables', () => {
     expect(tables.counts.loads).toBe(1);
   });
 
+  it('a new run reads the table again and sees it as it is then', async () => {
+    const tables = new InMemoryStaticTables().put('s3://bucket/ref/', tableRows);
+    const plan = orders().join(s3Table, 'sku').writeStream.plan();
+    const source = new InMemoryFileSource(plan.source.schema);
+    source.add('f0.json', [o(1, 'a')]);
+    const executor = new MicroBatchExecutor({ plan, source, checkpoint: new InMemoryCheckpoint(), state: new InMemoryStateStore(), sink: new InMemorySink(), staticTables: tables });
+    const first = await executor.run({ collectRows: true });
+    tables.put('s3://bucket/ref/', [{ sku: 'a', name: 'avocado' }]);
+    source.add('f1.json', [o(2, 'a')]);
+    const second = await executor.run({ collectRows: true });
+    expect([...first.batches, ...second.batches].flatMap((b) => b.rows.map((r) => r.name))).toEqual(['apple', 'avocado']);
+    expect(tables.counts.loads).toBe(2);
+  });
+
   it("a table looked up by key is asked for each chunk's distinct non-null keys only", async () => {
     const tables = new InMemoryStaticTables().put('dynamodb://catalog', tableRows);
     const { rows } = await runOnce(orders().join(ddbTable, 'sku', 'leftOuter').writeStream.plan(), files, tables);
