@@ -159,8 +159,10 @@ describe('a DynamoDB static table', () => {
     expect(state).toMatchObject({ batchGets: 3, keys: 152 });
     expect(again.map((r) => r.userId).sort()).toEqual([...keys(100, 150).map((k) => k[0]), 'u200'].sort());
     expect(await table.lookup([['u999']])).toEqual([]);
+    // an empty string is no DynamoDB key: never matched, never sent (DynamoDB would refuse the request)
+    expect(await table.lookup([[''], ['u1']])).toEqual([expect.objectContaining({ userId: 'u1' })]);
     expect(state.batchGets).toBe(3);
-    expect(table.stats()).toMatchObject({ keysRequested: 152, cacheHits: 51 });
+    expect(table.stats()).toMatchObject({ keysRequested: 152, cacheHits: 52 });
   });
 
   it('asks again for unprocessed keys through the retry layer, and gives up after maxAttempts saying why', async () => {

@@ -75,6 +75,9 @@ export class DynamoDbStaticTable implements StaticTableReader {
         this.counts.cacheHits++;
         const row = this.cache.get(text);
         if (row) out.push(row);
+      } else if (values.some((v) => v === '')) {
+        // DynamoDB keys are never empty strings: no item can match, and asking would be refused.
+        this.cache.set(text, null);
       } else if (!wanted.has(text)) wanted.set(text, this.keyItem(values));
     }
     const texts = [...wanted.keys()];
