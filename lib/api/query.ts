@@ -23,6 +23,7 @@ export {
   DataStreamWriter,
   GroupedFrame,
   StreamFrame,
+  staticTable,
   type AggArg,
   type AggFn,
   type AggSpec,
@@ -40,8 +41,14 @@ export {
   type RowOf,
   type SchemaColumns,
   type SourceSpec,
+  type JoinOnArg,
+  type JoinPredicate,
+  type JoinedColumns,
+  type StaticJoinType,
+  type StaticTable,
+  type StaticTableSpec,
 } from '../engine/query';
 export type { ColumnType, Schema } from '../engine/schema';
-export type { Json, OutputRow, Row } from '../engine/ports';
+export type { Json, OutputRow, Row, StaticTableReader, StaticTables } from '../engine/ports';
 export type { StreamingProgress, ProgressListener } from '../engine/progress';
 export { SluiceError, InvalidQueryError, InvalidOptionError, CheckpointMismatchError, LeaseLostError, DataLossError } from '../engine/errors';

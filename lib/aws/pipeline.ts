@@ -3,7 +3,7 @@
  * (S3 landing prefix or Kinesis) and the sink. Used by the Lambda handler, the CLI and the
  * conformance runner alike, so all of them run the same code a deployed pipeline runs.
  */
-import type { Clock, Sink, Source } from '../engine/ports';
+import type { Clock, Sink, Source, StaticTables } from '../engine/ports';
 import type { QueryPlan } from '../engine/query';
 import { CrashInjector, crashingAt, type CrashPlan } from '../engine/testing/crash';
 import { InvalidOptionError } from '../engine/errors';
@@ -22,6 +22,8 @@ import { S3FileSink, type PartitionGranularity } from './s3/file-sink';
 import { S3ParquetSink } from './s3/parquet-sink';
 import { checkOutsideSource, type NamedS3Location } from './locations';
 import { meterRuns } from './request/meter';
+import { S3StaticTable } from './s3/static-table';
+import { DynamoDbStaticTable } from './dynamodb/static-table';
 
 export interface S3Location {
   readonly bucket: string;
@@ -77,6 +79,19 @@ export interface PipelineExtras {
   readonly sink?: Sink;
   /** Replace the source (e.g. a Kinesis source built elsewhere). */
   readonly source?: Source;
+  /** Replace how the plan's static tables are opened (default: S3 and DynamoDB on the clients). */
+  readonly staticTables?: StaticTables;
+}
+
+/** The static tables of stream-static joins on these clients: S3 objects read whole, DynamoDB tables looked up by key. */
+export function awsStaticTables(clients: Pick<AwsClients, 's3' | 'dynamodb'>): StaticTables {
+  return {
+    open(spec) {
+      if (spec.kind === 's3') return new S3StaticTable({ client: clients.s3, uri: spec.uri, format: spec.format, schema: spec.schema });
+      if (spec.kind === 'dynamodb') return new DynamoDbStaticTable({ client: clients.dynamodb, tableName: spec.tableName, key: spec.key, schema: spec.schema });
+      return { description: 'staticTable.rows', load: async () => [...spec.rows] };
+    },
+  };
 }
 
 /** Parses `s3://bucket/prefix` into a location. */
@@ -180,7 +195,10 @@ export function buildExecutor(conn: AwsConnection, given: QueryPlan, cfg: Pipeli
   // Each run's report carries what its requests consumed (RunReport.consumed), from the clients'
   // meter, and each batch's progress record its own share (sluice.consumed).
   const executor = meterRuns(new MicroBatchExecutor(
-    { plan, ...ports, deadLetters, lateRows: cfg.keepLateRows || plan.lateRows === 'dead-letter' ? deadLetters : undefined, clock: extras.clock, log: extras.log, meter: clients.meter },
+    {
+      plan, ...ports, deadLetters, lateRows: cfg.keepLateRows || plan.lateRows === 'dead-letter' ? deadLetters : undefined, clock: extras.clock, log: extras.log, meter: clients.meter,
+      staticTables: extras.staticTables ?? awsStaticTables(clients),
+    },
     { leaseDurationMs: cfg.leaseDurationMs, retainBatches: cfg.retainBatches },
   ), clients.meter);
   return { executor, clients, checkpoint, source, sink, state, lease, deadLetters };

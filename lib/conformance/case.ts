@@ -20,6 +20,9 @@ import {
   approxCountDistinct,
   GroupKey,
   AggBuilder,
+  JoinPredicate,
+  StaticTable,
+  staticTable,
 } from '../engine/query';
 
 /** A stage of a FORMAT-2 `pipeline`: exactly one of these keys. */
@@ -91,7 +94,21 @@ const AGGS: Record<string, (c: string) => AggBuilder> = {
   mean: avg,
 };
 
-export function caseToPlan(c: ConformanceCase, name = 'conformance'): QueryPlan {
+/** How a case's `static` table becomes a table of the query API (the runner: an S3 object it wrote). */
+export type CaseStaticTables = (name: string, table: { schema: string; rows: Array<Record<string, unknown>> }) => StaticTable;
+
+/** The default: the case's rows themselves (staticTable.rows). */
+export const rowsStaticTable: CaseStaticTables = (_name, t) => staticTable.rows(t.schema, t.rows);
+
+/** True when every join of the case is with one of its `static` tables (the stream-static cases). */
+export function joinsOnlyStatic(c: ConformanceCase): boolean {
+  const q = c.query;
+  if (q.inputs) return false;
+  const joins = (q.pipeline ?? []).filter((s) => s.join);
+  return joins.length > 0 && joins.every((s) => q.static !== undefined && Object.prototype.hasOwnProperty.call(q.static, s.join!.with));
+}
+
+export function caseToPlan(c: ConformanceCase, name = 'conformance', tables: CaseStaticTables = rowsStaticTable): QueryPlan {
   const q = c.query;
   if (!q || typeof q !== 'object') throw new InvalidQueryError(`case ${c.name}: "query" is missing: see FORMAT.md`);
   if (q.inputs) throw new InvalidQueryError(`case ${c.name}: named inputs (stream-stream joins) are not supported by sluice yet: the case needs one input`);
@@ -107,12 +124,12 @@ export function caseToPlan(c: ConformanceCase, name = 'conformance'): QueryPlan 
   if (!q.pipeline && !q.groupBy && q.aggregations && q.aggregations.length) {
     throw new InvalidQueryError(`case ${c.name} has aggregations without groupBy: add "groupBy" (a global aggregation is not supported by the format)`);
   }
-  for (const stage of stages) frame = applyStage(c, frame, stage);
+  for (const stage of stages) frame = applyStage(c, frame, stage, tables);
   return frame.writeStream.outputMode(q.outputMode).trigger({ availableNow: true }).queryName(name).plan();
 }
 
 /** One stage of the case's query, through the query API. */
-function applyStage(c: ConformanceCase, frame: StreamFrame, stage: CaseStage): StreamFrame {
+function applyStage(c: ConformanceCase, frame: StreamFrame, stage: CaseStage, tables: CaseStaticTables): StreamFrame {
   if (stage.watermark) return frame.withWatermark(stage.watermark.column, stage.watermark.delay);
   if (stage.groupBy) {
     const keys: GroupKey[] = stage.groupBy.map((k) => {
@@ -142,7 +159,14 @@ function applyStage(c: ConformanceCase, frame: StreamFrame, stage: CaseStage): S
     if (stage.select.every((i) => typeof i === 'string')) return frame.select(...(stage.select as string[]));
     throw new InvalidQueryError(`case ${c.name}: a select item other than a column name (${JSON.stringify(stage.select.find((i) => typeof i !== 'string'))}) is not supported by sluice yet`);
   }
-  if (stage.join) throw new InvalidQueryError(`case ${c.name}: the join stage (with ${JSON.stringify(stage.join.with)}) is not supported by sluice yet`);
+  if (stage.join) {
+    const j = stage.join;
+    const t = c.query.static && Object.prototype.hasOwnProperty.call(c.query.static, j.with) ? c.query.static[j.with] : undefined;
+    if (!t) throw new InvalidQueryError(`case ${c.name}: the join with ${JSON.stringify(j.with)} is a stream-stream join (not a "static" table), which is not supported by sluice yet`);
+    if (j.timeRange) throw new InvalidQueryError(`case ${c.name}: the join with the static table ${JSON.stringify(j.with)} has a timeRange, which only a stream-stream join has: remove it`);
+    if (!Array.isArray(j.on)) throw new InvalidQueryError(`case ${c.name}: the join's "on" must be a list of keys: see FORMAT-2.md`);
+    return frame.join(tables(j.with, t), j.on, j.type, { condition: (j.condition ?? []) as JoinPredicate[] });
+  }
   throw new InvalidQueryError(`case ${c.name}: stage ${JSON.stringify(stage)} is not a stage of FORMAT-2.md`);
 }
 

@@ -18,7 +18,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { caseToPlan, ConformanceCase, isPipelineCase, stepFiles } from './case';
+import { caseToPlan, CaseStaticTables, ConformanceCase, isPipelineCase, stepFiles } from './case';
+import { staticTable } from '../engine/query';
 import { asPipelineStep, CaseResult, droppedInProgress, StepResult, stepFromBatches } from './results';
 import type { CrashPlan, CrashPoint } from '../engine/testing/crash';
 import { InjectedCrash, SluiceError } from '../engine/errors';
@@ -97,18 +98,26 @@ function sinkReader(
 }
 
 export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Promise<CaseResult> {
+  const bucket = opts.bucket ?? 'sluice-conformance';
+  const table = opts.stateTable ?? 'sluice-conformance-state';
+  const base = `${randomUUID().slice(0, 8)}-${slug(c.name)}`;
+  // The case's static tables become JSON-lines objects under the case's prefix, read back by the
+  // S3 static table a deployed pipeline would use (written before the first run, below).
+  const staticObjects: Array<{ key: string; rows: Array<Record<string, unknown>> }> = [];
+  const tables: CaseStaticTables = (name, t) => {
+    const key = `${base}/static/${slug(name)}/part-000000.json`;
+    staticObjects.push({ key, rows: t.rows });
+    return staticTable.s3(`s3://${bucket}/${base}/static/${slug(name)}/`, { format: 'json', schema: t.schema });
+  };
   let plan: QueryPlan;
   try {
-    plan = caseToPlan(c, `conf-${slug(c.name)}`.slice(0, 120));
+    plan = caseToPlan(c, `conf-${slug(c.name)}`.slice(0, 120), tables);
     if (opts.statePartitions !== undefined) plan = { ...plan, statePartitions: opts.statePartitions };
   } catch (e) {
     return { name: c.name, error: (e as Error).message };
   }
   // A case that expects a refusal and got a plan: the query was accepted (compareCase says so).
   if (c.expectError !== undefined) return { name: c.name, steps: [] };
-  const bucket = opts.bucket ?? 'sluice-conformance';
-  const table = opts.stateTable ?? 'sluice-conformance-state';
-  const base = `${randomUUID().slice(0, 8)}-${slug(c.name)}`;
   let cfg: PipelineConfig = {
     checkpoint: { bucket, prefix: `${base}/checkpoint` },
     stateTable: table,
@@ -118,6 +127,9 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
     leaseDurationMs: LEASE_MS,
   };
   const clients = createClients(opts.connection);
+  for (const o of staticObjects) {
+    await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: o.key, Body: o.rows.map((r) => JSON.stringify(r)).join('\n') }));
+  }
   const caseSource = opts.sourceFactory ? await opts.sourceFactory(plan, base) : null;
   const sinkKind = opts.sink ?? 's3';
   if (sinkKind === 'files') cfg = { ...cfg, sink: { kind: 's3-files', bucket, prefix: `${base}/sink` } };

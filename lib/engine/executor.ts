@@ -46,11 +46,13 @@ import type {
   Source,
   StateChange,
   StateStore,
+  StaticTables,
 } from './ports';
 import { systemClock } from './ports';
 import { ColumnInfo, columnsAfter, outputColumns, QueryPlan, statefulShape } from './query';
 import { backlogCount, type ProgressDurations, type ProgressListener, type SourceBacklog, type StateOperatorProgress, type StreamingProgress } from './progress';
-import { applyStages, toOutputRow } from './rows';
+import { applyStages, applyStagesAsync, hasJoin, StageResult, toOutputRow } from './rows';
+import { JoinTables } from './join';
 import { BatchWatermarks, MaxEventTimes, NO_WATERMARKS, OperatorWatermarks, WatermarkPolicy, watermarkMoved, watermarksAfter } from './watermark';
 
 export interface ExecutorDeps {
@@ -71,6 +73,8 @@ export interface ExecutorDeps {
    * clients' RequestMeter): each progress record carries the batch's delta (sluice.consumed).
    */
   readonly meter?: ConsumptionMeter;
+  /** Opens the static tables of the plan's stream-static joins (needed for S3 and DynamoDB tables). */
+  readonly staticTables?: StaticTables;
 }
 
 /** A meter of the ports' billed requests (lib/aws/request/meter.ts's RequestMeter is one). */
@@ -280,6 +284,8 @@ export class MicroBatchExecutor {
   private currentLease: LeaseHandle | null = null;
   private collectRows = false;
   private readonly readOptions: ReadOptions;
+  /** The run's static tables when the plan joins one (its stages then run on the async path). */
+  private joins: JoinTables | null = null;
 
   constructor(private readonly deps: ExecutorDeps, options: ExecutorOptions = {}) {
     this.plan = deps.plan;
@@ -299,6 +305,7 @@ export class MicroBatchExecutor {
       : null;
     this.outColumns = columnsAfter(outputColumns(this.plan), this.plan.post);
     this.readOptions = { columns: columnsRead(this.plan, deps.lateRows !== undefined) };
+    JoinTables.check(this.plan, deps.staticTables);
   }
 
   get sinkContext(): Omit<SinkContext, 'queryId'> {
@@ -313,6 +320,8 @@ export class MicroBatchExecutor {
 
   /** Runs availableNow: everything present at the start, then stop. */
   async run(opts: RunOptions = {}): Promise<RunReport> {
+    // Static tables are read (or looked up) once per run: a new run sees the table as it is now.
+    if (hasJoin(this.plan.stages) || hasJoin(this.plan.post)) this.joins = new JoinTables(this.deps.staticTables);
     let handle: LeaseHandle | null = null;
     if (this.deps.lease) {
       handle = await this.deps.lease.acquire(this.owner, this.leaseMs);
@@ -595,7 +604,7 @@ export class MicroBatchExecutor {
     const result: OperatorOutput = acc ? await acc.finish(this.deps.state) : { rows: read.rows, changes: [], late: [], stateRowsDelta: 0 };
     // Before any effect: a change the store cannot hold fails the batch here, not after the sink.
     if (this.operator && result.changes.length && this.deps.state.check) await this.deps.state.check(this.operator.spec, id, result.changes);
-    const output = streamed ? (streamed.rows as OutputRow[]) : applyStages(this.plan.post, result.rows).rows.map((r) => toOutputRow(r, this.outColumns));
+    const output = streamed ? (streamed.rows as OutputRow[]) : (this.joins ? await this.runStages(this.plan.post, result.rows) : applyStages(this.plan.post, result.rows)).rows.map((r) => toOutputRow(r, this.outColumns));
 
     await this.writeDeadLetters(id, read.deadLetters);
     await this.writeLateRows(entry, result.late);
@@ -669,7 +678,7 @@ export class MicroBatchExecutor {
       read.numInputRows += chunk.rows.length;
       read.bytes += chunk.bytes;
       for (const d of chunk.deadLetters) read.deadLetters.push(d);
-      const staged = applyStages(this.plan.stages, chunk.rows);
+      const staged = this.joins ? await this.runStages(this.plan.stages, chunk.rows) : applyStages(this.plan.stages, chunk.rows);
       read.maxEventTimes.observe(staged.maxEventTime, staged.eventTimes);
       yield staged.rows;
     }
@@ -689,7 +698,7 @@ export class MicroBatchExecutor {
     let ended = false;
     const output = async function* (this: MicroBatchExecutor): AsyncGenerator<OutputRow[]> {
       for await (const rows of this.stagedChunks(entry, read)) {
-        const out = applyStages(this.plan.post, rows).rows.map((r) => toOutputRow(r, this.outColumns));
+        const out = (this.joins ? await this.runStages(this.plan.post, rows) : applyStages(this.plan.post, rows)).rows.map((r) => toOutputRow(r, this.outColumns));
         read.numOutputRows += out.length;
         if (this.collectRows) for (const r of out) read.rows.push(r);
         if (out.length > 0) yield out;
@@ -712,6 +721,11 @@ export class MicroBatchExecutor {
     } catch (e) {
       this.log({ event: 'purge-failed', batchId, keepFrom, error: (e as Error).message });
     }
+  }
+
+  /** Stateless stages over a chunk: the sync path, or the async one when the plan joins a static table. */
+  private runStages(stages: QueryPlan['stages'], rows: readonly Row[]): StageResult | Promise<StageResult> {
+    return this.joins && hasJoin(stages) ? applyStagesAsync(stages, rows, this.joins) : applyStages(stages, rows);
   }
 
   /** Malformed records, with where they came from (a replay overwrites the batch's own). */

@@ -14,7 +14,7 @@
  */
 import { InvalidOptionError, InvalidQueryError } from './errors';
 import { parseWatermarkDelay, parseWindowDuration } from './duration';
-import { ColumnType, parseSchema, Schema } from './schema';
+import { coerceRecord, ColumnType, parseSchema, Schema } from './schema';
 import type { BatchLimits, Json, OutputRow, Row } from './ports';
 
 export type OutputMode = 'append' | 'update' | 'complete';
@@ -32,7 +32,126 @@ export type StatelessStage =
   | { readonly kind: 'filter'; readonly fn: (row: Row) => boolean; readonly label: string }
   | { readonly kind: 'select'; readonly columns: readonly string[] }
   | { readonly kind: 'withColumn'; readonly name: string; readonly type: ColumnType; readonly fn: (row: Row) => unknown }
-  | { readonly kind: 'watermark'; readonly id: string; readonly column: string; readonly delayMs: number; readonly delayText: string };
+  | { readonly kind: 'watermark'; readonly id: string; readonly column: string; readonly delayMs: number; readonly delayText: string }
+  | JoinStage;
+
+// ------------------------------------------------------------------------ stream-static joins
+
+/**
+ * A static table (Spark's batch DataFrame on a join's right side), as plain data: the executor
+ * opens it through the StaticTables port (ports.ts). `rows` holds typed rows (TIMESTAMP as ms).
+ */
+export type StaticTableSpec =
+  | { readonly kind: 'rows'; readonly schema: Schema; readonly rows: readonly Row[] }
+  | { readonly kind: 's3'; readonly uri: string; readonly format: 'json' | 'csv'; readonly schema: Schema }
+  | { readonly kind: 'dynamodb'; readonly tableName: string; readonly key: readonly string[]; readonly schema: Schema };
+
+/** A static table with its columns `C` (types only). Build one with `staticTable`. */
+export interface StaticTable<C extends FrameColumns = AnyColumns> {
+  readonly [ROW_TYPE]?: C;
+  readonly spec: StaticTableSpec;
+}
+
+/** The join types of a stream-static join (the stream on the left). */
+export type StaticJoinType = 'inner' | 'leftOuter' | 'leftSemi';
+
+/** One item of a join's `condition` (FORMAT-2): a comparison with a literal, or any of several. */
+export type JoinPredicate =
+  | { readonly column: string; readonly op: '=' | '!=' | '<' | '<=' | '>' | '>='; readonly value: string | number | boolean }
+  | { readonly anyOf: readonly JoinPredicate[] };
+
+/** An equi-join key: `using` for a string key (one output column), else left = right (both output). */
+export interface JoinKeyPair {
+  readonly left: string;
+  readonly right: string;
+  readonly using: boolean;
+}
+
+export interface JoinStage {
+  readonly kind: 'join';
+  readonly id: string;
+  readonly table: StaticTableSpec;
+  readonly type: StaticJoinType;
+  readonly on: readonly JoinKeyPair[];
+  readonly condition: readonly JoinPredicate[];
+}
+
+function staticSchema(schema: string | Schema, what: string): Schema {
+  if (typeof schema === 'string') return parseSchema(schema);
+  if (!schema || !Array.isArray(schema.columns)) throw new InvalidOptionError(`${what}: schema must be Spark DDL, e.g. 'id STRING, name STRING'`);
+  return schema;
+}
+
+/** Static tables for `frame.join(table, on, type)`. */
+export const staticTable = {
+  /**
+   * Every object under `uri` (s3://bucket/prefix), read once per run: JSON lines, or CSV with a
+   * header line; each row typed by `schema` (a bad row fails the run, naming object and line).
+   */
+  s3<D extends string>(uri: string, opts: { format: 'json' | 'csv'; schema: D }): StaticTable<SchemaColumns<D>> {
+    if (typeof uri !== 'string' || !/^s3:\/\/[^/]+/.test(uri)) {
+      throw new InvalidOptionError(`staticTable.s3(${JSON.stringify(uri)}): the location must be an S3 URI, e.g. s3://my-bucket/reference/users/`);
+    }
+    if (opts?.format !== 'json' && opts?.format !== 'csv') {
+      throw new InvalidOptionError(`staticTable.s3 format ${JSON.stringify(opts?.format)} is not 'json' (JSON lines) or 'csv' (with a header line)`);
+    }
+    return { spec: { kind: 's3', uri, format: opts.format, schema: staticSchema(opts.schema, 'staticTable.s3') } };
+  },
+  /**
+   * A DynamoDB table looked up by its key (`key`: the partition key attribute, or [partition,
+   * sort]) with BatchGetItem, each key once per run; the item's attributes are the schema's columns.
+   */
+  dynamodb<D extends string>(tableName: string, opts: { key: string | readonly string[]; schema: D }): StaticTable<SchemaColumns<D>> {
+    const schema = staticSchema(opts?.schema, `staticTable.dynamodb(${JSON.stringify(tableName)})`);
+    const key = typeof opts?.key === 'string' ? [opts.key] : [...(opts?.key ?? [])];
+    if (typeof tableName !== 'string' || !/^[A-Za-z0-9_.-]{3,255}$/.test(tableName)) {
+      throw new InvalidOptionError(`staticTable.dynamodb(${JSON.stringify(tableName)}): a table name is 3-255 letters, digits, '_', '-' or '.'`);
+    }
+    if (key.length < 1 || key.length > 2) {
+      throw new InvalidOptionError(`staticTable.dynamodb(${JSON.stringify(tableName)}) key ${JSON.stringify(opts?.key)}: give the partition key attribute, or [partition, sort]`);
+    }
+    for (const k of key) {
+      const c = schema.columns.find((x) => x.name === k);
+      if (!c || (c.type !== 'STRING' && c.type !== 'INT' && c.type !== 'LONG')) {
+        throw new InvalidOptionError(`staticTable.dynamodb(${JSON.stringify(tableName)}): key attribute ${JSON.stringify(k)} must be a STRING, INT or LONG column of the schema (${schema.columns.map((x) => `${x.name} ${x.type}`).join(', ')})`);
+      }
+    }
+    return { spec: { kind: 'dynamodb', tableName, key, schema } };
+  },
+  /** Rows given here (tests, samples), typed by `schema` as a source types JSON records. */
+  rows<D extends string>(schema: D, rows: ReadonlyArray<Record<string, unknown>>): StaticTable<SchemaColumns<D>> {
+    const parsed = staticSchema(schema, 'staticTable.rows');
+    const typed = rows.map((r, i) => {
+      const res = coerceRecord(parsed, { ...r });
+      if (!res.ok) throw new InvalidOptionError(`staticTable.rows: row ${i + 1} ${JSON.stringify(r)}: ${res.reason}`);
+      return res.row;
+    });
+    return { spec: { kind: 'rows', schema: parsed, rows: typed } };
+  },
+};
+
+/** Spark's join type names (any case, `_` ignored) to the types sluice runs. */
+const JOIN_TYPES: Record<string, StaticJoinType | 'rightOuter' | 'fullOuter' | null> = {
+  inner: 'inner',
+  left: 'leftOuter', leftouter: 'leftOuter',
+  semi: 'leftSemi', leftsemi: 'leftSemi',
+  right: 'rightOuter', rightouter: 'rightOuter',
+  outer: 'fullOuter', full: 'fullOuter', fullouter: 'fullOuter',
+  anti: null, leftanti: null, cross: null,
+};
+
+/** The join type `type` names, or Spark's refusal (the stream is the left side). */
+export function staticJoinType(type: string): StaticJoinType {
+  const t = JOIN_TYPES[String(type).toLowerCase().replace(/_/g, '')];
+  if (t === 'rightOuter') {
+    throw new InvalidQueryError('RightOuter join with a streaming DataFrame/Dataset on the left and a static DataFrame/DataSet on the right not supported: the stream is the left side, so use inner or leftOuter');
+  }
+  if (t === 'fullOuter') {
+    throw new InvalidQueryError('FullOuter joins with streaming DataFrames/Datasets on the left and a static DataFrame/Dataset on the right is not supported: use leftOuter to keep every stream row');
+  }
+  if (!t) throw new InvalidQueryError(`join type ${JSON.stringify(type)} is not supported by sluice: a stream-static join is inner, leftOuter or leftSemi`);
+  return t;
+}
 
 export interface WindowKey<Col extends string = string> {
   readonly kind: 'window';
@@ -273,6 +392,19 @@ type AggType<C extends FrameColumns, F extends AggFn, Col> = F extends 'count' |
 type AggColumn<C extends FrameColumns, A> = A extends AggBuilder<infer N, infer F, infer Col> ? { [P in N]: AggType<C, F, Col> } : A extends AggSpec ? AnyColumns : never;
 type AggColumns<C extends FrameColumns, A extends readonly unknown[]> = Known<C> extends false ? AnyColumns : UnionToIntersection<{ [I in keyof A]: AggColumn<C, A[I]> }[number]> & {};
 
+/** What `join` takes as `on` for a stream with columns C and a table with columns T. */
+export type JoinOnArg<C extends FrameColumns, T extends FrameColumns> = (Names<C> & Names<T>) | { readonly left: Names<C>; readonly right: Names<T> };
+type UsingKeys<O> = O extends readonly (infer E)[] ? Extract<E, string> : Extract<O, string>;
+type IsSemi<J> = Lowercase<J & string> extends 'leftsemi' | 'left_semi' | 'semi' ? true : false;
+/** The columns after a stream-static join: the stream's, then the table's but its string keys (leftSemi: the stream's). */
+export type JoinedColumns<C extends FrameColumns, T extends FrameColumns, O, J> = IsSemi<J> extends true
+  ? C
+  : Known<C> extends false
+    ? AnyColumns
+    : Known<T> extends false
+      ? AnyColumns
+      : Simplify<C & Omit<T, UsingKeys<O>>>;
+
 // ---------------------------------------------------------------------------------- the builders
 
 export class DataStreamReader<C extends FrameColumns = AnyColumns> {
@@ -362,6 +494,33 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
   }
   withColumn<N extends string, T extends ColumnType>(name: N, type: T, fn: (row: InputRowOf<C>) => unknown): StreamFrame<Simplify<Omit<C, N> & { [P in N]: T }>> {
     return this.add({ kind: 'withColumn', name, type, fn: fn as (row: Row) => unknown });
+  }
+  /**
+   * `join(table, on, type)` with a static table (Spark's stream-static join, stateless): each
+   * batch's rows joined with the table's. `on`: a column both sides have (one output column), or
+   * `{ left, right }`, or a list of them; equal means equal and non-null. `type`: 'inner'
+   * (default), 'leftOuter' (unmatched rows with nulls), 'leftSemi' (matched rows, unchanged);
+   * Spark's spellings (left_outer, left_semi, ...) too. Output columns: the string keys, the
+   * stream's other columns, the table's other columns; another name on both sides is refused.
+   */
+  join<T extends FrameColumns, const O extends JoinOnArg<C, T> | readonly JoinOnArg<C, T>[], J extends string = 'inner'>(
+    table: StaticTable<T>,
+    on: O,
+    type?: J,
+    options: { condition?: readonly JoinPredicate[] } = {},
+  ): StreamFrame<JoinedColumns<C, T, O, J>> {
+    if (!table || typeof table !== 'object' || !table.spec) {
+      throw new InvalidQueryError('join: the right side must be a static table built with staticTable.s3(...), staticTable.dynamodb(...) or staticTable.rows(...); stream-stream joins are not supported by sluice yet');
+    }
+    const joinType = staticJoinType(type ?? 'inner');
+    const list = (Array.isArray(on) ? on : [on]) as ReadonlyArray<string | { left: string; right: string }>;
+    if (list.length === 0) throw new InvalidQueryError('join: `on` is empty: name at least one key column, e.g. join(table, "userId")');
+    const pairs: JoinKeyPair[] = list.map((k) => (typeof k === 'string' ? { left: k, right: k, using: true } : { left: k?.left, right: k?.right, using: false }));
+    const id = `join${[...this.stages, ...this.post].filter((s) => s.kind === 'join').length}`;
+    const stage: JoinStage = { kind: 'join', id, table: table.spec, type: joinType, on: pairs, condition: options.condition ?? [] };
+    const before = this.stateful ? columnsAfter(outputColumns({ source: this.source, stages: this.stages, stateful: this.stateful }), this.post) : columnsAfter(this.source.schema.columns, this.stages);
+    columnsAfter(before, [stage]); // checks the keys and the names now, not at plan()
+    return this.add(stage);
   }
   groupBy<K extends GroupArg<C>[]>(...keys: K): GroupedFrame<C, KeyColumns<C, K>> {
     return new GroupedFrame(this as unknown as StreamFrame<FrameColumns>, keys.map((k) => (typeof k === 'string' ? col(k) : k)) as GroupKey[]);
@@ -546,9 +705,63 @@ export function columnsAfter(start: readonly ColumnInfo[], stages: readonly Stat
           `withWatermark("${s.column}", "${s.delayText}"): event time must be a TIMESTAMP column, but ${s.column} is ${found.type}: declare it TIMESTAMP in the schema or derive a TIMESTAMP column with withColumn`,
         );
       }
+    } else if (s.kind === 'join') {
+      cols = joinedColumns(cols, s);
     }
   }
   return cols;
+}
+
+const NUMERIC: ReadonlySet<ColumnType> = new Set(['INT', 'LONG', 'DOUBLE']);
+
+/** A static table's description in errors. */
+export function describeStaticTable(t: StaticTableSpec): string {
+  return t.kind === 's3' ? t.uri : t.kind === 'dynamodb' ? `dynamodb://${t.tableName}` : 'staticTable.rows';
+}
+
+/** The columns after a stream-static join (FORMAT-2 "Output rows"), its keys and names checked. */
+function joinedColumns(left: readonly ColumnInfo[], s: JoinStage): ColumnInfo[] {
+  const right = s.table.schema.columns;
+  const where = `join with ${describeStaticTable(s.table)}`;
+  for (const k of s.on) {
+    if (typeof k.left !== 'string' || typeof k.right !== 'string') throw new InvalidQueryError(`${where}: a key of \`on\` must be a column name or { left, right }, not ${JSON.stringify(k)}`);
+    const l = left.find((c) => c.name === k.left);
+    if (!l) throw unknownColumn(k.left, left, `${where} (stream side)`);
+    const r = right.find((c) => c.name === k.right);
+    if (!r) throw unknownColumn(k.right, right, `${where} (table side)`);
+    if (l.type !== r.type && !(NUMERIC.has(l.type) && NUMERIC.has(r.type))) {
+      throw new InvalidQueryError(`${where}: key ${k.left} is ${l.type} on the stream side but ${k.right} is ${r.type} in the table: declare both the same type`);
+    }
+  }
+  if (s.table.kind === 'dynamodb') {
+    const keys = s.on.map((k) => k.right).sort();
+    if (keys.join('\u0000') !== [...s.table.key].sort().join('\u0000')) {
+      throw new InvalidQueryError(`${where}: the table is looked up by its key (${s.table.key.join(', ')}), so \`on\` must name exactly those columns on its side, not ${s.on.map((k) => k.right).join(', ')}`);
+    }
+  }
+  for (const p of s.condition) checkPredicate(p, left, right, where);
+  if (s.type === 'leftSemi') return [...left];
+  const using = s.on.filter((k) => k.using).map((k) => k.left);
+  const usingSet = new Set(using);
+  const rightOthers = right.filter((c) => !usingSet.has(c.name));
+  for (const c of rightOthers) {
+    if (left.some((l) => l.name === c.name)) {
+      throw new InvalidQueryError(`${where}: column ${c.name} is on both sides: rename it on one side (withColumn, select) or join on it by name`);
+    }
+  }
+  return [...using.map((n) => left.find((c) => c.name === n)!), ...left.filter((c) => !usingSet.has(c.name)), ...rightOthers.map((c) => ({ name: c.name, type: c.type }))];
+}
+
+function checkPredicate(p: JoinPredicate, left: readonly ColumnInfo[], right: readonly ColumnInfo[], where: string): void {
+  if ('anyOf' in p) {
+    if (!Array.isArray(p.anyOf) || p.anyOf.length === 0) throw new InvalidQueryError(`${where}: a condition's anyOf must be a non-empty list of predicates`);
+    for (const q of p.anyOf) checkPredicate(q, left, right, where);
+    return;
+  }
+  if (!['=', '!=', '<', '<=', '>', '>='].includes(p.op)) throw new InvalidQueryError(`${where}: condition op ${JSON.stringify(p.op)} is not one of = != < <= > >=`);
+  if (!left.some((c) => c.name === p.column) && !right.some((c) => c.name === p.column)) {
+    throw unknownColumn(p.column, [...left, ...right], `${where} condition`);
+  }
 }
 
 function unknownColumn(name: string, cols: readonly ColumnInfo[], where: string): InvalidQueryError {

@@ -6,6 +6,7 @@ import type { OutputRow, Row } from './ports';
 import { outputValue } from './schema';
 import type { ColumnInfo, StatelessStage } from './query';
 import { EventTimeStats } from './watermark';
+import type { JoinTables } from './join';
 
 export interface StageResult {
   readonly rows: Row[];
@@ -75,6 +76,38 @@ export function applyStages(stages: readonly StatelessStage[], input: readonly R
     out.push(row);
   }
   return { rows: out, maxEventTime, eventTimes };
+}
+
+/** Whether the stages hold a stream-static join (they then run with applyStagesAsync). */
+export function hasJoin(stages: readonly StatelessStage[]): boolean {
+  return stages.some((s) => s.kind === 'join');
+}
+
+/**
+ * The stages over a chunk when they hold joins: the stages between joins as applyStages runs
+ * them, each join over the whole chunk (a lookup table needs the chunk's keys first).
+ */
+export async function applyStagesAsync(stages: readonly StatelessStage[], input: readonly Row[], joins: JoinTables): Promise<StageResult> {
+  const maxEventTime = new Map<string, number>();
+  const eventTimes = new EventTimeStats();
+  let rows = input as Row[];
+  let from = 0;
+  const runSegment = (to: number) => {
+    if (to <= from) return;
+    const r = applyStages(stages.slice(from, to), rows);
+    rows = r.rows;
+    for (const [id, t] of r.maxEventTime) maxEventTime.set(id, Math.max(t, maxEventTime.get(id) ?? -Infinity));
+    eventTimes.merge(r.eventTimes);
+  };
+  for (let i = 0; i < stages.length; i++) {
+    const stage = stages[i];
+    if (stage.kind !== 'join') continue;
+    runSegment(i);
+    rows = await joins.join(stage, rows);
+    from = i + 1;
+  }
+  runSegment(stages.length);
+  return { rows, maxEventTime, eventTimes };
 }
 
 /** Internal row to output row: timestamps and windows as ISO strings, in the plan's column order. */

@@ -3,7 +3,7 @@
  * this file with tsc). Each `@ts-expect-error` line must be a type error, or tsc fails with
  * "Unused '@ts-expect-error' directive"; each `Expect<Equal<...>>` must hold, or it fails too.
  */
-import { avg, count, max, readStream, sessionWindow, sum, window, type RowOf } from '../../lib/api/query';
+import { avg, count, max, readStream, sessionWindow, staticTable, sum, window, type RowOf } from '../../lib/api/query';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 type Expect<T extends true> = T;
@@ -59,3 +59,29 @@ events().filter((r) => r.key > 5);
 // ---- a schema that is not a literal: any column, rows loosely typed (as before the types)
 const ddl: string = 'a STRING, t TIMESTAMP';
 readStream.format('json').schema(ddl).load().groupBy('anything', window('t', '1 minute')).agg(sum('x').as('y')).writeStream.plan();
+
+// ---- a stream-static join: the stream's columns and the table's, string keys once
+const users = staticTable.dynamodb('users', { key: 'key', schema: 'key STRING, country STRING, since TIMESTAMP' });
+const enriched = events().join(users, 'key', 'leftOuter').writeStream.plan();
+type EnrichedRow = RowOf<typeof enriched>;
+export type JoinChecks = [
+  Expect<Equal<keyof EnrichedRow, 'key' | 'event_time' | 'amount' | 'n' | 'ok' | 'country' | 'since'>>,
+  Expect<Equal<EnrichedRow['country'], string | null>>,
+  Expect<Equal<EnrichedRow['since'], string | null>>,
+];
+// leftSemi keeps the stream's columns only
+const semi = events().join(users, 'key', 'leftSemi').writeStream.plan();
+export type SemiChecks = [Expect<Equal<keyof RowOf<typeof semi>, 'key' | 'event_time' | 'amount' | 'n' | 'ok'>>];
+// { left, right } keys output both columns; the joined columns can be aggregated
+const skus = staticTable.rows('sku STRING, price DOUBLE', [{ sku: 'a', price: 1 }]);
+const priced = events()
+  .join(skus, { left: 'key', right: 'sku' })
+  .withWatermark('event_time', '1 minute')
+  .groupBy(window('event_time', '1 minute'), 'sku')
+  .agg(sum('price').as('revenue'))
+  .writeStream.plan();
+export type PricedChecks = [Expect<Equal<keyof RowOf<typeof priced>, 'window' | 'sku' | 'revenue'>>];
+// @ts-expect-error a string key must be a column of both sides
+events().join(skus, 'key');
+// @ts-expect-error the table side of a pair must be one of its columns
+events().join(skus, { left: 'key', right: 'nope' });
