@@ -57,12 +57,14 @@ import { DEFAULT_METRICS_NAMESPACE, METRIC_DIMENSION } from '../aws/lambda/emf';
 import { createPipelineAlarms, createPipelineDashboard, resolvePipelineAlarms, type AlarmName, type AlarmSources, type PipelineAlarmsProps, type ResolvedAlarms } from './alarms';
 import { GRANTED_ACTIONS, cleanPrefix, grantS3, invalid, wholeNumber, type PipelineDefaults, type S3Place } from './binding';
 import { PipelineSink } from './sinks';
+import type { PipelineStaticTable } from './static-tables';
 import { PipelineSource } from './sources';
 
 export { STATE_GROWTH_EXPRESSION, type AlarmName, type PipelineAlarmsProps } from './alarms';
 export { GRANTED_ACTIONS, type PipelineDefaults, type S3Place } from './binding';
 export { PipelineSink, outputColumnTypes, type BoundSink, type FileSinkOptions, type GlueTableOptions, type ParquetSinkOptions } from './sinks';
 export { PipelineSource, type BoundSource, type NewKinesisStreamOptions } from './sources';
+export { PipelineStaticTable } from './static-tables';
 
 // ---------------------------------------------------------------- shared with bin/build-lambda.ts
 
@@ -219,6 +221,14 @@ export interface AvailableNowPipelineProps {
    * @default PipelineSink.s3(): `output/<pipelineName>/batch-<N>.jsonl` in the pipeline bucket
    */
   readonly sink?: PipelineSink;
+  /**
+   * The static tables the query joins (`staticTable.s3` / `staticTable.dynamodb` in the query):
+   * `PipelineStaticTable.s3(bucket, keyOrPrefix)`, `PipelineStaticTable.dynamodb(table)`. Each
+   * grants the role what its adapter sends (s3:GetObject and a prefix-bound s3:ListBucket;
+   * dynamodb:BatchGetItem). A query joining a table not listed here fails with AccessDenied.
+   * @default none
+   */
+  readonly staticTables?: readonly PipelineStaticTable[];
 
   // ---- dead letters
 
@@ -418,6 +428,8 @@ export class AvailableNowPipeline extends Construct {
     this.sourceStream = source.stream;
     this.landingBucket = source.landing?.bucket;
     this.landingPrefix = source.landing?.prefix;
+
+    for (const table of props.staticTables ?? []) table.grant(this.role);
 
     const sink = (props.sink ?? PipelineSink.s3()).bind(this, this.role, defaults);
     this.sinkUri = sink.uri;

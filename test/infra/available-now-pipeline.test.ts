@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { App, CfnElement, Duration, Stack, aws_cloudwatch_actions as actions, aws_dynamodb as dynamodb, aws_kinesis as kinesis, aws_s3 as s3, aws_sns as sns } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { buildSync } from 'esbuild';
-import { AvailableNowPipeline, AvailableNowPipelineProps, DEFAULT_ENTRY, GRANTED_ACTIONS, LAMBDA_BUNDLING, PipelineSink, PipelineSource } from '../../lib/infra/available-now-pipeline';
+import { AvailableNowPipeline, AvailableNowPipelineProps, DEFAULT_ENTRY, GRANTED_ACTIONS, LAMBDA_BUNDLING, PipelineSink, PipelineSource, PipelineStaticTable } from '../../lib/infra/available-now-pipeline';
 import { SUMMARY_METRIC_NAMES } from '../../lib/aws/lambda/emf';
 import { InvalidOptionError } from '../../lib/engine/errors';
 import { parseSinkUri } from '../../lib/aws/pipeline';
@@ -724,5 +724,32 @@ describe('when the source and sink are chosen by their factories', () => {
     // @ts-expect-error the flat source/sink props are gone
     const old: AvailableNowPipelineProps = { sourceType: 'kinesis', sinkTable: undefined };
     expect(old).toBeDefined();
+  });
+});
+
+describe('when the query joins static tables (staticTables)', () => {
+  it('grants each what its adapter sends and nothing more: GetObject and a prefix-bound ListBucket, BatchGetItem', () => {
+    const { template, stack } = synth(
+      {},
+      (st) => ({
+        staticTables: [
+          PipelineStaticTable.s3(s3.Bucket.fromBucketName(st, 'Ref', 'reference-data'), 'reference/products.csv'),
+          PipelineStaticTable.dynamodb(dynamodb.Table.fromTableName(st, 'Customers', 'customers')),
+        ],
+      }),
+      { bundle: false },
+    );
+    const all = statements(template);
+    const partition = stack.partition === 'aws' ? 'aws' : 'AWS::Partition';
+    const find = (action: string) => all.filter((x) => x.actions.includes(action) && x.resources.some((r) => /reference-data|customers/.test(r)));
+    expect(find('s3:GetObject')).toEqual([{ actions: ['s3:GetObject'], resources: [`arn:${partition}:s3:::reference-data/reference/products.csv*`] }]);
+    expect(find('s3:ListBucket')).toEqual([
+      { actions: ['s3:ListBucket'], resources: [`arn:${partition}:s3:::reference-data`], condition: { StringLike: { 's3:prefix': ['reference/products.csv*'] } } },
+    ]);
+    expect(find('dynamodb:BatchGetItem')).toEqual([{ actions: ['dynamodb:BatchGetItem'], resources: [`arn:${partition}:dynamodb:${REGION}:${ACCOUNT}:table/customers`] }]);
+  });
+
+  it('refuses a wildcard in the key', () => {
+    expect(() => PipelineStaticTable.s3({} as s3.IBucket, 'reference/*.csv')).toThrow(/without wildcards/);
   });
 });
