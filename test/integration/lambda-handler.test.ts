@@ -19,6 +19,7 @@ import { readStream, sum } from '../../lib/engine/query';
 import { WINDOWED_TOTALS_SCHEMA } from '../../examples/windowed-totals';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
 import { testClients, testConnection, uniqueName } from '../helpers/stack';
+import { cliEnv } from '../helpers/cli';
 
 jest.setTimeout(60_000);
 
@@ -392,7 +393,6 @@ describe('when the Lambda entry is configured by the environment, as the constru
     const p = pipeline('append');
     await p.drop(SEED_FILES[0]);
     // One key pair for every service, as in a Lambda: the one S3 accepts (s3rver takes only its own).
-    const creds = conn.s3Credentials ?? conn.credentials;
     const entryTable = uniqueName('sluice-entry-state');
     const env: Record<string, string | undefined> = {
       SLUICE_CHECKPOINT_URI: `s3://${p.cfg.checkpoint.bucket}/${p.cfg.checkpoint.prefix}-entry`,
@@ -403,13 +403,7 @@ describe('when the Lambda entry is configured by the environment, as the constru
       SLUICE_METRICS_NAMESPACE: 'SluiceTest',
       SLUICE_PIPELINE_NAME: 'entry-test',
       SLUICE_OUTPUT_MODE: 'append',
-      AWS_REGION: conn.region,
-      AWS_ENDPOINT_URL: undefined,
-      AWS_ENDPOINT_URL_S3: conn.endpoints?.s3,
-      AWS_ENDPOINT_URL_DYNAMODB: conn.endpoints?.dynamodb,
-      AWS_ENDPOINT_URL_KINESIS: conn.endpoints?.kinesis,
-      AWS_ACCESS_KEY_ID: creds?.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: creds?.secretAccessKey,
+      ...cliEnv(conn, 's3'),
     };
     // DynamoDB Local keeps one namespace per access key: create the table as the entry will see it.
     const entryConn = connectionFromEnv(env);

@@ -9,7 +9,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { main } from '../../bin/cli';
+import { runCli } from '../helpers/cli';
 
 const CLI = join(__dirname, '..', '..', 'bin', 'sluice.js');
 
@@ -21,24 +21,8 @@ function sluice(...args: string[]): Promise<{ code: number; stdout: string; stde
   });
 }
 
-/** main(argv) with what it writes to stdout and stderr. */
-async function inProcess(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const out = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => ((stdout += String(chunk)), true));
-  const err = jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((stderr += String(chunk)), true));
-  const log = jest.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void (stdout += `${a.join(' ')}\n`));
-  const error = jest.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void (stderr += `${a.join(' ')}\n`));
-  try {
-    const code = await main(args);
-    return { code, stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-    log.mockRestore();
-    error.mockRestore();
-  }
-}
+/** main(argv) with what it writes to stdout and stderr (the environment as it is). */
+const inProcess = (...args: string[]) => runCli(args, {});
 
 describe('sluice CLI', () => {
   let dir: string;
