@@ -5,7 +5,7 @@
  * dropDuplicatesWithinWatermark(columns) keeps each key until event time + the watermark delay.
  */
 import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateStore } from '../ports';
-import type { StatefulSpec } from '../query';
+import { watermarkTimeOf, type StatefulSpec } from '../query';
 import { BatchMeta, isExpired, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
 import { byId, stateId, statePartition } from './state-id';
@@ -51,7 +51,8 @@ export class DedupOperator implements StatefulOperator {
 
   /** The event time of a row (undefined without a watermarked column). */
   private eventTime(row: Row): number | null | undefined {
-    return this.eventColumn === undefined ? undefined : (row[this.eventColumn] as number | null | undefined);
+    // (a window column is compared with the watermark by its end)
+    return this.eventColumn === undefined ? undefined : watermarkTimeOf(row[this.eventColumn]);
   }
 
   /** Whether a row is late: its event time is at or before the previous batch's watermark. */
