@@ -36,7 +36,10 @@ export class DedupOperator implements StatefulOperator {
   constructor(private readonly dedup: DedupSpec, cfg: OperatorConfig) {
     this.partitions = cfg.statePartitions ?? 1;
     this.columns = dedup.columns ? [...dedup.columns] : cfg.inputColumns.map((c) => c.name);
-    const [first] = [...cfg.watermarks.entries()].filter(([c]) => cfg.inputColumns.some((x) => x.name === c));
+    // The event-time column among the keys when there is one (it times the keys' eviction, as
+    // Spark's state watermark predicate takes it from the keys), else the input's first.
+    const marked = [...cfg.watermarks.entries()].filter(([c]) => cfg.inputColumns.some((x) => x.name === c));
+    const first = marked.find(([c]) => this.columns.includes(c)) ?? marked[0];
     this.eventColumn = first?.[0];
     this.delayMs = first?.[1] ?? 0;
     this.keyTimed = !dedup.withinWatermark && this.eventColumn !== undefined && this.columns.includes(this.eventColumn);
