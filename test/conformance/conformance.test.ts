@@ -11,6 +11,8 @@ import { prepareConformance, runCase } from '../../lib/conformance/runner';
 import { testConnection, uniqueName } from '../helpers/stack';
 
 import { supportedCases } from '../helpers/supported-cases';
+import { kinesisCaseSource } from '../../lib/conformance/kinesis';
+import { isPipelineCase } from '../../lib/conformance/case';
 
 // public cases (cases/ and FORMAT-2's cases-2/, join cases left out until joins land) and ours
 const cases = supportedCases().map(([f, c]) => [basename(f), c] as const);
@@ -38,6 +40,15 @@ describe('when the state has four partitions (writeStream option statePartitions
   });
   it.each(cases)('%s matches its expectations after a crash mid-state', async (_file, c) => {
     const result = await runCase(c, { connection: testConnection(), bucket, stateTable: table, statePartitions: 4, crash: 'mid-state' });
+    expect(compareCase(c, result)).toEqual([]);
+  });
+});
+
+describe('when the chained-operator cases (FORMAT-2 pipelines) read a Kinesis stream', () => {
+  // Each case its own stream of three shards, rows spread by the first operator's keys (kinesis.ts).
+  const pipelines = cases.filter(([, c]) => isPipelineCase(c) && c.expectError === undefined);
+  it.each(pipelines)('%s matches its expectations', async (_file, c) => {
+    const result = await runCase(c, { connection: testConnection(), bucket, stateTable: table, sourceFactory: kinesisCaseSource(testConnection()) });
     expect(compareCase(c, result)).toEqual([]);
   });
 });
