@@ -51,7 +51,7 @@ import { systemClock } from './ports';
 import { ChainedOperator, ColumnInfo, columnsAfter, operatorChain, outputColumns, QueryPlan, StatefulSpec, statefulShape } from './query';
 import { backlogCount, type ProgressDurations, type ProgressListener, type SourceBacklog, type StateOperatorProgress, type StreamingProgress } from './progress';
 import { applyStages, toOutputRow } from './rows';
-import { BatchWatermarks, MaxEventTimes, NO_WATERMARKS, OperatorWatermarks, WatermarkPolicy, watermarkMoved, watermarksAfter } from './watermark';
+import { BatchWatermarks, MaxEventTimes, NO_WATERMARKS, OperatorWatermarks, operatorInputWatermarks, WatermarkPolicy, watermarkMoved, watermarksAfter } from './watermark';
 
 export interface ExecutorDeps {
   readonly plan: QueryPlan;
@@ -233,7 +233,7 @@ interface BatchRead {
 type Accumulator = ReturnType<StatefulOperator['begin']>;
 type OperatorOutput = Awaited<ReturnType<Accumulator['finish']>>;
 
-/** A stateful operator of the plan, built, with what it receives and the columns its stages emit. */
+/** A stateful operator of the plan, built, with what it receives (its columns, its event-time columns) and the stages after it. */
 interface RunningOperator {
   readonly op: StatefulOperator;
   readonly chained: ChainedOperator;
@@ -617,9 +617,10 @@ export class MicroBatchExecutor {
     const t0 = this.clock.now();
     const statsBefore = this.storeStats();
     const id = entry.batchId;
-    // Every operator's input watermarks are the batch's (one input, one watermark stage: FORMAT-2's
-    // derivation gives the global watermark to each); a two-input join will derive its own here.
-    const accs = this.operators.map((o) => o.op.begin({ batchId: id, evictWm: entry.batchWatermarkMs, lateWm: entry.lateWatermarkMs }));
+    // Each operator evicts with its input watermark derived from the batch's and drops late rows with
+    // the one derived from the previous batch's (operatorInputWatermarks).
+    const inputWms = operatorInputWatermarks(watermarksOf(entry), this.operators.length);
+    const accs = this.operators.map((o, i) => o.op.begin({ batchId: id, evictWm: inputWms[i].batchWatermarkMs, lateWm: inputWms[i].lateWatermarkMs }));
     const acc = accs[0] ?? null;
     const sinkCtx: SinkContext = { ...this.sinkContext, queryId, lease: this.currentLease ?? undefined };
     // A stateless batch goes to a sink that takes chunks as it is read (streamToSink): first effect.
