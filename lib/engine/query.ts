@@ -184,7 +184,7 @@ function parseSignedStart(text: string, column: string): number {
   return parseWindowDuration(t, `window startTime for ${column}`, true);
 }
 
-/** `session_window(column, gapDuration)`. */
+/** `session_window(column, gapDuration)`; over an earlier aggregation's window column, over its window_time. */
 export function sessionWindow<Col extends string>(column: Col, gap: string): SessionKey<Col> {
   return { kind: 'session', column, gapMs: parseWindowDuration(gap, `session window gap for ${column}`), text: gap };
 }
@@ -298,7 +298,7 @@ export type OutputRowOf<C extends FrameColumns> = Simplify<{ [K in keyof C]: Out
 export type RowOf<P> = P extends QueryPlan<infer R> ? R : never;
 
 /** What groupBy takes for a frame with columns C. */
-export type GroupArg<C extends FrameColumns> = Names<C> | ColumnKey<Names<C>> | WindowKey<ColumnsOfType<C, 'TIMESTAMP' | 'WINDOW'>> | SessionKey<ColumnsOfType<C, 'TIMESTAMP'>>;
+export type GroupArg<C extends FrameColumns> = Names<C> | ColumnKey<Names<C>> | WindowKey<ColumnsOfType<C, 'TIMESTAMP' | 'WINDOW'>> | SessionKey<ColumnsOfType<C, 'TIMESTAMP' | 'WINDOW'>>;
 type KeyColumn<C extends FrameColumns, K> = K extends WindowKey<string>
   ? { window: 'WINDOW' }
   : K extends SessionKey<string>

@@ -6,7 +6,7 @@
 import { CheckpointMismatchError, InvalidQueryError } from '../../lib/engine/errors';
 import { shapeFingerprint } from '../../lib/engine/executor';
 import { CRASH_POINTS } from '../../lib/engine/testing/crash';
-import { col, count, readStream, statefulShape, sum, window, windowEnd, windowOf, windowStart, windowTime, renamed } from '../../lib/engine/query';
+import { col, count, readStream, sessionWindow, statefulShape, sum, window, windowEnd, windowOf, windowStart, windowTime, renamed } from '../../lib/engine/query';
 import type { StreamingProgress } from '../../lib/engine/progress';
 import { createTestRunner } from './engine-factories';
 
@@ -170,5 +170,24 @@ describe("when a select takes a window's parts (FORMAT-2's select items)", () =>
 
   it('refuses a window part of a column that is not a window', () => {
     expect(() => readStream.format('json').schema(SCHEMA).load().select(windowEnd('t', 'end')).writeStream.plan()).toThrow(/windowEnd\(t\) needs a window column/);
+  });
+});
+
+describe('when a session window is taken over an earlier aggregation’s window', () => {
+  it('opens each session at the window_time of the window (its end − 1 µs)', async () => {
+    // a@1, b@6, c@7, d@40 counted per 5 s: [0,5) 1, [5,10) 2, [40,45) 1. Sessions of 3 s gap over
+    // their window_times 4.999 s and 9.999 s: 9.999 > 4.999 + 3, so two sessions, [4.999, 7.999)
+    // of 1 and [9.999, 12.999) of 2.
+    const plan = events()
+      .groupBy(window('t', '5 seconds')).count()
+      .groupBy(sessionWindow('window', '3 seconds')).agg(sum('count').as('events'))
+      .writeStream.plan();
+    const t = createTestRunner(plan);
+    t.drop([{ id: 'a', t: sec(1), amount: 1 }, { id: 'b', t: sec(6), amount: 1 }, { id: 'c', t: sec(7), amount: 1 }, { id: 'd', t: sec(40), amount: 1 }]);
+    const r = await t.run();
+    // watermark 40 s: both sessions (ending 7.999 s and 12.999 s) close; [40,45) stays in op0
+    const rows = r.batches.flatMap((b) => b.rows).sort((x, y) => ((x.session_window as { start: string }).start < (y.session_window as { start: string }).start ? -1 : 1));
+    expect(rows.map((row) => row.events)).toEqual([1, 2]);
+    expect(rows.map((row) => (row.session_window as { start: string }).start)).toEqual(['2026-10-01T12:00:04.999Z', '2026-10-01T12:00:09.999Z']);
   });
 });
