@@ -23,6 +23,12 @@ import {
   JoinPredicate,
   StaticTable,
   staticTable,
+  ProjectItem,
+  renamed,
+  windowEnd,
+  windowOf,
+  windowStart,
+  windowTime,
 } from '../engine/query';
 
 /** A stage of a FORMAT-2 `pipeline`: exactly one of these keys. */
@@ -157,7 +163,7 @@ function applyStage(c: ConformanceCase, frame: StreamFrame, stage: CaseStage, ta
   }
   if (stage.select) {
     if (stage.select.every((i) => typeof i === 'string')) return frame.select(...(stage.select as string[]));
-    throw new InvalidQueryError(`case ${c.name}: a select item other than a column name (${JSON.stringify(stage.select.find((i) => typeof i !== 'string'))}) is not supported by sluice yet`);
+    return frame.select(...stage.select.map((i) => selectItem(c, i)));
   }
   if (stage.join) {
     const j = stage.join;
@@ -168,6 +174,35 @@ function applyStage(c: ConformanceCase, frame: StreamFrame, stage: CaseStage, ta
     return frame.join(tables(j.with, t), j.on, j.type, { condition: (j.condition ?? []) as JoinPredicate[] });
   }
   throw new InvalidQueryError(`case ${c.name}: stage ${JSON.stringify(stage)} is not a stage of FORMAT-2.md`);
+}
+
+/** A FORMAT-2 select item: a name, {as, column}, {as, window}, {as, windowStart | windowEnd | windowTime}. */
+function selectItem(c: ConformanceCase, item: string | Record<string, unknown>): string | ProjectItem {
+  if (typeof item === 'string') return item;
+  const keys = Object.keys(item).filter((k) => k !== 'as');
+  const as = item.as;
+  const bad = () => new InvalidQueryError(`case ${c.name}: select item ${JSON.stringify(item)} is not a column name or {"as", one of column, window, windowStart, windowEnd, windowTime}: see FORMAT-2.md`);
+  if (typeof as !== 'string' || keys.length !== 1) throw bad();
+  const v = item[keys[0]];
+  switch (keys[0]) {
+    case 'column':
+      if (typeof v !== 'string') throw bad();
+      return renamed(v, as);
+    case 'window': {
+      const w = v as { column?: unknown; duration?: unknown; startTime?: unknown };
+      if (!w || typeof w.column !== 'string' || typeof w.duration !== 'string' || Object.keys(w).some((k) => !['column', 'duration', 'startTime'].includes(k))) throw bad();
+      return windowOf(window(w.column, w.duration, undefined, w.startTime as string | undefined), as);
+    }
+    case 'windowStart':
+    case 'windowEnd':
+    case 'windowTime': {
+      if (typeof v !== 'string') throw bad();
+      const f = keys[0] === 'windowStart' ? windowStart : keys[0] === 'windowEnd' ? windowEnd : windowTime;
+      return f(v, as);
+    }
+    default:
+      throw bad();
+  }
 }
 
 export function stepFiles(step: CaseStep): Array<Array<Record<string, unknown>>> {

@@ -3,7 +3,8 @@
  * (`sluice conformance run --source kinesis CASE.json...`): each case gets its own stream of
  * three shards, and each of a step's files is put as records, one record per row.
  *
- * Rows are spread over the shards by partition key, as a producer partitions by entity:
+ * Rows are spread over the shards by partition key, as a producer partitions by entity (by the
+ * first stateful operator's keys in a chain: the later ones see its output, not the stream's order):
  * - dropDuplicates: the dedup columns' values, so that the first of two duplicates in a step is
  *   still read first (rows of one key share a shard, whose order is the put order);
  * - aggregations grouped by columns: those columns' values, so per-group order holds;

@@ -50,16 +50,15 @@ export function stepFromBatches(
 
 /**
  * A FORMAT-2 pipeline case's result carries stateRows as a list and always has droppedByStage,
- * one entry per stateful stage (a query of today's engine has at most one).
+ * one entry per stateful stage in plan order: the run's figures per operator (RunReport's
+ * stateRowsByOperator, the step's late rows per operator).
  */
-export function asPipelineStep(plan: Pick<QueryPlan, 'stateful'>, step: StepResult): StepResult {
+export function asPipelineStep(plan: Pick<QueryPlan, 'operators'>, step: StepResult, perStage: { stateRows?: readonly number[]; droppedByStage: readonly number[] }): StepResult {
   if (Array.isArray(step.stateRows)) return step;
-  const stages = plan.stateful ? 1 : 0;
-  return {
-    ...step,
-    stateRows: stages ? [step.stateRows] : [],
-    droppedByStage: stages ? [step.droppedByWatermark] : [],
-  };
+  const stages = plan.operators.length;
+  const stateRows = perStage.stateRows ? [...perStage.stateRows] : stages ? [step.stateRows, ...new Array<number>(stages - 1).fill(0)] : [];
+  const droppedByStage = Array.from({ length: stages }, (_, i) => perStage.droppedByStage[i] ?? 0);
+  return { ...step, stateRows, droppedByStage };
 }
 
 /** The step result from a run report and the rows the sink durably holds for its batches. */
@@ -68,10 +67,28 @@ export function stepResult(plan: QueryPlan, report: RunReport, sinkRows: Map<num
   return stepFromBatches(plan, batches, report);
 }
 
-/** Input rows a batch dropped as late, from its progress report (Spark's stateOperators). */
+/** The late rows of a run's batches per operator, summed (BatchReport.droppedByOperator). */
+export function droppedByStageInReport(plan: Pick<QueryPlan, 'operators'>, report: RunReport): number[] {
+  const out = new Array<number>(plan.operators.length).fill(0);
+  for (const b of report.batches) (b.droppedByOperator ?? []).forEach((n, i) => (out[i] += n));
+  return out;
+}
+
+type ProgressOperators = { stateOperators?: Array<{ numRowsDroppedByWatermark?: number }> } | null;
+
+/** Input rows a batch dropped as late, from its progress report (Spark's stateOperators): over every operator. */
 export function droppedInProgress(progress: Json | null): number {
-  const p = progress as { stateOperators?: Array<{ numRowsDroppedByWatermark?: number }> } | null;
-  return p?.stateOperators?.[0]?.numRowsDroppedByWatermark ?? 0;
+  return droppedByStageInProgress(progress).reduce((a, b) => a + b, 0);
+}
+
+/** Rows a batch dropped as late per stateful operator, in plan order, from its progress report. */
+export function droppedByStageInProgress(progress: Json | null): number[] {
+  return ((progress as ProgressOperators)?.stateOperators ?? []).map((o) => o.numRowsDroppedByWatermark ?? 0);
+}
+
+/** Adds a batch's per-operator figures into a step's. */
+export function addPerStage(total: number[], batch: readonly number[]): void {
+  batch.forEach((n, i) => (total[i] = (total[i] ?? 0) + n));
 }
 
 function isTimestampText(v: unknown): v is string {

@@ -20,7 +20,7 @@ import { randomUUID } from 'node:crypto';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { caseToPlan, CaseStaticTables, ConformanceCase, isPipelineCase, stepFiles } from './case';
 import { staticTable } from '../engine/query';
-import { asPipelineStep, CaseResult, droppedInProgress, StepResult, stepFromBatches } from './results';
+import { addPerStage, asPipelineStep, CaseResult, droppedByStageInProgress, StepResult, stepFromBatches } from './results';
 import type { CrashPlan, CrashPoint } from '../engine/testing/crash';
 import { InjectedCrash, SluiceError } from '../engine/errors';
 import type { Clock, OutputRow, Source } from '../engine/ports';
@@ -168,15 +168,16 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
       // What is durable: the step's batches are those committed since the previous step.
       const head = await built.checkpoint.head();
       const batches: Array<{ batchId: number; rows: OutputRow[] }> = [];
-      let dropped = 0;
+      const droppedByStage: number[] = [];
       const held = await readBatches(lastCommitted, head.latestCommitBatch);
       for (let id = lastCommitted + 1; id <= head.latestCommitBatch; id++) {
         batches.push({ batchId: id, rows: held.get(id) ?? [] });
-        dropped += droppedInProgress(await built.checkpoint.readProgress(id));
+        addPerStage(droppedByStage, droppedByStageInProgress(await built.checkpoint.readProgress(id)));
       }
       lastCommitted = head.latestCommitBatch;
+      const dropped = droppedByStage.reduce((a, b) => a + b, 0);
       const result = stepFromBatches(plan, batches, { watermark: report.watermark, stateRows: report.stateRows, droppedByWatermark: dropped });
-      steps.push(isPipelineCase(c) ? asPipelineStep(plan, result) : result);
+      steps.push(isPipelineCase(c) ? asPipelineStep(plan, result, { stateRows: report.stateRowsByOperator, droppedByStage }) : result);
     }
   } catch (e) {
     const msg = e instanceof SluiceError ? e.message : `${(e as Error).name}: ${(e as Error).message}`;

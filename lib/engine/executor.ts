@@ -6,8 +6,8 @@
  *
  *     plan end offsets (rate limits)
  *     write offsets/N {offsets, batchWatermarkMs, lateWatermarkMs, batchTimestampMs}   ◀─ before reading
- *     read ─▶ stateless stages ─▶ stateful operator (evict with batchWatermarkMs,
- *                                                      drop late rows with lateWatermarkMs)
+ *     read ─▶ stateless stages ─▶ operator op0 ─▶ stages ─▶ op1 ─▶ ... (each evicts with its
+ *       input watermark from batchWatermarkMs, drops late rows with the one from lateWatermarkMs)
  *     dead letters, late rows ─▶ sink.addBatch(N) ─▶ state.commit(version N)
  *     ─▶ write progress/N ─▶ write commits/N                                             ◀─ after effects
  *
@@ -49,11 +49,11 @@ import type {
   StaticTables,
 } from './ports';
 import { systemClock } from './ports';
-import { ColumnInfo, columnsAfter, outputColumns, QueryPlan, statefulShape } from './query';
+import { ChainedOperator, ColumnInfo, columnsAfter, operatorChain, outputColumns, QueryPlan, StatefulSpec, statefulShape } from './query';
 import { backlogCount, type ProgressDurations, type ProgressListener, type SourceBacklog, type StateOperatorProgress, type StreamingProgress } from './progress';
 import { applyStages, applyStagesAsync, hasJoin, StageResult, toOutputRow } from './rows';
-import { JoinTables } from './join';
-import { BatchWatermarks, MaxEventTimes, NO_WATERMARKS, OperatorWatermarks, WatermarkPolicy, watermarkMoved, watermarksAfter } from './watermark';
+import { JoinTables, planStages } from './join';
+import { BatchWatermarks, MaxEventTimes, NO_WATERMARKS, OperatorWatermarks, operatorInputWatermarks, WatermarkPolicy, watermarkMoved, watermarksAfter } from './watermark';
 
 export interface ExecutorDeps {
   readonly plan: QueryPlan;
@@ -119,6 +119,10 @@ export interface BatchReport {
   readonly droppedByWatermark: number;
   readonly deadLetters: number;
   readonly stateRows: number;
+  /** State rows of each stateful operator after the batch, in plan order (stateRows is their total). */
+  readonly stateRowsByOperator?: number[];
+  /** Rows each stateful operator dropped as late, in plan order (droppedByWatermark is their total). */
+  readonly droppedByOperator?: number[];
   readonly durationMs: number;
 }
 
@@ -137,6 +141,8 @@ export interface RunReport {
   readonly droppedByWatermark: number;
   readonly deadLetters: number;
   readonly stateRows: number;
+  /** State rows of each stateful operator after the run, in plan order (stateRows is their total); the executor always fills it. */
+  readonly stateRowsByOperator?: number[];
   /** Files or records still waiting when the run stopped early (0 when it finished). */
   readonly backlogLeft: number;
   readonly message?: string;
@@ -170,6 +176,7 @@ interface Progress {
   watermarks: BatchWatermarks;
   operatorWatermarksMs: OperatorWatermarks;
   stateRows: number;
+  stateRowsByOperator: number[];
   hasCommit: boolean;
   /** The last batch's planned timestamp (inputRowsPerSecond's interval starts there), null before the first. */
   lastBatchTimestampMs: number | null;
@@ -189,8 +196,9 @@ interface BatchStart {
 }
 
 /** The progress a run starts from: after its checkpoint's last commit, or from nothing. */
-function progressAfter(last: CommitEntry | null, latestCommitBatch: number): Progress {
+function progressAfter(last: CommitEntry | null, latestCommitBatch: number, operators: number): Progress {
   return {
+    stateRowsByOperator: stateRowsOf(last, operators),
     nextBatchId: latestCommitBatch + 1,
     offsets: last ? last.offsets[0] : null,
     watermarks: last ? watermarksAfter(last) : NO_WATERMARKS,
@@ -201,6 +209,14 @@ function progressAfter(last: CommitEntry | null, latestCommitBatch: number): Pro
     // A checkpoint written before idleTimeout was set: count the idle time from its last commit.
     lastInputAtMs: last ? (last.lastInputAtMs ?? last.committedAtMs) : null,
   };
+}
+
+/** Each operator's state rows after a commit (a one-operator commit has only the total). */
+function stateRowsOf(commit: CommitEntry | null, operators: number): number[] {
+  if (commit?.stateRowsByOperator && commit.stateRowsByOperator.length === operators) return [...commit.stateRowsByOperator];
+  const out = new Array<number>(operators).fill(0);
+  if (operators > 0) out[0] = commit?.stateRows ?? 0;
+  return out;
 }
 
 /** The watermarks an offset-log entry runs its batch with. */
@@ -221,6 +237,18 @@ interface BatchRead {
 type Accumulator = ReturnType<StatefulOperator['begin']>;
 type OperatorOutput = Awaited<ReturnType<Accumulator['finish']>>;
 
+/** A stateful operator of the plan, built, with what it receives (its columns, its event-time columns) and the stages after it. */
+interface RunningOperator {
+  readonly op: StatefulOperator;
+  readonly chained: ChainedOperator;
+}
+
+/** What the batch's operators produced: the last stage's rows, and each operator's own output. */
+interface ChainOutput {
+  readonly rows: Row[];
+  readonly perOperator: OperatorOutput[];
+}
+
 /** The source's chunks, or its whole read as one chunk when it has no chunked read. */
 async function* readChunks(source: Source, batchId: number, start: Json | null, end: Json, options: ReadOptions): AsyncIterable<ReadResult> {
   if (source.readChunks) yield* source.readChunks(batchId, start, end, options);
@@ -232,13 +260,8 @@ async function* readChunks(source: Source, batchId: number, start: Json | null, 
  * keys are WINDOW (their rows hold `{start, end}`), unless a later stage replaced the column.
  */
 export function outputColumnTypes(plan: QueryPlan): Record<string, OutputColumnType> {
-  const emitted = outputColumns(plan);
-  const st = plan.stateful;
-  const windowNames = new Set<string>(st && st.kind === 'aggregate' ? st.keys.filter((k) => k.kind !== 'column').map((k) => (k.kind === 'window' ? 'window' : 'session_window')) : []);
-  // columnsAfter keeps a column's ColumnInfo object unless a stage replaced it: identity tells.
-  const windows = new Set(emitted.filter((c) => windowNames.has(c.name)));
   const out: Record<string, OutputColumnType> = {};
-  for (const c of columnsAfter(emitted, plan.post)) out[c.name] = windows.has(c) ? 'WINDOW' : c.type;
+  for (const c of columnsAfter(outputColumns(plan), plan.post)) out[c.name] = c.window ? 'WINDOW' : c.type;
   return out;
 }
 
@@ -269,7 +292,8 @@ const LATE_ROW_REASON = 'older than the watermark: its window or event time is a
 
 export class MicroBatchExecutor {
   private readonly plan: QueryPlan;
-  private readonly operator: StatefulOperator | null;
+  /** The stateful operators in plan order (op0, op1, ...). */
+  private readonly operators: RunningOperator[];
   private readonly inColumns: ColumnInfo[];
   private readonly outColumns: ColumnInfo[];
   private readonly clock: Clock;
@@ -298,18 +322,18 @@ export class MicroBatchExecutor {
     this.fingerprint = shapeFingerprint(this.shape);
     this.inColumns = columnsAfter(this.plan.source.schema.columns, this.plan.stages);
     this.watermarks = new WatermarkPolicy(this.plan);
-    const delaysByColumn = new Map<string, number>();
-    for (const stage of this.plan.stages) if (stage.kind === 'watermark') delaysByColumn.set(stage.column, stage.delayMs);
-    this.operator = this.plan.stateful
-      ? createOperator(this.plan.stateful, { operatorId: 'op0', outputMode: this.plan.outputMode, inputColumns: this.inColumns, watermarks: delaysByColumn, statePartitions: this.plan.statePartitions })
-      : null;
+    // each operator with its own input columns and event-time columns (its marks)
+    this.operators = operatorChain(this.plan).operators.map((chained) => ({
+      chained,
+      op: createOperator(chained.spec, { operatorId: chained.operatorId, outputMode: this.plan.outputMode, inputColumns: chained.inputColumns, watermarks: chained.marks, statePartitions: this.plan.statePartitions }),
+    }));
     this.outColumns = columnsAfter(outputColumns(this.plan), this.plan.post);
     this.readOptions = { columns: columnsRead(this.plan, deps.lateRows !== undefined) };
     JoinTables.check(this.plan, deps.staticTables);
   }
 
   get sinkContext(): Omit<SinkContext, 'queryId'> {
-    const stateful = this.plan.stateful;
+    const stateful = this.operators.length ? this.operators[this.operators.length - 1].chained.spec : null;
     const keyColumns =
       stateful && stateful.kind === 'aggregate'
         ? stateful.keys.map((k) => (k.kind === 'column' ? k.name : k.kind === 'window' ? 'window' : 'session_window'))
@@ -321,7 +345,7 @@ export class MicroBatchExecutor {
   /** Runs availableNow: everything present at the start, then stop. */
   async run(opts: RunOptions = {}): Promise<RunReport> {
     // Static tables are read (or looked up) once per run: a new run sees the table as it is now.
-    if (hasJoin(this.plan.stages) || hasJoin(this.plan.post)) this.joins = new JoinTables(this.deps.staticTables);
+    if (hasJoin(planStages(this.plan))) this.joins = new JoinTables(this.deps.staticTables);
     let handle: LeaseHandle | null = null;
     if (this.deps.lease) {
       handle = await this.deps.lease.acquire(this.owner, this.leaseMs);
@@ -347,13 +371,20 @@ export class MicroBatchExecutor {
   private emptyReport(queryId: string, stoppedBy: StopReason, message?: string): RunReport {
     return {
       queryId, queryName: this.plan.name, stoppedBy, batches: [], watermarkMs: 0, watermark: new Date(0).toISOString(),
-      rowsIn: 0, rowsOut: 0, droppedByWatermark: 0, deadLetters: 0, stateRows: 0, backlogLeft: 0, progress: [], message,
+      rowsIn: 0, rowsOut: 0, droppedByWatermark: 0, deadLetters: 0, stateRows: 0, stateRowsByOperator: this.operators.map(() => 0), backlogLeft: 0, progress: [], message,
     };
   }
 
-  /** A no-data batch is due when the watermark moved past the last batch's and the operator can evict or emit. */
+  /**
+   * A no-data batch is due when the watermark moved past the last batch's and some operator can
+   * evict or emit (every operator's input watermark is the global one: one input, one watermark stage).
+   */
   private noDataBatchDue(progress: Progress): boolean {
-    return this.operator !== null && this.operator.runsNoDataBatches && progress.hasCommit && watermarkMoved(progress.watermarks);
+    return this.runsNoDataBatches() && progress.hasCommit && watermarkMoved(progress.watermarks);
+  }
+
+  private runsNoDataBatches(): boolean {
+    return this.operators.some((o) => o.op.runsNoDataBatches);
   }
 
   /**
@@ -369,7 +400,7 @@ export class MicroBatchExecutor {
    */
   private idleWatermark(progress: Progress): number | null {
     const timeoutMs = this.plan.idleTimeoutMs;
-    if (timeoutMs === undefined || !this.operator || !this.operator.runsNoDataBatches || !progress.hasCommit) return null;
+    if (timeoutMs === undefined || !this.runsNoDataBatches() || !progress.hasCommit) return null;
     if (progress.stateRows === 0 || progress.lastInputAtMs === null) return null;
     const idleMs = this.clock.now() - progress.lastInputAtMs;
     if (idleMs < timeoutMs || Object.keys(progress.operatorWatermarksMs).length === 0) return null;
@@ -386,7 +417,7 @@ export class MicroBatchExecutor {
       if (!last) throw new CheckpointMismatchError(`checkpoint ${checkpoint.description} lists commits/${head.latestCommitBatch} but it cannot be read: restore it from a backup or start a new checkpoint location`);
     }
     const queryId = await this.checkShape(last, head.metadata);
-    const progress = progressAfter(last, head.latestCommitBatch);
+    const progress = progressAfter(last, head.latestCommitBatch, this.operators.length);
     await this.keepStateAlive(last);
     const reports: BatchReport[] = [];
     const records: StreamingProgress[] = [];
@@ -414,7 +445,7 @@ export class MicroBatchExecutor {
     if (head.latestOffsetBatch >= progress.nextBatchId && deadlineNear()) {
       this.log({ event: 'replay-deferred', batchId: progress.nextBatchId });
       const backlogLeft = source.backlog ? backlogCount(await source.backlog(progress.offsets, await source.latestOffset(progress.offsets))) : 0;
-      return { ...this.emptyReport(queryId, 'deadline'), watermarkMs: progress.watermarks.batchWatermarkMs, watermark: new Date(progress.watermarks.batchWatermarkMs).toISOString(), stateRows: progress.stateRows, backlogLeft };
+      return { ...this.emptyReport(queryId, 'deadline'), watermarkMs: progress.watermarks.batchWatermarkMs, watermark: new Date(progress.watermarks.batchWatermarkMs).toISOString(), stateRows: progress.stateRows, stateRowsByOperator: [...progress.stateRowsByOperator], backlogLeft };
     }
     if (head.latestOffsetBatch >= progress.nextBatchId) {
       const start = batchStart();
@@ -487,6 +518,7 @@ export class MicroBatchExecutor {
       droppedByWatermark: sum((b) => b.droppedByWatermark),
       deadLetters: sum((b) => b.deadLetters),
       stateRows: progress.stateRows,
+      stateRowsByOperator: [...progress.stateRowsByOperator],
       backlogLeft,
       progress: records,
     };
@@ -503,7 +535,7 @@ export class MicroBatchExecutor {
   private checkReplayAge(entry: OffsetEntry): void {
     const { state, sink } = this.deps;
     const kept = [
-      ...(this.operator && state.retentionMs !== undefined ? [{ ms: state.retentionMs, what: `${state.description} keeps the state versions a replay reads`, fix: 'restore the state table (point-in-time recovery) to before then and run again' }] : []),
+      ...(this.operators.length && state.retentionMs !== undefined ? [{ ms: state.retentionMs, what: `${state.description} keeps the state versions a replay reads`, fix: 'restore the state table (point-in-time recovery) to before then and run again' }] : []),
       ...(sink.retentionMs !== undefined ? [{ ms: sink.retentionMs, what: `${sink.description} keeps the records that make its replay skip what it wrote`, fix: 'restore the sink table (point-in-time recovery) to before then and run again' }] : []),
     ].sort((a, b) => a.ms - b.ms);
     if (!kept.length) return;
@@ -524,10 +556,10 @@ export class MicroBatchExecutor {
    */
   private async keepStateAlive(last: CommitEntry | null): Promise<void> {
     const { state } = this.deps;
-    if (!this.operator || !last || !state.keepAlive || state.keepAliveAfterMs === undefined) return;
+    if (!this.operators.length || !last || !state.keepAlive || state.keepAliveAfterMs === undefined) return;
     if (this.clock.now() - last.committedAtMs < state.keepAliveAfterMs) return;
     this.log({ event: 'state-keep-alive', batchId: last.batchId, idleMs: this.clock.now() - last.committedAtMs });
-    await state.keepAlive(this.operator.spec, last.batchId, this.currentLease ?? undefined);
+    for (const o of this.operators) await state.keepAlive(o.op.spec, last.batchId, this.currentLease ?? undefined);
   }
 
   /** Renews the lease between batches once half of it has gone by. */
@@ -594,26 +626,37 @@ export class MicroBatchExecutor {
     const t0 = this.clock.now();
     const statsBefore = this.storeStats();
     const id = entry.batchId;
-    const acc = this.operator ? this.operator.begin({ batchId: id, evictWm: entry.batchWatermarkMs, lateWm: entry.lateWatermarkMs }) : null;
+    // Each operator evicts with its input watermark derived from the batch's and drops late rows with
+    // the one derived from the previous batch's (operatorInputWatermarks).
+    const inputWms = operatorInputWatermarks(watermarksOf(entry), this.operators.length);
+    const accs = this.operators.map((o, i) => o.op.begin({ batchId: id, evictWm: inputWms[i].batchWatermarkMs, lateWm: inputWms[i].lateWatermarkMs }));
+    const acc = accs[0] ?? null;
     const sinkCtx: SinkContext = { ...this.sinkContext, queryId, lease: this.currentLease ?? undefined };
     // A stateless batch goes to a sink that takes chunks as it is read (streamToSink): first effect.
     // Its getBatch time then includes the sink's writes.
     const streamed = !acc && !noData && this.deps.sink.addBatchChunks ? await this.streamToSink(entry, sinkCtx) : null;
     const read = streamed ?? (noData ? emptyRead() : await this.read(entry, acc));
     const tRead = this.clock.now();
-    const result: OperatorOutput = acc ? await acc.finish(this.deps.state) : { rows: read.rows, changes: [], late: [], stateRowsDelta: 0 };
-    // Before any effect: a change the store cannot hold fails the batch here, not after the sink.
-    if (this.operator && result.changes.length && this.deps.state.check) await this.deps.state.check(this.operator.spec, id, result.changes);
-    const output = streamed ? (streamed.rows as OutputRow[]) : (this.joins ? await this.runStages(this.plan.post, result.rows) : applyStages(this.plan.post, result.rows)).rows.map((r) => toOutputRow(r, this.outColumns));
+    const result: ChainOutput = acc ? await this.runOperators(accs) : { rows: read.rows, perOperator: [] };
+    // Before any effect: a change a store cannot hold fails the batch here, not after the sink.
+    if (this.deps.state.check) {
+      for (let i = 0; i < this.operators.length; i++) {
+        const changes = result.perOperator[i].changes;
+        if (changes.length) await this.deps.state.check(this.operators[i].op.spec, id, changes);
+      }
+    }
+    const output = streamed ? (streamed.rows as OutputRow[]) : result.rows.map((r) => toOutputRow(r, this.outColumns));
 
     await this.writeDeadLetters(id, read.deadLetters);
-    await this.writeLateRows(entry, result.late);
+    await this.writeLateRows(entry, result.perOperator);
     if (!streamed) await this.deps.sink.addBatch(id, output, sinkCtx);
     const tAdd = this.clock.now();
-    await this.commitState(id, result.changes);
+    const commitTimes = await this.commitState(id, result.perOperator);
     const tState = this.clock.now();
 
-    const commit = this.commitEntry(queryId, entry, progress, read, progress.stateRows + result.stateRowsDelta);
+    const stateRowsByOperator = this.operators.map((_, i) => progress.stateRowsByOperator[i] + result.perOperator[i].stateRowsDelta);
+    const droppedByOperator = result.perOperator.map((r) => r.late.length);
+    const commit = this.commitEntry(queryId, entry, progress, read, stateRowsByOperator);
     const durationMs = this.clock.now() - t0;
     const report: BatchReport = {
       batchId: id,
@@ -624,17 +667,20 @@ export class MicroBatchExecutor {
       rows: this.collectRows ? output : [],
       batchWatermarkMs: entry.batchWatermarkMs,
       nextWatermarkMs: commit.nextBatchWatermarkMs,
-      droppedByWatermark: result.late.length,
+      droppedByWatermark: droppedByOperator.reduce((a, b) => a + b, 0),
       deadLetters: read.deadLetters.length,
       stateRows: commit.stateRows!,
+      stateRowsByOperator,
+      droppedByOperator,
       durationMs,
     };
     const backlog = start.target !== undefined && this.deps.source.backlog ? await this.deps.source.backlog(commit.offsets[0], start.target) : undefined;
     const record = this.progressRecord(ids, entry, progress, report, read, {
       start,
       durations: { getBatch: tRead - t0, addBatch: tAdd - tRead, stateCommit: tState - tAdd },
-      changes: result.changes,
-      numLateRowsKept: this.deps.lateRows ? result.late.length : 0,
+      perOperator: result.perOperator,
+      commitTimes,
+      numLateRowsKept: this.deps.lateRows ? report.droppedByWatermark : 0,
       storeStats: diffStats(statsBefore, this.storeStats()),
       backlog,
     });
@@ -651,9 +697,27 @@ export class MicroBatchExecutor {
     return { report, record: { ...record, durationMs: { ...record.durationMs, commitOffsets } } };
   }
 
+  /**
+   * The batch's operators in plan order: op0 has taken the batch's rows as they were read; each
+   * next one takes what the one before emitted, after the stateless stages between them. Each
+   * reads its state at version N−1 (nothing is committed before all of them finished).
+   */
+  private async runOperators(accs: Accumulator[]): Promise<ChainOutput> {
+    const perOperator: OperatorOutput[] = [];
+    let rows: Row[] = [];
+    for (let i = 0; i < accs.length; i++) {
+      if (i > 0 && rows.length) accs[i].add(rows);
+      const out = await accs[i].finish(this.deps.state);
+      perOperator.push(out);
+      const post = this.operators[i].chained.post;
+      rows = (this.joins ? await this.runStages(post, out.rows) : applyStages(post, out.rows)).rows;
+    }
+    return { rows, perOperator };
+  }
+
   /** The state store's counters now (StateStore.stats), numbers only; null when it keeps none. */
   private storeStats(): Record<string, number> | null {
-    if (!this.operator || !this.deps.state.stats) return null;
+    if (!this.operators.length || !this.deps.state.stats) return null;
     const out: Record<string, number> = {};
     for (const [k, v] of Object.entries(this.deps.state.stats())) if (typeof v === 'number' && Number.isFinite(v)) out[k] = v;
     return out;
@@ -734,20 +798,35 @@ export class MicroBatchExecutor {
     await this.deps.deadLetters.write(batchId, 'malformed', deadLetters.map((d) => ({ source: { ...d.source }, raw: d.raw, reason: d.reason, batchId })));
   }
 
-  /** The late-data side output: every row the watermark dropped, with the watermark that did. */
-  private async writeLateRows(entry: OffsetEntry, late: readonly Row[]): Promise<void> {
-    if (!this.deps.lateRows || late.length === 0) return;
+  /**
+   * The late-data side output: every row the watermark dropped, at any operator, with the
+   * watermark that did, as that operator received it (one write a batch, in plan order).
+   */
+  private async writeLateRows(entry: OffsetEntry, perOperator: readonly OperatorOutput[]): Promise<void> {
+    if (!this.deps.lateRows || !perOperator.some((o) => o.late.length)) return;
     const watermark = new Date(entry.lateWatermarkMs).toISOString();
-    await this.deps.lateRows.write(entry.batchId, 'late', late.map((r) => ({ row: toOutputRow(r, this.inColumns), reason: LATE_ROW_REASON, watermark, batchId: entry.batchId })));
+    const many = this.operators.length > 1;
+    const records = perOperator.flatMap((o, i) =>
+      o.late.map((r) => ({ row: toOutputRow(r, this.operators[i].chained.inputColumns), reason: LATE_ROW_REASON, watermark, batchId: entry.batchId, ...(many ? { operatorId: this.operators[i].chained.operatorId } : {}) })),
+    );
+    await this.deps.lateRows.write(entry.batchId, 'late', records);
   }
 
-  /** State version N: the batch's changes (none: nothing to write). */
-  private async commitState(batchId: number, changes: StateChange[]): Promise<void> {
-    if (this.operator && changes.length) await this.deps.state.commit(this.operator.spec, batchId, changes, this.currentLease ?? undefined);
+  /** State version N of every operator: its changes (none: nothing to write); each one's commit time. */
+  private async commitState(batchId: number, perOperator: readonly OperatorOutput[]): Promise<number[]> {
+    const times: number[] = [];
+    for (let i = 0; i < perOperator.length; i++) {
+      const t = this.clock.now();
+      const changes = perOperator[i].changes;
+      if (changes.length) await this.deps.state.commit(this.operators[i].op.spec, batchId, changes, this.currentLease ?? undefined);
+      times.push(this.clock.now() - t);
+    }
+    return times;
   }
 
   /** commits/N: the end offsets and the watermarks the next batch runs with. */
-  private commitEntry(queryId: string, entry: OffsetEntry, progress: Progress, read: BatchRead, stateRows: number): CommitEntry {
+  private commitEntry(queryId: string, entry: OffsetEntry, progress: Progress, read: BatchRead, stateRowsByOperator: number[]): CommitEntry {
+    const stateRows = stateRowsByOperator.reduce((a, b) => a + b, 0);
     const operatorWatermarksMs = this.watermarks.advance(progress.operatorWatermarksMs, read.maxEventTimes);
     const lastInputAtMs = read.numInputRows > 0 ? entry.batchTimestampMs : progress.lastInputAtMs;
     return {
@@ -759,6 +838,8 @@ export class MicroBatchExecutor {
       nextBatchWatermarkMs: this.watermarks.global(watermarksOf(entry), operatorWatermarksMs),
       operatorWatermarksMs,
       stateRows,
+      // (a one-operator query's entry stays as it was: its total is its operator's)
+      ...(stateRowsByOperator.length > 1 ? { stateRowsByOperator } : {}),
       ...(this.plan.statePartitions > 1 ? { statePartitions: this.plan.statePartitions } : {}),
       batchTimestampMs: entry.batchTimestampMs,
       ...(this.plan.idleTimeoutMs !== undefined && lastInputAtMs !== null ? { lastInputAtMs } : {}),
@@ -776,7 +857,8 @@ export class MicroBatchExecutor {
     m: {
       readonly start: BatchStart;
       readonly durations: Required<Pick<ProgressDurations, 'getBatch' | 'addBatch' | 'stateCommit'>>;
-      readonly changes: readonly StateChange[];
+      readonly perOperator: readonly OperatorOutput[];
+      readonly commitTimes: readonly number[];
       readonly numLateRowsKept: number;
       readonly storeStats: Record<string, number> | null;
       readonly backlog: SourceBacklog | undefined;
@@ -811,7 +893,11 @@ export class MicroBatchExecutor {
         ...(stats.count > 0 ? { min: iso(stats.min), max: iso(stats.max), avg: iso(Math.round(avg!)) } : {}),
         watermark: iso(entry.batchWatermarkMs),
       },
-      stateOperators: this.operator ? [this.stateOperatorProgress(r, m.changes, m.durations.stateCommit, m.storeStats)] : [],
+      // one entry per operator in plan order (Spark lists them downstream first); the store's
+      // counters (customMetrics) are the whole store's, so only the first operator carries them
+      stateOperators: this.operators.map((o, i) =>
+        this.stateOperatorProgress(o.chained.spec, r.stateRowsByOperator![i], r.droppedByOperator![i], m.perOperator[i]?.changes ?? [], m.commitTimes[i] ?? 0, i === 0 ? m.storeStats : null),
+      ),
       sources: [
         {
           description: this.deps.source.description,
@@ -837,15 +923,15 @@ export class MicroBatchExecutor {
   }
 
   /** Spark's StateOperatorProgress of the batch, from its state changes (never from inside the operator). */
-  private stateOperatorProgress(r: BatchReport, changes: readonly StateChange[], commitTimeMs: number, storeStats: Record<string, number> | null): StateOperatorProgress {
+  private stateOperatorProgress(spec: StatefulSpec, stateRows: number, dropped: number, changes: readonly StateChange[], commitTimeMs: number, storeStats: Record<string, number> | null): StateOperatorProgress {
     let removed = 0;
     for (const c of changes) if (c.value === null) removed++;
     return {
-      operatorName: sparkOperatorName(this.plan),
-      numRowsTotal: r.stateRows,
+      operatorName: sparkOperatorName(spec),
+      numRowsTotal: stateRows,
       numRowsUpdated: changes.length - removed,
       numRowsRemoved: removed,
-      numRowsDroppedByWatermark: r.droppedByWatermark,
+      numRowsDroppedByWatermark: dropped,
       commitTimeMs,
       memoryUsedBytes: estimateStateBytes(changes),
       numShufflePartitions: this.plan.statePartitions,
@@ -867,8 +953,7 @@ export class MicroBatchExecutor {
 }
 
 /** Spark's operator names: StateStoreSaveExec, SessionWindowStateStoreSaveExec, StreamingDeduplicateExec (and its WithinWatermark twin). */
-function sparkOperatorName(plan: QueryPlan): string {
-  const st = plan.stateful!;
+function sparkOperatorName(st: StatefulSpec): string {
   if (st.kind === 'dedup') return st.withinWatermark ? 'dedupeWithinWatermark' : 'dedupe';
   return st.keys.some((k) => k.kind === 'session') ? 'sessionWindowStateStoreSaveExec' : 'stateStoreSave';
 }
@@ -908,6 +993,7 @@ function advance(progress: Progress, commit: CommitEntry): void {
   progress.watermarks = watermarksAfter(commit);
   progress.operatorWatermarksMs = commit.operatorWatermarksMs ?? {};
   progress.stateRows = commit.stateRows ?? 0;
+  progress.stateRowsByOperator = stateRowsOf(commit, progress.stateRowsByOperator.length);
   progress.hasCommit = true;
   progress.lastBatchTimestampMs = commit.batchTimestampMs ?? commit.committedAtMs;
   if (commit.lastInputAtMs !== undefined) progress.lastInputAtMs = commit.lastInputAtMs;

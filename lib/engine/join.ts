@@ -8,7 +8,7 @@
  */
 import { InvalidOptionError } from './errors';
 import type { Row, StaticTableReader, StaticTables } from './ports';
-import { describeStaticTable, JoinPredicate, JoinStage, QueryPlan, StaticTableSpec } from './query';
+import { describeStaticTable, JoinPredicate, JoinStage, QueryPlan, StatelessStage, StaticTableSpec } from './query';
 import { parseTimestamp } from './schema';
 
 /** The key of a list of values (null when one is null: equal means equal and non-null); windows by start and end. */
@@ -44,9 +44,9 @@ export class JoinTables {
   constructor(private readonly tables: StaticTables | undefined) {}
 
   /** Refuses, before any run, a plan joining a table that no port can open. */
-  static check(plan: Pick<QueryPlan, 'stages' | 'post'>, tables: StaticTables | undefined): void {
+  static check(plan: Pick<QueryPlan, 'stages' | 'operators'>, tables: StaticTables | undefined): void {
     if (tables) return;
-    for (const s of [...plan.stages, ...plan.post]) if (s.kind === 'join' && s.table.kind !== 'rows') noPort(s.table);
+    for (const s of planStages(plan)) if (s.kind === 'join' && s.table.kind !== 'rows') noPort(s.table);
   }
 
   /** The joined rows of one chunk through `stage`. */
@@ -149,4 +149,9 @@ function holds(p: JoinPredicate, l: Row, r: Row): boolean {
     case '>': return a > b;
     case '>=': return a >= b;
   }
+}
+
+/** Every stateless stage of a plan: before the first operator and after each one. */
+export function planStages(plan: Pick<QueryPlan, 'stages' | 'operators'>): StatelessStage[] {
+  return [...plan.stages, ...plan.operators.flatMap((o) => o.post)];
 }

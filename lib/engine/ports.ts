@@ -119,8 +119,10 @@ export interface CommitEntry {
   readonly nextBatchWatermarkMs: number;
   /** Per watermark operator, its own watermark so far (the global one is their minimum). */
   readonly operatorWatermarksMs?: Record<string, number>;
-  /** Rows in each stateful operator's state after the batch. */
+  /** Rows in the stateful operators' state after the batch (their total). */
   readonly stateRows?: number;
+  /** With several stateful operators: each one's state rows, in plan order (op0, op1, ...). */
+  readonly stateRowsByOperator?: number[];
   /** The state partitions the checkpoint was created with (absent: 1). */
   readonly statePartitions?: number;
   /** The batch's planned timestamp (offsets/N's batchTimestampMs): the next run's inputRowsPerSecond starts from it. */

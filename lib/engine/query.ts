@@ -31,6 +31,7 @@ export interface SourceSpec {
 export type StatelessStage =
   | { readonly kind: 'filter'; readonly fn: (row: Row) => boolean; readonly label: string }
   | { readonly kind: 'select'; readonly columns: readonly string[] }
+  | { readonly kind: 'project'; readonly items: readonly ProjectItem[] }
   | { readonly kind: 'withColumn'; readonly name: string; readonly type: ColumnType; readonly fn: (row: Row) => unknown }
   | { readonly kind: 'watermark'; readonly id: string; readonly column: string; readonly delayMs: number; readonly delayText: string }
   | JoinStage;
@@ -153,6 +154,52 @@ export function staticJoinType(type: string): StaticJoinType {
   return t;
 }
 
+/**
+ * An item of a projection (FORMAT-2's `select`): a column copied or renamed, the tumbling window
+ * containing a TIMESTAMP, or the start, end or window_time (end − 1 µs) of a window column.
+ */
+export type ProjectItem =
+  | { readonly kind: 'column'; readonly as: string; readonly column: string }
+  | { readonly kind: 'window'; readonly as: string; readonly window: WindowKey }
+  | { readonly kind: 'windowStart' | 'windowEnd' | 'windowTime'; readonly as: string; readonly column: string };
+
+/** `select(renamed('eventTime', 'ts'))`: column `column` under the name `as`. */
+export function renamed(column: string, as: string): ProjectItem {
+  return { kind: 'column', as, column };
+}
+/** `select(windowTime('window', 'wt'))`: Spark's window_time(window), the window's end − 1 µs, a TIMESTAMP that keeps the window's watermark. */
+export function windowTime(column: string, as = 'window_time'): ProjectItem {
+  return { kind: 'windowTime', as, column };
+}
+/** `select(windowStart('window', 'start'))`: the window's start as a TIMESTAMP (no watermark). */
+export function windowStart(column: string, as: string): ProjectItem {
+  return { kind: 'windowStart', as, column };
+}
+/** `select(windowEnd('window', 'end'))`: the window's end as a TIMESTAMP (no watermark). */
+export function windowEnd(column: string, as: string): ProjectItem {
+  return { kind: 'windowEnd', as, column };
+}
+/** `select(windowOf(window('eventTime', '10 seconds'), 'w'))`: the tumbling window that contains the column's time. */
+export function windowOf(w: WindowKey, as: string): ProjectItem {
+  if (w.slideMs !== w.durationMs) throw new InvalidQueryError(`select: the window on ${w.column} (${w.text}) slides, so a row has several: a select takes a tumbling window; group by the sliding window instead`);
+  return { kind: 'window', as, window: w };
+}
+
+/**
+ * The time a window value stands for when a window is taken over it: Spark's window_time, its
+ * end − 1 µs (in epoch ms, end − 0.001). Any other value is its own time.
+ */
+export function timeOfValue(v: unknown): number | null | undefined {
+  if (v !== null && typeof v === 'object') return (v as { end: number }).end - 0.001;
+  return v as number | null | undefined;
+}
+
+/** The time a marked value is compared with a watermark by: a window by its end. */
+export function watermarkTimeOf(v: unknown): number | null | undefined {
+  if (v !== null && typeof v === 'object') return (v as { end: number }).end;
+  return v as number | null | undefined;
+}
+
 export interface WindowKey<Col extends string = string> {
   readonly kind: 'window';
   readonly column: Col;
@@ -181,6 +228,12 @@ export interface AggSpec {
   readonly as: string;
 }
 
+/** A stateful operator of a plan and the stateless stages between it and the next (or the sink). */
+export interface OperatorStep {
+  readonly spec: StatefulSpec;
+  readonly post: readonly StatelessStage[];
+}
+
 export type StatefulSpec =
   | { readonly kind: 'aggregate'; readonly keys: readonly GroupKey[]; readonly aggs: readonly AggSpec[] }
   | { readonly kind: 'dedup'; readonly columns: readonly string[] | null; readonly withinWatermark: boolean };
@@ -193,10 +246,16 @@ export interface QueryPlan<R = OutputRow> {
   readonly [ROW_TYPE]?: R;
   readonly name: string;
   readonly source: SourceSpec;
-  /** Stateless stages before the stateful operator (or all of them for a stateless query). */
+  /** Stateless stages before the first stateful operator (or all of them for a stateless query). */
   readonly stages: readonly StatelessStage[];
+  /**
+   * The stateful operators in plan order (operatorId op0, op1, ...), each with the stateless stages
+   * that follow it; each one receives the rows the one before emitted in the same batch.
+   */
+  readonly operators: readonly OperatorStep[];
+  /** The first stateful operator (operators[0].spec), null for a stateless query. */
   readonly stateful: StatefulSpec | null;
-  /** Stateless stages applied to the stateful operator's output rows. */
+  /** The stateless stages after the last stateful operator (its operators[].post). */
   readonly post: readonly StatelessStage[];
   readonly outputMode: OutputMode;
   readonly trigger: 'availableNow' | 'once';
@@ -219,7 +278,9 @@ export interface QueryPlan<R = OutputRow> {
 // ---------------------------------------------------------------- grouping and aggregate helpers
 
 /** `window(column, windowDuration, slideDuration?, startTime?)`: tumbling, or sliding with a slide. */
-export function window<Col extends string>(column: Col, duration: string, slide?: string, startTime?: string): WindowKey<Col> {
+export function window<Col extends string>(on: Col | ColumnKey<Col>, duration: string, slide?: string, startTime?: string): WindowKey<Col> {
+  // window(col('window'), ...) / window('window', ...) over an earlier aggregation's window: over its window_time
+  const column = (typeof on === 'string' ? on : on.name) as Col;
   const durationMs = parseWindowDuration(duration, `window duration for ${column}`);
   const slideMs = slide === undefined ? durationMs : parseWindowDuration(slide, `window slide for ${column}`);
   const startMs = startTime === undefined ? 0 : parseSignedStart(startTime, column);
@@ -242,7 +303,7 @@ function parseSignedStart(text: string, column: string): number {
   return parseWindowDuration(t, `window startTime for ${column}`, true);
 }
 
-/** `session_window(column, gapDuration)`. */
+/** `session_window(column, gapDuration)`; over an earlier aggregation's window column, over its window_time. */
 export function sessionWindow<Col extends string>(column: Col, gap: string): SessionKey<Col> {
   return { kind: 'session', column, gapMs: parseWindowDuration(gap, `session window gap for ${column}`), text: gap };
 }
@@ -356,7 +417,7 @@ export type OutputRowOf<C extends FrameColumns> = Simplify<{ [K in keyof C]: Out
 export type RowOf<P> = P extends QueryPlan<infer R> ? R : never;
 
 /** What groupBy takes for a frame with columns C. */
-export type GroupArg<C extends FrameColumns> = Names<C> | ColumnKey<Names<C>> | WindowKey<ColumnsOfType<C, 'TIMESTAMP'>> | SessionKey<ColumnsOfType<C, 'TIMESTAMP'>>;
+export type GroupArg<C extends FrameColumns> = Names<C> | ColumnKey<Names<C>> | WindowKey<ColumnsOfType<C, 'TIMESTAMP' | 'WINDOW'>> | SessionKey<ColumnsOfType<C, 'TIMESTAMP' | 'WINDOW'>>;
 type KeyColumn<C extends FrameColumns, K> = K extends WindowKey<string>
   ? { window: 'WINDOW' }
   : K extends SessionKey<string>
@@ -445,11 +506,11 @@ export class DataStreamReader<C extends FrameColumns = AnyColumns> {
     return this.load(path);
   }
   load(path?: string): StreamFrame<C> {
-    return new StreamFrame<C>(this.spec('files', path), [], null, []);
+    return new StreamFrame<C>(this.spec('files', path), [], []);
   }
   /** A Kinesis data stream of JSON records. */
   kinesis(streamName?: string): StreamFrame<C> {
-    return new StreamFrame<C>(this.spec('kinesis', streamName), [], null, []);
+    return new StreamFrame<C>(this.spec('kinesis', streamName), [], []);
   }
 }
 
@@ -462,20 +523,24 @@ export const readStream = {
 export class StreamFrame<C extends FrameColumns = AnyColumns> {
   constructor(
     readonly source: SourceSpec,
+    /** Stateless stages before the first stateful operator. */
     readonly stages: readonly StatelessStage[],
-    readonly stateful: StatefulSpec | null,
-    readonly post: readonly StatelessStage[],
+    /** The stateful operators so far, each with the stateless stages after it. */
+    readonly operators: readonly OperatorStep[],
   ) {}
 
   private add<N extends FrameColumns = C>(stage: StatelessStage): StreamFrame<N> {
-    if (this.stateful) return new StreamFrame<N>(this.source, this.stages, this.stateful, [...this.post, stage]);
-    return new StreamFrame<N>(this.source, [...this.stages, stage], null, []);
+    const ops = this.operators;
+    if (ops.length === 0) return new StreamFrame<N>(this.source, [...this.stages, stage], []);
+    const last = ops[ops.length - 1];
+    return new StreamFrame<N>(this.source, this.stages, [...ops.slice(0, -1), { spec: last.spec, post: [...last.post, stage] }]);
   }
 
   withWatermark(column: ColumnsOfType<C, 'TIMESTAMP'>, delay: string): StreamFrame<C> {
-    if (this.stateful) {
+    const st = this.operators[0]?.spec;
+    if (st) {
       throw new InvalidQueryError(
-        `withWatermark("${column}", "${delay}") after ${this.stateful.kind === 'aggregate' ? 'an aggregation' : 'dropDuplicates'} is not supported: call withWatermark on the input, before the stateful operator`,
+        `withWatermark("${column}", "${delay}") after ${st.kind === 'aggregate' ? 'an aggregation' : 'dropDuplicates'} is not supported: call withWatermark on the input, before the stateful operators (an aggregation's window keeps its watermark)`,
       );
     }
     const id = `wm${this.stages.filter((s) => s.kind === 'watermark').length}`;
@@ -489,8 +554,15 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
   where(fn: (row: InputRowOf<C>) => boolean): StreamFrame<C> {
     return this.filter(fn, 'where');
   }
-  select<K extends Names<C>>(...columns: K[]): StreamFrame<Simplify<Pick<C, K>>> {
-    return this.add({ kind: 'select', columns });
+  /**
+   * Keeps the listed columns. An item may also be a ProjectItem (renamed, windowOf, windowStart,
+   * windowEnd, windowTime), FORMAT-2's select items; then the frame's columns are loosely typed.
+   */
+  select<K extends Names<C>>(...columns: K[]): StreamFrame<Simplify<Pick<C, K>>>;
+  select(...items: Array<Names<C> | ProjectItem>): StreamFrame<AnyColumns>;
+  select(...items: Array<string | ProjectItem>): StreamFrame<any> {
+    if (items.every((i): i is string => typeof i === 'string')) return this.add({ kind: 'select', columns: items });
+    return this.add({ kind: 'project', items: items.map((i): ProjectItem => (typeof i === 'string' ? { kind: 'column', as: i, column: i } : i)) });
   }
   withColumn<N extends string, T extends ColumnType>(name: N, type: T, fn: (row: InputRowOf<C>) => unknown): StreamFrame<Simplify<Omit<C, N> & { [P in N]: T }>> {
     return this.add({ kind: 'withColumn', name, type, fn: fn as (row: Row) => unknown });
@@ -516,9 +588,10 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     const list = (Array.isArray(on) ? on : [on]) as ReadonlyArray<string | { left: string; right: string }>;
     if (list.length === 0) throw new InvalidQueryError('join: `on` is empty: name at least one key column, e.g. join(table, "userId")');
     const pairs: JoinKeyPair[] = list.map((k) => (typeof k === 'string' ? { left: k, right: k, using: true } : { left: k?.left, right: k?.right, using: false }));
-    const id = `join${[...this.stages, ...this.post].filter((s) => s.kind === 'join').length}`;
+    const id = `join${[...this.stages, ...this.operators.flatMap((o) => o.post)].filter((s) => s.kind === 'join').length}`;
     const stage: JoinStage = { kind: 'join', id, table: table.spec, type: joinType, on: pairs, condition: options.condition ?? [] };
-    const before = this.stateful ? columnsAfter(outputColumns({ source: this.source, stages: this.stages, stateful: this.stateful }), this.post) : columnsAfter(this.source.schema.columns, this.stages);
+    const last = this.operators[this.operators.length - 1];
+    const before = last ? columnsAfter(outputColumns({ source: this.source, stages: this.stages, operators: this.operators }), last.post) : columnsAfter(this.source.schema.columns, this.stages);
     columnsAfter(before, [stage]); // checks the keys and the names now, not at plan()
     return this.add(stage);
   }
@@ -533,12 +606,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
   }
   /** @internal */
   stateful_<N extends FrameColumns = C>(spec: StatefulSpec): StreamFrame<N> {
-    if (this.stateful) {
-      throw new InvalidQueryError(
-        'a second stateful operator after the first is not supported by sluice yet: split the pipeline into two queries, the first writing to a landing prefix the second reads',
-      );
-    }
-    return new StreamFrame<N>(this.source, this.stages, spec, []);
+    return new StreamFrame<N>(this.source, this.stages, [...this.operators, { spec, post: [] }]);
   }
   get writeStream(): DataStreamWriter<C> {
     return new DataStreamWriter<C>(this as unknown as StreamFrame<FrameColumns>);
@@ -683,6 +751,8 @@ function positiveIntOption(key: string, v: unknown): number {
 export interface ColumnInfo {
   readonly name: string;
   readonly type: ColumnType;
+  /** A window column ({start, end}; its type says TIMESTAMP): an aggregation's window or session_window, or a select's window. */
+  readonly window?: boolean;
 }
 
 /** The columns visible after a list of stages, starting from the source schema. */
@@ -695,6 +765,32 @@ export function columnsAfter(start: readonly ColumnInfo[], stages: readonly Stat
         if (!found) throw unknownColumn(c, cols, 'select');
         return found;
       });
+    } else if (s.kind === 'project') {
+      const before = cols;
+      const find = (c: string) => {
+        const found = before.find((x) => x.name === c);
+        if (!found) throw unknownColumn(c, before, 'select');
+        return found;
+      };
+      cols = s.items.map((item): ColumnInfo => {
+        if (item.kind === 'column') {
+          const found = find(item.column);
+          return item.as === found.name ? found : { ...found, name: item.as };
+        }
+        if (item.kind === 'window') {
+          const found = find(item.window.column);
+          if (found.type !== 'TIMESTAMP' || found.window) throw new InvalidQueryError(`select: window(${item.window.column}, ...) needs a TIMESTAMP column, but ${item.window.column} is ${found.window ? 'a window' : found.type}: take the window over a TIMESTAMP column`);
+          return { name: item.as, type: 'TIMESTAMP', window: true };
+        }
+        const found = find(item.column);
+        if (!found.window) throw new InvalidQueryError(`select: ${item.kind}(${item.column}) needs a window column, but ${item.column} is ${found.type}: name an aggregation's window column`);
+        return { name: item.as, type: 'TIMESTAMP' };
+      });
+      const names = new Set<string>();
+      for (const c of cols) {
+        if (names.has(c.name)) throw new InvalidQueryError(`select: the output column ${JSON.stringify(c.name)} is listed twice: give each item its own name`);
+        names.add(c.name);
+      }
     } else if (s.kind === 'withColumn') {
       cols = [...cols.filter((c) => c.name !== s.name), { name: s.name, type: s.type }];
     } else if (s.kind === 'watermark') {
@@ -781,37 +877,132 @@ export function toPlan(frame: StreamFrame<FrameColumns>, outputMode: OutputMode,
     delete limits.maxBytesPerTrigger;
     delete limits.maxRecordsPerTrigger;
   }
-  const cols = columnsAfter(frame.source.schema.columns, frame.stages);
-  const watermarks = frame.stages.filter((s): s is Extract<StatelessStage, { kind: 'watermark' }> => s.kind === 'watermark');
-  const watermarked = new Set(watermarks.map((w) => w.column));
-  const st = frame.stateful;
+  const ops = frame.operators;
+  if (!ops.some((o) => o.spec.kind === 'aggregate') && outputMode === 'complete') {
+    throw new InvalidQueryError(
+      ops.length
+        ? 'Complete output mode not supported when there are no streaming aggregations on streaming DataFrames/Datasets: dropDuplicates emits each first row once, so use append (or update)'
+        : 'Complete output mode not supported when there are no streaming aggregations on streaming DataFrames/Datasets: use append (or update), or add a groupBy(...).agg(...)',
+    );
+  }
+  // every operator's checks with its own input columns and event-time marks (operatorChain)
+  const draft = { source: frame.source, stages: frame.stages, operators: ops };
+  let aggregationUpstream = false;
+  for (const op of operatorChain(draft).operators) {
+    const st = op.spec;
+    const cols = op.inputColumns;
+    if (aggregationUpstream && outputMode !== 'append') checkCorrectness(st, op.marks, cols, outputMode);
+    if (st.kind === 'aggregate') {
+      checkAggregate(st, cols, new Set(op.marks.keys()), outputMode);
+      aggregationUpstream = true;
+    } else {
+      for (const c of st.columns ?? []) if (!cols.find((x) => x.name === c)) throw unknownColumn(c, cols, 'dropDuplicates');
+      if (st.withinWatermark && op.marks.size === 0) {
+        throw new InvalidQueryError(
+          'dropDuplicatesWithinWatermark is not supported on streaming DataFrames/DataSets without watermark: call withWatermark(eventTimeColumn, delay) before it, as without a watermark no key would ever expire',
+        );
+      }
+    }
+  }
+  const last = ops[ops.length - 1];
+  return {
+    name,
+    source: frame.source,
+    stages: frame.stages,
+    operators: ops,
+    stateful: ops[0]?.spec ?? null,
+    post: last ? last.post : [],
+    outputMode,
+    trigger,
+    limits,
+    lateRows: 'drop',
+    statePartitions: 1,
+  };
+}
 
-  if (!st) {
-    if (outputMode === 'complete') {
-      throw new InvalidQueryError(
-        'Complete output mode not supported when there are no streaming aggregations on streaming DataFrames/Datasets: use append (or update), or add a groupBy(...).agg(...)',
-      );
-    }
-  } else if (st.kind === 'aggregate') {
-    checkAggregate(st, cols, watermarked, outputMode);
-  } else {
-    if (outputMode === 'complete') {
-      throw new InvalidQueryError(
-        'Complete output mode not supported when there are no streaming aggregations on streaming DataFrames/Datasets: dropDuplicates emits each first row once, so use append (or update)',
-      );
-    }
-    for (const c of st.columns ?? []) if (!cols.find((x) => x.name === c)) throw unknownColumn(c, cols, 'dropDuplicates');
-    if (st.withinWatermark && watermarks.length === 0) {
-      throw new InvalidQueryError(
-        'dropDuplicatesWithinWatermark is not supported on a streaming DataFrame without a watermark: call withWatermark(eventTimeColumn, delay) before it (the delay is how long keys are kept)',
-      );
+/**
+ * Spark's check for chained operators (UnsupportedOperationChecker, on by default): in update or
+ * complete mode an aggregation emits rows the watermark may already have passed, so a stateful
+ * operator after it that compares event time with the watermark could drop them as late.
+ */
+function checkCorrectness(st: StatefulSpec, marks: Marks, cols: readonly ColumnInfo[], mode: OutputMode): void {
+  const what =
+    st.kind === 'aggregate'
+      ? 'an aggregation'
+      : st.withinWatermark
+        ? 'dropDuplicatesWithinWatermark'
+        : (st.columns ?? cols.map((c) => c.name)).some((c) => marks.has(c))
+          ? 'a dropDuplicates over an event-time column'
+          : null;
+  if (what === null) return;
+  throw new InvalidQueryError(
+    `Detected pattern of possible 'correctness' issue due to global watermark: in ${mode} output mode, ${what} downstream of an aggregation may drop the rows it emits as late; use append output mode, or split the pipeline into two queries`,
+  );
+}
+
+/** Event-time columns (FORMAT-2 "Event-time columns"): name to the delay of the watermark they carry. */
+export type Marks = ReadonlyMap<string, number>;
+
+/** The marks after stateless stages: a watermark marks its column, renames keep a mark, select and withColumn drop what they drop. */
+export function marksAfter(marks: Marks, stages: readonly StatelessStage[]): Marks {
+  let m = new Map(marks);
+  for (const s of stages) {
+    if (s.kind === 'watermark') m.set(s.column, s.delayMs);
+    else if (s.kind === 'withColumn') m.delete(s.name);
+    else if (s.kind === 'select') m = new Map([...m].filter(([c]) => s.columns.includes(c)));
+    else if (s.kind === 'project') {
+      const next = new Map<string, number>();
+      for (const item of s.items) {
+        const from = item.kind === 'window' ? item.window.column : item.column;
+        if ((item.kind === 'column' || item.kind === 'window' || item.kind === 'windowTime') && m.has(from)) next.set(item.as, m.get(from)!);
+      }
+      m = next;
     }
   }
-  if (st) {
-    const outCols = outputColumns({ source: frame.source, stages: frame.stages, stateful: st } as QueryPlan);
-    columnsAfter(outCols, frame.post);
+  return m;
+}
+
+/** The marks on what an operator emits: an aggregation's marked keys (its window when taken over a marked column); dedup keeps its input's. */
+function marksAfterOperator(spec: StatefulSpec, marks: Marks): Marks {
+  if (spec.kind === 'dedup') return marks;
+  const out = new Map<string, number>();
+  for (const k of spec.keys) {
+    if (k.kind === 'column') {
+      if (marks.has(k.name)) out.set(k.name, marks.get(k.name)!);
+    } else if (marks.has(k.column)) out.set(k.kind === 'window' ? 'window' : 'session_window', marks.get(k.column)!);
   }
-  return { name, source: frame.source, stages: frame.stages, stateful: st, post: frame.post, outputMode, trigger, limits, lateRows: 'drop', statePartitions: 1 };
+  return out;
+}
+
+/** One stateful operator of a plan as the executor runs it. */
+export interface ChainedOperator {
+  /** op0, op1, ... in plan order: its state's operator id. */
+  readonly operatorId: string;
+  readonly spec: StatefulSpec;
+  /** The columns of the rows it receives. */
+  readonly inputColumns: ColumnInfo[];
+  /** Its input's event-time columns and their delays. */
+  readonly marks: Marks;
+  /** The stateless stages between it and the next operator (or the sink). */
+  readonly post: readonly StatelessStage[];
+}
+
+/**
+ * The plan's operators with what each receives; `output` are the columns the last stage emits.
+ * Every operator's input watermark is derived from the global one by following the plan; with
+ * one input and one watermark stage (all sluice runs), it is the global watermark itself.
+ */
+export function operatorChain(plan: Pick<QueryPlan, 'source' | 'stages' | 'operators'>): { operators: ChainedOperator[]; output: ColumnInfo[] } {
+  let cols = columnsAfter(plan.source.schema.columns, plan.stages);
+  let marks = marksAfter(new Map(), plan.stages);
+  const operators: ChainedOperator[] = [];
+  plan.operators.forEach((op, i) => {
+    operators.push({ operatorId: `op${i}`, spec: op.spec, inputColumns: cols, marks, post: op.post });
+    const out = operatorOutputColumns(op.spec, cols);
+    marks = marksAfter(marksAfterOperator(op.spec, marks), op.post);
+    cols = columnsAfter(out, op.post);
+  });
+  return { operators, output: cols };
 }
 
 function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: ColumnInfo[], watermarked: Set<string>, mode: OutputMode): void {
@@ -863,15 +1054,20 @@ function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: 
   }
 }
 
-/** Names and types of the rows a plan emits (before post stages). */
-export function outputColumns(plan: Pick<QueryPlan, 'source' | 'stages' | 'stateful'>): ColumnInfo[] {
-  const cols = columnsAfter(plan.source.schema.columns, plan.stages);
-  const st = plan.stateful;
-  if (!st || st.kind === 'dedup') return cols;
+/** Names and types of the rows a plan's last stateful operator emits (before its post stages); a stateless plan's rows. */
+export function outputColumns(plan: Pick<QueryPlan, 'source' | 'stages' | 'operators'>): ColumnInfo[] {
+  const { operators } = operatorChain({ ...plan, operators: plan.operators.map((o, i) => (i === plan.operators.length - 1 ? { spec: o.spec, post: [] } : o)) });
+  const last = operators[operators.length - 1];
+  return last ? operatorOutputColumns(last.spec, last.inputColumns) : columnsAfter(plan.source.schema.columns, plan.stages);
+}
+
+/** The columns an operator emits from rows of `cols`: dedup its input's, an aggregation its keys (windows as window columns) and aggregates. */
+function operatorOutputColumns(st: StatefulSpec, cols: ColumnInfo[]): ColumnInfo[] {
+  if (st.kind === 'dedup') return cols;
   const out: ColumnInfo[] = [];
   for (const k of st.keys) {
     if (k.kind === 'column') out.push(cols.find((c) => c.name === k.name)!);
-    else out.push({ name: k.kind === 'window' ? 'window' : 'session_window', type: 'TIMESTAMP' });
+    else out.push({ name: k.kind === 'window' ? 'window' : 'session_window', type: 'TIMESTAMP', window: true });
   }
   for (const a of st.aggs) out.push({ name: a.as, type: aggOutputType(a, cols) });
   return out;
@@ -897,11 +1093,16 @@ export function aggOutputType(a: AggSpec, cols: readonly ColumnInfo[]): ColumnTy
  * shape is refused, as Spark refuses an incompatible state schema.
  */
 export function statefulShape(plan: QueryPlan): Json {
-  const st = plan.stateful;
   const wms = plan.stages.filter((s) => s.kind === 'watermark').map((s) => (s as { column: string }).column);
-  if (!st) return { kind: 'stateless', outputMode: plan.outputMode };
+  if (plan.operators.length === 0) return { kind: 'stateless', outputMode: plan.outputMode };
+  // One operator: the shape (and so the fingerprint) of checkpoints written before chains existed.
+  if (plan.operators.length === 1) return operatorShape(plan.operators[0].spec, wms, plan.outputMode);
+  return { kind: 'chain', operators: plan.operators.map((o) => operatorShape(o.spec, wms, plan.outputMode)), watermarks: wms, outputMode: plan.outputMode };
+}
+
+function operatorShape(st: StatefulSpec, wms: string[], outputMode: OutputMode): Json {
   if (st.kind === 'dedup') {
-    return { kind: 'dedup', columns: st.columns ? [...st.columns] : null, withinWatermark: st.withinWatermark, watermarks: wms, outputMode: plan.outputMode };
+    return { kind: 'dedup', columns: st.columns ? [...st.columns] : null, withinWatermark: st.withinWatermark, watermarks: wms, outputMode };
   }
   return {
     kind: 'aggregate',
@@ -910,6 +1111,6 @@ export function statefulShape(plan: QueryPlan): Json {
     ),
     aggs: st.aggs.map((a) => ({ fn: a.fn, column: a.column ?? null, as: a.as })),
     watermarks: wms,
-    outputMode: plan.outputMode,
+    outputMode,
   };
 }

@@ -4,7 +4,8 @@
  */
 import type { OutputRow, Row } from './ports';
 import { outputValue } from './schema';
-import type { ColumnInfo, StatelessStage } from './query';
+import type { ColumnInfo, ProjectItem, StatelessStage } from './query';
+import { windowStarts } from './operators/windows';
 import { EventTimeStats } from './watermark';
 import type { JoinTables } from './join';
 
@@ -59,6 +60,9 @@ export function applyStages(stages: readonly StatelessStage[], input: readonly R
           row = next;
           break;
         }
+        case 'project':
+          row = project(stage.items, row);
+          break;
         case 'withColumn':
           row = { ...row, [stage.name]: stage.fn(row) };
           break;
@@ -110,12 +114,31 @@ export async function applyStagesAsync(stages: readonly StatelessStage[], input:
   return { rows, maxEventTime, eventTimes };
 }
 
+/** A row through a projection (FORMAT-2's select items); a window of a null time is null. */
+function project(items: readonly ProjectItem[], row: Row): Row {
+  const next: Row = {};
+  for (const item of items) {
+    const v = row[item.kind === 'window' ? item.window.column : item.column];
+    if (item.kind === 'column') next[item.as] = v;
+    else if (v === null || v === undefined) next[item.as] = null;
+    else if (item.kind === 'window') {
+      const [start] = windowStarts(v as number, item.window);
+      next[item.as] = { start, end: start + item.window.durationMs };
+    } else {
+      const w = v as { start: number; end: number };
+      // window_time: the end − 1 µs, in epoch ms
+      next[item.as] = item.kind === 'windowStart' ? w.start : item.kind === 'windowEnd' ? w.end : w.end - 0.001;
+    }
+  }
+  return next;
+}
+
 /** Internal row to output row: timestamps and windows as ISO strings, in the plan's column order. */
 export function toOutputRow(row: Row, columns: readonly ColumnInfo[]): OutputRow {
   const out: OutputRow = {};
   for (const c of columns) {
     const v = row[c.name];
-    if ((c.name === 'window' || c.name === 'session_window') && v && typeof v === 'object') {
+    if ((c.window || c.name === 'window' || c.name === 'session_window') && v && typeof v === 'object') {
       const w = v as { start: number; end: number };
       out[c.name] = { start: windowBound(w.start), end: windowBound(w.end) };
     } else {

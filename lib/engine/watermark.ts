@@ -33,6 +33,17 @@ export function watermarksAfter(commit: { readonly batchWatermarkMs: number; rea
 }
 
 /**
+ * The watermarks each stateful operator runs a batch with, in plan order (FORMAT-2, "Input
+ * watermark of a stateful stage"): derived from the global pair by following the plan. With one
+ * input and one watermark stage every operator's is the global pair; a two-input operator (a
+ * stream-stream join) will take the minimum of its inputs' and pass on the minimum of its input
+ * watermark and its state watermarks, each of the pair derived from its own global watermark.
+ */
+export function operatorInputWatermarks(batch: BatchWatermarks, operators: number): BatchWatermarks[] {
+  return Array.from({ length: operators }, () => batch);
+}
+
+/**
  * Whether a no-data batch would change anything: the next batch evicts with a later watermark
  * than the last one did, so windows may close (the operator must also be able to evict or emit).
  */

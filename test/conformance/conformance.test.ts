@@ -4,23 +4,18 @@
  * check` runs them. Then every crash point: one crash per step, and the next run finishes; the
  * result must equal the result without a crash.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
-import { joinsOnlyStatic, parseCase } from '../../lib/conformance/case';
+import { basename } from 'node:path';
 import { compareCase } from '../../lib/conformance/results';
 import { CRASH_POINTS } from '../../lib/engine/testing/crash';
 import { prepareConformance, runCase } from '../../lib/conformance/runner';
 import { testConnection, uniqueName } from '../helpers/stack';
 
-const dirs = [join(__dirname, '../../../shared/conformance/cases'), join(__dirname, 'cases')];
-const files = dirs
-  .filter((d) => existsSync(d)) // ../shared holds the public cases on the team's machines, not in a user's clone
-  .flatMap((d) => readdirSync(d).filter((f) => f.endsWith('.json')).map((f) => join(d, f)));
-const cases2 = join(__dirname, '../../../shared/conformance/cases-2');
-/** The cases-2 cases whose joins are all with static tables (stream-static joins run; stream-stream ones do not yet). */
-const staticJoinCases = () =>
-  (existsSync(cases2) ? readdirSync(cases2).filter((f) => f.endsWith('.json')).map((f) => join(cases2, f)) : []).filter((f) => joinsOnlyStatic(parseCase(readFileSync(f, 'utf8'), f)));
-const cases = [...files, ...staticJoinCases()].map((f) => [basename(f), parseCase(readFileSync(f, 'utf8'), f)] as const);
+import { supportedCases } from '../helpers/supported-cases';
+import { kinesisCaseSource } from '../../lib/conformance/kinesis';
+import { isPipelineCase } from '../../lib/conformance/case';
+
+// public cases (cases/ and FORMAT-2's cases-2/, join cases left out until joins land) and ours
+const cases = supportedCases().map(([f, c]) => [basename(f), c] as const);
 
 const bucket = uniqueName('conf');
 const table = uniqueName('conf-state');
@@ -45,6 +40,15 @@ describe('when the state has four partitions (writeStream option statePartitions
   });
   it.each(cases)('%s matches its expectations after a crash mid-state', async (_file, c) => {
     const result = await runCase(c, { connection: testConnection(), bucket, stateTable: table, statePartitions: 4, crash: 'mid-state' });
+    expect(compareCase(c, result)).toEqual([]);
+  });
+});
+
+describe('when the chained-operator cases (FORMAT-2 pipelines) read a Kinesis stream', () => {
+  // Each case its own stream of three shards, rows spread by the first operator's keys (kinesis.ts).
+  const pipelines = cases.filter(([, c]) => isPipelineCase(c) && c.expectError === undefined);
+  it.each(pipelines)('%s matches its expectations', async (_file, c) => {
+    const result = await runCase(c, { connection: testConnection(), bucket, stateTable: table, sourceFactory: kinesisCaseSource(testConnection()) });
     expect(compareCase(c, result)).toEqual([]);
   });
 });

@@ -13,8 +13,8 @@ import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DynamoDbSink } from '../../lib/aws/dynamodb/sink';
 import { buildExecutor, PipelineConfig } from '../../lib/aws/pipeline';
 import { S3FileSink } from '../../lib/aws/s3/file-sink';
-import { caseToPlan, ConformanceCase, stepFiles } from '../../lib/conformance/case';
-import { CaseResult, droppedInProgress, StepResult, stepFromBatches } from '../../lib/conformance/results';
+import { caseToPlan, ConformanceCase, isPipelineCase, stepFiles } from '../../lib/conformance/case';
+import { addPerStage, asPipelineStep, CaseResult, droppedByStageInProgress, StepResult, stepFromBatches } from '../../lib/conformance/results';
 import type { CrashPoint } from '../../lib/engine/testing/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
 import type { OutputRow, Sink, SinkContext } from '../../lib/engine/ports';
@@ -125,13 +125,14 @@ export async function runCaseGuarded(c: ConformanceCase, res: GuardedResources, 
     const report = await built.executor.run();
     const head = await built.checkpoint.head();
     const batches: Array<{ batchId: number; rows: OutputRow[] }> = [];
-    let dropped = 0;
+    const droppedByStage: number[] = [];
     for (let id = lastCommitted + 1; id <= head.latestCommitBatch; id++) {
       batches.push({ batchId: id, rows: (await sinks.files.readBatch(id)) ?? [] });
-      dropped += droppedInProgress(await built.checkpoint.readProgress(id));
+      addPerStage(droppedByStage, droppedByStageInProgress(await built.checkpoint.readProgress(id)));
     }
     lastCommitted = head.latestCommitBatch;
-    steps.push(stepFromBatches(plan, batches, { watermark: report.watermark, stateRows: report.stateRows, droppedByWatermark: dropped }));
+    const result = stepFromBatches(plan, batches, { watermark: report.watermark, stateRows: report.stateRows, droppedByWatermark: droppedByStage.reduce((a, b) => a + b, 0) });
+    steps.push(isPipelineCase(c) ? asPipelineStep(plan, result, { stateRows: report.stateRowsByOperator, droppedByStage }) : result);
   }
   return {
     name: c.name,

@@ -1,6 +1,6 @@
 /** A conformance case on the in-memory ports: each step a fresh executor over the same checkpoint, state and landing objects. */
 import { caseToPlan, isPipelineCase, stepFiles, ConformanceCase } from '../../lib/conformance/case';
-import { asPipelineStep, stepResult, CaseResult } from '../../lib/conformance/results';
+import { asPipelineStep, droppedByStageInReport, stepResult, CaseResult } from '../../lib/conformance/results';
 import { MicroBatchExecutor } from '../../lib/engine/executor';
 import type { QueryPlan } from '../../lib/engine/query';
 import { InMemoryCheckpoint, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
@@ -23,7 +23,7 @@ export async function runCaseInMemory(c: ConformanceCase, statePartitions = 1): 
     for (const rows of stepFiles(step)) source.add(`file-${String(++fileNo).padStart(6, '0')}.json`, rows);
     const report = await new MicroBatchExecutor({ plan, source, checkpoint, state, sink }).run();
     const result = stepResult(plan, report, sink.batches);
-    steps.push(isPipelineCase(c) ? asPipelineStep(plan, result) : result);
+    steps.push(isPipelineCase(c) ? asPipelineStep(plan, result, { stateRows: report.stateRowsByOperator, droppedByStage: droppedByStageInReport(plan, report) }) : result);
   }
   return { name: c.name, steps };
 }

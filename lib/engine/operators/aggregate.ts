@@ -9,7 +9,7 @@
  */
 import { Buffer, CompiledAgg, initBuffer, mergeBuffers, updateBuffer } from '../aggregates';
 import type { Json, OperatorStateSpec, Row, StateChange, StateKey, StateStore } from '../ports';
-import type { GroupKey, WindowKey } from '../query';
+import { timeOfValue, watermarkTimeOf, type GroupKey, type WindowKey } from '../query';
 import { BatchMeta, isExpired, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
 import { NumericSlots } from './numeric-slots';
@@ -131,7 +131,7 @@ export class AggregateOperator implements StatefulOperator {
 
   /** Whether a row is late by its event-time column (when that is a column, not the window). */
   private isRowLate(row: Row, batch: BatchMeta): boolean {
-    return this.evicts && !this.timedByWindow && isLate(row[this.names[this.eventTimePosition]] as number | null | undefined, batch);
+    return this.evicts && !this.timedByWindow && isLate(watermarkTimeOf(row[this.names[this.eventTimePosition]]), batch);
   }
 
   /** Whether the window that starts at `start` is late: it ended at or before the previous batch's watermark. */
@@ -174,7 +174,8 @@ export class AggregateOperator implements StatefulOperator {
     const col = window.column;
     const perEvent = windowsPerEvent(window);
     for (const row of rows) {
-      const ts = row[col] as number | null | undefined;
+      // (a window over an earlier aggregation's window column: over its window_time)
+      const ts = timeOfValue(row[col]);
       if (ts === null || ts === undefined) continue; // Spark's window() filters null event times
       if (this.isRowLate(row, batch)) {
         late.push(row);
@@ -231,7 +232,7 @@ export class AggregateOperator implements StatefulOperator {
     const window = this.window;
     const start = window ? windowStartAt(windowIndex, window) : 0;
     const timeAt = this.eventTimePosition;
-    const evictAt = timeAt < 0 ? null : timeAt === this.windowPosition ? windowEnd(start, window!) : ((row[this.names[timeAt]] as number | null | undefined) ?? null);
+    const evictAt = timeAt < 0 ? null : timeAt === this.windowPosition ? windowEnd(start, window!) : (watermarkTimeOf(row[this.names[timeAt]]) ?? null);
     const kv: Json[] = new Array(keyCount);
     for (let i = 0; i < keyCount; i++) kv[i] = i === this.windowPosition ? [start, windowEnd(start, window!)] : ((row[this.names[i]] ?? null) as Json);
     const slot = this.freeSlots.length > 0 ? this.freeSlots.pop()! : this.groups.length;

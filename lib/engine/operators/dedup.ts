@@ -5,7 +5,7 @@
  * dropDuplicatesWithinWatermark(columns) keeps each key until event time + the watermark delay.
  */
 import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateStore } from '../ports';
-import type { StatefulSpec } from '../query';
+import { watermarkTimeOf, type StatefulSpec } from '../query';
 import { BatchMeta, isExpired, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
 import { byId, stateId, statePartition } from './state-id';
@@ -36,7 +36,10 @@ export class DedupOperator implements StatefulOperator {
   constructor(private readonly dedup: DedupSpec, cfg: OperatorConfig) {
     this.partitions = cfg.statePartitions ?? 1;
     this.columns = dedup.columns ? [...dedup.columns] : cfg.inputColumns.map((c) => c.name);
-    const [first] = [...cfg.watermarks.entries()].filter(([c]) => cfg.inputColumns.some((x) => x.name === c));
+    // The event-time column among the keys when there is one (it times the keys' eviction, as
+    // Spark's state watermark predicate takes it from the keys), else the input's first.
+    const marked = [...cfg.watermarks.entries()].filter(([c]) => cfg.inputColumns.some((x) => x.name === c));
+    const first = marked.find(([c]) => this.columns.includes(c)) ?? marked[0];
     this.eventColumn = first?.[0];
     this.delayMs = first?.[1] ?? 0;
     this.keyTimed = !dedup.withinWatermark && this.eventColumn !== undefined && this.columns.includes(this.eventColumn);
@@ -51,7 +54,8 @@ export class DedupOperator implements StatefulOperator {
 
   /** The event time of a row (undefined without a watermarked column). */
   private eventTime(row: Row): number | null | undefined {
-    return this.eventColumn === undefined ? undefined : (row[this.eventColumn] as number | null | undefined);
+    // (a window column is compared with the watermark by its end)
+    return this.eventColumn === undefined ? undefined : watermarkTimeOf(row[this.eventColumn]);
   }
 
   /** Whether a row is late: its event time is at or before the previous batch's watermark. */

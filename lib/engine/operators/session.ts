@@ -5,7 +5,7 @@
  */
 import { Buffer, CompiledAgg, initBuffer, mergeBuffers, updateBuffer } from '../aggregates';
 import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateStore } from '../ports';
-import type { GroupKey, SessionKey } from '../query';
+import { timeOfValue, type GroupKey, type SessionKey } from '../query';
 import { BatchMeta, isExpired, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
 import { stateId, statePartition } from './state-id';
@@ -102,7 +102,7 @@ export class SessionOperator implements StatefulOperator {
   private accumulate(batch: BatchMeta, rows: readonly Row[], fresh: Map<string, FreshKey>, late: Row[]): void {
     const { aggs, session, others } = this;
     for (const row of rows) {
-      const ts = row[session.column] as number | null | undefined;
+      const ts = timeOfValue(row[session.column]); // (a window column: its window_time)
       if (ts === null || ts === undefined) continue;
       const end = ts + session.gapMs;
       if (this.isSessionLate(end, batch)) {
