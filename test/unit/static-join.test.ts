@@ -74,6 +74,23 @@ describe('a stream-static join', () => {
     expect(rows).toEqual([{ window: { start: '2026-01-01T00:00:00.000Z', end: '2026-01-01T00:01:00.000Z' }, sku: 'a', orders: 2 }]);
   });
 
+  it('between two stateful operators: deduplicated orders enriched, then counted per product name', async () => {
+    // dropDuplicates(orderId) keeps 1 and 4 of the first file, 5 of the second; the join gives a
+    // row per catalog partner (a: apple and apricot; b: banana), which the count then groups.
+    const plan = orders().dropDuplicates(['orderId']).join(catalog, 'sku').groupBy('name').agg(count().as('n')).writeStream.outputMode('update').plan();
+    const source = new InMemoryFileSource(plan.source.schema);
+    const checkpoint = new InMemoryCheckpoint();
+    const state = new InMemoryStateStore();
+    const sink = new InMemorySink();
+    const run = async (rows: Array<Record<string, unknown>>, name: string) => {
+      source.add(name, rows);
+      const report = await new MicroBatchExecutor({ plan, source, checkpoint, state, sink }).run({ collectRows: true });
+      return report.batches.flatMap((b) => b.rows).map((r) => [r.name, r.n]).sort();
+    };
+    expect(await run([o(1, 'a'), o(1, 'a'), o(4, 'b')], 'f1.json')).toEqual([['apple', 1], ['apricot', 1], ['banana', 1]]);
+    expect(await run([o(5, 'b'), o(4, 'b')], 'f2.json')).toEqual([['banana', 2]]);
+  });
+
   it("refuses rightOuter and fullOuter with Spark's messages, and join types sluice does not run", () => {
     expect(() => orders().join(catalog, 'sku', 'rightOuter')).toThrow(/RightOuter join with a streaming DataFrame\/Dataset on the left and a static DataFrame\/DataSet on the right not supported/);
     expect(() => orders().join(catalog, 'sku', 'full_outer')).toThrow(/FullOuter joins with streaming DataFrames\/Datasets on the left and a static DataFrame\/Dataset on the right is not supported/);
