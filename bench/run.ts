@@ -546,7 +546,7 @@ async function main(): Promise<void> {
         const e = b ? expected![b.batchId] : undefined;
         const ddb = sumService(iv.requests, 'dynamodb');
         const s3 = sumService(iv.requests, 's3');
-        // The state store writes one directory item per commit besides the keys' items.
+        // The state store moves one head item per commit besides the pages and manifest it writes.
         const keyWrites = b && iv.stateItemWrites > 0 ? iv.stateItemWrites - 1 : iv.stateItemWrites;
         return [
           b ? `${iv.label}${b.noData ? ' (no data)' : ''}` : iv.label,
@@ -562,7 +562,7 @@ async function main(): Promise<void> {
         ];
       });
       out(table(['batch', 'rows', 'touched', 'item writes', '<= touched', 'DDB', 'S3', 'ms', 'DynamoDB requests', 'S3 requests'], rows, 'lrrrrrrrll'));
-      out('  item writes = state keys + the directory item each commit writes; touched = distinct (window, user) pairs of the rows ∪ those evicted');
+      out('  item writes = the packed pages and manifests (a page holds many groups) + the head item each commit moves; touched = distinct (window, user) pairs of the rows ∪ those evicted');
       const dataBatches = e2e.report.batches.filter((b) => !b.noData);
       const perBatch = (svc: string) =>
         dataBatches.length ? e2e!.intervals.filter((iv) => dataBatches.some((b) => String(b.batchId) === iv.label)).reduce((n, iv) => n + sumService(iv.requests, svc), 0) / dataBatches.length : 0;
