@@ -40,6 +40,17 @@ function positiveIntegerFor(example: string, what = 'The number'): (value: strin
 }
 const positiveInteger = positiveIntegerFor('--state-partitions 4', 'The number of state partitions');
 
+/** A positive number no greater than `max` (a fraction, a percentage). */
+function positiveNumberFor(flag: string, example: string, max = Number.POSITIVE_INFINITY): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!/^\s*\d+(\.\d+)?\s*$/.test(value) || !(n > 0) || n > max) {
+      throw new InvalidArgumentError(`${flag} ${value} must be a number above 0${max < Number.POSITIVE_INFINITY ? ` and at most ${max}` : ''}: write e.g. ${flag} ${example}.`);
+    }
+    return n;
+  };
+}
+
 const awsOption = () => new Option('--aws', 'target real AWS (credentials and AWS_REGION from the environment) instead of the embedded local stack');
 const statePartitionsOption = () =>
   new Option('--state-partitions <n>', 'split the query\'s DynamoDB state into n partitions (a positive integer)').argParser(positiveInteger);
@@ -130,6 +141,9 @@ Example:
     .option('--checkpoint <uri>', 's3://bucket/prefix of the checkpoint (default: as run picks it)')
     .option('--interval <duration>', 'the schedule interval durations are measured against, e.g. 15m, 1h', '15m')
     .addOption(new Option('--runs <n>', 'show the last n runs (a positive integer)').argParser(positiveIntegerFor('--runs 10')).default(5))
+    .addOption(new Option('--behind-at <fraction>', 'a run or batch taking this fraction of the interval or more is falling behind (0 to 1)').argParser(positiveNumberFor('--behind-at', '0.5', 1)).default(0.8))
+    .addOption(new Option('--idle-runs <n>', 'runs without input before the verdict says "no input" (a positive integer)').argParser(positiveIntegerFor('--idle-runs 4')).default(2))
+    .addOption(new Option('--state-growth <percent>', 'state growth a day (fitted over the retained batches) the verdict reports').argParser(positiveNumberFor('--state-growth', '5')).default(10))
     .option('--json', 'print the analysis as JSON')
     .option('--data-dir <folder>', 'where the embedded stack keeps its data (as for run)', '.sluice/local')
     .addOption(awsOption())

@@ -222,6 +222,10 @@ export interface StatusCliOptions {
   checkpoint?: string;
   interval: string;
   runs: number;
+  /** The verdict's thresholds (lib/observe/status.ts STATUS_DEFAULTS). */
+  behindAt?: number;
+  idleRuns?: number;
+  stateGrowth?: number;
   json?: boolean;
   dataDir: string;
   aws?: boolean;
@@ -239,7 +243,15 @@ export async function status(modulePath: string | undefined, o: StatusCliOptions
   try {
     const store = new S3CheckpointStore({ client: clients.s3, bucket: checkpoint.bucket, prefix: checkpoint.prefix });
     const { records, tip } = await loadStatus(store);
-    const a = analyseStatus(records, { nowMs: Date.now(), intervalMs, tip, runs: o.runs });
+    const a = analyseStatus(records, {
+      nowMs: Date.now(),
+      intervalMs,
+      tip,
+      runs: o.runs,
+      ...(o.behindAt !== undefined ? { nearIntervalFraction: o.behindAt } : {}),
+      ...(o.idleRuns !== undefined ? { noInputRuns: o.idleRuns } : {}),
+      ...(o.stateGrowth !== undefined ? { stateGrowthPctPerDay: o.stateGrowth } : {}),
+    });
     if (o.json) {
       console.log(JSON.stringify({ checkpoint: `s3://${checkpoint.bucket}/${checkpoint.prefix}`, ...a }, null, 2));
       return EXIT_CODES.ok;

@@ -92,6 +92,17 @@ describe('sluice status on a checkpoint in S3', () => {
     );
   });
 
+  it('--behind-at moves the falling-behind threshold: at 0.9 the 87% run is not behind, the grown backlog still is', async () => {
+    const prefix = `checkpoints/${uniqueName('behind-at')}`;
+    await writeCheckpoint(prefix, figures.map(progressRecord));
+    const r = await sluice('status', '--checkpoint', `s3://${bucket}/${prefix}`, '--behind-at', '0.9');
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim().split('\n').pop()).toBe('verdict: falling behind: the backlog left grew from 4 to 9 over the last 2 runs');
+    const bad = await sluice('status', '--checkpoint', `s3://${bucket}/${prefix}`, '--behind-at', '80%');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--behind-at 80% must be a number above 0 and at most 1: write e.g. --behind-at 0.5.');
+  });
+
   it('--runs and --json: the analysis as JSON, the last runs asked for', async () => {
     const prefix = `checkpoints/${uniqueName('json')}`;
     await writeCheckpoint(prefix, figures.map(progressRecord));

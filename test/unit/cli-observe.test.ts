@@ -1,5 +1,5 @@
 /**
- * The command lines of `sluice report` and `sluice lateness`: help with an example, and the
+ * The command lines of `sluice report`, `sluice lateness` and `sluice status`: help with an example, and the
  * mistakes caught before anything starts (exit 2, with what to write). Nothing here reaches an
  * endpoint; test/integration/report.test.ts and lateness.test.ts run the commands on the stack.
  */
@@ -31,6 +31,9 @@ describe('sluice report and sluice lateness on the command line', () => {
     [['lateness', '--source', 's3://my-bucket/landing'], 'sluice lateness needs --column <event-time field>'],
     [['lateness', '--source', 's3://my-bucket/landing', '--column', 'event_time', '--delay', '10 parsecs'], '--delay "10 parsecs" is not a duration'],
     [['lateness', '--source', 's3://my-bucket/landing', '--column', 'event_time', '--sample', '0'], 'The sample must be a positive number of rows: write e.g. --sample 100000.'],
+    [['status', '--checkpoint', 's3://my-bucket/ckpt', '--behind-at', '1.5'], '--behind-at 1.5 must be a number above 0 and at most 1: write e.g. --behind-at 0.5.'],
+    [['status', '--checkpoint', 's3://my-bucket/ckpt', '--idle-runs', '0'], 'The number must be a positive integer: write e.g. --idle-runs 4.'],
+    [['status', '--checkpoint', 's3://my-bucket/ckpt', '--state-growth', '-5'], '--state-growth -5 must be a number above 0: write e.g. --state-growth 5.'],
   ])('%j is a usage error that says what to write', async (args, message) => {
     const r = await runCli(args, NO_ENDPOINT);
     expect(r.code).toBe(2);
