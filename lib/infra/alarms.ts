@@ -103,11 +103,17 @@ export interface PipelineAlarmsProps {
 
 /** The flat alarm props the construct had before `alarms`; still honoured, each mapped to its `alarms` key. */
 export interface LegacyAlarmProps {
+  /** @deprecated use `alarms.runFailed.threshold`. */
   readonly runFailedAlarmThreshold?: number;
+  /** @deprecated use `alarms.fallingBehind.runs`. */
   readonly fallingBehindAlarmRuns?: number;
+  /** @deprecated use `alarms.noInput.intervals`: the minutes, rounded up to whole schedule intervals. */
   readonly noInputAlarmMinutes?: number;
+  /** @deprecated use `alarms.stateRowsAbove.threshold` (an absolute ceiling; `alarms.stateRowsGrowing` alarms on the trend). */
   readonly stateRowsAlarmThreshold?: number;
+  /** @deprecated use `alarms.lateRowsDropped.threshold`. */
   readonly lateRowsAlarmThreshold?: number;
+  /** @deprecated use `alarms.deadLetters.threshold`. */
   readonly deadLetterAlarmThreshold?: number;
 }
 

@@ -54,13 +54,13 @@ import {
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { DEFAULT_METRICS_NAMESPACE, METRIC_DIMENSION } from '../aws/lambda/emf';
-import { createPipelineAlarms, createPipelineDashboard, resolvePipelineAlarms, type AlarmName, type AlarmSources, type PipelineAlarmsProps, type ResolvedAlarms } from './alarms';
+import { createPipelineAlarms, createPipelineDashboard, resolvePipelineAlarms, type AlarmName, type AlarmSources, type LegacyAlarmProps, type PipelineAlarmsProps, type ResolvedAlarms } from './alarms';
 import { GRANTED_ACTIONS, cleanPrefix, grantS3, invalid, wholeNumber, type PipelineDefaults, type S3Place } from './binding';
 import { PipelineSink } from './sinks';
 import type { PipelineStaticTable } from './static-tables';
 import { PipelineSource } from './sources';
 
-export { STATE_GROWTH_EXPRESSION, type AlarmName, type PipelineAlarmsProps } from './alarms';
+export { STATE_GROWTH_EXPRESSION, type AlarmName, type LegacyAlarmProps, type PipelineAlarmsProps } from './alarms';
 export { GRANTED_ACTIONS, type PipelineDefaults, type S3Place } from './binding';
 export { PipelineSink, outputColumnTypes, type BoundSink, type FileSinkOptions, type GlueTableOptions, type ParquetSinkOptions } from './sinks';
 export { PipelineSource, type BoundSource, type NewKinesisStreamOptions } from './sources';
@@ -105,7 +105,7 @@ const OWNED_ENV = [
 
 // ---------------------------------------------------------------- props
 
-export interface AvailableNowPipelineProps {
+export interface AvailableNowPipelineProps extends LegacyAlarmProps {
   // ---- the query
 
   /**
@@ -272,18 +272,6 @@ export interface AvailableNowPipelineProps {
   readonly createDashboard?: boolean;
   /** The dashboard's name. @default `sluice-<pipelineName>` (characters other than A-Za-z0-9_- become _) */
   readonly dashboardName?: string;
-  /** @deprecated use `alarms.runFailed.threshold`. */
-  readonly runFailedAlarmThreshold?: number;
-  /** @deprecated use `alarms.fallingBehind.runs`. */
-  readonly fallingBehindAlarmRuns?: number;
-  /** @deprecated use `alarms.noInput.intervals`: the minutes, rounded up to whole schedule intervals. */
-  readonly noInputAlarmMinutes?: number;
-  /** @deprecated use `alarms.stateRowsAbove.threshold` (an absolute ceiling; `alarms.stateRowsGrowing` alarms on the trend). */
-  readonly stateRowsAlarmThreshold?: number;
-  /** @deprecated use `alarms.lateRowsDropped.threshold`. */
-  readonly lateRowsAlarmThreshold?: number;
-  /** @deprecated use `alarms.deadLetters.threshold`. */
-  readonly deadLetterAlarmThreshold?: number;
 
   /** For the created table, bucket, stream and log group. @default RemovalPolicy.RETAIN */
   readonly removalPolicy?: RemovalPolicy;

@@ -3,7 +3,7 @@
  * `sluice report` look at. The checkpoint keeps the progress of its last `retainBatches`
  * batches (100 by default); older ones are purged with their offsets and commits.
  */
-import type { CheckpointStore, Json } from '../engine/ports';
+import type { CheckpointHead, CheckpointStore, Json } from '../engine/ports';
 import type { StreamingProgress } from '../engine/progress';
 
 export interface HistoryOptions {
@@ -11,6 +11,8 @@ export interface HistoryOptions {
   readonly limit?: number;
   /** Reads in flight at once. Default 8. */
   readonly concurrency?: number;
+  /** The checkpoint's head when the caller has read it already (a head lists the checkpoint). */
+  readonly head?: CheckpointHead;
 }
 
 /**
@@ -19,7 +21,7 @@ export interface HistoryOptions {
  * some fields: callers treat every field but `batchId` and `timestamp` as optional.
  */
 export async function loadProgressHistory(checkpoint: CheckpointStore, options: HistoryOptions = {}): Promise<StreamingProgress[]> {
-  const head = await checkpoint.head();
+  const head = options.head ?? (await checkpoint.head());
   const newest = Math.max(head.latestCommitBatch, head.latestOffsetBatch);
   const limit = options.limit ?? Number.POSITIVE_INFINITY;
   const concurrency = Math.max(1, options.concurrency ?? 8);

@@ -403,7 +403,8 @@ export function statusHeader(a: StatusAnalysis, where: string): string[] {
  * newest offsets and commit, and when an uncommitted newest batch was planned).
  */
 export async function loadStatus(checkpoint: CheckpointStore): Promise<{ records: StreamingProgress[]; tip: CheckpointTip }> {
-  const [head, records] = await Promise.all([checkpoint.head(), loadProgressHistory(checkpoint)]);
+  const head = await checkpoint.head();
+  const records = await loadProgressHistory(checkpoint, { head });
   let uncommittedStartMs: number | undefined;
   if (head.latestOffsetBatch > head.latestCommitBatch) uncommittedStartMs = (await checkpoint.readOffsets(head.latestOffsetBatch))?.batchTimestampMs;
   return { records, tip: { latestOffsetBatch: head.latestOffsetBatch, latestCommitBatch: head.latestCommitBatch, ...(uncommittedStartMs !== undefined ? { uncommittedStartMs } : {}) } };

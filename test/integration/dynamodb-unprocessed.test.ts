@@ -6,7 +6,6 @@
  * the keys left over and get the same answer as without throttling; when the keys stay
  * unprocessed they give up after maxAttempts with a retriable error that says so and what to do.
  */
-import { BatchGetItemCommandInput, BatchGetItemCommandOutput, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbSink } from '../../lib/aws/dynamodb/sink';
 import { DynamoDbStateStore } from '../../lib/aws/dynamodb/state-store';
 import { createClients } from '../../lib/aws/clients';
@@ -14,40 +13,12 @@ import { SluiceError } from '../../lib/engine/errors';
 import type { OperatorStateSpec, OutputRow, SinkContext, StateChange } from '../../lib/engine/ports';
 import { ensureStateTable } from '../../lib/local/resources';
 import { testConnection, uniqueName } from '../helpers/stack';
+import { leavingKeysUnprocessed } from '../helpers/unprocessed-reads';
 
 const table = uniqueName('unprocessed');
 const MINUTE = 60_000;
 
-/**
- * A real client whose BatchGetItem answers leave all but the first requested key unprocessed,
- * `times` times (Infinity: always); counts the BatchGetItem requests it sent.
- */
-function throttlingReads(times: number) {
-  const client = createClients(testConnection()).dynamodb as DynamoDBClient;
-  const state = { left: times, batchGets: 0, altered: 0 };
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      const out = await next(args);
-      if (context.commandName !== 'BatchGetItemCommand') return out;
-      state.batchGets++;
-      const input = args.input as BatchGetItemCommandInput;
-      const [name, request] = Object.entries(input.RequestItems!)[0];
-      const keys = request.Keys!;
-      if (state.left <= 0 || keys.length < 2) return out;
-      state.left--;
-      state.altered++;
-      const output = out.output as BatchGetItemCommandOutput;
-      const first = keys[0];
-      // A projection may leave sk out of the items (the sink's marker check reads pk and digest).
-      const same = (item: Record<string, { S?: string }>) => item.pk.S === first.pk.S && (item.sk === undefined || item.sk.S === first.sk.S);
-      output.Responses = { [name]: (output.Responses?.[name] ?? []).filter((item) => same(item as Record<string, { S?: string }>)) };
-      output.UnprocessedKeys = { [name]: { ...request, Keys: keys.slice(1) } };
-      return out;
-    },
-    { step: 'initialize', name: 'leaveKeysUnprocessed' },
-  );
-  return { client, state };
-}
+const throttlingReads = leavingKeysUnprocessed;
 
 beforeAll(async () => {
   await ensureStateTable(createClients(testConnection()).dynamodb, table);

@@ -5,7 +5,7 @@
  * pipeline that enriches a stream from a DynamoDB table end to end. Requests are counted by a
  * middleware of this test on a real SDK client.
  */
-import { BatchGetItemCommandInput, BatchGetItemCommandOutput, BatchWriteItemCommand, CreateTableCommand, DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { BatchWriteItemCommand, CreateTableCommand, DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { createClients, type AwsClients } from '../../lib/aws/clients';
 import { DynamoDbStaticTable } from '../../lib/aws/dynamodb/static-table';
@@ -17,6 +17,7 @@ import { parseSchema } from '../../lib/engine/schema';
 import { readStream, staticTable } from '../../lib/engine/query';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
 import { testConnection, uniqueName } from '../helpers/stack';
+import { leavingKeysUnprocessed } from '../helpers/unprocessed-reads';
 
 jest.setTimeout(60_000);
 
@@ -48,27 +49,9 @@ const put = (key: string, body: string) => clients.s3.send(new PutObjectCommand(
 
 /** A real client that counts its BatchGetItem requests and keys, and can leave all but the first key unprocessed `times` times. */
 function countingClient(times = 0) {
-  const client = createClients(testConnection()).dynamodb as DynamoDBClient;
-  extraClients.push(client);
-  const state = { left: times, batchGets: 0, keys: 0 };
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      const out = await next(args);
-      if (context.commandName !== 'BatchGetItemCommand') return out;
-      state.batchGets++;
-      const [name, request] = Object.entries((args.input as BatchGetItemCommandInput).RequestItems!)[0];
-      state.keys += request.Keys!.length;
-      if (state.left <= 0 || request.Keys!.length < 2) return out;
-      state.left--;
-      const output = out.output as BatchGetItemCommandOutput;
-      const first = request.Keys![0].userId.S;
-      output.Responses = { [name]: (output.Responses?.[name] ?? []).filter((it) => it.userId.S === first) };
-      output.UnprocessedKeys = { [name]: { ...request, Keys: request.Keys!.slice(1) } };
-      return out;
-    },
-    { step: 'initialize', name: 'countAndThrottle' },
-  );
-  return { client, state };
+  const counted = leavingKeysUnprocessed(times);
+  extraClients.push(counted.client);
+  return counted;
 }
 
 describe('an S3 static table', () => {
