@@ -5,25 +5,42 @@
 import { parseInterval } from '../engine/duration';
 import { InvalidOptionError } from '../engine/errors';
 
-const SHORT_UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const SHORT_UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
+
+/** A duration in the short form (units run together) or as a Spark interval; null when it is neither. */
+function readDuration(text: string, what: string): { ms: number; months: number } | null {
+  const t = (text ?? '').trim().toLowerCase();
+  if (/^(\d+(\.\d+)?(ms|s|m|h|d|w))+$/.test(t)) {
+    let ms = 0;
+    for (const m of t.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d|w)/g)) ms += Number(m[1]) * SHORT_UNIT_MS[m[2]];
+    return { ms, months: 0 };
+  }
+  try {
+    return parseInterval(t, what);
+  } catch {
+    return null;
+  }
+}
 
 /**
- * A duration flag: short units run together (`90s`, `15m`, `1h30m`, `2d`) or a Spark interval
- * (`15 minutes`, `1 hour 30 minutes`); positive.
+ * A duration flag (`--since 7d`, `--delay 1h30m`), in the short form (ms, s, m, h, d, w) or as a
+ * Spark interval ("15 minutes"); months and years are refused (no fixed length); zero is allowed.
  */
-export function parseShortDuration(text: string, what: string): number {
-  const t = text.trim().toLowerCase();
-  let ms: number;
-  if (/^(\d+(\.\d+)?(ms|s|m|h|d))+$/.test(t)) {
-    ms = 0;
-    for (const m of t.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d)/g)) ms += Number(m[1]) * SHORT_UNIT_MS[m[2]];
-  } else if (/^\d/.test(t) && /\s/.test(t)) {
-    ms = parseInterval(t, what).ms;
-  } else {
-    throw new InvalidOptionError(`${what} ${JSON.stringify(text)} is not a duration: write a number and a unit (ms, s, m, h, d), e.g. 15m or 1h30m`);
+export function parseDurationFlag(text: string, flag: string): number {
+  const parsed = readDuration(text, flag);
+  if (!parsed) throw new InvalidOptionError(`${flag} ${JSON.stringify(text)} is not a duration: write e.g. 15m, 7d, 1h30m or "15 minutes"`);
+  if (parsed.months !== 0 || parsed.ms < 0) {
+    throw new InvalidOptionError(`${flag} ${JSON.stringify(text)} must be a fixed, non-negative duration: write it in weeks, days, hours or minutes, e.g. 30d`);
   }
-  if (!(ms > 0)) throw new InvalidOptionError(`${what} ${JSON.stringify(text)} is not a positive duration: write e.g. 15m`);
-  return ms;
+  return parsed.ms;
+}
+
+/** A positive duration flag (`--interval 15m`, `--max-duration 1h30m`), read as parseDurationFlag reads one. */
+export function parseShortDuration(text: string, what: string): number {
+  const parsed = readDuration(text, what);
+  if (!parsed) throw new InvalidOptionError(`${what} ${JSON.stringify(text)} is not a duration: write a number and a unit (ms, s, m, h, d), e.g. 15m or 1h30m`);
+  if (parsed.months !== 0 || !(parsed.ms > 0)) throw new InvalidOptionError(`${what} ${JSON.stringify(text)} is not a positive duration: write e.g. 15m`);
+  return parsed.ms;
 }
 
 /** `850ms`, `1.2s`, `14m 10s`, `2h 5m`, `3d 4h`: two units at most. */

@@ -12,7 +12,6 @@
  * exceeds the delay arrives after the watermark has passed it. The fraction is the sample's
  * share of rows with lateness > delay (an estimate: a quiet stream's watermark lags further).
  */
-import { parseInterval } from '../engine/duration';
 import { InvalidOptionError } from '../engine/errors';
 import { parseJsonLine, parseSchema } from '../engine/schema';
 
@@ -236,30 +235,7 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(h / 24)}d${h % 24 ? ` ${h % 24}h` : ''}`;
 }
 
-const SHORT_UNIT_MS: Record<string, number> = { ms: 1, s: SECOND, m: MINUTE, h: HOUR, d: DAY, w: 7 * DAY };
-
-/**
- * A duration flag (`--since 7d`, `--interval 15m`, `--delay 1h30m`), in the short form or as a
- * Spark interval ("15 minutes"); months and years are refused (no fixed length).
- */
-export function parseDurationFlag(text: string, flag: string): number {
-  const t = (text ?? '').trim().toLowerCase();
-  if (/^(\d+(\.\d+)?(ms|s|m|h|d|w))+$/.test(t)) {
-    let ms = 0;
-    for (const m of t.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d|w)/g)) ms += Number(m[1]) * SHORT_UNIT_MS[m[2]];
-    return ms;
-  }
-  let parsed;
-  try {
-    parsed = parseInterval(t, flag);
-  } catch {
-    throw new InvalidOptionError(`${flag} ${JSON.stringify(text)} is not a duration: write e.g. 15m, 7d, 1h30m or "15 minutes"`);
-  }
-  if (parsed.months !== 0 || parsed.ms < 0) {
-    throw new InvalidOptionError(`${flag} ${JSON.stringify(text)} must be a fixed, non-negative duration: write it in weeks, days, hours or minutes, e.g. 30d`);
-  }
-  return parsed.ms;
-}
+export { parseDurationFlag } from './format';
 
 export interface LatenessHistogram {
   /** Bin i counts lateness in [edgesMs[i], edgesMs[i+1]); the last bin also takes its upper edge. */
