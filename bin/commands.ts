@@ -156,12 +156,25 @@ async function putInputRecords(clients: ReturnType<typeof createClients>, dir: s
 function locationsOf(plan: QueryPlan, o: { source?: string; checkpoint?: string; sink?: string }): { source: SourceLocation; checkpoint: S3Location; sink: SinkLocation } {
   const sourceUri = o.source ?? plan.source.path;
   if (!sourceUri) throw new InvalidOptionError("sluice needs --source s3://bucket/prefix or kinesis://stream (or a path in the query's load(...))");
-  const kinesis = /^kinesis:\/\/([A-Za-z0-9_.-]{1,128})$/.exec(sourceUri.trim());
-  const source: SourceLocation = kinesis ? { kind: 'kinesis', streamName: kinesis[1] } : { kind: 's3', ...parseS3Uri(sourceUri, '--source') };
-  const home = source.kind === 's3' ? source.bucket : 'sluice-local';
-  const checkpoint = o.checkpoint ? parseS3Uri(o.checkpoint, '--checkpoint') : { bucket: home, prefix: `_sluice/${plan.name}/checkpoint` };
-  const sink: SinkLocation = o.sink ? parseSinkUri(o.sink, '--sink') : { kind: 's3', bucket: home, prefix: `_sluice/${plan.name}/output` };
+  const source = sourceFromUri(sourceUri);
+  const checkpoint = o.checkpoint ? parseS3Uri(o.checkpoint, '--checkpoint') : defaultCheckpoint(plan, source);
+  const sink: SinkLocation = o.sink ? parseSinkUri(o.sink, '--sink') : { kind: 's3', bucket: homeBucket(source), prefix: `_sluice/${plan.name}/output` };
   return { source, checkpoint, sink };
+}
+
+function sourceFromUri(uri: string): SourceLocation {
+  const kinesis = /^kinesis:\/\/([A-Za-z0-9_.-]{1,128})$/.exec(uri.trim());
+  return kinesis ? { kind: 'kinesis', streamName: kinesis[1] } : { kind: 's3', ...parseS3Uri(uri, '--source') };
+}
+
+/** Where sluice keeps a query's own objects by default: the source's bucket, else sluice-local. */
+function homeBucket(source: SourceLocation | null): string {
+  return source?.kind === 's3' ? source.bucket : 'sluice-local';
+}
+
+/** The checkpoint `run` uses without --checkpoint: s3://<home bucket>/_sluice/<query>/checkpoint. */
+function defaultCheckpoint(plan: QueryPlan, source: SourceLocation | null): S3Location {
+  return { bucket: homeBucket(source), prefix: `_sluice/${plan.name}/checkpoint` };
 }
 
 export interface RunOptions {
@@ -341,11 +354,6 @@ async function sourceFactoryFor(kind: string, conn: AwsConnection): Promise<Pick
 import { writeFileSync } from 'node:fs';
 
 /** A --source URI as `run` reads it: kinesis://stream, else s3://bucket/prefix. */
-function sourceFromUri(uri: string): SourceLocation {
-  const kinesis = /^kinesis:\/\/([A-Za-z0-9_.-]{1,128})$/.exec(uri.trim());
-  return kinesis ? { kind: 'kinesis', streamName: kinesis[1] } : { kind: 's3', ...parseS3Uri(uri, '--source') };
-}
-
 /** --source, else the path in the query's load(...), else null. */
 function sourceOf(o: { source?: string }, plan: QueryPlan | null): SourceLocation | null {
   const uri = o.source ?? plan?.source.path;
@@ -356,9 +364,7 @@ function sourceOf(o: { source?: string }, plan: QueryPlan | null): SourceLocatio
 function checkpointOf(o: { checkpoint?: string; source?: string }, plan: QueryPlan | null): { bucket: string; prefix: string } {
   if (o.checkpoint) return parseS3Uri(o.checkpoint, '--checkpoint');
   if (!plan) throw new InvalidOptionError('sluice report needs --checkpoint s3://bucket/prefix, or the query module whose default checkpoint `sluice run` used');
-  const source = sourceOf(o, plan);
-  const home = source?.kind === 's3' ? source.bucket : 'sluice-local';
-  return { bucket: home, prefix: `_sluice/${plan.name}/checkpoint` };
+  return defaultCheckpoint(plan, sourceOf(o, plan));
 }
 
 export interface LatenessCliOptions {
