@@ -3,8 +3,8 @@
  * (S3 landing prefix or Kinesis) and the sink. Used by the Lambda handler, the CLI and the
  * conformance runner alike, so all of them run the same code a deployed pipeline runs.
  */
-import type { Clock, Sink, Source, StaticTables } from '../engine/ports';
-import type { QueryPlan } from '../engine/query';
+import type { BatchLimits, Clock, Sink, Source, StaticTables } from '../engine/ports';
+import type { PlanInput, QueryPlan, SourceSpec } from '../engine/query';
 import { CrashInjector, crashingAt, type CrashPlan } from '../engine/testing/crash';
 import { InvalidOptionError } from '../engine/errors';
 import { MicroBatchExecutor, type RunOptions, type RunReport } from '../engine/executor';
@@ -52,6 +52,11 @@ export interface PipelineConfig {
   /** The DynamoDB table for state and the lease (pk/sk, TTL on `ttl`). */
   readonly stateTable: string;
   readonly source: SourceLocation;
+  /**
+   * Where each of plan.inputs is read from (stream-stream joins), in their order. Absent: from
+   * each input's own load()/kinesis() location.
+   */
+  readonly inputs?: readonly SourceLocation[];
   readonly sink: SinkLocation;
   /** Malformed records (and, if set, late rows) land here. Default: `<checkpoint>/../dead-letter`. */
   readonly deadLetter?: S3Location;
@@ -77,6 +82,8 @@ export interface PipelineExtras {
   readonly log?: (event: Record<string, unknown>) => void;
   /** Replace the sink (e.g. a test's naive sink). */
   readonly sink?: Sink;
+  /** Replace the sources of plan.inputs (a test's Kinesis streams), in their order. */
+  readonly inputSources?: readonly Source[];
   /** Replace the source (e.g. a Kinesis source built elsewhere). */
   readonly source?: Source;
   /** Replace how the plan's static tables are opened (default: S3 and DynamoDB on the clients). */
@@ -92,6 +99,23 @@ export function awsStaticTables(clients: Pick<AwsClients, 's3' | 'dynamodb'>): S
       return { description: 'staticTable.rows', load: async () => [...spec.rows] };
     },
   };
+}
+
+/**
+ * Where input k of a plan (a stream-stream join's other stream) is read from: the config's
+ * `inputs[k]`, else the location its readStream gave (load('s3://...') or kinesis('stream')).
+ */
+export function inputLocation(cfg: Pick<PipelineConfig, 'inputs'>, k: number, input: PlanInput): SourceLocation {
+  const given = cfg.inputs?.[k];
+  if (given) return given;
+  const path = input.source.path;
+  if (!path) {
+    throw new InvalidOptionError(
+      `the query's input ${input.name} (a stream-stream join's other stream) has no location: give it in the query (readStream...load('s3://bucket/prefix') or .kinesis('stream-name')) or in the pipeline config's inputs`,
+    );
+  }
+  if (input.source.kind === 'kinesis') return { kind: 'kinesis', streamName: path.replace(/^arn:aws[a-z-]*:kinesis:[^:]*:\d+:stream\//, '') };
+  return { kind: 's3', ...parseS3Uri(path, `input ${input.name}`) };
 }
 
 /** Parses `s3://bucket/prefix` into a location. */
@@ -166,16 +190,16 @@ export function buildExecutor(conn: AwsConnection, given: QueryPlan, cfg: Pipeli
   checkWrittenOutsideSource(cfg, dl);
   const clients = extras.clients ?? createClients(conn);
   const checkpoint = new S3CheckpointStore({ client: clients.s3, bucket: cfg.checkpoint.bucket, prefix: cfg.checkpoint.prefix });
-  let source: Source;
-  if (extras.source) source = extras.source;
-  else if (cfg.source.kind === 's3') {
-    source = new S3LandingSource({
-      client: clients.s3, bucket: cfg.source.bucket, prefix: cfg.source.prefix, schema: plan.source.schema, checkpoint,
-      limits: plan.limits, log: extras.log, ...landingOptionsFromSpec(plan.source.options),
-    });
-  } else {
-    source = new KinesisSource({ client: clients.kinesis, streamName: cfg.source.streamName, schema: plan.source.schema, checkpoint, ...kinesisOptionsFromSpec(plan.source.options) });
-  }
+  const openSource = (loc: SourceLocation, spec: SourceSpec, limits: BatchLimits, sourceIndex: number): Source =>
+    loc.kind === 's3'
+      ? new S3LandingSource({
+          client: clients.s3, bucket: loc.bucket, prefix: loc.prefix, schema: spec.schema, checkpoint,
+          limits, log: extras.log, sourceIndex, ...landingOptionsFromSpec(spec.options),
+        })
+      : new KinesisSource({ client: clients.kinesis, streamName: loc.streamName, schema: spec.schema, checkpoint, ...kinesisOptionsFromSpec(spec.options) });
+  const source: Source = extras.source ?? openSource(cfg.source, plan.source, plan.limits, 0);
+  const inputs = plan.inputs ?? [];
+  const inputSources: Source[] = extras.inputSources ? [...extras.inputSources] : inputs.map((input, k) => openSource(inputLocation(cfg, k, input), input.source, input.limits, k + 1));
   const namespace = leaseKeyFor(plan.name, cfg.checkpoint);
   const sinkLoc = cfg.sink;
   let sink: Sink;
@@ -196,7 +220,7 @@ export function buildExecutor(conn: AwsConnection, given: QueryPlan, cfg: Pipeli
   // meter, and each batch's progress record its own share (sluice.consumed).
   const executor = meterRuns(new MicroBatchExecutor(
     {
-      plan, ...ports, deadLetters, lateRows: cfg.keepLateRows || plan.lateRows === 'dead-letter' ? deadLetters : undefined, clock: extras.clock, log: extras.log, meter: clients.meter,
+      plan, ...ports, inputSources, deadLetters, lateRows: cfg.keepLateRows || plan.lateRows === 'dead-letter' ? deadLetters : undefined, clock: extras.clock, log: extras.log, meter: clients.meter,
       staticTables: extras.staticTables ?? awsStaticTables(clients),
     },
     { leaseDurationMs: cfg.leaseDurationMs, retainBatches: cfg.retainBatches },

@@ -11,6 +11,7 @@ import {
   max,
   min,
   QueryPlan,
+  operatorChain,
   sessionWindow,
   StreamFrame,
   sum,
@@ -117,7 +118,7 @@ export function joinsOnlyStatic(c: ConformanceCase): boolean {
 export function caseToPlan(c: ConformanceCase, name = 'conformance', tables: CaseStaticTables = rowsStaticTable): QueryPlan {
   const q = c.query;
   if (!q || typeof q !== 'object') throw new InvalidQueryError(`case ${c.name}: "query" is missing: see FORMAT.md`);
-  if (q.inputs) throw new InvalidQueryError(`case ${c.name}: named inputs (stream-stream joins) are not supported by sluice yet: the case needs one input`);
+  if (q.inputs) return inputsToPlan(c, name, tables);
   if (typeof q.schema !== 'string') throw new InvalidQueryError(`case ${c.name}: "query.schema" is missing: see FORMAT.md`);
   let reader = new DataStreamReader().format('json').schema(q.schema);
   for (const [k, v] of Object.entries(q.options ?? {})) reader = reader.option(k, v);
@@ -132,6 +133,76 @@ export function caseToPlan(c: ConformanceCase, name = 'conformance', tables: Cas
   }
   for (const stage of stages) frame = applyStage(c, frame, stage, tables);
   return frame.writeStream.outputMode(q.outputMode).trigger({ availableNow: true }).queryName(name).plan();
+}
+
+/**
+ * A query with named `inputs` (FORMAT-2): each input a stream of its own (schema, watermark, own
+ * pipeline), the query's pipeline from `from`, the other inputs joined in by its join stages.
+ */
+function inputsToPlan(c: ConformanceCase, name: string, tables: CaseStaticTables): QueryPlan {
+  const q = c.query;
+  const inputs = q.inputs!;
+  const streams = new Map<string, StreamFrame>();
+  for (const [inputName, input] of Object.entries(inputs)) {
+    if (typeof input?.schema !== 'string') throw new InvalidQueryError(`case ${c.name}: input ${JSON.stringify(inputName)} has no "schema": see FORMAT-2.md`);
+    let reader = new DataStreamReader().format('json').schema(input.schema);
+    for (const [k, v] of Object.entries(q.options ?? {})) reader = reader.option(k, v);
+    let frame: StreamFrame = reader.load();
+    if (input.watermark) frame = frame.withWatermark(input.watermark.column, input.watermark.delay);
+    for (const stage of input.pipeline ?? []) {
+      if (stage.join && streams.has(stage.join.with)) throw new InvalidQueryError(`case ${c.name}: input ${JSON.stringify(inputName)} joins the stream ${JSON.stringify(stage.join.with)} in its own pipeline: join streams in the query's pipeline`);
+      frame = applyStage(c, frame, stage, tables);
+    }
+    streams.set(inputName, frame);
+  }
+  const from = q.from!;
+  let frame = streams.get(from)!;
+  if (q.watermark) frame = frame.withWatermark(q.watermark.column, q.watermark.delay);
+  const joined = new Set<string>([from]);
+  for (const stage of q.pipeline ?? []) {
+    const other = stage.join ? streams.get(stage.join.with) : undefined;
+    if (!stage.join || !other) {
+      frame = applyStage(c, frame, stage, tables);
+      continue;
+    }
+    const j = stage.join;
+    if (joined.has(j.with)) throw new InvalidQueryError(`case ${c.name}: the input ${JSON.stringify(j.with)} is ${j.with === from ? 'the one the pipeline starts from' : 'joined twice'}: join each other input once`);
+    joined.add(j.with);
+    if (!Array.isArray(j.on)) throw new InvalidQueryError(`case ${c.name}: the join's "on" must be a list of keys: see FORMAT-2.md`);
+    frame = frame.join(other, j.on, j.type, { timeRange: j.timeRange, condition: (j.condition ?? []) as JoinPredicate[], name: j.with });
+  }
+  const missing = Object.keys(inputs).filter((n) => !joined.has(n));
+  if (missing.length) throw new InvalidQueryError(`case ${c.name}: input(s) ${missing.join(', ')} are never joined: every input but "from" is joined in by a join stage (FORMAT-2.md)`);
+  return frame.writeStream.outputMode(q.outputMode).trigger({ availableNow: true }).queryName(name).plan();
+}
+
+/**
+ * Which case input each source of the plan reads: source 0 is `from` (or the only input of a
+ * single-input case, named ''), source k + 1 the plan's inputs[k].
+ */
+export function caseSourceInputs(c: ConformanceCase, plan: QueryPlan): string[] {
+  return [c.query.inputs ? c.query.from! : '', ...(plan.inputs ?? []).map((i) => i.name)];
+}
+
+/**
+ * FORMAT-2's order of the stateful stages (stateRows, droppedByStage): each input's own pipeline
+ * (inputs in the order written), then the query's; as indexes into the plan's run order
+ * (operatorChain), which runs a joined input's operators just before its join.
+ */
+export function caseStageOrder(c: ConformanceCase, plan: QueryPlan): number[] {
+  const chain = operatorChain(plan).operators;
+  if (!c.query.inputs) return chain.map((_, i) => i);
+  const stateful = (stages: CaseStage[] | undefined) => (stages ?? []).filter((st) => st.groupBy || st.dropDuplicates || (st.join && c.query.inputs![st.join.with])).length;
+  const fromOwn = stateful(c.query.inputs[c.query.from!]?.pipeline);
+  const owner = (i: number): string => {
+    const o = chain[i];
+    if (o.input !== null) return plan.inputs![o.input].name;
+    const mainIndex = chain.slice(0, i).filter((x) => x.input === null).length;
+    return mainIndex < fromOwn ? c.query.from! : '';
+  };
+  const order: number[] = [];
+  for (const name of [...Object.keys(c.query.inputs), '']) chain.forEach((_, i) => owner(i) === name && order.push(i));
+  return order;
 }
 
 /** One stage of the case's query, through the query API. */
@@ -168,7 +239,7 @@ function applyStage(c: ConformanceCase, frame: StreamFrame, stage: CaseStage, ta
   if (stage.join) {
     const j = stage.join;
     const t = c.query.static && Object.prototype.hasOwnProperty.call(c.query.static, j.with) ? c.query.static[j.with] : undefined;
-    if (!t) throw new InvalidQueryError(`case ${c.name}: the join with ${JSON.stringify(j.with)} is a stream-stream join (not a "static" table), which is not supported by sluice yet`);
+    if (!t) throw new InvalidQueryError(`case ${c.name}: the join with ${JSON.stringify(j.with)} names neither a "static" table nor an input of the query: see FORMAT-2.md`);
     if (j.timeRange) throw new InvalidQueryError(`case ${c.name}: the join with the static table ${JSON.stringify(j.with)} has a timeRange, which only a stream-stream join has: remove it`);
     if (!Array.isArray(j.on)) throw new InvalidQueryError(`case ${c.name}: the join's "on" must be a list of keys: see FORMAT-2.md`);
     return frame.join(tables(j.with, t), j.on, j.type, { condition: (j.condition ?? []) as JoinPredicate[] });
@@ -209,6 +280,15 @@ export function stepFiles(step: CaseStep): Array<Array<Record<string, unknown>>>
   if (step.files) return step.files;
   if (step.add) return [step.add];
   return [];
+}
+
+/** A step's new files with the input each lands in ('' for a single-input case): addTo / filesTo, or add / files. */
+export function stepInputFiles(step: CaseStep): Array<{ input: string; rows: Array<Record<string, unknown>> }> {
+  const out: Array<{ input: string; rows: Array<Record<string, unknown>> }> = [];
+  for (const [input, rows] of Object.entries(step.addTo ?? {})) if (rows.length) out.push({ input, rows });
+  for (const [input, files] of Object.entries(step.filesTo ?? {})) for (const rows of files) out.push({ input, rows });
+  for (const rows of stepFiles(step)) out.push({ input: '', rows });
+  return out;
 }
 
 export function parseCase(text: string, file: string): ConformanceCase {

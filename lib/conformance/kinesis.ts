@@ -34,13 +34,17 @@ export const CASE_STREAM_SHARDS = 3;
 export function kinesisCaseSource(
   conn: AwsConnection,
   opts: Partial<Pick<KinesisSourceOptions, 'minGetRecordsIntervalMs' | 'maxRecordsPerCall' | 'log'>> = {},
-): (plan: QueryPlan, caseId: string) => Promise<CaseSource> {
+): (plan: QueryPlan, caseId: string, sourceIndex?: number) => Promise<CaseSource> {
   const clients = createClients(conn);
-  return async (plan, caseId) => {
-    const streamName = caseStreamName(caseId);
+  return async (plan, caseId, sourceIndex = 0) => {
+    // an input of a stream-stream join (source k + 1: plan.inputs[k]) gets a stream of its own
+    const input = sourceIndex > 0 ? plan.inputs?.[sourceIndex - 1] : undefined;
+    if (sourceIndex > 0 && !input) throw new SluiceError(`kinesisCaseSource: the plan has no input for source ${sourceIndex}`, { retriable: false });
+    const streamName = caseStreamName(input ? `${caseId}-in${sourceIndex}` : caseId);
     await ensureStream(clients.kinesis, streamName, CASE_STREAM_SHARDS);
-    const source = new KinesisSource({ client: clients.kinesis, streamName, schema: plan.source.schema, ...opts });
-    const keyOf = partitionKeyFor(plan);
+    const spec = input ? input.source : plan.source;
+    const source = new KinesisSource({ client: clients.kinesis, streamName, schema: spec.schema, ...opts });
+    const keyOf = partitionKeyFor(input ? { source: input.source, stateful: input.operators[0]?.spec ?? null } : plan);
     let rowNo = 0;
     return {
       source,
@@ -64,9 +68,10 @@ export function caseStreamName(caseId: string): string {
 }
 
 /** How rows of a case are spread over shards (see the header). */
-export function partitionKeyFor(plan: QueryPlan): (row: Record<string, unknown>, rowNo: number) => string {
+export function partitionKeyFor(plan: Pick<QueryPlan, 'source' | 'stateful'>): (row: Record<string, unknown>, rowNo: number) => string {
   const st = plan.stateful;
   let columns: readonly string[] = [];
+  // (a stream-stream join matches a batch's rows whatever their order: spread them)
   if (st?.kind === 'dedup') columns = st.columns ?? plan.source.schema.columns.map((c) => c.name);
   else if (st?.kind === 'aggregate') {
     columns = st.keys.flatMap((k) => (k.kind === 'column' ? [k.name] : []));

@@ -53,11 +53,11 @@ export function stepFromBatches(
  * one entry per stateful stage in plan order: the run's figures per operator (RunReport's
  * stateRowsByOperator, the step's late rows per operator).
  */
-export function asPipelineStep(plan: Pick<QueryPlan, 'operators'>, step: StepResult, perStage: { stateRows?: readonly number[]; droppedByStage: readonly number[] }): StepResult {
+export function asPipelineStep(step: StepResult, perStage: { stateRows?: readonly number[]; droppedByStage: readonly number[] }, order: readonly number[]): StepResult {
   if (Array.isArray(step.stateRows)) return step;
-  const stages = plan.operators.length;
-  const stateRows = perStage.stateRows ? [...perStage.stateRows] : stages ? [step.stateRows, ...new Array<number>(stages - 1).fill(0)] : [];
-  const droppedByStage = Array.from({ length: stages }, (_, i) => perStage.droppedByStage[i] ?? 0);
+  // per-operator figures in run order, listed in the format's order (case.ts caseStageOrder)
+  const stateRows = perStage.stateRows ? order.map((i) => perStage.stateRows![i] ?? 0) : order.length ? [step.stateRows, ...new Array<number>(order.length - 1).fill(0)] : [];
+  const droppedByStage = order.map((i) => perStage.droppedByStage[i] ?? 0);
   return { ...step, stateRows, droppedByStage };
 }
 
@@ -68,8 +68,8 @@ export function stepResult(plan: QueryPlan, report: RunReport, sinkRows: Map<num
 }
 
 /** The late rows of a run's batches per operator, summed (BatchReport.droppedByOperator). */
-export function droppedByStageInReport(plan: Pick<QueryPlan, 'operators'>, report: RunReport): number[] {
-  const out = new Array<number>(plan.operators.length).fill(0);
+export function droppedByStageInReport(report: RunReport): number[] {
+  const out = new Array<number>(report.stateRowsByOperator?.length ?? 0).fill(0);
   for (const b of report.batches) (b.droppedByOperator ?? []).forEach((n, i) => (out[i] += n));
   return out;
 }

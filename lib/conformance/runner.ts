@@ -18,7 +18,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { caseToPlan, CaseStaticTables, ConformanceCase, isPipelineCase, stepFiles } from './case';
+import { caseSourceInputs, caseStageOrder, caseToPlan, CaseStaticTables, ConformanceCase, isPipelineCase, stepInputFiles } from './case';
 import { staticTable } from '../engine/query';
 import { addPerStage, asPipelineStep, CaseResult, droppedByStageInProgress, StepResult, stepFromBatches } from './results';
 import type { CrashPlan, CrashPoint } from '../engine/testing/crash';
@@ -48,8 +48,11 @@ export interface ConformanceOptions {
    * the step's batches wrote; in update mode a key updated twice in one step shows its last value).
    */
   readonly sink?: 's3' | 'files' | 'dynamodb';
-  /** Builds the source for a case when not the S3 landing prefix (e.g. Kinesis). */
-  readonly sourceFactory?: (plan: QueryPlan, caseId: string) => Promise<CaseSource>;
+  /**
+   * Builds the source for a case when not the S3 landing prefix (e.g. Kinesis): source 0 is the
+   * query's first input, source k + 1 its plan.inputs[k] (a stream-stream join's).
+   */
+  readonly sourceFactory?: (plan: QueryPlan, caseId: string, sourceIndex: number) => Promise<CaseSource>;
   /** Runs the case with this many state partitions (the query's option('statePartitions', P)). */
   readonly statePartitions?: number;
 }
@@ -63,6 +66,11 @@ export interface CaseSource {
 export async function prepareConformance(conn: AwsConnection, bucket: string, table: string): Promise<void> {
   const clients = createClients(conn);
   await Promise.all([ensureBucket(clients.s3, bucket), ensureStateTable(clients.dynamodb, table)]);
+}
+
+/** A case input's landing prefix: the first input's `landing`, the others' `landing-inK` (never a prefix of another's: listing appends the slash). */
+function landingPrefix(base: string, sourceIndex: number): string {
+  return sourceIndex === 0 ? `${base}/landing` : `${base}/landing-in${sourceIndex}`;
 }
 
 function slug(name: string): string {
@@ -121,7 +129,8 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
   let cfg: PipelineConfig = {
     checkpoint: { bucket, prefix: `${base}/checkpoint` },
     stateTable: table,
-    source: { kind: 's3', bucket, prefix: `${base}/landing` },
+    source: { kind: 's3', bucket, prefix: landingPrefix(base, 0) },
+    ...(plan.inputs?.length ? { inputs: plan.inputs.map((_, k) => ({ kind: 's3' as const, bucket, prefix: landingPrefix(base, k + 1) })) } : {}),
     sink: { kind: 's3', bucket, prefix: `${base}/sink` },
     deadLetter: { bucket, prefix: `${base}/dead-letter` },
     leaseDurationMs: LEASE_MS,
@@ -130,7 +139,9 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
   for (const o of staticObjects) {
     await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: o.key, Body: o.rows.map((r) => JSON.stringify(r)).join('\n') }));
   }
-  const caseSource = opts.sourceFactory ? await opts.sourceFactory(plan, base) : null;
+  // one source per input of the case: source 0 reads `from` (or the only input), k + 1 the plan's inputs[k]
+  const inputNames = caseSourceInputs(c, plan);
+  const caseSources = opts.sourceFactory ? await Promise.all(inputNames.map((_, i) => opts.sourceFactory!(plan, base, i))) : null;
   const sinkKind = opts.sink ?? 's3';
   if (sinkKind === 'files') cfg = { ...cfg, sink: { kind: 's3-files', bucket, prefix: `${base}/sink` } };
   if (sinkKind === 'dynamodb') cfg = { ...cfg, sink: { kind: 'dynamodb', table, queryKey: base } };
@@ -145,15 +156,18 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
   const crashPlan: CrashPlan | undefined = typeof opts.crash === 'string' ? { point: opts.crash } : opts.crash;
   try {
     for (const step of c.steps) {
-      for (const rows of stepFiles(step)) {
+      for (const f of stepInputFiles(step)) {
         fileNo++;
-        if (caseSource) await caseSource.put(fileNo, rows);
+        const at = inputNames.indexOf(f.input);
+        if (at < 0) throw new SluiceError(`case ${c.name}: a step adds rows to input ${JSON.stringify(f.input)}, which the query does not have (${inputNames.join(', ')})`);
+        if (caseSources) await caseSources[at].put(fileNo, f.rows);
         else {
-          const key = `${base}/landing/part-${String(fileNo).padStart(6, '0')}.json`;
-          await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: rows.map((r) => JSON.stringify(r)).join('\n') }));
+          const key = `${landingPrefix(base, at)}/part-${String(fileNo).padStart(6, '0')}.json`;
+          await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: f.rows.map((r) => JSON.stringify(r)).join('\n') }));
         }
       }
-      const build = (crash?: CrashPlan) => buildExecutor(opts.connection, plan, cfg, { crash, source: caseSource?.source, clock });
+      const sources = caseSources ? { source: caseSources[0].source, inputSources: caseSources.slice(1).map((s) => s.source) } : {};
+      const build = (crash?: CrashPlan) => buildExecutor(opts.connection, plan, cfg, { crash, ...sources, clock });
       if (crashPlan) {
         try {
           await build(crashPlan).executor.run();
@@ -177,7 +191,7 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
       lastCommitted = head.latestCommitBatch;
       const dropped = droppedByStage.reduce((a, b) => a + b, 0);
       const result = stepFromBatches(plan, batches, { watermark: report.watermark, stateRows: report.stateRows, droppedByWatermark: dropped });
-      steps.push(isPipelineCase(c) ? asPipelineStep(plan, result, { stateRows: report.stateRowsByOperator, droppedByStage }) : result);
+      steps.push(isPipelineCase(c) ? asPipelineStep(result, { stateRows: report.stateRowsByOperator, droppedByStage }, caseStageOrder(c, plan)) : result);
     }
   } catch (e) {
     const msg = e instanceof SluiceError ? e.message : `${(e as Error).name}: ${(e as Error).message}`;

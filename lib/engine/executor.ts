@@ -26,6 +26,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { CheckpointMismatchError, SluiceError } from './errors';
 import { createOperator, StatefulOperator } from './operators/operator';
+import { lateRowColumns } from './operators/stream-join';
 import type {
   CheckpointStore,
   Clock,
@@ -58,6 +59,8 @@ import { BatchWatermarks, MaxEventTimes, NO_WATERMARKS, OperatorWatermarks, oper
 export interface ExecutorDeps {
   readonly plan: QueryPlan;
   readonly source: Source;
+  /** The sources of plan.inputs (stream-stream joins), in their order; their offsets follow `source`'s. */
+  readonly inputSources?: readonly Source[];
   readonly checkpoint: CheckpointStore;
   readonly state: StateStore;
   readonly sink: Sink;
@@ -171,7 +174,8 @@ export interface RunConsumption {
 /** What a run carries from one batch to the next: the last commit, in effect. */
 interface Progress {
   nextBatchId: number;
-  offsets: Json | null;
+  /** Per source (the first, then plan.inputs'), the end offset of the last batch. */
+  offsets: Array<Json | null>;
   /** The watermarks the next batch runs with. */
   watermarks: BatchWatermarks;
   operatorWatermarksMs: OperatorWatermarks;
@@ -190,17 +194,17 @@ interface BatchStart {
   readonly startedAtMs: number;
   readonly latestOffsetMs?: number;
   readonly walCommitMs?: number;
-  /** The run's target (latestOffset): the backlog is measured up to it; undefined on a replay. */
-  readonly target?: Json | null;
+  /** The run's targets (latestOffset), per source: the backlog is measured up to them; undefined on a replay. */
+  readonly targets?: ReadonlyArray<Json | null>;
   readonly consumedBefore?: RunConsumption;
 }
 
 /** The progress a run starts from: after its checkpoint's last commit, or from nothing. */
-function progressAfter(last: CommitEntry | null, latestCommitBatch: number, operators: number): Progress {
+function progressAfter(last: CommitEntry | null, latestCommitBatch: number, operators: number, sources: number): Progress {
   return {
     stateRowsByOperator: stateRowsOf(last, operators),
     nextBatchId: latestCommitBatch + 1,
-    offsets: last ? last.offsets[0] : null,
+    offsets: offsetsOf(last, sources),
     watermarks: last ? watermarksAfter(last) : NO_WATERMARKS,
     operatorWatermarksMs: { ...(last?.operatorWatermarksMs ?? {}) },
     stateRows: last?.stateRows ?? 0,
@@ -209,6 +213,11 @@ function progressAfter(last: CommitEntry | null, latestCommitBatch: number, oper
     // A checkpoint written before idleTimeout was set: count the idle time from its last commit.
     lastInputAtMs: last ? (last.lastInputAtMs ?? last.committedAtMs) : null,
   };
+}
+
+/** Each source's end offset in a commit (null for a source it does not list: none read yet). */
+function offsetsOf(commit: CommitEntry | null, sources: number): Array<Json | null> {
+  return Array.from({ length: sources }, (_, i) => commit?.offsets[i] ?? null);
 }
 
 /** Each operator's state rows after a commit (a one-operator commit has only the total). */
@@ -227,6 +236,8 @@ function watermarksOf(entry: OffsetEntry): BatchWatermarks {
 /** What reading a batch gathered. */
 interface BatchRead {
   numInputRows: number;
+  /** Rows read from each source (index as in OffsetEntry.offsets). */
+  readonly perSource: number[];
   bytes: number;
   readonly deadLetters: DeadLetter[];
   readonly maxEventTimes: MaxEventTimes;
@@ -310,6 +321,9 @@ export class MicroBatchExecutor {
   private readonly readOptions: ReadOptions;
   /** The run's static tables when the plan joins one (its stages then run on the async path). */
   private joins: JoinTables | null = null;
+  /** The query's sources: the first, then those of plan.inputs; each with its own rate limits. */
+  private readonly sources: readonly Source[];
+  private readonly limits: readonly QueryPlan['limits'][];
 
   constructor(private readonly deps: ExecutorDeps, options: ExecutorOptions = {}) {
     this.plan = deps.plan;
@@ -325,11 +339,17 @@ export class MicroBatchExecutor {
     // each operator with its own input columns and event-time columns (its marks)
     this.operators = operatorChain(this.plan).operators.map((chained) => ({
       chained,
-      op: createOperator(chained.spec, { operatorId: chained.operatorId, outputMode: this.plan.outputMode, inputColumns: chained.inputColumns, watermarks: chained.marks, statePartitions: this.plan.statePartitions }),
+      op: createOperator(chained.spec, { operatorId: chained.operatorId, outputMode: this.plan.outputMode, inputColumns: chained.inputColumns, watermarks: chained.marks, statePartitions: this.plan.statePartitions, join: chained.join }),
     }));
     this.outColumns = columnsAfter(outputColumns(this.plan), this.plan.post);
     this.readOptions = { columns: columnsRead(this.plan, deps.lateRows !== undefined) };
     JoinTables.check(this.plan, deps.staticTables);
+    const inputs = this.plan.inputs ?? [];
+    if ((deps.inputSources?.length ?? 0) !== inputs.length) {
+      throw new SluiceError(`query ${this.plan.name} joins ${inputs.length} other stream(s) (${inputs.map((i) => i.name).join(', ') || 'none'}) but the executor was given ${deps.inputSources?.length ?? 0} input source(s): pass one Source per input in inputSources`, { retriable: false });
+    }
+    this.sources = [deps.source, ...(deps.inputSources ?? [])];
+    this.limits = [this.plan.limits, ...inputs.map((i) => i.limits)];
   }
 
   get sinkContext(): Omit<SinkContext, 'queryId'> {
@@ -376,11 +396,11 @@ export class MicroBatchExecutor {
   }
 
   /**
-   * A no-data batch is due when the watermark moved past the last batch's and some operator can
-   * evict or emit (every operator's input watermark is the global one: one input, one watermark stage).
+   * A no-data batch is due when some operator that can evict or emit would evict with a later
+   * input watermark than in the last batch (each derived from the global one: watermark.ts).
    */
   private noDataBatchDue(progress: Progress): boolean {
-    return this.runsNoDataBatches() && progress.hasCommit && watermarkMoved(progress.watermarks);
+    return progress.hasCommit && this.operators.some((o) => o.op.runsNoDataBatches && watermarkMoved(progress.watermarks, o.chained.watermarkOffsetMs));
   }
 
   private runsNoDataBatches(): boolean {
@@ -409,7 +429,7 @@ export class MicroBatchExecutor {
   }
 
   private async runHeld(opts: RunOptions): Promise<RunReport> {
-    const { checkpoint, source } = this.deps;
+    const { checkpoint } = this.deps;
     const head = await checkpoint.head();
     let last: CommitEntry | null = null;
     if (head.latestCommitBatch >= 0) {
@@ -417,7 +437,7 @@ export class MicroBatchExecutor {
       if (!last) throw new CheckpointMismatchError(`checkpoint ${checkpoint.description} lists commits/${head.latestCommitBatch} but it cannot be read: restore it from a backup or start a new checkpoint location`);
     }
     const queryId = await this.checkShape(last, head.metadata);
-    const progress = progressAfter(last, head.latestCommitBatch, this.operators.length);
+    const progress = progressAfter(last, head.latestCommitBatch, this.operators.length, this.sources.length);
     await this.keepStateAlive(last);
     const reports: BatchReport[] = [];
     const records: StreamingProgress[] = [];
@@ -444,7 +464,11 @@ export class MicroBatchExecutor {
     // batch (the 3 s floor): then the run stops before it, and the next run replays it.
     if (head.latestOffsetBatch >= progress.nextBatchId && deadlineNear()) {
       this.log({ event: 'replay-deferred', batchId: progress.nextBatchId });
-      const backlogLeft = source.backlog ? backlogCount(await source.backlog(progress.offsets, await source.latestOffset(progress.offsets))) : 0;
+      let backlogLeft = 0;
+      for (let i = 0; i < this.sources.length; i++) {
+        const src = this.sources[i];
+        if (src.backlog) backlogLeft += backlogCount(await src.backlog(progress.offsets[i], await src.latestOffset(progress.offsets[i])));
+      }
       return { ...this.emptyReport(queryId, 'deadline'), watermarkMs: progress.watermarks.batchWatermarkMs, watermark: new Date(progress.watermarks.batchWatermarkMs).toISOString(), stateRows: progress.stateRows, stateRowsByOperator: [...progress.stateRowsByOperator], backlogLeft };
     }
     if (head.latestOffsetBatch >= progress.nextBatchId) {
@@ -457,12 +481,14 @@ export class MicroBatchExecutor {
       }
       this.checkReplayAge(entry);
       this.log({ event: 'replay', batchId: entry.batchId });
-      await runBatch(entry, true, JSON.stringify(entry.startOffsets[0]) === JSON.stringify(entry.offsets[0]), start);
+      const noData = this.sources.every((_, i) => JSON.stringify(entry.startOffsets[i] ?? null) === JSON.stringify(entry.offsets[i] ?? null));
+      await runBatch(entry, true, noData, start);
     }
 
     // availableNow: note the target once; data arriving during the run waits for the next one.
     let first: Pick<BatchStart, 'startedAtMs' | 'consumedBefore' | 'latestOffsetMs'> | null = batchStart();
-    const target = await source.latestOffset(progress.offsets);
+    const targets: Array<Json | null> = [];
+    for (let i = 0; i < this.sources.length; i++) targets.push(await this.sources[i].latestOffset(progress.offsets[i]));
     first = { ...first, latestOffsetMs: this.clock.now() - first.startedAtMs };
     let stoppedBy: StopReason = 'done';
     let idleTried = false;
@@ -473,8 +499,13 @@ export class MicroBatchExecutor {
       }
       const start: Pick<BatchStart, 'startedAtMs' | 'consumedBefore' | 'latestOffsetMs'> = first ?? batchStart();
       first = null;
-      let end = target === null ? null : await source.planBatch(progress.nextBatchId, progress.offsets, target, this.plan.limits);
-      const noData = end === null;
+      // each source planned on its own, with its own limits; one without new data stays where it was
+      const ends: Array<Json | null> = [];
+      for (let i = 0; i < this.sources.length; i++) {
+        const target = targets[i];
+        ends.push(target === null ? null : await this.sources[i].planBatch(progress.nextBatchId, progress.offsets[i], target, this.limits[i]));
+      }
+      const noData = ends.every((e) => e === null);
       let watermarks = progress.watermarks;
       let idle = false;
       if (noData) {
@@ -487,23 +518,28 @@ export class MicroBatchExecutor {
           watermarks = { ...watermarks, batchWatermarkMs: idleWm };
           idle = true;
         }
-        end = progress.offsets;
       }
       const entry: OffsetEntry = {
         batchId: progress.nextBatchId,
-        startOffsets: [progress.offsets],
-        offsets: [end],
+        startOffsets: [...progress.offsets],
+        offsets: ends.map((e, i) => e ?? progress.offsets[i]),
         batchWatermarkMs: watermarks.batchWatermarkMs,
         lateWatermarkMs: watermarks.lateWatermarkMs,
         batchTimestampMs: this.clock.now(),
         ...(idle ? { watermarkAdvancedByIdleness: true } : {}),
       };
       await checkpoint.writeOffsets(entry);
-      await runBatch(entry, false, noData, { ...start, walCommitMs: this.clock.now() - start.startedAtMs - (start.latestOffsetMs ?? 0), target });
+      await runBatch(entry, false, noData, { ...start, walCommitMs: this.clock.now() - start.startedAtMs - (start.latestOffsetMs ?? 0), targets });
       // Trigger.Once: one data batch (plus the no-data batch it makes due), then stop.
       if (this.plan.trigger === 'once' && !noData && !this.noDataBatchDue(progress)) break;
     }
-    const backlogLeft = stoppedBy === 'deadline' && source.backlog ? backlogCount(await source.backlog(progress.offsets, target)) : 0;
+    let backlogLeft = 0;
+    if (stoppedBy === 'deadline') {
+      for (let i = 0; i < this.sources.length; i++) {
+        const src = this.sources[i];
+        if (src.backlog) backlogLeft += backlogCount(await src.backlog(progress.offsets[i], targets[i]));
+      }
+    }
     const sum = (f: (b: BatchReport) => number) => reports.reduce((a, b) => a + f(b), 0);
     const watermarkMs = progress.watermarks.batchWatermarkMs;
     const report: RunReport = {
@@ -628,16 +664,18 @@ export class MicroBatchExecutor {
     const id = entry.batchId;
     // Each operator evicts with its input watermark derived from the batch's and drops late rows with
     // the one derived from the previous batch's (operatorInputWatermarks).
-    const inputWms = operatorInputWatermarks(watermarksOf(entry), this.operators.length);
+    const inputWms = operatorInputWatermarks(watermarksOf(entry), this.operators.map((o) => o.chained.watermarkOffsetMs));
     const accs = this.operators.map((o, i) => o.op.begin({ batchId: id, evictWm: inputWms[i].batchWatermarkMs, lateWm: inputWms[i].lateWatermarkMs }));
-    const acc = accs[0] ?? null;
+    // the first operator of the query's own pipeline takes the first source's rows as they are read
+    const first = this.operators.findIndex((o) => o.chained.input === null);
+    const acc = first >= 0 ? accs[first] : null;
     const sinkCtx: SinkContext = { ...this.sinkContext, queryId, lease: this.currentLease ?? undefined };
     // A stateless batch goes to a sink that takes chunks as it is read (streamToSink): first effect.
     // Its getBatch time then includes the sink's writes.
     const streamed = !acc && !noData && this.deps.sink.addBatchChunks ? await this.streamToSink(entry, sinkCtx) : null;
     const read = streamed ?? (noData ? emptyRead() : await this.read(entry, acc));
     const tRead = this.clock.now();
-    const result: ChainOutput = acc ? await this.runOperators(accs) : { rows: read.rows, perOperator: [] };
+    const result: ChainOutput = acc ? await this.runOperators(accs, entry, read) : { rows: read.rows, perOperator: [] };
     // Before any effect: a change a store cannot hold fails the batch here, not after the sink.
     if (this.deps.state.check) {
       for (let i = 0; i < this.operators.length; i++) {
@@ -674,7 +712,11 @@ export class MicroBatchExecutor {
       droppedByOperator,
       durationMs,
     };
-    const backlog = start.target !== undefined && this.deps.source.backlog ? await this.deps.source.backlog(commit.offsets[0], start.target) : undefined;
+    const backlog: Array<SourceBacklog | undefined> = [];
+    for (let i = 0; i < this.sources.length; i++) {
+      const src = this.sources[i];
+      backlog.push(start.targets !== undefined && src.backlog ? await src.backlog(commit.offsets[i] ?? null, start.targets[i] ?? null) : undefined);
+    }
     const record = this.progressRecord(ids, entry, progress, report, read, {
       start,
       durations: { getBatch: tRead - t0, addBatch: tAdd - tRead, stateCommit: tState - tAdd },
@@ -698,21 +740,44 @@ export class MicroBatchExecutor {
   }
 
   /**
-   * The batch's operators in plan order: op0 has taken the batch's rows as they were read; each
-   * next one takes what the one before emitted, after the stateless stages between them. Each
+   * The batch's operators: the first of the query's pipeline has taken the batch's rows as they
+   * were read; each next one takes what the one before emitted, after the stateless stages between
+   * them; a stream-stream join also takes its input's rows, after that input's own pipeline. Each
    * reads its state at version N−1 (nothing is committed before all of them finished).
    */
-  private async runOperators(accs: Accumulator[]): Promise<ChainOutput> {
-    const perOperator: OperatorOutput[] = [];
-    let rows: Row[] = [];
-    for (let i = 0; i < accs.length; i++) {
-      if (i > 0 && rows.length) accs[i].add(rows);
-      const out = await accs[i].finish(this.deps.state);
-      perOperator.push(out);
-      const post = this.operators[i].chained.post;
-      rows = (this.joins ? await this.runStages(post, out.rows) : applyStages(post, out.rows)).rows;
-    }
+  private async runOperators(accs: Accumulator[], entry: OffsetEntry, read: BatchRead): Promise<ChainOutput> {
+    const perOperator: OperatorOutput[] = new Array(accs.length);
+    const rows = await this.finishPipeline(null, accs, entry, read, perOperator);
     return { rows, perOperator };
+  }
+
+  /** The operators of one pipeline (the query's: null, or an input's) in order; their last stage's rows. */
+  private async finishPipeline(input: number | null, accs: Accumulator[], entry: OffsetEntry, read: BatchRead, perOperator: OperatorOutput[]): Promise<Row[]> {
+    let rows: Row[] = [];
+    let fed = true;
+    for (let i = 0; i < this.operators.length; i++) {
+      const o = this.operators[i];
+      if (o.chained.input !== input) continue;
+      if (!fed && rows.length) accs[i].add(rows);
+      fed = false;
+      const spec = o.chained.spec;
+      if (spec.kind === 'streamJoin') accs[i].addRight!(await this.inputRows(spec.input, accs, entry, read, perOperator));
+      const out = await accs[i].finish(this.deps.state);
+      perOperator[i] = out;
+      rows = (this.joins ? await this.runStages(o.chained.post, out.rows) : applyStages(o.chained.post, out.rows)).rows;
+    }
+    return rows;
+  }
+
+  /** Input k's rows of the batch (plan.inputs[k]), after its own pipeline: read, its stages, its operators. */
+  private async inputRows(k: number, accs: Accumulator[], entry: OffsetEntry, read: BatchRead, perOperator: OperatorOutput[]): Promise<Row[]> {
+    const first = this.operators.findIndex((o) => o.chained.input === k);
+    const rows: Row[] = [];
+    for await (const chunk of this.stagedChunks(entry, read, k + 1)) {
+      if (first >= 0) accs[first].add(chunk);
+      else for (const r of chunk) rows.push(r);
+    }
+    return first >= 0 ? this.finishPipeline(k, accs, entry, read, perOperator) : rows;
   }
 
   /** The state store's counters now (StateStore.stats), numbers only; null when it keeps none. */
@@ -736,13 +801,22 @@ export class MicroBatchExecutor {
     return read;
   }
 
-  /** The source's chunks after the stateless stages, noting in `read` what they held. */
-  private async *stagedChunks(entry: OffsetEntry, read: BatchRead): AsyncGenerator<Row[]> {
-    for await (const chunk of readChunks(this.deps.source, entry.batchId, entry.startOffsets[0], entry.offsets[0], this.readOptions)) {
+  /**
+   * A source's chunks after its stateless stages, noting in `read` what they held (source 0: the
+   * query's first; source k + 1: plan.inputs[k]). A source whose offsets did not move is not read.
+   */
+  private async *stagedChunks(entry: OffsetEntry, read: BatchRead, sourceIndex = 0): AsyncGenerator<Row[]> {
+    const start = entry.startOffsets[sourceIndex] ?? null;
+    const end = entry.offsets[sourceIndex] ?? null;
+    if (end === null || JSON.stringify(start) === JSON.stringify(end)) return;
+    const stages = sourceIndex === 0 ? this.plan.stages : this.plan.inputs![sourceIndex - 1].stages;
+    const options = sourceIndex === 0 ? this.readOptions : {};
+    for await (const chunk of readChunks(this.sources[sourceIndex], entry.batchId, start, end, options)) {
       read.numInputRows += chunk.rows.length;
+      read.perSource[sourceIndex] = (read.perSource[sourceIndex] ?? 0) + chunk.rows.length;
       read.bytes += chunk.bytes;
       for (const d of chunk.deadLetters) read.deadLetters.push(d);
-      const staged = this.joins ? await this.runStages(this.plan.stages, chunk.rows) : applyStages(this.plan.stages, chunk.rows);
+      const staged = this.joins ? await this.runStages(stages, chunk.rows) : applyStages(stages, chunk.rows);
       read.maxEventTimes.observe(staged.maxEventTime, staged.eventTimes);
       yield staged.rows;
     }
@@ -807,7 +881,7 @@ export class MicroBatchExecutor {
     const watermark = new Date(entry.lateWatermarkMs).toISOString();
     const many = this.operators.length > 1;
     const records = perOperator.flatMap((o, i) =>
-      o.late.map((r) => ({ row: toOutputRow(r, this.operators[i].chained.inputColumns), reason: LATE_ROW_REASON, watermark, batchId: entry.batchId, ...(many ? { operatorId: this.operators[i].chained.operatorId } : {}) })),
+      o.late.map((r, j) => ({ row: toOutputRow(r, lateRowColumns(this.operators[i].chained.inputColumns, this.operators[i].chained.join, j, o.lateRightFrom)), reason: LATE_ROW_REASON, watermark, batchId: entry.batchId, ...(many ? { operatorId: this.operators[i].chained.operatorId } : {}) })),
     );
     await this.deps.lateRows.write(entry.batchId, 'late', records);
   }
@@ -861,7 +935,7 @@ export class MicroBatchExecutor {
       readonly commitTimes: readonly number[];
       readonly numLateRowsKept: number;
       readonly storeStats: Record<string, number> | null;
-      readonly backlog: SourceBacklog | undefined;
+      readonly backlog: ReadonlyArray<SourceBacklog | undefined>;
     },
   ): StreamingProgress {
     const triggerMs = this.clock.now() - m.start.startedAtMs;
@@ -898,18 +972,20 @@ export class MicroBatchExecutor {
       stateOperators: this.operators.map((o, i) =>
         this.stateOperatorProgress(o.chained.spec, r.stateRowsByOperator![i], r.droppedByOperator![i], m.perOperator[i]?.changes ?? [], m.commitTimes[i] ?? 0, i === 0 ? m.storeStats : null),
       ),
-      sources: [
-        {
-          description: this.deps.source.description,
-          startOffset: entry.startOffsets[0],
-          endOffset: entry.offsets[0],
-          latestOffset: m.start.target ?? null,
-          numInputRows: r.numInputRows,
-          inputRowsPerSecond,
-          processedRowsPerSecond,
-          metrics: { ...(m.backlog ?? {}), inputBytes: read.bytes },
-        },
-      ],
+      // one entry per source (Spark's SourceProgress); the bytes are the batch's, on the first
+      sources: this.sources.map((src, i) => {
+        const rows = this.sources.length === 1 ? r.numInputRows : (read.perSource[i] ?? 0);
+        return {
+          description: src.description,
+          startOffset: entry.startOffsets[i] ?? null,
+          endOffset: entry.offsets[i] ?? null,
+          latestOffset: m.start.targets?.[i] ?? null,
+          numInputRows: rows,
+          inputRowsPerSecond: perSecond(rows, inputIntervalMs),
+          processedRowsPerSecond: perSecond(rows, Math.max(1, triggerMs)),
+          metrics: { ...(m.backlog[i] ?? {}), ...(i === 0 ? { inputBytes: read.bytes } : {}) },
+        };
+      }),
       sink: { description: this.deps.sink.description, numOutputRows: r.numOutputRows },
       sluice: {
         replay: r.replay,
@@ -952,8 +1028,9 @@ export class MicroBatchExecutor {
   }
 }
 
-/** Spark's operator names: StateStoreSaveExec, SessionWindowStateStoreSaveExec, StreamingDeduplicateExec (and its WithinWatermark twin). */
+/** Spark's operator names: StateStoreSaveExec, SessionWindowStateStoreSaveExec, StreamingDeduplicateExec (and its WithinWatermark twin), StreamingSymmetricHashJoinExec. */
 function sparkOperatorName(st: StatefulSpec): string {
+  if (st.kind === 'streamJoin') return 'symmetricHashJoin';
   if (st.kind === 'dedup') return st.withinWatermark ? 'dedupeWithinWatermark' : 'dedupe';
   return st.keys.some((k) => k.kind === 'session') ? 'sessionWindowStateStoreSaveExec' : 'stateStoreSave';
 }
@@ -983,13 +1060,13 @@ function diffStats(before: Record<string, number> | null, after: Record<string, 
 }
 
 function emptyRead(): BatchRead {
-  return { numInputRows: 0, bytes: 0, deadLetters: [], maxEventTimes: new MaxEventTimes(), rows: [] };
+  return { numInputRows: 0, perSource: [], bytes: 0, deadLetters: [], maxEventTimes: new MaxEventTimes(), rows: [] };
 }
 
 /** The run's progress once batch N committed: the next batch starts where N ended. */
 function advance(progress: Progress, commit: CommitEntry): void {
   progress.nextBatchId = commit.batchId + 1;
-  progress.offsets = commit.offsets[0];
+  progress.offsets = progress.offsets.map((_, i) => commit.offsets[i] ?? null);
   progress.watermarks = watermarksAfter(commit);
   progress.operatorWatermarksMs = commit.operatorWatermarksMs ?? {};
   progress.stateRows = commit.stateRows ?? 0;

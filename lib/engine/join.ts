@@ -9,7 +9,7 @@
 import { InvalidOptionError } from './errors';
 import type { Row, StaticTableReader, StaticTables } from './ports';
 import { describeStaticTable, JoinPredicate, JoinStage, QueryPlan, StatelessStage, StaticTableSpec } from './query';
-import { parseTimestamp } from './schema';
+import { holds } from './predicate';
 
 /** The key of a list of values (null when one is null: equal means equal and non-null); windows by start and end. */
 export function joinKey(values: readonly unknown[]): string | null {
@@ -44,7 +44,7 @@ export class JoinTables {
   constructor(private readonly tables: StaticTables | undefined) {}
 
   /** Refuses, before any run, a plan joining a table that no port can open. */
-  static check(plan: Pick<QueryPlan, 'stages' | 'operators'>, tables: StaticTables | undefined): void {
+  static check(plan: Pick<QueryPlan, 'stages' | 'operators' | 'inputs'>, tables: StaticTables | undefined): void {
     if (tables) return;
     for (const s of planStages(plan)) if (s.kind === 'join' && s.table.kind !== 'rows') noPort(s.table);
   }
@@ -132,26 +132,9 @@ function joinRows(stage: JoinStage, rows: readonly Row[], index: Map<string, Row
   return out;
 }
 
-/** A condition item on the pair (l, r): its column is the left one when the stream has it. */
-function holds(p: JoinPredicate, l: Row, r: Row): boolean {
-  if ('anyOf' in p) return p.anyOf.some((q) => holds(q, l, r));
-  const v = Object.prototype.hasOwnProperty.call(l, p.column) ? l[p.column] : r[p.column];
-  if (v === null || v === undefined) return false;
-  let lit: unknown = p.value;
-  if (typeof v === 'number' && typeof lit === 'string') lit = parseTimestamp(lit) ?? Number(lit);
-  const a = v as number | string | boolean;
-  const b = lit as number | string | boolean;
-  switch (p.op) {
-    case '=': return a === b;
-    case '!=': return a !== b;
-    case '<': return a < b;
-    case '<=': return a <= b;
-    case '>': return a > b;
-    case '>=': return a >= b;
-  }
-}
-
-/** Every stateless stage of a plan: before the first operator and after each one. */
-export function planStages(plan: Pick<QueryPlan, 'stages' | 'operators'>): StatelessStage[] {
-  return [...plan.stages, ...plan.operators.flatMap((o) => o.post)];
+/** Every stateless stage of a plan: before the first operator and after each one, on every input. */
+export function planStages(plan: Pick<QueryPlan, 'stages' | 'operators' | 'inputs'>): StatelessStage[] {
+  const out = [...plan.stages, ...plan.operators.flatMap((o) => o.post)];
+  for (const input of plan.inputs ?? []) out.push(...input.stages, ...input.operators.flatMap((o) => o.post));
+  return out;
 }

@@ -13,7 +13,8 @@
  * messages that name the value, the rule and the fix.
  */
 import { InvalidOptionError, InvalidQueryError } from './errors';
-import { parseWatermarkDelay, parseWindowDuration } from './duration';
+import { parseInterval, parseWatermarkDelay, parseWindowDuration } from './duration';
+import { rowHolds } from './predicate';
 import { coerceRecord, ColumnType, parseSchema, Schema } from './schema';
 import type { BatchLimits, Json, OutputRow, Row } from './ports';
 
@@ -75,6 +76,48 @@ export interface JoinStage {
   readonly type: StaticJoinType;
   readonly on: readonly JoinKeyPair[];
   readonly condition: readonly JoinPredicate[];
+}
+
+// ------------------------------------------------------------------------ stream-stream joins
+
+/** The join types of a stream-stream join (Spark's StreamingSymmetricHashJoinExec). */
+export type StreamJoinType = 'inner' | 'leftOuter' | 'rightOuter' | 'fullOuter' | 'leftSemi';
+
+/**
+ * A join's event-time range, FORMAT-2's `timeRange`: `right + lower <= left <= right + upper` on
+ * two TIMESTAMP columns (`<` where strict), Spark's `left BETWEEN right + lower AND right + upper`.
+ * Either bound may be absent (null).
+ */
+export interface TimeRange {
+  readonly left: string;
+  readonly right: string;
+  readonly lowerMs: number | null;
+  readonly upperMs: number | null;
+  readonly lowerStrict: boolean;
+  readonly upperStrict: boolean;
+}
+
+/** The typed form of a time range: intervals as Spark writes them ('-10 seconds', '5 minutes'). */
+export interface TimeRangeArg {
+  readonly left: string;
+  readonly right: string;
+  readonly lower?: string;
+  readonly upper?: string;
+  readonly lowerStrict?: boolean;
+  readonly upperStrict?: boolean;
+}
+
+/**
+ * A streaming input other than the query's first one, joined in by a stream-stream join: its own
+ * source, its stateless stages (a withWatermark among them) and its own stateful operators.
+ */
+export interface PlanInput {
+  readonly name: string;
+  readonly source: SourceSpec;
+  readonly stages: readonly StatelessStage[];
+  readonly operators: readonly OperatorStep[];
+  /** Its rate limits (maxFilesPerTrigger, ...): each input's apply to it alone. */
+  readonly limits: BatchLimits;
 }
 
 function staticSchema(schema: string | Schema, what: string): Schema {
@@ -152,6 +195,57 @@ export function staticJoinType(type: string): StaticJoinType {
   }
   if (!t) throw new InvalidQueryError(`join type ${JSON.stringify(type)} is not supported by sluice: a stream-static join is inner, leftOuter or leftSemi`);
   return t;
+}
+
+/** The join type `type` names for a stream-stream join (Spark's spellings accepted). */
+export function streamJoinType(type: string): StreamJoinType {
+  const t = JOIN_TYPES[String(type).toLowerCase().replace(/_/g, '')];
+  if (!t) throw new InvalidQueryError(`join type ${JSON.stringify(type)} is not supported by sluice for a stream-stream join: use inner, leftOuter, rightOuter, fullOuter or leftSemi`);
+  return t;
+}
+
+/** A signed interval ('-10 seconds'), months refused (they have no fixed length). */
+function signedInterval(text: string, what: string): number {
+  const { ms, months } = parseInterval(text, what);
+  if (months !== 0) throw new InvalidOptionError(`${what} "${text}" uses months or years, which have no fixed length: express it in days, hours or smaller units`);
+  return ms;
+}
+
+function parseTimeRange(t: TimeRangeArg): TimeRange {
+  if (!t || typeof t.left !== 'string' || typeof t.right !== 'string') {
+    throw new InvalidQueryError(`join timeRange ${JSON.stringify(t)}: give the two TIMESTAMP columns and the bounds, e.g. { left: 'clickTime', right: 'impressionTime', lower: '0 seconds', upper: '1 hour' }`);
+  }
+  const lowerMs = t.lower === undefined ? null : signedInterval(t.lower, 'join timeRange lower');
+  const upperMs = t.upper === undefined ? null : signedInterval(t.upper, 'join timeRange upper');
+  if (lowerMs === null && upperMs === null) throw new InvalidQueryError(`join timeRange on ${t.left} and ${t.right} has neither lower nor upper: give at least one bound, e.g. upper: '1 hour'`);
+  if (lowerMs !== null && upperMs !== null && lowerMs > upperMs) {
+    throw new InvalidQueryError(`join timeRange on ${t.left} and ${t.right}: lower (${t.lower}) is after upper (${t.upper}), so no pair of rows could match: swap them`);
+  }
+  return { left: t.left, right: t.right, lowerMs, upperMs, lowerStrict: t.lowerStrict === true, upperStrict: t.upperStrict === true };
+}
+
+/** The columns a condition item reads. */
+function predicateColumns(p: JoinPredicate): string[] {
+  return 'anyOf' in p ? p.anyOf.flatMap(predicateColumns) : [p.column];
+}
+
+/**
+ * A frame with a filter by `predicates` where Spark's optimizer would put it: before the input's
+ * watermark when its columns are there (so a filtered row is not even counted by the watermark),
+ * else after the stages so far.
+ */
+function pushFilter(frame: StreamFrame<FrameColumns>, predicates: readonly JoinPredicate[]): StreamFrame<FrameColumns> {
+  const stage: StatelessStage = { kind: 'filter', fn: (row) => rowHolds(predicates, row), label: 'join condition' };
+  if (frame.operators.length) {
+    const last = frame.operators[frame.operators.length - 1];
+    return new StreamFrame(frame.source, frame.stages, [...frame.operators.slice(0, -1), { spec: last.spec, post: [...last.post, stage] }], frame.inputs);
+  }
+  const at = frame.stages.findIndex((st) => st.kind === 'watermark');
+  const cols = predicates.flatMap(predicateColumns);
+  if (at >= 0 && cols.every((c) => columnsAfter(frame.source.schema.columns, frame.stages.slice(0, at)).some((x) => x.name === c))) {
+    return new StreamFrame(frame.source, [...frame.stages.slice(0, at), stage, ...frame.stages.slice(at)], [], frame.inputs);
+  }
+  return new StreamFrame(frame.source, [...frame.stages, stage], [], frame.inputs);
 }
 
 /**
@@ -236,7 +330,23 @@ export interface OperatorStep {
 
 export type StatefulSpec =
   | { readonly kind: 'aggregate'; readonly keys: readonly GroupKey[]; readonly aggs: readonly AggSpec[] }
-  | { readonly kind: 'dedup'; readonly columns: readonly string[] | null; readonly withinWatermark: boolean };
+  | { readonly kind: 'dedup'; readonly columns: readonly string[] | null; readonly withinWatermark: boolean }
+  | StreamJoinSpec;
+
+/**
+ * A stream-stream join: the rows so far (left) with plan.inputs[input] (right). `condition` holds
+ * the single-side items checked in the join; those Spark pushes into an input became a filter
+ * stage of that input (`pushed` keeps them for the shape).
+ */
+export interface StreamJoinSpec {
+  readonly kind: 'streamJoin';
+  readonly input: number;
+  readonly type: StreamJoinType;
+  readonly on: readonly JoinKeyPair[];
+  readonly timeRange: TimeRange | null;
+  readonly condition: readonly JoinPredicate[];
+  readonly pushed: readonly JoinPredicate[];
+}
 
 /** Carries a plan's output row type (types only: no such property exists at runtime). */
 declare const ROW_TYPE: unique symbol;
@@ -246,6 +356,11 @@ export interface QueryPlan<R = OutputRow> {
   readonly [ROW_TYPE]?: R;
   readonly name: string;
   readonly source: SourceSpec;
+  /**
+   * The other streaming inputs, in the order they were joined (a stream-stream join's `input`
+   * indexes them); their offsets follow the first source's in the checkpoint. Absent: none.
+   */
+  readonly inputs?: readonly PlanInput[];
   /** Stateless stages before the first stateful operator (or all of them for a stateless query). */
   readonly stages: readonly StatelessStage[];
   /**
@@ -273,6 +388,11 @@ export interface QueryPlan<R = OutputRow> {
    * Absent: off, as in Spark.
    */
   readonly idleTimeoutMs?: number;
+  /**
+   * How the global watermark combines the inputs' (Spark's spark.sql.streaming.multipleWatermarkPolicy):
+   * 'min' (default) or 'max'. writeStream option('multipleWatermarkPolicy', 'max').
+   */
+  readonly watermarkPolicy?: 'min' | 'max';
 }
 
 // ---------------------------------------------------------------- grouping and aggregate helpers
@@ -466,6 +586,9 @@ export type JoinedColumns<C extends FrameColumns, T extends FrameColumns, O, J> 
       ? AnyColumns
       : Simplify<C & Omit<T, UsingKeys<O>>>;
 
+/** The columns after a stream-stream join: the string keys, the left's other columns, the right's (leftSemi: the left's). */
+export type StreamJoinedColumns<C extends FrameColumns, T extends FrameColumns, O, J> = JoinedColumns<C, T, O, J>;
+
 // ---------------------------------------------------------------------------------- the builders
 
 export class DataStreamReader<C extends FrameColumns = AnyColumns> {
@@ -527,20 +650,22 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     readonly stages: readonly StatelessStage[],
     /** The stateful operators so far, each with the stateless stages after it. */
     readonly operators: readonly OperatorStep[],
+    /** The streams joined in so far (stream-stream joins), in join order. */
+    readonly inputs: readonly PlanInput[] = [],
   ) {}
 
   private add<N extends FrameColumns = C>(stage: StatelessStage): StreamFrame<N> {
     const ops = this.operators;
-    if (ops.length === 0) return new StreamFrame<N>(this.source, [...this.stages, stage], []);
+    if (ops.length === 0) return new StreamFrame<N>(this.source, [...this.stages, stage], [], this.inputs);
     const last = ops[ops.length - 1];
-    return new StreamFrame<N>(this.source, this.stages, [...ops.slice(0, -1), { spec: last.spec, post: [...last.post, stage] }]);
+    return new StreamFrame<N>(this.source, this.stages, [...ops.slice(0, -1), { spec: last.spec, post: [...last.post, stage] }], this.inputs);
   }
 
   withWatermark(column: ColumnsOfType<C, 'TIMESTAMP'>, delay: string): StreamFrame<C> {
     const st = this.operators[0]?.spec;
     if (st) {
       throw new InvalidQueryError(
-        `withWatermark("${column}", "${delay}") after ${st.kind === 'aggregate' ? 'an aggregation' : 'dropDuplicates'} is not supported: call withWatermark on the input, before the stateful operators (an aggregation's window keeps its watermark)`,
+        `withWatermark("${column}", "${delay}") after ${st.kind === 'aggregate' ? 'an aggregation' : st.kind === 'dedup' ? 'dropDuplicates' : 'a stream-stream join'} is not supported: call withWatermark on the input, before the stateful operators (an aggregation's window keeps its watermark)`,
       );
     }
     const id = `wm${this.stages.filter((s) => s.kind === 'watermark').length}`;
@@ -579,11 +704,35 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     table: StaticTable<T>,
     on: O,
     type?: J,
-    options: { condition?: readonly JoinPredicate[] } = {},
-  ): StreamFrame<JoinedColumns<C, T, O, J>> {
+    options?: { condition?: readonly JoinPredicate[] },
+  ): StreamFrame<JoinedColumns<C, T, O, J>>;
+  /**
+   * `join(otherStream, on, type, { timeRange, condition })`: a stream-stream join (Spark's
+   * symmetric hash join, stateful): both sides' rows are buffered in the state store until the
+   * watermark says no future row can match them. `type`: 'inner' (default), 'leftOuter',
+   * 'rightOuter', 'fullOuter', 'leftSemi'. `timeRange`: the typed form of Spark's
+   * `expr("left BETWEEN right - INTERVAL 10 SECONDS AND right + INTERVAL 5 SECONDS")`, i.e.
+   * `{ left: 'leftTime', right: 'rightTime', lower: '-10 seconds', upper: '5 seconds' }`; with a
+   * watermark on both sides it lets the state be cleaned. `name`: the input's name in progress
+   * records (default input2, input3, ...).
+   */
+  join<T extends FrameColumns, const O extends JoinOnArg<C, T> | readonly JoinOnArg<C, T>[], J extends string = 'inner'>(
+    other: StreamFrame<T>,
+    on: O,
+    type?: J,
+    options?: { timeRange?: TimeRangeArg; condition?: readonly JoinPredicate[]; name?: string },
+  ): StreamFrame<StreamJoinedColumns<C, T, O, J>>;
+  join(
+    table: StaticTable<FrameColumns> | StreamFrame<FrameColumns>,
+    on: JoinOnArg<FrameColumns, FrameColumns> | readonly JoinOnArg<FrameColumns, FrameColumns>[],
+    type?: string,
+    options: { timeRange?: TimeRangeArg; condition?: readonly JoinPredicate[]; name?: string } = {},
+  ): StreamFrame<any> {
+    if (table instanceof StreamFrame) return this.streamJoin(table, on, type ?? 'inner', options);
     if (!table || typeof table !== 'object' || !table.spec) {
-      throw new InvalidQueryError('join: the right side must be a static table built with staticTable.s3(...), staticTable.dynamodb(...) or staticTable.rows(...); stream-stream joins are not supported by sluice yet');
+      throw new InvalidQueryError('join: the right side must be a stream (readStream...) or a static table built with staticTable.s3(...), staticTable.dynamodb(...) or staticTable.rows(...)');
     }
+    if (options.timeRange) throw new InvalidQueryError('join: timeRange is for a stream-stream join; a stream-static join matches by its keys and condition');
     const joinType = staticJoinType(type ?? 'inner');
     const list = (Array.isArray(on) ? on : [on]) as ReadonlyArray<string | { left: string; right: string }>;
     if (list.length === 0) throw new InvalidQueryError('join: `on` is empty: name at least one key column, e.g. join(table, "userId")');
@@ -594,6 +743,50 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     const before = last ? columnsAfter(outputColumns({ source: this.source, stages: this.stages, operators: this.operators }), last.post) : columnsAfter(this.source.schema.columns, this.stages);
     columnsAfter(before, [stage]); // checks the keys and the names now, not at plan()
     return this.add(stage);
+  }
+
+  /** A stream-stream join with `other` (see join): the other stream becomes one of the plan's inputs. */
+  private streamJoin(other: StreamFrame<FrameColumns>, on: unknown, type: string, options: { timeRange?: TimeRangeArg; condition?: readonly JoinPredicate[]; name?: string }): StreamFrame<any> {
+    if (other.inputs.length) {
+      throw new InvalidQueryError('join: the right stream has joins of its own: join the streams one at a time from the left, e.g. a.join(b, ...).join(c, ...)');
+    }
+    if (other === (this as unknown)) throw new InvalidQueryError('join: a stream joined with itself needs two inputs: read the source twice (two readStream...load calls) and rename the columns of one side');
+    const joinType = streamJoinType(type);
+    const index = this.inputs.length;
+    const name = options.name ?? `input${index + 2}`;
+    if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(name) || this.inputs.some((i) => i.name === name)) {
+      throw new InvalidQueryError(`join: input name ${JSON.stringify(name)} must be 1-64 letters, digits, '.', '_' or '-' and not name another input of the query (${this.inputs.map((i) => i.name).join(', ') || 'none yet'})`);
+    }
+    const list = (Array.isArray(on) ? on : [on]) as ReadonlyArray<string | { left: string; right: string }>;
+    if (list.length === 0) throw new InvalidQueryError('join: `on` is empty: a stream-stream join needs at least one equi-join key, e.g. join(other, "userId")');
+    const pairs: JoinKeyPair[] = list.map((k) => (typeof k === 'string' ? { left: k, right: k, using: true } : { left: k?.left, right: k?.right, using: false }));
+    // the other stream's watermark stages get ids of their own (the checkpoint keeps each one's watermark by id)
+    let wm = 0;
+    const rename = (st: StatelessStage): StatelessStage => (st.kind === 'watermark' ? { ...st, id: `in${index}wm${wm++}` } : st);
+    let input: PlanInput = { name, source: other.source, stages: other.stages.map(rename), operators: other.operators.map((o) => ({ spec: o.spec, post: o.post.map(rename) })), limits: sourceLimits(other.source) };
+    const timeRange = options.timeRange === undefined ? null : parseTimeRange(options.timeRange);
+    const condition = [...(options.condition ?? [])];
+    // Spark pushes a single-side item into the input that cannot produce outer rows: there it
+    // filters rows before anything else (FORMAT-2 "Where condition applies")
+    const leftCols = columnsAfter(outputColumns(this), this.operators.length ? this.operators[this.operators.length - 1].post : []);
+    const rightCols = columnsAfter(outputColumns(input), input.operators.length ? input.operators[input.operators.length - 1].post : []);
+    const sideOf = (p: JoinPredicate): 'left' | 'right' => (predicateColumns(p).every((c) => leftCols.some((x) => x.name === c)) ? 'left' : 'right');
+    const pushLeft = joinType === 'inner' || joinType === 'leftSemi' || joinType === 'rightOuter';
+    const pushRight = joinType === 'inner' || joinType === 'leftSemi' || joinType === 'leftOuter';
+    const toLeft = condition.filter((p) => pushLeft && sideOf(p) === 'left');
+    const toRight = condition.filter((p) => pushRight && sideOf(p) === 'right');
+    const inJoin = condition.filter((p) => !toLeft.includes(p) && !toRight.includes(p));
+    for (const p of condition) checkPredicate(p, leftCols, rightCols, 'join');
+    let left: StreamFrame<FrameColumns> = this as unknown as StreamFrame<FrameColumns>;
+    if (toLeft.length) left = pushFilter(left, toLeft);
+    if (toRight.length) {
+      const pushed = pushFilter(new StreamFrame(input.source, input.stages, input.operators), toRight);
+      input = { ...input, stages: pushed.stages, operators: pushed.operators };
+    }
+    const spec: StreamJoinSpec = { kind: 'streamJoin', input: index, type: joinType, on: pairs, timeRange, condition: inJoin, pushed: [...toLeft, ...toRight] };
+    const joined = new StreamFrame<FrameColumns>(left.source, left.stages, [...left.operators, { spec, post: [] }], [...left.inputs, input]);
+    operatorChain(joined); // checks the keys, the range and the names now, not at plan()
+    return joined;
   }
   groupBy<K extends GroupArg<C>[]>(...keys: K): GroupedFrame<C, KeyColumns<C, K>> {
     return new GroupedFrame(this as unknown as StreamFrame<FrameColumns>, keys.map((k) => (typeof k === 'string' ? col(k) : k)) as GroupKey[]);
@@ -606,7 +799,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
   }
   /** @internal */
   stateful_<N extends FrameColumns = C>(spec: StatefulSpec): StreamFrame<N> {
-    return new StreamFrame<N>(this.source, this.stages, [...this.operators, { spec, post: [] }]);
+    return new StreamFrame<N>(this.source, this.stages, [...this.operators, { spec, post: [] }], this.inputs);
   }
   get writeStream(): DataStreamWriter<C> {
     return new DataStreamWriter<C>(this as unknown as StreamFrame<FrameColumns>);
@@ -836,8 +1029,13 @@ function joinedColumns(left: readonly ColumnInfo[], s: JoinStage): ColumnInfo[] 
     }
   }
   for (const p of s.condition) checkPredicate(p, left, right, where);
-  if (s.type === 'leftSemi') return [...left];
-  const using = s.on.filter((k) => k.using).map((k) => k.left);
+  return joinOutputColumns(left, right, s.on, s.type === 'leftSemi', where);
+}
+
+/** A join's output columns (FORMAT-2 "Output rows"): the string keys, the left's others, the right's others; leftSemi: the left's. */
+function joinOutputColumns(left: readonly ColumnInfo[], right: readonly ColumnInfo[], on: readonly JoinKeyPair[], semi: boolean, where: string): ColumnInfo[] {
+  if (semi) return [...left];
+  const using = on.filter((k) => k.using).map((k) => k.left);
   const usingSet = new Set(using);
   const rightOthers = right.filter((c) => !usingSet.has(c.name));
   for (const c of rightOthers) {
@@ -845,7 +1043,7 @@ function joinedColumns(left: readonly ColumnInfo[], s: JoinStage): ColumnInfo[] 
       throw new InvalidQueryError(`${where}: column ${c.name} is on both sides: rename it on one side (withColumn, select) or join on it by name`);
     }
   }
-  return [...using.map((n) => left.find((c) => c.name === n)!), ...left.filter((c) => !usingSet.has(c.name)), ...rightOthers.map((c) => ({ name: c.name, type: c.type }))];
+  return [...using.map((n) => left.find((c) => c.name === n)!), ...left.filter((c) => !usingSet.has(c.name)), ...rightOthers.map((c): ColumnInfo => (c.window ? { name: c.name, type: c.type, window: true } : { name: c.name, type: c.type }))];
 }
 
 function checkPredicate(p: JoinPredicate, left: readonly ColumnInfo[], right: readonly ColumnInfo[], where: string): void {
@@ -866,36 +1064,42 @@ function unknownColumn(name: string, cols: readonly ColumnInfo[], where: string)
   );
 }
 
-export function toPlan(frame: StreamFrame<FrameColumns>, outputMode: OutputMode, trigger: 'availableNow' | 'once', name: string): QueryPlan {
+/** A source's rate limits, from its options. */
+function sourceLimits(source: SourceSpec, trigger: 'availableNow' | 'once' = 'availableNow'): BatchLimits {
   const limits: { -readonly [K in keyof BatchLimits]: BatchLimits[K] } = {};
-  for (const [k, v] of Object.entries(frame.source.options)) {
+  // Trigger.Once runs one batch with everything: Spark ignores the rate limits for it.
+  if (trigger === 'once') return limits;
+  for (const [k, v] of Object.entries(source.options)) {
     if (k in LIMIT_OPTIONS) limits[LIMIT_OPTIONS[k]] = positiveIntOption(k, v);
   }
-  if (trigger === 'once') {
-    // Trigger.Once runs one batch with everything: Spark ignores the rate limits for it.
-    delete limits.maxFilesPerTrigger;
-    delete limits.maxBytesPerTrigger;
-    delete limits.maxRecordsPerTrigger;
-  }
+  return limits;
+}
+
+export function toPlan(frame: StreamFrame<FrameColumns>, outputMode: OutputMode, trigger: 'availableNow' | 'once', name: string): QueryPlan {
+  const limits = sourceLimits(frame.source, trigger);
+  const inputs = frame.inputs.map((i) => ({ ...i, limits: sourceLimits(i.source, trigger) }));
   const ops = frame.operators;
-  if (!ops.some((o) => o.spec.kind === 'aggregate') && outputMode === 'complete') {
+  const allOps = [...ops, ...frame.inputs.flatMap((i) => i.operators)];
+  if (!allOps.some((o) => o.spec.kind === 'aggregate') && outputMode === 'complete') {
     throw new InvalidQueryError(
-      ops.length
+      allOps.some((o) => o.spec.kind === 'streamJoin')
+        ? 'Complete output mode not supported when there are no streaming aggregations on streaming DataFrames/Datasets: a stream-stream join emits each joined row once, so use append'
+        : ops.length
         ? 'Complete output mode not supported when there are no streaming aggregations on streaming DataFrames/Datasets: dropDuplicates emits each first row once, so use append (or update)'
         : 'Complete output mode not supported when there are no streaming aggregations on streaming DataFrames/Datasets: use append (or update), or add a groupBy(...).agg(...)',
     );
   }
   // every operator's checks with its own input columns and event-time marks (operatorChain)
-  const draft = { source: frame.source, stages: frame.stages, operators: ops };
-  let aggregationUpstream = false;
-  for (const op of operatorChain(draft).operators) {
+  const draft = { source: frame.source, stages: frame.stages, operators: ops, inputs };
+  const chain = operatorChain(draft).operators;
+  for (const op of chain) {
     const st = op.spec;
     const cols = op.inputColumns;
-    if (aggregationUpstream && outputMode !== 'append') checkCorrectness(st, op.marks, cols, outputMode);
+    if (st.kind === 'streamJoin') checkStreamJoin(op, outputMode);
+    if (op.afterAggregation && outputMode !== 'append') checkCorrectness(st, op.marks, cols, outputMode);
     if (st.kind === 'aggregate') {
       checkAggregate(st, cols, new Set(op.marks.keys()), outputMode);
-      aggregationUpstream = true;
-    } else {
+    } else if (st.kind === 'dedup') {
       for (const c of st.columns ?? []) if (!cols.find((x) => x.name === c)) throw unknownColumn(c, cols, 'dropDuplicates');
       if (st.withinWatermark && op.marks.size === 0) {
         throw new InvalidQueryError(
@@ -908,6 +1112,7 @@ export function toPlan(frame: StreamFrame<FrameColumns>, outputMode: OutputMode,
   return {
     name,
     source: frame.source,
+    ...(inputs.length ? { inputs } : {}),
     stages: frame.stages,
     operators: ops,
     stateful: ops[0]?.spec ?? null,
@@ -929,6 +1134,8 @@ function checkCorrectness(st: StatefulSpec, marks: Marks, cols: readonly ColumnI
   const what =
     st.kind === 'aggregate'
       ? 'an aggregation'
+      : st.kind === 'streamJoin'
+        ? 'a stream-stream join'
       : st.withinWatermark
         ? 'dropDuplicatesWithinWatermark'
         : (st.columns ?? cols.map((c) => c.name)).some((c) => marks.has(c))
@@ -962,9 +1169,15 @@ export function marksAfter(marks: Marks, stages: readonly StatelessStage[]): Mar
   return m;
 }
 
-/** The marks on what an operator emits: an aggregation's marked keys (its window when taken over a marked column); dedup keeps its input's. */
-function marksAfterOperator(spec: StatefulSpec, marks: Marks): Marks {
+/** The marks on what an operator emits: an aggregation's marked keys (its window when taken over a marked column); dedup keeps its input's; a join both sides'. */
+function marksAfterOperator(spec: StatefulSpec, marks: Marks, join?: JoinSides): Marks {
   if (spec.kind === 'dedup') return marks;
+  if (spec.kind === 'streamJoin') {
+    if (spec.type === 'leftSemi') return marks;
+    const out = new Map(marks);
+    for (const [c, d] of join!.rightMarks) if (!out.has(c)) out.set(c, d);
+    return out;
+  }
   const out = new Map<string, number>();
   for (const k of spec.keys) {
     if (k.kind === 'column') {
@@ -974,35 +1187,183 @@ function marksAfterOperator(spec: StatefulSpec, marks: Marks): Marks {
   return out;
 }
 
-/** One stateful operator of a plan as the executor runs it. */
-export interface ChainedOperator {
-  /** op0, op1, ... in plan order: its state's operator id. */
-  readonly operatorId: string;
-  readonly spec: StatefulSpec;
-  /** The columns of the rows it receives. */
-  readonly inputColumns: ColumnInfo[];
-  /** Its input's event-time columns and their delays. */
-  readonly marks: Marks;
-  /** The stateless stages between it and the next operator (or the sink). */
-  readonly post: readonly StatelessStage[];
+/**
+ * How a stream-stream join's buffered rows of one side leave the state (FORMAT-2 "State
+ * watermarks"), with E the join's eviction watermark: `key`, when the time of an event-time key
+ * column is <= E; `value`, when the row's own time column is <= E + offsetMs; null: never.
+ */
+export type JoinRemoval = { readonly kind: 'key'; readonly column: string } | { readonly kind: 'value'; readonly column: string; readonly offsetMs: number } | null;
+
+/** A stream-stream join as the executor runs it: its right side, and how each side's state is cleaned. */
+export interface JoinSides {
+  readonly rightColumns: ColumnInfo[];
+  readonly rightMarks: Marks;
+  /** The column each side's late rows are judged by (its first event-time column), null: none late. */
+  readonly leftEventColumn: string | null;
+  readonly rightEventColumn: string | null;
+  readonly leftRemoval: JoinRemoval;
+  readonly rightRemoval: JoinRemoval;
+  /** The output watermark is the input one plus this (min of 0 and the state watermarks' offsets). */
+  readonly outputOffsetMs: number;
 }
 
+/** One stateful operator of a plan as the executor runs it. */
+export interface ChainedOperator {
+  /** op0, op1, ... on the query's pipeline, in0op0, ... on an input's own: its state's operator id. */
+  readonly operatorId: string;
+  readonly spec: StatefulSpec;
+  /** The columns of the rows it receives (a join: the left side's). */
+  readonly inputColumns: ColumnInfo[];
+  /** Its input's event-time columns and their delays (a join: the left side's). */
+  readonly marks: Marks;
+  /** The stateless stages between it and the next operator (or the sink, or the join it feeds). */
+  readonly post: readonly StatelessStage[];
+  /** The input whose own pipeline the operator is on (an index of plan.inputs), null: the query's. */
+  readonly input: number | null;
+  /**
+   * Its input watermark: the global watermark plus this (<= 0; a join upstream lowers it), or null
+   * when no withWatermark is upstream (FORMAT-2 "Input watermark of a stateful stage").
+   */
+  readonly watermarkOffsetMs: number | null;
+  /** Whether an aggregation is upstream of it (Spark's correctness check). */
+  readonly afterAggregation: boolean;
+  /** A stream-stream join's right side and state watermarks. */
+  readonly join?: JoinSides;
+}
+
+/** What flows along a pipeline: columns, marks, the watermark offset, whether an aggregation was upstream. */
+interface Flow {
+  readonly cols: ColumnInfo[];
+  readonly marks: Marks;
+  readonly offset: number | null;
+  readonly afterAggregation: boolean;
+}
+
+type ChainDraft = Pick<QueryPlan, 'source' | 'stages' | 'operators' | 'inputs'>;
+
 /**
- * The plan's operators with what each receives; `output` are the columns the last stage emits.
- * Every operator's input watermark is derived from the global one by following the plan; with
- * one input and one watermark stage (all sluice runs), it is the global watermark itself.
+ * The plan's stateful operators in the order a batch runs them (the plan order of stateRows and
+ * progress records): the query's pipeline, where a stream-stream join is preceded by the
+ * operators of its input's own pipeline. `output` are the columns the last stage emits.
  */
-export function operatorChain(plan: Pick<QueryPlan, 'source' | 'stages' | 'operators'>): { operators: ChainedOperator[]; output: ColumnInfo[] } {
-  let cols = columnsAfter(plan.source.schema.columns, plan.stages);
-  let marks = marksAfter(new Map(), plan.stages);
+export function operatorChain(plan: ChainDraft): { operators: ChainedOperator[]; output: ColumnInfo[] } {
   const operators: ChainedOperator[] = [];
-  plan.operators.forEach((op, i) => {
-    operators.push({ operatorId: `op${i}`, spec: op.spec, inputColumns: cols, marks, post: op.post });
-    const out = operatorOutputColumns(op.spec, cols);
-    marks = marksAfter(marksAfterOperator(op.spec, marks), op.post);
-    cols = columnsAfter(out, op.post);
+  const flow = walkPipeline(plan, null, plan.source, plan.stages, plan.operators, operators);
+  return { operators, output: flow.cols };
+}
+
+function walkPipeline(plan: ChainDraft, input: number | null, source: SourceSpec, stages: readonly StatelessStage[], ops: readonly OperatorStep[], out: ChainedOperator[]): Flow {
+  let flow: Flow = {
+    cols: columnsAfter(source.schema.columns, stages),
+    marks: marksAfter(new Map(), stages),
+    offset: stages.some((st) => st.kind === 'watermark') ? 0 : null,
+    afterAggregation: false,
+  };
+  ops.forEach((op, j) => {
+    let join: JoinSides | undefined;
+    let offset = flow.offset;
+    let afterAggregation = flow.afterAggregation;
+    if (op.spec.kind === 'streamJoin') {
+      if (input !== null) throw new InvalidQueryError('join: a stream-stream join inside a joined input is not supported: join the streams one at a time from the left, e.g. a.join(b, ...).join(c, ...)');
+      const other = plan.inputs?.[op.spec.input];
+      if (!other) throw new InvalidQueryError(`a stream-stream join names input ${op.spec.input}, which the plan does not have`);
+      const right = walkPipeline(plan, op.spec.input, other.source, other.stages, other.operators, out);
+      join = joinSides(op.spec, flow, right, other.name);
+      // a stage with two inputs takes the minimum of those that carry a watermark
+      offset = flow.offset === null ? right.offset : right.offset === null ? flow.offset : Math.min(flow.offset, right.offset);
+      afterAggregation = afterAggregation || right.afterAggregation;
+    }
+    out.push({
+      operatorId: input === null ? `op${j}` : `in${input}op${j}`,
+      spec: op.spec,
+      inputColumns: flow.cols,
+      marks: flow.marks,
+      post: op.post,
+      input,
+      watermarkOffsetMs: offset,
+      afterAggregation,
+      ...(join ? { join } : {}),
+    });
+    const cols = operatorOutputColumns(op.spec, flow.cols, join);
+    const marks = marksAfterOperator(op.spec, flow.marks, join);
+    flow = {
+      cols: columnsAfter(cols, op.post),
+      marks: marksAfter(marks, op.post),
+      offset: join && offset !== null ? offset + join.outputOffsetMs : offset,
+      afterAggregation: afterAggregation || op.spec.kind === 'aggregate',
+    };
   });
-  return { operators, output: cols };
+  return flow;
+}
+
+/** A stream-stream join's sides checked (keys, range), and its state watermarks (FORMAT-2 "State watermarks"). */
+function joinSides(spec: StreamJoinSpec, left: Flow, right: Flow, inputName: string): JoinSides {
+  const where = `join with input ${inputName}`;
+  for (const k of spec.on) {
+    if (typeof k.left !== 'string' || typeof k.right !== 'string') throw new InvalidQueryError(`${where}: a key of \`on\` must be a column name or { left, right }, not ${JSON.stringify(k)}`);
+    const l = left.cols.find((c) => c.name === k.left);
+    if (!l) throw unknownColumn(k.left, left.cols, `${where} (left side)`);
+    const r = right.cols.find((c) => c.name === k.right);
+    if (!r) throw unknownColumn(k.right, right.cols, `${where} (right side)`);
+    if (!!l.window !== !!r.window || (l.type !== r.type && !(NUMERIC.has(l.type) && NUMERIC.has(r.type)))) {
+      throw new InvalidQueryError(`${where}: key ${k.left} is ${l.window ? 'a window' : l.type} on the left but ${k.right} is ${r.window ? 'a window' : r.type} on the right: join keys must have the same type`);
+    }
+  }
+  const tr = spec.timeRange;
+  if (tr) {
+    for (const [name, cols, side] of [[tr.left, left.cols, 'left'], [tr.right, right.cols, 'right']] as const) {
+      const c = cols.find((x) => x.name === name);
+      if (!c) throw unknownColumn(name, cols, `${where} timeRange (${side} side)`);
+      if (c.type !== 'TIMESTAMP' || c.window) throw new InvalidQueryError(`${where}: timeRange column ${name} is ${c.window ? 'a window' : c.type}, not a TIMESTAMP: range over a TIMESTAMP column of each side`);
+    }
+  }
+  for (const p of spec.condition) checkPredicate(p, left.cols, right.cols, where);
+  const keyed = spec.on.find((k) => left.marks.has(k.left) || right.marks.has(k.right));
+  let leftRemoval: JoinRemoval = null;
+  let rightRemoval: JoinRemoval = null;
+  if (keyed) {
+    leftRemoval = { kind: 'key', column: keyed.left };
+    rightRemoval = { kind: 'key', column: keyed.right };
+  } else if (tr && left.marks.has(tr.left) && right.marks.has(tr.right)) {
+    // left BETWEEN right + lower AND right + upper: a left row can meet no right row after the
+    // watermark once left <= E + lower (1 ms less unless strict), a right row once right <= E - upper
+    if (tr.lowerMs !== null) leftRemoval = { kind: 'value', column: tr.left, offsetMs: tr.lowerMs - (tr.lowerStrict ? 0 : 1) };
+    if (tr.upperMs !== null) rightRemoval = { kind: 'value', column: tr.right, offsetMs: -tr.upperMs - (tr.upperStrict ? 0 : 1) };
+  }
+  const offsets = [leftRemoval, rightRemoval].map((r) => (r === null ? null : r.kind === 'key' ? 0 : r.offsetMs)).filter((o): o is number => o !== null);
+  return {
+    rightColumns: right.cols,
+    rightMarks: right.marks,
+    leftEventColumn: firstMarked(left),
+    rightEventColumn: firstMarked(right),
+    leftRemoval,
+    rightRemoval,
+    outputOffsetMs: Math.min(0, ...offsets),
+  };
+}
+
+/** The first event-time column among a flow's columns (Spark's watermark attribute of a join side). */
+function firstMarked(flow: Flow): string | null {
+  return flow.cols.find((c) => flow.marks.has(c.name))?.name ?? null;
+}
+
+const JOIN_TYPE_NAMES: Record<StreamJoinType, string> = { inner: 'Inner', leftOuter: 'LeftOuter', rightOuter: 'RightOuter', fullOuter: 'FullOuter', leftSemi: 'LeftSemi' };
+
+/** Spark's refusals of a stream-stream join (UnsupportedOperationChecker): output mode, outer joins that could never emit their nulls. */
+function checkStreamJoin(op: ChainedOperator, mode: OutputMode): void {
+  const spec = op.spec as StreamJoinSpec;
+  if (mode !== 'append') {
+    const name = mode === 'update' ? 'Update' : 'Complete';
+    throw new InvalidQueryError(`Join between two streaming DataFrames/Datasets is not supported in ${name} output mode, only in Append output mode: use outputMode('append')`);
+  }
+  const j = op.join!;
+  const needs = spec.type === 'leftOuter' || spec.type === 'leftSemi' ? [j.leftRemoval] : spec.type === 'rightOuter' ? [j.rightRemoval] : spec.type === 'fullOuter' ? [j.leftRemoval, j.rightRemoval] : [];
+  if (needs.some((r) => r === null)) {
+    throw new InvalidQueryError(
+      `Stream-stream ${JOIN_TYPE_NAMES[spec.type]} join between two streaming DataFrame/Datasets is not supported without a watermark in the join keys, or a watermark on the nullable side and an appropriate range condition: ` +
+        'put withWatermark on both inputs and join on an event-time key (a window) or add a timeRange between the two event-time columns',
+    );
+  }
 }
 
 function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: ColumnInfo[], watermarked: Set<string>, mode: OutputMode): void {
@@ -1055,15 +1416,16 @@ function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: 
 }
 
 /** Names and types of the rows a plan's last stateful operator emits (before its post stages); a stateless plan's rows. */
-export function outputColumns(plan: Pick<QueryPlan, 'source' | 'stages' | 'operators'>): ColumnInfo[] {
+export function outputColumns(plan: ChainDraft): ColumnInfo[] {
   const { operators } = operatorChain({ ...plan, operators: plan.operators.map((o, i) => (i === plan.operators.length - 1 ? { spec: o.spec, post: [] } : o)) });
   const last = operators[operators.length - 1];
-  return last ? operatorOutputColumns(last.spec, last.inputColumns) : columnsAfter(plan.source.schema.columns, plan.stages);
+  return last ? operatorOutputColumns(last.spec, last.inputColumns, last.join) : columnsAfter(plan.source.schema.columns, plan.stages);
 }
 
-/** The columns an operator emits from rows of `cols`: dedup its input's, an aggregation its keys (windows as window columns) and aggregates. */
-function operatorOutputColumns(st: StatefulSpec, cols: ColumnInfo[]): ColumnInfo[] {
+/** The columns an operator emits from rows of `cols`: dedup its input's, an aggregation its keys (windows as window columns) and aggregates, a join both sides'. */
+function operatorOutputColumns(st: StatefulSpec, cols: ColumnInfo[], join?: JoinSides): ColumnInfo[] {
   if (st.kind === 'dedup') return cols;
+  if (st.kind === 'streamJoin') return joinOutputColumns(cols, join!.rightColumns, st.on, st.type === 'leftSemi', 'join');
   const out: ColumnInfo[] = [];
   for (const k of st.keys) {
     if (k.kind === 'column') out.push(cols.find((c) => c.name === k.name)!);
@@ -1096,11 +1458,32 @@ export function statefulShape(plan: QueryPlan): Json {
   const wms = plan.stages.filter((s) => s.kind === 'watermark').map((s) => (s as { column: string }).column);
   if (plan.operators.length === 0) return { kind: 'stateless', outputMode: plan.outputMode };
   // One operator: the shape (and so the fingerprint) of checkpoints written before chains existed.
-  if (plan.operators.length === 1) return operatorShape(plan.operators[0].spec, wms, plan.outputMode);
-  return { kind: 'chain', operators: plan.operators.map((o) => operatorShape(o.spec, wms, plan.outputMode)), watermarks: wms, outputMode: plan.outputMode };
+  const inputs = plan.inputs ?? [];
+  const policy: Record<string, Json> = plan.watermarkPolicy === 'max' ? { watermarkPolicy: 'max' } : {};
+  if (plan.operators.length === 1 && inputs.length === 0) return { ...(operatorShape(plan.operators[0].spec, wms, plan.outputMode) as Record<string, Json>), ...policy };
+  if (inputs.length === 0) return { kind: 'chain', operators: plan.operators.map((o) => operatorShape(o.spec, wms, plan.outputMode)), watermarks: wms, outputMode: plan.outputMode, ...policy };
+  // with joined inputs: every operator in run order (their state ids follow it), and each input's watermark columns
+  return {
+    kind: 'chain',
+    operators: operatorChain(plan).operators.map((o) => ({ ...(operatorShape(o.spec, wms, plan.outputMode) as Record<string, Json>), id: o.operatorId })),
+    watermarks: wms,
+    inputs: inputs.map((i) => ({ name: i.name, kind: i.source.kind, watermarks: i.stages.filter((st) => st.kind === 'watermark').map((st) => (st as { column: string }).column) })),
+    outputMode: plan.outputMode,
+    ...policy,
+  };
 }
 
 function operatorShape(st: StatefulSpec, wms: string[], outputMode: OutputMode): Json {
+  if (st.kind === 'streamJoin') {
+    return {
+      kind: 'streamJoin',
+      input: st.input,
+      type: st.type,
+      on: st.on.map((k) => ({ left: k.left, right: k.right, using: k.using })),
+      timeRange: st.timeRange ? { ...st.timeRange } : null,
+      condition: [...st.condition, ...st.pushed] as unknown as Json,
+    };
+  }
   if (st.kind === 'dedup') {
     return { kind: 'dedup', columns: st.columns ? [...st.columns] : null, withinWatermark: st.withinWatermark, watermarks: wms, outputMode };
   }

@@ -33,22 +33,30 @@ export function watermarksAfter(commit: { readonly batchWatermarkMs: number; rea
 }
 
 /**
- * The watermarks each stateful operator runs a batch with, in plan order (FORMAT-2, "Input
- * watermark of a stateful stage"): derived from the global pair by following the plan. With one
- * input and one watermark stage every operator's is the global pair; a two-input operator (a
- * stream-stream join) will take the minimum of its inputs' and pass on the minimum of its input
- * watermark and its state watermarks, each of the pair derived from its own global watermark.
+ * A stateful operator's input watermark derived from a global watermark G (FORMAT-2, "Input
+ * watermark of a stateful stage"): G plus the operator's offset (0 on a plain chain; a
+ * stream-stream join upstream lowers it by its state watermarks), 0 when no withWatermark is
+ * upstream (offset null), when G is 0, or when it would be negative.
  */
-export function operatorInputWatermarks(batch: BatchWatermarks, operators: number): BatchWatermarks[] {
-  return Array.from({ length: operators }, () => batch);
+export function derivedWatermark(globalMs: number, offsetMs: number | null): number {
+  if (offsetMs === null || globalMs <= 0) return 0;
+  return Math.max(0, globalMs + offsetMs);
+}
+
+/**
+ * The watermarks each stateful operator runs a batch with, in plan order: each of the pair
+ * derived from its own global watermark (derivedWatermark).
+ */
+export function operatorInputWatermarks(batch: BatchWatermarks, offsets: ReadonlyArray<number | null>): BatchWatermarks[] {
+  return offsets.map((o) => ({ batchWatermarkMs: derivedWatermark(batch.batchWatermarkMs, o), lateWatermarkMs: derivedWatermark(batch.lateWatermarkMs, o) }));
 }
 
 /**
  * Whether a no-data batch would change anything: the next batch evicts with a later watermark
  * than the last one did, so windows may close (the operator must also be able to evict or emit).
  */
-export function watermarkMoved(next: BatchWatermarks): boolean {
-  return next.batchWatermarkMs > next.lateWatermarkMs;
+export function watermarkMoved(next: BatchWatermarks, offsetMs: number | null = 0): boolean {
+  return derivedWatermark(next.batchWatermarkMs, offsetMs) > derivedWatermark(next.lateWatermarkMs, offsetMs);
 }
 
 /**
@@ -114,13 +122,20 @@ export class MaxEventTimes {
   }
 }
 
-/** A plan's watermark policy: each withWatermark operator's delay, combined by the minimum. */
+/**
+ * A plan's watermark policy: each withWatermark operator's delay (on every input), combined by
+ * the minimum (Spark's default), or the maximum with spark.sql.streaming.multipleWatermarkPolicy=max.
+ */
 export class WatermarkPolicy {
   /** Delay (ms) per withWatermark stage id. */
   private readonly delaysMs = new Map<string, number>();
+  private readonly max: boolean;
 
-  constructor(plan: Pick<QueryPlan, 'stages'>) {
-    for (const s of plan.stages) if (s.kind === 'watermark') this.delaysMs.set(s.id, s.delayMs);
+  constructor(plan: Pick<QueryPlan, 'stages' | 'inputs' | 'watermarkPolicy'>) {
+    for (const stages of [plan.stages, ...(plan.inputs ?? []).map((i) => i.stages)]) {
+      for (const s of stages) if (s.kind === 'watermark') this.delaysMs.set(s.id, s.delayMs);
+    }
+    this.max = plan.watermarkPolicy === 'max';
   }
 
   /** The operators' watermarks after a batch that saw `seen`: each max(previous, max − delay). */
@@ -133,9 +148,13 @@ export class WatermarkPolicy {
     return next;
   }
 
-  /** The global watermark after a batch: the operators' minimum, never below the batch's own. */
+  /**
+   * The global watermark after a batch: the minimum (or maximum) over the watermark operators
+   * that have seen a row, never below the batch's own.
+   */
   global(batch: BatchWatermarks, operators: OperatorWatermarks): number {
     const known = Object.values(operators);
-    return known.length ? Math.max(batch.batchWatermarkMs, Math.min(...known)) : batch.batchWatermarkMs;
+    if (!known.length) return batch.batchWatermarkMs;
+    return Math.max(batch.batchWatermarkMs, this.max ? Math.max(...known) : Math.min(...known));
   }
 }

@@ -13,7 +13,7 @@ import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DynamoDbSink } from '../../lib/aws/dynamodb/sink';
 import { buildExecutor, PipelineConfig } from '../../lib/aws/pipeline';
 import { S3FileSink } from '../../lib/aws/s3/file-sink';
-import { caseToPlan, ConformanceCase, isPipelineCase, stepFiles } from '../../lib/conformance/case';
+import { caseStageOrder, caseToPlan, ConformanceCase, isPipelineCase, stepFiles } from '../../lib/conformance/case';
 import { addPerStage, asPipelineStep, CaseResult, droppedByStageInProgress, StepResult, stepFromBatches } from '../../lib/conformance/results';
 import type { CrashPoint } from '../../lib/engine/testing/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
@@ -132,7 +132,7 @@ export async function runCaseGuarded(c: ConformanceCase, res: GuardedResources, 
     }
     lastCommitted = head.latestCommitBatch;
     const result = stepFromBatches(plan, batches, { watermark: report.watermark, stateRows: report.stateRows, droppedByWatermark: droppedByStage.reduce((a, b) => a + b, 0) });
-    steps.push(isPipelineCase(c) ? asPipelineStep(plan, result, { stateRows: report.stateRowsByOperator, droppedByStage }) : result);
+    steps.push(isPipelineCase(c) ? asPipelineStep(result, { stateRows: report.stateRowsByOperator, droppedByStage }, caseStageOrder(c, plan)) : result);
   }
   return {
     name: c.name,

@@ -1,7 +1,7 @@
 /**
  * The stateful operators' contract with the executor, and the choice of operator for a query:
  * windowed or grouped aggregation (aggregate.ts), session windows (session.ts), deduplication
- * (dedup.ts). Each processes one micro-batch against the state store with Spark's rules:
+ * (dedup.ts), stream-stream joins (stream-join.ts). Each processes one micro-batch against the state store with Spark's rules:
  *
  *   late rows    filtered with the previous batch's watermark (lateWm), `<=` is late
  *   eviction     with this batch's own watermark (evictWm), after the batch's rows are applied
@@ -14,10 +14,11 @@
  */
 import { compileAgg } from '../aggregates';
 import type { OperatorStateSpec, Row, StateChange, StateStore } from '../ports';
-import type { ColumnInfo, OutputMode, SessionKey, StatefulSpec } from '../query';
+import type { ColumnInfo, JoinSides, OutputMode, SessionKey, StatefulSpec } from '../query';
 import { AggregateOperator } from './aggregate';
 import { DedupOperator } from './dedup';
 import { SessionOperator } from './session';
+import { StreamJoinOperator } from './stream-join';
 import type { BatchMeta } from './batch';
 
 /**
@@ -26,6 +27,8 @@ import type { BatchMeta } from './batch';
  */
 export interface Accumulator {
   add(rows: readonly Row[]): void;
+  /** A stream-stream join's right side rows (the left ones come through add). */
+  addRight?(rows: readonly Row[]): void;
   finish(state: StateStore): Promise<OperatorOutput>;
 }
 
@@ -35,6 +38,8 @@ export interface OperatorOutput {
   readonly changes: StateChange[];
   /** Input rows dropped as late. */
   readonly late: Row[];
+  /** A stream-stream join's: late[i] from this index on are right-side rows. */
+  readonly lateRightFrom?: number;
   /** Change in the number of state rows. */
   readonly stateRowsDelta: number;
 }
@@ -54,10 +59,16 @@ export interface OperatorConfig {
   readonly watermarks: ReadonlyMap<string, number>;
   /** The query's state partitions (StateKey.partition); absent: 1. */
   readonly statePartitions?: number;
+  /** A stream-stream join's right side and state watermarks (query.ts operatorChain). */
+  readonly join?: JoinSides;
 }
 
 export function createOperator(spec: StatefulSpec, cfg: OperatorConfig): StatefulOperator {
   if (spec.kind === 'dedup') return new DedupOperator(spec, cfg);
+  if (spec.kind === 'streamJoin') {
+    if (!cfg.join) throw new Error(`operator ${cfg.operatorId}: a stream-stream join needs its sides (operatorChain's join)`);
+    return new StreamJoinOperator(spec, cfg.join, cfg);
+  }
   const session = spec.keys.find((k): k is SessionKey => k.kind === 'session');
   if (session) return new SessionOperator(spec.keys, spec.aggs.map(compileAgg), session, cfg);
   return new AggregateOperator(spec.keys, spec.aggs.map(compileAgg), cfg);
