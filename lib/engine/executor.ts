@@ -149,6 +149,11 @@ export interface RunReport {
   /** Files or records still waiting when the run stopped early (0 when it finished). */
   readonly backlogLeft: number;
   readonly message?: string;
+  /**
+   * What about the query will hurt it in time, said on every run: e.g. a stream-stream join side
+   * without a state watermark, whose buffered rows are never removed (its state grows forever).
+   */
+  readonly warnings?: string[];
   /** Each batch's progress record, in batch order: what progress/N holds, plus durationMs.commitOffsets. */
   readonly progress: StreamingProgress[];
   /**
@@ -324,6 +329,8 @@ export class MicroBatchExecutor {
   /** The query's sources: the first, then those of plan.inputs; each with its own rate limits. */
   private readonly sources: readonly Source[];
   private readonly limits: readonly QueryPlan['limits'][];
+  /** RunReport.warnings: the same for every run of the plan. */
+  private readonly warnings: string[];
 
   constructor(private readonly deps: ExecutorDeps, options: ExecutorOptions = {}) {
     this.plan = deps.plan;
@@ -350,6 +357,7 @@ export class MicroBatchExecutor {
     }
     this.sources = [deps.source, ...(deps.inputSources ?? [])];
     this.limits = [this.plan.limits, ...inputs.map((i) => i.limits)];
+    this.warnings = stateWarnings(this.plan, this.operators.map((o) => o.chained));
   }
 
   get sinkContext(): Omit<SinkContext, 'queryId'> {
@@ -558,8 +566,9 @@ export class MicroBatchExecutor {
       backlogLeft,
       progress: records,
     };
+    for (const warning of this.warnings) this.log({ event: 'state-grows-forever', query: this.plan.name, warning });
     this.log({ event: 'run-finished', query: this.plan.name, stoppedBy, batches: reports.length, watermark: report.watermark, rowsIn: report.rowsIn, rowsOut: report.rowsOut, backlogLeft });
-    return report;
+    return this.warnings.length ? { ...report, warnings: [...this.warnings] } : report;
   }
 
   /**
@@ -1026,6 +1035,26 @@ export class MicroBatchExecutor {
       if (e instanceof SluiceError && !e.retriable) throw e;
     }
   }
+}
+
+/**
+ * The run report's warnings about state that nothing removes: each side of a stream-stream join
+ * without a state watermark (no event-time key and no usable time range: FORMAT-2 "State
+ * watermarks") keeps every row it buffers.
+ */
+function stateWarnings(plan: QueryPlan, chain: readonly ChainedOperator[]): string[] {
+  const out: string[] = [];
+  for (const o of chain) {
+    if (o.spec.kind !== 'streamJoin' || !o.join) continue;
+    const input = plan.inputs?.[o.spec.input]?.name ?? `input ${o.spec.input + 2}`;
+    const sides = [o.join.leftRemoval === null ? 'left' : null, o.join.rightRemoval === null ? `right (${input})` : null].filter((x): x is string => x !== null);
+    if (!sides.length) continue;
+    out.push(
+      `the stream-stream join ${o.operatorId} with ${input} keeps every row of its ${sides.join(' and ')} side${sides.length > 1 ? 's' : ''} in state, so its state grows forever: ` +
+        'put withWatermark on both inputs and join on an event-time column (a window) or add a timeRange between the two event-time columns with both bounds',
+    );
+  }
+  return out;
 }
 
 /** Spark's operator names: StateStoreSaveExec, SessionWindowStateStoreSaveExec, StreamingDeduplicateExec (and its WithinWatermark twin), StreamingSymmetricHashJoinExec. */

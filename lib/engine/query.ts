@@ -828,6 +828,7 @@ export class DataStreamWriter<C extends FrameColumns = AnyColumns> {
   private late: 'drop' | 'dead-letter' = 'drop';
   private partitions = 1;
   private idleTimeoutMs: number | undefined;
+  private policy: 'min' | 'max' = 'min';
 
   constructor(private readonly frame: StreamFrame<FrameColumns>) {}
 
@@ -841,8 +842,20 @@ export class DataStreamWriter<C extends FrameColumns = AnyColumns> {
    * clock that passed since the last input and a no-data batch emits the windows it closes.
    * Only for a query with a watermark and state it can evict (not complete mode): plan() refuses
    * it elsewhere, where it could change nothing.
+   *
+   * `option('multipleWatermarkPolicy', 'max')`: with several inputs (each with its withWatermark),
+   * the global watermark follows the fastest input instead of the slowest (Spark's
+   * spark.sql.streaming.multipleWatermarkPolicy); the policy is part of the checkpoint's shape.
    */
   option(key: string, value: string | number | boolean): this {
+    if (key === 'multipleWatermarkPolicy' || key === 'spark.sql.streaming.multipleWatermarkPolicy') {
+      const v = String(value).toLowerCase();
+      if (v !== 'min' && v !== 'max') {
+        throw new InvalidOptionError(`option multipleWatermarkPolicy=${JSON.stringify(value)} is not 'min' or 'max': min (Spark's default) waits for the slowest input, max follows the fastest and drops more of the others' rows as late`);
+      }
+      this.policy = v;
+      return this;
+    }
     if (key === 'idleTimeout') {
       if (typeof value !== 'string') {
         throw new InvalidOptionError(`option idleTimeout=${JSON.stringify(value)} is not a duration: write it as Spark writes intervals, e.g. .option('idleTimeout', '30 minutes')`);
@@ -851,7 +864,7 @@ export class DataStreamWriter<C extends FrameColumns = AnyColumns> {
       return this;
     }
     if (key !== 'statePartitions') {
-      throw new InvalidOptionError(`writeStream option ${JSON.stringify(key)} is not known: the writer takes 'statePartitions' and 'idleTimeout'; source options (maxFilesPerTrigger, ...) go on readStream`);
+      throw new InvalidOptionError(`writeStream option ${JSON.stringify(key)} is not known: the writer takes 'statePartitions', 'idleTimeout' and 'multipleWatermarkPolicy'; source options (maxFilesPerTrigger, ...) go on readStream`);
     }
     const n = positiveIntOption(key, value);
     if (n > MAX_STATE_PARTITIONS) {
@@ -901,7 +914,7 @@ export class DataStreamWriter<C extends FrameColumns = AnyColumns> {
   }
   /** The checked plan. Throws InvalidQueryError with Spark's rule and the fix. */
   plan(): QueryPlan<OutputRowOf<C>> {
-    const plan = { ...toPlan(this.frame, this.mode, this.trig, this.name), lateRows: this.late, statePartitions: this.partitions };
+    const plan = { ...toPlan(this.frame, this.mode, this.trig, this.name), lateRows: this.late, statePartitions: this.partitions, ...(this.policy === 'max' ? { watermarkPolicy: 'max' as const } : {}) };
     if (this.idleTimeoutMs === undefined) return plan as QueryPlan<OutputRowOf<C>>;
     checkIdleTimeout(plan);
     return { ...plan, idleTimeoutMs: this.idleTimeoutMs } as QueryPlan<OutputRowOf<C>>;

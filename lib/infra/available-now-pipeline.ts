@@ -215,6 +215,13 @@ export interface AvailableNowPipelineProps extends LegacyAlarmProps {
    */
   readonly source?: PipelineSource;
   /**
+   * The other streams of the query's stream-stream joins, in the order the query joins them
+   * (`a.join(b, ...).join(c, ...)`: [b, c]); each granted as `source` is. The handler reads them
+   * from SLUICE_INPUT_URIS. An S3 input's default prefix is `landing/<pipelineName>-input<N>` (N = 2, 3, ...).
+   * @default none
+   */
+  readonly inputs?: readonly PipelineSource[];
+  /**
    * Where the query writes: `PipelineSink.s3(bucket?, prefix?)`, `PipelineSink.files(bucket?,
    * prefix?, { partitionBy, granularity })`, `PipelineSink.parquet(bucket?, prefix?, { partitionBy,
    * granularity, glue })` or `PipelineSink.dynamodb(table, queryKey?)`.
@@ -416,6 +423,7 @@ export class AvailableNowPipeline extends Construct {
     this.sourceStream = source.stream;
     this.landingBucket = source.landing?.bucket;
     this.landingPrefix = source.landing?.prefix;
+    const inputs = (props.inputs ?? []).map((input, k) => input.bind(this, this.role, defaults, k + 2));
 
     for (const table of props.staticTables ?? []) table.grant(this.role);
 
@@ -444,6 +452,7 @@ export class AvailableNowPipeline extends Construct {
     checkNoOverlap(this, [
       { name: 'checkpointPrefix', place: checkpoint },
       { name: 'the source prefix', place: source.landing },
+      ...inputs.map((input, k) => ({ name: `the prefix of input ${k + 2}`, place: input.landing })),
       { name: 'the sink prefix', place: sink.output },
       { name: 'deadLetterPrefix', place: deadLetters },
     ]);
@@ -480,6 +489,7 @@ export class AvailableNowPipeline extends Construct {
         SLUICE_CHECKPOINT_URI: `s3://${this.checkpointBucket.bucketName}/${r.checkpointPrefix}`,
         SLUICE_STATE_TABLE: this.stateTable.tableName,
         SLUICE_SOURCE_URI: source.uri,
+        ...(inputs.length ? { SLUICE_INPUT_URIS: inputs.map((i) => i.uri).join(',') } : {}),
         SLUICE_SINK_URI: sink.uri,
         SLUICE_DEAD_LETTER_URI: `s3://${this.deadLetterBucket.bucketName}/${r.deadLetterPrefix}`,
         ...(props.keepLateRows ? { SLUICE_KEEP_LATE_ROWS: 'true' } : {}),

@@ -49,8 +49,12 @@ export abstract class PipelineSource {
   /** The source's kind, as the handler's URI names it. */
   abstract readonly kind: 's3' | 'kinesis';
 
-  /** Creates what the source owns under `scope`, grants `role` what the adapter sends, and returns the URI. */
-  abstract bind(scope: Construct, role: iam.IRole, pipeline: PipelineDefaults): BoundSource;
+  /**
+   * Creates what the source owns under `scope`, grants `role` what the adapter sends, and returns
+   * the URI. `input`: the number of a stream-stream join's other input (2, 3, ...; the `inputs`
+   * prop), which names what it creates and its default prefix apart from the first source's.
+   */
+  abstract bind(scope: Construct, role: iam.IRole, pipeline: PipelineDefaults, input?: number): BoundSource;
 }
 
 class S3Source extends PipelineSource {
@@ -60,8 +64,8 @@ class S3Source extends PipelineSource {
     super();
   }
 
-  bind(_scope: Construct, role: iam.IRole, pipeline: PipelineDefaults): BoundSource {
-    const landing = { bucket: this.bucket ?? pipeline.pipelineBucket(), prefix: this.prefix ?? `landing/${pipeline.pipelineName}` };
+  bind(_scope: Construct, role: iam.IRole, pipeline: PipelineDefaults, input?: number): BoundSource {
+    const landing = { bucket: this.bucket ?? pipeline.pipelineBucket(), prefix: this.prefix ?? `landing/${pipeline.pipelineName}${input === undefined ? '' : `-input${input}`}` };
     // S3LandingSource lists after the last key it read, then GETs each new file.
     grantS3(role, { ...landing, objectActions: GRANTED_ACTIONS.landingObjects, list: true, kms: ['kms:Decrypt'] });
     return { uri: `s3://${landing.bucket.bucketName}/${landing.prefix}`, landing };
@@ -76,16 +80,17 @@ class KinesisSource extends PipelineSource {
     super();
   }
 
-  bind(scope: Construct, role: iam.IRole, pipeline: PipelineDefaults): BoundSource {
+  bind(scope: Construct, role: iam.IRole, pipeline: PipelineDefaults, input?: number): BoundSource {
+    const name = input === undefined ? 'SourceStream' : `InputStream${input}`;
     const stream =
       this.stream ??
-      new kinesis.Stream(scope, 'SourceStream', {
+      new kinesis.Stream(scope, name, {
         streamMode: kinesis.StreamMode.ON_DEMAND,
         encryption: kinesis.StreamEncryption.MANAGED,
         retentionPeriod: Duration.hours(this.retentionHours),
         removalPolicy: pipeline.removalPolicy,
       });
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'SourceStream', actions: [...GRANTED_ACTIONS.stream], resources: [stream.streamArn] }));
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: name, actions: [...GRANTED_ACTIONS.stream], resources: [stream.streamArn] }));
     stream.encryptionKey?.grantDecrypt(role);
     return { uri: `kinesis://${stream.streamName}`, stream };
   }

@@ -126,6 +126,7 @@ export function runSummary(report: RunReport, where: RunWhere, shownRows = 5): s
     lines.push(`  consumed      ${formatCount(c.writeUnits)} DynamoDB write units, ${formatCount(c.readUnits)} read units; S3 ${formatCount(c.s3Requests.put)} PUT/LIST, ${formatCount(c.s3Requests.get)} GET requests`);
   }
   if (report.message) lines.push(`  note          ${report.message}`);
+  for (const w of report.warnings ?? []) lines.push(`  warning       ${w}`);
   if (rows.length) {
     lines.push(`  emitted       ${rows.length > shownRows ? `the first ${shownRows} of ${formatCount(rows.length)} rows` : `${rows.length === 1 ? '1 row' : `${rows.length} rows`}`}:`);
     for (const r of rows.slice(0, shownRows)) lines.push(`    ${JSON.stringify(r)}`);

@@ -13,7 +13,7 @@ import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DynamoDbSink } from '../../lib/aws/dynamodb/sink';
 import { buildExecutor, PipelineConfig } from '../../lib/aws/pipeline';
 import { S3FileSink } from '../../lib/aws/s3/file-sink';
-import { caseStageOrder, caseToPlan, ConformanceCase, isPipelineCase, stepFiles } from '../../lib/conformance/case';
+import { caseSourceInputs, caseStageOrder, caseToPlan, ConformanceCase, isPipelineCase, stepInputFiles } from '../../lib/conformance/case';
 import { addPerStage, asPipelineStep, CaseResult, droppedByStageInProgress, StepResult, stepFromBatches } from '../../lib/conformance/results';
 import type { CrashPoint } from '../../lib/engine/testing/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
@@ -60,6 +60,8 @@ export function guardedSinks(plan: QueryPlan, res: GuardedResources, base = rand
     checkpoint: { bucket, prefix: `${base}/checkpoint` },
     stateTable: res.stateTable,
     source: { kind: 's3', bucket, prefix: `${base}/landing` },
+    // a stream-stream join's other inputs land beside the first (dropFile's sourceIndex)
+    ...(plan.inputs?.length ? { inputs: plan.inputs.map((_, k) => ({ kind: 's3' as const, bucket, prefix: `${base}/landing-in${k + 1}` })) } : {}),
     sink: { kind: 's3', bucket, prefix: `${base}/unused` },
     deadLetter: { bucket, prefix: `${base}/dead-letter` },
   };
@@ -69,8 +71,8 @@ export function guardedSinks(plan: QueryPlan, res: GuardedResources, base = rand
   return { base, cfg, dynamo, files, tee: new TeeSink([dynamo, files]) };
 }
 
-export async function dropFile(bucket: string, base: string, fileNo: number, rows: Array<Record<string, unknown>>): Promise<void> {
-  const key = `${base}/landing/part-${String(fileNo).padStart(6, '0')}.json`;
+export async function dropFile(bucket: string, base: string, fileNo: number, rows: Array<Record<string, unknown>>, sourceIndex = 0): Promise<void> {
+  const key = `${base}/${sourceIndex === 0 ? 'landing' : `landing-in${sourceIndex}`}/part-${String(fileNo).padStart(6, '0')}.json`;
   await testClients().s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: rows.map((r) => JSON.stringify(r)).join('\n') }));
 }
 
@@ -104,6 +106,7 @@ export async function runCaseGuarded(c: ConformanceCase, res: GuardedResources, 
   const t0 = Date.now();
   const plan = caseToPlan(c, `guarded-${c.name.toLowerCase().replace(/[^a-z0-9-]+/g, '-')}`.slice(0, 100));
   const sinks = guardedSinks(plan, res);
+  const inputs = caseSourceInputs(c, plan);
   const steps: StepResult[] = [];
   let fileNo = 0;
   let lastCommitted = -1;
@@ -111,7 +114,7 @@ export async function runCaseGuarded(c: ConformanceCase, res: GuardedResources, 
   // A crashed run keeps its lease: the next run waits it out on this clock.
   const time = leaseClock();
   for (const step of c.steps) {
-    for (const rows of stepFiles(step)) await dropFile(res.bucket, sinks.base, ++fileNo, rows);
+    for (const f of stepInputFiles(step)) await dropFile(res.bucket, sinks.base, ++fileNo, f.rows, inputs.indexOf(f.input));
     if (crash) {
       try {
         await buildExecutor(testConnection(), plan, sinks.cfg, { crash: { point: crash }, sink: sinks.tee, clock: time.clock }).executor.run();

@@ -5,6 +5,7 @@
  *     SLUICE_CHECKPOINT_URI     s3://<bucket>/<prefix>                       required
  *     SLUICE_STATE_TABLE        <table name>                                  required
  *     SLUICE_SOURCE_URI         s3://<bucket>/<prefix> | kinesis://<stream>   required
+ *     SLUICE_INPUT_URIS         URIs as SLUICE_SOURCE_URI, comma-separated: a stream-stream join's other inputs, in join order   optional
  *     SLUICE_SINK_URI           s3://<bucket>/<prefix>[?...] | dynamodb://<table>[/<queryKey>]   required
  *     SLUICE_DEAD_LETTER_URI    s3://<bucket>/<prefix>                       optional
  *     SLUICE_KEEP_LATE_ROWS     true | false                                  optional, default false
@@ -26,6 +27,7 @@ export const ENV = {
   checkpoint: 'SLUICE_CHECKPOINT_URI',
   stateTable: 'SLUICE_STATE_TABLE',
   source: 'SLUICE_SOURCE_URI',
+  inputs: 'SLUICE_INPUT_URIS',
   sink: 'SLUICE_SINK_URI',
   deadLetter: 'SLUICE_DEAD_LETTER_URI',
   keepLateRows: 'SLUICE_KEEP_LATE_ROWS',
@@ -41,6 +43,19 @@ type Env = Record<string, string | undefined>;
 const TABLE_NAME = /^[A-Za-z0-9_.-]{3,255}$/;
 const STREAM_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 const OUTPUT_MODES: readonly OutputMode[] = ['append', 'update', 'complete'];
+
+/** A source URI: s3://<bucket>/<prefix> or kinesis://<stream-name>. */
+function sourceLocation(value: string, name: string): SourceLocation {
+  if (value.startsWith('kinesis://')) {
+    const streamName = value.slice('kinesis://'.length).replace(/\/+$/, '');
+    if (!STREAM_NAME.test(streamName)) {
+      throw new InvalidOptionError(`${name}=${JSON.stringify(value)} does not name a Kinesis stream: write kinesis://<stream-name>, 1 to 128 of A-Za-z0-9_.- (the name, not the ARN)`);
+    }
+    return { kind: 'kinesis', streamName };
+  }
+  if (value.startsWith('s3://')) return { kind: 's3', ...parseS3Uri(value, name) };
+  throw new InvalidOptionError(`${name}=${JSON.stringify(value)} has an unknown scheme: write s3://<bucket>/<prefix> for a landing prefix or kinesis://<stream-name> for a stream`);
+}
 
 /** Everything a Lambda entry needs from its environment. */
 export interface LambdaEnvironment {
@@ -110,17 +125,11 @@ export function pipelineConfigFromEnv(env: Env): PipelineConfig {
     return value;
   });
 
-  const source = attempt((): SourceLocation => {
-    const value = required(env, ENV.source, 'where the query reads: s3://<bucket>/<prefix> or kinesis://<stream-name>');
-    if (value.startsWith('kinesis://')) {
-      const streamName = value.slice('kinesis://'.length).replace(/\/+$/, '');
-      if (!STREAM_NAME.test(streamName)) {
-        throw new InvalidOptionError(`${ENV.source}=${JSON.stringify(value)} does not name a Kinesis stream: write kinesis://<stream-name>, 1 to 128 of A-Za-z0-9_.- (the name, not the ARN)`);
-      }
-      return { kind: 'kinesis', streamName };
-    }
-    if (value.startsWith('s3://')) return { kind: 's3', ...parseS3Uri(value, ENV.source) };
-    throw new InvalidOptionError(`${ENV.source}=${JSON.stringify(value)} has an unknown scheme: write s3://<bucket>/<prefix> for a landing prefix or kinesis://<stream-name> for a stream`);
+  const source = attempt((): SourceLocation => sourceLocation(required(env, ENV.source, 'where the query reads: s3://<bucket>/<prefix> or kinesis://<stream-name>'), ENV.source));
+  const inputs = attempt((): SourceLocation[] | undefined => {
+    const value = env[ENV.inputs];
+    if (!present(value)) return undefined;
+    return value.split(',').map((uri) => sourceLocation(uri.trim(), ENV.inputs));
   });
 
   const sink = attempt((): SinkLocation => parseSinkUri(required(env, ENV.sink, 'where the query writes: s3://<bucket>/<prefix> or dynamodb://<table>'), ENV.sink));
@@ -147,6 +156,7 @@ export function pipelineConfigFromEnv(env: Env): PipelineConfig {
     checkpoint: checkpoint!,
     stateTable: stateTable!,
     source: source!,
+    ...(inputs ? { inputs } : {}),
     sink: sink!,
     ...(deadLetter ? { deadLetter } : {}),
     ...(keepLateRows !== undefined ? { keepLateRows } : {}),

@@ -1,0 +1,285 @@
+/**
+ * Stream-stream joins (issue 18): the query API's joins of two streams and Spark's refusals, and
+ * the executor with two sources on in-memory ports: each input's offsets and rate limits, the
+ * state watermarks, the watermark a downstream operator gets, the min/max policy, late rows of
+ * each side, the progress record, the "state grows forever" warning, the checkpoint shape, and
+ * exactly-once under every crash point.
+ */
+import { CheckpointMismatchError, InjectedCrash, InvalidQueryError } from '../../lib/engine/errors';
+import { MicroBatchExecutor, RunReport } from '../../lib/engine/executor';
+import { count, readStream, statefulShape, window } from '../../lib/engine/query';
+import type { QueryPlan } from '../../lib/engine/query';
+import { CRASH_POINTS, crashingAt, CrashPlan } from '../../lib/engine/testing/crash';
+import { InMemoryCheckpoint, InMemoryDeadLetters, InMemoryFileSource, InMemoryLease, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
+import type { Clock } from '../../lib/engine/ports';
+
+const sec = (s: number) => new Date(Date.UTC(2026, 9, 1, 12, 0, s)).toISOString().replace('T', ' ').slice(0, 19);
+const iso = (s: number) => new Date(Date.UTC(2026, 9, 1, 12, 0, s)).toISOString();
+
+const IMPRESSIONS = 'adId STRING, impressionTime TIMESTAMP';
+const CLICKS = 'clickAdId STRING, clickTime TIMESTAMP';
+const impressions = (delay = '0 seconds') => readStream.format('json').schema(IMPRESSIONS).load().withWatermark('impressionTime', delay);
+const clicks = (delay = '0 seconds') => readStream.format('json').schema(CLICKS).load().withWatermark('clickTime', delay);
+/** A click counts for an impression when it comes within 10 seconds after it. */
+const within10s = { left: 'impressionTime', right: 'clickTime', lower: '-10 seconds', upper: '0 seconds' };
+
+/** Two in-memory landing sources and the rest of the ports; each run a fresh executor. */
+function joinRunner(plan: QueryPlan) {
+  let passedMs = 0;
+  const clock: Clock = { now: () => Date.now() + passedMs };
+  const ports = {
+    source: new InMemoryFileSource(plan.source.schema),
+    inputSources: (plan.inputs ?? []).map((i) => new InMemoryFileSource(i.source.schema)),
+    checkpoint: new InMemoryCheckpoint(),
+    state: new InMemoryStateStore({ clock }),
+    sink: new InMemorySink(),
+    deadLetters: new InMemoryDeadLetters(),
+    lateRows: new InMemoryDeadLetters(),
+    lease: new InMemoryLease(() => clock.now()),
+  };
+  let fileNo = 0;
+  const executor = (crash?: CrashPlan) => new MicroBatchExecutor(crash ? crashingAt(crash, { plan, ...ports, clock }) : { plan, ...ports, clock });
+  return {
+    ...ports,
+    left: (rows: Array<Record<string, unknown>>) => ports.source.add(`part-${String(++fileNo).padStart(5, '0')}.json`, rows),
+    right: (rows: Array<Record<string, unknown>>, input = 0) => ports.inputSources[input].add(`part-${String(++fileNo).padStart(5, '0')}.json`, rows),
+    run: (): Promise<RunReport> => executor().run({ collectRows: true }),
+    async crashRun(crash: CrashPlan): Promise<boolean> {
+      try {
+        await executor(crash).run();
+        return false;
+      } catch (e) {
+        if (!(e instanceof InjectedCrash)) throw e;
+        passedMs += 15 * 60_000 + 1000;
+        return true;
+      }
+    },
+    sinkRows: () => [...ports.sink.batches.entries()].sort((a, b) => a[0] - b[0]).flatMap(([, rows]) => rows),
+  };
+}
+
+const rows = (report: RunReport) => report.batches.flatMap((b) => b.rows);
+
+describe('when a query joins two streams', () => {
+  it('plans the other stream as an input with its own watermark stage, rate limits and name', () => {
+    const plan = impressions()
+      .join(readStream.format('json').schema(CLICKS).option('maxFilesPerTrigger', 2).load('s3://b/clicks').withWatermark('clickTime', '5 seconds'), { left: 'adId', right: 'clickAdId' }, 'inner', { timeRange: within10s, name: 'clicks' })
+      .writeStream.plan();
+    expect(plan.inputs).toHaveLength(1);
+    expect(plan.inputs![0]).toMatchObject({ name: 'clicks', limits: { maxFilesPerTrigger: 2 }, source: { kind: 'files', path: 's3://b/clicks' } });
+    // the input's watermark stage gets an id of its own (the checkpoint keeps each one's watermark by id)
+    expect(plan.inputs![0].stages.map((s) => (s.kind === 'watermark' ? s.id : s.kind))).toEqual(['in0wm0']);
+    expect(plan.stages.map((s) => (s.kind === 'watermark' ? s.id : s.kind))).toEqual(['wm0']);
+    expect(plan.operators.map((o) => o.spec.kind)).toEqual(['streamJoin']);
+    expect(statefulShape(plan)).toMatchObject({ kind: 'chain', inputs: [{ name: 'clicks', kind: 'files', watermarks: ['clickTime'] }] });
+  });
+
+  it("refuses what Spark refuses, with Spark's messages", () => {
+    const join = (type: string, range?: object, lw = true, rw = true) =>
+      (lw ? impressions() : readStream.format('json').schema(IMPRESSIONS).load()).join(rw ? clicks() : readStream.format('json').schema(CLICKS).load(), { left: 'adId', right: 'clickAdId' }, type, range ? { timeRange: range as typeof within10s } : {});
+    expect(() => join('inner', within10s).writeStream.outputMode('update').plan()).toThrow(/^Join between two streaming DataFrames\/Datasets is not supported in Update output mode, only in Append output mode/);
+    // complete mode needs an aggregation first (Spark checks that before the join)
+    expect(() => join('inner', within10s).writeStream.outputMode('complete').plan()).toThrow(/^Complete output mode not supported when there are no streaming aggregations/);
+    const noWatermark = /^Stream-stream (LeftOuter|RightOuter|FullOuter|LeftSemi) join between two streaming DataFrame\/Datasets is not supported without a watermark in the join keys, or a watermark on the nullable side and an appropriate range condition/;
+    expect(() => join('leftOuter').writeStream.plan()).toThrow(noWatermark);
+    expect(() => join('left_semi', within10s, true, false).writeStream.plan()).toThrow(/LeftSemi join/);
+    // a range with only a lower bound gives the left side a state watermark, not the right one
+    const lowerOnly = { left: 'impressionTime', right: 'clickTime', lower: '-10 seconds' };
+    expect(join('leftOuter', lowerOnly).writeStream.plan().inputs).toHaveLength(1);
+    expect(() => join('rightOuter', lowerOnly).writeStream.plan()).toThrow(/RightOuter join/);
+    expect(() => join('fullOuter', lowerOnly).writeStream.plan()).toThrow(/FullOuter join/);
+    expect(() => join('anti', within10s)).toThrow(/join type "anti" is not supported by sluice for a stream-stream join/);
+    // an inner join without watermarks is allowed (its state grows: the run report says so)
+    expect(join('inner', undefined, false, false).writeStream.plan().inputs).toHaveLength(1);
+    // a name on both sides, a range over a non-TIMESTAMP column
+    expect(() => impressions().join(readStream.format('json').schema('adId STRING, clickTime TIMESTAMP').load(), 'adId').join(clicks(), { left: 'adId', right: 'clickAdId' })).toThrow(/column clickTime is on both sides/);
+    expect(() => impressions().join(clicks(), { left: 'adId', right: 'clickAdId' }, 'inner', { timeRange: { left: 'adId', right: 'clickTime', lower: '0 seconds' } })).toThrow(/timeRange column adId is STRING, not a TIMESTAMP/);
+  });
+
+  it('joins each batch with the other side buffered so far, and emits an unmatched row of an outer join only when the watermark passes it', async () => {
+    const plan = impressions()
+      .join(clicks(), { left: 'adId', right: 'clickAdId' }, 'leftOuter', { timeRange: within10s })
+      .writeStream.queryName('ads').plan();
+    const r = joinRunner(plan);
+    r.left([{ adId: 'a', impressionTime: sec(1) }, { adId: 'b', impressionTime: sec(2) }]);
+    r.right([{ clickAdId: 'a', clickTime: sec(5) }]);
+    const run1 = await r.run();
+    // both sources read in one batch: the left rows first, then the right row matched with them
+    expect(rows(run1)).toEqual([{ adId: 'a', impressionTime: iso(1), clickAdId: 'a', clickTime: iso(5) }]);
+    // global watermark min(2, 5) = 2 s: left rows leave at <= 2 - 10 s - 1 ms: nothing yet
+    expect(run1.watermark).toBe(iso(2));
+    expect(run1.stateRows).toBe(3);
+    r.right([{ clickAdId: 'z', clickTime: sec(30) }]);
+    r.left([{ adId: 'c', impressionTime: sec(25) }]);
+    const run2 = await r.run();
+    // watermark min(25, 30) = 25: left rows at <= 14.999 s leave; b never matched: its outer row
+    expect(run2.batches.map((b) => b.noData)).toEqual([false, true]);
+    expect(rows(run2)).toEqual([{ adId: 'b', impressionTime: iso(2), clickAdId: null, clickTime: null }]);
+    // right rows leave at <= 25 - 0 - 1 ms: the click at 5 s; left c (25 s) and right z (30 s) stay
+    expect(run2.stateRows).toBe(2);
+    expect(run2.warnings).toBeUndefined();
+  });
+
+  it('reads each input up to its own latest offset, with its own rate limit', async () => {
+    const plan = impressions()
+      .join(readStream.format('json').schema(CLICKS).option('maxFilesPerTrigger', 1).load().withWatermark('clickTime', '0 seconds'), { left: 'adId', right: 'clickAdId' }, 'inner', { timeRange: within10s })
+      .writeStream.plan();
+    const r = joinRunner(plan);
+    r.left([{ adId: 'a', impressionTime: sec(1) }]);
+    r.right([{ clickAdId: 'a', clickTime: sec(2) }]);
+    r.right([{ clickAdId: 'a', clickTime: sec(3) }]);
+    r.right([{ clickAdId: 'a', clickTime: sec(4) }]);
+    const report = await r.run();
+    const data = report.batches.filter((b) => !b.noData);
+    // the clicks one file a batch; the impressions, unlimited, all in the first
+    expect(data.map((b) => b.numInputRows)).toEqual([2, 1, 1]);
+    expect(rows(report).map((x) => x.clickTime)).toEqual([iso(2), iso(3), iso(4)]);
+    const progress = report.progress[0];
+    expect(progress.sources.map((s) => s.numInputRows)).toEqual([1, 1]);
+    expect(progress.stateOperators.map((o) => o.operatorName)).toEqual(['symmetricHashJoin']);
+    expect(progress.stateOperators[0].numRowsTotal).toBe(2);
+  });
+
+  it('lowers the watermark of an operator after the join by its state watermarks', async () => {
+    // state watermarks: impressions at E - 10 s - 1 ms, clicks at E - 0 - 1 ms; the aggregation
+    // after the join evicts with min(E, those) = E - 10.001 s
+    const plan = impressions()
+      .join(clicks(), { left: 'adId', right: 'clickAdId' }, 'inner', { timeRange: within10s })
+      .groupBy(window('impressionTime', '10 seconds'))
+      .agg(count().as('clicks'))
+      .writeStream.queryName('per-window').plan();
+    const r = joinRunner(plan);
+    r.left([{ adId: 'a', impressionTime: sec(1) }, { adId: 'b', impressionTime: sec(3) }]);
+    r.right([{ clickAdId: 'a', clickTime: sec(4) }, { clickAdId: 'b', clickTime: sec(9) }]);
+    expect(rows(await r.run())).toEqual([]);
+    // global 21 s: the aggregation's watermark is 10.999 s, past the end of [0, 10)
+    r.left([{ adId: 'c', impressionTime: sec(21) }]);
+    r.right([{ clickAdId: 'x', clickTime: sec(22) }]);
+    const second = await r.run();
+    expect(second.watermark).toBe(iso(21));
+    expect(rows(second)).toEqual([{ window: { start: iso(0), end: iso(10) }, clicks: 2 }]);
+  });
+
+  it('follows the fastest input with multipleWatermarkPolicy max', async () => {
+    const make = (policy?: string) => {
+      const w = impressions('5 seconds').join(clicks(), { left: 'adId', right: 'clickAdId' }, 'inner', { timeRange: within10s }).writeStream;
+      return (policy ? w.option('multipleWatermarkPolicy', policy) : w).plan();
+    };
+    for (const [policy, expected] of [[undefined, iso(15)], ['max', iso(40)]] as const) {
+      const r = joinRunner(make(policy));
+      r.left([{ adId: 'a', impressionTime: sec(20) }]);
+      r.right([{ clickAdId: 'a', clickTime: sec(40) }]);
+      expect((await r.run()).watermark).toBe(expected);
+    }
+    expect(() => impressions().join(clicks(), { left: 'adId', right: 'clickAdId' }).writeStream.option('multipleWatermarkPolicy', 'avg')).toThrow(/multipleWatermarkPolicy="avg" is not 'min' or 'max'/);
+    expect(statefulShape(make('max'))).not.toEqual(statefulShape(make()));
+  });
+
+  it('drops late rows of each side by its own event-time column, and keeps them with the columns of their side', async () => {
+    const plan = impressions().join(clicks(), { left: 'adId', right: 'clickAdId' }, 'inner', { timeRange: within10s }).writeStream.lateRows('dead-letter').plan();
+    const r = joinRunner(plan);
+    r.left([{ adId: 'a', impressionTime: sec(30) }]);
+    r.right([{ clickAdId: 'a', clickTime: sec(31) }]);
+    await r.run();
+    // watermark 30 s: rows at or before it are late on both sides
+    r.left([{ adId: 'old', impressionTime: sec(29) }]);
+    r.right([{ clickAdId: 'old', clickTime: sec(30) }]);
+    const second = await r.run();
+    expect(second.droppedByWatermark).toBe(2);
+    const late = r.lateRows.all('late').map((x) => (x as { row: unknown }).row);
+    expect(late).toEqual([{ adId: 'old', impressionTime: iso(29) }, { clickAdId: 'old', clickTime: iso(30) }]);
+  });
+
+  it('says in the run report that a side without a state watermark grows forever', async () => {
+    const plan = readStream.format('json').schema(IMPRESSIONS).load().join(readStream.format('json').schema(CLICKS).load(), { left: 'adId', right: 'clickAdId' }).writeStream.plan();
+    const r = joinRunner(plan);
+    r.left([{ adId: 'a', impressionTime: sec(1) }]);
+    r.right([{ clickAdId: 'a', clickTime: sec(2) }, { clickAdId: null, clickTime: sec(3) }]);
+    const report = await r.run();
+    expect(rows(report)).toEqual([{ adId: 'a', impressionTime: iso(1), clickAdId: 'a', clickTime: iso(2) }]);
+    // the null key never matches but is buffered, as Spark buffers it
+    expect(report.stateRows).toBe(3);
+    expect(report.warnings).toEqual([expect.stringMatching(/^the stream-stream join op0 with input2 keeps every row of its left and right \(input2\) sides in state, so its state grows forever/)]);
+    // a range with one bound leaves one side growing
+    const oneSide = impressions().join(clicks(), { left: 'adId', right: 'clickAdId' }, 'inner', { timeRange: { left: 'impressionTime', right: 'clickTime', lower: '-10 seconds' } }).writeStream.plan();
+    const r2 = joinRunner(oneSide);
+    r2.left([{ adId: 'a', impressionTime: sec(1) }]);
+    expect((await r2.run()).warnings).toEqual([expect.stringContaining('keeps every row of its right (input2) side in state')]);
+  });
+
+  it('refuses to restart on a checkpoint of another join', async () => {
+    const plan = (type: string) => impressions().join(clicks(), { left: 'adId', right: 'clickAdId' }, type, { timeRange: within10s }).writeStream.plan();
+    const r = joinRunner(plan('inner'));
+    r.left([{ adId: 'a', impressionTime: sec(1) }]);
+    await r.run();
+    const other = new MicroBatchExecutor({ plan: plan('leftOuter'), source: r.source, inputSources: r.inputSources, checkpoint: r.checkpoint, state: r.state, sink: r.sink });
+    await expect(other.run()).rejects.toBeInstanceOf(CheckpointMismatchError);
+  });
+
+  it('needs one source per input', () => {
+    const plan = impressions().join(clicks(), { left: 'adId', right: 'clickAdId' }).writeStream.plan();
+    const r = joinRunner(plan);
+    expect(() => new MicroBatchExecutor({ plan, source: r.source, checkpoint: r.checkpoint, state: r.state, sink: r.sink })).toThrow(/joins 1 other stream\(s\) \(input2\) but the executor was given 0 input source\(s\)/);
+  });
+
+  it('joins three streams, each one its own offsets', async () => {
+    const views = readStream.format('json').schema('viewAdId STRING, viewTime TIMESTAMP').load();
+    const plan = readStream.format('json').schema(IMPRESSIONS).load()
+      .join(readStream.format('json').schema(CLICKS).load(), { left: 'adId', right: 'clickAdId' })
+      .join(views, { left: 'adId', right: 'viewAdId' })
+      .writeStream.plan();
+    expect(plan.inputs!.map((i) => i.name)).toEqual(['input2', 'input3']);
+    const r = joinRunner(plan);
+    r.left([{ adId: 'a', impressionTime: sec(1) }]);
+    r.right([{ clickAdId: 'a', clickTime: sec(2) }], 0);
+    await r.run();
+    r.right([{ viewAdId: 'a', viewTime: sec(3) }], 1);
+    const second = await r.run();
+    expect(rows(second)).toEqual([{ adId: 'a', impressionTime: iso(1), clickAdId: 'a', clickTime: iso(2), viewAdId: 'a', viewTime: iso(3) }]);
+    expect(second.stateRowsByOperator).toEqual([2, 2]);
+  });
+});
+
+describe('when a stream-stream join crashes and the next run resumes', () => {
+  const plan = () => impressions().join(clicks(), { left: 'adId', right: 'clickAdId' }, 'fullOuter', { timeRange: within10s }).writeStream.queryName('full').plan();
+  const feed = (r: ReturnType<typeof joinRunner>, step: number) => {
+    if (step === 0) {
+      r.left([{ adId: 'a', impressionTime: sec(1) }, { adId: 'b', impressionTime: sec(2) }]);
+      r.right([{ clickAdId: 'a', clickTime: sec(4) }, { clickAdId: 'q', clickTime: sec(5) }]);
+    } else {
+      r.left([{ adId: 'c', impressionTime: sec(40) }]);
+      r.right([{ clickAdId: 'c', clickTime: sec(41) }]);
+    }
+  };
+  const clean = async () => {
+    const r = joinRunner(plan());
+    for (const step of [0, 1]) {
+      feed(r, step);
+      await r.run();
+    }
+    return r.sinkRows();
+  };
+
+  it('emits the matches and both sides\' outer rows', async () => {
+    const out = await clean();
+    expect(out).toEqual([
+      { adId: 'a', impressionTime: iso(1), clickAdId: 'a', clickTime: iso(4) },
+      { adId: 'c', impressionTime: iso(40), clickAdId: 'c', clickTime: iso(41) },
+      { adId: 'b', impressionTime: iso(2), clickAdId: null, clickTime: null },
+      { adId: null, impressionTime: null, clickAdId: 'q', clickTime: iso(5) },
+    ]);
+  });
+
+  it.each(CRASH_POINTS)('emits the same rows once when every run crashes once at %s', async (point) => {
+    const expected = await clean();
+    const r = joinRunner(plan());
+    let fired = 0;
+    for (const step of [0, 1]) {
+      feed(r, step);
+      if (await r.crashRun({ point })) fired++;
+      await r.run();
+    }
+    expect(r.sinkRows()).toEqual(expected);
+    expect(fired).toBeGreaterThan(0);
+  });
+});
