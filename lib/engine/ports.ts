@@ -53,6 +53,11 @@ export interface ReadOptions {
    * on the query.
    */
   readonly columns?: readonly string[];
+  /**
+   * Read only split `index` of `count` of the batch (a partitioned run's read task): for a source
+   * with planSplits, contiguous groups of the batch's files in key order. Absent: the whole batch.
+   */
+  readonly split?: { readonly index: number; readonly count: number };
 }
 
 /**
@@ -86,6 +91,11 @@ export interface Source {
    * asks after every batch, so it answers from what the run already listed or fetched.
    */
   backlog?(from: Json | null, target: Json | null): Promise<SourceBacklog>;
+  /**
+   * How many splits (at most `maxSplits`, at least 1) the batch's range reads in, for a
+   * partitioned run (ReadOptions.split): a source without it is read by one task. Optional.
+   */
+  planSplits?(batchId: number, start: Json | null, end: Json, maxSplits: number): Promise<number>;
 }
 
 /** The offset-log entry written before a batch runs (Spark's OffsetSeq). */
@@ -225,10 +235,13 @@ export interface StateStore {
   readonly description: string;
   /** Values visible at `version` for `keys` (absent keys are missing from the map, by id). */
   get(op: OperatorStateSpec, keys: StateKey[], version: number): Promise<Map<string, StateEntry>>;
-  /** Entries visible at `version` with evictAt <= watermarkMs. */
-  expired(op: OperatorStateSpec, watermarkMs: number, version: number): Promise<StateEntry[]>;
-  /** Every entry visible at `version` (complete mode). */
-  all(op: OperatorStateSpec, version: number): Promise<StateEntry[]>;
+  /**
+   * Entries visible at `version` with evictAt <= watermarkMs; only those of `partitions` when
+   * given (a partitioned run's partition task).
+   */
+  expired(op: OperatorStateSpec, watermarkMs: number, version: number, partitions?: readonly number[]): Promise<StateEntry[]>;
+  /** Every entry visible at `version` (complete mode); only those of `partitions` when given. */
+  all(op: OperatorStateSpec, version: number, partitions?: readonly number[]): Promise<StateEntry[]>;
   /** Number of keys visible at `version`. */
   count(op: OperatorStateSpec, version: number): Promise<number>;
   /**
@@ -236,8 +249,11 @@ export interface StateStore {
    * crash (the same or a subset of changes), and must never be visible to reads at version-1.
    * `fence`: the run's lease; a store that fences refuses (LeaseLostError, nothing of the batch
    * committed) when a run with a newer token has written the state since.
+   * `partitions`: version N of only those partitions is written (the changes lie in them): the
+   * partition tasks of a partitioned run commit each its own, and one must not rewrite another's
+   * version N. Absent: every partition.
    */
-  commit(op: OperatorStateSpec, version: number, changes: StateChange[], fence?: LeaseHandle): Promise<void>;
+  commit(op: OperatorStateSpec, version: number, changes: StateChange[], fence?: LeaseHandle, partitions?: readonly number[]): Promise<void>;
   /**
    * Throws a clear SluiceError when `commit(op, version, changes)` could not store a change (a
    * value too large for the store's items). The executor calls it before any effect of the batch
@@ -261,6 +277,20 @@ export interface StateStore {
    * the executor reports what changed over each batch as the progress record's customMetrics. Optional.
    */
   stats?(): object;
+}
+
+/**
+ * Blobs of a partitioned run under its checkpoint (`<checkpoint>/shuffle/...`): what a read task
+ * hands the partition tasks, what they hand the commit. Keys are deterministic, so a retried task
+ * overwrites what an earlier attempt wrote with the same content.
+ */
+export interface ShuffleStore {
+  readonly description: string;
+  put(key: string, body: string): Promise<void>;
+  /** The body under `key`, null when absent. */
+  get(key: string): Promise<string | null>;
+  /** Removes every blob of batches below `batchId` (the checkpoint's retention). */
+  purgeBelow(batchId: number): Promise<void>;
 }
 
 export interface SinkContext {

@@ -62,7 +62,7 @@ function steppedPorts() {
   deadLetters.write = after(deadLetters.write.bind(deadLetters), STEP.deadLetters, () => puts++);
   lateRows.write = after(lateRows.write.bind(lateRows), STEP.lateRows, () => puts++);
   sink.addBatch = after(sink.addBatch.bind(sink), STEP.sink);
-  state.commit = after(state.commit.bind(state), STEP.stateCommit, (_op, version, changes) => void committed.set(version, changes));
+  state.commit = after(state.commit.bind(state), STEP.stateCommit, (...a) => void committed.set(a[1], a[2]));
 
   const snapshot = (): RunConsumption => ({ writeUnits: 0, readUnits: 0, dynamodbRequests: 0, dynamodbRefusedWrites: 0, s3Requests: { put: puts, get: 0, free: 0 } });
   const meter: ConsumptionMeter = {

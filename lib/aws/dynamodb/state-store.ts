@@ -281,12 +281,12 @@ export class DynamoDbStateStore implements StateStore {
     return out;
   }
 
-  async expired(op: OperatorStateSpec, watermarkMs: number, version: number): Promise<StateEntry[]> {
-    return this.scanPages(op, version, (p) => p.minEvictAt !== null && p.minEvictAt <= watermarkMs, (e) => e.evictAt !== null && e.evictAt <= watermarkMs);
+  async expired(op: OperatorStateSpec, watermarkMs: number, version: number, partitions?: readonly number[]): Promise<StateEntry[]> {
+    return this.scanPages(op, version, (p) => p.minEvictAt !== null && p.minEvictAt <= watermarkMs, (e) => e.evictAt !== null && e.evictAt <= watermarkMs, partitions);
   }
 
-  async all(op: OperatorStateSpec, version: number): Promise<StateEntry[]> {
-    return this.scanPages(op, version, () => true, () => true);
+  async all(op: OperatorStateSpec, version: number, partitions?: readonly number[]): Promise<StateEntry[]> {
+    return this.scanPages(op, version, () => true, () => true, partitions);
   }
 
   async count(op: OperatorStateSpec, version: number): Promise<number> {
@@ -305,10 +305,11 @@ export class DynamoDbStateStore implements StateStore {
     version: number,
     pageWanted: (p: PageRef) => boolean,
     entryWanted: (e: PageEntry) => boolean,
+    partitions?: readonly number[],
   ): Promise<StateEntry[]> {
     this.validateOp(op);
     const out: StateEntry[] = [];
-    await mapLimit(this.sliceKeys(op), this.maxConcurrency, async (keys) => {
+    await mapLimit(this.sliceKeys(op, partitions), this.maxConcurrency, async (keys) => {
       const visible = await this.manifestAt(op, keys, version);
       if (visible === null) return;
       const refs: string[] = [];
@@ -335,15 +336,15 @@ export class DynamoDbStateStore implements StateStore {
     this.planned = { operatorId: op.operatorId, version, changes, plans };
   }
 
-  async commit(op: OperatorStateSpec, version: number, changes: StateChange[], fence?: LeaseHandle): Promise<void> {
+  async commit(op: OperatorStateSpec, version: number, changes: StateChange[], fence?: LeaseHandle, partitions?: readonly number[]): Promise<void> {
     this.validateOp(op);
     checkVersion(version);
     const planned = this.planned;
     this.planned = null;
     const plans =
-      planned !== null && planned.operatorId === op.operatorId && planned.version === version && planned.changes === changes
+      planned !== null && planned.operatorId === op.operatorId && planned.version === version && planned.changes === changes && partitions === undefined
         ? planned.plans
-        : await this.plan(op, version, changes, false);
+        : await this.plan(op, version, changes, false, partitions);
     await this.write(op, plans, fence ?? null);
   }
 
@@ -424,18 +425,22 @@ export class DynamoDbStateStore implements StateStore {
   }
 
   /** The slices batch `version` writes: every slice with a change, and every slice with old pages. */
-  private async plan(op: OperatorStateSpec, version: number, changes: StateChange[], refreshOnly: boolean): Promise<SlicePlan[]> {
+  private async plan(op: OperatorStateSpec, version: number, changes: StateChange[], refreshOnly: boolean, partitions?: readonly number[]): Promise<SlicePlan[]> {
     // Last change per id wins.
     const bySlice = new Map<number, Map<string, StateChange>>();
     for (const change of changes) {
       const p = this.partitionOf(op, change.key);
+      if (partitions !== undefined && !partitions.includes(p)) {
+        throw new SluiceError(`state change \`${change.key.id.slice(0, 80)}\` of operator \`${op.operatorId}\` is in partition ${p}, outside the partitions [${partitions.join(', ')}] this commit writes`);
+      }
       let m = bySlice.get(p);
       if (!m) bySlice.set(p, (m = new Map()));
       m.set(change.key.id, change);
     }
     const nowSec = Math.floor(this.clock.now() / 1000);
     const writer = randomBytes(4).toString('hex');
-    const plans = await mapLimit(this.sliceKeys(op), this.maxConcurrency, (keys) =>
+    // (scoped to some partitions, the others' heads are left alone: their tasks commit them)
+    const plans = await mapLimit(this.sliceKeys(op, partitions), this.maxConcurrency, (keys) =>
       this.planSlice(op, keys, version, [...(bySlice.get(keys.partition)?.values() ?? [])], writer, nowSec, refreshOnly),
     );
     return plans.filter((p): p is SlicePlan => p !== null);
@@ -608,8 +613,9 @@ export class DynamoDbStateStore implements StateStore {
   // ---------------------------------------------------------------------------------------------
   // Heads and manifests
 
-  private sliceKeys(op: OperatorStateSpec): SliceKeys[] {
-    return Array.from({ length: this.partitions }, (_, p) => new SliceKeys(this.namespace, op.operatorId, p));
+  private sliceKeys(op: OperatorStateSpec, partitions?: readonly number[]): SliceKeys[] {
+    const all = Array.from({ length: this.partitions }, (_, p) => p);
+    return (partitions === undefined ? all : all.filter((p) => partitions.includes(p))).map((p) => new SliceKeys(this.namespace, op.operatorId, p));
   }
 
   private partitionOf(op: OperatorStateSpec, key: StateKey): number {

@@ -187,19 +187,19 @@ export function crashingState(crash: CrashInjector, inner: StateStore): StateSto
   return {
     description: inner.description,
     get: (op, keys, version) => inner.get(op, keys, version),
-    expired: (op, watermarkMs, version) => inner.expired(op, watermarkMs, version),
-    all: (op, version) => inner.all(op, version),
+    expired: (op, watermarkMs, version, partitions) => inner.expired(op, watermarkMs, version, partitions),
+    all: (op, version, partitions) => inner.all(op, version, partitions),
     count: (op, version) => inner.count(op, version),
     retentionMs: inner.retentionMs,
     keepAliveAfterMs: inner.keepAliveAfterMs,
     keepAlive: inner.keepAlive ? (op, version, fence) => inner.keepAlive!(op, version, fence) : undefined,
     check: inner.check ? (op, version, changes) => inner.check!(op, version, changes) : undefined,
-    async commit(op, version, changes, fence) {
+    async commit(op, version, changes, fence, partitions) {
       if (crash.armed('mid-state', version)) {
-        await inner.commit(op, version, changes.slice(0, Math.ceil(changes.length / 2)), fence);
+        await inner.commit(op, version, changes.slice(0, Math.ceil(changes.length / 2)), fence, partitions);
         crash.at('mid-state', version);
       }
-      await inner.commit(op, version, changes, fence);
+      await inner.commit(op, version, changes, fence, partitions);
     },
   };
 }

@@ -268,20 +268,20 @@ export class InMemoryStateStore implements StateStore {
     return out;
   }
 
-  async expired(op: OperatorStateSpec, watermarkMs: number, version: number) {
+  async expired(op: OperatorStateSpec, watermarkMs: number, version: number, partitions?: readonly number[]) {
     const out: StateEntry[] = [];
     for (const history of this.table(op).values()) {
       const entry = this.visible(history, version);
-      if (entry && entry.key.evictAt !== null && entry.key.evictAt <= watermarkMs) out.push(entry);
+      if (entry && entry.key.evictAt !== null && entry.key.evictAt <= watermarkMs && inPartitions(entry, partitions)) out.push(entry);
     }
     return this.shuffled(out);
   }
 
-  async all(op: OperatorStateSpec, version: number) {
+  async all(op: OperatorStateSpec, version: number, partitions?: readonly number[]) {
     const out: StateEntry[] = [];
     for (const history of this.table(op).values()) {
       const entry = this.visible(history, version);
-      if (entry) out.push(entry);
+      if (entry && inPartitions(entry, partitions)) out.push(entry);
     }
     return this.shuffled(out);
   }
@@ -329,8 +329,12 @@ export class InMemoryStateStore implements StateStore {
     return n;
   }
 
-  async commit(op: OperatorStateSpec, version: number, changes: StateChange[]) {
+  async commit(op: OperatorStateSpec, version: number, changes: StateChange[], _fence?: LeaseHandle, partitions?: readonly number[]) {
     const t = this.table(op);
+    // As the DynamoDB store: a commit scoped to some partitions carries only their changes.
+    for (const c of changes) {
+      if (!inPartitions(c, partitions)) throw new SluiceError(`state change \`${c.key.id.slice(0, 80)}\` of operator \`${op.operatorId}\` is in partition ${c.key.partition ?? 0}, outside the partitions [${partitions!.join(', ')}] this commit writes`);
+    }
     // As the DynamoDB store: every key and item is checked before anything is written.
     const written = new Map<string, KeyVersion>();
     for (const c of changes) {
@@ -369,6 +373,11 @@ export class InMemoryStateStore implements StateStore {
 }
 
 const utf8Bytes = (s: string) => Buffer.byteLength(s, 'utf8');
+
+/** Whether an entry (or change) lies in `partitions` (absent: every partition). */
+function inPartitions(e: { readonly key: StateKey }, partitions: readonly number[] | undefined): boolean {
+  return partitions === undefined || partitions.includes(e.key.partition ?? 0);
+}
 
 /** The partition keys of an operator's items hold its id: DynamoDB's 2,048-byte limit. */
 function checkPartitionKey(op: OperatorStateSpec): void {
@@ -651,11 +660,11 @@ export class CountingStateStore implements StateStore {
     this.keysRead += keys.length;
     return this.inner.get(op, keys, version);
   }
-  expired(op: OperatorStateSpec, wm: number, version: number) {
-    return this.inner.expired(op, wm, version);
+  expired(op: OperatorStateSpec, wm: number, version: number, partitions?: readonly number[]) {
+    return this.inner.expired(op, wm, version, partitions);
   }
-  all(op: OperatorStateSpec, version: number) {
-    return this.inner.all(op, version);
+  all(op: OperatorStateSpec, version: number, partitions?: readonly number[]) {
+    return this.inner.all(op, version, partitions);
   }
   count(op: OperatorStateSpec, version: number) {
     return this.inner.count(op, version);
@@ -666,11 +675,11 @@ export class CountingStateStore implements StateStore {
   check(op: OperatorStateSpec, version: number, changes: StateChange[]) {
     return this.inner.check ? this.inner.check(op, version, changes) : Promise.resolve();
   }
-  commit(op: OperatorStateSpec, version: number, changes: StateChange[], fence?: LeaseHandle) {
+  commit(op: OperatorStateSpec, version: number, changes: StateChange[], fence?: LeaseHandle, partitions?: readonly number[]) {
     let deletes = 0;
     for (const c of changes) if (c.value === null) deletes++;
     this.commits.push({ version, changes: changes.length, puts: changes.length - deletes, deletes });
-    return this.inner.commit(op, version, changes, fence);
+    return this.inner.commit(op, version, changes, fence, partitions);
   }
 }
 
