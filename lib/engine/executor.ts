@@ -177,7 +177,7 @@ export interface RunConsumption {
 }
 
 /** What a run carries from one batch to the next: the last commit, in effect. */
-interface Progress {
+export interface Progress {
   nextBatchId: number;
   /** Per source (the first, then plan.inputs'), the end offset of the last batch. */
   offsets: Array<Json | null>;
@@ -194,7 +194,7 @@ interface Progress {
 }
 
 /** What the run loop measured of a batch before runBatch: its start and the steps before reading. */
-interface BatchStart {
+export interface BatchStart {
   /** When the trigger started (before latestOffset on the run's first batch, else before planning). */
   readonly startedAtMs: number;
   readonly latestOffsetMs?: number;
@@ -205,7 +205,7 @@ interface BatchStart {
 }
 
 /** The progress a run starts from: after its checkpoint's last commit, or from nothing. */
-function progressAfter(last: CommitEntry | null, latestCommitBatch: number, operators: number, sources: number): Progress {
+export function progressAfter(last: CommitEntry | null, latestCommitBatch: number, operators: number, sources: number): Progress {
   return {
     stateRowsByOperator: stateRowsOf(last, operators),
     nextBatchId: latestCommitBatch + 1,
@@ -234,12 +234,12 @@ function stateRowsOf(commit: CommitEntry | null, operators: number): number[] {
 }
 
 /** The watermarks an offset-log entry runs its batch with. */
-function watermarksOf(entry: OffsetEntry): BatchWatermarks {
+export function watermarksOf(entry: OffsetEntry): BatchWatermarks {
   return { batchWatermarkMs: entry.batchWatermarkMs, lateWatermarkMs: entry.lateWatermarkMs };
 }
 
 /** What reading a batch gathered. */
-interface BatchRead {
+export interface BatchRead {
   numInputRows: number;
   /** Rows read from each source (index as in OffsetEntry.offsets). */
   readonly perSource: number[];
@@ -250,17 +250,17 @@ interface BatchRead {
   readonly rows: Row[];
 }
 
-type Accumulator = ReturnType<StatefulOperator['begin']>;
-type OperatorOutput = Awaited<ReturnType<Accumulator['finish']>>;
+export type Accumulator = ReturnType<StatefulOperator['begin']>;
+export type OperatorOutput = Awaited<ReturnType<Accumulator['finish']>>;
 
 /** A stateful operator of the plan, built, with what it receives (its columns, its event-time columns) and the stages after it. */
-interface RunningOperator {
+export interface RunningOperator {
   readonly op: StatefulOperator;
   readonly chained: ChainedOperator;
 }
 
 /** What the batch's operators produced: the last stage's rows, and each operator's own output. */
-interface ChainOutput {
+export interface ChainOutput {
   readonly rows: Row[];
   readonly perOperator: OperatorOutput[];
 }
@@ -307,30 +307,30 @@ export function shapeFingerprint(shape: Json): string {
 const LATE_ROW_REASON = 'older than the watermark: its window or event time is at or before the watermark of the previous batch';
 
 export class MicroBatchExecutor {
-  private readonly plan: QueryPlan;
+  protected readonly plan: QueryPlan;
   /** The stateful operators in plan order (op0, op1, ...). */
-  private readonly operators: RunningOperator[];
-  private readonly inColumns: ColumnInfo[];
-  private readonly outColumns: ColumnInfo[];
-  private readonly clock: Clock;
-  private readonly shape: Json;
-  private readonly fingerprint: string;
-  private readonly log: (event: Record<string, unknown>) => void;
-  private readonly retain: number;
-  private readonly leaseMs: number;
-  private readonly owner: string;
-  private readonly watermarks: WatermarkPolicy;
+  protected readonly operators: RunningOperator[];
+  protected readonly inColumns: ColumnInfo[];
+  protected readonly outColumns: ColumnInfo[];
+  protected readonly clock: Clock;
+  protected readonly shape: Json;
+  protected readonly fingerprint: string;
+  protected readonly log: (event: Record<string, unknown>) => void;
+  protected readonly retain: number;
+  protected readonly leaseMs: number;
+  protected readonly owner: string;
+  protected readonly watermarks: WatermarkPolicy;
   /** The lease this run holds (renewed between batches). */
-  private currentLease: LeaseHandle | null = null;
-  private collectRows = false;
-  private readonly readOptions: ReadOptions;
+  protected currentLease: LeaseHandle | null = null;
+  protected collectRows = false;
+  protected readonly readOptions: ReadOptions;
   /** The run's static tables when the plan joins one (its stages then run on the async path). */
-  private joins: JoinTables | null = null;
+  protected joins: JoinTables | null = null;
   /** The query's sources: the first, then those of plan.inputs; each with its own rate limits. */
-  private readonly sources: readonly Source[];
-  private readonly limits: readonly QueryPlan['limits'][];
+  protected readonly sources: readonly Source[];
+  protected readonly limits: readonly QueryPlan['limits'][];
   /** RunReport.warnings: the same for every run of the plan. */
-  private readonly warnings: string[];
+  protected readonly warnings: string[];
 
   constructor(private readonly deps: ExecutorDeps, options: ExecutorOptions = {}) {
     this.plan = deps.plan;
@@ -396,7 +396,7 @@ export class MicroBatchExecutor {
     }
   }
 
-  private emptyReport(queryId: string, stoppedBy: StopReason, message?: string): RunReport {
+  protected emptyReport(queryId: string, stoppedBy: StopReason, message?: string): RunReport {
     return {
       queryId, queryName: this.plan.name, stoppedBy, batches: [], watermarkMs: 0, watermark: new Date(0).toISOString(),
       rowsIn: 0, rowsOut: 0, droppedByWatermark: 0, deadLetters: 0, stateRows: 0, stateRowsByOperator: this.operators.map(() => 0), backlogLeft: 0, progress: [], message,
@@ -407,11 +407,11 @@ export class MicroBatchExecutor {
    * A no-data batch is due when some operator that can evict or emit would evict with a later
    * input watermark than in the last batch (each derived from the global one: watermark.ts).
    */
-  private noDataBatchDue(progress: Progress): boolean {
+  protected noDataBatchDue(progress: Progress): boolean {
     return progress.hasCommit && this.operators.some((o) => o.op.runsNoDataBatches && watermarkMoved(progress.watermarks, o.chained.watermarkOffsetMs));
   }
 
-  private runsNoDataBatches(): boolean {
+  protected runsNoDataBatches(): boolean {
     return this.operators.some((o) => o.op.runsNoDataBatches);
   }
 
@@ -426,7 +426,7 @@ export class MicroBatchExecutor {
    * never beyond that, never back (only when it exceeds the watermark the next batch would run
    * with), and only while state holds rows a later watermark could emit or drop.
    */
-  private idleWatermark(progress: Progress): number | null {
+  protected idleWatermark(progress: Progress): number | null {
     const timeoutMs = this.plan.idleTimeoutMs;
     if (timeoutMs === undefined || !this.runsNoDataBatches() || !progress.hasCommit) return null;
     if (progress.stateRows === 0 || progress.lastInputAtMs === null) return null;
@@ -436,7 +436,7 @@ export class MicroBatchExecutor {
     return candidate > progress.watermarks.batchWatermarkMs ? candidate : null;
   }
 
-  private async runHeld(opts: RunOptions): Promise<RunReport> {
+  protected async runHeld(opts: RunOptions): Promise<RunReport> {
     const { checkpoint } = this.deps;
     const head = await checkpoint.head();
     let last: CommitEntry | null = null;
@@ -577,7 +577,7 @@ export class MicroBatchExecutor {
    * records (Sink.retentionMs: the DynamoDB sink's chunk markers, foreachBatch's effect markers).
    * Past the shortest of them the replay would emit wrong output or repeat effects instead of failing.
    */
-  private checkReplayAge(entry: OffsetEntry): void {
+  protected checkReplayAge(entry: OffsetEntry): void {
     const { state, sink } = this.deps;
     const kept = [
       ...(this.operators.length && state.retentionMs !== undefined ? [{ ms: state.retentionMs, what: `${state.description} keeps the state versions a replay reads`, fix: 'restore the state table (point-in-time recovery) to before then and run again' }] : []),
@@ -599,7 +599,7 @@ export class MicroBatchExecutor {
    * An idle pipeline's state outlives the idle time: when the last commit is older than the
    * store's keepAliveAfterMs, the store rewrites what of the committed state would expire.
    */
-  private async keepStateAlive(last: CommitEntry | null): Promise<void> {
+  protected async keepStateAlive(last: CommitEntry | null): Promise<void> {
     const { state } = this.deps;
     if (!this.operators.length || !last || !state.keepAlive || state.keepAliveAfterMs === undefined) return;
     if (this.clock.now() - last.committedAtMs < state.keepAliveAfterMs) return;
@@ -608,7 +608,7 @@ export class MicroBatchExecutor {
   }
 
   /** Renews the lease between batches once half of it has gone by. */
-  private async renewLeaseIfHalfGone(): Promise<void> {
+  protected async renewLeaseIfHalfGone(): Promise<void> {
     const held = this.currentLease;
     if (held && this.deps.lease && held.expiresAtMs - this.clock.now() < this.leaseMs / 2) {
       this.currentLease = await this.deps.lease.renew(held, this.leaseMs);
@@ -616,7 +616,7 @@ export class MicroBatchExecutor {
   }
 
   /** Refuses a checkpoint written by a query of another stateful shape; returns the query id. */
-  private async checkShape(last: CommitEntry | null, meta: { id: string; shapeFingerprint: string; shape: Json; statePartitions?: number } | null): Promise<string> {
+  protected async checkShape(last: CommitEntry | null, meta: { id: string; shapeFingerprint: string; shape: Json; statePartitions?: number } | null): Promise<string> {
     const stored = last
       ? { id: last.queryId, fp: last.shapeFingerprint, partitions: last.statePartitions ?? 1 }
       : meta
@@ -659,7 +659,7 @@ export class MicroBatchExecutor {
    * A stateless batch to a sink with addBatchChunks: read ─▶ stages ─▶ sink, a chunk at a time
    * (streamToSink) ─▶ dead letters ─▶ progress/N ─▶ commits/N.
    */
-  private async runBatch(
+  protected async runBatch(
     ids: { readonly queryId: string; readonly runId: string },
     entry: OffsetEntry,
     progress: Progress,
@@ -673,8 +673,7 @@ export class MicroBatchExecutor {
     const id = entry.batchId;
     // Each operator evicts with its input watermark derived from the batch's and drops late rows with
     // the one derived from the previous batch's (operatorInputWatermarks).
-    const inputWms = operatorInputWatermarks(watermarksOf(entry), this.operators.map((o) => o.chained.watermarkOffsetMs));
-    const accs = this.operators.map((o, i) => o.op.begin({ batchId: id, evictWm: inputWms[i].batchWatermarkMs, lateWm: inputWms[i].lateWatermarkMs }));
+    const accs = this.beginOperators(entry);
     // the first operator of the query's own pipeline takes the first source's rows as they are read
     const first = this.operators.findIndex((o) => o.chained.input === null);
     const acc = first >= 0 ? accs[first] : null;
@@ -748,20 +747,26 @@ export class MicroBatchExecutor {
     return { report, record: { ...record, durationMs: { ...record.durationMs, commitOffsets } } };
   }
 
+  /** Each operator's accumulator for batch N, with its input watermarks derived from the batch's. */
+  protected beginOperators(entry: OffsetEntry): Accumulator[] {
+    const inputWms = operatorInputWatermarks(watermarksOf(entry), this.operators.map((o) => o.chained.watermarkOffsetMs));
+    return this.operators.map((o, i) => o.op.begin({ batchId: entry.batchId, evictWm: inputWms[i].batchWatermarkMs, lateWm: inputWms[i].lateWatermarkMs }));
+  }
+
   /**
    * The batch's operators: the first of the query's pipeline has taken the batch's rows as they
    * were read; each next one takes what the one before emitted, after the stateless stages between
    * them; a stream-stream join also takes its input's rows, after that input's own pipeline. Each
    * reads its state at version N−1 (nothing is committed before all of them finished).
    */
-  private async runOperators(accs: Accumulator[], entry: OffsetEntry, read: BatchRead): Promise<ChainOutput> {
+  protected async runOperators(accs: Accumulator[], entry: OffsetEntry, read: BatchRead, state: StateStore = this.deps.state): Promise<ChainOutput> {
     const perOperator: OperatorOutput[] = new Array(accs.length);
-    const rows = await this.finishPipeline(null, accs, entry, read, perOperator);
+    const rows = await this.finishPipeline(null, accs, entry, read, perOperator, state);
     return { rows, perOperator };
   }
 
   /** The operators of one pipeline (the query's: null, or an input's) in order; their last stage's rows. */
-  private async finishPipeline(input: number | null, accs: Accumulator[], entry: OffsetEntry, read: BatchRead, perOperator: OperatorOutput[]): Promise<Row[]> {
+  protected async finishPipeline(input: number | null, accs: Accumulator[], entry: OffsetEntry, read: BatchRead, perOperator: OperatorOutput[], state: StateStore): Promise<Row[]> {
     let rows: Row[] = [];
     let fed = true;
     for (let i = 0; i < this.operators.length; i++) {
@@ -770,8 +775,8 @@ export class MicroBatchExecutor {
       if (!fed && rows.length) accs[i].add(rows);
       fed = false;
       const spec = o.chained.spec;
-      if (spec.kind === 'streamJoin') accs[i].addRight!(await this.inputRows(spec.input, accs, entry, read, perOperator));
-      const out = await accs[i].finish(this.deps.state);
+      if (spec.kind === 'streamJoin') accs[i].addRight!(await this.inputRows(spec.input, accs, entry, read, perOperator, state));
+      const out = await accs[i].finish(state);
       perOperator[i] = out;
       rows = (this.joins ? await this.runStages(o.chained.post, out.rows) : applyStages(o.chained.post, out.rows)).rows;
     }
@@ -779,18 +784,18 @@ export class MicroBatchExecutor {
   }
 
   /** Input k's rows of the batch (plan.inputs[k]), after its own pipeline: read, its stages, its operators. */
-  private async inputRows(k: number, accs: Accumulator[], entry: OffsetEntry, read: BatchRead, perOperator: OperatorOutput[]): Promise<Row[]> {
+  protected async inputRows(k: number, accs: Accumulator[], entry: OffsetEntry, read: BatchRead, perOperator: OperatorOutput[], state: StateStore): Promise<Row[]> {
     const first = this.operators.findIndex((o) => o.chained.input === k);
     const rows: Row[] = [];
     for await (const chunk of this.stagedChunks(entry, read, k + 1)) {
       if (first >= 0) accs[first].add(chunk);
       else for (const r of chunk) rows.push(r);
     }
-    return first >= 0 ? this.finishPipeline(k, accs, entry, read, perOperator) : rows;
+    return first >= 0 ? this.finishPipeline(k, accs, entry, read, perOperator, state) : rows;
   }
 
   /** The state store's counters now (StateStore.stats), numbers only; null when it keeps none. */
-  private storeStats(): Record<string, number> | null {
+  protected storeStats(): Record<string, number> | null {
     if (!this.operators.length || !this.deps.state.stats) return null;
     const out: Record<string, number> = {};
     for (const [k, v] of Object.entries(this.deps.state.stats())) if (typeof v === 'number' && Number.isFinite(v)) out[k] = v;
@@ -801,7 +806,7 @@ export class MicroBatchExecutor {
    * Reads the batch chunk by chunk, running the stateless stages and feeding the operator's
    * in-memory aggregate as it goes: memory follows the batch's distinct keys, not its rows.
    */
-  private async read(entry: OffsetEntry, acc: Accumulator | null): Promise<BatchRead> {
+  protected async read(entry: OffsetEntry, acc: Accumulator | null): Promise<BatchRead> {
     const read = emptyRead();
     for await (const rows of this.stagedChunks(entry, read)) {
       if (acc) acc.add(rows);
@@ -814,7 +819,7 @@ export class MicroBatchExecutor {
    * A source's chunks after its stateless stages, noting in `read` what they held (source 0: the
    * query's first; source k + 1: plan.inputs[k]). A source whose offsets did not move is not read.
    */
-  private async *stagedChunks(entry: OffsetEntry, read: BatchRead, sourceIndex = 0): AsyncGenerator<Row[]> {
+  protected async *stagedChunks(entry: OffsetEntry, read: BatchRead, sourceIndex = 0): AsyncGenerator<Row[]> {
     const start = entry.startOffsets[sourceIndex] ?? null;
     const end = entry.offsets[sourceIndex] ?? null;
     if (end === null || JSON.stringify(start) === JSON.stringify(end)) return;
@@ -840,7 +845,7 @@ export class MicroBatchExecutor {
    *   source chunk 0 ─▶ stages ─▶ sink writes it ─▶ source chunk 1 ─▶ ... ─▶ sink returns
    *   ─▶ dead letters (gathered over the read) ─▶ progress/N ─▶ commits/N
    */
-  private async streamToSink(entry: OffsetEntry, ctx: SinkContext): Promise<BatchRead & { numOutputRows: number }> {
+  protected async streamToSink(entry: OffsetEntry, ctx: SinkContext): Promise<BatchRead & { numOutputRows: number }> {
     const read = { ...emptyRead(), numOutputRows: 0 };
     let ended = false;
     const output = async function* (this: MicroBatchExecutor): AsyncGenerator<OutputRow[]> {
@@ -862,7 +867,7 @@ export class MicroBatchExecutor {
    * happens here: a failed purge is logged and the run goes on (the next purge, ten batches on,
    * removes everything below its own bound, so nothing is left behind for good).
    */
-  private async purge(batchId: number, keepFrom: number): Promise<void> {
+  protected async purge(batchId: number, keepFrom: number): Promise<void> {
     try {
       await this.deps.checkpoint.purge(keepFrom);
     } catch (e) {
@@ -871,12 +876,12 @@ export class MicroBatchExecutor {
   }
 
   /** Stateless stages over a chunk: the sync path, or the async one when the plan joins a static table. */
-  private runStages(stages: QueryPlan['stages'], rows: readonly Row[]): StageResult | Promise<StageResult> {
+  protected runStages(stages: QueryPlan['stages'], rows: readonly Row[]): StageResult | Promise<StageResult> {
     return this.joins && hasJoin(stages) ? applyStagesAsync(stages, rows, this.joins) : applyStages(stages, rows);
   }
 
   /** Malformed records, with where they came from (a replay overwrites the batch's own). */
-  private async writeDeadLetters(batchId: number, deadLetters: readonly DeadLetter[]): Promise<void> {
+  protected async writeDeadLetters(batchId: number, deadLetters: readonly DeadLetter[]): Promise<void> {
     if (!this.deps.deadLetters || deadLetters.length === 0) return;
     await this.deps.deadLetters.write(batchId, 'malformed', deadLetters.map((d) => ({ source: { ...d.source }, raw: d.raw, reason: d.reason, batchId })));
   }
@@ -885,7 +890,7 @@ export class MicroBatchExecutor {
    * The late-data side output: every row the watermark dropped, at any operator, with the
    * watermark that did, as that operator received it (one write a batch, in plan order).
    */
-  private async writeLateRows(entry: OffsetEntry, perOperator: readonly OperatorOutput[]): Promise<void> {
+  protected async writeLateRows(entry: OffsetEntry, perOperator: readonly OperatorOutput[]): Promise<void> {
     if (!this.deps.lateRows || !perOperator.some((o) => o.late.length)) return;
     const watermark = new Date(entry.lateWatermarkMs).toISOString();
     const many = this.operators.length > 1;
@@ -896,7 +901,7 @@ export class MicroBatchExecutor {
   }
 
   /** State version N of every operator: its changes (none: nothing to write); each one's commit time. */
-  private async commitState(batchId: number, perOperator: readonly OperatorOutput[]): Promise<number[]> {
+  protected async commitState(batchId: number, perOperator: readonly OperatorOutput[]): Promise<number[]> {
     const times: number[] = [];
     for (let i = 0; i < perOperator.length; i++) {
       const t = this.clock.now();
@@ -908,7 +913,7 @@ export class MicroBatchExecutor {
   }
 
   /** commits/N: the end offsets and the watermarks the next batch runs with. */
-  private commitEntry(queryId: string, entry: OffsetEntry, progress: Progress, read: BatchRead, stateRowsByOperator: number[]): CommitEntry {
+  protected commitEntry(queryId: string, entry: OffsetEntry, progress: Progress, read: BatchRead, stateRowsByOperator: number[]): CommitEntry {
     const stateRows = stateRowsByOperator.reduce((a, b) => a + b, 0);
     const operatorWatermarksMs = this.watermarks.advance(progress.operatorWatermarksMs, read.maxEventTimes);
     const lastInputAtMs = read.numInputRows > 0 ? entry.batchTimestampMs : progress.lastInputAtMs;
@@ -931,7 +936,7 @@ export class MicroBatchExecutor {
   }
 
   /** The batch's progress record (lib/engine/progress.ts): Spark's StreamingQueryProgress fields, plus sluice's. */
-  private progressRecord(
+  protected progressRecord(
     ids: { readonly queryId: string; readonly runId: string },
     entry: OffsetEntry,
     progress: Progress,
@@ -1008,7 +1013,7 @@ export class MicroBatchExecutor {
   }
 
   /** Spark's StateOperatorProgress of the batch, from its state changes (never from inside the operator). */
-  private stateOperatorProgress(spec: StatefulSpec, stateRows: number, dropped: number, changes: readonly StateChange[], commitTimeMs: number, storeStats: Record<string, number> | null): StateOperatorProgress {
+  protected stateOperatorProgress(spec: StatefulSpec, stateRows: number, dropped: number, changes: readonly StateChange[], commitTimeMs: number, storeStats: Record<string, number> | null): StateOperatorProgress {
     let removed = 0;
     for (const c of changes) if (c.value === null) removed++;
     return {
@@ -1026,7 +1031,7 @@ export class MicroBatchExecutor {
   }
 
   /** progress/N. Informational: a failed write is logged and the batch goes on, unless it can never succeed. */
-  private async writeProgress(record: StreamingProgress): Promise<void> {
+  protected async writeProgress(record: StreamingProgress): Promise<void> {
     try {
       await this.deps.checkpoint.writeProgress(record.batchId, record as unknown as Json);
     } catch (e) {
@@ -1068,7 +1073,7 @@ function sparkOperatorName(st: StatefulSpec): string {
 const MEMORY_SAMPLE = 256;
 
 /** The batch's changed state as the JSON text the store writes (ids and values), from an even sample. */
-function estimateStateBytes(changes: readonly StateChange[]): number {
+export function estimateStateBytes(changes: readonly StateChange[]): number {
   const n = changes.length;
   if (n === 0) return 0;
   const k = Math.min(n, MEMORY_SAMPLE);
@@ -1081,19 +1086,19 @@ function estimateStateBytes(changes: readonly StateChange[]): number {
 }
 
 /** What a store's counters moved by over the batch. */
-function diffStats(before: Record<string, number> | null, after: Record<string, number> | null): Record<string, number> | null {
+export function diffStats(before: Record<string, number> | null, after: Record<string, number> | null): Record<string, number> | null {
   if (!before || !after) return null;
   const out: Record<string, number> = {};
   for (const [k, v] of Object.entries(after)) out[k] = v - (before[k] ?? 0);
   return out;
 }
 
-function emptyRead(): BatchRead {
+export function emptyRead(): BatchRead {
   return { numInputRows: 0, perSource: [], bytes: 0, deadLetters: [], maxEventTimes: new MaxEventTimes(), rows: [] };
 }
 
 /** The run's progress once batch N committed: the next batch starts where N ended. */
-function advance(progress: Progress, commit: CommitEntry): void {
+export function advance(progress: Progress, commit: CommitEntry): void {
   progress.nextBatchId = commit.batchId + 1;
   progress.offsets = progress.offsets.map((_, i) => commit.offsets[i] ?? null);
   progress.watermarks = watermarksAfter(commit);

@@ -234,14 +234,18 @@ function predicateColumns(p: JoinPredicate): string[] {
  * watermark when its columns are there (so a filtered row is not even counted by the watermark),
  * else after the stages so far.
  */
-function pushFilter(frame: StreamFrame<FrameColumns>, predicates: readonly JoinPredicate[]): StreamFrame<FrameColumns> {
-  const stage: StatelessStage = { kind: 'filter', fn: (row) => rowHolds(predicates, row), label: 'join condition' };
+function pushFilter(frame: StreamFrame<FrameColumns>, predicates: readonly JoinPredicate[], notNull: readonly string[] = []): StreamFrame<FrameColumns> {
+  const fn = (row: Row): boolean => {
+    for (const c of notNull) if (row[c] === null || row[c] === undefined) return false;
+    return rowHolds(predicates, row);
+  };
+  const stage: StatelessStage = { kind: 'filter', fn, label: notNull.length ? `join keys not null${predicates.length ? ' and condition' : ''}` : 'join condition' };
   if (frame.operators.length) {
     const last = frame.operators[frame.operators.length - 1];
     return new StreamFrame(frame.source, frame.stages, [...frame.operators.slice(0, -1), { spec: last.spec, post: [...last.post, stage] }], frame.inputs);
   }
   const at = frame.stages.findIndex((st) => st.kind === 'watermark');
-  const cols = predicates.flatMap(predicateColumns);
+  const cols = [...predicates.flatMap(predicateColumns), ...notNull];
   if (at >= 0 && cols.every((c) => columnsAfter(frame.source.schema.columns, frame.stages.slice(0, at)).some((x) => x.name === c))) {
     return new StreamFrame(frame.source, [...frame.stages.slice(0, at), stage, ...frame.stages.slice(at)], [], frame.inputs);
   }
@@ -777,10 +781,14 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     const toRight = condition.filter((p) => pushRight && sideOf(p) === 'right');
     const inJoin = condition.filter((p) => !toLeft.includes(p) && !toRight.includes(p));
     for (const p of condition) checkPredicate(p, leftCols, rightCols, 'join');
+    // Spark infers isnotnull(key) from the equi-join on the sides that cannot produce outer rows
+    // (InferFiltersFromConstraints) and pushes it down with the rest: a null-key row there is invisible
+    const leftKeys = joinType === 'inner' || joinType === 'leftSemi' || joinType === 'rightOuter' ? pairs.map((k) => k.left) : [];
+    const rightKeys = joinType === 'inner' || joinType === 'leftSemi' || joinType === 'leftOuter' ? pairs.map((k) => k.right) : [];
     let left: StreamFrame<FrameColumns> = this as unknown as StreamFrame<FrameColumns>;
-    if (toLeft.length) left = pushFilter(left, toLeft);
-    if (toRight.length) {
-      const pushed = pushFilter(new StreamFrame(input.source, input.stages, input.operators), toRight);
+    if (toLeft.length || leftKeys.length) left = pushFilter(left, toLeft, leftKeys);
+    if (toRight.length || rightKeys.length) {
+      const pushed = pushFilter(new StreamFrame(input.source, input.stages, input.operators), toRight, rightKeys);
       input = { ...input, stages: pushed.stages, operators: pushed.operators };
     }
     const spec: StreamJoinSpec = { kind: 'streamJoin', input: index, type: joinType, on: pairs, timeRange, condition: inJoin, pushed: [...toLeft, ...toRight] };
@@ -1370,8 +1378,9 @@ function checkStreamJoin(op: ChainedOperator, mode: OutputMode): void {
     throw new InvalidQueryError(`Join between two streaming DataFrames/Datasets is not supported in ${name} output mode, only in Append output mode: use outputMode('append')`);
   }
   const j = op.join!;
+  // (Spark's checkForStreamStreamJoinWatermark: a full outer join needs a state watermark on one side at least)
   const needs = spec.type === 'leftOuter' || spec.type === 'leftSemi' ? [j.leftRemoval] : spec.type === 'rightOuter' ? [j.rightRemoval] : spec.type === 'fullOuter' ? [j.leftRemoval, j.rightRemoval] : [];
-  if (needs.some((r) => r === null)) {
+  if (needs.length && (spec.type === 'fullOuter' ? needs.every((r) => r === null) : needs.some((r) => r === null))) {
     throw new InvalidQueryError(
       `Stream-stream ${JOIN_TYPE_NAMES[spec.type]} join between two streaming DataFrame/Datasets is not supported without a watermark in the join keys, or a watermark on the nullable side and an appropriate range condition: ` +
         'put withWatermark on both inputs and join on an event-time key (a window) or add a timeRange between the two event-time columns',

@@ -36,6 +36,7 @@ import { type Schema } from '../../engine/schema';
 import { LineParsers, type LineParser } from '../../engine/json-scan';
 import { invalidUtf8Lines, parseLineChunks, type LineCursor } from '../../engine/lines';
 import { S3Prefix, type S3PrefixOptions } from './prefix';
+import { splitOf } from '../../engine/splits';
 import { checkPageSize, compareKeys, type S3ListedObject } from './requests';
 
 const gunzipAsync = promisify(gunzip);
@@ -238,6 +239,14 @@ export class S3LandingSource extends S3Prefix implements Source {
     );
   }
 
+  /** A partitioned run's splits of the batch: contiguous groups of its files, at most one a file. */
+  async planSplits(batchId: number, start: Json | null, end: Json, maxSplits: number): Promise<number> {
+    const endKey = this.parseOffset(end, 'end');
+    if (endKey === null) return 1;
+    const { files } = await this.batchFiles(batchId, this.parseOffset(start, 'start'), endKey);
+    return Math.max(1, Math.min(maxSplits, files.length));
+  }
+
   /** The whole batch at once: the chunks of `readChunks`, concatenated. */
   async read(batchId: number, start: Json | null, end: Json, options?: ReadOptions): Promise<ReadResult> {
     const chunks: ReadResult[] = [];
@@ -271,7 +280,10 @@ export class S3LandingSource extends S3Prefix implements Source {
     const startKey = this.parseOffset(start, 'start');
     const endKey = this.parseOffset(end, 'end');
     if (endKey === null) return;
-    const { files, fromLog } = await this.batchFiles(batchId, startKey, endKey);
+    const listed = await this.batchFiles(batchId, startKey, endKey);
+    const fromLog = listed.fromLog;
+    // a partitioned run's read task takes one contiguous group of the batch's files
+    const files = options?.split ? splitOf(listed.files, options.split) : listed.files;
     this.checkReplaySize(batchId, files);
     const parse = this.parsers.for(options?.columns);
     const ahead: Promise<FetchedFile>[] = [];

@@ -129,6 +129,13 @@ export class AggregateOperator implements StatefulOperator {
     return { id, evictAt: g.evictAt, partition: statePartition(groupId, this.partitions) };
   }
 
+  /** The partition of a row's groups: its grouping values without the window (stateKey's groupId). */
+  partitionOf(row: Row): number {
+    const kv: Json[] = [];
+    for (let i = 0; i < this.names.length; i++) if (i !== this.windowPosition) kv.push((row[this.names[i]] ?? null) as Json);
+    return statePartition(stateId(kv), this.partitions);
+  }
+
   /** Whether a row is late by its event-time column (when that is a column, not the window). */
   private isRowLate(row: Row, batch: BatchMeta): boolean {
     return this.evicts && !this.timedByWindow && isLate(watermarkTimeOf(row[this.names[this.eventTimePosition]]), batch);

@@ -85,6 +85,11 @@ export class DedupOperator implements StatefulOperator {
     };
   }
 
+  /** The partition of a row's key (the dedup columns' values). */
+  partitionOf(row: Row): number {
+    return statePartition(stateId(this.columns.map((c) => (row[c] ?? null) as Json)), this.partitions);
+  }
+
   private accumulate(batch: BatchMeta, rows: readonly Row[], firsts: Map<string, FirstRow>, late: Row[]): void {
     for (const row of rows) {
       if (this.isRowLate(row, batch)) {

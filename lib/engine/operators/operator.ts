@@ -49,6 +49,12 @@ export interface StatefulOperator {
   /** Whether a batch with no data can emit or evict when the watermark advances. */
   readonly runsNoDataBatches: boolean;
   begin(batch: BatchMeta): Accumulator;
+  /**
+   * The state partition a row's state lives in (its grouping values, window left out), for a
+   * partitioned run's read tasks to route rows to the partition task that owns them. Optional:
+   * an operator without it runs a batch in one task.
+   */
+  partitionOf?(row: Row): number;
 }
 
 export interface OperatorConfig {

@@ -99,6 +99,11 @@ export class SessionOperator implements StatefulOperator {
     };
   }
 
+  /** The partition of a row's sessions: its grouping values without the session window. */
+  partitionOf(row: Row): number {
+    return statePartition(stateId(this.others.map((c) => (row[c] ?? null) as Json)), this.partitions);
+  }
+
   private accumulate(batch: BatchMeta, rows: readonly Row[], fresh: Map<string, FreshKey>, late: Row[]): void {
     const { aggs, session, others } = this;
     for (const row of rows) {

@@ -67,8 +67,9 @@ export class StreamJoinOperator implements StatefulOperator {
     const onLeft = (p: StreamJoinSpec['condition'][number]) => columnsOf(p).every((c) => this.leftNames.includes(c));
     this.leftChecks = join.condition.filter(onLeft);
     this.rightChecks = join.condition.filter((p) => !onLeft(p));
-    const moving = sides.leftRemoval?.kind === 'value' || sides.rightRemoval?.kind === 'value';
-    this.spec = { operatorId: cfg.operatorId, fixedEviction: !moving, evictionGranularityMs: 1000 };
+    // an entry's eviction time moves as rows come and go (the earliest of its rows'), and a lookup
+    // by key cannot know it: the store must find an entry by its id alone (not fixed)
+    this.spec = { operatorId: cfg.operatorId, fixedEviction: false, evictionGranularityMs: 1000 };
     this.runsNoDataBatches = sides.leftRemoval !== null || sides.rightRemoval !== null;
   }
 

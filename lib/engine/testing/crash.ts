@@ -135,6 +135,8 @@ export function crashingSource(crash: CrashInjector, inner: Source): Source {
     };
   }
   if (backlog) source.backlog = (from, target) => backlog.call(inner, from, target);
+  const { planSplits } = inner;
+  if (planSplits) source.planSplits = (batchId, start, end, maxSplits) => planSplits.call(inner, batchId, start, end, maxSplits);
   return source;
 }
 

@@ -45,6 +45,7 @@ import { systemClock } from '../ports';
 import { coerceRecord, Schema } from '../schema';
 import { encodeStateJson, STATE_ITEM_MAX_BYTES, stateItemTooLarge, storedStateBytes } from '../state-json';
 import { LineParsers } from '../json-scan';
+import { splitOf } from '../splits';
 import { parseLineChunks, type LineCursor } from '../lines';
 
 export class InMemoryCheckpoint implements CheckpointStore {
@@ -463,11 +464,16 @@ export class InMemoryFileSource implements Source {
   async *readChunks(_id: number, start: Json | null, end: Json, options?: ReadOptions): AsyncIterable<ReadResult> {
     this.reads++;
     const parse = this.parsers.for(options?.columns);
-    for (const f of this.after(start, end)) {
+    const files = this.after(start, end);
+    for (const f of options?.split ? splitOf(files, options.split) : files) {
       const cursor: LineCursor = { lineNo: 0, bytes: f.body.length };
       yield* parseLineChunks(parse, f.key, f.body, cursor);
       if (cursor.bytes > 0 || f.body.length === 0) yield { rows: [], deadLetters: [], bytes: cursor.bytes };
     }
+  }
+  /** As the S3 landing source: contiguous groups of the batch's files, at most one a file. */
+  async planSplits(_id: number, start: Json | null, end: Json, maxSplits: number): Promise<number> {
+    return Math.max(1, Math.min(maxSplits, this.after(start, end).length));
   }
   async backlog(from: Json | null, target: Json | null): Promise<SourceBacklog> {
     const files = target ? this.after(from, target) : [];
