@@ -1,11 +1,29 @@
-/** A conformance case on the in-memory ports: each step a fresh executor over the same checkpoint, state and landing objects. */
+/**
+ * A conformance case on the in-memory ports: each step a fresh executor over the same checkpoint,
+ * state and landing objects. With `workers`, each step is a partitioned run (lib/engine/partitioned.ts:
+ * plan, read, partition and commit tasks, each on a fresh PartitionedRun, `workers` at a time),
+ * read back from what is durable, as the conformance runner reads the local stack.
+ */
 import { caseSourceInputs, caseStageOrder, caseToPlan, isPipelineCase, stepInputFiles, ConformanceCase } from '../../lib/conformance/case';
-import { asPipelineStep, droppedByStageInReport, stepResult, CaseResult } from '../../lib/conformance/results';
+import { addPerStage, asPipelineStep, droppedByStageInProgress, droppedByStageInReport, stepFromBatches, stepResult, CaseResult, StepResult } from '../../lib/conformance/results';
 import { MicroBatchExecutor } from '../../lib/engine/executor';
+import { InjectedCrash } from '../../lib/engine/errors';
+import { PartitionedRun, partitionedTasks, runPartitioned } from '../../lib/engine/partitioned';
+import type { Clock } from '../../lib/engine/ports';
 import type { QueryPlan } from '../../lib/engine/query';
-import { InMemoryCheckpoint, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
+import { CrashInjector, crashingAt, type CrashPlan } from '../../lib/engine/testing/crash';
+import { InMemoryCheckpoint, InMemoryFileSource, InMemoryLease, InMemoryShuffle, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 
-export async function runCaseInMemory(c: ConformanceCase, statePartitions = 1): Promise<CaseResult> {
+export interface MemoryCaseOptions {
+  /** Run each step as a partitioned run, this many tasks of a kind at a time. */
+  readonly workers?: number;
+  /** Crash each step's first run as planned (a partitioned run: in whichever task reaches the point). */
+  readonly crash?: CrashPlan;
+}
+
+const LEASE_MS = 15 * 60_000;
+
+export async function runCaseInMemory(c: ConformanceCase, statePartitions = 1, opts: MemoryCaseOptions = {}): Promise<CaseResult & { crashesFired?: number }> {
   let plan: QueryPlan;
   try {
     plan = { ...caseToPlan(c), statePartitions };
@@ -17,11 +35,18 @@ export async function runCaseInMemory(c: ConformanceCase, statePartitions = 1): 
   const names = caseSourceInputs(c, plan);
   const schemas = [plan.source.schema, ...(plan.inputs ?? []).map((i) => i.source.schema)];
   const sources = names.map((_, i) => new InMemoryFileSource(schemas[i]));
+  let passedMs = 0;
+  const clock: Clock = { now: () => Date.now() + passedMs };
   const checkpoint = new InMemoryCheckpoint();
-  const state = new InMemoryStateStore();
+  const state = new InMemoryStateStore({ clock });
   const sink = new InMemorySink();
-  const steps = [];
+  const lease = new InMemoryLease(() => clock.now());
+  const shuffle = new InMemoryShuffle();
+  const steps: StepResult[] = [];
   let fileNo = 0;
+  let runNo = 0;
+  let lastCommitted = -1;
+  let crashesFired = 0;
   for (const step of c.steps) {
     for (const f of stepInputFiles(step)) {
       const at = names.indexOf(f.input);
@@ -29,9 +54,52 @@ export async function runCaseInMemory(c: ConformanceCase, statePartitions = 1): 
       sources[at].add(`file-${String(++fileNo).padStart(6, '0')}.json`, f.rows);
     }
     const [source, ...inputSources] = sources;
-    const report = await new MicroBatchExecutor({ plan, source, inputSources, checkpoint, state, sink }).run();
-    const result = stepResult(plan, report, sink.batches);
-    steps.push(isPipelineCase(c) ? asPipelineStep(result, { stateRows: report.stateRowsByOperator, droppedByStage: droppedByStageInReport(report) }, caseStageOrder(c, plan)) : result);
+    const deps = { plan, source, inputSources, checkpoint, state, sink, lease, clock };
+    if (!opts.workers) {
+      if (opts.crash) {
+        try {
+          await new MicroBatchExecutor(crashingAt(opts.crash, deps), { leaseDurationMs: LEASE_MS }).run();
+        } catch (e) {
+          if (!(e instanceof InjectedCrash)) throw e;
+          crashesFired++;
+          passedMs += LEASE_MS + 1000;
+        }
+      }
+      const report = await new MicroBatchExecutor(deps, { leaseDurationMs: LEASE_MS }).run();
+      const result = stepResult(plan, report, sink.batches);
+      steps.push(isPipelineCase(c) ? asPipelineStep(result, { stateRows: report.stateRowsByOperator, droppedByStage: droppedByStageInReport(report) }, caseStageOrder(c, plan)) : result);
+      continue;
+    }
+    // a partitioned run: every task on fresh ports' decorators (one injector per run), as Lambdas would
+    const run = async (crash?: CrashPlan) => {
+      const injector = crash ? new CrashInjector(crash) : null;
+      const make = () => new PartitionedRun({ ...(injector ? crashingAt(injector, deps) : deps), shuffle }, { leaseDurationMs: LEASE_MS, maxSplits: 3 });
+      return runPartitioned(partitionedTasks(make), { runId: `run-${++runNo}`, concurrency: opts.workers });
+    };
+    if (opts.crash) {
+      try {
+        await run(opts.crash);
+      } catch (e) {
+        if (!(e instanceof InjectedCrash)) throw e;
+        crashesFired++;
+        passedMs += LEASE_MS + 1000;
+      }
+    }
+    await run();
+    // what is durable: the step's batches are those committed since the previous step
+    const head = await checkpoint.head();
+    const last = head.latestCommitBatch >= 0 ? await checkpoint.readCommit(head.latestCommitBatch) : null;
+    const batches: Array<{ batchId: number; rows: ReturnType<InMemorySink['batches']['get']> & object }> = [];
+    const droppedByStage: number[] = [];
+    for (let id = lastCommitted + 1; id <= head.latestCommitBatch; id++) {
+      batches.push({ batchId: id, rows: sink.batches.get(id) ?? [] });
+      addPerStage(droppedByStage, droppedByStageInProgress(await checkpoint.readProgress(id)));
+    }
+    lastCommitted = head.latestCommitBatch;
+    const watermarkMs = last ? last.nextBatchWatermarkMs : 0;
+    const stateRowsByOperator = last?.stateRowsByOperator ?? (plan.operators.length ? [last?.stateRows ?? 0] : []);
+    const result = stepFromBatches(plan, batches, { watermark: new Date(watermarkMs).toISOString(), stateRows: last?.stateRows ?? 0, droppedByWatermark: droppedByStage.reduce((a, b) => a + b, 0) });
+    steps.push(isPipelineCase(c) ? asPipelineStep(result, { stateRows: stateRowsByOperator, droppedByStage }, caseStageOrder(c, plan)) : result);
   }
-  return { name: c.name, steps };
+  return { name: c.name, steps, ...(opts.crash ? { crashesFired } : {}) };
 }
