@@ -1,13 +1,15 @@
 /**
  * The README's stream-stream join (Semantics, "Stream-stream joins"): the exact query it shows,
  * run twice on the in-memory ports (one landing source per input), and the rows the sink receives
- * per batch, the watermark, the buffered rows and the late rows, all derived by hand below. The
- * last test checks that the README prints these rows and no others.
+ * per batch, the watermark, the buffered rows and the late rows, all derived by hand below; then
+ * the same with option('multipleWatermarkPolicy', 'max'), which the README describes. The last
+ * test checks that the README prints this query and these rows and no others.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MicroBatchExecutor, type RunReport } from '../../lib/engine/executor';
 import { readStream, type QueryPlan } from '../../lib/engine/query';
+import type { OutputRow } from '../../lib/engine/ports';
 import { InMemoryCheckpoint, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 
 // ---- the README's query, as printed there
@@ -15,14 +17,15 @@ const impressions = readStream.format('json').schema('adId STRING, impressionTim
   .withWatermark('impressionTime', '10 seconds');
 const clicks = readStream.format('json').schema('clickAdId STRING, clickTime TIMESTAMP').load('s3://my-bucket/clicks/')
   .withWatermark('clickTime', '20 seconds');
-const plan = impressions
+const adClicks = impressions
   .join(clicks, { left: 'adId', right: 'clickAdId' }, 'leftOuter', {
     // a click at most a minute after its impression: clickTime - 1 minute <= impressionTime <= clickTime
     timeRange: { left: 'impressionTime', right: 'clickTime', lower: '-1 minute', upper: '0 seconds' },
     name: 'clicks',
-  })
-  .writeStream.outputMode('append').queryName('ad-clicks').plan();
-// ----
+  });
+const plan = adClicks.writeStream.outputMode('append').queryName('ad-clicks').plan();
+// ---- and with the README's one change: the watermark follows the faster input
+const maxPlan = adClicks.writeStream.option('multipleWatermarkPolicy', 'max').outputMode('append').queryName('ad-clicks').plan();
 
 const at = (mmss: string) => `2026-10-01 12:${mmss}`;
 const iso = (mmss: string) => `2026-10-01T12:${mmss}.000Z`;
@@ -61,6 +64,19 @@ const EXPECTED = [
   { batches: [[joined('a4', '01:30', '01:50')], [unclicked('a2', '00:10')]], watermark: iso('01:20'), stateRows: 4, dropped: 1 },
 ];
 
+/*
+ * With multipleWatermarkPolicy max the global watermark is the larger of the two: 12:00:25 after
+ * run 1 (so batch 1 removes the click a3@00:15, at or before 12:00:24.999, no impression: none at
+ * or before 11:59:24.999), 12:01:30 after run 2. Batch 2 (late at or before 00:25) drops a5@00:05
+ * and emits a4 as before; batch 3 (E = 01:30) removes the impressions at or before 12:00:29.999:
+ * a1 (matched), a2 and a3 (never matched: both with nulls), and the clicks at or before
+ * 12:01:29.999: a1, a2. Left: impression a4, click a4.
+ */
+const EXPECTED_MAX = [
+  { batches: [[joined('a1', '00:00', '00:45')], []], watermark: iso('00:25'), stateRows: 4, dropped: 0 },
+  { batches: [[joined('a4', '01:30', '01:50')], [unclicked('a2', '00:10'), unclicked('a3', '00:20')]], watermark: iso('01:30'), stateRows: 2, dropped: 1 },
+];
+
 async function runTwice(q: QueryPlan): Promise<RunReport[]> {
   const sources = [new InMemoryFileSource(q.source.schema), new InMemoryFileSource(q.inputs![0].source.schema)];
   const checkpoint = new InMemoryCheckpoint();
@@ -76,25 +92,34 @@ async function runTwice(q: QueryPlan): Promise<RunReport[]> {
   return reports;
 }
 
-describe("the README's stream-stream join (impressions leftOuter clicks within a minute)", () => {
+/** A batch's rows by adId: within a batch, rows come in no defined order. */
+const byAd = (rows: readonly OutputRow[]) => [...rows].sort((a, b) => String(a.adId).localeCompare(String(b.adId)));
+
+describe.each([
+  ['min (the default)', plan, EXPECTED],
+  ['max', maxPlan, EXPECTED_MAX],
+] as const)("the README's stream-stream join (impressions leftOuter clicks within a minute), watermark policy %s", (_policy, query, expected) => {
   let reports: RunReport[];
   beforeAll(async () => {
-    reports = await runTwice(plan);
+    reports = await runTwice(query);
   });
 
   it.each([1, 2])('run %d: the sink receives the matches at once and an unmatched impression when the watermark passes it', (run) => {
     const i = run - 1;
     const report = reports[i];
-    expect(report.batches.map((b) => b.rows)).toEqual(EXPECTED[i].batches);
+    expect(report.batches.map((b) => byAd(b.rows))).toEqual(expected[i].batches);
     expect(report.batches.map((b) => b.noData)).toEqual([false, true]);
-    expect(report.watermark).toBe(EXPECTED[i].watermark);
-    expect(report.stateRows).toBe(EXPECTED[i].stateRows);
-    expect(report.droppedByWatermark).toBe(EXPECTED[i].dropped);
+    expect(report.watermark).toBe(expected[i].watermark);
+    expect(report.stateRows).toBe(expected[i].stateRows);
+    expect(report.droppedByWatermark).toBe(expected[i].dropped);
   });
 
   it('numbers the batches across runs: 0 and 1, then 2 and 3', () => {
     expect(reports.map((r) => r.batches.map((b) => b.batchId))).toEqual([[0, 1], [2, 3]]);
   });
+});
+
+describe("the README's Stream-stream joins section", () => {
 
   it('prints this query and exactly these rows in the README', () => {
     const readme = readFileSync(join(__dirname, '../../README.md'), 'utf8');
@@ -113,5 +138,9 @@ describe("the README's stream-stream join (impressions leftOuter clicks within a
     const expectedRows = EXPECTED.flatMap((run) => run.batches.flat());
     for (const row of expectedRows) expect(block).toContain(JSON.stringify(row));
     expect(block.match(/\{"adId"/g)?.length).toBe(expectedRows.length);
+    // the max policy's paragraph: the option as written, and the rows it adds in run 2
+    expect(section).toContain(".writeStream.option('multipleWatermarkPolicy', 'max')");
+    const extra = EXPECTED_MAX[1].batches[1].filter((r) => !EXPECTED[1].batches[1].some((x) => x.adId === r.adId));
+    expect(extra.map((r) => r.adId)).toEqual(['a3']);
   });
 });
