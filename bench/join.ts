@@ -5,7 +5,7 @@
  * events in as many batches, both measured here, on the same machine at the same moment:
  *
  *   - the engine alone: MicroBatchExecutor on in-memory files and the bench's plain ports
- *     (bench/plain-ports.ts), best pass of a few interleaved rounds, events/s;
+ *     (bench/plain-ports.ts), a few interleaved rounds, the best time of each batch as in [1-2], events/s;
  *   - end to end on the embedded local stack (DynamoDB Local + s3rver) through the wiring a
  *     deployed Lambda runs (lib/aws/pipeline.ts, each input its own landing prefix), events/s and
  *     per batch the DynamoDB write request units the metered clients report
@@ -210,6 +210,26 @@ async function enginePass(plan: QueryPlan, files: ReadonlyArray<readonly File[]>
   return { seconds: (performance.now() - t0) / 1000, report, outerRows: sink ? sink.outer : null };
 }
 
+/** The best time of each batch over several passes, of the time outside the batches, and of a whole pass, s. */
+class BestTimes {
+  private readonly perBatch: number[] = [];
+  private outside = Infinity;
+  bestPass = Infinity;
+  add(pass: EnginePass): void {
+    let inBatches = 0;
+    pass.report.batches.forEach((b, i) => {
+      const t = b.durationMs / 1000;
+      inBatches += t;
+      if (!(this.perBatch[i] <= t)) this.perBatch[i] = t;
+    });
+    this.outside = Math.min(this.outside, Math.max(0, pass.seconds - inBatches));
+    this.bestPass = Math.min(this.bestPass, pass.seconds);
+  }
+  total(): number {
+    return this.perBatch.reduce((a, b) => a + b, 0) + (Number.isFinite(this.outside) ? this.outside : 0);
+  }
+}
+
 export interface E2eBatch {
   readonly batchId: number;
   readonly noData: boolean;
@@ -332,17 +352,18 @@ export async function runJoinSection(o: JoinSectionOptions): Promise<Record<stri
     if (got !== want) problems.push(`${what}: ${got}, expected ${want}`);
   };
 
-  // ---- the engine alone, interleaved rounds, best pass
+  // ---- the engine alone, interleaved rounds; as in [1-2], the best time of each batch over the
+  // rounds (and of the time outside batches), which filters out the other workers' load spikes
   const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
-  const best = { join: Infinity, aggregation: Infinity };
+  const best = { join: new BestTimes(), aggregation: new BestTimes() };
   let joinPass: EnginePass | null = null;
   for (let r = 0; r < o.rounds; r++) {
     gc();
     const j = await enginePass(join, joinFiles);
     gc();
     const a = await enginePass(aggregation, [agg.files]);
-    best.join = Math.min(best.join, j.seconds);
-    best.aggregation = Math.min(best.aggregation, a.seconds);
+    best.join.add(j);
+    best.aggregation.add(a);
     joinPass ??= j;
   }
   const jr = joinPass!.report;
@@ -351,8 +372,11 @@ export async function runJoinSection(o: JoinSectionOptions): Promise<Record<stri
   check('engine: late rows', jr.droppedByWatermark, 0);
   check('engine: rows buffered', jr.stateRows, expected.stateRows);
   check('engine: watermark', jr.watermarkMs, expected.watermarkMs);
-  const engineRate = { join: events / best.join, aggregation: agg.events / best.aggregation };
-  out(`  [8a] the engine alone (in-memory files, plain ports), best pass of ${o.rounds} interleaved rounds: join ${fmtRate(engineRate.join)}, aggregation ${fmtRate(engineRate.aggregation)}`);
+  const engineRate = { join: events / best.join.total(), aggregation: agg.events / best.aggregation.total() };
+  out(
+    `  [8a] the engine alone (in-memory files, plain ports), ${o.rounds} interleaved rounds, best time per batch: join ${fmtRate(engineRate.join)}, aggregation ${fmtRate(engineRate.aggregation)} ` +
+      `(best whole pass: join ${fmtRate(events / best.join.bestPass)}, aggregation ${fmtRate(agg.events / best.aggregation.bestPass)})`,
+  );
 
   // ---- end to end on the local stack
   const t0 = Date.now();
@@ -436,7 +460,12 @@ export async function runJoinSection(o: JoinSectionOptions): Promise<Record<stri
     input: { impressions: input.impressionCount, clicks: input.clickCount, events, bytesPerEvent: Math.round(input.bytes / events), files: o.files, maxFilesPerTrigger: o.maxFilesPerTrigger, spanMinutes: o.spanMinutes },
     aggregationInput: { events: agg.events, bytesPerEvent: Math.round(agg.bytes / agg.events), files: o.files, maxFilesPerTrigger: o.maxFilesPerTrigger },
     expected,
-    engine: { rounds: o.rounds, join: Math.round(engineRate.join), aggregation: Math.round(engineRate.aggregation) },
+    engine: {
+      rounds: o.rounds,
+      join: Math.round(engineRate.join),
+      aggregation: Math.round(engineRate.aggregation),
+      bestPass: { join: Math.round(events / best.join.bestPass), aggregation: Math.round(agg.events / best.aggregation.bestPass) },
+    },
     e2e,
     matchesIndependentCount: problems.length === 0,
     problems,

@@ -25,7 +25,7 @@
  * Options: --only engine,e2e,memory,cost,join (default: engine,e2e,memory; bench/results.json is
  *          written only then, and by cost and join under their own keys)
  *          --events-per-run N (cost; default 900000)  --cost-runs N (default 4)
- *          --join-impressions N (join; default 160000, clicks a quarter of them)  --join-rounds N (default 3)
+ *          --join-impressions N (join; default 160000, clicks a quarter of them)  --join-rounds N (default 5)
  *          --events N  --e2e-events N  --e2e-budget-s S (default 240)  --memory-events N
  *          --rounds N (default 7)  --scale N (default 10)  --no-json
  */
@@ -508,7 +508,7 @@ async function joinSection(): Promise<void> {
     files: 20,
     maxFilesPerTrigger: 2,
     spanMinutes: SPAN_MINUTES,
-    rounds: num('join-rounds', 3),
+    rounds: num('join-rounds', 5),
     budgetMs: E2E_BUDGET_MS,
     out,
     table,
