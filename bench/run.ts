@@ -17,10 +17,15 @@
  *   7. `--only cost` (bench/cost.ts, not in the default set: ~15 minutes at full size): four
  *      scheduled runs of the reference workload on the local stack, metered by consumed capacity,
  *      priced with bench/prices.json; written to bench/results.json under `cost`.
+ *   8. `--only join` (bench/join.ts, not in the default set: about a minute): a stream-stream join
+ *      (impressions leftOuter clicks) next to the single aggregation over as many events and
+ *      batches, the engine alone and end to end, events/s and DynamoDB write units per batch;
+ *      written to bench/results.json under `join`.
  *
- * Options: --only engine,e2e,memory,cost (default: engine,e2e,memory; bench/results.json is written
- *          only then, and by cost under its own key)
+ * Options: --only engine,e2e,memory,cost,join (default: engine,e2e,memory; bench/results.json is
+ *          written only then, and by cost and join under their own keys)
  *          --events-per-run N (cost; default 900000)  --cost-runs N (default 4)
+ *          --join-impressions N (join; default 160000, clicks a quarter of them)  --join-rounds N (default 5)
  *          --events N  --e2e-events N  --e2e-budget-s S (default 240)  --memory-events N
  *          --rounds N (default 7)  --scale N (default 10)  --no-json
  */
@@ -39,6 +44,7 @@ import { CountingSink, MB, MemorySampler, peakRssBytes, sumService, describeCoun
 import type { CommitRecord } from '../lib/engine/testing/memory';
 import { runCostSection, REFERENCE_EVENTS_PER_RUN } from './cost';
 import { runE2e, type E2eResult } from './e2e';
+import { runJoinSection } from './join';
 import { runEngine, type EngineRun } from './engine-run';
 import { BENCH_SCHEMA, generateEvents } from './generate';
 import { lazyFiles } from './lazy-files';
@@ -463,6 +469,57 @@ function spawnEngineChild(): (EngineSection & { peakRss: number | null }) | null
   return JSON.parse(result.slice('RESULT '.length));
 }
 
+/** Merges one section's figures into bench/results.json under `key`, keeping the others (one line per key). */
+function mergeResults(key: string, json: unknown): void {
+  const file = join(process.cwd(), 'bench', 'results.json');
+  const results: Record<string, unknown> = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
+  results[key] = json;
+  writeFileSync(file, `{\n${Object.entries(results).map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v)}`).join(',\n')}\n}\n`);
+}
+
+/**
+ * [8] the stream-stream join beside the single aggregation (bench/join.ts); merges its figures
+ * into bench/results.json under `join`. The last whole run's aggregation figures are printed beside.
+ */
+async function joinSection(): Promise<void> {
+  out('[8] stream-stream join (README "Stream-stream joins": impressions leftOuter clicks within a minute) beside the single aggregation, same events and batches');
+  const file = join(process.cwd(), 'bench', 'results.json');
+  interface Recorded {
+    date?: string;
+    input?: { events: number; files: number; maxFilesPerTrigger: number };
+    engine?: { eventsPerSecond: number };
+    e2e?: { eventsPerSecond: number; batches?: Array<{ batch: string; stateItemWrites: number }> };
+  }
+  const before = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Recorded) : {};
+  const e2eBatches = (before.e2e?.batches ?? []).filter((b) => /^\d+$/.test(b.batch) && b.stateItemWrites > 0);
+  const recorded = before.engine
+    ? {
+        date: before.date,
+        engine: before.engine.eventsPerSecond,
+        e2e: before.e2e?.eventsPerSecond,
+        stateItemWritesPerBatch: e2eBatches.length ? Math.round(e2eBatches.reduce((n, b) => n + b.stateItemWrites, 0) / e2eBatches.length) : undefined,
+        eventsPerBatch: before.input ? Math.round(before.input.events / (before.input.files / before.input.maxFilesPerTrigger)) : undefined,
+      }
+    : undefined;
+  const loadAtStart = loadavg()[0];
+  const json = await runJoinSection({
+    impressions: num('join-impressions', 160_000),
+    clickRate: 0.25,
+    files: 20,
+    maxFilesPerTrigger: 2,
+    spanMinutes: SPAN_MINUTES,
+    rounds: num('join-rounds', 5),
+    budgetMs: E2E_BUDGET_MS,
+    out,
+    table,
+    fmtRate,
+    recorded,
+  });
+  if (process.argv.includes('--no-json')) return;
+  mergeResults('join', { date: new Date().toISOString(), node: process.version, cores: cpus().length, loadAverage: [loadAtStart, loadavg()[0]], ...json });
+  out('  join figures written to bench/results.json (key "join")');
+}
+
 /** [7] the cost bench; merges its figures into bench/results.json under `cost`, keeping the other sections. */
 async function costSection(): Promise<void> {
   const eventsPerRun = num('events-per-run', REFERENCE_EVENTS_PER_RUN);
@@ -470,18 +527,17 @@ async function costSection(): Promise<void> {
   out(`[7] cost: consecutive scheduled runs on the local stack, every request metered (ReturnConsumedCapacity TOTAL, S3 requests by class)`);
   const { json } = await runCostSection({ eventsPerRun, runs, out, table });
   if (process.argv.includes('--no-json')) return;
-  const file = join(process.cwd(), 'bench', 'results.json');
-  const results: Record<string, unknown> = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
-  results.cost = json;
-  writeFileSync(file, `{\n${Object.entries(results).map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v)}`).join(',\n')}\n}\n`);
+  mergeResults('cost', json);
   out(`  cost figures written to bench/results.json (key "cost")`);
 }
 
 async function main(): Promise<void> {
   const started = Date.now();
-  if (only.has('cost') && only.size === 1) {
+  // cost and join alone: no input of the default sections generated
+  if ([...only].every((s) => s === 'cost' || s === 'join')) {
     out(`sluice bench: node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), load average ${load()}`);
-    await costSection();
+    if (only.has('join')) await joinSection();
+    if (only.has('cost')) await costSection();
     out(`  total ${Math.round((Date.now() - started) / 1000)} s; load average now ${load()}`);
     return;
   }
@@ -717,15 +773,16 @@ async function main(): Promise<void> {
   out(`  total ${results.totalSeconds} s; load average now ${load()}`);
   if (arg('no-json') === undefined && !process.argv.includes('--no-json') && ALL_SECTIONS) {
     const file = join(process.cwd(), 'bench', 'results.json'); // build-and-run.js runs from the repo root
-    // The cost section's figures (a run of its own, `--only cost`) stay.
+    // The cost and join sections' figures (runs of their own, `--only cost`, `--only join`) stay.
     if (existsSync(file)) {
       const before = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-      if (before.cost !== undefined && results.cost === undefined) results.cost = before.cost;
+      for (const key of ['cost', 'join']) if (before[key] !== undefined && results[key] === undefined) results[key] = before[key];
     }
     // One line per figure: small, and diffs stay readable.
     writeFileSync(file, `{\n${Object.entries(results).map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v)}`).join(',\n')}\n}\n`);
     out(`  figures written to bench/results.json`);
   }
+  if (only.has('join')) await joinSection();
   if (only.has('cost')) await costSection();
 }
 
