@@ -1,0 +1,108 @@
+/**
+ * Partitioned runs (issue 19) on the in-memory ports: every conformance case (the public ones
+ * when ../shared is there, and the project's) run as plan, read, partition and commit tasks, each
+ * on a PartitionedRun of its own, three at a time, with four state partitions, gives the case's
+ * expected result, as one executor does; and again when every step's first run crashes at a
+ * crash point, in whichever task reaches it (plan: after-offsets; read: mid-read; partition:
+ * mid-state; commit: mid-sink, after-sink, before-commit, after-commit).
+ */
+import { basename } from 'node:path';
+import { compareCase } from '../../lib/conformance/results';
+import { CRASH_POINTS } from '../../lib/engine/testing/crash';
+import { InMemoryCheckpoint, InMemoryFileSource, InMemoryLease, InMemoryShuffle, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
+import { PartitionedRun, partitionedTasks, runPartitioned, TaskEvent, TaskResult } from '../../lib/engine/partitioned';
+import { count, readStream, window } from '../../lib/engine/query';
+import { runCaseInMemory } from '../helpers/memory-case';
+import { supportedCases } from '../helpers/supported-cases';
+
+const cases = supportedCases().map(([f, c]) => [basename(f), c] as const);
+
+describe('when every conformance case runs partitioned (4 state partitions, 3 workers)', () => {
+  it.each(cases)('%s matches its expectations', async (_f, c) => {
+    expect(compareCase(c, await runCaseInMemory(c, 4, { workers: 3 }))).toEqual([]);
+  });
+});
+
+describe.each(CRASH_POINTS)('when every partitioned run crashes once at %s', (point) => {
+  let fired = 0;
+  it.each(cases)('%s still matches its expectations after the next run', async (_f, c) => {
+    const result = await runCaseInMemory(c, 4, { workers: 3, crash: { point } });
+    fired += result.crashesFired ?? 0;
+    expect(compareCase(c, result)).toEqual([]);
+  });
+  it('crashed in some task of some case', () => {
+    expect(fired).toBeGreaterThan(0);
+  });
+});
+
+describe('when a batch is split into tasks', () => {
+  const plan = readStream.format('json').schema('user STRING, t TIMESTAMP').load().withWatermark('t', '0 seconds')
+    .groupBy('user', window('t', '10 seconds')).agg(count().as('n'))
+    .writeStream.option('statePartitions', 4).queryName('split').plan();
+  const at = (s: number) => `2026-10-01 12:00:${String(s).padStart(2, '0')}`;
+
+  function ports() {
+    return { plan, source: new InMemoryFileSource(plan.source.schema), checkpoint: new InMemoryCheckpoint(), state: new InMemoryStateStore(), sink: new InMemorySink(), lease: new InMemoryLease(), shuffle: new InMemoryShuffle() };
+  }
+
+  it('reads each file in one read task, routes every group to one partition, and commits the batch once', async () => {
+    const p = ports();
+    for (let f = 0; f < 5; f++) p.source.add(`f${f}.json`, [{ user: `u${f}`, t: at(1) }, { user: `u${(f + 1) % 5}`, t: at(2) }]);
+    // a later event moves the watermark to 30 s: the [0 s, 10 s) windows close in the no-data batch
+    p.source.add('f5.json', [{ user: 'late-comer', t: at(30) }]);
+    const events: TaskEvent[] = [];
+    const handler = partitionedTasks(() => new PartitionedRun(p, { maxSplits: 3 }));
+    const recording = async (e: TaskEvent): Promise<TaskResult> => {
+      events.push(e);
+      return handler(e);
+    };
+    const { batches } = await runPartitioned(recording, { runId: 'r1', concurrency: 3 });
+    // a data batch (6 files in 3 splits, 4 partitions), then a no-data batch (no reads) that closes the window
+    expect(batches).toEqual([0, 1]);
+    const of = (action: string, batchId: number) => events.filter((e) => e.action === action && 'batchId' in e && e.batchId === batchId);
+    expect(of('read', 0).map((e) => (e as { split: number }).split).sort()).toEqual([0, 1, 2]);
+    expect(of('partition', 0)).toHaveLength(4);
+    expect(of('read', 1)).toHaveLength(0);
+    expect(of('partition', 1)).toHaveLength(4);
+    // each user's window, counted once over the splits: two rows per user
+    const rows = [...p.sink.batches.values()].flat();
+    expect(rows.map((r) => [r.user, r.n]).sort()).toEqual([0, 1, 2, 3, 4].map((i) => [`u${i}`, 2]));
+    // the read tasks' shuffle: every group's rows went to one partition only
+    const routed = [...p.shuffle.blobs.keys()].filter((k) => /^0\/read\/\d+\/\d+$/.test(k));
+    expect(routed.length).toBeGreaterThan(0);
+  });
+
+  it('does nothing again for a task that already finished (a retry)', async () => {
+    const p = ports();
+    p.source.add('f0.json', [{ user: 'a', t: at(1) }]);
+    const handler = partitionedTasks(() => new PartitionedRun(p));
+    const plan0 = (await handler({ action: 'plan', runId: 'r' })) as { batchId: number };
+    await handler({ action: 'read', runId: 'r', batchId: plan0.batchId, split: 0 });
+    for (const partition of [0, 1, 2, 3]) await handler({ action: 'partition', runId: 'r', batchId: 0, partition });
+    const commitsBefore = p.state.size();
+    // the same partition task again: its output is there, so it reads and writes no state
+    for (const partition of [0, 1, 2, 3]) await handler({ action: 'partition', runId: 'r', batchId: 0, partition });
+    expect(p.state.size()).toBe(commitsBefore);
+    await handler({ action: 'commit', runId: 'r', batchId: 0 });
+    await handler({ action: 'commit', runId: 'r', batchId: 0 });
+    expect((await p.checkpoint.head()).latestCommitBatch).toBe(0);
+  });
+
+  it('refuses to commit before every partition task finished', async () => {
+    const p = ports();
+    p.source.add('f0.json', [{ user: 'a', t: at(1) }]);
+    const handler = partitionedTasks(() => new PartitionedRun(p));
+    await handler({ action: 'plan', runId: 'r' });
+    await handler({ action: 'read', runId: 'r', batchId: 0, split: 0 });
+    await handler({ action: 'partition', runId: 'r', batchId: 0, partition: 0 });
+    await expect(handler({ action: 'commit', runId: 'r', batchId: 0 })).rejects.toThrow(/partition task 1 of batch 0 has not finished/);
+  });
+
+  it('stops a second run while the first holds the lease', async () => {
+    const p = ports();
+    p.source.add('f0.json', [{ user: 'a', t: at(1) }]);
+    const handler = partitionedTasks(() => new PartitionedRun(p));
+    expect(await handler({ action: 'plan', runId: 'first' })).toMatchObject({ done: false });
+    expect(await handler({ action: 'plan', runId: 'second' })).toMatchObject({ done: true });
+  });
+});
