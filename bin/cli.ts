@@ -54,6 +54,8 @@ function positiveNumberFor(flag: string, example: string, max = Number.POSITIVE_
 const awsOption = () => new Option('--aws', 'target real AWS (credentials and AWS_REGION from the environment) instead of the embedded local stack');
 const statePartitionsOption = () =>
   new Option('--state-partitions <n>', 'split the query\'s DynamoDB state into n partitions (a positive integer)').argParser(positiveInteger);
+const workersOption = () =>
+  new Option('--workers <n>', 'run each run partitioned on n worker threads: plan, read, partition and commit tasks, as the deployed state machine runs them (a positive integer)').argParser(positiveInteger);
 
 // ---------------------------------------------------------------------------------- the program
 
@@ -208,6 +210,7 @@ Example:
         new Option('--sink <kind>', 's3: one object per batch; files: the S3 file sink with its sink log; dynamodb: the DynamoDB table sink').choices(['s3', 'files', 'dynamodb']).default('s3'),
       )
       .addOption(statePartitionsOption())
+      .addOption(workersOption())
       .addOption(awsOption())
       .addHelpText('after', `\nExample:\n  npx sluice conformance ${sub} --crash mid-sink@1 --sink dynamodb test/conformance/cases/*.json`)
       .action(async (files: string[], o: ConformanceCliOptions) => {

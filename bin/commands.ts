@@ -293,6 +293,7 @@ export interface ConformanceCliOptions {
   source: 's3' | 'kinesis';
   sink: 's3' | 'files' | 'dynamodb';
   statePartitions?: number;
+  workers?: number;
   aws?: boolean;
 }
 
@@ -307,6 +308,7 @@ export async function conformance(sub: 'run' | 'check', files: string[], o: Conf
       crash,
       sink: o.sink,
       ...(o.statePartitions ? { statePartitions: o.statePartitions } : {}),
+      ...(o.workers ? { workers: o.workers } : {}),
       ...(await sourceFactoryFor(o.source, conn)),
     };
     await prepareConformance(conn, 'sluice-conformance', 'sluice-conformance-state');

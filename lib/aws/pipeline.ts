@@ -7,7 +7,9 @@ import type { BatchLimits, Clock, Sink, Source, StaticTables } from '../engine/p
 import type { PlanInput, QueryPlan, SourceSpec } from '../engine/query';
 import { CrashInjector, crashingAt, type CrashPlan } from '../engine/testing/crash';
 import { InvalidOptionError } from '../engine/errors';
-import { MicroBatchExecutor, type RunOptions, type RunReport } from '../engine/executor';
+import { MicroBatchExecutor, type ExecutorDeps, type RunOptions, type RunReport } from '../engine/executor';
+import { PartitionedRun } from '../engine/partitioned';
+import { S3ShuffleStore } from './s3/shuffle';
 import { createClients, type AwsClients } from './clients';
 import type { AwsConnection } from './config';
 import { S3CheckpointStore } from './s3/checkpoint';
@@ -216,16 +218,27 @@ export function buildExecutor(conn: AwsConnection, given: QueryPlan, cfg: Pipeli
   const lease = new DynamoDbLease({ client: clients.dynamodb, tableName: cfg.stateTable, leaseKey: namespace, clock: extras.clock });
   // A test's crash (extras.crash) sits in front of the ports; the executor knows nothing of it.
   const ports = extras.crash ? crashingAt(extras.crash, { source, checkpoint, state, sink, lease }) : { source, checkpoint, state, sink, lease };
+  const deps: ExecutorDeps = {
+    plan, ...ports, inputSources, deadLetters, lateRows: cfg.keepLateRows || plan.lateRows === 'dead-letter' ? deadLetters : undefined, clock: extras.clock, log: extras.log, meter: clients.meter,
+    staticTables: extras.staticTables ?? awsStaticTables(clients),
+  };
+  const options = { leaseDurationMs: cfg.leaseDurationMs, retainBatches: cfg.retainBatches };
   // Each run's report carries what its requests consumed (RunReport.consumed), from the clients'
   // meter, and each batch's progress record its own share (sluice.consumed).
-  const executor = meterRuns(new MicroBatchExecutor(
-    {
-      plan, ...ports, inputSources, deadLetters, lateRows: cfg.keepLateRows || plan.lateRows === 'dead-letter' ? deadLetters : undefined, clock: extras.clock, log: extras.log, meter: clients.meter,
-      staticTables: extras.staticTables ?? awsStaticTables(clients),
-    },
-    { leaseDurationMs: cfg.leaseDurationMs, retainBatches: cfg.retainBatches },
-  ), clients.meter);
-  return { executor, clients, checkpoint, source, sink, state, lease, deadLetters };
+  const executor = meterRuns(new MicroBatchExecutor(deps, options), clients.meter);
+  /**
+   * A task of a partitioned run on the same ports (lib/engine/partitioned.ts): its hand-offs in
+   * the shuffle beside the checkpoint (`<checkpoint>-shuffle`; head() lists the checkpoint's own
+   * prefix, so they stay out of it). Build one per task, as a Lambda or a worker thread does.
+   */
+  const partitioned = (o: { maxSplits?: number } = {}) =>
+    new PartitionedRun({ ...deps, shuffle: new S3ShuffleStore({ client: clients.s3, bucket: cfg.checkpoint.bucket, prefix: shufflePrefix(cfg.checkpoint) }) }, { ...options, ...o });
+  return { executor, partitioned, clients, checkpoint, source, sink, state, lease, deadLetters };
+}
+
+/** Where a partitioned run's shuffle lives: beside the checkpoint's prefix. */
+export function shufflePrefix(checkpoint: S3Location): string {
+  return `${checkpoint.prefix}-shuffle`;
 }
 
 /**
@@ -238,6 +251,7 @@ function checkWrittenOutsideSource(cfg: PipelineConfig, deadLetter: S3Location):
   const written: NamedS3Location[] = [
     { name: 'the checkpoint', ...cfg.checkpoint },
     { name: 'the dead-letter location', ...deadLetter },
+    { name: "the partitioned run's shuffle", bucket: cfg.checkpoint.bucket, prefix: shufflePrefix(cfg.checkpoint) },
   ];
   if (cfg.sink.kind === 's3' || cfg.sink.kind === 's3-files') written.splice(1, 0, { name: 'the sink', bucket: cfg.sink.bucket, prefix: cfg.sink.prefix });
   checkOutsideSource({ name: 'the source', bucket: cfg.source.bucket, prefix: cfg.source.prefix }, written);

@@ -32,6 +32,8 @@ import { S3FileSink } from '../aws/s3/file-sink';
 import { DynamoDbSink } from '../aws/dynamodb/sink';
 import { ensureBucket, ensureStateTable } from '../local/resources';
 import { createClients } from '../aws/clients';
+import { runPartitioned } from '../engine/partitioned';
+import { WorkerPool } from '../local/workers';
 
 /** The lease of the runner's runs (the default of a pipeline), which its clock jumps past after a crash. */
 const LEASE_MS = 15 * 60_000;
@@ -55,6 +57,11 @@ export interface ConformanceOptions {
   readonly sourceFactory?: (plan: QueryPlan, caseId: string, sourceIndex: number) => Promise<CaseSource>;
   /** Runs the case with this many state partitions (the query's option('statePartitions', P)). */
   readonly statePartitions?: number;
+  /**
+   * Runs each step as a partitioned run on this many worker threads (lib/local/workers.ts): plan,
+   * read, partition and commit tasks, as the deployed state machine runs them. S3 landing source only.
+   */
+  readonly workers?: number;
 }
 
 /** A place the runner can put a step's files and a source that reads them. */
@@ -142,11 +149,11 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
   // one source per input of the case: source 0 reads `from` (or the only input), k + 1 the plan's inputs[k]
   const inputNames = caseSourceInputs(c, plan);
   const caseSources = opts.sourceFactory ? await Promise.all(inputNames.map((_, i) => opts.sourceFactory!(plan, base, i))) : null;
+  const sources = () => (caseSources ? { source: caseSources[0].source, inputSources: caseSources.slice(1).map((s) => s.source) } : {});
   const sinkKind = opts.sink ?? 's3';
   if (sinkKind === 'files') cfg = { ...cfg, sink: { kind: 's3-files', bucket, prefix: `${base}/sink` } };
   if (sinkKind === 'dynamodb') cfg = { ...cfg, sink: { kind: 'dynamodb', table, queryKey: base } };
   const readBatches = sinkReader(sinkKind, clients, { bucket, table, base });
-
   const steps: StepResult[] = [];
   let fileNo = 0;
   let lastCommitted = -1;
@@ -154,6 +161,24 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
   let crashesFired = 0;
   const clock: Clock = { now: () => Date.now() + passedMs };
   const crashPlan: CrashPlan | undefined = typeof opts.crash === 'string' ? { point: opts.crash } : opts.crash;
+  if (opts.workers !== undefined && caseSources) return { name: c.name, error: '--workers runs cases on the S3 landing source: a Kinesis batch is one split, so use --source s3 with --workers' };
+  const pool = opts.workers !== undefined ? new WorkerPool(opts.workers, { connection: opts.connection, config: cfg, plan: { kind: 'case', case: c, name: plan.name, statePartitions: opts.statePartitions }, maxSplits: 3 }) : null;
+  let runNo = 0;
+  const crashText = crashPlan ? `${crashPlan.point}${crashPlan.batchId !== undefined ? `@${crashPlan.batchId}` : ''}` : undefined;
+  /** One scheduled run: the executor's, or a partitioned run on the pool (its result read back from the checkpoint). */
+  const runOnce = async (crash?: CrashPlan): Promise<{ watermark: string; stateRows: number; stateRowsByOperator?: number[] }> => {
+    if (!pool) {
+      const r = await buildExecutor(opts.connection, plan, cfg, { crash, ...sources(), clock }).executor.run();
+      return r;
+    }
+    await runPartitioned(pool.handler({ crash: crash ? crashText : undefined, clockOffsetMs: passedMs }), { runId: `${base}-run-${++runNo}`, concurrency: opts.workers });
+    const cp = buildExecutor(opts.connection, plan, cfg, { clock }).checkpoint;
+    const head = await cp.head();
+    const last = head.latestCommitBatch >= 0 ? await cp.readCommit(head.latestCommitBatch) : null;
+    const stateRowsByOperator = last?.stateRowsByOperator ?? (plan.operators.length ? [last?.stateRows ?? 0] : []);
+    return { watermark: new Date(last ? last.nextBatchWatermarkMs : 0).toISOString(), stateRows: last?.stateRows ?? 0, stateRowsByOperator };
+  };
+
   try {
     for (const step of c.steps) {
       for (const f of stepInputFiles(step)) {
@@ -166,19 +191,17 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
           await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: f.rows.map((r) => JSON.stringify(r)).join('\n') }));
         }
       }
-      const sources = caseSources ? { source: caseSources[0].source, inputSources: caseSources.slice(1).map((s) => s.source) } : {};
-      const build = (crash?: CrashPlan) => buildExecutor(opts.connection, plan, cfg, { crash, ...sources, clock });
       if (crashPlan) {
         try {
-          await build(crashPlan).executor.run();
+          await runOnce(crashPlan);
         } catch (e) {
           if (!(e instanceof InjectedCrash)) throw e;
           crashesFired++;
           passedMs += LEASE_MS + 1000;
         }
       }
-      const built = build();
-      const report = await built.executor.run();
+      const report = await runOnce();
+      const built = buildExecutor(opts.connection, plan, cfg, { ...sources(), clock });
       // What is durable: the step's batches are those committed since the previous step.
       const head = await built.checkpoint.head();
       const batches: Array<{ batchId: number; rows: OutputRow[] }> = [];
@@ -196,6 +219,8 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
   } catch (e) {
     const msg = e instanceof SluiceError ? e.message : `${(e as Error).name}: ${(e as Error).message}`;
     return { name: c.name, error: msg };
+  } finally {
+    await pool?.close();
   }
   return { name: c.name, steps, ...(crashPlan ? { crashesFired } : {}) };
 }
