@@ -121,6 +121,7 @@ Example:
     .option('--data-dir <folder>', "where the embedded stack keeps its data between runs", '.sluice/local')
     .option('--ephemeral', 'start the embedded stack with no data directory: every run starts from nothing')
     .addOption(statePartitionsOption())
+    .addOption(workersOption())
     .addOption(awsOption())
     .option('--json', 'print the machine-readable run report (with each batch\'s progress record) instead of the summary')
     .addHelpText(

@@ -15,6 +15,10 @@ import type { AwsConnection } from '../lib/aws/config';
 import { buildExecutor, describeSink, parseS3Uri, parseSinkUri, PipelineConfig, S3Location, SinkLocation, SourceLocation } from '../lib/aws/pipeline';
 import { S3CheckpointStore } from '../lib/aws/s3/checkpoint';
 import { parseShortDuration } from '../lib/observe/format';
+import { randomUUID } from 'node:crypto';
+import type { RunReport } from '../lib/engine/executor';
+import { partitionedRunReport, runPartitioned } from '../lib/engine/partitioned';
+import { WorkerPool } from '../lib/local/workers';
 import { createRunDisplay } from '../lib/observe/progress-line';
 import { analyseStatus, batchCells, loadStatus, runHeading, STATUS_COLUMNS, statusHeader, verdictLine } from '../lib/observe/status';
 import { prepareConformance, runCase, ConformanceOptions } from '../lib/conformance/runner';
@@ -188,6 +192,7 @@ export interface RunOptions {
   dataDir: string;
   ephemeral?: boolean;
   statePartitions?: number;
+  workers?: number;
   aws?: boolean;
 }
 
@@ -215,9 +220,20 @@ export async function runQuery(modulePath: string, o: RunOptions): Promise<numbe
     const cfg: PipelineConfig = { checkpoint, stateTable: o.stateTable, source, sink, ...(o.statePartitions ? { statePartitions: o.statePartitions } : {}) };
     // On a terminal: a live line per batch and a short summary; otherwise (or --json) plain output.
     const display = createRunDisplay({ out: process.stdout, err: process.stderr, json: o.json === true, deadlineMs });
-    const { executor } = buildExecutor(conn, plan, cfg, { crash: crash ?? undefined, log: display.log });
+    const built = buildExecutor(conn, plan, cfg, { crash: crash ?? undefined, log: display.log });
     const startedMs = Date.now();
-    const report = await executor.run({ deadlineMs, collectRows: true, onProgress: display.onProgress }).catch((e: unknown) => {
+    const run = async (): Promise<RunReport> => {
+      if (!o.workers) return built.executor.run({ deadlineMs, collectRows: true, onProgress: display.onProgress });
+      // partitioned: the tasks on worker threads, as the deployed state machine runs them
+      const pool = new WorkerPool(o.workers, { connection: conn, config: cfg, plan: { kind: 'module', path: resolve(modulePath) } });
+      try {
+        const { batches } = await runPartitioned(pool.handler({ crash: process.env.SLUICE_CRASH_AT || undefined }), { runId: randomUUID(), concurrency: o.workers });
+        return await partitionedRunReport(plan, built.checkpoint, batches);
+      } finally {
+        await pool.close();
+      }
+    };
+    const report = await run().catch((e: unknown) => {
       display.abort();
       throw e;
     });

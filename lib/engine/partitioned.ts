@@ -42,7 +42,10 @@ import {
   progressAfter,
   type Progress,
 } from './executor';
-import type { CommitEntry, DeadLetter, Json, LeaseHandle, OffsetEntry, OutputRow, Row, ShuffleStore, StateChange, StateStore } from './ports';
+import type { CheckpointStore, CommitEntry, DeadLetter, Json, LeaseHandle, OffsetEntry, OutputRow, Row, ShuffleStore, StateChange, StateStore } from './ports';
+import type { BatchReport, RunReport } from './executor';
+import type { StreamingProgress } from './progress';
+import type { QueryPlan } from './query';
 import { decodeStateJson, encodeStateJson } from './state-json';
 import { toOutputRow } from './rows';
 import { planStages, JoinTables } from './join';
@@ -563,4 +566,34 @@ async function eachLimit<T>(items: readonly T[], limit: number, fn: (item: T) =>
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   if (errors.length) throw errors[0];
+}
+
+/**
+ * The run report of a partitioned run, read back from the checkpoint (what the commits and the
+ * progress records say of `batches`), for the CLI's summary and the conformance runner; rows are
+ * the sink's, not repeated here.
+ */
+export async function partitionedRunReport(plan: QueryPlan, checkpoint: CheckpointStore, batches: readonly number[]): Promise<RunReport> {
+  const head = await checkpoint.head();
+  const last = head.latestCommitBatch >= 0 ? await checkpoint.readCommit(head.latestCommitBatch) : null;
+  const reports: BatchReport[] = [];
+  const progress: StreamingProgress[] = [];
+  for (const id of batches) {
+    const p = (await checkpoint.readProgress(id)) as unknown as StreamingProgress | null;
+    if (!p) continue;
+    progress.push(p);
+    const dropped = p.stateOperators.map((o) => o.numRowsDroppedByWatermark);
+    reports.push({
+      batchId: id, replay: p.sluice.replay, noData: p.sluice.noData, numInputRows: p.numInputRows, numOutputRows: p.sink.numOutputRows, rows: [],
+      batchWatermarkMs: Date.parse(p.eventTime.watermark), nextWatermarkMs: Date.parse(p.eventTime.watermark), droppedByWatermark: dropped.reduce((a, b) => a + b, 0),
+      deadLetters: p.sluice.numDeadLetters, stateRows: p.stateOperators.reduce((a, o) => a + o.numRowsTotal, 0), stateRowsByOperator: p.stateOperators.map((o) => o.numRowsTotal), droppedByOperator: dropped, durationMs: p.batchDuration,
+    });
+  }
+  const watermarkMs = last ? last.nextBatchWatermarkMs : 0;
+  const sum = (f: (b: BatchReport) => number) => reports.reduce((a, b) => a + f(b), 0);
+  return {
+    queryId: last?.queryId ?? '', queryName: plan.name, stoppedBy: 'done', batches: reports, watermarkMs, watermark: new Date(watermarkMs).toISOString(),
+    rowsIn: sum((b) => b.numInputRows), rowsOut: sum((b) => b.numOutputRows), droppedByWatermark: sum((b) => b.droppedByWatermark), deadLetters: sum((b) => b.deadLetters),
+    stateRows: last?.stateRows ?? 0, stateRowsByOperator: last?.stateRowsByOperator ?? (plan.operators.length ? [last?.stateRows ?? 0] : []), backlogLeft: 0, progress,
+  };
 }
