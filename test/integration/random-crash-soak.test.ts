@@ -9,6 +9,8 @@
  *   checkpoint and landing files in memory, for speed): crashes at every point, mid-sink
  *   included, over input whose bursts make batches emit more rows than one sink chunk (98) holds,
  *   so a crash falls between the chunks of a sink write. Every point must have fired.
+ * - 2 shapes × 61 runs partitioned (plan, read, partition and commit tasks, 3 at a time, 4 state
+ *   partitions: lib/engine/partitioned.ts), crashes in any task, against the single executor's output.
  * - 40 runs on the full local stack (S3 checkpoint and landing prefix, DynamoDB state and lease,
  *   both guarded sinks, fenced): the same property through the code a deployed pipeline runs.
  *
@@ -25,10 +27,11 @@ import { DynamoDbSink } from '../../lib/aws/dynamodb/sink';
 import { DynamoDbStateStore } from '../../lib/aws/dynamodb/state-store';
 import { DynamoDbLease } from '../../lib/aws/dynamodb/lease';
 import { buildExecutor } from '../../lib/aws/pipeline';
-import { CRASH_POINTS, crashingAt, type CrashPlan, type CrashPoint } from '../../lib/engine/testing/crash';
+import { CRASH_POINTS, CrashInjector, crashingAt, type CrashPlan, type CrashPoint } from '../../lib/engine/testing/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
 import { MicroBatchExecutor } from '../../lib/engine/executor';
-import { InMemoryCheckpoint, InMemoryFileSource } from '../../lib/engine/testing/memory';
+import { InMemoryCheckpoint, InMemoryFileSource, InMemoryShuffle } from '../../lib/engine/testing/memory';
+import { PartitionedRun, partitionedTasks, runPartitioned } from '../../lib/engine/partitioned';
 import type { OutputRow } from '../../lib/engine/ports';
 import { count, QueryPlan, readStream, sum, window } from '../../lib/engine/query';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
@@ -105,12 +108,13 @@ interface SoakOutcome {
 }
 
 /** `runs` scheduled runs; with `crashRate` > 0 each may crash at a random point and batch. */
-async function dynamoSoak(shape: Shape, seed: number, runs: number, crashRate: number, maxFilesPerTrigger?: number, statePartitions = 1): Promise<SoakOutcome> {
+async function dynamoSoak(shape: Shape, seed: number, runs: number, crashRate: number, maxFilesPerTrigger?: number, statePartitions = 1, workers = 0): Promise<SoakOutcome> {
   const plan = { ...soakPlan(shape, `soak-${shape}`, maxFilesPerTrigger), statePartitions };
   const key = uniqueName(`soak-${shape}-${crashRate > 0 ? 'crash' : 'clean'}`);
   const { dynamodb } = testClients();
   const source = new InMemoryFileSource(plan.source.schema);
   const checkpoint = new InMemoryCheckpoint();
+  const shuffle = new InMemoryShuffle();
   const time = leaseClock();
   const fast = { baseDelayMs: 1, maxDelayMs: 20 };
   const r = prng(seed);
@@ -131,9 +135,16 @@ async function dynamoSoak(shape: Shape, seed: number, runs: number, crashRate: n
     const sink = new DynamoDbSink({ client: dynamodb, tableName: res.sinkTable, queryKey: key, leaseTable: res.stateTable, leaseKey: key, clock: time.clock, ...fast });
     const deps = { plan, source, checkpoint, state, sink, lease, clock: time.clock };
     try {
-      const report = await new MicroBatchExecutor(crash ? crashingAt(crash, deps) : deps).run();
-      expect(report.stoppedBy).toBe('done');
-      for (const b of report.batches) maxBatchRows = Math.max(maxBatchRows, b.numOutputRows);
+      if (workers > 0) {
+        // partitioned: every task on decorated ports of its own, one injector for the run
+        const injector = crash ? new CrashInjector(crash) : null;
+        const make = () => new PartitionedRun({ ...(injector ? crashingAt(injector, deps) : deps), shuffle }, { maxSplits: 3 });
+        await runPartitioned(partitionedTasks(make), { runId: `${key}-${tick}`, concurrency: workers });
+      } else {
+        const report = await new MicroBatchExecutor(crash ? crashingAt(crash, deps) : deps).run();
+        expect(report.stoppedBy).toBe('done');
+        for (const b of report.batches) maxBatchRows = Math.max(maxBatchRows, b.numOutputRows);
+      }
     } catch (e) {
       if (!(e instanceof InjectedCrash)) throw e;
       crashes[e.point as CrashPoint]++;
@@ -163,6 +174,18 @@ describe('random-crash soak on the DynamoDB state store, lease and sink (DynamoD
     console.log(`dynamodb soak ${shape}: seed ${seed}, ${crashed.runs} runs (and ${clean.runs} clean), ${fired} crashes ${JSON.stringify(crashed.crashes)}, ${crashed.rows.length} sink rows, largest batch ${crashed.maxBatchRows} rows, ${Date.now() - t0} ms`);
     expect(fired).toBeGreaterThan(20);
     expect(clean.maxBatchRows).toBeGreaterThan(SINK_CHUNK_ROWS);
+    expect(clean.rows.length).toBeGreaterThan(SINK_CHUNK_ROWS);
+    expect(crashed.rows).toEqual(clean.rows);
+  }, 300_000);
+
+  it.each([['update', 2], ['dedup', 2]] as Array<[Shape, number]>)('%s output run partitioned (4 state partitions, 3 tasks at a time): 60 runs with random crashes in any task leave what the single executor leaves', async (shape, maxFiles) => {
+    const seed = 20261101 + (shape === 'update' ? 0 : 1);
+    const t0 = Date.now();
+    const [crashed, clean] = await Promise.all([dynamoSoak(shape, seed, 60, 0.6, maxFiles, 4, 3), dynamoSoak(shape, seed, 60, 0, maxFiles, 4)]);
+    const fired = Object.values(crashed.crashes).reduce((a, b) => a + b, 0);
+    // eslint-disable-next-line no-console
+    console.log(`partitioned soak ${shape}: seed ${seed}, ${crashed.runs} runs, ${fired} crashes ${JSON.stringify(crashed.crashes)}, ${crashed.rows.length} sink rows, ${Date.now() - t0} ms`);
+    expect(fired).toBeGreaterThan(15);
     expect(clean.rows.length).toBeGreaterThan(SINK_CHUNK_ROWS);
     expect(crashed.rows).toEqual(clean.rows);
   }, 300_000);
