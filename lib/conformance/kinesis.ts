@@ -48,6 +48,7 @@ export function kinesisCaseSource(
     let rowNo = 0;
     return {
       source,
+      location: { kind: 'kinesis', streamName },
       async put(_fileIndex, rows) {
         await putJsonRecords(
           clients.kinesis,

@@ -24,6 +24,7 @@ import { addPerStage, asPipelineStep, CaseResult, droppedByStageInProgress, Step
 import type { CrashPlan, CrashPoint } from '../engine/testing/crash';
 import { InjectedCrash, SluiceError } from '../engine/errors';
 import type { Clock, OutputRow, Source } from '../engine/ports';
+import type { SourceLocation } from '../aws/pipeline';
 import type { QueryPlan } from '../engine/query';
 import type { AwsConnection } from '../aws/config';
 import { buildExecutor, PipelineConfig } from '../aws/pipeline';
@@ -67,6 +68,8 @@ export interface ConformanceOptions {
 /** A place the runner can put a step's files and a source that reads them. */
 export interface CaseSource {
   readonly source: Source;
+  /** Where the source reads, for runs that build their own ports from the config (--workers). */
+  readonly location?: SourceLocation;
   put(fileIndex: number, rows: Array<Record<string, unknown>>): Promise<void>;
 }
 
@@ -161,7 +164,11 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
   let crashesFired = 0;
   const clock: Clock = { now: () => Date.now() + passedMs };
   const crashPlan: CrashPlan | undefined = typeof opts.crash === 'string' ? { point: opts.crash } : opts.crash;
-  if (opts.workers !== undefined && caseSources) return { name: c.name, error: '--workers runs cases on the S3 landing source: a Kinesis batch is one split, so use --source s3 with --workers' };
+  if (opts.workers !== undefined && caseSources) {
+    // worker threads build their own ports from the config: point it at the case's streams
+    if (caseSources.some((x) => !x.location)) return { name: c.name, error: '--workers needs sources the config can name (an S3 prefix or a Kinesis stream)' };
+    cfg = { ...cfg, source: caseSources[0].location!, ...(caseSources.length > 1 ? { inputs: caseSources.slice(1).map((x) => x.location!) } : {}) };
+  }
   const pool = opts.workers !== undefined ? new WorkerPool(opts.workers, { connection: opts.connection, config: cfg, plan: { kind: 'case', case: c, name: plan.name, statePartitions: opts.statePartitions }, maxSplits: 3 }) : null;
   let runNo = 0;
   const crashText = crashPlan ? `${crashPlan.point}${crashPlan.batchId !== undefined ? `@${crashPlan.batchId}` : ''}` : undefined;

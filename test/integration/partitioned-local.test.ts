@@ -12,6 +12,7 @@ import { compareCase } from '../../lib/conformance/results';
 import { prepareConformance, runCase } from '../../lib/conformance/runner';
 import type { CrashPoint } from '../../lib/engine/testing/crash';
 import { testConnection, uniqueName } from '../helpers/stack';
+import { kinesisCaseSource } from '../../lib/conformance/kinesis';
 
 jest.setTimeout(180_000);
 
@@ -28,6 +29,11 @@ beforeAll(async () => {
 describe('when conformance cases run partitioned on 2 worker threads with 4 state partitions', () => {
   it.each(CASES.map((c) => [c.name, c] as const))('%s matches its expectations', async (_n, c) => {
     const result = await runCase(c, { connection: testConnection(), bucket, stateTable: table, statePartitions: 4, workers: 2 });
+    expect(compareCase(c, result)).toEqual([]);
+  });
+
+  it.each(CASES.slice(0, 3).map((c) => [c.name, c] as const))('%s matches its expectations on Kinesis streams too (one split a batch)', async (_n, c) => {
+    const result = await runCase(c, { connection: testConnection(), bucket, stateTable: table, statePartitions: 4, workers: 2, sourceFactory: kinesisCaseSource(testConnection()) });
     expect(compareCase(c, result)).toEqual([]);
   });
 
