@@ -10,7 +10,8 @@ import { MicroBatchExecutor, RunReport } from '../../lib/engine/executor';
 import { count, readStream, statefulShape, window } from '../../lib/engine/query';
 import type { QueryPlan } from '../../lib/engine/query';
 import { CRASH_POINTS, crashingAt, CrashPlan } from '../../lib/engine/testing/crash';
-import { InMemoryCheckpoint, InMemoryDeadLetters, InMemoryFileSource, InMemoryLease, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
+import { InMemoryFileSource } from '../../lib/engine/testing/memory';
+import { memoryPorts } from './engine-factories';
 import type { Clock } from '../../lib/engine/ports';
 
 const sec = (s: number) => new Date(Date.UTC(2026, 9, 1, 12, 0, s)).toISOString().replace('T', ' ').slice(0, 19);
@@ -27,16 +28,8 @@ const within10s = { left: 'impressionTime', right: 'clickTime', lower: '-10 seco
 function joinRunner(plan: QueryPlan) {
   let passedMs = 0;
   const clock: Clock = { now: () => Date.now() + passedMs };
-  const ports = {
-    source: new InMemoryFileSource(plan.source.schema),
-    inputSources: (plan.inputs ?? []).map((i) => new InMemoryFileSource(i.source.schema)),
-    checkpoint: new InMemoryCheckpoint(),
-    state: new InMemoryStateStore({ clock }),
-    sink: new InMemorySink(),
-    deadLetters: new InMemoryDeadLetters(),
-    lateRows: new InMemoryDeadLetters(),
-    lease: new InMemoryLease(() => clock.now()),
-  };
+  // the unit tests' ports (engine-factories.ts), and a landing source per joined input
+  const ports = { ...memoryPorts(plan, clock), inputSources: (plan.inputs ?? []).map((i) => new InMemoryFileSource(i.source.schema)) };
   let fileNo = 0;
   const executor = (crash?: CrashPlan) => new MicroBatchExecutor(crash ? crashingAt(crash, { plan, ...ports, clock }) : { plan, ...ports, clock });
   return {
