@@ -54,6 +54,10 @@ export {
   type StaticJoinType,
   type StaticTable,
   type StaticTableSpec,
+  type StreamJoinType,
+  type StreamJoinedColumns,
+  type TimeRangeArg,
+  type PlanInput,
 } from '../engine/query';
 export type { ColumnType, Schema } from '../engine/schema';
 export type { Json, OutputRow, Row, StaticTableReader, StaticTables } from '../engine/ports';
