@@ -1,0 +1,93 @@
+/**
+ * The scale-out task Lambda: one function for the four tasks of the state machine
+ * (lib/infra/scale-out.ts), dispatched on `action` (lib/scale/contract.ts).
+ *
+ *     Step Functions ──▶ { action, runId, batchId?, split? | partition? }
+ *                          │ parseTaskEvent: the shape, or a non-retriable error that names the field
+ *                          ▼
+ *                        handle(event) ──▶ PlanResult | CommitResult | { ok: true }
+ *                          │ one "task" JSON line (action, run, batch, item, duration)
+ *                          ▼
+ *                        the result, which the state machine reads ($.Payload)
+ *
+ *     on error: one "task-failed" JSON line, then rethrow: the task fails, Step Functions retries it
+ *     (its Retry), then fails the execution; the next scheduled run resumes from the checkpoint.
+ */
+import { Console } from 'node:console';
+import { SluiceError } from '../../engine/errors';
+import type { TaskEvent, TaskHandler } from '../../scale/contract';
+import { handleTask } from '../../scale/handle-task';
+import { redactDataValues } from './redact';
+
+/** A task event the state machine did not send (a hand-made invocation, a definition out of step). */
+export class InvalidTaskEventError extends SluiceError {}
+
+const ACTIONS = ['plan', 'read', 'partition', 'commit'] as const;
+/** The numeric fields each action needs besides `runId`. */
+const FIELDS: Record<TaskEvent['action'], readonly string[]> = { plan: [], read: ['batchId', 'split'], partition: ['batchId', 'partition'], commit: ['batchId'] };
+
+function refuse(message: string, event: unknown): never {
+  throw new InvalidTaskEventError(`scale-out task event ${message}: the state machine sends { action: 'plan' | 'read' | 'partition' | 'commit', runId, ... } (lib/scale/contract.ts)`, {
+    details: { event },
+  });
+}
+
+/** `event` as a TaskEvent, or an InvalidTaskEventError that names the field and the value. */
+export function parseTaskEvent(event: unknown): TaskEvent {
+  if (typeof event !== 'object' || event === null || Array.isArray(event)) refuse(`${JSON.stringify(event)} is not an object`, event);
+  const e = event as Record<string, unknown>;
+  if (!(ACTIONS as readonly unknown[]).includes(e.action)) refuse(`has action ${JSON.stringify(e.action)}, not one of ${ACTIONS.join(', ')}`, event);
+  const action = e.action as TaskEvent['action'];
+  if (typeof e.runId !== 'string' || e.runId === '') refuse(`"${action}" has runId ${JSON.stringify(e.runId)}, not the execution's name`, event);
+  const out: Record<string, unknown> = { action, runId: e.runId };
+  for (const field of FIELDS[action]) {
+    const v = e[field];
+    if (!Number.isInteger(v) || (v as number) < 0) refuse(`"${action}" has ${field} ${JSON.stringify(v)}, not a whole number >= 0`, event);
+    out[field] = v;
+  }
+  return out as TaskEvent;
+}
+
+export interface TaskLambdaOptions {
+  /** Where the JSON lines go. @default a Console on process.stdout */
+  readonly writeLine?: (line: string) => void;
+  /** @default Date.now */
+  readonly now?: () => number;
+  /** Keep data values (keys, rows, records) in a failed task's log line (SLUICE_LOG_VALUES). @default false */
+  readonly logDataValues?: boolean;
+}
+
+export type TaskLambda = (event: unknown) => ReturnType<TaskHandler>;
+
+let stdoutConsole: Console | undefined;
+function defaultWriteLine(line: string): void {
+  stdoutConsole ??= new Console({ stdout: process.stdout, stderr: process.stderr });
+  stdoutConsole.log(line);
+}
+
+/** The Lambda handler around `handle`: checks the event, logs one line per task, rethrows failures. */
+export function createTaskLambda(handle: TaskHandler, opts: TaskLambdaOptions = {}): TaskLambda {
+  const writeLine = opts.writeLine ?? defaultWriteLine;
+  const now = opts.now ?? Date.now;
+  return async (raw) => {
+    const event = parseTaskEvent(raw);
+    const startedMs = now();
+    const base = { ...event, event: 'task' };
+    try {
+      const result = await handle(event);
+      writeLine(JSON.stringify({ level: 'info', ...base, durationMs: now() - startedMs }));
+      return result;
+    } catch (error) {
+      const e = error as Error & { retriable?: boolean; details?: Record<string, unknown> };
+      const message = String(e?.message ?? error);
+      const shown = opts.logDataValues ? { message, details: e?.details ?? {} } : redactDataValues(message, e?.details ?? {});
+      writeLine(
+        JSON.stringify({ level: 'error', ...base, event: 'task-failed', durationMs: now() - startedMs, error: e?.name, message: shown.message, details: shown.details, retriable: e?.retriable ?? false }),
+      );
+      throw error;
+    }
+  };
+}
+
+/** The deployed entry's handler (the construct's default task handler). */
+export const handler: TaskLambda = createTaskLambda(handleTask, { logDataValues: process.env.SLUICE_LOG_VALUES === 'true' });
