@@ -11,6 +11,7 @@ import { AvailableNowPipeline, AvailableNowPipelineProps, DEFAULT_ENTRY, GRANTED
 import { SUMMARY_METRIC_NAMES } from '../../lib/aws/lambda/emf';
 import { InvalidOptionError } from '../../lib/engine/errors';
 import { parseSinkUri } from '../../lib/aws/pipeline';
+import { flat, statements, type FlatStatement } from '../helpers/template';
 
 jest.setTimeout(60_000);
 
@@ -53,42 +54,6 @@ function rejection(props: AvailableNowPipelineProps, extra?: (stack: Stack) => P
     return (e as Error).message;
   }
   throw new Error('expected the pipeline to be rejected at synth time');
-}
-
-interface FlatStatement {
-  readonly actions: string[];
-  readonly resources: string[];
-  readonly condition?: unknown;
-}
-
-/** Intrinsics as short strings: {Fn::GetAtt:[X,Arn]} -> "X.Arn", {Ref:X} -> "X", joins concatenated. */
-function flat(value: unknown): string {
-  if (typeof value === 'string') return value;
-  const v = value as Record<string, unknown>;
-  if (v['Fn::GetAtt']) return (v['Fn::GetAtt'] as string[]).join('.');
-  if (v.Ref) return String(v.Ref);
-  if (v['Fn::Join']) {
-    const [sep, parts] = v['Fn::Join'] as [string, unknown[]];
-    return parts.map(flat).join(sep);
-  }
-  if (v['Fn::Select'] || v['Fn::Split']) return `{${JSON.stringify(v)}}`;
-  return JSON.stringify(v);
-}
-
-const asList = <T>(x: T | T[] | undefined): T[] => (x === undefined ? [] : Array.isArray(x) ? x : [x]);
-
-/** Every statement of every IAM policy in the template (inline role policies included). */
-function statements(template: Template): FlatStatement[] {
-  const docs: Array<{ Statement: unknown[] }> = [];
-  for (const p of Object.values(template.findResources('AWS::IAM::Policy'))) docs.push(p.Properties.PolicyDocument);
-  for (const r of Object.values(template.findResources('AWS::IAM::Role'))) for (const p of asList(r.Properties.Policies)) docs.push((p as { PolicyDocument: { Statement: unknown[] } }).PolicyDocument);
-  return docs.flatMap((d) =>
-    (d.Statement as Array<Record<string, unknown>>).map((s) => ({
-      actions: asList(s.Action as string | string[]).slice().sort(),
-      resources: asList(s.Resource).map(flat).sort(),
-      ...(s.Condition ? { condition: s.Condition } : {}),
-    })),
-  );
 }
 
 function envOf(template: Template): Record<string, unknown> {
