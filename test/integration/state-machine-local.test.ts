@@ -8,6 +8,9 @@ import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { EXAMPLE_PARALLELISM, buildApp } from '../../bin/app';
 import { CheckpointMismatchError } from '../../lib/engine/errors';
+import { PartitionedRun, partitionedTasks } from '../../lib/engine/partitioned';
+import { count, readStream, window } from '../../lib/engine/query';
+import { InMemoryCheckpoint, InMemoryFileSource, InMemoryLease, InMemoryShuffle, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 import { LocalExecutionError, definitionFromTemplate, runStateMachineLocally, type AslDefinition, type LocalEvent } from '../../lib/local/state-machine';
 import type { PlanResult, TaskEvent, TaskHandler } from '../../lib/scale/contract';
 
@@ -184,6 +187,35 @@ describe('the example stack\'s state machine, run locally', () => {
       await expect(run).rejects.toBeInstanceOf(LocalExecutionError);
       expect(sim.calls.filter((c) => c.event.action === 'partition' && (c.event as { partition: number }).partition === 0)).toHaveLength(1);
       expect(sim.calls.filter((c) => c.event.action === 'commit')).toEqual([]);
+    });
+  });
+
+  describe('when it drives the engine\'s own tasks (partitionedTasks on the in-memory ports)', () => {
+    // Counts per user and 10-second window, append mode, 4 state partitions; 6 files, so the plan
+    // splits the batch into reads. Each of u0..u4 has two events in [12:00:00, 12:00:10); the
+    // late-comer at 12:00:30 moves the watermark to 30 s, so the no-data batch closes those windows
+    // and leaves its own [30 s, 40 s) open.
+    const plan = readStream.format('json').schema('user STRING, t TIMESTAMP').load().withWatermark('t', '0 seconds')
+      .groupBy('user', window('t', '10 seconds')).agg(count().as('n'))
+      .writeStream.option('statePartitions', 4).queryName('sfn-local').plan();
+    const at = (sec: number) => `2026-10-01 12:00:${String(sec).padStart(2, '0')}`;
+
+    it('writes each closed window once: two events per user, and commits the data batch and the no-data batch', async () => {
+      const ports = { plan, source: new InMemoryFileSource(plan.source.schema), checkpoint: new InMemoryCheckpoint(), state: new InMemoryStateStore(), sink: new InMemorySink(), lease: new InMemoryLease(), shuffle: new InMemoryShuffle() };
+      for (let f = 0; f < 5; f++) ports.source.add(`f${f}.json`, [{ user: `u${f}`, t: at(1) }, { user: `u${(f + 1) % 5}`, t: at(2) }]);
+      ports.source.add('f5.json', [{ user: 'late-comer', t: at(30) }]);
+      const engine = partitionedTasks(() => new PartitionedRun(ports, { maxSplits: 3 }));
+      const seen: TaskEvent[] = [];
+      await runStateMachineLocally(definition, async (e) => {
+        seen.push(e);
+        return engine(e);
+      }, {}, { executionName: RUN_ID });
+      const rows = [...ports.sink.batches.values()].flat();
+      expect(rows.map((r) => [r.user, r.n]).sort()).toEqual([0, 1, 2, 3, 4].map((i) => [`u${i}`, 2]));
+      expect((await ports.checkpoint.head()).latestCommitBatch).toBe(1);
+      const commits = seen.filter((e) => e.action === 'commit').map((e) => (e as { batchId: number }).batchId);
+      expect(commits).toEqual([0, 1]);
+      expect(seen.filter((e) => e.action === 'read' && (e as { batchId: number }).batchId === 0).length).toBeGreaterThan(1);
     });
   });
 });
