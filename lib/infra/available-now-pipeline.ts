@@ -478,6 +478,7 @@ export class AvailableNowPipeline extends Construct {
       ...inputs.map((input, k) => ({ name: `the prefix of input ${k + 2}`, place: input.landing })),
       { name: 'the sink prefix', place: sink.output },
       { name: 'deadLetterPrefix', place: deadLetters },
+      ...(r.parallelism ? [{ name: 'the shuffle prefix (checkpointPrefix + "-shuffle")', place: { bucket: this.checkpointBucket, prefix: `${r.checkpointPrefix}-shuffle` } }] : []),
     ]);
 
     // ---- the function
@@ -544,6 +545,7 @@ export class AvailableNowPipeline extends Construct {
         scheduleMaxEventAgeSeconds: r.maxEventAgeSeconds,
         parallelism: r.parallelism,
         role: this.role,
+        shuffle: { bucket: this.checkpointBucket, prefix: `${r.checkpointPrefix}-shuffle` },
         environment,
         architecture: props.architecture ?? lambda.Architecture.ARM_64,
         bundling,
@@ -720,8 +722,9 @@ function resolveProps(scope: Construct, id: string, props: AvailableNowPipelineP
     invalid(scope, 'createAlarms is false, yet alarms sets thresholds: drop one of them (alarms: { <name>: false } turns a single alarm off)');
   }
   const parallelism = props.parallelism ? resolveParallelism(scope, props.parallelism, { intervalSeconds, memoryMiB }) : undefined;
-  if (parallelism && props.environment?.SLUICE_STATE_PARTITIONS !== undefined) {
-    invalid(scope, 'environment sets SLUICE_STATE_PARTITIONS, which the construct sets from parallelism.statePartitions: drop it from environment', { SLUICE_STATE_PARTITIONS: props.environment.SLUICE_STATE_PARTITIONS });
+  const ownedWithParallelism = parallelism ? ['SLUICE_STATE_PARTITIONS', 'SLUICE_SHUFFLE_URI'].filter((k) => props.environment?.[k] !== undefined) : [];
+  if (ownedWithParallelism.length > 0) {
+    invalid(scope, `environment sets ${ownedWithParallelism.join(', ')}, which the construct sets with parallelism (statePartitions, the shuffle beside the checkpoint): drop it from environment`, { owned: ownedWithParallelism });
   }
   const alarms =
     props.createAlarms === false

@@ -25,10 +25,11 @@
  * (ResultPath null) and each child returns only `{ ok }`, so no state's input or output grows with
  * the data; lib/local/state-machine.ts runs this same definition in tests.
  *
- * IAM: the task Lambda runs on the pipeline's role (it reads and writes exactly what the single
- * Lambda does; its shuffle objects are under the checkpoint prefix). The starter may only list and
- * start executions of this state machine; the state machine may only invoke the task Lambda, and
- * (CDK's DistributedMapPolicy) start, describe, stop and redrive its own child executions.
+ * IAM: the task Lambda runs on the pipeline's role, which reads and writes what the single Lambda
+ * does, plus the shuffle objects under `<checkpointPrefix>-shuffle/` (SLUICE_SHUFFLE_URI) that
+ * this adds. The starter may only list and start executions of this state machine; the state
+ * machine may only invoke the task Lambda, and (CDK's DistributedMapPolicy) start, describe, stop
+ * and redrive its own child executions.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -44,7 +45,7 @@ import {
   aws_stepfunctions_tasks as tasks,
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { invalid, wholeNumber } from './binding';
+import { GRANTED_ACTIONS, grantS3, invalid, wholeNumber, type S3Place } from './binding';
 
 // ---------------------------------------------------------------- props
 
@@ -152,9 +153,11 @@ export interface ScaleOutInputs {
   readonly intervalSeconds: number;
   readonly scheduleMaxEventAgeSeconds: number;
   readonly parallelism: ResolvedParallelism;
-  /** The pipeline's role: the task Lambda reads and writes what the single Lambda does. */
+  /** The pipeline's role: the task Lambda reads and writes what the single Lambda does, and the shuffle. */
   readonly role: iam.Role;
-  /** The single Lambda's environment; the task Lambda gets it too, with SLUICE_STATE_PARTITIONS. */
+  /** Where the tasks hand data to each other: `<checkpointPrefix>-shuffle` in the checkpoint bucket (lib/aws/s3/shuffle.ts). */
+  readonly shuffle: S3Place;
+  /** The single Lambda's environment; the task Lambda gets it too, with SLUICE_STATE_PARTITIONS and SLUICE_SHUFFLE_URI. */
   readonly environment: Record<string, string>;
   readonly architecture: lambda.Architecture;
   readonly bundling: nodejs.BundlingOptions;
@@ -174,6 +177,8 @@ export class ScaleOut extends Construct {
   readonly starterLogGroup: logs.LogGroup;
   readonly stateMachine: sfn.StateMachine;
   readonly parallelism: ResolvedParallelism;
+  /** The shuffle's key prefix in the checkpoint bucket. */
+  readonly shufflePrefix: string;
 
   constructor(scope: Construct, id: string, x: ScaleOutInputs) {
     super(scope, id);
@@ -183,6 +188,9 @@ export class ScaleOut extends Construct {
     // ---- the task Lambda
     this.taskLogGroup = new logs.LogGroup(this, 'TaskLogs', { retention: x.logRetention, removalPolicy: x.removalPolicy });
     this.taskLogGroup.grantWrite(x.role);
+    // The read tasks' partial results, which the partition tasks read; purged with old batches.
+    grantS3(x.role, { ...x.shuffle, objectActions: GRANTED_ACTIONS.shuffleObjects, list: true, kms: ['kms:Decrypt', 'kms:GenerateDataKey'] });
+    this.shufflePrefix = x.shuffle.prefix;
     this.taskFunction = new nodejs.NodejsFunction(this, 'TaskFunction', {
       entry: p.taskEntry,
       handler: p.taskHandler,
@@ -193,7 +201,7 @@ export class ScaleOut extends Construct {
       role: x.role,
       logGroup: this.taskLogGroup,
       description: `sluice scale-out task (plan, read, partition, commit) of ${x.pipelineName}, ${p.statePartitions} state partitions`,
-      environment: { ...x.environment, SLUICE_STATE_PARTITIONS: String(p.statePartitions) },
+      environment: { ...x.environment, SLUICE_STATE_PARTITIONS: String(p.statePartitions), SLUICE_SHUFFLE_URI: `s3://${x.shuffle.bucket.bucketName}/${x.shuffle.prefix}` },
       bundling: x.bundling,
     });
 
@@ -252,7 +260,7 @@ export class ScaleOut extends Construct {
       );
       return map;
     };
-    const read = fanOut('Read', 'ReadSplit', 'read', 'splits', 'split', p.readConcurrency, "reads each split of the batch into its shuffle objects under <checkpoint>/shuffle/N/");
+    const read = fanOut('Read', 'ReadSplit', 'read', 'splits', 'split', p.readConcurrency, 'reads each split of the batch into its shuffle objects under <checkpoint>-shuffle/N/');
     const partition = fanOut('Partition', 'MergePartition', 'partition', 'partitions', 'partition', p.partitionConcurrency, 'merges each state partition\'s shuffle objects into its state and output, and commits its state version N');
 
     const commit = retried(

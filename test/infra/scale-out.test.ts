@@ -4,20 +4,17 @@
  * each, and the execution alarms. Without `parallelism` none of it exists (and the rest of the
  * template is the one test/infra/available-now-pipeline.test.ts checks).
  */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { App, CfnElement, Duration, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
-import { buildSync } from 'esbuild';
-import { AvailableNowPipeline, AvailableNowPipelineProps, LAMBDA_BUNDLING, NO_RETRY, TASK_RETRY } from '../../lib/infra/available-now-pipeline';
+import { AvailableNowPipeline, AvailableNowPipelineProps, NO_RETRY, TASK_RETRY } from '../../lib/infra/available-now-pipeline';
 import { STARTER_ENTRY, DEFAULT_TASK_ENTRY } from '../../lib/infra/scale-out';
 import { InvalidOptionError } from '../../lib/engine/errors';
 import { definitionFromTemplate, type AslDefinition, type AslState } from '../../lib/local/state-machine';
+import { bundledFiles, commandsSent } from '../helpers/sdk-commands';
 import { flat, roleStatements, statements, type FlatStatement } from '../helpers/template';
 
 jest.setTimeout(60_000);
 
-const ROOT = path.resolve(__dirname, '..', '..');
 const ACCOUNT = '123456789012';
 const REGION = 'eu-west-1';
 
@@ -134,7 +131,12 @@ describe('with parallelism { statePartitions: 4, readConcurrency: 8 } on the def
     expect(task.MemorySize).toBe(1024);
     expect(task.ReservedConcurrentExecutions).toBeUndefined();
     expect(task.Handler).toBe('index.handler');
-    expect(task.Environment.Variables).toEqual({ ...single.Environment.Variables, SLUICE_STATE_PARTITIONS: '4' });
+    const bucket = s.id(s.pipeline.pipelineBucket);
+    expect(Object.fromEntries(Object.entries(task.Environment.Variables).map(([k, v]) => [k, flat(v)]))).toEqual({
+      ...Object.fromEntries(Object.entries(single.Environment.Variables).map(([k, v]) => [k, flat(v)])),
+      SLUICE_STATE_PARTITIONS: '4',
+      SLUICE_SHUFFLE_URI: `s3://${bucket}/checkpoints/Test-Pipeline-shuffle`,
+    });
   });
 
   it('schedules the starter, not the single Lambda, which stays for runs by hand', () => {
@@ -173,9 +175,18 @@ describe('with parallelism { statePartitions: 4, readConcurrency: 8 } on the def
     );
   });
 
-  it('adds to the pipeline\'s role only the task Lambda\'s own log group', () => {
-    const extra = roleStatements(s.template, s.id(s.pipeline.role)).filter((st) => st.resources.some((r) => r.includes('TaskLogs')));
-    expect(extra).toEqual([{ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [`${s.id(s.pipeline.scaleOut!.taskLogGroup)}.Arn`] }]);
+  it('adds to the pipeline\'s role only the task Lambda\'s log group and the shuffle beside the checkpoint', () => {
+    const without = synth({});
+    const before = new Set(roleStatements(without.template, without.id(without.pipeline.role)).map(key));
+    const added = roleStatements(s.template, s.id(s.pipeline.role)).filter((st) => !before.has(key(st)));
+    const bucket = s.id(s.pipeline.pipelineBucket);
+    expect(sortedKeys(added)).toEqual(
+      sortedKeys([
+        { actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [`${s.id(s.pipeline.scaleOut!.taskLogGroup)}.Arn`] },
+        { actions: ['s3:DeleteObject', 's3:GetObject', 's3:PutObject'], resources: [`${bucket}.Arn/checkpoints/Test-Pipeline-shuffle/*`] },
+        { actions: ['s3:ListBucket'], resources: [`${bucket}.Arn`], condition: { StringLike: { 's3:prefix': ['checkpoints/Test-Pipeline-shuffle/*'] } } },
+      ]),
+    );
   });
 
   it('uses no Resource "*"', () => {
@@ -255,6 +266,7 @@ describe('when the parallelism props are invalid, synth fails with a message tha
     ['an execution shorter than one batch', { parallelism: { statePartitions: 4, taskTimeoutSeconds: 600, executionTimeoutSeconds: 1200 } }, /executionTimeoutSeconds \(1200\) must be a whole number from 2400/],
     ['a missing task entry', { parallelism: { statePartitions: 4, taskEntry: 'lambdas/nope.ts' } }, /taskEntry "lambdas\/nope.ts" does not exist/],
     ['SLUICE_STATE_PARTITIONS in environment', { parallelism: { statePartitions: 4 }, environment: { SLUICE_STATE_PARTITIONS: '8' } }, /environment sets SLUICE_STATE_PARTITIONS/],
+    ['SLUICE_SHUFFLE_URI in environment', { parallelism: { statePartitions: 4 }, environment: { SLUICE_SHUFFLE_URI: 's3://b/x' } }, /environment sets SLUICE_SHUFFLE_URI/],
     ['an execution alarm without parallelism', { alarms: { executionFailed: { threshold: 2 } } }, /alarms.executionFailed alarms on the scale-out state machine, which exists only with `parallelism`/],
     ['an execution duration alarm that could never fire', { parallelism: { statePartitions: 4 }, alarms: { executionDuration: { thresholdSeconds: 3600 } } }, /thresholdSeconds \(3600\) must be a whole number from 1 to 3599/],
   ])('rejects %s', (_name, props, message) => {
@@ -263,25 +275,11 @@ describe('when the parallelism props are invalid, synth fails with a message tha
 });
 
 describe('every AWS SDK command the scale-out Lambdas send is granted', () => {
-  /** `<iam service>:<Action>` for each `new XCommand(` imported from an AWS SDK client, in the files esbuild bundles for `entry`. */
-  function commandsSent(entry: string): string[] {
-    const out = buildSync({ entryPoints: [entry], bundle: true, platform: 'node', target: LAMBDA_BUNDLING.target, external: [...LAMBDA_BUNDLING.externalModules], write: false, metafile: true, logLevel: 'silent' });
-    const files = Object.keys(out.metafile!.inputs).filter((f) => !f.includes('node_modules')).map((f) => path.resolve(ROOT, f));
-    const IAM_SERVICE: Record<string, string> = { sfn: 'states' };
-    return files.flatMap((file) => {
-      const src = fs.readFileSync(file, 'utf8');
-      const importedFrom = new Map<string, string>();
-      for (const m of src.matchAll(/import\s*\{([^}]*)\}\s*from\s*'@aws-sdk\/client-([a-z0-9-]+)'/g)) for (const name of m[1].split(',').map((n) => n.trim())) importedFrom.set(name, m[2]);
-      return [...src.matchAll(/new\s+([A-Za-z0-9]+)Command\s*\(/g)].flatMap((m) => {
-        const pkg = importedFrom.get(`${m[1]}Command`);
-        return pkg ? [`${IAM_SERVICE[pkg] ?? pkg}:${m[1]}`] : [];
-      });
-    });
-  }
+  const sentBy = (entry: string) => new Set(bundledFiles(entry).flatMap(commandsSent));
 
   it('for the starter, by the starter\'s role', () => {
     const s = synth({ parallelism: { statePartitions: 2 } });
-    const sent = new Set(commandsSent(STARTER_ENTRY));
+    const sent = sentBy(STARTER_ENTRY);
     expect([...sent].sort()).toEqual(['states:ListExecutions', 'states:StartExecution']);
     const granted = new Set(roleStatements(s.template, s.id(s.pipeline.scaleOut!.starterRole)).flatMap((st) => st.actions));
     expect([...sent].filter((a) => !granted.has(a))).toEqual([]);
@@ -290,6 +288,6 @@ describe('every AWS SDK command the scale-out Lambdas send is granted', () => {
   it('for the default task entry, by the pipeline\'s role', () => {
     const s = synth({ parallelism: { statePartitions: 2 } });
     const granted = new Set(roleStatements(s.template, s.id(s.pipeline.role)).flatMap((st) => st.actions));
-    expect(commandsSent(DEFAULT_TASK_ENTRY).filter((a) => !granted.has(a))).toEqual([]);
+    expect([...sentBy(DEFAULT_TASK_ENTRY)].filter((a) => !granted.has(a))).toEqual([]);
   });
 });
