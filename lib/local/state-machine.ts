@@ -289,7 +289,8 @@ export async function runStateMachineLocally(definition: AslDefinition, handler:
     await Promise.race([logged, new Promise((r) => setTimeout(r, 100))]);
     const e = error as Error & { cause?: Error };
     const reason = e.cause?.message ?? e.message;
-    throw new LocalExecutionError(`the local execution failed: ${reason}`, events, error);
+    const failed = [...events].reverse().find((ev) => ev.type === 'StateFailed')?.state?.name;
+    throw new LocalExecutionError(`the local execution failed${failed ? ` in state ${failed}` : ''}: ${reason} (its event log is on the error's \`events\`)`, events, error);
   }
 }
 
