@@ -4,15 +4,24 @@
  * (lib/local/state-machine.ts), with a TaskHandler that plays a run of two data batches and one
  * no-data batch and records every call.
  */
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { EXAMPLE_PARALLELISM, buildApp } from '../../bin/app';
+import { SEED_FILES, windowedTotals } from '../../examples/windowed-totals';
+import { createClients } from '../../lib/aws/clients';
+import { pipelineConfigFromEnv } from '../../lib/aws/lambda/env';
+import { buildExecutor } from '../../lib/aws/pipeline';
+import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
+import { testConnection, uniqueName } from '../helpers/stack';
 import { CheckpointMismatchError } from '../../lib/engine/errors';
 import { PartitionedRun, partitionedTasks } from '../../lib/engine/partitioned';
 import { count, readStream, window } from '../../lib/engine/query';
 import { InMemoryCheckpoint, InMemoryFileSource, InMemoryLease, InMemoryShuffle, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 import { LocalExecutionError, definitionFromTemplate, runStateMachineLocally, type AslDefinition, type LocalEvent } from '../../lib/local/state-machine';
 import type { PlanResult, TaskEvent, TaskHandler } from '../../lib/scale/contract';
+
+jest.setTimeout(120_000);
 
 const PAYLOAD_LIMIT_BYTES = 256 * 1024;
 const RUN_ID = '20261201T180000Z-example-tick';
@@ -216,6 +225,59 @@ describe('the example stack\'s state machine, run locally', () => {
       const commits = seen.filter((e) => e.action === 'commit').map((e) => (e as { batchId: number }).batchId);
       expect(commits).toEqual([0, 1]);
       expect(seen.filter((e) => e.action === 'read' && (e as { batchId: number }).batchId === 0).length).toBeGreaterThan(1);
+    });
+  });
+
+  describe('when it drives the engine\'s tasks on the AWS adapters against the embedded stack', () => {
+    // The example query (a 10-minute window's sum and count of `amount`, 10-minute watermark,
+    // append) over the three seed files landed before one run, on 4 state partitions. Worked by
+    // hand: batch 0 reads all 7 rows (max event time 12:41, so the watermark becomes 12:31); the
+    // no-data batch 1 then emits the windows that end by 12:31: [12:00, 12:10) = 10 + 5 + 4 + 100
+    // over 4 events, [12:10, 12:20) = 7, [12:20, 12:30) = 3; [12:40, 12:50) stays open.
+    it('writes the closed windows once, as the single executor would, through Plan, Read, Partition and Commit', async () => {
+      const conn = testConnection();
+      const clients = createClients(conn);
+      const bucket = uniqueName('sfn-local').toLowerCase();
+      const table = uniqueName('sfn-local-state');
+      await Promise.all([ensureBucket(clients.s3, bucket), ensureStateTable(clients.dynamodb, table)]);
+      const name = uniqueName('wt');
+      const cfg = pipelineConfigFromEnv({
+        SLUICE_CHECKPOINT_URI: `s3://${bucket}/checkpoints/${name}`,
+        SLUICE_STATE_TABLE: table,
+        SLUICE_SOURCE_URI: `s3://${bucket}/landing/${name}`,
+        SLUICE_SINK_URI: `s3://${bucket}/output/${name}`,
+        SLUICE_LEASE_SECONDS: '120',
+      });
+      for (const file of SEED_FILES) {
+        await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: `landing/${name}/${file.name}`, Body: file.rows.map((r) => JSON.stringify(r)).join('\n') + '\n' }));
+      }
+      const plan = windowedTotals({ outputMode: 'append', source: 'files', name: `windowed-totals-${name}` });
+      const engine = partitionedTasks(() => buildExecutor(conn, plan, { ...cfg, statePartitions: EXAMPLE_PARALLELISM.statePartitions }, { clients }).partitioned({ maxSplits: 3 }));
+      const seen: TaskEvent[] = [];
+      try {
+        await runStateMachineLocally(definition, async (e) => {
+          seen.push(e);
+          return engine(e);
+        }, {}, { executionName: RUN_ID });
+
+        const listed = await clients.s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: `output/${name}/` }));
+        const rows: Array<Record<string, unknown>> = [];
+        for (const { Key } of listed.Contents ?? []) {
+          const text = await (await clients.s3.send(new GetObjectCommand({ Bucket: bucket, Key: Key! }))).Body!.transformToString();
+          for (const line of text.split('\n')) if (line.trim() !== '') rows.push(JSON.parse(line));
+        }
+        const w = (start: string, end: string) => ({ start: `2026-10-01T12:${start}:00.000Z`, end: `2026-10-01T12:${end}:00.000Z` });
+        expect(rows.sort((a, b) => JSON.stringify(a.window).localeCompare(JSON.stringify(b.window)))).toEqual([
+          { window: w('00', '10'), total: 119, events: 4 },
+          { window: w('10', '20'), total: 7, events: 1 },
+          { window: w('20', '30'), total: 3, events: 1 },
+        ]);
+        expect(seen.filter((e) => e.action === 'commit').map((e) => (e as { batchId: number }).batchId)).toEqual([0, 1]);
+        expect(seen.filter((e) => e.action === 'read' && (e as { batchId: number }).batchId === 0)).toHaveLength(3); // one split per file
+        expect(seen.filter((e) => e.action === 'partition' && (e as { batchId: number }).batchId === 1)).not.toHaveLength(0);
+      } finally {
+        clients.destroy();
+      }
     });
   });
 });
