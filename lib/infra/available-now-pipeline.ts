@@ -722,9 +722,8 @@ function resolveProps(scope: Construct, id: string, props: AvailableNowPipelineP
     invalid(scope, 'createAlarms is false, yet alarms sets thresholds: drop one of them (alarms: { <name>: false } turns a single alarm off)');
   }
   const parallelism = props.parallelism ? resolveParallelism(scope, props.parallelism, { intervalSeconds, memoryMiB }) : undefined;
-  const ownedWithParallelism = parallelism ? ['SLUICE_STATE_PARTITIONS', 'SLUICE_SHUFFLE_URI'].filter((k) => props.environment?.[k] !== undefined) : [];
-  if (ownedWithParallelism.length > 0) {
-    invalid(scope, `environment sets ${ownedWithParallelism.join(', ')}, which the construct sets with parallelism (statePartitions, the shuffle beside the checkpoint): drop it from environment`, { owned: ownedWithParallelism });
+  if (parallelism && props.environment?.SLUICE_STATE_PARTITIONS !== undefined) {
+    invalid(scope, 'environment sets SLUICE_STATE_PARTITIONS, which the construct sets from parallelism.statePartitions: drop it from environment', { SLUICE_STATE_PARTITIONS: props.environment.SLUICE_STATE_PARTITIONS });
   }
   const alarms =
     props.createAlarms === false

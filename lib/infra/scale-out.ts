@@ -26,8 +26,8 @@
  * the data; lib/local/state-machine.ts runs this same definition in tests.
  *
  * IAM: the task Lambda runs on the pipeline's role, which reads and writes what the single Lambda
- * does, plus the shuffle objects under `<checkpointPrefix>-shuffle/` (SLUICE_SHUFFLE_URI) that
- * this adds. The starter may only list and start executions of this state machine; the state
+ * does, plus the shuffle objects under `<checkpointPrefix>-shuffle/` (lib/aws/pipeline.ts,
+ * shufflePrefix) that this adds. The starter may only list and start executions of this state machine; the state
  * machine may only invoke the task Lambda, and (CDK's DistributedMapPolicy) start, describe, stop
  * and redrive its own child executions.
  */
@@ -67,9 +67,9 @@ export interface PipelineParallelism {
   /** How many partition tasks run at once: the Partition map's MaxConcurrency. 1 to statePartitions. @default statePartitions */
   readonly partitionConcurrency?: number;
   /**
-   * The task Lambda's entry file and its exported handler (built with `createTaskLambda`,
-   * lib/aws/lambda/scale-out-handler.ts).
-   * @default lib/aws/lambda/scale-out-handler.ts, 'handler'
+   * The task Lambda's entry file: a module exporting a handler built with
+   * `createPartitionedTaskLambda` (lib/aws/lambda/scale-out-handler.ts) for the same query as `entry`.
+   * @default lambdas/windowed-totals-tasks.ts (the example's, as `entry` defaults to lambdas/windowed-totals.ts)
    */
   readonly taskEntry?: string;
   /** @default 'handler' */
@@ -104,14 +104,15 @@ const MAX_STATE_PARTITIONS = 256;
 /** Step Functions' limit on a Distributed Map's MaxConcurrency. */
 const MAX_MAP_CONCURRENCY = 10_000;
 
-const LAMBDA_DIR = path.resolve(__dirname, '..', 'aws', 'lambda');
-/** `<name>.ts` next to this package's Lambda code, or its compiled `.js` in the published package. */
-const lambdaFile = (name: string) => [path.join(LAMBDA_DIR, `${name}.ts`), path.join(LAMBDA_DIR, `${name}.js`)].find((f) => fs.existsSync(f)) ?? path.join(LAMBDA_DIR, `${name}.ts`);
+/** The repository root (two levels above lib/infra). */
+const REPO_ROOT = path.resolve(__dirname, '..', '..');
+/** `<dir>/<name>.ts` of this package, or its compiled `.js` in the published package. */
+const sourceFile = (dir: string, name: string) => [path.join(REPO_ROOT, dir, `${name}.ts`), path.join(REPO_ROOT, dir, `${name}.js`)].find((f) => fs.existsSync(f)) ?? path.join(REPO_ROOT, dir, `${name}.ts`);
 
-/** The default task entry: the dispatcher of lib/aws/lambda/scale-out-handler.ts. */
-export const DEFAULT_TASK_ENTRY = lambdaFile('scale-out-handler');
+/** The default task entry: the windowed-totals example's tasks, as `entry` defaults to its scheduled run. */
+export const DEFAULT_TASK_ENTRY = sourceFile('lambdas', 'windowed-totals-tasks');
 /** The starter's entry. */
-export const STARTER_ENTRY = lambdaFile('scale-out-starter');
+export const STARTER_ENTRY = sourceFile(path.join('lib', 'aws', 'lambda'), 'scale-out-starter');
 
 export function resolveParallelism(scope: Construct, p: PipelineParallelism, t: { intervalSeconds: number; memoryMiB: number }): ResolvedParallelism {
   const statePartitions = wholeNumber(scope, 'parallelism.statePartitions', p.statePartitions, 1, MAX_STATE_PARTITIONS, "give the query's option('statePartitions', P), at most 256");
@@ -125,7 +126,7 @@ export function resolveParallelism(scope: Construct, p: PipelineParallelism, t: 
     `a batch has ${statePartitions} partition tasks (statePartitions), so more cannot run at once`,
   );
   const taskEntry = path.resolve(p.taskEntry ?? DEFAULT_TASK_ENTRY);
-  if (!fs.existsSync(taskEntry)) invalid(scope, `parallelism.taskEntry ${JSON.stringify(p.taskEntry)} does not exist: pass the path of an entry exporting a task handler, or leave it out for lib/aws/lambda/scale-out-handler.ts`, { taskEntry: p.taskEntry });
+  if (!fs.existsSync(taskEntry)) invalid(scope, `parallelism.taskEntry ${JSON.stringify(p.taskEntry)} does not exist: pass the path of an entry exporting a task handler built with createPartitionedTaskLambda, e.g. lambdas/windowed-totals-tasks.ts`, { taskEntry: p.taskEntry });
   const taskTimeoutSeconds = wholeNumber(scope, 'parallelism.taskTimeoutSeconds', p.taskTimeoutSeconds ?? 900, 1, 900, 'a Lambda runs at most 15 minutes (900 s); a run is as long as its tasks need');
   const taskMemoryMiB = wholeNumber(scope, 'parallelism.taskMemoryMiB', p.taskMemoryMiB ?? t.memoryMiB, 128, 10240, 'Lambda memory ranges from 128 to 10240 MiB');
   const minExecution = 4 * taskTimeoutSeconds;
@@ -155,9 +156,9 @@ export interface ScaleOutInputs {
   readonly parallelism: ResolvedParallelism;
   /** The pipeline's role: the task Lambda reads and writes what the single Lambda does, and the shuffle. */
   readonly role: iam.Role;
-  /** Where the tasks hand data to each other: `<checkpointPrefix>-shuffle` in the checkpoint bucket (lib/aws/s3/shuffle.ts). */
+  /** Where the tasks hand data to each other: `<checkpointPrefix>-shuffle` in the checkpoint bucket (shufflePrefix in lib/aws/pipeline.ts). */
   readonly shuffle: S3Place;
-  /** The single Lambda's environment; the task Lambda gets it too, with SLUICE_STATE_PARTITIONS and SLUICE_SHUFFLE_URI. */
+  /** The single Lambda's environment; the task Lambda gets it too, with SLUICE_STATE_PARTITIONS. */
   readonly environment: Record<string, string>;
   readonly architecture: lambda.Architecture;
   readonly bundling: nodejs.BundlingOptions;
@@ -201,7 +202,7 @@ export class ScaleOut extends Construct {
       role: x.role,
       logGroup: this.taskLogGroup,
       description: `sluice scale-out task (plan, read, partition, commit) of ${x.pipelineName}, ${p.statePartitions} state partitions`,
-      environment: { ...x.environment, SLUICE_STATE_PARTITIONS: String(p.statePartitions), SLUICE_SHUFFLE_URI: `s3://${x.shuffle.bucket.bucketName}/${x.shuffle.prefix}` },
+      environment: { ...x.environment, SLUICE_STATE_PARTITIONS: String(p.statePartitions) },
       bundling: x.bundling,
     });
 

@@ -6,7 +6,7 @@
  */
 import { App, CfnElement, Duration, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
-import { AvailableNowPipeline, AvailableNowPipelineProps, NO_RETRY, TASK_RETRY } from '../../lib/infra/available-now-pipeline';
+import { AvailableNowPipeline, AvailableNowPipelineProps, NO_RETRY, PipelineSource, TASK_RETRY } from '../../lib/infra/available-now-pipeline';
 import { STARTER_ENTRY, DEFAULT_TASK_ENTRY } from '../../lib/infra/scale-out';
 import { InvalidOptionError } from '../../lib/engine/errors';
 import { definitionFromTemplate, type AslDefinition, type AslState } from '../../lib/local/state-machine';
@@ -131,11 +131,9 @@ describe('with parallelism { statePartitions: 4, readConcurrency: 8 } on the def
     expect(task.MemorySize).toBe(1024);
     expect(task.ReservedConcurrentExecutions).toBeUndefined();
     expect(task.Handler).toBe('index.handler');
-    const bucket = s.id(s.pipeline.pipelineBucket);
     expect(Object.fromEntries(Object.entries(task.Environment.Variables).map(([k, v]) => [k, flat(v)]))).toEqual({
       ...Object.fromEntries(Object.entries(single.Environment.Variables).map(([k, v]) => [k, flat(v)])),
       SLUICE_STATE_PARTITIONS: '4',
-      SLUICE_SHUFFLE_URI: `s3://${bucket}/checkpoints/Test-Pipeline-shuffle`,
     });
   });
 
@@ -266,7 +264,6 @@ describe('when the parallelism props are invalid, synth fails with a message tha
     ['an execution shorter than one batch', { parallelism: { statePartitions: 4, taskTimeoutSeconds: 600, executionTimeoutSeconds: 1200 } }, /executionTimeoutSeconds \(1200\) must be a whole number from 2400/],
     ['a missing task entry', { parallelism: { statePartitions: 4, taskEntry: 'lambdas/nope.ts' } }, /taskEntry "lambdas\/nope.ts" does not exist/],
     ['SLUICE_STATE_PARTITIONS in environment', { parallelism: { statePartitions: 4 }, environment: { SLUICE_STATE_PARTITIONS: '8' } }, /environment sets SLUICE_STATE_PARTITIONS/],
-    ['SLUICE_SHUFFLE_URI in environment', { parallelism: { statePartitions: 4 }, environment: { SLUICE_SHUFFLE_URI: 's3://b/x' } }, /environment sets SLUICE_SHUFFLE_URI/],
     ['an execution alarm without parallelism', { alarms: { executionFailed: { threshold: 2 } } }, /alarms.executionFailed alarms on the scale-out state machine, which exists only with `parallelism`/],
     ['an execution duration alarm that could never fire', { parallelism: { statePartitions: 4 }, alarms: { executionDuration: { thresholdSeconds: 3600 } } }, /thresholdSeconds \(3600\) must be a whole number from 1 to 3599/],
   ])('rejects %s', (_name, props, message) => {
@@ -285,9 +282,14 @@ describe('every AWS SDK command the scale-out Lambdas send is granted', () => {
     expect([...sent].filter((a) => !granted.has(a))).toEqual([]);
   });
 
-  it('for the default task entry, by the pipeline\'s role', () => {
-    const s = synth({ parallelism: { statePartitions: 2 } });
-    const granted = new Set(roleStatements(s.template, s.id(s.pipeline.role)).flatMap((st) => st.actions));
-    expect([...sentBy(DEFAULT_TASK_ENTRY)].filter((a) => !granted.has(a))).toEqual([]);
+  it('for the default task entry (the engine\'s tasks on the AWS adapters), by the pipeline\'s role, with either source', () => {
+    const sent = sentBy(DEFAULT_TASK_ENTRY);
+    expect(sent).toContain('s3:PutObject'); // the shuffle, the checkpoint
+    const granted = new Set(
+      [synth({ parallelism: { statePartitions: 2 } }), synth({ parallelism: { statePartitions: 2 }, source: PipelineSource.newKinesisStream() })].flatMap((s) =>
+        roleStatements(s.template, s.id(s.pipeline.role)).flatMap((st) => st.actions),
+      ),
+    );
+    expect([...sent].filter((a) => !granted.has(a))).toEqual([]);
   });
 });

@@ -11,7 +11,7 @@ import { EXAMPLE_PARALLELISM, buildApp } from '../../bin/app';
 import { SEED_FILES, windowedTotals } from '../../examples/windowed-totals';
 import { createClients } from '../../lib/aws/clients';
 import { pipelineConfigFromEnv } from '../../lib/aws/lambda/env';
-import { buildExecutor } from '../../lib/aws/pipeline';
+import { createPartitionedTaskLambda } from '../../lib/aws/lambda/scale-out-handler';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
 import { testConnection, uniqueName } from '../helpers/stack';
 import { CheckpointMismatchError } from '../../lib/engine/errors';
@@ -228,7 +228,7 @@ describe('the example stack\'s state machine, run locally', () => {
     });
   });
 
-  describe('when it drives the engine\'s tasks on the AWS adapters against the embedded stack', () => {
+  describe('when it drives the task Lambda\'s handler on the AWS adapters against the embedded stack', () => {
     // The example query (a 10-minute window's sum and count of `amount`, 10-minute watermark,
     // append) over the three seed files landed before one run, on 4 state partitions. Worked by
     // hand: batch 0 reads all 7 rows (max event time 12:41, so the watermark becomes 12:31); the
@@ -252,7 +252,8 @@ describe('the example stack\'s state machine, run locally', () => {
         await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: `landing/${name}/${file.name}`, Body: file.rows.map((r) => JSON.stringify(r)).join('\n') + '\n' }));
       }
       const plan = windowedTotals({ outputMode: 'append', source: 'files', name: `windowed-totals-${name}` });
-      const engine = partitionedTasks(() => buildExecutor(conn, plan, { ...cfg, statePartitions: EXAMPLE_PARALLELISM.statePartitions }, { clients }).partitioned({ maxSplits: 3 }));
+      // The task Lambda's own handler, as lambdas/windowed-totals-tasks.ts builds it, on the test's clients.
+      const engine = createPartitionedTaskLambda(plan, cfg, conn, { statePartitions: EXAMPLE_PARALLELISM.statePartitions, maxSplits: 3, createClients: () => clients, writeLine: () => undefined });
       const seen: TaskEvent[] = [];
       try {
         await runStateMachineLocally(definition, async (e) => {

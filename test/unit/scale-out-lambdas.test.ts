@@ -2,9 +2,8 @@
  * The scale-out Lambdas' own logic: the task Lambda's event check and dispatch, and the starter's
  * "start unless one is running", on an in-memory twin of the two Step Functions calls.
  */
-import { InvalidTaskEventError, createTaskLambda, parseTaskEvent } from '../../lib/aws/lambda/scale-out-handler';
+import { InvalidTaskEventError, createTaskLambda, failingTaskLambda, parseTaskEvent, statePartitionsFromEnv } from '../../lib/aws/lambda/scale-out-handler';
 import { createStarter, executionName, startUnlessRunning, type ExecutionsPort } from '../../lib/aws/lambda/scale-out-starter';
-import { handleTask } from '../../lib/scale/handle-task';
 import type { TaskEvent } from '../../lib/scale/contract';
 import { SluiceError } from '../../lib/engine/errors';
 
@@ -48,8 +47,16 @@ describe('the task Lambda', () => {
     expect(failed).toMatchObject({ level: 'error', event: 'task-failed', action: 'commit', retriable: true, details: { key: '<redacted>' } });
   });
 
-  it('says the task code is not built yet, until the engine half replaces the placeholder', async () => {
-    await expect(handleTask({ action: 'plan', runId: 'r' })).rejects.toThrow(/not built yet/);
+  it('reads the state partitions the construct sets, refusing a value the engine cannot run', () => {
+    expect(statePartitionsFromEnv({ SLUICE_STATE_PARTITIONS: '4' })).toBe(4);
+    for (const bad of [undefined, '0', '257', '2.5', 'four']) expect(() => statePartitionsFromEnv({ SLUICE_STATE_PARTITIONS: bad })).toThrow(/SLUICE_STATE_PARTITIONS=.* must be a whole number from 1 to 256/);
+  });
+
+  it('fails every task of an entry whose configuration cannot work, saying so', async () => {
+    const lines: string[] = [];
+    const lambda = failingTaskLambda(new SluiceError('SLUICE_SINK_URI is missing'), (l) => lines.push(l));
+    await expect(lambda({ action: 'read', runId: 'r', batchId: 0, split: 0 })).rejects.toThrow('SLUICE_SINK_URI is missing');
+    expect(JSON.parse(lines[0])).toMatchObject({ level: 'error', event: 'task-failed', action: 'read', retriable: false, message: 'SLUICE_SINK_URI is missing' });
   });
 });
 

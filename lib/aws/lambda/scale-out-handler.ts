@@ -1,6 +1,11 @@
 /**
  * The scale-out task Lambda: one function for the four tasks of the state machine
- * (lib/infra/scale-out.ts), dispatched on `action` (lib/scale/contract.ts).
+ * (lib/infra/scale-out.ts), dispatched on `action` (lib/scale/contract.ts) to the engine's tasks
+ * (lib/engine/partitioned.ts), each on a PartitionedRun of its own over the AWS adapters
+ * (buildExecutor(...).partitioned()). An entry builds it once per container, as
+ * lambdas/windowed-totals-tasks.ts does:
+ *
+ *     export const handler = createPartitionedTaskLambda(plan, config, connection, { statePartitions });
  *
  *     Step Functions ──▶ { action, runId, batchId?, split? | partition? }
  *                          │ parseTaskEvent: the shape, or a non-retriable error that names the field
@@ -14,9 +19,13 @@
  *     (its Retry), then fails the execution; the next scheduled run resumes from the checkpoint.
  */
 import { Console } from 'node:console';
-import { SluiceError } from '../../engine/errors';
+import { InvalidOptionError, SluiceError } from '../../engine/errors';
+import { partitionedTasks } from '../../engine/partitioned';
+import type { QueryPlan } from '../../engine/query';
 import type { TaskEvent, TaskHandler } from '../../scale/contract';
-import { handleTask } from '../../scale/handle-task';
+import { createClients, type AwsClients } from '../clients';
+import type { AwsConnection } from '../config';
+import { buildExecutor, type PipelineConfig } from '../pipeline';
 import { redactDataValues } from './redact';
 
 /** A task event the state machine did not send (a hand-made invocation, a definition out of step). */
@@ -89,5 +98,50 @@ export function createTaskLambda(handle: TaskHandler, opts: TaskLambdaOptions = 
   };
 }
 
-/** The deployed entry's handler (the construct's default task handler). */
-export const handler: TaskLambda = createTaskLambda(handleTask, { logDataValues: process.env.SLUICE_LOG_VALUES === 'true' });
+export interface PartitionedTaskLambdaOptions extends TaskLambdaOptions {
+  /** P, the state partitions (the construct's SLUICE_STATE_PARTITIONS): the query's statePartitions. */
+  readonly statePartitions?: number;
+  /** At most this many read tasks per batch. @default the engine's (8) */
+  readonly maxSplits?: number;
+  /** @default createClients (lib/aws/clients.ts) */
+  readonly createClients?: (conn: AwsConnection) => AwsClients;
+}
+
+/**
+ * The task Lambda of `plan` on AWS: the SDK clients are built once (per container), and each task
+ * runs on a PartitionedRun of its own, so nothing passes between tasks but the checkpoint, the
+ * state and the shuffle beside the checkpoint.
+ */
+export function createPartitionedTaskLambda(plan: QueryPlan, cfg: PipelineConfig, conn: AwsConnection, opts: PartitionedTaskLambdaOptions = {}): TaskLambda {
+  const clients = (opts.createClients ?? createClients)(conn);
+  const config = opts.statePartitions === undefined ? cfg : { ...cfg, statePartitions: opts.statePartitions };
+  return createTaskLambda(partitionedTasks(() => buildExecutor(conn, plan, config, { clients }).partitioned({ maxSplits: opts.maxSplits })), opts);
+}
+
+/** SLUICE_STATE_PARTITIONS, which the construct sets from parallelism.statePartitions. */
+export function statePartitionsFromEnv(env: Record<string, string | undefined>): number {
+  const value = env.SLUICE_STATE_PARTITIONS;
+  const n = Number(value);
+  if (value === undefined || !Number.isInteger(n) || n < 1 || n > 256) {
+    throw new InvalidOptionError(`SLUICE_STATE_PARTITIONS=${JSON.stringify(value)} must be a whole number from 1 to 256: the construct sets it from parallelism.statePartitions, the query's statePartitions`);
+  }
+  return n;
+}
+
+/** A task Lambda that fails every task with `error` (an entry whose configuration cannot work), logging why. */
+export function failingTaskLambda(error: unknown, writeLine: (line: string) => void = defaultWriteLine): TaskLambda {
+  return async (raw) => {
+    writeLine(
+      JSON.stringify({
+        level: 'error',
+        event: 'task-failed',
+        action: (raw as { action?: unknown })?.action,
+        retriable: false,
+        error: error instanceof Error ? error.name : typeof error,
+        message: error instanceof Error ? error.message : String(error),
+        fix: 'fix the function configuration: every task will fail the same way',
+      }),
+    );
+    throw error;
+  };
+}
