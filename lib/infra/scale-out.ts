@@ -79,6 +79,16 @@ export interface PipelineParallelism {
   /** Each task Lambda's memory. 128 to 10240. @default lambdaMemoryMiB */
   readonly taskMemoryMiB?: number;
   /**
+   * The run's lease as the task Lambda holds it (its SLUICE_LEASE_SECONDS; the single Lambda keeps
+   * `leaseDurationSeconds`). Plan takes or renews it for each batch and commit renews it, so it
+   * should outlast one batch: plan, the read wave, the partition waves and commit. The lease only
+   * decides how soon another run may start (every write is fenced by it): too short, a slow batch
+   * fails with a lost lease and the next run redoes it; too long, a failed run holds back the
+   * next ones until it expires.
+   * @default (3 + ceil(statePartitions / partitionConcurrency)) task timeouts + 60
+   */
+  readonly leaseDurationSeconds?: number;
+  /**
    * How long one execution (one run) may last before Step Functions stops it; the next tick then
    * starts another, which resumes from the checkpoint. At least 4 task timeouts (one batch is four
    * waves of tasks), at most a year.
@@ -96,6 +106,7 @@ export interface ResolvedParallelism {
   readonly taskHandler: string;
   readonly taskTimeoutSeconds: number;
   readonly taskMemoryMiB: number;
+  readonly leaseDurationSeconds: number;
   readonly executionTimeoutSeconds: number;
 }
 
@@ -138,7 +149,16 @@ export function resolveParallelism(scope: Construct, p: PipelineParallelism, t: 
     31_536_000,
     `one batch runs four waves of tasks of up to ${taskTimeoutSeconds} s (taskTimeoutSeconds), so give at least ${minExecution}`,
   );
-  return { statePartitions, readConcurrency, partitionConcurrency, taskEntry, taskHandler: p.taskHandler ?? 'handler', taskTimeoutSeconds, taskMemoryMiB, executionTimeoutSeconds };
+  const batchSeconds = (3 + Math.ceil(statePartitions / partitionConcurrency)) * taskTimeoutSeconds;
+  const leaseDurationSeconds = wholeNumber(
+    scope,
+    'parallelism.leaseDurationSeconds',
+    p.leaseDurationSeconds ?? batchSeconds + 60,
+    taskTimeoutSeconds + 60,
+    86_400,
+    `a task may run ${taskTimeoutSeconds} s (taskTimeoutSeconds), so the lease must outlast one task by a minute at least; one batch takes up to ${batchSeconds} s`,
+  );
+  return { statePartitions, readConcurrency, partitionConcurrency, taskEntry, taskHandler: p.taskHandler ?? 'handler', taskTimeoutSeconds, taskMemoryMiB, leaseDurationSeconds, executionTimeoutSeconds };
 }
 
 // ---------------------------------------------------------------- the resources
@@ -158,7 +178,7 @@ export interface ScaleOutInputs {
   readonly role: iam.Role;
   /** Where the tasks hand data to each other: `<checkpointPrefix>-shuffle` in the checkpoint bucket (shufflePrefix in lib/aws/pipeline.ts). */
   readonly shuffle: S3Place;
-  /** The single Lambda's environment; the task Lambda gets it too, with SLUICE_STATE_PARTITIONS. */
+  /** The single Lambda's environment; the task Lambda gets it too, with its own SLUICE_LEASE_SECONDS and SLUICE_STATE_PARTITIONS. */
   readonly environment: Record<string, string>;
   readonly architecture: lambda.Architecture;
   readonly bundling: nodejs.BundlingOptions;
@@ -202,7 +222,7 @@ export class ScaleOut extends Construct {
       role: x.role,
       logGroup: this.taskLogGroup,
       description: `sluice scale-out task (plan, read, partition, commit) of ${x.pipelineName}, ${p.statePartitions} state partitions`,
-      environment: { ...x.environment, SLUICE_STATE_PARTITIONS: String(p.statePartitions) },
+      environment: { ...x.environment, SLUICE_LEASE_SECONDS: String(p.leaseDurationSeconds), SLUICE_STATE_PARTITIONS: String(p.statePartitions) },
       bundling: x.bundling,
     });
 

@@ -134,7 +134,10 @@ describe('with parallelism { statePartitions: 4, readConcurrency: 8 } on the def
     expect(Object.fromEntries(Object.entries(task.Environment.Variables).map(([k, v]) => [k, flat(v)]))).toEqual({
       ...Object.fromEntries(Object.entries(single.Environment.Variables).map(([k, v]) => [k, flat(v)])),
       SLUICE_STATE_PARTITIONS: '4',
+      // plan, a read wave, one partition wave (4 partitions, 4 at once), commit: 4 tasks of 900 s, + 60
+      SLUICE_LEASE_SECONDS: String(4 * 900 + 60),
     });
+    expect(single.Environment.Variables.SLUICE_LEASE_SECONDS).toBe('660');
   });
 
   it('schedules the starter, not the single Lambda, which stays for runs by hand', () => {
@@ -232,7 +235,8 @@ describe('with every parallelism prop given', () => {
     const def = s.definition();
     expect([def.States.Read.MaxConcurrency, def.States.Partition.MaxConcurrency, def.TimeoutSeconds]).toEqual([50, 6, 7200]);
     expect(allStates(def).filter(([, st]) => st.Type === 'Task').map(([, st]) => st.TimeoutSeconds)).toEqual([330, 330, 330, 330]);
-    s.template.hasResourceProperties('AWS::Lambda::Function', { Timeout: 300, MemorySize: 2048, Environment: { Variables: Match.objectLike({ SLUICE_STATE_PARTITIONS: '16' }) } });
+    // 16 partitions, 6 at once: 3 partition waves, so plan + read + 3 + commit = 6 tasks of 300 s, + 60
+    s.template.hasResourceProperties('AWS::Lambda::Function', { Timeout: 300, MemorySize: 2048, Environment: { Variables: Match.objectLike({ SLUICE_STATE_PARTITIONS: '16', SLUICE_LEASE_SECONDS: String(6 * 300 + 60) }) } });
     s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ExecutionTime', Threshold: 2_400_000, Period: 1800 });
     expect(s.pipeline.alarms.executionTimedOut).toBeUndefined();
     expect(s.pipeline.alarms.executionFailed).toBeDefined();
@@ -262,6 +266,7 @@ describe('when the parallelism props are invalid, synth fails with a message tha
     ['a read concurrency above Step Functions\' limit', { parallelism: { statePartitions: 4, readConcurrency: 20_000 } }, /readConcurrency \(20000\)/],
     ['a task longer than Lambda allows', { parallelism: { statePartitions: 4, taskTimeoutSeconds: 1000 } }, /taskTimeoutSeconds \(1000\) must be a whole number from 1 to 900/],
     ['an execution shorter than one batch', { parallelism: { statePartitions: 4, taskTimeoutSeconds: 600, executionTimeoutSeconds: 1200 } }, /executionTimeoutSeconds \(1200\) must be a whole number from 2400/],
+    ['a lease shorter than a task', { parallelism: { statePartitions: 4, taskTimeoutSeconds: 600, leaseDurationSeconds: 600 } }, /leaseDurationSeconds \(600\) must be a whole number from 660/],
     ['a missing task entry', { parallelism: { statePartitions: 4, taskEntry: 'lambdas/nope.ts' } }, /taskEntry "lambdas\/nope.ts" does not exist/],
     ['SLUICE_STATE_PARTITIONS in environment', { parallelism: { statePartitions: 4 }, environment: { SLUICE_STATE_PARTITIONS: '8' } }, /environment sets SLUICE_STATE_PARTITIONS/],
     ['an execution alarm without parallelism', { alarms: { executionFailed: { threshold: 2 } } }, /alarms.executionFailed alarms on the scale-out state machine, which exists only with `parallelism`/],
