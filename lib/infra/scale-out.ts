@@ -35,6 +35,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   Duration,
+  RemovalPolicy,
   aws_iam as iam,
   aws_lambda as lambda,
   aws_lambda_destinations as destinations,
@@ -183,7 +184,7 @@ export interface ScaleOutInputs {
   readonly architecture: lambda.Architecture;
   readonly bundling: nodejs.BundlingOptions;
   readonly logRetention: logs.RetentionDays;
-  readonly removalPolicy: import('aws-cdk-lib').RemovalPolicy;
+  readonly removalPolicy: RemovalPolicy;
   readonly failureQueue: sqs.IQueue;
 }
 
