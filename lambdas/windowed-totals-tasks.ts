@@ -6,21 +6,6 @@
  * SDK clients then (lib/aws/lambda/scale-out-handler.ts).
  */
 import { windowedTotals } from '../examples/windowed-totals';
-import { lambdaEnvironmentFrom } from '../lib/aws/lambda/env';
-import { createPartitionedTaskLambda, failingTaskLambda, statePartitionsFromEnv, type TaskLambda } from '../lib/aws/lambda/scale-out-handler';
+import { createTaskLambdaFromEnv, type TaskLambda } from '../lib/aws/lambda/scale-out-handler';
 
-function build(env: NodeJS.ProcessEnv): TaskLambda {
-  const { config, connection, outputMode, logDataValues } = lambdaEnvironmentFrom(env);
-  const plan = windowedTotals({ outputMode, source: config.source.kind === 'kinesis' ? 'kinesis' : 'files' });
-  return createPartitionedTaskLambda(plan, config, connection, { statePartitions: statePartitionsFromEnv(env), logDataValues });
-}
-
-function buildOrFail(env: NodeJS.ProcessEnv): TaskLambda {
-  try {
-    return build(env);
-  } catch (error) {
-    return failingTaskLambda(error);
-  }
-}
-
-export const handler: TaskLambda = buildOrFail(process.env);
+export const handler: TaskLambda = createTaskLambdaFromEnv(process.env, (env) => windowedTotals({ outputMode: env.outputMode, source: env.config.source.kind === 'kinesis' ? 'kinesis' : 'files' }));

@@ -2,7 +2,7 @@
  * The scale-out Lambdas' own logic: the task Lambda's event check and dispatch, and the starter's
  * "start unless one is running", on an in-memory twin of the two Step Functions calls.
  */
-import { InvalidTaskEventError, createTaskLambda, failingTaskLambda, parseTaskEvent, statePartitionsFromEnv } from '../../lib/aws/lambda/scale-out-handler';
+import { InvalidTaskEventError, createTaskLambda, createTaskLambdaFromEnv, failingTaskLambda, parseTaskEvent, statePartitionsFromEnv } from '../../lib/aws/lambda/scale-out-handler';
 import { createStarter, executionName, startUnlessRunning, type ExecutionsPort } from '../../lib/aws/lambda/scale-out-starter';
 import type { TaskEvent } from '../../lib/scale/contract';
 import { SluiceError } from '../../lib/engine/errors';
@@ -115,5 +115,22 @@ describe('the starter', () => {
     await start(tick('x', '2026-12-01T18:00:00Z'));
     expect(JSON.parse(lines[0])).toMatchObject({ event: 'run-still-running', running: 'arn:running', scheduledAt: '2026-12-01T18:00:00Z' });
     expect(() => createStarter(executionsTwin().port, 'arn:aws:lambda:eu-west-1:123456789012:function:f')).toThrow(/not a state machine ARN/);
+  });
+});
+
+describe('the task Lambda from its environment', () => {
+  it('fails every task, saying which variable to fix, when the environment cannot work', async () => {
+    const lines: string[] = [];
+    const lambda = createTaskLambdaFromEnv({ SLUICE_STATE_TABLE: 't' }, () => {
+      throw new Error('the query is not built when the environment is bad');
+    }, { writeLine: (l) => lines.push(l) });
+    await expect(lambda({ action: 'plan', runId: 'r' })).rejects.toThrow(/SLUICE_CHECKPOINT_URI/);
+    expect(JSON.parse(lines[0])).toMatchObject({ event: 'task-failed', action: 'plan', retriable: false });
+  });
+
+  it('refuses an environment without the state partitions the construct sets', async () => {
+    const env = { SLUICE_CHECKPOINT_URI: 's3://my-bucket/checkpoints/q', SLUICE_STATE_TABLE: 'state', SLUICE_SOURCE_URI: 's3://my-bucket/landing/q', SLUICE_SINK_URI: 's3://my-bucket/output/q', AWS_REGION: 'eu-west-1' };
+    const lambda = createTaskLambdaFromEnv(env, () => ({}) as never, { writeLine: () => undefined });
+    await expect(lambda({ action: 'plan', runId: 'r' })).rejects.toThrow(/SLUICE_STATE_PARTITIONS=undefined/);
   });
 });

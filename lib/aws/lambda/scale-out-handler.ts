@@ -2,10 +2,10 @@
  * The scale-out task Lambda: one function for the four tasks of the state machine
  * (lib/infra/scale-out.ts), dispatched on `action` (lib/scale/contract.ts) to the engine's tasks
  * (lib/engine/partitioned.ts), each on a PartitionedRun of its own over the AWS adapters
- * (buildExecutor(...).partitioned()). An entry builds it once per container, as
- * lambdas/windowed-totals-tasks.ts does:
+ * (buildExecutor(...).partitioned()). An entry builds it once per container, from the variables
+ * the construct sets, as lambdas/windowed-totals-tasks.ts does:
  *
- *     export const handler = createPartitionedTaskLambda(plan, config, connection, { statePartitions });
+ *     export const handler = createTaskLambdaFromEnv(process.env, (env) => myQuery(env.outputMode));
  *
  *     Step Functions ──▶ { action, runId, batchId?, split? | partition? }
  *                          │ parseTaskEvent: the shape, or a non-retriable error that names the field
@@ -26,6 +26,7 @@ import type { TaskEvent, TaskHandler } from '../../scale/contract';
 import { createClients, type AwsClients } from '../clients';
 import type { AwsConnection } from '../config';
 import { buildExecutor, type PipelineConfig } from '../pipeline';
+import { lambdaEnvironmentFrom, type LambdaEnvironment } from './env';
 import { redactDataValues } from './redact';
 
 /** A task event the state machine did not send (a hand-made invocation, a definition out of step). */
@@ -144,4 +145,20 @@ export function failingTaskLambda(error: unknown, writeLine: (line: string) => v
     );
     throw error;
   };
+}
+
+/**
+ * The task Lambda of a query, from its environment (the variables the construct sets for the task
+ * Lambda: the pipeline's, and SLUICE_STATE_PARTITIONS): read once, when the container starts. A
+ * bad environment does not fail the container's init: every task then fails with one JSON line
+ * that says what to fix.
+ */
+export function createTaskLambdaFromEnv(env: Record<string, string | undefined>, query: QueryPlan | ((env: LambdaEnvironment) => QueryPlan), opts: Omit<PartitionedTaskLambdaOptions, 'statePartitions' | 'logDataValues'> = {}): TaskLambda {
+  try {
+    const e = lambdaEnvironmentFrom(env);
+    const plan = typeof query === 'function' ? query(e) : query;
+    return createPartitionedTaskLambda(plan, e.config, e.connection, { ...opts, statePartitions: statePartitionsFromEnv(env), logDataValues: e.logDataValues });
+  } catch (error) {
+    return failingTaskLambda(error, opts.writeLine);
+  }
 }
