@@ -26,6 +26,17 @@ export {
   type ScheduledHandlerOptions,
   type ScheduledRunSummary,
 } from '../aws/lambda/handler';
+export {
+  createPartitionedTaskLambda,
+  createTaskLambda,
+  createTaskLambdaFromEnv,
+  failingTaskLambda,
+  statePartitionsFromEnv,
+  type PartitionedTaskLambdaOptions,
+  type TaskLambda,
+  type TaskLambdaOptions,
+} from '../aws/lambda/scale-out-handler';
+export type { CommitResult, PlanResult, TaskEvent, TaskHandler, TaskResult } from '../scale/contract';
 export type { StreamingProgress, StateOperatorProgress, SourceProgress, SinkProgress, SourceBacklog } from '../engine/progress';
 export { buildExecutor, runPipeline, parseS3Uri, parseSinkUri, type PipelineConfig, type S3Location, type SinkLocation, type SourceLocation } from '../aws/pipeline';
 export { createClients, connectionFromEnv, type AwsClients } from '../aws/clients';

@@ -10,6 +10,10 @@
  *     trend:  StateRows, Maximum per day ──▶ 100 * DIFF(rows) / (rows - DIFF(rows))
  *             = how much the daily peak grew over the previous day's, in %
  *
+ * With `parallelism` (lib/infra/scale-out.ts) three alarms read the state machine's own metrics
+ * (AWS/States, dimension StateMachineArn): an execution failed, timed out, or ran longer than the
+ * schedule interval (ExecutionTime, written when an execution ends).
+ *
  * `alarms` (PipelineAlarmsProps) sets each alarm's threshold or turns it off with `false`;
  * resolvePipelineAlarms checks the values once, at synth, and createPipelineAlarms builds them
  * from one table through one helper.
@@ -31,7 +35,10 @@ export type AlarmName =
   | 'lateRowsDropped'
   | 'deadLetters'
   | 'fallingBehind'
-  | 'failureQueueNotEmpty';
+  | 'failureQueueNotEmpty'
+  | 'executionFailed'
+  | 'executionTimedOut'
+  | 'executionDuration';
 
 /**
  * The alarms' thresholds. Each alarm is on unless set to `false`; `true` or `{}` keeps its
@@ -99,6 +106,21 @@ export interface PipelineAlarmsProps {
   readonly fallingBehind?: boolean | { readonly threshold?: number; readonly runs?: number };
   /** Messages visible in the failure queue (failed or undeliverable scheduled events). @default true */
   readonly failureQueueNotEmpty?: boolean;
+  /**
+   * With `parallelism`: executions (runs) of the state machine that failed (ExecutionsFailed)
+   * per interval at or above `threshold`: a task failed after its retries. The next tick resumes
+   * from the checkpoint. Only with `parallelism`.
+   * @default { threshold: 1 }
+   */
+  readonly executionFailed?: boolean | { readonly threshold?: number };
+  /** With `parallelism`: an execution stopped at its timeout (ExecutionsTimedOut; parallelism.executionTimeoutSeconds). @default true */
+  readonly executionTimedOut?: boolean;
+  /**
+   * With `parallelism`: an execution ran longer than `thresholdSeconds` (ExecutionTime, Maximum per
+   * interval): ticks are being skipped while it runs. Below the execution timeout.
+   * @default { thresholdSeconds: the schedule interval }
+   */
+  readonly executionDuration?: boolean | { readonly thresholdSeconds?: number };
 }
 
 /** The flat alarm props the construct had before `alarms`; still honoured, each mapped to its `alarms` key. */
@@ -129,6 +151,9 @@ export interface ResolvedAlarms {
   readonly deadLetters?: { readonly threshold: number };
   readonly fallingBehind?: { readonly threshold: number; readonly runs: number };
   readonly failureQueueNotEmpty?: Record<string, never>;
+  readonly executionFailed?: { readonly threshold: number };
+  readonly executionTimedOut?: Record<string, never>;
+  readonly executionDuration?: { readonly thresholdSeconds: number };
 }
 
 // ---------------------------------------------------------------- resolution
@@ -138,6 +163,8 @@ interface Timing {
   readonly timeoutSeconds: number;
   /** The schedule rule is enabled (false: runs start only by hand, so "no input" has no cadence). */
   readonly scheduled: boolean;
+  /** With `parallelism`: the execution timeout; absent without it (no execution alarms). */
+  readonly executionTimeoutSeconds?: number;
 }
 
 const LEGACY: ReadonlyArray<readonly [keyof LegacyAlarmProps, AlarmName]> = [
@@ -258,7 +285,46 @@ export function resolvePipelineAlarms(scope: Construct, alarms: PipelineAlarmsPr
 
   const failureQueueNotEmpty = alarms.failureQueueNotEmpty === false ? undefined : {};
 
-  const resolved: ResolvedAlarms = { runFailed, batchDuration, runDuration, noInput, stateRowsGrowing, stateRowsAbove, lateRowsDropped, deadLetters, fallingBehind, failureQueueNotEmpty };
+  // The state machine's alarms exist only with `parallelism`; setting one without it is refused.
+  const executionAlarms = ['executionFailed', 'executionTimedOut', 'executionDuration'] as const;
+  let executionFailed: ResolvedAlarms['executionFailed'];
+  let executionTimedOut: ResolvedAlarms['executionTimedOut'];
+  let executionDuration: ResolvedAlarms['executionDuration'];
+  if (t.executionTimeoutSeconds === undefined) {
+    const given = executionAlarms.filter((k) => alarms[k] !== undefined);
+    if (given.length > 0) invalid(scope, `alarms.${given[0]} alarms on the scale-out state machine, which exists only with \`parallelism\`: add parallelism, or drop alarms.${given[0]}`, { [given[0]]: alarms[given[0]] });
+  } else {
+    const failedOpts = optionsOf(alarms.executionFailed);
+    executionFailed = failedOpts && { threshold: wholeNumber(scope, 'alarms.executionFailed.threshold', failedOpts.threshold ?? 1, 1, 1_000_000, 'count failed executions per schedule interval, e.g. 1') };
+    executionTimedOut = alarms.executionTimedOut === false ? undefined : {};
+    const durationOpts = optionsOf(alarms.executionDuration);
+    executionDuration = durationOpts && {
+      thresholdSeconds: wholeNumber(
+        scope,
+        'alarms.executionDuration.thresholdSeconds',
+        durationOpts.thresholdSeconds ?? interval,
+        1,
+        t.executionTimeoutSeconds - 1,
+        `an execution lasts at most parallelism.executionTimeoutSeconds (${t.executionTimeoutSeconds}), so a higher threshold could never be reached`,
+      ),
+    };
+  }
+
+  const resolved: ResolvedAlarms = {
+    runFailed,
+    batchDuration,
+    runDuration,
+    noInput,
+    stateRowsGrowing,
+    stateRowsAbove,
+    lateRowsDropped,
+    deadLetters,
+    fallingBehind,
+    failureQueueNotEmpty,
+    executionFailed,
+    executionTimedOut,
+    executionDuration,
+  };
   return Object.fromEntries(Object.entries(resolved).filter(([, v]) => v !== undefined)) as ResolvedAlarms;
 }
 
@@ -273,6 +339,18 @@ export interface AlarmSources {
   metric(name: string, statistic: string, period: Duration): cloudwatch.Metric;
   readonly lambdaErrors: (period: Duration) => cloudwatch.IMetric;
   readonly queueDepth: (period: Duration) => cloudwatch.IMetric;
+  /** With `parallelism`: the state machine's metrics (AWS/States). */
+  readonly execution?: ExecutionMetrics;
+}
+
+/** The scale-out state machine's metrics, each with the given statistic and period. */
+export interface ExecutionMetrics {
+  failed(period: Duration): cloudwatch.Metric;
+  timedOut(period: Duration): cloudwatch.Metric;
+  /** ExecutionTime in milliseconds, Maximum. */
+  time(period: Duration): cloudwatch.Metric;
+  started(period: Duration): cloudwatch.Metric;
+  succeeded(period: Duration): cloudwatch.Metric;
 }
 
 /** One alarm: it fires when `metric` compares to `threshold` as `comparison` in `periods` consecutive periods (default 1). */
@@ -416,6 +494,38 @@ export function createPipelineAlarms(scope: Construct, r: ResolvedAlarms, src: A
       comparison: op.GREATER_THAN_THRESHOLD,
     });
   }
+  if (src.execution) {
+    if (r.executionFailed) {
+      rows.push({
+        name: 'executionFailed',
+        id: 'ExecutionFailedAlarm',
+        description: 'a scale-out run (state machine execution) failed after its tasks\' retries; its execution history names the task, and the next tick resumes from the checkpoint',
+        metric: src.execution.failed(period),
+        threshold: r.executionFailed.threshold,
+        comparison: op.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+    }
+    if (r.executionTimedOut) {
+      rows.push({
+        name: 'executionTimedOut',
+        id: 'ExecutionTimedOutAlarm',
+        description: 'a scale-out run reached its execution timeout and was stopped; raise parallelism.executionTimeoutSeconds, or the concurrencies',
+        metric: src.execution.timedOut(period),
+        threshold: 1,
+        comparison: op.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+    }
+    if (r.executionDuration) {
+      rows.push({
+        name: 'executionDuration',
+        id: 'ExecutionDurationAlarm',
+        description: `a scale-out run took more than ${r.executionDuration.thresholdSeconds} s (the interval is ${intervalMin} min), so ticks were skipped while it ran; raise the concurrencies or the task memory`,
+        metric: src.execution.time(period),
+        threshold: r.executionDuration.thresholdSeconds * 1000,
+        comparison: op.GREATER_THAN_THRESHOLD,
+      });
+    }
+  }
   const alarms: Partial<Record<AlarmName, cloudwatch.Alarm>> = {};
   for (const row of rows) alarms[row.name] = addAlarm(scope, src.pipelineName, row, actions);
   return alarms;
@@ -446,7 +556,7 @@ function addAlarm(scope: Construct, pipelineName: string, row: AlarmRow, actions
  */
 export function createPipelineDashboard(
   scope: Construct,
-  src: Pick<AlarmSources, 'metric' | 'intervalSeconds' | 'pipelineName'>,
+  src: Pick<AlarmSources, 'metric' | 'intervalSeconds' | 'pipelineName' | 'execution'>,
   alarms: Partial<Record<AlarmName, cloudwatch.Alarm>>,
   dashboardName?: string,
 ): cloudwatch.Dashboard {
@@ -473,6 +583,23 @@ export function createPipelineDashboard(
     graph('Late rows dropped and dead letters', [m('DroppedByWatermark', SUM, 'late rows dropped'), m('DeadLetters', SUM, 'dead letters')], { leftYAxis: { min: 0 } }),
     graph('Backlog left when the run stopped', [m('BacklogLeft', MAXIMUM, 'backlog left')], { leftAnnotations: thresholdLine(alarms.fallingBehind, 'falling behind alarm'), leftYAxis: { min: 0 } }),
   ];
+  const x = src.execution;
+  if (x) {
+    graphs.push(
+      graph(
+        'Scale-out runs (state machine executions)',
+        [x.started(period).with({ label: 'started' }), x.succeeded(period).with({ label: 'succeeded' }), x.failed(period).with({ label: 'failed' }), x.timedOut(period).with({ label: 'timed out' })],
+        { leftYAxis: { min: 0 } },
+      ),
+      graph('Scale-out run duration vs the schedule interval (ms)', [x.time(period).with({ label: 'execution time' })], {
+        leftAnnotations: [
+          { value: src.intervalSeconds * 1000, label: `schedule interval (${src.intervalSeconds / 60} min)`, color: '#d62728' },
+          ...thresholdLine(alarms.executionDuration, 'execution duration alarm'),
+        ],
+        leftYAxis: { min: 0 },
+      }),
+    );
+  }
   const rows: cloudwatch.IWidget[][] = [];
   const all = Object.values(alarms).filter((a): a is cloudwatch.Alarm => a !== undefined);
   if (all.length > 0) rows.push([new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: all, width: 24, height: Math.ceil(all.length / 4) + 1 })]);

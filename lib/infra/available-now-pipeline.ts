@@ -22,6 +22,12 @@
  * bind themselves (lib/infra/sources.ts, lib/infra/sinks.ts): each grants what its adapter sends
  * and returns the URI the handler reads.
  *
+ * With `parallelism`, the rule starts a Step Functions state machine instead (lib/infra/scale-out.ts):
+ * a starter Lambda starts one execution per tick unless one is running, and the execution runs the
+ * batch as plan, read (one task per split), partition (one task per state partition) and commit
+ * tasks on a task Lambda. The single Lambda stays deployed, unscheduled, for runs started by hand
+ * against the same checkpoint.
+ *
  * Bring your own table, bucket(s), stream or failure queue by passing them; everything not passed
  * is created. One created bucket (`pipelineBucket`) holds every S3 location not given a bucket, each
  * under its own prefix. It is versioned, so a checkpoint entry, landing file or sink object that
@@ -56,12 +62,14 @@ import { Construct } from 'constructs';
 import { DEFAULT_METRICS_NAMESPACE, METRIC_DIMENSION } from '../aws/lambda/emf';
 import { createPipelineAlarms, createPipelineDashboard, resolvePipelineAlarms, type AlarmName, type AlarmSources, type LegacyAlarmProps, type PipelineAlarmsProps, type ResolvedAlarms } from './alarms';
 import { GRANTED_ACTIONS, cleanPrefix, grantS3, invalid, wholeNumber, type PipelineDefaults, type S3Place } from './binding';
+import { ScaleOut, resolveParallelism, type PipelineParallelism, type ResolvedParallelism } from './scale-out';
 import { PipelineSink } from './sinks';
 import type { PipelineStaticTable } from './static-tables';
 import { PipelineSource } from './sources';
 
 export { STATE_GROWTH_EXPRESSION, type AlarmName, type LegacyAlarmProps, type PipelineAlarmsProps } from './alarms';
 export { GRANTED_ACTIONS, type PipelineDefaults, type S3Place } from './binding';
+export { NO_RETRY, ScaleOut, TASK_RETRY, type PipelineParallelism, type ResolvedParallelism } from './scale-out';
 export { PipelineSink, outputColumnTypes, type BoundSink, type FileSinkOptions, type GlueTableOptions, type ParquetSinkOptions } from './sinks';
 export { PipelineSource, type BoundSource, type NewKinesisStreamOptions } from './sources';
 export { PipelineStaticTable } from './static-tables';
@@ -282,6 +290,17 @@ export interface AvailableNowPipelineProps extends LegacyAlarmProps {
 
   /** For the created table, bucket, stream and log group. @default RemovalPolicy.RETAIN */
   readonly removalPolicy?: RemovalPolicy;
+
+  // ---- scale-out
+
+  /**
+   * Run the query on many Lambdas: a Step Functions state machine per scheduled run, with a read
+   * task per split and a partition task per state partition (lib/infra/scale-out.ts). Adds the
+   * alarms executionFailed, executionTimedOut and executionDuration.
+   * `{ statePartitions, readConcurrency?, partitionConcurrency?, taskTimeoutSeconds?, ... }`.
+   * @default none: one Lambda runs each scheduled run
+   */
+  readonly parallelism?: PipelineParallelism;
 }
 
 /** Resolved values, after defaults and validation. */
@@ -303,6 +322,8 @@ interface Resolved {
   readonly namespace: string;
   /** Undefined with createAlarms: false. */
   readonly alarms?: ResolvedAlarms;
+  /** Undefined without `parallelism`. */
+  readonly parallelism?: ResolvedParallelism;
 }
 
 // ---------------------------------------------------------------- the construct
@@ -345,6 +366,8 @@ export class AvailableNowPipeline extends Construct {
   readonly dashboard?: cloudwatch.Dashboard;
   /** Size of the bundled index.js in bytes, when bundling ran during this synth. */
   readonly bundleSizeBytes?: number;
+  /** With `parallelism`: the state machine, its task Lambda and its starter (the rule's target). */
+  readonly scaleOut?: ScaleOut;
   private createdBucket?: s3.Bucket;
 
   constructor(scope: Construct, id: string, props: AvailableNowPipelineProps = {}) {
@@ -455,9 +478,32 @@ export class AvailableNowPipeline extends Construct {
       ...inputs.map((input, k) => ({ name: `the prefix of input ${k + 2}`, place: input.landing })),
       { name: 'the sink prefix', place: sink.output },
       { name: 'deadLetterPrefix', place: deadLetters },
+      ...(r.parallelism ? [{ name: 'the shuffle prefix (checkpointPrefix + "-shuffle")', place: { bucket: this.checkpointBucket, prefix: `${r.checkpointPrefix}-shuffle` } }] : []),
     ]);
 
     // ---- the function
+    const environment: Record<string, string> = {
+      ...(props.environment ?? {}),
+      SLUICE_CHECKPOINT_URI: `s3://${this.checkpointBucket.bucketName}/${r.checkpointPrefix}`,
+      SLUICE_STATE_TABLE: this.stateTable.tableName,
+      SLUICE_SOURCE_URI: source.uri,
+      ...(inputs.length ? { SLUICE_INPUT_URIS: inputs.map((i) => i.uri).join(',') } : {}),
+      SLUICE_SINK_URI: sink.uri,
+      SLUICE_DEAD_LETTER_URI: `s3://${this.deadLetterBucket.bucketName}/${r.deadLetterPrefix}`,
+      ...(props.keepLateRows ? { SLUICE_KEEP_LATE_ROWS: 'true' } : {}),
+      SLUICE_LEASE_SECONDS: String(r.leaseSeconds),
+      SLUICE_METRICS_NAMESPACE: r.namespace,
+      SLUICE_PIPELINE_NAME: r.pipelineName,
+      SLUICE_LOG_VALUES: props.logDataValues ? 'true' : 'false',
+      NODE_OPTIONS: '--enable-source-maps',
+    };
+    const bundling: nodejs.BundlingOptions = {
+      minify: LAMBDA_BUNDLING.minify,
+      sourceMap: LAMBDA_BUNDLING.sourceMap,
+      target: LAMBDA_BUNDLING.target,
+      format: nodejs.OutputFormat.CJS,
+      externalModules: [...LAMBDA_BUNDLING.externalModules],
+    };
     this.function = new nodejs.NodejsFunction(this, 'Function', {
       entry: r.entry,
       handler: r.handler,
@@ -467,7 +513,9 @@ export class AvailableNowPipeline extends Construct {
       timeout: Duration.seconds(r.timeoutSeconds),
       role: this.role,
       logGroup: this.logGroup,
-      description: `sluice availableNow run of ${r.pipelineName}, every ${r.intervalSeconds / 60} min`,
+      description: r.parallelism
+        ? `sluice availableNow run of ${r.pipelineName} in one Lambda, by hand only (the schedule starts the scale-out state machine)`
+        : `sluice availableNow run of ${r.pipelineName}, every ${r.intervalSeconds / 60} min`,
       // Reserved concurrency 1 and the lease agree on "one run at a time":
       //
       //   tick t0 ──▶ run A  acquire lease (until t0 + lease), renewed between batches ── stops by
@@ -484,30 +532,28 @@ export class AvailableNowPipeline extends Construct {
       retryAttempts: r.retryAttempts,
       maxEventAge: Duration.seconds(r.maxEventAgeSeconds),
       onFailure: new destinations.SqsDestination(this.failureQueue),
-      environment: {
-        ...(props.environment ?? {}),
-        SLUICE_CHECKPOINT_URI: `s3://${this.checkpointBucket.bucketName}/${r.checkpointPrefix}`,
-        SLUICE_STATE_TABLE: this.stateTable.tableName,
-        SLUICE_SOURCE_URI: source.uri,
-        ...(inputs.length ? { SLUICE_INPUT_URIS: inputs.map((i) => i.uri).join(',') } : {}),
-        SLUICE_SINK_URI: sink.uri,
-        SLUICE_DEAD_LETTER_URI: `s3://${this.deadLetterBucket.bucketName}/${r.deadLetterPrefix}`,
-        ...(props.keepLateRows ? { SLUICE_KEEP_LATE_ROWS: 'true' } : {}),
-        SLUICE_LEASE_SECONDS: String(r.leaseSeconds),
-        SLUICE_METRICS_NAMESPACE: r.namespace,
-        SLUICE_PIPELINE_NAME: r.pipelineName,
-        SLUICE_LOG_VALUES: props.logDataValues ? 'true' : 'false',
-        NODE_OPTIONS: '--enable-source-maps',
-      },
-      bundling: {
-        minify: LAMBDA_BUNDLING.minify,
-        sourceMap: LAMBDA_BUNDLING.sourceMap,
-        target: LAMBDA_BUNDLING.target,
-        format: nodejs.OutputFormat.CJS,
-        externalModules: [...LAMBDA_BUNDLING.externalModules],
-      },
+      environment,
+      bundling,
     });
     this.bundleSizeBytes = recordBundleSize(this, this.function);
+
+    // ---- scale-out: the state machine, its task Lambda and the starter the rule invokes instead
+    if (r.parallelism) {
+      this.scaleOut = new ScaleOut(this, 'ScaleOut', {
+        pipelineName: r.pipelineName,
+        intervalSeconds: r.intervalSeconds,
+        scheduleMaxEventAgeSeconds: r.maxEventAgeSeconds,
+        parallelism: r.parallelism,
+        role: this.role,
+        shuffle: { bucket: this.checkpointBucket, prefix: `${r.checkpointPrefix}-shuffle` },
+        environment,
+        architecture: props.architecture ?? lambda.Architecture.ARM_64,
+        bundling,
+        logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
+        removalPolicy,
+        failureQueue: this.failureQueue,
+      });
+    }
 
     // ---- the schedule
     this.rule = new events.Rule(this, 'Schedule', {
@@ -516,7 +562,7 @@ export class AvailableNowPipeline extends Construct {
       enabled: props.scheduleEnabled ?? true,
     });
     this.rule.addTarget(
-      new targets.LambdaFunction(this.function, {
+      new targets.LambdaFunction(this.scaleOut?.starter ?? this.function, {
         // EventBridge's own delivery (the async Invoke call) rarely fails: Lambda queues the
         // event even while the function is busy. When it does, the event goes to the same queue.
         deadLetterQueue: this.failureQueue,
@@ -533,6 +579,7 @@ export class AvailableNowPipeline extends Construct {
       metric: (name, statistic, period) => this.metric(name, { statistic, period }),
       lambdaErrors: (period) => this.function.metricErrors({ period, statistic: cloudwatch.Stats.SUM }),
       queueDepth: (period) => this.failureQueue.metricApproximateNumberOfMessagesVisible({ period, statistic: cloudwatch.Stats.MAXIMUM }),
+      ...(this.scaleOut ? { execution: executionMetrics(this.scaleOut.stateMachine) } : {}),
     };
     this.alarms = r.alarms ? createPipelineAlarms(this, r.alarms, sources, props.alarmActions ?? []) : {};
     if (props.createDashboard !== false) this.dashboard = createPipelineDashboard(this, sources, this.alarms, props.dashboardName);
@@ -558,6 +605,18 @@ export class AvailableNowPipeline extends Construct {
       period: options.period ?? this.scheduleInterval,
     });
   }
+}
+
+/** The state machine's AWS/States metrics the alarms and the dashboard read. */
+function executionMetrics(machine: ScaleOut['stateMachine']): NonNullable<AlarmSources['execution']> {
+  const { SUM, MAXIMUM } = cloudwatch.Stats;
+  return {
+    failed: (period) => machine.metricFailed({ period, statistic: SUM }),
+    timedOut: (period) => machine.metricTimedOut({ period, statistic: SUM }),
+    time: (period) => machine.metricTime({ period, statistic: MAXIMUM }),
+    started: (period) => machine.metricStarted({ period, statistic: SUM }),
+    succeeded: (period) => machine.metricSucceeded({ period, statistic: SUM }),
+  };
 }
 
 // ---------------------------------------------------------------- bundle size
@@ -662,7 +721,14 @@ function resolveProps(scope: Construct, id: string, props: AvailableNowPipelineP
   if (props.createAlarms === false && props.alarms !== undefined) {
     invalid(scope, 'createAlarms is false, yet alarms sets thresholds: drop one of them (alarms: { <name>: false } turns a single alarm off)');
   }
-  const alarms = props.createAlarms === false ? undefined : resolvePipelineAlarms(scope, props.alarms ?? {}, props, { intervalSeconds, timeoutSeconds, scheduled: props.scheduleEnabled ?? true });
+  const parallelism = props.parallelism ? resolveParallelism(scope, props.parallelism, { intervalSeconds, memoryMiB }) : undefined;
+  if (parallelism && props.environment?.SLUICE_STATE_PARTITIONS !== undefined) {
+    invalid(scope, 'environment sets SLUICE_STATE_PARTITIONS, which the construct sets from parallelism.statePartitions: drop it from environment', { SLUICE_STATE_PARTITIONS: props.environment.SLUICE_STATE_PARTITIONS });
+  }
+  const alarms =
+    props.createAlarms === false
+      ? undefined
+      : resolvePipelineAlarms(scope, props.alarms ?? {}, props, { intervalSeconds, timeoutSeconds, scheduled: props.scheduleEnabled ?? true, executionTimeoutSeconds: parallelism?.executionTimeoutSeconds });
   if (props.dashboardName !== undefined && !/^[A-Za-z0-9_-]{1,255}$/.test(props.dashboardName)) {
     invalid(scope, `dashboardName ${JSON.stringify(props.dashboardName)} must be 1 to 255 of A-Za-z0-9_-, as CloudWatch requires: e.g. "sluice-orders"`, { dashboardName: props.dashboardName });
   }
@@ -684,6 +750,7 @@ function resolveProps(scope: Construct, id: string, props: AvailableNowPipelineP
     noncurrentVersionRetentionDays,
     namespace,
     alarms,
+    parallelism,
   };
 }
 

@@ -14,6 +14,12 @@ import { InvalidOptionError } from '../engine/errors';
 export const GRANTED_ACTIONS = {
   /** S3CheckpointStore (GET/PUT entries, DeleteObjects when purging) on `<checkpointPrefix>/*`. */
   checkpointObjects: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
+  /**
+   * S3ShuffleStore (a partitioned run's hand-offs between tasks, with `parallelism`): PUT and GET
+   * under `<checkpointPrefix>-shuffle/*`, DeleteObjects when the checkpoint's retention purges
+   * old batches (after a prefix-bound ListBucket).
+   */
+  shuffleObjects: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
   /** S3LandingSource: GET each file under `<landing prefix>/*`. */
   landingObjects: ['s3:GetObject'],
   /** S3JsonSink (one PUT per batch) and S3FileSink (the objects, then the sink log entry) under `<sink prefix>/*`. */

@@ -2,19 +2,18 @@
  * CDK assertions on the AvailableNowPipeline's synthesized template. Each describe synthesizes
  * once (bundling runs esbuild); validation scenarios throw before anything is bundled.
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { App, CfnElement, Duration, Stack, aws_cloudwatch_actions as actions, aws_dynamodb as dynamodb, aws_kinesis as kinesis, aws_s3 as s3, aws_sns as sns } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
-import { buildSync } from 'esbuild';
-import { AvailableNowPipeline, AvailableNowPipelineProps, DEFAULT_ENTRY, GRANTED_ACTIONS, LAMBDA_BUNDLING, PipelineSink, PipelineSource, PipelineStaticTable } from '../../lib/infra/available-now-pipeline';
+import { AvailableNowPipeline, AvailableNowPipelineProps, DEFAULT_ENTRY, GRANTED_ACTIONS, PipelineSink, PipelineSource, PipelineStaticTable } from '../../lib/infra/available-now-pipeline';
 import { SUMMARY_METRIC_NAMES } from '../../lib/aws/lambda/emf';
 import { InvalidOptionError } from '../../lib/engine/errors';
 import { parseSinkUri } from '../../lib/aws/pipeline';
+import { bundledFiles, commandsSent } from '../helpers/sdk-commands';
+import { flat, statements, type FlatStatement } from '../helpers/template';
 
 jest.setTimeout(60_000);
 
-const ROOT = path.resolve(__dirname, '..', '..');
 const ACCOUNT = '123456789012';
 const REGION = 'eu-west-1';
 
@@ -53,42 +52,6 @@ function rejection(props: AvailableNowPipelineProps, extra?: (stack: Stack) => P
     return (e as Error).message;
   }
   throw new Error('expected the pipeline to be rejected at synth time');
-}
-
-interface FlatStatement {
-  readonly actions: string[];
-  readonly resources: string[];
-  readonly condition?: unknown;
-}
-
-/** Intrinsics as short strings: {Fn::GetAtt:[X,Arn]} -> "X.Arn", {Ref:X} -> "X", joins concatenated. */
-function flat(value: unknown): string {
-  if (typeof value === 'string') return value;
-  const v = value as Record<string, unknown>;
-  if (v['Fn::GetAtt']) return (v['Fn::GetAtt'] as string[]).join('.');
-  if (v.Ref) return String(v.Ref);
-  if (v['Fn::Join']) {
-    const [sep, parts] = v['Fn::Join'] as [string, unknown[]];
-    return parts.map(flat).join(sep);
-  }
-  if (v['Fn::Select'] || v['Fn::Split']) return `{${JSON.stringify(v)}}`;
-  return JSON.stringify(v);
-}
-
-const asList = <T>(x: T | T[] | undefined): T[] => (x === undefined ? [] : Array.isArray(x) ? x : [x]);
-
-/** Every statement of every IAM policy in the template (inline role policies included). */
-function statements(template: Template): FlatStatement[] {
-  const docs: Array<{ Statement: unknown[] }> = [];
-  for (const p of Object.values(template.findResources('AWS::IAM::Policy'))) docs.push(p.Properties.PolicyDocument);
-  for (const r of Object.values(template.findResources('AWS::IAM::Role'))) for (const p of asList(r.Properties.Policies)) docs.push((p as { PolicyDocument: { Statement: unknown[] } }).PolicyDocument);
-  return docs.flatMap((d) =>
-    (d.Statement as Array<Record<string, unknown>>).map((s) => ({
-      actions: asList(s.Action as string | string[]).slice().sort(),
-      resources: asList(s.Resource).map(flat).sort(),
-      ...(s.Condition ? { condition: s.Condition } : {}),
-    })),
-  );
 }
 
 function envOf(template: Template): Record<string, unknown> {
@@ -357,42 +320,6 @@ describe('no IAM statement uses Resource "*" where a scoped one fits', () => {
 });
 
 describe('every AWS SDK command the Lambda bundle sends is granted', () => {
-  const SPECIAL: Record<string, string> = {
-    's3:ListObjectsV2': 's3:ListBucket',
-    's3:ListObjects': 's3:ListBucket',
-    's3:DeleteObjects': 's3:DeleteObject',
-    's3:HeadObject': 's3:GetObject',
-    's3:HeadBucket': 's3:ListBucket',
-    // TransactWriteItems is evaluated per entry; the fence is a ConditionCheck on the lease item.
-    'dynamodb:TransactWriteItems': 'dynamodb:ConditionCheckItem',
-  };
-  const LIB_DYNAMODB: Record<string, string> = { Get: 'GetItem', Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', BatchGet: 'BatchGetItem', BatchWrite: 'BatchWriteItem', TransactWrite: 'TransactWriteItems', Query: 'Query', Scan: 'Scan' };
-
-  /** The project's own files esbuild puts in the bundle. */
-  function bundledFiles(entry: string): string[] {
-    const out = buildSync({ entryPoints: [entry], bundle: true, platform: 'node', target: LAMBDA_BUNDLING.target, external: [...LAMBDA_BUNDLING.externalModules], write: false, metafile: true, logLevel: 'silent' });
-    return Object.keys(out.metafile!.inputs).filter((f) => !f.includes('node_modules')).map((f) => path.resolve(ROOT, f));
-  }
-
-  /** `<service>:<Action>` for each `new XCommand(` whose X is imported from an AWS SDK client. */
-  function commandsSent(file: string): string[] {
-    const src = fs.readFileSync(file, 'utf8');
-    const importedFrom = new Map<string, string>();
-    for (const m of src.matchAll(/import\s*(?:type\s*)?\{([^}]*)\}\s*from\s*'@aws-sdk\/(client|lib)-([a-z0-9-]+)'/g)) {
-      for (const name of m[1].split(',').map((n) => n.trim().replace(/^type\s+/, '').split(/\s+as\s+/).pop()!)) {
-        importedFrom.set(name, m[2] === 'lib' ? `lib-${m[3]}` : m[3]);
-      }
-    }
-    const sent: string[] = [];
-    for (const m of src.matchAll(/new\s+([A-Za-z0-9]+)Command\s*\(/g)) {
-      const pkg = importedFrom.get(`${m[1]}Command`);
-      if (!pkg) continue;
-      const action = pkg === 'lib-dynamodb' ? `dynamodb:${LIB_DYNAMODB[m[1]] ?? m[1]}` : `${pkg}:${m[1]}`;
-      sent.push(SPECIAL[action] ?? action);
-    }
-    return sent;
-  }
-
   it('for the windowed-totals entry, with either source', () => {
     const files = bundledFiles(DEFAULT_ENTRY);
     expect(files.some((f) => f.endsWith(path.join('lib', 'aws', 'pipeline.ts')))).toBe(true);

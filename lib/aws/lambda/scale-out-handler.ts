@@ -1,0 +1,164 @@
+/**
+ * The scale-out task Lambda: one function for the four tasks of the state machine
+ * (lib/infra/scale-out.ts), dispatched on `action` (lib/scale/contract.ts) to the engine's tasks
+ * (lib/engine/partitioned.ts), each on a PartitionedRun of its own over the AWS adapters
+ * (buildExecutor(...).partitioned()). An entry builds it once per container, from the variables
+ * the construct sets, as lambdas/windowed-totals-tasks.ts does:
+ *
+ *     export const handler = createTaskLambdaFromEnv(process.env, (env) => myQuery(env.outputMode));
+ *
+ *     Step Functions ──▶ { action, runId, batchId?, split? | partition? }
+ *                          │ parseTaskEvent: the shape, or a non-retriable error that names the field
+ *                          ▼
+ *                        handle(event) ──▶ PlanResult | CommitResult | { ok: true }
+ *                          │ one "task" JSON line (action, run, batch, item, duration)
+ *                          ▼
+ *                        the result, which the state machine reads ($.Payload)
+ *
+ *     on error: one "task-failed" JSON line, then rethrow: the task fails, Step Functions retries it
+ *     (its Retry), then fails the execution; the next scheduled run resumes from the checkpoint.
+ */
+import { Console } from 'node:console';
+import { InvalidOptionError, SluiceError } from '../../engine/errors';
+import { partitionedTasks } from '../../engine/partitioned';
+import type { QueryPlan } from '../../engine/query';
+import type { TaskEvent, TaskHandler } from '../../scale/contract';
+import { createClients, type AwsClients } from '../clients';
+import type { AwsConnection } from '../config';
+import { buildExecutor, type PipelineConfig } from '../pipeline';
+import { lambdaEnvironmentFrom, type LambdaEnvironment } from './env';
+import { redactDataValues } from './redact';
+
+/** A task event the state machine did not send (a hand-made invocation, a definition out of step). */
+export class InvalidTaskEventError extends SluiceError {}
+
+const ACTIONS = ['plan', 'read', 'partition', 'commit'] as const;
+/** The numeric fields each action needs besides `runId`. */
+const FIELDS: Record<TaskEvent['action'], readonly string[]> = { plan: [], read: ['batchId', 'split'], partition: ['batchId', 'partition'], commit: ['batchId'] };
+
+function refuse(message: string, event: unknown): never {
+  throw new InvalidTaskEventError(`scale-out task event ${message}: the state machine sends { action: 'plan' | 'read' | 'partition' | 'commit', runId, ... } (lib/scale/contract.ts)`, {
+    details: { event },
+  });
+}
+
+/** `event` as a TaskEvent, or an InvalidTaskEventError that names the field and the value. */
+export function parseTaskEvent(event: unknown): TaskEvent {
+  if (typeof event !== 'object' || event === null || Array.isArray(event)) refuse(`${JSON.stringify(event)} is not an object`, event);
+  const e = event as Record<string, unknown>;
+  if (!(ACTIONS as readonly unknown[]).includes(e.action)) refuse(`has action ${JSON.stringify(e.action)}, not one of ${ACTIONS.join(', ')}`, event);
+  const action = e.action as TaskEvent['action'];
+  if (typeof e.runId !== 'string' || e.runId === '') refuse(`"${action}" has runId ${JSON.stringify(e.runId)}, not the execution's name`, event);
+  const out: Record<string, unknown> = { action, runId: e.runId };
+  for (const field of FIELDS[action]) {
+    const v = e[field];
+    if (!Number.isInteger(v) || (v as number) < 0) refuse(`"${action}" has ${field} ${JSON.stringify(v)}, not a whole number >= 0`, event);
+    out[field] = v;
+  }
+  return out as TaskEvent;
+}
+
+export interface TaskLambdaOptions {
+  /** Where the JSON lines go. @default a Console on process.stdout */
+  readonly writeLine?: (line: string) => void;
+  /** @default Date.now */
+  readonly now?: () => number;
+  /** Keep data values (keys, rows, records) in a failed task's log line (SLUICE_LOG_VALUES). @default false */
+  readonly logDataValues?: boolean;
+}
+
+export type TaskLambda = (event: unknown) => ReturnType<TaskHandler>;
+
+let stdoutConsole: Console | undefined;
+function defaultWriteLine(line: string): void {
+  stdoutConsole ??= new Console({ stdout: process.stdout, stderr: process.stderr });
+  stdoutConsole.log(line);
+}
+
+/** The Lambda handler around `handle`: checks the event, logs one line per task, rethrows failures. */
+export function createTaskLambda(handle: TaskHandler, opts: TaskLambdaOptions = {}): TaskLambda {
+  const writeLine = opts.writeLine ?? defaultWriteLine;
+  const now = opts.now ?? Date.now;
+  return async (raw) => {
+    const event = parseTaskEvent(raw);
+    const startedMs = now();
+    const base = { ...event, event: 'task' };
+    try {
+      const result = await handle(event);
+      writeLine(JSON.stringify({ level: 'info', ...base, durationMs: now() - startedMs }));
+      return result;
+    } catch (error) {
+      const e = error as Error & { retriable?: boolean; details?: Record<string, unknown> };
+      const message = String(e?.message ?? error);
+      const shown = opts.logDataValues ? { message, details: e?.details ?? {} } : redactDataValues(message, e?.details ?? {});
+      writeLine(
+        JSON.stringify({ level: 'error', ...base, event: 'task-failed', durationMs: now() - startedMs, error: e?.name, message: shown.message, details: shown.details, retriable: e?.retriable ?? false }),
+      );
+      throw error;
+    }
+  };
+}
+
+export interface PartitionedTaskLambdaOptions extends TaskLambdaOptions {
+  /** P, the state partitions (the construct's SLUICE_STATE_PARTITIONS): the query's statePartitions. */
+  readonly statePartitions?: number;
+  /** At most this many read tasks per batch. @default the engine's (8) */
+  readonly maxSplits?: number;
+  /** @default createClients (lib/aws/clients.ts) */
+  readonly createClients?: (conn: AwsConnection) => AwsClients;
+}
+
+/**
+ * The task Lambda of `plan` on AWS: the SDK clients are built once (per container), and each task
+ * runs on a PartitionedRun of its own, so nothing passes between tasks but the checkpoint, the
+ * state and the shuffle beside the checkpoint.
+ */
+export function createPartitionedTaskLambda(plan: QueryPlan, cfg: PipelineConfig, conn: AwsConnection, opts: PartitionedTaskLambdaOptions = {}): TaskLambda {
+  const clients = (opts.createClients ?? createClients)(conn);
+  const config = opts.statePartitions === undefined ? cfg : { ...cfg, statePartitions: opts.statePartitions };
+  return createTaskLambda(partitionedTasks(() => buildExecutor(conn, plan, config, { clients }).partitioned({ maxSplits: opts.maxSplits })), opts);
+}
+
+/** SLUICE_STATE_PARTITIONS, which the construct sets from parallelism.statePartitions. */
+export function statePartitionsFromEnv(env: Record<string, string | undefined>): number {
+  const value = env.SLUICE_STATE_PARTITIONS;
+  const n = Number(value);
+  if (value === undefined || !Number.isInteger(n) || n < 1 || n > 256) {
+    throw new InvalidOptionError(`SLUICE_STATE_PARTITIONS=${JSON.stringify(value)} must be a whole number from 1 to 256: the construct sets it from parallelism.statePartitions, the query's statePartitions`);
+  }
+  return n;
+}
+
+/** A task Lambda that fails every task with `error` (an entry whose configuration cannot work), logging why. */
+export function failingTaskLambda(error: unknown, writeLine: (line: string) => void = defaultWriteLine): TaskLambda {
+  return async (raw) => {
+    writeLine(
+      JSON.stringify({
+        level: 'error',
+        event: 'task-failed',
+        action: (raw as { action?: unknown })?.action,
+        retriable: false,
+        error: error instanceof Error ? error.name : typeof error,
+        message: error instanceof Error ? error.message : String(error),
+        fix: 'fix the function configuration: every task will fail the same way',
+      }),
+    );
+    throw error;
+  };
+}
+
+/**
+ * The task Lambda of a query, from its environment (the variables the construct sets for the task
+ * Lambda: the pipeline's, and SLUICE_STATE_PARTITIONS): read once, when the container starts. A
+ * bad environment does not fail the container's init: every task then fails with one JSON line
+ * that says what to fix.
+ */
+export function createTaskLambdaFromEnv(env: Record<string, string | undefined>, query: QueryPlan | ((env: LambdaEnvironment) => QueryPlan), opts: Omit<PartitionedTaskLambdaOptions, 'statePartitions' | 'logDataValues'> = {}): TaskLambda {
+  try {
+    const e = lambdaEnvironmentFrom(env);
+    const plan = typeof query === 'function' ? query(e) : query;
+    return createPartitionedTaskLambda(plan, e.config, e.connection, { ...opts, statePartitions: statePartitionsFromEnv(env), logDataValues: e.logDataValues });
+  } catch (error) {
+    return failingTaskLambda(error, opts.writeLine);
+  }
+}
