@@ -68,6 +68,10 @@ export interface PlanResult {
   readonly done: boolean;
   readonly splits: Array<{ readonly split: number }>;
   readonly partitions: Array<{ readonly partition: number }>;
+  /** When done: why, and the batches the run committed (firstBatch up to batchId, excluded), for its summary. */
+  readonly stoppedBy?: 'done' | 'lease-held';
+  readonly firstBatch?: number;
+  readonly startedAtMs?: number;
 }
 
 /** What the commit task answers (the state machine's $.commit). */
@@ -90,9 +94,14 @@ interface BatchTasks {
 interface RunRecord {
   readonly runId: string;
   readonly lease: LeaseHandle | null;
+  /** The first batch the run planned, and when it started: the run's summary covers from there. */
+  readonly firstBatch?: number;
+  readonly startedAtMs?: number;
   /** Every source's latest offset when the run started (availableNow's target). */
   readonly targets: Array<Json | null>;
   readonly done?: boolean;
+  /** When done: the next batch then (the run committed firstBatch up to it, excluded). */
+  readonly endBatch?: number;
 }
 
 /** What a read task hands on (N/read/k/meta). */
@@ -145,19 +154,20 @@ export class PartitionedRun extends MicroBatchExecutor {
   async planTask(runId: string): Promise<PlanResult> {
     this.openTables();
     let run = await this.readJson<RunRecord>(`runs/${runId}`);
-    if (run?.done) return this.finished(runId, -1);
+    if (run?.done) return this.finished(runId, run.endBatch ?? -1, run);
     if (!run) {
       const lease = this.pdeps.lease ? await this.pdeps.lease.acquire(runId, this.leaseMs) : null;
       if (this.pdeps.lease && !lease) {
         this.log({ event: 'lease-held', query: this.plan.name, runId });
-        return this.finished(runId, -1);
+        return { ...this.finished(runId, -1), stoppedBy: 'lease-held' };
       }
-      run = { runId, lease, targets: [] };
+      run = { runId, lease, targets: [], startedAtMs: this.clock.now() };
     } else if (run.lease && this.pdeps.lease) {
       run = { ...run, lease: await this.pdeps.lease.renew(run.lease, this.leaseMs) };
     }
     this.currentLease = run.lease;
     const { progress, head } = await this.progressNow();
+    if (run.firstBatch === undefined) run = { ...run, firstBatch: progress.nextBatchId };
     if (head.latestOffsetBatch >= progress.nextBatchId) {
       // a batch planned and not committed (a crash, or a killed execution): the same batch again
       const entry = await this.offsets(progress.nextBatchId);
@@ -178,10 +188,10 @@ export class PartitionedRun extends MicroBatchExecutor {
     }
     const noData = ends.every((e) => e === null);
     if (noData && !this.noDataBatchDue(progress)) {
-      await this.writeJson(`runs/${runId}`, { ...run, done: true });
+      await this.writeJson(`runs/${runId}`, { ...run, done: true, endBatch: progress.nextBatchId });
       if (run.lease && this.pdeps.lease) await this.pdeps.lease.release(run.lease);
       this.currentLease = null;
-      return this.finished(runId, progress.nextBatchId);
+      return this.finished(runId, progress.nextBatchId, run);
     }
     const entry: OffsetEntry = {
       batchId: progress.nextBatchId,
@@ -216,8 +226,11 @@ export class PartitionedRun extends MicroBatchExecutor {
     return { runId, batchId: t.batchId, done: false, splits: Array.from({ length: t.splits }, (_, split) => ({ split })), partitions: t.partitions.map((partition) => ({ partition })) };
   }
 
-  private finished(runId: string, batchId: number): PlanResult {
-    return { runId, batchId, done: true, splits: [], partitions: [] };
+  private finished(runId: string, batchId: number, run?: RunRecord): PlanResult {
+    return {
+      runId, batchId, done: true, splits: [], partitions: [],
+      ...(run ? { stoppedBy: 'done' as const, ...(run.firstBatch !== undefined ? { firstBatch: run.firstBatch } : {}), ...(run.startedAtMs !== undefined ? { startedAtMs: run.startedAtMs } : {}) } : {}),
+    };
   }
 
   // ------------------------------------------------------------------------------------ read

@@ -253,7 +253,8 @@ describe('the example stack\'s state machine, run locally', () => {
       }
       const plan = windowedTotals({ outputMode: 'append', source: 'files', name: `windowed-totals-${name}` });
       // The task Lambda's own handler, as lambdas/windowed-totals-tasks.ts builds it, on the test's clients.
-      const engine = createPartitionedTaskLambda(plan, cfg, conn, { statePartitions: EXAMPLE_PARALLELISM.statePartitions, maxSplits: 3, createClients: () => clients, writeLine: () => undefined });
+      const lines: Array<Record<string, unknown>> = [];
+      const engine = createPartitionedTaskLambda(plan, cfg, conn, { statePartitions: EXAMPLE_PARALLELISM.statePartitions, maxSplits: 3, createClients: () => clients, writeLine: (l) => void lines.push(JSON.parse(l)), pipelineName: 'wt' });
       const seen: TaskEvent[] = [];
       try {
         await runStateMachineLocally(definition, async (e) => {
@@ -276,6 +277,12 @@ describe('the example stack\'s state machine, run locally', () => {
         expect(seen.filter((e) => e.action === 'commit').map((e) => (e as { batchId: number }).batchId)).toEqual([0, 1]);
         expect(seen.filter((e) => e.action === 'read' && (e as { batchId: number }).batchId === 0)).toHaveLength(3); // one split per file
         expect(seen.filter((e) => e.action === 'partition' && (e as { batchId: number }).batchId === 1)).not.toHaveLength(0);
+        // the plan that ends the run writes its summary, with the EMF metrics the alarms read:
+        // the seed's 7 events in, the 3 windows out, over the data batch and the no-data batch
+        const summaries = lines.filter((l) => l.event === 'run-summary');
+        expect(summaries).toHaveLength(1);
+        expect(summaries[0]).toMatchObject({ pipeline: 'wt', stoppedBy: 'done', batches: 2, rowsIn: 7, rowsOut: 3, deadLetters: 0 });
+        expect(summaries[0]._aws).toBeDefined();
       } finally {
         clients.destroy();
       }

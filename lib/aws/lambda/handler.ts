@@ -161,33 +161,39 @@ export function createScheduledHandler(plan: QueryPlan, cfg: PipelineConfig, con
       throw error;
     }
 
-    const endedMs = now();
-    const summary: ScheduledRunSummary = {
-      event: 'run-summary',
-      pipeline,
-      query: report.queryName,
-      queryId: report.queryId,
-      ...(context.awsRequestId ? { requestId: context.awsRequestId } : {}),
-      ...(event?.time ? { scheduledAt: event.time } : {}),
-      stoppedBy: report.stoppedBy,
-      batches: report.batches.length,
-      rowsIn: report.rowsIn,
-      rowsOut: report.rowsOut,
-      watermark: report.watermark,
-      backlogLeft: report.backlogLeft,
-      droppedByWatermark: report.droppedByWatermark,
-      deadLetters: report.deadLetters,
-      stateRows: report.stateRows,
-      durationMs: endedMs - startedMs,
-      ...(report.batches.length > 0 ? { maxBatchDurationMs: Math.max(...report.batches.map((b) => b.durationMs)) } : {}),
-      ...(report.watermarkMs > 0 ? { watermarkLagMs: endedMs - report.watermarkMs } : {}),
-      ...(report.consumed ? { consumed: report.consumed } : {}),
-      ...(report.message ? { message: report.message } : {}),
-      progress: report.progress.slice(-SUMMARY_PROGRESS_RECORDS),
-    };
+    const summary = runSummaryOf(report, { pipeline, requestId: context.awsRequestId, scheduledAt: event?.time, startedMs, endedMs: now() });
     writeLine(JSON.stringify({ level: 'info', ...summary, ...emfBlock(summary, namespace, pipeline, now()) }));
     return summary;
   };
+}
+
+/** The run-summary line of a run (its EMF metrics come from it: emf.ts), for the scheduled Lambda and the scale-out tasks. */
+export function runSummaryOf(report: RunReport, at: { pipeline: string; requestId?: string; scheduledAt?: string; startedMs: number; endedMs: number }): ScheduledRunSummary {
+  const { pipeline, startedMs, endedMs } = at;
+  const summary: ScheduledRunSummary = {
+    event: 'run-summary',
+    pipeline,
+    query: report.queryName,
+    queryId: report.queryId,
+    ...(at.requestId ? { requestId: at.requestId } : {}),
+    ...(at.scheduledAt ? { scheduledAt: at.scheduledAt } : {}),
+    stoppedBy: report.stoppedBy,
+    batches: report.batches.length,
+    rowsIn: report.rowsIn,
+    rowsOut: report.rowsOut,
+    watermark: report.watermark,
+    backlogLeft: report.backlogLeft,
+    droppedByWatermark: report.droppedByWatermark,
+    deadLetters: report.deadLetters,
+    stateRows: report.stateRows,
+    durationMs: endedMs - startedMs,
+    ...(report.batches.length > 0 ? { maxBatchDurationMs: Math.max(...report.batches.map((b) => b.durationMs)) } : {}),
+    ...(report.watermarkMs > 0 ? { watermarkLagMs: endedMs - report.watermarkMs } : {}),
+    ...(report.consumed ? { consumed: report.consumed } : {}),
+    ...(report.message ? { message: report.message } : {}),
+    progress: report.progress.slice(-SUMMARY_PROGRESS_RECORDS),
+  };
+  return summary;
 }
 
 /**

@@ -20,7 +20,9 @@
  */
 import { Console } from 'node:console';
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
-import { partitionedTasks } from '../../engine/partitioned';
+import { partitionedRunReport, partitionedTasks, type PlanResult } from '../../engine/partitioned';
+import { DEFAULT_METRICS_NAMESPACE, emfBlock } from './emf';
+import { runSummaryOf } from './handler';
 import type { QueryPlan } from '../../engine/query';
 import type { TaskEvent, TaskHandler } from '../../scale/contract';
 import { createClients, type AwsClients } from '../clients';
@@ -106,6 +108,9 @@ export interface PartitionedTaskLambdaOptions extends TaskLambdaOptions {
   readonly maxSplits?: number;
   /** @default createClients (lib/aws/clients.ts) */
   readonly createClients?: (conn: AwsConnection) => AwsClients;
+  /** The run summary's CloudWatch namespace and Pipeline dimension (SLUICE_METRICS_NAMESPACE, SLUICE_PIPELINE_NAME). */
+  readonly metricsNamespace?: string;
+  readonly pipelineName?: string;
 }
 
 /**
@@ -116,7 +121,26 @@ export interface PartitionedTaskLambdaOptions extends TaskLambdaOptions {
 export function createPartitionedTaskLambda(plan: QueryPlan, cfg: PipelineConfig, conn: AwsConnection, opts: PartitionedTaskLambdaOptions = {}): TaskLambda {
   const clients = (opts.createClients ?? createClients)(conn);
   const config = opts.statePartitions === undefined ? cfg : { ...cfg, statePartitions: opts.statePartitions };
-  return createTaskLambda(partitionedTasks(() => buildExecutor(conn, plan, config, { clients }).partitioned({ maxSplits: opts.maxSplits })), opts);
+  const tasks = partitionedTasks(() => buildExecutor(conn, plan, config, { clients }).partitioned({ maxSplits: opts.maxSplits }));
+  const writeLine = opts.writeLine ?? defaultWriteLine;
+  const now = opts.now ?? Date.now;
+  const namespace = opts.metricsNamespace?.trim() || DEFAULT_METRICS_NAMESPACE;
+  const pipeline = opts.pipelineName?.trim() || plan.name;
+  // The plan that ends a run writes the run's summary line, as the single Lambda does after its
+  // run (its EMF metrics feed the same alarms): the batches committed since the run's first plan.
+  const handle: TaskHandler = async (event) => {
+    const result = await tasks(event);
+    const done = result as PlanResult;
+    if (event.action === 'plan' && done.done && done.stoppedBy) {
+      const first = done.firstBatch ?? done.batchId;
+      const batches = done.stoppedBy === 'done' ? Array.from({ length: Math.max(0, done.batchId - first) }, (_, i) => first + i) : [];
+      const report = await partitionedRunReport(plan, buildExecutor(conn, plan, config, { clients }).checkpoint, batches);
+      const summary = runSummaryOf({ ...report, stoppedBy: done.stoppedBy }, { pipeline, requestId: event.runId, startedMs: done.startedAtMs ?? now(), endedMs: now() });
+      writeLine(JSON.stringify({ level: 'info', ...summary, ...emfBlock(summary, namespace, pipeline, now()) }));
+    }
+    return result;
+  };
+  return createTaskLambda(handle, opts);
 }
 
 /** SLUICE_STATE_PARTITIONS, which the construct sets from parallelism.statePartitions. */
@@ -157,7 +181,9 @@ export function createTaskLambdaFromEnv(env: Record<string, string | undefined>,
   try {
     const e = lambdaEnvironmentFrom(env);
     const plan = typeof query === 'function' ? query(e) : query;
-    return createPartitionedTaskLambda(plan, e.config, e.connection, { ...opts, statePartitions: statePartitionsFromEnv(env), logDataValues: e.logDataValues });
+    return createPartitionedTaskLambda(plan, e.config, e.connection, {
+      ...opts, statePartitions: statePartitionsFromEnv(env), logDataValues: e.logDataValues, metricsNamespace: e.metricsNamespace, pipelineName: e.pipelineName,
+    });
   } catch (error) {
     return failingTaskLambda(error, opts.writeLine);
   }
