@@ -436,7 +436,7 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
   out(`  [9a] side by side, ${cpus().length} cores, load average ${loadAtStart.map((x) => x.toFixed(1)).join(' ')} at the start, ${loadAtEnd.map((x) => x.toFixed(1)).join(' ')} at the end`);
   out(
     table(
-      ['run', 'events/s', 'x single', 'time', 'batches', 'tasks', 'output vs the input\'s counts'],
+      ['run', 'events/s', 'x single', 'time', 'batches', 'tasks', 'task time', 'in flight', 'output vs the input\'s counts'],
       runs.map((r) => [
         r.name,
         fmtRate(rateOf(r)),
@@ -444,12 +444,15 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
         `${r.seconds.toFixed(1)} s`,
         r.report.batches.length,
         r.tasks.length || '',
+        r.tasks.length ? `${(taskSeconds(r)).toFixed(1)} s` : '',
+        r.tasks.length ? (taskSeconds(r) / r.seconds).toFixed(2) : '',
         r.problems.length ? `MISMATCH: ${r.problems.slice(0, 3).join('; ')}` : 'match',
       ]),
-      'lrrrrrl',
+      'lrrrrrrrl',
     ),
   );
-  out('  time: the run alone (the worker threads started and warm before, as warm Lambdas; the local stack shares the 2 cores with them)');
+  out('  time: the run alone (the worker threads started and warm before, as warm Lambdas; the local stack shares the 2 cores with them);');
+  out('  task time: the sum of every task\'s time; in flight: task time / time, the tasks running at once on average (the driver keeps up to one per thread busy)');
 
   // ---- per-task costs
   const partitionedRuns = runs.filter((r) => r.workers !== null);
@@ -535,7 +538,7 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
   const bytesPerEvent = input.bytes / input.events;
   const lambdaEvents = singleRate * LAMBDA_SECONDS;
   out(
-    `  one Lambda (the single executor at its rate here, ${fmtRate(singleRate)}) clears at most ${(lambdaEvents / 1e6).toFixed(0)} M events (${((lambdaEvents * bytesPerEvent) / 2 ** 30).toFixed(1)} GiB of ~${bytesPerEvent.toFixed(0)}-byte lines) in 15 minutes; ` +
+    `  one Lambda (the single executor at its rate here, on a whole core against the local emulators; a Lambda has one vCPU at 1,769 MB, less below) clears at most ${(lambdaEvents / 1e6).toFixed(0)} M events (${((lambdaEvents * bytesPerEvent) / 2 ** 30).toFixed(1)} GiB of ~${bytesPerEvent.toFixed(0)}-byte lines) in 15 minutes; ` +
       `a schedule every I minutes keeps up while the stream stays below ${fmtRate(singleRate)} and one interval's backlog fits that. Turn on parallelism when a run's backlog ` +
       `regularly passes about half of it (the margin for a slower batch or a retry), or the batch's state no longer fits one function; ` +
       `partitioned on one worker runs at ${(rateOf(runs[1]) / singleRate).toFixed(2)}x the single executor, so below that it only costs.`,
@@ -559,6 +562,7 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
       rowsIn: r.report.rowsIn,
       rowsOut: r.report.rowsOut,
       tasks: r.tasks.length,
+      taskSeconds: r.tasks.length ? Number(taskSeconds(r).toFixed(2)) : null,
       matchesIndependentCount: r.problems.length === 0,
       problems: r.problems,
     })),
@@ -594,6 +598,11 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
     },
     oneLambda: { eventsPerSecond: Math.round(singleRate), eventsIn15Minutes: Math.round(lambdaEvents), bytesIn15Minutes: Math.round(lambdaEvents * bytesPerEvent) },
   };
+}
+
+/** Every task's time added up, s. */
+function taskSeconds(r: RunResult): number {
+  return sum(r.tasks.map((t) => t.ms)) / 1000;
 }
 
 /** The wall time of a partitioned run's data batches: each from its plan task's start to its commit's answer, s. */
