@@ -20,7 +20,7 @@
  * Lambda invoke: an assumption, printed with the figures). S and P bound the parallelism; plan,
  * commit and the sink's one writer per batch are serial.
  */
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { cpus, loadavg } from 'node:os';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -219,6 +219,8 @@ interface RunResult {
   readonly report: RunReport;
   readonly problems: string[];
   readonly tasks: TaskTiming[];
+  /** The shuffle's bytes per data batch: the read tasks' rows per partition, the partitions' outputs. */
+  readonly shuffle?: { readonly rowsBytes: number; readonly outBytes: number; readonly objects: number };
 }
 
 /** Splits of `count` over `files` files, the sizes (lib/engine/splits.ts shares them the same way: contiguous, the first files % count one longer). */
@@ -259,7 +261,26 @@ async function partitionedRun(conn: AwsConnection, o: ScaleOptions, workers: num
   }
   // Each read task's shuffle meta: the rows and bytes it read (the plan says how many files its split had).
   const clients = createClients(conn);
+  let shuffleBytes: RunResult['shuffle'];
   try {
+    // what the tasks handed each other through S3: N/read/<split>/<partition> (rows) and N/out/<partition>
+    const root = `${shufflePrefix(cfg.checkpoint)}/`;
+    let rowsBytes = 0;
+    let outBytes = 0;
+    let objects = 0;
+    let token: string | undefined;
+    do {
+      const page = await clients.s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: root, ContinuationToken: token }));
+      for (const obj of page.Contents ?? []) {
+        const k = (obj.Key ?? '').slice(root.length);
+        objects++;
+        if (/^\d+\/read\/\d+\/\d+$/.test(k)) rowsBytes += obj.Size ?? 0;
+        else if (/^\d+\/out\/\d+$/.test(k)) outBytes += obj.Size ?? 0;
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    const dataBatches = expected.filter((e) => !e.noData).length;
+    shuffleBytes = { rowsBytes: rowsBytes / dataBatches, outBytes: outBytes / dataBatches, objects };
     const shuffle = new S3ShuffleStore({ client: clients.s3, bucket: BUCKET, prefix: shufflePrefix(cfg.checkpoint) });
     for (const t of tasks.filter((x) => x.action === 'read')) {
       const meta = decodeStateJson((await shuffle.get(`${t.batchId}/read/${t.index}/meta`)) ?? 'null') as { numInputRows: number; bytes: number } | null;
@@ -280,7 +301,7 @@ async function partitionedRun(conn: AwsConnection, o: ScaleOptions, workers: num
     built.clients.destroy();
   }
   const problems = checkRun(report, await sinkOutput(conn, cfg, batches), expected, groups);
-  return { name: `partitioned, ${workers} worker thread${workers > 1 ? 's' : ''}`, workers, seconds, report, problems, tasks };
+  return { name: `partitioned, ${workers} worker thread${workers > 1 ? 's' : ''}`, workers, seconds, report, problems, tasks, shuffle: shuffleBytes };
 }
 
 async function singleRun(conn: AwsConnection, o: ScaleOptions, expected: ExpectedBatch[], groups: Array<Map<string, ExpectedGroup>>): Promise<RunResult> {
@@ -336,7 +357,15 @@ export interface TaskCosts {
   readonly finalPlan: number;
 }
 
-function costsOf(run: RunResult): TaskCosts {
+/** The commit tasks of every partitioned run as (output rows, ms): a commit runs alone whatever the threads, so the runs' commits pool. */
+function commitPoints(runs: readonly RunResult[]): Array<[number, number]> {
+  return runs.flatMap((run) => {
+    const data = new Map(run.report.batches.filter((b) => !b.noData).map((b) => [b.batchId, b.numOutputRows]));
+    return run.tasks.filter((t) => t.action === 'commit' && data.has(t.batchId)).map((t): [number, number] => [data.get(t.batchId)!, t.ms]);
+  });
+}
+
+function costsOf(run: RunResult, commitFit: { a: number; b: number }): TaskCosts {
   const data = run.report.batches.filter((b) => !b.noData);
   const ids = new Set(data.map((b) => b.batchId));
   const of = (action: TaskEvent['action']) => run.tasks.filter((t) => t.action === action && ids.has(t.batchId) && !t.done);
@@ -345,8 +374,6 @@ function costsOf(run: RunResult): TaskCosts {
   const commits = of('commit');
   const noDataIds = new Set(run.report.batches.filter((b) => b.noData).map((b) => b.batchId));
   const noDataParts = run.tasks.filter((t) => t.action === 'partition' && noDataIds.has(t.batchId));
-  const rowsOut = (id: number) => run.report.batches.find((b) => b.batchId === id)?.numOutputRows ?? 0;
-  const commitFit = fit(commits.map((c) => [rowsOut(c.batchId), c.ms]));
   const bytes = sum(reads.map((t) => t.bytes ?? 0));
   const files = sum(reads.map((t) => t.files ?? 0));
   return {
@@ -456,13 +483,14 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
 
   // ---- per-task costs
   const partitionedRuns = runs.filter((r) => r.workers !== null);
-  const costs = partitionedRuns.map(costsOf);
+  const commitFit = fit(commitPoints(partitionedRuns));
+  const costs = partitionedRuns.map((r) => costsOf(r, commitFit));
   const f0 = (x: number | null) => (x === null ? '' : x.toFixed(0));
   const f1 = (x: number | null) => (x === null ? '' : x.toFixed(1));
   out('  [9b] measured per-task costs (each task timed at the pool\'s handler: the task on its thread plus the message round trip), mean over the data batches, ms');
   out(
     table(
-      ['run', 'plan', 'read task', 'read per file', 'read per MB', 'partition task', 'no-data partition', 'commit', 'commit = a + b·rows out', 'last plan'],
+      ['run', 'plan', 'read task', 'read per file', 'read per MB', 'partition task', 'no-data partition', 'commit', 'last plan', 'shuffle per batch: rows, outputs'],
       partitionedRuns.map((r, i) => {
         const c = costs[i];
         return [
@@ -474,14 +502,17 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
           `${f0(c.partition)} (~${Math.round(c.eventsPerBatch / c.partitions)} rows)`,
           f0(c.partitionNoData),
           `${f0(c.commit)} (${Math.round(c.rowsOutPerBatch)} rows)`,
-          `${f0(c.commitFixed)} + ${f1(c.commitPer1000Rows)}/1000`,
           f0(c.finalPlan),
+          r.shuffle ? `${(r.shuffle.rowsBytes / 2 ** 20).toFixed(1)} MB, ${(r.shuffle.outBytes / 2 ** 20).toFixed(1)} MB` : '',
         ];
       }),
       'lrrrrrrrrr',
     ),
   );
-  out(`  per data batch: ${f1(costs[0].splits)} read tasks (S), ${f1(costs[0].partitions)} partition tasks (P), ${Math.round(costs[0].eventsPerBatch)} events, ${f1(costs[0].filesPerBatch)} files`);
+  out(
+    `  per data batch: ${f1(costs[0].splits)} read tasks (S), ${f1(costs[0].partitions)} partition tasks (P), ${Math.round(costs[0].eventsPerBatch)} events, ${f1(costs[0].filesPerBatch)} files ` +
+      `(${(costs[0].bytesPerBatch / 2 ** 20).toFixed(1)} MB); commit ≈ ${f0(commitFit.a)} ms + ${f1(commitFit.b * 1000)} ms per 1,000 output rows (least squares over both runs' commits)`,
+  );
 
   // ---- the model
   const c = costs[0]; // the 1-thread run: each task had a core to itself beside the local stack
@@ -578,6 +609,7 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
       commitFixed: round(costs[i].commitFixed),
       commitPer1000Rows: Number(costs[i].commitPer1000Rows.toFixed(1)),
       lastPlan: round(costs[i].finalPlan),
+      shuffleBytesPerBatch: r.shuffle ? { rows: Math.round(r.shuffle.rowsBytes), outputs: Math.round(r.shuffle.outBytes) } : null,
       splitsPerBatch: costs[i].splits,
       partitionsPerBatch: costs[i].partitions,
       eventsPerBatch: Math.round(costs[i].eventsPerBatch),
