@@ -549,15 +549,22 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
       `(the no-data task's ${f0(fixedPartition)} ms + the rest scaled by rows), commit ${f0(wide.commit)} ms (${f0(c.commitFixed)} + ${f1(c.commitPer1000Rows)} per 1000 output rows)`,
   );
   out(`       model vs the runs above (o = 0; data batches only): ${modelCheck.map((m) => `${m.workers} thread${m.workers > 1 ? 's' : ''}: model ${fmtRate(m.model)}, measured ${fmtRate(m.measured)}`).join('; ')}`);
+  const singleRate = rateOf(single);
   const rows = o.lambdas.map((n) => [
     n,
     fmtRate(rateAt(measured, n, o.overheadMs)),
     (rateAt(measured, n, o.overheadMs) / rateAt(measured, 1, o.overheadMs)).toFixed(2),
+    (rateAt(measured, n, o.overheadMs) / singleRate).toFixed(2),
     fmtRate(rateAt(wide, n, o.overheadMs)),
     (rateAt(wide, n, o.overheadMs) / rateAt(wide, 1, o.overheadMs)).toFixed(2),
+    (rateAt(wide, n, o.overheadMs) / singleRate).toFixed(2),
     fmtRate(rateAt(wide, n, 0)),
   ]);
-  out(table(['N Lambdas', `measured shape (S=${measured.S}, P=${measured.P})`, 'x N=1', `wide shape (S=P=${o.wide})`, 'x N=1', 'wide, o = 0'], rows));
+  out(table(['N Lambdas', `measured shape (S=${measured.S}, P=${measured.P})`, 'x N=1', 'x single', `wide shape (S=P=${o.wide})`, 'x N=1', 'x single', 'wide, o = 0'], rows));
+  out(`  x single: against the single executor's ${fmtRate(singleRate)} measured above (one Lambda without parallelism)`);
+  // the fewest Lambdas at which the partitioned run passes the single executor, per shape
+  const breakEven = (s: BatchShape) => o.lambdas.find((n) => rateAt(s, n, o.overheadMs) > singleRate) ?? null;
+  const even = { measured: breakEven(measured), wide: breakEven(wide) };
   const serialMs = (s: BatchShape, oh: number) => s.plan + s.commit + 2 * oh;
   const limit = (s: BatchShape, oh: number) => s.events / ((serialMs(s, oh) + s.read + s.partition + 2 * oh) / 1000);
   out(
@@ -565,14 +572,15 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
       `the ceiling ${fmtRate(limit(measured, o.overheadMs))} and ${fmtRate(limit(wide, o.overheadMs))}. The serial part of each batch (plan, commit with its one sink writer, 2o) is ` +
       `${f0(serialMs(measured, o.overheadMs))} and ${f0(serialMs(wide, o.overheadMs))} ms; batches run one after another.`,
   );
-  const singleRate = rateOf(single);
   const bytesPerEvent = input.bytes / input.events;
   const lambdaEvents = singleRate * LAMBDA_SECONDS;
   out(
     `  one Lambda (the single executor at its rate here, on a whole core against the local emulators; a Lambda has one vCPU at 1,769 MB, less below) clears at most ${(lambdaEvents / 1e6).toFixed(0)} M events (${((lambdaEvents * bytesPerEvent) / 2 ** 30).toFixed(1)} GiB of ~${bytesPerEvent.toFixed(0)}-byte lines) in 15 minutes; ` +
       `a schedule every I minutes keeps up while the stream stays below ${fmtRate(singleRate)} and one interval's backlog fits that. Turn on parallelism when a run's backlog ` +
       `regularly passes about half of it (the margin for a slower batch or a retry), or the batch's state no longer fits one function; ` +
-      `partitioned on one worker runs at ${(rateOf(runs[1]) / singleRate).toFixed(2)}x the single executor, so below that it only costs.`,
+      `partitioned on one worker runs at ${(rateOf(runs[1]) / singleRate).toFixed(2)}x the single executor (the shuffle through S3 and the tasks' own reads of the checkpoint), and the model ` +
+      `passes one Lambda ${even.measured ? `from N = ${even.measured}` : 'at no N'} with S = ${measured.S}, P = ${measured.P} and ${even.wide ? `from N = ${even.wide}` : 'at no N'} with S = P = ${o.wide}: ` +
+      'turn it on with at least that many splits and partitions, or it only costs.',
   );
   out();
 
@@ -626,6 +634,7 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
       wideShape: roundShape(wide),
       check: modelCheck.map((m) => ({ workers: m.workers, model: Math.round(m.model), measured: Math.round(m.measured) })),
       table: o.lambdas.map((n) => ({ lambdas: n, measuredShape: Math.round(rateAt(measured, n, o.overheadMs)), wideShape: Math.round(rateAt(wide, n, o.overheadMs)), wideShapeNoOverhead: Math.round(rateAt(wide, n, 0)) })),
+      passesSingleExecutorAtN: even,
       ceiling: { measuredShape: Math.round(limit(measured, o.overheadMs)), wideShape: Math.round(limit(wide, o.overheadMs)) },
     },
     oneLambda: { eventsPerSecond: Math.round(singleRate), eventsIn15Minutes: Math.round(lambdaEvents), bytesIn15Minutes: Math.round(lambdaEvents * bytesPerEvent) },
