@@ -8,7 +8,7 @@ const line = (user: string, hhmm: string, amount: number) => JSON.stringify({ us
 const at = (hhmm: string) => Date.parse(`2026-10-01T${hhmm}:00Z`);
 const MIN = 60_000;
 
-describe('expectedGroups (what the scale runs must emit, from the input alone)', () => {
+describe('when the scale bench counts what a run must emit from the input alone (expectedGroups)', () => {
   it('emits a (window, user) once a batch watermark passes its end, drops rows late for the previous watermark, and closes with a no-data batch', () => {
     const files = [
       [line('a', '12:01', 1), line('b', '12:05', 2), line('a', '12:09', 3)], // wm after: 12:09 − 10 = 11:59
@@ -27,7 +27,7 @@ describe('expectedGroups (what the scale runs must emit, from the input alone)',
   });
 });
 
-describe('batchMs (one batch on N Lambdas)', () => {
+describe('when the model spreads one batch over N Lambdas (batchMs)', () => {
   const shape = { events: 1000, S: 4, P: 2, plan: 10, read: 100, partition: 50, commit: 20 };
   it('runs the read and partition tasks in waves of N, each task paying the overhead', () => {
     expect(batchMs(shape, 1, 5)).toBe(10 + 4 * 100 + 2 * 50 + 20 + 5 * (2 + 4 + 2));
