@@ -4,14 +4,15 @@
  * would transform on the fly and add its own overhead to the hot loops being measured.
  *
  *   npm run bench                          the whole benchmark (~5 to 8 minutes on 2 cores)
- *   npm run bench -- --only raw,engine     some sections (raw, engine, memory, e2e, cost, join)
+ *   npm run bench -- --only raw,engine     some sections (raw, engine, memory, e2e, cost, join, scale)
  *   npm run bench -- --e2e-events 200000   a smaller slice end to end
  *   npm run bench -- --only cost           the cost bench (bench/cost.ts), 4 runs of 900,000 events;
  *                                          --events-per-run 90000 for a quick look
  *   npm run bench -- --cpu-prof            node flags (--cpu-prof*, --heap-prof*, --prof,
  *                                          --max-old-space-size=N, --expose-gc) go to node
  *
- * The bundle goes to node_modules/.cache/sluice-bench/ (npm packages stay external, so
+ * The bundle goes to node_modules/.cache/sluice-bench/, with the worker threads' entry and the
+ * scale section's query module beside it (npm packages stay external, so
  * require.resolve of the emulators' packages works from there). SLUICE_BENCH_OUT=<file> puts it
  * elsewhere (e.g. when several worktrees share one node_modules); keep it under a directory whose
  * node_modules resolution reaches the project's packages.
@@ -25,16 +26,13 @@ const outfile = process.env.SLUICE_BENCH_OUT
   ? path.resolve(process.env.SLUICE_BENCH_OUT)
   : path.join(root, 'node_modules', '.cache', 'sluice-bench', 'run.js');
 
-buildSync({
-  entryPoints: [path.join(__dirname, 'run.ts')],
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
-  format: 'cjs',
-  packages: 'external',
-  outfile,
-  logLevel: 'warning',
-});
+const bundle = (entry, out) =>
+  buildSync({ entryPoints: [entry], bundle: true, platform: 'node', target: 'node20', format: 'cjs', packages: 'external', outfile: out, logLevel: 'warning' });
+bundle(path.join(__dirname, 'run.ts'), outfile);
+// The scale section's worker threads (lib/local/workers.ts starts task-worker.js beside the code
+// that starts them, here the bundle) and the query module they build their plan from.
+bundle(path.join(root, 'lib', 'local', 'task-worker.ts'), path.join(path.dirname(outfile), 'task-worker.js'));
+bundle(path.join(__dirname, 'scale-plan.ts'), path.join(path.dirname(outfile), 'scale-plan.js'));
 
 const nodeFlag = (a) => /^--(cpu-prof|heap-prof|prof$|max-old-space-size|expose-gc)/.test(a);
 const args = process.argv.slice(2);

@@ -21,11 +21,17 @@
  *      (impressions leftOuter clicks) next to the single aggregation over as many events and
  *      batches, the engine alone and end to end, events/s and DynamoDB write units per batch;
  *      written to bench/results.json under `join`.
+ *   9. scale (bench/scale.ts, in the default set: under a minute; `--only scale` alone): one backlog on the
+ *      local stack run by the single executor and partitioned on 1 and 2 worker threads (events/s
+ *      side by side, each output checked), the partitioned runs' per-task costs, and from them a
+ *      scaling table for N Lambdas with its model; written to bench/results.json under `scale`.
  *
- * Options: --only engine,e2e,memory,cost,join (default: engine,e2e,memory; bench/results.json is
- *          written only then, and by cost and join under their own keys)
+ * Options: --only engine,e2e,memory,scale,cost,join (default: engine,e2e,memory,scale; bench/results.json is
+ *          written whole only when engine, e2e and memory all run, and by scale, cost and join under their own keys)
  *          --events-per-run N (cost; default 900000)  --cost-runs N (default 4)
  *          --join-impressions N (join; default 160000, clicks a quarter of them)  --join-rounds N (default 5)
+ *          --scale-events N (scale; default 400000)  --scale-files N (default 40)  --scale-max-files N (default 8)
+ *          --scale-partitions P (default 4)  --scale-splits S (maxSplits, default 4)  --scale-overhead-ms O (default 100)
  *          --events N  --e2e-events N  --e2e-budget-s S (default 240)  --memory-events N
  *          --rounds N (default 7)  --scale N (default 10)  --no-json
  */
@@ -45,6 +51,7 @@ import type { CommitRecord } from '../lib/engine/testing/memory';
 import { runCostSection, REFERENCE_EVENTS_PER_RUN } from './cost';
 import { runE2e, type E2eResult } from './e2e';
 import { runJoinSection } from './join';
+import { runScaleSection } from './scale';
 import { runEngine, type EngineRun } from './engine-run';
 import { BENCH_SCHEMA, generateEvents } from './generate';
 import { lazyFiles } from './lazy-files';
@@ -70,7 +77,7 @@ const E2E_EVENTS = num('e2e-events', EVENTS);
 const E2E_BUDGET_MS = num('e2e-budget-s', 240) * 1000;
 /** 1x backlog of the memory check (files of MEMORY_EVENTS / 100 events); 10x of 1M would take ~10x the engine run. */
 const MEMORY_EVENTS = num('memory-events', 200_000);
-const only = new Set((arg('only') ?? 'engine,e2e,memory').replace('raw', 'engine').split(','));
+const only = new Set((arg('only') ?? 'engine,e2e,memory,scale').replace('raw', 'engine').split(','));
 const ALL_SECTIONS = ['engine', 'e2e', 'memory'].every((x) => only.has(x));
 const TARGET_ENGINE_RATIO = 0.9;
 const TARGET_EMPTY_REQUESTS = 6;
@@ -520,6 +527,31 @@ async function joinSection(): Promise<void> {
   out('  join figures written to bench/results.json (key "join")');
 }
 
+/**
+ * [9] scale-out (bench/scale.ts): the single executor beside partitioned runs on 1 and 2 worker
+ * threads, the per-task costs and the scaling model; merges its figures under `scale`.
+ */
+async function scaleSection(): Promise<void> {
+  out('[9] scale-out: one backlog, the single executor vs partitioned runs on worker threads (issue 19), per-task costs, and a scaling model for N Lambdas');
+  const json = await runScaleSection({
+    events: num('scale-events', 400_000),
+    files: num('scale-files', 40),
+    maxFilesPerTrigger: num('scale-max-files', 8),
+    statePartitions: num('scale-partitions', 4),
+    maxSplits: num('scale-splits', 4),
+    workers: [1, 2],
+    lambdas: [1, 2, 4, 8, 16, 32, 64],
+    overheadMs: num('scale-overhead-ms', 100),
+    wide: 64,
+    out,
+    table,
+    fmtRate,
+  });
+  if (process.argv.includes('--no-json')) return;
+  mergeResults('scale', json);
+  out('  scale figures written to bench/results.json (key "scale")');
+}
+
 /** [7] the cost bench; merges its figures into bench/results.json under `cost`, keeping the other sections. */
 async function costSection(): Promise<void> {
   const eventsPerRun = num('events-per-run', REFERENCE_EVENTS_PER_RUN);
@@ -533,10 +565,11 @@ async function costSection(): Promise<void> {
 
 async function main(): Promise<void> {
   const started = Date.now();
-  // cost and join alone: no input of the default sections generated
-  if ([...only].every((s) => s === 'cost' || s === 'join')) {
+  // cost, join and scale alone: no input of the default sections generated
+  if ([...only].every((s) => s === 'cost' || s === 'join' || s === 'scale')) {
     out(`sluice bench: node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), load average ${load()}`);
     if (only.has('join')) await joinSection();
+    if (only.has('scale')) await scaleSection();
     if (only.has('cost')) await costSection();
     out(`  total ${Math.round((Date.now() - started) / 1000)} s; load average now ${load()}`);
     return;
@@ -776,13 +809,14 @@ async function main(): Promise<void> {
     // The cost and join sections' figures (runs of their own, `--only cost`, `--only join`) stay.
     if (existsSync(file)) {
       const before = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-      for (const key of ['cost', 'join']) if (before[key] !== undefined && results[key] === undefined) results[key] = before[key];
+      for (const key of ['cost', 'join', 'scale']) if (before[key] !== undefined && results[key] === undefined) results[key] = before[key];
     }
     // One line per figure: small, and diffs stay readable.
     writeFileSync(file, `{\n${Object.entries(results).map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v)}`).join(',\n')}\n}\n`);
     out(`  figures written to bench/results.json`);
   }
   if (only.has('join')) await joinSection();
+  if (only.has('scale')) await scaleSection();
   if (only.has('cost')) await costSection();
 }
 

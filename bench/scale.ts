@@ -1,0 +1,664 @@
+/**
+ * The scale-out section (`npm run bench -- --only scale`, issue 19): one generated backlog on the
+ * embedded local stack (DynamoDB Local + s3rver), the benchmark's aggregation (bench/query.ts)
+ * run three ways, each on a fresh checkpoint, with the same state partitions:
+ *
+ *   - the single executor (MicroBatchExecutor through lib/aws/pipeline.ts: today's Lambda);
+ *   - partitioned on 1 worker thread and on 2 (lib/local/workers.ts's WorkerPool, each thread
+ *     with its own AWS clients, driven by runPartitioned as the state machine drives the Lambdas).
+ *
+ * Every run's output (the sink's objects, read back) is checked against counts made from the
+ * generated input alone. The partitioned runs' tasks are timed one by one (the pool's handler,
+ * wrapped) and each read task's files and bytes read back from its shuffle meta; from those costs
+ * a model gives the events/s of N Lambdas:
+ *
+ *   per batch  T(N) = plan + ceil(S/N)·read + ceil(P/N)·partition + commit + o·(2 + ceil(S/N) + ceil(P/N))
+ *   events/s   = events per batch / T(N)
+ *
+ * with S read tasks (splits) and P partition tasks per batch and o the cost of one task's
+ * invocation that a local worker thread does not pay (a Step Functions state transition and a
+ * Lambda invoke: an assumption, printed with the figures). S and P bound the parallelism; plan,
+ * commit and the sink's one writer per batch are serial.
+ */
+import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { cpus, loadavg } from 'node:os';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { createClients } from '../lib/aws/clients';
+import type { AwsConnection } from '../lib/aws/config';
+import { buildExecutor, shufflePrefix, type PipelineConfig } from '../lib/aws/pipeline';
+import { S3ShuffleStore } from '../lib/aws/s3/shuffle';
+import type { S3JsonSink } from '../lib/aws/s3/json-sink';
+import type { RunReport } from '../lib/engine/executor';
+import { partitionedRunReport, runPartitioned, type PlanResult, type TaskEvent, type TaskHandler } from '../lib/engine/partitioned';
+import type { OutputRow } from '../lib/engine/ports';
+import { decodeStateJson } from '../lib/engine/state-json';
+import { ensureBucket, ensureStateTable } from '../lib/local/resources';
+import { startLocalStack } from '../lib/local/stack';
+import { WorkerPool } from '../lib/local/workers';
+import { generateEvents } from './generate';
+import { eventTimeMs, expectedBatches, type ExpectedBatch } from './pairs';
+import { WATERMARK_DELAY_MS, WINDOW_MS } from './query';
+import { SCALE_MAX_FILES_ENV, SCALE_PLAN_NAME, scalePlan } from './scale-plan';
+
+const BUCKET = 'sluice-bench-scale';
+const TABLE = 'sluice-bench-scale-state';
+const KEYS = 10_000;
+const SPAN_MINUTES = 60;
+/** One Lambda invocation's limit, s. */
+const LAMBDA_SECONDS = 15 * 60;
+
+type File = { key: string; body: string };
+
+export interface ScaleOptions {
+  readonly events: number;
+  readonly files: number;
+  readonly maxFilesPerTrigger: number;
+  readonly statePartitions: number;
+  readonly maxSplits: number;
+  /** Worker-thread counts of the partitioned runs, e.g. [1, 2]. */
+  readonly workers: readonly number[];
+  /** N of the scaling table. */
+  readonly lambdas: readonly number[];
+  /** The assumed per-task invocation overhead o, ms. */
+  readonly overheadMs: number;
+  /** The wide shape of the table: files per batch, with S = P = this many. */
+  readonly wide: number;
+  readonly out: (s?: string) => void;
+  readonly table: (head: string[], rows: Array<Array<string | number>>, align?: string) => string;
+  readonly fmtRate: (r: number | null | undefined) => string;
+}
+
+/** What a batch must emit, from the input alone: per (window start, user) the events and the sum of amount. */
+interface ExpectedGroup {
+  events: number;
+  total: number;
+}
+
+/**
+ * The groups each batch emits (append mode: a (window, user) once the batch's watermark passes its
+ * window's end), by JSON.parse and arithmetic alone, with the rules bench/pairs.ts states: rows
+ * whose window ends at or before the previous batch's watermark are late; a batch evicts with its
+ * own watermark, max event time − delay of the batches before it; one no-data batch at the end.
+ */
+export function expectedGroups(files: readonly File[], filesPerBatch: number, windowMs: number, delayMs: number): Array<Map<string, ExpectedGroup>> {
+  const out: Array<Map<string, ExpectedGroup>> = [];
+  const live = new Map<string, ExpectedGroup & { end: number }>();
+  let wm = 0;
+  let lastWm = 0;
+  const evict = (batchWm: number) => {
+    const emitted = new Map<string, ExpectedGroup>();
+    for (const [k, g] of live) {
+      if (g.end > batchWm) continue;
+      emitted.set(k, { events: g.events, total: g.total });
+      live.delete(k);
+    }
+    return emitted;
+  };
+  for (let b = 0; b * filesPerBatch < files.length; b++) {
+    const lateWm = lastWm;
+    const batchWm = wm;
+    let maxT = -Infinity;
+    for (const f of files.slice(b * filesPerBatch, (b + 1) * filesPerBatch)) {
+      for (const line of f.body.split('\n')) {
+        if (line === '') continue;
+        const o = JSON.parse(line) as { user: string; event_time: string; amount: number };
+        const t = eventTimeMs(o.event_time);
+        if (t > maxT) maxT = t;
+        const start = t - (((t % windowMs) + windowMs) % windowMs);
+        if (start + windowMs <= lateWm) continue;
+        const k = `${start}|${o.user}`;
+        const g = live.get(k);
+        if (g) {
+          g.events++;
+          g.total += o.amount;
+        } else live.set(k, { events: 1, total: o.amount, end: start + windowMs });
+      }
+    }
+    out.push(evict(batchWm));
+    lastWm = batchWm;
+    if (maxT !== -Infinity) wm = Math.max(batchWm, maxT - delayMs);
+  }
+  if (out.length && wm > lastWm) out.push(evict(wm));
+  return out;
+}
+
+/** A sink row's group key: its window's start (ISO, or "YYYY-MM-DD HH:MM:SS") in ms, and its user. */
+function groupKey(row: OutputRow): string {
+  const w = row.window as { start: string | number } | null;
+  const s = w?.start;
+  const ms = typeof s === 'number' ? s : Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(String(s)) ? String(s) : `${String(s).replace(' ', 'T')}Z`);
+  return `${ms}|${row.user}`;
+}
+
+/** Differences between a run's report and sink output and what the input says, none when they agree. */
+function checkRun(report: RunReport, output: Map<number, OutputRow[] | null>, expected: ExpectedBatch[], groups: Array<Map<string, ExpectedGroup>>): string[] {
+  const problems: string[] = [];
+  if (report.batches.length !== expected.length) problems.push(`${report.batches.length} batches, expected ${expected.length}`);
+  for (const e of expected) {
+    const b = report.batches.find((x) => x.batchId === e.batchId);
+    if (!b) {
+      problems.push(`batch ${e.batchId} missing`);
+      continue;
+    }
+    if (b.numInputRows !== e.rows) problems.push(`batch ${e.batchId}: ${b.numInputRows} rows in, expected ${e.rows}`);
+    if (b.droppedByWatermark !== e.late) problems.push(`batch ${e.batchId}: ${b.droppedByWatermark} late, expected ${e.late}`);
+    const rows = output.get(e.batchId) ?? [];
+    const want = groups[e.batchId];
+    if (rows.length !== want.size) problems.push(`batch ${e.batchId}: the sink holds ${rows.length} rows, expected ${want.size}`);
+    let wrong = 0;
+    for (const r of rows) {
+      const g = want.get(groupKey(r));
+      if (!g || Number(r.events) !== g.events || Math.abs(Number(r.total) - g.total) > 1e-6 * Math.max(1, Math.abs(g.total))) wrong++;
+    }
+    if (wrong) problems.push(`batch ${e.batchId}: ${wrong} rows differ from the input's (window, user) counts and sums`);
+  }
+  return problems;
+}
+
+function cfgFor(name: string, statePartitions: number): PipelineConfig {
+  return {
+    checkpoint: { bucket: BUCKET, prefix: `checkpoints/${name}` },
+    stateTable: TABLE,
+    source: { kind: 's3', bucket: BUCKET, prefix: 'landing/scale' },
+    sink: { kind: 's3', bucket: BUCKET, prefix: `out/${name}` },
+    statePartitions,
+  };
+}
+
+async function upload(conn: AwsConnection, files: readonly File[]): Promise<void> {
+  const clients = createClients(conn);
+  try {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < files.length) {
+          const f = files[next++];
+          await clients.s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: `landing/scale/${f.key.replace(/^events\//, '')}`, Body: Buffer.from(f.body, 'utf8'), ContentType: 'application/json' }));
+        }
+      }),
+    );
+  } finally {
+    clients.destroy();
+  }
+}
+
+/** The sink's objects of a run, by batch, read back through the pipeline's own sink. */
+async function sinkOutput(conn: AwsConnection, cfg: PipelineConfig, batches: readonly number[]): Promise<Map<number, OutputRow[] | null>> {
+  const built = buildExecutor(conn, scalePlan(1), cfg);
+  try {
+    const sink = built.sink as S3JsonSink;
+    const out = new Map<number, OutputRow[] | null>();
+    for (const b of batches) out.set(b, await sink.readBatch(b));
+    return out;
+  } finally {
+    built.clients.destroy();
+  }
+}
+
+interface TaskTiming {
+  readonly action: TaskEvent['action'];
+  readonly batchId: number;
+  readonly index: number;
+  readonly ms: number;
+  /** When the task was sent and when it answered, ms since the run started. */
+  readonly start: number;
+  readonly end: number;
+  /** plan: the run had nothing left (the run's last plan task). */
+  readonly done?: boolean;
+  /** read: what the task read (its shuffle meta), and its files. */
+  rows?: number;
+  bytes?: number;
+  files?: number;
+}
+
+interface RunResult {
+  readonly name: string;
+  readonly workers: number | null;
+  readonly seconds: number;
+  readonly report: RunReport;
+  readonly problems: string[];
+  readonly tasks: TaskTiming[];
+  /** The shuffle's bytes per data batch: the read tasks' rows per partition, the partitions' outputs. */
+  readonly shuffle?: { readonly rowsBytes: number; readonly outBytes: number; readonly objects: number };
+}
+
+/** Splits of `count` over `files` files, the sizes (lib/engine/splits.ts shares them the same way: contiguous, the first files % count one longer). */
+function filesOfSplit(files: number, count: number, index: number): number {
+  return Math.floor(files / count) + (index < files % count ? 1 : 0);
+}
+
+async function partitionedRun(conn: AwsConnection, o: ScaleOptions, workers: number, planModule: string, expected: ExpectedBatch[], groups: Array<Map<string, ExpectedGroup>>): Promise<RunResult> {
+  const name = `workers-${workers}`;
+  const cfg = cfgFor(name, o.statePartitions);
+  process.env[SCALE_MAX_FILES_ENV] = String(o.maxFilesPerTrigger);
+  const pool = new WorkerPool(workers, { connection: conn, config: cfg, plan: { kind: 'module', path: planModule }, maxSplits: o.maxSplits });
+  const tasks: TaskTiming[] = [];
+  let seconds: number;
+  let batches: number[];
+  try {
+    const inner = pool.handler();
+    // Warm threads, as warm Lambdas: each thread loads its plan and clients when it starts, so
+    // give each one task first that fails at once (a read task of a batch no plan task wrote).
+    await Promise.allSettled(Array.from({ length: workers }, () => inner({ action: 'read', runId: 'warm-up', batchId: 1e9, split: 0 })));
+    let t0 = 0;
+    const timed: TaskHandler = async (e) => {
+      const start = performance.now() - t0;
+      const r = await inner(e);
+      const end = performance.now() - t0;
+      const ms = end - start;
+      if (e.action === 'plan') {
+        const p = r as PlanResult;
+        tasks.push({ action: 'plan', batchId: p.batchId, index: 0, ms, start, end, done: p.done });
+      } else tasks.push({ action: e.action, batchId: e.batchId, index: e.action === 'read' ? e.split : e.action === 'partition' ? e.partition : 0, ms, start, end });
+      return r;
+    };
+    t0 = performance.now();
+    ({ batches } = await runPartitioned(timed, { runId: `bench-scale-${name}-${Date.now()}`, concurrency: workers }));
+    seconds = (performance.now() - t0) / 1000;
+  } finally {
+    await pool.close();
+  }
+  // Each read task's shuffle meta: the rows and bytes it read (the plan says how many files its split had).
+  const clients = createClients(conn);
+  let shuffleBytes: RunResult['shuffle'];
+  try {
+    // what the tasks handed each other through S3: N/read/<split>/<partition> (rows) and N/out/<partition>
+    const root = `${shufflePrefix(cfg.checkpoint)}/`;
+    let rowsBytes = 0;
+    let outBytes = 0;
+    let objects = 0;
+    let token: string | undefined;
+    do {
+      const page = await clients.s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: root, ContinuationToken: token }));
+      for (const obj of page.Contents ?? []) {
+        const k = (obj.Key ?? '').slice(root.length);
+        objects++;
+        if (/^\d+\/read\/\d+\/\d+$/.test(k)) rowsBytes += obj.Size ?? 0;
+        else if (/^\d+\/out\/\d+$/.test(k)) outBytes += obj.Size ?? 0;
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    const dataBatches = expected.filter((e) => !e.noData).length;
+    shuffleBytes = { rowsBytes: rowsBytes / dataBatches, outBytes: outBytes / dataBatches, objects };
+    const shuffle = new S3ShuffleStore({ client: clients.s3, bucket: BUCKET, prefix: shufflePrefix(cfg.checkpoint) });
+    for (const t of tasks.filter((x) => x.action === 'read')) {
+      const meta = decodeStateJson((await shuffle.get(`${t.batchId}/read/${t.index}/meta`)) ?? 'null') as { numInputRows: number; bytes: number } | null;
+      const count = tasks.filter((x) => x.action === 'read' && x.batchId === t.batchId).length;
+      const batchFiles = Math.min(o.maxFilesPerTrigger, o.files - t.batchId * o.maxFilesPerTrigger);
+      t.rows = meta?.numInputRows;
+      t.bytes = meta?.bytes;
+      t.files = filesOfSplit(batchFiles, count, t.index);
+    }
+  } finally {
+    clients.destroy();
+  }
+  const built = buildExecutor(conn, scalePlan(o.maxFilesPerTrigger), cfg);
+  let report: RunReport;
+  try {
+    report = await partitionedRunReport(scalePlan(o.maxFilesPerTrigger), built.checkpoint, batches);
+  } finally {
+    built.clients.destroy();
+  }
+  const problems = checkRun(report, await sinkOutput(conn, cfg, batches), expected, groups);
+  return { name: `partitioned, ${workers} worker thread${workers > 1 ? 's' : ''}`, workers, seconds, report, problems, tasks, shuffle: shuffleBytes };
+}
+
+async function singleRun(conn: AwsConnection, o: ScaleOptions, expected: ExpectedBatch[], groups: Array<Map<string, ExpectedGroup>>): Promise<RunResult> {
+  const cfg = cfgFor('single', o.statePartitions);
+  const built = buildExecutor(conn, scalePlan(o.maxFilesPerTrigger), cfg);
+  let report: RunReport;
+  let seconds: number;
+  try {
+    const t0 = performance.now();
+    report = await built.executor.run();
+    seconds = (performance.now() - t0) / 1000;
+  } finally {
+    built.clients.destroy();
+  }
+  const problems = checkRun(report, await sinkOutput(conn, cfg, report.batches.map((b) => b.batchId)), expected, groups);
+  return { name: 'single executor (one Lambda)', workers: null, seconds, report, problems, tasks: [] };
+}
+
+const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
+
+/** Least squares y = a + b·x; b clamped at 0 (a cost does not fall with more work). */
+function fit(points: ReadonlyArray<[number, number]>): { a: number; b: number } {
+  if (points.length < 2) return { a: mean(points.map((p) => p[1])), b: 0 };
+  const mx = mean(points.map((p) => p[0]));
+  const my = mean(points.map((p) => p[1]));
+  const sxx = sum(points.map(([x]) => (x - mx) ** 2));
+  const b = sxx > 0 ? Math.max(0, sum(points.map(([x, y]) => (x - mx) * (y - my))) / sxx) : 0;
+  return { a: Math.max(0, my - b * mx), b };
+}
+
+/** The per-task costs of a partitioned run's data batches, ms. */
+export interface TaskCosts {
+  readonly dataBatches: number;
+  readonly eventsPerBatch: number;
+  readonly bytesPerBatch: number;
+  readonly filesPerBatch: number;
+  readonly splits: number;
+  readonly partitions: number;
+  readonly plan: number;
+  readonly read: number;
+  readonly readPerFile: number;
+  readonly readPerMB: number;
+  readonly partition: number;
+  /** The no-data batch's partition tasks (eviction only), ms. */
+  readonly partitionNoData: number | null;
+  readonly commit: number;
+  /** commit ≈ commitFixed + commitPerRow · output rows of the batch. */
+  readonly commitFixed: number;
+  readonly commitPer1000Rows: number;
+  readonly rowsOutPerBatch: number;
+  /** The run's last plan task (it finds no more work and releases the lease). */
+  readonly finalPlan: number;
+}
+
+/** The commit tasks of every partitioned run as (output rows, ms): a commit runs alone whatever the threads, so the runs' commits pool. */
+function commitPoints(runs: readonly RunResult[]): Array<[number, number]> {
+  return runs.flatMap((run) => {
+    const data = new Map(run.report.batches.filter((b) => !b.noData).map((b) => [b.batchId, b.numOutputRows]));
+    return run.tasks.filter((t) => t.action === 'commit' && data.has(t.batchId)).map((t): [number, number] => [data.get(t.batchId)!, t.ms]);
+  });
+}
+
+function costsOf(run: RunResult, commitFit: { a: number; b: number }): TaskCosts {
+  const data = run.report.batches.filter((b) => !b.noData);
+  const ids = new Set(data.map((b) => b.batchId));
+  const of = (action: TaskEvent['action']) => run.tasks.filter((t) => t.action === action && ids.has(t.batchId) && !t.done);
+  const reads = of('read');
+  const parts = of('partition');
+  const commits = of('commit');
+  const noDataIds = new Set(run.report.batches.filter((b) => b.noData).map((b) => b.batchId));
+  const noDataParts = run.tasks.filter((t) => t.action === 'partition' && noDataIds.has(t.batchId));
+  const bytes = sum(reads.map((t) => t.bytes ?? 0));
+  const files = sum(reads.map((t) => t.files ?? 0));
+  return {
+    dataBatches: data.length,
+    eventsPerBatch: mean(data.map((b) => b.numInputRows)),
+    bytesPerBatch: bytes / Math.max(1, data.length),
+    filesPerBatch: files / Math.max(1, data.length),
+    splits: reads.length / Math.max(1, data.length),
+    partitions: parts.length / Math.max(1, data.length),
+    plan: mean(of('plan').map((t) => t.ms)),
+    read: mean(reads.map((t) => t.ms)),
+    readPerFile: sum(reads.map((t) => t.ms)) / Math.max(1, files),
+    readPerMB: sum(reads.map((t) => t.ms)) / Math.max(1e-9, bytes / 2 ** 20),
+    partition: mean(parts.map((t) => t.ms)),
+    partitionNoData: noDataParts.length ? mean(noDataParts.map((t) => t.ms)) : null,
+    commit: mean(commits.map((t) => t.ms)),
+    commitFixed: commitFit.a,
+    commitPer1000Rows: commitFit.b * 1000,
+    rowsOutPerBatch: mean(data.map((b) => b.numOutputRows)),
+    finalPlan: mean(run.tasks.filter((t) => t.action === 'plan' && t.done).map((t) => t.ms)),
+  };
+}
+
+/** A batch's shape for the model: S read tasks of `read` ms, P partition tasks of `partition` ms. */
+export interface BatchShape {
+  readonly events: number;
+  readonly S: number;
+  readonly P: number;
+  readonly plan: number;
+  readonly read: number;
+  readonly partition: number;
+  readonly commit: number;
+}
+
+/** The model: one batch on N Lambdas, ms. */
+export function batchMs(s: BatchShape, n: number, overheadMs: number): number {
+  const readWaves = Math.ceil(s.S / n);
+  const partitionWaves = Math.ceil(s.P / n);
+  return s.plan + readWaves * s.read + partitionWaves * s.partition + s.commit + overheadMs * (2 + readWaves + partitionWaves);
+}
+
+export async function runScaleSection(o: ScaleOptions): Promise<Record<string, unknown>> {
+  const { out, table, fmtRate } = o;
+  const loadAtStart = loadavg();
+  const tg = performance.now();
+  const input = generateEvents({ events: o.events, keys: KEYS, files: o.files, spanMinutes: SPAN_MINUTES });
+  const expected = expectedBatches(input.files, o.maxFilesPerTrigger, WINDOW_MS, WATERMARK_DELAY_MS);
+  const groups = expectedGroups(input.files, o.maxFilesPerTrigger, WINDOW_MS, WATERMARK_DELAY_MS);
+  const emitted = sum(groups.map((g) => g.size));
+  out(
+    `  input: ${input.events} events, ${(input.bytes / input.events).toFixed(0)} bytes/event (${(input.bytes / 2 ** 20).toFixed(0)} MB), ${KEYS} users, ${SPAN_MINUTES} min of event time, ` +
+      `${o.files} files, maxFilesPerTrigger ${o.maxFilesPerTrigger} (${expected.filter((e) => !e.noData).length} data batches + ${expected.filter((e) => e.noData).length} no-data), ` +
+      `state partitions ${o.statePartitions}, maxSplits ${o.maxSplits} (generated in ${((performance.now() - tg) / 1000).toFixed(1)} s)`,
+  );
+  out(`  expected from the input alone: ${emitted} (window, user) rows emitted, ${sum(expected.map((e) => e.late))} late rows`);
+  // The workers load the plan from a module: the bundle's scale-plan.js beside this bundle (bench/build-and-run.js), or the .ts through tsx.
+  const planModule = existsSync(join(__dirname, 'scale-plan.js')) ? join(__dirname, 'scale-plan.js') : join(__dirname, 'scale-plan.ts');
+
+  const t0 = Date.now();
+  const stack = await startLocalStack({ services: ['dynamodb', 's3'] });
+  out(`  local stack up in ${Date.now() - t0} ms; every run on its own checkpoint, state namespace and sink prefix, over the same landing prefix`);
+  const runs: RunResult[] = [];
+  try {
+    const conn = stack.connection;
+    const setup = createClients(conn);
+    try {
+      await ensureBucket(setup.s3, BUCKET);
+      await ensureStateTable(setup.dynamodb, TABLE);
+    } finally {
+      setup.destroy();
+    }
+    await upload(conn, input.files);
+    runs.push(await singleRun(conn, o, expected, groups));
+    out(`  ${runs[0].name}: ${runs[0].seconds.toFixed(1)} s`);
+    for (const w of o.workers) {
+      runs.push(await partitionedRun(conn, o, w, planModule, expected, groups));
+      out(`  ${runs[runs.length - 1].name}: ${runs[runs.length - 1].seconds.toFixed(1)} s`);
+    }
+  } finally {
+    await stack.stop();
+  }
+  const loadAtEnd = loadavg();
+
+  // ---- side by side
+  const single = runs[0];
+  const rateOf = (r: RunResult) => r.report.rowsIn / r.seconds;
+  out(`  [9a] side by side, ${cpus().length} cores, load average ${loadAtStart.map((x) => x.toFixed(1)).join(' ')} at the start, ${loadAtEnd.map((x) => x.toFixed(1)).join(' ')} at the end`);
+  out(
+    table(
+      ['run', 'events/s', 'x single', 'time', 'batches', 'tasks', 'task time', 'in flight', 'output vs the input\'s counts'],
+      runs.map((r) => [
+        r.name,
+        fmtRate(rateOf(r)),
+        (rateOf(r) / rateOf(single)).toFixed(2),
+        `${r.seconds.toFixed(1)} s`,
+        r.report.batches.length,
+        r.tasks.length || '',
+        r.tasks.length ? `${(taskSeconds(r)).toFixed(1)} s` : '',
+        r.tasks.length ? (taskSeconds(r) / r.seconds).toFixed(2) : '',
+        r.problems.length ? `MISMATCH: ${r.problems.slice(0, 3).join('; ')}` : 'match',
+      ]),
+      'lrrrrrrrl',
+    ),
+  );
+  out('  time: the run alone (the worker threads started and warm before, as warm Lambdas; the local stack shares the 2 cores with them);');
+  out('  task time: the sum of every task\'s time; in flight: task time / time, the tasks running at once on average (the driver keeps up to one per thread busy)');
+
+  // ---- per-task costs
+  const partitionedRuns = runs.filter((r) => r.workers !== null);
+  const commitFit = fit(commitPoints(partitionedRuns));
+  const costs = partitionedRuns.map((r) => costsOf(r, commitFit));
+  const f0 = (x: number | null) => (x === null ? '' : x.toFixed(0));
+  const f1 = (x: number | null) => (x === null ? '' : x.toFixed(1));
+  out('  [9b] measured per-task costs (each task timed at the pool\'s handler: the task on its thread plus the message round trip), mean over the data batches, ms');
+  out(
+    table(
+      ['run', 'plan', 'read task', 'read per file', 'read per MB', 'partition task', 'no-data partition', 'commit', 'last plan', 'shuffle per batch: rows, outputs'],
+      partitionedRuns.map((r, i) => {
+        const c = costs[i];
+        return [
+          r.name,
+          f0(c.plan),
+          `${f0(c.read)} (${f1(c.filesPerBatch / c.splits)} files, ${(c.bytesPerBatch / c.splits / 2 ** 20).toFixed(1)} MB)`,
+          f0(c.readPerFile),
+          f0(c.readPerMB),
+          `${f0(c.partition)} (~${Math.round(c.eventsPerBatch / c.partitions)} rows)`,
+          f0(c.partitionNoData),
+          `${f0(c.commit)} (${Math.round(c.rowsOutPerBatch)} rows)`,
+          f0(c.finalPlan),
+          r.shuffle ? `${(r.shuffle.rowsBytes / 2 ** 20).toFixed(1)} MB, ${(r.shuffle.outBytes / 2 ** 20).toFixed(1)} MB` : '',
+        ];
+      }),
+      'lrrrrrrrrr',
+    ),
+  );
+  out(
+    `  per data batch: ${f1(costs[0].splits)} read tasks (S), ${f1(costs[0].partitions)} partition tasks (P), ${Math.round(costs[0].eventsPerBatch)} events, ${f1(costs[0].filesPerBatch)} files ` +
+      `(${(costs[0].bytesPerBatch / 2 ** 20).toFixed(1)} MB); commit ≈ ${f0(commitFit.a)} ms + ${f1(commitFit.b * 1000)} ms per 1,000 output rows (least squares over both runs' commits)`,
+  );
+
+  // ---- the model
+  const c = costs[0]; // the 1-thread run: each task had a core to itself beside the local stack
+  const measured: BatchShape = { events: c.eventsPerBatch, S: Math.round(c.splits), P: Math.round(c.partitions), plan: c.plan, read: c.read, partition: c.partition, commit: c.commit };
+  // The wide shape: `wide` files per batch, S = P = wide. A read task reads one file (per-file
+  // cost); a partition task its share of the rows (the measured one's cost beyond the no-data
+  // task's, scaled by its rows); the commit its fixed part and the batch's output rows.
+  const scale = (o.wide / c.filesPerBatch);
+  const fixedPartition = Math.min(c.partitionNoData ?? 0, c.partition);
+  const rowsPerPartition = (c.eventsPerBatch * scale) / o.wide;
+  const wide: BatchShape = {
+    events: c.eventsPerBatch * scale,
+    S: o.wide,
+    P: o.wide,
+    plan: c.plan,
+    read: c.readPerFile,
+    partition: fixedPartition + (c.partition - fixedPartition) * (rowsPerPartition / (c.eventsPerBatch / c.partitions)),
+    commit: c.commitFixed + (c.commitPer1000Rows / 1000) * c.rowsOutPerBatch * scale,
+  };
+  const rateAt = (s: BatchShape, n: number, oh: number) => s.events / (batchMs(s, n, oh) / 1000);
+  // check the model against the partitioned runs on this machine (o = 0: a worker thread pays no invocation)
+  const modelCheck = partitionedRuns.map((r, i) => ({ workers: r.workers!, measured: (costs[i].eventsPerBatch * costs[i].dataBatches) / dataBatchSeconds(r), model: rateAt(measured, r.workers!, 0) }));
+  out('  [9c] scaling model for N Lambdas, from the 1-thread run\'s costs:');
+  out(`       per batch T(N) = plan + ceil(S/N)·read + ceil(P/N)·partition + commit + o·(2 + ceil(S/N) + ceil(P/N)); events/s = events per batch / T(N)`);
+  out(
+    `       o = ${o.overheadMs} ms per task, assumed, not measured here: a Standard workflow's state transition plus a warm Lambda invoke (each typically tens of ms;` +
+      ' Distributed Map child executions add their own start). Replace it with the gaps between TaskScheduled and TaskSucceeded in your execution history (--scale-overhead-ms).',
+  );
+  out(
+    `       measured shape: ${Math.round(measured.events)} events per batch, S = ${measured.S}, P = ${measured.P}, plan ${f0(measured.plan)}, read ${f0(measured.read)}, partition ${f0(measured.partition)}, commit ${f0(measured.commit)} ms`,
+  );
+  out(
+    `       wide shape (extrapolated): ${o.wide} files per batch (${Math.round(wide.events)} events), S = P = ${o.wide}: read = one file ${f0(wide.read)} ms, partition ${f0(wide.partition)} ms ` +
+      `(the no-data task's ${f0(fixedPartition)} ms + the rest scaled by rows), commit ${f0(wide.commit)} ms (${f0(c.commitFixed)} + ${f1(c.commitPer1000Rows)} per 1000 output rows)`,
+  );
+  out(`       model vs the runs above (o = 0; data batches only): ${modelCheck.map((m) => `${m.workers} thread${m.workers > 1 ? 's' : ''}: model ${fmtRate(m.model)}, measured ${fmtRate(m.measured)}`).join('; ')}`);
+  const singleRate = rateOf(single);
+  const rows = o.lambdas.map((n) => [
+    n,
+    fmtRate(rateAt(measured, n, o.overheadMs)),
+    (rateAt(measured, n, o.overheadMs) / rateAt(measured, 1, o.overheadMs)).toFixed(2),
+    (rateAt(measured, n, o.overheadMs) / singleRate).toFixed(2),
+    fmtRate(rateAt(wide, n, o.overheadMs)),
+    (rateAt(wide, n, o.overheadMs) / rateAt(wide, 1, o.overheadMs)).toFixed(2),
+    (rateAt(wide, n, o.overheadMs) / singleRate).toFixed(2),
+    fmtRate(rateAt(wide, n, 0)),
+  ]);
+  out(table(['N Lambdas', `measured shape (S=${measured.S}, P=${measured.P})`, 'x N=1', 'x single', `wide shape (S=P=${o.wide})`, 'x N=1', 'x single', 'wide, o = 0'], rows));
+  out(`  x single: against the single executor's ${fmtRate(singleRate)} measured above (one Lambda without parallelism)`);
+  // the fewest Lambdas at which the partitioned run passes the single executor, per shape
+  const breakEven = (s: BatchShape) => o.lambdas.find((n) => rateAt(s, n, o.overheadMs) > singleRate) ?? null;
+  const even = { measured: breakEven(measured), wide: breakEven(wide) };
+  const serialMs = (s: BatchShape, oh: number) => s.plan + s.commit + 2 * oh;
+  const limit = (s: BatchShape, oh: number) => s.events / ((serialMs(s, oh) + s.read + s.partition + 2 * oh) / 1000);
+  out(
+    `  stops scaling at N = max(S, P) (${Math.max(measured.S, measured.P)} for the measured shape, ${o.wide} for the wide one): beyond it every wave is one task, and T = plan + read + partition + commit + 4o, ` +
+      `the ceiling ${fmtRate(limit(measured, o.overheadMs))} and ${fmtRate(limit(wide, o.overheadMs))}. The serial part of each batch (plan, commit with its one sink writer, 2o) is ` +
+      `${f0(serialMs(measured, o.overheadMs))} and ${f0(serialMs(wide, o.overheadMs))} ms; batches run one after another.`,
+  );
+  const bytesPerEvent = input.bytes / input.events;
+  const lambdaEvents = singleRate * LAMBDA_SECONDS;
+  out(
+    `  one Lambda (the single executor at its rate here, on a whole core against the local emulators; a Lambda has one vCPU at 1,769 MB, less below) clears at most ${(lambdaEvents / 1e6).toFixed(0)} M events (${((lambdaEvents * bytesPerEvent) / 2 ** 30).toFixed(1)} GiB of ~${bytesPerEvent.toFixed(0)}-byte lines) in 15 minutes; ` +
+      `a schedule every I minutes keeps up while the stream stays below ${fmtRate(singleRate)} and one interval's backlog fits that. Turn on parallelism when a run's backlog ` +
+      `regularly passes about half of it (the margin for a slower batch or a retry), or the batch's state no longer fits one function; ` +
+      `partitioned on one worker runs at ${(rateOf(runs[1]) / singleRate).toFixed(2)}x the single executor (the shuffle through S3 and the tasks' own reads of the checkpoint), and the model ` +
+      `passes one Lambda ${even.measured ? `from N = ${even.measured}` : 'at no N'} with S = ${measured.S}, P = ${measured.P} and ${even.wide ? `from N = ${even.wide}` : 'at no N'} with S = P = ${o.wide}: ` +
+      'turn it on with at least that many splits and partitions, or it only costs.',
+  );
+  out();
+
+  const round = (x: number | null) => (x === null ? null : Math.round(x));
+  return {
+    date: new Date().toISOString(),
+    node: process.version,
+    cores: cpus().length,
+    loadAverage: { start: loadAtStart.map((x) => Number(x.toFixed(2))), end: loadAtEnd.map((x) => Number(x.toFixed(2))) },
+    input: { events: input.events, bytesPerEvent: Math.round(bytesPerEvent), users: KEYS, files: o.files, maxFilesPerTrigger: o.maxFilesPerTrigger, spanMinutes: SPAN_MINUTES, statePartitions: o.statePartitions, maxSplits: o.maxSplits },
+    expected: { rowsEmitted: emitted, late: sum(expected.map((e) => e.late)), batches: expected.length },
+    runs: runs.map((r) => ({
+      run: r.name,
+      workers: r.workers,
+      eventsPerSecond: Math.round(rateOf(r)),
+      seconds: Number(r.seconds.toFixed(2)),
+      batches: r.report.batches.length,
+      rowsIn: r.report.rowsIn,
+      rowsOut: r.report.rowsOut,
+      tasks: r.tasks.length,
+      taskSeconds: r.tasks.length ? Number(taskSeconds(r).toFixed(2)) : null,
+      matchesIndependentCount: r.problems.length === 0,
+      problems: r.problems,
+    })),
+    taskCostsMs: partitionedRuns.map((r, i) => ({
+      workers: r.workers,
+      plan: round(costs[i].plan),
+      read: round(costs[i].read),
+      readPerFile: round(costs[i].readPerFile),
+      readPerMB: round(costs[i].readPerMB),
+      partition: round(costs[i].partition),
+      partitionNoData: round(costs[i].partitionNoData),
+      commit: round(costs[i].commit),
+      commitFixed: round(costs[i].commitFixed),
+      commitPer1000Rows: Number(costs[i].commitPer1000Rows.toFixed(1)),
+      lastPlan: round(costs[i].finalPlan),
+      shuffleBytesPerBatch: r.shuffle ? { rows: Math.round(r.shuffle.rowsBytes), outputs: Math.round(r.shuffle.outBytes) } : null,
+      splitsPerBatch: costs[i].splits,
+      partitionsPerBatch: costs[i].partitions,
+      eventsPerBatch: Math.round(costs[i].eventsPerBatch),
+      bytesPerBatch: Math.round(costs[i].bytesPerBatch),
+      rowsOutPerBatch: Math.round(costs[i].rowsOutPerBatch),
+    })),
+    tasks: partitionedRuns.map((r) => ({ workers: r.workers, tasks: r.tasks.map((t) => ({ a: t.action, b: t.batchId, i: t.index, ms: Math.round(t.ms), ...(t.bytes !== undefined ? { bytes: t.bytes, rows: t.rows, files: t.files } : {}) })) })),
+    model: {
+      formula: 'T(N) = plan + ceil(S/N)*read + ceil(P/N)*partition + commit + o*(2 + ceil(S/N) + ceil(P/N)); events/s = events per batch / T(N)',
+      overheadMsPerTask: o.overheadMs,
+      overheadSource: 'assumed: a Step Functions Standard state transition plus a warm Lambda invoke, tens of ms each; not measured by this bench',
+      costsFrom: 'the 1-thread partitioned run',
+      measuredShape: roundShape(measured),
+      wideShape: roundShape(wide),
+      check: modelCheck.map((m) => ({ workers: m.workers, model: Math.round(m.model), measured: Math.round(m.measured) })),
+      table: o.lambdas.map((n) => ({ lambdas: n, measuredShape: Math.round(rateAt(measured, n, o.overheadMs)), wideShape: Math.round(rateAt(wide, n, o.overheadMs)), wideShapeNoOverhead: Math.round(rateAt(wide, n, 0)) })),
+      passesSingleExecutorAtN: even,
+      ceiling: { measuredShape: Math.round(limit(measured, o.overheadMs)), wideShape: Math.round(limit(wide, o.overheadMs)) },
+    },
+    oneLambda: { eventsPerSecond: Math.round(singleRate), eventsIn15Minutes: Math.round(lambdaEvents), bytesIn15Minutes: Math.round(lambdaEvents * bytesPerEvent) },
+  };
+}
+
+/** Every task's time added up, s. */
+function taskSeconds(r: RunResult): number {
+  return sum(r.tasks.map((t) => t.ms)) / 1000;
+}
+
+/** The wall time of a partitioned run's data batches: each from its plan task's start to its commit's answer, s. */
+function dataBatchSeconds(r: RunResult): number {
+  const data = new Set(r.report.batches.filter((b) => !b.noData).map((b) => b.batchId));
+  let ms = 0;
+  for (const id of data) {
+    const ts = r.tasks.filter((t) => t.batchId === id && !t.done);
+    ms += Math.max(...ts.map((t) => t.end)) - Math.min(...ts.map((t) => t.start));
+  }
+  return ms / 1000;
+}
+
+function roundShape(s: BatchShape): Record<string, number> {
+  return { events: Math.round(s.events), S: s.S, P: s.P, plan: Math.round(s.plan), read: Math.round(s.read), partition: Math.round(s.partition), commit: Math.round(s.commit) };
+}
+
+export { SCALE_PLAN_NAME };
