@@ -17,7 +17,7 @@
  *   7. `--only cost` (bench/cost.ts, not in the default set: ~15 minutes at full size): four
  *      scheduled runs of the reference workload on the local stack, metered by consumed capacity,
  *      priced with bench/prices.json; written to bench/results.json under `cost`.
- *   8. `--only join` (bench/join.ts, not in the default set: about a minute): a stream-stream join
+ *   8. join (bench/join.ts, in the default set: about a minute; `--only join` alone): a stream-stream join
  *      (impressions leftOuter clicks) next to the single aggregation over as many events and
  *      batches, the engine alone and end to end, events/s and DynamoDB write units per batch;
  *      written to bench/results.json under `join`.
@@ -26,7 +26,7 @@
  *      side by side, each output checked), the partitioned runs' per-task costs, and from them a
  *      scaling table for N Lambdas with its model; written to bench/results.json under `scale`.
  *
- * Options: --only engine,e2e,memory,scale,cost,join (default: engine,e2e,memory,scale; bench/results.json is
+ * Options: --only engine,e2e,memory,join,scale,cost (default: engine,e2e,memory,join,scale; bench/results.json is
  *          written whole only when engine, e2e and memory all run, and by scale, cost and join under their own keys)
  *          --events-per-run N (cost; default 900000)  --cost-runs N (default 4)
  *          --join-impressions N (join; default 160000, clicks a quarter of them)  --join-rounds N (default 5)
@@ -77,7 +77,7 @@ const E2E_EVENTS = num('e2e-events', EVENTS);
 const E2E_BUDGET_MS = num('e2e-budget-s', 240) * 1000;
 /** 1x backlog of the memory check (files of MEMORY_EVENTS / 100 events); 10x of 1M would take ~10x the engine run. */
 const MEMORY_EVENTS = num('memory-events', 200_000);
-const only = new Set((arg('only') ?? 'engine,e2e,memory,scale').replace('raw', 'engine').split(','));
+const only = new Set((arg('only') ?? 'engine,e2e,memory,join,scale').replace('raw', 'engine').split(','));
 const ALL_SECTIONS = ['engine', 'e2e', 'memory'].every((x) => only.has(x));
 const TARGET_ENGINE_RATIO = 0.9;
 const TARGET_EMPTY_REQUESTS = 6;
