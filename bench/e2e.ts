@@ -48,7 +48,11 @@ function cfgFor(name: string): PipelineConfig {
   };
 }
 
-async function upload(conn: AwsConnection, name: string, files: ReadonlyArray<{ key: string; body: string }>): Promise<void> {
+/**
+ * Puts generated files under `prefix` of `bucket` (the file's first path segment, e.g. `events/`,
+ * left off), 8 at a time: the landing prefix the bench's runs read. Shared by the sections.
+ */
+export async function uploadLanding(conn: AwsConnection, bucket: string, prefix: string, files: ReadonlyArray<{ key: string; body: string }>): Promise<void> {
   const clients = createClients(conn);
   try {
     let next = 0;
@@ -56,14 +60,17 @@ async function upload(conn: AwsConnection, name: string, files: ReadonlyArray<{ 
       Array.from({ length: 8 }, async () => {
         while (next < files.length) {
           const f = files[next++];
-          const key = `landing/${name}/${f.key.replace(/^events\//, '')}`;
-          await clients.s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: Buffer.from(f.body, 'utf8'), ContentType: 'application/json' }));
+          await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: `${prefix}/${f.key.replace(/^[^/]+\//, '')}`, Body: Buffer.from(f.body, 'utf8'), ContentType: 'application/json' }));
         }
       }),
     );
   } finally {
     clients.destroy();
   }
+}
+
+function upload(conn: AwsConnection, name: string, files: ReadonlyArray<{ key: string; body: string }>): Promise<void> {
+  return uploadLanding(conn, BUCKET, `landing/${name}`, files);
 }
 
 /** One scheduled run with fresh clients (as a new Lambda invocation builds them), every request counted. */

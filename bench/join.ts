@@ -16,7 +16,7 @@
  * generator keeps each input in event-time order, so no row is late, every click meets its
  * impression, and what the join emits and keeps follows from the inputs' last event times.
  */
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { uploadLanding } from './e2e';
 import { createClients } from '../lib/aws/clients';
 import type { AwsConnection } from '../lib/aws/config';
 import { buildExecutor, type PipelineConfig } from '../lib/aws/pipeline';
@@ -248,21 +248,8 @@ export interface E2eRun {
   readonly batches: E2eBatch[];
 }
 
-async function upload(conn: AwsConnection, prefix: string, files: readonly File[]): Promise<void> {
-  const clients = createClients(conn);
-  try {
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 8 }, async () => {
-        while (next < files.length) {
-          const f = files[next++];
-          await clients.s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${prefix}/${f.key.replace(/^[^/]+\//, '')}`, Body: Buffer.from(f.body, 'utf8'), ContentType: 'application/json' }));
-        }
-      }),
-    );
-  } finally {
-    clients.destroy();
-  }
+function upload(conn: AwsConnection, prefix: string, files: readonly File[]): Promise<void> {
+  return uploadLanding(conn, BUCKET, prefix, files);
 }
 
 interface ConsumedJson {

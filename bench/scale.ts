@@ -20,7 +20,8 @@
  * Lambda invoke: an assumption, printed with the figures). S and P bound the parallelism; plan,
  * commit and the sink's one writer per batch are serial.
  */
-import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { uploadLanding } from './e2e';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { cpus, loadavg } from 'node:os';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -166,21 +167,8 @@ function cfgFor(name: string, statePartitions: number): PipelineConfig {
   };
 }
 
-async function upload(conn: AwsConnection, files: readonly File[]): Promise<void> {
-  const clients = createClients(conn);
-  try {
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 8 }, async () => {
-        while (next < files.length) {
-          const f = files[next++];
-          await clients.s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: `landing/scale/${f.key.replace(/^events\//, '')}`, Body: Buffer.from(f.body, 'utf8'), ContentType: 'application/json' }));
-        }
-      }),
-    );
-  } finally {
-    clients.destroy();
-  }
+function upload(conn: AwsConnection, files: readonly File[]): Promise<void> {
+  return uploadLanding(conn, BUCKET, 'landing/scale', files);
 }
 
 /** The sink's objects of a run, by batch, read back through the pipeline's own sink. */
