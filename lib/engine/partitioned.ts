@@ -41,6 +41,7 @@ import {
   type OperatorOutput,
   progressAfter,
   type Progress,
+  watermarksOf,
 } from './executor';
 import type { CheckpointStore, CommitEntry, DeadLetter, Json, LeaseHandle, OffsetEntry, OutputRow, Row, ShuffleStore, StateChange, StateStore } from './ports';
 import type { BatchReport, RunReport } from './executor';
@@ -50,7 +51,7 @@ import { decodeStateJson, encodeStateJson } from './state-json';
 import { toOutputRow } from './rows';
 import { planStages, JoinTables } from './join';
 import { hasJoin } from './rows';
-import { EventTimeStats, MaxEventTimes } from './watermark';
+import { EventTimeStats, MaxEventTimes, operatorInputWatermarks } from './watermark';
 
 export interface PartitionedDeps extends ExecutorDeps {
   readonly shuffle: ShuffleStore;
@@ -88,6 +89,8 @@ interface BatchTasks {
   readonly mode: 'stateless' | 'partitioned' | 'whole';
   readonly splits: number;
   readonly partitions: number[];
+  /** Whether read tasks hand on pre-aggregated groups (the operator's beginPartials) rather than rows. */
+  readonly partials?: boolean;
 }
 
 /** The run's record (shuffle runs/<runId>): what its plan tasks share. */
@@ -112,8 +115,11 @@ interface ReadMeta {
   readonly deadLetters: DeadLetter[];
   readonly maxEventTimes: Array<[string, number]>;
   readonly stats: { readonly min: number; readonly max: number; readonly count: number; readonly base: number; readonly sum: number };
-  /** The partitions it wrote rows for. */
+  /** The partitions it wrote rows (or partial groups) for. */
   readonly partitions: number[];
+  /** Rows the first operator dropped as late here (a pre-aggregating read task), and their records for the late-rows output. */
+  readonly late?: number;
+  readonly lateRecords?: Json[];
 }
 
 /** What a partition task hands on (N/out/p), per operator where it says so. */
@@ -217,7 +223,8 @@ export class PartitionedRun extends MicroBatchExecutor {
     const end = entry.offsets[0] ?? null;
     const splits = noData || mode === 'whole' || end === null ? 0 : src.planSplits ? await src.planSplits(entry.batchId, start, end, this.maxSplits) : 1;
     const partitions = mode === 'stateless' ? [] : mode === 'whole' ? [0] : Array.from({ length: this.plan.statePartitions }, (_, p) => p);
-    const tasks: BatchTasks = { batchId: entry.batchId, mode, splits, partitions };
+    const partials = mode === 'partitioned' && this.operators[0].op.beginPartials !== undefined;
+    const tasks: BatchTasks = { batchId: entry.batchId, mode, splits, partitions, ...(partials ? { partials } : {}) };
     await this.writeJson(key, tasks);
     return tasks;
   }
@@ -247,6 +254,8 @@ export class PartitionedRun extends MicroBatchExecutor {
     const out: OutputRow[] = [];
     const op = this.operators[0]?.op;
     const src = this.sources[0];
+    // pre-aggregation: the batch's groups of this split, with the first operator's watermarks
+    const pre = tasks.partials ? op!.beginPartials!(this.batchMeta(entry, 0)) : null;
     for await (const chunk of readChunksOf(src, batchId, entry.startOffsets[0] ?? null, entry.offsets[0]!, { ...this.readOptions, split: { index: split, count: tasks.splits } })) {
       read.numInputRows += chunk.rows.length;
       read.bytes += chunk.bytes;
@@ -257,6 +266,10 @@ export class PartitionedRun extends MicroBatchExecutor {
         for (const r of (await this.runStages(this.plan.post, staged.rows)).rows) out.push(toOutputRow(r, this.outColumns));
         continue;
       }
+      if (pre) {
+        pre.add(staged.rows);
+        continue;
+      }
       for (const r of staged.rows) {
         const p = op!.partitionOf!(r);
         let list = byPartition.get(p);
@@ -264,10 +277,16 @@ export class PartitionedRun extends MicroBatchExecutor {
         list.push(r);
       }
     }
+    let late: { late: number; lateRecords: Json[] } | null = null;
+    if (pre) {
+      const taken = pre.take();
+      for (const [p, entries] of taken.partials) byPartition.set(p, entries as unknown as Row[]);
+      late = { late: taken.late.length, lateRecords: this.lateRecords(entry, 0, taken.late) };
+    }
     for (const [p, rows] of byPartition) await this.shuffle.put(`${batchId}/read/${split}/${p}`, encodeStateJson(rows as unknown as Json));
     if (tasks.mode === 'stateless') await this.shuffle.put(`${batchId}/read/${split}/out`, encodeStateJson(out as unknown as Json));
     // last: the meta says the task is done
-    await this.writeJson(`${batchId}/read/${split}/meta`, readMeta(read, [...byPartition.keys()].sort((a, b) => a - b)));
+    await this.writeJson(`${batchId}/read/${split}/meta`, { ...readMeta(read, [...byPartition.keys()].sort((a, b) => a - b)), ...(late ?? {}) });
     return { ok: true };
   }
 
@@ -299,7 +318,8 @@ export class PartitionedRun extends MicroBatchExecutor {
         if (!meta.partitions.includes(partition)) continue;
         const text = await this.shuffle.get(`${batchId}/read/${k}/${partition}`);
         if (text === null) throw new SluiceError(`shuffle ${batchId}/read/${k}/${partition} is missing though its read task's meta lists it: the shuffle was deleted under a running batch`, { retriable: false });
-        accs[0].add(decodeStateJson(text) as unknown as Row[]);
+        if (tasks.partials) accs[0].addPartials!(decodeStateJson(text) as unknown as Json[]);
+        else accs[0].add(decodeStateJson(text) as unknown as Row[]);
       }
       const result = await this.runOperators(accs, entry, emptyRead(), scopedState(this.pdeps.state, [partition]));
       perOperator = result.perOperator;
@@ -313,15 +333,11 @@ export class PartitionedRun extends MicroBatchExecutor {
       const changes = perOperator[i].changes;
       if (changes.length) await this.pdeps.state.commit(this.operators[i].op.spec, batchId, changes, this.currentLease ?? undefined, scope);
     }
-    const watermark = new Date(entry.lateWatermarkMs).toISOString();
-    const many = this.operators.length > 1;
     const out: PartitionOut = {
       rows: rows.map((r) => toOutputRow(r, this.outColumns)),
       stateRowsDelta: perOperator.map((o) => o.stateRowsDelta),
       late: perOperator.map((o) => o.late.length),
-      lateRecords: this.pdeps.lateRows
-        ? perOperator.flatMap((o, i) => o.late.map((r) => ({ row: toOutputRow(r, this.operators[i].chained.inputColumns), reason: LATE_REASON, watermark, batchId, ...(many ? { operatorId: this.operators[i].chained.operatorId } : {}) })))
-        : [],
+      lateRecords: perOperator.flatMap((o, i) => this.lateRecords(entry, i, o.late)),
       updated: perOperator.map((o) => count(o.changes, false)),
       removed: perOperator.map((o) => count(o.changes, true)),
       bytes: perOperator.map((o) => estimateStateBytes(o.changes)),
@@ -363,14 +379,15 @@ export class PartitionedRun extends MicroBatchExecutor {
     } else for (const o of outs) rows = rows.concat(o.rows);
     const tRead = this.clock.now();
     await this.writeDeadLetters(batchId, read.deadLetters);
-    const lateRecords = outs.flatMap((o) => o.lateRecords);
+    const lateRecords = [...metas.flatMap((m) => m.lateRecords ?? []), ...outs.flatMap((o) => o.lateRecords)];
     if (this.pdeps.lateRows && lateRecords.length) await this.pdeps.lateRows.write(batchId, 'late', lateRecords);
     await this.pdeps.sink.addBatch(batchId, rows, { ...this.sinkContext, queryId, lease: this.currentLease ?? undefined });
     const tAdd = this.clock.now();
     const n = this.operators.length;
     const sum = (f: (o: PartitionOut) => number[], i: number) => outs.reduce((a, o) => a + (f(o)[i] ?? 0), 0);
     const stateRowsByOperator = this.operators.map((_, i) => progress.stateRowsByOperator[i] + sum((o) => o.stateRowsDelta, i));
-    const droppedByOperator = this.operators.map((_, i) => sum((o) => o.late, i));
+    // (a pre-aggregating read task drops the first operator's late rows itself)
+    const droppedByOperator = this.operators.map((_, i) => sum((o) => o.late, i) + (i === 0 ? metas.reduce((a, m) => a + (m.late ?? 0), 0) : 0));
     const commit: CommitEntry = this.commitEntry(queryId, entry, progress, read, stateRowsByOperator);
     const noData = tasks.splits === 0 && read.numInputRows === 0 && this.sources.every((_, i) => JSON.stringify(entry.startOffsets[i] ?? null) === JSON.stringify(entry.offsets[i] ?? null));
     const report = {
@@ -405,6 +422,20 @@ export class PartitionedRun extends MicroBatchExecutor {
   }
 
   // --------------------------------------------------------------------------------- helpers
+
+  /** Operator i's batch (its id and input watermarks), as beginOperators gives it. */
+  private batchMeta(entry: OffsetEntry, i: number) {
+    const wms = operatorInputWatermarks(watermarksOf(entry), this.operators.map((o) => o.chained.watermarkOffsetMs))[i];
+    return { batchId: entry.batchId, evictWm: wms.batchWatermarkMs, lateWm: wms.lateWatermarkMs };
+  }
+
+  /** Late rows of operator i for the late-rows output, as the executor writes them (none without that output). */
+  private lateRecords(entry: OffsetEntry, i: number, rows: readonly Row[]): Json[] {
+    if (!this.pdeps.lateRows || rows.length === 0) return [];
+    const watermark = new Date(entry.lateWatermarkMs).toISOString();
+    const many = this.operators.length > 1;
+    return rows.map((r) => ({ row: toOutputRow(r, this.operators[i].chained.inputColumns), reason: LATE_REASON, watermark, batchId: entry.batchId, ...(many ? { operatorId: this.operators[i].chained.operatorId } : {}) }));
+  }
 
   private openTables(): void {
     if (!this.joins && hasJoin(planStages(this.plan))) this.joins = new JoinTables(this.pdeps.staticTables);

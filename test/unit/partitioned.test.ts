@@ -67,9 +67,17 @@ describe('when a batch is split into tasks', () => {
     // each user's window, counted once over the splits: two rows per user
     const rows = [...p.sink.batches.values()].flat();
     expect(rows.map((r) => [r.user, r.n]).sort()).toEqual([0, 1, 2, 3, 4].map((i) => [`u${i}`, 2]));
-    // the read tasks' shuffle: every group's rows went to one partition only
-    const routed = [...p.shuffle.blobs.keys()].filter((k) => /^0\/read\/\d+\/\d+$/.test(k));
-    expect(routed.length).toBeGreaterThan(0);
+    // the read tasks' shuffle: pre-aggregated groups ([grouping values, evictAt, aggregate]), not
+    // rows: 11 rows make one group per user and window in each split, each group in one partition
+    const routed = [...p.shuffle.blobs.entries()].filter(([k]) => /^0\/read\/\d+\/\d+$/.test(k));
+    const entries = routed.flatMap(([, v]) => JSON.parse(v) as Array<[unknown[], number, unknown[]]>);
+    expect(entries.every((e) => e.length === 3 && Array.isArray(e[0]) && Array.isArray(e[2]))).toBe(true);
+    const perSplit = new Map<string, Set<string>>();
+    for (const [k, v] of routed) for (const e of JSON.parse(v)) perSplit.set(k.split('/')[2], (perSplit.get(k.split('/')[2]) ?? new Set()).add(JSON.stringify(e[0])));
+    expect(entries.length).toBe([...perSplit.values()].reduce((a, x) => a + x.size, 0));
+    expect(entries.length).toBeLessThan(11);
+    // the counts carried: every event of the batch, once
+    expect(entries.reduce((a, e) => a + (e[2][0] as number), 0)).toBe(11);
   });
 
   it('does nothing again for a task that already finished (a retry)', async () => {

@@ -163,10 +163,57 @@ export class AggregateOperator implements StatefulOperator {
     const root: Level = cached ? cached.root : this.names.length <= 1 ? new SlotTable() : new Map<unknown, Level>();
     const touched: Group[] = [];
     const late: Row[] = [];
+    const partialGroups = new Map<string, Group>();
     return {
       add: (rows) => this.accumulate(batch, rows, root, touched, late),
+      addPartials: (entries) => this.addPartials(batch, entries, partialGroups, touched),
       finish: (state) => this.finish(batch, root, cached, touched, late, state),
     };
+  }
+
+  /**
+   * A read task's pre-aggregation (a partitioned run, lib/engine/partitioned.ts): the groups its
+   * rows make, each with its in-batch aggregate, by state partition, as `[kv, evictAt, buffer]`
+   * entries a partition task merges (addPartials); late rows are dropped here, as the batch would.
+   */
+  beginPartials(batch: BatchMeta): { add(rows: readonly Row[]): void; take(): { partials: Map<number, Json[]>; late: Row[] } } {
+    this.cache = null;
+    this.lastFirst = { key: undefined, level: null };
+    this.groups = [];
+    this.freeSlots = [];
+    this.numeric?.unmarkAll();
+    const root: Level = this.names.length <= 1 ? new SlotTable() : new Map<unknown, Level>();
+    const touched: Group[] = [];
+    const late: Row[] = [];
+    return {
+      add: (rows) => this.accumulate(batch, rows, root, touched, late),
+      take: () => {
+        const partials = new Map<number, Json[]>();
+        for (const g of touched) {
+          const buf = this.numeric !== null ? this.numeric.buffer(g.slot) : g.buf;
+          const p = this.stateKey(g).partition ?? 0;
+          let list = partials.get(p);
+          if (!list) partials.set(p, (list = []));
+          list.push([g.kv, g.evictAt, buf]);
+        }
+        return { partials, late };
+      },
+    };
+  }
+
+  /** Merges read tasks' partial groups (beginPartials' entries) into the batch's groups, in the order given. */
+  private addPartials(batch: BatchMeta, entries: readonly Json[], index: Map<string, Group>, touched: Group[]): void {
+    for (const e of entries) {
+      const [kv, evictAt, buf] = e as [Json[], number | null, Buffer];
+      const id = stateId(kv);
+      const g = index.get(id);
+      if (g) g.buf = mergeBuffers(this.aggs, g.buf, buf);
+      else {
+        const fresh: Group = { key: null, kv, evictAt, buf, touchedIn: batch.batchId, slot: -1, state: undefined };
+        index.set(id, fresh);
+        touched.push(fresh);
+      }
+    }
   }
 
   private accumulate(batch: BatchMeta, rows: readonly Row[], root: Level, touched: Group[], late: Row[]): void {
@@ -308,7 +355,7 @@ export class AggregateOperator implements StatefulOperator {
     const unknown: Group[] = [];
     for (const g of touched) {
       if (g.key === null) g.key = this.stateKey(g);
-      if (this.numeric !== null) g.buf = this.numeric.buffer(g.slot);
+      if (this.numeric !== null && g.slot >= 0) g.buf = this.numeric.buffer(g.slot);
       if (g.state === undefined) unknown.push(g);
     }
     if (unknown.length > 0) {
@@ -387,7 +434,9 @@ export class AggregateOperator implements StatefulOperator {
       g.state = g.buf;
       kept.push(g);
     }
-    if (kept.length <= MAX_CACHED_GROUPS) {
+    // (a batch of partial groups, slot -1, is a partitioned run's partition task: nothing to keep)
+    if (touched.some((g) => g.slot < 0)) this.cache = null;
+    else if (kept.length <= MAX_CACHED_GROUPS) {
       for (const g of evicted) {
         this.unlink(root, g);
         this.groups[g.slot] = undefined;

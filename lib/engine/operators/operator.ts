@@ -13,7 +13,7 @@
  * the distinct keys the batch touches, not with its rows.
  */
 import { compileAgg } from '../aggregates';
-import type { OperatorStateSpec, Row, StateChange, StateStore } from '../ports';
+import type { Json, OperatorStateSpec, Row, StateChange, StateStore } from '../ports';
 import type { ColumnInfo, JoinSides, OutputMode, SessionKey, StatefulSpec } from '../query';
 import { AggregateOperator } from './aggregate';
 import { DedupOperator } from './dedup';
@@ -29,6 +29,8 @@ export interface Accumulator {
   add(rows: readonly Row[]): void;
   /** A stream-stream join's right side rows (the left ones come through add). */
   addRight?(rows: readonly Row[]): void;
+  /** Read tasks' pre-aggregated groups (StatefulOperator.beginPartials), instead of rows. */
+  addPartials?(entries: readonly Json[]): void;
   finish(state: StateStore): Promise<OperatorOutput>;
 }
 
@@ -55,6 +57,12 @@ export interface StatefulOperator {
    * an operator without it runs a batch in one task.
    */
   partitionOf?(row: Row): number;
+  /**
+   * A partitioned run's read task pre-aggregates its rows with this: the groups they make with
+   * their in-batch aggregates, by partition, for the partition tasks' addPartials. Optional: an
+   * operator without it gets the rows themselves.
+   */
+  beginPartials?(batch: BatchMeta): { add(rows: readonly Row[]): void; take(): { partials: Map<number, Json[]>; late: Row[] } };
 }
 
 export interface OperatorConfig {
