@@ -68,6 +68,11 @@ export interface PipelineParallelism {
   /** How many partition tasks run at once: the Partition map's MaxConcurrency. 1 to statePartitions. @default statePartitions */
   readonly partitionConcurrency?: number;
   /**
+   * At most this many read tasks (splits) per batch, one file at least each (the task Lambda's
+   * SLUICE_MAX_SPLITS): with readConcurrency, how wide a batch's reads fan out. 1 to 10000. @default 8
+   */
+  readonly maxSplits?: number;
+  /**
    * The task Lambda's entry file: a module exporting a handler built with
    * `createPartitionedTaskLambda` (lib/aws/lambda/scale-out-handler.ts) for the same query as `entry`.
    * @default lambdas/windowed-totals-tasks.ts (the example's, as `entry` defaults to lambdas/windowed-totals.ts)
@@ -102,6 +107,7 @@ export interface PipelineParallelism {
 export interface ResolvedParallelism {
   readonly statePartitions: number;
   readonly readConcurrency: number;
+  readonly maxSplits: number;
   readonly partitionConcurrency: number;
   readonly taskEntry: string;
   readonly taskHandler: string;
@@ -137,6 +143,7 @@ export function resolveParallelism(scope: Construct, p: PipelineParallelism, t: 
     statePartitions,
     `a batch has ${statePartitions} partition tasks (statePartitions), so more cannot run at once`,
   );
+  const maxSplits = wholeNumber(scope, 'parallelism.maxSplits', p.maxSplits ?? 8, 1, MAX_MAP_CONCURRENCY, 'a batch splits into at most one read task a file; the Read map runs at most 10000 at once');
   const taskEntry = path.resolve(p.taskEntry ?? DEFAULT_TASK_ENTRY);
   if (!fs.existsSync(taskEntry)) invalid(scope, `parallelism.taskEntry ${JSON.stringify(p.taskEntry)} does not exist: pass the path of an entry exporting a task handler built with createPartitionedTaskLambda, e.g. lambdas/windowed-totals-tasks.ts`, { taskEntry: p.taskEntry });
   const taskTimeoutSeconds = wholeNumber(scope, 'parallelism.taskTimeoutSeconds', p.taskTimeoutSeconds ?? 900, 1, 900, 'a Lambda runs at most 15 minutes (900 s); a run is as long as its tasks need');
@@ -159,7 +166,7 @@ export function resolveParallelism(scope: Construct, p: PipelineParallelism, t: 
     86_400,
     `a task may run ${taskTimeoutSeconds} s (taskTimeoutSeconds), so the lease must outlast one task by a minute at least; one batch takes up to ${batchSeconds} s`,
   );
-  return { statePartitions, readConcurrency, partitionConcurrency, taskEntry, taskHandler: p.taskHandler ?? 'handler', taskTimeoutSeconds, taskMemoryMiB, leaseDurationSeconds, executionTimeoutSeconds };
+  return { statePartitions, readConcurrency, maxSplits, partitionConcurrency, taskEntry, taskHandler: p.taskHandler ?? 'handler', taskTimeoutSeconds, taskMemoryMiB, leaseDurationSeconds, executionTimeoutSeconds };
 }
 
 // ---------------------------------------------------------------- the resources
@@ -223,7 +230,7 @@ export class ScaleOut extends Construct {
       role: x.role,
       logGroup: this.taskLogGroup,
       description: `sluice scale-out task (plan, read, partition, commit) of ${x.pipelineName}, ${p.statePartitions} state partitions`,
-      environment: { ...x.environment, SLUICE_LEASE_SECONDS: String(p.leaseDurationSeconds), SLUICE_STATE_PARTITIONS: String(p.statePartitions) },
+      environment: { ...x.environment, SLUICE_LEASE_SECONDS: String(p.leaseDurationSeconds), SLUICE_STATE_PARTITIONS: String(p.statePartitions), SLUICE_MAX_SPLITS: String(p.maxSplits) },
       bundling: x.bundling,
     });
 

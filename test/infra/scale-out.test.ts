@@ -134,6 +134,7 @@ describe('with parallelism { statePartitions: 4, readConcurrency: 8 } on the def
     expect(Object.fromEntries(Object.entries(task.Environment.Variables).map(([k, v]) => [k, flat(v)]))).toEqual({
       ...Object.fromEntries(Object.entries(single.Environment.Variables).map(([k, v]) => [k, flat(v)])),
       SLUICE_STATE_PARTITIONS: '4',
+      SLUICE_MAX_SPLITS: '8',
       // plan, a read wave, one partition wave (4 partitions, 4 at once), commit: 4 tasks of 900 s, + 60
       SLUICE_LEASE_SECONDS: String(4 * 900 + 60),
     });
@@ -229,14 +230,14 @@ describe('with every parallelism prop given', () => {
   it('uses them in the maps, the task Lambda, the task timeouts and the execution timeout and alarms', () => {
     const s = synth({
       scheduleInterval: Duration.minutes(30),
-      parallelism: { statePartitions: 16, readConcurrency: 50, partitionConcurrency: 6, taskTimeoutSeconds: 300, taskMemoryMiB: 2048, executionTimeoutSeconds: 7200 },
+      parallelism: { statePartitions: 16, readConcurrency: 50, maxSplits: 64, partitionConcurrency: 6, taskTimeoutSeconds: 300, taskMemoryMiB: 2048, executionTimeoutSeconds: 7200 },
       alarms: { executionDuration: { thresholdSeconds: 2400 }, executionTimedOut: false },
     });
     const def = s.definition();
     expect([def.States.Read.MaxConcurrency, def.States.Partition.MaxConcurrency, def.TimeoutSeconds]).toEqual([50, 6, 7200]);
     expect(allStates(def).filter(([, st]) => st.Type === 'Task').map(([, st]) => st.TimeoutSeconds)).toEqual([330, 330, 330, 330]);
     // 16 partitions, 6 at once: 3 partition waves, so plan + read + 3 + commit = 6 tasks of 300 s, + 60
-    s.template.hasResourceProperties('AWS::Lambda::Function', { Timeout: 300, MemorySize: 2048, Environment: { Variables: Match.objectLike({ SLUICE_STATE_PARTITIONS: '16', SLUICE_LEASE_SECONDS: String(6 * 300 + 60) }) } });
+    s.template.hasResourceProperties('AWS::Lambda::Function', { Timeout: 300, MemorySize: 2048, Environment: { Variables: Match.objectLike({ SLUICE_STATE_PARTITIONS: '16', SLUICE_MAX_SPLITS: '64', SLUICE_LEASE_SECONDS: String(6 * 300 + 60) }) } });
     s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ExecutionTime', Threshold: 2_400_000, Period: 1800 });
     expect(s.pipeline.alarms.executionTimedOut).toBeUndefined();
     expect(s.pipeline.alarms.executionFailed).toBeDefined();

@@ -2,7 +2,7 @@
  * The scale-out Lambdas' own logic: the task Lambda's event check and dispatch, and the starter's
  * "start unless one is running", on an in-memory twin of the two Step Functions calls.
  */
-import { InvalidTaskEventError, createTaskLambda, createTaskLambdaFromEnv, failingTaskLambda, parseTaskEvent, statePartitionsFromEnv } from '../../lib/aws/lambda/scale-out-handler';
+import { InvalidTaskEventError, createTaskLambda, createTaskLambdaFromEnv, failingTaskLambda, maxSplitsFromEnv, parseTaskEvent, statePartitionsFromEnv } from '../../lib/aws/lambda/scale-out-handler';
 import { createStarter, executionName, startUnlessRunning, type ExecutionsPort } from '../../lib/aws/lambda/scale-out-starter';
 import type { TaskEvent } from '../../lib/scale/contract';
 import { SluiceError } from '../../lib/engine/errors';
@@ -50,6 +50,12 @@ describe('the task Lambda', () => {
   it('reads the state partitions the construct sets, refusing a value the engine cannot run', () => {
     expect(statePartitionsFromEnv({ SLUICE_STATE_PARTITIONS: '4' })).toBe(4);
     for (const bad of [undefined, '0', '257', '2.5', 'four']) expect(() => statePartitionsFromEnv({ SLUICE_STATE_PARTITIONS: bad })).toThrow(/SLUICE_STATE_PARTITIONS=.* must be a whole number from 1 to 256/);
+  });
+
+  it('reads the most splits a batch fans out to, the engine default when unset', () => {
+    expect(maxSplitsFromEnv({ SLUICE_MAX_SPLITS: '64' })).toBe(64);
+    expect(maxSplitsFromEnv({})).toBeUndefined();
+    for (const bad of ['0', '10001', '1.5', 'many']) expect(() => maxSplitsFromEnv({ SLUICE_MAX_SPLITS: bad })).toThrow(/SLUICE_MAX_SPLITS=.* must be a whole number from 1 to 10000/);
   });
 
   it('fails every task of an entry whose configuration cannot work, saying so', async () => {

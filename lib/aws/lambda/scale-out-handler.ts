@@ -153,6 +153,17 @@ export function statePartitionsFromEnv(env: Record<string, string | undefined>):
   return n;
 }
 
+/** SLUICE_MAX_SPLITS, which the construct sets from parallelism.maxSplits; unset: the engine's default (8). */
+export function maxSplitsFromEnv(env: Record<string, string | undefined>): number | undefined {
+  const value = env.SLUICE_MAX_SPLITS;
+  if (value === undefined || value.trim() === '') return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 10_000) {
+    throw new InvalidOptionError(`SLUICE_MAX_SPLITS=${JSON.stringify(value)} must be a whole number from 1 to 10000: the construct sets it from parallelism.maxSplits, the most read tasks a batch splits into`);
+  }
+  return n;
+}
+
 /** A task Lambda that fails every task with `error` (an entry whose configuration cannot work), logging why. */
 export function failingTaskLambda(error: unknown, writeLine: (line: string) => void = defaultWriteLine): TaskLambda {
   return async (raw) => {
@@ -182,7 +193,7 @@ export function createTaskLambdaFromEnv(env: Record<string, string | undefined>,
     const e = lambdaEnvironmentFrom(env);
     const plan = typeof query === 'function' ? query(e) : query;
     return createPartitionedTaskLambda(plan, e.config, e.connection, {
-      ...opts, statePartitions: statePartitionsFromEnv(env), logDataValues: e.logDataValues, metricsNamespace: e.metricsNamespace, pipelineName: e.pipelineName,
+      ...opts, statePartitions: statePartitionsFromEnv(env), maxSplits: opts.maxSplits ?? maxSplitsFromEnv(env), logDataValues: e.logDataValues, metricsNamespace: e.metricsNamespace, pipelineName: e.pipelineName,
     });
   } catch (error) {
     return failingTaskLambda(error, opts.writeLine);
