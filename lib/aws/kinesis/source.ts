@@ -34,6 +34,7 @@ import type { SourceBacklog } from '../../engine/progress';
 import { type Schema } from '../../engine/schema';
 import { LineParsers, type LineParser } from '../../engine/json-scan';
 import { CHUNK_LINES, INVALID_UTF8_REASON } from '../../engine/lines';
+import { splitOf } from '../../engine/splits';
 import { deaggregate, MalformedAggregateError, type UserRecord } from './kpl';
 import { DataLossChecks } from './data-loss';
 import {
@@ -241,6 +242,13 @@ export class KinesisSource implements Source {
     return end as unknown as Json;
   }
 
+  /** A partitioned run's splits of the batch: contiguous groups of the shards it moves, at most one a shard. */
+  async planSplits(_batchId: number, start: Json | null, end: Json, maxSplits: number): Promise<number> {
+    const endOffset = decodeOffset(end, this.stream, 'end');
+    if (!endOffset) return 1;
+    return Math.max(1, Math.min(maxSplits, movingShards(decodeOffset(start, this.stream, 'start'), endOffset).length));
+  }
+
   /** The whole batch at once: the chunks of `readChunks`, concatenated. */
   async read(batchId: number, start: Json | null, end: Json, options?: ReadOptions): Promise<ReadResult> {
     const rows: Row[] = [];
@@ -263,15 +271,18 @@ export class KinesisSource implements Source {
     const endOffset = decodeOffset(end, this.stream, 'end');
     if (!endOffset) return;
     const parse = this.parsers.for(options?.columns);
+    // a partitioned run's read task takes a contiguous group of the batch's moving shards (parents first)
+    const mine = options?.split ? new Set(splitOf(movingShards(startOffset, endOffset), options.split)) : null;
     const planned = this.planned.get(batchId);
     if (planned && planned.startKey === JSON.stringify(start) && planned.endKey === JSON.stringify(end)) {
-      for (const [id, records] of planned.shards) yield* this.toChunks(id, records, parse);
+      for (const [id, records] of planned.shards) if (!mine || mine.has(id)) yield* this.toChunks(id, records, parse);
       return;
     }
     const fromMs = startOffset ? startOffset.fromMs : endOffset.fromMs;
     for (const [id, endPosition] of Object.entries(endOffset.shards)) {
       const startPosition = startOffset?.shards[id];
       if (endPosition.after === null || (startPosition && startPosition.after === endPosition.after)) continue;
+      if (mine && !mine.has(id)) continue;
       if (startPosition?.after != null && compareSeq(endPosition.after, startPosition.after) < 0) {
         throw new CheckpointMismatchError(
           `batch ${batchId} of ${this.description} ends shard ${id} at sequence number ${endPosition.after}, before its start ${startPosition.after}, so the offsets log is damaged: restore it, or start the query on a new checkpoint location`,
@@ -445,4 +456,15 @@ function malformedAggregateReason(e: MalformedAggregateError): string {
 /** The cursor has fetched up to the target (or the tip) and handed out everything, and the shard is still open. */
 function exhausted(cursor: ShardCursor | undefined): boolean {
   return cursor !== undefined && cursor.caughtUp && bufferedCount(cursor) === 0 && !cursor.ended;
+}
+
+/** The shards a batch moves (in its end offset's order, parents first): those a read covers. */
+function movingShards(start: KinesisOffset | null, end: KinesisOffset): string[] {
+  const out: string[] = [];
+  for (const [id, endPosition] of Object.entries(end.shards)) {
+    const startPosition = start?.shards[id];
+    if (endPosition.after === null || (startPosition && startPosition.after === endPosition.after)) continue;
+    out.push(id);
+  }
+  return out;
 }
