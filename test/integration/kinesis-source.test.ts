@@ -712,3 +712,25 @@ describe('when the options are wrong', () => {
     await expect(src.read(0, null, { v: 1, stream: 'payments', shards: {} })).rejects.toThrow(/written for Kinesis stream "payments", but this source reads orders/);
   });
 });
+
+describe('when a partitioned run splits a Kinesis batch into read tasks', () => {
+  it('gives each split a contiguous group of the shards the batch moves, every record in exactly one split', async () => {
+    const stream = await newStream(3);
+    await putToShards(stream, [events(0, 4), events(10, 3), events(20, 5)]);
+    const planner = source(stream);
+    const target = await planner.latestOffset(null);
+    const end = await planner.planBatch(0, null, target!, {});
+    expect(await planner.planSplits(0, null, end!, 8)).toBe(3);
+    expect(await planner.planSplits(0, null, end!, 2)).toBe(2);
+    // each read task on a source of its own (another process): the splits read again from Kinesis
+    const ids = async (split?: { index: number; count: number }) => (await source(stream).read(0, null, end!, split ? { split } : {})).rows.map((r) => r.id as number);
+    const whole = await ids();
+    const parts = [await ids({ index: 0, count: 2 }), await ids({ index: 1, count: 2 })];
+    expect(whole.sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 10, 11, 12, 20, 21, 22, 23, 24]);
+    expect([...parts[0], ...parts[1]].sort((a, b) => a - b)).toEqual(whole);
+    // two shards in the first split, one in the second: whole shards, never a shard's records apart
+    const shardOf = (id: number) => Math.floor(id / 10);
+    expect(new Set(parts[0].map(shardOf)).size).toBe(2);
+    expect(new Set(parts[1].map(shardOf)).size).toBe(1);
+  });
+});
