@@ -1,13 +1,14 @@
 /**
  * Small factories for engine unit tests: a query over in-memory ports, and a runner that starts
- * a fresh executor per scheduled run over the same checkpoint, state and landing files. A crash
+ * a fresh executor per scheduled run over the same checkpoint, state and landing files (and, for
+ * a stream-stream join, the `inputSources` given). A crash
  * is a decorator around those ports (lib/engine/testing/crash.ts), never part of the executor.
  */
 import { crashingAt, CrashPlan } from '../../lib/engine/testing/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
 import { ExecutorDeps, MicroBatchExecutor, RunReport } from '../../lib/engine/executor';
 import { InMemoryCheckpoint, InMemoryDeadLetters, InMemoryFileSource, InMemoryLease, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
-import type { Clock } from '../../lib/engine/ports';
+import type { Clock, Source } from '../../lib/engine/ports';
 import type { QueryPlan } from '../../lib/engine/query';
 
 export type Event = Record<string, unknown>;
@@ -34,7 +35,7 @@ export function memoryPorts(plan: QueryPlan, clock: Clock = { now: () => Date.no
  * its lease, as a killed Lambda does, so `crashRun` lets the lease expire before it returns
  * (`waitOutLease()` does it by hand).
  */
-export function createTestRunner<P extends Partial<ReturnType<typeof memoryPorts>>>(plan: QueryPlan, partial: P & { clock?: Clock } = {} as P) {
+export function createTestRunner<P extends Partial<ReturnType<typeof memoryPorts>>>(plan: QueryPlan, partial: P & { clock?: Clock; inputSources?: readonly Source[] } = {} as P) {
   const { clock: base = { now: () => Date.now() }, ...replaced } = partial;
   let passedMs = 0;
   const clock: Clock = { now: () => base.now() + passedMs };

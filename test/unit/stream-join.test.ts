@@ -11,7 +11,7 @@ import { count, readStream, statefulShape, window } from '../../lib/engine/query
 import type { QueryPlan } from '../../lib/engine/query';
 import { CRASH_POINTS, crashingAt, CrashPlan } from '../../lib/engine/testing/crash';
 import { InMemoryFileSource } from '../../lib/engine/testing/memory';
-import { memoryPorts } from './engine-factories';
+import { createTestRunner } from './engine-factories';
 import type { Clock } from '../../lib/engine/ports';
 
 const sec = (s: number) => new Date(Date.UTC(2026, 9, 1, 12, 0, s)).toISOString().replace('T', ' ').slice(0, 19);
@@ -24,30 +24,17 @@ const clicks = (delay = '0 seconds') => readStream.format('json').schema(CLICKS)
 /** A click counts for an impression when it comes within 10 seconds after it. */
 const within10s = { left: 'impressionTime', right: 'clickTime', lower: '-10 seconds', upper: '0 seconds' };
 
-/** Two in-memory landing sources and the rest of the ports; each run a fresh executor. */
+/** The unit tests' runner (engine-factories.ts) with a landing source per joined input; each run a fresh executor. */
 function joinRunner(plan: QueryPlan) {
-  let passedMs = 0;
-  const clock: Clock = { now: () => Date.now() + passedMs };
-  // the unit tests' ports (engine-factories.ts), and a landing source per joined input
-  const ports = { ...memoryPorts(plan, clock), inputSources: (plan.inputs ?? []).map((i) => new InMemoryFileSource(i.source.schema)) };
+  const inputSources = (plan.inputs ?? []).map((i) => new InMemoryFileSource(i.source.schema));
+  const r = createTestRunner(plan, { inputSources });
   let fileNo = 0;
-  const executor = (crash?: CrashPlan) => new MicroBatchExecutor(crash ? crashingAt(crash, { plan, ...ports, clock }) : { plan, ...ports, clock });
   return {
-    ...ports,
-    left: (rows: Array<Record<string, unknown>>) => ports.source.add(`part-${String(++fileNo).padStart(5, '0')}.json`, rows),
-    right: (rows: Array<Record<string, unknown>>, input = 0) => ports.inputSources[input].add(`part-${String(++fileNo).padStart(5, '0')}.json`, rows),
-    run: (): Promise<RunReport> => executor().run({ collectRows: true }),
-    async crashRun(crash: CrashPlan): Promise<boolean> {
-      try {
-        await executor(crash).run();
-        return false;
-      } catch (e) {
-        if (!(e instanceof InjectedCrash)) throw e;
-        passedMs += 15 * 60_000 + 1000;
-        return true;
-      }
-    },
-    sinkRows: () => [...ports.sink.batches.entries()].sort((a, b) => a[0] - b[0]).flatMap(([, rows]) => rows),
+    ...r,
+    inputSources,
+    left: (rows: Array<Record<string, unknown>>) => r.drop(rows),
+    right: (rows: Array<Record<string, unknown>>, input = 0) => inputSources[input].add(`part-${String(++fileNo).padStart(5, '0')}.json`, rows),
+    run: (): Promise<RunReport> => r.run(),
   };
 }
 
