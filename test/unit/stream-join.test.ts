@@ -5,14 +5,13 @@
  * each side, the progress record, the "state grows forever" warning, the checkpoint shape, and
  * exactly-once under every crash point.
  */
-import { CheckpointMismatchError, InjectedCrash, InvalidQueryError } from '../../lib/engine/errors';
+import { CheckpointMismatchError } from '../../lib/engine/errors';
 import { MicroBatchExecutor, RunReport } from '../../lib/engine/executor';
 import { count, readStream, statefulShape, window } from '../../lib/engine/query';
 import type { QueryPlan } from '../../lib/engine/query';
-import { CRASH_POINTS, crashingAt, CrashPlan } from '../../lib/engine/testing/crash';
+import { CRASH_POINTS } from '../../lib/engine/testing/crash';
 import { InMemoryFileSource } from '../../lib/engine/testing/memory';
 import { createTestRunner } from './engine-factories';
-import type { Clock } from '../../lib/engine/ports';
 
 const sec = (s: number) => new Date(Date.UTC(2026, 9, 1, 12, 0, s)).toISOString().replace('T', ' ').slice(0, 19);
 const iso = (s: number) => new Date(Date.UTC(2026, 9, 1, 12, 0, s)).toISOString();
