@@ -81,7 +81,31 @@ export class DedupOperator implements StatefulOperator {
     const late: Row[] = [];
     return {
       add: (rows) => this.accumulate(batch, rows, firsts, late),
+      // a read task's first rows (beginPartials): the first of each key over the splits, in split order
+      addPartials: (entries) => this.accumulate(batch, entries as unknown as Row[], firsts, late),
       finish: (state) => this.finish(batch, firsts, late, state),
+    };
+  }
+
+  /**
+   * A read task's share of the batch (a partitioned run): the first row of each key in its rows,
+   * late rows dropped, by state partition; the partition task keeps the first over the splits.
+   */
+  beginPartials(batch: BatchMeta): { add(rows: readonly Row[]): void; take(): { partials: Map<number, Json[]>; late: Row[] } } {
+    const firsts = new Map<string, FirstRow>();
+    const late: Row[] = [];
+    return {
+      add: (rows) => this.accumulate(batch, rows, firsts, late),
+      take: () => {
+        const partials = new Map<number, Json[]>();
+        for (const [id, first] of firsts) {
+          const p = statePartition(id, this.partitions);
+          let list = partials.get(p);
+          if (!list) partials.set(p, (list = []));
+          list.push(first.row as unknown as Json);
+        }
+        return { partials, late };
+      },
     };
   }
 
