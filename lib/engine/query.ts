@@ -746,6 +746,12 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     const last = this.operators[this.operators.length - 1];
     const before = last ? columnsAfter(outputColumns({ source: this.source, stages: this.stages, operators: this.operators }), last.post) : columnsAfter(this.source.schema.columns, this.stages);
     columnsAfter(before, [stage]); // checks the keys and the names now, not at plan()
+    // Spark infers isnotnull(key) on the stream side of an inner or semi equi-join and pushes it
+    // below the watermark (InferFiltersFromConstraints): a null-key row is not even seen by it
+    if (joinType === 'inner' || joinType === 'leftSemi') {
+      const pushed = pushFilter(this as unknown as StreamFrame<FrameColumns>, [], pairs.map((k) => k.left));
+      return (pushed as unknown as StreamFrame<C>).add(stage);
+    }
     return this.add(stage);
   }
 

@@ -167,3 +167,21 @@ describe('the CSV records of an S3 static table', () => {
     expect(recs[2].fields[2].quoted).toBe(true);
   });
 });
+
+describe('when a stream-static join has a null key and a watermark', () => {
+  // Spark infers isnotnull(sku) on the stream side of an inner (or semi) equi-join and pushes it
+  // below withWatermark: a null-key row never reaches the watermark; in a left outer join it does
+  const run = (type: string) =>
+    runOnce(orders().withWatermark('at', '0 seconds').join(catalog, 'sku', type).writeStream.plan(), [[o(1, 'a', 1, '2026-01-01 00:00:05'), o(2, null, 1, '2026-01-01 00:00:50')]]);
+  it('leaves the null-key row out of an inner join, and of its watermark', async () => {
+    const { report, rows } = await run('inner');
+    // (the catalog has two rows for sku a)
+    expect(rows.map((r) => r.orderId)).toEqual([1, 1]);
+    expect(report.watermark).toBe('2026-01-01T00:00:05.000Z');
+  });
+  it('keeps it in a left outer join, which emits it with nulls and counts its time', async () => {
+    const { report, rows } = await run('leftOuter');
+    expect(rows.map((r) => r.orderId).sort()).toEqual([1, 1, 2]);
+    expect(report.watermark).toBe('2026-01-01T00:00:50.000Z');
+  });
+});
