@@ -3,6 +3,7 @@
  * that a test can compare them to the list it expects.
  */
 import type { Template } from 'aws-cdk-lib/assertions';
+import { InvalidOptionError } from '../../lib/engine/errors';
 
 export interface FlatStatement {
   readonly actions: string[];
@@ -53,4 +54,18 @@ function statementsOf(template: Template, attachedTo: (roles: string[]) => boole
       ...(s.Condition ? { condition: s.Condition } : {}),
     })),
   );
+}
+
+/**
+ * The message of the InvalidOptionError that `build` throws at synth time (a construct refusing
+ * its props), or a failure when it builds: each infra test file passes its own synth.
+ */
+export function rejectionOf(build: () => unknown): string {
+  try {
+    build();
+  } catch (e) {
+    expect(e).toBeInstanceOf(InvalidOptionError);
+    return (e as Error).message;
+  }
+  throw new Error('expected the pipeline to be rejected at synth time');
 }

@@ -7,7 +7,7 @@ import { App, Duration, Stack, aws_cloudwatch_actions as actions, aws_sns as sns
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AvailableNowPipeline, STATE_GROWTH_EXPRESSION, type AvailableNowPipelineProps } from '../../lib/infra/available-now-pipeline';
 import { SUMMARY_METRIC_NAMES } from '../../lib/aws/lambda/emf';
-import { InvalidOptionError } from '../../lib/engine/errors';
+import { rejectionOf } from '../helpers/template';
 
 // ---- factories -------------------------------------------------------------------------------
 
@@ -28,15 +28,7 @@ function synth(props: AvailableNowPipelineProps = {}, extra?: (stack: Stack) => 
   return { stack, pipeline, template: Template.fromStack(stack) };
 }
 
-function rejection(props: AvailableNowPipelineProps): string {
-  try {
-    synth(props);
-  } catch (e) {
-    expect(e).toBeInstanceOf(InvalidOptionError);
-    return (e as Error).message;
-  }
-  throw new Error('expected the pipeline to be rejected at synth time');
-}
+const rejection = (props: AvailableNowPipelineProps): string => rejectionOf(() => synth(props));
 
 type Props = Record<string, unknown>;
 

@@ -10,7 +10,7 @@ import { SUMMARY_METRIC_NAMES } from '../../lib/aws/lambda/emf';
 import { InvalidOptionError } from '../../lib/engine/errors';
 import { parseSinkUri } from '../../lib/aws/pipeline';
 import { bundledFiles, commandsSent } from '../helpers/sdk-commands';
-import { flat, statements, type FlatStatement } from '../helpers/template';
+import { flat, statements, type FlatStatement, rejectionOf } from '../helpers/template';
 
 jest.setTimeout(60_000);
 
@@ -44,15 +44,7 @@ function synth(props: AvailableNowPipelineProps = {}, extra?: (stack: Stack) => 
 }
 
 /** Builds the pipeline and returns the error message (of an InvalidOptionError), or fails when it does not throw. */
-function rejection(props: AvailableNowPipelineProps, extra?: (stack: Stack) => Partial<AvailableNowPipelineProps>): string {
-  try {
-    synth(props, extra, { bundle: false });
-  } catch (e) {
-    expect(e).toBeInstanceOf(InvalidOptionError);
-    return (e as Error).message;
-  }
-  throw new Error('expected the pipeline to be rejected at synth time');
-}
+const rejection = (props: AvailableNowPipelineProps, extra?: (stack: Stack) => Partial<AvailableNowPipelineProps>): string => rejectionOf(() => synth(props, extra, { bundle: false }));
 
 function envOf(template: Template): Record<string, unknown> {
   const fns = Object.values(template.findResources('AWS::Lambda::Function'));

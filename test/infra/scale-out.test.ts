@@ -8,10 +8,9 @@ import { App, CfnElement, Duration, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AvailableNowPipeline, AvailableNowPipelineProps, NO_RETRY, PipelineSource, TASK_RETRY } from '../../lib/infra/available-now-pipeline';
 import { STARTER_ENTRY, DEFAULT_TASK_ENTRY } from '../../lib/infra/scale-out';
-import { InvalidOptionError } from '../../lib/engine/errors';
 import { definitionFromTemplate, type AslDefinition, type AslState } from '../../lib/local/state-machine';
 import { bundledFiles, commandsSent } from '../helpers/sdk-commands';
-import { flat, roleStatements, statements, type FlatStatement } from '../helpers/template';
+import { flat, roleStatements, statements, type FlatStatement, rejectionOf } from '../helpers/template';
 
 jest.setTimeout(60_000);
 
@@ -37,15 +36,7 @@ function synth(props: AvailableNowPipelineProps, opts: { validate?: boolean } = 
   return { stack, pipeline, template, id, definition };
 }
 
-function rejection(props: AvailableNowPipelineProps): string {
-  try {
-    synth(props);
-  } catch (e) {
-    expect(e).toBeInstanceOf(InvalidOptionError);
-    return (e as Error).message;
-  }
-  throw new Error('expected the pipeline to be rejected at synth time');
-}
+const rejection = (props: AvailableNowPipelineProps): string => rejectionOf(() => synth(props));
 
 /** Every state of a definition, nested ones included. */
 function allStates(def: AslDefinition): Array<[string, AslState]> {
