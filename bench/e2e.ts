@@ -48,6 +48,17 @@ function cfgFor(name: string): PipelineConfig {
   };
 }
 
+/** The bucket and the state table a bench section's runs use, on a fresh local stack. */
+export async function prepareBenchStack(conn: AwsConnection, bucket: string, table: string): Promise<void> {
+  const setup = createClients(conn);
+  try {
+    await ensureBucket(setup.s3, bucket);
+    await ensureStateTable(setup.dynamodb, table);
+  } finally {
+    setup.destroy();
+  }
+}
+
 /**
  * Puts generated files under `prefix` of `bucket` (the file's first path segment, e.g. `events/`,
  * left off), 8 at a time: the landing prefix the bench's runs read. Shared by the sections.
@@ -97,13 +108,7 @@ export async function runE2e(
   opts.log(`  local stack up in ${Date.now() - t0} ms (dynamodb ${stack.startupMs.dynamodb} ms, s3 ${stack.startupMs.s3} ms)`);
   try {
     const conn = stack.connection;
-    const setup = createClients(conn);
-    try {
-      await ensureBucket(setup.s3, BUCKET);
-      await ensureStateTable(setup.dynamodb, TABLE);
-    } finally {
-      setup.destroy();
-    }
+    await prepareBenchStack(conn, BUCKET, TABLE);
     const name = 'bench';
     const tu = Date.now();
     await upload(conn, name, files);

@@ -16,15 +16,13 @@
  * generator keeps each input in event-time order, so no row is late, every click meets its
  * impression, and what the join emits and keeps follows from the inputs' last event times.
  */
-import { uploadLanding } from './e2e';
-import { createClients } from '../lib/aws/clients';
+import { prepareBenchStack, uploadLanding } from './e2e';
 import type { AwsConnection } from '../lib/aws/config';
 import { buildExecutor, type PipelineConfig } from '../lib/aws/pipeline';
 import { MicroBatchExecutor, type RunReport } from '../lib/engine/executor';
 import type { OutputRow, Sink } from '../lib/engine/ports';
 import { readStream, type QueryPlan } from '../lib/engine/query';
 import { InMemoryFileSource } from '../lib/engine/testing/memory';
-import { ensureBucket, ensureStateTable } from '../lib/local/resources';
 import { startLocalStack } from '../lib/local/stack';
 import { generateEvents } from './generate';
 import { PlainCheckpoint, PlainStateStore } from './plain-ports';
@@ -371,13 +369,7 @@ export async function runJoinSection(o: JoinSectionOptions): Promise<Record<stri
   out(`  [8b] end to end on the local stack (DynamoDB Local + s3rver), up in ${Date.now() - t0} ms; DynamoDB units per batch from the metered clients (sluice.consumed)`);
   let runs: { join: E2eRun; aggregation: E2eRun };
   try {
-    const setup = createClients(stack.connection);
-    try {
-      await ensureBucket(setup.s3, BUCKET);
-      await ensureStateTable(setup.dynamodb, TABLE);
-    } finally {
-      setup.destroy();
-    }
+    await prepareBenchStack(stack.connection, BUCKET, TABLE);
     runs = {
       join: await e2eRun(stack.connection, 'join', join, joinFiles, o.budgetMs),
       aggregation: await e2eRun(stack.connection, 'aggregation', aggregation, [agg.files], o.budgetMs),

@@ -20,7 +20,7 @@
  * Lambda invoke: an assumption, printed with the figures). S and P bound the parallelism; plan,
  * commit and the sink's one writer per batch are serial.
  */
-import { uploadLanding } from './e2e';
+import { prepareBenchStack, uploadLanding } from './e2e';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { cpus, loadavg } from 'node:os';
 import { existsSync } from 'node:fs';
@@ -34,7 +34,6 @@ import type { RunReport } from '../lib/engine/executor';
 import { partitionedRunReport, runPartitioned, type PlanResult, type TaskEvent, type TaskHandler } from '../lib/engine/partitioned';
 import type { OutputRow } from '../lib/engine/ports';
 import { decodeStateJson } from '../lib/engine/state-json';
-import { ensureBucket, ensureStateTable } from '../lib/local/resources';
 import { startLocalStack } from '../lib/local/stack';
 import { WorkerPool } from '../lib/local/workers';
 import { generateEvents } from './generate';
@@ -426,13 +425,7 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
   const runs: RunResult[] = [];
   try {
     const conn = stack.connection;
-    const setup = createClients(conn);
-    try {
-      await ensureBucket(setup.s3, BUCKET);
-      await ensureStateTable(setup.dynamodb, TABLE);
-    } finally {
-      setup.destroy();
-    }
+    await prepareBenchStack(conn, BUCKET, TABLE);
     await upload(conn, input.files);
     runs.push(await singleRun(conn, o, expected, groups));
     out(`  ${runs[0].name}: ${runs[0].seconds.toFixed(1)} s`);

@@ -18,7 +18,7 @@ import { parseShortDuration } from '../lib/observe/format';
 import { randomUUID } from 'node:crypto';
 import type { RunReport } from '../lib/engine/executor';
 import { partitionedRunReport, runPartitioned } from '../lib/engine/partitioned';
-import { WorkerPool } from '../lib/local/workers';
+import { loadQueryModule, WorkerPool } from '../lib/local/workers';
 import { createRunDisplay } from '../lib/observe/progress-line';
 import { analyseStatus, batchCells, loadStatus, runHeading, STATUS_COLUMNS, statusHeader, verdictLine } from '../lib/observe/status';
 import { prepareConformance, runCase, ConformanceOptions } from '../lib/conformance/runner';
@@ -102,19 +102,7 @@ export async function exampleSeedKinesis(aws: boolean | undefined, dataDir?: str
 
 /** Loads a query module; a .ts one through tsx (a dependency), unless TypeScript loads already. */
 async function loadPlan(modulePath: string): Promise<QueryPlan> {
-  const file = resolve(modulePath);
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  if (/\.[cm]?tsx?$/.test(file) && !require.extensions['.ts']) require('tsx/cjs');
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const mod = require(file);
-  const exported = mod.default ?? mod.query ?? mod.plan;
-  const plan = typeof exported === 'function' ? exported() : exported;
-  if (!plan || typeof plan !== 'object' || !('stateful' in plan) || !('source' in plan)) {
-    throw new InvalidOptionError(
-      `${modulePath} does not export a query: export default a QueryPlan (readStream...writeStream...plan()) or a function returning one`,
-    );
-  }
-  return plan as QueryPlan;
+  return loadQueryModule(modulePath);
 }
 
 function inputFiles(dir: string): string[] {

@@ -33,7 +33,7 @@ import { S3FileSink } from '../aws/s3/file-sink';
 import { DynamoDbSink } from '../aws/dynamodb/sink';
 import { ensureBucket, ensureStateTable } from '../local/resources';
 import { createClients } from '../aws/clients';
-import { runPartitioned } from '../engine/partitioned';
+import { partitionedRunReport, runPartitioned } from '../engine/partitioned';
 import { WorkerPool } from '../local/workers';
 
 /** The lease of the runner's runs (the default of a pipeline), which its clock jumps past after a crash. */
@@ -178,12 +178,8 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
       const r = await buildExecutor(opts.connection, plan, cfg, { crash, ...sources(), clock }).executor.run();
       return r;
     }
-    await runPartitioned(pool.handler({ crash: crash ? crashText : undefined, clockOffsetMs: passedMs }), { runId: `${base}-run-${++runNo}`, concurrency: opts.workers });
-    const cp = buildExecutor(opts.connection, plan, cfg, { clock }).checkpoint;
-    const head = await cp.head();
-    const last = head.latestCommitBatch >= 0 ? await cp.readCommit(head.latestCommitBatch) : null;
-    const stateRowsByOperator = last?.stateRowsByOperator ?? (plan.operators.length ? [last?.stateRows ?? 0] : []);
-    return { watermark: new Date(last ? last.nextBatchWatermarkMs : 0).toISOString(), stateRows: last?.stateRows ?? 0, stateRowsByOperator };
+    const { batches } = await runPartitioned(pool.handler({ crash: crash ? crashText : undefined, clockOffsetMs: passedMs }), { runId: `${base}-run-${++runNo}`, concurrency: opts.workers });
+    return partitionedRunReport(plan, buildExecutor(opts.connection, plan, cfg, { clock }).checkpoint, batches);
   };
 
   try {

@@ -233,6 +233,12 @@ function stateRowsOf(commit: CommitEntry | null, operators: number): number[] {
   return out;
 }
 
+/** Whether a batch reads nothing: no source's offsets moved (a no-data batch). */
+export function movesNoSource(entry: OffsetEntry, sources: number): boolean {
+  for (let i = 0; i < sources; i++) if (JSON.stringify(entry.startOffsets[i] ?? null) !== JSON.stringify(entry.offsets[i] ?? null)) return false;
+  return true;
+}
+
 /** The watermarks an offset-log entry runs its batch with. */
 export function watermarksOf(entry: OffsetEntry): BatchWatermarks {
   return { batchWatermarkMs: entry.batchWatermarkMs, lateWatermarkMs: entry.lateWatermarkMs };
@@ -266,7 +272,7 @@ export interface ChainOutput {
 }
 
 /** The source's chunks, or its whole read as one chunk when it has no chunked read. */
-async function* readChunks(source: Source, batchId: number, start: Json | null, end: Json, options: ReadOptions): AsyncIterable<ReadResult> {
+export async function* readChunks(source: Source, batchId: number, start: Json | null, end: Json, options: ReadOptions): AsyncIterable<ReadResult> {
   if (source.readChunks) yield* source.readChunks(batchId, start, end, options);
   else yield await source.read(batchId, start, end, options);
 }
@@ -310,7 +316,6 @@ export class MicroBatchExecutor {
   protected readonly plan: QueryPlan;
   /** The stateful operators in plan order (op0, op1, ...). */
   protected readonly operators: RunningOperator[];
-  protected readonly inColumns: ColumnInfo[];
   protected readonly outColumns: ColumnInfo[];
   protected readonly clock: Clock;
   protected readonly shape: Json;
@@ -341,7 +346,6 @@ export class MicroBatchExecutor {
     this.owner = options.owner ?? randomUUID();
     this.shape = statefulShape(this.plan);
     this.fingerprint = shapeFingerprint(this.shape);
-    this.inColumns = columnsAfter(this.plan.source.schema.columns, this.plan.stages);
     this.watermarks = new WatermarkPolicy(this.plan);
     // each operator with its own input columns and event-time columns (its marks)
     this.operators = operatorChain(this.plan).operators.map((chained) => ({
@@ -489,8 +493,7 @@ export class MicroBatchExecutor {
       }
       this.checkReplayAge(entry);
       this.log({ event: 'replay', batchId: entry.batchId });
-      const noData = this.sources.every((_, i) => JSON.stringify(entry.startOffsets[i] ?? null) === JSON.stringify(entry.offsets[i] ?? null));
-      await runBatch(entry, true, noData, start);
+      await runBatch(entry, true, movesNoSource(entry, this.sources.length), start);
     }
 
     // availableNow: note the target once; data arriving during the run waits for the next one.
@@ -892,12 +895,15 @@ export class MicroBatchExecutor {
    */
   protected async writeLateRows(entry: OffsetEntry, perOperator: readonly OperatorOutput[]): Promise<void> {
     if (!this.deps.lateRows || !perOperator.some((o) => o.late.length)) return;
+    await this.deps.lateRows.write(entry.batchId, 'late', perOperator.flatMap((o, i) => this.lateRecords(entry, i, o.late, o.lateRightFrom)));
+  }
+
+  /** The late-rows records of operator i's late rows (a join's from `rightFrom` on are its right side's), as the side output holds them. */
+  protected lateRecords(entry: OffsetEntry, i: number, rows: readonly Row[], rightFrom?: number): Json[] {
     const watermark = new Date(entry.lateWatermarkMs).toISOString();
     const many = this.operators.length > 1;
-    const records = perOperator.flatMap((o, i) =>
-      o.late.map((r, j) => ({ row: toOutputRow(r, lateRowColumns(this.operators[i].chained.inputColumns, this.operators[i].chained.join, j, o.lateRightFrom)), reason: LATE_ROW_REASON, watermark, batchId: entry.batchId, ...(many ? { operatorId: this.operators[i].chained.operatorId } : {}) })),
-    );
-    await this.deps.lateRows.write(entry.batchId, 'late', records);
+    const o = this.operators[i].chained;
+    return rows.map((r, j) => ({ row: toOutputRow(r, lateRowColumns(o.inputColumns, o.join, j, rightFrom)), reason: LATE_ROW_REASON, watermark, batchId: entry.batchId, ...(many ? { operatorId: o.operatorId } : {}) }));
   }
 
   /** State version N of every operator: its changes (none: nothing to write); each one's commit time. */

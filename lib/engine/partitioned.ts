@@ -38,7 +38,9 @@ import {
   type ExecutorDeps,
   type ExecutorOptions,
   MicroBatchExecutor,
+  movesNoSource,
   type OperatorOutput,
+  readChunks,
   progressAfter,
   type Progress,
   watermarksOf,
@@ -135,8 +137,6 @@ interface PartitionOut {
   readonly read?: ReadMeta;
 }
 
-const LATE_REASON = 'older than the watermark: its window or event time is at or before the watermark of the previous batch';
-
 export class PartitionedRun extends MicroBatchExecutor {
   private readonly shuffle: ShuffleStore;
   private readonly maxSplits: number;
@@ -216,7 +216,7 @@ export class PartitionedRun extends MicroBatchExecutor {
     const key = `${entry.batchId}/plan`;
     const stored = await this.readJson<BatchTasks>(key);
     if (stored) return stored;
-    const noData = this.sources.every((_, i) => JSON.stringify(entry.startOffsets[i] ?? null) === JSON.stringify(entry.offsets[i] ?? null));
+    const noData = movesNoSource(entry, this.sources.length);
     const mode = this.mode;
     const src = this.sources[0];
     const start = entry.startOffsets[0] ?? null;
@@ -256,7 +256,7 @@ export class PartitionedRun extends MicroBatchExecutor {
     const src = this.sources[0];
     // pre-aggregation: the batch's groups of this split, with the first operator's watermarks
     const pre = tasks.partials ? op!.beginPartials!(this.batchMeta(entry, 0)) : null;
-    for await (const chunk of readChunksOf(src, batchId, entry.startOffsets[0] ?? null, entry.offsets[0]!, { ...this.readOptions, split: { index: split, count: tasks.splits } })) {
+    for await (const chunk of readChunks(src, batchId, entry.startOffsets[0] ?? null, entry.offsets[0]!, { ...this.readOptions, split: { index: split, count: tasks.splits } })) {
       read.numInputRows += chunk.rows.length;
       read.bytes += chunk.bytes;
       for (const d of chunk.deadLetters) read.deadLetters.push(d);
@@ -281,7 +281,7 @@ export class PartitionedRun extends MicroBatchExecutor {
     if (pre) {
       const taken = pre.take();
       for (const [p, entries] of taken.partials) byPartition.set(p, entries as unknown as Row[]);
-      late = { late: taken.late.length, lateRecords: this.lateRecords(entry, 0, taken.late) };
+      late = { late: taken.late.length, lateRecords: this.pdeps.lateRows ? this.lateRecords(entry, 0, taken.late) : [] };
     }
     for (const [p, rows] of byPartition) await this.shuffle.put(`${batchId}/read/${split}/${p}`, encodeStateJson(rows as unknown as Json));
     if (tasks.mode === 'stateless') await this.shuffle.put(`${batchId}/read/${split}/out`, encodeStateJson(out as unknown as Json));
@@ -305,9 +305,8 @@ export class PartitionedRun extends MicroBatchExecutor {
     let rows: Row[];
     if (tasks.mode === 'whole') {
       // the whole batch in this task: read (every input) and every operator, the state unscoped
-      const noData = this.sources.every((_, i) => JSON.stringify(entry.startOffsets[i] ?? null) === JSON.stringify(entry.offsets[i] ?? null));
       const first = this.operators.findIndex((o) => o.chained.input === null);
-      read = noData ? emptyRead() : await this.readBatch(entry, first >= 0 ? accs[first] : null);
+      read = movesNoSource(entry, this.sources.length) ? emptyRead() : await this.read(entry, first >= 0 ? accs[first] : null);
       const result = first >= 0 ? await this.runOperators(accs, entry, read) : { rows: read.rows, perOperator: [] };
       perOperator = result.perOperator;
       rows = result.rows;
@@ -337,7 +336,7 @@ export class PartitionedRun extends MicroBatchExecutor {
       rows: rows.map((r) => toOutputRow(r, this.outColumns)),
       stateRowsDelta: perOperator.map((o) => o.stateRowsDelta),
       late: perOperator.map((o) => o.late.length),
-      lateRecords: perOperator.flatMap((o, i) => this.lateRecords(entry, i, o.late)),
+      lateRecords: this.pdeps.lateRows ? perOperator.flatMap((o, i) => this.lateRecords(entry, i, o.late, o.lateRightFrom)) : [],
       updated: perOperator.map((o) => count(o.changes, false)),
       removed: perOperator.map((o) => count(o.changes, true)),
       bytes: perOperator.map((o) => estimateStateBytes(o.changes)),
@@ -389,7 +388,7 @@ export class PartitionedRun extends MicroBatchExecutor {
     // (a pre-aggregating read task drops the first operator's late rows itself)
     const droppedByOperator = this.operators.map((_, i) => sum((o) => o.late, i) + (i === 0 ? metas.reduce((a, m) => a + (m.late ?? 0), 0) : 0));
     const commit: CommitEntry = this.commitEntry(queryId, entry, progress, read, stateRowsByOperator);
-    const noData = tasks.splits === 0 && read.numInputRows === 0 && this.sources.every((_, i) => JSON.stringify(entry.startOffsets[i] ?? null) === JSON.stringify(entry.offsets[i] ?? null));
+    const noData = movesNoSource(entry, this.sources.length);
     const report = {
       batchId, replay: false, noData, numInputRows: read.numInputRows, numOutputRows: rows.length, rows: [], batchWatermarkMs: entry.batchWatermarkMs,
       nextWatermarkMs: commit.nextBatchWatermarkMs, droppedByWatermark: droppedByOperator.reduce((a, b) => a + b, 0), deadLetters: read.deadLetters.length,
@@ -429,13 +428,6 @@ export class PartitionedRun extends MicroBatchExecutor {
     return { batchId: entry.batchId, evictWm: wms.batchWatermarkMs, lateWm: wms.lateWatermarkMs };
   }
 
-  /** Late rows of operator i for the late-rows output, as the executor writes them (none without that output). */
-  private lateRecords(entry: OffsetEntry, i: number, rows: readonly Row[]): Json[] {
-    if (!this.pdeps.lateRows || rows.length === 0) return [];
-    const watermark = new Date(entry.lateWatermarkMs).toISOString();
-    const many = this.operators.length > 1;
-    return rows.map((r) => ({ row: toOutputRow(r, this.operators[i].chained.inputColumns), reason: LATE_REASON, watermark, batchId: entry.batchId, ...(many ? { operatorId: this.operators[i].chained.operatorId } : {}) }));
-  }
 
   private openTables(): void {
     if (!this.joins && hasJoin(planStages(this.plan))) this.joins = new JoinTables(this.pdeps.staticTables);
@@ -480,10 +472,6 @@ export class PartitionedRun extends MicroBatchExecutor {
     await this.shuffle.put(key, encodeStateJson(value as Json));
   }
 
-  /** The executor's read of a whole batch (every source of the plan), for a whole-batch task. */
-  private readBatch(entry: OffsetEntry, acc: Accumulator | null): Promise<BatchRead> {
-    return this.read(entry, acc);
-  }
 }
 
 /** A state store seen by one partition task: eviction, complete mode and commits scoped to its partitions. */
@@ -533,10 +521,6 @@ function mergeReads(metas: readonly ReadMeta[]): BatchRead {
   return { ...read, maxEventTimes: max };
 }
 
-async function* readChunksOf(source: PartitionedDeps['source'], batchId: number, start: Json | null, end: Json, options: Parameters<PartitionedDeps['source']['read']>[3]) {
-  if (source.readChunks) yield* source.readChunks(batchId, start, end, options);
-  else yield await source.read(batchId, start, end, options);
-}
 
 // ------------------------------------------------------------------------------------ driving
 
@@ -629,11 +613,13 @@ export async function partitionedRunReport(plan: QueryPlan, checkpoint: Checkpoi
     const dropped = p.stateOperators.map((o) => o.numRowsDroppedByWatermark);
     reports.push({
       batchId: id, replay: p.sluice.replay, noData: p.sluice.noData, numInputRows: p.numInputRows, numOutputRows: p.sink.numOutputRows, rows: [],
-      batchWatermarkMs: Date.parse(p.eventTime.watermark), nextWatermarkMs: Date.parse(p.eventTime.watermark), droppedByWatermark: dropped.reduce((a, b) => a + b, 0),
+      batchWatermarkMs: Date.parse(p.eventTime.watermark), nextWatermarkMs: 0, droppedByWatermark: dropped.reduce((a, b) => a + b, 0),
       deadLetters: p.sluice.numDeadLetters, stateRows: p.stateOperators.reduce((a, o) => a + o.numRowsTotal, 0), stateRowsByOperator: p.stateOperators.map((o) => o.numRowsTotal), droppedByOperator: dropped, durationMs: p.batchDuration,
     });
   }
   const watermarkMs = last ? last.nextBatchWatermarkMs : 0;
+  // each batch's next watermark is the one the batch after it ran with (the run's for the last)
+  reports.forEach((b, i) => (reports[i] = { ...b, nextWatermarkMs: reports[i + 1]?.batchWatermarkMs ?? watermarkMs }));
   const sum = (f: (b: BatchReport) => number) => reports.reduce((a, b) => a + f(b), 0);
   return {
     queryId: last?.queryId ?? '', queryName: plan.name, stoppedBy: 'done', batches: reports, watermarkMs, watermark: new Date(watermarkMs).toISOString(),

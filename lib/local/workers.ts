@@ -43,14 +43,24 @@ export function planFromRecipe(recipe: PlanRecipe): QueryPlan {
     const plan = caseToPlan(recipe.case, recipe.name);
     return recipe.statePartitions === undefined ? plan : { ...plan, statePartitions: recipe.statePartitions };
   }
-  const file = resolve(recipe.path);
+  return loadQueryModule(recipe.path);
+}
+
+/**
+ * The query a module exports (default export, or `query` / `plan`: a QueryPlan or a function
+ * returning one); a .ts module goes through tsx. `sluice run` and the worker threads load it so.
+ */
+export function loadQueryModule(modulePath: string): QueryPlan {
+  const file = resolve(modulePath);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   if (/\.[cm]?tsx?$/.test(file) && !require.extensions['.ts']) require('tsx/cjs');
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const mod = require(file);
   const exported = mod.default ?? mod.query ?? mod.plan;
   const plan = typeof exported === 'function' ? exported() : exported;
-  if (!plan || typeof plan !== 'object' || !('source' in plan)) throw new InvalidOptionError(`${recipe.path} does not export a query`);
+  if (!plan || typeof plan !== 'object' || !('stateful' in plan) || !('source' in plan)) {
+    throw new InvalidOptionError(`${modulePath} does not export a query: export default a QueryPlan (readStream...writeStream...plan()) or a function returning one`);
+  }
   return plan as QueryPlan;
 }
 

@@ -8,7 +8,7 @@ import { caseSourceInputs, caseStageOrder, caseToPlan, isPipelineCase, stepInput
 import { addPerStage, asPipelineStep, droppedByStageInProgress, droppedByStageInReport, stepFromBatches, stepResult, CaseResult, StepResult } from '../../lib/conformance/results';
 import { MicroBatchExecutor } from '../../lib/engine/executor';
 import { InjectedCrash } from '../../lib/engine/errors';
-import { PartitionedRun, partitionedTasks, runPartitioned } from '../../lib/engine/partitioned';
+import { PartitionedRun, partitionedRunReport, partitionedTasks, runPartitioned } from '../../lib/engine/partitioned';
 import type { Clock } from '../../lib/engine/ports';
 import type { QueryPlan } from '../../lib/engine/query';
 import { CrashInjector, crashingAt, type CrashPlan } from '../../lib/engine/testing/crash';
@@ -85,10 +85,9 @@ export async function runCaseInMemory(c: ConformanceCase, statePartitions = 1, o
         passedMs += LEASE_MS + 1000;
       }
     }
-    await run();
+    const report = await partitionedRunReport(plan, checkpoint, (await run()).batches);
     // what is durable: the step's batches are those committed since the previous step
     const head = await checkpoint.head();
-    const last = head.latestCommitBatch >= 0 ? await checkpoint.readCommit(head.latestCommitBatch) : null;
     const batches: Array<{ batchId: number; rows: ReturnType<InMemorySink['batches']['get']> & object }> = [];
     const droppedByStage: number[] = [];
     for (let id = lastCommitted + 1; id <= head.latestCommitBatch; id++) {
@@ -96,10 +95,8 @@ export async function runCaseInMemory(c: ConformanceCase, statePartitions = 1, o
       addPerStage(droppedByStage, droppedByStageInProgress(await checkpoint.readProgress(id)));
     }
     lastCommitted = head.latestCommitBatch;
-    const watermarkMs = last ? last.nextBatchWatermarkMs : 0;
-    const stateRowsByOperator = last?.stateRowsByOperator ?? (plan.operators.length ? [last?.stateRows ?? 0] : []);
-    const result = stepFromBatches(plan, batches, { watermark: new Date(watermarkMs).toISOString(), stateRows: last?.stateRows ?? 0, droppedByWatermark: droppedByStage.reduce((a, b) => a + b, 0) });
-    steps.push(isPipelineCase(c) ? asPipelineStep(result, { stateRows: stateRowsByOperator, droppedByStage }, caseStageOrder(c, plan)) : result);
+    const result = stepFromBatches(plan, batches, { watermark: report.watermark, stateRows: report.stateRows, droppedByWatermark: droppedByStage.reduce((a, b) => a + b, 0) });
+    steps.push(isPipelineCase(c) ? asPipelineStep(result, { stateRows: report.stateRowsByOperator, droppedByStage }, caseStageOrder(c, plan)) : result);
   }
   return { name: c.name, steps, ...(opts.crash ? { crashesFired } : {}) };
 }

@@ -153,6 +153,12 @@ describe("sluice run's output", () => {
     expect(printed.progress).toEqual(JSON.parse(JSON.stringify(records)));
   });
 
+  it("the summary repeats the run report's warnings, one line each", () => {
+    expect(runSummary(report(), WHERE)).not.toContainEqual(expect.stringMatching(/^  warning/));
+    const lines = runSummary(report({ warnings: ['the stream-stream join op0 with clicks keeps every row of its left side in state'] }), WHERE);
+    expect(lines).toContain('  warning       the stream-stream join op0 with clicks keeps every row of its left side in state');
+  });
+
   it('the summary says what the run did, how it stopped and where the output went', () => {
     const lines = runSummary(report({ stoppedBy: 'deadline', backlogLeft: 4 }), WHERE);
     expect(lines[0]).toBe('sluice: totals ran 2 batches (1 without data) in 1.4s');

@@ -1,7 +1,8 @@
 /**
  * The stateful operators' contract with the executor, and the choice of operator for a query:
  * windowed or grouped aggregation (aggregate.ts), session windows (session.ts), deduplication
- * (dedup.ts), stream-stream joins (stream-join.ts). Each processes one micro-batch against the state store with Spark's rules:
+ * (dedup.ts), stream-stream joins (stream-join.ts). Each processes one micro-batch against the
+ * state store with Spark's rules:
  *
  *   late rows    filtered with the previous batch's watermark (lateWm), `<=` is late
  *   eviction     with this batch's own watermark (evictWm), after the batch's rows are applied
