@@ -19,7 +19,7 @@ import { ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { createClients, type AwsClients } from '../lib/aws/clients';
 import { buildExecutor, type PipelineConfig } from '../lib/aws/pipeline';
 import type { Consumption } from '../lib/aws/request/meter';
-import type { RunReport } from '../lib/engine/executor';
+import type { RunReport } from '../lib/engine/run/types';
 import type { StateChange } from '../lib/engine/ports';
 import { DynamoDbStateStore } from '../lib/aws/dynamodb/state-store';
 import type { QueryPlan } from '../lib/engine/query';

@@ -3,7 +3,7 @@
  * this process), the same adapters and wiring a deployed pipeline uses (lib/aws/pipeline.ts).
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import type { RunReport } from '../lib/engine/executor';
+import type { RunReport } from '../lib/engine/run/types';
 import type { QueryPlan } from '../lib/engine/query';
 import { createClients } from '../lib/aws/clients';
 import type { AwsConnection } from '../lib/aws/config';

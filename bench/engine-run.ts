@@ -3,7 +3,8 @@
  * and the bench's plain state store, checkpoint and counting sink (bench/plain-ports.ts): the
  * strict twins, test oracles, would be timed too.
  */
-import { MicroBatchExecutor, type RunReport } from '../lib/engine/executor';
+import { MicroBatchExecutor } from '../lib/engine/schedule/single';
+import { type RunReport } from '../lib/engine/run/types';
 import { CountingStateStore, InMemoryFileSource } from '../lib/engine/testing/memory';
 import type { Sink, StateStore } from '../lib/engine/ports';
 import { CountingSink, PlainCheckpoint, PlainStateStore } from './plain-ports';

@@ -19,7 +19,8 @@
 import { prepareBenchStack, uploadLanding } from './e2e';
 import type { AwsConnection } from '../lib/aws/config';
 import { buildExecutor, type PipelineConfig } from '../lib/aws/pipeline';
-import { MicroBatchExecutor, type RunReport } from '../lib/engine/executor';
+import { MicroBatchExecutor } from '../lib/engine/schedule/single';
+import { type RunReport } from '../lib/engine/run/types';
 import type { OutputRow, Sink } from '../lib/engine/ports';
 import { readStream, type QueryPlan } from '../lib/engine/query';
 import { InMemoryFileSource } from '../lib/engine/testing/memory';

@@ -16,8 +16,8 @@ import { buildExecutor, describeSink, parseS3Uri, parseSinkUri, PipelineConfig, 
 import { S3CheckpointStore } from '../lib/aws/s3/checkpoint';
 import { parseShortDuration } from '../lib/observe/format';
 import { randomUUID } from 'node:crypto';
-import type { RunReport } from '../lib/engine/executor';
-import { partitionedRunReport, runPartitioned } from '../lib/engine/partitioned';
+import type { RunReport } from '../lib/engine/run/types';
+import { partitionedRunReport, runPartitioned } from '../lib/engine/schedule/driver';
 import { loadQueryModule, WorkerPool } from '../lib/local/workers';
 import { createRunDisplay } from '../lib/observe/progress-line';
 import { analyseStatus, batchCells, loadStatus, runHeading, STATUS_COLUMNS, statusHeader, verdictLine } from '../lib/observe/status';

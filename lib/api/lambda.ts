@@ -41,7 +41,7 @@ export type { StreamingProgress, StateOperatorProgress, SourceProgress, SinkProg
 export { buildExecutor, runPipeline, parseS3Uri, parseSinkUri, type PipelineConfig, type S3Location, type SinkLocation, type SourceLocation } from '../aws/pipeline';
 export { createClients, connectionFromEnv, type AwsClients } from '../aws/clients';
 export type { AwsConnection } from '../aws/config';
-export type { RunReport, BatchReport, StopReason } from '../engine/executor';
+export type { RunReport, BatchReport, StopReason } from '../engine/run/types';
 
 /**
  * The handler of a Lambda entry, from its environment (the variables the AvailableNowPipeline

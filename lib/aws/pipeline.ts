@@ -7,8 +7,9 @@ import type { BatchLimits, Clock, Sink, Source, StaticTables } from '../engine/p
 import type { PlanInput, QueryPlan, SourceSpec } from '../engine/query';
 import { CrashInjector, crashingAt, type CrashPlan } from '../engine/testing/crash';
 import { InvalidOptionError } from '../engine/errors';
-import { MicroBatchExecutor, type ExecutorDeps, type RunOptions, type RunReport } from '../engine/executor';
-import { PartitionedRun } from '../engine/partitioned';
+import { MicroBatchExecutor } from '../engine/schedule/single';
+import { type ExecutorDeps, type RunOptions, type RunReport } from '../engine/run/types';
+import { PartitionedRun } from '../engine/schedule/partitioned';
 import { S3ShuffleStore } from './s3/shuffle';
 import { createClients, type AwsClients } from './clients';
 import type { AwsConnection } from './config';
@@ -227,7 +228,7 @@ export function buildExecutor(conn: AwsConnection, given: QueryPlan, cfg: Pipeli
   // meter, and each batch's progress record its own share (sluice.consumed).
   const executor = meterRuns(new MicroBatchExecutor(deps, options), clients.meter);
   /**
-   * A task of a partitioned run on the same ports (lib/engine/partitioned.ts): its hand-offs in
+   * A task of a partitioned run on the same ports (lib/engine/schedule/partitioned.ts): its hand-offs in
    * the shuffle beside the checkpoint (`<checkpoint>-shuffle`; head() lists the checkpoint's own
    * prefix, so they stay out of it). Build one per task, as a Lambda or a worker thread does.
    */

@@ -6,7 +6,7 @@
 import type { Json, OutputRow } from '../engine/ports';
 import type { QueryPlan } from '../engine/query';
 import { parseTimestamp } from '../engine/schema';
-import type { RunReport } from '../engine/executor';
+import type { RunReport } from '../engine/run/types';
 import type { ConformanceCase } from './case';
 
 export interface StepResult {

@@ -33,7 +33,7 @@ import { S3FileSink } from '../aws/s3/file-sink';
 import { DynamoDbSink } from '../aws/dynamodb/sink';
 import { ensureBucket, ensureStateTable } from '../local/resources';
 import { createClients } from '../aws/clients';
-import { partitionedRunReport, runPartitioned } from '../engine/partitioned';
+import { partitionedRunReport, runPartitioned } from '../engine/schedule/driver';
 import { WorkerPool } from '../local/workers';
 
 /** The lease of the runner's runs (the default of a pipeline), which its clock jumps past after a crash. */

@@ -388,7 +388,7 @@ export interface QueryPlan<R = OutputRow> {
   readonly statePartitions: number;
   /**
    * writeStream option('idleTimeout', '30 minutes'), sluice's own (Spark has none): after this
-   * long without input, a run advances the watermark by the wall clock (executor.ts idleWatermark).
+   * long without input, a run advances the watermark by the wall clock (run/planner.ts idleWatermark).
    * Absent: off, as in Spark.
    */
   readonly idleTimeoutMs?: number;

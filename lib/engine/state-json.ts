@@ -19,7 +19,7 @@ const MARK = '~';
 
 type Path = Array<string | number>;
 
-function nonFinite(v: Json, path: Path, out: Array<[Path, string]>): void {
+function nonFinite(v: unknown, path: Path, out: Array<[Path, string]>): void {
   if (typeof v === 'number') {
     if (!Number.isFinite(v)) out.push([path.slice(), String(v)]);
   } else if (Array.isArray(v)) {
@@ -29,16 +29,16 @@ function nonFinite(v: Json, path: Path, out: Array<[Path, string]>): void {
       path.pop();
     }
   } else if (v !== null && typeof v === 'object') {
-    for (const k of Object.keys(v)) {
+    for (const [k, item] of Object.entries(v)) {
       path.push(k);
-      nonFinite(v[k], path, out);
+      nonFinite(item, path, out);
       path.pop();
     }
   }
 }
 
 /** The text of a state value (see the file comment). */
-export function encodeStateJson(value: Json): string {
+export function encodeStateJson(value: Json | object): string {
   const json = JSON.stringify(value);
   // a non-finite number is written as null: without a null, there is none
   if (!json.includes('null')) return json;

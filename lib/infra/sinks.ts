@@ -19,7 +19,7 @@ import type { Construct } from 'constructs';
 import type { OutputColumnType } from '../engine/ports';
 import { GRANTED_ACTIONS, cleanPrefix, grantS3, invalid, type PipelineDefaults, type S3Place } from './binding';
 
-export { outputColumnTypes } from '../engine/executor';
+export { outputColumnTypes } from '../engine/run/runtime';
 
 /** What a bound sink gives the pipeline. */
 export interface BoundSink {

@@ -7,7 +7,7 @@
  * Each run builds a new executor and a new KinesisSource, as a new Lambda invocation would:
  * nothing is carried in memory from one run to the next.
  */
-import type { RunReport } from '../engine/executor';
+import type { RunReport } from '../engine/run/types';
 import type { AwsConnection } from '../aws/config';
 import { createClients } from '../aws/clients';
 import { KinesisSource } from '../aws/kinesis/source';

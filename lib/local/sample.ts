@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { InvalidOptionError } from '../engine/errors';
 import type { QueryPlan } from '../engine/query';
-import type { RunReport } from '../engine/executor';
+import type { RunReport } from '../engine/run/types';
 import { createClients } from '../aws/clients';
 import type { AwsConnection } from '../aws/config';
 import { buildExecutor, parseSinkUri, type PipelineConfig, type SourceLocation } from '../aws/pipeline';

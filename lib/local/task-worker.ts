@@ -1,12 +1,12 @@
 /**
  * A worker thread of a local partitioned run (`--workers N`): it builds the query's plan and its
  * AWS clients once, as a Lambda container does, then runs the tasks its parent posts, each on a
- * PartitionedRun of its own (lib/engine/partitioned.ts), and posts back each result or error.
+ * PartitionedRun of its own (lib/engine/schedule/partitioned.ts), and posts back each result or error.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { buildExecutor } from '../aws/pipeline';
 import { createClients } from '../aws/clients';
-import { partitionedTasks, type TaskEvent } from '../engine/partitioned';
+import { partitionedTasks, type TaskEvent } from '../engine/schedule/driver';
 import { CrashInjector, parseCrashPlan } from '../engine/testing/crash';
 import { planFromRecipe, type TaskMessage, type WorkerInit } from './workers';
 

@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InjectedCrash, InvalidOptionError, SluiceError } from '../engine/errors';
 import type { QueryPlan } from '../engine/query';
-import type { TaskEvent, TaskHandler, TaskResult } from '../engine/partitioned';
+import type { TaskEvent, TaskHandler, TaskResult } from '../engine/schedule/driver';
 import type { AwsConnection } from '../aws/config';
 import type { PipelineConfig } from '../aws/pipeline';
 import { caseToPlan, type ConformanceCase } from '../conformance/case';

@@ -4,7 +4,7 @@
  * TTY and does nothing on any other stream (a pipe, a file, CI logs).
  */
 import { clearLine, cursorTo } from 'node:readline';
-import type { RunReport } from '../engine/executor';
+import type { RunReport } from '../engine/run/types';
 import type { StreamingProgress } from '../engine/progress';
 import { formatCount, formatDuration, formatTime } from './format';
 import { batchStatus, formatBacklog } from './status';

@@ -18,7 +18,7 @@
  * event of that execution. The events and results are small descriptors (the data itself is in S3
  * and DynamoDB), so that every state's input and output stays far below Step Functions' 256 KiB.
  *
- * The shapes themselves are the engine's (lib/engine/partitioned.ts, where the tasks are
+ * The shapes themselves are the engine's (lib/engine/schedule/partitioned.ts, where the tasks are
  * implemented), so that there is one declaration of them:
  *
  *     TaskEvent    { action: 'plan', runId } | { action: 'read', runId, batchId, split }
@@ -27,9 +27,10 @@
  *     CommitResult { runId, batchId, more }                                                    -> $.commit
  *     read and partition answer { ok: true } (their results are in S3 and DynamoDB)
  */
-import type { TaskEvent } from '../engine/partitioned';
+import type { TaskEvent } from '../engine/schedule/driver';
 
-export type { CommitResult, PlanResult, TaskEvent, TaskHandler, TaskResult } from '../engine/partitioned';
+export type { CommitResult, PlanResult } from '../engine/schedule/partitioned';
+export type { TaskEvent, TaskHandler, TaskResult } from '../engine/schedule/driver';
 
 /** The task names, in the order a batch runs them. */
 export type TaskAction = TaskEvent['action'];

@@ -1,14 +1,15 @@
 /**
  * A conformance case on the in-memory ports: each step a fresh executor over the same checkpoint,
- * state and landing objects. With `workers`, each step is a partitioned run (lib/engine/partitioned.ts:
+ * state and landing objects. With `workers`, each step is a partitioned run (lib/engine/schedule/partitioned.ts:
  * plan, read, partition and commit tasks, each on a fresh PartitionedRun, `workers` at a time),
  * read back from what is durable, as the conformance runner reads the local stack.
  */
 import { caseSourceInputs, caseStageOrder, caseToPlan, isPipelineCase, stepInputFiles, ConformanceCase } from '../../lib/conformance/case';
 import { addPerStage, asPipelineStep, droppedByStageInProgress, droppedByStageInReport, stepFromBatches, stepResult, CaseResult, StepResult } from '../../lib/conformance/results';
-import { MicroBatchExecutor } from '../../lib/engine/executor';
+import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import { InjectedCrash } from '../../lib/engine/errors';
-import { PartitionedRun, partitionedRunReport, partitionedTasks, runPartitioned } from '../../lib/engine/partitioned';
+import { PartitionedRun } from '../../lib/engine/schedule/partitioned';
+import { partitionedRunReport, partitionedTasks, runPartitioned } from '../../lib/engine/schedule/driver';
 import type { Clock } from '../../lib/engine/ports';
 import type { QueryPlan } from '../../lib/engine/query';
 import { CrashInjector, crashingAt, type CrashPlan } from '../../lib/engine/testing/crash';

@@ -23,7 +23,7 @@ import {
 import { KinesisSource, kinesisOptionsFromSpec, type KinesisSender, type KinesisSourceOptions, type KinesisOffset } from '../../lib/aws/kinesis/source';
 import { crashingAt } from '../../lib/engine/testing/crash';
 import { DataLossError, InjectedCrash, SluiceError } from '../../lib/engine/errors';
-import { MicroBatchExecutor } from '../../lib/engine/executor';
+import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import { InMemoryCheckpoint, InMemoryDeadLetters, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 import type { BatchLimits, DeadLetter, Json, Row } from '../../lib/engine/ports';
 import { readStream } from '../../lib/engine/query';

@@ -8,7 +8,7 @@ import { DynamoDbLease } from '../../lib/aws/dynamodb/lease';
 import { DynamoDbSink } from '../../lib/aws/dynamodb/sink';
 import { DynamoDbStateStore } from '../../lib/aws/dynamodb/state-store';
 import { LeaseLostError } from '../../lib/engine/errors';
-import { MicroBatchExecutor } from '../../lib/engine/executor';
+import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import type { CheckpointStore, CommitEntry } from '../../lib/engine/ports';
 import { count, readStream, sum, window } from '../../lib/engine/query';
 import { InMemoryCheckpoint, InMemoryFileSource } from '../../lib/engine/testing/memory';

@@ -10,7 +10,7 @@
  *   included, over input whose bursts make batches emit more rows than one sink chunk (98) holds,
  *   so a crash falls between the chunks of a sink write. Every point must have fired.
  * - 2 shapes × 61 runs partitioned (plan, read, partition and commit tasks, 3 at a time, 4 state
- *   partitions: lib/engine/partitioned.ts), crashes in any task, against the single executor's output.
+ *   partitions: lib/engine/schedule/partitioned.ts), crashes in any task, against the single executor's output.
  * - 40 runs on the full local stack (S3 checkpoint and landing prefix, DynamoDB state and lease,
  *   both guarded sinks, fenced): the same property through the code a deployed pipeline runs.
  *
@@ -29,9 +29,10 @@ import { DynamoDbLease } from '../../lib/aws/dynamodb/lease';
 import { buildExecutor } from '../../lib/aws/pipeline';
 import { CRASH_POINTS, CrashInjector, crashingAt, type CrashPlan, type CrashPoint } from '../../lib/engine/testing/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
-import { MicroBatchExecutor } from '../../lib/engine/executor';
+import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import { InMemoryCheckpoint, InMemoryFileSource, InMemoryShuffle } from '../../lib/engine/testing/memory';
-import { PartitionedRun, partitionedTasks, runPartitioned } from '../../lib/engine/partitioned';
+import { PartitionedRun } from '../../lib/engine/schedule/partitioned';
+import { partitionedTasks, runPartitioned } from '../../lib/engine/schedule/driver';
 import type { OutputRow } from '../../lib/engine/ports';
 import { count, QueryPlan, readStream, sum, window } from '../../lib/engine/query';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';

@@ -9,7 +9,7 @@ import { DynamoDbEffectGuard } from '../../lib/aws/dynamodb/effect-guard';
 import { DynamoDbSink } from '../../lib/aws/dynamodb/sink';
 import { DynamoDbStateStore } from '../../lib/aws/dynamodb/state-store';
 import { CheckpointMismatchError, InjectedCrash } from '../../lib/engine/errors';
-import { MicroBatchExecutor } from '../../lib/engine/executor';
+import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import { ForeachBatchSink } from '../../lib/engine/foreach-batch';
 import type { Sink } from '../../lib/engine/ports';
 import { count, readStream, sum, window, type QueryPlan } from '../../lib/engine/query';

@@ -15,7 +15,8 @@ import { createPartitionedTaskLambda } from '../../lib/aws/lambda/scale-out-hand
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
 import { testConnection, uniqueName } from '../helpers/stack';
 import { CheckpointMismatchError } from '../../lib/engine/errors';
-import { PartitionedRun, partitionedTasks } from '../../lib/engine/partitioned';
+import { PartitionedRun } from '../../lib/engine/schedule/partitioned';
+import { partitionedTasks } from '../../lib/engine/schedule/driver';
 import { count, readStream, window } from '../../lib/engine/query';
 import { InMemoryCheckpoint, InMemoryFileSource, InMemoryLease, InMemoryShuffle, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 import { LocalExecutionError, definitionFromTemplate, runStateMachineLocally, type AslDefinition, type LocalEvent } from '../../lib/local/state-machine';

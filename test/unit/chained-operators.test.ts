@@ -4,7 +4,7 @@
  * rows and progress entry, the checkpoint shape, and exactly-once under every crash point.
  */
 import { CheckpointMismatchError, InvalidQueryError } from '../../lib/engine/errors';
-import { shapeFingerprint } from '../../lib/engine/executor';
+import { shapeFingerprint } from '../../lib/engine/run/runtime';
 import { CRASH_POINTS } from '../../lib/engine/testing/crash';
 import { col, count, readStream, sessionWindow, statefulShape, sum, window, windowEnd, windowOf, windowStart, windowTime, renamed } from '../../lib/engine/query';
 import type { StreamingProgress } from '../../lib/engine/progress';

@@ -6,7 +6,8 @@
  */
 import { crashingAt, CrashPlan } from '../../lib/engine/testing/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
-import { ExecutorDeps, MicroBatchExecutor, RunReport } from '../../lib/engine/executor';
+import { ExecutorDeps, RunReport } from '../../lib/engine/run/types';
+import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import { InMemoryCheckpoint, InMemoryDeadLetters, InMemoryFileSource, InMemoryLease, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 import type { Clock, Source } from '../../lib/engine/ports';
 import type { QueryPlan } from '../../lib/engine/query';

@@ -5,7 +5,7 @@
  * a gap in the offsets log, an unreadable commit and a failed progress write.
  */
 import { CheckpointMismatchError, SluiceError } from '../../lib/engine/errors';
-import { MicroBatchExecutor } from '../../lib/engine/executor';
+import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import { InMemoryFileSource } from '../../lib/engine/testing/memory';
 import type { Json, LeaseHandle, ReadOptions, ReadResult } from '../../lib/engine/ports';
 import { count, readStream, sum, window } from '../../lib/engine/query';

@@ -5,7 +5,7 @@
 import { CRASH_POINTS } from '../../lib/engine/testing/crash';
 import { randomBytes } from 'node:crypto';
 import { CheckpointMismatchError, SluiceError } from '../../lib/engine/errors';
-import { MicroBatchExecutor } from '../../lib/engine/executor';
+import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import { InMemoryStateStore } from '../../lib/engine/testing/memory';
 import { col, count, max, readStream, sum, window } from '../../lib/engine/query';
 import { windowedTotals, SEED_FILES } from '../../examples/windowed-totals';
@@ -185,7 +185,7 @@ describe('when the query changes its stateful shape', () => {
     const t = createTestRunner(windowedTotals({ outputMode: 'append', name: 'same' }));
     t.drop(SEED_FILES[0].rows);
     await t.run();
-    const changed = new (await import('../../lib/engine/executor')).MicroBatchExecutor({
+    const changed = new (await import('../../lib/engine/schedule/single')).MicroBatchExecutor({
       plan: windowedTotals({ outputMode: 'update', name: 'same' }),
       source: t.source, checkpoint: t.checkpoint, state: t.state, sink: t.sink,
     });

@@ -5,7 +5,7 @@
  */
 import { crashingAt } from '../../lib/engine/testing/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
-import { MicroBatchExecutor } from '../../lib/engine/executor';
+import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import { CountingStateStore, InMemoryCheckpoint, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 import type { OperatorStateSpec, StateKey } from '../../lib/engine/ports';
 import { avg, count, readStream, sum, window, type QueryPlan } from '../../lib/engine/query';

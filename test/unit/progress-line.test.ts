@@ -4,7 +4,7 @@
  * screen model), nothing but plain lines on one that is not, the summary and the --json report.
  */
 import { Writable } from 'node:stream';
-import type { RunReport } from '../../lib/engine/executor';
+import type { RunReport } from '../../lib/engine/run/types';
 import { createRunDisplay, LiveLine, progressLine, runSummary } from '../../lib/observe/progress-line';
 import { MINUTE, progressRecord } from '../helpers/progress-records';
 

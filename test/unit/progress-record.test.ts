@@ -3,7 +3,8 @@
  * figures are known from its input: the ports are in-memory twins, and a clock that only moves
  * when a port works (each step takes a known number of milliseconds) makes every duration exact.
  */
-import { MicroBatchExecutor, type ConsumptionMeter, type RunConsumption } from '../../lib/engine/executor';
+import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
+import { type ConsumptionMeter, type RunConsumption } from '../../lib/engine/run/types';
 import type { StreamingProgress } from '../../lib/engine/progress';
 import type { Json, StateChange } from '../../lib/engine/ports';
 import { count, readStream, sum, window } from '../../lib/engine/query';

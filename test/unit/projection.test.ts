@@ -3,7 +3,8 @@
  * columns it uses, yet a bad value in any declared column is still a dead letter. And the
  * in-memory state store holds what DynamoDB would: deletions go once no read can see them.
  */
-import { columnsRead, MicroBatchExecutor } from '../../lib/engine/executor';
+import { columnsRead } from '../../lib/engine/run/runtime';
+import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import { InMemoryCheckpoint, InMemoryDeadLetters, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 import type { OperatorStateSpec } from '../../lib/engine/ports';
 import { count, readStream, sum, window } from '../../lib/engine/query';

@@ -4,7 +4,7 @@
  * run reads its tables (once per run, whole or by the keys a chunk holds).
  */
 import { InvalidOptionError, InvalidQueryError } from '../../lib/engine/errors';
-import { MicroBatchExecutor } from '../../lib/engine/executor';
+import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import { count, readStream, staticTable, window, type QueryPlan } from '../../lib/engine/query';
 import { InMemoryCheckpoint, InMemoryFileSource, InMemorySink, InMemoryStateStore, InMemoryStaticTables } from '../../lib/engine/testing/memory';
 import { csvRecords } from '../../lib/aws/s3/static-table';

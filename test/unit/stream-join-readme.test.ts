@@ -7,7 +7,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { MicroBatchExecutor, type RunReport } from '../../lib/engine/executor';
+import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
+import { type RunReport } from '../../lib/engine/run/types';
 import { readStream, type QueryPlan } from '../../lib/engine/query';
 import type { OutputRow } from '../../lib/engine/ports';
 import { InMemoryCheckpoint, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';

@@ -6,7 +6,8 @@
  * exactly-once under every crash point.
  */
 import { CheckpointMismatchError } from '../../lib/engine/errors';
-import { MicroBatchExecutor, RunReport } from '../../lib/engine/executor';
+import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
+import { RunReport } from '../../lib/engine/run/types';
 import { count, readStream, statefulShape, window } from '../../lib/engine/query';
 import type { QueryPlan } from '../../lib/engine/query';
 import { CRASH_POINTS } from '../../lib/engine/testing/crash';

@@ -6,7 +6,7 @@
  * what the first attempt wrote fails loudly.
  */
 import { InjectedCrash, SluiceError } from '../../lib/engine/errors';
-import { MicroBatchExecutor } from '../../lib/engine/executor';
+import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import { CHUNK_LINES } from '../../lib/engine/lines';
 import type { Json, OutputRow, ReadOptions, ReadResult, Sink, Source } from '../../lib/engine/ports';
 import { count, readStream } from '../../lib/engine/query';

@@ -137,7 +137,7 @@ describe('the mid-sink crash point', () => {
     t.drop([{ k: 'a', v: 1 }]);
     const onePiece = { description: 'one piece', addBatch: async () => undefined };
     const deps = { plan, source: t.source, checkpoint: t.checkpoint, state: t.state, sink: onePiece };
-    const { MicroBatchExecutor } = await import('../../lib/engine/executor');
+    const { MicroBatchExecutor } = await import('../../lib/engine/schedule/single');
     await expect(new MicroBatchExecutor(crashingAt({ point: 'mid-sink' }, deps)).run()).resolves.toMatchObject({ stoppedBy: 'done' });
   });
 });

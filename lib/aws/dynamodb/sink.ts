@@ -186,7 +186,7 @@ interface SessionOfRow {
   readonly end: string;
 }
 
-/** The output column of a session window (lib/engine/executor.ts names it so). */
+/** The output column of a session window (lib/engine/run/runtime.ts names it so). */
 const SESSION_COLUMN = 'session_window';
 
 interface Chunk {

@@ -5,7 +5,7 @@
  * cloudwatch:PutMetricData (which only accepts Resource "*"). The AvailableNowPipeline construct
  * alarms on these names.
  */
-import type { RunConsumption, StopReason } from '../../engine/executor';
+import type { RunConsumption, StopReason } from '../../engine/run/types';
 
 /** What one invocation did; also its return value (visible in `lambda invoke` and destinations). */
 export interface RunSummary {

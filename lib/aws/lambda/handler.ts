@@ -23,7 +23,7 @@
  */
 import { Console } from 'node:console';
 import type { QueryPlan } from '../../engine/query';
-import type { RunReport } from '../../engine/executor';
+import type { RunReport } from '../../engine/run/types';
 import type { StreamingProgress } from '../../engine/progress';
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import { createClients, type AwsClients } from '../clients';

@@ -1,7 +1,7 @@
 /**
  * The scale-out task Lambda: one function for the four tasks of the state machine
  * (lib/infra/scale-out.ts), dispatched on `action` (lib/scale/contract.ts) to the engine's tasks
- * (lib/engine/partitioned.ts), each on a PartitionedRun of its own over the AWS adapters
+ * (lib/engine/schedule/partitioned.ts), each on a PartitionedRun of its own over the AWS adapters
  * (buildExecutor(...).partitioned()). An entry builds it once per container, from the variables
  * the construct sets, as lambdas/windowed-totals-tasks.ts does:
  *
@@ -20,7 +20,8 @@
  */
 import { Console } from 'node:console';
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
-import { partitionedRunReport, partitionedTasks, type PlanResult } from '../../engine/partitioned';
+import { partitionedRunReport, partitionedTasks } from '../../engine/schedule/driver';
+import { type PlanResult } from '../../engine/schedule/partitioned';
 import { DEFAULT_METRICS_NAMESPACE, emfBlock } from './emf';
 import { runSummaryOf } from './handler';
 import type { QueryPlan } from '../../engine/query';

@@ -15,13 +15,13 @@
  * - requests sent by clients built elsewhere (a caller's own SDK client).
  */
 
-import type { RunConsumption, RunReport } from '../../engine/executor';
+import type { RunConsumption, RunReport } from '../../engine/run/types';
 
 /** S3's two request price classes, and the free ones (DELETE, CANCEL). */
 export type S3RequestClass = 'put' | 'get' | 'free';
 
 /**
- * What was consumed: the engine's RunConsumption (lib/engine/executor.ts). `s3Requests.put` =
+ * What was consumed: the engine's RunConsumption (lib/engine/run/types.ts). `s3Requests.put` =
  * PUT, COPY, POST and LIST (ListObjectsV2 is a GET on the wire but priced as LIST); `get` = GET,
  * HEAD and every other; `free` = DELETE and aborting a multipart upload, which S3 does not charge.
  */

@@ -172,7 +172,7 @@ export class AggregateOperator implements StatefulOperator {
   }
 
   /**
-   * A read task's pre-aggregation (a partitioned run, lib/engine/partitioned.ts): the groups its
+   * A read task's pre-aggregation (a partitioned run, lib/engine/schedule/partitioned.ts): the groups its
    * rows make, each with its in-batch aggregate, by state partition, as `[kv, evictAt, buffer]`
    * entries a partition task merges (addPartials); late rows are dropped here, as the batch would.
    */

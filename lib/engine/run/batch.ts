@@ -1,0 +1,173 @@
+/**
+ * One batch computed, with no effect: its rows read (chunk by chunk, through the stateless
+ * stages), its operators run against the state at version N−1, its output and state changes
+ * returned for the committer (committer.ts) to apply. Spark's IncrementalExecution, in effect.
+ *
+ *   source 0 chunks ─▶ stages ─▶ op0 ─▶ stages ─▶ op1 ─▶ ... ─▶ post stages ─▶ output rows
+ *   source k chunks ─▶ its stages ─▶ its operators ─┘ (a stream-stream join's right side)
+ */
+import type { Accumulator, OperatorOutput } from '../operators/operator';
+import type { DeadLetter, Json, OffsetEntry, OutputRow, ReadOptions, ReadResult, Row, Source, StateStore } from '../ports';
+import { toOutputRow } from '../rows';
+import { MaxEventTimes, operatorInputWatermarks } from '../watermark';
+import { watermarksOf } from './position';
+import type { QueryRuntime } from './runtime';
+
+export type { Accumulator, OperatorOutput };
+
+/** What reading a batch gathered. */
+export interface BatchRead {
+  numInputRows: number;
+  /** Rows read from each source (index as in OffsetEntry.offsets). */
+  readonly perSource: number[];
+  bytes: number;
+  readonly deadLetters: DeadLetter[];
+  readonly maxEventTimes: MaxEventTimes;
+  /** A stateless query's rows after the stages (a stateful one feeds its operator instead). */
+  readonly rows: Row[];
+}
+
+/** What the batch's operators produced: the last stage's rows, and each operator's own output. */
+export interface ChainOutput {
+  readonly rows: Row[];
+  readonly perOperator: OperatorOutput[];
+}
+
+/** A computed batch: what it read, its output rows, each operator's output (state changes, late rows). */
+export interface ComputedBatch {
+  readonly read: BatchRead;
+  readonly output: OutputRow[];
+  readonly perOperator: OperatorOutput[];
+}
+
+export function emptyRead(): BatchRead {
+  return { numInputRows: 0, perSource: [], bytes: 0, deadLetters: [], maxEventTimes: new MaxEventTimes(), rows: [] };
+}
+
+/** The source's chunks, or its whole read as one chunk when it has no chunked read. */
+export async function* readChunks(source: Source, batchId: number, start: Json | null, end: Json, options: ReadOptions): AsyncIterable<ReadResult> {
+  if (source.readChunks) yield* source.readChunks(batchId, start, end, options);
+  else yield await source.read(batchId, start, end, options);
+}
+
+/** Operator i's batch: its id and its input watermarks, derived from the batch's. */
+export function operatorBatch(rt: QueryRuntime, entry: OffsetEntry, i: number) {
+  const wms = operatorInputWatermarks(watermarksOf(entry), rt.operators.map((o) => o.chained.watermarkOffsetMs))[i];
+  return { batchId: entry.batchId, evictWm: wms.batchWatermarkMs, lateWm: wms.lateWatermarkMs };
+}
+
+/**
+ * Each operator's accumulator for batch N: it evicts with its input watermark derived from the
+ * batch's and drops late rows with the one derived from the previous batch's.
+ */
+export function beginOperators(rt: QueryRuntime, entry: OffsetEntry): Accumulator[] {
+  return rt.operators.map((o, i) => o.op.begin(operatorBatch(rt, entry, i)));
+}
+
+/** Index of the first operator of the query's own pipeline (it takes source 0's rows), or -1. */
+export function firstOperator(rt: QueryRuntime): number {
+  return rt.operators.findIndex((o) => o.chained.input === null);
+}
+
+/**
+ * The whole batch in one process: read every source, run every operator against `state` (at
+ * version N−1), the output rows as the sink takes them. A no-data batch reads nothing.
+ */
+export async function computeBatch(rt: QueryRuntime, entry: OffsetEntry, noData: boolean, state: StateStore): Promise<ComputedBatch> {
+  const accs = beginOperators(rt, entry);
+  const first = firstOperator(rt);
+  const read = noData ? emptyRead() : await readBatch(rt, entry, first >= 0 ? accs[first] : null);
+  const result: ChainOutput = first >= 0 ? await runOperators(rt, accs, entry, read, state) : { rows: read.rows, perOperator: [] };
+  return { read, output: result.rows.map((r) => toOutputRow(r, rt.outColumns)), perOperator: result.perOperator };
+}
+
+/**
+ * Reads the batch chunk by chunk, running the stateless stages and feeding the operator's
+ * in-memory aggregate as it goes: memory follows the batch's distinct keys, not its rows.
+ */
+export async function readBatch(rt: QueryRuntime, entry: OffsetEntry, acc: Accumulator | null): Promise<BatchRead> {
+  const read = emptyRead();
+  for await (const rows of stagedChunks(rt, entry, read)) {
+    if (acc) acc.add(rows);
+    else for (const r of rows) read.rows.push(r);
+  }
+  return read;
+}
+
+/**
+ * A source's chunks after its stateless stages, noting in `read` what they held (source 0: the
+ * query's first; source k + 1: plan.inputs[k]). A source whose offsets did not move is not read.
+ * `split`: only that read task's part of source 0 (a partitioned run).
+ */
+export async function* stagedChunks(rt: QueryRuntime, entry: OffsetEntry, read: BatchRead, sourceIndex = 0, split?: ReadOptions['split']): AsyncGenerator<Row[]> {
+  const start = entry.startOffsets[sourceIndex] ?? null;
+  const end = entry.offsets[sourceIndex] ?? null;
+  if (end === null || JSON.stringify(start) === JSON.stringify(end)) return;
+  const stages = sourceIndex === 0 ? rt.plan.stages : rt.plan.inputs![sourceIndex - 1].stages;
+  const options: ReadOptions = sourceIndex === 0 ? { ...rt.readOptions, ...(split ? { split } : {}) } : {};
+  for await (const chunk of readChunks(rt.sources[sourceIndex], entry.batchId, start, end, options)) {
+    read.numInputRows += chunk.rows.length;
+    read.perSource[sourceIndex] = (read.perSource[sourceIndex] ?? 0) + chunk.rows.length;
+    read.bytes += chunk.bytes;
+    for (const d of chunk.deadLetters) read.deadLetters.push(d);
+    const staged = await rt.runStages(stages, chunk.rows);
+    read.maxEventTimes.observe(staged.maxEventTime, staged.eventTimes);
+    yield staged.rows;
+  }
+}
+
+/**
+ * A stateless batch's output, lazily: each source chunk through the stages and the post stages,
+ * read only when the consumer asks for the next (the sink's addBatchChunks), so memory follows
+ * one chunk. The chunks (empty ones left out) are the same on a replay: same offsets, same order.
+ * `read` is filled as the chunks are taken; `collect` keeps the output rows in read.rows.
+ */
+export async function* statelessOutput(rt: QueryRuntime, entry: OffsetEntry, read: BatchRead & { numOutputRows: number }, collect: boolean): AsyncGenerator<OutputRow[]> {
+  for await (const rows of stagedChunks(rt, entry, read)) {
+    const out = (await rt.runStages(rt.plan.post, rows)).rows.map((r) => toOutputRow(r, rt.outColumns));
+    read.numOutputRows += out.length;
+    if (collect) for (const r of out) read.rows.push(r);
+    if (out.length > 0) yield out;
+  }
+}
+
+/**
+ * The batch's operators: the first of the query's pipeline has taken the batch's rows as they
+ * were read; each next one takes what the one before emitted, after the stateless stages between
+ * them; a stream-stream join also takes its input's rows, after that input's own pipeline. Each
+ * reads its state at version N−1 (nothing is committed before all of them finished).
+ */
+export async function runOperators(rt: QueryRuntime, accs: Accumulator[], entry: OffsetEntry, read: BatchRead, state: StateStore): Promise<ChainOutput> {
+  const perOperator: OperatorOutput[] = new Array(accs.length);
+  const rows = await finishPipeline(rt, null, accs, entry, read, perOperator, state);
+  return { rows, perOperator };
+}
+
+/** The operators of one pipeline (the query's: null, or an input's) in order; their last stage's rows. */
+async function finishPipeline(rt: QueryRuntime, input: number | null, accs: Accumulator[], entry: OffsetEntry, read: BatchRead, perOperator: OperatorOutput[], state: StateStore): Promise<Row[]> {
+  let rows: Row[] = [];
+  let fed = true;
+  for (let i = 0; i < rt.operators.length; i++) {
+    const o = rt.operators[i];
+    if (o.chained.input !== input) continue;
+    if (!fed && rows.length) accs[i].add(rows);
+    fed = false;
+    const spec = o.chained.spec;
+    if (spec.kind === 'streamJoin') accs[i].addRight!(await inputRows(rt, spec.input, accs, entry, read, perOperator, state));
+    const out = await accs[i].finish(state);
+    perOperator[i] = out;
+    rows = (await rt.runStages(o.chained.post, out.rows)).rows;
+  }
+  return rows;
+}
+
+/** Input k's rows of the batch (plan.inputs[k]), after its own pipeline: read, its stages, its operators. */
+async function inputRows(rt: QueryRuntime, k: number, accs: Accumulator[], entry: OffsetEntry, read: BatchRead, perOperator: OperatorOutput[], state: StateStore): Promise<Row[]> {
+  const first = rt.operators.findIndex((o) => o.chained.input === k);
+  const rows: Row[] = [];
+  for await (const chunk of stagedChunks(rt, entry, read, k + 1)) {
+    if (first >= 0) accs[first].add(chunk);
+    else for (const r of chunk) rows.push(r);
+  }
+  return first >= 0 ? finishPipeline(rt, k, accs, entry, read, perOperator, state) : rows;
+}

@@ -1,0 +1,106 @@
+/**
+ * The guards a run passes before its first batch, the same for every scheduler (Spark's
+ * populateStartOffsets, with sluice's checks of what a replay relies on):
+ *
+ *   head ─▶ last commit ─▶ stateful shape and partition count match the checkpoint's (or write
+ *   its metadata) ─▶ where the query stands (Progress) ─▶ keep idle state alive
+ *
+ * and, before a replay, that what the replay reads is still kept (checkReplayAge).
+ */
+import { randomUUID } from 'node:crypto';
+import { CheckpointMismatchError } from '../errors';
+import type { CheckpointHead, CommitEntry, LeaseHandle, OffsetEntry } from '../ports';
+import { type Progress, progressAfter } from './position';
+import type { QueryRuntime } from './runtime';
+
+export interface Recovered {
+  readonly head: CheckpointHead;
+  readonly last: CommitEntry | null;
+  readonly queryId: string;
+  readonly progress: Progress;
+}
+
+/** Where the checkpoint says the query is, after checking it belongs to this query's shape. */
+export async function recover(rt: QueryRuntime): Promise<Recovered> {
+  const { checkpoint } = rt.deps;
+  const head = await checkpoint.head();
+  let last: CommitEntry | null = null;
+  if (head.latestCommitBatch >= 0) {
+    last = await checkpoint.readCommit(head.latestCommitBatch);
+    if (!last) throw new CheckpointMismatchError(`checkpoint ${checkpoint.description} lists commits/${head.latestCommitBatch} but it cannot be read: restore it from a backup or start a new checkpoint location`);
+  }
+  const queryId = await checkShape(rt, last, head.metadata);
+  return { head, last, queryId, progress: progressAfter(last, head.latestCommitBatch, rt.operators.length, rt.sources.length) };
+}
+
+/** Refuses a checkpoint written by a query of another stateful shape; returns the query id. */
+async function checkShape(rt: QueryRuntime, last: CommitEntry | null, meta: CheckpointHead['metadata']): Promise<string> {
+  const { plan } = rt;
+  const stored = last
+    ? { id: last.queryId, fp: last.shapeFingerprint, partitions: last.statePartitions ?? 1 }
+    : meta
+      ? { id: meta.id, fp: meta.shapeFingerprint, partitions: meta.statePartitions ?? 1 }
+      : null;
+  if (stored) {
+    if (plan.stateful && stored.partitions !== plan.statePartitions) {
+      throw new CheckpointMismatchError(
+        `query ${plan.name} asks for statePartitions ${plan.statePartitions}, but its checkpoint ${rt.deps.checkpoint.description} was created with ${stored.partitions}: the partition count is fixed with the state, so set option('statePartitions', ${stored.partitions}), or give the query a new checkpoint location and backfill`,
+        { details: { stored: stored.partitions, given: plan.statePartitions } },
+      );
+    }
+    if (stored.fp !== rt.fingerprint) {
+      const was = meta ? ` (checkpoint: ${JSON.stringify(meta.shape)})` : '';
+      throw new CheckpointMismatchError(
+        `query ${plan.name} does not match its checkpoint ${rt.deps.checkpoint.description}: its stateful shape (grouping keys, aggregations, window, dedup keys, output mode) is now ${JSON.stringify(rt.shape)}${was}, and state of another shape cannot be reused; revert the change, or give the query a new checkpoint location and backfill`,
+      );
+    }
+    return stored.id;
+  }
+  const id = randomUUID();
+  await rt.deps.checkpoint.writeMetadata({
+    id,
+    name: plan.name,
+    createdAtMs: rt.clock.now(),
+    shape: rt.shape,
+    shapeFingerprint: rt.fingerprint,
+    ...(plan.statePartitions > 1 ? { statePartitions: plan.statePartitions } : {}),
+  });
+  return id;
+}
+
+/**
+ * Refuses to replay a batch planned longer ago than what the replay relies on is kept: the state
+ * store's superseded versions (StateStore.retentionMs, stateful queries) and the sink's replay
+ * records (Sink.retentionMs: the DynamoDB sink's chunk markers, foreachBatch's effect markers).
+ * Past the shortest of them the replay would emit wrong output or repeat effects instead of failing.
+ */
+export function checkReplayAge(rt: QueryRuntime, entry: OffsetEntry): void {
+  const { state, sink } = rt.deps;
+  const kept = [
+    ...(rt.operators.length && state.retentionMs !== undefined ? [{ ms: state.retentionMs, what: `${state.description} keeps the state versions a replay reads`, fix: 'restore the state table (point-in-time recovery) to before then and run again' }] : []),
+    ...(sink.retentionMs !== undefined ? [{ ms: sink.retentionMs, what: `${sink.description} keeps the records that make its replay skip what it wrote`, fix: 'restore the sink table (point-in-time recovery) to before then and run again' }] : []),
+  ].sort((a, b) => a.ms - b.ms);
+  if (!kept.length) return;
+  const { ms: retentionMs, what, fix } = kept[0];
+  const ageMs = rt.clock.now() - entry.batchTimestampMs;
+  if (ageMs < retentionMs) return;
+  const days = (ms: number) => `${(ms / 86_400_000).toFixed(1)} days`;
+  throw new CheckpointMismatchError(
+    `batch ${entry.batchId} of query ${rt.plan.name} waits for its replay since ${new Date(entry.batchTimestampMs).toISOString()} (${days(ageMs)}), longer than ${what} (${days(retentionMs)}): ` +
+      `${fix}, or start a new checkpoint location and backfill`,
+    { details: { batchId: entry.batchId, batchTimestampMs: entry.batchTimestampMs, ageMs, retentionMs } },
+  );
+}
+
+/**
+ * An idle pipeline's state outlives the idle time: when the last commit is older than the
+ * store's keepAliveAfterMs, the store rewrites what of the committed state would expire.
+ * Every scheduler calls it once at the start of a run, for every operator's whole state.
+ */
+export async function keepStateAlive(rt: QueryRuntime, last: CommitEntry | null, fence: LeaseHandle | undefined): Promise<void> {
+  const { state } = rt.deps;
+  if (!rt.operators.length || !last || !state.keepAlive || state.keepAliveAfterMs === undefined) return;
+  if (rt.clock.now() - last.committedAtMs < state.keepAliveAfterMs) return;
+  rt.log({ event: 'state-keep-alive', batchId: last.batchId, idleMs: rt.clock.now() - last.committedAtMs });
+  for (const o of rt.operators) await state.keepAlive(o.op.spec, last.batchId, fence);
+}

@@ -1,0 +1,144 @@
+/**
+ * A query made ready to run, the same for every scheduler: its operators built from the plan's
+ * operator chain, its sources with their rate limits, its output columns, its stateful shape
+ * and fingerprint, and the static tables of a run. Nothing here decides a batch or has an effect.
+ */
+import { createHash } from 'node:crypto';
+import { SluiceError } from '../errors';
+import { JoinTables, planStages } from '../join';
+import { createOperator, type StatefulOperator } from '../operators/operator';
+import type { Clock, Json, OutputColumnType, ReadOptions, Row, SinkContext, Source } from '../ports';
+import { systemClock } from '../ports';
+import { type ChainedOperator, type ColumnInfo, columnsAfter, operatorChain, outputColumns, type QueryPlan, statefulShape } from '../query';
+import { applyStages, applyStagesAsync, hasJoin, type StageResult } from '../rows';
+import { WatermarkPolicy } from '../watermark';
+import type { ExecutorDeps } from './types';
+
+/** A stateful operator of the plan, built, with what it receives (its columns, its event-time columns) and the stages after it. */
+export interface RunningOperator {
+  readonly op: StatefulOperator;
+  readonly chained: ChainedOperator;
+}
+
+export class QueryRuntime {
+  readonly plan: QueryPlan;
+  /** The stateful operators in plan order (op0, op1, ...). */
+  readonly operators: readonly RunningOperator[];
+  readonly outColumns: readonly ColumnInfo[];
+  readonly clock: Clock;
+  readonly shape: Json;
+  readonly fingerprint: string;
+  readonly log: (event: Record<string, unknown>) => void;
+  readonly watermarks: WatermarkPolicy;
+  readonly readOptions: ReadOptions;
+  /** The query's sources: the first, then those of plan.inputs; each with its own rate limits. */
+  readonly sources: readonly Source[];
+  readonly limits: readonly QueryPlan['limits'][];
+  /** RunReport.warnings: the same for every run of the plan. */
+  readonly warnings: readonly string[];
+  /** The run's static tables when the plan joins one (its stages then run on the async path). */
+  private joins: JoinTables | null = null;
+
+  constructor(readonly deps: ExecutorDeps) {
+    this.plan = deps.plan;
+    this.clock = deps.clock ?? systemClock;
+    this.log = deps.log ?? (() => undefined);
+    this.shape = statefulShape(this.plan);
+    this.fingerprint = shapeFingerprint(this.shape);
+    this.watermarks = new WatermarkPolicy(this.plan);
+    // each operator with its own input columns and event-time columns (its marks)
+    this.operators = operatorChain(this.plan).operators.map((chained) => ({
+      chained,
+      op: createOperator(chained.spec, { operatorId: chained.operatorId, outputMode: this.plan.outputMode, inputColumns: chained.inputColumns, watermarks: chained.marks, statePartitions: this.plan.statePartitions, join: chained.join }),
+    }));
+    this.outColumns = columnsAfter(outputColumns(this.plan), this.plan.post);
+    this.readOptions = { columns: columnsRead(this.plan, deps.lateRows !== undefined) };
+    JoinTables.check(this.plan, deps.staticTables);
+    const inputs = this.plan.inputs ?? [];
+    if ((deps.inputSources?.length ?? 0) !== inputs.length) {
+      throw new SluiceError(`query ${this.plan.name} joins ${inputs.length} other stream(s) (${inputs.map((i) => i.name).join(', ') || 'none'}) but the executor was given ${deps.inputSources?.length ?? 0} input source(s): pass one Source per input in inputSources`, { retriable: false });
+    }
+    this.sources = [deps.source, ...(deps.inputSources ?? [])];
+    this.limits = [this.plan.limits, ...inputs.map((i) => i.limits)];
+    this.warnings = stateWarnings(this.plan, this.operators.map((o) => o.chained));
+  }
+
+  /** Opens the static tables at the start of every run (or task): a new run sees each table as it is now. */
+  openStaticTables(): void {
+    if (hasJoin(planStages(this.plan))) this.joins = new JoinTables(this.deps.staticTables);
+  }
+
+  /** Stateless stages over a chunk: the sync path, or the async one when the plan joins a static table. */
+  runStages(stages: QueryPlan['stages'], rows: readonly Row[]): StageResult | Promise<StageResult> {
+    return this.joins && hasJoin(stages) ? applyStagesAsync(stages, rows, this.joins) : applyStages(stages, rows);
+  }
+
+  /** Whether some operator can emit or evict in a batch without data. */
+  get runsNoDataBatches(): boolean {
+    return this.operators.some((o) => o.op.runsNoDataBatches);
+  }
+
+  /** What the sink is told of the output: its columns and their types, the grouping keys. */
+  get sinkContext(): Omit<SinkContext, 'queryId'> {
+    const stateful = this.operators.length ? this.operators[this.operators.length - 1].chained.spec : null;
+    const keyColumns =
+      stateful && stateful.kind === 'aggregate'
+        ? stateful.keys.map((k) => (k.kind === 'column' ? k.name : k.kind === 'window' ? 'window' : 'session_window'))
+        : [];
+    const columnTypes = outputColumnTypes(this.plan);
+    return { queryName: this.plan.name, outputMode: this.plan.outputMode, columns: this.outColumns.map((c) => c.name), columnTypes, keyColumns };
+  }
+}
+
+/**
+ * The type of each column a plan emits (after its post stages), by name: the window and session
+ * keys are WINDOW (their rows hold `{start, end}`), unless a later stage replaced the column.
+ */
+export function outputColumnTypes(plan: QueryPlan): Record<string, OutputColumnType> {
+  const out: Record<string, OutputColumnType> = {};
+  for (const c of columnsAfter(outputColumns(plan), plan.post)) out[c.name] = c.window ? 'WINDOW' : c.type;
+  return out;
+}
+
+/**
+ * The source columns a plan reads, when they are known: an aggregation behind watermarks only
+ * reads its keys, its aggregated columns and its watermark columns. Undefined (all columns) when
+ * a stage runs user code over whole rows (filter, withColumn), for deduplication and stateless
+ * queries (they emit input rows), and when late rows are written out whole.
+ */
+export function columnsRead(plan: QueryPlan, writesLateRows: boolean): string[] | undefined {
+  const stateful = plan.stateful;
+  if (writesLateRows || !stateful || stateful.kind !== 'aggregate') return undefined;
+  const cols = new Set<string>();
+  for (const stage of plan.stages) {
+    if (stage.kind !== 'watermark') return undefined;
+    cols.add(stage.column);
+  }
+  for (const k of stateful.keys) cols.add(k.kind === 'column' ? k.name : k.column);
+  for (const a of stateful.aggs) if (a.column !== undefined && a.column !== '*') cols.add(a.column);
+  return plan.source.schema.columns.map((c) => c.name).filter((c) => cols.has(c));
+}
+
+export function shapeFingerprint(shape: Json): string {
+  return createHash('sha256').update(JSON.stringify(shape)).digest('hex').slice(0, 32);
+}
+
+/**
+ * The run report's warnings about state that nothing removes: each side of a stream-stream join
+ * without a state watermark (no event-time key and no usable time range: FORMAT-2 "State
+ * watermarks") keeps every row it buffers.
+ */
+export function stateWarnings(plan: QueryPlan, chain: readonly ChainedOperator[]): string[] {
+  const out: string[] = [];
+  for (const o of chain) {
+    if (o.spec.kind !== 'streamJoin' || !o.join) continue;
+    const input = plan.inputs?.[o.spec.input]?.name ?? `input ${o.spec.input + 2}`;
+    const sides = [o.join.leftRemoval === null ? 'left' : null, o.join.rightRemoval === null ? `right (${input})` : null].filter((x): x is string => x !== null);
+    if (!sides.length) continue;
+    out.push(
+      `the stream-stream join ${o.operatorId} with ${input} keeps every row of its ${sides.join(' and ')} side${sides.length > 1 ? 's' : ''} in state, so its state grows forever: ` +
+        'put withWatermark on both inputs and join on an event-time column (a window) or add a timeRange between the two event-time columns with both bounds',
+    );
+  }
+  return out;
+}

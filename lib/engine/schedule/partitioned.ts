@@ -1,0 +1,398 @@
+/**
+ * The partitioned scheduler: one availableNow run split into tasks that separate processes run
+ * (worker threads locally, Lambdas under a Step Functions state machine on AWS). It composes the
+ * single scheduler's parts (run/: the planner decides every batch, run/batch.ts computes, the
+ * committer applies the effects, the reporter writes the record), so a rule holds for both:
+ *
+ *   plan ─▶ read × S ─▶ partition × P ─▶ commit ─▶ plan ─▶ ... ─▶ plan says done
+ *
+ *   plan       takes the lease (once per run), recovers and keeps idle state alive (the run's
+ *              first plan), asks the planner for the next batch (it writes offsets/N, or says
+ *              stop) with the planner's state kept in the run's record, and writes the batch's
+ *              task plan (N/plan)
+ *   read k     reads split k of the batch (a contiguous group of its files or shards), runs the
+ *              stateless stages, pre-aggregates or routes each row to the state partition that
+ *              owns its key and writes N/read/k/<p>, then N/read/k/meta (written last: done)
+ *   partition  merges the splits' rows of its partition, runs the operator against its own
+ *     p        partition of the state, commits that partition's version N, then writes N/out/p:
+ *              a partition that wrote it does nothing on a retry; one that crashed before
+ *              redoes the batch from version N−1, which a commit of N never hides
+ *   commit     gathers the tasks' outputs and hands the batch to the committer: dead letters,
+ *              late rows, the sink (one writer per batch), progress/N, commits/N; renews the lease
+ *
+ * A plan that cannot be split by key (several stateful operators, a stream-stream join) runs each
+ * batch in one partition task that computes the whole batch (mode `whole`). A stateless query has
+ * no partition tasks: the commit writes the read tasks' rows in split order. Each task builds its
+ * state from the checkpoint and the shuffle: nothing is kept in memory between tasks.
+ */
+import { SluiceError } from '../errors';
+import type { Json, OffsetEntry, OutputRow, Row, ShuffleStore, StateStore } from '../ports';
+import { toOutputRow } from '../rows';
+import { beginOperators, computeBatch, emptyRead, operatorBatch, runOperators, stagedChunks, type BatchRead } from '../run/batch';
+import { BatchCommitter, lateRecords, storeStats, type BatchOutcome } from '../run/committer';
+import { BatchPlanner, newRunState } from '../run/planner';
+import { movesNoSource } from '../run/position';
+import { keepStateAlive, recover } from '../run/recovery';
+import { changeFigures, diffStats, sumStats } from '../run/reporter';
+import { QueryRuntime } from '../run/runtime';
+import type { ExecutorDeps, ExecutorOptions } from '../run/types';
+import { EventTimeStats, MaxEventTimes } from '../watermark';
+import { type BatchTasks, type PartitionOut, type ReadMeta, type RunRecord, taskCodec } from './task-records';
+
+export interface PartitionedDeps extends ExecutorDeps {
+  readonly shuffle: ShuffleStore;
+}
+
+export interface PartitionedOptions extends ExecutorOptions {
+  /** At most this many read tasks per batch (one a file at most). Default 8. */
+  readonly maxSplits?: number;
+}
+
+/** What the plan task answers (the state machine's $.plan). */
+export interface PlanResult {
+  readonly runId: string;
+  readonly batchId: number;
+  readonly done: boolean;
+  readonly splits: Array<{ readonly split: number }>;
+  readonly partitions: Array<{ readonly partition: number }>;
+  /** When done: why, and the batches the run committed (firstBatch up to batchId, excluded), for its summary. */
+  readonly stoppedBy?: 'done' | 'lease-held';
+  readonly firstBatch?: number;
+  readonly startedAtMs?: number;
+}
+
+/** What the commit task answers (the state machine's $.commit): always back to plan, which decides. */
+export interface CommitResult {
+  readonly runId: string;
+  readonly batchId: number;
+  readonly more: boolean;
+}
+
+export class PartitionedRun {
+  private readonly rt: QueryRuntime;
+  private readonly planner: BatchPlanner;
+  private readonly committer: BatchCommitter;
+  private readonly shuffle: ShuffleStore;
+  private readonly maxSplits: number;
+  private readonly leaseMs: number;
+
+  constructor(private readonly deps: PartitionedDeps, options: PartitionedOptions = {}) {
+    this.rt = new QueryRuntime(deps);
+    this.shuffle = deps.shuffle;
+    this.planner = new BatchPlanner(this.rt);
+    this.committer = new BatchCommitter(this.rt, { retainBatches: options.retainBatches, purgeAlso: (keepFrom) => this.shuffle.purgeBelow(keepFrom) });
+    this.leaseMs = options.leaseDurationMs ?? 15 * 60_000;
+    this.maxSplits = options.maxSplits ?? 8;
+    if (!Number.isInteger(this.maxSplits) || this.maxSplits < 1) throw new SluiceError(`maxSplits ${options.maxSplits} must be a positive integer`, { retriable: false });
+  }
+
+  /** Whether batches split into read and partition tasks: one stateful operator that routes rows by key, or none. */
+  private get mode(): BatchTasks['mode'] {
+    const { operators, plan } = this.rt;
+    if (operators.length === 0) return (plan.inputs ?? []).length ? 'whole' : 'stateless';
+    if (operators.length === 1 && !(plan.inputs ?? []).length && operators[0].op.partitionOf) return 'partitioned';
+    return 'whole';
+  }
+
+  // ------------------------------------------------------------------------------------ plan
+
+  async planTask(runId: string): Promise<PlanResult> {
+    const { rt } = this;
+    rt.openStaticTables();
+    let run = await this.runRecord(runId);
+    if (run?.done) return this.finished(runId, run.endBatch ?? -1, run);
+    if (!run) {
+      const lease = this.deps.lease ? await this.deps.lease.acquire(runId, this.leaseMs) : null;
+      if (this.deps.lease && !lease) {
+        rt.log({ event: 'lease-held', query: rt.plan.name, runId });
+        return { ...this.finished(runId, -1), stoppedBy: 'lease-held' };
+      }
+      run = { runId, lease, startedAtMs: rt.clock.now(), planner: newRunState() };
+    } else if (run.lease && this.deps.lease) {
+      run = { ...run, lease: await this.deps.lease.renew(run.lease, this.leaseMs) };
+    }
+    const { head, last, progress } = await recover(rt);
+    if (run.firstBatch === undefined) {
+      // the run's first plan: what every run does before its first batch
+      await keepStateAlive(rt, last, run.lease ?? undefined);
+      run = { ...run, firstBatch: progress.nextBatchId };
+    }
+    const planner = { ...run.planner };
+    const next = await this.planner.next(progress, planner, { latestOffsetBatch: head.latestOffsetBatch, deadlineNear: () => false });
+    if (next.kind === 'stop') {
+      await this.writeRun({ ...run, planner, done: true, endBatch: progress.nextBatchId });
+      if (run.lease && this.deps.lease) await this.deps.lease.release(run.lease);
+      return this.finished(runId, progress.nextBatchId, run);
+    }
+    await this.writeRun({ ...run, planner, batch: { batchId: next.entry.batchId, replay: next.replay, start: next.start } });
+    const tasks = await this.tasksOf(next.entry);
+    return { runId, batchId: tasks.batchId, done: false, splits: Array.from({ length: tasks.splits }, (_, split) => ({ split })), partitions: tasks.partitions.map((partition) => ({ partition })) };
+  }
+
+  /** The batch's tasks: planned once (N/plan), the same on a replay. */
+  private async tasksOf(entry: OffsetEntry): Promise<BatchTasks> {
+    const key = `${entry.batchId}/plan`;
+    const text = await this.shuffle.get(key);
+    if (text !== null) return taskCodec.tasks.decode(key, text);
+    const { rt } = this;
+    const noData = movesNoSource(entry, rt.sources.length);
+    const mode = this.mode;
+    const src = rt.sources[0];
+    const start = entry.startOffsets[0] ?? null;
+    const end = entry.offsets[0] ?? null;
+    const splits = noData || mode === 'whole' || end === null ? 0 : src.planSplits ? await src.planSplits(entry.batchId, start, end, this.maxSplits) : 1;
+    const partitions = mode === 'stateless' ? [] : mode === 'whole' ? [0] : Array.from({ length: rt.plan.statePartitions }, (_, p) => p);
+    const partials = mode === 'partitioned' && rt.operators[0].op.beginPartials !== undefined;
+    const tasks: BatchTasks = { batchId: entry.batchId, mode, splits, partitions, ...(partials ? { partials } : {}) };
+    await this.shuffle.put(key, taskCodec.tasks.encode(tasks));
+    return tasks;
+  }
+
+  private finished(runId: string, batchId: number, run?: RunRecord): PlanResult {
+    return {
+      runId, batchId, done: true, splits: [], partitions: [],
+      ...(run ? { stoppedBy: 'done' as const, ...(run.firstBatch !== undefined ? { firstBatch: run.firstBatch } : {}), startedAtMs: run.startedAtMs } : {}),
+    };
+  }
+
+  // ------------------------------------------------------------------------------------ read
+
+  async readTask(runId: string, batchId: number, split: number): Promise<{ ok: true }> {
+    const { rt } = this;
+    rt.openStaticTables();
+    await this.runLease(runId);
+    if (await this.shuffle.get(`${batchId}/read/${split}/meta`)) return { ok: true };
+    const entry = await this.offsets(batchId);
+    const tasks = await this.tasks(batchId);
+    if (split < 0 || split >= tasks.splits) throw new SluiceError(`batch ${batchId} has ${tasks.splits} read tasks, not a split ${split}`, { retriable: false });
+    const read = emptyRead();
+    const byPartition = new Map<number, Row[]>();
+    const out: OutputRow[] = [];
+    const op = rt.operators[0]?.op;
+    // pre-aggregation: the batch's groups of this split, with the first operator's watermarks
+    const pre = tasks.partials ? op!.beginPartials!(operatorBatch(rt, entry, 0)) : null;
+    for await (const rows of stagedChunks(rt, entry, read, 0, { index: split, count: tasks.splits })) {
+      if (tasks.mode === 'stateless') {
+        for (const r of (await rt.runStages(rt.plan.post, rows)).rows) out.push(toOutputRow(r, rt.outColumns));
+      } else if (pre) pre.add(rows);
+      else {
+        for (const r of rows) {
+          const p = op!.partitionOf!(r);
+          let list = byPartition.get(p);
+          if (!list) byPartition.set(p, (list = []));
+          list.push(r);
+        }
+      }
+    }
+    let late: { late: number; lateRecords: Json[] } | null = null;
+    const partials = new Map<number, Json[]>();
+    if (pre) {
+      const taken = pre.take();
+      for (const [p, entries] of taken.partials) partials.set(p, entries);
+      late = { late: taken.late.length, lateRecords: this.deps.lateRows ? lateRecords(rt, entry, 0, taken.late) : [] };
+    }
+    for (const [p, rows] of byPartition) await this.shuffle.put(`${batchId}/read/${split}/${p}`, taskCodec.rows.encode(rows));
+    for (const [p, entries] of partials) await this.shuffle.put(`${batchId}/read/${split}/${p}`, taskCodec.partials.encode(entries));
+    if (tasks.mode === 'stateless') await this.shuffle.put(`${batchId}/read/${split}/out`, taskCodec.rows.encode(out));
+    // last: the meta says the task is done
+    const written = [...byPartition.keys(), ...partials.keys()].sort((a, b) => a - b);
+    await this.shuffle.put(`${batchId}/read/${split}/meta`, taskCodec.readMeta.encode({ ...readMeta(read, written), ...(late ?? {}) }));
+    return { ok: true };
+  }
+
+  // ------------------------------------------------------------------------------- partition
+
+  async partitionTask(runId: string, batchId: number, partition: number): Promise<{ ok: true }> {
+    const { rt } = this;
+    rt.openStaticTables();
+    const fence = await this.runLease(runId);
+    if (await this.shuffle.get(`${batchId}/out/${partition}`)) return { ok: true };
+    const entry = await this.offsets(batchId);
+    const tasks = await this.tasks(batchId);
+    if (!tasks.partitions.includes(partition)) throw new SluiceError(`batch ${batchId} has no partition task ${partition} (it has ${tasks.partitions.join(', ') || 'none'})`, { retriable: false });
+    const statsBefore = storeStats(rt);
+    let read: BatchRead | null = null;
+    let computed: { rows: OutputRow[]; perOperator: Awaited<ReturnType<typeof runOperators>>['perOperator'] };
+    if (tasks.mode === 'whole') {
+      // the whole batch in this task: read (every input) and every operator, the state unscoped
+      const whole = await computeBatch(rt, entry, movesNoSource(entry, rt.sources.length), this.deps.state);
+      read = whole.read;
+      computed = { rows: whole.output, perOperator: whole.perOperator };
+    } else {
+      const accs = beginOperators(rt, entry);
+      for (let k = 0; k < tasks.splits; k++) {
+        const meta = await this.readMeta(batchId, k);
+        if (!meta) throw new SluiceError(`read task ${k} of batch ${batchId} has not finished, so partition ${partition} cannot merge it: run the read tasks first (the state machine does)`, { retriable: true });
+        if (!meta.partitions.includes(partition)) continue;
+        const key = `${batchId}/read/${k}/${partition}`;
+        const text = await this.shuffle.get(key);
+        if (text === null) throw new SluiceError(`shuffle ${key} is missing though its read task's meta lists it: the shuffle was deleted under a running batch`, { retriable: false });
+        if (tasks.partials) accs[0].addPartials!(taskCodec.partials.decode(key, text));
+        else accs[0].add(taskCodec.rows.decode(key, text));
+      }
+      const result = await runOperators(rt, accs, entry, emptyRead(), scopedState(this.deps.state, [partition]));
+      computed = { rows: result.rows.map((r) => toOutputRow(r, rt.outColumns)), perOperator: result.perOperator };
+    }
+    const scope = tasks.mode === 'whole' ? undefined : [partition];
+    const { state } = this.deps;
+    const { perOperator } = computed;
+    if (state.check) {
+      for (let i = 0; i < rt.operators.length; i++) if (perOperator[i].changes.length) await state.check(rt.operators[i].op.spec, batchId, perOperator[i].changes);
+    }
+    const commitTimeMs: number[] = [];
+    for (let i = 0; i < rt.operators.length; i++) {
+      const t = rt.clock.now();
+      if (perOperator[i].changes.length) await state.commit(rt.operators[i].op.spec, batchId, perOperator[i].changes, fence, scope);
+      commitTimeMs.push(rt.clock.now() - t);
+    }
+    const figures = perOperator.map((o) => changeFigures(o.changes));
+    const out: PartitionOut = {
+      rows: computed.rows,
+      stateRowsDelta: perOperator.map((o) => o.stateRowsDelta),
+      late: perOperator.map((o) => o.late.length),
+      lateRecords: this.deps.lateRows ? perOperator.flatMap((o, i) => lateRecords(rt, entry, i, o.late, o.lateRightFrom)) : [],
+      updated: figures.map((f) => f.updated),
+      removed: figures.map((f) => f.removed),
+      bytes: figures.map((f) => f.bytes),
+      commitTimeMs,
+      storeStats: diffStats(statsBefore, storeStats(rt)),
+      ...(read ? { read: readMeta(read, []) } : {}),
+    };
+    // after the state commit: its presence says the partition is done for N
+    await this.shuffle.put(`${batchId}/out/${partition}`, taskCodec.partitionOut.encode(out));
+    return { ok: true };
+  }
+
+  // ---------------------------------------------------------------------------------- commit
+
+  async commitTask(runId: string, batchId: number): Promise<CommitResult> {
+    const { rt } = this;
+    rt.openStaticTables();
+    const fence = await this.runLease(runId);
+    const computeStartMs = rt.clock.now();
+    const { progress, head, queryId } = await recover(rt);
+    if (head.latestCommitBatch >= batchId) return { runId, batchId, more: true };
+    if (progress.nextBatchId !== batchId) throw new SluiceError(`batch ${batchId} cannot commit: the checkpoint's next batch is ${progress.nextBatchId}`, { retriable: false });
+    const entry = await this.offsets(batchId);
+    const tasks = await this.tasks(batchId);
+    const outs: PartitionOut[] = [];
+    for (const p of tasks.partitions) {
+      const key = `${batchId}/out/${p}`;
+      const text = await this.shuffle.get(key);
+      if (text === null) throw new SluiceError(`partition task ${p} of batch ${batchId} has not finished, so the batch cannot commit: run the partition tasks first (the state machine does)`, { retriable: true });
+      outs.push(taskCodec.partitionOut.decode(key, text));
+    }
+    const metas: ReadMeta[] = [];
+    if (tasks.mode === 'whole') metas.push(outs[0].read!);
+    for (let k = 0; k < tasks.splits; k++) {
+      const meta = await this.readMeta(batchId, k);
+      if (!meta) throw new SluiceError(`read task ${k} of batch ${batchId} has not finished, so the batch cannot commit`, { retriable: true });
+      metas.push(meta);
+    }
+    let rows: OutputRow[] = [];
+    if (tasks.mode === 'stateless') {
+      for (let k = 0; k < tasks.splits; k++) {
+        const key = `${batchId}/read/${k}/out`;
+        rows = rows.concat(taskCodec.rows.decode(key, (await this.shuffle.get(key)) ?? '[]') as OutputRow[]);
+      }
+    } else for (const o of outs) rows = rows.concat(o.rows);
+    const sum = (f: (o: PartitionOut) => number[], i: number) => outs.reduce((a, o) => a + (f(o)[i] ?? 0), 0);
+    const outcome: BatchOutcome = {
+      read: mergeReads(metas),
+      output: { rows },
+      // (a pre-aggregating read task drops the first operator's late rows itself)
+      operators: rt.operators.map((_, i) => ({ stateRowsDelta: sum((o) => o.stateRowsDelta, i), dropped: sum((o) => o.late, i) + (i === 0 ? metas.reduce((a, m) => a + (m.late ?? 0), 0) : 0) })),
+      lateRecords: [...metas.flatMap((m) => m.lateRecords ?? []), ...outs.flatMap((o) => o.lateRecords)],
+      state: {
+        kind: 'committed',
+        figures: rt.operators.map((_, i) => ({ updated: sum((o) => o.updated, i), removed: sum((o) => o.removed, i), bytes: sum((o) => o.bytes, i), commitTimeMs: sum((o) => o.commitTimeMs, i) })),
+        storeStats: sumStats(outs.map((o) => o.storeStats)),
+      },
+    };
+    const run = await this.runRecord(runId);
+    const planned = run?.batch?.batchId === batchId ? run.batch : null;
+    const batch = { entry, replay: planned?.replay ?? false, noData: movesNoSource(entry, rt.sources.length), start: planned?.start ?? { startedAtMs: computeStartMs } };
+    await this.committer.commit(batch, progress, outcome, { queryId, runId, fence, computeStartMs, computedAtMs: rt.clock.now(), collectRows: false });
+    if (run?.lease && this.deps.lease && run.lease.expiresAtMs - rt.clock.now() < this.leaseMs / 2) {
+      await this.writeRun({ ...run, lease: await this.deps.lease.renew(run.lease, this.leaseMs) });
+    }
+    return { runId, batchId, more: true };
+  }
+
+  // --------------------------------------------------------------------------------- helpers
+
+  /** The run's lease, for the fencing of this task's writes. */
+  private async runLease(runId: string) {
+    return (await this.runRecord(runId))?.lease ?? undefined;
+  }
+
+  private async runRecord(runId: string): Promise<RunRecord | null> {
+    const key = `runs/${runId}`;
+    const text = await this.shuffle.get(key);
+    return text === null ? null : taskCodec.run.decode(key, text);
+  }
+
+  private async writeRun(run: RunRecord): Promise<void> {
+    await this.shuffle.put(`runs/${run.runId}`, taskCodec.run.encode(run));
+  }
+
+  private async readMeta(batchId: number, split: number): Promise<ReadMeta | null> {
+    const key = `${batchId}/read/${split}/meta`;
+    const text = await this.shuffle.get(key);
+    return text === null ? null : taskCodec.readMeta.decode(key, text);
+  }
+
+  private async offsets(batchId: number): Promise<OffsetEntry> {
+    const entry = await this.deps.checkpoint.readOffsets(batchId);
+    if (!entry) throw new SluiceError(`batch ${batchId} has no offsets/${batchId} in ${this.deps.checkpoint.description}: its plan task has not run`, { retriable: false });
+    return entry;
+  }
+
+  private async tasks(batchId: number): Promise<BatchTasks> {
+    const key = `${batchId}/plan`;
+    const text = await this.shuffle.get(key);
+    if (text === null) throw new SluiceError(`batch ${batchId} has no task plan (shuffle ${key}): its plan task has not run`, { retriable: false });
+    return taskCodec.tasks.decode(key, text);
+  }
+}
+
+/** A state store seen by one partition task: eviction, complete mode and commits scoped to its partitions. */
+export function scopedState(state: StateStore, partitions: readonly number[]): StateStore {
+  return {
+    description: state.description,
+    get: (op, keys, version) => state.get(op, keys, version),
+    expired: (op, wm, version) => state.expired(op, wm, version, partitions),
+    all: (op, version) => state.all(op, version, partitions),
+    count: (op, version) => state.count(op, version),
+    commit: (op, version, changes, fence) => state.commit(op, version, changes, fence, partitions),
+    ...(state.check ? { check: (op, version, changes) => state.check!(op, version, changes) } : {}),
+    retentionMs: state.retentionMs,
+  };
+}
+
+function readMeta(read: BatchRead, partitions: number[]): ReadMeta {
+  const s = read.maxEventTimes.stats;
+  return {
+    numInputRows: read.numInputRows,
+    perSource: [...read.perSource],
+    bytes: read.bytes,
+    deadLetters: read.deadLetters,
+    maxEventTimes: [...read.maxEventTimes.entries()],
+    stats: { min: s.count ? s.min : 0, max: s.count ? s.max : 0, count: s.count, base: s.base, sum: s.sum },
+    partitions,
+  };
+}
+
+/** The read tasks' figures as one read: counts summed, dead letters in split order, each watermark stage's maximum. */
+function mergeReads(metas: readonly ReadMeta[]): BatchRead {
+  const read = emptyRead();
+  const max = new MaxEventTimes();
+  for (const m of metas) {
+    read.numInputRows += m.numInputRows;
+    read.bytes += m.bytes;
+    m.perSource.forEach((n, i) => (read.perSource[i] = (read.perSource[i] ?? 0) + (n ?? 0)));
+    for (const d of m.deadLetters) read.deadLetters.push(d);
+    max.observe(new Map(m.maxEventTimes), Object.assign(new EventTimeStats(), m.stats.count ? m.stats : { min: Infinity, max: -Infinity, count: 0, base: 0, sum: 0 }));
+  }
+  return { ...read, maxEventTimes: max };
+}
