@@ -154,6 +154,12 @@ export interface QueryMetadata {
   readonly shapeFingerprint: string;
   /** The state partitions fixed when the checkpoint was created (absent: 1). */
   readonly statePartitions?: number;
+  /**
+   * Each input's identity when the checkpoint was created (Source.description: s3://bucket/prefix,
+   * kinesis://stream), in plan order: a run on other inputs is refused, as the offsets are theirs.
+   * Absent in checkpoints created before sluice recorded it.
+   */
+  readonly sources?: string[];
 }
 
 /** The head of a checkpoint: what a run needs to know to start. */

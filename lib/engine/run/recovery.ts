@@ -30,6 +30,7 @@ export async function recover(rt: QueryRuntime): Promise<Recovered> {
     if (!last) throw new CheckpointMismatchError(`checkpoint ${checkpoint.description} lists commits/${head.latestCommitBatch} but it cannot be read: restore it from a backup or start a new checkpoint location`);
   }
   const queryId = await checkShape(rt, last, head.metadata);
+  checkSources(rt, head.metadata);
   return { head, last, queryId, progress: progressAfter(last, head.latestCommitBatch, rt.operators.length, rt.sources.length) };
 }
 
@@ -64,8 +65,27 @@ async function checkShape(rt: QueryRuntime, last: CommitEntry | null, meta: Chec
     shape: rt.shape,
     shapeFingerprint: rt.fingerprint,
     ...(plan.statePartitions > 1 ? { statePartitions: plan.statePartitions } : {}),
+    sources: rt.sources.map((s) => s.description),
   });
   return id;
+}
+
+/**
+ * Refuses a checkpoint created for other inputs: its offsets are positions in those (a landing
+ * prefix's last key, a stream's sequence numbers), so another prefix or stream would be read from
+ * the wrong place, skipping what sorts before it without a word.
+ */
+function checkSources(rt: QueryRuntime, meta: CheckpointHead['metadata']): void {
+  const stored = meta?.sources;
+  if (!stored) return;
+  const now = rt.sources.map((s) => s.description);
+  if (stored.length === now.length && stored.every((s, i) => s === now[i])) return;
+  const list = (xs: readonly string[]) => xs.join(', ');
+  throw new CheckpointMismatchError(
+    `query ${rt.plan.name} reads ${list(now)}, but its checkpoint ${rt.deps.checkpoint.description} was created for ${list(stored)}, and its offsets are positions in those inputs: ` +
+      `run it on ${list(stored)} again, or give it a new checkpoint location (--checkpoint) for the new input${now.length > 1 ? 's' : ''}`,
+    { details: { stored, given: now } },
+  );
 }
 
 /**
