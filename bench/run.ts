@@ -43,7 +43,7 @@ import { compileLineParser } from '../lib/engine/json-scan';
 import { MicroBatchExecutor, type RunReport } from '../lib/engine/executor';
 import { InMemoryFileSource, InMemoryStateStore } from '../lib/engine/testing/memory';
 import type { Sink } from '../lib/engine/ports';
-import { readStream } from '../lib/engine/query';
+import { readStream } from '../lib/engine/query/reader';
 import { PlainCheckpoint, PlainStateStore } from './plain-ports';
 import { parseJsonLine, parseSchema } from '../lib/engine/schema';
 import { CountingSink, MB, MemorySampler, peakRssBytes, sumService, describeCounts } from './counting';

@@ -14,7 +14,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { InvalidOptionError } from '../engine/errors';
-import type { QueryPlan } from '../engine/query';
+import type { QueryPlan } from '../engine/plan/types';
 import type { RunReport } from '../engine/executor';
 import { createClients } from '../aws/clients';
 import type { AwsConnection } from '../aws/config';

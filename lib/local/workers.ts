@@ -9,7 +9,7 @@ import { Worker } from 'node:worker_threads';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InjectedCrash, InvalidOptionError, SluiceError } from '../engine/errors';
-import type { QueryPlan } from '../engine/query';
+import type { QueryPlan } from '../engine/plan/types';
 import type { TaskEvent, TaskHandler, TaskResult } from '../engine/partitioned';
 import type { AwsConnection } from '../aws/config';
 import type { PipelineConfig } from '../aws/pipeline';

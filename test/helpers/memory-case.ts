@@ -10,7 +10,7 @@ import { MicroBatchExecutor } from '../../lib/engine/executor';
 import { InjectedCrash } from '../../lib/engine/errors';
 import { PartitionedRun, partitionedRunReport, partitionedTasks, runPartitioned } from '../../lib/engine/partitioned';
 import type { Clock } from '../../lib/engine/ports';
-import type { QueryPlan } from '../../lib/engine/query';
+import type { QueryPlan } from '../../lib/engine/plan/types';
 import { CrashInjector, crashingAt, type CrashPlan } from '../../lib/engine/testing/crash';
 import { InMemoryCheckpoint, InMemoryFileSource, InMemoryLease, InMemoryShuffle, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 

@@ -9,7 +9,7 @@ import { InjectedCrash } from '../../lib/engine/errors';
 import { ExecutorDeps, MicroBatchExecutor, RunReport } from '../../lib/engine/executor';
 import { InMemoryCheckpoint, InMemoryDeadLetters, InMemoryFileSource, InMemoryLease, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 import type { Clock, Source } from '../../lib/engine/ports';
-import type { QueryPlan } from '../../lib/engine/query';
+import type { QueryPlan } from '../../lib/engine/plan/types';
 
 export type Event = Record<string, unknown>;
 

@@ -6,7 +6,8 @@
 import { MicroBatchExecutor, type ConsumptionMeter, type RunConsumption } from '../../lib/engine/executor';
 import type { StreamingProgress } from '../../lib/engine/progress';
 import type { Json, StateChange } from '../../lib/engine/ports';
-import { count, readStream, sum, window } from '../../lib/engine/query';
+import { count, sum, window } from '../../lib/engine/query/functions';
+import { readStream } from '../../lib/engine/query/reader';
 import { createTestRunner } from './engine-factories';
 import { InMemoryCheckpoint, InMemoryDeadLetters, InMemoryFileSource, InMemoryLease, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 

@@ -6,7 +6,8 @@
 import { columnsRead, MicroBatchExecutor } from '../../lib/engine/executor';
 import { InMemoryCheckpoint, InMemoryDeadLetters, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 import type { OperatorStateSpec } from '../../lib/engine/ports';
-import { count, readStream, sum, window } from '../../lib/engine/query';
+import { count, sum, window } from '../../lib/engine/query/functions';
+import { readStream } from '../../lib/engine/query/reader';
 
 const schema = 'user STRING, country STRING, device INT, event_time TIMESTAMP, amount DOUBLE';
 const src = () => readStream.format('json').schema(schema).load();

@@ -8,7 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MicroBatchExecutor, type RunReport } from '../../lib/engine/executor';
-import { readStream, type QueryPlan } from '../../lib/engine/query';
+import type { QueryPlan } from '../../lib/engine/plan/types';
+import { readStream } from '../../lib/engine/query/reader';
 import type { OutputRow } from '../../lib/engine/ports';
 import { InMemoryCheckpoint, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 

@@ -22,7 +22,7 @@
  *     records) are redacted from both unless logDataValues is set (redact.ts).
  */
 import { Console } from 'node:console';
-import type { QueryPlan } from '../../engine/query';
+import type { QueryPlan } from '../../engine/plan/types';
 import type { RunReport } from '../../engine/executor';
 import type { StreamingProgress } from '../../engine/progress';
 import { InvalidOptionError, SluiceError } from '../../engine/errors';

@@ -23,7 +23,7 @@ import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import { partitionedRunReport, partitionedTasks, type PlanResult } from '../../engine/partitioned';
 import { DEFAULT_METRICS_NAMESPACE, emfBlock } from './emf';
 import { runSummaryOf } from './handler';
-import type { QueryPlan } from '../../engine/query';
+import type { QueryPlan } from '../../engine/plan/types';
 import type { TaskEvent, TaskHandler } from '../../scale/contract';
 import { createClients, type AwsClients } from '../clients';
 import type { AwsConnection } from '../config';
