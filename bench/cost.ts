@@ -22,7 +22,7 @@ import type { Consumption } from '../lib/aws/request/meter';
 import type { RunReport } from '../lib/engine/run/types';
 import type { StateChange } from '../lib/engine/ports';
 import { DynamoDbStateStore } from '../lib/aws/dynamodb/state-store';
-import type { QueryPlan } from '../lib/engine/query';
+import type { QueryPlan } from '../lib/engine/plan/types';
 import { ensureBucket, ensureStateTable } from '../lib/local/resources';
 import { startLocalStack } from '../lib/local/stack';
 import { benchPlan } from './query';

@@ -4,7 +4,7 @@
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { RunReport } from '../lib/engine/run/types';
-import type { QueryPlan } from '../lib/engine/query';
+import type { QueryPlan } from '../lib/engine/plan/types';
 import { createClients } from '../lib/aws/clients';
 import type { AwsConnection } from '../lib/aws/config';
 import { buildExecutor, type PipelineConfig } from '../lib/aws/pipeline';

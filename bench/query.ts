@@ -2,7 +2,9 @@
  * The benchmark's query: the windowed-totals example of reference/000, grouped by user as well,
  * over the generated events (bench/generate.ts).
  */
-import { count, readStream, sum, window, type QueryPlan } from '../lib/engine/query';
+import type { QueryPlan } from '../lib/engine/plan/types';
+import { count, sum, window } from '../lib/engine/query/functions';
+import { readStream } from '../lib/engine/query/reader';
 import { BENCH_SCHEMA } from './generate';
 
 export const WINDOW_MS = 10 * 60_000;

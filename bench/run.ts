@@ -44,7 +44,7 @@ import { MicroBatchExecutor } from '../lib/engine/schedule/single';
 import { type RunReport } from '../lib/engine/run/types';
 import { InMemoryFileSource, InMemoryStateStore } from '../lib/engine/testing/memory';
 import type { Sink } from '../lib/engine/ports';
-import { readStream } from '../lib/engine/query';
+import { readStream } from '../lib/engine/query/reader';
 import { PlainCheckpoint, PlainStateStore } from './plain-ports';
 import { parseJsonLine, parseSchema } from '../lib/engine/schema';
 import { CountingSink, MB, MemorySampler, peakRssBytes, sumService, describeCounts } from './counting';

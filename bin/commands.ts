@@ -9,7 +9,7 @@ import { parseCase } from '../lib/conformance/case';
 import { compareCase, CaseResult } from '../lib/conformance/results';
 import { parseCrashPlan } from '../lib/engine/testing/crash';
 import { InvalidOptionError } from '../lib/engine/errors';
-import type { QueryPlan } from '../lib/engine/query';
+import type { QueryPlan } from '../lib/engine/plan/types';
 import { connectionFromEnv, createClients } from '../lib/aws/clients';
 import type { AwsConnection } from '../lib/aws/config';
 import { buildExecutor, describeSink, parseS3Uri, parseSinkUri, PipelineConfig, S3Location, SinkLocation, SourceLocation } from '../lib/aws/pipeline';

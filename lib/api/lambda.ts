@@ -8,7 +8,7 @@
  *   import { windowedTotals } from './query';
  *   export const handler = createScheduledHandlerFromEnv(process.env, (env) => windowedTotals(env.outputMode));
  */
-import type { QueryPlan } from '../engine/query';
+import type { QueryPlan } from '../engine/plan/types';
 import { createScheduledHandler, failingHandler, lambdaEnvironmentFrom, type LambdaEnvironment, type ScheduledHandler, type ScheduledHandlerOptions } from '../aws/lambda/handler';
 
 export {

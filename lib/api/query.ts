@@ -4,8 +4,9 @@
  *
  *   import { readStream, window, sum, count } from 'sluice';
  */
+export { readStream, DataStreamReader } from '../engine/query/reader';
+export { StreamFrame, GroupedFrame, DataStreamWriter } from '../engine/query/frame';
 export {
-  readStream,
   window,
   sessionWindow,
   col,
@@ -22,43 +23,42 @@ export {
   windowStart,
   windowEnd,
   windowTime,
-  outputColumns,
   AggBuilder,
-  DataStreamReader,
-  DataStreamWriter,
-  GroupedFrame,
-  StreamFrame,
-  staticTable,
-  type AggArg,
-  type AggFn,
-  type AggSpec,
-  type AnyColumns,
-  type ColumnInfo,
-  type FrameColumns,
-  type GroupArg,
-  type GroupKey,
-  type InputRowOf,
-  type InputValue,
-  type OperatorStep,
-  type OutputMode,
-  type OutputRowOf,
-  type OutputValue,
-  type ProjectItem,
-  type QueryPlan,
-  type RowOf,
-  type SchemaColumns,
-  type SourceSpec,
-  type JoinOnArg,
-  type JoinPredicate,
-  type JoinedColumns,
-  type StaticJoinType,
-  type StaticTable,
-  type StaticTableSpec,
-  type StreamJoinType,
-  type StreamJoinedColumns,
-  type TimeRangeArg,
-  type PlanInput,
-} from '../engine/query';
+} from '../engine/query/functions';
+export { staticTable, type StaticTable } from '../engine/query/static-table';
+export type { TimeRangeArg } from '../engine/query/join-args';
+export type {
+  AggArg,
+  AnyColumns,
+  FrameColumns,
+  GroupArg,
+  InputRowOf,
+  InputValue,
+  OutputRowOf,
+  OutputValue,
+  RowOf,
+  SchemaColumns,
+  JoinOnArg,
+  JoinedColumns,
+  StreamJoinedColumns,
+} from '../engine/query/types';
+export type {
+  AggFn,
+  AggSpec,
+  GroupKey,
+  OperatorStep,
+  OutputMode,
+  ProjectItem,
+  QueryPlan,
+  SourceSpec,
+  JoinPredicate,
+  StaticJoinType,
+  StaticTableSpec,
+  StreamJoinType,
+  PlanInput,
+} from '../engine/plan/types';
+export { outputColumns } from '../engine/plan/chain';
+export type { ColumnInfo } from '../engine/plan/columns';
 export type { ColumnType, Schema } from '../engine/schema';
 export type { Json, OutputRow, Row, StaticTableReader, StaticTables } from '../engine/ports';
 export type { StreamingProgress, ProgressListener } from '../engine/progress';

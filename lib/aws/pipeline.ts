@@ -4,7 +4,7 @@
  * conformance runner alike, so all of them run the same code a deployed pipeline runs.
  */
 import type { BatchLimits, Clock, Sink, Source, StaticTables } from '../engine/ports';
-import type { PlanInput, QueryPlan, SourceSpec } from '../engine/query';
+import type { PlanInput, QueryPlan, SourceSpec } from '../engine/plan/types';
 import { CrashInjector, crashingAt, type CrashPlan } from '../engine/testing/crash';
 import { InvalidOptionError } from '../engine/errors';
 import { MicroBatchExecutor } from '../engine/schedule/single';

@@ -3,34 +3,29 @@
  * a plan, its steps' files. Results and their comparison with the expectations: results.ts.
  */
 import { InvalidQueryError } from '../engine/errors';
+import type { AggFn, QueryPlan, GroupKey, JoinPredicate, ProjectItem } from '../engine/plan/types';
+import { operatorChain } from '../engine/plan/chain';
 import {
-  AggFn,
   avg,
   count,
-  DataStreamReader,
   max,
   min,
-  QueryPlan,
-  operatorChain,
   sessionWindow,
-  StreamFrame,
   sum,
   window,
   first,
   last,
   approxCountDistinct,
-  GroupKey,
   AggBuilder,
-  JoinPredicate,
-  StaticTable,
-  staticTable,
-  ProjectItem,
   renamed,
   windowEnd,
   windowOf,
   windowStart,
   windowTime,
-} from '../engine/query';
+} from '../engine/query/functions';
+import { type StaticTable, staticTable } from '../engine/query/static-table';
+import { StreamFrame } from '../engine/query/frame';
+import { DataStreamReader } from '../engine/query/reader';
 
 /** A stage of a FORMAT-2 `pipeline`: exactly one of these keys. */
 export interface CaseStage {

@@ -17,7 +17,7 @@
  */
 import { createHash } from 'node:crypto';
 import { PutRecordsCommand, type KinesisClient, type PutRecordsRequestEntry } from '@aws-sdk/client-kinesis';
-import type { QueryPlan } from '../engine/query';
+import type { QueryPlan } from '../engine/plan/types';
 import type { AwsConnection } from '../aws/config';
 import { createClients } from '../aws/clients';
 import { isRetriable } from '../aws/request/errors';

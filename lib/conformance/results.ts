@@ -4,7 +4,7 @@
  * rows as multisets).
  */
 import type { Json, OutputRow } from '../engine/ports';
-import type { QueryPlan } from '../engine/query';
+import type { QueryPlan } from '../engine/plan/types';
 import { parseTimestamp } from '../engine/schema';
 import type { RunReport } from '../engine/run/types';
 import type { ConformanceCase } from './case';

@@ -3,7 +3,7 @@
  * output values. Buffers are JSON so that they can be stored as state as they are.
  */
 import type { Json, Row } from './ports';
-import type { AggSpec } from './query';
+import type { AggSpec } from './plan/types';
 import { hllAdd, hllCount, hllMerge, hllNew } from './hll';
 
 export type Buffer = Json[];

@@ -5,7 +5,7 @@
 
 import type { SourceBacklog } from './progress';
 import type { ColumnType } from './schema';
-import type { StaticTableSpec } from './query';
+import type { StaticTableSpec } from './plan/types';
 
 /** A JSON value as stored in checkpoints and state. */
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -387,7 +387,7 @@ export interface Clock {
 export const systemClock: Clock = { now: () => Date.now() };
 
 /**
- * A static table a stream-static join reads (query.ts StaticTableSpec), opened once per run.
+ * A static table a stream-static join reads (plan/types.ts StaticTableSpec), opened once per run.
  * A table is read whole (`load`: every row, typed by its schema) or looked up by key (`lookup`:
  * the rows whose key columns, in the spec's `key` order, equal one of `keys`; any order, keys
  * without a row left out). Rows are typed as a source's (TIMESTAMP as epoch ms).

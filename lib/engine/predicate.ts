@@ -3,7 +3,7 @@
  * A comparison with null is false; a literal compared with a TIMESTAMP is read as one.
  */
 import type { Row } from './ports';
-import type { JoinPredicate } from './query';
+import type { JoinPredicate } from './plan/types';
 import { parseTimestamp } from './schema';
 
 /** A condition item on the pair (l, r): its column is the left one when the stream has it. */

@@ -4,7 +4,8 @@
  */
 import type { OutputRow, Row } from './ports';
 import { outputValue } from './schema';
-import type { ColumnInfo, ProjectItem, StatelessStage } from './query';
+import type { ProjectItem, StatelessStage } from './plan/types';
+import type { ColumnInfo } from './plan/columns';
 import { windowStarts } from './operators/windows';
 import { EventTimeStats } from './watermark';
 import type { JoinTables } from './join';

@@ -11,7 +11,7 @@
  * (the previous batch's batch watermark, Spark >= 3.4), so a run split by a rate limit into
  * several data batches drops what Spark drops. Neither ever moves back.
  */
-import type { QueryPlan } from './query';
+import type { QueryPlan } from './plan/types';
 
 /** The two watermarks a batch runs with; offsets/N logs them, so a replay runs with the same. */
 export interface BatchWatermarks {

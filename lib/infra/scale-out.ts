@@ -117,7 +117,7 @@ export interface ResolvedParallelism {
   readonly executionTimeoutSeconds: number;
 }
 
-/** The engine's limit on state partitions (lib/engine/query.ts, MAX_STATE_PARTITIONS). */
+/** The engine's limit on state partitions (lib/engine/plan/to-plan.ts, MAX_STATE_PARTITIONS). */
 const MAX_STATE_PARTITIONS = 256;
 /** Step Functions' limit on a Distributed Map's MaxConcurrency. */
 const MAX_MAP_CONCURRENCY = 10_000;

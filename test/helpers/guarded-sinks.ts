@@ -18,7 +18,7 @@ import { addPerStage, asPipelineStep, CaseResult, droppedByStageInProgress, Step
 import type { CrashPoint } from '../../lib/engine/testing/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
 import type { OutputRow, Sink, SinkContext } from '../../lib/engine/ports';
-import type { QueryPlan } from '../../lib/engine/query';
+import type { QueryPlan } from '../../lib/engine/plan/types';
 import { leaseClock, testClients, testConnection } from './stack';
 
 /** Writes each batch to every sink, in order (a crash point after the sink sees all of them written). */

@@ -11,7 +11,7 @@ import { InjectedCrash } from '../../lib/engine/errors';
 import { PartitionedRun } from '../../lib/engine/schedule/partitioned';
 import { partitionedRunReport, partitionedTasks, runPartitioned } from '../../lib/engine/schedule/driver';
 import type { Clock } from '../../lib/engine/ports';
-import type { QueryPlan } from '../../lib/engine/query';
+import type { QueryPlan } from '../../lib/engine/plan/types';
 import { CrashInjector, crashingAt, type CrashPlan } from '../../lib/engine/testing/crash';
 import { InMemoryCheckpoint, InMemoryFileSource, InMemoryLease, InMemoryShuffle, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 

@@ -9,7 +9,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { buildExecutor, type PipelineConfig } from '../../lib/aws/pipeline';
 import { S3JsonSink } from '../../lib/aws/s3/json-sink';
 import { CheckpointMismatchError } from '../../lib/engine/errors';
-import { readStream } from '../../lib/engine/query';
+import { readStream } from '../../lib/engine/query/reader';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
 import { testClients, testConnection, uniqueName } from '../helpers/stack';
 

@@ -9,7 +9,8 @@ import { InvalidOptionError, LeaseLostError, SluiceError } from '../../lib/engin
 import type { LeaseHandle, OutputRow, SinkContext } from '../../lib/engine/ports';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { buildExecutor, PipelineConfig } from '../../lib/aws/pipeline';
-import { count, readStream, sessionWindow } from '../../lib/engine/query';
+import { count, sessionWindow } from '../../lib/engine/query/functions';
+import { readStream } from '../../lib/engine/query/reader';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
 import { clockStart, testClients, testConnection, uniqueName } from '../helpers/stack';
 

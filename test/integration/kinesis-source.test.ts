@@ -26,7 +26,7 @@ import { DataLossError, InjectedCrash, SluiceError } from '../../lib/engine/erro
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import { InMemoryCheckpoint, InMemoryDeadLetters, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 import type { BatchLimits, DeadLetter, Json, Row } from '../../lib/engine/ports';
-import { readStream } from '../../lib/engine/query';
+import { readStream } from '../../lib/engine/query/reader';
 import { parseSchema } from '../../lib/engine/schema';
 import { putJsonRecords } from '../../lib/conformance/kinesis';
 import { INVALID_UTF8_REASON } from '../../lib/engine/lines';

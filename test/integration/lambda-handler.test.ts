@@ -15,7 +15,8 @@ import { createScheduledHandler, SUMMARY_PROGRESS_RECORDS, type LambdaContextLik
 import type { PipelineConfig } from '../../lib/aws/pipeline';
 import { SluiceError } from '../../lib/engine/errors';
 import type { OutputRow, Sink, SinkContext } from '../../lib/engine/ports';
-import { readStream, sum } from '../../lib/engine/query';
+import { sum } from '../../lib/engine/query/functions';
+import { readStream } from '../../lib/engine/query/reader';
 import { WINDOWED_TOTALS_SCHEMA } from '../../examples/windowed-totals';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
 import { testClients, testConnection, uniqueName } from '../helpers/stack';

@@ -3,7 +3,8 @@
  * reason and the watermark, exactly once, so the sink plus the late rows equals the input.
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { count, readStream, sum, window } from '../../lib/engine/query';
+import { count, sum, window } from '../../lib/engine/query/functions';
+import { readStream } from '../../lib/engine/query/reader';
 import { CrashInjector } from '../../lib/engine/testing/crash';
 import { buildExecutor, PipelineConfig } from '../../lib/aws/pipeline';
 import { S3DeadLetterSink } from '../../lib/aws/s3/dead-letters';

@@ -13,7 +13,9 @@ import { buildExecutor, parseSinkUri, type PipelineConfig } from '../../lib/aws/
 import { BATCH_ID_COLUMN, S3ParquetSink } from '../../lib/aws/s3/parquet-sink';
 import { InjectedCrash, InvalidOptionError } from '../../lib/engine/errors';
 import type { OutputRow, SinkContext } from '../../lib/engine/ports';
-import { count, max, readStream, sum, window, type OutputMode } from '../../lib/engine/query';
+import type { OutputMode } from '../../lib/engine/plan/types';
+import { count, max, sum, window } from '../../lib/engine/query/functions';
+import { readStream } from '../../lib/engine/query/reader';
 import type { CrashPoint } from '../../lib/engine/testing/crash';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
 import { leaseClock, testClients, testConnection, uniqueName } from '../helpers/stack';

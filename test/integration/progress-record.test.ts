@@ -5,7 +5,8 @@
  * they add up).
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { count, readStream, sum, window } from '../../lib/engine/query';
+import { count, sum, window } from '../../lib/engine/query/functions';
+import { readStream } from '../../lib/engine/query/reader';
 import type { StateChange } from '../../lib/engine/ports';
 import type { StreamingProgress } from '../../lib/engine/progress';
 import { buildExecutor, type PipelineConfig } from '../../lib/aws/pipeline';

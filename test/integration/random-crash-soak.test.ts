@@ -34,7 +34,9 @@ import { InMemoryCheckpoint, InMemoryFileSource, InMemoryShuffle } from '../../l
 import { PartitionedRun } from '../../lib/engine/schedule/partitioned';
 import { partitionedTasks, runPartitioned } from '../../lib/engine/schedule/driver';
 import type { OutputRow } from '../../lib/engine/ports';
-import { count, QueryPlan, readStream, sum, window } from '../../lib/engine/query';
+import type { QueryPlan } from '../../lib/engine/plan/types';
+import { count, sum, window } from '../../lib/engine/query/functions';
+import { readStream } from '../../lib/engine/query/reader';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
 import { canonical, dropFile, guardedSinks } from '../helpers/guarded-sinks';
 import { leaseClock, testClients, uniqueName } from '../helpers/stack';

@@ -12,7 +12,9 @@ import { CheckpointMismatchError, InjectedCrash } from '../../lib/engine/errors'
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import { ForeachBatchSink } from '../../lib/engine/foreach-batch';
 import type { Sink } from '../../lib/engine/ports';
-import { count, readStream, sum, window, type QueryPlan } from '../../lib/engine/query';
+import type { QueryPlan } from '../../lib/engine/plan/types';
+import { count, sum, window } from '../../lib/engine/query/functions';
+import { readStream } from '../../lib/engine/query/reader';
 import { crashingAt } from '../../lib/engine/testing/crash';
 import { InMemoryCheckpoint, InMemoryFileSource } from '../../lib/engine/testing/memory';
 import { ensureStateTable } from '../../lib/local/resources';

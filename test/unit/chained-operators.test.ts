@@ -6,7 +6,9 @@
 import { CheckpointMismatchError, InvalidQueryError } from '../../lib/engine/errors';
 import { shapeFingerprint } from '../../lib/engine/run/runtime';
 import { CRASH_POINTS } from '../../lib/engine/testing/crash';
-import { col, count, readStream, sessionWindow, statefulShape, sum, window, windowEnd, windowOf, windowStart, windowTime, renamed } from '../../lib/engine/query';
+import { statefulShape } from '../../lib/engine/plan/shape';
+import { col, count, sessionWindow, sum, window, windowEnd, windowOf, windowStart, windowTime, renamed } from '../../lib/engine/query/functions';
+import { readStream } from '../../lib/engine/query/reader';
 import type { StreamingProgress } from '../../lib/engine/progress';
 import { createTestRunner } from './engine-factories';
 

@@ -10,7 +10,7 @@ import { ExecutorDeps, RunReport } from '../../lib/engine/run/types';
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import { InMemoryCheckpoint, InMemoryDeadLetters, InMemoryFileSource, InMemoryLease, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 import type { Clock, Source } from '../../lib/engine/ports';
-import type { QueryPlan } from '../../lib/engine/query';
+import type { QueryPlan } from '../../lib/engine/plan/types';
 
 export type Event = Record<string, unknown>;
 

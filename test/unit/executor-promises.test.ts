@@ -8,7 +8,8 @@ import { CheckpointMismatchError, SluiceError } from '../../lib/engine/errors';
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import { InMemoryFileSource } from '../../lib/engine/testing/memory';
 import type { Json, LeaseHandle, ReadOptions, ReadResult } from '../../lib/engine/ports';
-import { count, readStream, sum, window } from '../../lib/engine/query';
+import { count, sum, window } from '../../lib/engine/query/functions';
+import { readStream } from '../../lib/engine/query/reader';
 import { at, createTestRunner, memoryPorts, TEST_LEASE_MS } from './engine-factories';
 
 const totals = (maxFilesPerTrigger = 1) =>

@@ -8,7 +8,9 @@ import { InjectedCrash } from '../../lib/engine/errors';
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import { CountingStateStore, InMemoryCheckpoint, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 import type { OperatorStateSpec, StateKey } from '../../lib/engine/ports';
-import { avg, count, readStream, sum, window, type QueryPlan } from '../../lib/engine/query';
+import type { QueryPlan } from '../../lib/engine/plan/types';
+import { avg, count, sum, window } from '../../lib/engine/query/functions';
+import { readStream } from '../../lib/engine/query/reader';
 import { at } from './engine-factories';
 
 /** The in-memory store, recording the ids each batch reads. */

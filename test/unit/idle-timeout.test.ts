@@ -4,7 +4,9 @@
  * the last input, so a quiet stream's last windows are emitted; off, nothing ever changes.
  */
 import { InvalidOptionError } from '../../lib/engine/errors';
-import { count, readStream, statefulShape, sum, window } from '../../lib/engine/query';
+import { statefulShape } from '../../lib/engine/plan/shape';
+import { count, sum, window } from '../../lib/engine/query/functions';
+import { readStream } from '../../lib/engine/query/reader';
 import { at, createTestRunner } from './engine-factories';
 
 const MIN = 60_000;

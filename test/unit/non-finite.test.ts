@@ -6,7 +6,8 @@
 import { compileAgg } from '../../lib/engine/aggregates';
 import { stateId } from '../../lib/engine/operators/state-id';
 import type { Json } from '../../lib/engine/ports';
-import { count, max, min, readStream, sum } from '../../lib/engine/query';
+import { count, max, min, sum } from '../../lib/engine/query/functions';
+import { readStream } from '../../lib/engine/query/reader';
 import { decodeStateJson, encodeStateJson } from '../../lib/engine/state-json';
 import { createTestRunner } from './engine-factories';
 

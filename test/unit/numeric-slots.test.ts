@@ -6,7 +6,7 @@
 import { compileAgg, initBuffer, updateBuffer, type CompiledAgg } from '../../lib/engine/aggregates';
 import { NumericSlots } from '../../lib/engine/operators/numeric-slots';
 import type { Row } from '../../lib/engine/ports';
-import type { AggSpec } from '../../lib/engine/query';
+import type { AggSpec } from '../../lib/engine/plan/types';
 
 const specs: AggSpec[] = [
   { fn: 'count', as: 'rows' },

@@ -2,7 +2,8 @@
  * Operators beyond the windowed sum: stateless stages before and after the watermark, several
  * watermarks (min policy), first/last, approxCountDistinct, grouping by several columns.
  */
-import { approxCountDistinct, count, first, last, max, readStream, sum, window } from '../../lib/engine/query';
+import { approxCountDistinct, count, first, last, max, sum, window } from '../../lib/engine/query/functions';
+import { readStream } from '../../lib/engine/query/reader';
 import { at, createTestRunner } from './engine-factories';
 
 const schema = 'user STRING, country STRING, event_time TIMESTAMP, amount DOUBLE';

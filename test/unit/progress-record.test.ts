@@ -7,7 +7,8 @@ import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import { type ConsumptionMeter, type RunConsumption } from '../../lib/engine/run/types';
 import type { StreamingProgress } from '../../lib/engine/progress';
 import type { Json, StateChange } from '../../lib/engine/ports';
-import { count, readStream, sum, window } from '../../lib/engine/query';
+import { count, sum, window } from '../../lib/engine/query/functions';
+import { readStream } from '../../lib/engine/query/reader';
 import { createTestRunner } from './engine-factories';
 import { InMemoryCheckpoint, InMemoryDeadLetters, InMemoryFileSource, InMemoryLease, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 

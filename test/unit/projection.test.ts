@@ -7,7 +7,8 @@ import { columnsRead } from '../../lib/engine/run/runtime';
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import { InMemoryCheckpoint, InMemoryDeadLetters, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 import type { OperatorStateSpec } from '../../lib/engine/ports';
-import { count, readStream, sum, window } from '../../lib/engine/query';
+import { count, sum, window } from '../../lib/engine/query/functions';
+import { readStream } from '../../lib/engine/query/reader';
 
 const schema = 'user STRING, country STRING, device INT, event_time TIMESTAMP, amount DOUBLE';
 const src = () => readStream.format('json').schema(schema).load();

@@ -1,5 +1,6 @@
 /** Spark's analysis and unsupported-operation rules, checked when a query is built. */
-import { avg, count, readStream, sessionWindow, sum, window } from '../../lib/engine/query';
+import { avg, count, sessionWindow, sum, window } from '../../lib/engine/query/functions';
+import { readStream } from '../../lib/engine/query/reader';
 import { windowStarts } from '../../lib/engine/operators/windows';
 import { InvalidQueryError } from '../../lib/engine/errors';
 

@@ -12,7 +12,9 @@
 import { basename } from 'node:path';
 import { caseSourceInputs, caseToPlan, stepInputFiles, type ConformanceCase } from '../../lib/conformance/case';
 import type { Clock, Json, OutputRow } from '../../lib/engine/ports';
-import { count, readStream, sum, window, type QueryPlan } from '../../lib/engine/query';
+import type { QueryPlan } from '../../lib/engine/plan/types';
+import { count, sum, window } from '../../lib/engine/query/functions';
+import { readStream } from '../../lib/engine/query/reader';
 import { partitionedTasks, runPartitioned } from '../../lib/engine/schedule/driver';
 import { PartitionedRun } from '../../lib/engine/schedule/partitioned';
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';

@@ -5,7 +5,10 @@
  */
 import { InvalidOptionError, InvalidQueryError } from '../../lib/engine/errors';
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
-import { count, readStream, staticTable, window, type QueryPlan } from '../../lib/engine/query';
+import type { QueryPlan } from '../../lib/engine/plan/types';
+import { count, window } from '../../lib/engine/query/functions';
+import { staticTable } from '../../lib/engine/query/static-table';
+import { readStream } from '../../lib/engine/query/reader';
 import { InMemoryCheckpoint, InMemoryFileSource, InMemorySink, InMemoryStateStore, InMemoryStaticTables } from '../../lib/engine/testing/memory';
 import { csvRecords } from '../../lib/aws/s3/static-table';
 

@@ -8,8 +8,10 @@
 import { CheckpointMismatchError } from '../../lib/engine/errors';
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import { RunReport } from '../../lib/engine/run/types';
-import { count, readStream, statefulShape, window } from '../../lib/engine/query';
-import type { QueryPlan } from '../../lib/engine/query';
+import { statefulShape } from '../../lib/engine/plan/shape';
+import { count, window } from '../../lib/engine/query/functions';
+import { readStream } from '../../lib/engine/query/reader';
+import type { QueryPlan } from '../../lib/engine/plan/types';
 import { CRASH_POINTS } from '../../lib/engine/testing/crash';
 import { InMemoryFileSource } from '../../lib/engine/testing/memory';
 import { createTestRunner } from './engine-factories';

@@ -9,7 +9,8 @@ import { crashingAt, parseCrashPlan } from '../../lib/engine/testing/crash';
 import { CheckpointMismatchError, SluiceError } from '../../lib/engine/errors';
 import { InMemoryCheckpoint, InMemorySink, InMemoryStateStore, TWIN_SEED } from '../../lib/engine/testing/memory';
 import type { CommitEntry, OperatorStateSpec, OutputRow, SinkContext, StateChange } from '../../lib/engine/ports';
-import { count, readStream, sum } from '../../lib/engine/query';
+import { count, sum } from '../../lib/engine/query/functions';
+import { readStream } from '../../lib/engine/query/reader';
 import { createTestRunner } from './engine-factories';
 
 const op: OperatorStateSpec = { operatorId: 'op0', fixedEviction: false, evictionGranularityMs: 60_000 };

@@ -17,7 +17,7 @@
  *     AWS_ENDPOINT_URL[_S3|_DYNAMODB|_KINESIS], AWS_REGION, ...: the connection (lib/aws/clients.ts)
  */
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
-import type { OutputMode } from '../../engine/query';
+import type { OutputMode } from '../../engine/plan/types';
 import { connectionFromEnv } from '../clients';
 import type { AwsConnection } from '../config';
 import { parseS3Uri, parseSinkUri, type PipelineConfig, type S3Location, type SinkLocation, type SourceLocation } from '../pipeline';

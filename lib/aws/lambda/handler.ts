@@ -22,8 +22,8 @@
  *     records) are redacted from both unless logDataValues is set (redact.ts).
  */
 import { Console } from 'node:console';
-import type { QueryPlan } from '../../engine/query';
 import type { RunReport } from '../../engine/run/types';
+import type { QueryPlan } from '../../engine/plan/types';
 import type { StreamingProgress } from '../../engine/progress';
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import { createClients, type AwsClients } from '../clients';

@@ -24,7 +24,7 @@ import { partitionedRunReport, partitionedTasks } from '../../engine/schedule/dr
 import { type PlanResult } from '../../engine/schedule/partitioned';
 import { DEFAULT_METRICS_NAMESPACE, emfBlock } from './emf';
 import { runSummaryOf } from './handler';
-import type { QueryPlan } from '../../engine/query';
+import type { QueryPlan } from '../../engine/plan/types';
 import type { TaskEvent, TaskHandler } from '../../scale/contract';
 import { createClients, type AwsClients } from '../clients';
 import type { AwsConnection } from '../config';

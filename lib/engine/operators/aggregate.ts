@@ -9,7 +9,8 @@
  */
 import { Buffer, CompiledAgg, initBuffer, mergeBuffers, updateBuffer } from '../aggregates';
 import type { Json, OperatorStateSpec, Row, StateChange, StateKey, StateStore } from '../ports';
-import { timeOfValue, watermarkTimeOf, type GroupKey, type WindowKey } from '../query';
+import type { GroupKey, WindowKey } from '../plan/types';
+import { timeOfValue, watermarkTimeOf } from '../plan/columns';
 import { BatchMeta, isExpired, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
 import { NumericSlots } from './numeric-slots';

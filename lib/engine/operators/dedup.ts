@@ -5,7 +5,8 @@
  * dropDuplicatesWithinWatermark(columns) keeps each key until event time + the watermark delay.
  */
 import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateStore } from '../ports';
-import { watermarkTimeOf, type StatefulSpec } from '../query';
+import type { StatefulSpec } from '../plan/types';
+import { watermarkTimeOf } from '../plan/columns';
 import { BatchMeta, isExpired, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
 import { byId, stateId, statePartition } from './state-id';

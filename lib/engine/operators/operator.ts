@@ -15,7 +15,9 @@
  */
 import { compileAgg } from '../aggregates';
 import type { Json, OperatorStateSpec, Row, StateChange, StateStore } from '../ports';
-import type { ColumnInfo, JoinSides, OutputMode, SessionKey, StatefulSpec } from '../query';
+import type { OutputMode, SessionKey, StatefulSpec } from '../plan/types';
+import type { ColumnInfo } from '../plan/columns';
+import type { JoinSides } from '../plan/chain';
 import { AggregateOperator } from './aggregate';
 import { DedupOperator } from './dedup';
 import { SessionOperator } from './session';
@@ -74,7 +76,7 @@ export interface OperatorConfig {
   readonly watermarks: ReadonlyMap<string, number>;
   /** The query's state partitions (StateKey.partition); absent: 1. */
   readonly statePartitions?: number;
-  /** A stream-stream join's right side and state watermarks (query.ts operatorChain). */
+  /** A stream-stream join's right side and state watermarks (plan/chain.ts operatorChain). */
   readonly join?: JoinSides;
 }
 

@@ -5,7 +5,8 @@
  */
 import { Buffer, CompiledAgg, initBuffer, mergeBuffers, updateBuffer } from '../aggregates';
 import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateStore } from '../ports';
-import { timeOfValue, type GroupKey, type SessionKey } from '../query';
+import type { GroupKey, SessionKey } from '../plan/types';
+import { timeOfValue } from '../plan/columns';
 import { BatchMeta, isExpired, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
 import { stateId, statePartition } from './state-id';

@@ -13,7 +13,9 @@
  * with a row to remove. The two sides of a key share a state partition.
  */
 import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateKey, StateStore } from '../ports';
-import { type ColumnInfo, type JoinRemoval, type JoinSides, type StreamJoinSpec, watermarkTimeOf } from '../query';
+import type { StreamJoinSpec } from '../plan/types';
+import { type ColumnInfo, watermarkTimeOf } from '../plan/columns';
+import type { JoinRemoval, JoinSides } from '../plan/chain';
 import { rowHolds } from '../predicate';
 import { type BatchMeta, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
@@ -49,7 +51,7 @@ export class StreamJoinOperator implements StatefulOperator {
   private readonly leftOuter: boolean;
   private readonly rightOuter: boolean;
   private readonly semi: boolean;
-  /** Condition items checked in the join, per side (the others filter the inputs: query.ts pushFilter). */
+  /** Condition items checked in the join, per side (the others filter the inputs: query/frame.ts pushFilter). */
   private readonly leftChecks: StreamJoinSpec['condition'];
   private readonly rightChecks: StreamJoinSpec['condition'];
 

@@ -3,7 +3,7 @@
  * startMs + k * slideMs and covers [start, start + durationMs). A tumbling window is the case
  * slideMs = durationMs; a sliding one covers an event with ceil(durationMs / slideMs) windows.
  */
-import type { WindowKey } from '../query';
+import type { WindowKey } from '../plan/types';
 
 /** `a mod b` with the sign of b (for event times before the window offset). */
 function floorMod(a: number, b: number): number {

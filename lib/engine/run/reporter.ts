@@ -5,7 +5,7 @@
  */
 import type { Json, OffsetEntry, StateChange } from '../ports';
 import type { ProgressDurations, SourceBacklog, StateOperatorProgress, StreamingProgress } from '../progress';
-import type { StatefulSpec } from '../query';
+import type { StatefulSpec } from '../plan/types';
 import type { BatchRead } from './batch';
 import type { BatchStart } from './planner';
 import type { Progress } from './position';

@@ -6,7 +6,7 @@
 import type { CheckpointStore, Clock, DeadLetterSink, Lease, Sink, Source, StateStore, StaticTables } from '../ports';
 import type { StreamingProgress, ProgressListener } from '../progress';
 import type { OutputRow } from '../ports';
-import type { QueryPlan } from '../query';
+import type { QueryPlan } from '../plan/types';
 
 export interface ExecutorDeps {
   readonly plan: QueryPlan;

@@ -5,7 +5,8 @@
  */
 import type { CheckpointStore } from '../ports';
 import type { StreamingProgress } from '../progress';
-import { operatorChain, type QueryPlan } from '../query';
+import { operatorChain } from '../plan/chain';
+import type { QueryPlan } from '../plan/types';
 import { SluiceError } from '../errors';
 import { progressAfter } from '../run/position';
 import { batchReportOf, runReportOf } from '../run/reporter';

@@ -40,7 +40,7 @@ import type {
   ShuffleStore,
 } from '../ports';
 import type { Clock, StaticTableReader, StaticTables } from '../ports';
-import type { StaticTableSpec } from '../query';
+import type { StaticTableSpec } from '../plan/types';
 import type { SourceBacklog } from '../progress';
 import { systemClock } from '../ports';
 import { coerceRecord, Schema } from '../schema';

@@ -1,0 +1,136 @@
+/**
+ * Spark's analysis of a streaming plan: the unsupported-operation rules (UnsupportedOperationChecker)
+ * and the column checks of its stateful operators, each refusal an InvalidQueryError that names
+ * the value, the rule and the fix. toPlan (to-plan.ts) runs checkPlan.
+ */
+import { InvalidQueryError } from '../errors';
+import { type ChainDraft, type ChainedOperator, type Marks, operatorChain } from './chain';
+import { type ColumnInfo, unknownColumn } from './columns';
+import type { OutputMode, StatefulSpec, StreamJoinSpec, StreamJoinType } from './types';
+
+/**
+ * Spark's analysis of a plan in `outputMode` (toPlan runs it): complete mode needs an aggregation,
+ * and each stateful operator is checked with its own input columns and event-time marks.
+ */
+export function checkPlan(draft: ChainDraft, outputMode: OutputMode): void {
+  const ops = draft.operators;
+  const allOps = [...ops, ...(draft.inputs ?? []).flatMap((i) => i.operators)];
+  if (!allOps.some((o) => o.spec.kind === 'aggregate') && outputMode === 'complete') {
+    throw new InvalidQueryError(
+      allOps.some((o) => o.spec.kind === 'streamJoin')
+        ? 'Complete output mode not supported when there are no streaming aggregations on streaming DataFrames/Datasets: a stream-stream join emits each joined row once, so use append'
+        : ops.length
+        ? 'Complete output mode not supported when there are no streaming aggregations on streaming DataFrames/Datasets: dropDuplicates emits each first row once, so use append (or update)'
+        : 'Complete output mode not supported when there are no streaming aggregations on streaming DataFrames/Datasets: use append (or update), or add a groupBy(...).agg(...)',
+    );
+  }
+  // every operator's checks with its own input columns and event-time marks (operatorChain)
+  const chain = operatorChain(draft).operators;
+  for (const op of chain) {
+    const st = op.spec;
+    const cols = op.inputColumns;
+    if (st.kind === 'streamJoin') checkStreamJoin(op, outputMode);
+    if (op.afterAggregation && outputMode !== 'append') checkCorrectness(st, op.marks, cols, outputMode);
+    if (st.kind === 'aggregate') {
+      checkAggregate(st, cols, new Set(op.marks.keys()), outputMode);
+    } else if (st.kind === 'dedup') {
+      for (const c of st.columns ?? []) if (!cols.find((x) => x.name === c)) throw unknownColumn(c, cols, 'dropDuplicates');
+      if (st.withinWatermark && op.marks.size === 0) {
+        throw new InvalidQueryError(
+          'dropDuplicatesWithinWatermark is not supported on streaming DataFrames/DataSets without watermark: call withWatermark(eventTimeColumn, delay) before it, as without a watermark no key would ever expire',
+        );
+      }
+    }
+  }
+}
+
+/**
+ * Spark's check for chained operators (UnsupportedOperationChecker, on by default): in update or
+ * complete mode an aggregation emits rows the watermark may already have passed, so a stateful
+ * operator after it that compares event time with the watermark could drop them as late.
+ */
+function checkCorrectness(st: StatefulSpec, marks: Marks, cols: readonly ColumnInfo[], mode: OutputMode): void {
+  const what =
+    st.kind === 'aggregate'
+      ? 'an aggregation'
+      : st.kind === 'streamJoin'
+        ? 'a stream-stream join'
+      : st.withinWatermark
+        ? 'dropDuplicatesWithinWatermark'
+        : (st.columns ?? cols.map((c) => c.name)).some((c) => marks.has(c))
+          ? 'a dropDuplicates over an event-time column'
+          : null;
+  if (what === null) return;
+  throw new InvalidQueryError(
+    `Detected pattern of possible 'correctness' issue due to global watermark: in ${mode} output mode, ${what} downstream of an aggregation may drop the rows it emits as late; use append output mode, or split the pipeline into two queries`,
+  );
+}
+
+const JOIN_TYPE_NAMES: Record<StreamJoinType, string> = { inner: 'Inner', leftOuter: 'LeftOuter', rightOuter: 'RightOuter', fullOuter: 'FullOuter', leftSemi: 'LeftSemi' };
+
+/** Spark's refusals of a stream-stream join (UnsupportedOperationChecker): output mode, outer joins that could never emit their nulls. */
+function checkStreamJoin(op: ChainedOperator, mode: OutputMode): void {
+  const spec = op.spec as StreamJoinSpec;
+  if (mode !== 'append') {
+    const name = mode === 'update' ? 'Update' : 'Complete';
+    throw new InvalidQueryError(`Join between two streaming DataFrames/Datasets is not supported in ${name} output mode, only in Append output mode: use outputMode('append')`);
+  }
+  const j = op.join!;
+  // (Spark's checkForStreamStreamJoinWatermark: a full outer join needs a state watermark on one side at least)
+  const needs = spec.type === 'leftOuter' || spec.type === 'leftSemi' ? [j.leftRemoval] : spec.type === 'rightOuter' ? [j.rightRemoval] : spec.type === 'fullOuter' ? [j.leftRemoval, j.rightRemoval] : [];
+  if (needs.length && (spec.type === 'fullOuter' ? needs.every((r) => r === null) : needs.some((r) => r === null))) {
+    throw new InvalidQueryError(
+      `Stream-stream ${JOIN_TYPE_NAMES[spec.type]} join between two streaming DataFrame/Datasets is not supported without a watermark in the join keys, or a watermark on the nullable side and an appropriate range condition: ` +
+        'put withWatermark on both inputs and join on an event-time key (a window) or add a timeRange between the two event-time columns',
+    );
+  }
+}
+
+function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: ColumnInfo[], watermarked: Set<string>, mode: OutputMode): void {
+  const timeKeys = st.keys.filter((k) => k.kind !== 'column');
+  if (timeKeys.length > 1) {
+    throw new InvalidQueryError(
+      'Multiple time/session window expressions would result in a cartesian product of rows, therefore they are currently not supported: group by one window or session window',
+    );
+  }
+  const names = new Set<string>();
+  for (const k of st.keys) {
+    const c = k.kind === 'column' ? k.name : k.column;
+    const found = cols.find((x) => x.name === c);
+    if (!found) throw unknownColumn(c, cols, 'groupBy');
+    if (k.kind !== 'column' && found.type !== 'TIMESTAMP') {
+      throw new InvalidQueryError(
+        `${k.kind === 'window' ? 'window' : 'session_window'}(${c}, ...): the time column must be a TIMESTAMP, but ${c} is ${found.type}: declare it TIMESTAMP in the schema`,
+      );
+    }
+    const outName = k.kind === 'column' ? k.name : k.kind === 'window' ? 'window' : 'session_window';
+    if (names.has(outName)) throw new InvalidQueryError(`groupBy lists ${outName} twice: list each grouping key once`);
+    names.add(outName);
+  }
+  for (const a of st.aggs) {
+    if (a.column !== undefined) {
+      const found = cols.find((x) => x.name === a.column);
+      if (!found) throw unknownColumn(a.column, cols, `${a.fn}`);
+      if ((a.fn === 'sum' || a.fn === 'avg') && found.type === 'BOOLEAN') {
+        throw new InvalidQueryError(`${a.fn}(${a.column}): ${a.column} is BOOLEAN, which cannot be summed: count it, or sum a numeric column`);
+      }
+    } else if (a.fn !== 'count') {
+      throw new InvalidQueryError(`${a.fn} needs a column, e.g. ${a.fn}("amount")`);
+    }
+    if (names.has(a.as)) {
+      throw new InvalidQueryError(`the output column name ${JSON.stringify(a.as)} is used twice: give each aggregation a distinct alias with .alias(...)`);
+    }
+    names.add(a.as);
+  }
+  if (mode === 'append') {
+    const linked = st.keys.some((k) => (k.kind === 'column' ? watermarked.has(k.name) : watermarked.has(k.column)));
+    if (!linked) {
+      const hint = watermarked.size
+        ? `the watermark is on ${[...watermarked].join(', ')}, which is not a grouping key: group by window(${[...watermarked][0]}, ...) or by ${[...watermarked][0]} itself`
+        : 'call withWatermark(eventTimeColumn, delay) and group by window(eventTimeColumn, ...)';
+      throw new InvalidQueryError(
+        `Append output mode not supported when there are streaming aggregations on streaming DataFrames/DataSets without watermark: ${hint}, or use update/complete output mode`,
+      );
+    }
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * toPlan: a frame's source, stages and operators as a checked QueryPlan (the builders'
+ * `writeStream...plan()` calls it), with the sources' rate limits read from their options.
+ */
+import { InvalidOptionError } from '../errors';
+import type { BatchLimits } from '../ports';
+import { checkPlan } from './analysis';
+import type { OutputMode, QueryPlan, SourceSpec } from './types';
+
+// ----------------------------------------------------------------------------------- validation
+
+/** The most state partitions a query may have. */
+export const MAX_STATE_PARTITIONS = 256;
+
+const LIMIT_OPTIONS: Record<string, keyof BatchLimits> = {
+  maxFilesPerTrigger: 'maxFilesPerTrigger',
+  maxBytesPerTrigger: 'maxBytesPerTrigger',
+  maxRecordsPerTrigger: 'maxRecordsPerTrigger',
+};
+
+/** A positive whole-number option (a rate limit, statePartitions), or the refusal naming it. */
+export function positiveIntOption(key: string, v: unknown): number {
+  const n = typeof v === 'string' ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n <= 0) {
+    throw new InvalidOptionError(`option ${key}=${JSON.stringify(v)} must be a positive integer, e.g. .option('${key}', 100)`);
+  }
+  return n;
+}
+
+/** A source's rate limits, from its options. */
+export function sourceLimits(source: SourceSpec, trigger: 'availableNow' | 'once' = 'availableNow'): BatchLimits {
+  const limits: { -readonly [K in keyof BatchLimits]: BatchLimits[K] } = {};
+  // Trigger.Once runs one batch with everything: Spark ignores the rate limits for it.
+  if (trigger === 'once') return limits;
+  for (const [k, v] of Object.entries(source.options)) {
+    if (k in LIMIT_OPTIONS) limits[LIMIT_OPTIONS[k]] = positiveIntOption(k, v);
+  }
+  return limits;
+}
+
+/**
+ * The checked plan of a frame (a StreamFrame's source, stages, operators and joined inputs); throws
+ * InvalidQueryError with Spark's rule and the fix (analysis.ts checkPlan).
+ */
+export function toPlan(frame: Required<Pick<QueryPlan, 'source' | 'stages' | 'operators' | 'inputs'>>, outputMode: OutputMode, trigger: 'availableNow' | 'once', name: string): QueryPlan {
+  const limits = sourceLimits(frame.source, trigger);
+  const inputs = frame.inputs.map((i) => ({ ...i, limits: sourceLimits(i.source, trigger) }));
+  const ops = frame.operators;
+  checkPlan({ source: frame.source, stages: frame.stages, operators: ops, inputs }, outputMode);
+  const last = ops[ops.length - 1];
+  return {
+    name,
+    source: frame.source,
+    ...(inputs.length ? { inputs } : {}),
+    stages: frame.stages,
+    operators: ops,
+    stateful: ops[0]?.spec ?? null,
+    post: last ? last.post : [],
+    outputMode,
+    trigger,
+    limits,
+    lateRows: 'drop',
+    statePartitions: 1,
+  };
+}

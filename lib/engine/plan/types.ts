@@ -1,0 +1,204 @@
+/**
+ * The query plan as plain data (plus the user's row functions): what the builders in
+ * lib/engine/query/ produce and the executor runs. Analysing a plan is in this folder's other
+ * modules: columns.ts (the columns after each stage), chain.ts (the operators in run order),
+ * analysis.ts (Spark's refusals), to-plan.ts (the checked plan), shape.ts (the checkpoint's shape).
+ */
+import type { ColumnType, Schema } from '../schema';
+import type { BatchLimits, OutputRow, Row } from '../ports';
+
+export type OutputMode = 'append' | 'update' | 'complete';
+
+export interface SourceSpec {
+  readonly kind: 'files' | 'kinesis';
+  readonly format: 'json';
+  /** s3://bucket/prefix for files; the stream name or ARN for Kinesis. Optional: a runtime may supply it. */
+  readonly path?: string;
+  readonly schema: Schema;
+  readonly options: Readonly<Record<string, string | number | boolean>>;
+}
+
+export type StatelessStage =
+  | { readonly kind: 'filter'; readonly fn: (row: Row) => boolean; readonly label: string }
+  | { readonly kind: 'select'; readonly columns: readonly string[] }
+  | { readonly kind: 'project'; readonly items: readonly ProjectItem[] }
+  | { readonly kind: 'withColumn'; readonly name: string; readonly type: ColumnType; readonly fn: (row: Row) => unknown }
+  | { readonly kind: 'watermark'; readonly id: string; readonly column: string; readonly delayMs: number; readonly delayText: string }
+  | JoinStage;
+
+// ------------------------------------------------------------------------ stream-static joins
+
+/**
+ * A static table (Spark's batch DataFrame on a join's right side), as plain data: the executor
+ * opens it through the StaticTables port (ports.ts). `rows` holds typed rows (TIMESTAMP as ms).
+ */
+export type StaticTableSpec =
+  | { readonly kind: 'rows'; readonly schema: Schema; readonly rows: readonly Row[] }
+  | { readonly kind: 's3'; readonly uri: string; readonly format: 'json' | 'csv'; readonly schema: Schema }
+  | { readonly kind: 'dynamodb'; readonly tableName: string; readonly key: readonly string[]; readonly schema: Schema };
+
+/** The join types of a stream-static join (the stream on the left). */
+export type StaticJoinType = 'inner' | 'leftOuter' | 'leftSemi';
+
+/** One item of a join's `condition` (FORMAT-2): a comparison with a literal, or any of several. */
+export type JoinPredicate =
+  | { readonly column: string; readonly op: '=' | '!=' | '<' | '<=' | '>' | '>='; readonly value: string | number | boolean }
+  | { readonly anyOf: readonly JoinPredicate[] };
+
+/** An equi-join key: `using` for a string key (one output column), else left = right (both output). */
+export interface JoinKeyPair {
+  readonly left: string;
+  readonly right: string;
+  readonly using: boolean;
+}
+
+export interface JoinStage {
+  readonly kind: 'join';
+  readonly id: string;
+  readonly table: StaticTableSpec;
+  readonly type: StaticJoinType;
+  readonly on: readonly JoinKeyPair[];
+  readonly condition: readonly JoinPredicate[];
+}
+
+// ------------------------------------------------------------------------ stream-stream joins
+
+/** The join types of a stream-stream join (Spark's StreamingSymmetricHashJoinExec). */
+export type StreamJoinType = 'inner' | 'leftOuter' | 'rightOuter' | 'fullOuter' | 'leftSemi';
+
+/**
+ * A join's event-time range, FORMAT-2's `timeRange`: `right + lower <= left <= right + upper` on
+ * two TIMESTAMP columns (`<` where strict), Spark's `left BETWEEN right + lower AND right + upper`.
+ * Either bound may be absent (null).
+ */
+export interface TimeRange {
+  readonly left: string;
+  readonly right: string;
+  readonly lowerMs: number | null;
+  readonly upperMs: number | null;
+  readonly lowerStrict: boolean;
+  readonly upperStrict: boolean;
+}
+
+/**
+ * A streaming input other than the query's first one, joined in by a stream-stream join: its own
+ * source, its stateless stages (a withWatermark among them) and its own stateful operators.
+ */
+export interface PlanInput {
+  readonly name: string;
+  readonly source: SourceSpec;
+  readonly stages: readonly StatelessStage[];
+  readonly operators: readonly OperatorStep[];
+  /** Its rate limits (maxFilesPerTrigger, ...): each input's apply to it alone. */
+  readonly limits: BatchLimits;
+}
+
+/**
+ * An item of a projection (FORMAT-2's `select`): a column copied or renamed, the tumbling window
+ * containing a TIMESTAMP, or the start, end or window_time (end − 1 µs) of a window column.
+ */
+export type ProjectItem =
+  | { readonly kind: 'column'; readonly as: string; readonly column: string }
+  | { readonly kind: 'window'; readonly as: string; readonly window: WindowKey }
+  | { readonly kind: 'windowStart' | 'windowEnd' | 'windowTime'; readonly as: string; readonly column: string };
+
+export interface WindowKey<Col extends string = string> {
+  readonly kind: 'window';
+  readonly column: Col;
+  readonly durationMs: number;
+  readonly slideMs: number;
+  readonly startMs: number;
+  readonly text: string;
+}
+export interface SessionKey<Col extends string = string> {
+  readonly kind: 'session';
+  readonly column: Col;
+  readonly gapMs: number;
+  readonly text: string;
+}
+export interface ColumnKey<Name extends string = string> {
+  readonly kind: 'column';
+  readonly name: Name;
+}
+export type GroupKey = WindowKey | SessionKey | ColumnKey;
+
+export type AggFn = 'count' | 'sum' | 'min' | 'max' | 'avg' | 'first' | 'last' | 'approxCountDistinct';
+export interface AggSpec {
+  readonly fn: AggFn;
+  /** Absent (or '*') for count(*). */
+  readonly column?: string;
+  readonly as: string;
+}
+
+/** A stateful operator of a plan and the stateless stages between it and the next (or the sink). */
+export interface OperatorStep {
+  readonly spec: StatefulSpec;
+  readonly post: readonly StatelessStage[];
+}
+
+export type StatefulSpec =
+  | { readonly kind: 'aggregate'; readonly keys: readonly GroupKey[]; readonly aggs: readonly AggSpec[] }
+  | { readonly kind: 'dedup'; readonly columns: readonly string[] | null; readonly withinWatermark: boolean }
+  | StreamJoinSpec;
+
+/**
+ * A stream-stream join: the rows so far (left) with plan.inputs[input] (right). `condition` holds
+ * the single-side items checked in the join; those Spark pushes into an input became a filter
+ * stage of that input (`pushed` keeps them for the shape).
+ */
+export interface StreamJoinSpec {
+  readonly kind: 'streamJoin';
+  readonly input: number;
+  readonly type: StreamJoinType;
+  readonly on: readonly JoinKeyPair[];
+  readonly timeRange: TimeRange | null;
+  readonly condition: readonly JoinPredicate[];
+  readonly pushed: readonly JoinPredicate[];
+}
+
+/** Carries a plan's output row type (types only: no such property exists at runtime). */
+export declare const ROW_TYPE: unique symbol;
+
+/** A checked query. `R` is the type of the rows it emits (see OutputRowOf); only the types carry it. */
+export interface QueryPlan<R = OutputRow> {
+  readonly [ROW_TYPE]?: R;
+  readonly name: string;
+  readonly source: SourceSpec;
+  /**
+   * The other streaming inputs, in the order they were joined (a stream-stream join's `input`
+   * indexes them); their offsets follow the first source's in the checkpoint. Absent: none.
+   */
+  readonly inputs?: readonly PlanInput[];
+  /** Stateless stages before the first stateful operator (or all of them for a stateless query). */
+  readonly stages: readonly StatelessStage[];
+  /**
+   * The stateful operators in plan order (operatorId op0, op1, ...), each with the stateless stages
+   * that follow it; each one receives the rows the one before emitted in the same batch.
+   */
+  readonly operators: readonly OperatorStep[];
+  /** The first stateful operator (operators[0].spec), null for a stateless query. */
+  readonly stateful: StatefulSpec | null;
+  /** The stateless stages after the last stateful operator (its operators[].post). */
+  readonly post: readonly StatelessStage[];
+  readonly outputMode: OutputMode;
+  readonly trigger: 'availableNow' | 'once';
+  readonly limits: BatchLimits;
+  /** What happens to rows the watermark rejects: Spark drops them; 'dead-letter' keeps them. */
+  readonly lateRows: 'drop' | 'dead-letter';
+  /**
+   * Partitions of the stateful operator's state, by a hash of the grouping key (window left
+   * out); fixed when the checkpoint is created, as Spark fixes spark.sql.shuffle.partitions.
+   */
+  readonly statePartitions: number;
+  /**
+   * writeStream option('idleTimeout', '30 minutes'), sluice's own (Spark has none): after this
+   * long without input, a run advances the watermark by the wall clock (run/planner.ts idleWatermark).
+   * Absent: off, as in Spark.
+   */
+  readonly idleTimeoutMs?: number;
+  /**
+   * How the global watermark combines the inputs' (Spark's spark.sql.streaming.multipleWatermarkPolicy):
+   * 'min' (default) or 'max'. writeStream option('multipleWatermarkPolicy', 'max').
+   */
+  readonly watermarkPolicy?: 'min' | 'max';
+}

@@ -1,0 +1,342 @@
+/**
+ * The frames a query is built from: StreamFrame (stateless stages, stateful operators, joins),
+ * GroupedFrame (groupBy ... agg) and DataStreamWriter (writeStream ... plan()).
+ */
+import { InvalidOptionError, InvalidQueryError } from '../errors';
+import { parseWatermarkDelay, parseWindowDuration } from '../duration';
+import { rowHolds } from '../predicate';
+import type { ColumnType } from '../schema';
+import type { Row } from '../ports';
+import type { GroupKey, JoinKeyPair, JoinPredicate, JoinStage, OperatorStep, OutputMode, PlanInput, ProjectItem, QueryPlan, SourceSpec, StatefulSpec, StatelessStage, StreamJoinSpec } from '../plan/types';
+import { checkPredicate, columnsAfter, predicateColumns } from '../plan/columns';
+import { operatorChain, outputColumns } from '../plan/chain';
+import { MAX_STATE_PARTITIONS, positiveIntOption, sourceLimits, toPlan } from '../plan/to-plan';
+import { AggBuilder, col, count } from './functions';
+import { parseTimeRange, staticJoinType, streamJoinType, type TimeRangeArg } from './join-args';
+import type { StaticTable } from './static-table';
+import type { AggArg, AggColumns, AnyColumns, ColumnsOfType, FrameColumns, GroupArg, InputRowOf, JoinedColumns, JoinOnArg, KeyColumns, Names, OutputRowOf, Simplify, StreamJoinedColumns } from './types';
+
+/**
+ * A frame with a filter by `predicates` where Spark's optimizer would put it: before the input's
+ * watermark when its columns are there (so a filtered row is not even counted by the watermark),
+ * else after the stages so far.
+ */
+function pushFilter(frame: StreamFrame<FrameColumns>, predicates: readonly JoinPredicate[], notNull: readonly string[] = []): StreamFrame<FrameColumns> {
+  const fn = (row: Row): boolean => {
+    for (const c of notNull) if (row[c] === null || row[c] === undefined) return false;
+    return rowHolds(predicates, row);
+  };
+  const stage: StatelessStage = { kind: 'filter', fn, label: notNull.length ? `join keys not null${predicates.length ? ' and condition' : ''}` : 'join condition' };
+  if (frame.operators.length) {
+    const last = frame.operators[frame.operators.length - 1];
+    return new StreamFrame(frame.source, frame.stages, [...frame.operators.slice(0, -1), { spec: last.spec, post: [...last.post, stage] }], frame.inputs);
+  }
+  const at = frame.stages.findIndex((st) => st.kind === 'watermark');
+  const cols = [...predicates.flatMap(predicateColumns), ...notNull];
+  if (at >= 0 && cols.every((c) => columnsAfter(frame.source.schema.columns, frame.stages.slice(0, at)).some((x) => x.name === c))) {
+    return new StreamFrame(frame.source, [...frame.stages.slice(0, at), stage, ...frame.stages.slice(at)], [], frame.inputs);
+  }
+  return new StreamFrame(frame.source, [...frame.stages, stage], [], frame.inputs);
+}
+
+export class StreamFrame<C extends FrameColumns = AnyColumns> {
+  constructor(
+    readonly source: SourceSpec,
+    /** Stateless stages before the first stateful operator. */
+    readonly stages: readonly StatelessStage[],
+    /** The stateful operators so far, each with the stateless stages after it. */
+    readonly operators: readonly OperatorStep[],
+    /** The streams joined in so far (stream-stream joins), in join order. */
+    readonly inputs: readonly PlanInput[] = [],
+  ) {}
+
+  private add<N extends FrameColumns = C>(stage: StatelessStage): StreamFrame<N> {
+    const ops = this.operators;
+    if (ops.length === 0) return new StreamFrame<N>(this.source, [...this.stages, stage], [], this.inputs);
+    const last = ops[ops.length - 1];
+    return new StreamFrame<N>(this.source, this.stages, [...ops.slice(0, -1), { spec: last.spec, post: [...last.post, stage] }], this.inputs);
+  }
+
+  withWatermark(column: ColumnsOfType<C, 'TIMESTAMP'>, delay: string): StreamFrame<C> {
+    const st = this.operators[0]?.spec;
+    if (st) {
+      throw new InvalidQueryError(
+        `withWatermark("${column}", "${delay}") after ${st.kind === 'aggregate' ? 'an aggregation' : st.kind === 'dedup' ? 'dropDuplicates' : 'a stream-stream join'} is not supported: call withWatermark on the input, before the stateful operators (an aggregation's window keeps its watermark)`,
+      );
+    }
+    const id = `wm${this.stages.filter((s) => s.kind === 'watermark').length}`;
+    const stage: StatelessStage = { kind: 'watermark', id, column, delayMs: parseWatermarkDelay(delay), delayText: delay };
+    columnsAfter(this.source.schema.columns, [...this.stages, stage]); // checks the column now, not at plan()
+    return this.add(stage);
+  }
+  filter(fn: (row: InputRowOf<C>) => boolean, label = 'filter'): StreamFrame<C> {
+    return this.add({ kind: 'filter', fn: fn as (row: Row) => boolean, label });
+  }
+  where(fn: (row: InputRowOf<C>) => boolean): StreamFrame<C> {
+    return this.filter(fn, 'where');
+  }
+  /**
+   * Keeps the listed columns. An item may also be a ProjectItem (renamed, windowOf, windowStart,
+   * windowEnd, windowTime), FORMAT-2's select items; then the frame's columns are loosely typed.
+   */
+  select<K extends Names<C>>(...columns: K[]): StreamFrame<Simplify<Pick<C, K>>>;
+  select(...items: Array<Names<C> | ProjectItem>): StreamFrame<AnyColumns>;
+  select(...items: Array<string | ProjectItem>): StreamFrame<any> {
+    if (items.every((i): i is string => typeof i === 'string')) return this.add({ kind: 'select', columns: items });
+    return this.add({ kind: 'project', items: items.map((i): ProjectItem => (typeof i === 'string' ? { kind: 'column', as: i, column: i } : i)) });
+  }
+  withColumn<N extends string, T extends ColumnType>(name: N, type: T, fn: (row: InputRowOf<C>) => unknown): StreamFrame<Simplify<Omit<C, N> & { [P in N]: T }>> {
+    return this.add({ kind: 'withColumn', name, type, fn: fn as (row: Row) => unknown });
+  }
+  /**
+   * `join(table, on, type)` with a static table (Spark's stream-static join, stateless): each
+   * batch's rows joined with the table's. `on`: a column both sides have (one output column), or
+   * `{ left, right }`, or a list of them; equal means equal and non-null. `type`: 'inner'
+   * (default), 'leftOuter' (unmatched rows with nulls), 'leftSemi' (matched rows, unchanged);
+   * Spark's spellings (left_outer, left_semi, ...) too. Output columns: the string keys, the
+   * stream's other columns, the table's other columns; another name on both sides is refused.
+   */
+  join<T extends FrameColumns, const O extends JoinOnArg<C, T> | readonly JoinOnArg<C, T>[], J extends string = 'inner'>(
+    table: StaticTable<T>,
+    on: O,
+    type?: J,
+    options?: { condition?: readonly JoinPredicate[] },
+  ): StreamFrame<JoinedColumns<C, T, O, J>>;
+  /**
+   * `join(otherStream, on, type, { timeRange, condition })`: a stream-stream join (Spark's
+   * symmetric hash join, stateful): both sides' rows are buffered in the state store until the
+   * watermark says no future row can match them. `type`: 'inner' (default), 'leftOuter',
+   * 'rightOuter', 'fullOuter', 'leftSemi'. `timeRange`: the typed form of Spark's
+   * `expr("left BETWEEN right - INTERVAL 10 SECONDS AND right + INTERVAL 5 SECONDS")`, i.e.
+   * `{ left: 'leftTime', right: 'rightTime', lower: '-10 seconds', upper: '5 seconds' }`; with a
+   * watermark on both sides it lets the state be cleaned. `name`: the input's name in progress
+   * records (default input2, input3, ...).
+   */
+  join<T extends FrameColumns, const O extends JoinOnArg<C, T> | readonly JoinOnArg<C, T>[], J extends string = 'inner'>(
+    other: StreamFrame<T>,
+    on: O,
+    type?: J,
+    options?: { timeRange?: TimeRangeArg; condition?: readonly JoinPredicate[]; name?: string },
+  ): StreamFrame<StreamJoinedColumns<C, T, O, J>>;
+  join(
+    table: StaticTable<FrameColumns> | StreamFrame<FrameColumns>,
+    on: JoinOnArg<FrameColumns, FrameColumns> | readonly JoinOnArg<FrameColumns, FrameColumns>[],
+    type?: string,
+    options: { timeRange?: TimeRangeArg; condition?: readonly JoinPredicate[]; name?: string } = {},
+  ): StreamFrame<any> {
+    if (table instanceof StreamFrame) return this.streamJoin(table, on, type ?? 'inner', options);
+    if (!table || typeof table !== 'object' || !table.spec) {
+      throw new InvalidQueryError('join: the right side must be a stream (readStream...) or a static table built with staticTable.s3(...), staticTable.dynamodb(...) or staticTable.rows(...)');
+    }
+    if (options.timeRange) throw new InvalidQueryError('join: timeRange is for a stream-stream join; a stream-static join matches by its keys and condition');
+    const joinType = staticJoinType(type ?? 'inner');
+    const list = (Array.isArray(on) ? on : [on]) as ReadonlyArray<string | { left: string; right: string }>;
+    if (list.length === 0) throw new InvalidQueryError('join: `on` is empty: name at least one key column, e.g. join(table, "userId")');
+    const pairs: JoinKeyPair[] = list.map((k) => (typeof k === 'string' ? { left: k, right: k, using: true } : { left: k?.left, right: k?.right, using: false }));
+    const id = `join${[...this.stages, ...this.operators.flatMap((o) => o.post)].filter((s) => s.kind === 'join').length}`;
+    const stage: JoinStage = { kind: 'join', id, table: table.spec, type: joinType, on: pairs, condition: options.condition ?? [] };
+    const last = this.operators[this.operators.length - 1];
+    const before = last ? columnsAfter(outputColumns({ source: this.source, stages: this.stages, operators: this.operators }), last.post) : columnsAfter(this.source.schema.columns, this.stages);
+    columnsAfter(before, [stage]); // checks the keys and the names now, not at plan()
+    // Spark infers isnotnull(key) on the stream side of an inner or semi equi-join and pushes it
+    // below the watermark (InferFiltersFromConstraints): a null-key row is not even seen by it
+    if (joinType === 'inner' || joinType === 'leftSemi') {
+      const pushed = pushFilter(this as unknown as StreamFrame<FrameColumns>, [], pairs.map((k) => k.left));
+      return (pushed as unknown as StreamFrame<C>).add(stage);
+    }
+    return this.add(stage);
+  }
+
+  /** A stream-stream join with `other` (see join): the other stream becomes one of the plan's inputs. */
+  private streamJoin(other: StreamFrame<FrameColumns>, on: unknown, type: string, options: { timeRange?: TimeRangeArg; condition?: readonly JoinPredicate[]; name?: string }): StreamFrame<any> {
+    if (other.inputs.length) {
+      throw new InvalidQueryError('join: the right stream has joins of its own: join the streams one at a time from the left, e.g. a.join(b, ...).join(c, ...)');
+    }
+    if (other === (this as unknown)) throw new InvalidQueryError('join: a stream joined with itself needs two inputs: read the source twice (two readStream...load calls) and rename the columns of one side');
+    const joinType = streamJoinType(type);
+    const index = this.inputs.length;
+    const name = options.name ?? `input${index + 2}`;
+    if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(name) || this.inputs.some((i) => i.name === name)) {
+      throw new InvalidQueryError(`join: input name ${JSON.stringify(name)} must be 1-64 letters, digits, '.', '_' or '-' and not name another input of the query (${this.inputs.map((i) => i.name).join(', ') || 'none yet'})`);
+    }
+    const list = (Array.isArray(on) ? on : [on]) as ReadonlyArray<string | { left: string; right: string }>;
+    if (list.length === 0) throw new InvalidQueryError('join: `on` is empty: a stream-stream join needs at least one equi-join key, e.g. join(other, "userId")');
+    const pairs: JoinKeyPair[] = list.map((k) => (typeof k === 'string' ? { left: k, right: k, using: true } : { left: k?.left, right: k?.right, using: false }));
+    // the other stream's watermark stages get ids of their own (the checkpoint keeps each one's watermark by id)
+    let wm = 0;
+    const rename = (st: StatelessStage): StatelessStage => (st.kind === 'watermark' ? { ...st, id: `in${index}wm${wm++}` } : st);
+    let input: PlanInput = { name, source: other.source, stages: other.stages.map(rename), operators: other.operators.map((o) => ({ spec: o.spec, post: o.post.map(rename) })), limits: sourceLimits(other.source) };
+    const timeRange = options.timeRange === undefined ? null : parseTimeRange(options.timeRange);
+    const condition = [...(options.condition ?? [])];
+    // Spark pushes a single-side item into the input that cannot produce outer rows: there it
+    // filters rows before anything else (FORMAT-2 "Where condition applies")
+    const leftCols = columnsAfter(outputColumns(this), this.operators.length ? this.operators[this.operators.length - 1].post : []);
+    const rightCols = columnsAfter(outputColumns(input), input.operators.length ? input.operators[input.operators.length - 1].post : []);
+    const sideOf = (p: JoinPredicate): 'left' | 'right' => (predicateColumns(p).every((c) => leftCols.some((x) => x.name === c)) ? 'left' : 'right');
+    const pushLeft = joinType === 'inner' || joinType === 'leftSemi' || joinType === 'rightOuter';
+    const pushRight = joinType === 'inner' || joinType === 'leftSemi' || joinType === 'leftOuter';
+    const toLeft = condition.filter((p) => pushLeft && sideOf(p) === 'left');
+    const toRight = condition.filter((p) => pushRight && sideOf(p) === 'right');
+    const inJoin = condition.filter((p) => !toLeft.includes(p) && !toRight.includes(p));
+    for (const p of condition) checkPredicate(p, leftCols, rightCols, 'join');
+    // Spark infers isnotnull(key) from the equi-join on the sides that cannot produce outer rows
+    // (InferFiltersFromConstraints) and pushes it down with the rest: a null-key row there is invisible
+    const leftKeys = joinType === 'inner' || joinType === 'leftSemi' || joinType === 'rightOuter' ? pairs.map((k) => k.left) : [];
+    const rightKeys = joinType === 'inner' || joinType === 'leftSemi' || joinType === 'leftOuter' ? pairs.map((k) => k.right) : [];
+    let left: StreamFrame<FrameColumns> = this as unknown as StreamFrame<FrameColumns>;
+    if (toLeft.length || leftKeys.length) left = pushFilter(left, toLeft, leftKeys);
+    if (toRight.length || rightKeys.length) {
+      const pushed = pushFilter(new StreamFrame(input.source, input.stages, input.operators), toRight, rightKeys);
+      input = { ...input, stages: pushed.stages, operators: pushed.operators };
+    }
+    const spec: StreamJoinSpec = { kind: 'streamJoin', input: index, type: joinType, on: pairs, timeRange, condition: inJoin, pushed: [...toLeft, ...toRight] };
+    const joined = new StreamFrame<FrameColumns>(left.source, left.stages, [...left.operators, { spec, post: [] }], [...left.inputs, input]);
+    operatorChain(joined); // checks the keys, the range and the names now, not at plan()
+    return joined;
+  }
+  groupBy<K extends GroupArg<C>[]>(...keys: K): GroupedFrame<C, KeyColumns<C, K>> {
+    return new GroupedFrame(this as unknown as StreamFrame<FrameColumns>, keys.map((k) => (typeof k === 'string' ? col(k) : k)) as GroupKey[]);
+  }
+  dropDuplicates(columns?: Array<Names<C>>): StreamFrame<C> {
+    return this.stateful_({ kind: 'dedup', columns: columns && columns.length ? columns : null, withinWatermark: false });
+  }
+  dropDuplicatesWithinWatermark(columns?: Array<Names<C>>): StreamFrame<C> {
+    return this.stateful_({ kind: 'dedup', columns: columns && columns.length ? columns : null, withinWatermark: true });
+  }
+  /** @internal */
+  stateful_<N extends FrameColumns = C>(spec: StatefulSpec): StreamFrame<N> {
+    return new StreamFrame<N>(this.source, this.stages, [...this.operators, { spec, post: [] }], this.inputs);
+  }
+  get writeStream(): DataStreamWriter<C> {
+    return new DataStreamWriter<C>(this as unknown as StreamFrame<FrameColumns>);
+  }
+}
+
+/**
+ * A grouped frame: C are the input columns, K the grouping keys' output columns. `agg` checks
+ * the aggregates' columns against C and returns a frame of K and the aliases.
+ */
+export class GroupedFrame<C extends FrameColumns = AnyColumns, K extends FrameColumns = AnyColumns> {
+  constructor(private readonly frame: StreamFrame<FrameColumns>, private readonly keys: GroupKey[]) {}
+  agg<A extends AggArg<C>[]>(...aggs: A): StreamFrame<Simplify<K & AggColumns<C, A>>> {
+    const specs = aggs.map((a) => (a instanceof AggBuilder ? a.toSpec() : { fn: a.fn, column: a.column, as: a.as }));
+    return this.frame.stateful_({ kind: 'aggregate', keys: this.keys, aggs: specs });
+  }
+  count(): StreamFrame<Simplify<K & { count: 'LONG' }>> {
+    return this.frame.stateful_({ kind: 'aggregate', keys: this.keys, aggs: [count().alias('count').toSpec()] });
+  }
+}
+
+export class DataStreamWriter<C extends FrameColumns = AnyColumns> {
+  private mode: OutputMode = 'append';
+  private trig: 'availableNow' | 'once' = 'availableNow';
+  private name = 'query';
+  private late: 'drop' | 'dead-letter' = 'drop';
+  private partitions = 1;
+  private idleTimeoutMs: number | undefined;
+  private policy: 'min' | 'max' = 'min';
+
+  constructor(private readonly frame: StreamFrame<FrameColumns>) {}
+
+  /**
+   * `option('statePartitions', P)`: the state is split into P partitions (1 to 256, default 1) by a
+   * hash of the grouping key, window left out; each partition's state and versions are independent.
+   * P is fixed when the checkpoint is created: a restart with another P is refused.
+   *
+   * `option('idleTimeout', '30 minutes')` (sluice's, off by default as in Spark): when a run finds
+   * no new data and none has come for at least this long, the watermark advances by the wall
+   * clock that passed since the last input and a no-data batch emits the windows it closes.
+   * Only for a query with a watermark and state it can evict (not complete mode): plan() refuses
+   * it elsewhere, where it could change nothing.
+   *
+   * `option('multipleWatermarkPolicy', 'max')`: with several inputs (each with its withWatermark),
+   * the global watermark follows the fastest input instead of the slowest (Spark's
+   * spark.sql.streaming.multipleWatermarkPolicy); the policy is part of the checkpoint's shape.
+   */
+  option(key: string, value: string | number | boolean): this {
+    if (key === 'multipleWatermarkPolicy' || key === 'spark.sql.streaming.multipleWatermarkPolicy') {
+      const v = String(value).toLowerCase();
+      if (v !== 'min' && v !== 'max') {
+        throw new InvalidOptionError(`option multipleWatermarkPolicy=${JSON.stringify(value)} is not 'min' or 'max': min (Spark's default) waits for the slowest input, max follows the fastest and drops more of the others' rows as late`);
+      }
+      this.policy = v;
+      return this;
+    }
+    if (key === 'idleTimeout') {
+      if (typeof value !== 'string') {
+        throw new InvalidOptionError(`option idleTimeout=${JSON.stringify(value)} is not a duration: write it as Spark writes intervals, e.g. .option('idleTimeout', '30 minutes')`);
+      }
+      this.idleTimeoutMs = parseWindowDuration(value, 'option idleTimeout');
+      return this;
+    }
+    if (key !== 'statePartitions') {
+      throw new InvalidOptionError(`writeStream option ${JSON.stringify(key)} is not known: the writer takes 'statePartitions', 'idleTimeout' and 'multipleWatermarkPolicy'; source options (maxFilesPerTrigger, ...) go on readStream`);
+    }
+    const n = positiveIntOption(key, value);
+    if (n > MAX_STATE_PARTITIONS) {
+      throw new InvalidOptionError(`option statePartitions=${n} is above ${MAX_STATE_PARTITIONS}: one partition holds many keys, so use 256 or fewer`);
+    }
+    this.partitions = n;
+    return this;
+  }
+
+  /**
+   * Rows dropped by the watermark: 'drop' (Spark: counted, then gone) or 'dead-letter' (also
+   * written, with the reason and the watermark that rejected them, to the dead-letter location,
+   * exactly once per batch, so a reconciliation job can read them).
+   */
+  lateRows(target: 'drop' | 'dead-letter'): this {
+    if (target !== 'drop' && target !== 'dead-letter') {
+      throw new InvalidOptionError(`lateRows ${JSON.stringify(target)} is not 'drop' or 'dead-letter'`);
+    }
+    this.late = target;
+    return this;
+  }
+
+  outputMode(mode: string): this {
+    if (mode !== 'append' && mode !== 'update' && mode !== 'complete') {
+      throw new InvalidOptionError(`output mode ${JSON.stringify(mode)} is not one of append, update, complete`);
+    }
+    this.mode = mode;
+    return this;
+  }
+  /** `{ availableNow: true }`, or `{ once: true }` (deprecated alias, as in Spark). */
+  trigger(t: { availableNow?: boolean; once?: boolean; processingTime?: string; continuous?: string }): this {
+    if (t.availableNow) this.trig = 'availableNow';
+    else if (t.once) this.trig = 'once';
+    else {
+      throw new InvalidOptionError(
+        `trigger ${JSON.stringify(t)} is not supported: sluice runs on a schedule, so use { availableNow: true } (and let the schedule set the interval)`,
+      );
+    }
+    return this;
+  }
+  queryName(name: string): this {
+    if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/.test(name)) {
+      throw new InvalidOptionError(`query name ${JSON.stringify(name)} must be 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit`);
+    }
+    this.name = name;
+    return this;
+  }
+  /** The checked plan. Throws InvalidQueryError with Spark's rule and the fix. */
+  plan(): QueryPlan<OutputRowOf<C>> {
+    const plan = { ...toPlan(this.frame, this.mode, this.trig, this.name), lateRows: this.late, statePartitions: this.partitions, ...(this.policy === 'max' ? { watermarkPolicy: 'max' as const } : {}) };
+    if (this.idleTimeoutMs === undefined) return plan as QueryPlan<OutputRowOf<C>>;
+    checkIdleTimeout(plan);
+    return { ...plan, idleTimeoutMs: this.idleTimeoutMs } as QueryPlan<OutputRowOf<C>>;
+  }
+}
+
+/** idleTimeout moves the watermark of a no-data batch: refused where that could change nothing. */
+function checkIdleTimeout(plan: QueryPlan): void {
+  const why = !plan.stateful
+    ? 'this query is stateless, so it has no windows to close'
+    : !plan.stages.some((s) => s.kind === 'watermark')
+      ? 'this query has no withWatermark, so nothing waits for a watermark'
+      : plan.outputMode === 'complete'
+        ? 'complete mode never evicts, so a later watermark changes nothing'
+        : null;
+  if (why !== null) {
+    throw new InvalidOptionError(`option idleTimeout advances the watermark of an idle source, but ${why}: remove the option`);
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * Spark's functions for a query: grouping keys (window, sessionWindow, col), aggregates (count,
+ * sum, ... as AggBuilders) and the items of a select (renamed, windowOf, windowStart, ...).
+ */
+import { InvalidQueryError } from '../errors';
+import { parseWindowDuration } from '../duration';
+import type { AggFn, AggSpec, ColumnKey, ProjectItem, SessionKey, WindowKey } from '../plan/types';
+
+// ---------------------------------------------------------------- grouping and aggregate helpers
+
+/** `window(column, windowDuration, slideDuration?, startTime?)`: tumbling, or sliding with a slide. */
+export function window<Col extends string>(on: Col | ColumnKey<Col>, duration: string, slide?: string, startTime?: string): WindowKey<Col> {
+  // window(col('window'), ...) / window('window', ...) over an earlier aggregation's window: over its window_time
+  const column = (typeof on === 'string' ? on : on.name) as Col;
+  const durationMs = parseWindowDuration(duration, `window duration for ${column}`);
+  const slideMs = slide === undefined ? durationMs : parseWindowDuration(slide, `window slide for ${column}`);
+  const startMs = startTime === undefined ? 0 : parseSignedStart(startTime, column);
+  if (slideMs > durationMs) {
+    throw new InvalidQueryError(
+      `window on ${column}: the slide duration (${slide}) must be less than or equal to the window duration (${duration}): use a shorter slide or a longer window`,
+    );
+  }
+  if (Math.abs(startMs) >= slideMs) {
+    throw new InvalidQueryError(
+      `window on ${column}: the absolute value of the start time (${startTime}) must be less than the slide duration (${slide ?? duration}): use an offset smaller than the slide`,
+    );
+  }
+  return { kind: 'window', column, durationMs, slideMs, startMs, text: [duration, slide, startTime].filter(Boolean).join(', ') };
+}
+
+function parseSignedStart(text: string, column: string): number {
+  const t = text.trim();
+  if (t.startsWith('-')) return -parseWindowDuration(t.slice(1), `window startTime for ${column}`, true);
+  return parseWindowDuration(t, `window startTime for ${column}`, true);
+}
+
+/** `session_window(column, gapDuration)`; over an earlier aggregation's window column, over its window_time. */
+export function sessionWindow<Col extends string>(column: Col, gap: string): SessionKey<Col> {
+  return { kind: 'session', column, gapMs: parseWindowDuration(gap, `session window gap for ${column}`), text: gap };
+}
+
+export function col<Name extends string>(name: Name): ColumnKey<Name> {
+  return { kind: 'column', name };
+}
+
+/** A fluent aggregate: `sum('amount').as('total')`. Its type parameters are the output name, the function and the column. */
+export class AggBuilder<Name extends string = string, Fn extends AggFn = AggFn, Col extends string | undefined = string | undefined> {
+  constructor(readonly fn: Fn, readonly column: Col, readonly name: Name) {}
+  /** Names the output column, as Spark's `.alias` / `.as`. */
+  as<N extends string>(name: N): AggBuilder<N, Fn, Col> {
+    return new AggBuilder(this.fn, this.column, name);
+  }
+  alias<N extends string>(name: N): AggBuilder<N, Fn, Col> {
+    return this.as(name);
+  }
+  toSpec(): AggSpec {
+    return { fn: this.fn, column: this.column, as: this.name };
+  }
+}
+function agg<F extends AggFn, C extends string | undefined>(fn: F, column: C): AggBuilder<C extends string ? `${F}(${C})` : `${F}(1)`, F, C> {
+  return new AggBuilder(fn, column, (column === undefined ? `${fn}(1)` : `${fn}(${column})`) as C extends string ? `${F}(${C})` : `${F}(1)`);
+}
+/** `count()` / `count('*')` counts rows, `count(column)` the non-null values of the column. */
+export function count(): AggBuilder<'count(1)', 'count', undefined>;
+export function count<C extends string>(column: C): AggBuilder<C extends '*' ? 'count(1)' : `count(${C})`, 'count', C extends '*' ? undefined : C>;
+export function count(column?: string): AggBuilder<string, 'count', string | undefined>;
+export function count(column?: string): AggBuilder<string, 'count', string | undefined> {
+  return agg('count', column === '*' ? undefined : column);
+}
+export const sum = <C extends string>(column: C) => agg('sum', column);
+export const min = <C extends string>(column: C) => agg('min', column);
+export const max = <C extends string>(column: C) => agg('max', column);
+export const avg = <C extends string>(column: C) => agg('avg', column);
+export const first = <C extends string>(column: C) => agg('first', column);
+export const last = <C extends string>(column: C) => agg('last', column);
+export const approxCountDistinct = <C extends string>(column: C) => agg('approxCountDistinct', column);
+
+// ------------------------------------------------------------------------------ select items
+
+/** `select(renamed('eventTime', 'ts'))`: column `column` under the name `as`. */
+export function renamed(column: string, as: string): ProjectItem {
+  return { kind: 'column', as, column };
+}
+/** `select(windowTime('window', 'wt'))`: Spark's window_time(window), the window's end − 1 µs, a TIMESTAMP that keeps the window's watermark. */
+export function windowTime(column: string, as = 'window_time'): ProjectItem {
+  return { kind: 'windowTime', as, column };
+}
+/** `select(windowStart('window', 'start'))`: the window's start as a TIMESTAMP (no watermark). */
+export function windowStart(column: string, as: string): ProjectItem {
+  return { kind: 'windowStart', as, column };
+}
+/** `select(windowEnd('window', 'end'))`: the window's end as a TIMESTAMP (no watermark). */
+export function windowEnd(column: string, as: string): ProjectItem {
+  return { kind: 'windowEnd', as, column };
+}
+/** `select(windowOf(window('eventTime', '10 seconds'), 'w'))`: the tumbling window that contains the column's time. */
+export function windowOf(w: WindowKey, as: string): ProjectItem {
+  if (w.slideMs !== w.durationMs) throw new InvalidQueryError(`select: the window on ${w.column} (${w.text}) slides, so a row has several: a select takes a tumbling window; group by the sliding window instead`);
+  return { kind: 'window', as, window: w };
+}
