@@ -47,6 +47,26 @@ describe('the task Lambda', () => {
     expect(failed).toMatchObject({ level: 'error', event: 'task-failed', action: 'commit', retriable: true, details: { key: '<redacted>' } });
   });
 
+  it('redacts the data values of a failed task in the error it rethrows, which the runtime logs and Step Functions keeps as the cause', async () => {
+    const lines: string[] = [];
+    const failing = (logDataValues: boolean) =>
+      createTaskLambda(
+        async () => {
+          throw new SluiceError('state item of key alice@example.com is over 400 KB', { retriable: false, details: { key: 'alice@example.com', batchId: 3 } });
+        },
+        { writeLine: (l) => lines.push(l), logDataValues },
+      );
+    const thrown = await failing(false)({ action: 'partition', runId: 'r', batchId: 3, partition: 1 }).catch((e: unknown) => e as SluiceError);
+    expect(thrown).toBeInstanceOf(SluiceError);
+    // what leaves the function: the error's message, stack, details and the log line
+    for (const text of [thrown.message, thrown.stack ?? '', JSON.stringify(thrown.details), lines[0]]) expect(text).not.toContain('alice@example.com');
+    expect(thrown.details).toMatchObject({ key: '<redacted>', batchId: 3 });
+    expect(JSON.parse(lines[0])).toMatchObject({ redacted: { fields: ['key'] } });
+    // SLUICE_LOG_VALUES keeps them
+    const kept = await failing(true)({ action: 'partition', runId: 'r', batchId: 3, partition: 1 }).catch((e: unknown) => e as SluiceError);
+    expect(kept.message).toContain('alice@example.com');
+  });
+
   it('reads the state partitions the construct sets, refusing a value the engine cannot run', () => {
     expect(statePartitionsFromEnv({ SLUICE_STATE_PARTITIONS: '4' })).toBe(4);
     for (const bad of [undefined, '0', '257', '2.5', 'four']) expect(() => statePartitionsFromEnv({ SLUICE_STATE_PARTITIONS: bad })).toThrow(/SLUICE_STATE_PARTITIONS=.* must be a whole number from 1 to 256/);

@@ -31,7 +31,7 @@ import type { AwsConnection } from '../config';
 import { describeSink, runPipeline, type PipelineConfig, type PipelineExtras } from '../pipeline';
 import { isTransientError } from '../request/errors';
 import { DEFAULT_METRICS_NAMESPACE, emfBlock, type RunSummary } from './emf';
-import { redactDataValues, scrubText } from './redact';
+import { redactInPlace } from './redact';
 
 export { ENV, lambdaEnvironmentFrom, pipelineConfigFromEnv, type LambdaEnvironment } from './env';
 export { DEFAULT_METRICS_NAMESPACE, METRIC_DIMENSION, SUMMARY_METRIC_NAMES, emfBlock, type RunSummary } from './emf';
@@ -219,24 +219,8 @@ export function failingHandler(error: unknown, writeLine: (line: string) => void
   };
 }
 
-/**
- * Redacts the data values of `error` where they leave the process: its details, its message and
- * its stack (the Lambda runtime logs a rejected error's message, stack and enumerable properties,
- * and passes message and stack to the on-failure destination). Returns the redacted fields.
- */
-function redactInPlace(error: SluiceError, objectPrefixes: readonly string[]): string[] {
-  const r = redactDataValues(error.message, error.details, { objectPrefixes });
-  if (r.fields.length === 0) return [];
-  const stack = error.stack;
-  const writable = error as { message: string; stack?: string; details: Record<string, unknown> };
-  writable.details = r.details;
-  writable.message = r.message;
-  if (stack !== undefined) writable.stack = scrubText(stack, r.values);
-  return r.fields;
-}
-
 /** The key prefixes of the pipeline's own S3 locations: a `key` detail under one names an object. */
-function s3Prefixes(cfg: PipelineConfig): string[] {
+export function s3Prefixes(cfg: PipelineConfig): string[] {
   return [cfg.checkpoint.prefix, cfg.deadLetter?.prefix ?? '', cfg.source.kind === 's3' ? cfg.source.prefix : '', cfg.sink.kind === 'dynamodb' ? '' : cfg.sink.prefix].filter((p) => p !== '');
 }
 

@@ -131,3 +131,21 @@ function safeJson(value: unknown): string | undefined {
     return undefined;
   }
 }
+
+/**
+ * Redacts the data values of `error` where they leave the process: its details, its message and
+ * its stack (the Lambda runtime logs a rejected error's message, stack and enumerable properties,
+ * passes message and stack to the on-failure destination, and Step Functions stores them as a
+ * failed task's cause). Both Lambdas (the scheduled one and the scale-out task one) call it before
+ * they log and rethrow. Returns the redacted fields.
+ */
+export function redactInPlace(error: Error & { details?: Record<string, unknown> }, objectPrefixes: readonly string[]): string[] {
+  const r = redactDataValues(error.message, error.details ?? {}, { objectPrefixes });
+  if (r.fields.length === 0) return [];
+  const stack = error.stack;
+  const writable = error as { message: string; stack?: string; details?: Record<string, unknown> };
+  writable.details = r.details;
+  writable.message = r.message;
+  if (stack !== undefined) writable.stack = scrubText(stack, r.values);
+  return r.fields;
+}

@@ -23,14 +23,14 @@ import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import { partitionedRunReport, partitionedTasks } from '../../engine/schedule/driver';
 import { type PlanResult } from '../../engine/schedule/partitioned';
 import { DEFAULT_METRICS_NAMESPACE, emfBlock } from './emf';
-import { runSummaryOf } from './handler';
+import { runSummaryOf, s3Prefixes } from './handler';
 import type { QueryPlan } from '../../engine/plan/types';
 import type { TaskEvent, TaskHandler } from '../../scale/contract';
 import { createClients, type AwsClients } from '../clients';
 import type { AwsConnection } from '../config';
 import { buildExecutor, type PipelineConfig } from '../pipeline';
 import { lambdaEnvironmentFrom, type LambdaEnvironment } from './env';
-import { redactDataValues } from './redact';
+import { redactInPlace } from './redact';
 
 /** A task event the state machine did not send (a hand-made invocation, a definition out of step). */
 export class InvalidTaskEventError extends SluiceError {}
@@ -66,8 +66,10 @@ export interface TaskLambdaOptions {
   readonly writeLine?: (line: string) => void;
   /** @default Date.now */
   readonly now?: () => number;
-  /** Keep data values (keys, rows, records) in a failed task's log line (SLUICE_LOG_VALUES). @default false */
+  /** Keep data values (keys, rows, records) in a failed task's log line and rethrown error (SLUICE_LOG_VALUES). @default false */
   readonly logDataValues?: boolean;
+  /** The pipeline's own S3 key prefixes: a `key` detail under one names an object and is kept. */
+  readonly objectPrefixes?: readonly string[];
 }
 
 export type TaskLambda = (event: unknown) => ReturnType<TaskHandler>;
@@ -92,10 +94,14 @@ export function createTaskLambda(handle: TaskHandler, opts: TaskLambdaOptions = 
       return result;
     } catch (error) {
       const e = error as Error & { retriable?: boolean; details?: Record<string, unknown> };
-      const message = String(e?.message ?? error);
-      const shown = opts.logDataValues ? { message, details: e?.details ?? {} } : redactDataValues(message, e?.details ?? {});
+      // redacted where it leaves the function: the line below, and the error rethrown, which the
+      // runtime logs and Step Functions keeps as the task's cause in the execution history
+      const redacted = !opts.logDataValues && e instanceof Error ? redactInPlace(e, opts.objectPrefixes ?? []) : [];
       writeLine(
-        JSON.stringify({ level: 'error', ...base, event: 'task-failed', durationMs: now() - startedMs, error: e?.name, message: shown.message, details: shown.details, retriable: e?.retriable ?? false }),
+        JSON.stringify({
+          level: 'error', ...base, event: 'task-failed', durationMs: now() - startedMs, error: e?.name, message: String(e?.message ?? error), details: e?.details ?? {}, retriable: e?.retriable ?? false,
+          ...(redacted.length > 0 ? { redacted: { fields: redacted, toLogThem: 'set SLUICE_LOG_VALUES=true (the construct prop logDataValues)' } } : {}),
+        }),
       );
       throw error;
     }
@@ -141,7 +147,7 @@ export function createPartitionedTaskLambda(plan: QueryPlan, cfg: PipelineConfig
     }
     return result;
   };
-  return createTaskLambda(handle, opts);
+  return createTaskLambda(handle, { ...opts, objectPrefixes: opts.objectPrefixes ?? s3Prefixes(config) });
 }
 
 /** SLUICE_STATE_PARTITIONS, which the construct sets from parallelism.statePartitions. */
