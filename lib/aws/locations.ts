@@ -30,8 +30,9 @@ export function checkOutsideSource(source: NamedS3Location, written: readonly Na
     if (w.bucket !== source.bucket) continue;
     if (prefixContains(source.prefix, w.prefix) || prefixContains(w.prefix, source.prefix)) {
       const where = trim(source.prefix) === '' ? `the whole bucket ${source.bucket}` : `s3://${source.bucket}/${trim(source.prefix)}`;
+      const what = source.name === 'the source' ? 'the source' : source.name;
       throw new InvalidOptionError(
-        `${w.name} s3://${w.bucket}/${trim(w.prefix)} overlaps the source ${where}, which would read sluice's own objects as input: give the source a prefix of its own (e.g. s3://${source.bucket}/landing) or write ${w.name} elsewhere`,
+        `${w.name} s3://${w.bucket}/${trim(w.prefix)} overlaps ${what} ${where}, which would read sluice's own objects as input: give ${what} a prefix of its own (e.g. s3://${source.bucket}/landing) or write ${w.name} elsewhere`,
       );
     }
   }

@@ -190,7 +190,7 @@ export function buildExecutor(conn: AwsConnection, given: QueryPlan, cfg: Pipeli
   const plan = cfg.statePartitions === undefined ? given : { ...given, statePartitions: cfg.statePartitions };
   // A sibling of the checkpoint prefix, not inside it: the checkpoint's head() lists its prefix.
   const dl = cfg.deadLetter ?? { bucket: cfg.checkpoint.bucket, prefix: `${cfg.checkpoint.prefix}-dead-letter` };
-  checkWrittenOutsideSource(cfg, dl);
+  checkWrittenOutsideSources(plan, cfg, dl);
   const clients = extras.clients ?? createClients(conn);
   const checkpoint = new S3CheckpointStore({ client: clients.s3, bucket: cfg.checkpoint.bucket, prefix: cfg.checkpoint.prefix });
   const openSource = (loc: SourceLocation, spec: SourceSpec, limits: BatchLimits, sourceIndex: number): Source =>
@@ -244,18 +244,23 @@ export function shufflePrefix(checkpoint: S3Location): string {
 
 /**
  * Refuses, before any request, an S3 location the pipeline writes (checkpoint, S3 sink,
- * dead letters) that the S3 source's listing would see (lib/aws/locations.ts): with a source of
- * the whole bucket, the CLI's `_sluice/...` defaults would be read back as input.
+ * dead letters, shuffle) that the listing of any S3 input would see (lib/aws/locations.ts): the
+ * query's first source and every stream-stream join input. With a source of the whole bucket, the
+ * CLI's `_sluice/...` defaults would be read back as input; with the sink inside a join input's
+ * prefix, the sink's own files would be read as that input's rows.
  */
-function checkWrittenOutsideSource(cfg: PipelineConfig, deadLetter: S3Location): void {
-  if (cfg.source.kind !== 's3') return;
+function checkWrittenOutsideSources(plan: QueryPlan, cfg: PipelineConfig, deadLetter: S3Location): void {
   const written: NamedS3Location[] = [
     { name: 'the checkpoint', ...cfg.checkpoint },
     { name: 'the dead-letter location', ...deadLetter },
     { name: "the partitioned run's shuffle", bucket: cfg.checkpoint.bucket, prefix: shufflePrefix(cfg.checkpoint) },
   ];
   if (cfg.sink.kind === 's3' || cfg.sink.kind === 's3-files') written.splice(1, 0, { name: 'the sink', bucket: cfg.sink.bucket, prefix: cfg.sink.prefix });
-  checkOutsideSource({ name: 'the source', bucket: cfg.source.bucket, prefix: cfg.source.prefix }, written);
+  if (cfg.source.kind === 's3') checkOutsideSource({ name: 'the source', bucket: cfg.source.bucket, prefix: cfg.source.prefix }, written);
+  (plan.inputs ?? []).forEach((input, k) => {
+    const loc = inputLocation(cfg, k, input);
+    if (loc.kind === 's3') checkOutsideSource({ name: `input ${input.name}`, bucket: loc.bucket, prefix: loc.prefix }, written);
+  });
 }
 
 /**

@@ -8,6 +8,7 @@ import { runPipeline, type PipelineConfig } from '../../lib/aws/pipeline';
 import { InvalidOptionError } from '../../lib/engine/errors';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
 import { windowedTotals } from '../../examples/windowed-totals';
+import { readStream } from '../../lib/engine/query/reader';
 import { testClients, testConnection, uniqueName } from '../helpers/stack';
 
 const { s3, dynamodb } = testClients();
@@ -81,5 +82,24 @@ describe('when a written location lies inside a source prefix', () => {
     const report = await runPipeline(testConnection(), plan, { ...base(bucket), sink: { kind: 's3', bucket, prefix: 'landing-out' } });
     expect(report.rowsIn).toBe(1);
     expect(report.deadLetters).toBe(0);
+  });
+});
+
+describe("when the sink lies inside a stream-stream join's second input", () => {
+  it('is refused by name before any request, as for the first input, so the sink\'s own files are never read as clicks', async () => {
+    const bucket = await freshBucketWithOneFile();
+    const clicks = readStream.format('json').schema('cad STRING, ct TIMESTAMP').load().withWatermark('ct', '10 minutes');
+    const plan = readStream.format('json').schema('ad STRING, it TIMESTAMP').load().withWatermark('it', '10 minutes')
+      .join(clicks, { left: 'ad', right: 'cad' }, 'inner', { timeRange: { left: 'it', right: 'ct', lower: '-5 minutes', upper: '0 seconds' } })
+      .writeStream.queryName('joined-into-clicks').plan();
+    const cfg: PipelineConfig = {
+      source: { kind: 's3', bucket, prefix: 'impressions' },
+      inputs: [{ kind: 's3', bucket, prefix: 'clicks' }],
+      checkpoint: { bucket, prefix: 'state/checkpoint' },
+      sink: { kind: 's3', bucket, prefix: 'clicks/joined' },
+      stateTable,
+    };
+    await expect(runPipeline(testConnection(), plan, cfg)).rejects.toThrow(/^the sink s3:\/\/\S+\/clicks\/joined overlaps input \S+ s3:\/\/\S+\/clicks, which would read sluice's own objects/);
+    expect(await keysOf(bucket)).toEqual(['2026/03/01/00.json']);
   });
 });
