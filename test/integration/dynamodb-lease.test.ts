@@ -43,8 +43,15 @@ describe('DynamoDbLease', () => {
       expect(held).toEqual({ owner: 'run-a', token: 1, expiresAtMs: now + 5 * MINUTE });
       now += 5 * MINUTE - 1;
       expect(await b.acquire('run-b', 5 * MINUTE)).toBeNull();
-      // Not re-entrant either: the same owner gets null until it expires.
-      expect(await a.acquire('run-a', 5 * MINUTE)).toBeNull();
+    });
+
+    it('lets the same owner take it again (a retried run) with a new token that fences out its failed attempt', async () => {
+      const [a] = twoRuns();
+      const first = (await a.acquire('run-a', 5 * MINUTE))!;
+      now += MINUTE;
+      const again = await a.acquire('run-a', 5 * MINUTE);
+      expect(again).toEqual({ owner: 'run-a', token: first.token + 1, expiresAtMs: now + 5 * MINUTE });
+      await expect(a.renew(first, MINUTE)).rejects.toThrow(LeaseLostError);
     });
 
     it('keeps it live past the first expiry when renewed', async () => {
@@ -160,7 +167,8 @@ describe('DynamoDbLease', () => {
         },
       } as unknown as DynamoDBClient;
       const lease = new DynamoDbLease({ client: losing, tableName, leaseKey, clock, baseDelayMs: 1, maxDelayMs: 2 });
-      expect(await lease.acquire('run-a', MINUTE)).toEqual({ owner: 'run-a', token: 1, expiresAtMs: now + MINUTE });
+      // (the retry takes it again as its owner, with the next token)
+      expect(await lease.acquire('run-a', MINUTE)).toEqual({ owner: 'run-a', token: 2, expiresAtMs: now + MINUTE });
       expect(calls).toBe(2);
       // Anybody else still finds it held.
       expect(await new DynamoDbLease({ client: dynamodb, tableName, leaseKey, clock }).acquire('run-b', MINUTE)).toBeNull();

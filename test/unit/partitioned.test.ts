@@ -108,6 +108,32 @@ describe('when a batch is split into tasks', () => {
     await expect(handler({ action: 'commit', runId: 'r', batchId: 0 })).rejects.toThrow(/partition task 1 of batch 0 has not finished/);
   });
 
+  it('continues a run whose plan task failed after it took the lease, when the task is retried', async () => {
+    const p = ports();
+    p.source.add('f0.json', [{ user: 'a', t: at(1) }]);
+    // the plan task's first write of the run's record fails (after the lease was taken)
+    let failNext = true;
+    const shuffle = {
+      description: p.shuffle.description,
+      get: (k: string) => p.shuffle.get(k),
+      purgeBelow: (n: number) => p.shuffle.purgeBelow(n),
+      put: async (k: string, body: string) => {
+        if (failNext && k.startsWith('runs/')) {
+          failNext = false;
+          throw new Error('S3 is unreachable');
+        }
+        return p.shuffle.put(k, body);
+      },
+    };
+    const handler = partitionedTasks(() => new PartitionedRun({ ...p, shuffle }));
+    await expect(handler({ action: 'plan', runId: 'r' })).rejects.toThrow(/unreachable/);
+    // the retry (the state machine's) is the same run: it takes its lease again and goes on
+    const { batches } = await runPartitioned(handler, { runId: 'r' });
+    // (the data batch, then the no-data batch its watermark made due)
+    expect(batches).toEqual([0, 1]);
+    expect((await p.checkpoint.head()).latestCommitBatch).toBe(1);
+  });
+
   it('stops a second run while the first holds the lease', async () => {
     const p = ports();
     p.source.add('f0.json', [{ user: 'a', t: at(1) }]);

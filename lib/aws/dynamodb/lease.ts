@@ -59,6 +59,8 @@ const CLAUSE = {
   released: `attribute_not_exists(${N_EXPIRES})`,
   /** The holder's time ran out. */
   expired: `${N_EXPIRES} < ${V_NOW}`,
+  /** The same owner holds it: a retry of the run that took it (a plan task retried after a failure). */
+  heldByOwner: `${N_OWNER} = ${V_OWNER}`,
   /** The handle's owner and token still hold it. */
   heldByHandle: `${N_OWNER} = ${V_OWNER} AND ${N_TOKEN} = ${V_TOKEN}`,
 } as const;
@@ -160,8 +162,9 @@ export class DynamoDbLease implements Lease {
     const expiresAtMs = now + durationMs;
     let attempts = 0;
     const res = await this.update('acquire', () => attempts++, {
-      // The token only grows.
-      ConditionExpression: FREE,
+      // The token only grows: a retry by the same owner takes a new one, which fences out
+      // whatever its failed attempt may still write.
+      ConditionExpression: `${FREE} OR ${CLAUSE.heldByOwner}`,
       UpdateExpression: `SET ${N_OWNER} = ${V_OWNER}, ${N_EXPIRES} = ${V_EXPIRES} ADD ${N_TOKEN} :one`,
       ExpressionAttributeNames: { [N_OWNER]: 'owner', [N_TOKEN]: 'token', [N_EXPIRES]: 'expiresAtMs', [N_PK]: 'pk' },
       ExpressionAttributeValues: { [V_NOW]: { N: String(now) }, [V_EXPIRES]: { N: String(expiresAtMs) }, ':one': { N: '1' }, [V_OWNER]: { S: owner } },

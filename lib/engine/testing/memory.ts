@@ -632,7 +632,7 @@ export class InMemoryLease implements Lease {
   private token = 0;
   constructor(private readonly now: () => number = Date.now) {}
   async acquire(owner: string, durationMs: number) {
-    if (this.holder && this.holder.expiresAtMs >= this.now()) return null;
+    if (this.holder && this.holder.expiresAtMs >= this.now() && this.holder.owner !== owner) return null;
     this.holder = { owner, token: ++this.token, expiresAtMs: this.now() + durationMs };
     return this.holder;
   }
