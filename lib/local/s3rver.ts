@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListBucketsCommand, S3Client } from '@aws-sdk/client-s3';
+import { atomicPuts, type PutObjectStore } from './s3-atomic-puts';
 import { conditionalWrites, type KoaLikeContext, type ObjectStore } from './s3-conditional-writes';
 import { Emulator, ensureDir, HOST, probeConfig, registerEmergencyCleanup, S3RVER_CREDENTIALS, StartContext } from './emulator';
 
@@ -15,7 +16,7 @@ interface S3rverInstance {
   run(): Promise<AddressInfo>;
   /** Koa's middleware list (s3rver is a Koa app), composed when run() starts the server. */
   readonly middleware: Array<(ctx: KoaLikeContext, next: () => Promise<unknown>) => Promise<void>>;
-  readonly store: ObjectStore;
+  readonly store: ObjectStore & PutObjectStore;
   close(): Promise<void>;
   readonly httpServer?: { closeAllConnections?(): void };
 }
@@ -54,6 +55,8 @@ export async function startS3rver(ctx: StartContext): Promise<Emulator> {
     server = new S3rver({ port: 0, address: HOST, silent: true, directory, vhostBuckets: false });
     // S3's If-None-Match / If-Match on PUT, which s3rver ignores: ahead of its own routes
     server.middleware.unshift(conditionalWrites(server.store));
+    // S3's atomic PUT, which s3rver's store does not give (a reader could see an object cut short)
+    atomicPuts(server.store);
     const { port } = await server.run();
     const endpoint = `http://${HOST}:${port}`;
     const client = new S3Client({ ...probeConfig(endpoint, S3RVER_CREDENTIALS), forcePathStyle: true });
