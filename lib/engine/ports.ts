@@ -295,6 +295,8 @@ export interface ShuffleStore {
   put(key: string, body: string): Promise<void>;
   /** The body under `key`, null when absent. */
   get(key: string): Promise<string | null>;
+  /** Removes the blob under `key` (nothing when absent). */
+  delete(key: string): Promise<void>;
   /** Removes every blob of batches below `batchId` (the checkpoint's retention). */
   purgeBelow(batchId: number): Promise<void>;
 }

@@ -61,6 +61,8 @@ describe('when a batch is split into tasks', () => {
     const { batches } = await runPartitioned(recording, { runId: 'r1', concurrency: 3 });
     // a data batch (6 files in 3 splits, 4 partitions), then a no-data batch (no reads) that closes the window
     expect(batches).toEqual([0, 1]);
+    // the run's record is gone once the run ended: purges never list a growing set of them
+    expect([...p.shuffle.blobs.keys()].filter((k) => k.startsWith('runs/'))).toEqual([]);
     const of = (action: string, batchId: number) => events.filter((e) => e.action === action && 'batchId' in e && e.batchId === batchId);
     expect(of('read', 0).map((e) => (e as { split: number }).split).sort()).toEqual([0, 1, 2]);
     expect(of('partition', 0)).toHaveLength(4);
@@ -117,6 +119,7 @@ describe('when a batch is split into tasks', () => {
       description: p.shuffle.description,
       get: (k: string) => p.shuffle.get(k),
       purgeBelow: (n: number) => p.shuffle.purgeBelow(n),
+      delete: (k: string) => p.shuffle.delete(k),
       put: async (k: string, body: string) => {
         if (failNext && k.startsWith('runs/')) {
           failNext = false;

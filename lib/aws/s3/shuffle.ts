@@ -21,6 +21,10 @@ export class S3ShuffleStore extends S3Prefix implements ShuffleStore {
     return this.s3.getText(this.bucket, this.root + key);
   }
 
+  async delete(key: string): Promise<void> {
+    await this.s3.deleteKeys(this.bucket, [this.root + key]);
+  }
+
   async purgeBelow(batchId: number): Promise<void> {
     const keys = (await this.s3.listAll(this.bucket, this.root))
       .map((o) => o.key)

@@ -100,7 +100,6 @@ export class PartitionedRun {
     const { rt } = this;
     rt.openStaticTables();
     let run = await this.runRecord(runId);
-    if (run?.done) return this.finished(runId, run.endBatch ?? -1, run);
     if (!run) {
       const lease = this.deps.lease ? await this.deps.lease.acquire(runId, this.leaseMs) : null;
       if (this.deps.lease && !lease) {
@@ -120,8 +119,11 @@ export class PartitionedRun {
     const planner = { ...run.planner };
     const next = await this.planner.next(progress, planner, { latestOffsetBatch: head.latestOffsetBatch, deadlineNear: () => false });
     if (next.kind === 'stop') {
-      await this.writeRun({ ...run, planner, done: true, endBatch: progress.nextBatchId });
+      // The run's record is not needed once the run is over: its batches are committed, and no
+      // task of it runs again (a retry of this plan task, should its answer be lost, finds no
+      // record and runs as a new run of the same id: it continues from the checkpoint).
       if (run.lease && this.deps.lease) await this.deps.lease.release(run.lease);
+      await this.shuffle.delete(`runs/${runId}`);
       return this.finished(runId, progress.nextBatchId, run);
     }
     await this.writeRun({ ...run, planner, batch: { batchId: next.entry.batchId, replay: next.replay, start: next.start } });

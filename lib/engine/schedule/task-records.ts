@@ -3,7 +3,7 @@
  * codec: encoded as state JSON (non-finite numbers kept), decoded with a check of its shape, so a
  * truncated or foreign object fails naming its key instead of surfacing as a wrong batch.
  *
- *   runs/<runId>        RunRecord    the run's lease, its planner state, its batch in flight
+ *   runs/<runId>        RunRecord    the run's lease, its planner state, its batch in flight (deleted when the run ends)
  *   N/plan              BatchTasks   how batch N is split into tasks (the same on every attempt)
  *   N/read/k/<p>        rows or partial groups of split k for partition p
  *   N/read/k/out        a stateless batch's output rows of split k
@@ -25,9 +25,6 @@ export interface RunRecord {
   readonly planner: RunState;
   /** The batch in flight, as the planner gave it: its start (for its progress record) and whether it is a replay. */
   readonly batch?: { readonly batchId: number; readonly replay: boolean; readonly start: BatchStart };
-  readonly done?: boolean;
-  /** When done: the next batch then (the run committed firstBatch up to it, excluded). */
-  readonly endBatch?: number;
 }
 
 /** How a batch is split into tasks (N/plan), the same on every attempt of the batch. */

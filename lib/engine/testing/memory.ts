@@ -751,6 +751,9 @@ export class InMemoryShuffle implements ShuffleStore {
   async get(key: string): Promise<string | null> {
     return this.blobs.get(key) ?? null;
   }
+  async delete(key: string): Promise<void> {
+    this.blobs.delete(key);
+  }
   async purgeBelow(batchId: number): Promise<void> {
     for (const k of [...this.blobs.keys()]) {
       const id = Number(k.split('/')[0]);
