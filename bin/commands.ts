@@ -6,13 +6,13 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { parseCase } from '../lib/conformance/case';
-import { compareCase, CaseResult } from '../lib/conformance/results';
+import { compareCase, type CaseResult } from '../lib/conformance/results';
 import { parseCrashPlan } from '../lib/engine/testing/crash';
 import { InvalidOptionError } from '../lib/engine/errors';
 import type { QueryPlan } from '../lib/engine/query';
 import { connectionFromEnv, createClients } from '../lib/aws/clients';
 import type { AwsConnection } from '../lib/aws/config';
-import { buildExecutor, describeSink, parseS3Uri, parseSinkUri, PipelineConfig, S3Location, SinkLocation, SourceLocation } from '../lib/aws/pipeline';
+import { buildExecutor, describeSink, parseS3Uri, parseSinkUri, type PipelineConfig, type S3Location, type SinkLocation, type SourceLocation } from '../lib/aws/pipeline';
 import { S3CheckpointStore } from '../lib/aws/s3/checkpoint';
 import { parseShortDuration } from '../lib/observe/format';
 import { randomUUID } from 'node:crypto';
@@ -21,10 +21,10 @@ import { partitionedRunReport, runPartitioned } from '../lib/engine/partitioned'
 import { loadQueryModule, WorkerPool } from '../lib/local/workers';
 import { createRunDisplay } from '../lib/observe/progress-line';
 import { analyseStatus, batchCells, loadStatus, runHeading, STATUS_COLUMNS, statusHeader, verdictLine } from '../lib/observe/status';
-import { prepareConformance, runCase, ConformanceOptions } from '../lib/conformance/runner';
+import { prepareConformance, runCase, type ConformanceOptions } from '../lib/conformance/runner';
 import { putJsonRecords } from '../lib/conformance/kinesis';
 import { ensureBucket, ensureStateTable, ensureStream } from '../lib/local/resources';
-import { startLocalStack, LocalStack } from '../lib/local/stack';
+import { startLocalStack, type LocalStack } from '../lib/local/stack';
 import { SEED_FILES, showTotals, windowedTotals } from '../examples/windowed-totals';
 
 export { EXIT_CODES } from './exit-codes';

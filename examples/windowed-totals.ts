@@ -5,7 +5,7 @@
  * The source path is left to the runtime (the Lambda's configuration, the CLI or the demo), so
  * the same query runs from an S3 landing prefix or a Kinesis stream.
  */
-import { count, readStream, sum, window, OutputMode, QueryPlan } from '../lib/engine/query';
+import { count, readStream, sum, window, type OutputMode, type QueryPlan } from '../lib/engine/query';
 
 export const WINDOWED_TOTALS_SCHEMA = 'user STRING, event_time TIMESTAMP, amount DOUBLE';
 

@@ -5,7 +5,7 @@
  */
 import type { BatchLimits, Clock, Sink, Source, StaticTables } from '../engine/ports';
 import type { PlanInput, QueryPlan, SourceSpec } from '../engine/query';
-import { CrashInjector, crashingAt, type CrashPlan } from '../engine/testing/crash';
+import { type CrashInjector, crashingAt, type CrashPlan } from '../engine/testing/crash';
 import { InvalidOptionError } from '../engine/errors';
 import { MicroBatchExecutor, type ExecutorDeps, type RunOptions, type RunReport } from '../engine/executor';
 import { PartitionedRun } from '../engine/partitioned';

@@ -8,7 +8,7 @@
  */
 import { InvalidOptionError } from './errors';
 import type { Row, StaticTableReader, StaticTables } from './ports';
-import { describeStaticTable, JoinStage, QueryPlan, StatelessStage, StaticTableSpec } from './query';
+import { describeStaticTable, type JoinStage, type QueryPlan, type StatelessStage, type StaticTableSpec } from './query';
 import { holds } from './predicate';
 
 /** The key of a list of values (null when one is null: equal means equal and non-null); windows by start and end. */

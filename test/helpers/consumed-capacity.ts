@@ -3,7 +3,7 @@
  * middleware that asks every command for `ReturnConsumedCapacity: 'TOTAL'` (the code under test
  * never sets it) and sums the `ConsumedCapacity` of every answer, by command.
  */
-import { ConsumedCapacity, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { ConsumedCapacity, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createDynamoDbClient } from '../../lib/aws/clients';
 import { testConnection } from './stack';
 

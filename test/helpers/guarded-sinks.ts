@@ -11,10 +11,10 @@
 import { randomUUID } from 'node:crypto';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DynamoDbSink } from '../../lib/aws/dynamodb/sink';
-import { buildExecutor, PipelineConfig } from '../../lib/aws/pipeline';
+import { buildExecutor, type PipelineConfig } from '../../lib/aws/pipeline';
 import { S3FileSink } from '../../lib/aws/s3/file-sink';
-import { caseSourceInputs, caseStageOrder, caseToPlan, ConformanceCase, isPipelineCase, stepInputFiles } from '../../lib/conformance/case';
-import { addPerStage, asPipelineStep, CaseResult, droppedByStageInProgress, StepResult, stepFromBatches } from '../../lib/conformance/results';
+import { caseSourceInputs, caseStageOrder, caseToPlan, type ConformanceCase, isPipelineCase, stepInputFiles } from '../../lib/conformance/case';
+import { addPerStage, asPipelineStep, type CaseResult, droppedByStageInProgress, type StepResult, stepFromBatches } from '../../lib/conformance/results';
 import type { CrashPoint } from '../../lib/engine/testing/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
 import type { OutputRow, Sink, SinkContext } from '../../lib/engine/ports';

@@ -3,7 +3,7 @@
  * started by test/setup/global-setup.ts, or LocalStack when AWS_ENDPOINT_URL is set.
  */
 import { randomBytes } from 'node:crypto';
-import { AwsClients, connectionFromEnv, createClients } from '../../lib/aws/clients';
+import { type AwsClients, connectionFromEnv, createClients } from '../../lib/aws/clients';
 import type { AwsConnection } from '../../lib/aws/config';
 
 /** Holds the connection as JSON, set by the global setup. */

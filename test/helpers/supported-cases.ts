@@ -4,7 +4,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConformanceCase, parseCase } from '../../lib/conformance/case';
+import { type ConformanceCase, parseCase } from '../../lib/conformance/case';
 
 export const PUBLIC_CASES = join(__dirname, '../../../shared/conformance/cases');
 export const PUBLIC_CASES_2 = join(__dirname, '../../../shared/conformance/cases-2');

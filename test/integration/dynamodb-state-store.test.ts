@@ -5,20 +5,20 @@
  * DynamoDB reports them (ReturnConsumedCapacity, test/helpers/consumed-capacity.ts).
  */
 import {
-  AttributeValue,
+  type AttributeValue,
   BatchWriteItemCommand,
   DeleteItemCommand,
-  DynamoDBClient,
+  type DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
   ScanCommand,
 } from '@aws-sdk/client-dynamodb';
 import { gunzipSync, inflateRawSync } from 'node:zlib';
 import { DynamoDbLease } from '../../lib/aws/dynamodb/lease';
-import { DynamoDbStateStore, DynamoDbStateStoreOptions } from '../../lib/aws/dynamodb/state-store';
+import { DynamoDbStateStore, type DynamoDbStateStoreOptions } from '../../lib/aws/dynamodb/state-store';
 import { InvalidOptionError, LeaseLostError, SluiceError } from '../../lib/engine/errors';
 import { fnv1a } from '../../lib/engine/hash';
-import { Json, OperatorStateSpec, StateChange, StateEntry, StateKey } from '../../lib/engine/ports';
+import type { Json, OperatorStateSpec, StateChange, StateEntry, StateKey } from '../../lib/engine/ports';
 import { ensureStateTable } from '../../lib/local/resources';
 import { capacityMeter } from '../helpers/consumed-capacity';
 import { clockStart, expireTtlItems, testClients, uniqueName } from '../helpers/stack';

@@ -33,7 +33,7 @@ import { MicroBatchExecutor } from '../../lib/engine/executor';
 import { InMemoryCheckpoint, InMemoryFileSource, InMemoryShuffle } from '../../lib/engine/testing/memory';
 import { PartitionedRun, partitionedTasks, runPartitioned } from '../../lib/engine/partitioned';
 import type { OutputRow } from '../../lib/engine/ports';
-import { count, QueryPlan, readStream, sum, window } from '../../lib/engine/query';
+import { count, type QueryPlan, readStream, sum, window } from '../../lib/engine/query';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
 import { canonical, dropFile, guardedSinks } from '../helpers/guarded-sinks';
 import { leaseClock, testClients, uniqueName } from '../helpers/stack';

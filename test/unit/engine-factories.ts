@@ -4,9 +4,9 @@
  * a stream-stream join, the `inputSources` given). A crash
  * is a decorator around those ports (lib/engine/testing/crash.ts), never part of the executor.
  */
-import { crashingAt, CrashPlan } from '../../lib/engine/testing/crash';
+import { crashingAt, type CrashPlan } from '../../lib/engine/testing/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
-import { ExecutorDeps, MicroBatchExecutor, RunReport } from '../../lib/engine/executor';
+import { type ExecutorDeps, MicroBatchExecutor, type RunReport } from '../../lib/engine/executor';
 import { InMemoryCheckpoint, InMemoryDeadLetters, InMemoryFileSource, InMemoryLease, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 import type { Clock, Source } from '../../lib/engine/ports';
 import type { QueryPlan } from '../../lib/engine/query';

@@ -10,7 +10,7 @@ import { basename } from 'node:path';
 import { compareCase } from '../../lib/conformance/results';
 import { CRASH_POINTS } from '../../lib/engine/testing/crash';
 import { InMemoryCheckpoint, InMemoryFileSource, InMemoryLease, InMemoryShuffle, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
-import { PartitionedRun, partitionedTasks, runPartitioned, TaskEvent, TaskResult } from '../../lib/engine/partitioned';
+import { PartitionedRun, partitionedTasks, runPartitioned, type TaskEvent, type TaskResult } from '../../lib/engine/partitioned';
 import { count, readStream, window } from '../../lib/engine/query';
 import { runCaseInMemory } from '../helpers/memory-case';
 import { supportedCases } from '../helpers/supported-cases';

@@ -6,7 +6,7 @@
  * exactly-once under every crash point.
  */
 import { CheckpointMismatchError } from '../../lib/engine/errors';
-import { MicroBatchExecutor, RunReport } from '../../lib/engine/executor';
+import { MicroBatchExecutor, type RunReport } from '../../lib/engine/executor';
 import { count, readStream, statefulShape, window } from '../../lib/engine/query';
 import type { QueryPlan } from '../../lib/engine/query';
 import { CRASH_POINTS } from '../../lib/engine/testing/crash';

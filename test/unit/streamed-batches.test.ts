@@ -12,7 +12,7 @@ import type { Json, OutputRow, ReadOptions, ReadResult, Sink, Source } from '../
 import { count, readStream } from '../../lib/engine/query';
 import { CRASH_POINTS, crashingAt } from '../../lib/engine/testing/crash';
 import { InMemoryFileSource, InMemorySink } from '../../lib/engine/testing/memory';
-import { createTestRunner, Event } from './engine-factories';
+import { createTestRunner, type Event } from './engine-factories';
 
 const schema = 'id LONG, v DOUBLE';
 /** Stateless: keep even ids, add a column. */

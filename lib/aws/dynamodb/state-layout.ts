@@ -24,7 +24,7 @@ import { SluiceError } from '../../engine/errors';
 import { fnv1a } from '../../engine/hash';
 import type { Json, OperatorStateSpec } from '../../engine/ports';
 import { decodeStateJson, encodeStateJson, stateItemTooLarge } from '../../engine/state-json';
-import { Item, ITEM_MAX_BYTES, itemSize } from './requests';
+import { type Item, ITEM_MAX_BYTES, itemSize } from './requests';
 
 /** The bucket of keys without an eviction time. */
 export const NULL_BUCKET = 'n';

@@ -31,7 +31,7 @@ import { isUtf8 } from 'node:buffer';
 import { CheckpointMismatchError } from '../../engine/errors';
 import type { BatchLimits, Json, DeadLetter, ReadOptions, ReadResult, Row, Source, SourceLocation } from '../../engine/ports';
 import type { SourceBacklog } from '../../engine/progress';
-import { type Schema } from '../../engine/schema';
+import type { Schema } from '../../engine/schema';
 import { LineParsers, type LineParser } from '../../engine/json-scan';
 import { CHUNK_LINES, INVALID_UTF8_REASON } from '../../engine/lines';
 import { splitOf } from '../../engine/splits';

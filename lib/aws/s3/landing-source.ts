@@ -32,7 +32,7 @@ import { gunzip } from 'node:zlib';
 import { CheckpointMismatchError, DataLossError, InvalidOptionError } from '../../engine/errors';
 import type { BatchLimits, CheckpointStore, DeadLetter, Json, ReadOptions, ReadResult, Row, Source } from '../../engine/ports';
 import type { SourceBacklog } from '../../engine/progress';
-import { type Schema } from '../../engine/schema';
+import type { Schema } from '../../engine/schema';
 import { LineParsers, type LineParser } from '../../engine/json-scan';
 import { invalidUtf8Lines, parseLineChunks, type LineCursor } from '../../engine/lines';
 import { S3Prefix, type S3PrefixOptions } from './prefix';

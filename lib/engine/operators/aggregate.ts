@@ -7,10 +7,10 @@
  * built once, when its first batch finishes. The trie and its groups live on to the next batch of
  * the same run, with the state that batch committed: a group met again needs no read from the store.
  */
-import { Buffer, CompiledAgg, initBuffer, mergeBuffers, updateBuffer } from '../aggregates';
+import { type Buffer, type CompiledAgg, initBuffer, mergeBuffers, updateBuffer } from '../aggregates';
 import type { Json, OperatorStateSpec, Row, StateChange, StateKey, StateStore } from '../ports';
 import { timeOfValue, watermarkTimeOf, type GroupKey, type WindowKey } from '../query';
-import { BatchMeta, isExpired, isLate } from './batch';
+import { type BatchMeta, isExpired, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
 import { NumericSlots } from './numeric-slots';
 import { byId, stateId, statePartition } from './state-id';

@@ -6,7 +6,7 @@
  */
 import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateStore } from '../ports';
 import { watermarkTimeOf, type StatefulSpec } from '../query';
-import { BatchMeta, isExpired, isLate } from './batch';
+import { type BatchMeta, isExpired, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
 import { byId, stateId, statePartition } from './state-id';
 

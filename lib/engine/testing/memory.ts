@@ -43,7 +43,7 @@ import type { Clock, StaticTableReader, StaticTables } from '../ports';
 import type { StaticTableSpec } from '../query';
 import type { SourceBacklog } from '../progress';
 import { systemClock } from '../ports';
-import { coerceRecord, Schema } from '../schema';
+import { coerceRecord, type Schema } from '../schema';
 import { encodeStateJson, STATE_ITEM_MAX_BYTES, stateItemTooLarge, storedStateBytes } from '../state-json';
 import { LineParsers } from '../json-scan';
 import { splitOf } from '../splits';
