@@ -153,7 +153,7 @@ export interface JoinExpected {
  * still buffered when the click arrives (it leaves only once the watermark passes the click).
  */
 export function joinExpected(input: JoinInput): JoinExpected {
-  const latest = (ts: number[]) => ts.reduce((m, t) => (t > m ? t : m), -Infinity);
+  const latest = (ts: number[]) => ts.reduce((m, t) => Math.max(t, m), -Infinity);
   const lastImpression = latest(input.impressionTimes);
   const lastClick = latest(input.clickTimes);
   const w = Math.min(lastImpression - IMPRESSION_DELAY_MS, lastClick - CLICK_DELAY_MS);

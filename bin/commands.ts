@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import { parseCase } from '../lib/conformance/case';
+import { parseCase, type ConformanceCase } from '../lib/conformance/case';
 import { compareCase, type CaseResult } from '../lib/conformance/results';
 import { parseCrashPlan } from '../lib/engine/testing/crash';
 import { InvalidOptionError } from '../lib/engine/errors';
@@ -15,6 +15,7 @@ import type { AwsConnection } from '../lib/aws/config';
 import { buildExecutor, describeSink, parseS3Uri, parseSinkUri, type PipelineConfig, type S3Location, type SinkLocation, type SourceLocation } from '../lib/aws/pipeline';
 import { S3CheckpointStore } from '../lib/aws/s3/checkpoint';
 import { parseShortDuration } from '../lib/observe/format';
+import type { LatenessSection } from '../lib/observe/report';
 import { randomUUID } from 'node:crypto';
 import type { RunReport } from '../lib/engine/executor';
 import { partitionedRunReport, runPartitioned } from '../lib/engine/partitioned';
@@ -317,7 +318,7 @@ export async function conformance(sub: 'run' | 'check', files: string[], o: Conf
     };
     await prepareConformance(conn, 'sluice-conformance', 'sluice-conformance-state');
     for (const { file, text } of cases) {
-      let c;
+      let c: ConformanceCase | undefined;
       let result: CaseResult;
       try {
         c = parseCase(text, file);
@@ -471,7 +472,7 @@ export async function reportCommand(modulePath: string | undefined, o: ReportCli
     if (records.length === 0) {
       throw new InvalidOptionError(`${store.description} holds no progress records: run the query first (sluice run), or point --checkpoint at its checkpoint`);
     }
-    let lateness;
+    let lateness: LatenessSection | undefined;
     if (source && o.latenessColumn) {
       const { stats, histogram } = await measureLateness(conn, source, o.latenessColumn, o);
       lateness = { source: describeSource(source), column: o.latenessColumn, stats, histogram };

@@ -112,7 +112,7 @@ export function joinsOnlyStatic(c: ConformanceCase): boolean {
   const q = c.query;
   if (q.inputs) return false;
   const joins = (q.pipeline ?? []).filter((s) => s.join);
-  return joins.length > 0 && joins.every((s) => q.static !== undefined && Object.prototype.hasOwnProperty.call(q.static, s.join!.with));
+  return joins.length > 0 && joins.every((s) => q.static !== undefined && Object.hasOwn(q.static, s.join!.with));
 }
 
 export function caseToPlan(c: ConformanceCase, name = 'conformance', tables: CaseStaticTables = rowsStaticTable): QueryPlan {
@@ -128,7 +128,7 @@ export function caseToPlan(c: ConformanceCase, name = 'conformance', tables: Cas
     throw new InvalidQueryError(`case ${c.name} has both groupBy and dropDuplicates: a case uses one stateful operator (or a "pipeline" of stages, FORMAT-2.md)`);
   }
   const stages: CaseStage[] = q.pipeline ?? (q.groupBy ? [{ groupBy: q.groupBy, aggregations: q.aggregations ?? [] }] : q.dropDuplicates ? [{ dropDuplicates: q.dropDuplicates }] : []);
-  if (!q.pipeline && !q.groupBy && q.aggregations && q.aggregations.length) {
+  if (!q.pipeline && !q.groupBy && q.aggregations?.length) {
     throw new InvalidQueryError(`case ${c.name} has aggregations without groupBy: add "groupBy" (a global aggregation is not supported by the format)`);
   }
   for (const stage of stages) frame = applyStage(c, frame, stage, tables);
@@ -238,7 +238,7 @@ function applyStage(c: ConformanceCase, frame: StreamFrame, stage: CaseStage, ta
   }
   if (stage.join) {
     const j = stage.join;
-    const t = c.query.static && Object.prototype.hasOwnProperty.call(c.query.static, j.with) ? c.query.static[j.with] : undefined;
+    const t = c.query.static && Object.hasOwn(c.query.static, j.with) ? c.query.static[j.with] : undefined;
     if (!t) throw new InvalidQueryError(`case ${c.name}: the join with ${JSON.stringify(j.with)} names neither a "static" table nor an input of the query: see FORMAT-2.md`);
     if (j.timeRange) throw new InvalidQueryError(`case ${c.name}: the join with the static table ${JSON.stringify(j.with)} has a timeRange, which only a stream-stream join has: remove it`);
     if (!Array.isArray(j.on)) throw new InvalidQueryError(`case ${c.name}: the join's "on" must be a list of keys: see FORMAT-2.md`);

@@ -100,7 +100,7 @@ function pipeline(outputMode: 'append' | 'update' = 'append', options: Scheduled
     lines,
     invoke: (time, remainingMs) => handler(scheduledEvent(time), lambdaContext(remainingMs)),
     drop: async (file) => {
-      const body = file.rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
+      const body = `${file.rows.map((r) => JSON.stringify(r)).join('\n')}\n`;
       await s3.send(new PutObjectCommand({ Bucket: bucket, Key: `landing/${name}/${file.name}`, Body: Buffer.from(body) }));
     },
     sinkKeys,

@@ -455,7 +455,7 @@ function malformedAggregateReason(e: MalformedAggregateError): string {
 
 /** The cursor has fetched up to the target (or the tip) and handed out everything, and the shard is still open. */
 function exhausted(cursor: ShardCursor | undefined): boolean {
-  return cursor !== undefined && cursor.caughtUp && bufferedCount(cursor) === 0 && !cursor.ended;
+  return cursor?.caughtUp === true && bufferedCount(cursor) === 0 && !cursor.ended;
 }
 
 /** The shards a batch moves (in its end offset's order, parents first): those a read covers. */

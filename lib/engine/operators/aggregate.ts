@@ -70,7 +70,7 @@ export const MAX_CACHED_GROUPS = 250_000;
 
 /** Map's equality of keys (SameValueZero: NaN is NaN, -0 is 0). */
 function sameKey(a: unknown, b: unknown): boolean {
-  return a === b || (a !== a && b !== b);
+  return a === b || (Number.isNaN(a) && Number.isNaN(b));
 }
 
 /** A group read back from the store (for output only). */

@@ -304,7 +304,7 @@ export class InMemoryStateStore implements StateStore {
    * gzipped above 32 KB; lib/engine/state-json.ts): what it would refuse, this refuses too.
    */
   async check(op: OperatorStateSpec, version: number, changes: StateChange[]) {
-    const t = this.table(op);
+    this.table(op); // checks the operator's partition key, as every access does
     const last = new Map<string, StateChange>();
     for (const c of changes) last.set(c.key.id, c);
     for (const c of last.values()) {
