@@ -33,7 +33,7 @@ import {
 } from '../engine/query';
 
 /** A stage of a FORMAT-2 `pipeline`: exactly one of these keys. */
-export interface CaseStage {
+interface CaseStage {
   watermark?: { column: string; delay: string };
   groupBy?: CaseQuery['groupBy'];
   aggregations?: CaseQuery['aggregations'];
@@ -48,13 +48,13 @@ export interface CaseStage {
   };
 }
 
-export interface CaseInput {
+interface CaseInput {
   schema: string;
   watermark?: { column: string; delay: string };
   pipeline?: CaseStage[];
 }
 
-export interface CaseQuery {
+interface CaseQuery {
   schema?: string;
   watermark?: { column: string; delay: string };
   groupBy?: Array<string | { window: { column: string; duration: string; slide?: string; startTime?: string } } | { sessionWindow: { column: string; gap: string } }>;
@@ -105,15 +105,7 @@ const AGGS: Record<string, (c: string) => AggBuilder> = {
 export type CaseStaticTables = (name: string, table: { schema: string; rows: Array<Record<string, unknown>> }) => StaticTable;
 
 /** The default: the case's rows themselves (staticTable.rows). */
-export const rowsStaticTable: CaseStaticTables = (_name, t) => staticTable.rows(t.schema, t.rows);
-
-/** True when every join of the case is with one of its `static` tables (the stream-static cases). */
-export function joinsOnlyStatic(c: ConformanceCase): boolean {
-  const q = c.query;
-  if (q.inputs) return false;
-  const joins = (q.pipeline ?? []).filter((s) => s.join);
-  return joins.length > 0 && joins.every((s) => q.static !== undefined && Object.hasOwn(q.static, s.join!.with));
-}
+const rowsStaticTable: CaseStaticTables = (_name, t) => staticTable.rows(t.schema, t.rows);
 
 export function caseToPlan(c: ConformanceCase, name = 'conformance', tables: CaseStaticTables = rowsStaticTable): QueryPlan {
   const q = c.query;
@@ -276,7 +268,7 @@ function selectItem(c: ConformanceCase, item: string | Record<string, unknown>):
   }
 }
 
-export function stepFiles(step: CaseStep): Array<Array<Record<string, unknown>>> {
+function stepFiles(step: CaseStep): Array<Array<Record<string, unknown>>> {
   if (step.files) return step.files;
   if (step.add) return [step.add];
   return [];
@@ -332,7 +324,7 @@ const KEYS = {
  * a runner that ignored one would run another query than the case means and report a pass or a
  * failure for the wrong reason.
  */
-export function validateCase(c: ConformanceCase, file: string): void {
+function validateCase(c: ConformanceCase, file: string): void {
   const where = `case ${JSON.stringify(c.name)} (${file})`;
   const known = (obj: unknown, kind: keyof typeof KEYS, path: string) => {
     if (!obj || typeof obj !== 'object' || Array.isArray(obj)) throw new InvalidQueryError(`${where}: ${path} must be an object: see FORMAT.md`);

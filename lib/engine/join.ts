@@ -12,7 +12,7 @@ import { describeStaticTable, type JoinStage, type QueryPlan, type StatelessStag
 import { holds } from './predicate';
 
 /** The key of a list of values (null when one is null: equal means equal and non-null); windows by start and end. */
-export function joinKey(values: readonly unknown[]): string | null {
+function joinKey(values: readonly unknown[]): string | null {
   let out = '';
   for (const v of values) {
     if (v === null || v === undefined) return null;

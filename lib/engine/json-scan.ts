@@ -418,7 +418,7 @@ function shapeRegExp(names: readonly string[], types: readonly number[], keep: r
 }
 
 /** How many lines each tier has read (a line that tier 1 or 2 hands on counts once, where it ended). */
-export interface LineParserStats {
+interface LineParserStats {
   /** Read by the expression of a learnt shape (tier 1). */
   shape: number;
   /** Read by the charCodeAt scan (tier 2). */

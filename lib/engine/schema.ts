@@ -7,7 +7,7 @@ import type { Row } from './ports';
 
 export type ColumnType = 'STRING' | 'INT' | 'LONG' | 'DOUBLE' | 'BOOLEAN' | 'TIMESTAMP';
 
-export interface Column {
+interface Column {
   readonly name: string;
   readonly type: ColumnType;
 }
@@ -60,11 +60,11 @@ export function parseSchema(ddl: string): Schema {
 }
 
 /** The earliest and latest instants a TIMESTAMP holds, as in Spark: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z. */
-export const MIN_TIMESTAMP_MS = -62135596800000;
-export const MAX_TIMESTAMP_MS = 253402300799999;
+const MIN_TIMESTAMP_MS = -62135596800000;
+const MAX_TIMESTAMP_MS = 253402300799999;
 
 /** Whether `ms` is an instant a TIMESTAMP column can hold (Spark's range, years 1 to 9999). */
-export function inTimestampRange(ms: number): boolean {
+function inTimestampRange(ms: number): boolean {
   return ms >= MIN_TIMESTAMP_MS && ms <= MAX_TIMESTAMP_MS;
 }
 
@@ -193,7 +193,7 @@ export function epochSecondsMs(seconds: number): number | null {
 }
 
 /** ISO 8601 UTC with milliseconds, as output rows carry timestamps. */
-export function formatTimestamp(ms: number): string {
+function formatTimestamp(ms: number): string {
   return new Date(ms).toISOString();
 }
 
@@ -357,7 +357,7 @@ export function parseJsonLine(schema: Schema, line: string): CoerceResult {
  * coerceRecord, with any failure of it a bad record rather than an error of the batch: a STRING
  * column that holds a value nested thousands of levels deep overflows JSON.stringify's stack.
  */
-export function guardedCoerce(schema: Schema, record: unknown): CoerceResult {
+function guardedCoerce(schema: Schema, record: unknown): CoerceResult {
   try {
     return coerceRecord(schema, record);
   } catch (e) {

@@ -22,7 +22,7 @@ import { ALL_LOCAL_SERVICES, type Emulator, LOCAL_CREDENTIALS, LOCAL_REGION, typ
 import { startKinesisMock } from './kinesis-mock';
 import { startS3rver } from './s3rver';
 
-export { ALL_LOCAL_SERVICES, LOCAL_CREDENTIALS, LOCAL_REGION, S3RVER_CREDENTIALS, type LocalService } from './emulator';
+export { ALL_LOCAL_SERVICES, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalService } from './emulator';
 
 export interface StartLocalStackOptions {
   /** Which emulators to start (default: all three). */

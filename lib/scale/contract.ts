@@ -27,14 +27,4 @@
  *     CommitResult { runId, batchId, more }                                                    -> $.commit
  *     read and partition answer { ok: true } (their results are in S3 and DynamoDB)
  */
-import type { TaskEvent } from '../engine/partitioned';
-
 export type { CommitResult, PlanResult, TaskEvent, TaskHandler, TaskResult } from '../engine/partitioned';
-
-/** The task names, in the order a batch runs them. */
-export type TaskAction = TaskEvent['action'];
-
-/** What 'read' and 'partition' answer. */
-export interface TaskDone {
-  readonly ok: true;
-}

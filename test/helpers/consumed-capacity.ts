@@ -10,7 +10,7 @@ import { testConnection } from './stack';
 /** Commands billed in write units; every other command is billed in read units. */
 const WRITE_COMMANDS = new Set(['PutItemCommand', 'BatchWriteItemCommand', 'DeleteItemCommand', 'UpdateItemCommand', 'TransactWriteItemsCommand']);
 
-export interface Units {
+interface Units {
   read: number;
   write: number;
 }

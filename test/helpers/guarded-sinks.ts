@@ -22,7 +22,7 @@ import type { QueryPlan } from '../../lib/engine/query';
 import { leaseClock, testClients, testConnection } from './stack';
 
 /** Writes each batch to every sink, in order (a crash point after the sink sees all of them written). */
-export class TeeSink implements Sink {
+class TeeSink implements Sink {
   readonly description: string;
   constructor(private readonly sinks: Sink[]) {
     this.description = sinks.map((s) => s.description).join(' + ');
@@ -76,7 +76,7 @@ export async function dropFile(bucket: string, base: string, fileNo: number, row
   await testClients().s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: rows.map((r) => JSON.stringify(r)).join('\n') }));
 }
 
-export async function objectKeys(bucket: string, prefix: string): Promise<string[]> {
+async function objectKeys(bucket: string, prefix: string): Promise<string[]> {
   const out: string[] = [];
   let after: string | undefined;
   for (;;) {

@@ -60,7 +60,7 @@ export function clockStart(): number {
 }
 
 /** The lease duration a pipeline runs with unless told otherwise (PipelineConfig.leaseDurationMs). */
-export const DEFAULT_LEASE_MS = 15 * 60_000;
+const DEFAULT_LEASE_MS = 15 * 60_000;
 
 /**
  * A clock for runs that crash. A crashed run keeps its lease, as a killed Lambda does, so the next

@@ -27,9 +27,9 @@ import { decodeStateJson, encodeStateJson, stateItemTooLarge } from '../../engin
 import { type Item, ITEM_MAX_BYTES, itemSize } from './requests';
 
 /** The bucket of keys without an eviction time. */
-export const NULL_BUCKET = 'n';
+const NULL_BUCKET = 'n';
 /** The one bucket of an operator whose eviction time is not fixed by the key. */
-export const MOVING_BUCKET = '*';
+const MOVING_BUCKET = '*';
 /** The size a page is filled to: DynamoDB bills a write per started KB of item. */
 export const PAGE_TARGET_BYTES = 1024;
 /** Partition keys a slice's pages are spread over, so one commit's writes do not meet on one partition. */

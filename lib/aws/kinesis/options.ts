@@ -11,7 +11,7 @@ import { sleep as realSleep } from '../request/concurrency';
 import { retryPolicy, type RetryOptions, type RetryPolicy } from '../request/retry';
 
 /** Where a query without a checkpoint starts reading. */
-export type StartingPosition = 'TRIM_HORIZON' | 'LATEST' | { readonly atTimestamp: number };
+type StartingPosition = 'TRIM_HORIZON' | 'LATEST' | { readonly atTimestamp: number };
 
 /** The part of a KinesisClient the source uses (tests wrap it to inject failures). */
 export type KinesisSender = Pick<KinesisClient, 'send'>;

@@ -64,8 +64,8 @@ import {
 } from './shard-reader';
 
 export { kinesisOptionsFromSpec } from './options';
-export type { KinesisSender, KinesisSourceOptions, StartingPosition } from './options';
-export type { KinesisOffset, KinesisShardOffset, KinesisTarget } from './offsets';
+export type { KinesisSender, KinesisSourceOptions } from './options';
+export type { KinesisOffset, KinesisShardOffset } from './offsets';
 export type { KinesisSourceStats } from './shard-reader';
 
 /** What one availableNow run knows once it listed the shards. */

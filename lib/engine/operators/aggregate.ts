@@ -66,7 +66,7 @@ interface GroupCache {
  * Most groups kept between batches. Past it the operator reads all its state from the store again
  * (the memory a run holds stays bounded whatever the number of live keys).
  */
-export const MAX_CACHED_GROUPS = 250_000;
+const MAX_CACHED_GROUPS = 250_000;
 
 /** Map's equality of keys (SameValueZero: NaN is NaN, -0 is 0). */
 function sameKey(a: unknown, b: unknown): boolean {

@@ -156,10 +156,8 @@ interface KeyHistory {
   ttl?: number;
 }
 
-/** DynamoDB's limits (lib/aws/dynamodb/requests.ts), repeated here: the engine imports no AWS code. */
-export const DYNAMODB_ITEM_MAX_BYTES = 400 * 1024;
-export const DYNAMODB_SORT_KEY_MAX_BYTES = 1024;
-export const DYNAMODB_PARTITION_KEY_MAX_BYTES = 2048;
+/** DynamoDB's partition key limit (lib/aws/dynamodb/requests.ts), repeated here: the engine imports no AWS code. */
+const DYNAMODB_PARTITION_KEY_MAX_BYTES = 2048;
 
 /**
  * The seed of the twins' shuffled orders in this process: SLUICE_TWIN_SEED when set (to reproduce
