@@ -52,7 +52,7 @@ export interface StateOperatorProgress {
   readonly numRowsRemoved: number;
   /** Input rows the watermark dropped (sluice counts rows; Spark's own metric counts groups). */
   readonly numRowsDroppedByWatermark: number;
-  /** Writing the state store's version N (the same as durationMs.stateCommit). */
+  /** Writing the state store's version N: timed within durationMs.stateCommit (with one operator, nearly all of it). */
   readonly commitTimeMs: number;
   /**
    * Bytes of the operator's state held in memory during the batch, an estimate: the batch's
