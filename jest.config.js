@@ -1,12 +1,16 @@
 /**
  * Jest: TypeScript through @swc/jest (no type checking here; `npm run typecheck` does that).
- * The global setup starts the embedded local AWS stack once per run (or uses AWS_ENDPOINT_URL)
- * and test files reach it through test/helpers/stack.ts.
+ *
+ * Two projects (`npm run test:unit`, `npm run test:integration`; `npm test` runs both):
+ * - unit: the engine on in-memory ports, the CLI's command lines, the CDK assertions. Its global
+ *   setup only sets the in-memory twins' seed: no emulator, no Java.
+ * - integration: the adapters, the conformance cases and the packed package on the embedded local
+ *   AWS stack. Its global setup starts the stack once per run (or uses AWS_ENDPOINT_URL) and its
+ *   test files reach it through test/helpers/stack.ts. Jest runs a project's global setup only
+ *   when the run includes a test file of that project, so `--selectProjects unit` starts nothing.
  */
-/** @type {import('jest').Config} */
-module.exports = {
+const common = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/test'],
   transform: {
     '^.+\\.(t|j)sx?$': [
       '@swc/jest',
@@ -20,9 +24,26 @@ module.exports = {
   // hyparquet-writer (the Parquet sink's writer) and hyparquet ship only ES modules: transform them
   // to CommonJS like the project's own files (esbuild does the same for the Lambda bundle).
   transformIgnorePatterns: ['/node_modules/(?!(hyparquet|hyparquet-writer)/)'],
-  // Also transformed by the transform above (Jest transforms global hooks with the project's).
-  globalSetup: '<rootDir>/test/setup/global-setup.ts',
-  globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
+};
+
+/** @type {import('jest').Config} */
+module.exports = {
+  projects: [
+    {
+      ...common,
+      displayName: 'unit',
+      roots: ['<rootDir>/test/unit', '<rootDir>/test/infra'],
+      // Also transformed by the transform above (Jest transforms global hooks with the project's).
+      globalSetup: '<rootDir>/test/setup/twin-seed.ts',
+    },
+    {
+      ...common,
+      displayName: 'integration',
+      roots: ['<rootDir>/test/integration', '<rootDir>/test/conformance', '<rootDir>/test/package'],
+      globalSetup: '<rootDir>/test/setup/global-setup.ts',
+      globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
+    },
+  ],
   testTimeout: 60000,
   // Prints the in-memory twins' order seed (SLUICE_TWIN_SEED) when a test failed.
   reporters: ['default', '<rootDir>/test/setup/twin-seed-reporter.js'],

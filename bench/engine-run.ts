@@ -4,7 +4,7 @@
  * strict twins, test oracles, would be timed too.
  */
 import { MicroBatchExecutor } from '../lib/engine/schedule/single';
-import { type RunReport } from '../lib/engine/run/types';
+import type { RunReport } from '../lib/engine/run/types';
 import { CountingStateStore, InMemoryFileSource } from '../lib/engine/testing/memory';
 import type { Sink, StateStore } from '../lib/engine/ports';
 import { CountingSink, PlainCheckpoint, PlainStateStore } from './plain-ports';

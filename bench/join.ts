@@ -20,7 +20,7 @@ import { prepareBenchStack, uploadLanding } from './e2e';
 import type { AwsConnection } from '../lib/aws/config';
 import { buildExecutor, type PipelineConfig } from '../lib/aws/pipeline';
 import { MicroBatchExecutor } from '../lib/engine/schedule/single';
-import { type RunReport } from '../lib/engine/run/types';
+import type { RunReport } from '../lib/engine/run/types';
 import type { OutputRow, Sink } from '../lib/engine/ports';
 import type { QueryPlan } from '../lib/engine/plan/types';
 import { readStream } from '../lib/engine/query/reader';
@@ -155,7 +155,7 @@ export interface JoinExpected {
  * still buffered when the click arrives (it leaves only once the watermark passes the click).
  */
 export function joinExpected(input: JoinInput): JoinExpected {
-  const latest = (ts: number[]) => ts.reduce((m, t) => (t > m ? t : m), -Infinity);
+  const latest = (ts: number[]) => ts.reduce((m, t) => Math.max(t, m), -Infinity);
   const lastImpression = latest(input.impressionTimes);
   const lastClick = latest(input.clickTimes);
   const w = Math.min(lastImpression - IMPRESSION_DELAY_MS, lastClick - CLICK_DELAY_MS);

@@ -41,7 +41,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { compileLineParser } from '../lib/engine/json-scan';
 import { MicroBatchExecutor } from '../lib/engine/schedule/single';
-import { type RunReport } from '../lib/engine/run/types';
+import type { RunReport } from '../lib/engine/run/types';
 import { InMemoryFileSource, InMemoryStateStore } from '../lib/engine/testing/memory';
 import type { Sink } from '../lib/engine/ports';
 import { readStream } from '../lib/engine/query/reader';
@@ -283,6 +283,7 @@ const keepBest = (t: Timing, i: number, v: number) => {
 /** Sum of the best time of each batch: robust against other load on the machine. */
 const bestTotal = (t: Timing) => t.perBatch.reduce((a, b) => a + b, 0) + (Number.isFinite(t.overhead) ? t.overhead : 0);
 
+// biome-ignore lint/correctness/noUnusedVariables: written, never read, so that the JIT cannot drop the parses being timed
 let blackhole = 0;
 function timeParse(files: ReadonlyArray<{ body: string }>, parse: (line: string) => unknown, t: Timing): void {
   const c0 = process.cpuUsage();

@@ -32,7 +32,7 @@ import { S3ShuffleStore } from '../lib/aws/s3/shuffle';
 import type { S3JsonSink } from '../lib/aws/s3/json-sink';
 import type { RunReport } from '../lib/engine/run/types';
 import { partitionedRunReport, runPartitioned, type TaskEvent, type TaskHandler } from '../lib/engine/schedule/driver';
-import { type PlanResult } from '../lib/engine/schedule/partitioned';
+import type { PlanResult } from '../lib/engine/schedule/partitioned';
 import type { OutputRow } from '../lib/engine/ports';
 import { decodeStateJson } from '../lib/engine/state-json';
 import { startLocalStack } from '../lib/local/stack';
@@ -312,7 +312,7 @@ const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 
 const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
 
 /** Least squares y = a + b·x; b clamped at 0 (a cost does not fall with more work). */
-function fit(points: ReadonlyArray<[number, number]>): { a: number; b: number } {
+function leastSquares(points: ReadonlyArray<[number, number]>): { a: number; b: number } {
   if (points.length < 2) return { a: mean(points.map((p) => p[1])), b: 0 };
   const mx = mean(points.map((p) => p[0]));
   const my = mean(points.map((p) => p[1]));
@@ -465,7 +465,7 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
 
   // ---- per-task costs
   const partitionedRuns = runs.filter((r) => r.workers !== null);
-  const commitFit = fit(commitPoints(partitionedRuns));
+  const commitFit = leastSquares(commitPoints(partitionedRuns));
   const costs = partitionedRuns.map((r) => costsOf(r, commitFit));
   const f0 = (x: number | null) => (x === null ? '' : x.toFixed(0));
   const f1 = (x: number | null) => (x === null ? '' : x.toFixed(1));

@@ -11,9 +11,9 @@
  * environment-agnostic unless CDK_DEFAULT_ACCOUNT/REGION are set (the CLI sets them from the
  * profile), and nothing is looked up, so `npx cdk synth` works offline.
  */
-import { App, CfnOutput, Stack, StackProps, Tags } from 'aws-cdk-lib';
-import { Construct } from 'constructs';
-import { AvailableNowPipeline, AvailableNowPipelineProps, PipelineSource } from '../lib/infra/available-now-pipeline';
+import { App, CfnOutput, Stack, type StackProps, Tags } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import { AvailableNowPipeline, type AvailableNowPipelineProps, PipelineSource } from '../lib/infra/available-now-pipeline';
 
 export class WindowedTotalsStack extends Stack {
   readonly pipeline: AvailableNowPipeline;

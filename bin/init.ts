@@ -85,6 +85,7 @@ new CfnOutput(stack, 'TotalsTable', { value: totals.tableName });
     SINK_CDK: { s3: 'PipelineSink.s3()', dynamodb: "PipelineSink.dynamodb(totals, 'totals')", parquet: 'PipelineSink.parquet()' }[opts.sink],
     SOURCE_OUTPUT: kinesis
       ? "new CfnOutput(stack, 'StreamName', { value: pipeline.sourceStream!.streamName });\n"
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: TypeScript source written into the scaffold, with its own template literal
       : "new CfnOutput(stack, 'LandingUri', { value: `s3://${pipeline.landingBucket!.bucketName}/${pipeline.landingPrefix}` });\n",
     DEPLOY_INPUT: kinesis
       ? 'Then put JSON records on the stream the stack outputs (`StreamName`); each scheduled run reads what arrived since the last one.'

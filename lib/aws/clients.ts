@@ -17,7 +17,7 @@ import { attachDynamoDbMeter, attachS3Meter, RequestMeter } from './request/mete
  * underneath it would multiply the attempts (the SDK's old 5 under each of ours: up to 50 HTTP
  * requests for one call) and hide them from the request counters, which count one per `send`.
  */
-export const MAX_ATTEMPTS = 1;
+const MAX_ATTEMPTS = 1;
 
 export interface AwsClients {
   readonly s3: S3Client;
@@ -87,7 +87,7 @@ export function createDynamoDbClient(conn: AwsConnection, meter: RequestMeter = 
   return client;
 }
 
-export function createKinesisClient(conn: AwsConnection): KinesisClient {
+function createKinesisClient(conn: AwsConnection): KinesisClient {
   const endpoint = conn.endpoints?.kinesis;
   return new KinesisClient({
     ...commonConfig(conn, endpoint, conn.credentials),

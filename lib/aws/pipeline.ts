@@ -5,10 +5,10 @@
  */
 import type { BatchLimits, Clock, Sink, Source, StaticTables } from '../engine/ports';
 import type { PlanInput, QueryPlan, SourceSpec } from '../engine/plan/types';
-import { CrashInjector, crashingAt, type CrashPlan } from '../engine/testing/crash';
+import { type CrashInjector, crashingAt, type CrashPlan } from '../engine/testing/crash';
 import { InvalidOptionError } from '../engine/errors';
 import { MicroBatchExecutor } from '../engine/schedule/single';
-import { type ExecutorDeps, type RunOptions, type RunReport } from '../engine/run/types';
+import type { ExecutorDeps, RunOptions, RunReport } from '../engine/run/types';
 import { PartitionedRun } from '../engine/schedule/partitioned';
 import { S3ShuffleStore } from './s3/shuffle';
 import { createClients, type AwsClients } from './clients';
@@ -47,8 +47,8 @@ export type SinkLocation =
   | { readonly kind: 'dynamodb'; readonly table: string; readonly queryKey?: string };
 
 /** The encodings of the S3 file sink (`?format=`). */
-export const SINK_FORMATS = ['json', 'parquet'] as const;
-export type SinkFormat = (typeof SINK_FORMATS)[number];
+const SINK_FORMATS = ['json', 'parquet'] as const;
+type SinkFormat = (typeof SINK_FORMATS)[number];
 
 export interface PipelineConfig {
   readonly checkpoint: S3Location;
@@ -94,7 +94,7 @@ export interface PipelineExtras {
 }
 
 /** The static tables of stream-static joins on these clients: S3 objects read whole, DynamoDB tables looked up by key. */
-export function awsStaticTables(clients: Pick<AwsClients, 's3' | 'dynamodb'>): StaticTables {
+function awsStaticTables(clients: Pick<AwsClients, 's3' | 'dynamodb'>): StaticTables {
   return {
     open(spec) {
       if (spec.kind === 's3') return new S3StaticTable({ client: clients.s3, uri: spec.uri, format: spec.format, schema: spec.schema });
@@ -108,7 +108,7 @@ export function awsStaticTables(clients: Pick<AwsClients, 's3' | 'dynamodb'>): S
  * Where input k of a plan (a stream-stream join's other stream) is read from: the config's
  * `inputs[k]`, else the location its readStream gave (load('s3://...') or kinesis('stream')).
  */
-export function inputLocation(cfg: Pick<PipelineConfig, 'inputs'>, k: number, input: PlanInput): SourceLocation {
+function inputLocation(cfg: Pick<PipelineConfig, 'inputs'>, k: number, input: PlanInput): SourceLocation {
   const given = cfg.inputs?.[k];
   if (given) return given;
   const path = input.source.path;
@@ -171,7 +171,7 @@ export function parseSinkUri(uri: string, what = 'sink'): SinkLocation {
 }
 
 /** The lease key (and state namespace) of a query: its name and checkpoint location. */
-export function leaseKeyFor(planName: string, checkpoint: S3Location): string {
+function leaseKeyFor(planName: string, checkpoint: S3Location): string {
   return `${planName}@${checkpoint.bucket}/${checkpoint.prefix}`;
 }
 

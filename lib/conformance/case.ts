@@ -16,7 +16,7 @@ import {
   first,
   last,
   approxCountDistinct,
-  AggBuilder,
+  type AggBuilder,
   renamed,
   windowEnd,
   windowOf,
@@ -24,11 +24,11 @@ import {
   windowTime,
 } from '../engine/query/functions';
 import { type StaticTable, staticTable } from '../engine/query/static-table';
-import { StreamFrame } from '../engine/query/frame';
+import type { StreamFrame } from '../engine/query/frame';
 import { DataStreamReader } from '../engine/query/reader';
 
 /** A stage of a FORMAT-2 `pipeline`: exactly one of these keys. */
-export interface CaseStage {
+interface CaseStage {
   watermark?: { column: string; delay: string };
   groupBy?: CaseQuery['groupBy'];
   aggregations?: CaseQuery['aggregations'];
@@ -43,13 +43,13 @@ export interface CaseStage {
   };
 }
 
-export interface CaseInput {
+interface CaseInput {
   schema: string;
   watermark?: { column: string; delay: string };
   pipeline?: CaseStage[];
 }
 
-export interface CaseQuery {
+interface CaseQuery {
   schema?: string;
   watermark?: { column: string; delay: string };
   groupBy?: Array<string | { window: { column: string; duration: string; slide?: string; startTime?: string } } | { sessionWindow: { column: string; gap: string } }>;
@@ -100,15 +100,7 @@ const AGGS: Record<string, (c: string) => AggBuilder> = {
 export type CaseStaticTables = (name: string, table: { schema: string; rows: Array<Record<string, unknown>> }) => StaticTable;
 
 /** The default: the case's rows themselves (staticTable.rows). */
-export const rowsStaticTable: CaseStaticTables = (_name, t) => staticTable.rows(t.schema, t.rows);
-
-/** True when every join of the case is with one of its `static` tables (the stream-static cases). */
-export function joinsOnlyStatic(c: ConformanceCase): boolean {
-  const q = c.query;
-  if (q.inputs) return false;
-  const joins = (q.pipeline ?? []).filter((s) => s.join);
-  return joins.length > 0 && joins.every((s) => q.static !== undefined && Object.prototype.hasOwnProperty.call(q.static, s.join!.with));
-}
+const rowsStaticTable: CaseStaticTables = (_name, t) => staticTable.rows(t.schema, t.rows);
 
 export function caseToPlan(c: ConformanceCase, name = 'conformance', tables: CaseStaticTables = rowsStaticTable): QueryPlan {
   const q = c.query;
@@ -123,7 +115,7 @@ export function caseToPlan(c: ConformanceCase, name = 'conformance', tables: Cas
     throw new InvalidQueryError(`case ${c.name} has both groupBy and dropDuplicates: a case uses one stateful operator (or a "pipeline" of stages, FORMAT-2.md)`);
   }
   const stages: CaseStage[] = q.pipeline ?? (q.groupBy ? [{ groupBy: q.groupBy, aggregations: q.aggregations ?? [] }] : q.dropDuplicates ? [{ dropDuplicates: q.dropDuplicates }] : []);
-  if (!q.pipeline && !q.groupBy && q.aggregations && q.aggregations.length) {
+  if (!q.pipeline && !q.groupBy && q.aggregations?.length) {
     throw new InvalidQueryError(`case ${c.name} has aggregations without groupBy: add "groupBy" (a global aggregation is not supported by the format)`);
   }
   for (const stage of stages) frame = applyStage(c, frame, stage, tables);
@@ -233,7 +225,7 @@ function applyStage(c: ConformanceCase, frame: StreamFrame, stage: CaseStage, ta
   }
   if (stage.join) {
     const j = stage.join;
-    const t = c.query.static && Object.prototype.hasOwnProperty.call(c.query.static, j.with) ? c.query.static[j.with] : undefined;
+    const t = c.query.static && Object.hasOwn(c.query.static, j.with) ? c.query.static[j.with] : undefined;
     if (!t) throw new InvalidQueryError(`case ${c.name}: the join with ${JSON.stringify(j.with)} names neither a "static" table nor an input of the query: see FORMAT-2.md`);
     if (j.timeRange) throw new InvalidQueryError(`case ${c.name}: the join with the static table ${JSON.stringify(j.with)} has a timeRange, which only a stream-stream join has: remove it`);
     if (!Array.isArray(j.on)) throw new InvalidQueryError(`case ${c.name}: the join's "on" must be a list of keys: see FORMAT-2.md`);
@@ -271,7 +263,7 @@ function selectItem(c: ConformanceCase, item: string | Record<string, unknown>):
   }
 }
 
-export function stepFiles(step: CaseStep): Array<Array<Record<string, unknown>>> {
+function stepFiles(step: CaseStep): Array<Array<Record<string, unknown>>> {
   if (step.files) return step.files;
   if (step.add) return [step.add];
   return [];
@@ -327,7 +319,7 @@ const KEYS = {
  * a runner that ignored one would run another query than the case means and report a pass or a
  * failure for the wrong reason.
  */
-export function validateCase(c: ConformanceCase, file: string): void {
+function validateCase(c: ConformanceCase, file: string): void {
   const where = `case ${JSON.stringify(c.name)} (${file})`;
   const known = (obj: unknown, kind: keyof typeof KEYS, path: string) => {
     if (!obj || typeof obj !== 'object' || Array.isArray(obj)) throw new InvalidQueryError(`${where}: ${path} must be an object: see FORMAT.md`);

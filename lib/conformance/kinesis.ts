@@ -28,7 +28,7 @@ import type { CaseSource } from './runner';
 import { ensureStream } from '../local/resources';
 
 /** Shards of each case's stream. */
-export const CASE_STREAM_SHARDS = 3;
+const CASE_STREAM_SHARDS = 3;
 
 /** The runner's source factory for Kinesis: a stream per case, rows put as records. */
 export function kinesisCaseSource(
@@ -61,7 +61,7 @@ export function kinesisCaseSource(
 }
 
 /** A Kinesis stream name for a case ID: [a-zA-Z0-9_.-], at most 128 characters. */
-export function caseStreamName(caseId: string): string {
+function caseStreamName(caseId: string): string {
   const cleaned = `conf-${caseId}`.replace(/[^a-zA-Z0-9_.-]+/g, '-');
   if (cleaned.length <= 128) return cleaned;
   const hash = createHash('sha256').update(caseId).digest('hex').slice(0, 12);
@@ -69,7 +69,7 @@ export function caseStreamName(caseId: string): string {
 }
 
 /** How rows of a case are spread over shards (see the header). */
-export function partitionKeyFor(plan: Pick<QueryPlan, 'source' | 'stateful'>): (row: Record<string, unknown>, rowNo: number) => string {
+function partitionKeyFor(plan: Pick<QueryPlan, 'source' | 'stateful'>): (row: Record<string, unknown>, rowNo: number) => string {
   const st = plan.stateful;
   let columns: readonly string[] = [];
   // (a stream-stream join matches a batch's rows whatever their order: spread them)

@@ -76,11 +76,6 @@ export function droppedByStageInReport(report: RunReport): number[] {
 
 type ProgressOperators = { stateOperators?: Array<{ numRowsDroppedByWatermark?: number }> } | null;
 
-/** Input rows a batch dropped as late, from its progress report (Spark's stateOperators): over every operator. */
-export function droppedInProgress(progress: Json | null): number {
-  return droppedByStageInProgress(progress).reduce((a, b) => a + b, 0);
-}
-
 /** Rows a batch dropped as late per stateful operator, in plan order, from its progress report. */
 export function droppedByStageInProgress(progress: Json | null): number[] {
   return ((progress as ProgressOperators)?.stateOperators ?? []).map((o) => o.numRowsDroppedByWatermark ?? 0);
@@ -95,7 +90,7 @@ function isTimestampText(v: unknown): v is string {
   return typeof v === 'string' && /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}/.test(v) && parseTimestamp(v) !== null;
 }
 
-export function valuesEqual(a: unknown, b: unknown): boolean {
+function valuesEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (a === null || b === null || a === undefined || b === undefined) return false;
   if (typeof a === 'number' && typeof b === 'number') {
@@ -114,7 +109,7 @@ export function valuesEqual(a: unknown, b: unknown): boolean {
   return false;
 }
 
-export function multisetEqual(actual: readonly unknown[], expected: readonly unknown[]): boolean {
+function multisetEqual(actual: readonly unknown[], expected: readonly unknown[]): boolean {
   if (actual.length !== expected.length) return false;
   const used = new Array(actual.length).fill(false);
   for (const e of expected) {
@@ -126,7 +121,7 @@ export function multisetEqual(actual: readonly unknown[], expected: readonly unk
 }
 
 /** Mismatches between a step's result and its expectations, as readable lines. */
-export function compareStep(result: StepResult, expect: Record<string, unknown>): string[] {
+function compareStep(result: StepResult, expect: Record<string, unknown>): string[] {
   const problems: string[] = [];
   const show = (v: unknown) => JSON.stringify(v);
   if ('rows' in expect && !multisetEqual(result.rows, expect.rows as unknown[])) {

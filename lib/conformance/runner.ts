@@ -18,16 +18,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { caseSourceInputs, caseStageOrder, caseToPlan, CaseStaticTables, ConformanceCase, isPipelineCase, stepInputFiles } from './case';
+import { caseSourceInputs, caseStageOrder, caseToPlan, type CaseStaticTables, type ConformanceCase, isPipelineCase, stepInputFiles } from './case';
 import { staticTable } from '../engine/query/static-table';
-import { addPerStage, asPipelineStep, CaseResult, droppedByStageInProgress, StepResult, stepFromBatches } from './results';
+import { addPerStage, asPipelineStep, type CaseResult, droppedByStageInProgress, type StepResult, stepFromBatches } from './results';
 import type { CrashPlan, CrashPoint } from '../engine/testing/crash';
 import { InjectedCrash, SluiceError } from '../engine/errors';
 import type { Clock, OutputRow, Source } from '../engine/ports';
 import type { SourceLocation } from '../aws/pipeline';
 import type { QueryPlan } from '../engine/plan/types';
 import type { AwsConnection } from '../aws/config';
-import { buildExecutor, PipelineConfig } from '../aws/pipeline';
+import { buildExecutor, type PipelineConfig } from '../aws/pipeline';
 import { S3JsonSink } from '../aws/s3/json-sink';
 import { S3FileSink } from '../aws/s3/file-sink';
 import { DynamoDbSink } from '../aws/dynamodb/sink';

@@ -30,7 +30,7 @@ function toNumber(v: unknown): number | null {
 
 /** Spark's order of two values of a column: for doubles, NaN above every other value, Infinity included. */
 function less(a: unknown, b: unknown): boolean {
-  if (typeof a === 'number' && typeof b === 'number') return a < b || (b !== b && a === a);
+  if (typeof a === 'number' && typeof b === 'number') return a < b || (Number.isNaN(b) && !Number.isNaN(a));
   return (a as number) < (b as number);
 }
 

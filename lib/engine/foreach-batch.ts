@@ -70,7 +70,7 @@ export interface EffectGuard<TxItem = never> {
   readonly retentionMs?: number;
 }
 
-export interface ForeachBatchContext<TxItem = never> {
+interface ForeachBatchContext<TxItem = never> {
   readonly batchId: number;
   readonly queryId: string;
   readonly queryName: string;
@@ -187,7 +187,7 @@ function canonicalJson(v: unknown): string {
 }
 
 /** `<queryId>#<batchId>#<effect>`: how the guards name an effect's record. */
-export function effectKeyString(k: EffectKey): string {
+function effectKeyString(k: EffectKey): string {
   return `${k.queryId}#${k.batchId}#${k.effect}`;
 }
 

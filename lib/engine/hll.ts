@@ -56,7 +56,7 @@ export function hllCount(regs: string): number {
   let zeros = 0;
   for (let i = 0; i < M; i++) {
     const r = regs.charCodeAt(i) - BASE;
-    sum += Math.pow(2, -r);
+    sum += 2 ** -r;
     if (r === 0) zeros++;
   }
   const estimate = (ALPHA * M * M) / sum;

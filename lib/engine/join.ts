@@ -13,7 +13,7 @@ import { describeStaticTable } from './plan/columns';
 import { holds } from './predicate';
 
 /** The key of a list of values (null when one is null: equal means equal and non-null); windows by start and end. */
-export function joinKey(values: readonly unknown[]): string | null {
+function joinKey(values: readonly unknown[]): string | null {
   let out = '';
   for (const v of values) {
     if (v === null || v === undefined) return null;

@@ -273,7 +273,7 @@ function rowFactory(names: readonly string[], kept: readonly number[], codegen: 
       const body = `return {${kept.map((c) => `${JSON.stringify(names[c])}: v[${c}]`).join(', ')}};`;
       const f = new Function('v', body) as (vals: unknown[]) => Row;
       const probe = f(names.map((_, i) => i));
-      if (kept.every((c) => Object.prototype.hasOwnProperty.call(probe, names[c]) && probe[names[c]] === c) && Object.keys(probe).length === kept.length) return f;
+      if (kept.every((c) => Object.hasOwn(probe, names[c]) && probe[names[c]] === c) && Object.keys(probe).length === kept.length) return f;
     } catch {
       // code generation from strings is disallowed: the loop below
     }
@@ -418,7 +418,7 @@ function shapeRegExp(names: readonly string[], types: readonly number[], keep: r
 }
 
 /** How many lines each tier has read (a line that tier 1 or 2 hands on counts once, where it ended). */
-export interface LineParserStats {
+interface LineParserStats {
   /** Read by the expression of a learnt shape (tier 1). */
   shape: number;
   /** Read by the charCodeAt scan (tier 2). */

@@ -61,7 +61,7 @@ export function* parseLineChunks(parse: LineParser, file: string, text: string, 
       if (end > start && text.charCodeAt(end - 1) === 13) end--;
       if (end > start && !(text.charCodeAt(start) <= 32 && isBlank(text, start, end))) {
         const line = text.slice(start, end);
-        const reason = invalid !== null && invalid.has(local) ? INVALID_UTF8_REASON : parse.into(line, rows);
+        const reason = invalid?.has(local) ? INVALID_UTF8_REASON : parse.into(line, rows);
         if (reason !== null) deadLetters.push({ source: { file, line: cursor.lineNo }, raw: line, reason });
       }
       start = nl + 1;

@@ -9,7 +9,7 @@ import { parseTimestamp } from './schema';
 /** A condition item on the pair (l, r): its column is the left one when the stream has it. */
 export function holds(p: JoinPredicate, l: Row, r: Row): boolean {
   if ('anyOf' in p) return p.anyOf.some((q) => holds(q, l, r));
-  const v = Object.prototype.hasOwnProperty.call(l, p.column) ? l[p.column] : r[p.column];
+  const v = Object.hasOwn(l, p.column) ? l[p.column] : r[p.column];
   if (v === null || v === undefined) return false;
   let lit: unknown = p.value;
   if (typeof v === 'number' && typeof lit === 'string') lit = parseTimestamp(lit) ?? Number(lit);

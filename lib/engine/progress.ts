@@ -32,7 +32,7 @@ export interface ProgressDurations {
 }
 
 /** Spark's `eventTime` map (ISO text); min/max/avg only when the batch had rows with an event time. */
-export interface ProgressEventTime {
+interface ProgressEventTime {
   readonly min?: string;
   readonly max?: string;
   readonly avg?: string;
@@ -52,7 +52,7 @@ export interface StateOperatorProgress {
   readonly numRowsRemoved: number;
   /** Input rows the watermark dropped (sluice counts rows; Spark's own metric counts groups). */
   readonly numRowsDroppedByWatermark: number;
-  /** Writing the state store's version N (the same as durationMs.stateCommit). */
+  /** Writing the state store's version N: timed within durationMs.stateCommit (with one operator, nearly all of it). */
   readonly commitTimeMs: number;
   /**
    * Bytes of the operator's state held in memory during the batch, an estimate: the batch's
@@ -111,7 +111,7 @@ export interface SinkProgress {
 }
 
 /** What sluice adds to Spark's record. */
-export interface SluiceProgress {
+interface SluiceProgress {
   readonly replay: boolean;
   readonly noData: boolean;
   readonly numDeadLetters: number;

@@ -7,7 +7,7 @@ import type { Row } from './ports';
 
 export type ColumnType = 'STRING' | 'INT' | 'LONG' | 'DOUBLE' | 'BOOLEAN' | 'TIMESTAMP';
 
-export interface Column {
+interface Column {
   readonly name: string;
   readonly type: ColumnType;
 }
@@ -60,11 +60,11 @@ export function parseSchema(ddl: string): Schema {
 }
 
 /** The earliest and latest instants a TIMESTAMP holds, as in Spark: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z. */
-export const MIN_TIMESTAMP_MS = -62135596800000;
-export const MAX_TIMESTAMP_MS = 253402300799999;
+const MIN_TIMESTAMP_MS = -62135596800000;
+const MAX_TIMESTAMP_MS = 253402300799999;
 
 /** Whether `ms` is an instant a TIMESTAMP column can hold (Spark's range, years 1 to 9999). */
-export function inTimestampRange(ms: number): boolean {
+function inTimestampRange(ms: number): boolean {
   return ms >= MIN_TIMESTAMP_MS && ms <= MAX_TIMESTAMP_MS;
 }
 
@@ -174,7 +174,7 @@ export function parseTimestamp(text: string): number | null {
   if (year < 1) return null;
   let ms = utcMs(year, month - 1, day, hour, minute, second);
   if (utcDay(ms) !== day) return null; // e.g. 2026-02-30
-  if (frac) ms += Number((frac + '000').slice(0, 3)) + Number(`0.${frac.slice(3) || '0'}`);
+  if (frac) ms += Number(`${frac}000`.slice(0, 3)) + Number(`0.${frac.slice(3) || '0'}`);
   if (zone && zone.toUpperCase() !== 'Z' && zone.toUpperCase() !== 'UTC') {
     const zm = /^([+-])(\d{2}):?(\d{2})$/.exec(zone)!;
     const offsetMinutes = Number(zm[2]) * 60 + Number(zm[3]);
@@ -193,7 +193,7 @@ export function epochSecondsMs(seconds: number): number | null {
 }
 
 /** ISO 8601 UTC with milliseconds, as output rows carry timestamps. */
-export function formatTimestamp(ms: number): string {
+function formatTimestamp(ms: number): string {
   return new Date(ms).toISOString();
 }
 
@@ -215,9 +215,9 @@ function describeBad(col: Column, v: unknown): string {
     case 'LONG':
       return head + (typeof v === 'number' && Number.isInteger(v) ? 'beyond ±9007199254740991 (2^53 − 1), the integers sluice keeps exactly; declare the column STRING to keep its digits' : 'expected a JSON integer; fix the producer or declare the column DOUBLE/STRING');
     case 'DOUBLE':
-      return head + 'expected a JSON number; fix the producer or declare the column STRING';
+      return `${head}expected a JSON number; fix the producer or declare the column STRING`;
     case 'BOOLEAN':
-      return head + 'expected true or false';
+      return `${head}expected true or false`;
     default:
       return head + (typeof v === 'number'
         ? 'epoch seconds outside 0001-01-01..9999-12-31 (milliseconds or microseconds?): send seconds, or a "YYYY-MM-DD HH:MM:SS[.fff]" string'
@@ -241,9 +241,9 @@ export function coerceRecord(schema: Schema, record: unknown): CoerceResult {
     const col = cols[i];
     const name = col.name;
     // own fields only: a record without "constructor" must not read Object.prototype's
-    const v = Object.prototype.hasOwnProperty.call(row, name) ? row[name] : undefined;
+    const v = Object.hasOwn(row, name) ? row[name] : undefined;
     if (v === undefined) {
-      if (!Object.prototype.hasOwnProperty.call(row, name)) {
+      if (!Object.hasOwn(row, name)) {
         return { ok: false, reason: `column ${name} (${col.type}) is missing: add it to the record, or send null explicitly when the value is unknown` };
       }
       row[name] = null;
@@ -357,7 +357,7 @@ export function parseJsonLine(schema: Schema, line: string): CoerceResult {
  * coerceRecord, with any failure of it a bad record rather than an error of the batch: a STRING
  * column that holds a value nested thousands of levels deep overflows JSON.stringify's stack.
  */
-export function guardedCoerce(schema: Schema, record: unknown): CoerceResult {
+function guardedCoerce(schema: Schema, record: unknown): CoerceResult {
   try {
     return coerceRecord(schema, record);
   } catch (e) {

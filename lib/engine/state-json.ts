@@ -69,7 +69,7 @@ export function decodeStateJson(text: string): Json {
 export const STATE_ITEM_MAX_BYTES = 400 * 1024;
 
 /** Values whose text exceeds this are stored gzipped (the DynamoDB store's default). */
-export const STATE_COMPRESS_ABOVE_BYTES = 32 * 1024;
+const STATE_COMPRESS_ABOVE_BYTES = 32 * 1024;
 
 /** The bytes a value's text takes as stored: as is, or gzipped above `compressAboveBytes`. */
 export function storedStateBytes(text: string, compressAboveBytes = STATE_COMPRESS_ABOVE_BYTES): number {

@@ -38,7 +38,7 @@ export function watermarksAfter(commit: { readonly batchWatermarkMs: number; rea
  * stream-stream join upstream lowers it by its state watermarks), 0 when no withWatermark is
  * upstream (offset null), when G is 0, or when it would be negative.
  */
-export function derivedWatermark(globalMs: number, offsetMs: number | null): number {
+function derivedWatermark(globalMs: number, offsetMs: number | null): number {
   if (offsetMs === null || globalMs <= 0) return 0;
   return Math.max(0, globalMs + offsetMs);
 }

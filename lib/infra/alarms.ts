@@ -344,7 +344,7 @@ export interface AlarmSources {
 }
 
 /** The scale-out state machine's metrics, each with the given statistic and period. */
-export interface ExecutionMetrics {
+interface ExecutionMetrics {
   failed(period: Duration): cloudwatch.Metric;
   timedOut(period: Duration): cloudwatch.Metric;
   /** ExecutionTime in milliseconds, Maximum. */
@@ -373,7 +373,7 @@ interface AlarmRow {
  */
 export const STATE_GROWTH_EXPRESSION = '100 * DIFF(rows) / (rows - DIFF(rows))';
 
-export function stateGrowthPercent(src: Pick<AlarmSources, 'metric'>): cloudwatch.MathExpression {
+function stateGrowthPercent(src: Pick<AlarmSources, 'metric'>): cloudwatch.MathExpression {
   return new cloudwatch.MathExpression({
     expression: STATE_GROWTH_EXPRESSION,
     usingMetrics: { rows: src.metric('StateRows', cloudwatch.Stats.MAXIMUM, Duration.days(1)) },

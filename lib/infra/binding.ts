@@ -3,7 +3,7 @@
  * needs, the grant of an S3 location, what a source or sink receives when it binds itself, and
  * the construct's typed validation error.
  */
-import { RemovalPolicy, aws_iam as iam, aws_s3 as s3 } from 'aws-cdk-lib';
+import { type RemovalPolicy, aws_iam as iam, type aws_s3 as s3 } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { InvalidOptionError } from '../engine/errors';
 

@@ -35,13 +35,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   Duration,
-  RemovalPolicy,
+  type RemovalPolicy,
   aws_iam as iam,
   aws_lambda as lambda,
   aws_lambda_destinations as destinations,
   aws_lambda_nodejs as nodejs,
   aws_logs as logs,
-  aws_sqs as sqs,
+  type aws_sqs as sqs,
   aws_stepfunctions as sfn,
   aws_stepfunctions_tasks as tasks,
 } from 'aws-cdk-lib';

@@ -14,7 +14,7 @@
  *                                                        table over them for Athena
  *     sink: PipelineSink.dynamodb(table, 'totals-v1')    an item per row, batch-ID guarded
  */
-import { CfnOutput, Stack, aws_dynamodb as dynamodb, aws_glue as glue, aws_iam as iam, aws_s3 as s3 } from 'aws-cdk-lib';
+import { CfnOutput, Stack, type aws_dynamodb as dynamodb, aws_glue as glue, aws_iam as iam, type aws_s3 as s3 } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import type { OutputColumnType } from '../engine/ports';
 import { GRANTED_ACTIONS, cleanPrefix, grantS3, invalid, type PipelineDefaults, type S3Place } from './binding';

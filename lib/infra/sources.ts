@@ -9,7 +9,7 @@
  *     source: PipelineSource.kinesis(stream)               your stream
  *     source: PipelineSource.newKinesisStream()            a created on-demand stream
  */
-import { Duration, aws_iam as iam, aws_kinesis as kinesis, aws_s3 as s3 } from 'aws-cdk-lib';
+import { Duration, aws_iam as iam, aws_kinesis as kinesis, type aws_s3 as s3 } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { GRANTED_ACTIONS, cleanPrefix, grantS3, invalid, wholeNumber, type PipelineDefaults, type S3Place } from './binding';
 

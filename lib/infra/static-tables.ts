@@ -9,7 +9,7 @@
  * S3StaticTable lists the objects under the URI and GETs each one; DynamoDbStaticTable sends
  * BatchGetItem for the keys of each batch.
  */
-import { aws_dynamodb as dynamodb, aws_iam as iam, aws_s3 as s3 } from 'aws-cdk-lib';
+import { type aws_dynamodb as dynamodb, aws_iam as iam, type aws_s3 as s3 } from 'aws-cdk-lib';
 import { invalid } from './binding';
 
 export abstract class PipelineStaticTable {

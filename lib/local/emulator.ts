@@ -3,9 +3,9 @@
  * API call), SIGTERM then SIGKILL, and never an orphan (a parent-death signal on Linux, and
  * cleanups when this process exits or is stopped by SIGINT/SIGTERM/SIGHUP).
  */
-import { ChildProcess, spawn, SpawnOptions } from 'node:child_process';
+import { type ChildProcess, spawn, type SpawnOptions } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
-import { AddressInfo, createServer, Server } from 'node:net';
+import { type AddressInfo, createServer, type Server } from 'node:net';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { AwsCredentials } from '../aws/config';
 

@@ -11,7 +11,7 @@ import type { RunReport } from '../engine/run/types';
 import type { AwsConnection } from '../aws/config';
 import { createClients } from '../aws/clients';
 import { KinesisSource } from '../aws/kinesis/source';
-import { buildExecutor, PipelineConfig } from '../aws/pipeline';
+import { buildExecutor, type PipelineConfig } from '../aws/pipeline';
 import { SEED_FILES, showTotals, windowedTotals } from '../../examples/windowed-totals';
 import { putJsonRecords } from '../conformance/kinesis';
 import { ensureBucket, ensureStateTable, ensureStream } from './resources';

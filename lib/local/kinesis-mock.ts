@@ -6,7 +6,7 @@
 import { readFileSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { KinesisClient, ListStreamsCommand } from '@aws-sdk/client-kinesis';
-import { Emulator, ensureDir, LOCAL_CREDENTIALS, LOCAL_REGION, probeConfig, spawnTiedToParent, startChildEmulator, StartContext } from './emulator';
+import { type Emulator, ensureDir, LOCAL_CREDENTIALS, LOCAL_REGION, probeConfig, spawnTiedToParent, startChildEmulator, type StartContext } from './emulator';
 
 export async function startKinesisMock(ctx: StartContext): Promise<Emulator> {
   const main = require.resolve('kinesis-local/main.js');

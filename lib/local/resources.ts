@@ -7,12 +7,12 @@ import {
   CreateTableCommand,
   DescribeTableCommand,
   DescribeTimeToLiveCommand,
-  DynamoDBClient,
-  TableDescription,
+  type DynamoDBClient,
+  type TableDescription,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
-import { CreateStreamCommand, DescribeStreamSummaryCommand, KinesisClient } from '@aws-sdk/client-kinesis';
-import { BucketLocationConstraint, CreateBucketCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateStreamCommand, DescribeStreamSummaryCommand, type KinesisClient } from '@aws-sdk/client-kinesis';
+import { type BucketLocationConstraint, CreateBucketCommand, HeadBucketCommand, type S3Client } from '@aws-sdk/client-s3';
 import { errorName } from '../aws/request/errors';
 import { InvalidOptionError } from '../engine/errors';
 
@@ -20,7 +20,7 @@ import { InvalidOptionError } from '../engine/errors';
 export const STATE_TABLE_PARTITION_KEY = 'pk';
 export const STATE_TABLE_SORT_KEY = 'sk';
 /** Epoch seconds after which DynamoDB may delete an item (where TTL is enabled). */
-export const STATE_TABLE_TTL_ATTRIBUTE = 'ttl';
+const STATE_TABLE_TTL_ATTRIBUTE = 'ttl';
 
 export interface WaitOptions {
   /** How long to wait for the resource to become ACTIVE (default 5 minutes: AWS can be slow). */

@@ -23,7 +23,7 @@ export interface PutObjectStore {
 }
 
 /** The object s3rver hands its store: its body in memory or as a stream. */
-export interface StoredObject {
+interface StoredObject {
   readonly bucket: string;
   readonly key: string;
   readonly metadata: Record<string, string>;

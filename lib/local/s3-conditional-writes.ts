@@ -35,7 +35,7 @@ export interface KoaLikeContext {
 type Next = () => Promise<unknown>;
 
 /** The (bucket, key) of a path-style object URL, or null for a bucket-level or service-level request. */
-export function objectOf(path: string): { bucket: string; key: string } | null {
+function objectOf(path: string): { bucket: string; key: string } | null {
   const slash = path.indexOf('/', 1);
   if (slash < 0 || slash === path.length - 1) return null;
   return { bucket: decodeURIComponent(path.slice(1, slash)), key: decodeURIComponent(path.slice(slash + 1)) };

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { ListBucketsCommand, S3Client } from '@aws-sdk/client-s3';
 import { atomicPuts, type PutObjectStore } from './s3-atomic-puts';
 import { conditionalWrites, type KoaLikeContext, type ObjectStore } from './s3-conditional-writes';
-import { Emulator, ensureDir, HOST, probeConfig, registerEmergencyCleanup, S3RVER_CREDENTIALS, StartContext } from './emulator';
+import { type Emulator, ensureDir, HOST, probeConfig, registerEmergencyCleanup, S3RVER_CREDENTIALS, type StartContext } from './emulator';
 
 /** The part of s3rver's API used here (the package ships no types). */
 interface S3rverInstance {

@@ -18,11 +18,11 @@ import { resolve } from 'node:path';
 import { InvalidOptionError } from '../engine/errors';
 import type { AwsConnection } from '../aws/config';
 import { startDynamoDbLocal } from './dynamodb-local';
-import { ALL_LOCAL_SERVICES, Emulator, LOCAL_CREDENTIALS, LOCAL_REGION, LocalService, S3RVER_CREDENTIALS, StartContext } from './emulator';
+import { ALL_LOCAL_SERVICES, type Emulator, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalService, S3RVER_CREDENTIALS, type StartContext } from './emulator';
 import { startKinesisMock } from './kinesis-mock';
 import { startS3rver } from './s3rver';
 
-export { ALL_LOCAL_SERVICES, LOCAL_CREDENTIALS, LOCAL_REGION, S3RVER_CREDENTIALS, type LocalService } from './emulator';
+export { ALL_LOCAL_SERVICES, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalService } from './emulator';
 
 export interface StartLocalStackOptions {
   /** Which emulators to start (default: all three). */

@@ -3,7 +3,7 @@
  * `sluice report` look at. The checkpoint keeps the progress of its last `retainBatches`
  * batches (100 by default); older ones are purged with their offsets and commits.
  */
-import type { CheckpointHead, CheckpointStore, Json } from '../engine/ports';
+import type { CheckpointHead, CheckpointStore } from '../engine/ports';
 import type { StreamingProgress } from '../engine/progress';
 
 export interface HistoryOptions {
@@ -42,10 +42,4 @@ export async function loadProgressHistory(checkpoint: CheckpointStore, options: 
     next -= ids.length;
   }
   return found.reverse();
-}
-
-/** True when a stored record has the fields of the current progress record (not a pre-0.2 thin one). */
-export function isFullProgress(p: Json | StreamingProgress): p is StreamingProgress {
-  const r = p as Partial<StreamingProgress>;
-  return typeof r === 'object' && r !== null && typeof r.runId === 'string' && typeof r.sluice === 'object';
 }

@@ -15,10 +15,10 @@
 import { InvalidOptionError } from '../engine/errors';
 import { parseJsonLine, parseSchema } from '../engine/schema';
 
-export const PERCENTILE_METHOD = 'nearest-rank';
+const PERCENTILE_METHOD = 'nearest-rank';
 
 /** The candidate delays every report lists (besides the query's own and the recommended one). */
-export const CANDIDATE_DELAYS_MS: readonly number[] = [60_000, 300_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 21_600_000];
+const CANDIDATE_DELAYS_MS: readonly number[] = [60_000, 300_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 21_600_000];
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -116,7 +116,7 @@ export interface ArrivalSample {
   readonly capped: boolean;
 }
 
-export interface LatenessPercentiles {
+interface LatenessPercentiles {
   readonly p50: number;
   readonly p90: number;
   readonly p99: number;
@@ -125,7 +125,7 @@ export interface LatenessPercentiles {
   readonly min: number;
 }
 
-export interface DelayCandidate {
+interface DelayCandidate {
   readonly delayMs: number;
   /** Share of the sampled rows with lateness > delayMs (0..1). */
   readonly dropFraction: number;

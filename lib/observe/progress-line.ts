@@ -135,7 +135,7 @@ export function runSummary(report: RunReport, where: RunWhere, shownRows = 5): s
 }
 
 /** The machine-readable run report of `sluice run --json`: the report, each batch's rows, and the batches' progress records. */
-export function runReportJson(report: RunReport, progress: readonly StreamingProgress[]): string {
+function runReportJson(report: RunReport, progress: readonly StreamingProgress[]): string {
   const { batches, ...summary } = report;
   return JSON.stringify(
     { ...summary, batches: batches.map((b) => ({ batchId: b.batchId, noData: b.noData, rowsIn: b.numInputRows, rows: b.rows })), progress },

@@ -13,7 +13,7 @@ import { formatDuration, type LatenessHistogram, type LatenessStats } from './la
 /** A stored progress record as read back: every field but batchId and timestamp may be missing. */
 export type StoredProgress = Partial<StreamingProgress> & { readonly batchId: number; readonly timestamp: string };
 
-export interface ReportSeries {
+interface ReportSeries {
   readonly label: string;
   readonly values: (number | null)[];
   readonly color: string;

@@ -37,7 +37,7 @@ export interface StatusOptions {
   readonly minTrendSpanMs?: number;
 }
 
-export const STATUS_DEFAULTS = { runs: 5, nearIntervalFraction: 0.8, noInputRuns: 2, stateGrowthPctPerDay: 10, minTrendSpanMs: 6 * 3_600_000 } as const;
+const STATUS_DEFAULTS = { runs: 5, nearIntervalFraction: 0.8, noInputRuns: 2, stateGrowthPctPerDay: 10, minTrendSpanMs: 6 * 3_600_000 } as const;
 
 /** What is left in the source after a batch (sums over its sources; absent figures are left out). */
 export interface Backlog {
@@ -93,7 +93,7 @@ export interface StateTrend {
   readonly pctPerDay: number | null;
 }
 
-export type VerdictKind = 'healthy' | 'falling-behind' | 'no-input' | 'state-growing' | 'failing' | 'running' | 'empty';
+type VerdictKind = 'healthy' | 'falling-behind' | 'no-input' | 'state-growing' | 'failing' | 'running' | 'empty';
 
 export interface Finding {
   readonly kind: VerdictKind;
@@ -151,7 +151,7 @@ function backlogOf(sources: Record<string, unknown>[] | null): Backlog | null {
 }
 
 /** The size of a backlog to compare runs by: files (S3) or records (Kinesis). */
-export function backlogSize(b: Backlog | null): number | null {
+function backlogSize(b: Backlog | null): number | null {
   if (!b) return null;
   if (b.files !== undefined || b.records !== undefined) return (b.files ?? 0) + (b.records ?? 0);
   return null;
@@ -179,8 +179,8 @@ export function batchStatus(record: StreamingProgress, intervalMs: number): Batc
     rowsOut: num(obj(p.sink)?.numOutputRows),
     watermark: hasWatermark ? watermark : null,
     watermarkLagMs: hasWatermark && startMs !== null ? startMs - watermarkMs : null,
-    stateRows: operators && operators.length ? sumOf(operators, 'numRowsTotal') : null,
-    late: operators && operators.length ? sumOf(operators, 'numRowsDroppedByWatermark') : null,
+    stateRows: operators?.length ? sumOf(operators, 'numRowsTotal') : null,
+    late: operators?.length ? sumOf(operators, 'numRowsDroppedByWatermark') : null,
     deadLetters: num(sluice?.numDeadLetters) ?? num(p.numDeadLetters),
     backlog: backlogOf(sources),
     noData: typeof sluice?.noData === 'boolean' ? sluice.noData : null,

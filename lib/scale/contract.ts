@@ -27,15 +27,5 @@
  *     CommitResult { runId, batchId, more }                                                    -> $.commit
  *     read and partition answer { ok: true } (their results are in S3 and DynamoDB)
  */
-import type { TaskEvent } from '../engine/schedule/driver';
-
 export type { CommitResult, PlanResult } from '../engine/schedule/partitioned';
 export type { TaskEvent, TaskHandler, TaskResult } from '../engine/schedule/driver';
-
-/** The task names, in the order a batch runs them. */
-export type TaskAction = TaskEvent['action'];
-
-/** What 'read' and 'partition' answer. */
-export interface TaskDone {
-  readonly ok: true;
-}

@@ -3,14 +3,14 @@
  * middleware that asks every command for `ReturnConsumedCapacity: 'TOTAL'` (the code under test
  * never sets it) and sums the `ConsumedCapacity` of every answer, by command.
  */
-import { ConsumedCapacity, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { ConsumedCapacity, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createDynamoDbClient } from '../../lib/aws/clients';
 import { testConnection } from './stack';
 
 /** Commands billed in write units; every other command is billed in read units. */
 const WRITE_COMMANDS = new Set(['PutItemCommand', 'BatchWriteItemCommand', 'DeleteItemCommand', 'UpdateItemCommand', 'TransactWriteItemsCommand']);
 
-export interface Units {
+interface Units {
   read: number;
   write: number;
 }

@@ -11,10 +11,10 @@
 import { randomUUID } from 'node:crypto';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DynamoDbSink } from '../../lib/aws/dynamodb/sink';
-import { buildExecutor, PipelineConfig } from '../../lib/aws/pipeline';
+import { buildExecutor, type PipelineConfig } from '../../lib/aws/pipeline';
 import { S3FileSink } from '../../lib/aws/s3/file-sink';
-import { caseSourceInputs, caseStageOrder, caseToPlan, ConformanceCase, isPipelineCase, stepInputFiles } from '../../lib/conformance/case';
-import { addPerStage, asPipelineStep, CaseResult, droppedByStageInProgress, StepResult, stepFromBatches } from '../../lib/conformance/results';
+import { caseSourceInputs, caseStageOrder, caseToPlan, type ConformanceCase, isPipelineCase, stepInputFiles } from '../../lib/conformance/case';
+import { addPerStage, asPipelineStep, type CaseResult, droppedByStageInProgress, type StepResult, stepFromBatches } from '../../lib/conformance/results';
 import type { CrashPoint } from '../../lib/engine/testing/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
 import type { OutputRow, Sink, SinkContext } from '../../lib/engine/ports';
@@ -22,7 +22,7 @@ import type { QueryPlan } from '../../lib/engine/plan/types';
 import { leaseClock, testClients, testConnection } from './stack';
 
 /** Writes each batch to every sink, in order (a crash point after the sink sees all of them written). */
-export class TeeSink implements Sink {
+class TeeSink implements Sink {
   readonly description: string;
   constructor(private readonly sinks: Sink[]) {
     this.description = sinks.map((s) => s.description).join(' + ');
@@ -76,7 +76,7 @@ export async function dropFile(bucket: string, base: string, fileNo: number, row
   await testClients().s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: rows.map((r) => JSON.stringify(r)).join('\n') }));
 }
 
-export async function objectKeys(bucket: string, prefix: string): Promise<string[]> {
+async function objectKeys(bucket: string, prefix: string): Promise<string[]> {
   const out: string[] = [];
   let after: string | undefined;
   for (;;) {

@@ -4,8 +4,8 @@
  * plan, read, partition and commit tasks, each on a fresh PartitionedRun, `workers` at a time),
  * read back from what is durable, as the conformance runner reads the local stack.
  */
-import { caseSourceInputs, caseStageOrder, caseToPlan, isPipelineCase, stepInputFiles, ConformanceCase } from '../../lib/conformance/case';
-import { addPerStage, asPipelineStep, droppedByStageInProgress, droppedByStageInReport, stepFromBatches, stepResult, CaseResult, StepResult } from '../../lib/conformance/results';
+import { caseSourceInputs, caseStageOrder, caseToPlan, isPipelineCase, stepInputFiles, type ConformanceCase } from '../../lib/conformance/case';
+import { addPerStage, asPipelineStep, droppedByStageInProgress, droppedByStageInReport, stepFromBatches, stepResult, type CaseResult, type StepResult } from '../../lib/conformance/results';
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import { InjectedCrash } from '../../lib/engine/errors';
 import { PartitionedRun } from '../../lib/engine/schedule/partitioned';

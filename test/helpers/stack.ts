@@ -3,7 +3,7 @@
  * started by test/setup/global-setup.ts, or LocalStack when AWS_ENDPOINT_URL is set.
  */
 import { randomBytes } from 'node:crypto';
-import { AwsClients, connectionFromEnv, createClients } from '../../lib/aws/clients';
+import { type AwsClients, connectionFromEnv, createClients } from '../../lib/aws/clients';
 import type { AwsConnection } from '../../lib/aws/config';
 
 /** Holds the connection as JSON, set by the global setup. */
@@ -60,7 +60,7 @@ export function clockStart(): number {
 }
 
 /** The lease duration a pipeline runs with unless told otherwise (PipelineConfig.leaseDurationMs). */
-export const DEFAULT_LEASE_MS = 15 * 60_000;
+const DEFAULT_LEASE_MS = 15 * 60_000;
 
 /**
  * A clock for runs that crash. A crashed run keeps its lease, as a killed Lambda does, so the next

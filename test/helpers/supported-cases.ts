@@ -4,10 +4,10 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConformanceCase, parseCase } from '../../lib/conformance/case';
+import { type ConformanceCase, parseCase } from '../../lib/conformance/case';
 
-export const PUBLIC_CASES = join(__dirname, '../../../shared/conformance/cases');
-export const PUBLIC_CASES_2 = join(__dirname, '../../../shared/conformance/cases-2');
+const PUBLIC_CASES = join(__dirname, '../../../shared/conformance/cases');
+const PUBLIC_CASES_2 = join(__dirname, '../../../shared/conformance/cases-2');
 export const PROJECT_CASES = join(__dirname, '../conformance/cases');
 
 export const caseFiles = (dir: string): string[] => (existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')).sort().map((f) => join(dir, f)) : []);
@@ -17,7 +17,7 @@ export const caseFiles = (dir: string): string[] => (existsSync(dir) ? readdirSy
  * now (chained operators, stream-static and stream-stream joins); kept so that a feature the
  * formats add later can be left out of the suites until it lands.
  */
-export function engineSupports(_c: ConformanceCase): boolean {
+function engineSupports(_c: ConformanceCase): boolean {
   return true;
 }
 

@@ -25,7 +25,7 @@ export function flat(value: unknown): string {
   return JSON.stringify(v);
 }
 
-export const asList = <T>(x: T | T[] | undefined): T[] => (x === undefined ? [] : Array.isArray(x) ? x : [x]);
+const asList = <T>(x: T | T[] | undefined): T[] => (x === undefined ? [] : Array.isArray(x) ? x : [x]);
 
 /** Every statement of every IAM policy in the template (inline role policies included). */
 export function statements(template: Template): FlatStatement[] {

@@ -3,7 +3,7 @@
  * requested key unprocessed, `times` times (Infinity: always), as DynamoDB does under throttling;
  * it counts the BatchGetItem requests sent, the keys asked for and the answers it altered.
  */
-import { BatchGetItemCommandInput, BatchGetItemCommandOutput, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { BatchGetItemCommandInput, BatchGetItemCommandOutput, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createClients } from '../../lib/aws/clients';
 import { testConnection } from './stack';
 

@@ -3,9 +3,9 @@
  * once (bundling runs esbuild); validation scenarios throw before anything is bundled.
  */
 import * as path from 'node:path';
-import { App, CfnElement, Duration, Stack, aws_cloudwatch_actions as actions, aws_dynamodb as dynamodb, aws_kinesis as kinesis, aws_s3 as s3, aws_sns as sns } from 'aws-cdk-lib';
+import { App, type CfnElement, Duration, Stack, aws_cloudwatch_actions as actions, aws_dynamodb as dynamodb, aws_kinesis as kinesis, aws_s3 as s3, aws_sns as sns } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
-import { AvailableNowPipeline, AvailableNowPipelineProps, DEFAULT_ENTRY, GRANTED_ACTIONS, PipelineSink, PipelineSource, PipelineStaticTable } from '../../lib/infra/available-now-pipeline';
+import { AvailableNowPipeline, type AvailableNowPipelineProps, DEFAULT_ENTRY, GRANTED_ACTIONS, PipelineSink, PipelineSource, PipelineStaticTable } from '../../lib/infra/available-now-pipeline';
 import { SUMMARY_METRIC_NAMES } from '../../lib/aws/lambda/emf';
 import { InvalidOptionError } from '../../lib/engine/errors';
 import { parseSinkUri } from '../../lib/aws/pipeline';

@@ -97,6 +97,7 @@ describe('when the windowed-totals query writes Parquet by day of window.start, 
       'projection.window_start.interval.unit': 'DAYS',
       classification: 'parquet',
     });
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: Glue's partition projection template, ${...} in the literal
     expect(flat(t.Parameters['storage.location.template'])).toBe('s3://sink-bucket/totals/window_start=${window_start}/');
   });
 
@@ -126,6 +127,7 @@ describe('when the partition column is a top-level column of the data', () => {
       'projection.event_time_partition.range': '2026-01-01T00,NOW',
       'projection.event_time_partition.interval.unit': 'HOURS',
     });
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: Glue's partition projection template, ${...} in the literal
     expect(flat(t.Parameters['storage.location.template'])).toBe('s3://sink-bucket/totals/event_time=${event_time_partition}/');
   });
 

@@ -4,9 +4,9 @@
  * each, and the execution alarms. Without `parallelism` none of it exists (and the rest of the
  * template is the one test/infra/available-now-pipeline.test.ts checks).
  */
-import { App, CfnElement, Duration, Stack } from 'aws-cdk-lib';
+import { App, type CfnElement, Duration, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
-import { AvailableNowPipeline, AvailableNowPipelineProps, NO_RETRY, PipelineSource, TASK_RETRY } from '../../lib/infra/available-now-pipeline';
+import { AvailableNowPipeline, type AvailableNowPipelineProps, NO_RETRY, PipelineSource, TASK_RETRY } from '../../lib/infra/available-now-pipeline';
 import { STARTER_ENTRY, DEFAULT_TASK_ENTRY } from '../../lib/infra/scale-out';
 import { definitionFromTemplate, type AslDefinition, type AslState } from '../../lib/local/state-machine';
 import { bundledFiles, commandsSent } from '../helpers/sdk-commands';

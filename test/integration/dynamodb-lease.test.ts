@@ -2,10 +2,10 @@
  * DynamoDbLease on DynamoDB Local: one holder at a time, takeover after expiry with a larger
  * fencing token, and writes fenced on the token.
  */
-import { DynamoDBClient, GetItemCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBClient, GetItemCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { assertLeaseCondition, DynamoDbLease } from '../../lib/aws/dynamodb/lease';
 import { InvalidOptionError, LeaseLostError } from '../../lib/engine/errors';
-import { LeaseHandle } from '../../lib/engine/ports';
+import type { LeaseHandle } from '../../lib/engine/ports';
 import { ensureStateTable } from '../../lib/local/resources';
 import { testClients, uniqueName } from '../helpers/stack';
 

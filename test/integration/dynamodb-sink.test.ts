@@ -2,13 +2,13 @@
  * DynamoDbSink on DynamoDB Local: the conditional-write batch-ID guard, chunked transactions with
  * per-chunk markers, lease fencing, retries, and what a batch costs.
  */
-import { DynamoDBClient, GetItemCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBClient, GetItemCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDbLease } from '../../lib/aws/dynamodb/lease';
 import { DynamoDbSink } from '../../lib/aws/dynamodb/sink';
 import { InvalidOptionError, LeaseLostError, SluiceError } from '../../lib/engine/errors';
 import type { LeaseHandle, OutputRow, SinkContext } from '../../lib/engine/ports';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { buildExecutor, PipelineConfig } from '../../lib/aws/pipeline';
+import { buildExecutor, type PipelineConfig } from '../../lib/aws/pipeline';
 import { count, sessionWindow } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';

@@ -5,20 +5,20 @@
  * DynamoDB reports them (ReturnConsumedCapacity, test/helpers/consumed-capacity.ts).
  */
 import {
-  AttributeValue,
+  type AttributeValue,
   BatchWriteItemCommand,
   DeleteItemCommand,
-  DynamoDBClient,
+  type DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
   ScanCommand,
 } from '@aws-sdk/client-dynamodb';
 import { gunzipSync, inflateRawSync } from 'node:zlib';
 import { DynamoDbLease } from '../../lib/aws/dynamodb/lease';
-import { DynamoDbStateStore, DynamoDbStateStoreOptions } from '../../lib/aws/dynamodb/state-store';
+import { DynamoDbStateStore, type DynamoDbStateStoreOptions } from '../../lib/aws/dynamodb/state-store';
 import { InvalidOptionError, LeaseLostError, SluiceError } from '../../lib/engine/errors';
 import { fnv1a } from '../../lib/engine/hash';
-import { Json, OperatorStateSpec, StateChange, StateEntry, StateKey } from '../../lib/engine/ports';
+import type { Json, OperatorStateSpec, StateChange, StateEntry, StateKey } from '../../lib/engine/ports';
 import { ensureStateTable } from '../../lib/local/resources';
 import { capacityMeter } from '../helpers/consumed-capacity';
 import { clockStart, expireTtlItems, testClients, uniqueName } from '../helpers/stack';
@@ -144,6 +144,7 @@ function fakeClient(table: string, behaviour: FakeBehaviour = {}) {
   let unprocessedKeys = behaviour.unprocessedKeysOnce ?? false;
   let throttle = behaviour.throttleOnce ?? false;
   const client = {
+    // biome-ignore lint/suspicious/noExplicitAny: the fake client reads the SDK commands' inputs as loosely as DynamoDB's JSON
     send: async (command: { constructor: { name: string }; input: Record<string, any> }) => {
       const name = command.constructor.name.replace(/Command$/, '');
       calls[name] = (calls[name] ?? 0) + 1;
@@ -334,7 +335,7 @@ describe('DynamoDbStateStore', () => {
           expect(got.get('a')?.value).toEqual(value);
           expect(got.get('b')?.value).toEqual(big);
           expect(got.get('c')?.value).toEqual({ plain: [1, null, 'null'] });
-          expect(Number.isNaN(((got.get('a')?.value as { b: Json[] }).b[0]) as number)).toBe(true);
+          expect(Number.isNaN((got.get('a')!.value as { b: Json[] }).b[0] as number)).toBe(true);
         }
       }
     });
@@ -1178,7 +1179,7 @@ describe('DynamoDbStateStore', () => {
       // Random text: gzip cannot shrink it under the limit.
       const huge = require('node:crypto').randomBytes(420 * 1024).toString('base64');
       const before = store.stats();
-      const err = await store.check!(op, 0, [put('["k1"]', MINUTE, { max: huge }), put('["k2"]', MINUTE, 1)]).catch((e: any) => e);
+      const err = (await store.check!(op, 0, [put('["k1"]', MINUTE, { max: huge }), put('["k2"]', MINUTE, 1)]).catch((e: unknown) => e)) as SluiceError;
       expect(err).toBeInstanceOf(SluiceError);
       expect(err.message).toMatch(/operator `agg0`.*\["k1"\].*\d{6} bytes.*409600 bytes.*per-key state/);
       expect(store.stats().writes).toBe(before.writes);
@@ -1195,8 +1196,8 @@ describe('DynamoDbStateStore', () => {
       await expect(store.check!(op, 1, changes)).resolves.toBeUndefined();
       await store.commit(op, 1, changes);
       const fresh = reopen(store, { compressAboveBytes: 10_000_000 });
-      expect(((await fresh.get(op, [key('a', MINUTE)], 0)).get('a')?.value as string)[0]).toBe('x');
-      expect(((await fresh.get(op, [key('a', MINUTE)], 1)).get('a')?.value as string)[0]).toBe('y');
+      expect(((await fresh.get(op, [key('a', MINUTE)], 0)).get('a')!.value as string)[0]).toBe('x');
+      expect(((await fresh.get(op, [key('a', MINUTE)], 1)).get('a')!.value as string)[0]).toBe('y');
       expect((await fresh.get(op, [key('b', MINUTE)], 1)).get('b')?.value).toBe(1);
     });
   });
@@ -1218,7 +1219,7 @@ describe('DynamoDbStateStore', () => {
       await b.get(op, [key('k', MINUTE)], 0);
       await b.commit(op, 1, [put('k', MINUTE, 12)], tokenB);
       // A's delayed commit of batch 1 lands now.
-      const err = await a.commit(op, 1, [put('k', MINUTE, 11)], tokenA).catch((e: any) => e);
+      const err = (await a.commit(op, 1, [put('k', MINUTE, 11)], tokenA).catch((e: unknown) => e)) as LeaseLostError;
       expect(err).toBeInstanceOf(LeaseLostError);
       expect(err.retriable).toBe(false);
       expect(err.message).toMatch(new RegExp(`token ${tokenA.token}.*token ${tokenB.token}`));

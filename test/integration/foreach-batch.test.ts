@@ -5,13 +5,13 @@
  * as documented).
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { DynamoDBClient, GetItemCommand, TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBClient, GetItemCommand, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { DynamoDbEffectGuard } from '../../lib/aws/dynamodb/effect-guard';
 import { DynamoDbLease } from '../../lib/aws/dynamodb/lease';
-import { buildExecutor, PipelineConfig } from '../../lib/aws/pipeline';
-import { CrashInjector, CrashPoint } from '../../lib/engine/testing/crash';
+import { buildExecutor, type PipelineConfig } from '../../lib/aws/pipeline';
+import { CrashInjector, type CrashPoint } from '../../lib/engine/testing/crash';
 import { InjectedCrash, LeaseLostError } from '../../lib/engine/errors';
-import { EffectGuard, ForeachBatchFunction, ForeachBatchSink } from '../../lib/engine/foreach-batch';
+import { type EffectGuard, type ForeachBatchFunction, ForeachBatchSink } from '../../lib/engine/foreach-batch';
 import type { SinkContext } from '../../lib/engine/ports';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
 import { windowedTotals } from '../../examples/windowed-totals';

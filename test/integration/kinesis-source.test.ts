@@ -342,7 +342,11 @@ describe('when maxRecordsPerTrigger limits the batches', () => {
     const waits: number[] = [];
     // A clock only the fake sleep moves: the waits are the pacing's, not the machine's speed.
     const time = { now: Date.now() + 1000 };
-    const src = source(stream, { minGetRecordsIntervalMs: undefined, maxRecordsPerCall: 2, clock: { now: () => time.now }, sleep: async (ms) => void (waits.push(ms), (time.now += ms)) });
+    const sleep = async (ms: number) => {
+      waits.push(ms);
+      time.now += ms;
+    };
+    const src = source(stream, { minGetRecordsIntervalMs: undefined, maxRecordsPerCall: 2, clock: { now: () => time.now }, sleep });
     const run = await runOnce(src, null, { maxRecordsPerTrigger: 2 });
     expect(sortedIds(run.rows)).toEqual(range(0, 8));
     expect(src.stats().getRecords).toBeGreaterThanOrEqual(4);

@@ -6,7 +6,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { count, sum, window } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
 import { CrashInjector } from '../../lib/engine/testing/crash';
-import { buildExecutor, PipelineConfig } from '../../lib/aws/pipeline';
+import { buildExecutor, type PipelineConfig } from '../../lib/aws/pipeline';
 import { S3DeadLetterSink } from '../../lib/aws/s3/dead-letters';
 import { S3JsonSink } from '../../lib/aws/s3/json-sink';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';

@@ -57,7 +57,15 @@ const agg = require('aws-kinesis-agg') as {
 function aggregated(users: Array<{ partitionKey: string; data: Buffer }>): Promise<Buffer[]> {
   return new Promise((resolve, reject) => {
     const out: Buffer[] = [];
-    agg.aggregate(users, (encoded, done) => void (out.push(Buffer.from(encoded.data)), done()), () => resolve(out), reject);
+    agg.aggregate(
+      users,
+      (encoded, done) => {
+        out.push(Buffer.from(encoded.data));
+        done();
+      },
+      () => resolve(out),
+      reject,
+    );
   });
 }
 

@@ -10,7 +10,7 @@ import type { CrashPoint } from '../../lib/engine/testing/crash';
 import { CheckpointMismatchError, InjectedCrash } from '../../lib/engine/errors';
 import { col, sum } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
-import { buildExecutor, PipelineConfig } from '../../lib/aws/pipeline';
+import { buildExecutor, type PipelineConfig } from '../../lib/aws/pipeline';
 import { S3JsonSink } from '../../lib/aws/s3/json-sink';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
 import { windowedTotals } from '../../examples/windowed-totals';
@@ -137,7 +137,7 @@ describe('when a batch that evicted state crashed before its commit and is repla
     const atBound = await crashedEviction(bound);
     for (const [ms, deletes] of [[30 * DAY, false], [30 * DAY + 1000, false]] as const) {
       expect((await atBound.later(ms)) > 0).toBe(deletes);
-      const err = await buildExecutor(testConnection(), atBound.plan, pipeline(bound), { clock: atBound.clock }).executor.run().catch((e: any) => e);
+      const err = (await buildExecutor(testConnection(), atBound.plan, pipeline(bound), { clock: atBound.clock }).executor.run().catch((e: unknown) => e)) as CheckpointMismatchError;
       expect(err).toBeInstanceOf(CheckpointMismatchError);
       expect(err.message).toMatch(/batch 2 .* \(30\.0 days\), longer than dynamodb:\/\/.* keeps the state versions a replay reads \(30\.0 days\): restore the state table/);
     }

@@ -94,7 +94,7 @@ describe('when foreachBatch\'s effect guard keeps its markers for 2 days', () =>
     const sinkFor = () =>
       new ForeachBatchSink({
         guard: new DynamoDbEffectGuard({ client: testClients().dynamodb, tableName: table, markerTtlSeconds: 2 * 86_400 }),
-        fn: async (rows, batchId, ctx) => {
+        fn: async (_rows, batchId, ctx) => {
           await ctx.runOnce('count', async () => void ran.push(batchId));
         },
       });

@@ -5,8 +5,9 @@
  */
 import {
   ListObjectsV2Command,
+  type ListObjectsV2CommandOutput,
   PutObjectCommand,
-  S3Client,
+  type S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { S3CheckpointStore, type S3CheckpointStoreOptions } from '../../lib/aws/s3/checkpoint';
@@ -85,9 +86,9 @@ function delta(store: S3CheckpointStore, before: ReturnType<S3CheckpointStore['s
 
 // ---- client wrappers (what AWS does that s3rver does not) --------------------------------------
 
-type Send = (command: unknown) => Promise<any>;
+type Send = (command: unknown) => Promise<unknown>;
 
-function wrapClient(intercept: (command: unknown, next: Send) => Promise<any>): S3Client {
+function wrapClient(intercept: (command: unknown, next: Send) => Promise<unknown>): S3Client {
   const next: Send = (c) => s3.send(c as never);
   return { send: (command: unknown) => intercept(command, next) } as unknown as S3Client;
 }
@@ -125,7 +126,7 @@ function paging(): S3Client {
   return wrapClient(async (command, next) => {
     if (command instanceof ListObjectsV2Command && (command.input.MaxKeys ?? 1000) < 1000) {
       const max = command.input.MaxKeys!;
-      const res = await next(new ListObjectsV2Command({ ...command.input, MaxKeys: 1000 }));
+      const res = (await next(new ListObjectsV2Command({ ...command.input, MaxKeys: 1000 }))) as ListObjectsV2CommandOutput;
       const contents = res.Contents ?? [];
       if (contents.length > max) return { ...res, Contents: contents.slice(0, max), IsTruncated: true, KeyCount: max };
       return res;

@@ -3,7 +3,7 @@
  * log and what a replay reads, gzip, dead letters, request costs.
  */
 import { gzipSync } from 'node:zlib';
-import { DeleteObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { S3CheckpointStore } from '../../lib/aws/s3/checkpoint';
 import { DEFAULT_MAX_BYTES_PER_TRIGGER, landingOptionsFromSpec, S3LandingSource, type S3LandingSourceOptions } from '../../lib/aws/s3/landing-source';
 import { CheckpointMismatchError, DataLossError } from '../../lib/engine/errors';

@@ -251,7 +251,7 @@ describe('the example stack\'s state machine, run locally', () => {
         SLUICE_LEASE_SECONDS: '120',
       });
       for (const file of SEED_FILES) {
-        await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: `landing/${name}/${file.name}`, Body: file.rows.map((r) => JSON.stringify(r)).join('\n') + '\n' }));
+        await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: `landing/${name}/${file.name}`, Body: `${file.rows.map((r) => JSON.stringify(r)).join('\n')}\n` }));
       }
       const plan = windowedTotals({ outputMode: 'append', source: 'files', name: `windowed-totals-${name}` });
       // The task Lambda's own handler, as lambdas/windowed-totals-tasks.ts builds it, on the test's clients.

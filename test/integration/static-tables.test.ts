@@ -5,7 +5,7 @@
  * pipeline that enriches a stream from a DynamoDB table end to end. Requests are counted by a
  * middleware of this test on a real SDK client.
  */
-import { BatchWriteItemCommand, CreateTableCommand, DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { BatchWriteItemCommand, CreateTableCommand, type DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { createClients, type AwsClients } from '../../lib/aws/clients';
 import { DynamoDbStaticTable } from '../../lib/aws/dynamodb/static-table';

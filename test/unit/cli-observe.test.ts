@@ -9,8 +9,8 @@ const NO_ENDPOINT = { AWS_ENDPOINT_URL: undefined, AWS_ENDPOINT_URL_S3: undefine
 
 describe('sluice report and sluice lateness on the command line', () => {
   it.each([
-    ['report', /--interval <duration>[\s\S]*--lateness-column <column>[\s\S]*Example:\n  npx sluice report /],
-    ['lateness', /--column <name>[\s\S]*--sample <n>[\s\S]*--since <duration>[\s\S]*Example:\n  npx sluice lateness /],
+    ['report', /--interval <duration>[\s\S]*--lateness-column <column>[\s\S]*Example:\n {2}npx sluice report /],
+    ['lateness', /--column <name>[\s\S]*--sample <n>[\s\S]*--since <duration>[\s\S]*Example:\n {2}npx sluice lateness /],
   ])('%s --help explains it with an example', async (cmd, pattern) => {
     const r = await runCli([cmd, '--help'], NO_ENDPOINT);
     expect(r.code).toBe(0);
@@ -19,8 +19,8 @@ describe('sluice report and sluice lateness on the command line', () => {
 
   it('both are listed in sluice --help', async () => {
     const r = await runCli(['--help'], NO_ENDPOINT);
-    expect(r.stdout).toMatch(/^  report /m);
-    expect(r.stdout).toMatch(/^  lateness /m);
+    expect(r.stdout).toMatch(/^ {2}report /m);
+    expect(r.stdout).toMatch(/^ {2}lateness /m);
   });
 
   it.each([

@@ -35,17 +35,17 @@ describe('sluice CLI', () => {
     const help = await sluice('--help');
     expect(help.code).toBe(0);
     for (const c of ['init', 'example', 'run', 'status', 'conformance']) expect(help.stdout).toMatch(new RegExp(`^  ${c} `, 'm'));
-    expect(help.stdout).toMatch(/Exit codes:\n  0 .*\n  1 .*\n  2 .*\n  3 /);
+    expect(help.stdout).toMatch(/Exit codes:\n {2}0 .*\n {2}1 .*\n {2}2 .*\n {2}3 /);
     const none = await sluice();
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('Commands:');
   });
 
   it.each([
-    ['run', /--state-partitions <n>[\s\S]*--json[\s\S]*Example:\n  npx sluice run /],
-    ['status', /--interval <duration>[\s\S]*--json[\s\S]*Example:\n  npx sluice status /],
-    ['init', /--sluice <spec>[\s\S]*Example:\n  npx sluice init /],
-    ['example', /--source <kind>[\s\S]*Example:\n  npx sluice example /],
+    ['run', /--state-partitions <n>[\s\S]*--json[\s\S]*Example:\n {2}npx sluice run /],
+    ['status', /--interval <duration>[\s\S]*--json[\s\S]*Example:\n {2}npx sluice status /],
+    ['init', /--sluice <spec>[\s\S]*Example:\n {2}npx sluice init /],
+    ['example', /--source <kind>[\s\S]*Example:\n {2}npx sluice example /],
   ])('%s --help explains it with an example', async (cmd, pattern) => {
     const r = await inProcess(cmd, '--help');
     expect(r.code).toBe(0);

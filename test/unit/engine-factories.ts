@@ -4,9 +4,9 @@
  * a stream-stream join, the `inputSources` given). A crash
  * is a decorator around those ports (lib/engine/testing/crash.ts), never part of the executor.
  */
-import { crashingAt, CrashPlan } from '../../lib/engine/testing/crash';
+import { crashingAt, type CrashPlan } from '../../lib/engine/testing/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
-import { ExecutorDeps, RunReport } from '../../lib/engine/run/types';
+import type { ExecutorDeps, RunReport } from '../../lib/engine/run/types';
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import { InMemoryCheckpoint, InMemoryDeadLetters, InMemoryFileSource, InMemoryLease, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 import type { Clock, Source } from '../../lib/engine/ports';

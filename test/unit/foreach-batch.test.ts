@@ -6,7 +6,7 @@
 import { CRASH_POINTS, crashingAt, type CrashPlan } from '../../lib/engine/testing/crash';
 import { InjectedCrash, InvalidOptionError } from '../../lib/engine/errors';
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
-import { EffectGuard, ForeachBatchSink, InMemoryEffectGuard } from '../../lib/engine/foreach-batch';
+import { type EffectGuard, ForeachBatchSink, InMemoryEffectGuard } from '../../lib/engine/foreach-batch';
 import { InMemoryCheckpoint, InMemoryFileSource, InMemoryStateStore } from '../../lib/engine/testing/memory';
 import type { SinkContext } from '../../lib/engine/ports';
 import { windowedTotals } from '../../examples/windowed-totals';

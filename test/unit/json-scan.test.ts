@@ -17,11 +17,11 @@ function mismatch(schema: Schema, line: string, got: CoerceResult): string | nul
     return !got.ok && !ref.ok && got.reason !== ref.reason ? `${what}: reason ${JSON.stringify(got.reason)}, reference ${JSON.stringify(ref.reason)}` : null;
   }
   for (const c of schema.columns) {
-    if (!Object.prototype.hasOwnProperty.call(got.row, c.name)) return `${what}: column ${c.name} missing from the row`;
+    if (!Object.hasOwn(got.row, c.name)) return `${what}: column ${c.name} missing from the row`;
     if (!Object.is(got.row[c.name], ref.row[c.name])) return `${what}: column ${c.name} is ${String(got.row[c.name])} (${typeof got.row[c.name]}), reference ${String(ref.row[c.name])} (${typeof ref.row[c.name]})`;
   }
   for (const k of Object.keys(got.row)) {
-    if (!Object.prototype.hasOwnProperty.call(ref.row, k) || !isDeepStrictEqual(got.row[k], ref.row[k])) return `${what}: field ${k} is not the reference's`;
+    if (!Object.hasOwn(ref.row, k) || !isDeepStrictEqual(got.row[k], ref.row[k])) return `${what}: field ${k} is not the reference's`;
   }
   return null;
 }
@@ -489,7 +489,7 @@ function recordGenerator(schema: Schema, seed: number, opts: { ordered: number; 
     const mi = chance(odd) ? 60 : int(0, 59);
     const s = chance(odd) ? 60 : int(0, 59);
     const date = `${pad(y, 4)}-${pad(mo, 2)}-${pad(d, 2)}`;
-    const frac = pick(['', '', '.' + digits(1), '.' + digits(2), '.' + digits(3), '.' + digits(3), '.' + digits(4), '.' + digits(9)]);
+    const frac = pick(['', '', `.${digits(1)}`, `.${digits(2)}`, `.${digits(3)}`, `.${digits(3)}`, `.${digits(4)}`, `.${digits(9)}`]);
     if (x < 0.7) return `${date}${pick([' ', ' ', 'T', 't'])}${pad(h, 2)}:${pad(mi, 2)}:${pad(s, 2)}${frac}`;
     if (x < 0.8) return `${date}T${pad(h, 2)}:${pad(mi, 2)}:${pad(s, 2)}${frac}${pick(['Z', '+02:00', '-0530', 'UTC', ' Z'])}`;
     if (x < 0.85) return date;
@@ -501,10 +501,10 @@ function recordGenerator(schema: Schema, seed: number, opts: { ordered: number; 
     const x = r();
     if (x < 0.3) return String(int(-1000, 1000));
     if (x < 0.45) return `${chance(0.3) ? '-' : ''}${int(0, 99999)}.${digits(int(1, 4))}`;
-    if (x < 0.55) return `${chance(0.3) ? '-' : ''}${int(1, 9)}${chance(0.5) ? '.' + digits(int(1, 3)) : ''}${pick(['e', 'E'])}${pick(['', '+', '-'])}${int(0, 30)}`;
+    if (x < 0.55) return `${chance(0.3) ? '-' : ''}${int(1, 9)}${chance(0.5) ? `.${digits(int(1, 3))}` : ''}${pick(['e', 'E'])}${pick(['', '+', '-'])}${int(0, 30)}`;
     if (x < 0.65) return pick(['0', '-0', '-0.0', '0.1', '2147483647', '-2147483648', '2147483648', '-2147483649', '9007199254740993', '1e400', '-1e-400', '5e-324', '1.7976931348623157e308', '0.30000000000000004']);
-    if (x < 0.75) return `${chance(0.2) ? '-' : ''}${int(1, 9)}${digits(int(10, 25))}${chance(0.5) ? '.' + digits(int(1, 20)) : ''}`;
-    return String(int(1_600_000_000, 1_800_000_000)) + (chance(0.3) ? '.' + digits(3) : '');
+    if (x < 0.75) return `${chance(0.2) ? '-' : ''}${int(1, 9)}${digits(int(10, 25))}${chance(0.5) ? `.${digits(int(1, 20))}` : ''}`;
+    return String(int(1_600_000_000, 1_800_000_000)) + (chance(0.3) ? `.${digits(3)}` : '');
   }
   function literalText(): string {
     return chance(0.05 * trouble) ? pick(['tru', 'nul', 'True', 'falsey', 'nulll']) : pick(['true', 'false', 'null']);

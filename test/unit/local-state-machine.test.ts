@@ -26,6 +26,7 @@ describe('resolving CDK intrinsics', () => {
   });
 
   it.each([
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: CloudFormation's Fn::Sub syntax
     [{ 'Fn::Sub': 'x-${AWS::Region}' }, /Fn::Sub cannot be resolved locally/],
     [{ 'Fn::GetAtt': ['Fn1', 'Version'] }, /only \.Arn/],
     [{ Ref: 'Missing' }, /not in the template's resources/],
@@ -42,6 +43,7 @@ describe('resolving CDK intrinsics', () => {
         Machine: {
           Type: 'AWS::StepFunctions::StateMachine',
           Properties: {
+            // biome-ignore lint/suspicious/noTemplateCurlyInString: a DefinitionSubstitutions placeholder of Step Functions
             DefinitionString: { 'Fn::Join': ['', ['{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"${fn}","End":true}},"Comment":"', { Ref: 'AWS::AccountId' }, '"}']] },
             DefinitionSubstitutions: { fn: { 'Fn::GetAtt': ['Fn1', 'Arn'] } },
           },

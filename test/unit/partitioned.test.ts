@@ -11,7 +11,7 @@ import { compareCase } from '../../lib/conformance/results';
 import { CRASH_POINTS } from '../../lib/engine/testing/crash';
 import { InMemoryCheckpoint, InMemoryFileSource, InMemoryLease, InMemoryShuffle, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
 import { PartitionedRun } from '../../lib/engine/schedule/partitioned';
-import { partitionedTasks, runPartitioned, TaskEvent, TaskResult } from '../../lib/engine/schedule/driver';
+import { partitionedTasks, runPartitioned, type TaskEvent, type TaskResult } from '../../lib/engine/schedule/driver';
 import { count, window } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
 import { runCaseInMemory } from '../helpers/memory-case';

@@ -29,6 +29,7 @@ function screen(text: string): { lines: string[]; current: string } {
   const lines: string[] = [];
   let current = '';
   let col = 0;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the tokens are the terminal's escape sequences (ESC), what the progress line writes
   for (const token of text.match(/\x1b\[\d*[GK]|\n|[^\x1b\n]+/g) ?? []) {
     if (token === '\n') {
       lines.push(current);
@@ -154,7 +155,7 @@ describe("sluice run's output", () => {
   });
 
   it("the summary repeats the run report's warnings, one line each", () => {
-    expect(runSummary(report(), WHERE)).not.toContainEqual(expect.stringMatching(/^  warning/));
+    expect(runSummary(report(), WHERE)).not.toContainEqual(expect.stringMatching(/^ {2}warning/));
     const lines = runSummary(report({ warnings: ['the stream-stream join op0 with clicks keeps every row of its left side in state'] }), WHERE);
     expect(lines).toContain('  warning       the stream-stream join op0 with clicks keeps every row of its left side in state');
   });
@@ -169,7 +170,7 @@ describe("sluice run's output", () => {
     expect(lines).toContain('  backlog left  4');
     expect(lines).toContain('  stopped by    the deadline: the next run continues where this one stopped');
     expect(lines).toContain('  output        s3://out/totals');
-    expect(lines).not.toContainEqual(expect.stringMatching(/^  consumed/));
+    expect(lines).not.toContainEqual(expect.stringMatching(/^ {2}consumed/));
     const metered = runSummary(report({ consumed: { writeUnits: 1234, readUnits: 56, dynamodbRequests: 9, dynamodbRefusedWrites: 0, s3Requests: { put: 7, get: 8, free: 1 } } }), WHERE);
     expect(metered).toContain('  consumed      1,234 DynamoDB write units, 56 read units; S3 7 PUT/LIST, 8 GET requests');
     expect(lines.slice(-2)).toEqual(['  emitted       1 row:', '    {"key":"a","total":19}']);

@@ -4,7 +4,7 @@
  * when a port works (each step takes a known number of milliseconds) makes every duration exact.
  */
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
-import { type ConsumptionMeter, type RunConsumption } from '../../lib/engine/run/types';
+import type { ConsumptionMeter, RunConsumption } from '../../lib/engine/run/types';
 import type { StreamingProgress } from '../../lib/engine/progress';
 import type { Json, StateChange } from '../../lib/engine/ports';
 import { count, sum, window } from '../../lib/engine/query/functions';

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
-import { type RunReport } from '../../lib/engine/run/types';
+import type { RunReport } from '../../lib/engine/run/types';
 import type { QueryPlan } from '../../lib/engine/plan/types';
 import { readStream } from '../../lib/engine/query/reader';
 import type { OutputRow } from '../../lib/engine/ports';

@@ -7,7 +7,7 @@
  */
 import { CheckpointMismatchError } from '../../lib/engine/errors';
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
-import { RunReport } from '../../lib/engine/run/types';
+import type { RunReport } from '../../lib/engine/run/types';
 import { statefulShape } from '../../lib/engine/plan/shape';
 import { count, window } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';

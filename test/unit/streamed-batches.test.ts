@@ -13,7 +13,7 @@ import { count } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
 import { CRASH_POINTS, crashingAt } from '../../lib/engine/testing/crash';
 import { InMemoryFileSource, InMemorySink } from '../../lib/engine/testing/memory';
-import { createTestRunner, Event } from './engine-factories';
+import { createTestRunner, type Event } from './engine-factories';
 
 const schema = 'id LONG, v DOUBLE';
 /** Stateless: keep even ids, add a column. */

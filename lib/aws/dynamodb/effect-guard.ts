@@ -17,13 +17,13 @@
  * 2 WCU per item-KB of the items, 2 for the marker, 2 for the lease check; at most 98 items
  * (100 actions less the marker and the check) and 4 MB.
  */
-import { DynamoDBClient, GetItemCommand, PutItemCommand, TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBClient, GetItemCommand, PutItemCommand, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import type { EffectGuard, EffectKey, EffectOutcome } from '../../engine/foreach-batch';
 import type { Clock, LeaseHandle } from '../../engine/ports';
 import { systemClock } from '../../engine/ports';
-import { RetryOptions, RetryPolicy, retryPolicy } from '../request/retry';
-import { DynamoDbLease, fencedError, fencingLease } from './lease';
+import { type RetryOptions, type RetryPolicy, retryPolicy } from '../request/retry';
+import { type DynamoDbLease, fencedError, fencingLease } from './lease';
 import { checkClient, checkTableName, conditional, sendDynamoDb } from './requests';
 import { MARKER_ABSENT, transactGuarded, TRANSACTION_MAX_ACTIONS } from './transaction';
 

@@ -18,11 +18,11 @@
  * renew names the current holder, and an acquire whose first attempt landed but whose answer was
  * lost recognises its own lease on the retry.
  */
-import { AttributeValue, DynamoDBClient, UpdateItemCommand, UpdateItemCommandInput, UpdateItemCommandOutput } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, type DynamoDBClient, UpdateItemCommand, type UpdateItemCommandInput, type UpdateItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import { InvalidOptionError, LeaseLostError } from '../../engine/errors';
-import { Clock, Lease, LeaseHandle, systemClock } from '../../engine/ports';
-import { RetryOptions, RetryPolicy, retryPolicy } from '../request/retry';
-import { checkClient, checkTableName, conditional, Conditional, Item, sendDynamoDb } from './requests';
+import { type Clock, type Lease, type LeaseHandle, systemClock } from '../../engine/ports';
+import { type RetryOptions, type RetryPolicy, retryPolicy } from '../request/retry';
+import { checkClient, checkTableName, conditional, type Conditional, type Item, sendDynamoDb } from './requests';
 
 export interface DynamoDbLeaseOptions extends RetryOptions {
   readonly client: DynamoDBClient;

@@ -13,7 +13,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import { errorName, isRetriable, toSluiceError } from '../request/errors';
-import { RetryableResult, RetryFailure, RetryPolicy, withRetry } from '../request/retry';
+import { RetryableResult, type RetryFailure, type RetryPolicy, withRetry } from '../request/retry';
 
 export type Item = Record<string, AttributeValue>;
 

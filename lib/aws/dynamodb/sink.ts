@@ -86,15 +86,15 @@
  * up to `maxConcurrency` chunks are in flight.
  */
 import { createHash } from 'node:crypto';
-import { AttributeValue, BatchGetItemCommand, DynamoDBClient, QueryCommand, TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, BatchGetItemCommand, type DynamoDBClient, QueryCommand, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import type { Clock, Json, OutputRow, Sink, SinkContext } from '../../engine/ports';
 import { systemClock } from '../../engine/ports';
 import { compareStrings, fnv1a, mapLimit } from '../request/concurrency';
-import { RetryableResult, RetryOptions, RetryPolicy, retryPolicy } from '../request/retry';
-import { DynamoDbLease, fencedError, fencingLease } from './lease';
+import { RetryableResult, type RetryOptions, type RetryPolicy, retryPolicy } from '../request/retry';
+import { type DynamoDbLease, fencedError, fencingLease } from './lease';
 import { forEachPartitionItem } from './query';
-import { BATCH_GET_MAX, checkClient, checkTableName, Item, ITEM_MAX_BYTES, itemSize, sendDynamoDb, SORT_KEY_MAX_BYTES } from './requests';
+import { BATCH_GET_MAX, checkClient, checkTableName, type Item, ITEM_MAX_BYTES, itemSize, sendDynamoDb, SORT_KEY_MAX_BYTES } from './requests';
 import { transactGuarded, TRANSACTION_MAX_ACTIONS, TRANSACTION_MAX_BYTES } from './transaction';
 
 export interface DynamoDbSinkOptions extends RetryOptions {

@@ -24,12 +24,12 @@ import { SluiceError } from '../../engine/errors';
 import { fnv1a } from '../../engine/hash';
 import type { Json, OperatorStateSpec } from '../../engine/ports';
 import { decodeStateJson, encodeStateJson, stateItemTooLarge } from '../../engine/state-json';
-import { Item, ITEM_MAX_BYTES, itemSize } from './requests';
+import { type Item, ITEM_MAX_BYTES, itemSize } from './requests';
 
 /** The bucket of keys without an eviction time. */
-export const NULL_BUCKET = 'n';
+const NULL_BUCKET = 'n';
 /** The one bucket of an operator whose eviction time is not fixed by the key. */
-export const MOVING_BUCKET = '*';
+const MOVING_BUCKET = '*';
 /** The size a page is filled to: DynamoDB bills a write per started KB of item. */
 export const PAGE_TARGET_BYTES = 1024;
 /** Partition keys a slice's pages are spread over, so one commit's writes do not meet on one partition. */

@@ -43,17 +43,17 @@
 import {
   BatchGetItemCommand,
   BatchWriteItemCommand,
-  DynamoDBClient,
+  type DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
-  WriteRequest,
+  type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { InvalidOptionError, LeaseLostError, SluiceError } from '../../engine/errors';
-import { Clock, LeaseHandle, OperatorStateSpec, StateChange, StateEntry, StateKey, StateStore, systemClock } from '../../engine/ports';
+import { type Clock, type LeaseHandle, type OperatorStateSpec, type StateChange, type StateEntry, type StateKey, type StateStore, systemClock } from '../../engine/ports';
 import { compareStrings, mapLimit } from '../request/concurrency';
-import { RetryableResult, RetryOptions, RetryPolicy, retryPolicy } from '../request/retry';
-import { BATCH_GET_MAX, BATCH_WRITE_MAX, checkClient, checkTableName, conditional, Item, itemSize, sendDynamoDb } from './requests';
+import { RetryableResult, type RetryOptions, type RetryPolicy, retryPolicy } from '../request/retry';
+import { BATCH_GET_MAX, BATCH_WRITE_MAX, checkClient, checkTableName, conditional, type Item, itemSize, sendDynamoDb } from './requests';
 import {
   bucketOf,
   encodeHead,
@@ -62,21 +62,21 @@ import {
   entryOrder,
   entryOfText,
   entryText,
-  Head,
+  type Head,
   idHash,
   LAYOUT_FORMAT,
   legacyDirectoryKey,
-  Manifest,
-  ManifestRef,
+  type Manifest,
+  type ManifestRef,
   PAGE_TARGET_BYTES,
-  PageEntry,
-  PageRef,
+  type PageEntry,
+  type PageRef,
   pageRef,
   parseHead,
   parseManifest,
   parsePage,
   SliceKeys,
-  StoredLayout,
+  type StoredLayout,
 } from './state-layout';
 
 export interface DynamoDbStateStoreOptions extends RetryOptions {

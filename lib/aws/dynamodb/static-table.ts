@@ -11,14 +11,14 @@
  * starts with an empty cache, so it sees the table as it is then (Spark reads a static
  * DataFrame again in each batch; sluice once per run).
  */
-import { AttributeValue, BatchGetItemCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, BatchGetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import type { Row, StaticTableReader } from '../../engine/ports';
 import { coerceRecord, type Schema } from '../../engine/schema';
 import { isRetriable, toSluiceError } from '../request/errors';
-import { RetryableResult, RetryOptions, RetryPolicy, retryPolicy, withRetry } from '../request/retry';
+import { RetryableResult, type RetryOptions, type RetryPolicy, retryPolicy, withRetry } from '../request/retry';
 import { mapLimit } from '../request/concurrency';
-import { BATCH_GET_MAX, checkClient, checkTableName, Item } from './requests';
+import { BATCH_GET_MAX, checkClient, checkTableName, type Item } from './requests';
 
 export interface DynamoDbStaticTableOptions extends RetryOptions {
   readonly client: DynamoDBClient;

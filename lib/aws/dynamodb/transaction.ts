@@ -15,11 +15,11 @@
  * RETRIABLE_CANCELLATION_REASONS) is sent again through withRetry, as are retriable errors;
  * any other cancellation is an error.
  */
-import { DynamoDBClient, TransactWriteItem, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBClient, type TransactWriteItem, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { SluiceError } from '../../engine/errors';
 import { errorName, RETRIABLE_CANCELLATION_REASONS } from '../request/errors';
-import { RetryableResult, RetryPolicy } from '../request/retry';
-import { Item, sendDynamoDb } from './requests';
+import { RetryableResult, type RetryPolicy } from '../request/retry';
+import { type Item, sendDynamoDb } from './requests';
 
 /** DynamoDB's limits for one TransactWriteItems. */
 export const TRANSACTION_MAX_ACTIONS = 100;

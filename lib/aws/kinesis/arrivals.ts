@@ -15,7 +15,7 @@ import { InvalidOptionError } from '../../engine/errors';
 import { parseSchema } from '../../engine/schema';
 import { LatenessSampler, type ArrivalSample } from '../../observe/lateness';
 import { DataLossChecks } from './data-loss';
-import { deaggregate, MalformedAggregateError } from './kpl';
+import { deaggregate, MalformedAggregateError, type UserRecord } from './kpl';
 import { kinesisSettings, MAX_RECORDS_PER_CALL, type KinesisSender } from './options';
 import { newCursor, newStats, ShardReader, takeAll, type ShardCursor } from './shard-reader';
 
@@ -53,7 +53,7 @@ export async function sampleKinesisArrivals(opts: KinesisArrivalsOptions): Promi
       for (const record of takeAll(cursor)) {
         records++;
         const where = `${opts.streamName}/${cursor.shardId} ${record.seq}`;
-        let users;
+        let users: UserRecord[] | null;
         try {
           users = deaggregate(record.data);
         } catch (e) {

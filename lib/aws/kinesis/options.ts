@@ -11,7 +11,7 @@ import { sleep as realSleep } from '../request/concurrency';
 import { retryPolicy, type RetryOptions, type RetryPolicy } from '../request/retry';
 
 /** Where a query without a checkpoint starts reading. */
-export type StartingPosition = 'TRIM_HORIZON' | 'LATEST' | { readonly atTimestamp: number };
+type StartingPosition = 'TRIM_HORIZON' | 'LATEST' | { readonly atTimestamp: number };
 
 /** The part of a KinesisClient the source uses (tests wrap it to inject failures). */
 export type KinesisSender = Pick<KinesisClient, 'send'>;
@@ -97,7 +97,7 @@ const COLUMN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Checks `opts` and fills in the defaults; throws InvalidOptionError at the first mistake. */
 export function kinesisSettings(opts: KinesisSourceOptions): KinesisSettings {
-  if (!opts || !opts.client || typeof (opts.client as { send?: unknown }).send !== 'function') {
+  if (!opts?.client || typeof (opts.client as { send?: unknown }).send !== 'function') {
     throw new InvalidOptionError('KinesisSource needs `client`, a KinesisClient from @aws-sdk/client-kinesis: create it once per Lambda container and pass it in');
   }
   if (typeof opts.streamName !== 'string' || !STREAM_NAME.test(opts.streamName)) {

@@ -31,7 +31,7 @@ import { isUtf8 } from 'node:buffer';
 import { CheckpointMismatchError } from '../../engine/errors';
 import type { BatchLimits, Json, DeadLetter, ReadOptions, ReadResult, Row, Source, SourceLocation } from '../../engine/ports';
 import type { SourceBacklog } from '../../engine/progress';
-import { type Schema } from '../../engine/schema';
+import type { Schema } from '../../engine/schema';
 import { LineParsers, type LineParser } from '../../engine/json-scan';
 import { CHUNK_LINES, INVALID_UTF8_REASON } from '../../engine/lines';
 import { splitOf } from '../../engine/splits';
@@ -64,8 +64,8 @@ import {
 } from './shard-reader';
 
 export { kinesisOptionsFromSpec } from './options';
-export type { KinesisSender, KinesisSourceOptions, StartingPosition } from './options';
-export type { KinesisOffset, KinesisShardOffset, KinesisTarget } from './offsets';
+export type { KinesisSender, KinesisSourceOptions } from './options';
+export type { KinesisOffset, KinesisShardOffset } from './offsets';
 export type { KinesisSourceStats } from './shard-reader';
 
 /** What one availableNow run knows once it listed the shards. */
@@ -455,7 +455,7 @@ function malformedAggregateReason(e: MalformedAggregateError): string {
 
 /** The cursor has fetched up to the target (or the tip) and handed out everything, and the shard is still open. */
 function exhausted(cursor: ShardCursor | undefined): boolean {
-  return cursor !== undefined && cursor.caughtUp && bufferedCount(cursor) === 0 && !cursor.ended;
+  return cursor?.caughtUp === true && bufferedCount(cursor) === 0 && !cursor.ended;
 }
 
 /** The shards a batch moves (in its end offset's order, parents first): those a read covers. */

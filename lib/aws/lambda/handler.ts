@@ -34,8 +34,7 @@ import { DEFAULT_METRICS_NAMESPACE, emfBlock, type RunSummary } from './emf';
 import { redactInPlace } from './redact';
 
 export { ENV, lambdaEnvironmentFrom, pipelineConfigFromEnv, type LambdaEnvironment } from './env';
-export { DEFAULT_METRICS_NAMESPACE, METRIC_DIMENSION, SUMMARY_METRIC_NAMES, emfBlock, type RunSummary } from './emf';
-export { DATA_VALUE_FIELDS, REDACTED, redactDataValues } from './redact';
+export { DEFAULT_METRICS_NAMESPACE, type RunSummary } from './emf';
 
 /** What EventBridge sends on a schedule (the fields sluice looks at; the rest is ignored). */
 export interface ScheduledEventLike {

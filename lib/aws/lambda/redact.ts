@@ -15,7 +15,7 @@
  */
 
 /** Detail fields, at any depth, whose values are the query's data. */
-export const DATA_VALUE_FIELDS: readonly string[] = ['key', 'keys', 'row', 'rows', 'record', 'records', 'raw', 'value', 'values'];
+const DATA_VALUE_FIELDS: readonly string[] = ['key', 'keys', 'row', 'rows', 'record', 'records', 'raw', 'value', 'values'];
 
 /** What stands in for a redacted value. */
 export const REDACTED = '<redacted>';

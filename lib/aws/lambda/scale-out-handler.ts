@@ -21,7 +21,7 @@
 import { Console } from 'node:console';
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import { partitionedRunReport, partitionedTasks } from '../../engine/schedule/driver';
-import { type PlanResult } from '../../engine/schedule/partitioned';
+import type { PlanResult } from '../../engine/schedule/partitioned';
 import { DEFAULT_METRICS_NAMESPACE, emfBlock } from './emf';
 import { runSummaryOf, s3Prefixes } from './handler';
 import type { QueryPlan } from '../../engine/plan/types';

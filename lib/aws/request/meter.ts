@@ -18,7 +18,7 @@
 import type { RunConsumption, RunReport } from '../../engine/run/types';
 
 /** S3's two request price classes, and the free ones (DELETE, CANCEL). */
-export type S3RequestClass = 'put' | 'get' | 'free';
+type S3RequestClass = 'put' | 'get' | 'free';
 
 /**
  * What was consumed: the engine's RunConsumption (lib/engine/run/types.ts). `s3Requests.put` =
@@ -42,7 +42,7 @@ const DYNAMODB_UNIT_KIND: Readonly<Record<string, 'read' | 'write'>> = {
 };
 
 /** The price class of an S3 command (by its SDK name). */
-export function s3RequestClass(commandName: string): S3RequestClass {
+function s3RequestClass(commandName: string): S3RequestClass {
   const name = commandName.replace(/Command$/, '');
   if (/^(Delete|AbortMultipartUpload)/.test(name)) return 'free';
   if (/^(Put|Copy|Post|List|CreateMultipartUpload|UploadPart|CompleteMultipartUpload|RestoreObject)/.test(name)) return 'put';
@@ -109,7 +109,7 @@ export class RequestMeter {
   }
 }
 
-export function diffConsumption(after: Consumption, before: Consumption): Consumption {
+function diffConsumption(after: Consumption, before: Consumption): Consumption {
   const r = (x: number) => Math.round(x * 1000) / 1000; // units come in halves; keep float noise out
   return {
     writeUnits: r(after.writeUnits - before.writeUnits),
@@ -135,7 +135,7 @@ interface CapacityLike {
  * the batch and transaction commands). With TOTAL, DynamoDB may give only `CapacityUnits`; those
  * count as the command's kind (`kind`), the split fields when present win.
  */
-export function unitsOf(consumed: unknown, kind: 'read' | 'write' | undefined): { read: number; write: number } {
+function unitsOf(consumed: unknown, kind: 'read' | 'write' | undefined): { read: number; write: number } {
   let read = 0;
   let write = 0;
   const list = Array.isArray(consumed) ? consumed : consumed ? [consumed] : [];

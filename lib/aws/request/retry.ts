@@ -35,7 +35,7 @@ export interface RetryPolicy {
   readonly random: () => number;
 }
 
-export const DEFAULT_RETRY = { maxAttempts: 8, baseDelayMs: 25, maxDelayMs: 3000 } as const;
+const DEFAULT_RETRY = { maxAttempts: 8, baseDelayMs: 25, maxDelayMs: 3000 } as const;
 
 /** The policy for `opts`, checked once at construction; `who` names the adapter in errors. */
 export function retryPolicy(

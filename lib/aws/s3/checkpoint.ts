@@ -288,7 +288,7 @@ function jsonEqual(a: Json, b: Json, ignoreTopKey?: string): boolean {
   const bk = Object.keys(b).filter((k) => k !== ignoreTopKey);
   if (ak.length !== bk.length) return false;
   for (const k of ak) {
-    if (!Object.prototype.hasOwnProperty.call(b, k) || !jsonEqual(a[k], b[k])) return false;
+    if (!Object.hasOwn(b, k) || !jsonEqual(a[k], b[k])) return false;
   }
   return true;
 }

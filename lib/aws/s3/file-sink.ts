@@ -16,7 +16,7 @@ import { mapLimit } from '../request/concurrency';
 import { fromJsonLines } from './batch-files';
 import { S3LoggedSink, type ObjectRows, type S3LoggedSinkOptions } from './logged-sink';
 
-export { escapePartition, type PartitionGranularity, type SinkLogEntry, type SinkLogObject } from './logged-sink';
+export { escapePartition, type PartitionGranularity } from './logged-sink';
 
 export type S3FileSinkOptions = S3LoggedSinkOptions;
 

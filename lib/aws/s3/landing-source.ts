@@ -32,7 +32,7 @@ import { gunzip } from 'node:zlib';
 import { CheckpointMismatchError, DataLossError, InvalidOptionError } from '../../engine/errors';
 import type { BatchLimits, CheckpointStore, DeadLetter, Json, ReadOptions, ReadResult, Row, Source } from '../../engine/ports';
 import type { SourceBacklog } from '../../engine/progress';
-import { type Schema } from '../../engine/schema';
+import type { Schema } from '../../engine/schema';
 import { LineParsers, type LineParser } from '../../engine/json-scan';
 import { invalidUtf8Lines, parseLineChunks, type LineCursor } from '../../engine/lines';
 import { S3Prefix, type S3PrefixOptions } from './prefix';
@@ -82,7 +82,7 @@ export function landingOptionsFromSpec(options: Readonly<Record<string, string |
   return { maxDecompressedBytes: n };
 }
 
-export interface S3LandingOffset {
+interface S3LandingOffset {
   readonly lastKey: string;
 }
 
@@ -112,7 +112,7 @@ interface Listing {
 export const DEFAULT_MAX_BYTES_PER_TRIGGER = 128 * 1024 * 1024;
 
 /** Bytes a gzipped file may decompress to, unless `maxDecompressedBytes` says otherwise: 256 MiB. */
-export const DEFAULT_MAX_DECOMPRESSED_BYTES = 256 * 1024 * 1024;
+const DEFAULT_MAX_DECOMPRESSED_BYTES = 256 * 1024 * 1024;
 
 /** Lines per decoded chunk are cut at newlines; keeps huge files under V8's string limit. */
 const DECODE_CHUNK_BYTES = 64 * 1024 * 1024;

@@ -83,9 +83,9 @@ export interface ObjectRows {
   readonly lines: string[];
 }
 
-export const SINK_LOG_DIR = '_sink_log';
+const SINK_LOG_DIR = '_sink_log';
 /** The folder value of a null partition value, as Hive and Spark name it. */
-export const NULL_PARTITION = '__HIVE_DEFAULT_PARTITION__';
+const NULL_PARTITION = '__HIVE_DEFAULT_PARTITION__';
 
 export abstract class S3LoggedSink extends S3Prefix implements Sink {
   protected readonly partitionBy: string | null;
@@ -273,7 +273,7 @@ function sortedPartitions(parts: Iterable<string | null>): Array<string | null> 
 }
 
 /** The folder name a partition column gets in keys: `window.start` → `window_start`. */
-export function partitionFolderName(partitionBy: string): string {
+function partitionFolderName(partitionBy: string): string {
   return partitionBy.replace('.', '_');
 }
 

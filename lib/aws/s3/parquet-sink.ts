@@ -25,7 +25,7 @@
  */
 import { ParquetWriter, ByteWriter } from 'hyparquet-writer';
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
-import type { Json, OutputColumnType, OutputRow, SinkContext } from '../../engine/ports';
+import type { Json, OutputColumnType, SinkContext } from '../../engine/ports';
 import { parseTimestamp } from '../../engine/schema';
 import { S3LoggedSink, type ObjectRows, type S3LoggedSinkOptions } from './logged-sink';
 

@@ -241,7 +241,7 @@ function isNoSuchKey(e: unknown): boolean {
  */
 export function compareKeys(a: string, b: string): number {
   if (a === b) return 0;
-  const n = a.length < b.length ? a.length : b.length;
+  const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
     let x = a.charCodeAt(i);
     let y = b.charCodeAt(i);

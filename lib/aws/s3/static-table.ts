@@ -125,7 +125,7 @@ export function csvRecords(text: string): Array<{ line: number; fields: Array<{ 
 }
 
 function parseCsv(text: string, schema: Schema, where: string, out: Row[]): void {
-  let records;
+  let records: ReturnType<typeof csvRecords>;
   try {
     records = csvRecords(text.replace(/^\uFEFF/, ''));
   } catch (e) {

@@ -7,11 +7,11 @@
  * built once, when its first batch finishes. The trie and its groups live on to the next batch of
  * the same run, with the state that batch committed: a group met again needs no read from the store.
  */
-import { Buffer, CompiledAgg, initBuffer, mergeBuffers, updateBuffer } from '../aggregates';
+import { type Buffer, type CompiledAgg, initBuffer, mergeBuffers, updateBuffer } from '../aggregates';
 import type { Json, OperatorStateSpec, Row, StateChange, StateKey, StateStore } from '../ports';
 import type { GroupKey, WindowKey } from '../plan/types';
 import { timeOfValue, watermarkTimeOf } from '../plan/columns';
-import { BatchMeta, isExpired, isLate } from './batch';
+import { type BatchMeta, isExpired, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
 import { NumericSlots } from './numeric-slots';
 import { byId, stateId, statePartition } from './state-id';
@@ -67,11 +67,11 @@ interface GroupCache {
  * Most groups kept between batches. Past it the operator reads all its state from the store again
  * (the memory a run holds stays bounded whatever the number of live keys).
  */
-export const MAX_CACHED_GROUPS = 250_000;
+const MAX_CACHED_GROUPS = 250_000;
 
 /** Map's equality of keys (SameValueZero: NaN is NaN, -0 is 0). */
 function sameKey(a: unknown, b: unknown): boolean {
-  return a === b || (a !== a && b !== b);
+  return a === b || (Number.isNaN(a) && Number.isNaN(b));
 }
 
 /** A group read back from the store (for output only). */

@@ -7,7 +7,7 @@
 import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateStore } from '../ports';
 import type { StatefulSpec } from '../plan/types';
 import { watermarkTimeOf } from '../plan/columns';
-import { BatchMeta, isExpired, isLate } from './batch';
+import { type BatchMeta, isExpired, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
 import { byId, stateId, statePartition } from './state-id';
 

@@ -3,11 +3,11 @@
  * columns). Each row opens a session [ts, ts + gap); sessions of a key that overlap or touch merge.
  * A key's state entry holds all its open sessions and expires with the earliest session end.
  */
-import { Buffer, CompiledAgg, initBuffer, mergeBuffers, updateBuffer } from '../aggregates';
+import { type Buffer, type CompiledAgg, initBuffer, mergeBuffers, updateBuffer } from '../aggregates';
 import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateStore } from '../ports';
 import type { GroupKey, SessionKey } from '../plan/types';
 import { timeOfValue } from '../plan/columns';
-import { BatchMeta, isExpired, isLate } from './batch';
+import { type BatchMeta, isExpired, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
 import { stateId, statePartition } from './state-id';
 

@@ -11,7 +11,7 @@ import type { OperatorStep, QueryPlan, SourceSpec, StatefulSpec, StatelessStage,
 export type Marks = ReadonlyMap<string, number>;
 
 /** The marks after stateless stages: a watermark marks its column, renames keep a mark, select and withColumn drop what they drop. */
-export function marksAfter(marks: Marks, stages: readonly StatelessStage[]): Marks {
+function marksAfter(marks: Marks, stages: readonly StatelessStage[]): Marks {
   let m = new Map(marks);
   for (const s of stages) {
     if (s.kind === 'watermark') m.set(s.column, s.delayMs);

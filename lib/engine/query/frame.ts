@@ -81,6 +81,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
    */
   select<K extends Names<C>>(...columns: K[]): StreamFrame<Simplify<Pick<C, K>>>;
   select(...items: Array<Names<C> | ProjectItem>): StreamFrame<AnyColumns>;
+  // biome-ignore lint/suspicious/noExplicitAny: an overload's implementation; the signatures above type the result
   select(...items: Array<string | ProjectItem>): StreamFrame<any> {
     if (items.every((i): i is string => typeof i === 'string')) return this.add({ kind: 'select', columns: items });
     return this.add({ kind: 'project', items: items.map((i): ProjectItem => (typeof i === 'string' ? { kind: 'column', as: i, column: i } : i)) });
@@ -123,6 +124,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     on: JoinOnArg<FrameColumns, FrameColumns> | readonly JoinOnArg<FrameColumns, FrameColumns>[],
     type?: string,
     options: { timeRange?: TimeRangeArg; condition?: readonly JoinPredicate[]; name?: string } = {},
+    // biome-ignore lint/suspicious/noExplicitAny: an overload's implementation; the signatures above type the result
   ): StreamFrame<any> {
     if (table instanceof StreamFrame) return this.streamJoin(table, on, type ?? 'inner', options);
     if (!table || typeof table !== 'object' || !table.spec) {
@@ -148,6 +150,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
   }
 
   /** A stream-stream join with `other` (see join): the other stream becomes one of the plan's inputs. */
+  // biome-ignore lint/suspicious/noExplicitAny: typed by join's overloads, which return it
   private streamJoin(other: StreamFrame<FrameColumns>, on: unknown, type: string, options: { timeRange?: TimeRangeArg; condition?: readonly JoinPredicate[]; name?: string }): StreamFrame<any> {
     if (other.inputs.length) {
       throw new InvalidQueryError('join: the right stream has joins of its own: join the streams one at a time from the left, e.g. a.join(b, ...).join(c, ...)');
@@ -198,10 +201,10 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     return new GroupedFrame(this as unknown as StreamFrame<FrameColumns>, keys.map((k) => (typeof k === 'string' ? col(k) : k)) as GroupKey[]);
   }
   dropDuplicates(columns?: Array<Names<C>>): StreamFrame<C> {
-    return this.stateful_({ kind: 'dedup', columns: columns && columns.length ? columns : null, withinWatermark: false });
+    return this.stateful_({ kind: 'dedup', columns: columns?.length ? columns : null, withinWatermark: false });
   }
   dropDuplicatesWithinWatermark(columns?: Array<Names<C>>): StreamFrame<C> {
-    return this.stateful_({ kind: 'dedup', columns: columns && columns.length ? columns : null, withinWatermark: true });
+    return this.stateful_({ kind: 'dedup', columns: columns?.length ? columns : null, withinWatermark: true });
   }
   /** @internal */
   stateful_<N extends FrameColumns = C>(spec: StatefulSpec): StreamFrame<N> {

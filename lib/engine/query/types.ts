@@ -41,6 +41,7 @@ type DdlName<N extends string> = N extends `\`${infer M}\`` ? M : N extends `${i
 type FirstWord<S extends string> = S extends `${infer W} ${string}` ? W : S;
 /** One "name TYPE" part as [name, type], or never when the types cannot read it. */
 type DdlColumn<P extends string> = Trim<P> extends `${infer N} ${infer Rest}` ? [DdlName<N>, DdlType<FirstWord<Trim<Rest>>>] : never;
+// biome-ignore lint/complexity/noBannedTypes: {} is the identity of the intersection that accumulates the columns
 type DdlColumns<Parts extends string[], Acc extends FrameColumns = {}> = Parts extends [infer H extends string, ...infer T extends string[]]
   ? DdlColumn<H> extends [infer N extends string, infer C extends ColumnType]
     ? DdlColumns<T, Acc & { [K in N]: C }>

@@ -13,7 +13,7 @@ import { MaxEventTimes, operatorInputWatermarks } from '../watermark';
 import { watermarksOf } from './position';
 import type { QueryRuntime } from './runtime';
 
-export type { Accumulator, OperatorOutput };
+export type { Accumulator };
 
 /** What reading a batch gathered. */
 export interface BatchRead {
@@ -45,7 +45,7 @@ export function emptyRead(): BatchRead {
 }
 
 /** The source's chunks, or its whole read as one chunk when it has no chunked read. */
-export async function* readChunks(source: Source, batchId: number, start: Json | null, end: Json, options: ReadOptions): AsyncIterable<ReadResult> {
+async function* readChunks(source: Source, batchId: number, start: Json | null, end: Json, options: ReadOptions): AsyncIterable<ReadResult> {
   if (source.readChunks) yield* source.readChunks(batchId, start, end, options);
   else yield await source.read(batchId, start, end, options);
 }
@@ -85,7 +85,7 @@ export async function computeBatch(rt: QueryRuntime, entry: OffsetEntry, noData:
  * Reads the batch chunk by chunk, running the stateless stages and feeding the operator's
  * in-memory aggregate as it goes: memory follows the batch's distinct keys, not its rows.
  */
-export async function readBatch(rt: QueryRuntime, entry: OffsetEntry, acc: Accumulator | null): Promise<BatchRead> {
+async function readBatch(rt: QueryRuntime, entry: OffsetEntry, acc: Accumulator | null): Promise<BatchRead> {
   const read = emptyRead();
   for await (const rows of stagedChunks(rt, entry, read)) {
     if (acc) acc.add(rows);

@@ -30,19 +30,19 @@ import { lateRowColumns } from '../operators/stream-join';
 import { toOutputRow } from '../rows';
 
 /** One operator's part of a computed batch. */
-export interface OperatorOutcome {
+interface OperatorOutcome {
   readonly stateRowsDelta: number;
   /** Rows it dropped as late. */
   readonly dropped: number;
 }
 
 /** The batch's output: its rows, or (a stateless batch to a sink that takes chunks) the chunks as they are read. */
-export type BatchOutput =
+type BatchOutput =
   | { readonly rows: OutputRow[] }
   | { readonly chunks: AsyncIterable<OutputRow[]>; readonly counted: () => number; readonly ended: () => boolean };
 
 /** What the batch's state step does: commit these changes, or take the figures of partition tasks that committed theirs. */
-export type StateStep =
+type StateStep =
   | { readonly kind: 'changes'; readonly changes: readonly StateChange[][]; readonly statsBefore: Record<string, number> | null }
   | {
       readonly kind: 'committed';

@@ -179,7 +179,7 @@ export function runReportOf(
 const MEMORY_SAMPLE = 256;
 
 /** The batch's changed state as the JSON text the store writes (ids and values), from an even sample. */
-export function estimateStateBytes(changes: readonly StateChange[]): number {
+function estimateStateBytes(changes: readonly StateChange[]): number {
   const n = changes.length;
   if (n === 0) return 0;
   const k = Math.min(n, MEMORY_SAMPLE);

@@ -359,7 +359,7 @@ export class PartitionedRun {
 }
 
 /** A state store seen by one partition task: eviction, complete mode and commits scoped to its partitions. */
-export function scopedState(state: StateStore, partitions: readonly number[]): StateStore {
+function scopedState(state: StateStore, partitions: readonly number[]): StateStore {
   return {
     description: state.description,
     get: (op, keys, version) => state.get(op, keys, version),

@@ -96,7 +96,7 @@ export function crashingAt<P extends CrashablePorts>(plan: CrashPlan | CrashInje
  * A killed run keeps its lease until it expires: a release after a crash injected since the
  * lease was taken does nothing, so the next scheduled run finds the lease held.
  */
-export function crashingLease(crash: CrashInjector, inner: Lease): Lease {
+function crashingLease(crash: CrashInjector, inner: Lease): Lease {
   let firedAtAcquire = crash.firedCount;
   return {
     async acquire(owner, durationMs) {
@@ -112,7 +112,7 @@ export function crashingLease(crash: CrashInjector, inner: Lease): Lease {
 }
 
 /** `mid-read`: once the first chunk of a read was taken (or the read ended with fewer). */
-export function crashingSource(crash: CrashInjector, inner: Source): Source {
+function crashingSource(crash: CrashInjector, inner: Source): Source {
   const source: Source = {
     description: inner.description,
     latestOffset: (start) => inner.latestOffset(start),
@@ -144,7 +144,7 @@ export function crashingSource(crash: CrashInjector, inner: Source): Source {
  * `after-offsets` once offsets/N is written (or, for a replay, read back), `before-commit` before
  * progress/N is written, `after-commit` once commits/N is.
  */
-export function crashingCheckpoint(crash: CrashInjector, inner: CheckpointStore): CheckpointStore {
+function crashingCheckpoint(crash: CrashInjector, inner: CheckpointStore): CheckpointStore {
   return {
     description: inner.description,
     head: () => inner.head(),
@@ -185,7 +185,7 @@ function offsetsKnown(crash: CrashInjector, entry: OffsetEntry): void {
 }
 
 /** `mid-state`: the first half of a batch's changes is committed, then the run crashes. */
-export function crashingState(crash: CrashInjector, inner: StateStore): StateStore {
+function crashingState(crash: CrashInjector, inner: StateStore): StateStore {
   return {
     description: inner.description,
     get: (op, keys, version) => inner.get(op, keys, version),
@@ -211,7 +211,7 @@ export function crashingState(crash: CrashInjector, inner: StateStore): StateSto
  * was given throws, and the sink's write stops there as a killed Lambda's would (its other pieces
  * may be in flight). `after-sink`: once the sink holds the batch.
  */
-export function crashingSink(crash: CrashInjector, inner: Sink): Sink {
+function crashingSink(crash: CrashInjector, inner: Sink): Sink {
   const armedContext = (batchId: number, ctx: SinkContext): SinkContext => {
     if (!crash.armed('mid-sink', batchId)) return ctx;
     const told = ctx.onPieceWritten;

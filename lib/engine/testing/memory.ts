@@ -43,7 +43,7 @@ import type { Clock, StaticTableReader, StaticTables } from '../ports';
 import type { StaticTableSpec } from '../plan/types';
 import type { SourceBacklog } from '../progress';
 import { systemClock } from '../ports';
-import { coerceRecord, Schema } from '../schema';
+import { coerceRecord, type Schema } from '../schema';
 import { encodeStateJson, STATE_ITEM_MAX_BYTES, stateItemTooLarge, storedStateBytes } from '../state-json';
 import { LineParsers } from '../json-scan';
 import { splitOf } from '../splits';
@@ -156,10 +156,8 @@ interface KeyHistory {
   ttl?: number;
 }
 
-/** DynamoDB's limits (lib/aws/dynamodb/requests.ts), repeated here: the engine imports no AWS code. */
-export const DYNAMODB_ITEM_MAX_BYTES = 400 * 1024;
-export const DYNAMODB_SORT_KEY_MAX_BYTES = 1024;
-export const DYNAMODB_PARTITION_KEY_MAX_BYTES = 2048;
+/** DynamoDB's partition key limit (lib/aws/dynamodb/requests.ts), repeated here: the engine imports no AWS code. */
+const DYNAMODB_PARTITION_KEY_MAX_BYTES = 2048;
 
 /**
  * The seed of the twins' shuffled orders in this process: SLUICE_TWIN_SEED when set (to reproduce
@@ -304,7 +302,7 @@ export class InMemoryStateStore implements StateStore {
    * gzipped above 32 KB; lib/engine/state-json.ts): what it would refuse, this refuses too.
    */
   async check(op: OperatorStateSpec, version: number, changes: StateChange[]) {
-    const t = this.table(op);
+    this.table(op); // checks the operator's partition key, as every access does
     const last = new Map<string, StateChange>();
     for (const c of changes) last.set(c.key.id, c);
     for (const c of last.values()) {
