@@ -22,7 +22,7 @@ import { buildExecutor, type PipelineConfig } from '../lib/aws/pipeline';
 import { MicroBatchExecutor, type RunReport } from '../lib/engine/executor';
 import type { OutputRow, Sink } from '../lib/engine/ports';
 import { readStream, type QueryPlan } from '../lib/engine/query';
-import { InMemoryFileSource } from '../lib/engine/testing/memory';
+import { InMemoryFileSource } from '../lib/engine/testing/memory-source';
 import { startLocalStack } from '../lib/local/stack';
 import { generateEvents } from './generate';
 import { PlainCheckpoint, PlainStateStore } from './plain-ports';

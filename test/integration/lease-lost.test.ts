@@ -11,7 +11,8 @@ import { LeaseLostError } from '../../lib/engine/errors';
 import { MicroBatchExecutor } from '../../lib/engine/executor';
 import type { CheckpointStore, CommitEntry } from '../../lib/engine/ports';
 import { count, readStream, sum, window } from '../../lib/engine/query';
-import { InMemoryCheckpoint, InMemoryFileSource } from '../../lib/engine/testing/memory';
+import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
+import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
 import { ensureStateTable } from '../../lib/local/resources';
 import { testClients, uniqueName } from '../helpers/stack';
 

@@ -14,7 +14,8 @@ import { ForeachBatchSink } from '../../lib/engine/foreach-batch';
 import type { Sink } from '../../lib/engine/ports';
 import { count, readStream, sum, window, type QueryPlan } from '../../lib/engine/query';
 import { crashingAt } from '../../lib/engine/testing/crash';
-import { InMemoryCheckpoint, InMemoryFileSource } from '../../lib/engine/testing/memory';
+import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
+import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
 import { ensureStateTable } from '../../lib/local/resources';
 import { testClients, uniqueName } from '../helpers/stack';
 

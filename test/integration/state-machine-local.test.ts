@@ -17,7 +17,12 @@ import { testConnection, uniqueName } from '../helpers/stack';
 import { CheckpointMismatchError } from '../../lib/engine/errors';
 import { PartitionedRun, partitionedTasks } from '../../lib/engine/partitioned';
 import { count, readStream, window } from '../../lib/engine/query';
-import { InMemoryCheckpoint, InMemoryFileSource, InMemoryLease, InMemoryShuffle, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
+import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
+import { InMemoryLease } from '../../lib/engine/testing/memory-lease';
+import { InMemoryShuffle } from '../../lib/engine/testing/memory-shuffle';
+import { InMemorySink } from '../../lib/engine/testing/memory-sink';
+import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
+import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
 import { LocalExecutionError, definitionFromTemplate, runStateMachineLocally, type AslDefinition, type LocalEvent } from '../../lib/local/state-machine';
 import type { PlanResult, TaskEvent, TaskHandler } from '../../lib/scale/contract';
 

@@ -14,7 +14,7 @@ import { TEST_STACK_ENV } from '../helpers/stack';
 export const GLOBAL_STACK = Symbol.for('sluice.test.localStack');
 
 export default async function globalSetup(): Promise<void> {
-  // One seed for the in-memory twins' shuffled orders in every worker (lib/engine/testing/memory.ts);
+  // One seed for the in-memory twins' shuffled orders in every worker (lib/engine/testing/twins.ts);
   // test/setup/twin-seed-reporter.js prints it when a test fails, to reproduce the run.
   if (!process.env.SLUICE_TWIN_SEED) process.env.SLUICE_TWIN_SEED = String(Math.floor(Math.random() * 2 ** 32));
   const fromEnv = connectionFromEnv(process.env);

@@ -6,7 +6,7 @@
  */
 import { CheckpointMismatchError, SluiceError } from '../../lib/engine/errors';
 import { MicroBatchExecutor } from '../../lib/engine/executor';
-import { InMemoryFileSource } from '../../lib/engine/testing/memory';
+import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
 import type { Json, LeaseHandle, ReadOptions, ReadResult } from '../../lib/engine/ports';
 import { count, readStream, sum, window } from '../../lib/engine/query';
 import { at, createTestRunner, memoryPorts, TEST_LEASE_MS } from './engine-factories';

@@ -6,7 +6,7 @@ import { CRASH_POINTS } from '../../lib/engine/testing/crash';
 import { randomBytes } from 'node:crypto';
 import { CheckpointMismatchError, SluiceError } from '../../lib/engine/errors';
 import { MicroBatchExecutor } from '../../lib/engine/executor';
-import { InMemoryStateStore } from '../../lib/engine/testing/memory';
+import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
 import { col, count, max, readStream, sum, window } from '../../lib/engine/query';
 import { windowedTotals, SEED_FILES } from '../../examples/windowed-totals';
 import { at, createTestRunner } from './engine-factories';

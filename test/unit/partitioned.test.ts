@@ -9,7 +9,12 @@
 import { basename } from 'node:path';
 import { compareCase } from '../../lib/conformance/results';
 import { CRASH_POINTS } from '../../lib/engine/testing/crash';
-import { InMemoryCheckpoint, InMemoryFileSource, InMemoryLease, InMemoryShuffle, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
+import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
+import { InMemoryLease } from '../../lib/engine/testing/memory-lease';
+import { InMemoryShuffle } from '../../lib/engine/testing/memory-shuffle';
+import { InMemorySink } from '../../lib/engine/testing/memory-sink';
+import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
+import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
 import { PartitionedRun, partitionedTasks, runPartitioned, TaskEvent, TaskResult } from '../../lib/engine/partitioned';
 import { count, readStream, window } from '../../lib/engine/query';
 import { runCaseInMemory } from '../helpers/memory-case';

@@ -4,7 +4,11 @@
  * in-memory state store holds what DynamoDB would: deletions go once no read can see them.
  */
 import { columnsRead, MicroBatchExecutor } from '../../lib/engine/executor';
-import { InMemoryCheckpoint, InMemoryDeadLetters, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
+import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
+import { InMemoryDeadLetters } from '../../lib/engine/testing/memory-dead-letters';
+import { InMemorySink } from '../../lib/engine/testing/memory-sink';
+import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
+import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
 import type { OperatorStateSpec } from '../../lib/engine/ports';
 import { count, readStream, sum, window } from '../../lib/engine/query';
 

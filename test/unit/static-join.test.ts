@@ -6,7 +6,11 @@
 import { InvalidOptionError, InvalidQueryError } from '../../lib/engine/errors';
 import { MicroBatchExecutor } from '../../lib/engine/executor';
 import { count, readStream, staticTable, window, type QueryPlan } from '../../lib/engine/query';
-import { InMemoryCheckpoint, InMemoryFileSource, InMemorySink, InMemoryStateStore, InMemoryStaticTables } from '../../lib/engine/testing/memory';
+import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
+import { InMemorySink } from '../../lib/engine/testing/memory-sink';
+import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
+import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
+import { InMemoryStaticTables } from '../../lib/engine/testing/memory-static-tables';
 import { csvRecords } from '../../lib/aws/s3/static-table';
 
 const orders = () => readStream.format('json').schema('orderId INT, sku STRING, qty LONG, at TIMESTAMP').option('maxFilesPerTrigger', 1).load();

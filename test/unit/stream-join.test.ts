@@ -10,7 +10,7 @@ import { MicroBatchExecutor, RunReport } from '../../lib/engine/executor';
 import { count, readStream, statefulShape, window } from '../../lib/engine/query';
 import type { QueryPlan } from '../../lib/engine/query';
 import { CRASH_POINTS } from '../../lib/engine/testing/crash';
-import { InMemoryFileSource } from '../../lib/engine/testing/memory';
+import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
 import { createTestRunner } from './engine-factories';
 
 const sec = (s: number) => new Date(Date.UTC(2026, 9, 1, 12, 0, s)).toISOString().replace('T', ' ').slice(0, 19);

@@ -11,7 +11,8 @@ import { CHUNK_LINES } from '../../lib/engine/lines';
 import type { Json, OutputRow, ReadOptions, ReadResult, Sink, Source } from '../../lib/engine/ports';
 import { count, readStream } from '../../lib/engine/query';
 import { CRASH_POINTS, crashingAt } from '../../lib/engine/testing/crash';
-import { InMemoryFileSource, InMemorySink } from '../../lib/engine/testing/memory';
+import { InMemorySink } from '../../lib/engine/testing/memory-sink';
+import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
 import { createTestRunner, Event } from './engine-factories';
 
 const schema = 'id LONG, v DOUBLE';
