@@ -1,7 +1,7 @@
 /**
  * Instruments for the benchmark: a sink that keeps only counts, an AWS request counter (SDK
  * middleware: sees every HTTP attempt of a client, the lease's included) and peak-RSS readings.
- * (The state store wrapper that records each commit is lib/engine/testing/memory.ts's CountingStateStore.)
+ * (The state store wrapper that records each commit is lib/engine/testing/counting-state-store.ts's CountingStateStore.)
  */
 import { readFileSync } from 'node:fs';
 import type { Json, OutputRow, Sink } from '../lib/engine/ports';

@@ -1,11 +1,12 @@
 /**
- * The engine alone: MicroBatchExecutor on the in-memory file source (lib/engine/testing/memory.ts)
+ * The engine alone: MicroBatchExecutor on the in-memory file source (lib/engine/testing/memory-source.ts)
  * and the bench's plain state store, checkpoint and counting sink (bench/plain-ports.ts): the
  * strict twins, test oracles, would be timed too.
  */
 import { MicroBatchExecutor } from '../lib/engine/schedule/single';
 import type { RunReport } from '../lib/engine/run/types';
-import { CountingStateStore, InMemoryFileSource } from '../lib/engine/testing/memory';
+import { CountingStateStore } from '../lib/engine/testing/counting-state-store';
+import { InMemoryFileSource } from '../lib/engine/testing/memory-source';
 import type { Sink, StateStore } from '../lib/engine/ports';
 import { CountingSink, PlainCheckpoint, PlainStateStore } from './plain-ports';
 import { benchPlan } from './query';

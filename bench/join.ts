@@ -24,7 +24,7 @@ import type { RunReport } from '../lib/engine/run/types';
 import type { OutputRow, Sink } from '../lib/engine/ports';
 import type { QueryPlan } from '../lib/engine/plan/types';
 import { readStream } from '../lib/engine/query/reader';
-import { InMemoryFileSource } from '../lib/engine/testing/memory';
+import { InMemoryFileSource } from '../lib/engine/testing/memory-source';
 import { startLocalStack } from '../lib/local/stack';
 import { generateEvents } from './generate';
 import { PlainCheckpoint, PlainStateStore } from './plain-ports';

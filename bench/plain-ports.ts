@@ -1,6 +1,6 @@
 /**
  * Ports for timing the engine alone (bench/engine-run.ts). The in-memory twins
- * (lib/engine/testing/memory.ts) are test oracles: the checkpoint copies every entry through JSON
+ * (lib/engine/testing/memory-*.ts) are test oracles: the checkpoint copies every entry through JSON
  * as S3 would, the sink sorts and records every write, and the state store measures every item
  * it is handed against DynamoDB's 400 KB limit (JSON-encoding each value twice a batch: about 40%
  * of the engine section's CPU time when it ran on that store). Here nothing is copied or checked,

@@ -42,13 +42,14 @@ import { join } from 'node:path';
 import { compileLineParser } from '../lib/engine/json-scan';
 import { MicroBatchExecutor } from '../lib/engine/schedule/single';
 import type { RunReport } from '../lib/engine/run/types';
-import { InMemoryFileSource, InMemoryStateStore } from '../lib/engine/testing/memory';
+import { InMemoryFileSource } from '../lib/engine/testing/memory-source';
+import { InMemoryStateStore } from '../lib/engine/testing/memory-state';
 import type { Sink } from '../lib/engine/ports';
 import { readStream } from '../lib/engine/query/reader';
 import { PlainCheckpoint, PlainStateStore } from './plain-ports';
 import { parseJsonLine, parseSchema } from '../lib/engine/schema';
 import { CountingSink, MB, MemorySampler, peakRssBytes, sumService, describeCounts } from './counting';
-import type { CommitRecord } from '../lib/engine/testing/memory';
+import type { CommitRecord } from '../lib/engine/testing/counting-state-store';
 import { runCostSection, REFERENCE_EVENTS_PER_RUN } from './cost';
 import { runE2e, type E2eResult } from './e2e';
 import { runJoinSection } from './join';
@@ -703,7 +704,7 @@ async function main(): Promise<void> {
     out(
       `[6] peak RSS of the engine alone, a fresh process each: the benchmark's backlog, then 1x and ${SCALE}x a backlog of ${MEMORY_EVENTS} events, ` +
         `maxFilesPerTrigger ${MAX_FILES} throughout. Files are generated as they are read (as S3 would serve them), state is in ` +
-        'lib/engine/testing/memory.ts\'s InMemoryStateStore (live keys, and deletions until no read can see them, as DynamoDB would hold them), the sink keeps counts.',
+        'lib/engine/testing/memory-state.ts\'s InMemoryStateStore (live keys, and deletions until no read can see them, as DynamoDB would hold them), the sink keeps counts.',
     );
     const mb = spawnMemoryChild(1, EVENTS);
     const m1 = spawnMemoryChild(1, MEMORY_EVENTS);

@@ -30,7 +30,7 @@
  * or names its effects by position would otherwise do something else on the replay.
  *
  * WHOLE: the function gets the whole batch, as Spark's foreachBatch does, so this sink has no
- * addBatchChunks and a stateless batch is collected for it (lib/engine/ports.ts Sink).
+ * addBatchChunks and a stateless batch is collected for it (lib/engine/ports/sink.ts Sink).
  *
  * PIECES: each guarded effect that commits (runOnce recorded, transactWithGuard ran) is one
  * durable piece of the batch's write: `ctx.onPieceWritten(i)` is told after it, i = 0, 1, ...

@@ -13,7 +13,12 @@ import { partitionedRunReport, partitionedTasks, runPartitioned } from '../../li
 import type { Clock } from '../../lib/engine/ports';
 import type { QueryPlan } from '../../lib/engine/plan/types';
 import { CrashInjector, crashingAt, type CrashPlan } from '../../lib/engine/testing/crash';
-import { InMemoryCheckpoint, InMemoryFileSource, InMemoryLease, InMemoryShuffle, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
+import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
+import { InMemoryLease } from '../../lib/engine/testing/memory-lease';
+import { InMemoryShuffle } from '../../lib/engine/testing/memory-shuffle';
+import { InMemorySink } from '../../lib/engine/testing/memory-sink';
+import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
+import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
 
 export interface MemoryCaseOptions {
   /** Run each step as a partitioned run, this many tasks of a kind at a time. */

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { BatchWriteItemCommand, type BatchWriteItemCommandOutput, type DynamoDBClient, QueryCommand, type QueryCommandOutput, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import type { OutputRow, Sink, SinkContext } from '../../lib/engine/ports';
-import { fromAttr, toAttr } from '../../lib/aws/dynamodb/sink';
+import { fromAttr, toAttr } from '../../lib/aws/dynamodb/sink-items';
 
 export class NaiveAppendSink implements Sink {
   readonly description: string;

@@ -15,7 +15,8 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { gunzipSync, inflateRawSync } from 'node:zlib';
 import { DynamoDbLease } from '../../lib/aws/dynamodb/lease';
-import { DynamoDbStateStore, type DynamoDbStateStoreOptions } from '../../lib/aws/dynamodb/state-store';
+import { DynamoDbStateStore } from '../../lib/aws/dynamodb/state-store';
+import type { DynamoDbStateStoreOptions } from '../../lib/aws/dynamodb/state-store-options';
 import { InvalidOptionError, LeaseLostError, SluiceError } from '../../lib/engine/errors';
 import { fnv1a } from '../../lib/engine/hash';
 import type { Json, OperatorStateSpec, StateChange, StateEntry, StateKey } from '../../lib/engine/ports';

@@ -24,7 +24,10 @@ import { KinesisSource, kinesisOptionsFromSpec, type KinesisSender, type Kinesis
 import { crashingAt } from '../../lib/engine/testing/crash';
 import { DataLossError, InjectedCrash, SluiceError } from '../../lib/engine/errors';
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
-import { InMemoryCheckpoint, InMemoryDeadLetters, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
+import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
+import { InMemoryDeadLetters } from '../../lib/engine/testing/memory-dead-letters';
+import { InMemorySink } from '../../lib/engine/testing/memory-sink';
+import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
 import type { BatchLimits, DeadLetter, Json, Row } from '../../lib/engine/ports';
 import { readStream } from '../../lib/engine/query/reader';
 import { parseSchema } from '../../lib/engine/schema';

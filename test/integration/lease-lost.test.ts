@@ -12,7 +12,8 @@ import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import type { CheckpointStore, CommitEntry } from '../../lib/engine/ports';
 import { count, sum, window } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
-import { InMemoryCheckpoint, InMemoryFileSource } from '../../lib/engine/testing/memory';
+import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
+import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
 import { ensureStateTable } from '../../lib/local/resources';
 import { testClients, uniqueName } from '../helpers/stack';
 

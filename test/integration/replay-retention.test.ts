@@ -16,7 +16,8 @@ import type { QueryPlan } from '../../lib/engine/plan/types';
 import { count, sum, window } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
 import { crashingAt } from '../../lib/engine/testing/crash';
-import { InMemoryCheckpoint, InMemoryFileSource } from '../../lib/engine/testing/memory';
+import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
+import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
 import { ensureStateTable } from '../../lib/local/resources';
 import { testClients, uniqueName } from '../helpers/stack';
 

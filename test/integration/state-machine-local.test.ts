@@ -19,7 +19,12 @@ import { PartitionedRun } from '../../lib/engine/schedule/partitioned';
 import { partitionedTasks } from '../../lib/engine/schedule/driver';
 import { count, window } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
-import { InMemoryCheckpoint, InMemoryFileSource, InMemoryLease, InMemoryShuffle, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
+import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
+import { InMemoryLease } from '../../lib/engine/testing/memory-lease';
+import { InMemoryShuffle } from '../../lib/engine/testing/memory-shuffle';
+import { InMemorySink } from '../../lib/engine/testing/memory-sink';
+import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
+import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
 import { LocalExecutionError, definitionFromTemplate, runStateMachineLocally, type AslDefinition, type LocalEvent } from '../../lib/local/state-machine';
 import type { PlanResult, TaskEvent, TaskHandler } from '../../lib/scale/contract';
 

@@ -1,6 +1,5 @@
 /**
- * The integration project's global setup (jest.config.js). Runs once per Jest run that includes a
- * test file of that project, in Jest's main process, before any test file: starts the embedded
+ * Runs once per Jest run, in Jest's main process, before any test file: starts the embedded
  * local AWS stack (all three services), unless AWS_ENDPOINT_URL names an endpoint (LocalStack),
  * and publishes the connection to the test files as JSON in SLUICE_TEST_STACK (test files run in
  * other contexts, often other processes, which inherit the environment).
@@ -10,13 +9,14 @@
 import { connectionFromEnv } from '../../lib/aws/clients';
 import { startLocalStack } from '../../lib/local/stack';
 import { TEST_STACK_ENV } from '../helpers/stack';
-import { setTwinSeed } from './twin-seed';
 
 /** Where the stack waits for global-teardown (Jest shares only globals between the two hooks). */
 export const GLOBAL_STACK = Symbol.for('sluice.test.localStack');
 
 export default async function globalSetup(): Promise<void> {
-  setTwinSeed();
+  // One seed for the in-memory twins' shuffled orders in every worker (lib/engine/testing/twins.ts);
+  // test/setup/twin-seed-reporter.js prints it when a test fails, to reproduce the run.
+  if (!process.env.SLUICE_TWIN_SEED) process.env.SLUICE_TWIN_SEED = String(Math.floor(Math.random() * 2 ** 32));
   const fromEnv = connectionFromEnv(process.env);
   if (fromEnv) {
     process.env[TEST_STACK_ENV] = JSON.stringify(fromEnv);

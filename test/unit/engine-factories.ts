@@ -8,7 +8,12 @@ import { crashingAt, type CrashPlan } from '../../lib/engine/testing/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
 import type { ExecutorDeps, RunReport } from '../../lib/engine/run/types';
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
-import { InMemoryCheckpoint, InMemoryDeadLetters, InMemoryFileSource, InMemoryLease, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
+import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
+import { InMemoryDeadLetters } from '../../lib/engine/testing/memory-dead-letters';
+import { InMemoryLease } from '../../lib/engine/testing/memory-lease';
+import { InMemorySink } from '../../lib/engine/testing/memory-sink';
+import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
+import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
 import type { Clock, Source } from '../../lib/engine/ports';
 import type { QueryPlan } from '../../lib/engine/plan/types';
 

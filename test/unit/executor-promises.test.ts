@@ -6,7 +6,7 @@
  */
 import { CheckpointMismatchError, SluiceError } from '../../lib/engine/errors';
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
-import { InMemoryFileSource } from '../../lib/engine/testing/memory';
+import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
 import type { Json, LeaseHandle, ReadOptions, ReadResult } from '../../lib/engine/ports';
 import { count, sum, window } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';

@@ -6,9 +6,9 @@ import { CRASH_POINTS } from '../../lib/engine/testing/crash';
 import { randomBytes } from 'node:crypto';
 import { CheckpointMismatchError, SluiceError } from '../../lib/engine/errors';
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
-import { InMemoryStateStore } from '../../lib/engine/testing/memory';
 import { col, count, max, sum, window } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
+import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
 import { windowedTotals, SEED_FILES } from '../../examples/windowed-totals';
 import { at, createTestRunner } from './engine-factories';
 

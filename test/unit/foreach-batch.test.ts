@@ -7,7 +7,9 @@ import { CRASH_POINTS, crashingAt, type CrashPlan } from '../../lib/engine/testi
 import { InjectedCrash, InvalidOptionError } from '../../lib/engine/errors';
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import { type EffectGuard, ForeachBatchSink, InMemoryEffectGuard } from '../../lib/engine/foreach-batch';
-import { InMemoryCheckpoint, InMemoryFileSource, InMemoryStateStore } from '../../lib/engine/testing/memory';
+import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
+import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
+import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
 import type { SinkContext } from '../../lib/engine/ports';
 import { windowedTotals } from '../../examples/windowed-totals';
 

@@ -10,7 +10,12 @@ import type { Json, StateChange } from '../../lib/engine/ports';
 import { count, sum, window } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
 import { createTestRunner } from './engine-factories';
-import { InMemoryCheckpoint, InMemoryDeadLetters, InMemoryFileSource, InMemoryLease, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
+import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
+import { InMemoryDeadLetters } from '../../lib/engine/testing/memory-dead-letters';
+import { InMemoryLease } from '../../lib/engine/testing/memory-lease';
+import { InMemorySink } from '../../lib/engine/testing/memory-sink';
+import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
+import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
 
 /** What each step takes on the stepped clock, ms. */
 const STEP = { latestOffset: 3, plan: 5, writeOffsets: 7, read: 11, deadLetters: 2, lateRows: 4, sink: 13, stateCommit: 17, backlog: 1, writeProgress: 19, writeCommit: 23 };

@@ -5,7 +5,11 @@
  */
 import { columnsRead } from '../../lib/engine/run/runtime';
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
-import { InMemoryCheckpoint, InMemoryDeadLetters, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
+import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
+import { InMemoryDeadLetters } from '../../lib/engine/testing/memory-dead-letters';
+import { InMemorySink } from '../../lib/engine/testing/memory-sink';
+import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
+import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
 import type { OperatorStateSpec } from '../../lib/engine/ports';
 import { count, sum, window } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';

@@ -18,7 +18,13 @@ import { readStream } from '../../lib/engine/query/reader';
 import { partitionedTasks, runPartitioned } from '../../lib/engine/schedule/driver';
 import { PartitionedRun } from '../../lib/engine/schedule/partitioned';
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
-import { InMemoryCheckpoint, InMemoryDeadLetters, InMemoryFileSource, InMemoryLease, InMemoryShuffle, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
+import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
+import { InMemoryDeadLetters } from '../../lib/engine/testing/memory-dead-letters';
+import { InMemoryLease } from '../../lib/engine/testing/memory-lease';
+import { InMemoryShuffle } from '../../lib/engine/testing/memory-shuffle';
+import { InMemorySink } from '../../lib/engine/testing/memory-sink';
+import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
+import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
 import { supportedCases } from '../helpers/supported-cases';
 
 const MIN = 60_000;

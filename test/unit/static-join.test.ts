@@ -9,7 +9,11 @@ import type { QueryPlan } from '../../lib/engine/plan/types';
 import { count, window } from '../../lib/engine/query/functions';
 import { staticTable } from '../../lib/engine/query/static-table';
 import { readStream } from '../../lib/engine/query/reader';
-import { InMemoryCheckpoint, InMemoryFileSource, InMemorySink, InMemoryStateStore, InMemoryStaticTables } from '../../lib/engine/testing/memory';
+import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
+import { InMemorySink } from '../../lib/engine/testing/memory-sink';
+import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
+import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
+import { InMemoryStaticTables } from '../../lib/engine/testing/memory-static-tables';
 import { csvRecords } from '../../lib/aws/s3/static-table';
 
 const orders = () => readStream.format('json').schema('orderId INT, sku STRING, qty LONG, at TIMESTAMP').option('maxFilesPerTrigger', 1).load();

@@ -12,7 +12,10 @@ import type { RunReport } from '../../lib/engine/run/types';
 import type { QueryPlan } from '../../lib/engine/plan/types';
 import { readStream } from '../../lib/engine/query/reader';
 import type { OutputRow } from '../../lib/engine/ports';
-import { InMemoryCheckpoint, InMemoryFileSource, InMemorySink, InMemoryStateStore } from '../../lib/engine/testing/memory';
+import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
+import { InMemorySink } from '../../lib/engine/testing/memory-sink';
+import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
+import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
 
 // ---- the README's query, as printed there
 const impressions = readStream.format('json').schema('adId STRING, impressionTime TIMESTAMP').load('s3://my-bucket/impressions/')

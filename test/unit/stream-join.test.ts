@@ -13,7 +13,7 @@ import { count, window } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
 import type { QueryPlan } from '../../lib/engine/plan/types';
 import { CRASH_POINTS } from '../../lib/engine/testing/crash';
-import { InMemoryFileSource } from '../../lib/engine/testing/memory';
+import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
 import { createTestRunner } from './engine-factories';
 
 const sec = (s: number) => new Date(Date.UTC(2026, 9, 1, 12, 0, s)).toISOString().replace('T', ' ').slice(0, 19);

@@ -12,8 +12,9 @@ import type { Json, OutputRow, ReadOptions, ReadResult, Sink, Source } from '../
 import { count } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
 import { CRASH_POINTS, crashingAt } from '../../lib/engine/testing/crash';
-import { InMemoryFileSource, InMemorySink } from '../../lib/engine/testing/memory';
 import { createTestRunner, type Event } from './engine-factories';
+import { InMemorySink } from '../../lib/engine/testing/memory-sink';
+import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
 
 const schema = 'id LONG, v DOUBLE';
 /** Stateless: keep even ids, add a column. */

@@ -7,7 +7,10 @@ import { randomBytes } from 'node:crypto';
  */
 import { crashingAt, parseCrashPlan } from '../../lib/engine/testing/crash';
 import { CheckpointMismatchError, SluiceError } from '../../lib/engine/errors';
-import { InMemoryCheckpoint, InMemorySink, InMemoryStateStore, TWIN_SEED } from '../../lib/engine/testing/memory';
+import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
+import { InMemorySink } from '../../lib/engine/testing/memory-sink';
+import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
+import { TWIN_SEED } from '../../lib/engine/testing/twins';
 import type { CommitEntry, OperatorStateSpec, OutputRow, SinkContext, StateChange } from '../../lib/engine/ports';
 import { count, sum } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';

@@ -1,0 +1,201 @@
+/**
+ * The items of DynamoDbSink (sink.ts, whose comment has the layout): a row's sort key and its
+ * session, the chunks a batch's rows are cut into and their digests, the attribute values of
+ * output values, and the checks of the sink's options and columns.
+ */
+import { createHash } from 'node:crypto';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { InvalidOptionError, SluiceError } from '../../engine/errors';
+import type { Json, OutputRow } from '../../engine/ports';
+import { type Item, itemSize, SORT_KEY_MAX_BYTES } from './requests';
+import { TRANSACTION_MAX_ACTIONS, TRANSACTION_MAX_BYTES } from './transaction';
+
+/** A stored row with its bookkeeping. */
+export interface DynamoDbSinkItem {
+  readonly key: string;
+  readonly batchId: number;
+  readonly queryId: string;
+  readonly row: OutputRow;
+}
+
+
+/** Attributes the sink uses itself; output columns of these names are refused. */
+export const RESERVED_ATTRIBUTES = ['pk', 'sk', 'batchId', 'queryId', 'ttl'] as const;
+
+export interface PreparedRow {
+  readonly sk: string;
+  readonly item: Item;
+  readonly bytes: number;
+  /** The item in a canonical form (attributes sorted): what the chunk digest covers. */
+  readonly content: string;
+  /** For a session window's row: its grouping keys' part of the sort key, and the session. */
+  readonly session?: SessionOfRow;
+}
+
+export interface SessionOfRow {
+  readonly group: string;
+  readonly start: string;
+  readonly end: string;
+}
+
+/** The output column of a session window (lib/engine/executor.ts names it so). */
+const SESSION_COLUMN = 'session_window';
+
+export interface Chunk {
+  readonly index: number;
+  readonly rows: PreparedRow[];
+  /** sha256 of the chunk's rows (keys and values), recorded on its marker. */
+  readonly digest: string;
+}
+
+/**
+ * Deterministic chunks, a row at a time: the same rows in the same order always give the same
+ * chunks (at most the transaction's actions less the marker and the fence, and its bytes).
+ */
+export class Chunker {
+  private readonly perChunk: number;
+  private cur: PreparedRow[] = [];
+  private bytes = 0;
+  private next = 0;
+
+  constructor(fenced: boolean) {
+    this.perChunk = TRANSACTION_MAX_ACTIONS - 1 - (fenced ? 1 : 0);
+  }
+
+  /** Adds a row; returns the chunk it closed (the row did not fit), else null. */
+  add(r: PreparedRow): Chunk | null {
+    const closed = this.cur.length > 0 && (this.cur.length >= this.perChunk || this.bytes + r.bytes > TRANSACTION_MAX_BYTES - 4096) ? this.close() : null;
+    this.cur.push(r);
+    this.bytes += r.bytes;
+    return closed;
+  }
+
+  /** The last chunk, partly filled, or null when it holds nothing. */
+  finish(): Chunk | null {
+    return this.cur.length > 0 ? this.close() : null;
+  }
+
+  private close(): Chunk {
+    const chunk = { index: this.next++, rows: this.cur, digest: chunkDigest(this.cur) };
+    this.cur = [];
+    this.bytes = 0;
+    return chunk;
+  }
+}
+
+// -----------------------------------------------------------------------------------------------
+// Items
+
+/** The sort key of a keyed row: the JSON of its key values, hashed when too long for a sort key. */
+export function rowKey(values: Json[]): string {
+  const json = JSON.stringify(values);
+  return Buffer.byteLength(json, 'utf8') <= SORT_KEY_MAX_BYTES ? json : `h:${createHash('sha256').update(json).digest('hex')}`;
+}
+
+/**
+ * The session of a session window's row: its grouping keys' part of the sort key (their JSON, or
+ * its hash when long) and the window's bounds; undefined for any other row.
+ */
+export function sessionOf(row: OutputRow, keyColumns: readonly string[]): SessionOfRow | undefined {
+  if (!keyColumns.includes(SESSION_COLUMN)) return undefined;
+  const w = row[SESSION_COLUMN];
+  if (w === null || typeof w !== 'object' || Array.isArray(w) || typeof w.start !== 'string' || typeof w.end !== 'string') return undefined;
+  const json = JSON.stringify(keyColumns.filter((c) => c !== SESSION_COLUMN).map((c) => (row[c] === undefined ? null : row[c])));
+  // Room in the 1,024-byte sort key for '#' and the two bounds.
+  const group = Buffer.byteLength(json, 'utf8') <= SORT_KEY_MAX_BYTES - 100 ? json : `h:${createHash('sha256').update(json).digest('hex')}`;
+  return { group, start: w.start, end: w.end };
+}
+
+/** JSON with object keys sorted, at every depth: one text per value, whatever its key order. */
+export function canonicalJson(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  const o = v as Record<string, unknown>;
+  return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+}
+
+/** The digest a chunk's marker records: sha256 over its items (keys and values), in chunk order. */
+function chunkDigest(rows: readonly PreparedRow[]): string {
+  const h = createHash('sha256');
+  for (const r of rows) h.update(r.content).update('\n');
+  return h.digest('hex');
+}
+
+export function toAttr(v: Json | undefined, where: string): AttributeValue {
+  if (v === null || v === undefined) return { NULL: true };
+  if (typeof v === 'string') return { S: v };
+  if (typeof v === 'boolean') return { BOOL: v };
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) throw new SluiceError(`column ${where} holds ${v}, which DynamoDB cannot store as a number: filter or replace non-finite values before the sink`);
+    return { N: String(v) };
+  }
+  if (Array.isArray(v)) return { L: v.map((x, i) => toAttr(x, `${where}[${i}]`)) };
+  const m: Record<string, AttributeValue> = {};
+  for (const [k, x] of Object.entries(v)) m[k] = toAttr(x, `${where}.${k}`);
+  return { M: m };
+}
+
+export function fromAttr(a: AttributeValue): Json {
+  if (a.NULL) return null;
+  if (a.S !== undefined) return a.S;
+  if (a.N !== undefined) return Number(a.N);
+  if (a.BOOL !== undefined) return a.BOOL;
+  if (a.L !== undefined) return a.L.map(fromAttr);
+  if (a.M !== undefined) {
+    const out: Record<string, Json> = {};
+    for (const [k, x] of Object.entries(a.M)) out[k] = fromAttr(x);
+    return out;
+  }
+  throw new SluiceError(`unexpected DynamoDB attribute type ${Object.keys(a).join(',')}: the item was not written by sluice`);
+}
+
+export function fromItem(item: Item): DynamoDbSinkItem {
+  const row: OutputRow = {};
+  for (const [k, v] of Object.entries(item)) {
+    if ((RESERVED_ATTRIBUTES as readonly string[]).includes(k)) continue;
+    row[k] = fromAttr(v);
+  }
+  return { key: item.sk.S!, batchId: Number(item.batchId?.N ?? -1), queryId: item.queryId?.S ?? '', row };
+}
+
+/** AWS's rule for a transactional write: 2 WCU per KB of the item, rounded up. */
+export function transactionalWriteUnits(item: Item): number {
+  return 2 * Math.max(1, Math.ceil(itemSize(item) / 1024));
+}
+
+export function reservedColumn(col: string): InvalidOptionError {
+  return new InvalidOptionError(
+    `output column \`${col}\` has a name the DynamoDB sink uses itself (${RESERVED_ATTRIBUTES.join(', ')}): rename it in the query, e.g. withColumnRenamed("${col}", "${col}_value")`,
+  );
+}
+
+export function checkColumns(columns: readonly string[]): void {
+  for (const c of columns) if ((RESERVED_ATTRIBUTES as readonly string[]).includes(c)) throw reservedColumn(c);
+}
+
+export function checkQueryKey(qk: string): void {
+  if (typeof qk !== 'string' || qk === '' || qk.includes('#') || qk.length > 200) {
+    throw new InvalidOptionError(`DynamoDbSink queryKey ${JSON.stringify(qk)} must be 1 to 200 characters without "#": it names the query's rows in the table, e.g. "orders-per-minute"`);
+  }
+}
+
+export function checkBatchId(batchId: number): void {
+  if (!Number.isSafeInteger(batchId) || batchId < 0) {
+    throw new InvalidOptionError(`batch ID ${batchId} is not a non-negative integer: batch IDs count up from 0`);
+  }
+}
+
+/** The option's value, or its default; InvalidOptionError unless a positive integer. */
+export function positiveInt(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value <= 0) throw new InvalidOptionError(`DynamoDbSink ${name} (${value}) must be a positive integer: leave it out for ${fallback}`);
+  return value;
+}
+
+export function pad(n: number, width: number): string {
+  return String(n).padStart(width, '0');
+}
+
+export function range(n: number): number[] {
+  return Array.from({ length: n }, (_, i) => i);
+}

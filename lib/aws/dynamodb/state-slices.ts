@@ -1,0 +1,314 @@
+/**
+ * What DynamoDbStateStore (state-store.ts) stands on: its options, checked; the heads, manifests
+ * and pages of its slices (per operator and partition, in the packed layout of state-layout.ts),
+ * read through its caches; and every request it sends, counted and retried. The commit
+ * (state-commit.ts) and the reads (state-store.ts) are built on it.
+ */
+import { BatchGetItemCommand, BatchWriteItemCommand, type DynamoDBClient, GetItemCommand, type WriteRequest } from '@aws-sdk/client-dynamodb';
+import { InvalidOptionError, SluiceError } from '../../engine/errors';
+import { type Clock, type OperatorStateSpec, type StateKey, systemClock } from '../../engine/ports';
+import { mapLimit } from '../request/concurrency';
+import { RetryableResult, type RetryPolicy, retryPolicy } from '../request/retry';
+import { BATCH_GET_MAX, checkClient, checkTableName, type Item, sendDynamoDb } from './requests';
+import { type Head, LAYOUT_FORMAT, legacyDirectoryKey, type Manifest, type ManifestRef, PAGE_TARGET_BYTES, type PageEntry, type PageRef, parseHead, parseManifest, parsePage, SliceKeys, type StoredLayout } from './state-layout';
+import type { DynamoDbStateStoreOptions } from './state-store-options';
+
+/** 50 days: a live page is rewritten after 16 2/3 days, so a version is readable for 33 days, and replays are allowed for 30 (as long as the sink's and guard's markers live). */
+const DEFAULT_TTL_SECONDS = 50 * 24 * 3600;
+
+/** The slices of a DynamoDbStateStore, their caches and its requests (its versioning: state-commit.ts, state-store.ts). */
+export abstract class DynamoDbStateSlices {
+  readonly description: string;
+  readonly namespace: string;
+  readonly partitions: number;
+  protected readonly client: DynamoDBClient;
+  protected readonly tableName: string;
+  protected readonly maxConcurrency: number;
+  protected readonly ttlSeconds: number;
+  protected readonly clock: Clock;
+  private readonly retry: RetryPolicy;
+  protected readonly compressAboveBytes: number;
+  private readonly cacheMaxEntries: number;
+  protected readonly pageFillBytes: number;
+
+  /** Heads by slice, as read or as this store last wrote them (null: none). */
+  protected readonly heads = new Map<string, Head | null>();
+  /** Manifests by slice and ref (immutable). */
+  protected readonly manifests = new Map<string, Manifest>();
+  /** Page entries by slice and page ref (immutable), oldest first. */
+  private readonly pages = new Map<string, PageEntry[]>();
+  private cachedEntries = 0;
+  /** Operators checked for state of the per-key layout. */
+  private readonly legacyChecked = new Set<string>();
+  protected counters = { reads: 0, writes: 0, pagesWritten: 0, evictionPagesWritten: 0, pageBytesWritten: 0, changedBytes: 0, requests: 0, readRequests: 0, writeRequests: 0, retries: 0 };
+
+  constructor(opts: DynamoDbStateStoreOptions) {
+    checkClient(opts.client, 'DynamoDbStateStore');
+    checkTableName(opts.tableName, 'DynamoDbStateStore tableName');
+    if (typeof opts.namespace !== 'string' || opts.namespace === '' || opts.namespace.includes('#')) {
+      throw new InvalidOptionError(`DynamoDbStateStore namespace (${JSON.stringify(opts.namespace)}) must be non-empty and free of '#', which separates the parts of the partition key: use the query id`);
+    }
+    this.client = opts.client;
+    this.tableName = opts.tableName;
+    this.namespace = opts.namespace;
+    this.partitions = intOption('partitions', opts.partitions, 1, 1);
+    this.maxConcurrency = intOption('maxConcurrency', opts.maxConcurrency, 8, 1);
+    this.ttlSeconds = intOption('ttlSeconds', opts.ttlSeconds, DEFAULT_TTL_SECONDS, 3);
+    this.compressAboveBytes = intOption('compressAboveBytes', opts.compressAboveBytes, 0, 0);
+    this.cacheMaxEntries = intOption('cacheMaxEntries', opts.cacheMaxEntries, 250_000, 0);
+    this.pageFillBytes = intOption('pageFillBytes', opts.pageFillBytes, PAGE_TARGET_BYTES, 200);
+    if (this.pageFillBytes > PAGE_TARGET_BYTES) {
+      throw new InvalidOptionError(`DynamoDbStateStore pageFillBytes (${this.pageFillBytes}) must be at most ${PAGE_TARGET_BYTES}: a write unit covers 1 KB of item`);
+    }
+    this.clock = opts.clock ?? systemClock;
+    this.retry = retryPolicy(opts, 'DynamoDbStateStore');
+    this.description = `dynamodb://${this.tableName}/${this.namespace}`;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Heads and manifests
+
+  protected sliceKeys(op: OperatorStateSpec, partitions?: readonly number[]): SliceKeys[] {
+    const all = Array.from({ length: this.partitions }, (_, p) => p);
+    return (partitions === undefined ? all : all.filter((p) => partitions.includes(p))).map((p) => new SliceKeys(this.namespace, op.operatorId, p));
+  }
+
+  protected partitionOf(op: OperatorStateSpec, key: StateKey): number {
+    const p = key.partition ?? 0;
+    if (!Number.isInteger(p) || p < 0 || p >= this.partitions) {
+      throw new SluiceError(
+        `state key of operator \`${op.operatorId}\` has partition ${p}, but ${this.description} has ${this.partitions} partitions: the query's statePartitions and the store's partitions must be the same number`,
+      );
+    }
+    return p;
+  }
+
+  /** The head of a slice (cached once read or written by this store), its layout checked. */
+  protected async headOf(op: OperatorStateSpec, keys: SliceKeys): Promise<Head | null> {
+    const id = sliceId(keys);
+    if (this.heads.has(id)) return this.heads.get(id)!;
+    const out = await this.send('read', 'GetItem', () =>
+      this.client.send(new GetItemCommand({ TableName: this.tableName, Key: keys.head(), ConsistentRead: true })),
+    );
+    const head = out.Item ? parseHead(out.Item) : null;
+    if (head) {
+      this.counters.reads += 1;
+      this.checkLayout(op, keys, head.layout);
+    } else {
+      await this.checkNoLegacyState(op);
+    }
+    this.heads.set(id, head);
+    return head;
+  }
+
+  /** The manifest ref visible at `version` (null: the slice was empty then). */
+  protected refAt(op: OperatorStateSpec, keys: SliceKeys, head: Head | null, version: number): ManifestRef | null {
+    if (head === null) return null;
+    if (head.version <= version) return head.cur;
+    if (head.prev === null || head.prev.v <= version) return head.prev;
+    throw new SluiceError(
+      `state of operator \`${op.operatorId}\` partition ${keys.partition} in ${this.description} is no longer retained at version ${version} (the store keeps versions ${head.prev.v} and ${head.version}): only the last committed version and the one before it are readable, so this is a bug in the caller: report it`,
+      { details: { operatorId: op.operatorId, version, current: head.version, previous: head.prev.v } },
+    );
+  }
+
+  protected async manifestAt(op: OperatorStateSpec, keys: SliceKeys, version: number): Promise<{ manifest: Manifest; layout: StoredLayout } | null> {
+    const head = await this.headOf(op, keys);
+    const ref = this.refAt(op, keys, head, version);
+    if (ref === null || head === null) return null;
+    return { manifest: await this.loadManifest(keys, ref), layout: head.layout };
+  }
+
+  protected async loadManifest(keys: SliceKeys, ref: ManifestRef): Promise<Manifest> {
+    const cacheKey = `${sliceId(keys)}@${refId(ref)}`;
+    const cached = this.manifests.get(cacheKey);
+    if (cached) return cached;
+    const wanted = Array.from({ length: ref.c }, (_, i) => keys.manifestChunk(ref, i));
+    const found = await this.batchGet(wanted, `manifest ${refId(ref)} of ${keys.prefix}`);
+    const manifest = parseManifest(wanted.map((k) => found.get(itemKey(k))!));
+    // Keep the last two manifests per slice: those a commit and a replay read.
+    for (const key of [...this.manifests.keys()]) if (key.startsWith(`${sliceId(keys)}@`) && this.manifests.size > 2 * this.partitions) this.manifests.delete(key);
+    this.manifests.set(cacheKey, manifest);
+    return manifest;
+  }
+
+  /** Layout and partition count must match. */
+  private checkLayout(op: OperatorStateSpec, keys: SliceKeys, stored: StoredLayout): void {
+    if (stored.format !== LAYOUT_FORMAT || stored.partitions !== this.partitions || stored.fixedEviction !== op.fixedEviction) {
+      throw new SluiceError(
+        `state of operator \`${op.operatorId}\` partition ${keys.partition} in ${this.description} was written with ${describeLayout(stored)}, not partitions=${this.partitions}, fixedEviction=${op.fixedEviction}: a layout is fixed with the checkpoint, so pass the original statePartitions or use a new checkpoint (and so a new namespace)`,
+        { details: { operatorId: op.operatorId, stored } },
+      );
+    }
+  }
+
+  /** Refuses a namespace that holds state of the per-key layout (sluice before the packed layout). */
+  private async checkNoLegacyState(op: OperatorStateSpec): Promise<void> {
+    if (this.legacyChecked.has(op.operatorId)) return;
+    const out = await this.send('read', 'GetItem', () =>
+      this.client.send(new GetItemCommand({ TableName: this.tableName, Key: legacyDirectoryKey(this.namespace, op.operatorId), ProjectionExpression: 'pk' })),
+    );
+    if (out.Item) {
+      throw new SluiceError(
+        `state of operator \`${op.operatorId}\` in ${this.description} is in the per-key layout of an earlier sluice, which this version does not read: finish with the earlier version, or start a new checkpoint location (a new query id) and backfill`,
+      );
+    }
+    this.legacyChecked.add(op.operatorId);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Pages
+
+  /** The entries of these pages of a slice, from the cache or BatchGetItem. */
+  protected async loadPages(keys: SliceKeys, refs: string[]): Promise<Map<string, PageEntry[]>> {
+    const out = new Map<string, PageEntry[]>();
+    const missing: string[] = [];
+    for (const ref of new Set(refs)) {
+      const cacheKey = `${sliceId(keys)}@${ref}`;
+      const hit = this.pages.get(cacheKey);
+      if (hit) {
+        this.pages.delete(cacheKey);
+        this.pages.set(cacheKey, hit);
+        out.set(ref, hit);
+      } else missing.push(ref);
+    }
+    if (missing.length === 0) return out;
+    const found = await this.batchGet(missing.map((ref) => keys.page(ref)), `pages of ${keys.prefix}`);
+    for (const ref of missing) {
+      const item = found.get(itemKey(keys.page(ref)))!;
+      const entries = parsePage(item, `${keys.prefix} ${ref}`);
+      out.set(ref, entries);
+      this.remember(`${sliceId(keys)}@${ref}`, entries);
+    }
+    return out;
+  }
+
+  protected remember(cacheKey: string, entries: PageEntry[]): void {
+    if (this.pages.has(cacheKey)) return;
+    this.pages.set(cacheKey, entries);
+    this.cachedEntries += entries.length;
+    while (this.cachedEntries > this.cacheMaxEntries && this.pages.size > 0) {
+      const [oldest, dropped] = this.pages.entries().next().value as [string, PageEntry[]];
+      this.pages.delete(oldest);
+      this.cachedEntries -= dropped.length;
+    }
+  }
+
+  /**
+   * These items, every one of which must exist (a head names them): BatchGetItem, eventually
+   * consistent; keys it leaves unprocessed are asked for again; keys not found are asked for once
+   * more with a strongly consistent read, then reported as removed.
+   */
+  private async batchGet(wanted: Item[], what: string): Promise<Map<string, Item>> {
+    const found = new Map<string, Item>();
+    const read = async (keys: Item[], consistent: boolean) => {
+      await mapLimit(chunk(keys, BATCH_GET_MAX), this.maxConcurrency, async (batch) => {
+        let left: Item[] = batch;
+        await this.send('read', 'BatchGetItem', async () => {
+          const res = await this.client.send(new BatchGetItemCommand({ RequestItems: { [this.tableName]: { Keys: left, ConsistentRead: consistent } } }));
+          for (const item of res.Responses?.[this.tableName] ?? []) {
+            found.set(itemKey(item), item);
+            this.counters.reads += 1;
+          }
+          left = res.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
+          if (left.length > 0) throw new RetryableResult(`left ${left.length} keys unprocessed`, { table: this.tableName });
+        });
+      });
+    };
+    await read(wanted, false);
+    const absent = wanted.filter((k) => !found.has(itemKey(k)));
+    if (absent.length > 0) await read(absent, true);
+    const gone = wanted.filter((k) => !found.has(itemKey(k)));
+    if (gone.length > 0) {
+      throw new SluiceError(
+        `${gone.length} of the ${what} in ${this.description} that the state's head names are missing (first: ${gone[0].sk.S}): DynamoDB TTL removed them (the pipeline did not run for ${Math.round(this.ttlSeconds / 86400)} days) or they were deleted: restore the table (point-in-time recovery) or start a new checkpoint and backfill`,
+        { details: { missing: gone.length, first: gone[0].sk.S } },
+      );
+    }
+    return found;
+  }
+
+  protected async batchWrite(items: Item[]): Promise<void> {
+    let requests: WriteRequest[] = items.map((Item) => ({ PutRequest: { Item } }));
+    // Unprocessed items (throttling) are sent again, with backoff.
+    await this.send('write', 'BatchWriteItem', async () => {
+      const res = await this.client.send(new BatchWriteItemCommand({ RequestItems: { [this.tableName]: requests } }));
+      const left = res.UnprocessedItems?.[this.tableName] ?? [];
+      this.counters.writes += requests.length - left.length;
+      requests = left;
+      if (left.length > 0) throw new RetryableResult(`left ${left.length} items unprocessed`, { table: this.tableName });
+    });
+  }
+
+  protected validateOp(op: OperatorStateSpec): void {
+    if (!op.operatorId || op.operatorId.includes('#')) {
+      throw new SluiceError(`state operatorId (${JSON.stringify(op.operatorId)}) must be non-empty and free of '#': use ids like "agg0"`);
+    }
+    if (!Number.isSafeInteger(op.evictionGranularityMs) || op.evictionGranularityMs <= 0) {
+      throw new SluiceError(
+        `evictionGranularityMs (${op.evictionGranularityMs}) of operator \`${op.operatorId}\` must be a positive integer number of milliseconds, e.g. the window slide`,
+      );
+    }
+  }
+
+  /** One DynamoDB request, counted at every HTTP attempt and retried through withRetry. */
+  protected send<T>(kind: 'read' | 'write', operation: string, call: () => Promise<T>): Promise<T> {
+    return sendDynamoDb(
+      this.retry,
+      `DynamoDB ${operation} on table ${this.tableName}`,
+      () => {
+        this.counters.requests += 1;
+        if (kind === 'read') this.counters.readRequests += 1;
+        else this.counters.writeRequests += 1;
+        return call();
+      },
+      () => (this.counters.retries += 1),
+    );
+  }
+}
+
+// -----------------------------------------------------------------------------------------------
+// Helpers
+
+/** The index of the page covering `hash`: the last with lo <= hash (pages[0].lo is 0). */
+export function locate(pages: readonly PageRef[], hash: number): number {
+  let lo = 0;
+  let hi = pages.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (pages[mid].lo <= hash) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+export function sliceId(keys: SliceKeys): string {
+  return keys.prefix;
+}
+
+export function refId(ref: ManifestRef): string {
+  return `${ref.v}.${ref.w}`;
+}
+
+function itemKey(item: Item): string {
+  return `${item.pk.S}\u0000${item.sk.S}`;
+}
+
+function describeLayout(l: StoredLayout): string {
+  return `format=${l.format}, partitions=${l.partitions}, fixedEviction=${l.fixedEviction}`;
+}
+
+export function chunk<T>(xs: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < xs.length; i += size) out.push(xs.slice(i, i + size));
+  return out;
+}
+
+/** The option's value, or its default; InvalidOptionError unless an integer of at least `min`. */
+function intOption(name: string, value: number | undefined, fallback: number, min: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < min) {
+    throw new InvalidOptionError(`DynamoDbStateStore ${name} (${value}) must be an integer of at least ${min}: leave it out for ${fallback}`);
+  }
+  return value;
+}

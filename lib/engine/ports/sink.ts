@@ -1,0 +1,60 @@
+import type { ColumnType } from '../schema';
+import type { LeaseHandle } from './lease';
+import type { OutputRow } from './values';
+
+export interface SinkContext {
+  readonly queryId: string;
+  readonly queryName: string;
+  readonly outputMode: 'append' | 'update' | 'complete';
+  /** Output column order, for sinks that care. */
+  readonly columns: string[];
+  /**
+   * The type of each output column, by name, for sinks that write typed files (Parquet): a
+   * schema type, or WINDOW for the `{start, end}` timestamps of a window()/session_window() key.
+   * Filled by the executor; optional for sinks that only need `columns`.
+   */
+  readonly columnTypes?: Readonly<Record<string, OutputColumnType>>;
+  /** Grouping columns of the output (the upsert key), empty for stateless/dedup queries. */
+  readonly keyColumns: string[];
+  /** The run's lease, when it holds one: sinks may fence their writes on its token. */
+  readonly lease?: LeaseHandle;
+  /**
+   * Told after each durable piece of a batch's write (a DynamoDB transaction, an S3 object, a
+   * guarded foreachBatch effect), in order, from 0. Sinks that write in several pieces call it;
+   * the `mid-sink` crash decorator throws from it after piece 0 (lib/engine/testing/crash.ts).
+   */
+  readonly onPieceWritten?: (index: number) => void;
+}
+
+/** An output column's type: a schema type, or WINDOW (a struct of two TIMESTAMPs, start and end). */
+export type OutputColumnType = ColumnType | 'WINDOW';
+
+export interface Sink {
+  readonly description: string;
+  /** Idempotent per batch ID: a replay of batchId changes nothing it already wrote. */
+  addBatch(batchId: number, rows: OutputRow[], ctx: SinkContext): Promise<void>;
+  /**
+   * The batch's rows a chunk at a time, for a sink that writes as they come: the executor streams
+   * a batch this way when its query has no stateful operator (and the sink has this method), so
+   * that its memory follows one chunk, not the batch; otherwise it collects the rows and calls
+   * addBatch. Optional.
+   *
+   * The iterable is pulled: the executor reads and stages the next source chunk only when the sink
+   * asks for it, so a sink that finishes with a chunk before it asks for the next holds one. The
+   * sink must take every chunk (the executor fails the batch if it returns before the end), and an
+   * error of the read (the source failed) comes out of the iterable: what the sink wrote of the
+   * batch stays, and the replay writes the rest.
+   *
+   * Replays: idempotent per batch ID, as addBatch. A replay of the batch yields the same chunks,
+   * with the same rows in the same order (the source reads the same offsets in the same order, and
+   * the stages are row by row; empty chunks are left out), so a sink may name what it writes by
+   * position (the DynamoDB sink's chunk markers, the S3 file sinks' objects); a replay whose
+   * content differs from what a previous attempt recorded must fail loudly, never be skipped.
+   */
+  addBatchChunks?(batchId: number, chunks: AsyncIterable<OutputRow[]>, ctx: SinkContext): Promise<void>;
+  /**
+   * How long (ms) the records that make a replay skip what it wrote (markers) live, when not
+   * forever: the executor refuses a replay of a batch planned longer ago.
+   */
+  readonly retentionMs?: number;
+}
