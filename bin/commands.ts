@@ -14,6 +14,7 @@ import { connectionFromEnv, createClients } from '../lib/aws/clients';
 import type { AwsConnection } from '../lib/aws/config';
 import { buildExecutor, describeSink, parseS3Uri, parseSinkUri, type PipelineConfig, type S3Location, type SinkLocation, type SourceLocation } from '../lib/aws/pipeline';
 import { S3CheckpointStore } from '../lib/aws/s3/checkpoint';
+import { keyRoot } from '../lib/aws/s3/requests';
 import { parseShortDuration } from '../lib/observe/format';
 import type { ArrivalSample } from '../lib/observe/lateness';
 import type { LatenessSection } from '../lib/observe/report';
@@ -156,6 +157,24 @@ function locationsOf(plan: QueryPlan, o: { source?: string; checkpoint?: string;
   return { source, checkpoint, sink };
 }
 
+/** The identity a run records for a source in its checkpoint (Source.description): s3://bucket/prefix/ or kinesis://stream. */
+function sourceIdentity(loc: SourceLocation): string {
+  return loc.kind === 's3' ? `s3://${loc.bucket}/${keyRoot(loc.prefix)}` : `kinesis://${loc.streamName}`;
+}
+
+/**
+ * Refuses to report on a checkpoint created for another source than the one the command names
+ * (--source, or the query's load path): the default checkpoint does not depend on the source, so
+ * it would describe the old prefix's runs as the new one's.
+ */
+async function checkCheckpointSource(store: S3CheckpointStore, source: SourceLocation | null): Promise<void> {
+  if (!source) return;
+  const stored = (await store.head()).metadata?.sources?.[0];
+  const given = sourceIdentity(source);
+  if (stored === undefined || stored === given) return;
+  throw new InvalidOptionError(`checkpoint ${store.description} belongs to the source ${stored}, not ${given}: name that source (--source ${stored}), or the checkpoint of ${given} (--checkpoint)`);
+}
+
 function sourceFromUri(uri: string): SourceLocation {
   const kinesis = /^kinesis:\/\/([A-Za-z0-9_.-]{1,128})$/.exec(uri.trim());
   return kinesis ? { kind: 'kinesis', streamName: kinesis[1] } : { kind: 's3', ...parseS3Uri(uri, '--source') };
@@ -256,11 +275,13 @@ export async function status(modulePath: string | undefined, o: StatusCliOptions
   if (!modulePath && !o.checkpoint) {
     throw new InvalidOptionError('sluice status needs the query module (as for sluice run) or --checkpoint s3://bucket/prefix: write e.g. sluice status src/query.ts');
   }
-  const checkpoint = modulePath ? locationsOf(await loadPlan(modulePath), o).checkpoint : parseS3Uri(o.checkpoint!, '--checkpoint');
+  const plan = modulePath ? await loadPlan(modulePath) : null;
+  const checkpoint = plan ? locationsOf(plan, o).checkpoint : parseS3Uri(o.checkpoint!, '--checkpoint');
   const { conn, stack } = await connect(o.aws, ['s3'], o.dataDir);
   const clients = createClients(conn);
   try {
     const store = new S3CheckpointStore({ client: clients.s3, bucket: checkpoint.bucket, prefix: checkpoint.prefix });
+    await checkCheckpointSource(store, sourceOf(o, plan));
     const { records, tip } = await loadStatus(store);
     const a = analyseStatus(records, {
       nowMs: Date.now(),
@@ -472,6 +493,7 @@ export async function reportCommand(modulePath: string | undefined, o: ReportCli
   const { conn, stack } = await connect(o.aws, services, o.dataDir);
   try {
     const store = new S3CheckpointStore({ client: createClients(conn).s3, bucket: checkpoint.bucket, prefix: checkpoint.prefix, conditionalWrites: false });
+    await checkCheckpointSource(store, sourceOf(o, plan));
     const records = await loadProgressHistory(store);
     if (records.length === 0) {
       throw new InvalidOptionError(`${store.description} holds no progress records: run the query first (sluice run), or point --checkpoint at its checkpoint`);

@@ -125,6 +125,21 @@ describe('sluice status on a checkpoint in S3', () => {
     expect(r.stdout).toMatch(/^verdict: failing: batch 1 has offsets but no commit \(planned 40m( \d+s)? ago\)/m);
   });
 
+  it('refuses a checkpoint created for another source than --source names, in status and report alike', async () => {
+    const prefix = `checkpoints/${uniqueName('other-source')}`;
+    await writeCheckpoint(prefix, figures.slice(0, 2).map(progressRecord));
+    const store = new S3CheckpointStore({ client: testClients().s3, bucket, prefix, conditionalWrites: false });
+    await store.writeMetadata({ id: 'query-1', name: 'q', createdAtMs: at(60), shape: null, shapeFingerprint: 'f', sources: [`s3://${bucket}/landing-b/`] });
+    for (const command of ['status', 'report']) {
+      const other = await sluice(command, '--checkpoint', `s3://${bucket}/${prefix}`, '--source', `s3://${bucket}/landing-a`);
+      expect(other.code).toBe(2);
+      expect(other.stderr).toContain(`belongs to the source s3://${bucket}/landing-b/, not s3://${bucket}/landing-a/`);
+    }
+    // its own source: reported as usual
+    const same = await sluice('status', '--checkpoint', `s3://${bucket}/${prefix}`, '--source', `s3://${bucket}/landing-b`);
+    expect(same.code).toBe(0);
+  });
+
   it('a checkpoint with nothing in it', async () => {
     const r = await sluice('status', '--checkpoint', `s3://${bucket}/checkpoints/${uniqueName('empty')}`);
     expect(r.code).toBe(0);
