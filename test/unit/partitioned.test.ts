@@ -142,6 +142,18 @@ describe('when a batch is split into tasks', () => {
     expect((await p.checkpoint.head()).latestCommitBatch).toBe(1);
   });
 
+  it('fails a task on a shuffle object that is cut short or foreign, naming the object', async () => {
+    const p = ports();
+    p.source.add('f0.json', [{ user: 'a', t: at(1) }]);
+    const handler = partitionedTasks(() => new PartitionedRun(p));
+    await handler({ action: 'plan', runId: 'r' });
+    const text = p.shuffle.blobs.get('0/plan')!;
+    p.shuffle.blobs.set('0/plan', text.slice(0, text.length - 5));
+    await expect(handler({ action: 'read', runId: 'r', batchId: 0, split: 0 })).rejects.toThrow(/shuffle object 0\/plan is not valid JSON .*delete the run's shuffle objects of this batch/);
+    p.shuffle.blobs.set('0/plan', JSON.stringify({ something: 'else' }));
+    await expect(handler({ action: 'read', runId: 'r', batchId: 0, split: 0 })).rejects.toThrow(/shuffle object 0\/plan is not a batch's task plan/);
+  });
+
   it('stops a second run while the first holds the lease', async () => {
     const p = ports();
     p.source.add('f0.json', [{ user: 'a', t: at(1) }]);
