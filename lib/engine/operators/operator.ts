@@ -1,8 +1,8 @@
 /**
- * The stateful operators' contract with the executor, and the choice of operator for a query:
- * windowed or grouped aggregation (aggregate.ts), session windows (session.ts), deduplication
- * (dedup.ts), stream-stream joins (stream-join.ts). Each processes one micro-batch against the
- * state store with Spark's rules:
+ * The stateful operators' contract with the run core (registry.ts picks the operator of a plan's
+ * stateful step: windowed or grouped aggregation in aggregate.ts, session windows in session.ts,
+ * deduplication in dedup.ts, stream-stream joins in stream-join.ts). Each processes one
+ * micro-batch against the state store with Spark's rules:
  *
  *   late rows    filtered with the previous batch's watermark (lateWm), `<=` is late
  *   eviction     with this batch's own watermark (evictWm), after the batch's rows are applied
@@ -13,15 +13,10 @@
  * Within a batch everything is aggregated in memory first, so state reads and writes scale with
  * the distinct keys the batch touches, not with its rows.
  */
-import { compileAgg } from '../aggregates';
 import type { Json, OperatorStateSpec, Row, StateChange, StateStore } from '../ports';
-import type { OutputMode, SessionKey, StatefulSpec } from '../plan/types';
+import type { OutputMode } from '../plan/types';
 import type { ColumnInfo } from '../plan/columns';
 import type { JoinSides } from '../plan/chain';
-import { AggregateOperator } from './aggregate';
-import { DedupOperator } from './dedup';
-import { SessionOperator } from './session';
-import { StreamJoinOperator } from './stream-join';
 import type { BatchMeta } from './batch';
 
 /**
@@ -78,15 +73,4 @@ export interface OperatorConfig {
   readonly statePartitions?: number;
   /** A stream-stream join's right side and state watermarks (plan/chain.ts operatorChain). */
   readonly join?: JoinSides;
-}
-
-export function createOperator(spec: StatefulSpec, cfg: OperatorConfig): StatefulOperator {
-  if (spec.kind === 'dedup') return new DedupOperator(spec, cfg);
-  if (spec.kind === 'streamJoin') {
-    if (!cfg.join) throw new Error(`operator ${cfg.operatorId}: a stream-stream join needs its sides (operatorChain's join)`);
-    return new StreamJoinOperator(spec, cfg.join, cfg);
-  }
-  const session = spec.keys.find((k): k is SessionKey => k.kind === 'session');
-  if (session) return new SessionOperator(spec.keys, spec.aggs.map(compileAgg), session, cfg);
-  return new AggregateOperator(spec.keys, spec.aggs.map(compileAgg), cfg);
 }

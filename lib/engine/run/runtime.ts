@@ -6,7 +6,8 @@
 import { createHash } from 'node:crypto';
 import { SluiceError } from '../errors';
 import { JoinTables, planStages } from '../join';
-import { createOperator, type StatefulOperator } from '../operators/operator';
+import type { StatefulOperator } from '../operators/operator';
+import { createOperator } from '../operators/registry';
 import type { Clock, Json, OutputColumnType, ReadOptions, Row, SinkContext, Source } from '../ports';
 import { systemClock } from '../ports';
 import { type ChainedOperator, operatorChain, outputColumns } from '../plan/chain';

@@ -1,0 +1,22 @@
+/**
+ * Which operator runs a plan's stateful step: the one place that knows every operator, so a new
+ * operator touches this file and its own (operator.ts holds the contract they implement).
+ */
+import { compileAgg } from '../aggregates';
+import type { SessionKey, StatefulSpec } from '../plan/types';
+import { AggregateOperator } from './aggregate';
+import { DedupOperator } from './dedup';
+import type { OperatorConfig, StatefulOperator } from './operator';
+import { SessionOperator } from './session';
+import { StreamJoinOperator } from './stream-join';
+
+export function createOperator(spec: StatefulSpec, cfg: OperatorConfig): StatefulOperator {
+  if (spec.kind === 'dedup') return new DedupOperator(spec, cfg);
+  if (spec.kind === 'streamJoin') {
+    if (!cfg.join) throw new Error(`operator ${cfg.operatorId}: a stream-stream join needs its sides (operatorChain's join)`);
+    return new StreamJoinOperator(spec, cfg.join, cfg);
+  }
+  const session = spec.keys.find((k): k is SessionKey => k.kind === 'session');
+  if (session) return new SessionOperator(spec.keys, spec.aggs.map(compileAgg), session, cfg);
+  return new AggregateOperator(spec.keys, spec.aggs.map(compileAgg), cfg);
+}
