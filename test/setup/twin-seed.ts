@@ -1,5 +1,5 @@
 /**
- * One seed for the in-memory twins' shuffled orders in every worker (lib/engine/testing/memory.ts),
+ * One seed for the in-memory twins' shuffled orders in every worker (lib/engine/testing/twins.ts),
  * set in Jest's main process before any test file (workers inherit the environment); a seed
  * given in SLUICE_TWIN_SEED is kept. test/setup/twin-seed-reporter.js prints it when a test
  * fails, to reproduce the run.

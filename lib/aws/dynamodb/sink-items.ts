@@ -38,7 +38,7 @@ export interface SessionOfRow {
   readonly end: string;
 }
 
-/** The output column of a session window (lib/engine/executor.ts names it so). */
+/** The output column of a session window (lib/engine/run/runtime.ts names it so). */
 const SESSION_COLUMN = 'session_window';
 
 export interface Chunk {
