@@ -58,16 +58,19 @@ import {
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { METRIC_DIMENSION } from '../aws/lambda/emf';
-import { createPipelineAlarms, createPipelineDashboard, type AlarmName, type AlarmSources } from './alarms';
+import type { AlarmName } from './alarm-props';
+import { createPipelineAlarms, type AlarmSources } from './alarms';
 import { GRANTED_ACTIONS, grantS3, invalid, type PipelineDefaults, type S3Place } from './binding';
 import { LAMBDA_BUNDLING } from './lambda-bundling';
 import type { AvailableNowPipelineProps } from './pipeline-props';
 import { checkNoOverlap, resolveProps } from './pipeline-resolve';
 import { ScaleOut } from './scale-out';
+import { createPipelineDashboard } from './pipeline-dashboard';
 import { PipelineSink } from './sinks';
 import { PipelineSource } from './sources';
 
-export { STATE_GROWTH_EXPRESSION, type AlarmName, type LegacyAlarmProps, type PipelineAlarmsProps } from './alarms';
+export { type AlarmName, type LegacyAlarmProps, type PipelineAlarmsProps } from './alarm-props';
+export { STATE_GROWTH_EXPRESSION } from './alarms';
 export { GRANTED_ACTIONS, type PipelineDefaults, type S3Place } from './binding';
 export { NO_RETRY, ScaleOut, TASK_RETRY, type PipelineParallelism, type ResolvedParallelism } from './scale-out';
 export { PipelineSink, outputColumnTypes, type BoundSink, type FileSinkOptions, type GlueTableOptions, type ParquetSinkOptions } from './sinks';

@@ -1,6 +1,6 @@
 /** The props of the AvailableNowPipeline construct (available-now-pipeline.ts). */
 import type { Duration, RemovalPolicy, aws_cloudwatch as cloudwatch, aws_dynamodb as dynamodb, aws_lambda as lambda, aws_logs as logs, aws_s3 as s3, aws_sqs as sqs } from 'aws-cdk-lib';
-import type { LegacyAlarmProps, PipelineAlarmsProps } from './alarms';
+import type { LegacyAlarmProps, PipelineAlarmsProps } from './alarm-props';
 import type { PipelineParallelism } from './scale-out';
 import type { PipelineSink } from './sinks';
 import type { PipelineStaticTable } from './static-tables';
@@ -170,7 +170,7 @@ export interface AvailableNowPipelineProps extends LegacyAlarmProps {
   /** Actions (e.g. `new SnsAction(topic)`) for every alarm. @default none */
   readonly alarmActions?: cloudwatch.IAlarmAction[];
   /**
-   * Each alarm's threshold, or `false` to turn it off (lib/infra/alarms.ts documents every one):
+   * Each alarm's threshold, or `false` to turn it off (lib/infra/alarm-props.ts documents every one):
    * `runFailed`, `batchDuration`, `runDuration`, `noInput`, `stateRowsGrowing`, `stateRowsAbove`
    * (off unless given), `lateRowsDropped`, `deadLetters`, `fallingBehind`, `failureQueueNotEmpty`.
    * @default every alarm but stateRowsAbove on, with its defaults
