@@ -37,7 +37,7 @@ const RUNS_PER_MONTH = 2_880; // 30 days x 96 runs a day
 const HOURS_PER_MONTH = 720; // the same 30 days
 const SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600;
 const EVENTS_PER_SECOND = 1_000;
-/** The construct's default memory (lib/infra/available-now-pipeline.ts, lambdaMemoryMiB). */
+/** The construct's default memory (lib/infra/pipeline-props.ts, lambdaMemoryMiB). */
 const LAMBDA_MEMORY_MIB = 1024;
 /** How long the state store's pages and manifests live (README: ttlSeconds, 50 days): how long a TTL'd item is stored. */
 const TTL_DAYS = 50;

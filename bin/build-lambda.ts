@@ -10,7 +10,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { build } from 'esbuild';
-import { DEFAULT_ENTRY, LAMBDA_BUNDLING } from '../lib/infra/available-now-pipeline';
+import { DEFAULT_ENTRY, LAMBDA_BUNDLING } from '../lib/infra/lambda-bundling';
 
 function usage(message: string): never {
   process.stderr.write(`${message}\nusage: npx tsx bin/build-lambda.ts [entry.ts] [--outdir <dir>]\n`);

@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { buildSync } from 'esbuild';
-import { LAMBDA_BUNDLING } from '../../lib/infra/available-now-pipeline';
+import { LAMBDA_BUNDLING } from '../../lib/infra/lambda-bundling';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 

@@ -1,7 +1,8 @@
 /**
- * CDK assertions on the pipeline's alarms and dashboard (lib/infra/alarms.ts). The stacks skip
- * bundling (no esbuild), so each synth takes milliseconds. Expected thresholds are computed here
- * from the schedule, the timeout and the documented defaults, not read off the template.
+ * CDK assertions on the pipeline's alarms and dashboard (lib/infra/alarms.ts, alarm-props.ts,
+ * alarm-resolve.ts, pipeline-dashboard.ts). The stacks skip bundling (no esbuild), so each synth
+ * takes milliseconds. Expected thresholds are computed here from the schedule, the timeout and
+ * the documented defaults, not read off the template.
  */
 import { App, Duration, Stack, aws_cloudwatch_actions as actions, aws_sns as sns } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';

@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { LAMBDA_BUNDLING } from '../../lib/infra/available-now-pipeline';
+import { LAMBDA_BUNDLING } from '../../lib/infra/lambda-bundling';
 
 const ROOT = join(__dirname, '..', '..');
 
