@@ -241,6 +241,22 @@ function packageVersion(): string {
   return '0.0.0';
 }
 
+/**
+ * A flag given twice: commander keeps the last value and drops the first without a word (a second
+ * --input replaced the first). No flag of sluice's takes several values, so a repeat is refused.
+ */
+function repeatedFlag(argv: readonly string[]): string | null {
+  const seen = new Set<string>();
+  for (const arg of argv) {
+    if (arg === '--') break;
+    const flag = /^(--[a-z][a-z0-9-]*)(=|$)/.exec(arg)?.[1];
+    if (!flag) continue;
+    if (seen.has(flag)) return flag;
+    seen.add(flag);
+  }
+  return null;
+}
+
 export async function main(argv: string[]): Promise<number> {
   // The AWS SDK warns on Node.js 20 that its releases after January 2027 will need Node.js 22; the
   // versions sluice pins support Node.js 20 (and the Lambda runs Node.js 22). README "The CLI".
@@ -249,6 +265,11 @@ export async function main(argv: string[]): Promise<number> {
   const program = buildProgram((c) => (code = c), packageVersion());
   if (argv.length === 0) {
     program.outputHelp({ error: true });
+    return EXIT_CODES.usage;
+  }
+  const repeated = repeatedFlag(argv);
+  if (repeated) {
+    console.error(`sluice: ${repeated} is given more than once, and only one value is taken: give it once (run with --help for usage)`);
     return EXIT_CODES.usage;
   }
   try {

@@ -152,6 +152,7 @@ function locationsOf(plan: QueryPlan, o: { source?: string; checkpoint?: string;
   const sourceUri = o.source ?? plan.source.path;
   if (!sourceUri) throw new InvalidOptionError("sluice needs --source s3://bucket/prefix or kinesis://stream (or a path in the query's load(...))");
   const source = sourceFromUri(sourceUri);
+  checkSourceKind(plan, source, sourceUri);
   const checkpoint = o.checkpoint ? parseS3Uri(o.checkpoint, '--checkpoint') : defaultCheckpoint(plan, source);
   const sink: SinkLocation = o.sink ? parseSinkUri(o.sink, '--sink') : { kind: 's3', bucket: homeBucket(source), prefix: `_sluice/${plan.name}/output` };
   return { source, checkpoint, sink };
@@ -176,8 +177,24 @@ async function checkCheckpointSource(store: S3CheckpointStore, source: SourceLoc
 }
 
 function sourceFromUri(uri: string): SourceLocation {
-  const kinesis = /^kinesis:\/\/([A-Za-z0-9_.-]{1,128})$/.exec(uri.trim());
-  return kinesis ? { kind: 'kinesis', streamName: kinesis[1] } : { kind: 's3', ...parseS3Uri(uri, '--source') };
+  const text = uri.trim();
+  if (/^kinesis:/i.test(text)) {
+    const kinesis = /^kinesis:\/\/([A-Za-z0-9_.-]{1,128})$/.exec(text);
+    if (!kinesis) throw new InvalidOptionError(`--source ${uri} is not a Kinesis stream URI: write kinesis://<stream name> (1 to 128 of A-Z a-z 0-9 _ . -), e.g. kinesis://events`);
+    return { kind: 'kinesis', streamName: kinesis[1] };
+  }
+  return { kind: 's3', ...parseS3Uri(uri, '--source') };
+}
+
+/** Refuses a source of the other kind than the query reads (readStream.format('kinesis') or files). */
+function checkSourceKind(plan: QueryPlan, source: SourceLocation, uri: string): void {
+  const wants = plan.source.kind === 'kinesis' ? 'kinesis' : 's3';
+  if (source.kind === wants) return;
+  throw new InvalidOptionError(
+    wants === 'kinesis'
+      ? `query ${plan.name} reads a Kinesis stream (readStream.format('kinesis')), but --source ${uri} is an S3 prefix: give --source kinesis://<stream>, or read files in the query`
+      : `query ${plan.name} reads files from S3, but --source ${uri} is a Kinesis stream: give --source s3://bucket/prefix, or read .format('kinesis') in the query`,
+  );
 }
 
 /** Where sluice keeps a query's own objects by default: the source's bucket, else sluice-local. */

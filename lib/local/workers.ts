@@ -52,6 +52,7 @@ export function planFromRecipe(recipe: PlanRecipe): QueryPlan {
  */
 export function loadQueryModule(modulePath: string): QueryPlan {
   const file = resolve(modulePath);
+  if (!existsSync(file)) throw new InvalidOptionError(`query module ${modulePath} does not exist (looked for ${file}): give the path of the .ts or .js file that exports the query, e.g. src/query.ts`);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   if (/\.[cm]?tsx?$/.test(file) && !require.extensions['.ts']) require('tsx/cjs');
   // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -66,6 +66,46 @@ describe('sluice CLI', () => {
     expect(r.stderr).toContain('(Did you mean --source?)');
   });
 
+  it('a query module that does not exist is exit 2 with one line naming it, not a stack trace', async () => {
+    const r = await inProcess('run', join(dir, 'q', 'missing.ts'), '--ephemeral');
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^sluice: query module .*missing\.ts does not exist .*e\.g\. src\/query\.ts$/)]);
+  });
+
+  it('a flag given twice is exit 2 (the second --input used to replace the first without a word)', async () => {
+    const r = await inProcess('run', 'q.ts', '--input', './impressions', '--input', './clicks');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('sluice: --input is given more than once, and only one value is taken: give it once');
+  });
+
+  describe('when --source does not fit the query', () => {
+    const write = (name: string, body: string) => {
+      const file = join(dir, name);
+      writeFileSync(file, body);
+      return file;
+    };
+    const reader = `require(${JSON.stringify(join(__dirname, '..', '..', 'lib', 'engine', 'query', 'reader.ts'))}).readStream`;
+    it('a kinesis URI that is not kinesis://<stream> is a Kinesis error, not "not an S3 URI"', async () => {
+      const files = write('files-q.js', `exports.default = ${reader}.format('json').schema('id STRING').load().writeStream.queryName('fq').plan();`);
+      for (const uri of ['kinesis://', 'kinesis:/events']) {
+        const r = await inProcess('run', files, '--source', uri, '--ephemeral');
+        expect(r.code).toBe(2);
+        expect(r.stderr).toContain(`--source ${uri} is not a Kinesis stream URI: write kinesis://<stream name>`);
+      }
+    });
+    it('an S3 prefix for a Kinesis query, or a stream for a files query, is refused with the right advice', async () => {
+      const kin = write('kinesis-q.js', `exports.default = ${reader}.format('json').schema('id STRING').kinesis().writeStream.queryName('kq').plan();`);
+      const files = write('files-q2.js', `exports.default = ${reader}.format('json').schema('id STRING').load().writeStream.queryName('fq2').plan();`);
+      const a = await inProcess('run', kin, '--source', 's3://my-bucket/landing', '--ephemeral');
+      expect(a.code).toBe(2);
+      expect(a.stderr).toContain('query kq reads a Kinesis stream');
+      expect(a.stderr).toContain('give --source kinesis://<stream>');
+      const b = await inProcess('run', files, '--source', 'kinesis://events', '--ephemeral');
+      expect(b.code).toBe(2);
+      expect(b.stderr).toContain('query fq2 reads files from S3, but --source kinesis://events is a Kinesis stream');
+    });
+  });
+
   it('an unknown command is exit 2 with the likely fix', async () => {
     const r = await inProcess('conformace');
     expect(r.code).toBe(2);
