@@ -165,6 +165,9 @@ export function latenessStats(
   opts: { currentDelayMs?: number; unreadable?: UnreadableSummary } = {},
 ): LatenessStats {
   const values = latenessMs.filter((v) => Number.isFinite(v));
+  if (values.length === 0 && latenessMs.length === 0 && (opts.unreadable?.count ?? 0) === 0) {
+    throw new InvalidOptionError('the source holds no rows in the time sampled, so lateness cannot be measured: check --source names the prefix or stream the data lands in, and that --since reaches back to when data arrived');
+  }
   if (values.length === 0) {
     throw new InvalidOptionError('no row with a readable event time was found, so lateness cannot be measured: check --column names the event-time field and --since reaches back to data');
   }

@@ -37,9 +37,14 @@ describe('nearest-rank percentiles', () => {
     expect(latenessStats([42]).percentiles).toMatchObject({ p50: 42, p99: 42, max: 42, min: 42 });
   });
 
-  it('an empty sample is refused with the fix', () => {
+  it('an empty source is refused saying it is empty, not blaming --column', () => {
     expect(() => latenessStats([])).toThrow(InvalidOptionError);
-    expect(() => latenessStats([])).toThrow(/--column/);
+    expect(() => latenessStats([])).toThrow(/the source holds no rows in the time sampled.*--source/);
+    expect(() => latenessStats([])).not.toThrow(/--column/);
+  });
+
+  it('rows whose event time cannot be read are refused pointing at --column', () => {
+    expect(() => latenessStats([], { unreadable: { count: 3, examples: [] } })).toThrow(/no row with a readable event time.*--column/);
   });
 });
 
