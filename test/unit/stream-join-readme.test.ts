@@ -1,9 +1,9 @@
 /**
- * The README's stream-stream join (Semantics, "Stream-stream joins"): the exact query it shows,
+ * The stream-stream join of docs/writing-queries.md ("Stream-stream joins"): the exact query it shows,
  * run twice on the in-memory ports (one landing source per input), and the rows the sink receives
  * per batch, the watermark, the buffered rows and the late rows, all derived by hand below; then
- * the same with option('multipleWatermarkPolicy', 'max'), which the README describes. The last
- * test checks that the README prints this query and these rows and no others.
+ * the same with option('multipleWatermarkPolicy', 'max'), which the page describes. The last
+ * test checks that the page prints this query and these rows and no others.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,7 +17,7 @@ import { InMemorySink } from '../../lib/engine/testing/memory-sink';
 import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
 import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
 
-// ---- the README's query, as printed there
+// ---- the query of docs/writing-queries.md, as printed there
 const impressions = readStream.format('json').schema('adId STRING, impressionTime TIMESTAMP').load('s3://my-bucket/impressions/')
   .withWatermark('impressionTime', '10 seconds');
 const clicks = readStream.format('json').schema('clickAdId STRING, clickTime TIMESTAMP').load('s3://my-bucket/clicks/')
@@ -29,7 +29,7 @@ const adClicks = impressions
     name: 'clicks',
   });
 const plan = adClicks.writeStream.outputMode('append').queryName('ad-clicks').plan();
-// ---- and with the README's one change: the watermark follows the faster input
+// ---- and with the page's one change: the watermark follows the faster input
 const maxPlan = adClicks.writeStream.option('multipleWatermarkPolicy', 'max').outputMode('append').queryName('ad-clicks').plan();
 
 const at = (mmss: string) => `2026-10-01 12:${mmss}`;
@@ -103,7 +103,7 @@ const byAd = (rows: readonly OutputRow[]) => [...rows].sort((a, b) => String(a.a
 describe.each([
   ['min (the default)', plan, EXPECTED],
   ['max', maxPlan, EXPECTED_MAX],
-] as const)("the README's stream-stream join (impressions leftOuter clicks within a minute), watermark policy %s", (_policy, query, expected) => {
+] as const)("the documented stream-stream join (impressions leftOuter clicks within a minute), watermark policy %s", (_policy, query, expected) => {
   let reports: RunReport[];
   beforeAll(async () => {
     reports = await runTwice(query);
@@ -124,11 +124,14 @@ describe.each([
   });
 });
 
-describe("the README's Stream-stream joins section", () => {
+describe("docs/writing-queries.md's Stream-stream joins section", () => {
 
-  it('prints this query and exactly these rows in the README', () => {
-    const readme = readFileSync(join(__dirname, '../../README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('### Stream-stream joins'), readme.indexOf('\n## ', readme.indexOf('### Stream-stream joins')));
+  it('prints this query and exactly these rows in docs/writing-queries.md', () => {
+    const page = readFileSync(join(__dirname, '../../docs/writing-queries.md'), 'utf8');
+    const start = page.indexOf('## Stream-stream joins');
+    expect(start).toBeGreaterThanOrEqual(0);
+    const next = page.indexOf('\n## ', start + 1);
+    const section = page.slice(start, next < 0 ? undefined : next);
     const query = /```ts\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
     for (const line of [
       "readStream.format('json').schema('adId STRING, impressionTime TIMESTAMP').load('s3://my-bucket/impressions/')",
