@@ -12,7 +12,7 @@ import { InvalidOptionError } from '../lib/engine/errors';
 import type { QueryPlan } from '../lib/engine/plan/types';
 import { connectionFromEnv, createClients } from '../lib/aws/clients';
 import type { AwsConnection } from '../lib/aws/config';
-import { buildExecutor, describeSink, parseS3Uri, parseSinkUri, type PipelineConfig, type S3Location, type SinkLocation, type SourceLocation } from '../lib/aws/pipeline';
+import { buildExecutor, deadLetterLocation, describeSink, parseS3Uri, parseSinkUri, type PipelineConfig, type S3Location, type SinkLocation, type SourceLocation } from '../lib/aws/pipeline';
 import { S3CheckpointStore } from '../lib/aws/s3/checkpoint';
 import { keyRoot } from '../lib/aws/s3/requests';
 import { parseShortDuration } from '../lib/observe/format';
@@ -263,7 +263,8 @@ export async function runQuery(modulePath: string, o: RunOptions): Promise<numbe
       display.abort();
       throw e;
     });
-    display.finish(report, { output: describeSink(sink), checkpoint: `s3://${checkpoint.bucket}/${checkpoint.prefix}`, elapsedMs: Date.now() - startedMs });
+    const dl = deadLetterLocation(cfg);
+    display.finish(report, { output: describeSink(sink), checkpoint: `s3://${checkpoint.bucket}/${checkpoint.prefix}`, deadLetters: `s3://${dl.bucket}/${dl.prefix}`, elapsedMs: Date.now() - startedMs });
     return report.stoppedBy === 'lease-held' ? EXIT_CODES.leaseHeld : EXIT_CODES.ok;
   } finally {
     await stack?.stop();

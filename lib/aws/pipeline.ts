@@ -180,6 +180,11 @@ export function describeSink(sink: SinkLocation): string {
   return `s3://${sink.bucket}/${sink.prefix}${sink.kind === 's3-files' ? ` (${sink.format === 'parquet' ? 'Parquet ' : ''}files + sink log)` : ''}`;
 }
 
+/** Where malformed records and kept late rows go: the config's, else a sibling of the checkpoint (its head() lists its own prefix). */
+export function deadLetterLocation(cfg: Pick<PipelineConfig, 'deadLetter' | 'checkpoint'>): S3Location {
+  return cfg.deadLetter ?? { bucket: cfg.checkpoint.bucket, prefix: `${cfg.checkpoint.prefix}-dead-letter` };
+}
+
 /**
  * The executor of `plan` on AWS, with every adapter it runs on. The SDK clients come from
  * `extras.clients` when given (a Lambda container's, which outlive the run); otherwise they are
@@ -189,7 +194,7 @@ export function buildExecutor(conn: AwsConnection, given: QueryPlan, cfg: Pipeli
   // --state-partitions stands for the query's option('statePartitions', P)
   const plan = cfg.statePartitions === undefined ? given : { ...given, statePartitions: cfg.statePartitions };
   // A sibling of the checkpoint prefix, not inside it: the checkpoint's head() lists its prefix.
-  const dl = cfg.deadLetter ?? { bucket: cfg.checkpoint.bucket, prefix: `${cfg.checkpoint.prefix}-dead-letter` };
+  const dl = deadLetterLocation(cfg);
   checkWrittenOutsideSources(plan, cfg, dl);
   const clients = extras.clients ?? createClients(conn);
   const checkpoint = new S3CheckpointStore({ client: clients.s3, bucket: cfg.checkpoint.bucket, prefix: cfg.checkpoint.prefix });

@@ -96,6 +96,8 @@ export class LiveLine {
 export interface RunWhere {
   readonly output: string;
   readonly checkpoint: string;
+  /** Where malformed records (`malformed/`) and kept late rows (`late/`) go, when the run writes them. */
+  readonly deadLetters?: string;
   readonly elapsedMs: number;
 }
 
@@ -115,7 +117,7 @@ export function runSummary(report: RunReport, where: RunWhere, shownRows = 5): s
     `  rows          ${formatCount(report.rowsIn)} in, ${formatCount(report.rowsOut)} out`,
     `  watermark     ${report.watermarkMs > 0 ? formatTime(report.watermark) : '– (none yet)'}`,
     `  late          ${formatCount(report.droppedByWatermark)} dropped by the watermark`,
-    `  dead letters  ${formatCount(report.deadLetters)}`,
+    `  dead letters  ${formatCount(report.deadLetters)}${where.deadLetters ? ` (${report.deadLetters > 0 ? 'in' : 'would go to'} ${where.deadLetters.replace(/\/?$/, '/')}malformed/)` : ''}`,
     `  backlog left  ${formatCount(report.backlogLeft)}`,
     `  stopped by    ${STOPPED_BY[report.stoppedBy]}`,
     `  output        ${where.output}`,

@@ -170,6 +170,8 @@ describe("sluice run's output", () => {
     expect(lines).toContain('  backlog left  4');
     expect(lines).toContain('  stopped by    the deadline: the next run continues where this one stopped');
     expect(lines).toContain('  output        s3://out/totals');
+    // where the dead letters went, when the run says
+    expect(runSummary(report(), { ...WHERE, deadLetters: 's3://cp/totals-dead-letter' })).toContain('  dead letters  2 (in s3://cp/totals-dead-letter/malformed/)');
     expect(lines).not.toContainEqual(expect.stringMatching(/^ {2}consumed/));
     const metered = runSummary(report({ consumed: { writeUnits: 1234, readUnits: 56, dynamodbRequests: 9, dynamodbRefusedWrites: 0, s3Requests: { put: 7, get: 8, free: 1 } } }), WHERE);
     expect(metered).toContain('  consumed      1,234 DynamoDB write units, 56 read units; S3 7 PUT/LIST, 8 GET requests');
