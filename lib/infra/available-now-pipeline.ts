@@ -58,6 +58,7 @@ import {
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { METRIC_DIMENSION } from '../aws/lambda/emf';
+import { stateKeyPatterns, stateNamespace } from '../aws/namespace';
 import type { AlarmName } from './alarm-props';
 import { createPipelineAlarms, type AlarmSources } from './alarms';
 import { GRANTED_ACTIONS, grantS3, invalid, type PipelineDefaults, type S3Place } from './binding';
@@ -110,6 +111,8 @@ export class AvailableNowPipeline extends Construct {
   readonly deadLetterBucket: s3.IBucket;
   readonly deadLetterPrefix: string;
   readonly pipelineName: string;
+  /** The query's namespace in the state table (`<queryName>@<bucket>/<checkpointPrefix>`): the role reaches only its items. */
+  readonly stateNamespace: string;
   readonly metricsNamespace: string;
   readonly leaseDurationSeconds: number;
   readonly scheduleInterval: Duration;
@@ -214,7 +217,18 @@ export class AvailableNowPipeline extends Construct {
     const deadLetters: S3Place = { bucket: this.deadLetterBucket, prefix: r.deadLetterPrefix };
     grantS3(this.role, { ...deadLetters, objectActions: GRANTED_ACTIONS.deadLetterObjects, list: false, kms: ['kms:GenerateDataKey'] });
 
-    this.role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'StateAndLease', actions: [...GRANTED_ACTIONS.stateTable], resources: [this.stateTable.tableArn] }));
+    // Only this query's items: every key the Lambda (and the scale-out task Lambda, on this role)
+    // reads or writes in the state table is the lease's or starts with the namespace (lib/aws/namespace.ts).
+    // Each granted action names its keys (Scan is neither granted nor sent), so LeadingKeys is always set.
+    this.stateNamespace = stateNamespace(r.queryName, { bucket: this.checkpointBucket.bucketName, prefix: r.checkpointPrefix });
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'StateAndLease',
+        actions: [...GRANTED_ACTIONS.stateTable],
+        resources: [this.stateTable.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': stateKeyPatterns(this.stateNamespace) } },
+      }),
+    );
     this.stateTable.encryptionKey?.grantEncryptDecrypt(this.role);
 
     if (props.noncurrentVersionRetentionDays !== undefined && !this.createdBucket) {
@@ -247,6 +261,7 @@ export class AvailableNowPipeline extends Construct {
       SLUICE_LEASE_SECONDS: String(r.leaseSeconds),
       SLUICE_METRICS_NAMESPACE: r.namespace,
       SLUICE_PIPELINE_NAME: r.pipelineName,
+      SLUICE_QUERY_NAME: r.queryName,
       SLUICE_LOG_VALUES: props.logDataValues ? 'true' : 'false',
       NODE_OPTIONS: '--enable-source-maps',
     };
