@@ -63,6 +63,7 @@ import type { AlarmName } from './alarm-props';
 import { createPipelineAlarms, type AlarmSources } from './alarms';
 import { GRANTED_ACTIONS, grantS3, invalid, type PipelineDefaults, type S3Place } from './binding';
 import { LAMBDA_BUNDLING } from './lambda-bundling';
+import { acknowledge, acknowledgePrefixScopedObjects, acknowledgeRuntime } from './nag';
 import type { AvailableNowPipelineProps } from './pipeline-props';
 import { checkNoOverlap, resolveProps } from './pipeline-resolve';
 import { ScaleOut } from './scale-out';
@@ -176,13 +177,7 @@ export class AvailableNowPipeline extends Construct {
         removalPolicy,
       });
 
-    this.failureQueue =
-      props.failureQueue ??
-      new sqs.Queue(this, 'FailureQueue', {
-        encryption: sqs.QueueEncryption.SQS_MANAGED,
-        enforceSSL: true,
-        retentionPeriod: Duration.days(14),
-      });
+    this.failureQueue = props.failureQueue ?? this.createFailureQueue();
 
     // ---- the role, and least-privilege grants: what each adapter sends, where it sends it
     this.logGroup = new logs.LogGroup(this, 'Logs', { retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH, removalPolicy });
@@ -304,6 +299,7 @@ export class AvailableNowPipeline extends Construct {
       bundling,
     });
     this.bundleSizeBytes = recordBundleSize(this, this.function);
+    acknowledgeRuntime(this.function);
 
     // ---- scale-out: the state machine, its task Lambda and the starter the rule invokes instead
     if (r.parallelism) {
@@ -321,6 +317,12 @@ export class AvailableNowPipeline extends Construct {
         removalPolicy,
         failureQueue: this.failureQueue,
       });
+    }
+
+    acknowledgePrefixScopedObjects(this.role);
+    // Created on first use, by any of the locations above.
+    if (this.createdBucket) {
+      acknowledge(this.createdBucket, ['AwsSolutions-S1'], 'server access logs would need a second bucket per pipeline; the role is the only writer, S3 versioning keeps every overwritten object, and CloudTrail data events are the audit trail to turn on where one is required');
     }
 
     // ---- the schedule
@@ -351,6 +353,16 @@ export class AvailableNowPipeline extends Construct {
     };
     this.alarms = r.alarms ? createPipelineAlarms(this, r.alarms, sources, props.alarmActions ?? []) : {};
     if (props.createDashboard !== false) this.dashboard = createPipelineDashboard(this, sources, this.alarms, props.dashboardName);
+  }
+
+  private createFailureQueue(): sqs.Queue {
+    const queue = new sqs.Queue(this, 'FailureQueue', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    acknowledge(queue, ['AwsSolutions-SQS3'], "it is itself the dead-letter queue: the functions' on-failure destination and the schedule target's DLQ, which cdk-nag does not see through a destination; a queue behind it would only move the alarm");
+    return queue;
   }
 
   /** The created bucket holding every S3 location not given a bucket (undefined when none needed). */
