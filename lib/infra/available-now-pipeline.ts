@@ -42,6 +42,7 @@ import {
   Duration,
   RemovalPolicy,
   Stage,
+  Token,
   aws_cloudwatch as cloudwatch,
   aws_dynamodb as dynamodb,
   aws_events as events,
@@ -225,6 +226,12 @@ export class AvailableNowPipeline extends Construct {
       }),
     );
     this.stateTable.encryptionKey?.grantEncryptDecrypt(this.role);
+    if (sink.table && sameTable(sink.table, this.stateTable)) {
+      Annotations.of(this).addWarningV2(
+        'sluice:sink-table-is-state-table',
+        `the DynamoDB sink writes to the state table ${this.stateTable.node.path}: its grant (SinkTable) is not scoped to this query's keys, so this role can reach every pipeline's state in it. Give the sink a table of its own`,
+      );
+    }
 
     if (props.noncurrentVersionRetentionDays !== undefined && !this.createdBucket) {
       invalid(
@@ -385,6 +392,11 @@ export class AvailableNowPipeline extends Construct {
       period: options.period ?? this.scheduleInterval,
     });
   }
+}
+
+/** The same table object, or two references to one concrete table name. */
+function sameTable(a: dynamodb.ITable, b: dynamodb.ITable): boolean {
+  return a === b || (!Token.isUnresolved(a.tableName) && a.tableName === b.tableName);
 }
 
 /** The state machine's AWS/States metrics the alarms and the dashboard read. */

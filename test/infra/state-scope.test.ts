@@ -5,8 +5,8 @@
  * query of another name before any request.
  */
 import { App, Stack, aws_dynamodb as dynamodb } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
-import { AvailableNowPipeline } from '../../lib/infra/available-now-pipeline';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { AvailableNowPipeline, PipelineSink } from '../../lib/infra/available-now-pipeline';
 import { buildExecutor, type PipelineConfig } from '../../lib/aws/pipeline';
 import { pipelineConfigFromEnv } from '../../lib/aws/lambda/env';
 import { stateKeyPatterns, stateNamespace } from '../../lib/aws/namespace';
@@ -109,6 +109,16 @@ describe('the namespace the Lambda uses is the one the construct scoped', () => 
     expect(pipelineConfigFromEnv(env).queryName).toBeUndefined();
     expect(() => buildExecutor({ region: 'eu-west-1' }, plan, { ...cfg, queryName: 'clicks' })).toThrow(InvalidOptionError);
     expect(() => buildExecutor({ region: 'eu-west-1' }, plan, { ...cfg, queryName: 'clicks' })).toThrow(/queryName prop to "windowed-totals-append"/);
+  });
+});
+
+describe('a DynamoDB sink on the state table itself', () => {
+  it('warns that its unscoped sink grant reaches every pipeline in the table', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const stack = new Stack(app, 'SameTable', { env: ENV });
+    const stateTable = dynamodb.Table.fromTableName(stack, 'State', 'shared-state');
+    new AvailableNowPipeline(stack, 'P', { stateTable, sink: PipelineSink.dynamodb(dynamodb.Table.fromTableName(stack, 'Sink', 'shared-state')), createAlarms: false, createDashboard: false });
+    Annotations.fromStack(stack).hasWarning('/SameTable/P', Match.stringLikeRegexp('writes to the state table'));
   });
 });
 
