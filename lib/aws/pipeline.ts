@@ -25,6 +25,7 @@ import { S3FileSink, type PartitionGranularity } from './s3/file-sink';
 import { S3ParquetSink } from './s3/parquet-sink';
 import { checkOutsideSource, type NamedS3Location } from './locations';
 import { meterRuns } from './request/meter';
+import { stateNamespace } from './namespace';
 import { S3StaticTable } from './s3/static-table';
 import { DynamoDbStaticTable } from './dynamodb/static-table';
 
@@ -71,6 +72,12 @@ export interface PipelineConfig {
   readonly retainBatches?: number;
   /** How many partitions the query's DynamoDB state is split into (`--state-partitions`). */
   readonly statePartitions?: number;
+  /**
+   * The query name the deployment expects (SLUICE_QUERY_NAME, the construct's `queryName`): its
+   * role may touch only the state-table items of `<queryName>@<checkpoint>` (stateNamespace), so
+   * a query of another name is refused before any request. @default any name
+   */
+  readonly queryName?: string;
 }
 
 export interface PipelineExtras {
@@ -170,11 +177,6 @@ export function parseSinkUri(uri: string, what = 'sink'): SinkLocation {
   };
 }
 
-/** The lease key (and state namespace) of a query: its name and checkpoint location. */
-function leaseKeyFor(planName: string, checkpoint: S3Location): string {
-  return `${planName}@${checkpoint.bucket}/${checkpoint.prefix}`;
-}
-
 export function describeSink(sink: SinkLocation): string {
   if (sink.kind === 'dynamodb') return `dynamodb://${sink.table}${sink.queryKey ? `/${sink.queryKey}` : ''}`;
   return `s3://${sink.bucket}/${sink.prefix}${sink.kind === 's3-files' ? ` (${sink.format === 'parquet' ? 'Parquet ' : ''}files + sink log)` : ''}`;
@@ -193,6 +195,7 @@ export function deadLetterLocation(cfg: Pick<PipelineConfig, 'deadLetter' | 'che
 export function buildExecutor(conn: AwsConnection, given: QueryPlan, cfg: PipelineConfig, extras: PipelineExtras = {}) {
   // --state-partitions stands for the query's option('statePartitions', P)
   const plan = cfg.statePartitions === undefined ? given : { ...given, statePartitions: cfg.statePartitions };
+  checkQueryName(plan, cfg);
   // A sibling of the checkpoint prefix, not inside it: the checkpoint's head() lists its prefix.
   const dl = deadLetterLocation(cfg);
   checkWrittenOutsideSources(plan, cfg, dl);
@@ -208,7 +211,7 @@ export function buildExecutor(conn: AwsConnection, given: QueryPlan, cfg: Pipeli
   const source: Source = extras.source ?? openSource(cfg.source, plan.source, plan.limits, 0);
   const inputs = plan.inputs ?? [];
   const inputSources: Source[] = extras.inputSources ? [...extras.inputSources] : inputs.map((input, k) => openSource(inputLocation(cfg, k, input), input.source, input.limits, k + 1));
-  const namespace = leaseKeyFor(plan.name, cfg.checkpoint);
+  const namespace = stateNamespace(plan.name, cfg.checkpoint);
   const sinkLoc = cfg.sink;
   let sink: Sink;
   if (extras.sink) sink = extras.sink;
@@ -240,6 +243,19 @@ export function buildExecutor(conn: AwsConnection, given: QueryPlan, cfg: Pipeli
   const partitioned = (o: { maxSplits?: number } = {}) =>
     new PartitionedRun({ ...deps, shuffle: new S3ShuffleStore({ client: clients.s3, bucket: cfg.checkpoint.bucket, prefix: shufflePrefix(cfg.checkpoint) }) }, { ...options, ...o });
   return { executor, partitioned, clients, checkpoint, source, sink, state, lease, deadLetters };
+}
+
+/**
+ * Refuses a query whose name is not the one the deployment scoped the state table to: its state
+ * and lease would be under another namespace, which the role may not read or write (and a renamed
+ * query would start from empty state while the checkpoint goes on).
+ */
+function checkQueryName(plan: QueryPlan, cfg: PipelineConfig): void {
+  if (cfg.queryName === undefined || cfg.queryName === plan.name) return;
+  throw new InvalidOptionError(
+    `the query is named ${JSON.stringify(plan.name)}, but this deployment is for query ${JSON.stringify(cfg.queryName)} (SLUICE_QUERY_NAME): its role may read and write only the state-table items of ${JSON.stringify(stateNamespace(cfg.queryName, cfg.checkpoint))}. Set the AvailableNowPipeline's queryName prop to ${JSON.stringify(plan.name)} (its default is pipelineName)`,
+    { details: { queryName: plan.name, expected: cfg.queryName } },
+  );
 }
 
 /** Where a partitioned run's shuffle lives: beside the checkpoint's prefix. */

@@ -42,6 +42,7 @@ import {
   Duration,
   RemovalPolicy,
   Stage,
+  Token,
   aws_cloudwatch as cloudwatch,
   aws_dynamodb as dynamodb,
   aws_events as events,
@@ -58,10 +59,12 @@ import {
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { METRIC_DIMENSION } from '../aws/lambda/emf';
+import { stateKeyPatterns, stateNamespace } from '../aws/namespace';
 import type { AlarmName } from './alarm-props';
 import { createPipelineAlarms, type AlarmSources } from './alarms';
 import { GRANTED_ACTIONS, grantS3, invalid, type PipelineDefaults, type S3Place } from './binding';
 import { LAMBDA_BUNDLING } from './lambda-bundling';
+import { acknowledge, acknowledgePrefixScopedObjects, acknowledgeRuntime } from './nag';
 import type { AvailableNowPipelineProps } from './pipeline-props';
 import { checkNoOverlap, resolveProps } from './pipeline-resolve';
 import { ScaleOut } from './scale-out';
@@ -110,6 +113,8 @@ export class AvailableNowPipeline extends Construct {
   readonly deadLetterBucket: s3.IBucket;
   readonly deadLetterPrefix: string;
   readonly pipelineName: string;
+  /** The query's namespace in the state table (`<queryName>@<bucket>/<checkpointPrefix>`): the role reaches only its items. */
+  readonly stateNamespace: string;
   readonly metricsNamespace: string;
   readonly leaseDurationSeconds: number;
   readonly scheduleInterval: Duration;
@@ -173,13 +178,7 @@ export class AvailableNowPipeline extends Construct {
         removalPolicy,
       });
 
-    this.failureQueue =
-      props.failureQueue ??
-      new sqs.Queue(this, 'FailureQueue', {
-        encryption: sqs.QueueEncryption.SQS_MANAGED,
-        enforceSSL: true,
-        retentionPeriod: Duration.days(14),
-      });
+    this.failureQueue = props.failureQueue ?? this.createFailureQueue();
 
     // ---- the role, and least-privilege grants: what each adapter sends, where it sends it
     this.logGroup = new logs.LogGroup(this, 'Logs', { retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH, removalPolicy });
@@ -214,8 +213,25 @@ export class AvailableNowPipeline extends Construct {
     const deadLetters: S3Place = { bucket: this.deadLetterBucket, prefix: r.deadLetterPrefix };
     grantS3(this.role, { ...deadLetters, objectActions: GRANTED_ACTIONS.deadLetterObjects, list: false, kms: ['kms:GenerateDataKey'] });
 
-    this.role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'StateAndLease', actions: [...GRANTED_ACTIONS.stateTable], resources: [this.stateTable.tableArn] }));
+    // Only this query's items: every key the Lambda (and the scale-out task Lambda, on this role)
+    // reads or writes in the state table is the lease's or starts with the namespace (lib/aws/namespace.ts).
+    // Each granted action names its keys (Scan is neither granted nor sent), so LeadingKeys is always set.
+    this.stateNamespace = stateNamespace(r.queryName, { bucket: this.checkpointBucket.bucketName, prefix: r.checkpointPrefix });
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'StateAndLease',
+        actions: [...GRANTED_ACTIONS.stateTable],
+        resources: [this.stateTable.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': stateKeyPatterns(this.stateNamespace) } },
+      }),
+    );
     this.stateTable.encryptionKey?.grantEncryptDecrypt(this.role);
+    if (sink.table && sameTable(sink.table, this.stateTable)) {
+      Annotations.of(this).addWarningV2(
+        'sluice:sink-table-is-state-table',
+        `the DynamoDB sink writes to the state table ${this.stateTable.node.path}: its grant (SinkTable) is not scoped to this query's keys, so this role can reach every pipeline's state in it. Give the sink a table of its own`,
+      );
+    }
 
     if (props.noncurrentVersionRetentionDays !== undefined && !this.createdBucket) {
       invalid(
@@ -247,6 +263,7 @@ export class AvailableNowPipeline extends Construct {
       SLUICE_LEASE_SECONDS: String(r.leaseSeconds),
       SLUICE_METRICS_NAMESPACE: r.namespace,
       SLUICE_PIPELINE_NAME: r.pipelineName,
+      SLUICE_QUERY_NAME: r.queryName,
       SLUICE_LOG_VALUES: props.logDataValues ? 'true' : 'false',
       NODE_OPTIONS: '--enable-source-maps',
     };
@@ -289,6 +306,7 @@ export class AvailableNowPipeline extends Construct {
       bundling,
     });
     this.bundleSizeBytes = recordBundleSize(this, this.function);
+    acknowledgeRuntime(this.function);
 
     // ---- scale-out: the state machine, its task Lambda and the starter the rule invokes instead
     if (r.parallelism) {
@@ -306,6 +324,12 @@ export class AvailableNowPipeline extends Construct {
         removalPolicy,
         failureQueue: this.failureQueue,
       });
+    }
+
+    acknowledgePrefixScopedObjects(this.role);
+    // Created on first use, by any of the locations above.
+    if (this.createdBucket) {
+      acknowledge(this.createdBucket, ['AwsSolutions-S1'], 'server access logs would need a second bucket per pipeline; the role is the only writer, S3 versioning keeps every overwritten object, and CloudTrail data events are the audit trail to turn on where one is required');
     }
 
     // ---- the schedule
@@ -338,6 +362,16 @@ export class AvailableNowPipeline extends Construct {
     if (props.createDashboard !== false) this.dashboard = createPipelineDashboard(this, sources, this.alarms, props.dashboardName);
   }
 
+  private createFailureQueue(): sqs.Queue {
+    const queue = new sqs.Queue(this, 'FailureQueue', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    acknowledge(queue, ['AwsSolutions-SQS3'], "it is itself the dead-letter queue: the functions' on-failure destination and the schedule target's DLQ, which cdk-nag does not see through a destination; a queue behind it would only move the alarm");
+    return queue;
+  }
+
   /** The created bucket holding every S3 location not given a bucket (undefined when none needed). */
   get pipelineBucket(): s3.Bucket | undefined {
     return this.createdBucket;
@@ -358,6 +392,11 @@ export class AvailableNowPipeline extends Construct {
       period: options.period ?? this.scheduleInterval,
     });
   }
+}
+
+/** The same table object, or two references to one concrete table name. */
+function sameTable(a: dynamodb.ITable, b: dynamodb.ITable): boolean {
+  return a === b || (!Token.isUnresolved(a.tableName) && a.tableName === b.tableName);
 }
 
 /** The state machine's AWS/States metrics the alarms and the dashboard read. */

@@ -24,6 +24,15 @@ export interface AvailableNowPipelineProps extends LegacyAlarmProps {
    */
   readonly pipelineName?: string;
   /**
+   * The name of the query the Lambda runs (its `.queryName(...)`). The query's state and lease live
+   * in the state table under `<queryName>@<checkpoint bucket>/<checkpointPrefix>`
+   * (lib/aws/namespace.ts), and the role may touch only those items (a `dynamodb:LeadingKeys`
+   * condition), so pipelines sharing a `stateTable` cannot read or write each other's state. The
+   * Lambda gets it as SLUICE_QUERY_NAME and refuses, before any request, a query of another name.
+   * @default pipelineName; with the default `entry`, the example's `windowed-totals-<output mode>`
+   */
+  readonly queryName?: string;
+  /**
    * Extra environment for the query module, e.g. `{ SLUICE_OUTPUT_MODE: 'update' }`. It may not
    * set the SLUICE_* variables the construct owns (use the props instead).
    * @default {}

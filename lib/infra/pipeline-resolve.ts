@@ -25,6 +25,7 @@ const OWNED_ENV = [
   'SLUICE_LEASE_SECONDS',
   'SLUICE_METRICS_NAMESPACE',
   'SLUICE_PIPELINE_NAME',
+  'SLUICE_QUERY_NAME',
   'SLUICE_LOG_VALUES',
 ] as const;
 
@@ -33,6 +34,8 @@ export interface Resolved {
   readonly entry: string;
   readonly handler: string;
   readonly pipelineName: string;
+  /** The query's name: with the checkpoint, its namespace in the state table. */
+  readonly queryName: string;
   readonly intervalSeconds: number;
   readonly timeoutSeconds: number;
   readonly memoryMiB: number;
@@ -54,6 +57,8 @@ export interface Resolved {
 // ---------------------------------------------------------------- validation
 
 const NAME = /^[A-Za-z0-9._-]{1,64}$/;
+/** A query name, as `.queryName()` accepts it (lib/engine/query/frame.ts); never an IAM wildcard. */
+const QUERY_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
 export function resolveProps(scope: Construct, id: string, props: AvailableNowPipelineProps): Resolved {
   const entry = path.resolve(props.entry ?? DEFAULT_ENTRY);
@@ -62,6 +67,12 @@ export function resolveProps(scope: Construct, id: string, props: AvailableNowPi
   const stackName = Stack.of(scope).stackName;
   const pipelineName = props.pipelineName ?? (Token.isUnresolved(stackName) ? id : `${stackName}-${id}`).slice(0, 64);
   if (!NAME.test(pipelineName)) invalid(scope, `pipelineName ${JSON.stringify(pipelineName)} must be 1 to 64 of A-Za-z0-9._-: pass pipelineName explicitly`, { pipelineName });
+  // The default entry runs the windowed-totals example, which names itself by its output mode.
+  const exampleQuery = entry === path.resolve(DEFAULT_ENTRY) ? `windowed-totals-${props.environment?.SLUICE_OUTPUT_MODE?.trim().toLowerCase() || 'append'}` : undefined;
+  const queryName = props.queryName ?? exampleQuery ?? pipelineName;
+  if (!QUERY_NAME.test(queryName)) {
+    invalid(scope, `queryName ${JSON.stringify(queryName)}${props.queryName === undefined ? ' (from pipelineName)' : ''} is not a query name: pass the name the query gives itself with .queryName(...), 1 to 128 of A-Za-z0-9._- starting with a letter or digit`, { queryName });
+  }
 
   const interval = props.scheduleInterval ?? Duration.minutes(15);
   if (interval.isUnresolved()) invalid(scope, 'scheduleInterval is a token, but it must be a concrete duration: pass e.g. Duration.minutes(15)');
@@ -155,6 +166,7 @@ export function resolveProps(scope: Construct, id: string, props: AvailableNowPi
     entry,
     handler: props.handler ?? 'handler',
     pipelineName,
+    queryName,
     intervalSeconds,
     timeoutSeconds,
     memoryMiB,

@@ -34,8 +34,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
+  type CfnElement,
   Duration,
   type RemovalPolicy,
+  Stack,
   aws_iam as iam,
   aws_lambda as lambda,
   aws_lambda_destinations as destinations,
@@ -47,6 +49,7 @@ import {
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { GRANTED_ACTIONS, grantS3, invalid, wholeNumber, type S3Place } from './binding';
+import { acknowledge, acknowledgeRuntime, acknowledgeWildcards } from './nag';
 
 // ---------------------------------------------------------------- props
 
@@ -317,6 +320,15 @@ export class ScaleOut extends Construct {
       definitionBody: sfn.DefinitionBody.fromChainable(definition),
       timeout: Duration.seconds(p.executionTimeoutSeconds),
     });
+    acknowledge(
+      this.stateMachine,
+      ['AwsSolutions-SF1', 'AwsSolutions-SF2'],
+      "a Standard workflow keeps each execution's history (every state, input and output) for 90 days and each task Lambda logs to its own group; ALL-level logs and X-Ray would bill every transition of maps over thousands of children and need logs/xray actions on Resource '*'",
+    );
+    const taskArnAnyVersion = `<${Stack.of(this).getLogicalId(this.taskFunction.node.defaultChild as CfnElement)}.Arn>:*`;
+    acknowledgeWildcards(this.stateMachine.role, (this.stateMachine.role.node.tryFindChild('DefaultPolicy') as iam.Policy | undefined)?.document, (r) => r === taskArnAnyVersion, 'invoking any version or alias of its own task Lambda (CDK\'s LambdaInvoke grant): the function is fixed, only its qualifier is open');
+    const mapPolicy = this.stateMachine.node.tryFindChild('DistributedMapPolicy') as iam.Policy | undefined;
+    acknowledgeWildcards(mapPolicy ?? this.stateMachine, mapPolicy?.document, (r) => /:execution:.*:\*$/.test(r) && r.includes(Stack.of(this).getLogicalId(this.stateMachine.node.defaultChild as CfnElement)), "the Distributed Maps' own child executions (CDK's DistributedMapPolicy): execution names are made at run time under this state machine's name");
 
     // ---- the starter
     this.starterLogGroup = new logs.LogGroup(this, 'StarterLogs', { retention: x.logRetention, removalPolicy: x.removalPolicy });
@@ -346,5 +358,6 @@ export class ScaleOut extends Construct {
       environment: { SLUICE_STATE_MACHINE_ARN: this.stateMachine.stateMachineArn, NODE_OPTIONS: '--enable-source-maps' },
       bundling: x.bundling,
     });
+    acknowledgeRuntime([this.taskFunction, this.starter]);
   }
 }

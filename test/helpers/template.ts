@@ -51,9 +51,15 @@ function statementsOf(template: Template, attachedTo: (roles: string[]) => boole
     (d.Statement as Array<Record<string, unknown>>).map((s) => ({
       actions: asList(s.Action as string | string[]).slice().sort(),
       resources: asList(s.Resource).map(flat).sort(),
-      ...(s.Condition ? { condition: s.Condition } : {}),
+      ...(s.Condition ? { condition: flatCondition(s.Condition as Record<string, Record<string, unknown>>) } : {}),
     })),
   );
+}
+
+/** A statement's Condition with each value flattened (a bucket name's Ref inside a LeadingKeys pattern, say). */
+function flatCondition(condition: Record<string, Record<string, unknown>>): Record<string, Record<string, unknown>> {
+  const values = (v: unknown) => (Array.isArray(v) ? v.map(flat) : flat(v));
+  return Object.fromEntries(Object.entries(condition).map(([op, keys]) => [op, Object.fromEntries(Object.entries(keys).map(([k, v]) => [k, values(v)]))]));
 }
 
 /**

@@ -130,6 +130,7 @@ describe('with the defaults (an S3 landing prefix, an S3 sink, everything create
       SLUICE_LEASE_SECONDS: '660',
       SLUICE_METRICS_NAMESPACE: 'Sluice',
       SLUICE_PIPELINE_NAME: 'Test-Pipeline',
+      SLUICE_QUERY_NAME: 'windowed-totals-append',
       SLUICE_LOG_VALUES: 'false',
       NODE_OPTIONS: '--enable-source-maps',
     });
@@ -221,6 +222,8 @@ describe('with the defaults (an S3 landing prefix, an S3 sink, everything create
           'dynamodb:UpdateItem',
         ]),
         resources: [`${table}.Arn`],
+        // Only this query's lease and state (lib/aws/namespace.ts); the default entry's query is windowed-totals-append.
+        condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`lease#windowed-totals-append@${bucket}/checkpoints/Test-Pipeline`, `windowed-totals-append@${bucket}/checkpoints/Test-Pipeline#*`] } },
       },
       { actions: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'], resources: [`${queue}.Arn`] },
     ];
@@ -403,7 +406,11 @@ describe('with your own table, buckets, stream and a DynamoDB sink', () => {
       { actions: sorted(GRANTED_ACTIONS.stream), resources: [`arn:aws:kinesis:${REGION}:${ACCOUNT}:stream/orders`] },
       { actions: sorted(GRANTED_ACTIONS.sinkTable), resources: [table('totals')] },
       { actions: ['s3:PutObject'], resources: [arn('s3:::my-checkpoints/dead/orders/*')] },
-      { actions: sorted(GRANTED_ACTIONS.stateTable), resources: [table('sluice-state')] },
+      {
+        actions: sorted(GRANTED_ACTIONS.stateTable),
+        resources: [table('sluice-state')],
+        condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['lease#windowed-totals-append@my-checkpoints/ckpt/orders', 'windowed-totals-append@my-checkpoints/ckpt/orders#*'] } },
+      },
     ]);
   });
 });

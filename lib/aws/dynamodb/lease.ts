@@ -22,6 +22,7 @@ import { type AttributeValue, type DynamoDBClient, UpdateItemCommand, type Updat
 import { InvalidOptionError, LeaseLostError } from '../../engine/errors';
 import { type Clock, type Lease, type LeaseHandle, systemClock } from '../../engine/ports';
 import { type RetryOptions, type RetryPolicy, retryPolicy } from '../request/retry';
+import { LEASE_PK_PREFIX } from '../namespace';
 import { checkClient, checkTableName, conditional, type Conditional, type Item, sendDynamoDb } from './requests';
 
 export interface DynamoDbLeaseOptions extends RetryOptions {
@@ -130,12 +131,12 @@ export class DynamoDbLease implements Lease {
     this.leaseKey = opts.leaseKey;
     this.clock = opts.clock ?? systemClock;
     this.retry = retryPolicy(opts, 'DynamoDbLease');
-    this.description = `dynamodb://${this.tableName}/lease#${this.leaseKey}`;
+    this.description = `dynamodb://${this.tableName}/${LEASE_PK_PREFIX}${this.leaseKey}`;
   }
 
   /** The lease item's key. */
   get key(): Record<string, AttributeValue> {
-    return { pk: { S: `lease#${this.leaseKey}` }, sk: { S: 'lease' } };
+    return { pk: { S: `${LEASE_PK_PREFIX}${this.leaseKey}` }, sk: { S: 'lease' } };
   }
 
   /**

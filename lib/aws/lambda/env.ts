@@ -12,6 +12,8 @@
  *     SLUICE_LEASE_SECONDS      positive integer (>= the Lambda timeout)     optional, default 900
  *     SLUICE_METRICS_NAMESPACE  CloudWatch namespace of the summary metrics   optional, default Sluice
  *     SLUICE_PIPELINE_NAME      the metrics' Pipeline dimension               optional, default the query name
+ *     SLUICE_QUERY_NAME         the query name the role's state-table scope is for (the construct's
+ *                               queryName): another query name fails before any request   optional
  *     SLUICE_OUTPUT_MODE        append | update | complete                    optional, default append
  *     SLUICE_LOG_VALUES         true | false: keep data values in failure logs  optional, default false (redact.ts)
  *     AWS_ENDPOINT_URL[_S3|_DYNAMODB|_KINESIS], AWS_REGION, ...: the connection (lib/aws/clients.ts)
@@ -34,6 +36,7 @@ export const ENV = {
   leaseSeconds: 'SLUICE_LEASE_SECONDS',
   metricsNamespace: 'SLUICE_METRICS_NAMESPACE',
   pipelineName: 'SLUICE_PIPELINE_NAME',
+  queryName: 'SLUICE_QUERY_NAME',
   outputMode: 'SLUICE_OUTPUT_MODE',
   logValues: 'SLUICE_LOG_VALUES',
 } as const;
@@ -161,6 +164,7 @@ export function pipelineConfigFromEnv(env: Env): PipelineConfig {
     ...(deadLetter ? { deadLetter } : {}),
     ...(keepLateRows !== undefined ? { keepLateRows } : {}),
     ...(leaseDurationMs !== undefined ? { leaseDurationMs } : {}),
+    ...(present(env[ENV.queryName]) ? { queryName: env[ENV.queryName]!.trim() } : {}),
   };
 }
 
