@@ -26,6 +26,7 @@
 
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { S3_KEY_MAX_BYTES } from '../aws/s3/requests';
 
 /** The part of s3rver's filesystem store used here. */
 export interface ObjectStore {
@@ -35,8 +36,6 @@ export interface ObjectStore {
   getResourcePath(bucket: string, key: string | undefined, resource: string): string;
 }
 
-/** S3's longest key: 1,024 bytes of UTF-8. */
-export const S3_KEY_MAX_BYTES = 1024;
 
 /** The part of a Koa context used here. */
 export interface KoaLikeContext {

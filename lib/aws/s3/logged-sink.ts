@@ -28,15 +28,24 @@
  * The log is keyed by batch ID alone: give each checkpoint its own sink prefix (a new checkpoint
  * starts again at batch 0 and would overwrite the old log entries).
  *
+ * Rows no attempt could write (Sink.check, called by the executor before the batch's effects; the
+ * refused rows become dead letters with the reason, the rest is written): a partition value whose
+ * key would pass S3's 1,024 bytes of UTF-8 (the prefix, the escaped value, the object's name: AWS
+ * answers 400 KeyTooLongError, every replay again), a value the partition granularity cannot read
+ * as a timestamp, and what the encoding refuses (`rowRefusal`: a Parquet column's value of
+ * another type). The verdict depends on the row and the batch ID only, so a replay refuses the
+ * same rows. addBatch itself still fails on such a row (a caller that skipped the check).
+ *
  * Cost of a batch: one PUT per (partition value, up to `maxRowsPerObject` rows) plus one PUT for
  * the log entry. A replay costs the same PUTs (each answered 412) plus a GET of each, and adds nothing.
  */
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
-import type { Json, OutputRow, Sink, SinkContext } from '../../engine/ports';
+import type { Json, OutputRow, RefusedRow, Sink, SinkContext } from '../../engine/ports';
 import { parseTimestamp } from '../../engine/schema';
 import { mapLimit } from '../request/concurrency';
 import { paddedBatchId } from './batch-files';
 import { S3Prefix, type S3PrefixOptions } from './prefix';
+import { S3_KEY_MAX_BYTES } from './requests';
 
 export type PartitionGranularity = 'value' | 'day' | 'hour';
 
@@ -186,6 +195,44 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
     }
     for (const part of sortedPartitions(open.keys())) await write(part, open.get(part)!);
     await this.putLog(batchId, ctx, rows, entries);
+  }
+
+  /** The rows no attempt could write (see the header): too long a key, an unreadable partition timestamp, what `rowRefusal` refuses. */
+  check(batchId: number, rows: readonly OutputRow[], ctx: SinkContext): RefusedRow[] {
+    this.checkBatch(batchId, ctx);
+    // The key less the partition value, with the longest object number a batch has in practice (5 digits)
+    const fixed = this.partitionBy === null ? 0 : Buffer.byteLength(`${this.root}${this.folderName()}=/part-${paddedBatchId(batchId)}-00000${this.extension}`, 'utf8');
+    const refused: RefusedRow[] = [];
+    for (let index = 0; index < rows.length; index++) {
+      const reason = this.refusal(rows[index], fixed, ctx);
+      if (reason !== null) refused.push({ index, reason });
+    }
+    return refused;
+  }
+
+  private refusal(row: OutputRow, fixedKeyBytes: number, ctx: SinkContext): string | null {
+    if (this.partitionBy !== null) {
+      let part: string | null;
+      try {
+        part = this.partitionValue(row);
+      } catch (e) {
+        if (e instanceof InvalidOptionError) return e.message;
+        throw e;
+      }
+      const bytes = fixedKeyBytes + Buffer.byteLength(escapePartition(part), 'utf8');
+      if (bytes > S3_KEY_MAX_BYTES) {
+        return (
+          `${this.who}: the ${this.partitionBy} value ${JSON.stringify(part).slice(0, 80)}… makes the key of its object ${bytes} bytes long under ${this.description}, ` +
+          `and S3 keys hold at most ${S3_KEY_MAX_BYTES} bytes of UTF-8 (KeyTooLongError): partition by a shorter column (or a prefix or hash of it), or shorten the sink's prefix`
+        );
+      }
+    }
+    return this.rowRefusal(row, ctx);
+  }
+
+  /** Why the encoding could never write `row` (null: it can); deterministic. */
+  protected rowRefusal(_row: OutputRow, _ctx: SinkContext): string | null {
+    return null;
   }
 
   /** What a batch's write needs of the query, checked before any write. */

@@ -46,6 +46,9 @@ export interface S3GotObject {
 
 type RequestKind = 'gets' | 'puts' | 'lists' | 'deletes';
 
+/** S3's longest key: 1,024 bytes of UTF-8 (a longer one is refused with 400 KeyTooLongError). */
+export const S3_KEY_MAX_BYTES = 1024;
+
 /**
  * A write-once PUT answered 409 (AWS: another conditional write of the key in flight), or 412 for
  * an object gone before the GET that reads it: sent again, at most 4 times.
