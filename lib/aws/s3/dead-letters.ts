@@ -8,7 +8,7 @@
  */
 import { InvalidOptionError } from '../../engine/errors';
 import type { DeadLetterKind, DeadLetterSink, Json } from '../../engine/ports';
-import { batchFileName, fromJsonLines, sameLines, toJsonLines } from './batch-files';
+import { batchFileName, fromJsonLines, once } from './batch-files';
 import { S3Prefix, type S3PrefixOptions } from './prefix';
 
 const KINDS: readonly DeadLetterKind[] = ['malformed', 'late', 'unwritable'];
@@ -18,10 +18,10 @@ export class S3DeadLetterSink extends S3Prefix implements DeadLetterSink {
     super(opts, 'S3DeadLetterSink');
   }
 
-  /** One write-once PUT when there are records, none otherwise. */
+  /** One write-once PUT when there are records (a multipart upload past 8 MiB: putLinesOnce), none otherwise. */
   async write(batchId: number, kind: DeadLetterKind, records: Json[]): Promise<void> {
     if (records.length === 0) return;
-    await this.putOnce(this.key(batchId, kind).slice(this.root.length), toJsonLines(records), 'application/x-ndjson', `the ${kind} dead letters of batch ${batchId},`, sameLines);
+    await this.putLinesOnce(this.key(batchId, kind).slice(this.root.length), once(records), `the ${kind} dead letters of batch ${batchId},`);
   }
 
   /** The records batch `batchId` sent to `kind`; empty when it sent none. */
