@@ -36,6 +36,10 @@
  * another type). The verdict depends on the row and the batch ID only, so a replay refuses the
  * same rows. addBatch itself still fails on such a row (a caller that skipped the check).
  *
+ * No string of a whole batch: an object holds at most maxRowsPerObject rows and maxBytesPerObject
+ * (128 MiB) of their JSON, so its text stays far below V8's longest string (about 512 MiB),
+ * however wide the rows; a streamed batch holds the open objects only.
+ *
  * Cost of a batch: one PUT per (partition value, up to `maxRowsPerObject` rows) plus one PUT for
  * the log entry. A replay costs the same PUTs (each answered 412) plus a GET of each, and adds nothing.
  */
@@ -64,6 +68,13 @@ export interface S3LoggedSinkOptions extends S3PrefixOptions {
   readonly partitionGranularity?: PartitionGranularity;
   /** Rows per object; a larger partition of a batch becomes several objects. @default 100000 */
   readonly maxRowsPerObject?: number;
+  /**
+   * Bytes of JSON text (the rows' JSON, one line each) per object: an object is cut before a row
+   * that would pass it (a single larger row is an object of its own), so that no object's text
+   * nears V8's longest string (about 512 MiB; the JSON-lines object is one string, the Parquet
+   * writer holds its values) whatever the rows' widths. @default 128 MiB
+   */
+  readonly maxBytesPerObject?: number;
   /** Objects written at once. @default 8 */
   readonly maxConcurrency?: number;
 }
@@ -100,6 +111,7 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
   protected readonly partitionBy: string | null;
   protected readonly granularity: PartitionGranularity;
   protected readonly maxRowsPerObject: number;
+  protected readonly maxBytesPerObject: number;
   protected readonly maxConcurrency: number;
 
   /** `who` names the class in the errors about its options and rows. */
@@ -118,6 +130,7 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
     this.partitionBy = opts.partitionBy ?? null;
     this.granularity = g;
     this.maxRowsPerObject = positiveInteger(who, opts.maxRowsPerObject, 100_000, 'maxRowsPerObject');
+    this.maxBytesPerObject = positiveInteger(who, opts.maxBytesPerObject, 128 * 1024 * 1024, 'maxBytesPerObject');
     this.maxConcurrency = positiveInteger(who, opts.maxConcurrency, 8, 'maxConcurrency');
   }
 
@@ -136,18 +149,29 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
     // Group by partition (sorted, so the object numbering is the same on every attempt), sort
     // each group's rows by their JSON text (so which rows an object holds depends on the batch's
     // rows, not on the order a replay emits them in), then split it into objects of at most
-    // maxRowsPerObject rows.
+    // maxRowsPerObject rows and maxBytesPerObject bytes.
     const groups = new Map<string | null, ObjectLine[]>();
     for (const row of rows) {
       const part = this.partitionBy === null ? null : this.partitionValue(row);
       let g = groups.get(part);
       if (!g) groups.set(part, (g = []));
-      g.push({ line: JSON.stringify(row), row });
+      const line = JSON.stringify(row);
+      g.push({ line, row, bytes: Buffer.byteLength(line, 'utf8') + 1 });
     }
     const objects: Array<{ entry: SinkLogObject; body: string | Uint8Array }> = [];
     for (const part of sortedPartitions(groups.keys())) {
       const g = groups.get(part)!.sort((a, b) => (a.line < b.line ? -1 : a.line > b.line ? 1 : 0));
-      for (let i = 0; i < g.length; i += this.maxRowsPerObject) objects.push(this.object(batchId, objects.length, part, g.slice(i, i + this.maxRowsPerObject), ctx));
+      let from = 0;
+      let bytes = 0;
+      for (let i = 0; i < g.length; i++) {
+        if (i > from && (i - from >= this.maxRowsPerObject || bytes + g[i].bytes > this.maxBytesPerObject)) {
+          objects.push(this.object(batchId, objects.length, part, g.slice(from, i), ctx));
+          from = i;
+          bytes = 0;
+        }
+        bytes += g[i].bytes;
+      }
+      if (g.length > from) objects.push(this.object(batchId, objects.length, part, g.slice(from), ctx));
     }
     let written = 0;
     await mapLimit(objects, this.maxConcurrency, async (o) => {
@@ -172,6 +196,7 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
   async addBatchChunks(batchId: number, chunks: AsyncIterable<OutputRow[]>, ctx: SinkContext): Promise<void> {
     this.checkBatch(batchId, ctx);
     const open = new Map<string | null, ObjectLine[]>();
+    const openBytes = new Map<string | null, number>();
     const entries: SinkLogObject[] = [];
     let rows = 0;
     const write = async (part: string | null, lines: ObjectLine[]) => {
@@ -184,10 +209,22 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
       for (const row of chunk) {
         rows++;
         const part = this.partitionBy === null ? null : this.partitionValue(row);
+        const line = JSON.stringify(row);
+        const bytes = Buffer.byteLength(line, 'utf8') + 1;
         let g = open.get(part);
-        if (!g) open.set(part, (g = []));
-        g.push({ line: JSON.stringify(row), row });
-        if (g.length >= this.maxRowsPerObject) {
+        // the open object is written first if this row would take it past maxBytesPerObject
+        if (g && (openBytes.get(part) ?? 0) + bytes > this.maxBytesPerObject) {
+          open.delete(part);
+          await write(part, g);
+          g = undefined;
+        }
+        if (!g) {
+          open.set(part, (g = []));
+          openBytes.set(part, 0);
+        }
+        g.push({ line, row, bytes });
+        openBytes.set(part, openBytes.get(part)! + bytes);
+        if (g.length >= this.maxRowsPerObject || openBytes.get(part)! >= this.maxBytesPerObject) {
           open.delete(part);
           await write(part, g);
         }
@@ -308,10 +345,11 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
   }
 }
 
-/** A row with its JSON text. */
+/** A row with its JSON text, and that text's bytes in an object (with its newline). */
 interface ObjectLine {
   readonly line: string;
   readonly row: OutputRow;
+  readonly bytes: number;
 }
 
 /** Partition values in the order their objects are numbered: null first, then ascending. */
