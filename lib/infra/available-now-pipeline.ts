@@ -459,7 +459,7 @@ export class AvailableNowPipeline extends Construct {
     this.sinkGlueDatabase = sink.glueDatabase;
 
     const deadLetters: S3Place = { bucket: this.deadLetterBucket, prefix: r.deadLetterPrefix };
-    grantS3(this.role, { ...deadLetters, objectActions: GRANTED_ACTIONS.deadLetterObjects, list: false, kms: ['kms:GenerateDataKey'] });
+    grantS3(this.role, { ...deadLetters, objectActions: GRANTED_ACTIONS.deadLetterObjects, list: false, kms: ['kms:Decrypt', 'kms:GenerateDataKey'] });
 
     this.role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'StateAndLease', actions: [...GRANTED_ACTIONS.stateTable], resources: [this.stateTable.tableArn] }));
     this.stateTable.encryptionKey?.grantEncryptDecrypt(this.role);

@@ -111,7 +111,7 @@ describe('when the windowed-totals query writes Parquet by day of window.start, 
     const onSink = Object.values(template.findResources('AWS::IAM::Policy'))
       .flatMap((p) => p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>)
       .filter((st) => String(flat(st.Resource)).includes('sink-bucket/totals'));
-    expect(onSink.map((st) => [[st.Action].flat(), flat(st.Resource)])).toEqual([[['s3:PutObject'], 'arn:{"Ref":"AWS::Partition"}:s3:::sink-bucket/totals/*']]);
+    expect(onSink.map((st) => [[st.Action].flat(), flat(st.Resource)])).toEqual([[['s3:PutObject', 's3:AbortMultipartUpload'], 'arn:{"Ref":"AWS::Partition"}:s3:::sink-bucket/totals/*']]);
   });
 });
 

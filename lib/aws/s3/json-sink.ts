@@ -13,10 +13,9 @@
  * (8 MiB):
  *
  *     batch under one part ─▶ PutObject If-None-Match: *          ─412─▶ compare (below)
- *     batch of more parts  ─▶ HeadObject (absent) ─▶ CreateMultipartUpload ─▶ UploadPart 1, 2, …
- *                             as each part fills ─▶ CompleteMultipartUpload If-None-Match: *
+ *     batch of more parts  ─▶ CreateMultipartUpload ─▶ UploadPart 1, 2, … as each part fills
+ *                             ─▶ CompleteMultipartUpload If-None-Match: *
  *                                                  ─412─▶ AbortMultipartUpload, compare
- *                          └▶ HeadObject (there: a replay) ─▶ no upload, compare
  *     any failure of an upload ─▶ AbortMultipartUpload (best effort), the error stands
  *
  * The comparison holds neither text either: each side is an order-independent digest (line count,

@@ -64,21 +64,22 @@ export abstract class S3Prefix {
    * multipart upload of parts as they fill, completed with If-None-Match: * (and aborted on a
    * failure or a 412). When the key exists, a replay passes if the stored object holds the same
    * lines in any order, compared by their digests (LinesDigest; the stored one read as its body
-   * streams); other lines are a loud error. When the text passes one part, a HeadObject first: a
-   * replay of a stored batch then uploads nothing. Memory: one part, plus the chunk given.
+   * streams); other lines are a loud error. Memory: one part, plus the chunk given. (No HeadObject
+   * to spare a replay its upload: without s3:ListBucket on the prefix, S3 answers a HEAD of a
+   * missing key 403, not 404; the If-None-Match of the completion decides instead.)
    *
    *     under one part ─▶ PUT If-None-Match: * ──412──▶ GET (streamed) ─▶ compare digests
-   *     more           ─▶ HEAD ─absent─▶ Create ─▶ UploadPart 1, 2, … ─▶ Complete If-None-Match: *
-   *                                                                    ──412──▶ Abort, compare
-   *                            ─there──▶ digest the rest, compare
+   *     more           ─▶ Create ─▶ UploadPart 1, 2, … as they fill ─▶ Complete If-None-Match: *
+   *                                                                  ──412──▶ Abort, compare
+   *     a failure of the upload (or of the chunks) ─▶ Abort (best effort), the error stands
    */
   protected async putLinesOnce(rel: string, chunks: AsyncIterable<readonly unknown[]>, what: string, partBytes: number = DEFAULT_PART_BYTES): Promise<void> {
     const key = this.root + rel;
     const digest = new LinesDigest();
     let pending: Buffer[] = [];
     let pendingBytes = 0;
-    /** The multipart upload once the first part filled; 'there' when the object exists already (a replay: digest only). */
-    let upload: { id: string; etags: string[] } | 'there' | null = null;
+    /** The multipart upload once the first part filled, until it is completed or aborted. */
+    let upload: { id: string; etags: string[] } | null = null;
     const flush = async (u: { id: string; etags: string[] }) => {
       if (u.etags.length >= MAX_PARTS) {
         throw new SluiceError(`${what} s3://${this.bucket}/${key} needs more than ${MAX_PARTS} parts of ${partBytes} bytes: raise partBytes, or lower maxBytesPerTrigger / maxFilesPerTrigger`, { retriable: false });
@@ -93,33 +94,25 @@ export abstract class S3Prefix {
         for (const row of rows) {
           const line = Buffer.from(JSON.stringify(row), 'utf8');
           digest.addLine(line);
-          if (upload === 'there') continue;
           pending.push(line, NEWLINE);
           pendingBytes += line.byteLength + 1;
           if (pendingBytes < partBytes) continue;
-          if (upload === null) {
-            if (await this.s3.exists(this.bucket, key)) {
-              upload = 'there';
-              pending = [];
-              pendingBytes = 0;
-              continue;
-            }
-            upload = { id: await this.s3.createMultipartUpload(this.bucket, key, NDJSON), etags: [] };
-          }
+          upload ??= { id: await this.s3.createMultipartUpload(this.bucket, key, NDJSON), etags: [] };
           await flush(upload);
         }
       }
       if (upload === null) {
         if (await this.s3.putBytesIfAbsent(this.bucket, key, Buffer.concat(pending, pendingBytes), NDJSON)) return;
-      } else if (upload !== 'there') {
+      } else {
         if (pendingBytes > 0) await flush(upload);
-        const made = await this.s3.completeMultipartUploadIfAbsent(this.bucket, key, upload.id, upload.etags);
-        if (!made) await this.s3.abortMultipartUpload(this.bucket, key, upload.id);
-        upload = 'there';
+        const { id, etags } = upload;
+        const made = await this.s3.completeMultipartUploadIfAbsent(this.bucket, key, id, etags);
+        upload = null;
         if (made) return;
+        await this.s3.abortMultipartUpload(this.bucket, key, id);
       }
     } catch (e) {
-      if (upload !== null && upload !== 'there') await this.s3.abortMultipartUpload(this.bucket, key, upload.id);
+      if (upload !== null) await this.s3.abortMultipartUpload(this.bucket, key, upload.id);
       throw e;
     }
     // The key exists: a replay passes if it holds the same lines, in any order.

@@ -16,7 +16,6 @@ import {
   CreateMultipartUploadCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
-  HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   type S3Client,
@@ -137,19 +136,6 @@ export class S3Requests {
         }
       },
     );
-  }
-
-  /** HeadObject: whether the key exists. */
-  exists(bucket: string, key: string): Promise<boolean> {
-    return this.run('gets', `HeadObject s3://${bucket}/${key}`, async () => {
-      try {
-        await this.client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
-        return true;
-      } catch (e) {
-        if (isNoSuchKey(e)) return false;
-        throw e;
-      }
-    });
   }
 
   /**
