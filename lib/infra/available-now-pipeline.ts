@@ -211,7 +211,7 @@ export class AvailableNowPipeline extends Construct {
     this.sinkGlueDatabase = sink.glueDatabase;
 
     const deadLetters: S3Place = { bucket: this.deadLetterBucket, prefix: r.deadLetterPrefix };
-    grantS3(this.role, { ...deadLetters, objectActions: GRANTED_ACTIONS.deadLetterObjects, list: false, kms: ['kms:GenerateDataKey'] });
+    grantS3(this.role, { ...deadLetters, objectActions: GRANTED_ACTIONS.deadLetterObjects, list: false, kms: ['kms:Decrypt', 'kms:GenerateDataKey'] });
 
     // Only this query's items: every key the Lambda (and the scale-out task Lambda, on this role)
     // reads or writes in the state table is the lease's or starts with the namespace (lib/aws/namespace.ts).

@@ -22,10 +22,16 @@ export const GRANTED_ACTIONS = {
   shuffleObjects: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
   /** S3LandingSource: GET each file under `<landing prefix>/*`. */
   landingObjects: ['s3:GetObject'],
-  /** S3JsonSink (one PUT per batch) and S3FileSink (the objects, then the sink log entry) under `<sink prefix>/*`. */
-  sinkObjects: ['s3:PutObject'],
-  /** S3DeadLetterSink: PUT under `<deadLetterPrefix>/*`. */
-  deadLetterObjects: ['s3:PutObject'],
+  /**
+   * S3JsonSink (one PUT per batch, or a multipart upload past 8 MiB: its parts are authorized as
+   * s3:PutObject, its abort is s3:AbortMultipartUpload) and S3FileSink (the objects, then the sink
+   * log entry) under `<sink prefix>/*`; GET: a replay whose write-once PUT is refused (412) reads
+   * what is stored to compare it with what it would write (without it, every such replay on AWS
+   * failed with AccessDenied).
+   */
+  sinkObjects: ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload'],
+  /** S3DeadLetterSink: PUT (a multipart upload past 8 MiB, as the JSON sink) under `<deadLetterPrefix>/*`; GET as the sink's on a replay. */
+  deadLetterObjects: ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload'],
   /** ListObjectsV2, with an s3:prefix condition; on the bucket ARN. */
   list: ['s3:ListBucket'],
   /**

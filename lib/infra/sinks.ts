@@ -140,7 +140,7 @@ class S3Sink extends PipelineSink {
     const output = { bucket: this.bucket ?? pipeline.pipelineBucket(), prefix: this.prefix ?? `output/${pipeline.pipelineName}` };
     // The S3 sinks only PUT (write-once, deterministic keys). Athena's readers are granted by
     // their own roles: the function gets nothing of Glue.
-    grantS3(role, { ...output, objectActions: GRANTED_ACTIONS.sinkObjects, list: false, kms: ['kms:GenerateDataKey'] });
+    grantS3(role, { ...output, objectActions: GRANTED_ACTIONS.sinkObjects, list: false, kms: ['kms:Decrypt', 'kms:GenerateDataKey'] });
     const uri = `s3://${output.bucket.bucketName}/${output.prefix}${this.query === undefined ? '' : `?${this.query}`}`;
     return { uri, output, ...(this.glue ? glueTableOver(scope, output, this.glue, pipeline) : {}) };
   }

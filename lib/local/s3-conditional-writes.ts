@@ -1,8 +1,17 @@
 /**
  * S3's conditional writes for s3rver, which ignores `If-None-Match` and `If-Match` on PUT (it reads
- * them only on GET): a Koa middleware put in front of s3rver's routes that answers as S3 does.
+ * them only on GET), and S3's other refusals s3rver does not make: a Koa middleware put in front of
+ * s3rver's routes that answers as S3 does.
  *
+ *   PUT/POST key of more than 1,024 bytes of UTF-8  ─▶ 400 KeyTooLongError (s3rver: a 500 from the
+ *                                                      file system, which a client retries as if
+ *                                                      S3 were throttling)
  *   PUT key, If-None-Match: *   key exists            ─▶ 412 PreconditionFailed, nothing written
+ *   CompleteMultipartUpload (POST ?uploadId=), If-None-Match: *, key exists
+ *                                                     ─▶ 412 PreconditionFailed, nothing written
+ *                                                        (the upload stays, to be aborted)
+ *   AbortMultipartUpload (DELETE ?uploadId=)          ─▶ 204, the upload's parts removed (s3rver
+ *                                                        has no route for it: 405)
  *                               key absent            ─▶ s3rver writes it
  *   PUT key, If-Match: "<etag>" key absent            ─▶ 404 NoSuchKey
  *                               stored ETag differs   ─▶ 412 PreconditionFailed
@@ -15,11 +24,18 @@
  * test of the checkpoint's 412 branch would prove nothing.
  */
 
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { S3_KEY_MAX_BYTES } from '../aws/s3/requests';
+
 /** The part of s3rver's filesystem store used here. */
 export interface ObjectStore {
   getMetadata(bucket: string, key: string): Promise<Record<string, string> | null | undefined>;
   existsObject(bucket: string, key: string): Promise<boolean>;
+  /** Where s3rver keeps a resource; with key undefined and 'uploads', the bucket's multipart uploads. */
+  getResourcePath(bucket: string, key: string | undefined, resource: string): string;
 }
+
 
 /** The part of a Koa context used here. */
 export interface KoaLikeContext {
@@ -58,10 +74,27 @@ export function conditionalWrites(store: ObjectStore): (ctx: KoaLikeContext, nex
   /** The tail of the conditional PUTs in flight, per bucket/key: one at a time per key. */
   const inFlight = new Map<string, Promise<void>>();
   return async (ctx, next) => {
+    const written = ctx.method === 'PUT' || ctx.method === 'POST' ? objectOf(ctx.path) : null;
+    if (written && Buffer.byteLength(written.key, 'utf8') > S3_KEY_MAX_BYTES) {
+      ctx.status = 400;
+      ctx.type = 'application/xml';
+      ctx.body = errorXml('KeyTooLongError', 'Your key is too long');
+      return;
+    }
+    const uploadId = /(?:^|&)uploadId=([^&]*)/.exec(ctx.querystring)?.[1];
+    if (ctx.method === 'DELETE' && uploadId !== undefined && objectOf(ctx.path)) {
+      const { bucket } = objectOf(ctx.path)!;
+      const id = decodeURIComponent(uploadId);
+      if (/^[0-9a-f]+$/.test(id)) await rm(join(store.getResourcePath(bucket, undefined, 'uploads'), id), { recursive: true, force: true });
+      ctx.status = 204;
+      ctx.body = null;
+      return;
+    }
     const ifNoneMatch = ctx.get('if-none-match');
     const ifMatch = ctx.get('if-match');
-    // Object PUTs only (not a part upload, whose conditions S3 checks at completion)
-    const target = ctx.method === 'PUT' && (ifNoneMatch || ifMatch) && !/(^|&)partNumber=/.test(ctx.querystring) ? objectOf(ctx.path) : null;
+    // Object PUTs (not a part upload, whose conditions S3 checks at completion) and the completion
+    const conditional = (ctx.method === 'PUT' && !/(^|&)partNumber=/.test(ctx.querystring)) || (ctx.method === 'POST' && uploadId !== undefined);
+    const target = conditional && (ifNoneMatch || ifMatch) ? written : null;
     if (!target) {
       await next();
       return;

@@ -17,6 +17,10 @@ const SPECIAL: Record<string, string> = {
   's3:DeleteObjects': 's3:DeleteObject',
   's3:HeadObject': 's3:GetObject',
   's3:HeadBucket': 's3:ListBucket',
+  // the parts of a multipart upload are authorized as the PutObject they make
+  's3:CreateMultipartUpload': 's3:PutObject',
+  's3:UploadPart': 's3:PutObject',
+  's3:CompleteMultipartUpload': 's3:PutObject',
   // TransactWriteItems is evaluated per entry; the fence is a ConditionCheck on the lease item.
   'dynamodb:TransactWriteItems': 'dynamodb:ConditionCheckItem',
 };

@@ -209,8 +209,8 @@ describe('with the defaults (an S3 landing prefix, an S3 sink, everything create
       { actions: ['s3:ListBucket'], resources: [`${bucket}.Arn`], condition: ckpt },
       { actions: ['s3:GetObject'], resources: [`${bucket}.Arn/landing/Test-Pipeline/*`] },
       { actions: ['s3:ListBucket'], resources: [`${bucket}.Arn`], condition: landing },
-      { actions: ['s3:PutObject'], resources: [`${bucket}.Arn/output/Test-Pipeline/*`] },
-      { actions: ['s3:PutObject'], resources: [`${bucket}.Arn/dead-letter/Test-Pipeline/*`] },
+      { actions: ['s3:AbortMultipartUpload', 's3:GetObject', 's3:PutObject'], resources: [`${bucket}.Arn/output/Test-Pipeline/*`] },
+      { actions: ['s3:AbortMultipartUpload', 's3:GetObject', 's3:PutObject'], resources: [`${bucket}.Arn/dead-letter/Test-Pipeline/*`] },
       {
         actions: sorted([
           'dynamodb:BatchGetItem',
@@ -405,7 +405,7 @@ describe('with your own table, buckets, stream and a DynamoDB sink', () => {
       { actions: ['s3:ListBucket'], resources: [arn('s3:::my-checkpoints')], condition: { StringLike: { 's3:prefix': ['ckpt/orders/*'] } } },
       { actions: sorted(GRANTED_ACTIONS.stream), resources: [`arn:aws:kinesis:${REGION}:${ACCOUNT}:stream/orders`] },
       { actions: sorted(GRANTED_ACTIONS.sinkTable), resources: [table('totals')] },
-      { actions: ['s3:PutObject'], resources: [arn('s3:::my-checkpoints/dead/orders/*')] },
+      { actions: ['s3:AbortMultipartUpload', 's3:GetObject', 's3:PutObject'], resources: [arn('s3:::my-checkpoints/dead/orders/*')] },
       {
         actions: sorted(GRANTED_ACTIONS.stateTable),
         resources: [table('sluice-state')],
@@ -586,11 +586,11 @@ describe('when the source and sink are chosen by their factories', () => {
     s.template.hasResourceProperties('AWS::Kinesis::Stream', { RetentionPeriodHours: 48, StreamModeDetails: { StreamMode: 'ON_DEMAND' } });
   });
 
-  it('writes partitioned files with a sink log, granting PUT on the sink prefix only', () => {
+  it('writes partitioned files with a sink log, granting PUT and GET on the sink prefix only', () => {
     const s = synth({ sink: PipelineSink.files(undefined, 'totals', { partitionBy: 'window.start', granularity: 'day' }) }, undefined, { bundle: false });
     const bucket = s.id(s.pipeline.pipelineBucket);
     expect(envOf(s.template).SLUICE_SINK_URI).toBe(`s3://${bucket}/totals?partitionBy=window.start&granularity=day`);
-    expect(statements(s.template)).toContainEqual({ actions: ['s3:PutObject'], resources: [`${bucket}.Arn/totals/*`] });
+    expect(statements(s.template)).toContainEqual({ actions: ['s3:AbortMultipartUpload', 's3:GetObject', 's3:PutObject'], resources: [`${bucket}.Arn/totals/*`] });
     expect(statements(s.template).filter((st) => st.resources.some((r) => r.includes('/totals')))).toHaveLength(1);
   });
 

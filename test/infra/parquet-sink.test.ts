@@ -105,13 +105,13 @@ describe('when the windowed-totals query writes Parquet by day of window.start, 
     template.hasOutput('*', { Value: 'SELECT * FROM "sluice_demo"."output" ORDER BY batch_id DESC LIMIT 100' });
   });
 
-  it('grants the function S3 PUT on the prefix and nothing of Glue', () => {
+  it('grants the function S3 PUT (and GET, for a replay's comparison) on the prefix and nothing of Glue', () => {
     const actions = grantedActions(template);
     expect(actions.filter((a) => a.startsWith('glue:') || a.startsWith('athena:'))).toEqual([]);
     const onSink = Object.values(template.findResources('AWS::IAM::Policy'))
       .flatMap((p) => p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>)
       .filter((st) => String(flat(st.Resource)).includes('sink-bucket/totals'));
-    expect(onSink.map((st) => [[st.Action].flat(), flat(st.Resource)])).toEqual([[['s3:PutObject'], 'arn:{"Ref":"AWS::Partition"}:s3:::sink-bucket/totals/*']]);
+    expect(onSink.map((st) => [[st.Action].flat(), flat(st.Resource)])).toEqual([[['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload'], 'arn:{"Ref":"AWS::Partition"}:s3:::sink-bucket/totals/*']]);
   });
 });
 

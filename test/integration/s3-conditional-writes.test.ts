@@ -2,7 +2,15 @@
  * The embedded stack's S3 honours conditional writes as S3 does (s3rver alone ignores them), so
  * the write-once checkpoint entries are really write-once in every end-to-end test.
  */
-import { CreateBucketCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateBucketCommand,
+  CreateMultipartUploadCommand,
+  GetObjectCommand,
+  PutObjectCommand,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
 import { httpStatus, errorName } from '../../lib/aws/request/errors';
 import { testClients, uniqueName } from '../helpers/stack';
 
@@ -52,5 +60,41 @@ describe('conditional PUTs on the local S3', () => {
     await put('plain/k', 'one');
     await put('plain/k', 'two');
     expect(await read('plain/k')).toBe('two');
+  });
+
+  it('a key over 1,024 bytes of UTF-8 is refused with 400 KeyTooLongError, as S3 does (s3rver alone answers 500)', async () => {
+    const long = `k/${'é'.repeat(512)}`; // 1,026 bytes, 514 characters
+    expect(await failure(put(long, 'x'))).toEqual({ status: 400, name: 'KeyTooLongError' });
+    expect(await failure(put(long, 'x', { IfNoneMatch: '*' }))).toEqual({ status: 400, name: 'KeyTooLongError' });
+    expect(await failure(s3().send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: long })))).toEqual({ status: 400, name: 'KeyTooLongError' });
+    // 1,024 bytes, in folders (s3rver keeps a key as files, and a file name holds at most 255 bytes)
+    const fits = `k/${`${'é'.repeat(50)}/`.repeat(10)}${'a'.repeat(12)}`;
+    expect(Buffer.byteLength(fits)).toBe(1024);
+    await put(fits, 'y');
+    expect(await read(fits)).toBe('y');
+  });
+
+  it('CompleteMultipartUpload with If-None-Match: * creates the key once, then refuses with 412; AbortMultipartUpload answers', async () => {
+    const upload = async (Key: string, body: string) => {
+      const { UploadId } = await s3().send(new CreateMultipartUploadCommand({ Bucket: bucket, Key }));
+      const part = await s3().send(new UploadPartCommand({ Bucket: bucket, Key, UploadId, PartNumber: 1, Body: body }));
+      const complete = () =>
+        s3().send(
+          new CompleteMultipartUploadCommand({
+            Bucket: bucket,
+            Key,
+            UploadId,
+            IfNoneMatch: '*',
+            MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag }] },
+          }),
+        );
+      return { UploadId: UploadId!, complete };
+    };
+    const first = await upload('mpu/once', 'first');
+    await first.complete();
+    const second = await upload('mpu/once', 'second');
+    expect(await failure(second.complete())).toEqual({ status: 412, name: 'PreconditionFailed' });
+    await s3().send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: 'mpu/once', UploadId: second.UploadId }));
+    expect(await read('mpu/once')).toBe('first');
   });
 });

@@ -69,6 +69,25 @@ describe('when a batch is written', () => {
     expect(await sink.readBatch(1)).toHaveLength(3);
   });
 
+  it('cuts objects at maxBytesPerObject of JSON too, so no object\'s text nears V8\'s longest string; a row wider than that is an object of its own', async () => {
+    const wide = (user: string, n: number) => ({ ...windowRow(user, 1), note: 'w'.repeat(n) });
+    const rows = [wide('a', 300), wide('b', 300), wide('c', 300), wide('d', 300), wide('e', 2000), wide('f', 300)];
+    const batched = newSink({ maxBytesPerObject: 1000 });
+    await batched.sink.addBatch(1, rows, ctx);
+    const entry = (await batched.sink.readLog(1))!;
+    expect(entry.objects.map((o) => o.rows)).toEqual([2, 2, 1, 1]);
+    expect(entry.objects.every((o) => o.bytes <= 1000 || o.rows === 1)).toBe(true);
+    expect(await batched.sink.readBatch(1)).toEqual(rows);
+    async function* twoChunks(): AsyncIterable<OutputRow[]> {
+      yield rows.slice(0, 3);
+      yield rows.slice(3);
+    }
+    const streamed = newSink({ maxBytesPerObject: 1000 });
+    await streamed.sink.addBatchChunks(1, twoChunks(), ctx);
+    expect((await streamed.sink.readLog(1))!.objects.map((o) => o.rows)).toEqual([2, 2, 1, 1]);
+    expect(await streamed.sink.readBatch(1)).toEqual(rows);
+  });
+
   it('records an empty batch as a log entry with no objects', async () => {
     const { prefix, sink } = newSink();
     await sink.addBatch(2, [], ctx);

@@ -231,6 +231,25 @@ describe('when a gzipped file decompresses beyond maxDecompressedBytes (a gzip b
   });
 });
 
+describe('when a batch\'s gzip files decompress to much more than they store (five of ~10 KB, 3 MiB each)', () => {
+  it('at most two files\' decompressed bytes are held at once, whatever the read-ahead; every row is read', async () => {
+    const f = fixture();
+    const MIB = 1024 * 1024;
+    const wide = (i: number, j: number) => JSON.stringify({ user: `u${i}-${j}-${'x'.repeat(3000)}`, event_time: '2026-03-01 10:00:00', amount: j });
+    for (let i = 0; i < 5; i++) await f.put(`${i}.json.gz`, gzipSync(lines(...Array.from({ length: 1050 }, (_, j) => wide(i, j)))));
+    const src = f.source({ maxDecompressedBytes: 4 * MIB, readParallelism: 8 });
+    const end = await src.planBatch(0, null, (await src.latestOffset(null))!, {});
+    let rows = 0;
+    for await (const chunk of src.readChunks(0, null, end!)) {
+      rows += chunk.rows.length;
+      await new Promise((resolve) => setTimeout(resolve, 20)); // a slow consumer: every fetch ahead has landed
+    }
+    expect(rows).toBe(5 * 1050);
+    expect(src.peakHeldBytes()).toBeGreaterThan(3 * MIB);
+    expect(src.peakHeldBytes()).toBeLessThanOrEqual(2 * 3.1 * MIB);
+  });
+});
+
 describe('when a replay holds more bytes than maxBytesPerTrigger now allows', () => {
   it('it is read whole (its file list is write-once) and logged with the remedy before reading', async () => {
     const f = fixture();

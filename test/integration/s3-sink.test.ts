@@ -185,3 +185,50 @@ describe('when a stateless batch is streamed (addBatchChunks)', () => {
     expect(await keysUnder(prefix)).toEqual(['batch-0000000004.jsonl']);
   });
 });
+
+describe('when a batch\'s text passes one part (a multipart upload, never one string of the batch)', () => {
+  const PART = 5 * 1024 * 1024;
+  /** 3,000 rows of about 4 KiB: about 12 MiB, three parts of 5 MiB. */
+  const bigRows = Array.from({ length: 3000 }, (_, i) => ({ ...totalRow(`u${i}`, i, i % 50), note: `${i}:${'n'.repeat(4096)}` }));
+  const bigSink = (prefix: string) => new S3JsonSink({ client: s3, bucket, prefix, partBytes: PART });
+  async function* chunked(rows: OutputRow[], size: number): AsyncIterable<OutputRow[]> {
+    for (let i = 0; i < rows.length; i += size) yield rows.slice(i, i + size);
+  }
+
+  it('streams it as parts (create, 3 parts, complete), and the object reads back whole', async () => {
+    const { prefix } = newSink();
+    const sink = bigSink(prefix);
+    await sink.addBatchChunks(0, chunked(bigRows, 500), ctx);
+    expect(sink.stats()).toMatchObject({ gets: 0, puts: 5, deletes: 0 });
+    expect(await keysUnder(prefix)).toEqual(['batch-0000000000.jsonl']);
+    expect(await sink.readBatch(0)).toEqual(bigRows);
+  });
+
+  it('a replay in another order (addBatch) is refused at completion (412), aborted, and passes by digest; one with a row changed fails loudly, the object as it was', async () => {
+    const { prefix } = newSink();
+    await bigSink(prefix).addBatch(1, bigRows, ctx);
+    const replay = bigSink(prefix);
+    await replay.addBatch(1, [...bigRows].reverse(), ctx);
+    expect(replay.stats()).toMatchObject({ puts: 5, deletes: 1, gets: 1 });
+    const changed = bigRows.map((r, i) => (i === 2999 ? { ...r, total: -1 } : r));
+    await expect(bigSink(prefix).addBatchChunks(1, chunked(changed, 700), ctx)).rejects.toThrow(/batch-0000000001\.jsonl already holds other content \(3000 lines, \d+ bytes, this write 3000 lines/);
+    expect(await bigSink(prefix).readBatch(1)).toEqual(bigRows);
+  });
+
+  it('the object appearing during the upload (another attempt): the completion answers 412, the upload is aborted, and the same rows pass', async () => {
+    for (const [other, passes] of [[bigRows, true], [bigRows.slice(1), false]] as const) {
+      const { prefix } = newSink();
+      const sink = bigSink(prefix);
+      async function* racing(): AsyncIterable<OutputRow[]> {
+        yield bigRows.slice(0, 2000); // a part is uploaded as this chunk is taken
+        await bigSink(prefix).addBatch(2, [...other], ctx);
+        yield bigRows.slice(2000);
+      }
+      const write = sink.addBatchChunks(2, racing(), ctx);
+      if (passes) await write;
+      else await expect(write).rejects.toThrow(/already holds other content \(2999 lines/);
+      expect(sink.stats().deletes).toBe(1); // AbortMultipartUpload
+      expect(await bigSink(prefix).readBatch(2)).toEqual(other);
+    }
+  });
+});

@@ -85,12 +85,17 @@
  * item, and DynamoDB rejects concurrent transactions on one item (TransactionConflict). Unfenced,
  * up to `maxConcurrency` chunks are in flight.
  *
+ * A row no attempt could write (an item over 400 KB, a value DynamoDB cannot store) is refused by
+ * `check`, which the executor calls before the batch's effects: it becomes a dead letter of kind
+ * `unwritable` with the reason, and the other rows are written (addBatch itself still fails on one,
+ * for a caller that skipped the check).
+ *
  * Files. This one: the Sink port, its writes and reads. sink-items.ts: the row items, their keys,
  * the chunks and their digests, the attribute values. sink-options.ts: the options and counters.
  */
 import { BatchGetItemCommand, type DynamoDBClient, QueryCommand, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
-import type { Clock, OutputRow, Sink, SinkContext } from '../../engine/ports';
+import type { Clock, OutputRow, RefusedRow, Sink, SinkContext } from '../../engine/ports';
 import { systemClock } from '../../engine/ports';
 import { compareStrings, fnv1a, mapLimit } from '../request/concurrency';
 import { RetryableResult, type RetryPolicy, retryPolicy } from '../request/retry';
@@ -173,6 +178,29 @@ export class DynamoDbSink implements Sink {
     await this.writeChunks(queryKey, batchId, chunks, ctx, fence, { probing: true, pieces: 0 });
     // Append mode emits a session once, closed: nothing it wrote is ever superseded.
     if (ctx.outputMode !== 'append') await this.deleteSuperseded(queryKey, batchId, prepared, ctx, fence);
+  }
+
+  /**
+   * The rows no attempt could write (Sink.check, called by the executor before the batch's
+   * effects; they become dead letters with the reason, the rest is written): an item over
+   * DynamoDB's 400 KB, a value DynamoDB cannot store (a non-finite number). The verdict depends on
+   * the row alone (a keyless row's sort key has the same length at every position), so a replay
+   * refuses the same rows. Costs a second build of each row's item, no request.
+   */
+  check(batchId: number, rows: readonly OutputRow[], ctx: SinkContext): RefusedRow[] {
+    checkBatchId(batchId);
+    const queryKey = this.queryKeyFor(ctx);
+    checkColumns(ctx.columns);
+    const refused: RefusedRow[] = [];
+    for (let index = 0; index < rows.length; index++) {
+      try {
+        this.prepareRow(queryKey, batchId, rows[index], index, ctx);
+      } catch (e) {
+        if (!(e instanceof SluiceError) || e instanceof InvalidOptionError) throw e;
+        refused.push({ index, reason: e.message });
+      }
+    }
+    return refused;
   }
 
   /**
@@ -295,7 +323,7 @@ export class DynamoDbSink implements Sink {
     const bytes = itemSize(item);
     if (bytes > ITEM_MAX_BYTES) {
       throw new SluiceError(
-        `output row ${i} of batch ${batchId} (key ${sk.slice(0, 120)}) is ${bytes} bytes as a DynamoDB item; DynamoDB items hold at most ${ITEM_MAX_BYTES} bytes: write fewer or shorter columns to this sink, or use the S3 file sink`,
+        `an output row of batch ${batchId} (key ${sk.slice(0, 120)}) is ${bytes} bytes as a DynamoDB item; DynamoDB items hold at most ${ITEM_MAX_BYTES} bytes: write fewer or shorter columns to this sink, or use the S3 file sink`,
         { details: { batchId, key: sk.slice(0, 200), sizeBytes: bytes } },
       );
     }

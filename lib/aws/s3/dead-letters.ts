@@ -1,26 +1,27 @@
 /**
- * The S3 dead-letter sink: the records of a batch that could not be parsed, or came too late for
- * the watermark, under deterministic keys written once (a replay of batch N finds the same
- * records there; other records are a loud error, never an overwrite).
+ * The S3 dead-letter sink: the records of a batch that could not be parsed, came too late for
+ * the watermark, or were refused by the sink (unwritable: `{ row, reason, batchId, sink }`), under
+ * deterministic keys written once (a replay of batch N finds the same records there; other
+ * records are a loud error, never an overwrite).
  *
- *     <prefix>/<malformed|late>/batch-0000000042.jsonl   one record per line; only when non-empty
+ *     <prefix>/<malformed|late|unwritable>/batch-0000000042.jsonl   one record per line; only when non-empty
  */
 import { InvalidOptionError } from '../../engine/errors';
-import type { DeadLetterSink, Json } from '../../engine/ports';
-import { batchFileName, fromJsonLines, sameLines, toJsonLines } from './batch-files';
+import type { DeadLetterKind, DeadLetterSink, Json } from '../../engine/ports';
+import { batchFileName, fromJsonLines, once } from './batch-files';
 import { S3Prefix, type S3PrefixOptions } from './prefix';
 
-type DeadLetterKind = 'malformed' | 'late';
+const KINDS: readonly DeadLetterKind[] = ['malformed', 'late', 'unwritable'];
 
 export class S3DeadLetterSink extends S3Prefix implements DeadLetterSink {
   constructor(opts: S3PrefixOptions) {
     super(opts, 'S3DeadLetterSink');
   }
 
-  /** One write-once PUT when there are records, none otherwise. */
+  /** One write-once PUT when there are records (a multipart upload past 8 MiB: putLinesOnce), none otherwise. */
   async write(batchId: number, kind: DeadLetterKind, records: Json[]): Promise<void> {
     if (records.length === 0) return;
-    await this.putOnce(this.key(batchId, kind).slice(this.root.length), toJsonLines(records), 'application/x-ndjson', `the ${kind} dead letters of batch ${batchId},`, sameLines);
+    await this.putLinesOnce(this.key(batchId, kind).slice(this.root.length), once(records), `the ${kind} dead letters of batch ${batchId},`);
   }
 
   /** The records batch `batchId` sent to `kind`; empty when it sent none. */
@@ -31,8 +32,8 @@ export class S3DeadLetterSink extends S3Prefix implements DeadLetterSink {
   }
 
   private key(batchId: number, kind: DeadLetterKind): string {
-    if (kind !== 'malformed' && kind !== 'late') {
-      throw new InvalidOptionError(`dead-letter kind ${JSON.stringify(kind)} is not one of "malformed", "late": pass one of them`);
+    if (!KINDS.includes(kind)) {
+      throw new InvalidOptionError(`dead-letter kind ${JSON.stringify(kind)} is not one of ${KINDS.map((k) => `"${k}"`).join(', ')}: pass one of them`);
     }
     return `${this.root}${kind}/${batchFileName(batchId)}`;
   }

@@ -19,8 +19,10 @@
  *     readChunks(N, s, e)  the file list: in memory, else GET sources/<i>/N (a replay: logged
  *     read(N, s, e)        as oversized when it exceeds today's limit), else (older
  *                          checkpoints) LIST (s, e] again;
- *                          GET each file (8 ahead), gunzip (at most maxDecompressedBytes),
- *                          check UTF-8, split lines, parse; one chunk per file, in key order
+ *                          GET each file (8 ahead, as stored), gunzip the next while one is
+ *                          parsed (each at most maxDecompressedBytes: at most two files'
+ *                          decompressed bytes held at once, see readChunks), check UTF-8,
+ *                          split lines, parse; chunks of lines, in key order
  *                          (read: all chunks concatenated)
  *
  * Directory markers (keys ending in "/") and zero-byte objects are skipped; so are keys not
@@ -130,6 +132,9 @@ export class S3LandingSource extends S3Prefix implements Source {
   private readonly limits: BatchLimits;
   private readonly log: (event: Record<string, unknown>) => void;
   private listing: Listing | null = null;
+  /** File bytes held by reads now, and the most at once (peakHeldBytes). */
+  private held = 0;
+  private peakHeld = 0;
   /** Batches planned by this instance, so the first read needs no GET of the log it just wrote. */
   private readonly planned = new Map<number, BatchFileLog>();
 
@@ -272,9 +277,14 @@ export class S3LandingSource extends S3Prefix implements Source {
   }
 
   /**
-   * The batch in key order, up to `readParallelism` files fetched ahead, each parsed when its turn
-   * comes and yielded CHUNK_LINES lines at a time (the file's bytes counted with its first chunk):
-   * memory holds a few files' bytes and one chunk of rows, and rows die before the next scavenge.
+   * The batch in key order, up to `readParallelism` files fetched ahead (their bytes as stored),
+   * each decompressed only when the file before it is being parsed, and parsed when its turn comes,
+   * yielded CHUNK_LINES lines at a time (the file's bytes counted with its first chunk). So a batch
+   * holds at most two files' decompressed bytes at once (the one parsed and the next, each at most
+   * maxDecompressedBytes), plus the stored bytes of the files fetched ahead, and one chunk of rows,
+   * whatever the number and the ratio of its files: a batch of five 1.7 MiB gzip files of 120 MiB
+   * each holds 240 MiB of text at most, never 600 (the sink streams what it is given:
+   * Sink.addBatchChunks; stateful operators aggregate chunk by chunk).
    */
   async *readChunks(batchId: number, start: Json | null, end: Json, options?: ReadOptions): AsyncIterable<ReadResult> {
     const startKey = this.parseOffset(start, 'start');
@@ -286,23 +296,55 @@ export class S3LandingSource extends S3Prefix implements Source {
     const files = options?.split ? splitOf(listed.files, options.split) : listed.files;
     this.checkReplaySize(batchId, files);
     const parse = this.parsers.for(options?.columns);
-    const ahead: Promise<FetchedFile>[] = [];
+    const ahead: Promise<StoredFile>[] = [];
     let next = 0;
+    // Awaited in order below; the catches only keep a failure of a file further ahead (or one
+    // left behind when the caller stops early) from surfacing as an unhandled rejection.
     const fill = () => {
       while (next < files.length && ahead.length < this.parallelism) {
         const p = this.readFile(batchId, files[next++], fromLog);
-        // Awaited in order below; this only keeps a failure of a file further ahead (or one
-        // left behind when the caller stops early) from surfacing as an unhandled rejection.
         p.catch(() => undefined);
         ahead.push(p);
       }
     };
+    const inflateNext = (): Promise<FetchedFile> | null => {
+      const stored = ahead.shift();
+      if (!stored) return null;
+      const p = stored.then((f) => this.inflate(f));
+      p.catch(() => undefined);
+      return p;
+    };
     fill();
-    while (ahead.length > 0) {
-      const fetched = await ahead.shift()!;
-      fill();
-      yield* parseFile(parse, fetched, this.pieceBytes);
+    let coming = inflateNext();
+    try {
+      while (coming) {
+        const fetched = await coming;
+        try {
+          fill();
+          coming = inflateNext();
+          yield* parseFile(parse, fetched, this.pieceBytes);
+        } finally {
+          this.release(fetched);
+        }
+      }
+    } finally {
+      // the caller stopped early, or a read failed: the file decompressed ahead is dropped
+      coming?.then((f) => this.release(f), () => undefined);
     }
+  }
+
+  private release(f: FetchedFile): void {
+    this.held -= f.buf?.byteLength ?? 0;
+  }
+
+  /**
+   * The most file bytes (decompressed, or as stored for a plain file) this source's reads have
+   * held at once since it was created, counted from a file's decompression until it is parsed
+   * (not the stored bytes of the files fetched ahead): at most two files' (see readChunks). For
+   * tests and benchmarks.
+   */
+  peakHeldBytes(): number {
+    return this.peakHeld;
   }
 
   /**
@@ -402,7 +444,8 @@ export class S3LandingSource extends S3Prefix implements Source {
     return log;
   }
 
-  private async readFile(batchId: number, file: LandingFile, fromLog: boolean): Promise<FetchedFile> {
+  /** GETs a file and checks it is the one the batch planned; its bytes as stored (decompressed later: inflate). */
+  private async readFile(batchId: number, file: LandingFile, fromLog: boolean): Promise<StoredFile> {
     const got = await this.s3.getObject(this.bucket, file.key);
     if (got === null) {
       throw new DataLossError(
@@ -418,23 +461,31 @@ export class S3LandingSource extends S3Prefix implements Source {
         { details: { batchId, key: file.key, loggedEtag: file.etag, etag: got.etag } },
       );
     }
-    let buf = Buffer.from(got.body.buffer, got.body.byteOffset, got.body.byteLength);
-    const bytes = got.body.byteLength;
+    const buf = Buffer.from(got.body.buffer, got.body.byteOffset, got.body.byteLength);
     const gzipped = file.key.endsWith('.gz') || got.contentEncoding.toLowerCase().includes('gzip');
-    if (gzipped && buf.length >= 2 && buf[0] === 0x1f && buf[1] === 0x8b) {
+    return { key: file.key, buf, bytes: got.body.byteLength, gzipped };
+  }
+
+  /** A fetched file's bytes, gunzipped (at most maxDecompressedBytes) when it is gzip data. */
+  private async inflate(stored: StoredFile): Promise<FetchedFile> {
+    const { key, bytes } = stored;
+    let buf = stored.buf;
+    if (stored.gzipped && buf.length >= 2 && buf[0] === 0x1f && buf[1] === 0x8b) {
       try {
         buf = await gunzipAsync(buf, { maxOutputLength: this.maxDecompressed });
       } catch (e) {
         if ((e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
           return {
-            key: file.key, buf: null, bytes,
+            key, buf: null, bytes,
             damaged: `gzip data decompresses to more than maxDecompressedBytes ${this.maxDecompressed}: if the file is genuine, raise .option('maxDecompressedBytes', ...) and the Lambda's memory, else remove it at the producer`,
           };
         }
-        return { key: file.key, buf: null, bytes, damaged: `gzip data is damaged (${(e as Error).message}): re-upload the file under a new key` };
+        return { key, buf: null, bytes, damaged: `gzip data is damaged (${(e as Error).message}): re-upload the file under a new key` };
       }
     }
-    return { key: file.key, buf, bytes, damaged: null };
+    this.held += buf.byteLength;
+    this.peakHeld = Math.max(this.peakHeld, this.held);
+    return { key, buf, bytes, damaged: null };
   }
 
   private parseOffset(offset: Json | null | undefined, what: string): string | null {
@@ -470,6 +521,14 @@ function upperBound(files: readonly LandingFile[], key: string | null): number {
     else hi = mid;
   }
   return lo;
+}
+
+/** A landing file as fetched, its bytes as stored. */
+interface StoredFile {
+  readonly key: string;
+  readonly buf: Buffer;
+  readonly bytes: number;
+  readonly gzipped: boolean;
 }
 
 /** A landing file as fetched (and gunzipped), before parsing. */

@@ -28,15 +28,28 @@
  * The log is keyed by batch ID alone: give each checkpoint its own sink prefix (a new checkpoint
  * starts again at batch 0 and would overwrite the old log entries).
  *
+ * Rows no attempt could write (Sink.check, called by the executor before the batch's effects; the
+ * refused rows become dead letters with the reason, the rest is written): a partition value whose
+ * key would pass S3's 1,024 bytes of UTF-8 (the prefix, the escaped value, the object's name: AWS
+ * answers 400 KeyTooLongError, every replay again), a value the partition granularity cannot read
+ * as a timestamp, and what the encoding refuses (`rowRefusal`: a Parquet column's value of
+ * another type). The verdict depends on the row and the batch ID only, so a replay refuses the
+ * same rows. addBatch itself still fails on such a row (a caller that skipped the check).
+ *
+ * No string of a whole batch: an object holds at most maxRowsPerObject rows and maxBytesPerObject
+ * (128 MiB) of their JSON, so its text stays far below V8's longest string (about 512 MiB),
+ * however wide the rows; a streamed batch holds the open objects only.
+ *
  * Cost of a batch: one PUT per (partition value, up to `maxRowsPerObject` rows) plus one PUT for
  * the log entry. A replay costs the same PUTs (each answered 412) plus a GET of each, and adds nothing.
  */
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
-import type { Json, OutputRow, Sink, SinkContext } from '../../engine/ports';
+import type { Json, OutputRow, RefusedRow, Sink, SinkContext } from '../../engine/ports';
 import { parseTimestamp } from '../../engine/schema';
 import { mapLimit } from '../request/concurrency';
 import { paddedBatchId } from './batch-files';
 import { S3Prefix, type S3PrefixOptions } from './prefix';
+import { S3_KEY_MAX_BYTES } from './requests';
 
 export type PartitionGranularity = 'value' | 'day' | 'hour';
 
@@ -55,6 +68,13 @@ export interface S3LoggedSinkOptions extends S3PrefixOptions {
   readonly partitionGranularity?: PartitionGranularity;
   /** Rows per object; a larger partition of a batch becomes several objects. @default 100000 */
   readonly maxRowsPerObject?: number;
+  /**
+   * Bytes of JSON text (the rows' JSON, one line each) per object: an object is cut before a row
+   * that would pass it (a single larger row is an object of its own), so that no object's text
+   * nears V8's longest string (about 512 MiB; the JSON-lines object is one string, the Parquet
+   * writer holds its values) whatever the rows' widths. @default 128 MiB
+   */
+  readonly maxBytesPerObject?: number;
   /** Objects written at once. @default 8 */
   readonly maxConcurrency?: number;
 }
@@ -91,6 +111,7 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
   protected readonly partitionBy: string | null;
   protected readonly granularity: PartitionGranularity;
   protected readonly maxRowsPerObject: number;
+  protected readonly maxBytesPerObject: number;
   protected readonly maxConcurrency: number;
 
   /** `who` names the class in the errors about its options and rows. */
@@ -109,6 +130,7 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
     this.partitionBy = opts.partitionBy ?? null;
     this.granularity = g;
     this.maxRowsPerObject = positiveInteger(who, opts.maxRowsPerObject, 100_000, 'maxRowsPerObject');
+    this.maxBytesPerObject = positiveInteger(who, opts.maxBytesPerObject, 128 * 1024 * 1024, 'maxBytesPerObject');
     this.maxConcurrency = positiveInteger(who, opts.maxConcurrency, 8, 'maxConcurrency');
   }
 
@@ -127,18 +149,29 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
     // Group by partition (sorted, so the object numbering is the same on every attempt), sort
     // each group's rows by their JSON text (so which rows an object holds depends on the batch's
     // rows, not on the order a replay emits them in), then split it into objects of at most
-    // maxRowsPerObject rows.
+    // maxRowsPerObject rows and maxBytesPerObject bytes.
     const groups = new Map<string | null, ObjectLine[]>();
     for (const row of rows) {
       const part = this.partitionBy === null ? null : this.partitionValue(row);
       let g = groups.get(part);
       if (!g) groups.set(part, (g = []));
-      g.push({ line: JSON.stringify(row), row });
+      const line = JSON.stringify(row);
+      g.push({ line, row, bytes: Buffer.byteLength(line, 'utf8') + 1 });
     }
     const objects: Array<{ entry: SinkLogObject; body: string | Uint8Array }> = [];
     for (const part of sortedPartitions(groups.keys())) {
       const g = groups.get(part)!.sort((a, b) => (a.line < b.line ? -1 : a.line > b.line ? 1 : 0));
-      for (let i = 0; i < g.length; i += this.maxRowsPerObject) objects.push(this.object(batchId, objects.length, part, g.slice(i, i + this.maxRowsPerObject), ctx));
+      let from = 0;
+      let bytes = 0;
+      for (let i = 0; i < g.length; i++) {
+        if (i > from && (i - from >= this.maxRowsPerObject || bytes + g[i].bytes > this.maxBytesPerObject)) {
+          objects.push(this.object(batchId, objects.length, part, g.slice(from, i), ctx));
+          from = i;
+          bytes = 0;
+        }
+        bytes += g[i].bytes;
+      }
+      if (g.length > from) objects.push(this.object(batchId, objects.length, part, g.slice(from), ctx));
     }
     let written = 0;
     await mapLimit(objects, this.maxConcurrency, async (o) => {
@@ -163,6 +196,7 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
   async addBatchChunks(batchId: number, chunks: AsyncIterable<OutputRow[]>, ctx: SinkContext): Promise<void> {
     this.checkBatch(batchId, ctx);
     const open = new Map<string | null, ObjectLine[]>();
+    const openBytes = new Map<string | null, number>();
     const entries: SinkLogObject[] = [];
     let rows = 0;
     const write = async (part: string | null, lines: ObjectLine[]) => {
@@ -175,10 +209,22 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
       for (const row of chunk) {
         rows++;
         const part = this.partitionBy === null ? null : this.partitionValue(row);
+        const line = JSON.stringify(row);
+        const bytes = Buffer.byteLength(line, 'utf8') + 1;
         let g = open.get(part);
-        if (!g) open.set(part, (g = []));
-        g.push({ line: JSON.stringify(row), row });
-        if (g.length >= this.maxRowsPerObject) {
+        // the open object is written first if this row would take it past maxBytesPerObject
+        if (g && (openBytes.get(part) ?? 0) + bytes > this.maxBytesPerObject) {
+          open.delete(part);
+          await write(part, g);
+          g = undefined;
+        }
+        if (!g) {
+          open.set(part, (g = []));
+          openBytes.set(part, 0);
+        }
+        g.push({ line, row, bytes });
+        openBytes.set(part, openBytes.get(part)! + bytes);
+        if (g.length >= this.maxRowsPerObject || openBytes.get(part)! >= this.maxBytesPerObject) {
           open.delete(part);
           await write(part, g);
         }
@@ -186,6 +232,44 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
     }
     for (const part of sortedPartitions(open.keys())) await write(part, open.get(part)!);
     await this.putLog(batchId, ctx, rows, entries);
+  }
+
+  /** The rows no attempt could write (see the header): too long a key, an unreadable partition timestamp, what `rowRefusal` refuses. */
+  check(batchId: number, rows: readonly OutputRow[], ctx: SinkContext): RefusedRow[] {
+    this.checkBatch(batchId, ctx);
+    // The key less the partition value, with the longest object number a batch has in practice (5 digits)
+    const fixed = this.partitionBy === null ? 0 : Buffer.byteLength(`${this.root}${this.folderName()}=/part-${paddedBatchId(batchId)}-00000${this.extension}`, 'utf8');
+    const refused: RefusedRow[] = [];
+    for (let index = 0; index < rows.length; index++) {
+      const reason = this.refusal(rows[index], fixed, ctx);
+      if (reason !== null) refused.push({ index, reason });
+    }
+    return refused;
+  }
+
+  private refusal(row: OutputRow, fixedKeyBytes: number, ctx: SinkContext): string | null {
+    if (this.partitionBy !== null) {
+      let part: string | null;
+      try {
+        part = this.partitionValue(row);
+      } catch (e) {
+        if (e instanceof InvalidOptionError) return e.message;
+        throw e;
+      }
+      const bytes = fixedKeyBytes + Buffer.byteLength(escapePartition(part), 'utf8');
+      if (bytes > S3_KEY_MAX_BYTES) {
+        return (
+          `${this.who}: the ${this.partitionBy} value ${JSON.stringify(part).slice(0, 80)}… makes the key of its object ${bytes} bytes long under ${this.description}, ` +
+          `and S3 keys hold at most ${S3_KEY_MAX_BYTES} bytes of UTF-8 (KeyTooLongError): partition by a shorter column (or a prefix or hash of it), or shorten the sink's prefix`
+        );
+      }
+    }
+    return this.rowRefusal(row, ctx);
+  }
+
+  /** Why the encoding could never write `row` (null: it can); deterministic. */
+  protected rowRefusal(_row: OutputRow, _ctx: SinkContext): string | null {
+    return null;
   }
 
   /** What a batch's write needs of the query, checked before any write. */
@@ -261,10 +345,11 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
   }
 }
 
-/** A row with its JSON text. */
+/** A row with its JSON text, and that text's bytes in an object (with its newline). */
 interface ObjectLine {
   readonly line: string;
   readonly row: OutputRow;
+  readonly bytes: number;
 }
 
 /** Partition values in the order their objects are numbered: null first, then ascending. */

@@ -25,7 +25,7 @@
  */
 import { ParquetWriter, ByteWriter } from 'hyparquet-writer';
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
-import type { Json, OutputColumnType, SinkContext } from '../../engine/ports';
+import type { Json, OutputColumnType, OutputRow, SinkContext } from '../../engine/ports';
 import { parseTimestamp } from '../../engine/schema';
 import { S3LoggedSink, type ObjectRows, type S3LoggedSinkOptions } from './logged-sink';
 
@@ -55,6 +55,20 @@ export class S3ParquetSink extends S3LoggedSink {
     if (ctx.columns.includes(BATCH_ID_COLUMN)) {
       throw new InvalidOptionError(`S3ParquetSink appends a column ${BATCH_ID_COLUMN}, and query ${ctx.queryName} already has one: rename yours (withColumn/select) before the sink`);
     }
+  }
+
+  /** A row with a value of another type than its column's: no attempt could encode it (the dead letter says which). */
+  protected rowRefusal(row: OutputRow, ctx: SinkContext): string | null {
+    const types = columnTypesOf(ctx);
+    for (const name of ctx.columns) {
+      try {
+        parquetValue(row[name], types[name], name);
+      } catch (e) {
+        if (e instanceof SluiceError) return e.message;
+        throw e;
+      }
+    }
+    return null;
   }
 
   protected encode(part: ObjectRows, batchId: number, ctx: SinkContext): Uint8Array {

@@ -11,11 +11,15 @@
  * HTTP request. Listings page with StartAfter and compare keys in S3's order (`compareKeys`).
  */
 import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   type S3Client,
+  UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import { errorName, httpStatus, isRetriable } from '../request/errors';
@@ -45,6 +49,9 @@ export interface S3GotObject {
 }
 
 type RequestKind = 'gets' | 'puts' | 'lists' | 'deletes';
+
+/** S3's longest key: 1,024 bytes of UTF-8 (a longer one is refused with 400 KeyTooLongError). */
+export const S3_KEY_MAX_BYTES = 1024;
 
 /**
  * A write-once PUT answered 409 (AWS: another conditional write of the key in flight), or 412 for
@@ -108,6 +115,92 @@ export class S3Requests {
       },
       { fail: ({ error }) => (error instanceof RetryableResult ? error.value : error) as Error },
     );
+  }
+
+  /**
+   * Write-once PutObject (If-None-Match: *) that leaves the comparison to the caller: true when it
+   * was written, false when the key exists (412). A 409 (another conditional write in flight) is
+   * sent again (CONFLICT_RETRY).
+   */
+  putBytesIfAbsent(bucket: string, key: string, body: Uint8Array, contentType: string): Promise<boolean> {
+    return withRetry(
+      this.conflictPolicy,
+      (e) => httpStatus(e) === 409,
+      async () => {
+        try {
+          await this.putBytes(bucket, key, body, contentType, { onlyIfAbsent: true });
+          return true;
+        } catch (e) {
+          if (httpStatus(e) === 412) return false;
+          throw e;
+        }
+      },
+    );
+  }
+
+  /**
+   * GetObject with the body as a stream of byte chunks, for an object too large to hold (read it
+   * once, to the end); null when the key does not exist. The request is retried; a failure while
+   * the body streams is thrown to the reader.
+   */
+  getStream(bucket: string, key: string): Promise<AsyncIterable<Uint8Array> | null> {
+    return this.run('gets', `GetObject s3://${bucket}/${key}`, async () => {
+      try {
+        const res = await this.client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+        return (res.Body as AsyncIterable<Uint8Array> | undefined) ?? emptyStream();
+      } catch (e) {
+        if (isNoSuchKey(e)) return null;
+        throw e;
+      }
+    });
+  }
+
+  /** CreateMultipartUpload: the upload's ID. */
+  async createMultipartUpload(bucket: string, key: string, contentType: string): Promise<string> {
+    const res = await this.run('puts', `CreateMultipartUpload s3://${bucket}/${key}`, () => this.client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key, ContentType: contentType })));
+    if (!res.UploadId) throw new SluiceError(`CreateMultipartUpload s3://${bucket}/${key} answered without an UploadId: the endpoint is not S3-compatible`);
+    return res.UploadId;
+  }
+
+  /** UploadPart: the part's ETag, for the completion. */
+  async uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: Uint8Array): Promise<string> {
+    const res = await this.run('puts', `UploadPart ${partNumber} of s3://${bucket}/${key}`, () =>
+      this.client.send(new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber: partNumber, Body: body })),
+    );
+    return res.ETag ?? '';
+  }
+
+  /**
+   * CompleteMultipartUpload with If-None-Match: * (S3 makes the object only if the key is absent):
+   * true when it made the object, false when the key exists (412; the upload is left, for the
+   * caller to abort). A 409 is sent again (CONFLICT_RETRY).
+   */
+  completeMultipartUploadIfAbsent(bucket: string, key: string, uploadId: string, etags: readonly string[]): Promise<boolean> {
+    const parts = etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 }));
+    return withRetry(
+      this.conflictPolicy,
+      (e) => httpStatus(e) === 409,
+      async () => {
+        try {
+          await this.run('puts', `CompleteMultipartUpload s3://${bucket}/${key}`, () =>
+            this.client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId, IfNoneMatch: '*', MultipartUpload: { Parts: parts } })),
+          );
+          return true;
+        } catch (e) {
+          if (httpStatus(e) === 412) return false;
+          throw e;
+        }
+      },
+    );
+  }
+
+  /** AbortMultipartUpload, best effort: a failure is left to the bucket's lifecycle rule for incomplete uploads. */
+  async abortMultipartUpload(bucket: string, key: string, uploadId: string): Promise<void> {
+    try {
+      await this.run('deletes', `AbortMultipartUpload s3://${bucket}/${key}`, () => this.client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId })));
+    } catch {
+      // the parts stay until the lifecycle rule removes them; the write's own outcome stands
+    }
   }
 
   /** GetObject with the body read in full; null when the key does not exist. */
@@ -229,6 +322,8 @@ function failure(what: string, { error, attempts, retriable }: RetryFailure): Er
     { cause: error, retriable: true, details: { errorName: name, attempts } },
   );
 }
+
+async function* emptyStream(): AsyncGenerator<Uint8Array> {}
 
 function isNoSuchKey(e: unknown): boolean {
   const name = errorName(e);

@@ -10,8 +10,8 @@ export type { BatchLimits, DeadLetter, ReadOptions, ReadResult, Source, SourceLo
 export type { CheckpointHead, CheckpointStore, CommitEntry, OffsetEntry, QueryMetadata } from './checkpoint-store';
 export type { OperatorStateSpec, StateChange, StateEntry, StateKey, StateStore } from './state-store';
 export type { ShuffleStore } from './shuffle-store';
-export type { OutputColumnType, Sink, SinkContext } from './sink';
-export type { DeadLetterSink } from './dead-letter-sink';
+export type { OutputColumnType, RefusedRow, Sink, SinkContext } from './sink';
+export type { DeadLetterKind, DeadLetterSink } from './dead-letter-sink';
 export type { Lease, LeaseHandle } from './lease';
 export type { Clock } from './clock';
 export { systemClock } from './clock';

@@ -29,8 +29,27 @@ export interface SinkContext {
 /** An output column's type: a schema type, or WINDOW (a struct of two TIMESTAMPs, start and end). */
 export type OutputColumnType = ColumnType | 'WINDOW';
 
+/** A row a sink cannot write (Sink.check): its index in the rows checked, and why, for the dead letter. */
+export interface RefusedRow {
+  readonly index: number;
+  readonly reason: string;
+}
+
 export interface Sink {
   readonly description: string;
+  /**
+   * The rows of `rows` this sink could never write, whatever the attempt (an S3 key over 1,024
+   * bytes, a DynamoDB item over 400 KB, a value the format cannot hold), each with the reason:
+   * the executor moves them to the dead letters (kind 'unwritable', with the reason) before any
+   * effect of the batch and hands the sink the rest, so one such record never fails every replay
+   * of its batch. A streamed batch (addBatchChunks) is checked a chunk at a time, as it is read,
+   * and its refused rows are written to the dead letters after the sink, as its malformed records.
+   *
+   * Deterministic: a row's verdict depends on the row, the batch ID and the context only (never
+   * on other rows or the attempt), so a replay refuses the same rows. Sinks whose writes cannot
+   * fail on a row's content leave it out. Optional.
+   */
+  check?(batchId: number, rows: readonly OutputRow[], ctx: SinkContext): RefusedRow[] | Promise<RefusedRow[]>;
   /** Idempotent per batch ID: a replay of batchId changes nothing it already wrote. */
   addBatch(batchId: number, rows: OutputRow[], ctx: SinkContext): Promise<void>;
   /**

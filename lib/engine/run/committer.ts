@@ -2,13 +2,14 @@
  * A batch's effects, applied in the one order that makes each of them safe to repeat on a replay,
  * whichever scheduler computed the batch:
  *
- *   state.check(N) ─▶ dead letters ─▶ late rows ─▶ sink.addBatch(N) ─▶ state.commit(N, lease)
+ *   state.check(N), sink.check(N) ─▶ dead letters ─▶ late rows ─▶ sink.addBatch(N) ─▶ state.commit(N, lease)
  *     ─▶ progress/N ─▶ commits/N ─▶ purge below N − retain
  *   └──────────── addBatch ─────────────────────────┘└ stateCommit ┘          └ commitOffsets
  *
  * Two paths differ only in where a step's work happens, never in the order:
  * - a stateless batch to a sink with addBatchChunks streams: the sink takes each chunk as it is
- *   read, so the batch's dead letters are known (and written) only after the sink has them all;
+ *   read (less the rows sink.check refuses), so the batch's dead letters are known (and written)
+ *   only after the sink has them all;
  * - a partitioned batch's state was committed by its partition tasks, each its own partition's
  *   version N (a replay of N reads N−1, so that early commit is never seen by one); the state
  *   step then only takes their figures.
@@ -28,6 +29,7 @@ import type { BatchReport } from './types';
 import type { OffsetEntry, Row } from '../ports';
 import { lateRowColumns } from '../operators/stream-join';
 import { toOutputRow } from '../rows';
+import { writableChunks, writableRows } from '../sink-check';
 
 /** One operator's part of a computed batch. */
 interface OperatorOutcome {
@@ -111,8 +113,9 @@ export class BatchCommitter {
     const { output, state } = outcome;
     let tRead = ctx.computedAtMs;
     let numOutputRows: number;
+    const unwritable: Json[] = [];
     if ('chunks' in output) {
-      await deps.sink.addBatchChunks!(id, output.chunks, sinkCtx);
+      await deps.sink.addBatchChunks!(id, writableChunks(deps.sink, id, output.chunks, sinkCtx, unwritable), sinkCtx);
       if (!output.ended()) throw new SluiceError(`sink ${deps.sink.description} returned from addBatchChunks of batch ${id} before it took every chunk: a sink must consume the whole iterable (or leave addBatchChunks out and take addBatch)`, { retriable: false });
       numOutputRows = output.counted();
       tRead = clock.now();
@@ -121,9 +124,12 @@ export class BatchCommitter {
     if (state.kind === 'changes' && deps.state.check) {
       for (let i = 0; i < rt.operators.length; i++) if (state.changes[i].length) await deps.state.check(rt.operators[i].op.spec, id, [...state.changes[i]]);
     }
+    // Rows the sink could never write (Sink.check): dead letters, the rest to the sink.
+    const writable = 'chunks' in output ? [] : await writableRows(deps.sink, id, output.rows, sinkCtx, unwritable);
     await this.writeDeadLetters(id, outcome.read.deadLetters);
+    if (unwritable.length) await this.writeUnwritable(id, unwritable);
     if (deps.lateRows && outcome.lateRecords.length) await deps.lateRows.write(id, 'late', [...outcome.lateRecords]);
-    if (!('chunks' in output)) await deps.sink.addBatch(id, output.rows, sinkCtx);
+    if (!('chunks' in output)) await deps.sink.addBatch(id, writable, sinkCtx);
     const tAdd = clock.now();
     const commitTimes: number[] = [];
     if (state.kind === 'changes') {
@@ -204,6 +210,13 @@ export class BatchCommitter {
     const sink = this.rt.deps.deadLetters;
     if (!sink || deadLetters.length === 0) return;
     await sink.write(batchId, 'malformed', deadLetters.map((d) => ({ source: { ...d.source }, raw: d.raw, reason: d.reason, batchId })));
+  }
+
+  /** Output rows the sink refused (Sink.check); without a dead-letter sink they are logged and dropped, as malformed records are. */
+  private async writeUnwritable(batchId: number, records: Json[]): Promise<void> {
+    const sink = this.rt.deps.deadLetters;
+    if (sink) await sink.write(batchId, 'unwritable', records);
+    else this.rt.log({ event: 'unwritable-rows-dropped', batchId, rows: records.length, reason: (records[0] as { reason: string }).reason });
   }
 
   /** progress/N. Informational: a failed write is logged and the batch goes on, unless it can never succeed. */

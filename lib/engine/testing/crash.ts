@@ -229,6 +229,8 @@ function crashingSink(crash: CrashInjector, inner: Sink): Sink {
       crash.at('after-sink', batchId);
     },
   };
+  const { check } = inner;
+  if (check) sink.check = (batchId, rows, ctx) => check.call(inner, batchId, rows, ctx);
   // A streamed batch crashes the same way: after its first durable piece, once it has all of it.
   const { addBatchChunks } = inner;
   if (addBatchChunks) {
