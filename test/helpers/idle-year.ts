@@ -46,7 +46,10 @@ const PARTITIONS = 4;
 
 /** The rows an aggregation or dedup reads, with a filter before it (amount 0 never passes). */
 const events = () =>
-  readStream.format('json').schema(SCHEMA).load()
+  readStream
+    .format('json')
+    .schema(SCHEMA)
+    .load()
     .withWatermark('event_time', '10 minutes')
     .where((r) => (r.amount as number) > 0);
 
@@ -69,8 +72,14 @@ const STEPS: readonly YearStep[] = [
 export const YEAR_SCENARIOS: readonly YearScenario[] = [
   {
     name: 'windowed aggregation (append)',
-    plan: (name) => events().groupBy(window('event_time', '10 minutes'), 'user').agg(sum('amount').as('total'))
-      .writeStream.outputMode('append').option('statePartitions', PARTITIONS).queryName(name).plan(),
+    plan: (name) =>
+      events()
+        .groupBy(window('event_time', '10 minutes'), 'user')
+        .agg(sum('amount').as('total'))
+        .writeStream.outputMode('append')
+        .option('statePartitions', PARTITIONS)
+        .queryName(name)
+        .plan(),
     steps: STEPS,
     // c's window holds 4 + 4: the run-4 row at 12:25 is on time (the watermark is 12:15 then)
     expected: ['12:00 a=2', '12:00 b=3', '12:20 c=8'],
@@ -78,8 +87,8 @@ export const YEAR_SCENARIOS: readonly YearScenario[] = [
   },
   {
     name: 'aggregation (complete mode)',
-    plan: (name) => events().groupBy('user').agg(sum('amount').as('total'))
-      .writeStream.outputMode('complete').option('statePartitions', PARTITIONS).queryName(name).plan(),
+    plan: (name) =>
+      events().groupBy('user').agg(sum('amount').as('total')).writeStream.outputMode('complete').option('statePartitions', PARTITIONS).queryName(name).plan(),
     steps: STEPS,
     expected: ['a=9', 'b=3', 'c=8', 'd=1'],
     lastBatchOnly: true,
@@ -87,16 +96,22 @@ export const YEAR_SCENARIOS: readonly YearScenario[] = [
   },
   {
     name: 'session window (append)',
-    plan: (name) => events().groupBy(sessionWindow('event_time', '5 minutes'), 'user').agg(sum('amount').as('total'))
-      .writeStream.outputMode('append').option('statePartitions', PARTITIONS).queryName(name).plan(),
+    plan: (name) =>
+      events()
+        .groupBy(sessionWindow('event_time', '5 minutes'), 'user')
+        .agg(sum('amount').as('total'))
+        .writeStream.outputMode('append')
+        .option('statePartitions', PARTITIONS)
+        .queryName(name)
+        .plan(),
     steps: STEPS,
     expected: ['a=2', 'b=3', 'c=8'],
     key: userTotal,
   },
   {
     name: 'deduplication',
-    plan: (name) => events().dropDuplicates(['user', 'event_time'])
-      .writeStream.outputMode('append').option('statePartitions', PARTITIONS).queryName(name).plan(),
+    plan: (name) =>
+      events().dropDuplicates(['user', 'event_time']).writeStream.outputMode('append').option('statePartitions', PARTITIONS).queryName(name).plan(),
     steps: STEPS,
     // run 4's c at 12:25 is a duplicate of run 2's, still in the state: dropped
     expected: ['a=2', 'a=7', 'b=3', 'c=4', 'd=1'],
@@ -106,14 +121,27 @@ export const YEAR_SCENARIOS: readonly YearScenario[] = [
     name: 'stream-stream join (left outer)',
     plan: (name) => {
       const clicks = readStream.format('json').schema('cad STRING, ct TIMESTAMP').load().withWatermark('ct', '10 minutes');
-      return readStream.format('json').schema('ad STRING, it TIMESTAMP').load().withWatermark('it', '10 minutes')
+      return readStream
+        .format('json')
+        .schema('ad STRING, it TIMESTAMP')
+        .load()
+        .withWatermark('it', '10 minutes')
         .where((r) => r.ad !== 'skip')
         .join(clicks, { left: 'ad', right: 'cad' }, 'leftOuter', { timeRange: { left: 'it', right: 'ct', lower: '-5 minutes', upper: '0 seconds' } })
-        .writeStream.option('statePartitions', PARTITIONS).queryName(name).plan();
+        .writeStream.option('statePartitions', PARTITIONS)
+        .queryName(name)
+        .plan();
     },
     steps: [
       // x joins at once; y waits
-      { rows: [{ ad: 'x', it: at('12:00') }, { ad: 'y', it: at('12:01') }], rows1: [{ cad: 'x', ct: at('12:02') }], afterMs: 0 },
+      {
+        rows: [
+          { ad: 'x', it: at('12:00') },
+          { ad: 'y', it: at('12:01') },
+        ],
+        rows1: [{ cad: 'x', ct: at('12:02') }],
+        afterMs: 0,
+      },
       // both watermarks pass y's range: y is emitted alone and leaves the state; z waits
       { rows: [{ ad: 'z', it: at('12:40') }], rows1: [{ cad: 'w', ct: at('12:41') }], afterMs: DAY_MS },
       // only an impression the filter drops
@@ -140,10 +168,19 @@ export const REPLAY_SCENARIO: YearScenario = {
  */
 export const IDLE_TIMEOUT_SCENARIO: YearScenario = {
   name: 'idleTimeout, state emptied',
-  plan: (name) => readStream.format('json').schema(SCHEMA).load()
-    .withWatermark('event_time', '10 minutes')
-    .groupBy(window('event_time', '10 minutes'), 'user').agg(sum('amount').as('total'))
-    .writeStream.outputMode('append').option('idleTimeout', '30 minutes').option('statePartitions', PARTITIONS).queryName(name).plan(),
+  plan: (name) =>
+    readStream
+      .format('json')
+      .schema(SCHEMA)
+      .load()
+      .withWatermark('event_time', '10 minutes')
+      .groupBy(window('event_time', '10 minutes'), 'user')
+      .agg(sum('amount').as('total'))
+      .writeStream.outputMode('append')
+      .option('idleTimeout', '30 minutes')
+      .option('statePartitions', PARTITIONS)
+      .queryName(name)
+      .plan(),
   steps: [
     { rows: [ev('a', '12:01', 2)], afterMs: 0 },
     { afterMs: DAY_MS },

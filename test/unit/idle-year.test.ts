@@ -31,7 +31,17 @@ async function runScenario(s: YearScenario, scheduler: Scheduler): Promise<Outpu
   const state = new InMemoryStateStore({ clock });
   const sink = new InMemorySink();
   const [source, ...inputSources] = sources;
-  const deps = { plan, source, inputSources, checkpoint: new InMemoryCheckpoint(), state, sink, deadLetters: new InMemoryDeadLetters(), lease: new InMemoryLease(() => clock.now()), clock };
+  const deps = {
+    plan,
+    source,
+    inputSources,
+    checkpoint: new InMemoryCheckpoint(),
+    state,
+    sink,
+    deadLetters: new InMemoryDeadLetters(),
+    lease: new InMemoryLease(() => clock.now()),
+    clock,
+  };
   const shuffle = new InMemoryShuffle();
   let file = 0;
   let run = 0;
@@ -44,15 +54,22 @@ async function runScenario(s: YearScenario, scheduler: Scheduler): Promise<Outpu
     if (step.crash) {
       await expect(new MicroBatchExecutor(crashingAt({ point: 'before-commit' }, deps)).run()).rejects.toBeInstanceOf(InjectedCrash);
     } else if (scheduler === 'single') await new MicroBatchExecutor(deps).run();
-    else await runPartitioned(partitionedTasks(() => new PartitionedRun({ ...deps, shuffle }, { maxSplits: 2 })), { runId: `run-${run}`, concurrency: 2 });
+    else
+      await runPartitioned(
+        partitionedTasks(() => new PartitionedRun({ ...deps, shuffle }, { maxSplits: 2 })),
+        { runId: `run-${run}`, concurrency: 2 },
+      );
   }
   return [...sink.batches.entries()].sort(([a], [b]) => a - b).map(([, rows]) => rows);
 }
 
 describe.each<Scheduler>(['single', 'partitioned'])('when state is idle for a year between runs (%s scheduler, twins)', (scheduler) => {
-  it.each([...YEAR_SCENARIOS, IDLE_TIMEOUT_SCENARIO].map((s) => [s.name, s] as const))('%s: the run after the year succeeds with the right output', async (_n, s) => {
-    expect(keysOf(s, await runScenario(s, scheduler))).toEqual([...s.expected].sort());
-  });
+  it.each([...YEAR_SCENARIOS, IDLE_TIMEOUT_SCENARIO].map((s) => [s.name, s] as const))(
+    '%s: the run after the year succeeds with the right output',
+    async (_n, s) => {
+      expect(keysOf(s, await runScenario(s, scheduler))).toEqual([...s.expected].sort());
+    },
+  );
 });
 
 describe('when a batch crashed after its state commit and the replay comes a year later (twins)', () => {
