@@ -14,10 +14,10 @@ import type { QueryPlan } from '../../lib/engine/plan/types';
 import { sessionWindow, sum, window } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
 
-export const DAY_MS = 86_400_000;
-export const YEAR_MS = 365 * DAY_MS;
+const DAY_MS = 86_400_000;
+const YEAR_MS = 365 * DAY_MS;
 
-export interface YearStep {
+interface YearStep {
   /** Rows landed on input 0 (and input 1: a join's other stream) before the run. */
   readonly rows?: Json[];
   readonly rows1?: Json[];
