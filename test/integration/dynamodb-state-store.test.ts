@@ -12,6 +12,7 @@ import {
   GetItemCommand,
   PutItemCommand,
   ScanCommand,
+  UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { gunzipSync, inflateRawSync } from 'node:zlib';
 import { DynamoDbLease } from '../../lib/aws/dynamodb/lease';
@@ -763,8 +764,11 @@ describe('DynamoDbStateStore', () => {
       expect(byKind.manifest.length).toBeGreaterThanOrEqual(4);
       expect(byKind.page.length).toBeGreaterThan(4);
       for (const item of items) expect(item.ttl).toBeUndefined();
-      const port = store as { retentionMs?: unknown; keepAlive?: unknown };
-      expect([port.retentionMs, port.keepAlive]).toEqual([undefined, undefined]);
+      expect((store as { retentionMs?: unknown }).retentionMs).toBeUndefined();
+      // keepAlive is only the upgrade of an earlier sluice's heads: a no-op here, writing nothing
+      const writes = store.stats().writeRequests;
+      await store.keepAlive(op, 1);
+      expect(store.stats().writeRequests).toBe(writes);
     });
 
     it('keeps N-1 for a replay a year later: the replay reads N-1 as it was', async () => {
@@ -841,6 +845,52 @@ describe('DynamoDbStateStore', () => {
       const fresh = reopen(store);
       expect((await fresh.get(op, [key(idOf(1), evictAtOf(1))], 1)).get(idOf(1))?.value).toBe('changed');
       expect((await fresh.get(op, [key(idOf(2), evictAtOf(2))], 2)).get(idOf(2))?.value).toBe('again');
+    });
+
+    /** Makes a namespace look as an earlier sluice left it: a 50-day ttl on every manifest and page, no `nt` on the heads. */
+    async function asWrittenBefore(namespace: string) {
+      for (const item of await scanNamespace(namespace)) {
+        const key = { pk: item.pk, sk: item.sk };
+        if (kindOf(item.pk.S!) === 'head') await dynamodb.send(new UpdateItemCommand({ TableName: tableName, Key: key, UpdateExpression: 'REMOVE nt' }));
+        else
+          await dynamodb.send(
+            new UpdateItemCommand({ TableName: tableName, Key: key, UpdateExpression: 'SET #t = :t', ExpressionAttributeNames: { '#t': 'ttl' }, ExpressionAttributeValues: { ':t': { N: String(now / 1000 + 50 * 86_400) } } }),
+          );
+      }
+    }
+
+    it('upgrades the state of an earlier sluice: keepAlive (every run start) removes the TTL of what the heads name, then a year later it is all there', async () => {
+      const store = newStore({ partitions: 2 });
+      const op = windowOp();
+      await store.commit(op, 0, manyChanges(100, 0, { partitions: 2 }));
+      await store.commit(op, 1, manyChanges(10, 1, { partitions: 2 }));
+      await asWrittenBefore(store.namespace);
+      const at1 = await snapshot(reopen(store), op, 1);
+      const upgraded = reopen(store);
+      expect(upgraded.keepAliveAfterMs).toBe(0);
+      await upgraded.keepAlive(op, 1);
+      for (const item of await scanNamespace(store.namespace)) {
+        expect(item.ttl).toBeUndefined();
+        if (kindOf(item.pk.S!) === 'head') expect(item.nt).toEqual({ BOOL: true });
+      }
+      now += YEAR;
+      await expireTtl(now, store.namespace);
+      expect(await snapshot(reopen(store), op, 1)).toEqual(at1);
+    });
+
+    it('upgrades the state of an earlier sluice at a commit: what the new head names keeps no TTL', async () => {
+      const store = newStore();
+      const op = windowOp();
+      await store.commit(op, 0, manyChanges(200, 0));
+      await asWrittenBefore(store.namespace);
+      const later = reopen(store);
+      await later.commit(op, 1, [put(idOf(3), evictAtOf(3), 'upgraded')]);
+      now += YEAR;
+      await expireTtl(now, store.namespace);
+      const fresh = reopen(store);
+      expect((await fresh.all(op, 1)).length).toBe(200);
+      expect((await fresh.all(op, 0)).length).toBe(200);
+      expect((await fresh.get(op, [key(idOf(3), evictAtOf(3))], 1)).get(idOf(3))?.value).toBe('upgraded');
     });
 
     it("a replay of N over an attempt that wrote its head deletes the attempt's manifest and pages, and keeps N-1", async () => {

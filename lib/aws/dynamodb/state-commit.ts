@@ -4,7 +4,7 @@
  * the conditional head write that makes it visible, and then the deletion of what that head write
  * made unreadable (the manifests and pages no head names any more).
  */
-import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { LeaseLostError, SluiceError } from '../../engine/errors';
 import type { LeaseHandle, OperatorStateSpec, StateChange } from '../../engine/ports';
@@ -75,6 +75,8 @@ interface SlicePlan {
    * head is written: no read can reach them (reads are at N-1 and N only).
    */
   readonly retired: { readonly manifests: Item[]; readonly pages: Item[] };
+  /** Items of an earlier sluice the new head names, whose TTL is removed before the head write. */
+  readonly legacy: Item[];
 }
 
 /** The commit of a DynamoDbStateStore: check and commit, on its slices. */
@@ -110,10 +112,55 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
     await this.write(op, plans, fence ?? null);
   }
 
+  /**
+   * For a slice whose head an earlier sluice wrote (its manifests and pages carry a 50-day TTL):
+   * removes the TTL of everything the head names and marks the head (`nt`), at the version it is
+   * at. The executor calls it at the start of a run (keepAliveAfterMs 0); for a head already
+   * marked it reads the head only (which the run's commits read anyway).
+   */
+  async keepAlive(op: OperatorStateSpec, _version: number, fence?: LeaseHandle): Promise<void> {
+    this.validateOp(op);
+    await mapLimit(this.sliceKeys(op), this.maxConcurrency, async (keys) => {
+      const head = await this.headOf(op, keys);
+      if (head === null || head.noTtl) return;
+      const named: Item[] = [];
+      for (const ref of [head.cur, head.prev]) {
+        if (ref === null) continue;
+        for (let i = 0; i < ref.c; i++) named.push(keys.manifestChunk(ref, i));
+        const manifest = await this.loadManifest(keys, ref);
+        for (const list of manifest.values()) for (const p of list) named.push(keys.page(p.ref));
+      }
+      await this.removeTtl(named);
+      const plan = { keys, head, version: head.version } as Pick<SlicePlan, 'keys' | 'head' | 'version'>;
+      await this.writeHead(op, { ...plan, ref: head.cur, prev: head.prev, layout: head.layout }, fence ?? null);
+    });
+  }
+
+  /** Only the keepAlive path reads it. */
+  get keepAliveAfterMs(): number {
+    return 0;
+  }
+
+  /** REMOVE ttl on these items (each an UpdateItem); an item already gone is left alone. */
+  private async removeTtl(keys: Item[]): Promise<void> {
+    const unique = new Map(keys.map((k) => [`${k.pk.S}\u0000${k.sk.S}`, k]));
+    await mapLimit([...unique.values()], this.maxConcurrency, (Key) =>
+      conditional(
+        this.send('write', 'UpdateItem', () =>
+          this.client.send(
+            new UpdateItemCommand({ TableName: this.tableName, Key, UpdateExpression: 'REMOVE #t', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeNames: { '#t': 'ttl' } }),
+          ),
+        ),
+      ),
+    );
+  }
+
   private async write(op: OperatorStateSpec, plans: SlicePlan[], fence: LeaseHandle | null): Promise<void> {
     // Pages and manifests first: nobody sees them until a head names them.
     const items = plans.flatMap((p) => [...p.pages.map((page) => page.item), ...p.manifestItems]);
     await mapLimit(chunk(items, BATCH_WRITE_MAX), this.maxConcurrency, (batch) => this.batchWrite(batch));
+    // What an earlier sluice wrote with a TTL and the new heads name: kept for good before they do.
+    await this.removeTtl(plans.flatMap((p) => p.legacy));
     for (const plan of plans) {
       this.counters.pagesWritten += plan.pages.length;
       this.counters.changedBytes += plan.changedBytes;
@@ -148,9 +195,9 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
   }
 
   /** The head of `plan` at `version`, fenced: still the head this commit read (or ours), and no newer token. */
-  private async writeHead(op: OperatorStateSpec, plan: SlicePlan, fence: LeaseHandle | null): Promise<void> {
+  private async writeHead(op: OperatorStateSpec, plan: Pick<SlicePlan, 'keys' | 'head' | 'version' | 'ref' | 'prev' | 'layout'>, fence: LeaseHandle | null): Promise<void> {
     const version = plan.version;
-    const head: Head = { version, cur: plan.ref, prev: plan.prev, layout: plan.layout, fence: fence?.token ?? null };
+    const head: Head = { version, cur: plan.ref, prev: plan.prev, layout: plan.layout, fence: fence?.token ?? null, noTtl: true };
     let condition = plan.head === null ? `${HEAD.absent} OR ${HEAD.ours}` : `${HEAD.asRead} OR ${HEAD.ours}`;
     const names: Record<string, string> = { '#v': 'v' };
     const values: Item = { ':mine': { N: String(version) } };
@@ -319,7 +366,13 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
     const manifestItems = encodeManifest(keys, draft, next);
     const ref: ManifestRef = { ...draft, c: manifestItems.length };
     const retired = await this.retiredBy(keys, head, prev, manifest, next);
-    return { keys, head, version, base, prev, ref, manifest: next, pages: written, manifestItems, layout, changedBytes, evictionPages, retired };
+    const legacy: Item[] = [];
+    if (head !== null && !head.noTtl) {
+      const mine = new Set(written.map((p) => p.ref));
+      if (prev !== null) for (let i = 0; i < prev.c; i++) legacy.push(keys.manifestChunk(prev, i));
+      for (const m of [manifest, next]) for (const list of m.values()) for (const p of list) if (!mine.has(p.ref)) legacy.push(keys.page(p.ref));
+    }
+    return { keys, head, version, base, prev, ref, manifest: next, pages: written, manifestItems, layout, changedBytes, evictionPages, retired, legacy };
   }
 
   /**

@@ -67,6 +67,12 @@ export interface Head {
   readonly prev: ManifestRef | null;
   readonly layout: StoredLayout;
   readonly fence: number | null;
+  /**
+   * Nothing this head names carries a TTL (`nt`). A head of an earlier sluice, whose manifests
+   * and pages were written with a 50-day TTL, lacks it: the next commit or keepAlive removes
+   * those TTLs before it writes the head with it.
+   */
+  readonly noTtl: boolean;
 }
 
 /** A page, as the manifest lists it. */
@@ -149,6 +155,7 @@ export function encodeHead(keys: SliceKeys, head: Head): Item {
   };
   if (head.prev) item.prev = { S: JSON.stringify(head.prev) };
   if (head.fence !== null) item.f = { N: String(head.fence) };
+  if (head.noTtl) item.nt = { BOOL: true };
   return item;
 }
 
@@ -159,6 +166,7 @@ export function parseHead(item: Item): Head {
     prev: item.prev?.S ? (JSON.parse(item.prev.S) as ManifestRef) : null,
     layout: JSON.parse(item.lay.S!) as StoredLayout,
     fence: item.f?.N === undefined ? null : Number(item.f.N),
+    noTtl: item.nt?.BOOL === true,
   };
 }
 

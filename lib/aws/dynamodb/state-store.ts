@@ -29,8 +29,8 @@
  * Retention: as in Spark, a checkpoint's state lives until the user deletes it, however long the
  * pipeline was idle and whichever path its runs took. Nothing a head names (its cur and prev
  * manifests and their pages) carries a TTL, and nothing it names is deleted: there is no
- * calendar, no refresh and no keepAlive, and a replay of the last batch may come at any age (the
- * store has no `retentionMs`). What a head stops naming is deleted by the commit that moves it,
+ * calendar and no refresh, and a replay of the last batch may come at any age (the store has no
+ * `retentionMs`). What a head stops naming is deleted by the commit that moves it,
  * once its head write succeeded: a commit of N+1 (head at N: cur N, prev N-1) leaves cur N+1 and
  * prev N, and so deletes the manifest of N-1 and the pages only it listed. Those are what no
  * read can reach: the engine reads at N-1 and N only while batch N runs or is replayed, and batch
@@ -41,9 +41,12 @@
  * that crashed between its page writes and its head write (no head ever names them, and nothing
  * finds them: bounded by one batch's pages per crash), and the retired items of a commit that
  * crashed after its head write, before the deletes (one generation per crash). Items written by
- * sluice before this rule carry a `ttl` (50 days from their write); they are replaced as the
- * state changes, and a page the head names that is gone (TTL, or deleted by hand) is an error
- * that says so, never an empty state.
+ * sluice before this rule carry a `ttl` (50 days from their write), and their heads lack `nt`:
+ * the first commit of such a slice removes the TTL of what its new head names (an UpdateItem
+ * each, once) before it writes the head with `nt`, and `keepAlive`, which the executor calls at
+ * the start of every run (keepAliveAfterMs 0), does the same for every slice, committed or not
+ * (for a marked head it only reads the head). A page the head names that is gone (such a TTL
+ * run out before the upgrade, or deleted by hand) is an error that says so, never an empty state.
  *
  * Fencing. The head write is the only write a reader can see; given the run's lease it is
  * conditional on no newer token having written it (fenceCondition): a run that lost its lease
@@ -66,7 +69,7 @@ import { locate } from './state-slices';
 
 export class DynamoDbStateStore extends DynamoDbStateCommits implements StateStore {
   // No retentionMs: the versions a replay reads are kept until a later commit (see above), so a
-  // replay may come at any age; no keepAlive: nothing a head names expires.
+  // replay may come at any age. keepAlive (state-commit.ts) only upgrades an earlier sluice's state.
 
   stats(): DynamoDbStateStoreStats {
     return { ...this.counters };
