@@ -203,6 +203,7 @@ function itemBytes(item: Item): number {
     if (v.S !== undefined) n += Buffer.byteLength(v.S, 'utf8');
     else if (v.N !== undefined) n += v.N.length;
     else if (v.B !== undefined) n += v.B.byteLength;
+    else if (v.BOOL !== undefined) n += 1;
     else throw new Error(`itemBytes does not size ${JSON.stringify(v)}`);
   }
   return n;
