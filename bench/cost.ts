@@ -39,7 +39,7 @@ const SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600;
 const EVENTS_PER_SECOND = 1_000;
 /** The construct's default memory (lib/infra/pipeline-props.ts, lambdaMemoryMiB). */
 const LAMBDA_MEMORY_MIB = 1024;
-/** How long the state store's pages and manifests live (README: ttlSeconds, 50 days): how long a TTL'd item is stored. */
+/** How long an item with a TTL is stored: the state store writes none any more (a commit deletes what no replay can read), but items of earlier versions carry one of 50 days. */
 const TTL_DAYS = 50;
 
 /**

@@ -105,7 +105,7 @@ describe('when the windowed-totals query writes Parquet by day of window.start, 
     template.hasOutput('*', { Value: 'SELECT * FROM "sluice_demo"."output" ORDER BY batch_id DESC LIMIT 100' });
   });
 
-  it('grants the function S3 PUT (and GET, for a replay's comparison) on the prefix and nothing of Glue', () => {
+  it('grants the function S3 PUT (and GET, for a replay to compare) on the prefix and nothing of Glue', () => {
     const actions = grantedActions(template);
     expect(actions.filter((a) => a.startsWith('glue:') || a.startsWith('athena:'))).toEqual([]);
     const onSink = Object.values(template.findResources('AWS::IAM::Policy'))

@@ -12,6 +12,7 @@ import {
   GetItemCommand,
   PutItemCommand,
   ScanCommand,
+  UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { gunzipSync, inflateRawSync } from 'node:zlib';
 import { DynamoDbLease } from '../../lib/aws/dynamodb/lease';
@@ -202,6 +203,7 @@ function itemBytes(item: Item): number {
     if (v.S !== undefined) n += Buffer.byteLength(v.S, 'utf8');
     else if (v.N !== undefined) n += v.N.length;
     else if (v.B !== undefined) n += v.B.byteLength;
+    else if (v.BOOL !== undefined) n += 1;
     else throw new Error(`itemBytes does not size ${JSON.stringify(v)}`);
   }
   return n;
@@ -656,23 +658,27 @@ describe('DynamoDbStateStore', () => {
     /** ⌈changed bytes / 1 KB⌉: the write units the changed state needs, packed perfectly. */
     const ideal = (changedBytes: number) => Math.ceil(changedBytes / KB);
 
-    it('a dense batch of K new or changed small groups costs at most 1.2 × ⌈changed bytes / 1 KB⌉ + 3 (manifest and head)', async () => {
+    it('a dense batch of K new or changed small groups costs at most 1.2 × ⌈changed bytes / 1 KB⌉ + 3 (manifest and head), plus a unit per item it deletes', async () => {
       const meter = capacityMeter();
       const store = newStore({ client: meter.client });
       const op = windowOp();
       // ~40-byte groups (a count per key and window), then ~140-byte ones; new, then all changed
       for (const [batch, k, pad] of [[0, 2000, 0], [1, 2000, 0], [2, 5000, 100], [3, 5000, 100]] as const) {
         const changedBefore = store.stats().changedBytes;
+        const deletesBefore = store.stats().deletes;
         const used = await meter.during(() => store.commit(op, batch, manyChanges(k, batch, { pad })));
         const changed = store.stats().changedBytes - changedBefore;
+        // what version batch-2 alone named: its pages (≤ 1 KB each) and its manifest (a few KB)
+        const deleted = store.stats().deletes - deletesBefore;
+        expect(deleted > 0).toBe(batch >= 2);
         expect(changed).toBeGreaterThan(k * 30);
         expect(used.write).toBeGreaterThanOrEqual(ideal(changed));
-        expect(used.write).toBeLessThanOrEqual(1.2 * ideal(changed) + 3);
+        expect(used.write).toBeLessThanOrEqual(1.2 * ideal(changed) + 3 + deleted + 3);
         // a unit per page (none above 1 KB) and one for the head
         expect(used.byCommand.PutItem.write).toBe(1);
       }
-      // far below one item per group, the per-key layout's cost
-      expect(meter.byCommand().BatchWriteItem.write).toBeLessThan((2000 + 2000 + 5000 + 5000) / 5);
+      // far below one item per group, the per-key layout's cost (deletes included)
+      expect(meter.byCommand().BatchWriteItem.write).toBeLessThan((2000 + 2000 + 5000 + 5000) / 4);
     });
 
     it('deflated pages (the default) hold several times their 1 KB of entries: 10,000 new groups cost under half of ⌈changed bytes / 1 KB⌉, and read back whole', async () => {
@@ -699,19 +705,18 @@ describe('DynamoDbStateStore', () => {
       for (const [batch, i] of [[1, 17], [2, 4242]] as const) {
         const pagesBefore = store.stats().pagesWritten;
         const used = await meter.during(() => store.commit(op, batch, [put(idOf(i), evictAtOf(i), { sum: -1, batch })]));
-        // the key's page (two if it no longer fits), the manifest of ~250 pages and the head
+        // the key's page (two if it no longer fits), the manifest of ~250 pages and the head;
+        // batch 2 also deletes what only version 0 named: its manifest (~3 KB) and the page batch 1 replaced
         expect(store.stats().pagesWritten - pagesBefore).toBeLessThanOrEqual(2);
-        expect(used.write).toBeLessThanOrEqual(5);
+        expect(used.write).toBeLessThanOrEqual(batch === 1 ? 5 : 9);
       }
       expect((await reopen(store).get(op, [key(idOf(4242), evictAtOf(4242))], 2)).get(idOf(4242))?.value).toEqual({ sum: -1, batch: 2 });
     });
 
-    it('an eviction that empties pages writes no page: only the manifest and the head; the pages stay for N-1 until their TTL', async () => {
+    it('an eviction that empties pages writes no page: only the manifest and the head; the pages stay for N-1 until the commit after it', async () => {
       const meter = capacityMeter();
-      const ttlSeconds = 3600;
-      const store = newStore({ client: meter.client, ttlSeconds });
+      const store = newStore({ client: meter.client });
       const op = windowOp();
-      const t0 = now;
       await store.commit(op, 0, manyChanges(1000, 0));
       const bucket1 = (await rawSlice(store.namespace, op.operatorId)).pages.filter((p) => p.bucket === '1');
       expect(bucket1.length).toBeGreaterThan(3);
@@ -731,27 +736,25 @@ describe('DynamoDbStateStore', () => {
       expect(used.byCommand.PutItem.write).toBe(writeUnits(after.head));
       expect(used.write).toBeLessThanOrEqual(3);
 
-      // The evicted pages are still there, with the TTL of the commit that wrote them.
+      // The evicted pages are still there (a replay of batch 1 reads them), without a TTL.
       for (const page of bucket1) {
         const item = await getRaw(page.key);
         expect(item).toBeDefined();
-        expect(Number(item!.ttl.N)).toBe(t0 / 1000 + ttlSeconds);
+        expect(item!.ttl).toBeUndefined();
       }
-      const replay = reopen(store, { ttlSeconds });
+      const replay = reopen(store);
       expect((await replay.expired(op, wm, 0)).map((e) => e.key.id)).toEqual(evicted.map((e) => e.key.id));
       expect(await replay.expired(op, wm, 1)).toEqual([]);
       expect(await replay.count(op, 1)).toBe(800);
     });
   });
 
-  describe('when pages age (DynamoDB TTL)', () => {
-    it('puts a ttl of commit time + ttlSeconds on every page and manifest, none on the head, and says 60% of it to the executor (retentionMs)', async () => {
-      const ttlSeconds = 3600;
-      const store = newStore({ ttlSeconds, partitions: 2 });
-      expect(store.retentionMs).toBe(2160_000);
-      expect(newStore().retentionMs).toBe(30 * DAY);
+  describe('when the pipeline is idle for a year (DynamoDB TTL applied)', () => {
+    const YEAR = 365 * DAY;
+
+    it('puts no ttl on any item a head names: heads, manifests, pages', async () => {
+      const store = newStore({ partitions: 2 });
       const op = sessionOp();
-      const t0 = now;
       await store.commit(op, 0, manyChanges(100, 0, { partitions: 2 }));
       now += 5 * MINUTE;
       await store.commit(op, 1, manyChanges(10, 1, { partitions: 2 }));
@@ -761,112 +764,152 @@ describe('DynamoDbStateStore', () => {
       expect(byKind.head).toHaveLength(2);
       expect(byKind.manifest.length).toBeGreaterThanOrEqual(4);
       expect(byKind.page.length).toBeGreaterThan(4);
-      for (const head of byKind.head) expect(head.ttl).toBeUndefined();
-      for (const item of [...byKind.page, ...byKind.manifest]) {
-        const writtenAt = item.sk.S!.startsWith('0#') ? t0 : now;
-        expect(Number(item.ttl?.N)).toBe(writtenAt / 1000 + ttlSeconds);
-      }
+      for (const item of items) expect(item.ttl).toBeUndefined();
+      expect((store as { retentionMs?: unknown }).retentionMs).toBeUndefined();
+      // keepAlive is only the upgrade of an earlier sluice's heads: a no-op here, writing nothing
+      const writes = store.stats().writeRequests;
+      await store.keepAlive(op, 1);
+      expect(store.stats().writeRequests).toBe(writes);
     });
 
-    it('keeps the pages of N-1 for the retention: a replay 2 days later reads N-1 as it was', async () => {
+    it('keeps N-1 for a replay a year later: the replay reads N-1 as it was', async () => {
       const store = newStore();
       const op = windowOp();
       await store.commit(op, 0, [put('a', MINUTE, { n: 1 }), put('b', MINUTE, { n: 2 })]);
       // Batch 1 evicts `a` and crashes after its state commit, before commits/1.
       await store.commit(op, 1, [del('a', MINUTE)]);
-      now += 2 * DAY;
+      now += YEAR;
       await expireTtl(now, store.namespace);
       const replay = reopen(store);
       expect((await replay.get(op, [key('a', MINUTE)], 0)).get('a')?.value).toEqual({ n: 1 });
       expect((await replay.expired(op, 10 * MINUTE, 0)).map((e) => e.key.id)).toEqual(['a', 'b']);
       expect(await replay.count(op, 0)).toBe(2);
+      await replay.commit(op, 1, [del('a', MINUTE)]);
+      expect((await reopen(store).all(op, 1)).map((e) => e.key.id)).toEqual(['b']);
     });
 
-    it('reads N-1 until retentionMs after its commit, and refuses, saying TTL removed the pages, once ttlSeconds passed', async () => {
-      const ttlSeconds = 3600;
-      const store = newStore({ ttlSeconds });
-      const op = sessionOp();
-      await store.commit(op, 0, [put('a', MINUTE, 1), put('b', MINUTE, 2)]);
-      await store.commit(op, 1, [del('a', MINUTE)]);
-      now += store.retentionMs;
+    it('reads and commits a year later over a slice whose state emptied, a quiet partition and pages no commit touched since', async () => {
+      const store = newStore({ partitions: 3 });
+      const op = windowOp();
+      // partition 0 empties (its manifest lists nothing), partition 1 keeps an open window, partition 2 never gets a key
+      await store.commit(op, 0, [put('a', MINUTE, 1, 0), put('b', 2 * MINUTE, 2, 1)]);
+      await store.commit(op, 1, [del('a', MINUTE, 0)]);
+      // then batches that change nothing (a filter lets nothing through): no state commit writes
+      now += YEAR;
       await expireTtl(now, store.namespace);
-      expect((await reopen(store, { ttlSeconds }).expired(op, 10 * MINUTE, 0)).map((e) => e.key.id)).toEqual(['a', 'b']);
-      now += (ttlSeconds + 1) * 1000 - store.retentionMs;
-      expect(await expireTtl(now, store.namespace)).toBeGreaterThan(0);
-      await expect(reopen(store, { ttlSeconds }).expired(op, 10 * MINUTE, 0)).rejects.toThrow(/DynamoDB TTL removed them/);
+      const later = reopen(store);
+      expect((await later.all(op, 1)).map((e) => [e.key.id, e.value])).toEqual([['b', 2]]);
+      expect(await later.expired(op, 10 * MINUTE, 1)).toHaveLength(1);
+      await later.commit(op, 2, [put('c', MINUTE, 3, 0), put('b', 2 * MINUTE, 5, 1), put('d', MINUTE, 4, 2)]);
+      expect((await reopen(store).all(op, 2)).map((e) => [e.key.id, e.value])).toEqual([['b', 5], ['c', 3], ['d', 4]]);
     });
 
-    /** Pages of buckets 1 (written at t0) and 2, 3 (written 1,000 s later); the clock then at t0 + 1,300 s, past ttlSeconds / 3. */
-    async function agedState(store: DynamoDbStateStore, op: OperatorStateSpec) {
-      const t0 = now;
-      await store.commit(op, 0, Array.from({ length: 40 }, (_, i) => put(`a${i}`, MINUTE, { i })));
-      now += 1000_000;
-      await store.commit(op, 1, [...Array.from({ length: 40 }, (_, i) => put(`b${i}`, 2 * MINUTE, { i })), ...Array.from({ length: 40 }, (_, i) => put(`c${i}`, 3 * MINUTE, { i }))]);
-      now += 300_000;
-      const pages = (await rawSlice(store.namespace, op.operatorId)).pages;
-      return { t0, pages, sks: (bucket: string) => pages.filter((p) => p.bucket === bucket).map((p) => p.key.sk.S!).sort() };
+    it('deletes what no replay can read any more: at commit N+1, the manifest of N-1 and the pages only it listed', async () => {
+      const store = newStore();
+      const op = windowOp();
+      const headKey = { pk: { S: `${store.namespace}#${op.operatorId}#p0` }, sk: { S: 'head' } };
+      /** The keys of the head and of everything it names (cur and prev). */
+      const referenced = async () => {
+        const keys = new Set<string>([`${headKey.pk.S} head`]);
+        const head = (await getRaw(headKey))!;
+        for (const which of ['cur', 'prev'] as const) {
+          if (!head[which]) continue;
+          const slice = await rawSlice(store.namespace, op.operatorId, 0, which);
+          for (const c of slice.chunks) keys.add(`${c.pk.S} ${c.sk.S}`);
+          for (const p of slice.pages) keys.add(`${p.key.pk.S} ${p.key.sk.S}`);
+        }
+        return [...keys].sort();
+      };
+      const stored = async () => (await scanNamespace(store.namespace)).map((i) => `${i.pk.S} ${i.sk.S}`).sort();
+
+      await store.commit(op, 0, manyChanges(300, 0));
+      const v0 = await rawSlice(store.namespace, op.operatorId);
+      // batch 1 evicts bucket 1 and changes a key of bucket 2: a replay of batch 1 still reads version 0
+      const evicted = await store.expired(op, MINUTE + 12_000, 0);
+      expect(evicted.length).toBeGreaterThan(0);
+      await store.commit(op, 1, [...evicted.map((e) => ({ key: e.key, value: null })), put(idOf(1), evictAtOf(1), 'changed')]);
+      for (const p of v0.pages) expect(await getRaw(p.key)).toBeDefined();
+      expect(await stored()).toEqual(await referenced());
+
+      // batch 2: no replay can read version 0 now
+      const deletesBefore = store.stats().deletes;
+      await store.commit(op, 2, [put(idOf(2), evictAtOf(2), 'again')]);
+      const v1 = await rawSlice(store.namespace, op.operatorId, 0, 'prev');
+      const kept = new Set(v1.pages.map((p) => p.ref));
+      const gone = v0.pages.filter((p) => !kept.has(p.ref));
+      expect(gone.length).toBeGreaterThan(3);
+      for (const p of gone) expect(await getRaw(p.key)).toBeUndefined();
+      for (const c of v0.chunks) expect(await getRaw({ pk: c.pk, sk: c.sk })).toBeUndefined();
+      expect(store.stats().deletes - deletesBefore).toBe(gone.length + v0.chunks.length);
+      // what is stored is exactly what the head names
+      expect(await stored()).toEqual(await referenced());
+      const fresh = reopen(store);
+      expect((await fresh.get(op, [key(idOf(1), evictAtOf(1))], 1)).get(idOf(1))?.value).toBe('changed');
+      expect((await fresh.get(op, [key(idOf(2), evictAtOf(2))], 2)).get(idOf(2))?.value).toBe('again');
+    });
+
+    /** Makes a namespace look as an earlier sluice left it: a 50-day ttl on every manifest and page, no `nt` on the heads. */
+    async function asWrittenBefore(namespace: string) {
+      for (const item of await scanNamespace(namespace)) {
+        const key = { pk: item.pk, sk: item.sk };
+        if (kindOf(item.pk.S!) === 'head') await dynamodb.send(new UpdateItemCommand({ TableName: tableName, Key: key, UpdateExpression: 'REMOVE nt' }));
+        else
+          await dynamodb.send(
+            new UpdateItemCommand({ TableName: tableName, Key: key, UpdateExpression: 'SET #t = :t', ExpressionAttributeNames: { '#t': 'ttl' }, ExpressionAttributeValues: { ':t': { N: String(now / 1000 + 50 * 86_400) } } }),
+          );
+      }
     }
 
-    it('rewrites at the next commit the live pages older than ttlSeconds / 3 (new sort keys, new ttl), and leaves young unchanged pages', async () => {
-      const ttlSeconds = 3600;
-      const store = newStore({ ttlSeconds });
+    it('upgrades the state of an earlier sluice: keepAlive (every run start) removes the TTL of what the heads name, then a year later it is all there', async () => {
+      const store = newStore({ partitions: 2 });
       const op = windowOp();
-      const before = await agedState(store, op);
-      const at1 = await snapshot(reopen(store, { ttlSeconds }), op, 1);
-      await store.commit(op, 2, [put('b0', 2 * MINUTE, 'changed')]);
-
-      const after = await rawSlice(store.namespace, op.operatorId);
-      const sks = (bucket: string) => after.pages.filter((p) => p.bucket === bucket).map((p) => p.key.sk.S!).sort();
-      // bucket 1: aged, rewritten by batch 2; bucket 2: changed; bucket 3: young and unchanged
-      expect(sks('1').every((sk) => sk.startsWith('2#'))).toBe(true);
-      expect(sks('1')).toHaveLength(before.sks('1').length);
-      expect(sks('2').some((sk) => sk.startsWith('2#'))).toBe(true);
-      expect(sks('3')).toEqual(before.sks('3'));
-      for (const page of after.pages.filter((p) => p.bucket === '1')) expect(Number((await getRaw(page.key))!.ttl.N)).toBe(now / 1000 + ttlSeconds);
-      for (const page of after.pages.filter((p) => p.bucket === '3')) expect(Number((await getRaw(page.key))!.ttl.N)).toBe((before.t0 + 1000_000) / 1000 + ttlSeconds);
-
-      const fresh = reopen(store, { ttlSeconds });
-      expect(await snapshot(fresh, op, 1)).toEqual(at1);
-      expect((await fresh.get(op, [key('a7', MINUTE), key('b0', 2 * MINUTE)], 2)).get('b0')?.value).toBe('changed');
-      expect((await fresh.all(op, 2)).filter((e) => e.key.id.startsWith('a'))).toHaveLength(40);
+      await store.commit(op, 0, manyChanges(100, 0, { partitions: 2 }));
+      await store.commit(op, 1, manyChanges(10, 1, { partitions: 2 }));
+      await asWrittenBefore(store.namespace);
+      const at1 = await snapshot(reopen(store), op, 1);
+      const upgraded = reopen(store);
+      expect(upgraded.keepAliveAfterMs).toBe(0);
+      await upgraded.keepAlive(op, 1);
+      for (const item of await scanNamespace(store.namespace)) {
+        expect(item.ttl).toBeUndefined();
+        if (kindOf(item.pk.S!) === 'head') expect(item.nt).toEqual({ BOOL: true });
+      }
+      now += YEAR;
+      await expireTtl(now, store.namespace);
+      expect(await snapshot(reopen(store), op, 1)).toEqual(at1);
     });
 
-    it('keepAlive rewrites the aged pages of an idle pipeline at its version, and writes nothing when none is old', async () => {
-      const ttlSeconds = 3600;
-      const store = newStore({ ttlSeconds });
+    it('upgrades the state of an earlier sluice at a commit: what the new head names keeps no TTL', async () => {
+      const store = newStore();
       const op = windowOp();
-      const before = await agedState(store, op);
-      const at1 = await snapshot(reopen(store, { ttlSeconds }), op, 1);
-      await store.keepAlive(op, 1);
-
-      const after = await rawSlice(store.namespace, op.operatorId);
-      expect(Number(after.head.v.N)).toBe(1);
-      const sks = (bucket: string) => after.pages.filter((p) => p.bucket === bucket).map((p) => p.key.sk.S!).sort();
-      expect(sks('1')).not.toEqual(before.sks('1'));
-      expect(sks('2')).toEqual(before.sks('2'));
-      expect(sks('3')).toEqual(before.sks('3'));
-      expect(await snapshot(reopen(store, { ttlSeconds }), op, 1)).toEqual(at1);
-
-      const writes = store.stats().writeRequests;
-      await store.keepAlive(op, 1);
-      expect(store.stats().writeRequests).toBe(writes);
-      await store.commit(op, 2, [put('a1', MINUTE, 'next')]);
-      expect((await reopen(store, { ttlSeconds }).get(op, [key('a1', MINUTE)], 1)).get('a1')?.value).toEqual({ i: 1 });
+      await store.commit(op, 0, manyChanges(200, 0));
+      await asWrittenBefore(store.namespace);
+      const later = reopen(store);
+      await later.commit(op, 1, [put(idOf(3), evictAtOf(3), 'upgraded')]);
+      now += YEAR;
+      await expireTtl(now, store.namespace);
+      const fresh = reopen(store);
+      expect((await fresh.all(op, 1)).length).toBe(200);
+      expect((await fresh.all(op, 0)).length).toBe(200);
+      expect((await fresh.get(op, [key(idOf(3), evictAtOf(3))], 1)).get(idOf(3))?.value).toBe('upgraded');
     });
 
-    it('keepAlive at the last committed batch while the next batch awaits its replay (state at N, checkpoint at N-1) leaves the replay possible', async () => {
-      // The executor calls keepAlive(op, latest commit) before it replays a batch whose state committed.
-      const ttlSeconds = 3600;
-      const store = newStore({ ttlSeconds });
+    it("a replay of N over an attempt that wrote its head deletes the attempt's manifest and pages, and keeps N-1", async () => {
+      const store = newStore();
       const op = windowOp();
-      await agedState(store, op);
-      const at0 = await snapshot(reopen(store, { ttlSeconds }), op, 0);
-      await expect(reopen(store, { ttlSeconds }).keepAlive(op, 0)).resolves.toBeUndefined();
-      const replay = reopen(store, { ttlSeconds });
-      expect(await snapshot(replay, op, 0)).toEqual(at0);
-      await replay.commit(op, 1, [put('b0', 2 * MINUTE, 'replayed')]);
-      expect((await reopen(store, { ttlSeconds }).all(op, 1)).map((e) => e.key.id)).toEqual([...Array.from({ length: 40 }, (_, i) => `a${i}`), 'b0'].sort());
+      await store.commit(op, 0, manyChanges(100, 0));
+      await store.commit(op, 1, [put(idOf(5), evictAtOf(5), 'attempt 1')]);
+      const attempt = await rawSlice(store.namespace, op.operatorId);
+      const replay = reopen(store);
+      await replay.commit(op, 1, [put(idOf(5), evictAtOf(5), 'attempt 2')]);
+      for (const c of attempt.chunks) expect(await getRaw({ pk: c.pk, sk: c.sk })).toBeUndefined();
+      const written = attempt.pages.filter((p) => p.ref.startsWith('1.'));
+      expect(written.length).toBeGreaterThan(0);
+      for (const p of written) expect(await getRaw(p.key)).toBeUndefined();
+      expect((await reopen(store).get(op, [key(idOf(5), evictAtOf(5))], 0)).get(idOf(5))?.value).toEqual({ sum: 50, batch: 0 });
+      expect((await reopen(store).get(op, [key(idOf(5), evictAtOf(5))], 1)).get(idOf(5))?.value).toBe('attempt 2');
     });
+
 
     it('fails a read of a page the head names that is gone (as TTL removes it), saying so and what to do, never an empty result', async () => {
       const store = newStore();
@@ -1072,7 +1115,6 @@ describe('DynamoDbStateStore', () => {
         { partitions: 0 },
         { partitions: 1.5 },
         { maxConcurrency: 1.5 },
-        { ttlSeconds: 2 },
         { compressAboveBytes: -1 },
         { cacheMaxEntries: -1 },
         { pageFillBytes: 100 },

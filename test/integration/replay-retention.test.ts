@@ -2,7 +2,7 @@
  * A replay relies on records that expire by TTL: the state store's superseded versions, the
  * DynamoDB sink's chunk markers, foreachBatch's effect markers. The executor refuses a replay of
  * a batch planned longer ago than the shortest of them keeps (issue 14), on DynamoDB Local: a
- * sink whose markers live 1 day refuses a replay at 1 day even though the state keeps 30, and
+ * sink whose markers live 1 day refuses a replay at 1 day (the state keeps what a replay reads for as long as it takes), and
  * replays a second earlier.
  */
 import { DynamoDbEffectGuard } from '../../lib/aws/dynamodb/effect-guard';

@@ -1,9 +1,10 @@
 /**
  * How DynamoDbStateStore (state-store.ts, whose comment has the rules) writes a version: the plan
- * of each slice's commit (the pages its changes fall in, refilled, and a manifest listing them)
- * and the conditional head write that makes it visible; keepAlive rewrites old pages the same way.
+ * of each slice's commit (the pages its changes fall in, refilled, and a manifest listing them),
+ * the conditional head write that makes it visible, and then the deletion of what that head write
+ * made unreadable (the manifests and pages no head names any more).
  */
-import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { LeaseLostError, SluiceError } from '../../engine/errors';
 import type { LeaseHandle, OperatorStateSpec, StateChange } from '../../engine/ports';
@@ -56,7 +57,7 @@ interface SlicePlan {
   readonly head: Head | null;
   /** The version the head moves to. */
   readonly version: number;
-  /** The manifest built upon: visible at N-1 (null: none), or the current one for keepAlive. */
+  /** The manifest built upon: visible at N-1 (null: none). */
   readonly base: ManifestRef | null;
   /** What the head's `prev` becomes. */
   readonly prev: ManifestRef | null;
@@ -69,9 +70,16 @@ interface SlicePlan {
   readonly changedBytes: number;
   /** Pages written for runs whose changes were all deletions. */
   readonly evictionPages: number;
+  /**
+   * What the head names now (cur and prev) and the new head no longer names, deleted once the
+   * head is written: no read can reach them (reads are at N-1 and N only).
+   */
+  readonly retired: { readonly manifests: Item[]; readonly pages: Item[] };
+  /** Items of an earlier sluice the new head names, whose TTL is removed before the head write. */
+  readonly legacy: Item[];
 }
 
-/** The commit of a DynamoDbStateStore: check, commit and keepAlive, on its slices. */
+/** The commit of a DynamoDbStateStore: check and commit, on its slices. */
 export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
   /** The plan `check` made, which the `commit` of the same changes writes. */
   private planned: { operatorId: string; version: number; changes: StateChange[]; plans: SlicePlan[] } | null = null;
@@ -88,7 +96,7 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
     this.validateOp(op);
     checkVersion(version);
     this.planned = null;
-    const plans = await this.plan(op, version, changes, false);
+    const plans = await this.plan(op, version, changes);
     this.planned = { operatorId: op.operatorId, version, changes, plans };
   }
 
@@ -100,44 +108,96 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
     const plans =
       planned !== null && planned.operatorId === op.operatorId && planned.version === version && planned.changes === changes && partitions === undefined
         ? planned.plans
-        : await this.plan(op, version, changes, false, partitions);
+        : await this.plan(op, version, changes, partitions);
     await this.write(op, plans, fence ?? null);
   }
 
   /**
-   * Rewrites the live pages that have aged past a third of their TTL, at the version the state is
-   * at, for a pipeline that has not committed for a while (the executor calls it). Reads and
-   * writes nothing else; a no-op when nothing is old.
+   * For a slice whose head an earlier sluice wrote (its manifests and pages carry a 50-day TTL):
+   * removes the TTL of everything the head names and marks the head (`nt`), at the version it is
+   * at. The executor calls it at the start of a run (keepAliveAfterMs 0); for a head already
+   * marked it reads the head only (which the run's commits read anyway).
    */
-  async keepAlive(op: OperatorStateSpec, version: number, fence?: LeaseHandle): Promise<void> {
+  async keepAlive(op: OperatorStateSpec, _version: number, fence?: LeaseHandle): Promise<void> {
     this.validateOp(op);
-    const plans = await this.plan(op, version, [], true);
-    await this.write(op, plans, fence ?? null);
+    await mapLimit(this.sliceKeys(op), this.maxConcurrency, async (keys) => {
+      const head = await this.headOf(op, keys);
+      if (head === null || head.noTtl) return;
+      const named: Item[] = [];
+      for (const ref of [head.cur, head.prev]) {
+        if (ref === null) continue;
+        for (let i = 0; i < ref.c; i++) named.push(keys.manifestChunk(ref, i));
+        const manifest = await this.loadManifest(keys, ref);
+        for (const list of manifest.values()) for (const p of list) named.push(keys.page(p.ref));
+      }
+      await this.removeTtl(named);
+      const plan = { keys, head, version: head.version } as Pick<SlicePlan, 'keys' | 'head' | 'version'>;
+      await this.writeHead(op, { ...plan, ref: head.cur, prev: head.prev, layout: head.layout }, fence ?? null);
+    });
+  }
+
+  /** Only the keepAlive path reads it. */
+  get keepAliveAfterMs(): number {
+    return 0;
+  }
+
+  /** REMOVE ttl on these items (each an UpdateItem); an item already gone is left alone. */
+  private async removeTtl(keys: Item[]): Promise<void> {
+    const unique = new Map(keys.map((k) => [`${k.pk.S}\u0000${k.sk.S}`, k]));
+    await mapLimit([...unique.values()], this.maxConcurrency, (Key) =>
+      conditional(
+        this.send('write', 'UpdateItem', () =>
+          this.client.send(
+            new UpdateItemCommand({ TableName: this.tableName, Key, UpdateExpression: 'REMOVE #t', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeNames: { '#t': 'ttl' } }),
+          ),
+        ),
+      ),
+    );
   }
 
   private async write(op: OperatorStateSpec, plans: SlicePlan[], fence: LeaseHandle | null): Promise<void> {
     // Pages and manifests first: nobody sees them until a head names them.
     const items = plans.flatMap((p) => [...p.pages.map((page) => page.item), ...p.manifestItems]);
     await mapLimit(chunk(items, BATCH_WRITE_MAX), this.maxConcurrency, (batch) => this.batchWrite(batch));
+    // What an earlier sluice wrote with a TTL and the new heads name: kept for good before they do.
+    await this.removeTtl(plans.flatMap((p) => p.legacy));
     for (const plan of plans) {
       this.counters.pagesWritten += plan.pages.length;
       this.counters.changedBytes += plan.changedBytes;
       this.counters.evictionPagesWritten += plan.evictionPages;
       for (const page of plan.pages) this.counters.pageBytesWritten += itemSize(page.item);
     }
-    await mapLimit(plans, this.maxConcurrency, (plan) => this.writeHead(op, plan, fence));
+    const refused: unknown[] = [];
+    await mapLimit(plans, this.maxConcurrency, async (plan) => {
+      try {
+        await this.writeHead(op, plan, fence);
+      } catch (err) {
+        // No head names what this plan wrote, nor ever will (its keys are this attempt's own).
+        refused.push(err);
+        await this.deleteQuietly([...plan.pages.map((page) => page.item), ...plan.manifestItems].map((item) => ({ pk: item.pk, sk: item.sk })));
+      }
+    });
+    if (refused.length > 0) throw refused[0];
     for (const plan of plans) {
       const id = sliceId(plan.keys);
       this.manifests.set(`${id}@${refId(plan.ref)}`, plan.manifest);
       // Cached as read back from its text: the engine's objects may change after the commit.
       for (const page of plan.pages) this.remember(`${id}@${page.ref}`, page.entries.map(detached));
     }
+    // What the new heads no longer name. (A crash before this leaves them behind: see state-store.ts.)
+    const retired = plans.flatMap((p) => [...p.retired.manifests, ...p.retired.pages]);
+    await mapLimit(chunk(retired, BATCH_WRITE_MAX), this.maxConcurrency, (batch) => this.batchDelete(batch));
+  }
+
+  /** Deletes, and ignores a failure: what stays is unreferenced, only storage. */
+  private async deleteQuietly(keys: Item[]): Promise<void> {
+    await mapLimit(chunk(keys, BATCH_WRITE_MAX), this.maxConcurrency, (batch) => this.batchDelete(batch).catch(() => undefined));
   }
 
   /** The head of `plan` at `version`, fenced: still the head this commit read (or ours), and no newer token. */
-  private async writeHead(op: OperatorStateSpec, plan: SlicePlan, fence: LeaseHandle | null): Promise<void> {
+  private async writeHead(op: OperatorStateSpec, plan: Pick<SlicePlan, 'keys' | 'head' | 'version' | 'ref' | 'prev' | 'layout'>, fence: LeaseHandle | null): Promise<void> {
     const version = plan.version;
-    const head: Head = { version, cur: plan.ref, prev: plan.prev, layout: plan.layout, fence: fence?.token ?? null };
+    const head: Head = { version, cur: plan.ref, prev: plan.prev, layout: plan.layout, fence: fence?.token ?? null, noTtl: true };
     let condition = plan.head === null ? `${HEAD.absent} OR ${HEAD.ours}` : `${HEAD.asRead} OR ${HEAD.ours}`;
     const names: Record<string, string> = { '#v': 'v' };
     const values: Item = { ':mine': { N: String(version) } };
@@ -180,8 +240,8 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
     this.heads.set(id, head);
   }
 
-  /** The slices batch `version` writes: every slice with a change, and every slice with old pages. */
-  private async plan(op: OperatorStateSpec, version: number, changes: StateChange[], refreshOnly: boolean, partitions?: readonly number[]): Promise<SlicePlan[]> {
+  /** The slices batch `version` writes: every slice with a change (and one an earlier attempt of it wrote). */
+  private async plan(op: OperatorStateSpec, version: number, changes: StateChange[], partitions?: readonly number[]): Promise<SlicePlan[]> {
     // Last change per id wins.
     const bySlice = new Map<number, Map<string, StateChange>>();
     for (const change of changes) {
@@ -197,7 +257,7 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
     const writer = randomBytes(4).toString('hex');
     // (scoped to some partitions, the others' heads are left alone: their tasks commit them)
     const plans = await mapLimit(this.sliceKeys(op, partitions), this.maxConcurrency, (keys) =>
-      this.planSlice(op, keys, version, [...(bySlice.get(keys.partition)?.values() ?? [])], writer, nowSec, refreshOnly),
+      this.planSlice(op, keys, version, [...(bySlice.get(keys.partition)?.values() ?? [])], writer, nowSec),
     );
     return plans.filter((p): p is SlicePlan => p !== null);
   }
@@ -209,29 +269,18 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
     changes: StateChange[],
     writer: string,
     nowSec: number,
-    refreshOnly: boolean,
   ): Promise<SlicePlan | null> {
     const head = await this.headOf(op, keys);
-    // keepAlive rewrites the state where it is (a batch committed to the state but not to the
-    // checkpoint keeps its head, and its prev for the replay); a commit builds on what N-1 saw.
-    if (refreshOnly) {
-      if (head === null) return null;
-      version = head.version;
-    }
     if (head && head.version > version) {
-      // keepAlive at the last committed batch while the next one's state awaits its replay: the
-      // replay, in the same run, rewrites what is old; refusing here would stop the recovery.
-      if (refreshOnly) return null;
       throw new SluiceError(
         `state of operator \`${op.operatorId}\` in ${this.description} is already at version ${head.version}, ahead of batch ${version} being committed: the checkpoint is older than the state (deleted or restored): use a new namespace (query id) with a fresh checkpoint, or delete this namespace's state`,
         { details: { operatorId: op.operatorId, stateVersion: head.version, batchId: version } },
       );
     }
-    const base = refreshOnly ? head!.cur : this.refAt(op, keys, head, version - 1);
-    const prev = refreshOnly ? head!.prev : base;
+    const base = this.refAt(op, keys, head, version - 1);
+    const prev = base;
     const layout: StoredLayout = head?.layout ?? { format: LAYOUT_FORMAT, partitions: this.partitions, granularityMs: op.evictionGranularityMs, fixedEviction: op.fixedEviction };
     const manifest = base === null ? new Map<string, readonly PageRef[]>() : await this.loadManifest(keys, base);
-    const oldBefore = nowSec - Math.floor(this.ttlSeconds / 3);
 
     // Changes by bucket, then by the page they fall in.
     const byBucket = new Map<string, Placed[]>();
@@ -242,41 +291,35 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
       if (!list) byBucket.set(bucket, (list = []));
       list.push(placed);
     }
-    const aged = new Set<string>();
-    for (const [bucket, pages] of manifest) if (pages.some((p) => p.bornSec < oldBefore)) aged.add(bucket);
     // A head already at N (a crashed attempt's) is rewritten from N-1 even without changes, so
     // that N holds what this attempt computed.
-    const overAnAttempt = !refreshOnly && head !== null && head.version === version;
-    if (byBucket.size === 0 && aged.size === 0 && !overAnAttempt) return null;
+    const overAnAttempt = head !== null && head.version === version;
+    if (byBucket.size === 0 && !overAnAttempt) return null;
 
     const next = new Map<string, readonly PageRef[]>(manifest);
     const written: SlicePlan['pages'] = [];
     let live = base?.n ?? 0;
     let changedBytes = 0;
     let evictionPages = 0;
-    const ttl = nowSec + this.ttlSeconds;
     // Pages are encoded once, under the longest ref a page of this commit can have (so the size
     // checked is an upper bound), then given their own keys.
     const newPages = (entries: PageEntry[], lo: number): PageRef[] =>
-      this.pack(entries, (group) => encodePage(op, keys, pageRef(version, writer, 99_999), group, ttl, this.compressAboveBytes)).map(({ group, item }, k) => {
+      this.pack(entries, (group) => encodePage(op, keys, pageRef(version, writer, 99_999), group, this.compressAboveBytes)).map(({ group, item }, k) => {
         const ref = pageRef(version, writer, written.length);
         written.push({ ref, item: { ...item, ...keys.page(ref) }, entries: group });
         return { lo: k === 0 ? lo : group[0].hash, ref, minEvictAt: minEvictAt(group), count: group.length, bornSec: nowSec };
       });
 
-    for (const bucket of new Set([...byBucket.keys(), ...aged])) {
+    for (const [bucket, placed] of byBucket) {
       const pages = manifest.get(bucket) ?? [];
       // The changes by the page they fall in (a bucket without pages: all in one new run).
       const touched = new Map<number, Placed[]>();
-      for (const c of byBucket.get(bucket) ?? []) {
+      for (const c of placed) {
         const i = pages.length === 0 ? 0 : locate(pages, c.hash);
         let list = touched.get(i);
         if (!list) touched.set(i, (list = []));
         list.push(c);
       }
-      pages.forEach((p, i) => {
-        if (p.bornSec < oldBefore && !touched.has(i)) touched.set(i, []);
-      });
       const loaded = await this.loadPages(keys, [...touched.keys()].filter((i) => i < pages.length).map((i) => pages[i].ref));
       const rebuilt: PageRef[] = [];
       const runs = Math.max(pages.length, 1);
@@ -320,9 +363,40 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
       );
     }
     const draft: ManifestRef = { v: version, w: writer, c: 0, n: live };
-    const manifestItems = encodeManifest(keys, draft, next, ttl);
+    const manifestItems = encodeManifest(keys, draft, next);
     const ref: ManifestRef = { ...draft, c: manifestItems.length };
-    return { keys, head, version, base, prev, ref, manifest: next, pages: written, manifestItems, layout, changedBytes, evictionPages };
+    const retired = await this.retiredBy(keys, head, prev, manifest, next);
+    const legacy: Item[] = [];
+    if (head !== null && !head.noTtl) {
+      const mine = new Set(written.map((p) => p.ref));
+      if (prev !== null) for (let i = 0; i < prev.c; i++) legacy.push(keys.manifestChunk(prev, i));
+      for (const m of [manifest, next]) for (const list of m.values()) for (const p of list) if (!mine.has(p.ref)) legacy.push(keys.page(p.ref));
+    }
+    return { keys, head, version, base, prev, ref, manifest: next, pages: written, manifestItems, layout, changedBytes, evictionPages, retired, legacy };
+  }
+
+  /**
+   * What the head names (cur, prev and their pages) that a head naming `prev` (whose manifest is
+   * `prevManifest`) and a new manifest `next` does not. A manifest of it found missing (removed by
+   * hand, or by the TTL of items an earlier sluice wrote) retires nothing of its own: its pages,
+   * if any are left, stay (only storage).
+   */
+  private async retiredBy(keys: SliceKeys, head: Head | null, prev: ManifestRef | null, prevManifest: Manifest, next: Manifest): Promise<SlicePlan['retired']> {
+    const manifests: Item[] = [];
+    const pages: Item[] = [];
+    if (head === null) return { manifests, pages };
+    const kept = new Set<string>();
+    for (const m of [prevManifest, next]) for (const list of m.values()) for (const p of list) kept.add(p.ref);
+    const gone = new Set<string>();
+    for (const old of [head.cur, head.prev]) {
+      if (old === null || (prev !== null && refId(old) === refId(prev))) continue;
+      for (let i = 0; i < old.c; i++) manifests.push(keys.manifestChunk(old, i));
+      const manifest = await this.loadManifest(keys, old).catch(() => null);
+      if (manifest === null) continue;
+      for (const list of manifest.values()) for (const p of list) if (!kept.has(p.ref)) gone.add(p.ref);
+    }
+    for (const ref of gone) pages.push(keys.page(ref));
+    return { manifests, pages };
   }
 
   /**

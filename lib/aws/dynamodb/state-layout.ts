@@ -6,17 +6,19 @@
  * immutable pages, listed by an immutable manifest, which a small mutable head points at:
  *
  *     head       ns#op#p<P>              / head               v, cur and prev manifest refs, layout, f (fence)
- *     manifest   ns#op#p<P>#m            / <v>#<w>#<chunk>    m: the page list (gzipped JSON), ttl
- *     page       ns#op#p<P>#g<k mod 16>  / <v>#<w>#<k>        e: entries (JSON, gzipped when large), ttl
+ *     manifest   ns#op#p<P>#m            / <v>#<w>#<chunk>    m: the page list (gzipped JSON)
+ *     page       ns#op#p<P>#g<k mod 16>  / <v>#<w>#<k>        e: entries (JSON, gzipped when large)
  *
  * (`v` the batch that wrote it, `w` a random id of the commit attempt, `k` the page's number in it.)
  * A page holds the entries [id, evictAt, value] of one eviction bucket (the window end divided by
  * the granularity, `n` for none; one bucket `*` for operators whose eviction time moves with the
  * value), sorted by a 32-bit hash of the id and filled to about 1 KB: one write unit. A manifest
  * lists per bucket its pages in hash order, each with the lowest hash it covers, the earliest
- * evictAt in it, its entry count and its age. Nothing is ever overwritten but the head, so a
- * version stays readable for as long as its manifest and pages live; they carry a TTL, and a
- * commit rewrites the live pages that get old (see state-store.ts for the rules).
+ * evictAt in it, its entry count and when it was written. Nothing is ever overwritten but the
+ * head, and nothing a head names carries a TTL or is deleted: a commit deletes the manifests and
+ * pages no head names any more once no replay can read them (see state-store.ts for the rules).
+ * (Items written by sluice before that rule carry a `ttl` attribute; the table's TTL setting stays
+ * on for them.)
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { deflateRawSync, gunzipSync, gzipSync, inflateRawSync } from 'node:zlib';
@@ -65,6 +67,12 @@ export interface Head {
   readonly prev: ManifestRef | null;
   readonly layout: StoredLayout;
   readonly fence: number | null;
+  /**
+   * Nothing this head names carries a TTL (`nt`). A head of an earlier sluice, whose manifests
+   * and pages were written with a 50-day TTL, lacks it: the next commit or keepAlive removes
+   * those TTLs before it writes the head with it.
+   */
+  readonly noTtl: boolean;
 }
 
 /** A page, as the manifest lists it. */
@@ -76,7 +84,7 @@ export interface PageRef {
   /** The earliest evictAt of its entries (null: none has one). */
   readonly minEvictAt: number | null;
   readonly count: number;
-  /** When it was written, epoch seconds (its TTL counts from then). */
+  /** When it was written, epoch seconds (informative: nothing expires by age). */
   readonly bornSec: number;
 }
 
@@ -147,6 +155,7 @@ export function encodeHead(keys: SliceKeys, head: Head): Item {
   };
   if (head.prev) item.prev = { S: JSON.stringify(head.prev) };
   if (head.fence !== null) item.f = { N: String(head.fence) };
+  if (head.noTtl) item.nt = { BOOL: true };
   return item;
 }
 
@@ -157,13 +166,14 @@ export function parseHead(item: Item): Head {
     prev: item.prev?.S ? (JSON.parse(item.prev.S) as ManifestRef) : null,
     layout: JSON.parse(item.lay.S!) as StoredLayout,
     fence: item.f?.N === undefined ? null : Number(item.f.N),
+    noTtl: item.nt?.BOOL === true,
   };
 }
 
 // -----------------------------------------------------------------------------------------------
 // Manifests: {bucket: [[lo, ref, minEvictAt, count, bornSec], ...]}, gzipped, in chunks
 
-export function encodeManifest(keys: SliceKeys, ref: ManifestRef, manifest: Manifest, ttl: number): Item[] {
+export function encodeManifest(keys: SliceKeys, ref: ManifestRef, manifest: Manifest): Item[] {
   const json: Record<string, Json[]> = {};
   for (const [bucket, pages] of [...manifest.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     json[bucket] = pages.map((p) => [p.lo, p.ref, p.minEvictAt, p.count, p.bornSec]);
@@ -171,7 +181,7 @@ export function encodeManifest(keys: SliceKeys, ref: ManifestRef, manifest: Mani
   const bytes = gzipSync(JSON.stringify(json));
   const items: Item[] = [];
   for (let i = 0; i * MANIFEST_CHUNK_BYTES < bytes.length || i === 0; i++) {
-    items.push({ ...keys.manifestChunk(ref, i), m: { B: bytes.subarray(i * MANIFEST_CHUNK_BYTES, (i + 1) * MANIFEST_CHUNK_BYTES) }, ttl: { N: String(ttl) } });
+    items.push({ ...keys.manifestChunk(ref, i), m: { B: bytes.subarray(i * MANIFEST_CHUNK_BYTES, (i + 1) * MANIFEST_CHUNK_BYTES) } });
   }
   return items;
 }
@@ -207,10 +217,10 @@ export function entryText(e: PageEntry): string {
  * (raw DEFLATE: entries of one window repeat its bounds and their keys' shape, so a 1 KB item
  * holds two to four times as much); SluiceError (stateItemTooLarge) above DynamoDB's item limit.
  */
-export function encodePage(op: OperatorStateSpec, keys: SliceKeys, ref: string, entries: readonly PageEntry[], ttl: number, compressAboveBytes: number): Item {
+export function encodePage(op: OperatorStateSpec, keys: SliceKeys, ref: string, entries: readonly PageEntry[], compressAboveBytes: number): Item {
   const text = `[${entries.map(entryText).join(',')}]`;
   const e: AttributeValue = Buffer.byteLength(text, 'utf8') <= compressAboveBytes ? { S: text } : { B: deflateRawSync(text) };
-  const item: Item = { ...keys.page(ref), e, ttl: { N: String(ttl) } };
+  const item: Item = { ...keys.page(ref), e };
   const size = itemSize(item);
   if (size > ITEM_MAX_BYTES) {
     const biggest = entries.reduce((a, b) => (entryText(b).length > entryText(a).length ? b : a));

@@ -13,9 +13,6 @@ import { BATCH_GET_MAX, checkClient, checkTableName, type Item, sendDynamoDb } f
 import { type Head, LAYOUT_FORMAT, legacyDirectoryKey, type Manifest, type ManifestRef, PAGE_TARGET_BYTES, type PageEntry, type PageRef, parseHead, parseManifest, parsePage, SliceKeys, type StoredLayout } from './state-layout';
 import type { DynamoDbStateStoreOptions } from './state-store-options';
 
-/** 50 days: a live page is rewritten after 16 2/3 days, so a version is readable for 33 days, and replays are allowed for 30 (as long as the sink's and guard's markers live). */
-const DEFAULT_TTL_SECONDS = 50 * 24 * 3600;
-
 /** The slices of a DynamoDbStateStore, their caches and its requests (its versioning: state-commit.ts, state-store.ts). */
 export abstract class DynamoDbStateSlices {
   readonly description: string;
@@ -24,7 +21,6 @@ export abstract class DynamoDbStateSlices {
   protected readonly client: DynamoDBClient;
   protected readonly tableName: string;
   protected readonly maxConcurrency: number;
-  protected readonly ttlSeconds: number;
   protected readonly clock: Clock;
   private readonly retry: RetryPolicy;
   protected readonly compressAboveBytes: number;
@@ -40,7 +36,7 @@ export abstract class DynamoDbStateSlices {
   private cachedEntries = 0;
   /** Operators checked for state of the per-key layout. */
   private readonly legacyChecked = new Set<string>();
-  protected counters = { reads: 0, writes: 0, pagesWritten: 0, evictionPagesWritten: 0, pageBytesWritten: 0, changedBytes: 0, requests: 0, readRequests: 0, writeRequests: 0, retries: 0 };
+  protected counters = { reads: 0, writes: 0, deletes: 0, pagesWritten: 0, evictionPagesWritten: 0, pageBytesWritten: 0, changedBytes: 0, requests: 0, readRequests: 0, writeRequests: 0, retries: 0 };
 
   constructor(opts: DynamoDbStateStoreOptions) {
     checkClient(opts.client, 'DynamoDbStateStore');
@@ -53,7 +49,6 @@ export abstract class DynamoDbStateSlices {
     this.namespace = opts.namespace;
     this.partitions = intOption('partitions', opts.partitions, 1, 1);
     this.maxConcurrency = intOption('maxConcurrency', opts.maxConcurrency, 8, 1);
-    this.ttlSeconds = intOption('ttlSeconds', opts.ttlSeconds, DEFAULT_TTL_SECONDS, 3);
     this.compressAboveBytes = intOption('compressAboveBytes', opts.compressAboveBytes, 0, 0);
     this.cacheMaxEntries = intOption('cacheMaxEntries', opts.cacheMaxEntries, 250_000, 0);
     this.pageFillBytes = intOption('pageFillBytes', opts.pageFillBytes, PAGE_TARGET_BYTES, 200);
@@ -221,7 +216,7 @@ export abstract class DynamoDbStateSlices {
     const gone = wanted.filter((k) => !found.has(itemKey(k)));
     if (gone.length > 0) {
       throw new SluiceError(
-        `${gone.length} of the ${what} in ${this.description} that the state's head names are missing (first: ${gone[0].sk.S}): DynamoDB TTL removed them (the pipeline did not run for ${Math.round(this.ttlSeconds / 86400)} days) or they were deleted: restore the table (point-in-time recovery) or start a new checkpoint and backfill`,
+        `${gone.length} of the ${what} in ${this.description} that the state's head names are missing (first: ${gone[0].sk.S}): DynamoDB TTL removed them (state written before live state stopped carrying a TTL) or they were deleted outside sluice: restore the table (point-in-time recovery) or start a new checkpoint and backfill`,
         { details: { missing: gone.length, first: gone[0].sk.S } },
       );
     }
@@ -229,12 +224,23 @@ export abstract class DynamoDbStateSlices {
   }
 
   protected async batchWrite(items: Item[]): Promise<void> {
-    let requests: WriteRequest[] = items.map((Item) => ({ PutRequest: { Item } }));
+    await this.batchRequests(items.map((Item) => ({ PutRequest: { Item } })));
+  }
+
+  /** Deletes these items (by key; at most BATCH_WRITE_MAX): a delete of an absent item is a no-op. */
+  protected async batchDelete(keys: Item[]): Promise<void> {
+    await this.batchRequests(keys.map((Key) => ({ DeleteRequest: { Key } })));
+  }
+
+  private async batchRequests(first: WriteRequest[]): Promise<void> {
+    let requests = first;
     // Unprocessed items (throttling) are sent again, with backoff.
     await this.send('write', 'BatchWriteItem', async () => {
       const res = await this.client.send(new BatchWriteItemCommand({ RequestItems: { [this.tableName]: requests } }));
       const left = res.UnprocessedItems?.[this.tableName] ?? [];
-      this.counters.writes += requests.length - left.length;
+      const puts = (rs: WriteRequest[]) => rs.filter((r) => r.PutRequest !== undefined).length;
+      this.counters.writes += puts(requests) - puts(left);
+      this.counters.deletes += requests.length - puts(requests) - (left.length - puts(left));
       requests = left;
       if (left.length > 0) throw new RetryableResult(`left ${left.length} items unprocessed`, { table: this.tableName });
     });

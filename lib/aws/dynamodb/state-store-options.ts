@@ -15,12 +15,6 @@ export interface DynamoDbStateStoreOptions extends RetryOptions {
   readonly partitions?: number;
   /** Maximum DynamoDB requests in flight per store call. @default 8 */
   readonly maxConcurrency?: number;
-  /**
-   * How long a manifest or page lives after it is written (DynamoDB TTL). A commit rewrites live
-   * pages older than a third of it; replays are allowed for 60% of it (`retentionMs`).
-   * @default 4320000 (50 days, so replays are allowed for 30)
-   */
-  readonly ttlSeconds?: number;
   /** @default systemClock */
   readonly clock?: Clock;
   /** Pages whose JSON exceeds this are stored deflated in a binary attribute. @default 0 (every page) */
@@ -37,6 +31,11 @@ export interface DynamoDbStateStoreStats {
   readonly reads: number;
   /** Items written (pages, manifest chunks, heads). */
   readonly writes: number;
+  /**
+   * Items deleted: the manifests and pages a commit made unreadable (no head names them, no replay
+   * can read them), each about one write unit, and those of a commit refused at its head write.
+   */
+  readonly deletes: number;
   /** Pages written. */
   readonly pagesWritten: number;
   /**

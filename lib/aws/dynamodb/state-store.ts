@@ -19,28 +19,44 @@
  * Cost. A batch that changes K groups writes the pages they fall in, refilled to 1 KB of item
  * (itemSize over-estimates, so a page never bills 2): in a dense batch of small groups about
  * 1.1 × ⌈changed bytes / 1 KB⌉ write units, in a sparse one one page (1 WCU) per
- * group at most; plus the manifest (gzipped, ~10 bytes per page of the slice) and the head. An
- * eviction that empties a page drops it from the manifest and writes nothing: the page dies by TTL.
- * Reads are BatchGetItem of the pages the batch's keys fall in, eventually consistent (a page
- * is never changed after it is written; one found missing is asked for again, strongly).
+ * group at most; plus the manifest (gzipped, ~10 bytes per page of the slice) and the head; and
+ * the deletion of what that commit made unreadable (below), about one write unit per page and
+ * manifest, each written once and deleted once. An eviction that empties a page drops it from
+ * the manifest and writes nothing. Reads are BatchGetItem of the pages the batch's keys fall in,
+ * eventually consistent (a page is never changed after it is written; one found missing is asked
+ * for again, strongly).
  *
- * Retention. Manifests and pages carry a TTL of `ttlSeconds` (50 days) from when they were
- * written; a commit rewrites every live page older than a third of that, so what the current
- * version reads lives for at least 33 days more; `retentionMs` (60%: 30 days, as long as the
- * sink's markers) tells the executor how old a batch may be when it is replayed, and `keepAlive`
- * (called by the executor when a pipeline has not committed for a day) rewrites old pages of an
- * idle pipeline. A page found missing
- * (removed by TTL, or by hand) is an error that says so, never an empty state.
+ * Retention: as in Spark, a checkpoint's state lives until the user deletes it, however long the
+ * pipeline was idle and whichever path its runs took. Nothing a head names (its cur and prev
+ * manifests and their pages) carries a TTL, and nothing it names is deleted: there is no
+ * calendar and no refresh, and a replay of the last batch may come at any age (the store has no
+ * `retentionMs`). What a head stops naming is deleted by the commit that moves it,
+ * once its head write succeeded: a commit of N+1 (head at N: cur N, prev N-1) leaves cur N+1 and
+ * prev N, and so deletes the manifest of N-1 and the pages only it listed. Those are what no
+ * read can reach: the engine reads at N-1 and N only while batch N runs or is replayed, and batch
+ * N+1 starts after commits/N. A commit refused at its head write (fenced, or a concurrent writer)
+ * deletes what it wrote. Deleting costs what setting a TTL would (DynamoDB bills both by item
+ * size, ~1 write unit per page) and frees the storage at once; TTL deletion is free only for items
+ * written with a TTL, which live state cannot carry. What is left behind: the pages of an attempt
+ * that crashed between its page writes and its head write (no head ever names them, and nothing
+ * finds them: bounded by one batch's pages per crash), and the retired items of a commit that
+ * crashed after its head write, before the deletes (one generation per crash). Items written by
+ * sluice before this rule carry a `ttl` (50 days from their write), and their heads lack `nt`:
+ * the first commit of such a slice removes the TTL of what its new head names (an UpdateItem
+ * each, once) before it writes the head with `nt`, and `keepAlive`, which the executor calls at
+ * the start of every run (keepAliveAfterMs 0), does the same for every slice, committed or not
+ * (for a marked head it only reads the head). A page the head names that is gone (such a TTL
+ * run out before the upgrade, or deleted by hand) is an error that says so, never an empty state.
  *
  * Fencing. The head write is the only write a reader can see; given the run's lease it is
  * conditional on no newer token having written it (fenceCondition): a run that lost its lease
- * is refused with LeaseLostError and its pages stay unreferenced (TTL removes them).
+ * is refused with LeaseLostError and deletes the pages and manifest it wrote.
  *
  * Partitions. `partitions` slices per operator, chosen by StateKey.partition; each has its own
  * head, versions and manifest, so partitions could be committed by different workers. The count
  * is recorded in every head: another count is refused.
  *
- * Files. This one: the port and its reads. state-commit.ts: check, commit and keepAlive.
+ * Files. This one: the port and its reads. state-commit.ts: check and commit (and the deletes).
  * state-slices.ts: the heads, manifests and pages, their caches, and the requests.
  * state-store-options.ts: the options and the counters.
  */
@@ -51,19 +67,9 @@ import { DynamoDbStateCommits } from './state-commit';
 import type { DynamoDbStateStoreStats } from './state-store-options';
 import { locate } from './state-slices';
 
-/** How long the executor may wait before it calls keepAlive on an idle pipeline. */
-const KEEP_ALIVE_AFTER_MS = 24 * 3600 * 1000;
-
 export class DynamoDbStateStore extends DynamoDbStateCommits implements StateStore {
-  /** How old a batch may be when it is replayed: its versions live at least this long. */
-  get retentionMs(): number {
-    return Math.floor(this.ttlSeconds * 0.6) * 1000;
-  }
-
-  /** After this long without a commit, the executor calls keepAlive. */
-  get keepAliveAfterMs(): number {
-    return Math.min(KEEP_ALIVE_AFTER_MS, Math.floor(this.ttlSeconds / 30) * 1000);
-  }
+  // No retentionMs: the versions a replay reads are kept until a later commit (see above), so a
+  // replay may come at any age. keepAlive (state-commit.ts) only upgrades an earlier sluice's state.
 
   stats(): DynamoDbStateStoreStats {
     return { ...this.counters };

@@ -1,7 +1,6 @@
 /** The StateStore twin (the twins' common rules: twins.ts). */
 import { SluiceError } from '../errors';
 import type { Clock, Json, LeaseHandle, OperatorStateSpec, StateChange, StateEntry, StateKey, StateStore } from '../ports';
-import { systemClock } from '../ports';
 import { encodeStateJson, STATE_ITEM_MAX_BYTES, stateItemTooLarge, storedStateBytes } from '../state-json';
 import { copy, prng, TWIN_SEED } from './twins';
 
@@ -16,8 +15,6 @@ interface KeyVersion {
 interface KeyHistory {
   current: KeyVersion;
   previous?: KeyVersion;
-  /** Epoch seconds after which DynamoDB's TTL may delete the item (set on tombstones, as the store does). */
-  ttl?: number;
 }
 
 /** DynamoDB's limits (lib/aws/dynamodb/requests.ts), repeated here: the engine imports no AWS code. */
@@ -28,18 +25,18 @@ let twinsMade = 0;
 export interface InMemoryStateStoreOptions {
   /** Seeds the order entries come back in. @default TWIN_SEED mixed with the store's number in this process */
   readonly seed?: number;
-  /** Gives tombstones their `ttl`. @default systemClock */
+  /** Accepted as the other twins take one; nothing here depends on the time (nothing expires). */
   readonly clock?: Clock;
-  /** How long a tombstone lives before TTL may delete it, as DynamoDbStateStore's option. @default 2592000 (30 days) */
-  readonly ttlSeconds?: number;
 }
 
 /**
  * Versioned state with the same visibility rules as the DynamoDB store: every key keeps its
  * current version and the one before, so a read at version N−1 during a replay of N sees N−1
  * whatever part of N a crashed attempt wrote. A deleted key is dropped once no read can see it
- * (a read is at version − 1 or later), so the store follows the live state of a long run; until
- * then it is a tombstone with a `ttl`, and `expireBefore(ms)` deletes it as DynamoDB's TTL would.
+ * (a read is at version − 1 or later: at the next commit), as the DynamoDB store deletes what its
+ * head stops naming; until then it is a tombstone, which a replay of its batch reads through.
+ * Nothing a read can still see expires, whatever the clock says: the DynamoDB store gives no live
+ * item a TTL, and `expireBefore(ms)`, DynamoDB's TTL at a moment the test picks, finds none here.
  *
  * Entries come back in an order shuffled per call (DynamoDB's order is by key within a
  * partition, and partitions come back in no order): code that depends on it fails here.
@@ -52,21 +49,14 @@ export class InMemoryStateStore implements StateStore {
   /** Per operator id, the keys whose current version is a deletion, and that version. */
   private readonly deletions = new Map<string, Map<string, number>>();
   private readonly random: () => number;
-  private readonly clock: Clock;
-  private readonly ttlSeconds: number;
 
   constructor(opts: InMemoryStateStoreOptions = {}) {
     this.seed = opts.seed ?? (TWIN_SEED + Math.imul(++twinsMade, 0x9e3779b1)) >>> 0;
     this.description = `memory://state (order seed ${this.seed}, SLUICE_TWIN_SEED ${TWIN_SEED})`;
     this.random = prng(this.seed);
-    this.clock = opts.clock ?? systemClock;
-    this.ttlSeconds = opts.ttlSeconds ?? 30 * 86_400;
   }
 
-  /** As the DynamoDB store: a replay older than the tombstones' lifetime may read versions TTL removed. */
-  get retentionMs(): number {
-    return this.ttlSeconds * 1000;
-  }
+  // No retentionMs, as the DynamoDB store: the versions a replay reads are kept until the next commit.
 
   private table(op: OperatorStateSpec): Map<string, KeyHistory> {
     let t = this.items.get(op.operatorId);
@@ -151,21 +141,13 @@ export class InMemoryStateStore implements StateStore {
   }
 
   /**
-   * DynamoDB's TTL, at a moment the test picks: every item whose `ttl` (epoch seconds) is before
-   * `ms` is gone, as if the service had deleted it. Returns how many went.
+   * DynamoDB's TTL, at a moment the test picks: every item whose TTL is before `ms` is gone, as if
+   * the service had deleted it. Returns how many went: none, ever, as on DynamoDB, where the
+   * store writes no TTL (what a read can see is kept; what none can is deleted by the commit that
+   * makes it unreadable, as `commit` drops it here).
    */
-  expireBefore(ms: number): number {
-    let n = 0;
-    for (const [operatorId, t] of this.items) {
-      for (const [id, history] of t) {
-        if (history.ttl !== undefined && history.ttl * 1000 < ms) {
-          t.delete(id);
-          this.deletions.get(operatorId)?.delete(id);
-          n++;
-        }
-      }
-    }
-    return n;
+  expireBefore(_ms: number): number {
+    return 0;
   }
 
   async commit(op: OperatorStateSpec, version: number, changes: StateChange[], _fence?: LeaseHandle, partitions?: readonly number[]) {
@@ -195,17 +177,14 @@ export class InMemoryStateStore implements StateStore {
         deleted.delete(id);
       }
     }
-    const ttl = Math.floor(this.clock.now() / 1000) + this.ttlSeconds;
     for (const w of written.values()) {
       const history = t.get(w.key.id);
       let next: KeyHistory;
       if (history === undefined) next = { current: w };
       else if (history.current.version === version) next = { current: w, previous: history.previous }; // a replay of this version keeps the one before
       else next = { current: w, previous: history.current };
-      if (w.value === null) {
-        next.ttl = ttl;
-        deleted.set(w.key.id, version);
-      } else deleted.delete(w.key.id);
+      if (w.value === null) deleted.set(w.key.id, version);
+      else deleted.delete(w.key.id);
       t.set(w.key.id, next);
     }
   }
