@@ -57,7 +57,10 @@ const WARMUP = num('warmup', 1);
 const OUT = resolve(arg('out') ?? '/tmp/sluice-ab');
 
 const out = (s = '') => process.stdout.write(`${s}\n`);
-const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
 const fmt = (r: number) => `${(r / 1e3).toFixed(0)} k ev/s`;
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -103,7 +106,9 @@ async function child(): Promise<void> {
 
   const input = generateEvents({ events: EVENTS, keys: KEYS, files: FILES, spanMinutes: SPAN_MINUTES });
   const expected = expectedBatches(input.files, MAX_FILES, WINDOW_MS, WATERMARK_DELAY_MS);
-  out(`input: ${input.events} events, ${(input.bytes / 2 ** 20).toFixed(0)} MiB, ${input.files.length} files, maxFilesPerTrigger ${MAX_FILES}; ${WARMUP} warm-up + ${ROUNDS} timed rounds; sides ${sides.join(', ')}; load ${load()}`);
+  out(
+    `input: ${input.events} events, ${(input.bytes / 2 ** 20).toFixed(0)} MiB, ${input.files.length} files, maxFilesPerTrigger ${MAX_FILES}; ${WARMUP} warm-up + ${ROUNDS} timed rounds; sides ${sides.join(', ')}; load ${load()}`,
+  );
 
   const rates: Record<string, number[]> = Object.fromEntries(sides.map((s) => [s, []]));
   const cpuRates: Record<string, number[]> = Object.fromEntries(sides.map((s) => [s, []]));
@@ -156,17 +161,24 @@ async function child(): Promise<void> {
     if (d.perBatch.length !== expected.length) problems.push(`${s}: ${d.perBatch.length} batches, expected ${expected.length}`);
     for (const [id, rin, rout, late] of d.perBatch) {
       const e = expected[id];
-      if (e && (e.rows !== rin || e.evicted !== rout || e.late !== late)) problems.push(`${s} batch ${id}: rows/out/late ${rin}/${rout}/${late}, expected ${e.rows}/${e.evicted}/${e.late}`);
+      if (e && (e.rows !== rin || e.evicted !== rout || e.late !== late))
+        problems.push(`${s} batch ${id}: rows/out/late ${rin}/${rout}/${late}, expected ${e.rows}/${e.evicted}/${e.late}`);
     }
   }
   const d0 = JSON.parse(digests[sides[0]]) as { batches: number; rowsIn: number; rowsOut: number; late: number };
   out();
-  out(`outputs: ${problems.length ? `PROBLEMS: ${problems.slice(0, 6).join('; ')}` : `${sides.length === 2 ? 'old and new agree' : `${sides[0]}'s runs agree`} (${d0.batches} batches, rowsIn ${d0.rowsIn}, rowsOut ${d0.rowsOut}, late ${d0.late}, same per-batch rows and state writes) and match bench/pairs.ts`}`);
+  out(
+    `outputs: ${problems.length ? `PROBLEMS: ${problems.slice(0, 6).join('; ')}` : `${sides.length === 2 ? 'old and new agree' : `${sides[0]}'s runs agree`} (${d0.batches} batches, rowsIn ${d0.rowsIn}, rowsOut ${d0.rowsOut}, late ${d0.late}, same per-batch rows and state writes) and match bench/pairs.ts`}`,
+  );
   for (const s of sides) {
     const b = best[s];
     const benchFigure = input.events / (b.perBatch.reduce((a, x) => a + x, 0) + b.overhead);
-    out(`  ${s}: per round ${rates[s].map((x) => (x / 1e3).toFixed(0)).join(', ')} k ev/s; median ${fmt(median(rates[s]))}; bench figure (sum of best per batch) ${fmt(benchFigure)}`);
-    out(`  ${s} by CPU time (events / process CPU s, GC threads included): per round ${cpuRates[s].map((x) => (x / 1e3).toFixed(0)).join(', ')} k ev/s; median ${fmt(median(cpuRates[s]))}`);
+    out(
+      `  ${s}: per round ${rates[s].map((x) => (x / 1e3).toFixed(0)).join(', ')} k ev/s; median ${fmt(median(rates[s]))}; bench figure (sum of best per batch) ${fmt(benchFigure)}`,
+    );
+    out(
+      `  ${s} by CPU time (events / process CPU s, GC threads included): per round ${cpuRates[s].map((x) => (x / 1e3).toFixed(0)).join(', ')} k ev/s; median ${fmt(median(cpuRates[s]))}`,
+    );
     (best[s] as { figure?: number }).figure = benchFigure;
   }
   if (sides.length === 2) {
@@ -177,7 +189,9 @@ async function child(): Promise<void> {
         `(${paired.map((x) => x.toFixed(2)).join(', ')}); bench figure ${((best[n] as { figure?: number }).figure! / (best[o] as { figure?: number }).figure!).toFixed(3)}`,
     );
     const pairedCpu = cpuRates[n].map((x, i) => x / cpuRates[o][i]);
-    out(`  new / old by CPU time: median ${(median(cpuRates[n]) / median(cpuRates[o])).toFixed(3)}; median of the per-round ratios ${median(pairedCpu).toFixed(3)} (${pairedCpu.map((x) => x.toFixed(2)).join(', ')})`);
+    out(
+      `  new / old by CPU time: median ${(median(cpuRates[n]) / median(cpuRates[o])).toFixed(3)}; median of the per-round ratios ${median(pairedCpu).toFixed(3)} (${pairedCpu.map((x) => x.toFixed(2)).join(', ')})`,
+    );
     const perBatch = best[o].perBatch.map((x, i) => `${i}:${(x * 1000).toFixed(0)}/${(best[n].perBatch[i] * 1000).toFixed(0)}`);
     out(`  best ms per batch old/new: ${perBatch.join(' ')}; outside batches ${(best[o].overhead * 1000).toFixed(0)}/${(best[n].overhead * 1000).toFixed(0)}`);
   }

@@ -22,9 +22,7 @@ const { spawnSync } = require('node:child_process');
 const { buildSync } = require('esbuild');
 
 const root = path.resolve(__dirname, '..');
-const outfile = process.env.SLUICE_BENCH_OUT
-  ? path.resolve(process.env.SLUICE_BENCH_OUT)
-  : path.join(root, 'node_modules', '.cache', 'sluice-bench', 'run.js');
+const outfile = process.env.SLUICE_BENCH_OUT ? path.resolve(process.env.SLUICE_BENCH_OUT) : path.join(root, 'node_modules', '.cache', 'sluice-bench', 'run.js');
 
 const bundle = (entry, out) =>
   buildSync({ entryPoints: [entry], bundle: true, platform: 'node', target: 'node20', format: 'cjs', packages: 'external', outfile: out, logLevel: 'warning' });

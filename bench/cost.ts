@@ -154,7 +154,6 @@ function itemBytes(item: Record<string, AttributeValue>): number {
   return Object.entries(item).reduce((n, [k, v]) => n + Buffer.byteLength(k) + value(v), 0);
 }
 
-
 async function upload(clients: AwsClients, minutes: number[], eventsPerFile: number): Promise<number> {
   let next = 0;
   let bytes = 0;
@@ -179,7 +178,14 @@ const CFG: PipelineConfig = {
 };
 
 /** One scheduled run, as a Lambda invocation makes it: its own clients, metered and timed. */
-async function measuredRun(conn: Parameters<typeof createClients>[0], plan: QueryPlan, run: number, events: number, landingBytes: number, log: (s: string) => void): Promise<RunMeasure> {
+async function measuredRun(
+  conn: Parameters<typeof createClients>[0],
+  plan: QueryPlan,
+  run: number,
+  events: number,
+  landingBytes: number,
+  log: (s: string) => void,
+): Promise<RunMeasure> {
   const clients = createClients(conn);
   const timing = new Timing();
   timing.attach(clients.dynamodb, 'dynamodb');
@@ -238,7 +244,10 @@ async function measuredRun(conn: Parameters<typeof createClients>[0], plan: Quer
     // latency, overlapped as much as the run overlapped them locally.
     const engineMs = Math.max(0, wallMs - timing.anyBusyMs());
     const batchy = ['BatchGetItem', 'BatchWriteItem', 'Query', 'Scan', 'TransactWriteItems', 'TransactGetItems'];
-    const ddbAwsMs = Object.entries(byCommand).reduce((n, [cmd, c]) => n + c.n * (batchy.includes(cmd) ? AWS_LATENCY_MS.dynamodbBatch : AWS_LATENCY_MS.dynamodbItem), 0);
+    const ddbAwsMs = Object.entries(byCommand).reduce(
+      (n, [cmd, c]) => n + c.n * (batchy.includes(cmd) ? AWS_LATENCY_MS.dynamodbBatch : AWS_LATENCY_MS.dynamodbItem),
+      0,
+    );
     const s3AwsMs = s3.requests * AWS_LATENCY_MS.s3Request + (landingBytes / (S3_MB_PER_SECOND * 1e6)) * 1000;
     const modelledMs = engineMs + ddbAwsMs / Math.max(1, ddb.concurrency) + s3AwsMs / Math.max(1, s3.concurrency);
     const { batches, ...rest } = report;
@@ -325,7 +334,10 @@ export async function runCostSection(opts: {
     `  ${opts.runs} scheduled runs of ${int(eventsPerRun)} events (${FILES_PER_RUN} landing files of ${int(eventsPerFile)} events, one per minute of event time as Firehose drops them), ` +
       `${KEYS} keys, 10-minute windows by key, 10-minute watermark, append, S3 sink, DynamoDB state and lease; prices of ${prices.asOf} (bench/prices.json)`,
   );
-  if (scale !== 1) out(`  REDUCED: ${(1 / scale).toFixed(3)}x the reference's ${int(REFERENCE_EVENTS_PER_RUN)} events a run; per-month figures are for this size, not the reference`);
+  if (scale !== 1)
+    out(
+      `  REDUCED: ${(1 / scale).toFixed(3)}x the reference's ${int(REFERENCE_EVENTS_PER_RUN)} events a run; per-month figures are for this size, not the reference`,
+    );
   const t0 = Date.now();
   const stack = await startLocalStack({ services: ['dynamodb', 's3'] });
   out(`  local stack up in ${Date.now() - t0} ms`);
@@ -398,11 +410,12 @@ export async function runCostSection(opts: {
   const total = month.dynamodb + month.s3 + month.lambda + month.dynamodbStorage;
   // S3 storage of what the pipeline writes, besides the landing data: the sink's output grows by
   // its runs (the user's data: same for every engine, not in the total), the checkpoint stays small.
-  const sinkGbAfterMonth = (sinkStore.bytes / runs.length) * RUNS_PER_MONTH / 1e9;
+  const sinkGbAfterMonth = ((sinkStore.bytes / runs.length) * RUNS_PER_MONTH) / 1e9;
   const checkpointGb = checkpointStore.bytes / 1e9;
 
   const flinkKpu = 2;
-  const flink = flinkKpu * HOURS_PER_MONTH * p('flinkPerKpuHour') + flinkKpu * (prices.prices.flinkStorageGbPerKpu?.gb ?? 50) * p('flinkRunningStoragePerGbMonth');
+  const flink =
+    flinkKpu * HOURS_PER_MONTH * p('flinkPerKpuHour') + flinkKpu * (prices.prices.flinkStorageGbPerKpu?.gb ?? 50) * p('flinkRunningStoragePerGbMonth');
   const records = EVENTS_PER_SECOND * SECONDS_PER_MONTH;
   const perRecordMs = 5;
   const perRecordMiB = 128;
@@ -419,27 +432,59 @@ export async function runCostSection(opts: {
     table(
       ['', 'per run', 'per month', 'USD a month'],
       [
-        ['DynamoDB write units (WRU)', int(per.writeUnits), int(per.writeUnits * RUNS_PER_MONTH), usd((per.writeUnits * p('dynamodbOnDemandPerMillionWriteUnits') * RUNS_PER_MONTH) / 1e6)],
-        ['DynamoDB writes refused by a condition (1 WRU each, not reported)', int(per.refused), int(per.refused * RUNS_PER_MONTH), usd((per.refused * p('dynamodbOnDemandPerMillionWriteUnits') * RUNS_PER_MONTH) / 1e6)],
-        ['DynamoDB read units (RRU)', int(per.readUnits), int(per.readUnits * RUNS_PER_MONTH), usd((per.readUnits * p('dynamodbOnDemandPerMillionReadUnits') * RUNS_PER_MONTH) / 1e6)],
+        [
+          'DynamoDB write units (WRU)',
+          int(per.writeUnits),
+          int(per.writeUnits * RUNS_PER_MONTH),
+          usd((per.writeUnits * p('dynamodbOnDemandPerMillionWriteUnits') * RUNS_PER_MONTH) / 1e6),
+        ],
+        [
+          'DynamoDB writes refused by a condition (1 WRU each, not reported)',
+          int(per.refused),
+          int(per.refused * RUNS_PER_MONTH),
+          usd((per.refused * p('dynamodbOnDemandPerMillionWriteUnits') * RUNS_PER_MONTH) / 1e6),
+        ],
+        [
+          'DynamoDB read units (RRU)',
+          int(per.readUnits),
+          int(per.readUnits * RUNS_PER_MONTH),
+          usd((per.readUnits * p('dynamodbOnDemandPerMillionReadUnits') * RUNS_PER_MONTH) / 1e6),
+        ],
         ['DynamoDB requests', int(per.dynamodbRequests), int(per.dynamodbRequests * RUNS_PER_MONTH), '(in the units)'],
-        ['S3 PUT/COPY/POST/LIST requests', int(per.s3Put), int(per.s3Put * RUNS_PER_MONTH), usd((per.s3Put * p('s3PerThousandPutCopyPostList') * RUNS_PER_MONTH) / 1000)],
+        [
+          'S3 PUT/COPY/POST/LIST requests',
+          int(per.s3Put),
+          int(per.s3Put * RUNS_PER_MONTH),
+          usd((per.s3Put * p('s3PerThousandPutCopyPostList') * RUNS_PER_MONTH) / 1000),
+        ],
         ['S3 GET/HEAD requests', int(per.s3Get), int(per.s3Get * RUNS_PER_MONTH), usd((per.s3Get * p('s3PerThousandGetAndOther') * RUNS_PER_MONTH) / 1000)],
         ['S3 DELETE requests (free)', int(per.s3Free), int(per.s3Free * RUNS_PER_MONTH), '$0'],
         [`Lambda GB-s, modelled (${LAMBDA_MEMORY_MIB} MiB)`, gbs(per.modelled).toFixed(1), int(gbs(per.modelled) * RUNS_PER_MONTH), usd(month.lambda)],
-        [`Lambda GB-s, local wall time (not billed: DynamoDB Local's time)`, gbs(per.wall).toFixed(1), int(gbs(per.wall) * RUNS_PER_MONTH), `(${usd(month.lambdaWall)})`],
+        [
+          `Lambda GB-s, local wall time (not billed: DynamoDB Local's time)`,
+          gbs(per.wall).toFixed(1),
+          int(gbs(per.wall) * RUNS_PER_MONTH),
+          `(${usd(month.lambdaWall)})`,
+        ],
         ['DynamoDB storage (see below)', '', `${stateGb.toFixed(2)} GB`, usd(month.dynamodbStorage)],
         ['total: DynamoDB', '', '', usd(month.dynamodb + month.dynamodbStorage)],
         ['total: Lambda', '', '', usd(month.lambda)],
         ['total: S3', '', '', usd(month.s3)],
         ['TOTAL', '', '', usd(total)],
         ['Managed Service for Apache Flink, minimum (2 KPU, 50 GB storage each)', '', `${flinkKpu * HOURS_PER_MONTH} KPU-h`, usd(flink)],
-        [`a Lambda per record at ${EVENTS_PER_SECOND}/s (${perRecordMs} ms at ${perRecordMiB} MiB) + a DynamoDB update each`, '', `${(records / 1e9).toFixed(2)} G invocations`, usd(perRecordTotal)],
+        [
+          `a Lambda per record at ${EVENTS_PER_SECOND}/s (${perRecordMs} ms at ${perRecordMiB} MiB) + a DynamoDB update each`,
+          '',
+          `${(records / 1e9).toFixed(2)} G invocations`,
+          usd(perRecordTotal),
+        ],
       ],
       'lrrr',
     ),
   );
-  out(`  a Lambda per record: requests ${usd(perRecord.requests)}, compute ${usd(perRecord.compute)}, one 1-WRU UpdateItem per record for the windowed state ${usd(perRecord.state)}`);
+  out(
+    `  a Lambda per record: requests ${usd(perRecord.requests)}, compute ${usd(perRecord.compute)}, one 1-WRU UpdateItem per record for the windowed state ${usd(perRecord.state)}`,
+  );
   out(`  sluice at the reference workload: ${usd(total)} a month, ${(flink / total).toFixed(1)}x below Managed Flink's minimum (target: <= $10, 16x)`);
   out();
 
@@ -468,7 +513,18 @@ export async function runCostSection(opts: {
       ['run', 'batch', 'changes', 'evictions', 'changed bytes', 'ceil(KB)', 'commit WRU', 'ratio', 'requests', 'eviction WRU'],
       commits.map((c) => {
         const kb = Math.ceil(c.changedBytes / 1024);
-        return [c.run, c.batchId, c.changes, c.evictions, int(c.changedBytes), kb, int(c.writeUnits), kb > 0 ? (c.writeUnits / kb).toFixed(2) : '-', c.requests, int(c.evictionWriteUnits)];
+        return [
+          c.run,
+          c.batchId,
+          c.changes,
+          c.evictions,
+          int(c.changedBytes),
+          kb,
+          int(c.writeUnits),
+          kb > 0 ? (c.writeUnits / kb).toFixed(2) : '-',
+          c.requests,
+          int(c.evictionWriteUnits),
+        ];
       }),
     ),
   );
@@ -476,21 +532,32 @@ export async function runCostSection(opts: {
   const ttlUnits = commits.reduce((n, c) => n + c.evictionWriteUnits, 0);
   const commitUnits = commits.reduce((n, c) => n + c.writeUnits, 0);
   const commitKb = commits.reduce((n, c) => n + Math.ceil(c.changedBytes / 1024), 0);
-  out(`  over all batches: ${int(commitUnits)} commit WRU for ${int(commitKb)} ceil(KB) = ${(commitUnits / Math.max(1, commitKb)).toFixed(2)}x (target <= 1.2x + a constant)`);
+  out(
+    `  over all batches: ${int(commitUnits)} commit WRU for ${int(commitKb)} ceil(KB) = ${(commitUnits / Math.max(1, commitKb)).toFixed(2)}x (target <= 1.2x + a constant)`,
+  );
   out(
     `  evictions: ${int(ttlUnits)} WRU on pages written only for deletions = ${((100 * ttlUnits) / Math.max(1, allUnits)).toFixed(1)}% of all write units (target <= 5%; ` +
       'the state store counts them: an eviction that empties its pages writes none, TTL removes them)',
   );
   out();
   const byCmd: Record<string, { n: number; units: number; ms: number }> = {};
-  for (const m of runs) for (const [k, v] of Object.entries(m.dynamodbByCommand)) {
-    const c = (byCmd[k] ??= { n: 0, units: 0, ms: 0 });
-    c.n += v.n;
-    c.units += v.units;
-    c.ms += v.ms;
-  }
-  out(`  DynamoDB by command over the ${runs.length} runs: ${Object.entries(byCmd).sort((a, b) => b[1].n - a[1].n).map(([k, v]) => `${k} ${v.n} (${int(v.units)} units, ${(v.ms / v.n).toFixed(1)} ms each)`).join(', ')}`);
-  if ((byCmd.TransactWriteItems?.n ?? 0) > 0) out('  NOTE: DynamoDB Local reports one item\'s units for a transaction of equal-size items (DynamoDB bills each): the transactions\' units above are a lower bound');
+  for (const m of runs)
+    for (const [k, v] of Object.entries(m.dynamodbByCommand)) {
+      const c = (byCmd[k] ??= { n: 0, units: 0, ms: 0 });
+      c.n += v.n;
+      c.units += v.units;
+      c.ms += v.ms;
+    }
+  out(
+    `  DynamoDB by command over the ${runs.length} runs: ${Object.entries(byCmd)
+      .sort((a, b) => b[1].n - a[1].n)
+      .map(([k, v]) => `${k} ${v.n} (${int(v.units)} units, ${(v.ms / v.n).toFixed(1)} ms each)`)
+      .join(', ')}`,
+  );
+  if ((byCmd.TransactWriteItems?.n ?? 0) > 0)
+    out(
+      "  NOTE: DynamoDB Local reports one item's units for a transaction of equal-size items (DynamoDB bills each): the transactions' units above are a lower bound",
+    );
   if (storage) {
     out(
       `  DynamoDB storage: after ${runs.length} runs ${int(storage.liveItems)} live items (${(storage.liveBytes / 1e6).toFixed(1)} MB) and ${int(storage.ttlItems)} items with a TTL ` +
@@ -530,16 +597,37 @@ export async function runCostSection(opts: {
       managedFlinkMinimum: Number(flink.toFixed(2)),
       lambdaPerRecord: Number(perRecordTotal.toFixed(2)),
     },
-    latency: { localDynamodbMsPerRequest: Number(localDdbMs.toFixed(2)), localDynamodbInFlight: Number(conc.toFixed(2)), localS3MsPerRequest: Number(localS3Ms.toFixed(2)), assumedAwsMs: AWS_LATENCY_MS },
+    latency: {
+      localDynamodbMsPerRequest: Number(localDdbMs.toFixed(2)),
+      localDynamodbInFlight: Number(conc.toFixed(2)),
+      localS3MsPerRequest: Number(localS3Ms.toFixed(2)),
+      assumedAwsMs: AWS_LATENCY_MS,
+    },
     stateWrites: {
       commitWriteUnits: Math.round(commitUnits),
       changedKbCeil: commitKb,
       ratio: Number((commitUnits / Math.max(1, commitKb)).toFixed(3)),
       evictionShare: Number((ttlUnits / Math.max(1, allUnits)).toFixed(4)),
-      batches: commits.map((c) => ({ run: c.run, batch: c.batchId, changes: c.changes, evictions: c.evictions, changedBytes: c.changedBytes, writeUnits: c.writeUnits, evictionWriteUnits: Math.round(c.evictionWriteUnits) })),
+      batches: commits.map((c) => ({
+        run: c.run,
+        batch: c.batchId,
+        changes: c.changes,
+        evictions: c.evictions,
+        changedBytes: c.changedBytes,
+        writeUnits: c.writeUnits,
+        evictionWriteUnits: Math.round(c.evictionWriteUnits),
+      })),
     },
     storage: { dynamodbGb: Number(stateGb.toFixed(3)), ...(storage ?? {}), sinkBytesPerRun: Math.round(sinkStore.bytes / runs.length) },
-    byRun: runs.map((m) => ({ run: m.run, batches: m.report.batches, rowsIn: m.report.rowsIn, rowsOut: m.report.rowsOut, consumed: m.consumed, wallSeconds: Number(m.wallSeconds.toFixed(2)), modelledSeconds: Number(m.modelledSeconds.toFixed(2)) })),
+    byRun: runs.map((m) => ({
+      run: m.run,
+      batches: m.report.batches,
+      rowsIn: m.report.rowsIn,
+      rowsOut: m.report.rowsOut,
+      consumed: m.consumed,
+      wallSeconds: Number(m.wallSeconds.toFixed(2)),
+      modelledSeconds: Number(m.modelledSeconds.toFixed(2)),
+    })),
   };
   return { json };
 }

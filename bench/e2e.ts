@@ -71,7 +71,14 @@ export async function uploadLanding(conn: AwsConnection, bucket: string, prefix:
       Array.from({ length: 8 }, async () => {
         while (next < files.length) {
           const f = files[next++];
-          await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: `${prefix}/${f.key.replace(/^[^/]+\//, '')}`, Body: Buffer.from(f.body, 'utf8'), ContentType: 'application/json' }));
+          await clients.s3.send(
+            new PutObjectCommand({
+              Bucket: bucket,
+              Key: `${prefix}/${f.key.replace(/^[^/]+\//, '')}`,
+              Body: Buffer.from(f.body, 'utf8'),
+              ContentType: 'application/json',
+            }),
+          );
         }
       }),
     );

@@ -43,21 +43,31 @@ export const CLICK_SCHEMA = 'clickAdId STRING, clickTime TIMESTAMP, clickPage ST
 
 /** The README's join, with more columns per side (a real impression carries more than its id), and each input's own rate limit. */
 export function joinPlan(maxFilesPerTrigger: number, name = 'bench-ad-clicks'): QueryPlan {
-  const impressions = readStream.format('json').schema(IMPRESSION_SCHEMA).option('maxFilesPerTrigger', maxFilesPerTrigger).load()
+  const impressions = readStream
+    .format('json')
+    .schema(IMPRESSION_SCHEMA)
+    .option('maxFilesPerTrigger', maxFilesPerTrigger)
+    .load()
     .withWatermark('impressionTime', '10 seconds');
-  const clicks = readStream.format('json').schema(CLICK_SCHEMA).option('maxFilesPerTrigger', maxFilesPerTrigger).load()
+  const clicks = readStream
+    .format('json')
+    .schema(CLICK_SCHEMA)
+    .option('maxFilesPerTrigger', maxFilesPerTrigger)
+    .load()
     .withWatermark('clickTime', '20 seconds');
   return impressions
     .join(clicks, { left: 'adId', right: 'clickAdId' }, 'leftOuter', {
       timeRange: { left: 'impressionTime', right: 'clickTime', lower: '-1 minute', upper: '0 seconds' },
       name: 'clicks',
     })
-    .writeStream.outputMode('append').queryName(name).plan();
+    .writeStream.outputMode('append')
+    .queryName(name)
+    .plan();
 }
 
 export const JOIN_QUERY_TEXT =
   "impressions.withWatermark('impressionTime','10 seconds').join(clicks.withWatermark('clickTime','20 seconds'), adId = clickAdId, 'leftOuter', " +
-  "clickTime - 1 minute <= impressionTime <= clickTime), append";
+  'clickTime - 1 minute <= impressionTime <= clickTime), append';
 
 type File = { key: string; body: string };
 
@@ -368,7 +378,9 @@ export async function runJoinSection(o: JoinSectionOptions): Promise<Record<stri
   // ---- end to end on the local stack
   const t0 = Date.now();
   const stack = await startLocalStack({ services: ['dynamodb', 's3'] });
-  out(`  [8b] end to end on the local stack (DynamoDB Local + s3rver), up in ${Date.now() - t0} ms; DynamoDB units per batch from the metered clients (sluice.consumed)`);
+  out(
+    `  [8b] end to end on the local stack (DynamoDB Local + s3rver), up in ${Date.now() - t0} ms; DynamoDB units per batch from the metered clients (sluice.consumed)`,
+  );
   let runs: { join: E2eRun; aggregation: E2eRun };
   try {
     await prepareBenchStack(stack.connection, BUCKET, TABLE);
@@ -390,7 +402,16 @@ export async function runJoinSection(o: JoinSectionOptions): Promise<Record<stri
     out(
       table(
         ['batch', 'rows in', 'rows out', 'state rows', 'WRU', 'RRU', 'DDB requests', 'ms'],
-        run.batches.map((b) => [`${b.batchId}${b.noData ? ' (no data)' : ''}`, b.rowsIn, b.rowsOut, b.stateRows, Math.round(b.writeUnits), Math.round(b.readUnits), b.dynamodbRequests, b.ms]),
+        run.batches.map((b) => [
+          `${b.batchId}${b.noData ? ' (no data)' : ''}`,
+          b.rowsIn,
+          b.rowsOut,
+          b.stateRows,
+          Math.round(b.writeUnits),
+          Math.round(b.readUnits),
+          b.dynamodbRequests,
+          b.ms,
+        ]),
       ),
     );
   }
@@ -405,14 +426,28 @@ export async function runJoinSection(o: JoinSectionOptions): Promise<Record<stri
       ofEvents: ev,
       stoppedBy: run.report.stoppedBy,
       dataBatches: data.length,
-      writeUnitsPerDataBatch: { mean: Math.round(mean(wru)), min: Math.round(wru.reduce((m, x) => Math.min(m, x), Infinity)), max: Math.round(wru.reduce((m, x) => Math.max(m, x), 0)) },
+      writeUnitsPerDataBatch: {
+        mean: Math.round(mean(wru)),
+        min: Math.round(wru.reduce((m, x) => Math.min(m, x), Infinity)),
+        max: Math.round(wru.reduce((m, x) => Math.max(m, x), 0)),
+      },
       writeUnitsPer1000Rows: Number(((wru.reduce((a, b) => a + b, 0) / Math.max(1, rowsIn)) * 1000).toFixed(2)),
       writeUnitsNoDataBatches: Math.round(run.batches.filter((b) => b.noData).reduce((n, b) => n + b.writeUnits, 0)),
       readUnitsPerDataBatch: Math.round(mean(data.map((b) => b.readUnits))),
       dynamodbRequestsPerDataBatch: Math.round(mean(data.map((b) => b.dynamodbRequests))),
       stateRows: run.report.stateRows,
       rowsOut: run.report.rowsOut,
-      batches: run.batches.map((b) => ({ id: b.batchId, noData: b.noData, rowsIn: b.rowsIn, rowsOut: b.rowsOut, stateRows: b.stateRows, writeUnits: Math.round(b.writeUnits), readUnits: Math.round(b.readUnits), dynamodbRequests: b.dynamodbRequests, ms: b.ms })),
+      batches: run.batches.map((b) => ({
+        id: b.batchId,
+        noData: b.noData,
+        rowsIn: b.rowsIn,
+        rowsOut: b.rowsOut,
+        stateRows: b.stateRows,
+        writeUnits: Math.round(b.writeUnits),
+        readUnits: Math.round(b.readUnits),
+        dynamodbRequests: b.dynamodbRequests,
+        ms: b.ms,
+      })),
     };
   };
   const e2e = { join: summaryOf(runs.join, events), aggregation: summaryOf(runs.aggregation, agg.events) };
@@ -426,7 +461,12 @@ export async function runJoinSection(o: JoinSectionOptions): Promise<Record<stri
         ['events', events, agg.events, ...(rec ? ['1,000,000'] : [])],
         ['engine alone', fmtRate(engineRate.join), fmtRate(engineRate.aggregation), ...(rec ? [fmtRate(rec.engine)] : [])],
         ['end to end, local stack', fmtRate(e2e.join.eventsPerSecond), fmtRate(e2e.aggregation.eventsPerSecond), ...(rec ? [fmtRate(rec.e2e)] : [])],
-        ['DynamoDB WRU per data batch', wruCell(e2e.join), wruCell(e2e.aggregation), ...(rec ? [`(state item writes ${rec.stateItemWritesPerBatch ?? '?'} per ${rec.eventsPerBatch ?? '?'} events)`] : [])],
+        [
+          'DynamoDB WRU per data batch',
+          wruCell(e2e.join),
+          wruCell(e2e.aggregation),
+          ...(rec ? [`(state item writes ${rec.stateItemWritesPerBatch ?? '?'} per ${rec.eventsPerBatch ?? '?'} events)`] : []),
+        ],
         ['WRU per 1,000 input rows', e2e.join.writeUnitsPer1000Rows, e2e.aggregation.writeUnitsPer1000Rows, ...(rec ? [''] : [])],
         ['WRU of the no-data batches', e2e.join.writeUnitsNoDataBatches, e2e.aggregation.writeUnitsNoDataBatches, ...(rec ? [''] : [])],
         ['DynamoDB requests per data batch', e2e.join.dynamodbRequestsPerDataBatch, e2e.aggregation.dynamodbRequestsPerDataBatch, ...(rec ? [''] : [])],
@@ -438,7 +478,15 @@ export async function runJoinSection(o: JoinSectionOptions): Promise<Record<stri
   out(`  join rows, late rows, buffered rows and watermark vs the count from the input: ${problems.length ? `MISMATCH: ${problems.join('; ')}` : 'match'}`);
   out();
   return {
-    input: { impressions: input.impressionCount, clicks: input.clickCount, events, bytesPerEvent: Math.round(input.bytes / events), files: o.files, maxFilesPerTrigger: o.maxFilesPerTrigger, spanMinutes: o.spanMinutes },
+    input: {
+      impressions: input.impressionCount,
+      clicks: input.clickCount,
+      events,
+      bytesPerEvent: Math.round(input.bytes / events),
+      files: o.files,
+      maxFilesPerTrigger: o.maxFilesPerTrigger,
+      spanMinutes: o.spanMinutes,
+    },
     aggregationInput: { events: agg.events, bytesPerEvent: Math.round(agg.bytes / agg.events), files: o.files, maxFilesPerTrigger: o.maxFilesPerTrigger },
     expected,
     engine: {
@@ -452,4 +500,3 @@ export async function runJoinSection(o: JoinSectionOptions): Promise<Record<stri
     problems,
   };
 }
-

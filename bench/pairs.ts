@@ -25,12 +25,7 @@ export function eventTimeMs(text: string): number {
   return Date.parse(`${text.slice(0, 10)}T${text.slice(11)}Z`);
 }
 
-export function expectedBatches(
-  files: ReadonlyArray<{ readonly body: string }>,
-  filesPerBatch: number,
-  windowMs: number,
-  delayMs: number,
-): ExpectedBatch[] {
+export function expectedBatches(files: ReadonlyArray<{ readonly body: string }>, filesPerBatch: number, windowMs: number, delayMs: number): ExpectedBatch[] {
   const out: ExpectedBatch[] = [];
   const live = new Map<string, number>(); // pair -> window end
   let wm = 0; // the next batch's own (evicting) watermark

@@ -6,7 +6,19 @@
  * of the engine section's CPU time when it ran on that store). Here nothing is copied or checked,
  * so the bench's engine section times the engine, not the twins. Never use these in tests.
  */
-import type { CheckpointHead, CheckpointStore, CommitEntry, Json, OffsetEntry, OperatorStateSpec, QueryMetadata, StateChange, StateEntry, StateKey, StateStore } from '../lib/engine/ports';
+import type {
+  CheckpointHead,
+  CheckpointStore,
+  CommitEntry,
+  Json,
+  OffsetEntry,
+  OperatorStateSpec,
+  QueryMetadata,
+  StateChange,
+  StateEntry,
+  StateKey,
+  StateStore,
+} from '../lib/engine/ports';
 
 export { CountingSink } from './counting';
 

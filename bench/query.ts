@@ -24,5 +24,4 @@ export function benchPlan(maxFilesPerTrigger: number | undefined, name = 'bench-
     .plan();
 }
 
-export const QUERY_TEXT =
-  "withWatermark('event_time','10 minutes').groupBy(window('event_time','10 minutes'), 'user').agg(sum('amount'), count()), append";
+export const QUERY_TEXT = "withWatermark('event_time','10 minutes').groupBy(window('event_time','10 minutes'), 'user').agg(sum('amount'), count()), append";

@@ -95,7 +95,10 @@ function table(head: string[], rows: Array<Array<string | number>>, align?: stri
   const cells = [head, ...rows.map((r) => r.map(String))];
   const w = head.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
   const line = (r: string[]) =>
-    r.map((c, i) => ((align?.[i] ?? (i === 0 ? 'l' : 'r')) === 'l' ? c.padEnd(w[i]) : c.padStart(w[i]))).join('  ').trimEnd();
+    r
+      .map((c, i) => ((align?.[i] ?? (i === 0 ? 'l' : 'r')) === 'l' ? c.padEnd(w[i]) : c.padStart(w[i])))
+      .join('  ')
+      .trimEnd();
   return [line(head), line(w.map((n) => '-'.repeat(n))), ...cells.slice(1).map(line)].map((l) => `  ${l}`).join('\n');
 }
 
@@ -152,7 +155,10 @@ async function memoryChild(scale: number, events: number, liveEvery: number): Pr
       }
     },
   });
-  const ms = run.report.batches.filter((b) => !b.noData).map((b) => b.durationMs).sort((a, b) => a - b);
+  const ms = run.report.batches
+    .filter((b) => !b.noData)
+    .map((b) => b.durationMs)
+    .sort((a, b) => a - b);
   let liveHeapAfterRun: number | null = null;
   if (gc) {
     gc();
@@ -180,10 +186,14 @@ async function memoryChild(scale: number, events: number, liveEvery: number): Pr
 }
 
 function spawnMemoryChild(scale: number, events: number, liveEvery = 0): MemoryResult {
-  const r = spawnSync(process.execPath, ['--expose-gc', process.argv[1], '--child', 'memory', '--scale', String(scale), '--memory-events', String(events), '--live-every', String(liveEvery)], {
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  const r = spawnSync(
+    process.execPath,
+    ['--expose-gc', process.argv[1], '--child', 'memory', '--scale', String(scale), '--memory-events', String(events), '--live-every', String(liveEvery)],
+    {
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   const line = (r.stdout ?? '').split('\n').find((l) => l.startsWith('RESULT '));
   if (!line) throw new Error(`memory check (scale ${scale}) failed: exit ${r.status}\n${r.stderr}`);
   return JSON.parse(line.slice('RESULT '.length)) as MemoryResult;
@@ -219,8 +229,15 @@ async function statelessMemoryChild(mode: 'held' | 'streamed', events: number): 
   const gc = (globalThis as { gc?: () => void }).gc;
   if (!gc) throw new Error('the stateless memory check needs node --expose-gc');
   const files = lazyFiles({ files: FILES, eventsPerFile: events / FILES, keys: KEYS, minutesPerFile: SPAN_MINUTES / FILES });
-  const plan = readStream.format('json').schema(BENCH_SCHEMA).load().select('user', 'event_time', 'amount', 'country')
-    .writeStream.outputMode('append').trigger({ availableNow: true }).queryName('bench-stateless-memory').plan();
+  const plan = readStream
+    .format('json')
+    .schema(BENCH_SCHEMA)
+    .load()
+    .select('user', 'event_time', 'amount', 'country')
+    .writeStream.outputMode('append')
+    .trigger({ availableNow: true })
+    .queryName('bench-stateless-memory')
+    .plan();
   const source = new InMemoryFileSource(plan.source.schema);
   for (const f of files) source.files.push(f as { key: string; body: string });
   const counts = { rows: 0, deliveries: 0, largest: 0, peakLiveHeap: 0 };
@@ -259,7 +276,10 @@ async function statelessMemoryChild(mode: 'held' | 'streamed', events: number): 
 }
 
 function spawnStatelessMemoryChild(mode: 'held' | 'streamed', events: number): StatelessMemoryResult {
-  const r = spawnSync(process.execPath, ['--expose-gc', process.argv[1], '--child', 'memory-stateless', '--mode', mode, '--memory-events', String(events)], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const r = spawnSync(process.execPath, ['--expose-gc', process.argv[1], '--child', 'memory-stateless', '--mode', mode, '--memory-events', String(events)], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const line = (r.stdout ?? '').split('\n').find((l) => l.startsWith('RESULT '));
   if (!line) throw new Error(`stateless memory check (${mode}) failed: exit ${r.status}\n${r.stderr}`);
   return JSON.parse(line.slice('RESULT '.length)) as StatelessMemoryResult;
@@ -329,7 +349,10 @@ function checkAgainst(expected: ExpectedBatch[], report: RunReport): string[] {
 
 const stripRows = (r: RunReport): RunReport => ({ ...r, batches: r.batches.map((b) => ({ ...b, rows: [] })) });
 
-const load = () => loadavg().map((x) => x.toFixed(1)).join(' ');
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ');
 
 // ------------------------------------------------------------------------- child: the engine section
 
@@ -383,7 +406,13 @@ async function engineSection(input: ReturnType<typeof generateEvents>, expected:
   }
   const ev = input.events;
   const rawRate = ev / bestTotal(t.json);
-  const line = (name: string, x: Timing) => [name, fmtRate(ev / bestTotal(x)), fmtRate(ev / x.wall), fmtRate(ev / x.cpu), (ev / bestTotal(x) / rawRate).toFixed(2)];
+  const line = (name: string, x: Timing) => [
+    name,
+    fmtRate(ev / bestTotal(x)),
+    fmtRate(ev / x.wall),
+    fmtRate(ev / x.cpu),
+    (ev / bestTotal(x) / rawRate).toFixed(2),
+  ];
   out(
     table(
       ['', 'rate', 'best pass', 'CPU time', 'x JSON.parse'],
@@ -395,7 +424,7 @@ async function engineSection(input: ReturnType<typeof generateEvents>, expected:
       ],
     ),
   );
-  out('  rate: events / sum of each batch\'s best time; best pass: best whole pass; CPU time: process CPU (GC threads included) of the best pass');
+  out("  rate: events / sum of each batch's best time; best pass: best whole pass; CPU time: process CPU (GC threads included) of the best pass");
   out();
   const run = first!;
   const engineRate = ev / bestTotal(t.engine);
@@ -419,9 +448,11 @@ async function engineSection(input: ReturnType<typeof generateEvents>, expected:
   });
   out('  engine, per batch');
   out(table(['batch', 'rows', 'late', 'pairs', 'evicted', 'touched', 'state writes', '<= touched', 'best ms'], rows));
-  out('  pairs: distinct (window, user) of the batch\'s rows; evicted: pairs its watermark closes (append: emitted); touched: pairs ∪ evicted;');
+  out("  pairs: distinct (window, user) of the batch's rows; evicted: pairs its watermark closes (append: emitted); touched: pairs ∪ evicted;");
   out('  state writes: upserts + deletes the engine commits. Counted from the input alone (bench/pairs.ts), not by the engine.');
-  out(`  engine runs: ${engineRuns.map((x) => `${x.toFixed(2)} s`).join(', ')}; rows, late rows and emitted windows per batch vs that count: ${problems.length ? `MISMATCH: ${problems.slice(0, 5).join('; ')}` : 'match'}`);
+  out(
+    `  engine runs: ${engineRuns.map((x) => `${x.toFixed(2)} s`).join(', ')}; rows, late rows and emitted windows per batch vs that count: ${problems.length ? `MISMATCH: ${problems.slice(0, 5).join('; ')}` : 'match'}`,
+  );
   out();
   const writesOk = run.report.batches.every((b) => (commitOf(b.batchId)?.changes ?? 0) <= (expected![b.batchId]?.touched ?? -1));
   const upsertsOk = run.report.batches.every((b) => (commitOf(b.batchId)?.puts ?? 0) <= (expected![b.batchId]?.pairs ?? -1));
@@ -445,7 +476,12 @@ async function engineSection(input: ReturnType<typeof generateEvents>, expected:
     matchesIndependentCount: problems.length === 0,
   };
   summary.push(['raw split + JSON.parse', fmtRate(rawRate), '(the floor)', '']);
-  summary.push(['engine, in-memory ports', `${fmtRate(engineRate)} (${(engineRate / rawRate).toFixed(2)}x raw)`, `>= ${TARGET_ENGINE_RATIO}x raw`, engineRate >= TARGET_ENGINE_RATIO * rawRate ? 'ok' : 'MISS']);
+  summary.push([
+    'engine, in-memory ports',
+    `${fmtRate(engineRate)} (${(engineRate / rawRate).toFixed(2)}x raw)`,
+    `>= ${TARGET_ENGINE_RATIO}x raw`,
+    engineRate >= TARGET_ENGINE_RATIO * rawRate ? 'ok' : 'MISS',
+  ]);
   summary.push([
     'engine state writes per batch',
     `upserts ${upsertsOk ? '<=' : '>'} pairs, all ${writesOk ? '<=' : '>'} touched`,
@@ -484,7 +520,12 @@ function mergeResults(key: string, json: unknown): void {
   const file = join(process.cwd(), 'bench', 'results.json');
   const results: Record<string, unknown> = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
   results[key] = json;
-  writeFileSync(file, `{\n${Object.entries(results).map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v)}`).join(',\n')}\n}\n`);
+  writeFileSync(
+    file,
+    `{\n${Object.entries(results)
+      .map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v)}`)
+      .join(',\n')}\n}\n`,
+  );
 }
 
 /**
@@ -492,7 +533,9 @@ function mergeResults(key: string, json: unknown): void {
  * into bench/results.json under `join`. The last whole run's aggregation figures are printed beside.
  */
 async function joinSection(): Promise<void> {
-  out('[8] stream-stream join (README "Stream-stream joins": impressions leftOuter clicks within a minute) beside the single aggregation, same events and batches');
+  out(
+    '[8] stream-stream join (README "Stream-stream joins": impressions leftOuter clicks within a minute) beside the single aggregation, same events and batches',
+  );
   const file = join(process.cwd(), 'bench', 'results.json');
   interface Recorded {
     date?: string;
@@ -584,7 +627,9 @@ async function main(): Promise<void> {
   // counts would otherwise be built, and their garbage collected, as the child measures).
   let engine: ReturnType<typeof spawnEngineChild> = null;
   if (only.has('engine')) {
-    out(`[1-2] the parse floor and the engine alone, in a process of their own (the input below, generated there too); ${ROUNDS} interleaved rounds, best time per batch`);
+    out(
+      `[1-2] the parse floor and the engine alone, in a process of their own (the input below, generated there too); ${ROUNDS} interleaved rounds, best time per batch`,
+    );
     engine = spawnEngineChild();
   }
   const tg = performance.now();
@@ -601,7 +646,14 @@ async function main(): Promise<void> {
     node: process.version,
     cores: cpus().length,
     loadAverageAtStart: loadavg()[0],
-    input: { events: input.events, bytesPerEvent: Math.round(input.bytes / input.events), users: KEYS, files: FILES, maxFilesPerTrigger: MAX_FILES, spanMinutes: SPAN_MINUTES },
+    input: {
+      events: input.events,
+      bytesPerEvent: Math.round(input.bytes / input.events),
+      users: KEYS,
+      files: FILES,
+      maxFilesPerTrigger: MAX_FILES,
+      spanMinutes: SPAN_MINUTES,
+    },
   };
   const summary: Array<[string, string, string, string]> = [];
   const rssMarks: string[] = [`after generating the input ${MB(peakRssBytes())}`];
@@ -630,7 +682,9 @@ async function main(): Promise<void> {
       const partial = e2e.report.stoppedBy !== 'done' || e2e.events < input.events;
       const slice = `${rowsDone} of ${input.events} events${e2e.report.stoppedBy !== 'done' ? `, stopped by the ${E2E_BUDGET_MS / 1000} s budget with ${e2e.report.backlogLeft} files left` : ''}`;
       out(`  ${fmtRate(e2eRate)} over ${slice} (${e2e.seconds.toFixed(1)} s, ${e2e.report.batches.length} batches)`);
-      out(`  DynamoDB had requests in flight ${e2e.busySeconds.dynamodb.toFixed(0)} s of the ${e2e.seconds.toFixed(0)} s, S3 ${e2e.busySeconds.s3.toFixed(0)} s`);
+      out(
+        `  DynamoDB had requests in flight ${e2e.busySeconds.dynamodb.toFixed(0)} s of the ${e2e.seconds.toFixed(0)} s, S3 ${e2e.busySeconds.s3.toFixed(0)} s`,
+      );
       out();
       out('[4] requests per batch (every SDK request, lease included) and state item writes');
       const rows = e2e.intervals.map((iv) => {
@@ -654,14 +708,25 @@ async function main(): Promise<void> {
         ];
       });
       out(table(['batch', 'rows', 'touched', 'item writes', '<= touched', 'DDB', 'S3', 'ms', 'DynamoDB requests', 'S3 requests'], rows, 'lrrrrrrrll'));
-      out('  item writes = the packed pages and manifests (a page holds many groups) + the head item each commit moves; touched = distinct (window, user) pairs of the rows ∪ those evicted');
+      out(
+        '  item writes = the packed pages and manifests (a page holds many groups) + the head item each commit moves; touched = distinct (window, user) pairs of the rows ∪ those evicted',
+      );
       const dataBatches = e2e.report.batches.filter((b) => !b.noData);
       const perBatch = (svc: string) =>
-        dataBatches.length ? e2e!.intervals.filter((iv) => dataBatches.some((b) => String(b.batchId) === iv.label)).reduce((n, iv) => n + sumService(iv.requests, svc), 0) / dataBatches.length : 0;
-      out(`  per data batch: ${perBatch('dynamodb').toFixed(0)} DynamoDB and ${perBatch('s3').toFixed(0)} S3 requests for ~${Math.round(dataBatches.reduce((n, b) => n + b.numInputRows, 0) / Math.max(1, dataBatches.length))} rows`);
+        dataBatches.length
+          ? e2e!.intervals.filter((iv) => dataBatches.some((b) => String(b.batchId) === iv.label)).reduce((n, iv) => n + sumService(iv.requests, svc), 0) /
+            dataBatches.length
+          : 0;
+      out(
+        `  per data batch: ${perBatch('dynamodb').toFixed(0)} DynamoDB and ${perBatch('s3').toFixed(0)} S3 requests for ~${Math.round(dataBatches.reduce((n, b) => n + b.numInputRows, 0) / Math.max(1, dataBatches.length))} rows`,
+      );
       out();
-      out(`[5] empty scheduled run (nothing new${e2e.emptyRun.onSamePipeline ? ' since the run above' : ', on a small pipeline of its own: the big run did not finish'})`);
-      out(`  ${e2e.emptyRun.total} AWS requests, ${e2e.emptyRun.batches} batches: DynamoDB [${describeCounts(e2e.emptyRun.requests, 'dynamodb')}], S3 [${describeCounts(e2e.emptyRun.requests, 's3')}]`);
+      out(
+        `[5] empty scheduled run (nothing new${e2e.emptyRun.onSamePipeline ? ' since the run above' : ', on a small pipeline of its own: the big run did not finish'})`,
+      );
+      out(
+        `  ${e2e.emptyRun.total} AWS requests, ${e2e.emptyRun.batches} batches: DynamoDB [${describeCounts(e2e.emptyRun.requests, 'dynamodb')}], S3 [${describeCounts(e2e.emptyRun.requests, 's3')}]`,
+      );
       out();
       const writesOk = e2e.report.batches.every((b) => {
         const iv = e2e!.intervals.find((x) => x.label === String(b.batchId));
@@ -685,15 +750,20 @@ async function main(): Promise<void> {
         })),
         emptyRun: { requests: e2e.emptyRun.total, byCommand: e2e.emptyRun.requests },
       };
-      summary.push([
-        partial ? `end to end, local stack (${rowsDone} events)` : 'end to end, local stack',
-        fmtRate(e2eRate),
-        '(DynamoDB Local + s3rver)',
-        '',
-      ]);
+      summary.push([partial ? `end to end, local stack (${rowsDone} events)` : 'end to end, local stack', fmtRate(e2eRate), '(DynamoDB Local + s3rver)', '']);
       summary.push(['requests per data batch', `DDB ${perBatch('dynamodb').toFixed(0)}, S3 ${perBatch('s3').toFixed(0)}`, '', '']);
-      summary.push(['DynamoDB state writes per batch', writesOk ? 'all <= pairs touched' : 'some > pairs touched', '<= distinct pairs touched', writesOk ? 'ok' : 'MISS']);
-      summary.push(['empty scheduled run', `${e2e.emptyRun.total} AWS requests`, `<= ${TARGET_EMPTY_REQUESTS}`, e2e.emptyRun.total <= TARGET_EMPTY_REQUESTS ? 'ok' : 'MISS']);
+      summary.push([
+        'DynamoDB state writes per batch',
+        writesOk ? 'all <= pairs touched' : 'some > pairs touched',
+        '<= distinct pairs touched',
+        writesOk ? 'ok' : 'MISS',
+      ]);
+      summary.push([
+        'empty scheduled run',
+        `${e2e.emptyRun.total} AWS requests`,
+        `<= ${TARGET_EMPTY_REQUESTS}`,
+        e2e.emptyRun.total <= TARGET_EMPTY_REQUESTS ? 'ok' : 'MISS',
+      ]);
     }
   }
 
@@ -704,7 +774,7 @@ async function main(): Promise<void> {
     out(
       `[6] peak RSS of the engine alone, a fresh process each: the benchmark's backlog, then 1x and ${SCALE}x a backlog of ${MEMORY_EVENTS} events, ` +
         `maxFilesPerTrigger ${MAX_FILES} throughout. Files are generated as they are read (as S3 would serve them), state is in ` +
-        'lib/engine/testing/memory-state.ts\'s InMemoryStateStore (live keys, and deletions until no read can see them, as DynamoDB would hold them), the sink keeps counts.',
+        "lib/engine/testing/memory-state.ts's InMemoryStateStore (live keys, and deletions until no read can see them, as DynamoDB would hold them), the sink keeps counts.",
     );
     const mb = spawnMemoryChild(1, EVENTS);
     const m1 = spawnMemoryChild(1, MEMORY_EVENTS);
@@ -712,7 +782,19 @@ async function main(): Promise<void> {
     const mLive = spawnMemoryChild(SCALE, MEMORY_EVENTS, 10);
     out(
       table(
-        ['backlog', 'events', 'input', 'batches', 'state items', 'baseline RSS', 'peak RSS', 'live heap after run', 'rows held by report', 'median batch', 'time'],
+        [
+          'backlog',
+          'events',
+          'input',
+          'batches',
+          'state items',
+          'baseline RSS',
+          'peak RSS',
+          'live heap after run',
+          'rows held by report',
+          'median batch',
+          'time',
+        ],
         [mb, m1, mN].map((m, i) => [
           i === 0 ? 'benchmark' : `${m.scale}x`,
           m.events,
@@ -735,13 +817,28 @@ async function main(): Promise<void> {
     const mid = lv[Math.floor((lv.length - 1) / 2)];
     const end = lv[lv.length - 1];
     const plateau = mid && end ? end[1] / mid[1] : null;
-    const every = <T,>(xs: Array<[number, T]>) => xs.filter(([b], i) => i === 0 || i === xs.length - 1 || b % Math.max(10, Math.round(xs.length / 5) * 10) === 0);
-    out(`  ${SCALE}x live heap as the run goes (a second run, with a full GC every 10 batches): ${every(lv).map(([b, v]) => `batch ${b} ${MB(v)}`).join(', ')}`);
-    out(`  ${SCALE}x RSS high-water mark as the run goes: ${every(hw).map(([b, v]) => `batch ${b} ${MB(v)}`).join(', ')}`);
-    out(`  ${SCALE}x / 1x: peak RSS ${ratio?.toFixed(2) ?? 'n/a'}, live heap after run ${live?.toFixed(2) ?? 'n/a'}; ${SCALE}x live heap end / half-way ${plateau?.toFixed(2) ?? 'n/a'}`);
+    const every = <T>(xs: Array<[number, T]>) =>
+      xs.filter(([b], i) => i === 0 || i === xs.length - 1 || b % Math.max(10, Math.round(xs.length / 5) * 10) === 0);
+    out(
+      `  ${SCALE}x live heap as the run goes (a second run, with a full GC every 10 batches): ${every(lv)
+        .map(([b, v]) => `batch ${b} ${MB(v)}`)
+        .join(', ')}`,
+    );
+    out(
+      `  ${SCALE}x RSS high-water mark as the run goes: ${every(hw)
+        .map(([b, v]) => `batch ${b} ${MB(v)}`)
+        .join(', ')}`,
+    );
+    out(
+      `  ${SCALE}x / 1x: peak RSS ${ratio?.toFixed(2) ?? 'n/a'}, live heap after run ${live?.toFixed(2) ?? 'n/a'}; ${SCALE}x live heap end / half-way ${plateau?.toFixed(2) ?? 'n/a'}`,
+    );
     out('  live heap: heapUsed after a full GC (at the end of each run, the RunReport still referenced); rows held by report: RunReport.batches[].rows');
-    out(`  bounded means: live heap after run within ${BOUNDED_FACTOR}x of the 1x run's, and the ${SCALE}x live heap flat over the second half (<= ${PLATEAU_FACTOR}x)`);
-    out('  (RSS follows V8\'s sizing of its heap: it climbs while garbage waits for a full collection and falls after one, and its high-water mark is the highest of those');
+    out(
+      `  bounded means: live heap after run within ${BOUNDED_FACTOR}x of the 1x run's, and the ${SCALE}x live heap flat over the second half (<= ${PLATEAU_FACTOR}x)`,
+    );
+    out(
+      "  (RSS follows V8's sizing of its heap: it climbs while garbage waits for a full collection and falls after one, and its high-water mark is the highest of those",
+    );
     out('  peaks so far, so it is printed, not judged; the 1x/10x peak ratio also overstates growth, the 1x run being too short for V8 to settle)');
     out();
     const bounded = live !== null && live <= BOUNDED_FACTOR && plateau !== null && plateau <= PLATEAU_FACTOR;
@@ -758,7 +855,9 @@ async function main(): Promise<void> {
     };
     // A stateless batch far larger than one chunk: held by the executor (a sink with addBatch only, as
     // every stateless batch was before streaming) vs streamed to a sink with addBatchChunks.
-    out(`  stateless: one batch of ${MEMORY_EVENTS} events (select of 4 columns, every file in one batch), a fresh process each; the sink runs a full GC at its 1st, 11th, 21st... delivery and notes the heap in use`);
+    out(
+      `  stateless: one batch of ${MEMORY_EVENTS} events (select of 4 columns, every file in one batch), a fresh process each; the sink runs a full GC at its 1st, 11th, 21st... delivery and notes the heap in use`,
+    );
     const stateless = (['held', 'streamed'] as const).map((m) => spawnStatelessMemoryChild(m, MEMORY_EVENTS));
     out(
       table(
@@ -815,7 +914,12 @@ async function main(): Promise<void> {
       for (const key of ['cost', 'join', 'scale']) if (before[key] !== undefined && results[key] === undefined) results[key] = before[key];
     }
     // One line per figure: small, and diffs stay readable.
-    writeFileSync(file, `{\n${Object.entries(results).map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v)}`).join(',\n')}\n}\n`);
+    writeFileSync(
+      file,
+      `{\n${Object.entries(results)
+        .map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v)}`)
+        .join(',\n')}\n}\n`,
+    );
     out(`  figures written to bench/results.json`);
   }
   if (only.has('join')) await joinSection();

@@ -15,6 +15,7 @@ export function scalePlan(maxFilesPerTrigger: number) {
 
 export default function plan() {
   const n = Number(process.env[SCALE_MAX_FILES_ENV]);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${SCALE_MAX_FILES_ENV} must be set to the scale section's maxFilesPerTrigger (got ${JSON.stringify(process.env[SCALE_MAX_FILES_ENV])})`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`${SCALE_MAX_FILES_ENV} must be set to the scale section's maxFilesPerTrigger (got ${JSON.stringify(process.env[SCALE_MAX_FILES_ENV])})`);
   return scalePlan(n);
 }

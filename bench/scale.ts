@@ -216,7 +216,14 @@ function filesOfSplit(files: number, count: number, index: number): number {
   return Math.floor(files / count) + (index < files % count ? 1 : 0);
 }
 
-async function partitionedRun(conn: AwsConnection, o: ScaleOptions, workers: number, planModule: string, expected: ExpectedBatch[], groups: Array<Map<string, ExpectedGroup>>): Promise<RunResult> {
+async function partitionedRun(
+  conn: AwsConnection,
+  o: ScaleOptions,
+  workers: number,
+  planModule: string,
+  expected: ExpectedBatch[],
+  groups: Array<Map<string, ExpectedGroup>>,
+): Promise<RunResult> {
   const name = `workers-${workers}`;
   const cfg = cfgFor(name, o.statePartitions);
   process.env[SCALE_MAX_FILES_ENV] = String(o.maxFilesPerTrigger);
@@ -238,7 +245,8 @@ async function partitionedRun(conn: AwsConnection, o: ScaleOptions, workers: num
       if (e.action === 'plan') {
         const p = r as PlanResult;
         tasks.push({ action: 'plan', batchId: p.batchId, index: 0, ms, start, end, done: p.done });
-      } else tasks.push({ action: e.action, batchId: e.batchId, index: e.action === 'read' ? e.split : e.action === 'partition' ? e.partition : 0, ms, start, end });
+      } else
+        tasks.push({ action: e.action, batchId: e.batchId, index: e.action === 'read' ? e.split : e.action === 'partition' ? e.partition : 0, ms, start, end });
       return r;
     };
     t0 = performance.now();
@@ -304,7 +312,16 @@ async function singleRun(conn: AwsConnection, o: ScaleOptions, expected: Expecte
   } finally {
     built.clients.destroy();
   }
-  const problems = checkRun(report, await sinkOutput(conn, cfg, report.batches.map((b) => b.batchId)), expected, groups);
+  const problems = checkRun(
+    report,
+    await sinkOutput(
+      conn,
+      cfg,
+      report.batches.map((b) => b.batchId),
+    ),
+    expected,
+    groups,
+  );
   return { name: 'single executor (one Lambda)', workers: null, seconds, report, problems, tasks: [] };
 }
 
@@ -442,10 +459,12 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
   // ---- side by side
   const single = runs[0];
   const rateOf = (r: RunResult) => r.report.rowsIn / r.seconds;
-  out(`  [9a] side by side, ${cpus().length} cores, load average ${loadAtStart.map((x) => x.toFixed(1)).join(' ')} at the start, ${loadAtEnd.map((x) => x.toFixed(1)).join(' ')} at the end`);
+  out(
+    `  [9a] side by side, ${cpus().length} cores, load average ${loadAtStart.map((x) => x.toFixed(1)).join(' ')} at the start, ${loadAtEnd.map((x) => x.toFixed(1)).join(' ')} at the end`,
+  );
   out(
     table(
-      ['run', 'events/s', 'x single', 'time', 'batches', 'tasks', 'task time', 'in flight', 'output vs the input\'s counts'],
+      ['run', 'events/s', 'x single', 'time', 'batches', 'tasks', 'task time', 'in flight', "output vs the input's counts"],
       runs.map((r) => [
         r.name,
         fmtRate(rateOf(r)),
@@ -461,7 +480,9 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
     ),
   );
   out('  time: the run alone (the worker threads started and warm before, as warm Lambdas; the local stack shares the 2 cores with them);');
-  out('  task time: the sum of every task\'s time; in flight: task time / time, the tasks running at once on average (the driver keeps up to one per thread busy)');
+  out(
+    "  task time: the sum of every task's time; in flight: task time / time, the tasks running at once on average (the driver keeps up to one per thread busy)",
+  );
 
   // ---- per-task costs
   const partitionedRuns = runs.filter((r) => r.workers !== null);
@@ -469,10 +490,23 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
   const costs = partitionedRuns.map((r) => costsOf(r, commitFit));
   const f0 = (x: number | null) => (x === null ? '' : x.toFixed(0));
   const f1 = (x: number | null) => (x === null ? '' : x.toFixed(1));
-  out('  [9b] measured per-task costs (each task timed at the pool\'s handler: the task on its thread plus the message round trip), mean over the data batches, ms');
+  out(
+    "  [9b] measured per-task costs (each task timed at the pool's handler: the task on its thread plus the message round trip), mean over the data batches, ms",
+  );
   out(
     table(
-      ['run', 'plan', 'read task', 'read per file', 'read per MB', 'partition task', 'no-data partition', 'commit', 'last plan', 'shuffle per batch: rows, outputs'],
+      [
+        'run',
+        'plan',
+        'read task',
+        'read per file',
+        'read per MB',
+        'partition task',
+        'no-data partition',
+        'commit',
+        'last plan',
+        'shuffle per batch: rows, outputs',
+      ],
       partitionedRuns.map((r, i) => {
         const c = costs[i];
         return [
@@ -498,11 +532,19 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
 
   // ---- the model
   const c = costs[0]; // the 1-thread run: each task had a core to itself beside the local stack
-  const measured: BatchShape = { events: c.eventsPerBatch, S: Math.round(c.splits), P: Math.round(c.partitions), plan: c.plan, read: c.read, partition: c.partition, commit: c.commit };
+  const measured: BatchShape = {
+    events: c.eventsPerBatch,
+    S: Math.round(c.splits),
+    P: Math.round(c.partitions),
+    plan: c.plan,
+    read: c.read,
+    partition: c.partition,
+    commit: c.commit,
+  };
   // The wide shape: `wide` files per batch, S = P = wide. A read task reads one file (per-file
   // cost); a partition task its share of the rows (the measured one's cost beyond the no-data
   // task's, scaled by its rows); the commit its fixed part and the batch's output rows.
-  const scale = (o.wide / c.filesPerBatch);
+  const scale = o.wide / c.filesPerBatch;
   const fixedPartition = Math.min(c.partitionNoData ?? 0, c.partition);
   const rowsPerPartition = (c.eventsPerBatch * scale) / o.wide;
   const wide: BatchShape = {
@@ -516,8 +558,12 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
   };
   const rateAt = (s: BatchShape, n: number, oh: number) => s.events / (batchMs(s, n, oh) / 1000);
   // check the model against the partitioned runs on this machine (o = 0: a worker thread pays no invocation)
-  const modelCheck = partitionedRuns.map((r, i) => ({ workers: r.workers!, measured: (costs[i].eventsPerBatch * costs[i].dataBatches) / dataBatchSeconds(r), model: rateAt(measured, r.workers!, 0) }));
-  out('  [9c] scaling model for N Lambdas, from the 1-thread run\'s costs:');
+  const modelCheck = partitionedRuns.map((r, i) => ({
+    workers: r.workers!,
+    measured: (costs[i].eventsPerBatch * costs[i].dataBatches) / dataBatchSeconds(r),
+    model: rateAt(measured, r.workers!, 0),
+  }));
+  out("  [9c] scaling model for N Lambdas, from the 1-thread run's costs:");
   out(`       per batch T(N) = plan + ceil(S/N)·read + ceil(P/N)·partition + commit + o·(2 + ceil(S/N) + ceil(P/N)); events/s = events per batch / T(N)`);
   out(
     `       o = ${o.overheadMs} ms per task, assumed, not measured here: a Standard workflow's state transition plus a warm Lambda invoke (each typically tens of ms;` +
@@ -530,7 +576,9 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
     `       wide shape (extrapolated): ${o.wide} files per batch (${Math.round(wide.events)} events), S = P = ${o.wide}: read = one file ${f0(wide.read)} ms, partition ${f0(wide.partition)} ms ` +
       `(the no-data task's ${f0(fixedPartition)} ms + the rest scaled by rows), commit ${f0(wide.commit)} ms (${f0(c.commitFixed)} + ${f1(c.commitPer1000Rows)} per 1000 output rows)`,
   );
-  out(`       model vs the runs above (o = 0; data batches only): ${modelCheck.map((m) => `${m.workers} thread${m.workers > 1 ? 's' : ''}: model ${fmtRate(m.model)}, measured ${fmtRate(m.measured)}`).join('; ')}`);
+  out(
+    `       model vs the runs above (o = 0; data batches only): ${modelCheck.map((m) => `${m.workers} thread${m.workers > 1 ? 's' : ''}: model ${fmtRate(m.model)}, measured ${fmtRate(m.measured)}`).join('; ')}`,
+  );
   const singleRate = rateOf(single);
   const rows = o.lambdas.map((n) => [
     n,
@@ -542,7 +590,12 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
     (rateAt(wide, n, o.overheadMs) / singleRate).toFixed(2),
     fmtRate(rateAt(wide, n, 0)),
   ]);
-  out(table(['N Lambdas', `measured shape (S=${measured.S}, P=${measured.P})`, 'x N=1', 'x single', `wide shape (S=P=${o.wide})`, 'x N=1', 'x single', 'wide, o = 0'], rows));
+  out(
+    table(
+      ['N Lambdas', `measured shape (S=${measured.S}, P=${measured.P})`, 'x N=1', 'x single', `wide shape (S=P=${o.wide})`, 'x N=1', 'x single', 'wide, o = 0'],
+      rows,
+    ),
+  );
   out(`  x single: against the single executor's ${fmtRate(singleRate)} measured above (one Lambda without parallelism)`);
   // the fewest Lambdas at which the partitioned run passes the single executor, per shape
   const breakEven = (s: BatchShape) => o.lambdas.find((n) => rateAt(s, n, o.overheadMs) > singleRate) ?? null;
@@ -572,7 +625,16 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
     node: process.version,
     cores: cpus().length,
     loadAverage: { start: loadAtStart.map((x) => Number(x.toFixed(2))), end: loadAtEnd.map((x) => Number(x.toFixed(2))) },
-    input: { events: input.events, bytesPerEvent: Math.round(bytesPerEvent), users: KEYS, files: o.files, maxFilesPerTrigger: o.maxFilesPerTrigger, spanMinutes: SPAN_MINUTES, statePartitions: o.statePartitions, maxSplits: o.maxSplits },
+    input: {
+      events: input.events,
+      bytesPerEvent: Math.round(bytesPerEvent),
+      users: KEYS,
+      files: o.files,
+      maxFilesPerTrigger: o.maxFilesPerTrigger,
+      spanMinutes: SPAN_MINUTES,
+      statePartitions: o.statePartitions,
+      maxSplits: o.maxSplits,
+    },
     expected: { rowsEmitted: emitted, late: sum(expected.map((e) => e.late)), batches: expected.length },
     runs: runs.map((r) => ({
       run: r.name,
@@ -606,7 +668,16 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
       bytesPerBatch: Math.round(costs[i].bytesPerBatch),
       rowsOutPerBatch: Math.round(costs[i].rowsOutPerBatch),
     })),
-    tasks: partitionedRuns.map((r) => ({ workers: r.workers, tasks: r.tasks.map((t) => ({ a: t.action, b: t.batchId, i: t.index, ms: Math.round(t.ms), ...(t.bytes !== undefined ? { bytes: t.bytes, rows: t.rows, files: t.files } : {}) })) })),
+    tasks: partitionedRuns.map((r) => ({
+      workers: r.workers,
+      tasks: r.tasks.map((t) => ({
+        a: t.action,
+        b: t.batchId,
+        i: t.index,
+        ms: Math.round(t.ms),
+        ...(t.bytes !== undefined ? { bytes: t.bytes, rows: t.rows, files: t.files } : {}),
+      })),
+    })),
     model: {
       formula: 'T(N) = plan + ceil(S/N)*read + ceil(P/N)*partition + commit + o*(2 + ceil(S/N) + ceil(P/N)); events/s = events per batch / T(N)',
       overheadMsPerTask: o.overheadMs,
@@ -615,11 +686,20 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
       measuredShape: roundShape(measured),
       wideShape: roundShape(wide),
       check: modelCheck.map((m) => ({ workers: m.workers, model: Math.round(m.model), measured: Math.round(m.measured) })),
-      table: o.lambdas.map((n) => ({ lambdas: n, measuredShape: Math.round(rateAt(measured, n, o.overheadMs)), wideShape: Math.round(rateAt(wide, n, o.overheadMs)), wideShapeNoOverhead: Math.round(rateAt(wide, n, 0)) })),
+      table: o.lambdas.map((n) => ({
+        lambdas: n,
+        measuredShape: Math.round(rateAt(measured, n, o.overheadMs)),
+        wideShape: Math.round(rateAt(wide, n, o.overheadMs)),
+        wideShapeNoOverhead: Math.round(rateAt(wide, n, 0)),
+      })),
       passesSingleExecutorAtN: even,
       ceiling: { measuredShape: Math.round(limit(measured, o.overheadMs)), wideShape: Math.round(limit(wide, o.overheadMs)) },
     },
-    oneLambda: { eventsPerSecond: Math.round(singleRate), eventsIn15Minutes: Math.round(lambdaEvents), bytesIn15Minutes: Math.round(lambdaEvents * bytesPerEvent) },
+    oneLambda: {
+      eventsPerSecond: Math.round(singleRate),
+      eventsIn15Minutes: Math.round(lambdaEvents),
+      bytesIn15Minutes: Math.round(lambdaEvents * bytesPerEvent),
+    },
   };
 }
 
@@ -640,7 +720,15 @@ function dataBatchSeconds(r: RunResult): number {
 }
 
 function roundShape(s: BatchShape): Record<string, number> {
-  return { events: Math.round(s.events), S: s.S, P: s.P, plan: Math.round(s.plan), read: Math.round(s.read), partition: Math.round(s.partition), commit: Math.round(s.commit) };
+  return {
+    events: Math.round(s.events),
+    S: s.S,
+    P: s.P,
+    plan: Math.round(s.plan),
+    read: Math.round(s.read),
+    partition: Math.round(s.partition),
+    commit: Math.round(s.commit),
+  };
 }
 
 export { SCALE_PLAN_NAME };

@@ -48,8 +48,18 @@ export function buildApp(app: App = new App()): { app: App; kinesis: WindowedTot
   const region = process.env.CDK_DEFAULT_REGION;
   const env = account && region ? { account, region } : undefined;
 
-  const kinesis = new WindowedTotalsStack(app, 'SluiceWindowedTotalsKinesis', { source: PipelineSource.newKinesisStream() }, { env, description: 'sluice: windowed totals from a Kinesis stream, every 15 minutes' });
-  const s3 = new WindowedTotalsStack(app, 'SluiceWindowedTotalsS3', { source: PipelineSource.s3() }, { env, description: 'sluice: windowed totals from an S3 landing prefix, every 15 minutes' });
+  const kinesis = new WindowedTotalsStack(
+    app,
+    'SluiceWindowedTotalsKinesis',
+    { source: PipelineSource.newKinesisStream() },
+    { env, description: 'sluice: windowed totals from a Kinesis stream, every 15 minutes' },
+  );
+  const s3 = new WindowedTotalsStack(
+    app,
+    'SluiceWindowedTotalsS3',
+    { source: PipelineSource.s3() },
+    { env, description: 'sluice: windowed totals from an S3 landing prefix, every 15 minutes' },
+  );
   const scaleOut = new WindowedTotalsStack(
     app,
     'SluiceWindowedTotalsScaleOut',

@@ -34,7 +34,8 @@ Exit codes:
 function positiveIntegerFor(example: string, what = 'The number'): (value: string) => number {
   return (value) => {
     const n = Number(value);
-    if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError(`${what} must be a positive integer: write e.g. ${example}.`);
+    if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n <= 0)
+      throw new InvalidArgumentError(`${what} must be a positive integer: write e.g. ${example}.`);
     return n;
   };
 }
@@ -45,7 +46,9 @@ function positiveNumberFor(flag: string, example: string, max = Number.POSITIVE_
   return (value) => {
     const n = Number(value);
     if (!/^\s*\d+(\.\d+)?\s*$/.test(value) || !(n > 0) || n > max) {
-      throw new InvalidArgumentError(`${flag} ${value} must be a number above 0${max < Number.POSITIVE_INFINITY ? ` and at most ${max}` : ''}: write e.g. ${flag} ${example}.`);
+      throw new InvalidArgumentError(
+        `${flag} ${value} must be a number above 0${max < Number.POSITIVE_INFINITY ? ` and at most ${max}` : ''}: write e.g. ${flag} ${example}.`,
+      );
     }
     return n;
   };
@@ -53,9 +56,12 @@ function positiveNumberFor(flag: string, example: string, max = Number.POSITIVE_
 
 const awsOption = () => new Option('--aws', 'target real AWS (credentials and AWS_REGION from the environment) instead of the embedded local stack');
 const statePartitionsOption = () =>
-  new Option('--state-partitions <n>', 'split the query\'s DynamoDB state into n partitions (a positive integer)').argParser(positiveInteger);
+  new Option('--state-partitions <n>', "split the query's DynamoDB state into n partitions (a positive integer)").argParser(positiveInteger);
 const workersOption = () =>
-  new Option('--workers <n>', 'run each run partitioned on n worker threads: plan, read, partition and commit tasks, as the deployed state machine runs them (a positive integer)').argParser(positiveInteger);
+  new Option(
+    '--workers <n>',
+    'run each run partitioned on n worker threads: plan, read, partition and commit tasks, as the deployed state machine runs them (a positive integer)',
+  ).argParser(positiveInteger);
 
 // ---------------------------------------------------------------------------------- the program
 
@@ -73,9 +79,11 @@ export function buildProgram(done: (code: number) => void, version = '0.0.0'): C
   program
     .command('init')
     .description('write a new pipeline project (query, Lambda handler, CDK app, sample input, a test) into <directory>')
-    .argument('<directory>', 'the new project\'s folder (created; must be empty or absent); its name names the package')
+    .argument('<directory>', "the new project's folder (created; must be empty or absent); its name names the package")
     .addOption(new Option('--source <kind>', 'where the pipeline reads').choices(INIT_SOURCES).default('s3'))
-    .addOption(new Option('--sink <kind>', 'where it writes (parquet: S3 Parquet files, needs a sluice with the Parquet sink)').choices(INIT_SINKS).default('s3'))
+    .addOption(
+      new Option('--sink <kind>', 'where it writes (parquet: S3 Parquet files, needs a sluice with the Parquet sink)').choices(INIT_SINKS).default('s3'),
+    )
     .option('--sluice <spec>', 'the dependency spec for sluice in package.json: a version, or file:<path to a tarball or folder>')
     .addHelpText(
       'after',
@@ -94,7 +102,9 @@ Example:
 
   program
     .command('example')
-    .description('run the reference windowed-totals example as three scheduled availableNow runs on the embedded local stack, in append and update mode, printing each run\'s rows')
+    .description(
+      "run the reference windowed-totals example as three scheduled availableNow runs on the embedded local stack, in append and update mode, printing each run's rows",
+    )
     .addArgument(new Argument('[name]', 'the example').choices(['seed']).default('seed'))
     .addOption(new Option('--source <kind>', 'input as files under an S3 prefix, or records in a Kinesis stream').choices(['s3', 'kinesis']).default('s3'))
     .option('--data-dir <folder>', 'where the embedded stack keeps its data (sluice status reads the runs from there afterwards)', '.sluice/local')
@@ -118,12 +128,12 @@ Example:
     .option('--state-table <name>', 'the DynamoDB table for state and the lease', 'sluice-state')
     .option('--max-duration <interval>', 'stop starting batches when this little time is left, e.g. 10m')
     .option('--input <folder>', "first put the folder's files into the source: new files into the S3 landing prefix, or each line as a Kinesis record")
-    .option('--data-dir <folder>', "where the embedded stack keeps its data between runs", '.sluice/local')
+    .option('--data-dir <folder>', 'where the embedded stack keeps its data between runs', '.sluice/local')
     .option('--ephemeral', 'start the embedded stack with no data directory: every run starts from nothing')
     .addOption(statePartitionsOption())
     .addOption(workersOption())
     .addOption(awsOption())
-    .option('--json', 'print the machine-readable run report (with each batch\'s progress record) instead of the summary')
+    .option('--json', "print the machine-readable run report (with each batch's progress record) instead of the summary")
     .addHelpText(
       'after',
       `
@@ -138,33 +148,54 @@ Example:
 
   program
     .command('status')
-    .description('the recent runs and batches of a query\'s checkpoint as a table, and a verdict: healthy, falling behind, no input, state growing, failing')
+    .description("the recent runs and batches of a query's checkpoint as a table, and a verdict: healthy, falling behind, no input, state growing, failing")
     .argument('[query-module]', 'the query module, as for run (or give --checkpoint)')
     .option('--source <uri>', 'as for run: locates the default checkpoint')
     .option('--checkpoint <uri>', 's3://bucket/prefix of the checkpoint (default: as run picks it)')
     .option('--interval <duration>', 'the schedule interval durations are measured against, e.g. 15m, 1h', '15m')
     .addOption(new Option('--runs <n>', 'show the last n runs (a positive integer)').argParser(positiveIntegerFor('--runs 10')).default(5))
-    .addOption(new Option('--behind-at <fraction>', 'a run or batch taking this fraction of the interval or more is falling behind (0 to 1)').argParser(positiveNumberFor('--behind-at', '0.5', 1)).default(0.8))
-    .addOption(new Option('--idle-runs <n>', 'runs without input before the verdict says "no input" (a positive integer)').argParser(positiveIntegerFor('--idle-runs 4')).default(2))
-    .addOption(new Option('--state-growth <percent>', 'state growth a day (fitted over the retained batches) the verdict reports').argParser(positiveNumberFor('--state-growth', '5')).default(10))
+    .addOption(
+      new Option('--behind-at <fraction>', 'a run or batch taking this fraction of the interval or more is falling behind (0 to 1)')
+        .argParser(positiveNumberFor('--behind-at', '0.5', 1))
+        .default(0.8),
+    )
+    .addOption(
+      new Option('--idle-runs <n>', 'runs without input before the verdict says "no input" (a positive integer)')
+        .argParser(positiveIntegerFor('--idle-runs 4'))
+        .default(2),
+    )
+    .addOption(
+      new Option('--state-growth <percent>', 'state growth a day (fitted over the retained batches) the verdict reports')
+        .argParser(positiveNumberFor('--state-growth', '5'))
+        .default(10),
+    )
     .option('--json', 'print the analysis as JSON')
     .option('--data-dir <folder>', 'where the embedded stack keeps its data (as for run)', '.sluice/local')
     .addOption(awsOption())
-    .addHelpText('after', '\nExample:\n  npx sluice status src/query.ts --interval 15m\n  npx sluice status --checkpoint s3://my-bucket/checkpoints/orders --aws')
+    .addHelpText(
+      'after',
+      '\nExample:\n  npx sluice status src/query.ts --interval 15m\n  npx sluice status --checkpoint s3://my-bucket/checkpoints/orders --aws',
+    )
     .action(async (modulePath: string | undefined, o: StatusCliOptions) => done(await commands().status(modulePath, o)));
 
   // ----------------------------------------------------------------- report and lateness
   const sampleSize = (value: string): number => {
     const n = Number(value);
-    if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError('The sample must be a positive number of rows: write e.g. --sample 100000.');
+    if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n <= 0)
+      throw new InvalidArgumentError('The sample must be a positive number of rows: write e.g. --sample 100000.');
     return n;
   };
   program
     .command('report')
-    .description("write one self-contained HTML file (works offline) with plots over the checkpoint's retained batches: rates, batch duration vs the schedule, watermark lag, state rows, late rows and dead letters, backlog, and optionally the lateness histogram")
-    .argument('[query-module]', "the query module, to find the checkpoint `run` used by default (not needed with --checkpoint)")
+    .description(
+      "write one self-contained HTML file (works offline) with plots over the checkpoint's retained batches: rates, batch duration vs the schedule, watermark lag, state rows, late rows and dead letters, backlog, and optionally the lateness histogram",
+    )
+    .argument('[query-module]', 'the query module, to find the checkpoint `run` used by default (not needed with --checkpoint)')
     .option('--checkpoint <uri>', 's3://bucket/prefix of the checkpoint (default: as `run` finds it)')
-    .option('--source <uri>', "s3://bucket/prefix or kinesis://stream, for the checkpoint's default and --lateness-column (default: the query's load(...) path)")
+    .option(
+      '--source <uri>',
+      "s3://bucket/prefix or kinesis://stream, for the checkpoint's default and --lateness-column (default: the query's load(...) path)",
+    )
     .option('--out <file>', 'the HTML file to write', 'report.html')
     .option('--interval <duration>', 'the schedule interval, drawn against the batch durations (e.g. 15m, 1h)', '15m')
     .option('--lateness-column <column>', "also sample the source's lateness on this event-time column and draw its histogram")
@@ -176,9 +207,11 @@ Example:
     .action(async (modulePath: string | undefined, o: ReportCliOptions) => done(await commands().reportCommand(modulePath, o)));
   program
     .command('lateness')
-    .description("measure how late the source's rows arrive (arrival time − event time): p50, p90, p99, p99.9, max, the share each watermark delay would drop, and a recommended withWatermark delay")
-    .argument('[query-module]', "the query module: its load(...) path, watermark column and delay are the defaults")
-    .option('--source <uri>', 's3://bucket/prefix (arrival: the object\'s LastModified) or kinesis://stream (ApproximateArrivalTimestamp)')
+    .description(
+      "measure how late the source's rows arrive (arrival time − event time): p50, p90, p99, p99.9, max, the share each watermark delay would drop, and a recommended withWatermark delay",
+    )
+    .argument('[query-module]', 'the query module: its load(...) path, watermark column and delay are the defaults')
+    .option('--source <uri>', "s3://bucket/prefix (arrival: the object's LastModified) or kinesis://stream (ApproximateArrivalTimestamp)")
     .option('--column <name>', "the event-time field (default: the query's withWatermark column)")
     .option('--sample <n>', 'at most this many rows (S3: the newest objects first; Kinesis: from --since on)', sampleSize, 100000)
     .option('--since <duration>', 'data that arrived in this last while (e.g. 7d, 12h)', '7d')
@@ -208,7 +241,9 @@ Example:
       )
       .addOption(new Option('--source <kind>', 'feed the cases through an S3 landing prefix or a Kinesis stream').choices(['s3', 'kinesis']).default('s3'))
       .addOption(
-        new Option('--sink <kind>', 's3: one object per batch; files: the S3 file sink with its sink log; dynamodb: the DynamoDB table sink').choices(['s3', 'files', 'dynamodb']).default('s3'),
+        new Option('--sink <kind>', 's3: one object per batch; files: the S3 file sink with its sink log; dynamodb: the DynamoDB table sink')
+          .choices(['s3', 'files', 'dynamodb'])
+          .default('s3'),
       )
       .addOption(statePartitionsOption())
       .addOption(workersOption())
@@ -224,8 +259,14 @@ Example:
     conf.outputHelp({ error: true });
     done(EXIT_CODES.usage);
   });
-  for (const c of program.commands) c.exitOverride().configureOutput({ outputError: (text, write) => write(`sluice: ${text.replace(/^error: /, '')}`) }).showHelpAfterError(`(run "sluice ${c.name()} --help" for usage)`);
-  for (const c of conf.commands) c.exitOverride().configureOutput({ outputError: (text, write) => write(`sluice: ${text.replace(/^error: /, '')}`) }).showHelpAfterError(`(run "sluice conformance ${c.name()} --help" for usage)`);
+  for (const c of program.commands)
+    c.exitOverride()
+      .configureOutput({ outputError: (text, write) => write(`sluice: ${text.replace(/^error: /, '')}`) })
+      .showHelpAfterError(`(run "sluice ${c.name()} --help" for usage)`);
+  for (const c of conf.commands)
+    c.exitOverride()
+      .configureOutput({ outputError: (text, write) => write(`sluice: ${text.replace(/^error: /, '')}`) })
+      .showHelpAfterError(`(run "sluice conformance ${c.name()} --help" for usage)`);
   return program;
 }
 

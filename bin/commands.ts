@@ -12,7 +12,17 @@ import { InvalidOptionError } from '../lib/engine/errors';
 import type { QueryPlan } from '../lib/engine/plan/types';
 import { connectionFromEnv, createClients } from '../lib/aws/clients';
 import type { AwsConnection } from '../lib/aws/config';
-import { buildExecutor, deadLetterLocation, describeSink, parseS3Uri, parseSinkUri, type PipelineConfig, type S3Location, type SinkLocation, type SourceLocation } from '../lib/aws/pipeline';
+import {
+  buildExecutor,
+  deadLetterLocation,
+  describeSink,
+  parseS3Uri,
+  parseSinkUri,
+  type PipelineConfig,
+  type S3Location,
+  type SinkLocation,
+  type SourceLocation,
+} from '../lib/aws/pipeline';
 import { S3CheckpointStore } from '../lib/aws/s3/checkpoint';
 import { keyRoot } from '../lib/aws/s3/requests';
 import { parseShortDuration } from '../lib/observe/format';
@@ -68,7 +78,9 @@ export async function exampleSeed(aws: boolean | undefined, dataDir?: string): P
       console.log(`${mode} mode  (landing s3://${bucket}/${base}/landing, checkpoint s3://${bucket}/${base}/checkpoint)`);
       for (let i = 0; i < SEED_FILES.length; i++) {
         const f = SEED_FILES[i];
-        await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: `${base}/landing/${f.name}`, Body: f.rows.map((r) => JSON.stringify(r)).join('\n') }));
+        await clients.s3.send(
+          new PutObjectCommand({ Bucket: bucket, Key: `${base}/landing/${f.name}`, Body: f.rows.map((r) => JSON.stringify(r)).join('\n') }),
+        );
         const report = await buildExecutor(conn, plan, cfg).executor.run({ collectRows: true });
         const shown = showTotals(report.batches.flatMap((b) => b.rows));
         const dropped = report.droppedByWatermark ? `, ${report.droppedByWatermark} late row dropped` : '';
@@ -79,10 +91,15 @@ export async function exampleSeed(aws: boolean | undefined, dataDir?: string): P
       console.log('');
     }
     console.log('Expected (Spark): append run 1 [], run 2 [(12:00, 12:10, 19.0)], run 3 [(12:10, 12:20, 7.0), (12:20, 12:30, 3.0)];');
-    console.log('                  update run 1 [(12:00, 12:10, 15.0), (12:10, 12:20, 7.0)], run 2 [(12:00, 12:10, 19.0), (12:20, 12:30, 3.0)], run 3 [(12:40, 12:50, 1.0)]');
+    console.log(
+      '                  update run 1 [(12:00, 12:10, 15.0), (12:10, 12:20, 7.0)], run 2 [(12:00, 12:10, 19.0), (12:20, 12:30, 3.0)], run 3 [(12:40, 12:50, 1.0)]',
+    );
     // From source (this repository) the CLI is `npm run sluice --`; from the package, `npx sluice`.
     const cli = __filename.endsWith('.ts') ? 'npm run sluice --' : 'npx sluice';
-    if (stack && dataDir) console.log(`\nThe runs, batch by batch: ${cli} status --checkpoint s3://${bucket}/${runId}/append/checkpoint${dataDir === '.sluice/local' ? '' : ` --data-dir ${dataDir}`}`);
+    if (stack && dataDir)
+      console.log(
+        `\nThe runs, batch by batch: ${cli} status --checkpoint s3://${bucket}/${runId}/append/checkpoint${dataDir === '.sluice/local' ? '' : ` --data-dir ${dataDir}`}`,
+      );
     return EXIT_CODES.ok;
   } finally {
     await stack?.stop();
@@ -134,12 +151,16 @@ async function uploadInput(clients: ReturnType<typeof createClients>, dir: strin
 /** Puts each line of the folder's files (in name order) as one record. */
 async function putInputRecords(clients: ReturnType<typeof createClients>, dir: string, streamName: string): Promise<void> {
   for (const n of inputFiles(dir)) {
-    const lines = readFileSync(join(dir, n), 'utf8').split('\n').filter((l) => l.trim() !== '');
+    const lines = readFileSync(join(dir, n), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '');
     const records = lines.map((line, i) => {
       try {
         return { data: JSON.parse(line) as unknown, partitionKey: `${n}:${i + 1}` };
       } catch {
-        throw new InvalidOptionError(`--input ${join(dir, n)} line ${i + 1} is not JSON: each line becomes one Kinesis record, so write one JSON object per line`);
+        throw new InvalidOptionError(
+          `--input ${join(dir, n)} line ${i + 1} is not JSON: each line becomes one Kinesis record, so write one JSON object per line`,
+        );
       }
     });
     await putJsonRecords(clients.kinesis, streamName, records);
@@ -148,7 +169,10 @@ async function putInputRecords(clients: ReturnType<typeof createClients>, dir: s
 }
 
 /** Where a query reads, keeps its checkpoint and writes: the flags, else the query's load(...) path and the defaults under `_sluice/<query>`. */
-function locationsOf(plan: QueryPlan, o: { source?: string; checkpoint?: string; sink?: string }): { source: SourceLocation; checkpoint: S3Location; sink: SinkLocation } {
+function locationsOf(
+  plan: QueryPlan,
+  o: { source?: string; checkpoint?: string; sink?: string },
+): { source: SourceLocation; checkpoint: S3Location; sink: SinkLocation } {
   const sourceUri = o.source ?? plan.source.path;
   if (!sourceUri) throw new InvalidOptionError("sluice needs --source s3://bucket/prefix or kinesis://stream (or a path in the query's load(...))");
   const source = sourceFromUri(sourceUri);
@@ -173,14 +197,19 @@ async function checkCheckpointSource(store: S3CheckpointStore, source: SourceLoc
   const stored = (await store.head()).metadata?.sources?.[0];
   const given = sourceIdentity(source);
   if (stored === undefined || stored === given) return;
-  throw new InvalidOptionError(`checkpoint ${store.description} belongs to the source ${stored}, not ${given}: name that source (--source ${stored}), or the checkpoint of ${given} (--checkpoint)`);
+  throw new InvalidOptionError(
+    `checkpoint ${store.description} belongs to the source ${stored}, not ${given}: name that source (--source ${stored}), or the checkpoint of ${given} (--checkpoint)`,
+  );
 }
 
 function sourceFromUri(uri: string): SourceLocation {
   const text = uri.trim();
   if (/^kinesis:/i.test(text)) {
     const kinesis = /^kinesis:\/\/([A-Za-z0-9_.-]{1,128})$/.exec(text);
-    if (!kinesis) throw new InvalidOptionError(`--source ${uri} is not a Kinesis stream URI: write kinesis://<stream name> (1 to 128 of A-Z a-z 0-9 _ . -), e.g. kinesis://events`);
+    if (!kinesis)
+      throw new InvalidOptionError(
+        `--source ${uri} is not a Kinesis stream URI: write kinesis://<stream name> (1 to 128 of A-Z a-z 0-9 _ . -), e.g. kinesis://events`,
+      );
     return { kind: 'kinesis', streamName: kinesis[1] };
   }
   return { kind: 's3', ...parseS3Uri(uri, '--source') };
@@ -253,7 +282,10 @@ export async function runQuery(modulePath: string, o: RunOptions): Promise<numbe
       // partitioned: the tasks on worker threads, as the deployed state machine runs them
       const pool = new WorkerPool(o.workers, { connection: conn, config: cfg, plan: { kind: 'module', path: resolve(modulePath) } });
       try {
-        const { batches } = await runPartitioned(pool.handler({ crash: process.env.SLUICE_CRASH_AT || undefined }), { runId: randomUUID(), concurrency: o.workers });
+        const { batches } = await runPartitioned(pool.handler({ crash: process.env.SLUICE_CRASH_AT || undefined }), {
+          runId: randomUUID(),
+          concurrency: o.workers,
+        });
         return await partitionedRunReport(plan, built.checkpoint, batches);
       } finally {
         await pool.close();
@@ -264,7 +296,12 @@ export async function runQuery(modulePath: string, o: RunOptions): Promise<numbe
       throw e;
     });
     const dl = deadLetterLocation(cfg);
-    display.finish(report, { output: describeSink(sink), checkpoint: `s3://${checkpoint.bucket}/${checkpoint.prefix}`, deadLetters: `s3://${dl.bucket}/${dl.prefix}`, elapsedMs: Date.now() - startedMs });
+    display.finish(report, {
+      output: describeSink(sink),
+      checkpoint: `s3://${checkpoint.bucket}/${checkpoint.prefix}`,
+      deadLetters: `s3://${dl.bucket}/${dl.prefix}`,
+      elapsedMs: Date.now() - startedMs,
+    });
     return report.stoppedBy === 'lease-held' ? EXIT_CODES.leaseHeld : EXIT_CODES.ok;
   } finally {
     await stack?.stop();
@@ -291,7 +328,9 @@ export interface StatusCliOptions {
 export async function status(modulePath: string | undefined, o: StatusCliOptions): Promise<number> {
   const intervalMs = parseShortDuration(o.interval, '--interval');
   if (!modulePath && !o.checkpoint) {
-    throw new InvalidOptionError('sluice status needs the query module (as for sluice run) or --checkpoint s3://bucket/prefix: write e.g. sluice status src/query.ts');
+    throw new InvalidOptionError(
+      'sluice status needs the query module (as for sluice run) or --checkpoint s3://bucket/prefix: write e.g. sluice status src/query.ts',
+    );
   }
   const plan = modulePath ? await loadPlan(modulePath) : null;
   const checkpoint = plan ? locationsOf(plan, o).checkpoint : parseS3Uri(o.checkpoint!, '--checkpoint');
@@ -370,7 +409,9 @@ export async function conformance(sub: 'run' | 'check', files: string[], o: Conf
       console.log(JSON.stringify(printed));
       if (crash && crashesFired !== undefined) {
         const steps = c?.steps.length ?? 0;
-        console.error(`crash ${o.crash} fired in ${crashesFired} of ${steps} step${steps === 1 ? '' : 's'} of ${result.name}${crashesFired === 0 ? ': the case never reaches that point on this sink, so this run is the same as one without a crash' : ''}`);
+        console.error(
+          `crash ${o.crash} fired in ${crashesFired} of ${steps} step${steps === 1 ? '' : 's'} of ${result.name}${crashesFired === 0 ? ': the case never reaches that point on this sink, so this run is the same as one without a crash' : ''}`,
+        );
       }
       if (sub === 'check') {
         const problems = c ? compareCase(c, result) : [`error: ${result.error}`];
@@ -391,10 +432,11 @@ export async function conformance(sub: 'run' | 'check', files: string[], o: Conf
 async function sourceFactoryFor(kind: string, conn: AwsConnection): Promise<Pick<ConformanceOptions, 'sourceFactory'>> {
   if (kind === 's3') return {};
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const mod = require('../lib/conformance/kinesis') as { kinesisCaseSource: ConformanceOptions['sourceFactory'] extends infer F ? (conn: AwsConnection) => F : never };
+  const mod = require('../lib/conformance/kinesis') as {
+    kinesisCaseSource: ConformanceOptions['sourceFactory'] extends infer F ? (conn: AwsConnection) => F : never;
+  };
   return { sourceFactory: mod.kinesisCaseSource(conn) };
 }
-
 
 // ------------------------------------------------------------------------- report and lateness
 // (its own import here, to keep this block apart from the rest of the file)
@@ -410,7 +452,8 @@ function sourceOf(o: { source?: string }, plan: QueryPlan | null): SourceLocatio
 /** The checkpoint as `run` finds it: --checkpoint, else s3://<source bucket, or sluice-local>/_sluice/<query>/checkpoint. */
 function checkpointOf(o: { checkpoint?: string; source?: string }, plan: QueryPlan | null): { bucket: string; prefix: string } {
   if (o.checkpoint) return parseS3Uri(o.checkpoint, '--checkpoint');
-  if (!plan) throw new InvalidOptionError('sluice report needs --checkpoint s3://bucket/prefix, or the query module whose default checkpoint `sluice run` used');
+  if (!plan)
+    throw new InvalidOptionError('sluice report needs --checkpoint s3://bucket/prefix, or the query module whose default checkpoint `sluice run` used');
   return defaultCheckpoint(plan, sourceOf(o, plan));
 }
 
@@ -458,7 +501,8 @@ export async function latenessCommand(modulePath: string | undefined, o: Latenes
   const { formatLatenessText, parseDurationFlag }: typeof import('../lib/observe/lateness') = require('../lib/observe/lateness');
   const plan = modulePath ? await loadPlan(modulePath) : null;
   const source = sourceOf(o, plan);
-  if (!source) throw new InvalidOptionError("sluice lateness needs --source s3://bucket/prefix or kinesis://stream (or a query module with a path in its load(...))");
+  if (!source)
+    throw new InvalidOptionError('sluice lateness needs --source s3://bucket/prefix or kinesis://stream (or a query module with a path in its load(...))');
   const mark = watermarkOf(plan, o.column);
   const column = o.column ?? mark?.column;
   if (!column) throw new InvalidOptionError('sluice lateness needs --column <event-time field>, or a query module with withWatermark(column, delay)');
@@ -468,7 +512,14 @@ export async function latenessCommand(modulePath: string | undefined, o: Latenes
   try {
     const { sample, stats } = await measureLateness(conn, source, column, { sample: o.sample, since: o.since, delayMs });
     if (o.json) console.log(JSON.stringify({ source: describeSource(source), column, sampled: sample.sampled, capped: sample.capped, ...stats }, null, 2));
-    else console.log(formatLatenessText(stats, { source: describeSource(source), column, sampled: sample.sampled + (sample.capped ? ` (capped at --sample ${o.sample})` : '') }));
+    else
+      console.log(
+        formatLatenessText(stats, {
+          source: describeSource(source),
+          column,
+          sampled: sample.sampled + (sample.capped ? ` (capped at --sample ${o.sample})` : ''),
+        }),
+      );
     return EXIT_CODES.ok;
   } finally {
     await stack?.stop();
@@ -502,7 +553,10 @@ export async function reportCommand(modulePath: string | undefined, o: ReportCli
   if (intervalMs <= 0) throw new InvalidOptionError(`--interval ${o.interval} must be positive: give the schedule the query runs on, e.g. 15m`);
   parseDurationFlag(o.since, '--since');
   const source = o.latenessColumn ? sourceOf(o, plan) : null;
-  if (o.latenessColumn && !source) throw new InvalidOptionError('sluice report --lateness-column needs --source s3://bucket/prefix or kinesis://stream (or a query module with a path in its load(...))');
+  if (o.latenessColumn && !source)
+    throw new InvalidOptionError(
+      'sluice report --lateness-column needs --source s3://bucket/prefix or kinesis://stream (or a query module with a path in its load(...))',
+    );
   const assets = {
     uplotJs: readFileSync(require.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8'),
     uplotCss: readFileSync(require.resolve('uplot/dist/uPlot.min.css'), 'utf8'),

@@ -42,7 +42,12 @@ export function initProject(opts: InitOptions): { dir: string; files: string[] }
   if (existsSync(dir) && readdirSync(dir).length > 0) {
     throw new InvalidOptionError(`sluice init: ${dir} is not empty: pass a new folder name, e.g. sluice init my-pipeline`);
   }
-  const name = basename(dir).toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[._-]+/, '').slice(0, 64) || 'my-pipeline';
+  const name =
+    basename(dir)
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/g, '-')
+      .replace(/^[._-]+/, '')
+      .slice(0, 64) || 'my-pipeline';
   const root = packageRoot();
   const own = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as OwnPackage;
   const pin = (dep: string): string => {
@@ -59,13 +64,23 @@ export function initProject(opts: InitOptions): { dir: string; files: string[] }
     READ: kinesis ? 'kinesis' : 'load',
     LIMIT_OPTION: kinesis ? 'maxRecordsPerTrigger' : 'maxFilesPerTrigger',
     SOURCE_TEXT: kinesis ? 'JSON records from a Kinesis data stream' : 'JSON-lines files dropped under an S3 landing prefix',
-    SINK_TEXT: { s3: 'S3 as JSON lines, one object per batch', dynamodb: 'a DynamoDB table, one item per window', parquet: 'S3 as Parquet files (for Athena)' }[opts.sink],
+    SINK_TEXT: { s3: 'S3 as JSON lines, one object per batch', dynamodb: 'a DynamoDB table, one item per window', parquet: 'S3 as Parquet files (for Athena)' }[
+      opts.sink
+    ],
     LOCAL_SOURCE: kinesis ? 'kinesis://events' : 's3://sluice-local/landing',
     LOCAL_SINK: { s3: 's3://sluice-local/output', dynamodb: `dynamodb://${sinkTable}`, parquet: "'s3://sluice-local/output?format=parquet'" }[opts.sink],
     // Each test writes its own S3 prefix (an S3 sink's objects are write-once per batch); the
     // DynamoDB sink keys its items by the checkpoint's query id, so the tests can share the table.
-    TEST_SINK_APPEND: { s3: 's3://sluice-sample/output/append', dynamodb: `dynamodb://${sinkTable}`, parquet: 's3://sluice-sample/output/append?format=parquet' }[opts.sink],
-    TEST_SINK_UPDATE: { s3: 's3://sluice-sample/output/update', dynamodb: `dynamodb://${sinkTable}`, parquet: 's3://sluice-sample/output/update?format=parquet' }[opts.sink],
+    TEST_SINK_APPEND: {
+      s3: 's3://sluice-sample/output/append',
+      dynamodb: `dynamodb://${sinkTable}`,
+      parquet: 's3://sluice-sample/output/append?format=parquet',
+    }[opts.sink],
+    TEST_SINK_UPDATE: {
+      s3: 's3://sluice-sample/output/update',
+      dynamodb: `dynamodb://${sinkTable}`,
+      parquet: 's3://sluice-sample/output/update?format=parquet',
+    }[opts.sink],
     KINESIS_NOTE: kinesis ? ' and kinesis-mock' : '',
     TEST_SERVICES: kinesis ? "'dynamodb', 's3', 'kinesis'" : "'dynamodb', 's3'",
     CDK_IMPORTS: opts.sink === 'dynamodb' ? ', RemovalPolicy, aws_dynamodb as dynamodb' : '',
@@ -85,8 +100,8 @@ new CfnOutput(stack, 'TotalsTable', { value: totals.tableName });
     SINK_CDK: { s3: 'PipelineSink.s3()', dynamodb: "PipelineSink.dynamodb(totals, 'totals')", parquet: 'PipelineSink.parquet()' }[opts.sink],
     SOURCE_OUTPUT: kinesis
       ? "new CfnOutput(stack, 'StreamName', { value: pipeline.sourceStream!.streamName });\n"
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: TypeScript source written into the scaffold, with its own template literal
-      : "new CfnOutput(stack, 'LandingUri', { value: `s3://${pipeline.landingBucket!.bucketName}/${pipeline.landingPrefix}` });\n",
+      : // biome-ignore lint/suspicious/noTemplateCurlyInString: TypeScript source written into the scaffold, with its own template literal
+        "new CfnOutput(stack, 'LandingUri', { value: `s3://${pipeline.landingBucket!.bucketName}/${pipeline.landingPrefix}` });\n",
     DEPLOY_INPUT: kinesis
       ? 'Then put JSON records on the stream the stack outputs (`StreamName`); each scheduled run reads what arrived since the last one.'
       : 'Then drop JSON-lines files under the landing URI the stack outputs (`LandingUri`), named so that later files sort later; each scheduled run reads the files that arrived since the last one.',

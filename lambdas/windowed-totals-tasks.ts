@@ -8,4 +8,6 @@
 import { windowedTotals } from '../examples/windowed-totals';
 import { createTaskLambdaFromEnv, type TaskLambda } from '../lib/aws/lambda/scale-out-handler';
 
-export const handler: TaskLambda = createTaskLambdaFromEnv(process.env, (env) => windowedTotals({ outputMode: env.outputMode, source: env.config.source.kind === 'kinesis' ? 'kinesis' : 'files' }));
+export const handler: TaskLambda = createTaskLambdaFromEnv(process.env, (env) =>
+  windowedTotals({ outputMode: env.outputMode, source: env.config.source.kind === 'kinesis' ? 'kinesis' : 'files' }),
+);

@@ -9,7 +9,14 @@
  *   export const handler = createScheduledHandlerFromEnv(process.env, (env) => windowedTotals(env.outputMode));
  */
 import type { QueryPlan } from '../engine/plan/types';
-import { createScheduledHandler, failingHandler, lambdaEnvironmentFrom, type LambdaEnvironment, type ScheduledHandler, type ScheduledHandlerOptions } from '../aws/lambda/handler';
+import {
+  createScheduledHandler,
+  failingHandler,
+  lambdaEnvironmentFrom,
+  type LambdaEnvironment,
+  type ScheduledHandler,
+  type ScheduledHandlerOptions,
+} from '../aws/lambda/handler';
 
 export {
   createScheduledHandler,
@@ -38,7 +45,16 @@ export {
 } from '../aws/lambda/scale-out-handler';
 export type { CommitResult, PlanResult, TaskEvent, TaskHandler, TaskResult } from '../scale/contract';
 export type { StreamingProgress, StateOperatorProgress, SourceProgress, SinkProgress, SourceBacklog } from '../engine/progress';
-export { buildExecutor, runPipeline, parseS3Uri, parseSinkUri, type PipelineConfig, type S3Location, type SinkLocation, type SourceLocation } from '../aws/pipeline';
+export {
+  buildExecutor,
+  runPipeline,
+  parseS3Uri,
+  parseSinkUri,
+  type PipelineConfig,
+  type S3Location,
+  type SinkLocation,
+  type SourceLocation,
+} from '../aws/pipeline';
 export { createClients, connectionFromEnv, type AwsClients } from '../aws/clients';
 export type { AwsConnection } from '../aws/config';
 export type { RunReport, BatchReport, StopReason } from '../engine/run/types';

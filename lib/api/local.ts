@@ -6,7 +6,15 @@
  *   import { runQueryOnSample } from 'sluice/local';
  *   const rows = await runQueryOnSample(windowedTotals(), { files: 'sample' });
  */
-export { startLocalStack, ALL_LOCAL_SERVICES, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalService, type LocalStack, type StartLocalStackOptions } from '../local/stack';
+export {
+  startLocalStack,
+  ALL_LOCAL_SERVICES,
+  LOCAL_CREDENTIALS,
+  LOCAL_REGION,
+  type LocalService,
+  type LocalStack,
+  type StartLocalStackOptions,
+} from '../local/stack';
 export { ensureBucket, ensureStateTable, ensureStream } from '../local/resources';
 export { runQueryOnSample, type RunQueryOnSampleOptions, type SampleFile } from '../local/sample';
 export { createClients } from '../aws/clients';

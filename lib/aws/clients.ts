@@ -110,7 +110,7 @@ function commonConfig(conn: AwsConnection, endpoint: string | undefined, creds: 
   };
 }
 
-function http1Handler(): import("@smithy/node-http-handler").NodeHttpHandler {
+function http1Handler(): import('@smithy/node-http-handler').NodeHttpHandler {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { NodeHttpHandler } = require('@smithy/node-http-handler') as typeof import('@smithy/node-http-handler');
   return new NodeHttpHandler();

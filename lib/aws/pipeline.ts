@@ -146,10 +146,14 @@ export function parseSinkUri(uri: string, what = 'sink'): SinkLocation {
   const ddb = /^dynamodb:\/\/([A-Za-z0-9_.-]{3,255})(?:\/([^#/]{1,200}))?\/?$/.exec(text);
   if (ddb) return { kind: 'dynamodb', table: ddb[1], ...(ddb[2] ? { queryKey: ddb[2] } : {}) };
   if (text.startsWith('dynamodb://')) {
-    throw new InvalidOptionError(`${what} ${JSON.stringify(uri)} is not a DynamoDB sink URI: write dynamodb://<table> or dynamodb://<table>/<queryKey>, e.g. dynamodb://orders-per-minute`);
+    throw new InvalidOptionError(
+      `${what} ${JSON.stringify(uri)} is not a DynamoDB sink URI: write dynamodb://<table> or dynamodb://<table>/<queryKey>, e.g. dynamodb://orders-per-minute`,
+    );
   }
   if (!text.startsWith('s3://')) {
-    throw new InvalidOptionError(`${what} ${JSON.stringify(uri)} has an unknown scheme: write s3://<bucket>/<prefix> for JSON-lines batch objects or dynamodb://<table> for a table`);
+    throw new InvalidOptionError(
+      `${what} ${JSON.stringify(uri)} has an unknown scheme: write s3://<bucket>/<prefix> for JSON-lines batch objects or dynamodb://<table> for a table`,
+    );
   }
   const [base, query] = text.split('?', 2);
   const loc = parseS3Uri(base, what);
@@ -157,16 +161,22 @@ export function parseSinkUri(uri: string, what = 'sink'): SinkLocation {
   const params = new URLSearchParams(query);
   for (const k of params.keys()) {
     if (!['log', 'format', 'partitionBy', 'granularity'].includes(k)) {
-      throw new InvalidOptionError(`${what} ${JSON.stringify(uri)}: unknown parameter ${JSON.stringify(k)}; an S3 file sink takes log, format, partitionBy and granularity, e.g. s3://bucket/out?format=parquet&partitionBy=window.start&granularity=day`);
+      throw new InvalidOptionError(
+        `${what} ${JSON.stringify(uri)}: unknown parameter ${JSON.stringify(k)}; an S3 file sink takes log, format, partitionBy and granularity, e.g. s3://bucket/out?format=parquet&partitionBy=window.start&granularity=day`,
+      );
     }
   }
   const format = params.get('format') ?? undefined;
   if (format !== undefined && !(SINK_FORMATS as readonly string[]).includes(format)) {
-    throw new InvalidOptionError(`${what} ${JSON.stringify(uri)}: format ${JSON.stringify(format)} is not one the S3 file sink writes: write format=${SINK_FORMATS.join(' or format=')}`);
+    throw new InvalidOptionError(
+      `${what} ${JSON.stringify(uri)}: format ${JSON.stringify(format)} is not one the S3 file sink writes: write format=${SINK_FORMATS.join(' or format=')}`,
+    );
   }
   const granularity = params.get('granularity') ?? undefined;
   if (granularity !== undefined && !['value', 'day', 'hour'].includes(granularity)) {
-    throw new InvalidOptionError(`${what} ${JSON.stringify(uri)}: granularity ${JSON.stringify(granularity)} is not one the file sink knows: write granularity=value, day or hour`);
+    throw new InvalidOptionError(
+      `${what} ${JSON.stringify(uri)}: granularity ${JSON.stringify(granularity)} is not one the file sink knows: write granularity=value, day or hour`,
+    );
   }
   return {
     kind: 's3-files',
@@ -204,31 +214,66 @@ export function buildExecutor(conn: AwsConnection, given: QueryPlan, cfg: Pipeli
   const openSource = (loc: SourceLocation, spec: SourceSpec, limits: BatchLimits, sourceIndex: number): Source =>
     loc.kind === 's3'
       ? new S3LandingSource({
-          client: clients.s3, bucket: loc.bucket, prefix: loc.prefix, schema: spec.schema, checkpoint,
-          limits, log: extras.log, sourceIndex, ...landingOptionsFromSpec(spec.options),
+          client: clients.s3,
+          bucket: loc.bucket,
+          prefix: loc.prefix,
+          schema: spec.schema,
+          checkpoint,
+          limits,
+          log: extras.log,
+          sourceIndex,
+          ...landingOptionsFromSpec(spec.options),
         })
       : new KinesisSource({ client: clients.kinesis, streamName: loc.streamName, schema: spec.schema, checkpoint, ...kinesisOptionsFromSpec(spec.options) });
   const source: Source = extras.source ?? openSource(cfg.source, plan.source, plan.limits, 0);
   const inputs = plan.inputs ?? [];
-  const inputSources: Source[] = extras.inputSources ? [...extras.inputSources] : inputs.map((input, k) => openSource(inputLocation(cfg, k, input), input.source, input.limits, k + 1));
+  const inputSources: Source[] = extras.inputSources
+    ? [...extras.inputSources]
+    : inputs.map((input, k) => openSource(inputLocation(cfg, k, input), input.source, input.limits, k + 1));
   const namespace = stateNamespace(plan.name, cfg.checkpoint);
   const sinkLoc = cfg.sink;
   let sink: Sink;
   if (extras.sink) sink = extras.sink;
   else if (sinkLoc.kind === 's3') sink = new S3JsonSink({ client: clients.s3, bucket: sinkLoc.bucket, prefix: sinkLoc.prefix });
   else if (sinkLoc.kind === 's3-files') {
-    const opts = { client: clients.s3, bucket: sinkLoc.bucket, prefix: sinkLoc.prefix, partitionBy: sinkLoc.partitionBy, partitionGranularity: sinkLoc.partitionGranularity };
+    const opts = {
+      client: clients.s3,
+      bucket: sinkLoc.bucket,
+      prefix: sinkLoc.prefix,
+      partitionBy: sinkLoc.partitionBy,
+      partitionGranularity: sinkLoc.partitionGranularity,
+    };
     sink = sinkLoc.format === 'parquet' ? new S3ParquetSink(opts) : new S3FileSink(opts);
   } else {
-    sink = new DynamoDbSink({ client: clients.dynamodb, tableName: sinkLoc.table, queryKey: sinkLoc.queryKey, leaseTable: cfg.stateTable, leaseKey: namespace, clock: extras.clock });
+    sink = new DynamoDbSink({
+      client: clients.dynamodb,
+      tableName: sinkLoc.table,
+      queryKey: sinkLoc.queryKey,
+      leaseTable: cfg.stateTable,
+      leaseKey: namespace,
+      clock: extras.clock,
+    });
   }
   const deadLetters = new S3DeadLetterSink({ client: clients.s3, bucket: dl.bucket, prefix: dl.prefix });
-  const state = new DynamoDbStateStore({ client: clients.dynamodb, tableName: cfg.stateTable, namespace, partitions: plan.statePartitions, clock: extras.clock });
+  const state = new DynamoDbStateStore({
+    client: clients.dynamodb,
+    tableName: cfg.stateTable,
+    namespace,
+    partitions: plan.statePartitions,
+    clock: extras.clock,
+  });
   const lease = new DynamoDbLease({ client: clients.dynamodb, tableName: cfg.stateTable, leaseKey: namespace, clock: extras.clock });
   // A test's crash (extras.crash) sits in front of the ports; the executor knows nothing of it.
   const ports = extras.crash ? crashingAt(extras.crash, { source, checkpoint, state, sink, lease }) : { source, checkpoint, state, sink, lease };
   const deps: ExecutorDeps = {
-    plan, ...ports, inputSources, deadLetters, lateRows: cfg.keepLateRows || plan.lateRows === 'dead-letter' ? deadLetters : undefined, clock: extras.clock, log: extras.log, meter: clients.meter,
+    plan,
+    ...ports,
+    inputSources,
+    deadLetters,
+    lateRows: cfg.keepLateRows || plan.lateRows === 'dead-letter' ? deadLetters : undefined,
+    clock: extras.clock,
+    log: extras.log,
+    meter: clients.meter,
     staticTables: extras.staticTables ?? awsStaticTables(clients),
   };
   const options = { leaseDurationMs: cfg.leaseDurationMs, retainBatches: cfg.retainBatches };
@@ -241,7 +286,10 @@ export function buildExecutor(conn: AwsConnection, given: QueryPlan, cfg: Pipeli
    * prefix, so they stay out of it). Build one per task, as a Lambda or a worker thread does.
    */
   const partitioned = (o: { maxSplits?: number } = {}) =>
-    new PartitionedRun({ ...deps, shuffle: new S3ShuffleStore({ client: clients.s3, bucket: cfg.checkpoint.bucket, prefix: shufflePrefix(cfg.checkpoint) }) }, { ...options, ...o });
+    new PartitionedRun(
+      { ...deps, shuffle: new S3ShuffleStore({ client: clients.s3, bucket: cfg.checkpoint.bucket, prefix: shufflePrefix(cfg.checkpoint) }) },
+      { ...options, ...o },
+    );
   return { executor, partitioned, clients, checkpoint, source, sink, state, lease, deadLetters };
 }
 
@@ -288,7 +336,12 @@ function checkWrittenOutsideSources(plan: QueryPlan, cfg: PipelineConfig, deadLe
  * Builds the executor (see buildExecutor) and runs it once, availableNow, up to `deadlineMs`;
  * `onProgress` hears each batch's progress record once it committed.
  */
-export async function runPipeline(conn: AwsConnection, plan: QueryPlan, cfg: PipelineConfig, opts: PipelineExtras & Pick<RunOptions, 'deadlineMs' | 'onProgress'> = {}): Promise<RunReport> {
+export async function runPipeline(
+  conn: AwsConnection,
+  plan: QueryPlan,
+  cfg: PipelineConfig,
+  opts: PipelineExtras & Pick<RunOptions, 'deadlineMs' | 'onProgress'> = {},
+): Promise<RunReport> {
   const { executor } = buildExecutor(conn, plan, cfg, opts);
   return executor.run({ deadlineMs: opts.deadlineMs, onProgress: opts.onProgress });
 }

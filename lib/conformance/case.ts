@@ -52,7 +52,9 @@ interface CaseInput {
 interface CaseQuery {
   schema?: string;
   watermark?: { column: string; delay: string };
-  groupBy?: Array<string | { window: { column: string; duration: string; slide?: string; startTime?: string } } | { sessionWindow: { column: string; gap: string } }>;
+  groupBy?: Array<
+    string | { window: { column: string; duration: string; slide?: string; startTime?: string } } | { sessionWindow: { column: string; gap: string } }
+  >;
   aggregations?: Array<{ fn: string; column?: string; as: string }>;
   dropDuplicates?: { columns?: string[]; withinWatermark?: boolean };
   outputMode: string;
@@ -91,7 +93,13 @@ export function isPipelineCase(c: ConformanceCase): boolean {
 }
 
 const AGGS: Record<string, (c: string) => AggBuilder> = {
-  sum, min, max, avg, first, last, approxCountDistinct,
+  sum,
+  min,
+  max,
+  avg,
+  first,
+  last,
+  approxCountDistinct,
   approx_count_distinct: approxCountDistinct,
   mean: avg,
 };
@@ -112,9 +120,12 @@ export function caseToPlan(c: ConformanceCase, name = 'conformance', tables: Cas
   let frame: StreamFrame = reader.load();
   if (q.watermark) frame = frame.withWatermark(q.watermark.column, q.watermark.delay);
   if (q.groupBy && q.dropDuplicates) {
-    throw new InvalidQueryError(`case ${c.name} has both groupBy and dropDuplicates: a case uses one stateful operator (or a "pipeline" of stages, FORMAT-2.md)`);
+    throw new InvalidQueryError(
+      `case ${c.name} has both groupBy and dropDuplicates: a case uses one stateful operator (or a "pipeline" of stages, FORMAT-2.md)`,
+    );
   }
-  const stages: CaseStage[] = q.pipeline ?? (q.groupBy ? [{ groupBy: q.groupBy, aggregations: q.aggregations ?? [] }] : q.dropDuplicates ? [{ dropDuplicates: q.dropDuplicates }] : []);
+  const stages: CaseStage[] =
+    q.pipeline ?? (q.groupBy ? [{ groupBy: q.groupBy, aggregations: q.aggregations ?? [] }] : q.dropDuplicates ? [{ dropDuplicates: q.dropDuplicates }] : []);
   if (!q.pipeline && !q.groupBy && q.aggregations?.length) {
     throw new InvalidQueryError(`case ${c.name} has aggregations without groupBy: add "groupBy" (a global aggregation is not supported by the format)`);
   }
@@ -137,7 +148,10 @@ function inputsToPlan(c: ConformanceCase, name: string, tables: CaseStaticTables
     let frame: StreamFrame = reader.load();
     if (input.watermark) frame = frame.withWatermark(input.watermark.column, input.watermark.delay);
     for (const stage of input.pipeline ?? []) {
-      if (stage.join && streams.has(stage.join.with)) throw new InvalidQueryError(`case ${c.name}: input ${JSON.stringify(inputName)} joins the stream ${JSON.stringify(stage.join.with)} in its own pipeline: join streams in the query's pipeline`);
+      if (stage.join && streams.has(stage.join.with))
+        throw new InvalidQueryError(
+          `case ${c.name}: input ${JSON.stringify(inputName)} joins the stream ${JSON.stringify(stage.join.with)} in its own pipeline: join streams in the query's pipeline`,
+        );
       frame = applyStage(c, frame, stage, tables);
     }
     streams.set(inputName, frame);
@@ -153,13 +167,19 @@ function inputsToPlan(c: ConformanceCase, name: string, tables: CaseStaticTables
       continue;
     }
     const j = stage.join;
-    if (joined.has(j.with)) throw new InvalidQueryError(`case ${c.name}: the input ${JSON.stringify(j.with)} is ${j.with === from ? 'the one the pipeline starts from' : 'joined twice'}: join each other input once`);
+    if (joined.has(j.with))
+      throw new InvalidQueryError(
+        `case ${c.name}: the input ${JSON.stringify(j.with)} is ${j.with === from ? 'the one the pipeline starts from' : 'joined twice'}: join each other input once`,
+      );
     joined.add(j.with);
     if (!Array.isArray(j.on)) throw new InvalidQueryError(`case ${c.name}: the join's "on" must be a list of keys: see FORMAT-2.md`);
     frame = frame.join(other, j.on, j.type, { timeRange: j.timeRange, condition: (j.condition ?? []) as JoinPredicate[], name: j.with });
   }
   const missing = Object.keys(inputs).filter((n) => !joined.has(n));
-  if (missing.length) throw new InvalidQueryError(`case ${c.name}: input(s) ${missing.join(', ')} are never joined: every input but "from" is joined in by a join stage (FORMAT-2.md)`);
+  if (missing.length)
+    throw new InvalidQueryError(
+      `case ${c.name}: input(s) ${missing.join(', ')} are never joined: every input but "from" is joined in by a join stage (FORMAT-2.md)`,
+    );
   return frame.writeStream.outputMode(q.outputMode).trigger({ availableNow: true }).queryName(name).plan();
 }
 
@@ -179,7 +199,8 @@ export function caseSourceInputs(c: ConformanceCase, plan: QueryPlan): string[] 
 export function caseStageOrder(c: ConformanceCase, plan: QueryPlan): number[] {
   const chain = operatorChain(plan).operators;
   if (!c.query.inputs) return chain.map((_, i) => i);
-  const stateful = (stages: CaseStage[] | undefined) => (stages ?? []).filter((st) => st.groupBy || st.dropDuplicates || (st.join && c.query.inputs![st.join.with])).length;
+  const stateful = (stages: CaseStage[] | undefined) =>
+    (stages ?? []).filter((st) => st.groupBy || st.dropDuplicates || (st.join && c.query.inputs![st.join.with])).length;
   const fromOwn = stateful(c.query.inputs[c.query.from!]?.pipeline);
   const owner = (i: number): string => {
     const o = chain[i];
@@ -207,7 +228,10 @@ function applyStage(c: ConformanceCase, frame: StreamFrame, stage: CaseStage, ta
       if (a.fn === 'count') b = count(a.column);
       else {
         const f = AGGS[a.fn];
-        if (!f) throw new InvalidQueryError(`case ${c.name}: aggregation ${JSON.stringify(a.fn)} is not one of count, sum, min, max, avg, first, last, approxCountDistinct`);
+        if (!f)
+          throw new InvalidQueryError(
+            `case ${c.name}: aggregation ${JSON.stringify(a.fn)} is not one of count, sum, min, max, avg, first, last, approxCountDistinct`,
+          );
         if (!a.column) throw new InvalidQueryError(`case ${c.name}: ${a.fn} needs a "column"`);
         b = f(a.column);
       }
@@ -226,8 +250,14 @@ function applyStage(c: ConformanceCase, frame: StreamFrame, stage: CaseStage, ta
   if (stage.join) {
     const j = stage.join;
     const t = c.query.static && Object.hasOwn(c.query.static, j.with) ? c.query.static[j.with] : undefined;
-    if (!t) throw new InvalidQueryError(`case ${c.name}: the join with ${JSON.stringify(j.with)} names neither a "static" table nor an input of the query: see FORMAT-2.md`);
-    if (j.timeRange) throw new InvalidQueryError(`case ${c.name}: the join with the static table ${JSON.stringify(j.with)} has a timeRange, which only a stream-stream join has: remove it`);
+    if (!t)
+      throw new InvalidQueryError(
+        `case ${c.name}: the join with ${JSON.stringify(j.with)} names neither a "static" table nor an input of the query: see FORMAT-2.md`,
+      );
+    if (j.timeRange)
+      throw new InvalidQueryError(
+        `case ${c.name}: the join with the static table ${JSON.stringify(j.with)} has a timeRange, which only a stream-stream join has: remove it`,
+      );
     if (!Array.isArray(j.on)) throw new InvalidQueryError(`case ${c.name}: the join's "on" must be a list of keys: see FORMAT-2.md`);
     return frame.join(tables(j.with, t), j.on, j.type, { condition: (j.condition ?? []) as JoinPredicate[] });
   }
@@ -239,7 +269,10 @@ function selectItem(c: ConformanceCase, item: string | Record<string, unknown>):
   if (typeof item === 'string') return item;
   const keys = Object.keys(item).filter((k) => k !== 'as');
   const as = item.as;
-  const bad = () => new InvalidQueryError(`case ${c.name}: select item ${JSON.stringify(item)} is not a column name or {"as", one of column, window, windowStart, windowEnd, windowTime}: see FORMAT-2.md`);
+  const bad = () =>
+    new InvalidQueryError(
+      `case ${c.name}: select item ${JSON.stringify(item)} is not a column name or {"as", one of column, window, windowStart, windowEnd, windowTime}: see FORMAT-2.md`,
+    );
   if (typeof as !== 'string' || keys.length !== 1) throw bad();
   const v = item[keys[0]];
   switch (keys[0]) {
@@ -248,7 +281,8 @@ function selectItem(c: ConformanceCase, item: string | Record<string, unknown>):
       return renamed(v, as);
     case 'window': {
       const w = v as { column?: unknown; duration?: unknown; startTime?: unknown };
-      if (!w || typeof w.column !== 'string' || typeof w.duration !== 'string' || Object.keys(w).some((k) => !['column', 'duration', 'startTime'].includes(k))) throw bad();
+      if (!w || typeof w.column !== 'string' || typeof w.duration !== 'string' || Object.keys(w).some((k) => !['column', 'duration', 'startTime'].includes(k)))
+        throw bad();
       return windowOf(window(w.column, w.duration, undefined, w.startTime as string | undefined), as);
     }
     case 'windowStart':
@@ -325,7 +359,9 @@ function validateCase(c: ConformanceCase, file: string): void {
     if (!obj || typeof obj !== 'object' || Array.isArray(obj)) throw new InvalidQueryError(`${where}: ${path} must be an object: see FORMAT.md`);
     for (const k of Object.keys(obj)) {
       if (!(KEYS[kind] as readonly string[]).includes(k)) {
-        throw new InvalidQueryError(`${where}: key ${JSON.stringify(k)} in ${path} is not part of the case format (known: ${KEYS[kind].join(', ')}): remove it, or see FORMAT.md and FORMAT-2.md`);
+        throw new InvalidQueryError(
+          `${where}: key ${JSON.stringify(k)} in ${path} is not part of the case format (known: ${KEYS[kind].join(', ')}): remove it, or see FORMAT.md and FORMAT-2.md`,
+        );
       }
     }
   };
@@ -333,7 +369,8 @@ function validateCase(c: ConformanceCase, file: string): void {
   const q = c.query;
   known(q, 'query', '"query"');
   if (c.expectError !== undefined) {
-    if (typeof c.expectError !== 'string' || !c.expectError) throw new InvalidQueryError(`${where}: "expectError" must be the text of the expected error: see FORMAT-2.md`);
+    if (typeof c.expectError !== 'string' || !c.expectError)
+      throw new InvalidQueryError(`${where}: "expectError" must be the text of the expected error: see FORMAT-2.md`);
     if (c.steps !== undefined) throw new InvalidQueryError(`${where}: a case has either "expectError" or "steps", not both: see FORMAT-2.md`);
   } else if (!Array.isArray(c.steps)) {
     throw new InvalidQueryError(`${where}: "steps" must be a list (or the case has "expectError"): see FORMAT.md`);
@@ -344,8 +381,12 @@ function validateCase(c: ConformanceCase, file: string): void {
       if (typeof k === 'string') return;
       const o = k as Record<string, unknown>;
       if (o && typeof o === 'object' && 'window' in o && Object.keys(o).length === 1) known(o.window, 'window', `${path}[${i}].window`);
-      else if (o && typeof o === 'object' && 'sessionWindow' in o && Object.keys(o).length === 1) known(o.sessionWindow, 'sessionWindow', `${path}[${i}].sessionWindow`);
-      else throw new InvalidQueryError(`${where}: ${path}[${i}] ${JSON.stringify(k)} is not a column name, {"window": ...} or {"sessionWindow": ...}: see FORMAT.md`);
+      else if (o && typeof o === 'object' && 'sessionWindow' in o && Object.keys(o).length === 1)
+        known(o.sessionWindow, 'sessionWindow', `${path}[${i}].sessionWindow`);
+      else
+        throw new InvalidQueryError(
+          `${where}: ${path}[${i}] ${JSON.stringify(k)} is not a column name, {"window": ...} or {"sessionWindow": ...}: see FORMAT.md`,
+        );
     });
   };
   const aggregations = (aggs: unknown, path: string) => {
@@ -359,7 +400,9 @@ function validateCase(c: ConformanceCase, file: string): void {
       known(st, 'stage', p);
       const kinds = Object.keys(st).filter((k) => k !== 'aggregations');
       if (kinds.length !== 1 || ('aggregations' in st && kinds[0] !== 'groupBy')) {
-        throw new InvalidQueryError(`${where}: ${p} must have exactly one of watermark, groupBy (with aggregations), dropDuplicates, select, join: see FORMAT-2.md`);
+        throw new InvalidQueryError(
+          `${where}: ${p} must have exactly one of watermark, groupBy (with aggregations), dropDuplicates, select, join: see FORMAT-2.md`,
+        );
       }
       const stage = st as CaseStage;
       if (stage.watermark) known(stage.watermark, 'watermark', `${p}.watermark`);
@@ -379,12 +422,17 @@ function validateCase(c: ConformanceCase, file: string): void {
   if (q.pipeline !== undefined) {
     stages(q.pipeline, '"query.pipeline"');
     if (q.groupBy || q.aggregations || q.dropDuplicates) {
-      throw new InvalidQueryError(`${where}: a query with "pipeline" has no groupBy, aggregations or dropDuplicates key (they are stages of the pipeline): see FORMAT-2.md`);
+      throw new InvalidQueryError(
+        `${where}: a query with "pipeline" has no groupBy, aggregations or dropDuplicates key (they are stages of the pipeline): see FORMAT-2.md`,
+      );
     }
   }
   if (q.inputs !== undefined) {
     if (q.schema !== undefined) throw new InvalidQueryError(`${where}: a query with "inputs" has no "schema" (each input has its own): see FORMAT-2.md`);
-    if (!q.from || !(q.from in q.inputs)) throw new InvalidQueryError(`${where}: "from" ${JSON.stringify(q.from)} must name one of the inputs ${JSON.stringify(Object.keys(q.inputs))}: see FORMAT-2.md`);
+    if (!q.from || !(q.from in q.inputs))
+      throw new InvalidQueryError(
+        `${where}: "from" ${JSON.stringify(q.from)} must name one of the inputs ${JSON.stringify(Object.keys(q.inputs))}: see FORMAT-2.md`,
+      );
     for (const [name, input] of Object.entries(q.inputs)) {
       known(input, 'input', `input ${JSON.stringify(name)}`);
       if (input.watermark) known(input.watermark, 'watermark', `input ${JSON.stringify(name)}.watermark`);
@@ -398,8 +446,13 @@ function validateCase(c: ConformanceCase, file: string): void {
     known(step, 'step', `step ${i + 1}`);
     known(step.expect, 'expect', `step ${i + 1}.expect`);
     const feeds = ['add', 'files', 'addTo', 'filesTo'].filter((k) => k in step);
-    if (feeds.length > 1) throw new InvalidQueryError(`${where}: step ${i + 1} has ${feeds.join(' and ')}: a step has one of add, files (one input) or addTo, filesTo (named inputs)`);
-    if ((step.addTo || step.filesTo) && !q.inputs) throw new InvalidQueryError(`${where}: step ${i + 1} uses addTo/filesTo, which need named "inputs": use add or files`);
-    if ((step.add || step.files) && q.inputs) throw new InvalidQueryError(`${where}: step ${i + 1} uses add/files in a query with named inputs: use addTo or filesTo`);
+    if (feeds.length > 1)
+      throw new InvalidQueryError(
+        `${where}: step ${i + 1} has ${feeds.join(' and ')}: a step has one of add, files (one input) or addTo, filesTo (named inputs)`,
+      );
+    if ((step.addTo || step.filesTo) && !q.inputs)
+      throw new InvalidQueryError(`${where}: step ${i + 1} uses addTo/filesTo, which need named "inputs": use add or files`);
+    if ((step.add || step.files) && q.inputs)
+      throw new InvalidQueryError(`${where}: step ${i + 1} uses add/files in a query with named inputs: use addTo or filesTo`);
   });
 }

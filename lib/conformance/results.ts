@@ -53,10 +53,18 @@ export function stepFromBatches(
  * one entry per stateful stage in plan order: the run's figures per operator (RunReport's
  * stateRowsByOperator, the step's late rows per operator).
  */
-export function asPipelineStep(step: StepResult, perStage: { stateRows?: readonly number[]; droppedByStage: readonly number[] }, order: readonly number[]): StepResult {
+export function asPipelineStep(
+  step: StepResult,
+  perStage: { stateRows?: readonly number[]; droppedByStage: readonly number[] },
+  order: readonly number[],
+): StepResult {
   if (Array.isArray(step.stateRows)) return step;
   // per-operator figures in run order, listed in the format's order (case.ts caseStageOrder)
-  const stateRows = perStage.stateRows ? order.map((i) => perStage.stateRows![i] ?? 0) : order.length ? [step.stateRows, ...new Array<number>(order.length - 1).fill(0)] : [];
+  const stateRows = perStage.stateRows
+    ? order.map((i) => perStage.stateRows![i] ?? 0)
+    : order.length
+      ? [step.stateRows, ...new Array<number>(order.length - 1).fill(0)]
+      : [];
   const droppedByStage = order.map((i) => perStage.droppedByStage[i] ?? 0);
   return { ...step, stateRows, droppedByStage };
 }
@@ -135,7 +143,8 @@ function compareStep(result: StepResult, expect: Record<string, unknown>): strin
   }
   if ('batches' in expect) {
     const eb = expect.batches as Array<{ batchId: number; rows: unknown[] }>;
-    const ok = eb.length === result.batches.length && eb.every((b, i) => b.batchId === result.batches[i].batchId && multisetEqual(result.batches[i].rows, b.rows));
+    const ok =
+      eb.length === result.batches.length && eb.every((b, i) => b.batchId === result.batches[i].batchId && multisetEqual(result.batches[i].rows, b.rows));
     if (!ok) problems.push(`batches: expected ${show(eb)}, got ${show(result.batches)}`);
   }
   return problems;

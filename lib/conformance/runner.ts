@@ -84,7 +84,10 @@ function landingPrefix(base: string, sourceIndex: number): string {
 }
 
 function slug(name: string): string {
-  return name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 60);
+  return name
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .slice(0, 60);
 }
 
 /** Reads back the rows a sink durably holds for batches (from, to], by batch. */
@@ -169,7 +172,15 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
     if (caseSources.some((x) => !x.location)) return { name: c.name, error: '--workers needs sources the config can name (an S3 prefix or a Kinesis stream)' };
     cfg = { ...cfg, source: caseSources[0].location!, ...(caseSources.length > 1 ? { inputs: caseSources.slice(1).map((x) => x.location!) } : {}) };
   }
-  const pool = opts.workers !== undefined ? new WorkerPool(opts.workers, { connection: opts.connection, config: cfg, plan: { kind: 'case', case: c, name: plan.name, statePartitions: opts.statePartitions }, maxSplits: 3 }) : null;
+  const pool =
+    opts.workers !== undefined
+      ? new WorkerPool(opts.workers, {
+          connection: opts.connection,
+          config: cfg,
+          plan: { kind: 'case', case: c, name: plan.name, statePartitions: opts.statePartitions },
+          maxSplits: 3,
+        })
+      : null;
   let runNo = 0;
   const crashText = crashPlan ? `${crashPlan.point}${crashPlan.batchId !== undefined ? `@${crashPlan.batchId}` : ''}` : undefined;
   /** One scheduled run: the executor's, or a partitioned run on the pool (its result read back from the checkpoint). */
@@ -178,7 +189,10 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
       const r = await buildExecutor(opts.connection, plan, cfg, { crash, ...sources(), clock }).executor.run();
       return r;
     }
-    const { batches } = await runPartitioned(pool.handler({ crash: crash ? crashText : undefined, clockOffsetMs: passedMs }), { runId: `${base}-run-${++runNo}`, concurrency: opts.workers });
+    const { batches } = await runPartitioned(pool.handler({ crash: crash ? crashText : undefined, clockOffsetMs: passedMs }), {
+      runId: `${base}-run-${++runNo}`,
+      concurrency: opts.workers,
+    });
     return partitionedRunReport(plan, buildExecutor(opts.connection, plan, cfg, { clock }).checkpoint, batches);
   };
 
@@ -187,7 +201,10 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
       for (const f of stepInputFiles(step)) {
         fileNo++;
         const at = inputNames.indexOf(f.input);
-        if (at < 0) throw new SluiceError(`case ${c.name}: a step adds rows to input ${JSON.stringify(f.input)}, which the query does not have (${inputNames.join(', ')})`);
+        if (at < 0)
+          throw new SluiceError(
+            `case ${c.name}: a step adds rows to input ${JSON.stringify(f.input)}, which the query does not have (${inputNames.join(', ')})`,
+          );
         if (caseSources) await caseSources[at].put(fileNo, f.rows);
         else {
           const key = `${landingPrefix(base, at)}/part-${String(fileNo).padStart(6, '0')}.json`;
@@ -227,4 +244,3 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
   }
   return { name: c.name, steps, ...(crashPlan ? { crashesFired } : {}) };
 }
-

@@ -59,9 +59,7 @@ export function parseInterval(text: string, what: string): ParsedInterval {
 export function parseWindowDuration(text: string, what: string, allowZero = false): number {
   const { ms, months } = parseInterval(text, what);
   if (months !== 0) {
-    throw new InvalidOptionError(
-      `${what} "${text}" uses months or years, which have no fixed length: express it in weeks, days, hours or smaller units`,
-    );
+    throw new InvalidOptionError(`${what} "${text}" uses months or years, which have no fixed length: express it in weeks, days, hours or smaller units`);
   }
   if (ms < 0 || (!allowZero && ms === 0)) {
     throw new InvalidOptionError(`${what} "${text}" must be ${allowZero ? 'zero or positive' : 'positive'}: give a duration such as "10 minutes"`);

@@ -32,7 +32,10 @@ export class DataLossError extends SluiceError {}
 
 /** A crash injected by a test at a named point (see lib/engine/testing/crash.ts). */
 export class InjectedCrash extends SluiceError {
-  constructor(readonly point: string, batchId: number) {
+  constructor(
+    readonly point: string,
+    batchId: number,
+  ) {
     super(`injected crash at ${point} in batch ${batchId} (test-only failure injection)`, { details: { point, batchId } });
   }
 }

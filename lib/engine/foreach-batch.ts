@@ -129,7 +129,9 @@ export class ForeachBatchSink<TxItem = never> implements Sink {
     const pieceWritten = () => ctx.onPieceWritten?.(pieces++);
     const keyOf = (effectName: string): EffectKey => {
       if (typeof effectName !== 'string' || !EFFECT_NAME.test(effectName)) {
-        throw new InvalidOptionError(`effect name ${JSON.stringify(effectName)} must be 1 to 100 of A-Z a-z 0-9 _ . : -, e.g. "notify-billing": it names the effect in the guard's records`);
+        throw new InvalidOptionError(
+          `effect name ${JSON.stringify(effectName)} must be 1 to 100 of A-Z a-z 0-9 _ . : -, e.g. "notify-billing": it names the effect in the guard's records`,
+        );
       }
       return { queryId: ctx.queryId, batchId, effect: effectName };
     };
@@ -152,7 +154,9 @@ export class ForeachBatchSink<TxItem = never> implements Sink {
       async transactWithGuard(effectName, items) {
         const key = keyOf(effectName);
         if (!guard.transact) {
-          throw new SluiceError(`the effect guard ${guard.description} cannot commit writes with its marker: use runOnce (at-least-once), or a guard with transactions such as DynamoDbEffectGuard`);
+          throw new SluiceError(
+            `the effect guard ${guard.description} cannot commit writes with its marker: use runOnce (at-least-once), or a guard with transactions such as DynamoDbEffectGuard`,
+          );
         }
         const outcome = await guard.transact(key, items, ctx.lease);
         if (outcome === 'ran') pieceWritten();
@@ -183,7 +187,10 @@ function canonicalJson(v: unknown): string {
   if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
   const o = v as Record<string, unknown>;
-  return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+  return `{${Object.keys(o)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
+    .join(',')}}`;
 }
 
 /** `<queryId>#<batchId>#<effect>`: how the guards name an effect's record. */

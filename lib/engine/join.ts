@@ -84,13 +84,16 @@ export class JoinTables {
     if (spec.kind === 'rows') return { description: 'staticTable.rows', load: async () => [...spec.rows] };
     if (!this.tables) noPort(spec);
     const reader = this.tables!.open(spec);
-    if (!reader.load && !reader.lookup) throw new InvalidOptionError(`static table ${reader.description} has neither load nor lookup: a StaticTableReader needs one`);
+    if (!reader.load && !reader.lookup)
+      throw new InvalidOptionError(`static table ${reader.description} has neither load nor lookup: a StaticTableReader needs one`);
     return reader;
   }
 }
 
 function noPort(spec: StaticTableSpec): never {
-  throw new InvalidOptionError(`the query joins the static table ${describeStaticTable(spec)}, but the executor has no staticTables port: build it with buildExecutor (lib/aws/pipeline.ts) or pass staticTables`);
+  throw new InvalidOptionError(
+    `the query joins the static table ${describeStaticTable(spec)}, but the executor has no staticTables port: build it with buildExecutor (lib/aws/pipeline.ts) or pass staticTables`,
+  );
 }
 
 /** The right key columns in the order a lookup table takes them (its key), else `on`'s. */

@@ -18,7 +18,7 @@ export const T_TIMESTAMP = 5;
 export const TYPE_CODES: Record<string, number> = { STRING: T_STRING, INT: T_INT, LONG: T_LONG, DOUBLE: T_DOUBLE, BOOLEAN: T_BOOLEAN, TIMESTAMP: T_TIMESTAMP };
 
 /** Exact powers of ten: a mantissa below 2^53 times or divided by one of them rounds once. */
-const POW10 = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
+const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
 
 /** Deepest nesting skipped in a field outside the schema; deeper records take the fallback. */
 const MAX_DEPTH = 64;
@@ -357,7 +357,13 @@ export function plainTimestampReader(): (text: string) => unknown {
  * returns `makeRow(vals)`, or null for the reference to decide. sawWhitespace() then says
  * whether the line had whitespace.
  */
-export function lineScanner(names: readonly string[], types: readonly number[], vals: unknown[], order: Int32Array, makeRow: (vals: unknown[]) => Row): (line: string) => Row | null {
+export function lineScanner(
+  names: readonly string[],
+  types: readonly number[],
+  vals: unknown[],
+  order: Int32Array,
+  makeRow: (vals: unknown[]) => Row,
+): (line: string) => Row | null {
   const n = names.length;
   const byName = new Map<string, number>(names.map((name, i) => [name, i]));
   let lengths = 0; // bit k set: some name has length k (lengths up to 31)

@@ -37,7 +37,19 @@
  */
 import type { Row } from './ports';
 import { parseJsonLine, unreadableReason, type CoerceResult, type Schema } from './schema';
-import { BACKSLASH, BAD, fromString, fromToken, lineScanner, plainTimestampReader, QUOTE, sawWhitespace, T_STRING, T_TIMESTAMP, TYPE_CODES } from './json-chars';
+import {
+  BACKSLASH,
+  BAD,
+  fromString,
+  fromToken,
+  lineScanner,
+  plainTimestampReader,
+  QUOTE,
+  sawWhitespace,
+  T_STRING,
+  T_TIMESTAMP,
+  TYPE_CODES,
+} from './json-chars';
 import { shapeRegExp, type Shape } from './json-shapes';
 
 function rowFactory(names: readonly string[], kept: readonly number[], codegen: boolean): (vals: unknown[]) => Row {
@@ -147,7 +159,8 @@ export function compileLineParser(schema: Schema, options: LineParserOptions = {
     }
     return false;
   });
-  if (n === 0 || unsafe || new Set(names).size !== n || types.some((t) => t === undefined)) return Object.assign(guardedReference, { stats, into: (line: string, rows: Row[]) => pushRow(guardedReference(line), rows) });
+  if (n === 0 || unsafe || new Set(names).size !== n || types.some((t) => t === undefined))
+    return Object.assign(guardedReference, { stats, into: (line: string, rows: Row[]) => pushRow(guardedReference(line), rows) });
 
   const keep = names.map((name) => options.columns === undefined || options.columns.includes(name));
   const kept = names.map((_, c) => c).filter((c) => keep[c]);
@@ -220,7 +233,6 @@ export function compileLineParser(schema: Schema, options: LineParserOptions = {
       return generic;
     }
   }
-
 
   /**
    * After tier 2 read a line: makes its shape (the order of its keys, whether it has whitespace)

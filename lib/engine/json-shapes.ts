@@ -34,7 +34,13 @@ export interface Shape {
  * column, "YYYY-MM-DD HH:MM:SS[.fff]" at g when the string has that plain form, any other string
  * at g + 1, a number or literal at g + 2.
  */
-export function shapeRegExp(names: readonly string[], types: readonly number[], keep: readonly boolean[], cols: Int32Array, spaced: boolean): { re: RegExp; groups: Int32Array } {
+export function shapeRegExp(
+  names: readonly string[],
+  types: readonly number[],
+  keep: readonly boolean[],
+  cols: Int32Array,
+  spaced: boolean,
+): { re: RegExp; groups: Int32Array } {
   const ws = spaced ? '[ \\t\\n\\r]*' : '';
   const num = '-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?';
   const plain = '[^"\\\\\\x00-\\x1f]*';

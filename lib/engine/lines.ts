@@ -45,7 +45,13 @@ export function invalidUtf8Lines(bytes: Uint8Array, start = 0, end = bytes.lengt
  * first chunk yielded. `invalid` holds the lines of this text (0-based) whose bytes were not
  * UTF-8 (invalidUtf8Lines): each is a dead letter, whatever the parser would make of it.
  */
-export function* parseLineChunks(parse: LineParser, file: string, text: string, cursor: LineCursor, invalid: ReadonlySet<number> | null = null): Generator<ReadResult> {
+export function* parseLineChunks(
+  parse: LineParser,
+  file: string,
+  text: string,
+  cursor: LineCursor,
+  invalid: ReadonlySet<number> | null = null,
+): Generator<ReadResult> {
   const n = text.length;
   let start = 0;
   let local = -1;

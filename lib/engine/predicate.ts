@@ -16,12 +16,18 @@ export function holds(p: JoinPredicate, l: Row, r: Row): boolean {
   const a = v as number | string | boolean;
   const b = lit as number | string | boolean;
   switch (p.op) {
-    case '=': return a === b;
-    case '!=': return a !== b;
-    case '<': return a < b;
-    case '<=': return a <= b;
-    case '>': return a > b;
-    case '>=': return a >= b;
+    case '=':
+      return a === b;
+    case '!=':
+      return a !== b;
+    case '<':
+      return a < b;
+    case '<=':
+      return a <= b;
+    case '>':
+      return a > b;
+    case '>=':
+      return a >= b;
   }
 }
 

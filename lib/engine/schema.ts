@@ -18,12 +18,23 @@ export interface Schema {
 }
 
 const TYPE_ALIASES: Record<string, ColumnType> = {
-  STRING: 'STRING', VARCHAR: 'STRING',
-  INT: 'INT', INTEGER: 'INT', SMALLINT: 'INT', SHORT: 'INT', TINYINT: 'INT', BYTE: 'INT',
-  LONG: 'LONG', BIGINT: 'LONG',
-  DOUBLE: 'DOUBLE', FLOAT: 'DOUBLE', REAL: 'DOUBLE',
-  BOOLEAN: 'BOOLEAN', BOOL: 'BOOLEAN',
-  TIMESTAMP: 'TIMESTAMP', TIMESTAMP_LTZ: 'TIMESTAMP',
+  STRING: 'STRING',
+  VARCHAR: 'STRING',
+  INT: 'INT',
+  INTEGER: 'INT',
+  SMALLINT: 'INT',
+  SHORT: 'INT',
+  TINYINT: 'INT',
+  BYTE: 'INT',
+  LONG: 'LONG',
+  BIGINT: 'LONG',
+  DOUBLE: 'DOUBLE',
+  FLOAT: 'DOUBLE',
+  REAL: 'DOUBLE',
+  BOOLEAN: 'BOOLEAN',
+  BOOL: 'BOOLEAN',
+  TIMESTAMP: 'TIMESTAMP',
+  TIMESTAMP_LTZ: 'TIMESTAMP',
 };
 
 export function parseSchema(ddl: string): Schema {
@@ -48,7 +59,9 @@ export function parseSchema(ddl: string): Schema {
       );
     }
     if (m[1] === '__proto__') {
-      throw new InvalidOptionError(`schema "${ddl}" declares a column named __proto__, which JavaScript objects cannot hold as data: rename the field at the producer`);
+      throw new InvalidOptionError(
+        `schema "${ddl}" declares a column named __proto__, which JavaScript objects cannot hold as data: rename the field at the producer`,
+      );
     }
     if (seen.has(m[1])) {
       throw new InvalidOptionError(`schema "${ddl}" declares column ${m[1]} twice: give each column one declaration`);
@@ -211,17 +224,30 @@ function describeBad(col: Column, v: unknown): string {
   const head = `column ${col.name} (${col.type}) has ${typeName(v)} ${typeof v === 'number' ? String(v) : JSON.stringify(v)}: `;
   switch (col.type) {
     case 'INT':
-      return head + (typeof v === 'number' && Number.isInteger(v) ? 'out of the INT range; declare the column LONG' : 'expected a JSON integer; fix the producer or declare the column DOUBLE/STRING');
+      return (
+        head +
+        (typeof v === 'number' && Number.isInteger(v)
+          ? 'out of the INT range; declare the column LONG'
+          : 'expected a JSON integer; fix the producer or declare the column DOUBLE/STRING')
+      );
     case 'LONG':
-      return head + (typeof v === 'number' && Number.isInteger(v) ? 'beyond ±9007199254740991 (2^53 − 1), the integers sluice keeps exactly; declare the column STRING to keep its digits' : 'expected a JSON integer; fix the producer or declare the column DOUBLE/STRING');
+      return (
+        head +
+        (typeof v === 'number' && Number.isInteger(v)
+          ? 'beyond ±9007199254740991 (2^53 − 1), the integers sluice keeps exactly; declare the column STRING to keep its digits'
+          : 'expected a JSON integer; fix the producer or declare the column DOUBLE/STRING')
+      );
     case 'DOUBLE':
       return `${head}expected a JSON number; fix the producer or declare the column STRING`;
     case 'BOOLEAN':
       return `${head}expected true or false`;
     default:
-      return head + (typeof v === 'number'
-        ? 'epoch seconds outside 0001-01-01..9999-12-31 (milliseconds or microseconds?): send seconds, or a "YYYY-MM-DD HH:MM:SS[.fff]" string'
-        : 'expected "YYYY-MM-DD HH:MM:SS[.fff]" (UTC, years 0001-9999), ISO 8601 with Z or an offset up to ±18:00, or epoch seconds');
+      return (
+        head +
+        (typeof v === 'number'
+          ? 'epoch seconds outside 0001-01-01..9999-12-31 (milliseconds or microseconds?): send seconds, or a "YYYY-MM-DD HH:MM:SS[.fff]" string'
+          : 'expected "YYYY-MM-DD HH:MM:SS[.fff]" (UTC, years 0001-9999), ISO 8601 with Z or an offset up to ±18:00, or epoch seconds')
+      );
   }
 }
 
@@ -233,7 +259,10 @@ function describeBad(col: Column, v: unknown): string {
  */
 export function coerceRecord(schema: Schema, record: unknown): CoerceResult {
   if (record === null || typeof record !== 'object' || Array.isArray(record)) {
-    return { ok: false, reason: `record is a JSON ${typeName(record)}, not an object: each line must be one JSON object with the columns ${schema.columns.map((c) => c.name).join(', ')}` };
+    return {
+      ok: false,
+      reason: `record is a JSON ${typeName(record)}, not an object: each line must be one JSON object with the columns ${schema.columns.map((c) => c.name).join(', ')}`,
+    };
   }
   const row = record as Row;
   const cols = schema.columns;

@@ -47,7 +47,9 @@ function maxPeriods(periodSeconds: number): number {
 export function resolvePipelineAlarms(scope: Construct, alarms: PipelineAlarmsProps, legacy: LegacyAlarmProps, t: Timing): ResolvedAlarms {
   for (const [flat, key] of LEGACY) {
     if (legacy[flat] !== undefined && alarms[key] !== undefined) {
-      invalid(scope, `${flat} (${legacy[flat]}) and alarms.${key} both configure the ${key} alarm: keep alarms.${key} and drop ${flat}`, { [flat]: legacy[flat] });
+      invalid(scope, `${flat} (${legacy[flat]}) and alarms.${key} both configure the ${key} alarm: keep alarms.${key} and drop ${flat}`, {
+        [flat]: legacy[flat],
+      });
     }
   }
   const interval = t.intervalSeconds;
@@ -63,7 +65,13 @@ export function resolvePipelineAlarms(scope: Construct, alarms: PipelineAlarmsPr
 
   const runFailedOpts = optionsOf(alarms.runFailed);
   const runFailed = runFailedOpts && {
-    threshold: wholeNumber(scope, ...from('alarms.runFailed.threshold', runFailedOpts.threshold, 'runFailedAlarmThreshold', 1), 1, 1_000_000, 'count failed invocations per schedule interval, e.g. 1'),
+    threshold: wholeNumber(
+      scope,
+      ...from('alarms.runFailed.threshold', runFailedOpts.threshold, 'runFailedAlarmThreshold', 1),
+      1,
+      1_000_000,
+      'count failed invocations per schedule interval, e.g. 1',
+    ),
   };
 
   // A run cannot last longer than the Lambda timeout (at most the interval), so the default keeps
@@ -93,11 +101,24 @@ export function resolvePipelineAlarms(scope: Construct, alarms: PipelineAlarmsPr
     if (intervals === undefined && legacy.noInputAlarmMinutes !== undefined) {
       const minutes = wholeNumber(scope, 'noInputAlarmMinutes', legacy.noInputAlarmMinutes, 1, 1440, 'CloudWatch periods last at most a day');
       if (minutes * 60 < interval) {
-        invalid(scope, `noInputAlarmMinutes (${minutes}) is shorter than scheduleInterval (${interval / 60} min), so it would fire between runs: set it to at least ${interval / 60}`, { noInputMinutes: minutes });
+        invalid(
+          scope,
+          `noInputAlarmMinutes (${minutes}) is shorter than scheduleInterval (${interval / 60} min), so it would fire between runs: set it to at least ${interval / 60}`,
+          { noInputMinutes: minutes },
+        );
       }
       intervals = Math.ceil((minutes * 60) / interval);
     }
-    noInput = { intervals: wholeNumber(scope, 'alarms.noInput.intervals', intervals ?? 4, 1, periodsCap, `CloudWatch evaluates at most ${periodsCap} periods of ${interval / 60} min`) };
+    noInput = {
+      intervals: wholeNumber(
+        scope,
+        'alarms.noInput.intervals',
+        intervals ?? 4,
+        1,
+        periodsCap,
+        `CloudWatch evaluates at most ${periodsCap} periods of ${interval / 60} min`,
+      ),
+    };
   }
 
   const growingOpts = optionsOf(alarms.stateRowsGrowing);
@@ -107,25 +128,61 @@ export function resolvePipelineAlarms(scope: Construct, alarms: PipelineAlarmsPr
     if (typeof percentPerDay !== 'number' || !Number.isFinite(percentPerDay) || percentPerDay <= 0) {
       invalid(scope, `alarms.stateRowsGrowing.percentPerDay (${percentPerDay}) must be a percentage above 0, e.g. 10 for 10% a day`, { percentPerDay });
     }
-    stateRowsGrowing = { percentPerDay, days: wholeNumber(scope, 'alarms.stateRowsGrowing.days', growingOpts.days ?? 2, 1, 7, 'CloudWatch evaluates at most 7 periods of a day') };
+    stateRowsGrowing = {
+      percentPerDay,
+      days: wholeNumber(scope, 'alarms.stateRowsGrowing.days', growingOpts.days ?? 2, 1, 7, 'CloudWatch evaluates at most 7 periods of a day'),
+    };
   }
 
-  const aboveOpts = alarms.stateRowsAbove === undefined && legacy.stateRowsAlarmThreshold !== undefined ? { threshold: legacy.stateRowsAlarmThreshold } : alarms.stateRowsAbove || undefined;
+  const aboveOpts =
+    alarms.stateRowsAbove === undefined && legacy.stateRowsAlarmThreshold !== undefined
+      ? { threshold: legacy.stateRowsAlarmThreshold }
+      : alarms.stateRowsAbove || undefined;
   const stateRowsAbove = aboveOpts && {
-    threshold: wholeNumber(scope, alarms.stateRowsAbove ? 'alarms.stateRowsAbove.threshold' : 'stateRowsAlarmThreshold', aboveOpts.threshold, 1, Number.MAX_SAFE_INTEGER, 'give a row count'),
+    threshold: wholeNumber(
+      scope,
+      alarms.stateRowsAbove ? 'alarms.stateRowsAbove.threshold' : 'stateRowsAlarmThreshold',
+      aboveOpts.threshold,
+      1,
+      Number.MAX_SAFE_INTEGER,
+      'give a row count',
+    ),
   };
 
   const countAlarm = (name: 'lateRowsDropped' | 'deadLetters', legacyName: keyof LegacyAlarmProps, what: string) => {
     const opts = optionsOf(alarms[name]);
-    return opts && { threshold: wholeNumber(scope, ...from(`alarms.${name}.threshold`, opts.threshold, legacyName, 0), 0, Number.MAX_SAFE_INTEGER, `give a ${what} count; 0 alarms on any ${what}`) };
+    return (
+      opts && {
+        threshold: wholeNumber(
+          scope,
+          ...from(`alarms.${name}.threshold`, opts.threshold, legacyName, 0),
+          0,
+          Number.MAX_SAFE_INTEGER,
+          `give a ${what} count; 0 alarms on any ${what}`,
+        ),
+      }
+    );
   };
   const lateRowsDropped = countAlarm('lateRowsDropped', 'lateRowsAlarmThreshold', 'late row');
   const deadLetters = countAlarm('deadLetters', 'deadLetterAlarmThreshold', 'dead letter');
 
   const behindOpts = optionsOf(alarms.fallingBehind);
   const fallingBehind = behindOpts && {
-    threshold: wholeNumber(scope, 'alarms.fallingBehind.threshold', behindOpts.threshold ?? 0, 0, Number.MAX_SAFE_INTEGER, 'give a count of files or records; 0 alarms on any backlog'),
-    runs: wholeNumber(scope, ...from('alarms.fallingBehind.runs', behindOpts.runs, 'fallingBehindAlarmRuns', 2), 1, periodsCap, `CloudWatch evaluates at most ${periodsCap} periods of ${interval / 60} min`),
+    threshold: wholeNumber(
+      scope,
+      'alarms.fallingBehind.threshold',
+      behindOpts.threshold ?? 0,
+      0,
+      Number.MAX_SAFE_INTEGER,
+      'give a count of files or records; 0 alarms on any backlog',
+    ),
+    runs: wholeNumber(
+      scope,
+      ...from('alarms.fallingBehind.runs', behindOpts.runs, 'fallingBehindAlarmRuns', 2),
+      1,
+      periodsCap,
+      `CloudWatch evaluates at most ${periodsCap} periods of ${interval / 60} min`,
+    ),
   };
 
   const failureQueueNotEmpty = alarms.failureQueueNotEmpty === false ? undefined : {};
@@ -137,10 +194,24 @@ export function resolvePipelineAlarms(scope: Construct, alarms: PipelineAlarmsPr
   let executionDuration: ResolvedAlarms['executionDuration'];
   if (t.executionTimeoutSeconds === undefined) {
     const given = executionAlarms.filter((k) => alarms[k] !== undefined);
-    if (given.length > 0) invalid(scope, `alarms.${given[0]} alarms on the scale-out state machine, which exists only with \`parallelism\`: add parallelism, or drop alarms.${given[0]}`, { [given[0]]: alarms[given[0]] });
+    if (given.length > 0)
+      invalid(
+        scope,
+        `alarms.${given[0]} alarms on the scale-out state machine, which exists only with \`parallelism\`: add parallelism, or drop alarms.${given[0]}`,
+        { [given[0]]: alarms[given[0]] },
+      );
   } else {
     const failedOpts = optionsOf(alarms.executionFailed);
-    executionFailed = failedOpts && { threshold: wholeNumber(scope, 'alarms.executionFailed.threshold', failedOpts.threshold ?? 1, 1, 1_000_000, 'count failed executions per schedule interval, e.g. 1') };
+    executionFailed = failedOpts && {
+      threshold: wholeNumber(
+        scope,
+        'alarms.executionFailed.threshold',
+        failedOpts.threshold ?? 1,
+        1,
+        1_000_000,
+        'count failed executions per schedule interval, e.g. 1',
+      ),
+    };
     executionTimedOut = alarms.executionTimedOut === false ? undefined : {};
     const durationOpts = optionsOf(alarms.executionDuration);
     executionDuration = durationOpts && {

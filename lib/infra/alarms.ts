@@ -76,7 +76,12 @@ export function stateGrowthPercent(src: Pick<AlarmSources, 'metric'>): cloudwatc
 }
 
 /** Builds the alarms `r` turns on, one row each, with `actions` on every one. */
-export function createPipelineAlarms(scope: Construct, r: ResolvedAlarms, src: AlarmSources, actions: readonly cloudwatch.IAlarmAction[]): Partial<Record<AlarmName, cloudwatch.Alarm>> {
+export function createPipelineAlarms(
+  scope: Construct,
+  r: ResolvedAlarms,
+  src: AlarmSources,
+  actions: readonly cloudwatch.IAlarmAction[],
+): Partial<Record<AlarmName, cloudwatch.Alarm>> {
   const period = Duration.seconds(src.intervalSeconds);
   const { SUM, MAXIMUM } = cloudwatch.Stats;
   const op = cloudwatch.ComparisonOperator;
@@ -192,7 +197,8 @@ export function createPipelineAlarms(scope: Construct, r: ResolvedAlarms, src: A
       rows.push({
         name: 'executionFailed',
         id: 'ExecutionFailedAlarm',
-        description: 'a scale-out run (state machine execution) failed after its tasks\' retries; its execution history names the task, and the next tick resumes from the checkpoint',
+        description:
+          "a scale-out run (state machine execution) failed after its tasks' retries; its execution history names the task, and the next tick resumes from the checkpoint",
         metric: src.execution.failed(period),
         threshold: r.executionFailed.threshold,
         comparison: op.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,

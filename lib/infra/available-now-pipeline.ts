@@ -247,7 +247,9 @@ export class AvailableNowPipeline extends Construct {
       ...inputs.map((input, k) => ({ name: `the prefix of input ${k + 2}`, place: input.landing })),
       { name: 'the sink prefix', place: sink.output },
       { name: 'deadLetterPrefix', place: deadLetters },
-      ...(r.parallelism ? [{ name: 'the shuffle prefix (checkpointPrefix + "-shuffle")', place: { bucket: this.checkpointBucket, prefix: `${r.checkpointPrefix}-shuffle` } }] : []),
+      ...(r.parallelism
+        ? [{ name: 'the shuffle prefix (checkpointPrefix + "-shuffle")', place: { bucket: this.checkpointBucket, prefix: `${r.checkpointPrefix}-shuffle` } }]
+        : []),
     ]);
 
     // ---- the function
@@ -329,7 +331,11 @@ export class AvailableNowPipeline extends Construct {
     acknowledgePrefixScopedObjects(this.role);
     // Created on first use, by any of the locations above.
     if (this.createdBucket) {
-      acknowledge(this.createdBucket, ['AwsSolutions-S1'], 'server access logs would need a second bucket per pipeline; the role is the only writer, S3 versioning keeps every overwritten object, and CloudTrail data events are the audit trail to turn on where one is required');
+      acknowledge(
+        this.createdBucket,
+        ['AwsSolutions-S1'],
+        'server access logs would need a second bucket per pipeline; the role is the only writer, S3 versioning keeps every overwritten object, and CloudTrail data events are the audit trail to turn on where one is required',
+      );
     }
 
     // ---- the schedule
@@ -368,7 +374,11 @@ export class AvailableNowPipeline extends Construct {
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
     });
-    acknowledge(queue, ['AwsSolutions-SQS3'], "it is itself the dead-letter queue: the functions' on-failure destination and the schedule target's DLQ, which cdk-nag does not see through a destination; a queue behind it would only move the alarm");
+    acknowledge(
+      queue,
+      ['AwsSolutions-SQS3'],
+      "it is itself the dead-letter queue: the functions' on-failure destination and the schedule target's DLQ, which cdk-nag does not see through a destination; a queue behind it would only move the alarm",
+    );
     return queue;
   }
 

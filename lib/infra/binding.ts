@@ -90,7 +90,11 @@ export function grantS3(role: iam.IRole, g: S3Grant): void {
   role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: [...g.objectActions], resources: [g.bucket.arnForObjects(`${g.prefix}/*`)] }));
   if (g.list) {
     role.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: [...GRANTED_ACTIONS.list], resources: [g.bucket.bucketArn], conditions: { StringLike: { 's3:prefix': [`${g.prefix}/*`] } } }),
+      new iam.PolicyStatement({
+        actions: [...GRANTED_ACTIONS.list],
+        resources: [g.bucket.bucketArn],
+        conditions: { StringLike: { 's3:prefix': [`${g.prefix}/*`] } },
+      }),
     );
   }
   if (g.bucket.encryptionKey && g.kms.length > 0) g.bucket.encryptionKey.grant(role, ...g.kms);
@@ -109,13 +113,16 @@ export function invalid(where: Construct | string, message: string, details: Rec
 export function cleanPrefix(where: Construct | string, name: string, value: string): string {
   const p = value.replace(/^\/+|\/+$/g, '');
   if (p === '' || /[*?]/.test(p) || p.includes('//')) {
-    invalid(where, `${name} ${JSON.stringify(value)} must be a non-empty key prefix without wildcards or empty segments, e.g. "checkpoints/orders"`, { [name]: value });
+    invalid(where, `${name} ${JSON.stringify(value)} must be a non-empty key prefix without wildcards or empty segments, e.g. "checkpoints/orders"`, {
+      [name]: value,
+    });
   }
   return p;
 }
 
 /** `value` if it is a whole number in [min, max]. */
 export function wholeNumber(where: Construct | string, name: string, value: number, min: number, max: number, fix: string): number {
-  if (!Number.isInteger(value) || value < min || value > max) invalid(where, `${name} (${value}) must be a whole number from ${min} to ${max}: ${fix}`, { [name]: value });
+  if (!Number.isInteger(value) || value < min || value > max)
+    invalid(where, `${name} (${value}) must be a whole number from ${min} to ${max}: ${fix}`, { [name]: value });
   return value;
 }

@@ -24,4 +24,6 @@ export const LAMBDA_BUNDLING = {
 const REPO_ROOT = path.resolve(__dirname, '..', '..');
 
 /** The windowed-totals example's entry, the default `entry` (its compiled .js in the published package). */
-export const DEFAULT_ENTRY = [path.join(REPO_ROOT, 'lambdas', 'windowed-totals.ts'), path.join(REPO_ROOT, 'lambdas', 'windowed-totals.js')].find((f) => fs.existsSync(f)) ?? path.join(REPO_ROOT, 'lambdas', 'windowed-totals.ts');
+export const DEFAULT_ENTRY =
+  [path.join(REPO_ROOT, 'lambdas', 'windowed-totals.ts'), path.join(REPO_ROOT, 'lambdas', 'windowed-totals.js')].find((f) => fs.existsSync(f)) ??
+  path.join(REPO_ROOT, 'lambdas', 'windowed-totals.ts');

@@ -64,7 +64,11 @@ export function acknowledgePrefixScopedObjects(role: iam.IRole): void {
 
 /** AwsSolutions-L1 (not the latest Node.js runtime) on a function of the pipeline. */
 export function acknowledgeRuntime(fns: IConstruct | readonly IConstruct[]): void {
-  acknowledge(fns, ['AwsSolutions-L1'], 'pinned to nodejs22.x, the runtime the bundle targets (LAMBDA_BUNDLING.target) and the tests run against; moving it is a release decision, not a default to follow');
+  acknowledge(
+    fns,
+    ['AwsSolutions-L1'],
+    'pinned to nodejs22.x, the runtime the bundle targets (LAMBDA_BUNDLING.target) and the tests run against; moving it is a release decision, not a default to follow',
+  );
 }
 
 /** Acknowledges `ids` on `scope` with one reason. */

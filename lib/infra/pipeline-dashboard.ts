@@ -38,15 +38,25 @@ export function createPipelineDashboard(
     }),
     graph('Watermark lag behind the wall clock at run end (ms)', [m('WatermarkLagMs', MAXIMUM, 'watermark lag')], { leftYAxis: { min: 0 } }),
     graph('State rows', [m('StateRows', MAXIMUM, 'state rows')], { right: [stateGrowthPercent(src)], leftYAxis: { min: 0 } }),
-    graph('Late rows dropped and dead letters', [m('DroppedByWatermark', SUM, 'late rows dropped'), m('DeadLetters', SUM, 'dead letters')], { leftYAxis: { min: 0 } }),
-    graph('Backlog left when the run stopped', [m('BacklogLeft', MAXIMUM, 'backlog left')], { leftAnnotations: thresholdLine(alarms.fallingBehind, 'falling behind alarm'), leftYAxis: { min: 0 } }),
+    graph('Late rows dropped and dead letters', [m('DroppedByWatermark', SUM, 'late rows dropped'), m('DeadLetters', SUM, 'dead letters')], {
+      leftYAxis: { min: 0 },
+    }),
+    graph('Backlog left when the run stopped', [m('BacklogLeft', MAXIMUM, 'backlog left')], {
+      leftAnnotations: thresholdLine(alarms.fallingBehind, 'falling behind alarm'),
+      leftYAxis: { min: 0 },
+    }),
   ];
   const x = src.execution;
   if (x) {
     graphs.push(
       graph(
         'Scale-out runs (state machine executions)',
-        [x.started(period).with({ label: 'started' }), x.succeeded(period).with({ label: 'succeeded' }), x.failed(period).with({ label: 'failed' }), x.timedOut(period).with({ label: 'timed out' })],
+        [
+          x.started(period).with({ label: 'started' }),
+          x.succeeded(period).with({ label: 'succeeded' }),
+          x.failed(period).with({ label: 'failed' }),
+          x.timedOut(period).with({ label: 'timed out' }),
+        ],
         { leftYAxis: { min: 0 } },
       ),
       graph('Scale-out run duration vs the schedule interval (ms)', [x.time(period).with({ label: 'execution time' })], {

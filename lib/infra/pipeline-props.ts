@@ -1,5 +1,14 @@
 /** The props of the AvailableNowPipeline construct (available-now-pipeline.ts). */
-import type { Duration, RemovalPolicy, aws_cloudwatch as cloudwatch, aws_dynamodb as dynamodb, aws_lambda as lambda, aws_logs as logs, aws_s3 as s3, aws_sqs as sqs } from 'aws-cdk-lib';
+import type {
+  Duration,
+  RemovalPolicy,
+  aws_cloudwatch as cloudwatch,
+  aws_dynamodb as dynamodb,
+  aws_lambda as lambda,
+  aws_logs as logs,
+  aws_s3 as s3,
+  aws_sqs as sqs,
+} from 'aws-cdk-lib';
 import type { LegacyAlarmProps, PipelineAlarmsProps } from './alarm-props';
 import type { PipelineParallelism } from './scale-out';
 import type { PipelineSink } from './sinks';

@@ -62,28 +62,48 @@ const QUERY_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
 export function resolveProps(scope: Construct, id: string, props: AvailableNowPipelineProps): Resolved {
   const entry = path.resolve(props.entry ?? DEFAULT_ENTRY);
-  if (!fs.existsSync(entry)) invalid(scope, `entry ${JSON.stringify(props.entry ?? entry)} does not exist: pass the path of a Lambda entry file, e.g. lambdas/windowed-totals.ts`, { entry: props.entry });
+  if (!fs.existsSync(entry))
+    invalid(scope, `entry ${JSON.stringify(props.entry ?? entry)} does not exist: pass the path of a Lambda entry file, e.g. lambdas/windowed-totals.ts`, {
+      entry: props.entry,
+    });
 
   const stackName = Stack.of(scope).stackName;
   const pipelineName = props.pipelineName ?? (Token.isUnresolved(stackName) ? id : `${stackName}-${id}`).slice(0, 64);
-  if (!NAME.test(pipelineName)) invalid(scope, `pipelineName ${JSON.stringify(pipelineName)} must be 1 to 64 of A-Za-z0-9._-: pass pipelineName explicitly`, { pipelineName });
+  if (!NAME.test(pipelineName))
+    invalid(scope, `pipelineName ${JSON.stringify(pipelineName)} must be 1 to 64 of A-Za-z0-9._-: pass pipelineName explicitly`, { pipelineName });
   // The default entry runs the windowed-totals example, which names itself by its output mode.
-  const exampleQuery = entry === path.resolve(DEFAULT_ENTRY) ? `windowed-totals-${props.environment?.SLUICE_OUTPUT_MODE?.trim().toLowerCase() || 'append'}` : undefined;
+  const exampleQuery =
+    entry === path.resolve(DEFAULT_ENTRY) ? `windowed-totals-${props.environment?.SLUICE_OUTPUT_MODE?.trim().toLowerCase() || 'append'}` : undefined;
   const queryName = props.queryName ?? exampleQuery ?? pipelineName;
   if (!QUERY_NAME.test(queryName)) {
-    invalid(scope, `queryName ${JSON.stringify(queryName)}${props.queryName === undefined ? ' (from pipelineName)' : ''} is not a query name: pass the name the query gives itself with .queryName(...), 1 to 128 of A-Za-z0-9._- starting with a letter or digit`, { queryName });
+    invalid(
+      scope,
+      `queryName ${JSON.stringify(queryName)}${props.queryName === undefined ? ' (from pipelineName)' : ''} is not a query name: pass the name the query gives itself with .queryName(...), 1 to 128 of A-Za-z0-9._- starting with a letter or digit`,
+      { queryName },
+    );
   }
 
   const interval = props.scheduleInterval ?? Duration.minutes(15);
   if (interval.isUnresolved()) invalid(scope, 'scheduleInterval is a token, but it must be a concrete duration: pass e.g. Duration.minutes(15)');
   const intervalSeconds = interval.toSeconds();
   if (intervalSeconds < 60 || intervalSeconds % 60 !== 0) {
-    invalid(scope, `scheduleInterval (${intervalSeconds} s) must be a whole number of minutes, at least 1, as EventBridge rate() counts minutes: use e.g. Duration.minutes(15)`, { intervalSeconds });
+    invalid(
+      scope,
+      `scheduleInterval (${intervalSeconds} s) must be a whole number of minutes, at least 1, as EventBridge rate() counts minutes: use e.g. Duration.minutes(15)`,
+      { intervalSeconds },
+    );
   }
 
   // Default: 10 minutes, or a minute less than a shorter interval, so that the lease (timeout + 60)
   // has expired by the next tick even after a run that was killed at its timeout.
-  const timeoutSeconds = wholeNumber(scope, 'lambdaTimeoutSeconds', props.lambdaTimeoutSeconds ?? Math.max(30, Math.min(600, intervalSeconds - 60)), 1, 900, 'Lambda runs at most 15 minutes (900 s); a longer run continues on the next tick');
+  const timeoutSeconds = wholeNumber(
+    scope,
+    'lambdaTimeoutSeconds',
+    props.lambdaTimeoutSeconds ?? Math.max(30, Math.min(600, intervalSeconds - 60)),
+    1,
+    900,
+    'Lambda runs at most 15 minutes (900 s); a longer run continues on the next tick',
+  );
   if (timeoutSeconds > intervalSeconds) {
     invalid(
       scope,
@@ -93,7 +113,14 @@ export function resolveProps(scope: Construct, id: string, props: AvailableNowPi
   }
   const memoryMiB = wholeNumber(scope, 'lambdaMemoryMiB', props.lambdaMemoryMiB ?? 1024, 128, 10240, 'Lambda memory ranges from 128 to 10240 MiB');
 
-  const leaseSeconds = wholeNumber(scope, 'leaseDurationSeconds', props.leaseDurationSeconds ?? timeoutSeconds + 60, 1, 86_400, 'give the lease in seconds, e.g. lambdaTimeoutSeconds + 60');
+  const leaseSeconds = wholeNumber(
+    scope,
+    'leaseDurationSeconds',
+    props.leaseDurationSeconds ?? timeoutSeconds + 60,
+    1,
+    86_400,
+    'give the lease in seconds, e.g. lambdaTimeoutSeconds + 60',
+  );
   if (leaseSeconds < timeoutSeconds) {
     invalid(
       scope,
@@ -110,9 +137,20 @@ export function resolveProps(scope: Construct, id: string, props: AvailableNowPi
 
   const retryAttempts = props.retryAttempts ?? 0;
   if (retryAttempts !== 0 && retryAttempts !== 1) {
-    invalid(scope, `retryAttempts (${retryAttempts}) must be 0 or 1, as the next tick retries a failed run from its checkpoint: use 0, or 1 for transient failures on a long interval`, { retryAttempts });
+    invalid(
+      scope,
+      `retryAttempts (${retryAttempts}) must be 0 or 1, as the next tick retries a failed run from its checkpoint: use 0, or 1 for transient failures on a long interval`,
+      { retryAttempts },
+    );
   }
-  const maxEventAgeSeconds = wholeNumber(scope, 'maxEventAgeSeconds', props.maxEventAgeSeconds ?? Math.max(60, intervalSeconds), 60, 21_600, 'Lambda keeps an async event 60 s to 6 h');
+  const maxEventAgeSeconds = wholeNumber(
+    scope,
+    'maxEventAgeSeconds',
+    props.maxEventAgeSeconds ?? Math.max(60, intervalSeconds),
+    60,
+    21_600,
+    'Lambda keeps an async event 60 s to 6 h',
+  );
 
   const checkpointPrefix = cleanPrefix(scope, 'checkpointPrefix', props.checkpointPrefix ?? `checkpoints/${pipelineName}`);
   const deadLetterPrefix = cleanPrefix(scope, 'deadLetterPrefix', props.deadLetterPrefix ?? `dead-letter/${pipelineName}`);
@@ -123,7 +161,14 @@ export function resolveProps(scope: Construct, id: string, props: AvailableNowPi
       { progressRetentionDays: props.progressRetentionDays },
     );
   }
-  const progressRetentionDays = wholeNumber(scope, 'progressRetentionDays', props.progressRetentionDays ?? 30, 1, 3650, 'keep progress reports 1 day to 10 years');
+  const progressRetentionDays = wholeNumber(
+    scope,
+    'progressRetentionDays',
+    props.progressRetentionDays ?? 30,
+    1,
+    3650,
+    'keep progress reports 1 day to 10 years',
+  );
   const broughtDeadLetterBucket = props.deadLetterBucket ? 'deadLetterBucket' : props.checkpointBucket ? 'checkpointBucket' : undefined;
   if (broughtDeadLetterBucket && props.deadLetterRetentionDays !== undefined) {
     const bucket = props.deadLetterBucket ?? props.checkpointBucket!;
@@ -134,17 +179,40 @@ export function resolveProps(scope: Construct, id: string, props: AvailableNowPi
       { deadLetterRetentionDays: props.deadLetterRetentionDays },
     );
   }
-  const deadLetterRetentionDays = wholeNumber(scope, 'deadLetterRetentionDays', props.deadLetterRetentionDays ?? 90, 1, 3650, 'keep dead letters 1 day to 10 years');
-  const noncurrentVersionRetentionDays = wholeNumber(scope, 'noncurrentVersionRetentionDays', props.noncurrentVersionRetentionDays ?? 30, 1, 3650, 'keep old versions 1 day to 10 years');
+  const deadLetterRetentionDays = wholeNumber(
+    scope,
+    'deadLetterRetentionDays',
+    props.deadLetterRetentionDays ?? 90,
+    1,
+    3650,
+    'keep dead letters 1 day to 10 years',
+  );
+  const noncurrentVersionRetentionDays = wholeNumber(
+    scope,
+    'noncurrentVersionRetentionDays',
+    props.noncurrentVersionRetentionDays ?? 30,
+    1,
+    3650,
+    'keep old versions 1 day to 10 years',
+  );
 
   const namespace = props.metricsNamespace ?? DEFAULT_METRICS_NAMESPACE;
   if (!/^[A-Za-z0-9._\-/#:]{1,255}$/.test(namespace) || namespace.startsWith('AWS/')) {
-    invalid(scope, `metricsNamespace ${JSON.stringify(namespace)} is not a custom CloudWatch namespace: use letters, digits and . _ - / # :, not starting with "AWS/"`, { metricsNamespace: namespace });
+    invalid(
+      scope,
+      `metricsNamespace ${JSON.stringify(namespace)} is not a custom CloudWatch namespace: use letters, digits and . _ - / # :, not starting with "AWS/"`,
+      { metricsNamespace: namespace },
+    );
   }
 
   if (props.environment) {
     const owned = Object.keys(props.environment).filter((k) => (OWNED_ENV as readonly string[]).includes(k));
-    if (owned.length > 0) invalid(scope, `environment sets ${owned.join(', ')}, which the construct sets from its props: use the props (stateTable, checkpointPrefix, source, sink, ...) instead`, { owned });
+    if (owned.length > 0)
+      invalid(
+        scope,
+        `environment sets ${owned.join(', ')}, which the construct sets from its props: use the props (stateTable, checkpointPrefix, source, sink, ...) instead`,
+        { owned },
+      );
   }
 
   if (props.createAlarms === false && props.alarms !== undefined) {
@@ -152,14 +220,23 @@ export function resolveProps(scope: Construct, id: string, props: AvailableNowPi
   }
   const parallelism = props.parallelism ? resolveParallelism(scope, props.parallelism, { intervalSeconds, memoryMiB }) : undefined;
   if (parallelism && props.environment?.SLUICE_STATE_PARTITIONS !== undefined) {
-    invalid(scope, 'environment sets SLUICE_STATE_PARTITIONS, which the construct sets from parallelism.statePartitions: drop it from environment', { SLUICE_STATE_PARTITIONS: props.environment.SLUICE_STATE_PARTITIONS });
+    invalid(scope, 'environment sets SLUICE_STATE_PARTITIONS, which the construct sets from parallelism.statePartitions: drop it from environment', {
+      SLUICE_STATE_PARTITIONS: props.environment.SLUICE_STATE_PARTITIONS,
+    });
   }
   const alarms =
     props.createAlarms === false
       ? undefined
-      : resolvePipelineAlarms(scope, props.alarms ?? {}, props, { intervalSeconds, timeoutSeconds, scheduled: props.scheduleEnabled ?? true, executionTimeoutSeconds: parallelism?.executionTimeoutSeconds });
+      : resolvePipelineAlarms(scope, props.alarms ?? {}, props, {
+          intervalSeconds,
+          timeoutSeconds,
+          scheduled: props.scheduleEnabled ?? true,
+          executionTimeoutSeconds: parallelism?.executionTimeoutSeconds,
+        });
   if (props.dashboardName !== undefined && !/^[A-Za-z0-9_-]{1,255}$/.test(props.dashboardName)) {
-    invalid(scope, `dashboardName ${JSON.stringify(props.dashboardName)} must be 1 to 255 of A-Za-z0-9_-, as CloudWatch requires: e.g. "sluice-orders"`, { dashboardName: props.dashboardName });
+    invalid(scope, `dashboardName ${JSON.stringify(props.dashboardName)} must be 1 to 255 of A-Za-z0-9_-, as CloudWatch requires: e.g. "sluice-orders"`, {
+      dashboardName: props.dashboardName,
+    });
   }
 
   return {
@@ -195,10 +272,14 @@ export function checkNoOverlap(scope: Construct, locations: ReadonlyArray<{ read
       const b = locations[j];
       if (!a.place || !b.place) continue;
       if (sameBucket(a.place.bucket, b.place.bucket) && nests(a.place.prefix, b.place.prefix)) {
-        invalid(scope, `${a.name} "${a.place.prefix}" and ${b.name} "${b.place.prefix}" overlap in the same bucket: give each its own prefix, e.g. checkpoints/<name>, landing/<name>, output/<name>`, {
-          [a.name]: a.place.prefix,
-          [b.name]: b.place.prefix,
-        });
+        invalid(
+          scope,
+          `${a.name} "${a.place.prefix}" and ${b.name} "${b.place.prefix}" overlap in the same bucket: give each its own prefix, e.g. checkpoints/<name>, landing/<name>, output/<name>`,
+          {
+            [a.name]: a.place.prefix,
+            [b.name]: b.place.prefix,
+          },
+        );
       }
     }
   }

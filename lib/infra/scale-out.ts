@@ -128,7 +128,8 @@ const MAX_MAP_CONCURRENCY = 10_000;
 /** The repository root (two levels above lib/infra). */
 const REPO_ROOT = path.resolve(__dirname, '..', '..');
 /** `<dir>/<name>.ts` of this package, or its compiled `.js` in the published package. */
-const sourceFile = (dir: string, name: string) => [path.join(REPO_ROOT, dir, `${name}.ts`), path.join(REPO_ROOT, dir, `${name}.js`)].find((f) => fs.existsSync(f)) ?? path.join(REPO_ROOT, dir, `${name}.ts`);
+const sourceFile = (dir: string, name: string) =>
+  [path.join(REPO_ROOT, dir, `${name}.ts`), path.join(REPO_ROOT, dir, `${name}.js`)].find((f) => fs.existsSync(f)) ?? path.join(REPO_ROOT, dir, `${name}.ts`);
 
 /** The default task entry: the windowed-totals example's tasks, as `entry` defaults to its scheduled run. */
 export const DEFAULT_TASK_ENTRY = sourceFile('lambdas', 'windowed-totals-tasks');
@@ -136,8 +137,22 @@ export const DEFAULT_TASK_ENTRY = sourceFile('lambdas', 'windowed-totals-tasks')
 export const STARTER_ENTRY = sourceFile(path.join('lib', 'aws', 'lambda'), 'scale-out-starter');
 
 export function resolveParallelism(scope: Construct, p: PipelineParallelism, t: { intervalSeconds: number; memoryMiB: number }): ResolvedParallelism {
-  const statePartitions = wholeNumber(scope, 'parallelism.statePartitions', p.statePartitions, 1, MAX_STATE_PARTITIONS, "give the query's option('statePartitions', P), at most 256");
-  const readConcurrency = wholeNumber(scope, 'parallelism.readConcurrency', p.readConcurrency ?? 10, 1, MAX_MAP_CONCURRENCY, 'a Distributed Map runs at most 10000 child executions at once');
+  const statePartitions = wholeNumber(
+    scope,
+    'parallelism.statePartitions',
+    p.statePartitions,
+    1,
+    MAX_STATE_PARTITIONS,
+    "give the query's option('statePartitions', P), at most 256",
+  );
+  const readConcurrency = wholeNumber(
+    scope,
+    'parallelism.readConcurrency',
+    p.readConcurrency ?? 10,
+    1,
+    MAX_MAP_CONCURRENCY,
+    'a Distributed Map runs at most 10000 child executions at once',
+  );
   const partitionConcurrency = wholeNumber(
     scope,
     'parallelism.partitionConcurrency',
@@ -146,11 +161,37 @@ export function resolveParallelism(scope: Construct, p: PipelineParallelism, t: 
     statePartitions,
     `a batch has ${statePartitions} partition tasks (statePartitions), so more cannot run at once`,
   );
-  const maxSplits = wholeNumber(scope, 'parallelism.maxSplits', p.maxSplits ?? 8, 1, MAX_MAP_CONCURRENCY, 'a batch splits into at most one read task a file; the Read map runs at most 10000 at once');
+  const maxSplits = wholeNumber(
+    scope,
+    'parallelism.maxSplits',
+    p.maxSplits ?? 8,
+    1,
+    MAX_MAP_CONCURRENCY,
+    'a batch splits into at most one read task a file; the Read map runs at most 10000 at once',
+  );
   const taskEntry = path.resolve(p.taskEntry ?? DEFAULT_TASK_ENTRY);
-  if (!fs.existsSync(taskEntry)) invalid(scope, `parallelism.taskEntry ${JSON.stringify(p.taskEntry)} does not exist: pass the path of an entry exporting a task handler built with createPartitionedTaskLambda, e.g. lambdas/windowed-totals-tasks.ts`, { taskEntry: p.taskEntry });
-  const taskTimeoutSeconds = wholeNumber(scope, 'parallelism.taskTimeoutSeconds', p.taskTimeoutSeconds ?? 900, 1, 900, 'a Lambda runs at most 15 minutes (900 s); a run is as long as its tasks need');
-  const taskMemoryMiB = wholeNumber(scope, 'parallelism.taskMemoryMiB', p.taskMemoryMiB ?? t.memoryMiB, 128, 10240, 'Lambda memory ranges from 128 to 10240 MiB');
+  if (!fs.existsSync(taskEntry))
+    invalid(
+      scope,
+      `parallelism.taskEntry ${JSON.stringify(p.taskEntry)} does not exist: pass the path of an entry exporting a task handler built with createPartitionedTaskLambda, e.g. lambdas/windowed-totals-tasks.ts`,
+      { taskEntry: p.taskEntry },
+    );
+  const taskTimeoutSeconds = wholeNumber(
+    scope,
+    'parallelism.taskTimeoutSeconds',
+    p.taskTimeoutSeconds ?? 900,
+    1,
+    900,
+    'a Lambda runs at most 15 minutes (900 s); a run is as long as its tasks need',
+  );
+  const taskMemoryMiB = wholeNumber(
+    scope,
+    'parallelism.taskMemoryMiB',
+    p.taskMemoryMiB ?? t.memoryMiB,
+    128,
+    10240,
+    'Lambda memory ranges from 128 to 10240 MiB',
+  );
   const minExecution = 4 * taskTimeoutSeconds;
   const executionTimeoutSeconds = wholeNumber(
     scope,
@@ -169,7 +210,18 @@ export function resolveParallelism(scope: Construct, p: PipelineParallelism, t: 
     86_400,
     `a task may run ${taskTimeoutSeconds} s (taskTimeoutSeconds), so the lease must outlast one task by a minute at least; one batch takes up to ${batchSeconds} s`,
   );
-  return { statePartitions, readConcurrency, maxSplits, partitionConcurrency, taskEntry, taskHandler: p.taskHandler ?? 'handler', taskTimeoutSeconds, taskMemoryMiB, leaseDurationSeconds, executionTimeoutSeconds };
+  return {
+    statePartitions,
+    readConcurrency,
+    maxSplits,
+    partitionConcurrency,
+    taskEntry,
+    taskHandler: p.taskHandler ?? 'handler',
+    taskTimeoutSeconds,
+    taskMemoryMiB,
+    leaseDurationSeconds,
+    executionTimeoutSeconds,
+  };
 }
 
 // ---------------------------------------------------------------- the resources
@@ -233,7 +285,12 @@ export class ScaleOut extends Construct {
       role: x.role,
       logGroup: this.taskLogGroup,
       description: `sluice scale-out task (plan, read, partition, commit) of ${x.pipelineName}, ${p.statePartitions} state partitions`,
-      environment: { ...x.environment, SLUICE_LEASE_SECONDS: String(p.leaseDurationSeconds), SLUICE_STATE_PARTITIONS: String(p.statePartitions), SLUICE_MAX_SPLITS: String(p.maxSplits) },
+      environment: {
+        ...x.environment,
+        SLUICE_LEASE_SECONDS: String(p.leaseDurationSeconds),
+        SLUICE_STATE_PARTITIONS: String(p.statePartitions),
+        SLUICE_MAX_SPLITS: String(p.maxSplits),
+      },
       bundling: x.bundling,
     });
 
@@ -243,7 +300,12 @@ export class ScaleOut extends Construct {
     const runId = sfn.JsonPath.stringAt('$$.Execution.Name');
     const retried = <T extends tasks.LambdaInvoke>(task: T): T => {
       task.addRetry({ errors: [...NO_RETRY], maxAttempts: 0 });
-      task.addRetry({ errors: [sfn.Errors.ALL], maxAttempts: TASK_RETRY.maxAttempts, interval: Duration.seconds(TASK_RETRY.intervalSeconds), backoffRate: TASK_RETRY.backoffRate });
+      task.addRetry({
+        errors: [sfn.Errors.ALL],
+        maxAttempts: TASK_RETRY.maxAttempts,
+        interval: Duration.seconds(TASK_RETRY.intervalSeconds),
+        backoffRate: TASK_RETRY.backoffRate,
+      });
       return task;
     };
 
@@ -265,7 +327,15 @@ export class ScaleOut extends Construct {
     );
 
     /** A Distributed Map over the plan's `items`, each child one task `taskId` with event `{ action, runId, batchId, <field> }`. */
-    const fanOut = (mapId: string, taskId: string, action: 'read' | 'partition', items: 'splits' | 'partitions', field: 'split' | 'partition', maxConcurrency: number, comment: string) => {
+    const fanOut = (
+      mapId: string,
+      taskId: string,
+      action: 'read' | 'partition',
+      items: 'splits' | 'partitions',
+      field: 'split' | 'partition',
+      maxConcurrency: number,
+      comment: string,
+    ) => {
       const map = new sfn.DistributedMap(this, mapId, {
         comment,
         itemsPath: `$.plan.${items}`,
@@ -292,8 +362,24 @@ export class ScaleOut extends Construct {
       );
       return map;
     };
-    const read = fanOut('Read', 'ReadSplit', 'read', 'splits', 'split', p.readConcurrency, 'reads each split of the batch into its shuffle objects under <checkpoint>-shuffle/N/');
-    const partition = fanOut('Partition', 'MergePartition', 'partition', 'partitions', 'partition', p.partitionConcurrency, 'merges each state partition\'s shuffle objects into its state and output, and commits its state version N');
+    const read = fanOut(
+      'Read',
+      'ReadSplit',
+      'read',
+      'splits',
+      'split',
+      p.readConcurrency,
+      'reads each split of the batch into its shuffle objects under <checkpoint>-shuffle/N/',
+    );
+    const partition = fanOut(
+      'Partition',
+      'MergePartition',
+      'partition',
+      'partitions',
+      'partition',
+      p.partitionConcurrency,
+      "merges each state partition's shuffle objects into its state and output, and commits its state version N",
+    );
 
     const commit = retried(
       new tasks.LambdaInvoke(this, 'Commit', {
@@ -311,7 +397,10 @@ export class ScaleOut extends Construct {
     );
 
     const done = new sfn.Succeed(this, 'RunDone', { comment: 'no batch left to run in this execution (or no time): the next tick continues' });
-    const batch = read.next(partition).next(commit).next(new sfn.Choice(this, 'MoreBatches').when(sfn.Condition.booleanEquals('$.commit.more', true), plan).otherwise(done));
+    const batch = read
+      .next(partition)
+      .next(commit)
+      .next(new sfn.Choice(this, 'MoreBatches').when(sfn.Condition.booleanEquals('$.commit.more', true), plan).otherwise(done));
     const definition = plan.next(new sfn.Choice(this, 'PlanDone').when(sfn.Condition.booleanEquals('$.plan.done', true), done).otherwise(batch));
 
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
@@ -326,9 +415,19 @@ export class ScaleOut extends Construct {
       "a Standard workflow keeps each execution's history (every state, input and output) for 90 days and each task Lambda logs to its own group; ALL-level logs and X-Ray would bill every transition of maps over thousands of children and need logs/xray actions on Resource '*'",
     );
     const taskArnAnyVersion = `<${Stack.of(this).getLogicalId(this.taskFunction.node.defaultChild as CfnElement)}.Arn>:*`;
-    acknowledgeWildcards(this.stateMachine.role, (this.stateMachine.role.node.tryFindChild('DefaultPolicy') as iam.Policy | undefined)?.document, (r) => r === taskArnAnyVersion, 'invoking any version or alias of its own task Lambda (CDK\'s LambdaInvoke grant): the function is fixed, only its qualifier is open');
+    acknowledgeWildcards(
+      this.stateMachine.role,
+      (this.stateMachine.role.node.tryFindChild('DefaultPolicy') as iam.Policy | undefined)?.document,
+      (r) => r === taskArnAnyVersion,
+      "invoking any version or alias of its own task Lambda (CDK's LambdaInvoke grant): the function is fixed, only its qualifier is open",
+    );
     const mapPolicy = this.stateMachine.node.tryFindChild('DistributedMapPolicy') as iam.Policy | undefined;
-    acknowledgeWildcards(mapPolicy ?? this.stateMachine, mapPolicy?.document, (r) => /:execution:.*:\*$/.test(r) && r.includes(Stack.of(this).getLogicalId(this.stateMachine.node.defaultChild as CfnElement)), "the Distributed Maps' own child executions (CDK's DistributedMapPolicy): execution names are made at run time under this state machine's name");
+    acknowledgeWildcards(
+      mapPolicy ?? this.stateMachine,
+      mapPolicy?.document,
+      (r) => /:execution:.*:\*$/.test(r) && r.includes(Stack.of(this).getLogicalId(this.stateMachine.node.defaultChild as CfnElement)),
+      "the Distributed Maps' own child executions (CDK's DistributedMapPolicy): execution names are made at run time under this state machine's name",
+    );
 
     // ---- the starter
     this.starterLogGroup = new logs.LogGroup(this, 'StarterLogs', { retention: x.logRetention, removalPolicy: x.removalPolicy });
@@ -338,7 +437,11 @@ export class ScaleOut extends Construct {
     });
     this.starterLogGroup.grantWrite(this.starterRole);
     this.starterRole.addToPrincipalPolicy(
-      new iam.PolicyStatement({ sid: 'StartRunUnlessRunning', actions: ['states:ListExecutions', 'states:StartExecution'], resources: [this.stateMachine.stateMachineArn] }),
+      new iam.PolicyStatement({
+        sid: 'StartRunUnlessRunning',
+        actions: ['states:ListExecutions', 'states:StartExecution'],
+        resources: [this.stateMachine.stateMachineArn],
+      }),
     );
     this.starter = new nodejs.NodejsFunction(this, 'Starter', {
       entry: STARTER_ENTRY,

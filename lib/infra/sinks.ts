@@ -92,7 +92,12 @@ export abstract class PipelineSink {
     const where = 'PipelineSink.files';
     const params = fileSinkParams(where, options);
     if (params.length === 0) params.push(['log', '']);
-    return new S3Sink(bucket, prefix === undefined ? undefined : cleanPrefix(where, 'prefix', prefix), new URLSearchParams(params).toString().replace(/=$/, ''), undefined);
+    return new S3Sink(
+      bucket,
+      prefix === undefined ? undefined : cleanPrefix(where, 'prefix', prefix),
+      new URLSearchParams(params).toString().replace(/=$/, ''),
+      undefined,
+    );
   }
 
   /**
@@ -111,8 +116,10 @@ export abstract class PipelineSink {
   /** An item per output row in your table, keyed by the output's key columns; `queryKey` keeps queries sharing a table apart. @default queryKey the checkpoint's query id (so two pipelines never share rows by accident) */
   static dynamodb(table: dynamodb.ITable, queryKey?: string): PipelineSink {
     const where = 'PipelineSink.dynamodb';
-    if (!table) invalid(where, "needs the table the sink writes (its layout belongs to the query): pass it, e.g. dynamodb.Table.fromTableName(this, 'Sink', 'totals')");
-    if (queryKey !== undefined && !QUERY_KEY.test(queryKey)) invalid(where, `queryKey ${JSON.stringify(queryKey)} must be 1 to 200 characters without '/' or '#', e.g. "totals-v1"`);
+    if (!table)
+      invalid(where, "needs the table the sink writes (its layout belongs to the query): pass it, e.g. dynamodb.Table.fromTableName(this, 'Sink', 'totals')");
+    if (queryKey !== undefined && !QUERY_KEY.test(queryKey))
+      invalid(where, `queryKey ${JSON.stringify(queryKey)} must be 1 to 200 characters without '/' or '#', e.g. "totals-v1"`);
     return new DynamoDbSink(table, queryKey);
   }
 
@@ -149,7 +156,10 @@ class S3Sink extends PipelineSink {
 class DynamoDbSink extends PipelineSink {
   readonly kind = 'dynamodb';
 
-  constructor(private readonly table: dynamodb.ITable, private readonly queryKey: string | undefined) {
+  constructor(
+    private readonly table: dynamodb.ITable,
+    private readonly queryKey: string | undefined,
+  ) {
     super();
   }
 
@@ -211,40 +221,60 @@ function checkGlue(where: string, options: ParquetSinkOptions): CheckedGlue {
   const g = options.glue!;
   const entries = Object.entries(g.columns ?? {});
   if (entries.length === 0) {
-    invalid(where, 'glue.columns must list the query\'s output columns and their types: pass outputColumnTypes(plan) for the query the Lambda runs, e.g. { window: "WINDOW", total: "DOUBLE" }');
+    invalid(
+      where,
+      'glue.columns must list the query\'s output columns and their types: pass outputColumnTypes(plan) for the query the Lambda runs, e.g. { window: "WINDOW", total: "DOUBLE" }',
+    );
   }
   for (const [name, type] of entries) {
-    if (!COLUMN_NAME.test(name)) invalid(where, `glue.columns names a column ${JSON.stringify(name)}, which Athena cannot name: use letters, digits and _ (rename it in the query with withColumn/select)`);
-    if (!(type in GLUE_TYPES)) invalid(where, `glue.columns gives ${name} the type ${JSON.stringify(type)}, which is not one of ${Object.keys(GLUE_TYPES).join(', ')}`);
+    if (!COLUMN_NAME.test(name))
+      invalid(
+        where,
+        `glue.columns names a column ${JSON.stringify(name)}, which Athena cannot name: use letters, digits and _ (rename it in the query with withColumn/select)`,
+      );
+    if (!(type in GLUE_TYPES))
+      invalid(where, `glue.columns gives ${name} the type ${JSON.stringify(type)}, which is not one of ${Object.keys(GLUE_TYPES).join(', ')}`);
   }
   if (entries.some(([name]) => name.toLowerCase() === BATCH_ID_COLUMN)) {
     invalid(where, `glue.columns has a column ${BATCH_ID_COLUMN}, which the Parquet sink adds itself: rename the query's column`);
   }
   const lower = new Set<string>();
   for (const [name] of entries) {
-    if (lower.has(name.toLowerCase())) invalid(where, `glue.columns has two columns named ${JSON.stringify(name.toLowerCase())} in lowercase, and Athena's names are lowercase: rename one`);
+    if (lower.has(name.toLowerCase()))
+      invalid(where, `glue.columns has two columns named ${JSON.stringify(name.toLowerCase())} in lowercase, and Athena's names are lowercase: rename one`);
     lower.add(name.toLowerCase());
   }
   if (options.partitionBy !== undefined) {
     const [top, field] = options.partitionBy.split('.');
     const type = g.columns[top];
-    if (type === undefined) invalid(where, `partitionBy ${JSON.stringify(options.partitionBy)} names none of glue.columns (${entries.map(([n]) => n).join(', ')}): partition by one of them`);
+    if (type === undefined)
+      invalid(
+        where,
+        `partitionBy ${JSON.stringify(options.partitionBy)} names none of glue.columns (${entries.map(([n]) => n).join(', ')}): partition by one of them`,
+      );
     if (field !== undefined && (type !== 'WINDOW' || !['start', 'end'].includes(field))) {
       invalid(where, `partitionBy ${JSON.stringify(options.partitionBy)} names a field of ${top} (${type}), which has none: a WINDOW column has start and end`);
     }
   }
   for (const name of [g.database, g.table]) {
-    if (name !== undefined && !GLUE_NAME.test(name)) invalid(where, `glue database and table names must be 1 to 255 lowercase letters, digits or _ (Athena's rule), not ${JSON.stringify(name)}`);
+    if (name !== undefined && !GLUE_NAME.test(name))
+      invalid(where, `glue database and table names must be 1 to 255 lowercase letters, digits or _ (Athena's rule), not ${JSON.stringify(name)}`);
   }
   const granularity = options.granularity ?? 'value';
   if (g.projectionRange !== undefined && granularity === 'value') {
-    invalid(where, `glue.projectionRange applies to granularity day or hour, and this sink partitions by value: leave it out, or list the values in glue.partitionValues`);
+    invalid(
+      where,
+      `glue.projectionRange applies to granularity day or hour, and this sink partitions by value: leave it out, or list the values in glue.partitionValues`,
+    );
   }
   if (g.partitionValues !== undefined && (granularity !== 'value' || options.partitionBy === undefined)) {
     invalid(where, 'glue.partitionValues applies to partitionBy with granularity value: leave it out for day or hour, which Athena projects as dates');
   }
   if (g.partitionValues !== undefined && (g.partitionValues.length === 0 || g.partitionValues.some((v) => v === '' || v.includes(',')))) {
-    invalid(where, `glue.partitionValues ${JSON.stringify(g.partitionValues)} must be one or more non-empty values without commas (Athena's enum projection): leave it out for an injected projection`);
+    invalid(
+      where,
+      `glue.partitionValues ${JSON.stringify(g.partitionValues)} must be one or more non-empty values without commas (Athena's enum projection): leave it out for an injected projection`,
+    );
   }
   const columns = entries.map(([name, type]) => ({ name: name.toLowerCase(), type: GLUE_TYPES[type] }));
   columns.push({ name: BATCH_ID_COLUMN, type: 'bigint' });
@@ -262,7 +292,13 @@ function checkGlue(where: string, options: ParquetSinkOptions): CheckedGlue {
  */
 function glueTableOver(scope: Construct, output: S3Place, g: CheckedGlue, pipeline: PipelineDefaults): Pick<BoundSink, 'glueTable' | 'glueDatabase'> {
   const stack = Stack.of(scope);
-  const databaseName = g.options.database ?? (pipeline.pipelineName.toLowerCase().replace(/[^a-z0-9_]+/g, '_').replace(/^_+|_+$/g, '') || 'sluice');
+  const databaseName =
+    g.options.database ??
+    (pipeline.pipelineName
+      .toLowerCase()
+      .replace(/[^a-z0-9_]+/g, '_')
+      .replace(/^_+|_+$/g, '') ||
+      'sluice');
   const tableName = g.options.table ?? 'output';
   const location = `s3://${output.bucket.bucketName}/${output.prefix}/`;
   const parameters: Record<string, string> = { EXTERNAL: 'TRUE', classification: 'parquet', 'parquet.compression': 'SNAPPY' };
@@ -296,7 +332,10 @@ function glueTableOver(scope: Construct, output: S3Place, g: CheckedGlue, pipeli
   const database =
     g.options.createDatabase === false
       ? undefined
-      : new glue.CfnDatabase(scope, 'SinkDatabase', { catalogId: stack.account, databaseInput: { name: databaseName, description: `sluice pipeline ${pipeline.pipelineName}` } });
+      : new glue.CfnDatabase(scope, 'SinkDatabase', {
+          catalogId: stack.account,
+          databaseInput: { name: databaseName, description: `sluice pipeline ${pipeline.pipelineName}` },
+        });
   const table = new glue.CfnTable(scope, 'SinkTable', {
     catalogId: stack.account,
     databaseName,

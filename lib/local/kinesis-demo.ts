@@ -54,7 +54,11 @@ export async function runKinesisExample(conn: AwsConnection, opts: KinesisExampl
       print(`${mode} mode  (stream kinesis://${streamName}, checkpoint s3://${bucket}/${base}/checkpoint)`);
       for (let i = 0; i < SEED_FILES.length; i++) {
         const f = SEED_FILES[i];
-        await putJsonRecords(clients.kinesis, streamName, f.rows.map((row) => ({ data: row, partitionKey: String(row.user) })));
+        await putJsonRecords(
+          clients.kinesis,
+          streamName,
+          f.rows.map((row) => ({ data: row, partitionKey: String(row.user) })),
+        );
         const source = new KinesisSource({ client: clients.kinesis, streamName, schema: plan.source.schema });
         const report = await buildExecutor(conn, plan, cfg, { source }).executor.run({ collectRows: true });
         result[mode].push(report);
@@ -67,10 +71,11 @@ export async function runKinesisExample(conn: AwsConnection, opts: KinesisExampl
       print('');
     }
     print('Expected (Spark): append run 1 [], run 2 [(12:00, 12:10, 19.0)], run 3 [(12:10, 12:20, 7.0), (12:20, 12:30, 3.0)];');
-    print('                  update run 1 [(12:00, 12:10, 15.0), (12:10, 12:20, 7.0)], run 2 [(12:00, 12:10, 19.0), (12:20, 12:30, 3.0)], run 3 [(12:40, 12:50, 1.0)]');
+    print(
+      '                  update run 1 [(12:00, 12:10, 15.0), (12:10, 12:20, 7.0)], run 2 [(12:00, 12:10, 19.0), (12:20, 12:30, 3.0)], run 3 [(12:40, 12:50, 1.0)]',
+    );
     return result;
   } finally {
     clients.destroy();
   }
 }
-

@@ -37,7 +37,12 @@ export async function startKinesisMock(ctx: StartContext): Promise<Emulator> {
         ON_DEMAND_STREAM_COUNT_LIMIT: '10000',
         SHOULD_PERSIST_DATA: persistDir ? 'true' : 'false',
         ...(persistDir
-          ? { PERSIST_PATH: persistDir, PERSIST_FILE_NAME: KINESIS_PERSIST_FILE, LOAD_DATA_IF_EXISTS: 'true', PERSIST_INTERVAL: `${KINESIS_PERSIST_INTERVAL_MS}ms` }
+          ? {
+              PERSIST_PATH: persistDir,
+              PERSIST_FILE_NAME: KINESIS_PERSIST_FILE,
+              LOAD_DATA_IF_EXISTS: 'true',
+              PERSIST_INTERVAL: `${KINESIS_PERSIST_INTERVAL_MS}ms`,
+            }
           : {}),
       };
       delete env.INITIALIZE_STREAMS;

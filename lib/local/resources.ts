@@ -115,9 +115,7 @@ async function enableTtl(dynamodb: DynamoDBClient, name: string): Promise<void> 
     const current = await dynamodb.send(new DescribeTimeToLiveCommand({ TableName: name }));
     const status = current.TimeToLiveDescription?.TimeToLiveStatus;
     if (status === 'ENABLED' || status === 'ENABLING') return;
-    await dynamodb.send(
-      new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { Enabled: true, AttributeName: STATE_TABLE_TTL_ATTRIBUTE } }),
-    );
+    await dynamodb.send(new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { Enabled: true, AttributeName: STATE_TABLE_TTL_ATTRIBUTE } }));
   } catch (e) {
     // TTL only reclaims space; an emulator without it (or a concurrent enable, which DynamoDB
     // rejects with "TimeToLive is already enabled") does not stop the table from working.
@@ -132,7 +130,8 @@ async function enableTtl(dynamodb: DynamoDBClient, name: string): Promise<void> 
  * ACTIVE. An existing stream is kept with whatever shard count it has.
  */
 export async function ensureStream(kinesis: KinesisClient, name: string, shardCount: number, opts: WaitOptions = {}): Promise<void> {
-  if (!Number.isInteger(shardCount) || shardCount < 1) throw new InvalidOptionError(`ensureStream ${name} shardCount (${shardCount}) must be a positive integer: pass e.g. 2`);
+  if (!Number.isInteger(shardCount) || shardCount < 1)
+    throw new InvalidOptionError(`ensureStream ${name} shardCount (${shardCount}) must be a positive integer: pass e.g. 2`);
   if ((await streamStatus(kinesis, name)) === undefined) {
     try {
       await kinesis.send(new CreateStreamCommand({ StreamName: name, ShardCount: shardCount }));

@@ -36,7 +36,6 @@ export interface ObjectStore {
   getResourcePath(bucket: string, key: string | undefined, resource: string): string;
 }
 
-
 /** The part of a Koa context used here. */
 export interface KoaLikeContext {
   method: string;

@@ -20,13 +20,7 @@ interface S3rverInstance {
   close(): Promise<void>;
   readonly httpServer?: { closeAllConnections?(): void };
 }
-type S3rverConstructor = new (opts: {
-  port: number;
-  address: string;
-  silent: boolean;
-  directory: string;
-  vhostBuckets: boolean;
-}) => S3rverInstance;
+type S3rverConstructor = new (opts: { port: number; address: string; silent: boolean; directory: string; vhostBuckets: boolean }) => S3rverInstance;
 
 export async function startS3rver(ctx: StartContext): Promise<Emulator> {
   const t0 = Date.now();
@@ -70,7 +64,10 @@ export async function startS3rver(ctx: StartContext): Promise<Emulator> {
     return { service: 's3', endpoint, startupMs, stop };
   } catch (e) {
     await stop();
-    throw new Error(`s3rver did not start (${(e as Error).message}): it runs in this process, so check that the s3rver package is installed and ${directory} is writable`, { cause: e });
+    throw new Error(
+      `s3rver did not start (${(e as Error).message}): it runs in this process, so check that the s3rver package is installed and ${directory} is writable`,
+      { cause: e },
+    );
   }
 }
 

@@ -73,7 +73,11 @@ export async function runQueryOnSample<R>(plan: QueryPlan<R>, opts: RunQueryOnSa
     ]);
     if (source.kind === 'kinesis') {
       const rows = files.flatMap((f) => fileRows(f));
-      await putJsonRecords(clients.kinesis, source.streamName, rows.map((data, i) => ({ data, partitionKey: String(i) })));
+      await putJsonRecords(
+        clients.kinesis,
+        source.streamName,
+        rows.map((data, i) => ({ data, partitionKey: String(i) })),
+      );
     } else {
       for (const f of files) {
         const body = f.text ?? (f.rows ?? []).map((r) => JSON.stringify(r)).join('\n');
@@ -97,7 +101,9 @@ function sampleFiles(opts: RunQueryOnSampleOptions): SampleFile[] {
   const out: SampleFile[] = [];
   if (typeof opts.files === 'string') {
     const dir = opts.files;
-    const names = readdirSync(dir).filter((n) => statSync(join(dir, n)).isFile()).sort();
+    const names = readdirSync(dir)
+      .filter((n) => statSync(join(dir, n)).isFile())
+      .sort();
     for (const name of names) out.push({ name, text: readFileSync(join(dir, name), 'utf8') });
   } else if (opts.files) out.push(...[...opts.files].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)));
   if (opts.records) out.push({ name: 'zzzz-records.json', rows: opts.records });
@@ -114,7 +120,9 @@ function fileRows(f: SampleFile): unknown[] {
       try {
         return JSON.parse(l);
       } catch {
-        throw new InvalidOptionError(`sample file ${f.name} line ${i + 1} is not JSON: for a Kinesis query each line becomes one record, so write one JSON object per line`);
+        throw new InvalidOptionError(
+          `sample file ${f.name} line ${i + 1} is not JSON: for a Kinesis query each line becomes one record, so write one JSON object per line`,
+        );
       }
     });
 }

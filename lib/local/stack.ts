@@ -55,7 +55,8 @@ export interface LocalStack {
 
 export async function startLocalStack(opts: StartLocalStackOptions = {}): Promise<LocalStack> {
   const services = [...new Set(opts.services ?? ALL_LOCAL_SERVICES)];
-  if (services.length === 0) throw new InvalidOptionError('startLocalStack services is empty: name at least one of dynamodb, s3, kinesis, or leave it out for all three');
+  if (services.length === 0)
+    throw new InvalidOptionError('startLocalStack services is empty: name at least one of dynamodb, s3, kinesis, or leave it out for all three');
   const dataDir = opts.dataDir === undefined ? undefined : resolve(opts.dataDir);
   const ctx: StartContext = {
     dataDir,

@@ -76,10 +76,18 @@ const ARN_OF: Record<string, (p: Required<PseudoParameters>, id: string) => stri
  * Anything else is refused: a definition that needs it cannot be run from the template alone.
  */
 export function resolveIntrinsics(value: unknown, resources: TemplateResources = {}, pseudo: PseudoParameters = {}): unknown {
-  const p: Required<PseudoParameters> = { partition: pseudo.partition ?? 'aws', region: pseudo.region ?? 'us-east-1', accountId: pseudo.accountId ?? '123456789012' };
+  const p: Required<PseudoParameters> = {
+    partition: pseudo.partition ?? 'aws',
+    region: pseudo.region ?? 'us-east-1',
+    accountId: pseudo.accountId ?? '123456789012',
+  };
   const arnOf = (id: string): string => {
     const type = resources[id]?.Type;
-    if (type === undefined) throw new LocalStateMachineError(`the definition refers to resource ${JSON.stringify(id)}, which is not in the template's resources: pass the template's Resources`, { details: { id } });
+    if (type === undefined)
+      throw new LocalStateMachineError(
+        `the definition refers to resource ${JSON.stringify(id)}, which is not in the template's resources: pass the template's Resources`,
+        { details: { id } },
+      );
     return (ARN_OF[type] ?? ((q, x) => `arn:${q.partition}:local:${q.region}:${q.accountId}:${x}`))(p, id);
   };
   const walk = (v: unknown): unknown => {
@@ -92,17 +100,25 @@ export function resolveIntrinsics(value: unknown, resources: TemplateResources =
       const arg = o[fn];
       if (fn === 'Fn::Join') {
         const [sep, parts] = arg as [string, unknown[]];
-        return (parts as unknown[]).map((part) => {
-          const s = walk(part);
-          if (typeof s !== 'string') throw new LocalStateMachineError(`Fn::Join part ${JSON.stringify(part)} resolved to ${JSON.stringify(s)}, not a string`);
-          return s;
-        }).join(sep);
+        return (parts as unknown[])
+          .map((part) => {
+            const s = walk(part);
+            if (typeof s !== 'string') throw new LocalStateMachineError(`Fn::Join part ${JSON.stringify(part)} resolved to ${JSON.stringify(s)}, not a string`);
+            return s;
+          })
+          .join(sep);
       }
       if (fn === 'Ref') {
         const name = arg as string;
-        const pseudoValue: Record<string, string> = { 'AWS::Partition': p.partition, 'AWS::Region': p.region, 'AWS::AccountId': p.accountId, 'AWS::URLSuffix': 'amazonaws.com' };
+        const pseudoValue: Record<string, string> = {
+          'AWS::Partition': p.partition,
+          'AWS::Region': p.region,
+          'AWS::AccountId': p.accountId,
+          'AWS::URLSuffix': 'amazonaws.com',
+        };
         if (name in pseudoValue) return pseudoValue[name];
-        if (name.startsWith('AWS::')) throw new LocalStateMachineError(`Ref ${name} has no local value: only AWS::Partition, AWS::Region, AWS::AccountId and AWS::URLSuffix do`);
+        if (name.startsWith('AWS::'))
+          throw new LocalStateMachineError(`Ref ${name} has no local value: only AWS::Partition, AWS::Region, AWS::AccountId and AWS::URLSuffix do`);
         // CloudFormation's Ref of a state machine is its ARN; of a function or a table, its name
         // (here its logical id). arnOf also checks the resource is in the template.
         const arn = arnOf(name);
@@ -113,7 +129,9 @@ export function resolveIntrinsics(value: unknown, resources: TemplateResources =
         if (attribute !== 'Arn') throw new LocalStateMachineError(`Fn::GetAtt ${id}.${attribute} has no local value: only .Arn does`);
         return arnOf(id);
       }
-      throw new LocalStateMachineError(`${fn} cannot be resolved locally: the definition may use only Fn::Join, Ref and Fn::GetAtt ...Arn`, { details: { [fn]: arg } });
+      throw new LocalStateMachineError(`${fn} cannot be resolved locally: the definition may use only Fn::Join, Ref and Fn::GetAtt ...Arn`, {
+        details: { [fn]: arg },
+      });
     }
     return Object.fromEntries(keys.map((k) => [k, walk(o[k])]));
   };
@@ -124,13 +142,22 @@ export function resolveIntrinsics(value: unknown, resources: TemplateResources =
  * The definition of the template's one state machine (or of `logicalId`), intrinsics resolved,
  * DefinitionSubstitutions applied.
  */
-export function definitionFromTemplate(template: { readonly Resources: TemplateResources }, opts: PseudoParameters & { readonly logicalId?: string } = {}): AslDefinition {
-  const machines = Object.entries(template.Resources).filter(([id, r]) => r.Type === 'AWS::StepFunctions::StateMachine' && (opts.logicalId === undefined || id === opts.logicalId));
+export function definitionFromTemplate(
+  template: { readonly Resources: TemplateResources },
+  opts: PseudoParameters & { readonly logicalId?: string } = {},
+): AslDefinition {
+  const machines = Object.entries(template.Resources).filter(
+    ([id, r]) => r.Type === 'AWS::StepFunctions::StateMachine' && (opts.logicalId === undefined || id === opts.logicalId),
+  );
   if (machines.length !== 1) {
-    throw new LocalStateMachineError(`the template has ${machines.length} state machines${opts.logicalId ? ` with logical id ${opts.logicalId}` : ''}, not one: pass logicalId to pick one`, { details: { found: machines.map(([id]) => id) } });
+    throw new LocalStateMachineError(
+      `the template has ${machines.length} state machines${opts.logicalId ? ` with logical id ${opts.logicalId}` : ''}, not one: pass logicalId to pick one`,
+      { details: { found: machines.map(([id]) => id) } },
+    );
   }
   const props = machines[0][1].Properties ?? {};
-  if (props.DefinitionString === undefined) throw new LocalStateMachineError(`state machine ${machines[0][0]} has no DefinitionString (a Definition object or an S3 location is not supported)`);
+  if (props.DefinitionString === undefined)
+    throw new LocalStateMachineError(`state machine ${machines[0][0]} has no DefinitionString (a Definition object or an S3 location is not supported)`);
   let text = resolveIntrinsics(props.DefinitionString, template.Resources, opts) as string;
   const substitutions = (resolveIntrinsics(props.DefinitionSubstitutions ?? {}, template.Resources, opts) ?? {}) as Record<string, unknown>;
   for (const [name, v] of Object.entries(substitutions)) text = text.split(`\${${name}}`).join(String(v));
@@ -140,7 +167,15 @@ export function definitionFromTemplate(template: { readonly Resources: TemplateR
 // ---------------------------------------------------------------- step 2: DISTRIBUTED -> INLINE
 
 /** Fields of a Distributed Map the local interpreter cannot honour; a definition with one is refused. */
-const DISTRIBUTED_ONLY = ['ItemReader', 'ItemBatcher', 'ResultWriter', 'ToleratedFailurePercentage', 'ToleratedFailurePercentagePath', 'ToleratedFailureCount', 'ToleratedFailureCountPath'] as const;
+const DISTRIBUTED_ONLY = [
+  'ItemReader',
+  'ItemBatcher',
+  'ResultWriter',
+  'ToleratedFailurePercentage',
+  'ToleratedFailurePercentagePath',
+  'ToleratedFailureCount',
+  'ToleratedFailureCountPath',
+] as const;
 
 /**
  * `definition` with every Map state whose ItemProcessor runs in DISTRIBUTED mode turned INLINE,
@@ -157,7 +192,10 @@ export function inlineDistributedMaps(definition: AslDefinition): { definition: 
         if (s.Type === 'Map' && s.ItemProcessor?.ProcessorConfig?.Mode === 'DISTRIBUTED') {
           const used = DISTRIBUTED_ONLY.filter((f) => s[f] !== undefined);
           if (used.length > 0) {
-            throw new LocalStateMachineError(`Map state ${name} uses ${used.join(', ')}, which the local interpreter has no inline equivalent for: give the items in the state input (ItemsPath) and let tasks write their own results`, { details: { state: name, used } });
+            throw new LocalStateMachineError(
+              `Map state ${name} uses ${used.join(', ')}, which the local interpreter has no inline equivalent for: give the items in the state input (ItemsPath) and let tasks write their own results`,
+              { details: { state: name, used } },
+            );
           }
           const { Label: _label, ...rest } = s;
           s = { ...rest, Type: 'Map', ItemProcessor: { ...s.ItemProcessor, ProcessorConfig: { Mode: 'INLINE' } } };
@@ -215,7 +253,11 @@ export interface LocalEvent {
 
 /** The run failed; `events` holds the event log up to the failure. */
 export class LocalExecutionError extends SluiceError {
-  constructor(message: string, readonly events: LocalEvent[], cause: unknown) {
+  constructor(
+    message: string,
+    readonly events: LocalEvent[],
+    cause: unknown,
+  ) {
     super(message, { cause });
   }
 }
@@ -260,7 +302,10 @@ export async function runStateMachineLocally(definition: AslDefinition, handler:
     const resource = state.Resource ?? '';
     const invokeApi = LAMBDA_INVOKE.test(resource);
     if (!invokeApi && !LAMBDA_FUNCTION.test(resource)) {
-      throw new LocalStateMachineError(`Task state ${name} calls ${JSON.stringify(resource)}, not a Lambda function: only Lambda tasks run locally (arn:aws:states:::lambda:invoke or a function ARN)`, { details: { state: name, resource } });
+      throw new LocalStateMachineError(
+        `Task state ${name} calls ${JSON.stringify(resource)}, not a Lambda function: only Lambda tasks run locally (arn:aws:states:::lambda:invoke or a function ARN)`,
+        { details: { state: name, resource } },
+      );
     }
     taskResourceLocalHandlers[name] = async (taskInput) => {
       // lambda:invoke gets { FunctionName, Payload }; a function-ARN task gets the payload itself.
@@ -290,13 +335,18 @@ export async function runStateMachineLocally(definition: AslDefinition, handler:
     const e = error as Error & { cause?: Error };
     const reason = e.cause?.message ?? e.message;
     const failed = [...events].reverse().find((ev) => ev.type === 'StateFailed')?.state?.name;
-    throw new LocalExecutionError(`the local execution failed${failed ? ` in state ${failed}` : ''}: ${reason} (its event log is on the error's \`events\`)`, events, error);
+    throw new LocalExecutionError(
+      `the local execution failed${failed ? ` in state ${failed}` : ''}: ${reason} (its event log is on the error's \`events\`)`,
+      events,
+      error,
+    );
   }
 }
 
 /** `definition` with every Task state's TimeoutSeconds set to `seconds`. */
 function withTaskTimeout(definition: AslDefinition, seconds: number): AslDefinition {
-  if (!Number.isInteger(seconds) || seconds < 1) throw new LocalStateMachineError(`taskTimeoutSeconds (${seconds}) must be a whole number of seconds, at least 1`);
+  if (!Number.isInteger(seconds) || seconds < 1)
+    throw new LocalStateMachineError(`taskTimeoutSeconds (${seconds}) must be a whole number of seconds, at least 1`);
   const visit = (def: AslDefinition): AslDefinition => ({
     ...def,
     States: Object.fromEntries(

@@ -23,7 +23,9 @@ function handlerFor(msg: TaskMessage) {
     if (!crash) injectors.set(msg.event.runId, (crash = new CrashInjector(parseCrashPlan(msg.crash)!)));
   }
   const offset = msg.clockOffsetMs ?? 0;
-  return partitionedTasks(() => buildExecutor(init.connection, plan, init.config, { clients, crash, clock: { now: () => Date.now() + offset } }).partitioned({ maxSplits: init.maxSplits }));
+  return partitionedTasks(() =>
+    buildExecutor(init.connection, plan, init.config, { clients, crash, clock: { now: () => Date.now() + offset } }).partitioned({ maxSplits: init.maxSplits }),
+  );
 }
 
 parentPort!.on('message', async (msg: TaskMessage | { close: true }) => {
@@ -36,6 +38,9 @@ parentPort!.on('message', async (msg: TaskMessage | { close: true }) => {
     parentPort!.postMessage({ id: msg.id, result });
   } catch (e) {
     const err = e as Error & { retriable?: boolean; point?: string; details?: { batchId?: number } };
-    parentPort!.postMessage({ id: msg.id, error: { name: err.constructor?.name ?? err.name, message: err.message, retriable: err.retriable, point: err.point, batchId: err.details?.batchId } });
+    parentPort!.postMessage({
+      id: msg.id,
+      error: { name: err.constructor?.name ?? err.name, message: err.message, retriable: err.retriable, point: err.point, batchId: err.details?.batchId },
+    });
   }
 });

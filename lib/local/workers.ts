@@ -52,7 +52,10 @@ export function planFromRecipe(recipe: PlanRecipe): QueryPlan {
  */
 export function loadQueryModule(modulePath: string): QueryPlan {
   const file = resolve(modulePath);
-  if (!existsSync(file)) throw new InvalidOptionError(`query module ${modulePath} does not exist (looked for ${file}): give the path of the .ts or .js file that exports the query, e.g. src/query.ts`);
+  if (!existsSync(file))
+    throw new InvalidOptionError(
+      `query module ${modulePath} does not exist (looked for ${file}): give the path of the .ts or .js file that exports the query, e.g. src/query.ts`,
+    );
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   if (/\.[cm]?tsx?$/.test(file) && !require.extensions['.ts']) require('tsx/cjs');
   // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -60,7 +63,9 @@ export function loadQueryModule(modulePath: string): QueryPlan {
   const exported = mod.default ?? mod.query ?? mod.plan;
   const plan = typeof exported === 'function' ? exported() : exported;
   if (!plan || typeof plan !== 'object' || !('stateful' in plan) || !('source' in plan)) {
-    throw new InvalidOptionError(`${modulePath} does not export a query: export default a QueryPlan (readStream...writeStream...plan()) or a function returning one`);
+    throw new InvalidOptionError(
+      `${modulePath} does not export a query: export default a QueryPlan (readStream...writeStream...plan()) or a function returning one`,
+    );
   }
   return plan as QueryPlan;
 }
@@ -80,20 +85,32 @@ export class WorkerPool {
   private readonly pending = new Map<number, { resolve: (r: TaskResult) => void; reject: (e: Error) => void }>();
   private nextId = 0;
 
-  constructor(readonly size: number, init: WorkerInit) {
-    if (!Number.isInteger(size) || size < 1 || size > 64) throw new InvalidOptionError(`--workers ${size} must be a whole number from 1 to 64: one per core is a good start`);
+  constructor(
+    readonly size: number,
+    init: WorkerInit,
+  ) {
+    if (!Number.isInteger(size) || size < 1 || size > 64)
+      throw new InvalidOptionError(`--workers ${size} must be a whole number from 1 to 64: one per core is a good start`);
     const { file, execArgv } = workerEntry();
     for (let i = 0; i < size; i++) {
       const w = new Worker(file, { workerData: init, execArgv });
-      w.on('message', (m: { id: number; result?: TaskResult; error?: { name: string; message: string; retriable?: boolean; point?: string; batchId?: number } }) => {
-        const p = this.pending.get(m.id);
-        this.pending.delete(m.id);
-        this.release(w);
-        if (!p) return;
-        // (an injected crash stays one across the thread boundary: the runner tells it from a failure)
-        if (m.error) p.reject(m.error.name === 'InjectedCrash' ? new InjectedCrash(m.error.point ?? '?', m.error.batchId ?? -1) : new SluiceError(m.error.message, { retriable: m.error.retriable ?? false }));
-        else p.resolve(m.result!);
-      });
+      w.on(
+        'message',
+        (m: { id: number; result?: TaskResult; error?: { name: string; message: string; retriable?: boolean; point?: string; batchId?: number } }) => {
+          const p = this.pending.get(m.id);
+          this.pending.delete(m.id);
+          this.release(w);
+          if (!p) return;
+          // (an injected crash stays one across the thread boundary: the runner tells it from a failure)
+          if (m.error)
+            p.reject(
+              m.error.name === 'InjectedCrash'
+                ? new InjectedCrash(m.error.point ?? '?', m.error.batchId ?? -1)
+                : new SluiceError(m.error.message, { retriable: m.error.retriable ?? false }),
+            );
+          else p.resolve(m.result!);
+        },
+      );
       w.on('error', (e) => {
         for (const [id, p] of this.pending) {
           this.pending.delete(id);

@@ -26,12 +26,13 @@ const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
 /** The readable steps a recommended delay is rounded up to; beyond the last, whole days. */
-const READABLE_STEPS_MS: readonly number[] = [
-  1, 5, 10, 15, 30].map((s) => s * SECOND).concat(
-  [1, 2, 5, 10, 15, 20, 30, 45].map((m) => m * MINUTE),
-  [1, 2, 3, 4, 6, 8, 12].map((h) => h * HOUR),
-  [1, 2, 3, 7].map((d) => d * DAY),
-);
+const READABLE_STEPS_MS: readonly number[] = [1, 5, 10, 15, 30]
+  .map((s) => s * SECOND)
+  .concat(
+    [1, 2, 5, 10, 15, 20, 30, 45].map((m) => m * MINUTE),
+    [1, 2, 3, 4, 6, 8, 12].map((h) => h * HOUR),
+    [1, 2, 3, 7].map((d) => d * DAY),
+  );
 
 /** The value of rank ⌈p·n⌉ in `sorted` (ascending, non-empty): the nearest-rank percentile. */
 export function nearestRank(sorted: readonly number[], p: number): number {
@@ -160,16 +161,17 @@ export interface LatenessStats {
  * The statistics of a sample of lateness values (ms, any order): nearest-rank percentiles, the
  * share each candidate delay drops, and the recommended delay (p99 rounded up to a readable step).
  */
-export function latenessStats(
-  latenessMs: readonly number[],
-  opts: { currentDelayMs?: number; unreadable?: UnreadableSummary } = {},
-): LatenessStats {
+export function latenessStats(latenessMs: readonly number[], opts: { currentDelayMs?: number; unreadable?: UnreadableSummary } = {}): LatenessStats {
   const values = latenessMs.filter((v) => Number.isFinite(v));
   if (values.length === 0 && latenessMs.length === 0 && (opts.unreadable?.count ?? 0) === 0) {
-    throw new InvalidOptionError('the source holds no rows in the time sampled, so lateness cannot be measured: check --source names the prefix or stream the data lands in, and that --since reaches back to when data arrived');
+    throw new InvalidOptionError(
+      'the source holds no rows in the time sampled, so lateness cannot be measured: check --source names the prefix or stream the data lands in, and that --since reaches back to when data arrived',
+    );
   }
   if (values.length === 0) {
-    throw new InvalidOptionError('no row with a readable event time was found, so lateness cannot be measured: check --column names the event-time field and --since reaches back to data');
+    throw new InvalidOptionError(
+      'no row with a readable event time was found, so lateness cannot be measured: check --column names the event-time field and --since reaches back to data',
+    );
   }
   const sorted = Float64Array.from(values).sort();
   const arr = Array.from(sorted);
@@ -212,7 +214,13 @@ export function roundUpToStep(ms: number): number {
 
 /** A whole duration as Spark interval text: "10 minutes", "1 hour", "90 seconds" (ms when not whole seconds). */
 export function sparkInterval(ms: number): string {
-  const units: [number, string][] = [[DAY, 'day'], [HOUR, 'hour'], [MINUTE, 'minute'], [SECOND, 'second'], [1, 'millisecond']];
+  const units: [number, string][] = [
+    [DAY, 'day'],
+    [HOUR, 'hour'],
+    [MINUTE, 'minute'],
+    [SECOND, 'second'],
+    [1, 'millisecond'],
+  ];
   if (ms === 0) return '0 seconds';
   for (const [size, name] of units) {
     if (ms % size === 0) {
@@ -272,9 +280,14 @@ const pct = (f: number) => (f === 0 ? '0%' : `${(f * 100).toFixed(f < 0.001 ? 3 
 export function formatLatenessText(stats: LatenessStats, what: { source: string; column: string; sinceMs?: number; sampled?: string }): string {
   const p = stats.percentiles;
   const lines: string[] = [];
-  lines.push(`lateness of ${what.source} (arrival − ${what.column}), ${stats.count} rows${what.sampled ? ` ${what.sampled}` : ''}; percentiles by ${stats.method} on the sample`);
-  lines.push(`  p50 ${formatDuration(p.p50)}   p90 ${formatDuration(p.p90)}   p99 ${formatDuration(p.p99)}   p99.9 ${formatDuration(p.p999)}   max ${formatDuration(p.max)}`);
-  if (stats.count < 100) lines.push(`  only ${stats.count} rows: their p99 is their maximum, so the figures are rough; sample more (a longer --since) before choosing`);
+  lines.push(
+    `lateness of ${what.source} (arrival − ${what.column}), ${stats.count} rows${what.sampled ? ` ${what.sampled}` : ''}; percentiles by ${stats.method} on the sample`,
+  );
+  lines.push(
+    `  p50 ${formatDuration(p.p50)}   p90 ${formatDuration(p.p90)}   p99 ${formatDuration(p.p99)}   p99.9 ${formatDuration(p.p999)}   max ${formatDuration(p.max)}`,
+  );
+  if (stats.count < 100)
+    lines.push(`  only ${stats.count} rows: their p99 is their maximum, so the figures are rough; sample more (a longer --since) before choosing`);
   if (stats.early > 0) lines.push(`  ${stats.early} rows have an event time after their arrival (lateness < 0: the producer's clock runs ahead)`);
   if (stats.unreadable.count > 0) {
     lines.push(`  ${stats.unreadable.count} rows had no readable ${what.column} and are not in the figures; e.g.:`);
@@ -283,12 +296,14 @@ export function formatLatenessText(stats: LatenessStats, what: { source: string;
   lines.push('');
   lines.push('delay       drops');
   for (const c of stats.candidates) {
-    const tags = [c.current ? 'the query\'s delay' : '', c.recommended ? 'recommended' : ''].filter(Boolean).join(', ');
+    const tags = [c.current ? "the query's delay" : '', c.recommended ? 'recommended' : ''].filter(Boolean).join(', ');
     lines.push(`  ${formatDuration(c.delayMs).padEnd(9)} ${pct(c.dropFraction).padStart(7)}  (${c.droppedRows} rows)${tags ? `  <- ${tags}` : ''}`);
   }
   lines.push('');
   const beyond = stats.candidates.find((c) => c.recommended)!;
-  lines.push(`recommended: .withWatermark('${what.column}', '${stats.recommendedDelay}')   (p99 ${formatDuration(p.p99)}, rounded up; drops ${pct(beyond.dropFraction)} of these rows)`);
+  lines.push(
+    `recommended: .withWatermark('${what.column}', '${stats.recommendedDelay}')   (p99 ${formatDuration(p.p99)}, rounded up; drops ${pct(beyond.dropFraction)} of these rows)`,
+  );
   lines.push(
     '  A longer delay keeps later rows but holds every result and its state that much longer (state grows with the delay); past p99 the few stragglers cost more to wait for than to reconcile in a batch job.',
   );

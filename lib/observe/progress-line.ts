@@ -23,7 +23,8 @@ export interface ProgressLineContext {
 /** e.g. `batch 12 (3 this run) · 4,210 rows/s · watermark 2026-10-01 12:31:00 · backlog 3 files · 8m 12s left` */
 export function progressLine(p: StreamingProgress, ctx: ProgressLineContext): string {
   const b = batchStatus(p, 1);
-  const rate = typeof p.processedRowsPerSecond === 'number' ? p.processedRowsPerSecond : b.rowsIn !== null && b.durationMs ? (b.rowsIn * 1000) / b.durationMs : null;
+  const rate =
+    typeof p.processedRowsPerSecond === 'number' ? p.processedRowsPerSecond : b.rowsIn !== null && b.durationMs ? (b.rowsIn * 1000) / b.durationMs : null;
   const parts = [
     `batch ${b.batchId}${ctx.batchesDone !== undefined ? ` (${ctx.batchesDone} this run)` : ''}${b.noData ? ' no data' : ''}`,
     `${rate === null ? '–' : formatCount(rate)} rows/s`,
@@ -53,7 +54,10 @@ export class LiveLine {
   readonly live: boolean;
 
   /** `live`: draw the line (default: when the stream is a TTY). */
-  constructor(private readonly stream: LineStream, live = stream.isTTY === true) {
+  constructor(
+    private readonly stream: LineStream,
+    live = stream.isTTY === true,
+  ) {
     this.live = live;
   }
 
@@ -125,12 +129,16 @@ export function runSummary(report: RunReport, where: RunWhere, shownRows = 5): s
   ];
   const c = report.consumed;
   if (c) {
-    lines.push(`  consumed      ${formatCount(c.writeUnits)} DynamoDB write units, ${formatCount(c.readUnits)} read units; S3 ${formatCount(c.s3Requests.put)} PUT/LIST, ${formatCount(c.s3Requests.get)} GET requests`);
+    lines.push(
+      `  consumed      ${formatCount(c.writeUnits)} DynamoDB write units, ${formatCount(c.readUnits)} read units; S3 ${formatCount(c.s3Requests.put)} PUT/LIST, ${formatCount(c.s3Requests.get)} GET requests`,
+    );
   }
   if (report.message) lines.push(`  note          ${report.message}`);
   for (const w of report.warnings ?? []) lines.push(`  warning       ${w}`);
   if (rows.length) {
-    lines.push(`  emitted       ${rows.length > shownRows ? `the first ${shownRows} of ${formatCount(rows.length)} rows` : `${rows.length === 1 ? '1 row' : `${rows.length} rows`}`}:`);
+    lines.push(
+      `  emitted       ${rows.length > shownRows ? `the first ${shownRows} of ${formatCount(rows.length)} rows` : `${rows.length === 1 ? '1 row' : `${rows.length} rows`}`}:`,
+    );
     for (const r of rows.slice(0, shownRows)) lines.push(`    ${JSON.stringify(r)}`);
   }
   return lines;

@@ -85,42 +85,89 @@ export function reportCharts(records: readonly StoredProgress[], opts: Pick<Repo
   const x = rows.map((e) => e.at / 1000);
   const col = (f: (r: StoredProgress, at: number) => number | null) => rows.map((e) => f(e.r, e.at));
   const charts: ReportChart[] = [
-    timeChart('rates', 'Input rate vs processing rate', 'rows/s', x, [
-      { label: 'input rows/s', color: COLORS.blue, values: col((r) => num(r.inputRowsPerSecond)) },
-      { label: 'processed rows/s', color: COLORS.orange, values: col((r) => num(r.processedRowsPerSecond)) },
-    ], 'Processing slower than input, batch after batch, means the query falls behind.'),
-    timeChart('duration', 'Batch duration vs the schedule interval', 's', x, [
-      { label: 'batch duration (s)', color: COLORS.blue, values: col((r) => secs(num(r.batchDuration) ?? num(r.durationMs?.triggerExecution))) },
-      { label: `schedule interval (${formatDuration(opts.intervalMs)})`, color: COLORS.red, reference: true, values: rows.map(() => opts.intervalMs / 1000) },
-    ], 'A run whose batches take longer than the interval is still running when the next one is due.'),
-    timeChart('lag', 'Watermark lag behind wall clock', 'min', x, [
-      {
-        label: 'batch time − watermark (min)',
-        color: COLORS.purple,
-        values: col((r, at) => {
-          const wm = isoMs(r.eventTime?.watermark);
-          // The epoch is Spark's "no watermark yet".
-          return wm === null || wm <= 0 ? null : (at - wm) / 60_000;
-        }),
-      },
-      { label: 'Kinesis: behind latest (min)', color: COLORS.brown, values: col((r) => minutes(maxOf(r.sources, (s) => s?.metrics?.millisBehindLatest))) },
-    ], 'The watermark delay plus how far the data itself lags; a growing lag means results come later and later.'),
-    timeChart('state', 'State rows', 'rows', x, [
-      { label: 'total', color: COLORS.blue, values: col((r) => sumOf(r.stateOperators, (o) => o.numRowsTotal)) },
-      { label: 'updated', color: COLORS.green, values: col((r) => sumOf(r.stateOperators, (o) => o.numRowsUpdated)) },
-      { label: 'removed', color: COLORS.red, values: col((r) => sumOf(r.stateOperators, (o) => o.numRowsRemoved)) },
-    ], 'Total rows that only ever grow point to a watermark too generous or state without a bound.'),
-    timeChart('late', 'Late rows and dead letters', 'rows', x, [
-      { label: 'dropped by watermark', color: COLORS.orange, values: col((r) => sumOf(r.stateOperators, (o) => o.numRowsDroppedByWatermark)) },
-      { label: 'late rows kept', color: COLORS.purple, values: col((r) => num(r.sluice?.numLateRowsKept)) },
-      // Records before the progress record of Spark's shape kept the count at the top level.
-      { label: 'dead letters', color: COLORS.red, values: col((r) => num(r.sluice?.numDeadLetters) ?? num((r as { numDeadLetters?: unknown }).numDeadLetters)) },
-    ], 'Rows the watermark rejected, and input that could not be read (kept as dead letters).'),
-    timeChart('backlog', 'Backlog left after each batch', 'files / records', x, [
-      { label: 'files waiting', color: COLORS.blue, values: col((r) => sumOf(r.sources, (s) => s?.metrics?.files)) },
-      { label: 'records waiting', color: COLORS.green, values: col((r) => sumOf(r.sources, (s) => s?.metrics?.records)) },
-      { label: 'MiB waiting', color: COLORS.teal, rightAxis: true, values: col((r) => mib(sumOf(r.sources, (s) => s?.metrics?.bytes))) },
-    ], 'What the source still held when the batch ended; it should fall to zero by the end of each run.', 'MiB'),
+    timeChart(
+      'rates',
+      'Input rate vs processing rate',
+      'rows/s',
+      x,
+      [
+        { label: 'input rows/s', color: COLORS.blue, values: col((r) => num(r.inputRowsPerSecond)) },
+        { label: 'processed rows/s', color: COLORS.orange, values: col((r) => num(r.processedRowsPerSecond)) },
+      ],
+      'Processing slower than input, batch after batch, means the query falls behind.',
+    ),
+    timeChart(
+      'duration',
+      'Batch duration vs the schedule interval',
+      's',
+      x,
+      [
+        { label: 'batch duration (s)', color: COLORS.blue, values: col((r) => secs(num(r.batchDuration) ?? num(r.durationMs?.triggerExecution))) },
+        { label: `schedule interval (${formatDuration(opts.intervalMs)})`, color: COLORS.red, reference: true, values: rows.map(() => opts.intervalMs / 1000) },
+      ],
+      'A run whose batches take longer than the interval is still running when the next one is due.',
+    ),
+    timeChart(
+      'lag',
+      'Watermark lag behind wall clock',
+      'min',
+      x,
+      [
+        {
+          label: 'batch time − watermark (min)',
+          color: COLORS.purple,
+          values: col((r, at) => {
+            const wm = isoMs(r.eventTime?.watermark);
+            // The epoch is Spark's "no watermark yet".
+            return wm === null || wm <= 0 ? null : (at - wm) / 60_000;
+          }),
+        },
+        { label: 'Kinesis: behind latest (min)', color: COLORS.brown, values: col((r) => minutes(maxOf(r.sources, (s) => s?.metrics?.millisBehindLatest))) },
+      ],
+      'The watermark delay plus how far the data itself lags; a growing lag means results come later and later.',
+    ),
+    timeChart(
+      'state',
+      'State rows',
+      'rows',
+      x,
+      [
+        { label: 'total', color: COLORS.blue, values: col((r) => sumOf(r.stateOperators, (o) => o.numRowsTotal)) },
+        { label: 'updated', color: COLORS.green, values: col((r) => sumOf(r.stateOperators, (o) => o.numRowsUpdated)) },
+        { label: 'removed', color: COLORS.red, values: col((r) => sumOf(r.stateOperators, (o) => o.numRowsRemoved)) },
+      ],
+      'Total rows that only ever grow point to a watermark too generous or state without a bound.',
+    ),
+    timeChart(
+      'late',
+      'Late rows and dead letters',
+      'rows',
+      x,
+      [
+        { label: 'dropped by watermark', color: COLORS.orange, values: col((r) => sumOf(r.stateOperators, (o) => o.numRowsDroppedByWatermark)) },
+        { label: 'late rows kept', color: COLORS.purple, values: col((r) => num(r.sluice?.numLateRowsKept)) },
+        // Records before the progress record of Spark's shape kept the count at the top level.
+        {
+          label: 'dead letters',
+          color: COLORS.red,
+          values: col((r) => num(r.sluice?.numDeadLetters) ?? num((r as { numDeadLetters?: unknown }).numDeadLetters)),
+        },
+      ],
+      'Rows the watermark rejected, and input that could not be read (kept as dead letters).',
+    ),
+    timeChart(
+      'backlog',
+      'Backlog left after each batch',
+      'files / records',
+      x,
+      [
+        { label: 'files waiting', color: COLORS.blue, values: col((r) => sumOf(r.sources, (s) => s?.metrics?.files)) },
+        { label: 'records waiting', color: COLORS.green, values: col((r) => sumOf(r.sources, (s) => s?.metrics?.records)) },
+        { label: 'MiB waiting', color: COLORS.teal, rightAxis: true, values: col((r) => mib(sumOf(r.sources, (s) => s?.metrics?.bytes))) },
+      ],
+      'What the source still held when the batch ended; it should fall to zero by the end of each run.',
+      'MiB',
+    ),
   ];
   if (opts.lateness) charts.push(latenessChart(opts.lateness));
   return charts;
@@ -145,7 +192,15 @@ function timeChart(id: string, title: string, unit: string, x: number[], all: Re
   const series = all.filter((s) => s.values.some((v) => v !== null));
   const measured = series.some((s) => !s.reference);
   if (!measured) {
-    return { id, title, unit, kind: 'time', x: [], series: [], note: x.length === 0 ? 'No progress records.' : 'None of the retained records has these figures (records written by an older sluice).' };
+    return {
+      id,
+      title,
+      unit,
+      kind: 'time',
+      x: [],
+      series: [],
+      note: x.length === 0 ? 'No progress records.' : 'None of the retained records has these figures (records written by an older sluice).',
+    };
   }
   return { id, title, unit, kind: 'time', x, series, note: about, ...(series.some((s) => s.rightAxis) && rightUnit ? { rightUnit } : {}) };
 }
@@ -170,7 +225,10 @@ function latenessChart(l: LatenessSection): ReportChart {
 
 /** JSON safe inside a <script> element. */
 function scriptJson(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 function escapeHtml(text: string): string {
@@ -189,7 +247,8 @@ export function buildReport(records: readonly StoredProgress[], opts: ReportOpti
   const summary = `${records.length} retained progress records (${span}${runs ? `, ${runs} runs` : ''}) of ${opts.checkpoint}; schedule interval ${formatDuration(opts.intervalMs)}; made ${new Date(opts.generatedAtMs).toISOString()}.`;
   const sections = charts
     .map(
-      (c) => `<section class="chart" id="chart-${c.id}"><h2>${escapeHtml(c.title)}</h2>${c.note ? `<p class="note">${escapeHtml(c.note)}</p>` : ''}${c.series.length ? `<div class="plot" data-chart="${c.id}"></div>` : '<p class="empty">nothing to plot</p>'}</section>`,
+      (c) =>
+        `<section class="chart" id="chart-${c.id}"><h2>${escapeHtml(c.title)}</h2>${c.note ? `<p class="note">${escapeHtml(c.note)}</p>` : ''}${c.series.length ? `<div class="plot" data-chart="${c.id}"></div>` : '<p class="empty">nothing to plot</p>'}</section>`,
     )
     .join('\n');
   return `<!doctype html>

@@ -120,7 +120,11 @@ export interface StatusAnalysis {
 }
 
 /** A record as older versions may have written it: anything but batchId can be missing. */
-type LooseProgress = { readonly [K in keyof StreamingProgress]?: unknown } & { readonly batchId: number; readonly numDeadLetters?: unknown; readonly replay?: unknown };
+type LooseProgress = { readonly [K in keyof StreamingProgress]?: unknown } & {
+  readonly batchId: number;
+  readonly numDeadLetters?: unknown;
+  readonly replay?: unknown;
+};
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const obj = (v: unknown): Record<string, unknown> | null => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null);
@@ -275,9 +279,15 @@ export function findings(records: readonly StreamingProgress[], opts: StatusOpti
     const ageMs = tip.uncommittedStartMs === undefined ? null : opts.nowMs - tip.uncommittedStartMs;
     if (ageMs === null || ageMs > opts.intervalMs) {
       const when = ageMs === null ? '' : ` (planned ${formatDuration(ageMs)} ago)`;
-      out.push({ kind: 'failing', text: `failing: batch ${batch} has offsets but no commit${when} and no run has finished it since: read the last run's log; the next run replays it` });
+      out.push({
+        kind: 'failing',
+        text: `failing: batch ${batch} has offsets but no commit${when} and no run has finished it since: read the last run's log; the next run replays it`,
+      });
     } else {
-      out.push({ kind: 'running', text: `running: batch ${batch} started ${formatDuration(ageMs)} ago and has not committed yet (or its run crashed: the next run replays it)` });
+      out.push({
+        kind: 'running',
+        text: `running: batch ${batch} started ${formatDuration(ageMs)} ago and has not committed yet (or its run crashed: the next run replays it)`,
+      });
     }
   }
   if (records.length === 0) return out.length ? out : [{ kind: 'empty', text: 'no batches yet: the checkpoint holds no progress records' }];
@@ -286,13 +296,22 @@ export function findings(records: readonly StreamingProgress[], opts: StatusOpti
   const newest = runs[runs.length - 1];
   const slowBatch = newest.batches.find((b) => b.intervalFraction !== null && b.intervalFraction >= near);
   if (newest.intervalFraction !== null && newest.intervalFraction >= near) {
-    out.push({ kind: 'falling-behind', text: `falling behind: the last run took ${formatDuration(newest.durationMs!)} of the ${interval} interval (${pct(newest.intervalFraction)})` });
+    out.push({
+      kind: 'falling-behind',
+      text: `falling behind: the last run took ${formatDuration(newest.durationMs!)} of the ${interval} interval (${pct(newest.intervalFraction)})`,
+    });
   } else if (slowBatch) {
-    out.push({ kind: 'falling-behind', text: `falling behind: batch ${slowBatch.batchId} took ${formatDuration(slowBatch.durationMs!)} of the ${interval} interval (${pct(slowBatch.intervalFraction!)})` });
+    out.push({
+      kind: 'falling-behind',
+      text: `falling behind: batch ${slowBatch.batchId} took ${formatDuration(slowBatch.durationMs!)} of the ${interval} interval (${pct(slowBatch.intervalFraction!)})`,
+    });
   }
   const [before, last] = runs.slice(-2).map((r) => backlogSize(r.backlogLeft));
   if (runs.length >= 2 && before !== null && last !== null && last > 0 && last > before) {
-    out.push({ kind: 'falling-behind', text: `falling behind: the backlog left grew from ${formatCount(before)} to ${formatCount(last)} over the last 2 runs` });
+    out.push({
+      kind: 'falling-behind',
+      text: `falling behind: the backlog left grew from ${formatCount(before)} to ${formatCount(last)} over the last 2 runs`,
+    });
   }
 
   const noInputRuns = opts.noInputRuns ?? STATUS_DEFAULTS.noInputRuns;
@@ -331,7 +350,10 @@ export function analyseStatus(records: readonly StreamingProgress[], opts: Statu
   return {
     nowMs: opts.nowMs,
     intervalMs: opts.intervalMs,
-    verdict: all[0] ?? { kind: 'healthy', text: `healthy: the last run took ${runs.length && runs[runs.length - 1].durationMs !== null ? `${formatDuration(runs[runs.length - 1].durationMs!)} of the ${formatDuration(opts.intervalMs)} interval` : 'no time on record'}, input is arriving, state is steady` },
+    verdict: all[0] ?? {
+      kind: 'healthy',
+      text: `healthy: the last run took ${runs.length && runs[runs.length - 1].durationMs !== null ? `${formatDuration(runs[runs.length - 1].durationMs!)} of the ${formatDuration(opts.intervalMs)} interval` : 'no time on record'}, input is arriving, state is steady`,
+    },
     findings: all,
     trend: stateTrend(records, opts.minTrendSpanMs),
     retainedBatches: records.length,
@@ -347,7 +369,19 @@ export function verdictLine(a: StatusAnalysis): string {
   return `verdict: ${a.verdict.text}${others.length ? `; also ${others.join('; ')}` : ''}`;
 }
 
-export const STATUS_COLUMNS = ['batch', 'start (UTC)', 'duration', 'rows in', 'rows out', 'watermark', 'lag', 'state rows', 'late', 'dead letters', 'backlog left'] as const;
+export const STATUS_COLUMNS = [
+  'batch',
+  'start (UTC)',
+  'duration',
+  'rows in',
+  'rows out',
+  'watermark',
+  'lag',
+  'state rows',
+  'late',
+  'dead letters',
+  'backlog left',
+] as const;
 
 const DASH = '–';
 const orDash = <T>(v: T | null, f: (v: T) => string): string => (v === null ? DASH : f(v));
@@ -391,7 +425,10 @@ export function runHeading(r: RunStatus, intervalMs: number): string {
 /** The lines above the table. */
 export function statusHeader(a: StatusAnalysis, where: string): string[] {
   const lag = a.watermarkLagMs === null ? '' : `, ${formatDuration(a.watermarkLagMs)} behind now`;
-  const trend = a.trend === null ? 'state trend: needs 3 batches over 6 hours or more' : `state trend: ${a.trend.pctPerDay === null ? DASH : `${a.trend.pctPerDay >= 0 ? '+' : ''}${a.trend.pctPerDay.toFixed(1)}% a day`} over ${plural(a.trend.points, 'batch', 'batches')}`;
+  const trend =
+    a.trend === null
+      ? 'state trend: needs 3 batches over 6 hours or more'
+      : `state trend: ${a.trend.pctPerDay === null ? DASH : `${a.trend.pctPerDay >= 0 ? '+' : ''}${a.trend.pctPerDay.toFixed(1)}% a day`} over ${plural(a.trend.points, 'batch', 'batches')}`;
   return [
     `${where}: ${plural(a.retainedBatches, 'batch', 'batches')} retained${a.runs.length ? `, ${a.runs.length === 1 ? 'the last run' : `the last ${a.runs.length} runs`} below` : ''}`,
     `watermark ${a.watermark ? formatTime(a.watermark) : DASH}${lag}; ${trend}`,
@@ -407,5 +444,12 @@ export async function loadStatus(checkpoint: CheckpointStore): Promise<{ records
   const records = await loadProgressHistory(checkpoint, { head });
   let uncommittedStartMs: number | undefined;
   if (head.latestOffsetBatch > head.latestCommitBatch) uncommittedStartMs = (await checkpoint.readOffsets(head.latestOffsetBatch))?.batchTimestampMs;
-  return { records, tip: { latestOffsetBatch: head.latestOffsetBatch, latestCommitBatch: head.latestCommitBatch, ...(uncommittedStartMs !== undefined ? { uncommittedStartMs } : {}) } };
+  return {
+    records,
+    tip: {
+      latestOffsetBatch: head.latestOffsetBatch,
+      latestCommitBatch: head.latestCommitBatch,
+      ...(uncommittedStartMs !== undefined ? { uncommittedStartMs } : {}),
+    },
+  };
 }

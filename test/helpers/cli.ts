@@ -6,7 +6,15 @@
 import { main } from '../../bin/cli';
 import type { AwsConnection } from '../../lib/aws/config';
 
-const KEYS = ['AWS_ENDPOINT_URL', 'AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL_DYNAMODB', 'AWS_ENDPOINT_URL_KINESIS', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_REGION'] as const;
+const KEYS = [
+  'AWS_ENDPOINT_URL',
+  'AWS_ENDPOINT_URL_S3',
+  'AWS_ENDPOINT_URL_DYNAMODB',
+  'AWS_ENDPOINT_URL_KINESIS',
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_REGION',
+] as const;
 
 /** The environment that makes the CLI reach `conn`; `service` picks the credentials (s3rver has its own). */
 export function cliEnv(conn: AwsConnection, service: 's3' | 'kinesis' | 'dynamodb'): Record<(typeof KEYS)[number], string | undefined> {

@@ -66,7 +66,13 @@ export function guardedSinks(plan: QueryPlan, res: GuardedResources, base = rand
     deadLetter: { bucket, prefix: `${base}/dead-letter` },
   };
   const c = testClients();
-  const dynamo = new DynamoDbSink({ client: c.dynamodb, tableName: res.sinkTable, queryKey: base, leaseTable: res.stateTable, leaseKey: leaseKeyFor(plan, cfg) });
+  const dynamo = new DynamoDbSink({
+    client: c.dynamodb,
+    tableName: res.sinkTable,
+    queryKey: base,
+    leaseTable: res.stateTable,
+    leaseKey: leaseKeyFor(plan, cfg),
+  });
   const files = new S3FileSink({ client: c.s3, bucket, prefix: `${base}/files` });
   return { base, cfg, dynamo, files, tee: new TeeSink([dynamo, files]) };
 }
@@ -134,7 +140,11 @@ export async function runCaseGuarded(c: ConformanceCase, res: GuardedResources, 
       addPerStage(droppedByStage, droppedByStageInProgress(await built.checkpoint.readProgress(id)));
     }
     lastCommitted = head.latestCommitBatch;
-    const result = stepFromBatches(plan, batches, { watermark: report.watermark, stateRows: report.stateRows, droppedByWatermark: droppedByStage.reduce((a, b) => a + b, 0) });
+    const result = stepFromBatches(plan, batches, {
+      watermark: report.watermark,
+      stateRows: report.stateRows,
+      droppedByWatermark: droppedByStage.reduce((a, b) => a + b, 0),
+    });
     steps.push(isPipelineCase(c) ? asPipelineStep(result, { stateRows: report.stateRowsByOperator, droppedByStage }, caseStageOrder(c, plan)) : result);
   }
   return {
@@ -142,7 +152,7 @@ export async function runCaseGuarded(c: ConformanceCase, res: GuardedResources, 
     result: { name: c.name, steps },
     dynamoRows: canonical(await sinks.dynamo.readAll()),
     fileRows: await sinks.files.readCommitted(),
-    fileKeys: (await objectKeys(res.bucket, `${sinks.base}/files`)),
+    fileKeys: await objectKeys(res.bucket, `${sinks.base}/files`),
     crashes,
     ms: Date.now() - t0,
   };
@@ -156,7 +166,10 @@ export function canonical(rows: readonly OutputRow[]): OutputRow[] {
 export function stableJson(v: unknown): string {
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
-  return `{${Object.keys(v as object).sort().map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  return `{${Object.keys(v as object)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`)
+    .join(',')}}`;
 }
 
 /** `fn` over `xs`, at most `limit` at a time, results in order. */

@@ -5,7 +5,16 @@
  * read back from what is durable, as the conformance runner reads the local stack.
  */
 import { caseSourceInputs, caseStageOrder, caseToPlan, isPipelineCase, stepInputFiles, type ConformanceCase } from '../../lib/conformance/case';
-import { addPerStage, asPipelineStep, droppedByStageInProgress, droppedByStageInReport, stepFromBatches, stepResult, type CaseResult, type StepResult } from '../../lib/conformance/results';
+import {
+  addPerStage,
+  asPipelineStep,
+  droppedByStageInProgress,
+  droppedByStageInReport,
+  stepFromBatches,
+  stepResult,
+  type CaseResult,
+  type StepResult,
+} from '../../lib/conformance/results';
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import { InjectedCrash } from '../../lib/engine/errors';
 import { PartitionedRun } from '../../lib/engine/schedule/partitioned';
@@ -73,7 +82,11 @@ export async function runCaseInMemory(c: ConformanceCase, statePartitions = 1, o
       }
       const report = await new MicroBatchExecutor(deps, { leaseDurationMs: LEASE_MS }).run();
       const result = stepResult(plan, report, sink.batches);
-      steps.push(isPipelineCase(c) ? asPipelineStep(result, { stateRows: report.stateRowsByOperator, droppedByStage: droppedByStageInReport(report) }, caseStageOrder(c, plan)) : result);
+      steps.push(
+        isPipelineCase(c)
+          ? asPipelineStep(result, { stateRows: report.stateRowsByOperator, droppedByStage: droppedByStageInReport(report) }, caseStageOrder(c, plan))
+          : result,
+      );
       continue;
     }
     // a partitioned run: every task on fresh ports' decorators (one injector per run), as Lambdas would
@@ -101,7 +114,11 @@ export async function runCaseInMemory(c: ConformanceCase, statePartitions = 1, o
       addPerStage(droppedByStage, droppedByStageInProgress(await checkpoint.readProgress(id)));
     }
     lastCommitted = head.latestCommitBatch;
-    const result = stepFromBatches(plan, batches, { watermark: report.watermark, stateRows: report.stateRows, droppedByWatermark: droppedByStage.reduce((a, b) => a + b, 0) });
+    const result = stepFromBatches(plan, batches, {
+      watermark: report.watermark,
+      stateRows: report.stateRows,
+      droppedByWatermark: droppedByStage.reduce((a, b) => a + b, 0),
+    });
     steps.push(isPipelineCase(c) ? asPipelineStep(result, { stateRows: report.stateRowsByOperator, droppedByStage }, caseStageOrder(c, plan)) : result);
   }
   return { name: c.name, steps, ...(opts.crash ? { crashesFired } : {}) };

@@ -7,7 +7,14 @@
  *     run 2:  offsets/0 (replay) ─▶ append the same rows again under new uuids  ◀─ duplicates
  */
 import { randomUUID } from 'node:crypto';
-import { BatchWriteItemCommand, type BatchWriteItemCommandOutput, type DynamoDBClient, QueryCommand, type QueryCommandOutput, type WriteRequest } from '@aws-sdk/client-dynamodb';
+import {
+  BatchWriteItemCommand,
+  type BatchWriteItemCommandOutput,
+  type DynamoDBClient,
+  QueryCommand,
+  type QueryCommandOutput,
+  type WriteRequest,
+} from '@aws-sdk/client-dynamodb';
 import type { OutputRow, Sink, SinkContext } from '../../lib/engine/ports';
 import { fromAttr, toAttr } from '../../lib/aws/dynamodb/sink-items';
 

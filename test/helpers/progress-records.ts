@@ -43,7 +43,17 @@ export function progressRecord(f: RecordFigures): StreamingProgress {
     stateOperators:
       f.stateRows === undefined
         ? []
-        : [{ operatorName: 'stateStoreSave', numRowsTotal: f.stateRows, numRowsUpdated: 0, numRowsRemoved: 0, numRowsDroppedByWatermark: f.late ?? 0, commitTimeMs: 0, memoryUsedBytes: 0 }],
+        : [
+            {
+              operatorName: 'stateStoreSave',
+              numRowsTotal: f.stateRows,
+              numRowsUpdated: 0,
+              numRowsRemoved: 0,
+              numRowsDroppedByWatermark: f.late ?? 0,
+              commitTimeMs: 0,
+              memoryUsedBytes: 0,
+            },
+          ],
     sources: [
       {
         description: 's3://landing/events',

@@ -24,14 +24,35 @@ const SPECIAL: Record<string, string> = {
   // TransactWriteItems is evaluated per entry; the fence is a ConditionCheck on the lease item.
   'dynamodb:TransactWriteItems': 'dynamodb:ConditionCheckItem',
 };
-const LIB_DYNAMODB: Record<string, string> = { Get: 'GetItem', Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', BatchGet: 'BatchGetItem', BatchWrite: 'BatchWriteItem', TransactWrite: 'TransactWriteItems', Query: 'Query', Scan: 'Scan' };
+const LIB_DYNAMODB: Record<string, string> = {
+  Get: 'GetItem',
+  Put: 'PutItem',
+  Update: 'UpdateItem',
+  Delete: 'DeleteItem',
+  BatchGet: 'BatchGetItem',
+  BatchWrite: 'BatchWriteItem',
+  TransactWrite: 'TransactWriteItems',
+  Query: 'Query',
+  Scan: 'Scan',
+};
 /** SDK client packages whose IAM service prefix differs. */
 const IAM_SERVICE: Record<string, string> = { sfn: 'states' };
 
 /** The project's own files esbuild puts in the bundle of `entry`. */
 export function bundledFiles(entry: string): string[] {
-  const out = buildSync({ entryPoints: [entry], bundle: true, platform: 'node', target: LAMBDA_BUNDLING.target, external: [...LAMBDA_BUNDLING.externalModules], write: false, metafile: true, logLevel: 'silent' });
-  return Object.keys(out.metafile!.inputs).filter((f) => !f.includes('node_modules')).map((f) => path.resolve(ROOT, f));
+  const out = buildSync({
+    entryPoints: [entry],
+    bundle: true,
+    platform: 'node',
+    target: LAMBDA_BUNDLING.target,
+    external: [...LAMBDA_BUNDLING.externalModules],
+    write: false,
+    metafile: true,
+    logLevel: 'silent',
+  });
+  return Object.keys(out.metafile!.inputs)
+    .filter((f) => !f.includes('node_modules'))
+    .map((f) => path.resolve(ROOT, f));
 }
 
 /** `<iam service>:<Action>` for each `new XCommand(` in `file` whose X is imported from an AWS SDK client. */
@@ -39,7 +60,14 @@ export function commandsSent(file: string): string[] {
   const src = fs.readFileSync(file, 'utf8');
   const importedFrom = new Map<string, string>();
   for (const m of src.matchAll(/import\s*(?:type\s*)?\{([^}]*)\}\s*from\s*'@aws-sdk\/(client|lib)-([a-z0-9-]+)'/g)) {
-    for (const name of m[1].split(',').map((n) => n.trim().replace(/^type\s+/, '').split(/\s+as\s+/).pop()!)) {
+    for (const name of m[1].split(',').map(
+      (n) =>
+        n
+          .trim()
+          .replace(/^type\s+/, '')
+          .split(/\s+as\s+/)
+          .pop()!,
+    )) {
       importedFrom.set(name, m[2] === 'lib' ? `lib-${m[3]}` : m[3]);
     }
   }

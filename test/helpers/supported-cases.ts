@@ -10,7 +10,13 @@ const PUBLIC_CASES = join(__dirname, '../../../shared/conformance/cases');
 const PUBLIC_CASES_2 = join(__dirname, '../../../shared/conformance/cases-2');
 export const PROJECT_CASES = join(__dirname, '../conformance/cases');
 
-export const caseFiles = (dir: string): string[] => (existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')).sort().map((f) => join(dir, f)) : []);
+export const caseFiles = (dir: string): string[] =>
+  existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => f.endsWith('.json'))
+        .sort()
+        .map((f) => join(dir, f))
+    : [];
 
 /**
  * Whether the engine runs the case's features. Every feature of FORMAT.md and FORMAT-2.md runs
@@ -23,5 +29,8 @@ function engineSupports(_c: ConformanceCase): boolean {
 
 /** Every case file of the suites that the engine supports, parsed: [file, case]. */
 export function supportedCases(dirs: readonly string[] = [PUBLIC_CASES, PUBLIC_CASES_2, PROJECT_CASES]): Array<readonly [string, ConformanceCase]> {
-  return dirs.flatMap((d) => caseFiles(d)).map((f) => [f, parseCase(readFileSync(f, 'utf8'), f)] as const).filter(([, c]) => engineSupports(c));
+  return dirs
+    .flatMap((d) => caseFiles(d))
+    .map((f) => [f, parseCase(readFileSync(f, 'utf8'), f)] as const)
+    .filter(([, c]) => engineSupports(c));
 }

@@ -49,7 +49,9 @@ function statementsOf(template: Template, attachedTo: (roles: string[]) => boole
   }
   return docs.flatMap((d) =>
     (d.Statement as Array<Record<string, unknown>>).map((s) => ({
-      actions: asList(s.Action as string | string[]).slice().sort(),
+      actions: asList(s.Action as string | string[])
+        .slice()
+        .sort(),
       resources: asList(s.Resource).map(flat).sort(),
       ...(s.Condition ? { condition: flatCondition(s.Condition as Record<string, Record<string, unknown>>) } : {}),
     })),

@@ -46,7 +46,9 @@ function alarmOn(t: Template, metricName: string): Props {
 /** The metric names an alarm reads, plain or inside its metric-math query. */
 function metricNamesOf(alarm: Props): string[] {
   if (alarm.MetricName) return [alarm.MetricName as string];
-  return ((alarm.Metrics as Array<{ MetricStat?: { Metric: { MetricName: string } } }>) ?? []).flatMap((q) => (q.MetricStat ? [q.MetricStat.Metric.MetricName] : []));
+  return ((alarm.Metrics as Array<{ MetricStat?: { Metric: { MetricName: string } } }>) ?? []).flatMap((q) =>
+    q.MetricStat ? [q.MetricStat.Metric.MetricName] : [],
+  );
 }
 
 /** The trend alarm: the one whose query holds an expression. */
@@ -72,7 +74,8 @@ function dashboardBody(t: Template): { start?: string; widgets: DashboardWidget[
   const boards = Object.values(t.findResources('AWS::CloudWatch::Dashboard'));
   expect(boards).toHaveLength(1);
   const body = boards[0].Properties.DashboardBody as string | { 'Fn::Join': [string, unknown[]] };
-  const text = typeof body === 'string' ? body : body['Fn::Join'][1].map((p) => (typeof p === 'string' ? p : `<token ${JSON.stringify(p).replace(/"/g, "'")}>`)).join('');
+  const text =
+    typeof body === 'string' ? body : body['Fn::Join'][1].map((p) => (typeof p === 'string' ? p : `<token ${JSON.stringify(p).replace(/"/g, "'")}>`)).join('');
   return JSON.parse(text) as { start?: string; widgets: DashboardWidget[] };
 }
 
@@ -105,7 +108,17 @@ describe('with the default thresholds (a 15-minute schedule, a 600-second timeou
 
   it('creates nine alarms: every one but the absolute state-rows ceiling', () => {
     expect(Object.keys(s.pipeline.alarms).sort()).toEqual(
-      ['batchDuration', 'deadLetters', 'failureQueueNotEmpty', 'fallingBehind', 'lateRowsDropped', 'noInput', 'runDuration', 'runFailed', 'stateRowsGrowing'].sort(),
+      [
+        'batchDuration',
+        'deadLetters',
+        'failureQueueNotEmpty',
+        'fallingBehind',
+        'lateRowsDropped',
+        'noInput',
+        'runDuration',
+        'runFailed',
+        'stateRowsGrowing',
+      ].sort(),
     );
     s.template.resourceCountIs('AWS::CloudWatch::Alarm', 9);
   });
@@ -149,22 +162,38 @@ describe('with the default thresholds (a 15-minute schedule, a 600-second timeou
   });
 
   it('alarms on any event in the failure queue', () => {
-    expect(alarmOn(s.template, 'ApproximateNumberOfMessagesVisible')).toMatchObject({ Namespace: 'AWS/SQS', Statistic: 'Maximum', Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
+    expect(alarmOn(s.template, 'ApproximateNumberOfMessagesVisible')).toMatchObject({
+      Namespace: 'AWS/SQS',
+      Statistic: 'Maximum',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
   });
 
   it('alarms on the trend of the state, the daily peak against the previous day, not on its size', () => {
     expect(alarmsOf(s.template).filter((a) => a.MetricName === 'StateRows')).toEqual([]);
     const trend = trendAlarm(s.template)!;
-    expect(trend).toMatchObject({ Threshold: 10, ComparisonOperator: 'GreaterThanThreshold', EvaluationPeriods: 2, DatapointsToAlarm: 2, TreatMissingData: 'notBreaching' });
+    expect(trend).toMatchObject({
+      Threshold: 10,
+      ComparisonOperator: 'GreaterThanThreshold',
+      EvaluationPeriods: 2,
+      DatapointsToAlarm: 2,
+      TreatMissingData: 'notBreaching',
+    });
     expect(trend.Metrics).toEqual([
       { Id: expect.any(String), Expression: '100 * DIFF(rows) / (rows - DIFF(rows))', Label: expect.any(String), ReturnData: true },
-      { Id: 'rows', MetricStat: { Metric: { Namespace: 'Sluice', MetricName: 'StateRows', Dimensions: DIMS }, Period: 86_400, Stat: 'Maximum' }, ReturnData: false },
+      {
+        Id: 'rows',
+        MetricStat: { Metric: { Namespace: 'Sluice', MetricName: 'StateRows', Dimensions: DIMS }, Period: 86_400, Stat: 'Maximum' },
+        ReturnData: false,
+      },
     ]);
   });
 
   it('alarms only on metrics the handler emits in its summary line, or on AWS metrics', () => {
     for (const alarm of alarmsOf(s.template)) {
-      const namespace = alarm.Namespace ?? (alarm.Metrics as Array<{ MetricStat?: { Metric: { Namespace: string } } }>).find((q) => q.MetricStat)!.MetricStat!.Metric.Namespace;
+      const namespace =
+        alarm.Namespace ?? (alarm.Metrics as Array<{ MetricStat?: { Metric: { Namespace: string } } }>).find((q) => q.MetricStat)!.MetricStat!.Metric.Namespace;
       if (namespace === 'Sluice') for (const name of metricNamesOf(alarm)) expect(SUMMARY_METRIC_NAMES).toContain(name);
       else expect(namespace).toMatch(/^AWS\//);
     }
@@ -181,8 +210,7 @@ describe('with the default thresholds (a 15-minute schedule, a 600-second timeou
 
 describe('what the trend expression computes', () => {
   // DIFF(rows) is the value minus the preceding one; evaluate the expression on one pair of days.
-  const growth = (previous: number, today: number) =>
-    Function('rows', 'DIFF', `return ${STATE_GROWTH_EXPRESSION}`)(today, () => today - previous) as number;
+  const growth = (previous: number, today: number) => Function('rows', 'DIFF', `return ${STATE_GROWTH_EXPRESSION}`)(today, () => today - previous) as number;
 
   it('is the growth of the daily peak in percent of the previous day', () => {
     expect(growth(1000, 1150)).toBeCloseTo(15); // 150 more rows on 1000
@@ -270,7 +298,14 @@ describe('when alarms are turned off', () => {
 describe('with the flat alarm props of earlier versions', () => {
   let s: Synth;
   beforeAll(() => {
-    s = synth({ noInputAlarmMinutes: 120, stateRowsAlarmThreshold: 5000, fallingBehindAlarmRuns: 3, deadLetterAlarmThreshold: 3, lateRowsAlarmThreshold: 7, runFailedAlarmThreshold: 2 });
+    s = synth({
+      noInputAlarmMinutes: 120,
+      stateRowsAlarmThreshold: 5000,
+      fallingBehindAlarmRuns: 3,
+      deadLetterAlarmThreshold: 3,
+      lateRowsAlarmThreshold: 7,
+      runFailedAlarmThreshold: 2,
+    });
   });
 
   it('maps each onto its alarm: the minutes of no input to whole 15-minute intervals', () => {
@@ -300,26 +335,52 @@ describe('when the schedule interval is long against the timeout (60 minutes, 60
   });
 
   it('accepts up to a week of hourly no-input periods', () => {
-    expect(alarmOn(synth({ scheduleInterval: Duration.minutes(60), alarms: { noInput: { intervals: 168 } } }).template, 'RowsIn')).toMatchObject({ EvaluationPeriods: 168 });
+    expect(alarmOn(synth({ scheduleInterval: Duration.minutes(60), alarms: { noInput: { intervals: 168 } } }).template, 'RowsIn')).toMatchObject({
+      EvaluationPeriods: 168,
+    });
   });
 });
 
 describe('when the alarm props cannot work, synth fails with a message that names the fix', () => {
   it.each<[string, AvailableNowPipelineProps, RegExp]>([
-    ['a fraction of 0', { alarms: { batchDuration: { fractionOfInterval: 0 } } }, /alarms.batchDuration.fractionOfInterval \(0\) must be a fraction of the schedule interval above 0 and at most 1/],
+    [
+      'a fraction of 0',
+      { alarms: { batchDuration: { fractionOfInterval: 0 } } },
+      /alarms.batchDuration.fractionOfInterval \(0\) must be a fraction of the schedule interval above 0 and at most 1/,
+    ],
     ['a fraction above 1', { alarms: { runDuration: { fractionOfInterval: 1.5 } } }, /alarms.runDuration.fractionOfInterval \(1.5\) must be a fraction/],
     [
       'a run threshold the timeout never lets a run reach',
       { alarms: { runDuration: { fractionOfInterval: 0.9 } } },
       /alarms.runDuration.fractionOfInterval \(0.9\) puts the threshold at 810 s, at or above lambdaTimeoutSeconds \(600\).*less than 0.66/,
     ],
-    ['more than a day of 15-minute no-input periods', { alarms: { noInput: { intervals: 97 } } }, /alarms.noInput.intervals \(97\) must be a whole number from 1 to 96/],
+    [
+      'more than a day of 15-minute no-input periods',
+      { alarms: { noInput: { intervals: 97 } } },
+      /alarms.noInput.intervals \(97\) must be a whole number from 1 to 96/,
+    ],
     ['a trend over more than a week', { alarms: { stateRowsGrowing: { days: 8 } } }, /alarms.stateRowsGrowing.days \(8\) must be a whole number from 1 to 7/],
     ['a growth of 0%', { alarms: { stateRowsGrowing: { percentPerDay: 0 } } }, /alarms.stateRowsGrowing.percentPerDay \(0\) must be a percentage above 0/],
-    ['a negative late-row threshold', { alarms: { lateRowsDropped: { threshold: -1 } } }, /alarms.lateRowsDropped.threshold \(-1\) must be a whole number from 0/],
-    ['a flat prop and its alarms key together', { deadLetterAlarmThreshold: 3, alarms: { deadLetters: { threshold: 5 } } }, /deadLetterAlarmThreshold \(3\) and alarms.deadLetters both configure the deadLetters alarm: keep alarms.deadLetters/],
-    ['a flat prop for an alarm turned off', { noInputAlarmMinutes: 60, alarms: { noInput: false } }, /noInputAlarmMinutes \(60\) and alarms.noInput both configure/],
-    ['thresholds while createAlarms is false', { createAlarms: false, alarms: { runFailed: { threshold: 2 } } }, /createAlarms is false, yet alarms sets thresholds/],
+    [
+      'a negative late-row threshold',
+      { alarms: { lateRowsDropped: { threshold: -1 } } },
+      /alarms.lateRowsDropped.threshold \(-1\) must be a whole number from 0/,
+    ],
+    [
+      'a flat prop and its alarms key together',
+      { deadLetterAlarmThreshold: 3, alarms: { deadLetters: { threshold: 5 } } },
+      /deadLetterAlarmThreshold \(3\) and alarms.deadLetters both configure the deadLetters alarm: keep alarms.deadLetters/,
+    ],
+    [
+      'a flat prop for an alarm turned off',
+      { noInputAlarmMinutes: 60, alarms: { noInput: false } },
+      /noInputAlarmMinutes \(60\) and alarms.noInput both configure/,
+    ],
+    [
+      'thresholds while createAlarms is false',
+      { createAlarms: false, alarms: { runFailed: { threshold: 2 } } },
+      /createAlarms is false, yet alarms sets thresholds/,
+    ],
     ['a dashboard name CloudWatch refuses', { dashboardName: 'my dashboard' }, /dashboardName "my dashboard" must be 1 to 255 of A-Za-z0-9_-/],
   ])('rejects %s', (_name, props, message) => {
     expect(rejection(props)).toMatch(message);
@@ -340,11 +401,23 @@ describe('the dashboard', () => {
   });
 
   it('draws the plots of the HTML report from the summary line, per interval', () => {
-    expect(graphedMetrics(widget(widgets, /^Input rows vs output rows/))).toEqual([['RowsIn', 'Sum'], ['RowsOut', 'Sum']]);
-    expect(graphedMetrics(widget(widgets, /^Batch and run duration/))).toEqual([['MaxBatchDurationMs', 'Maximum'], ['RunDurationMs', 'Maximum']]);
+    expect(graphedMetrics(widget(widgets, /^Input rows vs output rows/))).toEqual([
+      ['RowsIn', 'Sum'],
+      ['RowsOut', 'Sum'],
+    ]);
+    expect(graphedMetrics(widget(widgets, /^Batch and run duration/))).toEqual([
+      ['MaxBatchDurationMs', 'Maximum'],
+      ['RunDurationMs', 'Maximum'],
+    ]);
     expect(graphedMetrics(widget(widgets, /^Watermark lag/))).toEqual([['WatermarkLagMs', 'Maximum']]);
-    expect(graphedMetrics(widget(widgets, /^State rows/))).toEqual([['StateRows', 'Maximum'], ['StateRows', 'Maximum']]);
-    expect(graphedMetrics(widget(widgets, /^Late rows dropped and dead letters/))).toEqual([['DroppedByWatermark', 'Sum'], ['DeadLetters', 'Sum']]);
+    expect(graphedMetrics(widget(widgets, /^State rows/))).toEqual([
+      ['StateRows', 'Maximum'],
+      ['StateRows', 'Maximum'],
+    ]);
+    expect(graphedMetrics(widget(widgets, /^Late rows dropped and dead letters/))).toEqual([
+      ['DroppedByWatermark', 'Sum'],
+      ['DeadLetters', 'Sum'],
+    ]);
     expect(graphedMetrics(widget(widgets, /^Backlog left/))).toEqual([['BacklogLeft', 'Maximum']]);
     for (const w of widgets) for (const [name] of graphedMetrics(w)) expect(SUMMARY_METRIC_NAMES).toContain(name);
   });

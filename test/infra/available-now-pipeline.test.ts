@@ -3,9 +3,27 @@
  * once (bundling runs esbuild); validation scenarios throw before anything is bundled.
  */
 import * as path from 'node:path';
-import { App, type CfnElement, Duration, Stack, aws_cloudwatch_actions as actions, aws_dynamodb as dynamodb, aws_kinesis as kinesis, aws_s3 as s3, aws_sns as sns } from 'aws-cdk-lib';
+import {
+  App,
+  type CfnElement,
+  Duration,
+  Stack,
+  aws_cloudwatch_actions as actions,
+  aws_dynamodb as dynamodb,
+  aws_kinesis as kinesis,
+  aws_s3 as s3,
+  aws_sns as sns,
+} from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
-import { AvailableNowPipeline, type AvailableNowPipelineProps, DEFAULT_ENTRY, GRANTED_ACTIONS, PipelineSink, PipelineSource, PipelineStaticTable } from '../../lib/infra/available-now-pipeline';
+import {
+  AvailableNowPipeline,
+  type AvailableNowPipelineProps,
+  DEFAULT_ENTRY,
+  GRANTED_ACTIONS,
+  PipelineSink,
+  PipelineSource,
+  PipelineStaticTable,
+} from '../../lib/infra/available-now-pipeline';
 import { SUMMARY_METRIC_NAMES } from '../../lib/aws/lambda/emf';
 import { InvalidOptionError } from '../../lib/engine/errors';
 import { parseSinkUri } from '../../lib/aws/pipeline';
@@ -31,7 +49,11 @@ interface Synth {
  * `bundle: false` skips esbuild; `validate: true` runs CDK's built-in CloudFormation template
  * validation (a WebAssembly engine that takes seconds per synth, so only where it is asserted).
  */
-function synth(props: AvailableNowPipelineProps = {}, extra?: (stack: Stack) => Partial<AvailableNowPipelineProps>, opts: { bundle?: boolean; validate?: boolean } = {}): Synth {
+function synth(
+  props: AvailableNowPipelineProps = {},
+  extra?: (stack: Stack) => Partial<AvailableNowPipelineProps>,
+  opts: { bundle?: boolean; validate?: boolean } = {},
+): Synth {
   const app = new App({
     builtinCloudFormationValidation: opts.validate ?? false,
     ...(opts.bundle === false ? { context: { 'aws:cdk:bundling-stacks': [] } } : {}),
@@ -44,7 +66,8 @@ function synth(props: AvailableNowPipelineProps = {}, extra?: (stack: Stack) => 
 }
 
 /** Builds the pipeline and returns the error message (of an InvalidOptionError), or fails when it does not throw. */
-const rejection = (props: AvailableNowPipelineProps, extra?: (stack: Stack) => Partial<AvailableNowPipelineProps>): string => rejectionOf(() => synth(props, extra, { bundle: false }));
+const rejection = (props: AvailableNowPipelineProps, extra?: (stack: Stack) => Partial<AvailableNowPipelineProps>): string =>
+  rejectionOf(() => synth(props, extra, { bundle: false }));
 
 function envOf(template: Template): Record<string, unknown> {
   const fns = Object.values(template.findResources('AWS::Lambda::Function'));
@@ -159,7 +182,9 @@ describe('with the defaults (an S3 landing prefix, an S3 sink, everything create
       BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
       PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
       LifecycleConfiguration: {
-        Rules: Match.arrayWith([Match.objectLike({ Id: 'expire-old-progress', Prefix: 'checkpoints/Test-Pipeline/progress/', ExpirationInDays: 30, Status: 'Enabled' })]),
+        Rules: Match.arrayWith([
+          Match.objectLike({ Id: 'expire-old-progress', Prefix: 'checkpoints/Test-Pipeline/progress/', ExpirationInDays: 30, Status: 'Enabled' }),
+        ]),
       },
     });
   });
@@ -178,9 +203,16 @@ describe('with the defaults (an S3 landing prefix, an S3 sink, everything create
 
   it('expires dead letters after 90 days, under the dead-letter prefix only', () => {
     const rules = lifecycleRules(s.template);
-    expect(rules.filter((r) => r.Id === 'expire-old-dead-letters')).toEqual([{ Id: 'expire-old-dead-letters', Prefix: 'dead-letter/Test-Pipeline/', ExpirationInDays: 90, Status: 'Enabled' }]);
+    expect(rules.filter((r) => r.Id === 'expire-old-dead-letters')).toEqual([
+      { Id: 'expire-old-dead-letters', Prefix: 'dead-letter/Test-Pipeline/', ExpirationInDays: 90, Status: 'Enabled' },
+    ]);
     // Nothing else expires current objects but progress reports: checkpoint, landing and output stay.
-    expect(rules.filter((r) => r.ExpirationInDays !== undefined).map((r) => r.Prefix).sort()).toEqual(['checkpoints/Test-Pipeline/progress/', 'dead-letter/Test-Pipeline/']);
+    expect(
+      rules
+        .filter((r) => r.ExpirationInDays !== undefined)
+        .map((r) => r.Prefix)
+        .sort(),
+    ).toEqual(['checkpoints/Test-Pipeline/progress/', 'dead-letter/Test-Pipeline/']);
   });
 
   it('denies every request to the bucket that does not use TLS', () => {
@@ -223,7 +255,14 @@ describe('with the defaults (an S3 landing prefix, an S3 sink, everything create
         ]),
         resources: [`${table}.Arn`],
         // Only this query's lease and state (lib/aws/namespace.ts); the default entry's query is windowed-totals-append.
-        condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`lease#windowed-totals-append@${bucket}/checkpoints/Test-Pipeline`, `windowed-totals-append@${bucket}/checkpoints/Test-Pipeline#*`] } },
+        condition: {
+          'ForAllValues:StringLike': {
+            'dynamodb:LeadingKeys': [
+              `lease#windowed-totals-append@${bucket}/checkpoints/Test-Pipeline`,
+              `windowed-totals-append@${bucket}/checkpoints/Test-Pipeline#*`,
+            ],
+          },
+        },
       },
       { actions: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'], resources: [`${queue}.Arn`] },
     ];
@@ -253,7 +292,10 @@ describe('with the defaults (an S3 landing prefix, an S3 sink, everything create
       Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queue, 'QueueName'] } }],
       Threshold: 0,
     });
-    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'DeadLetters', AlarmDescription: Match.stringLikeRegexp('dead-letter/Test-Pipeline/malformed/') });
+    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'DeadLetters',
+      AlarmDescription: Match.stringLikeRegexp('dead-letter/Test-Pipeline/malformed/'),
+    });
     s.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
   });
 
@@ -291,12 +333,16 @@ describe('no IAM statement uses Resource "*" where a scoped one fits', () => {
     [
       'brought-your-own table, buckets, stream and DynamoDB sink',
       () =>
-        synth({}, (stack) => ({
-          stateTable: dynamodb.Table.fromTableName(stack, 'T', 'sluice-state'),
-          checkpointBucket: s3.Bucket.fromBucketName(stack, 'C', 'my-checkpoints'),
-          source: PipelineSource.kinesis(kinesis.Stream.fromStreamArn(stack, 'K', `arn:aws:kinesis:${REGION}:${ACCOUNT}:stream/orders`)),
-          sink: PipelineSink.dynamodb(dynamodb.Table.fromTableName(stack, 'S', 'totals')),
-        }), { bundle: false }),
+        synth(
+          {},
+          (stack) => ({
+            stateTable: dynamodb.Table.fromTableName(stack, 'T', 'sluice-state'),
+            checkpointBucket: s3.Bucket.fromBucketName(stack, 'C', 'my-checkpoints'),
+            source: PipelineSource.kinesis(kinesis.Stream.fromStreamArn(stack, 'K', `arn:aws:kinesis:${REGION}:${ACCOUNT}:stream/orders`)),
+            sink: PipelineSink.dynamodb(dynamodb.Table.fromTableName(stack, 'S', 'totals')),
+          }),
+          { bundle: false },
+        ),
     ],
   ];
   it.each(variants)('with %s', (_name, make) => {
@@ -365,16 +411,24 @@ describe('with a Kinesis source', () => {
 describe('with your own table, buckets, stream and a DynamoDB sink', () => {
   let s: Synth;
   beforeAll(() => {
-    s = synth({ checkpointPrefix: 'ckpt/orders', deadLetterPrefix: 'dead/orders', keepLateRows: true }, (stack) => ({
-      stateTable: dynamodb.Table.fromTableName(stack, 'State', 'sluice-state'),
-      checkpointBucket: s3.Bucket.fromBucketName(stack, 'Ckpt', 'my-checkpoints'),
-      source: PipelineSource.kinesis(kinesis.Stream.fromStreamArn(stack, 'Orders', `arn:aws:kinesis:${REGION}:${ACCOUNT}:stream/orders`)),
-      sink: PipelineSink.dynamodb(dynamodb.Table.fromTableName(stack, 'Totals', 'totals')),
-    }), { bundle: false });
+    s = synth(
+      { checkpointPrefix: 'ckpt/orders', deadLetterPrefix: 'dead/orders', keepLateRows: true },
+      (stack) => ({
+        stateTable: dynamodb.Table.fromTableName(stack, 'State', 'sluice-state'),
+        checkpointBucket: s3.Bucket.fromBucketName(stack, 'Ckpt', 'my-checkpoints'),
+        source: PipelineSource.kinesis(kinesis.Stream.fromStreamArn(stack, 'Orders', `arn:aws:kinesis:${REGION}:${ACCOUNT}:stream/orders`)),
+        sink: PipelineSink.dynamodb(dynamodb.Table.fromTableName(stack, 'Totals', 'totals')),
+      }),
+      { bundle: false },
+    );
   });
 
   it('still alarms on dead letters in your bucket', () => {
-    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'DeadLetters', Threshold: 0, AlarmDescription: Match.stringLikeRegexp('dead/orders/malformed/') });
+    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'DeadLetters',
+      Threshold: 0,
+      AlarmDescription: Match.stringLikeRegexp('dead/orders/malformed/'),
+    });
   });
 
   it('creates no table, bucket or stream of its own', () => {
@@ -409,7 +463,11 @@ describe('with your own table, buckets, stream and a DynamoDB sink', () => {
       {
         actions: sorted(GRANTED_ACTIONS.stateTable),
         resources: [table('sluice-state')],
-        condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['lease#windowed-totals-append@my-checkpoints/ckpt/orders', 'windowed-totals-append@my-checkpoints/ckpt/orders#*'] } },
+        condition: {
+          'ForAllValues:StringLike': {
+            'dynamodb:LeadingKeys': ['lease#windowed-totals-append@my-checkpoints/ckpt/orders', 'windowed-totals-append@my-checkpoints/ckpt/orders#*'],
+          },
+        },
       },
     ]);
   });
@@ -470,12 +528,32 @@ describe('with custom sizing, schedule and thresholds', () => {
   it('uses them in the alarms, with the alarm actions', () => {
     const dims = [{ Name: 'Pipeline', Value: 'orders-per-minute' }];
     const topic = { Ref: Match.stringLikeRegexp('^Alerts') };
-    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'Acme/Streams', MetricName: 'BacklogLeft', Dimensions: dims, Period: 600, EvaluationPeriods: 3, AlarmActions: [topic] });
+    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'Acme/Streams',
+      MetricName: 'BacklogLeft',
+      Dimensions: dims,
+      Period: 600,
+      EvaluationPeriods: 3,
+      AlarmActions: [topic],
+    });
     // noInputAlarmMinutes (120) becomes 120 / 10 = 12 intervals of the schedule.
-    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'Acme/Streams', MetricName: 'RowsIn', Period: 600, EvaluationPeriods: 12, DatapointsToAlarm: 12 });
+    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'Acme/Streams',
+      MetricName: 'RowsIn',
+      Period: 600,
+      EvaluationPeriods: 12,
+      DatapointsToAlarm: 12,
+    });
     s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'StateRows', Threshold: 5000 });
     s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'DroppedByWatermark', Threshold: 10, Period: 600 });
-    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'Acme/Streams', MetricName: 'DeadLetters', Dimensions: dims, Threshold: 3, Period: 600, ComparisonOperator: 'GreaterThanThreshold' });
+    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'Acme/Streams',
+      MetricName: 'DeadLetters',
+      Dimensions: dims,
+      Threshold: 3,
+      Period: 600,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
     for (const alarm of Object.values(s.template.findResources('AWS::CloudWatch::Alarm'))) expect(alarm.Properties.AlarmActions).toHaveLength(1);
   });
 
@@ -511,7 +589,11 @@ describe('when the props are invalid, synth fails with a message that names the 
       { scheduleInterval: Duration.minutes(5), lambdaTimeoutSeconds: 600 },
       /scheduleInterval \(5 min\) is more frequent than lambdaTimeoutSeconds \(600 s\).*lower lambdaTimeoutSeconds to at most 300, or lengthen scheduleInterval to at least 10 min/,
     ],
-    ['a lease shorter than the timeout', { lambdaTimeoutSeconds: 600, leaseDurationSeconds: 300 }, /leaseDurationSeconds \(300\) is shorter than lambdaTimeoutSeconds \(600\).*at least 600/],
+    [
+      'a lease shorter than the timeout',
+      { lambdaTimeoutSeconds: 600, leaseDurationSeconds: 300 },
+      /leaseDurationSeconds \(300\) is shorter than lambdaTimeoutSeconds \(600\).*at least 600/,
+    ],
     ['a schedule in seconds', { scheduleInterval: Duration.seconds(90) }, /scheduleInterval \(90 s\) must be a whole number of minutes/],
     ['two immediate retries', { retryAttempts: 2 }, /retryAttempts \(2\) must be 0 or 1/],
     ['memory beyond Lambda', { lambdaMemoryMiB: 20_000 }, /lambdaMemoryMiB \(20000\) must be a whole number from 128 to 10240/],
@@ -520,11 +602,31 @@ describe('when the props are invalid, synth fails with a message that names the 
       { source: PipelineSource.s3(undefined, 'data'), checkpointPrefix: 'data/checkpoints' },
       /checkpointPrefix "data\/checkpoints" and the source prefix "data" overlap in the same bucket: give each its own prefix/,
     ],
-    ['the sink writing into the landing prefix', { source: PipelineSource.s3(undefined, 'data'), sink: PipelineSink.s3(undefined, 'data') }, /the source prefix "data" and the sink prefix "data" overlap/],
-    ['the file sink writing into the landing prefix', { source: PipelineSource.s3(undefined, 'data'), sink: PipelineSink.files(undefined, 'data/out') }, /the source prefix "data" and the sink prefix "data\/out" overlap/],
-    ['dead letters inside the checkpoint', { checkpointPrefix: 'ckpt/q', deadLetterPrefix: 'ckpt/q/dead' }, /checkpointPrefix "ckpt\/q" and deadLetterPrefix "ckpt\/q\/dead" overlap/],
-    ['an environment that sets what the construct owns', { environment: { SLUICE_STATE_TABLE: 'x' } }, /environment sets SLUICE_STATE_TABLE, which the construct sets from its props/],
-    ['a no-input alarm shorter than the schedule', { noInputAlarmMinutes: 10 }, /noInputAlarmMinutes \(10\) is shorter than scheduleInterval \(15 min\).*at least 15/],
+    [
+      'the sink writing into the landing prefix',
+      { source: PipelineSource.s3(undefined, 'data'), sink: PipelineSink.s3(undefined, 'data') },
+      /the source prefix "data" and the sink prefix "data" overlap/,
+    ],
+    [
+      'the file sink writing into the landing prefix',
+      { source: PipelineSource.s3(undefined, 'data'), sink: PipelineSink.files(undefined, 'data/out') },
+      /the source prefix "data" and the sink prefix "data\/out" overlap/,
+    ],
+    [
+      'dead letters inside the checkpoint',
+      { checkpointPrefix: 'ckpt/q', deadLetterPrefix: 'ckpt/q/dead' },
+      /checkpointPrefix "ckpt\/q" and deadLetterPrefix "ckpt\/q\/dead" overlap/,
+    ],
+    [
+      'an environment that sets what the construct owns',
+      { environment: { SLUICE_STATE_TABLE: 'x' } },
+      /environment sets SLUICE_STATE_TABLE, which the construct sets from its props/,
+    ],
+    [
+      'a no-input alarm shorter than the schedule',
+      { noInputAlarmMinutes: 10 },
+      /noInputAlarmMinutes \(10\) is shorter than scheduleInterval \(15 min\).*at least 15/,
+    ],
     ['a wildcard prefix', { checkpointPrefix: 'checkpoints/*' }, /checkpointPrefix "checkpoints\/\*" must be a non-empty key prefix without wildcards/],
     ['an entry that does not exist', { entry: 'lambdas/nope.ts' }, /entry "lambdas\/nope.ts" does not exist/],
     ['an AWS namespace', { metricsNamespace: 'AWS/Lambda' }, /metricsNamespace "AWS\/Lambda" is not a custom CloudWatch namespace/],
@@ -578,7 +680,11 @@ describe('when the source and sink are chosen by their factories', () => {
     expect(s.pipeline.landingPrefix).toBe('orders/in');
     const all = statements(s.template);
     expect(all).toContainEqual({ actions: ['s3:GetObject'], resources: [arn('s3:::my-landing/orders/in/*')] });
-    expect(all).toContainEqual({ actions: ['s3:ListBucket'], resources: [arn('s3:::my-landing')], condition: { StringLike: { 's3:prefix': ['orders/in/*'] } } });
+    expect(all).toContainEqual({
+      actions: ['s3:ListBucket'],
+      resources: [arn('s3:::my-landing')],
+      condition: { StringLike: { 's3:prefix': ['orders/in/*'] } },
+    });
   });
 
   it('creates the stream with the retention asked for', () => {
@@ -590,7 +696,10 @@ describe('when the source and sink are chosen by their factories', () => {
     const s = synth({ sink: PipelineSink.files(undefined, 'totals', { partitionBy: 'window.start', granularity: 'day' }) }, undefined, { bundle: false });
     const bucket = s.id(s.pipeline.pipelineBucket);
     expect(envOf(s.template).SLUICE_SINK_URI).toBe(`s3://${bucket}/totals?partitionBy=window.start&granularity=day`);
-    expect(statements(s.template)).toContainEqual({ actions: ['s3:AbortMultipartUpload', 's3:GetObject', 's3:PutObject'], resources: [`${bucket}.Arn/totals/*`] });
+    expect(statements(s.template)).toContainEqual({
+      actions: ['s3:AbortMultipartUpload', 's3:GetObject', 's3:PutObject'],
+      resources: [`${bucket}.Arn/totals/*`],
+    });
     expect(statements(s.template).filter((st) => st.resources.some((r) => r.includes('/totals')))).toHaveLength(1);
   });
 
@@ -606,7 +715,8 @@ describe('when the source and sink are chosen by their factories', () => {
   });
 
   it('gives the handler sink URIs that parse into the sinks asked for', () => {
-    const uriOf = (sink: (stack: Stack) => PipelineSink) => String(envOf(synth({}, (stack) => ({ sink: sink(stack) }), { bundle: false }).template).SLUICE_SINK_URI);
+    const uriOf = (sink: (stack: Stack) => PipelineSink) =>
+      String(envOf(synth({}, (stack) => ({ sink: sink(stack) }), { bundle: false }).template).SLUICE_SINK_URI);
     const out = (stack: Stack) => s3.Bucket.fromBucketName(stack, 'Out', 'my-output');
     expect(parseSinkUri(uriOf((stack) => PipelineSink.s3(out(stack), 'totals')))).toEqual({ kind: 's3', bucket: 'my-output', prefix: 'totals' });
     expect(parseSinkUri(uriOf((stack) => PipelineSink.files(out(stack), 'totals', { partitionBy: 'window.start', granularity: 'hour' })))).toEqual({
@@ -617,16 +727,26 @@ describe('when the source and sink are chosen by their factories', () => {
       partitionGranularity: 'hour',
     });
     expect(parseSinkUri(uriOf((stack) => PipelineSink.files(out(stack), 'totals')))).toEqual({ kind: 's3-files', bucket: 'my-output', prefix: 'totals' });
-    expect(parseSinkUri(uriOf((stack) => PipelineSink.dynamodb(dynamodb.Table.fromTableName(stack, 'T', 'totals'), 'totals-v1')))).toEqual({ kind: 'dynamodb', table: 'totals', queryKey: 'totals-v1' });
+    expect(parseSinkUri(uriOf((stack) => PipelineSink.dynamodb(dynamodb.Table.fromTableName(stack, 'T', 'totals'), 'totals-v1')))).toEqual({
+      kind: 'dynamodb',
+      table: 'totals',
+      queryKey: 'totals-v1',
+    });
   });
 
   it('rejects a bad argument when the factory is called, with the value and the fix', () => {
     const badArguments: Array<[() => unknown, RegExp]> = [
-      [() => PipelineSource.newKinesisStream({ retentionHours: 12 }), /PipelineSource.newKinesisStream retentionHours \(12\) must be a whole number from 24 to 8760: Kinesis keeps records/],
+      [
+        () => PipelineSource.newKinesisStream({ retentionHours: 12 }),
+        /PipelineSource.newKinesisStream retentionHours \(12\) must be a whole number from 24 to 8760: Kinesis keeps records/,
+      ],
       [() => PipelineSource.s3(undefined, 'in/*'), /PipelineSource.s3 prefix "in\/\*" must be a non-empty key prefix without wildcards/],
       [() => PipelineSink.s3(undefined, '//'), /PipelineSink.s3 prefix "\/\/" must be a non-empty key prefix/],
       [() => PipelineSink.files(undefined, 'out', { partitionBy: ' ' }), /PipelineSink.files partitionBy " " must name an output column/],
-      [() => PipelineSink.dynamodb(dynamodb.Table.fromTableName(new Stack(), 'T', 'totals'), 'a#b'), /PipelineSink.dynamodb queryKey "a#b" must be 1 to 200 characters without '\/' or '#'/],
+      [
+        () => PipelineSink.dynamodb(dynamodb.Table.fromTableName(new Stack(), 'T', 'totals'), 'a#b'),
+        /PipelineSink.dynamodb queryKey "a#b" must be 1 to 200 characters without '\/' or '#'/,
+      ],
       [() => PipelineSink.dynamodb(undefined as unknown as dynamodb.ITable), /PipelineSink.dynamodb needs the table the sink writes .*: pass it/],
       [() => PipelineSource.kinesis(undefined as unknown as kinesis.IStream), /PipelineSource.kinesis needs the stream to read: pass it/],
     ];
@@ -670,9 +790,15 @@ describe('when the query joins static tables (staticTables)', () => {
     const find = (action: string) => all.filter((x) => x.actions.includes(action) && x.resources.some((r) => /reference-data|customers/.test(r)));
     expect(find('s3:GetObject')).toEqual([{ actions: ['s3:GetObject'], resources: [`arn:${partition}:s3:::reference-data/reference/products.csv*`] }]);
     expect(find('s3:ListBucket')).toEqual([
-      { actions: ['s3:ListBucket'], resources: [`arn:${partition}:s3:::reference-data`], condition: { StringLike: { 's3:prefix': ['reference/products.csv*'] } } },
+      {
+        actions: ['s3:ListBucket'],
+        resources: [`arn:${partition}:s3:::reference-data`],
+        condition: { StringLike: { 's3:prefix': ['reference/products.csv*'] } },
+      },
     ]);
-    expect(find('dynamodb:BatchGetItem')).toEqual([{ actions: ['dynamodb:BatchGetItem'], resources: [`arn:${partition}:dynamodb:${REGION}:${ACCOUNT}:table/customers`] }]);
+    expect(find('dynamodb:BatchGetItem')).toEqual([
+      { actions: ['dynamodb:BatchGetItem'], resources: [`arn:${partition}:dynamodb:${REGION}:${ACCOUNT}:table/customers`] },
+    ]);
   });
 
   it('refuses a wildcard in the key', () => {

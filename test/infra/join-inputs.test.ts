@@ -19,7 +19,10 @@ function synth(extra: (stack: Stack) => ConstructorParameters<typeof AvailableNo
 describe('when a pipeline joins other streams (inputs)', () => {
   it('grants each input what its adapter sends and names it in SLUICE_INPUT_URIS, in join order', () => {
     const { template } = synth((stack) => ({
-      inputs: [PipelineSource.kinesis(kinesis.Stream.fromStreamArn(stack, 'Clicks', 'arn:aws:kinesis:eu-west-1:111111111111:stream/clicks')), PipelineSource.s3()],
+      inputs: [
+        PipelineSource.kinesis(kinesis.Stream.fromStreamArn(stack, 'Clicks', 'arn:aws:kinesis:eu-west-1:111111111111:stream/clicks')),
+        PipelineSource.s3(),
+      ],
     }));
     const fn = template.findResources('AWS::Lambda::Function', { Properties: { Environment: { Variables: { SLUICE_INPUT_URIS: Match.anyValue() } } } });
     expect(Object.keys(fn)).toHaveLength(1);
@@ -37,11 +40,15 @@ describe('when a pipeline joins other streams (inputs)', () => {
 
   it('sets no SLUICE_INPUT_URIS without inputs', () => {
     const { template } = synth(() => ({}));
-    expect(Object.keys(template.findResources('AWS::Lambda::Function', { Properties: { Environment: { Variables: { SLUICE_INPUT_URIS: Match.anyValue() } } } }))).toHaveLength(0);
+    expect(
+      Object.keys(template.findResources('AWS::Lambda::Function', { Properties: { Environment: { Variables: { SLUICE_INPUT_URIS: Match.anyValue() } } } })),
+    ).toHaveLength(0);
   });
 
   it('refuses an input prefix that overlaps the source', () => {
-    expect(() => synth(() => ({ source: PipelineSource.s3(undefined, 'landing/orders'), inputs: [PipelineSource.s3(undefined, 'landing/orders/clicks')] }))).toThrow(InvalidOptionError);
+    expect(() =>
+      synth(() => ({ source: PipelineSource.s3(undefined, 'landing/orders'), inputs: [PipelineSource.s3(undefined, 'landing/orders/clicks')] })),
+    ).toThrow(InvalidOptionError);
   });
 });
 
@@ -60,6 +67,8 @@ describe('when the Lambda reads its inputs from the environment', () => {
     expect(pipelineConfigFromEnv(env).inputs).toBeUndefined();
   });
   it('names a bad input URI, the rule and the fix', () => {
-    expect(() => pipelineConfigFromEnv({ ...env, SLUICE_INPUT_URIS: 'ftp://x' })).toThrow(/SLUICE_INPUT_URIS="ftp:\/\/x" has an unknown scheme: write s3:\/\/<bucket>\/<prefix>/);
+    expect(() => pipelineConfigFromEnv({ ...env, SLUICE_INPUT_URIS: 'ftp://x' })).toThrow(
+      /SLUICE_INPUT_URIS="ftp:\/\/x" has an unknown scheme: write s3:\/\/<bucket>\/<prefix>/,
+    );
   });
 });

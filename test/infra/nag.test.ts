@@ -10,7 +10,13 @@ import * as path from 'node:path';
 import { App, Duration, Stack, Validations, aws_dynamodb as dynamodb, aws_iam as iam, aws_s3 as s3 } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { AvailableNowPipeline, type AvailableNowPipelineProps, PipelineSink, PipelineSource, PipelineStaticTable } from '../../lib/infra/available-now-pipeline';
+import {
+  AvailableNowPipeline,
+  type AvailableNowPipelineProps,
+  PipelineSink,
+  PipelineSource,
+  PipelineStaticTable,
+} from '../../lib/infra/available-now-pipeline';
 import { definitionFromTemplate } from '../../lib/local/state-machine';
 import { isPrefixScopedObjects } from '../../lib/infra/nag';
 import { buildApp } from '../../bin/app';
@@ -37,7 +43,10 @@ const VARIANTS: Record<string, (stack: Stack) => AvailableNowPipelineProps> = {
     ),
   }),
   StaticTables: (stack) => ({
-    staticTables: [PipelineStaticTable.s3(s3.Bucket.fromBucketName(stack, 'Ref', 'reference-data'), 'reference/products.csv'), PipelineStaticTable.dynamodb(dynamodb.Table.fromTableName(stack, 'Customers', 'customers'))],
+    staticTables: [
+      PipelineStaticTable.s3(s3.Bucket.fromBucketName(stack, 'Ref', 'reference-data'), 'reference/products.csv'),
+      PipelineStaticTable.dynamodb(dynamodb.Table.fromTableName(stack, 'Customers', 'customers')),
+    ],
   }),
   YourOwnResources: (stack) => ({
     checkpointPrefix: 'ckpt/orders',
@@ -63,7 +72,9 @@ function nagViolations(app: App, outdir: string): string[] {
     const report = path.join(outdir, 'validation-report.json');
     if (!fs.existsSync(report)) throw e;
     const parsed = JSON.parse(fs.readFileSync(report, 'utf8')) as { pluginReports: Array<{ violations: Violation[] }> };
-    return parsed.pluginReports.flatMap((r) => r.violations.flatMap((v) => v.violatingConstructs.map((c) => `${v.severity} ${v.ruleName} at ${c.constructPath}`)));
+    return parsed.pluginReports.flatMap((r) =>
+      r.violations.flatMap((v) => v.violatingConstructs.map((c) => `${v.severity} ${v.ruleName} at ${c.constructPath}`)),
+    );
   }
 }
 
@@ -98,7 +109,8 @@ describe('cdk-nag AwsSolutions', () => {
   it('acknowledges a wildcard only at the end of an S3 key prefix', () => {
     expect(isPrefixScopedObjects('<PipelineBucket1234.Arn>/checkpoints/orders/*')).toBe(true);
     expect(isPrefixScopedObjects('arn:<AWS::Partition>:s3:::reference-data/reference/products.csv*')).toBe(true);
-    for (const r of ['*', 'arn:<AWS::Partition>:s3:::bucket/*', '<PipelineBucket1234.Arn>/*', 'arn:aws:s3:::bucket/a/*/b', '<Bucket.Arn>/a*/b*']) expect({ r, scoped: isPrefixScopedObjects(r) }).toEqual({ r, scoped: false });
+    for (const r of ['*', 'arn:<AWS::Partition>:s3:::bucket/*', '<PipelineBucket1234.Arn>/*', 'arn:aws:s3:::bucket/a/*/b', '<Bucket.Arn>/a*/b*'])
+      expect({ r, scoped: isPrefixScopedObjects(r) }).toEqual({ r, scoped: false });
   });
 });
 

@@ -38,7 +38,13 @@ function tableInput(template: Template) {
     Name: string;
     Parameters: Record<string, unknown>;
     PartitionKeys: Array<{ Name: string; Type: string }>;
-    StorageDescriptor: { Location: unknown; Columns: Array<{ Name: string; Type: string }>; InputFormat: string; OutputFormat: string; SerdeInfo: { SerializationLibrary: string } };
+    StorageDescriptor: {
+      Location: unknown;
+      Columns: Array<{ Name: string; Type: string }>;
+      InputFormat: string;
+      OutputFormat: string;
+      SerdeInfo: { SerializationLibrary: string };
+    };
   };
 }
 
@@ -65,12 +71,23 @@ describe('when the windowed-totals query writes Parquet by day of window.start, 
 
   it('hands the handler a Parquet sink URI that parses into the Parquet sink', () => {
     expect(sinkUri(template)).toBe('s3://sink-bucket/totals?format=parquet&partitionBy=window.start&granularity=day');
-    expect(parseSinkUri(sinkUri(template))).toEqual({ kind: 's3-files', format: 'parquet', bucket: 'sink-bucket', prefix: 'totals', partitionBy: 'window.start', partitionGranularity: 'day' });
+    expect(parseSinkUri(sinkUri(template))).toEqual({
+      kind: 's3-files',
+      format: 'parquet',
+      bucket: 'sink-bucket',
+      prefix: 'totals',
+      partitionBy: 'window.start',
+      partitionGranularity: 'day',
+    });
   });
 
-  it('creates the database and an external Parquet table whose columns are the query\'s, plus batch_id', () => {
+  it("creates the database and an external Parquet table whose columns are the query's, plus batch_id", () => {
     template.hasResourceProperties('AWS::Glue::Database', { CatalogId: '123456789012', DatabaseInput: Match.objectLike({ Name: 'sluice_demo' }) });
-    template.hasResourceProperties('AWS::Glue::Table', { CatalogId: '123456789012', DatabaseName: 'sluice_demo', TableInput: Match.objectLike({ Name: 'output', TableType: 'EXTERNAL_TABLE' }) });
+    template.hasResourceProperties('AWS::Glue::Table', {
+      CatalogId: '123456789012',
+      DatabaseName: 'sluice_demo',
+      TableInput: Match.objectLike({ Name: 'output', TableType: 'EXTERNAL_TABLE' }),
+    });
     const t = tableInput(template);
     expect(t.StorageDescriptor.Columns.map((c) => [c.Name, c.Type])).toEqual([
       ['window', 'struct<start:timestamp,end:timestamp>'],
@@ -85,7 +102,7 @@ describe('when the windowed-totals query writes Parquet by day of window.start, 
     expect(pipeline.sinkGlueTable).toBeDefined();
   });
 
-  it('projects the day partitions from the sink\'s folders, so no crawler is needed', () => {
+  it("projects the day partitions from the sink's folders, so no crawler is needed", () => {
     const t = tableInput(template);
     expect(t.PartitionKeys.map((k) => [k.Name, k.Type])).toEqual([['window_start', 'string']]);
     expect(t.Parameters).toMatchObject({
@@ -111,13 +128,19 @@ describe('when the windowed-totals query writes Parquet by day of window.start, 
     const onSink = Object.values(template.findResources('AWS::IAM::Policy'))
       .flatMap((p) => p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>)
       .filter((st) => String(flat(st.Resource)).includes('sink-bucket/totals'));
-    expect(onSink.map((st) => [[st.Action].flat(), flat(st.Resource)])).toEqual([[['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload'], 'arn:{"Ref":"AWS::Partition"}:s3:::sink-bucket/totals/*']]);
+    expect(onSink.map((st) => [[st.Action].flat(), flat(st.Resource)])).toEqual([
+      [['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload'], 'arn:{"Ref":"AWS::Partition"}:s3:::sink-bucket/totals/*'],
+    ]);
   });
 });
 
 describe('when the partition column is a top-level column of the data', () => {
   it('names the key <folder>_partition (a data column keeps its name) and projects hours', () => {
-    const { template } = synth({ partitionBy: 'event_time', granularity: 'hour', glue: { columns: { user: 'STRING', event_time: 'TIMESTAMP', amount: 'DOUBLE' }, projectionRange: "2026-01-01T00,NOW" } });
+    const { template } = synth({
+      partitionBy: 'event_time',
+      granularity: 'hour',
+      glue: { columns: { user: 'STRING', event_time: 'TIMESTAMP', amount: 'DOUBLE' }, projectionRange: '2026-01-01T00,NOW' },
+    });
     const t = tableInput(template);
     expect(t.PartitionKeys.map((k) => k.Name)).toEqual(['event_time_partition']);
     expect(t.StorageDescriptor.Columns.map((c) => c.Name)).toEqual(['user', 'event_time', 'amount', 'batch_id']);

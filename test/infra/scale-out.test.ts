@@ -70,7 +70,10 @@ describe('with parallelism { statePartitions: 4, readConcurrency: 8 } on the def
     expect(def.StartAt).toBe('Plan');
     const st = def.States;
     expect(st.Plan).toMatchObject({ Type: 'Task', Next: 'PlanDone', ResultPath: '$.plan' });
-    expect(st.Plan.Parameters).toEqual({ FunctionName: `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${fn}`, Payload: { action: 'plan', 'runId.$': '$$.Execution.Name' } });
+    expect(st.Plan.Parameters).toEqual({
+      FunctionName: `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${fn}`,
+      Payload: { action: 'plan', 'runId.$': '$$.Execution.Name' },
+    });
     expect(st.PlanDone).toEqual({ Type: 'Choice', Choices: [{ Variable: '$.plan.done', BooleanEquals: true, Next: 'RunDone' }], Default: 'Read' });
     expect(st.Read).toMatchObject({ Type: 'Map', Next: 'Partition' });
     expect(st.Partition).toMatchObject({ Type: 'Map', Next: 'Commit' });
@@ -80,7 +83,7 @@ describe('with parallelism { statePartitions: 4, readConcurrency: 8 } on the def
     expect(st.RunDone.Type).toBe('Succeed');
   });
 
-  it('reads and partitions in DISTRIBUTED maps over the plan\'s own items, with the MaxConcurrency given, discarding their results', () => {
+  it("reads and partitions in DISTRIBUTED maps over the plan's own items, with the MaxConcurrency given, discarding their results", () => {
     const expected = {
       Read: { items: '$.plan.splits', action: 'read', field: 'split', concurrency: 8, task: 'ReadSplit' },
       Partition: { items: '$.plan.partitions', action: 'partition', field: 'partition', concurrency: 4, task: 'MergePartition' }, // default: statePartitions
@@ -91,10 +94,21 @@ describe('with parallelism { statePartitions: 4, readConcurrency: 8 } on the def
       expect(map.ItemsPath).toBe(e.items);
       expect(map.MaxConcurrency).toBe(e.concurrency);
       expect(map.ResultPath).toBeNull();
-      expect(map.ItemSelector).toEqual({ action: e.action, 'runId.$': '$$.Execution.Name', 'batchId.$': '$.plan.batchId', [`${e.field}.$`]: `$$.Map.Item.Value.${e.field}` });
-      for (const absent of ['ItemReader', 'ItemBatcher', 'ResultWriter', 'ToleratedFailurePercentage', 'ToleratedFailureCount']) expect(map[absent]).toBeUndefined();
+      expect(map.ItemSelector).toEqual({
+        action: e.action,
+        'runId.$': '$$.Execution.Name',
+        'batchId.$': '$.plan.batchId',
+        [`${e.field}.$`]: `$$.Map.Item.Value.${e.field}`,
+      });
+      for (const absent of ['ItemReader', 'ItemBatcher', 'ResultWriter', 'ToleratedFailurePercentage', 'ToleratedFailureCount'])
+        expect(map[absent]).toBeUndefined();
       expect(Object.keys(map.ItemProcessor!.States)).toEqual([e.task]);
-      expect(map.ItemProcessor!.States[e.task]).toMatchObject({ Type: 'Task', End: true, ResultSelector: { 'ok.$': '$.Payload.ok' }, Parameters: { 'Payload.$': '$' } });
+      expect(map.ItemProcessor!.States[e.task]).toMatchObject({
+        Type: 'Task',
+        End: true,
+        ResultSelector: { 'ok.$': '$.Payload.ok' },
+        Parameters: { 'Payload.$': '$' },
+      });
     }
   });
 
@@ -108,12 +122,17 @@ describe('with parallelism { statePartitions: 4, readConcurrency: 8 } on the def
       const retry = task.Retry as Array<{ ErrorEquals: string[]; MaxAttempts?: number; IntervalSeconds?: number; BackoffRate?: number }>;
       expect(retry[0].ErrorEquals).toContain('Lambda.ServiceException');
       expect(retry[1]).toEqual({ ErrorEquals: [...NO_RETRY], MaxAttempts: 0 });
-      expect(retry[2]).toEqual({ ErrorEquals: ['States.ALL'], MaxAttempts: TASK_RETRY.maxAttempts, IntervalSeconds: TASK_RETRY.intervalSeconds, BackoffRate: TASK_RETRY.backoffRate });
+      expect(retry[2]).toEqual({
+        ErrorEquals: ['States.ALL'],
+        MaxAttempts: TASK_RETRY.maxAttempts,
+        IntervalSeconds: TASK_RETRY.intervalSeconds,
+        BackoffRate: TASK_RETRY.backoffRate,
+      });
       expect(retry).toHaveLength(3); // States.ALL last, as Step Functions requires
     }
   });
 
-  it('runs the task Lambda on the pipeline\'s role and environment, with the state partitions, 900 s, no reserved concurrency', () => {
+  it("runs the task Lambda on the pipeline's role and environment, with the state partitions, 900 s, no reserved concurrency", () => {
     const fns = s.template.findResources('AWS::Lambda::Function');
     const task = fns[fn].Properties;
     const single = fns[s.id(s.pipeline.function)].Properties;
@@ -136,17 +155,31 @@ describe('with parallelism { statePartitions: 4, readConcurrency: 8 } on the def
     s.template.resourceCountIs('AWS::Events::Rule', 1);
     s.template.hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: 'rate(15 minutes)',
-      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [starter, 'Arn'] }, DeadLetterConfig: { Arn: { 'Fn::GetAtt': [s.id(s.pipeline.failureQueue), 'Arn'] } } })],
+      Targets: [
+        Match.objectLike({ Arn: { 'Fn::GetAtt': [starter, 'Arn'] }, DeadLetterConfig: { Arn: { 'Fn::GetAtt': [s.id(s.pipeline.failureQueue), 'Arn'] } } }),
+      ],
     });
     const fns = s.template.findResources('AWS::Lambda::Function');
-    expect(fns[starter].Properties).toMatchObject({ ReservedConcurrentExecutions: 1, Timeout: 30, Environment: { Variables: { SLUICE_STATE_MACHINE_ARN: { Ref: machine } } } });
+    expect(fns[starter].Properties).toMatchObject({
+      ReservedConcurrentExecutions: 1,
+      Timeout: 30,
+      Environment: { Variables: { SLUICE_STATE_MACHINE_ARN: { Ref: machine } } },
+    });
     expect(fns[s.id(s.pipeline.function)].Properties.Description).toMatch(/by hand only/);
-    s.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { FunctionName: { Ref: starter }, MaximumRetryAttempts: 0, DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [s.id(s.pipeline.failureQueue), 'Arn'] } } } });
+    s.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: starter },
+      MaximumRetryAttempts: 0,
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [s.id(s.pipeline.failureQueue), 'Arn'] } } },
+    });
   });
 
   it('lets the state machine invoke the task Lambda and manage its own child executions, nothing else', () => {
     const role = s.id(s.pipeline.scaleOut!.stateMachine.role);
-    const executions = `arn:aws:states:${REGION}:${ACCOUNT}:execution:{${JSON.stringify({ 'Fn::Select': [6, { 'Fn::Split': [':', { Ref: machine }] }] })}}`.replace('arn:aws', 'arn:AWS::Partition');
+    const executions =
+      `arn:aws:states:${REGION}:${ACCOUNT}:execution:{${JSON.stringify({ 'Fn::Select': [6, { 'Fn::Split': [':', { Ref: machine }] }] })}}`.replace(
+        'arn:aws',
+        'arn:AWS::Partition',
+      );
     expect(sortedKeys(roleStatements(s.template, role))).toEqual(
       sortedKeys([
         { actions: ['lambda:InvokeFunction'], resources: [`${fn}.Arn`, `${fn}.Arn:*`] },
@@ -168,7 +201,7 @@ describe('with parallelism { statePartitions: 4, readConcurrency: 8 } on the def
     );
   });
 
-  it('adds to the pipeline\'s role only the task Lambda\'s log group and the shuffle beside the checkpoint', () => {
+  it("adds to the pipeline's role only the task Lambda's log group and the shuffle beside the checkpoint", () => {
     const without = synth({});
     const before = new Set(roleStatements(without.template, without.id(without.pipeline.role)).map(key));
     const added = roleStatements(s.template, s.id(s.pipeline.role)).filter((st) => !before.has(key(st)));
@@ -208,7 +241,8 @@ describe('with parallelism { statePartitions: 4, readConcurrency: 8 } on the def
 
   it('draws the executions on the dashboard', () => {
     const body = flat(Object.values(s.template.findResources('AWS::CloudWatch::Dashboard'))[0].Properties.DashboardBody);
-    for (const metric of ['ExecutionsStarted', 'ExecutionsSucceeded', 'ExecutionsFailed', 'ExecutionsTimedOut', 'ExecutionTime']) expect(body).toContain(`"AWS/States","${metric}"`);
+    for (const metric of ['ExecutionsStarted', 'ExecutionsSucceeded', 'ExecutionsFailed', 'ExecutionsTimedOut', 'ExecutionTime'])
+      expect(body).toContain(`"AWS/States","${metric}"`);
   });
 
   it('passes CloudFormation template validation without a warning', () => {
@@ -221,14 +255,30 @@ describe('with every parallelism prop given', () => {
   it('uses them in the maps, the task Lambda, the task timeouts and the execution timeout and alarms', () => {
     const s = synth({
       scheduleInterval: Duration.minutes(30),
-      parallelism: { statePartitions: 16, readConcurrency: 50, maxSplits: 64, partitionConcurrency: 6, taskTimeoutSeconds: 300, taskMemoryMiB: 2048, executionTimeoutSeconds: 7200 },
+      parallelism: {
+        statePartitions: 16,
+        readConcurrency: 50,
+        maxSplits: 64,
+        partitionConcurrency: 6,
+        taskTimeoutSeconds: 300,
+        taskMemoryMiB: 2048,
+        executionTimeoutSeconds: 7200,
+      },
       alarms: { executionDuration: { thresholdSeconds: 2400 }, executionTimedOut: false },
     });
     const def = s.definition();
     expect([def.States.Read.MaxConcurrency, def.States.Partition.MaxConcurrency, def.TimeoutSeconds]).toEqual([50, 6, 7200]);
-    expect(allStates(def).filter(([, st]) => st.Type === 'Task').map(([, st]) => st.TimeoutSeconds)).toEqual([330, 330, 330, 330]);
+    expect(
+      allStates(def)
+        .filter(([, st]) => st.Type === 'Task')
+        .map(([, st]) => st.TimeoutSeconds),
+    ).toEqual([330, 330, 330, 330]);
     // 16 partitions, 6 at once: 3 partition waves, so plan + read + 3 + commit = 6 tasks of 300 s, + 60
-    s.template.hasResourceProperties('AWS::Lambda::Function', { Timeout: 300, MemorySize: 2048, Environment: { Variables: Match.objectLike({ SLUICE_STATE_PARTITIONS: '16', SLUICE_MAX_SPLITS: '64', SLUICE_LEASE_SECONDS: String(6 * 300 + 60) }) } });
+    s.template.hasResourceProperties('AWS::Lambda::Function', {
+      Timeout: 300,
+      MemorySize: 2048,
+      Environment: { Variables: Match.objectLike({ SLUICE_STATE_PARTITIONS: '16', SLUICE_MAX_SPLITS: '64', SLUICE_LEASE_SECONDS: String(6 * 300 + 60) }) },
+    });
     s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ExecutionTime', Threshold: 2_400_000, Period: 1800 });
     expect(s.pipeline.alarms.executionTimedOut).toBeUndefined();
     expect(s.pipeline.alarms.executionFailed).toBeDefined();
@@ -254,15 +304,43 @@ describe('when the parallelism props are invalid, synth fails with a message tha
   it.each<[string, AvailableNowPipelineProps, RegExp]>([
     ['no state partition', { parallelism: { statePartitions: 0 } }, /parallelism.statePartitions \(0\) must be a whole number from 1 to 256/],
     ['more state partitions than the engine keeps', { parallelism: { statePartitions: 300 } }, /from 1 to 256/],
-    ['more partition tasks at once than partitions', { parallelism: { statePartitions: 4, partitionConcurrency: 5 } }, /partitionConcurrency \(5\) must be a whole number from 1 to 4: a batch has 4 partition tasks/],
-    ['a read concurrency above Step Functions\' limit', { parallelism: { statePartitions: 4, readConcurrency: 20_000 } }, /readConcurrency \(20000\)/],
-    ['a task longer than Lambda allows', { parallelism: { statePartitions: 4, taskTimeoutSeconds: 1000 } }, /taskTimeoutSeconds \(1000\) must be a whole number from 1 to 900/],
-    ['an execution shorter than one batch', { parallelism: { statePartitions: 4, taskTimeoutSeconds: 600, executionTimeoutSeconds: 1200 } }, /executionTimeoutSeconds \(1200\) must be a whole number from 2400/],
-    ['a lease shorter than a task', { parallelism: { statePartitions: 4, taskTimeoutSeconds: 600, leaseDurationSeconds: 600 } }, /leaseDurationSeconds \(600\) must be a whole number from 660/],
+    [
+      'more partition tasks at once than partitions',
+      { parallelism: { statePartitions: 4, partitionConcurrency: 5 } },
+      /partitionConcurrency \(5\) must be a whole number from 1 to 4: a batch has 4 partition tasks/,
+    ],
+    ["a read concurrency above Step Functions' limit", { parallelism: { statePartitions: 4, readConcurrency: 20_000 } }, /readConcurrency \(20000\)/],
+    [
+      'a task longer than Lambda allows',
+      { parallelism: { statePartitions: 4, taskTimeoutSeconds: 1000 } },
+      /taskTimeoutSeconds \(1000\) must be a whole number from 1 to 900/,
+    ],
+    [
+      'an execution shorter than one batch',
+      { parallelism: { statePartitions: 4, taskTimeoutSeconds: 600, executionTimeoutSeconds: 1200 } },
+      /executionTimeoutSeconds \(1200\) must be a whole number from 2400/,
+    ],
+    [
+      'a lease shorter than a task',
+      { parallelism: { statePartitions: 4, taskTimeoutSeconds: 600, leaseDurationSeconds: 600 } },
+      /leaseDurationSeconds \(600\) must be a whole number from 660/,
+    ],
     ['a missing task entry', { parallelism: { statePartitions: 4, taskEntry: 'lambdas/nope.ts' } }, /taskEntry "lambdas\/nope.ts" does not exist/],
-    ['SLUICE_STATE_PARTITIONS in environment', { parallelism: { statePartitions: 4 }, environment: { SLUICE_STATE_PARTITIONS: '8' } }, /environment sets SLUICE_STATE_PARTITIONS/],
-    ['an execution alarm without parallelism', { alarms: { executionFailed: { threshold: 2 } } }, /alarms.executionFailed alarms on the scale-out state machine, which exists only with `parallelism`/],
-    ['an execution duration alarm that could never fire', { parallelism: { statePartitions: 4 }, alarms: { executionDuration: { thresholdSeconds: 3600 } } }, /thresholdSeconds \(3600\) must be a whole number from 1 to 3599/],
+    [
+      'SLUICE_STATE_PARTITIONS in environment',
+      { parallelism: { statePartitions: 4 }, environment: { SLUICE_STATE_PARTITIONS: '8' } },
+      /environment sets SLUICE_STATE_PARTITIONS/,
+    ],
+    [
+      'an execution alarm without parallelism',
+      { alarms: { executionFailed: { threshold: 2 } } },
+      /alarms.executionFailed alarms on the scale-out state machine, which exists only with `parallelism`/,
+    ],
+    [
+      'an execution duration alarm that could never fire',
+      { parallelism: { statePartitions: 4 }, alarms: { executionDuration: { thresholdSeconds: 3600 } } },
+      /thresholdSeconds \(3600\) must be a whole number from 1 to 3599/,
+    ],
   ])('rejects %s', (_name, props, message) => {
     expect(rejection(props)).toMatch(message);
   });
@@ -271,7 +349,7 @@ describe('when the parallelism props are invalid, synth fails with a message tha
 describe('every AWS SDK command the scale-out Lambdas send is granted', () => {
   const sentBy = (entry: string) => new Set(bundledFiles(entry).flatMap(commandsSent));
 
-  it('for the starter, by the starter\'s role', () => {
+  it("for the starter, by the starter's role", () => {
     const s = synth({ parallelism: { statePartitions: 2 } });
     const sent = sentBy(STARTER_ENTRY);
     expect([...sent].sort()).toEqual(['states:ListExecutions', 'states:StartExecution']);
@@ -279,7 +357,7 @@ describe('every AWS SDK command the scale-out Lambdas send is granted', () => {
     expect([...sent].filter((a) => !granted.has(a))).toEqual([]);
   });
 
-  it('for the default task entry (the engine\'s tasks on the AWS adapters), by the pipeline\'s role, with either source', () => {
+  it("for the default task entry (the engine's tasks on the AWS adapters), by the pipeline's role, with either source", () => {
     const sent = sentBy(DEFAULT_TASK_ENTRY);
     expect(sent).toContain('s3:PutObject'); // the shuffle, the checkpoint
     const granted = new Set(

@@ -19,7 +19,10 @@ const ENV = { account: '123456789012', region: 'eu-west-1' };
 
 /** IAM's StringLike: `*` any run of characters, `?` any one, everything else itself. */
 function stringLike(pattern: string, value: string): boolean {
-  const re = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const re = pattern
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${re}$`, 's').test(value);
 }
 const allowed = (patterns: readonly string[], pk: string) => patterns.some((p) => stringLike(p, pk));
@@ -29,7 +32,13 @@ function twoPipelinesOnOneTable() {
   const stack = new Stack(app, 'Shared', { env: ENV });
   const stateTable = dynamodb.Table.fromTableName(stack, 'State', 'shared-state');
   const orders = new AvailableNowPipeline(stack, 'Orders', { stateTable, queryName: 'orders-per-minute', createAlarms: false, createDashboard: false });
-  const clicks = new AvailableNowPipeline(stack, 'Clicks', { stateTable, queryName: 'clicks', parallelism: { statePartitions: 2 }, createAlarms: false, createDashboard: false });
+  const clicks = new AvailableNowPipeline(stack, 'Clicks', {
+    stateTable,
+    queryName: 'clicks',
+    parallelism: { statePartitions: 2 },
+    createAlarms: false,
+    createDashboard: false,
+  });
   return { stack, template: Template.fromStack(stack), orders, clicks };
 }
 
@@ -39,7 +48,9 @@ describe('two pipelines sharing a state table', () => {
   const s = twoPipelinesOnOneTable();
   const bucketOf = (p: AvailableNowPipeline) => s.stack.getLogicalId(p.pipelineBucket!.node.defaultChild as never);
   const stateStatement = (p: AvailableNowPipeline) => {
-    const found = roleStatements(s.template, s.stack.getLogicalId(p.role.node.defaultChild as never)).filter((st) => st.actions.some((a) => a.startsWith('dynamodb:')));
+    const found = roleStatements(s.template, s.stack.getLogicalId(p.role.node.defaultChild as never)).filter((st) =>
+      st.actions.some((a) => a.startsWith('dynamodb:')),
+    );
     expect(found).toHaveLength(1);
     return found[0];
   };
@@ -47,14 +58,19 @@ describe('two pipelines sharing a state table', () => {
   it("scopes each role to its own query's lease and state keys", () => {
     const orders = bucketOf(s.orders);
     const clicks = bucketOf(s.clicks);
-    expect(leadingKeys(stateStatement(s.orders))).toEqual([`lease#orders-per-minute@${orders}/checkpoints/Shared-Orders`, `orders-per-minute@${orders}/checkpoints/Shared-Orders#*`]);
+    expect(leadingKeys(stateStatement(s.orders))).toEqual([
+      `lease#orders-per-minute@${orders}/checkpoints/Shared-Orders`,
+      `orders-per-minute@${orders}/checkpoints/Shared-Orders#*`,
+    ]);
     expect(leadingKeys(stateStatement(s.clicks))).toEqual([`lease#clicks@${clicks}/checkpoints/Shared-Clicks`, `clicks@${clicks}/checkpoints/Shared-Clicks#*`]);
     expect(stateStatement(s.orders).resources).toEqual(stateStatement(s.clicks).resources);
   });
 
   it('grants nothing else on the state table, and no statement on it is unconditioned', () => {
     for (const p of [s.orders, s.clicks]) {
-      const onTable = roleStatements(s.template, s.stack.getLogicalId(p.role.node.defaultChild as never)).filter((st) => st.resources.some((r) => r.includes('shared-state')));
+      const onTable = roleStatements(s.template, s.stack.getLogicalId(p.role.node.defaultChild as never)).filter((st) =>
+        st.resources.some((r) => r.includes('shared-state')),
+      );
       expect(onTable).toHaveLength(1);
       expect(onTable[0].condition).toBeDefined();
     }
@@ -104,7 +120,12 @@ describe('the namespace the Lambda uses is the one the construct scoped', () => 
   });
 
   it('reads SLUICE_QUERY_NAME, and refuses a query of another name before any request', () => {
-    const env = { SLUICE_CHECKPOINT_URI: 's3://my-checkpoints/checkpoints/orders', SLUICE_STATE_TABLE: 'shared-state', SLUICE_SOURCE_URI: 's3://my-landing/x', SLUICE_SINK_URI: 's3://my-out/y' };
+    const env = {
+      SLUICE_CHECKPOINT_URI: 's3://my-checkpoints/checkpoints/orders',
+      SLUICE_STATE_TABLE: 'shared-state',
+      SLUICE_SOURCE_URI: 's3://my-landing/x',
+      SLUICE_SINK_URI: 's3://my-out/y',
+    };
     expect(pipelineConfigFromEnv({ ...env, SLUICE_QUERY_NAME: ' clicks ' }).queryName).toBe('clicks');
     expect(pipelineConfigFromEnv(env).queryName).toBeUndefined();
     expect(() => buildExecutor({ region: 'eu-west-1' }, plan, { ...cfg, queryName: 'clicks' })).toThrow(InvalidOptionError);
@@ -117,7 +138,12 @@ describe('a DynamoDB sink on the state table itself', () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     const stack = new Stack(app, 'SameTable', { env: ENV });
     const stateTable = dynamodb.Table.fromTableName(stack, 'State', 'shared-state');
-    new AvailableNowPipeline(stack, 'P', { stateTable, sink: PipelineSink.dynamodb(dynamodb.Table.fromTableName(stack, 'Sink', 'shared-state')), createAlarms: false, createDashboard: false });
+    new AvailableNowPipeline(stack, 'P', {
+      stateTable,
+      sink: PipelineSink.dynamodb(dynamodb.Table.fromTableName(stack, 'Sink', 'shared-state')),
+      createAlarms: false,
+      createDashboard: false,
+    });
     Annotations.fromStack(stack).hasWarning('/SameTable/P', Match.stringLikeRegexp('writes to the state table'));
   });
 });

@@ -26,7 +26,8 @@ describe('when a query runs again on another landing prefix with the same checkp
   it('refuses the run, names both prefixes and the remedy, and reads nothing of the new one', async () => {
     const base = uniqueName('q');
     const s3 = testClients().s3;
-    const put = (key: string, ids: string[]) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: ids.map((id) => JSON.stringify({ id })).join('\n') }));
+    const put = (key: string, ids: string[]) =>
+      s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: ids.map((id) => JSON.stringify({ id })).join('\n') }));
     const cfg = (prefix: string): PipelineConfig => ({
       checkpoint: { bucket, prefix: `${base}/checkpoint` },
       stateTable: table,

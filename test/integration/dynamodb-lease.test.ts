@@ -20,10 +20,7 @@ describe('DynamoDbLease', () => {
   /** Two runs competing for the same query's lease (each with its own instance). */
   const twoRuns = () => {
     const leaseKey = uniqueName('query');
-    return [
-      new DynamoDbLease({ client: dynamodb, tableName, leaseKey, clock }),
-      new DynamoDbLease({ client: dynamodb, tableName, leaseKey, clock }),
-    ] as const;
+    return [new DynamoDbLease({ client: dynamodb, tableName, leaseKey, clock }), new DynamoDbLease({ client: dynamodb, tableName, leaseKey, clock })] as const;
   };
 
   beforeAll(async () => {

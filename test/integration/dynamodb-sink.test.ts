@@ -78,15 +78,36 @@ describe('when a batch is written', () => {
     await sink.addBatch(0, [windowRow('alice', 10), windowRow('bob', 5)], ctx());
     await sink.addBatch(1, [windowRow('alice', 12)], ctx());
     const items = await sink.readItems();
-    expect(items.map((i) => [i.row.user, i.row.total, i.batchId])).toEqual(expect.arrayContaining([['alice', 12, 1], ['bob', 5, 0]]));
+    expect(items.map((i) => [i.row.user, i.row.total, i.batchId])).toEqual(
+      expect.arrayContaining([
+        ['alice', 12, 1],
+        ['bob', 5, 0],
+      ]),
+    );
     expect(items).toHaveLength(2);
   });
 
   it('keys rows without key columns by (batchId, row index), keeping equal rows apart', async () => {
     const { sink } = newSink();
     const dedupCtx = ctx({ keyColumns: [], outputMode: 'append', columns: ['id', 'v'] });
-    await sink.addBatch(4, [{ id: 'a', v: 1 }, { id: 'a', v: 1 }, { id: 'b', v: 2 }], dedupCtx);
-    await sink.addBatch(4, [{ id: 'a', v: 1 }, { id: 'a', v: 1 }, { id: 'b', v: 2 }], dedupCtx);
+    await sink.addBatch(
+      4,
+      [
+        { id: 'a', v: 1 },
+        { id: 'a', v: 1 },
+        { id: 'b', v: 2 },
+      ],
+      dedupCtx,
+    );
+    await sink.addBatch(
+      4,
+      [
+        { id: 'a', v: 1 },
+        { id: 'a', v: 1 },
+        { id: 'b', v: 2 },
+      ],
+      dedupCtx,
+    );
     const items = await sink.readItems();
     expect(items.map((i) => i.key)).toEqual(['b0000000004#00000000', 'b0000000004#00000001', 'b0000000004#00000002']);
   });
@@ -124,12 +145,17 @@ describe('when batch N is replayed', () => {
 });
 
 describe('when an older batch writes a row a newer batch already wrote', () => {
-  it('leaves the newer row as it is and writes the older batch\'s other rows', async () => {
+  it("leaves the newer row as it is and writes the older batch's other rows", async () => {
     const { sink } = newSink();
     await sink.addBatch(5, [windowRow('alice', 50)], ctx());
     await sink.addBatch(4, [windowRow('alice', 40), windowRow('carol', 4)], ctx());
     const items = await sink.readItems();
-    expect(items.map((i) => [i.row.user, i.row.total, i.batchId])).toEqual(expect.arrayContaining([['alice', 50, 5], ['carol', 4, 4]]));
+    expect(items.map((i) => [i.row.user, i.row.total, i.batchId])).toEqual(
+      expect.arrayContaining([
+        ['alice', 50, 5],
+        ['carol', 4, 4],
+      ]),
+    );
     expect(sink.stats()).toMatchObject({ rowsSkippedNewer: 1, chunksWritten: 2 });
   });
 
@@ -160,7 +186,12 @@ describe('when a batch is larger than one transaction', () => {
 
   it('on a replay after a crash between chunks, skips the committed chunks and writes the rest', async () => {
     const queryKey = uniqueName('q');
-    const crashing = new DynamoDbSink({ client: flakyClient((n) => (n === 2 ? Object.assign(new Error('killed'), { name: 'InjectedKill' }) : null)), tableName: table, queryKey, maxConcurrency: 1 });
+    const crashing = new DynamoDbSink({
+      client: flakyClient((n) => (n === 2 ? Object.assign(new Error('killed'), { name: 'InjectedKill' }) : null)),
+      tableName: table,
+      queryKey,
+      maxConcurrency: 1,
+    });
     const rows = manyRows(250);
     await expect(crashing.addBatch(7, rows, ctx())).rejects.toThrow(/killed/);
     const replay = new DynamoDbSink({ client: dynamodb, tableName: table, queryKey });
@@ -175,7 +206,9 @@ describe('when DynamoDB throttles or transactions conflict', () => {
   it('retries the chunk with backoff and jitter', async () => {
     const { queryKey } = newSink();
     const sink = new DynamoDbSink({
-      client: flakyClient((n) => (n === 1 ? cancelled('TransactionConflict', 'None') : n === 2 ? Object.assign(new Error('slow down'), { name: 'ThrottlingException' }) : null)),
+      client: flakyClient((n) =>
+        n === 1 ? cancelled('TransactionConflict', 'None') : n === 2 ? Object.assign(new Error('slow down'), { name: 'ThrottlingException' }) : null,
+      ),
       tableName: table,
       queryKey,
       baseDelayMs: 1,
@@ -188,12 +221,22 @@ describe('when DynamoDB throttles or transactions conflict', () => {
 
   it('gives up after maxAttempts with a retriable error naming the reasons', async () => {
     const { queryKey } = newSink();
-    const sink = new DynamoDbSink({ client: flakyClient(() => cancelled('TransactionConflict', 'None')), tableName: table, queryKey, maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 });
-    await expect(sink.addBatch(0, [windowRow('alice', 1)], ctx())).rejects.toMatchObject({ retriable: true, message: expect.stringMatching(/TransactionConflict.*after 3 attempts/) });
+    const sink = new DynamoDbSink({
+      client: flakyClient(() => cancelled('TransactionConflict', 'None')),
+      tableName: table,
+      queryKey,
+      maxAttempts: 3,
+      baseDelayMs: 1,
+      maxDelayMs: 2,
+    });
+    await expect(sink.addBatch(0, [windowRow('alice', 1)], ctx())).rejects.toMatchObject({
+      retriable: true,
+      message: expect.stringMatching(/TransactionConflict.*after 3 attempts/),
+    });
   });
 });
 
-describe('when the run\'s lease was taken over (fencing)', () => {
+describe("when the run's lease was taken over (fencing)", () => {
   let now = clockStart();
   const clock = { now: () => now };
 
@@ -214,12 +257,15 @@ describe('when the run\'s lease was taken over (fencing)', () => {
     await expect(sink.addBatch(0, [windowRow('alice', 1)], ctx({ lease: stale }))).rejects.toBeInstanceOf(LeaseLostError);
     await expect(sink.addBatch(0, [windowRow('alice', 1)], ctx({ lease: stale }))).rejects.toThrow(/fencing token 1.*no longer holds/);
     // The lease item as stored (ALL_OLD on the fence) names the run that holds it now.
-    await expect(sink.addBatch(0, [windowRow('alice', 1)], ctx({ lease: stale }))).rejects.toMatchObject({ message: expect.stringMatching(/run-b holds it with token 2/), details: { holder: 'run-b' } });
+    await expect(sink.addBatch(0, [windowRow('alice', 1)], ctx({ lease: stale }))).rejects.toMatchObject({
+      message: expect.stringMatching(/run-b holds it with token 2/),
+      details: { holder: 'run-b' },
+    });
     expect(await sink.readAll()).toEqual([]);
     expect(await sink.readMarkers(0, 'qid-1', 1)).toEqual(new Set());
   });
 
-  it('accepts the same write with the current holder\'s token', async () => {
+  it("accepts the same write with the current holder's token", async () => {
     const leaseKey = uniqueName('lease');
     const { current } = await takeOver(leaseKey);
     const { sink } = newSink({ leaseTable, leaseKey });
@@ -235,32 +281,37 @@ describe('what a batch of N rows costs', () => {
   it.each([
     [1000, 0, false],
     [1000, 700, true],
-  ])('N = %d rows (+%d bytes of padding, under 1 KB), fenced %s: ceil(N/C) transactions, 2 WCU per row-KB + 2 per marker + 2 per lease check', async (n, pad, fenced) => {
-    const leaseKey = uniqueName('lease');
-    const lease = fenced ? await new DynamoDbLease({ client: dynamodb, tableName: leaseTable, leaseKey }).acquire('run', 60_000) : null;
-    const { sink } = newSink(fenced ? { leaseTable, leaseKey } : {});
-    await sink.addBatch(0, manyRows(n, 1, pad), ctx({ lease: lease ?? undefined }));
-    const s = sink.stats();
-    const perChunk = fenced ? 98 : 99;
-    const chunks = Math.ceil(n / perChunk);
-    expect(s.transactions).toBe(chunks);
-    expect(s.markerReads).toBe(1);
-    const wcu = 2 * n + 2 * chunks + (fenced ? 2 * chunks : 0);
-    const bigger = await (async () => {
-      // The same rows at ~2.5 KB each cost 3 KB x 2 per row.
-      const { sink: s2 } = newSink();
-      await s2.addBatch(0, manyRows(10, 1, 2500), ctx());
-      return s2.stats().writeUnits;
-    })();
-    expect(bigger).toBe(10 * 6 + 2);
-    expect(s.writeUnits).toBe(wcu);
-    // DynamoDB Local reports 2 units per table per transaction here: it adds up the units of the
-    // DISTINCT item sizes of a transaction (99 rows of < 1 KB and their marker are "2"), so for
-    // rows of equal size it under-reports; the test below compares where its report is exact.
-    expect(s.consumedWriteUnits).toBe(2 * chunks + (fenced ? 2 * chunks : 0));
-    // eslint-disable-next-line no-console
-    console.log(`DynamoDbSink cost: N=${n} rows (< 1 KB each), fenced=${fenced}, retries=${s.retries}: ${1 + s.transactions} requests (1 BatchGetItem + ${s.transactions} TransactWriteItems), ${s.writeUnits} WCU, consumed ${s.consumedWriteUnits}`);
-  });
+  ])(
+    'N = %d rows (+%d bytes of padding, under 1 KB), fenced %s: ceil(N/C) transactions, 2 WCU per row-KB + 2 per marker + 2 per lease check',
+    async (n, pad, fenced) => {
+      const leaseKey = uniqueName('lease');
+      const lease = fenced ? await new DynamoDbLease({ client: dynamodb, tableName: leaseTable, leaseKey }).acquire('run', 60_000) : null;
+      const { sink } = newSink(fenced ? { leaseTable, leaseKey } : {});
+      await sink.addBatch(0, manyRows(n, 1, pad), ctx({ lease: lease ?? undefined }));
+      const s = sink.stats();
+      const perChunk = fenced ? 98 : 99;
+      const chunks = Math.ceil(n / perChunk);
+      expect(s.transactions).toBe(chunks);
+      expect(s.markerReads).toBe(1);
+      const wcu = 2 * n + 2 * chunks + (fenced ? 2 * chunks : 0);
+      const bigger = await (async () => {
+        // The same rows at ~2.5 KB each cost 3 KB x 2 per row.
+        const { sink: s2 } = newSink();
+        await s2.addBatch(0, manyRows(10, 1, 2500), ctx());
+        return s2.stats().writeUnits;
+      })();
+      expect(bigger).toBe(10 * 6 + 2);
+      expect(s.writeUnits).toBe(wcu);
+      // DynamoDB Local reports 2 units per table per transaction here: it adds up the units of the
+      // DISTINCT item sizes of a transaction (99 rows of < 1 KB and their marker are "2"), so for
+      // rows of equal size it under-reports; the test below compares where its report is exact.
+      expect(s.consumedWriteUnits).toBe(2 * chunks + (fenced ? 2 * chunks : 0));
+      // eslint-disable-next-line no-console
+      console.log(
+        `DynamoDbSink cost: N=${n} rows (< 1 KB each), fenced=${fenced}, retries=${s.retries}: ${1 + s.transactions} requests (1 BatchGetItem + ${s.transactions} TransactWriteItems), ${s.writeUnits} WCU, consumed ${s.consumedWriteUnits}`,
+      );
+    },
+  );
 });
 
 // ---- issue 14 ---------------------------------------------------------------------------------
@@ -334,7 +385,7 @@ describe('when a batch is written in several transactions (mid-sink hook)', () =
 });
 
 describe('when two pipelines of one query name (different checkpoints) share the sink table (hole 11)', () => {
-  it('keeps their rows apart by default: the query key is the checkpoint\'s query id', async () => {
+  it("keeps their rows apart by default: the query key is the checkpoint's query id", async () => {
     const a = new DynamoDbSink({ client: dynamodb, tableName: table });
     const b = new DynamoDbSink({ client: dynamodb, tableName: table });
     const qa = uniqueName('checkpoint-a');
@@ -358,25 +409,31 @@ describe('when a concurrent attempt committed a chunk with other rows (the marke
     await sink.addBatch(4, [windowRow('alice', 10)], ctx());
     const racing = new DynamoDbSink({ client: dynamodb, tableName: table, queryKey });
     (racing as unknown as { existingMarkers: () => Promise<Map<number, string>> }).existingMarkers = async () => new Map();
-    await expect(racing.addBatch(4, [windowRow('alice', 11)], ctx())).rejects.toMatchObject({ retriable: false, message: expect.stringMatching(/chunk 0 of batch 4 .* differ from this replay's/) });
+    await expect(racing.addBatch(4, [windowRow('alice', 11)], ctx())).rejects.toMatchObject({
+      retriable: false,
+      message: expect.stringMatching(/chunk 0 of batch 4 .* differ from this replay's/),
+    });
     expect((await sink.readAll()).map((r) => r.total)).toEqual([10]);
   });
 });
 
 describe('what a batch costs, as DynamoDB Local reports it (ReturnConsumedCapacity TOTAL)', () => {
-  it.each([false, true])('rows of 2, 3, 4 and 5 KB and the marker, fenced %s: the reported units equal the formula (2 per item-KB, rounded up per item, 2 per lease check)', async (fenced) => {
-    const leaseKey = uniqueName('lease');
-    const lease = fenced ? await new DynamoDbLease({ client: dynamodb, tableName: leaseTable, leaseKey }).acquire('run', 60_000) : null;
-    const { sink } = newSink(fenced ? { leaseTable, leaseKey } : {});
-    // Item sizes that round up to pairwise different KB counts (Local's report is exact for those).
-    const rows = [1500, 2500, 3500, 4500].map((pad, i) => windowRow(`u${i}`, 1, i, pad));
-    await sink.addBatch(0, rows, ctx({ lease: lease ?? undefined }));
-    const s = sink.stats();
-    expect(s.transactions).toBe(1);
-    const formula = 2 * (2 + 3 + 4 + 5) + 2 + (fenced ? 2 : 0);
-    expect(s.writeUnits).toBe(formula);
-    expect(s.consumedWriteUnits).toBe(formula);
-  });
+  it.each([false, true])(
+    'rows of 2, 3, 4 and 5 KB and the marker, fenced %s: the reported units equal the formula (2 per item-KB, rounded up per item, 2 per lease check)',
+    async (fenced) => {
+      const leaseKey = uniqueName('lease');
+      const lease = fenced ? await new DynamoDbLease({ client: dynamodb, tableName: leaseTable, leaseKey }).acquire('run', 60_000) : null;
+      const { sink } = newSink(fenced ? { leaseTable, leaseKey } : {});
+      // Item sizes that round up to pairwise different KB counts (Local's report is exact for those).
+      const rows = [1500, 2500, 3500, 4500].map((pad, i) => windowRow(`u${i}`, 1, i, pad));
+      await sink.addBatch(0, rows, ctx({ lease: lease ?? undefined }));
+      const s = sink.stats();
+      expect(s.transactions).toBe(1);
+      const formula = 2 * (2 + 3 + 4 + 5) + 2 + (fenced ? 2 : 0);
+      expect(s.writeUnits).toBe(formula);
+      expect(s.consumedWriteUnits).toBe(formula);
+    },
+  );
 });
 
 describe('when session windows merge across batches (hole 6)', () => {
@@ -410,10 +467,14 @@ describe('when session windows merge across batches (hole 6)', () => {
     return { run, held };
   }
 
-  it.each(['update', 'complete'] as const)('%s mode: the table holds the merged session only, as the query\'s answer does', async (mode) => {
+  it.each(['update', 'complete'] as const)("%s mode: the table holds the merged session only, as the query's answer does", async (mode) => {
     const q = sessions(mode);
     // Batch 0: two sessions of a, [10 s, 20 s) and [30 s, 40 s), and one of b.
-    await q.run([{ user: 'a', t: '2026-10-01 12:00:10' }, { user: 'a', t: '2026-10-01 12:00:30' }, { user: 'b', t: '2026-10-01 12:00:10' }]);
+    await q.run([
+      { user: 'a', t: '2026-10-01 12:00:10' },
+      { user: 'a', t: '2026-10-01 12:00:30' },
+      { user: 'b', t: '2026-10-01 12:00:10' },
+    ]);
     expect(await q.held()).toHaveLength(3);
     // The next run: an event at 20 s touches both sessions of a, which merge into [10 s, 40 s).
     await q.run([{ user: 'a', t: '2026-10-01 12:00:20' }]);
@@ -421,12 +482,14 @@ describe('when session windows merge across batches (hole 6)', () => {
     expect(rows.filter((r) => r.user === 'a')).toEqual([
       { session_window: { start: '2026-10-01T12:00:10.000Z', end: '2026-10-01T12:00:40.000Z' }, user: 'a', events: 3 },
     ]);
-    expect(rows.filter((r) => r.user === 'b')).toEqual([{ session_window: { start: '2026-10-01T12:00:10.000Z', end: '2026-10-01T12:00:20.000Z' }, user: 'b', events: 1 }]);
+    expect(rows.filter((r) => r.user === 'b')).toEqual([
+      { session_window: { start: '2026-10-01T12:00:10.000Z', end: '2026-10-01T12:00:20.000Z' }, user: 'b', events: 1 },
+    ]);
   });
 });
 
-describe('when the run dies between a merged session\'s put and the deletes of the sessions it superseded', () => {
-  it('the replay deletes them, and a later batch\'s row is never deleted by an older batch', async () => {
+describe("when the run dies between a merged session's put and the deletes of the sessions it superseded", () => {
+  it("the replay deletes them, and a later batch's row is never deleted by an older batch", async () => {
     const queryKey = uniqueName('q');
     const session = (user: string, from: number, to: number, events: number): OutputRow => ({
       session_window: { start: new Date(Date.UTC(2026, 9, 1, 12, 0, from)).toISOString(), end: new Date(Date.UTC(2026, 9, 1, 12, 0, to)).toISOString() },
@@ -492,7 +555,7 @@ describe('when a stateless batch is streamed (addBatchChunks)', () => {
     await replay.addBatchChunks(5, stream(sourceChunks(), replay), { ...keyless, onPieceWritten: (i) => pieces.push(i) });
     expect(replay.stats()).toMatchObject({ chunksSkipped: 1, chunksWritten: 5 });
     expect(pieces).toEqual([0, 1, 2, 3, 4]);
-    expect((await replay.readAll())).toEqual(sourceChunks().flat());
+    expect(await replay.readAll()).toEqual(sourceChunks().flat());
     // A replay of the whole batch writes nothing more.
     await replay.addBatchChunks(5, stream(sourceChunks(), replay), keyless);
     expect(replay.stats()).toMatchObject({ chunksSkipped: 1 + 6, chunksWritten: 5 });

@@ -271,7 +271,10 @@ describe('DynamoDbStateStore', () => {
     const ref = JSON.parse(head[which]!.S!) as { v: number; w: string; c: number; n: number };
     const chunks: Item[] = [];
     for (let i = 0; i < ref.c; i++) chunks.push((await getRaw({ pk: { S: `${prefix}#m` }, sk: { S: `${ref.v}#${ref.w}#${i}` } }))!);
-    const listed = JSON.parse(gunzipSync(Buffer.concat(chunks.map((c) => Buffer.from(c.m.B!)))).toString('utf8')) as Record<string, [number, string, number | null, number, number][]>;
+    const listed = JSON.parse(gunzipSync(Buffer.concat(chunks.map((c) => Buffer.from(c.m.B!)))).toString('utf8')) as Record<
+      string,
+      [number, string, number | null, number, number][]
+    >;
     const pages = Object.entries(listed).flatMap(([bucket, list]) =>
       list.map(([, ref, minEvictAt, count, bornSec]) => {
         const [v, w, k] = ref.split('.');
@@ -294,7 +297,8 @@ describe('DynamoDbStateStore', () => {
     it('reads each version as it was committed', async () => {
       const store = newStore();
       const op = windowOp();
-      const at = async (v: number) => Object.fromEntries([...(await store.get(op, [key('a', MINUTE), key('b', 2 * MINUTE)], v))].map(([id, e]) => [id, e.value]));
+      const at = async (v: number) =>
+        Object.fromEntries([...(await store.get(op, [key('a', MINUTE), key('b', 2 * MINUTE)], v))].map(([id, e]) => [id, e.value]));
       await store.commit(op, 0, [put('a', MINUTE, { n: 1 })]);
       expect(await at(-1)).toEqual({});
       expect(await at(0)).toEqual({ a: { n: 1 } });
@@ -312,7 +316,9 @@ describe('DynamoDbStateStore', () => {
       await store.commit(op, 0, [put('a', MINUTE, 1)]);
       await store.commit(op, 1, [put('a', MINUTE, 2)]);
       await store.commit(op, 2, [put('a', MINUTE, 3)]);
-      await expect(store.get(op, [key('a', MINUTE)], 0)).rejects.toThrow(/`agg0` partition 0.*no longer retained at version 0 \(the store keeps versions 1 and 2\)/);
+      await expect(store.get(op, [key('a', MINUTE)], 0)).rejects.toThrow(
+        /`agg0` partition 0.*no longer retained at version 0 \(the store keeps versions 1 and 2\)/,
+      );
       await expect(store.count(op, 0)).rejects.toThrow(/no longer retained at version 0/);
       expect((await store.get(op, [key('a', MINUTE)], 1)).get('a')?.value).toBe(2);
     });
@@ -368,11 +374,16 @@ describe('DynamoDbStateStore', () => {
     const batch1 = [...manyChanges(40, 1, base), delK(50, base), delK(51, base)];
     const batch2 = [
       ...manyChanges(30, 2, moved),
-      ...Array.from({ length: 25 }, (_, i) => put(`new${i}`, (i % 4) * MINUTE + 500, { fresh: i, pad: 'n'.repeat(350) }, partitions > 1 ? (i * 3) % partitions : undefined)),
+      ...Array.from({ length: 25 }, (_, i) =>
+        put(`new${i}`, (i % 4) * MINUTE + 500, { fresh: i, pad: 'n'.repeat(350) }, partitions > 1 ? (i * 3) % partitions : undefined),
+      ),
       delK(45, base),
       delK(46, base),
     ];
-    const batch3 = [put('k001', evictAtOf(1, moved), { after: 3 }, partitionOf(1, moved)), del('new3', 3 * MINUTE + 500, partitions > 1 ? 9 % partitions : undefined)];
+    const batch3 = [
+      put('k001', evictAtOf(1, moved), { after: 3 }, partitionOf(1, moved)),
+      del('new3', 3 * MINUTE + 500, partitions > 1 ? 9 % partitions : undefined),
+    ];
     /** What a crash-free run reads at each version, after the commit of the next one. */
     const crashFree: Record<string, unknown> = {};
 
@@ -405,7 +416,11 @@ describe('DynamoDbStateStore', () => {
 
       const client = crashingClient(dynamodb, cut);
       const dying = reopen(crashed, { client, maxConcurrency: 16 });
-      await dying.get(op, batch2.map((c) => c.key), 1);
+      await dying.get(
+        op,
+        batch2.map((c) => c.key),
+        1,
+      );
       await expect(dying.commit(op, 2, batch2)).rejects.toThrow(/injected crash/);
       expect(expectLanded(client.landed())).toBe(true);
       // The cut fell inside the commit's writes: they took several requests.
@@ -414,8 +429,17 @@ describe('DynamoDbStateStore', () => {
       // The next run: a fresh instance reads N-1 exactly as before the crash.
       const replay = reopen(crashed);
       expect(await snapshot(replay, op, 1)).toEqual(before);
-      const seen = await replay.get(op, batch2.map((c) => c.key), 1);
-      expect([...seen.keys()].sort()).toEqual(batch2.map((c) => c.key.id).filter((id) => !id.startsWith('new')).sort());
+      const seen = await replay.get(
+        op,
+        batch2.map((c) => c.key),
+        1,
+      );
+      expect([...seen.keys()].sort()).toEqual(
+        batch2
+          .map((c) => c.key.id)
+          .filter((id) => !id.startsWith('new'))
+          .sort(),
+      );
 
       await replay.commit(op, 2, batch2);
       await replay.commit(op, 3, batch3);
@@ -455,7 +479,11 @@ describe('DynamoDbStateStore', () => {
       const replay = reopen(crashed);
       await replay.commit(op, 1, [put('y', MINUTE, 'replay')]);
       for (const reader of [replay, reopen(crashed)]) {
-        expect((await reader.all(op, 1)).map((e) => [e.key.id, e.value])).toEqual([['a', 0], ['b', 0], ['y', 'replay']]);
+        expect((await reader.all(op, 1)).map((e) => [e.key.id, e.value])).toEqual([
+          ['a', 0],
+          ['b', 0],
+          ['y', 'replay'],
+        ]);
         expect(await reader.count(op, 1)).toBe(3);
         expect((await reader.all(op, 0)).map((e) => e.key.id)).toEqual(['a', 'b']);
       }
@@ -511,7 +539,12 @@ describe('DynamoDbStateStore', () => {
       for (const reader of [store, reopen(store)]) {
         for (const wm of [0, MINUTE, 2 * MINUTE - 1, 2 * MINUTE, 2 * MINUTE + 29_999, 3 * MINUTE, 100 * MINUTE]) {
           const got = (await reader.expired(op, wm, 0)).map((e) => e.key.id);
-          expect(got).toEqual(ends.filter((e) => e <= wm).map((e) => `w${e}`).sort());
+          expect(got).toEqual(
+            ends
+              .filter((e) => e <= wm)
+              .map((e) => `w${e}`)
+              .sort(),
+          );
         }
       }
     });
@@ -520,7 +553,11 @@ describe('DynamoDbStateStore', () => {
       const store = newStore();
       await store.commit(op, 0, changes);
       const evicted = await store.expired(op, 2 * MINUTE, 0);
-      await store.commit(op, 1, evicted.map((e) => ({ key: e.key, value: null })));
+      await store.commit(
+        op,
+        1,
+        evicted.map((e) => ({ key: e.key, value: null })),
+      );
       expect(await store.expired(op, 2 * MINUTE, 1)).toEqual([]);
       expect((await store.expired(op, 2 * MINUTE, 0)).map((e) => e.key.id)).toEqual(evicted.map((e) => e.key.id));
       expect(await store.count(op, 1)).toBe(changes.length - evicted.length);
@@ -531,7 +568,11 @@ describe('DynamoDbStateStore', () => {
       await store.commit(op, 0, changes);
       // Buckets (minutes) 1, 2, 3, 10 and none: one small page each.
       expect((await rawSlice(store.namespace, op.operatorId)).pages.map((p) => p.bucket).sort()).toEqual(['1', '10', '2', '3', 'n']);
-      for (const [wm, pages] of [[MINUTE, 1], [2 * MINUTE, 2], [100 * MINUTE, 4]] as const) {
+      for (const [wm, pages] of [
+        [MINUTE, 1],
+        [2 * MINUTE, 2],
+        [100 * MINUTE, 4],
+      ] as const) {
         const fresh = reopen(store);
         await fresh.expired(op, wm, 0);
         // the head, the manifest, and the pages of the buckets the watermark passed
@@ -560,10 +601,25 @@ describe('DynamoDbStateStore', () => {
       ]);
       for (const reader of [store, reopen(store)]) {
         const ids = async (wm: number, v: number) => (await reader.expired(op, wm, v)).map((e) => [e.key.id, e.key.evictAt]);
-        expect(await ids(2 * MINUTE, 0)).toEqual([['moves-later', MINUTE + 10], ['stays-early', MINUTE]]);
-        expect(await ids(2 * MINUTE, 1)).toEqual([['gets-time', MINUTE], ['moves-earlier', 30_000], ['stays-early', MINUTE]]);
-        expect(await ids(2 * MINUTE + 10, 0)).toEqual([['moves-later', MINUTE + 10], ['stays-early', MINUTE], ['within-bucket', 2 * MINUTE + 10]]);
-        expect(await ids(2 * MINUTE + 10, 1)).toEqual([['gets-time', MINUTE], ['moves-earlier', 30_000], ['stays-early', MINUTE]]);
+        expect(await ids(2 * MINUTE, 0)).toEqual([
+          ['moves-later', MINUTE + 10],
+          ['stays-early', MINUTE],
+        ]);
+        expect(await ids(2 * MINUTE, 1)).toEqual([
+          ['gets-time', MINUTE],
+          ['moves-earlier', 30_000],
+          ['stays-early', MINUTE],
+        ]);
+        expect(await ids(2 * MINUTE + 10, 0)).toEqual([
+          ['moves-later', MINUTE + 10],
+          ['stays-early', MINUTE],
+          ['within-bucket', 2 * MINUTE + 10],
+        ]);
+        expect(await ids(2 * MINUTE + 10, 1)).toEqual([
+          ['gets-time', MINUTE],
+          ['moves-earlier', 30_000],
+          ['stays-early', MINUTE],
+        ]);
         expect(await ids(Number.MAX_SAFE_INTEGER, 1)).toHaveLength(5);
         expect(await reader.count(op, 1)).toBe(6);
         expect((await reader.get(op, [key('moves-earlier')], 1)).get('moves-earlier')).toEqual({ key: key('moves-earlier', 30_000), value: 33 });
@@ -596,7 +652,11 @@ describe('DynamoDbStateStore', () => {
       expect(writer.stats().writeRequests).toBe(Math.ceil((pages + 1) / 25) + 1);
 
       const reader = reopen(writer);
-      const got = await reader.get(op, changes.map((c) => c.key), 0);
+      const got = await reader.get(
+        op,
+        changes.map((c) => c.key),
+        0,
+      );
       expect(got.size).toBe(500);
       for (const c of changes) expect(got.get(c.key.id)).toEqual({ key: c.key, value: c.value });
       // The head, the manifest, then the pages 100 at a time.
@@ -612,12 +672,28 @@ describe('DynamoDbStateStore', () => {
       await store.commit(op, 0, changes);
       const reader = reopen(store);
       const other = manyChanges(60, 0).slice(50); // keys no one wrote, in the pages of the others
-      await reader.get(op, other.map((c) => c.key), 0);
+      await reader.get(
+        op,
+        other.map((c) => c.key),
+        0,
+      );
       // the head, the manifest, the pages
       expect(reader.stats().readRequests).toBe(3);
-      await reader.commit(op, 1, other.map((c) => put(c.key.id, c.key.evictAt, 'next')));
+      await reader.commit(
+        op,
+        1,
+        other.map((c) => put(c.key.id, c.key.evictAt, 'next')),
+      );
       expect(reader.stats().readRequests).toBe(3);
-      expect((await reopen(store).get(op, other.map((c) => c.key), 1)).get(other[0].key.id)?.value).toBe('next');
+      expect(
+        (
+          await reopen(store).get(
+            op,
+            other.map((c) => c.key),
+            1,
+          )
+        ).get(other[0].key.id)?.value,
+      ).toBe('next');
     });
 
     it('reads nothing for keys its last commit wrote: the next batch of the run finds them as written', async () => {
@@ -625,21 +701,47 @@ describe('DynamoDbStateStore', () => {
       const op = windowOp();
       const changes = manyChanges(50, 0);
       await store.commit(op, 0, changes);
-      await store.commit(op, 1, changes.slice(0, 20).map((c) => put(c.key.id, c.key.evictAt, 'next')));
+      await store.commit(
+        op,
+        1,
+        changes.slice(0, 20).map((c) => put(c.key.id, c.key.evictAt, 'next')),
+      );
       const before = store.stats().readRequests;
-      const got = await store.get(op, changes.map((c) => c.key), 1);
+      const got = await store.get(
+        op,
+        changes.map((c) => c.key),
+        1,
+      );
       expect(store.stats().readRequests - before).toBe(0);
       // the same as a fresh instance (a new Lambda), which reads the table
       const fresh = reopen(store);
-      const read = await fresh.get(op, changes.map((c) => c.key), 1);
+      const read = await fresh.get(
+        op,
+        changes.map((c) => c.key),
+        1,
+      );
       expect(fresh.stats().readRequests).toBeGreaterThan(0);
       expect([...got.entries()].sort()).toEqual([...read.entries()].sort());
       expect(got.get(changes[0].key.id)?.value).toBe('next');
       expect(got.get(changes[30].key.id)?.value).toEqual(changes[30].value);
       // a replay of batch 1 reads at version 0: as it was then, from the cache or the table
-      const replay = await store.get(op, changes.map((c) => c.key), 0);
+      const replay = await store.get(
+        op,
+        changes.map((c) => c.key),
+        0,
+      );
       expect(replay.get(changes[0].key.id)?.value).toEqual(changes[0].value);
-      expect([...replay.entries()].sort()).toEqual([...(await reopen(store).get(op, changes.map((c) => c.key), 0)).entries()].sort());
+      expect([...replay.entries()].sort()).toEqual(
+        [
+          ...(
+            await reopen(store).get(
+              op,
+              changes.map((c) => c.key),
+              0,
+            )
+          ).entries(),
+        ].sort(),
+      );
     });
 
     it('reads right with a page cache smaller than a batch', async () => {
@@ -647,8 +749,16 @@ describe('DynamoDbStateStore', () => {
       const op = windowOp();
       const changes = manyChanges(200, 0, { pad: 100 });
       await store.commit(op, 0, changes);
-      await store.commit(op, 1, changes.slice(0, 100).map((c) => put(c.key.id, c.key.evictAt, 'next')));
-      const got = await store.get(op, changes.map((c) => c.key), 1);
+      await store.commit(
+        op,
+        1,
+        changes.slice(0, 100).map((c) => put(c.key.id, c.key.evictAt, 'next')),
+      );
+      const got = await store.get(
+        op,
+        changes.map((c) => c.key),
+        1,
+      );
       expect(changes.map((c) => got.get(c.key.id)?.value)).toEqual(changes.map((c, i) => (i < 100 ? 'next' : c.value)));
       expect(await snapshot(store, op, 0)).toEqual(await snapshot(reopen(store), op, 0));
     });
@@ -663,7 +773,12 @@ describe('DynamoDbStateStore', () => {
       const store = newStore({ client: meter.client });
       const op = windowOp();
       // ~40-byte groups (a count per key and window), then ~140-byte ones; new, then all changed
-      for (const [batch, k, pad] of [[0, 2000, 0], [1, 2000, 0], [2, 5000, 100], [3, 5000, 100]] as const) {
+      for (const [batch, k, pad] of [
+        [0, 2000, 0],
+        [1, 2000, 0],
+        [2, 5000, 100],
+        [3, 5000, 100],
+      ] as const) {
         const changedBefore = store.stats().changedBytes;
         const deletesBefore = store.stats().deletes;
         const used = await meter.during(() => store.commit(op, batch, manyChanges(k, batch, { pad })));
@@ -691,10 +806,16 @@ describe('DynamoDbStateStore', () => {
       expect(changed).toBeGreaterThan(10_000 * 60);
       expect(used.write).toBeLessThan(ideal(changed) / 2);
       expect(used.write).toBeGreaterThanOrEqual(store.stats().pagesWritten + 1);
-      const got = await reopen(store).get(op, changes.map((c) => c.key), 0);
+      const got = await reopen(store).get(
+        op,
+        changes.map((c) => c.key),
+        0,
+      );
       expect(changes.map((c) => got.get(c.key.id)?.value)).toEqual(changes.map((c) => c.value));
       // eslint-disable-next-line no-console
-      console.log(`deflated pages: 10,000 groups, ${(changed / KB).toFixed(0)} KB of state JSON, ${store.stats().pagesWritten} pages, ${used.write} write units`);
+      console.log(
+        `deflated pages: 10,000 groups, ${(changed / KB).toFixed(0)} KB of state JSON, ${store.stats().pagesWritten} pages, ${used.write} write units`,
+      );
     });
 
     it('a sparse batch (one changed key in a big state) costs a few write units', async () => {
@@ -702,7 +823,10 @@ describe('DynamoDbStateStore', () => {
       const store = newStore({ client: meter.client });
       const op = windowOp();
       await store.commit(op, 0, manyChanges(5000, 0));
-      for (const [batch, i] of [[1, 17], [2, 4242]] as const) {
+      for (const [batch, i] of [
+        [1, 17],
+        [2, 4242],
+      ] as const) {
         const pagesBefore = store.stats().pagesWritten;
         const used = await meter.during(() => store.commit(op, batch, [put(idOf(i), evictAtOf(i), { sum: -1, batch })]));
         // the key's page (two if it no longer fits), the manifest of ~250 pages and the head;
@@ -727,7 +851,13 @@ describe('DynamoDbStateStore', () => {
       const evicted = await store.expired(op, wm, 0);
       expect(evicted).toHaveLength(200);
       const pagesBefore = store.stats().pagesWritten;
-      const used = await meter.during(() => store.commit(op, 1, evicted.map((e) => ({ key: e.key, value: null }))));
+      const used = await meter.during(() =>
+        store.commit(
+          op,
+          1,
+          evicted.map((e) => ({ key: e.key, value: null })),
+        ),
+      );
       expect(store.stats().pagesWritten).toBe(pagesBefore);
       const after = await rawSlice(store.namespace, op.operatorId);
       expect(after.ref.v).toBe(1);
@@ -801,7 +931,11 @@ describe('DynamoDbStateStore', () => {
       expect((await later.all(op, 1)).map((e) => [e.key.id, e.value])).toEqual([['b', 2]]);
       expect(await later.expired(op, 10 * MINUTE, 1)).toHaveLength(1);
       await later.commit(op, 2, [put('c', MINUTE, 3, 0), put('b', 2 * MINUTE, 5, 1), put('d', MINUTE, 4, 2)]);
-      expect((await reopen(store).all(op, 2)).map((e) => [e.key.id, e.value])).toEqual([['b', 5], ['c', 3], ['d', 4]]);
+      expect((await reopen(store).all(op, 2)).map((e) => [e.key.id, e.value])).toEqual([
+        ['b', 5],
+        ['c', 3],
+        ['d', 4],
+      ]);
     });
 
     it('deletes what no replay can read any more: at commit N+1, the manifest of N-1 and the pages only it listed', async () => {
@@ -855,7 +989,13 @@ describe('DynamoDbStateStore', () => {
         if (kindOf(item.pk.S!) === 'head') await dynamodb.send(new UpdateItemCommand({ TableName: tableName, Key: key, UpdateExpression: 'REMOVE nt' }));
         else
           await dynamodb.send(
-            new UpdateItemCommand({ TableName: tableName, Key: key, UpdateExpression: 'SET #t = :t', ExpressionAttributeNames: { '#t': 'ttl' }, ExpressionAttributeValues: { ':t': { N: String(now / 1000 + 50 * 86_400) } } }),
+            new UpdateItemCommand({
+              TableName: tableName,
+              Key: key,
+              UpdateExpression: 'SET #t = :t',
+              ExpressionAttributeNames: { '#t': 'ttl' },
+              ExpressionAttributeValues: { ':t': { N: String(now / 1000 + 50 * 86_400) } },
+            }),
           );
       }
     }
@@ -910,7 +1050,6 @@ describe('DynamoDbStateStore', () => {
       expect((await reopen(store).get(op, [key(idOf(5), evictAtOf(5))], 1)).get(idOf(5))?.value).toBe('attempt 2');
     });
 
-
     it('fails a read of a page the head names that is gone (as TTL removes it), saying so and what to do, never an empty result', async () => {
       const store = newStore();
       const op = windowOp();
@@ -920,15 +1059,36 @@ describe('DynamoDbStateStore', () => {
       const gone = idsIn((await getRaw(pages[3].key))!);
       await dynamodb.send(new DeleteItemCommand({ TableName: tableName, Key: pages[3].key }));
       const reader = reopen(store);
-      const missing = /1 of the pages of .* that the state's head names are missing \(first: .*\): DynamoDB TTL removed them .* restore the table \(point-in-time recovery\) or start a new checkpoint/;
-      await expect(reader.get(op, changes.map((c) => c.key), 0)).rejects.toThrow(missing);
+      const missing =
+        /1 of the pages of .* that the state's head names are missing \(first: .*\): DynamoDB TTL removed them .* restore the table \(point-in-time recovery\) or start a new checkpoint/;
+      await expect(
+        reader.get(
+          op,
+          changes.map((c) => c.key),
+          0,
+        ),
+      ).rejects.toThrow(missing);
       await expect(reader.all(op, 0)).rejects.toThrow(missing);
-      await expect(reader.commit(op, 1, changes.map((c) => put(c.key.id, c.key.evictAt, 'next')))).rejects.toThrow(missing);
+      await expect(
+        reader.commit(
+          op,
+          1,
+          changes.map((c) => put(c.key.id, c.key.evictAt, 'next')),
+        ),
+      ).rejects.toThrow(missing);
       // keys on the other pages read as ever
       const elsewhere = changes.filter((c) => !gone.includes(c.key.id));
       expect(gone.length).toBeGreaterThan(0);
-      expect((await reopen(store).get(op, elsewhere.map((c) => c.key), 0)).size).toBe(elsewhere.length);
-  });
+      expect(
+        (
+          await reopen(store).get(
+            op,
+            elsewhere.map((c) => c.key),
+            0,
+          )
+        ).size,
+      ).toBe(elsewhere.length);
+    });
   });
 
   describe('when state is partitioned (statePartitions 4)', () => {
@@ -940,11 +1100,21 @@ describe('DynamoDbStateStore', () => {
     it('keeps each partition in its own slice with its own head, versioned on its own', async () => {
       const store = newStore({ partitions: 4 });
       const ns = store.namespace;
-      await store.commit(op, 0, [0, 1, 2, 3].flatMap((p) => [0, 1, 2].map((i) => ({ key: pkey(p, i), value: { p, i, v: 0 } }))));
+      await store.commit(
+        op,
+        0,
+        [0, 1, 2, 3].flatMap((p) => [0, 1, 2].map((i) => ({ key: pkey(p, i), value: { p, i, v: 0 } }))),
+      );
       // Batch 1 changes partition 1 only; batch 2 partition 2 and 3.
-      await store.commit(op, 1, [{ key: pkey(1, 0), value: 'p1-v1' }, { key: pkey(1, 9), value: 'new' }]);
+      await store.commit(op, 1, [
+        { key: pkey(1, 0), value: 'p1-v1' },
+        { key: pkey(1, 9), value: 'new' },
+      ]);
       expect(await Promise.all([0, 1, 2, 3].map((p) => headVersion(ns, p)))).toEqual([0, 1, 0, 0]);
-      await store.commit(op, 2, [{ key: pkey(2, 0), value: 'p2-v2' }, { key: pkey(3, 1), value: null }]);
+      await store.commit(op, 2, [
+        { key: pkey(2, 0), value: 'p2-v2' },
+        { key: pkey(3, 1), value: null },
+      ]);
       expect(await Promise.all([0, 1, 2, 3].map((p) => headVersion(ns, p)))).toEqual([0, 1, 2, 2]);
 
       // Every item of partition P sits under <ns>#<op>#p<P>, and holds only keys of P.
@@ -967,13 +1137,17 @@ describe('DynamoDbStateStore', () => {
       // Entries carry their partition.
       expect((await fresh.all(op, 2)).filter((e) => e.key.id.startsWith('p2-')).map((e) => e.key.partition)).toEqual([2, 2, 2]);
       expect((await fresh.expired(op, MINUTE, 2)).map((e) => [e.key.id, e.key.partition ?? 0])).toEqual(
-        Object.keys({ ...rest, 'p1-9': 1 }).sort().map((id) => [id, Number(id[1])]),
+        Object.keys({ ...rest, 'p1-9': 1 })
+          .sort()
+          .map((id) => [id, Number(id[1])]),
       );
     });
 
     it('refuses a key whose partition is not below the partition count', async () => {
       const store = newStore({ partitions: 4 });
-      await expect(store.commit(op, 0, [{ key: pkey(4, 0), value: 1 }])).rejects.toThrow(/partition 4, but .* has 4 partitions: the query's statePartitions and the store's partitions must be the same/);
+      await expect(store.commit(op, 0, [{ key: pkey(4, 0), value: 1 }])).rejects.toThrow(
+        /partition 4, but .* has 4 partitions: the query's statePartitions and the store's partitions must be the same/,
+      );
       await expect(store.get(op, [pkey(4, 0)], 0)).rejects.toThrow(/partition 4/);
       await expect(newStore().get(op, [pkey(1, 0)], 0)).rejects.toThrow(/partition 1, but .* has 1 partitions/);
       expect(await store.count(op, 0)).toBe(0);
@@ -981,10 +1155,15 @@ describe('DynamoDbStateStore', () => {
 
     it('refuses to open existing state with another partition count, naming both', async () => {
       const store = newStore({ partitions: 4 });
-      await store.commit(op, 0, [{ key: pkey(0, 0), value: 1 }, { key: pkey(3, 0), value: 2 }]);
+      await store.commit(op, 0, [
+        { key: pkey(0, 0), value: 1 },
+        { key: pkey(3, 0), value: 2 },
+      ]);
       for (const partitions of [1, 2, 8]) {
         const other = newStore({ namespace: store.namespace, partitions });
-        const message = new RegExp(`written with format=packed-1, partitions=4, fixedEviction=true, not partitions=${partitions}, fixedEviction=true: .*pass the original statePartitions or use a new checkpoint`);
+        const message = new RegExp(
+          `written with format=packed-1, partitions=4, fixedEviction=true, not partitions=${partitions}, fixedEviction=true: .*pass the original statePartitions or use a new checkpoint`,
+        );
         await expect(other.get(op, [key('x', MINUTE)], 0)).rejects.toThrow(message);
         await expect(other.commit(op, 1, [put('x', MINUTE, 1)])).rejects.toThrow(message);
       }
@@ -1026,7 +1205,9 @@ describe('DynamoDbStateStore', () => {
           return dynamodb.send(command as never);
         },
       } as unknown as DynamoDBClient;
-      await expect(reopen(store, { client: interleaving }).commit(op, 2, [put('c', MINUTE, 3)])).rejects.toThrow(/read at version 0, now at 1\): another run writes the same namespace/);
+      await expect(reopen(store, { client: interleaving }).commit(op, 2, [put('c', MINUTE, 3)])).rejects.toThrow(
+        /read at version 0, now at 1\): another run writes the same namespace/,
+      );
       expect((await reopen(store).all(op, 1)).map((e) => e.key.id)).toEqual(['a', 'b']);
     });
   });
@@ -1047,7 +1228,16 @@ describe('DynamoDbStateStore', () => {
       expect(stored.filter((i) => kindOf(i.pk.S!) === 'head')).toHaveLength(1);
       // every page fits one write unit, and the pages hold the keys once each
       for (const page of stored.filter((i) => kindOf(i.pk.S!) === 'page')) expect(itemBytes(page)).toBeLessThanOrEqual(KB);
-      expect(stored.filter((i) => kindOf(i.pk.S!) === 'page').flatMap(idsIn).sort()).toEqual(manyChanges(k, 0).map((c) => c.key.id).sort());
+      expect(
+        stored
+          .filter((i) => kindOf(i.pk.S!) === 'page')
+          .flatMap(idsIn)
+          .sort(),
+      ).toEqual(
+        manyChanges(k, 0)
+          .map((c) => c.key.id)
+          .sort(),
+      );
       expect(pages).toBeLessThanOrEqual(Math.ceil(store.stats().changedBytes / (KB / 2)) + 5);
       expect(fake.calls.BatchWriteItem).toBe(Math.ceil((pages + 1) / 25));
       expect(fake.requestSizes.BatchWriteItem.every((n) => n <= 25)).toBe(true);
@@ -1085,7 +1275,11 @@ describe('DynamoDbStateStore', () => {
       const again = fakeClient(table, { unprocessedKeysOnce: true });
       for (const [k, v] of fake.items) again.items.set(k, v);
       const reader = fakeStore(again.client);
-      const got = await reader.get(windowOp(), manyChanges(10, 0).map((c) => c.key), 0);
+      const got = await reader.get(
+        windowOp(),
+        manyChanges(10, 0).map((c) => c.key),
+        0,
+      );
       expect(got.size).toBe(10);
       // the manifest (one key), the pages, the pages left unprocessed
       expect(again.calls.BatchGetItem).toBe(3);
@@ -1138,8 +1332,12 @@ describe('DynamoDbStateStore', () => {
       expect(fake.calls.GetItem).toBe(3);
       expect(store.stats().retries).toBe(1);
 
-      const failing = { send: async () => Promise.reject(Object.assign(new Error('no such table'), { name: 'ResourceNotFoundException' })) } as unknown as DynamoDBClient;
-      const err = await fakeStore(failing).count(windowOp(), 0).catch((e) => e);
+      const failing = {
+        send: async () => Promise.reject(Object.assign(new Error('no such table'), { name: 'ResourceNotFoundException' })),
+      } as unknown as DynamoDBClient;
+      const err = await fakeStore(failing)
+        .count(windowOp(), 0)
+        .catch((e) => e);
       expect(err).toBeInstanceOf(SluiceError);
       expect(err.retriable).toBe(false);
       expect(err.message).toMatch(/ResourceNotFoundException.*ensureStateTable/);
@@ -1160,7 +1358,11 @@ describe('DynamoDbStateStore', () => {
       const fresh = reopen(store);
       const got = await fresh.get(op, [key(x, MINUTE), key(y, 2 * MINUTE)], 0);
       expect([got.get(x)?.value, got.get(y)?.value]).toEqual([1, 2]);
-      expect((await fresh.all(op, 0)).map((e) => [e.key.id.slice(0, 4), e.value])).toEqual([['["xx', 1], ['["yy', 2], ['shor', 3]]);
+      expect((await fresh.all(op, 0)).map((e) => [e.key.id.slice(0, 4), e.value])).toEqual([
+        ['["xx', 1],
+        ['["yy', 2],
+        ['shor', 3],
+      ]);
       expect((await fresh.expired(op, MINUTE, 0)).map((e) => e.key.id)).toEqual([x, 'short']);
       await fresh.commit(op, 1, [del(x, MINUTE)]);
       expect((await reopen(store).all(op, 1)).map((e) => e.key.id)).toEqual([y, 'short']);
@@ -1220,7 +1422,9 @@ describe('DynamoDbStateStore', () => {
       const store = newStore();
       const op = windowOp();
       // Random text: gzip cannot shrink it under the limit.
-      const huge = require('node:crypto').randomBytes(420 * 1024).toString('base64');
+      const huge = require('node:crypto')
+        .randomBytes(420 * 1024)
+        .toString('base64');
       const before = store.stats();
       const err = (await store.check!(op, 0, [put('["k1"]', MINUTE, { max: huge }), put('["k2"]', MINUTE, 1)]).catch((e: unknown) => e)) as SluiceError;
       expect(err).toBeInstanceOf(SluiceError);
@@ -1290,7 +1494,12 @@ describe('DynamoDbStateStore', () => {
       const fence = { owner: 'A', token: 7, expiresAtMs: now + MINUTE };
       await store.commit(op, 0, changes, fence);
       const s0 = store.stats();
-      await store.commit(op, 1, changes.map((c) => put(c.key.id, MINUTE, 'next')), fence);
+      await store.commit(
+        op,
+        1,
+        changes.map((c) => put(c.key.id, MINUTE, 'next')),
+        fence,
+      );
       const s1 = store.stats();
       const pages = s1.pagesWritten - s0.pagesWritten;
       expect(s1.writeRequests - s0.writeRequests).toBe(Math.ceil((pages + 1) / 25) + 1);

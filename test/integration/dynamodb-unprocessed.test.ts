@@ -26,7 +26,8 @@ beforeAll(async () => {
 
 const op: OperatorStateSpec = { operatorId: 'agg0', fixedEviction: true, evictionGranularityMs: MINUTE };
 // Values of ~120 bytes in text pages: 100 keys take a dozen pages, so one BatchGetItem asks for several.
-const changes = (n: number): StateChange[] => Array.from({ length: n }, (_, i) => ({ key: { id: `k${i}`, evictAt: MINUTE }, value: { sum: i, pad: 'x'.repeat(100) } }));
+const changes = (n: number): StateChange[] =>
+  Array.from({ length: n }, (_, i) => ({ key: { id: `k${i}`, evictAt: MINUTE }, value: { sum: i, pad: 'x'.repeat(100) } }));
 const TEXT_PAGES = { compressAboveBytes: 32 * 1024 };
 const fast = { baseDelayMs: 1, maxDelayMs: 5 };
 
@@ -38,9 +39,17 @@ describe('when BatchGetItem leaves state keys unprocessed', () => {
     expect(writer.stats().pagesWritten).toBeGreaterThan(5);
     const { client, state } = throttlingReads(2);
     const store = new DynamoDbStateStore({ client, tableName: table, namespace: ns, ...fast });
-    const got = await store.get(op, changes(100).map((c) => c.key), 0);
+    const got = await store.get(
+      op,
+      changes(100).map((c) => c.key),
+      0,
+    );
     expect(state.altered).toBe(2);
-    expect([...got.values()].map((e) => [e.key.id, e.value]).sort()).toEqual(changes(100).map((c) => [c.key.id, c.value]).sort());
+    expect([...got.values()].map((e) => [e.key.id, e.value]).sort()).toEqual(
+      changes(100)
+        .map((c) => [c.key.id, c.value])
+        .sort(),
+    );
     expect(store.stats().retries).toBeGreaterThanOrEqual(2);
   });
 
@@ -51,7 +60,13 @@ describe('when BatchGetItem leaves state keys unprocessed', () => {
     const pages = writer.stats().pagesWritten;
     const { client, state } = throttlingReads(Infinity);
     const store = new DynamoDbStateStore({ client, tableName: table, namespace: ns, maxAttempts: 3, ...fast });
-    const err = await store.get(op, changes(100).map((c) => c.key), 0).catch((e) => e);
+    const err = await store
+      .get(
+        op,
+        changes(100).map((c) => c.key),
+        0,
+      )
+      .catch((e) => e);
     expect(err).toBeInstanceOf(SluiceError);
     expect(err.retriable).toBe(true);
     // each answer served one page: pages - 3 left
@@ -60,7 +75,7 @@ describe('when BatchGetItem leaves state keys unprocessed', () => {
   });
 });
 
-describe('when BatchGetItem leaves the DynamoDB sink\'s chunk markers unprocessed on a replay', () => {
+describe("when BatchGetItem leaves the DynamoDB sink's chunk markers unprocessed on a replay", () => {
   // 300 rows: 4 chunks of up to 98, so the replay check asks for 4 markers at once.
   const rows: OutputRow[] = Array.from({ length: 300 }, (_, i) => ({ user: `u${String(i).padStart(3, '0')}`, total: i }));
   const ctx = (queryId: string): SinkContext => ({ queryId, queryName: 'unprocessed', outputMode: 'update', columns: ['user', 'total'], keyColumns: ['user'] });

@@ -27,7 +27,11 @@ import { S3FileSink } from '../../lib/aws/s3/file-sink';
 const dirs = [join(__dirname, '../../../shared/conformance/cases'), join(__dirname, '../conformance/cases')];
 const cases = dirs
   .filter((d) => existsSync(d)) // ../shared holds the public cases on the team's machines, not in a user's clone
-  .flatMap((d) => readdirSync(d).filter((f) => f.endsWith('.json')).map((f) => join(d, f)))
+  .flatMap((d) =>
+    readdirSync(d)
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => join(d, f)),
+  )
   .map((f) => [basename(f), parseCase(readFileSync(f, 'utf8'), f)] as const)
   .filter(([, c]) => c.expectError === undefined); // a refused query has no run to crash (conformance.test.ts checks the refusal)
 
@@ -123,7 +127,10 @@ describe('the Spark-practice matrix: a naive append sink vs the guarded sinks, c
     const naive = new NaiveAppendSink({ client: testClients().dynamodb, tableName: res.sinkTable, queryKey: g.base });
     await dropFile(res.bucket, g.base, 1, events);
     const time = leaseClock();
-    if (point) await expect(buildExecutor(testConnection(), p, g.cfg, { crash: new CrashInjector({ point }), sink: naive, clock: time.clock }).executor.run()).rejects.toBeInstanceOf(InjectedCrash);
+    if (point)
+      await expect(
+        buildExecutor(testConnection(), p, g.cfg, { crash: new CrashInjector({ point }), sink: naive, clock: time.clock }).executor.run(),
+      ).rejects.toBeInstanceOf(InjectedCrash);
     if (point) time.waitOutLease(); // the crashed run kept its lease
     await buildExecutor(testConnection(), p, g.cfg, { sink: naive, clock: time.clock }).executor.run();
     return naive.readAll();
@@ -134,7 +141,10 @@ describe('the Spark-practice matrix: a naive append sink vs the guarded sinks, c
     const g = guardedSinks(p, res);
     await dropFile(res.bucket, g.base, 1, events);
     const time = leaseClock();
-    if (point) await expect(buildExecutor(testConnection(), p, g.cfg, { crash: new CrashInjector({ point }), sink: g.tee, clock: time.clock }).executor.run()).rejects.toBeInstanceOf(InjectedCrash);
+    if (point)
+      await expect(
+        buildExecutor(testConnection(), p, g.cfg, { crash: new CrashInjector({ point }), sink: g.tee, clock: time.clock }).executor.run(),
+      ).rejects.toBeInstanceOf(InjectedCrash);
     if (point) time.waitOutLease(); // the crashed run kept its lease
     await buildExecutor(testConnection(), p, g.cfg, { sink: g.tee, clock: time.clock }).executor.run();
     return { dynamo: await g.dynamo.readAll(), files: await g.files.readCommitted() };
@@ -161,7 +171,7 @@ describe('the Spark-practice matrix: a naive append sink vs the guarded sinks, c
   });
 
   describe.each<CrashPoint>(['after-sink', 'before-commit'])('when the run crashes at %s, after the sink write committed', (point) => {
-    it('the naive sink shows DUPLICATES: the replay appended the batch\'s rows a second time', async () => {
+    it("the naive sink shows DUPLICATES: the replay appended the batch's rows a second time", async () => {
       const rows = await runNaive(point);
       expect(rows).toHaveLength(2 * naiveClean.length);
       expect(canonical(duplicates(rows))).toEqual(canonical(naiveClean));
@@ -205,12 +215,17 @@ describe('when two runs of one query overlap (EventBridge started it twice)', ()
 });
 
 describe('when another run takes the lease over in the middle of a run (fencing)', () => {
-  it('the stale run\'s sink write is rejected with LeaseLostError, and nothing of it lands', async () => {
+  it("the stale run's sink write is rejected with LeaseLostError, and nothing of it lands", async () => {
     const p = windowedTotals({ outputMode: 'update', name: 'fenced' });
     const g = guardedSinks(p, res);
     await dropFile(res.bucket, g.base, 1, SEED_FILES[0].rows);
     // Just before the sink write, the run stalls past its lease and another run takes it.
-    const thief = new DynamoDbLease({ client: testClients().dynamodb, tableName: res.stateTable, leaseKey: leaseKeyFor(p, g.cfg), clock: { now: () => Date.now() + 60 * 60_000 } });
+    const thief = new DynamoDbLease({
+      client: testClients().dynamodb,
+      tableName: res.stateTable,
+      leaseKey: leaseKeyFor(p, g.cfg),
+      clock: { now: () => Date.now() + 60 * 60_000 },
+    });
     const stalling: Sink = {
       description: 'stalls, then writes',
       async addBatch(batchId: number, rows: OutputRow[], ctx: SinkContext) {
@@ -241,7 +256,8 @@ describe('when a batch emits several sink chunks and the run dies after the firs
       .trigger({ availableNow: true })
       .queryName('mid-sink-chunks')
       .plan();
-    const step = (minute: number, amount: number) => Array.from({ length: users }, (_, i) => ({ user: `u${String(i).padStart(3, '0')}`, event_time: `2026-10-01 12:0${minute}:00`, amount }));
+    const step = (minute: number, amount: number) =>
+      Array.from({ length: users }, (_, i) => ({ user: `u${String(i).padStart(3, '0')}`, event_time: `2026-10-01 12:0${minute}:00`, amount }));
     /** Dies (as a killed Lambda would) right after the first committed chunk of every batch it writes. */
     const dyingAfterPiece0 = (inner: Sink): Sink => ({
       description: `dies after piece 0 of ${inner.description}`,
@@ -258,7 +274,8 @@ describe('when a batch emits several sink chunks and the run dies after the firs
       let skipped = 0;
       for (const [n, rows] of [step(1, 1), step(2, 2)].entries()) {
         await dropFile(res.bucket, g.base, n + 1, rows);
-        if (crash) await expect(buildExecutor(testConnection(), p, g.cfg, { sink: dyingAfterPiece0(g.dynamo) }).executor.run()).rejects.toBeInstanceOf(InjectedCrash);
+        if (crash)
+          await expect(buildExecutor(testConnection(), p, g.cfg, { sink: dyingAfterPiece0(g.dynamo) }).executor.run()).rejects.toBeInstanceOf(InjectedCrash);
         const before = g.dynamo.stats().chunksSkipped;
         await buildExecutor(testConnection(), p, g.cfg, { sink: g.dynamo }).executor.run();
         skipped += g.dynamo.stats().chunksSkipped - before;
@@ -291,26 +308,32 @@ describe('when a stateless batch streams to the sink and the run dies after its 
   const input = Array.from({ length: events }, (_, id) => ({ id, amount: id % 5 }));
   const expected = canonical(input.filter((e) => e.amount > 0));
 
-  it.each(['dynamodb', 'files'] as const)('the %s sink ends equal to a run that never failed: every row once, none lost', async (kind) => {
-    async function run(crash: boolean): Promise<{ rows: OutputRow[]; report: { replay: boolean } }> {
-      const g = guardedSinks(p, res);
-      const c = testClients();
-      // Objects of 300 rows, so the file sink too writes its first piece before the read has ended.
-      const sink = kind === 'dynamodb' ? g.dynamo : new S3FileSink({ client: c.s3, bucket: res.bucket, prefix: `${g.base}/files`, maxRowsPerObject: 300 });
-      await dropFile(res.bucket, g.base, 1, input);
-      const time = leaseClock();
-      if (crash) {
-        await expect(buildExecutor(testConnection(), p, g.cfg, { crash: { point: 'mid-sink' }, sink, clock: time.clock }).executor.run()).rejects.toBeInstanceOf(InjectedCrash);
-        time.waitOutLease();
+  it.each(['dynamodb', 'files'] as const)(
+    'the %s sink ends equal to a run that never failed: every row once, none lost',
+    async (kind) => {
+      async function run(crash: boolean): Promise<{ rows: OutputRow[]; report: { replay: boolean } }> {
+        const g = guardedSinks(p, res);
+        const c = testClients();
+        // Objects of 300 rows, so the file sink too writes its first piece before the read has ended.
+        const sink = kind === 'dynamodb' ? g.dynamo : new S3FileSink({ client: c.s3, bucket: res.bucket, prefix: `${g.base}/files`, maxRowsPerObject: 300 });
+        await dropFile(res.bucket, g.base, 1, input);
+        const time = leaseClock();
+        if (crash) {
+          await expect(
+            buildExecutor(testConnection(), p, g.cfg, { crash: { point: 'mid-sink' }, sink, clock: time.clock }).executor.run(),
+          ).rejects.toBeInstanceOf(InjectedCrash);
+          time.waitOutLease();
+        }
+        const report = await buildExecutor(testConnection(), p, g.cfg, { sink, clock: time.clock }).executor.run();
+        const rows = sink instanceof S3FileSink ? await sink.readCommitted() : await (sink as typeof g.dynamo).readAll();
+        return { rows: canonical(rows), report: report.batches[0] };
       }
-      const report = await buildExecutor(testConnection(), p, g.cfg, { sink, clock: time.clock }).executor.run();
-      const rows = sink instanceof S3FileSink ? await sink.readCommitted() : await (sink as typeof g.dynamo).readAll();
-      return { rows: canonical(rows), report: report.batches[0] };
-    }
-    const [clean, crashed] = await Promise.all([run(false), run(true)]);
-    expect(clean.rows).toEqual(expected);
-    expect(crashed.rows).toEqual(expected);
-    expect(duplicates(crashed.rows)).toEqual([]);
-    expect(crashed.report.replay).toBe(true);
-  }, 120_000);
+      const [clean, crashed] = await Promise.all([run(false), run(true)]);
+      expect(clean.rows).toEqual(expected);
+      expect(crashed.rows).toEqual(expected);
+      expect(duplicates(crashed.rows)).toEqual([]);
+      expect(crashed.report.replay).toBe(true);
+    },
+    120_000,
+  );
 });

@@ -57,7 +57,9 @@ function addToCounter(base: string, total: number): TransactWriteItem {
 }
 
 async function counter(base: string): Promise<number> {
-  const res = await dynamodb.send(new GetItemCommand({ TableName: effectsTable, Key: { pk: { S: `counter#${base}` }, sk: { S: 'all' } }, ConsistentRead: true }));
+  const res = await dynamodb.send(
+    new GetItemCommand({ TableName: effectsTable, Key: { pk: { S: `counter#${base}` }, sk: { S: 'all' } }, ConsistentRead: true }),
+  );
   return Number(res.Item?.total?.N ?? 0);
 }
 
@@ -66,32 +68,42 @@ function recordingFn(base: string, calls: string[]): ForeachBatchFunction<Transa
     await context.runOnce('notify', async () => {
       calls.push(`notify ${batchId} ${context.effectKey('notify')}`);
     });
-    await context.transactWithGuard('counter', [addToCounter(base, rows.reduce((s, r) => s + Number(r.total), 0))]);
+    await context.transactWithGuard('counter', [
+      addToCounter(
+        base,
+        rows.reduce((s, r) => s + Number(r.total), 0),
+      ),
+    ]);
   };
 }
 
 // ---- scenarios --------------------------------------------------------------------------------
 
-describe.each<CrashPoint>(['after-offsets', 'mid-read', 'after-sink', 'mid-state', 'before-commit'])('when batch 0 crashes at %s and the next run replays it', (point) => {
-  it('runs the recorded effect once and commits the guarded DynamoDB write once', async () => {
-    const base = uniqueName(point);
-    const plan = windowedTotals({ outputMode: 'update', name: `foreach-${point}` });
-    await drop(base, '001.json', events(30));
-    const calls: string[] = [];
-    const sink = () => new ForeachBatchSink({ fn: recordingFn(base, calls), guard: new DynamoDbEffectGuard({ client: dynamodb, tableName: effectsTable }) });
-    const time = leaseClock();
-    await expect(buildExecutor(testConnection(), plan, pipeline(base), { crash: new CrashInjector({ point }), sink: sink(), clock: time.clock }).executor.run()).rejects.toBeInstanceOf(InjectedCrash);
-    time.waitOutLease(); // the crashed run kept its lease
-    const report = await buildExecutor(testConnection(), plan, pipeline(base), { sink: sink(), clock: time.clock }).executor.run();
-    expect(report.batches[0]).toMatchObject({ batchId: 0, replay: true });
-    // Batch 1 is the no-data batch the watermark makes due: its own effect, once.
-    const batch0 = calls.filter((c) => c.startsWith('notify 0 '));
-    expect(batch0).toHaveLength(1);
-    expect(batch0[0]).toMatch(/^notify 0 [0-9a-f-]+#0#notify$/);
-    expect(calls.filter((c) => c.startsWith('notify 1 '))).toHaveLength(1);
-    expect(await counter(base)).toBe(30);
-  });
-});
+describe.each<CrashPoint>(['after-offsets', 'mid-read', 'after-sink', 'mid-state', 'before-commit'])(
+  'when batch 0 crashes at %s and the next run replays it',
+  (point) => {
+    it('runs the recorded effect once and commits the guarded DynamoDB write once', async () => {
+      const base = uniqueName(point);
+      const plan = windowedTotals({ outputMode: 'update', name: `foreach-${point}` });
+      await drop(base, '001.json', events(30));
+      const calls: string[] = [];
+      const sink = () => new ForeachBatchSink({ fn: recordingFn(base, calls), guard: new DynamoDbEffectGuard({ client: dynamodb, tableName: effectsTable }) });
+      const time = leaseClock();
+      await expect(
+        buildExecutor(testConnection(), plan, pipeline(base), { crash: new CrashInjector({ point }), sink: sink(), clock: time.clock }).executor.run(),
+      ).rejects.toBeInstanceOf(InjectedCrash);
+      time.waitOutLease(); // the crashed run kept its lease
+      const report = await buildExecutor(testConnection(), plan, pipeline(base), { sink: sink(), clock: time.clock }).executor.run();
+      expect(report.batches[0]).toMatchObject({ batchId: 0, replay: true });
+      // Batch 1 is the no-data batch the watermark makes due: its own effect, once.
+      const batch0 = calls.filter((c) => c.startsWith('notify 0 '));
+      expect(batch0).toHaveLength(1);
+      expect(batch0[0]).toMatch(/^notify 0 [0-9a-f-]+#0#notify$/);
+      expect(calls.filter((c) => c.startsWith('notify 1 '))).toHaveLength(1);
+      expect(await counter(base)).toBe(30);
+    });
+  },
+);
 
 describe('when the effect ran but its completion record was lost (crash between effect and record)', () => {
   it('runs the external effect AGAIN on replay: runOnce is at-least-once for effects outside DynamoDB', async () => {
@@ -111,7 +123,9 @@ describe('when the effect ran but its completion record was lost (crash between 
     };
     const fn = recordingFn(base, calls);
     const time = leaseClock();
-    await expect(buildExecutor(testConnection(), plan, pipeline(base), { sink: new ForeachBatchSink({ fn, guard: dying }), clock: time.clock }).executor.run()).rejects.toBeInstanceOf(InjectedCrash);
+    await expect(
+      buildExecutor(testConnection(), plan, pipeline(base), { sink: new ForeachBatchSink({ fn, guard: dying }), clock: time.clock }).executor.run(),
+    ).rejects.toBeInstanceOf(InjectedCrash);
     time.waitOutLease(); // the crashed run kept its lease
     await buildExecutor(testConnection(), plan, pipeline(base), { sink: new ForeachBatchSink({ fn, guard: real }), clock: time.clock }).executor.run();
     const batch0 = calls.filter((c) => c.startsWith('notify 0 '));
@@ -120,7 +134,7 @@ describe('when the effect ran but its completion record was lost (crash between 
   });
 });
 
-describe('when the run\'s lease was taken over', () => {
+describe("when the run's lease was taken over", () => {
   it('refuses to record the effect or commit guarded writes with the stale token', async () => {
     const leaseKey = uniqueName('lease');
     let now = clockStart();
@@ -160,7 +174,9 @@ describe('when transactWithGuard is given more than one transaction holds', () =
   it('says how to split it', async () => {
     const guard = new DynamoDbEffectGuard({ client: dynamodb as DynamoDBClient, tableName: effectsTable });
     const items = Array.from({ length: 100 }, () => addToCounter('x', 1));
-    await expect(guard.transact({ queryId: 'q', batchId: 0, effect: 'big' }, items)).rejects.toThrow(/got 100 items; one transaction holds at most 99 .* split the writes into several named effects/);
+    await expect(guard.transact({ queryId: 'q', batchId: 0, effect: 'big' }, items)).rejects.toThrow(
+      /got 100 items; one transaction holds at most 99 .* split the writes into several named effects/,
+    );
   });
 });
 

@@ -66,7 +66,10 @@ async function runScenario(s: YearScenario, scheduler: Scheduler): Promise<Outpu
     } else if (scheduler === 'single') {
       await buildExecutor(testConnection(), plan, cfg, { clock, clients }).executor.run();
     } else {
-      await runPartitioned(partitionedTasks(() => buildExecutor(testConnection(), plan, cfg, { clock, clients }).partitioned({ maxSplits: 2 })), { runId: `run-${run}`, concurrency: 2 });
+      await runPartitioned(
+        partitionedTasks(() => buildExecutor(testConnection(), plan, cfg, { clock, clients }).partitioned({ maxSplits: 2 })),
+        { runId: `run-${run}`, concurrency: 2 },
+      );
     }
   }
   const sink = new S3JsonSink({ client: clients.s3, bucket, prefix: `${base}/sink` });
@@ -75,9 +78,12 @@ async function runScenario(s: YearScenario, scheduler: Scheduler): Promise<Outpu
 }
 
 describe.each<Scheduler>(['single', 'partitioned'])('when state is idle for a year between runs, TTL applied (%s scheduler, DynamoDB Local)', (scheduler) => {
-  it.each([...YEAR_SCENARIOS, IDLE_TIMEOUT_SCENARIO].map((s) => [s.name, s] as const))('%s: the run after the year succeeds with the right output', async (_n, s) => {
-    expect(keysOf(s, await runScenario(s, scheduler))).toEqual([...s.expected].sort());
-  });
+  it.each([...YEAR_SCENARIOS, IDLE_TIMEOUT_SCENARIO].map((s) => [s.name, s] as const))(
+    '%s: the run after the year succeeds with the right output',
+    async (_n, s) => {
+      expect(keysOf(s, await runScenario(s, scheduler))).toEqual([...s.expected].sort());
+    },
+  );
 });
 
 describe('when a batch crashed after its state commit and the replay comes a year later, TTL applied (DynamoDB Local)', () => {

@@ -108,7 +108,7 @@ describe('when a batch is limited by maxBytesPerTrigger', () => {
 });
 
 describe('when GetRecords is paced per shard', () => {
-  it('calls on one shard are at least 200 ms apart (5 per second) by the source\'s clock', async () => {
+  it("calls on one shard are at least 200 ms apart (5 per second) by the source's clock", async () => {
     const stream = await newStream(1);
     await put(stream, records(0, 6, 100));
     const t = fakeTime();
@@ -128,7 +128,9 @@ describe('when GetRecords is paced per shard', () => {
     const t = fakeTime();
     const batches = await runOnce(source(stream, { clock: t.clock, sleep: t.sleep, client: t.client, maxRecordsPerCall: 1 }), {});
     expect(sortedIds(batches.flatMap((b) => b.rows))).toEqual(range(4));
-    const withData = t.calls.map((c, i) => ({ ...c, gapAfter: t.calls[i + 1] ? t.calls[i + 1].atMs - c.atMs : undefined })).filter((c) => c.bytes > 0 && c.gapAfter !== undefined);
+    const withData = t.calls
+      .map((c, i) => ({ ...c, gapAfter: t.calls[i + 1] ? t.calls[i + 1].atMs - c.atMs : undefined }))
+      .filter((c) => c.bytes > 0 && c.gapAfter !== undefined);
     expect(withData.length).toBeGreaterThanOrEqual(3);
     for (const c of withData) {
       expect(c.bytes).toBe(SIZE);

@@ -59,7 +59,11 @@ async function newStream(shards: number): Promise<string> {
 
 /** Puts events with partition key = key, so that each key's events share a shard, in order. */
 async function put(stream: string, evs: Ev[]): Promise<void> {
-  await putJsonRecords(testClients().kinesis, stream, evs.map((e) => ({ data: e, partitionKey: e.key })));
+  await putJsonRecords(
+    testClients().kinesis,
+    stream,
+    evs.map((e) => ({ data: e, partitionKey: e.key })),
+  );
 }
 
 /** Puts events onto the open shards given by index (ExplicitHashKey = the shard's first hash key). */
@@ -190,7 +194,11 @@ describe('when a stream has several shards', () => {
       }),
     );
     const src = new KinesisSource({
-      client: testClients().kinesis, streamName: stream, schema: parseSchema('id INT, key STRING, arrived TIMESTAMP'), arrivalTimeColumn: 'arrived', minGetRecordsIntervalMs: 0,
+      client: testClients().kinesis,
+      streamName: stream,
+      schema: parseSchema('id INT, key STRING, arrived TIMESTAMP'),
+      arrivalTimeColumn: 'arrived',
+      minGetRecordsIntervalMs: 0,
     });
     const run = await runOnce(src, null);
     expect(run.rows).toHaveLength(1);
@@ -255,7 +263,9 @@ describe('when records are not plain UTF-8 JSON', () => {
     const run = await runOnce(source(stream), null);
     expect(ids(run.rows)).toEqual([1, 3]);
     const dead = run.batches.flatMap((b) => b.deadLetters);
-    expect(dead).toEqual([{ source: { shardId: expect.stringMatching(/^shardId-/), sequenceNumber: seqs[1] }, raw: notUtf8.toString('utf8'), reason: INVALID_UTF8_REASON }]);
+    expect(dead).toEqual([
+      { source: { shardId: expect.stringMatching(/^shardId-/), sequenceNumber: seqs[1] }, raw: notUtf8.toString('utf8'), reason: INVALID_UTF8_REASON },
+    ]);
   });
 
   it('a KPL-aggregated record becomes its user records, each parsed as a JSON line; a bad one is a dead letter with its sub-sequence number', async () => {
@@ -412,7 +422,9 @@ describe('when the stream is split and merged between runs', () => {
 
     // Split shard 1 while it still holds unread records: they are read before its children's.
     await put(stream, events(90, 12));
-    await kinesis.send(new SplitShardCommand({ StreamName: stream, ShardToSplit: 'shardId-000000000001', NewStartingHashKey: ((2n ** 128n / 4n) * 3n).toString() }));
+    await kinesis.send(
+      new SplitShardCommand({ StreamName: stream, ShardToSplit: 'shardId-000000000001', NewStartingHashKey: ((2n ** 128n / 4n) * 3n).toString() }),
+    );
     await waitActive(stream);
     await put(stream, events(102, 18));
     const run4 = await runOnce(source(stream), run3.end, { maxRecordsPerTrigger: 5 }, run3.nextBatchId);
@@ -455,19 +467,22 @@ describe('when a run crashes after a batch was planned', () => {
     expect(chunks.flatMap((c) => c.rows)).toEqual(rows1);
   });
 
-  it.each(['after-offsets', 'mid-read', 'before-commit'] as const)('through the executor, a crash at %s neither loses nor duplicates a record', async (point) => {
-    const stream = await newStream(3);
-    await put(stream, events(0, 30));
-    const plan = statelessPlan({ maxRecordsPerTrigger: 7 });
-    const ports = { checkpoint: new InMemoryCheckpoint(), state: new InMemoryStateStore(), sink: new InMemorySink(), deadLetters: new InMemoryDeadLetters() };
-    const crashed = new MicroBatchExecutor(crashingAt({ point, batchId: 2 }, { plan, source: source(stream), ...ports }));
-    await expect(crashed.run()).rejects.toBeInstanceOf(InjectedCrash);
-    await put(stream, events(30, 5));
-    const report = await new MicroBatchExecutor({ plan, source: source(stream), ...ports }).run();
-    expect(report.batches[0]).toMatchObject({ batchId: 2, replay: true });
-    const all = [...ports.sink.batches.entries()].sort((a, b) => a[0] - b[0]).flatMap(([, rows]) => rows);
-    expect(all.map((r) => r.id as number).sort((a, b) => a - b)).toEqual(range(0, 35));
-  });
+  it.each(['after-offsets', 'mid-read', 'before-commit'] as const)(
+    'through the executor, a crash at %s neither loses nor duplicates a record',
+    async (point) => {
+      const stream = await newStream(3);
+      await put(stream, events(0, 30));
+      const plan = statelessPlan({ maxRecordsPerTrigger: 7 });
+      const ports = { checkpoint: new InMemoryCheckpoint(), state: new InMemoryStateStore(), sink: new InMemorySink(), deadLetters: new InMemoryDeadLetters() };
+      const crashed = new MicroBatchExecutor(crashingAt({ point, batchId: 2 }, { plan, source: source(stream), ...ports }));
+      await expect(crashed.run()).rejects.toBeInstanceOf(InjectedCrash);
+      await put(stream, events(30, 5));
+      const report = await new MicroBatchExecutor({ plan, source: source(stream), ...ports }).run();
+      expect(report.batches[0]).toMatchObject({ batchId: 2, replay: true });
+      const all = [...ports.sink.batches.entries()].sort((a, b) => a[0] - b[0]).flatMap(([, rows]) => rows);
+      expect(all.map((r) => r.id as number).sort((a, b) => a - b)).toEqual(range(0, 35));
+    },
+  );
 });
 
 describe('when Kinesis throttles', () => {
@@ -544,10 +559,19 @@ function trimmingClient(horizon: { seq: string | null }, hidden: Set<string> = n
     if (name === 'GetShardIterator' && horizon.seq !== null) {
       const seq = input.StartingSequenceNumber as string | undefined;
       if (seq !== undefined && below(seq)) {
-        throw new InvalidArgumentException({ message: `StartingSequenceNumber ${seq} used in GetShardIterator on shard ${input.ShardId} is no longer available (expired)`, $metadata: {} });
+        throw new InvalidArgumentException({
+          message: `StartingSequenceNumber ${seq} used in GetShardIterator on shard ${input.ShardId} is no longer available (expired)`,
+          $metadata: {},
+        });
       }
       if (input.ShardIteratorType === 'TRIM_HORIZON') {
-        return testClients().kinesis.send(new GetShardIteratorCommand({ ...(input as unknown as GetShardIteratorCommandInput), ShardIteratorType: 'AT_SEQUENCE_NUMBER', StartingSequenceNumber: horizon.seq }));
+        return testClients().kinesis.send(
+          new GetShardIteratorCommand({
+            ...(input as unknown as GetShardIteratorCommandInput),
+            ShardIteratorType: 'AT_SEQUENCE_NUMBER',
+            StartingSequenceNumber: horizon.seq,
+          }),
+        );
       }
     }
     if (name === 'GetRecords') {
@@ -590,7 +614,12 @@ describe('when records expired before the query read them', () => {
     expect(err.message).toContain(`the oldest record left is ${seqs[6]}`);
     expect(err.message).toContain('failOnDataLoss: false');
     expect(src.stats().dataLossEvents).toBe(1);
-    expect(events.find((e) => e.event === 'kinesis-data-loss')).toMatchObject({ shardId: 'shardId-000000000000', after: seqs[3], resumedAt: seqs[6], knownNext: seqs[4] });
+    expect(events.find((e) => e.event === 'kinesis-data-loss')).toMatchObject({
+      shardId: 'shardId-000000000000',
+      after: seqs[3],
+      resumedAt: seqs[6],
+      knownNext: seqs[4],
+    });
   });
 
   it('with failOnDataLoss false, continues from the trim horizon and counts the loss', async () => {
@@ -613,7 +642,7 @@ describe('when records expired before the query read them', () => {
     expect(src.stats().dataLossEvents).toBe(0);
   });
 
-  it('does not report a loss when a quiet shard\'s last record expired and nothing newer did', async () => {
+  it("does not report a loss when a quiet shard's last record expired and nothing newer did", async () => {
     const { stream, seqs } = await streamWithTen();
     const run1 = await runOnce(source(stream), null);
     expect((run1.end as unknown as KinesisOffset).shards['shardId-000000000000'].tipMs).toBeGreaterThan(0);
@@ -632,7 +661,11 @@ describe('when records expired before the query read them', () => {
     const run1 = await oneBatch(source(stream), null, { maxRecordsPerTrigger: 3 });
     const [s0] = await openShards(stream);
     await testClients().kinesis.send(
-      new SplitShardCommand({ StreamName: stream, ShardToSplit: s0.ShardId, NewStartingHashKey: ((BigInt(s0.StartingHashKey) + BigInt(s0.EndingHashKey)) / 2n).toString() }),
+      new SplitShardCommand({
+        StreamName: stream,
+        ShardToSplit: s0.ShardId,
+        NewStartingHashKey: ((BigInt(s0.StartingHashKey) + BigInt(s0.EndingHashKey)) / 2n).toString(),
+      }),
     );
     await waitActive(stream);
     await put(stream, events(6, 4));
@@ -698,25 +731,33 @@ describe('when the query starts without a checkpointed position', () => {
 describe('when the options are wrong', () => {
   const make = (extra: Partial<KinesisSourceOptions>) => () => source('orders', extra);
   it('each mistake is refused at construction with the value, the rule and the remedy', () => {
-    expect(make({ streamName: 'arn:aws:kinesis:us-east-1:123456789012:stream/orders' })).toThrow(/is not a Kinesis stream name: 1 to 128 characters .* \(pass the name, not the ARN\)/);
-    expect(() => new KinesisSource({ client: testClients().kinesis, streamName: 's', schema: parseSchema('id INT, arrived STRING'), arrivalTimeColumn: 'arrived' })).toThrow(
-      /arrivalTimeColumn arrived is declared STRING in the schema: .* declare it TIMESTAMP/,
+    expect(make({ streamName: 'arn:aws:kinesis:us-east-1:123456789012:stream/orders' })).toThrow(
+      /is not a Kinesis stream name: 1 to 128 characters .* \(pass the name, not the ARN\)/,
     );
+    expect(
+      () => new KinesisSource({ client: testClients().kinesis, streamName: 's', schema: parseSchema('id INT, arrived STRING'), arrivalTimeColumn: 'arrived' }),
+    ).toThrow(/arrivalTimeColumn arrived is declared STRING in the schema: .* declare it TIMESTAMP/);
     expect(make({ maxRecordsPerCall: 20_000 })).toThrow(/maxRecordsPerCall 20000 must be an integer from 1 to 10000/);
     expect(make({ startingPosition: { atTimestamp: Number.NaN } })).toThrow(/startingPosition .* is not 'TRIM_HORIZON', 'LATEST' or \{ atTimestamp/);
   });
 
-  it('a query\'s readStream options map to source options', () => {
+  it("a query's readStream options map to source options", () => {
     expect(kinesisOptionsFromSpec({ initialPosition: 'earliest', failOnDataLoss: 'false', maxRecordsPerFetch: 500 })).toEqual({
-      startingPosition: 'TRIM_HORIZON', failOnDataLoss: false, maxRecordsPerCall: 500,
+      startingPosition: 'TRIM_HORIZON',
+      failOnDataLoss: false,
+      maxRecordsPerCall: 500,
     });
-    expect(kinesisOptionsFromSpec({ startingPosition: '2026-10-01T12:00:00Z' })).toEqual({ startingPosition: { atTimestamp: Date.parse('2026-10-01T12:00:00Z') } });
+    expect(kinesisOptionsFromSpec({ startingPosition: '2026-10-01T12:00:00Z' })).toEqual({
+      startingPosition: { atTimestamp: Date.parse('2026-10-01T12:00:00Z') },
+    });
     expect(() => kinesisOptionsFromSpec({ startingPosition: 'yesterday' })).toThrow(/not trim_horizon, latest or a timestamp/);
   });
 
   it('an offset of another stream is refused', async () => {
     const src = source('orders');
-    await expect(src.read(0, null, { v: 1, stream: 'payments', shards: {} })).rejects.toThrow(/written for Kinesis stream "payments", but this source reads orders/);
+    await expect(src.read(0, null, { v: 1, stream: 'payments', shards: {} })).rejects.toThrow(
+      /written for Kinesis stream "payments", but this source reads orders/,
+    );
   });
 });
 
@@ -730,7 +771,8 @@ describe('when a partitioned run splits a Kinesis batch into read tasks', () => 
     expect(await planner.planSplits(0, null, end!, 8)).toBe(3);
     expect(await planner.planSplits(0, null, end!, 2)).toBe(2);
     // each read task on a source of its own (another process): the splits read again from Kinesis
-    const ids = async (split?: { index: number; count: number }) => (await source(stream).read(0, null, end!, split ? { split } : {})).rows.map((r) => r.id as number);
+    const ids = async (split?: { index: number; count: number }) =>
+      (await source(stream).read(0, null, end!, split ? { split } : {})).rows.map((r) => r.id as number);
     const whole = await ids();
     const parts = [await ids({ index: 0, count: 2 }), await ids({ index: 1, count: 2 })];
     expect(whole.sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 10, 11, 12, 20, 21, 22, 23, 24]);

@@ -11,7 +11,14 @@ import { SEED_FILES, windowedTotals } from '../../examples/windowed-totals';
 import { connectionFromEnv, createClients, type AwsClients } from '../../lib/aws/clients';
 import type { AwsConnection } from '../../lib/aws/config';
 import { lambdaEnvironmentFrom, pipelineConfigFromEnv } from '../../lib/aws/lambda/env';
-import { createScheduledHandler, SUMMARY_PROGRESS_RECORDS, type LambdaContextLike, type ScheduledRunSummary as RunSummary, type ScheduledEventLike, type ScheduledHandlerOptions } from '../../lib/aws/lambda/handler';
+import {
+  createScheduledHandler,
+  SUMMARY_PROGRESS_RECORDS,
+  type LambdaContextLike,
+  type ScheduledRunSummary as RunSummary,
+  type ScheduledEventLike,
+  type ScheduledHandlerOptions,
+} from '../../lib/aws/lambda/handler';
 import type { PipelineConfig } from '../../lib/aws/pipeline';
 import { SluiceError } from '../../lib/engine/errors';
 import type { OutputRow, Sink, SinkContext } from '../../lib/engine/ports';
@@ -154,7 +161,8 @@ describe('when the schedule fires after the first file landed', () => {
     expect(batches[0]).toMatchObject({ batchId: 0, rowsIn: 3, level: 'info' });
     const last = p.lines[p.lines.length - 1];
     expect(last).toMatchObject({ event: 'run-summary', RowsIn: 3, RowsOut: 0, BacklogLeft: 0, Runs: 1, Pipeline: summary.pipeline });
-    const emf = (last._aws as { CloudWatchMetrics: Array<{ Namespace: string; Dimensions: string[][]; Metrics: Array<{ Name: string }> }> }).CloudWatchMetrics[0];
+    const emf = (last._aws as { CloudWatchMetrics: Array<{ Namespace: string; Dimensions: string[][]; Metrics: Array<{ Name: string }> }> })
+      .CloudWatchMetrics[0];
     expect(emf.Namespace).toBe('Sluice');
     expect(emf.Dimensions).toEqual([['Pipeline']]);
     expect(emf.Metrics.map((m) => m.Name)).toEqual(expect.arrayContaining(['RowsIn', 'BacklogLeft', 'StateRows', 'DroppedByWatermark']));
@@ -287,7 +295,13 @@ describe('when the run fails', () => {
     const handler = createScheduledHandler(windowedTotals({ source: 'kinesis' }), cfg, conn, { writeLine: (l) => lines.push(JSON.parse(l)) });
     const context = lambdaContext();
     await expect(handler(scheduledEvent('2026-10-01T12:15:00Z'), context)).rejects.toThrow(/stream no-such-orders-stream does not exist/);
-    expect(lines[lines.length - 1]).toMatchObject({ level: 'error', event: 'run-failed', retriable: false, requestId: context.awsRequestId, errorMessage: expect.stringMatching(/no-such-orders-stream/) });
+    expect(lines[lines.length - 1]).toMatchObject({
+      level: 'error',
+      event: 'run-failed',
+      retriable: false,
+      requestId: context.awsRequestId,
+      errorMessage: expect.stringMatching(/no-such-orders-stream/),
+    });
   });
 
   it('marks a missing state table as a failure of the run, logged before the rethrow', async () => {
@@ -295,8 +309,13 @@ describe('when the run fails', () => {
     const cfg: PipelineConfig = { ...pipeline().cfg, stateTable: uniqueName('no-such-table') };
     const handler = createScheduledHandler(windowedTotals({ source: 'files' }), cfg, conn, { writeLine: (l) => lines.push(JSON.parse(l)) });
     // A missing table is permanent (no retry heals it): retriable false, and the remedy names the table's schema.
-    const missing = /DynamoDB UpdateItem \(lease acquire\) on dynamodb:\/\/no-such-table-\S+ failed \(ResourceNotFoundException, HTTP 400: .*\): create the table \(pk S, sk S, TTL on `ttl`\) with ensureStateTable or the AvailableNowPipeline construct$/;
-    await expect(handler(scheduledEvent('2026-10-01T12:15:00Z'), lambdaContext())).rejects.toMatchObject({ name: 'SluiceError', retriable: false, message: expect.stringMatching(missing) });
+    const missing =
+      /DynamoDB UpdateItem \(lease acquire\) on dynamodb:\/\/no-such-table-\S+ failed \(ResourceNotFoundException, HTTP 400: .*\): create the table \(pk S, sk S, TTL on `ttl`\) with ensureStateTable or the AvailableNowPipeline construct$/;
+    await expect(handler(scheduledEvent('2026-10-01T12:15:00Z'), lambdaContext())).rejects.toMatchObject({
+      name: 'SluiceError',
+      retriable: false,
+      message: expect.stringMatching(missing),
+    });
     const failed = lines.find((l) => l.event === 'run-failed');
     expect(failed).toMatchObject({
       level: 'error',
@@ -323,9 +342,12 @@ describe('when a run fails on an output key built from grouping values', () => {
     readonly description = 'a sink whose items are all too large';
     async addBatch(batchId: number, rows: OutputRow[], ctx: SinkContext): Promise<void> {
       const sk = JSON.stringify(ctx.keyColumns.map((c) => rows[0][c] ?? null));
-      throw new SluiceError(`output row 0 of batch ${batchId} (key ${sk.slice(0, 120)}) is 512000 bytes as a DynamoDB item; DynamoDB items hold at most 409600 bytes: write fewer or shorter columns`, {
-        details: { batchId, key: sk.slice(0, 200), sizeBytes: 512_000 },
-      });
+      throw new SluiceError(
+        `output row 0 of batch ${batchId} (key ${sk.slice(0, 120)}) is 512000 bytes as a DynamoDB item; DynamoDB items hold at most 409600 bytes: write fewer or shorter columns`,
+        {
+          details: { batchId, key: sk.slice(0, 200), sizeBytes: 512_000 },
+        },
+      );
     }
   }
 
@@ -338,11 +360,24 @@ describe('when a run fails on an output key built from grouping values', () => {
       SLUICE_SOURCE_URI: `s3://${bucket}/landing/${name}`,
       SLUICE_SINK_URI: `s3://${bucket}/output/${name}`,
     });
-    const plan = readStream.format('json').schema(WINDOWED_TOTALS_SCHEMA).load().groupBy('user').agg(sum('amount').as('total')).writeStream.outputMode('update').trigger({ availableNow: true }).queryName(`per-user-${name}`).plan();
+    const plan = readStream
+      .format('json')
+      .schema(WINDOWED_TOTALS_SCHEMA)
+      .load()
+      .groupBy('user')
+      .agg(sum('amount').as('total'))
+      .writeStream.outputMode('update')
+      .trigger({ availableNow: true })
+      .queryName(`per-user-${name}`)
+      .plan();
     const row = { user: USER, event_time: '2026-10-01 12:01:00', amount: 10 };
     await s3.send(new PutObjectCommand({ Bucket: bucket, Key: `landing/${name}/001.json`, Body: Buffer.from(`${JSON.stringify(row)}\n`) }));
     const lines: Array<Record<string, unknown>> = [];
-    const handler = createScheduledHandler(plan, cfg, conn, { writeLine: (l) => lines.push(JSON.parse(l)), extras: { sink: new OversizedItemSink() }, ...options });
+    const handler = createScheduledHandler(plan, cfg, conn, {
+      writeLine: (l) => lines.push(JSON.parse(l)),
+      extras: { sink: new OversizedItemSink() },
+      ...options,
+    });
     const error = await handler(scheduledEvent('2026-10-01T12:15:00Z'), lambdaContext()).then(
       () => {
         throw new Error('expected the run to fail in the sink');
@@ -364,7 +399,8 @@ describe('when a run fails on an output key built from grouping values', () => {
       retriable: false,
       details: { batchId: 0, key: '<redacted>', sizeBytes: 512_000 },
       redacted: { fields: ['key'], toLogThem: expect.stringMatching(/SLUICE_LOG_VALUES=true/) },
-      errorMessage: 'output row 0 of batch 0 (key <redacted>) is 512000 bytes as a DynamoDB item; DynamoDB items hold at most 409600 bytes: write fewer or shorter columns',
+      errorMessage:
+        'output row 0 of batch 0 (key <redacted>) is 512000 bytes as a DynamoDB item; DynamoDB items hold at most 409600 bytes: write fewer or shorter columns',
     });
     expect(JSON.stringify(line)).not.toContain('customer-4711');
     expect(error).toBeInstanceOf(SluiceError);
@@ -375,7 +411,10 @@ describe('when a run fails on an output key built from grouping values', () => {
 
   it('keeps the key when logDataValues is set (SLUICE_LOG_VALUES=true)', async () => {
     const { line, error } = await failedRun({ logDataValues: true });
-    expect(line).toMatchObject({ details: { batchId: 0, key: JSON.stringify([USER]), sizeBytes: 512_000 }, errorMessage: expect.stringContaining(`(key ${JSON.stringify([USER])})`) });
+    expect(line).toMatchObject({
+      details: { batchId: 0, key: JSON.stringify([USER]), sizeBytes: 512_000 },
+      errorMessage: expect.stringContaining(`(key ${JSON.stringify([USER])})`),
+    });
     expect(line.redacted).toBeUndefined();
     expect(error.message).toContain(USER);
   });
@@ -391,7 +430,9 @@ describe('when a run fails on an output key built from grouping values', () => {
     expect(lambdaEnvironmentFrom(env).logDataValues).toBe(false);
     expect(lambdaEnvironmentFrom({ ...env, SLUICE_LOG_VALUES: 'true' }).logDataValues).toBe(true);
     expect(lambdaEnvironmentFrom({ ...env, SLUICE_LOG_VALUES: 'false' }).logDataValues).toBe(false);
-    expect(() => lambdaEnvironmentFrom({ ...env, SLUICE_LOG_VALUES: 'yes please' })).toThrow(/SLUICE_LOG_VALUES="yes please" is not a boolean: set it to true or false/);
+    expect(() => lambdaEnvironmentFrom({ ...env, SLUICE_LOG_VALUES: 'yes please' })).toThrow(
+      /SLUICE_LOG_VALUES="yes please" is not a boolean: set it to true or false/,
+    );
   });
 });
 
@@ -422,13 +463,17 @@ describe('when the Lambda entry is configured by the environment, as the constru
     const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
     let handler!: (event: unknown, context: LambdaContextLike) => Promise<RunSummary>;
     try {
-      for (const [k, v] of Object.entries(env)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+      for (const [k, v] of Object.entries(env))
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
       jest.isolateModules(() => {
         // eslint-disable-next-line @typescript-eslint/no-require-imports
         handler = require('../../lambdas/windowed-totals').handler;
       });
     } finally {
-      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+      for (const [k, v] of Object.entries(saved))
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
     }
 
     const printed: string[] = [];
@@ -442,8 +487,18 @@ describe('when the Lambda entry is configured by the environment, as the constru
     } finally {
       write.mockRestore();
     }
-    expect(summary).toMatchObject({ pipeline: 'entry-test', query: 'windowed-totals-append', stoppedBy: 'done', rowsIn: 3, watermark: '2026-10-01T12:02:00.000Z' });
-    const lines = printed.join('').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l));
+    expect(summary).toMatchObject({
+      pipeline: 'entry-test',
+      query: 'windowed-totals-append',
+      stoppedBy: 'done',
+      rowsIn: 3,
+      watermark: '2026-10-01T12:02:00.000Z',
+    });
+    const lines = printed
+      .join('')
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l));
     const last = lines[lines.length - 1];
     expect(last).toMatchObject({ event: 'run-summary', Pipeline: 'entry-test', RowsIn: 3 });
     expect(last._aws.CloudWatchMetrics[0].Namespace).toBe('SluiceTest');
@@ -471,7 +526,11 @@ describe('when the Lambda entry is configured by the environment, as the constru
     } finally {
       write.mockRestore();
     }
-    expect(JSON.parse(printed.join('').trim().split('\n').pop()!)).toMatchObject({ event: 'run-failed', retriable: false, errorMessage: expect.stringMatching(/SLUICE_CHECKPOINT_URI/) });
+    expect(JSON.parse(printed.join('').trim().split('\n').pop()!)).toMatchObject({
+      event: 'run-failed',
+      retriable: false,
+      errorMessage: expect.stringMatching(/SLUICE_CHECKPOINT_URI/),
+    });
   });
 });
 

@@ -26,17 +26,26 @@ const stream = uniqueName('lk-orders');
 
 beforeAll(async () => {
   const c = testClients();
-  await Promise.all([ensureBucket(c.s3, bucket), ensureStateTable(c.dynamodb, stateTable), ensureStateTable(c.dynamodb, sinkTable), ensureStream(c.kinesis, stream, 2)]);
+  await Promise.all([
+    ensureBucket(c.s3, bucket),
+    ensureStateTable(c.dynamodb, stateTable),
+    ensureStateTable(c.dynamodb, sinkTable),
+    ensureStream(c.kinesis, stream, 2),
+  ]);
 });
 
 const put = (rows: ReadonlyArray<Record<string, unknown>>) =>
-  putJsonRecords(testClients().kinesis, stream, rows.map((r) => ({ data: r as never, partitionKey: String(r.user) })));
+  putJsonRecords(
+    testClients().kinesis,
+    stream,
+    rows.map((r) => ({ data: r as never, partitionKey: String(r.user) })),
+  );
 
 const invoke = (handler: ReturnType<typeof createScheduledHandler>, time: string): Promise<RunSummary> =>
-  handler(
-    { version: '0', id: randomUUID(), 'detail-type': 'Scheduled Event', source: 'aws.events', time, detail: {} } as never,
-    { awsRequestId: randomUUID(), getRemainingTimeInMillis: () => 60_000 },
-  );
+  handler({ version: '0', id: randomUUID(), 'detail-type': 'Scheduled Event', source: 'aws.events', time, detail: {} } as never, {
+    awsRequestId: randomUUID(),
+    getRemainingTimeInMillis: () => 60_000,
+  });
 
 const w = (start: string, end: string) => ({ start: `2026-10-01T${start}:00.000Z`, end: `2026-10-01T${end}:00.000Z` });
 
@@ -52,7 +61,10 @@ describe('when a Kinesis pipeline runs on schedule through the Lambda handler', 
       SLUICE_LEASE_SECONDS: '120',
     });
     const lines: Array<Record<string, unknown>> = [];
-    const handler = createScheduledHandler(windowedTotals({ source: 'kinesis', name }), cfg, testConnection(), { pipelineName: name, writeLine: (l) => lines.push(JSON.parse(l)) });
+    const handler = createScheduledHandler(windowedTotals({ source: 'kinesis', name }), cfg, testConnection(), {
+      pipelineName: name,
+      writeLine: (l) => lines.push(JSON.parse(l)),
+    });
 
     await put(SEED_FILES[0].rows);
     const first = await invoke(handler, '2026-10-01T12:15:00Z');
@@ -82,7 +94,10 @@ describe('when a Kinesis pipeline runs on schedule through the Lambda handler', 
     const listed = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: `dead/${name}/malformed/` }));
     expect(listed.Contents?.length).toBe(1);
     const body = await (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: listed.Contents![0].Key! }))).Body!.transformToString();
-    const dead = body.trim().split('\n').map((l) => JSON.parse(l));
+    const dead = body
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(dead).toHaveLength(1);
     expect(JSON.stringify(dead[0])).toMatch(/shardId-\d+/);
     expect(JSON.stringify(dead[0])).toMatch(/not a time/);

@@ -36,7 +36,13 @@ interface LatenessJson {
 }
 
 function expectWithin1Percent(measured: LatenessJson, known: number[]): void {
-  const want = { p50: percentileOf(known, 0.5), p90: percentileOf(known, 0.9), p99: percentileOf(known, 0.99), p999: percentileOf(known, 0.999), max: Math.max(...known) };
+  const want = {
+    p50: percentileOf(known, 0.5),
+    p90: percentileOf(known, 0.9),
+    p99: percentileOf(known, 0.99),
+    p999: percentileOf(known, 0.999),
+    max: Math.max(...known),
+  };
   for (const k of Object.keys(want) as (keyof typeof want)[]) {
     const relative = Math.abs(measured.percentiles[k] - want[k]) / want[k];
     expect({ percentile: k, within1Percent: relative <= 0.01 }).toEqual({ percentile: k, within1Percent: true });
@@ -82,7 +88,9 @@ describe('sluice lateness', () => {
       const order = shuffled(known.length);
       for (let o = 0; o < 10; o++) {
         const now = Date.now();
-        const lines = order.slice(o * 100, o * 100 + 100).map((k) => JSON.stringify({ user: `u${k}`, event_time: new Date(now - known[k]).toISOString(), amount: 1 }));
+        const lines = order
+          .slice(o * 100, o * 100 + 100)
+          .map((k) => JSON.stringify({ user: `u${k}`, event_time: new Date(now - known[k]).toISOString(), amount: 1 }));
         if (o === 3) lines.push('{"user":"x","event_time":"not a time"}', '{"user":"y"}', 'not json');
         await s3.send(new PutObjectCommand({ Bucket: bucket, Key: `landing/2026/12/01/${o}.json`, Body: lines.join('\n') }));
       }
@@ -91,7 +99,10 @@ describe('sluice lateness', () => {
     });
 
     it('reports the percentiles of the known lateness within 1%, and what could not be read', async () => {
-      const r = await runCli(['lateness', '--source', `s3://${bucket}/landing`, '--column', 'event_time', '--since', '1h', '--delay', '1h', '--json'], cliEnv(testConnection(), 's3'));
+      const r = await runCli(
+        ['lateness', '--source', `s3://${bucket}/landing`, '--column', 'event_time', '--since', '1h', '--delay', '1h', '--json'],
+        cliEnv(testConnection(), 's3'),
+      );
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
       const out = JSON.parse(r.stdout) as LatenessJson;
@@ -117,7 +128,7 @@ describe('sluice lateness', () => {
       expect(r.stdout).toContain('3 rows had no readable event_time');
     });
 
-    it("takes the source, the column and the current delay from a query module", async () => {
+    it('takes the source, the column and the current delay from a query module', async () => {
       const dir = mkdtempSync(join(tmpdir(), 'sluice-lateness-'));
       try {
         const api = JSON.stringify(join(__dirname, '..', '..', 'lib', 'api', 'query'));
@@ -142,7 +153,10 @@ module.exports.default = () => readStream.format('json').schema('user STRING, ev
     });
 
     it('a bad --since is a usage error before anything starts', async () => {
-      const r = await runCli(['lateness', '--source', `s3://${bucket}/landing`, '--column', 'event_time', '--since', 'a while'], cliEnv(testConnection(), 's3'));
+      const r = await runCli(
+        ['lateness', '--source', `s3://${bucket}/landing`, '--column', 'event_time', '--since', 'a while'],
+        cliEnv(testConnection(), 's3'),
+      );
       expect(r.code).toBe(2);
       expect(r.stderr).toContain('--since "a while" is not a duration: write e.g. 15m');
     });
@@ -160,7 +174,9 @@ module.exports.default = () => readStream.format('json').schema('user STRING, ev
       const order = shuffled(known.length);
       for (let b = 0; b < 6; b++) {
         const now = Date.now();
-        const records = order.slice(b * 100, b * 100 + 100).map((k) => ({ data: { user: `u${k}`, event_time: new Date(now - known[k]).toISOString() } as unknown, partitionKey: `u${k}` }));
+        const records = order
+          .slice(b * 100, b * 100 + 100)
+          .map((k) => ({ data: { user: `u${k}`, event_time: new Date(now - known[k]).toISOString() } as unknown, partitionKey: `u${k}` }));
         if (b === 2) records.push({ data: 'not an object', partitionKey: 'bad' });
         if (b === 5) {
           // the last 100 as the KPL sends them: user records packed into aggregated records
@@ -171,7 +187,10 @@ module.exports.default = () => readStream.format('json').schema('user STRING, ev
     }, 60_000);
 
     it('reports the percentiles of the known lateness within 1%', async () => {
-      const r = await runCli(['lateness', '--source', `kinesis://${stream}`, '--column', 'event_time', '--since', '1h', '--json'], cliEnv(testConnection(), 'kinesis'));
+      const r = await runCli(
+        ['lateness', '--source', `kinesis://${stream}`, '--column', 'event_time', '--since', '1h', '--json'],
+        cliEnv(testConnection(), 'kinesis'),
+      );
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
       const out = JSON.parse(r.stdout) as LatenessJson;

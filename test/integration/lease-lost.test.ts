@@ -26,13 +26,18 @@ beforeAll(async () => {
   await Promise.all([ensureStateTable(dynamodb, stateTable), ensureStateTable(dynamodb, sinkTable)]);
 });
 
-const plan = readStream.format('json').schema('user STRING, event_time TIMESTAMP, amount DOUBLE')
+const plan = readStream
+  .format('json')
+  .schema('user STRING, event_time TIMESTAMP, amount DOUBLE')
   .option('maxFilesPerTrigger', 1)
   .load()
   .withWatermark('event_time', '10 minutes')
   .groupBy(window('event_time', '10 minutes'), 'user')
   .agg(sum('amount').as('total'), count().as('n'))
-  .writeStream.outputMode('update').trigger({ availableNow: true }).queryName('lease-lost').plan();
+  .writeStream.outputMode('update')
+  .trigger({ availableNow: true })
+  .queryName('lease-lost')
+  .plan();
 
 describe('when a run loses its lease between batches', () => {
   it('the renewal fails with LeaseLostError and nothing of the next batch is written', async () => {

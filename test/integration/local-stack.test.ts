@@ -147,7 +147,12 @@ describe('the local AWS stack', () => {
         await stack.stop();
       }
       expect(isAlive(pid)).toBe(false);
-      const probe = new DynamoDBClient({ region: stack.connection.region, endpoint: stack.connection.endpoints!.dynamodb, credentials: { ...stack.connection.credentials! }, maxAttempts: 1 });
+      const probe = new DynamoDBClient({
+        region: stack.connection.region,
+        endpoint: stack.connection.endpoints!.dynamodb,
+        credentials: { ...stack.connection.credentials! },
+        maxAttempts: 1,
+      });
       try {
         await expect(probe.send(new ListTablesCommand({}))).rejects.toThrow(/ECONNREFUSED/);
       } finally {

@@ -229,7 +229,10 @@ describe('when a windowed aggregation writes in complete mode over two runs', ()
     await drop(base, '002.json', [{ user: 'alice', event_time: '2026-10-01 12:05:00', amount: 1, qty: 1, n: 1, flag: false }]);
     const second = await buildExecutor(testConnection(), plan, pipeline(base, uri)).executor.run({ collectRows: true });
     const files = await download(`${base}/sink`);
-    const rows = await duck(`SELECT "user", total, events FROM read_parquet({files}) WHERE batch_id = (SELECT max(batch_id) FROM read_parquet({files}))`, files);
+    const rows = await duck(
+      `SELECT "user", total, events FROM read_parquet({files}) WHERE batch_id = (SELECT max(batch_id) FROM read_parquet({files}))`,
+      files,
+    );
     const last = emitted(second).map((r) => ({ user: r.user, total: r.total, events: r.events }));
     expect(last).toHaveLength(4);
     expect(byJson(rows.map((r) => ({ ...r, total: dbl(r.total) })))).toEqual(byJson(last));
@@ -273,11 +276,19 @@ describe.each<CrashPoint>(['mid-sink', 'after-sink'])('when a run crashes at %s 
 // ---- the sink on its own -------------------------------------------------------------------------
 
 const ctx: SinkContext = {
-  queryId: 'qid-1', queryName: 'totals', outputMode: 'update',
-  columns: ['window', 'user', 'total'], columnTypes: { window: 'WINDOW', user: 'STRING', total: 'DOUBLE' }, keyColumns: ['window', 'user'],
+  queryId: 'qid-1',
+  queryName: 'totals',
+  outputMode: 'update',
+  columns: ['window', 'user', 'total'],
+  columnTypes: { window: 'WINDOW', user: 'STRING', total: 'DOUBLE' },
+  keyColumns: ['window', 'user'],
 };
 
-function windowRow(user: string | null, total: number | string | null, window: OutputRow['window'] = { start: '2026-10-01T12:00:00.000Z', end: '2026-10-01T12:10:00.000Z' }): OutputRow {
+function windowRow(
+  user: string | null,
+  total: number | string | null,
+  window: OutputRow['window'] = { start: '2026-10-01T12:00:00.000Z', end: '2026-10-01T12:10:00.000Z' },
+): OutputRow {
   return { window, user, total };
 }
 
@@ -292,7 +303,10 @@ describe('when the sink is handed rows directly', () => {
     await sink.addBatch(2, [windowRow('a', 1), windowRow('b', null, null), windowRow(null, 'NaN', { start: '2026-10-01T12:00:00.000Z', end: null })], ctx);
     const files = await download(prefix);
     expect(files).toHaveLength(1);
-    const rows = await duck(`SELECT epoch_ms("window"."start") AS ws, epoch_ms("window"."end") AS we, "window" IS NULL AS wnull, "user", total, batch_id FROM read_parquet({files}) ORDER BY "user" NULLS LAST`, files);
+    const rows = await duck(
+      `SELECT epoch_ms("window"."start") AS ws, epoch_ms("window"."end") AS we, "window" IS NULL AS wnull, "user", total, batch_id FROM read_parquet({files}) ORDER BY "user" NULLS LAST`,
+      files,
+    );
     expect(rows.map((r) => ({ ...r, total: dbl(r.total) }))).toEqual([
       { ws: Date.UTC(2026, 9, 1, 12), we: Date.UTC(2026, 9, 1, 12, 10), wnull: false, user: 'a', total: 1, batch_id: 2 },
       { ws: null, we: null, wnull: true, user: 'b', total: null, batch_id: 2 },
@@ -326,19 +340,28 @@ describe('when the sink is handed rows directly', () => {
     const { sink } = newSink();
     const { columnTypes: _dropped, ...untyped } = ctx;
     await expect(sink.addBatch(0, [windowRow('a', 1)], untyped)).rejects.toThrow(InvalidOptionError);
-    await expect(sink.addBatch(0, [], { ...ctx, columns: [...ctx.columns, 'batch_id'], columnTypes: { ...ctx.columnTypes, batch_id: 'LONG' } })).rejects.toThrow(/appends a column batch_id/);
+    await expect(
+      sink.addBatch(0, [], { ...ctx, columns: [...ctx.columns, 'batch_id'], columnTypes: { ...ctx.columnTypes, batch_id: 'LONG' } }),
+    ).rejects.toThrow(/appends a column batch_id/);
   });
 
   it('refuses a value of another type than its column with the column, the value and the fix', async () => {
     const { sink } = newSink();
-    await expect(sink.addBatch(0, [windowRow('a', 'ten')], ctx)).rejects.toThrow(/column total \(DOUBLE\) holds "ten", which is not a DOUBLE: make the withColumn function return/);
+    await expect(sink.addBatch(0, [windowRow('a', 'ten')], ctx)).rejects.toThrow(
+      /column total \(DOUBLE\) holds "ten", which is not a DOUBLE: make the withColumn function return/,
+    );
   });
 });
 
 describe('when the sink URI names a format', () => {
   it('accepts format=parquet and format=json, and refuses another with the value and the choices', () => {
     expect(parseSinkUri('s3://b-1/out?format=parquet&partitionBy=window.start&granularity=day')).toEqual({
-      kind: 's3-files', bucket: 'b-1', prefix: 'out', format: 'parquet', partitionBy: 'window.start', partitionGranularity: 'day',
+      kind: 's3-files',
+      bucket: 'b-1',
+      prefix: 'out',
+      format: 'parquet',
+      partitionBy: 'window.start',
+      partitionGranularity: 'day',
     });
     expect(parseSinkUri('s3://b-1/out?format=json')).toEqual({ kind: 's3-files', bucket: 'b-1', prefix: 'out', format: 'json' });
     expect(() => parseSinkUri('s3://b-1/out?format=orc')).toThrow(InvalidOptionError);
@@ -359,7 +382,12 @@ describe('when a stateless batch is streamed to the sink (addBatchChunks)', () =
     }
     await sink.addBatchChunks(4, chunks(), { ...ctx, keyColumns: [] });
     expect(seen).toEqual([0, 1]); // the first object (a, b) was written while chunk 0 was at hand
-    expect([...(await objectsUnder(prefix)).keys()]).toEqual(['_sink_log/0000000004', 'part-0000000004-00000.parquet', 'part-0000000004-00001.parquet', 'part-0000000004-00002.parquet']);
+    expect([...(await objectsUnder(prefix)).keys()]).toEqual([
+      '_sink_log/0000000004',
+      'part-0000000004-00000.parquet',
+      'part-0000000004-00001.parquet',
+      'part-0000000004-00002.parquet',
+    ]);
     const files = await download(prefix);
     const read = await duck(`SELECT "user", total, batch_id FROM read_parquet({files}) ORDER BY "user"`, files);
     expect(read).toEqual(rows.map((r) => ({ user: r.user, total: r.total, batch_id: 4 })));

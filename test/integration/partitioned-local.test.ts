@@ -20,7 +20,12 @@ const bucket = uniqueName('part');
 const table = uniqueName('part-state');
 const PROJECT = join(__dirname, '../conformance/cases');
 // an aggregation split over files (maxFilesPerTrigger), a dedup, a chain (one whole-batch task), a stream-stream join
-const CASES = ['sluice-sliding-window-update.json', 'sluice-dedup-within-watermark-update.json', 'sluice-chain-dedup-window-agg-append.json', 'sluice-join-left-outer-window.json'].map((f) => parseCase(readFileSync(join(PROJECT, f), 'utf8'), f));
+const CASES = [
+  'sluice-sliding-window-update.json',
+  'sluice-dedup-within-watermark-update.json',
+  'sluice-chain-dedup-window-agg-append.json',
+  'sluice-join-left-outer-window.json',
+].map((f) => parseCase(readFileSync(join(PROJECT, f), 'utf8'), f));
 
 beforeAll(async () => {
   await prepareConformance(testConnection(), bucket, table);
@@ -33,7 +38,14 @@ describe('when conformance cases run partitioned on 2 worker threads with 4 stat
   });
 
   it.each(CASES.slice(0, 3).map((c) => [c.name, c] as const))('%s matches its expectations on Kinesis streams too (one split a batch)', async (_n, c) => {
-    const result = await runCase(c, { connection: testConnection(), bucket, stateTable: table, statePartitions: 4, workers: 2, sourceFactory: kinesisCaseSource(testConnection()) });
+    const result = await runCase(c, {
+      connection: testConnection(),
+      bucket,
+      stateTable: table,
+      statePartitions: 4,
+      workers: 2,
+      sourceFactory: kinesisCaseSource(testConnection()),
+    });
     expect(compareCase(c, result)).toEqual([]);
   });
 

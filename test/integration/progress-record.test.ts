@@ -18,13 +18,18 @@ const table = uniqueName('progress-state');
 const MIN = 60_000;
 const DELAY = 10 * MIN;
 
-const plan = readStream.format('json').schema('user STRING, event_time TIMESTAMP, amount DOUBLE')
+const plan = readStream
+  .format('json')
+  .schema('user STRING, event_time TIMESTAMP, amount DOUBLE')
   .option('maxFilesPerTrigger', 1)
   .load()
   .withWatermark('event_time', '10 minutes')
   .groupBy(window('event_time', '10 minutes'))
   .agg(sum('amount').as('total'), count().as('events'))
-  .writeStream.outputMode('append').lateRows('dead-letter').queryName('progress-it').plan();
+  .writeStream.outputMode('append')
+  .lateRows('dead-letter')
+  .queryName('progress-it')
+  .plan();
 
 const line = (user: string, hhmm: string, amount: number) => JSON.stringify({ user, event_time: `2026-10-01 ${hhmm}:00`, amount });
 const ts = (hhmm: string) => Date.UTC(2026, 9, 1, Number(hhmm.slice(0, 2)), Number(hhmm.slice(3, 5)));
@@ -104,57 +109,62 @@ describe('when a windowed count runs twice over three files on S3 and DynamoDB',
     expect(stored[0].runId).not.toBe(stored[3].runId);
   });
 
-  it.each(BATCHES.map((b, n) => [n, b] as const))('batch %i: rows, event times, watermark, state, late rows, dead letters and backlog as the input gives them', (n, b) => {
-    const p = stored[n];
-    const t = b.times.map(ts);
-    expect(p.numInputRows).toBe(b.rows);
-    expect(p.eventTime).toEqual({
-      ...(t.length ? { min: iso(Math.min(...t)), max: iso(Math.max(...t)), avg: iso(t.reduce((a, x) => a + x, 0) / t.length) } : {}),
-      watermark: iso(b.wm),
-    });
-    expect(p.stateOperators).toHaveLength(1);
-    const op = p.stateOperators[0];
-    expect(op).toEqual({
-      operatorName: 'stateStoreSave',
-      numRowsTotal: b.total,
-      numRowsUpdated: b.updated,
-      numRowsRemoved: b.removed,
-      numRowsDroppedByWatermark: b.late,
-      commitTimeMs: expect.any(Number),
-      memoryUsedBytes: (committed.get(n) ?? []).reduce((a, c) => a + c.key.id.length + (c.value === null ? 0 : JSON.stringify(c.value).length), 0),
-      numShufflePartitions: 1,
-      numStateStoreInstances: 1,
-      customMetrics: expect.any(Object),
-    });
-    // The operator's commit is timed inside the batch's stateCommit step, each on its own readings of
-    // the real clock: with one operator the two are nearly the same, but which millisecond each
-    // reading falls in is the machine's, so only their nesting is the code's.
-    expect(Number.isInteger(op.commitTimeMs) && op.commitTimeMs >= 0).toBe(true);
-    expect(op.commitTimeMs).toBeLessThanOrEqual(p.durationMs.stateCommit!);
-    // The DynamoDB store's own counters over the batch: a commit writes pages, a batch without changes none.
-    if (b.updated + b.removed > 0) expect(op.customMetrics!.writes).toBeGreaterThan(0);
-    else expect(op.customMetrics!.writes).toBe(0);
+  it.each(BATCHES.map((b, n) => [n, b] as const))(
+    'batch %i: rows, event times, watermark, state, late rows, dead letters and backlog as the input gives them',
+    (n, b) => {
+      const p = stored[n];
+      const t = b.times.map(ts);
+      expect(p.numInputRows).toBe(b.rows);
+      expect(p.eventTime).toEqual({
+        ...(t.length ? { min: iso(Math.min(...t)), max: iso(Math.max(...t)), avg: iso(t.reduce((a, x) => a + x, 0) / t.length) } : {}),
+        watermark: iso(b.wm),
+      });
+      expect(p.stateOperators).toHaveLength(1);
+      const op = p.stateOperators[0];
+      expect(op).toEqual({
+        operatorName: 'stateStoreSave',
+        numRowsTotal: b.total,
+        numRowsUpdated: b.updated,
+        numRowsRemoved: b.removed,
+        numRowsDroppedByWatermark: b.late,
+        commitTimeMs: expect.any(Number),
+        memoryUsedBytes: (committed.get(n) ?? []).reduce((a, c) => a + c.key.id.length + (c.value === null ? 0 : JSON.stringify(c.value).length), 0),
+        numShufflePartitions: 1,
+        numStateStoreInstances: 1,
+        customMetrics: expect.any(Object),
+      });
+      // The operator's commit is timed inside the batch's stateCommit step, each on its own readings of
+      // the real clock: with one operator the two are nearly the same, but which millisecond each
+      // reading falls in is the machine's, so only their nesting is the code's.
+      expect(Number.isInteger(op.commitTimeMs) && op.commitTimeMs >= 0).toBe(true);
+      expect(op.commitTimeMs).toBeLessThanOrEqual(p.durationMs.stateCommit!);
+      // The DynamoDB store's own counters over the batch: a commit writes pages, a batch without changes none.
+      if (b.updated + b.removed > 0) expect(op.customMetrics!.writes).toBeGreaterThan(0);
+      else expect(op.customMetrics!.writes).toBe(0);
 
-    const lastKey = (i: number) => ({ lastKey: key(i) });
-    const end = b.file ?? (b.run === 0 ? 1 : 2);
-    const start = b.file === null ? end : b.file - 1;
-    expect(p.sources).toEqual([{
-      description: `s3://${bucket}/${base}/landing/`,
-      startOffset: start < 0 ? null : lastKey(start),
-      endOffset: lastKey(end),
-      latestOffset: lastKey(b.run === 0 ? 1 : 2),
-      numInputRows: b.rows,
-      inputRowsPerSecond: p.inputRowsPerSecond,
-      processedRowsPerSecond: p.processedRowsPerSecond,
-      metrics: { files: b.waiting.length, bytes: b.waiting.reduce((a, i) => a + bytes(i), 0), inputBytes: b.file === null ? 0 : bytes(b.file) },
-    }]);
-    expect(p.sink).toEqual({ description: `s3://${bucket}/${base}/sink/`, numOutputRows: b.out });
-    expect(p.sluice).toEqual({ replay: false, noData: b.rows === 0, numDeadLetters: b.dead, numLateRowsKept: b.late, consumed: expect.any(Object) });
-    // Metered: offsets/N, and each dead-letter or late-rows object, are PUTs before progress/N.
-    const consumed = p.sluice.consumed as { s3Requests: { put: number }; writeUnits: number };
-    expect(consumed.s3Requests.put).toBeGreaterThanOrEqual(1 + (b.dead ? 1 : 0) + (b.late ? 1 : 0));
-    if (b.updated + b.removed > 0) expect(consumed.writeUnits).toBeGreaterThan(0);
-  });
+      const lastKey = (i: number) => ({ lastKey: key(i) });
+      const end = b.file ?? (b.run === 0 ? 1 : 2);
+      const start = b.file === null ? end : b.file - 1;
+      expect(p.sources).toEqual([
+        {
+          description: `s3://${bucket}/${base}/landing/`,
+          startOffset: start < 0 ? null : lastKey(start),
+          endOffset: lastKey(end),
+          latestOffset: lastKey(b.run === 0 ? 1 : 2),
+          numInputRows: b.rows,
+          inputRowsPerSecond: p.inputRowsPerSecond,
+          processedRowsPerSecond: p.processedRowsPerSecond,
+          metrics: { files: b.waiting.length, bytes: b.waiting.reduce((a, i) => a + bytes(i), 0), inputBytes: b.file === null ? 0 : bytes(b.file) },
+        },
+      ]);
+      expect(p.sink).toEqual({ description: `s3://${bucket}/${base}/sink/`, numOutputRows: b.out });
+      expect(p.sluice).toEqual({ replay: false, noData: b.rows === 0, numDeadLetters: b.dead, numLateRowsKept: b.late, consumed: expect.any(Object) });
+      // Metered: offsets/N, and each dead-letter or late-rows object, are PUTs before progress/N.
+      const consumed = p.sluice.consumed as { s3Requests: { put: number }; writeUnits: number };
+      expect(consumed.s3Requests.put).toBeGreaterThanOrEqual(1 + (b.dead ? 1 : 0) + (b.late ? 1 : 0));
+      if (b.updated + b.removed > 0) expect(consumed.writeUnits).toBeGreaterThan(0);
+    },
+  );
 
   it('times each step, and the rates follow from the rows and the times', () => {
     for (const [n, p] of stored.entries()) {

@@ -83,7 +83,8 @@ function filesForTick(seed: number, tick: number, bursts = false): Array<Array<R
     return { id, user, event_time: new Date(T0 + tick * 60_000 + r.int(60) * 1000).toISOString(), amount: 1 + r.int(9) };
   };
   const files = Array.from({ length: r.int(3) }, (_, f) => Array.from({ length: 1 + r.int(6) }, (_, i) => row(f, i, r.pick(['ann', 'bob', 'cy']))));
-  if (bursts && r.next() < 0.25) files.push(Array.from({ length: 100 + r.int(121) }, (_, i) => row(files.length, i, `u${String(r.int(160)).padStart(3, '0')}`)));
+  if (bursts && r.next() < 0.25)
+    files.push(Array.from({ length: 100 + r.int(121) }, (_, i) => row(files.length, i, `u${String(r.int(160)).padStart(3, '0')}`)));
   return files;
 }
 
@@ -99,7 +100,11 @@ function soakPlan(shape: Shape, name: string, maxFilesPerTrigger?: number): Quer
       : shape === 'complete'
         ? events.groupBy('user').agg(sum('amount').as('total'), count().as('n')) // the result table stays at most 163 rows
         : events.groupBy(window('event_time', '2 minutes'), 'user').agg(sum('amount').as('total'), count().as('n'));
-  return frame.writeStream.outputMode(shape === 'dedup' ? 'append' : shape).trigger({ availableNow: true }).queryName(name).plan();
+  return frame.writeStream
+    .outputMode(shape === 'dedup' ? 'append' : shape)
+    .trigger({ availableNow: true })
+    .queryName(name)
+    .plan();
 }
 
 // ---- part 1: DynamoDB state, lease and sink; checkpoint and files in memory ------------------------
@@ -113,7 +118,15 @@ interface SoakOutcome {
 }
 
 /** `runs` scheduled runs; with `crashRate` > 0 each may crash at a random point and batch. */
-async function dynamoSoak(shape: Shape, seed: number, runs: number, crashRate: number, maxFilesPerTrigger?: number, statePartitions = 1, workers = 0): Promise<SoakOutcome> {
+async function dynamoSoak(
+  shape: Shape,
+  seed: number,
+  runs: number,
+  crashRate: number,
+  maxFilesPerTrigger?: number,
+  statePartitions = 1,
+  workers = 0,
+): Promise<SoakOutcome> {
   const plan = { ...soakPlan(shape, `soak-${shape}`, maxFilesPerTrigger), statePartitions };
   const key = uniqueName(`soak-${shape}-${crashRate > 0 ? 'crash' : 'clean'}`);
   const { dynamodb } = testClients();
@@ -135,9 +148,24 @@ async function dynamoSoak(shape: Shape, seed: number, runs: number, crashRate: n
       crash = { point: r.pick(CRASH_POINTS), batchId: next + (r.next() < 0.7 ? 0 : 1 + r.int(2)) };
     }
     // A fresh Lambda: new adapters (no cache survives a crash), the same tables.
-    const state = new DynamoDbStateStore({ client: dynamodb, tableName: res.stateTable, namespace: key, partitions: statePartitions, clock: time.clock, ...fast });
+    const state = new DynamoDbStateStore({
+      client: dynamodb,
+      tableName: res.stateTable,
+      namespace: key,
+      partitions: statePartitions,
+      clock: time.clock,
+      ...fast,
+    });
     const lease = new DynamoDbLease({ client: dynamodb, tableName: res.stateTable, leaseKey: key, clock: time.clock, ...fast });
-    const sink = new DynamoDbSink({ client: dynamodb, tableName: res.sinkTable, queryKey: key, leaseTable: res.stateTable, leaseKey: key, clock: time.clock, ...fast });
+    const sink = new DynamoDbSink({
+      client: dynamodb,
+      tableName: res.sinkTable,
+      queryKey: key,
+      leaseTable: res.stateTable,
+      leaseKey: key,
+      clock: time.clock,
+      ...fast,
+    });
     const deps = { plan, source, checkpoint, state, sink, lease, clock: time.clock };
     try {
       if (workers > 0) {
@@ -169,31 +197,49 @@ describe('random-crash soak on the DynamoDB state store, lease and sink (DynamoD
     ['dedup', 2, 1],
   ];
   const outcomes = new Map<Shape, SoakOutcome>();
-  it.each(shapes)('%s output (maxFilesPerTrigger %s, statePartitions %s): 80 runs with random crashes leave what 80 runs without failures leave', async (shape, maxFiles, partitions) => {
-    const seed = 20261001 + shapes.findIndex(([s]) => s === shape);
-    const t0 = Date.now();
-    const [crashed, clean] = await Promise.all([dynamoSoak(shape, seed, 80, 0.6, maxFiles, partitions), dynamoSoak(shape, seed, 80, 0, maxFiles, partitions)]);
-    outcomes.set(shape, crashed);
-    const fired = Object.values(crashed.crashes).reduce((a, b) => a + b, 0);
-    // eslint-disable-next-line no-console
-    console.log(`dynamodb soak ${shape}: seed ${seed}, ${crashed.runs} runs (and ${clean.runs} clean), ${fired} crashes ${JSON.stringify(crashed.crashes)}, ${crashed.rows.length} sink rows, largest batch ${crashed.maxBatchRows} rows, ${Date.now() - t0} ms`);
-    expect(fired).toBeGreaterThan(20);
-    expect(clean.maxBatchRows).toBeGreaterThan(SINK_CHUNK_ROWS);
-    expect(clean.rows.length).toBeGreaterThan(SINK_CHUNK_ROWS);
-    expect(crashed.rows).toEqual(clean.rows);
-  }, 300_000);
+  it.each(shapes)(
+    '%s output (maxFilesPerTrigger %s, statePartitions %s): 80 runs with random crashes leave what 80 runs without failures leave',
+    async (shape, maxFiles, partitions) => {
+      const seed = 20261001 + shapes.findIndex(([s]) => s === shape);
+      const t0 = Date.now();
+      const [crashed, clean] = await Promise.all([
+        dynamoSoak(shape, seed, 80, 0.6, maxFiles, partitions),
+        dynamoSoak(shape, seed, 80, 0, maxFiles, partitions),
+      ]);
+      outcomes.set(shape, crashed);
+      const fired = Object.values(crashed.crashes).reduce((a, b) => a + b, 0);
+      // eslint-disable-next-line no-console
+      console.log(
+        `dynamodb soak ${shape}: seed ${seed}, ${crashed.runs} runs (and ${clean.runs} clean), ${fired} crashes ${JSON.stringify(crashed.crashes)}, ${crashed.rows.length} sink rows, largest batch ${crashed.maxBatchRows} rows, ${Date.now() - t0} ms`,
+      );
+      expect(fired).toBeGreaterThan(20);
+      expect(clean.maxBatchRows).toBeGreaterThan(SINK_CHUNK_ROWS);
+      expect(clean.rows.length).toBeGreaterThan(SINK_CHUNK_ROWS);
+      expect(crashed.rows).toEqual(clean.rows);
+    },
+    300_000,
+  );
 
-  it.each([['update', 2], ['dedup', 2]] as Array<[Shape, number]>)('%s output run partitioned (4 state partitions, 3 tasks at a time): 60 runs with random crashes in any task leave what the single executor leaves', async (shape, maxFiles) => {
-    const seed = 20261101 + (shape === 'update' ? 0 : 1);
-    const t0 = Date.now();
-    const [crashed, clean] = await Promise.all([dynamoSoak(shape, seed, 60, 0.6, maxFiles, 4, 3), dynamoSoak(shape, seed, 60, 0, maxFiles, 4)]);
-    const fired = Object.values(crashed.crashes).reduce((a, b) => a + b, 0);
-    // eslint-disable-next-line no-console
-    console.log(`partitioned soak ${shape}: seed ${seed}, ${crashed.runs} runs, ${fired} crashes ${JSON.stringify(crashed.crashes)}, ${crashed.rows.length} sink rows, ${Date.now() - t0} ms`);
-    expect(fired).toBeGreaterThan(15);
-    expect(clean.rows.length).toBeGreaterThan(SINK_CHUNK_ROWS);
-    expect(crashed.rows).toEqual(clean.rows);
-  }, 300_000);
+  it.each([
+    ['update', 2],
+    ['dedup', 2],
+  ] as Array<[Shape, number]>)(
+    '%s output run partitioned (4 state partitions, 3 tasks at a time): 60 runs with random crashes in any task leave what the single executor leaves',
+    async (shape, maxFiles) => {
+      const seed = 20261101 + (shape === 'update' ? 0 : 1);
+      const t0 = Date.now();
+      const [crashed, clean] = await Promise.all([dynamoSoak(shape, seed, 60, 0.6, maxFiles, 4, 3), dynamoSoak(shape, seed, 60, 0, maxFiles, 4)]);
+      const fired = Object.values(crashed.crashes).reduce((a, b) => a + b, 0);
+      // eslint-disable-next-line no-console
+      console.log(
+        `partitioned soak ${shape}: seed ${seed}, ${crashed.runs} runs, ${fired} crashes ${JSON.stringify(crashed.crashes)}, ${crashed.rows.length} sink rows, ${Date.now() - t0} ms`,
+      );
+      expect(fired).toBeGreaterThan(15);
+      expect(clean.rows.length).toBeGreaterThan(SINK_CHUNK_ROWS);
+      expect(crashed.rows).toEqual(clean.rows);
+    },
+    300_000,
+  );
 
   it('crashed at every point, mid-sink (between the chunks of a sink write) included', () => {
     const total = Object.fromEntries(CRASH_POINTS.map((p) => [p, [...outcomes.values()].reduce((a, o) => a + o.crashes[p], 0)]));
@@ -239,7 +285,9 @@ describe('random-crash soak on the full local stack with both guarded sinks, fen
     };
     const [crashed, clean] = await Promise.all([soak(0.6), soak(0)]);
     // eslint-disable-next-line no-console
-    console.log(`stack soak: seed ${seed}, ${runs + 1} runs, ${crashed.crashes} crashes, ${crashed.dynamo.length} table rows, ${crashed.files.length} file rows, ${Date.now() - t0} ms`);
+    console.log(
+      `stack soak: seed ${seed}, ${runs + 1} runs, ${crashed.crashes} crashes, ${crashed.dynamo.length} table rows, ${crashed.files.length} file rows, ${Date.now() - t0} ms`,
+    );
     expect(crashed.crashes).toBeGreaterThan(10);
     expect(clean.dynamo.length).toBeGreaterThan(0);
     expect(crashed.dynamo).toEqual(clean.dynamo);

@@ -134,20 +134,35 @@ describe('when a batch that evicted state crashed before its commit and is repla
 
 describe('when the watermark delay of a deduplication changes between runs (hole 8)', () => {
   const dedup = (delay: string) =>
-    readStream.format('json').schema('user STRING, event_time TIMESTAMP, amount DOUBLE').load()
+    readStream
+      .format('json')
+      .schema('user STRING, event_time TIMESTAMP, amount DOUBLE')
+      .load()
       .withWatermark('event_time', delay)
       .dropDuplicates(['user', 'event_time'])
-      .writeStream.outputMode('append').trigger({ availableNow: true }).queryName('dedup-delay').plan();
+      .writeStream.outputMode('append')
+      .trigger({ availableNow: true })
+      .queryName('dedup-delay')
+      .plan();
 
   it('the next run reads the state with the layout it was written with, and deduplicates across the change', async () => {
     const base = uniqueName('delay');
-    await drop(base, '001.json', [{ user: 'a', event_time: '2026-10-01 12:01:00', amount: 1 }, { user: 'b', event_time: '2026-10-01 12:02:00', amount: 1 }]);
+    await drop(base, '001.json', [
+      { user: 'a', event_time: '2026-10-01 12:01:00', amount: 1 },
+      { user: 'b', event_time: '2026-10-01 12:02:00', amount: 1 },
+    ]);
     const first = await buildExecutor(testConnection(), dedup('10 minutes'), pipeline(base)).executor.run({ collectRows: true });
     expect(first.rowsOut).toBe(2);
-    await drop(base, '002.json', [{ user: 'a', event_time: '2026-10-01 12:01:00', amount: 2 }, { user: 'c', event_time: '2026-10-01 12:05:00', amount: 1 }]);
+    await drop(base, '002.json', [
+      { user: 'a', event_time: '2026-10-01 12:01:00', amount: 2 },
+      { user: 'c', event_time: '2026-10-01 12:05:00', amount: 1 },
+    ]);
     const second = await buildExecutor(testConnection(), dedup('1 hour'), pipeline(base)).executor.run({ collectRows: true });
     expect(second.batches.flatMap((b) => b.rows).map((r) => r.user)).toEqual(['c']);
-    await drop(base, '003.json', [{ user: 'b', event_time: '2026-10-01 12:02:00', amount: 3 }, { user: 'd', event_time: '2026-10-01 14:00:00', amount: 1 }]);
+    await drop(base, '003.json', [
+      { user: 'b', event_time: '2026-10-01 12:02:00', amount: 3 },
+      { user: 'd', event_time: '2026-10-01 14:00:00', amount: 1 },
+    ]);
     const third = await buildExecutor(testConnection(), dedup('30 seconds'), pipeline(base)).executor.run({ collectRows: true });
     expect(third.batches.flatMap((b) => b.rows).map((r) => r.user)).toEqual(['d']);
   });
@@ -156,13 +171,22 @@ describe('when the watermark delay of a deduplication changes between runs (hole
 describe('when a grouping value is longer than a DynamoDB sort key holds (hole 3c)', () => {
   it('aggregates it under its hash and emits it whole', async () => {
     const base = uniqueName('longkey');
-    const plan = readStream.format('json').schema('user STRING, event_time TIMESTAMP, amount DOUBLE').load()
+    const plan = readStream
+      .format('json')
+      .schema('user STRING, event_time TIMESTAMP, amount DOUBLE')
+      .load()
       .withWatermark('event_time', '10 minutes')
       .groupBy(col('user'))
       .agg(sum('amount').as('total'))
-      .writeStream.outputMode('update').trigger({ availableNow: true }).queryName('longkey').plan();
+      .writeStream.outputMode('update')
+      .trigger({ availableNow: true })
+      .queryName('longkey')
+      .plan();
     const user = 'u'.repeat(2048);
-    await drop(base, '001.json', [{ user, event_time: '2026-10-01 12:01:00', amount: 1 }, { user: 'short', event_time: '2026-10-01 12:01:00', amount: 5 }]);
+    await drop(base, '001.json', [
+      { user, event_time: '2026-10-01 12:01:00', amount: 1 },
+      { user: 'short', event_time: '2026-10-01 12:01:00', amount: 5 },
+    ]);
     await buildExecutor(testConnection(), plan, pipeline(base)).executor.run();
     await drop(base, '002.json', [{ user, event_time: '2026-10-01 12:02:00', amount: 2 }]);
     const r = await buildExecutor(testConnection(), plan, pipeline(base)).executor.run({ collectRows: true });

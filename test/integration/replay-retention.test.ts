@@ -29,15 +29,27 @@ beforeAll(async () => {
 });
 
 const windowed = (name: string) =>
-  readStream.format('json').schema('user STRING, event_time TIMESTAMP, amount DOUBLE').load()
+  readStream
+    .format('json')
+    .schema('user STRING, event_time TIMESTAMP, amount DOUBLE')
+    .load()
     .withWatermark('event_time', '10 minutes')
     .groupBy(window('event_time', '10 minutes'), 'user')
     .agg(sum('amount').as('total'), count().as('n'))
-    .writeStream.outputMode('update').trigger({ availableNow: true }).queryName(name).plan();
+    .writeStream.outputMode('update')
+    .trigger({ availableNow: true })
+    .queryName(name)
+    .plan();
 
 const stateless = (name: string) =>
-  readStream.format('json').schema('user STRING, event_time TIMESTAMP, amount DOUBLE').load()
-    .writeStream.outputMode('append').trigger({ availableNow: true }).queryName(name).plan();
+  readStream
+    .format('json')
+    .schema('user STRING, event_time TIMESTAMP, amount DOUBLE')
+    .load()
+    .writeStream.outputMode('append')
+    .trigger({ availableNow: true })
+    .queryName(name)
+    .plan();
 
 /** Batch 0 crashes before its commit at `planned`; `replayAt(ms)` runs the replay `ms` after that. */
 async function crashedBatch(plan: QueryPlan, sinkFor: (ns: string) => Sink) {
@@ -47,7 +59,10 @@ async function crashedBatch(plan: QueryPlan, sinkFor: (ns: string) => Sink) {
   let now = planned;
   const clock = { now: () => now };
   const source = new InMemoryFileSource(plan.source.schema);
-  source.add('001.json', [{ user: 'a', event_time: '2026-10-01 12:01:00', amount: 2 }, { user: 'b', event_time: '2026-10-01 12:02:00', amount: 3 }]);
+  source.add('001.json', [
+    { user: 'a', event_time: '2026-10-01 12:01:00', amount: 2 },
+    { user: 'b', event_time: '2026-10-01 12:02:00', amount: 3 },
+  ]);
   const checkpoint = new InMemoryCheckpoint();
   const state = new DynamoDbStateStore({ client: dynamodb, tableName: table, namespace: ns, clock });
   const sink = sinkFor(ns);
@@ -66,7 +81,7 @@ async function crashedBatch(plan: QueryPlan, sinkFor: (ns: string) => Sink) {
 describe('when the DynamoDB sink keeps its chunk markers for less time than the state keeps versions', () => {
   const sinkFor = (ns: string) => new DynamoDbSink({ client: testClients().dynamodb, tableName: table, queryKey: ns, markerTtlSeconds: 86_400 });
 
-  it('refuses the replay once its markers may be gone (1 day, not the state store\'s 30), naming the sink and the remedy', async () => {
+  it("refuses the replay once its markers may be gone (1 day, not the state store's 30), naming the sink and the remedy", async () => {
     const { replayAt } = await crashedBatch(windowed('retention-sink'), sinkFor);
     const err = await replayAt(DAY).catch((e) => e);
     expect(err).toBeInstanceOf(CheckpointMismatchError);
@@ -80,7 +95,10 @@ describe('when the DynamoDB sink keeps its chunk markers for less time than the 
     const { replayAt, sink } = await crashedBatch(windowed('retention-sink-ok'), sinkFor);
     const r = await replayAt(DAY - 1000);
     expect(r.batches[0]).toMatchObject({ batchId: 0, replay: true, numInputRows: 2 });
-    expect((await (sink as DynamoDbSink).readAll()).map((row) => [row.user, row.total]).sort()).toEqual([['a', 2], ['b', 3]]);
+    expect((await (sink as DynamoDbSink).readAll()).map((row) => [row.user, row.total]).sort()).toEqual([
+      ['a', 2],
+      ['b', 3],
+    ]);
   });
 
   it('applies to a stateless query too, which has no state versions to lose', async () => {
@@ -89,7 +107,7 @@ describe('when the DynamoDB sink keeps its chunk markers for less time than the 
   });
 });
 
-describe('when foreachBatch\'s effect guard keeps its markers for 2 days', () => {
+describe("when foreachBatch's effect guard keeps its markers for 2 days", () => {
   it('a replay at 2 days is refused: past it, a recorded effect would run again', async () => {
     const ran: number[] = [];
     const sinkFor = () =>

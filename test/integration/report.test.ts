@@ -21,12 +21,22 @@ import { cliEnv, runCli } from '../helpers/cli';
 import { testClients, testConnection, uniqueName } from '../helpers/stack';
 
 const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 // The README's picture is refreshed on request (SLUICE_UPDATE_SCREENSHOT=1), so a test run does not
 // rewrite a committed file; every run saves its screenshot under .sluice/ to look at.
-const SCREENSHOT = process.env.SLUICE_UPDATE_SCREENSHOT === '1'
-  ? join(__dirname, '..', '..', 'docs', 'report.png')
-  : join(__dirname, '..', '..', '.sluice', 'test-artifacts', 'report.png');
+const SCREENSHOT =
+  process.env.SLUICE_UPDATE_SCREENSHOT === '1'
+    ? join(__dirname, '..', '..', 'docs', 'report.png')
+    : join(__dirname, '..', '..', '.sluice', 'test-artifacts', 'report.png');
 
 const MIN = 60_000;
 const INTERVAL_MS = 15 * MIN;
@@ -60,22 +70,57 @@ function progressRecord(i: number): Json {
   if (i === THIN) {
     // What sluice wrote before the record took Spark's shape: no rates, two state figures, the dead letters at the top.
     return {
-      id: 'q-1', name: 'windowed-totals', timestamp, batchId: i, batchDuration: f.durationMs, numInputRows: 100, processedRowsPerSecond: f.processedRate,
-      durationMs: { triggerExecution: f.durationMs }, eventTime: { watermark },
+      id: 'q-1',
+      name: 'windowed-totals',
+      timestamp,
+      batchId: i,
+      batchDuration: f.durationMs,
+      numInputRows: 100,
+      processedRowsPerSecond: f.processedRate,
+      durationMs: { triggerExecution: f.durationMs },
+      eventTime: { watermark },
       stateOperators: [{ operatorName: 'aggregate', numRowsTotal: f.stateTotal, numRowsDroppedByWatermark: f.dropped }],
       sources: [{ description: 's3://x/landing', startOffset: null, endOffset: null, numInputRows: 100, inputBytes: 1000 }],
-      sink: { description: 's3://x/out', numOutputRows: 5 }, numDeadLetters: f.deadLetters, replay: false,
+      sink: { description: 's3://x/out', numOutputRows: 5 },
+      numDeadLetters: f.deadLetters,
+      replay: false,
     };
   }
   const p: StreamingProgress = {
-    id: 'q-1', runId: `run-${Math.floor(i / 2)}`, name: 'windowed-totals', timestamp, batchId: i, batchDuration: f.durationMs,
-    numInputRows: Math.round(f.inputRate * 900), inputRowsPerSecond: f.inputRate, processedRowsPerSecond: f.processedRate,
+    id: 'q-1',
+    runId: `run-${Math.floor(i / 2)}`,
+    name: 'windowed-totals',
+    timestamp,
+    batchId: i,
+    batchDuration: f.durationMs,
+    numInputRows: Math.round(f.inputRate * 900),
+    inputRowsPerSecond: f.inputRate,
+    processedRowsPerSecond: f.processedRate,
     durationMs: { triggerExecution: f.durationMs, addBatch: f.durationMs / 2 },
     eventTime: { watermark },
     stateOperators: [
-      { operatorName: 'stateStoreSave', numRowsTotal: f.stateTotal, numRowsUpdated: f.stateUpdated, numRowsRemoved: f.stateRemoved, numRowsDroppedByWatermark: f.dropped, commitTimeMs: 20, memoryUsedBytes: 1000 },
+      {
+        operatorName: 'stateStoreSave',
+        numRowsTotal: f.stateTotal,
+        numRowsUpdated: f.stateUpdated,
+        numRowsRemoved: f.stateRemoved,
+        numRowsDroppedByWatermark: f.dropped,
+        commitTimeMs: 20,
+        memoryUsedBytes: 1000,
+      },
     ],
-    sources: [{ description: 's3://x/landing', startOffset: null, endOffset: null, latestOffset: null, numInputRows: 100, inputRowsPerSecond: f.inputRate, processedRowsPerSecond: f.processedRate, metrics: { files: f.files, bytes: f.mib * MIB } }],
+    sources: [
+      {
+        description: 's3://x/landing',
+        startOffset: null,
+        endOffset: null,
+        latestOffset: null,
+        numInputRows: 100,
+        inputRowsPerSecond: f.inputRate,
+        processedRowsPerSecond: f.processedRate,
+        metrics: { files: f.files, bytes: f.mib * MIB },
+      },
+    ],
     sink: { description: 's3://x/out', numOutputRows: 5 },
     sluice: { replay: false, noData: false, numDeadLetters: f.deadLetters, numLateRowsKept: f.lateKept },
   };
@@ -112,13 +157,30 @@ describe('sluice report', () => {
     const store = new S3CheckpointStore({ client: s3, bucket, prefix: 'ckpt/windowed-totals' });
     for (let i = 0; i < BATCHES; i++) {
       const at = figures(i).at;
-      await store.writeOffsets({ batchId: i, offsets: [{ lastKey: `f${i}` }], startOffsets: [i ? { lastKey: `f${i - 1}` } : null], batchWatermarkMs: at - figures(i).lagMs, batchTimestampMs: at, lateWatermarkMs: 0 });
+      await store.writeOffsets({
+        batchId: i,
+        offsets: [{ lastKey: `f${i}` }],
+        startOffsets: [i ? { lastKey: `f${i - 1}` } : null],
+        batchWatermarkMs: at - figures(i).lagMs,
+        batchTimestampMs: at,
+        lateWatermarkMs: 0,
+      });
       await store.writeProgress(i, progressRecord(i));
-      await store.writeCommit({ batchId: i, queryId: 'q-1', shapeFingerprint: 's', offsets: [{ lastKey: `f${i}` }], batchWatermarkMs: at - figures(i).lagMs, nextBatchWatermarkMs: at - figures(i).lagMs, committedAtMs: at + figures(i).durationMs });
+      await store.writeCommit({
+        batchId: i,
+        queryId: 'q-1',
+        shapeFingerprint: 's',
+        offsets: [{ lastKey: `f${i}` }],
+        batchWatermarkMs: at - figures(i).lagMs,
+        nextBatchWatermarkMs: at - figures(i).lagMs,
+        committedAtMs: at + figures(i).durationMs,
+      });
     }
     const now = Date.now();
     for (let o = 0; o < 3; o++) {
-      const lines = Array.from({ length: 100 }, (_, j) => JSON.stringify({ user: 'u', event_time: new Date(now - 30_000 - 8 * MIN * -Math.log(1 - (100 * o + j + 0.5) / LATE_ROWS)).toISOString(), amount: 1 }));
+      const lines = Array.from({ length: 100 }, (_, j) =>
+        JSON.stringify({ user: 'u', event_time: new Date(now - 30_000 - 8 * MIN * -Math.log(1 - (100 * o + j + 0.5) / LATE_ROWS)).toISOString(), amount: 1 }),
+      );
       await s3.send(new PutObjectCommand({ Bucket: bucket, Key: `landing/${o}.json`, Body: lines.join('\n') }));
     }
   });
@@ -128,10 +190,22 @@ describe('sluice report', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('writes one offline HTML file whose every chart draws the records\' figures', async () => {
+  it("writes one offline HTML file whose every chart draws the records' figures", async () => {
     const out = join(dir, 'report.html');
     const r = await runCli(
-      ['report', '--checkpoint', `s3://${bucket}/ckpt/windowed-totals`, '--source', `s3://${bucket}/landing`, '--lateness-column', 'event_time', '--interval', '15m', '--out', out],
+      [
+        'report',
+        '--checkpoint',
+        `s3://${bucket}/ckpt/windowed-totals`,
+        '--source',
+        `s3://${bucket}/landing`,
+        '--lateness-column',
+        'event_time',
+        '--interval',
+        '15m',
+        '--out',
+        out,
+      ],
       cliEnv(testConnection(), 's3'),
     );
     expect(r.stderr).toBe('');
@@ -141,7 +215,12 @@ describe('sluice report', () => {
     expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=|https?:\/\/(?!github\.com\/leeoniya)[a-z]/i);
 
     const profile = mkdtempSync(join(dir, 'profile-'));
-    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true, viewport: { width: 1280, height: 900 } });
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      args: CHROMIUM_ARGS,
+      headless: true,
+      viewport: { width: 1280, height: 900 },
+    });
     const requests: string[] = [];
     context.on('request', (req) => void requests.push(req.url()));
     await context.route('**/*', (route) => (route.request().url().startsWith('file://') ? route.continue() : route.abort()));
@@ -176,7 +255,8 @@ describe('sluice report', () => {
     const expected = expectedCharts();
     for (const c of charts) {
       // every series painted its own colour: a chart that drew nothing fails here
-      for (const [k, n] of c.painted.entries()) expect({ chart: c.id, series: c.labels[k], painted: n > 30 }).toEqual({ chart: c.id, series: c.labels[k], painted: true });
+      for (const [k, n] of c.painted.entries())
+        expect({ chart: c.id, series: c.labels[k], painted: n > 30 }).toEqual({ chart: c.id, series: c.labels[k], painted: true });
       if (c.id === 'lateness') continue;
       expect(c.data[0]).toEqual(Array.from({ length: BATCHES }, (_, i) => figures(i).at / 1000));
       expect(c.labels).toEqual(Object.keys(expected[c.id]));
@@ -196,7 +276,14 @@ describe('sluice report', () => {
   it("finds the checkpoint where `run` puts it by default: the query module's name under the source bucket", async () => {
     const store = new S3CheckpointStore({ client: s3, bucket, prefix: '_sluice/found-by-default/checkpoint' });
     for (let i = 0; i < 2; i++) {
-      await store.writeOffsets({ batchId: i, offsets: [{ lastKey: `f${i}` }], startOffsets: [null], batchWatermarkMs: 0, batchTimestampMs: figures(i).at, lateWatermarkMs: 0 });
+      await store.writeOffsets({
+        batchId: i,
+        offsets: [{ lastKey: `f${i}` }],
+        startOffsets: [null],
+        batchWatermarkMs: 0,
+        batchTimestampMs: figures(i).at,
+        lateWatermarkMs: 0,
+      });
       await store.writeProgress(i, progressRecord(i));
     }
     const module = join(dir, 'query.js');

@@ -59,25 +59,48 @@ describe('DynamoDB: every command asks for its consumed capacity and the meter a
   it.each([
     ['PutItem of a small item: 1 write unit', () => new PutItemCommand({ TableName: table, Item: item('a') }), 'write', 1],
     ['PutItem of 1.5 KB: 2 write units', () => new PutItemCommand({ TableName: table, Item: item('b', 1500) }), 'write', 2],
-    ['UpdateItem of a small item: 1 write unit', () => new UpdateItemCommand({ TableName: table, Key: key('a'), UpdateExpression: 'SET w = :w', ExpressionAttributeValues: { ':w': { S: 'y' } } }), 'write', 1],
+    [
+      'UpdateItem of a small item: 1 write unit',
+      () => new UpdateItemCommand({ TableName: table, Key: key('a'), UpdateExpression: 'SET w = :w', ExpressionAttributeValues: { ':w': { S: 'y' } } }),
+      'write',
+      1,
+    ],
     ['GetItem, eventually consistent: half a read unit per 4 KB', () => new GetItemCommand({ TableName: table, Key: key('b') }), 'read', 0.5],
     ['GetItem, strongly consistent: 1 read unit per 4 KB', () => new GetItemCommand({ TableName: table, Key: key('b'), ConsistentRead: true }), 'read', 1],
-    ['Query over 1.6 KB: half a read unit', () => new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': { S: 'p' } } }), 'read', 0.5],
+    [
+      'Query over 1.6 KB: half a read unit',
+      () => new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': { S: 'p' } } }),
+      'read',
+      0.5,
+    ],
     ['Scan over 1.6 KB: half a read unit', () => new ScanCommand({ TableName: table }), 'read', 0.5],
     ['BatchGetItem of 2 items: half a unit per item', () => new BatchGetItemCommand({ RequestItems: { [table]: { Keys: [key('a'), key('b')] } } }), 'read', 1],
     [
       'BatchWriteItem of items of 10 B, 1.5 KB, 2.5 KB: 1 + 2 + 3 write units',
-      () => new BatchWriteItemCommand({ RequestItems: { [table]: [{ PutRequest: { Item: item('c') } }, { PutRequest: { Item: item('d', 1500) } }, { PutRequest: { Item: item('e', 2500) } }] } }),
+      () =>
+        new BatchWriteItemCommand({
+          RequestItems: {
+            [table]: [{ PutRequest: { Item: item('c') } }, { PutRequest: { Item: item('d', 1500) } }, { PutRequest: { Item: item('e', 2500) } }],
+          },
+        }),
       'write',
       6,
     ],
     [
       'TransactWriteItems of items of different sizes: 2 units per KB per item (2 + 4)',
-      () => new TransactWriteItemsCommand({ TransactItems: [{ Put: { TableName: table, Item: item('f') } }, { Put: { TableName: table, Item: item('g', 1500) } }] }),
+      () =>
+        new TransactWriteItemsCommand({
+          TransactItems: [{ Put: { TableName: table, Item: item('f') } }, { Put: { TableName: table, Item: item('g', 1500) } }],
+        }),
       'write',
       6,
     ],
-    ['TransactGetItems of 2 items: 2 units per 4 KB per item', () => new TransactGetItemsCommand({ TransactItems: [{ Get: { TableName: table, Key: key('a') } }, { Get: { TableName: table, Key: key('b') } }] }), 'read', 4],
+    [
+      'TransactGetItems of 2 items: 2 units per 4 KB per item',
+      () => new TransactGetItemsCommand({ TransactItems: [{ Get: { TableName: table, Key: key('a') } }, { Get: { TableName: table, Key: key('b') } }] }),
+      'read',
+      4,
+    ],
     ['DeleteItem of a 1.5 KB item: billed by its size, 2 write units', () => new DeleteItemCommand({ TableName: table, Key: key('g') }), 'write', 2],
   ] as const)('%s', async (_name, make, kind, units) => {
     const m = await measured(make());
@@ -89,7 +112,11 @@ describe('DynamoDB: every command asks for its consumed capacity and the meter a
   });
 
   it('a transaction of items of one size: DynamoDB Local reports the units of one item, where DynamoDB bills each (a gap of the emulator)', async () => {
-    const m = await measured(new TransactWriteItemsCommand({ TransactItems: [{ Put: { TableName: table, Item: item('h', 1500) } }, { Put: { TableName: table, Item: item('i', 1500) } }] }));
+    const m = await measured(
+      new TransactWriteItemsCommand({
+        TransactItems: [{ Put: { TableName: table, Item: item('h', 1500) } }, { Put: { TableName: table, Item: item('i', 1500) } }],
+      }),
+    );
     // DynamoDB: 2 x 2 x 2 = 8. If DynamoDB Local starts reporting 8, the README's cost section and this test need updating.
     expect(m.reported).toBe(4);
     expect(m.delta.writeUnits).toBe(4);
@@ -97,7 +124,9 @@ describe('DynamoDB: every command asks for its consumed capacity and the meter a
 
   it('a write refused by its condition is counted as refused; its error carries no units', async () => {
     const before = clients.meter.snapshot();
-    await expect(clients.dynamodb.send(new PutItemCommand({ TableName: table, Item: item('a'), ConditionExpression: 'attribute_not_exists(pk)' }))).rejects.toMatchObject({ name: 'ConditionalCheckFailedException' });
+    await expect(
+      clients.dynamodb.send(new PutItemCommand({ TableName: table, Item: item('a'), ConditionExpression: 'attribute_not_exists(pk)' })),
+    ).rejects.toMatchObject({ name: 'ConditionalCheckFailedException' });
     expect(clients.meter.since(before)).toMatchObject({ writeUnits: 0, dynamodbRequests: 1, dynamodbRefusedWrites: 1 });
   });
 
@@ -151,7 +180,9 @@ function config(name: string): PipelineConfig {
 }
 
 async function drop(name: string, file: (typeof SEED_FILES)[number]) {
-  await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: `landing/${name}/${file.name}`, Body: file.rows.map((r) => JSON.stringify(r)).join('\n') }));
+  await clients.s3.send(
+    new PutObjectCommand({ Bucket: bucket, Key: `landing/${name}/${file.name}`, Body: file.rows.map((r) => JSON.stringify(r)).join('\n') }),
+  );
 }
 
 describe("a run's report and the handler's summary carry what the run consumed", () => {
@@ -161,7 +192,9 @@ describe("a run's report and the handler's summary carry what the run consumed",
     const run = createClients(testConnection());
     try {
       const counts = countRequests(run);
-      const { executor } = buildExecutor(testConnection(), windowedTotals({ outputMode: 'append', source: 'files', name: `meter-${name}` }), config(name), { clients: run });
+      const { executor } = buildExecutor(testConnection(), windowedTotals({ outputMode: 'append', source: 'files', name: `meter-${name}` }), config(name), {
+        clients: run,
+      });
       const report = await executor.run();
       expect(report.rowsIn).toBe(SEED_FILES[0].rows.length);
       const c = report.consumed!;
@@ -202,9 +235,17 @@ describe("a run's report and the handler's summary carry what the run consumed",
     expect(summary.rowsIn).toBe(0);
 
     // The units of one write of the lease item, as DynamoDB Local reports them for a copy of it the test puts itself.
-    const lease = await clients.dynamodb.send(new GetItemCommand({ TableName: table, Key: { pk: { S: `lease#meter-${name}@${bucket}/checkpoints/${name}` }, sk: { S: 'lease' } }, ConsistentRead: true }));
+    const lease = await clients.dynamodb.send(
+      new GetItemCommand({
+        TableName: table,
+        Key: { pk: { S: `lease#meter-${name}@${bucket}/checkpoints/${name}` }, sk: { S: 'lease' } },
+        ConsistentRead: true,
+      }),
+    );
     expect(lease.Item).toBeDefined();
-    const copy = await clients.dynamodb.send(new PutItemCommand({ TableName: table, Item: { ...lease.Item!, sk: { S: `copy-${randomUUID()}` } }, ReturnConsumedCapacity: 'TOTAL' }));
+    const copy = await clients.dynamodb.send(
+      new PutItemCommand({ TableName: table, Item: { ...lease.Item!, sk: { S: `copy-${randomUUID()}` } }, ReturnConsumedCapacity: 'TOTAL' }),
+    );
     const perWrite = copy.ConsumedCapacity!.CapacityUnits!;
     const leaseWrites = total(counts, (k) => /^dynamodb:(Put|Update)Item/.test(k));
     expect(leaseWrites).toBe(2); // acquire and release
@@ -221,6 +262,12 @@ describe("a run's report and the handler's summary carry what the run consumed",
     const line = lines.filter((l) => l.event === 'run-summary').at(-1)!;
     const names = (line._aws as { CloudWatchMetrics: Array<{ Metrics: Array<{ Name: string }> }> }).CloudWatchMetrics[0].Metrics.map((m) => m.Name);
     expect(names).toEqual(expect.arrayContaining(['DynamoDbWriteUnits', 'DynamoDbReadUnits', 'DynamoDbRequests', 'S3PutRequests', 'S3GetRequests']));
-    expect(line).toMatchObject({ DynamoDbWriteUnits: leaseWrites * perWrite, DynamoDbReadUnits: 0, DynamoDbRequests: 2, S3PutRequests: summary.consumed!.s3Requests.put, S3GetRequests: summary.consumed!.s3Requests.get });
+    expect(line).toMatchObject({
+      DynamoDbWriteUnits: leaseWrites * perWrite,
+      DynamoDbReadUnits: 0,
+      DynamoDbRequests: 2,
+      S3PutRequests: summary.consumed!.s3Requests.put,
+      S3GetRequests: summary.consumed!.s3Requests.get,
+    });
   });
 });

@@ -3,13 +3,7 @@
  * (lib/local/s3-conditional-writes.ts in front of s3rver): the conditional-write path is the
  * service's, not a test wrapper's.
  */
-import {
-  ListObjectsV2Command,
-  type ListObjectsV2CommandOutput,
-  PutObjectCommand,
-  type S3Client,
-  S3ServiceException,
-} from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, type ListObjectsV2CommandOutput, PutObjectCommand, type S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { S3CheckpointStore, type S3CheckpointStoreOptions } from '../../lib/aws/s3/checkpoint';
 import { S3Requests } from '../../lib/aws/s3/requests';
 import { CheckpointMismatchError, InvalidOptionError, SluiceError } from '../../lib/engine/errors';
@@ -172,7 +166,14 @@ describe('when batches have run', () => {
     await expect(store.readCommit(1)).resolves.toEqual(commitEntry(1));
     await expect(store.readSourceLog(0, '1')).resolves.toBe('{"files":[]}');
     expect(await keysUnder(prefixOf(store))).toEqual([
-      'commits/0', 'commits/1', 'offsets/0', 'offsets/1', 'progress/0', 'progress/1', 'sources/0/0', 'sources/0/1',
+      'commits/0',
+      'commits/1',
+      'offsets/0',
+      'offsets/1',
+      'progress/0',
+      'progress/1',
+      'sources/0/0',
+      'sources/0/1',
     ]);
   });
 
@@ -189,7 +190,12 @@ describe('when batches have run', () => {
 
 describe.each([
   { mode: 'check-then-write (conditionalWrites: false, as on s3rver)', client: () => s3, conditionalWrites: false, writeCost: { gets: 1, puts: 1 } },
-  { mode: 'If-None-Match enforced by the local S3 (conditionalWrites: true, as on AWS)', client: () => s3, conditionalWrites: true, writeCost: { gets: 0, puts: 1 } },
+  {
+    mode: 'If-None-Match enforced by the local S3 (conditionalWrites: true, as on AWS)',
+    client: () => s3,
+    conditionalWrites: true,
+    writeCost: { gets: 0, puts: 1 },
+  },
 ])('when a batch entry is written again, $mode', ({ client, conditionalWrites, writeCost }) => {
   const store = () => newStore({ client: client(), conditionalWrites });
 
@@ -265,8 +271,16 @@ describe('when old batches are purged', () => {
     await store.purge(3);
     expect(delta(store, before)).toEqual({ lists: 1, gets: 0, puts: 0, deletes: 1 });
     expect(await keysUnder(prefixOf(store))).toEqual([
-      'commits/3', 'commits/4', 'metadata', 'offsets/3', 'offsets/4', 'progress/3', 'progress/4',
-      'sources/0/3', 'sources/0/4', 'sources/0/state',
+      'commits/3',
+      'commits/4',
+      'metadata',
+      'offsets/3',
+      'offsets/4',
+      'progress/3',
+      'progress/4',
+      'sources/0/3',
+      'sources/0/4',
+      'sources/0/state',
     ]);
     await expect(store.head()).resolves.toMatchObject({ latestOffsetBatch: 4, latestCommitBatch: 4 });
   });
@@ -345,7 +359,10 @@ describe('when S3 throttles', () => {
     const store = newStore({ client: throttling(10), baseDelayMs: 1, maxAttempts: 3 });
     const attempt = store.head();
     await expect(attempt).rejects.toThrow(SluiceError);
-    await expect(attempt).rejects.toMatchObject({ retriable: true, message: expect.stringMatching(/ListObjectsV2 .* still failed after 3 tries \(SlowDown, HTTP 503\)/) });
+    await expect(attempt).rejects.toMatchObject({
+      retriable: true,
+      message: expect.stringMatching(/ListObjectsV2 .* still failed after 3 tries \(SlowDown, HTTP 503\)/),
+    });
   });
 });
 

@@ -45,13 +45,16 @@ describe('when a batch is written', () => {
     await sink.addBatch(3, [windowRow('alice', 10), windowRow('bob', 5)], ctx);
     expect(await keysUnder(prefix)).toEqual(['_sink_log/0000000003', 'part-0000000003-00000.jsonl']);
     expect(await sink.readLog(3)).toEqual({
-      version: 1, batchId: 3, queryId: 'qid-1', rows: 2,
+      version: 1,
+      batchId: 3,
+      queryId: 'qid-1',
+      rows: 2,
       objects: [{ key: 'part-0000000003-00000.jsonl', partition: null, rows: 2, bytes: expect.any(Number) }],
     });
     expect(await sink.readBatch(3)).toEqual([windowRow('alice', 10), windowRow('bob', 5)]);
   });
 
-  it('partitions by a column\'s day into Hive-style folders', async () => {
+  it("partitions by a column's day into Hive-style folders", async () => {
     const { prefix, sink } = newSink({ partitionBy: 'window.start', partitionGranularity: 'day' });
     await sink.addBatch(0, [windowRow('alice', 1, 2), windowRow('bob', 2, 1), windowRow('carol', 3, 2, 23)], ctx);
     expect(await keysUnder(prefix)).toEqual([
@@ -69,7 +72,7 @@ describe('when a batch is written', () => {
     expect(await sink.readBatch(1)).toHaveLength(3);
   });
 
-  it('cuts objects at maxBytesPerObject of JSON too, so no object\'s text nears V8\'s longest string; a row wider than that is an object of its own', async () => {
+  it("cuts objects at maxBytesPerObject of JSON too, so no object's text nears V8's longest string; a row wider than that is an object of its own", async () => {
     const wide = (user: string, n: number) => ({ ...windowRow(user, 1), note: 'w'.repeat(n) });
     const rows = [wide('a', 300), wide('b', 300), wide('c', 300), wide('d', 300), wide('e', 2000), wide('f', 300)];
     const batched = newSink({ maxBytesPerObject: 1000 });
@@ -144,14 +147,18 @@ describe('when a stale run writes other rows for a batch', () => {
   it('an object with other bytes fails loudly and is not overwritten', async () => {
     const { sink } = newSink();
     await sink.addBatch(6, [windowRow('alice', 1)], ctx);
-    await expect(sink.addBatch(6, [windowRow('alice', 2)], ctx)).rejects.toThrow(/^object part-0000000006-00000\.jsonl of batch 6, s3:\/\/\S+ already holds other content .*write-once/);
+    await expect(sink.addBatch(6, [windowRow('alice', 2)], ctx)).rejects.toThrow(
+      /^object part-0000000006-00000\.jsonl of batch 6, s3:\/\/\S+ already holds other content .*write-once/,
+    );
     expect(await sink.readBatch(6)).toEqual([windowRow('alice', 1)]);
   });
 
   it('a log entry with other content fails loudly and is not overwritten', async () => {
     const { sink } = newSink();
     await sink.addBatch(7, [windowRow('alice', 1)], ctx);
-    await expect(sink.addBatch(7, [windowRow('alice', 1)], { ...ctx, queryId: 'qid-2' })).rejects.toThrow(/^the sink log entry of batch 7, s3:\/\/\S+\/_sink_log\/0000000007 already holds other content/);
+    await expect(sink.addBatch(7, [windowRow('alice', 1)], { ...ctx, queryId: 'qid-2' })).rejects.toThrow(
+      /^the sink log entry of batch 7, s3:\/\/\S+\/_sink_log\/0000000007 already holds other content/,
+    );
     expect((await sink.readLog(7))!.queryId).toBe('qid-1');
   });
 });
@@ -171,7 +178,14 @@ describe('when a batch is written in several objects', () => {
   it('a crash thrown from onPieceWritten after the first object leaves the batch uncommitted', async () => {
     const { sink } = newSink({ maxRowsPerObject: 1, maxConcurrency: 1 });
     const crash = new Error('crash after piece 0');
-    await expect(sink.addBatch(9, [windowRow('a', 1), windowRow('b', 2)], { ...ctx, onPieceWritten: () => { throw crash; } })).rejects.toBe(crash);
+    await expect(
+      sink.addBatch(9, [windowRow('a', 1), windowRow('b', 2)], {
+        ...ctx,
+        onPieceWritten: () => {
+          throw crash;
+        },
+      }),
+    ).rejects.toBe(crash);
     expect(await sink.readLog(9)).toBeNull();
     await sink.addBatch(9, [windowRow('b', 2), windowRow('a', 1)], ctx);
     expect(sortedUsers(await sink.readBatch(9))).toEqual(['a', 'b']);
@@ -196,10 +210,15 @@ describe('when the options are wrong', () => {
 describe('when a stateless batch is streamed (addBatchChunks)', () => {
   const stateless: SinkContext = { ...ctx, keyColumns: [] };
   /** 4 chunks of 3 rows, users u00..u11, alternating between two days. */
-  const sourceChunks = (): OutputRow[][] => Array.from({ length: 4 }, (_, c) => Array.from({ length: 3 }, (_, i) => windowRow(`u${String(c * 3 + i).padStart(2, '0')}`, c * 3 + i, 1 + ((c * 3 + i) % 2))));
+  const sourceChunks = (): OutputRow[][] =>
+    Array.from({ length: 4 }, (_, c) =>
+      Array.from({ length: 3 }, (_, i) => windowRow(`u${String(c * 3 + i).padStart(2, '0')}`, c * 3 + i, 1 + ((c * 3 + i) % 2))),
+    );
   /** The rows as objects of `n` hold them: in the order they came, n at a time, sorted by JSON text within an object. */
   const asObjects = (rows: OutputRow[], n: number) =>
-    Array.from({ length: Math.ceil(rows.length / n) }, (_, k) => rows.slice(k * n, k * n + n).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1))).flat();
+    Array.from({ length: Math.ceil(rows.length / n) }, (_, k) =>
+      rows.slice(k * n, k * n + n).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1)),
+    ).flat();
   /** The chunks as an iterable, noting the sink's objects under `prefix` as each is yielded. */
   async function* stream(chunks: OutputRow[][], prefix: string, seen: number[] = []): AsyncIterable<OutputRow[]> {
     for (const c of chunks) {
@@ -216,7 +235,12 @@ describe('when a stateless batch is streamed (addBatchChunks)', () => {
     // 12 rows in one partition: objects fill at rows 4, 8 and 12 (during chunks 1, 2 and 3).
     expect(seen).toEqual([0, 0, 1, 2]);
     expect(pieces).toEqual([0, 1, 2]);
-    expect(await keysUnder(prefix)).toEqual(['_sink_log/0000000003', 'part-0000000003-00000.jsonl', 'part-0000000003-00001.jsonl', 'part-0000000003-00002.jsonl']);
+    expect(await keysUnder(prefix)).toEqual([
+      '_sink_log/0000000003',
+      'part-0000000003-00000.jsonl',
+      'part-0000000003-00001.jsonl',
+      'part-0000000003-00002.jsonl',
+    ]);
     expect(await sink.readBatch(3)).toEqual(asObjects(sourceChunks().flat(), 4));
     expect(await sink.readLog(3)).toMatchObject({ rows: 12, objects: [{ rows: 4 }, { rows: 4 }, { rows: 4 }] });
   });
@@ -232,14 +256,26 @@ describe('when a stateless batch is streamed (addBatchChunks)', () => {
       'window_start=2026-10-02/part-0000000001-00001.jsonl',
       'window_start=2026-10-02/part-0000000001-00003.jsonl',
     ]);
-    expect(sortedUsers(await sink.readBatch(1))).toEqual(sourceChunks().flat().map((r) => r.user).sort());
+    expect(sortedUsers(await sink.readBatch(1))).toEqual(
+      sourceChunks()
+        .flat()
+        .map((r) => r.user)
+        .sort(),
+    );
   });
 
   it('a replay after a crash following the first object writes the same objects and commits the batch once', async () => {
     const { prefix, sink } = newSink({ maxRowsPerObject: 4 });
     const crash = new Error('crash after piece 0');
     const seen: number[] = [];
-    await expect(sink.addBatchChunks(7, stream(sourceChunks(), prefix, seen), { ...stateless, onPieceWritten: () => { throw crash; } })).rejects.toBe(crash);
+    await expect(
+      sink.addBatchChunks(7, stream(sourceChunks(), prefix, seen), {
+        ...stateless,
+        onPieceWritten: () => {
+          throw crash;
+        },
+      }),
+    ).rejects.toBe(crash);
     expect(seen).toEqual([0, 0]); // the source had yielded two chunks of four
     expect(await sink.readLog(7)).toBeNull();
     const replay = new S3FileSink({ client: s3, bucket, prefix, maxRowsPerObject: 4 });
@@ -254,9 +290,18 @@ describe('when a stateless batch is streamed (addBatchChunks)', () => {
 
   it('a replay that yields other rows under an object already written fails loudly and leaves it as it was', async () => {
     const { prefix, sink } = newSink({ maxRowsPerObject: 4 });
-    await expect(sink.addBatchChunks(8, stream(sourceChunks(), prefix), { ...stateless, onPieceWritten: () => { throw new Error('crash'); } })).rejects.toThrow('crash');
+    await expect(
+      sink.addBatchChunks(8, stream(sourceChunks(), prefix), {
+        ...stateless,
+        onPieceWritten: () => {
+          throw new Error('crash');
+        },
+      }),
+    ).rejects.toThrow('crash');
     const changed = sourceChunks().map((c) => c.map((r) => ({ ...r, total: -1 })));
-    await expect(new S3FileSink({ client: s3, bucket, prefix, maxRowsPerObject: 4 }).addBatchChunks(8, stream(changed, prefix), stateless)).rejects.toThrow(/part-0000000008-00000\.jsonl/);
-    expect((await keysUnder(prefix))).toEqual(['part-0000000008-00000.jsonl']);
+    await expect(new S3FileSink({ client: s3, bucket, prefix, maxRowsPerObject: 4 }).addBatchChunks(8, stream(changed, prefix), stateless)).rejects.toThrow(
+      /part-0000000008-00000\.jsonl/,
+    );
+    expect(await keysUnder(prefix)).toEqual(['part-0000000008-00000.jsonl']);
   });
 });

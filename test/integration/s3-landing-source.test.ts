@@ -41,7 +41,9 @@ function fixture(): Fixture {
     source: (opts = {}) => new S3LandingSource({ client: s3, bucket, prefix: landing, schema, checkpoint, ...opts }),
     put: async (name, body, opts = {}) => {
       const key = `${landing}/${name}`;
-      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: typeof body === 'string' ? Buffer.from(body) : body, ContentEncoding: opts.contentEncoding }));
+      await s3.send(
+        new PutObjectCommand({ Bucket: bucket, Key: key, Body: typeof body === 'string' ? Buffer.from(body) : body, ContentEncoding: opts.contentEncoding }),
+      );
       return key;
     },
   };
@@ -220,7 +222,13 @@ describe('when a gzipped file decompresses beyond maxDecompressedBytes (a gzip b
     const result = await src.read(0, null, end!);
     expect(users(result.rows)).toEqual(['ok']);
     expect(result.deadLetters).toEqual([
-      { source: { file: bombKey }, raw: '', reason: expect.stringMatching(/^gzip data decompresses to more than maxDecompressedBytes 1048576: if the file is genuine, raise \.option\('maxDecompressedBytes', \.\.\.\)/) },
+      {
+        source: { file: bombKey },
+        raw: '',
+        reason: expect.stringMatching(
+          /^gzip data decompresses to more than maxDecompressedBytes 1048576: if the file is genuine, raise \.option\('maxDecompressedBytes', \.\.\.\)/,
+        ),
+      },
     ]);
   });
 
@@ -231,8 +239,8 @@ describe('when a gzipped file decompresses beyond maxDecompressedBytes (a gzip b
   });
 });
 
-describe('when a batch\'s gzip files decompress to much more than they store (five of ~10 KB, 3 MiB each)', () => {
-  it('at most two files\' decompressed bytes are held at once, whatever the read-ahead; every row is read', async () => {
+describe("when a batch's gzip files decompress to much more than they store (five of ~10 KB, 3 MiB each)", () => {
+  it("at most two files' decompressed bytes are held at once, whatever the read-ahead; every row is read", async () => {
     const f = fixture();
     const MIB = 1024 * 1024;
     const wide = (i: number, j: number) => JSON.stringify({ user: `u${i}-${j}-${'x'.repeat(3000)}`, event_time: '2026-03-01 10:00:00', amount: j });
@@ -263,8 +271,14 @@ describe('when a replay holds more bytes than maxBytesPerTrigger now allows', ()
     expect(users(result.rows)).toEqual(['u0', 'u1', 'u2']);
     expect(events).toEqual([
       {
-        event: 'oversized-replay', batchId: 0, files: 3, bytes: expect.any(Number), maxBytesPerTrigger: 10,
-        message: expect.stringMatching(/^batch 0 is replayed with \d+ stored bytes in 3 files, more than maxBytesPerTrigger 10, because its file list is write-once: .*raise them \(lambdaTimeoutSeconds, lambdaMemoryMiB\)/),
+        event: 'oversized-replay',
+        batchId: 0,
+        files: 3,
+        bytes: expect.any(Number),
+        maxBytesPerTrigger: 10,
+        message: expect.stringMatching(
+          /^batch 0 is replayed with \d+ stored bytes in 3 files, more than maxBytesPerTrigger 10, because its file list is write-once: .*raise them \(lambdaTimeoutSeconds, lambdaMemoryMiB\)/,
+        ),
       },
     ]);
     expect(events[0].bytes).toBeGreaterThan(10);
@@ -443,23 +457,30 @@ describe('when lines are bad', () => {
     expect(result.deadLetters).toEqual([
       { source: { file: key, line: 3 }, raw: '{"user":"broken",', reason: expect.stringMatching(/^malformed JSON/) },
       { source: { file: key, line: 4 }, raw: '{"user":"nofield","amount":1}', reason: expect.stringMatching(/column event_time \(TIMESTAMP\) is missing/) },
-      { source: { file: key, line: 6 }, raw: '{"user":"badts","event_time":"yesterday","amount":1}', reason: expect.stringMatching(/column event_time \(TIMESTAMP\) has string "yesterday"/) },
+      {
+        source: { file: key, line: 6 },
+        raw: '{"user":"badts","event_time":"yesterday","amount":1}',
+        reason: expect.stringMatching(/column event_time \(TIMESTAMP\) has string "yesterday"/),
+      },
     ]);
   });
 });
 
 describe('when a line is not UTF-8', () => {
   /** A valid JSON line whose user string holds a Latin-1 byte (0xE9), as a non-UTF-8 producer writes it. */
-  const latin1 = (user: string, second: number) => Buffer.concat([Buffer.from(`{"user":"${user}`), Buffer.from([0xe9]), Buffer.from(`","event_time":"2026-03-01 10:00:0${second}","amount":1}`)]);
+  const latin1 = (user: string, second: number) =>
+    Buffer.concat([Buffer.from(`{"user":"${user}`), Buffer.from([0xe9]), Buffer.from(`","event_time":"2026-03-01 10:00:0${second}","amount":1}`)]);
   const nl = Buffer.from('\n');
 
   it('each such line is a dead letter with its file and line number, across decoded pieces and in gzipped files; the other lines are rows', async () => {
     const f = fixture();
     const body = Buffer.concat([
       Buffer.from(lines(event('ok1', 1), event('ok2', 2))), // lines 1, 2
-      latin1('caf', 3), nl, // line 3
+      latin1('caf', 3),
+      nl, // line 3
       Buffer.from(lines(event('ok4', 4), event('ok5', 5), event('ok6', 6))), // lines 4 to 6
-      latin1('ren', 7), nl, // line 7
+      latin1('ren', 7),
+      nl, // line 7
       Buffer.from(lines(event('ok8', 8))), // line 8
     ]);
     const key = await f.put('a.json', body);
@@ -540,7 +561,11 @@ describe('when options are wrong', () => {
   });
 
   it('an offset of another source kind is refused with the remedy', async () => {
-    await expect(fixture().source().latestOffset({ shardId: 'x' } as Json)).rejects.toThrow(/is not an S3 landing offset .*new checkpoint prefix/);
+    await expect(
+      fixture()
+        .source()
+        .latestOffset({ shardId: 'x' } as Json),
+    ).rejects.toThrow(/is not an S3 landing offset .*new checkpoint prefix/);
   });
 });
 

@@ -32,7 +32,7 @@ async function keysOf(bucket: string): Promise<string[]> {
   return (page.Contents ?? []).map((o) => o.Key!).sort();
 }
 
-describe('when the S3 source is a whole bucket that also holds the CLI\'s default locations', () => {
+describe("when the S3 source is a whole bucket that also holds the CLI's default locations", () => {
   it('the run is refused before any request, so it never reads its own checkpoint and output as input', async () => {
     const bucket = await freshBucketWithOneFile();
     const plan = windowedTotals({ name: 'own-files' });
@@ -48,7 +48,9 @@ describe('when the S3 source is a whole bucket that also holds the CLI\'s defaul
       return runPipeline(testConnection(), plan, cfg);
     };
     await expect(runs()).rejects.toThrow(InvalidOptionError);
-    await expect(runs()).rejects.toThrow(/the checkpoint s3:\/\/\S+\/_sluice\/own-files\/checkpoint overlaps the source the whole bucket .*give the source a prefix of its own/);
+    await expect(runs()).rejects.toThrow(
+      /the checkpoint s3:\/\/\S+\/_sluice\/own-files\/checkpoint overlaps the source the whole bucket .*give the source a prefix of its own/,
+    );
     expect(await keysOf(bucket)).toEqual(['2026/03/01/00.json']);
   });
 });
@@ -64,9 +66,15 @@ describe('when a written location lies inside a source prefix', () => {
 
   it('the S3 sink, the file sink and an explicit dead-letter prefix are each refused by name', async () => {
     const bucket = await freshBucketWithOneFile();
-    await expect(runPipeline(testConnection(), plan, { ...base(bucket), sink: { kind: 's3', bucket, prefix: 'landing/out' } })).rejects.toThrow(/^the sink s3:\/\/\S+\/landing\/out overlaps/);
-    await expect(runPipeline(testConnection(), plan, { ...base(bucket), sink: { kind: 's3-files', bucket, prefix: 'landing/files' } })).rejects.toThrow(/^the sink s3:\/\/\S+\/landing\/files overlaps/);
-    await expect(runPipeline(testConnection(), plan, { ...base(bucket), deadLetter: { bucket, prefix: 'landing/dead' } })).rejects.toThrow(/^the dead-letter location s3:\/\/\S+\/landing\/dead overlaps/);
+    await expect(runPipeline(testConnection(), plan, { ...base(bucket), sink: { kind: 's3', bucket, prefix: 'landing/out' } })).rejects.toThrow(
+      /^the sink s3:\/\/\S+\/landing\/out overlaps/,
+    );
+    await expect(runPipeline(testConnection(), plan, { ...base(bucket), sink: { kind: 's3-files', bucket, prefix: 'landing/files' } })).rejects.toThrow(
+      /^the sink s3:\/\/\S+\/landing\/files overlaps/,
+    );
+    await expect(runPipeline(testConnection(), plan, { ...base(bucket), deadLetter: { bucket, prefix: 'landing/dead' } })).rejects.toThrow(
+      /^the dead-letter location s3:\/\/\S+\/landing\/dead overlaps/,
+    );
     expect(await keysOf(bucket)).toEqual(['2026/03/01/00.json']);
   });
 
@@ -78,7 +86,13 @@ describe('when a written location lies inside a source prefix', () => {
 
   it('locations in other buckets or sibling prefixes are accepted and the run reads the landing file', async () => {
     const bucket = await freshBucketWithOneFile();
-    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'landing/00.json', Body: `${JSON.stringify({ user: 'a', event_time: '2026-03-01 10:00:00', amount: 1 })}\n` }));
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: bucket,
+        Key: 'landing/00.json',
+        Body: `${JSON.stringify({ user: 'a', event_time: '2026-03-01 10:00:00', amount: 1 })}\n`,
+      }),
+    );
     const report = await runPipeline(testConnection(), plan, { ...base(bucket), sink: { kind: 's3', bucket, prefix: 'landing-out' } });
     expect(report.rowsIn).toBe(1);
     expect(report.deadLetters).toBe(0);
@@ -86,12 +100,17 @@ describe('when a written location lies inside a source prefix', () => {
 });
 
 describe("when the sink lies inside a stream-stream join's second input", () => {
-  it('is refused by name before any request, as for the first input, so the sink\'s own files are never read as clicks', async () => {
+  it("is refused by name before any request, as for the first input, so the sink's own files are never read as clicks", async () => {
     const bucket = await freshBucketWithOneFile();
     const clicks = readStream.format('json').schema('cad STRING, ct TIMESTAMP').load().withWatermark('ct', '10 minutes');
-    const plan = readStream.format('json').schema('ad STRING, it TIMESTAMP').load().withWatermark('it', '10 minutes')
+    const plan = readStream
+      .format('json')
+      .schema('ad STRING, it TIMESTAMP')
+      .load()
+      .withWatermark('it', '10 minutes')
       .join(clicks, { left: 'ad', right: 'cad' }, 'inner', { timeRange: { left: 'it', right: 'ct', lower: '-5 minutes', upper: '0 seconds' } })
-      .writeStream.queryName('joined-into-clicks').plan();
+      .writeStream.queryName('joined-into-clicks')
+      .plan();
     const cfg: PipelineConfig = {
       source: { kind: 's3', bucket, prefix: 'impressions' },
       inputs: [{ kind: 's3', bucket, prefix: 'clicks' }],
@@ -99,7 +118,9 @@ describe("when the sink lies inside a stream-stream join's second input", () => 
       sink: { kind: 's3', bucket, prefix: 'clicks/joined' },
       stateTable,
     };
-    await expect(runPipeline(testConnection(), plan, cfg)).rejects.toThrow(/^the sink s3:\/\/\S+\/clicks\/joined overlaps input \S+ s3:\/\/\S+\/clicks, which would read sluice's own objects/);
+    await expect(runPipeline(testConnection(), plan, cfg)).rejects.toThrow(
+      /^the sink s3:\/\/\S+\/clicks\/joined overlaps input \S+ s3:\/\/\S+\/clicks, which would read sluice's own objects/,
+    );
     expect(await keysOf(bucket)).toEqual(['2026/03/01/00.json']);
   });
 });

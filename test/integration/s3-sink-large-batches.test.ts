@@ -96,7 +96,12 @@ describe('a batch of 540 MiB of JSON lines to the S3 JSON sink', () => {
 
     s3.calls.length = 0;
     await new S3JsonSink({ client: s3.client, bucket: 'b', prefix: 'out' }).addBatch(0, [...rows].reverse(), ctx);
-    expect(s3.calls.filter((c) => c !== 'UploadPartCommand')).toEqual(['CreateMultipartUploadCommand', 'CompleteMultipartUploadCommand', 'AbortMultipartUploadCommand', 'GetObjectCommand']);
+    expect(s3.calls.filter((c) => c !== 'UploadPartCommand')).toEqual([
+      'CreateMultipartUploadCommand',
+      'CompleteMultipartUploadCommand',
+      'AbortMultipartUploadCommand',
+      'GetObjectCommand',
+    ]);
     expect(s3.uploads.size).toBe(0);
     await expect(new S3JsonSink({ client: s3.client, bucket: 'b', prefix: 'out' }).addBatch(0, rows.slice(1), ctx)).rejects.toThrow(
       /already holds other content \(540 lines, \d+ bytes, this write 539 lines/,

@@ -20,7 +20,13 @@ beforeAll(async () => {
 
 // ---- factories -------------------------------------------------------------------------------
 
-const ctx: SinkContext = { queryId: 'query-1', queryName: 'totals', outputMode: 'append', columns: ['window', 'user', 'total'], keyColumns: ['window', 'user'] };
+const ctx: SinkContext = {
+  queryId: 'query-1',
+  queryName: 'totals',
+  outputMode: 'append',
+  columns: ['window', 'user', 'total'],
+  keyColumns: ['window', 'user'],
+};
 
 function totalRow(user: string, total: number, minute = 0): OutputRow {
   const start = `2026-03-01T10:${String(minute).padStart(2, '0')}:00.000Z`;
@@ -59,9 +65,7 @@ describe('when a batch is written', () => {
     const { prefix, sink } = newSink();
     await sink.addBatch(3, [totalRow('alice', 10), totalRow('bob', 5)], ctx);
     expect(await keysUnder(prefix)).toEqual(['batch-0000000003.jsonl']);
-    expect(await objectText(`${prefix}/batch-0000000003.jsonl`)).toBe(
-      `${JSON.stringify(totalRow('alice', 10))}\n${JSON.stringify(totalRow('bob', 5))}\n`,
-    );
+    expect(await objectText(`${prefix}/batch-0000000003.jsonl`)).toBe(`${JSON.stringify(totalRow('alice', 10))}\n${JSON.stringify(totalRow('bob', 5))}\n`);
     await expect(sink.readBatch(3)).resolves.toEqual([totalRow('alice', 10), totalRow('bob', 5)]);
     expect(sink.stats()).toMatchObject({ puts: 1, gets: 1, requests: 2 });
   });
@@ -75,7 +79,11 @@ describe('when a batch is replayed after a crash', () => {
     const first = await objectText(`${prefix}/batch-0000000000.jsonl`);
 
     const replay = new S3JsonSink({ client: s3, bucket, prefix });
-    await replay.addBatch(0, rows.map((r) => ({ ...r })), ctx);
+    await replay.addBatch(
+      0,
+      rows.map((r) => ({ ...r })),
+      ctx,
+    );
 
     expect(await objectText(`${prefix}/batch-0000000000.jsonl`)).toBe(first);
     await expect(replay.listBatches()).resolves.toEqual([0]);
@@ -92,7 +100,7 @@ describe('when a batch is replayed after a crash', () => {
 });
 
 describe('when a stale run writes other rows for a committed batch', () => {
-  it('fails loudly naming the object, and the object keeps the first run\'s rows', async () => {
+  it("fails loudly naming the object, and the object keeps the first run's rows", async () => {
     const { prefix, sink } = newSink();
     await sink.addBatch(2, [totalRow('alice', 10)], ctx);
     const stale = new S3JsonSink({ client: s3, bucket, prefix });
@@ -158,7 +166,9 @@ describe('when dead letters are written', () => {
   it('other records for the same batch fail loudly and the first ones stay', async () => {
     const { sink } = newDeadLetters();
     await sink.write(2, 'malformed', [deadLetter(3)]);
-    await expect(sink.write(2, 'malformed', [deadLetter(4)])).rejects.toThrow(/^the malformed dead letters of batch 2, s3:\/\/\S+\/malformed\/batch-0000000002\.jsonl already holds other content/);
+    await expect(sink.write(2, 'malformed', [deadLetter(4)])).rejects.toThrow(
+      /^the malformed dead letters of batch 2, s3:\/\/\S+\/malformed\/batch-0000000002\.jsonl already holds other content/,
+    );
     await expect(sink.read(2, 'malformed')).resolves.toEqual([deadLetter(3)]);
   });
 });
@@ -186,7 +196,7 @@ describe('when a stateless batch is streamed (addBatchChunks)', () => {
   });
 });
 
-describe('when a batch\'s text passes one part (a multipart upload, never one string of the batch)', () => {
+describe("when a batch's text passes one part (a multipart upload, never one string of the batch)", () => {
   const PART = 5 * 1024 * 1024;
   /** 3,000 rows of about 4 KiB: about 12 MiB, three parts of 5 MiB. */
   const bigRows = Array.from({ length: 3000 }, (_, i) => ({ ...totalRow(`u${i}`, i, i % 50), note: `${i}:${'n'.repeat(4096)}` }));
@@ -211,12 +221,17 @@ describe('when a batch\'s text passes one part (a multipart upload, never one st
     await replay.addBatch(1, [...bigRows].reverse(), ctx);
     expect(replay.stats()).toMatchObject({ puts: 5, deletes: 1, gets: 1 });
     const changed = bigRows.map((r, i) => (i === 2999 ? { ...r, total: -1 } : r));
-    await expect(bigSink(prefix).addBatchChunks(1, chunked(changed, 700), ctx)).rejects.toThrow(/batch-0000000001\.jsonl already holds other content \(3000 lines, \d+ bytes, this write 3000 lines/);
+    await expect(bigSink(prefix).addBatchChunks(1, chunked(changed, 700), ctx)).rejects.toThrow(
+      /batch-0000000001\.jsonl already holds other content \(3000 lines, \d+ bytes, this write 3000 lines/,
+    );
     expect(await bigSink(prefix).readBatch(1)).toEqual(bigRows);
   });
 
   it('the object appearing during the upload (another attempt): the completion answers 412, the upload is aborted, and the same rows pass', async () => {
-    for (const [other, passes] of [[bigRows, true], [bigRows.slice(1), false]] as const) {
+    for (const [other, passes] of [
+      [bigRows, true],
+      [bigRows.slice(1), false],
+    ] as const) {
       const { prefix } = newSink();
       const sink = bigSink(prefix);
       async function* racing(): AsyncIterable<OutputRow[]> {

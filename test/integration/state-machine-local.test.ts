@@ -51,7 +51,13 @@ interface Call {
  * `partitions` partitions; commit says more after every batch. Tasks take a few ms, so the
  * interpreter's map runs them concurrently; `inFlight` records the most at once per action.
  */
-function simulatedRun(opts: { firstBatch: number; dataBatches: number; splits: number; partitions: number; fail?: (e: TaskEvent, attempt: number) => Error | undefined }) {
+function simulatedRun(opts: {
+  firstBatch: number;
+  dataBatches: number;
+  splits: number;
+  partitions: number;
+  fail?: (e: TaskEvent, attempt: number) => Error | undefined;
+}) {
   const calls: Call[] = [];
   const attempts = new Map<string, number>();
   const running = { read: 0, partition: 0 };
@@ -98,17 +104,18 @@ function simulatedRun(opts: { firstBatch: number; dataBatches: number; splits: n
   return { handler, calls, inFlight };
 }
 
-const ofBatch = (calls: readonly Call[], action: TaskEvent['action'], batchId: number) => calls.filter((c) => c.event.action === action && (c.event as { batchId?: number }).batchId === batchId);
+const ofBatch = (calls: readonly Call[], action: TaskEvent['action'], batchId: number) =>
+  calls.filter((c) => c.event.action === action && (c.event as { batchId?: number }).batchId === batchId);
 const planOf = (calls: readonly Call[], batchId: number) => calls.filter((c) => c.event.action === 'plan' && (c.result as PlanResult).batchId === batchId);
 const bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v ?? null), 'utf8');
 
-describe('the example stack\'s state machine, run locally', () => {
+describe("the example stack's state machine, run locally", () => {
   let definition: AslDefinition;
   beforeAll(() => {
     definition = exampleDefinition();
   });
 
-  it('is the deployed definition: Distributed Maps with the example\'s concurrencies, Lambda tasks', () => {
+  it("is the deployed definition: Distributed Maps with the example's concurrencies, Lambda tasks", () => {
     const maps = Object.entries(definition.States).filter(([, s]) => s.Type === 'Map');
     expect(maps.map(([name, s]) => [name, s.ItemProcessor?.ProcessorConfig?.Mode, s.MaxConcurrency]).sort()).toEqual([
       ['Partition', 'DISTRIBUTED', EXAMPLE_PARALLELISM.partitionConcurrency],
@@ -124,13 +131,25 @@ describe('the example stack\'s state machine, run locally', () => {
     let output: unknown;
     beforeAll(async () => {
       sim = simulatedRun({ firstBatch: FIRST, dataBatches: 2, splits: 3, partitions: 4 });
-      ({ events, output } = await runStateMachineLocally(definition, sim.handler, { tick: { id: 'example-tick', time: '2026-12-01T18:00:00Z' } }, { executionName: RUN_ID }));
+      ({ events, output } = await runStateMachineLocally(
+        definition,
+        sim.handler,
+        { tick: { id: 'example-tick', time: '2026-12-01T18:00:00Z' } },
+        { executionName: RUN_ID },
+      ));
     });
 
     it('calls plan 4 times, read 3 + 3 + 0 times, partition 4 times a batch and commit once a batch', () => {
       const count = (action: string) => sim.calls.filter((c) => c.event.action === action).length;
-      expect({ plan: count('plan'), read: count('read'), partition: count('partition'), commit: count('commit') }).toEqual({ plan: 4, read: 6, partition: 12, commit: 3 });
-      const reads = sim.calls.filter((c) => c.event.action === 'read').map((c) => `${(c.event as { batchId: number }).batchId}/${(c.event as { split: number }).split}`);
+      expect({ plan: count('plan'), read: count('read'), partition: count('partition'), commit: count('commit') }).toEqual({
+        plan: 4,
+        read: 6,
+        partition: 12,
+        commit: 3,
+      });
+      const reads = sim.calls
+        .filter((c) => c.event.action === 'read')
+        .map((c) => `${(c.event as { batchId: number }).batchId}/${(c.event as { split: number }).split}`);
       expect(reads.sort()).toEqual(['7/0', '7/1', '7/2', '8/0', '8/1', '8/2']);
       expect(ofBatch(sim.calls, 'commit', 7).length + ofBatch(sim.calls, 'commit', 8).length + ofBatch(sim.calls, 'commit', 9).length).toBe(3);
     });
@@ -157,7 +176,11 @@ describe('the example stack\'s state machine, run locally', () => {
 
     it('runs the no-data batch as a partition-only pass', () => {
       expect(ofBatch(sim.calls, 'read', FIRST + 2)).toEqual([]);
-      expect(ofBatch(sim.calls, 'partition', FIRST + 2).map((c) => (c.event as { partition: number }).partition).sort()).toEqual([0, 1, 2, 3]);
+      expect(
+        ofBatch(sim.calls, 'partition', FIRST + 2)
+          .map((c) => (c.event as { partition: number }).partition)
+          .sort(),
+      ).toEqual([0, 1, 2, 3]);
     });
 
     it('ends when plan says done, with no task after it', () => {
@@ -175,7 +198,7 @@ describe('the example stack\'s state machine, run locally', () => {
       expect(sim.inFlight.partition).toBeLessThanOrEqual(EXAMPLE_PARALLELISM.partitionConcurrency);
     });
 
-    it('keeps every state\'s input and output far below the 256 KiB payload limit', () => {
+    it("keeps every state's input and output far below the 256 KiB payload limit", () => {
       const sized = events.filter((e) => e.state).flatMap((e) => [bytes(e.state!.input), ...(e.state!.output !== undefined ? [bytes(e.state!.output)] : [])]);
       expect(sized.length).toBeGreaterThan(50);
       expect(Math.max(...sized)).toBeLessThanOrEqual(PAYLOAD_LIMIT_BYTES);
@@ -184,7 +207,13 @@ describe('the example stack\'s state machine, run locally', () => {
 
   describe('when a task fails', () => {
     it('retries a transient error and finishes the run, calling the task again', async () => {
-      const sim = simulatedRun({ firstBatch: 0, dataBatches: 1, splits: 2, partitions: 2, fail: (e, attempt) => (e.action === 'read' && e.split === 1 && attempt === 1 ? new Error('socket hang up') : undefined) });
+      const sim = simulatedRun({
+        firstBatch: 0,
+        dataBatches: 1,
+        splits: 2,
+        partitions: 2,
+        fail: (e, attempt) => (e.action === 'read' && e.split === 1 && attempt === 1 ? new Error('socket hang up') : undefined),
+      });
       await runStateMachineLocally(definition, sim.handler, {}, { executionName: RUN_ID });
       const reads = sim.calls.filter((c) => c.event.action === 'read' && (c.event as { split: number }).split === 1);
       expect(reads.map((c) => c.result)).toEqual(['failed: Error', { ok: true }]);
@@ -206,26 +235,50 @@ describe('the example stack\'s state machine, run locally', () => {
     });
   });
 
-  describe('when it drives the engine\'s own tasks (partitionedTasks on the in-memory ports)', () => {
+  describe("when it drives the engine's own tasks (partitionedTasks on the in-memory ports)", () => {
     // Counts per user and 10-second window, append mode, 4 state partitions; 6 files, so the plan
     // splits the batch into reads. Each of u0..u4 has two events in [12:00:00, 12:00:10); the
     // late-comer at 12:00:30 moves the watermark to 30 s, so the no-data batch closes those windows
     // and leaves its own [30 s, 40 s) open.
-    const plan = readStream.format('json').schema('user STRING, t TIMESTAMP').load().withWatermark('t', '0 seconds')
-      .groupBy('user', window('t', '10 seconds')).agg(count().as('n'))
-      .writeStream.option('statePartitions', 4).queryName('sfn-local').plan();
+    const plan = readStream
+      .format('json')
+      .schema('user STRING, t TIMESTAMP')
+      .load()
+      .withWatermark('t', '0 seconds')
+      .groupBy('user', window('t', '10 seconds'))
+      .agg(count().as('n'))
+      .writeStream.option('statePartitions', 4)
+      .queryName('sfn-local')
+      .plan();
     const at = (sec: number) => `2026-10-01 12:00:${String(sec).padStart(2, '0')}`;
 
     it('writes each closed window once: two events per user, and commits the data batch and the no-data batch', async () => {
-      const ports = { plan, source: new InMemoryFileSource(plan.source.schema), checkpoint: new InMemoryCheckpoint(), state: new InMemoryStateStore(), sink: new InMemorySink(), lease: new InMemoryLease(), shuffle: new InMemoryShuffle() };
-      for (let f = 0; f < 5; f++) ports.source.add(`f${f}.json`, [{ user: `u${f}`, t: at(1) }, { user: `u${(f + 1) % 5}`, t: at(2) }]);
+      const ports = {
+        plan,
+        source: new InMemoryFileSource(plan.source.schema),
+        checkpoint: new InMemoryCheckpoint(),
+        state: new InMemoryStateStore(),
+        sink: new InMemorySink(),
+        lease: new InMemoryLease(),
+        shuffle: new InMemoryShuffle(),
+      };
+      for (let f = 0; f < 5; f++)
+        ports.source.add(`f${f}.json`, [
+          { user: `u${f}`, t: at(1) },
+          { user: `u${(f + 1) % 5}`, t: at(2) },
+        ]);
       ports.source.add('f5.json', [{ user: 'late-comer', t: at(30) }]);
       const engine = partitionedTasks(() => new PartitionedRun(ports, { maxSplits: 3 }));
       const seen: TaskEvent[] = [];
-      await runStateMachineLocally(definition, async (e) => {
-        seen.push(e);
-        return engine(e);
-      }, {}, { executionName: RUN_ID });
+      await runStateMachineLocally(
+        definition,
+        async (e) => {
+          seen.push(e);
+          return engine(e);
+        },
+        {},
+        { executionName: RUN_ID },
+      );
       const rows = [...ports.sink.batches.values()].flat();
       expect(rows.map((r) => [r.user, r.n]).sort()).toEqual([0, 1, 2, 3, 4].map((i) => [`u${i}`, 2]));
       expect((await ports.checkpoint.head()).latestCommitBatch).toBe(1);
@@ -235,7 +288,7 @@ describe('the example stack\'s state machine, run locally', () => {
     });
   });
 
-  describe('when it drives the task Lambda\'s handler on the AWS adapters against the embedded stack', () => {
+  describe("when it drives the task Lambda's handler on the AWS adapters against the embedded stack", () => {
     // The example query (a 10-minute window's sum and count of `amount`, 10-minute watermark,
     // append) over the three seed files landed before one run, on 4 state partitions. Worked by
     // hand: batch 0 reads all 7 rows (max event time 12:41, so the watermark becomes 12:31); the
@@ -256,18 +309,31 @@ describe('the example stack\'s state machine, run locally', () => {
         SLUICE_LEASE_SECONDS: '120',
       });
       for (const file of SEED_FILES) {
-        await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: `landing/${name}/${file.name}`, Body: `${file.rows.map((r) => JSON.stringify(r)).join('\n')}\n` }));
+        await clients.s3.send(
+          new PutObjectCommand({ Bucket: bucket, Key: `landing/${name}/${file.name}`, Body: `${file.rows.map((r) => JSON.stringify(r)).join('\n')}\n` }),
+        );
       }
       const plan = windowedTotals({ outputMode: 'append', source: 'files', name: `windowed-totals-${name}` });
       // The task Lambda's own handler, as lambdas/windowed-totals-tasks.ts builds it, on the test's clients.
       const lines: Array<Record<string, unknown>> = [];
-      const engine = createPartitionedTaskLambda(plan, cfg, conn, { statePartitions: EXAMPLE_PARALLELISM.statePartitions, maxSplits: 3, createClients: () => clients, writeLine: (l) => void lines.push(JSON.parse(l)), pipelineName: 'wt' });
+      const engine = createPartitionedTaskLambda(plan, cfg, conn, {
+        statePartitions: EXAMPLE_PARALLELISM.statePartitions,
+        maxSplits: 3,
+        createClients: () => clients,
+        writeLine: (l) => void lines.push(JSON.parse(l)),
+        pipelineName: 'wt',
+      });
       const seen: TaskEvent[] = [];
       try {
-        await runStateMachineLocally(definition, async (e) => {
-          seen.push(e);
-          return engine(e);
-        }, {}, { executionName: RUN_ID });
+        await runStateMachineLocally(
+          definition,
+          async (e) => {
+            seen.push(e);
+            return engine(e);
+          },
+          {},
+          { executionName: RUN_ID },
+        );
 
         const listed = await clients.s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: `output/${name}/` }));
         const rows: Array<Record<string, unknown>> = [];

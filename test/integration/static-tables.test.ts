@@ -33,10 +33,17 @@ beforeAll(async () => {
   clients = createClients(testConnection());
   await Promise.all([ensureBucket(clients.s3, bucket), ensureStateTable(clients.dynamodb, stateTable)]);
   await clients.dynamodb.send(
-    new CreateTableCommand({ TableName: usersTable, KeySchema: [{ AttributeName: 'userId', KeyType: 'HASH' }], AttributeDefinitions: [{ AttributeName: 'userId', AttributeType: 'S' }], BillingMode: 'PAY_PER_REQUEST' }),
+    new CreateTableCommand({
+      TableName: usersTable,
+      KeySchema: [{ AttributeName: 'userId', KeyType: 'HASH' }],
+      AttributeDefinitions: [{ AttributeName: 'userId', AttributeType: 'S' }],
+      BillingMode: 'PAY_PER_REQUEST',
+    }),
   );
   for (let i = 0; i < N_USERS; i += 25) {
-    const items = Array.from({ length: Math.min(25, N_USERS - i) }, (_, j) => ({ PutRequest: { Item: { userId: { S: `u${i + j}` }, tier: { S: tierOf(i + j) }, limit: { N: String((i + j) * 10) } } } }));
+    const items = Array.from({ length: Math.min(25, N_USERS - i) }, (_, j) => ({
+      PutRequest: { Item: { userId: { S: `u${i + j}` }, tier: { S: tierOf(i + j) }, limit: { N: String((i + j) * 10) } } },
+    }));
     await clients.dynamodb.send(new BatchWriteItemCommand({ RequestItems: { [usersTable]: items } }));
   }
 });
@@ -59,7 +66,10 @@ describe('an S3 static table', () => {
   const schema = parseSchema('sku STRING, price DOUBLE, since TIMESTAMP, active BOOLEAN');
 
   it('reads every JSON-lines object under its prefix, typed by the schema', async () => {
-    await put('json/ref/part-1.json', '{"sku":"a","price":1.5,"since":"2026-01-01 00:00:00","active":true}\n\n{"sku":"b","price":2,"since":null,"active":false}\n');
+    await put(
+      'json/ref/part-1.json',
+      '{"sku":"a","price":1.5,"since":"2026-01-01 00:00:00","active":true}\n\n{"sku":"b","price":2,"since":null,"active":false}\n',
+    );
     await put('json/ref/part-2.json', '{"sku":"c","price":null,"since":"2026-02-01T12:00:00Z","active":true}');
     await put('json/other.json', '{"sku":"outside","price":0,"since":null,"active":true}');
     const rows = await new S3StaticTable({ client: clients.s3, uri: `s3://${bucket}/json/ref/`, format: 'json', schema }).load();
@@ -80,14 +90,19 @@ describe('an S3 static table', () => {
   });
 
   it('fails on a malformed line with the object, the line and the rule', async () => {
-    await put('bad/ref.json', '{"sku":"a","price":1,"since":null,"active":true}\n{"sku":"b","price":1,"since":null,"active":true}\n{"sku":"c","price":"cheap","since":null,"active":true}\n');
+    await put(
+      'bad/ref.json',
+      '{"sku":"a","price":1,"since":null,"active":true}\n{"sku":"b","price":1,"since":null,"active":true}\n{"sku":"c","price":"cheap","since":null,"active":true}\n',
+    );
     const load = new S3StaticTable({ client: clients.s3, uri: `s3://${bucket}/bad/ref.json`, format: 'json', schema }).load();
     await expect(load).rejects.toThrow(SluiceError);
     await expect(new S3StaticTable({ client: clients.s3, uri: `s3://${bucket}/bad/ref.json`, format: 'json', schema }).load()).rejects.toThrow(
       new RegExp(`s3://${bucket}/bad/ref.json line 3: column price \\(DOUBLE\\) has string "cheap"`),
     );
     await put('bad/ref.csv', 'sku,price,since,active\na,1,,true\nb,2,,maybe\n');
-    await expect(new S3StaticTable({ client: clients.s3, uri: `s3://${bucket}/bad/ref.csv`, format: 'csv', schema }).load()).rejects.toThrow(/ref.csv line 3: column active \(BOOLEAN\)/);
+    await expect(new S3StaticTable({ client: clients.s3, uri: `s3://${bucket}/bad/ref.csv`, format: 'csv', schema }).load()).rejects.toThrow(
+      /ref.csv line 3: column active \(BOOLEAN\)/,
+    );
   });
 
   it('fails when no object is under the URI, naming it', async () => {
@@ -157,7 +172,15 @@ describe('a DynamoDB static table', () => {
     // 5 keys ─▶ 1 answered, 4 left ─▶ 1 answered, 3 left ─▶ all 3 answered
     expect(state).toMatchObject({ batchGets: 3, keys: 5 + 4 + 3 });
     const stuck = countingClient(Infinity);
-    const failing = new DynamoDbStaticTable({ client: stuck.client, tableName: usersTable, key: ['userId'], schema, maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 });
+    const failing = new DynamoDbStaticTable({
+      client: stuck.client,
+      tableName: usersTable,
+      key: ['userId'],
+      schema,
+      maxAttempts: 3,
+      baseDelayMs: 1,
+      maxDelayMs: 2,
+    });
     await expect(failing.lookup(keys(0, 5))).rejects.toThrow(/left 2 keys unprocessed after 3 attempts: raise the table's read capacity/);
     expect(stuck.state.batchGets).toBe(3);
   });
@@ -187,8 +210,15 @@ describe('a pipeline enriching a stream from a DynamoDB table', () => {
       sink: { kind: 's3', bucket, prefix: `${base}/sink` },
     };
     const files = [
-      [{ orderId: 1, userId: 'u3', amount: 10 }, { orderId: 2, userId: 'u4', amount: 5 }, { orderId: 3, userId: 'nobody', amount: 1 }],
-      [{ orderId: 4, userId: 'u3', amount: 7 }, { orderId: 5, userId: null, amount: 2 }],
+      [
+        { orderId: 1, userId: 'u3', amount: 10 },
+        { orderId: 2, userId: 'u4', amount: 5 },
+        { orderId: 3, userId: 'nobody', amount: 1 },
+      ],
+      [
+        { orderId: 4, userId: 'u3', amount: 7 },
+        { orderId: 5, userId: null, amount: 2 },
+      ],
     ];
     for (const [i, rows] of files.entries()) await put(`${base}/landing/part-${i}.json`, rows.map((r) => JSON.stringify(r)).join('\n'));
     const { client, state } = countingClient();

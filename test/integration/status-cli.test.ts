@@ -27,10 +27,25 @@ async function writeCheckpoint(prefix: string, records: StreamingProgress[], unc
     const startMs = Date.parse(r.timestamp);
     await store.writeOffsets({ batchId: r.batchId, offsets: [null], startOffsets: [null], batchWatermarkMs: 0, lateWatermarkMs: 0, batchTimestampMs: startMs });
     await store.writeProgress(r.batchId, r as never);
-    await store.writeCommit({ batchId: r.batchId, queryId: 'query-1', shapeFingerprint: 'f', offsets: [null], batchWatermarkMs: 0, nextBatchWatermarkMs: 0, committedAtMs: startMs + r.batchDuration });
+    await store.writeCommit({
+      batchId: r.batchId,
+      queryId: 'query-1',
+      shapeFingerprint: 'f',
+      offsets: [null],
+      batchWatermarkMs: 0,
+      nextBatchWatermarkMs: 0,
+      committedAtMs: startMs + r.batchDuration,
+    });
   }
   if (uncommitted) {
-    await store.writeOffsets({ batchId: uncommitted.batchId, offsets: [null], startOffsets: [null], batchWatermarkMs: 0, lateWatermarkMs: 0, batchTimestampMs: uncommitted.startMs });
+    await store.writeOffsets({
+      batchId: uncommitted.batchId,
+      offsets: [null],
+      startOffsets: [null],
+      batchWatermarkMs: 0,
+      lateWatermarkMs: 0,
+      batchTimestampMs: uncommitted.startMs,
+    });
   }
 }
 
@@ -39,7 +54,12 @@ function tableRows(stdout: string): string[][] {
   return stdout
     .split('\n')
     .filter((l) => l.startsWith('│'))
-    .map((l) => l.slice(1, -1).split('│').map((c) => c.trim()));
+    .map((l) =>
+      l
+        .slice(1, -1)
+        .split('│')
+        .map((c) => c.trim()),
+    );
 }
 
 const text = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
@@ -55,9 +75,32 @@ describe('sluice status on a checkpoint in S3', () => {
   const figures: RecordFigures[] = [
     // run a: two batches 40 minutes ago
     { batchId: 0, runId: 'run-a', startMs: at(40), durationMs: 30_000, rowsIn: 1200, rowsOut: 0, watermarkMs: 0, stateRows: 300, backlogFiles: 0 },
-    { batchId: 1, runId: 'run-a', startMs: at(40) + 30_000, durationMs: 1500, rowsIn: 0, rowsOut: 40, watermarkMs: at(52), stateRows: 260, noData: true, backlogFiles: 0 },
+    {
+      batchId: 1,
+      runId: 'run-a',
+      startMs: at(40) + 30_000,
+      durationMs: 1500,
+      rowsIn: 0,
+      rowsOut: 40,
+      watermarkMs: at(52),
+      stateRows: 260,
+      noData: true,
+      backlogFiles: 0,
+    },
     // run b: one batch 25 minutes ago, 2 late rows and 3 dead letters, 4 files left
-    { batchId: 2, runId: 'run-b', startMs: at(25), durationMs: 3 * MINUTE, rowsIn: 900, rowsOut: 12, watermarkMs: at(37), stateRows: 280, late: 2, deadLetters: 3, backlogFiles: 4 },
+    {
+      batchId: 2,
+      runId: 'run-b',
+      startMs: at(25),
+      durationMs: 3 * MINUTE,
+      rowsIn: 900,
+      rowsOut: 12,
+      watermarkMs: at(37),
+      stateRows: 280,
+      late: 2,
+      deadLetters: 3,
+      backlogFiles: 4,
+    },
     // run c: 6 + 7 minutes from 14 minutes ago: 13 of the 15 minutes, and the backlog grew to 9 files
     { batchId: 3, runId: 'run-c', startMs: at(14), durationMs: 6 * MINUTE, rowsIn: 2000, rowsOut: 30, watermarkMs: at(26), stateRows: 320, backlogFiles: 9 },
     { batchId: 4, runId: 'run-c', startMs: at(8), durationMs: 7 * MINUTE, rowsIn: 1500, rowsOut: 25, watermarkMs: at(20), stateRows: 330, backlogFiles: 9 },
@@ -74,7 +117,19 @@ describe('sluice status on a checkpoint in S3', () => {
     // the newest batch ran with the watermark of 20 minutes ago; 32 minutes of batches are too few for a trend
     expect(second).toMatch(new RegExp(`^watermark ${text(at(20))}, 20m( \\d+s)? behind now; state trend: needs 3 batches over 6 hours or more$`));
     const rows = tableRows(r.stdout);
-    expect(rows[0]).toEqual(['batch', 'start (UTC)', 'duration', 'rows in', 'rows out', 'watermark', 'lag', 'state rows', 'late', 'dead letters', 'backlog left']);
+    expect(rows[0]).toEqual([
+      'batch',
+      'start (UTC)',
+      'duration',
+      'rows in',
+      'rows out',
+      'watermark',
+      'lag',
+      'state rows',
+      'late',
+      'dead letters',
+      'backlog left',
+    ]);
     // run headings: run c lasted from 14 minutes ago to 1 minute ago (13m, 87% of 15m), 3,500 rows in, 55 out
     expect(rows[1]).toEqual([`run run-a: batches 0-1 from ${text(at(40))}, 32s of the 15m interval (4%), 1,200 rows in, 40 out`]);
     expect(rows[4]).toEqual([`run run-b: batch 2 from ${text(at(25))}, 3m of the 15m interval (20%), 900 rows in, 12 out`]);
@@ -118,10 +173,17 @@ describe('sluice status on a checkpoint in S3', () => {
 
   it('says failing when the newest batch has offsets but no commit, planned longer ago than the interval', async () => {
     const prefix = `checkpoints/${uniqueName('failing')}`;
-    await writeCheckpoint(prefix, [progressRecord({ batchId: 0, runId: 'run-a', startMs: at(45), durationMs: 2000, rowsIn: 10, stateRows: 5 })], { batchId: 1, startMs: at(40) });
+    await writeCheckpoint(prefix, [progressRecord({ batchId: 0, runId: 'run-a', startMs: at(45), durationMs: 2000, rowsIn: 10, stateRows: 5 })], {
+      batchId: 1,
+      startMs: at(40),
+    });
     const r = await sluice('status', '--checkpoint', `s3://${bucket}/${prefix}`);
     expect(r.code).toBe(0);
-    expect(tableRows(r.stdout).map((row) => row[0])).toEqual(['batch', `run run-a: batch 0 from ${text(at(45))}, 2.0s of the 15m interval (<1%), 10 rows in, 0 out`, '0']);
+    expect(tableRows(r.stdout).map((row) => row[0])).toEqual([
+      'batch',
+      `run run-a: batch 0 from ${text(at(45))}, 2.0s of the 15m interval (<1%), 10 rows in, 0 out`,
+      '0',
+    ]);
     expect(r.stdout).toMatch(/^verdict: failing: batch 1 has offsets but no commit \(planned 40m( \d+s)? ago\)/m);
   });
 
@@ -162,8 +224,21 @@ describe('sluice run, then sluice status, on the windowed-totals example', () =>
     await ensureStateTable(clients.dynamodb, table);
     clients.destroy();
     const put = (f: (typeof SEED_FILES)[number]) =>
-      testClients().s3.send(new PutObjectCommand({ Bucket: bucket, Key: `${base}/landing/${f.name}`, Body: f.rows.map((row) => JSON.stringify(row)).join('\n') }));
-    const args = ['run', join(__dirname, '../../examples/windowed-totals.ts'), '--source', `s3://${bucket}/${base}/landing`, '--checkpoint', `s3://${bucket}/${base}/checkpoint`, '--sink', `s3://${bucket}/${base}/out`, '--state-table', table];
+      testClients().s3.send(
+        new PutObjectCommand({ Bucket: bucket, Key: `${base}/landing/${f.name}`, Body: f.rows.map((row) => JSON.stringify(row)).join('\n') }),
+      );
+    const args = [
+      'run',
+      join(__dirname, '../../examples/windowed-totals.ts'),
+      '--source',
+      `s3://${bucket}/${base}/landing`,
+      '--checkpoint',
+      `s3://${bucket}/${base}/checkpoint`,
+      '--sink',
+      `s3://${bucket}/${base}/out`,
+      '--state-table',
+      table,
+    ];
 
     await put(SEED_FILES[0]);
     const first = await sluice(...args);
@@ -174,7 +249,12 @@ describe('sluice run, then sluice status, on the windowed-totals example', () =>
     expect(first.stdout).toContain(`  rows          ${rowsIn} in, 0 out\n`);
     expect(first.stdout).toContain(`  output        s3://${bucket}/${base}/out\n`);
     expect(first.stdout).not.toContain('\x1b');
-    expect(first.stderr.split('\n').filter(Boolean).map((l) => JSON.parse(l).event)).toContain('batch');
+    expect(
+      first.stderr
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l).event),
+    ).toContain('batch');
 
     await put(SEED_FILES[1]);
     const second = await sluice(...args, '--json');

@@ -39,12 +39,17 @@ describe('the packed package, scaffolded and used (slow)', () => {
     async () => {
       const pack = await sh(NPM, ['pack', '--pack-destination', work, '--json'], ROOT, 6 * MIN);
       expect(pack).toMatchObject({ code: 0 });
-      const packed = JSON.parse(pack.out.slice(pack.out.indexOf('['), pack.out.lastIndexOf(']') + 1)) as Array<{ filename: string; files: Array<{ path: string }> }>;
+      const packed = JSON.parse(pack.out.slice(pack.out.indexOf('['), pack.out.lastIndexOf(']') + 1)) as Array<{
+        filename: string;
+        files: Array<{ path: string }>;
+      }>;
       const files = packed[0].files.map((f) => f.path);
       // Only what a user needs: the compiled code and types, the templates, the README.
       expect(files.filter((f) => !/^(dist\/|templates\/init\/|README\.md$|package\.json$|LICENSE)/.test(f))).toEqual([]);
       expect(files.filter((f) => /\.ts$/.test(f) && !/\.d\.ts$/.test(f) && !f.startsWith('templates/'))).toEqual([]);
-      expect(files).toEqual(expect.arrayContaining(['dist/bin/cli.js', 'dist/lib/api/query.d.ts', 'dist/lib/api/lambda.js', 'dist/lib/api/cdk.js', 'dist/lib/api/local.js']));
+      expect(files).toEqual(
+        expect.arrayContaining(['dist/bin/cli.js', 'dist/lib/api/query.d.ts', 'dist/lib/api/lambda.js', 'dist/lib/api/cdk.js', 'dist/lib/api/local.js']),
+      );
       const tarball = join(work, packed[0].filename);
 
       // Unpack it and run its own CLI, as `npx sluice init` does once installed.
@@ -66,7 +71,9 @@ describe('the packed package, scaffolded and used (slow)', () => {
       expect(test.code).toBe(0);
       expect(test.out).not.toContain('NodeVersionSupportWarning');
       expect(synth.code).toBe(0);
-      const template = JSON.parse(readFileSync(join(project, 'cdk.out', 'MyPipeline.template.json'), 'utf8')) as { Resources: Record<string, { Type: string }> };
+      const template = JSON.parse(readFileSync(join(project, 'cdk.out', 'MyPipeline.template.json'), 'utf8')) as {
+        Resources: Record<string, { Type: string }>;
+      };
       const types = Object.values(template.Resources).map((r) => r.Type);
       expect(types).toEqual(expect.arrayContaining(['AWS::Lambda::Function', 'AWS::Events::Rule', 'AWS::DynamoDB::Table']));
       // The Lambda bundle holds no CDK.

@@ -28,11 +28,19 @@ export type Checks = [
   Expect<Equal<TotalsRow['last_key'], string | null>>,
 ];
 
-const sessions = events().withWatermark('event_time', '5 minutes').groupBy(sessionWindow('event_time', '5 minutes')).agg(avg('amount').as('mean')).writeStream.outputMode('append').plan();
+const sessions = events()
+  .withWatermark('event_time', '5 minutes')
+  .groupBy(sessionWindow('event_time', '5 minutes'))
+  .agg(avg('amount').as('mean'))
+  .writeStream.outputMode('append')
+  .plan();
 export type SessionChecks = [Expect<Equal<keyof RowOf<typeof sessions>, 'session_window' | 'mean'>>];
 
 // Stateless stages keep and change the columns too.
-const picked = events().withColumn('big', 'BOOLEAN', (r) => (r.amount ?? 0) > 100).select('key', 'big').writeStream.plan();
+const picked = events()
+  .withColumn('big', 'BOOLEAN', (r) => (r.amount ?? 0) > 100)
+  .select('key', 'big')
+  .writeStream.plan();
 export type PickedChecks = [Expect<Equal<RowOf<typeof picked>, { key: string | null; big: boolean | null }>>];
 
 // A filter sees TIMESTAMP as epoch milliseconds.

@@ -42,7 +42,7 @@ function expectGood(schema: Schema, good: string, line: string, column: string, 
   }
 }
 
-describe('a TIMESTAMP outside Spark\'s range (years 1 to 9999)', () => {
+describe("a TIMESTAMP outside Spark's range (years 1 to 9999)", () => {
   const schema = parseSchema('k STRING, t TIMESTAMP');
   const good = '{"k":"a","t":"2026-10-01 12:00:00"}';
 
@@ -123,6 +123,8 @@ describe('columns named like Object.prototype members', () => {
   });
 
   it('a column named __proto__ is refused when the schema is declared, with the fix', () => {
-    expect(() => parseSchema('__proto__ STRING, k STRING')).toThrow(/column named __proto__, which JavaScript objects cannot hold as data: rename the field at the producer/);
+    expect(() => parseSchema('__proto__ STRING, k STRING')).toThrow(
+      /column named __proto__, which JavaScript objects cannot hold as data: rename the field at the producer/,
+    );
   });
 });

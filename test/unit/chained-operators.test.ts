@@ -24,7 +24,10 @@ const dedupThenTotals = (partitions = 1) =>
     .dropDuplicates(['id'])
     .groupBy(window('t', '10 seconds'))
     .agg(count().as('events'), sum('amount').as('total'))
-    .writeStream.option('statePartitions', partitions).outputMode('append').queryName('chain').plan();
+    .writeStream.option('statePartitions', partitions)
+    .outputMode('append')
+    .queryName('chain')
+    .plan();
 
 describe('when a query chains stateful operators', () => {
   it('plans each operator with the stages after it, the first one also as plan.stateful', () => {
@@ -45,7 +48,9 @@ describe('when a query chains stateful operators', () => {
     const twoAggs = () => events().groupBy(window('t', '5 seconds')).count().groupBy(window('window', '10 seconds')).agg(sum('count').as('n'));
     for (const mode of ['update', 'complete']) {
       expect(() => twoAggs().writeStream.outputMode(mode).plan()).toThrow(InvalidQueryError);
-      expect(() => twoAggs().writeStream.outputMode(mode).plan()).toThrow(/^Detected pattern of possible 'correctness' issue due to global watermark: in (update|complete) output mode, an aggregation downstream/);
+      expect(() => twoAggs().writeStream.outputMode(mode).plan()).toThrow(
+        /^Detected pattern of possible 'correctness' issue due to global watermark: in (update|complete) output mode, an aggregation downstream/,
+      );
     }
     const withinWatermark = () => events().groupBy(window('t', '5 seconds')).count().dropDuplicatesWithinWatermark(['count']);
     expect(() => withinWatermark().writeStream.outputMode('update').plan()).toThrow(/'correctness' issue.*dropDuplicatesWithinWatermark downstream/);
@@ -59,7 +64,9 @@ describe('when a query chains stateful operators', () => {
   it('refuses, in append mode, an aggregation after another whose keys carry no watermark', () => {
     // the second groups by `events` (an aggregate: no watermark), so its groups never close
     const q = () => events().groupBy(window('t', '5 seconds')).agg(count().as('events')).groupBy('events').count();
-    expect(() => q().writeStream.outputMode('append').plan()).toThrow(/^Append output mode not supported when there are streaming aggregations on streaming DataFrames\/DataSets without watermark/);
+    expect(() => q().writeStream.outputMode('append').plan()).toThrow(
+      /^Append output mode not supported when there are streaming aggregations on streaming DataFrames\/DataSets without watermark/,
+    );
   });
 
   it("refuses dropDuplicatesWithinWatermark without a watermark with Spark's text", () => {
@@ -70,10 +77,21 @@ describe('when a query chains stateful operators', () => {
   it("keeps a one-operator query's checkpoint shape, and gives a chain a shape of its own", () => {
     const one = events().groupBy(window('t', '5 seconds')).count().writeStream.plan();
     // the shape written by checkpoints before chains existed, spelled out
-    const before = { kind: 'aggregate', keys: [{ window: 't', durationMs: 5000, slideMs: 5000, startMs: 0 }], aggs: [{ fn: 'count', column: null, as: 'count' }], watermarks: ['t'], outputMode: 'append' };
+    const before = {
+      kind: 'aggregate',
+      keys: [{ window: 't', durationMs: 5000, slideMs: 5000, startMs: 0 }],
+      aggs: [{ fn: 'count', column: null, as: 'count' }],
+      watermarks: ['t'],
+      outputMode: 'append',
+    };
     expect(shapeFingerprint(statefulShape(one))).toBe(shapeFingerprint(before));
     const chain = events().groupBy(window('t', '5 seconds')).count().groupBy(window('window', '10 seconds')).count().writeStream.plan();
-    expect(statefulShape(chain)).toEqual({ kind: 'chain', operators: [before, { ...before, keys: [{ window: 'window', durationMs: 10_000, slideMs: 10_000, startMs: 0 }] }], watermarks: ['t'], outputMode: 'append' });
+    expect(statefulShape(chain)).toEqual({
+      kind: 'chain',
+      operators: [before, { ...before, keys: [{ window: 'window', durationMs: 10_000, slideMs: 10_000, startMs: 0 }] }],
+      watermarks: ['t'],
+      outputMode: 'append',
+    });
   });
 
   it('refuses to run a chain on the checkpoint of its first operator alone', async () => {
@@ -91,8 +109,17 @@ describe('when dropDuplicates feeds a window aggregation', () => {
   // [0,10) events 2 total 12 and [10,20) events 1 total 11. Watermark 12 s: the no-data batch
   // emits [0,10). Step 2: d@4 is late at the dedup (4 s <= 12 s); b@15 is a duplicate; e@25 (3)
   // opens [20,30). Watermark 25 s: the no-data batch emits [10,20).
-  const step1 = [{ id: 'a', t: sec(1), amount: 5 }, { id: 'b', t: sec(2), amount: 7 }, { id: 'a', t: sec(3), amount: 100 }, { id: 'c', t: sec(12), amount: 11 }];
-  const step2 = [{ id: 'd', t: sec(4), amount: 1 }, { id: 'b', t: sec(15), amount: 100 }, { id: 'e', t: sec(25), amount: 3 }];
+  const step1 = [
+    { id: 'a', t: sec(1), amount: 5 },
+    { id: 'b', t: sec(2), amount: 7 },
+    { id: 'a', t: sec(3), amount: 100 },
+    { id: 'c', t: sec(12), amount: 11 },
+  ];
+  const step2 = [
+    { id: 'd', t: sec(4), amount: 1 },
+    { id: 'b', t: sec(15), amount: 100 },
+    { id: 'e', t: sec(25), amount: 3 },
+  ];
 
   it('emits each window once, counts state rows per operator and late rows where they were dropped', async () => {
     const t = createTestRunner(dedupThenTotals());
@@ -122,7 +149,10 @@ describe('when dropDuplicates feeds a window aggregation', () => {
     // batch 2: the dedup writes e; the aggregation writes [20,30)
     expect(data.stateOperators.map((o) => o.numRowsUpdated)).toEqual([1, 1]);
     const noData = r.progress[1] as StreamingProgress;
-    expect(noData.stateOperators.map((o) => [o.numRowsTotal, o.numRowsRemoved])).toEqual([[4, 0], [1, 1]]);
+    expect(noData.stateOperators.map((o) => [o.numRowsTotal, o.numRowsRemoved])).toEqual([
+      [4, 0],
+      [1, 1],
+    ]);
     const commit = await t.checkpoint.readCommit(r.batches[1].batchId);
     expect(commit).toMatchObject({ stateRows: 5, stateRowsByOperator: [4, 1] });
     expect((await t.state.all({ operatorId: 'op0', fixedEviction: false, evictionGranularityMs: 1000 }, r.batches[1].batchId)).length).toBe(4);
@@ -137,7 +167,15 @@ describe('when dropDuplicates feeds a window aggregation', () => {
     expect(t.lateRows.all('late')).toEqual([expect.objectContaining({ row: { id: 'd', t: iso(4), amount: 1 }, operatorId: 'op0', watermark: iso(12) })]);
   });
 
-  it.each(CRASH_POINTS.flatMap((p) => [[p, 1], [p, 4]] as const))('gives the no-crash result after a crash at %s (state partitions %d)', async (point, partitions) => {
+  it.each(
+    CRASH_POINTS.flatMap(
+      (p) =>
+        [
+          [p, 1],
+          [p, 4],
+        ] as const,
+    ),
+  )('gives the no-crash result after a crash at %s (state partitions %d)', async (point, partitions) => {
     const clean = createTestRunner(dedupThenTotals(partitions));
     const crashed = createTestRunner(dedupThenTotals(partitions));
     let fired = 0;
@@ -159,7 +197,10 @@ describe('when dropDuplicates feeds a window aggregation', () => {
 
 describe("when a select takes a window's parts (FORMAT-2's select items)", () => {
   it('emits a window, its start, end and window_time, and renames, as the items say', async () => {
-    const plan = readStream.format('json').schema(SCHEMA).load()
+    const plan = readStream
+      .format('json')
+      .schema(SCHEMA)
+      .load()
       .select(windowOf(window('t', '10 seconds'), 'w'), renamed('id', 'key'))
       .select('w', 'key', windowStart('w', 'from'), windowEnd('w', 'to'), windowTime('w', 'wt'))
       .writeStream.plan();
@@ -171,7 +212,9 @@ describe("when a select takes a window's parts (FORMAT-2's select items)", () =>
   });
 
   it('refuses a window part of a column that is not a window', () => {
-    expect(() => readStream.format('json').schema(SCHEMA).load().select(windowEnd('t', 'end')).writeStream.plan()).toThrow(/windowEnd\(t\) needs a window column/);
+    expect(() => readStream.format('json').schema(SCHEMA).load().select(windowEnd('t', 'end')).writeStream.plan()).toThrow(
+      /windowEnd\(t\) needs a window column/,
+    );
   });
 });
 
@@ -181,14 +224,23 @@ describe('when a session window is taken over an earlier aggregation’s window'
     // their window_times 4.999 s and 9.999 s: 9.999 > 4.999 + 3, so two sessions, [4.999, 7.999)
     // of 1 and [9.999, 12.999) of 2.
     const plan = events()
-      .groupBy(window('t', '5 seconds')).count()
-      .groupBy(sessionWindow('window', '3 seconds')).agg(sum('count').as('events'))
+      .groupBy(window('t', '5 seconds'))
+      .count()
+      .groupBy(sessionWindow('window', '3 seconds'))
+      .agg(sum('count').as('events'))
       .writeStream.plan();
     const t = createTestRunner(plan);
-    t.drop([{ id: 'a', t: sec(1), amount: 1 }, { id: 'b', t: sec(6), amount: 1 }, { id: 'c', t: sec(7), amount: 1 }, { id: 'd', t: sec(40), amount: 1 }]);
+    t.drop([
+      { id: 'a', t: sec(1), amount: 1 },
+      { id: 'b', t: sec(6), amount: 1 },
+      { id: 'c', t: sec(7), amount: 1 },
+      { id: 'd', t: sec(40), amount: 1 },
+    ]);
     const r = await t.run();
     // watermark 40 s: both sessions (ending 7.999 s and 12.999 s) close; [40,45) stays in op0
-    const rows = r.batches.flatMap((b) => b.rows).sort((x, y) => ((x.session_window as { start: string }).start < (y.session_window as { start: string }).start ? -1 : 1));
+    const rows = r.batches
+      .flatMap((b) => b.rows)
+      .sort((x, y) => ((x.session_window as { start: string }).start < (y.session_window as { start: string }).start ? -1 : 1));
     expect(rows.map((row) => row.events)).toEqual([1, 2]);
     expect(rows.map((row) => (row.session_window as { start: string }).start)).toEqual(['2026-10-01T12:00:04.999Z', '2026-10-01T12:00:09.999Z']);
   });

@@ -30,8 +30,14 @@ describe('sluice report and sluice lateness on the command line', () => {
     [['lateness', '--column', 'event_time'], 'sluice lateness needs --source s3://bucket/prefix or kinesis://stream'],
     [['lateness', '--source', 's3://my-bucket/landing'], 'sluice lateness needs --column <event-time field>'],
     [['lateness', '--source', 's3://my-bucket/landing', '--column', 'event_time', '--delay', '10 parsecs'], '--delay "10 parsecs" is not a duration'],
-    [['lateness', '--source', 's3://my-bucket/landing', '--column', 'event_time', '--sample', '0'], 'The sample must be a positive number of rows: write e.g. --sample 100000.'],
-    [['status', '--checkpoint', 's3://my-bucket/ckpt', '--behind-at', '1.5'], '--behind-at 1.5 must be a number above 0 and at most 1: write e.g. --behind-at 0.5.'],
+    [
+      ['lateness', '--source', 's3://my-bucket/landing', '--column', 'event_time', '--sample', '0'],
+      'The sample must be a positive number of rows: write e.g. --sample 100000.',
+    ],
+    [
+      ['status', '--checkpoint', 's3://my-bucket/ckpt', '--behind-at', '1.5'],
+      '--behind-at 1.5 must be a number above 0 and at most 1: write e.g. --behind-at 0.5.',
+    ],
     [['status', '--checkpoint', 's3://my-bucket/ckpt', '--idle-runs', '0'], 'The number must be a positive integer: write e.g. --idle-runs 4.'],
     [['status', '--checkpoint', 's3://my-bucket/ckpt', '--state-growth', '-5'], '--state-growth -5 must be a number above 0: write e.g. --state-growth 5.'],
   ])('%j is a usage error that says what to write', async (args, message) => {

@@ -119,7 +119,10 @@ describe('sluice CLI', () => {
   });
 
   it.each([
-    [['status', '--checkpoint', 's3://b/p', '--interval', 'often'], '--interval "often" is not a duration: write a number and a unit (ms, s, m, h, d), e.g. 15m or 1h30m'],
+    [
+      ['status', '--checkpoint', 's3://b/p', '--interval', 'often'],
+      '--interval "often" is not a duration: write a number and a unit (ms, s, m, h, d), e.g. 15m or 1h30m',
+    ],
     [['status', '--checkpoint', 's3://b/p', '--runs', '0'], "argument '0' is invalid. The number must be a positive integer: write e.g. --runs 10."],
     [['status'], 'sluice status needs the query module (as for sluice run) or --checkpoint s3://bucket/prefix'],
   ])('status %j is exit 2 saying what to write, before anything starts', async (args, message) => {
@@ -148,7 +151,18 @@ describe('sluice CLI', () => {
     const r = await sluice('init', target, '--source', 'kinesis', '--sink', 'dynamodb', '--sluice', '0.1.0');
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    for (const f of ['package.json', 'src/query.ts', 'src/handler.ts', 'bin/app.ts', 'cdk.json', 'sample/001.json', 'test/query.test.ts', 'README.md', '.gitignore', 'tsconfig.json']) {
+    for (const f of [
+      'package.json',
+      'src/query.ts',
+      'src/handler.ts',
+      'bin/app.ts',
+      'cdk.json',
+      'sample/001.json',
+      'test/query.test.ts',
+      'README.md',
+      '.gitignore',
+      'tsconfig.json',
+    ]) {
       expect(existsSync(join(target, f))).toBe(true);
     }
     const pkg = JSON.parse(readFileSync(join(target, 'package.json'), 'utf8'));

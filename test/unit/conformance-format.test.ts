@@ -11,7 +11,13 @@ import { runCaseInMemory } from '../helpers/memory-case';
 
 const base = {
   name: 'format-check',
-  query: { schema: 'k STRING, t TIMESTAMP', watermark: { column: 't', delay: '10 seconds' }, groupBy: ['k'], aggregations: [{ fn: 'count', as: 'n' }], outputMode: 'update' },
+  query: {
+    schema: 'k STRING, t TIMESTAMP',
+    watermark: { column: 't', delay: '10 seconds' },
+    groupBy: ['k'],
+    aggregations: [{ fn: 'count', as: 'n' }],
+    outputMode: 'update',
+  },
   steps: [{ add: [{ k: 'a', t: '2026-10-01 12:00:00' }], expect: { rows: [{ k: 'a', n: 1 }] } }],
 };
 const parse = (c: unknown) => parseCase(JSON.stringify(c), 'case.json');
@@ -23,8 +29,16 @@ describe('when a case has a key the format does not define', () => {
     ['a step', { ...base, steps: [{ ...base.steps[0], note: 'x' }] }, '"note" in step 1'],
     ['an expectation', { ...base, steps: [{ add: [], expect: { rows: [], stateRow: 1 } }] }, '"stateRow" in step 1.expect'],
     ['a stage', { ...base, query: { schema: 'k STRING', pipeline: [{ filter: 'k > 1' }], outputMode: 'append' } }, '"filter" in "query.pipeline"[0]'],
-    ['a join', { ...base, query: { schema: 'k STRING', pipeline: [{ join: { with: 't', type: 'inner', on: ['k'], using: 'x' } }], outputMode: 'append' } }, '"using" in "query.pipeline"[0].join'],
-    ['a window', { ...base, query: { ...base.query, groupBy: [{ window: { column: 't', duration: '1 minute', size: 2 } }] } }, '"size" in "query.groupBy"[0].window'],
+    [
+      'a join',
+      { ...base, query: { schema: 'k STRING', pipeline: [{ join: { with: 't', type: 'inner', on: ['k'], using: 'x' } }], outputMode: 'append' } },
+      '"using" in "query.pipeline"[0].join',
+    ],
+    [
+      'a window',
+      { ...base, query: { ...base.query, groupBy: [{ window: { column: 't', duration: '1 minute', size: 2 } }] } },
+      '"size" in "query.groupBy"[0].window',
+    ],
   ])('refuses a key in %s, naming it and where it is', (_where, c, text) => {
     expect(() => parse(c)).toThrow(text);
   });
@@ -43,7 +57,11 @@ describe('when a case has a key the format does not define', () => {
 });
 
 describe('when a case expects the query to be refused', () => {
-  const refused = { name: 'refused', query: { schema: 'k STRING', dropDuplicates: { withinWatermark: true }, outputMode: 'append' }, expectError: 'DROPDUPLICATESWITHINWATERMARK is not supported' };
+  const refused = {
+    name: 'refused',
+    query: { schema: 'k STRING', dropDuplicates: { withinWatermark: true }, outputMode: 'append' },
+    expectError: 'DROPDUPLICATESWITHINWATERMARK is not supported',
+  };
 
   it('passes when the runner refuses it with the text (case-insensitive)', async () => {
     const c = parse(refused);
@@ -71,11 +89,21 @@ describe('when a FORMAT-2 pipeline case has one stateful stage', () => {
       name: 'pipeline-one-stage',
       query: {
         schema: 'k STRING, t TIMESTAMP',
-        pipeline: [{ watermark: { column: 't', delay: '0 seconds' } }, { groupBy: [{ window: { column: 't', duration: '10 seconds' } }], aggregations: [{ fn: 'count', as: 'n' }] }],
+        pipeline: [
+          { watermark: { column: 't', delay: '0 seconds' } },
+          { groupBy: [{ window: { column: 't', duration: '10 seconds' } }], aggregations: [{ fn: 'count', as: 'n' }] },
+        ],
         outputMode: 'append',
       },
       steps: [
-        { add: [{ k: 'a', t: '2026-10-01 12:00:01' }, { k: 'b', t: '2026-10-01 12:00:02' }, { k: 'c', t: '2026-10-01 12:00:15' }], expect: { rows: [{ window: { start: '2026-10-01T12:00:00.000Z', end: '2026-10-01T12:00:10.000Z' }, n: 2 }], stateRows: [1], droppedByStage: [0] } },
+        {
+          add: [
+            { k: 'a', t: '2026-10-01 12:00:01' },
+            { k: 'b', t: '2026-10-01 12:00:02' },
+            { k: 'c', t: '2026-10-01 12:00:15' },
+          ],
+          expect: { rows: [{ window: { start: '2026-10-01T12:00:00.000Z', end: '2026-10-01T12:00:10.000Z' }, n: 2 }], stateRows: [1], droppedByStage: [0] },
+        },
         { add: [{ k: 'd', t: '2026-10-01 12:00:05' }], expect: { rows: [], stateRows: [1], droppedByWatermark: 1, droppedByStage: [1] } },
       ],
     });
@@ -83,7 +111,6 @@ describe('when a FORMAT-2 pipeline case has one stateful stage', () => {
     expect(compareCase(c, result)).toEqual([]);
     expect(result.steps?.[1]).toMatchObject({ stateRows: [1], droppedByStage: [1] });
   });
-
 });
 
 describe('when a FORMAT-2 pipeline case has two stateful stages', () => {
@@ -91,10 +118,34 @@ describe('when a FORMAT-2 pipeline case has two stateful stages', () => {
     // dedup by k, then a count per k (update mode): a duplicate reaches the count only once
     const c = parse({
       name: 'two-stages',
-      query: { schema: 'k STRING, t TIMESTAMP', pipeline: [{ dropDuplicates: { columns: ['k'] } }, { groupBy: ['k'], aggregations: [{ fn: 'count', as: 'n' }] }], outputMode: 'update' },
+      query: {
+        schema: 'k STRING, t TIMESTAMP',
+        pipeline: [{ dropDuplicates: { columns: ['k'] } }, { groupBy: ['k'], aggregations: [{ fn: 'count', as: 'n' }] }],
+        outputMode: 'update',
+      },
       steps: [
-        { add: [{ k: 'a', t: '2024-01-01 00:00:01' }, { k: 'a', t: '2024-01-01 00:00:02' }, { k: 'b', t: '2024-01-01 00:00:03' }], expect: { rows: [{ k: 'a', n: 1 }, { k: 'b', n: 1 }], stateRows: [2, 2], droppedByStage: [0, 0] } },
-        { add: [{ k: 'a', t: '2024-01-01 00:00:04' }, { k: 'c', t: '2024-01-01 00:00:05' }], expect: { rows: [{ k: 'c', n: 1 }], stateRows: [3, 3], droppedByStage: [0, 0] } },
+        {
+          add: [
+            { k: 'a', t: '2024-01-01 00:00:01' },
+            { k: 'a', t: '2024-01-01 00:00:02' },
+            { k: 'b', t: '2024-01-01 00:00:03' },
+          ],
+          expect: {
+            rows: [
+              { k: 'a', n: 1 },
+              { k: 'b', n: 1 },
+            ],
+            stateRows: [2, 2],
+            droppedByStage: [0, 0],
+          },
+        },
+        {
+          add: [
+            { k: 'a', t: '2024-01-01 00:00:04' },
+            { k: 'c', t: '2024-01-01 00:00:05' },
+          ],
+          expect: { rows: [{ k: 'c', n: 1 }], stateRows: [3, 3], droppedByStage: [0, 0] },
+        },
       ],
     });
     const result = await runCaseInMemory(c);
@@ -121,7 +172,7 @@ describe('when a FORMAT-2 pipeline case has two stateful stages', () => {
   });
 });
 
-describe("the public FORMAT-2 cases (when ../shared is beside the project)", () => {
+describe('the public FORMAT-2 cases (when ../shared is beside the project)', () => {
   const dir = join(__dirname, '../../../shared/conformance/cases-2');
   const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')) : [];
   it.each(files.length ? files : ['(none here)'])('%s parses under the strict key check', (f) => {

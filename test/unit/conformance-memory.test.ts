@@ -12,7 +12,7 @@ import { caseFiles, PROJECT_CASES as projectCases, supportedCases } from '../hel
 // public cases (cases/ and FORMAT-2's cases-2/, join cases left out until joins land) and ours
 const cases = supportedCases().map(([f, c]) => [basename(f), c] as const);
 
-describe('the conformance cases (public and the project\'s own), run on the in-memory ports', () => {
+describe("the conformance cases (public and the project's own), run on the in-memory ports", () => {
   it.each(cases)('%s gives the expected result', async (_name, c) => {
     const result = await runCaseInMemory(c);
     expect(compareCase(c, result)).toEqual([]);
@@ -27,7 +27,7 @@ describe('the conformance cases with four state partitions, on the in-memory por
   });
 });
 
-describe('the project\'s own conformance cases', () => {
+describe("the project's own conformance cases", () => {
   it.each(caseFiles(projectCases).map((f) => [basename(f), f]))('%s says in "about" where its expectations come from', (_name, file) => {
     const c = parseCase(readFileSync(file, 'utf8'), file);
     // FORMAT.md: "about" is where the case comes from. Ours are worked by hand from Spark's rules.

@@ -5,17 +5,43 @@
 import { emfBlock, SUMMARY_METRIC_NAMES, type RunSummary } from '../../lib/aws/lambda/emf';
 
 const base: RunSummary = {
-  event: 'run-summary', pipeline: 'p', query: 'q', queryId: 'id', stoppedBy: 'done', batches: 2, rowsIn: 10, rowsOut: 3,
-  watermark: '2026-10-01T12:00:00.000Z', backlogLeft: 0, droppedByWatermark: 1, deadLetters: 0, stateRows: 4, durationMs: 1234,
+  event: 'run-summary',
+  pipeline: 'p',
+  query: 'q',
+  queryId: 'id',
+  stoppedBy: 'done',
+  batches: 2,
+  rowsIn: 10,
+  rowsOut: 3,
+  watermark: '2026-10-01T12:00:00.000Z',
+  backlogLeft: 0,
+  droppedByWatermark: 1,
+  deadLetters: 0,
+  stateRows: 4,
+  durationMs: 1234,
 };
 const CONSUMED = ['DynamoDbWriteUnits', 'DynamoDbReadUnits', 'DynamoDbRequests', 'S3PutRequests', 'S3GetRequests'];
-const names = (b: Record<string, unknown>) => (b._aws as { CloudWatchMetrics: Array<{ Metrics: Array<{ Name: string; Unit: string }> }> }).CloudWatchMetrics[0].Metrics;
+const names = (b: Record<string, unknown>) =>
+  (b._aws as { CloudWatchMetrics: Array<{ Metrics: Array<{ Name: string; Unit: string }> }> }).CloudWatchMetrics[0].Metrics;
 
 describe('emfBlock', () => {
   it("declares the run's consumed units and requests as Count metrics with their values", () => {
-    const b = emfBlock({ ...base, consumed: { writeUnits: 41.5, readUnits: 7, dynamodbRequests: 12, dynamodbRefusedWrites: 0, s3Requests: { put: 5, get: 9, free: 1 } } }, 'Sluice', 'p', 0);
+    const b = emfBlock(
+      { ...base, consumed: { writeUnits: 41.5, readUnits: 7, dynamodbRequests: 12, dynamodbRefusedWrites: 0, s3Requests: { put: 5, get: 9, free: 1 } } },
+      'Sluice',
+      'p',
+      0,
+    );
     expect(names(b).filter((m) => CONSUMED.includes(m.Name))).toEqual(CONSUMED.map((Name) => ({ Name, Unit: 'Count' })));
-    expect(b).toMatchObject({ DynamoDbWriteUnits: 41.5, DynamoDbReadUnits: 7, DynamoDbRequests: 12, S3PutRequests: 5, S3GetRequests: 9, RowsIn: 10, Pipeline: 'p' });
+    expect(b).toMatchObject({
+      DynamoDbWriteUnits: 41.5,
+      DynamoDbReadUnits: 7,
+      DynamoDbRequests: 12,
+      S3PutRequests: 5,
+      S3GetRequests: 9,
+      RowsIn: 10,
+      Pipeline: 'p',
+    });
     for (const n of CONSUMED) expect(SUMMARY_METRIC_NAMES).toContain(n);
   });
 
@@ -40,7 +66,12 @@ describe('the duration and lag metrics of the summary', () => {
 
   it('emits the longest batch and the watermark lag as Milliseconds metrics', () => {
     const b = emfBlock(summary, 'Sluice', 'p', endedMs);
-    expect(names(b)).toEqual(expect.arrayContaining([{ Name: 'MaxBatchDurationMs', Unit: 'Milliseconds' }, { Name: 'WatermarkLagMs', Unit: 'Milliseconds' }]));
+    expect(names(b)).toEqual(
+      expect.arrayContaining([
+        { Name: 'MaxBatchDurationMs', Unit: 'Milliseconds' },
+        { Name: 'WatermarkLagMs', Unit: 'Milliseconds' },
+      ]),
+    );
     expect(b.MaxBatchDurationMs).toBe(480);
     expect(b.WatermarkLagMs).toBe(28 * 60 * 1000); // 12:30 - 12:02
     expect(SUMMARY_METRIC_NAMES).toEqual(expect.arrayContaining(['MaxBatchDurationMs', 'WatermarkLagMs']));

@@ -41,7 +41,10 @@ export function memoryPorts(plan: QueryPlan, clock: Clock = { now: () => Date.no
  * its lease, as a killed Lambda does, so `crashRun` lets the lease expire before it returns
  * (`waitOutLease()` does it by hand).
  */
-export function createTestRunner<P extends Partial<ReturnType<typeof memoryPorts>>>(plan: QueryPlan, partial: P & { clock?: Clock; inputSources?: readonly Source[] } = {} as P) {
+export function createTestRunner<P extends Partial<ReturnType<typeof memoryPorts>>>(
+  plan: QueryPlan,
+  partial: P & { clock?: Clock; inputSources?: readonly Source[] } = {} as P,
+) {
   const { clock: base = { now: () => Date.now() }, ...replaced } = partial;
   let passedMs = 0;
   const clock: Clock = { now: () => base.now() + passedMs };

@@ -3,7 +3,11 @@
  */
 import { showTotals } from '../../examples/windowed-totals';
 
-const row = (start: string, end: string, total: number) => ({ window: { start: `2026-10-01T${start}:00.000Z`, end: `2026-10-01T${end}:00.000Z` }, total, events: 1 });
+const row = (start: string, end: string, total: number) => ({
+  window: { start: `2026-10-01T${start}:00.000Z`, end: `2026-10-01T${end}:00.000Z` },
+  total,
+  events: 1,
+});
 
 describe('showTotals', () => {
   it('prints (start, end, total) with one decimal, ordered by window start whatever the batch order', () => {

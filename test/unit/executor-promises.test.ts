@@ -13,13 +13,18 @@ import { readStream } from '../../lib/engine/query/reader';
 import { at, createTestRunner, memoryPorts, TEST_LEASE_MS } from './engine-factories';
 
 const totals = (maxFilesPerTrigger = 1) =>
-  readStream.format('json').schema('user STRING, event_time TIMESTAMP, amount DOUBLE')
+  readStream
+    .format('json')
+    .schema('user STRING, event_time TIMESTAMP, amount DOUBLE')
     .option('maxFilesPerTrigger', maxFilesPerTrigger)
     .load()
     .withWatermark('event_time', '10 minutes')
     .groupBy(window('event_time', '10 minutes'))
     .agg(sum('amount').as('total'), count().as('events'))
-    .writeStream.outputMode('update').trigger({ availableNow: true }).queryName('promises').plan();
+    .writeStream.outputMode('update')
+    .trigger({ availableNow: true })
+    .queryName('promises')
+    .plan();
 
 /** A landing prefix whose reads take `readMs` of the test's clock each (a batch's own time). */
 class SlowSource extends InMemoryFileSource {
@@ -79,7 +84,11 @@ describe('when a second run starts while the first is in the middle of a batch',
     let release!: () => void;
     let reading!: () => void;
     const inRead = new Promise<void>((r) => (reading = r));
-    source.onRead = () => new Promise<void>((r) => { reading(); release = r; });
+    source.onRead = () =>
+      new Promise<void>((r) => {
+        reading();
+        release = r;
+      });
 
     const first = t.executor().run();
     await inRead; // the first run holds the lease and is inside batch 0's read
@@ -88,7 +97,10 @@ describe('when a second run starts while the first is in the middle of a batch',
     expect(second.stoppedBy).toBe('lease-held');
     expect(t.sink.calls).toBe(0); // the first had not reached its sink: the two overlapped
     release();
-    expect((await first).batches.map((b) => [b.batchId, b.numInputRows])).toEqual([[0, 1], [1, 0]]);
+    expect((await first).batches.map((b) => [b.batchId, b.numInputRows])).toEqual([
+      [0, 1],
+      [1, 0],
+    ]);
     expect(t.sink.calls).toBe(2);
   });
 });
@@ -121,8 +133,15 @@ describe('when a run outlasts half of its lease', () => {
 
 describe('when a query has run more than 100 batches', () => {
   it('purges checkpoint entries older than the last 100 (every 10 batches)', async () => {
-    const plan = readStream.format('json').schema('user STRING, amount DOUBLE').option('maxFilesPerTrigger', 1).load()
-      .writeStream.outputMode('append').trigger({ availableNow: true }).queryName('purge').plan();
+    const plan = readStream
+      .format('json')
+      .schema('user STRING, amount DOUBLE')
+      .option('maxFilesPerTrigger', 1)
+      .load()
+      .writeStream.outputMode('append')
+      .trigger({ availableNow: true })
+      .queryName('purge')
+      .plan();
     const t = createTestRunner(plan);
     for (let i = 0; i < 115; i++) t.drop([{ user: `u${i}`, amount: i }]);
     const r = await t.run();
@@ -137,8 +156,15 @@ describe('when a query has run more than 100 batches', () => {
   });
 
   it('logs a failed purge and goes on: the batches are committed, and the next purge removes what the failed one left', async () => {
-    const plan = readStream.format('json').schema('user STRING, amount DOUBLE').option('maxFilesPerTrigger', 1).load()
-      .writeStream.outputMode('append').trigger({ availableNow: true }).queryName('purge-fails').plan();
+    const plan = readStream
+      .format('json')
+      .schema('user STRING, amount DOUBLE')
+      .option('maxFilesPerTrigger', 1)
+      .load()
+      .writeStream.outputMode('append')
+      .trigger({ availableNow: true })
+      .queryName('purge-fails')
+      .plan();
     const ports = memoryPorts(plan);
     const purge = ports.checkpoint.purge.bind(ports.checkpoint);
     let failures = 0;
@@ -154,7 +180,9 @@ describe('when a query has run more than 100 batches', () => {
     const r = await new MicroBatchExecutor({ plan, ...ports, log: (e) => logs.push(e) }).run();
     expect(failures).toBe(1);
     expect(r.batches.length).toBe(125);
-    expect(logs.filter((l) => l.event === 'purge-failed')).toEqual([expect.objectContaining({ batchId: 110, keepFrom: 10, error: 'DeleteObjects failed for 1 of 8 keys' })]);
+    expect(logs.filter((l) => l.event === 'purge-failed')).toEqual([
+      expect.objectContaining({ batchId: 110, keepFrom: 10, error: 'DeleteObjects failed for 1 of 8 keys' }),
+    ]);
     // Purged at 120 down to 20: what the purge at 110 failed to remove went then.
     expect(Math.min(...ports.checkpoint.commits.keys())).toBe(20);
   });

@@ -13,13 +13,18 @@ import { windowedTotals, SEED_FILES } from '../../examples/windowed-totals';
 import { at, createTestRunner } from './engine-factories';
 
 const totals = (mode: 'append' | 'update' | 'complete', maxFilesPerTrigger?: number) =>
-  readStream.format('json').schema('user STRING, event_time TIMESTAMP, amount DOUBLE')
+  readStream
+    .format('json')
+    .schema('user STRING, event_time TIMESTAMP, amount DOUBLE')
     .options(maxFilesPerTrigger ? { maxFilesPerTrigger } : {})
     .load()
     .withWatermark('event_time', '10 minutes')
     .groupBy(window('event_time', '10 minutes'))
     .agg(sum('amount').as('total'), count().as('events'))
-    .writeStream.outputMode(mode).trigger({ availableNow: true }).queryName('t').plan();
+    .writeStream.outputMode(mode)
+    .trigger({ availableNow: true })
+    .queryName('t')
+    .plan();
 
 const win = (start: string, end: string) => ({ start: `2026-10-01T${start}:00.000Z`, end: `2026-10-01T${end}:00.000Z` });
 
@@ -31,7 +36,11 @@ describe('when the seed example runs as three scheduled runs', () => {
       t.drop(f.rows);
       ids.push((await t.run()).batches.map((b) => b.batchId));
     }
-    expect(ids).toEqual([[0, 1], [2, 3], [4, 5]]);
+    expect(ids).toEqual([
+      [0, 1],
+      [2, 3],
+      [4, 5],
+    ]);
   });
 
   it('does nothing, and writes nothing, when nothing new arrived', async () => {
@@ -52,7 +61,10 @@ describe('when a rate limit splits one run into several data batches', () => {
     t.drop([{ user: 'a', event_time: at('12:30'), amount: 1 }]); // batch 0: watermark becomes 12:20
     t.drop([{ user: 'b', event_time: at('12:05'), amount: 2 }]); // batch 1: evicts with 12:20, filters with 0
     const r = await t.run();
-    expect(r.batches.map((b) => [b.batchId, b.noData])).toEqual([[0, false], [1, false]]);
+    expect(r.batches.map((b) => [b.batchId, b.noData])).toEqual([
+      [0, false],
+      [1, false],
+    ]);
     expect(r.batches[1].rows).toEqual([{ window: win('12:00', '12:10'), total: 2, events: 1 }]);
     expect(r.droppedByWatermark).toBe(0);
 
@@ -64,9 +76,15 @@ describe('when a rate limit splits one run into several data batches', () => {
 
   it('keeps the late rows it drops in the side output, so sink plus late rows equals the input', async () => {
     const t = createTestRunner(totals('update'));
-    t.drop([{ user: 'a', event_time: at('12:30'), amount: 1 }, { user: 'a', event_time: at('12:31'), amount: 1 }]);
+    t.drop([
+      { user: 'a', event_time: at('12:30'), amount: 1 },
+      { user: 'a', event_time: at('12:31'), amount: 1 },
+    ]);
     await t.run();
-    t.drop([{ user: 'b', event_time: at('12:05'), amount: 2 }, { user: 'c', event_time: at('12:35'), amount: 3 }]);
+    t.drop([
+      { user: 'b', event_time: at('12:05'), amount: 2 },
+      { user: 'c', event_time: at('12:35'), amount: 3 },
+    ]);
     const r = await t.run();
     expect(r.droppedByWatermark).toBe(1);
     const late = t.lateRows.all('late') as Array<{ row: Record<string, unknown>; watermark: string }>;
@@ -150,7 +168,10 @@ describe('when a run is killed (an injected crash) while it holds the lease', ()
     t.waitOutLease();
     const late = await t.run();
     expect(late.stoppedBy).toBe('done');
-    expect(late.batches.map((b) => [b.batchId, b.replay, b.noData])).toEqual([[0, true, false], [1, false, true]]);
+    expect(late.batches.map((b) => [b.batchId, b.replay, b.noData])).toEqual([
+      [0, true, false],
+      [1, false, true],
+    ]);
     expect(t.sinkRows()).toEqual([{ window: win('12:00', '12:10'), total: 5, events: 1 }]);
     // The replay rewrote batch 0 with the same rows: written twice, never with other content.
     expect(t.sink.timesWritten(0)).toBe(2);
@@ -160,11 +181,20 @@ describe('when a run is killed (an injected crash) while it holds the lease', ()
   it('releases the lease after an ordinary error, so the next run need not wait', async () => {
     const t = createTestRunner(totals('update'));
     t.drop([{ user: 'a', event_time: at('12:01'), amount: 5 }]);
-    const failing = { ...t.sink, description: 'fails', addBatch: async () => { throw new Error('sink unavailable'); } };
+    const failing = {
+      ...t.sink,
+      description: 'fails',
+      addBatch: async () => {
+        throw new Error('sink unavailable');
+      },
+    };
     await expect(new MicroBatchExecutor({ plan: totals('update'), ...t, sink: failing, clock: t.clock }).run()).rejects.toThrow('sink unavailable');
     const next = await t.run();
     expect(next.stoppedBy).toBe('done');
-    expect(next.batches.map((b) => [b.batchId, b.replay, b.noData])).toEqual([[0, true, false], [1, false, true]]);
+    expect(next.batches.map((b) => [b.batchId, b.replay, b.noData])).toEqual([
+      [0, true, false],
+      [1, false, true],
+    ]);
   });
 });
 
@@ -188,7 +218,10 @@ describe('when the query changes its stateful shape', () => {
     await t.run();
     const changed = new (await import('../../lib/engine/schedule/single')).MicroBatchExecutor({
       plan: windowedTotals({ outputMode: 'update', name: 'same' }),
-      source: t.source, checkpoint: t.checkpoint, state: t.state, sink: t.sink,
+      source: t.source,
+      checkpoint: t.checkpoint,
+      state: t.state,
+      sink: t.sink,
     });
     await expect(changed.run()).rejects.toThrow(CheckpointMismatchError);
     await expect(changed.run()).rejects.toThrow(/new checkpoint location/);
@@ -198,7 +231,14 @@ describe('when the query changes its stateful shape', () => {
 describe('when input is malformed', () => {
   it('keeps each bad line with its file and line number, and goes on', async () => {
     const t = createTestRunner(windowedTotals({ outputMode: 'update' }));
-    t.drop(['{"user":"a","event_time":"2026-10-01 12:01:00","amount":10}', '{"user":"b","event_time":"noon","amount":5}', 'not json', '{"user":"c","event_time":"2026-10-01 12:02:00"}'].join('\n'));
+    t.drop(
+      [
+        '{"user":"a","event_time":"2026-10-01 12:01:00","amount":10}',
+        '{"user":"b","event_time":"noon","amount":5}',
+        'not json',
+        '{"user":"c","event_time":"2026-10-01 12:02:00"}',
+      ].join('\n'),
+    );
     const r = await t.run();
     expect(r.deadLetters).toBe(3);
     expect(r.rowsIn).toBe(1);
@@ -228,18 +268,29 @@ describe('when the deadline is near', () => {
 // Issue 14: the state store's part
 
 describe('when a state value cannot fit in a store item (hole 3d)', () => {
-  const longest = readStream.format('json').schema('user STRING, event_time TIMESTAMP, note STRING')
+  const longest = readStream
+    .format('json')
+    .schema('user STRING, event_time TIMESTAMP, note STRING')
     .load()
     .withWatermark('event_time', '10 minutes')
     .groupBy(window('event_time', '10 minutes'), col('user'))
     .agg(max('note').as('longest'))
-    .writeStream.outputMode('update').trigger({ availableNow: true }).queryName('longest').plan();
+    .writeStream.outputMode('update')
+    .trigger({ availableNow: true })
+    .queryName('longest')
+    .plan();
 
   it('fails the batch before its dead letters, sink and state are written, naming the operator, key, size and fix', async () => {
     const t = createTestRunner(longest);
     // Random text, so that gzip cannot bring it under 400 KB.
     const huge = randomBytes(450 * 1024).toString('base64');
-    t.drop([JSON.stringify({ user: 'a', event_time: at('12:01'), note: huge }), 'not json', JSON.stringify({ user: 'b', event_time: at('12:02'), note: 'short' })].join('\n'));
+    t.drop(
+      [
+        JSON.stringify({ user: 'a', event_time: at('12:01'), note: huge }),
+        'not json',
+        JSON.stringify({ user: 'b', event_time: at('12:02'), note: 'short' }),
+      ].join('\n'),
+    );
     const err = await t.run().catch((e: unknown) => e as SluiceError);
     expect(err).toBeInstanceOf(SluiceError);
     expect(err.message).toMatch(/operator `op0` for key `\[\[.*"a"\]` needs .* of \d{6} bytes, above the limit of 409600 bytes: per-key state/);

@@ -16,7 +16,10 @@ import { windowedTotals } from '../../examples/windowed-totals';
 function setup(guard: EffectGuard<() => void> = new InMemoryEffectGuard()) {
   const plan = windowedTotals({ outputMode: 'update', name: 'foreach-unit' });
   const ports = { source: new InMemoryFileSource(plan.source.schema), checkpoint: new InMemoryCheckpoint(), state: new InMemoryStateStore() };
-  ports.source.add('001.json', Array.from({ length: 12 }, (_, i) => ({ user: 'u', event_time: `2026-10-01 12:0${i % 10}:00`, amount: 2 })));
+  ports.source.add(
+    '001.json',
+    Array.from({ length: 12 }, (_, i) => ({ user: 'u', event_time: `2026-10-01 12:0${i % 10}:00`, amount: 2 })),
+  );
   const effects: number[] = [];
   const ledger = { total: 0 };
   const sink = (g: EffectGuard<() => void> = guard) =>
@@ -50,7 +53,7 @@ describe.each(CRASH_POINTS)('when the run crashes at %s and the next run finishe
 });
 
 describe('when the effect ran but its record was lost', () => {
-  it('runs it again on replay: at-least-once for effects outside the guard\'s store', async () => {
+  it("runs it again on replay: at-least-once for effects outside the guard's store", async () => {
     const real = new InMemoryEffectGuard();
     const losing: EffectGuard<() => void> = {
       description: 'loses records',
@@ -71,7 +74,10 @@ describe('when the effect ran but its record was lost', () => {
 describe('when the context is misused', () => {
   it('refuses an effect name the guard cannot store, and transactions on a guard without them', async () => {
     const noTx: EffectGuard<() => void> = { description: 'no-tx', isDone: async () => false, markDone: async () => 'recorded' };
-    const bad = new ForeachBatchSink<() => void>({ guard: new InMemoryEffectGuard(), fn: async (_r, _b, c) => void (await c.runOnce('has space', async () => undefined)) });
+    const bad = new ForeachBatchSink<() => void>({
+      guard: new InMemoryEffectGuard(),
+      fn: async (_r, _b, c) => void (await c.runOnce('has space', async () => undefined)),
+    });
     await expect(bad.addBatch(0, [], ctx)).rejects.toBeInstanceOf(InvalidOptionError);
     const tx = new ForeachBatchSink<() => void>({ guard: noTx, fn: async (_r, _b, c) => void (await c.transactWithGuard('x', [])) });
     await expect(tx.addBatch(0, [], ctx)).rejects.toThrow(/cannot commit writes with its marker: use runOnce/);
@@ -94,7 +100,7 @@ describe('when the context is misused', () => {
   });
 });
 
-describe('when a replay hands the batch\'s rows in another order', () => {
+describe("when a replay hands the batch's rows in another order", () => {
   it('the function sees them in one order, so its effects and effect keys do not depend on it', async () => {
     const seen: string[][] = [];
     const s = new ForeachBatchSink<() => void>({ guard: new InMemoryEffectGuard(), fn: async (rows) => void seen.push(rows.map((r) => String(r.user))) });
@@ -103,7 +109,11 @@ describe('when a replay hands the batch\'s rows in another order', () => {
     await s.addBatch(0, rows, keyed);
     await s.addBatch(0, [...rows].reverse(), keyed);
     await s.addBatch(0, [rows[2], rows[0], rows[4], rows[1], rows[3]], keyed);
-    expect(seen).toEqual([['a', 'b', 'c', 'd', 'e'], ['a', 'b', 'c', 'd', 'e'], ['a', 'b', 'c', 'd', 'e']]);
+    expect(seen).toEqual([
+      ['a', 'b', 'c', 'd', 'e'],
+      ['a', 'b', 'c', 'd', 'e'],
+      ['a', 'b', 'c', 'd', 'e'],
+    ]);
   });
 });
 

@@ -63,8 +63,7 @@ function ports(mode: 'append' | 'update') {
 }
 
 /** The sink's batches, each batch's rows in one canonical order. */
-const bySorted = (sink: InMemorySink) =>
-  [...sink.batches.entries()].map(([id, rows]) => [id, rows.map((r) => JSON.stringify(r)).sort()] as const);
+const bySorted = (sink: InMemorySink) => [...sink.batches.entries()].map(([id, rows]) => [id, rows.map((r) => JSON.stringify(r)).sort()] as const);
 
 const OP: OperatorStateSpec = { operatorId: 'op0', fixedEviction: true, evictionGranularityMs: 1 };
 

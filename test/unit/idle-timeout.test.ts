@@ -14,12 +14,15 @@ const DELAY_MIN = 10;
 const TIMEOUT_MIN = 30;
 
 const totals = (idleTimeout?: string) => {
-  const w = readStream.format('json').schema('user STRING, event_time TIMESTAMP, amount DOUBLE')
+  const w = readStream
+    .format('json')
+    .schema('user STRING, event_time TIMESTAMP, amount DOUBLE')
     .load()
     .withWatermark('event_time', `${DELAY_MIN} minutes`)
     .groupBy(window('event_time', '10 minutes'))
     .agg(sum('amount').as('total'), count().as('events'))
-    .writeStream.outputMode('append').queryName('idle');
+    .writeStream.outputMode('append')
+    .queryName('idle');
   return (idleTimeout === undefined ? w : w.option('idleTimeout', idleTimeout)).plan();
 };
 
@@ -31,7 +34,10 @@ const window1200 = { window: { start: '2026-10-01T12:00:00.000Z', end: '2026-10-
 function quietStream(idleTimeout?: string) {
   let nowMs = T0;
   const t = createTestRunner(totals(idleTimeout), { clock: { now: () => nowMs } });
-  t.drop([{ user: 'a', event_time: at('12:01'), amount: 1 }, { user: 'b', event_time: at('12:04'), amount: 2 }]);
+  t.drop([
+    { user: 'a', event_time: at('12:01'), amount: 1 },
+    { user: 'b', event_time: at('12:04'), amount: 2 },
+  ]);
   return { t, setMinutesAfterFirstRun: (m: number) => void (nowMs = T0 + m * MIN) };
 }
 
@@ -42,7 +48,10 @@ describe('when a quiet stream has idleTimeout set', () => {
   it('holds the last window, as Spark does, until the source has been idle for the timeout', async () => {
     const { t, setMinutesAfterFirstRun } = quietStream(`${TIMEOUT_MIN} minutes`);
     const first = await t.run();
-    expect(first.batches.map((b) => [b.batchId, b.noData])).toEqual([[0, false], [1, true]]);
+    expect(first.batches.map((b) => [b.batchId, b.noData])).toEqual([
+      [0, false],
+      [1, true],
+    ]);
     expect(first.watermarkMs).toBe(DATA_WM);
     expect(t.sinkRows()).toEqual([]);
 
@@ -65,7 +74,9 @@ describe('when a quiet stream has idleTimeout set', () => {
     expect(r.batches[0].rows).toEqual([window1200]);
     expect(r.progress[0].sluice.watermarkAdvancedByIdleness).toBe(true);
     expect(r.progress[0].eventTime.watermark).toBe(new Date(DATA_WM + idleMin * MIN).toISOString());
-    expect((await t.checkpoint.readProgress(2)) as { sluice: { watermarkAdvancedByIdleness?: boolean } }).toMatchObject({ sluice: { watermarkAdvancedByIdleness: true } });
+    expect((await t.checkpoint.readProgress(2)) as { sluice: { watermarkAdvancedByIdleness?: boolean } }).toMatchObject({
+      sluice: { watermarkAdvancedByIdleness: true },
+    });
     expect(t.checkpoint.offsets.get(2)).toMatchObject({ batchWatermarkMs: DATA_WM + idleMin * MIN, watermarkAdvancedByIdleness: true });
     // The earlier batches' records do not say so.
     expect((await t.checkpoint.readProgress(1)) as { sluice: object }).not.toHaveProperty('sluice.watermarkAdvancedByIdleness');
@@ -96,7 +107,10 @@ describe('when a quiet stream has idleTimeout set', () => {
     expect(advanced).toBe(DATA_WM + (TIMEOUT_MIN + 5) * MIN);
     // New data whose event time lags the clock: its own watermark (12:31 − 10 min) is below the
     // advanced one (12:29), which stays; the 12:06 row's window ended before it, so it is dropped.
-    t.drop([{ user: 'c', event_time: at('12:06'), amount: 4 }, { user: 'd', event_time: at('12:31'), amount: 8 }]);
+    t.drop([
+      { user: 'c', event_time: at('12:06'), amount: 4 },
+      { user: 'd', event_time: at('12:31'), amount: 8 },
+    ]);
     setMinutesAfterFirstRun(TIMEOUT_MIN + 10);
     const r = await t.run();
     expect(r.droppedByWatermark).toBe(1);
@@ -122,21 +136,42 @@ describe('when idleTimeout is not set', () => {
 
 describe('when the option is given a bad value or the wrong query', () => {
   it.each([['soon'], ['0 minutes'], ['1 month'], [30]])('refuses idleTimeout %p with the fix', (value) => {
-    const w = readStream.format('json').schema('event_time TIMESTAMP').load().withWatermark('event_time', '1 minute').groupBy(window('event_time', '1 minute')).agg(count().as('n')).writeStream;
+    const w = readStream
+      .format('json')
+      .schema('event_time TIMESTAMP')
+      .load()
+      .withWatermark('event_time', '1 minute')
+      .groupBy(window('event_time', '1 minute'))
+      .agg(count().as('n')).writeStream;
     expect(() => w.option('idleTimeout', value as string)).toThrow(InvalidOptionError);
     expect(() => w.option('idleTimeout', value as string)).toThrow(/idleTimeout/);
   });
 
   it('refuses it on a stateless query, which has no windows to close', () => {
-    const w = readStream.format('json').schema('event_time TIMESTAMP').load().withWatermark('event_time', '1 minute').writeStream.option('idleTimeout', '30 minutes');
+    const w = readStream
+      .format('json')
+      .schema('event_time TIMESTAMP')
+      .load()
+      .withWatermark('event_time', '1 minute')
+      .writeStream.option('idleTimeout', '30 minutes');
     expect(() => w.plan()).toThrow(InvalidOptionError);
     expect(() => w.plan()).toThrow(/stateless.*remove the option/);
   });
 
   it('refuses it on an aggregation without a watermark, and in complete mode', () => {
     const agg = () => readStream.format('json').schema('user STRING, event_time TIMESTAMP').load();
-    expect(() => agg().groupBy('user').agg(count().as('n')).writeStream.outputMode('update').option('idleTimeout', '30 minutes').plan()).toThrow(/no withWatermark/);
-    expect(() => agg().withWatermark('event_time', '1 minute').groupBy(window('event_time', '1 minute')).agg(count().as('n')).writeStream.outputMode('complete').option('idleTimeout', '30 minutes').plan()).toThrow(/complete mode never evicts/);
+    expect(() => agg().groupBy('user').agg(count().as('n')).writeStream.outputMode('update').option('idleTimeout', '30 minutes').plan()).toThrow(
+      /no withWatermark/,
+    );
+    expect(() =>
+      agg()
+        .withWatermark('event_time', '1 minute')
+        .groupBy(window('event_time', '1 minute'))
+        .agg(count().as('n'))
+        .writeStream.outputMode('complete')
+        .option('idleTimeout', '30 minutes')
+        .plan(),
+    ).toThrow(/complete mode never evicts/);
   });
 
   it('takes a Spark interval and keeps it in the plan, outside the stateful shape', () => {

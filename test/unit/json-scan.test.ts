@@ -18,7 +18,8 @@ function mismatch(schema: Schema, line: string, got: CoerceResult): string | nul
   }
   for (const c of schema.columns) {
     if (!Object.hasOwn(got.row, c.name)) return `${what}: column ${c.name} missing from the row`;
-    if (!Object.is(got.row[c.name], ref.row[c.name])) return `${what}: column ${c.name} is ${String(got.row[c.name])} (${typeof got.row[c.name]}), reference ${String(ref.row[c.name])} (${typeof ref.row[c.name]})`;
+    if (!Object.is(got.row[c.name], ref.row[c.name]))
+      return `${what}: column ${c.name} is ${String(got.row[c.name])} (${typeof got.row[c.name]}), reference ${String(ref.row[c.name])} (${typeof ref.row[c.name]})`;
   }
   for (const k of Object.keys(got.row)) {
     if (!Object.hasOwn(ref.row, k) || !isDeepStrictEqual(got.row[k], ref.row[k])) return `${what}: field ${k} is not the reference's`;
@@ -226,10 +227,16 @@ describe('compileLineParser gives what parseJsonLine gives', () => {
     ['nested number key', '{"x":{1:2},"s":"a","i":1,"l":2,"d":1.5,"b":true,"t":"2026-10-01 12:00:00"}'],
     ['an array closed by a brace', '{"x":[1},"s":"a","i":1,"l":2,"d":1.5,"b":true,"t":"2026-10-01 12:00:00"}'],
     ['an object closed by a bracket', '{"x":{"a":1],"s":"a","i":1,"l":2,"d":1.5,"b":true,"t":"2026-10-01 12:00:00"}'],
-    ['past the depth limit, an object closed by a bracket', `{"x":${'{"a":'.repeat(70)}1]${'}'.repeat(69)},"s":"a","i":1,"l":2,"d":1.5,"b":true,"t":"2026-10-01 12:00:00"}`],
+    [
+      'past the depth limit, an object closed by a bracket',
+      `{"x":${'{"a":'.repeat(70)}1]${'}'.repeat(69)},"s":"a","i":1,"l":2,"d":1.5,"b":true,"t":"2026-10-01 12:00:00"}`,
+    ],
     ['past the depth limit, valid', `{"x":${'{"a":['.repeat(40)}1${']}'.repeat(40)},"s":"a","i":1,"l":2,"d":1.5,"b":true,"t":"2026-10-01 12:00:00"}`],
     ['unbalanced nesting', '{"x":[1}],"s":"a","i":1,"l":2,"d":1.5,"b":true,"t":"2026-10-01 12:00:00"}'],
-    ['unknown scalars of every kind', '{"a":"q\\"\\\\\\/\\b\\f\\n\\r\\t\\u00e9","s":"a","c":-0.5e-7,"i":1,"e":true,"l":2,"f":false,"d":1.5,"g":null,"b":true,"t":"2026-10-01 12:00:00","h":""}'],
+    [
+      'unknown scalars of every kind',
+      '{"a":"q\\"\\\\\\/\\b\\f\\n\\r\\t\\u00e9","s":"a","c":-0.5e-7,"i":1,"e":true,"l":2,"f":false,"d":1.5,"g":null,"b":true,"t":"2026-10-01 12:00:00","h":""}',
+    ],
     ['unknown string with a bad escape', '{"a":"q\\q","s":"a","i":1,"l":2,"d":1.5,"b":true,"t":"2026-10-01 12:00:00"}'],
     ['unknown key equal to a prefix', '{"ss":1,"s":"a","i":1,"l":2,"d":1.5,"b":true,"t":"2026-10-01 12:00:00"}'],
     ['unknown key in another case', '{"S":1,"s":"a","i":1,"l":2,"d":1.5,"b":true,"t":"2026-10-01 12:00:00"}'],
@@ -501,8 +508,25 @@ function recordGenerator(schema: Schema, seed: number, opts: { ordered: number; 
     const x = r();
     if (x < 0.3) return String(int(-1000, 1000));
     if (x < 0.45) return `${chance(0.3) ? '-' : ''}${int(0, 99999)}.${digits(int(1, 4))}`;
-    if (x < 0.55) return `${chance(0.3) ? '-' : ''}${int(1, 9)}${chance(0.5) ? `.${digits(int(1, 3))}` : ''}${pick(['e', 'E'])}${pick(['', '+', '-'])}${int(0, 30)}`;
-    if (x < 0.65) return pick(['0', '-0', '-0.0', '0.1', '2147483647', '-2147483648', '2147483648', '-2147483649', '9007199254740993', '1e400', '-1e-400', '5e-324', '1.7976931348623157e308', '0.30000000000000004']);
+    if (x < 0.55)
+      return `${chance(0.3) ? '-' : ''}${int(1, 9)}${chance(0.5) ? `.${digits(int(1, 3))}` : ''}${pick(['e', 'E'])}${pick(['', '+', '-'])}${int(0, 30)}`;
+    if (x < 0.65)
+      return pick([
+        '0',
+        '-0',
+        '-0.0',
+        '0.1',
+        '2147483647',
+        '-2147483648',
+        '2147483648',
+        '-2147483649',
+        '9007199254740993',
+        '1e400',
+        '-1e-400',
+        '5e-324',
+        '1.7976931348623157e308',
+        '0.30000000000000004',
+      ]);
     if (x < 0.75) return `${chance(0.2) ? '-' : ''}${int(1, 9)}${digits(int(10, 25))}${chance(0.5) ? `.${digits(int(1, 20))}` : ''}`;
     return String(int(1_600_000_000, 1_800_000_000)) + (chance(0.3) ? `.${digits(3)}` : '');
   }

@@ -30,7 +30,14 @@ describe('nearest-rank percentiles', () => {
 
   it('on 1..200: p50 = 100, p90 = 180, p99 = 198, p99.9 = 200', () => {
     const values = Array.from({ length: 200 }, (_, i) => 200 - i);
-    expect([0.5, 0.9, 0.99, 0.999].map((p) => nearestRank([...values].sort((a, b) => a - b), p))).toEqual([100, 180, 198, 200]);
+    expect(
+      [0.5, 0.9, 0.99, 0.999].map((p) =>
+        nearestRank(
+          [...values].sort((a, b) => a - b),
+          p,
+        ),
+      ),
+    ).toEqual([100, 180, 198, 200]);
   });
 
   it('a single value is every percentile', () => {
@@ -91,7 +98,9 @@ describe('the recommended delay', () => {
   });
 
   it('is printed with the percentiles and the reasoning', () => {
-    const stats = latenessStats(minutes(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), { unreadable: { count: 2, examples: [{ where: 'f line 3', reason: 'column event_time is missing' }] } });
+    const stats = latenessStats(minutes(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), {
+      unreadable: { count: 2, examples: [{ where: 'f line 3', reason: 'column event_time is missing' }] },
+    });
     const text = formatLatenessText(stats, { source: 's3://b/landing', column: 'event_time' });
     expect(text).toContain('p50 5m   p90 9m   p99 10m');
     expect(text).toContain(".withWatermark('event_time', '10 minutes')");
@@ -129,7 +138,7 @@ describe('duration flags', () => {
 
 describe('the event-time reader', () => {
   const read = eventTimeReader('event_time');
-  it('reads the engine\'s timestamp forms', () => {
+  it("reads the engine's timestamp forms", () => {
     expect(read('{"event_time":"2026-10-01 12:00:00"}')).toEqual({ ms: Date.UTC(2026, 9, 1, 12) });
     expect(read('{"event_time":"2026-10-01T12:00:00+02:00","x":1}')).toEqual({ ms: Date.UTC(2026, 9, 1, 10) });
     expect(read('{"event_time":1790000000}')).toEqual({ ms: 1790000000 * 1000 });

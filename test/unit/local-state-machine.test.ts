@@ -2,7 +2,14 @@
  * The two steps that turn a synthesized state machine into one the local interpreter runs
  * (lib/local/state-machine.ts), on small hand-written definitions; and what it refuses.
  */
-import { LocalStateMachineError, definitionFromTemplate, inlineDistributedMaps, resolveIntrinsics, runStateMachineLocally, type AslDefinition } from '../../lib/local/state-machine';
+import {
+  LocalStateMachineError,
+  definitionFromTemplate,
+  inlineDistributedMaps,
+  resolveIntrinsics,
+  runStateMachineLocally,
+  type AslDefinition,
+} from '../../lib/local/state-machine';
 
 const RESOURCES = {
   Fn1: { Type: 'AWS::Lambda::Function' },
@@ -11,8 +18,12 @@ const RESOURCES = {
 };
 
 describe('resolving CDK intrinsics', () => {
-  it('joins, and gives the pseudo parameters and the ARNs of the template\'s resources', () => {
-    const value = { Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':states:::lambda:invoke']] }, Fn: { 'Fn::GetAtt': ['Fn1', 'Arn'] }, list: [{ Ref: 'AWS::Region' }, 3] };
+  it("joins, and gives the pseudo parameters and the ARNs of the template's resources", () => {
+    const value = {
+      Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':states:::lambda:invoke']] },
+      Fn: { 'Fn::GetAtt': ['Fn1', 'Arn'] },
+      list: [{ Ref: 'AWS::Region' }, 3],
+    };
     expect(resolveIntrinsics(value, RESOURCES, { partition: 'aws-cn', region: 'cn-north-1', accountId: '111122223333' })).toEqual({
       Resource: 'arn:aws-cn:states:::lambda:invoke',
       Fn: 'arn:aws-cn:lambda:cn-north-1:111122223333:function:Fn1',
@@ -44,7 +55,9 @@ describe('resolving CDK intrinsics', () => {
           Type: 'AWS::StepFunctions::StateMachine',
           Properties: {
             // biome-ignore lint/suspicious/noTemplateCurlyInString: a DefinitionSubstitutions placeholder of Step Functions
-            DefinitionString: { 'Fn::Join': ['', ['{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"${fn}","End":true}},"Comment":"', { Ref: 'AWS::AccountId' }, '"}']] },
+            DefinitionString: {
+              'Fn::Join': ['', ['{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"${fn}","End":true}},"Comment":"', { Ref: 'AWS::AccountId' }, '"}']],
+            },
             DefinitionSubstitutions: { fn: { 'Fn::GetAtt': ['Fn1', 'Arn'] } },
           },
         },
@@ -97,12 +110,14 @@ describe('turning Distributed Maps inline', () => {
     expect(inlineDistributedMaps(mapDefinition('INLINE'))).toEqual({ definition: mapDefinition('INLINE'), inlined: [] });
   });
 
-  it.each([['ItemReader', { Resource: 'arn:aws:states:::s3:getObject' }], ['ItemBatcher', { MaxItemsPerBatch: 10 }], ['ResultWriter', { Resource: 'arn:aws:states:::s3:putObject' }], ['ToleratedFailurePercentage', 5]])(
-    'refuses a Distributed Map with %s, which would behave otherwise inline',
-    (field, value) => {
-      expect(() => inlineDistributedMaps(mapDefinition('DISTRIBUTED', { [field]: value }))).toThrow(new RegExp(`Map state Fan uses ${field}`));
-    },
-  );
+  it.each([
+    ['ItemReader', { Resource: 'arn:aws:states:::s3:getObject' }],
+    ['ItemBatcher', { MaxItemsPerBatch: 10 }],
+    ['ResultWriter', { Resource: 'arn:aws:states:::s3:putObject' }],
+    ['ToleratedFailurePercentage', 5],
+  ])('refuses a Distributed Map with %s, which would behave otherwise inline', (field, value) => {
+    expect(() => inlineDistributedMaps(mapDefinition('DISTRIBUTED', { [field]: value }))).toThrow(new RegExp(`Map state Fan uses ${field}`));
+  });
 });
 
 describe('running locally', () => {
@@ -110,10 +125,14 @@ describe('running locally', () => {
     const def: AslDefinition = { StartAt: 'Put', States: { Put: { Type: 'Task', Resource: 'arn:aws:states:::dynamodb:putItem', End: true } } };
     let called = false;
     await expect(
-      runStateMachineLocally(def, async () => {
-        called = true;
-        return { ok: true };
-      }, {}),
+      runStateMachineLocally(
+        def,
+        async () => {
+          called = true;
+          return { ok: true };
+        },
+        {},
+      ),
     ).rejects.toThrow(/Task state Put calls "arn:aws:states:::dynamodb:putItem", not a Lambda function/);
     expect(called).toBe(false);
   });
@@ -122,8 +141,20 @@ describe('running locally', () => {
     const def: AslDefinition = {
       StartAt: 'Invoke',
       States: {
-        Invoke: { Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke', Parameters: { FunctionName: 'f', Payload: { action: 'plan', 'runId.$': '$$.Execution.Name' } }, ResultPath: '$.invoked', Next: 'Direct' },
-        Direct: { Type: 'Task', Resource: 'arn:aws:lambda:eu-west-1:123456789012:function:f', Parameters: { action: 'commit', runId: 'r', 'batchId.$': '$.invoked.Payload.batchId' }, ResultPath: '$.direct', End: true },
+        Invoke: {
+          Type: 'Task',
+          Resource: 'arn:aws:states:::lambda:invoke',
+          Parameters: { FunctionName: 'f', Payload: { action: 'plan', 'runId.$': '$$.Execution.Name' } },
+          ResultPath: '$.invoked',
+          Next: 'Direct',
+        },
+        Direct: {
+          Type: 'Task',
+          Resource: 'arn:aws:lambda:eu-west-1:123456789012:function:f',
+          Parameters: { action: 'commit', runId: 'r', 'batchId.$': '$.invoked.Payload.batchId' },
+          ResultPath: '$.direct',
+          End: true,
+        },
       },
     };
     const seen: unknown[] = [];
@@ -131,12 +162,17 @@ describe('running locally', () => {
       def,
       async (event) => {
         seen.push(event);
-        return event.action === 'plan' ? { runId: event.runId, batchId: 4, done: false, splits: [], partitions: [] } : { runId: event.runId, batchId: 4, more: false };
+        return event.action === 'plan'
+          ? { runId: event.runId, batchId: 4, done: false, splits: [], partitions: [] }
+          : { runId: event.runId, batchId: 4, more: false };
       },
       { start: true },
       { executionName: 'run-1' },
     );
-    expect(seen).toEqual([{ action: 'plan', runId: 'run-1' }, { action: 'commit', runId: 'r', batchId: 4 }]);
+    expect(seen).toEqual([
+      { action: 'plan', runId: 'run-1' },
+      { action: 'commit', runId: 'r', batchId: 4 },
+    ]);
     expect(output).toEqual({
       start: true,
       invoked: { StatusCode: 200, ExecutedVersion: '$LATEST', Payload: { runId: 'run-1', batchId: 4, done: false, splits: [], partitions: [] } },
@@ -145,7 +181,10 @@ describe('running locally', () => {
   });
 
   it('fails a task that outlives taskTimeoutSeconds', async () => {
-    const def: AslDefinition = { StartAt: 'Slow', States: { Slow: { Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke', Parameters: { 'Payload.$': '$' }, End: true } } };
+    const def: AslDefinition = {
+      StartAt: 'Slow',
+      States: { Slow: { Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke', Parameters: { 'Payload.$': '$' }, End: true } },
+    };
     const slow = () => new Promise<{ ok: true }>(() => undefined); // never answers
     await expect(runStateMachineLocally(def, slow, { action: 'plan', runId: 'r' }, { taskTimeoutSeconds: 1 })).rejects.toThrow(/local execution failed/);
   });

@@ -13,7 +13,9 @@ describe('locations written by a pipeline and its S3 source', () => {
 
   it('refuses a location nested in the source prefix, or one that holds it', () => {
     expect(() => checkOutsideSource(source('landing'), [{ name: 'the sink', bucket: 'b', prefix: 'landing/out' }])).toThrow(InvalidOptionError);
-    expect(() => checkOutsideSource(source('landing/events'), [{ name: 'the dead-letter prefix', bucket: 'b', prefix: 'landing' }])).toThrow(/the dead-letter prefix/);
+    expect(() => checkOutsideSource(source('landing/events'), [{ name: 'the dead-letter prefix', bucket: 'b', prefix: 'landing' }])).toThrow(
+      /the dead-letter prefix/,
+    );
   });
 
   it('accepts siblings that share a name prefix but not a folder, and other buckets', () => {

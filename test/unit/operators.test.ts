@@ -17,7 +17,8 @@ describe('when stateless stages surround the watermark', () => {
       .withWatermark('event_time', '5 minutes')
       .groupBy(window('event_time', '10 minutes'), 'big')
       .agg(count().as('n'))
-      .writeStream.outputMode('update').plan();
+      .writeStream.outputMode('update')
+      .plan();
     const t = createTestRunner(plan);
     t.drop([
       { user: 'a', country: 'DE', event_time: at('12:01'), amount: 12 },
@@ -48,10 +49,16 @@ describe('when stateless stages surround the watermark', () => {
 
 describe('when a query has several watermarks', () => {
   it('the global watermark is the minimum of each one (Spark default policy)', async () => {
-    const plan = readStream.format('json').schema('a TIMESTAMP, b TIMESTAMP').load()
-      .withWatermark('a', '1 minute').withWatermark('b', '10 minutes')
-      .groupBy(window('a', '1 minute')).agg(count().as('n'))
-      .writeStream.outputMode('update').plan();
+    const plan = readStream
+      .format('json')
+      .schema('a TIMESTAMP, b TIMESTAMP')
+      .load()
+      .withWatermark('a', '1 minute')
+      .withWatermark('b', '10 minutes')
+      .groupBy(window('a', '1 minute'))
+      .agg(count().as('n'))
+      .writeStream.outputMode('update')
+      .plan();
     const t = createTestRunner(plan);
     t.drop([{ a: at('12:30'), b: at('12:30') }]);
     const r = await t.run();
@@ -61,12 +68,17 @@ describe('when a query has several watermarks', () => {
 
 describe('when aggregating with first, last, max and approxCountDistinct over several keys', () => {
   it('computes each per (window, user, country), merging across batches', async () => {
-    const plan = src().withWatermark('event_time', '1 hour')
+    const plan = src()
+      .withWatermark('event_time', '1 hour')
       .groupBy(window('event_time', '1 hour'), 'country', 'user')
       .agg(first('amount').as('first'), last('amount').as('last'), max('amount').as('max'), sum('amount').as('sum'))
-      .writeStream.outputMode('update').plan();
+      .writeStream.outputMode('update')
+      .plan();
     const t = createTestRunner(plan);
-    t.drop([{ user: 'a', country: 'DE', event_time: at('12:01'), amount: 1 }, { user: 'a', country: 'DE', event_time: at('12:02'), amount: 5 }]);
+    t.drop([
+      { user: 'a', country: 'DE', event_time: at('12:01'), amount: 1 },
+      { user: 'a', country: 'DE', event_time: at('12:02'), amount: 5 },
+    ]);
     await t.run();
     t.drop([{ user: 'a', country: 'DE', event_time: at('12:03'), amount: 2 }]);
     const r = await t.run();
@@ -78,7 +90,8 @@ describe('when aggregating with first, last, max and approxCountDistinct over se
   it('estimates distinct counts within HyperLogLog error, and merges sketches across batches', async () => {
     const plan = src().groupBy('country').agg(approxCountDistinct('user').as('users')).writeStream.outputMode('update').plan();
     const t = createTestRunner(plan);
-    const rows = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => ({ user: `u${from + i}`, country: 'DE', event_time: at('12:00'), amount: 1 }));
+    const rows = (from: number, to: number) =>
+      Array.from({ length: to - from }, (_, i) => ({ user: `u${from + i}`, country: 'DE', event_time: at('12:00'), amount: 1 }));
     t.drop(rows(0, 3000));
     await t.run();
     t.drop(rows(2000, 6000)); // 4000 more, 1000 of them already seen

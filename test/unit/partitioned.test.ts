@@ -43,18 +43,37 @@ describe.each(CRASH_POINTS)('when every partitioned run crashes once at %s', (po
 });
 
 describe('when a batch is split into tasks', () => {
-  const plan = readStream.format('json').schema('user STRING, t TIMESTAMP').load().withWatermark('t', '0 seconds')
-    .groupBy('user', window('t', '10 seconds')).agg(count().as('n'))
-    .writeStream.option('statePartitions', 4).queryName('split').plan();
+  const plan = readStream
+    .format('json')
+    .schema('user STRING, t TIMESTAMP')
+    .load()
+    .withWatermark('t', '0 seconds')
+    .groupBy('user', window('t', '10 seconds'))
+    .agg(count().as('n'))
+    .writeStream.option('statePartitions', 4)
+    .queryName('split')
+    .plan();
   const at = (s: number) => `2026-10-01 12:00:${String(s).padStart(2, '0')}`;
 
   function ports() {
-    return { plan, source: new InMemoryFileSource(plan.source.schema), checkpoint: new InMemoryCheckpoint(), state: new InMemoryStateStore(), sink: new InMemorySink(), lease: new InMemoryLease(), shuffle: new InMemoryShuffle() };
+    return {
+      plan,
+      source: new InMemoryFileSource(plan.source.schema),
+      checkpoint: new InMemoryCheckpoint(),
+      state: new InMemoryStateStore(),
+      sink: new InMemorySink(),
+      lease: new InMemoryLease(),
+      shuffle: new InMemoryShuffle(),
+    };
   }
 
   it('reads each file in one read task, routes every group to one partition, and commits the batch once', async () => {
     const p = ports();
-    for (let f = 0; f < 5; f++) p.source.add(`f${f}.json`, [{ user: `u${f}`, t: at(1) }, { user: `u${(f + 1) % 5}`, t: at(2) }]);
+    for (let f = 0; f < 5; f++)
+      p.source.add(`f${f}.json`, [
+        { user: `u${f}`, t: at(1) },
+        { user: `u${(f + 1) % 5}`, t: at(2) },
+      ]);
     // a later event moves the watermark to 30 s: the [0 s, 10 s) windows close in the no-data batch
     p.source.add('f5.json', [{ user: 'late-comer', t: at(30) }]);
     const events: TaskEvent[] = [];
@@ -69,7 +88,11 @@ describe('when a batch is split into tasks', () => {
     // the run's record is gone once the run ended: purges never list a growing set of them
     expect([...p.shuffle.blobs.keys()].filter((k) => k.startsWith('runs/'))).toEqual([]);
     const of = (action: string, batchId: number) => events.filter((e) => e.action === action && 'batchId' in e && e.batchId === batchId);
-    expect(of('read', 0).map((e) => (e as { split: number }).split).sort()).toEqual([0, 1, 2]);
+    expect(
+      of('read', 0)
+        .map((e) => (e as { split: number }).split)
+        .sort(),
+    ).toEqual([0, 1, 2]);
     expect(of('partition', 0)).toHaveLength(4);
     expect(of('read', 1)).toHaveLength(0);
     expect(of('partition', 1)).toHaveLength(4);
@@ -82,7 +105,8 @@ describe('when a batch is split into tasks', () => {
     const entries = routed.flatMap(([, v]) => JSON.parse(v) as Array<[unknown[], number, unknown[]]>);
     expect(entries.every((e) => e.length === 3 && Array.isArray(e[0]) && Array.isArray(e[2]))).toBe(true);
     const perSplit = new Map<string, Set<string>>();
-    for (const [k, v] of routed) for (const e of JSON.parse(v)) perSplit.set(k.split('/')[2], (perSplit.get(k.split('/')[2]) ?? new Set()).add(JSON.stringify(e[0])));
+    for (const [k, v] of routed)
+      for (const e of JSON.parse(v)) perSplit.set(k.split('/')[2], (perSplit.get(k.split('/')[2]) ?? new Set()).add(JSON.stringify(e[0])));
     expect(entries.length).toBe([...perSplit.values()].reduce((a, x) => a + x.size, 0));
     expect(entries.length).toBeLessThan(11);
     // the counts carried: every event of the batch, once
@@ -149,7 +173,9 @@ describe('when a batch is split into tasks', () => {
     await handler({ action: 'plan', runId: 'r' });
     const text = p.shuffle.blobs.get('0/plan')!;
     p.shuffle.blobs.set('0/plan', text.slice(0, text.length - 5));
-    await expect(handler({ action: 'read', runId: 'r', batchId: 0, split: 0 })).rejects.toThrow(/shuffle object 0\/plan is not valid JSON .*delete the run's shuffle objects of this batch/);
+    await expect(handler({ action: 'read', runId: 'r', batchId: 0, split: 0 })).rejects.toThrow(
+      /shuffle object 0\/plan is not valid JSON .*delete the run's shuffle objects of this batch/,
+    );
     p.shuffle.blobs.set('0/plan', JSON.stringify({ something: 'else' }));
     await expect(handler({ action: 'read', runId: 'r', batchId: 0, split: 0 })).rejects.toThrow(/shuffle object 0\/plan is not a batch's task plan/);
   });

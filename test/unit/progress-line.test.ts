@@ -11,7 +11,10 @@ import { MINUTE, progressRecord } from '../helpers/progress-records';
 /** A writable that keeps what it is given; `isTTY` as asked. */
 class Capture extends Writable {
   text = '';
-  constructor(readonly isTTY: boolean, readonly columns = 200) {
+  constructor(
+    readonly isTTY: boolean,
+    readonly columns = 200,
+  ) {
     super({ decodeStrings: false });
   }
   override _write(chunk: string | Buffer, _enc: BufferEncoding, done: () => void): void {
@@ -49,16 +52,45 @@ function screen(text: string): { lines: string[]; current: string } {
 
 const NOW = Date.parse('2026-12-01T10:00:00Z');
 const record = (batchId: number, rowsIn: number, durationMs: number) =>
-  progressRecord({ batchId, startMs: NOW - durationMs, durationMs, rowsIn, watermarkMs: Date.parse('2026-10-01T12:31:00Z'), backlogFiles: 3, backlogBytes: 2048 });
+  progressRecord({
+    batchId,
+    startMs: NOW - durationMs,
+    durationMs,
+    rowsIn,
+    watermarkMs: Date.parse('2026-10-01T12:31:00Z'),
+    backlogFiles: 3,
+    backlogBytes: 2048,
+  });
 
 function report(overrides: Partial<RunReport> = {}): RunReport {
   const batch = (batchId: number, rowsIn: number, rows: Record<string, unknown>[]) => ({
-    batchId, replay: false, noData: rowsIn === 0, numInputRows: rowsIn, numOutputRows: rows.length, rows: rows as never, batchWatermarkMs: 0,
-    nextWatermarkMs: 0, droppedByWatermark: 0, deadLetters: 0, stateRows: 2, durationMs: 10,
+    batchId,
+    replay: false,
+    noData: rowsIn === 0,
+    numInputRows: rowsIn,
+    numOutputRows: rows.length,
+    rows: rows as never,
+    batchWatermarkMs: 0,
+    nextWatermarkMs: 0,
+    droppedByWatermark: 0,
+    deadLetters: 0,
+    stateRows: 2,
+    durationMs: 10,
   });
   return {
-    queryId: 'q', queryName: 'totals', stoppedBy: 'done', watermarkMs: Date.parse('2026-10-01T12:02:00Z'), watermark: '2026-10-01T12:02:00.000Z',
-    batches: [batch(0, 3, []), batch(1, 0, [{ key: 'a', total: 19 }])], rowsIn: 3, rowsOut: 1, droppedByWatermark: 1, deadLetters: 2, stateRows: 2, backlogLeft: 0, progress: [],
+    queryId: 'q',
+    queryName: 'totals',
+    stoppedBy: 'done',
+    watermarkMs: Date.parse('2026-10-01T12:02:00Z'),
+    watermark: '2026-10-01T12:02:00.000Z',
+    batches: [batch(0, 3, []), batch(1, 0, [{ key: 'a', total: 19 }])],
+    rowsIn: 3,
+    rowsOut: 1,
+    droppedByWatermark: 1,
+    deadLetters: 2,
+    stateRows: 2,
+    backlogLeft: 0,
+    progress: [],
     ...overrides,
   };
 }
@@ -171,9 +203,14 @@ describe("sluice run's output", () => {
     expect(lines).toContain('  stopped by    the deadline: the next run continues where this one stopped');
     expect(lines).toContain('  output        s3://out/totals');
     // where the dead letters went, when the run says
-    expect(runSummary(report(), { ...WHERE, deadLetters: 's3://cp/totals-dead-letter' })).toContain('  dead letters  2 (in s3://cp/totals-dead-letter/malformed/)');
+    expect(runSummary(report(), { ...WHERE, deadLetters: 's3://cp/totals-dead-letter' })).toContain(
+      '  dead letters  2 (in s3://cp/totals-dead-letter/malformed/)',
+    );
     expect(lines).not.toContainEqual(expect.stringMatching(/^ {2}consumed/));
-    const metered = runSummary(report({ consumed: { writeUnits: 1234, readUnits: 56, dynamodbRequests: 9, dynamodbRefusedWrites: 0, s3Requests: { put: 7, get: 8, free: 1 } } }), WHERE);
+    const metered = runSummary(
+      report({ consumed: { writeUnits: 1234, readUnits: 56, dynamodbRequests: 9, dynamodbRefusedWrites: 0, s3Requests: { put: 7, get: 8, free: 1 } } }),
+      WHERE,
+    );
     expect(metered).toContain('  consumed      1,234 DynamoDB write units, 56 read units; S3 7 PUT/LIST, 8 GET requests');
     expect(lines.slice(-2)).toEqual(['  emitted       1 row:', '    {"key":"a","total":19}']);
   });

@@ -18,19 +18,35 @@ import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
 import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
 
 /** What each step takes on the stepped clock, ms. */
-const STEP = { latestOffset: 3, plan: 5, writeOffsets: 7, read: 11, deadLetters: 2, lateRows: 4, sink: 13, stateCommit: 17, backlog: 1, writeProgress: 19, writeCommit: 23 };
+const STEP = {
+  latestOffset: 3,
+  plan: 5,
+  writeOffsets: 7,
+  read: 11,
+  deadLetters: 2,
+  lateRows: 4,
+  sink: 13,
+  stateCommit: 17,
+  backlog: 1,
+  writeProgress: 19,
+  writeCommit: 23,
+};
 const T0 = Date.UTC(2026, 9, 1, 13, 0, 0);
 const ts = (hhmm: string) => Date.UTC(2026, 9, 1, Number(hhmm.slice(0, 2)), Number(hhmm.slice(3, 5)));
 const iso = (ms: number) => new Date(ms).toISOString();
 const MIN = 60_000;
 
-const plan = readStream.format('json').schema('user STRING, event_time TIMESTAMP, amount DOUBLE')
+const plan = readStream
+  .format('json')
+  .schema('user STRING, event_time TIMESTAMP, amount DOUBLE')
   .option('maxFilesPerTrigger', 1)
   .load()
   .withWatermark('event_time', '10 minutes')
   .groupBy(window('event_time', '10 minutes'))
   .agg(sum('amount').as('total'), count().as('events'))
-  .writeStream.outputMode('append').queryName('progress-test').plan();
+  .writeStream.outputMode('append')
+  .queryName('progress-test')
+  .plan();
 
 const line = (user: string, hhmm: string, amount: number) => JSON.stringify({ user, event_time: `2026-10-01 ${hhmm}:00`, amount });
 
@@ -49,12 +65,14 @@ function steppedPorts() {
   const committed = new Map<number, StateChange[]>();
   let puts = 0;
 
-  const after = <A extends unknown[], R>(f: (...a: A) => Promise<R>, ms: number, also?: (...a: NoInfer<A>) => void) => async (...a: A): Promise<R> => {
-    const r = await f(...a);
-    pass(ms);
-    also?.(...a);
-    return r;
-  };
+  const after =
+    <A extends unknown[], R>(f: (...a: A) => Promise<R>, ms: number, also?: (...a: NoInfer<A>) => void) =>
+    async (...a: A): Promise<R> => {
+      const r = await f(...a);
+      pass(ms);
+      also?.(...a);
+      return r;
+    };
   source.latestOffset = after(source.latestOffset.bind(source), STEP.latestOffset);
   source.planBatch = after(source.planBatch.bind(source), STEP.plan);
   source.backlog = after(source.backlog.bind(source), STEP.backlog);
@@ -71,7 +89,13 @@ function steppedPorts() {
   sink.addBatch = after(sink.addBatch.bind(sink), STEP.sink);
   state.commit = after(state.commit.bind(state), STEP.stateCommit, (...a) => void committed.set(a[1], a[2]));
 
-  const snapshot = (): RunConsumption => ({ writeUnits: 0, readUnits: 0, dynamodbRequests: 0, dynamodbRefusedWrites: 0, s3Requests: { put: puts, get: 0, free: 0 } });
+  const snapshot = (): RunConsumption => ({
+    writeUnits: 0,
+    readUnits: 0,
+    dynamodbRequests: 0,
+    dynamodbRefusedWrites: 0,
+    s3Requests: { put: puts, get: 0, free: 0 },
+  });
   const meter: ConsumptionMeter = {
     snapshot,
     since: (before) => ({ ...snapshot(), s3Requests: { put: puts - before.s3Requests.put, get: 0, free: 0 } }),
@@ -81,7 +105,8 @@ function steppedPorts() {
 }
 
 /** memoryUsedBytes' formula, from the changes the store was handed: ids and values as JSON text. */
-const jsonBytes = (changes: readonly StateChange[] = []) => changes.reduce((a, c) => a + c.key.id.length + (c.value === null ? 0 : JSON.stringify(c.value).length), 0);
+const jsonBytes = (changes: readonly StateChange[] = []) =>
+  changes.reduce((a, c) => a + c.key.id.length + (c.value === null ? 0 : JSON.stringify(c.value).length), 0);
 
 describe('when a windowed count runs two scheduled runs over three files, one file a batch', () => {
   const files = [
@@ -105,7 +130,10 @@ describe('when a windowed count runs two scheduled runs over three files, one fi
     p.source.add(files[2][0], files[2][1]);
     const start2 = p.clock.now();
     const r2 = await p.executor().run({ onProgress: (r) => heard.push(r) });
-    runs = [{ progress: r1.progress, run: { start: start1 } }, { progress: r2.progress, run: { start: start2 } }];
+    runs = [
+      { progress: r1.progress, run: { start: start1 } },
+      { progress: r2.progress, run: { start: start2 } },
+    ];
   });
 
   /**
@@ -121,9 +149,35 @@ describe('when a windowed count runs two scheduled runs over three files, one fi
     const shape = [
       // batch, rows, dead, late, rowsOut, changes (updated/removed), total, wm, event times, input file, backlog after
       { batchId: 0, rows: 3, dead: 1, late: 0, out: 0, updated: 1, removed: 0, total: 1, wm: 0, times: ['12:01', '12:03', '12:05'], file: 0, left: [1] },
-      { batchId: 1, rows: 2, dead: 0, late: 0, out: 0, updated: 2, removed: 0, total: 3, wm: ts('12:05') - 10 * MIN, times: ['12:12', '12:26'], file: 1, left: [] },
+      {
+        batchId: 1,
+        rows: 2,
+        dead: 0,
+        late: 0,
+        out: 0,
+        updated: 2,
+        removed: 0,
+        total: 3,
+        wm: ts('12:05') - 10 * MIN,
+        times: ['12:12', '12:26'],
+        file: 1,
+        left: [],
+      },
       { batchId: 2, rows: 0, dead: 0, late: 0, out: 1, updated: 0, removed: 1, total: 2, wm: ts('12:26') - 10 * MIN, times: [], file: -1, left: [] },
-      { batchId: 3, rows: 2, dead: 0, late: 1, out: 0, updated: 1, removed: 0, total: 3, wm: ts('12:26') - 10 * MIN, times: ['12:08', '12:31'], file: 2, left: [] },
+      {
+        batchId: 3,
+        rows: 2,
+        dead: 0,
+        late: 1,
+        out: 0,
+        updated: 1,
+        removed: 0,
+        total: 3,
+        wm: ts('12:26') - 10 * MIN,
+        times: ['12:08', '12:31'],
+        file: 2,
+        left: [],
+      },
       { batchId: 4, rows: 0, dead: 0, late: 0, out: 1, updated: 0, removed: 1, total: 2, wm: ts('12:31') - 10 * MIN, times: [], file: -1, left: [] },
     ];
     const out: StreamingProgress[] = [];
@@ -171,27 +225,31 @@ describe('when a windowed count runs two scheduled runs over three files, one fi
           ...(t.length ? { min: iso(Math.min(...t)), max: iso(Math.max(...t)), avg: iso(t.reduce((a, x) => a + x, 0) / t.length) } : {}),
           watermark: iso(b.wm),
         },
-        stateOperators: [{
-          operatorName: 'stateStoreSave',
-          numRowsTotal: b.total,
-          numRowsUpdated: b.updated,
-          numRowsRemoved: b.removed,
-          numRowsDroppedByWatermark: b.late,
-          commitTimeMs: changed ? STEP.stateCommit : 0,
-          memoryUsedBytes: jsonBytes(p.committed.get(b.batchId)),
-          numShufflePartitions: 1,
-          numStateStoreInstances: 1,
-        }],
-        sources: [{
-          description: 'memory://landing',
-          startOffset: startFile >= 0 ? lastKey(startFile) : null,
-          endOffset: lastKey(endFile),
-          latestOffset: lastKey(b.batchId < 3 ? 1 : 2),
-          numInputRows: b.rows,
-          inputRowsPerSecond: inputRate,
-          processedRowsPerSecond: processedRate,
-          metrics: { files: b.left.length, bytes: b.left.reduce((a, i) => a + bytes(i), 0), inputBytes: data ? bytes(b.file) : 0 },
-        }],
+        stateOperators: [
+          {
+            operatorName: 'stateStoreSave',
+            numRowsTotal: b.total,
+            numRowsUpdated: b.updated,
+            numRowsRemoved: b.removed,
+            numRowsDroppedByWatermark: b.late,
+            commitTimeMs: changed ? STEP.stateCommit : 0,
+            memoryUsedBytes: jsonBytes(p.committed.get(b.batchId)),
+            numShufflePartitions: 1,
+            numStateStoreInstances: 1,
+          },
+        ],
+        sources: [
+          {
+            description: 'memory://landing',
+            startOffset: startFile >= 0 ? lastKey(startFile) : null,
+            endOffset: lastKey(endFile),
+            latestOffset: lastKey(b.batchId < 3 ? 1 : 2),
+            numInputRows: b.rows,
+            inputRowsPerSecond: inputRate,
+            processedRowsPerSecond: processedRate,
+            metrics: { files: b.left.length, bytes: b.left.reduce((a, i) => a + bytes(i), 0), inputBytes: data ? bytes(b.file) : 0 },
+          },
+        ],
         sink: { description: 'memory://sink', numOutputRows: b.out },
         sluice: {
           replay: false,
@@ -199,7 +257,13 @@ describe('when a windowed count runs two scheduled runs over three files, one fi
           numDeadLetters: b.dead,
           numLateRowsKept: b.late,
           // offsets/N, plus the dead letters and late rows written before progress/N
-          consumed: { writeUnits: 0, readUnits: 0, dynamodbRequests: 0, dynamodbRefusedWrites: 0, s3Requests: { put: 1 + (b.dead ? 1 : 0) + (b.late ? 1 : 0), get: 0, free: 0 } } as Json,
+          consumed: {
+            writeUnits: 0,
+            readUnits: 0,
+            dynamodbRequests: 0,
+            dynamodbRefusedWrites: 0,
+            s3Requests: { put: 1 + (b.dead ? 1 : 0) + (b.late ? 1 : 0), get: 0, free: 0 },
+          } as Json,
         },
       });
     }
@@ -246,7 +310,14 @@ describe('when the state store keeps counters', () => {
     };
     const counted = Object.assign(state, { stats: () => ({ changesCommitted: commits, label: 'not a number' }) });
     p.source.add('part-1.json', [line('a', '12:01', 1), line('b', '12:25', 2)].join('\n'));
-    const r = await new MicroBatchExecutor({ plan, source: p.source, checkpoint: p.checkpoint, state: counted, sink: new InMemorySink(), clock: p.clock }).run();
+    const r = await new MicroBatchExecutor({
+      plan,
+      source: p.source,
+      checkpoint: p.checkpoint,
+      state: counted,
+      sink: new InMemorySink(),
+      clock: p.clock,
+    }).run();
     // batch 0: two windows written; batch 1 (no data, watermark 12:15): the 12:00 window evicted
     expect(r.progress.map((x) => x.stateOperators[0].customMetrics)).toEqual([{ changesCommitted: 2 }, { changesCommitted: 1 }]);
   });
@@ -265,9 +336,15 @@ describe('when a run replays the batch a crashed run left uncommitted', () => {
     expect(replayed.sources[0].metrics).not.toHaveProperty('files');
     expect(replayed.durationMs).not.toHaveProperty('walCommit');
     // The next batch is the run's first planned one: it has the latest offset and the backlog.
-    expect(r.progress[1]).toMatchObject({ batchId: 1, sluice: { replay: false }, sources: [{ latestOffset: { lastKey: 'part-00002.json' }, metrics: { files: 0, bytes: 0 } }] });
+    expect(r.progress[1]).toMatchObject({
+      batchId: 1,
+      sluice: { replay: false },
+      sources: [{ latestOffset: { lastKey: 'part-00002.json' }, metrics: { files: 0, bytes: 0 } }],
+    });
     expect(r.progress[1].durationMs.latestOffset).toBeGreaterThanOrEqual(0);
-    expect(await t.checkpoint.readProgress(0)).toEqual(JSON.parse(JSON.stringify({ ...replayed, durationMs: { ...replayed.durationMs, commitOffsets: undefined } })));
+    expect(await t.checkpoint.readProgress(0)).toEqual(
+      JSON.parse(JSON.stringify({ ...replayed, durationMs: { ...replayed.durationMs, commitOffsets: undefined } })),
+    );
   });
 });
 
@@ -277,7 +354,9 @@ describe('when a batch changes more state rows than memoryUsedBytes samples', ()
     const windows = 1000;
     // One row per 10-minute window, amounts of growing length so that the rows differ in size.
     const stamp = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
-    const rows = Array.from({ length: windows }, (_, i) => JSON.stringify({ user: `u${i}`, event_time: stamp(Date.UTC(2026, 9, 1) + i * 10 * MIN), amount: i * 1.5 }));
+    const rows = Array.from({ length: windows }, (_, i) =>
+      JSON.stringify({ user: `u${i}`, event_time: stamp(Date.UTC(2026, 9, 1) + i * 10 * MIN), amount: i * 1.5 }),
+    );
     p.source.add('part-1.json', rows.join('\n'));
     const r = await p.executor().run();
     const changes = p.committed.get(0)!;

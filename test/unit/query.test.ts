@@ -14,9 +14,9 @@ describe('when a query is built', () => {
   });
 
   it('refuses append mode when the watermark column is not a grouping key', () => {
-    expect(() =>
-      events().withWatermark('event_time', '1 minute').groupBy('user').agg(count().as('c')).writeStream.outputMode('append').plan(),
-    ).toThrow(/watermark is on event_time, which is not a grouping key/);
+    expect(() => events().withWatermark('event_time', '1 minute').groupBy('user').agg(count().as('c')).writeStream.outputMode('append').plan()).toThrow(
+      /watermark is on event_time, which is not a grouping key/,
+    );
   });
 
   it('refuses complete mode without an aggregation', () => {
@@ -39,7 +39,12 @@ describe('when a query is built', () => {
 
   it('refuses two time windows in one groupBy', () => {
     expect(() =>
-      events().withWatermark('event_time', '1 minute').groupBy(window('event_time', '1 minute'), sessionWindow('event_time', '1 minute')).agg(count().as('c')).writeStream.outputMode('update').plan(),
+      events()
+        .withWatermark('event_time', '1 minute')
+        .groupBy(window('event_time', '1 minute'), sessionWindow('event_time', '1 minute'))
+        .agg(count().as('c'))
+        .writeStream.outputMode('update')
+        .plan(),
     ).toThrow(/Multiple time\/session window expressions/);
   });
 
@@ -57,9 +62,17 @@ describe('when a query is built', () => {
   });
 
   it('accepts the windowed-totals query and keeps the rate limits', () => {
-    const plan = readStream.format('json').schema('t TIMESTAMP').option('maxFilesPerTrigger', 2).load()
-      .withWatermark('t', '10 minutes').groupBy(window('t', '10 minutes')).agg(count().as('c'))
-      .writeStream.outputMode('append').trigger({ availableNow: true }).plan();
+    const plan = readStream
+      .format('json')
+      .schema('t TIMESTAMP')
+      .option('maxFilesPerTrigger', 2)
+      .load()
+      .withWatermark('t', '10 minutes')
+      .groupBy(window('t', '10 minutes'))
+      .agg(count().as('c'))
+      .writeStream.outputMode('append')
+      .trigger({ availableNow: true })
+      .plan();
     expect(plan.limits).toEqual({ maxFilesPerTrigger: 2 });
     expect(plan.stateful?.kind).toBe('aggregate');
   });

@@ -23,10 +23,29 @@ function full(i: number, over: Partial<StoredProgress> = {}): StoredProgress {
     batchDuration: 2000 + i,
     eventTime: { watermark: new Date(T0 + i * 15 * MIN - 10 * MIN).toISOString() },
     stateOperators: [
-      { operatorName: 'stateStoreSave', numRowsTotal: 5, numRowsUpdated: 2, numRowsRemoved: 1, numRowsDroppedByWatermark: i, commitTimeMs: 1, memoryUsedBytes: 1 },
+      {
+        operatorName: 'stateStoreSave',
+        numRowsTotal: 5,
+        numRowsUpdated: 2,
+        numRowsRemoved: 1,
+        numRowsDroppedByWatermark: i,
+        commitTimeMs: 1,
+        memoryUsedBytes: 1,
+      },
       { operatorName: 'dedupe', numRowsTotal: 7, numRowsUpdated: 3, numRowsRemoved: 0, numRowsDroppedByWatermark: 1, commitTimeMs: 1, memoryUsedBytes: 1 },
     ],
-    sources: [{ description: 'kinesis://s', startOffset: null, endOffset: null, latestOffset: null, numInputRows: 1, inputRowsPerSecond: 1, processedRowsPerSecond: 1, metrics: { records: 100 - i, millisBehindLatest: i * MIN } }],
+    sources: [
+      {
+        description: 'kinesis://s',
+        startOffset: null,
+        endOffset: null,
+        latestOffset: null,
+        numInputRows: 1,
+        inputRowsPerSecond: 1,
+        processedRowsPerSecond: 1,
+        metrics: { records: 100 - i, millisBehindLatest: i * MIN },
+      },
+    ],
     sluice: { replay: false, noData: false, numDeadLetters: 1, numLateRowsKept: 0 },
     ...over,
   } as StoredProgress;
@@ -34,7 +53,15 @@ function full(i: number, over: Partial<StoredProgress> = {}): StoredProgress {
 
 /** What sluice wrote before the record took Spark's shape. */
 function thin(i: number): StoredProgress {
-  return { batchId: i, timestamp: new Date(T0 + i * 15 * MIN).toISOString(), batchDuration: 3000, durationMs: { triggerExecution: 3000 }, eventTime: { watermark: '1970-01-01T00:00:00.000Z' }, stateOperators: [{ numRowsTotal: 4, numRowsDroppedByWatermark: 0 }], numDeadLetters: 2 } as unknown as StoredProgress;
+  return {
+    batchId: i,
+    timestamp: new Date(T0 + i * 15 * MIN).toISOString(),
+    batchDuration: 3000,
+    durationMs: { triggerExecution: 3000 },
+    eventTime: { watermark: '1970-01-01T00:00:00.000Z' },
+    stateOperators: [{ numRowsTotal: 4, numRowsDroppedByWatermark: 0 }],
+    numDeadLetters: 2,
+  } as unknown as StoredProgress;
 }
 
 const byId = (charts: ReturnType<typeof reportCharts>) => Object.fromEntries(charts.map((c) => [c.id, c]));
@@ -70,7 +97,12 @@ describe('the report charts', () => {
 
   it('add the lateness histogram when given one', () => {
     const sample = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((m) => m * MIN);
-    const charts = byId(reportCharts([full(0)], { intervalMs: 15 * MIN, lateness: { source: 's3://b/l', column: 'event_time', stats: latenessStats(sample), histogram: latenessHistogram(sample, 5) } }));
+    const charts = byId(
+      reportCharts([full(0)], {
+        intervalMs: 15 * MIN,
+        lateness: { source: 's3://b/l', column: 'event_time', stats: latenessStats(sample), histogram: latenessHistogram(sample, 5) },
+      }),
+    );
     expect(charts.lateness.kind).toBe('bars');
     // bins of 2 minutes from 0 to p99.9 (10 minutes): their middles, and the rows in each
     expect(charts.lateness.x).toEqual([1, 3, 5, 7, 9]);
@@ -81,7 +113,12 @@ describe('the report charts', () => {
 
 describe('the page', () => {
   it('embeds the library, its stylesheet and the data, and nothing can close a script early', () => {
-    const html = buildReport([full(0), full(1, { name: 'x</script><b>' })], { intervalMs: 15 * MIN, checkpoint: 's3://b/c', generatedAtMs: T0, assets: ASSETS });
+    const html = buildReport([full(0), full(1, { name: 'x</script><b>' })], {
+      intervalMs: 15 * MIN,
+      checkpoint: 's3://b/c',
+      generatedAtMs: T0,
+      assets: ASSETS,
+    });
     expect(html).toContain('.uplot { display: block }');
     expect(html).toContain('/* <\\/script> inside the library text */');
     expect(html.match(/<\/script>/g)).toHaveLength(3);

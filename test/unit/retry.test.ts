@@ -18,11 +18,15 @@ describe('withRetry', () => {
   it('retries a retriable error until the call succeeds, waiting a full-jitter backoff that doubles', async () => {
     const { policy, waits } = recordingPolicy({ baseDelayMs: 100, maxDelayMs: 250 });
     let calls = 0;
-    const got = await withRetry(policy, (e) => isRetriable('dynamodb', e), async (attempt) => {
-      calls++;
-      if (attempt < 4) throw throttled();
-      return 'done';
-    });
+    const got = await withRetry(
+      policy,
+      (e) => isRetriable('dynamodb', e),
+      async (attempt) => {
+        calls++;
+        if (attempt < 4) throw throttled();
+        return 'done';
+      },
+    );
     expect([got, calls]).toEqual(['done', 4]);
     // random() = 0.5 of caps 100, 200, then 250 (the maximum)
     expect(waits).toEqual([50, 100, 125]);
@@ -32,10 +36,14 @@ describe('withRetry', () => {
     const { policy, waits } = recordingPolicy();
     let calls = 0;
     await expect(
-      withRetry(policy, (e) => isRetriable('dynamodb', e), async () => {
-        calls++;
-        throw denied();
-      }),
+      withRetry(
+        policy,
+        (e) => isRetriable('dynamodb', e),
+        async () => {
+          calls++;
+          throw denied();
+        },
+      ),
     ).rejects.toThrow('no');
     expect([calls, waits.length]).toEqual([1, 0]);
   });
@@ -75,7 +83,9 @@ describe('withRetry', () => {
 
 describe('retryPolicy', () => {
   it('refuses options out of range with the value, the rule and the default', () => {
-    expect(() => retryPolicy({ maxAttempts: 0 }, 'DynamoDbSink')).toThrow(new InvalidOptionError('DynamoDbSink maxAttempts (0) must be an integer from 1 to 100: leave it out for 8'));
+    expect(() => retryPolicy({ maxAttempts: 0 }, 'DynamoDbSink')).toThrow(
+      new InvalidOptionError('DynamoDbSink maxAttempts (0) must be an integer from 1 to 100: leave it out for 8'),
+    );
     expect(() => retryPolicy({ baseDelayMs: -1 }, 'S3')).toThrow(InvalidOptionError);
     expect(() => retryPolicy({ baseDelayMs: 500, maxDelayMs: 100 }, 'S3')).toThrow(/maxDelayMs \(100\) must be at least baseDelayMs \(500\)/);
   });
@@ -87,16 +97,18 @@ describe('retryPolicy', () => {
 });
 
 describe('toSluiceError', () => {
-  it('says what failed, after how many attempts, the service\'s error and the remedy, and keeps the cause', () => {
+  it("says what failed, after how many attempts, the service's error and the remedy, and keeps the cause", () => {
     const cause = Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
-    const e = toSluiceError(cause, 'dynamodb', 'DynamoDB BatchWriteItem on t', 'raise the table\'s capacity; the batch replays safely', 8);
-    expect(e.message).toBe("DynamoDB BatchWriteItem on t failed after 8 attempts (ThrottlingException, HTTP 400: Rate exceeded): raise the table's capacity; the batch replays safely");
+    const e = toSluiceError(cause, 'dynamodb', 'DynamoDB BatchWriteItem on t', "raise the table's capacity; the batch replays safely", 8);
+    expect(e.message).toBe(
+      "DynamoDB BatchWriteItem on t failed after 8 attempts (ThrottlingException, HTTP 400: Rate exceeded): raise the table's capacity; the batch replays safely",
+    );
     expect([e.retriable, e.cause]).toEqual([true, cause]);
   });
 });
 
 describe('isRetriable', () => {
-  it('follows each service\'s table, HTTP 5xx and 429, and socket errors', () => {
+  it("follows each service's table, HTTP 5xx and 429, and socket errors", () => {
     expect(isRetriable('dynamodb', throttled())).toBe(true);
     expect(isRetriable('dynamodb', denied())).toBe(false);
     expect(isRetriable('s3', Object.assign(new Error(), { name: 'SlowDown' }))).toBe(true);

@@ -70,11 +70,20 @@ async function trace(plan: QueryPlan, steps: readonly Step[], scheduler: Schedul
     for (const f of step.files) sources[f.input].add(`file-${String(++fileNo).padStart(6, '0')}.json`, f.rows as Array<Record<string, unknown>>);
     runs++;
     if (scheduler === 'single') await new MicroBatchExecutor(deps).run();
-    else await runPartitioned(partitionedTasks(() => new PartitionedRun({ ...deps, shuffle }, { maxSplits: 3 })), { runId: `run-${runs}`, concurrency: 3 });
+    else
+      await runPartitioned(
+        partitionedTasks(() => new PartitionedRun({ ...deps, shuffle }, { maxSplits: 3 })),
+        { runId: `run-${runs}`, concurrency: 3 },
+      );
   }
   const queryId = checkpoint.metadata?.id ?? '';
   // the ids a run draws differ between the two; everything else must not
-  const sameIds = (v: Json | undefined): Json => JSON.parse(JSON.stringify(v ?? null).split(queryId).join('<query>')) as Json;
+  const sameIds = (v: Json | undefined): Json =>
+    JSON.parse(
+      JSON.stringify(v ?? null)
+        .split(queryId)
+        .join('<query>'),
+    ) as Json;
   const withoutRunId = (p: Json): Json => ({ ...(p as Record<string, Json>), runId: '<run>' });
   const ids = [...checkpoint.offsets.keys()].sort((a, b) => a - b);
   return {
@@ -133,7 +142,7 @@ function totals(writer: { idleTimeout?: string; once?: boolean; maxBytesPerTrigg
 }
 
 describe('when a query sets what the schedulers once disagreed on', () => {
-  it('idleTimeout: both emit the quiet stream\'s last window after the timeout, with the idle watermark', async () => {
+  it("idleTimeout: both emit the quiet stream's last window after the timeout, with the idle watermark", async () => {
     const t = await expectSameTrace(totals({ idleTimeout: '30 minutes' }), [
       { files: [{ input: 0, rows: [event('a', '12:01'), event('b', '12:04', 2)] }] },
       { files: [], minutesLater: 31 },
@@ -164,12 +173,34 @@ describe('when a query sets what the schedulers once disagreed on', () => {
 
   it('two inputs: a stream-stream join runs the same on both', async () => {
     const clicks = readStream.format('json').schema('cad STRING, ct TIMESTAMP').load().withWatermark('ct', '10 minutes');
-    const plan = readStream.format('json').schema('ad STRING, it TIMESTAMP').load().withWatermark('it', '10 minutes')
+    const plan = readStream
+      .format('json')
+      .schema('ad STRING, it TIMESTAMP')
+      .load()
+      .withWatermark('it', '10 minutes')
       .join(clicks, { left: 'ad', right: 'cad' }, 'leftOuter', { timeRange: { left: 'it', right: 'ct', lower: '-5 minutes', upper: '0 seconds' } })
-      .writeStream.option('statePartitions', 4).queryName('joined').plan();
+      .writeStream.option('statePartitions', 4)
+      .queryName('joined')
+      .plan();
     const t = await expectSameTrace(plan, [
-      { files: [{ input: 0, rows: [{ ad: 'x', it: at('12:00') }, { ad: 'y', it: at('12:01') }] }, { input: 1, rows: [{ cad: 'x', ct: at('12:02') }] }] },
-      { files: [{ input: 0, rows: [{ ad: 'z', it: at('12:40') }] }, { input: 1, rows: [{ cad: 'w', ct: at('12:41') }] }] },
+      {
+        files: [
+          {
+            input: 0,
+            rows: [
+              { ad: 'x', it: at('12:00') },
+              { ad: 'y', it: at('12:01') },
+            ],
+          },
+          { input: 1, rows: [{ cad: 'x', ct: at('12:02') }] },
+        ],
+      },
+      {
+        files: [
+          { input: 0, rows: [{ ad: 'z', it: at('12:40') }] },
+          { input: 1, rows: [{ cad: 'w', ct: at('12:41') }] },
+        ],
+      },
     ]);
     // x joined; y alone (null clicks) once both watermarks passed its range
     expect(t.sink.flatMap(([, rows]) => rows).length).toBeGreaterThanOrEqual(2);

@@ -88,7 +88,8 @@ describe('records against the schema', () => {
       }
     }
     // the fast tiers take the accepted strings themselves (the reference reads only bad lines)
-    for (const p of tiers.slice(1) as ReturnType<typeof compileLineParser>[]) expect(p.stats.reference).toBe(2 * cases.filter(([, want]) => want === null).length);
+    for (const p of tiers.slice(1) as ReturnType<typeof compileLineParser>[])
+      expect(p.stats.reference).toBe(2 * cases.filter(([, want]) => want === null).length);
   });
 
   it("reads the bare tokens Spark's JSON reader takes as numbers (NaN, Infinity, ±Infinity, ±INF), and no others, in every tier", () => {

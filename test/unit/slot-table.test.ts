@@ -40,7 +40,26 @@ describe('SlotTable', () => {
   });
 
   it('tells apart keys whose characters pack alike: NUL padding, characters past U+00FF, lengths around the inline limit', () => {
-    const keys = ['', '\u0000', '\u0000\u0000', 'a', 'a\u0000', '\u0141', 'A\u0001', 'A\u0141', '\u00ff', '\uffff', '\ud83d\ude00', 'x'.repeat(19), 'x'.repeat(20), 'x'.repeat(21), `${'x'.repeat(19)}\u0100`, `${'x'.repeat(19)}\u00ff`, 'é'.repeat(20), 'é'.repeat(21)];
+    const keys = [
+      '',
+      '\u0000',
+      '\u0000\u0000',
+      'a',
+      'a\u0000',
+      '\u0141',
+      'A\u0001',
+      'A\u0141',
+      '\u00ff',
+      '\uffff',
+      '\ud83d\ude00',
+      'x'.repeat(19),
+      'x'.repeat(20),
+      'x'.repeat(21),
+      `${'x'.repeat(19)}\u0100`,
+      `${'x'.repeat(19)}\u00ff`,
+      'é'.repeat(20),
+      'é'.repeat(21),
+    ];
     const table = new SlotTable(2);
     keys.forEach((k, i) => table.set(k, i));
     expect(table.size).toBe(keys.length);

@@ -41,7 +41,11 @@ describe('a stream-static join', () => {
     const { rows, executor } = await runOnce(plan, [[o(1, 'a'), o(2, 'c'), o(3, null), o(4, 'b')]]);
     expect(executor.sinkContext.columns).toEqual(['sku', 'orderId', 'qty', 'at', 'name', 'price']);
     // a has two partners, c none, null never matches (not even the table's null key)
-    expect(rows.map((r) => [r.orderId, r.name])).toEqual([[1, 'apple'], [1, 'apricot'], [4, 'banana']]);
+    expect(rows.map((r) => [r.orderId, r.name])).toEqual([
+      [1, 'apple'],
+      [1, 'apricot'],
+      [4, 'banana'],
+    ]);
     expect(rows[0]).toEqual({ sku: 'a', orderId: 1, qty: 1, at: '2026-01-01T00:00:00.000Z', name: 'apple', price: 1.5 });
   });
 
@@ -57,15 +61,33 @@ describe('a stream-static join', () => {
   });
 
   it('a {left, right} key outputs both columns and matches INT with LONG', async () => {
-    const names = staticTable.rows('id LONG, label STRING', [{ id: 1, label: 'one' }, { id: 3, label: 'three' }]);
-    const { rows } = await runOnce(orders().join(names, [{ left: 'orderId', right: 'id' }]).select('orderId', 'id', 'label').writeStream.plan(), [[o(1, 'a'), o(2, 'b'), o(3, 'c')]]);
-    expect(rows).toEqual([{ orderId: 1, id: 1, label: 'one' }, { orderId: 3, id: 3, label: 'three' }]);
+    const names = staticTable.rows('id LONG, label STRING', [
+      { id: 1, label: 'one' },
+      { id: 3, label: 'three' },
+    ]);
+    const { rows } = await runOnce(
+      orders()
+        .join(names, [{ left: 'orderId', right: 'id' }])
+        .select('orderId', 'id', 'label')
+        .writeStream.plan(),
+      [[o(1, 'a'), o(2, 'b'), o(3, 'c')]],
+    );
+    expect(rows).toEqual([
+      { orderId: 1, id: 1, label: 'one' },
+      { orderId: 3, id: 3, label: 'three' },
+    ]);
   });
 
   it('a condition item on the table side: a pair that fails it is no match (leftOuter emits nulls)', async () => {
-    const plan = orders().join(catalog, 'sku', 'leftOuter', { condition: [{ column: 'price', op: '>', value: 2 }] }).select('orderId', 'name').writeStream.plan();
+    const plan = orders()
+      .join(catalog, 'sku', 'leftOuter', { condition: [{ column: 'price', op: '>', value: 2 }] })
+      .select('orderId', 'name')
+      .writeStream.plan();
     const { rows } = await runOnce(plan, [[o(1, 'a'), o(4, 'b')]]);
-    expect(rows).toEqual([{ orderId: 1, name: 'apricot' }, { orderId: 4, name: null }]);
+    expect(rows).toEqual([
+      { orderId: 1, name: 'apricot' },
+      { orderId: 4, name: null },
+    ]);
   });
 
   it('after an aggregation: the closed windows joined with the table', async () => {
@@ -76,7 +98,10 @@ describe('a stream-static join', () => {
       .join(catalog, 'sku', 'leftSemi')
       .writeStream.outputMode('append')
       .plan();
-    const { rows } = await runOnce(plan, [[o(1, 'a', 1, '2026-01-01 00:00:10'), o(2, 'c', 1, '2026-01-01 00:00:20'), o(3, 'a', 1, '2026-01-01 00:00:30')], [o(4, 'b', 1, '2026-01-01 00:05:00')]]);
+    const { rows } = await runOnce(plan, [
+      [o(1, 'a', 1, '2026-01-01 00:00:10'), o(2, 'c', 1, '2026-01-01 00:00:20'), o(3, 'a', 1, '2026-01-01 00:00:30')],
+      [o(4, 'b', 1, '2026-01-01 00:05:00')],
+    ]);
     // the minute 00:00 closes when 00:05 arrives: a (2 orders) is in the table, c is not
     expect(rows).toEqual([{ window: { start: '2026-01-01T00:00:00.000Z', end: '2026-01-01T00:01:00.000Z' }, sku: 'a', orders: 2 }]);
   });
@@ -92,16 +117,29 @@ describe('a stream-static join', () => {
     const run = async (rows: Array<Record<string, unknown>>, name: string) => {
       source.add(name, rows);
       const report = await new MicroBatchExecutor({ plan, source, checkpoint, state, sink }).run({ collectRows: true });
-      return report.batches.flatMap((b) => b.rows).map((r) => [r.name, r.n]).sort();
+      return report.batches
+        .flatMap((b) => b.rows)
+        .map((r) => [r.name, r.n])
+        .sort();
     };
-    expect(await run([o(1, 'a'), o(1, 'a'), o(4, 'b')], 'f1.json')).toEqual([['apple', 1], ['apricot', 1], ['banana', 1]]);
+    expect(await run([o(1, 'a'), o(1, 'a'), o(4, 'b')], 'f1.json')).toEqual([
+      ['apple', 1],
+      ['apricot', 1],
+      ['banana', 1],
+    ]);
     expect(await run([o(5, 'b'), o(4, 'b')], 'f2.json')).toEqual([['banana', 2]]);
   });
 
   it("refuses rightOuter and fullOuter with Spark's messages, and join types sluice does not run", () => {
-    expect(() => orders().join(catalog, 'sku', 'rightOuter')).toThrow(/RightOuter join with a streaming DataFrame\/Dataset on the left and a static DataFrame\/DataSet on the right not supported/);
-    expect(() => orders().join(catalog, 'sku', 'full_outer')).toThrow(/FullOuter joins with streaming DataFrames\/Datasets on the left and a static DataFrame\/Dataset on the right is not supported/);
-    expect(() => orders().join(catalog, 'sku', 'left_anti')).toThrow(/"left_anti" is not supported by sluice: a stream-static join is inner, leftOuter or leftSemi/);
+    expect(() => orders().join(catalog, 'sku', 'rightOuter')).toThrow(
+      /RightOuter join with a streaming DataFrame\/Dataset on the left and a static DataFrame\/DataSet on the right not supported/,
+    );
+    expect(() => orders().join(catalog, 'sku', 'full_outer')).toThrow(
+      /FullOuter joins with streaming DataFrames\/Datasets on the left and a static DataFrame\/Dataset on the right is not supported/,
+    );
+    expect(() => orders().join(catalog, 'sku', 'left_anti')).toThrow(
+      /"left_anti" is not supported by sluice: a stream-static join is inner, leftOuter or leftSemi/,
+    );
   });
 
   it('refuses a column name on both sides, an unknown key, keys of different types and a DynamoDB join off its key', () => {
@@ -122,8 +160,17 @@ describe('a stream-static join', () => {
   });
 
   it('refuses a plan joining an S3 table when the executor has no staticTables port', () => {
-    const plan = orders().join(staticTable.s3('s3://bucket/ref/', { format: 'json', schema: 'sku STRING, name STRING' }), 'sku').writeStream.plan();
-    const build = () => new MicroBatchExecutor({ plan, source: new InMemoryFileSource(plan.source.schema), checkpoint: new InMemoryCheckpoint(), state: new InMemoryStateStore(), sink: new InMemorySink() });
+    const plan = orders()
+      .join(staticTable.s3('s3://bucket/ref/', { format: 'json', schema: 'sku STRING, name STRING' }), 'sku')
+      .writeStream.plan();
+    const build = () =>
+      new MicroBatchExecutor({
+        plan,
+        source: new InMemoryFileSource(plan.source.schema),
+        checkpoint: new InMemoryCheckpoint(),
+        state: new InMemoryStateStore(),
+        sink: new InMemorySink(),
+      });
     expect(build).toThrow(/joins the static table s3:\/\/bucket\/ref\/, but the executor has no staticTables port/);
   });
 });
@@ -131,7 +178,10 @@ describe('a stream-static join', () => {
 describe('how a run reads its static tables', () => {
   const s3Table = staticTable.s3('s3://bucket/ref/', { format: 'json', schema: 'sku STRING, name STRING' });
   const ddbTable = staticTable.dynamodb('catalog', { key: 'sku', schema: 'sku STRING, name STRING' });
-  const tableRows = [{ sku: 'a', name: 'apple' }, { sku: 'b', name: 'banana' }];
+  const tableRows = [
+    { sku: 'a', name: 'apple' },
+    { sku: 'b', name: 'banana' },
+  ];
   const files = [[o(1, 'a'), o(2, 'a'), o(3, 'z')], [o(4, 'b')], [o(5, 'a'), o(6, null)]];
 
   it('a table read whole is loaded once per run, however many batches the run has', async () => {
@@ -147,7 +197,14 @@ describe('how a run reads its static tables', () => {
     const plan = orders().join(s3Table, 'sku').writeStream.plan();
     const source = new InMemoryFileSource(plan.source.schema);
     source.add('f0.json', [o(1, 'a')]);
-    const executor = new MicroBatchExecutor({ plan, source, checkpoint: new InMemoryCheckpoint(), state: new InMemoryStateStore(), sink: new InMemorySink(), staticTables: tables });
+    const executor = new MicroBatchExecutor({
+      plan,
+      source,
+      checkpoint: new InMemoryCheckpoint(),
+      state: new InMemoryStateStore(),
+      sink: new InMemorySink(),
+      staticTables: tables,
+    });
     const first = await executor.run({ collectRows: true });
     tables.put('s3://bucket/ref/', [{ sku: 'a', name: 'avocado' }]);
     source.add('f1.json', [o(2, 'a')]);
@@ -159,7 +216,14 @@ describe('how a run reads its static tables', () => {
   it("a table looked up by key is asked for each chunk's distinct non-null keys only", async () => {
     const tables = new InMemoryStaticTables().put('dynamodb://catalog', tableRows);
     const { rows } = await runOnce(orders().join(ddbTable, 'sku', 'leftOuter').writeStream.plan(), files, tables);
-    expect(rows.map((r) => [r.orderId, r.name])).toEqual([[1, 'apple'], [2, 'apple'], [3, null], [4, 'banana'], [5, 'apple'], [6, null]]);
+    expect(rows.map((r) => [r.orderId, r.name])).toEqual([
+      [1, 'apple'],
+      [2, 'apple'],
+      [3, null],
+      [4, 'banana'],
+      [5, 'apple'],
+      [6, null],
+    ]);
     // batch 0: a, z; batch 1: b; batch 2: a (the null key is never looked up)
     expect(tables.counts).toMatchObject({ lookups: 3, keysLookedUp: 4 });
   });
@@ -169,7 +233,11 @@ describe('the CSV records of an S3 static table', () => {
   it('splits on commas, keeps quoted commas, quotes and line breaks, and tells an empty quoted field from an empty one', () => {
     const recs = csvRecords('a,b,c\r\n1,"x, ""y""",\n\n2,"two\nlines",""\n');
     expect(recs.map((r) => r.line)).toEqual([1, 2, 4]);
-    expect(recs[1].fields).toEqual([{ text: '1', quoted: false }, { text: 'x, "y"', quoted: true }, { text: '', quoted: false }]);
+    expect(recs[1].fields).toEqual([
+      { text: '1', quoted: false },
+      { text: 'x, "y"', quoted: true },
+      { text: '', quoted: false },
+    ]);
     expect(recs[2].fields.map((f) => f.text)).toEqual(['2', 'two\nlines', '']);
     expect(recs[2].fields[2].quoted).toBe(true);
   });
@@ -179,7 +247,9 @@ describe('when a stream-static join has a null key and a watermark', () => {
   // Spark infers isnotnull(sku) on the stream side of an inner (or semi) equi-join and pushes it
   // below withWatermark: a null-key row never reaches the watermark; in a left outer join it does
   const run = (type: string) =>
-    runOnce(orders().withWatermark('at', '0 seconds').join(catalog, 'sku', type).writeStream.plan(), [[o(1, 'a', 1, '2026-01-01 00:00:05'), o(2, null, 1, '2026-01-01 00:00:50')]]);
+    runOnce(orders().withWatermark('at', '0 seconds').join(catalog, 'sku', type).writeStream.plan(), [
+      [o(1, 'a', 1, '2026-01-01 00:00:05'), o(2, null, 1, '2026-01-01 00:00:50')],
+    ]);
   it('leaves the null-key row out of an inner join, and of its watermark', async () => {
     const { report, rows } = await run('inner');
     // (the catalog has two rows for sku a)

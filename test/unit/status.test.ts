@@ -11,7 +11,9 @@ const INTERVAL = 15 * MINUTE;
 
 /** One run per interval, each one batch of `rowsIn` rows taking a minute. */
 function scheduledRuns(n: number, figures: (i: number) => Partial<Parameters<typeof progressRecord>[0]> = () => ({})): StreamingProgress[] {
-  return Array.from({ length: n }, (_, i) => progressRecord({ batchId: i, runId: `run-${i}`, startMs: T0 + i * INTERVAL, durationMs: MINUTE, rowsIn: 10, stateRows: 50, ...figures(i) }));
+  return Array.from({ length: n }, (_, i) =>
+    progressRecord({ batchId: i, runId: `run-${i}`, startMs: T0 + i * INTERVAL, durationMs: MINUTE, rowsIn: 10, stateRows: 50, ...figures(i) }),
+  );
 }
 
 describe('the verdict', () => {
@@ -86,7 +88,11 @@ describe('the verdict', () => {
   it('says running, not failing, while the uncommitted batch is younger than the interval', () => {
     const records = scheduledRuns(3);
     const now = T0 + 2 * INTERVAL + 3 * MINUTE;
-    const a = analyseStatus(records, { nowMs: now, intervalMs: INTERVAL, tip: { latestOffsetBatch: 3, latestCommitBatch: 2, uncommittedStartMs: now - 2 * MINUTE } });
+    const a = analyseStatus(records, {
+      nowMs: now,
+      intervalMs: INTERVAL,
+      tip: { latestOffsetBatch: 3, latestCommitBatch: 2, uncommittedStartMs: now - 2 * MINUTE },
+    });
     expect(a.verdict.kind).toBe('running');
     expect(a.verdict.text).toContain('batch 3 started 2m ago');
   });
@@ -138,8 +144,17 @@ describe('the state trend', () => {
 describe('the table', () => {
   it('shows each figure of a batch, the lag as the batch start minus the watermark', () => {
     const r = progressRecord({
-      batchId: 7, startMs: Date.parse('2026-11-20T10:15:00Z'), durationMs: 90_000, rowsIn: 1234, rowsOut: 56,
-      watermarkMs: Date.parse('2026-11-20T10:00:00Z'), stateRows: 4321, late: 2, deadLetters: 1, backlogFiles: 3, backlogBytes: 3 * 1024 * 1024,
+      batchId: 7,
+      startMs: Date.parse('2026-11-20T10:15:00Z'),
+      durationMs: 90_000,
+      rowsIn: 1234,
+      rowsOut: 56,
+      watermarkMs: Date.parse('2026-11-20T10:00:00Z'),
+      stateRows: 4321,
+      late: 2,
+      deadLetters: 1,
+      backlogFiles: 3,
+      backlogBytes: 3 * 1024 * 1024,
     });
     const cells = batchCells(analyseStatus([r], { nowMs: Date.parse('2026-11-20T10:20:00Z'), intervalMs: INTERVAL }).runs[0].batches[0]);
     expect(cells).toHaveLength(STATUS_COLUMNS.length);
@@ -150,7 +165,15 @@ describe('the table', () => {
   it('shows – for what a record of an older version lacks, and reads its top-level dead letters', () => {
     // what sluice wrote before the full record: no runId, no sluice block, no backlog, dead letters at the top
     const legacy = (batchId: number, startMs: number) =>
-      ({ batchId, timestamp: new Date(startMs).toISOString(), batchDuration: 200, numInputRows: 3, eventTime: { watermark: new Date(0).toISOString() }, numDeadLetters: 4, replay: false }) as unknown as StreamingProgress;
+      ({
+        batchId,
+        timestamp: new Date(startMs).toISOString(),
+        batchDuration: 200,
+        numInputRows: 3,
+        eventTime: { watermark: new Date(0).toISOString() },
+        numDeadLetters: 4,
+        replay: false,
+      }) as unknown as StreamingProgress;
     const records = [legacy(0, T0), legacy(1, T0 + 1000), legacy(2, T0 + 10 * MINUTE)];
     const a = analyseStatus(records, { nowMs: T0 + 11 * MINUTE, intervalMs: INTERVAL });
     // batches 0 and 1 are a second apart (one run), batch 2 ten minutes later (another)

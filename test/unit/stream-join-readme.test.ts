@@ -18,16 +18,21 @@ import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
 import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
 
 // ---- the query of docs/writing-queries.md, as printed there
-const impressions = readStream.format('json').schema('adId STRING, impressionTime TIMESTAMP').load('s3://my-bucket/impressions/')
+const impressions = readStream
+  .format('json')
+  .schema('adId STRING, impressionTime TIMESTAMP')
+  .load('s3://my-bucket/impressions/')
   .withWatermark('impressionTime', '10 seconds');
-const clicks = readStream.format('json').schema('clickAdId STRING, clickTime TIMESTAMP').load('s3://my-bucket/clicks/')
+const clicks = readStream
+  .format('json')
+  .schema('clickAdId STRING, clickTime TIMESTAMP')
+  .load('s3://my-bucket/clicks/')
   .withWatermark('clickTime', '20 seconds');
-const adClicks = impressions
-  .join(clicks, { left: 'adId', right: 'clickAdId' }, 'leftOuter', {
-    // a click at most a minute after its impression: clickTime - 1 minute <= impressionTime <= clickTime
-    timeRange: { left: 'impressionTime', right: 'clickTime', lower: '-1 minute', upper: '0 seconds' },
-    name: 'clicks',
-  });
+const adClicks = impressions.join(clicks, { left: 'adId', right: 'clickAdId' }, 'leftOuter', {
+  // a click at most a minute after its impression: clickTime - 1 minute <= impressionTime <= clickTime
+  timeRange: { left: 'impressionTime', right: 'clickTime', lower: '-1 minute', upper: '0 seconds' },
+  name: 'clicks',
+});
 const plan = adClicks.writeStream.outputMode('append').queryName('ad-clicks').plan();
 // ---- and with the page's one change: the watermark follows the faster input
 const maxPlan = adClicks.writeStream.option('multipleWatermarkPolicy', 'max').outputMode('append').queryName('ad-clicks').plan();
@@ -103,7 +108,7 @@ const byAd = (rows: readonly OutputRow[]) => [...rows].sort((a, b) => String(a.a
 describe.each([
   ['min (the default)', plan, EXPECTED],
   ['max', maxPlan, EXPECTED_MAX],
-] as const)("the documented stream-stream join (impressions leftOuter clicks within a minute), watermark policy %s", (_policy, query, expected) => {
+] as const)('the documented stream-stream join (impressions leftOuter clicks within a minute), watermark policy %s', (_policy, query, expected) => {
   let reports: RunReport[];
   beforeAll(async () => {
     reports = await runTwice(query);
@@ -120,12 +125,14 @@ describe.each([
   });
 
   it('numbers the batches across runs: 0 and 1, then 2 and 3', () => {
-    expect(reports.map((r) => r.batches.map((b) => b.batchId))).toEqual([[0, 1], [2, 3]]);
+    expect(reports.map((r) => r.batches.map((b) => b.batchId))).toEqual([
+      [0, 1],
+      [2, 3],
+    ]);
   });
 });
 
 describe("docs/writing-queries.md's Stream-stream joins section", () => {
-
   it('prints this query and exactly these rows in docs/writing-queries.md', () => {
     const page = readFileSync(join(__dirname, '../../docs/writing-queries.md'), 'utf8');
     const start = page.indexOf('## Stream-stream joins');
@@ -141,7 +148,8 @@ describe("docs/writing-queries.md's Stream-stream joins section", () => {
       ".join(clicks, { left: 'adId', right: 'clickAdId' }, 'leftOuter', {",
       "timeRange: { left: 'impressionTime', right: 'clickTime', lower: '-1 minute', upper: '0 seconds' },",
       ".writeStream.outputMode('append').queryName('ad-clicks').plan();",
-    ]) expect(query).toContain(line);
+    ])
+      expect(query).toContain(line);
     const block = /```text\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
     const expectedRows = EXPECTED.flatMap((run) => run.batches.flat());
     for (const row of expectedRows) expect(block).toContain(JSON.stringify(row));

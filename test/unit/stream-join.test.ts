@@ -45,7 +45,12 @@ const rows = (report: RunReport) => report.batches.flatMap((b) => b.rows);
 describe('when a query joins two streams', () => {
   it('plans the other stream as an input with its own watermark stage, rate limits and name', () => {
     const plan = impressions()
-      .join(readStream.format('json').schema(CLICKS).option('maxFilesPerTrigger', 2).load('s3://b/clicks').withWatermark('clickTime', '5 seconds'), { left: 'adId', right: 'clickAdId' }, 'inner', { timeRange: within10s, name: 'clicks' })
+      .join(
+        readStream.format('json').schema(CLICKS).option('maxFilesPerTrigger', 2).load('s3://b/clicks').withWatermark('clickTime', '5 seconds'),
+        { left: 'adId', right: 'clickAdId' },
+        'inner',
+        { timeRange: within10s, name: 'clicks' },
+      )
       .writeStream.plan();
     expect(plan.inputs).toHaveLength(1);
     expect(plan.inputs![0]).toMatchObject({ name: 'clicks', limits: { maxFilesPerTrigger: 2 }, source: { kind: 'files', path: 's3://b/clicks' } });
@@ -59,11 +64,21 @@ describe('when a query joins two streams', () => {
 
   it("refuses what Spark refuses, with Spark's messages", () => {
     const join = (type: string, range?: object, lw = true, rw = true) =>
-      (lw ? impressions() : readStream.format('json').schema(IMPRESSIONS).load()).join(rw ? clicks() : readStream.format('json').schema(CLICKS).load(), { left: 'adId', right: 'clickAdId' }, type, range ? { timeRange: range as typeof within10s } : {});
-    expect(() => join('inner', within10s).writeStream.outputMode('update').plan()).toThrow(/^Join between two streaming DataFrames\/Datasets is not supported in Update output mode, only in Append output mode/);
+      (lw ? impressions() : readStream.format('json').schema(IMPRESSIONS).load()).join(
+        rw ? clicks() : readStream.format('json').schema(CLICKS).load(),
+        { left: 'adId', right: 'clickAdId' },
+        type,
+        range ? { timeRange: range as typeof within10s } : {},
+      );
+    expect(() => join('inner', within10s).writeStream.outputMode('update').plan()).toThrow(
+      /^Join between two streaming DataFrames\/Datasets is not supported in Update output mode, only in Append output mode/,
+    );
     // complete mode needs an aggregation first (Spark checks that before the join)
-    expect(() => join('inner', within10s).writeStream.outputMode('complete').plan()).toThrow(/^Complete output mode not supported when there are no streaming aggregations/);
-    const noWatermark = /^Stream-stream (LeftOuter|RightOuter|FullOuter|LeftSemi) join between two streaming DataFrame\/Datasets is not supported without a watermark in the join keys, or a watermark on the nullable side and an appropriate range condition/;
+    expect(() => join('inner', within10s).writeStream.outputMode('complete').plan()).toThrow(
+      /^Complete output mode not supported when there are no streaming aggregations/,
+    );
+    const noWatermark =
+      /^Stream-stream (LeftOuter|RightOuter|FullOuter|LeftSemi) join between two streaming DataFrame\/Datasets is not supported without a watermark in the join keys, or a watermark on the nullable side and an appropriate range condition/;
     expect(() => join('leftOuter').writeStream.plan()).toThrow(noWatermark);
     expect(() => join('left_semi', within10s, true, false).writeStream.plan()).toThrow(/LeftSemi join/);
     // a range with only a lower bound gives the left side a state watermark, not the right one
@@ -77,16 +92,23 @@ describe('when a query joins two streams', () => {
     // an inner join without watermarks is allowed (its state grows: the run report says so)
     expect(join('inner', undefined, false, false).writeStream.plan().inputs).toHaveLength(1);
     // a name on both sides, a range over a non-TIMESTAMP column
-    expect(() => impressions().join(readStream.format('json').schema('adId STRING, clickTime TIMESTAMP').load(), 'adId').join(clicks(), { left: 'adId', right: 'clickAdId' })).toThrow(/column clickTime is on both sides/);
-    expect(() => impressions().join(clicks(), { left: 'adId', right: 'clickAdId' }, 'inner', { timeRange: { left: 'adId', right: 'clickTime', lower: '0 seconds' } })).toThrow(/timeRange column adId is STRING, not a TIMESTAMP/);
+    expect(() =>
+      impressions()
+        .join(readStream.format('json').schema('adId STRING, clickTime TIMESTAMP').load(), 'adId')
+        .join(clicks(), { left: 'adId', right: 'clickAdId' }),
+    ).toThrow(/column clickTime is on both sides/);
+    expect(() =>
+      impressions().join(clicks(), { left: 'adId', right: 'clickAdId' }, 'inner', { timeRange: { left: 'adId', right: 'clickTime', lower: '0 seconds' } }),
+    ).toThrow(/timeRange column adId is STRING, not a TIMESTAMP/);
   });
 
   it('joins each batch with the other side buffered so far, and emits an unmatched row of an outer join only when the watermark passes it', async () => {
-    const plan = impressions()
-      .join(clicks(), { left: 'adId', right: 'clickAdId' }, 'leftOuter', { timeRange: within10s })
-      .writeStream.queryName('ads').plan();
+    const plan = impressions().join(clicks(), { left: 'adId', right: 'clickAdId' }, 'leftOuter', { timeRange: within10s }).writeStream.queryName('ads').plan();
     const r = joinRunner(plan);
-    r.left([{ adId: 'a', impressionTime: sec(1) }, { adId: 'b', impressionTime: sec(2) }]);
+    r.left([
+      { adId: 'a', impressionTime: sec(1) },
+      { adId: 'b', impressionTime: sec(2) },
+    ]);
     r.right([{ clickAdId: 'a', clickTime: sec(5) }]);
     const run1 = await r.run();
     // both sources read in one batch: the left rows first, then the right row matched with them
@@ -107,7 +129,12 @@ describe('when a query joins two streams', () => {
 
   it('reads each input up to its own latest offset, with its own rate limit', async () => {
     const plan = impressions()
-      .join(readStream.format('json').schema(CLICKS).option('maxFilesPerTrigger', 1).load().withWatermark('clickTime', '0 seconds'), { left: 'adId', right: 'clickAdId' }, 'inner', { timeRange: within10s })
+      .join(
+        readStream.format('json').schema(CLICKS).option('maxFilesPerTrigger', 1).load().withWatermark('clickTime', '0 seconds'),
+        { left: 'adId', right: 'clickAdId' },
+        'inner',
+        { timeRange: within10s },
+      )
       .writeStream.plan();
     const r = joinRunner(plan);
     r.left([{ adId: 'a', impressionTime: sec(1) }]);
@@ -132,10 +159,17 @@ describe('when a query joins two streams', () => {
       .join(clicks(), { left: 'adId', right: 'clickAdId' }, 'inner', { timeRange: within10s })
       .groupBy(window('impressionTime', '10 seconds'))
       .agg(count().as('clicks'))
-      .writeStream.queryName('per-window').plan();
+      .writeStream.queryName('per-window')
+      .plan();
     const r = joinRunner(plan);
-    r.left([{ adId: 'a', impressionTime: sec(1) }, { adId: 'b', impressionTime: sec(3) }]);
-    r.right([{ clickAdId: 'a', clickTime: sec(4) }, { clickAdId: 'b', clickTime: sec(9) }]);
+    r.left([
+      { adId: 'a', impressionTime: sec(1) },
+      { adId: 'b', impressionTime: sec(3) },
+    ]);
+    r.right([
+      { clickAdId: 'a', clickTime: sec(4) },
+      { clickAdId: 'b', clickTime: sec(9) },
+    ]);
     expect(rows(await r.run())).toEqual([]);
     // global 21 s: the aggregation's watermark is 10.999 s, past the end of [0, 10)
     r.left([{ adId: 'c', impressionTime: sec(21) }]);
@@ -150,18 +184,26 @@ describe('when a query joins two streams', () => {
       const w = impressions('5 seconds').join(clicks(), { left: 'adId', right: 'clickAdId' }, 'inner', { timeRange: within10s }).writeStream;
       return (policy ? w.option('multipleWatermarkPolicy', policy) : w).plan();
     };
-    for (const [policy, expected] of [[undefined, iso(15)], ['max', iso(40)]] as const) {
+    for (const [policy, expected] of [
+      [undefined, iso(15)],
+      ['max', iso(40)],
+    ] as const) {
       const r = joinRunner(make(policy));
       r.left([{ adId: 'a', impressionTime: sec(20) }]);
       r.right([{ clickAdId: 'a', clickTime: sec(40) }]);
       expect((await r.run()).watermark).toBe(expected);
     }
-    expect(() => impressions().join(clicks(), { left: 'adId', right: 'clickAdId' }).writeStream.option('multipleWatermarkPolicy', 'avg')).toThrow(/multipleWatermarkPolicy="avg" is not 'min' or 'max'/);
+    expect(() => impressions().join(clicks(), { left: 'adId', right: 'clickAdId' }).writeStream.option('multipleWatermarkPolicy', 'avg')).toThrow(
+      /multipleWatermarkPolicy="avg" is not 'min' or 'max'/,
+    );
     expect(statefulShape(make('max'))).not.toEqual(statefulShape(make()));
   });
 
   it('drops late rows of each side by its own event-time column, and keeps them with the columns of their side', async () => {
-    const plan = impressions().join(clicks(), { left: 'adId', right: 'clickAdId' }, 'inner', { timeRange: within10s }).writeStream.lateRows('dead-letter').plan();
+    const plan = impressions()
+      .join(clicks(), { left: 'adId', right: 'clickAdId' }, 'inner', { timeRange: within10s })
+      .writeStream.lateRows('dead-letter')
+      .plan();
     const r = joinRunner(plan);
     r.left([{ adId: 'a', impressionTime: sec(30) }]);
     r.right([{ clickAdId: 'a', clickTime: sec(31) }]);
@@ -172,22 +214,39 @@ describe('when a query joins two streams', () => {
     const second = await r.run();
     expect(second.droppedByWatermark).toBe(2);
     const late = r.lateRows.all('late').map((x) => (x as { row: unknown }).row);
-    expect(late).toEqual([{ adId: 'old', impressionTime: iso(29) }, { clickAdId: 'old', clickTime: iso(30) }]);
+    expect(late).toEqual([
+      { adId: 'old', impressionTime: iso(29) },
+      { clickAdId: 'old', clickTime: iso(30) },
+    ]);
   });
 
   it('says in the run report that a side without a state watermark grows forever', async () => {
-    const plan = readStream.format('json').schema(IMPRESSIONS).load().join(readStream.format('json').schema(CLICKS).load(), { left: 'adId', right: 'clickAdId' }).writeStream.plan();
+    const plan = readStream
+      .format('json')
+      .schema(IMPRESSIONS)
+      .load()
+      .join(readStream.format('json').schema(CLICKS).load(), { left: 'adId', right: 'clickAdId' })
+      .writeStream.plan();
     const r = joinRunner(plan);
     r.left([{ adId: 'a', impressionTime: sec(1) }]);
-    r.right([{ clickAdId: 'a', clickTime: sec(2) }, { clickAdId: null, clickTime: sec(3) }]);
+    r.right([
+      { clickAdId: 'a', clickTime: sec(2) },
+      { clickAdId: null, clickTime: sec(3) },
+    ]);
     const report = await r.run();
     expect(rows(report)).toEqual([{ adId: 'a', impressionTime: iso(1), clickAdId: 'a', clickTime: iso(2) }]);
     // a null key never matches; in an inner join Spark filters it out before the join (isnotnull
     // inferred from the equi-join), so it is not buffered either
     expect(report.stateRows).toBe(2);
-    expect(report.warnings).toEqual([expect.stringMatching(/^the stream-stream join op0 with input2 keeps every row of its left and right \(input2\) sides in state, so its state grows forever/)]);
+    expect(report.warnings).toEqual([
+      expect.stringMatching(
+        /^the stream-stream join op0 with input2 keeps every row of its left and right \(input2\) sides in state, so its state grows forever/,
+      ),
+    ]);
     // a range with one bound leaves one side growing
-    const oneSide = impressions().join(clicks(), { left: 'adId', right: 'clickAdId' }, 'inner', { timeRange: { left: 'impressionTime', right: 'clickTime', lower: '-10 seconds' } }).writeStream.plan();
+    const oneSide = impressions()
+      .join(clicks(), { left: 'adId', right: 'clickAdId' }, 'inner', { timeRange: { left: 'impressionTime', right: 'clickTime', lower: '-10 seconds' } })
+      .writeStream.plan();
     const r2 = joinRunner(oneSide);
     r2.left([{ adId: 'a', impressionTime: sec(1) }]);
     expect((await r2.run()).warnings).toEqual([expect.stringContaining('keeps every row of its right (input2) side in state')]);
@@ -198,19 +257,31 @@ describe('when a query joins two streams', () => {
     const r = joinRunner(plan('inner'));
     r.left([{ adId: 'a', impressionTime: sec(1) }]);
     await r.run();
-    const other = new MicroBatchExecutor({ plan: plan('leftOuter'), source: r.source, inputSources: r.inputSources, checkpoint: r.checkpoint, state: r.state, sink: r.sink });
+    const other = new MicroBatchExecutor({
+      plan: plan('leftOuter'),
+      source: r.source,
+      inputSources: r.inputSources,
+      checkpoint: r.checkpoint,
+      state: r.state,
+      sink: r.sink,
+    });
     await expect(other.run()).rejects.toBeInstanceOf(CheckpointMismatchError);
   });
 
   it('needs one source per input', () => {
     const plan = impressions().join(clicks(), { left: 'adId', right: 'clickAdId' }).writeStream.plan();
     const r = joinRunner(plan);
-    expect(() => new MicroBatchExecutor({ plan, source: r.source, checkpoint: r.checkpoint, state: r.state, sink: r.sink })).toThrow(/joins 1 other stream\(s\) \(input2\) but the executor was given 0 input source\(s\)/);
+    expect(() => new MicroBatchExecutor({ plan, source: r.source, checkpoint: r.checkpoint, state: r.state, sink: r.sink })).toThrow(
+      /joins 1 other stream\(s\) \(input2\) but the executor was given 0 input source\(s\)/,
+    );
   });
 
   it('joins three streams, each one its own offsets', async () => {
     const views = readStream.format('json').schema('viewAdId STRING, viewTime TIMESTAMP').load();
-    const plan = readStream.format('json').schema(IMPRESSIONS).load()
+    const plan = readStream
+      .format('json')
+      .schema(IMPRESSIONS)
+      .load()
       .join(readStream.format('json').schema(CLICKS).load(), { left: 'adId', right: 'clickAdId' })
       .join(views, { left: 'adId', right: 'viewAdId' })
       .writeStream.plan();
@@ -227,11 +298,18 @@ describe('when a query joins two streams', () => {
 });
 
 describe('when a stream-stream join crashes and the next run resumes', () => {
-  const plan = () => impressions().join(clicks(), { left: 'adId', right: 'clickAdId' }, 'fullOuter', { timeRange: within10s }).writeStream.queryName('full').plan();
+  const plan = () =>
+    impressions().join(clicks(), { left: 'adId', right: 'clickAdId' }, 'fullOuter', { timeRange: within10s }).writeStream.queryName('full').plan();
   const feed = (r: ReturnType<typeof joinRunner>, step: number) => {
     if (step === 0) {
-      r.left([{ adId: 'a', impressionTime: sec(1) }, { adId: 'b', impressionTime: sec(2) }]);
-      r.right([{ clickAdId: 'a', clickTime: sec(4) }, { clickAdId: 'q', clickTime: sec(5) }]);
+      r.left([
+        { adId: 'a', impressionTime: sec(1) },
+        { adId: 'b', impressionTime: sec(2) },
+      ]);
+      r.right([
+        { clickAdId: 'a', clickTime: sec(4) },
+        { clickAdId: 'q', clickTime: sec(5) },
+      ]);
     } else {
       r.left([{ adId: 'c', impressionTime: sec(40) }]);
       r.right([{ clickAdId: 'c', clickTime: sec(41) }]);
@@ -246,7 +324,7 @@ describe('when a stream-stream join crashes and the next run resumes', () => {
     return r.sinkRows();
   };
 
-  it('emits the matches and both sides\' outer rows', async () => {
+  it("emits the matches and both sides' outer rows", async () => {
     const out = await clean();
     expect(out).toEqual([
       { adId: 'a', impressionTime: iso(1), clickAdId: 'a', clickTime: iso(4) },

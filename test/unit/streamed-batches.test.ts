@@ -18,10 +18,16 @@ import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
 
 const schema = 'id LONG, v DOUBLE';
 /** Stateless: keep even ids, add a column. */
-const evens = readStream.format('json').schema(schema).load()
+const evens = readStream
+  .format('json')
+  .schema(schema)
+  .load()
   .filter((r) => Number(r.id) % 2 === 0)
   .withColumn('twice', 'DOUBLE', (r) => Number(r.v) * 2)
-  .writeStream.outputMode('append').trigger({ availableNow: true }).queryName('evens').plan();
+  .writeStream.outputMode('append')
+  .trigger({ availableNow: true })
+  .queryName('evens')
+  .plan();
 
 /** `n` events with ids from `from`: v = id / 10. */
 const events = (n: number, from = 0): Event[] => Array.from({ length: n }, (_, i) => ({ id: from + i, v: (from + i) / 10 }));
@@ -85,9 +91,13 @@ describe('when a stateless batch is far larger than one chunk', () => {
     expect(t.checkpoint.progress.get(0)).toMatchObject({ numInputRows: total, sink: { numOutputRows: expectedOf(input).length } });
   });
 
-  it('still writes the batch\'s dead letters, after the sink', async () => {
+  it("still writes the batch's dead letters, after the sink", async () => {
     const t = createTestRunner(evens);
-    t.drop(`${events(CHUNK_LINES + 1).map((e) => JSON.stringify(e)).join('\n')}\nnot json\n`);
+    t.drop(
+      `${events(CHUNK_LINES + 1)
+        .map((e) => JSON.stringify(e))
+        .join('\n')}\nnot json\n`,
+    );
     await t.run();
     expect(t.deadLetters.all('malformed')).toEqual([expect.objectContaining({ raw: 'not json', source: { file: 'part-00001.json', line: CHUNK_LINES + 2 } })]);
     expect(t.sinkRows()).toEqual(expectedOf(events(CHUNK_LINES + 1)));
@@ -108,8 +118,16 @@ describe('when the sink has no addBatchChunks', () => {
 
 describe('when the query is stateful', () => {
   it('never streams: the sink gets the aggregated batch whole', async () => {
-    const counts = readStream.format('json').schema(schema).load().groupBy('id').agg(count().as('n'))
-      .writeStream.outputMode('update').trigger({ availableNow: true }).queryName('counts').plan();
+    const counts = readStream
+      .format('json')
+      .schema(schema)
+      .load()
+      .groupBy('id')
+      .agg(count().as('n'))
+      .writeStream.outputMode('update')
+      .trigger({ availableNow: true })
+      .queryName('counts')
+      .plan();
     const t = createTestRunner(counts);
     t.drop(events(2 * CHUNK_LINES));
     await t.run();
@@ -153,7 +171,9 @@ describe('when a streamed run crashes', () => {
     const t = createTestRunner(evens, { sink: new InMemorySink({ pieceRows: 100 }) });
     t.drop(events(CHUNK_LINES));
     expect(await t.crashRun({ point: 'mid-sink', batchId: 0 })).toBe(true);
-    t.source.files[0].body = events(CHUNK_LINES, 1).map((e) => JSON.stringify(e)).join('\n');
+    t.source.files[0].body = events(CHUNK_LINES, 1)
+      .map((e) => JSON.stringify(e))
+      .join('\n');
     const err = await t.run().catch((e) => e);
     expect(err).toBeInstanceOf(SluiceError);
     expect(err.retriable).toBe(false);

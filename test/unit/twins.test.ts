@@ -17,7 +17,8 @@ import { readStream } from '../../lib/engine/query/reader';
 import { createTestRunner } from './engine-factories';
 
 const op: OperatorStateSpec = { operatorId: 'op0', fixedEviction: false, evictionGranularityMs: 60_000 };
-const puts = (n: number, version = 0): StateChange[] => Array.from({ length: n }, (_, i) => ({ key: { id: `k${String(i).padStart(3, '0')}`, evictAt: i }, value: { n: i + version } }));
+const puts = (n: number, version = 0): StateChange[] =>
+  Array.from({ length: n }, (_, i) => ({ key: { id: `k${String(i).padStart(3, '0')}`, evictAt: i }, value: { n: i + version } }));
 const ctx: SinkContext = { queryId: 'q', queryName: 'q', outputMode: 'update', columns: ['k'], keyColumns: [] };
 
 describe('the in-memory state store', () => {
@@ -35,7 +36,7 @@ describe('the in-memory state store', () => {
     expect(new InMemoryStateStore().description).toContain(`SLUICE_TWIN_SEED ${TWIN_SEED}`);
   });
 
-  it('takes a key id over 1,024 bytes (the DynamoDB store hashes long ids) and refuses an item over 400 KB with the store\'s error, writing nothing', async () => {
+  it("takes a key id over 1,024 bytes (the DynamoDB store hashes long ids) and refuses an item over 400 KB with the store's error, writing nothing", async () => {
     const s = new InMemoryStateStore();
     const long = 'x'.repeat(2048);
     await expect(s.commit(op, 0, [{ key: { id: long, evictAt: null }, value: 1 }])).resolves.toBeUndefined();
@@ -43,14 +44,18 @@ describe('the in-memory state store', () => {
     const big = { key: { id: 'big', evictAt: null }, value: randomBytes(450 * 1024).toString('base64') };
     const err = await s.commit(op, 1, [big]).catch((e) => e);
     expect(err).toBeInstanceOf(SluiceError);
-    expect(err.message).toMatch(/state of operator `op0` for key `big` needs a state item \(its value as JSON, gzipped above 32 KB\) of \d+ bytes, above the limit of 409600 bytes: per-key state must stay smaller/);
+    expect(err.message).toMatch(
+      /state of operator `op0` for key `big` needs a state item \(its value as JSON, gzipped above 32 KB\) of \d+ bytes, above the limit of 409600 bytes: per-key state must stay smaller/,
+    );
     expect((await s.all(op, 1)).map((e) => e.key.id)).toEqual([long]);
   });
 
-  it("refuses a key read or written in another partition than the one it lives in, as the DynamoDB store would not find it there", async () => {
+  it('refuses a key read or written in another partition than the one it lives in, as the DynamoDB store would not find it there', async () => {
     const s = new InMemoryStateStore();
     await s.commit(op, 0, [{ key: { id: 'k', evictAt: null, partition: 2 }, value: 1 }]);
-    expect([...(await s.get(op, [{ id: 'k', evictAt: null, partition: 2 }], 0)).values()].map((e) => e.key)).toEqual([{ id: 'k', evictAt: null, partition: 2 }]);
+    expect([...(await s.get(op, [{ id: 'k', evictAt: null, partition: 2 }], 0)).values()].map((e) => e.key)).toEqual([
+      { id: 'k', evictAt: null, partition: 2 },
+    ]);
     await expect(s.get(op, [{ id: 'k', evictAt: null, partition: 1 }], 0)).rejects.toThrow(/read from partition 1, but it lives in partition 2/);
     await expect(s.commit(op, 1, [{ key: { id: 'k', evictAt: null }, value: 2 }])).rejects.toThrow(/written to partition 0, but it lives in partition 2/);
   });
@@ -78,21 +83,35 @@ describe('the in-memory sink', () => {
     const told: number[] = [];
     await sink.addBatch(0, rows(5), { ...ctx, onPieceWritten: (i) => told.push(i) });
     expect(told).toEqual([0, 1, 2]);
-    expect(sink.writes.map((w) => [w.piece, w.rows])).toEqual([[0, [{ k: 1 }, { k: 2 }]], [1, [{ k: 3 }, { k: 4 }]], [2, [{ k: 5 }]]]);
+    expect(sink.writes.map((w) => [w.piece, w.rows])).toEqual([
+      [0, [{ k: 1 }, { k: 2 }]],
+      [1, [{ k: 3 }, { k: 4 }]],
+      [2, [{ k: 5 }]],
+    ]);
     // A replay in another order writes the same pieces: visible as a second write, no conflict.
     await sink.addBatch(0, [...rows(5)].reverse(), ctx);
     expect(sink.timesWritten(0)).toBe(2);
     expect(sink.conflicts()).toEqual([]);
     // A replay with other rows is a conflict.
     await sink.addBatch(0, [{ k: 0 }, ...rows(4)], ctx);
-    expect(sink.conflicts()).toEqual([{ batchId: 0, piece: 0 }, { batchId: 0, piece: 1 }, { batchId: 0, piece: 2 }]);
+    expect(sink.conflicts()).toEqual([
+      { batchId: 0, piece: 0 },
+      { batchId: 0, piece: 1 },
+      { batchId: 0, piece: 2 },
+    ]);
     expect(() => new InMemorySink({ pieceRows: 0 })).toThrow(/pieceRows \(0\) must be a positive integer/);
   });
 });
 
 describe('the in-memory checkpoint', () => {
   const commit = (committedAtMs: number, nextBatchWatermarkMs = 0): CommitEntry => ({
-    batchId: 0, queryId: 'q', shapeFingerprint: 'f', offsets: [{ lastKey: 'a' }], batchWatermarkMs: 0, nextBatchWatermarkMs, committedAtMs,
+    batchId: 0,
+    queryId: 'q',
+    shapeFingerprint: 'f',
+    offsets: [{ lastKey: 'a' }],
+    batchWatermarkMs: 0,
+    nextBatchWatermarkMs,
+    committedAtMs,
   });
 
   it('keeps the first commit of a batch, as S3 does with If-None-Match, and refuses a different one', async () => {
@@ -116,8 +135,16 @@ describe('the in-memory checkpoint', () => {
 });
 
 describe('the mid-sink crash point', () => {
-  const plan = readStream.format('json').schema('k STRING, v DOUBLE').load().groupBy('k').agg(sum('v').as('total'), count().as('n'))
-    .writeStream.outputMode('update').trigger({ availableNow: true }).queryName('mid-sink').plan();
+  const plan = readStream
+    .format('json')
+    .schema('k STRING, v DOUBLE')
+    .load()
+    .groupBy('k')
+    .agg(sum('v').as('total'), count().as('n'))
+    .writeStream.outputMode('update')
+    .trigger({ availableNow: true })
+    .queryName('mid-sink')
+    .plan();
 
   it('parses with @batch like the other points', () => {
     expect(parseCrashPlan('mid-sink@3')).toEqual({ point: 'mid-sink', batchId: 3 });
@@ -132,7 +159,12 @@ describe('the mid-sink crash point', () => {
     await t.run();
     expect(t.sink.writes.map((w) => w.piece)).toEqual([0, 0, 1, 2, 3]);
     expect(t.sink.conflicts()).toEqual([]);
-    expect(t.sinkRows().map((r) => r.k).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `k${i}`).sort());
+    expect(
+      t
+        .sinkRows()
+        .map((r) => r.k)
+        .sort(),
+    ).toEqual(Array.from({ length: 10 }, (_, i) => `k${i}`).sort());
   });
 
   it('does not fire for a sink that never says it wrote a piece', async () => {

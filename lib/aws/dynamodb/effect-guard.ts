@@ -98,7 +98,12 @@ export class DynamoDbEffectGuard implements EffectGuard<TransactWriteItem> {
     return this.transactWith(key, items, fence, lease);
   }
 
-  private async transactWith(key: EffectKey, items: TransactWriteItem[], fence: TransactWriteItem | null, lease: LeaseHandle | undefined): Promise<EffectOutcome> {
+  private async transactWith(
+    key: EffectKey,
+    items: TransactWriteItem[],
+    fence: TransactWriteItem | null,
+    lease: LeaseHandle | undefined,
+  ): Promise<EffectOutcome> {
     const what = `DynamoDB TransactWriteItems of effect ${key.effect} (batch ${key.batchId}) on ${this.tableName}`;
     const outcome = await transactGuarded(this.client, this.retry, what, { table: this.tableName, marker: this.marker(key), fence, items });
     switch (outcome.kind) {

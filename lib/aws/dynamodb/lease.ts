@@ -18,7 +18,13 @@
  * renew names the current holder, and an acquire whose first attempt landed but whose answer was
  * lost recognises its own lease on the retry.
  */
-import { type AttributeValue, type DynamoDBClient, UpdateItemCommand, type UpdateItemCommandInput, type UpdateItemCommandOutput } from '@aws-sdk/client-dynamodb';
+import {
+  type AttributeValue,
+  type DynamoDBClient,
+  UpdateItemCommand,
+  type UpdateItemCommandInput,
+  type UpdateItemCommandOutput,
+} from '@aws-sdk/client-dynamodb';
 import { InvalidOptionError, LeaseLostError } from '../../engine/errors';
 import { type Clock, type Lease, type LeaseHandle, systemClock } from '../../engine/ports';
 import { type RetryOptions, type RetryPolicy, retryPolicy } from '../request/retry';
@@ -194,7 +200,15 @@ export class DynamoDbLease implements Lease {
     const token = res.stored?.token?.N;
     throw new LeaseLostError(
       `lease ${this.leaseKey} is no longer held by ${handle.owner} with token ${handle.token}: ${describeHolder(res.stored)}; another run took over after it expired: stop this run without further writes, the holder continues from the checkpoint`,
-      { details: { leaseKey: this.leaseKey, owner: handle.owner, token: handle.token, holder: holder ?? null, holderToken: token === undefined ? null : Number(token) } },
+      {
+        details: {
+          leaseKey: this.leaseKey,
+          owner: handle.owner,
+          token: handle.token,
+          holder: holder ?? null,
+          holderToken: token === undefined ? null : Number(token),
+        },
+      },
     );
   }
 

@@ -98,6 +98,8 @@ export function checkClient(client: unknown, who: string): void {
 /** Checks a table name option (InvalidOptionError otherwise). */
 export function checkTableName(name: string, what: string): void {
   if (typeof name !== 'string' || !/^[A-Za-z0-9_.-]{3,255}$/.test(name)) {
-    throw new InvalidOptionError(`${what} ${JSON.stringify(name)} is not a DynamoDB table name (3 to 255 of A-Z a-z 0-9 _ . -): pass the name of a table with pk S and sk S`);
+    throw new InvalidOptionError(
+      `${what} ${JSON.stringify(name)} is not a DynamoDB table name (3 to 255 of A-Z a-z 0-9 _ . -): pass the name of a table with pk S and sk S`,
+    );
   }
 }

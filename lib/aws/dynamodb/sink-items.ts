@@ -18,7 +18,6 @@ export interface DynamoDbSinkItem {
   readonly row: OutputRow;
 }
 
-
 /** Attributes the sink uses itself; output columns of these names are refused. */
 export const RESERVED_ATTRIBUTES = ['pk', 'sk', 'batchId', 'queryId', 'ttl'] as const;
 
@@ -111,7 +110,10 @@ export function canonicalJson(v: unknown): string {
   if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
   const o = v as Record<string, unknown>;
-  return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+  return `{${Object.keys(o)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
+    .join(',')}}`;
 }
 
 /** The digest a chunk's marker records: sha256 over its items (keys and values), in chunk order. */
@@ -126,7 +128,8 @@ export function toAttr(v: Json | undefined, where: string): AttributeValue {
   if (typeof v === 'string') return { S: v };
   if (typeof v === 'boolean') return { BOOL: v };
   if (typeof v === 'number') {
-    if (!Number.isFinite(v)) throw new SluiceError(`column ${where} holds ${v}, which DynamoDB cannot store as a number: filter or replace non-finite values before the sink`);
+    if (!Number.isFinite(v))
+      throw new SluiceError(`column ${where} holds ${v}, which DynamoDB cannot store as a number: filter or replace non-finite values before the sink`);
     return { N: String(v) };
   }
   if (Array.isArray(v)) return { L: v.map((x, i) => toAttr(x, `${where}[${i}]`)) };
@@ -175,7 +178,9 @@ export function checkColumns(columns: readonly string[]): void {
 
 export function checkQueryKey(qk: string): void {
   if (typeof qk !== 'string' || qk === '' || qk.includes('#') || qk.length > 200) {
-    throw new InvalidOptionError(`DynamoDbSink queryKey ${JSON.stringify(qk)} must be 1 to 200 characters without "#": it names the query's rows in the table, e.g. "orders-per-minute"`);
+    throw new InvalidOptionError(
+      `DynamoDbSink queryKey ${JSON.stringify(qk)} must be 1 to 200 characters without "#": it names the query's rows in the table, e.g. "orders-per-minute"`,
+    );
   }
 }
 
@@ -188,7 +193,8 @@ export function checkBatchId(batchId: number): void {
 /** The option's value, or its default; InvalidOptionError unless a positive integer. */
 export function positiveInt(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value <= 0) throw new InvalidOptionError(`DynamoDbSink ${name} (${value}) must be a positive integer: leave it out for ${fallback}`);
+  if (!Number.isSafeInteger(value) || value <= 0)
+    throw new InvalidOptionError(`DynamoDbSink ${name} (${value}) must be a positive integer: leave it out for ${fallback}`);
   return value;
 }
 

@@ -138,7 +138,19 @@ export class DynamoDbSink implements Sink {
   private readonly retry: RetryPolicy;
   private readonly markerTtlSeconds: number;
   private lastQueryKey?: string;
-  private counters = { transactions: 0, markerReads: 0, chunksWritten: 0, chunksSkipped: 0, rowsWritten: 0, rowsDeleted: 0, sessionQueries: 0, rowsSkippedNewer: 0, retries: 0, writeUnits: 0, consumedWriteUnits: 0 };
+  private counters = {
+    transactions: 0,
+    markerReads: 0,
+    chunksWritten: 0,
+    chunksSkipped: 0,
+    rowsWritten: 0,
+    rowsDeleted: 0,
+    sessionQueries: 0,
+    rowsSkippedNewer: 0,
+    retries: 0,
+    writeUnits: 0,
+    consumedWriteUnits: 0,
+  };
 
   constructor(opts: DynamoDbSinkOptions) {
     checkClient(opts.client, 'DynamoDbSink');
@@ -296,7 +308,12 @@ export class DynamoDbSink implements Sink {
    */
   private prepare(queryKey: string, batchId: number, rows: OutputRow[], ctx: SinkContext): PreparedRow[] {
     const keyed = ctx.keyColumns.length > 0;
-    const ordered = keyed ? rows : rows.map((row) => ({ row, content: canonicalJson(row) })).sort((a, b) => compareStrings(a.content, b.content)).map((r) => r.row);
+    const ordered = keyed
+      ? rows
+      : rows
+          .map((row) => ({ row, content: canonicalJson(row) }))
+          .sort((a, b) => compareStrings(a.content, b.content))
+          .map((r) => r.row);
     const out = ordered.map((row, i) => this.prepareRow(queryKey, batchId, row, i, ctx));
     if (!keyed) return out;
     // One key twice in a batch would be two actions on one item (DynamoDB refuses that): of rows
@@ -337,7 +354,14 @@ export class DynamoDbSink implements Sink {
    * should one appear meanwhile; a committed chunk is skipped only if it holds exactly what this
    * attempt would write.
    */
-  private async writeChunks(queryKey: string, batchId: number, chunks: Chunk[], ctx: SinkContext, fence: TransactWriteItem | null, progress: { probing: boolean; pieces: number }): Promise<void> {
+  private async writeChunks(
+    queryKey: string,
+    batchId: number,
+    chunks: Chunk[],
+    ctx: SinkContext,
+    fence: TransactWriteItem | null,
+    progress: { probing: boolean; pieces: number },
+  ): Promise<void> {
     if (chunks.length === 0) return;
     let done = new Map<number, string | undefined>();
     if (progress.probing) {
@@ -375,7 +399,14 @@ export class DynamoDbSink implements Sink {
         this.counters.markerReads++;
         const res = await this.client.send(
           new BatchGetItemCommand({
-            RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true, ProjectionExpression: '#pk, #d', ExpressionAttributeNames: { '#pk': 'pk', '#d': 'digest' } } },
+            RequestItems: {
+              [this.tableName]: {
+                Keys: keys,
+                ConsistentRead: true,
+                ProjectionExpression: '#pk, #d',
+                ExpressionAttributeNames: { '#pk': 'pk', '#d': 'digest' },
+              },
+            },
           }),
         );
         for (const it of res.Responses?.[this.tableName] ?? []) found.set(Number(it.pk.S!.slice(it.pk.S!.lastIndexOf('#') + 1)), it.digest?.S);
@@ -454,7 +485,13 @@ export class DynamoDbSink implements Sink {
    *     batch 0:  a [10 s, 20 s)   a [30 s, 40 s)          (two rows)
    *     batch 1:  a [10 s, 40 s)   (the merge: put)  ─▶  delete a [10 s, 20 s), a [30 s, 40 s)
    */
-  private async deleteSuperseded(queryKey: string, batchId: number, rows: readonly PreparedRow[], ctx: SinkContext, fence: TransactWriteItem | null): Promise<void> {
+  private async deleteSuperseded(
+    queryKey: string,
+    batchId: number,
+    rows: readonly PreparedRow[],
+    ctx: SinkContext,
+    fence: TransactWriteItem | null,
+  ): Promise<void> {
     const byGroup = new Map<string, SessionOfRow[]>();
     const written = new Set<string>();
     for (const r of rows) {
@@ -480,7 +517,8 @@ export class DynamoDbSink implements Sink {
       while (part.length > 0) {
         const items = part.map((it) => this.guardedDelete(it, batchId, ctx.queryId));
         const outcome = await transactGuarded(this.client, this.retry, what, { table: this.tableName, marker: null, fence, items }, this.counters);
-        if (outcome.kind === 'fenced') throw fencedError(ctx.lease!, `the deletes of superseded sessions of batch ${batchId} in ${this.tableName}`, outcome.holder);
+        if (outcome.kind === 'fenced')
+          throw fencedError(ctx.lease!, `the deletes of superseded sessions of batch ${batchId} in ${this.tableName}`, outcome.holder);
         if (outcome.kind === 'items-refused') {
           // Deleted meanwhile, or rewritten by a newer batch: leave those, delete the rest.
           const refused = new Set(outcome.indices);
@@ -535,7 +573,13 @@ export class DynamoDbSink implements Sink {
 
   private async queryPartition(pk: string): Promise<Item[]> {
     const items: Item[] = [];
-    await forEachPartitionItem(this.client, this.tableName, pk, (request) => this.send(`DynamoDB Query on ${this.tableName}`, request), (it) => items.push(it));
+    await forEachPartitionItem(
+      this.client,
+      this.tableName,
+      pk,
+      (request) => this.send(`DynamoDB Query on ${this.tableName}`, request),
+      (it) => items.push(it),
+    );
     return items;
   }
 

@@ -148,7 +148,13 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
       conditional(
         this.send('write', 'UpdateItem', () =>
           this.client.send(
-            new UpdateItemCommand({ TableName: this.tableName, Key, UpdateExpression: 'REMOVE #t', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeNames: { '#t': 'ttl' } }),
+            new UpdateItemCommand({
+              TableName: this.tableName,
+              Key,
+              UpdateExpression: 'REMOVE #t',
+              ConditionExpression: 'attribute_exists(pk)',
+              ExpressionAttributeNames: { '#t': 'ttl' },
+            }),
           ),
         ),
       ),
@@ -195,7 +201,11 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
   }
 
   /** The head of `plan` at `version`, fenced: still the head this commit read (or ours), and no newer token. */
-  private async writeHead(op: OperatorStateSpec, plan: Pick<SlicePlan, 'keys' | 'head' | 'version' | 'ref' | 'prev' | 'layout'>, fence: LeaseHandle | null): Promise<void> {
+  private async writeHead(
+    op: OperatorStateSpec,
+    plan: Pick<SlicePlan, 'keys' | 'head' | 'version' | 'ref' | 'prev' | 'layout'>,
+    fence: LeaseHandle | null,
+  ): Promise<void> {
     const version = plan.version;
     const head: Head = { version, cur: plan.ref, prev: plan.prev, layout: plan.layout, fence: fence?.token ?? null, noTtl: true };
     let condition = plan.head === null ? `${HEAD.absent} OR ${HEAD.ours}` : `${HEAD.asRead} OR ${HEAD.ours}`;
@@ -247,7 +257,9 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
     for (const change of changes) {
       const p = this.partitionOf(op, change.key);
       if (partitions !== undefined && !partitions.includes(p)) {
-        throw new SluiceError(`state change \`${change.key.id.slice(0, 80)}\` of operator \`${op.operatorId}\` is in partition ${p}, outside the partitions [${partitions.join(', ')}] this commit writes`);
+        throw new SluiceError(
+          `state change \`${change.key.id.slice(0, 80)}\` of operator \`${op.operatorId}\` is in partition ${p}, outside the partitions [${partitions.join(', ')}] this commit writes`,
+        );
       }
       let m = bySlice.get(p);
       if (!m) bySlice.set(p, (m = new Map()));
@@ -279,7 +291,12 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
     }
     const base = this.refAt(op, keys, head, version - 1);
     const prev = base;
-    const layout: StoredLayout = head?.layout ?? { format: LAYOUT_FORMAT, partitions: this.partitions, granularityMs: op.evictionGranularityMs, fixedEviction: op.fixedEviction };
+    const layout: StoredLayout = head?.layout ?? {
+      format: LAYOUT_FORMAT,
+      partitions: this.partitions,
+      granularityMs: op.evictionGranularityMs,
+      fixedEviction: op.fixedEviction,
+    };
     const manifest = base === null ? new Map<string, readonly PageRef[]>() : await this.loadManifest(keys, base);
 
     // Changes by bucket, then by the page they fall in.
@@ -320,7 +337,10 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
         if (!list) touched.set(i, (list = []));
         list.push(c);
       }
-      const loaded = await this.loadPages(keys, [...touched.keys()].filter((i) => i < pages.length).map((i) => pages[i].ref));
+      const loaded = await this.loadPages(
+        keys,
+        [...touched.keys()].filter((i) => i < pages.length).map((i) => pages[i].ref),
+      );
       const rebuilt: PageRef[] = [];
       const runs = Math.max(pages.length, 1);
       for (let i = 0; i < runs; ) {

@@ -105,7 +105,11 @@ export interface PageEntry {
 export class SliceKeys {
   readonly prefix: string;
 
-  constructor(namespace: string, operatorId: string, readonly partition: number) {
+  constructor(
+    namespace: string,
+    operatorId: string,
+    readonly partition: number,
+  ) {
     this.prefix = `${namespace}#${operatorId}#p${partition}`;
   }
 
@@ -233,7 +237,9 @@ export function parsePage(item: Item, where: string): PageEntry[] {
   const e = item.e;
   const text = e?.S ?? (e?.B !== undefined ? inflateRawSync(e.B).toString('utf8') : undefined);
   if (text === undefined) {
-    throw new SluiceError(`state page ${where} has no entries attribute \`e\` of type S or B: the item was not written by sluice; restore the table or use a new checkpoint`);
+    throw new SluiceError(
+      `state page ${where} has no entries attribute \`e\` of type S or B: the item was not written by sluice; restore the table or use a new checkpoint`,
+    );
   }
   return (JSON.parse(text) as EntryRow[]).map(entryOfRow);
 }

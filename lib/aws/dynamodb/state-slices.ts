@@ -10,7 +10,21 @@ import { type Clock, type OperatorStateSpec, type StateKey, systemClock } from '
 import { mapLimit } from '../request/concurrency';
 import { RetryableResult, type RetryPolicy, retryPolicy } from '../request/retry';
 import { BATCH_GET_MAX, checkClient, checkTableName, type Item, sendDynamoDb } from './requests';
-import { type Head, LAYOUT_FORMAT, legacyDirectoryKey, type Manifest, type ManifestRef, PAGE_TARGET_BYTES, type PageEntry, type PageRef, parseHead, parseManifest, parsePage, SliceKeys, type StoredLayout } from './state-layout';
+import {
+  type Head,
+  LAYOUT_FORMAT,
+  legacyDirectoryKey,
+  type Manifest,
+  type ManifestRef,
+  PAGE_TARGET_BYTES,
+  type PageEntry,
+  type PageRef,
+  parseHead,
+  parseManifest,
+  parsePage,
+  SliceKeys,
+  type StoredLayout,
+} from './state-layout';
 import type { DynamoDbStateStoreOptions } from './state-store-options';
 
 /** The slices of a DynamoDbStateStore, their caches and its requests (its versioning: state-commit.ts, state-store.ts). */
@@ -36,13 +50,27 @@ export abstract class DynamoDbStateSlices {
   private cachedEntries = 0;
   /** Operators checked for state of the per-key layout. */
   private readonly legacyChecked = new Set<string>();
-  protected counters = { reads: 0, writes: 0, deletes: 0, pagesWritten: 0, evictionPagesWritten: 0, pageBytesWritten: 0, changedBytes: 0, requests: 0, readRequests: 0, writeRequests: 0, retries: 0 };
+  protected counters = {
+    reads: 0,
+    writes: 0,
+    deletes: 0,
+    pagesWritten: 0,
+    evictionPagesWritten: 0,
+    pageBytesWritten: 0,
+    changedBytes: 0,
+    requests: 0,
+    readRequests: 0,
+    writeRequests: 0,
+    retries: 0,
+  };
 
   constructor(opts: DynamoDbStateStoreOptions) {
     checkClient(opts.client, 'DynamoDbStateStore');
     checkTableName(opts.tableName, 'DynamoDbStateStore tableName');
     if (typeof opts.namespace !== 'string' || opts.namespace === '' || opts.namespace.includes('#')) {
-      throw new InvalidOptionError(`DynamoDbStateStore namespace (${JSON.stringify(opts.namespace)}) must be non-empty and free of '#', which separates the parts of the partition key: use the query id`);
+      throw new InvalidOptionError(
+        `DynamoDbStateStore namespace (${JSON.stringify(opts.namespace)}) must be non-empty and free of '#', which separates the parts of the partition key: use the query id`,
+      );
     }
     this.client = opts.client;
     this.tableName = opts.tableName;
@@ -53,7 +81,9 @@ export abstract class DynamoDbStateSlices {
     this.cacheMaxEntries = intOption('cacheMaxEntries', opts.cacheMaxEntries, 250_000, 0);
     this.pageFillBytes = intOption('pageFillBytes', opts.pageFillBytes, PAGE_TARGET_BYTES, 200);
     if (this.pageFillBytes > PAGE_TARGET_BYTES) {
-      throw new InvalidOptionError(`DynamoDbStateStore pageFillBytes (${this.pageFillBytes}) must be at most ${PAGE_TARGET_BYTES}: a write unit covers 1 KB of item`);
+      throw new InvalidOptionError(
+        `DynamoDbStateStore pageFillBytes (${this.pageFillBytes}) must be at most ${PAGE_TARGET_BYTES}: a write unit covers 1 KB of item`,
+      );
     }
     this.clock = opts.clock ?? systemClock;
     this.retry = retryPolicy(opts, 'DynamoDbStateStore');
@@ -122,7 +152,8 @@ export abstract class DynamoDbStateSlices {
     const found = await this.batchGet(wanted, `manifest ${refId(ref)} of ${keys.prefix}`);
     const manifest = parseManifest(wanted.map((k) => found.get(itemKey(k))!));
     // Keep the last two manifests per slice: those a commit and a replay read.
-    for (const key of [...this.manifests.keys()]) if (key.startsWith(`${sliceId(keys)}@`) && this.manifests.size > 2 * this.partitions) this.manifests.delete(key);
+    for (const key of [...this.manifests.keys()])
+      if (key.startsWith(`${sliceId(keys)}@`) && this.manifests.size > 2 * this.partitions) this.manifests.delete(key);
     this.manifests.set(cacheKey, manifest);
     return manifest;
   }
@@ -168,7 +199,10 @@ export abstract class DynamoDbStateSlices {
       } else missing.push(ref);
     }
     if (missing.length === 0) return out;
-    const found = await this.batchGet(missing.map((ref) => keys.page(ref)), `pages of ${keys.prefix}`);
+    const found = await this.batchGet(
+      missing.map((ref) => keys.page(ref)),
+      `pages of ${keys.prefix}`,
+    );
     for (const ref of missing) {
       const item = found.get(itemKey(keys.page(ref)))!;
       const entries = parsePage(item, `${keys.prefix} ${ref}`);

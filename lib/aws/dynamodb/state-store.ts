@@ -113,11 +113,23 @@ export class DynamoDbStateStore extends DynamoDbStateCommits implements StateSto
   }
 
   async expired(op: OperatorStateSpec, watermarkMs: number, version: number, partitions?: readonly number[]): Promise<StateEntry[]> {
-    return this.scanPages(op, version, (p) => p.minEvictAt !== null && p.minEvictAt <= watermarkMs, (e) => e.evictAt !== null && e.evictAt <= watermarkMs, partitions);
+    return this.scanPages(
+      op,
+      version,
+      (p) => p.minEvictAt !== null && p.minEvictAt <= watermarkMs,
+      (e) => e.evictAt !== null && e.evictAt <= watermarkMs,
+      partitions,
+    );
   }
 
   async all(op: OperatorStateSpec, version: number, partitions?: readonly number[]): Promise<StateEntry[]> {
-    return this.scanPages(op, version, () => true, () => true, partitions);
+    return this.scanPages(
+      op,
+      version,
+      () => true,
+      () => true,
+      partitions,
+    );
   }
 
   async count(op: OperatorStateSpec, version: number): Promise<number> {

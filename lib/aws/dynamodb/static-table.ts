@@ -120,7 +120,9 @@ export class DynamoDbStaticTable implements StaticTableReader {
       (e) => isRetriable('dynamodb', e),
       async () => {
         this.counts.batchGets++;
-        const res = await this.opts.client.send(new BatchGetItemCommand({ RequestItems: { [this.opts.tableName]: { Keys: left, ConsistentRead: this.opts.consistentRead ?? false } } }));
+        const res = await this.opts.client.send(
+          new BatchGetItemCommand({ RequestItems: { [this.opts.tableName]: { Keys: left, ConsistentRead: this.opts.consistentRead ?? false } } }),
+        );
         for (const it of res.Responses?.[this.opts.tableName] ?? []) items.push(it);
         left = res.UnprocessedKeys?.[this.opts.tableName]?.Keys ?? [];
         if (left.length > 0) throw new RetryableResult(`left ${left.length} keys unprocessed`, { table: this.opts.tableName });
@@ -128,8 +130,17 @@ export class DynamoDbStaticTable implements StaticTableReader {
       {
         fail: ({ error, attempts }) =>
           error instanceof RetryableResult
-            ? new SluiceError(`${what} ${error.message} after ${attempts} attempts: raise the table's read capacity (or use on-demand); the batch replays safely`, { retriable: true, details: { table: this.opts.tableName, attempts } })
-            : toSluiceError(error, 'dynamodb', what, `check that table ${this.opts.tableName} exists with the key ${this.opts.key.join(', ')} and that the role may dynamodb:BatchGetItem on it`, attempts),
+            ? new SluiceError(
+                `${what} ${error.message} after ${attempts} attempts: raise the table's read capacity (or use on-demand); the batch replays safely`,
+                { retriable: true, details: { table: this.opts.tableName, attempts } },
+              )
+            : toSluiceError(
+                error,
+                'dynamodb',
+                what,
+                `check that table ${this.opts.tableName} exists with the key ${this.opts.key.join(', ')} and that the role may dynamodb:BatchGetItem on it`,
+                attempts,
+              ),
       },
     );
     return items;
@@ -142,7 +153,10 @@ export class DynamoDbStaticTable implements StaticTableReader {
     const res = coerceRecord(this.opts.schema, record);
     if (!res.ok) {
       const key = this.opts.key.map((k) => `${k}=${JSON.stringify(attributeValue(item[k]))}`).join(', ');
-      throw new SluiceError(`static table ${this.opts.tableName} item ${key}: ${res.reason}: fix the item or the schema given to staticTable.dynamodb`, { retriable: false, details: { table: this.opts.tableName } });
+      throw new SluiceError(`static table ${this.opts.tableName} item ${key}: ${res.reason}: fix the item or the schema given to staticTable.dynamodb`, {
+        retriable: false,
+        details: { table: this.opts.tableName },
+      });
     }
     return res.row;
   }

@@ -71,7 +71,9 @@ export function transactGuarded(
   write: GuardedWrite,
   counters?: TransactionCounters,
 ): Promise<GuardedOutcome> {
-  const marker: TransactWriteItem[] = write.marker ? [{ Put: { TableName: write.table, Item: write.marker, ...MARKER_ABSENT, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } }] : [];
+  const marker: TransactWriteItem[] = write.marker
+    ? [{ Put: { TableName: write.table, Item: write.marker, ...MARKER_ABSENT, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } }]
+    : [];
   const actions = [...marker, ...(write.fence ? [write.fence] : []), ...write.items];
   const call = async (): Promise<GuardedOutcome> => {
     if (counters) counters.transactions++;

@@ -35,7 +35,12 @@ export async function sampleKinesisArrivals(opts: KinesisArrivalsOptions): Promi
   if (!Number.isSafeInteger(opts.sample) || opts.sample <= 0) {
     throw new InvalidOptionError(`--sample ${opts.sample} must be a positive integer: give the number of rows to measure, e.g. 100000`);
   }
-  const settings = kinesisSettings({ client: opts.client, streamName: opts.streamName, schema: parseSchema(`${opts.column} TIMESTAMP`), failOnDataLoss: false });
+  const settings = kinesisSettings({
+    client: opts.client,
+    streamName: opts.streamName,
+    schema: parseSchema(`${opts.column} TIMESTAMP`),
+    failOnDataLoss: false,
+  });
   const stats = newStats();
   const reader = new ShardReader(settings, stats, new DataLossChecks(settings, stats));
   const untilMs = opts.untilMs ?? Date.now();

@@ -69,7 +69,12 @@ export class DataLossChecks {
    * null when none is left, and newer than `after`). Returns true when records were lost (and
    * failOnDataLoss is false): the shard then continues from the trim horizon.
    */
-  async trimmedPosition(shardId: string, from: KinesisShardOffset & { after: string }, horizon: string | null, retentionMs: () => Promise<number>): Promise<boolean> {
+  async trimmedPosition(
+    shardId: string,
+    from: KinesisShardOffset & { after: string },
+    horizon: string | null,
+    retentionMs: () => Promise<number>,
+  ): Promise<boolean> {
     let lost: boolean;
     let why: string;
     if (from.next !== undefined) {

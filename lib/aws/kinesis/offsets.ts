@@ -97,8 +97,10 @@ export function decodeOffset(offset: Json | null | undefined, stream: string, wh
   if (decoded.fromMs !== undefined && !Number.isFinite(decoded.fromMs)) throw bad('fromMs is not a number');
   for (const [id, position] of Object.entries(decoded.shards)) {
     if (!position || typeof position !== 'object') throw bad(`shard ${id} has no position`);
-    if (position.after !== null && (typeof position.after !== 'string' || !SEQUENCE.test(position.after))) throw bad(`shard ${id} after is not a sequence number`);
-    if (position.next !== undefined && (typeof position.next !== 'string' || !SEQUENCE.test(position.next))) throw bad(`shard ${id} next is not a sequence number`);
+    if (position.after !== null && (typeof position.after !== 'string' || !SEQUENCE.test(position.after)))
+      throw bad(`shard ${id} after is not a sequence number`);
+    if (position.next !== undefined && (typeof position.next !== 'string' || !SEQUENCE.test(position.next)))
+      throw bad(`shard ${id} next is not a sequence number`);
   }
   return decoded;
 }

@@ -98,7 +98,9 @@ const COLUMN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Checks `opts` and fills in the defaults; throws InvalidOptionError at the first mistake. */
 export function kinesisSettings(opts: KinesisSourceOptions): KinesisSettings {
   if (!opts?.client || typeof (opts.client as { send?: unknown }).send !== 'function') {
-    throw new InvalidOptionError('KinesisSource needs `client`, a KinesisClient from @aws-sdk/client-kinesis: create it once per Lambda container and pass it in');
+    throw new InvalidOptionError(
+      'KinesisSource needs `client`, a KinesisClient from @aws-sdk/client-kinesis: create it once per Lambda container and pass it in',
+    );
   }
   if (typeof opts.streamName !== 'string' || !STREAM_NAME.test(opts.streamName)) {
     throw new InvalidOptionError(
@@ -111,13 +113,15 @@ export function kinesisSettings(opts: KinesisSourceOptions): KinesisSettings {
   const arrivalColumn = checkArrivalColumn(opts.arrivalTimeColumn, opts.schema);
   const sourceIndex = opts.sourceIndex ?? 0;
   if (!Number.isInteger(sourceIndex) || sourceIndex < 0) {
-    throw new InvalidOptionError(`KinesisSource sourceIndex ${opts.sourceIndex} must be a non-negative integer: pass the source's position in the query, or leave it out for 0`);
+    throw new InvalidOptionError(
+      `KinesisSource sourceIndex ${opts.sourceIndex} must be a non-negative integer: pass the source's position in the query, or leave it out for 0`,
+    );
   }
   const startingPosition = checkStartingPosition(opts.startingPosition ?? 'TRIM_HORIZON');
   const checkpoint = opts.checkpoint ?? null;
   if (startingPosition === 'LATEST' && !checkpoint) {
     throw new InvalidOptionError(
-      'KinesisSource startingPosition LATEST needs `checkpoint`, where the first run logs its starting position: pass the query\'s CheckpointStore, or start at TRIM_HORIZON or { atTimestamp }',
+      "KinesisSource startingPosition LATEST needs `checkpoint`, where the first run logs its starting position: pass the query's CheckpointStore, or start at TRIM_HORIZON or { atTimestamp }",
     );
   }
   const sleep = opts.sleep ?? realSleep;
@@ -135,7 +139,14 @@ export function kinesisSettings(opts: KinesisSourceOptions): KinesisSettings {
     sourceIndex,
     startingPosition,
     failOnDataLoss: opts.failOnDataLoss ?? true,
-    recordsPerCall: intOption(opts.maxRecordsPerCall, DEFAULTS.maxRecordsPerCall, 1, MAX_RECORDS_PER_CALL, 'maxRecordsPerCall', 'Kinesis GetRecords takes 1 to 10000 records'),
+    recordsPerCall: intOption(
+      opts.maxRecordsPerCall,
+      DEFAULTS.maxRecordsPerCall,
+      1,
+      MAX_RECORDS_PER_CALL,
+      'maxRecordsPerCall',
+      'Kinesis GetRecords takes 1 to 10000 records',
+    ),
     maxBufferedBytes: positiveOption(opts.maxBufferedBytes, DEFAULTS.maxBufferedBytes, 'maxBufferedBytes'),
     minGetRecordsIntervalMs: nonNegativeOption(opts.minGetRecordsIntervalMs, DEFAULTS.minGetRecordsIntervalMs, 'minGetRecordsIntervalMs'),
     readBytesPerSecond: positiveOption(opts.maxReadBytesPerSecondPerShard, DEFAULTS.maxReadBytesPerSecondPerShard, 'maxReadBytesPerSecondPerShard'),
@@ -150,7 +161,8 @@ export function kinesisSettings(opts: KinesisSourceOptions): KinesisSettings {
 /** A batch limit (maxRecordsPerTrigger, maxBytesPerTrigger): a positive number, or Infinity when left out. */
 export function batchLimit(value: number | undefined, name: string): number {
   if (value === undefined) return Infinity;
-  if (typeof value !== 'number' || !(value > 0)) throw new InvalidOptionError(`${name} ${value} must be a positive number: raise it, or leave it out for no limit`);
+  if (typeof value !== 'number' || !(value > 0))
+    throw new InvalidOptionError(`${name} ${value} must be a positive number: raise it, or leave it out for no limit`);
   return value;
 }
 
@@ -171,7 +183,9 @@ export function kinesisOptionsFromSpec(options: Readonly<Record<string, string |
     else {
       const ms = typeof position === 'number' ? position : /^\d+$/.test(text) ? Number(text) : Date.parse(text);
       if (!Number.isFinite(ms)) {
-        throw new InvalidOptionError(`Kinesis option startingPosition ${JSON.stringify(position)} is not trim_horizon, latest or a timestamp: use one of those (a timestamp as epoch ms or ISO 8601)`);
+        throw new InvalidOptionError(
+          `Kinesis option startingPosition ${JSON.stringify(position)} is not trim_horizon, latest or a timestamp: use one of those (a timestamp as epoch ms or ISO 8601)`,
+        );
       }
       out.startingPosition = { atTimestamp: ms };
     }
@@ -190,7 +204,9 @@ export function kinesisOptionsFromSpec(options: Readonly<Record<string, string |
 function checkArrivalColumn(column: string | undefined, schema: Schema): string | null {
   if (column === undefined || column === null) return null;
   if (typeof column !== 'string' || !COLUMN_NAME.test(column)) {
-    throw new InvalidOptionError(`KinesisSource arrivalTimeColumn ${JSON.stringify(column)} is not a column name: use letters, digits and "_", e.g. "arrival_time"`);
+    throw new InvalidOptionError(
+      `KinesisSource arrivalTimeColumn ${JSON.stringify(column)} is not a column name: use letters, digits and "_", e.g. "arrival_time"`,
+    );
   }
   const declared = schema.columns.find((c) => c.name === column);
   if (declared && declared.type !== 'TIMESTAMP' && declared.type !== 'LONG') {
@@ -203,7 +219,14 @@ function checkArrivalColumn(column: string | undefined, schema: Schema): string 
 
 function checkStartingPosition(position: StartingPosition): StartingPosition {
   if (position === 'TRIM_HORIZON' || position === 'LATEST') return position;
-  if (position && typeof position === 'object' && typeof position.atTimestamp === 'number' && Number.isFinite(position.atTimestamp) && position.atTimestamp >= 0) return position;
+  if (
+    position &&
+    typeof position === 'object' &&
+    typeof position.atTimestamp === 'number' &&
+    Number.isFinite(position.atTimestamp) &&
+    position.atTimestamp >= 0
+  )
+    return position;
   throw new InvalidOptionError(
     `KinesisSource startingPosition ${JSON.stringify(position)} is not 'TRIM_HORIZON', 'LATEST' or { atTimestamp: <epoch ms> }: pick one (it applies only when the checkpoint has no position yet)`,
   );
@@ -219,7 +242,8 @@ function intOption(value: number | undefined, fallback: number, min: number, max
 
 function positiveOption(value: number | undefined, fallback: number, name: string): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !(value > 0)) throw new InvalidOptionError(`KinesisSource ${name} ${value} must be a positive number: leave it out for the default ${fallback}`);
+  if (typeof value !== 'number' || !(value > 0))
+    throw new InvalidOptionError(`KinesisSource ${name} ${value} must be a positive number: leave it out for the default ${fallback}`);
   return value;
 }
 

@@ -56,8 +56,18 @@ export interface KinesisSourceStats {
 
 export function newStats(): KinesisSourceStats {
   return {
-    requests: 0, listShards: 0, getShardIterator: 0, getRecords: 0, describeStreamSummary: 0, throttleRetries: 0,
-    iteratorRenewals: 0, dataLossEvents: 0, recordsFetched: 0, bytesFetched: 0, emptyPages: 0, pacedMs: 0,
+    requests: 0,
+    listShards: 0,
+    getShardIterator: 0,
+    getRecords: 0,
+    describeStreamSummary: 0,
+    throttleRetries: 0,
+    iteratorRenewals: 0,
+    dataLossEvents: 0,
+    recordsFetched: 0,
+    bytesFetched: 0,
+    emptyPages: 0,
+    pacedMs: 0,
   };
 }
 
@@ -108,7 +118,12 @@ export interface ShardCursor {
   emptyPages: number;
 }
 
-export function newCursor(shardId: string, from: KinesisShardOffset | undefined, fromMs: number | undefined, mode: { untilMs?: number; stopAfter?: string }): ShardCursor {
+export function newCursor(
+  shardId: string,
+  from: KinesisShardOffset | undefined,
+  fromMs: number | undefined,
+  mode: { untilMs?: number; stopAfter?: string },
+): ShardCursor {
   return {
     shardId,
     from,
@@ -358,7 +373,13 @@ export class ShardReader {
     } else if (cursor.emptyPages >= MAX_EMPTY_PAGES) {
       // Kinesis keeps answering empty pages behind the tip: leave the shard for the next run
       // (its position has not moved, so nothing is skipped).
-      this.settings.log({ event: 'kinesis-empty-pages', stream: this.stream, shardId: cursor.shardId, pages: cursor.emptyPages, millisBehindLatest: page.millisBehind });
+      this.settings.log({
+        event: 'kinesis-empty-pages',
+        stream: this.stream,
+        shardId: cursor.shardId,
+        pages: cursor.emptyPages,
+        millisBehindLatest: page.millisBehind,
+      });
       cursor.caughtUp = true;
     }
   }

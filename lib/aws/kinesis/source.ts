@@ -429,7 +429,14 @@ export class KinesisSource implements Source {
       if (users === null) this.parseRecord(record.data, { shardId, sequenceNumber: record.seq }, record.arrivalMs, parse, rows, deadLetters);
       else {
         for (const user of users) {
-          this.parseRecord(user.data, { shardId, sequenceNumber: record.seq, subSequenceNumber: user.subSequenceNumber }, record.arrivalMs, parse, rows, deadLetters);
+          this.parseRecord(
+            user.data,
+            { shardId, sequenceNumber: record.seq, subSequenceNumber: user.subSequenceNumber },
+            record.arrivalMs,
+            parse,
+            rows,
+            deadLetters,
+          );
         }
       }
     }

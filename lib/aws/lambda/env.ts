@@ -52,12 +52,16 @@ function sourceLocation(value: string, name: string): SourceLocation {
   if (value.startsWith('kinesis://')) {
     const streamName = value.slice('kinesis://'.length).replace(/\/+$/, '');
     if (!STREAM_NAME.test(streamName)) {
-      throw new InvalidOptionError(`${name}=${JSON.stringify(value)} does not name a Kinesis stream: write kinesis://<stream-name>, 1 to 128 of A-Za-z0-9_.- (the name, not the ARN)`);
+      throw new InvalidOptionError(
+        `${name}=${JSON.stringify(value)} does not name a Kinesis stream: write kinesis://<stream-name>, 1 to 128 of A-Za-z0-9_.- (the name, not the ARN)`,
+      );
     }
     return { kind: 'kinesis', streamName };
   }
   if (value.startsWith('s3://')) return { kind: 's3', ...parseS3Uri(value, name) };
-  throw new InvalidOptionError(`${name}=${JSON.stringify(value)} has an unknown scheme: write s3://<bucket>/<prefix> for a landing prefix or kinesis://<stream-name> for a stream`);
+  throw new InvalidOptionError(
+    `${name}=${JSON.stringify(value)} has an unknown scheme: write s3://<bucket>/<prefix> for a landing prefix or kinesis://<stream-name> for a stream`,
+  );
 }
 
 /** Everything a Lambda entry needs from its environment. */
@@ -91,7 +95,9 @@ export function lambdaEnvironmentFrom(env: Env): LambdaEnvironment {
 function outputModeFrom(value: string | undefined): OutputMode {
   const mode = (value ?? '').trim().toLowerCase() || 'append';
   if (!(OUTPUT_MODES as readonly string[]).includes(mode)) {
-    throw new InvalidOptionError(`${ENV.outputMode}=${JSON.stringify(value)} is not an output mode: set it to append, update or complete (or leave it unset for append)`);
+    throw new InvalidOptionError(
+      `${ENV.outputMode}=${JSON.stringify(value)} is not an output mode: set it to append, update or complete (or leave it unset for append)`,
+    );
   }
   return mode as OutputMode;
 }
@@ -115,7 +121,9 @@ export function pipelineConfigFromEnv(env: Env): PipelineConfig {
   const checkpoint = attempt(() => {
     const loc = s3Location(env, ENV.checkpoint, 's3://my-bucket/checkpoints/windowed-totals');
     if (loc.prefix === '') {
-      throw new InvalidOptionError(`${ENV.checkpoint}=${JSON.stringify(env[ENV.checkpoint])} has no prefix: give each query its own checkpoint prefix, e.g. s3://${loc.bucket}/checkpoints/<query-name>`);
+      throw new InvalidOptionError(
+        `${ENV.checkpoint}=${JSON.stringify(env[ENV.checkpoint])} has no prefix: give each query its own checkpoint prefix, e.g. s3://${loc.bucket}/checkpoints/<query-name>`,
+      );
     }
     return loc;
   });
@@ -128,14 +136,18 @@ export function pipelineConfigFromEnv(env: Env): PipelineConfig {
     return value;
   });
 
-  const source = attempt((): SourceLocation => sourceLocation(required(env, ENV.source, 'where the query reads: s3://<bucket>/<prefix> or kinesis://<stream-name>'), ENV.source));
+  const source = attempt(
+    (): SourceLocation => sourceLocation(required(env, ENV.source, 'where the query reads: s3://<bucket>/<prefix> or kinesis://<stream-name>'), ENV.source),
+  );
   const inputs = attempt((): SourceLocation[] | undefined => {
     const value = env[ENV.inputs];
     if (!present(value)) return undefined;
     return value.split(',').map((uri) => sourceLocation(uri.trim(), ENV.inputs));
   });
 
-  const sink = attempt((): SinkLocation => parseSinkUri(required(env, ENV.sink, 'where the query writes: s3://<bucket>/<prefix> or dynamodb://<table>'), ENV.sink));
+  const sink = attempt(
+    (): SinkLocation => parseSinkUri(required(env, ENV.sink, 'where the query writes: s3://<bucket>/<prefix> or dynamodb://<table>'), ENV.sink),
+  );
 
   const deadLetter = attempt(() => (present(env[ENV.deadLetter]) ? s3Location(env, ENV.deadLetter, 's3://my-bucket/dead-letter/windowed-totals') : undefined));
 
@@ -146,14 +158,19 @@ export function pipelineConfigFromEnv(env: Env): PipelineConfig {
     if (!present(value)) return undefined;
     const seconds = Number(value.trim());
     if (!Number.isInteger(seconds) || seconds < 1) {
-      throw new InvalidOptionError(`${ENV.leaseSeconds}=${JSON.stringify(value)} must be a positive whole number of seconds, at least the Lambda timeout (e.g. 660 for a 600-second timeout), or unset for 900`);
+      throw new InvalidOptionError(
+        `${ENV.leaseSeconds}=${JSON.stringify(value)} must be a positive whole number of seconds, at least the Lambda timeout (e.g. 660 for a 600-second timeout), or unset for 900`,
+      );
     }
     return seconds * 1000;
   });
 
   if (problems.length > 0) {
     // One line per problem, each a sentence of its own; the count says how many to fix.
-    throw new InvalidOptionError(`the sluice Lambda's environment is not valid (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n- ${problems.join('\n- ')}`, { details: { problems } });
+    throw new InvalidOptionError(
+      `the sluice Lambda's environment is not valid (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n- ${problems.join('\n- ')}`,
+      { details: { problems } },
+    );
   }
   return {
     checkpoint: checkpoint!,
@@ -184,7 +201,8 @@ function present(value: string | undefined): value is string {
 
 function required(env: Env, name: string, what: string): string {
   const value = env[name];
-  if (!present(value)) throw new InvalidOptionError(`${name} is not set: set it to ${what} (the AvailableNowPipeline construct sets it; outside Lambda, export it)`);
+  if (!present(value))
+    throw new InvalidOptionError(`${name} is not set: set it to ${what} (the AvailableNowPipeline construct sets it; outside Lambda, export it)`);
   return value.trim();
 }
 

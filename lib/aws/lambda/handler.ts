@@ -167,7 +167,10 @@ export function createScheduledHandler(plan: QueryPlan, cfg: PipelineConfig, con
 }
 
 /** The run-summary line of a run (its EMF metrics come from it: emf.ts), for the scheduled Lambda and the scale-out tasks. */
-export function runSummaryOf(report: RunReport, at: { pipeline: string; requestId?: string; scheduledAt?: string; startedMs: number; endedMs: number }): ScheduledRunSummary {
+export function runSummaryOf(
+  report: RunReport,
+  at: { pipeline: string; requestId?: string; scheduledAt?: string; startedMs: number; endedMs: number },
+): ScheduledRunSummary {
   const { pipeline, startedMs, endedMs } = at;
   const summary: ScheduledRunSummary = {
     event: 'run-summary',
@@ -220,10 +223,14 @@ export function failingHandler(error: unknown, writeLine: (line: string) => void
 
 /** The key prefixes of the pipeline's own S3 locations: a `key` detail under one names an object. */
 export function s3Prefixes(cfg: PipelineConfig): string[] {
-  return [cfg.checkpoint.prefix, cfg.deadLetter?.prefix ?? '', cfg.source.kind === 's3' ? cfg.source.prefix : '', cfg.sink.kind === 'dynamodb' ? '' : cfg.sink.prefix].filter((p) => p !== '');
+  return [
+    cfg.checkpoint.prefix,
+    cfg.deadLetter?.prefix ?? '',
+    cfg.source.kind === 's3' ? cfg.source.prefix : '',
+    cfg.sink.kind === 'dynamodb' ? '' : cfg.sink.prefix,
+  ].filter((p) => p !== '');
 }
 
 function describeSource(cfg: PipelineConfig): string {
   return cfg.source.kind === 's3' ? `s3://${cfg.source.bucket}/${cfg.source.prefix}` : `kinesis://${cfg.source.streamName}`;
 }
-

@@ -37,12 +37,20 @@ export class InvalidTaskEventError extends SluiceError {}
 
 const ACTIONS = ['plan', 'read', 'partition', 'commit'] as const;
 /** The numeric fields each action needs besides `runId`. */
-const FIELDS: Record<TaskEvent['action'], readonly string[]> = { plan: [], read: ['batchId', 'split'], partition: ['batchId', 'partition'], commit: ['batchId'] };
+const FIELDS: Record<TaskEvent['action'], readonly string[]> = {
+  plan: [],
+  read: ['batchId', 'split'],
+  partition: ['batchId', 'partition'],
+  commit: ['batchId'],
+};
 
 function refuse(message: string, event: unknown): never {
-  throw new InvalidTaskEventError(`scale-out task event ${message}: the state machine sends { action: 'plan' | 'read' | 'partition' | 'commit', runId, ... } (lib/scale/contract.ts)`, {
-    details: { event },
-  });
+  throw new InvalidTaskEventError(
+    `scale-out task event ${message}: the state machine sends { action: 'plan' | 'read' | 'partition' | 'commit', runId, ... } (lib/scale/contract.ts)`,
+    {
+      details: { event },
+    },
+  );
 }
 
 /** `event` as a TaskEvent, or an InvalidTaskEventError that names the field and the value. */
@@ -99,7 +107,14 @@ export function createTaskLambda(handle: TaskHandler, opts: TaskLambdaOptions = 
       const redacted = !opts.logDataValues && e instanceof Error ? redactInPlace(e, opts.objectPrefixes ?? []) : [];
       writeLine(
         JSON.stringify({
-          level: 'error', ...base, event: 'task-failed', durationMs: now() - startedMs, error: e?.name, message: String(e?.message ?? error), details: e?.details ?? {}, retriable: e?.retriable ?? false,
+          level: 'error',
+          ...base,
+          event: 'task-failed',
+          durationMs: now() - startedMs,
+          error: e?.name,
+          message: String(e?.message ?? error),
+          details: e?.details ?? {},
+          retriable: e?.retriable ?? false,
           ...(redacted.length > 0 ? { redacted: { fields: redacted, toLogThem: 'set SLUICE_LOG_VALUES=true (the construct prop logDataValues)' } } : {}),
         }),
       );
@@ -142,7 +157,10 @@ export function createPartitionedTaskLambda(plan: QueryPlan, cfg: PipelineConfig
       const first = done.firstBatch ?? done.batchId;
       const batches = done.stoppedBy === 'done' ? Array.from({ length: Math.max(0, done.batchId - first) }, (_, i) => first + i) : [];
       const report = await partitionedRunReport(plan, buildExecutor(conn, plan, config, { clients }).checkpoint, batches);
-      const summary = runSummaryOf({ ...report, stoppedBy: done.stoppedBy }, { pipeline, requestId: event.runId, startedMs: done.startedAtMs ?? now(), endedMs: now() });
+      const summary = runSummaryOf(
+        { ...report, stoppedBy: done.stoppedBy },
+        { pipeline, requestId: event.runId, startedMs: done.startedAtMs ?? now(), endedMs: now() },
+      );
       writeLine(JSON.stringify({ level: 'info', ...summary, ...emfBlock(summary, namespace, pipeline, now()) }));
     }
     return result;
@@ -155,7 +173,9 @@ export function statePartitionsFromEnv(env: Record<string, string | undefined>):
   const value = env.SLUICE_STATE_PARTITIONS;
   const n = Number(value);
   if (value === undefined || !Number.isInteger(n) || n < 1 || n > 256) {
-    throw new InvalidOptionError(`SLUICE_STATE_PARTITIONS=${JSON.stringify(value)} must be a whole number from 1 to 256: the construct sets it from parallelism.statePartitions, the query's statePartitions`);
+    throw new InvalidOptionError(
+      `SLUICE_STATE_PARTITIONS=${JSON.stringify(value)} must be a whole number from 1 to 256: the construct sets it from parallelism.statePartitions, the query's statePartitions`,
+    );
   }
   return n;
 }
@@ -166,7 +186,9 @@ export function maxSplitsFromEnv(env: Record<string, string | undefined>): numbe
   if (value === undefined || value.trim() === '') return undefined;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > 10_000) {
-    throw new InvalidOptionError(`SLUICE_MAX_SPLITS=${JSON.stringify(value)} must be a whole number from 1 to 10000: the construct sets it from parallelism.maxSplits, the most read tasks a batch splits into`);
+    throw new InvalidOptionError(
+      `SLUICE_MAX_SPLITS=${JSON.stringify(value)} must be a whole number from 1 to 10000: the construct sets it from parallelism.maxSplits, the most read tasks a batch splits into`,
+    );
   }
   return n;
 }
@@ -195,12 +217,21 @@ export function failingTaskLambda(error: unknown, writeLine: (line: string) => v
  * bad environment does not fail the container's init: every task then fails with one JSON line
  * that says what to fix.
  */
-export function createTaskLambdaFromEnv(env: Record<string, string | undefined>, query: QueryPlan | ((env: LambdaEnvironment) => QueryPlan), opts: Omit<PartitionedTaskLambdaOptions, 'statePartitions' | 'logDataValues'> = {}): TaskLambda {
+export function createTaskLambdaFromEnv(
+  env: Record<string, string | undefined>,
+  query: QueryPlan | ((env: LambdaEnvironment) => QueryPlan),
+  opts: Omit<PartitionedTaskLambdaOptions, 'statePartitions' | 'logDataValues'> = {},
+): TaskLambda {
   try {
     const e = lambdaEnvironmentFrom(env);
     const plan = typeof query === 'function' ? query(e) : query;
     return createPartitionedTaskLambda(plan, e.config, e.connection, {
-      ...opts, statePartitions: statePartitionsFromEnv(env), maxSplits: opts.maxSplits ?? maxSplitsFromEnv(env), logDataValues: e.logDataValues, metricsNamespace: e.metricsNamespace, pipelineName: e.pipelineName,
+      ...opts,
+      statePartitions: statePartitionsFromEnv(env),
+      maxSplits: opts.maxSplits ?? maxSplitsFromEnv(env),
+      logDataValues: e.logDataValues,
+      metricsNamespace: e.metricsNamespace,
+      pipelineName: e.pipelineName,
     });
   } catch (error) {
     return failingTaskLambda(error, opts.writeLine);

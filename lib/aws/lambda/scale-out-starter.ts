@@ -53,13 +53,21 @@ export function sfnExecutions(client: SFNClient): ExecutionsPort {
  * allows 1 to 80 of letters, digits, - and _ (no `:`).
  */
 export function executionName(event: ScheduledEventLike | undefined, nowMs: number): string {
-  const time = (event?.time && !Number.isNaN(Date.parse(event.time)) ? new Date(event.time) : new Date(nowMs)).toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/[-:]/g, '');
+  const time = (event?.time && !Number.isNaN(Date.parse(event.time)) ? new Date(event.time) : new Date(nowMs))
+    .toISOString()
+    .replace(/\.\d{3}Z$/, 'Z')
+    .replace(/[-:]/g, '');
   const id = event?.id ? event.id.replace(/[^A-Za-z0-9_-]/g, '') : `manual-${nowMs.toString(36)}`;
   return `${time}-${id}`.slice(0, 80);
 }
 
 /** Starts one execution of `stateMachineArn` for `event`, unless one is running. */
-export async function startUnlessRunning(port: ExecutionsPort, stateMachineArn: string, event: ScheduledEventLike | undefined, nowMs: number): Promise<StartOutcome> {
+export async function startUnlessRunning(
+  port: ExecutionsPort,
+  stateMachineArn: string,
+  event: ScheduledEventLike | undefined,
+  nowMs: number,
+): Promise<StartOutcome> {
   const running = await port.running(stateMachineArn, 1);
   if (running.length > 0) return { outcome: 'still-running', running: running[0] };
   const name = executionName(event, nowMs);
@@ -72,13 +80,17 @@ export async function startUnlessRunning(port: ExecutionsPort, stateMachineArn: 
 /** The handler, on a port and the state machine's ARN; logs one JSON line per tick. */
 export function createStarter(port: ExecutionsPort, stateMachineArn: string, opts: { writeLine?: (line: string) => void; now?: () => number } = {}) {
   if (!/^arn:aws[a-z-]*:states:[a-z0-9-]+:\d{12}:stateMachine:[A-Za-z0-9_-]{1,80}$/.test(stateMachineArn)) {
-    throw new InvalidOptionError(`SLUICE_STATE_MACHINE_ARN=${JSON.stringify(stateMachineArn)} is not a state machine ARN: the construct sets it to arn:aws:states:<region>:<account>:stateMachine:<name>`);
+    throw new InvalidOptionError(
+      `SLUICE_STATE_MACHINE_ARN=${JSON.stringify(stateMachineArn)} is not a state machine ARN: the construct sets it to arn:aws:states:<region>:<account>:stateMachine:<name>`,
+    );
   }
   const writeLine = opts.writeLine ?? ((line: string) => process.stdout.write(`${line}\n`));
   const now = opts.now ?? Date.now;
   return async (event?: ScheduledEventLike): Promise<StartOutcome> => {
     const outcome = await startUnlessRunning(port, stateMachineArn, event, now());
-    writeLine(JSON.stringify({ level: 'info', event: outcome.outcome === 'started' ? 'run-started' : `run-${outcome.outcome}`, scheduledAt: event?.time, ...outcome }));
+    writeLine(
+      JSON.stringify({ level: 'info', event: outcome.outcome === 'started' ? 'run-started' : `run-${outcome.outcome}`, scheduledAt: event?.time, ...outcome }),
+    );
     return outcome;
   };
 }
@@ -86,8 +98,9 @@ export function createStarter(port: ExecutionsPort, stateMachineArn: string, opt
 /** The deployed entry: reads its one variable once, when the container starts. */
 export const handler = (() => {
   const arn = process.env.SLUICE_STATE_MACHINE_ARN;
-  if (arn === undefined) return async (): Promise<never> => {
-    throw new InvalidOptionError('SLUICE_STATE_MACHINE_ARN is not set: the starter needs the ARN of the state machine it starts (the construct sets it)');
-  };
+  if (arn === undefined)
+    return async (): Promise<never> => {
+      throw new InvalidOptionError('SLUICE_STATE_MACHINE_ARN is not set: the starter needs the ARN of the state machine it starts (the construct sets it)');
+    };
   return createStarter(sfnExecutions(new SFNClient({})), arn);
 })();

@@ -23,11 +23,30 @@ export function httpStatus(e: unknown): number | undefined {
 export type AwsService = 's3' | 'dynamodb' | 'kinesis';
 
 /** Socket-level failures: the request may not have reached the service; sending it again is safe for every call we make. */
-const NETWORK = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'TimeoutError', 'RequestTimeout', 'RequestTimeoutException', 'NetworkingError']);
+const NETWORK = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  'TimeoutError',
+  'RequestTimeout',
+  'RequestTimeoutException',
+  'NetworkingError',
+]);
 
 /** Per service: error names that go away when the request is sent again (throttling, transient faults, races). */
 const RETRIABLE: Record<AwsService, ReadonlySet<string>> = {
-  s3: new Set(['SlowDown', 'Throttling', 'ThrottlingException', 'RequestLimitExceeded', 'TooManyRequestsException', 'RequestThrottled', 'ServiceUnavailable', 'InternalError']),
+  s3: new Set([
+    'SlowDown',
+    'Throttling',
+    'ThrottlingException',
+    'RequestLimitExceeded',
+    'TooManyRequestsException',
+    'RequestThrottled',
+    'ServiceUnavailable',
+    'InternalError',
+  ]),
   dynamodb: new Set([
     'ProvisionedThroughputExceededException',
     'ThrottlingException',

@@ -38,11 +38,7 @@ export interface RetryPolicy {
 const DEFAULT_RETRY = { maxAttempts: 8, baseDelayMs: 25, maxDelayMs: 3000 } as const;
 
 /** The policy for `opts`, checked once at construction; `who` names the adapter in errors. */
-export function retryPolicy(
-  opts: RetryOptions = {},
-  who: string,
-  io: { sleep?: (ms: number) => Promise<void>; random?: () => number } = {},
-): RetryPolicy {
+export function retryPolicy(opts: RetryOptions = {}, who: string, io: { sleep?: (ms: number) => Promise<void>; random?: () => number } = {}): RetryPolicy {
   const p = {
     maxAttempts: opts.maxAttempts ?? DEFAULT_RETRY.maxAttempts,
     baseDelayMs: opts.baseDelayMs ?? DEFAULT_RETRY.baseDelayMs,
@@ -52,7 +48,8 @@ export function retryPolicy(
     throw new InvalidOptionError(`${who} maxAttempts (${p.maxAttempts}) must be an integer from 1 to 100: leave it out for ${DEFAULT_RETRY.maxAttempts}`);
   }
   for (const k of ['baseDelayMs', 'maxDelayMs'] as const) {
-    if (!Number.isFinite(p[k]) || p[k] < 0) throw new InvalidOptionError(`${who} ${k} (${p[k]}) must be a number of milliseconds >= 0: leave it out for ${DEFAULT_RETRY[k]}`);
+    if (!Number.isFinite(p[k]) || p[k] < 0)
+      throw new InvalidOptionError(`${who} ${k} (${p[k]}) must be a number of milliseconds >= 0: leave it out for ${DEFAULT_RETRY[k]}`);
   }
   if (p.maxDelayMs < p.baseDelayMs) {
     throw new InvalidOptionError(`${who} maxDelayMs (${p.maxDelayMs}) must be at least baseDelayMs (${p.baseDelayMs}): raise maxDelayMs or lower baseDelayMs`);

@@ -82,8 +82,10 @@ async function listWithTimes(client: S3Client, bucket: string, root: string): Pr
   const out: Listed[] = [];
   let after: string | undefined;
   for (;;) {
-    const page = await withRetry(policy, (e) => isRetriable('s3', e), () =>
-      client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: root || undefined, StartAfter: after, MaxKeys: 1000 })),
+    const page = await withRetry(
+      policy,
+      (e) => isRetriable('s3', e),
+      () => client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: root || undefined, StartAfter: after, MaxKeys: 1000 })),
     );
     const contents = page.Contents ?? [];
     for (const c of contents) out.push({ key: c.Key!, size: c.Size ?? 0, lastModifiedMs: c.LastModified?.getTime() ?? 0 });

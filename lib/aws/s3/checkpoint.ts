@@ -24,14 +24,7 @@
  * 1000 keys; `purge` keeps the prefix short) plus one GET of `metadata` when it exists.
  */
 import { CheckpointMismatchError, InvalidOptionError } from '../../engine/errors';
-import type {
-  CheckpointHead,
-  CheckpointStore,
-  CommitEntry,
-  Json,
-  OffsetEntry,
-  QueryMetadata,
-} from '../../engine/ports';
+import type { CheckpointHead, CheckpointStore, CommitEntry, Json, OffsetEntry, QueryMetadata } from '../../engine/ports';
 import { httpStatus } from '../request/errors';
 import { RetryableResult, retryPolicy, withRetry, type RetryOptions, type RetryPolicy } from '../request/retry';
 import type { S3PrefixOptions } from './prefix';
@@ -190,11 +183,14 @@ export class S3CheckpointStore implements CheckpointStore {
   }
 
   private readJson<T>(rel: string): Promise<T | null> {
-    return this.s3.getJson<T>(this.bucket, this.key(rel), (e) =>
-      new CheckpointMismatchError(
-        `checkpoint entry ${this.description}/${rel} is not valid JSON (${e.message}): restore the object from a backup or S3 versioning, or start the query on a new checkpoint prefix`,
-        { cause: e, details: { key: this.key(rel) } },
-      ),
+    return this.s3.getJson<T>(
+      this.bucket,
+      this.key(rel),
+      (e) =>
+        new CheckpointMismatchError(
+          `checkpoint entry ${this.description}/${rel} is not valid JSON (${e.message}): restore the object from a backup or S3 versioning, or start the query on a new checkpoint prefix`,
+          { cause: e, details: { key: this.key(rel) } },
+        ),
     );
   }
 

@@ -40,7 +40,9 @@ export class S3FileSink extends S3LoggedSink {
       const key = this.root + o.key;
       const text = await this.s3.getText(this.bucket, key);
       if (text === null) {
-        throw new SluiceError(`s3://${this.bucket}/${key} is listed by the sink log of batch ${batchId} but was deleted after the commit: restore it, or delete the log entry and replay the batch from its checkpoint`);
+        throw new SluiceError(
+          `s3://${this.bucket}/${key} is listed by the sink log of batch ${batchId} but was deleted after the commit: restore it, or delete the log entry and replay the batch from its checkpoint`,
+        );
       }
       return fromJsonLines(text, `s3://${this.bucket}/${key}`) as OutputRow[];
     });

@@ -79,7 +79,9 @@ export function landingOptionsFromSpec(options: Readonly<Record<string, string |
   if (options.maxDecompressedBytes === undefined) return {};
   const n = Number(options.maxDecompressedBytes);
   if (!Number.isSafeInteger(n) || n <= 0) {
-    throw new InvalidOptionError(`option maxDecompressedBytes=${JSON.stringify(options.maxDecompressedBytes)} must be a positive integer of bytes, e.g. .option('maxDecompressedBytes', 1073741824)`);
+    throw new InvalidOptionError(
+      `option maxDecompressedBytes=${JSON.stringify(options.maxDecompressedBytes)} must be a positive integer of bytes, e.g. .option('maxDecompressedBytes', 1073741824)`,
+    );
   }
   return { maxDecompressedBytes: n };
 }
@@ -145,7 +147,7 @@ export class S3LandingSource extends S3Prefix implements Source {
     }
     this.parsers = new LineParsers(opts.schema);
     if (!opts.checkpoint) {
-      throw new InvalidOptionError('S3LandingSource needs `checkpoint`: the query\'s CheckpointStore, where it logs each batch\'s file list');
+      throw new InvalidOptionError("S3LandingSource needs `checkpoint`: the query's CheckpointStore, where it logs each batch's file list");
     }
     this.checkpoint = opts.checkpoint;
     this.sourceIndex = opts.sourceIndex ?? 0;
@@ -171,7 +173,9 @@ export class S3LandingSource extends S3Prefix implements Source {
     }
     this.maxDecompressed = opts.maxDecompressedBytes ?? DEFAULT_MAX_DECOMPRESSED_BYTES;
     if (!Number.isSafeInteger(this.maxDecompressed) || this.maxDecompressed < 1) {
-      throw new InvalidOptionError(`S3LandingSource maxDecompressedBytes ${opts.maxDecompressedBytes} must be a positive integer of bytes: leave it out for 256 MiB`);
+      throw new InvalidOptionError(
+        `S3LandingSource maxDecompressedBytes ${opts.maxDecompressedBytes} must be a positive integer of bytes: leave it out for 256 MiB`,
+      );
     }
     this.limits = opts.limits ?? {};
     this.log = opts.log ?? (() => undefined);
@@ -329,7 +333,10 @@ export class S3LandingSource extends S3Prefix implements Source {
       }
     } finally {
       // the caller stopped early, or a read failed: the file decompressed ahead is dropped
-      coming?.then((f) => this.release(f), () => undefined);
+      coming?.then(
+        (f) => this.release(f),
+        () => undefined,
+      );
     }
   }
 
@@ -476,7 +483,9 @@ export class S3LandingSource extends S3Prefix implements Source {
       } catch (e) {
         if ((e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
           return {
-            key, buf: null, bytes,
+            key,
+            buf: null,
+            bytes,
             damaged: `gzip data decompresses to more than maxDecompressedBytes ${this.maxDecompressed}: if the file is genuine, raise .option('maxDecompressedBytes', ...) and the Lambda's memory, else remove it at the producer`,
           };
         }

@@ -115,17 +115,29 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
   protected readonly maxConcurrency: number;
 
   /** `who` names the class in the errors about its options and rows. */
-  protected constructor(opts: S3LoggedSinkOptions, protected readonly who: string) {
+  protected constructor(
+    opts: S3LoggedSinkOptions,
+    protected readonly who: string,
+  ) {
     super(opts, who);
-    if (opts.partitionBy !== undefined && (typeof opts.partitionBy !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/.test(opts.partitionBy))) {
-      throw new InvalidOptionError(`${who} partitionBy ${JSON.stringify(opts.partitionBy)} must be a column name, or column.field for a struct column such as window.start`);
+    if (
+      opts.partitionBy !== undefined &&
+      (typeof opts.partitionBy !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/.test(opts.partitionBy))
+    ) {
+      throw new InvalidOptionError(
+        `${who} partitionBy ${JSON.stringify(opts.partitionBy)} must be a column name, or column.field for a struct column such as window.start`,
+      );
     }
     const g = opts.partitionGranularity ?? 'value';
     if (!['value', 'day', 'hour'].includes(g)) {
-      throw new InvalidOptionError(`${who} partitionGranularity ${JSON.stringify(g)} is not one of "value", "day", "hour": pass one of them, or leave it out for "value"`);
+      throw new InvalidOptionError(
+        `${who} partitionGranularity ${JSON.stringify(g)} is not one of "value", "day", "hour": pass one of them, or leave it out for "value"`,
+      );
     }
     if (g !== 'value' && opts.partitionBy === undefined) {
-      throw new InvalidOptionError(`${who} partitionGranularity "${g}" needs partitionBy: name the timestamp column to partition by, e.g. partitionBy: "window.start"`);
+      throw new InvalidOptionError(
+        `${who} partitionGranularity "${g}" needs partitionBy: name the timestamp column to partition by, e.g. partitionBy: "window.start"`,
+      );
     }
     this.partitionBy = opts.partitionBy ?? null;
     this.granularity = g;
@@ -178,7 +190,12 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
       await this.putObject(batchId, o);
       ctx.onPieceWritten?.(written++);
     });
-    await this.putLog(batchId, ctx, rows.length, objects.map((o) => o.entry));
+    await this.putLog(
+      batchId,
+      ctx,
+      rows.length,
+      objects.map((o) => o.entry),
+    );
   }
 
   /**
@@ -238,7 +255,8 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
   check(batchId: number, rows: readonly OutputRow[], ctx: SinkContext): RefusedRow[] {
     this.checkBatch(batchId, ctx);
     // The key less the partition value, with the longest object number a batch has in practice (5 digits)
-    const fixed = this.partitionBy === null ? 0 : Buffer.byteLength(`${this.root}${this.folderName()}=/part-${paddedBatchId(batchId)}-00000${this.extension}`, 'utf8');
+    const fixed =
+      this.partitionBy === null ? 0 : Buffer.byteLength(`${this.root}${this.folderName()}=/part-${paddedBatchId(batchId)}-00000${this.extension}`, 'utf8');
     const refused: RefusedRow[] = [];
     for (let index = 0; index < rows.length; index++) {
       const reason = this.refusal(rows[index], fixed, ctx);
@@ -278,7 +296,9 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
     if (this.partitionBy !== null) {
       const top = this.partitionBy.split('.')[0];
       if (!ctx.columns.includes(top)) {
-        throw new InvalidOptionError(`${this.who} partitionBy ${JSON.stringify(this.partitionBy)} names no output column of query ${ctx.queryName} (columns: ${ctx.columns.join(', ')}): partition by one of them`);
+        throw new InvalidOptionError(
+          `${this.who} partitionBy ${JSON.stringify(this.partitionBy)} names no output column of query ${ctx.queryName} (columns: ${ctx.columns.join(', ')}): partition by one of them`,
+        );
       }
     }
     this.checkContext(ctx);
@@ -316,8 +336,14 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
   /** The log entry of a batch, or null when the batch has not committed to this sink. */
   readLog(batchId: number): Promise<SinkLogEntry | null> {
     const key = this.logKey(batchId);
-    return this.s3.getJson<SinkLogEntry>(this.bucket, key, (e) =>
-      new SluiceError(`sink log entry s3://${this.bucket}/${key} is not JSON (${e.message}): it was not written by sluice or is damaged, so restore it or replay the batch`, { cause: e }),
+    return this.s3.getJson<SinkLogEntry>(
+      this.bucket,
+      key,
+      (e) =>
+        new SluiceError(
+          `sink log entry s3://${this.bucket}/${key} is not JSON (${e.message}): it was not written by sluice or is damaged, so restore it or replay the batch`,
+          { cause: e },
+        ),
     );
   }
 
@@ -338,7 +364,9 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
     if (this.granularity === 'value') return typeof v === 'string' ? v : JSON.stringify(v);
     const ms = typeof v === 'number' ? v : typeof v === 'string' ? parseTimestamp(v) : null;
     if (ms === null || !Number.isFinite(ms)) {
-      throw new InvalidOptionError(`${this.who} partitions by the ${this.granularity} of ${this.partitionBy}, but a row holds ${JSON.stringify(v)}, which is not a timestamp: use partitionGranularity "value" or partition by a timestamp column`);
+      throw new InvalidOptionError(
+        `${this.who} partitions by the ${this.granularity} of ${this.partitionBy}, but a row holds ${JSON.stringify(v)}, which is not a timestamp: use partitionGranularity "value" or partition by a timestamp column`,
+      );
     }
     const iso = new Date(ms).toISOString();
     return this.granularity === 'day' ? iso.slice(0, 10) : iso.slice(0, 13);

@@ -53,7 +53,9 @@ export class S3ParquetSink extends S3LoggedSink {
   protected checkContext(ctx: SinkContext): void {
     columnTypesOf(ctx);
     if (ctx.columns.includes(BATCH_ID_COLUMN)) {
-      throw new InvalidOptionError(`S3ParquetSink appends a column ${BATCH_ID_COLUMN}, and query ${ctx.queryName} already has one: rename yours (withColumn/select) before the sink`);
+      throw new InvalidOptionError(
+        `S3ParquetSink appends a column ${BATCH_ID_COLUMN}, and query ${ctx.queryName} already has one: rename yours (withColumn/select) before the sink`,
+      );
     }
   }
 

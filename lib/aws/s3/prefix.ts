@@ -51,7 +51,13 @@ export abstract class S3Prefix {
    * a replay that writes what is there passes; other content (a stale run, or an earlier
    * checkpoint that used this prefix) is a loud error, never an overwrite.
    */
-  protected async putOnce(rel: string, body: string, contentType: string, what: string, same: (stored: string, body: string) => boolean = (a, b) => a === b): Promise<void> {
+  protected async putOnce(
+    rel: string,
+    body: string,
+    contentType: string,
+    what: string,
+    same: (stored: string, body: string) => boolean = (a, b) => a === b,
+  ): Promise<void> {
     const key = this.root + rel;
     const stored = await this.s3.putTextOnce(this.bucket, key, body, contentType);
     if (stored === null || same(stored, body)) return;
@@ -82,7 +88,10 @@ export abstract class S3Prefix {
     let upload: { id: string; etags: string[] } | null = null;
     const flush = async (u: { id: string; etags: string[] }) => {
       if (u.etags.length >= MAX_PARTS) {
-        throw new SluiceError(`${what} s3://${this.bucket}/${key} needs more than ${MAX_PARTS} parts of ${partBytes} bytes: raise partBytes, or lower maxBytesPerTrigger / maxFilesPerTrigger`, { retriable: false });
+        throw new SluiceError(
+          `${what} s3://${this.bucket}/${key} needs more than ${MAX_PARTS} parts of ${partBytes} bytes: raise partBytes, or lower maxBytesPerTrigger / maxFilesPerTrigger`,
+          { retriable: false },
+        );
       }
       const body = Buffer.concat(pending, pendingBytes);
       pending = [];
@@ -124,7 +133,10 @@ export abstract class S3Prefix {
   private async storedDigest(key: string, what: string): Promise<LinesDigest> {
     const body = await this.s3.getStream(this.bucket, key);
     if (body === null) {
-      throw new SluiceError(`${what} s3://${this.bucket}/${key} answered 412 (it exists) but is gone: another writer deleted it meanwhile; the run can be retried`, { retriable: true });
+      throw new SluiceError(
+        `${what} s3://${this.bucket}/${key} answered 412 (it exists) but is gone: another writer deleted it meanwhile; the run can be retried`,
+        { retriable: true },
+      );
     }
     const digest = new LinesDigest();
     for await (const bytes of body) digest.addText(bytes);

@@ -157,7 +157,9 @@ export class S3Requests {
 
   /** CreateMultipartUpload: the upload's ID. */
   async createMultipartUpload(bucket: string, key: string, contentType: string): Promise<string> {
-    const res = await this.run('puts', `CreateMultipartUpload s3://${bucket}/${key}`, () => this.client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key, ContentType: contentType })));
+    const res = await this.run('puts', `CreateMultipartUpload s3://${bucket}/${key}`, () =>
+      this.client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key, ContentType: contentType })),
+    );
     if (!res.UploadId) throw new SluiceError(`CreateMultipartUpload s3://${bucket}/${key} answered without an UploadId: the endpoint is not S3-compatible`);
     return res.UploadId;
   }
@@ -183,7 +185,9 @@ export class S3Requests {
       async () => {
         try {
           await this.run('puts', `CompleteMultipartUpload s3://${bucket}/${key}`, () =>
-            this.client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId, IfNoneMatch: '*', MultipartUpload: { Parts: parts } })),
+            this.client.send(
+              new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId, IfNoneMatch: '*', MultipartUpload: { Parts: parts } }),
+            ),
           );
           return true;
         } catch (e) {
@@ -197,7 +201,9 @@ export class S3Requests {
   /** AbortMultipartUpload, best effort: a failure is left to the bucket's lifecycle rule for incomplete uploads. */
   async abortMultipartUpload(bucket: string, key: string, uploadId: string): Promise<void> {
     try {
-      await this.run('deletes', `AbortMultipartUpload s3://${bucket}/${key}`, () => this.client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId })));
+      await this.run('deletes', `AbortMultipartUpload s3://${bucket}/${key}`, () =>
+        this.client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId })),
+      );
     } catch {
       // the parts stay until the lifecycle rule removes them; the write's own outcome stands
     }
@@ -258,7 +264,11 @@ export class S3Requests {
    * `until` (inclusive bound) when given. Pages with StartAfter = the last key seen rather than
    * continuation tokens (s3rver's tokens need OpenSSL's legacy DES; StartAfter works everywhere).
    */
-  async listAll(bucket: string, prefix: string, opts: { startAfter?: string | null; until?: string | null; pageSize?: number } = {}): Promise<S3ListedObject[]> {
+  async listAll(
+    bucket: string,
+    prefix: string,
+    opts: { startAfter?: string | null; until?: string | null; pageSize?: number } = {},
+  ): Promise<S3ListedObject[]> {
     const out: S3ListedObject[] = [];
     const until = opts.until ?? null;
     let after = opts.startAfter ?? undefined;
@@ -314,7 +324,9 @@ export class S3Requests {
 function failure(what: string, { error, attempts, retriable }: RetryFailure): Error {
   const name = errorName(error);
   if (name === 'NoSuchBucket') {
-    return new SluiceError(`${what}: the bucket does not exist: create it (deploy the stack, or ensureBucket on the local stack) or fix the bucket name`, { cause: error });
+    return new SluiceError(`${what}: the bucket does not exist: create it (deploy the stack, or ensureBucket on the local stack) or fix the bucket name`, {
+      cause: error,
+    });
   }
   if (!retriable) return error as Error;
   return new SluiceError(

@@ -32,7 +32,10 @@ export class S3StaticTable implements StaticTableReader {
 
   constructor(private readonly opts: S3StaticTableOptions) {
     const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])\/?(.*)$/.exec(opts.uri);
-    if (!m) throw new InvalidOptionError(`static table ${JSON.stringify(opts.uri)} is not an S3 URI: write s3://<bucket>/<key or prefix>, e.g. s3://my-bucket/reference/users/`);
+    if (!m)
+      throw new InvalidOptionError(
+        `static table ${JSON.stringify(opts.uri)} is not an S3 URI: write s3://<bucket>/<key or prefix>, e.g. s3://my-bucket/reference/users/`,
+      );
     this.bucket = m[1];
     this.prefix = m[2];
     this.description = opts.uri;
@@ -43,7 +46,10 @@ export class S3StaticTable implements StaticTableReader {
   async load(): Promise<Row[]> {
     const objects = (await this.requests.listAll(this.bucket, this.prefix)).filter((o) => !o.key.endsWith('/'));
     if (objects.length === 0) {
-      throw new SluiceError(`static table ${this.description} has no objects: write the table there (${this.opts.format === 'json' ? 'JSON lines' : 'CSV with a header line'}) or fix the URI`, { retriable: false });
+      throw new SluiceError(
+        `static table ${this.description} has no objects: write the table there (${this.opts.format === 'json' ? 'JSON lines' : 'CSV with a header line'}) or fix the URI`,
+        { retriable: false },
+      );
     }
     const rows: Row[] = [];
     for (const o of objects) {
@@ -57,7 +63,10 @@ export class S3StaticTable implements StaticTableReader {
 }
 
 function badRow(where: string, line: number, reason: string): SluiceError {
-  return new SluiceError(`static table object ${where} line ${line}: ${reason}: fix the object (a reference table's rows must all fit its schema)`, { retriable: false, details: { object: where, line } });
+  return new SluiceError(`static table object ${where} line ${line}: ${reason}: fix the object (a reference table's rows must all fit its schema)`, {
+    retriable: false,
+    details: { object: where, line },
+  });
 }
 
 function parseJsonLines(text: string, schema: Schema, where: string, out: Row[]): void {
@@ -136,7 +145,12 @@ function parseCsv(text: string, schema: Schema, where: string, out: Row[]): void
   const header = records[0].fields.map((f) => f.text.trim());
   const index = schema.columns.map((c) => header.indexOf(c.name));
   const missing = schema.columns.filter((_, i) => index[i] < 0).map((c) => c.name);
-  if (missing.length) throw badRow(where, records[0].line, `the header (${header.join(',')}) lacks the column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} of the schema`);
+  if (missing.length)
+    throw badRow(
+      where,
+      records[0].line,
+      `the header (${header.join(',')}) lacks the column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} of the schema`,
+    );
   for (const rec of records.slice(1)) {
     if (rec.fields.length !== header.length) throw badRow(where, rec.line, `${rec.fields.length} fields where the header has ${header.length}`);
     const record: Record<string, unknown> = {};
@@ -144,7 +158,8 @@ function parseCsv(text: string, schema: Schema, where: string, out: Row[]): void
       const f = rec.fields[index[i]];
       // An empty unquoted field is null (Spark's CSV reader); a quoted "" is the empty string.
       if (f.text === '' && !f.quoted) record[c.name] = null;
-      else if (c.type === 'INT' || c.type === 'LONG' || c.type === 'DOUBLE') record[c.name] = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(f.text) ? Number(f.text) : f.text;
+      else if (c.type === 'INT' || c.type === 'LONG' || c.type === 'DOUBLE')
+        record[c.name] = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(f.text) ? Number(f.text) : f.text;
       else if (c.type === 'BOOLEAN') record[c.name] = /^true$/i.test(f.text) ? true : /^false$/i.test(f.text) ? false : f.text;
       else record[c.name] = f.text;
     });

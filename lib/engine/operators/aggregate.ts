@@ -108,7 +108,11 @@ export class AggregateOperator implements StatefulOperator {
   /** The last first-level lookup of the trie in this batch (key, its level). */
   private lastFirst: { key: unknown; level: Level | null } = { key: undefined, level: null };
 
-  constructor(private readonly keys: readonly GroupKey[], private readonly aggs: CompiledAgg[], private readonly cfg: OperatorConfig) {
+  constructor(
+    private readonly keys: readonly GroupKey[],
+    private readonly aggs: CompiledAgg[],
+    private readonly cfg: OperatorConfig,
+  ) {
     this.windowPosition = keys.findIndex((k) => k.kind === 'window');
     this.window = this.windowPosition >= 0 ? (keys[this.windowPosition] as WindowKey) : undefined;
     this.eventTimePosition = keys.findIndex((k) => cfg.watermarks.has(k.kind === 'column' ? k.name : k.column));
@@ -360,7 +364,11 @@ export class AggregateOperator implements StatefulOperator {
       if (g.state === undefined) unknown.push(g);
     }
     if (unknown.length > 0) {
-      const stored = await state.get(this.spec, unknown.map((g) => g.key!), version);
+      const stored = await state.get(
+        this.spec,
+        unknown.map((g) => g.key!),
+        version,
+      );
       for (const g of unknown) g.state = (stored.get(g.key!.id)?.value as StoredGroup | undefined)?.b ?? null;
     }
 

@@ -34,7 +34,10 @@ export class DedupOperator implements StatefulOperator {
   /** The query's state partitions (StateKey.partition). */
   private readonly partitions: number;
 
-  constructor(private readonly dedup: DedupSpec, cfg: OperatorConfig) {
+  constructor(
+    private readonly dedup: DedupSpec,
+    cfg: OperatorConfig,
+  ) {
     this.partitions = cfg.statePartitions ?? 1;
     this.columns = dedup.columns ? [...dedup.columns] : cfg.inputColumns.map((c) => c.name);
     // The event-time column among the keys when there is one (it times the keys' eviction, as
@@ -129,7 +132,11 @@ export class DedupOperator implements StatefulOperator {
   private async finish(batch: BatchMeta, firsts: Map<string, FirstRow>, late: Row[], state: StateStore): Promise<OperatorOutput> {
     const version = batch.batchId - 1;
     // (within the watermark, eviction is not fixed: the key's eviction time comes from its stored value)
-    const keys = [...firsts].map(([id, first]) => ({ id, evictAt: this.dedup.withinWatermark ? null : first.evictAt, partition: statePartition(id, this.partitions) }));
+    const keys = [...firsts].map(([id, first]) => ({
+      id,
+      evictAt: this.dedup.withinWatermark ? null : first.evictAt,
+      partition: statePartition(id, this.partitions),
+    }));
     const stored = firsts.size ? await state.get(this.spec, keys, version) : new Map<string, StateEntry>();
     const out: Row[] = [];
     const changes: StateChange[] = [];

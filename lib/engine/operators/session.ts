@@ -68,7 +68,12 @@ export class SessionOperator implements StatefulOperator {
   /** The query's state partitions (StateKey.partition). */
   private readonly partitions: number;
 
-  constructor(private readonly keys: readonly GroupKey[], private readonly aggs: CompiledAgg[], private readonly session: SessionKey, private readonly cfg: OperatorConfig) {
+  constructor(
+    private readonly keys: readonly GroupKey[],
+    private readonly aggs: CompiledAgg[],
+    private readonly session: SessionKey,
+    private readonly cfg: OperatorConfig,
+  ) {
     this.partitions = cfg.statePartitions ?? 1;
     this.others = keys.filter((k) => k.kind === 'column').map((k) => (k as { name: string }).name);
     this.watermarked = cfg.watermarks.has(session.column);
@@ -128,7 +133,13 @@ export class SessionOperator implements StatefulOperator {
   private async finish(batch: BatchMeta, fresh: Map<string, FreshKey>, late: Row[], state: StateStore): Promise<OperatorOutput> {
     const version = batch.batchId - 1;
     const ids = [...fresh.keys()];
-    const stored = ids.length ? await state.get(this.spec, ids.map((id) => ({ id, evictAt: null, partition: statePartition(id, this.partitions) })), version) : new Map<string, StateEntry>();
+    const stored = ids.length
+      ? await state.get(
+          this.spec,
+          ids.map((id) => ({ id, evictAt: null, partition: statePartition(id, this.partitions) })),
+          version,
+        )
+      : new Map<string, StateEntry>();
     const groups = new Map<string, KeySessions>();
     for (const [id, key] of fresh) {
       const prev = stored.get(id)?.value as StoredSessions | undefined;

@@ -104,7 +104,15 @@ export class SlotTable {
       if (s === EMPTY) return -1;
       if (s < 0 || meta[at + HASH] !== h) continue;
       if (packable) {
-        if (meta[at + LENGTH] === n && meta[at + CHARS] === packed[0] && meta[at + CHARS + 1] === packed[1] && meta[at + CHARS + 2] === packed[2] && meta[at + CHARS + 3] === packed[3] && meta[at + CHARS + 4] === packed[4]) return i;
+        if (
+          meta[at + LENGTH] === n &&
+          meta[at + CHARS] === packed[0] &&
+          meta[at + CHARS + 1] === packed[1] &&
+          meta[at + CHARS + 2] === packed[2] &&
+          meta[at + CHARS + 3] === packed[3] &&
+          meta[at + CHARS + 4] === packed[4]
+        )
+          return i;
       } else if (meta[at + LENGTH] === -1 && keys[i] === key) {
         return i;
       }

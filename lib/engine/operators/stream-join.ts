@@ -55,7 +55,11 @@ export class StreamJoinOperator implements StatefulOperator {
   private readonly leftChecks: StreamJoinSpec['condition'];
   private readonly rightChecks: StreamJoinSpec['condition'];
 
-  constructor(private readonly join: StreamJoinSpec, private readonly sides: JoinSides, cfg: OperatorConfig) {
+  constructor(
+    private readonly join: StreamJoinSpec,
+    private readonly sides: JoinSides,
+    cfg: OperatorConfig,
+  ) {
     this.partitions = cfg.statePartitions ?? 1;
     this.leftNames = cfg.inputColumns.map((c) => c.name);
     this.rightNames = sides.rightColumns.map((c) => c.name);
@@ -247,7 +251,8 @@ export class StreamJoinOperator implements StatefulOperator {
         for (const b of e.rows) {
           const at = this.removeAt(b.row, e.side);
           if (at !== null && at <= batch.evictWm) {
-            if (!b.matched && (e.side === 'L' ? this.leftOuter : this.rightOuter)) outer[e.side].push(e.side === 'L' ? this.joined(b.row, null) : this.joined(null, b.row));
+            if (!b.matched && (e.side === 'L' ? this.leftOuter : this.rightOuter))
+              outer[e.side].push(e.side === 'L' ? this.joined(b.row, null) : this.joined(null, b.row));
           } else kept.push(b);
         }
         if (kept.length !== e.rows.length) {

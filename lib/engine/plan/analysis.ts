@@ -20,8 +20,8 @@ export function checkPlan(draft: ChainDraft, outputMode: OutputMode): void {
       allOps.some((o) => o.spec.kind === 'streamJoin')
         ? 'Complete output mode not supported when there are no streaming aggregations on streaming DataFrames/Datasets: a stream-stream join emits each joined row once, so use append'
         : ops.length
-        ? 'Complete output mode not supported when there are no streaming aggregations on streaming DataFrames/Datasets: dropDuplicates emits each first row once, so use append (or update)'
-        : 'Complete output mode not supported when there are no streaming aggregations on streaming DataFrames/Datasets: use append (or update), or add a groupBy(...).agg(...)',
+          ? 'Complete output mode not supported when there are no streaming aggregations on streaming DataFrames/Datasets: dropDuplicates emits each first row once, so use append (or update)'
+          : 'Complete output mode not supported when there are no streaming aggregations on streaming DataFrames/Datasets: use append (or update), or add a groupBy(...).agg(...)',
     );
   }
   // every operator's checks with its own input columns and event-time marks (operatorChain)
@@ -55,29 +55,44 @@ function checkCorrectness(st: StatefulSpec, marks: Marks, cols: readonly ColumnI
       ? 'an aggregation'
       : st.kind === 'streamJoin'
         ? 'a stream-stream join'
-      : st.withinWatermark
-        ? 'dropDuplicatesWithinWatermark'
-        : (st.columns ?? cols.map((c) => c.name)).some((c) => marks.has(c))
-          ? 'a dropDuplicates over an event-time column'
-          : null;
+        : st.withinWatermark
+          ? 'dropDuplicatesWithinWatermark'
+          : (st.columns ?? cols.map((c) => c.name)).some((c) => marks.has(c))
+            ? 'a dropDuplicates over an event-time column'
+            : null;
   if (what === null) return;
   throw new InvalidQueryError(
     `Detected pattern of possible 'correctness' issue due to global watermark: in ${mode} output mode, ${what} downstream of an aggregation may drop the rows it emits as late; use append output mode, or split the pipeline into two queries`,
   );
 }
 
-const JOIN_TYPE_NAMES: Record<StreamJoinType, string> = { inner: 'Inner', leftOuter: 'LeftOuter', rightOuter: 'RightOuter', fullOuter: 'FullOuter', leftSemi: 'LeftSemi' };
+const JOIN_TYPE_NAMES: Record<StreamJoinType, string> = {
+  inner: 'Inner',
+  leftOuter: 'LeftOuter',
+  rightOuter: 'RightOuter',
+  fullOuter: 'FullOuter',
+  leftSemi: 'LeftSemi',
+};
 
 /** Spark's refusals of a stream-stream join (UnsupportedOperationChecker): output mode, outer joins that could never emit their nulls. */
 function checkStreamJoin(op: ChainedOperator, mode: OutputMode): void {
   const spec = op.spec as StreamJoinSpec;
   if (mode !== 'append') {
     const name = mode === 'update' ? 'Update' : 'Complete';
-    throw new InvalidQueryError(`Join between two streaming DataFrames/Datasets is not supported in ${name} output mode, only in Append output mode: use outputMode('append')`);
+    throw new InvalidQueryError(
+      `Join between two streaming DataFrames/Datasets is not supported in ${name} output mode, only in Append output mode: use outputMode('append')`,
+    );
   }
   const j = op.join!;
   // (Spark's checkForStreamStreamJoinWatermark: a full outer join needs a state watermark on one side at least)
-  const needs = spec.type === 'leftOuter' || spec.type === 'leftSemi' ? [j.leftRemoval] : spec.type === 'rightOuter' ? [j.rightRemoval] : spec.type === 'fullOuter' ? [j.leftRemoval, j.rightRemoval] : [];
+  const needs =
+    spec.type === 'leftOuter' || spec.type === 'leftSemi'
+      ? [j.leftRemoval]
+      : spec.type === 'rightOuter'
+        ? [j.rightRemoval]
+        : spec.type === 'fullOuter'
+          ? [j.leftRemoval, j.rightRemoval]
+          : [];
   if (needs.length && (spec.type === 'fullOuter' ? needs.every((r) => r === null) : needs.some((r) => r === null))) {
     throw new InvalidQueryError(
       `Stream-stream ${JOIN_TYPE_NAMES[spec.type]} join between two streaming DataFrame/Datasets is not supported without a watermark in the join keys, or a watermark on the nullable side and an appropriate range condition: ` +

@@ -52,7 +52,10 @@ function marksAfterOperator(spec: StatefulSpec, marks: Marks, join?: JoinSides):
  * watermarks"), with E the join's eviction watermark: `key`, when the time of an event-time key
  * column is <= E; `value`, when the row's own time column is <= E + offsetMs; null: never.
  */
-export type JoinRemoval = { readonly kind: 'key'; readonly column: string } | { readonly kind: 'value'; readonly column: string; readonly offsetMs: number } | null;
+export type JoinRemoval =
+  | { readonly kind: 'key'; readonly column: string }
+  | { readonly kind: 'value'; readonly column: string; readonly offsetMs: number }
+  | null;
 
 /** A stream-stream join as the executor runs it: its right side, and how each side's state is cleaned. */
 export interface JoinSides {
@@ -113,7 +116,14 @@ export function operatorChain(plan: ChainDraft): { operators: ChainedOperator[];
   return { operators, output: flow.cols };
 }
 
-function walkPipeline(plan: ChainDraft, input: number | null, source: SourceSpec, stages: readonly StatelessStage[], ops: readonly OperatorStep[], out: ChainedOperator[]): Flow {
+function walkPipeline(
+  plan: ChainDraft,
+  input: number | null,
+  source: SourceSpec,
+  stages: readonly StatelessStage[],
+  ops: readonly OperatorStep[],
+  out: ChainedOperator[],
+): Flow {
   let flow: Flow = {
     cols: columnsAfter(source.schema.columns, stages),
     marks: marksAfter(new Map(), stages),
@@ -125,7 +135,10 @@ function walkPipeline(plan: ChainDraft, input: number | null, source: SourceSpec
     let offset = flow.offset;
     let afterAggregation = flow.afterAggregation;
     if (op.spec.kind === 'streamJoin') {
-      if (input !== null) throw new InvalidQueryError('join: a stream-stream join inside a joined input is not supported: join the streams one at a time from the left, e.g. a.join(b, ...).join(c, ...)');
+      if (input !== null)
+        throw new InvalidQueryError(
+          'join: a stream-stream join inside a joined input is not supported: join the streams one at a time from the left, e.g. a.join(b, ...).join(c, ...)',
+        );
       const other = plan.inputs?.[op.spec.input];
       if (!other) throw new InvalidQueryError(`a stream-stream join names input ${op.spec.input}, which the plan does not have`);
       const right = walkPipeline(plan, op.spec.input, other.source, other.stages, other.operators, out);
@@ -161,21 +174,30 @@ function walkPipeline(plan: ChainDraft, input: number | null, source: SourceSpec
 function joinSides(spec: StreamJoinSpec, left: Flow, right: Flow, inputName: string): JoinSides {
   const where = `join with input ${inputName}`;
   for (const k of spec.on) {
-    if (typeof k.left !== 'string' || typeof k.right !== 'string') throw new InvalidQueryError(`${where}: a key of \`on\` must be a column name or { left, right }, not ${JSON.stringify(k)}`);
+    if (typeof k.left !== 'string' || typeof k.right !== 'string')
+      throw new InvalidQueryError(`${where}: a key of \`on\` must be a column name or { left, right }, not ${JSON.stringify(k)}`);
     const l = left.cols.find((c) => c.name === k.left);
     if (!l) throw unknownColumn(k.left, left.cols, `${where} (left side)`);
     const r = right.cols.find((c) => c.name === k.right);
     if (!r) throw unknownColumn(k.right, right.cols, `${where} (right side)`);
     if (!!l.window !== !!r.window || (l.type !== r.type && !(NUMERIC.has(l.type) && NUMERIC.has(r.type)))) {
-      throw new InvalidQueryError(`${where}: key ${k.left} is ${l.window ? 'a window' : l.type} on the left but ${k.right} is ${r.window ? 'a window' : r.type} on the right: join keys must have the same type`);
+      throw new InvalidQueryError(
+        `${where}: key ${k.left} is ${l.window ? 'a window' : l.type} on the left but ${k.right} is ${r.window ? 'a window' : r.type} on the right: join keys must have the same type`,
+      );
     }
   }
   const tr = spec.timeRange;
   if (tr) {
-    for (const [name, cols, side] of [[tr.left, left.cols, 'left'], [tr.right, right.cols, 'right']] as const) {
+    for (const [name, cols, side] of [
+      [tr.left, left.cols, 'left'],
+      [tr.right, right.cols, 'right'],
+    ] as const) {
       const c = cols.find((x) => x.name === name);
       if (!c) throw unknownColumn(name, cols, `${where} timeRange (${side} side)`);
-      if (c.type !== 'TIMESTAMP' || c.window) throw new InvalidQueryError(`${where}: timeRange column ${name} is ${c.window ? 'a window' : c.type}, not a TIMESTAMP: range over a TIMESTAMP column of each side`);
+      if (c.type !== 'TIMESTAMP' || c.window)
+        throw new InvalidQueryError(
+          `${where}: timeRange column ${name} is ${c.window ? 'a window' : c.type}, not a TIMESTAMP: range over a TIMESTAMP column of each side`,
+        );
     }
   }
   for (const p of spec.condition) checkPredicate(p, left.cols, right.cols, where);

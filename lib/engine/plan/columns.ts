@@ -53,11 +53,17 @@ export function columnsAfter(start: readonly ColumnInfo[], stages: readonly Stat
         }
         if (item.kind === 'window') {
           const found = find(item.window.column);
-          if (found.type !== 'TIMESTAMP' || found.window) throw new InvalidQueryError(`select: window(${item.window.column}, ...) needs a TIMESTAMP column, but ${item.window.column} is ${found.window ? 'a window' : found.type}: take the window over a TIMESTAMP column`);
+          if (found.type !== 'TIMESTAMP' || found.window)
+            throw new InvalidQueryError(
+              `select: window(${item.window.column}, ...) needs a TIMESTAMP column, but ${item.window.column} is ${found.window ? 'a window' : found.type}: take the window over a TIMESTAMP column`,
+            );
           return { name: item.as, type: 'TIMESTAMP', window: true };
         }
         const found = find(item.column);
-        if (!found.window) throw new InvalidQueryError(`select: ${item.kind}(${item.column}) needs a window column, but ${item.column} is ${found.type}: name an aggregation's window column`);
+        if (!found.window)
+          throw new InvalidQueryError(
+            `select: ${item.kind}(${item.column}) needs a window column, but ${item.column} is ${found.type}: name an aggregation's window column`,
+          );
         return { name: item.as, type: 'TIMESTAMP' };
       });
       const names = new Set<string>();
@@ -95,19 +101,24 @@ function joinedColumns(left: readonly ColumnInfo[], s: JoinStage): ColumnInfo[] 
   const right = s.table.schema.columns;
   const where = `join with ${describeStaticTable(s.table)}`;
   for (const k of s.on) {
-    if (typeof k.left !== 'string' || typeof k.right !== 'string') throw new InvalidQueryError(`${where}: a key of \`on\` must be a column name or { left, right }, not ${JSON.stringify(k)}`);
+    if (typeof k.left !== 'string' || typeof k.right !== 'string')
+      throw new InvalidQueryError(`${where}: a key of \`on\` must be a column name or { left, right }, not ${JSON.stringify(k)}`);
     const l = left.find((c) => c.name === k.left);
     if (!l) throw unknownColumn(k.left, left, `${where} (stream side)`);
     const r = right.find((c) => c.name === k.right);
     if (!r) throw unknownColumn(k.right, right, `${where} (table side)`);
     if (l.type !== r.type && !(NUMERIC.has(l.type) && NUMERIC.has(r.type))) {
-      throw new InvalidQueryError(`${where}: key ${k.left} is ${l.type} on the stream side but ${k.right} is ${r.type} in the table: declare both the same type`);
+      throw new InvalidQueryError(
+        `${where}: key ${k.left} is ${l.type} on the stream side but ${k.right} is ${r.type} in the table: declare both the same type`,
+      );
     }
   }
   if (s.table.kind === 'dynamodb') {
     const keys = s.on.map((k) => k.right).sort();
     if (keys.join('\u0000') !== [...s.table.key].sort().join('\u0000')) {
-      throw new InvalidQueryError(`${where}: the table is looked up by its key (${s.table.key.join(', ')}), so \`on\` must name exactly those columns on its side, not ${s.on.map((k) => k.right).join(', ')}`);
+      throw new InvalidQueryError(
+        `${where}: the table is looked up by its key (${s.table.key.join(', ')}), so \`on\` must name exactly those columns on its side, not ${s.on.map((k) => k.right).join(', ')}`,
+      );
     }
   }
   for (const p of s.condition) checkPredicate(p, left, right, where);
@@ -115,7 +126,13 @@ function joinedColumns(left: readonly ColumnInfo[], s: JoinStage): ColumnInfo[] 
 }
 
 /** A join's output columns (FORMAT-2 "Output rows"): the string keys, the left's others, the right's others; leftSemi: the left's. */
-export function joinOutputColumns(left: readonly ColumnInfo[], right: readonly ColumnInfo[], on: readonly JoinKeyPair[], semi: boolean, where: string): ColumnInfo[] {
+export function joinOutputColumns(
+  left: readonly ColumnInfo[],
+  right: readonly ColumnInfo[],
+  on: readonly JoinKeyPair[],
+  semi: boolean,
+  where: string,
+): ColumnInfo[] {
   if (semi) return [...left];
   const using = on.filter((k) => k.using).map((k) => k.left);
   const usingSet = new Set(using);
@@ -125,7 +142,11 @@ export function joinOutputColumns(left: readonly ColumnInfo[], right: readonly C
       throw new InvalidQueryError(`${where}: column ${c.name} is on both sides: rename it on one side (withColumn, select) or join on it by name`);
     }
   }
-  return [...using.map((n) => left.find((c) => c.name === n)!), ...left.filter((c) => !usingSet.has(c.name)), ...rightOthers.map((c): ColumnInfo => (c.window ? { name: c.name, type: c.type, window: true } : { name: c.name, type: c.type }))];
+  return [
+    ...using.map((n) => left.find((c) => c.name === n)!),
+    ...left.filter((c) => !usingSet.has(c.name)),
+    ...rightOthers.map((c): ColumnInfo => (c.window ? { name: c.name, type: c.type, window: true } : { name: c.name, type: c.type })),
+  ];
 }
 
 /** A join condition item checked: its op, and its column on one side or the other. */
@@ -135,7 +156,8 @@ export function checkPredicate(p: JoinPredicate, left: readonly ColumnInfo[], ri
     for (const q of p.anyOf) checkPredicate(q, left, right, where);
     return;
   }
-  if (!['=', '!=', '<', '<=', '>', '>='].includes(p.op)) throw new InvalidQueryError(`${where}: condition op ${JSON.stringify(p.op)} is not one of = != < <= > >=`);
+  if (!['=', '!=', '<', '<=', '>', '>='].includes(p.op))
+    throw new InvalidQueryError(`${where}: condition op ${JSON.stringify(p.op)} is not one of = != < <= > >=`);
   if (!left.some((c) => c.name === p.column) && !right.some((c) => c.name === p.column)) {
     throw unknownColumn(p.column, [...left, ...right], `${where} condition`);
   }

@@ -13,14 +13,26 @@ export function statefulShape(plan: QueryPlan): Json {
   // One operator: the shape (and so the fingerprint) of checkpoints written before chains existed.
   const inputs = plan.inputs ?? [];
   const policy: Record<string, Json> = plan.watermarkPolicy === 'max' ? { watermarkPolicy: 'max' } : {};
-  if (plan.operators.length === 1 && inputs.length === 0) return { ...(operatorShape(plan.operators[0].spec, wms, plan.outputMode) as Record<string, Json>), ...policy };
-  if (inputs.length === 0) return { kind: 'chain', operators: plan.operators.map((o) => operatorShape(o.spec, wms, plan.outputMode)), watermarks: wms, outputMode: plan.outputMode, ...policy };
+  if (plan.operators.length === 1 && inputs.length === 0)
+    return { ...(operatorShape(plan.operators[0].spec, wms, plan.outputMode) as Record<string, Json>), ...policy };
+  if (inputs.length === 0)
+    return {
+      kind: 'chain',
+      operators: plan.operators.map((o) => operatorShape(o.spec, wms, plan.outputMode)),
+      watermarks: wms,
+      outputMode: plan.outputMode,
+      ...policy,
+    };
   // with joined inputs: every operator in run order (their state ids follow it), and each input's watermark columns
   return {
     kind: 'chain',
     operators: operatorChain(plan).operators.map((o) => ({ ...(operatorShape(o.spec, wms, plan.outputMode) as Record<string, Json>), id: o.operatorId })),
     watermarks: wms,
-    inputs: inputs.map((i) => ({ name: i.name, kind: i.source.kind, watermarks: i.stages.filter((st) => st.kind === 'watermark').map((st) => (st as { column: string }).column) })),
+    inputs: inputs.map((i) => ({
+      name: i.name,
+      kind: i.source.kind,
+      watermarks: i.stages.filter((st) => st.kind === 'watermark').map((st) => (st as { column: string }).column),
+    })),
     outputMode: plan.outputMode,
     ...policy,
   };
@@ -42,8 +54,13 @@ function operatorShape(st: StatefulSpec, wms: string[], outputMode: OutputMode):
   }
   return {
     kind: 'aggregate',
-    keys: st.keys.map((k): Json =>
-      k.kind === 'column' ? { column: k.name } : k.kind === 'window' ? { window: k.column, durationMs: k.durationMs, slideMs: k.slideMs, startMs: k.startMs } : { session: k.column, gapMs: k.gapMs },
+    keys: st.keys.map(
+      (k): Json =>
+        k.kind === 'column'
+          ? { column: k.name }
+          : k.kind === 'window'
+            ? { window: k.column, durationMs: k.durationMs, slideMs: k.slideMs, startMs: k.startMs }
+            : { session: k.column, gapMs: k.gapMs },
     ),
     aggs: st.aggs.map((a) => ({ fn: a.fn, column: a.column ?? null, as: a.as })),
     watermarks: wms,

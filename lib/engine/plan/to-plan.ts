@@ -42,7 +42,12 @@ export function sourceLimits(source: SourceSpec, trigger: 'availableNow' | 'once
  * The checked plan of a frame (a StreamFrame's source, stages, operators and joined inputs); throws
  * InvalidQueryError with Spark's rule and the fix (analysis.ts checkPlan).
  */
-export function toPlan(frame: Required<Pick<QueryPlan, 'source' | 'stages' | 'operators' | 'inputs'>>, outputMode: OutputMode, trigger: 'availableNow' | 'once', name: string): QueryPlan {
+export function toPlan(
+  frame: Required<Pick<QueryPlan, 'source' | 'stages' | 'operators' | 'inputs'>>,
+  outputMode: OutputMode,
+  trigger: 'availableNow' | 'once',
+  name: string,
+): QueryPlan {
   const limits = sourceLimits(frame.source, trigger);
   const inputs = frame.inputs.map((i) => ({ ...i, limits: sourceLimits(i.source, trigger) }));
   const ops = frame.operators;

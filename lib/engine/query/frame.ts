@@ -7,14 +7,43 @@ import { parseWatermarkDelay, parseWindowDuration } from '../duration';
 import { rowHolds } from '../predicate';
 import type { ColumnType } from '../schema';
 import type { Row } from '../ports';
-import type { GroupKey, JoinKeyPair, JoinPredicate, JoinStage, OperatorStep, OutputMode, PlanInput, ProjectItem, QueryPlan, SourceSpec, StatefulSpec, StatelessStage, StreamJoinSpec } from '../plan/types';
+import type {
+  GroupKey,
+  JoinKeyPair,
+  JoinPredicate,
+  JoinStage,
+  OperatorStep,
+  OutputMode,
+  PlanInput,
+  ProjectItem,
+  QueryPlan,
+  SourceSpec,
+  StatefulSpec,
+  StatelessStage,
+  StreamJoinSpec,
+} from '../plan/types';
 import { checkPredicate, columnsAfter, predicateColumns } from '../plan/columns';
 import { operatorChain, outputColumns } from '../plan/chain';
 import { MAX_STATE_PARTITIONS, positiveIntOption, sourceLimits, toPlan } from '../plan/to-plan';
 import { AggBuilder, col, count } from './functions';
 import { parseTimeRange, staticJoinType, streamJoinType, type TimeRangeArg } from './join-args';
 import type { StaticTable } from './static-table';
-import type { AggArg, AggColumns, AnyColumns, ColumnsOfType, FrameColumns, GroupArg, InputRowOf, JoinedColumns, JoinOnArg, KeyColumns, Names, OutputRowOf, Simplify, StreamJoinedColumns } from './types';
+import type {
+  AggArg,
+  AggColumns,
+  AnyColumns,
+  ColumnsOfType,
+  FrameColumns,
+  GroupArg,
+  InputRowOf,
+  JoinedColumns,
+  JoinOnArg,
+  KeyColumns,
+  Names,
+  OutputRowOf,
+  Simplify,
+  StreamJoinedColumns,
+} from './types';
 
 /**
  * A frame with a filter by `predicates` where Spark's optimizer would put it: before the input's
@@ -26,7 +55,11 @@ function pushFilter(frame: StreamFrame<FrameColumns>, predicates: readonly JoinP
     for (const c of notNull) if (row[c] === null || row[c] === undefined) return false;
     return rowHolds(predicates, row);
   };
-  const stage: StatelessStage = { kind: 'filter', fn, label: notNull.length ? `join keys not null${predicates.length ? ' and condition' : ''}` : 'join condition' };
+  const stage: StatelessStage = {
+    kind: 'filter',
+    fn,
+    label: notNull.length ? `join keys not null${predicates.length ? ' and condition' : ''}` : 'join condition',
+  };
   if (frame.operators.length) {
     const last = frame.operators[frame.operators.length - 1];
     return new StreamFrame(frame.source, frame.stages, [...frame.operators.slice(0, -1), { spec: last.spec, post: [...last.post, stage] }], frame.inputs);
@@ -86,7 +119,11 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     if (items.every((i): i is string => typeof i === 'string')) return this.add({ kind: 'select', columns: items });
     return this.add({ kind: 'project', items: items.map((i): ProjectItem => (typeof i === 'string' ? { kind: 'column', as: i, column: i } : i)) });
   }
-  withColumn<N extends string, T extends ColumnType>(name: N, type: T, fn: (row: InputRowOf<C>) => unknown): StreamFrame<Simplify<Omit<C, N> & { [P in N]: T }>> {
+  withColumn<N extends string, T extends ColumnType>(
+    name: N,
+    type: T,
+    fn: (row: InputRowOf<C>) => unknown,
+  ): StreamFrame<Simplify<Omit<C, N> & { [P in N]: T }>> {
     return this.add({ kind: 'withColumn', name, type, fn: fn as (row: Row) => unknown });
   }
   /**
@@ -128,22 +165,32 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
   ): StreamFrame<any> {
     if (table instanceof StreamFrame) return this.streamJoin(table, on, type ?? 'inner', options);
     if (!table || typeof table !== 'object' || !table.spec) {
-      throw new InvalidQueryError('join: the right side must be a stream (readStream...) or a static table built with staticTable.s3(...), staticTable.dynamodb(...) or staticTable.rows(...)');
+      throw new InvalidQueryError(
+        'join: the right side must be a stream (readStream...) or a static table built with staticTable.s3(...), staticTable.dynamodb(...) or staticTable.rows(...)',
+      );
     }
     if (options.timeRange) throw new InvalidQueryError('join: timeRange is for a stream-stream join; a stream-static join matches by its keys and condition');
     const joinType = staticJoinType(type ?? 'inner');
     const list = (Array.isArray(on) ? on : [on]) as ReadonlyArray<string | { left: string; right: string }>;
     if (list.length === 0) throw new InvalidQueryError('join: `on` is empty: name at least one key column, e.g. join(table, "userId")');
-    const pairs: JoinKeyPair[] = list.map((k) => (typeof k === 'string' ? { left: k, right: k, using: true } : { left: k?.left, right: k?.right, using: false }));
+    const pairs: JoinKeyPair[] = list.map((k) =>
+      typeof k === 'string' ? { left: k, right: k, using: true } : { left: k?.left, right: k?.right, using: false },
+    );
     const id = `join${[...this.stages, ...this.operators.flatMap((o) => o.post)].filter((s) => s.kind === 'join').length}`;
     const stage: JoinStage = { kind: 'join', id, table: table.spec, type: joinType, on: pairs, condition: options.condition ?? [] };
     const last = this.operators[this.operators.length - 1];
-    const before = last ? columnsAfter(outputColumns({ source: this.source, stages: this.stages, operators: this.operators }), last.post) : columnsAfter(this.source.schema.columns, this.stages);
+    const before = last
+      ? columnsAfter(outputColumns({ source: this.source, stages: this.stages, operators: this.operators }), last.post)
+      : columnsAfter(this.source.schema.columns, this.stages);
     columnsAfter(before, [stage]); // checks the keys and the names now, not at plan()
     // Spark infers isnotnull(key) on the stream side of an inner or semi equi-join and pushes it
     // below the watermark (InferFiltersFromConstraints): a null-key row is not even seen by it
     if (joinType === 'inner' || joinType === 'leftSemi') {
-      const pushed = pushFilter(this as unknown as StreamFrame<FrameColumns>, [], pairs.map((k) => k.left));
+      const pushed = pushFilter(
+        this as unknown as StreamFrame<FrameColumns>,
+        [],
+        pairs.map((k) => k.left),
+      );
       return (pushed as unknown as StreamFrame<C>).add(stage);
     }
     return this.add(stage);
@@ -151,24 +198,45 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
 
   /** A stream-stream join with `other` (see join): the other stream becomes one of the plan's inputs. */
   // biome-ignore lint/suspicious/noExplicitAny: typed by join's overloads, which return it
-  private streamJoin(other: StreamFrame<FrameColumns>, on: unknown, type: string, options: { timeRange?: TimeRangeArg; condition?: readonly JoinPredicate[]; name?: string }): StreamFrame<any> {
+  private streamJoin(
+    other: StreamFrame<FrameColumns>,
+    on: unknown,
+    type: string,
+    options: { timeRange?: TimeRangeArg; condition?: readonly JoinPredicate[]; name?: string },
+  ): StreamFrame<any> {
     if (other.inputs.length) {
-      throw new InvalidQueryError('join: the right stream has joins of its own: join the streams one at a time from the left, e.g. a.join(b, ...).join(c, ...)');
+      throw new InvalidQueryError(
+        'join: the right stream has joins of its own: join the streams one at a time from the left, e.g. a.join(b, ...).join(c, ...)',
+      );
     }
-    if (other === (this as unknown)) throw new InvalidQueryError('join: a stream joined with itself needs two inputs: read the source twice (two readStream...load calls) and rename the columns of one side');
+    if (other === (this as unknown))
+      throw new InvalidQueryError(
+        'join: a stream joined with itself needs two inputs: read the source twice (two readStream...load calls) and rename the columns of one side',
+      );
     const joinType = streamJoinType(type);
     const index = this.inputs.length;
     const name = options.name ?? `input${index + 2}`;
     if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(name) || this.inputs.some((i) => i.name === name)) {
-      throw new InvalidQueryError(`join: input name ${JSON.stringify(name)} must be 1-64 letters, digits, '.', '_' or '-' and not name another input of the query (${this.inputs.map((i) => i.name).join(', ') || 'none yet'})`);
+      throw new InvalidQueryError(
+        `join: input name ${JSON.stringify(name)} must be 1-64 letters, digits, '.', '_' or '-' and not name another input of the query (${this.inputs.map((i) => i.name).join(', ') || 'none yet'})`,
+      );
     }
     const list = (Array.isArray(on) ? on : [on]) as ReadonlyArray<string | { left: string; right: string }>;
-    if (list.length === 0) throw new InvalidQueryError('join: `on` is empty: a stream-stream join needs at least one equi-join key, e.g. join(other, "userId")');
-    const pairs: JoinKeyPair[] = list.map((k) => (typeof k === 'string' ? { left: k, right: k, using: true } : { left: k?.left, right: k?.right, using: false }));
+    if (list.length === 0)
+      throw new InvalidQueryError('join: `on` is empty: a stream-stream join needs at least one equi-join key, e.g. join(other, "userId")');
+    const pairs: JoinKeyPair[] = list.map((k) =>
+      typeof k === 'string' ? { left: k, right: k, using: true } : { left: k?.left, right: k?.right, using: false },
+    );
     // the other stream's watermark stages get ids of their own (the checkpoint keeps each one's watermark by id)
     let wm = 0;
     const rename = (st: StatelessStage): StatelessStage => (st.kind === 'watermark' ? { ...st, id: `in${index}wm${wm++}` } : st);
-    let input: PlanInput = { name, source: other.source, stages: other.stages.map(rename), operators: other.operators.map((o) => ({ spec: o.spec, post: o.post.map(rename) })), limits: sourceLimits(other.source) };
+    let input: PlanInput = {
+      name,
+      source: other.source,
+      stages: other.stages.map(rename),
+      operators: other.operators.map((o) => ({ spec: o.spec, post: o.post.map(rename) })),
+      limits: sourceLimits(other.source),
+    };
     const timeRange = options.timeRange === undefined ? null : parseTimeRange(options.timeRange);
     const condition = [...(options.condition ?? [])];
     // Spark pushes a single-side item into the input that cannot produce outer rows: there it
@@ -220,7 +288,10 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
  * the aggregates' columns against C and returns a frame of K and the aliases.
  */
 export class GroupedFrame<C extends FrameColumns = AnyColumns, K extends FrameColumns = AnyColumns> {
-  constructor(private readonly frame: StreamFrame<FrameColumns>, private readonly keys: GroupKey[]) {}
+  constructor(
+    private readonly frame: StreamFrame<FrameColumns>,
+    private readonly keys: GroupKey[],
+  ) {}
   agg<A extends AggArg<C>[]>(...aggs: A): StreamFrame<Simplify<K & AggColumns<C, A>>> {
     const specs = aggs.map((a) => (a instanceof AggBuilder ? a.toSpec() : { fn: a.fn, column: a.column, as: a.as }));
     return this.frame.stateful_({ kind: 'aggregate', keys: this.keys, aggs: specs });
@@ -260,20 +331,26 @@ export class DataStreamWriter<C extends FrameColumns = AnyColumns> {
     if (key === 'multipleWatermarkPolicy' || key === 'spark.sql.streaming.multipleWatermarkPolicy') {
       const v = String(value).toLowerCase();
       if (v !== 'min' && v !== 'max') {
-        throw new InvalidOptionError(`option multipleWatermarkPolicy=${JSON.stringify(value)} is not 'min' or 'max': min (Spark's default) waits for the slowest input, max follows the fastest and drops more of the others' rows as late`);
+        throw new InvalidOptionError(
+          `option multipleWatermarkPolicy=${JSON.stringify(value)} is not 'min' or 'max': min (Spark's default) waits for the slowest input, max follows the fastest and drops more of the others' rows as late`,
+        );
       }
       this.policy = v;
       return this;
     }
     if (key === 'idleTimeout') {
       if (typeof value !== 'string') {
-        throw new InvalidOptionError(`option idleTimeout=${JSON.stringify(value)} is not a duration: write it as Spark writes intervals, e.g. .option('idleTimeout', '30 minutes')`);
+        throw new InvalidOptionError(
+          `option idleTimeout=${JSON.stringify(value)} is not a duration: write it as Spark writes intervals, e.g. .option('idleTimeout', '30 minutes')`,
+        );
       }
       this.idleTimeoutMs = parseWindowDuration(value, 'option idleTimeout');
       return this;
     }
     if (key !== 'statePartitions') {
-      throw new InvalidOptionError(`writeStream option ${JSON.stringify(key)} is not known: the writer takes 'statePartitions', 'idleTimeout' and 'multipleWatermarkPolicy'; source options (maxFilesPerTrigger, ...) go on readStream`);
+      throw new InvalidOptionError(
+        `writeStream option ${JSON.stringify(key)} is not known: the writer takes 'statePartitions', 'idleTimeout' and 'multipleWatermarkPolicy'; source options (maxFilesPerTrigger, ...) go on readStream`,
+      );
     }
     const n = positiveIntOption(key, value);
     if (n > MAX_STATE_PARTITIONS) {
@@ -323,7 +400,12 @@ export class DataStreamWriter<C extends FrameColumns = AnyColumns> {
   }
   /** The checked plan. Throws InvalidQueryError with Spark's rule and the fix. */
   plan(): QueryPlan<OutputRowOf<C>> {
-    const plan = { ...toPlan(this.frame, this.mode, this.trig, this.name), lateRows: this.late, statePartitions: this.partitions, ...(this.policy === 'max' ? { watermarkPolicy: 'max' as const } : {}) };
+    const plan = {
+      ...toPlan(this.frame, this.mode, this.trig, this.name),
+      lateRows: this.late,
+      statePartitions: this.partitions,
+      ...(this.policy === 'max' ? { watermarkPolicy: 'max' as const } : {}),
+    };
     if (this.idleTimeoutMs === undefined) return plan as QueryPlan<OutputRowOf<C>>;
     checkIdleTimeout(plan);
     return { ...plan, idleTimeoutMs: this.idleTimeoutMs } as QueryPlan<OutputRowOf<C>>;

@@ -45,7 +45,11 @@ export function col<Name extends string>(name: Name): ColumnKey<Name> {
 
 /** A fluent aggregate: `sum('amount').as('total')`. Its type parameters are the output name, the function and the column. */
 export class AggBuilder<Name extends string = string, Fn extends AggFn = AggFn, Col extends string | undefined = string | undefined> {
-  constructor(readonly fn: Fn, readonly column: Col, readonly name: Name) {}
+  constructor(
+    readonly fn: Fn,
+    readonly column: Col,
+    readonly name: Name,
+  ) {}
   /** Names the output column, as Spark's `.alias` / `.as`. */
   as<N extends string>(name: N): AggBuilder<N, Fn, Col> {
     return new AggBuilder(this.fn, this.column, name);
@@ -95,6 +99,9 @@ export function windowEnd(column: string, as: string): ProjectItem {
 }
 /** `select(windowOf(window('eventTime', '10 seconds'), 'w'))`: the tumbling window that contains the column's time. */
 export function windowOf(w: WindowKey, as: string): ProjectItem {
-  if (w.slideMs !== w.durationMs) throw new InvalidQueryError(`select: the window on ${w.column} (${w.text}) slides, so a row has several: a select takes a tumbling window; group by the sliding window instead`);
+  if (w.slideMs !== w.durationMs)
+    throw new InvalidQueryError(
+      `select: the window on ${w.column} (${w.text}) slides, so a row has several: a select takes a tumbling window; group by the sliding window instead`,
+    );
   return { kind: 'window', as, window: w };
 }

@@ -42,12 +42,16 @@ export const staticTable = {
       throw new InvalidOptionError(`staticTable.dynamodb(${JSON.stringify(tableName)}): a table name is 3-255 letters, digits, '_', '-' or '.'`);
     }
     if (key.length < 1 || key.length > 2) {
-      throw new InvalidOptionError(`staticTable.dynamodb(${JSON.stringify(tableName)}) key ${JSON.stringify(opts?.key)}: give the partition key attribute, or [partition, sort]`);
+      throw new InvalidOptionError(
+        `staticTable.dynamodb(${JSON.stringify(tableName)}) key ${JSON.stringify(opts?.key)}: give the partition key attribute, or [partition, sort]`,
+      );
     }
     for (const k of key) {
       const c = schema.columns.find((x) => x.name === k);
       if (!c || (c.type !== 'STRING' && c.type !== 'INT' && c.type !== 'LONG')) {
-        throw new InvalidOptionError(`staticTable.dynamodb(${JSON.stringify(tableName)}): key attribute ${JSON.stringify(k)} must be a STRING, INT or LONG column of the schema (${schema.columns.map((x) => `${x.name} ${x.type}`).join(', ')})`);
+        throw new InvalidOptionError(
+          `staticTable.dynamodb(${JSON.stringify(tableName)}): key attribute ${JSON.stringify(k)} must be a STRING, INT or LONG column of the schema (${schema.columns.map((x) => `${x.name} ${x.type}`).join(', ')})`,
+        );
       }
     }
     return { spec: { kind: 'dynamodb', tableName, key, schema } };

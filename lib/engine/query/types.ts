@@ -21,22 +21,29 @@ export type FrameColumns = Record<string, ColumnType | 'WINDOW'>;
 export type AnyColumns = Record<string, ColumnType | 'WINDOW'>;
 
 type TrimLeft<S extends string> = S extends ` ${infer R}` ? TrimLeft<R> : S extends `\n${infer R}` ? TrimLeft<R> : S extends `\t${infer R}` ? TrimLeft<R> : S;
-type TrimRight<S extends string> = S extends `${infer R} ` ? TrimRight<R> : S extends `${infer R}\n` ? TrimRight<R> : S extends `${infer R}\t` ? TrimRight<R> : S;
+type TrimRight<S extends string> = S extends `${infer R} `
+  ? TrimRight<R>
+  : S extends `${infer R}\n`
+    ? TrimRight<R>
+    : S extends `${infer R}\t`
+      ? TrimRight<R>
+      : S;
 type Trim<S extends string> = TrimLeft<TrimRight<S>>;
 type SplitComma<S extends string> = S extends `${infer H},${infer T}` ? [H, ...SplitComma<T>] : [S];
-type DdlType<T extends string> = Uppercase<T> extends 'STRING' | 'VARCHAR'
-  ? 'STRING'
-  : Uppercase<T> extends 'INT' | 'INTEGER' | 'SMALLINT' | 'SHORT' | 'TINYINT' | 'BYTE'
-    ? 'INT'
-    : Uppercase<T> extends 'LONG' | 'BIGINT'
-      ? 'LONG'
-      : Uppercase<T> extends 'DOUBLE' | 'FLOAT' | 'REAL'
-        ? 'DOUBLE'
-        : Uppercase<T> extends 'BOOLEAN' | 'BOOL'
-          ? 'BOOLEAN'
-          : Uppercase<T> extends 'TIMESTAMP' | 'TIMESTAMP_LTZ'
-            ? 'TIMESTAMP'
-            : never;
+type DdlType<T extends string> =
+  Uppercase<T> extends 'STRING' | 'VARCHAR'
+    ? 'STRING'
+    : Uppercase<T> extends 'INT' | 'INTEGER' | 'SMALLINT' | 'SHORT' | 'TINYINT' | 'BYTE'
+      ? 'INT'
+      : Uppercase<T> extends 'LONG' | 'BIGINT'
+        ? 'LONG'
+        : Uppercase<T> extends 'DOUBLE' | 'FLOAT' | 'REAL'
+          ? 'DOUBLE'
+          : Uppercase<T> extends 'BOOLEAN' | 'BOOL'
+            ? 'BOOLEAN'
+            : Uppercase<T> extends 'TIMESTAMP' | 'TIMESTAMP_LTZ'
+              ? 'TIMESTAMP'
+              : never;
 type DdlName<N extends string> = N extends `\`${infer M}\`` ? M : N extends `${infer M}:` ? DdlName<M> : N;
 type FirstWord<S extends string> = S extends `${infer W} ${string}` ? W : S;
 /** One "name TYPE" part as [name, type], or never when the types cannot read it. */
@@ -81,28 +88,35 @@ export type OutputRowOf<C extends FrameColumns> = Simplify<{ [K in keyof C]: Out
 export type RowOf<P> = P extends QueryPlan<infer R> ? R : never;
 
 /** What groupBy takes for a frame with columns C. */
-export type GroupArg<C extends FrameColumns> = Names<C> | ColumnKey<Names<C>> | WindowKey<ColumnsOfType<C, 'TIMESTAMP' | 'WINDOW'>> | SessionKey<ColumnsOfType<C, 'TIMESTAMP' | 'WINDOW'>>;
-type KeyColumn<C extends FrameColumns, K> = K extends WindowKey<string>
-  ? { window: 'WINDOW' }
-  : K extends SessionKey<string>
-    ? { session_window: 'WINDOW' }
-    : K extends ColumnKey<infer N>
-      ? { [P in N]: C[N] }
-      : K extends string
-        ? { [P in K]: C[K] }
-        : never;
+export type GroupArg<C extends FrameColumns> =
+  | Names<C>
+  | ColumnKey<Names<C>>
+  | WindowKey<ColumnsOfType<C, 'TIMESTAMP' | 'WINDOW'>>
+  | SessionKey<ColumnsOfType<C, 'TIMESTAMP' | 'WINDOW'>>;
+type KeyColumn<C extends FrameColumns, K> =
+  K extends WindowKey<string>
+    ? { window: 'WINDOW' }
+    : K extends SessionKey<string>
+      ? { session_window: 'WINDOW' }
+      : K extends ColumnKey<infer N>
+        ? { [P in N]: C[N] }
+        : K extends string
+          ? { [P in K]: C[K] }
+          : never;
 type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
-export type KeyColumns<C extends FrameColumns, K extends readonly unknown[]> = Known<C> extends false ? AnyColumns : UnionToIntersection<{ [I in keyof K]: KeyColumn<C, K[I]> }[number]> & {};
+export type KeyColumns<C extends FrameColumns, K extends readonly unknown[]> =
+  Known<C> extends false ? AnyColumns : UnionToIntersection<{ [I in keyof K]: KeyColumn<C, K[I]> }[number]> & {};
 
 type NumericType = 'INT' | 'LONG' | 'DOUBLE' | 'TIMESTAMP';
 /** The aggregates a frame with columns C accepts (sum and avg need a numeric column). */
-export type AggArg<C extends FrameColumns> = Known<C> extends false
-  ? AggBuilder | AggSpec
-  :
-  | AggBuilder<string, 'count', Names<C> | undefined>
-  | AggBuilder<string, 'sum' | 'avg', ColumnsOfType<C, NumericType>>
-  | AggBuilder<string, 'min' | 'max' | 'first' | 'last' | 'approxCountDistinct', Names<C>>
-  | AggSpec;
+export type AggArg<C extends FrameColumns> =
+  Known<C> extends false
+    ? AggBuilder | AggSpec
+    :
+        | AggBuilder<string, 'count', Names<C> | undefined>
+        | AggBuilder<string, 'sum' | 'avg', ColumnsOfType<C, NumericType>>
+        | AggBuilder<string, 'min' | 'max' | 'first' | 'last' | 'approxCountDistinct', Names<C>>
+        | AggSpec;
 type AggType<C extends FrameColumns, F extends AggFn, Col> = F extends 'count' | 'approxCountDistinct'
   ? 'LONG'
   : F extends 'avg'
@@ -114,21 +128,18 @@ type AggType<C extends FrameColumns, F extends AggFn, Col> = F extends 'count' |
           : 'DOUBLE'
         : C[Col]
       : ColumnType;
-type AggColumn<C extends FrameColumns, A> = A extends AggBuilder<infer N, infer F, infer Col> ? { [P in N]: AggType<C, F, Col> } : A extends AggSpec ? AnyColumns : never;
-export type AggColumns<C extends FrameColumns, A extends readonly unknown[]> = Known<C> extends false ? AnyColumns : UnionToIntersection<{ [I in keyof A]: AggColumn<C, A[I]> }[number]> & {};
+type AggColumn<C extends FrameColumns, A> =
+  A extends AggBuilder<infer N, infer F, infer Col> ? { [P in N]: AggType<C, F, Col> } : A extends AggSpec ? AnyColumns : never;
+export type AggColumns<C extends FrameColumns, A extends readonly unknown[]> =
+  Known<C> extends false ? AnyColumns : UnionToIntersection<{ [I in keyof A]: AggColumn<C, A[I]> }[number]> & {};
 
 /** What `join` takes as `on` for a stream with columns C and a table with columns T. */
 export type JoinOnArg<C extends FrameColumns, T extends FrameColumns> = (Names<C> & Names<T>) | { readonly left: Names<C>; readonly right: Names<T> };
 type UsingKeys<O> = O extends readonly (infer E)[] ? Extract<E, string> : Extract<O, string>;
 type IsSemi<J> = Lowercase<J & string> extends 'leftsemi' | 'left_semi' | 'semi' ? true : false;
 /** The columns after a stream-static join: the stream's, then the table's but its string keys (leftSemi: the stream's). */
-export type JoinedColumns<C extends FrameColumns, T extends FrameColumns, O, J> = IsSemi<J> extends true
-  ? C
-  : Known<C> extends false
-    ? AnyColumns
-    : Known<T> extends false
-      ? AnyColumns
-      : Simplify<C & Omit<T, UsingKeys<O>>>;
+export type JoinedColumns<C extends FrameColumns, T extends FrameColumns, O, J> =
+  IsSemi<J> extends true ? C : Known<C> extends false ? AnyColumns : Known<T> extends false ? AnyColumns : Simplify<C & Omit<T, UsingKeys<O>>>;
 
 /** The columns after a stream-stream join: the string keys, the left's other columns, the right's (leftSemi: the left's). */
 export type StreamJoinedColumns<C extends FrameColumns, T extends FrameColumns, O, J> = JoinedColumns<C, T, O, J>;

@@ -52,7 +52,10 @@ async function* readChunks(source: Source, batchId: number, start: Json | null, 
 
 /** Operator i's batch: its id and its input watermarks, derived from the batch's. */
 export function operatorBatch(rt: QueryRuntime, entry: OffsetEntry, i: number) {
-  const wms = operatorInputWatermarks(watermarksOf(entry), rt.operators.map((o) => o.chained.watermarkOffsetMs))[i];
+  const wms = operatorInputWatermarks(
+    watermarksOf(entry),
+    rt.operators.map((o) => o.chained.watermarkOffsetMs),
+  )[i];
   return { batchId: entry.batchId, evictWm: wms.batchWatermarkMs, lateWm: wms.lateWatermarkMs };
 }
 
@@ -99,7 +102,13 @@ async function readBatch(rt: QueryRuntime, entry: OffsetEntry, acc: Accumulator 
  * query's first; source k + 1: plan.inputs[k]). A source whose offsets did not move is not read.
  * `split`: only that read task's part of source 0 (a partitioned run).
  */
-export async function* stagedChunks(rt: QueryRuntime, entry: OffsetEntry, read: BatchRead, sourceIndex = 0, split?: ReadOptions['split']): AsyncGenerator<Row[]> {
+export async function* stagedChunks(
+  rt: QueryRuntime,
+  entry: OffsetEntry,
+  read: BatchRead,
+  sourceIndex = 0,
+  split?: ReadOptions['split'],
+): AsyncGenerator<Row[]> {
   const start = entry.startOffsets[sourceIndex] ?? null;
   const end = entry.offsets[sourceIndex] ?? null;
   if (end === null || JSON.stringify(start) === JSON.stringify(end)) return;
@@ -122,7 +131,12 @@ export async function* stagedChunks(rt: QueryRuntime, entry: OffsetEntry, read: 
  * one chunk. The chunks (empty ones left out) are the same on a replay: same offsets, same order.
  * `read` is filled as the chunks are taken; `collect` keeps the output rows in read.rows.
  */
-export async function* statelessOutput(rt: QueryRuntime, entry: OffsetEntry, read: BatchRead & { numOutputRows: number }, collect: boolean): AsyncGenerator<OutputRow[]> {
+export async function* statelessOutput(
+  rt: QueryRuntime,
+  entry: OffsetEntry,
+  read: BatchRead & { numOutputRows: number },
+  collect: boolean,
+): AsyncGenerator<OutputRow[]> {
   for await (const rows of stagedChunks(rt, entry, read)) {
     const out = (await rt.runStages(rt.plan.post, rows)).rows.map((r) => toOutputRow(r, rt.outColumns));
     read.numOutputRows += out.length;
@@ -144,7 +158,15 @@ export async function runOperators(rt: QueryRuntime, accs: Accumulator[], entry:
 }
 
 /** The operators of one pipeline (the query's: null, or an input's) in order; their last stage's rows. */
-async function finishPipeline(rt: QueryRuntime, input: number | null, accs: Accumulator[], entry: OffsetEntry, read: BatchRead, perOperator: OperatorOutput[], state: StateStore): Promise<Row[]> {
+async function finishPipeline(
+  rt: QueryRuntime,
+  input: number | null,
+  accs: Accumulator[],
+  entry: OffsetEntry,
+  read: BatchRead,
+  perOperator: OperatorOutput[],
+  state: StateStore,
+): Promise<Row[]> {
   let rows: Row[] = [];
   let fed = true;
   for (let i = 0; i < rt.operators.length; i++) {
@@ -162,7 +184,15 @@ async function finishPipeline(rt: QueryRuntime, input: number | null, accs: Accu
 }
 
 /** Input k's rows of the batch (plan.inputs[k]), after its own pipeline: read, its stages, its operators. */
-async function inputRows(rt: QueryRuntime, k: number, accs: Accumulator[], entry: OffsetEntry, read: BatchRead, perOperator: OperatorOutput[], state: StateStore): Promise<Row[]> {
+async function inputRows(
+  rt: QueryRuntime,
+  k: number,
+  accs: Accumulator[],
+  entry: OffsetEntry,
+  read: BatchRead,
+  perOperator: OperatorOutput[],
+  state: StateStore,
+): Promise<Row[]> {
   const first = rt.operators.findIndex((o) => o.chained.input === k);
   const rows: Row[] = [];
   for await (const chunk of stagedChunks(rt, entry, read, k + 1)) {

@@ -116,7 +116,11 @@ export class BatchCommitter {
     const unwritable: Json[] = [];
     if ('chunks' in output) {
       await deps.sink.addBatchChunks!(id, writableChunks(deps.sink, id, output.chunks, sinkCtx, unwritable), sinkCtx);
-      if (!output.ended()) throw new SluiceError(`sink ${deps.sink.description} returned from addBatchChunks of batch ${id} before it took every chunk: a sink must consume the whole iterable (or leave addBatchChunks out and take addBatch)`, { retriable: false });
+      if (!output.ended())
+        throw new SluiceError(
+          `sink ${deps.sink.description} returned from addBatchChunks of batch ${id} before it took every chunk: a sink must consume the whole iterable (or leave addBatchChunks out and take addBatch)`,
+          { retriable: false },
+        );
       numOutputRows = output.counted();
       tRead = clock.now();
     } else numOutputRows = output.rows.length;
@@ -176,9 +180,24 @@ export class BatchCommitter {
     const commitOffsets = clock.now() - tCommit;
     advance(progress, commit);
     if (id > 0 && id % 10 === 0 && id - this.retain > 0) await this.purge(id, id - this.retain);
-    rt.log({ event: 'batch', batchId: id, replay: batch.replay, noData: batch.noData, rowsIn: record.numInputRows, rowsOut: numOutputRows, watermark: new Date(entry.batchWatermarkMs).toISOString(), droppedByWatermark: operators.reduce((a, o) => a + o.dropped, 0), deadLetters: record.sluice.numDeadLetters, durationMs: record.batchDuration });
+    rt.log({
+      event: 'batch',
+      batchId: id,
+      replay: batch.replay,
+      noData: batch.noData,
+      rowsIn: record.numInputRows,
+      rowsOut: numOutputRows,
+      watermark: new Date(entry.batchWatermarkMs).toISOString(),
+      droppedByWatermark: operators.reduce((a, o) => a + o.dropped, 0),
+      deadLetters: record.sluice.numDeadLetters,
+      durationMs: record.batchDuration,
+    });
     const rows = ctx.collectRows ? ('chunks' in output ? (outcome.read.rows as OutputRow[]) : output.rows) : [];
-    return { report: batchReportOf(record, commit.nextBatchWatermarkMs, rows), record: { ...record, durationMs: { ...record.durationMs, commitOffsets } }, commit };
+    return {
+      report: batchReportOf(record, commit.nextBatchWatermarkMs, rows),
+      record: { ...record, durationMs: { ...record.durationMs, commitOffsets } },
+      commit,
+    };
   }
 
   /** commits/N: the end offsets and the watermarks the next batch runs with. */
@@ -209,7 +228,11 @@ export class BatchCommitter {
   private async writeDeadLetters(batchId: number, deadLetters: readonly DeadLetter[]): Promise<void> {
     const sink = this.rt.deps.deadLetters;
     if (!sink || deadLetters.length === 0) return;
-    await sink.write(batchId, 'malformed', deadLetters.map((d) => ({ source: { ...d.source }, raw: d.raw, reason: d.reason, batchId })));
+    await sink.write(
+      batchId,
+      'malformed',
+      deadLetters.map((d) => ({ source: { ...d.source }, raw: d.raw, reason: d.reason, batchId })),
+    );
   }
 
   /** Output rows the sink refused (Sink.check); without a dead-letter sink they are logged and dropped, as malformed records are. */
@@ -249,7 +272,13 @@ export function lateRecords(rt: QueryRuntime, entry: OffsetEntry, i: number, row
   const watermark = new Date(entry.lateWatermarkMs).toISOString();
   const many = rt.operators.length > 1;
   const o = rt.operators[i].chained;
-  return rows.map((r, j) => ({ row: toOutputRow(r, lateRowColumns(o.inputColumns, o.join, j, rightFrom)), reason: LATE_ROW_REASON, watermark, batchId: entry.batchId, ...(many ? { operatorId: o.operatorId } : {}) }));
+  return rows.map((r, j) => ({
+    row: toOutputRow(r, lateRowColumns(o.inputColumns, o.join, j, rightFrom)),
+    reason: LATE_ROW_REASON,
+    watermark,
+    batchId: entry.batchId,
+    ...(many ? { operatorId: o.operatorId } : {}),
+  }));
 }
 
 /** The state store's counters now (StateStore.stats), numbers only; null when it keeps none. */

@@ -129,7 +129,13 @@ export class BatchPlanner {
     await rt.deps.checkpoint.writeOffsets(entry);
     this.count(run, noData);
     const walCommitMs = rt.clock.now() - startedAtMs - (latestOffsetMs ?? 0);
-    return { kind: 'batch', entry, replay: false, noData, start: { startedAtMs, consumedBefore, targets, walCommitMs, ...(latestOffsetMs !== undefined ? { latestOffsetMs } : {}) } };
+    return {
+      kind: 'batch',
+      entry,
+      replay: false,
+      noData,
+      start: { startedAtMs, consumedBefore, targets, walCommitMs, ...(latestOffsetMs !== undefined ? { latestOffsetMs } : {}) },
+    };
   }
 
   private count(run: RunState, noData: boolean): void {

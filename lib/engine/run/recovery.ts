@@ -27,7 +27,10 @@ export async function recover(rt: QueryRuntime): Promise<Recovered> {
   let last: CommitEntry | null = null;
   if (head.latestCommitBatch >= 0) {
     last = await checkpoint.readCommit(head.latestCommitBatch);
-    if (!last) throw new CheckpointMismatchError(`checkpoint ${checkpoint.description} lists commits/${head.latestCommitBatch} but it cannot be read: restore it from a backup or start a new checkpoint location`);
+    if (!last)
+      throw new CheckpointMismatchError(
+        `checkpoint ${checkpoint.description} lists commits/${head.latestCommitBatch} but it cannot be read: restore it from a backup or start a new checkpoint location`,
+      );
   }
   const queryId = await checkShape(rt, last, head.metadata);
   checkSources(rt, head.metadata);
@@ -97,8 +100,24 @@ function checkSources(rt: QueryRuntime, meta: CheckpointHead['metadata']): void 
 export function checkReplayAge(rt: QueryRuntime, entry: OffsetEntry): void {
   const { state, sink } = rt.deps;
   const kept = [
-    ...(rt.operators.length && state.retentionMs !== undefined ? [{ ms: state.retentionMs, what: `${state.description} keeps the state versions a replay reads`, fix: 'restore the state table (point-in-time recovery) to before then and run again' }] : []),
-    ...(sink.retentionMs !== undefined ? [{ ms: sink.retentionMs, what: `${sink.description} keeps the records that make its replay skip what it wrote`, fix: 'restore the sink table (point-in-time recovery) to before then and run again' }] : []),
+    ...(rt.operators.length && state.retentionMs !== undefined
+      ? [
+          {
+            ms: state.retentionMs,
+            what: `${state.description} keeps the state versions a replay reads`,
+            fix: 'restore the state table (point-in-time recovery) to before then and run again',
+          },
+        ]
+      : []),
+    ...(sink.retentionMs !== undefined
+      ? [
+          {
+            ms: sink.retentionMs,
+            what: `${sink.description} keeps the records that make its replay skip what it wrote`,
+            fix: 'restore the sink table (point-in-time recovery) to before then and run again',
+          },
+        ]
+      : []),
   ].sort((a, b) => a.ms - b.ms);
   if (!kept.length) return;
   const { ms: retentionMs, what, fix } = kept[0];

@@ -151,7 +151,15 @@ export function batchReportOf(record: StreamingProgress, nextWatermarkMs: number
 /** A run's report from its batches' reports and records, and where the query stands after it. */
 export function runReportOf(
   query: { readonly plan: { readonly name: string }; readonly warnings: readonly string[] },
-  r: { readonly queryId: string; readonly stoppedBy: StopReason; readonly batches: BatchReport[]; readonly progress: StreamingProgress[]; readonly after: Progress; readonly backlogLeft: number; readonly message?: string },
+  r: {
+    readonly queryId: string;
+    readonly stoppedBy: StopReason;
+    readonly batches: BatchReport[];
+    readonly progress: StreamingProgress[];
+    readonly after: Progress;
+    readonly backlogLeft: number;
+    readonly message?: string;
+  },
 ): RunReport {
   const sum = (f: (b: BatchReport) => number) => r.batches.reduce((a, b) => a + f(b), 0);
   const watermarkMs = r.after.watermarks.batchWatermarkMs;

@@ -53,18 +53,31 @@ export class QueryRuntime {
     // each operator with its own input columns and event-time columns (its marks)
     this.operators = operatorChain(this.plan).operators.map((chained) => ({
       chained,
-      op: createOperator(chained.spec, { operatorId: chained.operatorId, outputMode: this.plan.outputMode, inputColumns: chained.inputColumns, watermarks: chained.marks, statePartitions: this.plan.statePartitions, join: chained.join }),
+      op: createOperator(chained.spec, {
+        operatorId: chained.operatorId,
+        outputMode: this.plan.outputMode,
+        inputColumns: chained.inputColumns,
+        watermarks: chained.marks,
+        statePartitions: this.plan.statePartitions,
+        join: chained.join,
+      }),
     }));
     this.outColumns = columnsAfter(outputColumns(this.plan), this.plan.post);
     this.readOptions = { columns: columnsRead(this.plan, deps.lateRows !== undefined) };
     JoinTables.check(this.plan, deps.staticTables);
     const inputs = this.plan.inputs ?? [];
     if ((deps.inputSources?.length ?? 0) !== inputs.length) {
-      throw new SluiceError(`query ${this.plan.name} joins ${inputs.length} other stream(s) (${inputs.map((i) => i.name).join(', ') || 'none'}) but the executor was given ${deps.inputSources?.length ?? 0} input source(s): pass one Source per input in inputSources`, { retriable: false });
+      throw new SluiceError(
+        `query ${this.plan.name} joins ${inputs.length} other stream(s) (${inputs.map((i) => i.name).join(', ') || 'none'}) but the executor was given ${deps.inputSources?.length ?? 0} input source(s): pass one Source per input in inputSources`,
+        { retriable: false },
+      );
     }
     this.sources = [deps.source, ...(deps.inputSources ?? [])];
     this.limits = [this.plan.limits, ...inputs.map((i) => i.limits)];
-    this.warnings = stateWarnings(this.plan, this.operators.map((o) => o.chained));
+    this.warnings = stateWarnings(
+      this.plan,
+      this.operators.map((o) => o.chained),
+    );
   }
 
   /** Opens the static tables at the start of every run (or task): a new run sees each table as it is now. */
@@ -137,7 +150,9 @@ export function stateWarnings(plan: QueryPlan, chain: readonly ChainedOperator[]
   for (const o of chain) {
     if (o.spec.kind !== 'streamJoin' || !o.join) continue;
     const input = plan.inputs?.[o.spec.input]?.name ?? `input ${o.spec.input + 2}`;
-    const sides = [o.join.leftRemoval === null ? 'left' : null, o.join.rightRemoval === null ? `right (${input})` : null].filter((x): x is string => x !== null);
+    const sides = [o.join.leftRemoval === null ? 'left' : null, o.join.rightRemoval === null ? `right (${input})` : null].filter(
+      (x): x is string => x !== null,
+    );
     if (!sides.length) continue;
     out.push(
       `the stream-stream join ${o.operatorId} with ${input} keeps every row of its ${sides.join(' and ')} side${sides.length > 1 ? 's' : ''} in state, so its state grows forever: ` +

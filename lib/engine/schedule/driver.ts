@@ -52,7 +52,10 @@ export function partitionedTasks(make: () => PartitionedRun): TaskHandler {
  * tasks, commit, again until the plan says done), `concurrency` tasks of a kind at a time.
  * Returns the batches it committed.
  */
-export async function runPartitioned(handler: TaskHandler, opts: { readonly runId: string; readonly concurrency?: number }): Promise<{ runId: string; batches: number[] }> {
+export async function runPartitioned(
+  handler: TaskHandler,
+  opts: { readonly runId: string; readonly concurrency?: number },
+): Promise<{ runId: string; batches: number[] }> {
   const { runId } = opts;
   const n = opts.concurrency ?? 1;
   const batches: number[] = [];
@@ -106,5 +109,8 @@ export async function partitionedRunReport(plan: QueryPlan, checkpoint: Checkpoi
   }
   const chain = operatorChain(plan).operators;
   const after = progressAfter(last, head.latestCommitBatch, chain.length, 1 + (plan.inputs?.length ?? 0));
-  return runReportOf({ plan, warnings: stateWarnings(plan, chain) }, { queryId: last?.queryId ?? '', stoppedBy: 'done', batches: reports, progress, after, backlogLeft: 0 });
+  return runReportOf(
+    { plan, warnings: stateWarnings(plan, chain) },
+    { queryId: last?.queryId ?? '', stoppedBy: 'done', batches: reports, progress, after, backlogLeft: 0 },
+  );
 }

@@ -76,14 +76,18 @@ export class PartitionedRun {
   private readonly maxSplits: number;
   private readonly leaseMs: number;
 
-  constructor(private readonly deps: PartitionedDeps, options: PartitionedOptions = {}) {
+  constructor(
+    private readonly deps: PartitionedDeps,
+    options: PartitionedOptions = {},
+  ) {
     this.rt = new QueryRuntime(deps);
     this.shuffle = deps.shuffle;
     this.planner = new BatchPlanner(this.rt);
     this.committer = new BatchCommitter(this.rt, { retainBatches: options.retainBatches, purgeAlso: (keepFrom) => this.shuffle.purgeBelow(keepFrom) });
     this.leaseMs = options.leaseDurationMs ?? 15 * 60_000;
     this.maxSplits = options.maxSplits ?? 8;
-    if (!Number.isInteger(this.maxSplits) || this.maxSplits < 1) throw new SluiceError(`maxSplits ${options.maxSplits} must be a positive integer`, { retriable: false });
+    if (!Number.isInteger(this.maxSplits) || this.maxSplits < 1)
+      throw new SluiceError(`maxSplits ${options.maxSplits} must be a positive integer`, { retriable: false });
   }
 
   /** Whether batches split into read and partition tasks: one stateful operator that routes rows by key, or none. */
@@ -128,7 +132,13 @@ export class PartitionedRun {
     }
     await this.writeRun({ ...run, planner, batch: { batchId: next.entry.batchId, replay: next.replay, start: next.start } });
     const tasks = await this.tasksOf(next.entry);
-    return { runId, batchId: tasks.batchId, done: false, splits: Array.from({ length: tasks.splits }, (_, split) => ({ split })), partitions: tasks.partitions.map((partition) => ({ partition })) };
+    return {
+      runId,
+      batchId: tasks.batchId,
+      done: false,
+      splits: Array.from({ length: tasks.splits }, (_, split) => ({ split })),
+      partitions: tasks.partitions.map((partition) => ({ partition })),
+    };
   }
 
   /** The batch's tasks: planned once (N/plan), the same on a replay. */
@@ -152,7 +162,11 @@ export class PartitionedRun {
 
   private finished(runId: string, batchId: number, run?: RunRecord): PlanResult {
     return {
-      runId, batchId, done: true, splits: [], partitions: [],
+      runId,
+      batchId,
+      done: true,
+      splits: [],
+      partitions: [],
       ...(run ? { stoppedBy: 'done' as const, ...(run.firstBatch !== undefined ? { firstBatch: run.firstBatch } : {}), startedAtMs: run.startedAtMs } : {}),
     };
   }
@@ -166,7 +180,8 @@ export class PartitionedRun {
     if (await this.shuffle.get(`${batchId}/read/${split}/meta`)) return { ok: true };
     const entry = await this.offsets(batchId);
     const tasks = await this.tasks(batchId);
-    if (split < 0 || split >= tasks.splits) throw new SluiceError(`batch ${batchId} has ${tasks.splits} read tasks, not a split ${split}`, { retriable: false });
+    if (split < 0 || split >= tasks.splits)
+      throw new SluiceError(`batch ${batchId} has ${tasks.splits} read tasks, not a split ${split}`, { retriable: false });
     const read = emptyRead();
     const byPartition = new Map<number, Row[]>();
     const out: OutputRow[] = [];
@@ -211,7 +226,8 @@ export class PartitionedRun {
     if (await this.shuffle.get(`${batchId}/out/${partition}`)) return { ok: true };
     const entry = await this.offsets(batchId);
     const tasks = await this.tasks(batchId);
-    if (!tasks.partitions.includes(partition)) throw new SluiceError(`batch ${batchId} has no partition task ${partition} (it has ${tasks.partitions.join(', ') || 'none'})`, { retriable: false });
+    if (!tasks.partitions.includes(partition))
+      throw new SluiceError(`batch ${batchId} has no partition task ${partition} (it has ${tasks.partitions.join(', ') || 'none'})`, { retriable: false });
     const statsBefore = storeStats(rt);
     let read: BatchRead | null = null;
     let computed: { rows: OutputRow[]; perOperator: Awaited<ReturnType<typeof runOperators>>['perOperator'] };
@@ -224,11 +240,18 @@ export class PartitionedRun {
       const accs = beginOperators(rt, entry);
       for (let k = 0; k < tasks.splits; k++) {
         const meta = await this.readMeta(batchId, k);
-        if (!meta) throw new SluiceError(`read task ${k} of batch ${batchId} has not finished, so partition ${partition} cannot merge it: run the read tasks first (the state machine does)`, { retriable: true });
+        if (!meta)
+          throw new SluiceError(
+            `read task ${k} of batch ${batchId} has not finished, so partition ${partition} cannot merge it: run the read tasks first (the state machine does)`,
+            { retriable: true },
+          );
         if (!meta.partitions.includes(partition)) continue;
         const key = `${batchId}/read/${k}/${partition}`;
         const text = await this.shuffle.get(key);
-        if (text === null) throw new SluiceError(`shuffle ${key} is missing though its read task's meta lists it: the shuffle was deleted under a running batch`, { retriable: false });
+        if (text === null)
+          throw new SluiceError(`shuffle ${key} is missing though its read task's meta lists it: the shuffle was deleted under a running batch`, {
+            retriable: false,
+          });
         if (tasks.partials) accs[0].addPartials!(taskCodec.partials.decode(key, text));
         else accs[0].add(taskCodec.rows.decode(key, text));
       }
@@ -239,7 +262,8 @@ export class PartitionedRun {
     const { state } = this.deps;
     const { perOperator } = computed;
     if (state.check) {
-      for (let i = 0; i < rt.operators.length; i++) if (perOperator[i].changes.length) await state.check(rt.operators[i].op.spec, batchId, perOperator[i].changes);
+      for (let i = 0; i < rt.operators.length; i++)
+        if (perOperator[i].changes.length) await state.check(rt.operators[i].op.spec, batchId, perOperator[i].changes);
     }
     const commitTimeMs: number[] = [];
     for (let i = 0; i < rt.operators.length; i++) {
@@ -274,14 +298,19 @@ export class PartitionedRun {
     const computeStartMs = rt.clock.now();
     const { progress, head, queryId } = await recover(rt);
     if (head.latestCommitBatch >= batchId) return { runId, batchId, more: true };
-    if (progress.nextBatchId !== batchId) throw new SluiceError(`batch ${batchId} cannot commit: the checkpoint's next batch is ${progress.nextBatchId}`, { retriable: false });
+    if (progress.nextBatchId !== batchId)
+      throw new SluiceError(`batch ${batchId} cannot commit: the checkpoint's next batch is ${progress.nextBatchId}`, { retriable: false });
     const entry = await this.offsets(batchId);
     const tasks = await this.tasks(batchId);
     const outs: PartitionOut[] = [];
     for (const p of tasks.partitions) {
       const key = `${batchId}/out/${p}`;
       const text = await this.shuffle.get(key);
-      if (text === null) throw new SluiceError(`partition task ${p} of batch ${batchId} has not finished, so the batch cannot commit: run the partition tasks first (the state machine does)`, { retriable: true });
+      if (text === null)
+        throw new SluiceError(
+          `partition task ${p} of batch ${batchId} has not finished, so the batch cannot commit: run the partition tasks first (the state machine does)`,
+          { retriable: true },
+        );
       outs.push(taskCodec.partitionOut.decode(key, text));
     }
     const metas: ReadMeta[] = [];
@@ -303,17 +332,30 @@ export class PartitionedRun {
       read: mergeReads(metas),
       output: { rows },
       // (a pre-aggregating read task drops the first operator's late rows itself)
-      operators: rt.operators.map((_, i) => ({ stateRowsDelta: sum((o) => o.stateRowsDelta, i), dropped: sum((o) => o.late, i) + (i === 0 ? metas.reduce((a, m) => a + (m.late ?? 0), 0) : 0) })),
+      operators: rt.operators.map((_, i) => ({
+        stateRowsDelta: sum((o) => o.stateRowsDelta, i),
+        dropped: sum((o) => o.late, i) + (i === 0 ? metas.reduce((a, m) => a + (m.late ?? 0), 0) : 0),
+      })),
       lateRecords: [...metas.flatMap((m) => m.lateRecords ?? []), ...outs.flatMap((o) => o.lateRecords)],
       state: {
         kind: 'committed',
-        figures: rt.operators.map((_, i) => ({ updated: sum((o) => o.updated, i), removed: sum((o) => o.removed, i), bytes: sum((o) => o.bytes, i), commitTimeMs: sum((o) => o.commitTimeMs, i) })),
+        figures: rt.operators.map((_, i) => ({
+          updated: sum((o) => o.updated, i),
+          removed: sum((o) => o.removed, i),
+          bytes: sum((o) => o.bytes, i),
+          commitTimeMs: sum((o) => o.commitTimeMs, i),
+        })),
         storeStats: sumStats(outs.map((o) => o.storeStats)),
       },
     };
     const run = await this.runRecord(runId);
     const planned = run?.batch?.batchId === batchId ? run.batch : null;
-    const batch = { entry, replay: planned?.replay ?? false, noData: movesNoSource(entry, rt.sources.length), start: planned?.start ?? { startedAtMs: computeStartMs } };
+    const batch = {
+      entry,
+      replay: planned?.replay ?? false,
+      noData: movesNoSource(entry, rt.sources.length),
+      start: planned?.start ?? { startedAtMs: computeStartMs },
+    };
     await this.committer.commit(batch, progress, outcome, { queryId, runId, fence, computeStartMs, computedAtMs: rt.clock.now(), collectRows: false });
     if (run?.lease && this.deps.lease && run.lease.expiresAtMs - rt.clock.now() < this.leaseMs / 2) {
       await this.writeRun({ ...run, lease: await this.deps.lease.renew(run.lease, this.leaseMs) });
@@ -346,7 +388,10 @@ export class PartitionedRun {
 
   private async offsets(batchId: number): Promise<OffsetEntry> {
     const entry = await this.deps.checkpoint.readOffsets(batchId);
-    if (!entry) throw new SluiceError(`batch ${batchId} has no offsets/${batchId} in ${this.deps.checkpoint.description}: its plan task has not run`, { retriable: false });
+    if (!entry)
+      throw new SluiceError(`batch ${batchId} has no offsets/${batchId} in ${this.deps.checkpoint.description}: its plan task has not run`, {
+        retriable: false,
+      });
     return entry;
   }
 
@@ -394,7 +439,10 @@ function mergeReads(metas: readonly ReadMeta[]): BatchRead {
     read.bytes += m.bytes;
     m.perSource.forEach((n, i) => (read.perSource[i] = (read.perSource[i] ?? 0) + (n ?? 0)));
     for (const d of m.deadLetters) read.deadLetters.push(d);
-    max.observe(new Map(m.maxEventTimes), Object.assign(new EventTimeStats(), m.stats.count ? m.stats : { min: Infinity, max: -Infinity, count: 0, base: 0, sum: 0 }));
+    max.observe(
+      new Map(m.maxEventTimes),
+      Object.assign(new EventTimeStats(), m.stats.count ? m.stats : { min: Infinity, max: -Infinity, count: 0, base: 0, sum: 0 }),
+    );
   }
   return { ...read, maxEventTimes: max };
 }

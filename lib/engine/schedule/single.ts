@@ -34,7 +34,10 @@ export class MicroBatchExecutor {
   /** The lease this run holds (renewed between batches). */
   private lease: LeaseHandle | null = null;
 
-  constructor(private readonly deps: ExecutorDeps, options: ExecutorOptions = {}) {
+  constructor(
+    private readonly deps: ExecutorDeps,
+    options: ExecutorOptions = {},
+  ) {
     this.rt = new QueryRuntime(deps);
     this.planner = new BatchPlanner(this.rt);
     this.committer = new BatchCommitter(this.rt, { retainBatches: options.retainBatches });
@@ -99,7 +102,16 @@ export class MicroBatchExecutor {
     const backlogLeft = stoppedBy === 'deadline' ? await this.backlogLeft(progress, run.targets) : 0;
     const report = runReportOf(rt, { queryId, stoppedBy, batches: reports, progress: records, after: progress, backlogLeft });
     for (const warning of rt.warnings) rt.log({ event: 'state-grows-forever', query: rt.plan.name, warning });
-    rt.log({ event: 'run-finished', query: rt.plan.name, stoppedBy, batches: reports.length, watermark: report.watermark, rowsIn: report.rowsIn, rowsOut: report.rowsOut, backlogLeft });
+    rt.log({
+      event: 'run-finished',
+      query: rt.plan.name,
+      stoppedBy,
+      batches: reports.length,
+      watermark: report.watermark,
+      rowsIn: report.rowsIn,
+      rowsOut: report.rowsOut,
+      backlogLeft,
+    });
     return report;
   }
 
@@ -119,7 +131,13 @@ export class MicroBatchExecutor {
         yield* statelessOutput(rt, entry, read, ids.collectRows);
         ended = true;
       })();
-      const outcome: BatchOutcome = { read, output: { chunks, counted: () => read.numOutputRows, ended: () => ended }, operators: [], lateRecords: [], state: { kind: 'changes', changes: [], statsBefore } };
+      const outcome: BatchOutcome = {
+        read,
+        output: { chunks, counted: () => read.numOutputRows, ended: () => ended },
+        operators: [],
+        lateRecords: [],
+        state: { kind: 'changes', changes: [], statsBefore },
+      };
       return this.committer.commit(batch, progress, outcome, { ...ctx, computedAtMs: computeStartMs });
     }
     const computed = await computeBatch(rt, entry, noData, rt.deps.state);
@@ -157,7 +175,20 @@ export class MicroBatchExecutor {
 /** A run that did nothing (another run holds the lease). */
 export function emptyReport(rt: QueryRuntime, queryId: string, stoppedBy: StopReason, message?: string): RunReport {
   return {
-    queryId, queryName: rt.plan.name, stoppedBy, batches: [], watermarkMs: 0, watermark: new Date(0).toISOString(),
-    rowsIn: 0, rowsOut: 0, droppedByWatermark: 0, deadLetters: 0, stateRows: 0, stateRowsByOperator: rt.operators.map(() => 0), backlogLeft: 0, progress: [], message,
+    queryId,
+    queryName: rt.plan.name,
+    stoppedBy,
+    batches: [],
+    watermarkMs: 0,
+    watermark: new Date(0).toISOString(),
+    rowsIn: 0,
+    rowsOut: 0,
+    droppedByWatermark: 0,
+    deadLetters: 0,
+    stateRows: 0,
+    stateRowsByOperator: rt.operators.map(() => 0),
+    backlogLeft: 0,
+    progress: [],
+    message,
   };
 }

@@ -74,13 +74,25 @@ type Check<T> = (v: Json) => v is T & Json;
 const isObject = (v: Json): v is { [k: string]: Json } => v !== null && typeof v === 'object' && !Array.isArray(v);
 const isNumbers = (v: Json | undefined): boolean => Array.isArray(v) && v.every((n) => typeof n === 'number');
 const has = (v: Json, fields: Record<string, 'number' | 'string' | 'boolean' | 'array' | 'object'>): boolean =>
-  isObject(v) && Object.entries(fields).every(([k, kind]) => (kind === 'array' ? Array.isArray(v[k]) : kind === 'object' ? isObject(v[k] ?? null) : typeof v[k] === kind));
+  isObject(v) &&
+  Object.entries(fields).every(([k, kind]) => (kind === 'array' ? Array.isArray(v[k]) : kind === 'object' ? isObject(v[k] ?? null) : typeof v[k] === kind));
 
 const isRunRecord = ((v) => has(v, { runId: 'string', startedAtMs: 'number', planner: 'object' })) as Check<RunRecord>;
 const isBatchTasks = ((v) => has(v, { batchId: 'number', mode: 'string', splits: 'number', partitions: 'array' })) as Check<BatchTasks>;
-const isReadMeta = ((v) => has(v, { numInputRows: 'number', perSource: 'array', bytes: 'number', deadLetters: 'array', maxEventTimes: 'array', stats: 'object', partitions: 'array' })) as Check<ReadMeta>;
+const isReadMeta = ((v) =>
+  has(v, {
+    numInputRows: 'number',
+    perSource: 'array',
+    bytes: 'number',
+    deadLetters: 'array',
+    maxEventTimes: 'array',
+    stats: 'object',
+    partitions: 'array',
+  })) as Check<ReadMeta>;
 const isPartitionOut = ((v) =>
-  has(v, { rows: 'array', lateRecords: 'array' }) && isObject(v) && ['stateRowsDelta', 'late', 'updated', 'removed', 'bytes', 'commitTimeMs'].every((k) => isNumbers(v[k]))) as Check<PartitionOut>;
+  has(v, { rows: 'array', lateRecords: 'array' }) &&
+  isObject(v) &&
+  ['stateRowsDelta', 'late', 'updated', 'removed', 'bytes', 'commitTimeMs'].every((k) => isNumbers(v[k]))) as Check<PartitionOut>;
 const isRows = ((v) => Array.isArray(v) && v.every(isObject)) as Check<OutputRow[]>;
 const isArray = ((v) => Array.isArray(v)) as Check<Json[]>;
 
@@ -90,9 +102,16 @@ function decode<T>(key: string, text: string, check: Check<T>, what: string): T 
   try {
     value = decodeStateJson(text);
   } catch (e) {
-    throw new SluiceError(`shuffle object ${key} is not valid JSON (${(e as Error).message}): it was cut short or written by something else; delete the run's shuffle objects of this batch and run again`, { retriable: false, cause: e });
+    throw new SluiceError(
+      `shuffle object ${key} is not valid JSON (${(e as Error).message}): it was cut short or written by something else; delete the run's shuffle objects of this batch and run again`,
+      { retriable: false, cause: e },
+    );
   }
-  if (!check(value)) throw new SluiceError(`shuffle object ${key} is not ${what}: it was written by another version of sluice or by something else; delete the run's shuffle objects of this batch and run again`, { retriable: false });
+  if (!check(value))
+    throw new SluiceError(
+      `shuffle object ${key} is not ${what}: it was written by another version of sluice or by something else; delete the run's shuffle objects of this batch and run again`,
+      { retriable: false },
+    );
   return value;
 }
 
@@ -105,7 +124,13 @@ export const taskCodec = {
   run: { encode: (r: RunRecord) => encodeStateJson(r), decode: (key: string, text: string) => decode(key, text, isRunRecord, 'a run record') },
   tasks: { encode: (t: BatchTasks) => encodeStateJson(t), decode: (key: string, text: string) => decode(key, text, isBatchTasks, "a batch's task plan") },
   readMeta: { encode: (m: ReadMeta) => encodeStateJson(m), decode: (key: string, text: string) => decode(key, text, isReadMeta, "a read task's figures") },
-  partitionOut: { encode: (o: PartitionOut) => encodeStateJson(o), decode: (key: string, text: string) => decode(key, text, isPartitionOut, "a partition task's output") },
+  partitionOut: {
+    encode: (o: PartitionOut) => encodeStateJson(o),
+    decode: (key: string, text: string) => decode(key, text, isPartitionOut, "a partition task's output"),
+  },
   rows: { encode: rowsText, decode: (key: string, text: string): Row[] => decode(key, text, isRows, 'rows') },
-  partials: { encode: (entries: readonly Json[]) => encodeStateJson([...entries]), decode: (key: string, text: string) => decode(key, text, isArray, 'partial groups') },
+  partials: {
+    encode: (entries: readonly Json[]) => encodeStateJson([...entries]),
+    decode: (key: string, text: string) => decode(key, text, isArray, 'partial groups'),
+  },
 };

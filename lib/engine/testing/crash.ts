@@ -246,10 +246,14 @@ export function parseCrashPlan(text: string | undefined): CrashPlan | null {
   if (!text) return null;
   const [point, batch] = text.split('@');
   if (!(CRASH_POINTS as readonly string[]).includes(point)) {
-    throw new InvalidOptionError(`crash point ${JSON.stringify(point)} is not one of ${CRASH_POINTS.join(', ')}: use e.g. SLUICE_CRASH_AT=after-sink or after-sink@3`);
+    throw new InvalidOptionError(
+      `crash point ${JSON.stringify(point)} is not one of ${CRASH_POINTS.join(', ')}: use e.g. SLUICE_CRASH_AT=after-sink or after-sink@3`,
+    );
   }
   if (batch !== undefined && !/^\d+$/.test(batch)) {
-    throw new InvalidOptionError(`crash batch ${JSON.stringify(batch)} in ${JSON.stringify(text)} must be a batch ID (a non-negative integer), e.g. after-sink@3`);
+    throw new InvalidOptionError(
+      `crash batch ${JSON.stringify(batch)} in ${JSON.stringify(text)} must be a batch ID (a non-negative integer), e.g. after-sink@3`,
+    );
   }
   return { point: point as CrashPoint, batchId: batch === undefined ? undefined : Number(batch) };
 }

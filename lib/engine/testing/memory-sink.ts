@@ -51,7 +51,8 @@ export class InMemorySink implements Sink {
 
   constructor(opts: InMemorySinkOptions = {}) {
     const n = opts.pieceRows ?? 98;
-    if (!Number.isInteger(n) || n < 1) throw new SluiceError(`InMemorySink pieceRows (${n}) must be a positive integer: the rows per durable piece, e.g. 98 as the DynamoDB sink`);
+    if (!Number.isInteger(n) || n < 1)
+      throw new SluiceError(`InMemorySink pieceRows (${n}) must be a positive integer: the rows per durable piece, e.g. 98 as the DynamoDB sink`);
     this.pieceRows = n;
   }
 
@@ -76,7 +77,10 @@ export class InMemorySink implements Sink {
     if (!held) this.pieces.set(batchId, (held = []));
     const stored = held;
     const differs = (what: string) =>
-      new SluiceError(`InMemorySink: ${what} of batch ${batchId}: a replay of a streamed batch must yield the same chunks (same offsets, same order)`, { retriable: false, details: { batchId } });
+      new SluiceError(`InMemorySink: ${what} of batch ${batchId}: a replay of a streamed batch must yield the same chunks (same offsets, same order)`, {
+        retriable: false,
+        details: { batchId },
+      });
     let piece = 0;
     let pending: OutputRow[] = [];
     const write = () => {
@@ -91,7 +95,11 @@ export class InMemorySink implements Sink {
     };
     let index = 0;
     for await (const chunk of chunks) {
-      if (!Array.isArray(chunk) || chunk.length === 0) throw new SluiceError(`InMemorySink: chunk ${index} of batch ${batchId} is ${Array.isArray(chunk) ? 'empty' : 'not an array'}: the executor leaves empty chunks out`, { retriable: false });
+      if (!Array.isArray(chunk) || chunk.length === 0)
+        throw new SluiceError(
+          `InMemorySink: chunk ${index} of batch ${batchId} is ${Array.isArray(chunk) ? 'empty' : 'not an array'}: the executor leaves empty chunks out`,
+          { retriable: false },
+        );
       const rows = copy(chunk);
       this.received.push({ batchId, index: index++, rows });
       for (const r of rows) {
@@ -134,5 +142,8 @@ function sortedRows(rows: readonly OutputRow[]): OutputRow[] {
 function stableJson(v: unknown): string {
   if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
   if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
-  return `{${Object.keys(v as object).sort().map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  return `{${Object.keys(v as object)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`)
+    .join(',')}}`;
 }

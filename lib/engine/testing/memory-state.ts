@@ -79,7 +79,8 @@ export class InMemoryStateStore implements StateStore {
   /** The entry a read at `version` sees, or null when the key is absent or deleted then. */
   private visible(history: KeyHistory | undefined, version: number): StateEntry | null {
     if (!history) return null;
-    const seen = history.current.version <= version ? history.current : history.previous !== undefined && history.previous.version <= version ? history.previous : null;
+    const seen =
+      history.current.version <= version ? history.current : history.previous !== undefined && history.previous.version <= version ? history.previous : null;
     if (seen === null || seen.value === null) return null;
     return { key: keyOf(seen.key), value: copy(seen.value) };
   }
@@ -90,7 +91,9 @@ export class InMemoryStateStore implements StateStore {
     for (const k of this.shuffled([...keys])) {
       const entry = this.visible(t.get(k.id), version);
       if (entry && (entry.key.partition ?? 0) !== (k.partition ?? 0)) {
-        throw new SluiceError(`state key \`${k.id.slice(0, 80)}\` of operator \`${op.operatorId}\` is read from partition ${k.partition ?? 0}, but it lives in partition ${entry.key.partition ?? 0}: a key's partition must follow from its grouping values alone`);
+        throw new SluiceError(
+          `state key \`${k.id.slice(0, 80)}\` of operator \`${op.operatorId}\` is read from partition ${k.partition ?? 0}, but it lives in partition ${entry.key.partition ?? 0}: a key's partition must follow from its grouping values alone`,
+        );
       }
       if (entry) out.set(k.id, entry);
     }
@@ -154,7 +157,10 @@ export class InMemoryStateStore implements StateStore {
     const t = this.table(op);
     // As the DynamoDB store: a commit scoped to some partitions carries only their changes.
     for (const c of changes) {
-      if (!inPartitions(c, partitions)) throw new SluiceError(`state change \`${c.key.id.slice(0, 80)}\` of operator \`${op.operatorId}\` is in partition ${c.key.partition ?? 0}, outside the partitions [${partitions!.join(', ')}] this commit writes`);
+      if (!inPartitions(c, partitions))
+        throw new SluiceError(
+          `state change \`${c.key.id.slice(0, 80)}\` of operator \`${op.operatorId}\` is in partition ${c.key.partition ?? 0}, outside the partitions [${partitions!.join(', ')}] this commit writes`,
+        );
     }
     // As the DynamoDB store: every key and item is checked before anything is written.
     const written = new Map<string, KeyVersion>();
@@ -164,7 +170,9 @@ export class InMemoryStateStore implements StateStore {
     for (const w of written.values()) {
       const stored = t.get(w.key.id)?.current.key.partition ?? 0;
       if ((w.key.partition ?? 0) !== stored && t.has(w.key.id)) {
-        throw new SluiceError(`state key \`${w.key.id.slice(0, 80)}\` of operator \`${op.operatorId}\` is written to partition ${w.key.partition ?? 0}, but it lives in partition ${stored}: a key's partition must follow from its grouping values alone`);
+        throw new SluiceError(
+          `state key \`${w.key.id.slice(0, 80)}\` of operator \`${op.operatorId}\` is written to partition ${w.key.partition ?? 0}, but it lives in partition ${stored}: a key's partition must follow from its grouping values alone`,
+        );
       }
       checkItemSize(op, w);
     }
@@ -181,7 +189,8 @@ export class InMemoryStateStore implements StateStore {
       const history = t.get(w.key.id);
       let next: KeyHistory;
       if (history === undefined) next = { current: w };
-      else if (history.current.version === version) next = { current: w, previous: history.previous }; // a replay of this version keeps the one before
+      else if (history.current.version === version)
+        next = { current: w, previous: history.previous }; // a replay of this version keeps the one before
       else next = { current: w, previous: history.current };
       if (w.value === null) deleted.set(w.key.id, version);
       else deleted.delete(w.key.id);
@@ -201,7 +210,9 @@ function inPartitions(e: { readonly key: StateKey }, partitions: readonly number
 function checkPartitionKey(op: OperatorStateSpec): void {
   const bytes = utf8Bytes(op.operatorId);
   if (!op.operatorId || op.operatorId.includes('#') || bytes > DYNAMODB_PARTITION_KEY_MAX_BYTES - 64) {
-    throw new SluiceError(`state operatorId (${JSON.stringify(op.operatorId.slice(0, 80))}) must be non-empty, free of '#' and short (DynamoDB partition keys hold up to ${DYNAMODB_PARTITION_KEY_MAX_BYTES} bytes): use ids like "agg0"`);
+    throw new SluiceError(
+      `state operatorId (${JSON.stringify(op.operatorId.slice(0, 80))}) must be non-empty, free of '#' and short (DynamoDB partition keys hold up to ${DYNAMODB_PARTITION_KEY_MAX_BYTES} bytes): use ids like "agg0"`,
+    );
   }
 }
 
@@ -216,7 +227,8 @@ function checkItemSize(op: OperatorStateSpec, cur: KeyVersion): void {
   if (cur.value === null) return;
   // As a page of the DynamoDB store holding this key alone: [[id, evictAt, value]], gzipped above 32 KB.
   const size = storedStateBytes(encodeStateJson([[cur.key.id, cur.key.evictAt, cur.value]])) + PAGE_ITEM_OVERHEAD_BYTES;
-  if (size > STATE_ITEM_MAX_BYTES) throw stateItemTooLarge(op.operatorId, cur.key.id, size, STATE_ITEM_MAX_BYTES, 'a state item (its value as JSON, gzipped above 32 KB)');
+  if (size > STATE_ITEM_MAX_BYTES)
+    throw stateItemTooLarge(op.operatorId, cur.key.id, size, STATE_ITEM_MAX_BYTES, 'a state item (its value as JSON, gzipped above 32 KB)');
 }
 
 /** The keys, names and ttl of a DynamoDB state page around its entries (about; state-layout.ts). */

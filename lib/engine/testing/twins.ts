@@ -33,7 +33,8 @@ export function copy<T>(v: T): T {
 export const TWIN_SEED: number = (() => {
   const text = process.env.SLUICE_TWIN_SEED;
   if (text !== undefined && text !== '') {
-    if (!/^\d+$/.test(text)) throw new SluiceError(`SLUICE_TWIN_SEED ${JSON.stringify(text)} is not a non-negative integer: set it to the seed a failing run printed, or unset it`);
+    if (!/^\d+$/.test(text))
+      throw new SluiceError(`SLUICE_TWIN_SEED ${JSON.stringify(text)} is not a non-negative integer: set it to the seed a failing run printed, or unset it`);
     return Number(text) >>> 0;
   }
   return Math.floor(Math.random() * 2 ** 32) >>> 0;
