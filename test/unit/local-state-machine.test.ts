@@ -54,8 +54,8 @@ describe('resolving CDK intrinsics', () => {
         Machine: {
           Type: 'AWS::StepFunctions::StateMachine',
           Properties: {
-            // biome-ignore lint/suspicious/noTemplateCurlyInString: a DefinitionSubstitutions placeholder of Step Functions
             DefinitionString: {
+              // biome-ignore lint/suspicious/noTemplateCurlyInString: a DefinitionSubstitutions placeholder of Step Functions
               'Fn::Join': ['', ['{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"${fn}","End":true}},"Comment":"', { Ref: 'AWS::AccountId' }, '"}']],
             },
             DefinitionSubstitutions: { fn: { 'Fn::GetAtt': ['Fn1', 'Arn'] } },

@@ -197,12 +197,12 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
   }
 
   /** A stream-stream join with `other` (see join): the other stream becomes one of the plan's inputs. */
-  // biome-ignore lint/suspicious/noExplicitAny: typed by join's overloads, which return it
   private streamJoin(
     other: StreamFrame<FrameColumns>,
     on: unknown,
     type: string,
     options: { timeRange?: TimeRangeArg; condition?: readonly JoinPredicate[]; name?: string },
+    // biome-ignore lint/suspicious/noExplicitAny: typed by join's overloads, which return it
   ): StreamFrame<any> {
     if (other.inputs.length) {
       throw new InvalidQueryError(
