@@ -36,23 +36,13 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
+import { arg, ENGINE_INPUT, num } from './args';
 import { generateEvents } from './generate';
 import { expectedBatches } from './pairs';
 import { WATERMARK_DELAY_MS, WINDOW_MS } from './query';
 
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
-const num = (name: string, fallback: number) => (arg(name) === undefined ? fallback : Number(arg(name)));
-
 // bench/run.ts's engine section
-const EVENTS = num('events', 1_000_000);
-const KEYS = 10_000;
-const FILES = 100;
-const MAX_FILES = 10;
-const SPAN_MINUTES = 60;
-const ROUNDS = num('rounds', 7);
+const { events: EVENTS, keys: KEYS, files: FILES, maxFiles: MAX_FILES, spanMinutes: SPAN_MINUTES, rounds: ROUNDS } = ENGINE_INPUT;
 const WARMUP = num('warmup', 1);
 const OUT = resolve(arg('out') ?? '/tmp/sluice-ab');
 

@@ -57,23 +57,13 @@ import { runScaleSection } from './scale';
 import { runEngine, type EngineRun } from './engine-run';
 import { BENCH_SCHEMA, generateEvents } from './generate';
 import { lazyFiles } from './lazy-files';
+import { arg, ENGINE_INPUT, num } from './args';
 import { expectedBatches, type ExpectedBatch } from './pairs';
 import { benchPlan, QUERY_TEXT, WATERMARK_DELAY_MS, WINDOW_MS } from './query';
 
 // ------------------------------------------------------------------------------------ options
 
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
-const num = (name: string, fallback: number) => (arg(name) === undefined ? fallback : Number(arg(name)));
-
-const EVENTS = num('events', 1_000_000);
-const KEYS = 10_000;
-const FILES = 100;
-const MAX_FILES = 10; // maxFilesPerTrigger: 100 files -> 10 batches
-const SPAN_MINUTES = 60;
-const ROUNDS = num('rounds', 7);
+const { events: EVENTS, keys: KEYS, files: FILES, maxFiles: MAX_FILES, spanMinutes: SPAN_MINUTES, rounds: ROUNDS } = ENGINE_INPUT;
 const SCALE = num('scale', 10);
 const E2E_EVENTS = num('e2e-events', EVENTS);
 const E2E_BUDGET_MS = num('e2e-budget-s', 240) * 1000;

@@ -103,15 +103,11 @@ export class S3Requests {
       this.conflictPolicy,
       (e) => httpStatus(e) === 409,
       async () => {
-        try {
-          await this.putBytes(bucket, key, body, contentType, { onlyIfAbsent: true });
-          return null;
-        } catch (e) {
-          if (httpStatus(e) !== 412) throw e;
-          const stored = await this.getObject(bucket, key);
-          if (stored === null) throw new RetryableResult(`s3://${bucket}/${key} answered 412 but is gone`, e);
-          return stored.body;
-        }
+        const refused = await this.tryPutIfAbsent(bucket, key, body, contentType);
+        if (refused === null) return null;
+        const stored = await this.getObject(bucket, key);
+        if (stored === null) throw new RetryableResult(`s3://${bucket}/${key} answered 412 but is gone`, refused);
+        return stored.body;
       },
       { fail: ({ error }) => (error instanceof RetryableResult ? error.value : error) as Error },
     );
@@ -126,16 +122,19 @@ export class S3Requests {
     return withRetry(
       this.conflictPolicy,
       (e) => httpStatus(e) === 409,
-      async () => {
-        try {
-          await this.putBytes(bucket, key, body, contentType, { onlyIfAbsent: true });
-          return true;
-        } catch (e) {
-          if (httpStatus(e) === 412) return false;
-          throw e;
-        }
-      },
+      async () => (await this.tryPutIfAbsent(bucket, key, body, contentType)) === null,
     );
+  }
+
+  /** One write-once PutObject (If-None-Match: *): null when written, else S3's 412 refusal (the key exists). */
+  private async tryPutIfAbsent(bucket: string, key: string, body: Uint8Array, contentType: string): Promise<unknown> {
+    try {
+      await this.putBytes(bucket, key, body, contentType, { onlyIfAbsent: true });
+      return null;
+    } catch (e) {
+      if (httpStatus(e) === 412) return e;
+      throw e;
+    }
   }
 
   /**

@@ -294,7 +294,8 @@ export class PartitionedRun {
   async commitTask(runId: string, batchId: number): Promise<CommitResult> {
     const { rt } = this;
     rt.openStaticTables();
-    const fence = await this.runLease(runId);
+    const run = await this.runRecord(runId);
+    const fence = run?.lease ?? undefined;
     const computeStartMs = rt.clock.now();
     const { progress, head, queryId } = await recover(rt);
     if (head.latestCommitBatch >= batchId) return { runId, batchId, more: true };
@@ -348,7 +349,6 @@ export class PartitionedRun {
         storeStats: sumStats(outs.map((o) => o.storeStats)),
       },
     };
-    const run = await this.runRecord(runId);
     const planned = run?.batch?.batchId === batchId ? run.batch : null;
     const batch = {
       entry,
