@@ -23,7 +23,7 @@ import { keepStateAlive, recover } from '../run/recovery';
 import { runReportOf } from '../run/reporter';
 import { QueryRuntime } from '../run/runtime';
 import type { BatchReport, ExecutorDeps, ExecutorOptions, RunOptions, RunReport, StopReason } from '../run/types';
-import type { Progress } from '../run/position';
+import { type Progress, progressAfter } from '../run/position';
 
 export class MicroBatchExecutor {
   private readonly rt: QueryRuntime;
@@ -59,7 +59,9 @@ export class MicroBatchExecutor {
       if (!this.lease) {
         const message = `another run of query ${rt.plan.name} holds its lease; this run exits without doing anything (the next scheduled run continues)`;
         rt.log({ event: 'lease-held', query: rt.plan.name });
-        return emptyReport(rt, '', 'lease-held', message);
+        // nothing read: where the query stands is unknown, so the report says nothing of it
+        const nothing = progressAfter(null, -1, rt.operators.length, rt.sources.length);
+        return runReportOf(rt, { queryId: '', stoppedBy: 'lease-held', batches: [], progress: [], after: nothing, backlogLeft: 0, message });
       }
     }
     // A run that ends, or fails with an error it can report, gives the lease back so that the next
@@ -170,25 +172,4 @@ export class MicroBatchExecutor {
       this.lease = await this.deps.lease.renew(held, this.leaseMs);
     }
   }
-}
-
-/** A run that did nothing (another run holds the lease). */
-export function emptyReport(rt: QueryRuntime, queryId: string, stoppedBy: StopReason, message?: string): RunReport {
-  return {
-    queryId,
-    queryName: rt.plan.name,
-    stoppedBy,
-    batches: [],
-    watermarkMs: 0,
-    watermark: new Date(0).toISOString(),
-    rowsIn: 0,
-    rowsOut: 0,
-    droppedByWatermark: 0,
-    deadLetters: 0,
-    stateRows: 0,
-    stateRowsByOperator: rt.operators.map(() => 0),
-    backlogLeft: 0,
-    progress: [],
-    message,
-  };
 }
