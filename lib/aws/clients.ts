@@ -8,6 +8,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import type { AwsConnection, AwsCredentials, AwsEndpoints } from './config';
 import { attachDynamoDbMeter, attachS3Meter, RequestMeter } from './request/meter';
 
@@ -23,6 +24,8 @@ export interface AwsClients {
   readonly s3: S3Client;
   readonly dynamodb: DynamoDBClient;
   readonly kinesis: KinesisClient;
+  /** For notification mode's queue (lib/aws/sqs/). */
+  readonly sqs: SQSClient;
   /**
    * What the S3 and DynamoDB clients consumed since they were built: DynamoDB read/write units
    * and requests, S3 requests by price class (lib/aws/request/meter.ts). A run's figures are
@@ -41,6 +44,7 @@ export function createClients(conn: AwsConnection): AwsClients {
   let s3: S3Client | undefined;
   let dynamodb: DynamoDBClient | undefined;
   let kinesis: KinesisClient | undefined;
+  let sqs: SQSClient | undefined;
   const meter = new RequestMeter();
   return {
     meter,
@@ -53,10 +57,14 @@ export function createClients(conn: AwsConnection): AwsClients {
     get kinesis() {
       return (kinesis ??= createKinesisClient(conn));
     },
+    get sqs() {
+      return (sqs ??= new SQSClient(commonConfig(conn, conn.endpoints?.sqs, conn.credentials)));
+    },
     destroy() {
       s3?.destroy();
       dynamodb?.destroy();
       kinesis?.destroy();
+      sqs?.destroy();
     },
   };
 }
@@ -125,8 +133,8 @@ const LOCALSTACK_CREDENTIALS: AwsCredentials = { accessKeyId: 'test', secretAcce
  *
  * Honoured variables (the AWS SDKs' own names):
  * - `AWS_ENDPOINT_URL`: one endpoint for every service (LocalStack: http://localhost:4566);
- * - `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL_DYNAMODB`, `AWS_ENDPOINT_URL_KINESIS`: per service,
- *   overriding the former;
+ * - `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL_DYNAMODB`, `AWS_ENDPOINT_URL_KINESIS`,
+ *   `AWS_ENDPOINT_URL_SQS`: per service, overriding the former;
  * - `AWS_REGION` / `AWS_DEFAULT_REGION` (default us-east-1);
  * - `AWS_ACCESS_KEY_ID` + `AWS_SECRET_ACCESS_KEY`; when absent: test/test (which LocalStack
  *   accepts) if every service has an endpoint, else the SDK's default chain (a service left on
@@ -141,6 +149,7 @@ export function connectionFromEnv(env: NodeJS.ProcessEnv): AwsConnection | null 
     s3: nonEmpty(env.AWS_ENDPOINT_URL_S3) ?? shared,
     dynamodb: nonEmpty(env.AWS_ENDPOINT_URL_DYNAMODB) ?? shared,
     kinesis: nonEmpty(env.AWS_ENDPOINT_URL_KINESIS) ?? shared,
+    sqs: nonEmpty(env.AWS_ENDPOINT_URL_SQS) ?? shared,
   };
   if (!endpoints.s3 && !endpoints.dynamodb && !endpoints.kinesis) return null;
   const accessKeyId = nonEmpty(env.AWS_ACCESS_KEY_ID);

@@ -6,6 +6,7 @@ export interface AwsEndpoints {
   readonly s3?: string;
   readonly dynamodb?: string;
   readonly kinesis?: string;
+  readonly sqs?: string;
 }
 
 export interface AwsCredentials {

@@ -9,8 +9,9 @@ import { type AddressInfo, createServer, type Server } from 'node:net';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { AwsCredentials } from '../aws/config';
 
-export type LocalService = 'dynamodb' | 's3' | 'kinesis';
+export type LocalService = 'dynamodb' | 's3' | 'kinesis' | 'sqs';
 
+/** The services the stack starts when none are named. SQS (notification mode) starts only when named. */
 export const ALL_LOCAL_SERVICES: readonly LocalService[] = ['dynamodb', 's3', 'kinesis'];
 
 export const LOCAL_REGION = 'us-east-1';

@@ -5,6 +5,7 @@
  *   kinesis   kinesis-mock (npm `kinesis-local`, a Scala.js build), a Node child process run
  *             through kinesis-mock-runner.js (a V8 code cache for its 8.8 MB main.js)
  *   s3        s3rver, in this process
+ *   sqs       local-aws-sqs, in this process; only when `services` names it (notification mode)
  *
  * The AWS SDK clients reach them over HTTP as they reach AWS (see lib/aws/clients.ts).
  *
@@ -21,11 +22,12 @@ import { startDynamoDbLocal } from './dynamodb-local';
 import { ALL_LOCAL_SERVICES, type Emulator, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalService, S3RVER_CREDENTIALS, type StartContext } from './emulator';
 import { startKinesisMock } from './kinesis-mock';
 import { startS3rver } from './s3rver';
+import { startLocalSqs } from './sqs';
 
 export { ALL_LOCAL_SERVICES, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalService } from './emulator';
 
 export interface StartLocalStackOptions {
-  /** Which emulators to start (default: all three). */
+  /** Which emulators to start (default: dynamodb, s3 and kinesis; name `sqs` to start SQS too). */
   readonly services?: readonly LocalService[];
   /**
    * Keep data across runs in this directory (subfolders dynamodb/, s3/, kinesis/). Without it,
@@ -56,7 +58,7 @@ export interface LocalStack {
 export async function startLocalStack(opts: StartLocalStackOptions = {}): Promise<LocalStack> {
   const services = [...new Set(opts.services ?? ALL_LOCAL_SERVICES)];
   if (services.length === 0)
-    throw new InvalidOptionError('startLocalStack services is empty: name at least one of dynamodb, s3, kinesis, or leave it out for all three');
+    throw new InvalidOptionError('startLocalStack services is empty: name at least one of dynamodb, s3, kinesis, sqs, or leave it out for the first three');
   const dataDir = opts.dataDir === undefined ? undefined : resolve(opts.dataDir);
   const ctx: StartContext = {
     dataDir,
@@ -68,6 +70,7 @@ export async function startLocalStack(opts: StartLocalStackOptions = {}): Promis
     dynamodb: startDynamoDbLocal,
     kinesis: startKinesisMock,
     s3: startS3rver,
+    sqs: startLocalSqs,
   };
 
   const t0 = Date.now();
@@ -89,6 +92,7 @@ export async function startLocalStack(opts: StartLocalStackOptions = {}): Promis
       dynamodb: byService.get('dynamodb')?.endpoint,
       s3: byService.get('s3')?.endpoint,
       kinesis: byService.get('kinesis')?.endpoint,
+      sqs: byService.get('sqs')?.endpoint,
     },
     credentials: { ...LOCAL_CREDENTIALS },
     s3Credentials: { ...S3RVER_CREDENTIALS },

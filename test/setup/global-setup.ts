@@ -1,13 +1,13 @@
 /**
  * Runs once per Jest run, in Jest's main process, before any test file: starts the embedded
- * local AWS stack (all three services), unless AWS_ENDPOINT_URL names an endpoint (LocalStack),
+ * local AWS stack (DynamoDB, S3, Kinesis and SQS), unless AWS_ENDPOINT_URL names an endpoint (LocalStack),
  * and publishes the connection to the test files as JSON in SLUICE_TEST_STACK (test files run in
  * other contexts, often other processes, which inherit the environment).
  *
  * SLUICE_STACK_LOG=1 prints the emulators' start times.
  */
 import { connectionFromEnv } from '../../lib/aws/clients';
-import { startLocalStack } from '../../lib/local/stack';
+import { ALL_LOCAL_SERVICES, startLocalStack } from '../../lib/local/stack';
 import { TEST_STACK_ENV } from '../helpers/stack';
 
 /** Where the stack waits for global-teardown (Jest shares only globals between the two hooks). */
@@ -23,7 +23,8 @@ export default async function globalSetup(): Promise<void> {
     return;
   }
   const log = process.env.SLUICE_STACK_LOG ? (msg: string) => process.stderr.write(`[local stack] ${msg}\n`) : undefined;
-  const stack = await startLocalStack({ log });
+  // SQS (in-process, a few ms) for notification mode's tests; the CLI starts it only when asked.
+  const stack = await startLocalStack({ log, services: [...ALL_LOCAL_SERVICES, 'sqs'] });
   (globalThis as Record<symbol, unknown>)[GLOBAL_STACK] = stack;
   process.env[TEST_STACK_ENV] = JSON.stringify(stack.connection);
 }

@@ -20,7 +20,7 @@ export function httpStatus(e: unknown): number | undefined {
   return (e as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
 }
 
-export type AwsService = 's3' | 'dynamodb' | 'kinesis';
+export type AwsService = 's3' | 'dynamodb' | 'kinesis' | 'sqs';
 
 /** Socket-level failures: the request may not have reached the service; sending it again is safe for every call we make. */
 const NETWORK = new Set([
@@ -67,6 +67,17 @@ const RETRIABLE: Record<AwsService, ReadonlySet<string>> = {
     'ServiceUnavailable',
     'ServiceUnavailableException',
   ]),
+  // SQS's JSON protocol names (and the query protocol's AWS.SimpleQueueService.* spelling of some).
+  sqs: new Set([
+    'RequestThrottled',
+    'ThrottlingException',
+    'KmsThrottled',
+    'InternalError',
+    'InternalFailure',
+    'ServiceUnavailable',
+    'AWS.SimpleQueueService.ServiceUnavailable',
+    'AWS.SimpleQueueService.InternalError',
+  ]),
 };
 
 /** Whether a request to `service` that failed with `e` may succeed when sent again. */
@@ -99,7 +110,7 @@ const SDK_WRAPPER = 'AWS SDK error wrapper for ';
 
 /** For an error from anywhere (the Lambda handler's last word): retriable when any service's table says so. */
 export function isTransientError(e: unknown): boolean {
-  return isRetriable('dynamodb', e) || isRetriable('s3', e) || isRetriable('kinesis', e);
+  return isRetriable('dynamodb', e) || isRetriable('s3', e) || isRetriable('kinesis', e) || isRetriable('sqs', e);
 }
 
 /**
