@@ -16,6 +16,7 @@ export type AlarmName =
   | 'deadLetters'
   | 'fallingBehind'
   | 'failureQueueNotEmpty'
+  | 'notificationDeadLetters'
   | 'executionFailed'
   | 'executionTimedOut'
   | 'executionDuration';
@@ -86,6 +87,8 @@ export interface PipelineAlarmsProps {
   readonly fallingBehind?: boolean | { readonly threshold?: number; readonly runs?: number };
   /** Messages visible in the failure queue (failed or undeliverable scheduled events). @default true */
   readonly failureQueueNotEmpty?: boolean;
+  /** An S3 source with discovery 'notifications': messages visible in its notifications' dead-letter queue. @default true */
+  readonly notificationDeadLetters?: boolean;
   /**
    * With `parallelism`: executions (runs) of the state machine that failed (ExecutionsFailed)
    * per interval at or above `threshold`: a task failed after its retries. The next tick resumes
@@ -131,6 +134,7 @@ export interface ResolvedAlarms {
   readonly deadLetters?: { readonly threshold: number };
   readonly fallingBehind?: { readonly threshold: number; readonly runs: number };
   readonly failureQueueNotEmpty?: Record<string, never>;
+  readonly notificationDeadLetters?: Record<string, never>;
   readonly executionFailed?: { readonly threshold: number };
   readonly executionTimedOut?: Record<string, never>;
   readonly executionDuration?: { readonly thresholdSeconds: number };

@@ -186,6 +186,7 @@ export function resolvePipelineAlarms(scope: Construct, alarms: PipelineAlarmsPr
   };
 
   const failureQueueNotEmpty = alarms.failureQueueNotEmpty === false ? undefined : {};
+  const notificationDeadLetters = alarms.notificationDeadLetters === false ? undefined : {};
 
   // The state machine's alarms exist only with `parallelism`; setting one without it is refused.
   const executionAlarms = ['executionFailed', 'executionTimedOut', 'executionDuration'] as const;
@@ -237,6 +238,7 @@ export function resolvePipelineAlarms(scope: Construct, alarms: PipelineAlarmsPr
     deadLetters,
     fallingBehind,
     failureQueueNotEmpty,
+    notificationDeadLetters,
     executionFailed,
     executionTimedOut,
     executionDuration,

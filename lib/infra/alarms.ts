@@ -12,7 +12,8 @@
  *
  * With `parallelism` (lib/infra/scale-out.ts) three alarms read the state machine's own metrics
  * (AWS/States, dimension StateMachineArn): an execution failed, timed out, or ran longer than the
- * schedule interval (ExecutionTime, written when an execution ends).
+ * schedule interval (ExecutionTime, written when an execution ends). With an S3 source in
+ * notification mode, one alarm reads the depth of its notifications' dead-letter queue.
  *
  * `alarms` (PipelineAlarmsProps, alarm-props.ts) sets each alarm's threshold or turns it off with
  * `false`; resolvePipelineAlarms (alarm-resolve.ts) checks the values once, at synth, and
@@ -32,6 +33,8 @@ export interface AlarmSources {
   metric(name: string, statistic: string, period: Duration): cloudwatch.Metric;
   readonly lambdaErrors: (period: Duration) => cloudwatch.IMetric;
   readonly queueDepth: (period: Duration) => cloudwatch.IMetric;
+  /** An S3 source in notification mode: messages visible in its notifications' dead-letter queue (Maximum). */
+  readonly notificationDeadLetters?: (period: Duration) => cloudwatch.IMetric;
   /** With `parallelism`: the state machine's metrics (AWS/States). */
   readonly execution?: ExecutionMetrics;
 }
@@ -188,6 +191,17 @@ export function createPipelineAlarms(
       id: 'FailureQueueAlarm',
       description: 'failed or undelivered scheduled events wait in the failure queue',
       metric: src.queueDepth(period),
+      threshold: 0,
+      comparison: op.GREATER_THAN_THRESHOLD,
+    });
+  }
+  if (r.notificationDeadLetters && src.notificationDeadLetters) {
+    rows.push({
+      name: 'notificationDeadLetters',
+      id: 'NotificationDeadLettersAlarm',
+      description:
+        'S3 notifications of new files went to the dead-letter queue of the landing notifications: malformed messages, or files no run committed within maxReceiveCount receives. Read them there; redrive the ones naming files (StartMessageMoveTask) once the runs succeed again',
+      metric: src.notificationDeadLetters(period),
       threshold: 0,
       comparison: op.GREATER_THAN_THRESHOLD,
     });

@@ -77,7 +77,7 @@ export { STATE_GROWTH_EXPRESSION } from './alarms';
 export { GRANTED_ACTIONS, type PipelineDefaults, type S3Place } from './binding';
 export { NO_RETRY, ScaleOut, TASK_RETRY, type PipelineParallelism, type ResolvedParallelism } from './scale-out';
 export { PipelineSink, outputColumnTypes, type BoundSink, type FileSinkOptions, type GlueTableOptions, type ParquetSinkOptions } from './sinks';
-export { PipelineSource, type BoundSource, type NewKinesisStreamOptions } from './sources';
+export { PipelineSource, type BoundSource, type NewKinesisStreamOptions, type S3SourceOptions } from './sources';
 export { PipelineStaticTable } from './static-tables';
 export { DEFAULT_ENTRY, LAMBDA_BUNDLING } from './lambda-bundling';
 export type { AvailableNowPipelineProps } from './pipeline-props';
@@ -102,6 +102,9 @@ export class AvailableNowPipeline extends Construct {
   /** The bucket and prefix of an S3 source. */
   readonly landingBucket?: s3.IBucket;
   readonly landingPrefix?: string;
+  /** An S3 source in notification mode: the queue S3 notifies of new files, and its dead-letter queue. */
+  readonly notificationQueue?: sqs.IQueue;
+  readonly notificationDeadLetterQueue?: sqs.IQueue;
   /** The bucket and prefix of an S3 sink. */
   readonly sinkBucket?: s3.IBucket;
   readonly sinkPrefix?: string;
@@ -142,6 +145,8 @@ export class AvailableNowPipeline extends Construct {
     const defaults: PipelineDefaults = {
       pipelineName: r.pipelineName,
       removalPolicy,
+      lambdaTimeoutSeconds: r.timeoutSeconds,
+      partitioned: r.parallelism !== undefined,
       pipelineBucket: () =>
         (this.createdBucket ??= new s3.Bucket(this, 'Bucket', {
           encryption: s3.BucketEncryption.S3_MANAGED,
@@ -198,6 +203,8 @@ export class AvailableNowPipeline extends Construct {
     this.sourceStream = source.stream;
     this.landingBucket = source.landing?.bucket;
     this.landingPrefix = source.landing?.prefix;
+    this.notificationQueue = source.notifications?.queue;
+    this.notificationDeadLetterQueue = source.notifications?.deadLetterQueue;
     const inputs = (props.inputs ?? []).map((input, k) => input.bind(this, this.role, defaults, k + 2));
 
     for (const table of props.staticTables ?? []) table.grant(this.role);
@@ -258,6 +265,7 @@ export class AvailableNowPipeline extends Construct {
       SLUICE_CHECKPOINT_URI: `s3://${this.checkpointBucket.bucketName}/${r.checkpointPrefix}`,
       SLUICE_STATE_TABLE: this.stateTable.tableName,
       SLUICE_SOURCE_URI: source.uri,
+      ...(source.notifications ? { SLUICE_NOTIFICATION_QUEUE_URL: source.notifications.queue.queueUrl } : {}),
       ...(inputs.length ? { SLUICE_INPUT_URIS: inputs.map((i) => i.uri).join(',') } : {}),
       SLUICE_SINK_URI: sink.uri,
       SLUICE_DEAD_LETTER_URI: `s3://${this.deadLetterBucket.bucketName}/${r.deadLetterPrefix}`,
@@ -362,6 +370,12 @@ export class AvailableNowPipeline extends Construct {
       metric: (name, statistic, period) => this.metric(name, { statistic, period }),
       lambdaErrors: (period) => this.function.metricErrors({ period, statistic: cloudwatch.Stats.SUM }),
       queueDepth: (period) => this.failureQueue.metricApproximateNumberOfMessagesVisible({ period, statistic: cloudwatch.Stats.MAXIMUM }),
+      ...(source.notifications
+        ? {
+            notificationDeadLetters: (period: Duration) =>
+              source.notifications!.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period, statistic: cloudwatch.Stats.MAXIMUM }),
+          }
+        : {}),
       ...(this.scaleOut ? { execution: executionMetrics(this.scaleOut.stateMachine) } : {}),
     };
     this.alarms = r.alarms ? createPipelineAlarms(this, r.alarms, sources, props.alarmActions ?? []) : {};

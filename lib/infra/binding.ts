@@ -55,6 +55,12 @@ export const GRANTED_ACTIONS = {
   sinkTable: ['dynamodb:PutItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
   /** The Kinesis source, on the stream ARN. */
   stream: ['kinesis:DescribeStreamSummary', 'kinesis:ListShards', 'kinesis:GetShardIterator', 'kinesis:GetRecords'],
+  /**
+   * SqsNotificationDiscovery (an S3 source in notification mode), on its queue's ARN: the count at
+   * the start, receives, DeleteMessageBatch (authorized as DeleteMessage) and
+   * ChangeMessageVisibilityBatch (as ChangeMessageVisibility) to release what a run did not read.
+   */
+  notificationQueue: ['sqs:GetQueueAttributes', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility'],
 } as const;
 
 /** What the pipeline hands a source or sink when it binds: its name and what it creates for them. */
@@ -65,6 +71,10 @@ export interface PipelineDefaults {
   readonly removalPolicy: RemovalPolicy;
   /** The pipeline's own bucket, for a location given no bucket; created on first use. */
   pipelineBucket(): s3.IBucket;
+  /** The run's Lambda timeout: a notification queue's visibility timeout must outlast it. */
+  readonly lambdaTimeoutSeconds: number;
+  /** Whether runs are partitioned (`parallelism`, Step Functions), which notification mode does not support. */
+  readonly partitioned: boolean;
 }
 
 /** A bucket and a key prefix (without slashes at either end) in it. */

@@ -6,12 +6,16 @@
  *
  *     source: PipelineSource.s3()                          landing/<pipelineName> in the pipeline bucket
  *     source: PipelineSource.s3(bucket, 'landing/orders')  your bucket
+ *     source: PipelineSource.s3(bucket, 'landing/orders', { discovery: 'notifications' })
+ *                                                          S3 event notifications through an SQS
+ *                                                          queue it creates, instead of LISTs
  *     source: PipelineSource.kinesis(stream)               your stream
  *     source: PipelineSource.newKinesisStream()            a created on-demand stream
  */
-import { Duration, aws_iam as iam, aws_kinesis as kinesis, type aws_s3 as s3 } from 'aws-cdk-lib';
+import { Duration, Stack, aws_iam as iam, aws_kinesis as kinesis, aws_s3 as s3, aws_s3_notifications as s3n, aws_sqs as sqs } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { GRANTED_ACTIONS, cleanPrefix, grantS3, invalid, wholeNumber, type PipelineDefaults, type S3Place } from './binding';
+import { acknowledge } from './nag';
 
 /** What a bound source gives the pipeline. */
 export interface BoundSource {
@@ -21,6 +25,27 @@ export interface BoundSource {
   readonly landing?: S3Place;
   /** The stream, for a Kinesis source. */
   readonly stream?: kinesis.IStream;
+  /** Notification mode: the queue S3 notifies (SLUICE_NOTIFICATION_QUEUE_URL) and its dead-letter queue. */
+  readonly notifications?: { readonly queue: sqs.IQueue; readonly deadLetterQueue: sqs.IQueue };
+}
+
+/** How an S3 source finds new files. */
+export interface S3SourceOptions {
+  /**
+   * `list`: ListObjectsV2 of the prefix. `notifications`: S3 event notifications (ObjectCreated
+   * under the prefix) to an SQS queue the construct creates, with its dead-letter queue, the
+   * bucket's notification, the grants and an alarm; for prefixes too large to list
+   * (docs/sources.md, "Notification mode"). Not with `parallelism`.
+   * @default 'list'
+   */
+  readonly discovery?: 'list' | 'notifications';
+  /**
+   * Notification mode: receives of a message before the queue moves it to its dead-letter queue
+   * (2 to 1000). A message is received once by every run until the batch that read its file
+   * commits, and a malformed one by every run: keep this above the runs a file may wait.
+   * @default 10
+   */
+  readonly maxReceiveCount?: number;
 }
 
 export interface NewKinesisStreamOptions {
@@ -30,8 +55,31 @@ export interface NewKinesisStreamOptions {
 
 export abstract class PipelineSource {
   /** JSON-lines files that producers drop under `prefix` of `bucket`, read in key order. */
-  static s3(bucket?: s3.IBucket, prefix?: string): PipelineSource {
-    return new S3Source(bucket, prefix === undefined ? undefined : cleanPrefix('PipelineSource.s3', 'prefix', prefix));
+  static s3(bucket?: s3.IBucket, prefix?: string, options: S3SourceOptions = {}): PipelineSource {
+    const discovery = options.discovery ?? 'list';
+    if (discovery !== 'list' && discovery !== 'notifications') {
+      invalid('PipelineSource.s3', `discovery ${JSON.stringify(discovery)} is not a discovery mode: use 'list' (the default) or 'notifications'`, {
+        discovery,
+      });
+    }
+    if (options.maxReceiveCount !== undefined && discovery !== 'notifications') {
+      invalid('PipelineSource.s3', `maxReceiveCount applies to discovery: 'notifications' only: add it, or leave maxReceiveCount out`, {
+        maxReceiveCount: options.maxReceiveCount,
+      });
+    }
+    const maxReceiveCount = wholeNumber(
+      'PipelineSource.s3',
+      'maxReceiveCount',
+      options.maxReceiveCount ?? DEFAULT_MAX_RECEIVE_COUNT,
+      2,
+      1000,
+      'SQS redrives after 1 to 1000 receives, and a message is received once per run until its file is committed',
+    );
+    return new S3Source(
+      bucket,
+      prefix === undefined ? undefined : cleanPrefix('PipelineSource.s3', 'prefix', prefix),
+      discovery === 'notifications' ? { maxReceiveCount } : undefined,
+    );
   }
 
   /** Records of your Kinesis stream. */
@@ -68,24 +116,88 @@ export abstract class PipelineSource {
   abstract bind(scope: Construct, role: iam.IRole, pipeline: PipelineDefaults, input?: number): BoundSource;
 }
 
+const DEFAULT_MAX_RECEIVE_COUNT = 10;
+/** The id aws-cdk-lib gives the stack's singleton that applies bucket notifications (BucketNotificationsHandler.singleton). */
+const BUCKET_NOTIFICATIONS_HANDLER = 'BucketNotificationsHandler050a0587b7544547bf325f094a3db834';
+/** How much longer than the Lambda timeout a received notification stays invisible. */
+const VISIBILITY_MARGIN_SECONDS = 60;
+
 class S3Source extends PipelineSource {
   readonly kind = 's3';
 
   constructor(
     private readonly bucket: s3.IBucket | undefined,
     private readonly prefix: string | undefined,
+    /** Present: notification mode. */
+    private readonly notifications?: { readonly maxReceiveCount: number },
   ) {
     super();
   }
 
-  bind(_scope: Construct, role: iam.IRole, pipeline: PipelineDefaults, input?: number): BoundSource {
+  bind(scope: Construct, role: iam.IRole, pipeline: PipelineDefaults, input?: number): BoundSource {
     const landing = {
       bucket: this.bucket ?? pipeline.pipelineBucket(),
       prefix: this.prefix ?? `landing/${pipeline.pipelineName}${input === undefined ? '' : `-input${input}`}`,
     };
     // S3LandingSource lists after the last key it read, then GETs each new file.
     grantS3(role, { ...landing, objectActions: GRANTED_ACTIONS.landingObjects, list: true, kms: ['kms:Decrypt'] });
-    return { uri: `s3://${landing.bucket.bucketName}/${landing.prefix}`, landing };
+    const uri = `s3://${landing.bucket.bucketName}/${landing.prefix}`;
+    if (!this.notifications) return { uri, landing };
+    if (input !== undefined) {
+      invalid(
+        scope,
+        `input ${input} is an S3 source with discovery: 'notifications', which only the main source (the \`source\` prop) supports: give the join's other inputs discovery: 'list'`,
+      );
+    }
+    if (pipeline.partitioned) {
+      invalid(
+        scope,
+        "discovery: 'notifications' does not run with `parallelism`: a partitioned run discovers files in its plan task and commits in another, and the queue's receipt handles do not pass between them. Use discovery: 'list', or leave out parallelism",
+      );
+    }
+    return { uri, landing, notifications: this.createQueues(scope, role, landing, pipeline.lambdaTimeoutSeconds, this.notifications.maxReceiveCount) };
+  }
+
+  /**
+   *   bucket ──ObjectCreated, prefix/──▶ queue (SSE-SQS, TLS only, visibility > Lambda timeout)
+   *                                        └─ after maxReceiveCount receives ──▶ dead-letter queue (14 days)
+   *   role: GetQueueAttributes, ReceiveMessage, DeleteMessage, ChangeMessageVisibility on the queue only
+   */
+  private createQueues(scope: Construct, role: iam.IRole, landing: S3Place, timeoutSeconds: number, maxReceiveCount: number) {
+    const deadLetterQueue = new sqs.Queue(scope, 'LandingNotificationsDeadLetters', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    acknowledge(
+      deadLetterQueue,
+      ['AwsSolutions-SQS3'],
+      'it is itself the dead-letter queue of the landing notifications (malformed messages, and files not committed after maxReceiveCount runs); an alarm watches it',
+    );
+    const queue = new sqs.Queue(scope, 'LandingNotifications', {
+      // SSE-SQS: S3 can send to it (a queue under the AWS managed KMS key aws/sqs cannot receive S3 notifications).
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      // A run holds what it received until its batches commit: longer than the run can last.
+      visibilityTimeout: Duration.seconds(timeoutSeconds + VISIBILITY_MARGIN_SECONDS),
+      retentionPeriod: Duration.days(14),
+      deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount },
+    });
+    // The notification's own test message (s3:TestEvent) is deleted by the first run.
+    landing.bucket.addEventNotification(s3.EventType.OBJECT_CREATED, new s3n.SqsDestination(queue), { prefix: `${landing.prefix}/` });
+    // CDK's one handler per stack that writes the bucket's notification configuration at deploy time.
+    const handlerRole = Stack.of(scope).node.tryFindChild(BUCKET_NOTIFICATIONS_HANDLER)?.node.tryFindChild('Role');
+    if (handlerRole) {
+      acknowledge(
+        handlerRole,
+        ['AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]'],
+        "aws-cdk-lib's BucketNotificationsHandler (a deploy-time custom resource, one per stack) writes its logs with the AWS managed basic execution policy; sluice's own functions do not use it",
+      );
+    }
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ sid: 'LandingNotifications', actions: [...GRANTED_ACTIONS.notificationQueue], resources: [queue.queueArn] }),
+    );
+    return { queue, deadLetterQueue };
   }
 }
 

@@ -23,6 +23,9 @@ const SPECIAL: Record<string, string> = {
   's3:CompleteMultipartUpload': 's3:PutObject',
   // TransactWriteItems is evaluated per entry; the fence is a ConditionCheck on the lease item.
   'dynamodb:TransactWriteItems': 'dynamodb:ConditionCheckItem',
+  // SQS's batch requests are authorized as the single actions they batch.
+  'sqs:DeleteMessageBatch': 'sqs:DeleteMessage',
+  'sqs:ChangeMessageVisibilityBatch': 'sqs:ChangeMessageVisibility',
 };
 const LIB_DYNAMODB: Record<string, string> = {
   Get: 'GetItem',

@@ -375,7 +375,7 @@ describe('every AWS SDK command the Lambda bundle sends is granted', () => {
 
   it('grants IAM action names only (TransactWriteItems is none: IAM checks each of its entries)', () => {
     const all = Object.values(GRANTED_ACTIONS).flat();
-    expect(all.filter((a) => !/^(s3|dynamodb|kinesis):[A-Z][A-Za-z0-9]+$/.test(a))).toEqual([]);
+    expect(all.filter((a) => !/^(s3|dynamodb|kinesis|sqs):[A-Z][A-Za-z0-9]+$/.test(a))).toEqual([]);
     expect(all).not.toContain('dynamodb:TransactWriteItems'); // not an IAM action
   });
 });

@@ -33,6 +33,10 @@ const VARIANTS: Record<string, (stack: Stack) => AvailableNowPipelineProps> = {
   Single: () => ({}),
   Parallelism: () => ({ parallelism: { statePartitions: 4, readConcurrency: 8 } }),
   Kinesis: () => ({ source: PipelineSource.newKinesisStream() }),
+  Notifications: (stack) => ({
+    source: PipelineSource.s3(s3.Bucket.fromBucketName(stack, 'Landing', 'landing-bucket'), 'landing/orders', { discovery: 'notifications' }),
+  }),
+  NotificationsOwnBucket: () => ({ source: PipelineSource.s3(undefined, undefined, { discovery: 'notifications' }) }),
   DynamoDbSink: (stack) => ({
     sink: PipelineSink.dynamodb(
       new dynamodb.Table(stack, 'Totals', {
