@@ -57,6 +57,11 @@ export interface PipelineConfig {
   readonly stateTable: string;
   readonly source: SourceLocation;
   /**
+   * An S3 source's notification mode: the SQS queue S3 sends its ObjectCreated notifications to
+   * (SLUICE_NOTIFICATION_QUEUE_URL; lib/aws/sqs/notification-discovery.ts). Absent: list the prefix.
+   */
+  readonly notificationQueueUrl?: string;
+  /**
    * Where each of plan.inputs is read from (stream-stream joins), in their order. Absent: from
    * each input's own load()/kinesis() location.
    */
@@ -209,6 +214,13 @@ export function buildExecutor(conn: AwsConnection, given: QueryPlan, cfg: Pipeli
   // A sibling of the checkpoint prefix, not inside it: the checkpoint's head() lists its prefix.
   const dl = deadLetterLocation(cfg);
   checkWrittenOutsideSources(plan, cfg, dl);
+  if (cfg.notificationQueueUrl !== undefined && !extras.source) {
+    // The landing source that takes its candidates from a FileDiscovery (issue 28) wires
+    // SqsNotificationDiscovery here; until then a queue URL must not be silently ignored.
+    throw new InvalidOptionError(
+      `notification mode (queue ${cfg.notificationQueueUrl}) is not supported by this version's S3 landing source: deploy with PipelineSource.s3(bucket, prefix) (discovery 'list'), or a version whose landing source reads notifications`,
+    );
+  }
   const clients = extras.clients ?? createClients(conn);
   const checkpoint = new S3CheckpointStore({ client: clients.s3, bucket: cfg.checkpoint.bucket, prefix: cfg.checkpoint.prefix });
   const openSource = (loc: SourceLocation, spec: SourceSpec, limits: BatchLimits, sourceIndex: number): Source =>

@@ -5,6 +5,7 @@
  *     SLUICE_CHECKPOINT_URI     s3://<bucket>/<prefix>                       required
  *     SLUICE_STATE_TABLE        <table name>                                  required
  *     SLUICE_SOURCE_URI         s3://<bucket>/<prefix> | kinesis://<stream>   required
+ *     SLUICE_NOTIFICATION_QUEUE_URL  https://sqs.<region>.amazonaws.com/<account>/<queue>: an S3 source's notification mode   optional
  *     SLUICE_INPUT_URIS         URIs as SLUICE_SOURCE_URI, comma-separated: a stream-stream join's other inputs, in join order   optional
  *     SLUICE_SINK_URI           s3://<bucket>/<prefix>[?...] | dynamodb://<table>[/<queryKey>]   required
  *     SLUICE_DEAD_LETTER_URI    s3://<bucket>/<prefix>                       optional
@@ -29,6 +30,7 @@ export const ENV = {
   checkpoint: 'SLUICE_CHECKPOINT_URI',
   stateTable: 'SLUICE_STATE_TABLE',
   source: 'SLUICE_SOURCE_URI',
+  notificationQueue: 'SLUICE_NOTIFICATION_QUEUE_URL',
   inputs: 'SLUICE_INPUT_URIS',
   sink: 'SLUICE_SINK_URI',
   deadLetter: 'SLUICE_DEAD_LETTER_URI',
@@ -139,6 +141,20 @@ export function pipelineConfigFromEnv(env: Env): PipelineConfig {
   const source = attempt(
     (): SourceLocation => sourceLocation(required(env, ENV.source, 'where the query reads: s3://<bucket>/<prefix> or kinesis://<stream-name>'), ENV.source),
   );
+  const notificationQueueUrl = attempt((): string | undefined => {
+    const value = env[ENV.notificationQueue];
+    if (!present(value)) return undefined;
+    const url = value.trim();
+    if (!/^https?:\/\/[^/\s]+\/\d+\/[A-Za-z0-9_-]{1,80}$/.test(url)) {
+      throw new InvalidOptionError(
+        `${ENV.notificationQueue}=${JSON.stringify(value)} is not an SQS queue URL: set it to the queue's URL, e.g. https://sqs.eu-west-1.amazonaws.com/123456789012/landing-notifications (not its name or ARN), or unset it to list the prefix`,
+      );
+    }
+    if (source && source.kind !== 's3') {
+      throw new InvalidOptionError(`${ENV.notificationQueue} is set, but ${ENV.source} is not an S3 prefix: notification mode is for S3 sources; unset it`);
+    }
+    return url;
+  });
   const inputs = attempt((): SourceLocation[] | undefined => {
     const value = env[ENV.inputs];
     if (!present(value)) return undefined;
@@ -176,6 +192,7 @@ export function pipelineConfigFromEnv(env: Env): PipelineConfig {
     checkpoint: checkpoint!,
     stateTable: stateTable!,
     source: source!,
+    ...(notificationQueueUrl ? { notificationQueueUrl } : {}),
     ...(inputs ? { inputs } : {}),
     sink: sink!,
     ...(deadLetter ? { deadLetter } : {}),
