@@ -8,6 +8,8 @@ import { App, type CfnElement, Stack, aws_s3 as s3 } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AvailableNowPipeline, type AvailableNowPipelineProps, GRANTED_ACTIONS, PipelineSource } from '../../lib/infra/available-now-pipeline';
 import { pipelineConfigFromEnv } from '../../lib/aws/lambda/env';
+import { buildExecutor } from '../../lib/aws/pipeline';
+import { windowedTotals } from '../../examples/windowed-totals';
 import { commandsSent } from '../helpers/sdk-commands';
 import { flat, rejectionOf, roleStatements } from '../helpers/template';
 
@@ -190,5 +192,20 @@ describe('what notification mode refuses', () => {
     expect(() =>
       pipelineConfigFromEnv({ ...base, SLUICE_SOURCE_URI: 's3://my-bucket/in', SLUICE_NOTIFICATION_QUEUE_URL: 'arn:aws:sqs:eu-west-1:123456789012:q' }),
     ).toThrow(/is not an SQS queue URL/);
+  });
+});
+
+describe('a handler given a notification queue before the landing source reads notifications', () => {
+  it('refuses to build the run rather than list the prefix while the queue fills', () => {
+    const cfg = pipelineConfigFromEnv({
+      SLUICE_CHECKPOINT_URI: 's3://my-bucket/checkpoints/q',
+      SLUICE_STATE_TABLE: 'state',
+      SLUICE_SOURCE_URI: 's3://my-bucket/landing/orders',
+      SLUICE_SINK_URI: 's3://my-bucket/out',
+      SLUICE_NOTIFICATION_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/q',
+    });
+    expect(() => buildExecutor({ region: 'eu-west-1' }, windowedTotals(), cfg)).toThrow(
+      /notification mode \(queue https:\/\/sqs.*\/q\) is not supported by this version's S3 landing source/,
+    );
   });
 });
