@@ -15,9 +15,10 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { GetRecordsCommand, GetShardIteratorCommand, ListShardsCommand, PutRecordCommand } from '@aws-sdk/client-kinesis';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { CreateQueueCommand, ListQueuesCommand } from '@aws-sdk/client-sqs';
 import { connectionFromEnv, createClients } from '../../lib/aws/clients';
 import { ensureBucket, ensureStateTable, ensureStream, STATE_TABLE_PARTITION_KEY, STATE_TABLE_SORT_KEY } from '../../lib/local/resources';
-import { startLocalStack } from '../../lib/local/stack';
+import { ALL_LOCAL_SERVICES, startLocalStack } from '../../lib/local/stack';
 import { testClients, uniqueName } from '../helpers/stack';
 
 const { s3, dynamodb, kinesis } = testClients();
@@ -162,11 +163,34 @@ describe('the local AWS stack', () => {
     });
   });
 
+  describe('when SQS is asked for (notification mode)', () => {
+    it('starts it in this process, answers on its endpoint, and stops it; by default it does not start', async () => {
+      const stack = await startLocalStack({ services: ['sqs'] });
+      expect(stack.services).toEqual(['sqs']);
+      expect(stack.pids.sqs).toBeUndefined(); // in-process
+      const clients = createClients(stack.connection);
+      try {
+        const { QueueUrl } = await clients.sqs.send(new CreateQueueCommand({ QueueName: 'stop-test' }));
+        expect(QueueUrl).toMatch(/\/stop-test$/);
+      } finally {
+        clients.destroy();
+        await stack.stop();
+      }
+      const probe = createClients(stack.connection);
+      try {
+        await expect(probe.sqs.send(new ListQueuesCommand({}))).rejects.toThrow(/ECONNREFUSED/);
+      } finally {
+        probe.destroy();
+      }
+      expect(ALL_LOCAL_SERVICES).not.toContain('sqs');
+    });
+  });
+
   describe('when AWS_ENDPOINT_URL is set (LocalStack)', () => {
     it('targets that endpoint for every service, path-style, with test credentials', () => {
       expect(connectionFromEnv({ AWS_ENDPOINT_URL: 'http://localhost:4566' })).toEqual({
         region: 'us-east-1',
-        endpoints: { s3: 'http://localhost:4566', dynamodb: 'http://localhost:4566', kinesis: 'http://localhost:4566' },
+        endpoints: { s3: 'http://localhost:4566', dynamodb: 'http://localhost:4566', kinesis: 'http://localhost:4566', sqs: 'http://localhost:4566' },
         credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
         s3ForcePathStyle: true,
       });
@@ -181,7 +205,12 @@ describe('the local AWS stack', () => {
         AWS_SECRET_ACCESS_KEY: 'secret',
       });
       expect(conn?.region).toBe('eu-west-1');
-      expect(conn?.endpoints).toEqual({ s3: 'http://localhost:9000', dynamodb: 'http://localhost:4566', kinesis: 'http://localhost:4566' });
+      expect(conn?.endpoints).toEqual({
+        s3: 'http://localhost:9000',
+        dynamodb: 'http://localhost:4566',
+        kinesis: 'http://localhost:4566',
+        sqs: 'http://localhost:4566',
+      });
       expect(conn?.credentials).toEqual({ accessKeyId: 'AKID', secretAccessKey: 'secret' });
     });
 
