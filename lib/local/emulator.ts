@@ -36,6 +36,8 @@ export interface StartContext {
   readonly log: (msg: string) => void;
   readonly startTimeoutMs: number;
   readonly javaPath: string;
+  /** Where the stack's SQS answers, once started (s3rver sends bucket notifications there). */
+  readonly sqsEndpoint?: () => string | undefined;
 }
 
 export interface ChildEmulatorSpec {

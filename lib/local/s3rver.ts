@@ -9,11 +9,14 @@ import { join } from 'node:path';
 import { ListBucketsCommand, S3Client } from '@aws-sdk/client-s3';
 import { atomicPuts, type PutObjectStore } from './s3-atomic-puts';
 import { conditionalWrites, type KoaLikeContext, type ObjectStore } from './s3-conditional-writes';
+import { s3Notifications } from './s3-notifications';
 import { type Emulator, ensureDir, HOST, probeConfig, registerEmergencyCleanup, S3RVER_CREDENTIALS, type StartContext } from './emulator';
 
 /** The part of s3rver's API used here (the package ships no types). */
 interface S3rverInstance {
   run(): Promise<AddressInfo>;
+  /** s3rver's object events (PUT, POST, COPY, DELETE), in S3's notification shape. */
+  on(event: 'event', listener: (e: never) => void): unknown;
   /** Koa's middleware list (s3rver is a Koa app), composed when run() starts the server. */
   readonly middleware: Array<(ctx: KoaLikeContext, next: () => Promise<unknown>) => Promise<void>>;
   readonly store: ObjectStore & PutObjectStore;
@@ -49,6 +52,8 @@ export async function startS3rver(ctx: StartContext): Promise<Emulator> {
     server = new S3rver({ port: 0, address: HOST, silent: true, directory, vhostBuckets: false });
     // S3's If-None-Match / If-Match on PUT, which s3rver ignores: ahead of its own routes
     server.middleware.unshift(conditionalWrites(server.store));
+    // S3 event notifications to the stack's SQS (PutBucketNotificationConfiguration), which s3rver does not implement
+    server.middleware.unshift(s3Notifications(server, ctx.sqsEndpoint ?? (() => undefined), ctx.log));
     // S3's atomic PUT, which s3rver's store does not give (a reader could see an object cut short)
     atomicPuts(server.store);
     const { port } = await server.run();

