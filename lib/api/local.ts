@@ -16,6 +16,6 @@ export {
   type LocalStack,
   type StartLocalStackOptions,
 } from '../local/stack';
-export { ensureBucket, ensureStateTable, ensureStream } from '../local/resources';
+export { ensureBucket, ensureNotificationQueue, ensureStateTable, ensureStream, type NotificationQueue } from '../local/resources';
 export { runQueryOnSample, type RunQueryOnSampleOptions, type SampleFile } from '../local/sample';
 export { createClients } from '../aws/clients';

@@ -1,5 +1,5 @@
 /**
- * Creates what a query needs (bucket, state table, stream), idempotently: calling these on
+ * Creates what a query needs (bucket, state table, stream, notification queue), idempotently: calling these on
  * existing resources changes nothing. Used for the local stack and LocalStack; on AWS the
  * AvailableNowPipeline construct creates the same resources.
  */
@@ -12,7 +12,14 @@ import {
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { CreateStreamCommand, DescribeStreamSummaryCommand, type KinesisClient } from '@aws-sdk/client-kinesis';
-import { type BucketLocationConstraint, CreateBucketCommand, HeadBucketCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  type BucketLocationConstraint,
+  CreateBucketCommand,
+  HeadBucketCommand,
+  PutBucketNotificationConfigurationCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { errorName } from '../aws/request/errors';
 import { InvalidOptionError } from '../engine/errors';
 
@@ -169,4 +176,64 @@ async function waitFor<T>(what: string, timeoutMs: number, check: () => Promise<
     await new Promise((r) => setTimeout(r, delay));
     delay = Math.min(delay * 2, 1_000);
   }
+}
+
+/** What ensureNotificationQueue made: the queue the discovery reads, and its dead-letter queue. */
+export interface NotificationQueue {
+  readonly queueUrl: string;
+  readonly deadLetterQueueUrl: string;
+}
+
+/**
+ * Notification mode's resources, as the construct makes them on AWS: a queue `name` with a
+ * dead-letter queue `<name>-dlq` (after `maxReceiveCount` receives, default 10), and the bucket's
+ * notification of `s3:ObjectCreated:*` under `<prefix>/` to the queue. It replaces the bucket's
+ * notification configuration (the local stack's S3 keeps one per bucket; on LocalStack it is the
+ * bucket's whole configuration). Calling it again changes nothing.
+ */
+export async function ensureNotificationQueue(
+  clients: { readonly s3: S3Client; readonly sqs: SQSClient },
+  opts: {
+    readonly bucket: string;
+    readonly prefix: string;
+    readonly name: string;
+    readonly visibilityTimeoutSeconds?: number;
+    readonly maxReceiveCount?: number;
+  },
+): Promise<NotificationQueue> {
+  const { sqs, s3 } = clients;
+  const arnOf = async (queueUrl: string) =>
+    (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn ?? '';
+  const deadLetterQueueUrl = (
+    await sqs.send(new CreateQueueCommand({ QueueName: `${opts.name}-dlq`, Attributes: { MessageRetentionPeriod: String(14 * 86_400) } }))
+  ).QueueUrl!;
+  const queueUrl = (
+    await sqs.send(
+      new CreateQueueCommand({
+        QueueName: opts.name,
+        Attributes: {
+          VisibilityTimeout: String(opts.visibilityTimeoutSeconds ?? 960),
+          MessageRetentionPeriod: String(14 * 86_400),
+          RedrivePolicy: JSON.stringify({ deadLetterTargetArn: await arnOf(deadLetterQueueUrl), maxReceiveCount: opts.maxReceiveCount ?? 10 }),
+        },
+      }),
+    )
+  ).QueueUrl!;
+  const prefix = opts.prefix.replace(/^\/+|\/+$/g, '');
+  await s3.send(
+    new PutBucketNotificationConfigurationCommand({
+      Bucket: opts.bucket,
+      NotificationConfiguration: {
+        QueueConfigurations: [
+          {
+            Id: 'sluice-landing',
+            QueueArn: await arnOf(queueUrl),
+            Events: ['s3:ObjectCreated:*'],
+            ...(prefix ? { Filter: { Key: { FilterRules: [{ Name: 'prefix', Value: `${prefix}/` }] } } } : {}),
+          },
+        ],
+      },
+    }),
+  );
+  return { queueUrl, deadLetterQueueUrl };
 }
