@@ -138,8 +138,9 @@ describe('SqsNotificationDiscovery', () => {
         ['landing/orders/folder/', 'a folder marker, not a file'],
       ]);
       expect(events.filter((e) => e.event === 'notification-test-event')).toHaveLength(1);
-      // Only the held message is left, in flight.
+      // Only the held message is left, in flight; the six others went in one DeleteMessageBatch.
       expect(await queueCounts(sqs, queueUrl)).toEqual({ visible: 0, inFlight: 1 });
+      expect(d.stats().deleteMessageBatch).toBe(1);
     });
   });
 

@@ -160,6 +160,8 @@ export class SqsNotificationDiscovery {
     const startedAt = this.now();
     const target = await this.approximateCount();
     const files = new Map<string, NotifiedFile>();
+    /** Messages naming no file of this source: deleted together, 10 per request, once the drain ends. */
+    const dropped: Array<{ MessageId: string; ReceiptHandle: string }> = [];
     let received = 0;
     const late: Message[] = [];
     while (received < target && this.held.size < this.maxMessages) {
@@ -170,9 +172,10 @@ export class SqsNotificationDiscovery {
       for (const m of messages) {
         const sent = Number(m.Attributes?.SentTimestamp);
         if (Number.isFinite(sent) && sent > startedAt) late.push(m);
-        else await this.take(m, files);
+        else this.take(m, files, dropped);
       }
     }
+    await this.deleteNow([...new Map(dropped.map((d) => [d.MessageId, d])).values()]);
     if (late.length > 0) {
       // Arrived after this run began: the next run's (availableNow). Visible again at once.
       this.log({
@@ -250,7 +253,7 @@ export class SqsNotificationDiscovery {
   }
 
   /** Sorts one received message: held with its files, deleted at once, or left for the DLQ. */
-  private async take(m: Message, files: Map<string, NotifiedFile>): Promise<void> {
+  private take(m: Message, files: Map<string, NotifiedFile>, dropped: Array<{ MessageId: string; ReceiptHandle: string }>): void {
     const id = m.MessageId!;
     const already = this.held.get(id);
     if (already) {
@@ -272,7 +275,7 @@ export class SqsNotificationDiscovery {
     }
     if (parsed.kind === 'test') {
       this.log({ event: 'notification-test-event', messageId: id, bucket: parsed.bucket, message: `SQS message ${id} is S3's test event: deleted` });
-      await this.deleteNow([{ MessageId: id, ReceiptHandle: m.ReceiptHandle! }]);
+      dropped.push({ MessageId: id, ReceiptHandle: m.ReceiptHandle! });
       return;
     }
     const pending = new Set<string>();
@@ -296,7 +299,7 @@ export class SqsNotificationDiscovery {
       if (!files.has(fileId)) files.set(fileId, { key: c.key, size: c.size, etag: c.etag, lastModified: c.lastModified });
     }
     if (pending.size === 0) {
-      await this.deleteNow([{ MessageId: id, ReceiptHandle: m.ReceiptHandle! }]);
+      dropped.push({ MessageId: id, ReceiptHandle: m.ReceiptHandle! });
       return;
     }
     this.held.set(id, { id, receiptHandle: m.ReceiptHandle!, pending });
