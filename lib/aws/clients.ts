@@ -8,7 +8,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { S3Client } from '@aws-sdk/client-s3';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { AwsConnection, AwsCredentials, AwsEndpoints } from './config';
 import { attachDynamoDbMeter, attachS3Meter, RequestMeter } from './request/meter';
 
@@ -58,7 +58,7 @@ export function createClients(conn: AwsConnection): AwsClients {
       return (kinesis ??= createKinesisClient(conn));
     },
     get sqs() {
-      return (sqs ??= new SQSClient(commonConfig(conn, conn.endpoints?.sqs, conn.credentials)));
+      return (sqs ??= createSqsClient(conn));
     },
     destroy() {
       s3?.destroy();
@@ -105,6 +105,13 @@ function createKinesisClient(conn: AwsConnection): KinesisClient {
     // Loaded only for an emulator endpoint, so the Lambda bundle (real AWS) does not carry it.
     ...(endpoint ? { requestHandler: http1Handler() } : {}),
   });
+}
+
+/** Loaded on first use: only notification mode talks to SQS, and a cold start need not load its client. */
+function createSqsClient(conn: AwsConnection): SQSClient {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { SQSClient: Client } = require('@aws-sdk/client-sqs') as typeof import('@aws-sdk/client-sqs');
+  return new Client(commonConfig(conn, conn.endpoints?.sqs, conn.credentials));
 }
 
 /** What every client shares: the region, one SDK attempt, the endpoint when one is set, the credentials when given. */
