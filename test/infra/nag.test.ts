@@ -33,6 +33,7 @@ const VARIANTS: Record<string, (stack: Stack) => AvailableNowPipelineProps> = {
   Single: () => ({}),
   Parallelism: () => ({ parallelism: { statePartitions: 4, readConcurrency: 8 } }),
   Kinesis: () => ({ source: PipelineSource.newKinesisStream() }),
+  AlarmEmail: () => ({ alarmEmail: 'oncall@example.com' }),
   DynamoDbSink: (stack) => ({
     sink: PipelineSink.dynamodb(
       new dynamodb.Table(stack, 'Totals', {
