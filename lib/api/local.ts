@@ -18,3 +18,6 @@ export {
 export { ensureBucket, ensureStateTable, ensureStream } from '../local/resources';
 export { runQueryOnSample, type RunQueryOnSampleOptions, type SampleFile } from '../local/sample';
 export { createClients } from '../aws/clients';
+// Types the exports above name in their signatures, exported so the API reference (npm run docs) documents them.
+export type { AwsCredentials } from '../aws/config';
+export type { WaitOptions } from '../local/resources';
