@@ -141,7 +141,7 @@ describe('the ts samples of README.md and docs/', () => {
     );
     const problems = ts
       .getPreEmitDiagnostics(program)
-      .filter((d) => d.file && d.file.fileName.startsWith(OUT))
+      .filter((d) => d.file?.fileName.startsWith(OUT))
       .map((d) => {
         const sample = SAMPLES.find((s) => s.file === d.file!.fileName)!;
         return `${sample.page}:${sample.line} (${sample.kind}): ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
