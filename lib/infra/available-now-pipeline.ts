@@ -55,7 +55,10 @@ import {
   aws_lambda_nodejs as nodejs,
   aws_logs as logs,
   aws_s3 as s3,
+  aws_sns as sns,
+  aws_sns_subscriptions as subscriptions,
   aws_sqs as sqs,
+  aws_cloudwatch_actions as cwActions,
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { METRIC_DIMENSION } from '../aws/lambda/emf';
@@ -123,6 +126,8 @@ export class AvailableNowPipeline extends Construct {
   readonly scheduleInterval: Duration;
   /** The alarms that are on, by name (empty with createAlarms: false). */
   readonly alarms: Partial<Record<AlarmName, cloudwatch.Alarm>>;
+  /** The topic every alarm notifies: `alarmTopic`, or the one created for `alarmEmail` (undefined with neither). */
+  readonly alarmTopic?: sns.ITopic;
   /** The CloudWatch dashboard (undefined with createDashboard: false). */
   readonly dashboard?: cloudwatch.Dashboard;
   /** Size of the bundled index.js in bytes, when bundling ran during this synth. */
@@ -378,7 +383,11 @@ export class AvailableNowPipeline extends Construct {
         : {}),
       ...(this.scaleOut ? { execution: executionMetrics(this.scaleOut.stateMachine) } : {}),
     };
-    this.alarms = r.alarms ? createPipelineAlarms(this, r.alarms, sources, props.alarmActions ?? []) : {};
+    // alarmTopic, or a topic created for alarmEmail: each alarm notifies it on ALARM and on OK.
+    this.alarmTopic = props.alarmTopic ?? (r.alarmEmail !== undefined ? new sns.Topic(this, 'AlarmTopic', { enforceSSL: true }) : undefined);
+    if (r.alarmEmail !== undefined) this.alarmTopic!.addSubscription(new subscriptions.EmailSubscription(r.alarmEmail));
+    const topicAction = this.alarmTopic ? [new cwActions.SnsAction(this.alarmTopic)] : [];
+    this.alarms = r.alarms ? createPipelineAlarms(this, r.alarms, sources, [...(props.alarmActions ?? []), ...topicAction], topicAction) : {};
     if (props.createDashboard !== false) this.dashboard = createPipelineDashboard(this, sources, this.alarms, props.dashboardName);
   }
 

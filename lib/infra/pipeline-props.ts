@@ -7,6 +7,7 @@ import type {
   aws_lambda as lambda,
   aws_logs as logs,
   aws_s3 as s3,
+  aws_sns as sns,
   aws_sqs as sqs,
 } from 'aws-cdk-lib';
 import type { LegacyAlarmProps, PipelineAlarmsProps } from './alarm-props';
@@ -187,6 +188,20 @@ export interface AvailableNowPipelineProps extends LegacyAlarmProps {
   readonly createAlarms?: boolean;
   /** Actions (e.g. `new SnsAction(topic)`) for every alarm. @default none */
   readonly alarmActions?: cloudwatch.IAlarmAction[];
+  /**
+   * An e-mail address that receives every alarm, when it fires and when it is OK again: the
+   * construct creates an SNS topic (TLS only) with this address subscribed (AWS sends a
+   * confirmation e-mail first; nothing arrives until it is confirmed). With `alarmTopic`, the
+   * address is subscribed to that topic instead. A value that is not one address fails the synth.
+   * @default none: without alarmEmail, alarmTopic or alarmActions the alarms notify nobody
+   */
+  readonly alarmEmail?: string;
+  /**
+   * An SNS topic you have that receives every alarm, when it fires and when it is OK again
+   * (subscribe a pager, a chat hook or a mailbox to it yourself). The construct adds no topic.
+   * @default none
+   */
+  readonly alarmTopic?: sns.ITopic;
   /**
    * Each alarm's threshold, or `false` to turn it off (lib/infra/alarm-props.ts documents every one):
    * `runFailed`, `batchDuration`, `runDuration`, `noInput`, `stateRowsGrowing`, `stateRowsAbove`

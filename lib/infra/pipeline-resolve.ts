@@ -52,6 +52,8 @@ export interface Resolved {
   readonly alarms?: ResolvedAlarms;
   /** Undefined without `parallelism`. */
   readonly parallelism?: ResolvedParallelism;
+  /** `alarmEmail`, checked; undefined when not given. */
+  readonly alarmEmail?: string;
 }
 
 // ---------------------------------------------------------------- validation
@@ -215,6 +217,13 @@ export function resolveProps(scope: Construct, id: string, props: AvailableNowPi
       );
   }
 
+  const alarmEmail = props.alarmEmail === undefined ? undefined : checkAlarmEmail(scope, props.alarmEmail);
+  if (props.createAlarms === false && (props.alarmEmail !== undefined || props.alarmTopic !== undefined)) {
+    const given = props.alarmEmail !== undefined ? 'alarmEmail' : 'alarmTopic';
+    invalid(scope, `createAlarms is false, yet ${given} says where alarms go: there would be none to send; drop ${given} or createAlarms: false`, {
+      [given]: props.alarmEmail ?? props.alarmTopic?.node.path,
+    });
+  }
   if (props.createAlarms === false && props.alarms !== undefined) {
     invalid(scope, 'createAlarms is false, yet alarms sets thresholds: drop one of them (alarms: { <name>: false } turns a single alarm off)');
   }
@@ -258,7 +267,27 @@ export function resolveProps(scope: Construct, id: string, props: AvailableNowPi
     namespace,
     alarms,
     parallelism,
+    alarmEmail,
   };
+}
+
+/**
+ * One e-mail address, as SNS's email protocol takes it: local@domain with a dot in the domain, no
+ * spaces, no list. A CDK token (e.g. a CfnParameter's value) is taken as it is: it has no value
+ * at synth.
+ */
+const EMAIL = /^[^\s@,;<>"]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/;
+
+function checkAlarmEmail(scope: Construct, value: string): string {
+  if (Token.isUnresolved(value)) return value;
+  if (typeof value !== 'string' || !EMAIL.test(value.trim())) {
+    invalid(
+      scope,
+      `alarmEmail ${JSON.stringify(value)} is not one e-mail address (local-part@domain.tld, no spaces, no list): give one address, e.g. "oncall@example.com", or subscribe several to an SNS topic and pass it as alarmTopic`,
+      { alarmEmail: value },
+    );
+  }
+  return value.trim();
 }
 
 /** Prefixes in one bucket must not nest: the source would read the checkpoint, or its own output. */

@@ -76,14 +76,31 @@ const isoMs = (text: unknown): number | null => {
   return Number.isFinite(ms) ? ms : null;
 };
 
-/** The charts of the report, in page order; time charts have one x per record with a readable timestamp. */
+/**
+ * Two records further apart than this many schedule intervals belong to runs with missed runs
+ * between them (the schedule was off, runs failed): the lines break there instead of drawing a
+ * slope across time with no data.
+ */
+export const GAP_INTERVALS = 2;
+
+/**
+ * The charts of the report, in page order. Time charts have one x per record with a readable
+ * timestamp and, between two records more than GAP_INTERVALS schedule intervals apart, one more x
+ * halfway with null in every series: uPlot (spanGaps false) breaks each line there.
+ */
 export function reportCharts(records: readonly StoredProgress[], opts: Pick<ReportOptions, 'intervalMs' | 'lateness'>): ReportChart[] {
-  const rows = records
+  const sorted = records
     .map((r) => ({ r, at: isoMs(r.timestamp) }))
     .filter((e): e is { r: StoredProgress; at: number } => e.at !== null)
     .sort((a, b) => a.at - b.at || a.r.batchId - b.r.batchId);
-  const x = rows.map((e) => e.at / 1000);
-  const col = (f: (r: StoredProgress, at: number) => number | null) => rows.map((e) => f(e.r, e.at));
+  const rows: Array<{ r: StoredProgress; at: number } | { gapAt: number }> = [];
+  for (const [i, e] of sorted.entries()) {
+    const prev = sorted[i - 1];
+    if (prev && e.at - prev.at > GAP_INTERVALS * opts.intervalMs) rows.push({ gapAt: (prev.at + e.at) / 2 });
+    rows.push(e);
+  }
+  const x = rows.map((e) => ('gapAt' in e ? e.gapAt : e.at) / 1000);
+  const col = (f: (r: StoredProgress, at: number) => number | null) => rows.map((e) => ('gapAt' in e ? null : f(e.r, e.at)));
   const charts: ReportChart[] = [
     timeChart(
       'rates',
@@ -103,7 +120,7 @@ export function reportCharts(records: readonly StoredProgress[], opts: Pick<Repo
       x,
       [
         { label: 'batch duration (s)', color: COLORS.blue, values: col((r) => secs(num(r.batchDuration) ?? num(r.durationMs?.triggerExecution))) },
-        { label: `schedule interval (${formatDuration(opts.intervalMs)})`, color: COLORS.red, reference: true, values: rows.map(() => opts.intervalMs / 1000) },
+        { label: `schedule interval (${formatDuration(opts.intervalMs)})`, color: COLORS.red, reference: true, values: col(() => opts.intervalMs / 1000) },
       ],
       'A run whose batches take longer than the interval is still running when the next one is due.',
     ),
@@ -289,6 +306,26 @@ const PAGE_SCRIPT = `
 (function () {
   var spec = JSON.parse(document.getElementById('sluice-report-data').textContent);
   var drawn = [];
+  // The time axis in UTC: ticks at least 90 px apart (uPlot picks the step), each label at most
+  // "2026-12-01" wide (about 70 px), so labels cannot overlap. A step of a day or more shows the
+  // date; a shorter one the time, with the date under the first tick of each day.
+  var pad = function (n) { return (n < 10 ? '0' : '') + n; };
+  var TIME_AXIS = {
+    space: 90,
+    size: 56,
+    values: function (u, splits, axisIdx, space, incr) {
+      var lastDay = null;
+      return splits.map(function (ts) {
+        var d = new Date(ts * 1e3);
+        var day = d.getUTCFullYear() + '-' + pad(d.getUTCMonth() + 1) + '-' + pad(d.getUTCDate());
+        if (incr >= 86400) return day;
+        var time = pad(d.getUTCHours()) + ':' + pad(d.getUTCMinutes()) + (incr < 60 ? ':' + pad(d.getUTCSeconds()) : '');
+        var label = day === lastDay ? time : time + '\\n' + day;
+        lastDay = day;
+        return label;
+      });
+    }
+  };
   spec.charts.forEach(function (c) {
     var el = document.querySelector('[data-chart="' + c.id + '"]');
     if (!el || !c.series.length) return;
@@ -301,7 +338,7 @@ const PAGE_SCRIPT = `
       return o;
     }));
     var axes = [
-      bars ? { label: 'minutes late', values: function (u, v) { return v.map(function (x) { return +x.toFixed(2); }); } } : {},
+      bars ? { label: 'minutes late', values: function (u, v) { return v.map(function (x) { return +x.toFixed(2); }); } } : TIME_AXIS,
       { label: c.unit, scale: 'y', size: 60 }
     ];
     if (c.rightUnit) axes.push({ label: c.rightUnit, scale: 'right', side: 1, grid: { show: false }, size: 60 });

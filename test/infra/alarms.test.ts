@@ -199,8 +199,14 @@ describe('with the default thresholds (a 15-minute schedule, a 600-second timeou
     }
   });
 
-  it('sends the alarms nowhere unless alarmActions says where', () => {
-    for (const alarm of alarmsOf(s.template)) expect(alarm.AlarmActions).toBeUndefined();
+  it('sends the alarms nowhere unless alarmActions, alarmEmail or alarmTopic says where', () => {
+    for (const alarm of alarmsOf(s.template)) {
+      expect(alarm.AlarmActions).toBeUndefined();
+      expect(alarm.OKActions).toBeUndefined();
+    }
+    s.template.resourceCountIs('AWS::SNS::Topic', 0);
+    s.template.resourceCountIs('AWS::SNS::Subscription', 0);
+    expect(s.pipeline.alarmTopic).toBeUndefined();
   });
 
   it('warns about nothing', () => {
@@ -264,6 +270,85 @@ describe('with thresholds set in alarms (a 10-minute schedule, a 300-second time
     const all = alarmsOf(s.template);
     expect(all).toHaveLength(10);
     for (const alarm of all) expect(alarm.AlarmActions).toEqual([{ Ref: expect.stringMatching(/^Alerts/) }]);
+  });
+});
+
+describe('with alarmEmail or alarmTopic', () => {
+  /** The logical ids of the topics a list of actions names ({Ref: topic}). */
+  const refs = (actions: unknown): string[] => ((actions as Array<{ Ref: string }> | undefined) ?? []).map((a) => a.Ref);
+  const topicIds = (t: Template) => Object.keys(t.findResources('AWS::SNS::Topic'));
+
+  it('creates one TLS-only topic with the address subscribed, and every alarm notifies it on ALARM and on OK', () => {
+    const s = synth({ alarmEmail: 'oncall@example.com' });
+    const [topic] = topicIds(s.template);
+    expect(topicIds(s.template)).toHaveLength(1);
+    s.template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'oncall@example.com', TopicArn: { Ref: topic } });
+    s.template.resourceCountIs('AWS::SNS::Subscription', 1);
+    // enforceSSL: the topic policy denies publishing without TLS (cdk-nag AwsSolutions-SNS3).
+    s.template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Action: 'sns:Publish', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]),
+      },
+    });
+    const all = alarmsOf(s.template);
+    expect(all).toHaveLength(Object.keys(s.pipeline.alarms).length);
+    expect(all.length).toBeGreaterThanOrEqual(9);
+    for (const alarm of all) {
+      expect(refs(alarm.AlarmActions)).toEqual([topic]);
+      expect(refs(alarm.OKActions)).toEqual([topic]);
+    }
+    expect(s.pipeline.alarmTopic).toBeDefined();
+  });
+
+  it("puts the action on the scale-out state machine's alarms too", () => {
+    const s = synth({ alarmEmail: 'oncall@example.com', parallelism: { statePartitions: 2 } });
+    const [topic] = topicIds(s.template);
+    const all = alarmsOf(s.template);
+    expect(all.map((a) => a.MetricName)).toEqual(expect.arrayContaining(['ExecutionsFailed', 'ExecutionsTimedOut', 'ExecutionTime']));
+    for (const alarm of all) expect(refs(alarm.AlarmActions)).toEqual([topic]);
+  });
+
+  it('sends every alarm to a topic you bring, and creates none', () => {
+    const s = synth({}, (stack) => ({ alarmTopic: new sns.Topic(stack, 'Pager') }));
+    expect(topicIds(s.template)).toEqual([expect.stringMatching(/^Pager/)]);
+    s.template.resourceCountIs('AWS::SNS::Subscription', 0);
+    for (const alarm of alarmsOf(s.template)) {
+      expect(refs(alarm.AlarmActions)).toEqual([topicIds(s.template)[0]]);
+      expect(refs(alarm.OKActions)).toEqual([topicIds(s.template)[0]]);
+    }
+  });
+
+  it('subscribes alarmEmail to the topic you bring, and keeps alarmActions beside it', () => {
+    const s = synth({ alarmEmail: 'oncall@example.com' }, (stack) => ({
+      alarmTopic: new sns.Topic(stack, 'Pager'),
+      alarmActions: [new actions.SnsAction(new sns.Topic(stack, 'Alerts'))],
+    }));
+    const pager = topicIds(s.template).find((id) => id.startsWith('Pager'))!;
+    const alerts = topicIds(s.template).find((id) => id.startsWith('Alerts'))!;
+    expect(topicIds(s.template)).toHaveLength(2);
+    s.template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', TopicArn: { Ref: pager } });
+    for (const alarm of alarmsOf(s.template)) {
+      expect(refs(alarm.AlarmActions).sort()).toEqual([alerts, pager].sort());
+      expect(refs(alarm.OKActions)).toEqual([pager]);
+    }
+  });
+
+  it.each([
+    ['no @', 'oncall.example.com'],
+    ['no domain dot', 'oncall@localhost'],
+    ['a list', 'a@example.com, b@example.com'],
+    ['a space', 'on call@example.com'],
+    ['empty', ''],
+  ])('refuses an address with %s, naming it, the rule and the fix', (_what, address) => {
+    const message = rejection({ alarmEmail: address });
+    expect(message).toContain(`alarmEmail ${JSON.stringify(address)} is not one e-mail address`);
+    expect(message).toMatch(
+      /local-part@domain\.tld.*give one address, e\.g\. "oncall@example\.com", or subscribe several to an SNS topic and pass it as alarmTopic/,
+    );
+  });
+
+  it('refuses alarmEmail with createAlarms: false (there would be nothing to send)', () => {
+    expect(rejection({ createAlarms: false, alarmEmail: 'oncall@example.com' })).toMatch(/createAlarms is false, yet alarmEmail says where alarms go/);
   });
 });
 

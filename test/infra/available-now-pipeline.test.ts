@@ -394,6 +394,8 @@ describe('with a Kinesis source', () => {
       RetentionPeriodHours: 24,
     });
     expect(envOf(s.template).SLUICE_SOURCE_URI).toBe(`kinesis://${stream}`);
+    // Kept by `cdk destroy` (the removal policy's default): the scaffold's README says to delete it by hand to stop its hourly charge.
+    s.template.hasResource('AWS::Kinesis::Stream', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
   });
 
   it('reads the stream with four actions on its ARN, and no longer lists a landing prefix', () => {

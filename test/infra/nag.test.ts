@@ -37,6 +37,7 @@ const VARIANTS: Record<string, (stack: Stack) => AvailableNowPipelineProps> = {
     source: PipelineSource.s3(s3.Bucket.fromBucketName(stack, 'Landing', 'landing-bucket'), 'landing/orders', { discovery: 'notifications' }),
   }),
   NotificationsOwnBucket: () => ({ source: PipelineSource.s3(undefined, undefined, { discovery: 'notifications' }) }),
+  AlarmEmail: () => ({ alarmEmail: 'oncall@example.com' }),
   DynamoDbSink: (stack) => ({
     sink: PipelineSink.dynamodb(
       new dynamodb.Table(stack, 'Totals', {

@@ -17,6 +17,7 @@ import { S3CheckpointStore } from '../../lib/aws/s3/checkpoint';
 import type { Json } from '../../lib/engine/ports';
 import type { StreamingProgress } from '../../lib/engine/progress';
 import { ensureBucket } from '../../lib/local/resources';
+import { GAP_INTERVALS, buildReport, type StoredProgress } from '../../lib/observe/report';
 import { cliEnv, runCli } from '../helpers/cli';
 import { testClients, testConnection, uniqueName } from '../helpers/stack';
 
@@ -307,4 +308,150 @@ module.exports.default = readStream.format('json').schema('user STRING, event_ti
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`s3://${bucket}/ckpt/nothing-here holds no progress records`);
   });
+});
+
+/**
+ * Runs with missed runs between them, over three days, drawn by the page in Chromium from
+ * buildReport's HTML: each line breaks across a gap longer than GAP_INTERVALS schedule intervals
+ * (no series paints the canvas halfway across it), and the time axis' labels, measured with the
+ * canvas' own font, do not overlap.
+ */
+describe('the report over runs with gaps, across days', () => {
+  const DAY = 24 * 60 * MIN;
+  const D0 = Date.UTC(2026, 10, 28, 0, 0, 0);
+  /** Three stretches of 15-minute runs: day 1 06:00-10:00, day 2 14:00-16:00, day 3 09:00-09:30. */
+  const STRETCHES = [
+    { from: D0 + 6 * 60 * MIN, runs: 17 },
+    { from: D0 + DAY + 14 * 60 * MIN, runs: 9 },
+    { from: D0 + 2 * DAY + 9 * 60 * MIN, runs: 3 },
+  ];
+  const times = STRETCHES.flatMap((s) => Array.from({ length: s.runs }, (_, k) => s.from + k * INTERVAL_MS));
+  /** The two gaps' middles, in epoch seconds, where the page must leave each line open. */
+  const gaps = STRETCHES.slice(1).map((s, k) => {
+    const before = STRETCHES[k].from + (STRETCHES[k].runs - 1) * INTERVAL_MS;
+    return (before + s.from) / 2 / 1000;
+  });
+  let context: BrowserContext | undefined;
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'sluice-report-gaps-'));
+  });
+  afterAll(async () => {
+    await context?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('breaks every line across the gaps, and its time labels do not overlap', async () => {
+    const records = times.map((at, i) => ({
+      ...(progressRecord(i % BATCHES) as unknown as StoredProgress),
+      batchId: i,
+      timestamp: new Date(at).toISOString(),
+    }));
+    const html = buildReport(records, {
+      intervalMs: INTERVAL_MS,
+      checkpoint: 's3://b/ckpt',
+      generatedAtMs: D0 + 3 * DAY,
+      assets: {
+        uplotJs: readFileSync(require.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8'),
+        uplotCss: readFileSync(require.resolve('uplot/dist/uPlot.min.css'), 'utf8'),
+      },
+    });
+    const file = join(dir, 'gaps.html');
+    writeFileSync(file, html);
+    expect(GAP_INTERVALS * INTERVAL_MS).toBeLessThan(Math.min(...gaps.map((g, k) => g * 1000 - (STRETCHES[k].from + (STRETCHES[k].runs - 1) * INTERVAL_MS))));
+
+    context = await chromium.launchPersistentContext(mkdtempSync(join(dir, 'profile-')), {
+      executablePath: CHROMIUM,
+      args: CHROMIUM_ARGS,
+      headless: true,
+      viewport: { width: 1280, height: 900 },
+    });
+    const page = context.pages()[0] ?? (await context.newPage());
+    const errors: string[] = [];
+    page.on('pageerror', (e) => void errors.push(e.message));
+    await page.goto(pathToFileURL(file).href);
+    await page.waitForFunction(() => Array.isArray((globalThis as unknown as { sluiceCharts?: unknown[] }).sluiceCharts));
+
+    const charts = await page.evaluate((gapXs) => {
+      type Ctx = {
+        canvas: { width: number; height: number };
+        font: string;
+        getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray };
+        measureText(t: string): { width: number };
+      };
+      type Axis = { _splits?: number[]; _values?: string[]; font: string | [string, number] };
+      type Plot = {
+        data: (number | null)[][];
+        series: { label: string; stroke: unknown; show: boolean }[];
+        axes: Axis[];
+        ctx: Ctx;
+        bbox: { left: number; top: number; width: number; height: number };
+        valToPos(v: number, scale: string, canvasPixels?: boolean): number;
+      };
+      const list = (globalThis as unknown as { sluiceCharts: { id: string; plot: Plot }[] }).sluiceCharts;
+      return list
+        .filter(({ id }) => id !== 'lateness')
+        .map(({ id, plot }) => {
+          // Pixels of a series' colour in a 5-px column of the plot area at x.
+          const colourAt = (x: number, stroke: string) => {
+            const [r, g, b] = [1, 3, 5].map((at) => parseInt(stroke.slice(at, at + 2), 16));
+            const img = plot.ctx.getImageData(Math.round(x) - 2, plot.bbox.top, 5, plot.bbox.height).data;
+            let n = 0;
+            for (let p = 0; p < img.length; p += 4)
+              if (img[p + 3] > 200 && Math.abs(img[p] - r) < 12 && Math.abs(img[p + 1] - g) < 12 && Math.abs(img[p + 2] - b) < 12) n++;
+            return n;
+          };
+          const strokes = plot.series
+            .slice(1)
+            .map((s, k) => (typeof s.stroke === 'function' ? (s.stroke as (u: unknown, i: number) => string)(plot, k + 1) : String(s.stroke)));
+          const x = plot.data[0] as number[];
+          const gapIndex = gapXs.map((g) => x.indexOf(g));
+          const nullAtGaps = plot.data.slice(1).map((values) => gapIndex.map((i) => (i < 0 ? 'no x' : values[i])));
+          const paintedAtGaps = strokes.map((s) => gapXs.map((g) => colourAt(plot.valToPos(g, 'x', true), s)));
+          // Beside a gap, inside a stretch (halfway between its first two runs), the line is drawn.
+          const inside = x[0] + (x[1] - x[0]) / 2;
+          const paintedInside = strokes.map((s, k) =>
+            plot.data[k + 1][0] !== null && plot.data[k + 1][1] !== null ? colourAt(plot.valToPos(inside, 'x', true), s) : -1,
+          );
+          // The x axis' labels as drawn: centred on their ticks, each line measured in the axis font.
+          const axis = plot.axes[0];
+          plot.ctx.font = Array.isArray(axis.font) ? axis.font[0] : axis.font;
+          const splits = axis._splits ?? [];
+          const labels = axis._values ?? [];
+          const boxes = splits.map((v, i) => {
+            const w = Math.max(
+              ...String(labels[i])
+                .split('\n')
+                .map((line) => plot.ctx.measureText(line).width),
+            );
+            const c = plot.valToPos(v, 'x', true);
+            return { label: String(labels[i]), left: c - w / 2, right: c + w / 2 };
+          });
+          const overlaps = boxes
+            .slice(1)
+            .filter((b, i) => b.left < boxes[i].right + 4)
+            .map((b, i) => `${boxes[i].label} | ${b.label}`);
+          return { id, labels: plot.series.slice(1).map((s) => s.label), nullAtGaps, paintedAtGaps, paintedInside, ticks: labels, overlaps };
+        });
+    }, gaps);
+    expect(errors).toEqual([]);
+    expect(charts.map((c) => c.id)).toEqual(['rates', 'duration', 'lag', 'state', 'late', 'backlog']);
+    for (const c of charts) {
+      c.labels.forEach((label, k) => {
+        expect({ chart: c.id, label, atGaps: c.nullAtGaps[k] }).toEqual({ chart: c.id, label, atGaps: [null, null] });
+        expect({ chart: c.id, label, paintedAtGaps: c.paintedAtGaps[k] }).toEqual({ chart: c.id, label, paintedAtGaps: [0, 0] });
+      });
+      // the pixel probe finds a line where there is one (so the zeros above mean a gap)
+      expect(c.paintedInside.filter((n) => n > 0).length).toBeGreaterThan(0);
+      // the labels say which day: the dates of the three days appear
+      expect({ chart: c.id, days: ['2026-11-28', '2026-11-29', '2026-11-30'].filter((d) => c.ticks.some((t) => t.includes(d))).length }).toEqual({
+        chart: c.id,
+        days: 3,
+      });
+      expect(c.ticks.length).toBeGreaterThanOrEqual(3);
+      expect({ chart: c.id, overlaps: c.overlaps }).toEqual({ chart: c.id, overlaps: [] });
+    }
+    mkdirSync(join(SCREENSHOT, '..'), { recursive: true });
+    await page.screenshot({ path: join(SCREENSHOT, '..', 'report-gaps.png'), fullPage: true });
+  }, 120_000);
 });

@@ -4,8 +4,13 @@
  * dist/ first), scaffolds a project from the tarball with the packed CLI (`sluice init --sluice
  * file:<tarball>`) in a temporary folder, installs it, and runs its `npm test` (tsc over src and
  * test, then the query over the sample on the embedded stack) and `npx cdk synth` (offline).
+ * The synth is given an alarm address (`-c alarmEmail=...`): every alarm in the template must
+ * notify the topic it subscribes, and the CDK must find every feature flag configured. Then the
+ * README's local walk-through: `npm start`, `sluice status`, a second run, `status`, `report`,
+ * `lateness` on the data `npm start` left under .sluice/local.
  * Then it scaffolds the other sink (dynamodb) into a second folder that shares the first one's
- * node_modules, and runs its `npm test`.
+ * node_modules and runs its `npm test`, while the first project is synthesized again without an
+ * address (a warning, no alarm actions).
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
@@ -18,7 +23,7 @@ const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 function sh(cmd: string, args: string[], cwd: string, timeoutMs: number): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
     // A clean environment for the child npm: no endpoint of this suite's stack, no jest worker vars.
-    const env = { ...process.env, AWS_ENDPOINT_URL: '', NODE_OPTIONS: '', npm_config_update_notifier: 'false' };
+    const env = { ...process.env, AWS_ENDPOINT_URL: '', NODE_OPTIONS: '', npm_config_update_notifier: 'false', ALARM_EMAIL: '' };
     execFile(cmd, args, { cwd, env, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
       resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out: `${stdout}\n${stderr}` });
     });
@@ -26,6 +31,14 @@ function sh(cmd: string, args: string[], cwd: string, timeoutMs: number): Promis
 }
 
 const MIN = 60_000;
+
+interface CfnTemplate {
+  Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }>;
+}
+
+const resourcesOf = (t: CfnTemplate, type: string) => Object.entries(t.Resources).filter(([, r]) => r.Type === type);
+/** The logical ids an alarm's action list names ({Ref: id}). */
+const refs = (list: unknown): string[] => ((list as Array<{ Ref: string }> | undefined) ?? []).map((a) => a.Ref);
 
 describe('the packed package, scaffolded and used (slow)', () => {
   let work: string;
@@ -66,29 +79,82 @@ describe('the packed package, scaffolded and used (slow)', () => {
       expect(install.out).not.toContain('install-scripts'); // no notice to decode
       expect(existsSync(join(project, 'node_modules', 'sluice', 'dist', 'lib', 'api', 'query.d.ts'))).toBe(true);
 
-      const [test, synth] = await Promise.all([sh(NPM, ['test'], project, 6 * MIN), sh('npx', ['cdk', 'synth', '--quiet'], project, 6 * MIN)]);
+      const [test, synth] = await Promise.all([
+        sh(NPM, ['test'], project, 6 * MIN),
+        sh('npx', ['cdk', 'synth', '--quiet', '-c', 'alarmEmail=oncall@example.com'], project, 6 * MIN),
+      ]);
       expect(test.out).toMatch(/# pass 2\n# fail 0/);
       expect(test.code).toBe(0);
       expect(test.out).not.toContain('NodeVersionSupportWarning');
       expect(synth.code).toBe(0);
-      const template = JSON.parse(readFileSync(join(project, 'cdk.out', 'MyPipeline.template.json'), 'utf8')) as {
-        Resources: Record<string, { Type: string }>;
-      };
+      // cdk.json carries the recommended feature flags of the aws-cdk-lib installed.
+      expect(synth.out).not.toMatch(/feature flags are not configured/);
+      expect(synth.out).not.toMatch(/alarms notify nobody/);
+      const template = JSON.parse(readFileSync(join(project, 'cdk.out', 'MyPipeline.template.json'), 'utf8')) as CfnTemplate;
       const types = Object.values(template.Resources).map((r) => r.Type);
       expect(types).toEqual(expect.arrayContaining(['AWS::Lambda::Function', 'AWS::Events::Rule', 'AWS::DynamoDB::Table']));
+      // Alarms that reach someone: one topic, the address subscribed, every alarm notifying it on ALARM and OK.
+      const topics = resourcesOf(template, 'AWS::SNS::Topic').map(([id]) => id);
+      expect(topics).toHaveLength(1);
+      expect(resourcesOf(template, 'AWS::SNS::Subscription').map(([, r]) => r.Properties)).toEqual([
+        expect.objectContaining({ Protocol: 'email', Endpoint: 'oncall@example.com', TopicArn: { Ref: topics[0] } }),
+      ]);
+      const alarms = resourcesOf(template, 'AWS::CloudWatch::Alarm').map(([, r]) => r.Properties!);
+      expect(alarms.length).toBeGreaterThanOrEqual(9);
+      for (const alarm of alarms)
+        expect({ alarm: alarm.AlarmDescription, actions: refs(alarm.AlarmActions), ok: refs(alarm.OKActions) }).toEqual({
+          alarm: alarm.AlarmDescription,
+          actions: topics,
+          ok: topics,
+        });
       // The Lambda bundle holds no CDK.
       const asset = readdirSync(join(project, 'cdk.out')).find((d) => d.startsWith('asset.') && existsSync(join(project, 'cdk.out', d, 'index.js')))!;
       const bundle = readFileSync(join(project, 'cdk.out', asset, 'index.js'), 'utf8');
       expect(bundle).toContain('availableNow');
       expect(bundle).not.toMatch(/aws-cdk-lib|constructs\/lib/);
 
+      // The README's walk-through: runs that persist under .sluice/local, then status, a second run, report, lateness.
+      const sluice = (...args: string[]) => sh('npx', ['sluice', ...args], project, 3 * MIN);
+      const start = await sh(NPM, ['start'], project, 3 * MIN);
+      expect(start).toMatchObject({ code: 0 });
+      expect(start.out).toMatch(/rows +6 in, 2 out/);
+      expect(existsSync(join(project, '.sluice', 'local'))).toBe(true);
+      const status1 = await sluice('status', 'src/query.ts');
+      expect(status1).toMatchObject({ code: 0 });
+      expect(status1.out).toMatch(/run [0-9a-f-]+: batches 0-1 .* 6 rows in, 2 out/);
+      const run2 = await sluice('run', 'src/query.ts', '--input', 'sample-2', '--sink', 's3://sluice-local/output');
+      expect(run2).toMatchObject({ code: 0 });
+      expect(run2.out).toMatch(/rows +3 in, 1 out/);
+      expect(run2.out).toMatch(/late +1 dropped by the watermark/);
+      expect(run2.out).toContain('{"window":{"start":"2026-10-01T12:20:00.000Z","end":"2026-10-01T12:30:00.000Z"},"total":3,"events":1}');
+      const status2 = await sluice('status', 'src/query.ts');
+      expect(status2).toMatchObject({ code: 0 });
+      expect(status2.out).toMatch(/batches 0-1 [\s\S]*run [0-9a-f-]+: batches 2-3 .* 3 rows in, 1 out/);
+      const report = await sluice('report', 'src/query.ts');
+      expect(report).toMatchObject({ code: 0 });
+      expect(readFileSync(join(project, 'report.html'), 'utf8')).toContain('<html');
+      const lateness = await sluice('lateness', 'src/query.ts');
+      expect(lateness).toMatchObject({ code: 0 });
+      expect(lateness.out).toMatch(/recommended: \.withWatermark\('event_time'/);
+
       // The DynamoDB sink variant, reusing the installed node_modules.
       const dynamo = join(work, 'my-dynamo-pipeline');
       expect(await sh(process.execPath, [cli, 'init', dynamo, '--sink', 'dynamodb', '--sluice', `file:${tarball}`], work, MIN)).toMatchObject({ code: 0 });
       symlinkSync(join(project, 'node_modules'), join(dynamo, 'node_modules'));
-      const dynamoTest = await sh(NPM, ['test'], dynamo, 6 * MIN);
+      // Beside it, the first project synthesized again without an address (into another folder): a warning, no actions.
+      const [dynamoTest, bareSynth] = await Promise.all([
+        sh(NPM, ['test'], dynamo, 6 * MIN),
+        sh('npx', ['cdk', 'synth', '--quiet', '--output', 'cdk.out.bare'], project, 6 * MIN),
+      ]);
       expect(dynamoTest.out).toMatch(/# pass 2\n# fail 0/);
       expect(dynamoTest.code).toBe(0);
+      expect(bareSynth).toMatchObject({ code: 0 });
+      expect(bareSynth.out).toMatch(/The alarms notify nobody: give an address with -c alarmEmail=/);
+      const bare = JSON.parse(readFileSync(join(project, 'cdk.out.bare', 'MyPipeline.template.json'), 'utf8')) as CfnTemplate;
+      expect(resourcesOf(bare, 'AWS::SNS::Topic')).toEqual([]);
+      const bareAlarms = resourcesOf(bare, 'AWS::CloudWatch::Alarm').map(([, r]) => r.Properties!);
+      expect(bareAlarms.length).toBeGreaterThanOrEqual(9);
+      for (const alarm of bareAlarms) expect(alarm.AlarmActions).toBeUndefined();
     },
     20 * MIN,
   );

@@ -169,7 +169,7 @@ describe('sluice CLI', () => {
     expect(pkg.name).toBe('my-pipeline');
     expect(pkg.dependencies).toEqual({ sluice: '0.1.0' });
     expect(pkg.devDependencies['kinesis-local']).toBeDefined();
-    expect(pkg.scripts.start).toBe('sluice run src/query.ts --source kinesis://events --input sample --sink dynamodb://my-pipeline-totals --ephemeral');
+    expect(pkg.scripts.start).toBe('sluice run src/query.ts --source kinesis://events --input sample --sink dynamodb://my-pipeline-totals');
     expect(readFileSync(join(target, 'src/query.ts'), 'utf8')).toContain('.kinesis()');
     expect(readFileSync(join(target, 'bin/app.ts'), 'utf8')).toContain("PipelineSink.dynamodb(totals, 'totals')");
     for (const f of ['src/query.ts', 'bin/app.ts', 'test/query.test.ts', 'README.md']) expect(readFileSync(join(target, f), 'utf8')).not.toMatch(/\{\{/);

@@ -4,7 +4,7 @@
  * the charts that have nothing to show, and a page that embeds everything it needs.
  * test/integration/report.test.ts renders the page in Chromium.
  */
-import { buildReport, reportCharts, type StoredProgress } from '../../lib/observe/report';
+import { GAP_INTERVALS, buildReport, reportCharts, type StoredProgress } from '../../lib/observe/report';
 import { latenessHistogram, latenessStats } from '../../lib/observe/lateness';
 
 const MIN = 60_000;
@@ -82,6 +82,21 @@ describe('the report charts', () => {
     expect(values(charts.lag, 'batch time − watermark (min)')).toEqual([10, null, 10]);
     expect(values(charts.lag, 'Kinesis: behind latest (min)')).toEqual([0, null, 2]);
     expect(values(charts.backlog, 'records waiting')).toEqual([100, null, 98]);
+  });
+
+  it(`break every line between two records more than ${GAP_INTERVALS} schedule intervals apart, and only there`, () => {
+    // Batches 0 and 1 of one run, 15 minutes to batch 2 (connected), then 31 minutes: runs were missed.
+    const at = [0, 0.1, 15, 15 + GAP_INTERVALS * 15 + 1];
+    const records = at.map((m, i) => ({ ...full(i), timestamp: new Date(T0 + m * MIN).toISOString() }));
+    const charts = byId(reportCharts(records, { intervalMs: 15 * MIN }));
+    const gapAt = (T0 + ((15 + at[3]) / 2) * MIN) / 1000;
+    expect(charts.rates.x).toEqual([...at.slice(0, 3).map((m) => (T0 + m * MIN) / 1000), gapAt, (T0 + at[3] * MIN) / 1000]);
+    for (const c of Object.values(charts).filter((c) => c.kind === 'time'))
+      for (const s of c.series) expect({ chart: c.id, series: s.label, atGap: s.values[3] }).toEqual({ chart: c.id, series: s.label, atGap: null });
+    expect(values(charts.rates, 'input rows/s')).toEqual([0, 10, 20, null, 30]);
+    // exactly GAP_INTERVALS intervals apart is still one line
+    const even = byId(reportCharts([full(0), { ...full(1), timestamp: new Date(T0 + GAP_INTERVALS * 15 * MIN).toISOString() }], { intervalMs: 15 * MIN }));
+    expect(even.rates.x).toHaveLength(2);
   });
 
   it('leave out series no record has, and say so for a chart left with nothing', () => {

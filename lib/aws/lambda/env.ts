@@ -43,7 +43,7 @@ export const ENV = {
   logValues: 'SLUICE_LOG_VALUES',
 } as const;
 
-type Env = Record<string, string | undefined>;
+export type Env = Record<string, string | undefined>;
 
 const TABLE_NAME = /^[A-Za-z0-9_.-]{3,255}$/;
 const STREAM_NAME = /^[A-Za-z0-9_.-]{1,128}$/;

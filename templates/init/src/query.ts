@@ -3,8 +3,9 @@
  * number of events, with a 10-minute watermark. In append mode a window is written once, when
  * the watermark passes its end; in update mode every run writes the windows it changed.
  *
- * The source's location is left to the runtime (the Lambda's environment, `sluice run --source`),
- * so the same query runs locally and deployed.
+ * Where it reads: {{READ_NOTE}} Deployed, the construct
+ * gives the Lambda its source (SLUICE_SOURCE_URI), which takes precedence, so the same query
+ * runs locally and deployed.
  */
 import { count, readStream, sum, window, type OutputMode, type RowOf } from 'sluice';
 
@@ -15,7 +16,7 @@ export function windowedTotals(outputMode: OutputMode = 'append') {
     .format('json')
     .schema(SCHEMA)
     .option('{{LIMIT_OPTION}}', 1000)
-    .{{READ}}()
+    .{{READ}}
     .withWatermark('event_time', '10 minutes')
     .groupBy(window('event_time', '10 minutes'))
     .agg(sum('amount').as('total'), count().as('events'))
