@@ -41,6 +41,11 @@ function positiveIntegerFor(example: string, what = 'The number'): (value: strin
 }
 const positiveInteger = positiveIntegerFor('--state-partitions 4', 'The number of state partitions');
 
+/** A flag that may be given once per input (`--input clicks=./clicks --input input1=./imps`): its values in order. */
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
 /** A positive number no greater than `max` (a fraction, a percentage). */
 function positiveNumberFor(flag: string, example: string, max = Number.POSITIVE_INFINITY): (value: string) => number {
   return (value) => {
@@ -122,12 +127,20 @@ Example:
       'one availableNow run of the query a module exports (default export: a QueryPlan, or a function returning one); prints a summary (--json: the run report). Targets AWS_ENDPOINT_URL when set (LocalStack), real AWS with --aws, otherwise the embedded local stack',
     )
     .argument('<query-module>', 'a .ts or .js module exporting the query')
-    .option('--source <uri>', "s3://bucket/prefix or kinesis://stream (default: the path in the query's load(...))")
+    .option(
+      '--source <[input=]uri>',
+      "s3://bucket/prefix or kinesis://stream (default: the path in the input's load(...) or kinesis(...)); with several inputs, once per input to move: --source clicks=s3://bucket/clicks",
+      collect,
+    )
     .option('--checkpoint <uri>', 's3://bucket/prefix of the checkpoint (default: s3://<source bucket>/_sluice/<query>/checkpoint)')
     .option('--sink <uri>', 's3://bucket/prefix[?format=...] or dynamodb://table[/key] (default: s3://<source bucket>/_sluice/<query>/output)')
     .option('--state-table <name>', 'the DynamoDB table for state and the lease', 'sluice-state')
     .option('--max-duration <interval>', 'stop starting batches when this little time is left, e.g. 10m')
-    .option('--input <folder>', "first put the folder's files into the source: new files into the S3 landing prefix, or each line as a Kinesis record")
+    .option(
+      '--input <[input=]folder>',
+      "first put the folder's files into the input's source: new files into its S3 landing prefix, or each line as a Kinesis record; with several inputs, once per input: --input clicks=./clicks",
+      collect,
+    )
     .option('--data-dir <folder>', 'where the embedded stack keeps its data between runs', '.sluice/local')
     .option('--ephemeral', 'start the embedded stack with no data directory: every run starts from nothing')
     .addOption(statePartitionsOption())
@@ -139,10 +152,17 @@ Example:
       `
 On a terminal a live line shows the batch, rows/s, watermark, backlog and time left; then a short summary.
 
+Several inputs (a stream-stream join): the query's first stream is the input named input1, each
+joined stream the input its join names (join(other, on, type, { name: 'clicks' }); default input2,
+input3, ...). Each input reads the location its load(...) or kinesis(...) gives, unless
+--source <input>=<uri> moves it; --input <input>=<folder> feeds it. A bare --input or --source is
+for a query with one input.
+
 Failure injection: SLUICE_CRASH_AT=<point>[@batch] crashes the run there (points: ${CRASH_POINTS.join(', ')}).
 
 Example:
-  npx sluice run src/query.ts --source s3://sluice-local/landing --input sample --sink dynamodb://totals`,
+  npx sluice run src/query.ts --source s3://sluice-local/landing --input sample --sink dynamodb://totals
+  npx sluice run src/ad-clicks.ts --input input1=./impressions --input clicks=./clicks`,
     )
     .action(async (modulePath: string, o: RunOptions) => done(await commands().runQuery(modulePath, o)));
 
@@ -282,16 +302,21 @@ function packageVersion(): string {
   return '0.0.0';
 }
 
+/** The flags a command takes once per input of the query (bin/commands.ts valuesByInput checks them). */
+const PER_INPUT_FLAGS: Readonly<Record<string, readonly string[]>> = { run: ['--input', '--source'] };
+
 /**
  * A flag given twice: commander keeps the last value and drops the first without a word (a second
- * --input replaced the first). No flag of sluice's takes several values, so a repeat is refused.
+ * --input replaced the first). Only the flags a command takes once per input may repeat; any other
+ * repeat is refused.
  */
 function repeatedFlag(argv: readonly string[]): string | null {
   const seen = new Set<string>();
+  const repeatable = PER_INPUT_FLAGS[argv[0]] ?? [];
   for (const arg of argv) {
     if (arg === '--') break;
     const flag = /^(--[a-z][a-z0-9-]*)(=|$)/.exec(arg)?.[1];
-    if (!flag) continue;
+    if (!flag || repeatable.includes(flag)) continue;
     if (seen.has(flag)) return flag;
     seen.add(flag);
   }

@@ -6,7 +6,7 @@
  * project end to end).
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from '../helpers/cli';
@@ -72,10 +72,91 @@ describe('sluice CLI', () => {
     expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^sluice: query module .*missing\.ts does not exist .*e\.g\. src\/query\.ts$/)]);
   });
 
-  it('a flag given twice is exit 2 (the second --input used to replace the first without a word)', async () => {
-    const r = await inProcess('run', 'q.ts', '--input', './impressions', '--input', './clicks');
+  it('a flag given twice is exit 2, except the flags run takes once per input', async () => {
+    const r = await inProcess('run', 'q.ts', '--sink', 's3://b/one', '--sink', 's3://b/two');
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('sluice: --input is given more than once, and only one value is taken: give it once');
+    expect(r.stderr).toContain('sluice: --sink is given more than once, and only one value is taken: give it once');
+    const s = await inProcess('status', '--checkpoint', 's3://b/c', '--source', 's3://b/one', '--source', 's3://b/two');
+    expect(s.code).toBe(2);
+    expect(s.stderr).toContain('sluice: --source is given more than once');
+  });
+
+  describe('--input and --source by input name', () => {
+    const reader = `require(${JSON.stringify(join(__dirname, '..', '..', 'lib', 'engine', 'query', 'reader.ts'))}).readStream`;
+    let joinQuery: string;
+    let oneInput: string;
+    let folder: string;
+    beforeAll(() => {
+      joinQuery = join(dir, 'ad-clicks.js');
+      writeFileSync(
+        joinQuery,
+        `const rs = ${reader};
+const impressions = rs.format('json').schema('adId STRING, impressionTime TIMESTAMP').load('s3://my-bucket/impressions/').withWatermark('impressionTime', '10 seconds');
+const clicks = rs.format('json').schema('clickAdId STRING, clickTime TIMESTAMP').load('s3://my-bucket/clicks/').withWatermark('clickTime', '20 seconds');
+exports.default = impressions.join(clicks, { left: 'adId', right: 'clickAdId' }, 'inner', { name: 'clicks' }).writeStream.outputMode('append').queryName('ad-clicks').plan();`,
+      );
+      oneInput = join(dir, 'one-input.js');
+      writeFileSync(oneInput, `exports.default = ${reader}.format('json').schema('id STRING').load('s3://my-bucket/in').writeStream.queryName('one').plan();`);
+      folder = join(dir, 'feed');
+      mkdirSync(folder, { recursive: true });
+    });
+    const line = (stderr: string) => {
+      const lines = stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      return lines[0];
+    };
+
+    it('a bare --input on a query with two inputs is exit 2 naming the inputs and the fix', async () => {
+      const r = await inProcess('run', joinQuery, '--input', folder, '--ephemeral');
+      expect(r.code).toBe(2);
+      expect(line(r.stderr)).toBe(
+        `sluice: --input ${folder} names no input, but query ad-clicks reads 2 inputs (input1 (its first stream), clicks): name the one it feeds, e.g. --input clicks=./folder`,
+      );
+    });
+    it('an unknown input name is exit 2 listing the names', async () => {
+      const r = await inProcess('run', joinQuery, '--input', `impressions=${folder}`, '--ephemeral');
+      expect(r.code).toBe(2);
+      expect(line(r.stderr)).toBe(
+        `sluice: --input impressions=${folder}: query ad-clicks has no input named impressions; its inputs are input1 (its first stream), clicks: write --input <input>=./folder with one of them`,
+      );
+    });
+    it('the same input named twice is exit 2', async () => {
+      const r = await inProcess('run', joinQuery, '--input', `clicks=${folder}`, '--input', `clicks=${folder}`, '--ephemeral');
+      expect(r.code).toBe(2);
+      expect(line(r.stderr)).toBe(
+        `sluice: --input clicks=${folder}: input clicks is given more than once: give each input once (input1 (its first stream), clicks)`,
+      );
+    });
+    it('two bare --input on a one-input query is exit 2 (the second used to replace the first)', async () => {
+      const r = await inProcess('run', oneInput, '--input', folder, '--input', folder, '--ephemeral');
+      expect(r.code).toBe(2);
+      expect(line(r.stderr)).toContain('input input1 is given more than once: give each input once');
+    });
+    it('a named folder that is not a folder is exit 2 naming it', async () => {
+      const r = await inProcess('run', joinQuery, '--input', `clicks=${join(dir, 'no-such-folder')}`, '--ephemeral');
+      expect(r.code).toBe(2);
+      expect(line(r.stderr)).toBe(
+        `sluice: --input clicks=${join(dir, 'no-such-folder')}: ${join(dir, 'no-such-folder')} is not a folder: give a folder whose files are the input, e.g. --input ./sample`,
+      );
+    });
+    it('--source takes names too: unknown names, bare values and a wrong kind for a named input are exit 2', async () => {
+      const unknown = await inProcess('run', joinQuery, '--source', 'views=s3://my-bucket/views', '--ephemeral');
+      expect(unknown.code).toBe(2);
+      expect(line(unknown.stderr)).toContain('--source views=s3://my-bucket/views: query ad-clicks has no input named views');
+      const bare = await inProcess('run', joinQuery, '--source', 's3://my-bucket/views', '--ephemeral');
+      expect(bare.code).toBe(2);
+      expect(line(bare.stderr)).toContain('--source s3://my-bucket/views names no input, but query ad-clicks reads 2 inputs');
+      const kind = await inProcess('run', joinQuery, '--source', 'clicks=kinesis://clicks', '--ephemeral');
+      expect(kind.code).toBe(2);
+      expect(line(kind.stderr)).toBe(
+        "sluice: input clicks of query ad-clicks reads files from S3, but --source kinesis://clicks is a Kinesis stream: give --source clicks=s3://bucket/prefix, or read .format('kinesis') in the query",
+      );
+    });
+    it('run --help says how each input is named and located', async () => {
+      const r = await inProcess('run', '--help');
+      expect(r.stdout).toMatch(/first stream is the input named input1/);
+      expect(r.stdout).toContain('--input <input>=<folder> feeds it');
+    });
   });
 
   describe('when --source does not fit the query', () => {
