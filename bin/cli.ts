@@ -15,6 +15,7 @@ import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 
 import { CRASH_POINTS, parseCrashPlan } from '../lib/engine/testing/crash';
 import { InvalidOptionError, InvalidQueryError, SluiceError } from '../lib/engine/errors';
 import type { ConformanceCliOptions, LatenessCliOptions, ReportCliOptions, RunOptions, StatusCliOptions } from './commands';
+import type { ShowCliOptions } from './show';
 import { initProject, INIT_SINKS, INIT_SOURCES } from './init';
 
 export { EXIT_CODES } from './exit-codes';
@@ -22,6 +23,12 @@ import { EXIT_CODES } from './exit-codes';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const commands = () => require('./commands') as typeof import('./commands');
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const loadShow = () => require('./show') as typeof import('./show');
+
+/** sluice show's views (bin/show.ts SHOW_VIEWS, repeated here so that help loads nothing else). */
+const SHOW_VIEWS = ['outputs', 'dead-letters', 'checkpoint', 'state'] as const;
+type ShowView = (typeof SHOW_VIEWS)[number];
 
 const EXIT_HELP = `
 Exit codes:
@@ -242,6 +249,57 @@ Example:
     .addHelpText('after', '\nExample:\n  npx sluice lateness --source s3://sluice-local/landing --column event_time --since 7d')
     .action(async (modulePath: string | undefined, o: LatenessCliOptions) => done(await commands().latenessCommand(modulePath, o)));
 
+  const showCmd = program
+    .command('show')
+    .description(
+      "read what a run wrote, where `run` put it: the sink's rows (outputs), the dead letters with their reasons (dead-letters), the checkpoint's entries (checkpoint), the state of a grouping key (state)",
+    )
+    .addHelpText(
+      'after',
+      `
+Each view takes the query module (the locations are found as run finds them) or the flags it names.
+
+Example:
+  npx sluice show outputs src/query.ts
+  npx sluice show dead-letters src/query.ts
+  npx sluice show checkpoint src/query.ts --entry offsets/0
+  npx sluice show state src/query.ts --key alice`,
+    );
+  const showViews: Record<ShowView, string> = {
+    outputs: "the sink's objects and the rows in them (S3), or its items (DynamoDB)",
+    'dead-letters': 'the dead-letter objects, and each record with its reason and source location (file and line, or shard and sequence number)',
+    checkpoint: "the checkpoint's entries (metadata, offsets/N, commits/N, progress/N, sources/...); --entry prints one",
+    state: 'the state rows (per stateful operator) whose grouping values include --key, after the last committed batch',
+  };
+  for (const view of SHOW_VIEWS) {
+    const sub = showCmd
+      .command(view)
+      .description(showViews[view])
+      .argument('[query-module]', 'the query module, as for run (or give the locations as flags)')
+      .option('--source <[input=]uri>', "as for run: the default checkpoint and sink are under the first input's bucket", collect)
+      .option('--checkpoint <uri>', 's3://bucket/prefix of the checkpoint (default: as run picks it)');
+    if (view === 'outputs') sub.option('--sink <uri>', 's3://bucket/prefix or dynamodb://table[/queryKey] (default: as run picks it)');
+    if (view === 'dead-letters')
+      sub.option('--dead-letter <uri>', 's3://bucket/prefix of the dead letters (default: <checkpoint>-dead-letter, as run writes them)');
+    if (view === 'checkpoint') sub.option('--entry <name>', 'print this entry, e.g. offsets/3, commits/3, progress/3 or metadata');
+    if (view === 'state') {
+      sub
+        .requiredOption('--key <value>', 'a grouping value, e.g. the user of groupBy(window(...), "user"): the rows whose key includes it')
+        .option('--state-table <name>', 'the DynamoDB table of state (as for run)', 'sluice-state');
+    }
+    if (view !== 'checkpoint' && view !== 'state')
+      sub.addOption(new Option('--limit <n>', 'print at most n rows or records (a positive integer)').argParser(positiveIntegerFor('--limit 50')).default(20));
+    sub
+      .option('--json', 'print what is shown as JSON')
+      .option('--data-dir <folder>', 'where the embedded stack keeps its data (as for run)', '.sluice/local')
+      .addOption(awsOption())
+      .addHelpText(
+        'after',
+        `\nExample:\n  npx sluice show ${view} src/query.ts${view === 'state' ? ' --key alice' : view === 'checkpoint' ? ' --entry commits/0' : ''}`,
+      )
+      .action(async (modulePath: string | undefined, o: ShowCliOptions) => done(await loadShow().show(view, modulePath, o)));
+  }
+
   const conf = program
     .command('conformance')
     .description('run conformance cases (the executable spec, FORMAT.md) through the code a deployed pipeline runs')
@@ -274,19 +332,30 @@ Example:
         done(await commands().conformance(sub, files, o));
       });
   }
-  // A command group without its subcommand prints its help and is a usage error.
-  conf.action(() => {
-    conf.outputHelp({ error: true });
-    done(EXIT_CODES.usage);
-  });
+  // A command group without its subcommand prints its help, and with an unknown one says which
+  // it has: both usage errors.
+  for (const group of [conf, showCmd]) {
+    group.allowExcessArguments(true).action(() => {
+      const sub = group.args[0] as string | undefined;
+      if (sub === undefined) group.outputHelp({ error: true });
+      else {
+        const names = group.commands.map((c) => c.name());
+        console.error(
+          `sluice: unknown command '${group.name()} ${sub}': sluice ${group.name()} has ${names.join(', ')}: write e.g. sluice ${group.name()} ${names[0]} (run "sluice ${group.name()} --help" for usage)`,
+        );
+      }
+      done(EXIT_CODES.usage);
+    });
+  }
   for (const c of program.commands)
     c.exitOverride()
       .configureOutput({ outputError: (text, write) => write(`sluice: ${text.replace(/^error: /, '')}`) })
       .showHelpAfterError(`(run "sluice ${c.name()} --help" for usage)`);
-  for (const c of conf.commands)
-    c.exitOverride()
-      .configureOutput({ outputError: (text, write) => write(`sluice: ${text.replace(/^error: /, '')}`) })
-      .showHelpAfterError(`(run "sluice conformance ${c.name()} --help" for usage)`);
+  for (const group of [conf, showCmd])
+    for (const c of group.commands)
+      c.exitOverride()
+        .configureOutput({ outputError: (text, write) => write(`sluice: ${text.replace(/^error: /, '')}`) })
+        .showHelpAfterError(`(run "sluice ${group.name()} ${c.name()} --help" for usage)`);
   return program;
 }
 
@@ -303,7 +372,7 @@ function packageVersion(): string {
 }
 
 /** The flags a command takes once per input of the query (bin/commands.ts valuesByInput checks them). */
-const PER_INPUT_FLAGS: Readonly<Record<string, readonly string[]>> = { run: ['--input', '--source'] };
+const PER_INPUT_FLAGS: Readonly<Record<string, readonly string[]>> = { run: ['--input', '--source'], show: ['--source'] };
 
 /**
  * A flag given twice: commander keeps the last value and drops the first without a word (a second

@@ -8,7 +8,7 @@ import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { parseCase, type ConformanceCase } from '../lib/conformance/case';
 import { compareCase, type CaseResult } from '../lib/conformance/results';
 import { parseCrashPlan } from '../lib/engine/testing/crash';
-import { InvalidOptionError } from '../lib/engine/errors';
+import { InvalidOptionError, SluiceError } from '../lib/engine/errors';
 import type { QueryPlan } from '../lib/engine/plan/types';
 import { connectionFromEnv, createClients } from '../lib/aws/clients';
 import type { AwsConnection } from '../lib/aws/config';
@@ -43,10 +43,10 @@ import { SEED_FILES, showTotals, windowedTotals } from '../examples/windowed-tot
 export { EXIT_CODES } from './exit-codes';
 import { EXIT_CODES } from './exit-codes';
 
-type Service = 'dynamodb' | 's3' | 'kinesis';
+export type Service = 'dynamodb' | 's3' | 'kinesis';
 
 /** The endpoint to use: AWS_ENDPOINT_URL (LocalStack), real AWS (--aws), or the embedded stack. */
-async function connect(aws: boolean | undefined, services: Service[], dataDir?: string): Promise<{ conn: AwsConnection; stack?: LocalStack }> {
+export async function connect(aws: boolean | undefined, services: Service[], dataDir?: string): Promise<{ conn: AwsConnection; stack?: LocalStack }> {
   const fromEnv = connectionFromEnv(process.env);
   if (fromEnv) return { conn: fromEnv };
   if (aws) return { conn: { region: process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1' } };
@@ -121,8 +121,17 @@ export async function exampleSeedKinesis(aws: boolean | undefined, dataDir?: str
 // ------------------------------------------------------------------------------------------ run
 
 /** Loads a query module; a .ts one through tsx (a dependency), unless TypeScript loads already. */
-async function loadPlan(modulePath: string): Promise<QueryPlan> {
-  return loadQueryModule(modulePath);
+export async function loadPlan(modulePath: string): Promise<QueryPlan> {
+  try {
+    return loadQueryModule(modulePath);
+  } catch (e) {
+    if (e instanceof SluiceError) throw e; // a missing module, no query exported, a query refused: already one line
+    // a syntax error, a failed import, a throw at load: one line, not a stack trace (exit 2)
+    const first = (e instanceof Error ? e.message : String(e)).split('\n').find((l) => l.trim() !== '') ?? 'no message';
+    throw new InvalidOptionError(
+      `query module ${modulePath} failed to load (${e instanceof Error ? e.name : typeof e}: ${first.trim()}): fix the module; node --import tsx ${modulePath} shows the whole error`,
+    );
+  }
 }
 
 function inputFiles(dir: string): string[] {
@@ -217,7 +226,7 @@ export function valuesByInput(plan: QueryPlan, flag: string, given: string | rea
 }
 
 /** Where a query reads, keeps its checkpoint and writes: the flags, else the query's load(...) path and the defaults under `_sluice/<query>`. */
-function locationsOf(
+export function locationsOf(
   plan: QueryPlan,
   o: { source?: string | readonly string[]; checkpoint?: string; sink?: string },
 ): { source: SourceLocation; inputs: SourceLocation[]; checkpoint: S3Location; sink: SinkLocation } {
@@ -397,8 +406,20 @@ export async function runQuery(modulePath: string, o: RunOptions): Promise<numbe
       throw e;
     });
     const dl = deadLetterLocation(cfg);
+    // from source (this repository) the CLI is `npm run sluice --`; from the package, `npx sluice`
+    const cli = __filename.endsWith('.ts') ? 'npm run sluice --' : 'npx sluice';
+    const flags = [
+      ...(o.source ?? []).map((s) => `--source ${s}`),
+      ...(o.checkpoint ? [`--checkpoint ${o.checkpoint}`] : []),
+      ...(o.sink ? [`--sink ${o.sink}`] : []),
+      ...(stack && o.dataDir !== '.sluice/local' ? [`--data-dir ${o.dataDir}`] : []),
+      ...(o.aws ? ['--aws'] : []),
+    ];
     display.finish(report, {
-      output: describeSink(sink),
+      // a DynamoDB sink keeps the rows under the URI's query key, else the checkpoint's query id
+      output: sink.kind === 'dynamodb' && !sink.queryKey ? `${describeSink(sink)}/${report.queryId}` : describeSink(sink),
+      // an --ephemeral stack is gone when the run ends: nothing to read back
+      readBack: stack && o.ephemeral ? undefined : `${cli} show outputs|dead-letters|checkpoint ${modulePath}${flags.length ? ` ${flags.join(' ')}` : ''}`,
       checkpoint: `s3://${checkpoint.bucket}/${checkpoint.prefix}`,
       deadLetters: `s3://${dl.bucket}/${dl.prefix}`,
       elapsedMs: Date.now() - startedMs,

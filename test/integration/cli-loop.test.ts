@@ -102,3 +102,125 @@ exports.default = impressions.join(clicks, { left: 'adId', right: 'clickAdId' },
     ]);
   });
 });
+
+describe('sluice show reads back what a run wrote', () => {
+  const bucket = uniqueName('sluice-show');
+  const table = uniqueName('sluice-show-state');
+  const sinkTable = uniqueName('sluice-show-sink');
+  let query: string;
+  const source = () => `s3://${bucket}/landing`;
+  const at = (q: string, ...more: string[]) => [q, query, '--source', source(), ...more];
+
+  beforeAll(async () => {
+    const clients = cliClients();
+    await Promise.all([ensureBucket(clients.s3, bucket), ensureStateTable(clients.dynamodb, table), ensureStateTable(clients.dynamodb, sinkTable)]);
+    clients.destroy();
+    query = join(dir, 'user-totals.js');
+    writeFileSync(
+      query,
+      `const { readStream, window, sum } = { readStream: ${READER}, ...require(${JSON.stringify(join(__dirname, '..', '..', 'lib', 'engine', 'query', 'functions.ts'))}) };
+exports.default = readStream.format('json').schema('user STRING, event_time TIMESTAMP, amount DOUBLE').load()
+  .withWatermark('event_time', '10 minutes').groupBy(window('event_time', '10 minutes'), 'user').agg(sum('amount').as('total'))
+  .writeStream.outputMode('update').queryName('user-totals').plan();`,
+    );
+  });
+
+  it('the summary says where the output and the dead letters went; show lists them, the checkpoint and the state of a key', async () => {
+    const input = folder('users', {
+      '001.json': [
+        { user: 'alice', event_time: '2026-10-01 12:00:00', amount: 5 },
+        { user: 'bob', event_time: '2026-10-01 12:01:00', amount: 2 },
+        { user: 'alice', event_time: '2026-10-01 12:02:00', amount: 3 },
+      ],
+    });
+    writeFileSync(join(input, '002.json'), '{"user":"carol","event_time":"2026-10-01 12:03:00","amount":1}\nnot json\n');
+    const home = `s3://${bucket}/_sluice/user-totals`;
+    const run = await sluice('run', query, '--source', source(), '--input', input, '--state-table', table);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`  dead letters  1 (in ${home}/checkpoint-dead-letter/malformed/)\n`);
+    expect(run.stdout).toContain(`  output        ${home}/output\n`);
+    expect(run.stdout).toContain(`  read back     npm run sluice -- show outputs|dead-letters|checkpoint ${query} --source ${source()}\n`);
+
+    // outputs: the one data batch's object holds the three groups' rows (update mode emits them at once)
+    const outputs = JSON.parse((await sluice('show', ...at('outputs', '--json'))).stdout);
+    expect(outputs.sink).toBe(`${home}/output`);
+    const rows = outputs.rows.map((r: { row: { user: string; total: number } }) => [r.row.user, r.row.total]).sort();
+    expect(rows).toEqual([
+      ['alice', 8],
+      ['bob', 2],
+      ['carol', 1],
+    ]);
+    expect(outputs.rows.every((r: { batchId: number }) => r.batchId === 0)).toBe(true);
+    const outText = await sluice('show', ...at('outputs'));
+    expect(outText.code).toBe(0);
+    expect(outText.stdout).toContain(`${home}/output: `);
+    expect(outText.stdout).toMatch(/batch-0000000000\.jsonl {2}\{"window":.*"user":"alice".*"total":8\}/);
+
+    // dead letters: the line that is not JSON, with its file, line and reason
+    const dl = await sluice('show', ...at('dead-letters'));
+    expect(dl.code).toBe(0);
+    expect(dl.stdout).toContain(`${home}/checkpoint-dead-letter/: 1 object, 1 record`);
+    expect(dl.stdout).toMatch(/^malformed batch 0 {2}landing\/002\.json line 2: malformed JSON .*\n {2}not json$/m);
+    const dlJson = JSON.parse((await sluice('show', ...at('dead-letters', '--json'))).stdout);
+    expect(dlJson.records).toEqual([expect.objectContaining({ kind: 'malformed', batchId: 0, source: 'landing/002.json line 2' })]);
+
+    // checkpoint: its entries, and one printed
+    const ck = JSON.parse((await sluice('show', ...at('checkpoint', '--json'))).stdout);
+    expect(ck.checkpoint).toBe(`${home}/checkpoint`);
+    expect(ck.latestCommitBatch).toBeGreaterThanOrEqual(0);
+    expect(ck.entries.map((e: { entry: string }) => e.entry)).toEqual(expect.arrayContaining(['metadata', 'offsets/0', 'commits/0', 'progress/0']));
+    const commit = JSON.parse((await sluice('show', ...at('checkpoint', '--entry', 'commits/0', '--json'))).stdout);
+    expect(commit.body).toMatchObject({ batchId: 0, queryId: ck.queryId });
+    const noEntry = await sluice('show', ...at('checkpoint', '--entry', 'commits/99'));
+    expect(noEntry.code).toBe(2);
+    expect(noEntry.stderr).toContain(`--entry commits/99: ${home}/checkpoint has no entry commits/99`);
+
+    // state: alice's one group, read through the state store
+    const state = JSON.parse((await sluice('show', ...at('state', '--key', 'alice', '--state-table', table, '--json'))).stdout);
+    expect(state.rows).toHaveLength(1);
+    expect(state.rows[0]).toMatchObject({ operatorId: 'op0', kind: 'aggregate', group: '[2026-10-01T12:00:00.000Z, 2026-10-01T12:10:00.000Z), "alice"' });
+    const byWindow = JSON.parse((await sluice('show', ...at('state', '--key', '2026-10-01T12:00:00Z', '--state-table', table, '--json'))).stdout);
+    expect(byWindow.rows.map((r: { group: string }) => r.group.split(', ').pop()).sort()).toEqual(['"alice"', '"bob"', '"carol"']);
+    const none = await sluice('show', ...at('state', '--key', 'dave', '--state-table', table));
+    expect(none.stdout).toMatch(/state of key "dave" after batch \d+ \(table .*\): 0 rows/);
+  });
+
+  it('with a DynamoDB sink the summary names the table and query key, and show outputs reads its items', async () => {
+    const input = folder('users-ddb', { '001.json': [{ user: 'erin', event_time: '2026-10-01 12:00:00', amount: 4 }] });
+    const checkpoint = `s3://${bucket}/ddb/checkpoint`;
+    const run = await sluice(
+      'run',
+      query,
+      '--source',
+      `s3://${bucket}/landing-ddb`,
+      '--input',
+      input,
+      '--checkpoint',
+      checkpoint,
+      '--sink',
+      `dynamodb://${sinkTable}`,
+      '--state-table',
+      table,
+      '--json',
+    );
+    expect(run.code).toBe(0);
+    const queryId = JSON.parse(run.stdout).queryId as string;
+    const text = await sluice(
+      'run',
+      query,
+      '--source',
+      `s3://${bucket}/landing-ddb`,
+      '--checkpoint',
+      checkpoint,
+      '--sink',
+      `dynamodb://${sinkTable}`,
+      '--state-table',
+      table,
+    );
+    expect(text.stdout).toContain(`  output        dynamodb://${sinkTable}/${queryId}\n`);
+    expect(text.stdout).toContain(`  dead letters  0 (would go to s3://${bucket}/ddb/checkpoint-dead-letter/malformed/)\n`);
+    const shown = JSON.parse((await sluice('show', 'outputs', query, '--checkpoint', checkpoint, '--sink', `dynamodb://${sinkTable}`, '--json')).stdout);
+    expect(shown.sink).toBe(`dynamodb://${sinkTable}/${queryId}`);
+    expect(shown.rows.map((r: { row: { user: string; total: number } }) => [r.row.user, r.row.total])).toEqual([['erin', 4]]);
+  });
+});
