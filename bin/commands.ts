@@ -33,7 +33,7 @@ import type { RunReport } from '../lib/engine/run/types';
 import { partitionedRunReport, runPartitioned } from '../lib/engine/schedule/driver';
 import { loadQueryModule, WorkerPool } from '../lib/local/workers';
 import { createRunDisplay } from '../lib/observe/progress-line';
-import { analyseStatus, batchCells, loadStatus, runHeading, STATUS_COLUMNS, statusHeader, verdictLine } from '../lib/observe/status';
+import { analyseStatus, loadStatus, renderStatus } from '../lib/observe/status';
 import { prepareConformance, runCase, type ConformanceOptions } from '../lib/conformance/runner';
 import { putJsonRecords } from '../lib/conformance/kinesis';
 import { ensureBucket, ensureStateTable, ensureStream } from '../lib/local/resources';
@@ -475,16 +475,7 @@ export async function status(modulePath: string | undefined, o: StatusCliOptions
       console.log(JSON.stringify({ checkpoint: `s3://${checkpoint.bucket}/${checkpoint.prefix}`, ...a }, null, 2));
       return EXIT_CODES.ok;
     }
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const Table = require('cli-table3') as typeof import('cli-table3');
-    // No colours: the same text on a terminal and in a file.
-    const table = new Table({ head: [...STATUS_COLUMNS], style: { head: [], border: [] } });
-    for (const run of a.runs) {
-      table.push([{ colSpan: STATUS_COLUMNS.length, content: runHeading(run, intervalMs) }]);
-      for (const b of run.batches) table.push(batchCells(b));
-    }
-    const lines = [...statusHeader(a, `s3://${checkpoint.bucket}/${checkpoint.prefix}`), ...(a.runs.length ? [table.toString()] : []), verdictLine(a)];
-    console.log(lines.join('\n'));
+    console.log(renderStatus(a, `s3://${checkpoint.bucket}/${checkpoint.prefix}`, intervalMs));
     return EXIT_CODES.ok;
   } finally {
     clients.destroy();
