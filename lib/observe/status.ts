@@ -477,7 +477,7 @@ export function renderStatus(a: StatusAnalysis, where: string, intervalMs: numbe
       // no room left above the words: narrow the widest column (a word then is cut)
       widths[most > 0 ? slack.indexOf(most) : widths.indexOf(Math.max(...widths))]--;
     }
-    const fit = (cell: string, w: number) =>
+    const wrapCell = (cell: string, w: number) =>
       len(cell) <= w
         ? cell
         : cell
@@ -507,7 +507,7 @@ export function renderStatus(a: StatusAnalysis, where: string, intervalMs: numbe
     for (const run of a.runs) {
       lines.push(...wrapLine(runHeading(run, intervalMs), width));
       const t = table();
-      for (const b of run.batches) t.push(batchCells(b).map((c, i) => fit(c, widths[i])));
+      for (const b of run.batches) t.push(batchCells(b).map((c, i) => wrapCell(c, widths[i])));
       lines.push(...render(t));
     }
     const tagged = a.runs.flatMap((r) => r.batches);
