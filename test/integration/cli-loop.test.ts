@@ -4,13 +4,15 @@
  * The CLI runs in this process (main(argv), output captured), as test/integration/status-cli.test.ts
  * runs it; every expectation is worked out from the input written here.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { cliEnv, runCli } from '../helpers/cli';
 import { connectionFromEnv, createClients } from '../../lib/aws/clients';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
+import { S3CheckpointStore } from '../../lib/aws/s3/checkpoint';
+import type { StreamingProgress } from '../../lib/engine/progress';
 import { testConnection, uniqueName } from '../helpers/stack';
 
 const sluice = (...args: string[]) => runCli(args, cliEnv(testConnection(), 's3'));
@@ -222,5 +224,63 @@ exports.default = readStream.format('json').schema('user STRING, event_time TIME
     const shown = JSON.parse((await sluice('show', 'outputs', query, '--checkpoint', checkpoint, '--sink', `dynamodb://${sinkTable}`, '--json')).stdout);
     expect(shown.sink).toBe(`dynamodb://${sinkTable}/${queryId}`);
     expect(shown.rows.map((r: { row: { user: string; total: number } }) => [r.row.user, r.row.total])).toEqual([['erin', 4]]);
+  });
+});
+
+describe("the progress record's sources[].metrics count what a run read", () => {
+  it.each([
+    ['the single executor', [] as string[]],
+    ['a partitioned run on worker threads', ['--workers', '2']],
+  ])('through %s: 6 files, their bytes and their lines', async (_name, extra) => {
+    const bucket = uniqueName('sluice-metrics');
+    const table = uniqueName('sluice-metrics-state');
+    const clients = cliClients();
+    await Promise.all([ensureBucket(clients.s3, bucket), ensureStateTable(clients.dynamodb, table)]);
+    const query = join(dir, 'metrics-count.js');
+    writeFileSync(
+      query,
+      `const { readStream, window, count } = { readStream: ${READER}, ...require(${JSON.stringify(join(__dirname, '..', '..', 'lib', 'engine', 'query', 'functions.ts'))}) };
+exports.default = readStream.format('json').schema('user STRING, event_time TIMESTAMP').option('maxFilesPerTrigger', 4).load()
+  .withWatermark('event_time', '10 minutes').groupBy(window('event_time', '10 minutes'), 'user').agg(count().as('n'))
+  .writeStream.outputMode('update').queryName('metrics-count').plan();`,
+    );
+    // 6 files of 1 to 6 lines, one of them not JSON (a dead letter, still a record read)
+    const files: Record<string, object[]> = {};
+    for (let f = 1; f <= 6; f++) files[`00${f}.json`] = Array.from({ length: f }, (_, k) => ({ user: `u${k}`, event_time: `2026-10-01 12:0${f}:00` }));
+    const input = folder(`metrics-${extra.length}`, files);
+    writeFileSync(join(input, '006.json'), `${files['006.json'].map((r) => JSON.stringify(r)).join('\n')}\nnot json\n`);
+    const sizes = Object.keys(files).map((n) => readFileSync(join(input, n)).length);
+    const checkpoint = `s3://${bucket}/checkpoint`;
+    const r = await sluice(
+      'run',
+      query,
+      '--source',
+      `s3://${bucket}/landing`,
+      '--input',
+      input,
+      '--checkpoint',
+      checkpoint,
+      '--state-table',
+      table,
+      '--json',
+      ...extra,
+    );
+    expect(r.code).toBe(0);
+    // the records as the checkpoint keeps them (progress/N), whichever scheduler wrote them
+    const store = new S3CheckpointStore({ client: clients.s3, bucket, prefix: 'checkpoint', conditionalWrites: false });
+    const head = await store.head();
+    const records: StreamingProgress[] = [];
+    for (let b = 0; b <= head.latestCommitBatch; b++) records.push((await store.readProgress(b)) as unknown as StreamingProgress);
+    clients.destroy();
+    const metrics = records.map((p) => p.sources[0].metrics);
+    // maxFilesPerTrigger 4: batch 0 reads 4 files, batch 1 the other 2, then a no-data batch reads none
+    expect(metrics.map((m) => m.filesRead)).toEqual([4, 2, ...metrics.slice(2).map(() => 0)]);
+    expect(metrics.reduce((a, m) => a + (m.filesRead ?? 0), 0)).toBe(6);
+    expect(metrics.map((m) => m.bytesRead)).toEqual([sizes.slice(0, 4).reduce((a, n) => a + n, 0), sizes[4] + sizes[5], ...metrics.slice(2).map(() => 0)]);
+    // 1 + 2 + 3 + 4 lines, then 5 + 6 and the line that is not JSON
+    expect(metrics.map((m) => m.recordsRead)).toEqual([10, 12, ...metrics.slice(2).map(() => 0)]);
+    expect(records.map((p) => p.numInputRows)).toEqual([10, 11, ...metrics.slice(2).map(() => 0)]);
+    // and the backlog beside them: what was waiting after each batch
+    expect(metrics.map((m) => m.files)).toEqual([2, 0, ...metrics.slice(2).map(() => 0)]);
   });
 });

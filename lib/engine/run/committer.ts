@@ -148,9 +148,16 @@ export class BatchCommitter {
     const stateRowsByOperator = rt.operators.map((_, i) => progress.stateRowsByOperator[i] + outcome.operators[i].stateRowsDelta);
     const commit = this.commitEntry(ctx.queryId, entry, progress, outcome.read, stateRowsByOperator);
     const backlog: Array<SourceBacklog | undefined> = [];
+    const filesRead: Array<number | undefined> = [];
     for (let i = 0; i < rt.sources.length; i++) {
       const src = rt.sources[i];
-      backlog.push(batch.start.targets !== undefined && src.backlog ? await src.backlog(commit.offsets[i] ?? null, batch.start.targets[i] ?? null) : undefined);
+      const known = batch.start.targets !== undefined && src.backlog !== undefined;
+      backlog.push(known ? await src.backlog!(commit.offsets[i] ?? null, batch.start.targets![i] ?? null) : undefined);
+      // the files a batch read are the backlog between its start and end offsets (from the run's
+      // listing; a Kinesis source tells records, not files, and its reads count those)
+      const [from, to] = [entry.startOffsets[i] ?? null, entry.offsets[i] ?? null];
+      const moved = to !== null && JSON.stringify(from) !== JSON.stringify(to);
+      filesRead.push(!known ? undefined : moved ? (await src.backlog!(from, to)).files : backlog[i]?.files === undefined ? undefined : 0);
     }
     const operators: OperatorFigures[] = rt.operators.map((_, i) => ({
       stateRows: stateRowsByOperator[i],
@@ -169,6 +176,7 @@ export class BatchCommitter {
       keepsLateRows: deps.lateRows !== undefined,
       storeStats: state.kind === 'changes' ? diffStats(state.statsBefore, storeStats(rt)) : state.storeStats,
       backlog,
+      filesRead,
       start: batch.start,
       durations: { getBatch: tRead - ctx.computeStartMs, addBatch: tAdd - tRead, stateCommit: tState - tAdd },
     });
