@@ -75,6 +75,22 @@ const workersOption = () =>
     'run each run partitioned on n worker threads: plan, read, partition and commit tasks, as the deployed state machine runs them (a positive integer)',
   ).argParser(positiveInteger);
 
+/**
+ * Commander's usage errors as one line: `sluice: <what is wrong> (<likely fix>) (run "<help>" for
+ * usage)`, its suggestion ("Did you mean --source?") joined onto the line.
+ */
+function oneLineError(help: string): (text: string, write: (s: string) => void) => void {
+  return (text, write) =>
+    write(
+      `sluice: ${text
+        .replace(/^error: /, '')
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean)
+        .join(' ')} (run "${help}" for usage)\n`,
+    );
+}
+
 // ---------------------------------------------------------------------------------- the program
 
 /** The CLI's commands; `run` receives each command's exit code. */
@@ -82,11 +98,10 @@ export function buildProgram(done: (code: number) => void, version = '0.0.0'): C
   const program = new Command('sluice')
     .description('Spark Structured Streaming-style availableNow runs on AWS Lambda, and the tools to build, run and test them')
     .version(version, '-V, --version')
-    .showHelpAfterError('(run with --help for usage)')
     .showSuggestionAfterError(true)
     .addHelpText('after', EXIT_HELP)
     .exitOverride()
-    .configureOutput({ outputError: (text, write) => write(`sluice: ${text.replace(/^error: /, '')}`) });
+    .configureOutput({ outputError: oneLineError('sluice --help') });
 
   program
     .command('init')
@@ -347,15 +362,9 @@ Example:
       done(EXIT_CODES.usage);
     });
   }
-  for (const c of program.commands)
-    c.exitOverride()
-      .configureOutput({ outputError: (text, write) => write(`sluice: ${text.replace(/^error: /, '')}`) })
-      .showHelpAfterError(`(run "sluice ${c.name()} --help" for usage)`);
+  for (const c of program.commands) c.exitOverride().configureOutput({ outputError: oneLineError(`sluice ${c.name()} --help`) });
   for (const group of [conf, showCmd])
-    for (const c of group.commands)
-      c.exitOverride()
-        .configureOutput({ outputError: (text, write) => write(`sluice: ${text.replace(/^error: /, '')}`) })
-        .showHelpAfterError(`(run "sluice ${group.name()} ${c.name()} --help" for usage)`);
+    for (const c of group.commands) c.exitOverride().configureOutput({ outputError: oneLineError(`sluice ${group.name()} ${c.name()} --help`) });
   return program;
 }
 

@@ -127,9 +127,14 @@ export async function loadPlan(modulePath: string): Promise<QueryPlan> {
   } catch (e) {
     if (e instanceof SluiceError) throw e; // a missing module, no query exported, a query refused: already one line
     // a syntax error, a failed import, a throw at load: one line, not a stack trace (exit 2)
-    const first = (e instanceof Error ? e.message : String(e)).split('\n').find((l) => l.trim() !== '') ?? 'no message';
+    // its first line, and the next ones while a line only announces them ("Transform failed with 1 error:")
+    // duck-typed: an error thrown in the module may come from another realm (a test runner's)
+    const err = e as { name?: unknown; message?: unknown } | null;
+    const lines = (typeof err?.message === 'string' ? err.message : String(e)).split('\n').filter((l) => l.trim() !== '');
+    const end = lines.findIndex((l) => !l.trimEnd().endsWith(':'));
+    const first = lines.slice(0, end < 0 ? 1 : end + 1).join(' ') || 'no message';
     throw new InvalidOptionError(
-      `query module ${modulePath} failed to load (${e instanceof Error ? e.name : typeof e}: ${first.trim()}): fix the module; node --import tsx ${modulePath} shows the whole error`,
+      `query module ${modulePath} failed to load (${typeof err?.name === 'string' ? err.name : typeof e}: ${first.trim()}): fix the module; node --import tsx ${modulePath} shows the whole error`,
     );
   }
 }

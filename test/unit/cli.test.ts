@@ -227,6 +227,68 @@ exports.default = impressions.join(clicks, { left: 'adId', right: 'clickAdId' },
     expect(badCrash.stderr).toMatch(/^sluice: .*mid-lunch/m);
   });
 
+  describe('every wrong command line is exit 2 with one line saying what is wrong and what to write', () => {
+    const example = join(__dirname, '..', '..', 'examples', 'windowed-totals.ts');
+    // made now, not in beforeAll: the table below names its files when the tests are defined
+    const modDir = mkdtempSync(join(tmpdir(), 'sluice-cli-modules-'));
+    afterAll(() => rmSync(modDir, { recursive: true, force: true }));
+    const modules: Record<string, string> = {
+      'syntax.ts': 'export default {\n',
+      'throws.js': 'throw new Error("no config for this environment\\nsecond line");\n',
+      'dependency.js': 'require("./no-such-dependency");\n',
+      'not-a-query.js': 'module.exports = 42;\n',
+    };
+    beforeAll(() => {
+      for (const [name, body] of Object.entries(modules)) writeFileSync(join(modDir, name), body);
+    });
+    it.each([
+      ['an unknown command', ['statu'], "unknown command 'statu' (Did you mean status?)"],
+      ['an unknown subcommand of conformance', ['conformance', 'chek'], "unknown command 'conformance chek': sluice conformance has run, check"],
+      ['an unknown subcommand of show', ['show', 'output'], "unknown command 'show output': sluice show has outputs, dead-letters, checkpoint, state"],
+      ['an unknown flag', ['status', '--checkpoint', 's3://my-bucket/c', '--interva', '1h'], "unknown option '--interva' (Did you mean --interval?)"],
+      ['a missing argument', ['run'], "missing required argument 'query-module'"],
+      ['a missing value', ['run', example, '--sink'], "option '--sink <uri>' argument missing"],
+      [
+        'a bad source URI',
+        ['run', example, '--source', 'http://my-bucket/landing', '--ephemeral'],
+        '--source "http://my-bucket/landing" is not an S3 URI: write s3://<bucket>/<prefix>',
+      ],
+      ['a bad checkpoint URI', ['status', '--checkpoint', 's3://My_Bucket/c'], '--checkpoint "s3://My_Bucket/c" is not an S3 URI'],
+      [
+        'a bad sink URI',
+        ['run', example, '--source', 's3://my-bucket/in', '--sink', 'dynamodb://x', '--ephemeral'],
+        'is not a DynamoDB sink URI: write dynamodb://<table>',
+      ],
+      [
+        'a bad number',
+        ['run', example, '--state-partitions', 'many'],
+        'The number of state partitions must be a positive integer: write e.g. --state-partitions 4.',
+      ],
+      ['a bad count', ['show', 'outputs', '--sink', 's3://my-bucket/out', '--limit', '-1'], 'The number must be a positive integer: write e.g. --limit 50.'],
+      ['a bad duration', ['run', example, '--source', 's3://my-bucket/in', '--max-duration', 'soon', '--ephemeral'], '--max-duration "soon" is not a duration'],
+      ['a module with a syntax error', ['run', join(modDir, 'syntax.ts'), '--ephemeral'], `query module ${join(modDir, 'syntax.ts')} failed to load (`],
+      [
+        'a module that throws',
+        ['run', join(modDir, 'throws.js'), '--ephemeral'],
+        `query module ${join(modDir, 'throws.js')} failed to load (Error: no config for this environment): fix the module`,
+      ],
+      ['a module whose import fails', ['status', join(modDir, 'dependency.js')], "failed to load (Error: Cannot find module './no-such-dependency'"],
+      [
+        'a module that exports no query',
+        ['show', 'outputs', join(modDir, 'not-a-query.js')],
+        'not-a-query.js does not export a query: export default a QueryPlan',
+      ],
+    ])('%s', async (_what, args, message) => {
+      const r = await inProcess(...args);
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      const lines = r.stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^sluice: /);
+      expect(lines[0]).toContain(message);
+    });
+  });
+
   it('init writes the project for the source and sink asked for, and refuses a folder in use', async () => {
     const target = join(dir, 'My Pipeline');
     const r = await sluice('init', target, '--source', 'kinesis', '--sink', 'dynamodb', '--sluice', '0.1.0');
