@@ -68,7 +68,7 @@ export interface BatchStatus {
   readonly replay: boolean | null;
 }
 
-export interface RunStatus {
+interface RunStatus {
   /** The run's id; null for records of older versions (a run is then a stretch of batches less than a minute apart). */
   readonly runId: string | null;
   readonly start: string | null;
@@ -364,7 +364,7 @@ export function analyseStatus(records: readonly StreamingProgress[], opts: Statu
 }
 
 /** The one line under the table: the verdict, and what else was found. */
-export function verdictLine(a: StatusAnalysis): string {
+function verdictLine(a: StatusAnalysis): string {
   const others = a.findings.slice(1).map((f) => f.text);
   return `verdict: ${a.verdict.text}${others.length ? `; also ${others.join('; ')}` : ''}`;
 }
@@ -411,7 +411,7 @@ export function batchCells(b: BatchStatus): string[] {
 }
 
 /** The line that heads a run's batches in the table (the run id's first 8 characters; --json has it whole). */
-export function runHeading(r: RunStatus, intervalMs: number): string {
+function runHeading(r: RunStatus, intervalMs: number): string {
   const ids = r.batches.map((b) => b.batchId);
   const span = ids.length > 1 ? `batches ${ids[0]}-${ids[ids.length - 1]}` : `batch ${ids[0]}`;
   const took = r.durationMs === null ? '' : `, ${formatDuration(r.durationMs)} of ${formatDuration(intervalMs)} (${pct(r.intervalFraction!)})`;
@@ -419,7 +419,7 @@ export function runHeading(r: RunStatus, intervalMs: number): string {
 }
 
 /** The lines above the table. */
-export function statusHeader(a: StatusAnalysis, where: string): string[] {
+function statusHeader(a: StatusAnalysis, where: string): string[] {
   const lag = a.watermarkLagMs === null ? '' : `, ${formatDuration(a.watermarkLagMs)} behind now`;
   const trend =
     a.trend === null
@@ -433,7 +433,7 @@ export function statusHeader(a: StatusAnalysis, where: string): string[] {
 }
 
 /** Breaks a line of words into lines of at most `width` columns, the later ones indented by `indent`. */
-export function wrapLine(text: string, width: number, indent = '  '): string[] {
+function wrapLine(text: string, width: number, indent = '  '): string[] {
   const out: string[] = [];
   let line = '';
   for (const word of text.split(' ')) {
