@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { cliEnv, runCli } from '../helpers/cli';
 import { connectionFromEnv, createClients } from '../../lib/aws/clients';
-import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
+import { ensureBucket, ensureStateTable, ensureStream } from '../../lib/local/resources';
 import { S3CheckpointStore } from '../../lib/aws/s3/checkpoint';
 import type { StreamingProgress } from '../../lib/engine/progress';
 import { testConnection, uniqueName } from '../helpers/stack';
@@ -282,5 +282,49 @@ exports.default = readStream.format('json').schema('user STRING, event_time TIME
     expect(records.map((p) => p.numInputRows)).toEqual([10, 11, ...metrics.slice(2).map(() => 0)]);
     // and the backlog beside them: what was waiting after each batch
     expect(metrics.map((m) => m.files)).toEqual([2, 0, ...metrics.slice(2).map(() => 0)]);
+  });
+});
+
+describe("a Kinesis source's sources[].metrics", () => {
+  it('count the records and bytes read, and no files', async () => {
+    const bucket = uniqueName('sluice-kmetrics');
+    const table = uniqueName('sluice-kmetrics-state');
+    const stream = uniqueName('sluice-kmetrics');
+    const clients = cliClients();
+    await Promise.all([ensureBucket(clients.s3, bucket), ensureStateTable(clients.dynamodb, table), ensureStream(clients.kinesis, stream, 1)]);
+    const query = join(dir, 'kinesis-count.js');
+    writeFileSync(
+      query,
+      `const { readStream, window, count } = { readStream: ${READER}, ...require(${JSON.stringify(join(__dirname, '..', '..', 'lib', 'engine', 'query', 'functions.ts'))}) };
+exports.default = readStream.format('json').schema('user STRING, event_time TIMESTAMP').kinesis()
+  .withWatermark('event_time', '10 minutes').groupBy(window('event_time', '10 minutes'), 'user').agg(count().as('n'))
+  .writeStream.outputMode('update').queryName('kinesis-count').plan();`,
+    );
+    // 3 + 4 records, each line one record
+    const input = folder('kinesis-in', {
+      '001.json': [0, 1, 2].map((k) => ({ user: `u${k}`, event_time: '2026-10-01 12:01:00' })),
+      '002.json': [0, 1, 2, 3].map((k) => ({ user: `v${k}`, event_time: '2026-10-01 12:02:00' })),
+    });
+    const r = await sluice(
+      'run',
+      query,
+      '--source',
+      `kinesis://${stream}`,
+      '--input',
+      input,
+      '--checkpoint',
+      `s3://${bucket}/checkpoint`,
+      '--sink',
+      `s3://${bucket}/out`,
+      '--state-table',
+      table,
+      '--json',
+    );
+    expect(r.code).toBe(0);
+    const metrics = (JSON.parse(r.stdout).progress as StreamingProgress[]).map((p) => p.sources[0].metrics);
+    clients.destroy();
+    expect(metrics.reduce((a, m) => a + (m.recordsRead ?? 0), 0)).toBe(7);
+    expect(metrics[0].bytesRead).toBeGreaterThan(0);
+    expect(metrics.every((m) => m.filesRead === undefined)).toBe(true);
   });
 });
