@@ -15,6 +15,7 @@ import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 
 import { CRASH_POINTS, parseCrashPlan } from '../lib/engine/testing/crash';
 import { InvalidOptionError, InvalidQueryError, SluiceError } from '../lib/engine/errors';
 import type { ConformanceCliOptions, LatenessCliOptions, ReportCliOptions, RunOptions, StatusCliOptions } from './commands';
+import type { ShowCliOptions } from './show';
 import { initProject, INIT_SINKS, INIT_SOURCES } from './init';
 
 export { EXIT_CODES } from './exit-codes';
@@ -22,6 +23,12 @@ import { EXIT_CODES } from './exit-codes';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const commands = () => require('./commands') as typeof import('./commands');
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const loadShow = () => require('./show') as typeof import('./show');
+
+/** sluice show's views (bin/show.ts SHOW_VIEWS, repeated here so that help loads nothing else). */
+const SHOW_VIEWS = ['outputs', 'dead-letters', 'checkpoint', 'state'] as const;
+type ShowView = (typeof SHOW_VIEWS)[number];
 
 const EXIT_HELP = `
 Exit codes:
@@ -40,6 +47,11 @@ function positiveIntegerFor(example: string, what = 'The number'): (value: strin
   };
 }
 const positiveInteger = positiveIntegerFor('--state-partitions 4', 'The number of state partitions');
+
+/** A flag that may be given once per input (`--input clicks=./clicks --input input1=./imps`): its values in order. */
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
 
 /** A positive number no greater than `max` (a fraction, a percentage). */
 function positiveNumberFor(flag: string, example: string, max = Number.POSITIVE_INFINITY): (value: string) => number {
@@ -63,6 +75,22 @@ const workersOption = () =>
     'run each run partitioned on n worker threads: plan, read, partition and commit tasks, as the deployed state machine runs them (a positive integer)',
   ).argParser(positiveInteger);
 
+/**
+ * Commander's usage errors as one line: `sluice: <what is wrong> (<likely fix>) (run "<help>" for
+ * usage)`, its suggestion ("Did you mean --source?") joined onto the line.
+ */
+function oneLineError(help: string): (text: string, write: (s: string) => void) => void {
+  return (text, write) =>
+    write(
+      `sluice: ${text
+        .replace(/^error: /, '')
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean)
+        .join(' ')} (run "${help}" for usage)\n`,
+    );
+}
+
 // ---------------------------------------------------------------------------------- the program
 
 /** The CLI's commands; `run` receives each command's exit code. */
@@ -70,11 +98,10 @@ export function buildProgram(done: (code: number) => void, version = '0.0.0'): C
   const program = new Command('sluice')
     .description('Spark Structured Streaming-style availableNow runs on AWS Lambda, and the tools to build, run and test them')
     .version(version, '-V, --version')
-    .showHelpAfterError('(run with --help for usage)')
     .showSuggestionAfterError(true)
     .addHelpText('after', EXIT_HELP)
     .exitOverride()
-    .configureOutput({ outputError: (text, write) => write(`sluice: ${text.replace(/^error: /, '')}`) });
+    .configureOutput({ outputError: oneLineError('sluice --help') });
 
   program
     .command('init')
@@ -122,12 +149,20 @@ Example:
       'one availableNow run of the query a module exports (default export: a QueryPlan, or a function returning one); prints a summary (--json: the run report). Targets AWS_ENDPOINT_URL when set (LocalStack), real AWS with --aws, otherwise the embedded local stack',
     )
     .argument('<query-module>', 'a .ts or .js module exporting the query')
-    .option('--source <uri>', "s3://bucket/prefix or kinesis://stream (default: the path in the query's load(...))")
+    .option(
+      '--source <[input=]uri>',
+      "s3://bucket/prefix or kinesis://stream (default: the path in the input's load(...) or kinesis(...)); with several inputs, once per input to move: --source clicks=s3://bucket/clicks",
+      collect,
+    )
     .option('--checkpoint <uri>', 's3://bucket/prefix of the checkpoint (default: s3://<source bucket>/_sluice/<query>/checkpoint)')
     .option('--sink <uri>', 's3://bucket/prefix[?format=...] or dynamodb://table[/key] (default: s3://<source bucket>/_sluice/<query>/output)')
     .option('--state-table <name>', 'the DynamoDB table for state and the lease', 'sluice-state')
     .option('--max-duration <interval>', 'stop starting batches when this little time is left, e.g. 10m')
-    .option('--input <folder>', "first put the folder's files into the source: new files into the S3 landing prefix, or each line as a Kinesis record")
+    .option(
+      '--input <[input=]folder>',
+      "first put the folder's files into the input's source: new files into its S3 landing prefix, or each line as a Kinesis record; with several inputs, once per input: --input clicks=./clicks",
+      collect,
+    )
     .option('--data-dir <folder>', 'where the embedded stack keeps its data between runs', '.sluice/local')
     .option('--ephemeral', 'start the embedded stack with no data directory: every run starts from nothing')
     .addOption(statePartitionsOption())
@@ -139,10 +174,17 @@ Example:
       `
 On a terminal a live line shows the batch, rows/s, watermark, backlog and time left; then a short summary.
 
+Several inputs (a stream-stream join): the query's first stream is the input named input1, each
+joined stream the input its join names (join(other, on, type, { name: 'clicks' }); default input2,
+input3, ...). Each input reads the location its load(...) or kinesis(...) gives, unless
+--source <input>=<uri> moves it; --input <input>=<folder> feeds it. A bare --input or --source is
+for a query with one input.
+
 Failure injection: SLUICE_CRASH_AT=<point>[@batch] crashes the run there (points: ${CRASH_POINTS.join(', ')}).
 
 Example:
-  npx sluice run src/query.ts --source s3://sluice-local/landing --input sample --sink dynamodb://totals`,
+  npx sluice run src/query.ts --source s3://sluice-local/landing --input sample --sink dynamodb://totals
+  npx sluice run src/ad-clicks.ts --input input1=./impressions --input clicks=./clicks`,
     )
     .action(async (modulePath: string, o: RunOptions) => done(await commands().runQuery(modulePath, o)));
 
@@ -222,6 +264,57 @@ Example:
     .addHelpText('after', '\nExample:\n  npx sluice lateness --source s3://sluice-local/landing --column event_time --since 7d')
     .action(async (modulePath: string | undefined, o: LatenessCliOptions) => done(await commands().latenessCommand(modulePath, o)));
 
+  const showCmd = program
+    .command('show')
+    .description(
+      "read what a run wrote, where `run` put it: the sink's rows (outputs), the dead letters with their reasons (dead-letters), the checkpoint's entries (checkpoint), the state of a grouping key (state)",
+    )
+    .addHelpText(
+      'after',
+      `
+Each view takes the query module (the locations are found as run finds them) or the flags it names.
+
+Example:
+  npx sluice show outputs src/query.ts
+  npx sluice show dead-letters src/query.ts
+  npx sluice show checkpoint src/query.ts --entry offsets/0
+  npx sluice show state src/query.ts --key alice`,
+    );
+  const showViews: Record<ShowView, string> = {
+    outputs: "the sink's objects and the rows in them (S3), or its items (DynamoDB)",
+    'dead-letters': 'the dead-letter objects, and each record with its reason and source location (file and line, or shard and sequence number)',
+    checkpoint: "the checkpoint's entries (metadata, offsets/N, commits/N, progress/N, sources/...); --entry prints one",
+    state: 'the state rows (per stateful operator) whose grouping values include --key, after the last committed batch',
+  };
+  for (const view of SHOW_VIEWS) {
+    const sub = showCmd
+      .command(view)
+      .description(showViews[view])
+      .argument('[query-module]', 'the query module, as for run (or give the locations as flags)')
+      .option('--source <[input=]uri>', "as for run: the default checkpoint and sink are under the first input's bucket", collect)
+      .option('--checkpoint <uri>', 's3://bucket/prefix of the checkpoint (default: as run picks it)');
+    if (view === 'outputs') sub.option('--sink <uri>', 's3://bucket/prefix or dynamodb://table[/queryKey] (default: as run picks it)');
+    if (view === 'dead-letters')
+      sub.option('--dead-letter <uri>', 's3://bucket/prefix of the dead letters (default: <checkpoint>-dead-letter, as run writes them)');
+    if (view === 'checkpoint') sub.option('--entry <name>', 'print this entry, e.g. offsets/3, commits/3, progress/3 or metadata');
+    if (view === 'state') {
+      sub
+        .requiredOption('--key <value>', 'a grouping value, e.g. the user of groupBy(window(...), "user"): the rows whose key includes it')
+        .option('--state-table <name>', 'the DynamoDB table of state (as for run)', 'sluice-state');
+    }
+    if (view !== 'checkpoint' && view !== 'state')
+      sub.addOption(new Option('--limit <n>', 'print at most n rows or records (a positive integer)').argParser(positiveIntegerFor('--limit 50')).default(20));
+    sub
+      .option('--json', 'print what is shown as JSON')
+      .option('--data-dir <folder>', 'where the embedded stack keeps its data (as for run)', '.sluice/local')
+      .addOption(awsOption())
+      .addHelpText(
+        'after',
+        `\nExample:\n  npx sluice show ${view} src/query.ts${view === 'state' ? ' --key alice' : view === 'checkpoint' ? ' --entry commits/0' : ''}`,
+      )
+      .action(async (modulePath: string | undefined, o: ShowCliOptions) => done(await loadShow().show(view, modulePath, o)));
+  }
+
   const conf = program
     .command('conformance')
     .description('run conformance cases (the executable spec, FORMAT.md) through the code a deployed pipeline runs')
@@ -254,19 +347,24 @@ Example:
         done(await commands().conformance(sub, files, o));
       });
   }
-  // A command group without its subcommand prints its help and is a usage error.
-  conf.action(() => {
-    conf.outputHelp({ error: true });
-    done(EXIT_CODES.usage);
-  });
-  for (const c of program.commands)
-    c.exitOverride()
-      .configureOutput({ outputError: (text, write) => write(`sluice: ${text.replace(/^error: /, '')}`) })
-      .showHelpAfterError(`(run "sluice ${c.name()} --help" for usage)`);
-  for (const c of conf.commands)
-    c.exitOverride()
-      .configureOutput({ outputError: (text, write) => write(`sluice: ${text.replace(/^error: /, '')}`) })
-      .showHelpAfterError(`(run "sluice conformance ${c.name()} --help" for usage)`);
+  // A command group without its subcommand prints its help, and with an unknown one says which
+  // it has: both usage errors.
+  for (const group of [conf, showCmd]) {
+    group.allowExcessArguments(true).action(() => {
+      const sub = group.args[0] as string | undefined;
+      if (sub === undefined) group.outputHelp({ error: true });
+      else {
+        const names = group.commands.map((c) => c.name());
+        console.error(
+          `sluice: unknown command '${group.name()} ${sub}': sluice ${group.name()} has ${names.join(', ')}: write e.g. sluice ${group.name()} ${names[0]} (run "sluice ${group.name()} --help" for usage)`,
+        );
+      }
+      done(EXIT_CODES.usage);
+    });
+  }
+  for (const c of program.commands) c.exitOverride().configureOutput({ outputError: oneLineError(`sluice ${c.name()} --help`) });
+  for (const group of [conf, showCmd])
+    for (const c of group.commands) c.exitOverride().configureOutput({ outputError: oneLineError(`sluice ${group.name()} ${c.name()} --help`) });
   return program;
 }
 
@@ -282,16 +380,21 @@ function packageVersion(): string {
   return '0.0.0';
 }
 
+/** The flags a command takes once per input of the query (bin/commands.ts valuesByInput checks them). */
+const PER_INPUT_FLAGS: Readonly<Record<string, readonly string[]>> = { run: ['--input', '--source'], show: ['--source'] };
+
 /**
  * A flag given twice: commander keeps the last value and drops the first without a word (a second
- * --input replaced the first). No flag of sluice's takes several values, so a repeat is refused.
+ * --input replaced the first). Only the flags a command takes once per input may repeat; any other
+ * repeat is refused.
  */
 function repeatedFlag(argv: readonly string[]): string | null {
   const seen = new Set<string>();
+  const repeatable = PER_INPUT_FLAGS[argv[0]] ?? [];
   for (const arg of argv) {
     if (arg === '--') break;
     const flag = /^(--[a-z][a-z0-9-]*)(=|$)/.exec(arg)?.[1];
-    if (!flag) continue;
+    if (!flag || repeatable.includes(flag)) continue;
     if (seen.has(flag)) return flag;
     seen.add(flag);
   }

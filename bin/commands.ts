@@ -8,7 +8,7 @@ import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { parseCase, type ConformanceCase } from '../lib/conformance/case';
 import { compareCase, type CaseResult } from '../lib/conformance/results';
 import { parseCrashPlan } from '../lib/engine/testing/crash';
-import { InvalidOptionError } from '../lib/engine/errors';
+import { InvalidOptionError, SluiceError } from '../lib/engine/errors';
 import type { QueryPlan } from '../lib/engine/plan/types';
 import { connectionFromEnv, createClients } from '../lib/aws/clients';
 import type { AwsConnection } from '../lib/aws/config';
@@ -33,7 +33,7 @@ import type { RunReport } from '../lib/engine/run/types';
 import { partitionedRunReport, runPartitioned } from '../lib/engine/schedule/driver';
 import { loadQueryModule, WorkerPool } from '../lib/local/workers';
 import { createRunDisplay } from '../lib/observe/progress-line';
-import { analyseStatus, batchCells, loadStatus, runHeading, STATUS_COLUMNS, statusHeader, verdictLine } from '../lib/observe/status';
+import { analyseStatus, loadStatus, renderStatus } from '../lib/observe/status';
 import { prepareConformance, runCase, type ConformanceOptions } from '../lib/conformance/runner';
 import { putJsonRecords } from '../lib/conformance/kinesis';
 import { ensureBucket, ensureStateTable, ensureStream } from '../lib/local/resources';
@@ -43,10 +43,10 @@ import { SEED_FILES, showTotals, windowedTotals } from '../examples/windowed-tot
 export { EXIT_CODES } from './exit-codes';
 import { EXIT_CODES } from './exit-codes';
 
-type Service = 'dynamodb' | 's3' | 'kinesis';
+export type Service = 'dynamodb' | 's3' | 'kinesis';
 
 /** The endpoint to use: AWS_ENDPOINT_URL (LocalStack), real AWS (--aws), or the embedded stack. */
-async function connect(aws: boolean | undefined, services: Service[], dataDir?: string): Promise<{ conn: AwsConnection; stack?: LocalStack }> {
+export async function connect(aws: boolean | undefined, services: Service[], dataDir?: string): Promise<{ conn: AwsConnection; stack?: LocalStack }> {
   const fromEnv = connectionFromEnv(process.env);
   if (fromEnv) return { conn: fromEnv };
   if (aws) return { conn: { region: process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1' } };
@@ -121,8 +121,22 @@ export async function exampleSeedKinesis(aws: boolean | undefined, dataDir?: str
 // ------------------------------------------------------------------------------------------ run
 
 /** Loads a query module; a .ts one through tsx (a dependency), unless TypeScript loads already. */
-async function loadPlan(modulePath: string): Promise<QueryPlan> {
-  return loadQueryModule(modulePath);
+export async function loadPlan(modulePath: string): Promise<QueryPlan> {
+  try {
+    return loadQueryModule(modulePath);
+  } catch (e) {
+    if (e instanceof SluiceError) throw e; // a missing module, no query exported, a query refused: already one line
+    // a syntax error, a failed import, a throw at load: one line, not a stack trace (exit 2)
+    // its first line, and the next ones while a line only announces them ("Transform failed with 1 error:")
+    // duck-typed: an error thrown in the module may come from another realm (a test runner's)
+    const err = e as { name?: unknown; message?: unknown } | null;
+    const lines = (typeof err?.message === 'string' ? err.message : String(e)).split('\n').filter((l) => l.trim() !== '');
+    const end = lines.findIndex((l) => !l.trimEnd().endsWith(':'));
+    const first = lines.slice(0, end < 0 ? 1 : end + 1).join(' ') || 'no message';
+    throw new InvalidOptionError(
+      `query module ${modulePath} failed to load (${typeof err?.name === 'string' ? err.name : typeof e}: ${first.trim()}): fix the module; node --import tsx ${modulePath} shows the whole error`,
+    );
+  }
 }
 
 function inputFiles(dir: string): string[] {
@@ -168,18 +182,85 @@ async function putInputRecords(clients: ReturnType<typeof createClients>, dir: s
   }
 }
 
+/** The names the CLI feeds a query's inputs by: `input1` for its first stream, then each joined stream's join name (default input2, ...). */
+export function inputNames(plan: QueryPlan): string[] {
+  return ['input1', ...(plan.inputs ?? []).map((i) => i.name)];
+}
+
+/** `name=value` or a bare value; a name is what a join's `name` may be (1-64 letters, digits, '.', '_' or '-'). */
+function splitNamed(text: string): { name?: string; value: string } {
+  const m = /^([A-Za-z0-9][A-Za-z0-9_.-]{0,63})=(.*)$/s.exec(text);
+  return m ? { name: m[1], value: m[2] } : { value: text };
+}
+
+/**
+ * The values of a flag that may name one of the query's inputs (`--input clicks=./clicks`,
+ * `--source clicks=s3://...`), by input index. A bare value is the only input's; with several
+ * inputs every value names its input, and no input is named twice.
+ */
+export function valuesByInput(plan: QueryPlan, flag: string, given: string | readonly string[] | undefined, example: string): Map<number, string> {
+  const list = given === undefined ? [] : typeof given === 'string' ? [given] : given;
+  const names = inputNames(plan);
+  const listed = `${names.map((n, i) => `${n}${i === 0 ? ' (its first stream)' : ''}`).join(', ')}`;
+  const out = new Map<number, string>();
+  for (const text of list) {
+    const { name, value } = splitNamed(text);
+    let index: number;
+    if (name === undefined) {
+      if (names.length > 1) {
+        throw new InvalidOptionError(
+          `${flag} ${text} names no input, but query ${plan.name} reads ${names.length} inputs (${listed}): name the one it feeds, e.g. ${flag} ${names[1]}=${example}`,
+        );
+      }
+      index = 0;
+    } else {
+      index = names.indexOf(name);
+      if (index < 0) {
+        throw new InvalidOptionError(
+          `${flag} ${text}: query ${plan.name} has no input named ${name}; its inputs are ${listed}: write ${flag} <input>=${example} with one of them`,
+        );
+      }
+    }
+    if (out.has(index)) {
+      throw new InvalidOptionError(`${flag} ${text}: input ${names[index]} is given more than once: give each input once (${listed})`);
+    }
+    if (value.trim() === '') throw new InvalidOptionError(`${flag} ${text} has no value: write e.g. ${flag} ${name ? `${name}=` : ''}${example}`);
+    out.set(index, value);
+  }
+  return out;
+}
+
 /** Where a query reads, keeps its checkpoint and writes: the flags, else the query's load(...) path and the defaults under `_sluice/<query>`. */
-function locationsOf(
+export function locationsOf(
   plan: QueryPlan,
-  o: { source?: string; checkpoint?: string; sink?: string },
-): { source: SourceLocation; checkpoint: S3Location; sink: SinkLocation } {
-  const sourceUri = o.source ?? plan.source.path;
-  if (!sourceUri) throw new InvalidOptionError("sluice needs --source s3://bucket/prefix or kinesis://stream (or a path in the query's load(...))");
-  const source = sourceFromUri(sourceUri);
-  checkSourceKind(plan, source, sourceUri);
+  o: { source?: string | readonly string[]; checkpoint?: string; sink?: string },
+): { source: SourceLocation; inputs: SourceLocation[]; checkpoint: S3Location; sink: SinkLocation } {
+  const given = valuesByInput(plan, '--source', o.source, 's3://bucket/prefix');
+  const names = inputNames(plan);
+  const specs = [plan.source, ...(plan.inputs ?? []).map((i) => i.source)];
+  const all = specs.map((spec, k) => {
+    const uri = given.get(k) ?? spec.path;
+    if (!uri) {
+      throw new InvalidOptionError(
+        names.length === 1
+          ? "sluice needs --source s3://bucket/prefix or kinesis://stream (or a path in the query's load(...))"
+          : `input ${names[k]} of query ${plan.name} has no location: give --source ${names[k]}=s3://bucket/prefix (or kinesis://stream), or a path in its load(...)`,
+      );
+    }
+    const loc = given.has(k) ? sourceFromUri(uri) : spec.kind === 'kinesis' ? kinesisOfPath(uri) : sourceFromUri(uri);
+    checkSourceKind(plan, spec, loc, uri, names.length > 1 ? names[k] : undefined);
+    return loc;
+  });
+  const source = all[0];
   const checkpoint = o.checkpoint ? parseS3Uri(o.checkpoint, '--checkpoint') : defaultCheckpoint(plan, source);
   const sink: SinkLocation = o.sink ? parseSinkUri(o.sink, '--sink') : { kind: 's3', bucket: homeBucket(source), prefix: `_sluice/${plan.name}/output` };
-  return { source, checkpoint, sink };
+  return { source, inputs: all.slice(1), checkpoint, sink };
+}
+
+/** A Kinesis query's kinesis('stream') path: a stream name or ARN. */
+function kinesisOfPath(path: string): SourceLocation {
+  if (/^kinesis:/i.test(path)) return sourceFromUri(path);
+  return { kind: 'kinesis', streamName: path.replace(/^arn:aws[a-z-]*:kinesis:[^:]*:\d+:stream\//, '') };
 }
 
 /** The identity a run records for a source in its checkpoint (Source.description): s3://bucket/prefix/ or kinesis://stream. */
@@ -215,14 +296,16 @@ function sourceFromUri(uri: string): SourceLocation {
   return { kind: 's3', ...parseS3Uri(uri, '--source') };
 }
 
-/** Refuses a source of the other kind than the query reads (readStream.format('kinesis') or files). */
-function checkSourceKind(plan: QueryPlan, source: SourceLocation, uri: string): void {
-  const wants = plan.source.kind === 'kinesis' ? 'kinesis' : 's3';
+/** Refuses a source of the other kind than the query's input reads (readStream.format('kinesis') or files). */
+function checkSourceKind(plan: QueryPlan, spec: QueryPlan['source'], source: SourceLocation, uri: string, input?: string): void {
+  const wants = spec.kind === 'kinesis' ? 'kinesis' : 's3';
   if (source.kind === wants) return;
+  const who = input ? `input ${input} of query ${plan.name}` : `query ${plan.name}`;
+  const flag = input ? `--source ${input}=` : '--source ';
   throw new InvalidOptionError(
     wants === 'kinesis'
-      ? `query ${plan.name} reads a Kinesis stream (readStream.format('kinesis')), but --source ${uri} is an S3 prefix: give --source kinesis://<stream>, or read files in the query`
-      : `query ${plan.name} reads files from S3, but --source ${uri} is a Kinesis stream: give --source s3://bucket/prefix, or read .format('kinesis') in the query`,
+      ? `${who} reads a Kinesis stream (readStream.format('kinesis')), but --source ${uri} is an S3 prefix: give ${flag}kinesis://<stream>, or read files in the query`
+      : `${who} reads files from S3, but --source ${uri} is a Kinesis stream: give ${flag}s3://bucket/prefix, or read .format('kinesis') in the query`,
   );
 }
 
@@ -238,12 +321,14 @@ function defaultCheckpoint(plan: QueryPlan, source: SourceLocation | null): S3Lo
 
 export interface RunOptions {
   json?: boolean;
-  source?: string;
+  /** `--source [input=]uri`, repeatable: one per input of the query. */
+  source?: string[];
   checkpoint?: string;
   sink?: string;
   stateTable: string;
   maxDuration?: string;
-  input?: string;
+  /** `--input [input=]folder`, repeatable: one per input of the query. */
+  input?: string[];
   dataDir: string;
   ephemeral?: boolean;
   statePartitions?: number;
@@ -251,28 +336,58 @@ export interface RunOptions {
   aws?: boolean;
 }
 
+/** The folders of `--input`, by input index; each must be a folder. */
+function inputFolders(plan: QueryPlan, given: readonly string[] | undefined): Map<number, string> {
+  const folders = valuesByInput(plan, '--input', given, './folder');
+  const names = inputNames(plan);
+  for (const [k, dir] of folders) {
+    let isDir = false;
+    try {
+      isDir = statSync(dir).isDirectory();
+    } catch {
+      // absent: said below
+    }
+    if (!isDir) {
+      const flag = names.length > 1 ? `--input ${names[k]}=${dir}` : `--input ${dir}`;
+      throw new InvalidOptionError(`${flag}: ${resolve(dir)} is not a folder: give a folder whose files are the input, e.g. --input ./sample`);
+    }
+  }
+  return folders;
+}
+
 export async function runQuery(modulePath: string, o: RunOptions): Promise<number> {
   const plan = await loadPlan(modulePath);
-  const { source, checkpoint, sink } = locationsOf(plan, o);
+  const { source, inputs, checkpoint, sink } = locationsOf(plan, o);
+  const folders = inputFolders(plan, o.input);
+  const all = [source, ...inputs];
   const crash = parseCrashPlan(process.env.SLUICE_CRASH_AT);
   const deadlineMs = o.maxDuration ? Date.now() + parseShortDuration(o.maxDuration, '--max-duration') : undefined;
-  const services: Service[] = source.kind === 'kinesis' ? ['dynamodb', 's3', 'kinesis'] : ['dynamodb', 's3'];
+  const services: Service[] = all.some((l) => l.kind === 'kinesis') ? ['dynamodb', 's3', 'kinesis'] : ['dynamodb', 's3'];
   const { conn, stack } = await connect(o.aws, services, o.ephemeral ? undefined : o.dataDir);
   try {
     if (stack) {
       const clients = createClients(conn);
       await Promise.all([
-        source.kind === 's3' ? ensureBucket(clients.s3, source.bucket) : ensureStream(clients.kinesis, source.streamName, 2),
+        ...[...new Set(all.filter((l) => l.kind === 's3').map((l) => l.bucket))].map((b) => ensureBucket(clients.s3, b)),
+        ...[...new Set(all.filter((l) => l.kind === 'kinesis').map((l) => l.streamName))].map((n) => ensureStream(clients.kinesis, n, 2)),
         ensureBucket(clients.s3, checkpoint.bucket),
         sink.kind === 'dynamodb' ? ensureStateTable(clients.dynamodb, sink.table) : ensureBucket(clients.s3, sink.bucket),
         ensureStateTable(clients.dynamodb, o.stateTable),
       ]);
     }
-    if (o.input) {
-      if (source.kind === 's3') await uploadInput(createClients(conn), o.input, source.bucket, source.prefix);
-      else await putInputRecords(createClients(conn), o.input, source.streamName);
+    for (const [k, dir] of [...folders].sort((a, b) => a[0] - b[0])) {
+      const loc = all[k];
+      if (loc.kind === 's3') await uploadInput(createClients(conn), dir, loc.bucket, loc.prefix);
+      else await putInputRecords(createClients(conn), dir, loc.streamName);
     }
-    const cfg: PipelineConfig = { checkpoint, stateTable: o.stateTable, source, sink, ...(o.statePartitions ? { statePartitions: o.statePartitions } : {}) };
+    const cfg: PipelineConfig = {
+      checkpoint,
+      stateTable: o.stateTable,
+      source,
+      ...(inputs.length ? { inputs } : {}),
+      sink,
+      ...(o.statePartitions ? { statePartitions: o.statePartitions } : {}),
+    };
     // On a terminal: a live line per batch and a short summary; otherwise (or --json) plain output.
     const display = createRunDisplay({ out: process.stdout, err: process.stderr, json: o.json === true, deadlineMs });
     const built = buildExecutor(conn, plan, cfg, { crash: crash ?? undefined, log: display.log });
@@ -296,8 +411,20 @@ export async function runQuery(modulePath: string, o: RunOptions): Promise<numbe
       throw e;
     });
     const dl = deadLetterLocation(cfg);
+    // from source (this repository) the CLI is `npm run sluice --`; from the package, `npx sluice`
+    const cli = __filename.endsWith('.ts') ? 'npm run sluice --' : 'npx sluice';
+    const flags = [
+      ...(o.source ?? []).map((s) => `--source ${s}`),
+      ...(o.checkpoint ? [`--checkpoint ${o.checkpoint}`] : []),
+      ...(o.sink ? [`--sink ${o.sink}`] : []),
+      ...(stack && o.dataDir !== '.sluice/local' ? [`--data-dir ${o.dataDir}`] : []),
+      ...(o.aws ? ['--aws'] : []),
+    ];
     display.finish(report, {
-      output: describeSink(sink),
+      // a DynamoDB sink keeps the rows under the URI's query key, else the checkpoint's query id
+      output: sink.kind === 'dynamodb' && !sink.queryKey ? `${describeSink(sink)}/${report.queryId}` : describeSink(sink),
+      // an --ephemeral stack is gone when the run ends: nothing to read back
+      readBack: stack && o.ephemeral ? undefined : `${cli} show outputs|dead-letters|checkpoint ${modulePath}${flags.length ? ` ${flags.join(' ')}` : ''}`,
       checkpoint: `s3://${checkpoint.bucket}/${checkpoint.prefix}`,
       deadLetters: `s3://${dl.bucket}/${dl.prefix}`,
       elapsedMs: Date.now() - startedMs,
@@ -353,16 +480,7 @@ export async function status(modulePath: string | undefined, o: StatusCliOptions
       console.log(JSON.stringify({ checkpoint: `s3://${checkpoint.bucket}/${checkpoint.prefix}`, ...a }, null, 2));
       return EXIT_CODES.ok;
     }
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const Table = require('cli-table3') as typeof import('cli-table3');
-    // No colours: the same text on a terminal and in a file.
-    const table = new Table({ head: [...STATUS_COLUMNS], style: { head: [], border: [] } });
-    for (const run of a.runs) {
-      table.push([{ colSpan: STATUS_COLUMNS.length, content: runHeading(run, intervalMs) }]);
-      for (const b of run.batches) table.push(batchCells(b));
-    }
-    const lines = [...statusHeader(a, `s3://${checkpoint.bucket}/${checkpoint.prefix}`), ...(a.runs.length ? [table.toString()] : []), verdictLine(a)];
-    console.log(lines.join('\n'));
+    console.log(renderStatus(a, `s3://${checkpoint.bucket}/${checkpoint.prefix}`, intervalMs));
     return EXIT_CODES.ok;
   } finally {
     clients.destroy();
@@ -445,8 +563,10 @@ import { writeFileSync } from 'node:fs';
 /** A --source URI as `run` reads it: kinesis://stream, else s3://bucket/prefix. */
 /** --source, else the path in the query's load(...), else null. */
 function sourceOf(o: { source?: string }, plan: QueryPlan | null): SourceLocation | null {
-  const uri = o.source ?? plan?.source.path;
-  return uri ? sourceFromUri(uri) : null;
+  if (o.source) return sourceFromUri(o.source);
+  const path = plan?.source.path;
+  if (!path) return null;
+  return plan?.source.kind === 'kinesis' ? kinesisOfPath(path) : sourceFromUri(path);
 }
 
 /** The checkpoint as `run` finds it: --checkpoint, else s3://<source bucket, or sluice-local>/_sluice/<query>/checkpoint. */

@@ -44,7 +44,7 @@ export {
   type TaskLambdaOptions,
 } from '../aws/lambda/scale-out-handler';
 export type { CommitResult, PlanResult, TaskEvent, TaskHandler, TaskResult } from '../scale/contract';
-export type { StreamingProgress, StateOperatorProgress, SourceProgress, SinkProgress, SourceBacklog } from '../engine/progress';
+export type { StreamingProgress, StateOperatorProgress, SourceProgress, SinkProgress, SourceBacklog, SourceReadMetrics } from '../engine/progress';
 export {
   buildExecutor,
   runPipeline,

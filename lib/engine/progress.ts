@@ -82,6 +82,16 @@ export interface SourceBacklog {
   readonly millisBehindLatest?: number;
 }
 
+/** What a batch read from one source. */
+export interface SourceReadMetrics {
+  /** S3 landing prefix: the files of the batch (absent on the replay of a batch planned by an earlier run). */
+  readonly filesRead?: number;
+  /** The bytes read: the stored bytes of the files (S3), the records' data (Kinesis). */
+  readonly bytesRead?: number;
+  /** Records read: rows plus dead letters (a line of a file, or a Kinesis user record). */
+  readonly recordsRead?: number;
+}
+
 /** A backlog as one count (RunReport.backlogLeft, the BacklogLeft metric): its files, else its records. */
 export function backlogCount(b: SourceBacklog | null | undefined): number {
   return b?.files ?? b?.records ?? 0;
@@ -100,8 +110,13 @@ export interface SourceProgress {
   readonly numInputRows: number;
   readonly inputRowsPerSecond: number;
   readonly processedRowsPerSecond: number;
-  /** Source-specific figures, Spark's `metrics` map: here the backlog after the batch (when the source tells) and the bytes read. */
-  readonly metrics: SourceBacklog & { readonly inputBytes?: number };
+  /**
+   * Source-specific figures, Spark's `metrics` map: what the batch read from this source
+   * (SourceReadMetrics), and the backlog after the batch (SourceBacklog: `files`, `bytes`,
+   * `records` are what is still waiting, not what was read). `inputBytes`: the bytes of the
+   * whole batch, on the first source (kept for readers of earlier records).
+   */
+  readonly metrics: SourceBacklog & SourceReadMetrics & { readonly inputBytes?: number };
 }
 
 /** Spark's `SinkProgress`. */

@@ -102,6 +102,8 @@ export interface RunWhere {
   readonly checkpoint: string;
   /** Where malformed records (`malformed/`) and kept late rows (`late/`) go, when the run writes them. */
   readonly deadLetters?: string;
+  /** The command that reads them back (`sluice show ... <query-module>`), printed last. */
+  readonly readBack?: string;
   readonly elapsedMs: number;
 }
 
@@ -126,6 +128,7 @@ export function runSummary(report: RunReport, where: RunWhere, shownRows = 5): s
     `  stopped by    ${STOPPED_BY[report.stoppedBy]}`,
     `  output        ${where.output}`,
     `  checkpoint    ${where.checkpoint}`,
+    ...(where.readBack ? [`  read back     ${where.readBack}`] : []),
   ];
   const c = report.consumed;
   if (c) {

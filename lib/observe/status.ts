@@ -68,7 +68,7 @@ export interface BatchStatus {
   readonly replay: boolean | null;
 }
 
-export interface RunStatus {
+interface RunStatus {
   /** The run's id; null for records of older versions (a run is then a stretch of batches less than a minute apart). */
   readonly runId: string | null;
   readonly start: string | null;
@@ -364,24 +364,16 @@ export function analyseStatus(records: readonly StreamingProgress[], opts: Statu
 }
 
 /** The one line under the table: the verdict, and what else was found. */
-export function verdictLine(a: StatusAnalysis): string {
+function verdictLine(a: StatusAnalysis): string {
   const others = a.findings.slice(1).map((f) => f.text);
   return `verdict: ${a.verdict.text}${others.length ? `; also ${others.join('; ')}` : ''}`;
 }
 
-export const STATUS_COLUMNS = [
-  'batch',
-  'start (UTC)',
-  'duration',
-  'rows in',
-  'rows out',
-  'watermark',
-  'lag',
-  'state rows',
-  'late',
-  'dead letters',
-  'backlog left',
-] as const;
+/** The table's columns (times UTC; `took`: the duration and its share of the interval; `state`: state rows; `backlog`: left after the batch). */
+export const STATUS_COLUMNS = ['batch', 'start', 'took', 'rows in/out', 'watermark', 'lag', 'state', 'late/dead', 'backlog'] as const;
+
+/** The width `sluice status` keeps every line within. */
+export const STATUS_WIDTH = 100;
 
 const DASH = '–';
 const orDash = <T>(v: T | null, f: (v: T) => string): string => (v === null ? DASH : f(v));
@@ -396,43 +388,139 @@ export function formatBacklog(b: Backlog | null): string {
   return parts.length ? parts.join(', ') : DASH;
 }
 
-/** A batch's cells, in STATUS_COLUMNS order. */
+/** A time without its date (the run's heading has it): HH:MM:SS. */
+const clock = (iso: string) => formatTime(iso).slice(11);
+/** A watermark in the table: MM-DD HH:MM:SS (the year is in the lines above). */
+const monthDay = (iso: string) => formatTime(iso).slice(5);
+const pair = (a: number | null, b: number | null) => (a === null && b === null ? DASH : `${orDash(a, formatCount)}/${orDash(b, formatCount)}`);
+
+/** A batch's cells, in STATUS_COLUMNS order. `nd`: a no-data batch, `re`: a replay (the legend under the table says so). */
 export function batchCells(b: BatchStatus): string[] {
-  const tags = [b.replay ? 'replay' : '', b.noData ? 'no data' : ''].filter(Boolean).join(', ');
+  const tags = [b.noData ? 'nd' : '', b.replay ? 're' : ''].filter(Boolean).join(',');
   return [
-    `${b.batchId}${tags ? ` (${tags})` : ''}`,
-    orDash(b.start, formatTime),
-    orDash(b.durationMs, (d) => `${formatDuration(d)} (${pct(b.intervalFraction!)})`),
-    orDash(b.rowsIn, formatCount),
-    orDash(b.rowsOut, formatCount),
-    orDash(b.watermark, formatTime),
+    `${b.batchId}${tags ? ` ${tags}` : ''}`,
+    orDash(b.start, clock),
+    orDash(b.durationMs, (d) => `${formatDuration(d)} ${pct(b.intervalFraction!)}`),
+    pair(b.rowsIn, b.rowsOut),
+    orDash(b.watermark, monthDay),
     orDash(b.watermarkLagMs, formatDuration),
     orDash(b.stateRows, formatCount),
-    orDash(b.late, formatCount),
-    orDash(b.deadLetters, formatCount),
+    pair(b.late, b.deadLetters),
     formatBacklog(b.backlog),
   ];
 }
 
-/** The line that heads a run's batches in the table. */
-export function runHeading(r: RunStatus, intervalMs: number): string {
+/** The line that heads a run's batches in the table (the run id's first 8 characters; --json has it whole). */
+function runHeading(r: RunStatus, intervalMs: number): string {
   const ids = r.batches.map((b) => b.batchId);
   const span = ids.length > 1 ? `batches ${ids[0]}-${ids[ids.length - 1]}` : `batch ${ids[0]}`;
-  const took = r.durationMs === null ? '' : `, ${formatDuration(r.durationMs)} of the ${formatDuration(intervalMs)} interval (${pct(r.intervalFraction!)})`;
-  return `run ${r.runId ?? DASH}: ${span}${r.start ? ` from ${formatTime(r.start)}` : ''}${took}, ${formatCount(r.rowsIn)} rows in, ${formatCount(r.rowsOut)} out`;
+  const took = r.durationMs === null ? '' : `, ${formatDuration(r.durationMs)} of ${formatDuration(intervalMs)} (${pct(r.intervalFraction!)})`;
+  return `run ${r.runId?.slice(0, 8) ?? DASH}: ${span}${r.start ? ` from ${formatTime(r.start)}` : ''}${took}, ${formatCount(r.rowsIn)} rows in, ${formatCount(r.rowsOut)} out`;
 }
 
 /** The lines above the table. */
-export function statusHeader(a: StatusAnalysis, where: string): string[] {
+function statusHeader(a: StatusAnalysis, where: string): string[] {
   const lag = a.watermarkLagMs === null ? '' : `, ${formatDuration(a.watermarkLagMs)} behind now`;
   const trend =
     a.trend === null
       ? 'state trend: needs 3 batches over 6 hours or more'
       : `state trend: ${a.trend.pctPerDay === null ? DASH : `${a.trend.pctPerDay >= 0 ? '+' : ''}${a.trend.pctPerDay.toFixed(1)}% a day`} over ${plural(a.trend.points, 'batch', 'batches')}`;
   return [
-    `${where}: ${plural(a.retainedBatches, 'batch', 'batches')} retained${a.runs.length ? `, ${a.runs.length === 1 ? 'the last run' : `the last ${a.runs.length} runs`} below` : ''}`,
+    `checkpoint ${where}`,
+    `${plural(a.retainedBatches, 'batch', 'batches')} retained${a.runs.length ? `, ${a.runs.length === 1 ? 'the last run' : `the last ${a.runs.length} runs`} below (times UTC)` : ''}`,
     `watermark ${a.watermark ? formatTime(a.watermark) : DASH}${lag}; ${trend}`,
   ];
+}
+
+/** Breaks a line of words into lines of at most `width` columns, the later ones indented by `indent`. */
+function wrapLine(text: string, width: number, indent = '  '): string[] {
+  const out: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    const next = line === '' ? word : `${line} ${word}`;
+    if (next.length <= width || line === '' || line === indent) line = next;
+    else {
+      out.push(line);
+      line = `${indent}${word}`;
+    }
+  }
+  out.push(line);
+  return out;
+}
+
+/**
+ * What `sluice status` prints: the lines above, the runs' batches as a table without vertical
+ * borders (cli-table3), a legend, and the verdict, every line at most `width` columns: a cell too
+ * wide for its share wraps within its column.
+ */
+export function renderStatus(a: StatusAnalysis, where: string, intervalMs: number, width = STATUS_WIDTH): string {
+  const lines = statusHeader(a, where).flatMap((l) => wrapLine(l, width));
+  if (a.runs.length) {
+    const rows = a.runs.flatMap((r) => r.batches.map(batchCells));
+    const gap = 2;
+    // each column as wide as its widest cell; while the table is too wide, narrow first the
+    // backlog (to its widest part), then the watermark (date over time), then the column with the
+    // most room above its longest word: a cell wraps between words, never through a number
+    const len = (t: string) => [...t].length;
+    const widths = STATUS_COLUMNS.map((h, i) => Math.max(h.length, ...rows.map((c) => len(c[i]))));
+    const longest = (i: number, split: string) => Math.max(len(STATUS_COLUMNS[i]), ...rows.flatMap((c) => c[i].split(split).map(len)));
+    const words = STATUS_COLUMNS.map((_, i) => longest(i, ' '));
+    const backlog = STATUS_COLUMNS.indexOf('backlog');
+    const watermark = STATUS_COLUMNS.indexOf('watermark');
+    const floors = widths.map((_, i) => (i === backlog ? longest(i, ', ') : i === watermark ? words[i] : widths[i]));
+    const room = width - gap * (widths.length - 1);
+    const total = () => widths.reduce((x, y) => x + y, 0);
+    for (const i of [backlog, watermark]) while (total() > room && widths[i] > floors[i]) widths[i]--;
+    while (total() > room) {
+      const slack = widths.map((w, i) => w - words[i]);
+      const most = Math.max(...slack);
+      // no room left above the words: narrow the widest column (a word then is cut)
+      widths[most > 0 ? slack.indexOf(most) : widths.indexOf(Math.max(...widths))]--;
+    }
+    const wrapCell = (cell: string, w: number) =>
+      len(cell) <= w
+        ? cell
+        : cell
+            .split(', ')
+            .map((part, k, all) => (k < all.length - 1 ? `${part},` : part))
+            .flatMap((part) => wrapLine(part, w, ''))
+            .map((l) => (len(l) > w ? `${[...l].slice(0, w - 1).join('')}…` : l))
+            .join('\n');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const Table = require('cli-table3') as typeof import('cli-table3');
+    const none = { top: '', 'top-mid': '', 'top-left': '', 'top-right': '', bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '' };
+    // one table for the header and one per run, all of the same column widths: the run's heading goes between them
+    const table = () =>
+      new Table({
+        chars: { ...none, left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: ' '.repeat(gap) },
+        style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 },
+        colWidths: widths,
+      });
+    const render = (t: ReturnType<typeof table>) =>
+      t
+        .toString()
+        .split('\n')
+        .map((l) => l.trimEnd());
+    const header = table();
+    header.push([...STATUS_COLUMNS]);
+    lines.push(...render(header));
+    for (const run of a.runs) {
+      lines.push(...wrapLine(runHeading(run, intervalMs), width));
+      const t = table();
+      for (const b of run.batches) t.push(batchCells(b).map((c, i) => wrapCell(c, widths[i])));
+      lines.push(...render(t));
+    }
+    const tagged = a.runs.flatMap((r) => r.batches);
+    const legend = [
+      'took: duration, share of the interval',
+      'late/dead: rows dropped by the watermark/dead letters',
+      ...(tagged.some((b) => b.noData) ? ['nd: no-data batch'] : []),
+      ...(tagged.some((b) => b.replay) ? ['re: replay'] : []),
+    ];
+    lines.push(...wrapLine(legend.join('; '), width));
+  }
+  lines.push(...wrapLine(verdictLine(a), width));
+  return lines.join('\n');
 }
 
 /**

@@ -154,7 +154,15 @@ describe('when a windowed count runs twice over three files on S3 and DynamoDB',
           numInputRows: b.rows,
           inputRowsPerSecond: p.inputRowsPerSecond,
           processedRowsPerSecond: p.processedRowsPerSecond,
-          metrics: { files: b.waiting.length, bytes: b.waiting.reduce((a, i) => a + bytes(i), 0), inputBytes: b.file === null ? 0 : bytes(b.file) },
+          // what is still waiting (files, bytes), and what the batch read: its file, its bytes, its lines (rows and dead letters)
+          metrics: {
+            files: b.waiting.length,
+            bytes: b.waiting.reduce((a, i) => a + bytes(i), 0),
+            inputBytes: b.file === null ? 0 : bytes(b.file),
+            filesRead: b.file === null ? 0 : 1,
+            bytesRead: b.file === null ? 0 : bytes(b.file),
+            recordsRead: b.rows + b.dead,
+          },
         },
       ]);
       expect(p.sink).toEqual({ description: `s3://${bucket}/${base}/sink/`, numOutputRows: b.out });

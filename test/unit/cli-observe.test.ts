@@ -23,6 +23,39 @@ describe('sluice report and sluice lateness on the command line', () => {
     expect(r.stdout).toMatch(/^ {2}lateness /m);
   });
 
+  it('show lists its four views, each with an example', async () => {
+    const r = await runCli(['show', '--help'], NO_ENDPOINT);
+    expect(r.code).toBe(0);
+    for (const v of ['outputs', 'dead-letters', 'checkpoint', 'state']) expect(r.stdout).toMatch(new RegExp(`^ {2}${v} \\[options\\] \\[query-module\\]`, 'm'));
+    const state = await runCli(['show', 'state', '--help'], NO_ENDPOINT);
+    expect(state.stdout).toMatch(/--key <value>[\s\S]*--json[\s\S]*Example:\n {2}npx sluice show state src\/query.ts --key alice/);
+    const bare = await runCli(['show'], NO_ENDPOINT);
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toContain('Commands:');
+  });
+
+  it.each([
+    [['show', 'outputs'], 'sluice show outputs needs the query module (as for sluice run) or --sink s3://bucket/prefix'],
+    [['show', 'dead-letters'], 'sluice show dead-letters needs the query module (as for sluice run) or --checkpoint s3://bucket/prefix'],
+    [
+      ['show', 'checkpoint', '--source', 's3://my-bucket/landing'],
+      'sluice show checkpoint needs the query module (as for sluice run) or --checkpoint s3://bucket/prefix',
+    ],
+    [['show', 'state', '--checkpoint', 's3://my-bucket/ckpt', '--key', 'alice'], 'sluice show state needs the query module (its operators name the state)'],
+    [['show', 'state', '--checkpoint', 's3://my-bucket/ckpt'], "required option '--key <value>' not specified"],
+    [['show', 'outputs', '--sink', 's3://my-bucket/out', '--limit', '0'], 'The number must be a positive integer: write e.g. --limit 50.'],
+    [['show', 'outputs', '--sink', 'ftp://my-bucket/out'], 'has an unknown scheme: write s3://<bucket>/<prefix>'],
+    [['show', 'outputs', '--sink', 's3://my-bucket/out', '--entry', 'offsets/0'], "unknown option '--entry'"],
+    [
+      ['show', 'everything'],
+      "sluice: unknown command 'show everything': sluice show has outputs, dead-letters, checkpoint, state: write e.g. sluice show outputs",
+    ],
+  ])('%j is a usage error that says what to write', async (args, message) => {
+    const r = await runCli(args, NO_ENDPOINT);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(message);
+  });
+
   it.each([
     [['report', '--out', 'r.html'], 'sluice report needs --checkpoint s3://bucket/prefix, or the query module'],
     [['report', '--checkpoint', 's3://my-bucket/ckpt', '--interval', 'soon'], '--interval "soon" is not a duration: write e.g. 15m'],

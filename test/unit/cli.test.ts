@@ -6,7 +6,7 @@
  * project end to end).
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from '../helpers/cli';
@@ -72,10 +72,91 @@ describe('sluice CLI', () => {
     expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^sluice: query module .*missing\.ts does not exist .*e\.g\. src\/query\.ts$/)]);
   });
 
-  it('a flag given twice is exit 2 (the second --input used to replace the first without a word)', async () => {
-    const r = await inProcess('run', 'q.ts', '--input', './impressions', '--input', './clicks');
+  it('a flag given twice is exit 2, except the flags run takes once per input', async () => {
+    const r = await inProcess('run', 'q.ts', '--sink', 's3://b/one', '--sink', 's3://b/two');
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('sluice: --input is given more than once, and only one value is taken: give it once');
+    expect(r.stderr).toContain('sluice: --sink is given more than once, and only one value is taken: give it once');
+    const s = await inProcess('status', '--checkpoint', 's3://b/c', '--source', 's3://b/one', '--source', 's3://b/two');
+    expect(s.code).toBe(2);
+    expect(s.stderr).toContain('sluice: --source is given more than once');
+  });
+
+  describe('--input and --source by input name', () => {
+    const reader = `require(${JSON.stringify(join(__dirname, '..', '..', 'lib', 'engine', 'query', 'reader.ts'))}).readStream`;
+    let joinQuery: string;
+    let oneInput: string;
+    let folder: string;
+    beforeAll(() => {
+      joinQuery = join(dir, 'ad-clicks.js');
+      writeFileSync(
+        joinQuery,
+        `const rs = ${reader};
+const impressions = rs.format('json').schema('adId STRING, impressionTime TIMESTAMP').load('s3://my-bucket/impressions/').withWatermark('impressionTime', '10 seconds');
+const clicks = rs.format('json').schema('clickAdId STRING, clickTime TIMESTAMP').load('s3://my-bucket/clicks/').withWatermark('clickTime', '20 seconds');
+exports.default = impressions.join(clicks, { left: 'adId', right: 'clickAdId' }, 'inner', { name: 'clicks' }).writeStream.outputMode('append').queryName('ad-clicks').plan();`,
+      );
+      oneInput = join(dir, 'one-input.js');
+      writeFileSync(oneInput, `exports.default = ${reader}.format('json').schema('id STRING').load('s3://my-bucket/in').writeStream.queryName('one').plan();`);
+      folder = join(dir, 'feed');
+      mkdirSync(folder, { recursive: true });
+    });
+    const line = (stderr: string) => {
+      const lines = stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      return lines[0];
+    };
+
+    it('a bare --input on a query with two inputs is exit 2 naming the inputs and the fix', async () => {
+      const r = await inProcess('run', joinQuery, '--input', folder, '--ephemeral');
+      expect(r.code).toBe(2);
+      expect(line(r.stderr)).toBe(
+        `sluice: --input ${folder} names no input, but query ad-clicks reads 2 inputs (input1 (its first stream), clicks): name the one it feeds, e.g. --input clicks=./folder`,
+      );
+    });
+    it('an unknown input name is exit 2 listing the names', async () => {
+      const r = await inProcess('run', joinQuery, '--input', `impressions=${folder}`, '--ephemeral');
+      expect(r.code).toBe(2);
+      expect(line(r.stderr)).toBe(
+        `sluice: --input impressions=${folder}: query ad-clicks has no input named impressions; its inputs are input1 (its first stream), clicks: write --input <input>=./folder with one of them`,
+      );
+    });
+    it('the same input named twice is exit 2', async () => {
+      const r = await inProcess('run', joinQuery, '--input', `clicks=${folder}`, '--input', `clicks=${folder}`, '--ephemeral');
+      expect(r.code).toBe(2);
+      expect(line(r.stderr)).toBe(
+        `sluice: --input clicks=${folder}: input clicks is given more than once: give each input once (input1 (its first stream), clicks)`,
+      );
+    });
+    it('two bare --input on a one-input query is exit 2 (the second used to replace the first)', async () => {
+      const r = await inProcess('run', oneInput, '--input', folder, '--input', folder, '--ephemeral');
+      expect(r.code).toBe(2);
+      expect(line(r.stderr)).toContain('input input1 is given more than once: give each input once');
+    });
+    it('a named folder that is not a folder is exit 2 naming it', async () => {
+      const r = await inProcess('run', joinQuery, '--input', `clicks=${join(dir, 'no-such-folder')}`, '--ephemeral');
+      expect(r.code).toBe(2);
+      expect(line(r.stderr)).toBe(
+        `sluice: --input clicks=${join(dir, 'no-such-folder')}: ${join(dir, 'no-such-folder')} is not a folder: give a folder whose files are the input, e.g. --input ./sample`,
+      );
+    });
+    it('--source takes names too: unknown names, bare values and a wrong kind for a named input are exit 2', async () => {
+      const unknown = await inProcess('run', joinQuery, '--source', 'views=s3://my-bucket/views', '--ephemeral');
+      expect(unknown.code).toBe(2);
+      expect(line(unknown.stderr)).toContain('--source views=s3://my-bucket/views: query ad-clicks has no input named views');
+      const bare = await inProcess('run', joinQuery, '--source', 's3://my-bucket/views', '--ephemeral');
+      expect(bare.code).toBe(2);
+      expect(line(bare.stderr)).toContain('--source s3://my-bucket/views names no input, but query ad-clicks reads 2 inputs');
+      const kind = await inProcess('run', joinQuery, '--source', 'clicks=kinesis://clicks', '--ephemeral');
+      expect(kind.code).toBe(2);
+      expect(line(kind.stderr)).toBe(
+        "sluice: input clicks of query ad-clicks reads files from S3, but --source kinesis://clicks is a Kinesis stream: give --source clicks=s3://bucket/prefix, or read .format('kinesis') in the query",
+      );
+    });
+    it('run --help says how each input is named and located', async () => {
+      const r = await inProcess('run', '--help');
+      expect(r.stdout).toMatch(/first stream is the input named input1/);
+      expect(r.stdout).toContain('--input <input>=<folder> feeds it');
+    });
   });
 
   describe('when --source does not fit the query', () => {
@@ -144,6 +225,68 @@ describe('sluice CLI', () => {
     const badCrash = await inProcess('conformance', 'run', '--crash', 'mid-lunch', 'case.json');
     expect(badCrash.code).toBe(2);
     expect(badCrash.stderr).toMatch(/^sluice: .*mid-lunch/m);
+  });
+
+  describe('every wrong command line is exit 2 with one line saying what is wrong and what to write', () => {
+    const example = join(__dirname, '..', '..', 'examples', 'windowed-totals.ts');
+    // made now, not in beforeAll: the table below names its files when the tests are defined
+    const modDir = mkdtempSync(join(tmpdir(), 'sluice-cli-modules-'));
+    afterAll(() => rmSync(modDir, { recursive: true, force: true }));
+    const modules: Record<string, string> = {
+      'syntax.ts': 'export default {\n',
+      'throws.js': 'throw new Error("no config for this environment\\nsecond line");\n',
+      'dependency.js': 'require("./no-such-dependency");\n',
+      'not-a-query.js': 'module.exports = 42;\n',
+    };
+    beforeAll(() => {
+      for (const [name, body] of Object.entries(modules)) writeFileSync(join(modDir, name), body);
+    });
+    it.each([
+      ['an unknown command', ['statu'], "unknown command 'statu' (Did you mean status?)"],
+      ['an unknown subcommand of conformance', ['conformance', 'chek'], "unknown command 'conformance chek': sluice conformance has run, check"],
+      ['an unknown subcommand of show', ['show', 'output'], "unknown command 'show output': sluice show has outputs, dead-letters, checkpoint, state"],
+      ['an unknown flag', ['status', '--checkpoint', 's3://my-bucket/c', '--interva', '1h'], "unknown option '--interva' (Did you mean --interval?)"],
+      ['a missing argument', ['run'], "missing required argument 'query-module'"],
+      ['a missing value', ['run', example, '--sink'], "option '--sink <uri>' argument missing"],
+      [
+        'a bad source URI',
+        ['run', example, '--source', 'http://my-bucket/landing', '--ephemeral'],
+        '--source "http://my-bucket/landing" is not an S3 URI: write s3://<bucket>/<prefix>',
+      ],
+      ['a bad checkpoint URI', ['status', '--checkpoint', 's3://My_Bucket/c'], '--checkpoint "s3://My_Bucket/c" is not an S3 URI'],
+      [
+        'a bad sink URI',
+        ['run', example, '--source', 's3://my-bucket/in', '--sink', 'dynamodb://x', '--ephemeral'],
+        'is not a DynamoDB sink URI: write dynamodb://<table>',
+      ],
+      [
+        'a bad number',
+        ['run', example, '--state-partitions', 'many'],
+        'The number of state partitions must be a positive integer: write e.g. --state-partitions 4.',
+      ],
+      ['a bad count', ['show', 'outputs', '--sink', 's3://my-bucket/out', '--limit', '-1'], 'The number must be a positive integer: write e.g. --limit 50.'],
+      ['a bad duration', ['run', example, '--source', 's3://my-bucket/in', '--max-duration', 'soon', '--ephemeral'], '--max-duration "soon" is not a duration'],
+      ['a module with a syntax error', ['run', join(modDir, 'syntax.ts'), '--ephemeral'], `query module ${join(modDir, 'syntax.ts')} failed to load (`],
+      [
+        'a module that throws',
+        ['run', join(modDir, 'throws.js'), '--ephemeral'],
+        `query module ${join(modDir, 'throws.js')} failed to load (Error: no config for this environment): fix the module`,
+      ],
+      ['a module whose import fails', ['status', join(modDir, 'dependency.js')], "failed to load (Error: Cannot find module './no-such-dependency'"],
+      [
+        'a module that exports no query',
+        ['show', 'outputs', join(modDir, 'not-a-query.js')],
+        'not-a-query.js does not export a query: export default a QueryPlan',
+      ],
+    ])('%s', async (_what, args, message) => {
+      const r = await inProcess(...args);
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      const lines = r.stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^sluice: /);
+      expect(lines[0]).toContain(message);
+    });
   });
 
   it('init writes the project for the source and sink asked for, and refuses a folder in use', async () => {

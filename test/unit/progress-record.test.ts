@@ -143,9 +143,15 @@ describe('when a windowed count runs two scheduled runs over three files, one fi
   function expected(): StreamingProgress[] {
     const bytes = (i: number) => files[i][1].length;
     const queryId = p.checkpoint.metadata!.id;
-    // The steps of a batch after planning, up to progress/N.
+    // The steps of a batch after planning, up to progress/N: a batch with data asks the backlog twice,
+    // after its end (what is left) and between its start and end (the files it read).
     const body = (dead: boolean, late: boolean, stateCommit: boolean, data: boolean) =>
-      (data ? STEP.read : 0) + (dead ? STEP.deadLetters : 0) + (late ? STEP.lateRows : 0) + STEP.sink + (stateCommit ? STEP.stateCommit : 0) + STEP.backlog;
+      (data ? STEP.read : 0) +
+      (dead ? STEP.deadLetters : 0) +
+      (late ? STEP.lateRows : 0) +
+      STEP.sink +
+      (stateCommit ? STEP.stateCommit : 0) +
+      STEP.backlog * (data ? 2 : 1);
     const shape = [
       // batch, rows, dead, late, rowsOut, changes (updated/removed), total, wm, event times, input file, backlog after
       { batchId: 0, rows: 3, dead: 1, late: 0, out: 0, updated: 1, removed: 0, total: 1, wm: 0, times: ['12:01', '12:03', '12:05'], file: 0, left: [1] },
@@ -247,7 +253,15 @@ describe('when a windowed count runs two scheduled runs over three files, one fi
             numInputRows: b.rows,
             inputRowsPerSecond: inputRate,
             processedRowsPerSecond: processedRate,
-            metrics: { files: b.left.length, bytes: b.left.reduce((a, i) => a + bytes(i), 0), inputBytes: data ? bytes(b.file) : 0 },
+            // what was left, and what the batch read: its file, the file's bytes, its lines (rows and dead letters)
+            metrics: {
+              files: b.left.length,
+              bytes: b.left.reduce((a, i) => a + bytes(i), 0),
+              inputBytes: data ? bytes(b.file) : 0,
+              filesRead: data ? 1 : 0,
+              bytesRead: data ? bytes(b.file) : 0,
+              recordsRead: b.rows + b.dead,
+            },
           },
         ],
         sink: { description: 'memory://sink', numOutputRows: b.out },
@@ -334,6 +348,9 @@ describe('when a run replays the batch a crashed run left uncommitted', () => {
     expect(replayed).toMatchObject({ batchId: 0, numInputRows: 1, sluice: { replay: true, noData: false } });
     expect(replayed.sources[0]).toMatchObject({ startOffset: null, endOffset: { lastKey: 'part-00001.json' }, latestOffset: null });
     expect(replayed.sources[0].metrics).not.toHaveProperty('files');
+    // what the replay read is counted all the same; only its files are not (no listing of the run to count them on)
+    expect(replayed.sources[0].metrics).toMatchObject({ recordsRead: 1, bytesRead: expect.any(Number) });
+    expect(replayed.sources[0].metrics).not.toHaveProperty('filesRead');
     expect(replayed.durationMs).not.toHaveProperty('walCommit');
     // The next batch is the run's first planned one: it has the latest offset and the backlog.
     expect(r.progress[1]).toMatchObject({

@@ -3,7 +3,7 @@
  * state trend and the table's cells. Every expected figure is worked out in the comments.
  */
 import type { StreamingProgress } from '../../lib/engine/progress';
-import { analyseStatus, batchCells, findings, groupRuns, stateTrend, STATUS_COLUMNS } from '../../lib/observe/status';
+import { analyseStatus, batchCells, findings, groupRuns, renderStatus, stateTrend, STATUS_COLUMNS, STATUS_WIDTH } from '../../lib/observe/status';
 import { DAY, HOUR, MINUTE, progressRecord } from '../helpers/progress-records';
 
 const T0 = Date.parse('2026-11-20T00:00:00.000Z');
@@ -159,7 +159,8 @@ describe('the table', () => {
     const cells = batchCells(analyseStatus([r], { nowMs: Date.parse('2026-11-20T10:20:00Z'), intervalMs: INTERVAL }).runs[0].batches[0]);
     expect(cells).toHaveLength(STATUS_COLUMNS.length);
     // 90 s of 15 minutes = 10%; lag 10:15 - 10:00 = 15 minutes
-    expect(cells).toEqual(['7', '2026-11-20 10:15:00', '1m 30s (10%)', '1,234', '56', '2026-11-20 10:00:00', '15m', '4,321', '2', '1', '3 files (3.0 MB)']);
+    // the start's date is in the run's heading, the watermark's year in the lines above the table
+    expect(cells).toEqual(['7', '10:15:00', '1m 30s 10%', '1,234/56', '11-20 10:00:00', '15m', '4,321', '2/1', '3 files (3.0 MB)']);
   });
 
   it('shows – for what a record of an older version lacks, and reads its top-level dead letters', () => {
@@ -179,7 +180,7 @@ describe('the table', () => {
     // batches 0 and 1 are a second apart (one run), batch 2 ten minutes later (another)
     expect(a.runs.map((r) => r.batches.map((b) => b.batchId))).toEqual([[0, 1], [2]]);
     expect(a.runs[0].runId).toBeNull();
-    expect(batchCells(a.runs[1].batches[0])).toEqual(['2', '2026-11-20 00:10:00', '200ms (<1%)', '3', '–', '–', '–', '–', '–', '4', '–']);
+    expect(batchCells(a.runs[1].batches[0])).toEqual(['2', '00:10:00', '200ms <1%', '3/–', '–', '–', '–', '–/4', '–']);
   });
 
   it('groups records by run id, and shows only the last runs asked for', () => {
@@ -193,5 +194,77 @@ describe('the table', () => {
     const a = analyseStatus(records, { nowMs: T0 + 4000, intervalMs: INTERVAL, runs: 2 });
     expect(a.runs.map((r) => r.runId)).toEqual(['b', 'c']);
     expect(a.retainedBatches).toBe(4);
+  });
+});
+
+describe('the printed status', () => {
+  /**
+   * A realistic look at a large pipeline: 5 runs of 3 batches over a day, millions of rows in a
+   * batch and tens of millions in state, a year-old watermark, backlogs of files with bytes and of
+   * Kinesis records behind latest, replays and no-data batches, full run ids, batch ids past
+   * 10,000, a long checkpoint URI and a verdict with findings.
+   */
+  function realistic(): { text: string; records: StreamingProgress[] } {
+    const records: StreamingProgress[] = [];
+    for (let run = 0; run < 5; run++) {
+      for (let k = 0; k < 3; k++) {
+        const batchId = 9_990 + run * 3 + k;
+        const r = progressRecord({
+          batchId,
+          runId: `4b7cedea-e7ac-4106-80c6-19a5d2b6a${run}e6`,
+          startMs: T0 + run * 5 * HOUR + k * 4 * MINUTE,
+          durationMs: 3 * MINUTE + 59_000,
+          rowsIn: k === 2 ? 0 : 2_345_678,
+          rowsOut: 45_678,
+          watermarkMs: T0 - 400 * DAY,
+          stateRows: 12_345_678 + run * 4_000_000,
+          late: 1_234,
+          deadLetters: 56,
+          backlogFiles: 123_456,
+          backlogBytes: 987 * 1024 * 1024 * 1024,
+          noData: k === 2,
+        });
+        const kinesis = { ...r.sources[0], description: 'kinesis://events', metrics: { records: 98_765_432, millisBehindLatest: 3 * DAY + 5 * HOUR } };
+        records.push({ ...r, replay: k === 1, sluice: { ...r.sluice, replay: k === 1 }, sources: [...r.sources, kinesis] } as StreamingProgress);
+      }
+    }
+    const a = analyseStatus(records, { nowMs: T0 + 25 * HOUR, intervalMs: INTERVAL, runs: 5 });
+    return { text: renderStatus(a, 's3://my-company-pipelines-eu-west-1/checkpoints/orders-per-minute-by-region/checkpoint', INTERVAL), records };
+  }
+
+  it(`keeps every line within ${STATUS_WIDTH} columns`, () => {
+    const { text } = realistic();
+    const lines = text.split('\n');
+    const widest = Math.max(...lines.map((l) => [...l].length));
+    expect(widest).toBeLessThanOrEqual(STATUS_WIDTH);
+    // and it is the table it should be: a heading per run, a line per batch, the verdict last
+    expect(lines.filter((l) => /^run 4b7cedea: batches \d+-\d+ from /.test(l))).toHaveLength(5);
+    expect(lines.filter((l) => /^\d{4,5}( nd| re)? /.test(l))).toHaveLength(15);
+    expect(lines.some((l) => l.startsWith('verdict: '))).toBe(true);
+  });
+
+  it('wraps a cell wider than its share within its column, not past the edge', () => {
+    const { text } = realistic();
+    const lines = text.split('\n');
+    const backlogAt = lines.find((l) => l.startsWith('batch '))!.indexOf('backlog');
+    // batch 9990's lines: its own and those below it up to the next batch or run
+    const from = lines.findIndex((l) => l.startsWith('9990 '));
+    const own = [lines[from], ...lines.slice(from + 1).filter((_, k, rest) => !rest.slice(0, k + 1).some((l) => /^(\d|run )/.test(l)))];
+    expect(own.length).toBeGreaterThan(1);
+    // the S3 and Kinesis backlogs (formatBacklog), read down the column, every piece at or after its start
+    expect(own.every((l) => l.slice(0, backlogAt).length === backlogAt || l.length <= backlogAt)).toBe(true);
+    expect(
+      own
+        .map((l) => l.slice(backlogAt).trim())
+        .filter(Boolean)
+        .join(' '),
+    ).toBe('123,456 files (987 GB), 98,765,432 records, 3d 5h behind');
+  });
+
+  it('the batch line shows the figures of its record', () => {
+    const { text } = realistic();
+    const line = text.split('\n').find((l) => l.startsWith('9991 '))!;
+    // batch 9991: the second of run 0, a replay, started 00:04:00, 3m 59s of 15m (its 27% wraps below)
+    expect(line).toMatch(/^9991 re +00:04:00 +3m 59s +2,345,678\/45,678 +10-16 +400d +12,345,678 +1,234\/56 +123,456 files$/);
   });
 });

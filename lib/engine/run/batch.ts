@@ -21,6 +21,10 @@ export interface BatchRead {
   /** Rows read from each source (index as in OffsetEntry.offsets). */
   readonly perSource: number[];
   bytes: number;
+  /** Bytes read from each source (as the source counts them: stored bytes of the files, record data). */
+  readonly perSourceBytes: number[];
+  /** Dead letters from each source (records it could not turn into rows). */
+  readonly perSourceDeadLetters: number[];
   readonly deadLetters: DeadLetter[];
   readonly maxEventTimes: MaxEventTimes;
   /** A stateless query's rows after the stages (a stateful one feeds its operator instead). */
@@ -41,7 +45,16 @@ export interface ComputedBatch {
 }
 
 export function emptyRead(): BatchRead {
-  return { numInputRows: 0, perSource: [], bytes: 0, deadLetters: [], maxEventTimes: new MaxEventTimes(), rows: [] };
+  return {
+    numInputRows: 0,
+    perSource: [],
+    bytes: 0,
+    perSourceBytes: [],
+    perSourceDeadLetters: [],
+    deadLetters: [],
+    maxEventTimes: new MaxEventTimes(),
+    rows: [],
+  };
 }
 
 /** The source's chunks, or its whole read as one chunk when it has no chunked read. */
@@ -118,6 +131,8 @@ export async function* stagedChunks(
     read.numInputRows += chunk.rows.length;
     read.perSource[sourceIndex] = (read.perSource[sourceIndex] ?? 0) + chunk.rows.length;
     read.bytes += chunk.bytes;
+    read.perSourceBytes[sourceIndex] = (read.perSourceBytes[sourceIndex] ?? 0) + chunk.bytes;
+    read.perSourceDeadLetters[sourceIndex] = (read.perSourceDeadLetters[sourceIndex] ?? 0) + chunk.deadLetters.length;
     for (const d of chunk.deadLetters) read.deadLetters.push(d);
     const staged = await rt.runStages(stages, chunk.rows);
     read.maxEventTimes.observe(staged.maxEventTime, staged.eventTimes);

@@ -148,9 +148,17 @@ export class BatchCommitter {
     const stateRowsByOperator = rt.operators.map((_, i) => progress.stateRowsByOperator[i] + outcome.operators[i].stateRowsDelta);
     const commit = this.commitEntry(ctx.queryId, entry, progress, outcome.read, stateRowsByOperator);
     const backlog: Array<SourceBacklog | undefined> = [];
+    const filesRead: Array<number | undefined> = [];
     for (let i = 0; i < rt.sources.length; i++) {
       const src = rt.sources[i];
-      backlog.push(batch.start.targets !== undefined && src.backlog ? await src.backlog(commit.offsets[i] ?? null, batch.start.targets[i] ?? null) : undefined);
+      const known = batch.start.targets !== undefined && src.backlog !== undefined;
+      backlog.push(known ? await src.backlog!(commit.offsets[i] ?? null, batch.start.targets![i] ?? null) : undefined);
+      // the files a batch read are the backlog between its start and end offsets, from the run's
+      // listing: only for a source whose backlog is files (S3; a Kinesis source's is records, and
+      // its backlog takes only the run's target, not a batch's end offset)
+      const [from, to] = [entry.startOffsets[i] ?? null, entry.offsets[i] ?? null];
+      const moved = to !== null && JSON.stringify(from) !== JSON.stringify(to);
+      filesRead.push(backlog[i]?.files === undefined ? undefined : moved ? (await src.backlog!(from, to)).files : 0);
     }
     const operators: OperatorFigures[] = rt.operators.map((_, i) => ({
       stateRows: stateRowsByOperator[i],
@@ -169,6 +177,7 @@ export class BatchCommitter {
       keepsLateRows: deps.lateRows !== undefined,
       storeStats: state.kind === 'changes' ? diffStats(state.statsBefore, storeStats(rt)) : state.storeStats,
       backlog,
+      filesRead,
       start: batch.start,
       durations: { getBatch: tRead - ctx.computeStartMs, addBatch: tAdd - tRead, stateCommit: tState - tAdd },
     });

@@ -39,6 +39,8 @@ export interface BatchFigures {
   readonly keepsLateRows: boolean;
   readonly storeStats: Record<string, number> | null;
   readonly backlog: ReadonlyArray<SourceBacklog | undefined>;
+  /** Files each source read in the batch (S3: its backlog between the batch's start and end offsets); undefined where unknown. */
+  readonly filesRead: ReadonlyArray<number | undefined>;
   readonly start: BatchStart;
   readonly durations: Required<Pick<ProgressDurations, 'getBatch' | 'addBatch' | 'stateCommit'>>;
 }
@@ -77,7 +79,7 @@ export function progressRecord(rt: QueryRuntime, f: BatchFigures): StreamingProg
     // one entry per operator in plan order (Spark lists them downstream first); the store's
     // counters (customMetrics) are the whole store's, so only the first operator carries them
     stateOperators: rt.operators.map((o, i) => stateOperatorProgress(rt, o.chained.spec, f.operators[i], i === 0 ? f.storeStats : null)),
-    // one entry per source (Spark's SourceProgress); the bytes are the batch's, on the first
+    // one entry per source (Spark's SourceProgress): what it read, and what is left (its backlog)
     sources: rt.sources.map((src, i) => {
       const rows = rt.sources.length === 1 ? read.numInputRows : (read.perSource[i] ?? 0);
       return {
@@ -88,7 +90,13 @@ export function progressRecord(rt: QueryRuntime, f: BatchFigures): StreamingProg
         numInputRows: rows,
         inputRowsPerSecond: perSecond(rows, inputIntervalMs),
         processedRowsPerSecond: perSecond(rows, Math.max(1, triggerMs)),
-        metrics: { ...(f.backlog[i] ?? {}), ...(i === 0 ? { inputBytes: read.bytes } : {}) },
+        metrics: {
+          ...(f.backlog[i] ?? {}),
+          ...(i === 0 ? { inputBytes: read.bytes } : {}),
+          ...(f.filesRead[i] !== undefined ? { filesRead: f.filesRead[i] } : {}),
+          bytesRead: read.perSourceBytes[i] ?? 0,
+          recordsRead: rows + (read.perSourceDeadLetters[i] ?? 0),
+        },
       };
     }),
     sink: { description: rt.deps.sink.description, numOutputRows: f.numOutputRows },

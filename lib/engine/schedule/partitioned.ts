@@ -423,6 +423,8 @@ function readMeta(read: BatchRead, partitions: number[]): ReadMeta {
     numInputRows: read.numInputRows,
     perSource: [...read.perSource],
     bytes: read.bytes,
+    perSourceBytes: [...read.perSourceBytes],
+    perSourceDeadLetters: [...read.perSourceDeadLetters],
     deadLetters: read.deadLetters,
     maxEventTimes: [...read.maxEventTimes.entries()],
     stats: { min: s.count ? s.min : 0, max: s.count ? s.max : 0, count: s.count, base: s.base, sum: s.sum },
@@ -438,6 +440,8 @@ function mergeReads(metas: readonly ReadMeta[]): BatchRead {
     read.numInputRows += m.numInputRows;
     read.bytes += m.bytes;
     m.perSource.forEach((n, i) => (read.perSource[i] = (read.perSource[i] ?? 0) + (n ?? 0)));
+    m.perSourceBytes?.forEach((n, i) => (read.perSourceBytes[i] = (read.perSourceBytes[i] ?? 0) + (n ?? 0)));
+    m.perSourceDeadLetters?.forEach((n, i) => (read.perSourceDeadLetters[i] = (read.perSourceDeadLetters[i] ?? 0) + (n ?? 0)));
     for (const d of m.deadLetters) read.deadLetters.push(d);
     max.observe(
       new Map(m.maxEventTimes),

@@ -43,6 +43,9 @@ export interface ReadMeta {
   readonly numInputRows: number;
   readonly perSource: number[];
   readonly bytes: number;
+  /** Per source, as BatchRead's (absent in a record an earlier sluice wrote). */
+  readonly perSourceBytes?: number[];
+  readonly perSourceDeadLetters?: number[];
   readonly deadLetters: DeadLetter[];
   readonly maxEventTimes: Array<[string, number]>;
   readonly stats: { readonly min: number; readonly max: number; readonly count: number; readonly base: number; readonly sum: number };

@@ -1,0 +1,428 @@
+/**
+ * `sluice show`: what a run wrote, read back where `sluice run` put it (the same defaults:
+ * bin/commands.ts locationsOf). Four views, as a Spark user looks at a query's output path, its
+ * checkpoint folder and its state:
+ *
+ *   outputs        the sink's objects (S3) or items (DynamoDB), and the rows in them
+ *   dead-letters   the dead-letter objects, and each record with its reason and where it came from
+ *   checkpoint     the checkpoint's entries (metadata, offsets/N, commits/N, progress/N, sources/...), or one of them
+ *   state          the state rows of a grouping key, read through the state store's own reads
+ *
+ * Loaded by bin/cli.ts only when `show` runs, as commands.ts is.
+ */
+import { gunzipSync } from 'node:zlib';
+import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { InvalidOptionError } from '../lib/engine/errors';
+import type { QueryPlan } from '../lib/engine/plan/types';
+import type { Json } from '../lib/engine/ports';
+import { createClients, type AwsClients } from '../lib/aws/clients';
+import { deadLetterLocation, describeSink, parseS3Uri, parseSinkUri, type S3Location, type SinkLocation } from '../lib/aws/pipeline';
+import { S3CheckpointStore } from '../lib/aws/s3/checkpoint';
+import { DynamoDbSink } from '../lib/aws/dynamodb/sink';
+import { DynamoDbStateStore } from '../lib/aws/dynamodb/state-store';
+import { stateNamespace } from '../lib/aws/namespace';
+import { operatorChain } from '../lib/engine/plan/chain';
+import { createOperator } from '../lib/engine/operators/registry';
+import { connect, loadPlan, locationsOf } from './commands';
+import { EXIT_CODES } from './exit-codes';
+
+type ShowView = 'outputs' | 'dead-letters' | 'checkpoint' | 'state';
+
+export interface ShowCliOptions {
+  /** `--source [input=]uri`, repeatable, as for run. */
+  source?: string[];
+  checkpoint?: string;
+  sink?: string;
+  deadLetter?: string;
+  /** @default 'sluice-state' (state only) */
+  stateTable?: string;
+  entry?: string;
+  key?: string;
+  /** @default 20 (outputs and dead letters) */
+  limit?: number;
+  json?: boolean;
+  dataDir: string;
+  aws?: boolean;
+}
+
+type Shown = ShowCliOptions & { readonly stateTable: string; readonly limit: number };
+
+interface Where {
+  plan: QueryPlan | null;
+  checkpoint: S3Location | null;
+  sink: SinkLocation | null;
+}
+
+const s3Uri = (l: S3Location) => `s3://${l.bucket}/${l.prefix}`;
+
+/** The locations as `run` picks them: the flags, else the query module's defaults. */
+async function whereOf(view: ShowView, modulePath: string | undefined, o: ShowCliOptions): Promise<Where> {
+  const plan = modulePath ? await loadPlan(modulePath) : null;
+  // the defaults sit under the source's bucket: without a source (none given, none in load(...)) only the flags locate
+  const located = plan !== null && (o.source !== undefined || plan.source.path !== undefined);
+  const defaults = located ? locationsOf(plan, { source: o.source, checkpoint: o.checkpoint, sink: o.sink }) : null;
+  const checkpoint = defaults?.checkpoint ?? (o.checkpoint ? parseS3Uri(o.checkpoint, '--checkpoint') : null);
+  const sink = defaults?.sink ?? (o.sink ? parseSinkUri(o.sink, '--sink') : null);
+  const needs: Record<ShowView, string | null> = {
+    outputs: sink ? null : '--sink s3://bucket/prefix (or dynamodb://table/queryKey)',
+    'dead-letters': checkpoint || o.deadLetter ? null : '--checkpoint s3://bucket/prefix (or --dead-letter s3://bucket/prefix)',
+    checkpoint: checkpoint ? null : '--checkpoint s3://bucket/prefix',
+    state: !plan ? '' : checkpoint ? null : '--source s3://bucket/prefix (where its default checkpoint is) or --checkpoint s3://bucket/prefix',
+  };
+  const need = needs[view];
+  if (need === '')
+    throw new InvalidOptionError(
+      `sluice show state needs the query module (its operators name the state): write e.g. sluice show state src/query.ts --key alice`,
+    );
+  if (need !== null)
+    throw new InvalidOptionError(`sluice show ${view} needs the query module (as for sluice run) or ${need}: write e.g. sluice show ${view} src/query.ts`);
+  return { plan, checkpoint, sink };
+}
+
+// ------------------------------------------------------------------------------------ S3 reads
+
+interface Listed {
+  readonly key: string;
+  readonly size: number;
+  readonly lastModified: string;
+}
+
+async function listAll(clients: AwsClients, loc: S3Location): Promise<Listed[]> {
+  const out: Listed[] = [];
+  let token: string | undefined;
+  do {
+    const page = await clients.s3.send(
+      new ListObjectsV2Command({ Bucket: loc.bucket, Prefix: loc.prefix ? `${loc.prefix}/` : undefined, ContinuationToken: token }),
+    );
+    for (const o of page.Contents ?? []) out.push({ key: o.Key!, size: o.Size ?? 0, lastModified: o.LastModified?.toISOString() ?? '' });
+    token = page.NextContinuationToken;
+  } while (token);
+  return out.sort((a, b) => a.key.localeCompare(b.key, 'en', { numeric: true }));
+}
+
+async function getText(clients: AwsClients, bucket: string, key: string): Promise<string> {
+  const r = await clients.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  const bytes = Buffer.from(await r.Body!.transformToByteArray());
+  return (key.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8');
+}
+
+function jsonLines(text: string, where: string): Json[] {
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l, i) => {
+      try {
+        return JSON.parse(l) as Json;
+      } catch {
+        throw new InvalidOptionError(`${where} line ${i + 1} is not JSON: it was not written by sluice; point --sink or --checkpoint at a sluice location`);
+      }
+    });
+}
+
+/** The batch of a sink or dead-letter object named batch-0000000042.jsonl, else null. */
+function batchOfKey(key: string): number | null {
+  const m = /batch-(\d+)\.jsonl(\.gz)?$/.exec(key);
+  return m ? Number(m[1]) : null;
+}
+
+function table(head: string[], rows: (string | number)[][]): string {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const Table = require('cli-table3') as typeof import('cli-table3');
+  const t = new Table({ head, style: { head: [], border: [] } });
+  for (const r of rows) t.push(r.map(String));
+  return t.toString();
+}
+
+const relative = (key: string, loc: S3Location) => (loc.prefix && key.startsWith(`${loc.prefix}/`) ? key.slice(loc.prefix.length + 1) : key);
+
+// ------------------------------------------------------------------------------------- outputs
+
+async function showOutputs(clients: AwsClients, w: Where, o: Shown): Promise<void> {
+  const sink = w.sink!;
+  if (sink.kind === 'dynamodb') {
+    let queryKey = sink.queryKey;
+    if (!queryKey && w.checkpoint) {
+      const store = new S3CheckpointStore({ client: clients.s3, bucket: w.checkpoint.bucket, prefix: w.checkpoint.prefix, conditionalWrites: false });
+      queryKey = (await store.head()).metadata?.id;
+    }
+    if (!queryKey) {
+      throw new InvalidOptionError(
+        `sluice show outputs: the rows of ${describeSink(sink)} are kept by query key (the URI's, else the checkpoint's query id), and neither is known: give --sink dynamodb://${sink.table}/<queryKey>, or the query module or --checkpoint of the run`,
+      );
+    }
+    const items = await new DynamoDbSink({ client: clients.dynamodb, tableName: sink.table, queryKey }).readItems(queryKey);
+    if (o.json) {
+      console.log(
+        JSON.stringify(
+          { sink: `dynamodb://${sink.table}/${queryKey}`, items: items.length, rows: items.map((i) => ({ batchId: i.batchId, key: i.key, row: i.row })) },
+          null,
+          2,
+        ),
+      );
+      return;
+    }
+    console.log(
+      `dynamodb://${sink.table}/${queryKey}: ${items.length} item${items.length === 1 ? '' : 's'}${items.length > o.limit ? `, the first ${o.limit} below (--limit)` : ''}`,
+    );
+    if (items.length)
+      console.log(
+        table(
+          ['batch', 'key', 'row'],
+          items.slice(0, o.limit).map((i) => [i.batchId, i.key, JSON.stringify(i.row)]),
+        ),
+      );
+    return;
+  }
+  const objects = await listAll(clients, sink);
+  const rows: { batchId: number | null; file: string; row: Json }[] = [];
+  const counts = new Map<string, number | null>();
+  for (const obj of objects) {
+    if (!/\.jsonl?(\.gz)?$/.test(obj.key)) {
+      counts.set(obj.key, null); // a sink log entry, a Parquet file: listed, not read
+      continue;
+    }
+    const read = jsonLines(await getText(clients, sink.bucket, obj.key), `s3://${sink.bucket}/${obj.key}`);
+    counts.set(obj.key, read.length);
+    for (const row of read) rows.push({ batchId: batchOfKey(obj.key), file: relative(obj.key, sink), row });
+  }
+  if (o.json) {
+    console.log(
+      JSON.stringify(
+        { sink: describeSink(sink), objects: objects.map((x) => ({ key: x.key, size: x.size, lastModified: x.lastModified, rows: counts.get(x.key) })), rows },
+        null,
+        2,
+      ),
+    );
+    return;
+  }
+  console.log(
+    `${describeSink(sink)}: ${objects.length} object${objects.length === 1 ? '' : 's'}, ${rows.length} row${rows.length === 1 ? '' : 's'} in JSON lines`,
+  );
+  if (objects.length)
+    console.log(
+      table(
+        ['object', 'bytes', 'rows', 'written (UTC)'],
+        objects.map((x) => [relative(x.key, sink), x.size, counts.get(x.key) ?? '–', x.lastModified]),
+      ),
+    );
+  if (rows.length) {
+    console.log(`rows${rows.length > o.limit ? ` (the first ${o.limit} of ${rows.length}: --limit)` : ''}:`);
+    for (const r of rows.slice(0, o.limit)) console.log(`  ${r.file}  ${JSON.stringify(r.row)}`);
+  }
+}
+
+// -------------------------------------------------------------------------------- dead letters
+
+/** Where a dead letter came from, as one phrase: the file and line, or the shard and sequence number. */
+function origin(record: Json): string {
+  const src = (record as { source?: { file?: string; line?: number; shardId?: string; sequenceNumber?: string } } | null)?.source;
+  if (!src || typeof src !== 'object') return '–';
+  if (src.file !== undefined) return `${src.file}${src.line !== undefined ? ` line ${src.line}` : ''}`;
+  if (src.shardId !== undefined) return `${src.shardId} ${src.sequenceNumber ?? ''}`.trim();
+  return JSON.stringify(src);
+}
+
+async function showDeadLetters(clients: AwsClients, w: Where, o: Shown): Promise<void> {
+  const loc = o.deadLetter ? parseS3Uri(o.deadLetter, '--dead-letter') : deadLetterLocation({ checkpoint: w.checkpoint! });
+  const objects = await listAll(clients, loc);
+  const records: { kind: string; batchId: number | null; reason: string; source: string; record: Json }[] = [];
+  for (const obj of objects) {
+    const kind = relative(obj.key, loc).split('/')[0];
+    for (const record of jsonLines(await getText(clients, loc.bucket, obj.key), `s3://${loc.bucket}/${obj.key}`)) {
+      const reason = (record as { reason?: unknown } | null)?.reason;
+      records.push({
+        kind,
+        batchId: batchOfKey(obj.key),
+        reason: typeof reason === 'string' ? reason : kind === 'late' ? 'later than the watermark' : '–',
+        source: origin(record),
+        record,
+      });
+    }
+  }
+  if (o.json) {
+    console.log(JSON.stringify({ deadLetters: s3Uri(loc), objects: objects.map((x) => ({ key: x.key, size: x.size })), records }, null, 2));
+    return;
+  }
+  console.log(`${s3Uri(loc)}/: ${objects.length} object${objects.length === 1 ? '' : 's'}, ${records.length} record${records.length === 1 ? '' : 's'}`);
+  if (!objects.length) return;
+  console.log(
+    table(
+      ['object', 'bytes', 'written (UTC)'],
+      objects.map((x) => [relative(x.key, loc), x.size, x.lastModified]),
+    ),
+  );
+  for (const r of records.slice(0, o.limit)) {
+    const raw = (r.record as { raw?: unknown } | null)?.raw;
+    console.log(`${r.kind} batch ${r.batchId ?? '?'}  ${r.source}: ${r.reason}`);
+    console.log(`  ${typeof raw === 'string' ? raw : JSON.stringify((r.record as { row?: Json } | null)?.row ?? r.record)}`);
+  }
+  if (records.length > o.limit) console.log(`(the first ${o.limit} of ${records.length} records: --limit)`);
+}
+
+// ---------------------------------------------------------------------------------- checkpoint
+
+async function showCheckpoint(clients: AwsClients, w: Where, o: Shown): Promise<void> {
+  const loc = w.checkpoint!;
+  const store = new S3CheckpointStore({ client: clients.s3, bucket: loc.bucket, prefix: loc.prefix, conditionalWrites: false });
+  const objects = await listAll(clients, loc);
+  if (o.entry !== undefined) {
+    const name = o.entry.replace(/^\/+/, '');
+    const found = objects.find((x) => relative(x.key, loc) === name);
+    if (!found) {
+      const some = objects.slice(-5).map((x) => relative(x.key, loc));
+      throw new InvalidOptionError(
+        `--entry ${o.entry}: ${s3Uri(loc)} has no entry ${name}: give one sluice show checkpoint lists${some.length ? `, e.g. --entry ${some[some.length - 1]}` : ' (it is empty: run the query first)'}`,
+      );
+    }
+    const text = await getText(clients, loc.bucket, found.key);
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // a source log is JSON; anything else is printed as it is
+    }
+    console.log(
+      o.json ? JSON.stringify({ entry: name, key: found.key, body: parsed }, null, 2) : typeof parsed === 'string' ? parsed : JSON.stringify(parsed, null, 2),
+    );
+    return;
+  }
+  const head = await store.head();
+  const entries = objects.map((x) => ({ entry: relative(x.key, loc), size: x.size, lastModified: x.lastModified }));
+  if (o.json) {
+    console.log(
+      JSON.stringify(
+        {
+          checkpoint: s3Uri(loc),
+          queryId: head.metadata?.id ?? null,
+          latestOffsetBatch: head.latestOffsetBatch,
+          latestCommitBatch: head.latestCommitBatch,
+          entries,
+        },
+        null,
+        2,
+      ),
+    );
+    return;
+  }
+  console.log(
+    `${s3Uri(loc)}: query ${head.metadata ? `${head.metadata.name} (id ${head.metadata.id})` : '– (no metadata: never run)'}, offsets up to batch ${head.latestOffsetBatch}, commits up to batch ${head.latestCommitBatch}`,
+  );
+  if (entries.length)
+    console.log(
+      table(
+        ['entry', 'bytes', 'written (UTC)'],
+        entries.map((e) => [e.entry, e.size, e.lastModified]),
+      ),
+    );
+  console.log('print one with --entry <entry>, e.g. --entry offsets/0');
+}
+
+// -------------------------------------------------------------------------------------- state
+
+/** The grouping values of a state id (stateId: a JSON array; a stream-stream join's has its side's letter in front), or null. */
+function groupValues(id: string): unknown[] | null {
+  try {
+    const values: unknown = JSON.parse(id.slice(id.indexOf('[')));
+    return Array.isArray(values) ? values : null;
+  } catch {
+    return null;
+  }
+}
+
+const isWindow = (v: unknown): v is [number, number] => Array.isArray(v) && v.length === 2 && v.every((x) => typeof x === 'number');
+
+/**
+ * Whether a state row belongs to grouping key `key`: one of its grouping values is `key` as text,
+ * or its window starts at the time `key` names (e.g. 2026-10-01T12:00:00Z).
+ */
+function ofKey(id: string, key: string): boolean {
+  const values = groupValues(id);
+  if (!values) return id === key;
+  const at = Date.parse(key);
+  return values.some((v) => (isWindow(v) ? v[0] === at : (typeof v === 'string' ? v : JSON.stringify(v)) === key));
+}
+
+/** A state id for people: its windows as [start, end) in ISO time. */
+function groupText(id: string): string {
+  const values = groupValues(id);
+  if (!values) return id;
+  const side = id.slice(0, id.indexOf('['));
+  const shown = values.map((v) => (isWindow(v) ? `[${new Date(v[0]).toISOString()}, ${new Date(v[1]).toISOString()})` : JSON.stringify(v)));
+  return `${side ? `${side} ` : ''}${shown.join(', ')}`;
+}
+
+async function showState(clients: AwsClients, w: Where, o: Shown): Promise<void> {
+  const plan = w.plan!;
+  const loc = w.checkpoint!;
+  const key = o.key!;
+  const head = await new S3CheckpointStore({ client: clients.s3, bucket: loc.bucket, prefix: loc.prefix, conditionalWrites: false }).head();
+  const chained = operatorChain(plan).operators;
+  if (chained.length === 0) throw new InvalidOptionError(`query ${plan.name} is stateless: it keeps no state; sluice show outputs shows what it wrote`);
+  const version = head.latestCommitBatch;
+  const partitions = head.metadata?.statePartitions ?? plan.statePartitions;
+  const store = new DynamoDbStateStore({ client: clients.dynamodb, tableName: o.stateTable, namespace: stateNamespace(plan.name, loc), partitions });
+  const found: { operatorId: string; kind: string; id: string; group: string; partition: number; evictAt: number | null; value: Json }[] = [];
+  if (version >= 0) {
+    for (const c of chained) {
+      const op = createOperator(c.spec, {
+        operatorId: c.operatorId,
+        outputMode: plan.outputMode,
+        inputColumns: c.inputColumns,
+        watermarks: c.marks,
+        statePartitions: partitions,
+        join: c.join,
+      });
+      for (const e of await store.all(op.spec, version)) {
+        if (ofKey(e.key.id, key))
+          found.push({
+            operatorId: c.operatorId,
+            kind: c.spec.kind,
+            id: e.key.id,
+            group: groupText(e.key.id),
+            partition: e.key.partition ?? 0,
+            evictAt: e.key.evictAt,
+            value: e.value,
+          });
+      }
+    }
+  }
+  if (o.json) {
+    console.log(JSON.stringify({ checkpoint: s3Uri(loc), stateTable: o.stateTable, version, key, rows: found }, null, 2));
+    return;
+  }
+  console.log(
+    version < 0
+      ? `${s3Uri(loc)} has no committed batch: no state yet`
+      : `state of key ${JSON.stringify(key)} after batch ${version} (table ${o.stateTable}): ${found.length} row${found.length === 1 ? '' : 's'}`,
+  );
+  if (found.length)
+    console.log(
+      table(
+        ['operator', 'group', 'evicts at', 'value'],
+        found.map((f) => [`${f.operatorId} (${f.kind})`, f.group, f.evictAt === null ? '–' : new Date(f.evictAt).toISOString(), JSON.stringify(f.value)]),
+      ),
+    );
+}
+
+// ---------------------------------------------------------------------------------------- entry
+
+export async function show(view: ShowView, modulePath: string | undefined, given: ShowCliOptions): Promise<number> {
+  const o = { ...given, stateTable: given.stateTable ?? 'sluice-state', limit: given.limit ?? 20 };
+  if (view === 'state' && o.key === undefined)
+    throw new InvalidOptionError('sluice show state needs --key <grouping value>: write e.g. sluice show state src/query.ts --key alice');
+  if (view !== 'checkpoint' && o.entry !== undefined) throw new InvalidOptionError(`--entry is for sluice show checkpoint, not ${view}: leave it out`);
+  if (view !== 'state' && o.key !== undefined) throw new InvalidOptionError(`--key is for sluice show state, not ${view}: leave it out`);
+  const w = await whereOf(view, modulePath, o);
+  const { conn, stack } = await connect(o.aws, view === 'state' || w.sink?.kind === 'dynamodb' ? ['s3', 'dynamodb'] : ['s3'], o.dataDir);
+  const clients = createClients(conn);
+  try {
+    if (view === 'outputs') await showOutputs(clients, w, o);
+    else if (view === 'dead-letters') await showDeadLetters(clients, w, o);
+    else if (view === 'checkpoint') await showCheckpoint(clients, w, o);
+    else await showState(clients, w, o);
+    return EXIT_CODES.ok;
+  } finally {
+    clients.destroy();
+    await stack?.stop();
+  }
+}
