@@ -94,15 +94,19 @@ export class DynamoDbStateStore extends DynamoDbStateCommits implements StateSto
       if (visible === null) return;
       const { manifest, layout } = visible;
       const wanted = new Map<string, string[]>();
+      const refs: PageRef[] = [];
       for (const key of list) {
         const pages = manifest.get(bucketOf(op, layout.granularityMs, key.evictAt));
         if (!pages || pages.length === 0) continue;
         const page = pages[locate(pages, idHash(key.id))];
         let ids = wanted.get(page.ref);
-        if (!ids) wanted.set(page.ref, (ids = []));
+        if (!ids) {
+          wanted.set(page.ref, (ids = []));
+          refs.push(page);
+        }
         ids.push(key.id);
       }
-      const loaded = await this.loadPages(keysOf, [...wanted.keys()]);
+      const loaded = await this.loadPages(keysOf, refs);
       for (const [ref, ids] of wanted) {
         const entries = loaded.get(ref)!;
         const want = new Set(ids);
@@ -155,10 +159,10 @@ export class DynamoDbStateStore extends DynamoDbStateCommits implements StateSto
     await mapLimit(this.sliceKeys(op, partitions), this.maxConcurrency, async (keys) => {
       const visible = await this.manifestAt(op, keys, version);
       if (visible === null) return;
-      const refs: string[] = [];
-      for (const pages of visible.manifest.values()) for (const p of pages) if (pageWanted(p)) refs.push(p.ref);
+      const refs: PageRef[] = [];
+      for (const pages of visible.manifest.values()) for (const p of pages) if (pageWanted(p)) refs.push(p);
       const loaded = await this.loadPages(keys, refs);
-      for (const ref of refs) for (const e of loaded.get(ref)!) if (entryWanted(e)) out.push(toEntry(e, keys.partition));
+      for (const p of refs) for (const e of loaded.get(p.ref)!) if (entryWanted(e)) out.push(toEntry(e, keys.partition));
     });
     return out.sort((a, b) => compareStrings(a.key.id, b.key.id));
   }
