@@ -160,6 +160,11 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
     return 0;
   }
 
+  /** keepAlive only upgrades an earlier sluice's state: once done for a checkpoint, never again. */
+  get keepAliveOnce(): boolean {
+    return true;
+  }
+
   /** REMOVE ttl on these items (each an UpdateItem); an item already gone is left alone. */
   private async removeTtl(keys: Item[]): Promise<void> {
     const unique = new Map(keys.map((k) => [`${k.pk.S}\u0000${k.sk.S}`, k]));
@@ -498,7 +503,24 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
     }
     const baseSlots = new Set<string>();
     for (const list of manifest.values()) for (const p of list) baseSlots.add(slotOf(p));
-    return { keys, head, version, base, prev, draft, manifest: next, pages: written, slots, baseSlots, layout, changedBytes, evictionPages, retired, strays, legacy };
+    return {
+      keys,
+      head,
+      version,
+      base,
+      prev,
+      draft,
+      manifest: next,
+      pages: written,
+      slots,
+      baseSlots,
+      layout,
+      changedBytes,
+      evictionPages,
+      retired,
+      strays,
+      legacy,
+    };
   }
 
   /**
