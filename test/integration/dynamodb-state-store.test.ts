@@ -526,7 +526,7 @@ describe('DynamoDbStateStore', () => {
       const pagesStored = (await scanNamespace(store.namespace)).filter((i) => kindOf(i.pk.S!) === 'page');
       const named = new Set([...v3.pages, ...(await rawSlice(store.namespace, op.operatorId, 0, 'prev')).pages].map((p) => p.key.sk.S));
       const free = new Map(v3.free.map((f) => [f.key.sk.S, f.content]));
-      expect(v3.free.length).toBeLessThanOrEqual(v3.pages.length);
+      expect(v3.free.length).toBeLessThanOrEqual(2 * v3.pages.length);
       for (const item of pagesStored) {
         if (named.has(item.sk.S)) continue;
         expect(free.get(item.sk.S)).toBe(item.r?.S ?? item.sk.S!.split('#').join('.'));
@@ -1075,7 +1075,7 @@ describe('DynamoDbStateStore', () => {
       const retired = v0.pages.filter((p) => !kept.has(p.ref));
       expect(retired.length).toBeGreaterThan(3);
       for (const c of v0.chunks) expect(await getRaw({ pk: c.pk, sk: c.sk })).toBeUndefined();
-      // the retired pages are the free slots of version 2, holding what they held (fewer than its live pages: none deleted)
+      // the retired pages are the free slots of version 2, holding what they held (fewer than twice its live pages: none deleted)
       expect(v2.free.map((f) => [f.slot, f.content]).sort()).toEqual(retired.map((p) => [p.ref, p.ref]).sort());
       for (const p of retired) expect(await getRaw(p.key)).toBeDefined();
       expect(store.stats().deletes - deletesBefore).toBe(v0.chunks.length);

@@ -248,8 +248,8 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
 
   /**
    * The manifest of a plan whose pages were written (`into`: the free slot each page went into,
-   * by ref) and its free slots: `free` up to the number of pages it names (a slice keeps at most
-   * as many spare items as live ones; an emptied slice keeps none), the rest to delete.
+   * by ref) and its free slots: `free` up to FREE_SLOTS_PER_PAGE times the number of pages it
+   * names (an emptied slice keeps none), the rest to delete.
    */
   private finish(
     plan: SlicePlan,
@@ -271,9 +271,10 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
     const bySlot = new Map<string, FreeSlot>();
     for (const f of free) if (!bySlot.has(f.slot) && !named.has(f.slot)) bySlot.set(f.slot, f);
     const all = [...bySlot.values()];
-    const kept = all.slice(0, live);
+    const cap = FREE_SLOTS_PER_PAGE * live;
+    const kept = all.slice(0, cap);
     const manifestItems = encodeManifest(plan.keys, plan.draft, manifest, kept);
-    return { ref: { ...plan.draft, c: manifestItems.length }, manifest, manifestItems, free: kept, excess: all.slice(live) };
+    return { ref: { ...plan.draft, c: manifestItems.length }, manifest, manifestItems, free: kept, excess: all.slice(cap) };
   }
 
   /** Deletes, and ignores a failure: what stays is unreferenced, only storage. */
@@ -590,6 +591,14 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
     return out;
   }
 }
+
+/**
+ * Free slots a slice keeps per live page. A window's pages are freed at once when it closes, and
+ * written again as the next windows fill over the next commits: at the reference workload a batch
+ * needs up to twice the pages that stay live after the one before it evicted. Bounded by the live
+ * state, never by time: storage of at most twice the live pages more.
+ */
+const FREE_SLOTS_PER_PAGE = 2;
 
 /** The errors of head writes DynamoDB refused (its condition failed): nothing of them landed. */
 const headRefusals = new WeakSet<object>();

@@ -19,7 +19,7 @@
  * head names carries a TTL or is deleted. What a head stops naming becomes a free slot: the next
  * commit writes its new pages into those keys (a page so stored carries `r`, its own ref, and the
  * manifest names the slot beside the ref), conditionally on the slot still holding what the
- * manifest says, and deletes only the free slots beyond the slice's live page count (see
+ * manifest says, and deletes only the free slots beyond twice the slice's live page count (see
  * state-store.ts for the rules).
  * (Items written by sluice before live state stopped carrying a TTL carry a `ttl` attribute; the table's TTL setting stays
  * on for them.)

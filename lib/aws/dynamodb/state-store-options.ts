@@ -33,7 +33,7 @@ export interface DynamoDbStateStoreStats {
   readonly writes: number;
   /**
    * Items deleted: the manifests a commit made unreadable (no head names them, no replay can read
-   * them), the free slots beyond the slice's live page count, each about one write unit, and what
+   * them), the free slots beyond twice the slice's live page count, each about one write unit, and what
    * a commit refused at its head write wrote under its own keys.
    */
   readonly deletes: number;

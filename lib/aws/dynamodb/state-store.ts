@@ -32,8 +32,8 @@
  * group at most; plus the manifest (gzipped, ~10 bytes per page of the slice and per free slot)
  * and the head; and the delete of the manifest that commit made unreadable (below). Pages go into
  * free slots, so in a steady state a page costs its write and nothing more; only the free slots
- * beyond the slice's live page count are deleted (a slice that shrank; an emptied slice keeps
- * none). An eviction that empties a page drops it from the manifest and writes nothing. Reads are
+ * beyond twice the slice's live page count are deleted (a slice that shrank; an emptied slice
+ * keeps none). An eviction that empties a page drops it from the manifest and writes nothing. Reads are
  * BatchGetItem of the pages the batch's keys fall in, eventually consistent (one found missing, or
  * holding another page, is asked for again, strongly).
  *
@@ -51,7 +51,7 @@
  * died between its page writes and its head write (no head names them): the first commit of the
  * slice by the next run's store (the replay of that batch) finds them by their batch (a Query per
  * page shard, once per slice and store) and lists them as free slots; and the retired manifest and
- * the free slots beyond the live count of a commit that died after its head write, before its
+ * the free slots beyond the bound of a commit that died after its head write, before its
  * deletes (one generation per crash). Items written by sluice before this rule carry a `ttl` (50
  * days from their write), and their heads lack `nt`:
  * the first commit of such a slice removes the TTL of what its new head names (an UpdateItem
