@@ -86,6 +86,8 @@ interface SlicePlan {
   readonly retired: { readonly manifests: Item[]; readonly slots: FreeSlot[] };
   /** Page items of an earlier attempt of this batch that no head names (free slots of the new manifest, not written into). */
   readonly strays: readonly FreeSlot[];
+  /** This plan looked for them (the slice's first commit by this store). */
+  readonly sweptNow: boolean;
   /** Items of an earlier sluice the new head names, whose TTL is removed before the head write. */
   readonly legacy: Item[];
 }
@@ -118,10 +120,11 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
     checkVersion(version);
     const planned = this.planned;
     this.planned = null;
-    const plans =
-      planned !== null && planned.operatorId === op.operatorId && planned.version === version && planned.changes === changes && partitions === undefined
-        ? planned.plans
-        : await this.plan(op, version, changes, partitions);
+    const reuse =
+      planned !== null && planned.operatorId === op.operatorId && planned.version === version && planned.changes === changes && partitions === undefined;
+    // A plan made and not written: the stray pages it found are looked for again.
+    if (planned !== null && !reuse) for (const p of planned.plans) if (p.sweptNow) this.swept.delete(sliceId(p.keys));
+    const plans = reuse ? planned.plans : await this.plan(op, version, changes, partitions);
     try {
       await this.write(op, plans, fence ?? null);
     } catch (err) {
@@ -491,7 +494,8 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
     // (a stalled run, or this store's view of the head is stale), and only a head write that
     // supersedes that writer's makes them unreachable.
     const strays: FreeSlot[] = [];
-    if (head !== null && !this.swept.has(sliceId(keys))) {
+    const sweptNow = head !== null && !this.swept.has(sliceId(keys));
+    if (sweptNow) {
       this.swept.add(sliceId(keys));
       const listed = new Set(slots.map((f) => f.slot));
       for (const f of await this.pagesOfVersion(keys, version)) if (!named.has(f.slot) && !listed.has(f.slot)) strays.push(f);
@@ -520,6 +524,7 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
       evictionPages,
       retired,
       strays,
+      sweptNow,
       legacy,
     };
   }
