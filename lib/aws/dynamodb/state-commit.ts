@@ -86,8 +86,6 @@ interface SlicePlan {
   readonly retired: { readonly manifests: Item[]; readonly slots: FreeSlot[] };
   /** Page items of an earlier attempt of this batch that no head names (free slots of the new manifest, not written into). */
   readonly strays: readonly FreeSlot[];
-  /** This plan looked for them (the slice's first commit by this store). */
-  readonly sweptNow: boolean;
   /** Items of an earlier sluice the new head names, whose TTL is removed before the head write. */
   readonly legacy: Item[];
 }
@@ -96,6 +94,8 @@ interface SlicePlan {
 export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
   /** Slices this store looked for stray pages in, or whose head it wrote since (see planSlice). */
   private readonly swept = new Set<string>();
+  /** What the look-up found, by slice, until the slice's next head write. */
+  private readonly strayPages = new Map<string, FreeSlot[]>();
   /** The plan `check` made, which the `commit` of the same changes writes. */
   private planned: { operatorId: string; version: number; changes: StateChange[]; plans: SlicePlan[] } | null = null;
 
@@ -120,11 +120,10 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
     checkVersion(version);
     const planned = this.planned;
     this.planned = null;
-    const reuse =
-      planned !== null && planned.operatorId === op.operatorId && planned.version === version && planned.changes === changes && partitions === undefined;
-    // A plan made and not written: the stray pages it found are looked for again.
-    if (planned !== null && !reuse) for (const p of planned.plans) if (p.sweptNow) this.swept.delete(sliceId(p.keys));
-    const plans = reuse ? planned.plans : await this.plan(op, version, changes, partitions);
+    const plans =
+      planned !== null && planned.operatorId === op.operatorId && planned.version === version && planned.changes === changes && partitions === undefined
+        ? planned.plans
+        : await this.plan(op, version, changes, partitions);
     try {
       await this.write(op, plans, fence ?? null);
     } catch (err) {
@@ -339,6 +338,7 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
     this.heads.set(id, head);
     // Its next commit need not look for stray pages: it knows what it left (see planSlice).
     this.swept.add(id);
+    this.strayPages.delete(id);
   }
 
   /** The slices batch `version` writes: every slice with a change (and one an earlier attempt of it wrote). */
@@ -493,13 +493,14 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
     // never written into by this one: another writer of this batch may still be at work on them
     // (a stalled run, or this store's view of the head is stale), and only a head write that
     // supersedes that writer's makes them unreachable.
-    const strays: FreeSlot[] = [];
-    const sweptNow = head !== null && !this.swept.has(sliceId(keys));
-    if (sweptNow) {
+    // (What the look-up found is kept until a head write of the slice: a plan made again, as
+    // commit() makes one when check() was given another array, lists the same.)
+    if (head !== null && !this.swept.has(sliceId(keys))) {
       this.swept.add(sliceId(keys));
-      const listed = new Set(slots.map((f) => f.slot));
-      for (const f of await this.pagesOfVersion(keys, version)) if (!named.has(f.slot) && !listed.has(f.slot)) strays.push(f);
+      this.strayPages.set(sliceId(keys), await this.pagesOfVersion(keys, version));
     }
+    const listed = new Set(slots.map((f) => f.slot));
+    const strays = (this.strayPages.get(sliceId(keys)) ?? []).filter((f) => !named.has(f.slot) && !listed.has(f.slot));
     const legacy: Item[] = [];
     if (head !== null && !head.noTtl) {
       const mine = new Set(written.map((p) => p.ref));
@@ -524,7 +525,6 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
       evictionPages,
       retired,
       strays,
-      sweptNow,
       legacy,
     };
   }
