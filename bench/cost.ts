@@ -122,6 +122,10 @@ export interface CommitMeasure {
   /** Of those, the pages written only for deletions (evictions), a write unit each. */
   readonly evictionWriteUnits: number;
   readonly requests: number;
+  /** Pages written, of them into free slots (the items of retired pages), and items deleted (the state store's counters). */
+  readonly pages: number;
+  readonly pagesIntoFreeSlots: number;
+  readonly deletes: number;
 }
 
 export interface RunMeasure {
@@ -213,10 +217,10 @@ async function measuredRun(
     const commits: CommitMeasure[] = [];
     const state = built.state;
     const commit = state.commit.bind(state);
-    const evictionPages = () => (state instanceof DynamoDbStateStore ? state.stats().evictionPagesWritten : 0);
+    const stats = () => (state instanceof DynamoDbStateStore ? state.stats() : { evictionPagesWritten: 0, pagesWritten: 0, pagesIntoFreeSlots: 0, deletes: 0 });
     state.commit = async (op, version, changes: StateChange[], fence) => {
       inCommit = { units: 0, requests: 0 };
-      const evictionPagesBefore = evictionPages();
+      const before = stats();
       try {
         await commit(op, version, changes, fence);
       } finally {
@@ -230,8 +234,11 @@ async function measuredRun(
           changedBytes: written.reduce((n, c) => n + Buffer.byteLength(JSON.stringify(c.value)), 0),
           writeUnits: m.units,
           // pages written only for deletions, a write unit each (every page is at most 1 KB)
-          evictionWriteUnits: evictionPages() - evictionPagesBefore,
+          evictionWriteUnits: stats().evictionPagesWritten - before.evictionPagesWritten,
           requests: m.requests,
+          pages: stats().pagesWritten - before.pagesWritten,
+          pagesIntoFreeSlots: stats().pagesIntoFreeSlots - before.pagesIntoFreeSlots,
+          deletes: stats().deletes - before.deletes,
         });
       }
     };
@@ -396,7 +403,7 @@ export async function runCostSection(opts: {
     lambda: gbs(per.modelled) * p('lambdaArm64PerGbSecond') + p('lambdaPerMillionRequests') / 1e6,
     lambdaWall: gbs(per.wall) * p('lambdaArm64PerGbSecond') + p('lambdaPerMillionRequests') / 1e6,
   };
-  // Storage: live state, plus TTL'd items (superseded pages and manifests) kept TTL_DAYS: what a run wrote, times the runs in TTL_DAYS (the steady state).
+  // Storage: live state (free slots included), plus TTL'd items (written by sluice before live state stopped carrying a TTL) kept TTL_DAYS: what a run wrote, times the runs in TTL_DAYS.
   const ttlRunsKept = TTL_DAYS * 96;
   const stateGb = storage ? (storage.liveBytes + (storage.ttlBytes / runs.length) * ttlRunsKept) / 1e9 : 0;
   const storageUsd = { dynamodb: stateGb * p('dynamodbStoragePerGbMonth') };
@@ -510,7 +517,21 @@ export async function runCostSection(opts: {
   out('  state writes per batch: write units of the commit vs ceil(changed state bytes / 1 KB) (changed bytes: JSON of the values the commit wrote)');
   out(
     table(
-      ['run', 'batch', 'changes', 'evictions', 'changed bytes', 'ceil(KB)', 'commit WRU', 'ratio', 'requests', 'eviction WRU'],
+      [
+        'run',
+        'batch',
+        'changes',
+        'evictions',
+        'changed bytes',
+        'ceil(KB)',
+        'commit WRU',
+        'ratio',
+        'requests',
+        'eviction WRU',
+        'pages',
+        'in free slots',
+        'deletes',
+      ],
       commits.map((c) => {
         const kb = Math.ceil(c.changedBytes / 1024);
         return [
@@ -524,6 +545,9 @@ export async function runCostSection(opts: {
           kb > 0 ? (c.writeUnits / kb).toFixed(2) : '-',
           c.requests,
           int(c.evictionWriteUnits),
+          int(c.pages),
+          int(c.pagesIntoFreeSlots),
+          int(c.deletes),
         ];
       }),
     ),
@@ -535,9 +559,18 @@ export async function runCostSection(opts: {
   out(
     `  over all batches: ${int(commitUnits)} commit WRU for ${int(commitKb)} ceil(KB) = ${(commitUnits / Math.max(1, commitKb)).toFixed(2)}x (target <= 1.2x + a constant)`,
   );
+  // The steady state: the runs after the first, whose commits free and reuse what earlier ones wrote.
+  const steadyCommits = commits.filter((c) => c.run > 1);
+  const steadyUnits = steadyCommits.reduce((n, c) => n + c.writeUnits, 0);
+  const steadyKb = steadyCommits.reduce((n, c) => n + Math.ceil(c.changedBytes / 1024), 0);
+  const steadyRatio = steadyUnits / Math.max(1, steadyKb);
+  out(
+    `  steady state (runs 2..${runs.length}): ${int(steadyUnits)} commit WRU for ${int(steadyKb)} ceil(KB) = ${steadyRatio.toFixed(2)} state write units per KB of changed state (issue 26: <= 0.5); ` +
+      `${int(steadyCommits.reduce((n, c) => n + c.pagesIntoFreeSlots, 0))} of ${int(steadyCommits.reduce((n, c) => n + c.pages, 0))} pages written into free slots, ${int(steadyCommits.reduce((n, c) => n + c.deletes, 0))} items deleted`,
+  );
   out(
     `  evictions: ${int(ttlUnits)} WRU on pages written only for deletions = ${((100 * ttlUnits) / Math.max(1, allUnits)).toFixed(1)}% of all write units (target <= 5%; ` +
-      'the state store counts them: an eviction that empties its pages writes none, TTL removes them)',
+      'the state store counts them: an eviction that empties its pages writes none; their items become free slots)',
   );
   out();
   const byCmd: Record<string, { n: number; units: number; ms: number }> = {};
@@ -607,6 +640,7 @@ export async function runCostSection(opts: {
       commitWriteUnits: Math.round(commitUnits),
       changedKbCeil: commitKb,
       ratio: Number((commitUnits / Math.max(1, commitKb)).toFixed(3)),
+      steadyState: { runs: `2..${runs.length}`, commitWriteUnits: steadyUnits, changedKbCeil: steadyKb, writeUnitsPerKb: Number(steadyRatio.toFixed(3)) },
       evictionShare: Number((ttlUnits / Math.max(1, allUnits)).toFixed(4)),
       batches: commits.map((c) => ({
         run: c.run,
@@ -616,6 +650,9 @@ export async function runCostSection(opts: {
         changedBytes: c.changedBytes,
         writeUnits: c.writeUnits,
         evictionWriteUnits: Math.round(c.evictionWriteUnits),
+        pages: c.pages,
+        pagesIntoFreeSlots: c.pagesIntoFreeSlots,
+        deletes: c.deletes,
       })),
     },
     storage: { dynamodbGb: Number(stateGb.toFixed(3)), ...(storage ?? {}), sinkBytesPerRun: Math.round(sinkStore.bytes / runs.length) },

@@ -18,6 +18,7 @@ import {
   entryOrder,
   entryOfText,
   entryText,
+  type FreeSlot,
   type Head,
   idHash,
   LAYOUT_FORMAT,
@@ -28,6 +29,7 @@ import {
   pageRef,
   parseHead,
   type SliceKeys,
+  slotOf,
   type StoredLayout,
 } from './state-layout';
 import { chunk, DynamoDbStateSlices, locate, refId, sliceId } from './state-slices';
@@ -61,26 +63,39 @@ interface SlicePlan {
   readonly base: ManifestRef | null;
   /** What the head's `prev` becomes. */
   readonly prev: ManifestRef | null;
-  readonly ref: ManifestRef;
+  /** The manifest's ref but its chunk count (known once the manifest is encoded, after the page writes). */
+  readonly draft: ManifestRef;
+  /** The new manifest, before its pages are placed (a page written into a free slot gets `slot`). */
   readonly manifest: Manifest;
+  /** The new pages, each encoded under its own key (without `r`). */
   readonly pages: { ref: string; item: Item; entries: PageEntry[] }[];
-  readonly manifestItems: Item[];
+  /** The free slots of the manifest built upon that no head names: the new pages go into them first. */
+  readonly slots: readonly FreeSlot[];
   readonly layout: StoredLayout;
+  /** The items the manifest built upon names (never a free slot of the new one). */
+  readonly baseSlots: ReadonlySet<string>;
   /** Bytes of the entries of the keys the batch changed. */
   readonly changedBytes: number;
   /** Pages written for runs whose changes were all deletions. */
   readonly evictionPages: number;
   /**
-   * What the head names now (cur and prev) and the new head no longer names, deleted once the
-   * head is written: no read can reach them (reads are at N-1 and N only).
+   * What the head names now (cur and prev) and the new head no longer names: no read can reach
+   * them once the head is written (reads are at N-1 and N only). The manifests are deleted then;
+   * the pages' items become free slots of the new manifest.
    */
-  readonly retired: { readonly manifests: Item[]; readonly pages: Item[] };
+  readonly retired: { readonly manifests: Item[]; readonly slots: FreeSlot[] };
+  /** Page items of an earlier attempt of this batch that no head names (free slots of the new manifest, not written into). */
+  readonly strays: readonly FreeSlot[];
   /** Items of an earlier sluice the new head names, whose TTL is removed before the head write. */
   readonly legacy: Item[];
 }
 
 /** The commit of a DynamoDbStateStore: check and commit, on its slices. */
 export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
+  /** Slices this store looked for stray pages in, or whose head it wrote since (see planSlice). */
+  private readonly swept = new Set<string>();
+  /** What the look-up found, by slice, until the slice's next head write. */
+  private readonly strayPages = new Map<string, FreeSlot[]>();
   /** The plan `check` made, which the `commit` of the same changes writes. */
   private planned: { operatorId: string; version: number; changes: StateChange[]; plans: SlicePlan[] } | null = null;
 
@@ -109,7 +124,13 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
       planned !== null && planned.operatorId === op.operatorId && planned.version === version && planned.changes === changes && partitions === undefined
         ? planned.plans
         : await this.plan(op, version, changes, partitions);
-    await this.write(op, plans, fence ?? null);
+    try {
+      await this.write(op, plans, fence ?? null);
+    } catch (err) {
+      // What this attempt wrote may be left behind: the next commit of these slices looks for it.
+      for (const plan of plans) this.swept.delete(sliceId(plan.keys));
+      throw err;
+    }
   }
 
   /**
@@ -128,7 +149,7 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
         if (ref === null) continue;
         for (let i = 0; i < ref.c; i++) named.push(keys.manifestChunk(ref, i));
         const manifest = await this.loadManifest(keys, ref);
-        for (const list of manifest.values()) for (const p of list) named.push(keys.page(p.ref));
+        for (const list of manifest.values()) for (const p of list) named.push(keys.page(slotOf(p)));
       }
       await this.removeTtl(named);
       const plan = { keys, head, version: head.version } as Pick<SlicePlan, 'keys' | 'head' | 'version'>;
@@ -139,6 +160,11 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
   /** Only the keepAlive path reads it. */
   get keepAliveAfterMs(): number {
     return 0;
+  }
+
+  /** keepAlive only upgrades an earlier sluice's state: once done for a checkpoint, never again. */
+  get keepAliveOnce(): boolean {
+    return true;
   }
 
   /** REMOVE ttl on these items (each an UpdateItem); an item already gone is left alone. */
@@ -162,37 +188,95 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
   }
 
   private async write(op: OperatorStateSpec, plans: SlicePlan[], fence: LeaseHandle | null): Promise<void> {
-    // Pages and manifests first: nobody sees them until a head names them.
-    const items = plans.flatMap((p) => [...p.pages.map((page) => page.item), ...p.manifestItems]);
+    // Pages and manifests first: nobody sees them until a head names them. A page goes into a free
+    // slot while the slice has one (a PutItem on the condition that the slot holds what the
+    // manifest says), else under its own key (BatchWriteItem).
+    const placed = plans.map((plan) => ({ plan, into: new Map<string, string>(), fresh: [] as Item[], untaken: [] as FreeSlot[], seen: [] as FreeSlot[] }));
+    const slotWrites: Array<{ p: (typeof placed)[number]; page: SlicePlan['pages'][number]; slot: FreeSlot }> = [];
+    for (const p of placed) {
+      const take = Math.min(p.plan.pages.length, p.plan.slots.length);
+      p.plan.pages.forEach((page, i) => (i < take ? slotWrites.push({ p, page, slot: p.plan.slots[i] }) : p.fresh.push(page.item)));
+      p.untaken.push(...p.plan.slots.slice(take));
+    }
+    await mapLimit(slotWrites, this.maxConcurrency, async ({ p, page, slot }) => {
+      const done = await this.putIntoSlot({ ...page.item, ...p.plan.keys.page(slot.slot), r: { S: page.ref } }, slot);
+      if (done === true) {
+        p.into.set(page.ref, slot.slot);
+        return;
+      }
+      // Another writer's (a stalled run's, or a crashed attempt's): left to it, and noted as holding that.
+      this.counters.slotsTaken += 1;
+      if (done.holds !== null) p.seen.push({ slot: slot.slot, content: done.holds });
+      p.fresh.push(page.item);
+    });
+    // The manifests name where each page went, and the free slots the next commit writes into; they
+    // go with the pages under their own keys.
+    const finals = placed.map((p) => ({ ...p, ...this.finish(p.plan, p.into, [...p.plan.retired.slots, ...p.plan.strays, ...p.untaken, ...p.seen]) }));
+    const items = finals.flatMap((f) => [...f.fresh, ...f.manifestItems]);
     await mapLimit(chunk(items, BATCH_WRITE_MAX), this.maxConcurrency, (batch) => this.batchWrite(batch));
     // What an earlier sluice wrote with a TTL and the new heads name: kept for good before they do.
     await this.removeTtl(plans.flatMap((p) => p.legacy));
-    for (const plan of plans) {
+    for (const { plan, into } of finals) {
       this.counters.pagesWritten += plan.pages.length;
+      this.counters.pagesIntoFreeSlots += into.size;
       this.counters.changedBytes += plan.changedBytes;
       this.counters.evictionPagesWritten += plan.evictionPages;
       for (const page of plan.pages) this.counters.pageBytesWritten += itemSize(page.item);
     }
     const refused: unknown[] = [];
-    await mapLimit(plans, this.maxConcurrency, async (plan) => {
+    await mapLimit(finals, this.maxConcurrency, async (f) => {
       try {
-        await this.writeHead(op, plan, fence);
+        await this.writeHead(op, { ...f.plan, ref: f.ref }, fence);
       } catch (err) {
-        // No head names what this plan wrote, nor ever will (its keys are this attempt's own).
         refused.push(err);
-        await this.deleteQuietly([...plan.pages.map((page) => page.item), ...plan.manifestItems].map((item) => ({ pk: item.pk, sk: item.sk })));
+        // Refused (not an error after which the head may have landed): no head names what this
+        // plan wrote under its own keys, nor ever will (the keys are this attempt's own). What it
+        // wrote into free slots stays: the manifest built upon still lists them as free, and the
+        // next commit's conditional write finds out what they hold.
+        if (headRefusals.has(err as object)) await this.deleteQuietly([...f.fresh, ...f.manifestItems].map((item) => ({ pk: item.pk, sk: item.sk })));
       }
     });
     if (refused.length > 0) throw refused[0];
-    for (const plan of plans) {
-      const id = sliceId(plan.keys);
-      this.manifests.set(`${id}@${refId(plan.ref)}`, plan.manifest);
+    for (const f of finals) {
+      const id = sliceId(f.plan.keys);
+      this.manifests.set(`${id}@${refId(f.ref)}`, { pages: f.manifest, free: f.free });
       // Cached as read back from its text: the engine's objects may change after the commit.
-      for (const page of plan.pages) this.remember(`${id}@${page.ref}`, page.entries.map(detached));
+      for (const page of f.plan.pages) this.remember(`${id}@${page.ref}`, page.entries.map(detached));
     }
-    // What the new heads no longer name. (A crash before this leaves them behind: see state-store.ts.)
-    const retired = plans.flatMap((p) => [...p.retired.manifests, ...p.retired.pages]);
-    await mapLimit(chunk(retired, BATCH_WRITE_MAX), this.maxConcurrency, (batch) => this.batchDelete(batch));
+    // What the new heads no longer name and no free list keeps. (A crash before this leaves them behind: see state-store.ts.)
+    const gone = finals.flatMap((f) => [...f.plan.retired.manifests, ...f.excess.map((x) => f.plan.keys.page(x.slot))]);
+    await mapLimit(chunk(gone, BATCH_WRITE_MAX), this.maxConcurrency, (batch) => this.batchDelete(batch));
+  }
+
+  /**
+   * The manifest of a plan whose pages were written (`into`: the free slot each page went into,
+   * by ref) and its free slots: `free` up to FREE_SLOTS_PER_PAGE times the number of pages it
+   * names (an emptied slice keeps none), the rest to delete.
+   */
+  private finish(
+    plan: SlicePlan,
+    into: ReadonlyMap<string, string>,
+    free: readonly FreeSlot[],
+  ): { ref: ManifestRef; manifest: Manifest; manifestItems: Item[]; free: FreeSlot[]; excess: FreeSlot[] } {
+    const manifest = new Map<string, readonly PageRef[]>();
+    let live = 0;
+    for (const [bucket, pages] of plan.manifest) {
+      manifest.set(
+        bucket,
+        pages.map((p) => (into.has(p.ref) ? { ...p, slot: into.get(p.ref)! } : p)),
+      );
+      live += pages.length;
+    }
+    // (A slot the new manifest or the one before it names is no free slot, whatever a list said.)
+    const named = new Set([...plan.baseSlots, ...into.values()]);
+    for (const pages of manifest.values()) for (const p of pages) named.add(slotOf(p));
+    const bySlot = new Map<string, FreeSlot>();
+    for (const f of free) if (!bySlot.has(f.slot) && !named.has(f.slot)) bySlot.set(f.slot, f);
+    const all = [...bySlot.values()];
+    const cap = FREE_SLOTS_PER_PAGE * live;
+    const kept = all.slice(0, cap);
+    const manifestItems = encodeManifest(plan.keys, plan.draft, manifest, kept);
+    return { ref: { ...plan.draft, c: manifestItems.length }, manifest, manifestItems, free: kept, excess: all.slice(cap) };
   }
 
   /** Deletes, and ignores a failure: what stays is unreferenced, only storage. */
@@ -203,7 +287,7 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
   /** The head of `plan` at `version`, fenced: still the head this commit read (or ours), and no newer token. */
   private async writeHead(
     op: OperatorStateSpec,
-    plan: Pick<SlicePlan, 'keys' | 'head' | 'version' | 'ref' | 'prev' | 'layout'>,
+    plan: Pick<SlicePlan, 'keys' | 'head' | 'version' | 'prev' | 'layout'> & { readonly ref: ManifestRef },
     fence: LeaseHandle | null,
   ): Promise<void> {
     const version = plan.version;
@@ -236,18 +320,25 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
       this.heads.delete(id);
       const stored = put.stored ? parseHead(put.stored) : null;
       if (fence !== null && stored?.fence != null && stored.fence > fence.token) {
-        throw new LeaseLostError(
-          `state write of batch ${version} (operator \`${op.operatorId}\`) in ${this.description} was refused: this run's fencing token ${fence.token} is older than token ${stored.fence} that wrote the state since: another run holds the lease; this run stops and batch ${version} stays uncommitted (the lease holder replays it)`,
-          { details: { operatorId: op.operatorId, batchId: version, token: fence.token, storedToken: stored.fence } },
+        throw refusal(
+          new LeaseLostError(
+            `state write of batch ${version} (operator \`${op.operatorId}\`) in ${this.description} was refused: this run's fencing token ${fence.token} is older than token ${stored.fence} that wrote the state since: another run holds the lease; this run stops and batch ${version} stays uncommitted (the lease holder replays it)`,
+            { details: { operatorId: op.operatorId, batchId: version, token: fence.token, storedToken: stored.fence } },
+          ),
         );
       }
-      throw new SluiceError(
-        `state of operator \`${op.operatorId}\` partition ${plan.keys.partition} in ${this.description} changed while batch ${version} was committing (read at version ${plan.head?.version ?? 'none'}, now at ${stored?.version ?? 'none'}): another run writes the same namespace; only one run per query may hold the lease, so check the lease table and the query id`,
-        { details: { operatorId: op.operatorId, batchId: version, readVersion: plan.head?.version ?? null, storedVersion: stored?.version ?? null } },
+      throw refusal(
+        new SluiceError(
+          `state of operator \`${op.operatorId}\` partition ${plan.keys.partition} in ${this.description} changed while batch ${version} was committing (read at version ${plan.head?.version ?? 'none'}, now at ${stored?.version ?? 'none'}): another run writes the same namespace; only one run per query may hold the lease, so check the lease table and the query id`,
+          { details: { operatorId: op.operatorId, batchId: version, readVersion: plan.head?.version ?? null, storedVersion: stored?.version ?? null } },
+        ),
       );
     }
     this.counters.writes += 1;
     this.heads.set(id, head);
+    // Its next commit need not look for stray pages: it knows what it left (see planSlice).
+    this.swept.add(id);
+    this.strayPages.delete(id);
   }
 
   /** The slices batch `version` writes: every slice with a change (and one an earlier attempt of it wrote). */
@@ -297,7 +388,8 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
       granularityMs: op.evictionGranularityMs,
       fixedEviction: op.fixedEviction,
     };
-    const manifest = base === null ? new Map<string, readonly PageRef[]>() : await this.loadManifest(keys, base);
+    const baseRecord = base === null ? null : await this.loadManifestRecord(keys, base);
+    const manifest: Manifest = baseRecord?.pages ?? new Map<string, readonly PageRef[]>();
 
     // Changes by bucket, then by the page they fall in.
     const byBucket = new Map<string, Placed[]>();
@@ -318,12 +410,14 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
     let live = base?.n ?? 0;
     let changedBytes = 0;
     let evictionPages = 0;
-    // Pages are encoded once, under the longest ref a page of this commit can have (so the size
-    // checked is an upper bound), then given their own keys.
+    // Pages are encoded once, under the longest ref a page of this commit can have and with the
+    // `r` of a page in a free slot (so the size checked is an upper bound), then given their own keys.
+    const longest = pageRef(version, writer, 99_999);
     const newPages = (entries: PageEntry[], lo: number): PageRef[] =>
-      this.pack(entries, (group) => encodePage(op, keys, pageRef(version, writer, 99_999), group, this.compressAboveBytes)).map(({ group, item }, k) => {
+      this.pack(entries, (group) => encodePage(op, keys, longest, group, this.compressAboveBytes, longest)).map(({ group, item }, k) => {
         const ref = pageRef(version, writer, written.length);
-        written.push({ ref, item: { ...item, ...keys.page(ref) }, entries: group });
+        const { r: _inSlotOnly, ...own } = item;
+        written.push({ ref, item: { ...own, ...keys.page(ref) }, entries: group });
         return { lo: k === 0 ? lo : group[0].hash, ref, minEvictAt: minEvictAt(group), count: group.length, bornSec: nowSec };
       });
 
@@ -339,7 +433,7 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
       }
       const loaded = await this.loadPages(
         keys,
-        [...touched.keys()].filter((i) => i < pages.length).map((i) => pages[i].ref),
+        [...touched.keys()].filter((i) => i < pages.length).map((i) => pages[i]),
       );
       const rebuilt: PageRef[] = [];
       const runs = Math.max(pages.length, 1);
@@ -383,16 +477,56 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
       );
     }
     const draft: ManifestRef = { v: version, w: writer, c: 0, n: live };
-    const manifestItems = encodeManifest(keys, draft, next);
-    const ref: ManifestRef = { ...draft, c: manifestItems.length };
     const retired = await this.retiredBy(keys, head, prev, manifest, next);
+    // The free slots of the manifest built upon, but any a head names (a replay over an attempt that wrote its head: that attempt's pages).
+    const named = new Set<string>();
+    for (const old of [head?.cur ?? null, head?.prev ?? null]) {
+      if (old === null) continue;
+      const m = await this.loadManifest(keys, old).catch(() => null);
+      if (m !== null) for (const list of m.values()) for (const p of list) named.add(slotOf(p));
+    }
+    const slots = (baseRecord?.free ?? []).filter((f) => !named.has(f.slot));
+    // Pages an earlier attempt of this batch wrote under its own keys and no head names: it died
+    // before its head write (or was refused and died before its deletes). Looked for at the first
+    // commit of the slice by this store (a run's: the one that replays a batch after a crash),
+    // they become free slots of the new manifest (written into by the next commit, or deleted),
+    // never written into by this one: another writer of this batch may still be at work on them
+    // (a stalled run, or this store's view of the head is stale), and only a head write that
+    // supersedes that writer's makes them unreachable.
+    // (What the look-up found is kept until a head write of the slice: a plan made again, as
+    // commit() makes one when check() was given another array, lists the same.)
+    if (head !== null && !this.swept.has(sliceId(keys))) {
+      this.swept.add(sliceId(keys));
+      this.strayPages.set(sliceId(keys), await this.pagesOfVersion(keys, version));
+    }
+    const listed = new Set(slots.map((f) => f.slot));
+    const strays = (this.strayPages.get(sliceId(keys)) ?? []).filter((f) => !named.has(f.slot) && !listed.has(f.slot));
     const legacy: Item[] = [];
     if (head !== null && !head.noTtl) {
       const mine = new Set(written.map((p) => p.ref));
       if (prev !== null) for (let i = 0; i < prev.c; i++) legacy.push(keys.manifestChunk(prev, i));
-      for (const m of [manifest, next]) for (const list of m.values()) for (const p of list) if (!mine.has(p.ref)) legacy.push(keys.page(p.ref));
+      for (const m of [manifest, next]) for (const list of m.values()) for (const p of list) if (!mine.has(p.ref)) legacy.push(keys.page(slotOf(p)));
     }
-    return { keys, head, version, base, prev, ref, manifest: next, pages: written, manifestItems, layout, changedBytes, evictionPages, retired, legacy };
+    const baseSlots = new Set<string>();
+    for (const list of manifest.values()) for (const p of list) baseSlots.add(slotOf(p));
+    return {
+      keys,
+      head,
+      version,
+      base,
+      prev,
+      draft,
+      manifest: next,
+      pages: written,
+      slots,
+      baseSlots,
+      layout,
+      changedBytes,
+      evictionPages,
+      retired,
+      strays,
+      legacy,
+    };
   }
 
   /**
@@ -403,20 +537,22 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
    */
   private async retiredBy(keys: SliceKeys, head: Head | null, prev: ManifestRef | null, prevManifest: Manifest, next: Manifest): Promise<SlicePlan['retired']> {
     const manifests: Item[] = [];
-    const pages: Item[] = [];
-    if (head === null) return { manifests, pages };
+    if (head === null) return { manifests, slots: [] };
     const kept = new Set<string>();
     for (const m of [prevManifest, next]) for (const list of m.values()) for (const p of list) kept.add(p.ref);
-    const gone = new Set<string>();
+    const gone = new Map<string, FreeSlot>();
     for (const old of [head.cur, head.prev]) {
       if (old === null || (prev !== null && refId(old) === refId(prev))) continue;
       for (let i = 0; i < old.c; i++) manifests.push(keys.manifestChunk(old, i));
-      const manifest = await this.loadManifest(keys, old).catch(() => null);
-      if (manifest === null) continue;
-      for (const list of manifest.values()) for (const p of list) if (!kept.has(p.ref)) gone.add(p.ref);
+      const record = await this.loadManifestRecord(keys, old).catch(() => null);
+      if (record === null) continue;
+      for (const list of record.pages.values()) for (const p of list) if (!kept.has(p.ref)) gone.set(slotOf(p), { slot: slotOf(p), content: p.ref });
+      // The free slots of a head's cur that is dropped (an attempt of this batch that wrote its
+      // head): the manifest built upon does not list those its head write freed. (A dropped prev's
+      // were handed on by the commit after it.)
+      if (old === head.cur) for (const f of record.free) if (!gone.has(f.slot)) gone.set(f.slot, f);
     }
-    for (const ref of gone) pages.push(keys.page(ref));
-    return { manifests, pages };
+    return { manifests, slots: [...gone.values()] };
   }
 
   /**
@@ -459,6 +595,22 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
     }
     return out;
   }
+}
+
+/**
+ * Free slots a slice keeps per live page. A window's pages are freed at once when it closes, and
+ * written again as the next windows fill over the next commits: at the reference workload a batch
+ * needs up to twice the pages that stay live after the one before it evicted. Bounded by the live
+ * state, never by time: storage of at most twice the live pages more.
+ */
+const FREE_SLOTS_PER_PAGE = 2;
+
+/** The errors of head writes DynamoDB refused (its condition failed): nothing of them landed. */
+const headRefusals = new WeakSet<object>();
+
+function refusal<E extends Error>(err: E): E {
+  headRefusals.add(err);
+  return err;
 }
 
 /** Where to halve a group of entries without parting two of one hash (-1: it cannot be). */

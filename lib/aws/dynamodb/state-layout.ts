@@ -14,10 +14,14 @@
  * the granularity, `n` for none; one bucket `*` for operators whose eviction time moves with the
  * value), sorted by a 32-bit hash of the id and filled to about 1 KB: one write unit. A manifest
  * lists per bucket its pages in hash order, each with the lowest hash it covers, the earliest
- * evictAt in it, its entry count and when it was written. Nothing is ever overwritten but the
- * head, and nothing a head names carries a TTL or is deleted: a commit deletes the manifests and
- * pages no head names any more once no replay can read them (see state-store.ts for the rules).
- * (Items written by sluice before that rule carry a `ttl` attribute; the table's TTL setting stays
+ * evictAt in it, its entry count and when it was written; and the free slots: the page items its
+ * head write left unnamed. A page's content never changes while a head names it, and nothing a
+ * head names carries a TTL or is deleted. What a head stops naming becomes a free slot: the next
+ * commit writes its new pages into those keys (a page so stored carries `r`, its own ref, and the
+ * manifest names the slot beside the ref), conditionally on the slot still holding what the
+ * manifest says, and deletes only the free slots beyond twice the slice's live page count (see
+ * state-store.ts for the rules).
+ * (Items written by sluice before live state stopped carrying a TTL carry a `ttl` attribute; the table's TTL setting stays
  * on for them.)
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
@@ -35,7 +39,7 @@ const MOVING_BUCKET = '*';
 /** The size a page is filled to: DynamoDB bills a write per started KB of item. */
 export const PAGE_TARGET_BYTES = 1024;
 /** Partition keys a slice's pages are spread over, so one commit's writes do not meet on one partition. */
-const PAGE_SHARDS = 16;
+export const PAGE_SHARDS = 16;
 /** The manifest is written in chunks of at most this many bytes (gzipped). */
 const MANIFEST_CHUNK_BYTES = 300 * 1024;
 /** The layout's name, stored in every head. */
@@ -86,6 +90,35 @@ export interface PageRef {
   readonly count: number;
   /** When it was written, epoch seconds (informative: nothing expires by age). */
   readonly bornSec: number;
+  /**
+   * The ref of the item it is stored in, when that is not `ref`: a page written into the key of
+   * a retired page (a free slot, see FreeSlot). The item then carries `r` = `ref`.
+   */
+  readonly slot?: string;
+}
+
+/** Where a page is stored: its own key, or the free slot it was written into. */
+export function slotOf(p: Pick<PageRef, 'ref' | 'slot'>): string {
+  return p.slot ?? p.ref;
+}
+
+/**
+ * An item no head names any more (a retired page), listed by the manifest that retired it so the
+ * next commit writes a page into its key instead of deleting it and putting a new one: a PutItem
+ * that replaces an item of at most 1 KB costs one write unit, as a new item does, and the delete
+ * (one more) is saved. `content` is the page the item holds (its `r`, or for an item that never
+ * held another page, its own ref): the overwrite is conditional on it, so two writers never
+ * both take one slot.
+ */
+export interface FreeSlot {
+  readonly slot: string;
+  readonly content: string;
+}
+
+/** A manifest as stored: the pages and the free slots the next commit may write into. */
+export interface ManifestRecord {
+  readonly pages: Manifest;
+  readonly free: readonly FreeSlot[];
 }
 
 /** The pages of a slice at one version, per bucket, in hash order. */
@@ -123,7 +156,12 @@ export class SliceKeys {
 
   page(ref: string): Item {
     const [v, w, k] = ref.split('.');
-    return { pk: { S: `${this.prefix}#g${Number(k) % PAGE_SHARDS}` }, sk: { S: `${v}#${w}#${k}` } };
+    return { pk: { S: this.pageShard(Number(k) % PAGE_SHARDS) }, sk: { S: `${v}#${w}#${k}` } };
+  }
+
+  /** The partition key of the pages whose number is `g` modulo PAGE_SHARDS. */
+  pageShard(g: number): string {
+    return `${this.prefix}#g${g}`;
   }
 }
 
@@ -175,13 +213,19 @@ export function parseHead(item: Item): Head {
 }
 
 // -----------------------------------------------------------------------------------------------
-// Manifests: {bucket: [[lo, ref, minEvictAt, count, bornSec], ...]}, gzipped, in chunks
+// Manifests: {bucket: [[lo, ref, minEvictAt, count, bornSec(, slot)], ...], "~": [[slot(, content)], ...]},
+// gzipped, in chunks ("~", the free slots, is no bucket name: buckets are numbers, `n` and `*`)
 
-export function encodeManifest(keys: SliceKeys, ref: ManifestRef, manifest: Manifest): Item[] {
+const FREE_KEY = '~';
+
+export function encodeManifest(keys: SliceKeys, ref: ManifestRef, manifest: Manifest, free: readonly FreeSlot[] = []): Item[] {
   const json: Record<string, Json[]> = {};
   for (const [bucket, pages] of [...manifest.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    json[bucket] = pages.map((p) => [p.lo, p.ref, p.minEvictAt, p.count, p.bornSec]);
+    json[bucket] = pages.map((p) =>
+      p.slot === undefined ? [p.lo, p.ref, p.minEvictAt, p.count, p.bornSec] : [p.lo, p.ref, p.minEvictAt, p.count, p.bornSec, p.slot],
+    );
   }
+  if (free.length > 0) json[FREE_KEY] = free.map((f) => (f.content === f.slot ? [f.slot] : [f.slot, f.content]));
   const bytes = gzipSync(JSON.stringify(json));
   const items: Item[] = [];
   for (let i = 0; i * MANIFEST_CHUNK_BYTES < bytes.length || i === 0; i++) {
@@ -190,17 +234,29 @@ export function encodeManifest(keys: SliceKeys, ref: ManifestRef, manifest: Mani
   return items;
 }
 
-export function parseManifest(chunks: readonly Item[]): Manifest {
+export function parseManifest(chunks: readonly Item[]): ManifestRecord {
   const bytes = Buffer.concat(chunks.map((c) => Buffer.from(c.m.B!)));
-  const json = JSON.parse(gunzipSync(bytes).toString('utf8')) as Record<string, [number, string, number | null, number, number][]>;
+  const json = JSON.parse(gunzipSync(bytes).toString('utf8')) as Record<string, [number, string, number | null, number, number, string?][]>;
   const out = new Map<string, PageRef[]>();
+  let free: FreeSlot[] = [];
   for (const [bucket, pages] of Object.entries(json)) {
+    if (bucket === FREE_KEY) {
+      free = (pages as unknown as [string, string?][]).map(([slot, content]) => ({ slot, content: content ?? slot }));
+      continue;
+    }
     out.set(
       bucket,
-      pages.map(([lo, ref, minEvictAt, count, bornSec]) => ({ lo, ref, minEvictAt, count, bornSec })),
+      pages.map(([lo, ref, minEvictAt, count, bornSec, slot]) =>
+        slot === undefined ? { lo, ref, minEvictAt, count, bornSec } : { lo, ref, minEvictAt, count, bornSec, slot },
+      ),
     );
   }
-  return out;
+  return { pages: out, free };
+}
+
+/** The page a page item holds: its `r` when written into a free slot, else the ref its key is made of. */
+export function contentOf(item: Item): string {
+  return item.r?.S ?? item.sk.S!.split('#').join('.');
 }
 
 // -----------------------------------------------------------------------------------------------
@@ -221,10 +277,18 @@ export function entryText(e: PageEntry): string {
  * (raw DEFLATE: entries of one window repeat its bounds and their keys' shape, so a 1 KB item
  * holds two to four times as much); SluiceError (stateItemTooLarge) above DynamoDB's item limit.
  */
-export function encodePage(op: OperatorStateSpec, keys: SliceKeys, ref: string, entries: readonly PageEntry[], compressAboveBytes: number): Item {
+export function encodePage(
+  op: OperatorStateSpec,
+  keys: SliceKeys,
+  ref: string,
+  entries: readonly PageEntry[],
+  compressAboveBytes: number,
+  content?: string,
+): Item {
   const text = `[${entries.map(entryText).join(',')}]`;
   const e: AttributeValue = Buffer.byteLength(text, 'utf8') <= compressAboveBytes ? { S: text } : { B: deflateRawSync(text) };
   const item: Item = { ...keys.page(ref), e };
+  if (content !== undefined) item.r = { S: content };
   const size = itemSize(item);
   if (size > ITEM_MAX_BYTES) {
     const biggest = entries.reduce((a, b) => (entryText(b).length > entryText(a).length ? b : a));

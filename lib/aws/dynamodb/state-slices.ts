@@ -4,18 +4,30 @@
  * read through its caches; and every request it sends, counted and retried. The commit
  * (state-commit.ts) and the reads (state-store.ts) are built on it.
  */
-import { BatchGetItemCommand, BatchWriteItemCommand, type DynamoDBClient, GetItemCommand, type WriteRequest } from '@aws-sdk/client-dynamodb';
+import {
+  BatchGetItemCommand,
+  BatchWriteItemCommand,
+  type DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  type WriteRequest,
+} from '@aws-sdk/client-dynamodb';
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import { type Clock, type OperatorStateSpec, type StateKey, systemClock } from '../../engine/ports';
 import { mapLimit } from '../request/concurrency';
 import { RetryableResult, type RetryPolicy, retryPolicy } from '../request/retry';
-import { BATCH_GET_MAX, checkClient, checkTableName, type Item, sendDynamoDb } from './requests';
+import { BATCH_GET_MAX, checkClient, checkTableName, conditional, type Item, sendDynamoDb } from './requests';
 import {
+  contentOf,
+  type FreeSlot,
   type Head,
   LAYOUT_FORMAT,
   legacyDirectoryKey,
   type Manifest,
+  type ManifestRecord,
   type ManifestRef,
+  PAGE_SHARDS,
   PAGE_TARGET_BYTES,
   type PageEntry,
   type PageRef,
@@ -23,6 +35,7 @@ import {
   parseManifest,
   parsePage,
   SliceKeys,
+  slotOf,
   type StoredLayout,
 } from './state-layout';
 import type { DynamoDbStateStoreOptions } from './state-store-options';
@@ -44,7 +57,7 @@ export abstract class DynamoDbStateSlices {
   /** Heads by slice, as read or as this store last wrote them (null: none). */
   protected readonly heads = new Map<string, Head | null>();
   /** Manifests by slice and ref (immutable). */
-  protected readonly manifests = new Map<string, Manifest>();
+  protected readonly manifests = new Map<string, ManifestRecord>();
   /** Page entries by slice and page ref (immutable), oldest first. */
   private readonly pages = new Map<string, PageEntry[]>();
   private cachedEntries = 0;
@@ -55,6 +68,8 @@ export abstract class DynamoDbStateSlices {
     writes: 0,
     deletes: 0,
     pagesWritten: 0,
+    pagesIntoFreeSlots: 0,
+    slotsTaken: 0,
     evictionPagesWritten: 0,
     pageBytesWritten: 0,
     changedBytes: 0,
@@ -145,11 +160,16 @@ export abstract class DynamoDbStateSlices {
   }
 
   protected async loadManifest(keys: SliceKeys, ref: ManifestRef): Promise<Manifest> {
+    return (await this.loadManifestRecord(keys, ref)).pages;
+  }
+
+  /** The manifest with its free slots. */
+  protected async loadManifestRecord(keys: SliceKeys, ref: ManifestRef): Promise<ManifestRecord> {
     const cacheKey = `${sliceId(keys)}@${refId(ref)}`;
     const cached = this.manifests.get(cacheKey);
     if (cached) return cached;
     const wanted = Array.from({ length: ref.c }, (_, i) => keys.manifestChunk(ref, i));
-    const found = await this.batchGet(wanted, `manifest ${refId(ref)} of ${keys.prefix}`);
+    const found = await this.batchGet(wanted, `manifest ${refId(ref)} of ${keys.prefix}`, () => true);
     const manifest = parseManifest(wanted.map((k) => found.get(itemKey(k))!));
     // Keep the last two manifests per slice: those a commit and a replay read.
     for (const key of [...this.manifests.keys()])
@@ -185,29 +205,37 @@ export abstract class DynamoDbStateSlices {
   // ---------------------------------------------------------------------------------------------
   // Pages
 
-  /** The entries of these pages of a slice, from the cache or BatchGetItem. */
-  protected async loadPages(keys: SliceKeys, refs: string[]): Promise<Map<string, PageEntry[]>> {
+  /**
+   * The entries of these pages of a slice (by ref), from the cache or BatchGetItem. The cache is
+   * keyed by the page's ref, which no other page ever has, never by the item it is stored in: a
+   * free slot holds another page after the commit that wrote into it.
+   */
+  protected async loadPages(keys: SliceKeys, refs: readonly Pick<PageRef, 'ref' | 'slot'>[]): Promise<Map<string, PageEntry[]>> {
     const out = new Map<string, PageEntry[]>();
-    const missing: string[] = [];
-    for (const ref of new Set(refs)) {
-      const cacheKey = `${sliceId(keys)}@${ref}`;
+    const missing = new Map<string, Pick<PageRef, 'ref' | 'slot'>>();
+    for (const p of refs) {
+      if (out.has(p.ref) || missing.has(p.ref)) continue;
+      const cacheKey = `${sliceId(keys)}@${p.ref}`;
       const hit = this.pages.get(cacheKey);
       if (hit) {
         this.pages.delete(cacheKey);
         this.pages.set(cacheKey, hit);
-        out.set(ref, hit);
-      } else missing.push(ref);
+        out.set(p.ref, hit);
+      } else missing.set(p.ref, p);
     }
-    if (missing.length === 0) return out;
+    if (missing.size === 0) return out;
+    // An eventually consistent read may still see what a free slot held before (asked again, strongly).
+    const holds = new Map([...missing.values()].map((p) => [itemKey(keys.page(slotOf(p))), p.ref]));
     const found = await this.batchGet(
-      missing.map((ref) => keys.page(ref)),
+      [...missing.values()].map((p) => keys.page(slotOf(p))),
       `pages of ${keys.prefix}`,
+      (item) => contentOf(item) === holds.get(itemKey(item)),
     );
-    for (const ref of missing) {
-      const item = found.get(itemKey(keys.page(ref)))!;
-      const entries = parsePage(item, `${keys.prefix} ${ref}`);
-      out.set(ref, entries);
-      this.remember(`${sliceId(keys)}@${ref}`, entries);
+    for (const p of missing.values()) {
+      const item = found.get(itemKey(keys.page(slotOf(p))))!;
+      const entries = parsePage(item, `${keys.prefix} ${p.ref}`);
+      out.set(p.ref, entries);
+      this.remember(`${sliceId(keys)}@${p.ref}`, entries);
     }
     return out;
   }
@@ -224,11 +252,12 @@ export abstract class DynamoDbStateSlices {
   }
 
   /**
-   * These items, every one of which must exist (a head names them): BatchGetItem, eventually
-   * consistent; keys it leaves unprocessed are asked for again; keys not found are asked for once
-   * more with a strongly consistent read, then reported as removed.
+   * These items, every one of which must exist (a head names them) and hold what `holds` checks:
+   * BatchGetItem, eventually consistent; keys it leaves unprocessed are asked for again; keys not
+   * found (or found holding something else: a stale replica of a free slot written since) are
+   * asked for once more with a strongly consistent read, then reported as removed.
    */
-  private async batchGet(wanted: Item[], what: string): Promise<Map<string, Item>> {
+  private async batchGet(wanted: Item[], what: string, holds: (item: Item) => boolean): Promise<Map<string, Item>> {
     const found = new Map<string, Item>();
     const read = async (keys: Item[], consistent: boolean) => {
       await mapLimit(chunk(keys, BATCH_GET_MAX), this.maxConcurrency, async (batch) => {
@@ -236,8 +265,8 @@ export abstract class DynamoDbStateSlices {
         await this.send('read', 'BatchGetItem', async () => {
           const res = await this.client.send(new BatchGetItemCommand({ RequestItems: { [this.tableName]: { Keys: left, ConsistentRead: consistent } } }));
           for (const item of res.Responses?.[this.tableName] ?? []) {
-            found.set(itemKey(item), item);
             this.counters.reads += 1;
+            if (holds(item)) found.set(itemKey(item), item);
           }
           left = res.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
           if (left.length > 0) throw new RetryableResult(`left ${left.length} keys unprocessed`, { table: this.tableName });
@@ -259,6 +288,68 @@ export abstract class DynamoDbStateSlices {
 
   protected async batchWrite(items: Item[]): Promise<void> {
     await this.batchRequests(items.map((Item) => ({ PutRequest: { Item } })));
+  }
+
+  /**
+   * The page items of a slice stored under keys of batch `version` (one Query per page shard):
+   * the pages an attempt of that batch wrote under its own keys, named by a head or not.
+   */
+  protected async pagesOfVersion(keys: SliceKeys, version: number): Promise<FreeSlot[]> {
+    const out: FreeSlot[] = [];
+    await mapLimit(
+      Array.from({ length: PAGE_SHARDS }, (_, g) => g),
+      this.maxConcurrency,
+      async (g) => {
+        let start: Item | undefined;
+        do {
+          const res = await this.send('read', 'Query', () =>
+            this.client.send(
+              new QueryCommand({
+                TableName: this.tableName,
+                KeyConditionExpression: 'pk = :pk AND begins_with(sk, :v)',
+                ExpressionAttributeValues: { ':pk': { S: keys.pageShard(g) }, ':v': { S: `${version}#` } },
+                ProjectionExpression: 'pk, sk, r',
+                ConsistentRead: true,
+                ExclusiveStartKey: start,
+              }),
+            ),
+          );
+          for (const item of res.Items ?? []) {
+            this.counters.reads += 1;
+            out.push({ slot: item.sk.S!.split('#').join('.'), content: contentOf(item) });
+          }
+          start = res.LastEvaluatedKey;
+        } while (start);
+      },
+    );
+    return out;
+  }
+
+  /**
+   * Writes `item` (a page) into the key of a free slot, on the condition that the slot still holds
+   * `slot.content`: true when written; else what it holds now (null: nothing), and nothing written.
+   */
+  protected async putIntoSlot(item: Item, slot: FreeSlot): Promise<true | { holds: string | null }> {
+    const fresh = slot.content === slot.slot;
+    const put = await conditional(
+      this.send('write', 'PutItem', () =>
+        this.client.send(
+          new PutItemCommand({
+            TableName: this.tableName,
+            Item: item,
+            ConditionExpression: fresh ? 'attribute_exists(pk) AND attribute_not_exists(#r)' : '#r = :r',
+            ExpressionAttributeNames: { '#r': 'r' },
+            ...(fresh ? {} : { ExpressionAttributeValues: { ':r': { S: slot.content } } }),
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        ),
+      ),
+    );
+    if (put.written) {
+      this.counters.writes += 1;
+      return true;
+    }
+    return { holds: put.stored ? contentOf(put.stored) : null };
   }
 
   /** Deletes these items (by key; at most BATCH_WRITE_MAX): a delete of an absent item is a no-op. */

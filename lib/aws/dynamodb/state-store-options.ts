@@ -32,12 +32,20 @@ export interface DynamoDbStateStoreStats {
   /** Items written (pages, manifest chunks, heads). */
   readonly writes: number;
   /**
-   * Items deleted: the manifests and pages a commit made unreadable (no head names them, no replay
-   * can read them), each about one write unit, and those of a commit refused at its head write.
+   * Items deleted: the manifests a commit made unreadable (no head names them, no replay can read
+   * them), the free slots beyond twice the slice's live page count, each about one write unit, and what
+   * a commit refused at its head write wrote under its own keys.
    */
   readonly deletes: number;
   /** Pages written. */
   readonly pagesWritten: number;
+  /**
+   * Of those, pages written into a free slot (the item of a page no head names any more): a
+   * PutItem that replaces it costs one write unit, as a new item does, and saves its delete.
+   */
+  readonly pagesIntoFreeSlots: number;
+  /** Free slots found holding another page than the manifest said (a crashed or stalled writer's): the page went under its own key. */
+  readonly slotsTaken: number;
   /**
    * Of those, pages written only because keys were deleted (evictions): a run of pages whose
    * changes are all deletions. Each is at most 1 KB of item, one write unit; an eviction that

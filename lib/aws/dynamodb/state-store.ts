@@ -1,7 +1,7 @@
 /**
  * The StateStore port on one DynamoDB table (partition key `pk` S, sort key `sk` S, TTL attribute
  * `ttl`), in the packed layout of state-layout.ts: per (operator, partition) a head, immutable
- * manifests and immutable pages of about 1 KB.
+ * manifests and pages of about 1 KB (a page's item changes only once no head names it).
  *
  * Versioning. The head names the manifest of the last commit (`cur`, at version v) and the one
  * visible before it (`prev`). What a read at version V sees:
@@ -16,32 +16,44 @@
  * see changes before that write, so a crash anywhere leaves N-1 readable as it was, and the
  * replay of N (head at N-1, or already at N with prev at N-1) writes what a crash-free run writes.
  *
+ * Free slots. A new page is written into the item of a page no head names any more (a free slot
+ * the manifest built upon lists), when there is one, rather than under a key of its own: a PutItem
+ * that replaces an item of at most 1 KB costs one write unit, as a new item does, and the delete
+ * of the retired page (one more) is saved. The PutItem is conditional on the slot still holding
+ * what the list says (`r`, or no `r` for a page in its own key): a slot another writer took (a
+ * stalled run, or an attempt that died) is left to it, noted with what it holds, and the page goes
+ * under its own key. A page keeps its ref wherever it is stored; the manifest names the slot
+ * beside it, the caches are by ref, and a read checks the item holds that ref (an eventually
+ * consistent read of a slot written since is asked again, strongly).
+ *
  * Cost. A batch that changes K groups writes the pages they fall in, refilled to 1 KB of item
  * (itemSize over-estimates, so a page never bills 2): in a dense batch of small groups about
  * 1.1 × ⌈changed bytes / 1 KB⌉ write units, in a sparse one one page (1 WCU) per
- * group at most; plus the manifest (gzipped, ~10 bytes per page of the slice) and the head; and
- * the deletion of what that commit made unreadable (below), about one write unit per page and
- * manifest, each written once and deleted once. An eviction that empties a page drops it from
- * the manifest and writes nothing. Reads are BatchGetItem of the pages the batch's keys fall in,
- * eventually consistent (a page is never changed after it is written; one found missing is asked
- * for again, strongly).
+ * group at most; plus the manifest (gzipped, ~10 bytes per page of the slice and per free slot)
+ * and the head; and the delete of the manifest that commit made unreadable (below). Pages go into
+ * free slots, so in a steady state a page costs its write and nothing more; only the free slots
+ * beyond twice the slice's live page count are deleted (a slice that shrank; an emptied slice
+ * keeps none). An eviction that empties a page drops it from the manifest and writes nothing. Reads are
+ * BatchGetItem of the pages the batch's keys fall in, eventually consistent (one found missing, or
+ * holding another page, is asked for again, strongly).
  *
  * Retention: as in Spark, a checkpoint's state lives until the user deletes it, however long the
  * pipeline was idle and whichever path its runs took. Nothing a head names (its cur and prev
- * manifests and their pages) carries a TTL, and nothing it names is deleted: there is no
- * calendar and no refresh, and a replay of the last batch may come at any age (the store has no
- * `retentionMs`). What a head stops naming is deleted by the commit that moves it,
- * once its head write succeeded: a commit of N+1 (head at N: cur N, prev N-1) leaves cur N+1 and
- * prev N, and so deletes the manifest of N-1 and the pages only it listed. Those are what no
- * read can reach: the engine reads at N-1 and N only while batch N runs or is replayed, and batch
- * N+1 starts after commits/N. A commit refused at its head write (fenced, or a concurrent writer)
- * deletes what it wrote. Deleting costs what setting a TTL would (DynamoDB bills both by item
- * size, ~1 write unit per page) and frees the storage at once; TTL deletion is free only for items
- * written with a TTL, which live state cannot carry. What is left behind: the pages of an attempt
- * that crashed between its page writes and its head write (no head ever names them, and nothing
- * finds them: bounded by one batch's pages per crash), and the retired items of a commit that
- * crashed after its head write, before the deletes (one generation per crash). Items written by
- * sluice before this rule carry a `ttl` (50 days from their write), and their heads lack `nt`:
+ * manifests and their pages) carries a TTL, and nothing it names is deleted or overwritten: there
+ * is no calendar and no refresh, and a replay of the last batch may come at any age (the store has
+ * no `retentionMs`). What a head stops naming is freed by the commit that moves it, once its head
+ * write succeeded: a commit of N+1 (head at N: cur N, prev N-1) leaves cur N+1 and prev N, so it
+ * deletes the manifest of N-1 and lists the pages only it listed as free slots of N+1, which the
+ * commit of N+2 writes into. Those are what no read can reach: the engine reads at N-1 and N only
+ * while batch N runs or is replayed, and batch N+1 starts after commits/N. A commit refused at its
+ * head write (fenced, or a concurrent writer) deletes what it wrote under its own keys (what it
+ * wrote into free slots stays listed as free). What is left behind: the pages of an attempt that
+ * died between its page writes and its head write (no head names them): the first commit of the
+ * slice by the next run's store (the replay of that batch) finds them by their batch (a Query per
+ * page shard, once per slice and store) and lists them as free slots; and the retired manifest and
+ * the free slots beyond the bound of a commit that died after its head write, before its
+ * deletes (one generation per crash). Items written by sluice before this rule carry a `ttl` (50
+ * days from their write), and their heads lack `nt`:
  * the first commit of such a slice removes the TTL of what its new head names (an UpdateItem
  * each, once) before it writes the head with `nt`, and `keepAlive`, which the executor calls at
  * the start of every run (keepAliveAfterMs 0), does the same for every slice, committed or not
@@ -94,15 +106,19 @@ export class DynamoDbStateStore extends DynamoDbStateCommits implements StateSto
       if (visible === null) return;
       const { manifest, layout } = visible;
       const wanted = new Map<string, string[]>();
+      const refs: PageRef[] = [];
       for (const key of list) {
         const pages = manifest.get(bucketOf(op, layout.granularityMs, key.evictAt));
         if (!pages || pages.length === 0) continue;
         const page = pages[locate(pages, idHash(key.id))];
         let ids = wanted.get(page.ref);
-        if (!ids) wanted.set(page.ref, (ids = []));
+        if (!ids) {
+          wanted.set(page.ref, (ids = []));
+          refs.push(page);
+        }
         ids.push(key.id);
       }
-      const loaded = await this.loadPages(keysOf, [...wanted.keys()]);
+      const loaded = await this.loadPages(keysOf, refs);
       for (const [ref, ids] of wanted) {
         const entries = loaded.get(ref)!;
         const want = new Set(ids);
@@ -155,10 +171,10 @@ export class DynamoDbStateStore extends DynamoDbStateCommits implements StateSto
     await mapLimit(this.sliceKeys(op, partitions), this.maxConcurrency, async (keys) => {
       const visible = await this.manifestAt(op, keys, version);
       if (visible === null) return;
-      const refs: string[] = [];
-      for (const pages of visible.manifest.values()) for (const p of pages) if (pageWanted(p)) refs.push(p.ref);
+      const refs: PageRef[] = [];
+      for (const pages of visible.manifest.values()) for (const p of pages) if (pageWanted(p)) refs.push(p);
       const loaded = await this.loadPages(keys, refs);
-      for (const ref of refs) for (const e of loaded.get(ref)!) if (entryWanted(e)) out.push(toEntry(e, keys.partition));
+      for (const p of refs) for (const e of loaded.get(p.ref)!) if (entryWanted(e)) out.push(toEntry(e, keys.partition));
     });
     return out.sort((a, b) => compareStrings(a.key.id, b.key.id));
   }

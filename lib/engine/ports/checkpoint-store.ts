@@ -44,6 +44,12 @@ export interface CommitEntry {
    * carried over by batches without input), from which the source counts as idle.
    */
   readonly lastInputAtMs?: number;
+  /**
+   * Every state slice is as this sluice writes it (StateStore.keepAliveOnce: keepAlive ran in this
+   * run or an earlier one, or the checkpoint's state was all written since): runs after this
+   * commit skip keepAlive. Absent: not known (a commit of an earlier sluice).
+   */
+  readonly stateKeptForGood?: true;
   readonly committedAtMs: number;
 }
 

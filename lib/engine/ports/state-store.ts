@@ -88,6 +88,13 @@ export interface StateStore {
   keepAlive?(op: OperatorStateSpec, version: number, fence?: LeaseHandle): Promise<void>;
   readonly keepAliveAfterMs?: number;
   /**
+   * keepAlive is an upgrade that, once it ran over a checkpoint's whole state, never needs to run
+   * again (what the store writes since never expires): the executor notes it in commits/N
+   * (CommitEntry.stateKeptForGood) and skips keepAlive while the last commit says so. A commit of
+   * an earlier sluice lacks the note, so the run after it checks again.
+   */
+  readonly keepAliveOnce?: boolean;
+  /**
    * The store's own counters since it was created (numbers by name; other members are ignored):
    * the executor reports what changed over each batch as the progress record's customMetrics. Optional.
    */

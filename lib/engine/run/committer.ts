@@ -80,6 +80,8 @@ export interface CommitContext {
   readonly computedAtMs: number;
   /** Keep the output rows in the batch report (RunOptions.collectRows). */
   readonly collectRows: boolean;
+  /** The run's keepStateAlive said so: commits/N notes it (CommitEntry.stateKeptForGood). */
+  readonly stateKeptForGood?: boolean;
 }
 
 export interface Committed {
@@ -146,7 +148,7 @@ export class BatchCommitter {
     const tState = clock.now();
 
     const stateRowsByOperator = rt.operators.map((_, i) => progress.stateRowsByOperator[i] + outcome.operators[i].stateRowsDelta);
-    const commit = this.commitEntry(ctx.queryId, entry, progress, outcome.read, stateRowsByOperator);
+    const commit = this.commitEntry(ctx.queryId, entry, progress, outcome.read, stateRowsByOperator, ctx.stateKeptForGood === true);
     const backlog: Array<SourceBacklog | undefined> = [];
     const filesRead: Array<number | undefined> = [];
     for (let i = 0; i < rt.sources.length; i++) {
@@ -210,7 +212,14 @@ export class BatchCommitter {
   }
 
   /** commits/N: the end offsets and the watermarks the next batch runs with. */
-  private commitEntry(queryId: string, entry: OffsetEntry, progress: Progress, read: BatchRead, stateRowsByOperator: number[]): CommitEntry {
+  private commitEntry(
+    queryId: string,
+    entry: OffsetEntry,
+    progress: Progress,
+    read: BatchRead,
+    stateRowsByOperator: number[],
+    stateKeptForGood: boolean,
+  ): CommitEntry {
     const { rt } = this;
     const stateRows = stateRowsByOperator.reduce((a, b) => a + b, 0);
     const operatorWatermarksMs = rt.watermarks.advance(progress.operatorWatermarksMs, read.maxEventTimes);
@@ -229,6 +238,7 @@ export class BatchCommitter {
       ...(rt.plan.statePartitions > 1 ? { statePartitions: rt.plan.statePartitions } : {}),
       batchTimestampMs: entry.batchTimestampMs,
       ...(rt.plan.idleTimeoutMs !== undefined && lastInputAtMs !== null ? { lastInputAtMs } : {}),
+      ...(stateKeptForGood ? { stateKeptForGood: true as const } : {}),
       committedAtMs: rt.clock.now(),
     };
   }

@@ -135,11 +135,19 @@ export function checkReplayAge(rt: QueryRuntime, entry: OffsetEntry): void {
  * An idle pipeline's state outlives the idle time: when the last commit is older than the
  * store's keepAliveAfterMs, the store rewrites what of the committed state would expire.
  * Every scheduler calls it once at the start of a run, for every operator's whole state.
+ * For a store whose keepAlive is needed once per checkpoint (keepAliveOnce), it is skipped when
+ * the last commit notes it was done. Returns whether the run's commits may note it (the
+ * CommitContext's stateKeptForGood).
  */
-export async function keepStateAlive(rt: QueryRuntime, last: CommitEntry | null, fence: LeaseHandle | undefined): Promise<void> {
+export async function keepStateAlive(rt: QueryRuntime, last: CommitEntry | null, fence: LeaseHandle | undefined): Promise<boolean> {
   const { state } = rt.deps;
-  if (!rt.operators.length || !last || !state.keepAlive || state.keepAliveAfterMs === undefined) return;
-  if (rt.clock.now() - last.committedAtMs < state.keepAliveAfterMs) return;
+  if (!rt.operators.length || !state.keepAlive || state.keepAliveAfterMs === undefined) return false;
+  const once = state.keepAliveOnce === true;
+  // No commit yet: the state there is (a replay of the first batch) is rewritten by its commit.
+  if (!last) return once;
+  if (once && last.stateKeptForGood) return true;
+  if (rt.clock.now() - last.committedAtMs < state.keepAliveAfterMs) return false;
   rt.log({ event: 'state-keep-alive', batchId: last.batchId, idleMs: rt.clock.now() - last.committedAtMs });
   for (const o of rt.operators) await state.keepAlive(o.op.spec, last.batchId, fence);
+  return once;
 }

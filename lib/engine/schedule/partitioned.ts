@@ -117,8 +117,8 @@ export class PartitionedRun {
     const { head, last, progress } = await recover(rt);
     if (run.firstBatch === undefined) {
       // the run's first plan: what every run does before its first batch
-      await keepStateAlive(rt, last, run.lease ?? undefined);
-      run = { ...run, firstBatch: progress.nextBatchId };
+      const stateKeptForGood = await keepStateAlive(rt, last, run.lease ?? undefined);
+      run = { ...run, firstBatch: progress.nextBatchId, ...(stateKeptForGood ? { stateKeptForGood } : {}) };
     }
     const planner = { ...run.planner };
     const next = await this.planner.next(progress, planner, { latestOffsetBatch: head.latestOffsetBatch, deadlineNear: () => false });
@@ -356,7 +356,15 @@ export class PartitionedRun {
       noData: movesNoSource(entry, rt.sources.length),
       start: planned?.start ?? { startedAtMs: computeStartMs },
     };
-    await this.committer.commit(batch, progress, outcome, { queryId, runId, fence, computeStartMs, computedAtMs: rt.clock.now(), collectRows: false });
+    await this.committer.commit(batch, progress, outcome, {
+      queryId,
+      runId,
+      fence,
+      computeStartMs,
+      computedAtMs: rt.clock.now(),
+      collectRows: false,
+      stateKeptForGood: run?.stateKeptForGood === true,
+    });
     if (run?.lease && this.deps.lease && run.lease.expiresAtMs - rt.clock.now() < this.leaseMs / 2) {
       await this.writeRun({ ...run, lease: await this.deps.lease.renew(run.lease, this.leaseMs) });
     }

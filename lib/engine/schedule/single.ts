@@ -78,7 +78,7 @@ export class MicroBatchExecutor {
   private async runHeld(opts: RunOptions): Promise<RunReport> {
     const { rt } = this;
     const { head, last, queryId, progress } = await recover(rt);
-    await keepStateAlive(rt, last, this.lease ?? undefined);
+    const stateKeptForGood = await keepStateAlive(rt, last, this.lease ?? undefined);
     const runId = randomUUID();
     const run = newRunState();
     const reports: BatchReport[] = [];
@@ -94,7 +94,7 @@ export class MicroBatchExecutor {
         stoppedBy = next.stoppedBy;
         break;
       }
-      const done = await this.runBatch(next, progress, { queryId, runId, collectRows: opts.collectRows ?? false });
+      const done = await this.runBatch(next, progress, { queryId, runId, collectRows: opts.collectRows ?? false, stateKeptForGood });
       reports.push(done.report);
       records.push(done.record);
       maxBatchMs = Math.max(maxBatchMs, rt.clock.now() - t0);
@@ -118,7 +118,7 @@ export class MicroBatchExecutor {
   }
 
   /** One batch in this process: computed (no effects), then committed by the committer. */
-  private async runBatch(batch: PlannedBatch, progress: Progress, ids: { queryId: string; runId: string; collectRows: boolean }) {
+  private async runBatch(batch: PlannedBatch, progress: Progress, ids: { queryId: string; runId: string; collectRows: boolean; stateKeptForGood: boolean }) {
     const { rt } = this;
     const { entry, noData } = batch;
     const computeStartMs = rt.clock.now();

@@ -22,6 +22,8 @@ export interface RunRecord {
   readonly startedAtMs: number;
   /** The first batch the run planned: the run's summary covers from there. */
   readonly firstBatch?: number;
+  /** What keepStateAlive said at the run's first plan: its commits note it (CommitEntry.stateKeptForGood). */
+  readonly stateKeptForGood?: boolean;
   readonly planner: RunState;
   /** The batch in flight, as the planner gave it: its start (for its progress record) and whether it is a replay. */
   readonly batch?: { readonly batchId: number; readonly replay: boolean; readonly start: BatchStart };

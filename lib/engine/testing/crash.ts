@@ -194,6 +194,7 @@ function crashingState(crash: CrashInjector, inner: StateStore): StateStore {
     count: (op, version) => inner.count(op, version),
     retentionMs: inner.retentionMs,
     keepAliveAfterMs: inner.keepAliveAfterMs,
+    keepAliveOnce: inner.keepAliveOnce,
     keepAlive: inner.keepAlive ? (op, version, fence) => inner.keepAlive!(op, version, fence) : undefined,
     check: inner.check ? (op, version, changes) => inner.check!(op, version, changes) : undefined,
     async commit(op, version, changes, fence, partitions) {
