@@ -120,7 +120,11 @@ export async function runCaseGuarded(c: ConformanceCase, res: GuardedResources, 
   // A crashed run keeps its lease: the next run waits it out on this clock.
   const time = leaseClock();
   for (const step of c.steps) {
-    for (const f of stepInputFiles(step)) await dropFile(res.bucket, sinks.base, ++fileNo, f.rows, inputs.indexOf(f.input));
+    for (const f of stepInputFiles(step)) {
+      if (f.rows === undefined || f.key !== undefined)
+        throw new Error(`case ${c.name}: the guarded-sink runs take files of rows without keys of their own (FORMAT.md)`);
+      await dropFile(res.bucket, sinks.base, ++fileNo, f.rows, inputs.indexOf(f.input));
+    }
     if (crash) {
       try {
         await buildExecutor(testConnection(), plan, sinks.cfg, { crash: { point: crash }, sink: sinks.tee, clock: time.clock }).executor.run();
