@@ -386,23 +386,17 @@ export class S3LandingSource extends S3Prefix implements Source {
     const maxFiles = checkLimit(limits.maxFilesPerTrigger, 'maxFilesPerTrigger');
     const maxBytes = checkLimit(limits.maxBytesPerTrigger, 'maxBytesPerTrigger', DEFAULT_MAX_BYTES_PER_TRIGGER);
     const at = await this.seenAs(start);
-    // A list logged by an earlier plan of this batch (its offsets never landed) is the batch.
-    const stored = await this.checkpoint.readSourceLog(this.sourceIndex, String(batchId));
-    let log: FilesLog;
-    if (stored !== null) {
-      log = this.adopt(batchId, start, stored);
-    } else {
-      const listing = this.listing ?? (await this.discover(at));
-      this.listing = listing;
-      const fresh = newFiles(
-        at.seen,
-        listing.candidates.filter((c) => c.lastModifiedMs <= t.listedUntilMs!),
-        this.newRules(limits),
-      );
-      if (fresh.length === 0) return null;
-      const files = takeBatch(fresh, maxFiles, maxBytes).map(loggedFile);
-      log = await this.logOnce(batchId, { version: 2, batchId, start, end: { batch: batchId }, files }, start);
-    }
+    const listing = this.listing ?? (await this.discover(at));
+    this.listing = listing;
+    const fresh = newFiles(
+      at.seen,
+      listing.candidates.filter((c) => c.lastModifiedMs <= t.listedUntilMs!),
+      this.newRules(limits),
+    );
+    if (fresh.length === 0) return null;
+    const files = takeBatch(fresh, maxFiles, maxBytes).map(loggedFile);
+    // A list logged by an earlier plan of this batch (its offsets never landed) is the batch: logOnce adopts it.
+    const log = await this.logOnce(batchId, { version: 2, batchId, start, end: { batch: batchId }, files }, start);
     await this.writeSeen(batchId, at, log.files, limits);
     this.planned.set(batchId, log);
     return log.end as unknown as Json;
