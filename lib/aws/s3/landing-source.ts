@@ -260,6 +260,8 @@ interface SeenAt {
 export class S3LandingSource extends S3Prefix implements Source {
   /** Line parsers that learn the producer's line shapes (lib/engine/json-scan.ts), by the columns read. */
   private readonly parsers: LineParsers;
+  /** The parsers of files in partition folders, by their partition columns (parserOf). */
+  private readonly dataParsers = new Map<string, LineParsers>();
   private readonly schema: Schema;
   private readonly checkpoint: CheckpointStore;
   private readonly sourceIndex: number;
@@ -571,7 +573,7 @@ export class S3LandingSource extends S3Prefix implements Source {
     // a partitioned run's read task takes one contiguous group of the batch's files
     const files = options?.split ? splitOf(listed.files, options.split) : listed.files;
     this.checkReplaySize(batchId, files);
-    const parse = this.parsers.for(options?.columns);
+    const parseFor = (f: FetchedFile) => this.parserOf(f.partitions).for(options?.columns?.filter((c) => !f.partitions.some(([p]) => p === c)));
     const ahead: Promise<StoredFile>[] = [];
     let next = 0;
     // Awaited in order below; the catches only keep a failure of a file further ahead (or one
@@ -598,7 +600,7 @@ export class S3LandingSource extends S3Prefix implements Source {
         try {
           fill();
           coming = inflateNext();
-          yield* parseFile(parse, fetched, this.pieceBytes, options?.columns);
+          yield* parseFile(parseFor(fetched), fetched, this.pieceBytes, options?.columns);
         } finally {
           this.release(fetched);
         }
@@ -610,6 +612,22 @@ export class S3LandingSource extends S3Prefix implements Source {
         () => undefined,
       );
     }
+  }
+
+  /**
+   * The parsers of a file's lines: Spark's data schema, the declared columns less the file's
+   * partition columns (their values come from its folders; a line need not hold them).
+   */
+  private parserOf(partitions: ReadonlyArray<readonly [string, unknown]>): LineParsers {
+    if (partitions.length === 0) return this.parsers;
+    const names = partitions.map(([c]) => c);
+    const key = names.join('/');
+    let p = this.dataParsers.get(key);
+    if (!p) {
+      p = new LineParsers({ ddl: this.schema.ddl, columns: this.schema.columns.filter((c) => !names.includes(c.name)) });
+      this.dataParsers.set(key, p);
+    }
+    return p;
   }
 
   private release(f: FetchedFile): void {
