@@ -3,7 +3,7 @@
  * whichever scheduler computed the batch:
  *
  *   state.check(N), sink.check(N) ─▶ dead letters ─▶ late rows ─▶ sink.addBatch(N) ─▶ state.commit(N, lease)
- *     ─▶ progress/N ─▶ commits/N ─▶ purge below N − retain
+ *     ─▶ progress/N ─▶ commits/N ─▶ sources told (Source.committed) ─▶ purge below N − retain
  *   └──────────── addBatch ─────────────────────────┘└ stateCommit ┘          └ commitOffsets
  *
  * Two paths differ only in where a step's work happens, never in the order:
