@@ -80,8 +80,21 @@ describe('when keys arrive in any order', () => {
     await f.put('a-first.json', ['first']);
     const r = await run(f, at, next);
     expect(r.users).toEqual([['first']]);
+    const before = f.checkpoint.stats();
     const again = await run(f, r.end, r.next);
     expect(again.users).toEqual([]);
+    // an empty run: one LIST; the listing's hint and two seen logs (seen-12 adds to the snapshot seen-10); nothing written
+    expect(again.src.stats().lists).toBe(1);
+    expect(f.checkpoint.stats().gets - before.gets).toBe(3);
+    expect(f.checkpoint.stats().puts - before.puts).toBe(0);
+    expect(JSON.parse((await f.checkpoint.readSourceLog(0, 'seen-12'))!)).toMatchObject({
+      base: 10,
+      depth: 2,
+      files: [
+        [`${f.landing}/m-0011.json`, expect.any(Number)],
+        [`${f.landing}/a-first.json`, expect.any(Number)],
+      ],
+    });
   });
 });
 

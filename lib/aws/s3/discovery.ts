@@ -104,7 +104,10 @@ export class ListingDiscovery implements FileDiscovery {
       const files = await this.list(null);
       this.counts.fullListings++;
       const newestKey = files.length ? files[files.length - 1].key : null;
-      await this.writeHint({ version: 1, lastFullMs: now, objects: files.length, newestKey });
+      // a small prefix is listed whole every run: its hint changes only when it outgrows the rule
+      if (hint === null || files.length > this.fullMax || hint.objects > this.fullMax) {
+        await this.writeHint({ version: 1, lastFullMs: now, objects: files.length, newestKey });
+      }
       return { files, complete: true };
     }
     this.counts.incrementalListings++;

@@ -14,16 +14,16 @@
  *
  *     sources/<i>/<N>        {start, end, files: key, size, etag, lastModifiedMs, partitions}
  *                            write-once, before offsets/N; a replay reads exactly these files
- *     sources/<i>/seen-<N>   the seen files as of batch N: a delta (this batch's files, `base`
- *                            the previous seen-<M>) or, every COMPACT_EVERY batches, a snapshot
- *                            of the files within maxFileAge of the newest (older ones forgotten);
- *                            a pure function of the start and sources/<i>/<N>, so a plan again
- *                            after a crash writes the same; deltas older than a committed snapshot
- *                            are deleted (committed)
+ *     sources/<i>/seen-<N>   the seen files as of batch N: the files read since the last snapshot
+ *                            (`base`), or, every COMPACT_EVERY batches, a snapshot of the files
+ *                            within maxFileAge of the newest (older ones forgotten); so a run reads
+ *                            at most two. A pure function of the start and sources/<i>/<N>, so a
+ *                            plan again after a crash writes the same; the logs older than a
+ *                            committed snapshot are deleted (committed)
  *     sources/<i>/discovery  the listing's hint (discovery.ts), a cache
  *     sources/<i>/cleaned    cleanSource's progress: the last batch cleaned, keys left to retry
  *
- *     latestOffset(start)  the seen files as of start (seen-<start.batch> and its bases), one
+ *     latestOffset(start)  the seen files as of start (seen-<start.batch> and its snapshot), one
  *                          discovery; the new files in order, kept in memory. Target:
  *                          {listedUntilMs, files}: a plan in another process (a partitioned
  *                          run's plan task) discovers again and takes files up to listedUntilMs
@@ -201,7 +201,7 @@ interface FilesLog {
 interface SeenLog {
   readonly version: 2;
   readonly batchId: number;
-  /** The previous seen log this one adds to; null: a snapshot. */
+  /** The snapshot this one adds to (its files: every file read since); null: a snapshot. */
   readonly base: number | null;
   /** Logs since the last snapshot, this one included (0: a snapshot). */
   readonly depth: number;
@@ -253,8 +253,11 @@ const DECODE_CHUNK_BYTES = 64 * 1024 * 1024;
 interface SeenAt {
   readonly offset: string;
   readonly seen: SeenFiles;
-  /** The seen log of the offset's batch (null: none yet), its depth, and the chain down to its snapshot. */
-  readonly head: { readonly batch: number; readonly depth: number; readonly chain: number[] } | null;
+  /**
+   * The seen log of the offset's batch (null: none yet): its depth, the snapshot it adds to, and
+   * the files it holds since that snapshot.
+   */
+  readonly head: { readonly batch: number; readonly depth: number; readonly snapshot: number; readonly delta: Array<[string, number]> } | null;
 }
 
 export class S3LandingSource extends S3Prefix implements Source {
@@ -432,32 +435,34 @@ export class S3LandingSource extends S3Prefix implements Source {
   /**
    * seen-<N>: a pure function of the start's seen files and the batch's files, so a plan again
    * after a crash writes what is there. A snapshot (files within maxFileAge of the newest) when
-   * the chain reached COMPACT_EVERY logs or there is none yet; else this batch's files.
+   * there is none yet or COMPACT_EVERY logs added to the last one; else the files read since that
+   * snapshot, this batch's included, so that a run reads at most two seen logs.
    */
   private async writeSeen(batchId: number, at: SeenAt, files: readonly LoggedFile[], limits: BatchLimits): Promise<void> {
     const seen: SeenFiles = { files: new Map(at.seen.files), newestMs: at.seen.newestMs, legacyLastKey: at.seen.legacyLastKey };
     addSeen(seen, files);
     const snapshot = at.head === null || at.head.depth + 1 >= COMPACT_EVERY;
+    const delta: Array<[string, number]> = snapshot ? [] : [...at.head!.delta, ...files.map((f): [string, number] => [f.key, f.lastModifiedMs])];
     const body: SeenLog = {
       version: 2,
       batchId,
-      base: snapshot ? null : at.head!.batch,
+      base: snapshot ? null : at.head!.snapshot,
       depth: snapshot ? 0 : at.head!.depth + 1,
-      files: snapshot ? compacted(seen, this.newRules(limits).maxFileAgeMs) : files.map((f) => [f.key, f.lastModifiedMs]),
+      files: snapshot ? compacted(seen, this.newRules(limits).maxFileAgeMs) : delta,
       newestMs: Number.isFinite(seen.newestMs) ? seen.newestMs : null,
       legacyLastKey: seen.legacyLastKey,
     };
     // Deterministic: a body already there came from the same start and files.
     await this.checkpoint.writeSourceLogOnce(this.sourceIndex, `seen-${batchId}`, JSON.stringify(body));
-    const chain = snapshot ? [batchId] : [...at.head!.chain, batchId];
     if (snapshot) {
       seen.files.clear();
       for (const [k, ms] of body.files) seen.files.set(k, ms);
     }
-    this.seenAt = { offset: JSON.stringify({ batch: batchId }), seen, head: { batch: batchId, depth: body.depth, chain } };
+    const head = { batch: batchId, depth: body.depth, snapshot: snapshot ? batchId : at.head!.snapshot, delta };
+    this.seenAt = { offset: JSON.stringify({ batch: batchId }), seen, head };
   }
 
-  /** What was seen as of `start`: in memory when this instance planned it, else from the seen logs. */
+  /** What was seen as of `start`: in memory when this instance planned it, else from its seen log and that log's snapshot. */
   private async seenAs(start: Json | null): Promise<SeenAt> {
     const key = JSON.stringify(start ?? null);
     if (this.seenAt && this.seenAt.offset === key) return this.seenAt;
@@ -466,30 +471,28 @@ export class S3LandingSource extends S3Prefix implements Source {
     if (off.kind === 'none') at = { offset: key, seen: emptySeen(), head: null };
     else if (off.kind === 'legacy') at = { offset: key, seen: emptySeen(off.lastKey), head: null };
     else {
-      const logs: SeenLog[] = [];
-      let batch: number | null = off.batch;
-      while (batch !== null) {
-        const text = await this.checkpoint.readSourceLog(this.sourceIndex, `seen-${batch}`);
-        if (text === null) {
-          throw new CheckpointMismatchError(
-            `the seen files of batch ${batch} (${this.checkpoint.description}/sources/${this.sourceIndex}/seen-${batch}) are missing, so the source cannot tell which files it read: ` +
-              `restore the object (e.g. from S3 versioning), or start the query on a new checkpoint prefix`,
-            { details: { batch } },
-          );
-        }
-        const log = JSON.parse(text) as SeenLog;
-        logs.push(log);
-        batch = log.base;
-      }
-      const seen = emptySeen(logs[logs.length - 1].legacyLastKey);
-      for (let i = logs.length - 1; i >= 0; i--) {
-        for (const [k, ms] of logs[i].files) seen.files.set(k, ms);
-        if (logs[i].newestMs !== null && logs[i].newestMs! > seen.newestMs) seen.newestMs = logs[i].newestMs!;
-      }
-      at = { offset: key, seen, head: { batch: off.batch, depth: logs[0].depth, chain: logs.map((l) => l.batchId).reverse() } };
+      const log = await this.readSeenLog(off.batch);
+      const snap = log.base === null ? log : await this.readSeenLog(log.base);
+      const seen = emptySeen(snap.legacyLastKey);
+      for (const [k, ms] of snap.files) seen.files.set(k, ms);
+      if (log !== snap) for (const [k, ms] of log.files) seen.files.set(k, ms);
+      for (const l of [snap, log]) if (l.newestMs !== null && l.newestMs > seen.newestMs) seen.newestMs = l.newestMs;
+      at = { offset: key, seen, head: { batch: off.batch, depth: log.depth, snapshot: snap.batchId, delta: log === snap ? [] : log.files } };
     }
     this.seenAt = at;
     return at;
+  }
+
+  private async readSeenLog(batch: number): Promise<SeenLog> {
+    const text = await this.checkpoint.readSourceLog(this.sourceIndex, `seen-${batch}`);
+    if (text === null) {
+      throw new CheckpointMismatchError(
+        `the seen files of batch ${batch} (${this.checkpoint.description}/sources/${this.sourceIndex}/seen-${batch}) are missing, so the source cannot tell which files it read: ` +
+          `restore the object (e.g. from S3 versioning), or start the query on a new checkpoint prefix`,
+        { details: { batch } },
+      );
+    }
+    return JSON.parse(text) as SeenLog;
   }
 
   /**
