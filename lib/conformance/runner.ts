@@ -220,7 +220,8 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
           if (f.key === undefined) while (lastKeys[at] !== undefined && rel <= lastKeys[at]) rel = `~${rel}`;
           if (lastKeys[at] === undefined || rel > lastKeys[at]) lastKeys[at] = rel;
           const text = f.text ?? (f.rows ?? []).map((r) => JSON.stringify(r)).join('\n');
-          const body = rel.endsWith('.gz') ? gzipSync(Buffer.from(text, 'utf8')) : text;
+          const bytes = Buffer.from(text, 'utf8');
+          const body = rel.endsWith('.gz') ? gzipSync(bytes) : bytes;
           await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: `${landingPrefix(base, at)}/${rel}`, Body: body }));
         }
       }
