@@ -2,6 +2,7 @@
  * Conformance cases (../shared/conformance/FORMAT.md): a case file parsed, its query turned into
  * a plan, its steps' files. Results and their comparison with the expectations: results.ts.
  */
+import { gzipSync } from 'node:zlib';
 import { InvalidQueryError } from '../engine/errors';
 import type { AggFn, QueryPlan, GroupKey, JoinPredicate, ProjectItem } from '../engine/plan/types';
 import { operatorChain } from '../engine/plan/chain';
@@ -342,6 +343,23 @@ export function stepInputFiles(step: CaseStep): StepFile[] {
   for (const [input, files] of Object.entries(step.filesTo ?? {})) for (const f of files) out.push(stepFile(input, f));
   for (const f of stepFiles(step)) out.push(stepFile('', f));
   return out;
+}
+
+/**
+ * Where a step's file lands under its landing prefix (FORMAT-3): its own key, or `part-<n>.json`
+ * made to sort after `lastKey`, the key sorting last of those written before in the case.
+ */
+export function stepFileKey(f: StepFile, fileNo: number, lastKey: string | undefined): string {
+  if (f.key !== undefined) return f.key;
+  let rel = `part-${String(fileNo).padStart(6, '0')}.json`;
+  while (lastKey !== undefined && rel <= lastKey) rel = `~${rel}`;
+  return rel;
+}
+
+/** A step file's bytes: its text, or its rows as JSON lines; gzip-compressed when its key ends in `.gz`. */
+export function stepFileBytes(f: StepFile, key: string): Buffer {
+  const bytes = Buffer.from(f.text ?? (f.rows ?? []).map((r) => JSON.stringify(r)).join('\n'), 'utf8');
+  return key.endsWith('.gz') ? gzipSync(bytes) : bytes;
 }
 
 /** Whether any step names a file's key or gives raw text (FORMAT-3 "Step files"): a landing prefix of files must run it. */

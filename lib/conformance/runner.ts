@@ -17,9 +17,18 @@
  *   next run:  acquire (expired: taken over, new token) ─▶ replay ─▶ commit ─▶ release
  */
 import { randomUUID } from 'node:crypto';
-import { gzipSync } from 'node:zlib';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { caseSourceInputs, caseStageOrder, caseToPlan, type CaseStaticTables, type ConformanceCase, isPipelineCase, stepInputFiles } from './case';
+import {
+  caseSourceInputs,
+  caseStageOrder,
+  caseToPlan,
+  type CaseStaticTables,
+  type ConformanceCase,
+  isPipelineCase,
+  stepFileBytes,
+  stepFileKey,
+  stepInputFiles,
+} from './case';
 import { staticTable } from '../engine/query/static-table';
 import { addPerStage, asPipelineStep, type CaseResult, droppedByStageInProgress, type StepResult, stepFromBatches } from './results';
 import type { CrashPlan, CrashPoint } from '../engine/testing/crash';
@@ -216,12 +225,9 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
           await caseSources[at].put(fileNo, f.rows);
         } else {
           // FORMAT-3: a file's own key, or a name sorting after every key the case wrote before
-          let rel = f.key ?? `part-${String(fileNo).padStart(6, '0')}.json`;
-          if (f.key === undefined) while (lastKeys[at] !== undefined && rel <= lastKeys[at]) rel = `~${rel}`;
+          const rel = stepFileKey(f, fileNo, lastKeys[at]);
           if (lastKeys[at] === undefined || rel > lastKeys[at]) lastKeys[at] = rel;
-          const text = f.text ?? (f.rows ?? []).map((r) => JSON.stringify(r)).join('\n');
-          const bytes = Buffer.from(text, 'utf8');
-          const body = rel.endsWith('.gz') ? gzipSync(bytes) : bytes;
+          const body = stepFileBytes(f, rel);
           await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: `${landingPrefix(base, at)}/${rel}`, Body: body }));
         }
       }

@@ -717,6 +717,9 @@ export class S3LandingSource extends S3Prefix implements Source {
   /** The seen logs a committed snapshot at `batch` makes useless: deleted, best effort. */
   private async dropOldSeenLogs(batch: number): Promise<void> {
     if (!this.checkpoint.deleteSourceLog) return;
+    // known here without a GET: this instance planned or read the batch's seen log
+    const head = this.seenAt?.head;
+    if (head && head.batch === batch && head.depth !== 0) return;
     try {
       const text = await this.checkpoint.readSourceLog(this.sourceIndex, `seen-${batch}`);
       const log = text === null ? null : (JSON.parse(text) as SeenLog);
