@@ -143,9 +143,9 @@ export async function runCaseGuarded(c: ConformanceCase, res: GuardedResources, 
   const time = leaseClock();
   for (const step of c.steps) {
     for (const f of stepInputFiles(step)) {
-      if (f.rows === undefined || f.key !== undefined)
-        throw new Error(`case ${c.name}: the guarded-sink runs take files of rows without keys of their own (FORMAT.md)`);
-      await dropFile(res.bucket, sinks.base, ++fileNo, f.rows, inputs.indexOf(f.input));
+      const at = inputs.indexOf(f.input);
+      const rel = await dropFile(res.bucket, sinks.base, ++fileNo, f, at, lastKeys[at]);
+      if (lastKeys[at] === undefined || rel > lastKeys[at]) lastKeys[at] = rel;
     }
     if (crash) {
       try {
