@@ -161,16 +161,23 @@ export async function runCaseGuarded(c: ConformanceCase, res: GuardedResources, 
     const head = await built.checkpoint.head();
     const batches: Array<{ batchId: number; rows: OutputRow[] }> = [];
     const droppedByStage: number[] = [];
+    const deadLetterReasons: string[] = [];
     for (let id = lastCommitted + 1; id <= head.latestCommitBatch; id++) {
       batches.push({ batchId: id, rows: (await sinks.files.readBatch(id)) ?? [] });
       addPerStage(droppedByStage, droppedByStageInProgress(await built.checkpoint.readProgress(id)));
+      for (const d of await built.deadLetters.read(id, 'malformed')) deadLetterReasons.push(String((d as { reason?: unknown }).reason ?? ''));
     }
     lastCommitted = head.latestCommitBatch;
-    const result = stepFromBatches(plan, batches, {
-      watermark: report.watermark,
-      stateRows: report.stateRows,
-      droppedByWatermark: droppedByStage.reduce((a, b) => a + b, 0),
-    });
+    const result = {
+      ...stepFromBatches(plan, batches, {
+        watermark: report.watermark,
+        stateRows: report.stateRows,
+        droppedByWatermark: droppedByStage.reduce((a, b) => a + b, 0),
+      }),
+      // FORMAT-3: the dead letters the step's batches wrote, as the conformance runner reads them
+      deadLetters: deadLetterReasons.length,
+      deadLetterReasons,
+    };
     steps.push(isPipelineCase(c) ? asPipelineStep(result, { stateRows: report.stateRowsByOperator, droppedByStage }, caseStageOrder(c, plan)) : result);
   }
   return {
