@@ -60,9 +60,13 @@ function loadPrices(): Prices {
   return JSON.parse(readFileSync(join(process.cwd(), 'bench', 'prices.json'), 'utf8')) as Prices;
 }
 
-/** The reference query: the bench's windowed totals by user, with the landing source's default limits. */
+/**
+ * The reference query: the bench's windowed totals by user, with the landing source's default
+ * limits; recursiveFileLookup, since Firehose's yyyy/mm/dd/hh/ folders are not col=value folders.
+ */
 export function costPlan(): QueryPlan {
-  return benchPlan(undefined, 'cost-reference');
+  const plan = benchPlan(undefined, 'cost-reference');
+  return { ...plan, source: { ...plan.source, options: { ...plan.source.options, recursiveFileLookup: true } } };
 }
 
 const START_MS = Date.UTC(2026, 9, 1, 12, 0, 0); // lazy-files' event time origin

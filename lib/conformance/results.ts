@@ -18,6 +18,10 @@ export interface StepResult {
   /** FORMAT-2 pipeline cases: rows dropped as late per stateful stage, ordered like stateRows. */
   droppedByStage?: number[];
   batches: Array<{ batchId: number; rows: OutputRow[] }>;
+  /** FORMAT-3: the dead letters written during the run (the runner on S3 always measures them). */
+  deadLetters?: number;
+  /** FORMAT-3: their reasons, in input order. */
+  deadLetterReasons?: string[];
 }
 
 export interface CaseResult {
@@ -141,6 +145,20 @@ function compareStep(result: StepResult, expect: Record<string, unknown>): strin
   for (const k of ['stateRows', 'droppedByWatermark', 'droppedByStage'] as const) {
     if (k in expect && show(result[k]) !== show(expect[k])) problems.push(`${k}: expected ${show(expect[k])}, got ${show(result[k])}`);
   }
+  if ('deadLetters' in expect || 'deadLetterErrors' in expect) {
+    if (result.deadLetters === undefined)
+      problems.push('deadLetters: this runner does not read the dead letters back: run the case with the S3 runner (sluice conformance check)');
+    else {
+      if ('deadLetters' in expect && result.deadLetters !== expect.deadLetters)
+        problems.push(`deadLetters: expected ${show(expect.deadLetters)}, got ${show(result.deadLetters)} (${show(result.deadLetterReasons)})`);
+      if ('deadLetterErrors' in expect) {
+        const want = expect.deadLetterErrors as string[];
+        const got = result.deadLetterReasons ?? [];
+        const ok = want.length === got.length && want.every((w, i) => deadLetterMatches(got[i], w));
+        if (!ok) problems.push(`deadLetterErrors: expected ${show(want)}, got reasons ${show(got)}`);
+      }
+    }
+  }
   if ('batches' in expect) {
     const eb = expect.batches as Array<{ batchId: number; rows: unknown[] }>;
     const ok =
@@ -148,6 +166,13 @@ function compareStep(result: StepResult, expect: Record<string, unknown>): strin
     if (!ok) problems.push(`batches: expected ${show(eb)}, got ${show(result.batches)}`);
   }
   return problems;
+}
+
+/** FORMAT-3: an error class must begin the reason in brackets; another text must be in it (case-insensitive). */
+function deadLetterMatches(reason: string | undefined, want: string): boolean {
+  if (reason === undefined) return false;
+  if (/^[A-Z_.]+$/.test(want)) return reason.startsWith(`[${want}]`);
+  return reason.toLowerCase().includes(want.toLowerCase());
 }
 
 export function compareCase(c: ConformanceCase, r: CaseResult): string[] {

@@ -18,7 +18,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { caseSourceInputs, caseStageOrder, caseToPlan, type CaseStaticTables, type ConformanceCase, isPipelineCase, stepInputFiles } from './case';
+import {
+  caseSourceInputs,
+  caseStageOrder,
+  caseToPlan,
+  type CaseStaticTables,
+  type ConformanceCase,
+  isPipelineCase,
+  stepFileBytes,
+  stepFileKey,
+  stepInputFiles,
+} from './case';
 import { staticTable } from '../engine/query/static-table';
 import { addPerStage, asPipelineStep, type CaseResult, droppedByStageInProgress, type StepResult, stepFromBatches } from './results';
 import type { CrashPlan, CrashPoint } from '../engine/testing/crash';
@@ -162,6 +172,8 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
   const readBatches = sinkReader(sinkKind, clients, { bucket, table, base });
   const steps: StepResult[] = [];
   let fileNo = 0;
+  /** Per input, the key (relative to its landing prefix) that sorts last of those written so far. */
+  const lastKeys: string[] = [];
   let lastCommitted = -1;
   let passedMs = 0;
   let crashesFired = 0;
@@ -205,10 +217,18 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
           throw new SluiceError(
             `case ${c.name}: a step adds rows to input ${JSON.stringify(f.input)}, which the query does not have (${inputNames.join(', ')})`,
           );
-        if (caseSources) await caseSources[at].put(fileNo, f.rows);
-        else {
-          const key = `${landingPrefix(base, at)}/part-${String(fileNo).padStart(6, '0')}.json`;
-          await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: f.rows.map((r) => JSON.stringify(r)).join('\n') }));
+        if (caseSources) {
+          if (f.rows === undefined || f.key !== undefined)
+            throw new SluiceError(
+              `case ${c.name}: a file with "text" or a "key" of its own needs the S3 landing source, not --source ${caseSources[at].source.description}`,
+            );
+          await caseSources[at].put(fileNo, f.rows);
+        } else {
+          // FORMAT-3: a file's own key, or a name sorting after every key the case wrote before
+          const rel = stepFileKey(f, fileNo, lastKeys[at]);
+          if (lastKeys[at] === undefined || rel > lastKeys[at]) lastKeys[at] = rel;
+          const body = stepFileBytes(f, rel);
+          await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: `${landingPrefix(base, at)}/${rel}`, Body: body }));
         }
       }
       if (crashPlan) {
@@ -227,13 +247,19 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
       const batches: Array<{ batchId: number; rows: OutputRow[] }> = [];
       const droppedByStage: number[] = [];
       const held = await readBatches(lastCommitted, head.latestCommitBatch);
+      const deadLetterReasons: string[] = [];
       for (let id = lastCommitted + 1; id <= head.latestCommitBatch; id++) {
         batches.push({ batchId: id, rows: held.get(id) ?? [] });
         addPerStage(droppedByStage, droppedByStageInProgress(await built.checkpoint.readProgress(id)));
+        for (const d of await built.deadLetters.read(id, 'malformed')) deadLetterReasons.push(String((d as { reason?: unknown }).reason ?? ''));
       }
       lastCommitted = head.latestCommitBatch;
       const dropped = droppedByStage.reduce((a, b) => a + b, 0);
-      const result = stepFromBatches(plan, batches, { watermark: report.watermark, stateRows: report.stateRows, droppedByWatermark: dropped });
+      const result = {
+        ...stepFromBatches(plan, batches, { watermark: report.watermark, stateRows: report.stateRows, droppedByWatermark: dropped }),
+        deadLetters: deadLetterReasons.length,
+        deadLetterReasons,
+      };
       steps.push(isPipelineCase(c) ? asPipelineStep(result, { stateRows: report.stateRowsByOperator, droppedByStage }, caseStageOrder(c, plan)) : result);
     }
   } catch (e) {

@@ -13,7 +13,17 @@ import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DynamoDbSink } from '../../lib/aws/dynamodb/sink';
 import { buildExecutor, type PipelineConfig } from '../../lib/aws/pipeline';
 import { S3FileSink } from '../../lib/aws/s3/file-sink';
-import { caseSourceInputs, caseStageOrder, caseToPlan, type ConformanceCase, isPipelineCase, stepInputFiles } from '../../lib/conformance/case';
+import {
+  caseSourceInputs,
+  caseStageOrder,
+  caseToPlan,
+  type ConformanceCase,
+  isPipelineCase,
+  type StepFile,
+  stepFileBytes,
+  stepFileKey,
+  stepInputFiles,
+} from '../../lib/conformance/case';
 import { addPerStage, asPipelineStep, type CaseResult, droppedByStageInProgress, type StepResult, stepFromBatches } from '../../lib/conformance/results';
 import type { CrashPoint } from '../../lib/engine/testing/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
@@ -77,9 +87,20 @@ export function guardedSinks(plan: QueryPlan, res: GuardedResources, base = rand
   return { base, cfg, dynamo, files, tee: new TeeSink([dynamo, files]) };
 }
 
-export async function dropFile(bucket: string, base: string, fileNo: number, rows: Array<Record<string, unknown>>, sourceIndex = 0): Promise<void> {
-  const key = `${base}/${sourceIndex === 0 ? 'landing' : `landing-in${sourceIndex}`}/part-${String(fileNo).padStart(6, '0')}.json`;
-  await testClients().s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: rows.map((r) => JSON.stringify(r)).join('\n') }));
+/** Writes a step's file as the runner does (its own key, or one sorting after `lastKey`); returns its key under the landing prefix. */
+export async function dropFile(
+  bucket: string,
+  base: string,
+  fileNo: number,
+  given: StepFile | Array<Record<string, unknown>>,
+  sourceIndex = 0,
+  lastKey?: string,
+): Promise<string> {
+  const file: StepFile = Array.isArray(given) ? { input: '', rows: given } : given;
+  const rel = stepFileKey(file, fileNo, lastKey);
+  const key = `${base}/${sourceIndex === 0 ? 'landing' : `landing-in${sourceIndex}`}/${rel}`;
+  await testClients().s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: stepFileBytes(file, rel) }));
+  return rel;
 }
 
 async function objectKeys(bucket: string, prefix: string): Promise<string[]> {
@@ -115,12 +136,17 @@ export async function runCaseGuarded(c: ConformanceCase, res: GuardedResources, 
   const inputs = caseSourceInputs(c, plan);
   const steps: StepResult[] = [];
   let fileNo = 0;
+  const lastKeys: string[] = [];
   let lastCommitted = -1;
   let crashes = 0;
   // A crashed run keeps its lease: the next run waits it out on this clock.
   const time = leaseClock();
   for (const step of c.steps) {
-    for (const f of stepInputFiles(step)) await dropFile(res.bucket, sinks.base, ++fileNo, f.rows, inputs.indexOf(f.input));
+    for (const f of stepInputFiles(step)) {
+      const at = inputs.indexOf(f.input);
+      const rel = await dropFile(res.bucket, sinks.base, ++fileNo, f, at, lastKeys[at]);
+      if (lastKeys[at] === undefined || rel > lastKeys[at]) lastKeys[at] = rel;
+    }
     if (crash) {
       try {
         await buildExecutor(testConnection(), plan, sinks.cfg, { crash: { point: crash }, sink: sinks.tee, clock: time.clock }).executor.run();
@@ -135,16 +161,23 @@ export async function runCaseGuarded(c: ConformanceCase, res: GuardedResources, 
     const head = await built.checkpoint.head();
     const batches: Array<{ batchId: number; rows: OutputRow[] }> = [];
     const droppedByStage: number[] = [];
+    const deadLetterReasons: string[] = [];
     for (let id = lastCommitted + 1; id <= head.latestCommitBatch; id++) {
       batches.push({ batchId: id, rows: (await sinks.files.readBatch(id)) ?? [] });
       addPerStage(droppedByStage, droppedByStageInProgress(await built.checkpoint.readProgress(id)));
+      for (const d of await built.deadLetters.read(id, 'malformed')) deadLetterReasons.push(String((d as { reason?: unknown }).reason ?? ''));
     }
     lastCommitted = head.latestCommitBatch;
-    const result = stepFromBatches(plan, batches, {
-      watermark: report.watermark,
-      stateRows: report.stateRows,
-      droppedByWatermark: droppedByStage.reduce((a, b) => a + b, 0),
-    });
+    const result = {
+      ...stepFromBatches(plan, batches, {
+        watermark: report.watermark,
+        stateRows: report.stateRows,
+        droppedByWatermark: droppedByStage.reduce((a, b) => a + b, 0),
+      }),
+      // FORMAT-3: the dead letters the step's batches wrote, as the conformance runner reads them
+      deadLetters: deadLetterReasons.length,
+      deadLetterReasons,
+    };
     steps.push(isPipelineCase(c) ? asPipelineStep(result, { stateRows: report.stateRowsByOperator, droppedByStage }, caseStageOrder(c, plan)) : result);
   }
   return {

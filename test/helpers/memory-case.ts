@@ -66,7 +66,8 @@ export async function runCaseInMemory(c: ConformanceCase, statePartitions = 1, o
     for (const f of stepInputFiles(step)) {
       const at = names.indexOf(f.input);
       if (at < 0) return { name: c.name, error: `step adds rows to input ${JSON.stringify(f.input)}, which the query does not have (${names.join(', ')})` };
-      sources[at].add(`file-${String(++fileNo).padStart(6, '0')}.json`, f.rows);
+      if (f.key !== undefined) return { name: c.name, error: 'files with keys of their own need the S3 landing source (runCase), not the in-memory twin' };
+      sources[at].add(`file-${String(++fileNo).padStart(6, '0')}.json`, f.rows ?? f.text ?? '');
     }
     const [source, ...inputSources] = sources;
     const deps = { plan, source, inputSources, checkpoint, state, sink, lease, clock };

@@ -4,10 +4,11 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type ConformanceCase, parseCase } from '../../lib/conformance/case';
+import { type ConformanceCase, missingFeature, parseCase, usesFileObjects } from '../../lib/conformance/case';
 
 const PUBLIC_CASES = join(__dirname, '../../../shared/conformance/cases');
 const PUBLIC_CASES_2 = join(__dirname, '../../../shared/conformance/cases-2');
+const PUBLIC_CASES_3 = join(__dirname, '../../../shared/conformance/cases-3');
 export const PROJECT_CASES = join(__dirname, '../conformance/cases');
 
 export const caseFiles = (dir: string): string[] =>
@@ -18,19 +19,40 @@ export const caseFiles = (dir: string): string[] =>
         .map((f) => join(dir, f))
     : [];
 
+/** Where the suite runs its cases: the S3 runner (runCase) or the in-memory twins (memory-case.ts). */
+export type CaseTarget = 's3' | 'memory';
+
 /**
- * Whether the engine runs the case's features. Every feature of FORMAT.md and FORMAT-2.md runs
- * now (chained operators, stream-static and stream-stream joins); kept so that a feature the
- * formats add later can be left out of the suites until it lands.
+ * The feature the case needs that the suite's target does not run, named (null: it runs): a
+ * FORMAT-3 feature sluice lacks (case.ts missingFeature), or, on the in-memory twins, files with
+ * keys of their own (only the S3 landing source reads by seen files rather than key order).
  */
-function engineSupports(_c: ConformanceCase): boolean {
-  return true;
+function unsupportedFeature(c: ConformanceCase, target: CaseTarget): string | null {
+  const missing = missingFeature(c);
+  if (missing !== null) return missing;
+  if (target === 'memory' && usesFileObjects(c))
+    return 'files with keys of their own or raw text (FORMAT-3 "Step files"): the S3 landing source reads them, the in-memory twin does not';
+  return null;
 }
 
-/** Every case file of the suites that the engine supports, parsed: [file, case]. */
-export function supportedCases(dirs: readonly string[] = [PUBLIC_CASES, PUBLIC_CASES_2, PROJECT_CASES]): Array<readonly [string, ConformanceCase]> {
+/** Every case file of the suites that the target runs, parsed: [file, case]. */
+export function supportedCases(
+  target: CaseTarget = 'memory',
+  dirs: readonly string[] = [PUBLIC_CASES, PUBLIC_CASES_2, PUBLIC_CASES_3, PROJECT_CASES],
+): Array<readonly [string, ConformanceCase]> {
   return dirs
     .flatMap((d) => caseFiles(d))
     .map((f) => [f, parseCase(readFileSync(f, 'utf8'), f)] as const)
-    .filter(([, c]) => engineSupports(c));
+    .filter(([, c]) => unsupportedFeature(c, target) === null);
+}
+
+/** The case files the target skips, with the feature each needs: [file, feature]. */
+export function skippedCases(
+  target: CaseTarget,
+  dirs: readonly string[] = [PUBLIC_CASES, PUBLIC_CASES_2, PUBLIC_CASES_3, PROJECT_CASES],
+): Array<readonly [string, string]> {
+  return dirs
+    .flatMap((d) => caseFiles(d))
+    .map((f) => [f, unsupportedFeature(parseCase(readFileSync(f, 'utf8'), f), target)] as const)
+    .filter((x): x is readonly [string, string] => x[1] !== null);
 }

@@ -34,11 +34,11 @@ describe('when a query runs again on another landing prefix with the same checkp
       source: { kind: 's3', bucket, prefix: `${base}/${prefix}` },
       sink: { kind: 's3', bucket, prefix: `${base}/sink` },
     });
-    await put(`${base}/landing-b/2026/10/01/f1.json`, ['b1']);
+    await put(`${base}/landing-b/f1.json`, ['b1']);
     const first = await buildExecutor(testConnection(), plan, cfg('landing-b')).executor.run();
     expect(first.rowsIn).toBe(1);
-    // the new prefix sorts before the old one: read from the old one's last key, it would be skipped
-    await put(`${base}/landing-a/2026/10/01/f1.json`, ['a1']);
+    // the new prefix's files were never seen by this checkpoint's source: run on it, the checkpoint would mix two inputs
+    await put(`${base}/landing-a/f1.json`, ['a1']);
     const again = buildExecutor(testConnection(), plan, cfg('landing-a')).executor.run();
     await expect(again).rejects.toThrow(CheckpointMismatchError);
     await expect(buildExecutor(testConnection(), plan, cfg('landing-a')).executor.run()).rejects.toThrow(
@@ -48,7 +48,7 @@ describe('when a query runs again on another landing prefix with the same checkp
     const sink = new S3JsonSink({ client: s3, bucket, prefix: `${base}/sink` });
     expect(await sink.listBatches()).toEqual([0]);
     // the old prefix still runs on it
-    await put(`${base}/landing-b/2026/10/01/f2.json`, ['b2']);
+    await put(`${base}/landing-b/f2.json`, ['b2']);
     expect((await buildExecutor(testConnection(), plan, cfg('landing-b')).executor.run()).rowsIn).toBe(1);
   });
 });

@@ -142,15 +142,19 @@ describe('when a windowed count runs twice over three files on S3 and DynamoDB',
       if (b.updated + b.removed > 0) expect(op.customMetrics!.writes).toBeGreaterThan(0);
       else expect(op.customMetrics!.writes).toBe(0);
 
-      const lastKey = (i: number) => ({ lastKey: key(i) });
-      const end = b.file ?? (b.run === 0 ? 1 : 2);
-      const start = b.file === null ? end : b.file - 1;
+      // offsets name the batch whose file list was read last ({batch: N}); a run's target is what it found new
+      const lastDataBatch = (upTo: number) => {
+        for (let k = upTo; k >= 0; k--) if (BATCHES[k].file !== null) return k;
+        return -1;
+      };
+      const end = lastDataBatch(n);
+      const start = b.file === null ? end : lastDataBatch(n - 1);
       expect(p.sources).toEqual([
         {
           description: `s3://${bucket}/${base}/landing/`,
-          startOffset: start < 0 ? null : lastKey(start),
-          endOffset: lastKey(end),
-          latestOffset: lastKey(b.run === 0 ? 1 : 2),
+          startOffset: start < 0 ? null : { batch: start },
+          endOffset: { batch: end },
+          latestOffset: { files: b.run === 0 ? 2 : 1, listedUntilMs: expect.any(Number) },
           numInputRows: b.rows,
           inputRowsPerSecond: p.inputRowsPerSecond,
           processedRowsPerSecond: p.processedRowsPerSecond,

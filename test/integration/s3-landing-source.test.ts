@@ -79,8 +79,10 @@ async function planAll(src: S3LandingSource, target: Json, limits: BatchLimits, 
   }
 }
 
-function lastKey(o: Json | null): string {
-  return (o as { lastKey: string }).lastKey;
+/** The keys batch `end` logged (sources/0/<end.batch>), in the order it reads them. */
+async function loggedKeys(checkpoint: S3CheckpointStore, end: Json): Promise<string[]> {
+  const log = JSON.parse((await checkpoint.readSourceLog(0, String((end as { batch: number }).batch)))!) as { files: Array<{ key: string }> };
+  return log.files.map((x) => x.key);
 }
 
 // ---- scenarios --------------------------------------------------------------------------------
@@ -101,14 +103,14 @@ describe('when files arrive in key order', () => {
     await f.put('2026/03/01/10/a.json', bodies[0]);
     await f.put('2026/03/01/10/b.json', bodies[1]);
     await f.put('2026/03/01/11/a.json', bodies[2]);
-    const src = f.source();
+    const src = f.source({ recursiveFileLookup: true });
 
     const target = await src.latestOffset(null);
-    expect(target).toEqual({ lastKey: `${f.landing}/2026/03/01/11/a.json` });
+    expect(target).toMatchObject({ files: 3 });
     // The backlog: the three files and their stored bytes, from the listing.
     await expect(src.backlog(null, target)).resolves.toEqual({ files: 3, bytes: bodies.reduce((a, b) => a + Buffer.byteLength(b), 0) });
     const end = await src.planBatch(0, null, target!, {});
-    expect(end).toEqual(target);
+    expect(end).toEqual({ batch: 0 });
     const result = await src.read(0, null, end!);
 
     expect(users(result.rows)).toEqual(['a1', 'a2', 'b1', 'c1', 'c2']);
@@ -117,7 +119,8 @@ describe('when files arrive in key order', () => {
     expect(result.bytes).toBeGreaterThan(0);
     // 1 LIST (latestOffset) + 3 GETs; planBatch and read add no LIST, read no GET of the log it just wrote.
     expect(src.stats()).toMatchObject({ lists: 1, gets: 3, requests: 4 });
-    expect(f.checkpoint.stats()).toMatchObject({ puts: 1, gets: 0 });
+    // the checkpoint: GET the listing's hint; PUT it, the file list and seen-0
+    expect(f.checkpoint.stats()).toMatchObject({ puts: 3, gets: 1 });
   });
 
   it('the next run starts after the last key and lists only what is new', async () => {
@@ -138,10 +141,12 @@ describe('when files arrive in key order', () => {
 
   it('with nothing new, latestOffset returns the start and planBatch returns null', async () => {
     const f = fixture();
-    const [k] = await putNumbered(f, 1);
+    await putNumbered(f, 1);
+    const first = f.source();
+    const end = (await first.planBatch(0, null, (await first.latestOffset(null))!, {}))!;
     const src = f.source();
-    await expect(src.latestOffset({ lastKey: k })).resolves.toEqual({ lastKey: k });
-    await expect(src.planBatch(0, { lastKey: k }, { lastKey: k }, {})).resolves.toBeNull();
+    await expect(src.latestOffset(end)).resolves.toEqual(end);
+    await expect(src.planBatch(1, end, end, {})).resolves.toBeNull();
   });
 });
 
@@ -153,11 +158,12 @@ describe('when a run is rate-limited', () => {
     const target = await src.latestOffset(null);
 
     const ends = await planAll(src, target!, { maxFilesPerTrigger: 2 });
-    expect(ends.map(lastKey)).toEqual([keys[1], keys[3], keys[4]]);
+    expect(ends).toEqual([{ batch: 0 }, { batch: 1 }, { batch: 2 }]);
     const log = JSON.parse((await f.checkpoint.readSourceLog(0, '1'))!);
     expect(log.files.map((x: { key: string }) => x.key)).toEqual([keys[2], keys[3]]);
-    expect(log.files[0]).toEqual({ key: keys[2], size: expect.any(Number), etag: expect.stringMatching(/^"[0-9a-f]+"$/) });
-    expect(log).toMatchObject({ batchId: 1, start: { lastKey: keys[1] }, end: { lastKey: keys[3] } });
+    expect(log.files[0]).toEqual({ key: keys[2], size: expect.any(Number), etag: expect.stringMatching(/^"[0-9a-f]+"$/), lastModifiedMs: expect.any(Number) });
+    expect(log).toMatchObject({ batchId: 1, start: { batch: 0 }, end: { batch: 1 } });
+    expect(await loggedKeys(f.checkpoint, ends[2])).toEqual([keys[4]]);
     expect(src.stats().lists).toBe(1);
   });
 
@@ -165,7 +171,7 @@ describe('when a run is rate-limited', () => {
     const f = fixture();
     const small = lines(event('s', 1)); // ~60 bytes
     const big = lines(...Array.from({ length: 20 }, (_, i) => event(`big${i}`, i)));
-    await f.put('0.json', small);
+    const k0 = await f.put('0.json', small);
     const k1 = await f.put('1.json', small);
     const k2 = await f.put('2.json', big);
     const k3 = await f.put('3.json', small);
@@ -173,7 +179,7 @@ describe('when a run is rate-limited', () => {
     const target = await src.latestOffset(null);
 
     const ends = await planAll(src, target!, { maxBytesPerTrigger: Buffer.byteLength(small) * 2 + 10 });
-    expect(ends.map(lastKey)).toEqual([k1, k2, k3]);
+    expect(await Promise.all(ends.map((e) => loggedKeys(f.checkpoint, e)))).toEqual([[k0, k1], [k2], [k3]]);
   });
 
   it('both limits apply together', async () => {
@@ -181,7 +187,7 @@ describe('when a run is rate-limited', () => {
     const keys = await putNumbered(f, 4);
     const src = f.source();
     const ends = await planAll(src, (await src.latestOffset(null))!, { maxFilesPerTrigger: 3, maxBytesPerTrigger: 1 });
-    expect(ends.map(lastKey)).toEqual(keys);
+    expect(await Promise.all(ends.map((e) => loggedKeys(f.checkpoint, e)))).toEqual(keys.map((k) => [k]));
   });
 });
 
@@ -202,12 +208,14 @@ describe('when the query sets no maxBytesPerTrigger', () => {
     const keys = await putNumbered(f, 3);
     const src = f.source({ client: reportingSize(100 * 1024 * 1024) });
     const target = (await src.latestOffset(null))!;
-    expect((await planAll(src, target, {})).map(lastKey)).toEqual(keys);
+    const ends = await planAll(src, target, {});
+    expect(await Promise.all(ends.map((e) => loggedKeys(f.checkpoint, e)))).toEqual(keys.map((k) => [k]));
 
     const g = fixture();
     const gKeys = await putNumbered(g, 3);
     const explicit = g.source({ client: reportingSize(100 * 1024 * 1024) });
-    expect((await planAll(explicit, (await explicit.latestOffset(null))!, { maxBytesPerTrigger: 1024 * 1024 * 1024 })).map(lastKey)).toEqual([gKeys[2]]);
+    const gEnds = await planAll(explicit, (await explicit.latestOffset(null))!, { maxBytesPerTrigger: 1024 * 1024 * 1024 });
+    expect(await Promise.all(gEnds.map((e) => loggedKeys(g.checkpoint, e)))).toEqual([gKeys]);
   });
 });
 
@@ -302,14 +310,18 @@ describe('when batch N is planned again after its file list was written', () => 
       const { f, checkpoint, source } = withCheckpoint();
       const keys = await putNumbered(f, 3);
       const first = source();
-      await expect(first.planBatch(0, null, (await first.latestOffset(null))!, { maxFilesPerTrigger: 1 })).resolves.toEqual({ lastKey: keys[0] });
+      await expect(first.planBatch(0, null, (await first.latestOffset(null))!, { maxFilesPerTrigger: 1 })).resolves.toEqual({ batch: 0 });
       // crash before offsets/0 landed; the next run plans batch 0 again, with other limits
       const events: Array<Record<string, unknown>> = [];
       const second = source({ log: (e) => events.push(e) });
-      await expect(second.planBatch(0, null, (await second.latestOffset(null))!, { maxFilesPerTrigger: 3 })).resolves.toEqual({ lastKey: keys[0] });
+      await expect(second.planBatch(0, null, (await second.latestOffset(null))!, { maxFilesPerTrigger: 3 })).resolves.toEqual({ batch: 0 });
       expect(JSON.parse((await checkpoint.readSourceLog(0, '0'))!).files.map((x: { key: string }) => x.key)).toEqual([keys[0]]);
-      expect(events).toEqual([{ event: 'source-log-adopted', batchId: 0, files: 1, lastKey: keys[0] }]);
-      expect(users((await second.read(0, null, { lastKey: keys[0] })).rows)).toEqual(['u0']);
+      expect(events).toEqual([{ event: 'source-log-adopted', batchId: 0, files: 1 }]);
+      expect(users((await second.read(0, null, { batch: 0 })).rows)).toEqual(['u0']);
+      // the next batch starts after the adopted list: the two files it did not take
+      const third = source();
+      const end1 = await third.planBatch(1, { batch: 0 }, (await third.latestOffset({ batch: 0 }))!, {});
+      expect(users((await third.read(1, { batch: 0 }, end1!)).rows)).toEqual(['u1', 'u2']);
     });
 
     it(`a plan from another start fails loudly and leaves the logged list [${how}]`, async () => {
@@ -317,12 +329,14 @@ describe('when batch N is planned again after its file list was written', () => 
       const keys = await putNumbered(f, 3);
       const first = source();
       const target = (await first.latestOffset(null))!;
-      await first.planBatch(1, { lastKey: keys[0] }, target, {});
+      expect(keys).toHaveLength(3);
+      await first.planBatch(0, null, target, { maxFilesPerTrigger: 1 });
+      await first.planBatch(1, { batch: 0 }, target, { maxFilesPerTrigger: 1 });
       const before = await checkpoint.readSourceLog(0, '1');
-      await expect(source().planBatch(1, { lastKey: keys[1] }, target, {})).rejects.toThrow(
-        /^the file list of batch 1 \(\S+\/sources\/0\/1\) starts after "\S+00\.json", but the batch starts after "\S+01\.json", and file lists are write-once/,
+      await expect(source().planBatch(1, null, target, {})).rejects.toThrow(
+        /^the file list of batch 1 \(\S+\/sources\/0\/1\) starts at \{"batch":0\}, but the batch starts at null, and file lists are write-once/,
       );
-      await expect(source().planBatch(1, { lastKey: keys[1] }, target, {})).rejects.toThrow(CheckpointMismatchError);
+      await expect(source().planBatch(1, null, target, {})).rejects.toThrow(CheckpointMismatchError);
       expect(await checkpoint.readSourceLog(0, '1')).toBe(before);
     });
   }
@@ -417,11 +431,22 @@ describe('when files are gzipped', () => {
     const f = fixture();
     await f.put('1.json.gz', gzipSync(lines(event('gz1', 1), event('gz2', 2))));
     await f.put('2.json', gzipSync(lines(event('enc', 3))), { contentEncoding: 'gzip' });
-    await f.put('3.json.gz', lines(event('plain-despite-name', 4)));
     const src = f.source();
     const end = await src.planBatch(0, null, (await src.latestOffset(null))!, {});
     const result = await src.read(0, null, end!);
-    expect(users(result.rows)).toEqual(['gz1', 'gz2', 'enc', 'plain-despite-name']);
+    expect(users(result.rows)).toEqual(['gz1', 'gz2', 'enc']);
+    expect(result.deadLetters).toEqual([]);
+  });
+
+  it('a key ending in .gz that is not gzip data is one dead letter naming the file, never read as text', async () => {
+    const f = fixture();
+    const plain = await f.put('3.json.gz', lines(event('plain-despite-name', 4), event('second-line', 5)));
+    await f.put('4.json', lines(event('after', 6)));
+    const src = f.source();
+    const end = await src.planBatch(0, null, (await src.latestOffset(null))!, {});
+    const result = await src.read(0, null, end!);
+    expect(users(result.rows)).toEqual(['after']);
+    expect(result.deadLetters).toEqual([{ source: { file: plain }, raw: '', reason: expect.stringMatching(/ends in \.gz but the object is not gzip data/) }]);
   });
 
   it('damaged gzip data becomes a dead letter for the file and the run goes on', async () => {
@@ -507,10 +532,10 @@ describe('when the prefix holds more than data files', () => {
     await f.put('2026/', '');
     await f.put('2026/a.json', lines(event('a', 1)));
     await f.put('2026/b.json', '');
-    const src = f.source();
+    const src = f.source({ recursiveFileLookup: true });
     const target = await src.latestOffset(null);
     await expect(src.backlog(null, target)).resolves.toEqual({ files: 1, bytes: Buffer.byteLength(lines(event('a', 1))) });
-    expect(lastKey(target)).toBe(`${f.landing}/2026/a.json`);
+    expect(await loggedKeys(f.checkpoint, (await src.planBatch(0, null, target!, {}))!)).toEqual([`${f.landing}/2026/a.json`]);
   });
 
   it('with suffixFilter, takes only matching keys', async () => {
@@ -532,14 +557,18 @@ describe('when the prefix holds more than data files', () => {
 });
 
 describe('when a key arrives that sorts before the last processed key', () => {
-  it('is not picked up (producers must use time-ordered names)', async () => {
+  it('is read once on the next run, and not again on the run after', async () => {
     const f = fixture();
     await f.put('2026/03/01/11/x.json', lines(event('later-hour', 1)));
-    const first = f.source();
+    const first = f.source({ recursiveFileLookup: true });
     const end = await first.planBatch(0, null, (await first.latestOffset(null))!, {});
     await f.put('2026/03/01/10/y.json', lines(event('earlier-hour', 2)));
 
-    await expect(f.source().latestOffset(end)).resolves.toEqual(end);
+    const second = f.source({ recursiveFileLookup: true });
+    const end1 = await second.planBatch(1, end, (await second.latestOffset(end))!, {});
+    expect(users((await second.read(1, end, end1!)).rows)).toEqual(['earlier-hour']);
+    const third = f.source({ recursiveFileLookup: true });
+    await expect(third.latestOffset(end1)).resolves.toEqual(end1);
   });
 });
 
@@ -549,7 +578,8 @@ describe('when a listing spans several pages', () => {
     const keys = await putNumbered(f, 7);
     const src = f.source({ client: paging(), listPageSize: 3 });
     const target = await src.latestOffset(null);
-    expect(lastKey(target)).toBe(keys[6]);
+    expect(target).toMatchObject({ files: 7 });
+    expect(keys).toHaveLength(7);
     await expect(src.backlog(null, target)).resolves.toMatchObject({ files: 7 });
     expect(src.stats().lists).toBe(3);
   });

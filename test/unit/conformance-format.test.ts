@@ -5,7 +5,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseCase } from '../../lib/conformance/case';
+import { caseToPlan, missingFeature, parseCase, stepInputFiles } from '../../lib/conformance/case';
 import { compareCase } from '../../lib/conformance/results';
 import { runCaseInMemory } from '../helpers/memory-case';
 
@@ -28,7 +28,7 @@ describe('when a case has a key the format does not define', () => {
     ['the query', { ...base, query: { ...base.query, windowing: 'x' } }, '"windowing" in "query"'],
     ['a step', { ...base, steps: [{ ...base.steps[0], note: 'x' }] }, '"note" in step 1'],
     ['an expectation', { ...base, steps: [{ add: [], expect: { rows: [], stateRow: 1 } }] }, '"stateRow" in step 1.expect'],
-    ['a stage', { ...base, query: { schema: 'k STRING', pipeline: [{ filter: 'k > 1' }], outputMode: 'append' } }, '"filter" in "query.pipeline"[0]'],
+    ['a stage', { ...base, query: { schema: 'k STRING', pipeline: [{ having: 'k > 1' }], outputMode: 'append' } }, '"having" in "query.pipeline"[0]'],
     [
       'a join',
       { ...base, query: { schema: 'k STRING', pipeline: [{ join: { with: 't', type: 'inner', on: ['k'], using: 'x' } }], outputMode: 'append' } },
@@ -178,5 +178,52 @@ describe('the public FORMAT-2 cases (when ../shared is beside the project)', () 
   it.each(files.length ? files : ['(none here)'])('%s parses under the strict key check', (f) => {
     if (!files.length) return expect(files).toEqual([]);
     expect(() => parseCase(readFileSync(join(dir, f), 'utf8'), f)).not.toThrow();
+  });
+});
+
+describe('FORMAT-3 step files and expectations', () => {
+  const q = { schema: 'id INT, src STRING', format: 'json', outputMode: 'append' };
+  const caseWith = (files: unknown[], expect: Record<string, unknown> = { rows: [] }) => JSON.stringify({ name: 'f3', query: q, steps: [{ files, expect }] });
+
+  it('a file may be rows, {rows}, or {text}, each with an optional key', () => {
+    const c = parseCase(caseWith([[{ id: 1 }], { rows: [{ id: 2 }] }, { key: 'dt=1/a.json.gz', text: '{"id": 3}' }]), 'f3.json');
+    expect(stepInputFiles(c.steps[0])).toEqual([
+      { input: '', rows: [{ id: 1 }] },
+      { input: '', rows: [{ id: 2 }] },
+      { input: '', key: 'dt=1/a.json.gz', text: '{"id": 3}' },
+    ]);
+  });
+
+  it.each([
+    [{ rows: [], text: '' }, /exactly one of "rows"/],
+    [{ key: 'a.json' }, /exactly one of "rows"/],
+    [{ rows: [], name: 'x' }, /key "name" in step 1 file 1 is not part of the case format/],
+    [{ rows: [], key: '/abs.json' }, /must be a key relative to the landing prefix/],
+  ])('refuses the file %j', (file, text) => {
+    expect(() => parseCase(caseWith([file]), 'f3.json')).toThrow(text);
+  });
+
+  it('deadLetterErrors is a list of strings', () => {
+    expect(() => parseCase(caseWith([], { deadLetters: 1, deadLetterErrors: [1] }), 'f3.json')).toThrow(/deadLetterErrors must be a list of strings/);
+  });
+
+  it('a missing feature is named, and the case is refused by that name when run', () => {
+    const csv = parseCase(JSON.stringify({ name: 'csv', query: { ...q, format: 'csv' }, steps: [] }), 'csv.json');
+    expect(missingFeature(csv)).toMatch(/^format "csv"/);
+    expect(() => caseToPlan(csv)).toThrow(/case csv needs format "csv".*which sluice does not support yet/);
+    const date = parseCase(JSON.stringify({ name: 'd', query: { ...q, schema: 'dt DATE' }, steps: [] }), 'd.json');
+    expect(missingFeature(date)).toBe('the DATE type (FORMAT-3 "Types")');
+    expect(missingFeature(parseCase(caseWith([]), 'f3.json'))).toBeNull();
+  });
+
+  it('deadLetters and deadLetterErrors are compared: an error class begins the reason in brackets, other text is contained', () => {
+    const c = parseCase(caseWith([], { deadLetters: 2, deadLetterErrors: ['DIVIDE_BY_ZERO', 'not gzip'] }), 'f3.json');
+    const step = { rows: [], watermark: '1970-01-01T00:00:00.000Z', stateRows: 0, droppedByWatermark: 0, batches: [] };
+    const ok = { ...step, deadLetters: 2, deadLetterReasons: ['[DIVIDE_BY_ZERO] Division by zero', 'the key ends in .gz but the object is NOT GZIP data'] };
+    expect(compareCase(c, { name: 'f3', steps: [ok] })).toEqual([]);
+    const wrongClass = { ...ok, deadLetterReasons: ['DIVIDE_BY_ZERO without brackets', ok.deadLetterReasons[1]] };
+    expect(compareCase(c, { name: 'f3', steps: [wrongClass] })).toEqual([expect.stringMatching(/^step 1: deadLetterErrors: expected/)]);
+    expect(compareCase(c, { name: 'f3', steps: [{ ...ok, deadLetters: 1 }] })).toEqual([expect.stringMatching(/^step 1: deadLetters: expected 2, got 1/)]);
+    expect(compareCase(c, { name: 'f3', steps: [step] })).toEqual([expect.stringMatching(/does not read the dead letters back/)]);
   });
 });

@@ -142,6 +142,10 @@ export class S3CheckpointStore implements CheckpointStore {
     return this.s3.putText(this.bucket, this.key(sourceLogPath(sourceIndex, name)), body, 'application/json');
   }
 
+  deleteSourceLog(sourceIndex: number, name: string): Promise<void> {
+    return this.s3.deleteKeys(this.bucket, [this.key(sourceLogPath(sourceIndex, name))]);
+  }
+
   /** Write-once `sources/<i>/<name>`: null when written, else the body already there (the caller compares). */
   async writeSourceLogOnce(sourceIndex: number, name: string, body: string): Promise<string | null> {
     const key = this.key(sourceLogPath(sourceIndex, name));

@@ -1,33 +1,47 @@
 /**
  * A landing prefix on S3 as a streaming source: producers drop JSON-lines files (optionally
- * gzipped) under the prefix, each run reads the files that arrived since the last one.
+ * gzipped) under the prefix, each run reads the files that arrived since the last one, whatever
+ * their keys (Spark's FileStreamSource: a seen-files map, files taken by modification time).
  *
- * Offsets are `{ "lastKey": "<the last key covered>" }`. Files are taken in S3's lexical key order
- * and found with ListObjectsV2 StartAfter = the last key already covered, so a run lists only what
- * is new, never the whole prefix.
+ * Which files: as Spark lists them (file-rules.ts): the prefix's own files and those in
+ * `col=value` partition folders (their values become the declared partition columns), other
+ * sub-folders only with recursiveFileLookup, never `_x`/`.x` names; pathGlobFilter on the name.
+ * How they are found: a FileDiscovery (discovery.ts), the listing by default.
  *
- * CAVEAT, by design: a key that arrives after a later-sorting key was processed is NOT picked up
- * (it sorts before the offset). Producers must use time-ordered names, e.g.
- * `yyyy/mm/dd/hh/<epoch-ms>-<uuid>.json`, and must not write late into an earlier "folder".
+ * Offsets are `{ "batch": N }`: the batch whose file list (sources/<i>/N) is the last one read.
+ * What the source has seen is stored beside it, so that it is bounded and consistent with the
+ * offsets at every crash point:
+ *
+ *     sources/<i>/<N>        {start, end, files: key, size, etag, lastModifiedMs, partitions}
+ *                            write-once, before offsets/N; a replay reads exactly these files
+ *     sources/<i>/seen-<N>   the seen files as of batch N: the files read since the last snapshot
+ *                            (`base`), or, every COMPACT_EVERY batches, a snapshot of the files
+ *                            within maxFileAge of the newest (older ones forgotten); so a run reads
+ *                            at most two. A pure function of the start and sources/<i>/<N>, so a
+ *                            plan again after a crash writes the same; the logs older than a
+ *                            committed snapshot are deleted (committed)
+ *     sources/<i>/discovery  the listing's hint (discovery.ts), a cache
+ *     sources/<i>/cleaned    cleanSource's progress: the last batch cleaned, keys left to retry
+ *
+ *     latestOffset(start)  the seen files as of start (seen-<start.batch> and its snapshot), one
+ *                          discovery; the new files in order, kept in memory. Target:
+ *                          {listedUntilMs, files}: a plan in another process (a partitioned
+ *                          run's plan task) discovers again and takes files up to listedUntilMs
+ *     planBatch(N, ...)    the first new files within the limits (maxBytesPerTrigger defaults
+ *                          to 128 MiB of stored bytes); PUT sources/<i>/N once (a list already
+ *                          there from the same start wins), PUT seen-<N>
+ *     readChunks(N, s, e)  the file list (in memory, else GET sources/<i>/e.batch), GET each file
+ *                          (8 ahead, as stored), gunzip the next while one is parsed (each at
+ *                          most maxDecompressedBytes), check UTF-8, split lines, parse; in the
+ *                          batch's order. A `.gz` file that is not gzip data is one dead letter.
+ *     committed(N, e)      cleanSource (archive or delete the batch's files), best effort
+ *
+ * A checkpoint of the key-ordered source before it (offsets `{lastKey}`) keeps working: files
+ * with a key up to lastKey count as seen, its logged batches replay as they were logged, and a
+ * checkpoint that read files in sub-folders refuses to run without recursiveFileLookup.
  * Files must be immutable once written: a replay checks each file's ETag against the batch's log.
- *
- *     latestOffset(start)  LIST (start, end of prefix]  once per run, kept in memory
- *     planBatch(N, ...)    files from that listing, up to the limits (maxBytesPerTrigger
- *                          defaults to 128 MiB of stored bytes)
- *                          PUT sources/<i>/N {files: key, size, etag}  once, before returning
- *                          (a list already there from the same start wins: see logOnce)
- *     readChunks(N, s, e)  the file list: in memory, else GET sources/<i>/N (a replay: logged
- *     read(N, s, e)        as oversized when it exceeds today's limit), else (older
- *                          checkpoints) LIST (s, e] again;
- *                          GET each file (8 ahead, as stored), gunzip the next while one is
- *                          parsed (each at most maxDecompressedBytes: at most two files'
- *                          decompressed bytes held at once, see readChunks), check UTF-8,
- *                          split lines, parse; chunks of lines, in key order
- *                          (read: all chunks concatenated)
- *
- * Directory markers (keys ending in "/") and zero-byte objects are skipped; so are keys not
- * ending in one of `suffixFilter` when it is given. `stats()` counts the file GETs and LISTs;
- * the requests for the file lists count in the checkpoint's.
+ * Directory markers and zero-byte objects are skipped. `stats()` counts the file GETs and LISTs;
+ * `discoveryStats()` the LISTs spent finding files; the checkpoint's requests count in its own.
  */
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
@@ -40,6 +54,9 @@ import { invalidUtf8Lines, parseLineChunks, type LineCursor } from '../../engine
 import { S3Prefix, type S3PrefixOptions } from './prefix';
 import { splitOf } from '../../engine/splits';
 import { checkPageSize, compareKeys, type S3ListedObject } from './requests';
+import { type DiscoveredFile, type DiscoveryStats, type FileDiscovery, ListingDiscovery } from './discovery';
+import { checkLayout, classifyKey, compileGlob, type ListingRules, partitionValues } from './file-rules';
+import { addSeen, compacted, DEFAULT_MAX_FILE_AGE_MS, emptySeen, newFiles, type NewFileRules, type SeenFiles, takeBatch } from './seen-files';
 
 const gunzipAsync = promisify(gunzip);
 
@@ -70,42 +87,153 @@ export interface S3LandingSourceOptions extends S3PrefixOptions {
    * must read whole exceeds them. planBatch uses the limits it is given. @default none
    */
   readonly limits?: BatchLimits;
-  /** Structured events (an oversized replay, an adopted file list). @default none */
+  /** Structured events (an oversized replay, an adopted file list, a failed clean). @default none */
   readonly log?: (event: Record<string, unknown>) => void;
+  /** Spark's recursiveFileLookup: read files in every sub-folder, with no partition columns. @default false */
+  readonly recursiveFileLookup?: boolean;
+  /** Spark's pathGlobFilter: only files whose name (last path part) matches, e.g. '*.json'. @default all */
+  readonly pathGlobFilter?: string;
+  /** Spark's maxFileAge: files older than this before the newest file seen are ignored and forgotten. @default 7 days */
+  readonly maxFileAgeMs?: number;
+  /** Spark's latestFirst: the newest files first. @default false */
+  readonly latestFirst?: boolean;
+  /** Spark's cleanSource: after a batch committed, archive its files to sourceArchiveDir or delete them. @default 'off' */
+  readonly cleanSource?: 'off' | 'archive' | 'delete';
+  /** Where cleanSource 'archive' moves files: each keeps its key under this location. */
+  readonly sourceArchiveDir?: { readonly bucket: string; readonly prefix: string };
+  /** How candidate files are found. @default the listing (ListingDiscovery) */
+  readonly discovery?: FileDiscovery;
+  /** The listing's rule (discovery.ts): a prefix up to this many objects is listed whole every run. @default 10000 */
+  readonly fullListingMaxObjects?: number;
+  /** The listing's backfill: a larger prefix is listed whole this often. @default 1 hour */
+  readonly backfillIntervalMs?: number;
+  /** The wall clock for the listing's backfill interval. @default Date.now */
+  readonly now?: () => number;
 }
 
-/** The landing source's options from a query's readStream options (`maxDecompressedBytes`). */
-export function landingOptionsFromSpec(options: Readonly<Record<string, string | number | boolean>>): Partial<S3LandingSourceOptions> {
-  if (options.maxDecompressedBytes === undefined) return {};
-  const n = Number(options.maxDecompressedBytes);
-  if (!Number.isSafeInteger(n) || n <= 0) {
-    throw new InvalidOptionError(
-      `option maxDecompressedBytes=${JSON.stringify(options.maxDecompressedBytes)} must be a positive integer of bytes, e.g. .option('maxDecompressedBytes', 1073741824)`,
-    );
+const TIME_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, min: 60_000, h: 3600_000, d: 86_400_000 };
+
+/** Spark's time strings ('7d', '1h', '30m', '10s', '500ms'; a bare number is ms). */
+function timeOption(name: string, v: string | number | boolean): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h|d)?\s*$/i.exec(String(v));
+  if (typeof v === 'boolean' || !m || !(Number(m[1]) > 0)) {
+    throw new InvalidOptionError(`option ${name}=${JSON.stringify(v)} must be a positive duration such as '7d', '12h', '30m' or a number of milliseconds`);
   }
-  return { maxDecompressedBytes: n };
+  return Number(m[1]) * TIME_UNITS[(m[2] ?? 'ms').toLowerCase()];
 }
 
-interface S3LandingOffset {
+function boolOption(name: string, v: string | number | boolean): boolean {
+  if (v === true || v === 'true') return true;
+  if (v === false || v === 'false') return false;
+  throw new InvalidOptionError(`option ${name}=${JSON.stringify(v)} must be true or false`);
+}
+
+/** The landing source's options from a query's readStream options (Spark's file-source names). */
+export function landingOptionsFromSpec(options: Readonly<Record<string, string | number | boolean>>): Partial<S3LandingSourceOptions> {
+  const out: { -readonly [K in keyof S3LandingSourceOptions]?: S3LandingSourceOptions[K] } = {};
+  if (options.maxDecompressedBytes !== undefined) {
+    const n = Number(options.maxDecompressedBytes);
+    if (!Number.isSafeInteger(n) || n <= 0) {
+      throw new InvalidOptionError(
+        `option maxDecompressedBytes=${JSON.stringify(options.maxDecompressedBytes)} must be a positive integer of bytes, e.g. .option('maxDecompressedBytes', 1073741824)`,
+      );
+    }
+    out.maxDecompressedBytes = n;
+  }
+  if (options.recursiveFileLookup !== undefined) out.recursiveFileLookup = boolOption('recursiveFileLookup', options.recursiveFileLookup);
+  if (options.latestFirst !== undefined) out.latestFirst = boolOption('latestFirst', options.latestFirst);
+  if (options.pathGlobFilter !== undefined) out.pathGlobFilter = String(options.pathGlobFilter);
+  if (options.maxFileAge !== undefined) out.maxFileAgeMs = timeOption('maxFileAge', options.maxFileAge);
+  if (options.cleanSource !== undefined) {
+    const c = String(options.cleanSource).toLowerCase();
+    if (c !== 'off' && c !== 'archive' && c !== 'delete') {
+      throw new InvalidOptionError(`option cleanSource=${JSON.stringify(options.cleanSource)} must be 'off', 'archive' (with sourceArchiveDir) or 'delete'`);
+    }
+    out.cleanSource = c;
+  }
+  if (options.sourceArchiveDir !== undefined) {
+    const m = /^s3:\/\/([^/]+)\/?(.*)$/.exec(String(options.sourceArchiveDir));
+    if (!m)
+      throw new InvalidOptionError(`option sourceArchiveDir=${JSON.stringify(options.sourceArchiveDir)} must be an S3 location, e.g. s3://bucket/archive/`);
+    out.sourceArchiveDir = { bucket: m[1], prefix: m[2] };
+  }
+  return out;
+}
+
+/** Offsets of this source: the batch whose file list was read last. */
+interface FilesOffset {
+  readonly batch: number;
+}
+
+/** Offsets of the key-ordered source before it (still read: replays and migration). */
+interface LegacyOffset {
   readonly lastKey: string;
 }
 
-/** One file of a batch, as its source log records it: key, size and ETag as listed. */
-export type LandingFile = S3ListedObject;
-
-/** The body of `sources/<i>/<batchId>`. */
-interface BatchFileLog {
-  readonly version: 1;
-  readonly batchId: number;
-  readonly start: S3LandingOffset | null;
-  readonly end: S3LandingOffset;
-  readonly files: LandingFile[];
+/** latestOffset's answer: what a run may read (files found up to listedUntilMs). */
+interface FilesTarget {
+  readonly listedUntilMs: number;
+  readonly files: number;
 }
 
-/** The listing taken by latestOffset: every file after `startKey`, in key order. */
+type ParsedOffset = { kind: 'none' } | { kind: 'files'; batch: number } | { kind: 'legacy'; lastKey: string };
+
+/** A file of a batch as its log records it. */
+interface LoggedFile {
+  readonly key: string;
+  readonly size: number;
+  readonly etag: string;
+  readonly lastModifiedMs: number;
+  /** Its `col=value` folders (absent: none). */
+  readonly partitions?: ReadonlyArray<readonly [string, string]>;
+}
+
+/** The body of `sources/<i>/<batchId>`. */
+interface FilesLog {
+  readonly version: 2;
+  readonly batchId: number;
+  readonly start: Json | null;
+  readonly end: FilesOffset;
+  readonly files: LoggedFile[];
+}
+
+/** The body of `sources/<i>/seen-<batchId>`. */
+interface SeenLog {
+  readonly version: 2;
+  readonly batchId: number;
+  /** The snapshot this one adds to (its files: every file read since); null: a snapshot. */
+  readonly base: number | null;
+  /** Logs since the last snapshot, this one included (0: a snapshot). */
+  readonly depth: number;
+  readonly files: Array<[string, number]>;
+  readonly newestMs: number | null;
+  readonly legacyLastKey: string | null;
+}
+
+/** A snapshot of the seen files every this many of the source's batches (Spark's compactInterval). */
+const COMPACT_EVERY = 10;
+
+/** A candidate file, classified. */
+interface Candidate extends LoggedFile {
+  readonly partitions: ReadonlyArray<readonly [string, string]>;
+}
+
+/** A file of a batch of the key-ordered source before this one (its logs: version 1). */
+type LegacyFile = S3ListedObject;
+
+/** The body of `sources/<i>/<batchId>` as the key-ordered source wrote it. */
+interface LegacyLog {
+  readonly version: 1;
+  readonly batchId: number;
+  readonly start: LegacyOffset | null;
+  readonly end: LegacyOffset;
+  readonly files: LegacyFile[];
+}
+
+/** What latestOffset found: the candidates (classified) and when they were found up to. */
 interface Listing {
-  readonly startKey: string | null;
-  readonly files: LandingFile[];
+  readonly candidates: Candidate[];
+  readonly listedUntilMs: number;
 }
 
 /**
@@ -121,9 +249,23 @@ const DEFAULT_MAX_DECOMPRESSED_BYTES = 256 * 1024 * 1024;
 /** Lines per decoded chunk are cut at newlines; keeps huge files under V8's string limit. */
 const DECODE_CHUNK_BYTES = 64 * 1024 * 1024;
 
+/** What the source has seen as of an offset, and how its seen log chains. */
+interface SeenAt {
+  readonly offset: string;
+  readonly seen: SeenFiles;
+  /**
+   * The seen log of the offset's batch (null: none yet): its depth, the snapshot it adds to, and
+   * the files it holds since that snapshot.
+   */
+  readonly head: { readonly batch: number; readonly depth: number; readonly snapshot: number; readonly delta: Array<[string, number]> } | null;
+}
+
 export class S3LandingSource extends S3Prefix implements Source {
   /** Line parsers that learn the producer's line shapes (lib/engine/json-scan.ts), by the columns read. */
   private readonly parsers: LineParsers;
+  /** The parsers of files in partition folders, by their partition columns (parserOf). */
+  private readonly dataParsers = new Map<string, LineParsers>();
+  private readonly schema: Schema;
   private readonly checkpoint: CheckpointStore;
   private readonly sourceIndex: number;
   private readonly suffixes: readonly string[] | null;
@@ -133,18 +275,26 @@ export class S3LandingSource extends S3Prefix implements Source {
   private readonly maxDecompressed: number;
   private readonly limits: BatchLimits;
   private readonly log: (event: Record<string, unknown>) => void;
+  private readonly rules: ListingRules;
+  private readonly maxFileAgeMs: number;
+  private readonly latestFirst: boolean;
+  private readonly clean: 'off' | 'archive' | 'delete';
+  private readonly archive: { readonly bucket: string; readonly root: string } | null;
+  private readonly discovery: FileDiscovery;
   private listing: Listing | null = null;
+  private seenAt: SeenAt | null = null;
   /** File bytes held by reads now, and the most at once (peakHeldBytes). */
   private held = 0;
   private peakHeld = 0;
   /** Batches planned by this instance, so the first read needs no GET of the log it just wrote. */
-  private readonly planned = new Map<number, BatchFileLog>();
+  private readonly planned = new Map<number, FilesLog>();
 
   constructor(opts: S3LandingSourceOptions) {
     super(opts, 'S3LandingSource');
     if (!opts.schema || !Array.isArray(opts.schema.columns)) {
       throw new InvalidOptionError('S3LandingSource needs `schema`: parse the declared columns with parseSchema("user STRING, event_time TIMESTAMP, ...")');
     }
+    this.schema = opts.schema;
     this.parsers = new LineParsers(opts.schema);
     if (!opts.checkpoint) {
       throw new InvalidOptionError("S3LandingSource needs `checkpoint`: the query's CheckpointStore, where it logs each batch's file list");
@@ -179,80 +329,210 @@ export class S3LandingSource extends S3Prefix implements Source {
     }
     this.limits = opts.limits ?? {};
     this.log = opts.log ?? (() => undefined);
+    this.rules = { recursiveFileLookup: opts.recursiveFileLookup ?? false, glob: opts.pathGlobFilter !== undefined ? compileGlob(opts.pathGlobFilter) : null };
+    this.maxFileAgeMs = opts.maxFileAgeMs ?? DEFAULT_MAX_FILE_AGE_MS;
+    if (!(this.maxFileAgeMs > 0))
+      throw new InvalidOptionError(`S3LandingSource maxFileAgeMs ${opts.maxFileAgeMs} must be a positive number of ms: leave it out for 7 days`);
+    this.latestFirst = opts.latestFirst ?? false;
+    this.clean = opts.cleanSource ?? 'off';
+    if (this.clean === 'archive') {
+      const dir = opts.sourceArchiveDir;
+      if (!dir) throw new InvalidOptionError("option cleanSource 'archive' needs sourceArchiveDir, e.g. .option('sourceArchiveDir', 's3://bucket/archive/')");
+      const root = dir.prefix === '' || dir.prefix.endsWith('/') ? dir.prefix : `${dir.prefix}/`;
+      if (dir.bucket === this.bucket && (root.startsWith(this.root) || this.root.startsWith(root))) {
+        throw new InvalidOptionError(
+          `sourceArchiveDir s3://${dir.bucket}/${root} overlaps the source ${this.description}: archived files would be listed again (Spark refuses it too); archive to another prefix`,
+        );
+      }
+      this.archive = { bucket: dir.bucket, root };
+    } else this.archive = null;
+    this.discovery =
+      opts.discovery ??
+      new ListingDiscovery({
+        s3: this.s3,
+        bucket: this.bucket,
+        root: this.root,
+        pageSize: this.pageSize,
+        hints: {
+          read: () => this.checkpoint.readSourceLog(this.sourceIndex, 'discovery'),
+          write: (body) => this.checkpoint.writeSourceLog(this.sourceIndex, 'discovery', body),
+        },
+        fullListingMaxObjects: opts.fullListingMaxObjects,
+        backfillIntervalMs: opts.backfillIntervalMs,
+        now: opts.now,
+      });
   }
 
-  /** One listing of everything after `start`, kept for planBatch and backlog. */
+  /** The LISTs (and full or incremental listings) spent finding files, for benchmarks and tests. */
+  discoveryStats(): DiscoveryStats {
+    return this.discovery.stats();
+  }
+
+  /** Spark's rules for what is new: with latestFirst and maxFilesPerTrigger, maxFileAge is ignored. */
+  private newRules(limits: BatchLimits): NewFileRules {
+    const ignoreAge = this.latestFirst && limits.maxFilesPerTrigger !== undefined;
+    return { maxFileAgeMs: ignoreAge ? Number.POSITIVE_INFINITY : this.maxFileAgeMs, latestFirst: this.latestFirst, ignoreAge };
+  }
+
+  /** One discovery, kept for planBatch and backlog; the target says how many files are new now. */
   async latestOffset(start: Json | null): Promise<Json | null> {
-    const startKey = this.parseOffset(start, 'start');
-    const files = await this.listFiles(startKey, null);
-    this.listing = { startKey, files };
-    if (files.length === 0) return startKey === null ? null : { lastKey: startKey };
-    return { lastKey: files[files.length - 1].key };
+    const at = await this.seenAs(start);
+    const listing = await this.discover(at);
+    this.listing = listing;
+    const fresh = newFiles(at.seen, listing.candidates, this.newRules(this.limits));
+    if (fresh.length === 0) return start;
+    const target: FilesTarget = { listedUntilMs: listing.listedUntilMs, files: fresh.length };
+    return target as unknown as Json;
   }
 
   async planBatch(batchId: number, start: Json | null, target: Json, limits: BatchLimits): Promise<Json | null> {
-    const startKey = this.parseOffset(start, 'start');
-    const targetKey = this.parseOffset(target, 'target');
-    if (targetKey === null || (startKey !== null && compareKeys(targetKey, startKey) <= 0)) return null;
+    const t = target as unknown as Partial<FilesTarget> | null;
+    if (!t || typeof t !== 'object' || typeof t.listedUntilMs !== 'number') return null; // nothing was new at the run's start
     const maxFiles = checkLimit(limits.maxFilesPerTrigger, 'maxFilesPerTrigger');
     const maxBytes = checkLimit(limits.maxBytesPerTrigger, 'maxBytesPerTrigger', DEFAULT_MAX_BYTES_PER_TRIGGER);
-
-    const { files, from, to } = await this.range(startKey, targetKey);
-    if (from >= to) return null;
-    let end = from;
-    let bytes = 0;
-    while (end < to) {
-      const size = files[end].size;
-      if (end > from && (end - from >= maxFiles || bytes + size > maxBytes)) break;
-      bytes += size;
-      end++;
-    }
-    const batchFiles = files.slice(from, end);
-    const log: BatchFileLog = {
-      version: 1,
-      batchId,
-      start: startKey === null ? null : { lastKey: startKey },
-      end: { lastKey: batchFiles[batchFiles.length - 1].key },
-      files: batchFiles,
-    };
-    const planned = await this.logOnce(batchId, log);
-    for (const id of this.planned.keys()) if (id < batchId) this.planned.delete(id);
-    this.planned.set(batchId, planned);
-    return { lastKey: planned.end.lastKey };
+    const at = await this.seenAs(start);
+    const listing = this.listing ?? (await this.discover(at));
+    this.listing = listing;
+    const fresh = newFiles(
+      at.seen,
+      listing.candidates.filter((c) => c.lastModifiedMs <= t.listedUntilMs!),
+      this.newRules(limits),
+    );
+    if (fresh.length === 0) return null;
+    const files = takeBatch(fresh, maxFiles, maxBytes).map(loggedFile);
+    // A list logged by an earlier plan of this batch (its offsets never landed) is the batch: logOnce adopts it.
+    const log = await this.logOnce(batchId, { version: 2, batchId, start, end: { batch: batchId }, files }, start);
+    await this.writeSeen(batchId, at, log.files, limits);
+    this.planned.set(batchId, log);
+    return log.end as unknown as Json;
   }
 
-  /**
-   * Writes the batch's file list once. A list already there for the same start is a plan whose
-   * offsets entry never landed (a crash between the two), or another run's: the first list wins
-   * and the batch takes it, so the offsets and every replay agree with it. One for another start
-   * means the checkpoint's history changed under it: a loud error, never an overwrite.
-   *
-   *     PUT sources/<i>/N If-None-Match: *  ──200──▶ this plan
-   *                                        ──412──▶ GET: same start? that list : CheckpointMismatchError
-   */
-  private async logOnce(batchId: number, log: BatchFileLog): Promise<BatchFileLog> {
-    const body = JSON.stringify(log);
-    const stored = await this.checkpoint.writeSourceLogOnce(this.sourceIndex, String(batchId), body);
-    if (stored === null || stored === body) return log;
-    const existing = this.parseLog(batchId, stored);
-    const startKey = log.start?.lastKey ?? null;
-    const storedStart = existing.start?.lastKey ?? null;
-    if (storedStart === startKey) {
-      this.log({ event: 'source-log-adopted', batchId, files: existing.files.length, lastKey: existing.end.lastKey });
+  /** A stored file list for this batch: taken when it starts where the batch starts. */
+  private adopt(batchId: number, start: Json | null, stored: string): FilesLog {
+    const existing = this.parseFilesLog(batchId, stored);
+    if (JSON.stringify(existing.start ?? null) === JSON.stringify(start ?? null)) {
+      this.log({ event: 'source-log-adopted', batchId, files: existing.files.length });
       return existing;
     }
     throw new CheckpointMismatchError(
-      `the file list of batch ${batchId} (${this.checkpoint.description}/sources/${this.sourceIndex}/${batchId}) starts after ${JSON.stringify(storedStart)}, but the batch starts after ${JSON.stringify(startKey)}, ` +
+      `the file list of batch ${batchId} (${this.checkpoint.description}/sources/${this.sourceIndex}/${batchId}) starts at ${JSON.stringify(existing.start)}, but the batch starts at ${JSON.stringify(start)}, ` +
         `and file lists are write-once: let one run at a time use this checkpoint, or start the query on a new checkpoint prefix`,
-      { details: { batchId, storedStart, start: startKey } },
+      { details: { batchId, storedStart: existing.start, start } },
     );
+  }
+
+  /**
+   * Writes the batch's file list once. A list already there (a plan of the same batch whose
+   * offsets never landed, or a run racing this one) wins when it starts where this batch starts.
+   */
+  private async logOnce(batchId: number, log: FilesLog, start: Json | null): Promise<FilesLog> {
+    const body = JSON.stringify(log);
+    const stored = await this.checkpoint.writeSourceLogOnce(this.sourceIndex, String(batchId), body);
+    if (stored === null || stored === body) return log;
+    return this.adopt(batchId, start, stored);
+  }
+
+  /**
+   * seen-<N>: a pure function of the start's seen files and the batch's files, so a plan again
+   * after a crash writes what is there. A snapshot (files within maxFileAge of the newest) when
+   * there is none yet or COMPACT_EVERY logs added to the last one; else the files read since that
+   * snapshot, this batch's included, so that a run reads at most two seen logs.
+   */
+  private async writeSeen(batchId: number, at: SeenAt, files: readonly LoggedFile[], limits: BatchLimits): Promise<void> {
+    const seen: SeenFiles = { files: new Map(at.seen.files), newestMs: at.seen.newestMs, legacyLastKey: at.seen.legacyLastKey };
+    addSeen(seen, files);
+    const snapshot = at.head === null || at.head.depth + 1 >= COMPACT_EVERY;
+    const delta: Array<[string, number]> = snapshot ? [] : [...at.head!.delta, ...files.map((f): [string, number] => [f.key, f.lastModifiedMs])];
+    const body: SeenLog = {
+      version: 2,
+      batchId,
+      base: snapshot ? null : at.head!.snapshot,
+      depth: snapshot ? 0 : at.head!.depth + 1,
+      files: snapshot ? compacted(seen, this.newRules(limits).maxFileAgeMs) : delta,
+      newestMs: Number.isFinite(seen.newestMs) ? seen.newestMs : null,
+      legacyLastKey: seen.legacyLastKey,
+    };
+    // Deterministic: a body already there came from the same start and files.
+    await this.checkpoint.writeSourceLogOnce(this.sourceIndex, `seen-${batchId}`, JSON.stringify(body));
+    if (snapshot) {
+      seen.files.clear();
+      for (const [k, ms] of body.files) seen.files.set(k, ms);
+    }
+    const head = { batch: batchId, depth: body.depth, snapshot: snapshot ? batchId : at.head!.snapshot, delta };
+    this.seenAt = { offset: JSON.stringify({ batch: batchId }), seen, head };
+  }
+
+  /** What was seen as of `start`: in memory when this instance planned it, else from its seen log and that log's snapshot. */
+  private async seenAs(start: Json | null): Promise<SeenAt> {
+    const key = JSON.stringify(start ?? null);
+    if (this.seenAt && this.seenAt.offset === key) return this.seenAt;
+    const off = this.parseOffset(start, 'start');
+    let at: SeenAt;
+    if (off.kind === 'none') at = { offset: key, seen: emptySeen(), head: null };
+    else if (off.kind === 'legacy') at = { offset: key, seen: emptySeen(off.lastKey), head: null };
+    else {
+      const log = await this.readSeenLog(off.batch);
+      const snap = log.base === null ? log : await this.readSeenLog(log.base);
+      const seen = emptySeen(snap.legacyLastKey);
+      for (const [k, ms] of snap.files) seen.files.set(k, ms);
+      if (log !== snap) for (const [k, ms] of log.files) seen.files.set(k, ms);
+      for (const l of [snap, log]) if (l.newestMs !== null && l.newestMs > seen.newestMs) seen.newestMs = l.newestMs;
+      at = { offset: key, seen, head: { batch: off.batch, depth: log.depth, snapshot: snap.batchId, delta: log === snap ? [] : log.files } };
+    }
+    this.seenAt = at;
+    return at;
+  }
+
+  private async readSeenLog(batch: number): Promise<SeenLog> {
+    const text = await this.checkpoint.readSourceLog(this.sourceIndex, `seen-${batch}`);
+    if (text === null) {
+      throw new CheckpointMismatchError(
+        `the seen files of batch ${batch} (${this.checkpoint.description}/sources/${this.sourceIndex}/seen-${batch}) are missing, so the source cannot tell which files it read: ` +
+          `restore the object (e.g. from S3 versioning), or start the query on a new checkpoint prefix`,
+        { details: { batch } },
+      );
+    }
+    return JSON.parse(text) as SeenLog;
+  }
+
+  /**
+   * The candidates of one discovery, classified by Spark's listing rules. A complete listing is
+   * checked for Spark's layout rule, and, on a checkpoint of the key-ordered source, for files it
+   * read in sub-folders that these rules no longer read.
+   */
+  private async discover(at: SeenAt): Promise<Listing> {
+    const { files, complete } = await this.discovery.discover();
+    const candidates: Candidate[] = [];
+    let listedUntilMs = 0;
+    let skippedSubfolder: string | null = null;
+    for (const f of files) {
+      if (!f.key.startsWith(this.root) || f.size <= 0 || !this.acceptsSuffix(f.key)) continue;
+      if (f.lastModifiedMs > listedUntilMs) listedUntilMs = f.lastModifiedMs;
+      const kind = classifyKey(f.key.slice(this.root.length), this.rules);
+      if (kind.kind === 'file') candidates.push({ ...fileOf(f), partitions: kind.partitions });
+      else if (kind.kind === 'subfolder' && at.seen.legacyLastKey !== null && compareKeys(f.key, at.seen.legacyLastKey) <= 0) skippedSubfolder ??= f.key;
+    }
+    if (skippedSubfolder !== null) {
+      throw new CheckpointMismatchError(
+        `the checkpoint was written by a sluice that read every sub-folder of ${this.description} (it read s3://${this.bucket}/${skippedSubfolder}), ` +
+          `but files in sub-folders that are not col=value partition folders are now read only with recursiveFileLookup, as in Spark: ` +
+          `add .option('recursiveFileLookup', true) to the query to go on reading them, or move the files into col=value folders`,
+        { details: { key: skippedSubfolder } },
+      );
+    }
+    if (complete && !this.rules.recursiveFileLookup) checkLayout(candidates, this.description);
+    return { candidates, listedUntilMs };
+  }
+
+  private acceptsSuffix(key: string): boolean {
+    if (this.suffixes === null) return true;
+    for (const s of this.suffixes) if (key.endsWith(s)) return true;
+    return false;
   }
 
   /** A partitioned run's splits of the batch: contiguous groups of its files, at most one a file. */
   async planSplits(batchId: number, start: Json | null, end: Json, maxSplits: number): Promise<number> {
-    const endKey = this.parseOffset(end, 'end');
-    if (endKey === null) return 1;
-    const { files } = await this.batchFiles(batchId, this.parseOffset(start, 'start'), endKey);
+    const { files } = await this.batchFiles(batchId, start, end);
     return Math.max(1, Math.min(maxSplits, files.length));
   }
 
@@ -291,15 +571,12 @@ export class S3LandingSource extends S3Prefix implements Source {
    * Sink.addBatchChunks; stateful operators aggregate chunk by chunk).
    */
   async *readChunks(batchId: number, start: Json | null, end: Json, options?: ReadOptions): AsyncIterable<ReadResult> {
-    const startKey = this.parseOffset(start, 'start');
-    const endKey = this.parseOffset(end, 'end');
-    if (endKey === null) return;
-    const listed = await this.batchFiles(batchId, startKey, endKey);
+    const listed = await this.batchFiles(batchId, start, end);
     const fromLog = listed.fromLog;
     // a partitioned run's read task takes one contiguous group of the batch's files
     const files = options?.split ? splitOf(listed.files, options.split) : listed.files;
     this.checkReplaySize(batchId, files);
-    const parse = this.parsers.for(options?.columns);
+    const parseFor = (f: FetchedFile) => this.parserOf(f.partitions).for(options?.columns?.filter((c) => !f.partitions.some(([p]) => p === c)));
     const ahead: Promise<StoredFile>[] = [];
     let next = 0;
     // Awaited in order below; the catches only keep a failure of a file further ahead (or one
@@ -326,7 +603,7 @@ export class S3LandingSource extends S3Prefix implements Source {
         try {
           fill();
           coming = inflateNext();
-          yield* parseFile(parse, fetched, this.pieceBytes);
+          yield* parseFile(parseFor(fetched), fetched, this.pieceBytes, options?.columns);
         } finally {
           this.release(fetched);
         }
@@ -338,6 +615,22 @@ export class S3LandingSource extends S3Prefix implements Source {
         () => undefined,
       );
     }
+  }
+
+  /**
+   * The parsers of a file's lines: Spark's data schema, the declared columns less the file's
+   * partition columns (their values come from its folders; a line need not hold them).
+   */
+  private parserOf(partitions: ReadonlyArray<readonly [string, unknown]>): LineParsers {
+    if (partitions.length === 0) return this.parsers;
+    const names = partitions.map(([c]) => c);
+    const key = names.join('/');
+    let p = this.dataParsers.get(key);
+    if (!p) {
+      p = new LineParsers({ ddl: this.schema.ddl, columns: this.schema.columns.filter((c) => !names.includes(c.name)) });
+      this.dataParsers.set(key, p);
+    }
+    return p;
   }
 
   private release(f: FetchedFile): void {
@@ -361,7 +654,7 @@ export class S3LandingSource extends S3Prefix implements Source {
    * bigger than the limit), say so with the remedy before reading, so that failure is explained.
    * Not for this instance's own plans: those were just cut to the limits.
    */
-  private checkReplaySize(batchId: number, files: readonly LandingFile[]): void {
+  private checkReplaySize(batchId: number, files: readonly LoggedFile[]): void {
     if (this.planned.has(batchId)) return;
     const limit = this.limits.maxBytesPerTrigger ?? DEFAULT_MAX_BYTES_PER_TRIGGER;
     let bytes = 0;
@@ -379,80 +672,181 @@ export class S3LandingSource extends S3Prefix implements Source {
     });
   }
 
-  /** Files in (from, target] and their stored bytes, from the run's listing. */
+  /** What is left of the run's new files after `from`, and their stored bytes, from the run's discovery. */
   async backlog(from: Json | null, target: Json | null): Promise<SourceBacklog> {
-    const fromKey = this.parseOffset(from, 'from');
-    const targetKey = this.parseOffset(target, 'target');
-    if (targetKey === null || (fromKey !== null && compareKeys(targetKey, fromKey) <= 0)) return { files: 0, bytes: 0 };
-    const { files, from: lo, to: hi } = await this.range(fromKey, targetKey);
+    const t = target as unknown as Partial<FilesTarget> | null;
+    if (!t || typeof t !== 'object' || typeof t.listedUntilMs !== 'number' || this.listing === null) return { files: 0, bytes: 0 };
+    const at = await this.seenAs(from);
+    const fresh = newFiles(
+      at.seen,
+      this.listing.candidates.filter((c) => c.lastModifiedMs <= t.listedUntilMs!),
+      this.newRules(this.limits),
+    );
     let bytes = 0;
-    for (let i = lo; i < hi; i++) bytes += files[i].size;
-    return { files: Math.max(0, hi - lo), bytes };
+    for (const f of fresh) bytes += f.size;
+    return { files: fresh.length, bytes };
+  }
+
+  /**
+   * Batch `batchId` committed: cleanSource archives or deletes the files of every batch of this
+   * source up to it not cleaned yet (a crash after a commit leaves them to the next call), and
+   * the seen logs below a committed snapshot are deleted. Never throws: a failure is logged, and
+   * what failed is tried again on the next call.
+   */
+  async committed(batchId: number, end: Json): Promise<void> {
+    const off = this.parseOffset(end, 'end');
+    if (off.kind !== 'files') return;
+    await this.dropOldSeenLogs(off.batch);
+    const keys: string[] = [];
+    try {
+      if (this.clean !== 'off') await this.cleanUpTo(off.batch, keys);
+      if (this.discovery.committed) {
+        const log = await this.filesLog(off.batch);
+        if (log) await this.discovery.committed(log.files.map((f) => f.key));
+      }
+    } catch (e) {
+      this.log({
+        event: 'clean-source-failed',
+        batchId,
+        error: (e as Error).message,
+        message: `cleaning the files of batch ${batchId} failed; the next batch's commit tries again`,
+      });
+    }
+  }
+
+  /** The seen logs a committed snapshot at `batch` makes useless: deleted, best effort. */
+  private async dropOldSeenLogs(batch: number): Promise<void> {
+    if (!this.checkpoint.deleteSourceLog) return;
+    // known here without a GET: this instance planned or read the batch's seen log
+    const head = this.seenAt?.head;
+    if (head && head.batch === batch && head.depth !== 0) return;
+    try {
+      const text = await this.checkpoint.readSourceLog(this.sourceIndex, `seen-${batch}`);
+      const log = text === null ? null : (JSON.parse(text) as SeenLog);
+      if (!log || log.base !== null) return;
+      const prev = await this.checkpoint.readSourceLog(this.sourceIndex, 'seen-compacted');
+      const from = prev === null ? -1 : Number(prev);
+      if (from >= batch) return;
+      // the chain below this snapshot: every seen log of batches in [from, batch)
+      const older = (await this.chainBelow(batch)).filter((b) => b >= from);
+      for (const b of older) await this.checkpoint.deleteSourceLog(this.sourceIndex, `seen-${b}`);
+      await this.checkpoint.writeSourceLog(this.sourceIndex, 'seen-compacted', String(batch));
+    } catch (e) {
+      this.log({ event: 'seen-log-cleanup-failed', batch, error: (e as Error).message });
+    }
+  }
+
+  /** The batches of this source's file lists before `batch` (following each list's start), newest first, down to a missing one. */
+  private async chainBelow(batch: number): Promise<number[]> {
+    const out: number[] = [];
+    let log = await this.filesLog(batch);
+    while (log) {
+      const s = this.parseOffset(log.start, 'start');
+      if (s.kind !== 'files') break;
+      out.push(s.batch);
+      log = await this.filesLog(s.batch);
+    }
+    return out;
+  }
+
+  /** cleanSource: archive or delete the files of this source's batches after the last cleaned, up to `batch`. */
+  private async cleanUpTo(batch: number, done: string[]): Promise<void> {
+    const stateText = await this.checkpoint.readSourceLog(this.sourceIndex, 'cleaned');
+    const state = stateText === null ? { through: -1, retry: [] as string[] } : (JSON.parse(stateText) as { through: number; retry: string[] });
+    if (state.through >= batch && state.retry.length === 0) return;
+    const keys: string[] = [...state.retry];
+    let log = state.through >= batch ? null : await this.filesLog(batch);
+    while (log) {
+      for (const f of log.files) keys.push(f.key);
+      const s = this.parseOffset(log.start, 'start');
+      if (s.kind !== 'files' || s.batch <= state.through) break;
+      log = await this.filesLog(s.batch);
+    }
+    const failed: string[] = [];
+    for (const key of keys) {
+      try {
+        if (this.archive) await this.s3.copyObject(this.bucket, key, this.archive.bucket, this.archive.root + key);
+        await this.s3.deleteKeys(this.bucket, [key]);
+        done.push(key);
+      } catch (e) {
+        failed.push(key);
+        this.log({ event: 'clean-source-failed', key, error: (e as Error).message });
+      }
+    }
+    await this.checkpoint.writeSourceLog(this.sourceIndex, 'cleaned', JSON.stringify({ through: Math.max(batch, state.through), retry: failed }));
   }
 
   // -------------------------------------------------------------------------------------------
 
-  /** The files of (startKey, targetKey] as [from, to) of a sorted array: the cached listing when it covers the range. */
-  private async range(startKey: string | null, targetKey: string): Promise<{ files: LandingFile[]; from: number; to: number }> {
-    const l = this.listing;
-    const covers =
-      l !== null &&
-      (l.startKey === null || (startKey !== null && compareKeys(l.startKey, startKey) <= 0)) &&
-      l.files.length > 0 &&
-      compareKeys(l.files[l.files.length - 1].key, targetKey) >= 0;
-    if (covers) {
-      return { files: l.files, from: upperBound(l.files, startKey), to: upperBound(l.files, targetKey) };
-    }
-    const files = await this.listFiles(startKey, targetKey);
-    return { files, from: 0, to: files.length };
+  /** The file list of batch `batch` of this source (in memory when planned here), or null. */
+  private async filesLog(batch: number): Promise<FilesLog | null> {
+    const planned = this.planned.get(batch);
+    if (planned) return planned;
+    const text = await this.checkpoint.readSourceLog(this.sourceIndex, String(batch));
+    return text === null ? null : this.parseFilesLog(batch, text);
   }
 
-  private async listFiles(startKey: string | null, untilKey: string | null): Promise<LandingFile[]> {
-    const listed = await this.s3.listAll(this.bucket, this.root, { startAfter: startKey, until: untilKey, pageSize: this.pageSize });
-    return listed.filter((o) => this.accepts(o));
-  }
-
-  private accepts(o: S3ListedObject): boolean {
-    if (o.size <= 0 || o.key.endsWith('/')) return false;
-    if (this.suffixes === null) return true;
-    for (const s of this.suffixes) if (o.key.endsWith(s)) return true;
-    return false;
-  }
-
-  /** The batch's file list: planned here, logged in the checkpoint (a replay), or re-listed. */
-  private async batchFiles(batchId: number, startKey: string | null, endKey: string): Promise<{ files: LandingFile[]; fromLog: boolean }> {
-    const matches = (log: BatchFileLog) => (log.start?.lastKey ?? null) === startKey && log.end.lastKey === endKey;
-    const planned = this.planned.get(batchId);
-    if (planned && matches(planned)) return { files: planned.files, fromLog: true };
-    const text = await this.checkpoint.readSourceLog(this.sourceIndex, String(batchId));
-    if (text !== null) {
-      const log = this.parseLog(batchId, text);
-      // A log for other offsets belongs to a plan whose offsets entry never landed; the offsets
-      // entry wins, and (start, end] is listed again.
-      if (matches(log)) return { files: log.files, fromLog: true };
-    }
-    return { files: await this.listFiles(startKey, endKey), fromLog: false };
-  }
-
-  private parseLog(batchId: number, text: string): BatchFileLog {
-    let log: BatchFileLog | null = null;
-    try {
-      log = JSON.parse(text) as BatchFileLog;
-    } catch {
-      log = null;
-    }
-    if (!log || !Array.isArray(log.files) || !log.end || typeof log.end.lastKey !== 'string') {
+  /** The batch's file list: planned here or logged in the checkpoint (a replay); a key-ordered checkpoint's, or re-listed. */
+  private async batchFiles(batchId: number, start: Json | null, end: Json): Promise<{ files: LoggedFile[]; fromLog: boolean }> {
+    const e = this.parseOffset(end, 'end');
+    if (e.kind === 'none') return { files: [], fromLog: true };
+    if (e.kind === 'legacy') return this.legacyBatchFiles(batchId, this.parseOffset(start, 'start'), e.lastKey);
+    if (JSON.stringify(start ?? null) === JSON.stringify(end)) return { files: [], fromLog: true };
+    const log = await this.filesLog(e.batch);
+    if (log === null) {
       throw new CheckpointMismatchError(
-        `the file list of batch ${batchId} (${this.checkpoint.description}/sources/${this.sourceIndex}/${batchId}) is damaged (${text.slice(0, 80)}): ` +
-          `delete it to have the batch's range listed again, which also reads files that arrived since and sort before the range's end`,
+        `the file list of batch ${e.batch} (${this.checkpoint.description}/sources/${this.sourceIndex}/${e.batch}) is missing, so batch ${batchId} cannot be read as it was planned: ` +
+          `restore the object (e.g. from S3 versioning), or start the query on a new checkpoint prefix`,
         { details: { batchId } },
       );
     }
+    return { files: log.files, fromLog: true };
+  }
+
+  /** A batch planned by the key-ordered source: its version-1 log, else (s, e] listed again. */
+  private async legacyBatchFiles(batchId: number, s: ParsedOffset, endKey: string): Promise<{ files: LoggedFile[]; fromLog: boolean }> {
+    const startKey = s.kind === 'legacy' ? s.lastKey : null;
+    const text = await this.checkpoint.readSourceLog(this.sourceIndex, String(batchId));
+    if (text !== null) {
+      const log = this.parseLegacyLog(batchId, text);
+      if ((log.start?.lastKey ?? null) === startKey && log.end.lastKey === endKey) return { files: log.files.map(fileOf), fromLog: true };
+    }
+    const listed = await this.s3.listAll(this.bucket, this.root, { startAfter: startKey, until: endKey, pageSize: this.pageSize });
+    return { files: listed.filter((o) => o.size > 0 && !o.key.endsWith('/') && this.acceptsSuffix(o.key)).map(fileOf), fromLog: false };
+  }
+
+  private damagedLog(batchId: number, text: string): CheckpointMismatchError {
+    return new CheckpointMismatchError(
+      `the file list of batch ${batchId} (${this.checkpoint.description}/sources/${this.sourceIndex}/${batchId}) is damaged (${text.slice(0, 80)}): ` +
+        'restore it from a backup or S3 versioning, or start the query on a new checkpoint prefix',
+      { details: { batchId } },
+    );
+  }
+
+  private parseFilesLog(batchId: number, text: string): FilesLog {
+    let log: FilesLog | null = null;
+    try {
+      log = JSON.parse(text) as FilesLog;
+    } catch {
+      log = null;
+    }
+    if (log?.version !== 2 || !Array.isArray(log.files) || !log.end || typeof log.end.batch !== 'number') throw this.damagedLog(batchId, text);
+    return log;
+  }
+
+  private parseLegacyLog(batchId: number, text: string): LegacyLog {
+    let log: LegacyLog | null = null;
+    try {
+      log = JSON.parse(text) as LegacyLog;
+    } catch {
+      log = null;
+    }
+    if (!log || !Array.isArray(log.files) || !log.end || typeof log.end.lastKey !== 'string') throw this.damagedLog(batchId, text);
     return log;
   }
 
   /** GETs a file and checks it is the one the batch planned; its bytes as stored (decompressed later: inflate). */
-  private async readFile(batchId: number, file: LandingFile, fromLog: boolean): Promise<StoredFile> {
+  private async readFile(batchId: number, file: LoggedFile, fromLog: boolean): Promise<StoredFile> {
     const got = await this.s3.getObject(this.bucket, file.key);
     if (got === null) {
       throw new DataLossError(
@@ -469,15 +863,37 @@ export class S3LandingSource extends S3Prefix implements Source {
       );
     }
     const buf = Buffer.from(got.body.buffer, got.body.byteOffset, got.body.byteLength);
-    const gzipped = file.key.endsWith('.gz') || got.contentEncoding.toLowerCase().includes('gzip');
-    return { key: file.key, buf, bytes: got.body.byteLength, gzipped };
+    const gzipKey = file.key.endsWith('.gz');
+    const gzipped = gzipKey || got.contentEncoding.toLowerCase().includes('gzip');
+    const parts = partitionValues(this.schema, file.partitions ?? []);
+    return {
+      key: file.key,
+      buf,
+      bytes: got.body.byteLength,
+      gzipped,
+      gzipKey,
+      partitions: 'values' in parts ? parts.values : [],
+      badPartition: 'error' in parts ? parts.error : null,
+    };
   }
 
   /** A fetched file's bytes, gunzipped (at most maxDecompressedBytes) when it is gzip data. */
   private async inflate(stored: StoredFile): Promise<FetchedFile> {
-    const { key, bytes } = stored;
+    const { key, bytes, partitions } = stored;
     let buf = stored.buf;
-    if (stored.gzipped && buf.length >= 2 && buf[0] === 0x1f && buf[1] === 0x8b) {
+    if (stored.badPartition !== null) return { key, buf: null, bytes, partitions, damaged: stored.badPartition };
+    const magic = buf.length >= 2 && buf[0] === 0x1f && buf[1] === 0x8b;
+    if (stored.gzipKey && !magic && buf.length > 0) {
+      // never read as text: a .gz name promises gzip data, and its bytes are something else
+      return {
+        key,
+        buf: null,
+        bytes,
+        partitions,
+        damaged: 'the key ends in .gz but the object is not gzip data (no gzip header): re-upload it compressed, or without the .gz suffix',
+      };
+    }
+    if (stored.gzipped && magic) {
       try {
         buf = await gunzipAsync(buf, { maxOutputLength: this.maxDecompressed });
       } catch (e) {
@@ -486,29 +902,42 @@ export class S3LandingSource extends S3Prefix implements Source {
             key,
             buf: null,
             bytes,
+            partitions,
             damaged: `gzip data decompresses to more than maxDecompressedBytes ${this.maxDecompressed}: if the file is genuine, raise .option('maxDecompressedBytes', ...) and the Lambda's memory, else remove it at the producer`,
           };
         }
-        return { key, buf: null, bytes, damaged: `gzip data is damaged (${(e as Error).message}): re-upload the file under a new key` };
+        return { key, buf: null, bytes, partitions, damaged: `gzip data is damaged (${(e as Error).message}): re-upload the file under a new key` };
       }
     }
     this.held += buf.byteLength;
     this.peakHeld = Math.max(this.peakHeld, this.held);
-    return { key, buf, bytes, damaged: null };
+    return { key, buf, bytes, partitions, damaged: null };
   }
 
-  private parseOffset(offset: Json | null | undefined, what: string): string | null {
-    if (offset === null || offset === undefined) return null;
-    const key = (offset as { lastKey?: unknown }).lastKey;
-    if (typeof offset !== 'object' || Array.isArray(offset) || typeof key !== 'string') {
-      throw new CheckpointMismatchError(
-        `${what} offset ${JSON.stringify(offset).slice(0, 100)} is not an S3 landing offset {"lastKey": "..."}, so the checkpoint belongs to another kind of source: ` +
-          `use the source it was made with, or start this query on a new checkpoint prefix`,
-        { details: { offset } },
-      );
+  private parseOffset(offset: Json | null | undefined, what: string): ParsedOffset {
+    if (offset === null || offset === undefined) return { kind: 'none' };
+    if (typeof offset === 'object' && !Array.isArray(offset)) {
+      const o = offset as Partial<FilesOffset & LegacyOffset>;
+      if (typeof o.batch === 'number' && Number.isInteger(o.batch) && o.batch >= 0) return { kind: 'files', batch: o.batch };
+      if (typeof o.lastKey === 'string') return { kind: 'legacy', lastKey: o.lastKey };
     }
-    return key;
+    throw new CheckpointMismatchError(
+      `${what} offset ${JSON.stringify(offset).slice(0, 100)} is not an S3 landing offset ({"batch": N}, or {"lastKey": "..."} of an earlier sluice), so the checkpoint belongs to another kind of source: ` +
+        `use the source it was made with, or start this query on a new checkpoint prefix`,
+      { details: { offset } },
+    );
   }
+}
+
+/** A discovered or listed file as a batch's log records it. */
+function fileOf(f: S3ListedObject | DiscoveredFile): LoggedFile {
+  return { key: f.key, size: f.size, etag: f.etag, lastModifiedMs: f.lastModifiedMs ?? 0 };
+}
+
+/** A candidate as its batch's log records it (no empty partitions list). */
+function loggedFile(c: Candidate): LoggedFile {
+  const { partitions, ...rest } = c;
+  return partitions.length ? { ...rest, partitions } : rest;
 }
 
 function checkLimit(v: number | undefined, name: string, fallback = Infinity): number {
@@ -519,25 +948,18 @@ function checkLimit(v: number | undefined, name: string, fallback = Infinity): n
   return v;
 }
 
-/** Index of the first file whose key sorts after `key` (0 for null). */
-function upperBound(files: readonly LandingFile[], key: string | null): number {
-  if (key === null) return 0;
-  let lo = 0;
-  let hi = files.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compareKeys(files[mid].key, key) <= 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 /** A landing file as fetched, its bytes as stored. */
 interface StoredFile {
   readonly key: string;
   readonly buf: Buffer;
   readonly bytes: number;
   readonly gzipped: boolean;
+  /** The key ends in .gz: its bytes must be gzip data. */
+  readonly gzipKey: boolean;
+  /** The declared partition columns' values from its col=value folders. */
+  readonly partitions: ReadonlyArray<readonly [string, unknown]>;
+  /** A partition folder whose text is not of the column's type: the file is one dead letter. */
+  readonly badPartition: string | null;
 }
 
 /** A landing file as fetched (and gunzipped), before parsing. */
@@ -547,6 +969,7 @@ interface FetchedFile {
   readonly buf: Buffer | null;
   /** Bytes as stored (before gunzip). */
   readonly bytes: number;
+  readonly partitions: ReadonlyArray<readonly [string, unknown]>;
   readonly damaged: string | null;
 }
 
@@ -555,7 +978,20 @@ interface FetchedFile {
  * time. The bytes are decoded in pieces cut at newlines (a 0x0A byte never occurs inside a UTF-8
  * sequence), so no piece nears V8's string limit.
  */
-function* parseFile(parse: LineParser, f: FetchedFile, pieceBytes: number): Generator<ReadResult> {
+function* parseFile(parse: LineParser, f: FetchedFile, pieceBytes: number, columns?: readonly string[]): Generator<ReadResult> {
+  const parts = columns ? f.partitions.filter(([c]) => columns.includes(c)) : f.partitions;
+  if (parts.length === 0) {
+    yield* parseFileLines(parse, f, pieceBytes);
+    return;
+  }
+  // a partition column's value is its folder's, whatever the file's lines hold (Spark's data schema leaves it out)
+  for (const chunk of parseFileLines(parse, f, pieceBytes)) {
+    for (const row of chunk.rows) for (const [c, v] of parts) row[c] = v;
+    yield chunk;
+  }
+}
+
+function* parseFileLines(parse: LineParser, f: FetchedFile, pieceBytes: number): Generator<ReadResult> {
   const cursor: LineCursor = { lineNo: 0, bytes: f.bytes }; // the bytes go with the file's first chunk
   const buf = f.buf;
   if (buf === null) {

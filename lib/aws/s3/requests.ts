@@ -13,6 +13,7 @@
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
+  CopyObjectCommand,
   CreateMultipartUploadCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
@@ -40,6 +41,8 @@ export interface S3ListedObject {
   readonly key: string;
   readonly size: number;
   readonly etag: string;
+  /** LastModified in ms, as S3 set it when the object was written (0 when the endpoint gave none). */
+  readonly lastModifiedMs?: number;
 }
 
 export interface S3GotObject {
@@ -279,11 +282,20 @@ export class S3Requests {
       for (const c of contents) {
         const key = c.Key!;
         if (until !== null && compareKeys(key, until) > 0) return out;
-        out.push({ key, size: c.Size ?? 0, etag: c.ETag ?? '' });
+        out.push({ key, size: c.Size ?? 0, etag: c.ETag ?? '', lastModifiedMs: c.LastModified?.getTime() ?? 0 });
       }
       if (!page.IsTruncated || contents.length === 0) return out;
       after = contents[contents.length - 1].Key!;
     }
+  }
+
+  /** CopyObject within or across buckets (cleanSource's archive), keeping the object's bytes and metadata. */
+  async copyObject(fromBucket: string, fromKey: string, toBucket: string, toKey: string): Promise<void> {
+    await this.run('puts', `CopyObject s3://${fromBucket}/${fromKey} to s3://${toBucket}/${toKey}`, () =>
+      this.client.send(
+        new CopyObjectCommand({ Bucket: toBucket, Key: toKey, CopySource: `${fromBucket}/${encodeURIComponent(fromKey).replace(/%2F/g, '/')}` }),
+      ),
+    );
   }
 
   /** DeleteObjects in batches of 1000; any per-key error fails the call (retriable). */

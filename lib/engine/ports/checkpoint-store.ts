@@ -98,4 +98,6 @@ export interface CheckpointStore {
   writeSourceLog(sourceIndex: number, name: string, body: string): Promise<void>;
   /** Writes `sources/<i>/<name>` unless it exists: null when written, else the body it holds. */
   writeSourceLogOnce(sourceIndex: number, name: string, body: string): Promise<string | null>;
+  /** Deletes `sources/<i>/<name>` (absent: nothing happens), for a source that compacts its own logs. Optional. */
+  deleteSourceLog?(sourceIndex: number, name: string): Promise<void>;
 }

@@ -84,4 +84,11 @@ export interface Source {
    * partitioned run (ReadOptions.split): a source without it is read by one task. Optional.
    */
   planSplits?(batchId: number, start: Json | null, end: Json, maxSplits: number): Promise<number>;
+  /**
+   * Batch `batchId`, which read up to `end`, committed (commits/N is written): what may only
+   * happen after it (cleanSource's archive or delete, deleting notifications). Called by the run
+   * core after the commit, whichever scheduler runs it, and again for a replayed batch; it must be
+   * safe to repeat, and must not throw: a failure is logged and retried on a later call. Optional.
+   */
+  committed?(batchId: number, end: Json): Promise<void>;
 }

@@ -3,7 +3,7 @@
  * whichever scheduler computed the batch:
  *
  *   state.check(N), sink.check(N) ─▶ dead letters ─▶ late rows ─▶ sink.addBatch(N) ─▶ state.commit(N, lease)
- *     ─▶ progress/N ─▶ commits/N ─▶ purge below N − retain
+ *     ─▶ progress/N ─▶ commits/N ─▶ sources told (Source.committed) ─▶ purge below N − retain
  *   └──────────── addBatch ─────────────────────────┘└ stateCommit ┘          └ commitOffsets
  *
  * Two paths differ only in where a step's work happens, never in the order:
@@ -190,6 +190,7 @@ export class BatchCommitter {
     await deps.checkpoint.writeCommit(commit);
     const commitOffsets = clock.now() - tCommit;
     advance(progress, commit);
+    await this.notifySources(id, commit.offsets);
     if (id > 0 && id % 10 === 0 && id - this.retain > 0) await this.purge(id, id - this.retain);
     rt.log({
       event: 'batch',
@@ -244,6 +245,23 @@ export class BatchCommitter {
   }
 
   /** Malformed records, with where they came from (a replay overwrites the batch's own). */
+  /**
+   * After commits/N, never before: each source that moved hears that its batch committed
+   * (Source.committed: cleanSource, notifications). A failure there is logged, never the run's.
+   */
+  private async notifySources(batchId: number, offsets: ReadonlyArray<Json | null>): Promise<void> {
+    for (let i = 0; i < this.rt.sources.length; i++) {
+      const src = this.rt.sources[i];
+      const end = offsets[i] ?? null;
+      if (!src.committed || end === null) continue;
+      try {
+        await src.committed(batchId, end);
+      } catch (e) {
+        this.rt.log({ event: 'source-committed-failed', batchId, source: src.description, error: (e as Error).message });
+      }
+    }
+  }
+
   private async writeDeadLetters(batchId: number, deadLetters: readonly DeadLetter[]): Promise<void> {
     const sink = this.rt.deps.deadLetters;
     if (!sink || deadLetters.length === 0) return;

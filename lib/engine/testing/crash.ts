@@ -137,6 +137,8 @@ function crashingSource(crash: CrashInjector, inner: Source): Source {
   if (backlog) source.backlog = (from, target) => backlog.call(inner, from, target);
   const { planSplits } = inner;
   if (planSplits) source.planSplits = (batchId, start, end, maxSplits) => planSplits.call(inner, batchId, start, end, maxSplits);
+  const { committed } = inner;
+  if (committed) source.committed = (batchId, end) => committed.call(inner, batchId, end);
   return source;
 }
 
@@ -172,6 +174,7 @@ function crashingCheckpoint(crash: CrashInjector, inner: CheckpointStore): Check
     readSourceLog: (sourceIndex, name) => inner.readSourceLog(sourceIndex, name),
     writeSourceLog: (sourceIndex, name, body) => inner.writeSourceLog(sourceIndex, name, body),
     writeSourceLogOnce: (sourceIndex, name, body) => inner.writeSourceLogOnce(sourceIndex, name, body),
+    ...(inner.deleteSourceLog ? { deleteSourceLog: (sourceIndex: number, name: string) => inner.deleteSourceLog!(sourceIndex, name) } : {}),
   };
 }
 

@@ -55,6 +55,9 @@ export class InMemoryCheckpoint implements CheckpointStore {
   async writeSourceLog(i: number, name: string, body: string) {
     this.sourceLogs.set(`${i}/${name}`, body);
   }
+  async deleteSourceLog(i: number, name: string) {
+    this.sourceLogs.delete(`${i}/${name}`);
+  }
   async writeSourceLogOnce(i: number, name: string, body: string) {
     const stored = this.sourceLogs.get(`${i}/${name}`);
     if (stored !== undefined) return stored;

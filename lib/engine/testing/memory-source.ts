@@ -6,7 +6,11 @@ import { LineParsers } from '../json-scan';
 import { splitOf } from '../splits';
 import { parseLineChunks, type LineCursor } from '../lines';
 
-/** A landing prefix in memory: files of JSON lines, offsets {lastKey} like the S3 source. */
+/**
+ * A landing prefix in memory: files of JSON lines read in key order, offsets {lastKey} (the S3
+ * source before it remembered its files). Cases whose files have keys of their own (FORMAT-3) need
+ * the S3 landing source, which reads any key order: test/helpers/supported-cases.ts leaves them out here.
+ */
 export class InMemoryFileSource implements Source {
   readonly description = 'memory://landing';
   readonly files: Array<{ key: string; body: string }> = [];

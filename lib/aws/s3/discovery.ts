@@ -1,0 +1,148 @@
+/**
+ * How the landing source finds candidate files: a small interface, so that the listing (here) and
+ * a notification-based discovery (S3 events through SQS) plug into the same source. The source
+ * decides which candidates are new (its seen files, seen-files.ts), logs each batch's files in the
+ * checkpoint before reading them, and tells the discovery once a batch committed.
+ *
+ * ListingDiscovery, the default, keeps an empty run cheap on large prefixes (docs/sources.md
+ * "Finding new files"):
+ *
+ *     prefix ≤ fullListingMaxObjects at the last full listing   ─▶ full listing (≤ 10 LISTs at 10^4)
+ *     larger, backfill due (backfillIntervalMs since the last)   ─▶ full listing
+ *     larger, otherwise                                          ─▶ LIST StartAfter = newest key
+ *                                                                   + LIST the newest key's folder
+ *
+ * What it needs between runs (the last full listing's time and size, the newest key) is a hint in
+ * `sources/<i>/discovery`, overwritten when it changes: losing it costs one full listing, never a
+ * file, because which files are new is decided by the seen files, not by the listing.
+ */
+import { InvalidOptionError } from '../../engine/errors';
+import type { S3Requests } from './requests';
+
+/** A candidate file as found: key, stored size, ETag and S3's LastModified. */
+export interface DiscoveredFile {
+  readonly key: string;
+  readonly size: number;
+  readonly etag: string;
+  readonly lastModifiedMs: number;
+}
+
+export interface DiscoveryStats {
+  readonly lists: number;
+  readonly fullListings: number;
+  readonly incrementalListings: number;
+}
+
+export interface FileDiscovery {
+  /**
+   * The candidate files now (any order; the source sorts them). `complete` says whether every
+   * file under the prefix was listed (a full listing): the source checks the prefix's layout only then.
+   */
+  discover(): Promise<{ files: DiscoveredFile[]; complete: boolean }>;
+  /** The batch that read these keys committed (e.g. delete their notifications). Optional. */
+  committed?(keys: readonly string[]): Promise<void>;
+  stats(): DiscoveryStats;
+}
+
+/** Where a discovery keeps its hint between runs (the source gives its checkpoint's source log). */
+interface HintStore {
+  read(): Promise<string | null>;
+  write(body: string): Promise<void>;
+}
+
+export interface ListingDiscoveryOptions {
+  readonly s3: S3Requests;
+  readonly bucket: string;
+  /** The prefix's root, with its trailing slash ('' for a bucket). */
+  readonly root: string;
+  readonly pageSize: number;
+  readonly hints: HintStore;
+  /** A prefix up to this many objects is listed whole every run. @default 10000 */
+  readonly fullListingMaxObjects?: number;
+  /** A larger prefix is listed whole at most this often (Auto Loader's backfillInterval). @default 1 hour */
+  readonly backfillIntervalMs?: number;
+  readonly now?: () => number;
+}
+
+interface ListingHint {
+  readonly version: 1;
+  readonly lastFullMs: number;
+  readonly objects: number;
+  readonly newestKey: string | null;
+}
+
+const DEFAULT_FULL_LISTING_MAX = 10_000;
+const DEFAULT_BACKFILL_MS = 60 * 60_000;
+
+export class ListingDiscovery implements FileDiscovery {
+  private readonly o: ListingDiscoveryOptions;
+  private readonly fullMax: number;
+  private readonly backfillMs: number;
+  private readonly now: () => number;
+  private readonly counts = { lists: 0, fullListings: 0, incrementalListings: 0 };
+
+  constructor(o: ListingDiscoveryOptions) {
+    this.o = o;
+    this.fullMax = o.fullListingMaxObjects ?? DEFAULT_FULL_LISTING_MAX;
+    this.backfillMs = o.backfillIntervalMs ?? DEFAULT_BACKFILL_MS;
+    if (!(this.fullMax >= 0) || !(this.backfillMs > 0)) {
+      throw new InvalidOptionError(
+        `ListingDiscovery fullListingMaxObjects ${o.fullListingMaxObjects} and backfillIntervalMs ${o.backfillIntervalMs} must be positive numbers`,
+      );
+    }
+    this.now = o.now ?? Date.now;
+  }
+
+  stats(): DiscoveryStats {
+    return { ...this.counts };
+  }
+
+  async discover(): Promise<{ files: DiscoveredFile[]; complete: boolean }> {
+    const hint = parseHint(await this.o.hints.read());
+    const now = this.now();
+    if (hint === null || hint.newestKey === null || hint.objects <= this.fullMax || now - hint.lastFullMs >= this.backfillMs) {
+      const files = await this.list(null);
+      this.counts.fullListings++;
+      const newestKey = files.length ? files[files.length - 1].key : null;
+      // a small prefix is listed whole every run: its hint changes only when it outgrows the rule
+      if (hint === null || files.length > this.fullMax || hint.objects > this.fullMax) {
+        await this.writeHint({ version: 1, lastFullMs: now, objects: files.length, newestKey });
+      }
+      return { files, complete: true };
+    }
+    this.counts.incrementalListings++;
+    const after = await this.list(hint.newestKey);
+    const slash = hint.newestKey.lastIndexOf('/');
+    const folder = slash >= this.o.root.length ? hint.newestKey.slice(0, slash + 1) : null;
+    const inFolder = folder !== null ? await this.list(null, folder) : [];
+    const byKey = new Map<string, DiscoveredFile>();
+    for (const f of [...inFolder, ...after]) byKey.set(f.key, f);
+    if (after.length) await this.writeHint({ ...hint, newestKey: after[after.length - 1].key, objects: hint.objects + after.length });
+    return { files: [...byKey.values()], complete: false };
+  }
+
+  private async list(startAfter: string | null, prefix = this.o.root): Promise<DiscoveredFile[]> {
+    const before = this.o.s3.stats().lists;
+    const listed = await this.o.s3.listAll(this.o.bucket, prefix, { startAfter, pageSize: this.o.pageSize });
+    this.counts.lists += this.o.s3.stats().lists - before;
+    return listed.map((x) => ({ key: x.key, size: x.size, etag: x.etag, lastModifiedMs: x.lastModifiedMs ?? 0 }));
+  }
+
+  private async writeHint(h: ListingHint): Promise<void> {
+    try {
+      await this.o.hints.write(JSON.stringify(h));
+    } catch {
+      // a hint only saves LISTs: without it the next run lists the prefix whole
+    }
+  }
+}
+
+function parseHint(text: string | null): ListingHint | null {
+  if (text === null) return null;
+  try {
+    const h = JSON.parse(text) as ListingHint;
+    return h && h.version === 1 && typeof h.lastFullMs === 'number' && typeof h.objects === 'number' ? h : null;
+  } catch {
+    return null;
+  }
+}
