@@ -22,6 +22,10 @@ export const GRANTED_ACTIONS = {
   shuffleObjects: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
   /** S3LandingSource: GET each file under `<landing prefix>/*`. */
   landingObjects: ['s3:GetObject'],
+  /** cleanSource (PipelineSource.s3's prop): the file's DELETE after its batch committed, on `<landing prefix>/*`. */
+  cleanedObjects: ['s3:DeleteObject'],
+  /** cleanSource 'archive': the copy of each file (a PUT with a copy source) under `<sourceArchiveDir>/*`. */
+  archiveObjects: ['s3:PutObject'],
   /**
    * S3JsonSink (one PUT per batch, or a multipart upload past 8 MiB: its parts are authorized as
    * s3:PutObject, its abort is s3:AbortMultipartUpload) and S3FileSink (the objects, then the sink

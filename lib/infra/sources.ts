@@ -46,6 +46,16 @@ export interface S3SourceOptions {
    * @default 10
    */
   readonly maxReceiveCount?: number;
+  /**
+   * What the query's `.option('cleanSource', ...)` does with a file after its batch committed
+   * (Spark's option): `delete` grants s3:DeleteObject on the landing prefix; `archive` also
+   * s3:PutObject under `sourceArchiveDir`. The query's option decides what happens; this prop only
+   * grants it (without it, a clean is refused by IAM, logged and retried, and never fails a run).
+   * @default 'off'
+   */
+  readonly cleanSource?: 'off' | 'archive' | 'delete';
+  /** Where `cleanSource: 'archive'` moves files (the query's `sourceArchiveDir`): required with it. */
+  readonly sourceArchiveDir?: S3Place;
 }
 
 export interface NewKinesisStreamOptions {
@@ -54,7 +64,7 @@ export interface NewKinesisStreamOptions {
 }
 
 export abstract class PipelineSource {
-  /** JSON-lines files that producers drop under `prefix` of `bucket`, read in key order. */
+  /** Files that producers drop under `prefix` of `bucket`, each read once in any key order (Spark's file source). */
   static s3(bucket?: s3.IBucket, prefix?: string, options: S3SourceOptions = {}): PipelineSource {
     const discovery = options.discovery ?? 'list';
     if (discovery !== 'list' && discovery !== 'notifications') {
@@ -75,10 +85,34 @@ export abstract class PipelineSource {
       1000,
       'SQS redrives after 1 to 1000 receives, and a message is received once per run until its file is committed',
     );
+    const clean = options.cleanSource ?? 'off';
+    if (clean !== 'off' && clean !== 'archive' && clean !== 'delete') {
+      invalid(
+        'PipelineSource.s3',
+        `cleanSource ${JSON.stringify(clean)} is not Spark's: use 'off' (the default), 'archive' (with sourceArchiveDir) or 'delete'`,
+        {
+          cleanSource: clean,
+        },
+      );
+    }
+    if ((clean === 'archive') !== (options.sourceArchiveDir !== undefined)) {
+      invalid(
+        'PipelineSource.s3',
+        clean === 'archive'
+          ? "cleanSource: 'archive' needs sourceArchiveDir (the bucket and prefix the query's sourceArchiveDir names), to grant s3:PutObject there"
+          : "sourceArchiveDir applies to cleanSource: 'archive' only: add it, or leave sourceArchiveDir out",
+        { cleanSource: clean },
+      );
+    }
+    const archive =
+      options.sourceArchiveDir === undefined
+        ? undefined
+        : { bucket: options.sourceArchiveDir.bucket, prefix: cleanPrefix('PipelineSource.s3', 'sourceArchiveDir.prefix', options.sourceArchiveDir.prefix) };
     return new S3Source(
       bucket,
       prefix === undefined ? undefined : cleanPrefix('PipelineSource.s3', 'prefix', prefix),
       discovery === 'notifications' ? { maxReceiveCount } : undefined,
+      clean === 'off' ? undefined : { archive },
     );
   }
 
@@ -130,6 +164,8 @@ class S3Source extends PipelineSource {
     private readonly prefix: string | undefined,
     /** Present: notification mode. */
     private readonly notifications?: { readonly maxReceiveCount: number },
+    /** Present: cleanSource (delete, or archive to `archive`). */
+    private readonly clean?: { readonly archive?: S3Place },
   ) {
     super();
   }
@@ -139,8 +175,12 @@ class S3Source extends PipelineSource {
       bucket: this.bucket ?? pipeline.pipelineBucket(),
       prefix: this.prefix ?? `landing/${pipeline.pipelineName}${input === undefined ? '' : `-input${input}`}`,
     };
-    // S3LandingSource lists after the last key it read, then GETs each new file.
-    grantS3(role, { ...landing, objectActions: GRANTED_ACTIONS.landingObjects, list: true, kms: ['kms:Decrypt'] });
+    // S3LandingSource lists the prefix (or after its newest key), then GETs each new file; with
+    // cleanSource it deletes each file after its batch committed, archive copies it first.
+    const landingActions = this.clean ? [...GRANTED_ACTIONS.landingObjects, ...GRANTED_ACTIONS.cleanedObjects] : GRANTED_ACTIONS.landingObjects;
+    grantS3(role, { ...landing, objectActions: landingActions, list: true, kms: ['kms:Decrypt'] });
+    if (this.clean?.archive)
+      grantS3(role, { ...this.clean.archive, objectActions: GRANTED_ACTIONS.archiveObjects, list: false, kms: ['kms:GenerateDataKey', 'kms:Decrypt'] });
     const uri = `s3://${landing.bucket.bucketName}/${landing.prefix}`;
     if (!this.notifications) return { uri, landing };
     if (input !== undefined) {
