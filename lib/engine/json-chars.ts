@@ -6,7 +6,7 @@
  * code calls its helpers and reads its scratch state (numEnd, wsSeen) within it.
  */
 import type { Row } from './ports';
-import { epochSecondsMs, nonFiniteDouble, numberText, parseTimestamp } from './schema';
+import { type Column, epochSecondsMs, nonFiniteDouble, numberText, parseTimestamp } from './schema';
 
 export const T_STRING = 0;
 const T_INT = 1;
@@ -14,8 +14,16 @@ const T_LONG = 2;
 const T_DOUBLE = 3;
 const T_BOOLEAN = 4;
 export const T_TIMESTAMP = 5;
+/** The narrower INTs (a Column's bits), range-checked to their width. */
+const T_TINYINT = 6;
+const T_SMALLINT = 7;
 
-export const TYPE_CODES: Record<string, number> = { STRING: T_STRING, INT: T_INT, LONG: T_LONG, DOUBLE: T_DOUBLE, BOOLEAN: T_BOOLEAN, TIMESTAMP: T_TIMESTAMP };
+const TYPE_CODES: Record<string, number> = { STRING: T_STRING, INT: T_INT, LONG: T_LONG, DOUBLE: T_DOUBLE, BOOLEAN: T_BOOLEAN, TIMESTAMP: T_TIMESTAMP };
+
+/** The type code of a column: TYPE_CODES of its type, or the code of its width for a narrower INT. */
+export function typeCode(col: Column): number {
+  return col.bits === 8 ? T_TINYINT : col.bits === 16 ? T_SMALLINT : TYPE_CODES[col.type];
+}
 
 /** Exact powers of ten: a mantissa below 2^53 times or divided by one of them rounds once. */
 const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
@@ -275,6 +283,10 @@ function fromNumber(t: number, v: number): unknown {
       return Number.isSafeInteger(v) ? v : BAD;
     case T_INT:
       return Number.isInteger(v) && v >= -2147483648 && v <= 2147483647 ? v : BAD;
+    case T_SMALLINT:
+      return Number.isInteger(v) && v >= -32768 && v <= 32767 ? v : BAD;
+    case T_TINYINT:
+      return Number.isInteger(v) && v >= -128 && v <= 127 ? v : BAD;
     case T_STRING:
       return numberText(v); // Spark keeps the JSON text of a non-string token
     default:

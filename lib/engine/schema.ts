@@ -10,6 +10,12 @@ export type ColumnType = 'STRING' | 'INT' | 'LONG' | 'DOUBLE' | 'BOOLEAN' | 'TIM
 export interface Column {
   readonly name: string;
   readonly type: ColumnType;
+  /**
+   * An INT column declared narrower (TINYINT/BYTE: 8, SMALLINT/SHORT: 16): its values are
+   * range-checked to that width on input, and it is otherwise an INT (Spark widens them alike in
+   * sum and avg). Absent for a 32-bit INT and every other type.
+   */
+  readonly bits?: 8 | 16;
 }
 
 export interface Schema {
@@ -37,6 +43,19 @@ const TYPE_ALIASES: Record<string, ColumnType> = {
   TIMESTAMP_LTZ: 'TIMESTAMP',
 };
 
+/** The DDL names of the narrower integers (an INT in TYPE_ALIASES) and their width in bits. */
+const INT_WIDTHS: Record<string, 8 | 16> = { TINYINT: 8, BYTE: 8, SMALLINT: 16, SHORT: 16 };
+
+/** The range of an INT column of `bits` (8, 16, or 32 when absent), as [min, max]. */
+function intRange(bits: 8 | 16 | undefined): readonly [number, number] {
+  return bits === 8 ? [-128, 127] : bits === 16 ? [-32768, 32767] : [-2147483648, 2147483647];
+}
+
+/** The declared type of a column as the DDL spells it (TINYINT, SMALLINT for the narrower INTs). */
+function declaredType(col: Column): string {
+  return col.bits === 8 ? 'TINYINT' : col.bits === 16 ? 'SMALLINT' : col.type;
+}
+
 export function parseSchema(ddl: string): Schema {
   if (typeof ddl !== 'string' || ddl.trim() === '') {
     throw new InvalidOptionError(
@@ -55,7 +74,7 @@ export function parseSchema(ddl: string): Schema {
     const type = TYPE_ALIASES[m[2].toUpperCase()];
     if (!type) {
       throw new InvalidOptionError(
-        `schema column ${m[1]} has type ${m[2]}, which sluice does not support: use one of STRING, INT, LONG (BIGINT), DOUBLE, BOOLEAN, TIMESTAMP`,
+        `schema column ${m[1]} has type ${m[2]}, which sluice does not support yet (issue 29): use one of STRING, INT, LONG (BIGINT), DOUBLE, BOOLEAN, TIMESTAMP, TINYINT, SMALLINT`,
       );
     }
     if (m[1] === '__proto__') {
@@ -67,7 +86,8 @@ export function parseSchema(ddl: string): Schema {
       throw new InvalidOptionError(`schema "${ddl}" declares column ${m[1]} twice: give each column one declaration`);
     }
     seen.add(m[1]);
-    columns.push({ name: m[1], type });
+    const bits = INT_WIDTHS[m[2].toUpperCase()];
+    columns.push(bits === undefined ? { name: m[1], type } : { name: m[1], type, bits });
   }
   return { columns, ddl };
 }
@@ -221,13 +241,13 @@ function typeName(v: unknown): string {
 const TYPE_CODE: Record<ColumnType, number> = { STRING: 0, INT: 1, LONG: 2, DOUBLE: 3, BOOLEAN: 4, TIMESTAMP: 5 };
 
 function describeBad(col: Column, v: unknown): string {
-  const head = `column ${col.name} (${col.type}) has ${typeName(v)} ${typeof v === 'number' ? String(v) : JSON.stringify(v)}: `;
+  const head = `column ${col.name} (${declaredType(col)}) has ${typeName(v)} ${typeof v === 'number' ? String(v) : JSON.stringify(v)}: `;
   switch (col.type) {
     case 'INT':
       return (
         head +
         (typeof v === 'number' && Number.isInteger(v)
-          ? 'out of the INT range; declare the column LONG'
+          ? `out of the ${declaredType(col)} range ${intRange(col.bits).join('..')}; declare the column ${col.bits === 8 ? 'SMALLINT, INT' : col.bits === 16 ? 'INT' : 'BIGINT'} or wider`
           : 'expected a JSON integer; fix the producer or declare the column DOUBLE/STRING')
       );
     case 'LONG':
@@ -283,9 +303,11 @@ export function coerceRecord(schema: Schema, record: unknown): CoerceResult {
       case 0: // STRING: Spark's JSON reader keeps the JSON text of a non-string token
         if (typeof v !== 'string') row[name] = typeof v === 'number' ? numberText(v) : JSON.stringify(v, nonFiniteAsString);
         break;
-      case 1:
-        if (typeof v !== 'number' || !Number.isInteger(v) || v < -2147483648 || v > 2147483647) return { ok: false, reason: describeBad(col, v) };
+      case 1: {
+        const [lo, hi] = intRange(col.bits);
+        if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) return { ok: false, reason: describeBad(col, v) };
         break;
+      }
       case 2:
         if (typeof v !== 'number' || !Number.isSafeInteger(v)) return { ok: false, reason: describeBad(col, v) };
         break;
