@@ -6,7 +6,7 @@
  * code calls its helpers and reads its scratch state (numEnd, wsSeen) within it.
  */
 import type { Row } from './ports';
-import { type Column, epochSecondsMs, nonFiniteDouble, numberText, parseTimestamp } from './schema';
+import { type Column, epochSecondsMs, exactLong, nonFiniteDouble, numberText, parseTimestamp } from './schema';
 
 export const T_STRING = 0;
 const T_INT = 1;
@@ -272,6 +272,16 @@ export function fromString(t: number, text: string): unknown {
   }
 }
 
+/**
+ * The exact value of the number token s[from, to) in a LONG column that is not a safe integer as a
+ * double: a bigint for an integer literal within BIGINT's 64 bits, else BAD (the reference gives
+ * the reason). Read from the text, never through the double.
+ */
+function longFromText(s: string, from: number, to: number): unknown {
+  const text = s.slice(from, to);
+  return exactLong(text) ?? BAD;
+}
+
 /** The value of a JSON number in a column of type t, as coerceRecord gives it. */
 function fromNumber(t: number, v: number): unknown {
   switch (t) {
@@ -307,7 +317,8 @@ export function fromToken(t: number, tok: string): unknown {
   if (c === 110) return null;
   if (c === 116) return fromBoolean(t, true);
   if (c === 102) return fromBoolean(t, false);
-  return fromNumber(t, scanNumber(tok, 0));
+  const x = scanNumber(tok, 0);
+  return t === T_LONG && !Number.isSafeInteger(x) ? longFromText(tok, 0, tok.length) : fromNumber(t, x);
 }
 
 /** The plain-timestamp reader of tier 1 of a line parser (json-scan.ts), with its own hour cache. */
@@ -456,7 +467,7 @@ export function lineScanner(
           } else if (c === MINUS || (c >= ZERO && c <= NINE)) {
             const x = scanNumber(line, i);
             if (numEnd < 0) return null;
-            v = fromNumber(t, x);
+            v = t === T_LONG && !Number.isSafeInteger(x) ? longFromText(line, i, numEnd) : fromNumber(t, x);
             i = numEnd;
           } else if (c === 110) {
             if (!line.startsWith('null', i)) return null;

@@ -92,6 +92,32 @@ export function parseSchema(ddl: string): Schema {
   return { columns, ddl };
 }
 
+/** BIGINT's range: 64-bit two's complement. */
+const MIN_LONG = -(2n ** 63n);
+const MAX_LONG = 2n ** 63n - 1n;
+
+/**
+ * The value of a LONG column for the text of a JSON integer literal that a double cannot hold
+ * exactly: a bigint within BIGINT's range; null for other text or a value out of range.
+ *
+ * A LONG value is a number when it is a safe integer (|v| <= 2^53 − 1) and a bigint only beyond:
+ * one value has one form (so grouping and equality need no normalising), the common case stays a
+ * double (no allocation on the fast path), and JavaScript's < and > compare a number with a
+ * bigint exactly, so min, max and ordering need no special case. A digit string would order
+ * wrongly ("9" > "10") and be mistaken for a STRING value.
+ */
+export function exactLong(text: string): bigint | number | null {
+  if (!/^-?[0-9]+$/.test(text)) return null;
+  const big = BigInt(text);
+  if (big < MIN_LONG || big > MAX_LONG) return null;
+  return canonicalLong(big);
+}
+
+/** A LONG value in its one form: a number when it is a safe integer, else the bigint. */
+export function canonicalLong(big: bigint): bigint | number {
+  return big >= -9007199254740991n && big <= 9007199254740991n ? Number(big) : big;
+}
+
 /** The earliest and latest instants a TIMESTAMP holds, as in Spark: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z. */
 const MIN_TIMESTAMP_MS = -62135596800000;
 const MAX_TIMESTAMP_MS = 253402300799999;
@@ -235,13 +261,13 @@ export type CoerceResult = { ok: true; row: Row } | { ok: false; reason: string 
 function typeName(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
-  return typeof v;
+  return typeof v === 'bigint' ? 'number' : typeof v;
 }
 
 const TYPE_CODE: Record<ColumnType, number> = { STRING: 0, INT: 1, LONG: 2, DOUBLE: 3, BOOLEAN: 4, TIMESTAMP: 5 };
 
 function describeBad(col: Column, v: unknown): string {
-  const head = `column ${col.name} (${declaredType(col)}) has ${typeName(v)} ${typeof v === 'number' ? String(v) : JSON.stringify(v)}: `;
+  const head = `column ${col.name} (${declaredType(col)}) has ${typeName(v)} ${typeof v === 'number' || typeof v === 'bigint' ? String(v) : JSON.stringify(v)}: `;
   switch (col.type) {
     case 'INT':
       return (
@@ -253,9 +279,11 @@ function describeBad(col: Column, v: unknown): string {
     case 'LONG':
       return (
         head +
-        (typeof v === 'number' && Number.isInteger(v)
-          ? 'beyond ±9007199254740991 (2^53 − 1), the integers sluice keeps exactly; declare the column STRING to keep its digits'
-          : 'expected a JSON integer; fix the producer or declare the column DOUBLE/STRING')
+        (typeof v === 'bigint'
+          ? 'out of the BIGINT range -9223372036854775808..9223372036854775807; declare the column DECIMAL(38,0) or STRING'
+          : typeof v === 'number' && Number.isInteger(v)
+            ? "beyond ±9007199254740991 (2^53 − 1) and not written as an integer literal (a fraction or an exponent makes it a double, which cannot hold it exactly); write the integer's digits"
+            : 'expected a JSON integer; fix the producer or declare the column DOUBLE/STRING')
       );
     case 'DOUBLE':
       return `${head}expected a JSON number; fix the producer or declare the column STRING`;
@@ -301,7 +329,7 @@ export function coerceRecord(schema: Schema, record: unknown): CoerceResult {
     if (v === null) continue;
     switch (TYPE_CODE[col.type]) {
       case 0: // STRING: Spark's JSON reader keeps the JSON text of a non-string token
-        if (typeof v !== 'string') row[name] = typeof v === 'number' ? numberText(v) : JSON.stringify(v, nonFiniteAsString);
+        if (typeof v !== 'string') row[name] = typeof v === 'number' ? numberText(v) : typeof v === 'bigint' ? String(v) : JSON.stringify(v, nonFiniteAsString);
         break;
       case 1: {
         const [lo, hi] = intRange(col.bits);
@@ -309,7 +337,10 @@ export function coerceRecord(schema: Schema, record: unknown): CoerceResult {
         break;
       }
       case 2:
-        if (typeof v !== 'number' || !Number.isSafeInteger(v)) return { ok: false, reason: describeBad(col, v) };
+        if (typeof v === 'bigint') {
+          if (v < MIN_LONG || v > MAX_LONG) return { ok: false, reason: describeBad(col, v) };
+          row[name] = canonicalLong(v);
+        } else if (typeof v !== 'number' || !Number.isSafeInteger(v)) return { ok: false, reason: describeBad(col, v) };
         break;
       case 3:
         if (typeof v !== 'number') {
@@ -345,6 +376,7 @@ export function numberText(v: number): string {
 
 /** JSON.stringify's replacer for the same rule inside arrays and objects. */
 function nonFiniteAsString(_key: string, v: unknown): unknown {
+  if (typeof v === 'bigint') return Number(v); // a nested integer JSON.parse would have read as this double (parseBigIntegers)
   return typeof v === 'number' && !Number.isFinite(v) ? String(v) : v;
 }
 
@@ -401,7 +433,61 @@ export function parseJsonLine(schema: Schema, line: string): CoerceResult {
     parsed = parseNonNumeric(line);
     if (parsed === undefined) return { ok: false, reason: `malformed JSON (${(e as Error).message}): each line must be one complete JSON object` };
   }
+  if (hasInexactLong(schema, parsed)) parsed = parseBigIntegers(schema, line) ?? parsed;
   return guardedCoerce(schema, parsed);
+}
+
+/** Whether a LONG column of the parsed record holds an integer JSON.parse could not keep exactly. */
+function hasInexactLong(schema: Schema, parsed: unknown): boolean {
+  if (parsed === null || typeof parsed !== 'object') return false;
+  for (const c of schema.columns) {
+    if (c.type !== 'LONG' || !Object.hasOwn(parsed, c.name)) continue;
+    const v = (parsed as Row)[c.name];
+    if (typeof v === 'number' && Number.isInteger(v) && !Number.isSafeInteger(v)) return true;
+  }
+  return false;
+}
+
+/**
+ * JSON.parse of a line whose LONG columns hold integers beyond 2^53 − 1, with those read from their
+ * text: each integer literal of 16 digits or more outside strings becomes a marked string, and the
+ * reviver gives a bigint for it under a LONG column's key (exactLong, or the literal's bigint
+ * when out of range, for coerceRecord to refuse with its digits) and JSON.parse's double
+ * elsewhere. undefined when the line holds the mark's characters or is still not JSON.
+ */
+function parseBigIntegers(schema: Schema, line: string): unknown {
+  if (line.includes(MARK) || /\\u[dD][cC]00/.test(line)) return undefined;
+  const longs = new Set(schema.columns.filter((c) => c.type === 'LONG').map((c) => c.name));
+  const literal = /-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
+  let text = '';
+  let from = 0;
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    if (c === 34) {
+      for (i++; i < line.length && line.charCodeAt(i) !== 34; i++) if (line.charCodeAt(i) === 92) i++;
+      continue;
+    }
+    if (c !== 45 && (c < 48 || c > 57)) continue;
+    literal.lastIndex = i;
+    const m = literal.exec(line);
+    if (m === null) continue;
+    const tok = m[0];
+    if (/^-?[0-9]{16,}$/.test(tok)) {
+      text += `${line.slice(from, i)}"${MARK}B${tok}"`;
+      from = i + tok.length;
+    }
+    i += tok.length - 1;
+  }
+  text += line.slice(from);
+  try {
+    return JSON.parse(text, (key, value) => {
+      if (typeof value !== 'string' || !value.startsWith(`${MARK}B`)) return value;
+      const digits = value.slice(MARK.length + 1);
+      return longs.has(key) ? (exactLong(digits) ?? BigInt(digits)) : Number(digits);
+    });
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -422,9 +508,10 @@ export function unreadableReason(e: unknown): string {
   return `record could not be read (${e instanceof Error ? e.message : String(e)}): fix the producer`;
 }
 
-/** Converts a typed value for output: timestamps to ISO strings, everything else as is. */
+/** Converts a typed value for output: timestamps to ISO strings, a BIGINT beyond 2^53 − 1 to its digits (FORMAT-3), everything else as is. */
 export function outputValue(type: ColumnType | undefined, v: unknown): unknown {
   if (v === null || v === undefined) return null;
+  if (typeof v === 'bigint') return String(v);
   if (type === 'TIMESTAMP' && typeof v === 'number') return formatTimestamp(v);
   if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
   return v;

@@ -3,8 +3,15 @@
  * each tier of the compiled reader) gives the same value, or the same dead-letter reason.
  * Expectations from Spark's type ranges, not from sluice's output.
  */
+import { addLongs } from '../../lib/engine/aggregates';
 import { compileLineParser, type LineParser } from '../../lib/engine/json-scan';
-import { parseJsonLine, parseSchema, type CoerceResult, type Schema } from '../../lib/engine/schema';
+import { stateId } from '../../lib/engine/operators/state-id';
+import type { Json } from '../../lib/engine/ports';
+import { count, max, min, sum } from '../../lib/engine/query/functions';
+import { readStream } from '../../lib/engine/query/reader';
+import { outputValue, parseJsonLine, parseSchema, type CoerceResult, type Schema } from '../../lib/engine/schema';
+import { decodeStateJson, encodeStateJson } from '../../lib/engine/state-json';
+import { createTestRunner } from './engine-factories';
 
 function readers(schema: Schema, good: string): Array<[string, (line: string) => CoerceResult]> {
   const warmed = (p: LineParser) => {
@@ -98,5 +105,114 @@ describe('TINYINT and SMALLINT are range-checked to their width', () => {
 describe('types outside this slice', () => {
   it.each(['DATE', 'ARRAY', 'BINARY'])('%s is refused naming the type and issue 29', (t) => {
     expect(() => parseSchema(`x ${t}`)).toThrow(new RegExp(`has type ${t}, which sluice does not support yet \\(issue 29\\)`));
+  });
+});
+
+describe('BIGINT beyond 2^53 − 1, read from the JSON text', () => {
+  const schema = parseSchema('k STRING, n BIGINT');
+  const good = '{"k":"a","n":1}';
+
+  it('is a bigint with the exact digits on every tier (2^53 + 1 is not 2^53)', () => {
+    expectGood(schema, good, '{"k":"a","n":9007199254740993}', 'n', 9007199254740993n);
+    expectGood(schema, good, '{"k":"a","n":-9007199254740993}', 'n', -9007199254740993n);
+    expectGood(schema, good, '{"k":"a","n":9223372036854775807}', 'n', 9223372036854775807n);
+    expectGood(schema, good, '{"k":"a","n":-9223372036854775808}', 'n', -9223372036854775808n);
+    expectGood(schema, good, '{ "k" : "a" , "n" : 12345678901234567 }', 'n', 12345678901234567n);
+  });
+
+  it('stays a number within ±(2^53 − 1): one form per value', () => {
+    expectGood(schema, good, '{"k":"a","n":9007199254740991}', 'n', 9007199254740991);
+    expectGood(schema, good, '{"k":"a","n":1000000000000000}', 'n', 1000000000000000);
+  });
+
+  it('is exact also on the reference path (an escape in another column sends the line there)', () => {
+    expectGood(schema, good, '{"k":"a\\"b","n":9007199254740993}', 'n', 9007199254740993n);
+    // JSON.parse keeps the last of a repeated key; so does the exact re-read
+    expectGood(schema, good, '{"k":"a","n":1,"n":9007199254740995}', 'n', 9007199254740995n);
+  });
+
+  it('leaves a big integer in other columns as JSON.parse reads it', () => {
+    const s2 = parseSchema('k STRING, n BIGINT, d DOUBLE');
+    const r = parseJsonLine(s2, '{"k":"a\\u0041","n":9007199254740993,"d":9007199254740993}');
+    expect(r.ok && [r.row.n, r.row.d]).toEqual([9007199254740993n, 9007199254740992]);
+  });
+
+  it('makes a value beyond 64 bits a dead letter naming the exact digits, the range and the fix', () => {
+    expectBad(
+      schema,
+      good,
+      '{"k":"a","n":9223372036854775808}',
+      /^column n \(LONG\) has number 9223372036854775808: out of the BIGINT range -9223372036854775808\.\.9223372036854775807; declare the column DECIMAL\(38,0\) or STRING$/,
+    );
+    expectBad(schema, good, '{"k":"a","n":-9223372036854775809}', /has number -9223372036854775809: out of the BIGINT range/);
+  });
+
+  it('makes an exponent or fraction beyond 2^53 a dead letter (a double cannot hold it)', () => {
+    expectBad(schema, good, '{"k":"a","n":1e20}', /has number 100000000000000000000: beyond ±9007199254740991 .*not written as an integer literal/);
+    expectBad(schema, good, '{"k":"a","n":9007199254740993.0}', /not written as an integer literal/);
+  });
+
+  it('is output as a string of its digits beyond ±(2^53 − 1), as a number within', () => {
+    expect(outputValue('LONG', 9007199254740993n)).toBe('9007199254740993');
+    expect(outputValue('LONG', -9223372036854775808n)).toBe('-9223372036854775808');
+    expect(outputValue('LONG', 9007199254740991)).toBe(9007199254740991);
+  });
+
+  it('survives state text exactly, beside NaN, and plain values keep plain JSON', () => {
+    const v = [9007199254740993n, { s: [-9223372036854775808n, NaN, 1] }, 'n'] as unknown as Json;
+    const back = decodeStateJson(encodeStateJson(v));
+    expect(back).toEqual(v);
+    expect(encodeStateJson([1, 'x'])).toBe('[1,"x"]');
+  });
+
+  it('groups apart from the number next to it and from its digits as a STRING', () => {
+    const ids = [9007199254740993n, 9007199254740992, '9007199254740993'].map((v) => stateId([v as unknown as Json]));
+    expect(new Set(ids).size).toBe(3);
+  });
+});
+
+describe('sum of BIGINT is exact (Spark: BIGINT, ANSI overflow an error)', () => {
+  it('adds across 2^53 and back, in one form', () => {
+    expect(addLongs(9007199254740991, 2)).toBe(9007199254740993n);
+    expect(addLongs(9007199254740993n, -9007199254740991)).toBe(2);
+    expect(addLongs(4611686018427387904n, 4611686018427387903n)).toBe(9223372036854775807n);
+  });
+
+  it('throws ARITHMETIC_OVERFLOW past 64 bits, with the fix', () => {
+    expect(() => addLongs(9223372036854775807n, 1)).toThrow(/^\[ARITHMETIC_OVERFLOW\] long overflow.*9223372036854775808.*declare the column DECIMAL\(38,0\)/);
+  });
+
+  it('through a query on the in-memory twins: sum, min, max of BIGINT and sum of TINYINT, state across batches', async () => {
+    const plan = readStream
+      .schema('k STRING, n BIGINT, t TINYINT')
+      .load()
+      .groupBy('k')
+      .agg(count().as('c'), sum('n').as('total'), min('n').as('low'), max('n').as('high'), sum('t').as('ts'))
+      .writeStream.outputMode('update')
+      .trigger({ availableNow: true })
+      .queryName('bigint-sum')
+      .plan();
+    const runner = createTestRunner(plan);
+    // text, as a producer writes it: the rows never pass through a double
+    runner.drop(
+      [
+        '{"k":"a","n":9007199254740991,"t":100}',
+        '{"k":"a","n":2,"t":100}',
+        '{"k":"b","n":-9223372036854775808,"t":-128}',
+        '{"k":"b","n":9223372036854775807,"t":300}',
+      ].join('\n'),
+    );
+    await runner.run();
+    // b's second row is a dead letter (TINYINT 300): no aggregate counts it
+    const dead = runner.deadLetters.all('malformed') as Array<{ source: { line: number }; reason: string }>;
+    expect(dead.map((d) => [d.source.line, d.reason])).toEqual([[4, expect.stringMatching(/^column t \(TINYINT\) has number 300: out of the TINYINT range/)]]);
+    const byKey = (rows: Record<string, unknown>[]) => Object.fromEntries(rows.map((r) => [r.k, r]));
+    expect(byKey(runner.sinkRows())).toEqual({
+      a: { k: 'a', c: 2, total: '9007199254740993', low: 2, high: 9007199254740991, ts: 200 },
+      b: { k: 'b', c: 1, total: '-9223372036854775808', low: '-9223372036854775808', high: '-9223372036854775808', ts: -128 },
+    });
+    runner.drop('{"k":"a","n":-9007199254740991,"t":1}');
+    await runner.run();
+    expect(byKey(runner.sinkRows().slice(2))).toEqual({ a: { k: 'a', c: 3, total: 2, low: -9007199254740991, high: 9007199254740991, ts: 201 } });
   });
 });
