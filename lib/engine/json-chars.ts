@@ -17,12 +17,14 @@ export const T_TIMESTAMP = 5;
 /** The narrower INTs (a Column's bits), range-checked to their width. */
 const T_TINYINT = 6;
 const T_SMALLINT = 7;
+/** A DOUBLE column declared FLOAT: binary32 (a Column's binary32). */
+const T_FLOAT = 8;
 
 const TYPE_CODES: Record<string, number> = { STRING: T_STRING, INT: T_INT, LONG: T_LONG, DOUBLE: T_DOUBLE, BOOLEAN: T_BOOLEAN, TIMESTAMP: T_TIMESTAMP };
 
 /** The type code of a column: TYPE_CODES of its type, or the code of its width for a narrower INT. */
 export function typeCode(col: Column): number {
-  return col.bits === 8 ? T_TINYINT : col.bits === 16 ? T_SMALLINT : TYPE_CODES[col.type];
+  return col.bits === 8 ? T_TINYINT : col.bits === 16 ? T_SMALLINT : col.binary32 ? T_FLOAT : TYPE_CODES[col.type];
 }
 
 /** Exact powers of ten: a mantissa below 2^53 times or divided by one of them rounds once. */
@@ -263,7 +265,8 @@ export function fromString(t: number, text: string): unknown {
       const ms = parseTimestamp(text);
       return ms === null ? BAD : ms;
     }
-    case T_DOUBLE: {
+    case T_DOUBLE:
+    case T_FLOAT: {
       const d = nonFiniteDouble(text);
       return d === null ? BAD : d;
     }
@@ -287,6 +290,8 @@ function fromNumber(t: number, v: number): unknown {
   switch (t) {
     case T_DOUBLE:
       return v;
+    case T_FLOAT:
+      return Math.fround(v); // binary32, as Spark's FloatType
     case T_TIMESTAMP:
       return epochSecondsMs(v) ?? BAD; // epoch seconds, as Spark reads numbers
     case T_LONG:

@@ -16,6 +16,12 @@ export interface Column {
    * sum and avg). Absent for a 32-bit INT and every other type.
    */
   readonly bits?: 8 | 16;
+  /**
+   * A DOUBLE column declared FLOAT (REAL): IEEE 754 binary32, so each value is rounded to the
+   * nearest binary32 on input (Math.fround) and is output as that double (0.1 as
+   * 0.10000000149011612), as Spark writes a FloatType value widened to double. Absent otherwise.
+   */
+  readonly binary32?: true;
 }
 
 export interface Schema {
@@ -46,6 +52,9 @@ const TYPE_ALIASES: Record<string, ColumnType> = {
 /** The DDL names of the narrower integers (an INT in TYPE_ALIASES) and their width in bits. */
 const INT_WIDTHS: Record<string, 8 | 16> = { TINYINT: 8, BYTE: 8, SMALLINT: 16, SHORT: 16 };
 
+/** The DDL names of IEEE 754 binary32 (a DOUBLE in TYPE_ALIASES): Spark's FloatType. */
+const BINARY32 = new Set(['FLOAT', 'REAL']);
+
 /** The range of an INT column of `bits` (8, 16, or 32 when absent), as [min, max]. */
 function intRange(bits: 8 | 16 | undefined): readonly [number, number] {
   return bits === 8 ? [-128, 127] : bits === 16 ? [-32768, 32767] : [-2147483648, 2147483647];
@@ -53,7 +62,7 @@ function intRange(bits: 8 | 16 | undefined): readonly [number, number] {
 
 /** The declared type of a column as the DDL spells it (TINYINT, SMALLINT for the narrower INTs). */
 function declaredType(col: Column): string {
-  return col.bits === 8 ? 'TINYINT' : col.bits === 16 ? 'SMALLINT' : col.type;
+  return col.bits === 8 ? 'TINYINT' : col.bits === 16 ? 'SMALLINT' : col.binary32 ? 'FLOAT' : col.type;
 }
 
 export function parseSchema(ddl: string): Schema {
@@ -87,7 +96,9 @@ export function parseSchema(ddl: string): Schema {
     }
     seen.add(m[1]);
     const bits = INT_WIDTHS[m[2].toUpperCase()];
-    columns.push(bits === undefined ? { name: m[1], type } : { name: m[1], type, bits });
+    if (bits !== undefined) columns.push({ name: m[1], type, bits });
+    else if (BINARY32.has(m[2].toUpperCase())) columns.push({ name: m[1], type, binary32: true });
+    else columns.push({ name: m[1], type });
   }
   return { columns, ddl };
 }
@@ -347,7 +358,7 @@ export function coerceRecord(schema: Schema, record: unknown): CoerceResult {
           const d = typeof v === 'string' ? nonFiniteDouble(v) : null;
           if (d === null) return { ok: false, reason: describeBad(col, v) };
           row[name] = d;
-        }
+        } else if (col.binary32) row[name] = Math.fround(v);
         break;
       case 4:
         if (typeof v !== 'boolean') return { ok: false, reason: describeBad(col, v) };

@@ -216,3 +216,40 @@ describe('sum of BIGINT is exact (Spark: BIGINT, ANSI overflow an error)', () =>
     expect(byKey(runner.sinkRows().slice(2))).toEqual({ a: { k: 'a', c: 3, total: 2, low: -9007199254740991, high: 9007199254740991, ts: 201 } });
   });
 });
+
+describe('FLOAT (and REAL) is IEEE 754 binary32', () => {
+  const schema = parseSchema('k STRING, f FLOAT, r REAL, d DOUBLE');
+  const good = '{"k":"a","f":1,"r":1,"d":1}';
+
+  it('rounds each value to binary32 on every tier, and DOUBLE stays binary64', () => {
+    // FORMAT-3: 0.1 as a FLOAT is output as 0.10000000149011612 (the double of its binary32)
+    expectGood(schema, good, '{"k":"a","f":0.1,"r":1,"d":1}', 'f', 0.10000000149011612);
+    expectGood(schema, good, '{"k":"a","f":1,"r":0.1,"d":1}', 'r', 0.10000000149011612);
+    expectGood(schema, good, '{"k":"a","f":1,"r":1,"d":0.1}', 'd', 0.1);
+    // 2^24 + 1 is the first integer binary32 cannot hold: it rounds to even, 2^24
+    expectGood(schema, good, '{"k":"a","f":16777217,"r":1,"d":1}', 'f', 16777216);
+    expectGood(schema, good, '{"k":"a\\"","f":16777217,"r":1,"d":1}', 'f', 16777216);
+    expectGood(schema, good, '{"k":"a","f":"NaN","r":1,"d":1}', 'f', NaN);
+  });
+
+  it('names FLOAT in a dead letter', () => {
+    expectBad(schema, good, '{"k":"a","f":"x","r":1,"d":1}', /^column f \(FLOAT\) has string "x": expected a JSON number/);
+  });
+
+  it('sums as DOUBLE over the binary32 values (Spark casts FLOAT to DOUBLE for sum)', async () => {
+    const plan = readStream
+      .schema('k STRING, f FLOAT')
+      .load()
+      .groupBy('k')
+      .agg(sum('f').as('total'), max('f').as('high'))
+      .writeStream.outputMode('update')
+      .trigger({ availableNow: true })
+      .queryName('float-sum')
+      .plan();
+    const runner = createTestRunner(plan);
+    runner.drop('{"k":"a","f":0.1}\n{"k":"a","f":0.2}');
+    await runner.run();
+    // 0.10000000149011612 + 0.20000000298023224, in doubles
+    expect(runner.sinkRows()).toEqual([{ k: 'a', total: 0.30000000447034836, high: 0.20000000298023224 }]);
+  });
+});
