@@ -4,7 +4,9 @@
  */
 import type { Json, Row } from './ports';
 import type { AggSpec } from './plan/types';
+import { SluiceError } from './errors';
 import { hllAdd, hllCount, hllMerge, hllNew } from './hll';
+import { canonicalLong, type ColumnType } from './schema';
 
 export type Buffer = Json[];
 
@@ -15,11 +17,14 @@ export interface CompiledAgg {
   update(slot: Json, row: Row): Json;
   merge(into: Json, other: Json): Json;
   finish(slot: Json): unknown;
+  /** A sum that adds BIGINT values exactly (addLongs), not doubles. */
+  readonly exactLongs?: boolean;
 }
 
 function toNumber(v: unknown): number | null {
   if (v === null || v === undefined) return null;
   if (typeof v === 'number') return v;
+  if (typeof v === 'bigint') return Number(v); // avg of a BIGINT is a DOUBLE in Spark: its sum is of doubles
   if (typeof v === 'string') {
     // Spark casts a string to DOUBLE for sum/avg; text that is not a number is null.
     const n = Number(v.trim());
@@ -34,7 +39,34 @@ function less(a: unknown, b: unknown): boolean {
   return (a as number) < (b as number);
 }
 
-export function compileAgg(spec: AggSpec): CompiledAgg {
+/** The largest BIGINT, and the smallest: a sum beyond them overflows (ANSI: an error). */
+const MAX_LONG = 2n ** 63n - 1n;
+const MIN_LONG = -(2n ** 63n);
+
+/**
+ * a + b for two BIGINT values (a number when a safe integer, a bigint beyond, as rows carry them):
+ * exact, in the same one form; beyond 64 bits it throws Spark's ARITHMETIC_OVERFLOW.
+ */
+export function addLongs(a: number | bigint, b: number | bigint): number | bigint {
+  if (typeof a === 'number' && typeof b === 'number') {
+    const r = a + b;
+    if (Number.isSafeInteger(r)) return r;
+  }
+  const big = BigInt(a) + BigInt(b);
+  if (big > MAX_LONG || big < MIN_LONG) {
+    throw new SluiceError(
+      `[ARITHMETIC_OVERFLOW] long overflow: a sum of BIGINT values reached ${big}, beyond -9223372036854775808..9223372036854775807: declare the column DECIMAL(38,0) to sum it exactly`,
+      { retriable: false },
+    );
+  }
+  return canonicalLong(big);
+}
+
+/**
+ * `inType`: the type of the aggregated column. A sum of an INT or LONG column is BIGINT in Spark,
+ * so it adds exactly (addLongs); other sums add doubles.
+ */
+export function compileAgg(spec: AggSpec, inType?: ColumnType): CompiledAgg {
   const column = spec.column;
   switch (spec.fn) {
     case 'count':
@@ -49,6 +81,20 @@ export function compileAgg(spec: AggSpec): CompiledAgg {
         finish: (s) => s,
       };
     case 'sum':
+      if (inType === 'INT' || inType === 'LONG') {
+        return {
+          spec,
+          exactLongs: true,
+          init: () => null,
+          update: (s, r) => {
+            const v = r[column!] as number | bigint | null | undefined;
+            if (v === null || v === undefined) return s;
+            return (s === null ? v : addLongs(s as number, v)) as Json;
+          },
+          merge: (a, b) => (a === null ? b : b === null ? a : (addLongs(a as number, b as number) as Json)),
+          finish: (s) => s,
+        };
+      }
       return {
         spec,
         init: () => null,

@@ -6,7 +6,7 @@
  * code calls its helpers and reads its scratch state (numEnd, wsSeen) within it.
  */
 import type { Row } from './ports';
-import { epochSecondsMs, nonFiniteDouble, numberText, parseTimestamp } from './schema';
+import { type Column, epochSecondsMs, exactLong, nonFiniteDouble, numberText, parseTimestamp } from './schema';
 
 export const T_STRING = 0;
 const T_INT = 1;
@@ -14,8 +14,18 @@ const T_LONG = 2;
 const T_DOUBLE = 3;
 const T_BOOLEAN = 4;
 export const T_TIMESTAMP = 5;
+/** The narrower INTs (a Column's bits), range-checked to their width. */
+const T_TINYINT = 6;
+const T_SMALLINT = 7;
+/** A DOUBLE column declared FLOAT: binary32 (a Column's binary32). */
+const T_FLOAT = 8;
 
-export const TYPE_CODES: Record<string, number> = { STRING: T_STRING, INT: T_INT, LONG: T_LONG, DOUBLE: T_DOUBLE, BOOLEAN: T_BOOLEAN, TIMESTAMP: T_TIMESTAMP };
+const TYPE_CODES: Record<string, number> = { STRING: T_STRING, INT: T_INT, LONG: T_LONG, DOUBLE: T_DOUBLE, BOOLEAN: T_BOOLEAN, TIMESTAMP: T_TIMESTAMP };
+
+/** The type code of a column: TYPE_CODES of its type, or the code of its width for a narrower INT. */
+export function typeCode(col: Column): number {
+  return col.bits === 8 ? T_TINYINT : col.bits === 16 ? T_SMALLINT : col.binary32 ? T_FLOAT : TYPE_CODES[col.type];
+}
 
 /** Exact powers of ten: a mantissa below 2^53 times or divided by one of them rounds once. */
 const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
@@ -255,7 +265,8 @@ export function fromString(t: number, text: string): unknown {
       const ms = parseTimestamp(text);
       return ms === null ? BAD : ms;
     }
-    case T_DOUBLE: {
+    case T_DOUBLE:
+    case T_FLOAT: {
       const d = nonFiniteDouble(text);
       return d === null ? BAD : d;
     }
@@ -264,17 +275,33 @@ export function fromString(t: number, text: string): unknown {
   }
 }
 
+/**
+ * The exact value of the number token s[from, to) in a LONG column that is not a safe integer as a
+ * double: a bigint for an integer literal within BIGINT's 64 bits, else BAD (the reference gives
+ * the reason). Read from the text, never through the double.
+ */
+function longFromText(s: string, from: number, to: number): unknown {
+  const text = s.slice(from, to);
+  return exactLong(text) ?? BAD;
+}
+
 /** The value of a JSON number in a column of type t, as coerceRecord gives it. */
 function fromNumber(t: number, v: number): unknown {
   switch (t) {
     case T_DOUBLE:
       return v;
+    case T_FLOAT:
+      return Math.fround(v); // binary32, as Spark's FloatType
     case T_TIMESTAMP:
       return epochSecondsMs(v) ?? BAD; // epoch seconds, as Spark reads numbers
     case T_LONG:
       return Number.isSafeInteger(v) ? v : BAD;
     case T_INT:
       return Number.isInteger(v) && v >= -2147483648 && v <= 2147483647 ? v : BAD;
+    case T_SMALLINT:
+      return Number.isInteger(v) && v >= -32768 && v <= 32767 ? v : BAD;
+    case T_TINYINT:
+      return Number.isInteger(v) && v >= -128 && v <= 127 ? v : BAD;
     case T_STRING:
       return numberText(v); // Spark keeps the JSON text of a non-string token
     default:
@@ -295,7 +322,8 @@ export function fromToken(t: number, tok: string): unknown {
   if (c === 110) return null;
   if (c === 116) return fromBoolean(t, true);
   if (c === 102) return fromBoolean(t, false);
-  return fromNumber(t, scanNumber(tok, 0));
+  const x = scanNumber(tok, 0);
+  return t === T_LONG && !Number.isSafeInteger(x) ? longFromText(tok, 0, tok.length) : fromNumber(t, x);
 }
 
 /** The plain-timestamp reader of tier 1 of a line parser (json-scan.ts), with its own hour cache. */
@@ -444,7 +472,7 @@ export function lineScanner(
           } else if (c === MINUS || (c >= ZERO && c <= NINE)) {
             const x = scanNumber(line, i);
             if (numEnd < 0) return null;
-            v = fromNumber(t, x);
+            v = t === T_LONG && !Number.isSafeInteger(x) ? longFromText(line, i, numEnd) : fromNumber(t, x);
             i = numEnd;
           } else if (c === 110) {
             if (!line.startsWith('null', i)) return null;

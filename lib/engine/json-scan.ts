@@ -37,19 +37,7 @@
  */
 import type { Row } from './ports';
 import { parseJsonLine, unreadableReason, type CoerceResult, type Schema } from './schema';
-import {
-  BACKSLASH,
-  BAD,
-  fromString,
-  fromToken,
-  lineScanner,
-  plainTimestampReader,
-  QUOTE,
-  sawWhitespace,
-  T_STRING,
-  T_TIMESTAMP,
-  TYPE_CODES,
-} from './json-chars';
+import { BACKSLASH, BAD, fromString, fromToken, lineScanner, plainTimestampReader, QUOTE, sawWhitespace, T_STRING, T_TIMESTAMP, typeCode } from './json-chars';
 import { shapeRegExp, type Shape } from './json-shapes';
 
 function rowFactory(names: readonly string[], kept: readonly number[], codegen: boolean): (vals: unknown[]) => Row {
@@ -136,7 +124,7 @@ export function compileLineParser(schema: Schema, options: LineParserOptions = {
   const cols = schema.columns;
   const n = cols.length;
   const names = cols.map((c) => c.name);
-  const types = cols.map((c) => TYPE_CODES[c.type]);
+  const types = cols.map(typeCode);
   const reference = (line: string): CoerceResult => {
     stats.reference++;
     return parseJsonLine(schema, line);

@@ -10,6 +10,18 @@ export type ColumnType = 'STRING' | 'INT' | 'LONG' | 'DOUBLE' | 'BOOLEAN' | 'TIM
 export interface Column {
   readonly name: string;
   readonly type: ColumnType;
+  /**
+   * An INT column declared narrower (TINYINT/BYTE: 8, SMALLINT/SHORT: 16): its values are
+   * range-checked to that width on input, and it is otherwise an INT (Spark widens them alike in
+   * sum and avg). Absent for a 32-bit INT and every other type.
+   */
+  readonly bits?: 8 | 16;
+  /**
+   * A DOUBLE column declared FLOAT (REAL): IEEE 754 binary32, so each value is rounded to the
+   * nearest binary32 on input (Math.fround) and is output as that double (0.1 as
+   * 0.10000000149011612), as Spark writes a FloatType value widened to double. Absent otherwise.
+   */
+  readonly binary32?: true;
 }
 
 export interface Schema {
@@ -37,6 +49,22 @@ const TYPE_ALIASES: Record<string, ColumnType> = {
   TIMESTAMP_LTZ: 'TIMESTAMP',
 };
 
+/** The DDL names of the narrower integers (an INT in TYPE_ALIASES) and their width in bits. */
+const INT_WIDTHS: Record<string, 8 | 16> = { TINYINT: 8, BYTE: 8, SMALLINT: 16, SHORT: 16 };
+
+/** The DDL names of IEEE 754 binary32 (a DOUBLE in TYPE_ALIASES): Spark's FloatType. */
+const BINARY32 = new Set(['FLOAT', 'REAL']);
+
+/** The range of an INT column of `bits` (8, 16, or 32 when absent), as [min, max]. */
+function intRange(bits: 8 | 16 | undefined): readonly [number, number] {
+  return bits === 8 ? [-128, 127] : bits === 16 ? [-32768, 32767] : [-2147483648, 2147483647];
+}
+
+/** The declared type of a column as the DDL spells it (TINYINT, SMALLINT for the narrower INTs). */
+function declaredType(col: Column): string {
+  return col.bits === 8 ? 'TINYINT' : col.bits === 16 ? 'SMALLINT' : col.binary32 ? 'FLOAT' : col.type;
+}
+
 export function parseSchema(ddl: string): Schema {
   if (typeof ddl !== 'string' || ddl.trim() === '') {
     throw new InvalidOptionError(
@@ -55,7 +83,7 @@ export function parseSchema(ddl: string): Schema {
     const type = TYPE_ALIASES[m[2].toUpperCase()];
     if (!type) {
       throw new InvalidOptionError(
-        `schema column ${m[1]} has type ${m[2]}, which sluice does not support: use one of STRING, INT, LONG (BIGINT), DOUBLE, BOOLEAN, TIMESTAMP`,
+        `schema column ${m[1]} has type ${m[2]}, which sluice does not support yet (issue 29): use one of STRING, INT, LONG (BIGINT), DOUBLE, BOOLEAN, TIMESTAMP, TINYINT, SMALLINT`,
       );
     }
     if (m[1] === '__proto__') {
@@ -67,9 +95,38 @@ export function parseSchema(ddl: string): Schema {
       throw new InvalidOptionError(`schema "${ddl}" declares column ${m[1]} twice: give each column one declaration`);
     }
     seen.add(m[1]);
-    columns.push({ name: m[1], type });
+    const bits = INT_WIDTHS[m[2].toUpperCase()];
+    if (bits !== undefined) columns.push({ name: m[1], type, bits });
+    else if (BINARY32.has(m[2].toUpperCase())) columns.push({ name: m[1], type, binary32: true });
+    else columns.push({ name: m[1], type });
   }
   return { columns, ddl };
+}
+
+/** BIGINT's range: 64-bit two's complement. */
+const MIN_LONG = -(2n ** 63n);
+const MAX_LONG = 2n ** 63n - 1n;
+
+/**
+ * The value of a LONG column for the text of a JSON integer literal that a double cannot hold
+ * exactly: a bigint within BIGINT's range; null for other text or a value out of range.
+ *
+ * A LONG value is a number when it is a safe integer (|v| <= 2^53 − 1) and a bigint only beyond:
+ * one value has one form (so grouping and equality need no normalising), the common case stays a
+ * double (no allocation on the fast path), and JavaScript's < and > compare a number with a
+ * bigint exactly, so min, max and ordering need no special case. A digit string would order
+ * wrongly ("9" > "10") and be mistaken for a STRING value.
+ */
+export function exactLong(text: string): bigint | number | null {
+  if (!/^-?[0-9]+$/.test(text)) return null;
+  const big = BigInt(text);
+  if (big < MIN_LONG || big > MAX_LONG) return null;
+  return canonicalLong(big);
+}
+
+/** A LONG value in its one form: a number when it is a safe integer, else the bigint. */
+export function canonicalLong(big: bigint): bigint | number {
+  return big >= -9007199254740991n && big <= 9007199254740991n ? Number(big) : big;
 }
 
 /** The earliest and latest instants a TIMESTAMP holds, as in Spark: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z. */
@@ -215,27 +272,29 @@ export type CoerceResult = { ok: true; row: Row } | { ok: false; reason: string 
 function typeName(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
-  return typeof v;
+  return typeof v === 'bigint' ? 'number' : typeof v;
 }
 
 const TYPE_CODE: Record<ColumnType, number> = { STRING: 0, INT: 1, LONG: 2, DOUBLE: 3, BOOLEAN: 4, TIMESTAMP: 5 };
 
 function describeBad(col: Column, v: unknown): string {
-  const head = `column ${col.name} (${col.type}) has ${typeName(v)} ${typeof v === 'number' ? String(v) : JSON.stringify(v)}: `;
+  const head = `column ${col.name} (${declaredType(col)}) has ${typeName(v)} ${typeof v === 'number' || typeof v === 'bigint' ? String(v) : JSON.stringify(v)}: `;
   switch (col.type) {
     case 'INT':
       return (
         head +
         (typeof v === 'number' && Number.isInteger(v)
-          ? 'out of the INT range; declare the column LONG'
+          ? `out of the ${declaredType(col)} range ${intRange(col.bits).join('..')}; declare the column ${col.bits === 8 ? 'SMALLINT, INT' : col.bits === 16 ? 'INT' : 'BIGINT'} or wider`
           : 'expected a JSON integer; fix the producer or declare the column DOUBLE/STRING')
       );
     case 'LONG':
       return (
         head +
-        (typeof v === 'number' && Number.isInteger(v)
-          ? 'beyond ±9007199254740991 (2^53 − 1), the integers sluice keeps exactly; declare the column STRING to keep its digits'
-          : 'expected a JSON integer; fix the producer or declare the column DOUBLE/STRING')
+        (typeof v === 'bigint'
+          ? 'out of the BIGINT range -9223372036854775808..9223372036854775807; declare the column DECIMAL(38,0) or STRING'
+          : typeof v === 'number' && Number.isInteger(v)
+            ? "beyond ±9007199254740991 (2^53 − 1) and not written as an integer literal (a fraction or an exponent makes it a double, which cannot hold it exactly); write the integer's digits"
+            : 'expected a JSON integer; fix the producer or declare the column DOUBLE/STRING')
       );
     case 'DOUBLE':
       return `${head}expected a JSON number; fix the producer or declare the column STRING`;
@@ -281,20 +340,25 @@ export function coerceRecord(schema: Schema, record: unknown): CoerceResult {
     if (v === null) continue;
     switch (TYPE_CODE[col.type]) {
       case 0: // STRING: Spark's JSON reader keeps the JSON text of a non-string token
-        if (typeof v !== 'string') row[name] = typeof v === 'number' ? numberText(v) : JSON.stringify(v, nonFiniteAsString);
+        if (typeof v !== 'string') row[name] = typeof v === 'number' ? numberText(v) : typeof v === 'bigint' ? String(v) : JSON.stringify(v, nonFiniteAsString);
         break;
-      case 1:
-        if (typeof v !== 'number' || !Number.isInteger(v) || v < -2147483648 || v > 2147483647) return { ok: false, reason: describeBad(col, v) };
+      case 1: {
+        const [lo, hi] = intRange(col.bits);
+        if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) return { ok: false, reason: describeBad(col, v) };
         break;
+      }
       case 2:
-        if (typeof v !== 'number' || !Number.isSafeInteger(v)) return { ok: false, reason: describeBad(col, v) };
+        if (typeof v === 'bigint') {
+          if (v < MIN_LONG || v > MAX_LONG) return { ok: false, reason: describeBad(col, v) };
+          row[name] = canonicalLong(v);
+        } else if (typeof v !== 'number' || !Number.isSafeInteger(v)) return { ok: false, reason: describeBad(col, v) };
         break;
       case 3:
         if (typeof v !== 'number') {
           const d = typeof v === 'string' ? nonFiniteDouble(v) : null;
           if (d === null) return { ok: false, reason: describeBad(col, v) };
           row[name] = d;
-        }
+        } else if (col.binary32) row[name] = Math.fround(v);
         break;
       case 4:
         if (typeof v !== 'boolean') return { ok: false, reason: describeBad(col, v) };
@@ -323,6 +387,7 @@ export function numberText(v: number): string {
 
 /** JSON.stringify's replacer for the same rule inside arrays and objects. */
 function nonFiniteAsString(_key: string, v: unknown): unknown {
+  if (typeof v === 'bigint') return Number(v); // a nested integer JSON.parse would have read as this double (parseBigIntegers)
   return typeof v === 'number' && !Number.isFinite(v) ? String(v) : v;
 }
 
@@ -379,7 +444,61 @@ export function parseJsonLine(schema: Schema, line: string): CoerceResult {
     parsed = parseNonNumeric(line);
     if (parsed === undefined) return { ok: false, reason: `malformed JSON (${(e as Error).message}): each line must be one complete JSON object` };
   }
+  if (hasInexactLong(schema, parsed)) parsed = parseBigIntegers(schema, line) ?? parsed;
   return guardedCoerce(schema, parsed);
+}
+
+/** Whether a LONG column of the parsed record holds an integer JSON.parse could not keep exactly. */
+function hasInexactLong(schema: Schema, parsed: unknown): boolean {
+  if (parsed === null || typeof parsed !== 'object') return false;
+  for (const c of schema.columns) {
+    if (c.type !== 'LONG' || !Object.hasOwn(parsed, c.name)) continue;
+    const v = (parsed as Row)[c.name];
+    if (typeof v === 'number' && Number.isInteger(v) && !Number.isSafeInteger(v)) return true;
+  }
+  return false;
+}
+
+/**
+ * JSON.parse of a line whose LONG columns hold integers beyond 2^53 − 1, with those read from their
+ * text: each integer literal of 16 digits or more outside strings becomes a marked string, and the
+ * reviver gives a bigint for it under a LONG column's key (exactLong, or the literal's bigint
+ * when out of range, for coerceRecord to refuse with its digits) and JSON.parse's double
+ * elsewhere. undefined when the line holds the mark's characters or is still not JSON.
+ */
+function parseBigIntegers(schema: Schema, line: string): unknown {
+  if (line.includes(MARK) || /\\u[dD][cC]00/.test(line)) return undefined;
+  const longs = new Set(schema.columns.filter((c) => c.type === 'LONG').map((c) => c.name));
+  const literal = /-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
+  let text = '';
+  let from = 0;
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    if (c === 34) {
+      for (i++; i < line.length && line.charCodeAt(i) !== 34; i++) if (line.charCodeAt(i) === 92) i++;
+      continue;
+    }
+    if (c !== 45 && (c < 48 || c > 57)) continue;
+    literal.lastIndex = i;
+    const m = literal.exec(line);
+    if (m === null) continue;
+    const tok = m[0];
+    if (/^-?[0-9]{16,}$/.test(tok)) {
+      text += `${line.slice(from, i)}"${MARK}B${tok}"`;
+      from = i + tok.length;
+    }
+    i += tok.length - 1;
+  }
+  text += line.slice(from);
+  try {
+    return JSON.parse(text, (key, value) => {
+      if (typeof value !== 'string' || !value.startsWith(`${MARK}B`)) return value;
+      const digits = value.slice(MARK.length + 1);
+      return longs.has(key) ? (exactLong(digits) ?? BigInt(digits)) : Number(digits);
+    });
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -400,9 +519,10 @@ export function unreadableReason(e: unknown): string {
   return `record could not be read (${e instanceof Error ? e.message : String(e)}): fix the producer`;
 }
 
-/** Converts a typed value for output: timestamps to ISO strings, everything else as is. */
+/** Converts a typed value for output: timestamps to ISO strings, a BIGINT beyond 2^53 − 1 to its digits (FORMAT-3), everything else as is. */
 export function outputValue(type: ColumnType | undefined, v: unknown): unknown {
   if (v === null || v === undefined) return null;
+  if (typeof v === 'bigint') return String(v);
   if (type === 'TIMESTAMP' && typeof v === 'number') return formatTimestamp(v);
   if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
   return v;

@@ -8,6 +8,10 @@
  *   writes it (null where each non-finite number was) and n lists where they were, as
  *   `[path, "NaN" | "Infinity" | "-Infinity"]` with path the keys and indexes down to it.
  *
+ * A BIGINT beyond 2^53 − 1 is a bigint (schema.ts exactLong), which JSON.stringify refuses: a
+ * value with one takes the second form too, the bigint at its path as `"<digits>n"`, so it reads
+ * back exactly (never through a double).
+ *
  * No JSON text starts with `~`, so the two forms cannot be confused, and text written before this
  * form existed reads as it did.
  */
@@ -22,6 +26,8 @@ type Path = Array<string | number>;
 function nonFinite(v: unknown, path: Path, out: Array<[Path, string]>): void {
   if (typeof v === 'number') {
     if (!Number.isFinite(v)) out.push([path.slice(), String(v)]);
+  } else if (typeof v === 'bigint') {
+    out.push([path.slice(), `${v}n`]);
   } else if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
       path.push(i);
@@ -39,12 +45,23 @@ function nonFinite(v: unknown, path: Path, out: Array<[Path, string]>): void {
 
 /** The text of a state value (see the file comment). */
 export function encodeStateJson(value: Json | object): string {
-  const json = JSON.stringify(value);
+  let json: string;
+  try {
+    json = JSON.stringify(value);
+  } catch (e) {
+    if (!(e instanceof TypeError)) throw e;
+    json = 'null'; // a bigint in it (JSON.stringify's TypeError): the marked form below
+  }
   // a non-finite number is written as null: without a null, there is none
   if (!json.includes('null')) return json;
   const found: Array<[Path, string]> = [];
   nonFinite(value, [], found);
-  return found.length === 0 ? json : MARK + JSON.stringify({ v: value, n: found });
+  return found.length === 0 ? json : MARK + JSON.stringify({ v: value, n: found }, bigintAsNull);
+}
+
+/** JSON.stringify's replacer for the marked form: a bigint is null there, and listed in `n`. */
+function bigintAsNull(_key: string, v: unknown): unknown {
+  return typeof v === 'bigint' ? null : v;
 }
 
 /** The state value of a text written by encodeStateJson (or plain JSON). */
@@ -53,7 +70,7 @@ export function decodeStateJson(text: string): Json {
   const { v, n } = JSON.parse(text.slice(MARK.length)) as { v: Json; n: Array<[Path, string]> };
   let root = v;
   for (const [path, name] of n) {
-    const num = Number(name);
+    const num: Json = name.endsWith('n') ? (BigInt(name.slice(0, -1)) as unknown as Json) : Number(name);
     if (path.length === 0) {
       root = num;
       continue;

@@ -22,8 +22,8 @@ export type Checks = [
   Expect<Equal<keyof TotalsRow, 'window' | 'key' | 'total' | 'events' | 'sum(n)' | 'last_key'>>,
   Expect<Equal<TotalsRow['window'], { readonly start: string; readonly end: string }>>,
   Expect<Equal<TotalsRow['key'], string | null>>,
-  Expect<Equal<TotalsRow['events'], number | null>>,
-  Expect<Equal<TotalsRow['sum(n)'], number | null>>,
+  Expect<Equal<TotalsRow['events'], number | string | null>>, // a BIGINT: its digits beyond ±(2^53 − 1)
+  Expect<Equal<TotalsRow['sum(n)'], number | string | null>>,
   Expect<Equal<TotalsRow['total'], number | 'NaN' | 'Infinity' | '-Infinity' | null>>,
   Expect<Equal<TotalsRow['last_key'], string | null>>,
 ];

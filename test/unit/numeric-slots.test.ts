@@ -29,13 +29,13 @@ const values: unknown[] = [null, undefined, 0, -0, 1.5, -2, 1e300, NaN, Infinity
 
 describe('NumericSlots', () => {
   it('is only for count, sum and avg', () => {
-    expect(NumericSlots.of(specs.map(compileAgg))).not.toBeNull();
+    expect(NumericSlots.of(specs.map((a) => compileAgg(a)))).not.toBeNull();
     expect(NumericSlots.of([compileAgg({ fn: 'max', column: 'x', as: 'm' })])).toBeNull();
     expect(NumericSlots.of([compileAgg({ fn: 'count', as: 'n' }), compileAgg({ fn: 'first', column: 'x', as: 'f' })])).toBeNull();
   });
 
   it('gives the buffers initBuffer and updateBuffer give, over many groups and rows (growing past its first size)', () => {
-    const aggs: CompiledAgg[] = specs.map(compileAgg);
+    const aggs: CompiledAgg[] = specs.map((a) => compileAgg(a));
     const slots = NumericSlots.of(aggs)!;
     const rand = lcg(7);
     const groups = 3000;
@@ -76,11 +76,11 @@ describe('NumericSlots', () => {
   });
 
   it('starts a group over on reset', () => {
-    const slots = NumericSlots.of(specs.map(compileAgg))!;
+    const slots = NumericSlots.of(specs.map((a) => compileAgg(a)))!;
     slots.reset(5);
     slots.add(5, { x: 2, y: 3 });
     slots.reset(5);
-    expect(slots.buffer(5)).toEqual(initBuffer(specs.map(compileAgg)));
+    expect(slots.buffer(5)).toEqual(initBuffer(specs.map((a) => compileAgg(a))));
   });
 
   it('tells the first touch of a group in a batch (and resets it then) from the next ones, past its first size too', () => {

@@ -138,10 +138,21 @@ export function toAttr(v: Json | undefined, where: string): AttributeValue {
   return { M: m };
 }
 
+/**
+ * The value of an N attribute: a number, or for an integer beyond ±(2^53 − 1) its digits, as
+ * output rows carry a BIGINT there (FORMAT-3). The item does not say its column's type, so a
+ * DOUBLE with such an integral value (below 1e21, which String(v) writes as digits) also reads
+ * back as its digits.
+ */
+function numberOfAttr(text: string): Json {
+  const n = Number(text);
+  return Number.isSafeInteger(n) || !/^-?[0-9]+$/.test(text) ? n : text;
+}
+
 export function fromAttr(a: AttributeValue): Json {
   if (a.NULL) return null;
   if (a.S !== undefined) return a.S;
-  if (a.N !== undefined) return Number(a.N);
+  if (a.N !== undefined) return numberOfAttr(a.N);
   if (a.BOOL !== undefined) return a.BOOL;
   if (a.L !== undefined) return a.L.map(fromAttr);
   if (a.M !== undefined) {

@@ -335,7 +335,8 @@ export class DynamoDbSink implements Sink {
     const item: Item = { pk: { S: key.pk }, sk: { S: key.sk }, batchId: { N: String(batchId) }, queryId: { S: ctx.queryId } };
     for (const [col, v] of Object.entries(row)) {
       if ((RESERVED_ATTRIBUTES as readonly string[]).includes(col)) throw reservedColumn(col);
-      item[col] = toAttr(v, col);
+      // a BIGINT beyond 2^53 − 1 is output as its digits (FORMAT-3): DynamoDB's N holds them exactly
+      item[col] = ctx.columnTypes?.[col] === 'LONG' && typeof v === 'string' && /^-?[0-9]+$/.test(v) ? { N: v } : toAttr(v, col);
     }
     const bytes = itemSize(item);
     if (bytes > ITEM_MAX_BYTES) {

@@ -144,6 +144,11 @@ function parquetValue(v: Json | undefined, type: OutputColumnType, column: strin
       break;
     case 'LONG':
       if (typeof v === 'number' && Number.isSafeInteger(v)) return BigInt(v);
+      // beyond 2^53 − 1 a BIGINT is output as its digits (FORMAT-3): INT64 holds it exactly
+      if (typeof v === 'string' && /^-?[0-9]+$/.test(v)) {
+        const big = BigInt(v);
+        if (big >= -(2n ** 63n) && big < 2n ** 63n) return big;
+      }
       break;
     case 'DOUBLE':
       if (typeof v === 'number') return v;

@@ -38,6 +38,7 @@ const INITIAL_GROUPS = 1024;
 /** A value of a sum or avg column as a number (as aggregates.ts reads it), or null when it adds nothing. */
 function addend(raw: unknown): number | null {
   if (typeof raw === 'number') return raw;
+  if (typeof raw === 'bigint') return Number(raw); // avg of a BIGINT: a DOUBLE, as in Spark
   if (typeof raw !== 'string') return null;
   // Spark casts a string to DOUBLE for sum/avg; text that is not a number is null.
   const text = raw.trim();
@@ -64,8 +65,11 @@ export class NumericSlots {
     for (const agg of aggs) {
       const { fn, column } = agg.spec;
       if (fn === 'count') ops.push(column === undefined ? OP_COUNT_ALL : OP_COUNT);
-      else if (fn === 'sum') ops.push(OP_SUM);
-      else if (fn === 'avg') ops.push(OP_AVG);
+      else if (fn === 'sum') {
+        // a BIGINT sum adds exactly (aggregates.ts addLongs), which doubles cannot beyond 2^53
+        if (agg.exactLongs) return null;
+        ops.push(OP_SUM);
+      } else if (fn === 'avg') ops.push(OP_AVG);
       else return null;
       columns.push(column ?? '');
     }

@@ -17,7 +17,8 @@ export function stateId(kv: readonly Json[]): string {
   for (let i = 0; i < kv.length; i++) {
     if (i > 0) parts.push(',');
     const v = kv[i];
-    if (typeof v === 'number') parts.push(String(v));
+    // a BIGINT beyond 2^53 − 1 is a bigint: its digits, which no number's text equals (one form per value)
+    if (typeof v === 'number' || typeof (v as unknown) === 'bigint') parts.push(String(v));
     else parts.push(JSON.stringify(v));
   }
   parts.push(']');

@@ -69,8 +69,13 @@ export type InputValue<T> = T extends 'STRING'
     ? boolean | null
     : T extends 'WINDOW'
       ? { readonly start: number; readonly end: number }
-      : number | null;
-/** A value in an emitted row: TIMESTAMP as ISO text, NaN and the infinities of a DOUBLE as Spark's JSON writer spells them. */
+      : T extends 'LONG'
+        ? number | bigint | null
+        : number | null;
+/**
+ * A value in an emitted row: TIMESTAMP as ISO text, NaN and the infinities of a DOUBLE as Spark's
+ * JSON writer spells them, a BIGINT beyond ±(2^53 − 1) as the string of its digits (FORMAT-3).
+ */
 export type OutputValue<T> = T extends 'STRING' | 'TIMESTAMP'
   ? string | null
   : T extends 'BOOLEAN'
@@ -79,7 +84,9 @@ export type OutputValue<T> = T extends 'STRING' | 'TIMESTAMP'
       ? number | 'NaN' | 'Infinity' | '-Infinity' | null
       : T extends 'WINDOW'
         ? { readonly start: string; readonly end: string }
-        : number | null;
+        : T extends 'LONG'
+          ? number | string | null
+          : number | null;
 /** A row as filter/withColumn functions see it. */
 export type InputRowOf<C extends FrameColumns> = Known<C> extends true ? Simplify<{ [K in keyof C]: InputValue<C[K]> }> : Row;
 /** A row the query emits, as the sinks write it and `RunReport` rows hold it. */

@@ -12,6 +12,7 @@ import type { Progress } from './position';
 import type { QueryRuntime } from './runtime';
 import type { BatchReport, RunReport, StopReason } from './types';
 import type { OutputRow } from '../ports';
+import { encodeStateJson } from '../state-json';
 
 /** One operator's figures of a batch: state rows after it, rows it dropped as late, its changes. */
 export interface OperatorFigures {
@@ -202,7 +203,7 @@ function estimateStateBytes(changes: readonly StateChange[]): number {
   let bytes = 0;
   for (let i = 0; i < k; i++) {
     const c = changes[Math.floor((i * n) / k)];
-    bytes += c.key.id.length + (c.value === null ? 0 : JSON.stringify(c.value).length);
+    bytes += c.key.id.length + (c.value === null ? 0 : encodeStateJson(c.value).length);
   }
   return Math.round((bytes * n) / k);
 }

@@ -1,8 +1,8 @@
 /** The StateStore twin (the twins' common rules: twins.ts). */
 import { SluiceError } from '../errors';
 import type { Clock, Json, LeaseHandle, OperatorStateSpec, StateChange, StateEntry, StateKey, StateStore } from '../ports';
-import { encodeStateJson, STATE_ITEM_MAX_BYTES, stateItemTooLarge, storedStateBytes } from '../state-json';
-import { copy, prng, TWIN_SEED } from './twins';
+import { decodeStateJson, encodeStateJson, STATE_ITEM_MAX_BYTES, stateItemTooLarge, storedStateBytes } from '../state-json';
+import { prng, TWIN_SEED } from './twins';
 
 /** One version of a key: the value batch `version` wrote (null: deleted), with its key. */
 interface KeyVersion {
@@ -82,7 +82,7 @@ export class InMemoryStateStore implements StateStore {
     const seen =
       history.current.version <= version ? history.current : history.previous !== undefined && history.previous.version <= version ? history.previous : null;
     if (seen === null || seen.value === null) return null;
-    return { key: keyOf(seen.key), value: copy(seen.value) };
+    return { key: keyOf(seen.key), value: stateCopy(seen.value) };
   }
 
   async get(op: OperatorStateSpec, keys: StateKey[], version: number) {
@@ -165,7 +165,7 @@ export class InMemoryStateStore implements StateStore {
     // As the DynamoDB store: every key and item is checked before anything is written.
     const written = new Map<string, KeyVersion>();
     for (const c of changes) {
-      written.set(c.key.id, { version, key: keyOf(c.key), value: c.value === null ? c.value : copy(c.value) });
+      written.set(c.key.id, { version, key: keyOf(c.key), value: c.value === null ? c.value : stateCopy(c.value) });
     }
     for (const w of written.values()) {
       const stored = t.get(w.key.id)?.current.key.partition ?? 0;
@@ -233,6 +233,11 @@ function checkItemSize(op: OperatorStateSpec, cur: KeyVersion): void {
 
 /** The keys, names and ttl of a DynamoDB state page around its entries (about; state-layout.ts). */
 const PAGE_ITEM_OVERHEAD_BYTES = 100;
+
+/** A copy of a state value through the text DynamoDB's store keeps (so a bigint or NaN reads back as it would there). */
+function stateCopy(v: Json): Json {
+  return decodeStateJson(encodeStateJson(v));
+}
 
 /** A copy of a state key (its partition kept when it has one). */
 function keyOf(k: StateKey): StateKey {
