@@ -92,7 +92,7 @@ export const synth = () => new SampleStack(new App({ context: { 'aws:cdk:bundlin
 `;
     case 'pipeline props':
       return `import { App, Stack, aws_s3 as s3 } from 'aws-cdk-lib';
-import { AvailableNowPipeline, PipelineSink, outputColumnTypes, type AvailableNowPipelineProps } from '${api('cdk')}';
+import { AvailableNowPipeline, PipelineSink, PipelineSource, outputColumnTypes, type AvailableNowPipelineProps } from '${api('cdk')}';
 import { readStream, window, sum, count } from '${api('query')}';
 const windowedTotals = () => readStream.format('json').schema('user STRING, event_time TIMESTAMP, amount DOUBLE').load()
   .withWatermark('event_time', '10 minutes').groupBy(window('event_time', '10 minutes')).agg(sum('amount').as('total'), count().as('events'))
@@ -105,7 +105,7 @@ ${code}
   };
   return new AvailableNowPipeline(stack, 'Pipeline', props);
 };
-void PipelineSink;
+void [PipelineSink, PipelineSource];
 `;
   }
 }
