@@ -542,11 +542,13 @@ export class S3LandingSource extends S3Prefix implements Source {
     let rowCount = 0;
     let deadCount = 0;
     let bytes = 0;
+    let files = 0;
     for await (const c of this.readChunks(batchId, start, end, options)) {
       chunks.push(c);
       rowCount += c.rows.length;
       deadCount += c.deadLetters.length;
       bytes += c.bytes;
+      files += c.files ?? 0;
     }
     if (chunks.length === 1) return chunks[0];
     const rows: Row[] = new Array(rowCount);
@@ -557,7 +559,7 @@ export class S3LandingSource extends S3Prefix implements Source {
       for (let i = 0; i < c.rows.length; i++) rows[r++] = c.rows[i];
       for (let i = 0; i < c.deadLetters.length; i++) deadLetters[d++] = c.deadLetters[i];
     }
-    return { rows, deadLetters, bytes };
+    return { rows, deadLetters, bytes, files };
   }
 
   /**
@@ -675,8 +677,10 @@ export class S3LandingSource extends S3Prefix implements Source {
   /** What is left of the run's new files after `from`, and their stored bytes, from the run's discovery. */
   async backlog(from: Json | null, target: Json | null): Promise<SourceBacklog> {
     const t = target as unknown as Partial<FilesTarget> | null;
-    if (!t || typeof t !== 'object' || typeof t.listedUntilMs !== 'number' || this.listing === null) return { files: 0, bytes: 0 };
+    if (!t || typeof t !== 'object' || typeof t.listedUntilMs !== 'number') return { files: 0, bytes: 0 };
     const at = await this.seenAs(from);
+    // a partitioned run's commit task has not listed: it lists once, as a plan task does
+    this.listing ??= await this.discover(at);
     const fresh = newFiles(
       at.seen,
       this.listing.candidates.filter((c) => c.lastModifiedMs <= t.listedUntilMs!),
@@ -979,6 +983,14 @@ interface FetchedFile {
  * sequence), so no piece nears V8's string limit.
  */
 function* parseFile(parse: LineParser, f: FetchedFile, pieceBytes: number, columns?: readonly string[]): Generator<ReadResult> {
+  let first = true; // the file counts with its first chunk, as its bytes do
+  for (const chunk of parseFileRows(parse, f, pieceBytes, columns)) {
+    yield first ? { ...chunk, files: 1 } : chunk;
+    first = false;
+  }
+}
+
+function* parseFileRows(parse: LineParser, f: FetchedFile, pieceBytes: number, columns?: readonly string[]): Generator<ReadResult> {
   const parts = columns ? f.partitions.filter(([c]) => columns.includes(c)) : f.partitions;
   if (parts.length === 0) {
     yield* parseFileLines(parse, f, pieceBytes);

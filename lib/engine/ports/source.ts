@@ -25,6 +25,8 @@ export interface ReadResult {
   readonly deadLetters: DeadLetter[];
   /** Bytes read, for progress reports. */
   readonly bytes: number;
+  /** Files this chunk began (a file source sets 1 on each file's first chunk), for progress reports. */
+  readonly files?: number;
 }
 
 export interface BatchLimits {

@@ -23,6 +23,8 @@ export interface BatchRead {
   bytes: number;
   /** Bytes read from each source (as the source counts them: stored bytes of the files, record data). */
   readonly perSourceBytes: number[];
+  /** Files read from each source that reads files (ReadResult.files), absent for the others. */
+  readonly perSourceFiles: number[];
   /** Dead letters from each source (records it could not turn into rows). */
   readonly perSourceDeadLetters: number[];
   readonly deadLetters: DeadLetter[];
@@ -50,6 +52,7 @@ export function emptyRead(): BatchRead {
     perSource: [],
     bytes: 0,
     perSourceBytes: [],
+    perSourceFiles: [],
     perSourceDeadLetters: [],
     deadLetters: [],
     maxEventTimes: new MaxEventTimes(),
@@ -132,6 +135,7 @@ export async function* stagedChunks(
     read.perSource[sourceIndex] = (read.perSource[sourceIndex] ?? 0) + chunk.rows.length;
     read.bytes += chunk.bytes;
     read.perSourceBytes[sourceIndex] = (read.perSourceBytes[sourceIndex] ?? 0) + chunk.bytes;
+    if (chunk.files) read.perSourceFiles[sourceIndex] = (read.perSourceFiles[sourceIndex] ?? 0) + chunk.files;
     read.perSourceDeadLetters[sourceIndex] = (read.perSourceDeadLetters[sourceIndex] ?? 0) + chunk.deadLetters.length;
     for (const d of chunk.deadLetters) read.deadLetters.push(d);
     const staged = await rt.runStages(stages, chunk.rows);

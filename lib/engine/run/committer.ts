@@ -155,12 +155,9 @@ export class BatchCommitter {
       const src = rt.sources[i];
       const known = batch.start.targets !== undefined && src.backlog !== undefined;
       backlog.push(known ? await src.backlog!(commit.offsets[i] ?? null, batch.start.targets![i] ?? null) : undefined);
-      // the files a batch read are the backlog between its start and end offsets, from the run's
-      // listing: only for a source whose backlog is files (S3; a Kinesis source's is records, and
-      // its backlog takes only the run's target, not a batch's end offset)
-      const [from, to] = [entry.startOffsets[i] ?? null, entry.offsets[i] ?? null];
-      const moved = to !== null && JSON.stringify(from) !== JSON.stringify(to);
-      filesRead.push(backlog[i]?.files === undefined ? undefined : moved ? (await src.backlog!(from, to)).files : 0);
+      // the files a batch read, as its chunks counted them (ReadResult.files): only for a source
+      // whose backlog is files (S3; a Kinesis source's is records)
+      filesRead.push(backlog[i]?.files === undefined ? undefined : (outcome.read.perSourceFiles[i] ?? 0));
     }
     const operators: OperatorFigures[] = rt.operators.map((_, i) => ({
       stateRows: stateRowsByOperator[i],

@@ -432,6 +432,7 @@ function readMeta(read: BatchRead, partitions: number[]): ReadMeta {
     perSource: [...read.perSource],
     bytes: read.bytes,
     perSourceBytes: [...read.perSourceBytes],
+    perSourceFiles: [...read.perSourceFiles],
     perSourceDeadLetters: [...read.perSourceDeadLetters],
     deadLetters: read.deadLetters,
     maxEventTimes: [...read.maxEventTimes.entries()],
@@ -449,6 +450,7 @@ function mergeReads(metas: readonly ReadMeta[]): BatchRead {
     read.bytes += m.bytes;
     m.perSource.forEach((n, i) => (read.perSource[i] = (read.perSource[i] ?? 0) + (n ?? 0)));
     m.perSourceBytes?.forEach((n, i) => (read.perSourceBytes[i] = (read.perSourceBytes[i] ?? 0) + (n ?? 0)));
+    m.perSourceFiles?.forEach((n, i) => (read.perSourceFiles[i] = (read.perSourceFiles[i] ?? 0) + (n ?? 0)));
     m.perSourceDeadLetters?.forEach((n, i) => (read.perSourceDeadLetters[i] = (read.perSourceDeadLetters[i] ?? 0) + (n ?? 0)));
     for (const d of m.deadLetters) read.deadLetters.push(d);
     max.observe(

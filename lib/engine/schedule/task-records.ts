@@ -47,6 +47,7 @@ export interface ReadMeta {
   readonly bytes: number;
   /** Per source, as BatchRead's (absent in a record an earlier sluice wrote). */
   readonly perSourceBytes?: number[];
+  readonly perSourceFiles?: number[];
   readonly perSourceDeadLetters?: number[];
   readonly deadLetters: DeadLetter[];
   readonly maxEventTimes: Array<[string, number]>;

@@ -67,8 +67,12 @@ export class InMemoryFileSource implements Source {
     const files = this.after(start, end);
     for (const f of options?.split ? splitOf(files, options.split) : files) {
       const cursor: LineCursor = { lineNo: 0, bytes: f.body.length };
-      yield* parseLineChunks(parse, f.key, f.body, cursor);
-      if (cursor.bytes > 0 || f.body.length === 0) yield { rows: [], deadLetters: [], bytes: cursor.bytes };
+      let first = true; // the file counts with its first chunk, as its bytes do (as the S3 source's)
+      for (const chunk of parseLineChunks(parse, f.key, f.body, cursor)) {
+        yield first ? { ...chunk, files: 1 } : chunk;
+        first = false;
+      }
+      if (cursor.bytes > 0 || f.body.length === 0) yield { rows: [], deadLetters: [], bytes: cursor.bytes, ...(first ? { files: 1 } : {}) };
     }
   }
   /** As the S3 landing source: contiguous groups of the batch's files, at most one a file. */
