@@ -219,7 +219,7 @@ export function buildExecutor(conn: AwsConnection, given: QueryPlan, cfg: Pipeli
   const clients = extras.clients ?? createClients(conn);
   const checkpoint = new S3CheckpointStore({ client: clients.s3, bucket: cfg.checkpoint.bucket, prefix: cfg.checkpoint.prefix });
   // Notification mode (SLUICE_NOTIFICATION_QUEUE_URL): the main source's candidates come from the queue, not a listing.
-  const notifications = extras.source ? undefined : notificationDiscovery(cfg, clients, extras.log);
+  const notifications = extras.source ? undefined : notificationDiscovery(plan, cfg, clients, extras.log);
   const openSource = (loc: SourceLocation, spec: SourceSpec, limits: BatchLimits, sourceIndex: number): Source =>
     loc.kind === 's3'
       ? new S3LandingSource({
@@ -306,13 +306,37 @@ export function buildExecutor(conn: AwsConnection, given: QueryPlan, cfg: Pipeli
   return { executor, partitioned, clients, checkpoint, source, sink, state, lease, deadLetters };
 }
 
+/**
+ * How the query's readStream says its files are found: `.option('discovery', 'notifications')`
+ * (S3 event notifications through SQS, the CDK's `PipelineSource.s3(bucket, prefix, { discovery:
+ * 'notifications' })`), or 'list' (the default).
+ */
+export function discoveryOf(spec: SourceSpec): 'list' | 'notifications' {
+  const d = spec.options.discovery;
+  if (d === undefined || d === 'list') return 'list';
+  if (d === 'notifications' && spec.kind === 'files') return 'notifications';
+  throw new InvalidOptionError(
+    d === 'notifications'
+      ? `option discovery='notifications' is for an S3 source (S3 event notifications), not a ${spec.kind} source: leave it out`
+      : `option discovery=${JSON.stringify(d)} is not a discovery mode: use 'list' (the default) or 'notifications'`,
+  );
+}
+
 /** Notification mode's discovery for the query's main source, or undefined in listing mode. */
 function notificationDiscovery(
+  plan: QueryPlan,
   cfg: PipelineConfig,
   clients: AwsClients,
   log: PipelineExtras['log'],
 ): NotificationFileDiscovery | undefined {
-  if (cfg.notificationQueueUrl === undefined) return undefined;
+  if (cfg.notificationQueueUrl === undefined) {
+    if (discoveryOf(plan.source) === 'notifications') {
+      throw new InvalidOptionError(
+        `the query reads its source with .option('discovery', 'notifications'), but no notification queue is given: deploy with PipelineSource.s3(bucket, prefix, { discovery: 'notifications' }) (it sets SLUICE_NOTIFICATION_QUEUE_URL), or run it with \`sluice run\`, which creates the queue on the local stack`,
+      );
+    }
+    return undefined;
+  }
   if (cfg.source.kind !== 's3') {
     throw new InvalidOptionError(
       `notification mode (queue ${cfg.notificationQueueUrl}) reads S3 event notifications, but the query's source is ${cfg.source.kind}: leave SLUICE_NOTIFICATION_QUEUE_URL out`,
