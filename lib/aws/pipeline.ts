@@ -323,12 +323,7 @@ export function discoveryOf(spec: SourceSpec): 'list' | 'notifications' {
 }
 
 /** Notification mode's discovery for the query's main source, or undefined in listing mode. */
-function notificationDiscovery(
-  plan: QueryPlan,
-  cfg: PipelineConfig,
-  clients: AwsClients,
-  log: PipelineExtras['log'],
-): NotificationFileDiscovery | undefined {
+function notificationDiscovery(plan: QueryPlan, cfg: PipelineConfig, clients: AwsClients, log: PipelineExtras['log']): NotificationFileDiscovery | undefined {
   if (cfg.notificationQueueUrl === undefined) {
     if (discoveryOf(plan.source) === 'notifications') {
       throw new InvalidOptionError(

@@ -32,7 +32,12 @@ export interface DiscoveryStats {
   readonly fullListings: number;
   readonly incrementalListings: number;
   /** Notification mode: the SQS requests spent (sqs/notification-file-discovery.ts). */
-  readonly sqs?: { readonly getQueueAttributes: number; readonly receiveMessage: number; readonly deleteMessageBatch: number; readonly changeMessageVisibilityBatch: number };
+  readonly sqs?: {
+    readonly getQueueAttributes: number;
+    readonly receiveMessage: number;
+    readonly deleteMessageBatch: number;
+    readonly changeMessageVisibilityBatch: number;
+  };
 }
 
 export interface FileDiscovery {
