@@ -52,7 +52,7 @@ async function setUp(): Promise<{ base: string; cfg: PipelineConfig; queueUrl: s
 }
 
 async function put(key: string, ids: string[]): Promise<string> {
-  const res = await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: ids.map((id) => JSON.stringify({ id })).join('\n') + '\n' }));
+  const res = await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: `${ids.map((id) => JSON.stringify({ id })).join('\n')}\n` }));
   return res.ETag!.replace(/"/g, '');
 }
 
