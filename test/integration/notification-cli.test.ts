@@ -37,7 +37,10 @@ describe("sluice run with .option('discovery', 'notifications')", () => {
     await Promise.all([ensureBucket(clients.s3, bucket), ensureStateTable(clients.dynamodb, table)]);
     const { queueUrl } = await ensureNotificationQueue(clients, { bucket, prefix: 'landing', name: uniqueName('nq') });
     const query = join(dir, 'copy.js');
-    writeFileSync(query, `exports.default = ${READER}.format('json').schema('id STRING').option('discovery', 'notifications').load().writeStream.queryName('copy').plan();`);
+    writeFileSync(
+      query,
+      `exports.default = ${READER}.format('json').schema('id STRING').option('discovery', 'notifications').load().writeStream.queryName('copy').plan();`,
+    );
     const args = (input: string) => ['run', query, '--source', `s3://${bucket}/landing`, '--input', input, '--state-table', table, '--json'];
 
     const refused = await runCli(args(folder('none', { 'x.json': ['x'] })), { ...env(), SLUICE_NOTIFICATION_QUEUE_URL: undefined });
