@@ -14,6 +14,7 @@ import { connectionFromEnv, createClients } from '../lib/aws/clients';
 import type { AwsConnection } from '../lib/aws/config';
 import {
   buildExecutor,
+  discoveryOf,
   deadLetterLocation,
   describeSink,
   parseS3Uri,
@@ -23,6 +24,7 @@ import {
   type SinkLocation,
   type SourceLocation,
 } from '../lib/aws/pipeline';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { S3CheckpointStore } from '../lib/aws/s3/checkpoint';
 import { keyRoot } from '../lib/aws/s3/requests';
 import { parseShortDuration } from '../lib/observe/format';
@@ -36,14 +38,14 @@ import { createRunDisplay } from '../lib/observe/progress-line';
 import { analyseStatus, loadStatus, renderStatus } from '../lib/observe/status';
 import { prepareConformance, runCase, type ConformanceOptions } from '../lib/conformance/runner';
 import { putJsonRecords } from '../lib/conformance/kinesis';
-import { ensureBucket, ensureStateTable, ensureStream } from '../lib/local/resources';
+import { ensureBucket, ensureNotificationQueue, ensureStateTable, ensureStream } from '../lib/local/resources';
 import { startLocalStack, type LocalStack } from '../lib/local/stack';
 import { SEED_FILES, showTotals, windowedTotals } from '../examples/windowed-totals';
 
 export { EXIT_CODES } from './exit-codes';
 import { EXIT_CODES } from './exit-codes';
 
-export type Service = 'dynamodb' | 's3' | 'kinesis';
+export type Service = 'dynamodb' | 's3' | 'kinesis' | 'sqs';
 
 /** The endpoint to use: AWS_ENDPOINT_URL (LocalStack), real AWS (--aws), or the embedded stack. */
 export async function connect(aws: boolean | undefined, services: Service[], dataDir?: string): Promise<{ conn: AwsConnection; stack?: LocalStack }> {
@@ -355,6 +357,49 @@ function inputFolders(plan: QueryPlan, given: readonly string[] | undefined): Ma
   return folders;
 }
 
+/**
+ * Notification mode's queue: on the local stack, created with its dead-letter queue and the
+ * bucket's notification (before any input is uploaded, so the uploads are announced); elsewhere
+ * (--aws, AWS_ENDPOINT_URL) the one SLUICE_NOTIFICATION_QUEUE_URL names, as the Lambda is given it.
+ */
+async function notificationQueue(conn: AwsConnection, stack: LocalStack | undefined, source: SourceLocation, queryName: string): Promise<string> {
+  if (source.kind !== 's3') throw new InvalidOptionError(`option discovery='notifications' is for an S3 source, not ${describeSource(source)}`);
+  if (!stack) {
+    const url = process.env.SLUICE_NOTIFICATION_QUEUE_URL;
+    if (!url) {
+      throw new InvalidOptionError(
+        "the query reads with .option('discovery', 'notifications'): set SLUICE_NOTIFICATION_QUEUE_URL to the queue S3 notifies (the stack of PipelineSource.s3(bucket, prefix, { discovery: 'notifications' }) outputs it), or run on the local stack, which creates one",
+      );
+    }
+    return url;
+  }
+  const clients = createClients(conn);
+  try {
+    const name = `sluice-${queryName.replace(/[^A-Za-z0-9_-]/g, '-')}-notifications`.slice(0, 76);
+    return (await ensureNotificationQueue(clients, { bucket: source.bucket, prefix: source.prefix, name })).queueUrl;
+  } finally {
+    clients.destroy();
+  }
+}
+
+/** Waits (at most 5 s) until the queue's message count holds still for 300 ms. */
+async function queueSettled(conn: AwsConnection, queueUrl: string): Promise<void> {
+  const clients = createClients(conn);
+  try {
+    let last = -1;
+    let still = 0;
+    for (let i = 0; i < 50 && still < 3; i++) {
+      const res = await clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }));
+      const n = Number(res.Attributes?.ApproximateNumberOfMessages ?? 0);
+      still = n === last ? still + 1 : 0;
+      last = n;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  } finally {
+    clients.destroy();
+  }
+}
+
 export async function runQuery(modulePath: string, o: RunOptions): Promise<number> {
   const plan = await loadPlan(modulePath);
   const { source, inputs, checkpoint, sink } = locationsOf(plan, o);
@@ -362,7 +407,19 @@ export async function runQuery(modulePath: string, o: RunOptions): Promise<numbe
   const all = [source, ...inputs];
   const crash = parseCrashPlan(process.env.SLUICE_CRASH_AT);
   const deadlineMs = o.maxDuration ? Date.now() + parseShortDuration(o.maxDuration, '--max-duration') : undefined;
-  const services: Service[] = all.some((l) => l.kind === 'kinesis') ? ['dynamodb', 's3', 'kinesis'] : ['dynamodb', 's3'];
+  // notification mode (.option('discovery', 'notifications')): the local stack runs SQS too, and S3 notifies it
+  const notifications = discoveryOf(plan.source) === 'notifications';
+  if (notifications && o.workers) {
+    throw new InvalidOptionError(
+      "--workers: the query reads with .option('discovery', 'notifications'), which does not run partitioned (a partitioned run discovers files in its plan task and commits in another, and the queue's receipt handles do not pass between them): leave out --workers, or the option",
+    );
+  }
+  const services: Service[] = [
+    'dynamodb',
+    's3',
+    ...(all.some((l) => l.kind === 'kinesis') ? (['kinesis'] as const) : []),
+    ...(notifications ? (['sqs'] as const) : []),
+  ];
   const { conn, stack } = await connect(o.aws, services, o.ephemeral ? undefined : o.dataDir);
   try {
     if (stack) {
@@ -375,11 +432,14 @@ export async function runQuery(modulePath: string, o: RunOptions): Promise<numbe
         ensureStateTable(clients.dynamodb, o.stateTable),
       ]);
     }
+    const notificationQueueUrl = notifications ? await notificationQueue(conn, stack, source, plan.name) : undefined;
     for (const [k, dir] of [...folders].sort((a, b) => a[0] - b[0])) {
       const loc = all[k];
       if (loc.kind === 's3') await uploadInput(createClients(conn), dir, loc.bucket, loc.prefix);
       else await putInputRecords(createClients(conn), dir, loc.streamName);
     }
+    // the local S3 notifies asynchronously: let the uploads' notifications reach the queue before the run notes what is there
+    if (notificationQueueUrl && stack && folders.size > 0) await queueSettled(conn, notificationQueueUrl);
     const cfg: PipelineConfig = {
       checkpoint,
       stateTable: o.stateTable,
@@ -387,6 +447,7 @@ export async function runQuery(modulePath: string, o: RunOptions): Promise<numbe
       ...(inputs.length ? { inputs } : {}),
       sink,
       ...(o.statePartitions ? { statePartitions: o.statePartitions } : {}),
+      ...(notificationQueueUrl ? { notificationQueueUrl } : {}),
     };
     // On a terminal: a live line per batch and a short summary; otherwise (or --json) plain output.
     const display = createRunDisplay({ out: process.stdout, err: process.stderr, json: o.json === true, deadlineMs });

@@ -15,6 +15,8 @@ import { createClients, type AwsClients } from './clients';
 import type { AwsConnection } from './config';
 import { S3CheckpointStore } from './s3/checkpoint';
 import { landingOptionsFromSpec, S3LandingSource } from './s3/landing-source';
+import { NotificationFileDiscovery } from './sqs/notification-file-discovery';
+import { SqsNotificationDiscovery } from './sqs/notification-discovery';
 import { S3DeadLetterSink } from './s3/dead-letters';
 import { S3JsonSink } from './s3/json-sink';
 import { DynamoDbStateStore } from './dynamodb/state-store';
@@ -214,15 +216,10 @@ export function buildExecutor(conn: AwsConnection, given: QueryPlan, cfg: Pipeli
   // A sibling of the checkpoint prefix, not inside it: the checkpoint's head() lists its prefix.
   const dl = deadLetterLocation(cfg);
   checkWrittenOutsideSources(plan, cfg, dl);
-  if (cfg.notificationQueueUrl !== undefined && !extras.source) {
-    // The landing source that takes its candidates from a FileDiscovery (issue 28) wires
-    // SqsNotificationDiscovery here; until then a queue URL must not be silently ignored.
-    throw new InvalidOptionError(
-      `notification mode (queue ${cfg.notificationQueueUrl}) is not supported by this version's S3 landing source: deploy with PipelineSource.s3(bucket, prefix) (discovery 'list'), or a version whose landing source reads notifications`,
-    );
-  }
   const clients = extras.clients ?? createClients(conn);
   const checkpoint = new S3CheckpointStore({ client: clients.s3, bucket: cfg.checkpoint.bucket, prefix: cfg.checkpoint.prefix });
+  // Notification mode (SLUICE_NOTIFICATION_QUEUE_URL): the main source's candidates come from the queue, not a listing.
+  const notifications = extras.source ? undefined : notificationDiscovery(plan, cfg, clients, extras.log);
   const openSource = (loc: SourceLocation, spec: SourceSpec, limits: BatchLimits, sourceIndex: number): Source =>
     loc.kind === 's3'
       ? new S3LandingSource({
@@ -235,6 +232,7 @@ export function buildExecutor(conn: AwsConnection, given: QueryPlan, cfg: Pipeli
           log: extras.log,
           sourceIndex,
           ...landingOptionsFromSpec(spec.options),
+          ...(sourceIndex === 0 && notifications ? { discovery: notifications } : {}),
         })
       : new KinesisSource({ client: clients.kinesis, streamName: loc.streamName, schema: spec.schema, checkpoint, ...kinesisOptionsFromSpec(spec.options) });
   const source: Source = extras.source ?? openSource(cfg.source, plan.source, plan.limits, 0);
@@ -291,7 +289,10 @@ export function buildExecutor(conn: AwsConnection, given: QueryPlan, cfg: Pipeli
   const options = { leaseDurationMs: cfg.leaseDurationMs, retainBatches: cfg.retainBatches };
   // Each run's report carries what its requests consumed (RunReport.consumed), from the clients'
   // meter, and each batch's progress record its own share (sluice.consumed).
-  const executor = meterRuns(new MicroBatchExecutor(deps, options), clients.meter);
+  const metered = meterRuns(new MicroBatchExecutor(deps, options), clients.meter);
+  // The messages a run took and did not commit are made visible again when it ends, so the next
+  // run receives them at once (a run that dies without this gets them after their visibility timeout).
+  const executor = notifications ? releasingAtEnd(metered, notifications) : metered;
   /**
    * A task of a partitioned run on the same ports (lib/engine/schedule/partitioned.ts): its hand-offs in
    * the shuffle beside the checkpoint (`<checkpoint>-shuffle`; head() lists the checkpoint's own
@@ -303,6 +304,55 @@ export function buildExecutor(conn: AwsConnection, given: QueryPlan, cfg: Pipeli
       { ...options, ...o },
     );
   return { executor, partitioned, clients, checkpoint, source, sink, state, lease, deadLetters };
+}
+
+/**
+ * How the query's readStream says its files are found: `.option('discovery', 'notifications')`
+ * (S3 event notifications through SQS, the CDK's `PipelineSource.s3(bucket, prefix, { discovery:
+ * 'notifications' })`), or 'list' (the default).
+ */
+export function discoveryOf(spec: SourceSpec): 'list' | 'notifications' {
+  const d = spec.options.discovery;
+  if (d === undefined || d === 'list') return 'list';
+  if (d === 'notifications' && spec.kind === 'files') return 'notifications';
+  throw new InvalidOptionError(
+    d === 'notifications'
+      ? `option discovery='notifications' is for an S3 source (S3 event notifications), not a ${spec.kind} source: leave it out`
+      : `option discovery=${JSON.stringify(d)} is not a discovery mode: use 'list' (the default) or 'notifications'`,
+  );
+}
+
+/** Notification mode's discovery for the query's main source, or undefined in listing mode. */
+function notificationDiscovery(plan: QueryPlan, cfg: PipelineConfig, clients: AwsClients, log: PipelineExtras['log']): NotificationFileDiscovery | undefined {
+  if (cfg.notificationQueueUrl === undefined) {
+    if (discoveryOf(plan.source) === 'notifications') {
+      throw new InvalidOptionError(
+        `the query reads its source with .option('discovery', 'notifications'), but no notification queue is given: deploy with PipelineSource.s3(bucket, prefix, { discovery: 'notifications' }) (it sets SLUICE_NOTIFICATION_QUEUE_URL), or run it with \`sluice run\`, which creates the queue on the local stack`,
+      );
+    }
+    return undefined;
+  }
+  if (cfg.source.kind !== 's3') {
+    throw new InvalidOptionError(
+      `notification mode (queue ${cfg.notificationQueueUrl}) reads S3 event notifications, but the query's source is ${cfg.source.kind}: leave SLUICE_NOTIFICATION_QUEUE_URL out`,
+    );
+  }
+  return new NotificationFileDiscovery(
+    new SqsNotificationDiscovery({ client: clients.sqs, queueUrl: cfg.notificationQueueUrl, bucket: cfg.source.bucket, prefix: cfg.source.prefix, log }),
+  );
+}
+
+/** The executor whose every run, however it ends, releases the notifications it still holds. */
+function releasingAtEnd(executor: MicroBatchExecutor, discovery: NotificationFileDiscovery): MicroBatchExecutor {
+  const run = executor.run.bind(executor);
+  executor.run = async (o?: RunOptions) => {
+    try {
+      return await run(o);
+    } finally {
+      await discovery.release().catch(() => undefined);
+    }
+  };
+  return executor;
 }
 
 /**

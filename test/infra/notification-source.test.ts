@@ -9,6 +9,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { AvailableNowPipeline, type AvailableNowPipelineProps, GRANTED_ACTIONS, PipelineSource } from '../../lib/infra/available-now-pipeline';
 import { pipelineConfigFromEnv } from '../../lib/aws/lambda/env';
 import { buildExecutor } from '../../lib/aws/pipeline';
+import type { S3LandingSource } from '../../lib/aws/s3/landing-source';
 import { windowedTotals } from '../../examples/windowed-totals';
 import { commandsSent } from '../helpers/sdk-commands';
 import { flat, rejectionOf, roleStatements } from '../helpers/template';
@@ -195,17 +196,31 @@ describe('what notification mode refuses', () => {
   });
 });
 
-describe('a handler given a notification queue before the landing source reads notifications', () => {
-  it('refuses to build the run rather than list the prefix while the queue fills', () => {
-    const cfg = pipelineConfigFromEnv({
-      SLUICE_CHECKPOINT_URI: 's3://my-bucket/checkpoints/q',
-      SLUICE_STATE_TABLE: 'state',
-      SLUICE_SOURCE_URI: 's3://my-bucket/landing/orders',
-      SLUICE_SINK_URI: 's3://my-bucket/out',
-      SLUICE_NOTIFICATION_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/q',
-    });
-    expect(() => buildExecutor({ region: 'eu-west-1' }, windowedTotals(), cfg)).toThrow(
-      /notification mode \(queue https:\/\/sqs.*\/q\) is not supported by this version's S3 landing source/,
-    );
+describe('a handler given a notification queue', () => {
+  const env = {
+    SLUICE_CHECKPOINT_URI: 's3://my-bucket/checkpoints/q',
+    SLUICE_STATE_TABLE: 'state',
+    SLUICE_SOURCE_URI: 's3://my-bucket/landing/orders',
+    SLUICE_SINK_URI: 's3://my-bucket/out',
+  };
+  it('builds the landing source on the queue (SQS requests in its discovery stats), not a listing of the prefix', () => {
+    const cfg = pipelineConfigFromEnv({ ...env, SLUICE_NOTIFICATION_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/q' });
+    const built = buildExecutor({ region: 'eu-west-1' }, windowedTotals(), cfg);
+    try {
+      expect((built.source as S3LandingSource).discoveryStats()).toEqual({
+        lists: 0,
+        fullListings: 0,
+        incrementalListings: 0,
+        sqs: { getQueueAttributes: 0, receiveMessage: 0, deleteMessageBatch: 0, changeMessageVisibilityBatch: 0 },
+      });
+    } finally {
+      built.clients.destroy();
+    }
+    const listing = buildExecutor({ region: 'eu-west-1' }, windowedTotals(), pipelineConfigFromEnv(env));
+    try {
+      expect((listing.source as S3LandingSource).discoveryStats().sqs).toBeUndefined();
+    } finally {
+      listing.clients.destroy();
+    }
   });
 });

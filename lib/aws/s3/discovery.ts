@@ -31,6 +31,13 @@ export interface DiscoveryStats {
   readonly lists: number;
   readonly fullListings: number;
   readonly incrementalListings: number;
+  /** Notification mode: the SQS requests spent (sqs/notification-file-discovery.ts). */
+  readonly sqs?: {
+    readonly getQueueAttributes: number;
+    readonly receiveMessage: number;
+    readonly deleteMessageBatch: number;
+    readonly changeMessageVisibilityBatch: number;
+  };
 }
 
 export interface FileDiscovery {
@@ -41,6 +48,17 @@ export interface FileDiscovery {
   discover(): Promise<{ files: DiscoveredFile[]; complete: boolean }>;
   /** The batch that read these keys committed (e.g. delete their notifications). Optional. */
   committed?(keys: readonly string[]): Promise<void>;
+  /**
+   * The source will not read these candidates (seen already, outside the listing rules, older
+   * than maxFileAge, gone before they were logged): e.g. delete their notifications. Optional.
+   */
+  forget?(keys: readonly string[]): Promise<void>;
+  /**
+   * Candidates were announced, not listed, so an object may be gone (deleted after its
+   * notification): the source HEADs each file of a batch before logging it, and drops (and
+   * forgets) the missing ones. A listing needs no such check.
+   */
+  readonly announced?: boolean;
   stats(): DiscoveryStats;
 }
 

@@ -212,6 +212,8 @@ interface SeenLog {
 
 /** A snapshot of the seen files every this many of the source's batches (Spark's compactInterval). */
 const COMPACT_EVERY = 10;
+/** Announced files HEADed at once before a batch logs them (notification mode). */
+const HEAD_CONCURRENCY = 16;
 
 /** A candidate file, classified. */
 interface Candidate extends LoggedFile {
@@ -282,6 +284,8 @@ export class S3LandingSource extends S3Prefix implements Source {
   private readonly archive: { readonly bucket: string; readonly root: string } | null;
   private readonly discovery: FileDiscovery;
   private listing: Listing | null = null;
+  /** Announced files found gone (404) before a batch logged them: not taken again this run. */
+  private readonly gone = new Set<string>();
   private seenAt: SeenAt | null = null;
   /** File bytes held by reads now, and the most at once (peakHeldBytes). */
   private held = 0;
@@ -380,6 +384,9 @@ export class S3LandingSource extends S3Prefix implements Source {
     const listing = await this.discover(at);
     this.listing = listing;
     const fresh = newFiles(at.seen, listing.candidates, this.newRules(this.limits));
+    // seen already (a duplicate or redelivered notification) or older than maxFileAge: never read
+    const taken = new Set(fresh.map((f) => f.key));
+    await this.forget(listing.candidates.filter((c) => !taken.has(c.key)).map((c) => c.key));
     if (fresh.length === 0) return start;
     const target: FilesTarget = { listedUntilMs: listing.listedUntilMs, files: fresh.length };
     return target as unknown as Json;
@@ -399,12 +406,52 @@ export class S3LandingSource extends S3Prefix implements Source {
       this.newRules(limits),
     );
     if (fresh.length === 0) return null;
-    const files = takeBatch(fresh, maxFiles, maxBytes).map(loggedFile);
+    const taken = this.discovery.announced ? await this.takePresent(fresh, maxFiles, maxBytes) : takeBatch(fresh, maxFiles, maxBytes);
+    if (taken.length === 0) return null;
+    const files = taken.map(loggedFile);
     // A list logged by an earlier plan of this batch (its offsets never landed) is the batch: logOnce adopts it.
     const log = await this.logOnce(batchId, { version: 2, batchId, start, end: { batch: batchId }, files }, start);
     await this.writeSeen(batchId, at, log.files, limits);
     this.planned.set(batchId, log);
     return log.end as unknown as Json;
+  }
+
+  /**
+   * The first files of `fresh` within the limits that still exist (HEAD each): an announced file
+   * may have been deleted since its notification. One found gone is dropped and forgotten before
+   * any batch logs it, and the next files take its place; once a batch logged a file, a missing
+   * one is a DataLossError at read, as in listing mode. The HEAD's size and ETag are logged.
+   */
+  private async takePresent(fresh: readonly Candidate[], maxFiles: number, maxBytes: number): Promise<Candidate[]> {
+    let rest = fresh.filter((f) => !this.gone.has(f.key));
+    while (rest.length > 0) {
+      const batch = takeBatch(rest, maxFiles, maxBytes);
+      const heads: Array<S3ListedObject | null> = [];
+      for (let i = 0; i < batch.length; i += HEAD_CONCURRENCY)
+        heads.push(...(await Promise.all(batch.slice(i, i + HEAD_CONCURRENCY).map((f) => this.s3.headObject(this.bucket, f.key)))));
+      const missing = batch.filter((_, i) => heads[i] === null).map((f) => f.key);
+      if (missing.length === 0) return batch.map((f, i) => ({ ...f, size: heads[i]!.size, etag: heads[i]!.etag || f.etag }));
+      for (const key of missing) this.gone.add(key);
+      this.log({
+        event: 'announced-file-gone',
+        keys: missing,
+        message: `${missing.length} announced file(s) no longer exist (deleted after their notification): not read, their notifications deleted`,
+      });
+      await this.forget(missing);
+      rest = rest.filter((f) => !this.gone.has(f.key));
+    }
+    return [];
+  }
+
+  /** Candidates the source will not read: the discovery lets go of them (notification mode deletes their messages). */
+  private async forget(keys: readonly string[]): Promise<void> {
+    if (keys.length === 0 || !this.discovery.forget) return;
+    try {
+      await this.discovery.forget(keys);
+    } catch (e) {
+      // never fails the run: a notification left comes back and is dropped again
+      this.log({ event: 'discovery-forget-failed', keys: keys.length, error: (e as Error).message });
+    }
   }
 
   /** A stored file list for this batch: taken when it starts where the batch starts. */
@@ -505,12 +552,17 @@ export class S3LandingSource extends S3Prefix implements Source {
     const candidates: Candidate[] = [];
     let listedUntilMs = 0;
     let skippedSubfolder: string | null = null;
+    const dropped: string[] = [];
     for (const f of files) {
-      if (!f.key.startsWith(this.root) || f.size <= 0 || !this.acceptsSuffix(f.key)) continue;
+      if (!f.key.startsWith(this.root) || f.size <= 0 || !this.acceptsSuffix(f.key)) {
+        dropped.push(f.key);
+        continue;
+      }
       if (f.lastModifiedMs > listedUntilMs) listedUntilMs = f.lastModifiedMs;
       const kind = classifyKey(f.key.slice(this.root.length), this.rules);
       if (kind.kind === 'file') candidates.push({ ...fileOf(f), partitions: kind.partitions });
-      else if (kind.kind === 'subfolder' && at.seen.legacyLastKey !== null && compareKeys(f.key, at.seen.legacyLastKey) <= 0) skippedSubfolder ??= f.key;
+      else dropped.push(f.key);
+      if (kind.kind === 'subfolder' && at.seen.legacyLastKey !== null && compareKeys(f.key, at.seen.legacyLastKey) <= 0) skippedSubfolder ??= f.key;
     }
     if (skippedSubfolder !== null) {
       throw new CheckpointMismatchError(
@@ -521,6 +573,8 @@ export class S3LandingSource extends S3Prefix implements Source {
       );
     }
     if (complete && !this.rules.recursiveFileLookup) checkLayout(candidates, this.description);
+    // outside Spark's listing rules (pathGlobFilter, sub-folders, `_`/`.` names, empty): never read
+    await this.forget(dropped);
     return { candidates, listedUntilMs };
   }
 

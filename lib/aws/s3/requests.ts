@@ -17,6 +17,7 @@ import {
   CreateMultipartUploadCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
+  HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   type S3Client,
@@ -218,6 +219,19 @@ export class S3Requests {
         const res = await this.client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
         const body = res.Body ? await res.Body.transformToByteArray() : new Uint8Array(0);
         return { body, etag: res.ETag ?? '', contentEncoding: res.ContentEncoding ?? '' };
+      } catch (e) {
+        if (isNoSuchKey(e)) return null;
+        throw e;
+      }
+    });
+  }
+
+  /** HeadObject (counted with the GETs): size, ETag and LastModified; null when the key does not exist. */
+  headObject(bucket: string, key: string): Promise<S3ListedObject | null> {
+    return this.run('gets', `HeadObject s3://${bucket}/${key}`, async () => {
+      try {
+        const res = await this.client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+        return { key, size: res.ContentLength ?? 0, etag: res.ETag ?? '', lastModifiedMs: res.LastModified?.getTime() ?? 0 };
       } catch (e) {
         if (isNoSuchKey(e)) return null;
         throw e;
