@@ -8,7 +8,7 @@
  *   npm run bench -- --e2e-events 200000   a smaller slice end to end
  *   npm run bench -- --only cost           the cost bench (bench/cost.ts), 4 runs of 900,000 events;
  *                                          --events-per-run 90000 for a quick look
- *   npm run bench -- --only discovery      the discovery bench (bench/discovery.ts), about a minute
+ *   npm run bench -- --only discovery      the discovery bench (bench/discovery.ts), about 5 minutes
  *   npm run bench -- --cpu-prof            node flags (--cpu-prof*, --heap-prof*, --prof,
  *                                          --max-old-space-size=N, --expose-gc,
  *                                          --openssl-legacy-provider) go to node

@@ -9,9 +9,10 @@
  * Where the objects live: an in-process S3 twin (S3ListTwin below), handed to the SDK's S3Client
  * as its `send`, as strict as S3 where listing is concerned (at most 1,000 keys a page whatever
  * MaxKeys asks, UTF-8 byte order, StartAfter and Prefix as S3 applies them, 412 on If-None-Match: *
- * of an existing key). Generating 10^6 keys there takes about a second; PUTting them into s3rver
- * (one file and one metadata file each on disk) would take most of an hour, and its listing walks
- * the whole bucket directory on every page. s3rver runs the 10^4 prefix too, through the same
+ * of an existing key). Loading 10^6 generated keys there takes about half a minute on 2 busy
+ * cores; PUTting them into s3rver (an object file and a metadata file each on disk) runs at about
+ * 300 a second here, near an hour for 10^6, and its listing walks the bucket's directories on every
+ * page. The twin adds no network time: on AWS each LIST adds its round trip (tens of ms). s3rver runs the 10^4 prefix too, through the same
  * sequence, as a cross-check of the twin's LIST counts (the largest size up to 10^4 given).
  *
  * Per prefix size, consecutive runs 15 minutes apart on a simulated clock (the listing's backfill
@@ -26,6 +27,7 @@
  * Keys: landing/disc/dt=YYYY-MM-DD/hour=HH/part-NNNNNNN.json over the 30 days before the clock's
  * start (720 hour folders), 1-byte bodies, LastModified the folder's hour.
  */
+import { cpus, loadavg } from 'node:os';
 import { S3Client, ListObjectsV2Command, PutObjectCommand, GetObjectCommand, DeleteObjectsCommand } from '@aws-sdk/client-s3';
 import { S3CheckpointStore } from '../lib/aws/s3/checkpoint';
 import { S3LandingSource } from '../lib/aws/s3/landing-source';
@@ -295,6 +297,9 @@ function twinClient(twin: S3ListTwin): S3Client {
 
 export interface DiscoveryResults {
   readonly date: string;
+  readonly node: string;
+  readonly cores: number;
+  readonly loadAverage: { readonly start: number[]; readonly end: number[] };
   readonly prices: Prices;
   readonly runs: DiscoveryRun[];
   /** Per prefix size: an hour of runs (3 incremental and the hourly backfill, when the prefix is larger than 10^4) as a monthly price. */
@@ -303,6 +308,7 @@ export interface DiscoveryResults {
 }
 
 export async function runDiscoverySection(sizes: readonly number[], out: (s: string) => void): Promise<DiscoveryResults> {
+  const loadStart = loadavg().map((x) => Math.round(x * 10) / 10);
   const p = loadPrices().prices;
   const prices: Prices = { list: p.s3PerThousandPutCopyPostList.usd!, put: p.s3PerThousandPutCopyPostList.usd!, get: p.s3PerThousandGetAndOther.usd! };
   const runs: DiscoveryRun[] = [];
@@ -376,5 +382,15 @@ export async function runDiscoverySection(sizes: readonly number[], out: (s: str
     const backfill = tw.find((m) => m.foundFirstKey && m.listing === 'full' && m.kind !== 'first-key') ?? empty;
     steadyUsdPerMonth[String(n)] = (3 * empty.usdPerMonth + backfill.usdPerMonth) / 4;
   }
-  return { date: new Date().toISOString().slice(0, 10), prices, runs, steadyUsdPerMonth, twinRequestsCheck: checks.join('; ') };
+  const loadEnd = loadavg().map((x) => Math.round(x * 10) / 10);
+  return {
+    date: new Date().toISOString().slice(0, 10),
+    node: process.version,
+    cores: cpus().length,
+    loadAverage: { start: loadStart, end: loadEnd },
+    prices,
+    runs,
+    steadyUsdPerMonth,
+    twinRequestsCheck: checks.join('; '),
+  };
 }

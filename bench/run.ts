@@ -25,7 +25,7 @@
  *      local stack run by the single executor and partitioned on 1 and 2 worker threads (events/s
  *      side by side, each output checked), the partitioned runs' per-task costs, and from them a
  *      scaling table for N Lambdas with its model; written to bench/results.json under `scale`.
- *  10. `--only discovery` (bench/discovery.ts, not in the default set: about a minute): the LISTs,
+ *  10. `--only discovery` (bench/discovery.ts, not in the default set: about 5 minutes): the LISTs,
  *      checkpoint requests and seconds the landing source spends finding new files on prefixes of
  *      5,000, 10^4, 10^5 and 10^6 objects (an in-process S3 twin; s3rver for 10^4 as a cross-check), and
  *      their monthly price at a run every 15 minutes; written to bench/results.json under `discovery`.
