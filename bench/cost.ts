@@ -56,7 +56,7 @@ interface Prices {
   prices: Record<string, { usd?: number; gb?: number; source: string; confirmed: string }>;
 }
 
-function loadPrices(): Prices {
+export function loadPrices(): Prices {
   return JSON.parse(readFileSync(join(process.cwd(), 'bench', 'prices.json'), 'utf8')) as Prices;
 }
 

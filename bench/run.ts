@@ -25,10 +25,15 @@
  *      local stack run by the single executor and partitioned on 1 and 2 worker threads (events/s
  *      side by side, each output checked), the partitioned runs' per-task costs, and from them a
  *      scaling table for N Lambdas with its model; written to bench/results.json under `scale`.
+ *  10. `--only discovery` (bench/discovery.ts, not in the default set: about 5 minutes): the LISTs,
+ *      checkpoint requests and seconds the landing source spends finding new files on prefixes of
+ *      5,000, 10^4, 10^5 and 10^6 objects (an in-process S3 twin; s3rver for 10^4 as a cross-check), and
+ *      their monthly price at a run every 15 minutes; written to bench/results.json under `discovery`.
  *
- * Options: --only engine,e2e,memory,join,scale,cost (default: engine,e2e,memory,join,scale; bench/results.json is
+ * Options: --only engine,e2e,memory,join,scale,cost,discovery (default: engine,e2e,memory,join,scale; bench/results.json is
  *          written whole only when engine, e2e and memory all run, and by scale, cost and join under their own keys)
  *          --events-per-run N (cost; default 900000)  --cost-runs N (default 4)
+ *          --discovery-sizes 5000,10000,100000,1000000 (discovery; the default)
  *          --join-impressions N (join; default 160000, clicks a quarter of them)  --join-rounds N (default 5)
  *          --scale-events N (scale; default 400000)  --scale-files N (default 40)  --scale-max-files N (default 8)
  *          --scale-partitions P (default 4)  --scale-splits S (maxSplits, default 4)  --scale-overhead-ms O (default 100)
@@ -51,6 +56,7 @@ import { parseJsonLine, parseSchema } from '../lib/engine/schema';
 import { CountingSink, MB, MemorySampler, peakRssBytes, sumService, describeCounts } from './counting';
 import type { CommitRecord } from '../lib/engine/testing/counting-state-store';
 import { runCostSection, REFERENCE_EVENTS_PER_RUN } from './cost';
+import { runDiscoverySection } from './discovery';
 import { runE2e, type E2eResult } from './e2e';
 import { runJoinSection } from './join';
 import { runScaleSection } from './scale';
@@ -599,14 +605,27 @@ async function costSection(): Promise<void> {
   out(`  cost figures written to bench/results.json (key "cost")`);
 }
 
+/** [10] the discovery bench; merges its figures into bench/results.json under `discovery`. */
+async function discoverySection(): Promise<void> {
+  const sizes = (arg('discovery-sizes') ?? '5000,10000,100000,1000000').split(',').map(Number);
+  out('[10] discovery: LISTs, checkpoint requests and seconds spent finding new files, by prefix size (issue 28)');
+  const json = await runDiscoverySection(sizes, out);
+  for (const [n, usd] of Object.entries(json.steadyUsdPerMonth))
+    out(`  ${Number(n).toLocaleString('en-US')} objects: $${usd.toFixed(4)} a month of finding files (3 empty runs and the backfill an hour)`);
+  if (process.argv.includes('--no-json')) return;
+  mergeResults('discovery', json);
+  out('  discovery figures written to bench/results.json (key "discovery")');
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
   // cost, join and scale alone: no input of the default sections generated
-  if ([...only].every((s) => s === 'cost' || s === 'join' || s === 'scale')) {
+  if ([...only].every((s) => s === 'cost' || s === 'join' || s === 'scale' || s === 'discovery')) {
     out(`sluice bench: node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), load average ${load()}`);
     if (only.has('join')) await joinSection();
     if (only.has('scale')) await scaleSection();
     if (only.has('cost')) await costSection();
+    if (only.has('discovery')) await discoverySection();
     out(`  total ${Math.round((Date.now() - started) / 1000)} s; load average now ${load()}`);
     return;
   }
@@ -901,7 +920,7 @@ async function main(): Promise<void> {
     // The cost and join sections' figures (runs of their own, `--only cost`, `--only join`) stay.
     if (existsSync(file)) {
       const before = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-      for (const key of ['cost', 'join', 'scale']) if (before[key] !== undefined && results[key] === undefined) results[key] = before[key];
+      for (const key of ['cost', 'join', 'scale', 'discovery']) if (before[key] !== undefined && results[key] === undefined) results[key] = before[key];
     }
     // One line per figure: small, and diffs stay readable.
     writeFileSync(
