@@ -21,6 +21,8 @@ const SPECIAL: Record<string, string> = {
   's3:CreateMultipartUpload': 's3:PutObject',
   's3:UploadPart': 's3:PutObject',
   's3:CompleteMultipartUpload': 's3:PutObject',
+  // a copy is authorized as a GET of the source (granted on the landing prefix) and a PUT of the copy
+  's3:CopyObject': 's3:PutObject',
   // TransactWriteItems is evaluated per entry; the fence is a ConditionCheck on the lease item.
   'dynamodb:TransactWriteItems': 'dynamodb:ConditionCheckItem',
   // SQS's batch requests are authorized as the single actions they batch.

@@ -361,7 +361,7 @@ describe('no IAM statement uses Resource "*" where a scoped one fits', () => {
 });
 
 describe('every AWS SDK command the Lambda bundle sends is granted', () => {
-  it('for the windowed-totals entry, with either source', () => {
+  it("for the windowed-totals entry, with either source, and the S3 source's options that send more (notifications, cleanSource)", () => {
     const files = bundledFiles(DEFAULT_ENTRY);
     expect(files.some((f) => f.endsWith(path.join('lib', 'aws', 'pipeline.ts')))).toBe(true);
     const sent = new Set(files.flatMap(commandsSent));
@@ -369,6 +369,21 @@ describe('every AWS SDK command the Lambda bundle sends is granted', () => {
     const granted = new Set([
       ...statements(synth({}, undefined, { bundle: false }).template).flatMap((st) => st.actions),
       ...statements(synth({ source: PipelineSource.newKinesisStream() }, undefined, { bundle: false }).template).flatMap((st) => st.actions),
+      ...statements(synth({ source: PipelineSource.s3(undefined, undefined, { discovery: 'notifications' }) }, undefined, { bundle: false }).template).flatMap(
+        (st) => st.actions,
+      ),
+      ...statements(
+        synth(
+          {},
+          (stack) => ({
+            source: PipelineSource.s3(undefined, undefined, {
+              cleanSource: 'archive',
+              sourceArchiveDir: { bucket: s3.Bucket.fromBucketName(stack, 'Archive', 'archive-bucket'), prefix: 'archive' },
+            }),
+          }),
+          { bundle: false },
+        ).template,
+      ).flatMap((st) => st.actions),
     ]);
     expect([...sent].filter((a) => !granted.has(a)).sort()).toEqual([]);
   });
