@@ -5,7 +5,7 @@
  */
 import type { Json, OutputRow } from '../engine/ports';
 import type { QueryPlan } from '../engine/plan/types';
-import { parseTimestamp } from '../engine/schema';
+import { parseTimestamp } from '../engine/timestamps';
 import type { RunReport } from '../engine/run/types';
 import type { ConformanceCase } from './case';
 

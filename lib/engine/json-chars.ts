@@ -6,7 +6,8 @@
  * code calls its helpers and reads its scratch state (numEnd, wsSeen) within it.
  */
 import type { Row } from './ports';
-import { type Column, epochSecondsMs, exactLong, nonFiniteDouble, numberText, parseTimestamp } from './schema';
+import { type Column, exactLong, nonFiniteDouble, numberText } from './schema';
+import { epochSecondsMs, parseTimestamp } from './timestamps';
 
 export const T_STRING = 0;
 const T_INT = 1;

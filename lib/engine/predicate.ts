@@ -4,7 +4,7 @@
  */
 import type { Row } from './ports';
 import type { JoinPredicate } from './plan/types';
-import { parseTimestamp } from './schema';
+import { parseTimestamp } from './timestamps';
 
 /** A condition item on the pair (l, r): its column is the left one when the stream has it. */
 export function holds(p: JoinPredicate, l: Row, r: Row): boolean {

@@ -4,7 +4,8 @@
  * and by the reference parser, never an error that fails the batch.
  */
 import { compileLineParser, type LineParser } from '../../lib/engine/json-scan';
-import { parseJsonLine, parseSchema, parseTimestamp, type CoerceResult, type Schema } from '../../lib/engine/schema';
+import { parseJsonLine, parseSchema, type CoerceResult, type Schema } from '../../lib/engine/schema';
+import { parseTimestamp } from '../../lib/engine/timestamps';
 
 /** Every way a line is read: the reference, a fresh compiled reader, one warmed on good lines (tier 1 learnt), one without shapes, one without codegen. */
 function readers(schema: Schema, good: string): Array<[string, (line: string) => CoerceResult]> {

@@ -1,4 +1,5 @@
-import { coerceRecord, parseJsonLine, parseSchema, parseTimestamp } from '../../lib/engine/schema';
+import { coerceRecord, parseJsonLine, parseSchema } from '../../lib/engine/schema';
+import { parseTimestamp } from '../../lib/engine/timestamps';
 import { compileLineParser } from '../../lib/engine/json-scan';
 import { parseInterval, parseWatermarkDelay, parseWindowDuration } from '../../lib/engine/duration';
 

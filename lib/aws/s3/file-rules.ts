@@ -13,7 +13,8 @@
  * `pathGlobFilter` matches the last path part with Hadoop's glob (`*`, `?`, `[a-z]`, `[!a]`, `{a,b}`).
  */
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
-import { type ColumnType, parseTimestamp, type Schema } from '../../engine/schema';
+import type { ColumnType, Schema } from '../../engine/schema';
+import { parseTimestamp } from '../../engine/timestamps';
 
 export interface ListingRules {
   readonly recursiveFileLookup: boolean;

@@ -45,7 +45,7 @@
  */
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import type { Json, OutputRow, RefusedRow, Sink, SinkContext } from '../../engine/ports';
-import { parseTimestamp } from '../../engine/schema';
+import { parseTimestamp } from '../../engine/timestamps';
 import { mapLimit } from '../request/concurrency';
 import { paddedBatchId } from './batch-files';
 import { S3Prefix, type S3PrefixOptions } from './prefix';

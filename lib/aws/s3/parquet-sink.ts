@@ -26,7 +26,7 @@
 import { ParquetWriter, ByteWriter } from 'hyparquet-writer';
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import type { Json, OutputColumnType, OutputRow, SinkContext } from '../../engine/ports';
-import { parseTimestamp } from '../../engine/schema';
+import { parseTimestamp } from '../../engine/timestamps';
 import { S3LoggedSink, type ObjectRows, type S3LoggedSinkOptions } from './logged-sink';
 
 export type S3ParquetSinkOptions = S3LoggedSinkOptions;
