@@ -4,7 +4,7 @@
  */
 import { InvalidOptionError } from './errors';
 import type { Row } from './ports';
-import { epochSecondsMs, formatTimestamp, parseTimestamp } from './timestamps';
+import { formatTimestamp, timestampFromJson } from './timestamps';
 
 export type ColumnType = 'STRING' | 'INT' | 'LONG' | 'DOUBLE' | 'BOOLEAN' | 'TIMESTAMP';
 
@@ -248,9 +248,7 @@ export function coerceRecord(schema: Schema, record: unknown): CoerceResult {
         if (typeof v !== 'boolean') return { ok: false, reason: describeBad(col, v) };
         break;
       case 5: {
-        let ms: number | null = null;
-        if (typeof v === 'string') ms = parseTimestamp(v);
-        else if (typeof v === 'number') ms = epochSecondsMs(v);
+        const ms = timestampFromJson(v);
         if (ms === null) return { ok: false, reason: describeBad(col, v) };
         row[name] = ms;
         break;

@@ -118,3 +118,14 @@ export function epochSecondsMs(seconds: number): number | null {
 export function formatTimestamp(ms: number): string {
   return new Date(ms).toISOString();
 }
+
+/**
+ * The TIMESTAMP value of a JSON value: a string in one of Spark's text forms, or a number of epoch
+ * seconds; null when it is neither or outside Spark's range. Every reader (flat or nested) goes
+ * through here, so the representation of a TIMESTAMP value is decided in this module alone.
+ */
+export function timestampFromJson(v: unknown): number | null {
+  if (typeof v === 'string') return parseTimestamp(v);
+  if (typeof v === 'number') return epochSecondsMs(v);
+  return null;
+}
