@@ -1,70 +1,73 @@
 /**
  * Declared schemas in Spark DDL ("user STRING, event_time TIMESTAMP, amount DOUBLE") and the
- * conversion of a JSON record into a typed row. Timestamps become epoch milliseconds.
+ * conversion of a JSON record into a typed row (value forms: DataType).
  */
+import { parse as parseLossless } from 'lossless-json';
 import { InvalidOptionError } from './errors';
 import type { Row } from './ports';
+import { parseDate } from './dates';
+import { ddlOf, needsNumberText, parseDdlColumns } from './ddl';
+import { decimalOfText } from './decimal';
 import { formatTimestamp, timestampFromJson } from './timestamps';
 
-export type ColumnType = 'STRING' | 'INT' | 'LONG' | 'DOUBLE' | 'BOOLEAN' | 'TIMESTAMP';
+/**
+ * The kind of a column's values. INT covers TINYINT and SMALLINT (`bits`), DOUBLE covers FLOAT
+ * (`binary32`); DECIMAL, ARRAY, MAP and STRUCT carry the rest of their type beside it (DataType).
+ */
+export type ColumnType = 'STRING' | 'INT' | 'LONG' | 'DOUBLE' | 'BOOLEAN' | 'TIMESTAMP' | 'DECIMAL' | 'DATE' | 'ARRAY' | 'MAP' | 'STRUCT';
 
-export interface Column {
-  readonly name: string;
+/**
+ * A type, as DDL declares it. Values in rows: STRING a string, BOOLEAN a boolean, INT a number,
+ * LONG a number when a safe integer and a bigint beyond, DOUBLE a number, DECIMAL the canonical
+ * text with exactly `scale` fraction digits (decimal.ts), DATE "YYYY-MM-DD" (dates.ts), TIMESTAMP
+ * as timestamps.ts decides, ARRAY a JS array, MAP a plain object, STRUCT a plain object holding
+ * every declared field (null when absent) and nothing else; null for a null at any level.
+ */
+export interface DataType {
   readonly type: ColumnType;
   /**
-   * An INT column declared narrower (TINYINT/BYTE: 8, SMALLINT/SHORT: 16): its values are
-   * range-checked to that width on input, and it is otherwise an INT (Spark widens them alike in
-   * sum and avg). Absent for a 32-bit INT and every other type.
+   * An INT declared narrower (TINYINT/BYTE: 8, SMALLINT/SHORT: 16): its values are range-checked
+   * to that width on input, and it is otherwise an INT (Spark widens them alike in sum and avg).
+   * Absent for a 32-bit INT and every other type.
    */
   readonly bits?: 8 | 16;
   /**
-   * A DOUBLE column declared FLOAT (REAL): IEEE 754 binary32, so each value is rounded to the
-   * nearest binary32 on input (Math.fround) and is output as that double (0.1 as
-   * 0.10000000149011612), as Spark writes a FloatType value widened to double. Absent otherwise.
+   * A DOUBLE declared FLOAT (REAL): IEEE 754 binary32, so each value is rounded to the nearest
+   * binary32 on input (Math.fround) and is output as that double (0.1 as 0.10000000149011612), as
+   * Spark writes a FloatType value widened to double. Absent otherwise.
    */
   readonly binary32?: true;
+  /** DECIMAL: digits in all (1 to 38). */
+  readonly precision?: number;
+  /** DECIMAL: digits after the point (0 to precision). */
+  readonly scale?: number;
+  /** ARRAY: the type of the elements. */
+  readonly element?: DataType;
+  /** MAP: the type of the values (the keys are STRING). */
+  readonly value?: DataType;
+  /** STRUCT: the fields, in order. */
+  readonly fields?: readonly Column[];
+}
+
+/** A named type: a column of a schema, or a field of a STRUCT. */
+export interface Column extends DataType {
+  readonly name: string;
 }
 
 export interface Schema {
   readonly columns: readonly Column[];
   readonly ddl: string;
+  /** Some column needs each number's text to read it exactly (a DECIMAL, or a BIGINT inside a nested type). */
+  readonly numberText?: true;
 }
-
-const TYPE_ALIASES: Record<string, ColumnType> = {
-  STRING: 'STRING',
-  VARCHAR: 'STRING',
-  INT: 'INT',
-  INTEGER: 'INT',
-  SMALLINT: 'INT',
-  SHORT: 'INT',
-  TINYINT: 'INT',
-  BYTE: 'INT',
-  LONG: 'LONG',
-  BIGINT: 'LONG',
-  DOUBLE: 'DOUBLE',
-  FLOAT: 'DOUBLE',
-  REAL: 'DOUBLE',
-  BOOLEAN: 'BOOLEAN',
-  BOOL: 'BOOLEAN',
-  TIMESTAMP: 'TIMESTAMP',
-  TIMESTAMP_LTZ: 'TIMESTAMP',
-};
-
-/** The DDL names of the narrower integers (an INT in TYPE_ALIASES) and their width in bits. */
-const INT_WIDTHS: Record<string, 8 | 16> = { TINYINT: 8, BYTE: 8, SMALLINT: 16, SHORT: 16 };
-
-/** The DDL names of IEEE 754 binary32 (a DOUBLE in TYPE_ALIASES): Spark's FloatType. */
-const BINARY32 = new Set(['FLOAT', 'REAL']);
 
 /** The range of an INT column of `bits` (8, 16, or 32 when absent), as [min, max]. */
 function intRange(bits: 8 | 16 | undefined): readonly [number, number] {
-  return bits === 8 ? [-128, 127] : bits === 16 ? [-32768, 32767] : [-2147483648, 2147483647];
+  return bits === 8 ? INT8 : bits === 16 ? INT16 : INT32;
 }
-
-/** The declared type of a column as the DDL spells it (TINYINT, SMALLINT for the narrower INTs). */
-function declaredType(col: Column): string {
-  return col.bits === 8 ? 'TINYINT' : col.bits === 16 ? 'SMALLINT' : col.binary32 ? 'FLOAT' : col.type;
-}
+const INT8 = [-128, 127] as const;
+const INT16 = [-32768, 32767] as const;
+const INT32 = [-2147483648, 2147483647] as const;
 
 export function parseSchema(ddl: string): Schema {
   if (typeof ddl !== 'string' || ddl.trim() === '') {
@@ -72,36 +75,8 @@ export function parseSchema(ddl: string): Schema {
       `schema ${JSON.stringify(ddl)} is empty: declare the columns in Spark DDL, e.g. "user STRING, event_time TIMESTAMP, amount DOUBLE"`,
     );
   }
-  const columns: Column[] = [];
-  const seen = new Set<string>();
-  for (const part of ddl.split(',')) {
-    const m = /^\s*`?([A-Za-z_][A-Za-z0-9_]*)`?\s*:?\s+([A-Za-z_]+)(\s+NOT\s+NULL)?\s*$/i.exec(part);
-    if (!m) {
-      throw new InvalidOptionError(
-        `schema column ${JSON.stringify(part.trim())} in "${ddl}" is not "name TYPE": write each column as a name and one of ${Object.keys(TYPE_ALIASES).join(', ')}`,
-      );
-    }
-    const type = TYPE_ALIASES[m[2].toUpperCase()];
-    if (!type) {
-      throw new InvalidOptionError(
-        `schema column ${m[1]} has type ${m[2]}, which sluice does not support yet (issue 29): use one of STRING, INT, LONG (BIGINT), DOUBLE, BOOLEAN, TIMESTAMP, TINYINT, SMALLINT`,
-      );
-    }
-    if (m[1] === '__proto__') {
-      throw new InvalidOptionError(
-        `schema "${ddl}" declares a column named __proto__, which JavaScript objects cannot hold as data: rename the field at the producer`,
-      );
-    }
-    if (seen.has(m[1])) {
-      throw new InvalidOptionError(`schema "${ddl}" declares column ${m[1]} twice: give each column one declaration`);
-    }
-    seen.add(m[1]);
-    const bits = INT_WIDTHS[m[2].toUpperCase()];
-    if (bits !== undefined) columns.push({ name: m[1], type, bits });
-    else if (BINARY32.has(m[2].toUpperCase())) columns.push({ name: m[1], type, binary32: true });
-    else columns.push({ name: m[1], type });
-  }
-  return { columns, ddl };
+  const columns = parseDdlColumns(ddl);
+  return columns.some((c) => needsNumberText(c)) ? { columns, ddl, numberText: true } : { columns, ddl };
 }
 
 /** BIGINT's range: 64-bit two's complement. */
@@ -159,24 +134,47 @@ function typeName(v: unknown): string {
   return typeof v === 'bigint' ? 'number' : typeof v;
 }
 
-const TYPE_CODE: Record<ColumnType, number> = { STRING: 0, INT: 1, LONG: 2, DOUBLE: 3, BOOLEAN: 4, TIMESTAMP: 5 };
+/** A number as lossless-json's parse gives it: the literal's text, for the column's type to read. */
+interface NumberLiteral {
+  readonly isLosslessNumber: true;
+  readonly value: string;
+}
 
-function describeBad(col: Column, v: unknown): string {
-  const head = `column ${col.name} (${declaredType(col)}) has ${typeName(v)} ${typeof v === 'number' || typeof v === 'bigint' ? String(v) : JSON.stringify(v)}: `;
-  switch (col.type) {
+function isNumberLiteral(v: unknown): v is NumberLiteral {
+  return typeof v === 'object' && v !== null && (v as NumberLiteral).isLosslessNumber === true;
+}
+
+/** A value for a message: numbers as written, others as JSON, cut short when long. */
+function shown(v: unknown): string {
+  if (isNumberLiteral(v)) return v.value;
+  if (typeof v === 'number' || typeof v === 'bigint') return String(v);
+  let text: string;
+  try {
+    text = JSON.stringify(v, nonFiniteAsString) ?? String(v);
+  } catch {
+    text = String(v);
+  }
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+function describeBad(path: string, t: DataType, v: unknown): string {
+  const kind = isNumberLiteral(v) ? 'number' : typeName(v);
+  const head = `column ${path} (${ddlOf(t)}) has ${kind} ${shown(v)}: `;
+  const n = isNumberLiteral(v) ? Number(v.value) : v;
+  switch (t.type) {
     case 'INT':
       return (
         head +
-        (typeof v === 'number' && Number.isInteger(v)
-          ? `out of the ${declaredType(col)} range ${intRange(col.bits).join('..')}; declare the column ${col.bits === 8 ? 'SMALLINT, INT' : col.bits === 16 ? 'INT' : 'BIGINT'} or wider`
+        (typeof n === 'number' && Number.isInteger(n)
+          ? `out of the ${ddlOf(t)} range ${intRange(t.bits).join('..')}; declare the column ${t.bits === 8 ? 'SMALLINT, INT' : t.bits === 16 ? 'INT' : 'BIGINT'} or wider`
           : 'expected a JSON integer; fix the producer or declare the column DOUBLE/STRING')
       );
     case 'LONG':
       return (
         head +
-        (typeof v === 'bigint'
+        (typeof v === 'bigint' || (isNumberLiteral(v) && /^-?[0-9]+$/.test(v.value))
           ? 'out of the BIGINT range -9223372036854775808..9223372036854775807; declare the column DECIMAL(38,0) or STRING'
-          : typeof v === 'number' && Number.isInteger(v)
+          : typeof n === 'number' && Number.isInteger(n)
             ? "beyond ±9007199254740991 (2^53 − 1) and not written as an integer literal (a fraction or an exponent makes it a double, which cannot hold it exactly); write the integer's digits"
             : 'expected a JSON integer; fix the producer or declare the column DOUBLE/STRING')
       );
@@ -184,13 +182,125 @@ function describeBad(col: Column, v: unknown): string {
       return `${head}expected a JSON number; fix the producer or declare the column STRING`;
     case 'BOOLEAN':
       return `${head}expected true or false`;
+    case 'DECIMAL':
+      return (
+        head +
+        (typeof n === 'number'
+          ? `needs more than ${t.precision! - t.scale!} digits before the point; declare the column DECIMAL(${Math.min(38, t.precision! + 10)},${t.scale}) or wider (at most 38 digits)`
+          : 'expected a JSON number (a DECIMAL is read from the number as written); fix the producer or declare the column STRING')
+      );
+    case 'DATE':
+      return `${head}expected "YYYY-MM-DD", a day of years 0001-9999; fix the producer or declare the column STRING`;
+    case 'ARRAY':
+      return `${head}expected a JSON array; fix the producer or declare the column STRING`;
+    case 'MAP':
+    case 'STRUCT':
+      return `${head}expected a JSON object; fix the producer or declare the column STRING`;
     default:
       return (
         head +
-        (typeof v === 'number'
+        (typeof n === 'number'
           ? 'epoch seconds outside 0001-01-01..9999-12-31 (milliseconds or microseconds?): send seconds, or a "YYYY-MM-DD HH:MM:SS[.fff]" string'
           : 'expected "YYYY-MM-DD HH:MM:SS[.fff]" (UTC, years 0001-9999), ISO 8601 with Z or an offset up to ±18:00, or epoch seconds')
       );
+  }
+}
+
+/** A value that does not fit its type, anywhere in a record: coerceRecord makes the record bad with the reason. */
+class BadValue {
+  constructor(readonly reason: string) {}
+}
+
+/** A plain object (not an array, not a number literal). */
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !isNumberLiteral(v);
+}
+
+/** Sets `key` of a fresh object as data, "__proto__" included (a MAP's keys are the producer's). */
+function setOwn(out: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  else out[key] = value;
+}
+
+/**
+ * The value of type `t` for a JSON value at `path` (a column, `lines[2].price`, `tags['k']`), for
+ * every type and at any depth; throws BadValue when it does not fit. Numbers may come as double
+ * (JSON.parse) or as their literal's text (the schema's numberText mode), and both read the same.
+ */
+function coerceValue(t: DataType, v: unknown, path: string): unknown {
+  if (v === null || v === undefined) return null;
+  const text = isNumberLiteral(v) ? v.value : null;
+  switch (t.type) {
+    case 'STRING':
+      if (typeof v === 'string') return v;
+      if (text !== null) return numberText(Number(text));
+      if (typeof v === 'number') return numberText(v);
+      if (typeof v === 'bigint') return String(v);
+      return JSON.stringify(v, nonFiniteAsString);
+    case 'INT': {
+      const n = text !== null ? Number(text) : v;
+      const [lo, hi] = intRange(t.bits);
+      if (typeof n !== 'number' || !Number.isInteger(n) || n < lo || n > hi) throw new BadValue(describeBad(path, t, v));
+      return n;
+    }
+    case 'LONG': {
+      if (text !== null) {
+        const exact = exactLong(text);
+        if (exact !== null) return exact;
+        const n = Number(text);
+        if (/^-?[0-9]+$/.test(text) || !Number.isSafeInteger(n)) throw new BadValue(describeBad(path, t, v));
+        return n;
+      }
+      if (typeof v === 'bigint') {
+        if (v < MIN_LONG || v > MAX_LONG) throw new BadValue(describeBad(path, t, v));
+        return canonicalLong(v);
+      }
+      if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new BadValue(describeBad(path, t, v));
+      return v;
+    }
+    case 'DOUBLE': {
+      let n: number | null = text !== null ? Number(text) : typeof v === 'number' ? v : typeof v === 'string' ? nonFiniteDouble(v) : null;
+      if (n === null) throw new BadValue(describeBad(path, t, v));
+      if (t.binary32) n = Math.fround(n);
+      return n;
+    }
+    case 'BOOLEAN':
+      if (typeof v !== 'boolean') throw new BadValue(describeBad(path, t, v));
+      return v;
+    case 'TIMESTAMP': {
+      const ts = timestampFromJson(text !== null ? Number(text) : v);
+      if (ts === null) throw new BadValue(describeBad(path, t, v));
+      return ts;
+    }
+    case 'DECIMAL': {
+      const literal = text ?? (typeof v === 'number' && Number.isFinite(v) ? String(v) : typeof v === 'bigint' ? String(v) : null);
+      const d = literal === null ? null : decimalOfText(literal, t.precision!, t.scale!);
+      if (d === null) throw new BadValue(describeBad(path, t, v));
+      return d;
+    }
+    case 'DATE': {
+      const d = typeof v === 'string' ? parseDate(v) : null;
+      if (d === null) throw new BadValue(describeBad(path, t, v));
+      return d;
+    }
+    case 'ARRAY': {
+      if (!Array.isArray(v)) throw new BadValue(describeBad(path, t, v));
+      const out = new Array(v.length);
+      for (let i = 0; i < v.length; i++) out[i] = coerceValue(t.element!, v[i], `${path}[${i}]`);
+      return out;
+    }
+    case 'MAP': {
+      if (!isObject(v)) throw new BadValue(describeBad(path, t, v));
+      const out: Record<string, unknown> = {};
+      for (const key of Object.keys(v)) setOwn(out, key, coerceValue(t.value!, v[key], `${path}[${JSON.stringify(key)}]`));
+      return out;
+    }
+    case 'STRUCT': {
+      if (!isObject(v)) throw new BadValue(describeBad(path, t, v));
+      const out: Record<string, unknown> = {};
+      for (const f of t.fields!) setOwn(out, f.name, coerceValue(f, Object.hasOwn(v, f.name) ? v[f.name] : null, `${path}.${f.name}`));
+      return out;
+    }
   }
 }
 
@@ -222,37 +332,11 @@ export function coerceRecord(schema: Schema, record: unknown): CoerceResult {
       continue;
     }
     if (v === null) continue;
-    switch (TYPE_CODE[col.type]) {
-      case 0: // STRING: Spark's JSON reader keeps the JSON text of a non-string token
-        if (typeof v !== 'string') row[name] = typeof v === 'number' ? numberText(v) : typeof v === 'bigint' ? String(v) : JSON.stringify(v, nonFiniteAsString);
-        break;
-      case 1: {
-        const [lo, hi] = intRange(col.bits);
-        if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) return { ok: false, reason: describeBad(col, v) };
-        break;
-      }
-      case 2:
-        if (typeof v === 'bigint') {
-          if (v < MIN_LONG || v > MAX_LONG) return { ok: false, reason: describeBad(col, v) };
-          row[name] = canonicalLong(v);
-        } else if (typeof v !== 'number' || !Number.isSafeInteger(v)) return { ok: false, reason: describeBad(col, v) };
-        break;
-      case 3:
-        if (typeof v !== 'number') {
-          const d = typeof v === 'string' ? nonFiniteDouble(v) : null;
-          if (d === null) return { ok: false, reason: describeBad(col, v) };
-          row[name] = d;
-        } else if (col.binary32) row[name] = Math.fround(v);
-        break;
-      case 4:
-        if (typeof v !== 'boolean') return { ok: false, reason: describeBad(col, v) };
-        break;
-      case 5: {
-        const ms = timestampFromJson(v);
-        if (ms === null) return { ok: false, reason: describeBad(col, v) };
-        row[name] = ms;
-        break;
-      }
+    try {
+      row[name] = coerceValue(col, v, name);
+    } catch (e) {
+      if (e instanceof BadValue) return { ok: false, reason: e.reason };
+      throw e;
     }
   }
   return { ok: true, row };
@@ -269,6 +353,7 @@ export function numberText(v: number): string {
 
 /** JSON.stringify's replacer for the same rule inside arrays and objects. */
 function nonFiniteAsString(_key: string, v: unknown): unknown {
+  if (isNumberLiteral(v)) return Number(v.value); // the double JSON.parse would have read (numberText mode)
   if (typeof v === 'bigint') return Number(v); // a nested integer JSON.parse would have read as this double (parseBigIntegers)
   return typeof v === 'number' && !Number.isFinite(v) ? String(v) : v;
 }
@@ -319,6 +404,17 @@ function parseNonNumeric(line: string): unknown {
  * takes the bare tokens NaN, Infinity, +Infinity, +INF, -Infinity and -INF as numbers.
  */
 export function parseJsonLine(schema: Schema, line: string): CoerceResult {
+  if (schema.numberText) {
+    // numbers as their literal's text (DECIMAL, nested BIGINT); a line lossless-json refuses
+    // (bare NaN tokens, a key given twice) is read as below, its numbers as doubles
+    let literal: unknown;
+    try {
+      literal = parseLossless(line);
+    } catch {
+      literal = undefined;
+    }
+    if (literal !== undefined) return guardedCoerce(schema, literal);
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(line);
@@ -402,10 +498,19 @@ export function unreadableReason(e: unknown): string {
 }
 
 /** Converts a typed value for output: timestamps to ISO strings, a BIGINT beyond 2^53 − 1 to its digits (FORMAT-3), everything else as is. */
-export function outputValue(type: ColumnType | undefined, v: unknown): unknown {
+export function outputValue(type: DataType | ColumnType | undefined, v: unknown): unknown {
   if (v === null || v === undefined) return null;
+  const t = typeof type === 'string' ? { type } : type;
   if (typeof v === 'bigint') return String(v);
-  if (type === 'TIMESTAMP' && typeof v === 'number') return formatTimestamp(v);
-  if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
-  return v;
+  if (t?.type === 'TIMESTAMP' && typeof v === 'number') return formatTimestamp(v);
+  if (typeof v === 'number') return Number.isFinite(v) ? v : String(v);
+  if (typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map((e) => outputValue(t?.element, e));
+  const out: Record<string, unknown> = {};
+  const fields = t?.type === 'STRUCT' ? t.fields : undefined;
+  for (const key of Object.keys(v)) {
+    const fieldType = fields ? fields.find((f) => f.name === key) : t?.type === 'MAP' ? t.value : undefined;
+    setOwn(out, key, outputValue(fieldType, (v as Record<string, unknown>)[key]));
+  }
+  return out;
 }

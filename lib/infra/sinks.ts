@@ -194,7 +194,7 @@ const GLUE_NAME = /^[a-z0-9_]{1,255}$/;
 const COLUMN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Athena's (Hive's) type of each output column type. */
-const GLUE_TYPES: Record<OutputColumnType, string> = {
+const GLUE_TYPES: Partial<Record<OutputColumnType, string>> = {
   STRING: 'string',
   INT: 'int',
   LONG: 'bigint',
@@ -276,7 +276,7 @@ function checkGlue(where: string, options: ParquetSinkOptions): CheckedGlue {
       `glue.partitionValues ${JSON.stringify(g.partitionValues)} must be one or more non-empty values without commas (Athena's enum projection): leave it out for an injected projection`,
     );
   }
-  const columns = entries.map(([name, type]) => ({ name: name.toLowerCase(), type: GLUE_TYPES[type] }));
+  const columns = entries.map(([name, type]) => ({ name: name.toLowerCase(), type: GLUE_TYPES[type] ?? 'string' }));
   columns.push({ name: BATCH_ID_COLUMN, type: 'bigint' });
   return { options: g, partitionBy: options.partitionBy, granularity, columns };
 }

@@ -125,7 +125,7 @@ describe('columns named like Object.prototype members', () => {
 
   it('a column named __proto__ is refused when the schema is declared, with the fix', () => {
     expect(() => parseSchema('__proto__ STRING, k STRING')).toThrow(
-      /column named __proto__, which JavaScript objects cannot hold as data: rename the field at the producer/,
+      /a column named __proto__ cannot be held as data by JavaScript objects: rename the field at the producer/,
     );
   });
 });

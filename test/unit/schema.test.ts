@@ -17,11 +17,11 @@ describe('declared schemas in Spark DDL', () => {
   });
 
   it('names the column and the supported types when a type is unknown', () => {
-    expect(() => parseSchema('a STRING, b DECIMAL')).toThrow(/column b has type DECIMAL.*STRING, INT, LONG/);
+    expect(() => parseSchema('a STRING, b BINARY')).toThrow(/b has type BINARY, which sluice does not support: use one of STRING, BOOLEAN, TINYINT/);
   });
 
   it('rejects a column declared twice', () => {
-    expect(() => parseSchema('a STRING, a INT')).toThrow(/declares column a twice/);
+    expect(() => parseSchema('a STRING, a INT')).toThrow(/column a is declared twice/);
   });
 });
 

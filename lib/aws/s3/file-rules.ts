@@ -13,7 +13,10 @@
  * `pathGlobFilter` matches the last path part with Hadoop's glob (`*`, `?`, `[a-z]`, `[!a]`, `{a,b}`).
  */
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
-import type { ColumnType, Schema } from '../../engine/schema';
+import { parseDate } from '../../engine/dates';
+import { ddlOf } from '../../engine/ddl';
+import { decimalOfText } from '../../engine/decimal';
+import type { Column, ColumnType, Schema } from '../../engine/schema';
 import { parseTimestamp } from '../../engine/timestamps';
 
 export interface ListingRules {
@@ -128,16 +131,21 @@ export function compileGlob(glob: string): RegExp {
 
 /**
  * A partition folder's text as a value of the declared type (Spark: castPartValueToDesiredType;
- * `__HIVE_DEFAULT_PARTITION__` is null). Undefined: the text is not a value of the type. One line
- * a type: DATE and DECIMAL join here when the schema has them.
+ * `__HIVE_DEFAULT_PARTITION__` is null). Undefined: the text is not a value of the type, or the
+ * type is nested (a folder name holds no array, map or struct).
  */
-const PARTITION_CASTS: Record<ColumnType, (text: string) => unknown> = {
+const PARTITION_CASTS: Record<ColumnType, (text: string, column: Column) => unknown> = {
   STRING: (t) => t,
   INT: (t) => integerIn(t, -(2 ** 31), 2 ** 31 - 1),
   LONG: (t) => integerIn(t, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
   DOUBLE: (t) => (/^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(t) ? Number(t) : undefined),
   BOOLEAN: (t) => (/^true$/i.test(t) ? true : /^false$/i.test(t) ? false : undefined),
   TIMESTAMP: (t) => parseTimestamp(t) ?? undefined,
+  DATE: (t) => parseDate(t.trim()) ?? undefined,
+  DECIMAL: (t, c) => decimalOfText(t.trim(), c.precision!, c.scale!) ?? undefined,
+  ARRAY: () => undefined,
+  MAP: () => undefined,
+  STRUCT: () => undefined,
 };
 
 function integerIn(t: string, lo: number, hi: number): number | undefined {
@@ -165,9 +173,9 @@ export function partitionValues(
       values.push([col, null]);
       continue;
     }
-    const v = PARTITION_CASTS[column.type](text);
+    const v = PARTITION_CASTS[column.type](text, column);
     if (v === undefined)
-      return { error: `partition folder ${col}=${text} is not a ${column.type} (the schema's type of ${col}): rename the folder or declare ${col} STRING` };
+      return { error: `partition folder ${col}=${text} is not a ${ddlOf(column)} (the schema's type of ${col}): rename the folder or declare ${col} STRING` };
     values.push([col, v]);
   }
   return { values };

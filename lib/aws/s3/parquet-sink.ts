@@ -126,6 +126,8 @@ function schemaOf(name: string, type: OutputColumnType): SchemaElement[] {
         { name: 'start', ...TIMESTAMP_MILLIS, ...optional },
         { name: 'end', ...TIMESTAMP_MILLIS, ...optional },
       ];
+    default:
+      throw new InvalidOptionError(`S3ParquetSink cannot write column ${name} of type ${type} yet: write it with the JSON sink, or cast it to STRING`);
   }
 }
 

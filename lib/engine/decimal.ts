@@ -1,0 +1,102 @@
+/**
+ * DECIMAL(p,s) values, exact. A value in a row is the canonical text of the number with exactly
+ * `s` digits after the point ("12.30", "-0.05", "7" when s = 0), as FORMAT-3 outputs it: it is
+ * exact, JSON holds it as it is (state, shuffle, checkpoints), equal values have equal text (so
+ * grouping and joins need no normalising), and users read it as they would print it. Arithmetic
+ * (sum, avg, products) works on the unscaled BigInt (12.30 at scale 2 is 1230n): JavaScript's
+ * BigInt is exact at any size and needs no dependency, and the few operations Spark's decimals
+ * need (add, multiply, divide with HALF_UP rounding, precision checks) are a handful of lines each,
+ * which is why no decimal library is used.
+ */
+
+/** The literal forms a DECIMAL takes from text: JSON numbers, and CSV's plain decimals. */
+const NUMBER = /^([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?$/;
+
+/** 10^n as a BigInt, cached for the scales in use. */
+const POW10: bigint[] = [];
+export function pow10(n: number): bigint {
+  let p = POW10[n];
+  if (p === undefined) POW10[n] = p = 10n ** BigInt(n);
+  return p;
+}
+
+/** `num / den` rounded HALF_UP (halves away from zero), as Java's BigDecimal ROUND_HALF_UP; den > 0. */
+export function divideHalfUp(num: bigint, den: bigint): bigint {
+  const q = num / den;
+  const r = num % den;
+  if (r === 0n) return q;
+  const twice = (r < 0n ? -r : r) * 2n;
+  if (twice >= den) return num < 0n ? q - 1n : q + 1n;
+  return q;
+}
+
+/**
+ * The unscaled value at `scale` of a number's text (`1.005` at scale 2 is 101n: HALF_UP, as Spark's
+ * JSON reader sets the scale), or null when the text is not a number.
+ */
+export function unscaledOfText(text: string, scale: number): bigint | null {
+  const m = NUMBER.exec(text);
+  if (m === null) return null;
+  const [, sign, int, frac = '', exp] = m;
+  if (int === '' && frac === '') return null;
+  const e = exp === undefined ? 0 : Number(exp);
+  if (!Number.isSafeInteger(e) || Math.abs(e) > 10_000) return null;
+  // digits × 10^(e − frac.length), moved to `scale`
+  let digits = BigInt(`${int}${frac}` || '0');
+  const shift = e - frac.length + scale;
+  if (shift >= 0) digits *= pow10(shift);
+  else digits = divideHalfUp(digits, pow10(-shift));
+  return sign === '-' ? -digits : digits;
+}
+
+/** The canonical text of an unscaled value at `scale`: `formatDecimal(-5n, 2)` is "-0.05". */
+export function formatDecimal(unscaled: bigint, scale: number): string {
+  const neg = unscaled < 0n;
+  let digits = (neg ? -unscaled : unscaled).toString();
+  if (scale === 0) return neg ? `-${digits}` : digits;
+  if (digits.length <= scale) digits = '0'.repeat(scale - digits.length + 1) + digits;
+  const text = `${digits.slice(0, digits.length - scale)}.${digits.slice(digits.length - scale)}`;
+  return neg ? `-${text}` : text;
+}
+
+/** The unscaled value of a canonical DECIMAL value (its text without the point). */
+export function unscaledOf(value: string): bigint {
+  const dot = value.indexOf('.');
+  return BigInt(dot < 0 ? value : value.slice(0, dot) + value.slice(dot + 1));
+}
+
+/** Whether an unscaled value has at most `precision` digits (fits DECIMAL(precision, s)). */
+export function fitsPrecision(unscaled: bigint, precision: number): boolean {
+  const limit = pow10(precision);
+  return unscaled < limit && unscaled > -limit;
+}
+
+/**
+ * A DECIMAL(p,s) value from a number's text, rounded HALF_UP to s fraction digits; null when the
+ * text is not a number or needs more than p − s integer digits.
+ */
+export function decimalOfText(text: string, precision: number, scale: number): string | null {
+  const u = unscaledOfText(text, scale);
+  if (u === null || !fitsPrecision(u, precision)) return null;
+  return formatDecimal(u, scale);
+}
+
+/** The unscaled value at `toScale` of an unscaled value at `fromScale` (HALF_UP when it drops digits). */
+export function rescale(unscaled: bigint, fromScale: number, toScale: number): bigint {
+  return toScale >= fromScale ? unscaled * pow10(toScale - fromScale) : divideHalfUp(unscaled, pow10(fromScale - toScale));
+}
+
+/** Spark's result type of sum over DECIMAL(p,s): DECIMAL(min(38, p + 10), s). */
+export function sumDecimalType(precision: number, scale: number): { precision: number; scale: number } {
+  return { precision: Math.min(38, precision + 10), scale };
+}
+
+/** Spark's result type of avg over DECIMAL(p,s): DECIMAL(min(38, p + 4), min(38, s + 4)). */
+export function avgDecimalType(precision: number, scale: number): { precision: number; scale: number } {
+  return { precision: Math.min(38, precision + 4), scale: Math.min(38, scale + 4) };
+}
+
+/** The decimal type an integer type widens to in decimal arithmetic (Spark's DecimalPrecision). */
+export function integerAsDecimal(bits: 8 | 16 | 32 | 64): { precision: number; scale: number } {
+  return { precision: bits === 8 ? 3 : bits === 16 ? 5 : bits === 32 ? 10 : 20, scale: 0 };
+}
