@@ -143,7 +143,7 @@ export function toOutputRow(row: Row, columns: readonly ColumnInfo[]): OutputRow
       const w = v as { start: number; end: number };
       out[c.name] = { start: windowBound(w.start), end: windowBound(w.end) };
     } else {
-      out[c.name] = outputValue(c.type, v) as OutputRow[string];
+      out[c.name] = outputValue(c, v) as OutputRow[string];
     }
   }
   return out;

@@ -4,7 +4,7 @@
  * type, and the time a window value stands for.
  */
 import { InvalidQueryError } from '../errors';
-import type { ColumnType } from '../schema';
+import type { ColumnType, DataType } from '../schema';
 import type { AggSpec, JoinKeyPair, JoinPredicate, JoinStage, StatelessStage, StaticTableSpec } from './types';
 
 /**
@@ -22,9 +22,9 @@ export function watermarkTimeOf(v: unknown): number | null | undefined {
   return v as number | null | undefined;
 }
 
-export interface ColumnInfo {
+/** A column of a plan's rows: its name and full type (a DECIMAL's precision and scale, a STRUCT's fields...). */
+export interface ColumnInfo extends DataType {
   readonly name: string;
-  readonly type: ColumnType;
   /** A window column ({start, end}; its type says TIMESTAMP): an aggregation's window or session_window, or a select's window. */
   readonly window?: boolean;
 }
@@ -145,7 +145,7 @@ export function joinOutputColumns(
   return [
     ...using.map((n) => left.find((c) => c.name === n)!),
     ...left.filter((c) => !usingSet.has(c.name)),
-    ...rightOthers.map((c): ColumnInfo => (c.window ? { name: c.name, type: c.type, window: true } : { name: c.name, type: c.type })),
+    ...rightOthers.map((c): ColumnInfo => c),
   ];
 }
 
