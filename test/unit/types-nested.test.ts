@@ -99,6 +99,20 @@ describe('DECIMAL values', () => {
     expect(row).toEqual({ k: 'x', a: '0.30000000000000000001', b: '1.01' });
   });
 
+  it('reads the same value through a double when every literal of the line has at most 15 significant digits', () => {
+    // the fast path: JSON.parse, then the double's shortest text; it must agree with the text itself
+    let seed = 29;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    for (let i = 0; i < 5000; i++) {
+      const digits = String(next()).padStart(10, '0') + String(next() % 100000).padStart(5, '0');
+      const point = next() % 16;
+      const literal = `${next() % 2 ? '-' : ''}${digits.slice(0, point).replace(/^0+/, '') || '0'}.${digits.slice(point) || '0'}`;
+      const row = good('p DECIMAL(38,12)', `{"p":${literal}}`);
+      expect([literal, row.p]).toEqual([literal, decimalOfText(literal, 38, 12)]);
+    }
+    expect(good('b DECIMAL(10,2)', '{"b":1.005}').b).toBe('1.01'); // 1.00499999999999989... as a double
+  });
+
   it('makes a value with too many integer digits a dead letter naming the column, the rule and a wider type', () => {
     expect(reason('p DECIMAL(4,2)', '{"p":123.4}')).toBe(
       'column p (DECIMAL(4,2)) has number 123.4: needs more than 2 digits before the point; declare the column DECIMAL(14,2) or wider (at most 38 digits)',
