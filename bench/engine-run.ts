@@ -8,6 +8,7 @@ import type { RunReport } from '../lib/engine/run/types';
 import { CountingStateStore } from '../lib/engine/testing/counting-state-store';
 import { InMemoryFileSource } from '../lib/engine/testing/memory-source';
 import type { Sink, StateStore } from '../lib/engine/ports';
+import type { QueryPlan } from '../lib/engine/plan/types';
 import { CountingSink, PlainCheckpoint, PlainStateStore } from './plain-ports';
 import { benchPlan } from './query';
 
@@ -22,9 +23,9 @@ export interface EngineRun {
 
 export async function runEngine(
   files: ReadonlyArray<{ readonly key: string; readonly body: string }>,
-  opts: { maxFilesPerTrigger: number; sink?: Sink; state?: StateStore; onBatch?: () => void },
+  opts: { maxFilesPerTrigger: number; sink?: Sink; state?: StateStore; onBatch?: () => void; plan?: QueryPlan },
 ): Promise<EngineRun> {
-  const plan = benchPlan(opts.maxFilesPerTrigger);
+  const plan = opts.plan ?? benchPlan(opts.maxFilesPerTrigger);
   const source = new InMemoryFileSource(plan.source.schema);
   // Keys are generated in order; `add` would re-sort after every file.
   for (const f of files) source.files.push(f as { key: string; body: string });

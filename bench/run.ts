@@ -29,11 +29,15 @@
  *      checkpoint requests and seconds the landing source spends finding new files on prefixes of
  *      5,000, 10^4, 10^5 and 10^6 objects (an in-process S3 twin; s3rver for 10^4 as a cross-check), and
  *      their monthly price at a run every 15 minutes; written to bench/results.json under `discovery`.
+ *  11. types (bench/types.ts, in the default set: under a minute): the engine on the same events as
+ *      flat JSON (DOUBLE amount) and as nested JSON (DECIMAL(10,2) amount, a STRUCT, an ARRAY of
+ *      STRUCTs), rounds interleaved, events/s and the ratio; written to bench/results.json under `types`.
  *
- * Options: --only engine,e2e,memory,join,scale,cost,discovery (default: engine,e2e,memory,join,scale; bench/results.json is
+ * Options: --only engine,e2e,memory,join,scale,cost,discovery,types (default: engine,e2e,memory,join,scale,types; bench/results.json is
  *          written whole only when engine, e2e and memory all run, and by scale, cost and join under their own keys)
  *          --events-per-run N (cost; default 900000)  --cost-runs N (default 4)
  *          --discovery-sizes 5000,10000,100000,1000000 (discovery; the default)
+ *          --types-events N (types; default 300000)  --types-rounds N (default 3)
  *          --join-impressions N (join; default 160000, clicks a quarter of them)  --join-rounds N (default 5)
  *          --scale-events N (scale; default 400000)  --scale-files N (default 40)  --scale-max-files N (default 8)
  *          --scale-partitions P (default 4)  --scale-splits S (maxSplits, default 4)  --scale-overhead-ms O (default 100)
@@ -61,6 +65,7 @@ import { runE2e, type E2eResult } from './e2e';
 import { runJoinSection } from './join';
 import { runScaleSection } from './scale';
 import { runEngine, type EngineRun } from './engine-run';
+import { runTypesSection } from './types';
 import { BENCH_SCHEMA, generateEvents } from './generate';
 import { lazyFiles } from './lazy-files';
 import { arg, ENGINE_INPUT, num } from './args';
@@ -75,7 +80,7 @@ const E2E_EVENTS = num('e2e-events', EVENTS);
 const E2E_BUDGET_MS = num('e2e-budget-s', 240) * 1000;
 /** 1x backlog of the memory check (files of MEMORY_EVENTS / 100 events); 10x of 1M would take ~10x the engine run. */
 const MEMORY_EVENTS = num('memory-events', 200_000);
-const only = new Set((arg('only') ?? 'engine,e2e,memory,join,scale').replace('raw', 'engine').split(','));
+const only = new Set((arg('only') ?? 'engine,e2e,memory,join,scale,types').replace('raw', 'engine').split(','));
 const ALL_SECTIONS = ['engine', 'e2e', 'memory'].every((x) => only.has(x));
 const TARGET_ENGINE_RATIO = 0.9;
 const TARGET_EMPTY_REQUESTS = 6;
@@ -605,6 +610,15 @@ async function costSection(): Promise<void> {
   out(`  cost figures written to bench/results.json (key "cost")`);
 }
 
+/** [11] flat vs nested/DECIMAL input through the engine (bench/types.ts); merges its figures under `types`. */
+async function typesSection(): Promise<void> {
+  out('[11] types: the engine on flat JSON vs nested JSON with DECIMAL amounts, same events, rounds interleaved (issue 29)');
+  const json = await runTypesSection({ events: num('types-events', 300_000), files: 40, keys: 10_000, rounds: num('types-rounds', 3), out });
+  if (process.argv.includes('--no-json')) return;
+  mergeResults('types', json);
+  out('  types figures written to bench/results.json (key "types")');
+}
+
 /** [10] the discovery bench; merges its figures into bench/results.json under `discovery`. */
 async function discoverySection(): Promise<void> {
   const sizes = (arg('discovery-sizes') ?? '5000,10000,100000,1000000').split(',').map(Number);
@@ -620,12 +634,13 @@ async function discoverySection(): Promise<void> {
 async function main(): Promise<void> {
   const started = Date.now();
   // cost, join and scale alone: no input of the default sections generated
-  if ([...only].every((s) => s === 'cost' || s === 'join' || s === 'scale' || s === 'discovery')) {
+  if ([...only].every((s) => s === 'cost' || s === 'join' || s === 'scale' || s === 'discovery' || s === 'types')) {
     out(`sluice bench: node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), load average ${load()}`);
     if (only.has('join')) await joinSection();
     if (only.has('scale')) await scaleSection();
     if (only.has('cost')) await costSection();
     if (only.has('discovery')) await discoverySection();
+    if (only.has('types')) await typesSection();
     out(`  total ${Math.round((Date.now() - started) / 1000)} s; load average now ${load()}`);
     return;
   }
@@ -933,6 +948,7 @@ async function main(): Promise<void> {
   }
   if (only.has('join')) await joinSection();
   if (only.has('scale')) await scaleSection();
+  if (only.has('types')) await typesSection();
   if (only.has('cost')) await costSection();
 }
 
