@@ -415,15 +415,8 @@ const LONG_NUMBER = /[0-9.]{16,}/;
 
 export function parseJsonLine(schema: Schema, line: string): CoerceResult {
   if (schema.numberText && LONG_NUMBER.test(line)) {
-    // numbers as their literal's text (DECIMAL, nested BIGINT); a line lossless-json refuses
-    // (bare NaN tokens, a key given twice) is read as below, its numbers as doubles
-    let literal: unknown;
-    try {
-      literal = parseLossless(line);
-    } catch {
-      literal = undefined;
-    }
-    if (literal !== undefined) return guardedCoerce(schema, literal);
+    const exact = losslessRow(schema, line);
+    if (exact !== undefined) return exact;
   }
   let parsed: unknown;
   try {
@@ -432,8 +425,31 @@ export function parseJsonLine(schema: Schema, line: string): CoerceResult {
     parsed = parseNonNumeric(line);
     if (parsed === undefined) return { ok: false, reason: `malformed JSON (${(e as Error).message}): each line must be one complete JSON object` };
   }
-  if (hasInexactLong(schema, parsed)) parsed = parseBigIntegers(schema, line) ?? parsed;
+  if (hasInexactLong(schema, parsed)) return losslessRow(schema, line) ?? guardedCoerce(schema, parsed);
   return guardedCoerce(schema, parsed);
+}
+
+/**
+ * The row of a line read with every number as its literal's text (lossless-json), for a DECIMAL or
+ * a BIGINT beyond 2^53 − 1 at any depth; undefined when lossless-json refuses the line (bare NaN
+ * tokens), which JSON.parse then reads. A key given twice keeps its last value, as JSON.parse does
+ * (lossless-json would refuse the line). The row keeps the schema's columns
+ * only: other fields would still hold lossless-json's number objects.
+ */
+const LOSSLESS_OPTIONS = { onDuplicateKey: ({ newValue }: { newValue: unknown }) => newValue };
+
+function losslessRow(schema: Schema, line: string): CoerceResult | undefined {
+  let literal: unknown;
+  try {
+    literal = parseLossless(line, null, LOSSLESS_OPTIONS);
+  } catch {
+    return undefined;
+  }
+  const r = guardedCoerce(schema, literal);
+  if (!r.ok) return r;
+  const row: Row = {};
+  for (const c of schema.columns) setOwn(row, c.name, r.row[c.name]);
+  return { ok: true, row };
 }
 
 /** Whether a LONG column of the parsed record holds an integer JSON.parse could not keep exactly. */
@@ -445,48 +461,6 @@ function hasInexactLong(schema: Schema, parsed: unknown): boolean {
     if (typeof v === 'number' && Number.isInteger(v) && !Number.isSafeInteger(v)) return true;
   }
   return false;
-}
-
-/**
- * JSON.parse of a line whose LONG columns hold integers beyond 2^53 − 1, with those read from their
- * text: each integer literal of 16 digits or more outside strings becomes a marked string, and the
- * reviver gives a bigint for it under a LONG column's key (exactLong, or the literal's bigint
- * when out of range, for coerceRecord to refuse with its digits) and JSON.parse's double
- * elsewhere. undefined when the line holds the mark's characters or is still not JSON.
- */
-function parseBigIntegers(schema: Schema, line: string): unknown {
-  if (line.includes(MARK) || /\\u[dD][cC]00/.test(line)) return undefined;
-  const longs = new Set(schema.columns.filter((c) => c.type === 'LONG').map((c) => c.name));
-  const literal = /-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
-  let text = '';
-  let from = 0;
-  for (let i = 0; i < line.length; i++) {
-    const c = line.charCodeAt(i);
-    if (c === 34) {
-      for (i++; i < line.length && line.charCodeAt(i) !== 34; i++) if (line.charCodeAt(i) === 92) i++;
-      continue;
-    }
-    if (c !== 45 && (c < 48 || c > 57)) continue;
-    literal.lastIndex = i;
-    const m = literal.exec(line);
-    if (m === null) continue;
-    const tok = m[0];
-    if (/^-?[0-9]{16,}$/.test(tok)) {
-      text += `${line.slice(from, i)}"${MARK}B${tok}"`;
-      from = i + tok.length;
-    }
-    i += tok.length - 1;
-  }
-  text += line.slice(from);
-  try {
-    return JSON.parse(text, (key, value) => {
-      if (typeof value !== 'string' || !value.startsWith(`${MARK}B`)) return value;
-      const digits = value.slice(MARK.length + 1);
-      return longs.has(key) ? (exactLong(digits) ?? BigInt(digits)) : Number(digits);
-    });
-  } catch {
-    return undefined;
-  }
 }
 
 /**
