@@ -26,7 +26,7 @@ import {
 } from '../lib/aws/pipeline';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { S3CheckpointStore } from '../lib/aws/s3/checkpoint';
-import { keyRoot } from '../lib/aws/s3/requests';
+import { sourceIdentity } from '../lib/aws/source-identity';
 import { parseShortDuration } from '../lib/observe/format';
 import type { ArrivalSample } from '../lib/observe/lateness';
 import type { LatenessSection } from '../lib/observe/report';
@@ -263,11 +263,6 @@ export function locationsOf(
 function kinesisOfPath(path: string): SourceLocation {
   if (/^kinesis:/i.test(path)) return sourceFromUri(path);
   return { kind: 'kinesis', streamName: path.replace(/^arn:aws[a-z-]*:kinesis:[^:]*:\d+:stream\//, '') };
-}
-
-/** The identity a run records for a source in its checkpoint (Source.description): s3://bucket/prefix/ or kinesis://stream. */
-function sourceIdentity(loc: SourceLocation): string {
-  return loc.kind === 's3' ? `s3://${loc.bucket}/${keyRoot(loc.prefix)}` : `kinesis://${loc.streamName}`;
 }
 
 /**
