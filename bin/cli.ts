@@ -25,6 +25,8 @@ import { EXIT_CODES } from './exit-codes';
 const commands = () => require('./commands') as typeof import('./commands');
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const loadShow = () => require('./show') as typeof import('./show');
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const loadExample = () => require('./example') as typeof import('./example');
 
 /** sluice show's views (bin/show.ts SHOW_VIEWS, repeated here so that help loads nothing else). */
 const SHOW_VIEWS = ['outputs', 'dead-letters', 'checkpoint', 'state'] as const;
@@ -140,7 +142,7 @@ Example:
     .addHelpText('after', '\nExample:\n  npx sluice example seed --source kinesis')
     .action(async (_name: string, o: { source: 's3' | 'kinesis'; aws?: boolean; dataDir: string; ephemeral?: boolean }) => {
       const dataDir = o.ephemeral ? undefined : o.dataDir;
-      done(o.source === 'kinesis' ? await commands().exampleSeedKinesis(o.aws, dataDir) : await commands().exampleSeed(o.aws, dataDir));
+      done(o.source === 'kinesis' ? await loadExample().exampleSeedKinesis(o.aws, dataDir) : await loadExample().exampleSeed(o.aws, dataDir));
     });
 
   program
