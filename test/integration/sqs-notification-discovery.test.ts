@@ -2,7 +2,7 @@
  * Notification mode's discovery against SQS: local-aws-sqs on the embedded local stack (or
  * LocalStack's SQS with AWS_ENDPOINT_URL). The emulator delivers in send order and a message once
  * per visibility timeout, kinder than a standard queue: these tests send notifications out of
- * order and twice themselves, as S3 may.
+ * order and twice themselves, as S3 may (createTestQueue tags their queues to keep that delivery).
  */
 import { ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { SqsNotificationDiscovery, type SqsNotificationDiscoveryOptions } from '../../lib/aws/sqs/notification-discovery';
