@@ -191,6 +191,23 @@ describe('SqsNotificationDiscovery', () => {
     });
   });
 
+  describe('when the queue delivers some messages twice while a run drains it (at least once, as SQS may)', () => {
+    it('still takes every message there was at the start: a copy delivered again does not count as one more', async () => {
+      // The embedded stack's SQS delivers this queue shuffled and a share twice (lib/local/sqs-delivery.ts).
+      const { queueUrl } = await createTestQueue(sqs, { delivery: 'at-least-once' });
+      const keys = Array.from({ length: 25 }, (_, i) => `landing/orders/${String(i).padStart(2, '0')}.json`);
+      await sendBodies(
+        sqs,
+        queueUrl,
+        keys.map((k) => created(k)),
+      );
+      const { d } = discovery(queueUrl);
+      expect((await d.discover()).map((f) => f.key)).toEqual(keys);
+      await d.committed(keys);
+      expect(await queueCounts(sqs, queueUrl)).toEqual({ visible: 0, inFlight: 0 });
+    });
+  });
+
   describe('when the run ends with files it did not read', () => {
     it('release() makes their messages visible again; the committed ones stay deleted', async () => {
       const { queueUrl } = await createTestQueue(sqs);
