@@ -7,7 +7,7 @@ import { compileLineParser, type LineParser } from '../../lib/engine/json-scan';
 import { parseJsonLine, type CoerceResult, type Schema } from '../../lib/engine/schema';
 
 /** The readers of `schema`, by name; `good` is a line of it the warmed ones have read three times. */
-export function readers(schema: Schema, good: string): Array<[string, (line: string) => CoerceResult]> {
+function readers(schema: Schema, good: string): Array<[string, (line: string) => CoerceResult]> {
   const warmed = (p: LineParser) => {
     for (let i = 0; i < 3; i++) p(good);
     return p;
