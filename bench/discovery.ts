@@ -6,7 +6,7 @@
  * discovery) and planBatch (the batch's file list, the seen log); the files are not read, and the
  * executor's offsets/commits PUTs (2 a batch, the same whatever the prefix) are not counted.
  *
- * Where the objects live: an in-process S3 twin (S3ListTwin below), handed to the SDK's S3Client
+ * Where the objects live: an in-process S3 twin (S3ListTwin, bench/s3-list-twin.ts), handed to the SDK's S3Client
  * as its `send`, as strict as S3 where listing is concerned (at most 1,000 keys a page whatever
  * MaxKeys asks, UTF-8 byte order, StartAfter and Prefix as S3 applies them, 412 on If-None-Match: *
  * of an existing key). Loading 10^6 generated keys there takes about half a minute on 2 busy
@@ -28,16 +28,16 @@
  * start (720 hour folders), 1-byte bodies, LastModified the folder's hour.
  */
 import { cpus, loadavg } from 'node:os';
-import { S3Client, ListObjectsV2Command, PutObjectCommand, GetObjectCommand, DeleteObjectsCommand } from '@aws-sdk/client-s3';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { S3CheckpointStore } from '../lib/aws/s3/checkpoint';
 import { S3LandingSource } from '../lib/aws/s3/landing-source';
-import { compareKeys } from '../lib/aws/s3/requests';
 import type { Json } from '../lib/engine/ports';
 import { parseSchema } from '../lib/engine/schema';
 import { ensureBucket } from '../lib/local/resources';
 import { startLocalStack } from '../lib/local/stack';
 import { createClients } from '../lib/aws/clients';
 import { loadPrices } from './cost';
+import { S3ListTwin, type TwinObject, twinClient } from './s3-list-twin';
 
 const BUCKET = 'sluice-discovery';
 const ROOT = 'landing/disc';
@@ -47,101 +47,6 @@ const RUN_EVERY_MS = 15 * 60_000;
 const RUNS_PER_MONTH = 2_880; // 30 days x 96 runs a day
 const T0 = Date.UTC(2026, 11, 1, 0, 0, 0);
 const schema = parseSchema('v INT, dt STRING, hour STRING');
-
-// ---- the S3 twin ---------------------------------------------------------------------------------
-
-interface TwinObject {
-  readonly body: Uint8Array;
-  readonly etag: string;
-  readonly lastModified: Date;
-}
-
-function awsError(name: string, status: number, message: string): Error {
-  return Object.assign(new Error(message), { name, Code: name, $metadata: { httpStatusCode: status } });
-}
-
-/**
- * The S3 requests the landing source and the checkpoint store send, on sorted keys in memory.
- * `requests` counts what it answered, to check the adapters' own counts against.
- */
-class S3ListTwin {
-  private readonly keys: string[] = [];
-  private readonly objects = new Map<string, TwinObject>();
-  readonly requests = { list: 0, get: 0, put: 0, delete: 0 };
-
-  /** Keys given in S3's order (checked), e.g. a generated prefix. */
-  load(sorted: Iterable<[string, TwinObject]>): void {
-    for (const [k, o] of sorted) {
-      if (this.keys.length && compareKeys(this.keys[this.keys.length - 1], k) >= 0) throw new Error(`twin load: ${k} is out of order`);
-      this.keys.push(k);
-      this.objects.set(k, o);
-    }
-  }
-
-  /** The index of the first key greater than `key` (or ≥ when `inclusive`). */
-  private lowerBound(key: string, inclusive: boolean): number {
-    let lo = 0;
-    let hi = this.keys.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const c = compareKeys(this.keys[mid], key);
-      if (c < 0 || (!inclusive && c === 0)) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
-
-  put(key: string, body: Uint8Array, lastModified: Date, onlyIfAbsent: boolean): void {
-    if (this.objects.has(key)) {
-      if (onlyIfAbsent) throw awsError('PreconditionFailed', 412, `At least one of the pre-conditions you specified did not hold (${key})`);
-    } else this.keys.splice(this.lowerBound(key, true), 0, key);
-    this.objects.set(key, { body, etag: `"${key.length}-${body.length}-${lastModified.getTime()}"`, lastModified });
-  }
-
-  async send(command: unknown): Promise<unknown> {
-    if (command instanceof ListObjectsV2Command) {
-      this.requests.list++;
-      const { Prefix = '', StartAfter, MaxKeys, ContinuationToken } = command.input;
-      if (ContinuationToken !== undefined) throw awsError('NotImplemented', 501, 'the twin pages by StartAfter only');
-      const max = Math.min(MaxKeys ?? 1000, 1000);
-      const from = StartAfter !== undefined && compareKeys(StartAfter, Prefix) >= 0 ? this.lowerBound(StartAfter, false) : this.lowerBound(Prefix, true);
-      const Contents: Array<{ Key: string; Size: number; ETag: string; LastModified: Date }> = [];
-      let i = from;
-      for (; i < this.keys.length && Contents.length < max && this.keys[i].startsWith(Prefix); i++) {
-        const o = this.objects.get(this.keys[i])!;
-        Contents.push({ Key: this.keys[i], Size: o.body.length, ETag: o.etag, LastModified: o.lastModified });
-      }
-      const IsTruncated = i < this.keys.length && this.keys[i].startsWith(Prefix);
-      return { Contents, IsTruncated, KeyCount: Contents.length, $metadata: { httpStatusCode: 200 } };
-    }
-    if (command instanceof GetObjectCommand) {
-      this.requests.get++;
-      const o = this.objects.get(command.input.Key!);
-      if (!o) throw awsError('NoSuchKey', 404, 'The specified key does not exist.');
-      const body = o.body;
-      return { Body: { transformToByteArray: async () => body }, ETag: o.etag, $metadata: { httpStatusCode: 200 } };
-    }
-    if (command instanceof PutObjectCommand) {
-      this.requests.put++;
-      const b = command.input.Body;
-      const body = typeof b === 'string' ? Buffer.from(b, 'utf8') : (b as Uint8Array);
-      this.put(command.input.Key!, body, new Date(clock), command.input.IfNoneMatch === '*');
-      return { ETag: this.objects.get(command.input.Key!)!.etag, $metadata: { httpStatusCode: 200 } };
-    }
-    if (command instanceof DeleteObjectsCommand) {
-      this.requests.delete++;
-      for (const { Key } of command.input.Delete?.Objects ?? []) {
-        if (Key !== undefined && this.objects.delete(Key)) this.keys.splice(this.lowerBound(Key, true), 1);
-      }
-      return { Errors: [], $metadata: { httpStatusCode: 200 } };
-    }
-    throw awsError(
-      'NotImplemented',
-      501,
-      `the twin answers ListObjectsV2, GetObject, PutObject and DeleteObjects, not ${(command as object).constructor.name}`,
-    );
-  }
-}
 
 /** The simulated clock: the source's `now` (backfill interval) and the twin's LastModified of new objects. */
 let clock = T0;
@@ -288,13 +193,6 @@ function row(m: DiscoveryRun): string {
   );
 }
 
-function twinClient(twin: S3ListTwin): S3Client {
-  const client = new S3Client({ region: 'us-east-1', credentials: { accessKeyId: 'twin', secretAccessKey: 'twin' } });
-  // The SDK's commands, answered by the twin instead of sent over HTTP.
-  client.send = ((command: unknown) => twin.send(command)) as S3Client['send'];
-  return client;
-}
-
 export interface DiscoveryResults {
   readonly date: string;
   readonly node: string;
@@ -315,7 +213,7 @@ export async function runDiscoverySection(sizes: readonly number[], out: (s: str
   const checks: string[] = [];
   out(`  ${HEAD}`);
   for (const n of sizes) {
-    const twin = new S3ListTwin();
+    const twin = new S3ListTwin(() => clock);
     const tg = Date.now();
     twin.load(
       (function* () {

@@ -25,6 +25,8 @@ import { EXIT_CODES } from './exit-codes';
 const commands = () => require('./commands') as typeof import('./commands');
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const loadShow = () => require('./show') as typeof import('./show');
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const loadExample = () => require('./example') as typeof import('./example');
 
 /** sluice show's views (bin/show.ts SHOW_VIEWS, repeated here so that help loads nothing else). */
 const SHOW_VIEWS = ['outputs', 'dead-letters', 'checkpoint', 'state'] as const;
@@ -134,14 +136,26 @@ Example:
     )
     .addArgument(new Argument('[name]', 'the example').choices(['seed']).default('seed'))
     .addOption(new Option('--source <kind>', 'input as files under an S3 prefix, or records in a Kinesis stream').choices(['s3', 'kinesis']).default('s3'))
+    .addOption(
+      new Option('--discovery <mode>', "how the S3 source finds new files: listing the prefix, or S3's event notifications through SQS (notification mode)")
+        .choices(['list', 'notifications'])
+        .default('list'),
+    )
     .option('--data-dir <folder>', 'where the embedded stack keeps its data (sluice status reads the runs from there afterwards)', '.sluice/local')
     .option('--ephemeral', 'start the embedded stack with no data directory')
     .addOption(awsOption())
-    .addHelpText('after', '\nExample:\n  npx sluice example seed --source kinesis')
-    .action(async (_name: string, o: { source: 's3' | 'kinesis'; aws?: boolean; dataDir: string; ephemeral?: boolean }) => {
-      const dataDir = o.ephemeral ? undefined : o.dataDir;
-      done(o.source === 'kinesis' ? await commands().exampleSeedKinesis(o.aws, dataDir) : await commands().exampleSeed(o.aws, dataDir));
-    });
+    .addHelpText('after', '\nExample:\n  npx sluice example seed --source kinesis\n  npx sluice example seed --discovery notifications')
+    .action(
+      async (_name: string, o: { source: 's3' | 'kinesis'; discovery: 'list' | 'notifications'; aws?: boolean; dataDir: string; ephemeral?: boolean }) => {
+        const dataDir = o.ephemeral ? undefined : o.dataDir;
+        if (o.source === 'kinesis' && o.discovery !== 'list') {
+          throw new InvalidOptionError(
+            `--discovery ${o.discovery} is how an S3 source finds files, not a Kinesis stream: leave out --source kinesis, or --discovery`,
+          );
+        }
+        done(o.source === 'kinesis' ? await loadExample().exampleSeedKinesis(o.aws, dataDir) : await loadExample().exampleSeed(o.aws, dataDir, o.discovery));
+      },
+    );
 
   program
     .command('run')

@@ -11,9 +11,19 @@ import { readStream } from '../lib/engine/query/reader';
 
 export const WINDOWED_TOTALS_SCHEMA = 'user STRING, event_time TIMESTAMP, amount DOUBLE';
 
-export function windowedTotals(opts: { outputMode?: OutputMode; source?: 'files' | 'kinesis'; maxFilesPerTrigger?: number; name?: string } = {}): QueryPlan {
+export function windowedTotals(
+  opts: {
+    outputMode?: OutputMode;
+    source?: 'files' | 'kinesis';
+    maxFilesPerTrigger?: number;
+    name?: string;
+    /** How an S3 source finds new files: listing the prefix (default) or S3's event notifications (docs/sources.md). */
+    discovery?: 'list' | 'notifications';
+  } = {},
+): QueryPlan {
   let reader = readStream.format('json').schema(WINDOWED_TOTALS_SCHEMA);
   if (opts.maxFilesPerTrigger) reader = reader.option('maxFilesPerTrigger', opts.maxFilesPerTrigger);
+  if (opts.discovery === 'notifications') reader = reader.option('discovery', 'notifications');
   const events = opts.source === 'kinesis' ? reader.kinesis() : reader.load();
   return events
     .withWatermark('event_time', '10 minutes')

@@ -14,6 +14,7 @@ export {
   LOCAL_REGION,
   type LocalService,
   type LocalStack,
+  type SqsDeliveryOptions,
   type StartLocalStackOptions,
 } from '../local/stack';
 export { ensureBucket, ensureNotificationQueue, ensureStateTable, ensureStream, type NotificationQueue } from '../local/resources';

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { type AddressInfo, createServer, type Server } from 'node:net';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { AwsCredentials } from '../aws/config';
+import type { SqsDeliveryOptions } from './sqs-delivery';
 
 export type LocalService = 'dynamodb' | 's3' | 'kinesis' | 'sqs';
 
@@ -38,6 +39,8 @@ export interface StartContext {
   readonly javaPath: string;
   /** Where the stack's SQS answers, once started (s3rver sends bucket notifications there). */
   readonly sqsEndpoint?: () => string | undefined;
+  /** SQS delivers as a standard queue may (StartLocalStackOptions.sqsDelivery). */
+  readonly sqsDelivery?: SqsDeliveryOptions;
 }
 
 export interface ChildEmulatorSpec {

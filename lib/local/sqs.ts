@@ -13,8 +13,10 @@
  *
  * Where it is kinder than SQS, and what the tests do about it:
  * - It delivers in the order messages were sent, and a message once per visibility timeout. A
- *   standard queue delivers in any order and, rarely, twice. The tests send notifications out of
- *   order and twice themselves (as S3 also does).
+ *   standard queue delivers in any order and, rarely, twice. Started with `sqsDelivery` (the
+ *   integration tests' setup), each receive's messages come shuffled and a share of them twice
+ *   (sqs-delivery.ts); the tests also send notifications out of order and twice themselves (as S3
+ *   also does).
  * Where it answers otherwise, and is made to answer as SQS does (`answerAsSqs` below):
  * - Its ApproximateNumberOfMessages counts the messages in flight too; SQS's counts those
  *   available for retrieval. Left as is, a test of "deleted after the commit only" could not tell
@@ -34,6 +36,7 @@ import { Readable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { ListQueuesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { type Emulator, HOST, LOCAL_CREDENTIALS, probeConfig, type StartContext } from './emulator';
+import type { AtLeastOnceDelivery } from './sqs-delivery';
 
 /** The part of local-aws-sqs used here. */
 type CreateSqsServer = (opts: { port: number; hostname: string; region: string; accountId: string; emulateQueueCreationLifecycle: boolean }) => Promise<Server>;
@@ -44,7 +47,10 @@ const LOCAL_ACCOUNT_ID = '000000000000';
 export async function startLocalSqs(ctx: StartContext): Promise<Emulator> {
   const t0 = Date.now();
   let server: Server | undefined;
+  let delivery: AtLeastOnceDelivery | undefined;
   const stop = async () => {
+    delivery?.close();
+    delivery = undefined;
     if (!server) return;
     const s = server;
     server = undefined;
@@ -56,9 +62,15 @@ export async function startLocalSqs(ctx: StartContext): Promise<Emulator> {
     const { createSqsServer } = require('local-aws-sqs') as { createSqsServer: CreateSqsServer };
     // Queues are deleted and created again by tests at once: SQS's 60-second wait between the two is not emulated.
     server = await createSqsServer({ port: 0, hostname: HOST, region: 'us-east-1', accountId: LOCAL_ACCOUNT_ID, emulateQueueCreationLifecycle: false });
-    answerAsSqs(server);
     const { port } = server.address() as AddressInfo;
     const endpoint = `http://${HOST}:${port}`;
+    if (ctx.sqsDelivery) {
+      // Loaded only when asked: it brings the in-memory twins' seeded generator.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { AtLeastOnceDelivery: Delivery } = require('./sqs-delivery') as typeof import('./sqs-delivery');
+      delivery = new Delivery(ctx.sqsDelivery, new SQSClient({ ...probeConfig(endpoint, LOCAL_CREDENTIALS), maxAttempts: 3 }));
+    }
+    answerAsSqs(server, delivery);
     const client = new SQSClient(probeConfig(endpoint, LOCAL_CREDENTIALS));
     try {
       await client.send(new ListQueuesCommand({}));
@@ -66,7 +78,7 @@ export async function startLocalSqs(ctx: StartContext): Promise<Emulator> {
       client.destroy();
     }
     const startupMs = Date.now() - t0;
-    ctx.log(`sqs (local-aws-sqs, in-process) answered on ${endpoint} after ${startupMs} ms`);
+    ctx.log(`sqs (local-aws-sqs, in-process${delivery ? ', shuffled and at-least-once' : ''}) answered on ${endpoint} after ${startupMs} ms`);
     return { service: 'sqs', endpoint, startupMs, stop };
   } catch (e) {
     await stop();
@@ -85,9 +97,10 @@ const IN_FLIGHT = 'ApproximateNumberOfMessagesNotVisible';
  * - GetQueueAttributes: the request also asks for the in-flight count, and the answer's
  *   ApproximateNumberOfMessages (local-aws-sqs: every message not delayed) becomes that figure
  *   minus the messages in flight, SQS's "available for retrieval";
- * - ReceiveMessage: MessageSystemAttributeNames are also sent as AttributeNames.
+ * - ReceiveMessage: MessageSystemAttributeNames are also sent as AttributeNames; with `delivery`,
+ *   the answer goes through it (shuffled, a share delivered again).
  */
-function answerAsSqs(server: Server): void {
+function answerAsSqs(server: Server, delivery?: AtLeastOnceDelivery): void {
   const handlers = server.listeners('request') as Array<(req: IncomingMessage, res: ServerResponse) => void>;
   server.removeAllListeners('request');
   const handle = (req: IncomingMessage, res: ServerResponse) => {
@@ -108,7 +121,13 @@ function answerAsSqs(server: Server): void {
       if (target === 'AmazonSQS.ReceiveMessage') {
         const system = Array.isArray(input.MessageSystemAttributeNames) ? (input.MessageSystemAttributeNames as string[]) : [];
         const older = Array.isArray(input.AttributeNames) ? (input.AttributeNames as string[]) : [];
-        const body = system.length > 0 ? { ...input, AttributeNames: [...new Set([...older, ...system])] } : input;
+        const asked = [...new Set([...older, ...system])];
+        let body = system.length > 0 ? { ...input, AttributeNames: asked } : input;
+        if (delivery && typeof input.QueueUrl === 'string') {
+          const queueUrl = input.QueueUrl;
+          body = { ...body, AttributeNames: delivery.attributeNames(asked) };
+          rewriteJsonAnswer(res, (answer) => delivery.deliver(queueUrl, asked, answer));
+        }
         return handle(replay(req, Buffer.from(JSON.stringify(body))), res);
       }
       const names = Array.isArray(input.AttributeNames) ? (input.AttributeNames as string[]) : [];
@@ -142,18 +161,31 @@ function replay(req: IncomingMessage, body: Buffer): IncomingMessage {
   return copy;
 }
 
-/** Makes `res.end` send `edit(JSON answer)` instead (errors and non-JSON answers pass unchanged). */
+/**
+ * Makes `res.end` send `edit(JSON answer)` instead, once an `edit` that returns a promise settles
+ * (errors, non-JSON answers and a failed edit pass unchanged).
+ */
 function rewriteJsonAnswer(res: ServerResponse, edit: (answer: unknown) => unknown): void {
   const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+  const send = (text: string, rest: unknown[]) => {
+    if (!res.headersSent) res.setHeader('content-length', Buffer.byteLength(text));
+    end(text, ...rest);
+  };
   res.end = ((chunk?: unknown, ...rest: unknown[]) => {
     if (res.statusCode !== 200 || (typeof chunk !== 'string' && !Buffer.isBuffer(chunk))) return end(chunk, ...rest);
-    let text: string;
+    const original = chunk.toString();
+    let edited: unknown;
     try {
-      text = JSON.stringify(edit(JSON.parse(chunk.toString())));
+      edited = edit(JSON.parse(original));
     } catch {
       return end(chunk, ...rest);
     }
-    if (!res.headersSent) res.setHeader('content-length', Buffer.byteLength(text));
-    return end(text, ...rest);
+    if (edited instanceof Promise) {
+      edited.then(
+        (answer) => send(JSON.stringify(answer), rest),
+        () => send(original, rest),
+      );
+    } else send(JSON.stringify(edited), rest);
+    return res;
   }) as ServerResponse['end'];
 }

@@ -23,8 +23,10 @@ import { ALL_LOCAL_SERVICES, type Emulator, LOCAL_CREDENTIALS, LOCAL_REGION, typ
 import { startKinesisMock } from './kinesis-mock';
 import { startS3rver } from './s3rver';
 import { startLocalSqs } from './sqs';
+import type { SqsDeliveryOptions } from './sqs-delivery';
 
 export { ALL_LOCAL_SERVICES, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalService } from './emulator';
+export type { SqsDeliveryOptions } from './sqs-delivery';
 
 export interface StartLocalStackOptions {
   /** Which emulators to start (default: dynamodb, s3 and kinesis; name `sqs` to start SQS too). */
@@ -41,6 +43,12 @@ export interface StartLocalStackOptions {
   readonly startTimeoutMs?: number;
   /** The java executable for DynamoDB Local (default `java` on PATH). */
   readonly javaPath?: string;
+  /**
+   * Makes SQS deliver as a standard queue may, for tests: each receive's messages in a seeded
+   * shuffled order, and a share of them delivered again by a later receive (lib/local/sqs-delivery.ts).
+   * @default undefined: local-aws-sqs's own delivery, in send order and once per visibility timeout
+   */
+  readonly sqsDelivery?: SqsDeliveryOptions;
 }
 
 export interface LocalStack {
@@ -67,6 +75,7 @@ export async function startLocalStack(opts: StartLocalStackOptions = {}): Promis
     log: opts.log ?? (() => undefined),
     startTimeoutMs: opts.startTimeoutMs ?? 60_000,
     javaPath: opts.javaPath ?? 'java',
+    sqsDelivery: opts.sqsDelivery,
   };
   const starters: Record<LocalService, (ctx: StartContext) => Promise<Emulator>> = {
     dynamodb: startDynamoDbLocal,

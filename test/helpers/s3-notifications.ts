@@ -3,6 +3,7 @@
  * notification tests share.
  */
 import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { IN_ORDER_TAG } from '../../lib/local/sqs-delivery';
 import { uniqueName } from './stack';
 
 export interface ObjectEvent {
@@ -63,8 +64,17 @@ export function s3TestEventBody(bucket: string): string {
   });
 }
 
-/** A queue of its own for a test; `dlq` adds a dead-letter queue with that maxReceiveCount. */
-export async function createTestQueue(sqs: SQSClient, opts: { visibilityTimeoutSeconds?: number; dlqMaxReceiveCount?: number } = {}) {
+/**
+ * A queue of its own for a test; `dlq` adds a dead-letter queue with that maxReceiveCount.
+ * `delivery`: the local stack's SQS delivers a queue `at-least-once` (shuffled, a share twice:
+ * lib/local/sqs-delivery.ts) or `in-order` (the emulator's own: send order, once per visibility
+ * timeout), the default here: these tests pin exact queue counts, and send the duplicates and the
+ * disorder they test themselves. (LocalStack and SQS ignore the tag that asks for it.)
+ */
+export async function createTestQueue(
+  sqs: SQSClient,
+  opts: { visibilityTimeoutSeconds?: number; dlqMaxReceiveCount?: number; delivery?: 'in-order' | 'at-least-once' } = {},
+) {
   const name = uniqueName('notify');
   let dlqUrl: string | undefined;
   let redrive: Record<string, string> = {};
@@ -74,7 +84,13 @@ export async function createTestQueue(sqs: SQSClient, opts: { visibilityTimeoutS
     redrive = { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn, maxReceiveCount: opts.dlqMaxReceiveCount }) };
   }
   const queueUrl = (
-    await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: { VisibilityTimeout: String(opts.visibilityTimeoutSeconds ?? 60), ...redrive } }))
+    await sqs.send(
+      new CreateQueueCommand({
+        QueueName: name,
+        Attributes: { VisibilityTimeout: String(opts.visibilityTimeoutSeconds ?? 60), ...redrive },
+        ...((opts.delivery ?? 'in-order') === 'in-order' ? { tags: { [IN_ORDER_TAG.key]: IN_ORDER_TAG.value } } : {}),
+      }),
+    )
   ).QueueUrl!;
   return { queueUrl, dlqUrl };
 }

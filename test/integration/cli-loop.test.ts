@@ -4,35 +4,17 @@
  * The CLI runs in this process (main(argv), output captured), as test/integration/status-cli.test.ts
  * runs it; every expectation is worked out from the input written here.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { cliEnv, runCli } from '../helpers/cli';
-import { connectionFromEnv, createClients } from '../../lib/aws/clients';
-import { ensureBucket, ensureStateTable, ensureStream } from '../../lib/local/resources';
+import { cliClients, cliEnv, cliResources, runArgs, runCli, tempFolder, writeQuery } from '../helpers/cli';
+import { ensureStateTable, ensureStream } from '../../lib/local/resources';
 import { S3CheckpointStore } from '../../lib/aws/s3/checkpoint';
 import type { StreamingProgress } from '../../lib/engine/progress';
 import { testConnection, uniqueName } from '../helpers/stack';
 
 const sluice = (...args: string[]) => runCli(args, cliEnv(testConnection(), 's3'));
-/** The clients the CLI sees (DynamoDB Local keeps one namespace per access key). */
-const cliClients = () => createClients(connectionFromEnv(cliEnv(testConnection(), 's3'))!);
-const READER = `require(${JSON.stringify(join(__dirname, '..', '..', 'lib', 'engine', 'query', 'reader.ts'))}).readStream`;
-
-let dir: string;
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'sluice-cli-loop-'));
-});
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** Writes `files` (name → rows) into a new folder and returns its path. */
-function folder(name: string, files: Record<string, object[]>): string {
-  const path = join(dir, name);
-  mkdirSync(path, { recursive: true });
-  for (const [file, rows] of Object.entries(files)) writeFileSync(join(path, file), rows.map((r) => JSON.stringify(r)).join('\n'));
-  return path;
-}
+const { path, folder } = tempFolder('sluice-cli-loop-');
 
 async function keys(bucket: string, prefix: string): Promise<string[]> {
   const clients = cliClients();
@@ -46,17 +28,11 @@ async function keys(bucket: string, prefix: string): Promise<string[]> {
 
 describe('sluice run feeds a stream-stream join by input name', () => {
   it('puts each folder into its named input and the join emits the matches', async () => {
-    const bucket = uniqueName('sluice-loop');
-    const table = uniqueName('sluice-loop-state');
-    const clients = cliClients();
-    await Promise.all([ensureBucket(clients.s3, bucket), ensureStateTable(clients.dynamodb, table)]);
-    clients.destroy();
-    const query = join(dir, 'ad-clicks.js');
-    writeFileSync(
-      query,
-      `const rs = ${READER};
-const impressions = rs.format('json').schema('adId STRING, impressionTime TIMESTAMP').load().withWatermark('impressionTime', '10 seconds');
-const clicks = rs.format('json').schema('clickAdId STRING, clickTime TIMESTAMP').load().withWatermark('clickTime', '20 seconds');
+    const { bucket, table } = await cliResources('sluice-loop');
+    const query = writeQuery(
+      path('ad-clicks.js'),
+      `const impressions = readStream.format('json').schema('adId STRING, impressionTime TIMESTAMP').load().withWatermark('impressionTime', '10 seconds');
+const clicks = readStream.format('json').schema('clickAdId STRING, clickTime TIMESTAMP').load().withWatermark('clickTime', '20 seconds');
 exports.default = impressions.join(clicks, { left: 'adId', right: 'clickAdId' }, 'inner', { name: 'clicks' }).writeStream.outputMode('append').queryName('ad-clicks').plan();`,
     );
     const imps = folder('imps', {
@@ -72,23 +48,14 @@ exports.default = impressions.join(clicks, { left: 'adId', right: 'clickAdId' },
       ],
     });
     const r = await sluice(
-      'run',
-      query,
-      '--source',
-      `input1=s3://${bucket}/impressions`,
-      '--source',
-      `clicks=s3://${bucket}/clicks`,
-      '--input',
-      `clicks=${clicks}`,
-      '--input',
-      `input1=${imps}`,
-      '--checkpoint',
-      `s3://${bucket}/ckpt`,
-      '--sink',
-      `s3://${bucket}/out`,
-      '--state-table',
-      table,
-      '--json',
+      ...runArgs(query, {
+        source: [`input1=s3://${bucket}/impressions`, `clicks=s3://${bucket}/clicks`],
+        input: [`clicks=${clicks}`, `input1=${imps}`],
+        checkpoint: `s3://${bucket}/ckpt`,
+        sink: `s3://${bucket}/out`,
+        stateTable: table,
+        json: true,
+      }),
     );
     expect(r.stderr).not.toMatch(/"level":"error"/);
     expect(r.code).toBe(0);
@@ -106,22 +73,18 @@ exports.default = impressions.join(clicks, { left: 'adId', right: 'clickAdId' },
 });
 
 describe('sluice show reads back what a run wrote', () => {
-  const bucket = uniqueName('sluice-show');
-  const table = uniqueName('sluice-show-state');
   const sinkTable = uniqueName('sluice-show-sink');
+  let bucket: string;
+  let table: string;
   let query: string;
   const source = () => `s3://${bucket}/landing`;
   const at = (q: string, ...more: string[]) => [q, query, '--source', source(), ...more];
 
   beforeAll(async () => {
-    const clients = cliClients();
-    await Promise.all([ensureBucket(clients.s3, bucket), ensureStateTable(clients.dynamodb, table), ensureStateTable(clients.dynamodb, sinkTable)]);
-    clients.destroy();
-    query = join(dir, 'user-totals.js');
-    writeFileSync(
-      query,
-      `const { readStream, window, sum } = { readStream: ${READER}, ...require(${JSON.stringify(join(__dirname, '..', '..', 'lib', 'engine', 'query', 'functions.ts'))}) };
-exports.default = readStream.format('json').schema('user STRING, event_time TIMESTAMP, amount DOUBLE').load()
+    ({ bucket, table } = await cliResources('sluice-show', (clients) => ensureStateTable(clients.dynamodb, sinkTable)));
+    query = writeQuery(
+      path('user-totals.js'),
+      `exports.default = readStream.format('json').schema('user STRING, event_time TIMESTAMP, amount DOUBLE').load()
   .withWatermark('event_time', '10 minutes').groupBy(window('event_time', '10 minutes'), 'user').agg(sum('amount').as('total'))
   .writeStream.outputMode('update').queryName('user-totals').plan();`,
     );
@@ -137,7 +100,7 @@ exports.default = readStream.format('json').schema('user STRING, event_time TIME
     });
     writeFileSync(join(input, '002.json'), '{"user":"carol","event_time":"2026-10-01 12:03:00","amount":1}\nnot json\n');
     const home = `s3://${bucket}/_sluice/user-totals`;
-    const run = await sluice('run', query, '--source', source(), '--input', input, '--state-table', table);
+    const run = await sluice(...runArgs(query, { source: source(), input, stateTable: table }));
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(`  dead letters  1 (in ${home}/checkpoint-dead-letter/malformed/)\n`);
     expect(run.stdout).toContain(`  output        ${home}/output\n`);
@@ -190,35 +153,11 @@ exports.default = readStream.format('json').schema('user STRING, event_time TIME
   it('with a DynamoDB sink the summary names the table and query key, and show outputs reads its items', async () => {
     const input = folder('users-ddb', { '001.json': [{ user: 'erin', event_time: '2026-10-01 12:00:00', amount: 4 }] });
     const checkpoint = `s3://${bucket}/ddb/checkpoint`;
-    const run = await sluice(
-      'run',
-      query,
-      '--source',
-      `s3://${bucket}/landing-ddb`,
-      '--input',
-      input,
-      '--checkpoint',
-      checkpoint,
-      '--sink',
-      `dynamodb://${sinkTable}`,
-      '--state-table',
-      table,
-      '--json',
-    );
+    const args = { source: `s3://${bucket}/landing-ddb`, checkpoint, sink: `dynamodb://${sinkTable}`, stateTable: table };
+    const run = await sluice(...runArgs(query, { ...args, input, json: true }));
     expect(run.code).toBe(0);
     const queryId = JSON.parse(run.stdout).queryId as string;
-    const text = await sluice(
-      'run',
-      query,
-      '--source',
-      `s3://${bucket}/landing-ddb`,
-      '--checkpoint',
-      checkpoint,
-      '--sink',
-      `dynamodb://${sinkTable}`,
-      '--state-table',
-      table,
-    );
+    const text = await sluice(...runArgs(query, args));
     expect(text.stdout).toContain(`  output        dynamodb://${sinkTable}/${queryId}\n`);
     expect(text.stdout).toContain(`  dead letters  0 (would go to s3://${bucket}/ddb/checkpoint-dead-letter/malformed/)\n`);
     const shown = JSON.parse((await sluice('show', 'outputs', query, '--checkpoint', checkpoint, '--sink', `dynamodb://${sinkTable}`, '--json')).stdout);
@@ -232,15 +171,10 @@ describe("the progress record's sources[].metrics count what a run read", () => 
     ['the single executor', [] as string[]],
     ['a partitioned run on worker threads', ['--workers', '2']],
   ])('through %s: 6 files, their bytes and their lines', async (_name, extra) => {
-    const bucket = uniqueName('sluice-metrics');
-    const table = uniqueName('sluice-metrics-state');
-    const clients = cliClients();
-    await Promise.all([ensureBucket(clients.s3, bucket), ensureStateTable(clients.dynamodb, table)]);
-    const query = join(dir, 'metrics-count.js');
-    writeFileSync(
-      query,
-      `const { readStream, window, count } = { readStream: ${READER}, ...require(${JSON.stringify(join(__dirname, '..', '..', 'lib', 'engine', 'query', 'functions.ts'))}) };
-exports.default = readStream.format('json').schema('user STRING, event_time TIMESTAMP').option('maxFilesPerTrigger', 4).load()
+    const { bucket, table } = await cliResources('sluice-metrics');
+    const query = writeQuery(
+      path('metrics-count.js'),
+      `exports.default = readStream.format('json').schema('user STRING, event_time TIMESTAMP').option('maxFilesPerTrigger', 4).load()
   .withWatermark('event_time', '10 minutes').groupBy(window('event_time', '10 minutes'), 'user').agg(count().as('n'))
   .writeStream.outputMode('update').queryName('metrics-count').plan();`,
     );
@@ -251,22 +185,10 @@ exports.default = readStream.format('json').schema('user STRING, event_time TIME
     writeFileSync(join(input, '006.json'), `${files['006.json'].map((r) => JSON.stringify(r)).join('\n')}\nnot json\n`);
     const sizes = Object.keys(files).map((n) => readFileSync(join(input, n)).length);
     const checkpoint = `s3://${bucket}/checkpoint`;
-    const r = await sluice(
-      'run',
-      query,
-      '--source',
-      `s3://${bucket}/landing`,
-      '--input',
-      input,
-      '--checkpoint',
-      checkpoint,
-      '--state-table',
-      table,
-      '--json',
-      ...extra,
-    );
+    const r = await sluice(...runArgs(query, { source: `s3://${bucket}/landing`, input, checkpoint, stateTable: table, json: true, more: extra }));
     expect(r.code).toBe(0);
     // the records as the checkpoint keeps them (progress/N), whichever scheduler wrote them
+    const clients = cliClients();
     const store = new S3CheckpointStore({ client: clients.s3, bucket, prefix: 'checkpoint', conditionalWrites: false });
     const head = await store.head();
     const records: StreamingProgress[] = [];
@@ -287,16 +209,11 @@ exports.default = readStream.format('json').schema('user STRING, event_time TIME
 
 describe("a Kinesis source's sources[].metrics", () => {
   it('count the records and bytes read, and no files', async () => {
-    const bucket = uniqueName('sluice-kmetrics');
-    const table = uniqueName('sluice-kmetrics-state');
     const stream = uniqueName('sluice-kmetrics');
-    const clients = cliClients();
-    await Promise.all([ensureBucket(clients.s3, bucket), ensureStateTable(clients.dynamodb, table), ensureStream(clients.kinesis, stream, 1)]);
-    const query = join(dir, 'kinesis-count.js');
-    writeFileSync(
-      query,
-      `const { readStream, window, count } = { readStream: ${READER}, ...require(${JSON.stringify(join(__dirname, '..', '..', 'lib', 'engine', 'query', 'functions.ts'))}) };
-exports.default = readStream.format('json').schema('user STRING, event_time TIMESTAMP').kinesis()
+    const { bucket, table } = await cliResources('sluice-kmetrics', (clients) => ensureStream(clients.kinesis, stream, 1));
+    const query = writeQuery(
+      path('kinesis-count.js'),
+      `exports.default = readStream.format('json').schema('user STRING, event_time TIMESTAMP').kinesis()
   .withWatermark('event_time', '10 minutes').groupBy(window('event_time', '10 minutes'), 'user').agg(count().as('n'))
   .writeStream.outputMode('update').queryName('kinesis-count').plan();`,
     );
@@ -306,23 +223,17 @@ exports.default = readStream.format('json').schema('user STRING, event_time TIME
       '002.json': [0, 1, 2, 3].map((k) => ({ user: `v${k}`, event_time: '2026-10-01 12:02:00' })),
     });
     const r = await sluice(
-      'run',
-      query,
-      '--source',
-      `kinesis://${stream}`,
-      '--input',
-      input,
-      '--checkpoint',
-      `s3://${bucket}/checkpoint`,
-      '--sink',
-      `s3://${bucket}/out`,
-      '--state-table',
-      table,
-      '--json',
+      ...runArgs(query, {
+        source: `kinesis://${stream}`,
+        input,
+        checkpoint: `s3://${bucket}/checkpoint`,
+        sink: `s3://${bucket}/out`,
+        stateTable: table,
+        json: true,
+      }),
     );
     expect(r.code).toBe(0);
     const metrics = (JSON.parse(r.stdout).progress as StreamingProgress[]).map((p) => p.sources[0].metrics);
-    clients.destroy();
     expect(metrics.reduce((a, m) => a + (m.recordsRead ?? 0), 0)).toBe(7);
     expect(metrics[0].bytesRead).toBeGreaterThan(0);
     expect(metrics.every((m) => m.filesRead === undefined)).toBe(true);

@@ -8,6 +8,7 @@ import {
   DeleteMessageBatchCommand,
   type Message,
   ReceiveMessageCommand,
+  SendMessageBatchCommand,
   SendMessageCommand,
   SetQueueAttributesCommand,
   type SQSClient,
@@ -68,6 +69,50 @@ describe("the local stack's SQS", () => {
     );
     expect(await queueCounts(sqs, queueUrl)).toEqual({ visible: 1, inFlight: 0 });
   });
+
+  // The wrapper of lib/local/sqs-delivery.ts, which only the embedded stack has (not LocalStack).
+  (process.env.AWS_ENDPOINT_URL ? it.skip : it)(
+    'delivers a queue at least once and out of order unless it is tagged in-order (the embedded stack, as its tests start it)',
+    async () => {
+      /** Every delivery of 30 messages sent in order, received without deleting until nothing comes. */
+      const deliveries = async (delivery: 'in-order' | 'at-least-once') => {
+        const { queueUrl } = await createTestQueue(sqs, { delivery });
+        for (let i = 0; i < 30; i += 10) {
+          await sqs.send(
+            new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: Array.from({ length: 10 }, (_, k) => ({ Id: String(k), MessageBody: String(i + k) })) }),
+          );
+        }
+        const got: Message[][] = [];
+        for (let empty = 0; empty < 2; ) {
+          const batch = await receive(queueUrl, { VisibilityTimeout: 30 });
+          if (batch.length === 0) empty++;
+          else got.push(batch);
+        }
+        return got;
+      };
+      const bodies = (got: Message[][]) => got.flat().map((m) => Number(m.Body));
+      const inOrder = await deliveries('in-order');
+      expect(bodies(inOrder)).toEqual(Array.from({ length: 30 }, (_, i) => i));
+
+      const atLeastOnce = await deliveries('at-least-once');
+      const all = atLeastOnce.flat();
+      expect([...new Set(bodies(atLeastOnce))].sort((a, b) => a - b)).toEqual(Array.from({ length: 30 }, (_, i) => i));
+      // some come twice (or more): the same message id, a new receipt handle, a higher receive count
+      const byId = new Map<string, Message[]>();
+      for (const m of all) byId.set(m.MessageId!, [...(byId.get(m.MessageId!) ?? []), m]);
+      const again = [...byId.values()].filter((copies) => copies.length > 1);
+      expect(again.length).toBeGreaterThan(0);
+      for (const copies of again) {
+        expect(new Set(copies.map((m) => m.ReceiptHandle)).size).toBe(copies.length);
+        const counts = copies.map((m) => Number(m.Attributes?.ApproximateReceiveCount));
+        expect(counts).toEqual([...counts].sort((a, b) => a - b));
+        expect(new Set(counts).size).toBe(counts.length);
+      }
+      // and a receive's messages are not in send order
+      const ordered = (batch: Message[]) => batch.every((m, i) => i === 0 || Number(m.Body) > Number(batch[i - 1].Body));
+      expect(atLeastOnce.every(ordered)).toBe(false);
+    },
+  );
 
   it('refuses, per entry, a receipt handle it never issued', async () => {
     const { queueUrl } = await createTestQueue(sqs);

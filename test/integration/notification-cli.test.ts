@@ -3,45 +3,30 @@
  * the test stack, as it would be LocalStack or AWS): it reads the queue SLUICE_NOTIFICATION_QUEUE_URL
  * names, and refuses to run without one rather than list the prefix.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { cliEnv, runCli } from '../helpers/cli';
-import { connectionFromEnv, createClients } from '../../lib/aws/clients';
-import { ensureBucket, ensureNotificationQueue, ensureStateTable } from '../../lib/local/resources';
+import { cliClients, cliEnv, cliResources, runArgs, runCli, tempFolder, writeQuery } from '../helpers/cli';
+import { ensureNotificationQueue } from '../../lib/local/resources';
 import { queueCounts } from '../helpers/s3-notifications';
 import { testConnection, uniqueName } from '../helpers/stack';
 
-const READER = `require(${JSON.stringify(join(__dirname, '..', '..', 'lib', 'engine', 'query', 'reader.ts'))}).readStream`;
-const env = () => ({ ...cliEnv(testConnection(), 's3'), AWS_ENDPOINT_URL_SQS: testConnection().endpoints?.sqs });
+const env = () => cliEnv(testConnection(), 's3');
 const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
+const temp = tempFolder('sluice-notify-cli-');
 
-let dir: string;
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'sluice-notify-cli-'));
-});
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
+/** A folder of files (name → the ids of its rows, one `{"id": ...}` line each). */
 function folder(name: string, files: Record<string, string[]>): string {
-  const path = join(dir, name);
-  mkdirSync(path, { recursive: true });
-  for (const [file, ids] of Object.entries(files)) writeFileSync(join(path, file), ids.map((id) => JSON.stringify({ id })).join('\n'));
-  return path;
+  return temp.folder(name, Object.fromEntries(Object.entries(files).map(([file, ids]) => [file, ids.map((id) => ({ id }))])));
 }
 
 describe("sluice run with .option('discovery', 'notifications')", () => {
   it('reads the files S3 announced to SLUICE_NOTIFICATION_QUEUE_URL, each once, and refuses without a queue', async () => {
-    const bucket = uniqueName('notify-cli');
-    const table = uniqueName('notify-cli-state');
-    const clients = createClients(connectionFromEnv(env())!);
-    await Promise.all([ensureBucket(clients.s3, bucket), ensureStateTable(clients.dynamodb, table)]);
+    const { bucket, table } = await cliResources('notify-cli');
+    const clients = cliClients();
     const { queueUrl } = await ensureNotificationQueue(clients, { bucket, prefix: 'landing', name: uniqueName('nq') });
-    const query = join(dir, 'copy.js');
-    writeFileSync(
-      query,
-      `exports.default = ${READER}.format('json').schema('id STRING').option('discovery', 'notifications').load().writeStream.queryName('copy').plan();`,
+    const query = writeQuery(
+      temp.path('copy.js'),
+      `exports.default = readStream.format('json').schema('id STRING').option('discovery', 'notifications').load().writeStream.queryName('copy').plan();`,
     );
-    const args = (input: string) => ['run', query, '--source', `s3://${bucket}/landing`, '--input', input, '--state-table', table, '--json'];
+    const args = (input: string) => runArgs(query, { source: `s3://${bucket}/landing`, input, stateTable: table, json: true });
 
     const refused = await runCli(args(folder('none', { 'x.json': ['x'] })), { ...env(), SLUICE_NOTIFICATION_QUEUE_URL: undefined });
     expect(refused.code).not.toBe(0);

@@ -2,7 +2,7 @@
  * Notification mode's discovery against SQS: local-aws-sqs on the embedded local stack (or
  * LocalStack's SQS with AWS_ENDPOINT_URL). The emulator delivers in send order and a message once
  * per visibility timeout, kinder than a standard queue: these tests send notifications out of
- * order and twice themselves, as S3 may.
+ * order and twice themselves, as S3 may (createTestQueue tags their queues to keep that delivery).
  */
 import { ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { SqsNotificationDiscovery, type SqsNotificationDiscoveryOptions } from '../../lib/aws/sqs/notification-discovery';
@@ -188,6 +188,23 @@ describe('SqsNotificationDiscovery', () => {
       const { d } = discovery(queueUrl, { maxMessages: 12 });
       expect(await d.discover()).toHaveLength(12);
       expect(await queueCounts(sqs, queueUrl)).toEqual({ visible: 3, inFlight: 12 });
+    });
+  });
+
+  describe('when the queue delivers some messages twice while a run drains it (at least once, as SQS may)', () => {
+    it('still takes every message there was at the start: a copy delivered again does not count as one more', async () => {
+      // The embedded stack's SQS delivers this queue shuffled and a share twice (lib/local/sqs-delivery.ts).
+      const { queueUrl } = await createTestQueue(sqs, { delivery: 'at-least-once' });
+      const keys = Array.from({ length: 25 }, (_, i) => `landing/orders/${String(i).padStart(2, '0')}.json`);
+      await sendBodies(
+        sqs,
+        queueUrl,
+        keys.map((k) => created(k)),
+      );
+      const { d } = discovery(queueUrl);
+      expect((await d.discover()).map((f) => f.key)).toEqual(keys);
+      await d.committed(keys);
+      expect(await queueCounts(sqs, queueUrl)).toEqual({ visible: 0, inFlight: 0 });
     });
   });
 

@@ -24,7 +24,12 @@ export default async function globalSetup(): Promise<void> {
   }
   const log = process.env.SLUICE_STACK_LOG ? (msg: string) => process.stderr.write(`[local stack] ${msg}\n`) : undefined;
   // SQS (in-process, a few ms) for notification mode's tests; the CLI starts it only when asked.
-  const stack = await startLocalStack({ log, services: [...ALL_LOCAL_SERVICES, 'sqs'] });
+  // It delivers as a standard queue may (shuffled, a share twice), seeded as the twins are.
+  const stack = await startLocalStack({
+    log,
+    services: [...ALL_LOCAL_SERVICES, 'sqs'],
+    sqsDelivery: { seed: Number(process.env.SLUICE_TWIN_SEED) >>> 0 },
+  });
   (globalThis as Record<symbol, unknown>)[GLOBAL_STACK] = stack;
   process.env[TEST_STACK_ENV] = JSON.stringify(stack.connection);
 }

@@ -6,7 +6,9 @@
 class TwinSeedReporter {
   onRunComplete(_contexts, results) {
     if (results.numFailedTests > 0 || results.numFailedTestSuites > 0) {
-      process.stderr.write(`\nin-memory twins ran with SLUICE_TWIN_SEED=${process.env.SLUICE_TWIN_SEED}: set it to reproduce the order of their entries\n`);
+      process.stderr.write(
+        `\nin-memory twins ran with SLUICE_TWIN_SEED=${process.env.SLUICE_TWIN_SEED}: set it to reproduce the order of their entries (and of the local SQS's deliveries)\n`,
+      );
     }
   }
 }

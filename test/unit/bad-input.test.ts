@@ -3,45 +3,9 @@
  * a reason that names the rule and the fix, read the same way by every tier of the line reader
  * and by the reference parser, never an error that fails the batch.
  */
-import { compileLineParser, type LineParser } from '../../lib/engine/json-scan';
-import { parseJsonLine, parseSchema, type CoerceResult, type Schema } from '../../lib/engine/schema';
+import { parseSchema } from '../../lib/engine/schema';
 import { parseTimestamp } from '../../lib/engine/timestamps';
-
-/** Every way a line is read: the reference, a fresh compiled reader, one warmed on good lines (tier 1 learnt), one without shapes, one without codegen. */
-function readers(schema: Schema, good: string): Array<[string, (line: string) => CoerceResult]> {
-  const warmed = (p: LineParser) => {
-    for (let i = 0; i < 3; i++) p(good);
-    return p;
-  };
-  return [
-    ['reference', (l) => parseJsonLine(schema, l)],
-    ['compiled', compileLineParser(schema)],
-    ['warmed', warmed(compileLineParser(schema))],
-    ['no shapes', warmed(compileLineParser(schema, { shapes: false }))],
-    ['no codegen', warmed(compileLineParser(schema, { codegen: false }))],
-  ];
-}
-
-function expectBad(schema: Schema, good: string, line: string, reason: RegExp): void {
-  for (const [name, read] of readers(schema, good)) {
-    let got: CoerceResult;
-    try {
-      got = read(line);
-    } catch (e) {
-      throw new Error(`${name} threw on ${line.slice(0, 80)}: ${(e as Error).message}`);
-    }
-    if (got.ok) throw new Error(`${name} accepted ${line.slice(0, 80)} as ${JSON.stringify(got.row).slice(0, 200)}`);
-    expect(got.reason).toMatch(reason);
-  }
-}
-
-function expectGood(schema: Schema, good: string, line: string, column: string, value: unknown): void {
-  for (const [name, read] of readers(schema, good)) {
-    const got = read(line);
-    if (!got.ok) throw new Error(`${name} refused ${line}: ${got.reason}`);
-    expect([name, got.row[column]]).toEqual([name, value]);
-  }
-}
+import { expectBad, expectGood } from '../helpers/line-readers';
 
 describe("a TIMESTAMP outside Spark's range (years 1 to 9999)", () => {
   const schema = parseSchema('k STRING, t TIMESTAMP');

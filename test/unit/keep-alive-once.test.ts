@@ -4,10 +4,11 @@
  * after a commit that notes the upgrade (or whose checkpoint's state this sluice wrote from the
  * start) does not read every slice's head again. Twins, single and partitioned schedulers.
  */
-import type { Clock, LeaseHandle, OperatorStateSpec, StateChange, StateKey, StateStore } from '../../lib/engine/ports';
+import type { Clock, OperatorStateSpec } from '../../lib/engine/ports';
 import { partitionedTasks, runPartitioned } from '../../lib/engine/schedule/driver';
 import { PartitionedRun } from '../../lib/engine/schedule/partitioned';
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
+import { CountingStateStore } from '../../lib/engine/testing/counting-state-store';
 import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
 import { InMemoryDeadLetters } from '../../lib/engine/testing/memory-dead-letters';
 import { InMemoryLease } from '../../lib/engine/testing/memory-lease';
@@ -21,30 +22,14 @@ import { YEAR_SCENARIOS } from '../helpers/idle-year';
  * The twin (`inner`, the table every run shares) behind a store whose keepAlive only counts its
  * calls, needed once (as DynamoDbStateStore's) or at every run (an earlier sluice's).
  */
-class UpgradingStateStore implements StateStore {
-  readonly description: string;
+class UpgradingStateStore extends CountingStateStore {
   readonly calls: number[] = [];
   readonly keepAliveAfterMs = 0;
   constructor(
-    private readonly inner: InMemoryStateStore,
+    inner: InMemoryStateStore,
     readonly keepAliveOnce: boolean,
   ) {
-    this.description = inner.description;
-  }
-  get(op: OperatorStateSpec, keys: StateKey[], version: number) {
-    return this.inner.get(op, keys, version);
-  }
-  expired(op: OperatorStateSpec, wm: number, version: number, partitions?: readonly number[]) {
-    return this.inner.expired(op, wm, version, partitions);
-  }
-  all(op: OperatorStateSpec, version: number, partitions?: readonly number[]) {
-    return this.inner.all(op, version, partitions);
-  }
-  count(op: OperatorStateSpec, version: number) {
-    return this.inner.count(op, version);
-  }
-  commit(op: OperatorStateSpec, version: number, changes: StateChange[], fence?: LeaseHandle, partitions?: readonly number[]) {
-    return this.inner.commit(op, version, changes, fence, partitions);
+    super(inner);
   }
   async keepAlive(_op: OperatorStateSpec, version: number): Promise<void> {
     this.calls.push(version);

@@ -4,44 +4,14 @@
  * Expectations from Spark's type ranges, not from sluice's output.
  */
 import { addLongs } from '../../lib/engine/aggregates';
-import { compileLineParser, type LineParser } from '../../lib/engine/json-scan';
 import { stateId } from '../../lib/engine/operators/state-id';
 import type { Json } from '../../lib/engine/ports';
 import { count, max, min, sum } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
-import { outputValue, parseJsonLine, parseSchema, type CoerceResult, type Schema } from '../../lib/engine/schema';
+import { outputValue, parseJsonLine, parseSchema } from '../../lib/engine/schema';
+import { expectBad, expectGood } from '../helpers/line-readers';
 import { decodeStateJson, encodeStateJson } from '../../lib/engine/state-json';
 import { createTestRunner } from './engine-factories';
-
-function readers(schema: Schema, good: string): Array<[string, (line: string) => CoerceResult]> {
-  const warmed = (p: LineParser) => {
-    for (let i = 0; i < 3; i++) p(good);
-    return p;
-  };
-  return [
-    ['reference', (l) => parseJsonLine(schema, l)],
-    ['compiled', compileLineParser(schema)],
-    ['warmed', warmed(compileLineParser(schema))],
-    ['no shapes', warmed(compileLineParser(schema, { shapes: false }))],
-    ['no codegen', warmed(compileLineParser(schema, { codegen: false }))],
-  ];
-}
-
-function expectBad(schema: Schema, good: string, line: string, reason: RegExp): void {
-  for (const [name, read] of readers(schema, good)) {
-    const got = read(line);
-    if (got.ok) throw new Error(`${name} accepted ${line} as ${String(Object.values(got.row))}`);
-    expect([name, got.reason]).toEqual([name, expect.stringMatching(reason)]);
-  }
-}
-
-function expectGood(schema: Schema, good: string, line: string, column: string, value: unknown): void {
-  for (const [name, read] of readers(schema, good)) {
-    const got = read(line);
-    if (!got.ok) throw new Error(`${name} refused ${line}: ${got.reason}`);
-    expect([name, got.row[column]]).toEqual([name, value]);
-  }
-}
 
 describe('TINYINT and SMALLINT are range-checked to their width', () => {
   const schema = parseSchema('k STRING, t TINYINT, s SMALLINT, b BYTE, h SHORT');

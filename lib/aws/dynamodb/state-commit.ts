@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { LeaseLostError, SluiceError } from '../../engine/errors';
 import type { LeaseHandle, OperatorStateSpec, StateChange } from '../../engine/ports';
 import { mapLimit } from '../request/concurrency';
+import { assignSlots, keptFreeSlots, type Retired, retiredBy, StrayPages, slotsNamedBy } from './free-slots';
 import { BATCH_WRITE_MAX, conditional, type Item, itemSize } from './requests';
 import {
   bucketOf,
@@ -83,7 +84,7 @@ interface SlicePlan {
    * them once the head is written (reads are at N-1 and N only). The manifests are deleted then;
    * the pages' items become free slots of the new manifest.
    */
-  readonly retired: { readonly manifests: Item[]; readonly slots: FreeSlot[] };
+  readonly retired: Retired;
   /** Page items of an earlier attempt of this batch that no head names (free slots of the new manifest, not written into). */
   readonly strays: readonly FreeSlot[];
   /** Items of an earlier sluice the new head names, whose TTL is removed before the head write. */
@@ -92,10 +93,8 @@ interface SlicePlan {
 
 /** The commit of a DynamoDbStateStore: check and commit, on its slices. */
 export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
-  /** Slices this store looked for stray pages in, or whose head it wrote since (see planSlice). */
-  private readonly swept = new Set<string>();
-  /** What the look-up found, by slice, until the slice's next head write. */
-  private readonly strayPages = new Map<string, FreeSlot[]>();
+  /** The stray pages this store looked up, by slice (see planSlice). */
+  private readonly strayPages = new StrayPages();
   /** The plan `check` made, which the `commit` of the same changes writes. */
   private planned: { operatorId: string; version: number; changes: StateChange[]; plans: SlicePlan[] } | null = null;
 
@@ -128,7 +127,7 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
       await this.write(op, plans, fence ?? null);
     } catch (err) {
       // What this attempt wrote may be left behind: the next commit of these slices looks for it.
-      for (const plan of plans) this.swept.delete(sliceId(plan.keys));
+      for (const plan of plans) this.strayPages.forget(sliceId(plan.keys));
       throw err;
     }
   }
@@ -194,9 +193,10 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
     const placed = plans.map((plan) => ({ plan, into: new Map<string, string>(), fresh: [] as Item[], untaken: [] as FreeSlot[], seen: [] as FreeSlot[] }));
     const slotWrites: Array<{ p: (typeof placed)[number]; page: SlicePlan['pages'][number]; slot: FreeSlot }> = [];
     for (const p of placed) {
-      const take = Math.min(p.plan.pages.length, p.plan.slots.length);
-      p.plan.pages.forEach((page, i) => (i < take ? slotWrites.push({ p, page, slot: p.plan.slots[i] }) : p.fresh.push(page.item)));
-      p.untaken.push(...p.plan.slots.slice(take));
+      const { into, fresh, untaken } = assignSlots(p.plan.pages, p.plan.slots);
+      for (const { page, slot } of into) slotWrites.push({ p, page, slot });
+      p.fresh.push(...fresh.map((page) => page.item));
+      p.untaken.push(...untaken);
     }
     await mapLimit(slotWrites, this.maxConcurrency, async ({ p, page, slot }) => {
       const done = await this.putIntoSlot({ ...page.item, ...p.plan.keys.page(slot.slot), r: { S: page.ref } }, slot);
@@ -250,8 +250,7 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
 
   /**
    * The manifest of a plan whose pages were written (`into`: the free slot each page went into,
-   * by ref) and its free slots: `free` up to FREE_SLOTS_PER_PAGE times the number of pages it
-   * names (an emptied slice keeps none), the rest to delete.
+   * by ref) and its free slots: those of `free` it keeps (see keptFreeSlots), the rest to delete.
    */
   private finish(
     plan: SlicePlan,
@@ -267,16 +266,10 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
       );
       live += pages.length;
     }
-    // (A slot the new manifest or the one before it names is no free slot, whatever a list said.)
-    const named = new Set([...plan.baseSlots, ...into.values()]);
-    for (const pages of manifest.values()) for (const p of pages) named.add(slotOf(p));
-    const bySlot = new Map<string, FreeSlot>();
-    for (const f of free) if (!bySlot.has(f.slot) && !named.has(f.slot)) bySlot.set(f.slot, f);
-    const all = [...bySlot.values()];
-    const cap = FREE_SLOTS_PER_PAGE * live;
-    const kept = all.slice(0, cap);
+    const named = slotsNamedBy([manifest], new Set([...plan.baseSlots, ...into.values()]));
+    const { kept, excess } = keptFreeSlots(free, named, live);
     const manifestItems = encodeManifest(plan.keys, plan.draft, manifest, kept);
-    return { ref: { ...plan.draft, c: manifestItems.length }, manifest, manifestItems, free: kept, excess: all.slice(cap) };
+    return { ref: { ...plan.draft, c: manifestItems.length }, manifest, manifestItems, free: kept, excess };
   }
 
   /** Deletes, and ignores a failure: what stays is unreferenced, only storage. */
@@ -337,8 +330,7 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
     this.counters.writes += 1;
     this.heads.set(id, head);
     // Its next commit need not look for stray pages: it knows what it left (see planSlice).
-    this.swept.add(id);
-    this.strayPages.delete(id);
+    this.strayPages.headWritten(id);
   }
 
   /** The slices batch `version` writes: every slice with a change (and one an earlier attempt of it wrote). */
@@ -477,13 +469,13 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
       );
     }
     const draft: ManifestRef = { v: version, w: writer, c: 0, n: live };
-    const retired = await this.retiredBy(keys, head, prev, manifest, next);
+    const retired = await retiredBy(keys, head, prev, manifest, next, (ref) => this.loadManifestRecord(keys, ref).catch(() => null));
     // The free slots of the manifest built upon, but any a head names (a replay over an attempt that wrote its head: that attempt's pages).
     const named = new Set<string>();
     for (const old of [head?.cur ?? null, head?.prev ?? null]) {
       if (old === null) continue;
       const m = await this.loadManifest(keys, old).catch(() => null);
-      if (m !== null) for (const list of m.values()) for (const p of list) named.add(slotOf(p));
+      if (m !== null) slotsNamedBy([m], named);
     }
     const slots = (baseRecord?.free ?? []).filter((f) => !named.has(f.slot));
     // Pages an earlier attempt of this batch wrote under its own keys and no head names: it died
@@ -495,20 +487,16 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
     // supersedes that writer's makes them unreachable.
     // (What the look-up found is kept until a head write of the slice: a plan made again, as
     // commit() makes one when check() was given another array, lists the same.)
-    if (head !== null && !this.swept.has(sliceId(keys))) {
-      this.swept.add(sliceId(keys));
-      this.strayPages.set(sliceId(keys), await this.pagesOfVersion(keys, version));
-    }
+    if (head !== null) await this.strayPages.lookUpOnce(sliceId(keys), () => this.pagesOfVersion(keys, version));
     const listed = new Set(slots.map((f) => f.slot));
-    const strays = (this.strayPages.get(sliceId(keys)) ?? []).filter((f) => !named.has(f.slot) && !listed.has(f.slot));
+    const strays = this.strayPages.of(sliceId(keys)).filter((f) => !named.has(f.slot) && !listed.has(f.slot));
     const legacy: Item[] = [];
     if (head !== null && !head.noTtl) {
       const mine = new Set(written.map((p) => p.ref));
       if (prev !== null) for (let i = 0; i < prev.c; i++) legacy.push(keys.manifestChunk(prev, i));
       for (const m of [manifest, next]) for (const list of m.values()) for (const p of list) if (!mine.has(p.ref)) legacy.push(keys.page(slotOf(p)));
     }
-    const baseSlots = new Set<string>();
-    for (const list of manifest.values()) for (const p of list) baseSlots.add(slotOf(p));
+    const baseSlots = slotsNamedBy([manifest]);
     return {
       keys,
       head,
@@ -527,32 +515,6 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
       strays,
       legacy,
     };
-  }
-
-  /**
-   * What the head names (cur, prev and their pages) that a head naming `prev` (whose manifest is
-   * `prevManifest`) and a new manifest `next` does not. A manifest of it found missing (removed by
-   * hand, or by the TTL of items an earlier sluice wrote) retires nothing of its own: its pages,
-   * if any are left, stay (only storage).
-   */
-  private async retiredBy(keys: SliceKeys, head: Head | null, prev: ManifestRef | null, prevManifest: Manifest, next: Manifest): Promise<SlicePlan['retired']> {
-    const manifests: Item[] = [];
-    if (head === null) return { manifests, slots: [] };
-    const kept = new Set<string>();
-    for (const m of [prevManifest, next]) for (const list of m.values()) for (const p of list) kept.add(p.ref);
-    const gone = new Map<string, FreeSlot>();
-    for (const old of [head.cur, head.prev]) {
-      if (old === null || (prev !== null && refId(old) === refId(prev))) continue;
-      for (let i = 0; i < old.c; i++) manifests.push(keys.manifestChunk(old, i));
-      const record = await this.loadManifestRecord(keys, old).catch(() => null);
-      if (record === null) continue;
-      for (const list of record.pages.values()) for (const p of list) if (!kept.has(p.ref)) gone.set(slotOf(p), { slot: slotOf(p), content: p.ref });
-      // The free slots of a head's cur that is dropped (an attempt of this batch that wrote its
-      // head): the manifest built upon does not list those its head write freed. (A dropped prev's
-      // were handed on by the commit after it.)
-      if (old === head.cur) for (const f of record.free) if (!gone.has(f.slot)) gone.set(f.slot, f);
-    }
-    return { manifests, slots: [...gone.values()] };
   }
 
   /**
@@ -596,14 +558,6 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
     return out;
   }
 }
-
-/**
- * Free slots a slice keeps per live page. A window's pages are freed at once when it closes, and
- * written again as the next windows fill over the next commits: at the reference workload a batch
- * needs up to twice the pages that stay live after the one before it evicted. Bounded by the live
- * state, never by time: storage of at most twice the live pages more.
- */
-const FREE_SLOTS_PER_PAGE = 2;
 
 /** The errors of head writes DynamoDB refused (its condition failed): nothing of them landed. */
 const headRefusals = new WeakSet<object>();

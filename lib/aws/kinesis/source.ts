@@ -50,6 +50,7 @@ import {
   type KinesisShardOffset,
 } from './offsets';
 import { batchLimit, kinesisSettings, type KinesisSettings, type KinesisSourceOptions } from './options';
+import { kinesisIdentity } from '../source-identity';
 import {
   bufferedCount,
   newCursor,
@@ -111,7 +112,7 @@ export class KinesisSource implements Source {
     this.parsers = new LineParsers(this.rowSchema);
     this.dataLoss = new DataLossChecks(settings, this.counts);
     this.reader = new ShardReader(settings, this.counts, this.dataLoss);
-    this.description = `kinesis://${this.stream}`;
+    this.description = kinesisIdentity(this.stream);
   }
 
   /** Requests sent, retries, renewals and data-loss events so far. */

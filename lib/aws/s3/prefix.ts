@@ -6,6 +6,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { SluiceError } from '../../engine/errors';
 import { LinesDigest } from './batch-files';
 import type { RetryOptions } from '../request/retry';
+import { s3PrefixIdentity } from '../source-identity';
 import { checkBucket, keyRoot, S3Requests, type S3RequestStats } from './requests';
 
 export interface S3PrefixOptions extends RetryOptions {
@@ -38,7 +39,7 @@ export abstract class S3Prefix {
     this.bucket = checkBucket(opts.bucket, who);
     this.root = keyRoot(opts.prefix);
     this.s3 = new S3Requests(opts.client, opts, who);
-    this.description = `s3://${this.bucket}/${this.root}`;
+    this.description = s3PrefixIdentity(this.bucket, opts.prefix);
   }
 
   /** Requests sent so far (each HTTP attempt counts), for benchmarks and request-cost tests. */

@@ -162,13 +162,15 @@ export class SqsNotificationDiscovery {
     const files = new Map<string, NotifiedFile>();
     /** Messages naming no file of this source: deleted together, 10 per request, once the drain ends. */
     const dropped: Array<{ MessageId: string; ReceiptHandle: string }> = [];
-    let received = 0;
+    // Messages received in this drain, by id: a copy delivered again (SQS delivers at least once)
+    // does not count towards the messages there were at the start, or the drain would end early.
+    const receivedIds = new Set<string>();
     const late: Message[] = [];
-    while (received < target && this.held.size < this.maxMessages) {
+    while (receivedIds.size < target && this.held.size < this.maxMessages) {
       const want = Math.min(SQS_BATCH, this.maxMessages - this.held.size);
       const messages = await this.receive(want);
       if (messages.length === 0) break;
-      received += messages.length;
+      for (const m of messages) receivedIds.add(m.MessageId!);
       for (const m of messages) {
         const sent = Number(m.Attributes?.SentTimestamp);
         if (Number.isFinite(sent) && sent > startedAt) late.push(m);
