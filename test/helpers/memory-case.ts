@@ -62,7 +62,8 @@ export async function runCaseInMemory(c: ConformanceCase, statePartitions = 1, o
   /** FORMAT-3: the reasons of the dead letters batches (from, to] wrote, in batch order and each batch's input order. */
   const reasonsOf = (from: number, to: number): string[] => {
     const out: string[] = [];
-    for (let id = from + 1; id <= to; id++) for (const d of deadLetters.records.get(`malformed/${id}`) ?? []) out.push(String((d as { reason?: unknown }).reason ?? ''));
+    for (let id = from + 1; id <= to; id++)
+      for (const d of deadLetters.records.get(`malformed/${id}`) ?? []) out.push(String((d as { reason?: unknown }).reason ?? ''));
     return out;
   };
   /** A step's result with its dead letters (FORMAT-3 "Expect additions"). */

@@ -72,8 +72,7 @@ export class NumericSlots {
       } else if (fn === 'avg') {
         if (agg.exact) return null; // a DECIMAL avg: exact too
         ops.push(OP_AVG);
-      }
-      else return null;
+      } else return null;
       columns.push(column ?? '');
     }
     return new NumericSlots(ops, columns);
