@@ -4,6 +4,7 @@
  * store's encoding and merge across batches. Expected values worked out by hand from Spark's rules
  * (Sum.scala, Average.scala: sum DECIMAL(min(38, p + 10), s), avg DECIMAL(min(38, p + 4), min(38, s + 4)) rounded HALF_UP).
  */
+import { caseToPlan, parseCase } from '../../lib/conformance/case';
 import { type CompiledAgg, compileAgg } from '../../lib/engine/aggregates';
 import { aggOutputType } from '../../lib/engine/plan/columns';
 import type { AggSpec } from '../../lib/engine/plan/types';
@@ -123,5 +124,32 @@ describe("an aggregate's output type (Spark's rules)", () => {
     expect(of('sum', 'i')).toEqual({ type: 'LONG' });
     expect(of('sum', 'f')).toEqual({ type: 'DOUBLE' });
     expect(of('avg', 'i')).toEqual({ type: 'DOUBLE' });
+  });
+});
+
+describe('sum and avg of a column that is not numeric', () => {
+  const planOf = (schema: string, fn: string, column: string) =>
+    caseToPlan(
+      parseCase(
+        JSON.stringify({
+          name: 'refused',
+          query: { schema, groupBy: ['k'], aggregations: [{ fn, column, as: 'x' }], outputMode: 'update' },
+          steps: [],
+        }),
+        'refused.json',
+      ),
+    );
+
+  it.each([
+    ['k STRING, day DATE', 'sum', 'day', /^\[DATATYPE_MISMATCH\.UNEXPECTED_INPUT_TYPE\] sum\(day\): day is DATE, which cannot be summed/],
+    ['k STRING, t TIMESTAMP', 'avg', 't', /^\[DATATYPE_MISMATCH\.UNEXPECTED_INPUT_TYPE\] avg\(t\): t is TIMESTAMP, which cannot be averaged/],
+    ['k STRING, b BOOLEAN', 'sum', 'b', /b is BOOLEAN, which cannot be summed: sum needs a numeric column/],
+  ])('%s: %s(%s) is refused as Spark refuses it', (schema, fn, column, message) => {
+    expect(() => planOf(schema, fn, column)).toThrow(message);
+  });
+
+  it('min and max of a DATE, and sum of a DECIMAL, are accepted', () => {
+    expect(() => planOf('k STRING, day DATE', 'max', 'day')).not.toThrow();
+    expect(() => planOf('k STRING, d DECIMAL(10,2)', 'sum', 'd')).not.toThrow();
   });
 });
