@@ -7,7 +7,7 @@ import type { AggSpec } from './plan/types';
 import { SluiceError } from './errors';
 import { hllAdd, hllCount, hllMerge, hllNew } from './hll';
 import { canonicalLong, type DataType } from './schema';
-import { avgDecimalType, divideHalfUp, fitsPrecision, formatDecimal, pow10, sumDecimalType, unscaledOf } from './decimal';
+import { avgDecimalType, divideHalfUp, fitsPrecision, formatDecimal, rescale, sumDecimalType, unscaledOf } from './decimal';
 
 export type Buffer = Json[];
 
@@ -121,7 +121,7 @@ function decimalAgg(spec: AggSpec, inType: DataType): CompiledAgg {
       const [sum, count] = acc as [string, number];
       if (count === 0) return null;
       // the exact quotient at the result's scale, rounded HALF_UP once
-      const avg = divideHalfUp(bufferBig(sum) * pow10(avgType.scale - s), BigInt(count));
+      const avg = divideHalfUp(rescale(bufferBig(sum), s, avgType.scale), BigInt(count));
       if (!fitsPrecision(avg, avgType.precision)) {
         throw new SluiceError(
           `[NUMERIC_VALUE_OUT_OF_RANGE] avg(${column}) is ${formatDecimal(avg, avgType.scale)}, which cannot be represented as ${decimalDdl(avgType.precision, avgType.scale)} (avg of ${decimalDdl(p, s)} has at most 38 digits, ${avgType.scale} of them after the point): declare ${column} with fewer fraction digits`,
