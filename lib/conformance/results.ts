@@ -1,7 +1,8 @@
 /**
  * What a conformance case produced, step by step, read back from what a sink durably holds, and
- * its comparison with the case's expectations (numbers to 1e-9 relative, timestamps by instant,
- * rows as multisets).
+ * its comparison with the case's expectations by FORMAT-3's output rules: integers exactly, doubles
+ * to 1e-9 relative, decimals and dates as their exact text (a decimal's scale is part of it: "0.30"
+ * is not "0.3"), timestamps by instant, nested values element by element, rows as multisets.
  */
 import type { Json, OutputRow } from '../engine/ports';
 import type { QueryPlan } from '../engine/plan/types';
@@ -107,6 +108,8 @@ function valuesEqual(a: unknown, b: unknown): boolean {
   if (a === null || b === null || a === undefined || b === undefined) return false;
   if (typeof a === 'number' && typeof b === 'number') {
     if (Number.isNaN(a) && Number.isNaN(b)) return true;
+    // integers (BIGINT, INT, counts) exactly; the tolerance is for doubles' last bits
+    if (Number.isSafeInteger(a) && Number.isSafeInteger(b)) return false;
     const scale = Math.max(Math.abs(a), Math.abs(b));
     return Math.abs(a - b) <= 1e-9 * scale;
   }

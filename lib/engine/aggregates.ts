@@ -6,7 +6,8 @@ import type { Json, Row } from './ports';
 import type { AggSpec } from './plan/types';
 import { SluiceError } from './errors';
 import { hllAdd, hllCount, hllMerge, hllNew } from './hll';
-import { canonicalLong, type ColumnType } from './schema';
+import { canonicalLong, type DataType } from './schema';
+import { avgDecimalType, divideHalfUp, fitsPrecision, formatDecimal, rescale, sumDecimalType, unscaledOf } from './decimal';
 
 export type Buffer = Json[];
 
@@ -17,8 +18,11 @@ export interface CompiledAgg {
   update(slot: Json, row: Row): Json;
   merge(into: Json, other: Json): Json;
   finish(slot: Json): unknown;
-  /** A sum that adds BIGINT values exactly (addLongs), not doubles. */
-  readonly exactLongs?: boolean;
+  /**
+   * A sum or avg that adds exactly (BIGINT values with addLongs, DECIMAL values as BigInts), not
+   * doubles: numeric-slots.ts leaves it to this buffer.
+   */
+  readonly exact?: boolean;
 }
 
 function toNumber(v: unknown): number | null {
@@ -37,6 +41,96 @@ function toNumber(v: unknown): number | null {
 function less(a: unknown, b: unknown): boolean {
   if (typeof a === 'number' && typeof b === 'number') return a < b || (Number.isNaN(b) && !Number.isNaN(a));
   return (a as number) < (b as number);
+}
+
+/**
+ * The order of two DECIMAL values (canonical texts of one scale): by number, not by text ("9.00"
+ * sorts after "10.00" as text, "-1.00" after "-2.00"). Texts of one scale with the same sign
+ * order by length, then by digits; the BigInts are the one exact rule for every case.
+ */
+function lessDecimal(a: unknown, b: unknown): boolean {
+  return unscaledOf(a as string) < unscaledOf(b as string);
+}
+
+/** The text of a DECIMAL type, for messages. */
+function decimalDdl(precision: number, scale: number): string {
+  return `DECIMAL(${precision},${scale})`;
+}
+
+/**
+ * The unscaled BigInt `sum` of a DECIMAL sum at the column's scale, checked against the sum's
+ * precision. Beyond it, Spark (ANSI) fails the query with ARITHMETIC_OVERFLOW ("Overflow in sum of
+ * decimals"); here the batch fails with that error (the aggregate path cannot drop one row yet).
+ */
+function checkedDecimalSum(sum: bigint, precision: number, scale: number, column: string, fn: string): bigint {
+  if (fitsPrecision(sum, precision)) return sum;
+  throw new SluiceError(
+    `[ARITHMETIC_OVERFLOW] Overflow in sum of decimals: ${fn}(${column}) reached ${formatDecimal(sum, scale)}, which does not fit its type ${decimalDdl(precision, scale)}: declare ${column} with fewer fraction digits (the sum keeps its scale and has at most 38 digits) or sum smaller groups`,
+    { retriable: false },
+  );
+}
+
+/** The unscaled value of a DECIMAL sum buffer (null: nothing added yet), kept as the digits of the BigInt so that it stays JSON. */
+function bufferBig(s: Json): bigint {
+  return BigInt(s as string);
+}
+
+/**
+ * sum and avg over DECIMAL(p,s), exact: the buffer holds the unscaled sum as a string of digits
+ * (JSON, merged by BigInt addition), never a double. sum is DECIMAL(min(38, p + 10), s); avg keeps
+ * [sum, count], its sum at DECIMAL(min(38, p + 10), s) as Spark's buffer does, and finishes as
+ * the exact sum divided by the count, rounded HALF_UP to DECIMAL(min(38, p + 4), min(38, s + 4)).
+ */
+function decimalAgg(spec: AggSpec, inType: DataType): CompiledAgg {
+  const column = spec.column!;
+  const p = inType.precision ?? 10;
+  const s = inType.scale ?? 0;
+  const sumType = sumDecimalType(p, s);
+  const add = (a: bigint, b: bigint) => checkedDecimalSum(a + b, sumType.precision, s, column, spec.fn);
+  if (spec.fn === 'sum') {
+    return {
+      spec,
+      exact: true,
+      init: () => null,
+      update: (acc, r) => {
+        const v = r[column] as string | null | undefined;
+        if (v === null || v === undefined) return acc;
+        return String(acc === null ? checkedDecimalSum(unscaledOf(v), sumType.precision, s, column, 'sum') : add(bufferBig(acc), unscaledOf(v)));
+      },
+      merge: (a, b) => (a === null ? b : b === null ? a : String(add(bufferBig(a), bufferBig(b)))),
+      finish: (acc) => (acc === null ? null : formatDecimal(bufferBig(acc), s)),
+    };
+  }
+  const avgType = avgDecimalType(p, s);
+  return {
+    spec,
+    exact: true,
+    init: () => ['0', 0],
+    update: (acc, r) => {
+      const v = r[column] as string | null | undefined;
+      if (v === null || v === undefined) return acc;
+      const a = acc as [string, number];
+      return [String(add(bufferBig(a[0]), unscaledOf(v))), a[1] + 1];
+    },
+    merge: (a, b) => {
+      const x = a as [string, number];
+      const y = b as [string, number];
+      return [String(add(bufferBig(x[0]), bufferBig(y[0]))), x[1] + y[1]];
+    },
+    finish: (acc) => {
+      const [sum, count] = acc as [string, number];
+      if (count === 0) return null;
+      // the exact quotient at the result's scale, rounded HALF_UP once
+      const avg = divideHalfUp(rescale(bufferBig(sum), s, avgType.scale), BigInt(count));
+      if (!fitsPrecision(avg, avgType.precision)) {
+        throw new SluiceError(
+          `[NUMERIC_VALUE_OUT_OF_RANGE] avg(${column}) is ${formatDecimal(avg, avgType.scale)}, which cannot be represented as ${decimalDdl(avgType.precision, avgType.scale)} (avg of ${decimalDdl(p, s)} has at most 38 digits, ${avgType.scale} of them after the point): declare ${column} with fewer fraction digits`,
+          { retriable: false },
+        );
+      }
+      return formatDecimal(avg, avgType.scale);
+    },
+  };
 }
 
 /** The largest BIGINT, and the smallest: a sum beyond them overflows (ANSI: an error). */
@@ -64,10 +158,12 @@ export function addLongs(a: number | bigint, b: number | bigint): number | bigin
 
 /**
  * `inType`: the type of the aggregated column. A sum of an INT or LONG column is BIGINT in Spark,
- * so it adds exactly (addLongs); other sums add doubles.
+ * so it adds exactly (addLongs); sum and avg of a DECIMAL add exactly too (decimalAgg); other
+ * sums add doubles. min and max of a DECIMAL compare numbers, not texts.
  */
-export function compileAgg(spec: AggSpec, inType?: ColumnType): CompiledAgg {
+export function compileAgg(spec: AggSpec, inType?: DataType): CompiledAgg {
   const column = spec.column;
+  if (inType?.type === 'DECIMAL' && (spec.fn === 'sum' || spec.fn === 'avg')) return decimalAgg(spec, inType);
   switch (spec.fn) {
     case 'count':
       if (column === undefined) {
@@ -81,10 +177,10 @@ export function compileAgg(spec: AggSpec, inType?: ColumnType): CompiledAgg {
         finish: (s) => s,
       };
     case 'sum':
-      if (inType === 'INT' || inType === 'LONG') {
+      if (inType?.type === 'INT' || inType?.type === 'LONG') {
         return {
           spec,
-          exactLongs: true,
+          exact: true,
           init: () => null,
           update: (s, r) => {
             const v = r[column!] as number | bigint | null | undefined;
@@ -130,7 +226,8 @@ export function compileAgg(spec: AggSpec, inType?: ColumnType): CompiledAgg {
       };
     case 'min':
     case 'max': {
-      const better = spec.fn === 'min' ? (a: unknown, b: unknown) => less(a, b) : (a: unknown, b: unknown) => less(b, a);
+      const order = inType?.type === 'DECIMAL' ? lessDecimal : less;
+      const better = spec.fn === 'min' ? (a: unknown, b: unknown) => order(a, b) : (a: unknown, b: unknown) => order(b, a);
       const pick = (s: Json, v: unknown): Json => {
         if (v === null || v === undefined) return s;
         return s === null || better(v, s) ? (v as Json) : s;

@@ -23,6 +23,7 @@ import type { Clock } from '../../lib/engine/ports';
 import type { QueryPlan } from '../../lib/engine/plan/types';
 import { CrashInjector, crashingAt, type CrashPlan } from '../../lib/engine/testing/crash';
 import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
+import { InMemoryDeadLetters } from '../../lib/engine/testing/memory-dead-letters';
 import { InMemoryLease } from '../../lib/engine/testing/memory-lease';
 import { InMemoryShuffle } from '../../lib/engine/testing/memory-shuffle';
 import { InMemorySink } from '../../lib/engine/testing/memory-sink';
@@ -57,6 +58,16 @@ export async function runCaseInMemory(c: ConformanceCase, statePartitions = 1, o
   const sink = new InMemorySink();
   const lease = new InMemoryLease(() => clock.now());
   const shuffle = new InMemoryShuffle();
+  const deadLetters = new InMemoryDeadLetters();
+  /** FORMAT-3: the reasons of the dead letters batches (from, to] wrote, in batch order and each batch's input order. */
+  const reasonsOf = (from: number, to: number): string[] => {
+    const out: string[] = [];
+    for (let id = from + 1; id <= to; id++)
+      for (const d of deadLetters.records.get(`malformed/${id}`) ?? []) out.push(String((d as { reason?: unknown }).reason ?? ''));
+    return out;
+  };
+  /** A step's result with its dead letters (FORMAT-3 "Expect additions"). */
+  const withDeadLetters = (result: StepResult, reasons: string[]): StepResult => ({ ...result, deadLetters: reasons.length, deadLetterReasons: reasons });
   const steps: StepResult[] = [];
   let fileNo = 0;
   let runNo = 0;
@@ -70,7 +81,7 @@ export async function runCaseInMemory(c: ConformanceCase, statePartitions = 1, o
       sources[at].add(`file-${String(++fileNo).padStart(6, '0')}.json`, f.rows ?? f.text ?? '');
     }
     const [source, ...inputSources] = sources;
-    const deps = { plan, source, inputSources, checkpoint, state, sink, lease, clock };
+    const deps = { plan, source, inputSources, checkpoint, state, sink, lease, clock, deadLetters };
     if (!opts.workers) {
       if (opts.crash) {
         try {
@@ -82,7 +93,9 @@ export async function runCaseInMemory(c: ConformanceCase, statePartitions = 1, o
         }
       }
       const report = await new MicroBatchExecutor(deps, { leaseDurationMs: LEASE_MS }).run();
-      const result = stepResult(plan, report, sink.batches);
+      const head = (await checkpoint.head()).latestCommitBatch;
+      const result = withDeadLetters(stepResult(plan, report, sink.batches), reasonsOf(lastCommitted, head));
+      lastCommitted = head;
       steps.push(
         isPipelineCase(c)
           ? asPipelineStep(result, { stateRows: report.stateRowsByOperator, droppedByStage: droppedByStageInReport(report) }, caseStageOrder(c, plan))
@@ -114,12 +127,16 @@ export async function runCaseInMemory(c: ConformanceCase, statePartitions = 1, o
       batches.push({ batchId: id, rows: sink.batches.get(id) ?? [] });
       addPerStage(droppedByStage, droppedByStageInProgress(await checkpoint.readProgress(id)));
     }
+    const reasons = reasonsOf(lastCommitted, head.latestCommitBatch);
     lastCommitted = head.latestCommitBatch;
-    const result = stepFromBatches(plan, batches, {
-      watermark: report.watermark,
-      stateRows: report.stateRows,
-      droppedByWatermark: droppedByStage.reduce((a, b) => a + b, 0),
-    });
+    const result = withDeadLetters(
+      stepFromBatches(plan, batches, {
+        watermark: report.watermark,
+        stateRows: report.stateRows,
+        droppedByWatermark: droppedByStage.reduce((a, b) => a + b, 0),
+      }),
+      reasons,
+    );
     steps.push(isPipelineCase(c) ? asPipelineStep(result, { stateRows: report.stateRowsByOperator, droppedByStage }, caseStageOrder(c, plan)) : result);
   }
   return { name: c.name, steps, ...(opts.crash ? { crashesFired } : {}) };

@@ -25,6 +25,8 @@ const CASES = [
   'sluice-dedup-within-watermark-update.json',
   'sluice-chain-dedup-window-agg-append.json',
   'sluice-join-left-outer-window.json',
+  // DECIMAL buffers (digit strings) merged across read tasks and state partitions
+  'sluice-types-decimal-avg-half-up.json',
 ].map((f) => parseCase(readFileSync(join(PROJECT, f), 'utf8'), f));
 
 beforeAll(async () => {

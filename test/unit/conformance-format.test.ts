@@ -211,8 +211,10 @@ describe('FORMAT-3 step files and expectations', () => {
     const csv = parseCase(JSON.stringify({ name: 'csv', query: { ...q, format: 'csv' }, steps: [] }), 'csv.json');
     expect(missingFeature(csv)).toMatch(/^format "csv"/);
     expect(() => caseToPlan(csv)).toThrow(/case csv needs format "csv".*which sluice does not support yet/);
-    const date = parseCase(JSON.stringify({ name: 'd', query: { ...q, schema: 'dt DATE' }, steps: [] }), 'd.json');
-    expect(missingFeature(date)).toBe('the DATE type (FORMAT-3 "Types")');
+    const nested = parseCase(JSON.stringify({ name: 'd', query: { ...q, schema: 'xs ARRAY<INT>' }, steps: [] }), 'd.json');
+    expect(missingFeature(nested)).toBe('the ARRAY type (FORMAT-3 "Types")');
+    const typed = parseCase(JSON.stringify({ name: 'd', query: { ...q, schema: 'dt DATE, price DECIMAL(10,2)' }, steps: [] }), 'd.json');
+    expect(missingFeature(typed)).toBeNull();
     expect(missingFeature(parseCase(caseWith([]), 'f3.json'))).toBeNull();
   });
 
@@ -225,5 +227,46 @@ describe('FORMAT-3 step files and expectations', () => {
     expect(compareCase(c, { name: 'f3', steps: [wrongClass] })).toEqual([expect.stringMatching(/^step 1: deadLetterErrors: expected/)]);
     expect(compareCase(c, { name: 'f3', steps: [{ ...ok, deadLetters: 1 }] })).toEqual([expect.stringMatching(/^step 1: deadLetters: expected 2, got 1/)]);
     expect(compareCase(c, { name: 'f3', steps: [step] })).toEqual([expect.stringMatching(/does not read the dead letters back/)]);
+  });
+});
+
+describe('when a step\'s rows are compared (FORMAT-3 "Types", output column)', () => {
+  const c = parseCase(
+    JSON.stringify({
+      name: 'values',
+      query: { schema: 'k STRING', groupBy: ['k'], aggregations: [{ fn: 'count', as: 'n' }], outputMode: 'update' },
+      steps: [{ add: [], expect: { rows: [] } }],
+    }),
+    'v.json',
+  );
+  const differences = (expected: unknown, actual: unknown) => {
+    const withRow = { ...c, steps: [{ add: [], expect: { rows: [{ v: expected }] } }] };
+    const step = { rows: [{ v: actual }], watermark: '1970-01-01T00:00:00.000Z', stateRows: 0, droppedByWatermark: 0, batches: [] };
+    return compareCase(withRow, { name: 'values', steps: [step as never] }).length;
+  };
+
+  it('compares decimals as their exact text: the scale is part of the value', () => {
+    expect(differences('0.30', '0.30')).toBe(0);
+    expect(differences('0.30', '0.3')).toBe(1);
+    expect(differences('0.30', 0.3)).toBe(1);
+    expect(differences('12345678901234567890123456789012345678', '12345678901234567890123456789012345679')).toBe(1);
+  });
+
+  it('compares dates as their text', () => {
+    expect(differences('2026-10-01', '2026-10-01')).toBe(0);
+    expect(differences('2026-10-01', '2026-10-02')).toBe(1);
+  });
+
+  it('compares integers exactly, doubles to 1e-9 relative', () => {
+    expect(differences(9007199254740991, 9007199254740990)).toBe(1);
+    expect(differences(0.3, 0.1 + 0.2)).toBe(0);
+    expect(differences(0.3, 0.31)).toBe(1);
+  });
+
+  it('compares nested values element by element, by their own rules', () => {
+    expect(differences([{ p: '1.50', d: '2026-10-01' }, null], [{ p: '1.50', d: '2026-10-01' }, null])).toBe(0);
+    expect(differences([{ p: '1.50' }], [{ p: '1.5' }])).toBe(1);
+    expect(differences([1, 2], [2, 1])).toBe(1);
+    expect(differences({ a: [1] }, { a: [1, null] })).toBe(1);
   });
 });

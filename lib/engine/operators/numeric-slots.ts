@@ -66,11 +66,13 @@ export class NumericSlots {
       const { fn, column } = agg.spec;
       if (fn === 'count') ops.push(column === undefined ? OP_COUNT_ALL : OP_COUNT);
       else if (fn === 'sum') {
-        // a BIGINT sum adds exactly (aggregates.ts addLongs), which doubles cannot beyond 2^53
-        if (agg.exactLongs) return null;
+        // a BIGINT or DECIMAL sum adds exactly (aggregates.ts), which doubles cannot
+        if (agg.exact) return null;
         ops.push(OP_SUM);
-      } else if (fn === 'avg') ops.push(OP_AVG);
-      else return null;
+      } else if (fn === 'avg') {
+        if (agg.exact) return null; // a DECIMAL avg: exact too
+        ops.push(OP_AVG);
+      } else return null;
       columns.push(column ?? '');
     }
     return new NumericSlots(ops, columns);

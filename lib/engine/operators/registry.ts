@@ -17,7 +17,12 @@ export function createOperator(spec: StatefulSpec, cfg: OperatorConfig): Statefu
     return new StreamJoinOperator(spec, cfg.join, cfg);
   }
   const session = spec.keys.find((k): k is SessionKey => k.kind === 'session');
-  const aggs = spec.aggs.map((a) => compileAgg(a, cfg.inputColumns.find((c) => c.name === a.column)?.type));
+  const aggs = spec.aggs.map((a) =>
+    compileAgg(
+      a,
+      cfg.inputColumns.find((c) => c.name === a.column),
+    ),
+  );
   if (session) return new SessionOperator(spec.keys, aggs, session, cfg);
   return new AggregateOperator(spec.keys, aggs, cfg);
 }

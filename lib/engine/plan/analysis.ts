@@ -7,6 +7,10 @@ import { InvalidQueryError } from '../errors';
 import { type ChainDraft, type ChainedOperator, type Marks, operatorChain } from './chain';
 import { type ColumnInfo, unknownColumn } from './columns';
 import type { OutputMode, StatefulSpec, StreamJoinSpec, StreamJoinType } from './types';
+import type { ColumnType } from '../schema';
+
+/** The column types sum and avg refuse, as Spark's analysis does (UNEXPECTED_INPUT_TYPE). */
+const NOT_SUMMABLE: ReadonlySet<ColumnType> = new Set(['BOOLEAN', 'TIMESTAMP', 'DATE', 'ARRAY', 'MAP', 'STRUCT']);
 
 /**
  * Spark's analysis of a plan in `outputMode` (toPlan runs it): complete mode needs an aggregation,
@@ -126,8 +130,12 @@ function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: 
     if (a.column !== undefined) {
       const found = cols.find((x) => x.name === a.column);
       if (!found) throw unknownColumn(a.column, cols, `${a.fn}`);
-      if ((a.fn === 'sum' || a.fn === 'avg') && found.type === 'BOOLEAN') {
-        throw new InvalidQueryError(`${a.fn}(${a.column}): ${a.column} is BOOLEAN, which cannot be summed: count it, or sum a numeric column`);
+      if ((a.fn === 'sum' || a.fn === 'avg') && NOT_SUMMABLE.has(found.type)) {
+        // Spark's Sum and Average take numeric (and interval) input, a STRING cast to DOUBLE; others fail analysis
+        const type = found.window ? 'a window' : found.type;
+        throw new InvalidQueryError(
+          `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] ${a.fn}(${a.column}): ${a.column} is ${type}, which cannot be ${a.fn === 'sum' ? 'summed' : 'averaged'}: ${a.fn} needs a numeric column (TINYINT to BIGINT, FLOAT, DOUBLE, DECIMAL); count it, take min or max of it, or ${a.fn} a numeric column`,
+        );
       }
     } else if (a.fn !== 'count') {
       throw new InvalidQueryError(`${a.fn} needs a column, e.g. ${a.fn}("amount")`);

@@ -246,6 +246,6 @@ function operatorOutputColumns(st: StatefulSpec, cols: ColumnInfo[], join?: Join
     if (k.kind === 'column') out.push(cols.find((c) => c.name === k.name)!);
     else out.push({ name: k.kind === 'window' ? 'window' : 'session_window', type: 'TIMESTAMP', window: true });
   }
-  for (const a of st.aggs) out.push({ name: a.as, type: aggOutputType(a, cols) });
+  for (const a of st.aggs) out.push({ ...aggOutputType(a, cols), name: a.as });
   return out;
 }

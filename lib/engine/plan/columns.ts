@@ -5,6 +5,7 @@
  */
 import { InvalidQueryError } from '../errors';
 import type { ColumnType, DataType } from '../schema';
+import { avgDecimalType, sumDecimalType } from '../decimal';
 import type { AggSpec, JoinKeyPair, JoinPredicate, JoinStage, StatelessStage, StaticTableSpec } from './types';
 
 /**
@@ -171,17 +172,28 @@ export function predicateColumns(p: JoinPredicate): string[] {
   return 'anyOf' in p ? p.anyOf.flatMap(predicateColumns) : [p.column];
 }
 
-export function aggOutputType(a: AggSpec, cols: readonly ColumnInfo[]): ColumnType {
-  const inType = a.column ? cols.find((c) => c.name === a.column)?.type : undefined;
+/**
+ * An aggregate's output type, by Spark's rules (FORMAT-3 "Types"): count and approx_count_distinct
+ * BIGINT; sum of an integer type BIGINT, of DECIMAL(p,s) DECIMAL(min(38, p + 10), s), of anything
+ * else DOUBLE (a FLOAT widened); avg of DECIMAL(p,s) DECIMAL(min(38, p + 4), min(38, s + 4)), else
+ * DOUBLE; min, max, first and last keep the column's type.
+ */
+export function aggOutputType(a: AggSpec, cols: readonly ColumnInfo[]): DataType {
+  const found = a.column ? cols.find((c) => c.name === a.column) : undefined;
   switch (a.fn) {
     case 'count':
     case 'approxCountDistinct':
-      return 'LONG';
+      return { type: 'LONG' };
     case 'avg':
-      return 'DOUBLE';
+      return found?.type === 'DECIMAL' ? { type: 'DECIMAL', ...avgDecimalType(found.precision ?? 10, found.scale ?? 0) } : { type: 'DOUBLE' };
     case 'sum':
-      return inType === 'INT' || inType === 'LONG' ? 'LONG' : 'DOUBLE';
-    default:
-      return inType ?? 'STRING';
+      if (found?.type === 'DECIMAL') return { type: 'DECIMAL', ...sumDecimalType(found.precision ?? 10, found.scale ?? 0) };
+      return found?.type === 'INT' || found?.type === 'LONG' ? { type: 'LONG' } : { type: 'DOUBLE' };
+    default: {
+      if (!found) return { type: 'STRING' };
+      // the column's type, without its name or the window mark
+      const { name: _name, window: _window, ...type } = found;
+      return type;
+    }
   }
 }
