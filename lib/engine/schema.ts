@@ -186,7 +186,13 @@ function describeBad(path: string, t: DataType, v: unknown): string {
       return (
         head +
         (typeof n === 'number'
-          ? `needs more than ${t.precision! - t.scale!} digits before the point; declare the column DECIMAL(${Math.min(38, t.precision! + 10)},${t.scale}) or wider (at most 38 digits)`
+          ? `needs more than ${t.precision! - t.scale!} digits before the point; ${
+              t.precision! < 38
+                ? `declare the column DECIMAL(${Math.min(38, t.precision! + 10)},${t.scale}) or wider (at most 38 digits)`
+                : t.scale! > 0
+                  ? `declare the column with a smaller scale, e.g. DECIMAL(38,${Math.max(0, t.scale! - 10)}), or DOUBLE`
+                  : 'a DECIMAL holds at most 38 digits: declare the column DOUBLE or STRING'
+            }`
           : 'expected a JSON number (a DECIMAL is read from the number as written); fix the producer or declare the column STRING')
       );
     case 'DATE':

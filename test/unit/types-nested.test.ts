@@ -117,6 +117,10 @@ describe('DECIMAL values', () => {
     expect(reason('p DECIMAL(4,2)', '{"p":123.4}')).toBe(
       'column p (DECIMAL(4,2)) has number 123.4: needs more than 2 digits before the point; declare the column DECIMAL(14,2) or wider (at most 38 digits)',
     );
+    expect(reason('p DECIMAL(38,2)', `{"p":1${'0'.repeat(36)}}`)).toMatch(
+      /needs more than 36 digits before the point; declare the column with a smaller scale, e\.g\. DECIMAL\(38,0\), or DOUBLE$/,
+    );
+    expect(reason('p DECIMAL(38,0)', `{"p":1${'0'.repeat(38)}}`)).toMatch(/a DECIMAL holds at most 38 digits: declare the column DOUBLE or STRING$/);
     expect(reason('p DECIMAL(4,2)', '{"p":"1.5"}')).toMatch(/column p \(DECIMAL\(4,2\)\) has string "1.5": expected a JSON number/);
   });
 });
