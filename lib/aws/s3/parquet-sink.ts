@@ -125,9 +125,9 @@ function schemaOf(name: string, type: OutputColumnType, repetition: 'OPTIONAL' |
     case 'STRING':
       return [{ name, type: 'BYTE_ARRAY', converted_type: 'UTF8', logical_type: { type: 'STRING' }, ...rep }];
     case 'INT':
-      if (type.bits !== undefined) {
-        return [{ name, type: 'INT32', converted_type: `INT_${type.bits}`, logical_type: { type: 'INTEGER', bitWidth: type.bits, isSigned: true }, ...rep }];
-      }
+      // INT_8/INT_16 as the converted type alone: hyparquet-writer 0.17.0 writes the INTEGER
+      // logical type's bitWidth as a thrift i32 where the format has an i8, which readers refuse
+      if (type.bits !== undefined) return [{ name, type: 'INT32', converted_type: `INT_${type.bits}`, ...rep }];
       return [{ name, type: 'INT32', ...rep }];
     case 'LONG':
       return [{ name, type: 'INT64', ...rep }];
