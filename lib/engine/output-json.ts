@@ -25,7 +25,7 @@ import type { DataType } from './schema';
 import type { Json, OutputColumnType, OutputRow } from './ports';
 
 /** Whether some column's values need their number's text written (a DECIMAL or BIGINT at any depth). */
-export function needsTypedJson(types: Readonly<Record<string, OutputColumnType>> | undefined): boolean {
+function needsTypedJson(types: Readonly<Record<string, OutputColumnType>> | undefined): boolean {
   return types !== undefined && Object.values(types).some((t) => t !== 'WINDOW' && hasExactNumber(t));
 }
 

@@ -222,7 +222,10 @@ describe('when the Glue options cannot work', () => {
       [{ partitionBy: 'country', glue: { columns: { total: 'DOUBLE' } } }, /partitionBy "country" names none of glue.columns \(total\)/],
       [{ partitionBy: 'window.middle', granularity: 'day', glue: { columns: windowedColumns() } }, /names a field of window \(WINDOW\), which has none/],
       [{ glue: { columns: { 'my col': 'STRING' } } }, /"my col", which Athena cannot name/],
-      [{ glue: { columns: { total: 'FLOT' } } }, /the type "FLOT", which is not WINDOW or a Spark DDL type .*pass outputColumnTypes\(plan\), or a type such as "DECIMAL\(10,2\)"/],
+      [
+        { glue: { columns: { total: 'FLOT' } } },
+        /the type "FLOT", which is not WINDOW or a Spark DDL type .*pass outputColumnTypes\(plan\), or a type such as "DECIMAL\(10,2\)"/,
+      ],
       [{ glue: { columns: { total: { kind: 'DOUBLE' } as never } } }, /the type \{"kind":"DOUBLE"\}, which is neither WINDOW nor a type/],
       [{ glue: { columns: { line: 'STRUCT<`sku id`: STRING>' } } }, /a struct field "sku id", which Athena cannot name/],
       [{ glue: { columns: { batch_id: 'LONG' } } }, /has a column batch_id, which the Parquet sink adds itself/],

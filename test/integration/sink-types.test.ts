@@ -164,16 +164,18 @@ describe('when a query with decimals, dates and nested types writes Parquet', ()
     );
     expect(rows).toEqual(EXPECTED.map(({ id, price, big, day, tiny, small, ratio }) => ({ id, price, big, day, tiny, small, ratio })));
     // the days as DuckDB counts them: 0001-01-01 is 719162 days before 1970-01-01, 9999-12-31 is 2932896 after
-    expect(await duck("SELECT id, CAST(day - DATE '1970-01-01' AS VARCHAR) AS days FROM read_parquet({file}) WHERE day IS NOT NULL ORDER BY id", file)).toEqual([
-      { id: 1, days: '-719162' },
-      { id: 2, days: '2932896' },
-      { id: 4, days: '0' },
-    ]);
+    expect(await duck("SELECT id, CAST(day - DATE '1970-01-01' AS VARCHAR) AS days FROM read_parquet({file}) WHERE day IS NOT NULL ORDER BY id", file)).toEqual(
+      [
+        { id: 1, days: '-719162' },
+        { id: 2, days: '2932896' },
+        { id: 4, days: '0' },
+      ],
+    );
   });
 
   it('holds the nested values exactly, element by element: a null struct, a struct of nulls, an empty list, a BIGINT beyond 2^53 in a map', async () => {
     const items = await duck(
-      'SELECT id, len(items) AS n, [CASE WHEN x IS NULL THEN NULL ELSE concat_ws(\'|\', coalesce(x.sku, \'∅\'), coalesce(CAST(x.qty AS VARCHAR), \'∅\'), coalesce(CAST(x.price AS VARCHAR), \'∅\')) END FOR x IN items] AS items ' +
+      "SELECT id, len(items) AS n, [CASE WHEN x IS NULL THEN NULL ELSE concat_ws('|', coalesce(x.sku, '∅'), coalesce(CAST(x.qty AS VARCHAR), '∅'), coalesce(CAST(x.price AS VARCHAR), '∅')) END FOR x IN items] AS items " +
         'FROM read_parquet({file}) ORDER BY id',
       file,
     );
@@ -184,7 +186,7 @@ describe('when a query with decimals, dates and nested types writes Parquet', ()
       { id: 4, n: '1', items: ['b|-1|0.01'] },
     ]);
     const counts = await duck(
-      'SELECT id, cardinality(counts) AS n, CAST(counts[\'x\'] AS VARCHAR) AS x, counts[\'y\'] IS NULL AS y_null, CAST(counts[\'min\'] AS VARCHAR) AS min, CAST(counts[\'max\'] AS VARCHAR) AS max ' +
+      "SELECT id, cardinality(counts) AS n, CAST(counts['x'] AS VARCHAR) AS x, counts['y'] IS NULL AS y_null, CAST(counts['min'] AS VARCHAR) AS min, CAST(counts['max'] AS VARCHAR) AS max " +
         'FROM read_parquet({file}) ORDER BY id',
       file,
     );
@@ -238,7 +240,7 @@ describe('when the query writes JSON lines', () => {
     expect(numberText((first.counts as Record<string, unknown>).x)).toBe('9007199254740993');
     const fourth = parseLossless(byId.get(4)!) as Record<string, unknown>;
     expect(numberText((fourth.counts as Record<string, unknown>).min)).toBe('-9223372036854775808');
-    expect(numberText(((fourth.items as Array<Record<string, unknown>>)[0]).price)).toBe('0.01');
+    expect(numberText((fourth.items as Array<Record<string, unknown>>)[0].price)).toBe('0.01');
   });
 
   it("reads back, with the plan's types, the very output rows of FORMAT-3", async () => {

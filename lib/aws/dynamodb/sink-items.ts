@@ -241,7 +241,7 @@ export function fromAttr(a: AttributeValue): Json {
  * BIGINT's N to a number when a safe integer and its digits beyond, a DOUBLE's N to a number, at
  * any depth. Without a type, as fromAttr.
  */
-export function fromTypedAttr(a: AttributeValue, type: OutputColumnType | DataType | undefined): Json {
+function fromTypedAttr(a: AttributeValue, type: OutputColumnType | DataType | undefined): Json {
   if (type === undefined || type === 'WINDOW' || a.NULL) return fromAttr(a);
   if (a.N !== undefined) {
     if (type.type === 'DECIMAL') return decimalOfText(a.N, type.precision ?? 10, type.scale ?? 0) ?? a.N;

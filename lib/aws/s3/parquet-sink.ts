@@ -6,14 +6,21 @@
  *     <prefix>/part-<batchId 10>-<n 5>.parquet                       (without partitionBy)
  *     <prefix>/_sink_log/<batchId 10>                               {"objects": [...]}: written last
  *
- * Types as Spark writes them (with spark.sql.parquet.outputTimestampType=TIMESTAMP_MILLIS):
+ * Types as Spark writes them (with spark.sql.parquet.outputTimestampType=TIMESTAMP_MILLIS), from
+ * each column's full type (SinkContext.columnTypes), at any depth:
  *
  *     STRING     BYTE_ARRAY, UTF8 / STRING            TIMESTAMP  INT64, TIMESTAMP(MILLIS, isAdjustedToUTC)
- *     INT        INT32                                WINDOW     group window { start, end } of TIMESTAMP
+ *     INT        INT32 (TINYINT/SMALLINT: INT_8/16)   WINDOW     group window { start, end } of TIMESTAMP
  *     LONG       INT64                                BOOLEAN    BOOLEAN
- *     DOUBLE     DOUBLE (NaN, ±Infinity kept)         batch_id   INT64: the batch that wrote the row
+ *     DOUBLE     DOUBLE (FLOAT: FLOAT; NaN, ±Inf)     batch_id   INT64: the batch that wrote the row
+ *     DECIMAL    DECIMAL(p,s) in INT32 (p <= 9), INT64 (p <= 18), else FIXED_LEN_BYTE_ARRAY (16 bytes
+ *                for p = 38): the unscaled value from the canonical text by BigInt, never a double
+ *     DATE       INT32, DATE: days since 1970-01-01 (dates.ts epochDayOf)
+ *     ARRAY      <name> (LIST) { repeated group list { element } }
+ *     MAP        <name> (MAP) { repeated group key_value { required key (UTF8); value } }
+ *     STRUCT     group <name> { the fields }
  *
- * Every column is OPTIONAL (null in every type). Milliseconds, not Spark's default INT96 or
+ * Every column, element, map value and field is OPTIONAL (null in every type, at every level). Milliseconds, not Spark's default INT96 or
  * micros: the engine's timestamps are milliseconds, and every reader (Athena engine 2 and 3,
  * Trino, DuckDB, Spark) reads INT64 millis with its logical type. `batch_id` is appended so a
  * reader of update mode can keep the latest row per key (the README's Sinks section).
