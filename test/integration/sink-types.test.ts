@@ -23,6 +23,9 @@ import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 import { DynamoDbSink } from '../../lib/aws/dynamodb/sink';
 import { buildExecutor, parseSinkUri, type PipelineConfig } from '../../lib/aws/pipeline';
 import { S3JsonSink } from '../../lib/aws/s3/json-sink';
+import { S3ParquetSink } from '../../lib/aws/s3/parquet-sink';
+import { parseDdlType } from '../../lib/engine/ddl';
+import type { OutputRow, SinkContext } from '../../lib/engine/ports';
 import { readStream } from '../../lib/engine/query/reader';
 import { outputColumnTypes } from '../../lib/engine/run/runtime';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
@@ -41,16 +44,16 @@ beforeAll(async () => {
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
 const DDL =
-  'id INT, price DECIMAL(10,2), big DECIMAL(38,10), day DATE, tiny TINYINT, small SMALLINT, ratio FLOAT, ' +
+  'id INT, price DECIMAL(10,2), rate DECIMAL(5,4), big DECIMAL(38,10), day DATE, tiny TINYINT, small SMALLINT, ratio FLOAT, ' +
   'items ARRAY<STRUCT<sku: STRING, qty: INT, price: DECIMAL(10,2)>>, counts MAP<STRING, BIGINT>';
 
 /** Written as text: no number here passes through a double on its way in. */
 const LINES = [
-  '{"id":1,"price":12.3,"big":1234567890123456789012345678.1234567890,"day":"0001-01-01","tiny":-128,"small":32767,"ratio":0.5,' +
+  '{"id":1,"price":12.3,"rate":1.5,"big":1234567890123456789012345678.1234567890,"day":"0001-01-01","tiny":-128,"small":32767,"ratio":0.5,' +
     '"items":[{"sku":"a-1","qty":2,"price":9.99},{"sku":null,"qty":null,"price":null},null],"counts":{"x":9007199254740993,"y":null}}',
-  '{"id":2,"price":-0.05,"big":-0.0000000001,"day":"9999-12-31","tiny":127,"small":-32768,"ratio":-2.25,"items":[],"counts":{}}',
-  '{"id":3,"price":null,"big":null,"day":null,"tiny":null,"small":null,"ratio":null,"items":null,"counts":null}',
-  '{"id":4,"price":7,"big":-9999999999999999999999999999.9999999999,"day":"1970-01-01","tiny":0,"small":0,"ratio":0,' +
+  '{"id":2,"price":-0.05,"rate":-9.9999,"big":-0.0000000001,"day":"9999-12-31","tiny":127,"small":-32768,"ratio":-2.25,"items":[],"counts":{}}',
+  '{"id":3,"price":null,"rate":null,"big":null,"day":null,"tiny":null,"small":null,"ratio":null,"items":null,"counts":null}',
+  '{"id":4,"price":7,"rate":0,"big":-9999999999999999999999999999.9999999999,"day":"1970-01-01","tiny":0,"small":0,"ratio":0,' +
     '"items":[{"sku":"b","qty":-1,"price":0.005}],"counts":{"min":-9223372036854775808,"max":9223372036854775807}}',
 ].join('\n');
 
@@ -63,6 +66,7 @@ const EXPECTED = [
   {
     id: 1,
     price: '12.30',
+    rate: '1.5000',
     big: '1234567890123456789012345678.1234567890',
     day: '0001-01-01',
     tiny: -128,
@@ -71,11 +75,12 @@ const EXPECTED = [
     items: [{ sku: 'a-1', qty: 2, price: '9.99' }, { sku: null, qty: null, price: null }, null],
     counts: { x: '9007199254740993', y: null },
   },
-  { id: 2, price: '-0.05', big: '-0.0000000001', day: '9999-12-31', tiny: 127, small: -32768, ratio: -2.25, items: [], counts: {} },
-  { id: 3, price: null, big: null, day: null, tiny: null, small: null, ratio: null, items: null, counts: null },
+  { id: 2, price: '-0.05', rate: '-9.9999', big: '-0.0000000001', day: '9999-12-31', tiny: 127, small: -32768, ratio: -2.25, items: [], counts: {} },
+  { id: 3, price: null, rate: null, big: null, day: null, tiny: null, small: null, ratio: null, items: null, counts: null },
   {
     id: 4,
     price: '7.00',
+    rate: '0.0000',
     big: '-9999999999999999999999999999.9999999999',
     day: '1970-01-01',
     tiny: 0,
@@ -139,12 +144,13 @@ describe('when a query with decimals, dates and nested types writes Parquet', ()
 
   it("DuckDB reads each column with Spark's type: DECIMAL(p,s), DATE, TINYINT, SMALLINT, FLOAT, a list of structs, a map", async () => {
     const [types] = await duck(
-      'SELECT typeof(price) AS price, typeof(big) AS big, typeof(day) AS day, typeof(tiny) AS tiny, typeof(small) AS small, typeof(ratio) AS ratio, ' +
+      'SELECT typeof(price) AS price, typeof(rate) AS rate, typeof(big) AS big, typeof(day) AS day, typeof(tiny) AS tiny, typeof(small) AS small, typeof(ratio) AS ratio, ' +
         'typeof(items) AS items, typeof(counts) AS counts, typeof(batch_id) AS batch_id FROM read_parquet({file}) LIMIT 1',
       file,
     );
     expect(types).toEqual({
       price: 'DECIMAL(10,2)',
+      rate: 'DECIMAL(5,4)',
       big: 'DECIMAL(38,10)',
       day: 'DATE',
       tiny: 'TINYINT',
@@ -158,11 +164,11 @@ describe('when a query with decimals, dates and nested types writes Parquet', ()
 
   it('holds every value exactly: 38-digit decimals with their scale, the first and last day, nulls at every level', async () => {
     const rows = await duck(
-      'SELECT id, CAST(price AS VARCHAR) AS price, CAST(big AS VARCHAR) AS big, CAST(day AS VARCHAR) AS day, tiny, small, ratio ' +
+      'SELECT id, CAST(price AS VARCHAR) AS price, CAST(rate AS VARCHAR) AS rate, CAST(big AS VARCHAR) AS big, CAST(day AS VARCHAR) AS day, tiny, small, ratio ' +
         'FROM read_parquet({file}) ORDER BY id',
       file,
     );
-    expect(rows).toEqual(EXPECTED.map(({ id, price, big, day, tiny, small, ratio }) => ({ id, price, big, day, tiny, small, ratio })));
+    expect(rows).toEqual(EXPECTED.map(({ id, price, rate, big, day, tiny, small, ratio }) => ({ id, price, rate, big, day, tiny, small, ratio })));
     // the days as DuckDB counts them: 0001-01-01 is 719162 days before 1970-01-01, 9999-12-31 is 2932896 after
     expect(await duck("SELECT id, CAST(day - DATE '1970-01-01' AS VARCHAR) AS days FROM read_parquet({file}) WHERE day IS NOT NULL ORDER BY id", file)).toEqual(
       [
@@ -198,13 +204,14 @@ describe('when a query with decimals, dates and nested types writes Parquet', ()
     ]);
   });
 
-  it('writes DECIMAL by precision as Spark does: INT64 for 10 to 18 digits, FIXED_LEN_BYTE_ARRAY of 16 bytes for 38', async () => {
+  it('writes DECIMAL by precision as Spark does: INT32 up to 9 digits, INT64 for 10 to 18, FIXED_LEN_BYTE_ARRAY of 16 bytes for 38', async () => {
     const schema = await duck(
-      "SELECT name, type, type_length, converted_type, scale, precision FROM parquet_schema({file}) WHERE name IN ('price', 'big', 'day', 'tiny', 'small', 'ratio')",
+      "SELECT name, type, type_length, converted_type, scale, precision FROM parquet_schema({file}) WHERE name IN ('price', 'rate', 'big', 'day', 'tiny', 'small', 'ratio')",
       file,
     );
     const byName = Object.fromEntries(schema.map((s) => [s.name, s]));
     expect(byName.price).toMatchObject({ type: 'INT64', converted_type: 'DECIMAL', scale: '2', precision: '10' });
+    expect(byName.rate).toMatchObject({ type: 'INT32', converted_type: 'DECIMAL', scale: '4', precision: '5' });
     expect(byName.big).toMatchObject({ type: 'FIXED_LEN_BYTE_ARRAY', type_length: '16', converted_type: 'DECIMAL', scale: '10', precision: '38' });
     expect(byName.day).toMatchObject({ type: 'INT32', converted_type: 'DATE' });
     expect(byName.tiny).toMatchObject({ type: 'INT32', converted_type: 'INT_8' });
@@ -228,7 +235,8 @@ describe('when the query writes JSON lines', () => {
     expect(byId.get(1)).toContain('"price":12.30,');
     expect(byId.get(1)).toContain('"big":1234567890123456789012345678.1234567890,');
     expect(byId.get(1)).toContain('"counts":{"x":9007199254740993,"y":null}');
-    expect(byId.get(4)).toContain('"price":7.00,');
+    expect(byId.get(4)).toContain('"price":7.00,"rate":0.0000,');
+    expect(byId.get(2)).toContain('"rate":-9.9999,');
     // each number's text, as a parser that keeps it reads it
     const first = parseLossless(byId.get(1)!) as Record<string, unknown>;
     const numberText = (v: unknown) => (isLosslessNumber(v) ? v.value : v === null ? null : `not a number: ${JSON.stringify(v)}`);
@@ -298,5 +306,37 @@ describe('when the query writes to a DynamoDB table', () => {
     // without the types, a DECIMAL's scale is lost: the read-back needs them
     const untyped = await sink.readAll(queryKey);
     expect(untyped.find((r) => r.id === 4)!.price).toBe(7);
+  });
+});
+
+describe('when a value is not of its column type', () => {
+  const ctx: SinkContext = {
+    queryId: 'qid-types',
+    queryName: 'prices',
+    outputMode: 'append',
+    columns: ['price', 'lines'],
+    columnTypes: { price: parseDdlType('DECIMAL(4,2)'), lines: parseDdlType('ARRAY<STRUCT<day: DATE>>') },
+    keyColumns: [],
+  };
+  // 12.345 has three fraction digits, 123.45 five digits in all, "1.5" not the canonical text at scale 2
+  const rows: OutputRow[] = [
+    { price: '12.345', lines: [] },
+    { price: '123.45', lines: [] },
+    { price: '1.5', lines: [] },
+    { price: '1.50', lines: [{ day: '2026-02-30' }] },
+    { price: '-0.05', lines: [{ day: '2026-02-28' }, null] },
+  ];
+
+  it.each([
+    ['the Parquet sink', () => new S3ParquetSink({ client: s3, bucket, prefix: uniqueName('refuse-pq') })],
+    ['the DynamoDB sink', () => new DynamoDbSink({ client: dynamodb, tableName: sinkTable, queryKey: uniqueName('refuse') })],
+  ])('%s refuses the row (a dead letter) with the column, the value and the fix, and keeps the others', async (_name, make) => {
+    const refused = await make().check!(0, rows, ctx);
+    expect(refused.map((r) => r.index)).toEqual([0, 1, 2, 3]);
+    expect(refused[0].reason).toMatch(
+      /column price \(DECIMAL\(4,2\)\) holds "12\.345", which is not a DECIMAL\(4,2\): make the withColumn function return the type it declares/,
+    );
+    expect(refused[1].reason).toContain('"123.45"');
+    expect(refused[3].reason).toMatch(/column lines\[0\]\.day \(DATE\) holds "2026-02-30", which is not a DATE/);
   });
 });

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
+import { parseDate } from '../../engine/dates';
 import { ddlOf } from '../../engine/ddl';
 import { decimalOfText } from '../../engine/decimal';
 import type { Json, OutputColumnType, OutputRow } from '../../engine/ports';
@@ -180,9 +181,11 @@ export function toTypedAttr(v: Json | undefined, type: OutputColumnType | DataTy
       if (v === 'NaN' || v === 'Infinity' || v === '-Infinity') return { S: v };
       break;
     case 'STRING':
-    case 'DATE':
     case 'TIMESTAMP':
       if (typeof v === 'string') return { S: v };
+      break;
+    case 'DATE':
+      if (typeof v === 'string' && parseDate(v) !== null) return { S: v };
       break;
     case 'BOOLEAN':
       if (typeof v === 'boolean') return { BOOL: v };
