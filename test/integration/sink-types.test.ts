@@ -339,4 +339,12 @@ describe('when a value is not of its column type', () => {
     expect(refused[1].reason).toContain('"123.45"');
     expect(refused[3].reason).toMatch(/column lines\[0\]\.day \(DATE\) holds "2026-02-30", which is not a DATE/);
   });
+
+  it("the DynamoDB sink refuses a DOUBLE outside the magnitudes of DynamoDB's numbers (1E-130 to below 1E+126)", async () => {
+    const sink = new DynamoDbSink({ client: dynamodb, tableName: sinkTable, queryKey: uniqueName('refuse') });
+    const doubles: SinkContext = { ...ctx, columns: ['x'], columnTypes: { x: parseDdlType('DOUBLE') } };
+    const refused = await sink.check(0, [{ x: 1e200 }, { x: 1e-200 }, { x: 1.5e125 }, { x: -2.5e-129 }, { x: 0 }], doubles);
+    expect(refused.map((r) => r.index)).toEqual([0, 1]);
+    expect(refused[0].reason).toMatch(/column x holds 1e\+200, outside the magnitudes a DynamoDB number holds \(1E-130 to below 1E\+126\): round or clamp/);
+  });
 });
