@@ -15,6 +15,7 @@ import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { InvalidOptionError } from '../lib/engine/errors';
 import type { QueryPlan } from '../lib/engine/plan/types';
 import type { Json } from '../lib/engine/ports';
+import { outputColumnTypes } from '../lib/engine/run/runtime';
 import { createClients, type AwsClients } from '../lib/aws/clients';
 import { deadLetterLocation, describeSink, parseS3Uri, parseSinkUri, type S3Location, type SinkLocation } from '../lib/aws/pipeline';
 import { S3CheckpointStore } from '../lib/aws/s3/checkpoint';
@@ -150,7 +151,9 @@ async function showOutputs(clients: AwsClients, w: Where, o: Shown): Promise<voi
         `sluice show outputs: the rows of ${describeSink(sink)} are kept by query key (the URI's, else the checkpoint's query id), and neither is known: give --sink dynamodb://${sink.table}/<queryKey>, or the query module or --checkpoint of the run`,
       );
     }
-    const items = await new DynamoDbSink({ client: clients.dynamodb, tableName: sink.table, queryKey }).readItems(queryKey);
+    // with the query module, its output types read each value back as it was output (a DECIMAL with its scale)
+    const types = w.plan ? outputColumnTypes(w.plan) : undefined;
+    const items = await new DynamoDbSink({ client: clients.dynamodb, tableName: sink.table, queryKey }).readItems(queryKey, types);
     if (o.json) {
       console.log(
         JSON.stringify(

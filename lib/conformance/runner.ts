@@ -33,7 +33,8 @@ import { staticTable } from '../engine/query/static-table';
 import { addPerStage, asPipelineStep, type CaseResult, droppedByStageInProgress, type StepResult, stepFromBatches } from './results';
 import type { CrashPlan, CrashPoint } from '../engine/testing/crash';
 import { InjectedCrash, SluiceError } from '../engine/errors';
-import type { Clock, OutputRow, Source } from '../engine/ports';
+import type { Clock, OutputColumnType, OutputRow, Source } from '../engine/ports';
+import { outputColumnTypes } from '../engine/run/runtime';
 import type { SourceLocation } from '../aws/pipeline';
 import type { QueryPlan } from '../engine/plan/types';
 import type { AwsConnection } from '../aws/config';
@@ -100,18 +101,32 @@ function slug(name: string): string {
     .slice(0, 60);
 }
 
-/** Reads back the rows a sink durably holds for batches (from, to], by batch. */
+/** The plan's output column types; none for a plan the executor will refuse (it says why). */
+function typesOf(plan: QueryPlan): Readonly<Record<string, OutputColumnType>> {
+  try {
+    return outputColumnTypes(plan);
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Reads back the rows a sink durably holds for batches (from, to], by batch, each value read for
+ * its output column's type (a DECIMAL with its scale, which a JSON number or a DynamoDB N alone
+ * does not keep).
+ */
 function sinkReader(
   kind: NonNullable<ConformanceOptions['sink']>,
   clients: ReturnType<typeof createClients>,
   where: { bucket: string; table: string; base: string },
+  types: Readonly<Record<string, OutputColumnType>>,
 ): (from: number, to: number) => Promise<Map<number, OutputRow[]>> {
   const { bucket, table, base } = where;
   if (kind === 'dynamodb') {
     const tableSink = new DynamoDbSink({ client: clients.dynamodb, tableName: table, queryKey: base });
     return async (from, to) => {
       const out = new Map<number, OutputRow[]>();
-      for (const item of await tableSink.readItems()) {
+      for (const item of await tableSink.readItems(undefined, types)) {
         if (item.batchId > from && item.batchId <= to) out.set(item.batchId, [...(out.get(item.batchId) ?? []), item.row]);
       }
       return out;
@@ -123,7 +138,7 @@ function sinkReader(
       : new S3JsonSink({ client: clients.s3, bucket, prefix: `${base}/sink` });
   return async (from, to) => {
     const out = new Map<number, OutputRow[]>();
-    for (let id = from + 1; id <= to; id++) out.set(id, (await reader.readBatch(id)) ?? []);
+    for (let id = from + 1; id <= to; id++) out.set(id, (await reader.readBatch(id, types)) ?? []);
     return out;
   };
 }
@@ -169,7 +184,7 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
   const sinkKind = opts.sink ?? 's3';
   if (sinkKind === 'files') cfg = { ...cfg, sink: { kind: 's3-files', bucket, prefix: `${base}/sink` } };
   if (sinkKind === 'dynamodb') cfg = { ...cfg, sink: { kind: 'dynamodb', table, queryKey: base } };
-  const readBatches = sinkReader(sinkKind, clients, { bucket, table, base });
+  const readBatches = sinkReader(sinkKind, clients, { bucket, table, base }, typesOf(plan));
   const steps: StepResult[] = [];
   let fileNo = 0;
   /** Per input, the key (relative to its landing prefix) that sorts last of those written so far. */

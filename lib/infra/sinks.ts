@@ -16,7 +16,9 @@
  */
 import { CfnOutput, Stack, type aws_dynamodb as dynamodb, aws_glue as glue, aws_iam as iam, type aws_s3 as s3 } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import { ddlOf, hiveTypeOf, parseDdlType } from '../engine/ddl';
 import type { OutputColumnType } from '../engine/ports';
+import type { DataType } from '../engine/schema';
 import { GRANTED_ACTIONS, cleanPrefix, grantS3, invalid, type PipelineDefaults, type S3Place } from './binding';
 
 export { outputColumnTypes } from '../engine/run/runtime';
@@ -54,10 +56,13 @@ export interface ParquetSinkOptions extends FileSinkOptions {
 export interface GlueTableOptions {
   /**
    * The query's output columns and their types, in order: `outputColumnTypes(plan)` derives them
-   * from the query the Lambda runs (the construct only knows its entry file), e.g.
-   * `{ window: 'WINDOW', user: 'STRING', total: 'DOUBLE' }`. The sink's `batch_id` column is added.
+   * from the query the Lambda runs (the construct only knows its entry file), with their full
+   * types (a DECIMAL's precision and scale, nested fields); or written out, each a type in Spark
+   * DDL or WINDOW, e.g. `{ window: 'WINDOW', user: 'STRING', total: 'DECIMAL(20,2)' }`. Each
+   * becomes its Hive type in the table (`decimal(20,2)`, `array<struct<sku:string>>`); the sink's
+   * `batch_id` column is added.
    */
-  readonly columns: Readonly<Record<string, OutputColumnType>>;
+  readonly columns: Readonly<Record<string, OutputColumnType | string>>;
   /** The database's name (lowercase letters, digits, _). @default the pipeline name, lowercase, with _ for other characters */
   readonly database?: string;
   /** Create the database; false: it exists, and only the table is created in it. @default true */
@@ -193,16 +198,32 @@ const BATCH_ID_COLUMN = 'batch_id';
 const GLUE_NAME = /^[a-z0-9_]{1,255}$/;
 const COLUMN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** Athena's (Hive's) type of each output column type. */
-const GLUE_TYPES: Partial<Record<OutputColumnType, string>> = {
-  STRING: 'string',
-  INT: 'int',
-  LONG: 'bigint',
-  DOUBLE: 'double',
-  BOOLEAN: 'boolean',
-  TIMESTAMP: 'timestamp',
-  WINDOW: 'struct<start:timestamp,end:timestamp>',
-};
+/** Athena's (Hive's) type of a WINDOW column; every other type's is hiveTypeOf's (lib/engine/ddl.ts). */
+const WINDOW_HIVE_TYPE = 'struct<start:timestamp,end:timestamp>';
+
+/** The full type of a glue.columns entry: a type, or its Spark DDL text; WINDOW as it is. */
+function glueColumnType(where: string, name: string, type: OutputColumnType | string): OutputColumnType {
+  if (type === 'WINDOW' || typeof type !== 'string') {
+    if (type === 'WINDOW' || (typeof type === 'object' && type !== null && typeof type.type === 'string')) return type;
+    invalid(where, `glue.columns gives ${name} the type ${JSON.stringify(type)}, which is neither WINDOW nor a type: pass outputColumnTypes(plan)`);
+  }
+  try {
+    return parseDdlType(type);
+  } catch (e) {
+    return invalid(
+      where,
+      `glue.columns gives ${name} the type ${JSON.stringify(type)}, which is not WINDOW or a Spark DDL type (${(e as Error).message}): pass outputColumnTypes(plan), or a type such as "DECIMAL(10,2)"`,
+    );
+  }
+}
+
+/** The struct field names of a type that Athena cannot name (at any depth), for the refusal. */
+function badFieldNames(t: DataType): string[] {
+  if (t.type === 'ARRAY') return badFieldNames(t.element!);
+  if (t.type === 'MAP') return badFieldNames(t.value!);
+  if (t.type === 'STRUCT') return t.fields!.flatMap((f) => [...(COLUMN_NAME.test(f.name) ? [] : [f.name]), ...badFieldNames(f)]);
+  return [];
+}
 
 /** How each granularity's folder value reads as a date projection (Java's DateTimeFormatter patterns). */
 const DATE_PROJECTION: Record<Exclude<Granularity, 'value'>, { format: string; unit: string }> = {
@@ -226,14 +247,21 @@ function checkGlue(where: string, options: ParquetSinkOptions): CheckedGlue {
       'glue.columns must list the query\'s output columns and their types: pass outputColumnTypes(plan) for the query the Lambda runs, e.g. { window: "WINDOW", total: "DOUBLE" }',
     );
   }
-  for (const [name, type] of entries) {
+  const types = new Map<string, OutputColumnType>();
+  for (const [name, given] of entries) {
     if (!COLUMN_NAME.test(name))
       invalid(
         where,
         `glue.columns names a column ${JSON.stringify(name)}, which Athena cannot name: use letters, digits and _ (rename it in the query with withColumn/select)`,
       );
-    if (!(type in GLUE_TYPES))
-      invalid(where, `glue.columns gives ${name} the type ${JSON.stringify(type)}, which is not one of ${Object.keys(GLUE_TYPES).join(', ')}`);
+    const type = glueColumnType(where, name, given);
+    const bad = type === 'WINDOW' ? [] : badFieldNames(type);
+    if (bad.length > 0)
+      invalid(
+        where,
+        `glue.columns gives ${name} a struct field ${JSON.stringify(bad[0])}, which Athena cannot name: use letters, digits and _ in struct field names`,
+      );
+    types.set(name, type);
   }
   if (entries.some(([name]) => name.toLowerCase() === BATCH_ID_COLUMN)) {
     invalid(where, `glue.columns has a column ${BATCH_ID_COLUMN}, which the Parquet sink adds itself: rename the query's column`);
@@ -246,14 +274,17 @@ function checkGlue(where: string, options: ParquetSinkOptions): CheckedGlue {
   }
   if (options.partitionBy !== undefined) {
     const [top, field] = options.partitionBy.split('.');
-    const type = g.columns[top];
+    const type = types.get(top);
     if (type === undefined)
       invalid(
         where,
         `partitionBy ${JSON.stringify(options.partitionBy)} names none of glue.columns (${entries.map(([n]) => n).join(', ')}): partition by one of them`,
       );
     if (field !== undefined && (type !== 'WINDOW' || !['start', 'end'].includes(field))) {
-      invalid(where, `partitionBy ${JSON.stringify(options.partitionBy)} names a field of ${top} (${type}), which has none: a WINDOW column has start and end`);
+      invalid(
+        where,
+        `partitionBy ${JSON.stringify(options.partitionBy)} names a field of ${top} (${type === 'WINDOW' ? type : ddlOf(type)}), which has none: a WINDOW column has start and end`,
+      );
     }
   }
   for (const name of [g.database, g.table]) {
@@ -276,7 +307,7 @@ function checkGlue(where: string, options: ParquetSinkOptions): CheckedGlue {
       `glue.partitionValues ${JSON.stringify(g.partitionValues)} must be one or more non-empty values without commas (Athena's enum projection): leave it out for an injected projection`,
     );
   }
-  const columns = entries.map(([name, type]) => ({ name: name.toLowerCase(), type: GLUE_TYPES[type] ?? 'string' }));
+  const columns = [...types].map(([name, type]) => ({ name: name.toLowerCase(), type: type === 'WINDOW' ? WINDOW_HIVE_TYPE : hiveTypeOf(type) }));
   columns.push({ name: BATCH_ID_COLUMN, type: 'bigint' });
   return { options: g, partitionBy: options.partitionBy, granularity, columns };
 }

@@ -9,6 +9,7 @@ import { AvailableNowPipeline, PipelineSink, outputColumnTypes, type ParquetSink
 import { parseSinkUri } from '../../lib/aws/pipeline';
 import { BATCH_ID_COLUMN } from '../../lib/aws/s3/parquet-sink';
 import { InvalidOptionError } from '../../lib/engine/errors';
+import { readStream } from '../../lib/engine/query/reader';
 import { windowedTotals } from '../../examples/windowed-totals';
 
 // ---- factories -------------------------------------------------------------------------------
@@ -180,6 +181,40 @@ describe('when the sink is not partitioned, or has no Glue table', () => {
   });
 });
 
+describe('when the query outputs decimals, dates and nested types', () => {
+  const DDL =
+    'order_id BIGINT, price DECIMAL(10,2), big DECIMAL(38,10), day DATE, tiny TINYINT, small SMALLINT, ratio FLOAT, ' +
+    'items ARRAY<STRUCT<sku: STRING, qty: INT, price: DECIMAL(10,2)>>, counts MAP<STRING, BIGINT>, deep MAP<STRING, ARRAY<ARRAY<DATE>>>';
+  const plan = readStream.format('json').schema(DDL).load().writeStream.outputMode('append').trigger({ availableNow: true }).queryName('typed').plan();
+
+  it("gives the Glue table each column's Hive type from the plan's full type, at any depth", () => {
+    const { template } = synth({ glue: { columns: outputColumnTypes(plan) } });
+    expect(tableInput(template).StorageDescriptor.Columns.map((c) => [c.Name, c.Type])).toEqual([
+      ['order_id', 'bigint'],
+      ['price', 'decimal(10,2)'],
+      ['big', 'decimal(38,10)'],
+      ['day', 'date'],
+      ['tiny', 'tinyint'],
+      ['small', 'smallint'],
+      ['ratio', 'float'],
+      ['items', 'array<struct<sku:string,qty:int,price:decimal(10,2)>>'],
+      ['counts', 'map<string,bigint>'],
+      ['deep', 'map<string,array<array<date>>>'],
+      [BATCH_ID_COLUMN, 'bigint'],
+    ]);
+  });
+
+  it('takes the types written out in Spark DDL as well, and WINDOW', () => {
+    const { template } = synth({ glue: { columns: { window: 'WINDOW', total: 'DECIMAL(20,2)', lines: 'ARRAY<STRUCT<sku: STRING, n: BIGINT>>' } } });
+    expect(tableInput(template).StorageDescriptor.Columns.map((c) => [c.Name, c.Type])).toEqual([
+      ['window', 'struct<start:timestamp,end:timestamp>'],
+      ['total', 'decimal(20,2)'],
+      ['lines', 'array<struct<sku:string,n:bigint>>'],
+      [BATCH_ID_COLUMN, 'bigint'],
+    ]);
+  });
+});
+
 describe('when the Glue options cannot work', () => {
   it('refuses them when the factory is called, with the value and the fix', () => {
     const cases: Array<[ParquetSinkOptions, RegExp]> = [
@@ -187,7 +222,12 @@ describe('when the Glue options cannot work', () => {
       [{ partitionBy: 'country', glue: { columns: { total: 'DOUBLE' } } }, /partitionBy "country" names none of glue.columns \(total\)/],
       [{ partitionBy: 'window.middle', granularity: 'day', glue: { columns: windowedColumns() } }, /names a field of window \(WINDOW\), which has none/],
       [{ glue: { columns: { 'my col': 'STRING' } } }, /"my col", which Athena cannot name/],
-      [{ glue: { columns: { total: 'FLOAT' as never } } }, /the type "FLOAT", which is not one of STRING, INT/],
+      [
+        { glue: { columns: { total: 'FLOT' } } },
+        /the type "FLOT", which is not WINDOW or a Spark DDL type .*pass outputColumnTypes\(plan\), or a type such as "DECIMAL\(10,2\)"/,
+      ],
+      [{ glue: { columns: { total: { kind: 'DOUBLE' } as never } } }, /the type \{"kind":"DOUBLE"\}, which is neither WINDOW nor a type/],
+      [{ glue: { columns: { line: 'STRUCT<`sku id`: STRING>' } } }, /a struct field "sku id", which Athena cannot name/],
       [{ glue: { columns: { batch_id: 'LONG' } } }, /has a column batch_id, which the Parquet sink adds itself/],
       [{ glue: { columns: windowedColumns(), database: 'My-DB' } }, /lowercase letters, digits or _ .*not "My-DB"/],
       [{ partitionBy: 'user', glue: { columns: { user: 'STRING' }, projectionRange: 'NOW-1DAYS,NOW' } }, /projectionRange applies to granularity day or hour/],

@@ -164,6 +164,22 @@ describe('sluice show reads back what a run wrote', () => {
     expect(shown.sink).toBe(`dynamodb://${sinkTable}/${queryId}`);
     expect(shown.rows.map((r: { row: { user: string; total: number } }) => [r.row.user, r.row.total])).toEqual([['erin', 4]]);
   });
+
+  it("show outputs reads a DynamoDB sink's DECIMAL back with its scale, from the query module's types", async () => {
+    const prices = writeQuery(
+      path('prices.js'),
+      `exports.default = readStream.format('json').schema('sku STRING, price DECIMAL(10,2)').load()
+  .writeStream.outputMode('append').queryName('prices').plan();`,
+    );
+    const input = folder('prices', { '001.json': [{ sku: 'a', price: 12.3 }] });
+    const checkpoint = `s3://${bucket}/prices/checkpoint`;
+    const sink = `dynamodb://${sinkTable}/prices-v1`;
+    const run = await sluice(...runArgs(prices, { source: `s3://${bucket}/landing-prices`, input, checkpoint, sink, stateTable: table }));
+    expect(run.code).toBe(0);
+    // DynamoDB stores 12.30 as the number 12.3; the query's type DECIMAL(10,2) gives the scale back
+    const shown = JSON.parse((await sluice('show', 'outputs', prices, '--checkpoint', checkpoint, '--sink', sink, '--json')).stdout);
+    expect(shown.rows.map((r: { row: unknown }) => r.row)).toEqual([{ sku: 'a', price: '12.30' }]);
+  });
 });
 
 describe("the progress record's sources[].metrics count what a run read", () => {

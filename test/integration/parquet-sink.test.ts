@@ -280,7 +280,7 @@ const ctx: SinkContext = {
   queryName: 'totals',
   outputMode: 'update',
   columns: ['window', 'user', 'total'],
-  columnTypes: { window: 'WINDOW', user: 'STRING', total: 'DOUBLE' },
+  columnTypes: { window: 'WINDOW', user: { type: 'STRING' }, total: { type: 'DOUBLE' } },
   keyColumns: ['window', 'user'],
 };
 
@@ -341,7 +341,7 @@ describe('when the sink is handed rows directly', () => {
     const { columnTypes: _dropped, ...untyped } = ctx;
     await expect(sink.addBatch(0, [windowRow('a', 1)], untyped)).rejects.toThrow(InvalidOptionError);
     await expect(
-      sink.addBatch(0, [], { ...ctx, columns: [...ctx.columns, 'batch_id'], columnTypes: { ...ctx.columnTypes, batch_id: 'LONG' } }),
+      sink.addBatch(0, [], { ...ctx, columns: [...ctx.columns, 'batch_id'], columnTypes: { ...ctx.columnTypes, batch_id: { type: 'LONG' } } }),
     ).rejects.toThrow(/appends a column batch_id/);
   });
 

@@ -6,7 +6,11 @@
 import { createHash } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
-import type { Json, OutputRow } from '../../engine/ports';
+import { parseDate } from '../../engine/dates';
+import { ddlOf } from '../../engine/ddl';
+import { decimalOfText } from '../../engine/decimal';
+import type { Json, OutputColumnType, OutputRow } from '../../engine/ports';
+import type { DataType } from '../../engine/schema';
 import { type Item, itemSize, SORT_KEY_MAX_BYTES } from './requests';
 import { TRANSACTION_MAX_ACTIONS, TRANSACTION_MAX_BYTES } from './transaction';
 
@@ -127,22 +131,93 @@ export function toAttr(v: Json | undefined, where: string): AttributeValue {
   if (v === null || v === undefined) return { NULL: true };
   if (typeof v === 'string') return { S: v };
   if (typeof v === 'boolean') return { BOOL: v };
-  if (typeof v === 'number') {
-    if (!Number.isFinite(v))
-      throw new SluiceError(`column ${where} holds ${v}, which DynamoDB cannot store as a number: filter or replace non-finite values before the sink`);
-    return { N: String(v) };
-  }
+  if (typeof v === 'number') return { N: numberText(v, where) };
   if (Array.isArray(v)) return { L: v.map((x, i) => toAttr(x, `${where}[${i}]`)) };
   const m: Record<string, AttributeValue> = {};
   for (const [k, x] of Object.entries(v)) m[k] = toAttr(x, `${where}.${k}`);
   return { M: m };
 }
 
+/** DynamoDB's numbers: at most 38 significant digits, magnitudes from 1E-130 to below 1E+126 (and 0). */
+const N_MIN_MAGNITUDE = 1e-130;
+const N_MAX_MAGNITUDE = 1e126;
+
+/** A double's N text, or the refusal of one DynamoDB cannot store (non-finite, or out of N's range). */
+function numberText(v: number, where: string): string {
+  if (!Number.isFinite(v))
+    throw new SluiceError(`column ${where} holds ${v}, which DynamoDB cannot store as a number: filter or replace non-finite values before the sink`);
+  if (v !== 0 && (Math.abs(v) < N_MIN_MAGNITUDE || Math.abs(v) >= N_MAX_MAGNITUDE)) {
+    throw new SluiceError(
+      `column ${where} holds ${v}, outside the magnitudes a DynamoDB number holds (1E-130 to below 1E+126): round or clamp the value before the sink, or write this column to an S3 sink`,
+    );
+  }
+  return String(v);
+}
+
 /**
- * The value of an N attribute: a number, or for an integer beyond ±(2^53 − 1) its digits, as
- * output rows carry a BIGINT there (FORMAT-3). The item does not say its column's type, so a
- * DOUBLE with such an integral value (below 1e21, which String(v) writes as digits) also reads
- * back as its digits.
+ * The attribute of an output value of `type`, at any depth: a DECIMAL as an N of its exact text
+ * ("12.30": 38 digits at most, which is DynamoDB's precision), a BIGINT as an N of its digits
+ * (also beyond 2^53), INT and DOUBLE as N, DATE, TIMESTAMP and STRING as S, BOOLEAN as BOOL,
+ * ARRAY as L, MAP and STRUCT as M (a STRUCT with every declared field), null as NULL. "NaN" and
+ * the infinities of a DOUBLE stay S, as the output row spells them. A value not of its type is
+ * refused with the column, the value and the fix (Sink.check makes it a dead letter).
+ */
+export function toTypedAttr(v: Json | undefined, type: OutputColumnType | DataType | undefined, where: string): AttributeValue {
+  if (v === null || v === undefined) return { NULL: true };
+  if (type === undefined || type === 'WINDOW') return toAttr(v, where);
+  switch (type.type) {
+    case 'DECIMAL':
+      if (typeof v === 'string' && decimalOfText(v, type.precision ?? 10, type.scale ?? 0) === v) return { N: v };
+      break;
+    case 'LONG':
+      if (typeof v === 'number' && Number.isSafeInteger(v)) return { N: String(v) };
+      if (typeof v === 'string' && /^-?[0-9]+$/.test(v)) return { N: v };
+      break;
+    case 'INT':
+      if (typeof v === 'number' && Number.isInteger(v)) return { N: String(v) };
+      break;
+    case 'DOUBLE':
+      if (typeof v === 'number') return { N: numberText(v, where) };
+      if (v === 'NaN' || v === 'Infinity' || v === '-Infinity') return { S: v };
+      break;
+    case 'STRING':
+    case 'TIMESTAMP':
+      if (typeof v === 'string') return { S: v };
+      break;
+    case 'DATE':
+      if (typeof v === 'string' && parseDate(v) !== null) return { S: v };
+      break;
+    case 'BOOLEAN':
+      if (typeof v === 'boolean') return { BOOL: v };
+      break;
+    case 'ARRAY':
+      if (Array.isArray(v)) return { L: v.map((x, i) => toTypedAttr(x, type.element, `${where}[${i}]`)) };
+      break;
+    case 'MAP':
+      if (typeof v === 'object' && !Array.isArray(v)) {
+        const m: Record<string, AttributeValue> = {};
+        for (const [k, x] of Object.entries(v)) m[k] = toTypedAttr(x, type.value, `${where}[${JSON.stringify(k)}]`);
+        return { M: m };
+      }
+      break;
+    case 'STRUCT':
+      if (typeof v === 'object' && !Array.isArray(v)) {
+        const m: Record<string, AttributeValue> = {};
+        for (const f of type.fields!) m[f.name] = toTypedAttr(Object.hasOwn(v, f.name) ? v[f.name] : null, f, `${where}.${f.name}`);
+        return { M: m };
+      }
+      break;
+  }
+  throw new SluiceError(
+    `column ${where} (${ddlOf(type)}) holds ${JSON.stringify(v).slice(0, 80)}, which is not a ${ddlOf(type)}: make the withColumn function return the type it declares, or declare the type its values have`,
+  );
+}
+
+/**
+ * The value of an N attribute without its column's type: a number, or for an integer beyond
+ * ±(2^53 − 1) its digits, as output rows carry a BIGINT there (FORMAT-3). A DOUBLE with such an
+ * integral value (below 1e21, which String(v) writes as digits) also reads back as its digits, and
+ * a DECIMAL as a number (DynamoDB keeps no trailing zeros): give the column types (fromTypedAttr).
  */
 function numberOfAttr(text: string): Json {
   const n = Number(text);
@@ -157,17 +232,45 @@ export function fromAttr(a: AttributeValue): Json {
   if (a.L !== undefined) return a.L.map(fromAttr);
   if (a.M !== undefined) {
     const out: Record<string, Json> = {};
-    for (const [k, x] of Object.entries(a.M)) out[k] = fromAttr(x);
+    for (const [k, x] of Object.entries(a.M)) setOwn(out, k, fromAttr(x));
     return out;
   }
   throw new SluiceError(`unexpected DynamoDB attribute type ${Object.keys(a).join(',')}: the item was not written by sluice`);
 }
 
-export function fromItem(item: Item): DynamoDbSinkItem {
+/**
+ * The output value an attribute written for `type` holds (toTypedAttr's inverse): a DECIMAL's N
+ * back to its text with the type's scale (DynamoDB answers "12.3" for a stored "12.30"), a
+ * BIGINT's N to a number when a safe integer and its digits beyond, a DOUBLE's N to a number, at
+ * any depth. Without a type, as fromAttr.
+ */
+function fromTypedAttr(a: AttributeValue, type: OutputColumnType | DataType | undefined): Json {
+  if (type === undefined || type === 'WINDOW' || a.NULL) return fromAttr(a);
+  if (a.N !== undefined) {
+    if (type.type === 'DECIMAL') return decimalOfText(a.N, type.precision ?? 10, type.scale ?? 0) ?? a.N;
+    if (type.type === 'LONG') return numberOfAttr(a.N);
+    return Number(a.N);
+  }
+  if (a.L !== undefined && type.type === 'ARRAY') return a.L.map((x) => fromTypedAttr(x, type.element));
+  if (a.M !== undefined && (type.type === 'MAP' || type.type === 'STRUCT')) {
+    const out: Record<string, Json> = {};
+    for (const [k, x] of Object.entries(a.M)) setOwn(out, k, fromTypedAttr(x, type.type === 'MAP' ? type.value : type.fields!.find((f) => f.name === k)));
+    return out;
+  }
+  return fromAttr(a);
+}
+
+/** `o[k] = v` as an own property, also for a key such as "__proto__" (a MAP's keys are data). */
+function setOwn(o: Record<string, Json>, k: string, v: Json): void {
+  Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+}
+
+/** A stored item as its row, each attribute read for its column's type when `types` gives it (fromTypedAttr). */
+export function fromItem(item: Item, types?: Readonly<Record<string, OutputColumnType>>): DynamoDbSinkItem {
   const row: OutputRow = {};
   for (const [k, v] of Object.entries(item)) {
     if ((RESERVED_ATTRIBUTES as readonly string[]).includes(k)) continue;
-    row[k] = fromAttr(v);
+    setOwn(row, k, fromTypedAttr(v, types?.[k]));
   }
   return { key: item.sk.S!, batchId: Number(item.batchId?.N ?? -1), queryId: item.queryId?.S ?? '', row };
 }

@@ -95,7 +95,7 @@
  */
 import { BatchGetItemCommand, type DynamoDBClient, QueryCommand, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
-import type { Clock, OutputRow, RefusedRow, Sink, SinkContext } from '../../engine/ports';
+import type { Clock, OutputColumnType, OutputRow, RefusedRow, Sink, SinkContext } from '../../engine/ports';
 import { systemClock } from '../../engine/ports';
 import { compareStrings, fnv1a, mapLimit } from '../request/concurrency';
 import { RetryableResult, type RetryPolicy, retryPolicy } from '../request/retry';
@@ -120,7 +120,7 @@ import {
   rowKey,
   type SessionOfRow,
   sessionOf,
-  toAttr,
+  toTypedAttr,
   transactionalWriteUnits,
 } from './sink-items';
 import type { DynamoDbSinkOptions, DynamoDbSinkStats } from './sink-options';
@@ -255,20 +255,25 @@ export class DynamoDbSink implements Sink {
     if (last) await this.writeChunks(queryKey, batchId, [last], ctx, fence, progress);
   }
 
-  /** Every row of the query, without bookkeeping, in key order (tests, the conformance comparison). */
-  async readAll(queryKey?: string): Promise<OutputRow[]> {
-    return (await this.readItems(queryKey)).map((i) => i.row);
+  /**
+   * Every row of the query, without bookkeeping, in key order (tests, the conformance comparison).
+   * With the query's output column types (`outputColumnTypes(plan)`), each row is the output row
+   * that was written: a DECIMAL with its scale ("12.30", which DynamoDB answers as 12.3), a BIGINT
+   * beyond 2^53 as its digits; without, numbers as doubles (and integers beyond 2^53 as digits).
+   */
+  async readAll(queryKey?: string, types?: Readonly<Record<string, OutputColumnType>>): Promise<OutputRow[]> {
+    return (await this.readItems(queryKey, types)).map((i) => i.row);
   }
 
-  /** Every row of the query with the batch that wrote it, in key order. */
-  async readItems(queryKey?: string): Promise<DynamoDbSinkItem[]> {
+  /** Every row of the query with the batch that wrote it, in key order; `types` as in readAll. */
+  async readItems(queryKey?: string, types?: Readonly<Record<string, OutputColumnType>>): Promise<DynamoDbSinkItem[]> {
     const qk = queryKey ?? this.queryKeyOption ?? this.lastQueryKey;
     if (qk === undefined) {
       throw new InvalidOptionError(`DynamoDbSink.readAll on ${this.tableName}: which query? Pass readAll(queryKey) or construct the sink with \`queryKey\``);
     }
     checkQueryKey(qk);
     const parts = await mapLimit(range(this.shards), this.maxConcurrency, (s) => this.queryPartition(`${qk}#${s}`));
-    const items = parts.flat().map(fromItem);
+    const items = parts.flat().map((item) => fromItem(item, types));
     return items.sort((a, b) => compareStrings(a.key, b.key));
   }
 
@@ -335,8 +340,8 @@ export class DynamoDbSink implements Sink {
     const item: Item = { pk: { S: key.pk }, sk: { S: key.sk }, batchId: { N: String(batchId) }, queryId: { S: ctx.queryId } };
     for (const [col, v] of Object.entries(row)) {
       if ((RESERVED_ATTRIBUTES as readonly string[]).includes(col)) throw reservedColumn(col);
-      // a BIGINT beyond 2^53 − 1 is output as its digits (FORMAT-3): DynamoDB's N holds them exactly
-      item[col] = ctx.columnTypes?.[col] === 'LONG' && typeof v === 'string' && /^-?[0-9]+$/.test(v) ? { N: v } : toAttr(v, col);
+      // by the column's type: a DECIMAL's text and a BIGINT's digits (FORMAT-3) as exact N strings
+      item[col] = toTypedAttr(v, ctx.columnTypes?.[col], col);
     }
     const bytes = itemSize(item);
     if (bytes > ITEM_MAX_BYTES) {

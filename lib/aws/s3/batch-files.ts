@@ -4,7 +4,8 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
-import type { Json } from '../../engine/ports';
+import { outputRowOfJson } from '../../engine/output-json';
+import type { Json, OutputColumnType } from '../../engine/ports';
 
 /** `0000000042`: the batch ID as it stands in keys, checked. */
 export function paddedBatchId(batchId: number): string {
@@ -24,8 +25,12 @@ export async function* once<T>(value: T): AsyncGenerator<T> {
   yield value;
 }
 
-/** The values of JSON-lines text (empty lines skipped); `where` names the object in the error about a line that is not JSON. */
-export function fromJsonLines(text: string, where: string): Json[] {
+/**
+ * The values of JSON-lines text (empty lines skipped); `where` names the object in the error about
+ * a line that is not JSON. With output column types, each line is read as the output row it was
+ * written from (outputRowOfJson: a DECIMAL back to its text with its scale).
+ */
+export function fromJsonLines(text: string, where: string, types?: Readonly<Record<string, OutputColumnType>>): Json[] {
   const out: Json[] = [];
   let start = 0;
   let lineNo = 0;
@@ -36,7 +41,7 @@ export function fromJsonLines(text: string, where: string): Json[] {
     if (nl > start) {
       const line = text.slice(start, nl);
       try {
-        out.push(JSON.parse(line) as Json);
+        out.push(types ? outputRowOfJson(line, types) : (JSON.parse(line) as Json));
       } catch (e) {
         throw new SluiceError(
           `${where} line ${lineNo} is not JSON (${(e as Error).message}): the object was not written by sluice or is damaged, so restore it or replay its batch`,

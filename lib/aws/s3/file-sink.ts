@@ -11,7 +11,7 @@
  * objects it names, so they never see a half-written batch.
  */
 import { SluiceError } from '../../engine/errors';
-import type { OutputRow } from '../../engine/ports';
+import type { OutputColumnType, OutputRow } from '../../engine/ports';
 import { mapLimit } from '../request/concurrency';
 import { fromJsonLines } from './batch-files';
 import { S3LoggedSink, type ObjectRows, type S3LoggedSinkOptions } from './logged-sink';
@@ -32,8 +32,11 @@ export class S3FileSink extends S3LoggedSink {
     return `${part.lines.join('\n')}\n`;
   }
 
-  /** The rows batch `batchId` committed (possibly none), or null when it has not committed. */
-  async readBatch(batchId: number): Promise<OutputRow[] | null> {
+  /**
+   * The rows batch `batchId` committed (possibly none), or null when it has not committed. With
+   * the query's output column types, typed as they were written (S3JsonSink.readBatch).
+   */
+  async readBatch(batchId: number, types?: Readonly<Record<string, OutputColumnType>>): Promise<OutputRow[] | null> {
     const entry = await this.readLog(batchId);
     if (entry === null) return null;
     const bodies = await mapLimit(entry.objects, this.maxConcurrency, async (o) => {
@@ -44,15 +47,15 @@ export class S3FileSink extends S3LoggedSink {
           `s3://${this.bucket}/${key} is listed by the sink log of batch ${batchId} but was deleted after the commit: restore it, or delete the log entry and replay the batch from its checkpoint`,
         );
       }
-      return fromJsonLines(text, `s3://${this.bucket}/${key}`) as OutputRow[];
+      return fromJsonLines(text, `s3://${this.bucket}/${key}`, types) as OutputRow[];
     });
     return bodies.flat();
   }
 
   /** Every committed row, batch by batch (in batch order). Objects no log entry names are ignored. */
-  async readCommitted(): Promise<OutputRow[]> {
+  async readCommitted(types?: Readonly<Record<string, OutputColumnType>>): Promise<OutputRow[]> {
     const out: OutputRow[] = [];
-    for (const id of await this.committedBatches()) for (const r of (await this.readBatch(id)) ?? []) out.push(r);
+    for (const id of await this.committedBatches()) for (const r of (await this.readBatch(id, types)) ?? []) out.push(r);
     return out;
   }
 }

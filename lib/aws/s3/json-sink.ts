@@ -27,7 +27,8 @@
  * whole, so it is for objects well under 512 MiB.
  */
 import { InvalidOptionError } from '../../engine/errors';
-import type { OutputRow, Sink, SinkContext } from '../../engine/ports';
+import { jsonLineOf } from '../../engine/output-json';
+import type { OutputColumnType, OutputRow, Sink, SinkContext } from '../../engine/ports';
 import { batchFileName, fromJsonLines, once } from './batch-files';
 import { DEFAULT_PART_BYTES, MIN_PART_BYTES, S3Prefix, type S3PrefixOptions } from './prefix';
 
@@ -54,24 +55,34 @@ export class S3JsonSink extends S3Prefix implements Sink {
   }
 
   /** The batch's one object: a PUT, or a multipart upload when its text passes a part (see the header). */
-  async addBatch(batchId: number, rows: OutputRow[], _ctx?: SinkContext): Promise<void> {
-    await this.putLinesOnce(batchFileName(batchId), once(rows), `the output of batch ${batchId},`, this.partBytes);
+  async addBatch(batchId: number, rows: OutputRow[], ctx?: SinkContext): Promise<void> {
+    await this.putLinesOnce(batchFileName(batchId), once(rows), `the output of batch ${batchId},`, this.partBytes, lineWriter(ctx));
   }
 
   /** A stateless batch as the executor streams it: rows become parts as they come, one part held at a time. */
-  async addBatchChunks(batchId: number, chunks: AsyncIterable<OutputRow[]>, _ctx?: SinkContext): Promise<void> {
-    await this.putLinesOnce(batchFileName(batchId), chunks, `the output of batch ${batchId},`, this.partBytes);
+  async addBatchChunks(batchId: number, chunks: AsyncIterable<OutputRow[]>, ctx?: SinkContext): Promise<void> {
+    await this.putLinesOnce(batchFileName(batchId), chunks, `the output of batch ${batchId},`, this.partBytes, lineWriter(ctx));
   }
 
-  /** The rows batch `batchId` wrote (possibly none), or null when it wrote nothing yet. */
-  async readBatch(batchId: number): Promise<OutputRow[] | null> {
+  /**
+   * The rows batch `batchId` wrote (possibly none), or null when it wrote nothing yet. With the
+   * query's output column types (`outputColumnTypes(plan)`), each row is the output row that was
+   * written (a DECIMAL back to its text with its scale, a BIGINT beyond 2^53 to its digits);
+   * without, the lines as JSON.parse reads them.
+   */
+  async readBatch(batchId: number, types?: Readonly<Record<string, OutputColumnType>>): Promise<OutputRow[] | null> {
     const key = this.root + batchFileName(batchId);
     const text = await this.s3.getText(this.bucket, key);
-    return text === null ? null : (fromJsonLines(text, `s3://${this.bucket}/${key}`) as OutputRow[]);
+    return text === null ? null : (fromJsonLines(text, `s3://${this.bucket}/${key}`, types) as OutputRow[]);
   }
 
   /** Batch IDs written so far, ascending. */
   listBatches(): Promise<number[]> {
     return this.listBatchIds('batch-', /^(\d{10})\.jsonl$/);
   }
+}
+
+/** How a row becomes its line: typed by the context's column types (a DECIMAL as a JSON number with its scale: output-json.ts). */
+function lineWriter(ctx: SinkContext | undefined): (row: OutputRow) => string {
+  return (row) => jsonLineOf(row, ctx?.columnTypes);
 }

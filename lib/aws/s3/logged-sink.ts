@@ -44,6 +44,7 @@
  * the log entry. A replay costs the same PUTs (each answered 412) plus a GET of each, and adds nothing.
  */
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
+import { jsonLineOf } from '../../engine/output-json';
 import type { Json, OutputRow, RefusedRow, Sink, SinkContext } from '../../engine/ports';
 import { parseTimestamp } from '../../engine/timestamps';
 import { mapLimit } from '../request/concurrency';
@@ -97,7 +98,7 @@ export interface SinkLogEntry {
   readonly objects: SinkLogObject[];
 }
 
-/** The rows of one object, sorted by their JSON text (`lines[i]` is `JSON.stringify(rows[i])`). */
+/** The rows of one object, sorted by their JSON text (`lines[i]` is `jsonLineOf(rows[i], ctx.columnTypes)`: output-json.ts). */
 export interface ObjectRows {
   readonly rows: OutputRow[];
   readonly lines: string[];
@@ -167,7 +168,7 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
       const part = this.partitionBy === null ? null : this.partitionValue(row);
       let g = groups.get(part);
       if (!g) groups.set(part, (g = []));
-      const line = JSON.stringify(row);
+      const line = jsonLineOf(row, ctx.columnTypes);
       g.push({ line, row, bytes: Buffer.byteLength(line, 'utf8') + 1 });
     }
     const objects: Array<{ entry: SinkLogObject; body: string | Uint8Array }> = [];
@@ -226,7 +227,7 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
       for (const row of chunk) {
         rows++;
         const part = this.partitionBy === null ? null : this.partitionValue(row);
-        const line = JSON.stringify(row);
+        const line = jsonLineOf(row, ctx.columnTypes);
         const bytes = Buffer.byteLength(line, 'utf8') + 1;
         let g = open.get(part);
         // the open object is written first if this row would take it past maxBytesPerObject

@@ -6,14 +6,21 @@
  *     <prefix>/part-<batchId 10>-<n 5>.parquet                       (without partitionBy)
  *     <prefix>/_sink_log/<batchId 10>                               {"objects": [...]}: written last
  *
- * Types as Spark writes them (with spark.sql.parquet.outputTimestampType=TIMESTAMP_MILLIS):
+ * Types as Spark writes them (with spark.sql.parquet.outputTimestampType=TIMESTAMP_MILLIS), from
+ * each column's full type (SinkContext.columnTypes), at any depth:
  *
  *     STRING     BYTE_ARRAY, UTF8 / STRING            TIMESTAMP  INT64, TIMESTAMP(MILLIS, isAdjustedToUTC)
- *     INT        INT32                                WINDOW     group window { start, end } of TIMESTAMP
+ *     INT        INT32 (TINYINT/SMALLINT: INT_8/16)   WINDOW     group window { start, end } of TIMESTAMP
  *     LONG       INT64                                BOOLEAN    BOOLEAN
- *     DOUBLE     DOUBLE (NaN, ±Infinity kept)         batch_id   INT64: the batch that wrote the row
+ *     DOUBLE     DOUBLE (FLOAT: FLOAT; NaN, ±Inf)     batch_id   INT64: the batch that wrote the row
+ *     DECIMAL    DECIMAL(p,s) in INT32 (p <= 9), INT64 (p <= 18), else FIXED_LEN_BYTE_ARRAY (16 bytes
+ *                for p = 38): the unscaled value from the canonical text by BigInt, never a double
+ *     DATE       INT32, DATE: days since 1970-01-01 (dates.ts epochDayOf)
+ *     ARRAY      <name> (LIST) { repeated group list { element } }
+ *     MAP        <name> (MAP) { repeated group key_value { required key (UTF8); value } }
+ *     STRUCT     group <name> { the fields }
  *
- * Every column is OPTIONAL (null in every type). Milliseconds, not Spark's default INT96 or
+ * Every column, element, map value and field is OPTIONAL (null in every type, at every level). Milliseconds, not Spark's default INT96 or
  * micros: the engine's timestamps are milliseconds, and every reader (Athena engine 2 and 3,
  * Trino, DuckDB, Spark) reads INT64 millis with its logical type. `batch_id` is appended so a
  * reader of update mode can keep the latest row per key (the README's Sinks section).
@@ -25,6 +32,9 @@
  */
 import { ParquetWriter, ByteWriter } from 'hyparquet-writer';
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
+import { epochDayOf, parseDate } from '../../engine/dates';
+import { ddlOf } from '../../engine/ddl';
+import { decimalOfText, pow10, unscaledOf } from '../../engine/decimal';
 import type { Json, OutputColumnType, OutputRow, SinkContext } from '../../engine/ports';
 import { parseTimestamp } from '../../engine/timestamps';
 import { S3LoggedSink, type ObjectRows, type S3LoggedSinkOptions } from './logged-sink';
@@ -105,45 +115,104 @@ function columnTypesOf(ctx: SinkContext): Readonly<Record<string, OutputColumnTy
   return types;
 }
 
-function schemaOf(name: string, type: OutputColumnType): SchemaElement[] {
-  const optional = { repetition_type: 'OPTIONAL' } as const;
-  switch (type) {
+/**
+ * The schema elements of a column or field of `type` (a group's children after it, depth first),
+ * as Spark writes them: LIST and MAP in the standard three-level layout, a STRUCT as a plain group.
+ */
+function schemaOf(name: string, type: OutputColumnType, repetition: 'OPTIONAL' | 'REQUIRED' = 'OPTIONAL'): SchemaElement[] {
+  const rep = { repetition_type: repetition } as const;
+  if (type === 'WINDOW') {
+    return [
+      { name, num_children: 2, ...rep },
+      { name: 'start', ...TIMESTAMP_MILLIS, repetition_type: 'OPTIONAL' },
+      { name: 'end', ...TIMESTAMP_MILLIS, repetition_type: 'OPTIONAL' },
+    ];
+  }
+  switch (type.type) {
     case 'STRING':
-      return [{ name, type: 'BYTE_ARRAY', converted_type: 'UTF8', logical_type: { type: 'STRING' }, ...optional }];
+      return [{ name, type: 'BYTE_ARRAY', converted_type: 'UTF8', logical_type: { type: 'STRING' }, ...rep }];
     case 'INT':
-      return [{ name, type: 'INT32', ...optional }];
+      // INT_8/INT_16 as the converted type alone: hyparquet-writer 0.17.0 writes the INTEGER
+      // logical type's bitWidth as a thrift i32 where the format has an i8, which readers refuse
+      if (type.bits !== undefined) return [{ name, type: 'INT32', converted_type: `INT_${type.bits}`, ...rep }];
+      return [{ name, type: 'INT32', ...rep }];
     case 'LONG':
-      return [{ name, type: 'INT64', ...optional }];
+      return [{ name, type: 'INT64', ...rep }];
     case 'DOUBLE':
-      return [{ name, type: 'DOUBLE', ...optional }];
+      return [{ name, type: type.binary32 ? 'FLOAT' : 'DOUBLE', ...rep }];
     case 'BOOLEAN':
-      return [{ name, type: 'BOOLEAN', ...optional }];
+      return [{ name, type: 'BOOLEAN', ...rep }];
+    case 'DECIMAL': {
+      const precision = type.precision ?? 10;
+      const scale = type.scale ?? 0;
+      const decimal = { converted_type: 'DECIMAL', precision, scale, logical_type: { type: 'DECIMAL', precision, scale } } as const;
+      if (precision <= 9) return [{ name, type: 'INT32', ...decimal, ...rep }];
+      if (precision <= 18) return [{ name, type: 'INT64', ...decimal, ...rep }];
+      return [{ name, type: 'FIXED_LEN_BYTE_ARRAY', type_length: decimalBytes(precision), ...decimal, ...rep }];
+    }
+    case 'DATE':
+      return [{ name, type: 'INT32', converted_type: 'DATE', logical_type: { type: 'DATE' }, ...rep }];
     case 'TIMESTAMP':
-      return [{ name, ...TIMESTAMP_MILLIS, ...optional }];
-    case 'WINDOW':
+      return [{ name, ...TIMESTAMP_MILLIS, ...rep }];
+    case 'ARRAY':
       return [
-        { name, num_children: 2, ...optional },
-        { name: 'start', ...TIMESTAMP_MILLIS, ...optional },
-        { name: 'end', ...TIMESTAMP_MILLIS, ...optional },
+        { name, num_children: 1, converted_type: 'LIST', logical_type: { type: 'LIST' }, ...rep },
+        { name: 'list', num_children: 1, repetition_type: 'REPEATED' },
+        ...schemaOf('element', type.element!),
       ];
-    default:
-      throw new InvalidOptionError(`S3ParquetSink cannot write column ${name} of type ${type} yet: write it with the JSON sink, or cast it to STRING`);
+    case 'MAP':
+      return [
+        { name, num_children: 1, converted_type: 'MAP', logical_type: { type: 'MAP' }, ...rep },
+        { name: 'key_value', num_children: 2, repetition_type: 'REPEATED' },
+        ...schemaOf('key', { type: 'STRING' }, 'REQUIRED'),
+        ...schemaOf('value', type.value!),
+      ];
+    case 'STRUCT':
+      return [{ name, num_children: type.fields!.length, ...rep }, ...type.fields!.flatMap((f) => schemaOf(f.name, f))];
   }
 }
 
-/** An output row's value (JSON-ready: ISO timestamps, "NaN" and the infinities as strings) as the writer takes it. */
+/** The bytes of a FIXED_LEN_BYTE_ARRAY DECIMAL of `precision` digits: the fewest whose two's complement holds ±(10^p − 1), as Spark sizes it. */
+function decimalBytes(precision: number): number {
+  const max = pow10(precision) - 1n;
+  let n = 1;
+  while (max >= 1n << BigInt(8 * n - 1)) n++;
+  return n;
+}
+
+/** A type's name in a refusal: its Spark DDL. */
+function typeName(type: OutputColumnType): string {
+  return type === 'WINDOW' ? 'WINDOW' : ddlOf(type);
+}
+
+/**
+ * An output row's value (JSON-ready: ISO timestamps, "NaN" and the infinities as strings, a
+ * DECIMAL as its canonical text, a BIGINT beyond 2^53 as its digits) as the writer takes it, at
+ * any depth: a DECIMAL as its unscaled bigint (never through a double), a DATE as its epoch day,
+ * a MAP as its key/value entries. `column` names where the value is, for the refusal.
+ */
 function parquetValue(v: Json | undefined, type: OutputColumnType, column: string): unknown {
   if (v === null || v === undefined) return null;
-  switch (type) {
+  if (type === 'WINDOW') {
+    if (typeof v === 'object' && !Array.isArray(v)) {
+      const start = v.start === null || v.start === undefined ? null : timestampMs(v.start);
+      const end = v.end === null || v.end === undefined ? null : timestampMs(v.end);
+      if ((start !== null || v.start === null) && (end !== null || v.end === null)) return { start, end };
+    }
+    throw notOfType(v, type, column);
+  }
+  switch (type.type) {
     case 'STRING':
       if (typeof v === 'string') return v;
       break;
     case 'BOOLEAN':
       if (typeof v === 'boolean') return v;
       break;
-    case 'INT':
-      if (typeof v === 'number' && Number.isInteger(v) && v >= -(2 ** 31) && v < 2 ** 31) return v;
+    case 'INT': {
+      const bits = type.bits ?? 32;
+      if (typeof v === 'number' && Number.isInteger(v) && v >= -(2 ** (bits - 1)) && v < 2 ** (bits - 1)) return v;
       break;
+    }
     case 'LONG':
       if (typeof v === 'number' && Number.isSafeInteger(v)) return BigInt(v);
       // beyond 2^53 − 1 a BIGINT is output as its digits (FORMAT-3): INT64 holds it exactly
@@ -158,21 +227,44 @@ function parquetValue(v: Json | undefined, type: OutputColumnType, column: strin
       if (v === 'Infinity') return Infinity;
       if (v === '-Infinity') return -Infinity;
       break;
+    case 'DECIMAL': {
+      // the canonical text of a value of this precision and scale, and nothing else
+      const precision = type.precision ?? 10;
+      const scale = type.scale ?? 0;
+      if (typeof v === 'string' && decimalOfText(v, precision, scale) === v) return unscaledOf(v);
+      break;
+    }
+    case 'DATE':
+      if (typeof v === 'string' && parseDate(v) !== null) return epochDayOf(v);
+      break;
     case 'TIMESTAMP': {
       const ms = timestampMs(v);
       if (ms !== null) return ms;
       break;
     }
-    case 'WINDOW':
+    case 'ARRAY':
+      if (Array.isArray(v)) return v.map((e, i) => parquetValue(e, type.element!, `${column}[${i}]`));
+      break;
+    case 'MAP':
       if (typeof v === 'object' && !Array.isArray(v)) {
-        const start = v.start === null || v.start === undefined ? null : timestampMs(v.start);
-        const end = v.end === null || v.end === undefined ? null : timestampMs(v.end);
-        if ((start !== null || v.start === null) && (end !== null || v.end === null)) return { start, end };
+        return Object.entries(v).map(([key, value]) => ({ key, value: parquetValue(value, type.value!, `${column}[${JSON.stringify(key)}]`) }));
+      }
+      break;
+    case 'STRUCT':
+      if (typeof v === 'object' && !Array.isArray(v)) {
+        const out: Record<string, unknown> = {};
+        for (const f of type.fields!) out[f.name] = parquetValue(Object.hasOwn(v, f.name) ? v[f.name] : null, f, `${column}.${f.name}`);
+        return out;
       }
       break;
   }
-  throw new SluiceError(
-    `S3ParquetSink: column ${column} (${type}) holds ${JSON.stringify(v).slice(0, 80)}, which is not a ${type}: make the withColumn function return the type it declares, or declare the type its values have`,
+  throw notOfType(v, type, column);
+}
+
+function notOfType(v: Json, type: OutputColumnType, column: string): SluiceError {
+  const name = typeName(type);
+  return new SluiceError(
+    `S3ParquetSink: column ${column} (${name}) holds ${JSON.stringify(v).slice(0, 80)}, which is not a ${name}: make the withColumn function return the type it declares, or declare the type its values have`,
   );
 }
 

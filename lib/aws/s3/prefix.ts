@@ -80,7 +80,13 @@ export abstract class S3Prefix {
    *                                                                  ──412──▶ Abort, compare
    *     a failure of the upload (or of the chunks) ─▶ Abort (best effort), the error stands
    */
-  protected async putLinesOnce(rel: string, chunks: AsyncIterable<readonly unknown[]>, what: string, partBytes: number = DEFAULT_PART_BYTES): Promise<void> {
+  protected async putLinesOnce(
+    rel: string,
+    chunks: AsyncIterable<readonly unknown[]>,
+    what: string,
+    partBytes: number = DEFAULT_PART_BYTES,
+    lineOf: (row: never) => string = JSON.stringify,
+  ): Promise<void> {
     const key = this.root + rel;
     const digest = new LinesDigest();
     let pending: Buffer[] = [];
@@ -102,7 +108,7 @@ export abstract class S3Prefix {
     try {
       for await (const rows of chunks) {
         for (const row of rows) {
-          const line = Buffer.from(JSON.stringify(row), 'utf8');
+          const line = Buffer.from(lineOf(row as never), 'utf8');
           digest.addLine(line);
           pending.push(line, NEWLINE);
           pendingBytes += line.byteLength + 1;

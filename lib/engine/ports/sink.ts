@@ -1,4 +1,4 @@
-import type { ColumnType } from '../schema';
+import type { DataType } from '../schema';
 import type { LeaseHandle } from './lease';
 import type { OutputRow } from './values';
 
@@ -9,9 +9,11 @@ export interface SinkContext {
   /** Output column order, for sinks that care. */
   readonly columns: string[];
   /**
-   * The type of each output column, by name, for sinks that write typed files (Parquet): a
-   * schema type, or WINDOW for the `{start, end}` timestamps of a window()/session_window() key.
-   * Filled by the executor; optional for sinks that only need `columns`.
+   * The type of each output column, by name, for sinks that write typed values (Parquet's
+   * schema, DynamoDB's numbers, the JSON sink's decimals): the full type (a DECIMAL's precision
+   * and scale, an ARRAY's element, a MAP's value, a STRUCT's fields, at any depth), or WINDOW for
+   * the `{start, end}` timestamps of a window()/session_window() key. Filled by the executor;
+   * optional for sinks that only need `columns`.
    */
   readonly columnTypes?: Readonly<Record<string, OutputColumnType>>;
   /** Grouping columns of the output (the upsert key), empty for stateless/dedup queries. */
@@ -26,8 +28,8 @@ export interface SinkContext {
   readonly onPieceWritten?: (index: number) => void;
 }
 
-/** An output column's type: a schema type, or WINDOW (a struct of two TIMESTAMPs, start and end). */
-export type OutputColumnType = ColumnType | 'WINDOW';
+/** An output column's type: a full schema type, or WINDOW (a struct of two TIMESTAMPs, start and end). */
+export type OutputColumnType = DataType | 'WINDOW';
 
 /** A row a sink cannot write (Sink.check): its index in the rows checked, and why, for the dead letter. */
 export interface RefusedRow {

@@ -14,6 +14,7 @@ import { type ChainedOperator, operatorChain, outputColumns } from '../plan/chai
 import { type ColumnInfo, columnsAfter } from '../plan/columns';
 import { statefulShape } from '../plan/shape';
 import type { QueryPlan } from '../plan/types';
+import type { DataType } from '../schema';
 import { applyStages, applyStagesAsync, hasJoin, type StageResult } from '../rows';
 import { WatermarkPolicy } from '../watermark';
 import type { ExecutorDeps } from './types';
@@ -113,8 +114,22 @@ export class QueryRuntime {
  */
 export function outputColumnTypes(plan: QueryPlan): Record<string, OutputColumnType> {
   const out: Record<string, OutputColumnType> = {};
-  for (const c of columnsAfter(outputColumns(plan), plan.post)) out[c.name] = c.window ? 'WINDOW' : c.type;
+  for (const c of columnsAfter(outputColumns(plan), plan.post)) out[c.name] = c.window ? 'WINDOW' : dataTypeOf(c);
   return out;
+}
+
+/** A column's type without its name and plan marks (what a sink or the CDK is told). */
+function dataTypeOf(c: DataType): DataType {
+  const { type, bits, binary32, precision, scale, element, value, fields } = c;
+  return {
+    type,
+    ...(bits !== undefined ? { bits } : {}),
+    ...(binary32 ? { binary32 } : {}),
+    ...(precision !== undefined ? { precision, scale } : {}),
+    ...(element ? { element } : {}),
+    ...(value ? { value } : {}),
+    ...(fields ? { fields } : {}),
+  };
 }
 
 /**
