@@ -95,7 +95,8 @@ events().join(skus, 'key');
 events().join(skus, { left: 'key', right: 'nope' });
 
 // ---- nested schemas: the DDL's structure, to any depth
-type OrderCols = SchemaColumns<'id STRING, `odd name` DATE NOT NULL, amount DECIMAL(10,2), customer STRUCT<name: STRING, address STRUCT<country: STRING, zip INT>>, lines ARRAY<STRUCT<sku: STRING, qty: INT, price: DECIMAL(10,2)>>, attrs MAP<STRING, ARRAY<BIGINT>>'>;
+type OrderCols =
+  SchemaColumns<'id STRING, `odd name` DATE NOT NULL, amount DECIMAL(10,2), customer STRUCT<name: STRING, address STRUCT<country: STRING, zip INT>>, lines ARRAY<STRUCT<sku: STRING, qty: INT, price: DECIMAL(10,2)>>, attrs MAP<STRING, ARRAY<BIGINT>>'>;
 export type NestedDdlChecks = [
   Expect<Equal<keyof OrderCols, 'id' | 'odd name' | 'amount' | 'customer' | 'lines' | 'attrs'>>,
   Expect<Equal<OrderCols['odd name'], 'DATE'>>,

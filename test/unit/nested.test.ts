@@ -13,10 +13,15 @@ import { InMemorySink } from '../../lib/engine/testing/memory-sink';
 import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
 import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
 
-const SCHEMA = 'id STRING, ts TIMESTAMP, customer STRUCT<name: STRING, address: STRUCT<country: STRING, zip: INT>>, tags ARRAY<STRING>, attrs MAP<STRING, BIGINT>';
+const SCHEMA =
+  'id STRING, ts TIMESTAMP, customer STRUCT<name: STRING, address: STRUCT<country: STRING, zip: INT>>, tags ARRAY<STRING>, attrs MAP<STRING, BIGINT>';
 const input = () => readStream.format('json').schema(SCHEMA).load();
 /** The same frame with a schema the types cannot read, as a query built from configuration has: the analysis alone checks it. */
-const loose = () => readStream.format('json').schema(SCHEMA as string).load();
+const loose = () =>
+  readStream
+    .format('json')
+    .schema(SCHEMA as string)
+    .load();
 
 const RECORDS = [
   { id: 'a', ts: '2026-10-01 12:01:00', customer: { name: 'Ann', address: { country: 'FR', zip: 75001 } }, tags: ['x', 'y'], attrs: { n: 1, m: 2 } },
@@ -24,7 +29,7 @@ const RECORDS = [
   { id: 'c', ts: '2026-10-01 12:03:00', customer: null, tags: null, attrs: {} },
 ];
 
-async function run(plan: QueryPlan, records: unknown[] = RECORDS) {
+async function run(plan: QueryPlan, records: Record<string, unknown>[] = RECORDS) {
   const source = new InMemoryFileSource(plan.source.schema);
   source.add('in.json', records);
   const deadLetters = new InMemoryDeadLetters();

@@ -122,7 +122,13 @@ describe('the documented order-lines query: the exploded lines and their exact t
     ]);
     const source = new InMemoryFileSource(q.source.schema);
     source.add('orders-0.json', RUNS[0]);
-    const report = await new MicroBatchExecutor({ plan: q, source, checkpoint: new InMemoryCheckpoint(), state: new InMemoryStateStore(), sink: new InMemorySink() }).run({
+    const report = await new MicroBatchExecutor({
+      plan: q,
+      source,
+      checkpoint: new InMemoryCheckpoint(),
+      state: new InMemoryStateStore(),
+      sink: new InMemorySink(),
+    }).run({
       collectRows: true,
     });
     const at = (hhmmss: string) => `2026-10-01T12:${hhmmss}.000Z`;
@@ -191,7 +197,10 @@ describe("docs/writing-queries.md's Nested data and exact decimals section", () 
     ])
       expect(query).toContain(text);
     const input = /```json\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
-    const records = input.trim().split('\n').map((l) => JSON.parse(l));
+    const records = input
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(records).toEqual(RUNS.flat());
     const block = /```text\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
     const rows = EXPECTED.flatMap((r) => r.batches.flat());

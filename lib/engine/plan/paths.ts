@@ -15,7 +15,8 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_]*/;
 
 /** A path's text read into its column and steps; refused (with the rule) when it does not parse. */
 export function parsePath(text: string, where: string): ColumnPath {
-  if (typeof text !== 'string' || text === '') throw new InvalidQueryError(`${where}: a column or path must be a non-empty string, not ${JSON.stringify(text)}`);
+  if (typeof text !== 'string' || text === '')
+    throw new InvalidQueryError(`${where}: a column or path must be a non-empty string, not ${JSON.stringify(text)}`);
   let i = 0;
   const fail = (rule: string): never => {
     throw new InvalidQueryError(

@@ -79,7 +79,19 @@ function pushFilter(frame: StreamFrame<FrameColumns>, predicates: readonly JoinP
 }
 
 /** The ColumnTypes, which withColumn takes as they are (a DDL type is parsed). */
-const BARE_TYPES: ReadonlySet<string> = new Set<ColumnType>(['STRING', 'INT', 'LONG', 'DOUBLE', 'BOOLEAN', 'TIMESTAMP', 'DECIMAL', 'DATE', 'ARRAY', 'MAP', 'STRUCT']);
+const BARE_TYPES: ReadonlySet<string> = new Set<ColumnType>([
+  'STRING',
+  'INT',
+  'LONG',
+  'DOUBLE',
+  'BOOLEAN',
+  'TIMESTAMP',
+  'DECIMAL',
+  'DATE',
+  'ARRAY',
+  'MAP',
+  'STRUCT',
+]);
 
 export class StreamFrame<C extends FrameColumns = AnyColumns> {
   constructor(
@@ -154,7 +166,9 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
             `select: [INVALID_USAGE_OF_STAR_OR_REGEX] ${i} expands a STRUCT into its fields, but ${path.text} is ${ddlOf(t)}: name a STRUCT column or field`,
           );
         }
-        return t.fields!.map((f): ProjectItem => ({ kind: 'path', as: f.name, path: { ...path, steps: [...path.steps, { field: f.name }], text: `${path.text}.${f.name}` } }));
+        return t.fields!.map(
+          (f): ProjectItem => ({ kind: 'path', as: f.name, path: { ...path, steps: [...path.steps, { field: f.name }], text: `${path.text}.${f.name}` } }),
+        );
       }
       const path = parsePath(i, 'select');
       return [{ kind: 'path', as: pathName(path), path }];

@@ -54,8 +54,9 @@ type SplitComma<S extends string> = S extends `${infer H},${infer T}` ? [H, ...S
 /** The occurrences of Ch in S, as a tuple (one step per occurrence, not per character: the compiler stays fast). */
 type Occurrences<S extends string, Ch extends string, N extends 0[] = []> = S extends `${string}${Ch}${infer R}` ? Occurrences<R, Ch, [...N, 0]> : N;
 /** Whether S closes every '<' and '(' it opens. */
-type Balanced<S extends string> =
-  [...Occurrences<S, '<'>, ...Occurrences<S, '('>]['length'] extends [...Occurrences<S, '>'>, ...Occurrences<S, ')'>]['length'] ? true : false;
+type Balanced<S extends string> = [...Occurrences<S, '<'>, ...Occurrences<S, '('>]['length'] extends [...Occurrences<S, '>'>, ...Occurrences<S, ')'>]['length']
+  ? true
+  : false;
 /** The parts of S between its top-level commas: the commas inside `<...>` and `(...)` stay in their part. */
 type SplitTop<S extends string> = JoinParts<SplitComma<S>>;
 type JoinParts<P extends string[], Cur extends string | null = null, Acc extends string[] = []> = P extends [
@@ -131,9 +132,7 @@ type NameAndRest<P extends string> = P extends `\`${infer N}\`${infer R}`
       : never;
 /** One "name TYPE" part as [name, type], or never when the types cannot read it. */
 type DdlColumn<P extends string> =
-  NameAndRest<Trim<P>> extends [infer N extends string, infer R extends string]
-    ? [N, DdlType<TypeText<Trim<R extends `:${infer S}` ? S : R>>>]
-    : never;
+  NameAndRest<Trim<P>> extends [infer N extends string, infer R extends string] ? [N, DdlType<TypeText<Trim<R extends `:${infer S}` ? S : R>>>] : never;
 /** The fields of a DDL list, or never when one of them cannot be read. */
 // biome-ignore lint/complexity/noBannedTypes: {} is the identity of the intersection that accumulates the columns
 type DdlFields<Parts extends string[], Acc = {}> = Parts extends [infer H extends string, ...infer T extends string[]]
@@ -144,7 +143,15 @@ type DdlFields<Parts extends string[], Acc = {}> = Parts extends [infer H extend
     : never
   : Simplify<Acc>;
 /** A type named by a ColumnType or written in DDL (`DdlTypeOf<'DECIMAL(21,2)'>` is 'DECIMAL'); any type when the types cannot read it. */
-export type DdlTypeOf<T extends string> = T extends ColumnType ? T : string extends T ? TypeOf : DdlType<Trim<T>> extends infer R ? ([R] extends [never] ? TypeOf : R) : TypeOf;
+export type DdlTypeOf<T extends string> = T extends ColumnType
+  ? T
+  : string extends T
+    ? TypeOf
+    : DdlType<Trim<T>> extends infer R
+      ? [R] extends [never]
+        ? TypeOf
+        : R
+      : TypeOf;
 /**
  * The columns a Spark DDL string declares: `SchemaColumns<'user STRING, amount DOUBLE'>` is
  * `{ user: 'STRING'; amount: 'DOUBLE' }`; nested types give their structure (TypeOf).
@@ -235,20 +242,13 @@ type PathsOf<T, P extends string, D extends 0[]> =
 /** The columns and nested paths of a frame with columns C (any string when C is not known). */
 export type ColumnPaths<C> = Known<C> extends true ? { [K in keyof C & string]: PathsOf<C[K], K, []> }[keyof C & string] : string;
 /** The paths of C that are STRUCTs, with `.*` after them: `select('customer.*')`. */
-export type StarPaths<C> = Known<C> extends true ? { [P in ColumnPaths<C>]: PathInfo<C, P>[0] extends StructOf ? `${P}.*` : never }[ColumnPaths<C>] : `${string}.*`;
+type StarPaths<C> = Known<C> extends true ? { [P in ColumnPaths<C>]: PathInfo<C, P>[0] extends StructOf ? `${P}.*` : never }[ColumnPaths<C>] : `${string}.*`;
 /** The paths of C whose value is an ARRAY or a MAP: what explode takes. */
-export type ExplodablePaths<C> = Known<C> extends true
-  ? { [P in ColumnPaths<C>]: PathInfo<C, P>[0] extends ArrayOf | MapOf | 'ARRAY' | 'MAP' ? P : never }[ColumnPaths<C>]
-  : string;
+type ExplodablePaths<C> =
+  Known<C> extends true ? { [P in ColumnPaths<C>]: PathInfo<C, P>[0] extends ArrayOf | MapOf | 'ARRAY' | 'MAP' ? P : never }[ColumnPaths<C>] : string;
 
 /** A path's first name: `lines` of `lines[0].sku`. */
-type Head<S extends string> = S extends `${infer N}[${string}`
-  ? N extends `${infer M}.${string}`
-    ? M
-    : N
-  : S extends `${infer M}.${string}`
-    ? M
-    : S;
+type Head<S extends string> = S extends `${infer N}[${string}` ? (N extends `${infer M}.${string}` ? M : N) : S extends `${infer M}.${string}` ? M : S;
 type Unquote<K extends string> = K extends `'${infer U}'` ? U : K extends `"${infer U}"` ? U : K;
 /** The type at the rest of a path and the column name Spark gives it: a field's own name, else the path's text. */
 type Walk<T, Rest extends string, Text extends string, Name extends string> = Rest extends ''
