@@ -23,8 +23,14 @@ export {
   windowStart,
   windowEnd,
   windowTime,
+  explode,
+  explodeOuter,
+  posexplode,
+  posexplodeOuter,
   AggBuilder,
+  GeneratorItem,
 } from '../engine/query/functions';
+export { multiplyDecimal, addDecimal } from '../engine/query/decimals';
 export { staticTable, type StaticTable } from '../engine/query/static-table';
 export type { TimeRangeArg } from '../engine/query/join-args';
 export type {
@@ -38,6 +44,15 @@ export type {
   OutputValue,
   RowOf,
   SchemaColumns,
+  TypeOf,
+  ArrayOf,
+  MapOf,
+  StructOf,
+  DdlTypeOf,
+  ColumnPaths,
+  PathInfo,
+  SelectArg,
+  SelectColumns,
   JoinOnArg,
   JoinedColumns,
   StreamJoinedColumns,
@@ -49,6 +64,9 @@ export type {
   OperatorStep,
   OutputMode,
   ProjectItem,
+  ExplodeItem,
+  ColumnPath,
+  PathStep,
   QueryPlan,
   SourceSpec,
   JoinPredicate,

@@ -4,7 +4,8 @@
  */
 import type { OutputRow, Row } from './ports';
 import { outputValue } from './schema';
-import type { ProjectItem, StatelessStage } from './plan/types';
+import type { ExplodeItem, ProjectItem, StatelessStage } from './plan/types';
+import { RowError, valueAt } from './plan/paths';
 import type { ColumnInfo } from './plan/columns';
 import { windowStarts } from './operators/windows';
 import { EventTimeStats } from './watermark';
@@ -18,8 +19,15 @@ export interface StageResult {
   readonly eventTimes: EventTimeStats;
 }
 
+/**
+ * A row that a stage cannot evaluate (an array index out of bounds: Spark's INVALID_ARRAY_INDEX)
+ * goes to `onRowError` with the reason, and no further; without it, the error fails the batch, as
+ * Spark's ANSI mode fails the query.
+ */
+export type RowErrorHandler = (row: Row, reason: string) => void;
+
 /** Runs the stages over a batch. Rows are not mutated: withColumn/select copy. */
-export function applyStages(stages: readonly StatelessStage[], input: readonly Row[]): StageResult {
+export function applyStages(stages: readonly StatelessStage[], input: readonly Row[], onRowError?: RowErrorHandler): StageResult {
   const maxEventTime = new Map<string, number>();
   const eventTimes = new EventTimeStats();
   if (stages.length === 0) return { rows: input as Row[], maxEventTime, eventTimes };
@@ -48,12 +56,15 @@ export function applyStages(stages: readonly StatelessStage[], input: readonly R
     return { rows: input as Row[], maxEventTime, eventTimes };
   }
   const out: Row[] = [];
-  outer: for (const original of input) {
+  const generates = stages.map((s) => s.kind === 'project' && s.items.some((i) => i.kind === 'explode'));
+  /** The row through stages[from...]; an explode sends each of its rows through the stages after it. */
+  const run = (original: Row, from: number): void => {
     let row = original;
-    for (const stage of stages) {
+    for (let i = from; i < stages.length; i++) {
+      const stage = stages[i];
       switch (stage.kind) {
         case 'filter':
-          if (!stage.fn(row)) continue outer;
+          if (!stage.fn(row)) return;
           break;
         case 'select': {
           const next: Row = {};
@@ -62,10 +73,17 @@ export function applyStages(stages: readonly StatelessStage[], input: readonly R
           break;
         }
         case 'project':
+          if (generates[i]) {
+            for (const r of projectExploded(stage.items, row)) run(r, i + 1);
+            return;
+          }
           row = project(stage.items, row);
           break;
         case 'withColumn':
           row = { ...row, [stage.name]: stage.fn(row) };
+          break;
+        case 'extract':
+          row = { ...row, [stage.name]: valueAt(row, stage.path) };
           break;
         case 'watermark': {
           const t = row[stage.column] as number | null;
@@ -79,6 +97,21 @@ export function applyStages(stages: readonly StatelessStage[], input: readonly R
       }
     }
     out.push(row);
+  };
+  for (const original of input) {
+    if (!onRowError) {
+      run(original, 0);
+      continue;
+    }
+    // a row error (FORMAT-3 departure 2): the row's own output so far is taken back, it goes no further
+    const before = out.length;
+    try {
+      run(original, 0);
+    } catch (e) {
+      if (!(e instanceof RowError)) throw e;
+      out.length = before;
+      onRowError(original, e.message);
+    }
   }
   return { rows: out, maxEventTime, eventTimes };
 }
@@ -92,14 +125,19 @@ export function hasJoin(stages: readonly StatelessStage[]): boolean {
  * The stages over a chunk when they hold joins: the stages between joins as applyStages runs
  * them, each join over the whole chunk (a lookup table needs the chunk's keys first).
  */
-export async function applyStagesAsync(stages: readonly StatelessStage[], input: readonly Row[], joins: JoinTables): Promise<StageResult> {
+export async function applyStagesAsync(
+  stages: readonly StatelessStage[],
+  input: readonly Row[],
+  joins: JoinTables,
+  onRowError?: RowErrorHandler,
+): Promise<StageResult> {
   const maxEventTime = new Map<string, number>();
   const eventTimes = new EventTimeStats();
   let rows = input as Row[];
   let from = 0;
   const runSegment = (to: number) => {
     if (to <= from) return;
-    const r = applyStages(stages.slice(from, to), rows);
+    const r = applyStages(stages.slice(from, to), rows, onRowError);
     rows = r.rows;
     for (const [id, t] of r.maxEventTime) maxEventTime.set(id, Math.max(t, maxEventTime.get(id) ?? -Infinity));
     eventTimes.merge(r.eventTimes);
@@ -119,6 +157,11 @@ export async function applyStagesAsync(stages: readonly StatelessStage[], input:
 function project(items: readonly ProjectItem[], row: Row): Row {
   const next: Row = {};
   for (const item of items) {
+    if (item.kind === 'explode') continue; // (projectExploded)
+    if (item.kind === 'path') {
+      next[item.as] = valueAt(row, item.path);
+      continue;
+    }
     const v = row[item.kind === 'window' ? item.window.column : item.column];
     if (item.kind === 'column') next[item.as] = v;
     else if (v === null || v === undefined) next[item.as] = null;
@@ -132,6 +175,39 @@ function project(items: readonly ProjectItem[], row: Row): Row {
     }
   }
   return next;
+}
+
+/**
+ * The rows of a projection with a generator (Spark's explode family): the other items once, and
+ * one row per element of the ARRAY (`col`, with `pos` first for posexplode) or entry of the MAP
+ * (`key`, `value`), in order. A null or empty one gives no row; an outer one, one row of nulls.
+ */
+function projectExploded(items: readonly ProjectItem[], row: Row): Row[] {
+  const gen = items.find((i): i is ExplodeItem => i.kind === 'explode')!;
+  const base = project(items, row);
+  const v = valueAt(row, gen.path);
+  const parts: unknown[][] = [];
+  if (Array.isArray(v)) v.forEach((e, i) => parts.push(gen.position ? [i, e ?? null] : [e ?? null]));
+  else if (v !== null && v !== undefined) {
+    let i = 0;
+    for (const k of Object.keys(v)) parts.push(gen.position ? [i++, k, (v as Row)[k] ?? null] : [k, (v as Row)[k] ?? null]);
+  }
+  const names = gen.names ?? [...(gen.position ? ['pos'] : []), ...(Array.isArray(v) || v === null || v === undefined ? ['col'] : ['key', 'value'])];
+  if (parts.length === 0) {
+    if (!gen.outer) return [];
+    parts.push(names.map(() => null));
+  }
+  const out: Row[] = [];
+  for (const p of parts) {
+    // the generator's columns at its place among the items
+    const next: Row = {};
+    for (const item of items) {
+      if (item.kind === 'explode') names.forEach((n, j) => (next[n] = p[j]));
+      else next[item.as] = base[item.as];
+    }
+    out.push(next);
+  }
+  return out;
 }
 
 /** Internal row to output row: timestamps and windows as ISO strings, in the plan's column order. */

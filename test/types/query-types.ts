@@ -3,7 +3,7 @@
  * this file with tsc). Each `@ts-expect-error` line must be a type error, or tsc fails with
  * "Unused '@ts-expect-error' directive"; each `Expect<Equal<...>>` must hold, or it fails too.
  */
-import { avg, count, max, readStream, sessionWindow, staticTable, sum, window, type RowOf } from '../../lib/api/query';
+import { avg, count, explode, max, posexplode, readStream, sessionWindow, staticTable, sum, window, type RowOf, type SchemaColumns } from '../../lib/api/query';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 type Expect<T extends true> = T;
@@ -93,3 +93,76 @@ export type PricedChecks = [Expect<Equal<keyof RowOf<typeof priced>, 'window' | 
 events().join(skus, 'key');
 // @ts-expect-error the table side of a pair must be one of its columns
 events().join(skus, { left: 'key', right: 'nope' });
+
+// ---- nested schemas: the DDL's structure, to any depth
+type OrderCols =
+  SchemaColumns<'id STRING, `odd name` DATE NOT NULL, amount DECIMAL(10,2), customer STRUCT<name: STRING, address STRUCT<country: STRING, zip INT>>, lines ARRAY<STRUCT<sku: STRING, qty: INT, price: DECIMAL(10,2)>>, attrs MAP<STRING, ARRAY<BIGINT>>'>;
+export type NestedDdlChecks = [
+  Expect<Equal<keyof OrderCols, 'id' | 'odd name' | 'amount' | 'customer' | 'lines' | 'attrs'>>,
+  Expect<Equal<OrderCols['odd name'], 'DATE'>>,
+  Expect<Equal<OrderCols['amount'], 'DECIMAL'>>,
+  Expect<Equal<OrderCols['lines']['kind'], 'ARRAY'>>,
+];
+const orders = () =>
+  readStream
+    .format('json')
+    .schema(
+      'id STRING, ts TIMESTAMP, amount DECIMAL(10,2), day DATE, customer STRUCT<name: STRING, address: STRUCT<country: STRING, zip: INT>>, lines ARRAY<STRUCT<sku: STRING, qty: INT, price: DECIMAL(10,2)>>, attrs MAP<STRING, BIGINT>',
+    )
+    .load();
+
+// functions see nested values typed: DECIMAL and DATE as text, arrays, structs, maps
+orders().filter((r) => {
+  const amount: string | null = r.amount;
+  const day: string | null = r.day;
+  const country: string | null | undefined = r.customer?.address?.country;
+  const qty: number | null | undefined = r.lines?.[0]?.qty;
+  const price: string | null | undefined = r.lines?.[0]?.price;
+  const color: number | bigint | null | undefined = r.attrs?.color;
+  return [amount, day, country, qty, price, color].length > 0;
+});
+
+// paths in select: a field's column is named by its last part, an element or a map value by the path
+const picked2 = orders().select('id', 'customer.address.country', 'lines[0]', "attrs['color']", 'customer.*').writeStream.plan();
+type Picked2 = RowOf<typeof picked2>;
+export type PathChecks = [
+  Expect<Equal<keyof Picked2, 'id' | 'country' | 'lines[0]' | 'attrs[color]' | 'name' | 'address'>>,
+  Expect<Equal<Picked2['country'], string | null>>,
+  Expect<Equal<Picked2['lines[0]'], { sku: string | null; qty: number | null; price: string | null } | null>>,
+  Expect<Equal<Picked2['attrs[color]'], number | string | null>>,
+];
+
+// explode: `col` (or as named), one row per element; posexplode adds `pos`; a map gives key and value
+const exploded = orders().select('id', explode('lines').as('line')).select('id', 'line.sku', 'line.price').writeStream.plan();
+export type ExplodeChecks = [Expect<Equal<RowOf<typeof exploded>, { id: string | null; sku: string | null; price: string | null }>>];
+const posMap = orders().select(posexplode('attrs')).writeStream.plan();
+export type PosMapChecks = [Expect<Equal<keyof RowOf<typeof posMap>, 'pos' | 'key' | 'value'>>];
+
+// grouping on a nested field (named by its last part) and sum/avg of DECIMAL (DECIMAL)
+const byCountry = orders()
+  .withWatermark('ts', '10 minutes')
+  .groupBy(window('ts', '10 minutes'), 'customer.address.country')
+  .agg(sum('amount').as('total'), avg('amount').as('mean'), count().as('n'))
+  .writeStream.plan();
+type ByCountry = RowOf<typeof byCountry>;
+export type NestedGroupChecks = [
+  Expect<Equal<keyof ByCountry, 'window' | 'country' | 'total' | 'mean' | 'n'>>,
+  Expect<Equal<ByCountry['total'], string | null>>,
+  Expect<Equal<ByCountry['mean'], string | null>>,
+];
+
+// withColumn with a DDL type
+const totals2 = orders()
+  .withColumn('total', 'DECIMAL(21,2)', (r) => r.amount)
+  .select('total')
+  .writeStream.plan();
+export type WithDdlChecks = [Expect<Equal<RowOf<typeof totals2>, { total: string | null }>>];
+
+// @ts-expect-error a typo in a nested field name
+orders().select('customer.address.contry');
+// @ts-expect-error a typo in a nested grouping key
+orders().groupBy('customer.adress.country');
+// @ts-expect-error .* of a column that is not a STRUCT
+orders().select('id.*');
+// @ts-expect-error a DECIMAL is text in a function, not a number
+orders().filter((r) => r.amount > 5);

@@ -15,11 +15,12 @@ function marksAfter(marks: Marks, stages: readonly StatelessStage[]): Marks {
   let m = new Map(marks);
   for (const s of stages) {
     if (s.kind === 'watermark') m.set(s.column, s.delayMs);
-    else if (s.kind === 'withColumn') m.delete(s.name);
+    else if (s.kind === 'withColumn' || s.kind === 'extract') m.delete(s.name);
     else if (s.kind === 'select') m = new Map([...m].filter(([c]) => s.columns.includes(c)));
     else if (s.kind === 'project') {
       const next = new Map<string, number>();
       for (const item of s.items) {
+        if (item.kind === 'path' || item.kind === 'explode') continue; // a nested value carries no watermark
         const from = item.kind === 'window' ? item.window.column : item.column;
         if ((item.kind === 'column' || item.kind === 'window' || item.kind === 'windowTime') && m.has(from)) next.set(item.as, m.get(from)!);
       }

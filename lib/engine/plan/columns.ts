@@ -6,7 +6,9 @@
 import { InvalidQueryError } from '../errors';
 import type { ColumnType, DataType } from '../schema';
 import { avgDecimalType, sumDecimalType } from '../decimal';
-import type { AggSpec, JoinKeyPair, JoinPredicate, JoinStage, StatelessStage, StaticTableSpec } from './types';
+import { ddlOf } from '../ddl';
+import { pathColumn } from './paths';
+import type { AggSpec, ExplodeItem, JoinKeyPair, JoinPredicate, JoinStage, ProjectItem, StatelessStage, StaticTableSpec } from './types';
 
 /**
  * The time a window value stands for when a window is taken over it: Spark's window_time, its
@@ -47,7 +49,17 @@ export function columnsAfter(start: readonly ColumnInfo[], stages: readonly Stat
         if (!found) throw unknownColumn(c, before, 'select');
         return found;
       };
-      cols = s.items.map((item): ColumnInfo => {
+      if (s.items.filter((i) => i.kind === 'explode').length > 1) {
+        throw new InvalidQueryError(
+          `select: [UNSUPPORTED_GENERATOR.MULTI_GENERATOR] only one generator (explode, posexplode, ...) is allowed per select, but there are ${s.items.filter((i) => i.kind === 'explode').length}: explode in two selects one after the other`,
+        );
+      }
+      cols = s.items.flatMap((item): ColumnInfo[] => {
+        if (item.kind === 'explode') return explodeColumns(item, before);
+        if (item.kind === 'path') return [pathColumn(item.path, before, 'select', item.as)];
+        return [projectColumn(item)];
+      });
+      function projectColumn(item: Exclude<ProjectItem, { kind: 'explode' | 'path' }>): ColumnInfo {
         if (item.kind === 'column') {
           const found = find(item.column);
           return item.as === found.name ? found : { ...found, name: item.as };
@@ -66,14 +78,17 @@ export function columnsAfter(start: readonly ColumnInfo[], stages: readonly Stat
             `select: ${item.kind}(${item.column}) needs a window column, but ${item.column} is ${found.type}: name an aggregation's window column`,
           );
         return { name: item.as, type: 'TIMESTAMP' };
-      });
+      }
       const names = new Set<string>();
       for (const c of cols) {
         if (names.has(c.name)) throw new InvalidQueryError(`select: the output column ${JSON.stringify(c.name)} is listed twice: give each item its own name`);
         names.add(c.name);
       }
     } else if (s.kind === 'withColumn') {
-      cols = [...cols.filter((c) => c.name !== s.name), { name: s.name, type: s.type }];
+      cols = [...cols.filter((c) => c.name !== s.name), { ...(s.dataType ?? { type: s.type }), name: s.name }];
+    } else if (s.kind === 'extract') {
+      const c = pathColumn(s.path, cols, 'groupBy', s.name);
+      cols = [...cols.filter((x) => x.name !== s.name), c];
     } else if (s.kind === 'watermark') {
       const found = cols.find((x) => x.name === s.column);
       if (!found) throw unknownColumn(s.column, cols, 'withWatermark');
@@ -87,6 +102,28 @@ export function columnsAfter(start: readonly ColumnInfo[], stages: readonly Stat
     }
   }
   return cols;
+}
+
+/** The columns an explode item gives (Spark's names, or its `names` in order), its input checked to be an ARRAY or a MAP. */
+export function explodeColumns(item: ExplodeItem, cols: readonly ColumnInfo[]): ColumnInfo[] {
+  const fn = `${item.position ? 'pos' : ''}explode${item.outer ? '_outer' : ''}`;
+  const t = pathColumn(item.path, cols, fn);
+  let out: ColumnInfo[];
+  const pos: ColumnInfo[] = item.position ? [{ name: 'pos', type: 'INT' }] : [];
+  if (t.type === 'ARRAY') out = [...pos, { ...t.element!, name: 'col' }];
+  else if (t.type === 'MAP') out = [...pos, { name: 'key', type: 'STRING' }, { ...t.value!, name: 'value' }];
+  else {
+    throw new InvalidQueryError(
+      `select: [DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] cannot resolve ${fn}(${item.path.text}): its parameter must be an ARRAY or a MAP, but ${item.path.text} is ${ddlOf(t)}: explode an array or a map column`,
+    );
+  }
+  if (item.names === null) return out;
+  if (item.names.length !== out.length) {
+    throw new InvalidQueryError(
+      `select: ${fn}(${item.path.text}) gives ${out.length} column(s) (${out.map((c) => c.name).join(', ')}) but .as names ${item.names.length} (${item.names.join(', ')}): [UDTF_ALIAS_NUMBER_MISMATCH] name each column once`,
+    );
+  }
+  return out.map((c, i) => ({ ...c, name: item.names![i] }));
 }
 
 /** The numeric types, which a join key may mix. */

@@ -4,7 +4,7 @@
  * modules: columns.ts (the columns after each stage), chain.ts (the operators in run order),
  * analysis.ts (Spark's refusals), to-plan.ts (the checked plan), shape.ts (the checkpoint's shape).
  */
-import type { ColumnType, Schema } from '../schema';
+import type { ColumnType, DataType, Schema } from '../schema';
 import type { BatchLimits, OutputRow, Row } from '../ports';
 
 export type OutputMode = 'append' | 'update' | 'complete';
@@ -22,9 +22,31 @@ export type StatelessStage =
   | { readonly kind: 'filter'; readonly fn: (row: Row) => boolean; readonly label: string }
   | { readonly kind: 'select'; readonly columns: readonly string[] }
   | { readonly kind: 'project'; readonly items: readonly ProjectItem[] }
-  | { readonly kind: 'withColumn'; readonly name: string; readonly type: ColumnType; readonly fn: (row: Row) => unknown }
+  | {
+      readonly kind: 'withColumn';
+      readonly name: string;
+      readonly type: ColumnType;
+      /** The full type when one was given in DDL (`DECIMAL(21,2)`, `ARRAY<STRING>`). */
+      readonly dataType?: DataType;
+      readonly fn: (row: Row) => unknown;
+    }
   | { readonly kind: 'watermark'; readonly id: string; readonly column: string; readonly delayMs: number; readonly delayText: string }
+  /** Adds (or replaces) column `name` with the value at a nested path: a groupBy on `customer.country`. */
+  | { readonly kind: 'extract'; readonly name: string; readonly path: ColumnPath }
   | JoinStage;
+
+// ------------------------------------------------------------------------ nested values
+
+/** One step into a nested value: a STRUCT's field, an ARRAY's element (0-based), a MAP's value. */
+export type PathStep = { readonly field: string } | { readonly index: number } | { readonly key: string };
+
+/** A nested value's path: `lines[0].sku` is column `lines`, then index 0, then field `sku`. */
+export interface ColumnPath {
+  readonly column: string;
+  readonly steps: readonly PathStep[];
+  /** The path as written (errors name it). */
+  readonly text: string;
+}
 
 // ------------------------------------------------------------------------ stream-static joins
 
@@ -99,8 +121,25 @@ export interface PlanInput {
  */
 export type ProjectItem =
   | { readonly kind: 'column'; readonly as: string; readonly column: string }
+  /** The value at a nested path (`customer.country`, `lines[0]`, `attrs['color']`). */
+  | { readonly kind: 'path'; readonly as: string; readonly path: ColumnPath }
+  | ExplodeItem
   | { readonly kind: 'window'; readonly as: string; readonly window: WindowKey }
   | { readonly kind: 'windowStart' | 'windowEnd' | 'windowTime'; readonly as: string; readonly column: string };
+
+/**
+ * Spark's explode / explode_outer / posexplode / posexplode_outer as a select item: one output row
+ * per element of an ARRAY (columns `col`, with `pos` first for posexplode) or entry of a MAP
+ * (`key`, `value`); a null or empty one gives no row, or (outer) one row of nulls. `names`
+ * renames the columns in order (Spark's `.as(...)`); null: Spark's names.
+ */
+export interface ExplodeItem {
+  readonly kind: 'explode';
+  readonly path: ColumnPath;
+  readonly outer: boolean;
+  readonly position: boolean;
+  readonly names: readonly string[] | null;
+}
 
 export interface WindowKey<Col extends string = string> {
   readonly kind: 'window';

@@ -8,6 +8,7 @@ import { rowHolds } from '../predicate';
 import type { ColumnType } from '../schema';
 import type { Row } from '../ports';
 import type {
+  ColumnKey,
   GroupKey,
   JoinKeyPair,
   JoinPredicate,
@@ -22,7 +23,9 @@ import type {
   StatelessStage,
   StreamJoinSpec,
 } from '../plan/types';
-import { checkPredicate, columnsAfter, predicateColumns } from '../plan/columns';
+import { checkPredicate, type ColumnInfo, columnsAfter, explodeColumns, predicateColumns } from '../plan/columns';
+import { isPath, parsePath, pathColumn, pathName } from '../plan/paths';
+import { ddlOf, parseDdlType } from '../ddl';
 import { operatorChain, outputColumns } from '../plan/chain';
 import { MAX_STATE_PARTITIONS, positiveIntOption, sourceLimits, toPlan } from '../plan/to-plan';
 import { AggBuilder, col, count } from './functions';
@@ -33,6 +36,7 @@ import type {
   AggColumns,
   AnyColumns,
   ColumnsOfType,
+  DdlTypeOf,
   FrameColumns,
   GroupArg,
   InputRowOf,
@@ -41,6 +45,8 @@ import type {
   KeyColumns,
   Names,
   OutputRowOf,
+  SelectArg,
+  SelectColumns,
   Simplify,
   StreamJoinedColumns,
 } from './types';
@@ -71,6 +77,21 @@ function pushFilter(frame: StreamFrame<FrameColumns>, predicates: readonly JoinP
   }
   return new StreamFrame(frame.source, [...frame.stages, stage], [], frame.inputs);
 }
+
+/** The ColumnTypes, which withColumn takes as they are (a DDL type is parsed). */
+const BARE_TYPES: ReadonlySet<string> = new Set<ColumnType>([
+  'STRING',
+  'INT',
+  'LONG',
+  'DOUBLE',
+  'BOOLEAN',
+  'TIMESTAMP',
+  'DECIMAL',
+  'DATE',
+  'ARRAY',
+  'MAP',
+  'STRUCT',
+]);
 
 export class StreamFrame<C extends FrameColumns = AnyColumns> {
   constructor(
@@ -108,23 +129,68 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
   where(fn: (row: InputRowOf<C>) => boolean): StreamFrame<C> {
     return this.filter(fn, 'where');
   }
+  /** The columns of the frame's rows after the stages so far (the analysis checks them as it goes). */
+  private columns_(): ColumnInfo[] {
+    const last = this.operators[this.operators.length - 1];
+    return last ? columnsAfter(outputColumns(this as unknown as StreamFrame<FrameColumns>), last.post) : columnsAfter(this.source.schema.columns, this.stages);
+  }
+
   /**
-   * Keeps the listed columns. An item may also be a ProjectItem (renamed, windowOf, windowStart,
-   * windowEnd, windowTime), FORMAT-2's select items; then the frame's columns are loosely typed.
+   * Keeps the listed columns. An item may also be a nested path (`customer.country`, named
+   * `country` as Spark names it; `lines[0]`, 0-based; `attrs['color']`), a STRUCT's fields
+   * (`customer.*`), one generator (`explode('lines')`, `posexplode`, `explodeOuter`, ...), or a
+   * ProjectItem (renamed, windowOf, windowStart, windowEnd, windowTime), FORMAT-2's select items;
+   * with those the frame's columns are loosely typed.
    */
-  select<K extends Names<C>>(...columns: K[]): StreamFrame<Simplify<Pick<C, K>>>;
+  select<const K extends readonly SelectArg<C>[]>(...items: K): StreamFrame<SelectColumns<C, K>>;
   select(...items: Array<Names<C> | ProjectItem>): StreamFrame<AnyColumns>;
   // biome-ignore lint/suspicious/noExplicitAny: an overload's implementation; the signatures above type the result
   select(...items: Array<string | ProjectItem>): StreamFrame<any> {
-    if (items.every((i): i is string => typeof i === 'string')) return this.add({ kind: 'select', columns: items });
-    return this.add({ kind: 'project', items: items.map((i): ProjectItem => (typeof i === 'string' ? { kind: 'column', as: i, column: i } : i)) });
+    const cols = this.columns_();
+    const isColumn = (i: string): boolean => !isPath(i) || cols.some((c) => c.name === i);
+    if (items.every((i): i is string => typeof i === 'string' && isColumn(i))) return this.add({ kind: 'select', columns: items });
+    const expanded = items.flatMap((i): ProjectItem[] => {
+      if (typeof i !== 'string') {
+        if (i?.kind !== 'explode') return [i];
+        // Spark's names for the generator's columns follow its input's type: fixed now
+        const { kind, path, outer, position } = i;
+        const names = i.names ?? explodeColumns(i, cols).map((c) => c.name);
+        return [{ kind, path, outer, position, names }];
+      }
+      if (isColumn(i)) return [{ kind: 'column', as: i, column: i }];
+      if (i.endsWith('.*')) {
+        const path = parsePath(i.slice(0, -2), 'select');
+        const t = pathColumn(path, cols, 'select');
+        if (t.type !== 'STRUCT') {
+          throw new InvalidQueryError(
+            `select: [INVALID_USAGE_OF_STAR_OR_REGEX] ${i} expands a STRUCT into its fields, but ${path.text} is ${ddlOf(t)}: name a STRUCT column or field`,
+          );
+        }
+        return t.fields!.map(
+          (f): ProjectItem => ({ kind: 'path', as: f.name, path: { ...path, steps: [...path.steps, { field: f.name }], text: `${path.text}.${f.name}` } }),
+        );
+      }
+      const path = parsePath(i, 'select');
+      return [{ kind: 'path', as: pathName(path), path }];
+    });
+    const stage: StatelessStage = { kind: 'project', items: expanded };
+    columnsAfter(cols, [stage]); // checks the paths and the names now, not at plan()
+    return this.add(stage);
   }
-  withColumn<N extends string, T extends ColumnType>(
+  /**
+   * Adds (or replaces) column `name` with `fn`'s value for each row. `type` is a ColumnType or a
+   * type in Spark's DDL (`'DECIMAL(21,2)'`, `'ARRAY<STRING>'`), which the output and later
+   * stages follow; `fn` returns a value of that type as rows hold it (a DECIMAL as its canonical
+   * text: see multiplyDecimal).
+   */
+  withColumn<N extends string, const T extends ColumnType | (string & {})>(
     name: N,
     type: T,
     fn: (row: InputRowOf<C>) => unknown,
-  ): StreamFrame<Simplify<Omit<C, N> & { [P in N]: T }>> {
-    return this.add({ kind: 'withColumn', name, type, fn: fn as (row: Row) => unknown });
+  ): StreamFrame<Simplify<Omit<C, N> & { [P in N]: DdlTypeOf<T> }>> {
+    if (BARE_TYPES.has(type)) return this.add({ kind: 'withColumn', name, type: type as ColumnType, fn: fn as (row: Row) => unknown });
+    const dataType = parseDdlType(type);
+    return this.add({ kind: 'withColumn', name, type: dataType.type, dataType, fn: fn as (row: Row) => unknown });
   }
   /**
    * `join(table, on, type)` with a static table (Spark's stream-static join, stateless): each
@@ -265,8 +331,40 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     operatorChain(joined); // checks the keys, the range and the names now, not at plan()
     return joined;
   }
+  /**
+   * Groups by columns, nested fields (`customer.country`: the key column is named `country`, as
+   * Spark names it) and window / session_window keys; `agg` then gives the aggregates.
+   */
   groupBy<K extends GroupArg<C>[]>(...keys: K): GroupedFrame<C, KeyColumns<C, K>> {
-    return new GroupedFrame(this as unknown as StreamFrame<FrameColumns>, keys.map((k) => (typeof k === 'string' ? col(k) : k)) as GroupKey[]);
+    const named = keys.map((k) => (typeof k === 'string' ? col(k) : k)) as GroupKey[];
+    const paths = named.filter((k): k is ColumnKey => k.kind === 'column' && isPath(k.name));
+    if (paths.length === 0) return new GroupedFrame(this as unknown as StreamFrame<FrameColumns>, named);
+    // a nested key becomes a column of its own (Spark's name for it) before the aggregation
+    const cols = this.columns_();
+    let frame: StreamFrame<FrameColumns> = this as unknown as StreamFrame<FrameColumns>;
+    const replaced = new Map<string, string>();
+    const keyOf = new Map<GroupKey, GroupKey>();
+    for (const k of paths) {
+      if (cols.some((c) => c.name === k.name)) continue; // a column whose name has a dot, in backticks in the schema
+      const path = parsePath(k.name, 'groupBy');
+      const name = pathName(path);
+      if (replaced.has(name) && replaced.get(name) !== path.text) {
+        throw new InvalidQueryError(
+          `groupBy: ${replaced.get(name)} and ${path.text} would both be named ${name}: group by one of them, or select them under other names first (select(renamed(...)))`,
+        );
+      }
+      const stage: StatelessStage = { kind: 'extract', name, path };
+      columnsAfter(cols, [stage]); // checks the path now
+      if (!replaced.has(name)) frame = frame.add(stage);
+      replaced.set(name, path.text);
+      keyOf.set(k, { kind: 'column', name });
+    }
+    const shadowed = [...replaced.keys()].filter((n) => cols.some((c) => c.name === n));
+    return new GroupedFrame(
+      frame,
+      named.map((k) => keyOf.get(k) ?? k),
+      shadowed,
+    );
   }
   dropDuplicates(columns?: Array<Names<C>>): StreamFrame<C> {
     return this.stateful_({ kind: 'dedup', columns: columns?.length ? columns : null, withinWatermark: false });
@@ -291,9 +389,18 @@ export class GroupedFrame<C extends FrameColumns = AnyColumns, K extends FrameCo
   constructor(
     private readonly frame: StreamFrame<FrameColumns>,
     private readonly keys: GroupKey[],
+    /** Columns a nested key's column replaced (`customer.country` over a column `country`): no aggregate may read them. */
+    private readonly shadowed: readonly string[] = [],
   ) {}
   agg<A extends AggArg<C>[]>(...aggs: A): StreamFrame<Simplify<K & AggColumns<C, A>>> {
     const specs = aggs.map((a) => (a instanceof AggBuilder ? a.toSpec() : { fn: a.fn, column: a.column, as: a.as }));
+    for (const a of specs) {
+      if (a.column !== undefined && this.shadowed.includes(a.column)) {
+        throw new InvalidQueryError(
+          `agg: ${a.fn}(${a.column}) reads column ${a.column}, but a nested grouping key has that name too: select the key under another name first (select(renamed(...)))`,
+        );
+      }
+    }
     return this.frame.stateful_({ kind: 'aggregate', keys: this.keys, aggs: specs });
   }
   count(): StreamFrame<Simplify<K & { count: 'LONG' }>> {

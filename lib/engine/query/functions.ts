@@ -4,7 +4,8 @@
  */
 import { InvalidQueryError } from '../errors';
 import { parseWindowDuration } from '../duration';
-import type { AggFn, AggSpec, ColumnKey, ProjectItem, SessionKey, WindowKey } from '../plan/types';
+import { parsePath } from '../plan/paths';
+import type { AggFn, AggSpec, ColumnKey, ColumnPath, ExplodeItem, ProjectItem, SessionKey, WindowKey } from '../plan/types';
 
 // ---------------------------------------------------------------- grouping and aggregate helpers
 
@@ -80,6 +81,49 @@ export const last = <C extends string>(column: C) => agg('last', column);
 export const approxCountDistinct = <C extends string>(column: C) => agg('approxCountDistinct', column);
 
 // ------------------------------------------------------------------------------ select items
+
+/**
+ * A generator as a select item (Spark's explode family): `select('orderId', explode('lines'))`
+ * gives one row per element. Its type parameters are the path, whether it adds `pos`, whether it
+ * is outer, and the names given by `.as(...)` (null: Spark's names).
+ */
+export class GeneratorItem<P extends string = string, Pos extends boolean = boolean, Outer extends boolean = boolean, A extends readonly string[] | null = null>
+  implements ExplodeItem
+{
+  readonly kind = 'explode';
+  readonly path: ColumnPath;
+  constructor(
+    readonly text: P,
+    readonly position: Pos,
+    readonly outer: Outer,
+    readonly names: A,
+  ) {
+    this.path = parsePath(text, `${position ? 'pos' : ''}explode${outer ? '_outer' : ''}`);
+  }
+  /** Names the columns, in order, as Spark's `.as('line')` or `.as('pos', 'line')`. */
+  as<const N extends readonly string[]>(...names: N): GeneratorItem<P, Pos, Outer, N> {
+    return new GeneratorItem(this.text, this.position, this.outer, names);
+  }
+  alias<const N extends readonly string[]>(...names: N): GeneratorItem<P, Pos, Outer, N> {
+    return this.as(...names);
+  }
+}
+/** `explode(column)`: one row per element of an ARRAY (column `col`) or entry of a MAP (`key`, `value`); a null or empty one gives none. */
+export function explode<P extends string>(column: P): GeneratorItem<P, false, false> {
+  return new GeneratorItem(column, false, false, null);
+}
+/** `explode_outer(column)`: as explode, but a null or empty ARRAY or MAP gives one row of nulls. */
+export function explodeOuter<P extends string>(column: P): GeneratorItem<P, false, true> {
+  return new GeneratorItem(column, false, true, null);
+}
+/** `posexplode(column)`: as explode, with the element's 0-based position first (column `pos`, INT). */
+export function posexplode<P extends string>(column: P): GeneratorItem<P, true, false> {
+  return new GeneratorItem(column, true, false, null);
+}
+/** `posexplode_outer(column)`: as posexplode, but a null or empty one gives one row of nulls. */
+export function posexplodeOuter<P extends string>(column: P): GeneratorItem<P, true, true> {
+  return new GeneratorItem(column, true, true, null);
+}
 
 /** `select(renamed('eventTime', 'ts'))`: column `column` under the name `as`. */
 export function renamed(column: string, as: string): ProjectItem {

@@ -138,10 +138,19 @@ export async function* stagedChunks(
     if (chunk.files) read.perSourceFiles[sourceIndex] = (read.perSourceFiles[sourceIndex] ?? 0) + chunk.files;
     read.perSourceDeadLetters[sourceIndex] = (read.perSourceDeadLetters[sourceIndex] ?? 0) + chunk.deadLetters.length;
     for (const d of chunk.deadLetters) read.deadLetters.push(d);
-    const staged = await rt.runStages(stages, chunk.rows);
+    // a row a stage cannot evaluate (FORMAT-3 departure 2) is a dead letter with Spark's error, not a failed batch
+    const staged = await rt.runStages(stages, chunk.rows, (row, reason) => {
+      read.perSourceDeadLetters[sourceIndex] = (read.perSourceDeadLetters[sourceIndex] ?? 0) + 1;
+      read.deadLetters.push({ source: {}, raw: rowText(row), reason });
+    });
     read.maxEventTimes.observe(staged.maxEventTime, staged.eventTimes);
     yield staged.rows;
   }
+}
+
+/** A row as the text of a dead letter: JSON, a BIGINT beyond 2^53 − 1 as its digits. */
+function rowText(row: Row): string {
+  return JSON.stringify(row, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v));
 }
 
 /**

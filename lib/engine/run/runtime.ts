@@ -15,7 +15,7 @@ import { type ColumnInfo, columnsAfter } from '../plan/columns';
 import { statefulShape } from '../plan/shape';
 import type { QueryPlan } from '../plan/types';
 import type { DataType } from '../schema';
-import { applyStages, applyStagesAsync, hasJoin, type StageResult } from '../rows';
+import { applyStages, applyStagesAsync, hasJoin, type RowErrorHandler, type StageResult } from '../rows';
 import { WatermarkPolicy } from '../watermark';
 import type { ExecutorDeps } from './types';
 
@@ -87,8 +87,8 @@ export class QueryRuntime {
   }
 
   /** Stateless stages over a chunk: the sync path, or the async one when the plan joins a static table. */
-  runStages(stages: QueryPlan['stages'], rows: readonly Row[]): StageResult | Promise<StageResult> {
-    return this.joins && hasJoin(stages) ? applyStagesAsync(stages, rows, this.joins) : applyStages(stages, rows);
+  runStages(stages: QueryPlan['stages'], rows: readonly Row[], onRowError?: RowErrorHandler): StageResult | Promise<StageResult> {
+    return this.joins && hasJoin(stages) ? applyStagesAsync(stages, rows, this.joins, onRowError) : applyStages(stages, rows, onRowError);
   }
 
   /** Whether some operator can emit or evict in a batch without data. */
