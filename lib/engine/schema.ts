@@ -188,8 +188,8 @@ function describeBad(col: Column, v: unknown): string {
       return (
         head +
         (typeof v === 'number'
-          ? 'epoch seconds outside 0001-01-01..9999-12-31 (milliseconds or microseconds?): send seconds, or a "YYYY-MM-DD HH:MM:SS[.fff]" string'
-          : 'expected "YYYY-MM-DD HH:MM:SS[.fff]" (UTC, years 0001-9999), ISO 8601 with Z or an offset up to ±18:00, or epoch seconds')
+          ? 'epoch seconds outside 0001-01-01..9999-12-31 (milliseconds or microseconds?): send seconds, or a "YYYY-MM-DD HH:MM:SS[.ffffff]" string'
+          : 'expected "YYYY-MM-DD HH:MM:SS[.ffffff]" (UTC, years 0001-9999, up to 6 fraction digits), ISO 8601 with Z or an offset up to ±18:00, or epoch seconds')
       );
   }
 }
@@ -248,9 +248,9 @@ export function coerceRecord(schema: Schema, record: unknown): CoerceResult {
         if (typeof v !== 'boolean') return { ok: false, reason: describeBad(col, v) };
         break;
       case 5: {
-        const ms = timestampFromJson(v);
-        if (ms === null) return { ok: false, reason: describeBad(col, v) };
-        row[name] = ms;
+        const us = timestampFromJson(v); // epoch µs (timestamps.ts Micros)
+        if (us === null) return { ok: false, reason: describeBad(col, v) };
+        row[name] = us;
         break;
       }
     }
@@ -404,8 +404,8 @@ export function unreadableReason(e: unknown): string {
 /** Converts a typed value for output: timestamps to ISO strings, a BIGINT beyond 2^53 − 1 to its digits (FORMAT-3), everything else as is. */
 export function outputValue(type: ColumnType | undefined, v: unknown): unknown {
   if (v === null || v === undefined) return null;
+  if (type === 'TIMESTAMP' && (typeof v === 'number' || typeof v === 'bigint')) return formatTimestamp(v);
   if (typeof v === 'bigint') return String(v);
-  if (type === 'TIMESTAMP' && typeof v === 'number') return formatTimestamp(v);
   if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
   return v;
 }
