@@ -22,9 +22,14 @@ export function canonicalMicros(big: bigint): Micros {
   return big >= -MAX_SAFE_BIG && big <= MAX_SAFE_BIG ? Number(big) : big;
 }
 
-/** The µs of an integer number of ms plus `us` (0..999) more: exact, in its one form. */
+/**
+ * The µs of an integer number of ms plus `us` (0 to 999,999) more: exact, in its one form. (ms ×
+ * 1000 is exact wherever the sum can be safe, a multiple of 8 below 2^56; a true sum past 2^53 − 1
+ * rounds to a double that is not a safe integer, so the test below never keeps a rounded sum.)
+ */
 function microsOf(ms: number, us: number): Micros {
-  return ms <= SAFE_MS && ms >= -SAFE_MS ? ms * 1000 + us : canonicalMicros(BigInt(ms) * 1000n + BigInt(us));
+  const r = ms * 1000 + us;
+  return Number.isSafeInteger(r) ? r : canonicalMicros(BigInt(ms) * 1000n + BigInt(us));
 }
 
 /** The µs of an instant given as integer epoch ms (an arrival time, a watermark), exactly. */

@@ -62,14 +62,18 @@ export type Names<C> = keyof C & string;
 type Known<C> = string extends keyof C ? false : true;
 export type ColumnsOfType<C, T> = Known<C> extends true ? { [K in keyof C]: C[K] extends T ? K : never }[keyof C] & string : string;
 
-/** A value as functions given to filter/withColumn see it: TIMESTAMP as epoch milliseconds. */
+/**
+ * A value as functions given to filter/withColumn see it: TIMESTAMP (and a window's start and end)
+ * as epoch **microseconds**, a number when it is a safe integer (years 1685 to 2255) and a bigint
+ * beyond, as a BIGINT is (before issue 29 it was epoch milliseconds: a breaking change).
+ */
 export type InputValue<T> = T extends 'STRING'
   ? string | null
   : T extends 'BOOLEAN'
     ? boolean | null
     : T extends 'WINDOW'
-      ? { readonly start: number; readonly end: number }
-      : T extends 'LONG'
+      ? { readonly start: number | bigint; readonly end: number | bigint }
+      : T extends 'LONG' | 'TIMESTAMP'
         ? number | bigint | null
         : number | null;
 /**
