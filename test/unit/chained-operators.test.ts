@@ -99,6 +99,19 @@ describe('when a query chains stateful operators', () => {
     });
   });
 
+  it('refuses a checkpoint whose state was written with millisecond TIMESTAMPs, naming the remedy', async () => {
+    const plan = events().groupBy(window('t', '5 seconds')).count().writeStream.queryName('ms-state').plan();
+    const t = createTestRunner(plan);
+    // a checkpoint as a version before issue 29 created it: the shape with ms bounds, no mark
+    const legacy = statefulShape(plan, true);
+    await t.checkpoint.writeMetadata({ id: 'q', name: 'ms-state', createdAtMs: 0, shape: legacy, shapeFingerprint: shapeFingerprint(legacy) });
+    t.drop([{ id: 'a', t: sec(1), amount: 1 }]);
+    await expect(t.run()).rejects.toThrow(/TIMESTAMP values were epoch milliseconds.*new checkpoint location/);
+    // a stateful query with no time in its state keeps its checkpoint: its shape did not change
+    const counts = readStream.format('json').schema('id STRING, amount DOUBLE').load().groupBy('id').count().writeStream.outputMode('update').plan();
+    expect(statefulShape(counts)).toEqual(statefulShape(counts, true));
+  });
+
   it('refuses to run a chain on the checkpoint of its first operator alone', async () => {
     const single = events().dropDuplicates(['id']).writeStream.queryName('chain').plan();
     const t = createTestRunner(single);
