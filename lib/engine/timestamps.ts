@@ -133,7 +133,7 @@ function digits(t: string, from: number, n: number): number {
 function fractionMicros(t: string, from: number, to: number): number {
   const count = to - from;
   if (count > 6 && digits(t, from + 6, count - 6) < 0) return -1;
-  const kept = count > 6 ? 6 : count;
+  const kept = Math.min(count, 6);
   const v = digits(t, from, kept);
   return v < 0 ? -1 : v * FRACTION_SCALE[kept];
 }

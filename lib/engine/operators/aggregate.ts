@@ -298,7 +298,8 @@ export class AggregateOperator implements StatefulOperator {
     const evictTime = timeAt < 0 ? null : timeAt === this.windowPosition ? windowEnd(start, window!) : (watermarkTimeOf(row[this.names[timeAt]]) ?? null);
     const evictAt = evictTime === null ? null : ceilMillis(evictTime);
     const kv: Json[] = new Array(keyCount);
-    for (let i = 0; i < keyCount; i++) kv[i] = i === this.windowPosition ? ([start, windowEnd(start, window!)] as Json) : ((row[this.names[i]] ?? null) as Json);
+    for (let i = 0; i < keyCount; i++)
+      kv[i] = i === this.windowPosition ? ([start, windowEnd(start, window!)] as Json) : ((row[this.names[i]] ?? null) as Json);
     const slot = this.freeSlots.length > 0 ? this.freeSlots.pop()! : this.groups.length;
     const g: Group = { key: null, kv, evictAt, buf: EMPTY_BUFFER, touchedIn: -1, slot, state: undefined };
     this.groups[slot] = g;
