@@ -247,7 +247,7 @@ export class AggregateOperator implements StatefulOperator {
       const last = lastWindowIndex(ts, window);
       let accepted = false;
       for (let j = perEvent - 1; j >= 0; j--) {
-        const k = typeof last === 'number' ? last - j : indexBefore(last, j);
+        const k = typeof last === 'number' && Number.isSafeInteger(last - j) ? last - j : indexBefore(last, j);
         const start = windowStartAt(k, window);
         if (!covers(start, ts, window) || this.isWindowLate(start, batch)) continue;
         this.addTo(this.slotOf(row, k, root), row, batch, touched);
