@@ -1,3 +1,5 @@
+import { partitionValues } from '../../lib/aws/s3/file-rules';
+import { parseSchema } from '../../lib/engine/schema';
 import {
   addMicros,
   ceilMillis,
@@ -79,5 +81,11 @@ describe('TIMESTAMP values are epoch microseconds, a number when safe and a bigi
     expect(ceilMillis(1_000)).toBe(1);
     expect(Object.is(ceilMillis(0), 0)).toBe(true);
     expect(ceilMillis(-1_999n)).toBe(-1);
+  });
+
+  it('reads a TIMESTAMP partition folder as epoch µs, as a column of the file', () => {
+    expect(partitionValues(parseSchema('v INT, hour TIMESTAMP'), [['hour', '2026-10-01 12:00:00.000001']])).toEqual({
+      values: [['hour', Date.UTC(2026, 9, 1, 12) * 1000 + 1]],
+    });
   });
 });
