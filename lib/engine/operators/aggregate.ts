@@ -149,7 +149,9 @@ export class AggregateOperator implements StatefulOperator {
 
   /** Whether the window that starts at `start` is late: it ended at or before the previous batch's watermark. */
   private isWindowLate(start: Micros, batch: BatchMeta): boolean {
-    return this.evicts && this.timedByWindow && isLate(windowEnd(start, this.window!), batch);
+    if (!this.evicts || !this.timedByWindow) return false;
+    const end = typeof start === 'number' ? start + this.window!.durationUs : NaN;
+    return isLate(Number.isSafeInteger(end) ? end : windowEnd(start, this.window!), batch);
   }
 
   /** Whether a group expires in this batch: its eviction time is at or before the batch's watermark. */

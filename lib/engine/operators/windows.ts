@@ -52,8 +52,9 @@ export function windowEnd(start: Micros, w: WindowKey): Micros {
 /** The index of the last window covering `ts`: windows last - windowsPerEvent + 1 to last may cover it. */
 export function lastWindowIndex(ts: Micros, w: WindowKey): Micros {
   if (typeof ts === 'number') {
+    // (d − floorMod(d, slide) is a multiple of the slide: the quotient is exact)
     const d = ts - w.startUs;
-    if (Number.isSafeInteger(d)) return windowIndexOf(ts - floorMod(d, w.slideUs), w);
+    if (Number.isSafeInteger(d)) return (d - floorMod(d, w.slideUs)) / w.slideUs;
   }
   return canonicalMicros(floorDivBig(BigInt(ts) - BigInt(w.startUs), BigInt(w.slideUs)));
 }
