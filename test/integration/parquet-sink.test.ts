@@ -173,7 +173,7 @@ describe('when a stateless query writes every column type, partitioned by the da
     const byName = Object.fromEntries(schema.map((s) => [s.name, s]));
     expect(byName.user).toMatchObject({ type: 'BYTE_ARRAY', converted_type: 'UTF8' });
     expect(byName.event_time).toMatchObject({ type: 'INT64', converted_type: 'TIMESTAMP_MICROS' });
-    expect(String(byName.event_time.logical_type)).toMatch(/TimestampType\(isAdjustedToUTC=1, unit=TimeUnit\(MICROS/);
+    expect(String(byName.event_time.logical_type)).toMatch(/TimestampType\(isAdjustedToUTC=1, unit=TimeUnit\(MILLIS=<null>, MICROS=MicroSeconds\(\)/);
     expect(byName.amount).toMatchObject({ type: 'DOUBLE' });
     expect(byName.qty).toMatchObject({ type: 'INT64', converted_type: null });
     expect(byName.n).toMatchObject({ type: 'INT32' });
@@ -312,9 +312,9 @@ describe('when the sink is handed rows directly', () => {
       files,
     );
     expect(rows.map((r) => ({ ...r, total: dbl(r.total) }))).toEqual([
-      { ws: Date.UTC(2026, 9, 1, 12), we: Date.UTC(2026, 9, 1, 12, 10), wnull: false, user: 'a', total: 1, batch_id: 2 },
+      { ws: Date.UTC(2026, 9, 1, 12) * 1000, we: Date.UTC(2026, 9, 1, 12, 10) * 1000, wnull: false, user: 'a', total: 1, batch_id: 2 },
       { ws: null, we: null, wnull: true, user: 'b', total: null, batch_id: 2 },
-      { ws: Date.UTC(2026, 9, 1, 12), we: null, wnull: false, user: null, total: 'NaN', batch_id: 2 },
+      { ws: Date.UTC(2026, 9, 1, 12) * 1000, we: null, wnull: false, user: null, total: 'NaN', batch_id: 2 },
     ]);
   });
 
