@@ -371,7 +371,10 @@ export function plainTimestampReader(): (text: string) => unknown {
     if (minute > 59 || second > 59) return fromString(T_TIMESTAMP, text);
     let frac = 0;
     const len = text.length;
-    if (len > 20) {
+    if (len === 23) {
+      // milliseconds, the common case: unrolled
+      frac = ((text.charCodeAt(20) - ZERO) * 100 + (text.charCodeAt(21) - ZERO) * 10 + (text.charCodeAt(22) - ZERO)) * 1000;
+    } else if (len > 20) {
       for (let i = 20; i < len; i++) frac = frac * 10 + (text.charCodeAt(i) - ZERO);
       frac *= FRACTION_SCALE[len - 20];
     }
