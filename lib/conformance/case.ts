@@ -387,7 +387,6 @@ export function missingFeature(c: ConformanceCase): string | null {
     const m = typeof s === 'string' ? MISSING_TYPES.exec(s.replace(/`[^`]*`/g, '')) : null;
     if (m) return `the ${m[1].toUpperCase()} type (FORMAT-3 "Types")`;
   }
-  if (/\d{2}:\d{2}:\d{2}\.\d{4,6}/.test(JSON.stringify(c.steps ?? []))) return 'microsecond TIMESTAMPs (FORMAT-3 "Types")';
   const stages = [
     ...(Array.isArray(q.pipeline) ? q.pipeline : []),
     ...Object.values(q.inputs ?? {}).flatMap((i) => (Array.isArray(i?.pipeline) ? i.pipeline : [])),

@@ -7,7 +7,7 @@
  */
 import type { Row } from './ports';
 import { type Column, exactLong, nonFiniteDouble, numberText } from './schema';
-import { epochSecondsMs, parseTimestamp } from './timestamps';
+import { epochSecondsMicros, parseTimestamp, safeHourMicros } from './timestamps';
 
 export const T_STRING = 0;
 const T_INT = 1;
@@ -263,8 +263,8 @@ export function fromString(t: number, text: string): unknown {
     case T_STRING:
       return text;
     case T_TIMESTAMP: {
-      const ms = parseTimestamp(text);
-      return ms === null ? BAD : ms;
+      const us = parseTimestamp(text);
+      return us === null ? BAD : us;
     }
     case T_DOUBLE:
     case T_FLOAT: {
@@ -294,7 +294,7 @@ function fromNumber(t: number, v: number): unknown {
     case T_FLOAT:
       return Math.fround(v); // binary32, as Spark's FloatType
     case T_TIMESTAMP:
-      return epochSecondsMs(v) ?? BAD; // epoch seconds, as Spark reads numbers
+      return epochSecondsMicros(v) ?? BAD; // epoch seconds, as Spark reads numbers (as µs)
     case T_LONG:
       return Number.isSafeInteger(v) ? v : BAD;
     case T_INT:
@@ -327,20 +327,24 @@ export function fromToken(t: number, tok: string): unknown {
   return t === T_LONG && !Number.isSafeInteger(x) ? longFromText(tok, 0, tok.length) : fromNumber(t, x);
 }
 
+/** µs = fraction digits × FRACTION_SCALE[their count] (1 to 6). */
+const FRACTION_SCALE = [1, 100_000, 10_000, 1000, 100, 10, 1];
+
 /** The plain-timestamp reader of tier 1 of a line parser (json-scan.ts), with its own hour cache. */
 export function plainTimestampReader(): (text: string) => unknown {
   /**
-   * The hour of the last plain timestamp, as the number YYYYMMDDHH, and its epoch ms; and the hour
+   * The hour of the last plain timestamp, as the number YYYYMMDDHH, and its epoch µs; and the hour
    * before that one: around the turn of an hour, late events of the previous hour interleave with
-   * the new hour's. -1: none yet.
+   * the new hour's. -1: none yet. Only an hour whose every µs is a safe integer is cached (years
+   * 1685 to 2255): the others take the reference path, whose bigint form is exact.
    */
   let hourKey = -1;
-  let hourMs = 0;
+  let hourUs = 0;
   let prevHourKey = -1;
-  let prevHourMs = 0;
+  let prevHourUs = 0;
 
   /**
-   * parseTimestamp(text) for text "YYYY-MM-DD HH:MM:SS[.f{1,3}]" (or with T), which the shape's
+   * parseTimestamp(text) for text "YYYY-MM-DD HH:MM:SS[.f{1,6}]" (or with T), which the shape's
    * expression matched (so the places read below hold digits): what its plain path computes, with
    * the hour parsed once for the lines of that hour. The hour is compared as a number made of its
    * digits, not as text (startsWith on the captured string costs twice as much).
@@ -350,32 +354,31 @@ export function plainTimestampReader(): (text: string) => unknown {
     const monthDay = (text.charCodeAt(5) * 10 + text.charCodeAt(6) - ZERO * 11) * 100 + text.charCodeAt(8) * 10 + text.charCodeAt(9) - ZERO * 11;
     const key = (year * 10_000 + monthDay) * 100 + text.charCodeAt(11) * 10 + text.charCodeAt(12) - ZERO * 11;
     if (key !== hourKey) {
-      let ms: number | null;
-      if (key === prevHourKey) ms = prevHourMs;
+      let us: number | null;
+      if (key === prevHourKey) us = prevHourUs;
       else {
-        ms = parseTimestamp(`${text.slice(0, 13)}:00:00`);
-        if (ms === null) return fromString(T_TIMESTAMP, text);
+        const ms = parseTimestamp(`${text.slice(0, 13)}:00:00`);
+        us = typeof ms === 'number' ? safeHourMicros(ms / 1000) : null;
+        if (us === null) return fromString(T_TIMESTAMP, text);
       }
       prevHourKey = hourKey;
-      prevHourMs = hourMs;
+      prevHourUs = hourUs;
       hourKey = key;
-      hourMs = ms;
+      hourUs = us;
     }
     const minute = (text.charCodeAt(14) - ZERO) * 10 + (text.charCodeAt(15) - ZERO);
     const second = (text.charCodeAt(17) - ZERO) * 10 + (text.charCodeAt(18) - ZERO);
     if (minute > 59 || second > 59) return fromString(T_TIMESTAMP, text);
     let frac = 0;
     const len = text.length;
-    if (len > 20) {
-      frac = text.charCodeAt(20) - ZERO;
-      if (len === 21) frac *= 100;
-      else {
-        frac = frac * 10 + (text.charCodeAt(21) - ZERO);
-        if (len === 22) frac *= 10;
-        else frac = frac * 10 + (text.charCodeAt(22) - ZERO);
-      }
+    if (len === 23) {
+      // milliseconds, the common case: unrolled
+      frac = ((text.charCodeAt(20) - ZERO) * 100 + (text.charCodeAt(21) - ZERO) * 10 + (text.charCodeAt(22) - ZERO)) * 1000;
+    } else if (len > 20) {
+      for (let i = 20; i < len; i++) frac = frac * 10 + (text.charCodeAt(i) - ZERO);
+      frac *= FRACTION_SCALE[len - 20];
     }
-    return hourMs + minute * 60_000 + second * 1000 + frac;
+    return hourUs + minute * 60_000_000 + second * 1_000_000 + frac;
   }
   return plainTimestamp;
 }

@@ -31,7 +31,7 @@ export interface Shape {
  *
  * Capture groups of a position, from its first group g: the text of a string at g and a number or
  * literal at g + 1 (none, and g = -1, for a STRING column that rows leave off); for a TIMESTAMP
- * column, "YYYY-MM-DD HH:MM:SS[.fff]" at g when the string has that plain form, any other string
+ * column, "YYYY-MM-DD HH:MM:SS[.ffffff]" at g when the string has that plain form, any other string
  * at g + 1, a number or literal at g + 2.
  */
 export function shapeRegExp(
@@ -48,7 +48,7 @@ export function shapeRegExp(
   const value = `(?:"(${plain})"|(${token}))`;
   // a STRING column the rows leave off takes any scalar: nothing to capture
   const anyScalar = `(?:"${plain}"|${token})`;
-  const timestamp = `(?:"(?:([0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\\.[0-9]{1,3})?)|(${plain}))"|(${token}))`;
+  const timestamp = `(?:"(?:([0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\\.[0-9]{1,6})?)|(${plain}))"|(${token}))`;
   const otherKey = `"(?!(?:${names.map(escapeRegExp).join('|')})")${plain}"`;
   // (the unrolled loop: runs of plain characters between escapes, which backtracks little)
   const otherString = `"${plain}(?:\\\\(?:["\\\\/bfnrt]|u[0-9a-fA-F]{4})${plain})*"`;

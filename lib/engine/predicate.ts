@@ -12,7 +12,8 @@ export function holds(p: JoinPredicate, l: Row, r: Row): boolean {
   const v = Object.hasOwn(l, p.column) ? l[p.column] : r[p.column];
   if (v === null || v === undefined) return false;
   let lit: unknown = p.value;
-  if (typeof v === 'number' && typeof lit === 'string') lit = parseTimestamp(lit) ?? Number(lit);
+  // (a TIMESTAMP is epoch µs, a number or a bigint: the literal's instant compares with either exactly)
+  if ((typeof v === 'number' || typeof v === 'bigint') && typeof lit === 'string') lit = parseTimestamp(lit) ?? Number(lit);
   const a = v as number | string | boolean;
   const b = lit as number | string | boolean;
   switch (p.op) {

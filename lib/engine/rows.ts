@@ -1,21 +1,25 @@
 /**
  * Stateless stages (filter, select, withColumn, the watermark's event-time tracking) and the
- * conversion of internal rows (timestamps in ms) into output rows (ISO strings).
+ * conversion of internal rows (timestamps in epoch µs) into output rows (ISO strings).
  */
 import type { OutputRow, Row } from './ports';
 import { outputValue } from './schema';
 import type { ExplodeItem, ProjectItem, StatelessStage } from './plan/types';
 import { RowError, valueAt } from './plan/paths';
 import type { ColumnInfo } from './plan/columns';
-import { windowStarts } from './operators/windows';
+import { windowEnd, windowStarts } from './operators/windows';
+import { floorMillis, formatTimestamp, type Micros, subMicros } from './timestamps';
 import { EventTimeStats } from './watermark';
 import type { JoinTables } from './join';
 
 export interface StageResult {
   readonly rows: Row[];
-  /** Max event time seen at each watermark stage, by its id. */
+  /**
+   * Max event time seen at each watermark stage, by its id, in epoch ms: event times are µs, but
+   * a watermark stage keeps them truncated to the millisecond (floor), as Spark's EventTimeStats.
+   */
   readonly maxEventTime: Map<string, number>;
-  /** Min, max and average event time over the watermark stages (the progress record's eventTime). */
+  /** Min, max and average event time (ms, as maxEventTime) over the watermark stages (the progress record's eventTime). */
   readonly eventTimes: EventTimeStats;
 }
 
@@ -31,7 +35,9 @@ export function applyStages(stages: readonly StatelessStage[], input: readonly R
   const maxEventTime = new Map<string, number>();
   const eventTimes = new EventTimeStats();
   if (stages.length === 0) return { rows: input as Row[], maxEventTime, eventTimes };
-  // Fast path for the common shape: only watermarks.
+  // Fast path for the common shape: only watermarks. The figures are taken over the µs numbers
+  // and truncated to ms once at the end (floor is monotonic: the floor of the max is the max of
+  // the floors); a bigint time (beyond the years 1685 to 2255) goes through trackEventTime.
   if (stages.every((s) => s.kind === 'watermark')) {
     for (const stage of stages) {
       if (stage.kind !== 'watermark') continue;
@@ -42,16 +48,25 @@ export function applyStages(stages: readonly StatelessStage[], input: readonly R
       let sum = 0;
       let count = 0;
       for (let i = 0; i < input.length; i++) {
-        const t = input[i][c] as number | null;
-        if (t === null || t === undefined) continue;
+        const t = input[i][c];
+        if (typeof t !== 'number') {
+          if (t !== null && t !== undefined) trackEventTime(stage.id, t as Micros, maxEventTime, eventTimes);
+          continue;
+        }
         if (t > max) max = t;
         if (t < min) min = t;
         if (count === 0) base = t;
         sum += t - base;
         count++;
       }
-      if (max !== -Infinity) maxEventTime.set(stage.id, max);
-      if (count > 0) eventTimes.merge(Object.assign(new EventTimeStats(), { min, max, base, sum, count }));
+      if (count > 0) {
+        const maxMs = floorMillis(max);
+        const m = maxEventTime.get(stage.id);
+        if (m === undefined || maxMs > m) maxEventTime.set(stage.id, maxMs);
+        const baseMs = floorMillis(base);
+        const sumMs = (sum + (base - baseMs * 1000) * count) / 1000;
+        eventTimes.merge(Object.assign(new EventTimeStats(), { min: floorMillis(min), max: maxMs, base: baseMs, sum: sumMs, count }));
+      }
     }
     return { rows: input as Row[], maxEventTime, eventTimes };
   }
@@ -86,12 +101,8 @@ export function applyStages(stages: readonly StatelessStage[], input: readonly R
           row = { ...row, [stage.name]: valueAt(row, stage.path) };
           break;
         case 'watermark': {
-          const t = row[stage.column] as number | null;
-          if (t !== null && t !== undefined) {
-            const m = maxEventTime.get(stage.id);
-            if (m === undefined || t > m) maxEventTime.set(stage.id, t);
-            eventTimes.add(t);
-          }
+          const t = row[stage.column] as Micros | null;
+          if (t !== null && t !== undefined) trackEventTime(stage.id, t, maxEventTime, eventTimes);
           break;
         }
       }
@@ -114,6 +125,14 @@ export function applyStages(stages: readonly StatelessStage[], input: readonly R
     }
   }
   return { rows: out, maxEventTime, eventTimes };
+}
+
+/** A watermark stage's record of one event time (µs): truncated to ms, into the stage's max and the stats. */
+function trackEventTime(id: string, t: Micros, maxEventTime: Map<string, number>, eventTimes: EventTimeStats): void {
+  const ms = floorMillis(t);
+  const m = maxEventTime.get(id);
+  if (m === undefined || ms > m) maxEventTime.set(id, ms);
+  eventTimes.add(ms);
 }
 
 /** Whether the stages hold a stream-static join (they then run with applyStagesAsync). */
@@ -166,12 +185,12 @@ function project(items: readonly ProjectItem[], row: Row): Row {
     if (item.kind === 'column') next[item.as] = v;
     else if (v === null || v === undefined) next[item.as] = null;
     else if (item.kind === 'window') {
-      const [start] = windowStarts(v as number, item.window);
-      next[item.as] = { start, end: start + item.window.durationMs };
+      const [start] = windowStarts(v as Micros, item.window);
+      next[item.as] = { start, end: windowEnd(start, item.window) };
     } else {
-      const w = v as { start: number; end: number };
-      // window_time: the end − 1 µs, in epoch ms
-      next[item.as] = item.kind === 'windowStart' ? w.start : item.kind === 'windowEnd' ? w.end : w.end - 0.001;
+      const w = v as { start: Micros; end: Micros };
+      // window_time: the end − 1 µs
+      next[item.as] = item.kind === 'windowStart' ? w.start : item.kind === 'windowEnd' ? w.end : subMicros(w.end, 1);
     }
   }
   return next;
@@ -216,7 +235,7 @@ export function toOutputRow(row: Row, columns: readonly ColumnInfo[]): OutputRow
   for (const c of columns) {
     const v = row[c.name];
     if ((c.window || c.name === 'window' || c.name === 'session_window') && v && typeof v === 'object') {
-      const w = v as { start: number; end: number };
+      const w = v as { start: Micros; end: Micros };
       out[c.name] = { start: windowBound(w.start), end: windowBound(w.end) };
     } else {
       out[c.name] = outputValue(c, v) as OutputRow[string];
@@ -230,19 +249,19 @@ export function toOutputRow(row: Row, columns: readonly ColumnInfo[]): OutputRow
  * by window, each with its start and its end, so the text of a bound is made once per window,
  * not once per row.
  */
-let boundMs0 = NaN;
+let boundUs0: Micros = NaN;
 let boundText0 = '';
-let boundMs1 = NaN;
+let boundUs1: Micros = NaN;
 let boundText1 = '';
 
-/** ISO text of a window bound, by epoch ms. */
-function windowBound(ms: number): string {
-  if (ms === boundMs0) return boundText0;
-  if (ms === boundMs1) return boundText1;
-  const text = new Date(ms).toISOString(); // (NaN never matches above: an invalid bound throws here every time)
-  boundMs1 = boundMs0;
+/** ISO text of a window bound, by epoch µs (formatTimestamp: 3 fraction digits, 6 below the ms). */
+function windowBound(us: Micros): string {
+  if (us === boundUs0) return boundText0;
+  if (us === boundUs1) return boundText1;
+  const text = formatTimestamp(us);
+  boundUs1 = boundUs0;
   boundText1 = boundText0;
-  boundMs0 = ms;
+  boundUs0 = us;
   boundText0 = text;
   return text;
 }

@@ -206,8 +206,8 @@ function describeBad(path: string, t: DataType, v: unknown): string {
       return (
         head +
         (typeof n === 'number'
-          ? 'epoch seconds outside 0001-01-01..9999-12-31 (milliseconds or microseconds?): send seconds, or a "YYYY-MM-DD HH:MM:SS[.fff]" string'
-          : 'expected "YYYY-MM-DD HH:MM:SS[.fff]" (UTC, years 0001-9999), ISO 8601 with Z or an offset up to ±18:00, or epoch seconds')
+          ? 'epoch seconds outside 0001-01-01..9999-12-31 (milliseconds or microseconds?): send seconds, or a "YYYY-MM-DD HH:MM:SS[.ffffff]" string'
+          : 'expected "YYYY-MM-DD HH:MM:SS[.ffffff]" (UTC, years 0001-9999, up to 6 fraction digits), ISO 8601 with Z or an offset up to ±18:00, or epoch seconds')
       );
   }
 }
@@ -491,8 +491,8 @@ export function unreadableReason(e: unknown): string {
 export function outputValue(type: DataType | ColumnType | undefined, v: unknown): unknown {
   if (v === null || v === undefined) return null;
   const t = typeof type === 'string' ? { type } : type;
+  if (t?.type === 'TIMESTAMP' && (typeof v === 'number' || typeof v === 'bigint')) return formatTimestamp(v);
   if (typeof v === 'bigint') return String(v);
-  if (t?.type === 'TIMESTAMP' && typeof v === 'number') return formatTimestamp(v);
   if (typeof v === 'number') return Number.isFinite(v) ? v : String(v);
   if (typeof v !== 'object') return v;
   if (Array.isArray(v)) return v.map((e) => outputValue(t?.element, e));

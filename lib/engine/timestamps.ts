@@ -2,13 +2,93 @@
  * TIMESTAMP values: Spark's text forms parsed (session time zone UTC), epoch seconds from JSON
  * numbers, Spark's range (years 1 to 9999), and the ISO 8601 text output rows carry.
  */
-/** The earliest and latest instants a TIMESTAMP holds, as in Spark: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z. */
-const MIN_TIMESTAMP_MS = -62135596800000;
-const MAX_TIMESTAMP_MS = 253402300799999;
+/**
+ * A TIMESTAMP value: epoch microseconds, as Spark stores it. A number when it is a safe integer
+ * (|µs| <= 2^53 − 1, about the years 1685 to 2255), the bigint beyond: one value has one form, as
+ * a BIGINT's (schema.ts canonicalLong), so grouping and equality need no normalising, and
+ * JavaScript's < and > compare a number with a bigint exactly. Never a fraction.
+ */
+export type Micros = number | bigint;
 
-/** Whether `ms` is an instant a TIMESTAMP column can hold (Spark's range, years 1 to 9999). */
-function inTimestampRange(ms: number): boolean {
-  return ms >= MIN_TIMESTAMP_MS && ms <= MAX_TIMESTAMP_MS;
+/** The earliest and latest instants a TIMESTAMP holds, as in Spark: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z. */
+const MIN_TIMESTAMP_US = -62135596800000000n;
+const MAX_TIMESTAMP_US = 253402300799999999n;
+const MAX_SAFE_BIG = 9007199254740991n;
+/** The largest |ms| whose µs (ms × 1000 + up to 999) is still a safe integer. */
+const SAFE_MS = 9007199254739;
+
+/** A µs value in its one form (see Micros): a number when it is a safe integer, else the bigint. */
+export function canonicalMicros(big: bigint): Micros {
+  return big >= -MAX_SAFE_BIG && big <= MAX_SAFE_BIG ? Number(big) : big;
+}
+
+/**
+ * The µs of an integer number of ms plus `us` (0 to 999,999) more: exact, in its one form. (ms ×
+ * 1000 is exact wherever the sum can be safe, a multiple of 8 below 2^56; a true sum past 2^53 − 1
+ * rounds to a double that is not a safe integer, so the test below never keeps a rounded sum.)
+ */
+function microsOf(ms: number, us: number): Micros {
+  const r = ms * 1000 + us;
+  return Number.isSafeInteger(r) ? r : canonicalMicros(BigInt(ms) * 1000n + BigInt(us));
+}
+
+/** The µs of an instant given as integer epoch ms (an arrival time, a watermark), exactly. */
+export function microsFromMillis(ms: number): Micros {
+  return microsOf(ms, 0);
+}
+
+/**
+ * The µs of an hour that starts at `hourMs` when every instant of that hour is a safe integer of
+ * µs (a line parser's per-hour cache adds minutes, seconds and µs to it as numbers), else null.
+ */
+export function safeHourMicros(hourMs: number): number | null {
+  return hourMs >= -SAFE_MS && hourMs + 3_600_000 <= SAFE_MS ? hourMs * 1000 : null;
+}
+
+/** Whether a µs value is an instant a TIMESTAMP column can hold (Spark's range, years 1 to 9999). */
+function inTimestampRange(us: Micros): boolean {
+  return typeof us === 'number' || (us >= MIN_TIMESTAMP_US && us <= MAX_TIMESTAMP_US);
+}
+
+/** a + b, exactly (both integers of µs), in its one form. */
+export function addMicros(a: Micros, b: Micros): Micros {
+  if (typeof a === 'number' && typeof b === 'number') {
+    const r = a + b;
+    if (Number.isSafeInteger(r)) return r;
+  }
+  return canonicalMicros(BigInt(a) + BigInt(b));
+}
+
+/** a − b, exactly (both integers of µs), in its one form. */
+export function subMicros(a: Micros, b: Micros): Micros {
+  if (typeof a === 'number' && typeof b === 'number') {
+    const r = a - b;
+    if (Number.isSafeInteger(r)) return r;
+  }
+  return canonicalMicros(BigInt(a) - BigInt(b));
+}
+
+/** The instant µs truncated to milliseconds (floor): what a watermark keeps of an event time. */
+export function floorMillis(us: Micros): number {
+  if (typeof us === 'number') {
+    const r = us % 1000;
+    return (us - (r < 0 ? r + 1000 : r)) / 1000;
+  }
+  const r = ((us % 1000n) + 1000n) % 1000n;
+  return Number((us - r) / 1000n);
+}
+
+/**
+ * The least whole ms at or after the instant µs: for a watermark W in ms, µs <= W × 1000 exactly
+ * when ceilMillis(µs) <= W, so a state entry's eviction time (in ms, as stores keep it) is this.
+ */
+export function ceilMillis(us: Micros): number {
+  return (typeof us === 'number' ? -floorMillis(-us) : -floorMillis(-us)) + 0;
+}
+
+/** The watermark W (ms) in µs: an event time t is at or before it when t <= this (exact for number and bigint t). */
+export function watermarkMicros(ms: number): Micros {
+  return microsFromMillis(ms);
 }
 
 /** Milliseconds in 400 Gregorian years (146,097 days): the calendar repeats after them. */
@@ -27,13 +107,11 @@ function utcDay(ms: number): number {
   return new Date(ms).getUTCDate();
 }
 
+/** 10^k for the fraction digits read: µs = digits × FRACTION_SCALE[count] (count 1 to 6). */
+const FRACTION_SCALE = [1, 100_000, 10_000, 1000, 100, 10, 1];
+
 const SPACE_TS = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|UTC|[+-]\d{2}:?\d{2})?$/i;
 
-/**
- * Parses a timestamp as Spark does with spark.sql.session.timeZone=UTC:
- * "YYYY-MM-DD HH:MM:SS[.fff]" (UTC), ISO 8601 with T, Z or an offset, or a date alone.
- * Returns epoch ms, or null when the text is not a timestamp.
- */
 let cachedHourKey = '';
 let cachedHourMs = 0;
 
@@ -47,10 +125,23 @@ function digits(t: string, from: number, n: number): number {
   return v;
 }
 
-/** "YYYY-MM-DD HH:MM:SS[.fff]" without a zone, the common case, parsed without a regex. */
-function parsePlainTimestamp(t: string): number | null {
+/**
+ * The µs of the fraction digits t[from, to): the first 6 exactly, any more (up to 9) checked to
+ * be digits and dropped, as Spark truncates a fraction to microseconds (stringToTimestamp); -1
+ * when one is not a digit.
+ */
+function fractionMicros(t: string, from: number, to: number): number {
+  const count = to - from;
+  if (count > 6 && digits(t, from + 6, count - 6) < 0) return -1;
+  const kept = Math.min(count, 6);
+  const v = digits(t, from, kept);
+  return v < 0 ? -1 : v * FRACTION_SCALE[kept];
+}
+
+/** "YYYY-MM-DD HH:MM:SS[.f{1,9}]" without a zone, the common case, parsed without a regex. */
+function parsePlainTimestamp(t: string): Micros | null {
   const n = t.length;
-  if ((n !== 19 && (n < 21 || n > 23)) || t.charCodeAt(4) !== 45 || t.charCodeAt(7) !== 45 || t.charCodeAt(13) !== 58 || t.charCodeAt(16) !== 58) return null;
+  if ((n !== 19 && (n < 21 || n > 29)) || t.charCodeAt(4) !== 45 || t.charCodeAt(7) !== 45 || t.charCodeAt(13) !== 58 || t.charCodeAt(16) !== 58) return null;
   const sep = t.charCodeAt(10);
   if (sep !== 32 && sep !== 84) return null;
   const minute = digits(t, 14, 2);
@@ -59,10 +150,8 @@ function parsePlainTimestamp(t: string): number | null {
   let frac = 0;
   if (n > 19) {
     if (t.charCodeAt(19) !== 46) return null;
-    frac = digits(t, 20, n - 20);
+    frac = fractionMicros(t, 20, n);
     if (frac < 0) return null;
-    if (n === 21) frac *= 100;
-    else if (n === 22) frac *= 10;
   }
   const hourKey = t.slice(0, 13);
   if (hourKey !== cachedHourKey) {
@@ -77,10 +166,16 @@ function parsePlainTimestamp(t: string): number | null {
     cachedHourKey = hourKey;
     cachedHourMs = ms;
   }
-  return cachedHourMs + minute * 60_000 + second * 1000 + frac;
+  return microsOf(cachedHourMs + minute * 60_000 + second * 1000, frac);
 }
 
-export function parseTimestamp(text: string): number | null {
+/**
+ * Parses a timestamp as Spark does with spark.sql.session.timeZone=UTC:
+ * "YYYY-MM-DD HH:MM:SS[.ffffff]" (UTC), ISO 8601 with T, Z or an offset, or a date alone.
+ * Returns epoch µs (Micros), or null when the text is not a timestamp. Up to 6 fraction digits
+ * are read exactly; more (up to 9) are truncated to the microsecond, as Spark does.
+ */
+export function parseTimestamp(text: string): Micros | null {
   const fast = parsePlainTimestamp(text);
   if (fast !== null) return fast;
   const m = SPACE_TS.exec(text.trim());
@@ -96,7 +191,6 @@ export function parseTimestamp(text: string): number | null {
   if (year < 1) return null;
   let ms = utcMs(year, month - 1, day, hour, minute, second);
   if (utcDay(ms) !== day) return null; // e.g. 2026-02-30
-  if (frac) ms += Number(`${frac}000`.slice(0, 3)) + Number(`0.${frac.slice(3) || '0'}`);
   if (zone && zone.toUpperCase() !== 'Z' && zone.toUpperCase() !== 'UTC') {
     const zm = /^([+-])(\d{2}):?(\d{2})$/.exec(zone)!;
     const offsetMinutes = Number(zm[2]) * 60 + Number(zm[3]);
@@ -105,27 +199,67 @@ export function parseTimestamp(text: string): number | null {
     const offset = offsetMinutes * 60_000;
     ms += zm[1] === '+' ? -offset : offset;
   }
-  return inTimestampRange(ms) ? ms : null;
+  const us = microsOf(ms, frac ? fractionMicros(frac, 0, frac.length) : 0);
+  return inTimestampRange(us) ? us : null;
 }
 
-/** A JSON number in a TIMESTAMP column (epoch seconds, as Spark reads numbers) as epoch ms, or null outside Spark's range. */
-export function epochSecondsMs(seconds: number): number | null {
-  const ms = seconds * 1000;
-  return Number.isFinite(ms) && inTimestampRange(ms) ? ms : null;
+const SECONDS_TEXT = /^(-?)([0-9]+)(?:\.([0-9]+))?(?:e([+-]?[0-9]+))?$/i;
+
+/**
+ * A JSON number in a TIMESTAMP column (epoch seconds, as Spark reads numbers) as epoch µs, or
+ * null outside Spark's range. Exact from the number: its shortest decimal text (the digits the
+ * JSON carried, for any number a double holds exactly enough to print back) is scaled by 10^6
+ * as digits, never multiplied as a double, so 1.5 is 1,500,000 µs and 0.000001 is 1 µs; digits
+ * below the microsecond are truncated toward zero, as Spark's decimal to timestamp.
+ */
+export function epochSecondsMicros(seconds: number): Micros | null {
+  if (!Number.isFinite(seconds)) return null;
+  if (Number.isInteger(seconds) && seconds <= 9_007_199_254 && seconds >= -9_007_199_254) return seconds * 1_000_000 + 0;
+  const m = SECONDS_TEXT.exec(String(seconds));
+  if (!m) return null;
+  const [, sign, whole, frac = '', exp = '0'] = m;
+  const shift = Number(exp) - frac.length + 6;
+  if (shift > 30) return null; // far beyond the range: not worth the digits
+  const mantissa = BigInt(whole + frac);
+  let big = shift >= 0 ? mantissa * 10n ** BigInt(shift) : mantissa / 10n ** BigInt(-shift);
+  if (sign) big = -big;
+  const us = canonicalMicros(big);
+  return inTimestampRange(us) ? us : null;
 }
 
-/** ISO 8601 UTC with milliseconds, as output rows carry timestamps. */
-export function formatTimestamp(ms: number): string {
+/** The ISO 8601 text of the whole ms of an instant, as Date prints it (years 0001 to 9999 in 4 digits). */
+function isoOfMillis(ms: number): string {
   return new Date(ms).toISOString();
+}
+
+/**
+ * ISO 8601 UTC, as output rows carry timestamps: 3 fraction digits, or 6 when the instant has a
+ * part below the millisecond (`2026-10-01T12:00:00.500Z`, `2026-10-01T12:00:09.999999Z`).
+ */
+export function formatTimestamp(us: Micros): string {
+  let sub: number;
+  let ms: number;
+  if (typeof us === 'number') {
+    const r = us % 1000;
+    sub = r < 0 ? r + 1000 : r;
+    ms = (us - sub) / 1000;
+  } else {
+    sub = Number(((us % 1000n) + 1000n) % 1000n);
+    ms = Number((us - BigInt(sub)) / 1000n);
+  }
+  const text = isoOfMillis(ms);
+  if (sub === 0) return text;
+  return `${text.slice(0, -1)}${String(sub).padStart(3, '0')}Z`;
 }
 
 /**
  * The TIMESTAMP value of a JSON value: a string in one of Spark's text forms, or a number of epoch
  * seconds; null when it is neither or outside Spark's range. Every reader (flat or nested) goes
- * through here, so the representation of a TIMESTAMP value is decided in this module alone.
+ * through here, so the representation of a TIMESTAMP value (epoch µs, Micros) is decided in this
+ * module alone.
  */
-export function timestampFromJson(v: unknown): number | null {
+export function timestampFromJson(v: unknown): Micros | null {
   if (typeof v === 'string') return parseTimestamp(v);
-  if (typeof v === 'number') return epochSecondsMs(v);
+  if (typeof v === 'number') return epochSecondsMicros(v);
   return null;
 }

@@ -63,7 +63,8 @@ export function watermarkMoved(next: BatchWatermarks, offsetMs: number | null = 
  * The event times the withWatermark stages saw, over all of them (Spark's EventTimeStats, merged
  * across the watermark operators as its progress reporter does): min, max, and the average as a
  * sum of differences from the first time seen, so that a sum of epoch milliseconds never loses
- * precision.
+ * precision. In epoch ms, as Spark's: a watermark stage truncates each event time (µs) to the
+ * millisecond (rows.ts), so watermarks and these figures keep millisecond precision.
  */
 export class EventTimeStats {
   min = Infinity;

@@ -16,7 +16,8 @@ function readDuration(text: string, what: string): { ms: number; months: number 
     return { ms, months: 0 };
   }
   try {
-    return parseInterval(t, what);
+    const { us, months } = parseInterval(t, what);
+    return { ms: us / 1000, months };
   } catch {
     return null;
   }

@@ -14,6 +14,7 @@
  */
 import { InvalidOptionError } from '../engine/errors';
 import { parseJsonLine, parseSchema } from '../engine/schema';
+import { floorMillis } from '../engine/timestamps';
 
 const PERCENTILE_METHOD = 'nearest-rank';
 
@@ -56,15 +57,18 @@ export function countAbove(sorted: readonly number[], x: number): number {
 
 /**
  * Reads the event time of one JSON record (a line of a file, a Kinesis record) with the engine's
- * own rules for a TIMESTAMP column (lib/engine/schema.ts): epoch ms, or the reason it cannot.
+ * own rules for a TIMESTAMP column (lib/engine/schema.ts): epoch ms (the engine's µs truncated to
+ * the millisecond, as a watermark takes an event time), or the reason it cannot.
  */
 export function eventTimeReader(column: string): (text: string) => { ms: number } | { reason: string } {
   const schema = parseSchema(`${column} TIMESTAMP`);
   return (text) => {
     const r = parseJsonLine(schema, text);
     if (!r.ok) return { reason: r.reason };
-    const ms = r.row[column];
-    return typeof ms === 'number' ? { ms } : { reason: `column ${column} is null: the row has no event time, so its lateness is unknown` };
+    const us = r.row[column];
+    return typeof us === 'number' || typeof us === 'bigint'
+      ? { ms: floorMillis(us) }
+      : { reason: `column ${column} is null: the row has no event time, so its lateness is unknown` };
   };
 }
 

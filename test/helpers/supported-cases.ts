@@ -32,7 +32,17 @@ function unsupportedFeature(c: ConformanceCase, target: CaseTarget): string | nu
   if (missing !== null) return missing;
   if (target === 'memory' && usesFileObjects(c))
     return 'files with keys of their own or raw text (FORMAT-3 "Step files"): the S3 landing source reads them, the in-memory twin does not';
+  if (target === 'memory' && expectsDeadLetters(c))
+    return 'an expected dead-letter count (FORMAT-3 "Expect additions"): the S3 runner reads the dead letters back, the in-memory twin does not';
   return null;
+}
+
+/** Whether a step of the case expects `deadLetters` or `deadLetterErrors`. */
+function expectsDeadLetters(c: ConformanceCase): boolean {
+  return (c.steps ?? []).some((st) => {
+    const e = (st as { expect?: Record<string, unknown> }).expect;
+    return e !== undefined && e !== null && ('deadLetters' in e || 'deadLetterErrors' in e);
+  });
 }
 
 /** Every case file of the suites that the target runs, parsed: [file, case]. */

@@ -203,8 +203,10 @@ describe('when a stream has several shards', () => {
     const run = await runOnce(src, null);
     expect(run.rows).toHaveLength(1);
     expect(run.rows[0]).toMatchObject({ id: 1, key: 'a' });
-    expect(run.rows[0].arrived).toBeGreaterThanOrEqual(before - 1000);
-    expect(run.rows[0].arrived).toBeLessThanOrEqual(Date.now());
+    // a TIMESTAMP column: epoch µs (the arrival time's ms × 1000)
+    expect(run.rows[0].arrived).toBeGreaterThanOrEqual((before - 1000) * 1000);
+    expect(run.rows[0].arrived).toBeLessThanOrEqual(Date.now() * 1000);
+    expect((run.rows[0].arrived as number) % 1000).toBe(0);
     const dead = run.batches.flatMap((b) => b.deadLetters);
     expect(dead.map((d) => d.raw)).toEqual(['not json', '{"id": "two", "key": "a"}']);
     for (const d of dead) {

@@ -12,6 +12,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { buildExecutor, parseSinkUri, type PipelineConfig } from '../../lib/aws/pipeline';
 import { BATCH_ID_COLUMN, S3ParquetSink } from '../../lib/aws/s3/parquet-sink';
 import { InjectedCrash, InvalidOptionError } from '../../lib/engine/errors';
+import { formatTimestamp } from '../../lib/engine/timestamps';
 import type { OutputRow, SinkContext } from '../../lib/engine/ports';
 import type { OutputMode } from '../../lib/engine/plan/types';
 import { count, max, sum, window } from '../../lib/engine/query/functions';
@@ -35,12 +36,12 @@ afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
 const SCHEMA = 'user STRING, event_time TIMESTAMP, amount DOUBLE, qty LONG, n INT, flag BOOLEAN';
 
-/** Every column type, a null in each, NaN and both infinities, a millisecond timestamp. */
+/** Every column type, a null in each, NaN and both infinities, millisecond and microsecond timestamps. */
 const EVENTS: Array<Record<string, unknown>> = [
-  { user: 'alice', event_time: '2026-10-01 12:00:00.123', amount: 10.5, qty: 9007199254740991, n: 7, flag: true },
+  { user: 'alice', event_time: '2026-10-01 12:00:00.000001', amount: 10.5, qty: 9007199254740991, n: 7, flag: true },
   { user: 'bob', event_time: '2026-10-01T12:04:59.999Z', amount: 'NaN', qty: -3, n: -2147483648, flag: false },
-  { user: 'carol', event_time: '2026-10-02 00:00:00.001', amount: 'Infinity', qty: 0, n: 2147483647, flag: true },
-  { user: 'dave', event_time: '2026-10-02 23:59:59.500', amount: '-Infinity', qty: 1, n: 0, flag: false },
+  { user: 'carol', event_time: '2026-10-02 00:00:00.123', amount: 'Infinity', qty: 0, n: 2147483647, flag: true },
+  { user: 'dave', event_time: '2026-10-02 23:59:59.999999', amount: '-Infinity', qty: 1, n: 0, flag: false },
   { user: null, event_time: '2026-10-01 13:00:00', amount: null, qty: null, n: null, flag: null },
   { user: 'éric ✓', event_time: null, amount: -0.25, qty: 42, n: 1, flag: true },
 ];
@@ -117,8 +118,8 @@ async function duck(sql: string, files: string[]): Promise<Array<Record<string, 
   }
 }
 
-/** A DuckDB epoch-ms value as sluice's output spells a timestamp. */
-const iso = (ms: unknown) => (ms === null ? null : new Date(ms as number).toISOString());
+/** A DuckDB epoch-µs value (epoch_us) as sluice's output spells a timestamp. */
+const iso = (us: unknown) => (us === null ? null : formatTimestamp(us as number));
 /** A DuckDB double as sluice's output spells it ("NaN", "Infinity", "-Infinity" as strings). */
 const dbl = (v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? String(v) : v);
 
@@ -153,12 +154,15 @@ describe('when a stateless query writes every column type, partitioned by the da
     ]);
   });
 
-  it('DuckDB reads back exactly the rows the query emitted, nulls, NaN, ±Infinity and milliseconds included', async () => {
-    const rows = await duck(`SELECT "user", epoch_ms(event_time) AS event_time, amount, qty, n, flag, batch_id FROM read_parquet({files})`, files);
+  it('DuckDB reads back exactly the rows the query emitted, nulls, NaN, ±Infinity and microseconds included', async () => {
+    const rows = await duck(`SELECT "user", epoch_us(event_time) AS event_time, amount, qty, n, flag, batch_id FROM read_parquet({files})`, files);
     const asOutput = rows.map((r) => ({ ...r, event_time: iso(r.event_time), amount: dbl(r.amount) }));
     const expected = emitted(report);
     expect(expected).toHaveLength(EVENTS.length);
     expect(byJson(asOutput)).toEqual(byJson(expected));
+    // the microsecond survives the file: 2026-10-01T12:00:00.000001Z is INT64 1790856000000001
+    expect(await duck(`SELECT epoch_us(event_time) AS us FROM read_parquet({files}) WHERE "user" = 'alice'`, files)).toEqual([{ us: 1790856000000001 }]);
+    expect(asOutput.find((r) => (r as Record<string, unknown>).user === 'alice')?.event_time).toBe('2026-10-01T12:00:00.000001Z');
     // NaN stays NaN (not a null or a string) in the file: DuckDB's isnan sees it.
     expect(await duck(`SELECT count(*) AS c FROM read_parquet({files}) WHERE isnan(amount)`, files)).toEqual([{ c: 1 }]);
     expect(await duck(`SELECT count(*) AS c FROM read_parquet({files}) WHERE isinf(amount)`, files)).toEqual([{ c: 2 }]);
@@ -168,8 +172,8 @@ describe('when a stateless query writes every column type, partitioned by the da
     const schema = await duck(`SELECT name, type, converted_type, logical_type FROM parquet_schema('${files[0]}') WHERE name <> 'schema'`, [files[0]]);
     const byName = Object.fromEntries(schema.map((s) => [s.name, s]));
     expect(byName.user).toMatchObject({ type: 'BYTE_ARRAY', converted_type: 'UTF8' });
-    expect(byName.event_time).toMatchObject({ type: 'INT64', converted_type: 'TIMESTAMP_MILLIS' });
-    expect(String(byName.event_time.logical_type)).toMatch(/TimestampType\(isAdjustedToUTC=1, unit=TimeUnit\(MILLIS/);
+    expect(byName.event_time).toMatchObject({ type: 'INT64', converted_type: 'TIMESTAMP_MICROS' });
+    expect(String(byName.event_time.logical_type)).toMatch(/TimestampType\(isAdjustedToUTC=1, unit=TimeUnit\(MILLIS=<null>, MICROS=MicroSeconds\(\)/);
     expect(byName.amount).toMatchObject({ type: 'DOUBLE' });
     expect(byName.qty).toMatchObject({ type: 'INT64', converted_type: null });
     expect(byName.n).toMatchObject({ type: 'INT32' });
@@ -198,7 +202,7 @@ describe('when a windowed aggregation writes in update mode over two runs', () =
     expect(all.filter((r) => r.user === 'alice').length).toBe(2);
 
     const files = await download(sinkPrefix);
-    const select = `SELECT epoch_ms("window"."start") AS ws, epoch_ms("window"."end") AS we, "user", total, events, any_flag, batch_id`;
+    const select = `SELECT epoch_us("window"."start") AS ws, epoch_us("window"."end") AS we, "user", total, events, any_flag, batch_id`;
     const toOutput = (r: Record<string, unknown>) => {
       const { ws, we, ...rest } = r;
       return { window: { start: iso(ws), end: iso(we) }, ...rest, total: dbl(r.total) };
@@ -304,13 +308,13 @@ describe('when the sink is handed rows directly', () => {
     const files = await download(prefix);
     expect(files).toHaveLength(1);
     const rows = await duck(
-      `SELECT epoch_ms("window"."start") AS ws, epoch_ms("window"."end") AS we, "window" IS NULL AS wnull, "user", total, batch_id FROM read_parquet({files}) ORDER BY "user" NULLS LAST`,
+      `SELECT epoch_us("window"."start") AS ws, epoch_us("window"."end") AS we, "window" IS NULL AS wnull, "user", total, batch_id FROM read_parquet({files}) ORDER BY "user" NULLS LAST`,
       files,
     );
     expect(rows.map((r) => ({ ...r, total: dbl(r.total) }))).toEqual([
-      { ws: Date.UTC(2026, 9, 1, 12), we: Date.UTC(2026, 9, 1, 12, 10), wnull: false, user: 'a', total: 1, batch_id: 2 },
+      { ws: Date.UTC(2026, 9, 1, 12) * 1000, we: Date.UTC(2026, 9, 1, 12, 10) * 1000, wnull: false, user: 'a', total: 1, batch_id: 2 },
       { ws: null, we: null, wnull: true, user: 'b', total: null, batch_id: 2 },
-      { ws: Date.UTC(2026, 9, 1, 12), we: null, wnull: false, user: null, total: 'NaN', batch_id: 2 },
+      { ws: Date.UTC(2026, 9, 1, 12) * 1000, we: null, wnull: false, user: null, total: 'NaN', batch_id: 2 },
     ]);
   });
 

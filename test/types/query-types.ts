@@ -3,7 +3,21 @@
  * this file with tsc). Each `@ts-expect-error` line must be a type error, or tsc fails with
  * "Unused '@ts-expect-error' directive"; each `Expect<Equal<...>>` must hold, or it fails too.
  */
-import { avg, count, explode, max, posexplode, readStream, sessionWindow, staticTable, sum, window, type RowOf, type SchemaColumns } from '../../lib/api/query';
+import {
+  avg,
+  count,
+  explode,
+  max,
+  posexplode,
+  readStream,
+  sessionWindow,
+  staticTable,
+  sum,
+  window,
+  type InputValue,
+  type RowOf,
+  type SchemaColumns,
+} from '../../lib/api/query';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 type Expect<T extends true> = T;
@@ -43,8 +57,11 @@ const picked = events()
   .writeStream.plan();
 export type PickedChecks = [Expect<Equal<RowOf<typeof picked>, { key: string | null; big: boolean | null }>>];
 
-// A filter sees TIMESTAMP as epoch milliseconds.
-events().filter((r) => (r.event_time ?? 0) > Date.UTC(2026, 0, 1));
+// A filter sees TIMESTAMP as epoch microseconds: a number, or a bigint beyond 2^53 − 1 (issue 29).
+events().filter((r) => (r.event_time ?? 0) > Date.UTC(2026, 0, 1) * 1000);
+export type TimestampChecks = [Expect<Equal<InputValue<'TIMESTAMP'>, number | bigint | null>>];
+// @ts-expect-error µs may be a bigint: arithmetic with a number needs a check of its type first
+events().filter((r) => (r.event_time ?? 0) - 1000 > 0);
 
 // ---- invalid combinations are compile errors
 // @ts-expect-error a column the schema does not declare

@@ -84,14 +84,32 @@ describe('when a query chains stateful operators', () => {
       watermarks: ['t'],
       outputMode: 'append',
     };
-    expect(shapeFingerprint(statefulShape(one))).toBe(shapeFingerprint(before));
+    // (the shape as it was when TIMESTAMP state was in ms: what recovery recognises to refuse it by name)
+    expect(shapeFingerprint(statefulShape(one, true))).toBe(shapeFingerprint(before));
+    // since issue 29: bounds in µs, and the mark that the state's times are µs
+    const now = { ...before, keys: [{ window: 't', durationUs: 5_000_000, slideUs: 5_000_000, startUs: 0 }] };
+    expect(statefulShape(one)).toEqual({ ...now, timestamps: 'us' });
     const chain = events().groupBy(window('t', '5 seconds')).count().groupBy(window('window', '10 seconds')).count().writeStream.plan();
     expect(statefulShape(chain)).toEqual({
       kind: 'chain',
-      operators: [before, { ...before, keys: [{ window: 'window', durationMs: 10_000, slideMs: 10_000, startMs: 0 }] }],
+      operators: [now, { ...now, keys: [{ window: 'window', durationUs: 10_000_000, slideUs: 10_000_000, startUs: 0 }] }],
       watermarks: ['t'],
       outputMode: 'append',
+      timestamps: 'us',
     });
+  });
+
+  it('refuses a checkpoint whose state was written with millisecond TIMESTAMPs, naming the remedy', async () => {
+    const plan = events().groupBy(window('t', '5 seconds')).count().writeStream.queryName('ms-state').plan();
+    const t = createTestRunner(plan);
+    // a checkpoint as a version before issue 29 created it: the shape with ms bounds, no mark
+    const legacy = statefulShape(plan, true);
+    await t.checkpoint.writeMetadata({ id: 'q', name: 'ms-state', createdAtMs: 0, shape: legacy, shapeFingerprint: shapeFingerprint(legacy) });
+    t.drop([{ id: 'a', t: sec(1), amount: 1 }]);
+    await expect(t.run()).rejects.toThrow(/TIMESTAMP values were epoch milliseconds.*new checkpoint location/);
+    // a stateful query with no time in its state keeps its checkpoint: its shape did not change
+    const counts = readStream.format('json').schema('id STRING, amount DOUBLE').load().groupBy('id').count().writeStream.outputMode('update').plan();
+    expect(statefulShape(counts)).toEqual(statefulShape(counts, true));
   });
 
   it('refuses to run a chain on the checkpoint of its first operator alone', async () => {
@@ -207,8 +225,8 @@ describe("when a select takes a window's parts (FORMAT-2's select items)", () =>
     const t = createTestRunner(plan);
     t.drop([{ id: 'a', t: sec(13), amount: 1 }]);
     const r = await t.run();
-    // window_time is the end - 1 µs; as a TIMESTAMP in milliseconds it prints as the end - 1 ms
-    expect(r.batches.flatMap((b) => b.rows)).toEqual([{ w: win(10, 20), key: 'a', from: iso(10), to: iso(20), wt: '2026-10-01T12:00:19.999Z' }]);
+    // window_time is the end - 1 µs, exactly (TIMESTAMP values are epoch µs)
+    expect(r.batches.flatMap((b) => b.rows)).toEqual([{ w: win(10, 20), key: 'a', from: iso(10), to: iso(20), wt: '2026-10-01T12:00:19.999999Z' }]);
   });
 
   it('refuses a window part of a column that is not a window', () => {
@@ -242,6 +260,8 @@ describe('when a session window is taken over an earlier aggregation’s window'
       .flatMap((b) => b.rows)
       .sort((x, y) => ((x.session_window as { start: string }).start < (y.session_window as { start: string }).start ? -1 : 1));
     expect(rows.map((row) => row.events)).toEqual([1, 2]);
-    expect(rows.map((row) => (row.session_window as { start: string }).start)).toEqual(['2026-10-01T12:00:04.999Z', '2026-10-01T12:00:09.999Z']);
+    // (window_time is the end − 1 µs, kept exactly: the sessions start at 4.999999 s and 9.999999 s)
+    expect(rows.map((row) => (row.session_window as { start: string }).start)).toEqual(['2026-10-01T12:00:04.999999Z', '2026-10-01T12:00:09.999999Z']);
+    expect(rows.map((row) => (row.session_window as { end: string }).end)).toEqual(['2026-10-01T12:00:07.999999Z', '2026-10-01T12:00:12.999999Z']);
   });
 });

@@ -72,11 +72,11 @@ describe('when a run goes on to its next batch', () => {
     const p = ports('update');
     const r = await new MicroBatchExecutor(p).run({ collectRows: true });
     expect(r.batches.map((b) => b.batchId)).toEqual([0, 1, 2, 3, 4]);
-    const a = '[[1790856000000,1790856600000],"a"]';
+    const a = '[[1790856000000000,1790856600000000],"a"]';
     expect(p.state.reads.get(0)).toEqual(expect.arrayContaining([a]));
     // a's 12:00 group is kept from batch 0 on: not read again
     expect(p.state.reads.get(1) ?? []).toEqual([]);
-    expect(p.state.reads.get(2)).toEqual(['[[1790856000000,1790856600000],"c"]']);
+    expect(p.state.reads.get(2)).toEqual(['[[1790856000000000,1790856600000000],"c"]']);
     expect(r.batches[2].rows).toEqual(
       expect.arrayContaining([{ window: { start: '2026-10-01T12:00:00.000Z', end: '2026-10-01T12:10:00.000Z' }, user: 'a', total: 8, n: 3, mean: 8 / 3 }]),
     );
@@ -120,6 +120,6 @@ describe('when the same executor runs again after a failed batch', () => {
     expect(bySorted(p.sink)).toEqual(bySorted(expected.sink));
     expect(await p.state.all(OP, 99)).toEqual(await expected.state.all(OP, 99));
     // the replay read its groups from the store again, at the version before it
-    expect(p.state.reads.get(2)).toEqual(expect.arrayContaining(['[[1790856000000,1790856600000],"a"]']));
+    expect(p.state.reads.get(2)).toEqual(expect.arrayContaining(['[[1790856000000000,1790856600000000],"a"]']));
   });
 });

@@ -354,6 +354,54 @@ describe('compileLineParser gives what parseJsonLine gives', () => {
   });
 });
 
+describe('microsecond timestamps in every tier', () => {
+  it('reads 1 to 6 fraction digits exactly and truncates 7 to 9 to the microsecond, the fast tiers as the reference', () => {
+    const schema = parseSchema('t TIMESTAMP, n INT');
+    const p = compileLineParser(schema);
+    const base = Date.UTC(2026, 9, 1, 12) * 1000; // 2026-10-01T12:00:00Z in µs
+    const want: Array<[string, number]> = [
+      ['2026-10-01 12:00:09.999999', base + 9_999_999],
+      ['2026-10-01 12:00:10.000000', base + 10_000_000],
+      ['2026-10-01 12:00:10.000001', base + 10_000_001],
+      ['2026-10-01 12:00:00.5', base + 500_000],
+      ['2026-10-01T12:00:00.12345', base + 123_450],
+      ['2026-10-01 12:00:00.1234567', base + 123_456],
+      ['2026-10-01 12:00:00.123456789', base + 123_456],
+      ['2026-10-01T12:00:00.000001Z', base + 1],
+      ['2026-10-01T14:00:00.000001+02:00', base + 1],
+    ];
+    for (const [text, us] of want) {
+      for (const line of [`{"t":"${text}","n":1}`, `{"n":1, "t":"${text}"}`, `{"t":"${text}","n":1,"x":{"y":[{"z":1}]}}`]) {
+        const r = p(line);
+        expect(r.ok && r.row.t).toBe(us);
+        expect(mismatch(schema, line, r)).toBeNull();
+      }
+    }
+    expect(p.stats.shape).toBeGreaterThan(0);
+    // a seventh digit that is not a digit is no timestamp
+    expect(p('{"t":"2026-10-01 12:00:00.123456x","n":1}').ok).toBe(false);
+  });
+
+  it('gives a bigint, exactly, for an instant beyond 2^53 µs (after 2255 or before 1685), in every tier', () => {
+    const schema = parseSchema('t TIMESTAMP');
+    const p = compileLineParser(schema);
+    for (const [text, us] of [
+      ['9999-12-31 23:59:59.999999', 253402300799999999n],
+      ['0001-01-01 00:00:00.000001', -62135596799999999n],
+      ['2300-01-01T00:00:00.5Z', 10413792000500000n],
+    ] as const) {
+      for (const line of [`{"t":"${text}"}`, `{ "t" : "${text}" }`]) {
+        const r = p(line);
+        expect(r.ok && r.row.t).toBe(us);
+        expect(mismatch(schema, line, r)).toBeNull();
+      }
+    }
+    // the last hour whose every µs is safe stays a number
+    const safe = p('{"t":"2255-06-05 22:00:00.000001"}');
+    expect(safe.ok && typeof safe.row.t).toBe('number');
+  });
+});
+
 describe('rows and tiers', () => {
   it('rows of the fast tiers carry exactly the columns of the schema', () => {
     const p = compileLineParser(ALL);
@@ -364,7 +412,7 @@ describe('rows and tiers', () => {
     for (const r of [scanned, matched]) {
       expect(r.ok && Object.keys(r.row)).toEqual(['s', 'i', 'l', 'd', 'b', 't']);
     }
-    expect(matched).toEqual({ ok: true, row: { s: 'a', i: 1, l: 2, d: 1.5, b: true, t: Date.UTC(2026, 9, 1, 12) } });
+    expect(matched).toEqual({ ok: true, row: { s: 'a', i: 1, l: 2, d: 1.5, b: true, t: Date.UTC(2026, 9, 1, 12) * 1000 } });
   });
 
   it('decodes escaped keys in tier 2: they may spell a column', () => {
@@ -380,7 +428,7 @@ describe('rows and tiers', () => {
     const p = compileLineParser(ALL);
     const r = p('{"s":"a\\nb","i":1,"l":2,"d":1.5,"b":true,"t":"2026-10-01 12:00:00","extra":"e"}');
     expect(p.stats.reference).toBe(1);
-    expect(r).toEqual({ ok: true, row: { s: 'a\nb', i: 1, l: 2, d: 1.5, b: true, t: Date.UTC(2026, 9, 1, 12), extra: 'e' } });
+    expect(r).toEqual({ ok: true, row: { s: 'a\nb', i: 1, l: 2, d: 1.5, b: true, t: Date.UTC(2026, 9, 1, 12) * 1000, extra: 'e' } });
   });
 
   it('skips nested values outside the schema up to 64 levels deep, and leaves deeper ones to the reference', () => {

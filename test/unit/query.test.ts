@@ -89,7 +89,8 @@ describe('when a query is built', () => {
 });
 
 describe('window assignment, as Spark computes it', () => {
-  const min = 60_000;
+  // times and window bounds are epoch µs
+  const min = 60_000_000;
   it('puts a row in one tumbling window', () => {
     expect(windowStarts(12 * min + 5, window('t', '10 minutes') as never)).toEqual([10 * min]);
   });
@@ -101,5 +102,26 @@ describe('window assignment, as Spark computes it', () => {
   });
   it('handles times before the epoch', () => {
     expect(windowStarts(-1, window('t', '10 minutes') as never)).toEqual([-10 * min]);
+  });
+  it('splits windows at the microsecond: [start, end) in µs', () => {
+    const w = window('t', '10 seconds') as never;
+    const at = 1_790_856_000_000_000; // 2026-10-01T12:00:00Z
+    expect(windowStarts(at + 9_999_999, w)).toEqual([at]);
+    expect(windowStarts(at + 10_000_000, w)).toEqual([at + 10_000_000]);
+    expect(windowStarts(at + 5, window('t', '10 microseconds', '5 microseconds') as never)).toEqual([at, at + 5]);
+  });
+  it('assigns a bigint time (beyond 2^53 µs: after 2255) exactly, on the bigint path', () => {
+    // 9999-12-31T23:59:59.999999Z
+    const last = 253402300799999999n;
+    expect(windowStarts(last, window('t', '10 seconds') as never)).toEqual([253402300790000000n]);
+    expect(windowStarts(last, window('t', '10 microseconds', '5 microseconds') as never)).toEqual([253402300799999990n, 253402300799999995n]);
+    // and a bigint before 1685: 0001-01-01T00:00:00.000001Z
+    expect(windowStarts(-62135596799999999n, window('t', '1 second') as never)).toEqual([-62135596800000000n]);
+  });
+  it('gives a number, not a bigint, for a window bound that is a safe integer', () => {
+    // just past 2^53 − 1 µs (2255-06-05T23:47:34.740991Z): the window starts before it, a number
+    const starts = windowStarts(9007199254740993n, window('t', '1 hour') as never);
+    expect(starts).toEqual([9007196400000000]);
+    expect(typeof starts[0]).toBe('number');
   });
 });

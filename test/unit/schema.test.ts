@@ -34,7 +34,8 @@ describe('timestamps, read as UTC like spark.sql.session.timeZone=UTC', () => {
     ['1970-01-01 00:00:10', 10_000],
     ['2026-10-01', Date.UTC(2026, 9, 1)],
   ])('%s', (text, ms) => {
-    expect(parseTimestamp(text)).toBe(ms);
+    // epoch microseconds
+    expect(parseTimestamp(text)).toBe(ms * 1000);
   });
 
   it.each(['2026-13-01 00:00:00', '2026-02-30 00:00:00', 'yesterday', '12:00'])('%s is not a timestamp', (text) => {
@@ -47,7 +48,7 @@ describe('records against the schema', () => {
 
   it('types a good record and keeps explicit nulls (fields outside the schema ride along, never output)', () => {
     const r = parseJsonLine(schema, '{"user":"a","event_time":"2026-10-01 12:01:00.5","amount":10,"n":null,"extra":1}');
-    expect(r).toEqual({ ok: true, row: { user: 'a', event_time: Date.UTC(2026, 9, 1, 12, 1, 0, 500), amount: 10, n: null, extra: 1 } });
+    expect(r).toEqual({ ok: true, row: { user: 'a', event_time: Date.UTC(2026, 9, 1, 12, 1, 0, 500) * 1000, amount: 10, n: null, extra: 1 } });
   });
 
   it.each([
@@ -133,7 +134,10 @@ describe('records against the schema', () => {
   });
 
   it('reads a number for a TIMESTAMP as epoch seconds, as Spark does', () => {
-    expect(coerceRecord(parseSchema('t TIMESTAMP'), { t: 10 })).toEqual({ ok: true, row: { t: 10_000 } });
+    expect(coerceRecord(parseSchema('t TIMESTAMP'), { t: 10 })).toEqual({ ok: true, row: { t: 10_000_000 } });
+    // exact from the number's digits, not through a product of doubles: 1.000001 s is 1,000,001 µs
+    expect(coerceRecord(parseSchema('t TIMESTAMP'), { t: 1.000001 })).toEqual({ ok: true, row: { t: 1_000_001 } });
+    expect(coerceRecord(parseSchema('t TIMESTAMP'), { t: 1790856000.123456 })).toEqual({ ok: true, row: { t: 1_790_856_000_123_456 } });
   });
 });
 
@@ -145,8 +149,20 @@ describe('Spark interval strings', () => {
     ['1 hour 30 minutes', 5_400_000],
     ['500 milliseconds', 500],
     ['2 days', 172_800_000],
+    ['10 microseconds', 0.01],
+    ['1 second 250 microseconds', 1000.25],
   ])('%s', (text, ms) => {
-    expect(parseInterval(text, 'x').ms).toBe(ms);
+    // in µs, the precision of a TIMESTAMP
+    expect(parseInterval(text, 'x').us).toBe(Math.round(ms * 1000));
+  });
+
+  it('drops the part of a watermark delay below the millisecond, as Spark getDelayMs does', () => {
+    expect(parseWatermarkDelay('10 seconds 999 microseconds')).toBe(10_000);
+    expect(parseWindowDuration('10 microseconds', 'window duration')).toBe(10);
+  });
+
+  it('refuses a duration that is not a whole number of microseconds', () => {
+    expect(() => parseWindowDuration('0.5 microseconds', 'window duration')).toThrow(/whole number of microseconds/);
   });
 
   it('counts a month as 31 days in a watermark delay, as Spark does', () => {

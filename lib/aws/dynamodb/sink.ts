@@ -97,6 +97,7 @@ import { BatchGetItemCommand, type DynamoDBClient, QueryCommand, type TransactWr
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import type { Clock, OutputColumnType, OutputRow, RefusedRow, Sink, SinkContext } from '../../engine/ports';
 import { systemClock } from '../../engine/ports';
+import { parseTimestamp } from '../../engine/timestamps';
 import { compareStrings, fnv1a, mapLimit } from '../request/concurrency';
 import { RetryableResult, type RetryPolicy, retryPolicy } from '../request/retry';
 import { type DynamoDbLease, fencedError, fencingLease } from './lease';
@@ -512,7 +513,10 @@ export class DynamoDbSink implements Sink {
         const sk = it.sk?.S ?? '';
         if (written.has(sk) || it.queryId?.S !== ctx.queryId || !(Number(it.batchId?.N) < batchId)) continue;
         const [start, end] = sk.slice(group.length + 1).split('/');
-        if (sessions.some((s) => s.start <= start && end <= s.end)) doomed.push(it);
+        // (as instants: a bound with 6 fraction digits and one with 3 do not order as text)
+        const [at, until] = [parseTimestamp(start), parseTimestamp(end)];
+        if (at === null || until === null) continue;
+        if (sessions.some((s) => (parseTimestamp(s.start) ?? Infinity) <= at && until <= (parseTimestamp(s.end) ?? -Infinity))) doomed.push(it);
       }
     });
     doomed.sort((a, b) => compareStrings(a.sk.S!, b.sk.S!));

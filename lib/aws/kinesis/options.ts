@@ -34,7 +34,7 @@ export interface KinesisSourceOptions extends RetryOptions {
   readonly startingPosition?: StartingPosition;
   /** Throw DataLossError when records expired before they were read. @default true */
   readonly failOnDataLoss?: boolean;
-  /** When set, each row gets the record's ApproximateArrivalTimestamp (epoch ms) in this column. @default none */
+  /** When set, each row gets the record's ApproximateArrivalTimestamp in this column: a TIMESTAMP (epoch µs) unless the schema declares it LONG (epoch ms). @default none */
   readonly arrivalTimeColumn?: string;
   /** GetRecords Limit (Kinesis allows 1 to 10,000). @default 10000 */
   readonly maxRecordsPerCall?: number;
@@ -211,7 +211,7 @@ function checkArrivalColumn(column: string | undefined, schema: Schema): string 
   const declared = schema.columns.find((c) => c.name === column);
   if (declared && declared.type !== 'TIMESTAMP' && declared.type !== 'LONG') {
     throw new InvalidOptionError(
-      `KinesisSource arrivalTimeColumn ${column} is declared ${declared.type} in the schema: the arrival time is epoch milliseconds, declare it TIMESTAMP (or LONG), or leave it out of the schema`,
+      `KinesisSource arrivalTimeColumn ${column} is declared ${declared.type} in the schema: the arrival time is an instant, declare it TIMESTAMP (epoch µs within a query) or LONG (epoch ms), or leave it out of the schema`,
     );
   }
   return column;

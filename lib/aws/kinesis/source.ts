@@ -35,6 +35,7 @@ import type { Schema } from '../../engine/schema';
 import { LineParsers, type LineParser } from '../../engine/json-scan';
 import { CHUNK_LINES, INVALID_UTF8_REASON } from '../../engine/lines';
 import { splitOf } from '../../engine/splits';
+import { microsFromMillis } from '../../engine/timestamps';
 import { deaggregate, MalformedAggregateError, type UserRecord } from './kpl';
 import { DataLossChecks } from './data-loss';
 import {
@@ -102,6 +103,8 @@ export class KinesisSource implements Source {
   private readonly planned = new Map<number, PlannedBatch>();
   /** LATEST resolved by this instance (logged in the checkpoint too). */
   private resolvedFromMs: number | undefined;
+  /** Whether the arrival-time column is a TIMESTAMP (epoch µs, as every TIMESTAMP value) rather than a LONG of epoch ms. */
+  private readonly arrivalAsMicros: boolean;
 
   constructor(opts: KinesisSourceOptions) {
     const settings = kinesisSettings(opts);
@@ -109,6 +112,7 @@ export class KinesisSource implements Source {
     this.stream = settings.stream;
     const arrival = settings.arrivalColumn;
     this.rowSchema = arrival === null ? settings.schema : { ddl: settings.schema.ddl, columns: settings.schema.columns.filter((c) => c.name !== arrival) };
+    this.arrivalAsMicros = settings.schema.columns.find((c) => c.name === arrival)?.type !== 'LONG';
     this.parsers = new LineParsers(this.rowSchema);
     this.dataLoss = new DataLossChecks(settings, this.counts);
     this.reader = new ShardReader(settings, this.counts, this.dataLoss);
@@ -449,7 +453,8 @@ export class KinesisSource implements Source {
     const text = asText(data);
     const reason = isUtf8(data) ? parse.into(text, rows) : INVALID_UTF8_REASON;
     if (reason !== null) deadLetters.push({ source: where, raw: text, reason });
-    else if (this.settings.arrivalColumn !== null) rows[rows.length - 1][this.settings.arrivalColumn] = arrivalMs;
+    else if (this.settings.arrivalColumn !== null)
+      rows[rows.length - 1][this.settings.arrivalColumn] = this.arrivalAsMicros ? microsFromMillis(arrivalMs) : arrivalMs;
   }
 }
 

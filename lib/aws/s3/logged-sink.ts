@@ -46,7 +46,7 @@
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import { jsonLineOf } from '../../engine/output-json';
 import type { Json, OutputRow, RefusedRow, Sink, SinkContext } from '../../engine/ports';
-import { parseTimestamp } from '../../engine/timestamps';
+import { formatTimestamp, parseTimestamp } from '../../engine/timestamps';
 import { mapLimit } from '../request/concurrency';
 import { paddedBatchId } from './batch-files';
 import { S3Prefix, type S3PrefixOptions } from './prefix';
@@ -363,13 +363,14 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
     if (field !== undefined) v = v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, Json>)[field] : undefined;
     if (v === null || v === undefined) return null;
     if (this.granularity === 'value') return typeof v === 'string' ? v : JSON.stringify(v);
-    const ms = typeof v === 'number' ? v : typeof v === 'string' ? parseTimestamp(v) : null;
-    if (ms === null || !Number.isFinite(ms)) {
+    // an output row's timestamp is ISO text; a number is epoch µs (a TIMESTAMP value, issue 29)
+    const us = typeof v === 'number' ? (Number.isSafeInteger(v) ? v : null) : typeof v === 'string' ? parseTimestamp(v) : null;
+    if (us === null) {
       throw new InvalidOptionError(
         `${this.who} partitions by the ${this.granularity} of ${this.partitionBy}, but a row holds ${JSON.stringify(v)}, which is not a timestamp: use partitionGranularity "value" or partition by a timestamp column`,
       );
     }
-    const iso = new Date(ms).toISOString();
+    const iso = formatTimestamp(us);
     return this.granularity === 'day' ? iso.slice(0, 10) : iso.slice(0, 13);
   }
 }

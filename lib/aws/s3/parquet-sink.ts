@@ -6,10 +6,10 @@
  *     <prefix>/part-<batchId 10>-<n 5>.parquet                       (without partitionBy)
  *     <prefix>/_sink_log/<batchId 10>                               {"objects": [...]}: written last
  *
- * Types as Spark writes them (with spark.sql.parquet.outputTimestampType=TIMESTAMP_MILLIS), from
+ * Types as Spark writes them (with spark.sql.parquet.outputTimestampType=TIMESTAMP_MICROS), from
  * each column's full type (SinkContext.columnTypes), at any depth:
  *
- *     STRING     BYTE_ARRAY, UTF8 / STRING            TIMESTAMP  INT64, TIMESTAMP(MILLIS, isAdjustedToUTC)
+ *     STRING     BYTE_ARRAY, UTF8 / STRING            TIMESTAMP  INT64, TIMESTAMP(MICROS, isAdjustedToUTC)
  *     INT        INT32 (TINYINT/SMALLINT: INT_8/16)   WINDOW     group window { start, end } of TIMESTAMP
  *     LONG       INT64                                BOOLEAN    BOOLEAN
  *     DOUBLE     DOUBLE (FLOAT: FLOAT; NaN, ±Inf)     batch_id   INT64: the batch that wrote the row
@@ -20,9 +20,10 @@
  *     MAP        <name> (MAP) { repeated group key_value { required key (UTF8); value } }
  *     STRUCT     group <name> { the fields }
  *
- * Every column, element, map value and field is OPTIONAL (null in every type, at every level). Milliseconds, not Spark's default INT96 or
- * micros: the engine's timestamps are milliseconds, and every reader (Athena engine 2 and 3,
- * Trino, DuckDB, Spark) reads INT64 millis with its logical type. `batch_id` is appended so a
+ * Every column, element, map value and field is OPTIONAL (null in every type, at every level).
+ * Microseconds, not Spark's default INT96: a TIMESTAMP is epoch microseconds in the engine
+ * (issue 29), kept exactly, and every reader (Athena engine 2 and 3, Trino, DuckDB, Spark) reads
+ * INT64 micros with its logical type. `batch_id` is appended so a
  * reader of update mode can keep the latest row per key (the README's Sinks section).
  *
  * A replay writes the very bytes the first attempt wrote (the writer is deterministic, and its
@@ -46,10 +47,10 @@ export const BATCH_ID_COLUMN = 'batch_id';
 
 type SchemaElement = ConstructorParameters<typeof ParquetWriter>[0]['schema'][number];
 
-const TIMESTAMP_MILLIS = {
+const TIMESTAMP_MICROS = {
   type: 'INT64',
-  converted_type: 'TIMESTAMP_MILLIS',
-  logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MILLIS' },
+  converted_type: 'TIMESTAMP_MICROS',
+  logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MICROS' },
 } as const;
 
 export class S3ParquetSink extends S3LoggedSink {
@@ -124,8 +125,8 @@ function schemaOf(name: string, type: OutputColumnType, repetition: 'OPTIONAL' |
   if (type === 'WINDOW') {
     return [
       { name, num_children: 2, ...rep },
-      { name: 'start', ...TIMESTAMP_MILLIS, repetition_type: 'OPTIONAL' },
-      { name: 'end', ...TIMESTAMP_MILLIS, repetition_type: 'OPTIONAL' },
+      { name: 'start', ...TIMESTAMP_MICROS, repetition_type: 'OPTIONAL' },
+      { name: 'end', ...TIMESTAMP_MICROS, repetition_type: 'OPTIONAL' },
     ];
   }
   switch (type.type) {
@@ -153,7 +154,7 @@ function schemaOf(name: string, type: OutputColumnType, repetition: 'OPTIONAL' |
     case 'DATE':
       return [{ name, type: 'INT32', converted_type: 'DATE', logical_type: { type: 'DATE' }, ...rep }];
     case 'TIMESTAMP':
-      return [{ name, ...TIMESTAMP_MILLIS, ...rep }];
+      return [{ name, ...TIMESTAMP_MICROS, ...rep }];
     case 'ARRAY':
       return [
         { name, num_children: 1, converted_type: 'LIST', logical_type: { type: 'LIST' }, ...rep },
@@ -195,8 +196,8 @@ function parquetValue(v: Json | undefined, type: OutputColumnType, column: strin
   if (v === null || v === undefined) return null;
   if (type === 'WINDOW') {
     if (typeof v === 'object' && !Array.isArray(v)) {
-      const start = v.start === null || v.start === undefined ? null : timestampMs(v.start);
-      const end = v.end === null || v.end === undefined ? null : timestampMs(v.end);
+      const start = v.start === null || v.start === undefined ? null : timestampMicros(v.start);
+      const end = v.end === null || v.end === undefined ? null : timestampMicros(v.end);
       if ((start !== null || v.start === null) && (end !== null || v.end === null)) return { start, end };
     }
     throw notOfType(v, type, column);
@@ -238,8 +239,8 @@ function parquetValue(v: Json | undefined, type: OutputColumnType, column: strin
       if (typeof v === 'string' && parseDate(v) !== null) return epochDayOf(v);
       break;
     case 'TIMESTAMP': {
-      const ms = timestampMs(v);
-      if (ms !== null) return ms;
+      const us = timestampMicros(v);
+      if (us !== null) return us;
       break;
     }
     case 'ARRAY':
@@ -268,8 +269,8 @@ function notOfType(v: Json, type: OutputColumnType, column: string): SluiceError
   );
 }
 
-/** Epoch ms as the INT64 the writer stores, from an output row's ISO text (or a number of ms). */
-function timestampMs(v: Json): bigint | null {
-  const ms = typeof v === 'number' ? v : typeof v === 'string' ? parseTimestamp(v) : null;
-  return ms === null || !Number.isFinite(ms) ? null : BigInt(Math.round(ms));
+/** Epoch µs as the INT64 the writer stores, from an output row's ISO text (or an integer number of µs), exactly. */
+function timestampMicros(v: Json): bigint | null {
+  const us = typeof v === 'number' ? (Number.isSafeInteger(v) ? v : null) : typeof v === 'string' ? parseTimestamp(v) : null;
+  return us === null ? null : BigInt(us);
 }

@@ -16,7 +16,8 @@ import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } fr
 import { NumericSlots } from './numeric-slots';
 import { byId, stateId, statePartition } from './state-id';
 import { SlotTable } from './slot-table';
-import { covers, lastWindowIndex, windowEnd, windowIndexOf, windowsPerEvent, windowStartAt } from './windows';
+import { covers, indexBefore, lastWindowIndex, windowEnd, windowIndexOf, windowsPerEvent, windowStartAt } from './windows';
+import { ceilMillis, type Micros } from '../timestamps';
 
 interface Group {
   /**
@@ -120,7 +121,7 @@ export class AggregateOperator implements StatefulOperator {
     this.evicts = cfg.outputMode !== 'complete' && this.eventTimePosition >= 0;
     this.timedByWindow = this.window !== undefined && this.eventTimePosition === this.windowPosition;
     this.numeric = NumericSlots.of(aggs);
-    const granularity = this.window ? this.window.slideMs : Math.max(60_000, ...cfg.watermarks.values());
+    const granularity = this.window ? Math.max(1, Math.floor(this.window.slideUs / 1000)) : Math.max(60_000, ...cfg.watermarks.values());
     this.spec = { operatorId: cfg.operatorId, fixedEviction: true, evictionGranularityMs: granularity };
     this.runsNoDataBatches = cfg.outputMode !== 'complete' && cfg.watermarks.size > 0;
     this.partitions = cfg.statePartitions ?? 1;
@@ -147,8 +148,10 @@ export class AggregateOperator implements StatefulOperator {
   }
 
   /** Whether the window that starts at `start` is late: it ended at or before the previous batch's watermark. */
-  private isWindowLate(start: number, batch: BatchMeta): boolean {
-    return this.evicts && this.timedByWindow && isLate(windowEnd(start, this.window!), batch);
+  private isWindowLate(start: Micros, batch: BatchMeta): boolean {
+    if (!this.evicts || !this.timedByWindow) return false;
+    const end = typeof start === 'number' ? start + this.window!.durationUs : NaN;
+    return isLate(Number.isSafeInteger(end) ? end : windowEnd(start, this.window!), batch);
   }
 
   /** Whether a group expires in this batch: its eviction time is at or before the batch's watermark. */
@@ -241,10 +244,12 @@ export class AggregateOperator implements StatefulOperator {
         continue;
       }
       // The windows covering ts (as windowStarts), by index: an index is a small integer, where a
-      // start in epoch ms is a double that the calls below would box.
+      // start in epoch µs is a double that the calls below would box. (A bigint index, far from
+      // 1970 under a tiny slide, takes windows.ts's exact path.)
       const last = lastWindowIndex(ts, window);
       let accepted = false;
-      for (let k = last - perEvent + 1; k <= last; k++) {
+      for (let j = perEvent - 1; j >= 0; j--) {
+        const k = typeof last === 'number' && Number.isSafeInteger(last - j) ? last - j : indexBefore(last, j);
         const start = windowStartAt(k, window);
         if (!covers(start, ts, window) || this.isWindowLate(start, batch)) continue;
         this.addTo(this.slotOf(row, k, root), row, batch, touched);
@@ -255,12 +260,12 @@ export class AggregateOperator implements StatefulOperator {
   }
 
   /** The grouping value of key `i` in the trie: the window's index, or the row's column value. */
-  private trieKey(row: Row, i: number, windowIndex: number): unknown {
+  private trieKey(row: Row, i: number, windowIndex: Micros): unknown {
     return i === this.windowPosition ? windowIndex : (row[this.names[i]] ?? null);
   }
 
   /** The slot of the row's group in window `windowIndex` (0 without a window), made when new. */
-  private slotOf(row: Row, windowIndex: number, root: Level): number {
+  private slotOf(row: Row, windowIndex: Micros, root: Level): number {
     const keyCount = this.names.length;
     // (no grouping keys at all: one global group, under undefined)
     let level: Level = root;
@@ -286,14 +291,17 @@ export class AggregateOperator implements StatefulOperator {
   }
 
   /** A new group for the row's keys in window `windowIndex`, put into `leaf` under `value`: its slot. */
-  private newGroup(row: Row, windowIndex: number, leaf: Leaf, value: unknown): number {
+  private newGroup(row: Row, windowIndex: Micros, leaf: Leaf, value: unknown): number {
     const keyCount = this.names.length;
     const window = this.window;
     const start = window ? windowStartAt(windowIndex, window) : 0;
     const timeAt = this.eventTimePosition;
-    const evictAt = timeAt < 0 ? null : timeAt === this.windowPosition ? windowEnd(start, window!) : (watermarkTimeOf(row[this.names[timeAt]]) ?? null);
+    // (in ms, as the stores keep it: the least whole ms at or after the µs time; batch.ts)
+    const evictTime = timeAt < 0 ? null : timeAt === this.windowPosition ? windowEnd(start, window!) : (watermarkTimeOf(row[this.names[timeAt]]) ?? null);
+    const evictAt = evictTime === null ? null : ceilMillis(evictTime);
     const kv: Json[] = new Array(keyCount);
-    for (let i = 0; i < keyCount; i++) kv[i] = i === this.windowPosition ? [start, windowEnd(start, window!)] : ((row[this.names[i]] ?? null) as Json);
+    for (let i = 0; i < keyCount; i++)
+      kv[i] = i === this.windowPosition ? ([start, windowEnd(start, window!)] as Json) : ((row[this.names[i]] ?? null) as Json);
     const slot = this.freeSlots.length > 0 ? this.freeSlots.pop()! : this.groups.length;
     const g: Group = { key: null, kv, evictAt, buf: EMPTY_BUFFER, touchedIn: -1, slot, state: undefined };
     this.groups[slot] = g;
@@ -334,7 +342,7 @@ export class AggregateOperator implements StatefulOperator {
       root.delete(undefined);
       return;
     }
-    const keyAt = (i: number) => (i === this.windowPosition ? windowIndexOf((g.kv[i] as number[])[0], this.window!) : g.kv[i]);
+    const keyAt = (i: number) => (i === this.windowPosition ? windowIndexOf((g.kv[i] as Micros[])[0], this.window!) : g.kv[i]);
     // Evicted by its window's end, under a window first in the trie: every group of that window
     // goes at once, and with it the window's level.
     if (this.windowPosition === 0 && this.eventTimePosition === 0) {
@@ -466,7 +474,7 @@ export class AggregateOperator implements StatefulOperator {
     for (let i = 0; i < this.keys.length; i++) {
       const k = this.keys[i];
       if (k.kind === 'window') {
-        const [start, end] = g.kv[i] as number[];
+        const [start, end] = g.kv[i] as Micros[];
         row.window = { start, end };
       } else if (k.kind === 'column') {
         row[k.name] = g.kv[i];

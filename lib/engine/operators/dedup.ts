@@ -7,6 +7,7 @@
 import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateStore } from '../ports';
 import type { StatefulSpec } from '../plan/types';
 import { watermarkTimeOf } from '../plan/columns';
+import { ceilMillis, type Micros } from '../timestamps';
 import { type BatchMeta, isExpired, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
 import { byId, stateId, statePartition } from './state-id';
@@ -57,7 +58,7 @@ export class DedupOperator implements StatefulOperator {
   }
 
   /** The event time of a row (undefined without a watermarked column). */
-  private eventTime(row: Row): number | null | undefined {
+  private eventTime(row: Row): Micros | null | undefined {
     // (a window column is compared with the watermark by its end)
     return this.eventColumn === undefined ? undefined : watermarkTimeOf(row[this.eventColumn]);
   }
@@ -67,12 +68,15 @@ export class DedupOperator implements StatefulOperator {
     return isLate(this.eventTime(row), batch);
   }
 
-  /** When the state entry of a row's key expires: event time (+ delay within the watermark), or never. */
+  /**
+   * When the state entry of a row's key expires, in ms: event time (+ delay within the watermark),
+   * or never. The event time is in µs: ceilMillis keeps "t <= W × 1000" exact (batch.ts).
+   */
   private evictAtOf(row: Row): number | null {
     const t = this.eventTime(row);
     if (t === null || t === undefined) return null;
-    if (this.dedup.withinWatermark) return t + this.delayMs;
-    return this.keyTimed ? t : null;
+    if (this.dedup.withinWatermark) return ceilMillis(t) + this.delayMs;
+    return this.keyTimed ? ceilMillis(t) : null;
   }
 
   /** Whether a key expires in this batch: its eviction time is at or before the batch's watermark. */

@@ -7,21 +7,23 @@ import { type Buffer, type CompiledAgg, initBuffer, mergeBuffers, updateBuffer }
 import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateStore } from '../ports';
 import type { GroupKey, SessionKey } from '../plan/types';
 import { timeOfValue } from '../plan/columns';
-import { type BatchMeta, isExpired, isLate } from './batch';
+import { type BatchMeta, isLate, isPastWatermark } from './batch';
+import { addMicros, ceilMillis, type Micros } from '../timestamps';
 import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
 import { stateId, statePartition } from './state-id';
 
 interface Session {
-  start: number;
-  /** Exclusive: the last row's event time plus the gap. */
-  end: number;
+  /** Epoch µs. */
+  start: Micros;
+  /** Exclusive: the last row's event time plus the gap (epoch µs). */
+  end: Micros;
   buf: Buffer;
   /** Whether this batch made or extended it. */
   changed: boolean;
 }
 
 /** A session as a state entry stores it. */
-type StoredSession = [start: number, end: number, buf: Buffer];
+type StoredSession = [start: Micros, end: Micros, buf: Buffer];
 
 /** The value of a key's state entry: its grouping values and its open sessions. */
 type StoredSessions = {
@@ -78,7 +80,7 @@ export class SessionOperator implements StatefulOperator {
     this.others = keys.filter((k) => k.kind === 'column').map((k) => (k as { name: string }).name);
     this.watermarked = cfg.watermarks.has(session.column);
     this.evicts = cfg.outputMode !== 'complete' && this.watermarked;
-    this.spec = { operatorId: cfg.operatorId, fixedEviction: false, evictionGranularityMs: session.gapMs };
+    this.spec = { operatorId: cfg.operatorId, fixedEviction: false, evictionGranularityMs: Math.max(1, Math.floor(session.gapUs / 1000)) };
     this.runsNoDataBatches = cfg.outputMode !== 'complete' && cfg.watermarks.size > 0;
   }
 
@@ -87,13 +89,13 @@ export class SessionOperator implements StatefulOperator {
    * Unlike other aggregations, Spark filters late rows for session windows in every output mode
    * (SessionWindowStateStoreRestoreExec), complete included; only eviction is mode-bound.
    */
-  private isSessionLate(end: number, batch: BatchMeta): boolean {
+  private isSessionLate(end: Micros, batch: BatchMeta): boolean {
     return this.watermarked && isLate(end, batch);
   }
 
   /** Whether a session closes in this batch: it ends at or before the batch's watermark. */
   private isSessionExpired(s: Session, batch: BatchMeta): boolean {
-    return this.evicts && isExpired(s.end, batch);
+    return this.evicts && isPastWatermark(s.end, batch);
   }
 
   begin(batch: BatchMeta): Accumulator {
@@ -115,7 +117,7 @@ export class SessionOperator implements StatefulOperator {
     for (const row of rows) {
       const ts = timeOfValue(row[session.column]); // (a window column: its window_time)
       if (ts === null || ts === undefined) continue;
-      const end = ts + session.gapMs;
+      const end = addMicros(ts, session.gapUs);
       if (this.isSessionLate(end, batch)) {
         late.push(row);
         continue;
@@ -170,21 +172,24 @@ export class SessionOperator implements StatefulOperator {
       }
       delta += keep.length - group.before;
       if (!changed) continue;
-      const evictAt = keep.length ? Math.min(...keep.map((s) => s.end)) : null;
+      // (the earliest end, in ms as stores keep eviction times: batch.ts)
+      let first: Micros | null = null;
+      for (const s of keep) if (first === null || s.end < first) first = s.end;
+      const evictAt = first === null ? null : ceilMillis(first);
       const value: StoredSessions | null = keep.length ? { k: group.kv, s: keep.map(toStored) } : null;
-      changes.push({ key: { id, evictAt: this.evicts ? evictAt : null, partition: statePartition(id, this.partitions) }, value });
+      changes.push({ key: { id, evictAt: this.evicts ? evictAt : null, partition: statePartition(id, this.partitions) }, value: value as Json });
     }
     return { rows: out, changes, late, stateRowsDelta: delta };
   }
 
   /** Sorts and merges overlapping or touching sessions (Spark merges when start <= current end). */
   private merge(sessions: Session[]): Session[] {
-    sessions.sort((a, b) => a.start - b.start || a.end - b.end);
+    sessions.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : a.end < b.end ? -1 : a.end > b.end ? 1 : 0));
     const out: Session[] = [];
     for (const s of sessions) {
       const cur = out[out.length - 1];
       if (cur && s.start <= cur.end) {
-        cur.end = Math.max(cur.end, s.end);
+        if (s.end > cur.end) cur.end = s.end;
         cur.buf = mergeBuffers(this.aggs, cur.buf, s.buf);
         cur.changed = cur.changed || s.changed;
       } else out.push({ ...s });

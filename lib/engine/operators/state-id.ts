@@ -19,10 +19,29 @@ export function stateId(kv: readonly Json[]): string {
     const v = kv[i];
     // a BIGINT beyond 2^53 − 1 is a bigint: its digits, which no number's text equals (one form per value)
     if (typeof v === 'number' || typeof (v as unknown) === 'bigint') parts.push(String(v));
+    else if (v !== null && typeof v === 'object') parts.push(objectText(v));
     else parts.push(JSON.stringify(v));
   }
   parts.push(']');
   return parts.join('');
+}
+
+/** The text of a window's [start, end] (or a {start, end} join key): its JSON, or with bigint bounds bigintDigits's. */
+function objectText(v: Json): string {
+  try {
+    return JSON.stringify(v);
+  } catch {
+    return JSON.stringify(v, bigintDigits); // (JSON.stringify refuses a bigint: TypeError)
+  }
+}
+
+/**
+ * A window's [start, end] (or a {start, end} join key) whose bound is a bigint (a TIMESTAMP beyond
+ * 2^53 − 1 µs): the bound as the string "<digits>n", which no number (one form per value) and no
+ * other bound can spell. A window of number bounds keeps the id it always had.
+ */
+function bigintDigits(_key: string, v: unknown): unknown {
+  return typeof v === 'bigint' ? `${v}n` : v;
 }
 
 /** Orders state changes (or entries) by their key's id. */

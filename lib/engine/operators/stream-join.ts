@@ -15,6 +15,7 @@
 import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateKey, StateStore } from '../ports';
 import type { StreamJoinSpec } from '../plan/types';
 import { type ColumnInfo, watermarkTimeOf } from '../plan/columns';
+import { addMicros, ceilMillis, type Micros } from '../timestamps';
 import type { JoinRemoval, JoinSides } from '../plan/chain';
 import { rowHolds } from '../predicate';
 import { type BatchMeta, isLate } from './batch';
@@ -107,21 +108,31 @@ export class StreamJoinOperator implements StatefulOperator {
   private inRange(l: Row, r: Row): boolean {
     const tr = this.join.timeRange;
     if (!tr) return true;
-    const lt = l[tr.left] as number | null | undefined;
-    const rt = r[tr.right] as number | null | undefined;
+    const lt = l[tr.left] as Micros | null | undefined;
+    const rt = r[tr.right] as Micros | null | undefined;
     if (lt === null || lt === undefined || rt === null || rt === undefined) return false;
-    if (tr.lowerMs !== null && (tr.lowerStrict ? !(rt + tr.lowerMs < lt) : !(rt + tr.lowerMs <= lt))) return false;
-    if (tr.upperMs !== null && (tr.upperStrict ? !(lt < rt + tr.upperMs) : !(lt <= rt + tr.upperMs))) return false;
+    if (tr.lowerUs !== null) {
+      const lo = addMicros(rt, tr.lowerUs);
+      if (tr.lowerStrict ? !(lo < lt) : !(lo <= lt)) return false;
+    }
+    if (tr.upperUs !== null) {
+      const hi = addMicros(rt, tr.upperUs);
+      if (tr.upperStrict ? !(lt < hi) : !(lt <= hi)) return false;
+    }
     return true;
   }
 
-  /** When a buffered row of a side leaves the state: removable once this is <= the eviction watermark (null: never). */
+  /**
+   * When a buffered row of a side leaves the state (ms): removable once this is <= the eviction
+   * watermark (null: never). Its time t is in µs: t − offset × 1000 <= W × 1000 exactly when
+   * ceilMillis(t) − offset <= W (batch.ts).
+   */
   private removeAt(row: Row, side: Side): number | null {
     const removal: JoinRemoval = side === 'L' ? this.sides.leftRemoval : this.sides.rightRemoval;
     if (removal === null) return null;
     const t = watermarkTimeOf(row[removal.column]);
     if (t === null || t === undefined) return null;
-    return removal.kind === 'key' ? t : t - removal.offsetMs;
+    return removal.kind === 'key' ? ceilMillis(t) : ceilMillis(t) - removal.offsetMs;
   }
 
   /** An output row: the using keys, the left's other columns, the right's (nulls for a missing side). */

@@ -210,9 +210,11 @@ function joinSides(spec: StreamJoinSpec, left: Flow, right: Flow, inputName: str
     rightRemoval = { kind: 'key', column: keyed.right };
   } else if (tr && left.marks.has(tr.left) && right.marks.has(tr.right)) {
     // left BETWEEN right + lower AND right + upper: a left row can meet no right row after the
-    // watermark once left <= E + lower (1 ms less unless strict), a right row once right <= E - upper
-    if (tr.lowerMs !== null) leftRemoval = { kind: 'value', column: tr.left, offsetMs: tr.lowerMs - (tr.lowerStrict ? 0 : 1) };
-    if (tr.upperMs !== null) rightRemoval = { kind: 'value', column: tr.right, offsetMs: -tr.upperMs - (tr.upperStrict ? 0 : 1) };
+    // watermark once left <= E + lower (1 ms less unless strict), a right row once right <= E - upper.
+    // The offsets are in ms, as watermarks are: a bound with a part below the ms is rounded down
+    // (the row stays a little longer, never leaves too early).
+    if (tr.lowerUs !== null) leftRemoval = { kind: 'value', column: tr.left, offsetMs: Math.floor(tr.lowerUs / 1000) - (tr.lowerStrict ? 0 : 1) };
+    if (tr.upperUs !== null) rightRemoval = { kind: 'value', column: tr.right, offsetMs: Math.floor(-tr.upperUs / 1000) - (tr.upperStrict ? 0 : 1) };
   }
   const offsets = [leftRemoval, rightRemoval].map((r) => (r === null ? null : r.kind === 'key' ? 0 : r.offsetMs)).filter((o): o is number => o !== null);
   return {

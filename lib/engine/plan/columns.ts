@@ -5,24 +5,25 @@
  */
 import { InvalidQueryError } from '../errors';
 import type { ColumnType, DataType } from '../schema';
+import { type Micros, subMicros } from '../timestamps';
 import { avgDecimalType, sumDecimalType } from '../decimal';
 import { ddlOf } from '../ddl';
 import { pathColumn } from './paths';
 import type { AggSpec, ExplodeItem, JoinKeyPair, JoinPredicate, JoinStage, ProjectItem, StatelessStage, StaticTableSpec } from './types';
 
 /**
- * The time a window value stands for when a window is taken over it: Spark's window_time, its
- * end − 1 µs (in epoch ms, end − 0.001). Any other value is its own time.
+ * The time (epoch µs) a window value stands for when a window is taken over it: Spark's
+ * window_time, its end − 1 µs. Any other value is its own time.
  */
-export function timeOfValue(v: unknown): number | null | undefined {
-  if (v !== null && typeof v === 'object') return (v as { end: number }).end - 0.001;
-  return v as number | null | undefined;
+export function timeOfValue(v: unknown): Micros | null | undefined {
+  if (v !== null && typeof v === 'object') return subMicros((v as { end: Micros }).end, 1);
+  return v as Micros | null | undefined;
 }
 
-/** The time a marked value is compared with a watermark by: a window by its end. */
-export function watermarkTimeOf(v: unknown): number | null | undefined {
-  if (v !== null && typeof v === 'object') return (v as { end: number }).end;
-  return v as number | null | undefined;
+/** The time (epoch µs) a marked value is compared with a watermark by: a window by its end. */
+export function watermarkTimeOf(v: unknown): Micros | null | undefined {
+  if (v !== null && typeof v === 'object') return (v as { end: Micros }).end;
+  return v as Micros | null | undefined;
 }
 
 /** A column of a plan's rows: its name and full type (a DECIMAL's precision and scale, a STRUCT's fields...). */

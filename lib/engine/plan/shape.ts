@@ -6,27 +6,38 @@ import type { OutputMode, QueryPlan, StatefulSpec } from './types';
 /**
  * The stateful shape of a plan, fingerprinted into the checkpoint: a restart with a different
  * shape is refused, as Spark refuses an incompatible state schema.
+ *
+ * Since TIMESTAMP values became epoch microseconds (issue 29), the shape of a plan whose state can
+ * hold a time (an operator with a TIMESTAMP or window among its input columns) carries
+ * `timestamps: 'us'`, and window, session and join bounds are given in µs: state written in
+ * milliseconds by an earlier version has another fingerprint, so it is refused instead of being
+ * misread. `legacy` gives the shape such a plan had before (ms, no mark), for the refusal to say why.
  */
-export function statefulShape(plan: QueryPlan): Json {
+export function statefulShape(plan: QueryPlan, legacy = false): Json {
   const wms = plan.stages.filter((s) => s.kind === 'watermark').map((s) => (s as { column: string }).column);
   if (plan.operators.length === 0) return { kind: 'stateless', outputMode: plan.outputMode };
   // One operator: the shape (and so the fingerprint) of checkpoints written before chains existed.
   const inputs = plan.inputs ?? [];
   const policy: Record<string, Json> = plan.watermarkPolicy === 'max' ? { watermarkPolicy: 'max' } : {};
+  const chain = operatorChain(plan).operators;
+  const timed = !legacy && chain.some((o) => o.inputColumns.some((c) => c.type === 'TIMESTAMP' || c.window));
+  const mark: Record<string, Json> = timed ? { timestamps: 'us' } : {};
+  const unit: TimeUnit = legacy ? 'ms' : 'us';
   if (plan.operators.length === 1 && inputs.length === 0)
-    return { ...(operatorShape(plan.operators[0].spec, wms, plan.outputMode) as Record<string, Json>), ...policy };
+    return { ...(operatorShape(plan.operators[0].spec, wms, plan.outputMode, unit) as Record<string, Json>), ...policy, ...mark };
   if (inputs.length === 0)
     return {
       kind: 'chain',
-      operators: plan.operators.map((o) => operatorShape(o.spec, wms, plan.outputMode)),
+      operators: plan.operators.map((o) => operatorShape(o.spec, wms, plan.outputMode, unit)),
       watermarks: wms,
       outputMode: plan.outputMode,
       ...policy,
+      ...mark,
     };
   // with joined inputs: every operator in run order (their state ids follow it), and each input's watermark columns
   return {
     kind: 'chain',
-    operators: operatorChain(plan).operators.map((o) => ({ ...(operatorShape(o.spec, wms, plan.outputMode) as Record<string, Json>), id: o.operatorId })),
+    operators: chain.map((o) => ({ ...(operatorShape(o.spec, wms, plan.outputMode, unit) as Record<string, Json>), id: o.operatorId })),
     watermarks: wms,
     inputs: inputs.map((i) => ({
       name: i.name,
@@ -35,17 +46,28 @@ export function statefulShape(plan: QueryPlan): Json {
     })),
     outputMode: plan.outputMode,
     ...policy,
+    ...mark,
   };
 }
 
-function operatorShape(st: StatefulSpec, wms: string[], outputMode: OutputMode): Json {
+/** The unit a shape gives durations in: µs, or ms for the shape of checkpoints written before issue 29. */
+type TimeUnit = 'us' | 'ms';
+
+function operatorShape(st: StatefulSpec, wms: string[], outputMode: OutputMode, unit: TimeUnit): Json {
+  const ms = (us: number | null) => (us === null ? null : us / 1000);
   if (st.kind === 'streamJoin') {
+    const tr = st.timeRange;
     return {
       kind: 'streamJoin',
       input: st.input,
       type: st.type,
       on: st.on.map((k) => ({ left: k.left, right: k.right, using: k.using })),
-      timeRange: st.timeRange ? { ...st.timeRange } : null,
+      timeRange:
+        tr === null
+          ? null
+          : unit === 'us'
+            ? { ...tr }
+            : { left: tr.left, right: tr.right, lowerMs: ms(tr.lowerUs), upperMs: ms(tr.upperUs), lowerStrict: tr.lowerStrict, upperStrict: tr.upperStrict },
       condition: [...st.condition, ...st.pushed] as unknown as Json,
     };
   }
@@ -59,8 +81,12 @@ function operatorShape(st: StatefulSpec, wms: string[], outputMode: OutputMode):
         k.kind === 'column'
           ? { column: k.name }
           : k.kind === 'window'
-            ? { window: k.column, durationMs: k.durationMs, slideMs: k.slideMs, startMs: k.startMs }
-            : { session: k.column, gapMs: k.gapMs },
+            ? unit === 'us'
+              ? { window: k.column, durationUs: k.durationUs, slideUs: k.slideUs, startUs: k.startUs }
+              : { window: k.column, durationMs: ms(k.durationUs), slideMs: ms(k.slideUs), startMs: ms(k.startUs) }
+            : unit === 'us'
+              ? { session: k.column, gapUs: k.gapUs }
+              : { session: k.column, gapMs: ms(k.gapUs) },
     ),
     aggs: st.aggs.map((a) => ({ fn: a.fn, column: a.column ?? null, as: a.as })),
     watermarks: wms,

@@ -96,8 +96,9 @@ export type StreamJoinType = 'inner' | 'leftOuter' | 'rightOuter' | 'fullOuter' 
 export interface TimeRange {
   readonly left: string;
   readonly right: string;
-  readonly lowerMs: number | null;
-  readonly upperMs: number | null;
+  /** The bounds in µs (a duration, a safe integer). */
+  readonly lowerUs: number | null;
+  readonly upperUs: number | null;
   readonly lowerStrict: boolean;
   readonly upperStrict: boolean;
 }
@@ -144,15 +145,17 @@ export interface ExplodeItem {
 export interface WindowKey<Col extends string = string> {
   readonly kind: 'window';
   readonly column: Col;
-  readonly durationMs: number;
-  readonly slideMs: number;
-  readonly startMs: number;
+  /** Length, slide and start offset in µs (durations: safe integers). */
+  readonly durationUs: number;
+  readonly slideUs: number;
+  readonly startUs: number;
   readonly text: string;
 }
 export interface SessionKey<Col extends string = string> {
   readonly kind: 'session';
   readonly column: Col;
-  readonly gapMs: number;
+  /** The gap in µs. */
+  readonly gapUs: number;
   readonly text: string;
 }
 export interface ColumnKey<Name extends string = string> {

@@ -5,7 +5,7 @@ import type { Row } from './values';
  * A static table a stream-static join reads (query.ts StaticTableSpec), opened once per run.
  * A table is read whole (`load`: every row, typed by its schema) or looked up by key (`lookup`:
  * the rows whose key columns, in the spec's `key` order, equal one of `keys`; any order, keys
- * without a row left out). Rows are typed as a source's (TIMESTAMP as epoch ms).
+ * without a row left out). Rows are typed as a source's (TIMESTAMP as epoch µs).
  */
 export interface StaticTableReader {
   readonly description: string;

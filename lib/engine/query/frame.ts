@@ -3,7 +3,7 @@
  * GroupedFrame (groupBy ... agg) and DataStreamWriter (writeStream ... plan()).
  */
 import { InvalidOptionError, InvalidQueryError } from '../errors';
-import { parseWatermarkDelay, parseWindowDuration } from '../duration';
+import { parseDurationMs, parseWatermarkDelay } from '../duration';
 import { rowHolds } from '../predicate';
 import type { ColumnType } from '../schema';
 import type { Row } from '../ports';
@@ -451,7 +451,7 @@ export class DataStreamWriter<C extends FrameColumns = AnyColumns> {
           `option idleTimeout=${JSON.stringify(value)} is not a duration: write it as Spark writes intervals, e.g. .option('idleTimeout', '30 minutes')`,
         );
       }
-      this.idleTimeoutMs = parseWindowDuration(value, 'option idleTimeout');
+      this.idleTimeoutMs = parseDurationMs(value, 'option idleTimeout');
       return this;
     }
     if (key !== 'statePartitions') {

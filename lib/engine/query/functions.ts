@@ -13,20 +13,20 @@ import type { AggFn, AggSpec, ColumnKey, ColumnPath, ExplodeItem, ProjectItem, S
 export function window<Col extends string>(on: Col | ColumnKey<Col>, duration: string, slide?: string, startTime?: string): WindowKey<Col> {
   // window(col('window'), ...) / window('window', ...) over an earlier aggregation's window: over its window_time
   const column = (typeof on === 'string' ? on : on.name) as Col;
-  const durationMs = parseWindowDuration(duration, `window duration for ${column}`);
-  const slideMs = slide === undefined ? durationMs : parseWindowDuration(slide, `window slide for ${column}`);
-  const startMs = startTime === undefined ? 0 : parseSignedStart(startTime, column);
-  if (slideMs > durationMs) {
+  const durationUs = parseWindowDuration(duration, `window duration for ${column}`);
+  const slideUs = slide === undefined ? durationUs : parseWindowDuration(slide, `window slide for ${column}`);
+  const startUs = startTime === undefined ? 0 : parseSignedStart(startTime, column);
+  if (slideUs > durationUs) {
     throw new InvalidQueryError(
       `window on ${column}: the slide duration (${slide}) must be less than or equal to the window duration (${duration}): use a shorter slide or a longer window`,
     );
   }
-  if (Math.abs(startMs) >= slideMs) {
+  if (Math.abs(startUs) >= slideUs) {
     throw new InvalidQueryError(
       `window on ${column}: the absolute value of the start time (${startTime}) must be less than the slide duration (${slide ?? duration}): use an offset smaller than the slide`,
     );
   }
-  return { kind: 'window', column, durationMs, slideMs, startMs, text: [duration, slide, startTime].filter(Boolean).join(', ') };
+  return { kind: 'window', column, durationUs, slideUs, startUs, text: [duration, slide, startTime].filter(Boolean).join(', ') };
 }
 
 function parseSignedStart(text: string, column: string): number {
@@ -37,7 +37,7 @@ function parseSignedStart(text: string, column: string): number {
 
 /** `session_window(column, gapDuration)`; over an earlier aggregation's window column, over its window_time. */
 export function sessionWindow<Col extends string>(column: Col, gap: string): SessionKey<Col> {
-  return { kind: 'session', column, gapMs: parseWindowDuration(gap, `session window gap for ${column}`), text: gap };
+  return { kind: 'session', column, gapUs: parseWindowDuration(gap, `session window gap for ${column}`), text: gap };
 }
 
 export function col<Name extends string>(name: Name): ColumnKey<Name> {
@@ -143,7 +143,7 @@ export function windowEnd(column: string, as: string): ProjectItem {
 }
 /** `select(windowOf(window('eventTime', '10 seconds'), 'w'))`: the tumbling window that contains the column's time. */
 export function windowOf(w: WindowKey, as: string): ProjectItem {
-  if (w.slideMs !== w.durationMs)
+  if (w.slideUs !== w.durationUs)
     throw new InvalidQueryError(
       `select: the window on ${w.column} (${w.text}) slides, so a row has several: a select takes a tumbling window; group by the sliding window instead`,
     );

@@ -59,27 +59,27 @@ export function streamJoinType(type: string): StreamJoinType {
 
 /** A signed interval ('-10 seconds'), months refused (they have no fixed length). */
 function signedInterval(text: string, what: string): number {
-  const { ms, months } = parseInterval(text, what);
+  const { us, months } = parseInterval(text, what);
   if (months !== 0)
     throw new InvalidOptionError(`${what} "${text}" uses months or years, which have no fixed length: express it in days, hours or smaller units`);
-  return ms;
+  return us;
 }
 
-/** A join's time range in the plan's terms (ms), its bounds checked. */
+/** A join's time range in the plan's terms (µs), its bounds checked. */
 export function parseTimeRange(t: TimeRangeArg): TimeRange {
   if (!t || typeof t.left !== 'string' || typeof t.right !== 'string') {
     throw new InvalidQueryError(
       `join timeRange ${JSON.stringify(t)}: give the two TIMESTAMP columns and the bounds, e.g. { left: 'clickTime', right: 'impressionTime', lower: '0 seconds', upper: '1 hour' }`,
     );
   }
-  const lowerMs = t.lower === undefined ? null : signedInterval(t.lower, 'join timeRange lower');
-  const upperMs = t.upper === undefined ? null : signedInterval(t.upper, 'join timeRange upper');
-  if (lowerMs === null && upperMs === null)
+  const lowerUs = t.lower === undefined ? null : signedInterval(t.lower, 'join timeRange lower');
+  const upperUs = t.upper === undefined ? null : signedInterval(t.upper, 'join timeRange upper');
+  if (lowerUs === null && upperUs === null)
     throw new InvalidQueryError(`join timeRange on ${t.left} and ${t.right} has neither lower nor upper: give at least one bound, e.g. upper: '1 hour'`);
-  if (lowerMs !== null && upperMs !== null && lowerMs > upperMs) {
+  if (lowerUs !== null && upperUs !== null && lowerUs > upperUs) {
     throw new InvalidQueryError(
       `join timeRange on ${t.left} and ${t.right}: lower (${t.lower}) is after upper (${t.upper}), so no pair of rows could match: swap them`,
     );
   }
-  return { left: t.left, right: t.right, lowerMs, upperMs, lowerStrict: t.lowerStrict === true, upperStrict: t.upperStrict === true };
+  return { left: t.left, right: t.right, lowerUs, upperUs, lowerStrict: t.lowerStrict === true, upperStrict: t.upperStrict === true };
 }

@@ -172,7 +172,9 @@ type Known<C> = string extends keyof C ? false : true;
 export type ColumnsOfType<C, T> = Known<C> extends true ? { [K in keyof C]: C[K] extends T ? K : never }[keyof C] & string : string;
 
 /**
- * A value as functions given to filter/withColumn see it: TIMESTAMP as epoch milliseconds, DECIMAL
+ * A value as functions given to filter/withColumn see it: TIMESTAMP (and a window's start and end)
+ * as epoch **microseconds**, a number when it is a safe integer (years 1685 to 2255) and a bigint
+ * beyond, as a BIGINT is (before issue 29 it was epoch milliseconds: a breaking change); DECIMAL
  * as its canonical text ("12.30", exactly `scale` digits after the point), DATE as "YYYY-MM-DD",
  * ARRAY as an array, MAP and STRUCT as objects (a STRUCT has every field it declares).
  */
@@ -181,8 +183,8 @@ export type InputValue<T> = T extends 'STRING' | 'DECIMAL' | 'DATE'
   : T extends 'BOOLEAN'
     ? boolean | null
     : T extends 'WINDOW'
-      ? { readonly start: number; readonly end: number }
-      : T extends 'LONG'
+      ? { readonly start: number | bigint; readonly end: number | bigint }
+      : T extends 'LONG' | 'TIMESTAMP'
         ? number | bigint | null
         : T extends ArrayOf<infer E>
           ? InputValue<E>[] | null

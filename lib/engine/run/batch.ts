@@ -7,6 +7,7 @@
  *   source k chunks ─▶ its stages ─▶ its operators ─┘ (a stream-stream join's right side)
  */
 import type { Accumulator, OperatorOutput } from '../operators/operator';
+import { batchMeta } from '../operators/batch';
 import type { DeadLetter, Json, OffsetEntry, OutputRow, ReadOptions, ReadResult, Row, Source, StateStore } from '../ports';
 import { toOutputRow } from '../rows';
 import { MaxEventTimes, operatorInputWatermarks } from '../watermark';
@@ -72,7 +73,7 @@ export function operatorBatch(rt: QueryRuntime, entry: OffsetEntry, i: number) {
     watermarksOf(entry),
     rt.operators.map((o) => o.chained.watermarkOffsetMs),
   )[i];
-  return { batchId: entry.batchId, evictWm: wms.batchWatermarkMs, lateWm: wms.lateWatermarkMs };
+  return batchMeta(entry.batchId, wms.batchWatermarkMs, wms.lateWatermarkMs);
 }
 
 /**

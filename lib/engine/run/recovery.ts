@@ -53,6 +53,11 @@ async function checkShape(rt: QueryRuntime, last: CommitEntry | null, meta: Chec
       );
     }
     if (stored.fp !== rt.fingerprint) {
+      if (stored.fp === rt.legacyFingerprint) {
+        throw new CheckpointMismatchError(
+          `query ${plan.name}: its checkpoint ${rt.deps.checkpoint.description} holds state written when TIMESTAMP values were epoch milliseconds; they are epoch microseconds now (issue 29), and that state (window bounds, event times) would be misread: give the query a new checkpoint location and backfill`,
+        );
+      }
       const was = meta ? ` (checkpoint: ${JSON.stringify(meta.shape)})` : '';
       throw new CheckpointMismatchError(
         `query ${plan.name} does not match its checkpoint ${rt.deps.checkpoint.description}: its stateful shape (grouping keys, aggregations, window, dedup keys, output mode) is now ${JSON.stringify(rt.shape)}${was}, and state of another shape cannot be reused; revert the change, or give the query a new checkpoint location and backfill`,

@@ -33,6 +33,8 @@ export class QueryRuntime {
   readonly clock: Clock;
   readonly shape: Json;
   readonly fingerprint: string;
+  /** The fingerprint of this plan's shape before issue 29 (TIMESTAMP state in ms), when it differs from `fingerprint`. */
+  readonly legacyFingerprint: string | null;
   readonly log: (event: Record<string, unknown>) => void;
   readonly watermarks: WatermarkPolicy;
   readonly readOptions: ReadOptions;
@@ -50,6 +52,9 @@ export class QueryRuntime {
     this.log = deps.log ?? (() => undefined);
     this.shape = statefulShape(this.plan);
     this.fingerprint = shapeFingerprint(this.shape);
+    // the fingerprint the same plan had when TIMESTAMP state was in ms (recovery.ts says so when a checkpoint has it)
+    const legacy = shapeFingerprint(statefulShape(this.plan, true));
+    this.legacyFingerprint = legacy === this.fingerprint ? null : legacy;
     this.watermarks = new WatermarkPolicy(this.plan);
     // each operator with its own input columns and event-time columns (its marks)
     this.operators = operatorChain(this.plan).operators.map((chained) => ({
