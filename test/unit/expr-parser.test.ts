@@ -9,7 +9,9 @@ import { analyzeExpression, compileExpression, type ExpressionError } from '../.
 import { parseExpression, parseNamedExpression } from '../../lib/engine/expr/parser';
 import { typeName } from '../../lib/engine/expr/types';
 
-const COLS = parseDdlColumns('a INT, b INT, c INT, s STRING, t STRING, ok BOOLEAN, `odd name` INT, arr ARRAY<INT>, m MAP<STRING, INT>, st STRUCT<f: INT, g: STRUCT<h: STRING>>');
+const COLS = parseDdlColumns(
+  'a INT, b INT, c INT, s STRING, t STRING, ok BOOLEAN, `odd name` INT, arr ARRAY<INT>, m MAP<STRING, INT>, st STRUCT<f: INT, g: STRUCT<h: STRING>>',
+);
 const sqlOf = (text: string) => analyzeExpression(text, COLS).sql;
 const value = (text: string, row: Record<string, unknown> = {}) => compileExpression(text, COLS).evaluate(row);
 const typeOf = (text: string) => typeName(analyzeExpression(text, COLS).type);

@@ -86,7 +86,9 @@ describe('DECIMAL result precision and scale (DecimalPrecision)', () => {
 
   it('fails the row when the exact result needs more digits than the result type has', () => {
     // 1.23e31 squared is about 1.5e62: more than DECIMAL(38,4)'s 34 integer digits
-    expect(() => value('d38_2 * d38_2', { d38_2: '12345678901234567890123456789012.34' })).toThrow(/^\[NUMERIC_VALUE_OUT_OF_RANGE\] .* cannot be represented as DECIMAL\(38,4\)/);
+    expect(() => value('d38_2 * d38_2', { d38_2: '12345678901234567890123456789012.34' })).toThrow(
+      /^\[NUMERIC_VALUE_OUT_OF_RANGE\] .* cannot be represented as DECIMAL\(38,4\)/,
+    );
     expect(value('try_multiply(d38_2, d38_2)', { d38_2: '12345678901234567890123456789012.34' })).toBeNull();
   });
 
@@ -159,7 +161,7 @@ describe('refusals, with Spark error classes', () => {
     ['no_such_fn(i)', 'UNRESOLVED_ROUTINE'],
     ['substring(s)', 'WRONG_NUM_ARGS.WITHOUT_SUGGESTION'],
     ['sum(i)', 'UNSUPPORTED_EXPR_FOR_OPERATOR'],
-    ["from_json(s, s)", 'DATATYPE_MISMATCH.NON_FOLDABLE_INPUT'],
+    ['from_json(s, s)', 'DATATYPE_MISMATCH.NON_FOLDABLE_INPUT'],
   ])('%s is refused with %s', (text, errorClass) => {
     expect(refusal(text).errorClass).toBe(errorClass);
   });
@@ -172,7 +174,9 @@ describe('refusals, with Spark error classes', () => {
   });
 
   it("checks a filter's type (DATATYPE_MISMATCH.FILTER_NOT_BOOLEAN)", () => {
-    expect(() => checkFilterBoolean(analyzeExpression('i + 1', COLS), 'i + 1')).toThrow(/^\[DATATYPE_MISMATCH\.FILTER_NOT_BOOLEAN\] .*"\(i \+ 1\)" of type "INT" is not a boolean/);
+    expect(() => checkFilterBoolean(analyzeExpression('i + 1', COLS), 'i + 1')).toThrow(
+      /^\[DATATYPE_MISMATCH\.FILTER_NOT_BOOLEAN\] .*"\(i \+ 1\)" of type "INT" is not a boolean/,
+    );
     expect(() => compileFilter('s', COLS)).toThrow(/FILTER_NOT_BOOLEAN/);
     expect(compileFilter('i > 1', COLS)({ i: 2 })).toBe(true);
   });
