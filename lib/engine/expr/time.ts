@@ -27,12 +27,15 @@ export function bigMicros(v: Micros): bigint {
 /** Spark's timestamp text forms (session time zone UTC) as epoch microseconds, or null. */
 export function parseTimestampMicros(text: string): Micros | null {
   const t = text.trim();
-  const ms = parseTimestamp(t);
+  // timestamps.ts reads milliseconds: the digits beyond the third of a fraction are added here,
+  // exactly (Spark keeps six; a seventh and on are dropped)
+  const frac = /(\d{2}:\d{2}:\d{2}\.\d{3})(\d{1,6})/.exec(t);
+  const extra = frac === null ? 0 : Number(frac[2].slice(0, 3).padEnd(3, '0'));
+  const ms = parseTimestamp(frac === null ? t : t.replace(frac[0], frac[1]));
   if (ms !== null) {
     const whole = Math.floor(ms);
-    // the fraction holds the microseconds beyond the millisecond (timestamps.ts adds them as 0.fff)
-    const frac = Math.round((ms - whole) * 1000);
-    return microsValue(BigInt(whole) * 1000n + BigInt(frac));
+    const rest = Math.round((ms - whole) * 1000);
+    return microsValue(BigInt(whole) * 1000n + BigInt(rest + extra));
   }
   // Spark's stringToTimestamp also takes a year or a year and month alone
   const m = /^(\d{4})(?:-(\d{1,2}))?$/.exec(t);
