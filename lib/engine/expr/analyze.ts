@@ -830,12 +830,12 @@ export interface FunctionDef {
   readonly resolve: (args: readonly Typed[], c: CallCtx) => Typed;
 }
 
-export function literal(value: unknown, type: SqlType, sql: string): Typed {
+function literal(value: unknown, type: SqlType, sql: string): Typed {
   const name = type.type === 'STRING' && typeof value === 'string' ? value : sql;
   return { type, sql, name, children: [], constant: { value }, build: () => () => value };
 }
 
-export function columnRef(c: ColumnInfo): Typed {
+function columnRef(c: ColumnInfo): Typed {
   const key = c.name;
   const sql = /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? key : `\`${key.replace(/`/g, '``')}\``;
   return { type: c, sql, name: key, children: [], build: () => (row) => row[key] ?? null };
@@ -866,7 +866,7 @@ function scaled(v: string, own: number, to: number): bigint {
 }
 
 /** A LIKE pattern as a regex: `%` any text, `_` one character, the escapeChar character before them for themselves. */
-export function likeRegex(pattern: string, escapeChar: string, ignoreCase: boolean): RegExp {
+function likeRegex(pattern: string, escapeChar: string, ignoreCase: boolean): RegExp {
   let out = '';
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i];
@@ -904,7 +904,7 @@ export function javaRegex(source: string, az: Analyzer | null, pos: number, flag
 }
 
 /** Up to five names closest to `name` (Levenshtein distance), as Spark's suggestions. */
-export function suggest(name: string, names: readonly string[]): string[] {
+function suggest(name: string, names: readonly string[]): string[] {
   const n = name.toLowerCase();
   return [...names]
     .map((x) => ({ x, d: distance(n, x.toLowerCase()) }))

@@ -72,7 +72,7 @@ function integralRange(t: SqlType): [bigint, bigint] {
 }
 
 /** Spark's stringToDate: `yyyy`, `yyyy-[m]m`, `yyyy-[m]m-[d]d`, optionally followed by a space or T and anything. */
-export function dateOfText(text: string): string | null {
+function dateOfText(text: string): string | null {
   const m = /^([0-9]{4})(?:-([0-9]{1,2})(?:-([0-9]{1,2})(?:[ T].*)?)?)?$/s.exec(text.trim());
   if (m === null) return null;
   return dateOf(Number(m[1]), Number(m[2] ?? 1), Number(m[3] ?? 1));
@@ -267,7 +267,7 @@ function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
 }
 
 /** Spark's text of a value cast to STRING. */
-export function toStringFn(t: SqlType): (v: unknown) => string {
+function toStringFn(t: SqlType): (v: unknown) => string {
   switch (t.type) {
     case 'STRING':
     case 'DATE':

@@ -1,7 +1,7 @@
 /** Helpers shared by the function modules: typing arguments with Spark's implicit casts, and building call nodes. */
 import { type CallCtx, type FunctionDef, implicitCast } from './analyze';
 import type { Eval, Typed } from './typed';
-import { DOUBLE, INT, isNumeric, LONG, STRING, type SqlType, typeName } from './types';
+import { DOUBLE, INT, isNumeric, STRING, type SqlType, typeName } from './types';
 
 export function def(min: number, max: number, resolve: FunctionDef['resolve']): FunctionDef {
   return { args: [min, max], resolve };
@@ -22,10 +22,6 @@ export function str(c: CallCtx, a: Typed, i: number): Typed {
 
 export function int(c: CallCtx, a: Typed, i: number): Typed {
   return c.az.implicit(a, INT, c.pos, what(c, i));
-}
-
-export function long(c: CallCtx, a: Typed, i: number): Typed {
-  return c.az.implicit(a, LONG, c.pos, what(c, i));
 }
 
 /** A numeric argument: a STRING (or NULL) is read as DOUBLE, as Spark's implicit cast to a numeric input. */

@@ -102,7 +102,7 @@ function tryOf(op: string): FunctionDef {
   });
 }
 
-export function swallow(f: Eval): Eval {
+function swallow(f: Eval): Eval {
   return (row) => {
     try {
       return f(row);

@@ -20,7 +20,7 @@ const CRC_TABLE = (() => {
 })();
 
 /** CRC-32 (IEEE 802.3, java.util.zip.CRC32) of bytes, as an unsigned number. */
-export function crc32(bytes: Uint8Array): number {
+function crc32(bytes: Uint8Array): number {
   let c = 0xffffffff;
   for (const b of bytes) c = CRC_TABLE[(c ^ b) & 0xff] ^ (c >>> 8);
   return (c ^ 0xffffffff) >>> 0;

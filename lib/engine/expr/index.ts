@@ -21,7 +21,6 @@ import { compileTyped, type Eval, type GeneratorInfo, type Typed } from './typed
 import { type SqlType, toDataType, typeName } from './types';
 
 export { ExpressionError, isSparkRowError, SparkRowError } from './errors';
-export { parseIntervalText } from './parser';
 export type { SqlType } from './types';
 export type { Typed, Eval, GeneratorInfo } from './typed';
 

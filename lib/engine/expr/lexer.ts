@@ -5,7 +5,7 @@
  */
 import { ExpressionError } from './errors';
 
-export type TokenKind = 'num' | 'str' | 'ident' | 'qident' | 'op' | 'eof';
+type TokenKind = 'num' | 'str' | 'ident' | 'qident' | 'op' | 'eof';
 
 export interface Token {
   readonly kind: TokenKind;

@@ -120,7 +120,7 @@ function unitOf(word: string): { months?: number; micros?: number } | undefined 
  * An interval's text as `INTERVAL '...'` and window durations write it: one or more `<number> <unit>`
  * ("10 minutes", "1 hour 30 minutes", "1.5 seconds"); returns months and microseconds, or null.
  */
-export function parseIntervalText(text: string): { months: number; micros: number } | null {
+function parseIntervalText(text: string): { months: number; micros: number } | null {
   const words = text.trim().split(/\s+/);
   if (words.length < 2 || words.length % 2 !== 0) return null;
   let months = 0;

@@ -7,7 +7,7 @@ import { strict } from './typed';
 import { BOOLEAN, INT, STRING } from './types';
 
 /** Spark's substring(str, pos, len): 1-based, a negative pos counts from the end, pos 0 is 1. */
-export function substringSql(s: string, pos: number, len = 2147483647): string {
+function substringSql(s: string, pos: number, len = 2147483647): string {
   const chars = simple(s) ? null : codePoints(s);
   const n = chars === null ? s.length : chars.length;
   let start = pos > 0 ? pos - 1 : pos < 0 ? n + pos : 0;
@@ -412,7 +412,7 @@ function formatNumber(v: number | string, d: number): string | null {
 }
 
 /** A double's shortest text without an exponent. */
-export function plainNumber(v: number): string {
+function plainNumber(v: number): string {
   const s = String(v);
   if (!/e/i.test(s)) return s;
   const [m, e] = s.split(/e/i);

@@ -12,7 +12,7 @@ import { parseTimestamp } from '../timestamps';
 export type Micros = number | bigint;
 
 export const MICROS_PER_SECOND = 1_000_000;
-export const MICROS_PER_DAY = 86_400_000_000;
+const MICROS_PER_DAY = 86_400_000_000;
 const BIG_DAY = 86_400_000_000n;
 
 /** A microsecond count as a TIMESTAMP value: a number when safe, else a bigint. */
@@ -110,7 +110,7 @@ export function dateOf(y: number, m: number, d: number): string | null {
   return parseDate(`${pad(y, 4)}-${pad(m, 2)}-${pad(d, 2)}`);
 }
 
-export function daysInMonth(y: number, m: number): number {
+function daysInMonth(y: number, m: number): number {
   return m === 2 ? ((y % 4 === 0 && y % 100 !== 0) || y % 400 === 0 ? 29 : 28) : [31, 0, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][m - 1];
 }
 

@@ -130,7 +130,7 @@ export function widerNumeric(a: SqlType, b: SqlType): SqlType {
  * its default): a result needing more than 38 digits keeps its integer digits and gives up
  * fraction digits, down to a scale of min(scale, 6).
  */
-export function adjustPrecisionScale(precision: number, scale: number): SqlType {
+function adjustPrecisionScale(precision: number, scale: number): SqlType {
   if (precision <= MAX_PRECISION) return decimal(precision, scale);
   const intDigits = precision - scale;
   const minScale = Math.min(scale, 6);

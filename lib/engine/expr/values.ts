@@ -8,8 +8,6 @@ import { SparkRowError } from './errors';
 import type { SqlType } from './types';
 import { typeName } from './types';
 
-export const INT_MIN = -2147483648;
-export const INT_MAX = 2147483647;
 export const LONG_MIN = -(2n ** 63n);
 export const LONG_MAX = 2n ** 63n - 1n;
 const SAFE_MIN = BigInt(Number.MIN_SAFE_INTEGER);
@@ -96,7 +94,7 @@ export function isZero(v: unknown): boolean {
 }
 
 /** The unscaled value of a DECIMAL value at `scale` (exact when scale >= the value's own). */
-export function unscaledAt(v: string, ownScale: number, scale: number): bigint {
+function unscaledAt(v: string, ownScale: number, scale: number): bigint {
   return rescale(unscaledOf(v), ownScale, scale);
 }
 
@@ -108,7 +106,7 @@ export function outOfRange(unscaled: bigint, scale: number, t: SqlType, sql: str
 }
 
 /** An exact unscaled result at `scale` as a value of DECIMAL type `t` (HALF_UP to its scale); NUMERIC_VALUE_OUT_OF_RANGE when it does not fit. */
-export function decimalResult(unscaled: bigint, scale: number, t: SqlType, sql: string): string {
+function decimalResult(unscaled: bigint, scale: number, t: SqlType, sql: string): string {
   const u = rescale(unscaled, scale, t.scale!);
   if (!fitsPrecision(u, t.precision!)) throw outOfRange(u, t.scale!, t, sql);
   return formatDecimal(u, t.scale!);
