@@ -5,7 +5,8 @@
  * expression may also have the type of a NULL literal (Spark's VOID) or an INTERVAL (a literal
  * `INTERVAL 10 MINUTES`, only as an operand of + and -, or an argument of window functions).
  */
-import { ddlOf } from '../ddl';
+import { ddlOf, MAX_DECIMAL_PRECISION } from '../ddl';
+import { integerAsDecimal } from '../decimal';
 import type { ColumnType, DataType } from '../schema';
 
 /** An expression's type: a column type, `NULL` (the type of a NULL literal) or `INTERVAL`. */
@@ -35,7 +36,7 @@ export const DOUBLE: SqlType = { type: 'DOUBLE' };
 export const DATE: SqlType = { type: 'DATE' };
 export const TIMESTAMP: SqlType = { type: 'TIMESTAMP' };
 export const NULL_TYPE: SqlType = { type: 'NULL' };
-export const MAX_PRECISION = 38;
+export const MAX_PRECISION = MAX_DECIMAL_PRECISION;
 
 /** A DECIMAL(p,s) type. */
 export function decimal(precision: number, scale: number): SqlType {
@@ -99,8 +100,8 @@ function rank(t: SqlType): number {
 /** The DECIMAL an integral type widens to (TINYINT 3, SMALLINT 5, INT 10, BIGINT 20 digits); a DECIMAL stays. */
 export function asDecimal(t: SqlType): SqlType {
   if (t.type === 'DECIMAL') return t;
-  if (t.type === 'LONG') return decimal(20, 0);
-  return decimal(t.bits === 8 ? 3 : t.bits === 16 ? 5 : 10, 0);
+  const d = integerAsDecimal(t.type === 'LONG' ? 64 : (t.bits ?? 32));
+  return decimal(d.precision, d.scale);
 }
 
 /** Spark's `DecimalType.bounded`. */
