@@ -185,6 +185,15 @@ describe('generators', () => {
     expect(s.generate({ id: 3, tags: [] })).toEqual([]);
   });
 
+  it('projects columns with any name, even __proto__', () => {
+    const cols = parseDdlColumns('`a"b` INT');
+    const s = compileSelect(['*', '1 AS `x y`', '2 AS `__proto__`'], cols);
+    const out = s.project({ 'a"b': 6 });
+    expect(Object.hasOwn(out, '__proto__')).toBe(true);
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(Object.keys(out)).toEqual(['a"b', 'x y', '__proto__']);
+  });
+
   it('refuses two generators in one select', () => {
     const cols = parseDdlColumns('a ARRAY<INT>, b ARRAY<INT>');
     expect(() => compileSelect(['explode(a)', 'explode(b)'], cols)).toThrow(/UNSUPPORTED_GENERATOR.MULTI_GENERATOR/);

@@ -596,6 +596,18 @@ export class Analyzer {
                 : (n) => n >= 0;
     const fast = c.type.type === 'INT' || c.type.type === 'STRING' || c.type.type === 'DATE' || c.type.type === 'BOOLEAN';
     let f: (x: unknown, y: unknown) => boolean = (x, y) => test(cmp(x, y));
+    if (c.type.type === 'DOUBLE' && op !== '<=>' && op !== '=' && op !== '<>') {
+      // plain comparison unless a NaN is involved (Spark orders NaN above every number)
+      const slow = f;
+      f =
+        op === '<'
+          ? (x, y) => (!Number.isNaN(x as number) && !Number.isNaN(y as number) ? (x as number) < (y as number) : slow(x, y))
+          : op === '<='
+            ? (x, y) => (!Number.isNaN(x as number) && !Number.isNaN(y as number) ? (x as number) <= (y as number) : slow(x, y))
+            : op === '>'
+              ? (x, y) => (!Number.isNaN(x as number) && !Number.isNaN(y as number) ? (x as number) > (y as number) : slow(x, y))
+              : (x, y) => (!Number.isNaN(x as number) && !Number.isNaN(y as number) ? (x as number) >= (y as number) : slow(x, y));
+    }
     if (fast) {
       if (op === '=' || op === '<=>') f = (x, y) => x === y;
       else if (op === '<>') f = (x, y) => x !== y;

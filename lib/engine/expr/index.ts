@@ -132,11 +132,7 @@ export function compileSelect(items: readonly string[], columns: readonly Column
     } else outColumns.push({ ...toDataType(item.typed.type), name: item.name });
   });
   const n = evals.length;
-  const project = (row: Row): Row => {
-    const r: Row = {};
-    for (let i = 0; i < n; i++) r[names[i]] = evals[i](row);
-    return r;
-  };
+  const project = projector(names, evals);
   if (gen === undefined) return { columns: outColumns, project, generate: (row) => [project(row)] };
   const genNames = outColumns.slice(generatorAt, generatorAt + gen.columns.length).map((c) => c.name);
   const withPos = gen.kind.startsWith('pos');
@@ -163,6 +159,24 @@ export function compileSelect(items: readonly string[], columns: readonly Column
       });
     },
   };
+}
+
+/**
+ * The output row of the items, built by one generated function whose object literal has the
+ * columns as fixed keys: every output row gets the same hidden class, which keeps the stages
+ * after it fast (a loop of `r[name] = ...` makes dictionary-mode objects).
+ */
+function projector(names: readonly string[], evals: readonly Eval[]): (row: Row) => Row {
+  if (names.includes('__proto__')) {
+    // a literal key "__proto__" would set the prototype: define the columns one by one instead
+    return (row) => {
+      const r: Row = {};
+      names.forEach((name, i) => Object.defineProperty(r, name, { value: evals[i](row), enumerable: true, writable: true, configurable: true }));
+      return r;
+    };
+  }
+  const fields = names.map((name, i) => `${JSON.stringify(name)}: e[${i}](row)`).join(', ');
+  return new Function('e', `return (row) => ({ ${fields} });`)(evals) as (row: Row) => Row;
 }
 
 function hasAlias(item: Item): boolean {
