@@ -182,6 +182,14 @@ describe('refusals, with Spark error classes', () => {
   });
 });
 
+describe('window columns', () => {
+  it('are STRUCT<start: TIMESTAMP, end: TIMESTAMP>, as Spark types window(...)', () => {
+    const cols = [{ name: 'window', type: 'TIMESTAMP' as const, window: true as const }];
+    expect(typeName(analyzeExpression('window', cols).type)).toBe('STRUCT<start: TIMESTAMP, end: TIMESTAMP>');
+    expect(typeName(analyzeExpression('window.end', cols).type)).toBe('TIMESTAMP');
+  });
+});
+
 describe('output names, as Spark names a column without AS', () => {
   it('keeps a column its name, a nested field its last part, and prints the rest', () => {
     const cols = parseDdlColumns('Amount INT, st STRUCT<inner: STRUCT<leaf: INT>>');

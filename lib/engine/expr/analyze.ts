@@ -847,10 +847,19 @@ function literal(value: unknown, type: SqlType, sql: string): Typed {
   return { type, sql, name, children: [], constant: { value }, build: () => () => value };
 }
 
+/** A window column's type: Spark's STRUCT<start: TIMESTAMP, end: TIMESTAMP> (ColumnInfo marks it TIMESTAMP with `window`). */
+const WINDOW_TYPE: SqlType = {
+  type: 'STRUCT',
+  fields: [
+    { ...TIMESTAMP, name: 'start' },
+    { ...TIMESTAMP, name: 'end' },
+  ],
+};
+
 function columnRef(c: ColumnInfo): Typed {
   const key = c.name;
   const sql = /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? key : `\`${key.replace(/`/g, '``')}\``;
-  return { type: c, sql, name: key, children: [], build: () => (row) => row[key] ?? null };
+  return { type: c.window ? WINDOW_TYPE : c, sql, name: key, children: [], build: () => (row) => row[key] ?? null };
 }
 
 /** `arg` cast to `to` (Spark's implicit ANSI cast), keeping its SQL text and name. */
