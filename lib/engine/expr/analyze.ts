@@ -411,7 +411,7 @@ export class Analyzer {
             const micros = bigMicros(t as Micros);
             const dayMicros = ((micros % 86_400_000_000n) + 86_400_000_000n) % 86_400_000_000n;
             const date = addMonths(dateOfMicros(t as Micros), sign * (iv as number));
-            if (date === null) throw overflow(`timestamp ${sql}`, fn);
+            if (date === null) throw overflow(`timestamp overflow in ${sql}: the date is outside years 1 to 9999;`, fn);
             return microsValue(BigInt(epochDayOf(date)) * 86_400_000_000n + dayMicros);
           }
           return microsValue(bigMicros(t as Micros) + BigInt(sign * (iv as number)));

@@ -89,7 +89,12 @@ function secondsToTimestamp(unit: number): FunctionDef {
   return def(1, 1, ([a], c) => {
     const t = a.type.type === 'STRING' ? implicitCast(a, LONG) : a;
     const within = (u: bigint) => {
-      if (!inRange(u)) throw overflow(`timestamp overflow in ${c.sql}: the instant is outside years 1 to 9999;`, `try_${c.name}`);
+      if (!inRange(u)) {
+        throw new SparkRowError(
+          'ARITHMETIC_OVERFLOW',
+          `timestamp overflow in ${c.sql}: ${u / BigInt(MICROS_PER_SECOND)} seconds is outside years 1 to 9999. Filter out such values, or check the unit (seconds, milliseconds, microseconds).`,
+        );
+      }
       return microsValue(u);
     };
     if (isIntegral(t.type))

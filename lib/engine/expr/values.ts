@@ -23,7 +23,8 @@ export function big(v: unknown): bigint {
 }
 
 export function overflow(what: string, fn: string): SparkRowError {
-  return new SparkRowError('ARITHMETIC_OVERFLOW', `${what} overflow. Use '${fn}' to tolerate overflow and return NULL instead.`);
+  // `what` names the overflow, the expression and the range, ending with ';'
+  return new SparkRowError('ARITHMETIC_OVERFLOW', `${what.replace(/;$/, '.')} Use '${fn}' to tolerate overflow and return NULL instead.`);
 }
 
 /** Checks an integral result against its type's range (TINYINT, SMALLINT, INT, BIGINT); ARITHMETIC_OVERFLOW otherwise. */
