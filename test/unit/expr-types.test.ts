@@ -33,7 +33,9 @@ describe('numeric result types', () => {
     ['i + l', 'BIGINT'],
     ['i + d', 'DOUBLE'],
     ['f + f', 'FLOAT'],
-    ['i + f', 'FLOAT'],
+    // ANSI: an integral beside FLOAT meets it in DOUBLE (AnsiTypeCoercionSuite: IntegerType, FloatType -> DoubleType)
+    ['i + f', 'DOUBLE'],
+    ['l * f', 'DOUBLE'],
     ['f + d', 'DOUBLE'],
     ['d10_2 + d', 'DOUBLE'],
     ['d10_2 + f', 'DOUBLE'],
@@ -153,7 +155,8 @@ describe('refusals, with Spark error classes', () => {
     ['i + dt', 'DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES'],
     ['b + 1', 'DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES'],
     ['i AND b', 'DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE'],
-    ['upper(i)', 'DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE'],
+    ['upper(arr)', 'DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE'],
+    ['length(m)', 'DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE'],
     ['CAST(dt AS INT)', 'DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION'],
     ['m = m', 'DATATYPE_MISMATCH.INVALID_ORDERING_TYPE'],
     ['CASE WHEN b THEN 1 ELSE dt END', 'DATATYPE_MISMATCH.DATA_DIFF_TYPES'],
@@ -179,6 +182,15 @@ describe('refusals, with Spark error classes', () => {
     );
     expect(() => compileFilter('s', COLS)).toThrow(/FILTER_NOT_BOOLEAN/);
     expect(compileFilter('i > 1', COLS)({ i: 2 })).toBe(true);
+  });
+});
+
+describe('atomic values given where a STRING is expected (AnsiTypeCoercion casts them)', () => {
+  it('reads a number, a date or a boolean as its text', () => {
+    expect(value('upper(b)', { b: true })).toBe('TRUE');
+    expect(value('length(i)', { i: -120 })).toBe(4);
+    expect(value("startswith(dt, '2026')", { dt: '2026-10-01' })).toBe(true);
+    expect(value('length(d)', { d: 1 })).toBe(3); // 1.0
   });
 });
 

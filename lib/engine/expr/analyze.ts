@@ -225,6 +225,9 @@ export class Analyzer {
       (f.type === 'STRING' && to.type !== 'STRING' && to.type !== 'ARRAY' && to.type !== 'MAP' && to.type !== 'STRUCT') ||
       (isNumeric(f) && isNumeric(to)) ||
       (f.type === 'DATE' && to.type === 'TIMESTAMP') ||
+      (f.type === 'TIMESTAMP' && to.type === 'DATE') ||
+      // AnsiTypeCoercion casts any atomic value to a STRING input (its implicit-cast table)
+      (to.type === 'STRING' && (isNumeric(f) || f.type === 'BOOLEAN' || f.type === 'DATE' || f.type === 'TIMESTAMP')) ||
       (f.type === to.type && canCast(f, to));
     if (!ok) {
       throw this.mismatch(

@@ -111,7 +111,7 @@ function bounded(precision: number, scale: number): SqlType {
 
 /**
  * The common type of two numeric types (Spark's findWiderTypeForTwo): the wider of two integral
- * or floating types; an integral and a DECIMAL meet in a DECIMAL that holds both
+ * or floating types (an integral beside FLOAT is DOUBLE under ANSI); an integral and a DECIMAL meet in a DECIMAL that holds both
  * (DECIMAL(max integer digits + max scale, max scale), bounded at 38); FLOAT or DOUBLE beside a DECIMAL is DOUBLE.
  */
 export function widerNumeric(a: SqlType, b: SqlType): SqlType {
@@ -123,6 +123,8 @@ export function widerNumeric(a: SqlType, b: SqlType): SqlType {
     const range = Math.max(da.precision! - da.scale!, db.precision! - db.scale!);
     return bounded(range + scale, scale);
   }
+  // ANSI: an integral type beside FLOAT meets it in DOUBLE (AnsiTypeCoercion.findTightestCommonType)
+  if ((a.binary32 && isIntegral(b)) || (b.binary32 && isIntegral(a))) return DOUBLE;
   return rank(a) >= rank(b) ? a : b;
 }
 
