@@ -311,6 +311,19 @@ function coerceValue(t: DataType, v: unknown, path: string): unknown {
 }
 
 /**
+ * The value of type `t` for one parsed JSON value (numbers as lossless-json's literals or doubles),
+ * or undefined when it does not fit: from_json's typing, which makes such a field null.
+ */
+export function jsonValueOf(t: DataType, v: unknown): unknown {
+  try {
+    return coerceValue(t, v, '');
+  } catch (e) {
+    if (e instanceof BadValue) return undefined;
+    throw e;
+  }
+}
+
+/**
  * Turns a parsed JSON record into a typed row, in place (the parsed object becomes the row:
  * fields outside the schema stay but are never output). A field that is missing or of the wrong
  * type makes the record bad: the reason names the column, the value and the rule. Explicit

@@ -1,0 +1,952 @@
+/**
+ * The analyzer: resolves a parsed expression against the input columns (case-insensitively, as
+ * Spark) and types every node with Spark 4's ANSI rules — implicit casts, numeric widening, DECIMAL
+ * result types, three-valued logic — refusing what Spark refuses with its error class
+ * (UNRESOLVED_COLUMN.WITH_SUGGESTION, DATATYPE_MISMATCH.*, UNRESOLVED_ROUTINE...), the position
+ * in the text and the fix. The result is a typed tree (typed.ts) ready to compile.
+ */
+import type { ColumnInfo } from '../plan/columns';
+import { castFunction, canCast } from './cast';
+import { ExpressionError, SparkRowError } from './errors';
+import { FUNCTIONS, NON_DETERMINISTIC, AGGREGATES } from './functions';
+import type { Ast } from './parser';
+import { addMonths, bigMicros, dateOfMicros, type Micros, microsValue } from './time';
+import { strict, type Typed } from './typed';
+import {
+  BOOLEAN,
+  commonType,
+  DATE,
+  DOUBLE,
+  decimalResult,
+  isIntegral,
+  isNumeric,
+  LONG,
+  STRING,
+  type SqlType,
+  sameType,
+  stringPromotion,
+  TIMESTAMP,
+  typeName,
+  widerNumeric,
+  asDecimal,
+} from './types';
+import { big, checkIntegral, comparator, decimalOp, divideByZero, integralOp, isZero, LONG_MAX, LONG_MIN, longValue, overflow } from './values';
+import { dateOfEpochDay, epochDayOf } from '../dates';
+
+/** Where an expression is analyzed: its text (for positions in messages) and the columns it may name. */
+export interface Scope {
+  readonly text: string;
+  readonly columns: readonly ColumnInfo[];
+}
+
+export class Analyzer {
+  constructor(readonly scope: Scope) {}
+
+  fail(errorClass: string, message: string, pos?: number): ExpressionError {
+    return new ExpressionError(errorClass, message, this.scope.text, pos);
+  }
+
+  mismatch(sub: string, sql: string, why: string, pos: number): ExpressionError {
+    return this.fail(`DATATYPE_MISMATCH.${sub}`, `Cannot resolve "${sql}" due to data type mismatch: ${why}`, pos);
+  }
+
+  analyze(ast: Ast): Typed {
+    switch (ast.k) {
+      case 'lit':
+        return literal(ast.value, ast.type, ast.sql);
+      case 'name':
+        return this.name(ast.parts, ast.pos);
+      case 'star':
+        throw this.fail(
+          'INVALID_USAGE_OF_STAR_OR_REGEX',
+          `Invalid usage of '*' in an expression: '*' and 's.*' are only a whole selectExpr item (or count(*)); name the columns instead`,
+          ast.pos,
+        );
+      case 'field': {
+        const base = this.analyze(ast.base);
+        return this.extractField(base, ast.name, ast.pos);
+      }
+      case 'index':
+        return this.index(this.analyze(ast.base), this.analyze(ast.index), ast.pos);
+      case 'unary':
+        return this.unary(ast.op, this.analyze(ast.arg), ast.pos);
+      case 'binary':
+        return this.binary(ast.op, this.analyze(ast.left), this.analyze(ast.right), ast.pos);
+      case 'is':
+        return this.is(ast.what, ast.not, this.analyze(ast.arg), ast.pos);
+      case 'in':
+        return this.in(
+          this.analyze(ast.arg),
+          ast.list.map((a) => this.analyze(a)),
+          ast.not,
+          ast.pos,
+        );
+      case 'between': {
+        const arg = this.analyze(ast.arg);
+        const lo = this.analyze(ast.lo);
+        const hi = this.analyze(ast.hi);
+        const both = this.binary('AND', this.binary('>=', arg, lo, ast.pos), this.binary('<=', arg, hi, ast.pos), ast.pos);
+        const sql = `(${arg.sql} ${ast.not ? 'NOT ' : ''}BETWEEN ${lo.sql} AND ${hi.sql})`;
+        const node = ast.not ? this.unary('NOT', both, ast.pos) : both;
+        return { ...node, sql, name: sql };
+      }
+      case 'like':
+        return this.like(ast.op, this.analyze(ast.arg), this.analyze(ast.pattern), ast.not, ast.escapeChar, ast.pos);
+      case 'case':
+        return this.caseWhen(ast);
+      case 'cast':
+        return this.cast(this.analyze(ast.arg), ast.to, ast.safe, ast.pos);
+      case 'call':
+        return this.call(ast);
+    }
+  }
+
+  /** `a`, `a.b.c`: a column (case-insensitive), then fields of a STRUCT (or keys of a MAP). */
+  private name(parts: readonly string[], pos: number): Typed {
+    const col = this.resolveColumn(parts[0], parts, pos);
+    let t: Typed = columnRef(col);
+    for (const p of parts.slice(1)) t = this.extractField(t, p, pos);
+    return t;
+  }
+
+  resolveColumn(name: string, parts: readonly string[], pos: number): ColumnInfo {
+    const lower = name.toLowerCase();
+    const matches = this.scope.columns.filter((c) => c.name.toLowerCase() === lower);
+    if (matches.length === 1) return matches[0];
+    if (matches.length > 1) {
+      throw this.fail(
+        'AMBIGUOUS_REFERENCE',
+        `Reference \`${name}\` is ambiguous, could be: ${matches.map((c) => `\`${c.name}\``).join(', ')}: rename one of the columns`,
+        pos,
+      );
+    }
+    const full = parts.map((p) => `\`${p}\``).join('.');
+    const suggestions = suggest(
+      name,
+      this.scope.columns.map((c) => c.name),
+    );
+    throw this.fail(
+      'UNRESOLVED_COLUMN.WITH_SUGGESTION',
+      `A column, variable, or function parameter with name ${full} cannot be resolved. Did you mean one of the following? [${suggestions.map((s) => `\`${s}\``).join(', ')}]: fix the name, or add the column to the schema`,
+      pos,
+    );
+  }
+
+  extractField(base: Typed, name: string, pos: number): Typed {
+    const t = base.type;
+    if (t.type === 'STRUCT') {
+      const lower = name.toLowerCase();
+      const f = t.fields!.find((x) => x.name === name) ?? t.fields!.find((x) => x.name.toLowerCase() === lower);
+      if (f === undefined) {
+        throw this.fail(
+          'FIELD_NOT_FOUND',
+          `No such struct field \`${name}\` in ${t.fields!.map((x) => `\`${x.name}\``).join(', ')}: fix the field's name in ${base.sql}`,
+          pos,
+        );
+      }
+      const key = f.name;
+      return {
+        type: f,
+        sql: `${base.sql}.${key}`,
+        name: key,
+        children: [base],
+        build:
+          ([b]) =>
+          (row) => {
+            const v = b(row) as Record<string, unknown> | null;
+            return v == null ? null : (v[key] ?? null);
+          },
+      };
+    }
+    if (t.type === 'MAP') {
+      return { ...this.index(base, literal(name, STRING, `'${name}'`), pos), name };
+    }
+    throw this.fail(
+      'INVALID_EXTRACT_BASE_FIELD_TYPE',
+      `Can't extract a value from ${base.sql}: the type is "${typeName(t)}", not a STRUCT or MAP; remove .${name}`,
+      pos,
+    );
+  }
+
+  /** `a[i]` (0-based; ANSI: out of bounds is INVALID_ARRAY_INDEX), `m['k']` (a missing key is null), `s['field']`. */
+  private index(base: Typed, index: Typed, pos: number): Typed {
+    const t = base.type;
+    if (t.type === 'ARRAY') {
+      const i = this.implicit(index, { type: 'INT' }, pos, 'the index');
+      const sql = `${base.sql}[${index.sql}]`;
+      return {
+        type: t.element!,
+        sql,
+        name: sql,
+        children: [base, i],
+        build: strict((a, n) => {
+          const arr = a as unknown[];
+          const k = n as number;
+          if (k < 0 || k >= arr.length) {
+            throw new SparkRowError(
+              'INVALID_ARRAY_INDEX',
+              `The index ${k} is out of bounds. The array has ${arr.length} elements. Use the SQL function \`get()\` or \`try_element_at\` to tolerate accessing element at invalid index and return NULL instead.`,
+            );
+          }
+          return arr[k] ?? null;
+        }),
+      };
+    }
+    if (t.type === 'MAP') {
+      const k = this.implicit(index, STRING, pos, 'the key');
+      const sql = `${base.sql}[${index.constant ? String(index.constant.value) : index.sql}]`;
+      return {
+        type: t.value!,
+        sql,
+        name: sql,
+        children: [base, k],
+        build: strict((m, key) => (Object.hasOwn(m as object, key as string) ? ((m as Record<string, unknown>)[key as string] ?? null) : null)),
+      };
+    }
+    if (t.type === 'STRUCT' && index.constant && typeof index.constant.value === 'string') return this.extractField(base, index.constant.value, pos);
+    throw this.mismatch(
+      'UNEXPECTED_INPUT_TYPE',
+      `${base.sql}[${index.sql}]`,
+      `${base.sql} is "${typeName(t)}"; only an ARRAY, a MAP or a STRUCT has elements`,
+      pos,
+    );
+  }
+
+  /**
+   * `arg` as type `to`, by Spark's implicit (ANSI) cast: a NULL literal becomes a null of `to`, a
+   * STRING is parsed (CAST_INVALID_INPUT when it is not a value of `to`), numbers widen. Refuses
+   * what Spark would not cast implicitly.
+   */
+  implicit(arg: Typed, to: SqlType, pos: number, what: string): Typed {
+    if (sameType(arg.type, to) || (to.type === 'INT' && !to.bits && isIntegral(arg.type) && arg.type.type === 'INT')) return arg;
+    const f = arg.type;
+    const ok =
+      f.type === 'NULL' ||
+      (f.type === 'STRING' && to.type !== 'STRING' && to.type !== 'ARRAY' && to.type !== 'MAP' && to.type !== 'STRUCT') ||
+      (isNumeric(f) && isNumeric(to)) ||
+      (f.type === 'DATE' && to.type === 'TIMESTAMP') ||
+      (f.type === 'TIMESTAMP' && to.type === 'DATE') ||
+      // AnsiTypeCoercion casts any atomic value to a STRING input (its implicit-cast table)
+      (to.type === 'STRING' && (isNumeric(f) || f.type === 'BOOLEAN' || f.type === 'DATE' || f.type === 'TIMESTAMP')) ||
+      (f.type === to.type && canCast(f, to));
+    if (!ok) {
+      throw this.mismatch(
+        'UNEXPECTED_INPUT_TYPE',
+        arg.sql,
+        `${what} requires the "${typeName(to)}" type, however ${arg.sql} has the type "${typeName(f)}"; cast it explicitly if that is meant`,
+        pos,
+      );
+    }
+    return implicitCast(arg, to);
+  }
+
+  private unary(op: '-' | '+' | '~' | 'NOT', arg: Typed, pos: number): Typed {
+    if (op === 'NOT') {
+      const a = this.implicitBoolean(arg, `(NOT ${arg.sql})`, pos);
+      const sql = `(NOT ${a.sql})`;
+      return { type: BOOLEAN, sql, name: sql, children: [a], build: strict((x) => !x) };
+    }
+    let a = arg;
+    if (a.type.type === 'STRING') a = implicitCast(a, DOUBLE);
+    const t = a.type;
+    if (op === '+') {
+      if (!isNumeric(t) && t.type !== 'INTERVAL' && t.type !== 'NULL')
+        throw this.mismatch('UNEXPECTED_INPUT_TYPE', `(+ ${arg.sql})`, `unary + needs a number, not "${typeName(t)}"`, pos);
+      return { ...a, sql: `(+ ${arg.sql})`, name: `(+ ${arg.sql})` };
+    }
+    const sql = op === '-' ? `(- ${arg.sql})` : `~${arg.sql}`;
+    if (op === '~') {
+      if (!isIntegral(t)) throw this.mismatch('UNEXPECTED_INPUT_TYPE', sql, `~ needs an integral type, not "${typeName(t)}"`, pos);
+      return { type: t, sql, name: sql, children: [a], build: strict((x) => (t.type === 'LONG' ? longValue(~big(x)) : ~(x as number))) };
+    }
+    switch (t.type) {
+      case 'NULL':
+        return { ...a, sql, name: sql };
+      case 'INT':
+      case 'LONG':
+        return {
+          type: t,
+          sql,
+          name: sql,
+          children: [a],
+          build: strict((x) => checkIntegral(typeof x === 'bigint' ? -x : x === 0 ? 0 : -(x as number), t, sql, 'try_subtract')),
+        };
+      case 'DOUBLE':
+        return { type: t, sql, name: sql, children: [a], build: strict((x) => -(x as number)) };
+      case 'DECIMAL':
+        return {
+          type: t,
+          sql,
+          name: sql,
+          children: [a],
+          build: strict((x) => ((x as string).startsWith('-') ? (x as string).slice(1) : /^[0.]+$/.test(x as string) ? x : `-${x}`)),
+        };
+      case 'INTERVAL':
+        return { type: t, sql, name: sql, children: [a], build: strict((x) => -(x as number)) };
+      default:
+        throw this.mismatch('UNEXPECTED_INPUT_TYPE', sql, `unary - needs a number or an interval, not "${typeName(t)}"`, pos);
+    }
+  }
+
+  implicitBoolean(arg: Typed, sql: string, pos: number): Typed {
+    const t = arg.type.type;
+    if (t === 'BOOLEAN') return arg;
+    if (t === 'NULL' || t === 'STRING') return implicitCast(arg, BOOLEAN);
+    throw this.mismatch(
+      'UNEXPECTED_INPUT_TYPE',
+      sql,
+      `${arg.sql} has the type "${typeName(arg.type)}", but a BOOLEAN is required; compare it with a value (${arg.sql} = ...) or cast it`,
+      pos,
+    );
+  }
+
+  binary(op: string, l: Typed, r: Typed, pos: number): Typed {
+    const sql = `(${l.sql} ${op === 'DIV' ? 'div' : op} ${r.sql})`;
+    switch (op) {
+      case 'AND':
+      case 'OR': {
+        const a = this.implicitBoolean(l, sql, pos);
+        const b = this.implicitBoolean(r, sql, pos);
+        const and = op === 'AND';
+        return {
+          type: BOOLEAN,
+          sql,
+          name: sql,
+          children: [a, b],
+          build: ([x, y]) =>
+            and
+              ? (row) => {
+                  const u = x(row);
+                  if (u === false) return false;
+                  const v = y(row);
+                  if (v === false) return false;
+                  return u == null || v == null ? null : true;
+                }
+              : (row) => {
+                  const u = x(row);
+                  if (u === true) return true;
+                  const v = y(row);
+                  if (v === true) return true;
+                  return u == null || v == null ? null : false;
+                },
+        };
+      }
+      case '=':
+      case '<>':
+      case '<':
+      case '<=':
+      case '>':
+      case '>=':
+      case '<=>':
+        return this.compare(op, l, r, sql, pos);
+      case '||':
+        return this.concatOp(l, r, sql, pos);
+      case '+':
+      case '-':
+        return this.addSub(op, l, r, sql, pos);
+      case '*':
+      case '/':
+      case '%':
+      case 'DIV':
+        return this.mulDiv(op, l, r, sql, pos);
+      case '&':
+      case '|':
+      case '^': {
+        const t = this.numericOperands(l, r, sql, pos);
+        if (!isIntegral(t.type))
+          throw this.mismatch('BINARY_OP_WRONG_TYPE', sql, `the binary operator requires the input type "INTEGRAL", not "${typeName(t.type)}"`, pos);
+        const f = (x: bigint, y: bigint) => (op === '&' ? x & y : op === '|' ? x | y : x ^ y);
+        return {
+          type: t.type,
+          sql,
+          name: sql,
+          children: [t.l, t.r],
+          build: strict((x, y) => (t.type.type === 'LONG' ? longValue(BigInt.asIntN(64, f(big(x), big(y)))) : Number(BigInt.asIntN(32, f(big(x), big(y)))))),
+        };
+      }
+    }
+    throw this.fail('PARSE_SYNTAX_ERROR', `operator ${op} is not supported`, pos);
+  }
+
+  /** Both operands as one numeric type (strings promoted as ANSI does: BIGINT beside an integral, else DOUBLE). */
+  private numericOperands(l: Typed, r: Typed, sql: string, pos: number): { l: Typed; r: Typed; type: SqlType } {
+    let lt = l.type;
+    let rt = r.type;
+    if (lt.type === 'STRING' && rt.type === 'STRING') lt = rt = DOUBLE;
+    else if (lt.type === 'STRING') lt = isNumeric(rt) ? stringPromotion(rt)! : DOUBLE;
+    else if (rt.type === 'STRING') rt = isNumeric(lt) ? stringPromotion(lt)! : DOUBLE;
+    if (lt.type === 'NULL' && rt.type === 'NULL') lt = rt = DOUBLE;
+    else if (lt.type === 'NULL') lt = rt;
+    else if (rt.type === 'NULL') rt = lt;
+    if (!isNumeric(lt) || !isNumeric(rt)) {
+      throw this.mismatch(
+        'BINARY_OP_DIFF_TYPES',
+        sql,
+        `the left and right operands of the binary operator have incompatible types ("${typeName(l.type)}" and "${typeName(r.type)}"); cast one of them`,
+        pos,
+      );
+    }
+    const t = widerNumeric(lt, rt);
+    if (t.type === 'DECIMAL')
+      return { l: implicitCast(l, lt.type === 'DECIMAL' ? lt : asDecimal(lt)), r: implicitCast(r, rt.type === 'DECIMAL' ? rt : asDecimal(rt)), type: t };
+    return { l: implicitCast(l, t), r: implicitCast(r, t), type: t };
+  }
+
+  private addSub(op: '+' | '-', l: Typed, r: Typed, sql: string, pos: number): Typed {
+    const lt = l.type.type;
+    const rt = r.type.type;
+    const fn = op === '+' ? 'try_add' : 'try_subtract';
+    // date and time arithmetic
+    if ((lt === 'TIMESTAMP' || lt === 'DATE' || lt === 'STRING') && rt === 'INTERVAL') {
+      const months = r.type.yearMonth === true;
+      const sign = op === '+' ? 1 : -1;
+      if (lt === 'DATE' && months) {
+        return { type: DATE, sql, name: sql, children: [l, r], build: strict((d, m) => addMonths(d as string, sign * (m as number))) };
+      }
+      const ts = implicitCast(l, TIMESTAMP);
+      return {
+        type: TIMESTAMP,
+        sql,
+        name: sql,
+        children: [ts, r],
+        build: strict((t, iv) => {
+          if (months) {
+            const micros = bigMicros(t as Micros);
+            const dayMicros = ((micros % 86_400_000_000n) + 86_400_000_000n) % 86_400_000_000n;
+            const date = addMonths(dateOfMicros(t as Micros), sign * (iv as number));
+            if (date === null) throw overflow(`timestamp overflow in ${sql}: the date is outside years 1 to 9999;`, fn);
+            return microsValue(BigInt(epochDayOf(date)) * 86_400_000_000n + dayMicros);
+          }
+          return microsValue(bigMicros(t as Micros) + BigInt(sign * (iv as number)));
+        }),
+      };
+    }
+    if (lt === 'INTERVAL' && op === '+' && (rt === 'TIMESTAMP' || rt === 'DATE')) return this.addSub('+', r, l, sql, pos);
+    if (lt === 'DATE' && isIntegral(r.type)) {
+      const sign = op === '+' ? 1 : -1;
+      return { type: DATE, sql, name: sql, children: [l, r], build: strict((d, n) => dateOfEpochDay(epochDayOf(d as string) + sign * Number(n))) };
+    }
+    if (lt === 'INTERVAL' && rt === 'INTERVAL' && l.type.yearMonth === r.type.yearMonth) {
+      return {
+        type: l.type,
+        sql,
+        name: sql,
+        children: [l, r],
+        build: strict((x, y) => (op === '+' ? (x as number) + (y as number) : (x as number) - (y as number))),
+      };
+    }
+    if ((lt === 'DATE' || lt === 'TIMESTAMP') && (rt === 'DATE' || rt === 'TIMESTAMP')) {
+      throw this.mismatch(
+        'BINARY_OP_DIFF_TYPES',
+        sql,
+        `subtracting dates or timestamps gives an INTERVAL, which sluice's expressions do not output; use datediff(end, start) for days or unix_timestamp(end) - unix_timestamp(start) for seconds`,
+        pos,
+      );
+    }
+    const n = this.numericOperands(l, r, sql, pos);
+    const t = n.type;
+    if (t.type === 'DECIMAL') {
+      const rtp = decimalResult(op, n.l.type, n.r.type);
+      return { type: rtp, sql, name: sql, children: [n.l, n.r], build: strict(decimalOp(op, n.l.type, n.r.type, rtp, sql, fn)) };
+    }
+    if (isIntegral(t)) return { type: t, sql, name: sql, children: [n.l, n.r], build: strict(integralOp(op, t, sql, fn)) };
+    const f32 = t.binary32 === true;
+    const f =
+      op === '+'
+        ? f32
+          ? (x: unknown, y: unknown) => Math.fround((x as number) + (y as number))
+          : (x: unknown, y: unknown) => (x as number) + (y as number)
+        : f32
+          ? (x: unknown, y: unknown) => Math.fround((x as number) - (y as number))
+          : (x: unknown, y: unknown) => (x as number) - (y as number);
+    return { type: t, sql, name: sql, children: [n.l, n.r], build: strict(f) };
+  }
+
+  private mulDiv(op: '*' | '/' | '%' | 'DIV', l: Typed, r: Typed, sql: string, pos: number): Typed {
+    const n = this.numericOperands(l, r, sql, pos);
+    let t = n.type;
+    if (op === '/') {
+      // Spark's Divide takes DOUBLE or DECIMAL: integral operands are divided as DOUBLE (10 / 4 = 2.5)
+      if (t.type === 'DECIMAL') {
+        const rtp = decimalResult('/', n.l.type, n.r.type);
+        return { type: rtp, sql, name: sql, children: [n.l, n.r], build: strict(decimalOp('/', n.l.type, n.r.type, rtp, sql, 'try_divide')) };
+      }
+      if (isIntegral(t)) t = DOUBLE;
+      const a = implicitCast(n.l, t);
+      const b = implicitCast(n.r, t);
+      const f32 = t.binary32 === true;
+      return {
+        type: t,
+        sql,
+        name: sql,
+        children: [a, b],
+        build: strict((x, y) => {
+          if (y === 0) throw divideByZero(sql);
+          const q = (x as number) / (y as number);
+          return f32 ? Math.fround(q) : q;
+        }),
+      };
+    }
+    if (op === 'DIV') {
+      if (t.type === 'DOUBLE')
+        throw this.mismatch('BINARY_OP_WRONG_TYPE', sql, `div requires integral or DECIMAL operands, not "${typeName(t)}"; use / or cast to BIGINT`, pos);
+      const sl = n.l.type.scale ?? 0;
+      const sr = n.r.type.scale ?? 0;
+      return {
+        type: LONG,
+        sql,
+        name: sql,
+        children: [n.l, n.r],
+        build: strict((x, y) => {
+          if (isZero(y)) throw divideByZero(sql);
+          // exact: both at the larger scale, truncated toward zero as Spark's IntegralDivide
+          const s = Math.max(sl, sr);
+          const a = t.type === 'DECIMAL' ? scaled(x as string, sl, s) : big(x);
+          const b = t.type === 'DECIMAL' ? scaled(y as string, sr, s) : big(y);
+          const q = a / b;
+          if (q < LONG_MIN || q > LONG_MAX) throw overflow(`long overflow in ${sql};`, 'try_divide');
+          return longValue(q);
+        }),
+      };
+    }
+    if (t.type === 'DECIMAL') {
+      const rtp = decimalResult(op, n.l.type, n.r.type);
+      return { type: rtp, sql, name: sql, children: [n.l, n.r], build: strict(decimalOp(op, n.l.type, n.r.type, rtp, sql, 'try_multiply')) };
+    }
+    if (op === '*') {
+      if (isIntegral(t)) return { type: t, sql, name: sql, children: [n.l, n.r], build: strict(integralOp('*', t, sql, 'try_multiply')) };
+      const f32 = t.binary32 === true;
+      return {
+        type: t,
+        sql,
+        name: sql,
+        children: [n.l, n.r],
+        build: strict((x, y) => (f32 ? Math.fround((x as number) * (y as number)) : (x as number) * (y as number))),
+      };
+    }
+    // % : the remainder takes the dividend's sign (Java's %), division by zero is DIVIDE_BY_ZERO under ANSI
+    return {
+      type: t,
+      sql,
+      name: sql,
+      children: [n.l, n.r],
+      build: strict((x, y) => {
+        if (isZero(y)) throw divideByZero(sql, 'try_mod');
+        if (typeof x === 'bigint' || typeof y === 'bigint') return longValue(big(x) % big(y));
+        const m = (x as number) % (y as number);
+        return t.binary32 ? Math.fround(m) : m === 0 ? 0 : m;
+      }),
+    };
+  }
+
+  private concatOp(l: Typed, r: Typed, sql: string, pos: number): Typed {
+    if (l.type.type === 'ARRAY' || r.type.type === 'ARRAY') return FUNCTIONS.concat.resolve([l, r], this.callCtx('concat', pos, sql));
+    const a = this.toStringArg(l, sql, pos);
+    const b = this.toStringArg(r, sql, pos);
+    return { type: STRING, sql, name: sql, children: [a, b], build: strict((x, y) => (x as string) + (y as string)) };
+  }
+
+  /** An argument of concat / || / concat_ws as STRING: atomic values are cast to their text, as Spark's concat coercion. */
+  toStringArg(a: Typed, sql: string, pos: number): Typed {
+    const t = a.type.type;
+    if (t === 'STRING') return a;
+    if (t === 'ARRAY' || t === 'MAP' || t === 'STRUCT' || t === 'INTERVAL')
+      throw this.mismatch(
+        'UNEXPECTED_INPUT_TYPE',
+        sql,
+        `${a.sql} has the type "${typeName(a.type)}"; concatenation needs strings (cast it, or use to_json)`,
+        pos,
+      );
+    return implicitCast(a, STRING);
+  }
+
+  /** The type two values are compared in (Spark's comparison coercion), both operands cast to it. */
+  comparable(l: Typed, r: Typed, sql: string, pos: number): { l: Typed; r: Typed; type: SqlType } {
+    let t: SqlType | null;
+    const lt = l.type;
+    const rt = r.type;
+    if (lt.type === 'STRING' && rt.type !== 'STRING' && rt.type !== 'NULL') t = stringPromotion(rt);
+    else if (rt.type === 'STRING' && lt.type !== 'STRING' && lt.type !== 'NULL') t = stringPromotion(lt);
+    else t = commonType([lt, rt]);
+    if (t === null || t.type === 'MAP' || t.type === 'INTERVAL') {
+      throw this.mismatch(
+        t === null ? 'BINARY_OP_DIFF_TYPES' : 'INVALID_ORDERING_TYPE',
+        sql,
+        t === null
+          ? `the left and right operands of the binary operator have incompatible types ("${typeName(lt)}" and "${typeName(rt)}"); cast one of them`
+          : `the comparison does not support ordering on type "${typeName(t)}"`,
+        pos,
+      );
+    }
+    if (t.type === 'NULL') t = BOOLEAN;
+    return { l: implicitCast(l, t), r: implicitCast(r, t), type: t };
+  }
+
+  private compare(op: string, l: Typed, r: Typed, sql: string, pos: number): Typed {
+    const c = this.comparable(l, r, sql, pos);
+    const cmp = comparator(c.type);
+    const test: (n: number) => boolean =
+      op === '=' || op === '<=>'
+        ? (n) => n === 0
+        : op === '<>'
+          ? (n) => n !== 0
+          : op === '<'
+            ? (n) => n < 0
+            : op === '<='
+              ? (n) => n <= 0
+              : op === '>'
+                ? (n) => n > 0
+                : (n) => n >= 0;
+    const fast = c.type.type === 'INT' || c.type.type === 'STRING' || c.type.type === 'DATE' || c.type.type === 'BOOLEAN';
+    let f: (x: unknown, y: unknown) => boolean = (x, y) => test(cmp(x, y));
+    if (c.type.type === 'DOUBLE' && op !== '<=>' && op !== '=' && op !== '<>') {
+      // plain comparison unless a NaN is involved (Spark orders NaN above every number)
+      const slow = f;
+      f =
+        op === '<'
+          ? (x, y) => (!Number.isNaN(x as number) && !Number.isNaN(y as number) ? (x as number) < (y as number) : slow(x, y))
+          : op === '<='
+            ? (x, y) => (!Number.isNaN(x as number) && !Number.isNaN(y as number) ? (x as number) <= (y as number) : slow(x, y))
+            : op === '>'
+              ? (x, y) => (!Number.isNaN(x as number) && !Number.isNaN(y as number) ? (x as number) > (y as number) : slow(x, y))
+              : (x, y) => (!Number.isNaN(x as number) && !Number.isNaN(y as number) ? (x as number) >= (y as number) : slow(x, y));
+    }
+    if (fast) {
+      if (op === '=' || op === '<=>') f = (x, y) => x === y;
+      else if (op === '<>') f = (x, y) => x !== y;
+      else if (op === '<') f = (x, y) => (x as number) < (y as number);
+      else if (op === '<=') f = (x, y) => (x as number) <= (y as number);
+      else if (op === '>') f = (x, y) => (x as number) > (y as number);
+      else f = (x, y) => (x as number) >= (y as number);
+    }
+    if (op === '<=>') {
+      return {
+        type: BOOLEAN,
+        sql,
+        name: sql,
+        children: [c.l, c.r],
+        build:
+          ([a, b]) =>
+          (row) => {
+            const x = a(row);
+            const y = b(row);
+            return x == null || y == null ? x == null && y == null : f(x, y);
+          },
+      };
+    }
+    return { type: BOOLEAN, sql, name: sql, children: [c.l, c.r], build: strict(f) };
+  }
+
+  private is(what: 'NULL' | 'TRUE' | 'FALSE', not: boolean, arg: Typed, pos: number): Typed {
+    const sql = `(${arg.sql} IS ${not ? 'NOT ' : ''}${what})`;
+    if (what === 'NULL') {
+      return { type: BOOLEAN, sql, name: sql, children: [arg], build: ([a]) => (not ? (row) => a(row) != null : (row) => a(row) == null) };
+    }
+    const b = this.implicitBoolean(arg, sql, pos);
+    const want = what === 'TRUE';
+    return {
+      type: BOOLEAN,
+      sql,
+      name: sql,
+      children: [b],
+      build:
+        ([a]) =>
+        (row) =>
+          (a(row) === want) !== not,
+    };
+  }
+
+  private in(arg: Typed, list: readonly Typed[], not: boolean, pos: number): Typed {
+    const sql = `(${arg.sql} ${not ? 'NOT ' : ''}IN (${list.map((x) => x.sql).join(', ')}))`;
+    let t = commonType([arg.type, ...list.map((x) => x.type)]);
+    if (t === null && arg.type.type !== 'STRING') t = commonType([arg.type, ...list.map((x) => (x.type.type === 'STRING' ? arg.type : x.type))]);
+    if (t === null) {
+      throw this.mismatch(
+        'DATA_DIFF_TYPES',
+        sql,
+        `the input should all be the same type, but it's [${[arg, ...list].map((x) => `"${typeName(x.type)}"`).join(', ')}]; cast the values to one type`,
+        pos,
+      );
+    }
+    if (t.type === 'NULL') t = BOOLEAN;
+    const a = implicitCast(arg, t);
+    const items = list.map((x) => implicitCast(x, t));
+    const cmp = comparator(t);
+    const simple = t.type === 'INT' || t.type === 'STRING' || t.type === 'DATE' || t.type === 'BOOLEAN';
+    const consts = items.every((x) => x.constant !== undefined) && simple ? new Set(items.map((x) => x.constant!.value)) : null;
+    const hasNull = consts?.has(null) ?? false;
+    return {
+      type: BOOLEAN,
+      sql,
+      name: sql,
+      children: [a, ...items],
+      build: ([e, ...es]) => {
+        if (consts !== null) {
+          return (row) => {
+            const v = e(row);
+            if (v == null) return null;
+            if (consts.has(v)) return !not;
+            return hasNull ? null : not;
+          };
+        }
+        return (row) => {
+          const v = e(row);
+          if (v == null) return null;
+          let sawNull = false;
+          for (const x of es) {
+            const w = x(row);
+            if (w == null) sawNull = true;
+            else if (cmp(v, w) === 0) return !not;
+          }
+          return sawNull ? null : not;
+        };
+      },
+    };
+  }
+
+  private like(op: 'LIKE' | 'ILIKE' | 'RLIKE', arg: Typed, pattern: Typed, not: boolean, escapeChar: string | undefined, pos: number): Typed {
+    const word = op === 'RLIKE' ? 'RLIKE' : op.toLowerCase();
+    const sql0 = op === 'RLIKE' ? `RLIKE(${arg.sql}, ${pattern.sql})` : `${arg.sql} ${op} ${pattern.sql}`;
+    const a = this.implicit(arg, STRING, pos, `the first argument of ${word}`);
+    const p = this.implicit(pattern, STRING, pos, `the pattern of ${word}`);
+    const toRegex = (s: string): RegExp => {
+      if (op === 'RLIKE') return javaRegex(s, this, pos);
+      return likeRegex(s, escapeChar ?? '\\', op === 'ILIKE');
+    };
+    const fixed = p.constant && typeof p.constant.value === 'string' ? toRegex(p.constant.value) : null;
+    let lastText: string | null = null;
+    let last: RegExp | null = null;
+    const node: Typed = {
+      type: BOOLEAN,
+      sql: sql0,
+      name: sql0,
+      children: [a, p],
+      build: strict((s, pat) => {
+        let re = fixed;
+        if (re === null) {
+          if (pat !== lastText) {
+            last = toRegex(pat as string);
+            lastText = pat as string;
+          }
+          re = last!;
+        }
+        return re.test(s as string);
+      }),
+    };
+    return not ? this.unary('NOT', node, pos) : node;
+  }
+
+  private caseWhen(ast: Extract<Ast, { k: 'case' }>): Typed {
+    const operand = ast.operand === undefined ? undefined : this.analyze(ast.operand);
+    const whens = ast.whens.map((w) => ({ when: this.analyze(w.when), result: this.analyze(w.result) }));
+    const otherwise = ast.otherwise === undefined ? undefined : this.analyze(ast.otherwise);
+    const sql = `CASE ${operand ? `${operand.sql} ` : ''}${whens.map((w) => `WHEN ${w.when.sql} THEN ${w.result.sql}`).join(' ')}${otherwise ? ` ELSE ${otherwise.sql}` : ''} END`;
+    const conds = whens.map((w) => (operand ? this.binary('=', operand, w.when, ast.pos) : this.implicitBoolean(w.when, sql, ast.pos)));
+    const values = [...whens.map((w) => w.result), ...(otherwise ? [otherwise] : [])];
+    const t = commonType(values.map((v) => v.type));
+    if (t === null) {
+      throw this.mismatch(
+        'DATA_DIFF_TYPES',
+        sql,
+        `the THEN and ELSE values should all be the same type, but they are [${values.map((v) => `"${typeName(v.type)}"`).join(', ')}]; cast them to one type`,
+        ast.pos,
+      );
+    }
+    const vs = values.map((v) => implicitCast(v, t));
+    const n = conds.length;
+    return {
+      type: t,
+      sql,
+      name: sql,
+      children: [...conds, ...vs],
+      build: (evs) => {
+        const cs = evs.slice(0, n);
+        const ts = evs.slice(n, 2 * n);
+        const other = evs[2 * n];
+        return (row) => {
+          for (let i = 0; i < n; i++) if (cs[i](row) === true) return ts[i](row);
+          return other === undefined ? null : other(row);
+        };
+      },
+    };
+  }
+
+  cast(arg: Typed, to: SqlType, safe: boolean, pos: number): Typed {
+    const sql = `${safe ? 'TRY_CAST' : 'CAST'}(${arg.sql} AS ${typeName(to)})`;
+    if (!canCast(arg.type, to)) {
+      throw this.mismatch(
+        'CAST_WITHOUT_SUGGESTION',
+        sql,
+        `cannot cast "${typeName(arg.type)}" to "${typeName(to)}"${arg.type.type === 'DATE' && isNumeric(to) ? '; use unix_date(...) or datediff(...) for a day count' : ''}`,
+        pos,
+      );
+    }
+    const f = castFunction(arg.type, to, safe);
+    return { type: to, sql, name: sql, children: [arg], build: strict(f) };
+  }
+
+  callCtx(name: string, pos: number, sql: string): CallCtx {
+    return { name, pos, sql, az: this };
+  }
+
+  private call(ast: Extract<Ast, { k: 'call' }>): Typed {
+    const name = ast.name;
+    if (NON_DETERMINISTIC.has(name)) {
+      throw this.fail(
+        'INVALID_NON_DETERMINISTIC_EXPRESSIONS',
+        `${name}() is not deterministic: a replay of a batch must compute the same rows, so sluice refuses it; use a column of the input (an event time, an id) instead`,
+        ast.pos,
+      );
+    }
+    if (AGGREGATES.has(name)) {
+      throw this.fail(
+        'UNSUPPORTED_EXPR_FOR_OPERATOR',
+        `${name}(...) is an aggregate function, which is not allowed in a row expression: aggregate with groupBy(...).agg(...) (an aggregation's "fn": "${name}")`,
+        ast.pos,
+      );
+    }
+    const def = FUNCTIONS[name];
+    if (def === undefined) {
+      const near = suggest(name, Object.keys(FUNCTIONS));
+      throw this.fail(
+        'UNRESOLVED_ROUTINE',
+        `Cannot resolve routine \`${name}\` on search path [\`system\`.\`builtin\`]: it is not one of the functions sluice supports${near.length ? ` (did you mean ${near.join(', ')}?)` : ''}; see docs/expressions.md`,
+        ast.pos,
+      );
+    }
+    if (ast.star && name !== 'count') throw this.fail('INVALID_USAGE_OF_STAR_OR_REGEX', `Invalid usage of '*' in ${name}(*): pass the columns`, ast.pos);
+    const args = ast.args.map((a) => this.analyze(a));
+    const [min, max] = def.args;
+    if (args.length < min || args.length > max) {
+      const expected = min === max ? `${min}` : max === Number.POSITIVE_INFINITY ? `at least ${min}` : `[${min}, ${max}]`;
+      throw this.fail(
+        'WRONG_NUM_ARGS.WITHOUT_SUGGESTION',
+        `The \`${name}\` requires ${expected} parameters but the actual number is ${args.length}: fix the call ${name}(...)`,
+        ast.pos,
+      );
+    }
+    const sql = `${name}(${args.map((a) => a.sql).join(', ')})`;
+    return def.resolve(args, this.callCtx(name, ast.pos, sql));
+  }
+}
+
+/** What a function's resolver gets beside its typed arguments. */
+export interface CallCtx {
+  readonly name: string;
+  readonly pos: number;
+  /** Spark's text of the call: `lower(country)`. */
+  readonly sql: string;
+  readonly az: Analyzer;
+}
+
+/** A function's definition: how many arguments it takes and how it types and builds a call. */
+export interface FunctionDef {
+  readonly args: readonly [number, number];
+  readonly resolve: (args: readonly Typed[], c: CallCtx) => Typed;
+}
+
+function literal(value: unknown, type: SqlType, sql: string): Typed {
+  const name = type.type === 'STRING' && typeof value === 'string' ? value : sql;
+  return { type, sql, name, children: [], constant: { value }, build: () => () => value };
+}
+
+/** A window column's type: Spark's STRUCT<start: TIMESTAMP, end: TIMESTAMP> (ColumnInfo marks it TIMESTAMP with `window`). */
+const WINDOW_TYPE: SqlType = {
+  type: 'STRUCT',
+  fields: [
+    { ...TIMESTAMP, name: 'start' },
+    { ...TIMESTAMP, name: 'end' },
+  ],
+};
+
+function columnRef(c: ColumnInfo): Typed {
+  const key = c.name;
+  const sql = /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? key : `\`${key.replace(/`/g, '``')}\``;
+  return { type: c.window ? WINDOW_TYPE : c, sql, name: key, children: [], build: () => (row) => row[key] ?? null };
+}
+
+/** `arg` cast to `to` (Spark's implicit ANSI cast), keeping its SQL text and name. */
+export function implicitCast(arg: Typed, to: SqlType): Typed {
+  if (sameType(arg.type, to)) return arg;
+  if (arg.type.type === 'NULL') return { ...arg, type: to };
+  const f = castFunction(arg.type, to, false);
+  if (arg.constant) {
+    const v = arg.constant.value;
+    // a literal is cast once; a literal that does not cast fails per row, as Spark's would at run time
+    try {
+      const c = v == null ? null : f(v);
+      return { ...arg, type: to, constant: { value: c }, build: () => () => c };
+    } catch {
+      // fall through: the error surfaces per row
+    }
+  }
+  return { type: to, sql: arg.sql, name: arg.name, children: [arg], build: strict(f) };
+}
+
+function scaled(v: string, own: number, to: number): bigint {
+  const dot = v.indexOf('.');
+  const u = BigInt(dot < 0 ? v : v.slice(0, dot) + v.slice(dot + 1));
+  return u * 10n ** BigInt(to - own);
+}
+
+/** A LIKE pattern as a regex: `%` any text, `_` one character, the escapeChar character before them for themselves. */
+function likeRegex(pattern: string, escapeChar: string, ignoreCase: boolean): RegExp {
+  let out = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === escapeChar && i + 1 < pattern.length) {
+      out += pattern[++i].replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+    } else if (c === '%') out += '[\\s\\S]*';
+    else if (c === '_') out += '[\\s\\S]';
+    else out += c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  }
+  return new RegExp(`^${out}$`, ignoreCase ? 'iu' : 'u');
+}
+
+/**
+ * A Java regular expression (Spark's RLIKE, regexp_extract, regexp_replace, split) as a JS RegExp.
+ * The common syntax is the same; Java's possessive quantifiers and \\A \\Z are not supported.
+ */
+export function javaRegex(source: string, az: Analyzer | null, pos: number, flags = ''): RegExp {
+  let s = source;
+  let f = flags;
+  const inline = /^\(\?([imsx]+)\)/.exec(s);
+  if (inline) {
+    f += inline[1].replace('x', '');
+    s = s.slice(inline[0].length);
+  }
+  try {
+    return new RegExp(s, f);
+  } catch (e) {
+    const err = new SparkRowError(
+      'INVALID_PARAMETER_VALUE.PATTERN',
+      `The value of parameter(s) \`regexp\` is invalid: '${source}' (${(e as Error).message}); fix the regular expression`,
+    );
+    if (az !== null) throw az.fail('INVALID_PARAMETER_VALUE.PATTERN', err.message.replace(/^\[[^\]]+\] /, ''), pos);
+    throw err;
+  }
+}
+
+/** Up to five names closest to `name` (Levenshtein distance), as Spark's suggestions. */
+function suggest(name: string, names: readonly string[]): string[] {
+  const n = name.toLowerCase();
+  return [...names]
+    .map((x) => ({ x, d: distance(n, x.toLowerCase()) }))
+    .sort((a, b) => a.d - b.d || a.x.localeCompare(b.x))
+    .slice(0, 5)
+    .map((e) => e.x);
+}
+
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0];
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cur = row[j];
+      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = cur;
+    }
+  }
+  return row[b.length];
+}

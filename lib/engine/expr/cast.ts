@@ -1,0 +1,309 @@
+/**
+ * CAST between types with Spark 4's ANSI rules (Cast.canAnsiCast and its evaluation): which casts
+ * are allowed, and per value the ANSI errors — CAST_INVALID_INPUT for text that is not a value of
+ * the target, CAST_OVERFLOW for a number outside an integral type, NUMERIC_VALUE_OUT_OF_RANGE for
+ * a DECIMAL that needs more digits. `try_cast` (and the `try` mode) returns null instead.
+ */
+import { fitsPrecision, formatDecimal, rescale, unscaledOf, unscaledOfText } from '../decimal';
+import { SparkRowError } from './errors';
+import { bigMicros, dateOf, dateOfMicros, formatTimestampText, inRange, type Micros, microsOfDate, microsValue, parseTimestampMicros } from './time';
+import { isNumeric, type SqlType, typeName } from './types';
+import { big, javaDoubleText, LONG_MAX, LONG_MIN, longValue, outOfRange } from './values';
+
+/** Whether Spark (ANSI) casts `from` to `to`. */
+export function canCast(from: SqlType, to: SqlType): boolean {
+  const f = from.type;
+  const t = to.type;
+  if (f === 'NULL' || (f === t && f !== 'ARRAY' && f !== 'MAP' && f !== 'STRUCT')) return true;
+  if (t === 'STRING') return f !== 'INTERVAL';
+  if (f === 'STRING') return t !== 'ARRAY' && t !== 'MAP' && t !== 'STRUCT' && t !== 'INTERVAL';
+  const num = (x: SqlType) => isNumeric(x);
+  if (num(from) && num(to)) return true;
+  if (f === 'BOOLEAN') return num(to);
+  if (t === 'BOOLEAN') return num(from);
+  if (f === 'TIMESTAMP') return num(to) || t === 'DATE';
+  if (t === 'TIMESTAMP') return num(from) || f === 'DATE';
+  if (f === 'ARRAY' && t === 'ARRAY') return canCast(from.element!, to.element!);
+  if (f === 'MAP' && t === 'MAP') return canCast(from.value!, to.value!);
+  if (f === 'STRUCT' && t === 'STRUCT') return from.fields!.length === to.fields!.length && from.fields!.every((x, i) => canCast(x, to.fields![i]));
+  return false;
+}
+
+function sqlText(v: unknown, from: SqlType): string {
+  if (from.type === 'STRING') return `'${v}'`;
+  if (from.type === 'DOUBLE') return javaDoubleText(v as number, from.binary32);
+  if (from.type === 'TIMESTAMP') return `TIMESTAMP '${formatTimestampText(v as Micros)}'`;
+  if (from.type === 'DATE') return `DATE '${v}'`;
+  return String(v);
+}
+
+function invalid(v: unknown, from: SqlType, to: SqlType): SparkRowError {
+  return new SparkRowError(
+    'CAST_INVALID_INPUT',
+    `The value ${sqlText(v, from)} of the type "${typeName(from)}" cannot be cast to "${typeName(to)}" because it is malformed. Correct the value as per the syntax, or change its target type. Use \`try_cast\` to tolerate malformed input and return NULL instead.`,
+  );
+}
+
+function castOverflow(v: unknown, from: SqlType, to: SqlType): SparkRowError {
+  return new SparkRowError(
+    'CAST_OVERFLOW',
+    `The value ${sqlText(v, from)} of the type "${typeName(from)}" cannot be cast to "${typeName(to)}" due to an overflow. Use \`try_cast\` to tolerate overflow and return NULL instead.`,
+  );
+}
+
+const INTEGER_TEXT = /^[+-]?[0-9]+$/;
+const DOUBLE_TEXT = /^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[dDfF]?$/;
+const SPECIAL_DOUBLES: Record<string, number> = {
+  nan: Number.NaN,
+  infinity: Number.POSITIVE_INFINITY,
+  '+infinity': Number.POSITIVE_INFINITY,
+  inf: Number.POSITIVE_INFINITY,
+  '+inf': Number.POSITIVE_INFINITY,
+  '-infinity': Number.NEGATIVE_INFINITY,
+  '-inf': Number.NEGATIVE_INFINITY,
+};
+
+/** The range of an integral type as bigints. */
+function integralRange(t: SqlType): [bigint, bigint] {
+  if (t.type === 'LONG') return [LONG_MIN, LONG_MAX];
+  const bits = t.bits ?? 32;
+  const m = 2n ** BigInt(bits - 1);
+  return [-m, m - 1n];
+}
+
+/** Spark's stringToDate: `yyyy`, `yyyy-[m]m`, `yyyy-[m]m-[d]d`, optionally followed by a space or T and anything. */
+function dateOfText(text: string): string | null {
+  const m = /^([0-9]{4})(?:-([0-9]{1,2})(?:-([0-9]{1,2})(?:[ T].*)?)?)?$/s.exec(text.trim());
+  if (m === null) return null;
+  return dateOf(Number(m[1]), Number(m[2] ?? 1), Number(m[3] ?? 1));
+}
+
+/** A value of `from` (non-null) as a value of `to`. `safe` (try_cast) returns null where ANSI throws. */
+export function castFunction(from: SqlType, to: SqlType, safe: boolean): (v: unknown) => unknown {
+  const f = castUnsafe(from, to);
+  if (!safe) return f;
+  return (v) => {
+    try {
+      return f(v);
+    } catch (e) {
+      if (e instanceof SparkRowError) return null;
+      throw e;
+    }
+  };
+}
+
+function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
+  const f = from.type;
+  const t = to.type;
+  if (f === 'NULL') return () => null;
+  switch (t) {
+    case 'STRING':
+      return toStringFn(from);
+    case 'BOOLEAN':
+      if (f === 'BOOLEAN') return (v) => v;
+      if (f === 'STRING') {
+        return (v) => {
+          const s = (v as string).trim().toLowerCase();
+          if (s === 't' || s === 'true' || s === 'y' || s === 'yes' || s === '1') return true;
+          if (s === 'f' || s === 'false' || s === 'n' || s === 'no' || s === '0') return false;
+          throw invalid(v, from, to);
+        };
+      }
+      if (f === 'DECIMAL') return (v) => unscaledOf(v as string) !== 0n;
+      return (v) => v !== 0 && v !== 0n;
+    case 'INT':
+    case 'LONG': {
+      const [lo, hi] = integralRange(to);
+      const fitRange = (n: bigint, v: unknown) => {
+        if (n < lo || n > hi) throw castOverflow(v, from, to);
+        return t === 'LONG' ? longValue(n) : Number(n);
+      };
+      if (f === 'INT' || f === 'LONG') {
+        if (t === 'LONG') return (v) => v;
+        if ((to.bits ?? 32) >= (from.type === 'INT' ? (from.bits ?? 32) : 64)) return (v) => v;
+        return (v) => fitRange(big(v), v);
+      }
+      if (f === 'BOOLEAN') return (v) => (v ? 1 : 0);
+      if (f === 'STRING') {
+        return (v) => {
+          const s = (v as string).trim();
+          if (!INTEGER_TEXT.test(s)) throw invalid(v, from, to);
+          const n = BigInt(s);
+          if (n < lo || n > hi) throw invalid(v, from, to);
+          return t === 'LONG' ? longValue(n) : Number(n);
+        };
+      }
+      if (f === 'DOUBLE') {
+        return (v) => {
+          const d = v as number;
+          if (!Number.isFinite(d)) throw castOverflow(v, from, to);
+          const n = Math.trunc(d);
+          if (t === 'INT' && (n < Number(lo) || n > Number(hi))) throw castOverflow(v, from, to);
+          if (t === 'LONG' && (n < -(2 ** 63) || n >= 2 ** 63)) throw castOverflow(v, from, to);
+          return t === 'LONG' ? (Number.isSafeInteger(n) ? n : longValue(BigInt(n))) : n;
+        };
+      }
+      if (f === 'DECIMAL') {
+        const s = from.scale!;
+        return (v) => fitRange(unscaledOf(v as string) / 10n ** BigInt(s), v); // truncates toward zero, as Spark
+      }
+      if (f === 'TIMESTAMP') {
+        return (v) => {
+          const b = bigMicros(v as Micros);
+          const secs = b / 1_000_000n - (b % 1_000_000n < 0n ? 1n : 0n); // floor, as Spark's floorDiv
+          return fitRange(secs, v);
+        };
+      }
+      break;
+    }
+    case 'DOUBLE': {
+      const round = to.binary32 ? Math.fround : (x: number) => x;
+      if (f === 'DOUBLE') return to.binary32 && !from.binary32 ? (v) => Math.fround(v as number) : (v) => v;
+      if (f === 'INT' || f === 'LONG') return (v) => round(Number(v));
+      if (f === 'BOOLEAN') return (v) => (v ? 1 : 0);
+      if (f === 'DECIMAL') return (v) => round(Number(v));
+      if (f === 'TIMESTAMP') return (v) => Number(v) / 1_000_000;
+      if (f === 'STRING') {
+        return (v) => {
+          const s = (v as string).trim();
+          const special = SPECIAL_DOUBLES[s.toLowerCase()];
+          if (special !== undefined) return special;
+          if (!DOUBLE_TEXT.test(s)) throw invalid(v, from, to);
+          return round(Number(s.replace(/[dDfF]$/, '')));
+        };
+      }
+      break;
+    }
+    case 'DECIMAL': {
+      const p = to.precision!;
+      const s = to.scale!;
+      const fitRange = (u: bigint) => {
+        if (!fitsPrecision(u, p)) throw outOfRange(u, s, to, `CAST to ${typeName(to)}`);
+        return formatDecimal(u, s);
+      };
+      if (f === 'DECIMAL') return (v) => fitRange(rescale(unscaledOf(v as string), from.scale!, s));
+      if (f === 'INT' || f === 'LONG') return (v) => fitRange(rescale(big(v), 0, s));
+      if (f === 'BOOLEAN') return (v) => fitRange(rescale(v ? 1n : 0n, 0, s));
+      if (f === 'DOUBLE') {
+        return (v) => {
+          const d = v as number;
+          if (!Number.isFinite(d)) throw castOverflow(v, from, to);
+          // Spark reads a double into a decimal through its shortest text (Scala's BigDecimal(double))
+          return fitRange(unscaledOfText(String(d), s)!);
+        };
+      }
+      if (f === 'STRING') {
+        return (v) => {
+          const text = (v as string).trim();
+          const u = /^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$/.test(text) ? unscaledOfText(text, s) : null;
+          if (u === null) throw invalid(v, from, to);
+          return fitRange(u);
+        };
+      }
+      if (f === 'TIMESTAMP') return (v) => fitRange(rescale(bigMicros(v as Micros), 6, s));
+      break;
+    }
+    case 'DATE':
+      if (f === 'DATE') return (v) => v;
+      if (f === 'TIMESTAMP') return (v) => dateOfMicros(v as Micros);
+      if (f === 'STRING') {
+        return (v) => {
+          const d = dateOfText(v as string);
+          if (d === null) throw invalid(v, from, to);
+          return d;
+        };
+      }
+      break;
+    case 'TIMESTAMP': {
+      const within = (u: bigint, v: unknown) => {
+        if (!inRange(u)) throw castOverflow(v, from, to);
+        return microsValue(u);
+      };
+      if (f === 'TIMESTAMP') return (v) => v;
+      if (f === 'DATE') return (v) => microsOfDate(v as string);
+      if (f === 'STRING') {
+        return (v) => {
+          const us = parseTimestampMicros(v as string);
+          if (us === null) throw invalid(v, from, to);
+          return us;
+        };
+      }
+      if (f === 'INT' || f === 'LONG') return (v) => within(big(v) * 1_000_000n, v);
+      if (f === 'DECIMAL') return (v) => within(rescale(unscaledOf(v as string), from.scale!, 6), v);
+      if (f === 'DOUBLE') {
+        return (v) => {
+          const d = v as number;
+          if (!Number.isFinite(d)) throw castOverflow(v, from, to);
+          return within(BigInt(Math.trunc(d * 1_000_000)), v);
+        };
+      }
+      break;
+    }
+    case 'ARRAY': {
+      const el = castFunction(from.element!, to.element!, false);
+      return (v) => (v as unknown[]).map((x) => (x == null ? null : el(x)));
+    }
+    case 'MAP': {
+      const val = castFunction(from.value!, to.value!, false);
+      return (v) => {
+        const out: Record<string, unknown> = {};
+        for (const [k, x] of Object.entries(v as Record<string, unknown>)) out[k] = x == null ? null : val(x);
+        return out;
+      };
+    }
+    case 'STRUCT': {
+      const fs = to.fields!.map((tf, i) => ({ fromName: from.fields![i].name, name: tf.name, fn: castFunction(from.fields![i], tf, false) }));
+      return (v) => {
+        const out: Record<string, unknown> = {};
+        for (const x of fs) {
+          const fv = (v as Record<string, unknown>)[x.fromName];
+          out[x.name] = fv == null ? null : x.fn(fv);
+        }
+        return out;
+      };
+    }
+  }
+  throw new Error(`internal: no cast from ${typeName(from)} to ${typeName(to)}`);
+}
+
+/** Spark's text of a value cast to STRING. */
+function toStringFn(t: SqlType): (v: unknown) => string {
+  switch (t.type) {
+    case 'STRING':
+    case 'DATE':
+    case 'DECIMAL':
+      return (v) => v as string;
+    case 'INT':
+    case 'LONG':
+      return (v) => String(v);
+    case 'BOOLEAN':
+      return (v) => (v ? 'true' : 'false');
+    case 'DOUBLE':
+      return (v) => javaDoubleText(v as number, t.binary32);
+    case 'TIMESTAMP':
+      return (v) => formatTimestampText(v as Micros);
+    case 'ARRAY': {
+      const el = toStringFn(t.element!);
+      return (v) => `[${(v as unknown[]).map((x) => (x == null ? 'null' : el(x))).join(', ')}]`;
+    }
+    case 'MAP': {
+      const val = toStringFn(t.value!);
+      return (v) =>
+        `{${Object.entries(v as Record<string, unknown>)
+          .map(([k, x]) => `${k} -> ${x == null ? 'null' : val(x)}`)
+          .join(', ')}}`;
+    }
+    case 'STRUCT': {
+      const fs = t.fields!.map((f) => ({ name: f.name, fn: toStringFn(f) }));
+      return (v) =>
+        `{${fs
+          .map((f) => {
+            const x = (v as Record<string, unknown>)[f.name];
+            return x == null ? 'null' : f.fn(x);
+          })
+          .join(', ')}}`;
+    }
+    default:
+      return (v) => String(v);
+  }
+}

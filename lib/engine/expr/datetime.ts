@@ -1,0 +1,337 @@
+/**
+ * Date and time functions on DATE and TIMESTAMP (UTC), without datetime patterns: the pattern forms
+ * (`to_timestamp(s, fmt)`, `date_format`, `from_unixtime(n, fmt)`) wait for the Spark
+ * datetime-pattern module being written for the CSV options, and are refused until then with a
+ * message saying so. All arithmetic goes through time.ts.
+ */
+import { dateOfEpochDay, epochDayOf } from '../dates';
+import { rescale, unscaledOf } from '../decimal';
+import { type CallCtx, type FunctionDef, implicitCast } from './analyze';
+import { SparkRowError } from './errors';
+import { call, constantArg, def, int, str, what } from './fn-util';
+import {
+  addMonths,
+  dateOf,
+  dayOfWeek,
+  dayOfYear,
+  floorDivMicros,
+  formatTimestampText,
+  inRange,
+  lastDay,
+  MICROS_PER_SECOND,
+  type Micros,
+  microsOfDayAndTime,
+  microsValue,
+  parseTimestampMicros,
+  splitMicros,
+  truncDate,
+  truncTimestamp,
+  weekOfYear,
+  ymd,
+} from './time';
+import { strict, type Typed } from './typed';
+import { DATE, INT, isIntegral, LONG, STRING, TIMESTAMP, typeName } from './types';
+import { big, overflow } from './values';
+
+/** An argument read as a DATE: a DATE, a TIMESTAMP's day, or a STRING cast (ANSI). */
+function dateArg(c: CallCtx, a: Typed, i: number): Typed {
+  const t = a.type.type;
+  if (t === 'DATE') return a;
+  if (t === 'TIMESTAMP' || t === 'STRING' || t === 'NULL') return implicitCast(a, DATE);
+  throw c.az.mismatch('UNEXPECTED_INPUT_TYPE', c.sql, `${what(c, i)} requires the "DATE" type, however ${a.sql} has the type "${typeName(a.type)}"`, c.pos);
+}
+
+/** An argument read as a TIMESTAMP: a TIMESTAMP, a DATE's midnight, or a STRING cast (ANSI). */
+function timestampArg(c: CallCtx, a: Typed, i: number): Typed {
+  const t = a.type.type;
+  if (t === 'TIMESTAMP') return a;
+  if (t === 'DATE' || t === 'STRING' || t === 'NULL') return implicitCast(a, TIMESTAMP);
+  throw c.az.mismatch(
+    'UNEXPECTED_INPUT_TYPE',
+    c.sql,
+    `${what(c, i)} requires the "TIMESTAMP" type, however ${a.sql} has the type "${typeName(a.type)}"`,
+    c.pos,
+  );
+}
+
+function dateField(f: (d: string) => number): FunctionDef {
+  return def(1, 1, ([a], c) =>
+    call(
+      c,
+      INT,
+      [dateArg(c, a, 0)],
+      strict((d) => f(d as string)),
+    ),
+  );
+}
+
+function timeField(f: (microsOfDay: number) => number): FunctionDef {
+  return def(1, 1, ([a], c) =>
+    call(
+      c,
+      INT,
+      [timestampArg(c, a, 0)],
+      strict((t) => f(splitMicros(t as Micros).micros)),
+    ),
+  );
+}
+
+/** Refuses a datetime-pattern form until the pattern module lands. */
+function patternLater(c: CallCtx): never {
+  throw c.az.fail(
+    'UNSUPPORTED_FEATURE.DATETIME_PATTERN',
+    `${c.name} with a datetime pattern is not supported yet: the Spark datetime-pattern module is being written; use the form without a pattern (Spark's default text 'yyyy-MM-dd HH:mm:ss') meanwhile`,
+    c.pos,
+  );
+}
+
+function secondsToTimestamp(unit: number): FunctionDef {
+  return def(1, 1, ([a], c) => {
+    const t = a.type.type === 'STRING' ? implicitCast(a, LONG) : a;
+    const within = (u: bigint) => {
+      if (!inRange(u)) {
+        throw new SparkRowError(
+          'ARITHMETIC_OVERFLOW',
+          `timestamp overflow in ${c.sql}: ${u / BigInt(MICROS_PER_SECOND)} seconds is outside years 1 to 9999. Filter out such values, or check the unit (seconds, milliseconds, microseconds).`,
+        );
+      }
+      return microsValue(u);
+    };
+    if (isIntegral(t.type))
+      return call(
+        c,
+        TIMESTAMP,
+        [t],
+        strict((v) => within(big(v) * BigInt(unit))),
+      );
+    if (t.type.type === 'DECIMAL' && unit === MICROS_PER_SECOND)
+      return call(
+        c,
+        TIMESTAMP,
+        [t],
+        strict((v) => within(rescale(unscaledOf(v as string), t.type.scale!, 6))),
+      );
+    if (t.type.type === 'DOUBLE' && unit === MICROS_PER_SECOND) {
+      return call(
+        c,
+        TIMESTAMP,
+        [t],
+        strict((v) => (Number.isFinite(v as number) ? within(BigInt(Math.trunc((v as number) * unit))) : null)),
+      );
+    }
+    throw c.az.mismatch(
+      'UNEXPECTED_INPUT_TYPE',
+      c.sql,
+      `${what(c, 0)} requires ${unit === MICROS_PER_SECOND ? 'a number' : 'an integral type'}, however ${a.sql} has the type "${typeName(a.type)}"`,
+      c.pos,
+    );
+  });
+}
+
+function timestampTo(unit: number): FunctionDef {
+  return def(1, 1, ([a], c) =>
+    call(
+      c,
+      LONG,
+      [timestampArg(c, a, 0)],
+      strict((t) => floorDivMicros(t as Micros, unit)),
+    ),
+  );
+}
+
+const PLAIN_TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
+
+export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
+  year: dateField((d) => ymd(d)[0]),
+  month: dateField((d) => ymd(d)[1]),
+  day: dateField((d) => ymd(d)[2]),
+  dayofmonth: dateField((d) => ymd(d)[2]),
+  dayofweek: dateField(dayOfWeek),
+  dayofyear: dateField(dayOfYear),
+  weekofyear: dateField(weekOfYear),
+  quarter: dateField((d) => Math.floor((ymd(d)[1] - 1) / 3) + 1),
+  hour: timeField((us) => Math.floor(us / 3_600_000_000)),
+  minute: timeField((us) => Math.floor(us / 60_000_000) % 60),
+  second: timeField((us) => Math.floor(us / 1_000_000) % 60),
+  date_add: def(2, 2, ([d, n], c) =>
+    call(
+      c,
+      DATE,
+      [dateArg(c, d, 0), int(c, n, 1)],
+      strict((x, k) => dateOfEpochDay(epochDayOf(x as string) + (k as number))),
+    ),
+  ),
+  date_sub: def(2, 2, ([d, n], c) =>
+    call(
+      c,
+      DATE,
+      [dateArg(c, d, 0), int(c, n, 1)],
+      strict((x, k) => dateOfEpochDay(epochDayOf(x as string) - (k as number))),
+    ),
+  ),
+  datediff: def(2, 2, ([e, s], c) =>
+    call(
+      c,
+      INT,
+      [dateArg(c, e, 0), dateArg(c, s, 1)],
+      strict((x, y) => epochDayOf(x as string) - epochDayOf(y as string)),
+    ),
+  ),
+  add_months: def(2, 2, ([d, n], c) =>
+    call(
+      c,
+      DATE,
+      [dateArg(c, d, 0), int(c, n, 1)],
+      strict((x, k) => addMonths(x as string, k as number)),
+    ),
+  ),
+  last_day: def(1, 1, ([d], c) =>
+    call(
+      c,
+      DATE,
+      [dateArg(c, d, 0)],
+      strict((x) => lastDay(x as string)),
+    ),
+  ),
+  make_date: def(3, 3, (args, c) =>
+    call(
+      c,
+      DATE,
+      args.map((a, i) => int(c, a, i)),
+      strict((y, m, d) => {
+        const out = dateOf(y as number, m as number, d as number);
+        if (out === null) {
+          throw new SparkRowError(
+            'DATETIME_FIELD_OUT_OF_BOUNDS',
+            `make_date(${y}, ${m}, ${d}) is not a day of the calendar (years 1-9999, months 1-12, days within the month). Use try_make_date, or fix the fields.`,
+          );
+        }
+        return out;
+      }),
+    ),
+  ),
+  to_date: def(1, 2, (args, c) => {
+    if (args.length === 2) patternLater(c);
+    return { ...c.az.cast(args[0], DATE, false, c.pos), sql: c.sql, name: c.sql };
+  }),
+  to_timestamp: def(1, 2, (args, c) => {
+    if (args.length === 2) patternLater(c);
+    return { ...c.az.cast(args[0], TIMESTAMP, false, c.pos), sql: c.sql, name: c.sql };
+  }),
+  date_format: def(2, 2, (_args, c) => patternLater(c)),
+  date_trunc: def(2, 2, ([u, t], c) =>
+    call(
+      c,
+      TIMESTAMP,
+      [str(c, u, 0), timestampArg(c, t, 1)],
+      strict((unit, x) => truncTimestamp(unit as string, x as Micros)),
+    ),
+  ),
+  trunc: def(2, 2, ([d, u], c) =>
+    call(
+      c,
+      DATE,
+      [dateArg(c, d, 0), str(c, u, 1)],
+      strict((x, unit) => truncDate(x as string, unit as string)),
+    ),
+  ),
+  unix_timestamp: def(0, 2, (args, c) => {
+    if (args.length === 0) {
+      throw c.az.fail(
+        'INVALID_NON_DETERMINISTIC_EXPRESSIONS',
+        'unix_timestamp() without an argument is the current time, which is not deterministic: pass a column, unix_timestamp(event_time)',
+        c.pos,
+      );
+    }
+    if (args.length === 2) patternLater(c);
+    const a = args[0];
+    if (a.type.type === 'STRING') {
+      return call(
+        c,
+        LONG,
+        [a],
+        strict((s) => {
+          const us = PLAIN_TIMESTAMP.test(s as string) ? parseTimestampMicros(s as string) : null;
+          if (us === null) {
+            throw new SparkRowError(
+              'CANNOT_PARSE_TIMESTAMP',
+              `Text '${s}' could not be parsed with the pattern 'yyyy-MM-dd HH:mm:ss'. Use \`try_to_timestamp\` to tolerate invalid input string and return NULL instead.`,
+            );
+          }
+          return floorDivMicros(us, MICROS_PER_SECOND);
+        }),
+      );
+    }
+    return call(
+      c,
+      LONG,
+      [timestampArg(c, a, 0)],
+      strict((t) => floorDivMicros(t as Micros, MICROS_PER_SECOND)),
+    );
+  }),
+  unix_seconds: timestampTo(MICROS_PER_SECOND),
+  unix_millis: timestampTo(1000),
+  unix_micros: timestampTo(1),
+  unix_date: def(1, 1, ([d], c) =>
+    call(
+      c,
+      INT,
+      [dateArg(c, d, 0)],
+      strict((x) => epochDayOf(x as string)),
+    ),
+  ),
+  date_from_unix_date: def(1, 1, ([n], c) =>
+    call(
+      c,
+      DATE,
+      [int(c, n, 0)],
+      strict((x) => dateOfEpochDay(x as number)),
+    ),
+  ),
+  timestamp_seconds: secondsToTimestamp(MICROS_PER_SECOND),
+  timestamp_millis: secondsToTimestamp(1000),
+  timestamp_micros: secondsToTimestamp(1),
+  from_unixtime: def(1, 2, (args, c) => {
+    if (args.length === 2) {
+      const fmt = constantArg(c, args[1], 1, "a pattern in quotes, 'yyyy-MM-dd HH:mm:ss'");
+      if (fmt !== 'yyyy-MM-dd HH:mm:ss') patternLater(c);
+    }
+    const n = c.az.implicit(args[0], LONG, c.pos, what(c, 0));
+    return call(
+      c,
+      STRING,
+      [n],
+      strict((s) => {
+        const us = big(s) * 1_000_000n;
+        if (!inRange(us)) throw overflow(`timestamp overflow in ${c.sql};`, 'try_cast');
+        return formatTimestampText(microsValue(us));
+      }),
+    );
+  }),
+  make_timestamp: def(6, 6, (args, c) => {
+    const fields = args.slice(0, 5).map((a, i) => int(c, a, i));
+    const secs = c.az.implicit(args[5], { type: 'DECIMAL', precision: 16, scale: 6 }, c.pos, what(c, 5));
+    return call(
+      c,
+      TIMESTAMP,
+      [...fields, secs],
+      strict((y, mo, d, h, mi, s) => {
+        const date = dateOf(y as number, mo as number, d as number);
+        const micros = rescale(unscaledOf(s as string), 6, 6);
+        const hour = h as number;
+        const minute = mi as number;
+        if (date === null || hour < 0 || hour > 23 || minute < 0 || minute > 59 || micros < 0n || micros > 60_000_000n) {
+          throw new SparkRowError(
+            'DATETIME_FIELD_OUT_OF_BOUNDS',
+            `make_timestamp(${y}, ${mo}, ${d}, ${h}, ${mi}, ${s}) is not an instant (hours 0-23, minutes 0-59, seconds 0-60). Use try_make_timestamp, or fix the fields.`,
+          );
+        }
+        // Spark takes 60 seconds as the next minute
+        const day = epochDayOf(date);
+        return microsOfDayAndTime(day, Number(BigInt(hour * 3600 + minute * 60) * 1_000_000n + micros));
+      }),
+    );
+  }),
+  date: def(1, 1, ([a], c) => ({ ...c.az.cast(a, DATE, false, c.pos), sql: c.sql, name: c.sql })),
+  timestamp: def(1, 1, ([a], c) => ({ ...c.az.cast(a, TIMESTAMP, false, c.pos), sql: c.sql, name: c.sql })),
+};

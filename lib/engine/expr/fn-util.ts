@@ -1,0 +1,57 @@
+/** Helpers shared by the function modules: typing arguments with Spark's implicit casts, and building call nodes. */
+import { type CallCtx, type FunctionDef, implicitCast } from './analyze';
+import type { Eval, Typed } from './typed';
+import { DOUBLE, INT, isNumeric, STRING, type SqlType, typeName } from './types';
+
+export function def(min: number, max: number, resolve: FunctionDef['resolve']): FunctionDef {
+  return { args: [min, max], resolve };
+}
+
+/** A call node of type `type` over `children`. */
+export function call(c: CallCtx, type: SqlType, children: readonly Typed[], build: (evs: readonly Eval[]) => Eval): Typed {
+  return { type, sql: c.sql, name: c.sql, children, build };
+}
+
+export function what(c: CallCtx, i: number): string {
+  return `argument ${i + 1} of ${c.name}`;
+}
+
+export function str(c: CallCtx, a: Typed, i: number): Typed {
+  return c.az.implicit(a, STRING, c.pos, what(c, i));
+}
+
+export function int(c: CallCtx, a: Typed, i: number): Typed {
+  return c.az.implicit(a, INT, c.pos, what(c, i));
+}
+
+/** A numeric argument: a STRING (or NULL) is read as DOUBLE, as Spark's implicit cast to a numeric input. */
+export function numeric(c: CallCtx, a: Typed, i: number): Typed {
+  const t = a.type.type;
+  if (t === 'STRING' || t === 'NULL') return implicitCast(a, DOUBLE);
+  if (!isNumeric(a.type)) {
+    throw c.az.mismatch('UNEXPECTED_INPUT_TYPE', c.sql, `${what(c, i)} requires a numeric type, however ${a.sql} has the type "${typeName(a.type)}"`, c.pos);
+  }
+  return a;
+}
+
+export function double(c: CallCtx, a: Typed, i: number): Typed {
+  return implicitCast(numeric(c, a, i), DOUBLE);
+}
+
+/** The value of a literal argument, or a refusal naming the argument (a function that needs a constant, e.g. from_json's schema). */
+export function constantArg(c: CallCtx, a: Typed, i: number, need: string): unknown {
+  if (a.constant === undefined) {
+    throw c.az.fail('DATATYPE_MISMATCH.NON_FOLDABLE_INPUT', `Cannot resolve "${c.sql}": ${what(c, i)} must be a constant (${need}), but it is ${a.sql}`, c.pos);
+  }
+  return a.constant.value;
+}
+
+/** Each code point of a string (Spark counts characters as code points). */
+export function codePoints(s: string): string[] {
+  return Array.from(s);
+}
+
+/** Whether a string is plain ASCII-range UTF-16 with no surrogate pairs (then indices are characters). */
+export function simple(s: string): boolean {
+  return !/[\uD800-\uDFFF]/.test(s);
+}

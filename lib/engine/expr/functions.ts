@@ -1,0 +1,411 @@
+/**
+ * The function registry: every function an expression may call, by its lower-case name, with its
+ * typing (Spark's input types and implicit casts, result type) and its evaluator. Conditional and
+ * math functions and the try_ family are here; strings, collections and JSON, dates and hashes
+ * have modules of their own.
+ */
+import { pow10, rescale, unscaledOf, unscaledOfText, formatDecimal, fitsPrecision } from '../decimal';
+import { type CallCtx, type FunctionDef, implicitCast } from './analyze';
+import { COLLECTION_FUNCTIONS } from './collections';
+import { DATETIME_FUNCTIONS } from './datetime';
+import { SparkRowError } from './errors';
+import { call, constantArg, def, double, int, numeric } from './fn-util';
+import { HASH_FUNCTIONS } from './hashes';
+import { STRING_FUNCTIONS } from './strings';
+import { strict, type Eval, type Typed } from './typed';
+import { BOOLEAN, commonType, DOUBLE, decimal, isIntegral, LONG, MAX_PRECISION, type SqlType, typeName } from './types';
+import { big, checkIntegral, comparator, longValue, outOfRange } from './values';
+
+/** Functions Spark has that return another value on a replay; refused (FORMAT-3: only deterministic functions). */
+export const NON_DETERMINISTIC = new Set([
+  'rand',
+  'randn',
+  'random',
+  'uuid',
+  'shuffle',
+  'current_timestamp',
+  'current_date',
+  'curdate',
+  'now',
+  'localtimestamp',
+  'current_timezone',
+  'monotonically_increasing_id',
+  'spark_partition_id',
+  'input_file_name',
+  'randstr',
+  'uniform',
+]);
+
+/** Aggregate functions: not row expressions (an aggregation takes them). */
+export const AGGREGATES = new Set([
+  'sum',
+  'count',
+  'avg',
+  'mean',
+  'min',
+  'max',
+  'first',
+  'last',
+  'collect_list',
+  'collect_set',
+  'approx_count_distinct',
+  'count_distinct',
+  'stddev',
+  'variance',
+  'any_value',
+]);
+
+/** The common type of the arguments, each cast to it; a refusal (DATA_DIFF_TYPES) when there is none. */
+function common(args: readonly Typed[], c: CallCtx): { args: Typed[]; type: SqlType } {
+  const t = commonType(args.map((a) => a.type));
+  if (t === null) {
+    throw c.az.mismatch(
+      'DATA_DIFF_TYPES',
+      c.sql,
+      `the input to \`${c.name}\` should all be the same type, but it's [${args.map((a) => `"${typeName(a.type)}"`).join(', ')}]; cast them to one type`,
+      c.pos,
+    );
+  }
+  return { args: args.map((a) => implicitCast(a, t)), type: t };
+}
+
+function coalesce(args: readonly Typed[], c: CallCtx): Typed {
+  const { args: as, type } = common(args, c);
+  return call(c, type, as, (evs) => (row) => {
+    for (const e of evs) {
+      const v = e(row);
+      if (v != null) return v;
+    }
+    return null;
+  });
+}
+
+function greatestLeast(args: readonly Typed[], c: CallCtx, sign: 1 | -1): Typed {
+  const { args: as, type } = common(args, c);
+  if (type.type === 'MAP') throw c.az.mismatch('INVALID_ORDERING_TYPE', c.sql, `\`${c.name}\` does not support ordering on type "${typeName(type)}"`, c.pos);
+  const cmp = comparator(type);
+  return call(c, type, as, (evs) => (row) => {
+    let best: unknown = null;
+    for (const e of evs) {
+      const v = e(row);
+      if (v != null && (best === null || sign * cmp(v, best) > 0)) best = v;
+    }
+    return best;
+  });
+}
+
+/** A function that returns null where the wrapped operator raises an ANSI error (try_add, try_divide...). */
+function tryOf(op: string): FunctionDef {
+  return def(2, 2, ([a, b], c) => {
+    const inner = c.az.binary(op, a, b, c.pos);
+    return { ...inner, sql: c.sql, name: c.sql, build: (evs) => swallow(inner.build(evs)) };
+  });
+}
+
+function swallow(f: Eval): Eval {
+  return (row) => {
+    try {
+      return f(row);
+    } catch (e) {
+      if (e instanceof SparkRowError) return null;
+      throw e;
+    }
+  };
+}
+
+/** round / bround: HALF_UP or HALF_EVEN to `d` decimals (negative: to tens, hundreds...), with Spark's result types. */
+function rounding(args: readonly Typed[], c: CallCtx, halfEven: boolean): Typed {
+  const x = numeric(c, args[0], 0);
+  const d = args[1] === undefined ? 0 : (constantArg(c, int(c, args[1], 1), 1, 'the scale, an INT literal') as number);
+  const t = x.type;
+  const roundUnscaled = (u: bigint, drop: number): bigint => {
+    if (drop <= 0) return u * pow10(-drop);
+    const p = pow10(drop);
+    const q = u / p;
+    const r = u % p;
+    const twice = (r < 0n ? -r : r) * 2n;
+    const away = twice > p || (twice === p && (!halfEven || q % 2n !== 0n));
+    return away ? (u < 0n ? q - 1n : q + 1n) : q;
+  };
+  if (t.type === 'DECIMAL') {
+    const p = t.precision!;
+    const s = t.scale!;
+    const intDigits = p - s + 1;
+    const rt =
+      d < 0 ? decimal(Math.min(Math.max(intDigits, -d + 1), MAX_PRECISION), 0) : decimal(Math.min(intDigits + Math.min(s, d), MAX_PRECISION), Math.min(s, d));
+    return call(
+      c,
+      rt,
+      [x],
+      strict((v) => {
+        const u = unscaledOf(v as string);
+        const kept = roundUnscaled(u, s - d); // at scale d
+        const at = d < 0 ? kept * pow10(-d) : rescale(kept, d, rt.scale!);
+        if (!fitsPrecision(at, rt.precision!)) throw outOfRange(at, rt.scale!, rt, c.sql);
+        return formatDecimal(at, rt.scale!);
+      }),
+    );
+  }
+  if (isIntegral(t)) {
+    return call(
+      c,
+      t,
+      [x],
+      strict((v) => (d >= 0 ? v : checkIntegral(longValue(roundUnscaled(big(v), -d) * pow10(-d)), t, c.sql, c.name))),
+    );
+  }
+  // DOUBLE: through the double's shortest decimal text, as Spark's BigDecimal(double)
+  return call(
+    c,
+    t,
+    [x],
+    strict((v) => {
+      const n = v as number;
+      if (!Number.isFinite(n)) return n;
+      const scale = Math.max(d, 0);
+      const u = unscaledOfText(String(n), 400)!;
+      const kept = roundUnscaled(u, 400 - d);
+      const r = Number(formatDecimal(d < 0 ? kept * pow10(-d) : kept, scale));
+      return t.binary32 ? Math.fround(r) : r;
+    }),
+  );
+}
+
+/** floor / ceil: DOUBLE to BIGINT, DECIMAL(p,s) to DECIMAL(p-s+1,0), integral to BIGINT. */
+function floorCeil(args: readonly Typed[], c: CallCtx, up: boolean): Typed {
+  const x = numeric(c, args[0], 0);
+  const t = x.type;
+  if (t.type === 'DECIMAL') {
+    const rt = decimal(Math.min(t.precision! - t.scale! + 1, MAX_PRECISION), 0);
+    const p = pow10(t.scale!);
+    return call(
+      c,
+      rt,
+      [x],
+      strict((v) => {
+        const u = unscaledOf(v as string);
+        let q = u / p;
+        if (u % p !== 0n && u < 0n !== up) q += up ? 1n : -1n;
+        return formatDecimal(q, 0);
+      }),
+    );
+  }
+  if (isIntegral(t))
+    return call(
+      c,
+      LONG,
+      [x],
+      strict((v) => v),
+    );
+  return call(
+    c,
+    LONG,
+    [x],
+    strict((v) => {
+      const n = up ? Math.ceil(v as number) : Math.floor(v as number);
+      if (Number.isNaN(n)) return 0;
+      if (Number.isSafeInteger(n)) return n;
+      // Java's (long) of a double saturates at Long's bounds
+      const b = n >= 2 ** 63 ? 2n ** 63n - 1n : n <= -(2 ** 63) ? -(2n ** 63n) : BigInt(n);
+      return longValue(b);
+    }),
+  );
+}
+
+/** A DOUBLE function of DOUBLE arguments, null when `f` gives undefined (Spark's null for log of a non-positive number). */
+function math(arity: number, f: (...xs: number[]) => number | null): FunctionDef {
+  return def(arity, arity, (args, c) =>
+    call(
+      c,
+      DOUBLE,
+      args.map((a, i) => double(c, a, i)),
+      strict((...xs) => f(...(xs as number[]))),
+    ),
+  );
+}
+
+function abs(args: readonly Typed[], c: CallCtx): Typed {
+  const x = numeric(c, args[0], 0);
+  const t = x.type;
+  if (t.type === 'DECIMAL')
+    return call(
+      c,
+      t,
+      [x],
+      strict((v) => ((v as string).startsWith('-') ? (v as string).slice(1) : v)),
+    );
+  if (isIntegral(t))
+    return call(
+      c,
+      t,
+      [x],
+      strict((v) => checkIntegral(typeof v === 'bigint' ? (v < 0n ? -v : v) : Math.abs(v as number), t, c.sql, 'try_abs')),
+    );
+  return call(
+    c,
+    t,
+    [x],
+    strict((v) => Math.abs(v as number)),
+  );
+}
+
+function pmod(args: readonly Typed[], c: CallCtx): Typed {
+  const m = c.az.binary('%', args[0], args[1], c.pos);
+  const t = m.type;
+  const nType = m.children[1].type;
+  // Spark's pmod: r = a % n; r < 0 ? (r + n) % n : r, in the type of a % n
+  return {
+    ...m,
+    sql: c.sql,
+    name: c.sql,
+    build: (evs) => {
+      const rem = m.build(evs);
+      const nEval = evs[1];
+      return (row) => {
+        const r = rem(row);
+        if (r == null) return null;
+        const n = nEval(row);
+        if (t.type === 'DECIMAL') {
+          const ru = unscaledOf(r as string);
+          if (ru >= 0n) return r;
+          const nu = rescale(unscaledOf(n as string), nType.scale!, t.scale!);
+          return formatDecimal((ru + nu) % nu, t.scale!);
+        }
+        if (typeof r === 'bigint' || typeof n === 'bigint') {
+          const rb = big(r);
+          const nb = big(n);
+          return longValue(rb < 0n ? (rb + nb) % nb : rb);
+        }
+        const x = r as number;
+        const y = n as number;
+        return x < 0 ? (x + y) % y : x;
+      };
+    },
+  };
+}
+
+function generator(kind: 'explode' | 'explode_outer' | 'posexplode' | 'posexplode_outer'): FunctionDef {
+  return def(1, 1, ([a], c) => {
+    const t = a.type;
+    if (t.type !== 'ARRAY' && t.type !== 'MAP') {
+      throw c.az.mismatch('UNEXPECTED_INPUT_TYPE', c.sql, `${c.name} takes an ARRAY or a MAP, however ${a.sql} has the type "${typeName(t)}"`, c.pos);
+    }
+    const pos = kind.startsWith('pos') ? [{ name: 'pos', type: { type: 'INT' } as SqlType }] : [];
+    const columns =
+      t.type === 'ARRAY'
+        ? [...pos, { name: 'col', type: t.element! }]
+        : [...pos, { name: 'key', type: { type: 'STRING' } as SqlType }, { name: 'value', type: t.value! }];
+    return { type: t, sql: c.sql, name: c.sql, children: [a], build: ([e]) => e, generator: { kind, columns } };
+  });
+}
+
+export const FUNCTIONS: Record<string, FunctionDef> = {
+  coalesce: def(1, Number.POSITIVE_INFINITY, coalesce),
+  nvl: def(2, 2, coalesce),
+  ifnull: def(2, 2, coalesce),
+  nullif: def(2, 2, ([a, b], c) => {
+    const eq = c.az.binary('=', a, b, c.pos);
+    const { type } = common([a, b], c);
+    const x = implicitCast(a, type);
+    return call(
+      c,
+      type,
+      [x, eq],
+      ([v, e]) =>
+        (row) =>
+          e(row) === true ? null : v(row),
+    );
+  }),
+  nvl2: def(3, 3, ([a, b, d], c) => {
+    const { args: vs, type } = common([b, d], c);
+    return call(
+      c,
+      type,
+      [a, ...vs],
+      ([t, x, y]) =>
+        (row) =>
+          t(row) != null ? x(row) : y(row),
+    );
+  }),
+  if: def(3, 3, ([cond, a, b], c) => {
+    const p = c.az.implicitBoolean(cond, c.sql, c.pos);
+    const { args: vs, type } = common([a, b], c);
+    return call(
+      c,
+      type,
+      [p, ...vs],
+      ([t, x, y]) =>
+        (row) =>
+          t(row) === true ? x(row) : y(row),
+    );
+  }),
+  isnull: def(1, 1, ([a], c) =>
+    call(
+      c,
+      BOOLEAN,
+      [a],
+      ([e]) =>
+        (row) =>
+          e(row) == null,
+    ),
+  ),
+  isnotnull: def(1, 1, ([a], c) =>
+    call(
+      c,
+      BOOLEAN,
+      [a],
+      ([e]) =>
+        (row) =>
+          e(row) != null,
+    ),
+  ),
+  greatest: def(2, Number.POSITIVE_INFINITY, (args, c) => greatestLeast(args, c, 1)),
+  least: def(2, Number.POSITIVE_INFINITY, (args, c) => greatestLeast(args, c, -1)),
+  abs: def(1, 1, abs),
+  round: def(1, 2, (args, c) => rounding(args, c, false)),
+  bround: def(1, 2, (args, c) => rounding(args, c, true)),
+  floor: def(1, 1, (args, c) => floorCeil(args, c, false)),
+  ceil: def(1, 1, (args, c) => floorCeil(args, c, true)),
+  ceiling: def(1, 1, (args, c) => floorCeil(args, c, true)),
+  pow: math(2, (x, y) => x ** y),
+  power: math(2, (x, y) => x ** y),
+  sqrt: math(1, Math.sqrt),
+  cbrt: math(1, Math.cbrt),
+  exp: math(1, Math.exp),
+  ln: math(1, (x) => (x <= 0 ? null : Math.log(x))),
+  log10: math(1, (x) => (x <= 0 ? null : Math.log10(x))),
+  log2: math(1, (x) => (x <= 0 ? null : Math.log2(x))),
+  log: def(1, 2, (args, c) => {
+    const xs = args.map((a, i) => double(c, a, i));
+    if (xs.length === 1)
+      return call(
+        c,
+        DOUBLE,
+        xs,
+        strict((x) => ((x as number) <= 0 ? null : Math.log(x as number))),
+      );
+    return call(
+      c,
+      DOUBLE,
+      xs,
+      strict((b, x) => ((x as number) <= 0 || (b as number) <= 0 ? null : Math.log(x as number) / Math.log(b as number))),
+    );
+  }),
+  sign: math(1, (x) => (Number.isNaN(x) ? x : x > 0 ? 1 : x < 0 ? -1 : 0)),
+  signum: math(1, (x) => (Number.isNaN(x) ? x : x > 0 ? 1 : x < 0 ? -1 : 0)),
+  mod: def(2, 2, ([a, b], c) => ({ ...c.az.binary('%', a, b, c.pos), sql: c.sql, name: c.sql })),
+  pmod: def(2, 2, pmod),
+  try_add: tryOf('+'),
+  try_subtract: tryOf('-'),
+  try_multiply: tryOf('*'),
+  try_divide: tryOf('/'),
+  try_mod: tryOf('%'),
+  explode: generator('explode'),
+  explode_outer: generator('explode_outer'),
+  posexplode: generator('posexplode'),
+  posexplode_outer: generator('posexplode_outer'),
+  ...STRING_FUNCTIONS,
+  ...COLLECTION_FUNCTIONS,
+  ...DATETIME_FUNCTIONS,
+  ...HASH_FUNCTIONS,
+};

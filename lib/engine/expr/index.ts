@@ -1,0 +1,203 @@
+/**
+ * Spark SQL expressions: the entry point a stage calls. Text is parsed (parser.ts), analyzed
+ * against the stage's input columns (analyze.ts: names, types, Spark's refusals) and compiled once
+ * into a function of a row (typed.ts): nothing is interpreted per row.
+ *
+ *   const e = compileExpression('amount * quantity', columns);  // refuses bad text, names, types
+ *   e.type                    // DECIMAL(21,2): the output column's type
+ *   e.evaluate(row)           // the value; throws SparkRowError (ANSI) for the row's dead letter
+ *
+ *   const s = compileSelect(['id', 'CAST(code AS INT) AS code_num', 'o.*'], columns);
+ *   s.columns; s.project(row) // or s.generate(row) when an item is explode(...)
+ *
+ *   const keep = compileFilter("country IN ('DE', 'FR')", columns); keep(row) // true passes
+ */
+import type { Row } from '../ports/values';
+import type { ColumnInfo } from '../plan/columns';
+import { Analyzer, implicitCast } from './analyze';
+import { ExpressionError } from './errors';
+import { type Ast, parseExpression, parseNamedExpression } from './parser';
+import { compileTyped, type Eval, type GeneratorInfo, type Typed } from './typed';
+import { type SqlType, toDataType, typeName } from './types';
+
+export { ExpressionError, isSparkRowError, SparkRowError } from './errors';
+export type { SqlType } from './types';
+export type { Typed, Eval, GeneratorInfo } from './typed';
+
+/** One compiled expression. */
+export interface CompiledExpression {
+  /** The output column's type (a NULL literal's is STRING). */
+  readonly type: ColumnInfo;
+  /** The expression's type as analyzed (may be NULL or INTERVAL). */
+  readonly sqlType: SqlType;
+  /** Spark's text of the expression, for messages and dead-letter reasons. */
+  readonly sql: string;
+  readonly evaluate: Eval;
+  /** Set when the expression is a generator (explode...): the stage emits one row per element of `evaluate(row)`. */
+  readonly generator?: GeneratorInfo;
+}
+
+/** Parses and types `text` against `columns`; throws ExpressionError (Spark's class, position, fix) when Spark would refuse it. */
+export function analyzeExpression(text: string, columns: readonly ColumnInfo[]): Typed {
+  const ast = parseExpression(text);
+  return new Analyzer({ text, columns }).analyze(ast);
+}
+
+function compiled(t: Typed, name: string): CompiledExpression {
+  return { type: { ...toDataType(t.type), name }, sqlType: t.type, sql: t.sql, evaluate: compileTyped(t), generator: t.generator };
+}
+
+/** Parses, analyzes and compiles one expression; its column is named as Spark names it without AS. */
+export function compileExpression(text: string, columns: readonly ColumnInfo[]): CompiledExpression {
+  const t = analyzeExpression(text, columns);
+  return compiled(t, t.name);
+}
+
+/**
+ * The check a `filter` stage makes (Spark's DATATYPE_MISMATCH.FILTER_NOT_BOOLEAN): the expression
+ * must be BOOLEAN (a NULL literal is taken as one, as Spark does).
+ */
+export function checkFilterBoolean(t: Typed, text: string): Typed {
+  if (t.type.type === 'BOOLEAN') return t;
+  if (t.type.type === 'NULL') return implicitCast(t, { type: 'BOOLEAN' });
+  throw new ExpressionError(
+    'DATATYPE_MISMATCH.FILTER_NOT_BOOLEAN',
+    `Cannot resolve "${t.sql}" due to data type mismatch: Filter expression "${t.sql}" of type "${typeName(t.type)}" is not a boolean; compare it with a value (${t.sql} = ...) or use a BOOLEAN column`,
+    text,
+    0,
+  );
+}
+
+/** A filter: the compiled predicate, true when the row passes (null and false drop it, as Spark's filter). */
+export function compileFilter(text: string, columns: readonly ColumnInfo[]): (row: Row) => boolean {
+  const e = compileTyped(checkFilterBoolean(analyzeExpression(text, columns), text));
+  return (row) => e(row) === true;
+}
+
+/** A compiled selectExpr list. */
+export interface CompiledSelect {
+  readonly columns: readonly ColumnInfo[];
+  /** The output row of an input row (no generator among the items). */
+  readonly project: (row: Row) => Row;
+  /** The output rows of an input row: one per element when an item is a generator, else [project(row)]. */
+  readonly generate: (row: Row) => Row[];
+}
+
+interface Item {
+  readonly name: string;
+  readonly typed: Typed;
+}
+
+/**
+ * Spark's selectExpr: each item `expr [AS name]`, `*` or `s.*` (the fields of a STRUCT, null when
+ * the struct is null). At most one item may be a generator (explode, explode_outer, posexplode,
+ * posexplode_outer), as Spark allows one per SELECT.
+ */
+export function compileSelect(items: readonly string[], columns: readonly ColumnInfo[]): CompiledSelect {
+  const out: Item[] = [];
+  let generatorAt = -1;
+  for (const text of items) {
+    const { ast, alias } = parseNamedExpression(text);
+    const az = new Analyzer({ text, columns });
+    if (ast.k === 'star') {
+      if (alias !== undefined) throw new ExpressionError('PARSE_SYNTAX_ERROR', `Syntax error at or near 'AS': '*' cannot have an alias`, text, ast.pos);
+      out.push(...expandStar(ast, az));
+      continue;
+    }
+    const typed = az.analyze(ast);
+    if (typed.generator !== undefined) {
+      if (generatorAt >= 0) {
+        throw new ExpressionError(
+          'UNSUPPORTED_GENERATOR.MULTI_GENERATOR',
+          `only one generator allowed per select clause but found 2: ${out[generatorAt].typed.sql}, ${typed.sql}; explode in two stages`,
+          text,
+          ast.pos,
+        );
+      }
+      generatorAt = out.length;
+    }
+    out.push({ name: alias ?? typed.name, typed });
+  }
+  const evals = out.map((i) => compileTyped(i.typed));
+  const names = out.map((i) => i.name);
+  const gen = generatorAt >= 0 ? out[generatorAt].typed.generator! : undefined;
+  const outColumns: ColumnInfo[] = [];
+  out.forEach((item, i) => {
+    if (i === generatorAt && gen !== undefined) {
+      const single = gen.columns.length === 1 || (gen.columns.length === 2 && gen.columns[0].name === 'pos');
+      for (const c of gen.columns) {
+        const name = c.name === 'col' && single && items.length > 0 && hasAlias(item) ? item.name : c.name;
+        outColumns.push({ ...toDataType(c.type), name });
+      }
+    } else outColumns.push({ ...toDataType(item.typed.type), name: item.name });
+  });
+  const n = evals.length;
+  const project = projector(names, evals);
+  if (gen === undefined) return { columns: outColumns, project, generate: (row) => [project(row)] };
+  const genNames = outColumns.slice(generatorAt, generatorAt + gen.columns.length).map((c) => c.name);
+  const withPos = gen.kind.startsWith('pos');
+  const outer = gen.kind.endsWith('_outer');
+  return {
+    columns: outColumns,
+    project: () => {
+      throw new Error('internal: a select with a generator emits rows with generate(row)');
+    },
+    generate: (row) => {
+      const base: unknown[] = evals.map((e, i) => (i === generatorAt ? null : e(row)));
+      const v = evals[generatorAt](row);
+      const elements: unknown[][] = [];
+      if (Array.isArray(v)) v.forEach((x, i) => elements.push(withPos ? [i, x ?? null] : [x ?? null]));
+      else if (v != null) Object.entries(v as object).forEach(([k, x], i) => elements.push(withPos ? [i, k, x ?? null] : [k, x ?? null]));
+      if (elements.length === 0 && outer) elements.push(genNames.map(() => null));
+      return elements.map((el) => {
+        const r: Row = {};
+        for (let i = 0; i < n; i++) {
+          if (i === generatorAt) genNames.forEach((g, j) => (r[g] = el[j]));
+          else r[names[i]] = base[i];
+        }
+        return r;
+      });
+    },
+  };
+}
+
+/**
+ * The output row of the items, built by one generated function whose object literal has the
+ * columns as fixed keys: every output row gets the same hidden class, which keeps the stages
+ * after it fast (a loop of `r[name] = ...` makes dictionary-mode objects).
+ */
+function projector(names: readonly string[], evals: readonly Eval[]): (row: Row) => Row {
+  if (names.includes('__proto__')) {
+    // a literal key "__proto__" would set the prototype: define the columns one by one instead
+    return (row) => {
+      const r: Row = {};
+      names.forEach((name, i) => Object.defineProperty(r, name, { value: evals[i](row), enumerable: true, writable: true, configurable: true }));
+      return r;
+    };
+  }
+  const fields = names.map((name, i) => `${JSON.stringify(name)}: e[${i}](row)`).join(', ');
+  return new Function('e', `return (row) => ({ ${fields} });`)(evals) as (row: Row) => Row;
+}
+
+function hasAlias(item: Item): boolean {
+  return item.name !== item.typed.name;
+}
+
+function expandStar(ast: Extract<Ast, { k: 'star' }>, az: Analyzer): Item[] {
+  if (ast.qualifier.length === 0) {
+    return az.scope.columns.map((c) => {
+      const key = c.name;
+      return { name: key, typed: { type: c, sql: key, name: key, children: [], build: () => (row: Row) => row[key] ?? null } };
+    });
+  }
+  const base = az.analyze({ k: 'name', pos: ast.pos, parts: ast.qualifier });
+  if (base.type.type !== 'STRUCT') {
+    throw new ExpressionError(
+      'CANNOT_RESOLVE_STAR_EXPAND',
+      `Cannot resolve ${ast.qualifier.map((p) => `\`${p}\``).join('.')}.* given input columns ${az.scope.columns.map((c) => `\`${c.name}\``).join(', ')}: ${base.sql} is "${typeName(base.type)}", not a STRUCT`,
+      az.scope.text,
+      ast.pos,
+    );
+  }
+  return base.type.fields!.map((f) => ({ name: f.name, typed: az.extractField(base, f.name, ast.pos) }));
+}

@@ -1,0 +1,633 @@
+/**
+ * The parser of Spark SQL expressions: text to a syntax tree (Ast), by recursive descent over
+ * Spark's grammar (SqlBaseParser's booleanExpression / valueExpression / primaryExpression), with
+ * Spark's precedence, lowest first:
+ *
+ *   OR < AND < NOT < predicates (IS [NOT] NULL, [NOT] IN, [NOT] BETWEEN, [NOT] LIKE, RLIKE)
+ *      < comparisons (= == != <> < <= > >= <=>) < | < ^ < & < + - || < * / % div
+ *      < unary - + ~ < postfix (a[i], s.f, x::type)
+ *
+ * Why a hand-written parser: the npm packages that speak Spark's dialect (dt-sql-parser, built
+ * with antlr4ng) parse whole statements with a generated grammar of several megabytes — too much
+ * for the Lambda bundle for one expression — and report ANTLR's errors, not Spark's
+ * `PARSE_SYNTAX_ERROR` with a position; the generic SQL parsers (node-sql-parser, pgsql-ast-parser...)
+ * reject Spark's forms (`1.5BD`, `x::INT`, `a[0]`, backslash escapes, `div`, `<=>`, `RLIKE`). The
+ * expression grammar is small, and the DDL types inside it go through lib/engine/ddl.ts's parser.
+ */
+import { parseDdlType } from '../ddl';
+import { fitsPrecision } from '../decimal';
+import { parseDate } from '../dates';
+import type { DataType } from '../schema';
+import { ExpressionError } from './errors';
+import { type Token, tokenize } from './lexer';
+import { parseTimestampMicros } from './time';
+import { BOOLEAN, DATE, DOUBLE, INT, LONG, NULL_TYPE, STRING, type SqlType, TIMESTAMP, decimal } from './types';
+
+/** A node of the syntax tree; `pos` is where it starts in the text (0-based). */
+export type Ast =
+  | { readonly k: 'lit'; readonly pos: number; readonly value: unknown; readonly type: SqlType; readonly sql: string }
+  | { readonly k: 'name'; readonly pos: number; readonly parts: readonly string[] }
+  | { readonly k: 'star'; readonly pos: number; readonly qualifier: readonly string[] }
+  | { readonly k: 'field'; readonly pos: number; readonly base: Ast; readonly name: string }
+  | { readonly k: 'index'; readonly pos: number; readonly base: Ast; readonly index: Ast }
+  | { readonly k: 'unary'; readonly pos: number; readonly op: '-' | '+' | '~' | 'NOT'; readonly arg: Ast }
+  | { readonly k: 'binary'; readonly pos: number; readonly op: string; readonly left: Ast; readonly right: Ast }
+  | { readonly k: 'is'; readonly pos: number; readonly arg: Ast; readonly what: 'NULL' | 'TRUE' | 'FALSE'; readonly not: boolean }
+  | { readonly k: 'in'; readonly pos: number; readonly arg: Ast; readonly list: readonly Ast[]; readonly not: boolean }
+  | { readonly k: 'between'; readonly pos: number; readonly arg: Ast; readonly lo: Ast; readonly hi: Ast; readonly not: boolean }
+  | {
+      readonly k: 'like';
+      readonly pos: number;
+      readonly op: 'LIKE' | 'ILIKE' | 'RLIKE';
+      readonly arg: Ast;
+      readonly pattern: Ast;
+      readonly not: boolean;
+      readonly escapeChar?: string;
+    }
+  | { readonly k: 'case'; readonly pos: number; readonly operand?: Ast; readonly whens: readonly { when: Ast; result: Ast }[]; readonly otherwise?: Ast }
+  | { readonly k: 'cast'; readonly pos: number; readonly arg: Ast; readonly to: DataType; readonly safe: boolean; readonly syntax: 'CAST' | '::' }
+  | { readonly k: 'call'; readonly pos: number; readonly name: string; readonly args: readonly Ast[]; readonly distinct: boolean; readonly star: boolean };
+
+/** A selectExpr item: an expression and the name `AS` gave it, or `*` / `s.*`. */
+export interface NamedAst {
+  readonly ast: Ast;
+  readonly alias?: string;
+}
+
+/** Parses one expression. Throws ExpressionError PARSE_SYNTAX_ERROR with the position. */
+export function parseExpression(text: string): Ast {
+  const p = new Parser(text);
+  const e = p.expression();
+  p.end();
+  return e;
+}
+
+/** Parses one selectExpr item: `expr`, `expr AS name`, `expr name`, `*` or `s.*`. */
+export function parseNamedExpression(text: string): NamedAst {
+  const p = new Parser(text);
+  const ast = p.expression();
+  let alias: string | undefined;
+  if (p.keyword('AS')) alias = p.identifier('a name after AS');
+  else if (p.peek().kind === 'qident' || (p.peek().kind === 'ident' && !RESERVED.has(p.peek().text.toUpperCase()))) alias = p.identifier('a name');
+  p.end();
+  return { ast, alias };
+}
+
+/** Words that end an expression or start a clause, never a bare alias. */
+const RESERVED = new Set([
+  'AND',
+  'OR',
+  'NOT',
+  'AS',
+  'IS',
+  'IN',
+  'BETWEEN',
+  'LIKE',
+  'ILIKE',
+  'RLIKE',
+  'REGEXP',
+  'CASE',
+  'WHEN',
+  'THEN',
+  'ELSE',
+  'END',
+  'FROM',
+  'ESCAPE',
+  'DIV',
+]);
+
+const COMPARISONS = new Set(['=', '==', '!=', '<>', '<', '<=', '>', '>=', '<=>']);
+
+/** Interval units and their size: months for YEAR/MONTH, microseconds for the rest. */
+const UNITS: Record<string, { months?: number; micros?: number }> = {
+  YEAR: { months: 12 },
+  MONTH: { months: 1 },
+  WEEK: { micros: 7 * 86_400_000_000 },
+  DAY: { micros: 86_400_000_000 },
+  HOUR: { micros: 3_600_000_000 },
+  MINUTE: { micros: 60_000_000 },
+  SECOND: { micros: 1_000_000 },
+  MILLISECOND: { micros: 1000 },
+  MICROSECOND: { micros: 1 },
+};
+
+function unitOf(word: string): { months?: number; micros?: number } | undefined {
+  const u = word.toUpperCase();
+  return UNITS[u] ?? (u.endsWith('S') ? UNITS[u.slice(0, -1)] : undefined);
+}
+
+/**
+ * An interval's text as `INTERVAL '...'` and window durations write it: one or more `<number> <unit>`
+ * ("10 minutes", "1 hour 30 minutes", "1.5 seconds"); returns months and microseconds, or null.
+ */
+function parseIntervalText(text: string): { months: number; micros: number } | null {
+  const words = text.trim().split(/\s+/);
+  if (words.length < 2 || words.length % 2 !== 0) return null;
+  let months = 0;
+  let micros = 0;
+  for (let i = 0; i < words.length; i += 2) {
+    const u = unitOf(words[i + 1]);
+    if (!/^[+-]?\d+(\.\d+)?$/.test(words[i]) || u === undefined) return null;
+    const n = Number(words[i]);
+    if (u.months !== undefined) {
+      if (!Number.isInteger(n)) return null;
+      months += n * u.months;
+    } else micros += Math.round(n * u.micros!);
+  }
+  return { months, micros };
+}
+
+class Parser {
+  private readonly tokens: Token[];
+  private i = 0;
+
+  constructor(private readonly text: string) {
+    this.tokens = tokenize(text);
+  }
+
+  peek(ahead = 0): Token {
+    return this.tokens[Math.min(this.i + ahead, this.tokens.length - 1)];
+  }
+
+  private next(): Token {
+    return this.tokens[this.i++];
+  }
+
+  /** Consumes the keyword (case-insensitive) when it is next. */
+  keyword(word: string): boolean {
+    const t = this.peek();
+    if (t.kind === 'ident' && t.text.toUpperCase() === word) {
+      this.i++;
+      return true;
+    }
+    return false;
+  }
+
+  private isKeyword(word: string, ahead = 0): boolean {
+    const t = this.peek(ahead);
+    return t.kind === 'ident' && t.text.toUpperCase() === word;
+  }
+
+  private op(o: string): boolean {
+    const t = this.peek();
+    if (t.kind === 'op' && t.text === o) {
+      this.i++;
+      return true;
+    }
+    return false;
+  }
+
+  error(expected: string, t: Token = this.peek()): ExpressionError {
+    const near = t.kind === 'eof' ? 'end of input' : `'${t.kind === 'str' ? `'${t.text}'` : t.text}'`;
+    return new ExpressionError('PARSE_SYNTAX_ERROR', `Syntax error at or near ${near}: expected ${expected}`, this.text, t.pos);
+  }
+
+  private expectOp(o: string, expected = `'${o}'`): void {
+    if (!this.op(o)) throw this.error(expected);
+  }
+
+  private expectKeyword(word: string): void {
+    if (!this.keyword(word)) throw this.error(word);
+  }
+
+  end(): void {
+    if (this.peek().kind !== 'eof') throw this.error('the end of the expression (an operator, or AS and a name, may be missing)');
+  }
+
+  identifier(expected: string): string {
+    const t = this.peek();
+    if (t.kind === 'ident' || t.kind === 'qident') {
+      this.i++;
+      return t.text;
+    }
+    throw this.error(expected);
+  }
+
+  expression(): Ast {
+    return this.or();
+  }
+
+  private or(): Ast {
+    let left = this.and();
+    for (;;) {
+      const t = this.peek();
+      if (!this.keyword('OR')) return left;
+      left = { k: 'binary', pos: t.pos, op: 'OR', left, right: this.and() };
+    }
+  }
+
+  private and(): Ast {
+    let left = this.not();
+    for (;;) {
+      const t = this.peek();
+      if (!this.keyword('AND')) return left;
+      left = { k: 'binary', pos: t.pos, op: 'AND', left, right: this.not() };
+    }
+  }
+
+  private not(): Ast {
+    const t = this.peek();
+    if (this.keyword('NOT') || this.op('!')) return { k: 'unary', pos: t.pos, op: 'NOT', arg: this.not() };
+    return this.predicated();
+  }
+
+  private predicated(): Ast {
+    const arg = this.comparison();
+    const t = this.peek();
+    if (this.keyword('IS')) {
+      const not = this.keyword('NOT');
+      if (this.keyword('NULL')) return { k: 'is', pos: t.pos, arg, what: 'NULL', not };
+      if (this.keyword('TRUE')) return { k: 'is', pos: t.pos, arg, what: 'TRUE', not };
+      if (this.keyword('FALSE')) return { k: 'is', pos: t.pos, arg, what: 'FALSE', not };
+      if (this.keyword('DISTINCT')) {
+        this.expectKeyword('FROM');
+        const right = this.comparison();
+        const same: Ast = { k: 'binary', pos: t.pos, op: '<=>', left: arg, right };
+        return not ? same : { k: 'unary', pos: t.pos, op: 'NOT', arg: same };
+      }
+      throw this.error('NULL, TRUE, FALSE or DISTINCT FROM after IS');
+    }
+    const not = this.isKeyword('NOT') && ['IN', 'BETWEEN', 'LIKE', 'ILIKE', 'RLIKE', 'REGEXP'].some((w) => this.isKeyword(w, 1));
+    if (not) this.i++;
+    if (this.keyword('IN')) {
+      this.expectOp('(', "'(' after IN");
+      const list: Ast[] = [this.expression()];
+      while (this.op(',')) list.push(this.expression());
+      this.expectOp(')', "',' or ')' in the IN list");
+      return { k: 'in', pos: t.pos, arg, list, not };
+    }
+    if (this.keyword('BETWEEN')) {
+      const lo = this.comparison();
+      this.expectKeyword('AND');
+      const hi = this.comparison();
+      return { k: 'between', pos: t.pos, arg, lo, hi, not };
+    }
+    for (const op of ['LIKE', 'ILIKE', 'RLIKE', 'REGEXP'] as const) {
+      if (this.keyword(op)) {
+        const pattern = this.comparison();
+        let escapeChar: string | undefined;
+        if (op !== 'RLIKE' && op !== 'REGEXP' && this.keyword('ESCAPE')) {
+          const e = this.next();
+          if (e.kind !== 'str' || e.text.length !== 1) throw this.error('one character in quotes after ESCAPE', e);
+          escapeChar = e.text;
+        }
+        return { k: 'like', pos: t.pos, op: op === 'REGEXP' ? 'RLIKE' : op, arg, pattern, not, escapeChar };
+      }
+    }
+    return arg;
+  }
+
+  /** Comparisons are the lowest binary level of Spark's valueExpression, left-associative. */
+  private comparison(): Ast {
+    let left = this.binaryLevel(0);
+    for (;;) {
+      const t = this.peek();
+      if (t.kind !== 'op' || !COMPARISONS.has(t.text)) return left;
+      this.i++;
+      left = { k: 'binary', pos: t.pos, op: t.text === '==' ? '=' : t.text === '!=' ? '<>' : t.text, left, right: this.binaryLevel(0) };
+    }
+  }
+
+  private static readonly LEVELS: readonly (readonly string[])[] = [['|'], ['^'], ['&'], ['+', '-', '||'], ['*', '/', '%', 'DIV']];
+
+  private binaryLevel(level: number): Ast {
+    if (level === Parser.LEVELS.length) return this.unary();
+    const ops = Parser.LEVELS[level];
+    let left = this.binaryLevel(level + 1);
+    for (;;) {
+      const t = this.peek();
+      const op = t.kind === 'op' ? t.text : t.kind === 'ident' ? t.text.toUpperCase() : '';
+      if (!ops.includes(op)) return left;
+      this.i++;
+      left = { k: 'binary', pos: t.pos, op, left, right: this.binaryLevel(level + 1) };
+    }
+  }
+
+  private unary(): Ast {
+    const t = this.peek();
+    if (t.kind === 'op' && (t.text === '-' || t.text === '+' || t.text === '~')) {
+      this.i++;
+      const arg = this.unary();
+      // A negative number literal is one literal, as Spark folds it (so -2147483648 is an INT).
+      if (t.text === '-' && arg.k === 'lit' && arg.pos === this.tokens[this.i - 1].pos && this.tokens[this.i - 1].kind === 'num') {
+        const neg = negateLiteral(arg, t.pos);
+        if (neg !== null) return neg;
+      }
+      return { k: 'unary', pos: t.pos, op: t.text as '-' | '+' | '~', arg };
+    }
+    return this.postfix(this.primary());
+  }
+
+  private postfix(base: Ast): Ast {
+    for (;;) {
+      const t = this.peek();
+      if (this.op('[')) {
+        const index = this.expression();
+        this.expectOp(']', "']' after the index");
+        base = { k: 'index', pos: t.pos, base, index };
+      } else if (this.op('.')) {
+        if (this.op('*')) {
+          if (base.k !== 'name') throw this.error('a column name before .*', t);
+          return { k: 'star', pos: base.pos, qualifier: base.parts };
+        }
+        const name = this.identifier('a field name after .');
+        base = base.k === 'name' ? { k: 'name', pos: base.pos, parts: [...base.parts, name] } : { k: 'field', pos: t.pos, base, name };
+      } else if (this.op('::')) {
+        base = { k: 'cast', pos: base.pos, arg: base, to: this.castType(false), safe: false, syntax: '::' };
+      } else return base;
+    }
+  }
+
+  /** A DDL type: after `AS` inside CAST(...) up to the closing parenthesis, or after `::` (a name and its <...> or (...)). */
+  private castType(inParens: boolean): DataType {
+    const start = this.peek();
+    if (start.kind !== 'ident') throw this.error('a type name (INT, DECIMAL(10,2), ARRAY<STRING>...)');
+    const isOpen = (t: Token) => t.kind === 'op' && (t.text === '(' || t.text === '<');
+    const isClose = (t: Token) => t.kind === 'op' && (t.text === ')' || t.text === '>');
+    let j = this.i + 1;
+    if (inParens) {
+      for (let depth = 0; this.tokens[j].kind !== 'eof'; j++) {
+        const t = this.tokens[j];
+        if (isOpen(t)) depth++;
+        else if (isClose(t)) {
+          if (depth === 0) break;
+          depth--;
+        }
+      }
+    } else {
+      const word = start.text.toUpperCase();
+      const opens = this.tokens[j];
+      const group = (opens.text === '<' && ['ARRAY', 'MAP', 'STRUCT'].includes(word)) || (opens.text === '(' && ['DECIMAL', 'DEC', 'NUMERIC'].includes(word));
+      if (opens.kind === 'op' && group) {
+        for (let depth = 0; this.tokens[j].kind !== 'eof'; j++) {
+          const t = this.tokens[j];
+          if (isOpen(t)) depth++;
+          else if (isClose(t) && --depth === 0) {
+            j++;
+            break;
+          }
+        }
+      }
+    }
+    const typeText = this.text.slice(start.pos, this.tokens[j].pos).trim();
+    let to: DataType;
+    try {
+      to = parseDdlType(typeText);
+    } catch (e) {
+      throw new ExpressionError('UNSUPPORTED_DATATYPE', `Unsupported data type ${JSON.stringify(typeText)}: ${(e as Error).message}`, this.text, start.pos);
+    }
+    this.i = j;
+    return to;
+  }
+
+  private primary(): Ast {
+    const t = this.peek();
+    switch (t.kind) {
+      case 'num':
+        this.i++;
+        return numberLiteral(t, this.text);
+      case 'str': {
+        let s = '';
+        while (this.peek().kind === 'str') s += this.next().text;
+        return { k: 'lit', pos: t.pos, value: s, type: STRING, sql: `'${s}'` };
+      }
+      case 'qident':
+        this.i++;
+        return this.nameOrCall(t);
+      case 'op':
+        if (this.op('(')) {
+          const e = this.expression();
+          this.expectOp(')', "')'");
+          return e;
+        }
+        if (this.op('*')) return { k: 'star', pos: t.pos, qualifier: [] };
+        throw this.error('an expression');
+      case 'eof':
+        throw this.error('an expression');
+    }
+    const word = t.text.toUpperCase();
+    const after = this.peek(1);
+    if (word === 'TRUE' || word === 'FALSE') {
+      this.i++;
+      return { k: 'lit', pos: t.pos, value: word === 'TRUE', type: BOOLEAN, sql: word.toLowerCase() };
+    }
+    if (word === 'NULL') {
+      this.i++;
+      return { k: 'lit', pos: t.pos, value: null, type: NULL_TYPE, sql: 'NULL' };
+    }
+    if ((word === 'DATE' || word === 'TIMESTAMP') && after.kind === 'str') {
+      this.i += 2;
+      return typedLiteral(word, after, this.text);
+    }
+    if (word === 'INTERVAL' && (after.kind === 'str' || after.kind === 'num' || (after.kind === 'op' && after.text === '-'))) {
+      this.i++;
+      return this.interval(t);
+    }
+    if (word === 'CASE') {
+      this.i++;
+      return this.caseExpr(t);
+    }
+    if ((word === 'CAST' || word === 'TRY_CAST') && after.kind === 'op' && after.text === '(') {
+      this.i += 2;
+      const arg = this.expression();
+      this.expectKeyword('AS');
+      const to = this.castType(true);
+      this.expectOp(')', "')' after the type");
+      return { k: 'cast', pos: t.pos, arg, to, safe: word === 'TRY_CAST', syntax: 'CAST' };
+    }
+    if (RESERVED.has(word)) throw this.error('an expression');
+    this.i++;
+    return this.nameOrCall(t);
+  }
+
+  private nameOrCall(t: Token): Ast {
+    if (t.kind === 'ident' && this.op('(')) {
+      const distinct = this.keyword('DISTINCT');
+      if (this.peek().kind === 'op' && this.peek().text === '*' && this.peek(1).kind === 'op' && this.peek(1).text === ')') {
+        this.i += 2;
+        return { k: 'call', pos: t.pos, name: t.text.toLowerCase(), args: [], distinct, star: true };
+      }
+      const args: Ast[] = [];
+      if (!this.op(')')) {
+        args.push(this.expression());
+        while (this.op(',')) args.push(this.expression());
+        this.expectOp(')', "',' or ')' in the argument list");
+      }
+      return { k: 'call', pos: t.pos, name: t.text.toLowerCase(), args, distinct, star: false };
+    }
+    return { k: 'name', pos: t.pos, parts: [t.text] };
+  }
+
+  private caseExpr(t: Token): Ast {
+    const operand = this.isKeyword('WHEN') ? undefined : this.expression();
+    const whens: { when: Ast; result: Ast }[] = [];
+    while (this.keyword('WHEN')) {
+      const when = this.expression();
+      this.expectKeyword('THEN');
+      whens.push({ when, result: this.expression() });
+    }
+    if (whens.length === 0) throw this.error('WHEN');
+    const otherwise = this.keyword('ELSE') ? this.expression() : undefined;
+    if (!this.keyword('END')) throw this.error(otherwise === undefined ? 'WHEN, ELSE or END' : 'END');
+    return { k: 'case', pos: t.pos, operand, whens, otherwise };
+  }
+
+  /** `INTERVAL '10' MINUTE`, `INTERVAL 10 MINUTES`, `INTERVAL 1 HOUR 30 MINUTES`, `INTERVAL '10 minutes'`. */
+  private interval(t: Token): Ast {
+    let months = 0;
+    let micros = 0;
+    let parts = 0;
+    for (;;) {
+      const neg = this.op('-');
+      const v = this.peek();
+      if (v.kind !== 'str' && v.kind !== 'num') break;
+      this.i++;
+      const u = this.peek();
+      const unit = u.kind === 'ident' ? unitOf(u.text) : undefined;
+      if (unit === undefined) {
+        if (v.kind !== 'str') throw this.error('an interval unit (YEAR, MONTH, WEEK, DAY, HOUR, MINUTE, SECOND...)', u);
+        const whole = parseIntervalText(v.text);
+        if (whole === null) throw this.error("an interval such as '10 minutes' or '1 hour 30 minutes'", v);
+        months += neg ? -whole.months : whole.months;
+        micros += neg ? -whole.micros : whole.micros;
+      } else {
+        this.i++;
+        const text = v.text.trim();
+        if (!/^[+-]?\d+(\.\d+)?$/.test(text)) throw this.error(`a number of ${u.text.toUpperCase()}`, v);
+        const n = Number(text) * (neg ? -1 : 1);
+        if (unit.months !== undefined) {
+          if (!Number.isInteger(n)) throw this.error(`a whole number of ${u.text.toUpperCase()}`, v);
+          months += n * unit.months;
+        } else micros += Math.round(n * unit.micros!);
+      }
+      parts++;
+    }
+    if (parts === 0) throw this.error("an interval value ('10' MINUTE, 10 MINUTES)");
+    if (months !== 0 && micros !== 0) {
+      throw new ExpressionError(
+        'INVALID_INTERVAL_FORMAT',
+        'an interval mixes months or years with days or smaller units; Spark 4 has no such ANSI interval: write two intervals and add them one after the other',
+        this.text,
+        t.pos,
+      );
+    }
+    const yearMonth = months !== 0;
+    return {
+      k: 'lit',
+      pos: t.pos,
+      value: yearMonth ? months : micros,
+      type: yearMonth ? { type: 'INTERVAL', yearMonth: true } : { type: 'INTERVAL' },
+      sql: this.text.slice(t.pos, this.peek().pos).trim(),
+    };
+  }
+}
+
+const INT_MIN = -2147483648;
+const INT_MAX = 2147483647;
+const _LONG_MIN = -(2n ** 63n);
+const LONG_MAX = 2n ** 63n - 1n;
+
+/** A LONG value: a number when it is a safe integer, else a bigint. */
+function longValue(v: bigint): number | bigint {
+  return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
+}
+
+function numberLiteral(t: Token, text: string): Ast {
+  const s = t.text;
+  const bad = (what: string) => new ExpressionError('INVALID_NUMERIC_LITERAL_RANGE', `${s}${t.suffix} ${what}`, text, t.pos);
+  const isWhole = /^[0-9]+$/.test(s);
+  switch (t.suffix) {
+    case 'L':
+    case 'S':
+    case 'Y': {
+      if (!isWhole)
+        throw new ExpressionError('PARSE_SYNTAX_ERROR', `Syntax error at or near '${s}${t.suffix}': expected a whole number before ${t.suffix}`, text, t.pos);
+      const v = BigInt(s);
+      if (t.suffix === 'L') {
+        if (v > LONG_MAX) throw bad('is outside the range of BIGINT [-9223372036854775808, 9223372036854775807]: write it as a decimal (without L)');
+        return { k: 'lit', pos: t.pos, value: longValue(v), type: LONG, sql: `${s}L` };
+      }
+      const bits = t.suffix === 'S' ? 16 : 8;
+      if (v >= 2n ** BigInt(bits - 1)) throw bad(`is outside the range of ${bits === 16 ? 'SMALLINT' : 'TINYINT'}: use a wider type`);
+      return { k: 'lit', pos: t.pos, value: Number(v), type: { type: 'INT', bits }, sql: `${s}${t.suffix}` };
+    }
+    case 'D':
+      return { k: 'lit', pos: t.pos, value: Number(s), type: DOUBLE, sql: `${s}D` };
+    case 'F':
+      return { k: 'lit', pos: t.pos, value: Math.fround(Number(s)), type: { type: 'DOUBLE', binary32: true }, sql: `${s}F` };
+  }
+  if (t.suffix === '' && /[eE]/.test(s)) return { k: 'lit', pos: t.pos, value: Number(s), type: DOUBLE, sql: s };
+  if (t.suffix === '' && isWhole) {
+    const v = BigInt(s);
+    if (v <= BigInt(INT_MAX)) return { k: 'lit', pos: t.pos, value: Number(v), type: INT, sql: s };
+    if (v <= LONG_MAX) return { k: 'lit', pos: t.pos, value: longValue(v), type: LONG, sql: s };
+  }
+  // A number with a point (or an integer beyond BIGINT) is a DECIMAL literal, as in Spark: 1.5 is DECIMAL(2,1).
+  const m = /^([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?$/.exec(s)!;
+  let digits = `${m[1]}${m[2] ?? ''}`.replace(/^0+(?=[0-9])/, '');
+  let scale = (m[2] ?? '').length - (m[3] === undefined ? 0 : Number(m[3]));
+  if (scale < 0) {
+    digits += '0'.repeat(-scale);
+    scale = 0;
+  }
+  const unscaled = BigInt(digits || '0');
+  const precision = Math.max(unscaled === 0n ? 1 : unscaled.toString().length, scale);
+  if (precision > 38 || !fitsPrecision(unscaled, 38)) throw bad('has more than 38 digits, the most a DECIMAL holds: write it as a DOUBLE (1e40 or a D suffix)');
+  const value = formatUnscaled(unscaled, scale);
+  return { k: 'lit', pos: t.pos, value, type: decimal(precision, scale), sql: `${s}${t.suffix}` };
+}
+
+function formatUnscaled(u: bigint, scale: number): string {
+  const neg = u < 0n;
+  let d = (neg ? -u : u).toString();
+  if (scale > 0) {
+    if (d.length <= scale) d = '0'.repeat(scale - d.length + 1) + d;
+    d = `${d.slice(0, d.length - scale)}.${d.slice(d.length - scale)}`;
+  }
+  return neg ? `-${d}` : d;
+}
+
+function negateLiteral(lit: Extract<Ast, { k: 'lit' }>, pos: number): Ast | null {
+  const v = lit.value;
+  const sql = `-${lit.sql}`;
+  switch (lit.type.type) {
+    case 'INT':
+      return { ...lit, pos, value: v === 0 ? 0 : -(v as number), sql };
+    case 'LONG': {
+      const n = typeof v === 'bigint' ? -v : -(v as number);
+      // 2147483648 is a BIGINT, -2147483648 an INT, as Spark types the folded literal
+      if (typeof n === 'number' && n === INT_MIN && lit.sql === '2147483648') return { ...lit, pos, value: n, type: INT, sql };
+      return { ...lit, pos, value: typeof n === 'bigint' ? longValue(n) : n === 0 ? 0 : n, sql };
+    }
+    case 'DOUBLE':
+      return { ...lit, pos, value: -(v as number), sql };
+    case 'DECIMAL':
+      return { ...lit, pos, value: /^[0.]+$/.test(v as string) ? v : `-${v}`, sql };
+    default:
+      return null;
+  }
+}
+
+function typedLiteral(word: 'DATE' | 'TIMESTAMP', s: Token, text: string): Ast {
+  if (word === 'DATE') {
+    const d = parseDate(s.text.trim());
+    if (d === null)
+      throw new ExpressionError(
+        'INVALID_TYPED_LITERAL',
+        `The value of the typed literal DATE '${s.text}' is not a date: write it as 'YYYY-MM-DD'`,
+        text,
+        s.pos,
+      );
+    return { k: 'lit', pos: s.pos, value: d, type: DATE, sql: `DATE '${d}'` };
+  }
+  const us = parseTimestampMicros(s.text);
+  if (us === null) {
+    throw new ExpressionError(
+      'INVALID_TYPED_LITERAL',
+      `The value of the typed literal TIMESTAMP '${s.text}' is not a timestamp: write it as 'YYYY-MM-DD HH:MM:SS[.ffffff]' (UTC) or ISO 8601 with an offset`,
+      text,
+      s.pos,
+    );
+  }
+  return { k: 'lit', pos: s.pos, value: us, type: TIMESTAMP, sql: `TIMESTAMP '${s.text}'` };
+}
