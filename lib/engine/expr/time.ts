@@ -2,14 +2,12 @@
  * Every piece of TIMESTAMP and DATE arithmetic of the expressions, in one module so that the
  * representation can change in one place. A TIMESTAMP value is epoch **microseconds** (a number
  * when it is a safe integer, a bigint beyond, as LONG); a DATE value is "YYYY-MM-DD" (dates.ts).
- * Parsing goes through lib/engine/timestamps.ts, which returns epoch milliseconds (with the
- * microseconds as a fraction) while its conversion to microseconds is under way: `parseTimestampMicros`
- * is the one place that converts, to drop when timestamps.ts returns microseconds.
+ * Parsing goes through lib/engine/timestamps.ts, which decides the representation.
  */
 import { dateOfEpochDay, epochDayOf, parseDate } from '../dates';
-import { parseTimestamp } from '../timestamps';
+import { canonicalMicros, type Micros, parseTimestamp } from '../timestamps';
 
-export type Micros = number | bigint;
+export type { Micros };
 
 export const MICROS_PER_SECOND = 1_000_000;
 const MICROS_PER_DAY = 86_400_000_000;
@@ -17,7 +15,7 @@ const BIG_DAY = 86_400_000_000n;
 
 /** A microsecond count as a TIMESTAMP value: a number when safe, else a bigint. */
 export function microsValue(v: bigint): Micros {
-  return v >= -9007199254740991n && v <= 9007199254740991n ? Number(v) : v;
+  return canonicalMicros(v);
 }
 
 export function bigMicros(v: Micros): bigint {
@@ -27,16 +25,8 @@ export function bigMicros(v: Micros): bigint {
 /** Spark's timestamp text forms (session time zone UTC) as epoch microseconds, or null. */
 export function parseTimestampMicros(text: string): Micros | null {
   const t = text.trim();
-  // timestamps.ts reads milliseconds: the digits beyond the third of a fraction are added here,
-  // exactly (Spark keeps six; a seventh and on are dropped)
-  const frac = /(\d{2}:\d{2}:\d{2}\.\d{3})(\d{1,6})/.exec(t);
-  const extra = frac === null ? 0 : Number(frac[2].slice(0, 3).padEnd(3, '0'));
-  const ms = parseTimestamp(frac === null ? t : t.replace(frac[0], frac[1]));
-  if (ms !== null) {
-    const whole = Math.floor(ms);
-    const rest = Math.round((ms - whole) * 1000);
-    return microsValue(BigInt(whole) * 1000n + BigInt(rest + extra));
-  }
+  const us = parseTimestamp(t);
+  if (us !== null) return us;
   // Spark's stringToTimestamp also takes a year or a year and month alone
   const m = /^(\d{4})(?:-(\d{1,2}))?$/.exec(t);
   if (m === null) return null;
