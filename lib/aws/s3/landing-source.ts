@@ -54,8 +54,21 @@ import { invalidUtf8Lines, parseLineChunks, type LineCursor } from '../../engine
 import { S3Prefix, type S3PrefixOptions } from './prefix';
 import { splitOf } from '../../engine/splits';
 import { checkPageSize, compareKeys, type S3ListedObject } from './requests';
-import { type DiscoveredFile, type DiscoveryStats, type FileDiscovery, ListingDiscovery } from './discovery';
+import { type DiscoveryStats, type FileDiscovery, ListingDiscovery } from './discovery';
 import { checkLayout, classifyKey, compileGlob, type ListingRules, partitionValues } from './file-rules';
+import {
+  type Candidate,
+  fileOf,
+  type FilesLog,
+  type FilesTarget,
+  type LoggedFile,
+  loggedFile,
+  type LogPlace,
+  type ParsedOffset,
+  parseJsonLog,
+  parseOffset,
+  type SeenLog,
+} from './landing-logs';
 import { addSeen, compacted, DEFAULT_MAX_FILE_AGE_MS, emptySeen, newFiles, type NewFileRules, type SeenFiles, takeBatch } from './seen-files';
 
 const gunzipAsync = promisify(gunzip);
@@ -111,126 +124,10 @@ export interface S3LandingSourceOptions extends S3PrefixOptions {
   readonly now?: () => number;
 }
 
-const TIME_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, min: 60_000, h: 3600_000, d: 86_400_000 };
-
-/** Spark's time strings ('7d', '1h', '30m', '10s', '500ms'; a bare number is ms). */
-function timeOption(name: string, v: string | number | boolean): number {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h|d)?\s*$/i.exec(String(v));
-  if (typeof v === 'boolean' || !m || !(Number(m[1]) > 0)) {
-    throw new InvalidOptionError(`option ${name}=${JSON.stringify(v)} must be a positive duration such as '7d', '12h', '30m' or a number of milliseconds`);
-  }
-  return Number(m[1]) * TIME_UNITS[(m[2] ?? 'ms').toLowerCase()];
-}
-
-function boolOption(name: string, v: string | number | boolean): boolean {
-  if (v === true || v === 'true') return true;
-  if (v === false || v === 'false') return false;
-  throw new InvalidOptionError(`option ${name}=${JSON.stringify(v)} must be true or false`);
-}
-
-/** The landing source's options from a query's readStream options (Spark's file-source names). */
-export function landingOptionsFromSpec(options: Readonly<Record<string, string | number | boolean>>): Partial<S3LandingSourceOptions> {
-  const out: { -readonly [K in keyof S3LandingSourceOptions]?: S3LandingSourceOptions[K] } = {};
-  if (options.maxDecompressedBytes !== undefined) {
-    const n = Number(options.maxDecompressedBytes);
-    if (!Number.isSafeInteger(n) || n <= 0) {
-      throw new InvalidOptionError(
-        `option maxDecompressedBytes=${JSON.stringify(options.maxDecompressedBytes)} must be a positive integer of bytes, e.g. .option('maxDecompressedBytes', 1073741824)`,
-      );
-    }
-    out.maxDecompressedBytes = n;
-  }
-  if (options.recursiveFileLookup !== undefined) out.recursiveFileLookup = boolOption('recursiveFileLookup', options.recursiveFileLookup);
-  if (options.latestFirst !== undefined) out.latestFirst = boolOption('latestFirst', options.latestFirst);
-  if (options.pathGlobFilter !== undefined) out.pathGlobFilter = String(options.pathGlobFilter);
-  if (options.maxFileAge !== undefined) out.maxFileAgeMs = timeOption('maxFileAge', options.maxFileAge);
-  if (options.cleanSource !== undefined) {
-    const c = String(options.cleanSource).toLowerCase();
-    if (c !== 'off' && c !== 'archive' && c !== 'delete') {
-      throw new InvalidOptionError(`option cleanSource=${JSON.stringify(options.cleanSource)} must be 'off', 'archive' (with sourceArchiveDir) or 'delete'`);
-    }
-    out.cleanSource = c;
-  }
-  if (options.sourceArchiveDir !== undefined) {
-    const m = /^s3:\/\/([^/]+)\/?(.*)$/.exec(String(options.sourceArchiveDir));
-    if (!m)
-      throw new InvalidOptionError(`option sourceArchiveDir=${JSON.stringify(options.sourceArchiveDir)} must be an S3 location, e.g. s3://bucket/archive/`);
-    out.sourceArchiveDir = { bucket: m[1], prefix: m[2] };
-  }
-  return out;
-}
-
-/** Offsets of this source: the batch whose file list was read last. */
-interface FilesOffset {
-  readonly batch: number;
-}
-
-/** Offsets of the key-ordered source before it (still read: replays and migration). */
-interface LegacyOffset {
-  readonly lastKey: string;
-}
-
-/** latestOffset's answer: what a run may read (files found up to listedUntilMs). */
-interface FilesTarget {
-  readonly listedUntilMs: number;
-  readonly files: number;
-}
-
-type ParsedOffset = { kind: 'none' } | { kind: 'files'; batch: number } | { kind: 'legacy'; lastKey: string };
-
-/** A file of a batch as its log records it. */
-interface LoggedFile {
-  readonly key: string;
-  readonly size: number;
-  readonly etag: string;
-  readonly lastModifiedMs: number;
-  /** Its `col=value` folders (absent: none). */
-  readonly partitions?: ReadonlyArray<readonly [string, string]>;
-}
-
-/** The body of `sources/<i>/<batchId>`. */
-interface FilesLog {
-  readonly version: 2;
-  readonly batchId: number;
-  readonly start: Json | null;
-  readonly end: FilesOffset;
-  readonly files: LoggedFile[];
-}
-
-/** The body of `sources/<i>/seen-<batchId>`. */
-interface SeenLog {
-  readonly version: 2;
-  readonly batchId: number;
-  /** The snapshot this one adds to (its files: every file read since); null: a snapshot. */
-  readonly base: number | null;
-  /** Logs since the last snapshot, this one included (0: a snapshot). */
-  readonly depth: number;
-  readonly files: Array<[string, number]>;
-  readonly newestMs: number | null;
-  readonly legacyLastKey: string | null;
-}
-
 /** A snapshot of the seen files every this many of the source's batches (Spark's compactInterval). */
 const COMPACT_EVERY = 10;
 /** Announced files HEADed at once before a batch logs them (notification mode). */
 const HEAD_CONCURRENCY = 16;
-
-/** A candidate file, classified. */
-interface Candidate extends LoggedFile {
-  readonly partitions: ReadonlyArray<readonly [string, string]>;
-}
-
-/** A file of a batch of the key-ordered source before this one (its logs: version 1). */
-type LegacyFile = S3ListedObject;
-
-/** The body of `sources/<i>/<batchId>` as the key-ordered source wrote it. */
-interface LegacyLog {
-  readonly version: 1;
-  readonly batchId: number;
-  readonly start: LegacyOffset | null;
-  readonly end: LegacyOffset;
-  readonly files: LegacyFile[];
-}
 
 /** What latestOffset found: the candidates (classified) and when they were found up to. */
 interface Listing {
@@ -367,6 +264,10 @@ export class S3LandingSource extends S3Prefix implements Source {
       });
   }
 
+  private get logPlace(): LogPlace {
+    return { checkpoint: this.checkpoint.description, sourceIndex: this.sourceIndex };
+  }
+
   /** The LISTs (and full or incremental listings) spent finding files, for benchmarks and tests. */
   discoveryStats(): DiscoveryStats {
     return this.discovery.stats();
@@ -456,7 +357,7 @@ export class S3LandingSource extends S3Prefix implements Source {
 
   /** A stored file list for this batch: taken when it starts where the batch starts. */
   private adopt(batchId: number, start: Json | null, stored: string): FilesLog {
-    const existing = this.parseFilesLog(batchId, stored);
+    const existing = parseJsonLog(this.logPlace, batchId, stored, 2);
     if (JSON.stringify(existing.start ?? null) === JSON.stringify(start ?? null)) {
       this.log({ event: 'source-log-adopted', batchId, files: existing.files.length });
       return existing;
@@ -513,7 +414,7 @@ export class S3LandingSource extends S3Prefix implements Source {
   private async seenAs(start: Json | null): Promise<SeenAt> {
     const key = JSON.stringify(start ?? null);
     if (this.seenAt && this.seenAt.offset === key) return this.seenAt;
-    const off = this.parseOffset(start, 'start');
+    const off = parseOffset(start, 'start');
     let at: SeenAt;
     if (off.kind === 'none') at = { offset: key, seen: emptySeen(), head: null };
     else if (off.kind === 'legacy') at = { offset: key, seen: emptySeen(off.lastKey), head: null };
@@ -752,7 +653,7 @@ export class S3LandingSource extends S3Prefix implements Source {
    * what failed is tried again on the next call.
    */
   async committed(batchId: number, end: Json): Promise<void> {
-    const off = this.parseOffset(end, 'end');
+    const off = parseOffset(end, 'end');
     if (off.kind !== 'files') return;
     await this.dropOldSeenLogs(off.batch);
     const keys: string[] = [];
@@ -799,7 +700,7 @@ export class S3LandingSource extends S3Prefix implements Source {
     const out: number[] = [];
     let log = await this.filesLog(batch);
     while (log) {
-      const s = this.parseOffset(log.start, 'start');
+      const s = parseOffset(log.start, 'start');
       if (s.kind !== 'files') break;
       out.push(s.batch);
       log = await this.filesLog(s.batch);
@@ -816,7 +717,7 @@ export class S3LandingSource extends S3Prefix implements Source {
     let log = state.through >= batch ? null : await this.filesLog(batch);
     while (log) {
       for (const f of log.files) keys.push(f.key);
-      const s = this.parseOffset(log.start, 'start');
+      const s = parseOffset(log.start, 'start');
       if (s.kind !== 'files' || s.batch <= state.through) break;
       log = await this.filesLog(s.batch);
     }
@@ -841,14 +742,14 @@ export class S3LandingSource extends S3Prefix implements Source {
     const planned = this.planned.get(batch);
     if (planned) return planned;
     const text = await this.checkpoint.readSourceLog(this.sourceIndex, String(batch));
-    return text === null ? null : this.parseFilesLog(batch, text);
+    return text === null ? null : parseJsonLog(this.logPlace, batch, text, 2);
   }
 
   /** The batch's file list: planned here or logged in the checkpoint (a replay); a key-ordered checkpoint's, or re-listed. */
   private async batchFiles(batchId: number, start: Json | null, end: Json): Promise<{ files: LoggedFile[]; fromLog: boolean }> {
-    const e = this.parseOffset(end, 'end');
+    const e = parseOffset(end, 'end');
     if (e.kind === 'none') return { files: [], fromLog: true };
-    if (e.kind === 'legacy') return this.legacyBatchFiles(batchId, this.parseOffset(start, 'start'), e.lastKey);
+    if (e.kind === 'legacy') return this.legacyBatchFiles(batchId, parseOffset(start, 'start'), e.lastKey);
     if (JSON.stringify(start ?? null) === JSON.stringify(end)) return { files: [], fromLog: true };
     const log = await this.filesLog(e.batch);
     if (log === null) {
@@ -866,41 +767,11 @@ export class S3LandingSource extends S3Prefix implements Source {
     const startKey = s.kind === 'legacy' ? s.lastKey : null;
     const text = await this.checkpoint.readSourceLog(this.sourceIndex, String(batchId));
     if (text !== null) {
-      const log = this.parseLegacyLog(batchId, text);
+      const log = parseJsonLog(this.logPlace, batchId, text, 1);
       if ((log.start?.lastKey ?? null) === startKey && log.end.lastKey === endKey) return { files: log.files.map(fileOf), fromLog: true };
     }
     const listed = await this.s3.listAll(this.bucket, this.root, { startAfter: startKey, until: endKey, pageSize: this.pageSize });
     return { files: listed.filter((o) => o.size > 0 && !o.key.endsWith('/') && this.acceptsSuffix(o.key)).map(fileOf), fromLog: false };
-  }
-
-  private damagedLog(batchId: number, text: string): CheckpointMismatchError {
-    return new CheckpointMismatchError(
-      `the file list of batch ${batchId} (${this.checkpoint.description}/sources/${this.sourceIndex}/${batchId}) is damaged (${text.slice(0, 80)}): ` +
-        'restore it from a backup or S3 versioning, or start the query on a new checkpoint prefix',
-      { details: { batchId } },
-    );
-  }
-
-  private parseFilesLog(batchId: number, text: string): FilesLog {
-    let log: FilesLog | null = null;
-    try {
-      log = JSON.parse(text) as FilesLog;
-    } catch {
-      log = null;
-    }
-    if (log?.version !== 2 || !Array.isArray(log.files) || !log.end || typeof log.end.batch !== 'number') throw this.damagedLog(batchId, text);
-    return log;
-  }
-
-  private parseLegacyLog(batchId: number, text: string): LegacyLog {
-    let log: LegacyLog | null = null;
-    try {
-      log = JSON.parse(text) as LegacyLog;
-    } catch {
-      log = null;
-    }
-    if (!log || !Array.isArray(log.files) || !log.end || typeof log.end.lastKey !== 'string') throw this.damagedLog(batchId, text);
-    return log;
   }
 
   /** GETs a file and checks it is the one the batch planned; its bytes as stored (decompressed later: inflate). */
@@ -971,31 +842,6 @@ export class S3LandingSource extends S3Prefix implements Source {
     this.peakHeld = Math.max(this.peakHeld, this.held);
     return { key, buf, bytes, partitions, damaged: null };
   }
-
-  private parseOffset(offset: Json | null | undefined, what: string): ParsedOffset {
-    if (offset === null || offset === undefined) return { kind: 'none' };
-    if (typeof offset === 'object' && !Array.isArray(offset)) {
-      const o = offset as Partial<FilesOffset & LegacyOffset>;
-      if (typeof o.batch === 'number' && Number.isInteger(o.batch) && o.batch >= 0) return { kind: 'files', batch: o.batch };
-      if (typeof o.lastKey === 'string') return { kind: 'legacy', lastKey: o.lastKey };
-    }
-    throw new CheckpointMismatchError(
-      `${what} offset ${JSON.stringify(offset).slice(0, 100)} is not an S3 landing offset ({"batch": N}, or {"lastKey": "..."} of an earlier sluice), so the checkpoint belongs to another kind of source: ` +
-        `use the source it was made with, or start this query on a new checkpoint prefix`,
-      { details: { offset } },
-    );
-  }
-}
-
-/** A discovered or listed file as a batch's log records it. */
-function fileOf(f: S3ListedObject | DiscoveredFile): LoggedFile {
-  return { key: f.key, size: f.size, etag: f.etag, lastModifiedMs: f.lastModifiedMs ?? 0 };
-}
-
-/** A candidate as its batch's log records it (no empty partitions list). */
-function loggedFile(c: Candidate): LoggedFile {
-  const { partitions, ...rest } = c;
-  return partitions.length ? { ...rest, partitions } : rest;
 }
 
 function checkLimit(v: number | undefined, name: string, fallback = Infinity): number {
