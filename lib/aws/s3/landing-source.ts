@@ -67,9 +67,9 @@ import {
   type ParsedOffset,
   parseJsonLog,
   parseOffset,
-  type SeenLog,
 } from './landing-logs';
-import { addSeen, compacted, DEFAULT_MAX_FILE_AGE_MS, emptySeen, newFiles, type NewFileRules, type SeenFiles, takeBatch } from './seen-files';
+import { type SeenAt, SeenLogs } from './landing-seen';
+import { DEFAULT_MAX_FILE_AGE_MS, newFiles, type NewFileRules, takeBatch } from './seen-files';
 
 const gunzipAsync = promisify(gunzip);
 
@@ -124,8 +124,6 @@ export interface S3LandingSourceOptions extends S3PrefixOptions {
   readonly now?: () => number;
 }
 
-/** A snapshot of the seen files every this many of the source's batches (Spark's compactInterval). */
-const COMPACT_EVERY = 10;
 /** Announced files HEADed at once before a batch logs them (notification mode). */
 const HEAD_CONCURRENCY = 16;
 
@@ -148,17 +146,6 @@ const DEFAULT_MAX_DECOMPRESSED_BYTES = 256 * 1024 * 1024;
 /** Lines per decoded chunk are cut at newlines; keeps huge files under V8's string limit. */
 const DECODE_CHUNK_BYTES = 64 * 1024 * 1024;
 
-/** What the source has seen as of an offset, and how its seen log chains. */
-interface SeenAt {
-  readonly offset: string;
-  readonly seen: SeenFiles;
-  /**
-   * The seen log of the offset's batch (null: none yet): its depth, the snapshot it adds to, and
-   * the files it holds since that snapshot.
-   */
-  readonly head: { readonly batch: number; readonly depth: number; readonly snapshot: number; readonly delta: Array<[string, number]> } | null;
-}
-
 export class S3LandingSource extends S3Prefix implements Source {
   /** Line parsers that learn the producer's line shapes (lib/engine/json-scan.ts), by the columns read. */
   private readonly parsers: LineParsers;
@@ -180,10 +167,11 @@ export class S3LandingSource extends S3Prefix implements Source {
   private readonly clean: 'off' | 'archive' | 'delete';
   private readonly archive: { readonly bucket: string; readonly root: string } | null;
   private readonly discovery: FileDiscovery;
+  /** What the source has seen as of its offsets (sources/<i>/seen-<N>). */
+  private readonly seen: SeenLogs;
   private listing: Listing | null = null;
   /** Announced files found gone (404) before a batch logged them: not taken again this run. */
   private readonly gone = new Set<string>();
-  private seenAt: SeenAt | null = null;
   /** File bytes held by reads now, and the most at once (peakHeldBytes). */
   private held = 0;
   private peakHeld = 0;
@@ -247,6 +235,7 @@ export class S3LandingSource extends S3Prefix implements Source {
       }
       this.archive = { bucket: dir.bucket, root };
     } else this.archive = null;
+    this.seen = new SeenLogs(this.checkpoint, this.sourceIndex, (batch) => this.filesLog(batch), this.log);
     this.discovery =
       opts.discovery ??
       new ListingDiscovery({
@@ -281,7 +270,7 @@ export class S3LandingSource extends S3Prefix implements Source {
 
   /** One discovery, kept for planBatch and backlog; the target says how many files are new now. */
   async latestOffset(start: Json | null): Promise<Json | null> {
-    const at = await this.seenAs(start);
+    const at = await this.seen.as(start);
     const listing = await this.discover(at);
     this.listing = listing;
     const fresh = newFiles(at.seen, listing.candidates, this.newRules(this.limits));
@@ -298,7 +287,7 @@ export class S3LandingSource extends S3Prefix implements Source {
     if (!t || typeof t !== 'object' || typeof t.listedUntilMs !== 'number') return null; // nothing was new at the run's start
     const maxFiles = checkLimit(limits.maxFilesPerTrigger, 'maxFilesPerTrigger');
     const maxBytes = checkLimit(limits.maxBytesPerTrigger, 'maxBytesPerTrigger', DEFAULT_MAX_BYTES_PER_TRIGGER);
-    const at = await this.seenAs(start);
+    const at = await this.seen.as(start);
     const listing = this.listing ?? (await this.discover(at));
     this.listing = listing;
     const fresh = newFiles(
@@ -312,7 +301,7 @@ export class S3LandingSource extends S3Prefix implements Source {
     const files = taken.map(loggedFile);
     // A list logged by an earlier plan of this batch (its offsets never landed) is the batch: logOnce adopts it.
     const log = await this.logOnce(batchId, { version: 2, batchId, start, end: { batch: batchId }, files }, start);
-    await this.writeSeen(batchId, at, log.files, limits);
+    await this.seen.write(batchId, at, log.files, this.newRules(limits).maxFileAgeMs);
     this.planned.set(batchId, log);
     return log.end as unknown as Json;
   }
@@ -378,69 +367,6 @@ export class S3LandingSource extends S3Prefix implements Source {
     const stored = await this.checkpoint.writeSourceLogOnce(this.sourceIndex, String(batchId), body);
     if (stored === null || stored === body) return log;
     return this.adopt(batchId, start, stored);
-  }
-
-  /**
-   * seen-<N>: a pure function of the start's seen files and the batch's files, so a plan again
-   * after a crash writes what is there. A snapshot (files within maxFileAge of the newest) when
-   * there is none yet or COMPACT_EVERY logs added to the last one; else the files read since that
-   * snapshot, this batch's included, so that a run reads at most two seen logs.
-   */
-  private async writeSeen(batchId: number, at: SeenAt, files: readonly LoggedFile[], limits: BatchLimits): Promise<void> {
-    const seen: SeenFiles = { files: new Map(at.seen.files), newestMs: at.seen.newestMs, legacyLastKey: at.seen.legacyLastKey };
-    addSeen(seen, files);
-    const snapshot = at.head === null || at.head.depth + 1 >= COMPACT_EVERY;
-    const delta: Array<[string, number]> = snapshot ? [] : [...at.head!.delta, ...files.map((f): [string, number] => [f.key, f.lastModifiedMs])];
-    const body: SeenLog = {
-      version: 2,
-      batchId,
-      base: snapshot ? null : at.head!.snapshot,
-      depth: snapshot ? 0 : at.head!.depth + 1,
-      files: snapshot ? compacted(seen, this.newRules(limits).maxFileAgeMs) : delta,
-      newestMs: Number.isFinite(seen.newestMs) ? seen.newestMs : null,
-      legacyLastKey: seen.legacyLastKey,
-    };
-    // Deterministic: a body already there came from the same start and files.
-    await this.checkpoint.writeSourceLogOnce(this.sourceIndex, `seen-${batchId}`, JSON.stringify(body));
-    if (snapshot) {
-      seen.files.clear();
-      for (const [k, ms] of body.files) seen.files.set(k, ms);
-    }
-    const head = { batch: batchId, depth: body.depth, snapshot: snapshot ? batchId : at.head!.snapshot, delta };
-    this.seenAt = { offset: JSON.stringify({ batch: batchId }), seen, head };
-  }
-
-  /** What was seen as of `start`: in memory when this instance planned it, else from its seen log and that log's snapshot. */
-  private async seenAs(start: Json | null): Promise<SeenAt> {
-    const key = JSON.stringify(start ?? null);
-    if (this.seenAt && this.seenAt.offset === key) return this.seenAt;
-    const off = parseOffset(start, 'start');
-    let at: SeenAt;
-    if (off.kind === 'none') at = { offset: key, seen: emptySeen(), head: null };
-    else if (off.kind === 'legacy') at = { offset: key, seen: emptySeen(off.lastKey), head: null };
-    else {
-      const log = await this.readSeenLog(off.batch);
-      const snap = log.base === null ? log : await this.readSeenLog(log.base);
-      const seen = emptySeen(snap.legacyLastKey);
-      for (const [k, ms] of snap.files) seen.files.set(k, ms);
-      if (log !== snap) for (const [k, ms] of log.files) seen.files.set(k, ms);
-      for (const l of [snap, log]) if (l.newestMs !== null && l.newestMs > seen.newestMs) seen.newestMs = l.newestMs;
-      at = { offset: key, seen, head: { batch: off.batch, depth: log.depth, snapshot: snap.batchId, delta: log === snap ? [] : log.files } };
-    }
-    this.seenAt = at;
-    return at;
-  }
-
-  private async readSeenLog(batch: number): Promise<SeenLog> {
-    const text = await this.checkpoint.readSourceLog(this.sourceIndex, `seen-${batch}`);
-    if (text === null) {
-      throw new CheckpointMismatchError(
-        `the seen files of batch ${batch} (${this.checkpoint.description}/sources/${this.sourceIndex}/seen-${batch}) are missing, so the source cannot tell which files it read: ` +
-          `restore the object (e.g. from S3 versioning), or start the query on a new checkpoint prefix`,
-        { details: { batch } },
-      );
-    }
-    return JSON.parse(text) as SeenLog;
   }
 
   /**
@@ -633,7 +559,7 @@ export class S3LandingSource extends S3Prefix implements Source {
   async backlog(from: Json | null, target: Json | null): Promise<SourceBacklog> {
     const t = target as unknown as Partial<FilesTarget> | null;
     if (!t || typeof t !== 'object' || typeof t.listedUntilMs !== 'number') return { files: 0, bytes: 0 };
-    const at = await this.seenAs(from);
+    const at = await this.seen.as(from);
     // a partitioned run's commit task has not listed: it lists once, as a plan task does
     this.listing ??= await this.discover(at);
     const fresh = newFiles(
@@ -655,7 +581,7 @@ export class S3LandingSource extends S3Prefix implements Source {
   async committed(batchId: number, end: Json): Promise<void> {
     const off = parseOffset(end, 'end');
     if (off.kind !== 'files') return;
-    await this.dropOldSeenLogs(off.batch);
+    await this.seen.dropOld(off.batch);
     const keys: string[] = [];
     try {
       if (this.clean !== 'off') await this.cleanUpTo(off.batch, keys);
@@ -671,41 +597,6 @@ export class S3LandingSource extends S3Prefix implements Source {
         message: `cleaning the files of batch ${batchId} failed; the next batch's commit tries again`,
       });
     }
-  }
-
-  /** The seen logs a committed snapshot at `batch` makes useless: deleted, best effort. */
-  private async dropOldSeenLogs(batch: number): Promise<void> {
-    if (!this.checkpoint.deleteSourceLog) return;
-    // known here without a GET: this instance planned or read the batch's seen log
-    const head = this.seenAt?.head;
-    if (head && head.batch === batch && head.depth !== 0) return;
-    try {
-      const text = await this.checkpoint.readSourceLog(this.sourceIndex, `seen-${batch}`);
-      const log = text === null ? null : (JSON.parse(text) as SeenLog);
-      if (!log || log.base !== null) return;
-      const prev = await this.checkpoint.readSourceLog(this.sourceIndex, 'seen-compacted');
-      const from = prev === null ? -1 : Number(prev);
-      if (from >= batch) return;
-      // the chain below this snapshot: every seen log of batches in [from, batch)
-      const older = (await this.chainBelow(batch)).filter((b) => b >= from);
-      for (const b of older) await this.checkpoint.deleteSourceLog(this.sourceIndex, `seen-${b}`);
-      await this.checkpoint.writeSourceLog(this.sourceIndex, 'seen-compacted', String(batch));
-    } catch (e) {
-      this.log({ event: 'seen-log-cleanup-failed', batch, error: (e as Error).message });
-    }
-  }
-
-  /** The batches of this source's file lists before `batch` (following each list's start), newest first, down to a missing one. */
-  private async chainBelow(batch: number): Promise<number[]> {
-    const out: number[] = [];
-    let log = await this.filesLog(batch);
-    while (log) {
-      const s = parseOffset(log.start, 'start');
-      if (s.kind !== 'files') break;
-      out.push(s.batch);
-      log = await this.filesLog(s.batch);
-    }
-    return out;
   }
 
   /** cleanSource: archive or delete the files of this source's batches after the last cleaned, up to `batch`. */
