@@ -68,6 +68,7 @@ import {
   parseJsonLog,
   parseOffset,
 } from './landing-logs';
+import { cleanUpTo } from './landing-clean';
 import { type SeenAt, SeenLogs } from './landing-seen';
 import { DEFAULT_MAX_FILE_AGE_MS, newFiles, type NewFileRules, takeBatch } from './seen-files';
 
@@ -584,7 +585,10 @@ export class S3LandingSource extends S3Prefix implements Source {
     await this.seen.dropOld(off.batch);
     const keys: string[] = [];
     try {
-      if (this.clean !== 'off') await this.cleanUpTo(off.batch, keys);
+      if (this.clean !== 'off') {
+        const place = { s3: this.s3, bucket: this.bucket, checkpoint: this.checkpoint, sourceIndex: this.sourceIndex, archive: this.archive };
+        await cleanUpTo(place, off.batch, keys, (b) => this.filesLog(b), this.log);
+      }
       if (this.discovery.committed) {
         const log = await this.filesLog(off.batch);
         if (log) await this.discovery.committed(log.files.map((f) => f.key));
@@ -597,33 +601,6 @@ export class S3LandingSource extends S3Prefix implements Source {
         message: `cleaning the files of batch ${batchId} failed; the next batch's commit tries again`,
       });
     }
-  }
-
-  /** cleanSource: archive or delete the files of this source's batches after the last cleaned, up to `batch`. */
-  private async cleanUpTo(batch: number, done: string[]): Promise<void> {
-    const stateText = await this.checkpoint.readSourceLog(this.sourceIndex, 'cleaned');
-    const state = stateText === null ? { through: -1, retry: [] as string[] } : (JSON.parse(stateText) as { through: number; retry: string[] });
-    if (state.through >= batch && state.retry.length === 0) return;
-    const keys: string[] = [...state.retry];
-    let log = state.through >= batch ? null : await this.filesLog(batch);
-    while (log) {
-      for (const f of log.files) keys.push(f.key);
-      const s = parseOffset(log.start, 'start');
-      if (s.kind !== 'files' || s.batch <= state.through) break;
-      log = await this.filesLog(s.batch);
-    }
-    const failed: string[] = [];
-    for (const key of keys) {
-      try {
-        if (this.archive) await this.s3.copyObject(this.bucket, key, this.archive.bucket, this.archive.root + key);
-        await this.s3.deleteKeys(this.bucket, [key]);
-        done.push(key);
-      } catch (e) {
-        failed.push(key);
-        this.log({ event: 'clean-source-failed', key, error: (e as Error).message });
-      }
-    }
-    await this.checkpoint.writeSourceLog(this.sourceIndex, 'cleaned', JSON.stringify({ through: Math.max(batch, state.through), retry: failed }));
   }
 
   // -------------------------------------------------------------------------------------------
