@@ -232,6 +232,8 @@ export function buildExecutor(conn: AwsConnection, given: QueryPlan, cfg: Pipeli
           limits,
           log: extras.log,
           sourceIndex,
+          format: spec.format,
+          readerOptions: spec.options,
           ...landingOptionsFromSpec(spec.options),
           ...(sourceIndex === 0 && notifications ? { discovery: notifications } : {}),
         })

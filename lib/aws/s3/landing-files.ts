@@ -5,8 +5,7 @@
  */
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
-import type { LineParser } from '../../engine/json-scan';
-import { invalidUtf8Lines, parseLineChunks, type LineCursor } from '../../engine/lines';
+import type { FileDecoder } from '../../engine/formats';
 import type { ReadResult } from '../../engine/ports';
 
 const gunzipAsync = promisify(gunzip);
@@ -41,51 +40,20 @@ export interface FetchedFile {
  * time. The bytes are decoded in pieces cut at newlines (a 0x0A byte never occurs inside a UTF-8
  * sequence), so no piece nears V8's string limit.
  */
-export function* parseFile(parse: LineParser, f: FetchedFile, pieceBytes: number, columns?: readonly string[]): Generator<ReadResult> {
+export async function* parseFile(decoder: FileDecoder, f: FetchedFile, columns?: readonly string[]): AsyncGenerator<ReadResult> {
+  if (f.buf === null) {
+    yield { rows: [], deadLetters: [{ source: { file: f.key }, raw: '', reason: f.damaged ?? 'unreadable' }], bytes: f.bytes, files: 1 };
+    return;
+  }
+  // a partition column's value is its folder's, whatever the file's records hold (Spark's data schema leaves it out)
+  const parts = columns ? f.partitions.filter(([c]) => columns.includes(c)) : f.partitions;
+  const dataColumns = columns && f.partitions.length ? columns.filter((c) => !f.partitions.some(([p]) => p === c)) : columns;
   let first = true; // the file counts with its first chunk, as its bytes do
-  for (const chunk of parseFileRows(parse, f, pieceBytes, columns)) {
+  for await (const chunk of decoder.decode(f.key, f.buf, f.bytes, dataColumns)) {
+    if (parts.length) for (const row of chunk.rows) for (const [c, v] of parts) row[c] = v;
     yield first ? { ...chunk, files: 1 } : chunk;
     first = false;
   }
-}
-
-function* parseFileRows(parse: LineParser, f: FetchedFile, pieceBytes: number, columns?: readonly string[]): Generator<ReadResult> {
-  const parts = columns ? f.partitions.filter(([c]) => columns.includes(c)) : f.partitions;
-  if (parts.length === 0) {
-    yield* parseFileLines(parse, f, pieceBytes);
-    return;
-  }
-  // a partition column's value is its folder's, whatever the file's lines hold (Spark's data schema leaves it out)
-  for (const chunk of parseFileLines(parse, f, pieceBytes)) {
-    for (const row of chunk.rows) for (const [c, v] of parts) row[c] = v;
-    yield chunk;
-  }
-}
-
-function* parseFileLines(parse: LineParser, f: FetchedFile, pieceBytes: number): Generator<ReadResult> {
-  const cursor: LineCursor = { lineNo: 0, bytes: f.bytes }; // the bytes go with the file's first chunk
-  const buf = f.buf;
-  if (buf === null) {
-    yield { rows: [], deadLetters: [{ source: { file: f.key }, raw: '', reason: f.damaged ?? 'unreadable' }], bytes: cursor.bytes };
-    return;
-  }
-  let pos = buf.length >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0; // BOM
-  while (pos < buf.length) {
-    let end = buf.length;
-    if (end - pos > pieceBytes) {
-      const back = buf.lastIndexOf(0x0a, pos + pieceBytes);
-      if (back >= pos) end = back + 1;
-      else {
-        const fwd = buf.indexOf(0x0a, pos + pieceBytes);
-        end = fwd === -1 ? buf.length : fwd + 1;
-      }
-    }
-    const invalid = invalidUtf8Lines(buf, pos, end);
-    const text = buf.toString('utf8', pos, end);
-    pos = end;
-    yield* parseLineChunks(parse, f.key, text, cursor, invalid);
-  }
-  if (cursor.bytes > 0 || f.bytes === 0) yield { rows: [], deadLetters: [], bytes: cursor.bytes };
 }
 
 /** A fetched file's bytes, gunzipped (at most maxDecompressedBytes) when it is gzip data. */

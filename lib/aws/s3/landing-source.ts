@@ -49,7 +49,8 @@ import { CheckpointMismatchError, DataLossError, InvalidOptionError } from '../.
 import type { BatchLimits, CheckpointStore, DeadLetter, Json, ReadOptions, ReadResult, Row, Source } from '../../engine/ports';
 import type { SourceBacklog } from '../../engine/progress';
 import type { Schema } from '../../engine/schema';
-import { LineParsers } from '../../engine/json-scan';
+import { type FileDecoder, fileDecoder } from '../../engine/formats';
+import type { ReaderOptions } from '../../engine/formats/options';
 import { S3Prefix, type S3PrefixOptions } from './prefix';
 import { splitOf } from '../../engine/splits';
 import { checkPageSize, compareKeys, type S3ListedObject } from './requests';
@@ -84,6 +85,10 @@ export interface S3LandingSourceOptions extends S3PrefixOptions {
   readonly sourceIndex?: number;
   /** Only keys ending in one of these, e.g. [".json", ".json.gz"]. Case-sensitive. @default all keys */
   readonly suffixFilter?: readonly string[];
+  /** The files' format: json (JSON lines), csv, text or parquet (lib/engine/formats). @default 'json' */
+  readonly format?: string;
+  /** The format's reader options, as the query gives them (Spark's names: header, sep, multiLine, ...). @default none */
+  readonly readerOptions?: ReaderOptions;
   /** Files fetched at once. @default 8 */
   readonly readParallelism?: number;
   /** Keys per ListObjectsV2 page; only tests lower it. @default 1000 */
@@ -148,10 +153,11 @@ const DEFAULT_MAX_DECOMPRESSED_BYTES = 256 * 1024 * 1024;
 const DECODE_CHUNK_BYTES = 64 * 1024 * 1024;
 
 export class S3LandingSource extends S3Prefix implements Source {
-  /** Line parsers that learn the producer's line shapes (lib/engine/json-scan.ts), by the columns read. */
-  private readonly parsers: LineParsers;
-  /** The parsers of files in partition folders, by their partition columns (parserOf). */
-  private readonly dataParsers = new Map<string, LineParsers>();
+  /** The files' format and its reader options (lib/engine/formats). */
+  private readonly format: string;
+  private readonly readerOptions: ReaderOptions;
+  /** The decoders of files, by their partition columns (decoderOf): Spark's data schema less those. */
+  private readonly decoders = new Map<string, FileDecoder>();
   private readonly schema: Schema;
   private readonly checkpoint: CheckpointStore;
   private readonly sourceIndex: number;
@@ -185,7 +191,8 @@ export class S3LandingSource extends S3Prefix implements Source {
       throw new InvalidOptionError('S3LandingSource needs `schema`: parse the declared columns with parseSchema("user STRING, event_time TIMESTAMP, ...")');
     }
     this.schema = opts.schema;
-    this.parsers = new LineParsers(opts.schema);
+    this.format = opts.format ?? 'json';
+    this.readerOptions = opts.readerOptions ?? {};
     if (!opts.checkpoint) {
       throw new InvalidOptionError("S3LandingSource needs `checkpoint`: the query's CheckpointStore, where it logs each batch's file list");
     }
@@ -460,7 +467,6 @@ export class S3LandingSource extends S3Prefix implements Source {
     // a partitioned run's read task takes one contiguous group of the batch's files
     const files = options?.split ? splitOf(listed.files, options.split) : listed.files;
     this.checkReplaySize(batchId, files);
-    const parseFor = (f: FetchedFile) => this.parserOf(f.partitions).for(options?.columns?.filter((c) => !f.partitions.some(([p]) => p === c)));
     const ahead: Promise<StoredFile>[] = [];
     let next = 0;
     // Awaited in order below; the catches only keep a failure of a file further ahead (or one
@@ -487,7 +493,7 @@ export class S3LandingSource extends S3Prefix implements Source {
         try {
           fill();
           coming = inflateNext();
-          yield* parseFile(parseFor(fetched), fetched, this.pieceBytes, options?.columns);
+          yield* parseFile(this.decoderOf(fetched.partitions), fetched, options?.columns);
         } finally {
           this.release(fetched);
         }
@@ -502,19 +508,19 @@ export class S3LandingSource extends S3Prefix implements Source {
   }
 
   /**
-   * The parsers of a file's lines: Spark's data schema, the declared columns less the file's
-   * partition columns (their values come from its folders; a line need not hold them).
+   * The decoder of a file: Spark's data schema, the declared columns less the file's partition
+   * columns (their values come from its folders; a record need not hold them).
    */
-  private parserOf(partitions: ReadonlyArray<readonly [string, unknown]>): LineParsers {
-    if (partitions.length === 0) return this.parsers;
+  private decoderOf(partitions: ReadonlyArray<readonly [string, unknown]>): FileDecoder {
     const names = partitions.map(([c]) => c);
     const key = names.join('/');
-    let p = this.dataParsers.get(key);
-    if (!p) {
-      p = new LineParsers({ ddl: this.schema.ddl, columns: this.schema.columns.filter((c) => !names.includes(c.name)) });
-      this.dataParsers.set(key, p);
+    let d = this.decoders.get(key);
+    if (!d) {
+      const schema = names.length ? { ddl: this.schema.ddl, columns: this.schema.columns.filter((c) => !names.includes(c.name)) } : this.schema;
+      d = fileDecoder(schema, this.format, this.readerOptions, this.pieceBytes);
+      this.decoders.set(key, d);
     }
-    return p;
+    return d;
   }
 
   private release(f: FetchedFile): void {

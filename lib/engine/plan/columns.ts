@@ -142,11 +142,7 @@ export function joinOutputColumns(
       throw new InvalidQueryError(`${where}: column ${c.name} is on both sides: rename it on one side (withColumn, select) or join on it by name`);
     }
   }
-  return [
-    ...using.map((n) => left.find((c) => c.name === n)!),
-    ...left.filter((c) => !usingSet.has(c.name)),
-    ...rightOthers.map((c): ColumnInfo => c),
-  ];
+  return [...using.map((n) => left.find((c) => c.name === n)!), ...left.filter((c) => !usingSet.has(c.name)), ...rightOthers.map((c): ColumnInfo => c)];
 }
 
 /** A join condition item checked: its op, and its column on one side or the other. */
