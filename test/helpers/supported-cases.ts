@@ -30,6 +30,9 @@ export type CaseTarget = 's3' | 'memory';
 function unsupportedFeature(c: ConformanceCase, target: CaseTarget): string | null {
   const missing = missingFeature(c);
   if (missing !== null) return missing;
+  const formats = [c.query?.format, ...Object.values(c.query?.inputs ?? {}).map((i) => i?.format)].filter((f) => f !== undefined && f !== 'json');
+  if (target === 'memory' && formats.length)
+    return `format ${JSON.stringify(formats[0])} (FORMAT-3 "File formats"): the memory runner writes rows as JSON lines, the S3 runner writes each format's files`;
   if (target === 'memory' && usesFileObjects(c))
     return 'files with keys of their own or raw text (FORMAT-3 "Step files"): the S3 landing source reads them, the in-memory twin does not';
   return null;

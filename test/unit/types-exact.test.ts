@@ -104,7 +104,9 @@ describe('TINYINT and SMALLINT are range-checked to their width', () => {
 
 describe('types sluice does not read', () => {
   it.each(['BINARY', 'INTERVAL', 'VARIANT'])('%s is refused naming the type and the supported ones', (t) => {
-    expect(() => parseSchema(`x ${t}`)).toThrow(new RegExp(`x has type ${t}, which sluice does not support: use one of STRING, BOOLEAN, .*DECIMAL\\(p,s\\), DATE`));
+    expect(() => parseSchema(`x ${t}`)).toThrow(
+      new RegExp(`x has type ${t}, which sluice does not support: use one of STRING, BOOLEAN, .*DECIMAL\\(p,s\\), DATE`),
+    );
   });
 });
 
