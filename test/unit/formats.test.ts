@@ -105,4 +105,19 @@ describe('Parquet', () => {
     expect(r.rows[0].at).toBe(parseTimestamp('2026-10-01T12:00:00.123456Z'));
     expect(formatTimestamp(r.rows[0].at as number)).toMatch(/^2026-10-01T12:00:00\.123/);
   });
+  it('matches a column ignoring case when no name matches exactly, and makes a file that is not Parquet one dead letter', async () => {
+    const file = await parquetFileOf(parseSchema('Sku STRING'), [{ Sku: 'A-1' }]);
+    expect((await decode('sku STRING', 'parquet', {}, file)).rows).toEqual([{ sku: 'A-1' }]);
+    const notParquet = await decode('sku STRING', 'parquet', {}, '{"sku": "A-1"}\n');
+    expect(notParquet.rows).toEqual([]);
+    expect(notParquet.deadLetters.map((d) => [d.source.file, d.reason.slice(0, 24)])).toEqual([['k', 'the file is not Parquet ']]);
+  });
+});
+
+describe('JSON options', () => {
+  it('with multiLine, makes a bad element of an array one dead letter with its line, the others rows', async () => {
+    const r = await decode('id INT', 'json', { multiLine: true }, '[\n {"id": 1},\n {"id": "x"},\n {"id": 3}\n]');
+    expect(r.rows).toEqual([{ id: 1 }, { id: 3 }]);
+    expect(r.deadLetters.map((d) => d.source.line)).toEqual([3]);
+  });
 });
