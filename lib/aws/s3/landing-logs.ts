@@ -8,12 +8,12 @@ import type { DiscoveredFile } from './discovery';
 import type { S3ListedObject } from './requests';
 
 /** Offsets of this source: the batch whose file list was read last. */
-export interface FilesOffset {
+interface FilesOffset {
   readonly batch: number;
 }
 
 /** Offsets of the key-ordered source before it (still read: replays and migration). */
-export interface LegacyOffset {
+interface LegacyOffset {
   readonly lastKey: string;
 }
 
@@ -63,7 +63,7 @@ export interface Candidate extends LoggedFile {
 }
 
 /** A file of a batch of the key-ordered source before this one (its logs: version 1). */
-export type LegacyFile = S3ListedObject;
+type LegacyFile = S3ListedObject;
 
 /** The body of `sources/<i>/<batchId>` as the key-ordered source wrote it. */
 export interface LegacyLog {

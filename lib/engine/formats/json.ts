@@ -73,7 +73,7 @@ const IDENT_START = /[A-Za-z_$]/;
 const IDENT = /[A-Za-z0-9_$]/;
 
 /** The text with the allowed lenient forms rewritten to strict JSON; newlines stay where they were. */
-export function strictJson(text: string, o: JsonOptions): string {
+function strictJson(text: string, o: JsonOptions): string {
   let out = '';
   const stack: string[] = [];
   let last = ''; // the last significant character written

@@ -2,7 +2,7 @@
 import { compileDatetimePattern, type DatetimePattern } from '../datetime-patterns';
 import { InvalidOptionError } from '../errors';
 
-export type OptionValue = string | number | boolean;
+type OptionValue = string | number | boolean;
 export type ReaderOptions = Readonly<Record<string, OptionValue>>;
 
 /** A boolean option (true/false, any case, as Spark's text); absent: the default. */
