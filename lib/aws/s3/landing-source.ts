@@ -1,7 +1,10 @@
 /**
- * A landing prefix on S3 as a streaming source: producers drop JSON-lines files (optionally
- * gzipped) under the prefix, each run reads the files that arrived since the last one, whatever
- * their keys (Spark's FileStreamSource: a seen-files map, files taken by modification time).
+ * A landing prefix on S3 as a streaming source: producers drop files (JSON lines, CSV, text or
+ * Parquet, optionally gzipped; decoded by lib/engine/formats) under the prefix, each run reads the
+ * files that arrived since the last one, whatever their keys (Spark's FileStreamSource: a
+ * seen-files map, files taken by modification time). Its parts: landing-options.ts (the query's
+ * options), landing-logs.ts (offsets and file lists), landing-seen.ts (seen logs),
+ * landing-clean.ts (cleanSource), landing-files.ts (a file's bytes to rows).
  *
  * Which files: as Spark lists them (file-rules.ts): the prefix's own files and those in
  * `col=value` partition folders (their values become the declared partition columns), other
@@ -32,8 +35,8 @@
  *                          there from the same start wins), PUT seen-<N>
  *     readChunks(N, s, e)  the file list (in memory, else GET sources/<i>/e.batch), GET each file
  *                          (8 ahead, as stored), gunzip the next while one is parsed (each at
- *                          most maxDecompressedBytes), check UTF-8, split lines, parse; in the
- *                          batch's order. A `.gz` file that is not gzip data is one dead letter.
+ *                          most maxDecompressedBytes), decode by the format (JSON lines:
+ *                          check UTF-8, split lines, parse); in the batch's order. A `.gz` file that is not gzip data is one dead letter.
  *     committed(N, e)      cleanSource (archive or delete the batch's files), best effort
  *
  * A checkpoint of the key-ordered source before it (offsets `{lastKey}`) keeps working: files
