@@ -14,7 +14,8 @@ import { S3ShuffleStore } from './s3/shuffle';
 import { createClients, type AwsClients } from './clients';
 import type { AwsConnection } from './config';
 import { S3CheckpointStore } from './s3/checkpoint';
-import { landingOptionsFromSpec, S3LandingSource } from './s3/landing-source';
+import { landingOptionsFromSpec } from './s3/landing-options';
+import { S3LandingSource } from './s3/landing-source';
 import { NotificationFileDiscovery } from './sqs/notification-file-discovery';
 import { SqsNotificationDiscovery } from './sqs/notification-discovery';
 import { S3DeadLetterSink } from './s3/dead-letters';
@@ -231,6 +232,8 @@ export function buildExecutor(conn: AwsConnection, given: QueryPlan, cfg: Pipeli
           limits,
           log: extras.log,
           sourceIndex,
+          format: spec.format,
+          readerOptions: spec.options,
           ...landingOptionsFromSpec(spec.options),
           ...(sourceIndex === 0 && notifications ? { discovery: notifications } : {}),
         })

@@ -46,6 +46,8 @@ interface CaseStage {
 
 interface CaseInput {
   schema: string;
+  /** FORMAT-3: the input's file format (json, csv, text, parquet). */
+  format?: string;
   watermark?: { column: string; delay: string };
   pipeline?: CaseStage[];
 }
@@ -138,7 +140,7 @@ export function caseToPlan(c: ConformanceCase, name = 'conformance', tables: Cas
   if (unsupported !== null) throw new InvalidQueryError(`case ${c.name} needs ${unsupported}, which sluice does not support yet`);
   if (q.inputs) return inputsToPlan(c, name, tables);
   if (typeof q.schema !== 'string') throw new InvalidQueryError(`case ${c.name}: "query.schema" is missing: see FORMAT.md`);
-  let reader = new DataStreamReader().format('json').schema(q.schema);
+  let reader = new DataStreamReader().format(q.format ?? 'json').schema(q.schema);
   for (const [k, v] of Object.entries(q.options ?? {})) reader = reader.option(k, v);
   let frame: StreamFrame = reader.load();
   if (q.watermark) frame = frame.withWatermark(q.watermark.column, q.watermark.delay);
@@ -166,7 +168,7 @@ function inputsToPlan(c: ConformanceCase, name: string, tables: CaseStaticTables
   const streams = new Map<string, StreamFrame>();
   for (const [inputName, input] of Object.entries(inputs)) {
     if (typeof input?.schema !== 'string') throw new InvalidQueryError(`case ${c.name}: input ${JSON.stringify(inputName)} has no "schema": see FORMAT-2.md`);
-    let reader = new DataStreamReader().format('json').schema(input.schema);
+    let reader = new DataStreamReader().format(input.format ?? q.format ?? 'json').schema(input.schema);
     for (const [k, v] of Object.entries(q.options ?? {})) reader = reader.option(k, v);
     let frame: StreamFrame = reader.load();
     if (input.watermark) frame = frame.withWatermark(input.watermark.column, input.watermark.delay);
@@ -346,12 +348,14 @@ export function stepInputFiles(step: CaseStep): StepFile[] {
 }
 
 /**
- * Where a step's file lands under its landing prefix (FORMAT-3): its own key, or `part-<n>.json`
- * made to sort after `lastKey`, the key sorting last of those written before in the case.
+ * Where a step's file lands under its landing prefix (FORMAT-3): its own key, or `part-<n>.<ext>`
+ * (json, csv, txt or parquet by the format) made to sort after `lastKey`, the key sorting last of
+ * those written before in the case.
  */
-export function stepFileKey(f: StepFile, fileNo: number, lastKey: string | undefined): string {
+export function stepFileKey(f: StepFile, fileNo: number, lastKey: string | undefined, format = 'json'): string {
   if (f.key !== undefined) return f.key;
-  let rel = `part-${String(fileNo).padStart(6, '0')}.json`;
+  const ext = { csv: 'csv', text: 'txt', parquet: 'parquet' }[format.toLowerCase()] ?? 'json';
+  let rel = `part-${String(fileNo).padStart(6, '0')}.${ext}`;
   while (lastKey !== undefined && rel <= lastKey) rel = `~${rel}`;
   return rel;
 }
@@ -371,9 +375,6 @@ function stepInputFilesOf(c: ConformanceCase): StepFile[] {
   return (c.steps ?? []).flatMap((s) => stepInputFiles(s));
 }
 
-/** Types of FORMAT-3 the engine's schema does not have yet (lib/engine/schema.ts). */
-const MISSING_TYPES = /\b(ARRAY|MAP|STRUCT)\b/i;
-
 /**
  * The first FORMAT-3 feature the case needs that sluice does not support yet, named (null: none):
  * the suites skip such a case with this reason, and the runner refuses it with it.
@@ -381,12 +382,6 @@ const MISSING_TYPES = /\b(ARRAY|MAP|STRUCT)\b/i;
 export function missingFeature(c: ConformanceCase): string | null {
   const q = c.query;
   if (!q || typeof q !== 'object') return null;
-  if (q.format !== undefined && q.format !== 'json') return `format ${JSON.stringify(q.format)} (FORMAT-3 "File formats": only json is read)`;
-  const schemas = [q.schema, ...Object.values(q.inputs ?? {}).map((i) => i?.schema), ...Object.values(q.static ?? {}).map((t) => t?.schema)];
-  for (const s of schemas) {
-    const m = typeof s === 'string' ? MISSING_TYPES.exec(s.replace(/`[^`]*`/g, '')) : null;
-    if (m) return `the ${m[1].toUpperCase()} type (FORMAT-3 "Types")`;
-  }
   const stages = [
     ...(Array.isArray(q.pipeline) ? q.pipeline : []),
     ...Object.values(q.inputs ?? {}).flatMap((i) => (Array.isArray(i?.pipeline) ? i.pipeline : [])),
@@ -433,7 +428,7 @@ const KEYS = {
   sessionWindow: ['column', 'gap'],
   aggregation: ['fn', 'column', 'as'],
   dropDuplicates: ['columns', 'withinWatermark'],
-  input: ['schema', 'watermark', 'pipeline'],
+  input: ['schema', 'watermark', 'pipeline', 'format'],
   static: ['schema', 'rows'],
   stage: ['watermark', 'groupBy', 'aggregations', 'dropDuplicates', 'select', 'join'],
   join: ['with', 'type', 'on', 'timeRange', 'condition'],

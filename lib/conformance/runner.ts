@@ -16,6 +16,8 @@
  *   clock += 15 min + 1 s
  *   next run:  acquire (expired: taken over, new token) ─▶ replay ─▶ commit ─▶ release
  */
+import { gzipSync } from 'node:zlib';
+import { parquetFileOf } from './parquet-file';
 import { randomUUID } from 'node:crypto';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import {
@@ -25,6 +27,7 @@ import {
   type CaseStaticTables,
   type ConformanceCase,
   isPipelineCase,
+  type StepFile,
   stepFileBytes,
   stepFileKey,
   stepInputFiles,
@@ -36,7 +39,7 @@ import { InjectedCrash, SluiceError } from '../engine/errors';
 import type { Clock, OutputColumnType, OutputRow, Source } from '../engine/ports';
 import { outputColumnTypes } from '../engine/run/runtime';
 import type { SourceLocation } from '../aws/pipeline';
-import type { QueryPlan } from '../engine/plan/types';
+import type { QueryPlan, SourceSpec } from '../engine/plan/types';
 import type { AwsConnection } from '../aws/config';
 import { buildExecutor, type PipelineConfig } from '../aws/pipeline';
 import { S3JsonSink } from '../aws/s3/json-sink';
@@ -240,9 +243,10 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
           await caseSources[at].put(fileNo, f.rows);
         } else {
           // FORMAT-3: a file's own key, or a name sorting after every key the case wrote before
-          const rel = stepFileKey(f, fileNo, lastKeys[at]);
+          const spec = at === 0 ? plan.source : plan.inputs![at - 1].source;
+          const rel = stepFileKey(f, fileNo, lastKeys[at], spec.format);
           if (lastKeys[at] === undefined || rel > lastKeys[at]) lastKeys[at] = rel;
-          const body = stepFileBytes(f, rel);
+          const body = await stepFileBody(f, rel, spec);
           await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: `${landingPrefix(base, at)}/${rel}`, Body: body }));
         }
       }
@@ -284,4 +288,14 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
     await pool?.close();
   }
   return { name: c.name, steps, ...(crashPlan ? { crashesFired } : {}) };
+}
+
+/**
+ * A step file's bytes (FORMAT-3 "Step files"): its text, its rows as JSON lines, or for a Parquet
+ * source its rows as one Parquet file written by DuckDB; gzip-compressed when its key ends in `.gz`.
+ */
+async function stepFileBody(f: StepFile, key: string, spec: SourceSpec): Promise<Buffer> {
+  if (spec.format !== 'parquet' || f.text !== undefined) return stepFileBytes(f, key);
+  const bytes = await parquetFileOf(spec.schema, f.rows ?? []);
+  return key.endsWith('.gz') ? gzipSync(bytes) : bytes;
 }

@@ -19,6 +19,13 @@ export const caseFiles = (dir: string): string[] =>
         .map((f) => join(dir, f))
     : [];
 
+/**
+ * Cases skipped by name: what they need is on its way on another branch. case.ts reads DATE and
+ * DECIMAL columns now (file formats need them), but sum/avg of a DECIMAL is the decimal
+ * aggregates' work: remove the entry when it lands.
+ */
+const WAITING: Record<string, string> = {};
+
 /** Where the suite runs its cases: the S3 runner (runCase) or the in-memory twins (memory-case.ts). */
 export type CaseTarget = 's3' | 'memory';
 
@@ -28,8 +35,13 @@ export type CaseTarget = 's3' | 'memory';
  * keys of their own (only the S3 landing source reads by seen files rather than key order).
  */
 function unsupportedFeature(c: ConformanceCase, target: CaseTarget): string | null {
+  const waiting = WAITING[c.name];
+  if (waiting !== undefined) return waiting;
   const missing = missingFeature(c);
   if (missing !== null) return missing;
+  const formats = [c.query?.format, ...Object.values(c.query?.inputs ?? {}).map((i) => i?.format)].filter((f) => f !== undefined && f !== 'json');
+  if (target === 'memory' && formats.length)
+    return `format ${JSON.stringify(formats[0])} (FORMAT-3 "File formats"): the memory runner writes rows as JSON lines, the S3 runner writes each format's files`;
   if (target === 'memory' && usesFileObjects(c))
     return 'files with keys of their own or raw text (FORMAT-3 "Step files"): the S3 landing source reads them, the in-memory twin does not';
   if (target === 'memory' && expectsDeadLetters(c))

@@ -5,7 +5,8 @@
 import { gzipSync } from 'node:zlib';
 import { DeleteObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { S3CheckpointStore } from '../../lib/aws/s3/checkpoint';
-import { DEFAULT_MAX_BYTES_PER_TRIGGER, landingOptionsFromSpec, S3LandingSource, type S3LandingSourceOptions } from '../../lib/aws/s3/landing-source';
+import { landingOptionsFromSpec } from '../../lib/aws/s3/landing-options';
+import { DEFAULT_MAX_BYTES_PER_TRIGGER, S3LandingSource, type S3LandingSourceOptions } from '../../lib/aws/s3/landing-source';
 import { CheckpointMismatchError, DataLossError } from '../../lib/engine/errors';
 import type { BatchLimits, Json } from '../../lib/engine/ports';
 import { parseSchema } from '../../lib/engine/schema';

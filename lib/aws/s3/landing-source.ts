@@ -1,7 +1,10 @@
 /**
- * A landing prefix on S3 as a streaming source: producers drop JSON-lines files (optionally
- * gzipped) under the prefix, each run reads the files that arrived since the last one, whatever
- * their keys (Spark's FileStreamSource: a seen-files map, files taken by modification time).
+ * A landing prefix on S3 as a streaming source: producers drop files (JSON lines, CSV, text or
+ * Parquet, optionally gzipped; decoded by lib/engine/formats) under the prefix, each run reads the
+ * files that arrived since the last one, whatever their keys (Spark's FileStreamSource: a
+ * seen-files map, files taken by modification time). Its parts: landing-options.ts (the query's
+ * options), landing-logs.ts (offsets and file lists), landing-seen.ts (seen logs),
+ * landing-clean.ts (cleanSource), landing-files.ts (a file's bytes to rows).
  *
  * Which files: as Spark lists them (file-rules.ts): the prefix's own files and those in
  * `col=value` partition folders (their values become the declared partition columns), other
@@ -32,8 +35,8 @@
  *                          there from the same start wins), PUT seen-<N>
  *     readChunks(N, s, e)  the file list (in memory, else GET sources/<i>/e.batch), GET each file
  *                          (8 ahead, as stored), gunzip the next while one is parsed (each at
- *                          most maxDecompressedBytes), check UTF-8, split lines, parse; in the
- *                          batch's order. A `.gz` file that is not gzip data is one dead letter.
+ *                          most maxDecompressedBytes), decode by the format (JSON lines:
+ *                          check UTF-8, split lines, parse); in the batch's order. A `.gz` file that is not gzip data is one dead letter.
  *     committed(N, e)      cleanSource (archive or delete the batch's files), best effort
  *
  * A checkpoint of the key-ordered source before it (offsets `{lastKey}`) keeps working: files
@@ -49,188 +52,37 @@ import { CheckpointMismatchError, DataLossError, InvalidOptionError } from '../.
 import type { BatchLimits, CheckpointStore, DeadLetter, Json, ReadOptions, ReadResult, Row, Source } from '../../engine/ports';
 import type { SourceBacklog } from '../../engine/progress';
 import type { Schema } from '../../engine/schema';
-import { LineParsers, type LineParser } from '../../engine/json-scan';
-import { invalidUtf8Lines, parseLineChunks, type LineCursor } from '../../engine/lines';
-import { S3Prefix, type S3PrefixOptions } from './prefix';
+import { type FileDecoder, fileDecoder } from '../../engine/formats';
+import type { ReaderOptions } from '../../engine/formats/options';
+import { S3Prefix } from './prefix';
+import type { S3LandingSourceOptions } from './landing-options';
 import { splitOf } from '../../engine/splits';
 import { checkPageSize, compareKeys, type S3ListedObject } from './requests';
-import { type DiscoveredFile, type DiscoveryStats, type FileDiscovery, ListingDiscovery } from './discovery';
+import { type DiscoveryStats, type FileDiscovery, ListingDiscovery } from './discovery';
 import { checkLayout, classifyKey, compileGlob, type ListingRules, partitionValues } from './file-rules';
-import { addSeen, compacted, DEFAULT_MAX_FILE_AGE_MS, emptySeen, newFiles, type NewFileRules, type SeenFiles, takeBatch } from './seen-files';
+import {
+  type Candidate,
+  fileOf,
+  type FilesLog,
+  type FilesTarget,
+  type LoggedFile,
+  loggedFile,
+  type LogPlace,
+  type ParsedOffset,
+  parseJsonLog,
+  parseOffset,
+} from './landing-logs';
+import { type FetchedFile, inflateFile, parseFile, type StoredFile } from './landing-files';
+import { cleanUpTo } from './landing-clean';
+import { type SeenAt, SeenLogs } from './landing-seen';
+import { DEFAULT_MAX_FILE_AGE_MS, newFiles, type NewFileRules, takeBatch } from './seen-files';
 
-const gunzipAsync = promisify(gunzip);
+const _gunzipAsync = promisify(gunzip);
 
-export interface S3LandingSourceOptions extends S3PrefixOptions {
-  /** The landing "folder": `landing/orders` covers `landing/orders/...`. Empty: the whole bucket. */
-  readonly prefix: string;
-  readonly schema: Schema;
-  /** Where the per-batch file lists go (`sources/<sourceIndex>/<batchId>`). */
-  readonly checkpoint: CheckpointStore;
-  /** The source's position in the query. @default 0 */
-  readonly sourceIndex?: number;
-  /** Only keys ending in one of these, e.g. [".json", ".json.gz"]. Case-sensitive. @default all keys */
-  readonly suffixFilter?: readonly string[];
-  /** Files fetched at once. @default 8 */
-  readonly readParallelism?: number;
-  /** Keys per ListObjectsV2 page; only tests lower it. @default 1000 */
-  readonly listPageSize?: number;
-  /** Bytes of a file decoded into one string (cut after a newline); only tests lower it. @default 64 MiB */
-  readonly decodePieceBytes?: number;
-  /**
-   * The most a gzipped file may decompress to; a file beyond it (a gzip bomb, or a file too big
-   * for the Lambda) is one dead letter naming it, never an out-of-memory. Query option
-   * `maxDecompressedBytes`. @default 256 MiB
-   */
-  readonly maxDecompressedBytes?: number;
-  /**
-   * The query's batch limits (plan.limits), so that a replay can say when the logged batch it
-   * must read whole exceeds them. planBatch uses the limits it is given. @default none
-   */
-  readonly limits?: BatchLimits;
-  /** Structured events (an oversized replay, an adopted file list, a failed clean). @default none */
-  readonly log?: (event: Record<string, unknown>) => void;
-  /** Spark's recursiveFileLookup: read files in every sub-folder, with no partition columns. @default false */
-  readonly recursiveFileLookup?: boolean;
-  /** Spark's pathGlobFilter: only files whose name (last path part) matches, e.g. '*.json'. @default all */
-  readonly pathGlobFilter?: string;
-  /** Spark's maxFileAge: files older than this before the newest file seen are ignored and forgotten. @default 7 days */
-  readonly maxFileAgeMs?: number;
-  /** Spark's latestFirst: the newest files first. @default false */
-  readonly latestFirst?: boolean;
-  /** Spark's cleanSource: after a batch committed, archive its files to sourceArchiveDir or delete them. @default 'off' */
-  readonly cleanSource?: 'off' | 'archive' | 'delete';
-  /** Where cleanSource 'archive' moves files: each keeps its key under this location. */
-  readonly sourceArchiveDir?: { readonly bucket: string; readonly prefix: string };
-  /** How candidate files are found. @default the listing (ListingDiscovery) */
-  readonly discovery?: FileDiscovery;
-  /** The listing's rule (discovery.ts): a prefix up to this many objects is listed whole every run. @default 10000 */
-  readonly fullListingMaxObjects?: number;
-  /** The listing's backfill: a larger prefix is listed whole this often. @default 1 hour */
-  readonly backfillIntervalMs?: number;
-  /** The wall clock for the listing's backfill interval. @default Date.now */
-  readonly now?: () => number;
-}
+export type { S3LandingSourceOptions } from './landing-options';
 
-const TIME_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, min: 60_000, h: 3600_000, d: 86_400_000 };
-
-/** Spark's time strings ('7d', '1h', '30m', '10s', '500ms'; a bare number is ms). */
-function timeOption(name: string, v: string | number | boolean): number {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h|d)?\s*$/i.exec(String(v));
-  if (typeof v === 'boolean' || !m || !(Number(m[1]) > 0)) {
-    throw new InvalidOptionError(`option ${name}=${JSON.stringify(v)} must be a positive duration such as '7d', '12h', '30m' or a number of milliseconds`);
-  }
-  return Number(m[1]) * TIME_UNITS[(m[2] ?? 'ms').toLowerCase()];
-}
-
-function boolOption(name: string, v: string | number | boolean): boolean {
-  if (v === true || v === 'true') return true;
-  if (v === false || v === 'false') return false;
-  throw new InvalidOptionError(`option ${name}=${JSON.stringify(v)} must be true or false`);
-}
-
-/** The landing source's options from a query's readStream options (Spark's file-source names). */
-export function landingOptionsFromSpec(options: Readonly<Record<string, string | number | boolean>>): Partial<S3LandingSourceOptions> {
-  const out: { -readonly [K in keyof S3LandingSourceOptions]?: S3LandingSourceOptions[K] } = {};
-  if (options.maxDecompressedBytes !== undefined) {
-    const n = Number(options.maxDecompressedBytes);
-    if (!Number.isSafeInteger(n) || n <= 0) {
-      throw new InvalidOptionError(
-        `option maxDecompressedBytes=${JSON.stringify(options.maxDecompressedBytes)} must be a positive integer of bytes, e.g. .option('maxDecompressedBytes', 1073741824)`,
-      );
-    }
-    out.maxDecompressedBytes = n;
-  }
-  if (options.recursiveFileLookup !== undefined) out.recursiveFileLookup = boolOption('recursiveFileLookup', options.recursiveFileLookup);
-  if (options.latestFirst !== undefined) out.latestFirst = boolOption('latestFirst', options.latestFirst);
-  if (options.pathGlobFilter !== undefined) out.pathGlobFilter = String(options.pathGlobFilter);
-  if (options.maxFileAge !== undefined) out.maxFileAgeMs = timeOption('maxFileAge', options.maxFileAge);
-  if (options.cleanSource !== undefined) {
-    const c = String(options.cleanSource).toLowerCase();
-    if (c !== 'off' && c !== 'archive' && c !== 'delete') {
-      throw new InvalidOptionError(`option cleanSource=${JSON.stringify(options.cleanSource)} must be 'off', 'archive' (with sourceArchiveDir) or 'delete'`);
-    }
-    out.cleanSource = c;
-  }
-  if (options.sourceArchiveDir !== undefined) {
-    const m = /^s3:\/\/([^/]+)\/?(.*)$/.exec(String(options.sourceArchiveDir));
-    if (!m)
-      throw new InvalidOptionError(`option sourceArchiveDir=${JSON.stringify(options.sourceArchiveDir)} must be an S3 location, e.g. s3://bucket/archive/`);
-    out.sourceArchiveDir = { bucket: m[1], prefix: m[2] };
-  }
-  return out;
-}
-
-/** Offsets of this source: the batch whose file list was read last. */
-interface FilesOffset {
-  readonly batch: number;
-}
-
-/** Offsets of the key-ordered source before it (still read: replays and migration). */
-interface LegacyOffset {
-  readonly lastKey: string;
-}
-
-/** latestOffset's answer: what a run may read (files found up to listedUntilMs). */
-interface FilesTarget {
-  readonly listedUntilMs: number;
-  readonly files: number;
-}
-
-type ParsedOffset = { kind: 'none' } | { kind: 'files'; batch: number } | { kind: 'legacy'; lastKey: string };
-
-/** A file of a batch as its log records it. */
-interface LoggedFile {
-  readonly key: string;
-  readonly size: number;
-  readonly etag: string;
-  readonly lastModifiedMs: number;
-  /** Its `col=value` folders (absent: none). */
-  readonly partitions?: ReadonlyArray<readonly [string, string]>;
-}
-
-/** The body of `sources/<i>/<batchId>`. */
-interface FilesLog {
-  readonly version: 2;
-  readonly batchId: number;
-  readonly start: Json | null;
-  readonly end: FilesOffset;
-  readonly files: LoggedFile[];
-}
-
-/** The body of `sources/<i>/seen-<batchId>`. */
-interface SeenLog {
-  readonly version: 2;
-  readonly batchId: number;
-  /** The snapshot this one adds to (its files: every file read since); null: a snapshot. */
-  readonly base: number | null;
-  /** Logs since the last snapshot, this one included (0: a snapshot). */
-  readonly depth: number;
-  readonly files: Array<[string, number]>;
-  readonly newestMs: number | null;
-  readonly legacyLastKey: string | null;
-}
-
-/** A snapshot of the seen files every this many of the source's batches (Spark's compactInterval). */
-const COMPACT_EVERY = 10;
 /** Announced files HEADed at once before a batch logs them (notification mode). */
 const HEAD_CONCURRENCY = 16;
-
-/** A candidate file, classified. */
-interface Candidate extends LoggedFile {
-  readonly partitions: ReadonlyArray<readonly [string, string]>;
-}
-
-/** A file of a batch of the key-ordered source before this one (its logs: version 1). */
-type LegacyFile = S3ListedObject;
-
-/** The body of `sources/<i>/<batchId>` as the key-ordered source wrote it. */
-interface LegacyLog {
-  readonly version: 1;
-  readonly batchId: number;
-  readonly start: LegacyOffset | null;
-  readonly end: LegacyOffset;
-  readonly files: LegacyFile[];
-}
 
 /** What latestOffset found: the candidates (classified) and when they were found up to. */
 interface Listing {
@@ -251,22 +103,12 @@ const DEFAULT_MAX_DECOMPRESSED_BYTES = 256 * 1024 * 1024;
 /** Lines per decoded chunk are cut at newlines; keeps huge files under V8's string limit. */
 const DECODE_CHUNK_BYTES = 64 * 1024 * 1024;
 
-/** What the source has seen as of an offset, and how its seen log chains. */
-interface SeenAt {
-  readonly offset: string;
-  readonly seen: SeenFiles;
-  /**
-   * The seen log of the offset's batch (null: none yet): its depth, the snapshot it adds to, and
-   * the files it holds since that snapshot.
-   */
-  readonly head: { readonly batch: number; readonly depth: number; readonly snapshot: number; readonly delta: Array<[string, number]> } | null;
-}
-
 export class S3LandingSource extends S3Prefix implements Source {
-  /** Line parsers that learn the producer's line shapes (lib/engine/json-scan.ts), by the columns read. */
-  private readonly parsers: LineParsers;
-  /** The parsers of files in partition folders, by their partition columns (parserOf). */
-  private readonly dataParsers = new Map<string, LineParsers>();
+  /** The files' format and its reader options (lib/engine/formats). */
+  private readonly format: string;
+  private readonly readerOptions: ReaderOptions;
+  /** The decoders of files, by their partition columns (decoderOf): Spark's data schema less those. */
+  private readonly decoders = new Map<string, FileDecoder>();
   private readonly schema: Schema;
   private readonly checkpoint: CheckpointStore;
   private readonly sourceIndex: number;
@@ -283,10 +125,11 @@ export class S3LandingSource extends S3Prefix implements Source {
   private readonly clean: 'off' | 'archive' | 'delete';
   private readonly archive: { readonly bucket: string; readonly root: string } | null;
   private readonly discovery: FileDiscovery;
+  /** What the source has seen as of its offsets (sources/<i>/seen-<N>). */
+  private readonly seen: SeenLogs;
   private listing: Listing | null = null;
   /** Announced files found gone (404) before a batch logged them: not taken again this run. */
   private readonly gone = new Set<string>();
-  private seenAt: SeenAt | null = null;
   /** File bytes held by reads now, and the most at once (peakHeldBytes). */
   private held = 0;
   private peakHeld = 0;
@@ -299,7 +142,8 @@ export class S3LandingSource extends S3Prefix implements Source {
       throw new InvalidOptionError('S3LandingSource needs `schema`: parse the declared columns with parseSchema("user STRING, event_time TIMESTAMP, ...")');
     }
     this.schema = opts.schema;
-    this.parsers = new LineParsers(opts.schema);
+    this.format = opts.format ?? 'json';
+    this.readerOptions = opts.readerOptions ?? {};
     if (!opts.checkpoint) {
       throw new InvalidOptionError("S3LandingSource needs `checkpoint`: the query's CheckpointStore, where it logs each batch's file list");
     }
@@ -350,6 +194,7 @@ export class S3LandingSource extends S3Prefix implements Source {
       }
       this.archive = { bucket: dir.bucket, root };
     } else this.archive = null;
+    this.seen = new SeenLogs(this.checkpoint, this.sourceIndex, (batch) => this.filesLog(batch), this.log);
     this.discovery =
       opts.discovery ??
       new ListingDiscovery({
@@ -367,6 +212,10 @@ export class S3LandingSource extends S3Prefix implements Source {
       });
   }
 
+  private get logPlace(): LogPlace {
+    return { checkpoint: this.checkpoint.description, sourceIndex: this.sourceIndex };
+  }
+
   /** The LISTs (and full or incremental listings) spent finding files, for benchmarks and tests. */
   discoveryStats(): DiscoveryStats {
     return this.discovery.stats();
@@ -380,7 +229,7 @@ export class S3LandingSource extends S3Prefix implements Source {
 
   /** One discovery, kept for planBatch and backlog; the target says how many files are new now. */
   async latestOffset(start: Json | null): Promise<Json | null> {
-    const at = await this.seenAs(start);
+    const at = await this.seen.as(start);
     const listing = await this.discover(at);
     this.listing = listing;
     const fresh = newFiles(at.seen, listing.candidates, this.newRules(this.limits));
@@ -397,7 +246,7 @@ export class S3LandingSource extends S3Prefix implements Source {
     if (!t || typeof t !== 'object' || typeof t.listedUntilMs !== 'number') return null; // nothing was new at the run's start
     const maxFiles = checkLimit(limits.maxFilesPerTrigger, 'maxFilesPerTrigger');
     const maxBytes = checkLimit(limits.maxBytesPerTrigger, 'maxBytesPerTrigger', DEFAULT_MAX_BYTES_PER_TRIGGER);
-    const at = await this.seenAs(start);
+    const at = await this.seen.as(start);
     const listing = this.listing ?? (await this.discover(at));
     this.listing = listing;
     const fresh = newFiles(
@@ -411,7 +260,7 @@ export class S3LandingSource extends S3Prefix implements Source {
     const files = taken.map(loggedFile);
     // A list logged by an earlier plan of this batch (its offsets never landed) is the batch: logOnce adopts it.
     const log = await this.logOnce(batchId, { version: 2, batchId, start, end: { batch: batchId }, files }, start);
-    await this.writeSeen(batchId, at, log.files, limits);
+    await this.seen.write(batchId, at, log.files, this.newRules(limits).maxFileAgeMs);
     this.planned.set(batchId, log);
     return log.end as unknown as Json;
   }
@@ -456,7 +305,7 @@ export class S3LandingSource extends S3Prefix implements Source {
 
   /** A stored file list for this batch: taken when it starts where the batch starts. */
   private adopt(batchId: number, start: Json | null, stored: string): FilesLog {
-    const existing = this.parseFilesLog(batchId, stored);
+    const existing = parseJsonLog(this.logPlace, batchId, stored, 2);
     if (JSON.stringify(existing.start ?? null) === JSON.stringify(start ?? null)) {
       this.log({ event: 'source-log-adopted', batchId, files: existing.files.length });
       return existing;
@@ -477,69 +326,6 @@ export class S3LandingSource extends S3Prefix implements Source {
     const stored = await this.checkpoint.writeSourceLogOnce(this.sourceIndex, String(batchId), body);
     if (stored === null || stored === body) return log;
     return this.adopt(batchId, start, stored);
-  }
-
-  /**
-   * seen-<N>: a pure function of the start's seen files and the batch's files, so a plan again
-   * after a crash writes what is there. A snapshot (files within maxFileAge of the newest) when
-   * there is none yet or COMPACT_EVERY logs added to the last one; else the files read since that
-   * snapshot, this batch's included, so that a run reads at most two seen logs.
-   */
-  private async writeSeen(batchId: number, at: SeenAt, files: readonly LoggedFile[], limits: BatchLimits): Promise<void> {
-    const seen: SeenFiles = { files: new Map(at.seen.files), newestMs: at.seen.newestMs, legacyLastKey: at.seen.legacyLastKey };
-    addSeen(seen, files);
-    const snapshot = at.head === null || at.head.depth + 1 >= COMPACT_EVERY;
-    const delta: Array<[string, number]> = snapshot ? [] : [...at.head!.delta, ...files.map((f): [string, number] => [f.key, f.lastModifiedMs])];
-    const body: SeenLog = {
-      version: 2,
-      batchId,
-      base: snapshot ? null : at.head!.snapshot,
-      depth: snapshot ? 0 : at.head!.depth + 1,
-      files: snapshot ? compacted(seen, this.newRules(limits).maxFileAgeMs) : delta,
-      newestMs: Number.isFinite(seen.newestMs) ? seen.newestMs : null,
-      legacyLastKey: seen.legacyLastKey,
-    };
-    // Deterministic: a body already there came from the same start and files.
-    await this.checkpoint.writeSourceLogOnce(this.sourceIndex, `seen-${batchId}`, JSON.stringify(body));
-    if (snapshot) {
-      seen.files.clear();
-      for (const [k, ms] of body.files) seen.files.set(k, ms);
-    }
-    const head = { batch: batchId, depth: body.depth, snapshot: snapshot ? batchId : at.head!.snapshot, delta };
-    this.seenAt = { offset: JSON.stringify({ batch: batchId }), seen, head };
-  }
-
-  /** What was seen as of `start`: in memory when this instance planned it, else from its seen log and that log's snapshot. */
-  private async seenAs(start: Json | null): Promise<SeenAt> {
-    const key = JSON.stringify(start ?? null);
-    if (this.seenAt && this.seenAt.offset === key) return this.seenAt;
-    const off = this.parseOffset(start, 'start');
-    let at: SeenAt;
-    if (off.kind === 'none') at = { offset: key, seen: emptySeen(), head: null };
-    else if (off.kind === 'legacy') at = { offset: key, seen: emptySeen(off.lastKey), head: null };
-    else {
-      const log = await this.readSeenLog(off.batch);
-      const snap = log.base === null ? log : await this.readSeenLog(log.base);
-      const seen = emptySeen(snap.legacyLastKey);
-      for (const [k, ms] of snap.files) seen.files.set(k, ms);
-      if (log !== snap) for (const [k, ms] of log.files) seen.files.set(k, ms);
-      for (const l of [snap, log]) if (l.newestMs !== null && l.newestMs > seen.newestMs) seen.newestMs = l.newestMs;
-      at = { offset: key, seen, head: { batch: off.batch, depth: log.depth, snapshot: snap.batchId, delta: log === snap ? [] : log.files } };
-    }
-    this.seenAt = at;
-    return at;
-  }
-
-  private async readSeenLog(batch: number): Promise<SeenLog> {
-    const text = await this.checkpoint.readSourceLog(this.sourceIndex, `seen-${batch}`);
-    if (text === null) {
-      throw new CheckpointMismatchError(
-        `the seen files of batch ${batch} (${this.checkpoint.description}/sources/${this.sourceIndex}/seen-${batch}) are missing, so the source cannot tell which files it read: ` +
-          `restore the object (e.g. from S3 versioning), or start the query on a new checkpoint prefix`,
-        { details: { batch } },
-      );
-    }
-    return JSON.parse(text) as SeenLog;
   }
 
   /**
@@ -632,7 +418,6 @@ export class S3LandingSource extends S3Prefix implements Source {
     // a partitioned run's read task takes one contiguous group of the batch's files
     const files = options?.split ? splitOf(listed.files, options.split) : listed.files;
     this.checkReplaySize(batchId, files);
-    const parseFor = (f: FetchedFile) => this.parserOf(f.partitions).for(options?.columns?.filter((c) => !f.partitions.some(([p]) => p === c)));
     const ahead: Promise<StoredFile>[] = [];
     let next = 0;
     // Awaited in order below; the catches only keep a failure of a file further ahead (or one
@@ -659,7 +444,7 @@ export class S3LandingSource extends S3Prefix implements Source {
         try {
           fill();
           coming = inflateNext();
-          yield* parseFile(parseFor(fetched), fetched, this.pieceBytes, options?.columns);
+          yield* parseFile(this.decoderOf(fetched.partitions), fetched, options?.columns);
         } finally {
           this.release(fetched);
         }
@@ -674,19 +459,19 @@ export class S3LandingSource extends S3Prefix implements Source {
   }
 
   /**
-   * The parsers of a file's lines: Spark's data schema, the declared columns less the file's
-   * partition columns (their values come from its folders; a line need not hold them).
+   * The decoder of a file: Spark's data schema, the declared columns less the file's partition
+   * columns (their values come from its folders; a record need not hold them).
    */
-  private parserOf(partitions: ReadonlyArray<readonly [string, unknown]>): LineParsers {
-    if (partitions.length === 0) return this.parsers;
+  private decoderOf(partitions: ReadonlyArray<readonly [string, unknown]>): FileDecoder {
     const names = partitions.map(([c]) => c);
     const key = names.join('/');
-    let p = this.dataParsers.get(key);
-    if (!p) {
-      p = new LineParsers({ ddl: this.schema.ddl, columns: this.schema.columns.filter((c) => !names.includes(c.name)) });
-      this.dataParsers.set(key, p);
+    let d = this.decoders.get(key);
+    if (!d) {
+      const schema = names.length ? { ddl: this.schema.ddl, columns: this.schema.columns.filter((c) => !names.includes(c.name)) } : this.schema;
+      d = fileDecoder(schema, this.format, this.readerOptions, this.pieceBytes);
+      this.decoders.set(key, d);
     }
-    return p;
+    return d;
   }
 
   private release(f: FetchedFile): void {
@@ -732,7 +517,7 @@ export class S3LandingSource extends S3Prefix implements Source {
   async backlog(from: Json | null, target: Json | null): Promise<SourceBacklog> {
     const t = target as unknown as Partial<FilesTarget> | null;
     if (!t || typeof t !== 'object' || typeof t.listedUntilMs !== 'number') return { files: 0, bytes: 0 };
-    const at = await this.seenAs(from);
+    const at = await this.seen.as(from);
     // a partitioned run's commit task has not listed: it lists once, as a plan task does
     this.listing ??= await this.discover(at);
     const fresh = newFiles(
@@ -752,12 +537,15 @@ export class S3LandingSource extends S3Prefix implements Source {
    * what failed is tried again on the next call.
    */
   async committed(batchId: number, end: Json): Promise<void> {
-    const off = this.parseOffset(end, 'end');
+    const off = parseOffset(end, 'end');
     if (off.kind !== 'files') return;
-    await this.dropOldSeenLogs(off.batch);
+    await this.seen.dropOld(off.batch);
     const keys: string[] = [];
     try {
-      if (this.clean !== 'off') await this.cleanUpTo(off.batch, keys);
+      if (this.clean !== 'off') {
+        const place = { s3: this.s3, bucket: this.bucket, checkpoint: this.checkpoint, sourceIndex: this.sourceIndex, archive: this.archive };
+        await cleanUpTo(place, off.batch, keys, (b) => this.filesLog(b), this.log);
+      }
       if (this.discovery.committed) {
         const log = await this.filesLog(off.batch);
         if (log) await this.discovery.committed(log.files.map((f) => f.key));
@@ -772,68 +560,6 @@ export class S3LandingSource extends S3Prefix implements Source {
     }
   }
 
-  /** The seen logs a committed snapshot at `batch` makes useless: deleted, best effort. */
-  private async dropOldSeenLogs(batch: number): Promise<void> {
-    if (!this.checkpoint.deleteSourceLog) return;
-    // known here without a GET: this instance planned or read the batch's seen log
-    const head = this.seenAt?.head;
-    if (head && head.batch === batch && head.depth !== 0) return;
-    try {
-      const text = await this.checkpoint.readSourceLog(this.sourceIndex, `seen-${batch}`);
-      const log = text === null ? null : (JSON.parse(text) as SeenLog);
-      if (!log || log.base !== null) return;
-      const prev = await this.checkpoint.readSourceLog(this.sourceIndex, 'seen-compacted');
-      const from = prev === null ? -1 : Number(prev);
-      if (from >= batch) return;
-      // the chain below this snapshot: every seen log of batches in [from, batch)
-      const older = (await this.chainBelow(batch)).filter((b) => b >= from);
-      for (const b of older) await this.checkpoint.deleteSourceLog(this.sourceIndex, `seen-${b}`);
-      await this.checkpoint.writeSourceLog(this.sourceIndex, 'seen-compacted', String(batch));
-    } catch (e) {
-      this.log({ event: 'seen-log-cleanup-failed', batch, error: (e as Error).message });
-    }
-  }
-
-  /** The batches of this source's file lists before `batch` (following each list's start), newest first, down to a missing one. */
-  private async chainBelow(batch: number): Promise<number[]> {
-    const out: number[] = [];
-    let log = await this.filesLog(batch);
-    while (log) {
-      const s = this.parseOffset(log.start, 'start');
-      if (s.kind !== 'files') break;
-      out.push(s.batch);
-      log = await this.filesLog(s.batch);
-    }
-    return out;
-  }
-
-  /** cleanSource: archive or delete the files of this source's batches after the last cleaned, up to `batch`. */
-  private async cleanUpTo(batch: number, done: string[]): Promise<void> {
-    const stateText = await this.checkpoint.readSourceLog(this.sourceIndex, 'cleaned');
-    const state = stateText === null ? { through: -1, retry: [] as string[] } : (JSON.parse(stateText) as { through: number; retry: string[] });
-    if (state.through >= batch && state.retry.length === 0) return;
-    const keys: string[] = [...state.retry];
-    let log = state.through >= batch ? null : await this.filesLog(batch);
-    while (log) {
-      for (const f of log.files) keys.push(f.key);
-      const s = this.parseOffset(log.start, 'start');
-      if (s.kind !== 'files' || s.batch <= state.through) break;
-      log = await this.filesLog(s.batch);
-    }
-    const failed: string[] = [];
-    for (const key of keys) {
-      try {
-        if (this.archive) await this.s3.copyObject(this.bucket, key, this.archive.bucket, this.archive.root + key);
-        await this.s3.deleteKeys(this.bucket, [key]);
-        done.push(key);
-      } catch (e) {
-        failed.push(key);
-        this.log({ event: 'clean-source-failed', key, error: (e as Error).message });
-      }
-    }
-    await this.checkpoint.writeSourceLog(this.sourceIndex, 'cleaned', JSON.stringify({ through: Math.max(batch, state.through), retry: failed }));
-  }
-
   // -------------------------------------------------------------------------------------------
 
   /** The file list of batch `batch` of this source (in memory when planned here), or null. */
@@ -841,14 +567,14 @@ export class S3LandingSource extends S3Prefix implements Source {
     const planned = this.planned.get(batch);
     if (planned) return planned;
     const text = await this.checkpoint.readSourceLog(this.sourceIndex, String(batch));
-    return text === null ? null : this.parseFilesLog(batch, text);
+    return text === null ? null : parseJsonLog(this.logPlace, batch, text, 2);
   }
 
   /** The batch's file list: planned here or logged in the checkpoint (a replay); a key-ordered checkpoint's, or re-listed. */
   private async batchFiles(batchId: number, start: Json | null, end: Json): Promise<{ files: LoggedFile[]; fromLog: boolean }> {
-    const e = this.parseOffset(end, 'end');
+    const e = parseOffset(end, 'end');
     if (e.kind === 'none') return { files: [], fromLog: true };
-    if (e.kind === 'legacy') return this.legacyBatchFiles(batchId, this.parseOffset(start, 'start'), e.lastKey);
+    if (e.kind === 'legacy') return this.legacyBatchFiles(batchId, parseOffset(start, 'start'), e.lastKey);
     if (JSON.stringify(start ?? null) === JSON.stringify(end)) return { files: [], fromLog: true };
     const log = await this.filesLog(e.batch);
     if (log === null) {
@@ -866,41 +592,11 @@ export class S3LandingSource extends S3Prefix implements Source {
     const startKey = s.kind === 'legacy' ? s.lastKey : null;
     const text = await this.checkpoint.readSourceLog(this.sourceIndex, String(batchId));
     if (text !== null) {
-      const log = this.parseLegacyLog(batchId, text);
+      const log = parseJsonLog(this.logPlace, batchId, text, 1);
       if ((log.start?.lastKey ?? null) === startKey && log.end.lastKey === endKey) return { files: log.files.map(fileOf), fromLog: true };
     }
     const listed = await this.s3.listAll(this.bucket, this.root, { startAfter: startKey, until: endKey, pageSize: this.pageSize });
     return { files: listed.filter((o) => o.size > 0 && !o.key.endsWith('/') && this.acceptsSuffix(o.key)).map(fileOf), fromLog: false };
-  }
-
-  private damagedLog(batchId: number, text: string): CheckpointMismatchError {
-    return new CheckpointMismatchError(
-      `the file list of batch ${batchId} (${this.checkpoint.description}/sources/${this.sourceIndex}/${batchId}) is damaged (${text.slice(0, 80)}): ` +
-        'restore it from a backup or S3 versioning, or start the query on a new checkpoint prefix',
-      { details: { batchId } },
-    );
-  }
-
-  private parseFilesLog(batchId: number, text: string): FilesLog {
-    let log: FilesLog | null = null;
-    try {
-      log = JSON.parse(text) as FilesLog;
-    } catch {
-      log = null;
-    }
-    if (log?.version !== 2 || !Array.isArray(log.files) || !log.end || typeof log.end.batch !== 'number') throw this.damagedLog(batchId, text);
-    return log;
-  }
-
-  private parseLegacyLog(batchId: number, text: string): LegacyLog {
-    let log: LegacyLog | null = null;
-    try {
-      log = JSON.parse(text) as LegacyLog;
-    } catch {
-      log = null;
-    }
-    if (!log || !Array.isArray(log.files) || !log.end || typeof log.end.lastKey !== 'string') throw this.damagedLog(batchId, text);
-    return log;
   }
 
   /** GETs a file and checks it is the one the batch planned; its bytes as stored (decompressed later: inflate). */
@@ -935,67 +631,15 @@ export class S3LandingSource extends S3Prefix implements Source {
     };
   }
 
-  /** A fetched file's bytes, gunzipped (at most maxDecompressedBytes) when it is gzip data. */
+  /** A fetched file's bytes, gunzipped (at most maxDecompressedBytes) when it is gzip data; counted as held. */
   private async inflate(stored: StoredFile): Promise<FetchedFile> {
-    const { key, bytes, partitions } = stored;
-    let buf = stored.buf;
-    if (stored.badPartition !== null) return { key, buf: null, bytes, partitions, damaged: stored.badPartition };
-    const magic = buf.length >= 2 && buf[0] === 0x1f && buf[1] === 0x8b;
-    if (stored.gzipKey && !magic && buf.length > 0) {
-      // never read as text: a .gz name promises gzip data, and its bytes are something else
-      return {
-        key,
-        buf: null,
-        bytes,
-        partitions,
-        damaged: 'the key ends in .gz but the object is not gzip data (no gzip header): re-upload it compressed, or without the .gz suffix',
-      };
+    const f = await inflateFile(stored, this.maxDecompressed);
+    if (f.buf !== null) {
+      this.held += f.buf.byteLength;
+      this.peakHeld = Math.max(this.peakHeld, this.held);
     }
-    if (stored.gzipped && magic) {
-      try {
-        buf = await gunzipAsync(buf, { maxOutputLength: this.maxDecompressed });
-      } catch (e) {
-        if ((e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
-          return {
-            key,
-            buf: null,
-            bytes,
-            partitions,
-            damaged: `gzip data decompresses to more than maxDecompressedBytes ${this.maxDecompressed}: if the file is genuine, raise .option('maxDecompressedBytes', ...) and the Lambda's memory, else remove it at the producer`,
-          };
-        }
-        return { key, buf: null, bytes, partitions, damaged: `gzip data is damaged (${(e as Error).message}): re-upload the file under a new key` };
-      }
-    }
-    this.held += buf.byteLength;
-    this.peakHeld = Math.max(this.peakHeld, this.held);
-    return { key, buf, bytes, partitions, damaged: null };
+    return f;
   }
-
-  private parseOffset(offset: Json | null | undefined, what: string): ParsedOffset {
-    if (offset === null || offset === undefined) return { kind: 'none' };
-    if (typeof offset === 'object' && !Array.isArray(offset)) {
-      const o = offset as Partial<FilesOffset & LegacyOffset>;
-      if (typeof o.batch === 'number' && Number.isInteger(o.batch) && o.batch >= 0) return { kind: 'files', batch: o.batch };
-      if (typeof o.lastKey === 'string') return { kind: 'legacy', lastKey: o.lastKey };
-    }
-    throw new CheckpointMismatchError(
-      `${what} offset ${JSON.stringify(offset).slice(0, 100)} is not an S3 landing offset ({"batch": N}, or {"lastKey": "..."} of an earlier sluice), so the checkpoint belongs to another kind of source: ` +
-        `use the source it was made with, or start this query on a new checkpoint prefix`,
-      { details: { offset } },
-    );
-  }
-}
-
-/** A discovered or listed file as a batch's log records it. */
-function fileOf(f: S3ListedObject | DiscoveredFile): LoggedFile {
-  return { key: f.key, size: f.size, etag: f.etag, lastModifiedMs: f.lastModifiedMs ?? 0 };
-}
-
-/** A candidate as its batch's log records it (no empty partitions list). */
-function loggedFile(c: Candidate): LoggedFile {
-  const { partitions, ...rest } = c;
-  return partitions.length ? { ...rest, partitions } : rest;
 }
 
 function checkLimit(v: number | undefined, name: string, fallback = Infinity): number {
@@ -1004,81 +648,4 @@ function checkLimit(v: number | undefined, name: string, fallback = Infinity): n
     throw new InvalidOptionError(`${name} ${v} must be a positive number; leave it out for ${fallback === Infinity ? 'no limit' : `the default ${fallback}`}`);
   }
   return v;
-}
-
-/** A landing file as fetched, its bytes as stored. */
-interface StoredFile {
-  readonly key: string;
-  readonly buf: Buffer;
-  readonly bytes: number;
-  readonly gzipped: boolean;
-  /** The key ends in .gz: its bytes must be gzip data. */
-  readonly gzipKey: boolean;
-  /** The declared partition columns' values from its col=value folders. */
-  readonly partitions: ReadonlyArray<readonly [string, unknown]>;
-  /** A partition folder whose text is not of the column's type: the file is one dead letter. */
-  readonly badPartition: string | null;
-}
-
-/** A landing file as fetched (and gunzipped), before parsing. */
-interface FetchedFile {
-  readonly key: string;
-  /** The file's bytes, or null when they cannot be read (`damaged` says why). */
-  readonly buf: Buffer | null;
-  /** Bytes as stored (before gunzip). */
-  readonly bytes: number;
-  readonly partitions: ReadonlyArray<readonly [string, unknown]>;
-  readonly damaged: string | null;
-}
-
-/**
- * Splits a file's bytes into lines and parses them (lib/engine/lines.ts), a chunk of rows at a
- * time. The bytes are decoded in pieces cut at newlines (a 0x0A byte never occurs inside a UTF-8
- * sequence), so no piece nears V8's string limit.
- */
-function* parseFile(parse: LineParser, f: FetchedFile, pieceBytes: number, columns?: readonly string[]): Generator<ReadResult> {
-  let first = true; // the file counts with its first chunk, as its bytes do
-  for (const chunk of parseFileRows(parse, f, pieceBytes, columns)) {
-    yield first ? { ...chunk, files: 1 } : chunk;
-    first = false;
-  }
-}
-
-function* parseFileRows(parse: LineParser, f: FetchedFile, pieceBytes: number, columns?: readonly string[]): Generator<ReadResult> {
-  const parts = columns ? f.partitions.filter(([c]) => columns.includes(c)) : f.partitions;
-  if (parts.length === 0) {
-    yield* parseFileLines(parse, f, pieceBytes);
-    return;
-  }
-  // a partition column's value is its folder's, whatever the file's lines hold (Spark's data schema leaves it out)
-  for (const chunk of parseFileLines(parse, f, pieceBytes)) {
-    for (const row of chunk.rows) for (const [c, v] of parts) row[c] = v;
-    yield chunk;
-  }
-}
-
-function* parseFileLines(parse: LineParser, f: FetchedFile, pieceBytes: number): Generator<ReadResult> {
-  const cursor: LineCursor = { lineNo: 0, bytes: f.bytes }; // the bytes go with the file's first chunk
-  const buf = f.buf;
-  if (buf === null) {
-    yield { rows: [], deadLetters: [{ source: { file: f.key }, raw: '', reason: f.damaged ?? 'unreadable' }], bytes: cursor.bytes };
-    return;
-  }
-  let pos = buf.length >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0; // BOM
-  while (pos < buf.length) {
-    let end = buf.length;
-    if (end - pos > pieceBytes) {
-      const back = buf.lastIndexOf(0x0a, pos + pieceBytes);
-      if (back >= pos) end = back + 1;
-      else {
-        const fwd = buf.indexOf(0x0a, pos + pieceBytes);
-        end = fwd === -1 ? buf.length : fwd + 1;
-      }
-    }
-    const invalid = invalidUtf8Lines(buf, pos, end);
-    const text = buf.toString('utf8', pos, end);
-    pos = end;
-    yield* parseLineChunks(parse, f.key, text, cursor, invalid);
-  }
-  if (cursor.bytes > 0 || f.bytes === 0) yield { rows: [], deadLetters: [], bytes: cursor.bytes };
 }

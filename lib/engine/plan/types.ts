@@ -5,13 +5,15 @@
  * analysis.ts (Spark's refusals), to-plan.ts (the checked plan), shape.ts (the checkpoint's shape).
  */
 import type { ColumnType, DataType, Schema } from '../schema';
+import type { FileFormat } from '../formats';
 import type { BatchLimits, OutputRow, Row } from '../ports';
 
 export type OutputMode = 'append' | 'update' | 'complete';
 
 export interface SourceSpec {
   readonly kind: 'files' | 'kinesis';
-  readonly format: 'json';
+  /** The files' format (lib/engine/formats): Kinesis records are JSON. */
+  readonly format: FileFormat;
   /** s3://bucket/prefix for files; the stream name or ARN for Kinesis. Optional: a runtime may supply it. */
   readonly path?: string;
   readonly schema: Schema;

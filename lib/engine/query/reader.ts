@@ -14,20 +14,24 @@
  */
 import { InvalidOptionError, InvalidQueryError } from '../errors';
 import { parseSchema } from '../schema';
+import { checkFileFormat } from '../formats';
 import type { SourceSpec } from '../plan/types';
 import { StreamFrame } from './frame';
 import type { AnyColumns, FrameColumns, SchemaColumns } from './types';
 
 export class DataStreamReader<C extends FrameColumns = AnyColumns> {
-  private fmt: 'json' = 'json';
+  private fmt = 'json';
   private ddl: string | undefined;
   private readonly opts: Record<string, string | number | boolean> = {};
 
+  /** json (JSON lines, the default), csv, text or parquet; each also gzip-compressed (`.gz` keys). */
   format(f: string): this {
-    if (f !== 'json') {
-      throw new InvalidOptionError(`source format ${JSON.stringify(f)} is not supported: sluice reads JSON lines (optionally gzip); use format('json')`);
+    if (typeof f !== 'string' || !['json', 'csv', 'text', 'parquet'].includes(f.toLowerCase())) {
+      throw new InvalidOptionError(
+        `source format ${JSON.stringify(f)} is not supported: sluice reads format('json'), 'csv', 'text' or 'parquet' (each optionally gzip)`,
+      );
     }
-    this.fmt = 'json';
+    this.fmt = f.toLowerCase();
     return this;
   }
   /** Spark DDL. A literal string also gives the frame's column types (SchemaColumns). */
@@ -49,11 +53,29 @@ export class DataStreamReader<C extends FrameColumns = AnyColumns> {
         'the source has no schema: streaming sources need a declared schema, e.g. .schema("user STRING, event_time TIMESTAMP, amount DOUBLE")',
       );
     }
-    return { kind, format: this.fmt, path, schema: parseSchema(this.ddl), options: { ...this.opts } };
+    const schema = parseSchema(this.ddl);
+    if (kind === 'kinesis' && this.fmt !== 'json') {
+      throw new InvalidOptionError(`a Kinesis stream's records are read as JSON, not format('${this.fmt}'): leave format out, or use format('json')`);
+    }
+    // the format's options and the schema it can read are checked now, not at the first file
+    const format = checkFileFormat(this.fmt, schema, this.opts);
+    return { kind, format, path, schema, options: { ...this.opts } };
   }
   /** An S3 landing prefix of JSON-lines objects (`s3://bucket/prefix/`), or leave it to the runtime. */
   json(path?: string): StreamFrame<C> {
-    return this.load(path);
+    return this.format('json').load(path);
+  }
+  /** An S3 landing prefix of CSV files (Spark's CSV options: header, sep, quote, nullValue, ...). */
+  csv(path?: string): StreamFrame<C> {
+    return this.format('csv').load(path);
+  }
+  /** An S3 landing prefix of text files: one row per line, the schema `value STRING`. */
+  text(path?: string): StreamFrame<C> {
+    return this.format('text').load(path);
+  }
+  /** An S3 landing prefix of Parquet files, columns matched by name. */
+  parquet(path?: string): StreamFrame<C> {
+    return this.format('parquet').load(path);
   }
   load(path?: string): StreamFrame<C> {
     return new StreamFrame<C>(this.spec('files', path), [], []);

@@ -2,9 +2,9 @@
 import type { BatchLimits, Json, ReadOptions, ReadResult, Source } from '../ports';
 import type { SourceBacklog } from '../progress';
 import type { Schema } from '../schema';
-import { LineParsers } from '../json-scan';
 import { splitOf } from '../splits';
-import { parseLineChunks, type LineCursor } from '../lines';
+import { type FileDecoder, fileDecoder } from '../formats';
+import type { ReaderOptions } from '../formats/options';
 
 /**
  * A landing prefix in memory: files of JSON lines read in key order, offsets {lastKey} (the S3
@@ -13,17 +13,19 @@ import { parseLineChunks, type LineCursor } from '../lines';
  */
 export class InMemoryFileSource implements Source {
   readonly description = 'memory://landing';
-  readonly files: Array<{ key: string; body: string }> = [];
+  readonly files: Array<{ key: string; body: string | Uint8Array }> = [];
   reads = 0;
 
-  private readonly parsers: LineParsers;
+  /** The files' reader: the S3 source's (lib/engine/formats), JSON lines unless `format` says otherwise. */
+  private readonly decoder: FileDecoder;
 
-  constructor(schema: Schema) {
-    this.parsers = new LineParsers(schema);
+  constructor(schema: Schema, format = 'json', options: ReaderOptions = {}) {
+    this.decoder = fileDecoder(schema, format, options);
   }
 
-  add(key: string, rows: Array<Record<string, unknown>> | string) {
-    this.files.push({ key, body: typeof rows === 'string' ? rows : rows.map((r) => JSON.stringify(r)).join('\n') });
+  /** A file: rows (as JSON lines), text, or bytes (a Parquet file). */
+  add(key: string, rows: Array<Record<string, unknown>> | string | Uint8Array) {
+    this.files.push({ key, body: rows instanceof Uint8Array || typeof rows === 'string' ? rows : rows.map((r) => JSON.stringify(r)).join('\n') });
     this.files.sort((a, b) => (a.key < b.key ? -1 : 1));
   }
   private after(start: Json | null, target: Json | null) {
@@ -63,16 +65,15 @@ export class InMemoryFileSource implements Source {
   }
   async *readChunks(_id: number, start: Json | null, end: Json, options?: ReadOptions): AsyncIterable<ReadResult> {
     this.reads++;
-    const parse = this.parsers.for(options?.columns);
     const files = this.after(start, end);
     for (const f of options?.split ? splitOf(files, options.split) : files) {
-      const cursor: LineCursor = { lineNo: 0, bytes: f.body.length };
       let first = true; // the file counts with its first chunk, as its bytes do (as the S3 source's)
-      for (const chunk of parseLineChunks(parse, f.key, f.body, cursor)) {
+      const bytes = typeof f.body === 'string' ? Buffer.from(f.body, 'utf8') : f.body;
+      for await (const chunk of this.decoder.decode(f.key, bytes, f.body.length, options?.columns)) {
         yield first ? { ...chunk, files: 1 } : chunk;
         first = false;
       }
-      if (cursor.bytes > 0 || f.body.length === 0) yield { rows: [], deadLetters: [], bytes: cursor.bytes, ...(first ? { files: 1 } : {}) };
+      if (first) yield { rows: [], deadLetters: [], bytes: 0, files: 1 };
     }
   }
   /** As the S3 landing source: contiguous groups of the batch's files, at most one a file. */

@@ -1,0 +1,40 @@
+/**
+ * Text files as Spark's text source reads them: one row per line (`\n`, `\r\n` or `\r` ends a
+ * line; a last line without one counts, an empty file has no rows; empty lines are rows of ""),
+ * or with wholetext one row of the whole file. The schema is `value STRING` (checked when the
+ * query is built). A line whose bytes are not UTF-8 is a dead letter with its line.
+ */
+import { CHUNK_LINES, INVALID_UTF8_REASON } from '../lines';
+import { isUtf8 } from 'node:buffer';
+import type { DeadLetter, ReadResult, Row } from '../ports';
+
+export function* decodeText(wholetext: boolean, file: string, buf: Uint8Array, bytes: number): Generator<ReadResult> {
+  const text = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+  if (wholetext) {
+    if (buf.length === 0) return yield { rows: [], deadLetters: [], bytes };
+    if (!isUtf8(buf)) return yield { rows: [], deadLetters: [{ source: { file, line: 1 }, raw: text.toString('utf8'), reason: INVALID_UTF8_REASON }], bytes };
+    return yield { rows: [{ value: text.toString('utf8') }], deadLetters: [], bytes };
+  }
+  let rows: Row[] = [];
+  let deadLetters: DeadLetter[] = [];
+  let pending = bytes;
+  let line = 0;
+  let i = 0;
+  const n = text.length;
+  while (i < n) {
+    let j = i;
+    while (j < n && text[j] !== 0x0a && text[j] !== 0x0d) j++;
+    line++;
+    const piece = text.subarray(i, j);
+    if (isUtf8(piece)) rows.push({ value: piece.toString('utf8') });
+    else deadLetters.push({ source: { file, line }, raw: piece.toString('utf8'), reason: INVALID_UTF8_REASON });
+    i = j < n && text[j] === 0x0d && text[j + 1] === 0x0a ? j + 2 : j + 1;
+    if (rows.length + deadLetters.length >= CHUNK_LINES) {
+      yield { rows, deadLetters, bytes: pending };
+      pending = 0;
+      rows = [];
+      deadLetters = [];
+    }
+  }
+  yield { rows, deadLetters, bytes: pending };
+}

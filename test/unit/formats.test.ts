@@ -1,0 +1,123 @@
+/**
+ * File formats (lib/engine/formats) and Spark's datetime patterns, with expectations worked by
+ * hand from Spark's rules (DateTimeFormatter patterns, univocity's CSV settings, hyparquet's
+ * Parquet); the conformance cases sluice-files-* run the same through the S3 landing source.
+ */
+import { compileDatetimePattern } from '../../lib/engine/datetime-patterns';
+import { checkFileFormat, fileDecoder } from '../../lib/engine/formats';
+import type { ReaderOptions } from '../../lib/engine/formats/options';
+import type { ReadResult } from '../../lib/engine/ports';
+import { parseSchema } from '../../lib/engine/schema';
+import { formatTimestamp, parseTimestamp } from '../../lib/engine/timestamps';
+import { parquetFileOf } from '../../lib/conformance/parquet-file';
+import { readStream } from '../../lib/engine/query/reader';
+
+async function decode(ddl: string, format: string, options: ReaderOptions, body: string | Uint8Array): Promise<ReadResult> {
+  const buf = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+  const out: ReadResult = { rows: [], deadLetters: [], bytes: 0 };
+  for await (const c of fileDecoder(parseSchema(ddl), format, options).decode('k', buf, buf.length)) {
+    out.rows.push(...c.rows);
+    out.deadLetters.push(...c.deadLetters);
+  }
+  return out;
+}
+
+const ts = (iso: string) => parseTimestamp(iso);
+
+describe("Spark's datetime patterns", () => {
+  it('read numbers, names, 12-hour clocks, fractions, offsets and quoted text', () => {
+    const p = compileDatetimePattern("EEE, dd MMM yyyy hh:mm:ss.SSS a XXX 'at' ''");
+    expect(p.parseTimestamp("Thu, 01 Oct 2026 01:02:03.456 PM +02:00 at '")).toBe(ts('2026-10-01T11:02:03.456Z'));
+    // the weekday must be the date's: 2026-10-01 is a Thursday
+    expect(p.parseTimestamp("Fri, 01 Oct 2026 01:02:03.456 PM +02:00 at '")).toBeNull();
+    expect(compileDatetimePattern('yyyyMMddHHmmssSSSSSS').parseTimestamp('20261001235959123456')).toBe(ts('2026-10-01T23:59:59.123456Z'));
+    expect(compileDatetimePattern('yyyy-MM-dd HH:mm Z').parseTimestamp('2026-10-01 00:30 -0130')).toBe(ts('2026-10-01T02:00:00Z'));
+    expect(compileDatetimePattern('dd/MM/yyyy').parseDate('29/02/2024')).toBe('2024-02-29');
+    expect(compileDatetimePattern('dd/MM/yyyy').parseDate('29/02/2026')).toBeNull();
+    expect(compileDatetimePattern('dd/MM/yyyy').parseDate('1/02/2026')).toBeNull();
+    expect(compileDatetimePattern('d/M/yy').parseDate('1/2/26')).toBe('2026-02-01');
+  });
+  it('refuse letters they do not read, with the letters they do', () => {
+    expect(() => compileDatetimePattern('yyyy-ww')).toThrow(/letter w.*Spark's pattern letters/);
+    expect(() => compileDatetimePattern("yyyy 'open")).toThrow(/never closed/);
+  });
+});
+
+describe('CSV', () => {
+  it('tells quoted from unquoted empty fields only when nullValue is set', async () => {
+    const unset = await decode('a STRING, b STRING', 'csv', {}, '"",\n');
+    expect(unset.rows).toEqual([{ a: null, b: null }]);
+    const set = await decode('a STRING, b STRING, c STRING', 'csv', { nullValue: '-' }, '"",,-\n');
+    expect(set.rows).toEqual([{ a: '', b: null, c: null }]);
+  });
+  it('reads Java doubles and exact decimals, and makes a bad value or field count a dead letter with its line', async () => {
+    const r = await decode('x DOUBLE, d DECIMAL(5,1)', 'csv', {}, '1e2,1.25\n.5d,-1.25\n\n1,99999.9\nx,1\n1\n');
+    expect(r.rows).toEqual([
+      { x: 100, d: '1.3' },
+      { x: 0.5, d: '-1.3' },
+    ]);
+    expect(r.deadLetters.map((d) => [d.source.line, d.raw])).toEqual([
+      [4, '1,99999.9'],
+      [5, 'x,1'],
+      [6, '1'],
+    ]);
+    expect(r.deadLetters[1].reason).toMatch(/column x \(DOUBLE\): "x" is not a number/);
+  });
+  it('refuses nested columns and bad options when the query is built', () => {
+    expect(() => readStream.format('csv').schema('a ARRAY<INT>').load()).toThrow(/cannot read column a of a nested type/);
+    expect(() => readStream.format('csv').schema('a INT').option('sep', ';;').load()).toThrow(/sep=";;" must be one character/);
+    expect(() => readStream.format('csv').schema('a TIMESTAMP').option('timestampFormat', 'yyyy-qq').load()).toThrow(/timestampFormat/);
+  });
+});
+
+describe('text', () => {
+  it('needs the schema value STRING, refused when the query is built', () => {
+    expect(() => readStream.format('text').schema('line STRING').load()).toThrow(/declare .schema\('value STRING'\)/);
+    expect(checkFileFormat('text', parseSchema('value STRING'), {})).toBe('text');
+  });
+  it('makes a line that is not UTF-8 a dead letter, and keeps the others', async () => {
+    const r = await decode('value STRING', 'text', {}, Buffer.from([0x61, 0x0a, 0xff, 0x0a, 0x62]));
+    expect(r.rows).toEqual([{ value: 'a' }, { value: 'b' }]);
+    expect(r.deadLetters.map((d) => d.source.line)).toEqual([2]);
+  });
+});
+
+describe('Parquet', () => {
+  it('refuses a file whose column type does not fit the declared one with one dead letter naming both', async () => {
+    const file = await parquetFileOf(parseSchema('id STRING, amount DECIMAL(12,4)'), [{ id: 'a', amount: '1.2345' }]);
+    const strict = await decode('id INT, amount DECIMAL(12,4)', 'parquet', {}, file);
+    expect(strict.rows).toEqual([]);
+    expect(strict.deadLetters).toHaveLength(1);
+    expect(strict.deadLetters[0].reason).toMatch(/Parquet column id: the file's BYTE_ARRAY .* cannot be read as INT/);
+    // a smaller scale would drop digits: refused, not rounded
+    const narrow = await decode('id STRING, amount DECIMAL(12,2)', 'parquet', {}, file);
+    expect(narrow.deadLetters[0].reason).toMatch(/without losing digits \(declare at least DECIMAL\(12,4\)\)/);
+    // a wider decimal keeps the value exactly; a column the file lacks is null
+    const wide = await decode('id STRING, amount DECIMAL(20,6), missing INT', 'parquet', {}, file);
+    expect(wide.rows).toEqual([{ id: 'a', amount: '1.234500', missing: null }]);
+  });
+  it('keeps microseconds and decimals beyond a double', async () => {
+    const file = await parquetFileOf(parseSchema('at TIMESTAMP, d DECIMAL(38,0)'), [
+      { at: '2026-10-01 12:00:00.123456', d: '99999999999999999999999999999999999999' },
+    ]);
+    const r = await decode('at TIMESTAMP, d DECIMAL(38,0)', 'parquet', {}, file);
+    expect(r.rows[0].d).toBe('99999999999999999999999999999999999999');
+    expect(r.rows[0].at).toBe(parseTimestamp('2026-10-01T12:00:00.123456Z'));
+    expect(formatTimestamp(r.rows[0].at as number)).toMatch(/^2026-10-01T12:00:00\.123/);
+  });
+  it('matches a column ignoring case when no name matches exactly, and makes a file that is not Parquet one dead letter', async () => {
+    const file = await parquetFileOf(parseSchema('Sku STRING'), [{ Sku: 'A-1' }]);
+    expect((await decode('sku STRING', 'parquet', {}, file)).rows).toEqual([{ sku: 'A-1' }]);
+    const notParquet = await decode('sku STRING', 'parquet', {}, '{"sku": "A-1"}\n');
+    expect(notParquet.rows).toEqual([]);
+    expect(notParquet.deadLetters.map((d) => [d.source.file, d.reason.slice(0, 24)])).toEqual([['k', 'the file is not Parquet ']]);
+  });
+});
+
+describe('JSON options', () => {
+  it('with multiLine, makes a bad element of an array one dead letter with its line, the others rows', async () => {
+    const r = await decode('id INT', 'json', { multiLine: true }, '[\n {"id": 1},\n {"id": "x"},\n {"id": 3}\n]');
+    expect(r.rows).toEqual([{ id: 1 }, { id: 3 }]);
+    expect(r.deadLetters.map((d) => d.source.line)).toEqual([3]);
+  });
+});
