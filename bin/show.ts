@@ -10,6 +10,7 @@
  *
  * Loaded by bin/cli.ts only when `show` runs, as commands.ts is.
  */
+import { formatTimestamp, parseTimestamp } from '../lib/engine/timestamps';
 import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { InvalidOptionError } from '../lib/engine/errors';
@@ -341,7 +342,7 @@ const isWindow = (v: unknown): v is [number, number] => Array.isArray(v) && v.le
 function ofKey(id: string, key: string): boolean {
   const values = groupValues(id);
   if (!values) return id === key;
-  const at = Date.parse(key);
+  const at = parseTimestamp(key); // window bounds in state are epoch µs, as TIMESTAMP values
   return values.some((v) => (isWindow(v) ? v[0] === at : (typeof v === 'string' ? v : JSON.stringify(v)) === key));
 }
 
@@ -350,7 +351,7 @@ function groupText(id: string): string {
   const values = groupValues(id);
   if (!values) return id;
   const side = id.slice(0, id.indexOf('['));
-  const shown = values.map((v) => (isWindow(v) ? `[${new Date(v[0]).toISOString()}, ${new Date(v[1]).toISOString()})` : JSON.stringify(v)));
+  const shown = values.map((v) => (isWindow(v) ? `[${formatTimestamp(v[0])}, ${formatTimestamp(v[1])})` : JSON.stringify(v)));
   return `${side ? `${side} ` : ''}${shown.join(', ')}`;
 }
 

@@ -7,4 +7,5 @@
 export * from '../infra/available-now-pipeline';
 // Types the exports above name in their signatures, exported so the API reference (npm run docs) documents them.
 export type { OutputColumnType } from '../engine/ports/sink';
+export type { DataType } from '../engine/schema';
 export type { ScaleOutInputs } from '../infra/scale-out';

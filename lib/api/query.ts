@@ -77,7 +77,8 @@ export type {
 } from '../engine/plan/types';
 export { outputColumns } from '../engine/plan/chain';
 export type { ColumnInfo } from '../engine/plan/columns';
-export type { Column, ColumnType, Schema } from '../engine/schema';
+export type { Column, ColumnType, DataType, Schema } from '../engine/schema';
+export type { FileFormat } from '../engine/formats';
 export type { Json, OutputRow, Row, StaticTableReader, StaticTables } from '../engine/ports';
 export type { StreamingProgress, ProgressListener, ProgressDurations, ProgressEventTime, SluiceProgress } from '../engine/progress';
 // Types the exports above name in their signatures, exported so the API reference (npm run docs) documents them.

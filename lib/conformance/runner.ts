@@ -294,7 +294,7 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
  * A step file's bytes (FORMAT-3 "Step files"): its text, its rows as JSON lines, or for a Parquet
  * source its rows as one Parquet file written by DuckDB; gzip-compressed when its key ends in `.gz`.
  */
-async function stepFileBody(f: StepFile, key: string, spec: SourceSpec): Promise<Buffer> {
+export async function stepFileBody(f: StepFile, key: string, spec: SourceSpec): Promise<Buffer> {
   if (spec.format !== 'parquet' || f.text !== undefined) return stepFileBytes(f, key);
   const bytes = await parquetFileOf(spec.schema, f.rows ?? []);
   return key.endsWith('.gz') ? gzipSync(bytes) : bytes;

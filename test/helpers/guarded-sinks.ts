@@ -25,10 +25,12 @@ import {
   stepInputFiles,
 } from '../../lib/conformance/case';
 import { addPerStage, asPipelineStep, type CaseResult, droppedByStageInProgress, type StepResult, stepFromBatches } from '../../lib/conformance/results';
+import { stepFileBody } from '../../lib/conformance/runner';
 import type { CrashPoint } from '../../lib/engine/testing/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
 import type { OutputRow, Sink, SinkContext } from '../../lib/engine/ports';
-import type { QueryPlan } from '../../lib/engine/plan/types';
+import type { QueryPlan, SourceSpec } from '../../lib/engine/plan/types';
+import { outputColumnTypes } from '../../lib/engine/run/runtime';
 import { leaseClock, testClients, testConnection } from './stack';
 
 /** Writes each batch to every sink, in order (a crash point after the sink sees all of them written). */
@@ -95,11 +97,14 @@ export async function dropFile(
   given: StepFile | Array<Record<string, unknown>>,
   sourceIndex = 0,
   lastKey?: string,
+  spec?: SourceSpec,
 ): Promise<string> {
   const file: StepFile = Array.isArray(given) ? { input: '', rows: given } : given;
-  const rel = stepFileKey(file, fileNo, lastKey);
+  // as the conformance runner writes them: named and encoded by the source's format (a Parquet file by DuckDB)
+  const rel = stepFileKey(file, fileNo, lastKey, spec?.format);
   const key = `${base}/${sourceIndex === 0 ? 'landing' : `landing-in${sourceIndex}`}/${rel}`;
-  await testClients().s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: stepFileBytes(file, rel) }));
+  const body = spec === undefined ? stepFileBytes(file, rel) : await stepFileBody(file, rel, spec);
+  await testClients().s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
   return rel;
 }
 
@@ -133,6 +138,8 @@ export async function runCaseGuarded(c: ConformanceCase, res: GuardedResources, 
   const t0 = Date.now();
   const plan = caseToPlan(c, `guarded-${c.name.toLowerCase().replace(/[^a-z0-9-]+/g, '-')}`.slice(0, 100));
   const sinks = guardedSinks(plan, res);
+  // the sinks write DECIMAL and big BIGINT values as JSON numbers and N: read back by the plan's types, exactly
+  const types = outputColumnTypes(plan);
   const inputs = caseSourceInputs(c, plan);
   const steps: StepResult[] = [];
   let fileNo = 0;
@@ -144,7 +151,7 @@ export async function runCaseGuarded(c: ConformanceCase, res: GuardedResources, 
   for (const step of c.steps) {
     for (const f of stepInputFiles(step)) {
       const at = inputs.indexOf(f.input);
-      const rel = await dropFile(res.bucket, sinks.base, ++fileNo, f, at, lastKeys[at]);
+      const rel = await dropFile(res.bucket, sinks.base, ++fileNo, f, at, lastKeys[at], at === 0 ? plan.source : plan.inputs![at - 1].source);
       if (lastKeys[at] === undefined || rel > lastKeys[at]) lastKeys[at] = rel;
     }
     if (crash) {
@@ -163,7 +170,7 @@ export async function runCaseGuarded(c: ConformanceCase, res: GuardedResources, 
     const droppedByStage: number[] = [];
     const deadLetterReasons: string[] = [];
     for (let id = lastCommitted + 1; id <= head.latestCommitBatch; id++) {
-      batches.push({ batchId: id, rows: (await sinks.files.readBatch(id)) ?? [] });
+      batches.push({ batchId: id, rows: (await sinks.files.readBatch(id, types)) ?? [] });
       addPerStage(droppedByStage, droppedByStageInProgress(await built.checkpoint.readProgress(id)));
       for (const d of await built.deadLetters.read(id, 'malformed')) deadLetterReasons.push(String((d as { reason?: unknown }).reason ?? ''));
     }
@@ -183,8 +190,8 @@ export async function runCaseGuarded(c: ConformanceCase, res: GuardedResources, 
   return {
     name: c.name,
     result: { name: c.name, steps },
-    dynamoRows: canonical(await sinks.dynamo.readAll()),
-    fileRows: await sinks.files.readCommitted(),
+    dynamoRows: canonical(await sinks.dynamo.readAll(undefined, types)),
+    fileRows: await sinks.files.readCommitted(types),
     fileKeys: await objectKeys(res.bucket, `${sinks.base}/files`),
     crashes,
     ms: Date.now() - t0,
