@@ -115,7 +115,7 @@ describe('when files arrive in key order', () => {
     const result = await src.read(0, null, end!);
 
     expect(users(result.rows)).toEqual(['a1', 'a2', 'b1', 'c1', 'c2']);
-    expect(result.rows[0]).toEqual({ user: 'a1', event_time: Date.UTC(2026, 2, 1, 10, 0, 1), amount: 1 });
+    expect(result.rows[0]).toEqual({ user: 'a1', event_time: Date.UTC(2026, 2, 1, 10, 0, 1) * 1000, amount: 1 });
     expect(result.deadLetters).toEqual([]);
     expect(result.bytes).toBeGreaterThan(0);
     // 1 LIST (latestOffset) + 3 GETs; planBatch and read add no LIST, read no GET of the log it just wrote.
@@ -611,7 +611,7 @@ describe('when a file is large', () => {
     const { rows, deadLetters } = await src.read(0, null, end!);
     expect(rows).toHaveLength(n);
     expect(deadLetters).toHaveLength(0);
-    expect(rows[n - 1]).toEqual({ user: `u${n - 1}`, event_time: (1_772_000_000 + n - 1) * 1000, amount: n - 1 });
+    expect(rows[n - 1]).toEqual({ user: `u${n - 1}`, event_time: (1_772_000_000 + n - 1) * 1_000_000, amount: n - 1 });
   });
 });
 

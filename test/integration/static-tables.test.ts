@@ -74,9 +74,9 @@ describe('an S3 static table', () => {
     await put('json/other.json', '{"sku":"outside","price":0,"since":null,"active":true}');
     const rows = await new S3StaticTable({ client: clients.s3, uri: `s3://${bucket}/json/ref/`, format: 'json', schema }).load();
     expect(rows).toEqual([
-      { sku: 'a', price: 1.5, since: Date.UTC(2026, 0, 1), active: true },
+      { sku: 'a', price: 1.5, since: Date.UTC(2026, 0, 1) * 1000, active: true },
       { sku: 'b', price: 2, since: null, active: false },
-      { sku: 'c', price: null, since: Date.UTC(2026, 1, 1, 12), active: true },
+      { sku: 'c', price: null, since: Date.UTC(2026, 1, 1, 12) * 1000, active: true },
     ]);
   });
 
@@ -84,7 +84,7 @@ describe('an S3 static table', () => {
     await put('csv/ref.csv', 'active,extra,sku,price,since\ntrue,x,"a, the first",1.5,2026-01-01 00:00:00\nFALSE,,b,,\n');
     const rows = await new S3StaticTable({ client: clients.s3, uri: `s3://${bucket}/csv/ref.csv`, format: 'csv', schema }).load();
     expect(rows).toEqual([
-      { sku: 'a, the first', price: 1.5, since: Date.UTC(2026, 0, 1), active: true },
+      { sku: 'a, the first', price: 1.5, since: Date.UTC(2026, 0, 1) * 1000, active: true },
       { sku: 'b', price: null, since: null, active: false },
     ]);
   });
@@ -188,7 +188,7 @@ describe('a DynamoDB static table', () => {
   it("fails on an item that does not fit the schema, naming the table and the item's key", async () => {
     await clients.dynamodb.send(new PutItemCommand({ TableName: usersTable, Item: { userId: { S: 'odd' }, tier: { S: 'x' }, limit: { S: 'lots' } } }));
     const table = new DynamoDbStaticTable({ client: clients.dynamodb, tableName: usersTable, key: ['userId'], schema });
-    await expect(table.lookup([['odd']])).rejects.toThrow(new RegExp(`static table ${usersTable} item userId="odd": column limit \\(LONG\\)`));
+    await expect(table.lookup([['odd']])).rejects.toThrow(new RegExp(`static table ${usersTable} item userId="odd": column limit \\(BIGINT\\)`));
   });
 });
 
