@@ -3,6 +3,7 @@
  * (HALF_UP to the scale, Spark's JSON reader), DATE, and ARRAY/MAP/STRUCT to any depth. Expected
  * values are worked out from FORMAT-3's rules, not taken from the reader.
  */
+import { partitionValues } from '../../lib/aws/s3/file-rules';
 import { ddlOf, hiveTypeOf, parseDdlType } from '../../lib/engine/ddl';
 import { dateOfEpochDay, epochDayOf, parseDate } from '../../lib/engine/dates';
 import { decimalOfText, divideHalfUp, formatDecimal, unscaledOf } from '../../lib/engine/decimal';
@@ -204,5 +205,28 @@ describe('nested records', () => {
   it('keeps a STRING column holding a nested value as its JSON text in the number-text mode too', () => {
     const row = good('k STRING, raw STRING, p DECIMAL(5,1)', '{"k":"a","raw":{"x":[1,2.5]},"p":1}');
     expect(row.raw).toBe('{"x":[1,2.5]}');
+  });
+});
+
+describe('partition folders of the new types', () => {
+  it('reads DATE and DECIMAL folders in the declared type, and names the folder when one does not fit', () => {
+    const schema = parseSchema('v INT, dt DATE, band DECIMAL(4,1)');
+    expect(
+      partitionValues(schema, [
+        ['dt', '2026-10-01'],
+        ['band', '2.25'],
+      ]),
+    ).toEqual({
+      values: [
+        ['dt', '2026-10-01'],
+        ['band', '2.3'],
+      ],
+    });
+    expect(partitionValues(schema, [['dt', '2026-02-30']])).toEqual({
+      error: "partition folder dt=2026-02-30 is not a DATE (the schema's type of dt): rename the folder or declare dt STRING",
+    });
+    expect(partitionValues(schema, [['band', '12345']])).toEqual({
+      error: "partition folder band=12345 is not a DECIMAL(4,1) (the schema's type of band): rename the folder or declare band STRING",
+    });
   });
 });
