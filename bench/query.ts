@@ -11,8 +11,8 @@ export const WINDOW_MS = 10 * 60_000;
 export const WATERMARK_DELAY_MS = 10 * 60_000;
 
 /** `maxFilesPerTrigger` undefined: the landing source's default limits. */
-export function benchPlan(maxFilesPerTrigger: number | undefined, name = 'bench-user-totals'): QueryPlan {
-  const reader = readStream.format('json').schema(BENCH_SCHEMA);
+export function benchPlan(maxFilesPerTrigger: number | undefined, name = 'bench-user-totals', schema: string = BENCH_SCHEMA): QueryPlan {
+  const reader = readStream.format('json').schema(schema);
   return (maxFilesPerTrigger === undefined ? reader : reader.option('maxFilesPerTrigger', maxFilesPerTrigger))
     .load()
     .withWatermark('event_time', '10 minutes')

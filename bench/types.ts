@@ -5,29 +5,12 @@
  * arrive. Both run the bench's query (10-minute windows by user, sum of the amount, count), so the
  * difference is what reading and summing exact, nested values costs.
  */
-import type { QueryPlan } from '../lib/engine/plan/types';
-import { count, sum, window } from '../lib/engine/query/functions';
-import { readStream } from '../lib/engine/query/reader';
 import { runEngine } from './engine-run';
 import { BENCH_SCHEMA, generateEvents } from './generate';
+import { benchPlan } from './query';
 
 export const NESTED_SCHEMA =
   'user STRING, event_time TIMESTAMP, amount DECIMAL(10,2), customer STRUCT<id: BIGINT, country: STRING, device: STRING>, lines ARRAY<STRUCT<sku: STRING, qty: INT, price: DECIMAL(10,2)>>, session_id STRING';
-
-function plan(schema: string, name: string, maxFilesPerTrigger: number): QueryPlan {
-  return readStream
-    .format('json')
-    .schema(schema)
-    .option('maxFilesPerTrigger', maxFilesPerTrigger)
-    .load()
-    .withWatermark('event_time', '10 minutes')
-    .groupBy(window('event_time', '10 minutes'), 'user')
-    .agg(sum('amount').as('total'), count().as('events'))
-    .writeStream.outputMode('append')
-    .trigger({ availableNow: true })
-    .queryName(name)
-    .plan();
-}
 
 /** The flat events rewritten as nested orders: same user, time and amount (12.34 stays 12.34, now a DECIMAL). */
 function nested(body: string): string {
@@ -66,7 +49,7 @@ export async function runTypesSection(opts: {
   for (let r = 0; r < opts.rounds; r++) {
     for (const kind of ['flat', 'nested'] as const) {
       const files = kind === 'flat' ? flat.files : orders;
-      const p = plan(kind === 'flat' ? BENCH_SCHEMA : NESTED_SCHEMA, `bench-types-${kind}`, maxFiles);
+      const p = benchPlan(maxFiles, `bench-types-${kind}`, kind === 'flat' ? BENCH_SCHEMA : NESTED_SCHEMA);
       const run = await runEngine(files, { maxFilesPerTrigger: maxFiles, plan: p });
       runs[kind].push(run.seconds);
     }
