@@ -25,6 +25,7 @@ import {
   windowTime,
 } from '../engine/query/functions';
 import { type StaticTable, staticTable } from '../engine/query/static-table';
+import { type Column, expr } from '../engine/query/column';
 import type { StreamFrame } from '../engine/query/frame';
 import { DataStreamReader } from '../engine/query/reader';
 
@@ -42,6 +43,10 @@ interface CaseStage {
     timeRange?: { left: string; right: string; lower?: string; upper?: string; lowerStrict?: boolean; upperStrict?: boolean };
     condition?: unknown[];
   };
+  /** FORMAT-3 "Expressions": Spark SQL text. */
+  selectExpr?: string[];
+  filter?: string;
+  withColumn?: { name: string; expr: string };
 }
 
 interface CaseInput {
@@ -56,9 +61,12 @@ interface CaseQuery {
   schema?: string;
   watermark?: { column: string; delay: string };
   groupBy?: Array<
-    string | { window: { column: string; duration: string; slide?: string; startTime?: string } } | { sessionWindow: { column: string; gap: string } }
+    | string
+    | { window: { column: string; duration: string; slide?: string; startTime?: string } }
+    | { sessionWindow: { column: string; gap: string } }
+    | { expr: string; as?: string }
   >;
-  aggregations?: Array<{ fn: string; column?: string; as: string }>;
+  aggregations?: Array<{ fn: string; column?: string; expr?: string; as: string }>;
   dropDuplicates?: { columns?: string[]; withinWatermark?: boolean };
   outputMode: string;
   options?: Record<string, string | number | boolean>;
@@ -115,7 +123,7 @@ export function isPipelineCase(c: ConformanceCase): boolean {
   return c.query.pipeline !== undefined || c.query.inputs !== undefined;
 }
 
-const AGGS: Record<string, (c: string) => AggBuilder> = {
+const AGGS: Record<string, (c: string | Column) => AggBuilder> = {
   sum,
   min,
   max,
@@ -136,8 +144,6 @@ const rowsStaticTable: CaseStaticTables = (_name, t) => staticTable.rows(t.schem
 export function caseToPlan(c: ConformanceCase, name = 'conformance', tables: CaseStaticTables = rowsStaticTable): QueryPlan {
   const q = c.query;
   if (!q || typeof q !== 'object') throw new InvalidQueryError(`case ${c.name}: "query" is missing: see FORMAT.md`);
-  const unsupported = missingFeature(c);
-  if (unsupported !== null) throw new InvalidQueryError(`case ${c.name} needs ${unsupported}, which sluice does not support yet`);
   if (q.inputs) return inputsToPlan(c, name, tables);
   if (typeof q.schema !== 'string') throw new InvalidQueryError(`case ${c.name}: "query.schema" is missing: see FORMAT.md`);
   let reader = new DataStreamReader().format(q.format ?? 'json').schema(q.schema);
@@ -242,23 +248,27 @@ export function caseStageOrder(c: ConformanceCase, plan: QueryPlan): number[] {
 function applyStage(c: ConformanceCase, frame: StreamFrame, stage: CaseStage, tables: CaseStaticTables): StreamFrame {
   if (stage.watermark) return frame.withWatermark(stage.watermark.column, stage.watermark.delay);
   if (stage.groupBy) {
-    const keys: GroupKey[] = stage.groupBy.map((k) => {
+    const keys: Array<GroupKey | Column> = stage.groupBy.map((k) => {
       if (typeof k === 'string') return k as unknown as GroupKey;
       if ('window' in k) return window(k.window.column, k.window.duration, k.window.slide, k.window.startTime);
       if ('sessionWindow' in k) return sessionWindow(k.sessionWindow.column, k.sessionWindow.gap);
-      throw new InvalidQueryError(`case ${c.name}: grouping key ${JSON.stringify(k)} is not a column name, {"window": ...} or {"sessionWindow": ...}`);
+      if ('expr' in k) return k.as === undefined ? expr(k.expr) : expr(k.expr).as(k.as);
+      throw new InvalidQueryError(
+        `case ${c.name}: grouping key ${JSON.stringify(k)} is not a column name, {"window": ...}, {"sessionWindow": ...} or {"expr": ...}`,
+      );
     });
     const aggs = (stage.aggregations ?? []).map((a) => {
       let b: AggBuilder;
-      if (a.fn === 'count') b = count(a.column);
+      const input = a.expr !== undefined ? expr(a.expr) : a.column;
+      if (a.fn === 'count') b = count(input);
       else {
         const f = AGGS[a.fn];
         if (!f)
           throw new InvalidQueryError(
             `case ${c.name}: aggregation ${JSON.stringify(a.fn)} is not one of count, sum, min, max, avg, first, last, approxCountDistinct`,
           );
-        if (!a.column) throw new InvalidQueryError(`case ${c.name}: ${a.fn} needs a "column"`);
-        b = f(a.column);
+        if (input === undefined) throw new InvalidQueryError(`case ${c.name}: ${a.fn} needs a "column" or an "expr"`);
+        b = f(input);
       }
       return b.as(a.as ?? `${a.fn as AggFn}`);
     });
@@ -268,6 +278,9 @@ function applyStage(c: ConformanceCase, frame: StreamFrame, stage: CaseStage, ta
     const cols = stage.dropDuplicates.columns;
     return stage.dropDuplicates.withinWatermark ? frame.dropDuplicatesWithinWatermark(cols) : frame.dropDuplicates(cols);
   }
+  if (stage.selectExpr) return frame.selectExpr(...stage.selectExpr);
+  if (stage.filter !== undefined) return frame.filter(stage.filter);
+  if (stage.withColumn) return frame.withColumn(stage.withColumn.name, stage.withColumn.expr);
   if (stage.select) {
     if (stage.select.every((i) => typeof i === 'string')) return frame.select(...(stage.select as string[]));
     return frame.select(...stage.select.map((i) => selectItem(c, i)));
@@ -375,31 +388,6 @@ function stepInputFilesOf(c: ConformanceCase): StepFile[] {
   return (c.steps ?? []).flatMap((s) => stepInputFiles(s));
 }
 
-/**
- * The first FORMAT-3 feature the case needs that sluice does not support yet, named (null: none):
- * the suites skip such a case with this reason, and the runner refuses it with it.
- */
-export function missingFeature(c: ConformanceCase): string | null {
-  const q = c.query;
-  if (!q || typeof q !== 'object') return null;
-  const stages = [
-    ...(Array.isArray(q.pipeline) ? q.pipeline : []),
-    ...Object.values(q.inputs ?? {}).flatMap((i) => (Array.isArray(i?.pipeline) ? i.pipeline : [])),
-  ];
-  for (const st of stages as unknown[]) {
-    if (!st || typeof st !== 'object') continue;
-    for (const k of ['selectExpr', 'filter', 'withColumn']) if (k in st) return `the ${k} stage (FORMAT-3 "Expressions")`;
-    const g = (st as CaseStage).groupBy;
-    if (Array.isArray(g) && g.some((k) => k && typeof k === 'object' && 'expr' in k)) return 'a groupBy expression (FORMAT-3 "Expressions")';
-    const a = (st as CaseStage).aggregations;
-    if (Array.isArray(a) && a.some((x) => x && typeof x === 'object' && 'expr' in x)) return 'an aggregation of an expression (FORMAT-3 "Expressions")';
-  }
-  if (Array.isArray(q.groupBy) && q.groupBy.some((k) => k && typeof k === 'object' && 'expr' in k)) return 'a groupBy expression (FORMAT-3 "Expressions")';
-  if (Array.isArray(q.aggregations) && q.aggregations.some((x) => x && typeof x === 'object' && 'expr' in x))
-    return 'an aggregation of an expression (FORMAT-3 "Expressions")';
-  return null;
-}
-
 export function parseCase(text: string, file: string): ConformanceCase {
   let parsed: unknown;
   try {
@@ -411,8 +399,7 @@ export function parseCase(text: string, file: string): ConformanceCase {
   if (!c || typeof c !== 'object' || Array.isArray(c) || typeof c.name !== 'string' || !c.query || typeof c.query !== 'object') {
     throw new InvalidQueryError(`${file} is not a conformance case: it needs "name", "query" and "steps" (see FORMAT.md)`);
   }
-  // A case of a feature sluice does not support yet is kept unvalidated: it is refused by name when run (missingFeature)
-  if (missingFeature(c) === null) validateCase(c, file);
+  validateCase(c, file);
   if (c.expectError !== undefined) return { ...c, steps: [] };
   return c;
 }
@@ -426,11 +413,13 @@ const KEYS = {
   watermark: ['column', 'delay'],
   window: ['column', 'duration', 'slide', 'startTime'],
   sessionWindow: ['column', 'gap'],
-  aggregation: ['fn', 'column', 'as'],
+  aggregation: ['fn', 'column', 'expr', 'as'],
+  groupExpr: ['expr', 'as'],
+  withColumn: ['name', 'expr'],
   dropDuplicates: ['columns', 'withinWatermark'],
   input: ['schema', 'watermark', 'pipeline', 'format'],
   static: ['schema', 'rows'],
-  stage: ['watermark', 'groupBy', 'aggregations', 'dropDuplicates', 'select', 'join'],
+  stage: ['watermark', 'groupBy', 'aggregations', 'dropDuplicates', 'select', 'join', 'selectExpr', 'filter', 'withColumn'],
   join: ['with', 'type', 'on', 'timeRange', 'condition'],
   timeRange: ['left', 'right', 'lower', 'upper', 'lowerStrict', 'upperStrict'],
   step: ['add', 'files', 'addTo', 'filesTo', 'expect'],
@@ -473,15 +462,20 @@ function validateCase(c: ConformanceCase, file: string): void {
       if (o && typeof o === 'object' && 'window' in o && Object.keys(o).length === 1) known(o.window, 'window', `${path}[${i}].window`);
       else if (o && typeof o === 'object' && 'sessionWindow' in o && Object.keys(o).length === 1)
         known(o.sessionWindow, 'sessionWindow', `${path}[${i}].sessionWindow`);
+      else if (o && typeof o === 'object' && typeof o.expr === 'string') known(o, 'groupExpr', `${path}[${i}]`);
       else
         throw new InvalidQueryError(
-          `${where}: ${path}[${i}] ${JSON.stringify(k)} is not a column name, {"window": ...} or {"sessionWindow": ...}: see FORMAT.md`,
+          `${where}: ${path}[${i}] ${JSON.stringify(k)} is not a column name, {"window": ...}, {"sessionWindow": ...} or {"expr": ...}: see FORMAT.md and FORMAT-3.md`,
         );
     });
   };
   const aggregations = (aggs: unknown, path: string) => {
     if (!Array.isArray(aggs)) throw new InvalidQueryError(`${where}: ${path} must be a list`);
-    aggs.forEach((a, i) => known(a, 'aggregation', `${path}[${i}]`));
+    aggs.forEach((a, i) => {
+      known(a, 'aggregation', `${path}[${i}]`);
+      if (a.column !== undefined && a.expr !== undefined)
+        throw new InvalidQueryError(`${where}: ${path}[${i}] has both "column" and "expr": an aggregation takes one of them (FORMAT-3 "Expressions")`);
+    });
   };
   const stages = (list: unknown, path: string) => {
     if (!Array.isArray(list)) throw new InvalidQueryError(`${where}: ${path} must be a list of stages`);
@@ -491,7 +485,7 @@ function validateCase(c: ConformanceCase, file: string): void {
       const kinds = Object.keys(st).filter((k) => k !== 'aggregations');
       if (kinds.length !== 1 || ('aggregations' in st && kinds[0] !== 'groupBy')) {
         throw new InvalidQueryError(
-          `${where}: ${p} must have exactly one of watermark, groupBy (with aggregations), dropDuplicates, select, join: see FORMAT-2.md`,
+          `${where}: ${p} must have exactly one of watermark, groupBy (with aggregations), dropDuplicates, select, join, selectExpr, filter, withColumn: see FORMAT-2.md and FORMAT-3.md`,
         );
       }
       const stage = st as CaseStage;
@@ -499,6 +493,11 @@ function validateCase(c: ConformanceCase, file: string): void {
       if (stage.groupBy) groupBy(stage.groupBy, `${p}.groupBy`);
       if (stage.aggregations) aggregations(stage.aggregations, `${p}.aggregations`);
       if (stage.dropDuplicates) known(stage.dropDuplicates, 'dropDuplicates', `${p}.dropDuplicates`);
+      if (stage.selectExpr !== undefined && (!Array.isArray(stage.selectExpr) || stage.selectExpr.some((e) => typeof e !== 'string')))
+        throw new InvalidQueryError(`${where}: ${p}.selectExpr must be a list of expressions (strings): see FORMAT-3.md "Expressions"`);
+      if (stage.filter !== undefined && typeof stage.filter !== 'string')
+        throw new InvalidQueryError(`${where}: ${p}.filter must be an expression (a string): see FORMAT-3.md "Expressions"`);
+      if (stage.withColumn !== undefined) known(stage.withColumn, 'withColumn', `${p}.withColumn`);
       if (stage.join) {
         known(stage.join, 'join', `${p}.join`);
         if (stage.join.timeRange) known(stage.join.timeRange, 'timeRange', `${p}.join.timeRange`);

@@ -11,6 +11,7 @@ import { windowEnd, windowStarts } from './operators/windows';
 import { floorMillis, formatTimestamp, type Micros, subMicros } from './timestamps';
 import { EventTimeStats } from './watermark';
 import type { JoinTables } from './join';
+import { isSparkRowError } from './expr';
 
 export interface StageResult {
   readonly rows: Row[];
@@ -71,15 +72,31 @@ export function applyStages(stages: readonly StatelessStage[], input: readonly R
     return { rows: input as Row[], maxEventTime, eventTimes };
   }
   const out: Row[] = [];
-  const generates = stages.map((s) => s.kind === 'project' && s.items.some((i) => i.kind === 'explode'));
+  const generates = stages.map((s) => (s.kind === 'project' && s.items.some((i) => i.kind === 'explode')) || (s.kind === 'selectExpr' && s.compiled.generates));
+  /** The stage a row is in (a row error's reason names it). */
+  let at = 0;
   /** The row through stages[from...]; an explode sends each of its rows through the stages after it. */
   const run = (original: Row, from: number): void => {
     let row = original;
     for (let i = from; i < stages.length; i++) {
       const stage = stages[i];
+      at = i;
       switch (stage.kind) {
         case 'filter':
           if (!stage.fn(row)) return;
+          break;
+        case 'filterExpr':
+          if (!stage.test(row)) return;
+          break;
+        case 'selectExpr':
+          if (generates[i]) {
+            for (const r of stage.compiled.generate(row)) run(r, i + 1);
+            return;
+          }
+          row = stage.compiled.project(row);
+          break;
+        case 'withColumnExpr':
+          row = { ...row, [stage.name]: stage.compiled.evaluate(row) };
           break;
         case 'select': {
           const next: Row = {};
@@ -119,12 +136,21 @@ export function applyStages(stages: readonly StatelessStage[], input: readonly R
     try {
       run(original, 0);
     } catch (e) {
-      if (!(e instanceof RowError)) throw e;
+      if (e instanceof RowError) onRowError(original, e.message);
+      else if (isSparkRowError(e)) onRowError(original, `${e.message} (in ${describeStage(stages[at])})`);
+      else throw e;
       out.length = before;
-      onRowError(original, e.message);
     }
   }
   return { rows: out, maxEventTime, eventTimes };
+}
+
+/** An expression stage as a dead letter's reason names it. */
+function describeStage(stage: StatelessStage): string {
+  if (stage.kind === 'selectExpr') return `selectExpr(${stage.items.map((t) => JSON.stringify(t)).join(', ')})`;
+  if (stage.kind === 'filterExpr') return `filter(${JSON.stringify(stage.text)})`;
+  if (stage.kind === 'withColumnExpr') return `withColumn(${JSON.stringify(stage.name)}, ${JSON.stringify(stage.text)})`;
+  return stage.kind;
 }
 
 /** A watermark stage's record of one event time (µs): truncated to ms, into the stage's max and the stats. */

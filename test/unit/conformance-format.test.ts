@@ -5,7 +5,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { caseToPlan, missingFeature, parseCase, stepInputFiles } from '../../lib/conformance/case';
+import { caseToPlan, parseCase, stepInputFiles } from '../../lib/conformance/case';
 import { compareCase } from '../../lib/conformance/results';
 import { runCaseInMemory } from '../helpers/memory-case';
 
@@ -207,20 +207,17 @@ describe('FORMAT-3 step files and expectations', () => {
     expect(() => parseCase(caseWith([], { deadLetters: 1, deadLetterErrors: [1] }), 'f3.json')).toThrow(/deadLetterErrors must be a list of strings/);
   });
 
-  it('a missing feature is named, and the case is refused by that name when run', () => {
-    const expr = parseCase(JSON.stringify({ name: 'e', query: { ...q, pipeline: [{ filter: 'a > 1' }] }, steps: [] }), 'e.json');
-    expect(missingFeature(expr)).toBe('the filter stage (FORMAT-3 "Expressions")');
-    expect(() => caseToPlan(expr)).toThrow(/case e needs the filter stage.*which sluice does not support yet/);
-    // the types and the file formats are read, nested ones too (a Parquet file's groups by its reader)
-    const csv = parseCase(JSON.stringify({ name: 'csv', query: { ...q, format: 'csv' }, steps: [] }), 'csv.json');
-    expect(missingFeature(csv)).toBeNull();
-    const parquet = parseCase(JSON.stringify({ name: 'p', query: { ...q, format: 'parquet', schema: 'a ARRAY<INT>' }, steps: [] }), 'p.json');
-    expect(missingFeature(parquet)).toBeNull();
-    const nested = parseCase(JSON.stringify({ name: 'd', query: { ...q, schema: 'xs ARRAY<INT>, m MAP<STRING, STRUCT<a: INT>>' }, steps: [] }), 'd.json');
-    expect(missingFeature(nested)).toBeNull();
-    const typed = parseCase(JSON.stringify({ name: 'd', query: { ...q, schema: 'dt DATE, price DECIMAL(10,2)' }, steps: [] }), 'd.json');
-    expect(missingFeature(typed)).toBeNull();
-    expect(missingFeature(parseCase(caseWith([]), 'f3.json'))).toBeNull();
+  it('the expression stages are read from a case and checked when the query is built', () => {
+    const ok = parseCase(JSON.stringify({ name: 'e', query: { ...q, pipeline: [{ filter: 'id > 1' }] }, steps: [] }), 'e.json');
+    expect(caseToPlan(ok).stages.map((s) => s.kind)).toContain('filterExpr');
+    const bad = parseCase(JSON.stringify({ name: 'e', query: { ...q, pipeline: [{ filter: 'nope > 1' }] }, steps: [] }), 'e.json');
+    expect(() => caseToPlan(bad)).toThrow(/UNRESOLVED_COLUMN/);
+    expect(() => parseCase(JSON.stringify({ name: 'e', query: { ...q, pipeline: [{ filter: 1 }] }, steps: [] }), 'e.json')).toThrow(
+      /filter must be an expression/,
+    );
+    expect(() =>
+      parseCase(JSON.stringify({ name: 'e', query: { ...q, pipeline: [{ withColumn: { name: 'b', expr: 'id', x: 1 } }] }, steps: [] }), 'e.json'),
+    ).toThrow(/key "x"/);
   });
 
   it('deadLetters and deadLetterErrors are compared: an error class begins the reason in brackets, other text is contained', () => {

@@ -35,6 +35,8 @@ export interface CompiledExpression {
   readonly evaluate: Eval;
   /** Set when the expression is a generator (explode...): the stage emits one row per element of `evaluate(row)`. */
   readonly generator?: GeneratorInfo;
+  /** Set when the expression is a bare input column: its name (the column keeps its type, window flag and event-time mark). */
+  readonly source?: string;
 }
 
 /** Parses and types `text` against `columns`; throws ExpressionError (Spark's class, position, fix) when Spark would refuse it. */
@@ -43,14 +45,20 @@ export function analyzeExpression(text: string, columns: readonly ColumnInfo[]):
   return new Analyzer({ text, columns }).analyze(ast);
 }
 
-function compiled(t: Typed, name: string): CompiledExpression {
-  return { type: { ...toDataType(t.type), name }, sqlType: t.type, sql: t.sql, evaluate: compileTyped(t), generator: t.generator };
+/** Parses, analyzes and compiles one expression; its column is named `name`, or as Spark names it without AS. */
+export function compileExpression(text: string, columns: readonly ColumnInfo[], name?: string): CompiledExpression {
+  const ast = parseExpression(text);
+  const t = new Analyzer({ text, columns }).analyze(ast);
+  const ref = columnOf(ast, columns);
+  const type: ColumnInfo = ref ? { ...ref, name: name ?? ref.name } : { ...toDataType(t.type), name: name ?? t.name };
+  return { type, sqlType: t.type, sql: t.sql, evaluate: compileTyped(t), generator: t.generator, ...(ref ? { source: ref.name } : {}) };
 }
 
-/** Parses, analyzes and compiles one expression; its column is named as Spark names it without AS. */
-export function compileExpression(text: string, columns: readonly ColumnInfo[]): CompiledExpression {
-  const t = analyzeExpression(text, columns);
-  return compiled(t, t.name);
+/** The input column a bare name resolves to (case-insensitively, as the analyzer resolves it), else undefined. */
+function columnOf(ast: Ast, columns: readonly ColumnInfo[]): ColumnInfo | undefined {
+  if (ast.k !== 'name' || ast.parts.length !== 1) return undefined;
+  const want = ast.parts[0];
+  return columns.find((c) => c.name === want) ?? columns.find((c) => c.name.toLowerCase() === want.toLowerCase());
 }
 
 /**
@@ -77,6 +85,10 @@ export function compileFilter(text: string, columns: readonly ColumnInfo[]): (ro
 /** A compiled selectExpr list. */
 export interface CompiledSelect {
   readonly columns: readonly ColumnInfo[];
+  /** For each output column, the input column it is a bare copy of (it keeps that column's event-time mark), else null. */
+  readonly sources: readonly (string | null)[];
+  /** Whether an item is a generator (explode...): rows come from `generate`, not `project`. */
+  readonly generates: boolean;
   /** The output row of an input row (no generator among the items). */
   readonly project: (row: Row) => Row;
   /** The output rows of an input row: one per element when an item is a generator, else [project(row)]. */
@@ -86,6 +98,8 @@ export interface CompiledSelect {
 interface Item {
   readonly name: string;
   readonly typed: Typed;
+  /** The input column the item is a bare copy of. */
+  readonly ref?: ColumnInfo;
 }
 
 /**
@@ -116,29 +130,51 @@ export function compileSelect(items: readonly string[], columns: readonly Column
       }
       generatorAt = out.length;
     }
-    out.push({ name: alias ?? typed.name, typed });
+    const ref = columnOf(ast, columns);
+    out.push({ name: alias ?? typed.name, typed, ...(ref ? { ref } : {}) });
   }
   const evals = out.map((i) => compileTyped(i.typed));
   const names = out.map((i) => i.name);
   const gen = generatorAt >= 0 ? out[generatorAt].typed.generator! : undefined;
   const outColumns: ColumnInfo[] = [];
+  const sources: (string | null)[] = [];
   out.forEach((item, i) => {
     if (i === generatorAt && gen !== undefined) {
       const single = gen.columns.length === 1 || (gen.columns.length === 2 && gen.columns[0].name === 'pos');
       for (const c of gen.columns) {
         const name = c.name === 'col' && single && items.length > 0 && hasAlias(item) ? item.name : c.name;
         outColumns.push({ ...toDataType(c.type), name });
+        sources.push(null);
       }
-    } else outColumns.push({ ...toDataType(item.typed.type), name: item.name });
+    } else if (item.ref) {
+      outColumns.push({ ...item.ref, name: item.name });
+      sources.push(item.ref.name);
+    } else {
+      outColumns.push({ ...toDataType(item.typed.type), name: item.name });
+      sources.push(null);
+    }
   });
+  const seen = new Set<string>();
+  for (const c of outColumns) {
+    if (seen.has(c.name)) {
+      throw new ExpressionError(
+        'COLUMN_ALREADY_EXISTS',
+        `The column \`${c.name}\` already exists in the output of selectExpr: give each item its own name with AS`,
+        items.join(', '),
+      );
+    }
+    seen.add(c.name);
+  }
   const n = evals.length;
   const project = projector(names, evals);
-  if (gen === undefined) return { columns: outColumns, project, generate: (row) => [project(row)] };
+  if (gen === undefined) return { columns: outColumns, sources, generates: false, project, generate: (row) => [project(row)] };
   const genNames = outColumns.slice(generatorAt, generatorAt + gen.columns.length).map((c) => c.name);
   const withPos = gen.kind.startsWith('pos');
   const outer = gen.kind.endsWith('_outer');
   return {
     columns: outColumns,
+    sources,
+    generates: true,
     project: () => {
       throw new Error('internal: a select with a generator emits rows with generate(row)');
     },
@@ -187,7 +223,7 @@ function expandStar(ast: Extract<Ast, { k: 'star' }>, az: Analyzer): Item[] {
   if (ast.qualifier.length === 0) {
     return az.scope.columns.map((c) => {
       const key = c.name;
-      return { name: key, typed: { type: c, sql: key, name: key, children: [], build: () => (row: Row) => row[key] ?? null } };
+      return { name: key, ref: c, typed: { type: c, sql: key, name: key, children: [], build: () => (row: Row) => row[key] ?? null } };
     });
   }
   const base = az.analyze({ k: 'name', pos: ast.pos, parts: ast.qualifier });

@@ -16,7 +16,18 @@ function marksAfter(marks: Marks, stages: readonly StatelessStage[]): Marks {
   for (const s of stages) {
     if (s.kind === 'watermark') m.set(s.column, s.delayMs);
     else if (s.kind === 'withColumn' || s.kind === 'extract') m.delete(s.name);
-    else if (s.kind === 'select') m = new Map([...m].filter(([c]) => s.columns.includes(c)));
+    else if (s.kind === 'withColumnExpr') {
+      // a bare copy of a marked column is marked too (Spark's alias keeps the event-time metadata)
+      const from = s.compiled.source;
+      if (from !== undefined && m.has(from)) m.set(s.name, m.get(from)!);
+      else m.delete(s.name);
+    } else if (s.kind === 'selectExpr') {
+      const next = new Map<string, number>();
+      s.compiled.sources.forEach((from, i) => {
+        if (from !== null && m.has(from)) next.set(s.compiled.columns[i].name, m.get(from)!);
+      });
+      m = next;
+    } else if (s.kind === 'select') m = new Map([...m].filter(([c]) => s.columns.includes(c)));
     else if (s.kind === 'project') {
       const next = new Map<string, number>();
       for (const item of s.items) {

@@ -87,6 +87,10 @@ export function columnsAfter(start: readonly ColumnInfo[], stages: readonly Stat
       }
     } else if (s.kind === 'withColumn') {
       cols = [...cols.filter((c) => c.name !== s.name), { ...(s.dataType ?? { type: s.type }), name: s.name }];
+    } else if (s.kind === 'selectExpr') {
+      cols = [...s.compiled.columns];
+    } else if (s.kind === 'withColumnExpr') {
+      cols = [...cols.filter((c) => c.name !== s.name), s.compiled.type];
     } else if (s.kind === 'extract') {
       const c = pathColumn(s.path, cols, 'groupBy', s.name);
       cols = [...cols.filter((x) => x.name !== s.name), c];

@@ -7,6 +7,7 @@
 import type { ColumnType, DataType, Schema } from '../schema';
 import type { FileFormat } from '../formats';
 import type { BatchLimits, OutputRow, Row } from '../ports';
+import type { CompiledExpression, CompiledSelect } from '../expr';
 
 export type OutputMode = 'append' | 'update' | 'complete';
 
@@ -35,7 +36,18 @@ export type StatelessStage =
   | { readonly kind: 'watermark'; readonly id: string; readonly column: string; readonly delayMs: number; readonly delayText: string }
   /** Adds (or replaces) column `name` with the value at a nested path: a groupBy on `customer.country`. */
   | { readonly kind: 'extract'; readonly name: string; readonly path: ColumnPath }
+  | ExprStage
   | JoinStage;
+
+/**
+ * A stage of Spark SQL expressions (lib/engine/expr, FORMAT-3 "Expressions"): its text as
+ * written, and the text compiled once, when the stage was added, against the columns it
+ * receives. A row whose expression raises an ANSI error becomes a dead letter.
+ */
+export type ExprStage =
+  | { readonly kind: 'selectExpr'; readonly items: readonly string[]; readonly compiled: CompiledSelect }
+  | { readonly kind: 'filterExpr'; readonly text: string; readonly test: (row: Row) => boolean }
+  | { readonly kind: 'withColumnExpr'; readonly name: string; readonly text: string; readonly compiled: CompiledExpression };
 
 // ------------------------------------------------------------------------ nested values
 

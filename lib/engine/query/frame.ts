@@ -29,6 +29,9 @@ import { ddlOf, parseDdlType } from '../ddl';
 import { operatorChain, outputColumns } from '../plan/chain';
 import { MAX_STATE_PARTITIONS, positiveIntOption, sourceLimits, toPlan } from '../plan/to-plan';
 import { AggBuilder, col, count } from './functions';
+import { Column } from './column';
+import { aggregation, usesExpressions } from './expr-agg';
+import { compileExpression, compileFilter, compileSelect } from '../expr';
 import { parseTimeRange, staticJoinType, streamJoinType, type TimeRangeArg } from './join-args';
 import type { StaticTable } from './static-table';
 import type {
@@ -78,6 +81,14 @@ function pushFilter(frame: StreamFrame<FrameColumns>, predicates: readonly JoinP
   return new StreamFrame(frame.source, [...frame.stages, stage], [], frame.inputs);
 }
 
+/** An expression's text, from a string or a Column; `where` names the call in the error. */
+function exprText(e: unknown, where: string): string {
+  if (e instanceof Column) return e.sql;
+  if (typeof e !== 'string' || e.trim() === '')
+    throw new InvalidQueryError(`${where}: ${JSON.stringify(e)} is not an expression: give Spark SQL text, e.g. "amount > 0", or expr(...)`);
+  return e;
+}
+
 /** The ColumnTypes, which withColumn takes as they are (a DDL type is parsed). */
 const BARE_TYPES: ReadonlySet<string> = new Set<ColumnType>([
   'STRING',
@@ -123,11 +134,33 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     columnsAfter(this.source.schema.columns, [...this.stages, stage]); // checks the column now, not at plan()
     return this.add(stage);
   }
-  filter(fn: (row: InputRowOf<C>) => boolean, label = 'filter'): StreamFrame<C> {
-    return this.add({ kind: 'filter', fn: fn as (row: Row) => boolean, label });
+  /**
+   * Keeps the rows for which `condition` holds: a Spark SQL expression (`"country IN ('DE', 'FR')"`,
+   * `expr(...)`), which must be BOOLEAN and keeps a row when true (null and false drop it), or a
+   * function of the row.
+   */
+  filter(condition: string | Column | ((row: InputRowOf<C>) => boolean), label = 'filter'): StreamFrame<C> {
+    if (typeof condition === 'function') return this.add({ kind: 'filter', fn: condition as (row: Row) => boolean, label });
+    const text = exprText(condition, label);
+    return this.add({ kind: 'filterExpr', text, test: compileFilter(text, this.columns_()) });
   }
-  where(fn: (row: InputRowOf<C>) => boolean): StreamFrame<C> {
-    return this.filter(fn, 'where');
+  where(condition: string | Column | ((row: InputRowOf<C>) => boolean)): StreamFrame<C> {
+    return this.filter(condition, 'where');
+  }
+  /**
+   * Spark's selectExpr: each item a Spark SQL expression with an optional `AS name`, `*`, or a
+   * STRUCT's fields (`o.*`); one item may be a generator (`explode(lines) AS line`). The text is
+   * analyzed against the frame's columns now: an unknown column or a type Spark refuses is
+   * refused here, with Spark's error class and the position.
+   */
+  selectExpr(...items: Array<string | Column>): StreamFrame<AnyColumns> {
+    if (items.length === 0) throw new InvalidQueryError('selectExpr: give at least one expression, e.g. selectExpr("id", "amount * qty AS revenue")');
+    const texts = items.map((i) => (i instanceof Column ? i.toString() : exprText(i, 'selectExpr')));
+    return this.add({ kind: 'selectExpr', items: texts, compiled: compileSelect(texts, this.columns_()) });
+  }
+  /** @internal The columns of the frame's rows now. */
+  columnsNow_(): ColumnInfo[] {
+    return this.columns_();
   }
   /** The columns of the frame's rows after the stages so far (the analysis checks them as it goes). */
   private columns_(): ColumnInfo[] {
@@ -143,9 +176,22 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
    * with those the frame's columns are loosely typed.
    */
   select<const K extends readonly SelectArg<C>[]>(...items: K): StreamFrame<SelectColumns<C, K>>;
-  select(...items: Array<Names<C> | ProjectItem>): StreamFrame<AnyColumns>;
+  select(...items: Array<Names<C> | ProjectItem | Column>): StreamFrame<AnyColumns>;
   // biome-ignore lint/suspicious/noExplicitAny: an overload's implementation; the signatures above type the result
-  select(...items: Array<string | ProjectItem>): StreamFrame<any> {
+  select(...items: Array<string | ProjectItem | Column>): StreamFrame<any> {
+    if (items.some((i) => i instanceof Column)) {
+      // a Column among the items: every item is an expression (a name is one too)
+      const bad = items.find((i) => typeof i !== 'string' && !(i instanceof Column));
+      if (bad !== undefined) {
+        throw new InvalidQueryError(
+          `select: ${JSON.stringify(bad)} cannot be mixed with expression columns in one select: write it as an expression too (window(...), explode(...)) or select in two steps`,
+        );
+      }
+      return this.selectExpr(...(items as Array<string | Column>));
+    }
+    return this.project_(items as Array<string | ProjectItem>);
+  }
+  private project_(items: Array<string | ProjectItem>): StreamFrame<AnyColumns> {
     const cols = this.columns_();
     const isColumn = (i: string): boolean => !isPath(i) || cols.some((c) => c.name === i);
     if (items.every((i): i is string => typeof i === 'string' && isColumn(i))) return this.add({ kind: 'select', columns: items });
@@ -187,7 +233,22 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     name: N,
     type: T,
     fn: (row: InputRowOf<C>) => unknown,
-  ): StreamFrame<Simplify<Omit<C, N> & { [P in N]: DdlTypeOf<T> }>> {
+  ): StreamFrame<Simplify<Omit<C, N> & { [P in N]: DdlTypeOf<T> }>>;
+  /** Adds (or replaces) column `name` with a Spark SQL expression's value (`'amount * qty'`, `expr(...)`), typed as Spark types it. */
+  withColumn<N extends string>(name: N, expression: string | Column): StreamFrame<AnyColumns>;
+  // biome-ignore lint/suspicious/noExplicitAny: an overload's implementation; the signatures above type the result
+  withColumn(name: string, type: string | Column, fn?: (row: any) => unknown): StreamFrame<any> {
+    if (fn === undefined) {
+      const text = exprText(type, `withColumn(${JSON.stringify(name)}, ...)`);
+      const compiled = compileExpression(text, this.columns_(), name);
+      if (compiled.generator) {
+        throw new InvalidQueryError(
+          `withColumn(${JSON.stringify(name)}, ${JSON.stringify(text)}): [UNSUPPORTED_GENERATOR.OUTSIDE_SELECT] a generator is only allowed in a select: selectExpr("*", "${text} AS ${name}")`,
+        );
+      }
+      return this.add({ kind: 'withColumnExpr', name, text, compiled });
+    }
+    if (typeof type !== 'string') throw new InvalidQueryError(`withColumn(${JSON.stringify(name)}, type, fn): the type is a DDL type such as 'DOUBLE'`);
     if (BARE_TYPES.has(type)) return this.add({ kind: 'withColumn', name, type: type as ColumnType, fn: fn as (row: Row) => unknown });
     const dataType = parseDdlType(type);
     return this.add({ kind: 'withColumn', name, type: dataType.type, dataType, fn: fn as (row: Row) => unknown });
@@ -336,6 +397,8 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
    * Spark names it) and window / session_window keys; `agg` then gives the aggregates.
    */
   groupBy<K extends GroupArg<C>[]>(...keys: K): GroupedFrame<C, KeyColumns<C, K>> {
+    // an expression among the keys: the grouping is built with its aggregates (expr-agg.ts)
+    if (keys.some((k) => k instanceof Column)) return new GroupedFrame(this as unknown as StreamFrame<FrameColumns>, [], [], keys);
     const named = keys.map((k) => (typeof k === 'string' ? col(k) : k)) as GroupKey[];
     const paths = named.filter((k): k is ColumnKey => k.kind === 'column' && isPath(k.name));
     if (paths.length === 0) return new GroupedFrame(this as unknown as StreamFrame<FrameColumns>, named);
@@ -391,8 +454,20 @@ export class GroupedFrame<C extends FrameColumns = AnyColumns, K extends FrameCo
     private readonly keys: GroupKey[],
     /** Columns a nested key's column replaced (`customer.country` over a column `country`): no aggregate may read them. */
     private readonly shadowed: readonly string[] = [],
+    /** The keys as given, when some are expressions (then `keys` is empty and agg builds them). */
+    private readonly exprKeys: ReadonlyArray<string | GroupKey | Column> | null = null,
   ) {}
   agg<A extends AggArg<C>[]>(...aggs: A): StreamFrame<Simplify<K & AggColumns<C, A>>> {
+    if (this.exprKeys || usesExpressions([], aggs)) {
+      const builders = aggs.map((a) => (a instanceof AggBuilder ? a : new AggBuilder(a.fn, a.column, a.as)));
+      const plan = aggregation(this.frame.columnsNow_(), this.exprKeys ?? this.keys, builders);
+      const out = this.frame
+        .selectExpr(...plan.items)
+        .groupBy(...(plan.keys as GroupArg<AnyColumns>[]))
+        .agg(...plan.aggs);
+      // biome-ignore lint/suspicious/noExplicitAny: the columns of a grouping by expressions are known only at run time
+      return (plan.renames ? out.select(...plan.renames) : out) as any;
+    }
     const specs = aggs.map((a) => (a instanceof AggBuilder ? a.toSpec() : { fn: a.fn, column: a.column, as: a.as }));
     for (const a of specs) {
       if (a.column !== undefined && this.shadowed.includes(a.column)) {
@@ -404,6 +479,8 @@ export class GroupedFrame<C extends FrameColumns = AnyColumns, K extends FrameCo
     return this.frame.stateful_({ kind: 'aggregate', keys: this.keys, aggs: specs });
   }
   count(): StreamFrame<Simplify<K & { count: 'LONG' }>> {
+    // biome-ignore lint/suspicious/noExplicitAny: a grouping by expressions has columns known only at run time
+    if (this.exprKeys) return this.agg(...([count().alias('count')] as any)) as any;
     return this.frame.stateful_({ kind: 'aggregate', keys: this.keys, aggs: [count().alias('count').toSpec()] });
   }
 }

@@ -6,6 +6,7 @@ import { InvalidQueryError } from '../errors';
 import { parseWindowDuration } from '../duration';
 import { parsePath } from '../plan/paths';
 import type { AggFn, AggSpec, ColumnKey, ColumnPath, ExplodeItem, ProjectItem, SessionKey, WindowKey } from '../plan/types';
+import { Column } from './column';
 
 // ---------------------------------------------------------------- grouping and aggregate helpers
 
@@ -44,8 +45,11 @@ export function col<Name extends string>(name: Name): ColumnKey<Name> {
   return { kind: 'column', name };
 }
 
-/** A fluent aggregate: `sum('amount').as('total')`. Its type parameters are the output name, the function and the column. */
-export class AggBuilder<Name extends string = string, Fn extends AggFn = AggFn, Col extends string | undefined = string | undefined> {
+/**
+ * A fluent aggregate: `sum('amount').as('total')`, or of an expression: `sum(expr('amount * qty'))`.
+ * Its type parameters are the output name, the function and the column (a Column: an expression).
+ */
+export class AggBuilder<Name extends string = string, Fn extends AggFn = AggFn, Col extends string | Column | undefined = string | Column | undefined> {
   constructor(
     readonly fn: Fn,
     readonly column: Col,
@@ -58,27 +62,32 @@ export class AggBuilder<Name extends string = string, Fn extends AggFn = AggFn, 
   alias<N extends string>(name: N): AggBuilder<N, Fn, Col> {
     return this.as(name);
   }
+  /** The aggregate of a column (an expression's input is computed by a stage before the aggregation: see GroupedFrame.agg). */
   toSpec(): AggSpec {
-    return { fn: this.fn, column: this.column, as: this.name };
+    if (this.column instanceof Column) throw new Error(`internal: ${this.fn}(${this.column.sql}) aggregates an expression: it needs its input stage first`);
+    return { fn: this.fn, column: this.column as string | undefined, as: this.name };
   }
 }
-function agg<F extends AggFn, C extends string | undefined>(fn: F, column: C): AggBuilder<C extends string ? `${F}(${C})` : `${F}(1)`, F, C> {
-  return new AggBuilder(fn, column, (column === undefined ? `${fn}(1)` : `${fn}(${column})`) as C extends string ? `${F}(${C})` : `${F}(1)`);
+type AggName<F extends string, C> = C extends string ? `${F}(${C})` : C extends Column ? string : `${F}(1)`;
+function agg<F extends AggFn, C extends string | Column | undefined>(fn: F, column: C): AggBuilder<AggName<F, C>, F, C> {
+  const name = column === undefined ? `${fn}(1)` : column instanceof Column ? `${fn}(${column.sql})` : `${fn}(${column})`;
+  return new AggBuilder(fn, column, name as AggName<F, C>);
 }
 /** `count()` / `count('*')` counts rows, `count(column)` the non-null values of the column. */
 export function count(): AggBuilder<'count(1)', 'count', undefined>;
 export function count<C extends string>(column: C): AggBuilder<C extends '*' ? 'count(1)' : `count(${C})`, 'count', C extends '*' ? undefined : C>;
-export function count(column?: string): AggBuilder<string, 'count', string | undefined>;
-export function count(column?: string): AggBuilder<string, 'count', string | undefined> {
+export function count(column: Column): AggBuilder<string, 'count', Column>;
+export function count(column?: string | Column): AggBuilder<string, 'count', string | Column | undefined>;
+export function count(column?: string | Column): AggBuilder<string, 'count', string | Column | undefined> {
   return agg('count', column === '*' ? undefined : column);
 }
-export const sum = <C extends string>(column: C) => agg('sum', column);
-export const min = <C extends string>(column: C) => agg('min', column);
-export const max = <C extends string>(column: C) => agg('max', column);
-export const avg = <C extends string>(column: C) => agg('avg', column);
-export const first = <C extends string>(column: C) => agg('first', column);
-export const last = <C extends string>(column: C) => agg('last', column);
-export const approxCountDistinct = <C extends string>(column: C) => agg('approxCountDistinct', column);
+export const sum = <C extends string | Column>(column: C) => agg('sum', column);
+export const min = <C extends string | Column>(column: C) => agg('min', column);
+export const max = <C extends string | Column>(column: C) => agg('max', column);
+export const avg = <C extends string | Column>(column: C) => agg('avg', column);
+export const first = <C extends string | Column>(column: C) => agg('first', column);
+export const last = <C extends string | Column>(column: C) => agg('last', column);
+export const approxCountDistinct = <C extends string | Column>(column: C) => agg('approxCountDistinct', column);
 
 // ------------------------------------------------------------------------------ select items
 

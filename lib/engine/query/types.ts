@@ -6,6 +6,7 @@ import type { Json, OutputRow, Row } from '../ports';
 import type { ColumnType } from '../schema';
 import type { AggFn, AggSpec, ColumnKey, QueryPlan, SessionKey, WindowKey } from '../plan/types';
 import type { AggBuilder, GeneratorItem } from './functions';
+import type { Column } from './column';
 
 // ------------------------------------------------------------------------- types for the user
 //
@@ -332,6 +333,7 @@ export type RowOf<P> = P extends QueryPlan<infer R> ? R : never;
 
 /** What groupBy takes for a frame with columns C. */
 export type GroupArg<C extends FrameColumns> =
+  | Column
   | ColumnPaths<C>
   | ColumnKey<ColumnPaths<C>>
   | WindowKey<ColumnsOfType<C, 'TIMESTAMP' | 'WINDOW'>>
@@ -348,7 +350,13 @@ type KeyColumn<C extends FrameColumns, K> =
           : never;
 type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
 export type KeyColumns<C extends FrameColumns, K extends readonly unknown[]> =
-  Known<C> extends false ? AnyColumns : UnionToIntersection<{ [I in keyof K]: KeyColumn<C, K[I]> }[number]> & {};
+  Known<C> extends false
+    ? AnyColumns
+    : Column extends K[number]
+      ? AnyColumns
+      : Extract<K[number], Column> extends never
+        ? UnionToIntersection<{ [I in keyof K]: KeyColumn<C, K[I]> }[number]> & {}
+        : AnyColumns;
 
 type NumericType = 'INT' | 'LONG' | 'DOUBLE' | 'DECIMAL' | 'TIMESTAMP';
 /** The aggregates a frame with columns C accepts (sum and avg need a numeric column). */
@@ -359,6 +367,7 @@ export type AggArg<C extends FrameColumns> =
         | AggBuilder<string, 'count', Names<C> | undefined>
         | AggBuilder<string, 'sum' | 'avg', ColumnsOfType<C, NumericType>>
         | AggBuilder<string, 'min' | 'max' | 'first' | 'last' | 'approxCountDistinct', Names<C>>
+        | AggBuilder<string, AggFn, Column>
         | AggSpec;
 type AggType<C extends FrameColumns, F extends AggFn, Col> = F extends 'count' | 'approxCountDistinct'
   ? 'LONG'
@@ -376,7 +385,13 @@ type AggType<C extends FrameColumns, F extends AggFn, Col> = F extends 'count' |
       ? 'DOUBLE'
       : ColumnType;
 type AggColumn<C extends FrameColumns, A> =
-  A extends AggBuilder<infer N, infer F, infer Col> ? { [P in N]: AggType<C, F, Col> } : A extends AggSpec ? AnyColumns : never;
+  A extends AggBuilder<string, AggFn, Column>
+    ? AnyColumns
+    : A extends AggBuilder<infer N, infer F, infer Col>
+      ? { [P in N]: AggType<C, F, Col> }
+      : A extends AggSpec
+        ? AnyColumns
+        : never;
 export type AggColumns<C extends FrameColumns, A extends readonly unknown[]> =
   Known<C> extends false ? AnyColumns : UnionToIntersection<{ [I in keyof A]: AggColumn<C, A[I]> }[number]> & {};
 

@@ -9,7 +9,7 @@
 import type { Accumulator, OperatorOutput } from '../operators/operator';
 import { batchMeta } from '../operators/batch';
 import type { DeadLetter, Json, OffsetEntry, OutputRow, ReadOptions, ReadResult, Row, Source, StateStore } from '../ports';
-import { toOutputRow } from '../rows';
+import { type RowErrorHandler, toOutputRow } from '../rows';
 import { MaxEventTimes, operatorInputWatermarks } from '../watermark';
 import { watermarksOf } from './position';
 import type { QueryRuntime } from './runtime';
@@ -139,14 +139,22 @@ export async function* stagedChunks(
     if (chunk.files) read.perSourceFiles[sourceIndex] = (read.perSourceFiles[sourceIndex] ?? 0) + chunk.files;
     read.perSourceDeadLetters[sourceIndex] = (read.perSourceDeadLetters[sourceIndex] ?? 0) + chunk.deadLetters.length;
     for (const d of chunk.deadLetters) read.deadLetters.push(d);
-    // a row a stage cannot evaluate (FORMAT-3 departure 2) is a dead letter with Spark's error, not a failed batch
-    const staged = await rt.runStages(stages, chunk.rows, (row, reason) => {
-      read.perSourceDeadLetters[sourceIndex] = (read.perSourceDeadLetters[sourceIndex] ?? 0) + 1;
-      read.deadLetters.push({ source: {}, raw: rowText(row), reason });
-    });
+    const staged = await rt.runStages(stages, chunk.rows, rowErrorsOf(read, sourceIndex));
     read.maxEventTimes.observe(staged.maxEventTime, staged.eventTimes);
     yield staged.rows;
   }
+}
+
+/**
+ * Where the stages' row errors go (FORMAT-3 departure 2): a row a stage cannot evaluate is a dead
+ * letter with Spark's error, not a failed batch. `sourceIndex`: the source whose read it counts
+ * with; absent for the stages after an operator.
+ */
+export function rowErrorsOf(read: BatchRead, sourceIndex?: number): RowErrorHandler {
+  return (row, reason) => {
+    if (sourceIndex !== undefined) read.perSourceDeadLetters[sourceIndex] = (read.perSourceDeadLetters[sourceIndex] ?? 0) + 1;
+    read.deadLetters.push({ source: {}, raw: rowText(row), reason });
+  };
 }
 
 /** A row as the text of a dead letter: JSON, a BIGINT beyond 2^53 − 1 as its digits. */
@@ -167,7 +175,7 @@ export async function* statelessOutput(
   collect: boolean,
 ): AsyncGenerator<OutputRow[]> {
   for await (const rows of stagedChunks(rt, entry, read)) {
-    const out = (await rt.runStages(rt.plan.post, rows)).rows.map((r) => toOutputRow(r, rt.outColumns));
+    const out = (await rt.runStages(rt.plan.post, rows, rowErrorsOf(read))).rows.map((r) => toOutputRow(r, rt.outColumns));
     read.numOutputRows += out.length;
     if (collect) for (const r of out) read.rows.push(r);
     if (out.length > 0) yield out;
@@ -207,7 +215,7 @@ async function finishPipeline(
     if (spec.kind === 'streamJoin') accs[i].addRight!(await inputRows(rt, spec.input, accs, entry, read, perOperator, state));
     const out = await accs[i].finish(state);
     perOperator[i] = out;
-    rows = (await rt.runStages(o.chained.post, out.rows)).rows;
+    rows = (await rt.runStages(o.chained.post, out.rows, rowErrorsOf(read))).rows;
   }
   return rows;
 }

@@ -28,7 +28,7 @@
 import { SluiceError } from '../errors';
 import type { Json, OffsetEntry, OutputRow, Row, ShuffleStore, StateStore } from '../ports';
 import { toOutputRow } from '../rows';
-import { beginOperators, computeBatch, emptyRead, operatorBatch, runOperators, stagedChunks, type BatchRead } from '../run/batch';
+import { beginOperators, computeBatch, emptyRead, operatorBatch, rowErrorsOf, runOperators, stagedChunks, type BatchRead } from '../run/batch';
 import { BatchCommitter, lateRecords, storeStats, type BatchOutcome } from '../run/committer';
 import { BatchPlanner, newRunState } from '../run/planner';
 import { movesNoSource } from '../run/position';
@@ -190,7 +190,7 @@ export class PartitionedRun {
     const pre = tasks.partials ? op!.beginPartials!(operatorBatch(rt, entry, 0)) : null;
     for await (const rows of stagedChunks(rt, entry, read, 0, { index: split, count: tasks.splits })) {
       if (tasks.mode === 'stateless') {
-        for (const r of (await rt.runStages(rt.plan.post, rows)).rows) out.push(toOutputRow(r, rt.outColumns));
+        for (const r of (await rt.runStages(rt.plan.post, rows, rowErrorsOf(read))).rows) out.push(toOutputRow(r, rt.outColumns));
       } else if (pre) pre.add(rows);
       else {
         for (const r of rows) {

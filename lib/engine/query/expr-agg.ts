@@ -1,0 +1,137 @@
+/**
+ * groupBy and agg with expressions (FORMAT-3 "Expressions": a groupBy item `{expr, as}`, an
+ * aggregation `{fn, expr, as}`): the expressions become one selectExpr stage before the
+ * aggregation, which computes every grouping key and aggregate input from the same input row and
+ * passes the other columns through (a bare column keeps its event-time mark). So a row whose
+ * expression fails is a dead letter before the aggregation, and no aggregate counts it, as
+ * FORMAT-3 says. `window(...)` and `session_window(...)` as expressions are the window keys.
+ */
+import { InvalidQueryError } from '../errors';
+import { parseExpression, type Ast } from '../expr/parser';
+import { compileExpression } from '../expr';
+import type { GroupKey, SessionKey, WindowKey } from '../plan/types';
+import type { ColumnInfo } from '../plan/columns';
+import { Column, quoteName } from './column';
+import { AggBuilder, renamed, sessionWindow, window } from './functions';
+
+/** The keys, aggregates and stage an aggregation with expressions is built from. */
+export interface ExprAggregation {
+  /** The selectExpr items of the stage before the aggregation. */
+  readonly items: string[];
+  readonly keys: Array<string | GroupKey>;
+  readonly aggs: AggBuilder[];
+  /** Renames after the aggregation (a window key named other than `window`), or null. */
+  readonly renames: ReturnType<typeof renamed>[] | null;
+}
+
+/** Whether a grouping or its aggregates use expressions (then aggregation() builds them). */
+export function usesExpressions(keys: readonly unknown[], aggs: readonly unknown[]): boolean {
+  return keys.some((k) => k instanceof Column) || aggs.some((a) => a instanceof AggBuilder && a.column instanceof Column);
+}
+
+/** The stage, keys and aggregates of a grouping by `keys` with `aggs`, some of them expressions, over `cols`. */
+export function aggregation(cols: readonly ColumnInfo[], keys: ReadonlyArray<string | GroupKey | Column>, aggs: readonly AggBuilder[]): ExprAggregation {
+  const computed: string[] = []; // `expr AS name` items
+  const computedNames = new Set<string>();
+  const outKeys: Array<string | GroupKey> = [];
+  const keyNames: string[] = [];
+  const finalNames: string[] = [];
+  let temp = 0;
+  const tempName = (base: string): string => {
+    let n: string;
+    do n = `__${base}${temp++}`;
+    while (cols.some((c) => c.name === n));
+    return n;
+  };
+  for (const k of keys) {
+    if (!(k instanceof Column)) {
+      outKeys.push(k);
+      const name =
+        typeof k === 'string' ? k.split('.').pop()! : k.kind === 'column' ? k.name.split('.').pop()! : k.kind === 'window' ? 'window' : 'session_window';
+      keyNames.push(name);
+      finalNames.push(name);
+      continue;
+    }
+    const win = windowKey(k, cols, () => tempName('time'));
+    if (win) {
+      if (win.computed) {
+        computed.push(win.computed);
+        computedNames.add(win.key.column);
+      }
+      outKeys.push(win.key);
+      const name = win.key.kind === 'window' ? 'window' : 'session_window';
+      keyNames.push(name);
+      finalNames.push(k.name ?? name);
+      continue;
+    }
+    const name = k.name ?? compileExpression(k.sql, cols).type.name;
+    computed.push(`${k.sql} AS ${quoteName(name)}`);
+    computedNames.add(name);
+    outKeys.push(name);
+    keyNames.push(name);
+    finalNames.push(name);
+  }
+  const outAggs = aggs.map((a) => {
+    const c = a.column;
+    if (c instanceof Column) {
+      const name = tempName('agg');
+      computed.push(`${c.sql} AS ${name}`);
+      computedNames.add(name);
+      return new AggBuilder(a.fn, name, a.name === `${a.fn}(${c.sql})` ? `${a.fn}(${compileExpression(c.sql, cols).sql})` : a.name);
+    }
+    if (typeof c === 'string' && computedNames.has(c)) {
+      // a key computed under the name of a column this aggregate reads: it reads the column as it came in
+      const name = tempName('agg');
+      computed.push(`${quoteName(c)} AS ${name}`);
+      computedNames.add(name);
+      return new AggBuilder(a.fn, name, a.name);
+    }
+    return a;
+  });
+  const items = [...cols.filter((c) => !computedNames.has(c.name)).map((c) => quoteName(c.name)), ...computed];
+  const changed = finalNames.some((n, i) => n !== keyNames[i]);
+  const renames = changed ? [...keyNames.map((n, i) => renamed(n, finalNames[i])), ...outAggs.map((a) => renamed(a.name, a.name))] : null;
+  return { items, keys: outKeys, aggs: outAggs, renames };
+}
+
+/**
+ * `window(time, '10 minutes'[, slide[, start]])` or `session_window(time, '5 minutes')` as a
+ * grouping expression: its key, over the time column, or over a column the stage computes
+ * (`computed`) when the time is an expression. Null: another expression.
+ */
+function windowKey(k: Column, cols: readonly ColumnInfo[], temp: () => string): { key: WindowKey | SessionKey; computed?: string } | null {
+  const ast = parseExpression(k.sql);
+  if (ast.k !== 'call') return null;
+  const fn = ast.name.toLowerCase();
+  if (fn !== 'window' && fn !== 'session_window') return null;
+  const want = fn === 'window' ? [2, 4] : [2, 2];
+  if (ast.args.length < want[0] || ast.args.length > want[1]) {
+    throw new InvalidQueryError(
+      `groupBy ${k.sql}: [WRONG_NUM_ARGS] ${fn} takes ${fn === 'window' ? 'a time column, a duration and optionally a slide and a start time' : 'a time column and a gap'}, e.g. ${fn === 'window' ? "window(event_time, '10 minutes')" : "session_window(event_time, '5 minutes')"}`,
+    );
+  }
+  const texts = ast.args.slice(1).map((a, i) => durationText(a, k.sql, i + 2));
+  let column: string;
+  let computed: string | undefined;
+  const time = ast.args[0];
+  const ref = time.k === 'name' && time.parts.length === 1 ? cols.find((c) => c.name.toLowerCase() === time.parts[0].toLowerCase()) : undefined;
+  if (ref) column = ref.name;
+  else {
+    column = temp();
+    computed = `${k.sql.slice(time.pos, endOf(k.sql, ast))} AS ${column}`;
+  }
+  const key = fn === 'window' ? window(column, texts[0], texts[1], texts[2]) : sessionWindow(column, texts[0]);
+  return computed ? { key, computed } : { key };
+}
+
+/** The time argument's text: from its position up to the comma before the first duration literal. */
+function endOf(text: string, call: Extract<Ast, { k: 'call' }>): number {
+  return text.lastIndexOf(',', call.args[1].pos);
+}
+
+function durationText(a: Ast, sql: string, n: number): string {
+  if (a.k === 'lit' && typeof a.value === 'string') return a.value;
+  throw new InvalidQueryError(
+    `groupBy ${sql}: [DATATYPE_MISMATCH.NON_FOLDABLE_INPUT] argument ${n} must be a duration literal such as '10 minutes', not an expression`,
+  );
+}
