@@ -27,6 +27,8 @@ const CASES = [
   'sluice-join-left-outer-window.json',
   // DECIMAL buffers (digit strings) merged across read tasks and state partitions
   'sluice-types-decimal-avg-half-up.json',
+  // expression stages (compiled in each worker from the query) and a row error as a dead letter
+  'sluice-expr-filter-window-upper-country.json',
 ].map((f) => parseCase(readFileSync(join(PROJECT, f), 'utf8'), f));
 
 beforeAll(async () => {
