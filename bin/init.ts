@@ -229,7 +229,7 @@ function sampleIn(format: 'csv' | 'parquet', jsonLines: string): string | Uint8A
   if (format === 'parquet') {
     // Loaded here only: the sink's module brings the S3 client and hyparquet-writer, which no other init needs.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { parquetBytesOf } = require('../lib/aws/s3/parquet-sink') as typeof import('../lib/aws/s3/parquet-sink');
+    const { parquetBytesOf }: typeof import('../lib/aws/s3/parquet-sink') = require('../lib/aws/s3/parquet-sink');
     return parquetBytesOf(
       columns.map((c) => ({ name: c.name, type: c })),
       rows,
