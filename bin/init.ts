@@ -1,7 +1,8 @@
 /**
  * `sluice init <dir>`: writes a new pipeline project from templates/init/, filling in the source,
- * the format of its landing files and the sink. Its package.json pins the tools this package is built and tested with (read from
- * sluice's own package.json, so a scaffold installs what CI ran).
+ * the format of its landing files (--format; the sample files are written in it) and the sink.
+ * Its package.json pins the tools this package is built and tested with (read from sluice's own
+ * package.json, so a scaffold installs what CI ran).
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
