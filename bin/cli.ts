@@ -16,7 +16,7 @@ import { CRASH_POINTS, parseCrashPlan } from '../lib/engine/testing/crash';
 import { InvalidOptionError, InvalidQueryError, SluiceError } from '../lib/engine/errors';
 import type { ConformanceCliOptions, LatenessCliOptions, ReportCliOptions, RunOptions, StatusCliOptions } from './commands';
 import type { ShowCliOptions } from './show';
-import { initProject, INIT_SINKS, INIT_SOURCES } from './init';
+import { initProject, INIT_FORMATS, INIT_SINKS, INIT_SOURCES } from './init';
 
 export { EXIT_CODES } from './exit-codes';
 import { EXIT_CODES } from './exit-codes';
@@ -111,6 +111,11 @@ export function buildProgram(done: (code: number) => void, version = '0.0.0'): C
     .argument('<directory>', "the new project's folder (created; must be empty or absent); its name names the package")
     .addOption(new Option('--source <kind>', 'where the pipeline reads').choices(INIT_SOURCES).default('s3'))
     .addOption(
+      new Option('--format <format>', "the landing files' format of an S3 source (csv: with a header row); a Kinesis source reads JSON only")
+        .choices(INIT_FORMATS)
+        .default('json'),
+    )
+    .addOption(
       new Option('--sink <kind>', 'where it writes (parquet: S3 Parquet files, needs a sluice with the Parquet sink)').choices(INIT_SINKS).default('s3'),
     )
     .option('--sluice <spec>', 'the dependency spec for sluice in package.json: a version, or file:<path to a tarball or folder>')
@@ -119,15 +124,22 @@ export function buildProgram(done: (code: number) => void, version = '0.0.0'): C
       `
 Example:
   npx sluice init my-pipeline --source kinesis --sink dynamodb
+  npx sluice init my-pipeline --format csv
   cd my-pipeline && npm install && npm start && npm test`,
     )
-    .action((dir: string, o: { source: (typeof INIT_SOURCES)[number]; sink: (typeof INIT_SINKS)[number]; sluice?: string }) => {
-      const written = initProject({ dir: resolve(dir), source: o.source, sink: o.sink, sluiceSpec: o.sluice });
-      console.log(`sluice: wrote ${written.files.length} files to ${written.dir}:`);
-      for (const f of written.files) console.log(`  ${f}`);
-      console.log(`\nnext: cd ${dir} && npm install && npm start   (then: npm test, npx cdk synth)`);
-      done(EXIT_CODES.ok);
-    });
+    .action(
+      (
+        dir: string,
+        o: { source: (typeof INIT_SOURCES)[number]; format: (typeof INIT_FORMATS)[number]; sink: (typeof INIT_SINKS)[number]; sluice?: string },
+      ) => {
+        const written = initProject({ dir: resolve(dir), source: o.source, format: o.format, sink: o.sink, sluiceSpec: o.sluice });
+        console.log(`sluice: wrote ${written.files.length} files to ${written.dir}:`);
+        for (const f of written.files) console.log(`  ${f}`);
+        console.log(`\nthe query (src/query.ts) reads ${written.reads}; sample/ holds some`);
+        console.log(`\nnext: cd ${dir} && npm install && npm start   (then: npm test, npx cdk synth)`);
+        done(EXIT_CODES.ok);
+      },
+    );
 
   program
     .command('example')

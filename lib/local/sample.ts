@@ -23,15 +23,16 @@ import { putJsonRecords } from '../conformance/kinesis';
 import { ensureBucket, ensureStateTable, ensureStream } from './resources';
 import { startLocalStack, type LocalStack } from './stack';
 
-/** One sample file: its name (sets the order) and its JSON-lines text or its rows. */
+/** One sample file: its name (sets the order) and its text (e.g. JSON lines or CSV), its bytes (e.g. Parquet) or its rows. */
 export interface SampleFile {
   readonly name: string;
   readonly text?: string;
+  readonly bytes?: Uint8Array;
   readonly rows?: ReadonlyArray<Record<string, unknown>>;
 }
 
 export interface RunQueryOnSampleOptions {
-  /** A folder of JSON-lines files (read in name order), or the files themselves. */
+  /** A folder of files in the query's format (put as they are, in name order), or the files themselves. */
   readonly files?: string | readonly SampleFile[];
   /** Rows as one file (an S3 query) or one record each (a Kinesis query). */
   readonly records?: ReadonlyArray<Record<string, unknown>>;
@@ -80,7 +81,7 @@ export async function runQueryOnSample<R>(plan: QueryPlan<R>, opts: RunQueryOnSa
       );
     } else {
       for (const f of files) {
-        const body = f.text ?? (f.rows ?? []).map((r) => JSON.stringify(r)).join('\n');
+        const body = f.bytes ?? f.text ?? (f.rows ?? []).map((r) => JSON.stringify(r)).join('\n');
         await clients.s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${source.prefix}/${f.name}`, Body: body }));
       }
     }
@@ -104,7 +105,8 @@ function sampleFiles(opts: RunQueryOnSampleOptions): SampleFile[] {
     const names = readdirSync(dir)
       .filter((n) => statSync(join(dir, n)).isFile())
       .sort();
-    for (const name of names) out.push({ name, text: readFileSync(join(dir, name), 'utf8') });
+    // Bytes, not text: a Parquet file is not UTF-8.
+    for (const name of names) out.push({ name, bytes: readFileSync(join(dir, name)) });
   } else if (opts.files) out.push(...[...opts.files].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)));
   if (opts.records) out.push({ name: 'zzzz-records.json', rows: opts.records });
   return out;
@@ -113,7 +115,7 @@ function sampleFiles(opts: RunQueryOnSampleOptions): SampleFile[] {
 /** A file's rows, for a Kinesis query: each non-empty line is one record. */
 function fileRows(f: SampleFile): unknown[] {
   if (f.rows) return [...f.rows];
-  return (f.text ?? '')
+  return (f.text ?? (f.bytes ? Buffer.from(f.bytes).toString('utf8') : ''))
     .split('\n')
     .filter((l) => l.trim() !== '')
     .map((l, i) => {

@@ -8,9 +8,10 @@
  * notify the topic it subscribes, and the CDK must find every feature flag configured. Then the
  * README's local walk-through: `npm start`, `sluice status`, a second run, `status`, `report`,
  * `lateness` on the data `npm start` left under .sluice/local.
- * Then it scaffolds the other sink (dynamodb) into a second folder that shares the first one's
- * node_modules and runs its `npm test`, while the first project is synthesized again without an
- * address (a warning, no alarm actions).
+ * Then it scaffolds the other sink (dynamodb), and the CSV and Parquet landing formats
+ * (`--format csv`, `--format parquet`), into folders that share the first one's node_modules and
+ * runs their `npm test`, while the first project is synthesized again without an address (a
+ * warning, no alarm actions).
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
@@ -141,13 +142,24 @@ describe('the packed package, scaffolded and used (slow)', () => {
       const dynamo = join(work, 'my-dynamo-pipeline');
       expect(await sh(process.execPath, [cli, 'init', dynamo, '--sink', 'dynamodb', '--sluice', `file:${tarball}`], work, MIN)).toMatchObject({ code: 0 });
       symlinkSync(join(project, 'node_modules'), join(dynamo, 'node_modules'));
-      // Beside it, the first project synthesized again without an address (into another folder): a warning, no actions.
-      const [dynamoTest, bareSynth] = await Promise.all([
+      // The other landing formats: the query reads CSV (with a header row) or Parquet, over sample files in it.
+      const formats = ['csv', 'parquet'] as const;
+      for (const f of formats) {
+        const dir = join(work, `my-${f}-pipeline`);
+        expect(await sh(process.execPath, [cli, 'init', dir, '--format', f, '--sluice', `file:${tarball}`], work, MIN)).toMatchObject({ code: 0 });
+        expect(readdirSync(join(dir, 'sample'))).toEqual([`001.${f}`]);
+        symlinkSync(join(project, 'node_modules'), join(dir, 'node_modules'));
+      }
+      // Beside them, the first project synthesized again without an address (into another folder): a warning, no actions.
+      const [dynamoTest, bareSynth, ...formatTests] = await Promise.all([
         sh(NPM, ['test'], dynamo, 6 * MIN),
         sh('npx', ['cdk', 'synth', '--quiet', '--output', 'cdk.out.bare'], project, 6 * MIN),
+        ...formats.map((f) => sh(NPM, ['test'], join(work, `my-${f}-pipeline`), 6 * MIN)),
       ]);
-      expect(dynamoTest.out).toMatch(/# pass 2\n# fail 0/);
-      expect(dynamoTest.code).toBe(0);
+      for (const t of [dynamoTest, ...formatTests]) {
+        expect(t.out).toMatch(/# pass 2\n# fail 0/);
+        expect(t.code).toBe(0);
+      }
       expect(bareSynth).toMatchObject({ code: 0 });
       expect(bareSynth.out).toMatch(/The alarms notify nobody: give an address with -c alarmEmail=/);
       const bare = JSON.parse(readFileSync(join(project, 'cdk.out.bare', 'MyPipeline.template.json'), 'utf8')) as CfnTemplate;

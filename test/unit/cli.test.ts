@@ -44,7 +44,7 @@ describe('sluice CLI', () => {
   it.each([
     ['run', /--state-partitions <n>[\s\S]*--json[\s\S]*Example:\n {2}npx sluice run /],
     ['status', /--interval <duration>[\s\S]*--json[\s\S]*Example:\n {2}npx sluice status /],
-    ['init', /--sluice <spec>[\s\S]*Example:\n {2}npx sluice init /],
+    ['init', /--format <format>[\s\S]*--sluice <spec>[\s\S]*Example:\n {2}npx sluice init [\s\S]*npx sluice init my-pipeline --format csv\n/],
     ['example', /--source <kind>[\s\S]*Example:\n {2}npx sluice example /],
   ])('%s --help explains it with an example', async (cmd, pattern) => {
     const r = await inProcess(cmd, '--help');
@@ -222,6 +222,12 @@ exports.default = impressions.join(clicks, { left: 'adId', right: 'clickAdId' },
     const badChoice = await inProcess('init', join(dir, 'x'), '--sink', 'kafka');
     expect(badChoice.code).toBe(2);
     expect(badChoice.stderr).toContain('Allowed choices are s3, dynamodb, parquet');
+    const badFormat = await inProcess('init', join(dir, 'x'), '--format', 'xml');
+    expect(badFormat.code).toBe(2);
+    expect(badFormat.stderr).toBe(
+      `sluice: option '--format <format>' argument 'xml' is invalid. Allowed choices are json, csv, parquet. (run "sluice init --help" for usage)\n`,
+    );
+    expect(existsSync(join(dir, 'x'))).toBe(false);
     const badCrash = await inProcess('conformance', 'run', '--crash', 'mid-lunch', 'case.json');
     expect(badCrash.code).toBe(2);
     expect(badCrash.stderr).toMatch(/^sluice: .*mid-lunch/m);
@@ -317,6 +323,8 @@ exports.default = impressions.join(clicks, { left: 'adId', right: 'clickAdId' },
     expect(readFileSync(join(target, 'bin/app.ts'), 'utf8')).toContain("PipelineSink.dynamodb(totals, 'totals')");
     for (const f of ['src/query.ts', 'bin/app.ts', 'test/query.test.ts', 'README.md']) expect(readFileSync(join(target, f), 'utf8')).not.toMatch(/\{\{/);
 
+    expect(r.stdout).toContain('the query (src/query.ts) reads JSON records from a Kinesis data stream');
+
     const again = await sluice('init', target);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('is not empty: pass a new folder name');
@@ -324,5 +332,23 @@ exports.default = impressions.join(clicks, { left: 'adId', right: 'clickAdId' },
     const missing = await sluice('init', join(dir, 'y'), '--sluice', 'file:./no-such.tgz');
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('does not exist: pack one with npm pack, or give a version');
+  });
+
+  it('init --format csv writes CSV sample files and says what the query reads; with a Kinesis source it is exit 2', async () => {
+    const target = join(dir, 'csv-pipeline');
+    const r = await inProcess('init', target, '--format', 'csv', '--sluice', '0.1.0');
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('the query (src/query.ts) reads CSV files (a header row, then one event per line) dropped under an S3 landing prefix');
+    expect(readFileSync(join(target, 'sample', '001.csv'), 'utf8').split('\n')[0]).toBe('user,event_time,amount');
+    expect(existsSync(join(target, 'sample', '001.json'))).toBe(false);
+    expect(readFileSync(join(target, 'src', 'query.ts'), 'utf8')).toMatch(/\.format\('csv'\)\n\s+\.schema\(SCHEMA\)\n\s+\.option\('header', true\)/);
+
+    const kinesis = await inProcess('init', join(dir, 'kinesis-csv'), '--source', 'kinesis', '--format', 'csv');
+    expect(kinesis.code).toBe(2);
+    expect(kinesis.stderr).toContain(
+      "sluice init --source kinesis --format csv: a Kinesis stream's records are read as JSON, so --format is for an S3 source: leave out --format (or give --format json), or use --source s3",
+    );
+    expect(existsSync(join(dir, 'kinesis-csv'))).toBe(false);
   });
 });

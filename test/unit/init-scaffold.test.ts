@@ -1,13 +1,18 @@
 /**
  * What `sluice init` writes (bin/init.ts, templates/init), read as files: the CDK feature flags of
  * the aws-cdk-lib in use, local runs that persist, a README without dead links that says where
- * alarms go and, for Kinesis, what the stream costs. test/package/scaffold.test.ts installs and
- * runs a scaffold; this checks the text, in milliseconds.
+ * alarms go and, for Kinesis, what the stream costs; for each --format, a query that type-checks
+ * and reads that format, and sample files in it. test/package/scaffold.test.ts installs and runs
+ * a scaffold; this checks the text (and compiles the query modules once with tsc).
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { initProject } from '../../bin/init';
+import { promisify } from 'node:util';
+import { initProject, INIT_FORMATS } from '../../bin/init';
+import { fileDecoder } from '../../lib/engine/formats';
+import type { QueryPlan } from '../../lib/engine/plan/types';
 
 const ROOT = join(__dirname, '..', '..');
 const own = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string>; repository: { url: string } };
@@ -19,9 +24,10 @@ beforeAll(() => {
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 let n = 0;
-const scaffold = (source: 's3' | 'kinesis', sink: 's3' | 'dynamodb' | 'parquet' = 's3') => {
-  const dir = join(work, `${source}-${sink}-${n++}`);
-  initProject({ dir, source, sink, sluiceSpec: '0.1.0' });
+type Format = (typeof INIT_FORMATS)[number];
+const scaffold = (source: 's3' | 'kinesis', sink: 's3' | 'dynamodb' | 'parquet' = 's3', format?: Format) => {
+  const dir = join(work, `${source}-${sink}-${format ?? 'default'}-${n++}`);
+  initProject({ dir, source, sink, sluiceSpec: '0.1.0', ...(format ? { format } : {}) });
   const read = (f: string) => readFileSync(join(dir, f), 'utf8');
   return { dir, read };
 };
@@ -88,5 +94,137 @@ describe('sluice init', () => {
     }
     expect(kinesis.read('README.md')).toMatch(/on-demand Kinesis data stream[\s\S]*\$0\.04 per stream-hour \(about \$29 a month\)/);
     expect(s3.read('README.md')).not.toMatch(/stream-hour/);
+  });
+
+  describe('--format: the S3 query reads the format asked for, and the sample files are in it', () => {
+    const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+    /** The rows and dead letters of a scaffold's sample files, read as its query's source reads them. */
+    const sampleRead = async (dir: string, plan: QueryPlan) => {
+      const decoder = fileDecoder(plan.source.schema, plan.source.format, plan.source.options);
+      const rows: unknown[] = [];
+      const dead: unknown[] = [];
+      for (const folder of ['sample', 'sample-2']) {
+        for (const name of readdirSync(join(dir, folder)).sort()) {
+          const buf = readFileSync(join(dir, folder, name));
+          for await (const r of decoder.decode(name, buf, buf.length)) {
+            rows.push(...r.rows);
+            dead.push(...r.deadLetters);
+          }
+        }
+      }
+      return { rows, dead };
+    };
+    /** The generated src/query.ts, its `from 'sluice'` resolved to this repository's query API. */
+    const planOf = (dir: string): QueryPlan => {
+      let plan: QueryPlan | undefined;
+      jest.isolateModules(() => {
+        jest.doMock('sluice', () => jest.requireActual('../../lib/api/query'), { virtual: true });
+        plan = (require(join(dir, 'src', 'query.ts')) as { windowedTotals: (mode: string) => QueryPlan }).windowedTotals('append');
+      });
+      return plan!;
+    };
+
+    // One folder name (the package and query name) for all, in a folder per format.
+    const projects = {} as Record<Format | 'default', { dir: string; read: (f: string) => string }>;
+    beforeAll(() => {
+      for (const f of ['default', ...INIT_FORMATS] as const) {
+        const dir = join(work, `format-${f}`, 'pipe');
+        initProject({ dir, source: 's3', sink: 'dynamodb', sluiceSpec: '0.1.0', ...(f === 'default' ? {} : { format: f }) });
+        projects[f] = { dir, read: (file: string) => readFileSync(join(dir, file), 'utf8') };
+      }
+    });
+
+    it('without --format the project is the JSON one', () => {
+      for (const f of ['src/query.ts', 'README.md', 'test/query.test.ts', 'sample/001.json', 'sample-2/002.json']) {
+        expect(projects.default.read(f)).toBe(projects.json.read(f));
+      }
+    });
+
+    it.each([
+      ['json', 'JSON-lines files', '.json'],
+      ['csv', 'CSV files (a header row, then one event per line)', '.csv'],
+      ['parquet', 'Parquet files', '.parquet'],
+    ] as const)('%s: the plan reads it, the sample files are the JSON sample rows in it, the README says so', async (format, says, ext) => {
+      const { dir, read } = projects[format];
+      const plan = planOf(dir);
+      expect(plan.source).toMatchObject({ kind: 'files', format, path: 's3://sluice-local/landing' });
+      expect(plan.source.schema.ddl).toBe(planOf(projects.json.dir).source.schema.ddl);
+      expect(plan.source.options.header).toBe(format === 'csv' ? true : undefined);
+      expect(read('src/query.ts')).toContain(`.format('${format}')`);
+
+      expect(readdirSync(join(dir, 'sample'))).toEqual([`001${ext}`]);
+      expect(readdirSync(join(dir, 'sample-2'))).toEqual([`002${ext}`]);
+      const own = await sampleRead(dir, plan);
+      const json = await sampleRead(projects.json.dir, planOf(projects.json.dir));
+      expect(own.dead).toEqual([]);
+      expect(json.rows).toHaveLength(9);
+      expect(own.rows).toEqual(json.rows);
+
+      // The README, the query's comment and the test's name the format and the sample file.
+      const readme = read('README.md');
+      expect(readme).toContain(`reads ${says} dropped under an S3 landing prefix`);
+      expect(readme).toContain(`Then drop ${says} under the landing URI`);
+      expect(read('src/query.ts')).toContain(`What it reads: ${says} dropped under an S3 landing prefix`);
+      expect(read('test/query.test.ts')).toContain(`sample/001${ext}:`);
+      for (const f of ['README.md', 'src/query.ts', 'test/query.test.ts']) expect(read(f)).not.toMatch(/\{\{|\}\}/);
+    });
+
+    it('each generated src/query.ts type-checks against the query API (tsc), and a wrong one does not', async () => {
+      const sluiceTypes = join(ROOT, 'lib', 'api', 'query.ts');
+      const broken = join(work, 'broken-query.ts');
+      // the control: a reader option on the frame, which the query API does not have
+      writeFileSync(
+        broken,
+        projects.csv.read('src/query.ts').replace(".load('s3://sluice-local/landing')", ".load('s3://sluice-local/landing').option('header', true)"),
+      );
+      const tsconfig = (files: string[]) => {
+        const path = join(work, `tsconfig.${n++}.json`);
+        writeFileSync(
+          path,
+          JSON.stringify({
+            compilerOptions: {
+              target: 'ES2022',
+              module: 'commonjs',
+              moduleResolution: 'node',
+              strict: true,
+              esModuleInterop: true,
+              skipLibCheck: true,
+              noEmit: true,
+              types: ['node'],
+              typeRoots: [join(ROOT, 'node_modules', '@types')],
+              baseUrl: ROOT,
+              paths: { sluice: [sluiceTypes] },
+            },
+            files,
+          }),
+        );
+        return path;
+      };
+      const tsc = (project: string) =>
+        promisify(execFile)(process.execPath, [TSC, '-p', project], { cwd: ROOT }).then(
+          (r) => ({ code: 0, out: r.stdout + r.stderr }),
+          (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: e.stdout + e.stderr }),
+        );
+      const [good, bad] = await Promise.all([tsc(tsconfig(INIT_FORMATS.map((f) => join(projects[f].dir, 'src', 'query.ts')))), tsc(tsconfig([broken]))]);
+      expect(good).toEqual({ code: 0, out: '' });
+      expect(bad.code).not.toBe(0);
+      expect(bad.out).toContain("Property 'option' does not exist");
+    }, 120_000);
+
+    it('refuses csv or parquet with a Kinesis source (its records are JSON), and a format it does not write, before writing anything', () => {
+      for (const format of ['csv', 'parquet'] as const) {
+        const dir = join(work, `kinesis-${format}`);
+        expect(() => initProject({ dir, source: 'kinesis', sink: 's3', format })).toThrow(
+          `sluice init --source kinesis --format ${format}: a Kinesis stream's records are read as JSON`,
+        );
+        expect(existsSync(dir)).toBe(false);
+      }
+      expect(existsSync(join(scaffold('kinesis', 's3', 'json').dir, 'sample', '001.json'))).toBe(true);
+      const dir = join(work, 'xml');
+      expect(() => initProject({ dir, source: 's3', sink: 's3', format: 'xml' as Format })).toThrow(
+        'sluice init --format xml is not a format the scaffold writes: give one of json, csv, parquet',
+      );
+      expect(existsSync(dir)).toBe(false);
+    });
   });
 });

@@ -86,22 +86,40 @@ export class S3ParquetSink extends S3LoggedSink {
 
   protected encode(part: ObjectRows, batchId: number, ctx: SinkContext): Uint8Array {
     const types = columnTypesOf(ctx);
-    const schema: SchemaElement[] = [{ name: 'schema', num_children: ctx.columns.length + 1 }];
-    const columnData: Array<{ name: string; data: unknown[] }> = [];
-    for (const name of ctx.columns) {
-      const type = types[name];
-      schema.push(...schemaOf(name, type));
-      columnData.push({ name, data: part.rows.map((row) => parquetValue(row[name], type, name)) });
-    }
-    schema.push({ name: BATCH_ID_COLUMN, type: 'INT64', repetition_type: 'OPTIONAL' });
-    columnData.push({ name: BATCH_ID_COLUMN, data: part.rows.map(() => BigInt(batchId)) });
-    const writer = new ByteWriter();
-    const pq = new ParquetWriter({ writer, schema, codec: 'SNAPPY', createdBy: 'sluice (hyparquet-writer)' });
-    // One row group per object (objects hold at most maxRowsPerObject rows): Athena splits by row group.
-    pq.write({ columnData: columnData as never, rowGroupSize: Math.max(1, part.rows.length) });
-    pq.finish();
-    return writer.getBytes();
+    return parquetBytesOf(
+      ctx.columns.map((name) => ({ name, type: types[name] })),
+      part.rows,
+      { name: BATCH_ID_COLUMN, value: BigInt(batchId) },
+    );
   }
+}
+
+/**
+ * One Parquet file (SNAPPY, one row group) of `rows` with the columns' types, as the sink writes
+ * each object; `appended` is an INT64 column of one value in every row (the sink's batch_id).
+ * Also what `sluice init --format parquet` writes its sample files with (bin/init.ts).
+ */
+export function parquetBytesOf(
+  columns: ReadonlyArray<{ readonly name: string; readonly type: OutputColumnType }>,
+  rows: ReadonlyArray<OutputRow>,
+  appended?: { readonly name: string; readonly value: bigint },
+): Uint8Array {
+  const schema: SchemaElement[] = [{ name: 'schema', num_children: columns.length + (appended ? 1 : 0) }];
+  const columnData: Array<{ name: string; data: unknown[] }> = [];
+  for (const { name, type } of columns) {
+    schema.push(...schemaOf(name, type));
+    columnData.push({ name, data: rows.map((row) => parquetValue(row[name], type, name)) });
+  }
+  if (appended) {
+    schema.push({ name: appended.name, type: 'INT64', repetition_type: 'OPTIONAL' });
+    columnData.push({ name: appended.name, data: rows.map(() => appended.value) });
+  }
+  const writer = new ByteWriter();
+  const pq = new ParquetWriter({ writer, schema, codec: 'SNAPPY', createdBy: 'sluice (hyparquet-writer)' });
+  // One row group per object (objects hold at most maxRowsPerObject rows): Athena splits by row group.
+  pq.write({ columnData: columnData as never, rowGroupSize: Math.max(1, rows.length) });
+  pq.finish();
+  return writer.getBytes();
 }
 
 /** The output column types the executor passes (SinkContext.columnTypes), checked for every column. */

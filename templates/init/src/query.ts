@@ -3,18 +3,20 @@
  * number of events, with a 10-minute watermark. In append mode a window is written once, when
  * the watermark passes its end; in update mode every run writes the windows it changed.
  *
+ * What it reads: {{SOURCE_TEXT}}
+ * (the columns of SCHEMA).
  * Where it reads: {{READ_NOTE}} Deployed, the construct
  * gives the Lambda its source (SLUICE_SOURCE_URI), which takes precedence, so the same query
  * runs locally and deployed.
  */
 import { count, readStream, sum, window, type OutputMode, type RowOf } from 'sluice';
 
-export const SCHEMA = 'user STRING, event_time TIMESTAMP, amount DOUBLE';
+export const SCHEMA = '{{SCHEMA}}';
 
 export function windowedTotals(outputMode: OutputMode = 'append') {
   return readStream
-    .format('json')
-    .schema(SCHEMA)
+    .format('{{FORMAT}}')
+    .schema(SCHEMA){{FORMAT_OPTIONS}}
     .option('{{LIMIT_OPTION}}', 1000)
     .{{READ}}
     .withWatermark('event_time', '10 minutes')

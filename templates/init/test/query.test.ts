@@ -1,7 +1,7 @@
 /**
  * Runs the query over sample/ on the embedded local stack (DynamoDB Local and s3rver{{KINESIS_NOTE}}:
  * Java 17+, no Docker) and checks what it emits. The expected rows are worked out by hand from
- * sample/001.json:
+ * {{SAMPLE_FILE}}:
  *
  *   event time  amount  window
  *   12:01       10      12:00-12:10
