@@ -44,7 +44,7 @@ export type StatelessStage =
  * written, and the text compiled once, when the stage was added, against the columns it
  * receives. A row whose expression raises an ANSI error becomes a dead letter.
  */
-export type ExprStage =
+type ExprStage =
   | { readonly kind: 'selectExpr'; readonly items: readonly string[]; readonly compiled: CompiledSelect }
   | { readonly kind: 'filterExpr'; readonly text: string; readonly test: (row: Row) => boolean }
   | { readonly kind: 'withColumnExpr'; readonly name: string; readonly text: string; readonly compiled: CompiledExpression };
