@@ -31,6 +31,7 @@ export {
   GeneratorItem,
 } from '../engine/query/functions';
 export { multiplyDecimal, addDecimal } from '../engine/query/decimals';
+export { expr } from '../engine/query/column';
 export { staticTable, type StaticTable } from '../engine/query/static-table';
 export type { TimeRangeArg } from '../engine/query/join-args';
 export type {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import type { RunReport } from '../../lib/engine/run/types';
 import type { OutputRow } from '../../lib/engine/ports';
-import { count, explode, multiplyDecimal, readStream, sum, window } from '../../lib/api/query';
+import { count, explode, expr, multiplyDecimal, readStream, sum, window } from '../../lib/api/query';
 import { outputColumns } from '../../lib/engine/plan/chain';
 import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
 import { InMemorySink } from '../../lib/engine/testing/memory-sink';
@@ -33,6 +33,21 @@ const plan = lineTotals
   .agg(sum('line_total').as('revenue'), count().as('lines'))
   .writeStream.outputMode('append')
   .queryName('sku-revenue')
+  .plan();
+
+// ---- the same query with Spark SQL expressions, as docs/writing-queries.md ("Spark SQL expressions") prints it
+const sqlPlan = readStream
+  .format('json')
+  .schema('order_id STRING, event_time TIMESTAMP, lines ARRAY<STRUCT<sku: STRING, qty: INT, price: DECIMAL(10,2)>>')
+  .load('s3://my-bucket/orders/')
+  .withWatermark('event_time', '10 minutes')
+  .selectExpr('event_time', 'explode(lines) AS line')
+  .filter('line.qty > 0')
+  .withColumn('line_total', 'line.qty * line.price')
+  .groupBy(expr("window(event_time, '10 minutes')"), expr('line.sku').as('sku'))
+  .agg(sum('line_total').as('revenue'), count().as('lines'))
+  .writeStream.outputMode('append')
+  .queryName('sku-revenue-sql')
   .plan();
 
 type Line = { sku: string; qty: number; price: number };
@@ -167,6 +182,54 @@ describe('the documented order-lines query (explode, exact line totals, revenue 
     expect(report.watermark).toBe(expected.watermark);
     expect(report.stateRows).toBe(expected.stateRows);
     expect(report.droppedByWatermark).toBe(expected.dropped);
+  });
+});
+
+describe('the order-lines query written with Spark SQL expressions', () => {
+  it('types line_total as Spark types INT * DECIMAL(10,2) and emits the same rows, run by run', async () => {
+    expect(outputColumns(sqlPlan).map((c) => [c.name, c.type, c.precision, c.scale])).toEqual([
+      ['window', 'TIMESTAMP', undefined, undefined],
+      ['sku', 'STRING', undefined, undefined],
+      ['revenue', 'DECIMAL', 31, 2],
+      ['lines', 'LONG', undefined, undefined],
+    ]);
+    const source = new InMemoryFileSource(sqlPlan.source.schema);
+    const checkpoint = new InMemoryCheckpoint();
+    const state = new InMemoryStateStore();
+    const sink = new InMemorySink();
+    for (const [i, run] of RUNS.entries()) {
+      source.add(`orders-${i}.json`, run);
+      const report = await new MicroBatchExecutor({ plan: sqlPlan, source, checkpoint, state, sink }).run({ collectRows: true });
+      expect(report.batches.map((b) => sorted(b.rows))).toEqual(EXPECTED[i].batches);
+      expect(report.watermark).toBe(EXPECTED[i].watermark);
+      expect(report.droppedByWatermark).toBe(EXPECTED[i].dropped);
+    }
+  });
+
+  it('refuses a misspelt field when the query is built, with the error the page prints', () => {
+    const lines = readStream
+      .format('json')
+      .schema('event_time TIMESTAMP, lines ARRAY<STRUCT<sku: STRING, qty: INT, price: DECIMAL(10,2)>>')
+      .load()
+      .selectExpr('event_time', 'explode(lines) AS line');
+    expect(() => lines.filter('line.qtty > 0')).toThrow('[FIELD_NOT_FOUND] No such struct field `qtty` in `sku`, `qty`, `price`');
+    const page = readFileSync(join(__dirname, '../../docs/writing-queries.md'), 'utf8');
+    expect(page).toContain("`filter('line.qtty > 0')` is\n*\"[FIELD_NOT_FOUND] No such struct field \\`qtty\\` in \\`sku\\`, \\`qty\\`, \\`price\\` ...\"*");
+  });
+
+  it('is the query the page prints', () => {
+    const page = readFileSync(join(__dirname, '../../docs/writing-queries.md'), 'utf8');
+    const start = page.indexOf('## Spark SQL expressions');
+    const section = page.slice(start, page.indexOf('\n## ', start + 1));
+    const query = /```ts\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+    for (const text of [
+      ".selectExpr('event_time', 'explode(lines) AS line')",
+      ".filter('line.qty > 0')",
+      ".withColumn('line_total', 'line.qty * line.price')",
+      ".groupBy(expr(\"window(event_time, '10 minutes')\"), expr('line.sku').as('sku'))",
+      ".agg(sum('line_total').as('revenue'), count().as('lines'))",
+    ])
+      expect(query).toContain(text);
   });
 });
 

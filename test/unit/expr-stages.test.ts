@@ -1,0 +1,195 @@
+/**
+ * Spark SQL expressions in the query API (issue 30): filter/where, selectExpr, withColumn(name,
+ * expr), grouping keys and aggregate inputs as expressions, run on the in-memory ports; the
+ * event-time mark a bare column keeps through a selectExpr; a row error as a dead letter before
+ * and after a stateful operator; refusals when the query is built. Expected rows are worked out
+ * from Spark's rules by hand.
+ */
+import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
+import type { QueryPlan } from '../../lib/engine/plan/types';
+import { count, expr, first, readStream, sum, window } from '../../lib/api/query';
+import { outputColumns } from '../../lib/engine/plan/chain';
+import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
+import { InMemoryDeadLetters } from '../../lib/engine/testing/memory-dead-letters';
+import { InMemorySink } from '../../lib/engine/testing/memory-sink';
+import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
+import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
+
+const SCHEMA = 'id STRING, ts TIMESTAMP, country STRING, qty INT, price DECIMAL(6,2)';
+const input = () => readStream.format('json').schema(SCHEMA).load();
+
+const at = (mmss: string) => `2026-10-01 12:${mmss}`;
+const RECORDS = [
+  { id: 'a', ts: at('01:00'), country: 'de', qty: 2, price: 1.5 },
+  { id: 'b', ts: at('02:00'), country: 'DE', qty: 0, price: 3 },
+  { id: 'c', ts: at('03:00'), country: null, qty: 4, price: 0.25 },
+  { id: 'd', ts: at('14:00'), country: 'fr', qty: 1, price: 9.99 },
+];
+
+async function run(plan: QueryPlan, records: Record<string, unknown>[] = RECORDS) {
+  const source = new InMemoryFileSource(plan.source.schema);
+  source.add('in.json', records);
+  const deadLetters = new InMemoryDeadLetters();
+  const report = await new MicroBatchExecutor({
+    plan,
+    source,
+    checkpoint: new InMemoryCheckpoint(),
+    state: new InMemoryStateStore(),
+    sink: new InMemorySink(),
+    deadLetters,
+  }).run({ collectRows: true });
+  return { rows: report.batches.flatMap((b) => b.rows), report, reasons: deadLetters.all('malformed').map((d) => (d as { reason: string }).reason) };
+}
+
+describe('stateless expression stages', () => {
+  it("filter keeps a row when the expression is true: null (c's country) and false drop it", async () => {
+    const { rows } = await run(input().filter("upper(country) IN ('DE', 'FR') AND qty > 0").select('id').writeStream.plan());
+    expect(rows).toEqual([{ id: 'a' }, { id: 'd' }]);
+  });
+
+  it('selectExpr computes typed columns: INT * DECIMAL(6,2) is DECIMAL(17,2), exact', async () => {
+    const plan = input().selectExpr('id', 'qty * price AS total', 'coalesce(country, ?) AS c'.replace('?', "'none'")).writeStream.plan();
+    expect(outputColumns(plan).map((c) => [c.name, c.type, c.precision, c.scale])).toEqual([
+      ['id', 'STRING', undefined, undefined],
+      ['total', 'DECIMAL', 17, 2],
+      ['c', 'STRING', undefined, undefined],
+    ]);
+    const { rows } = await run(plan);
+    expect(rows).toEqual([
+      { id: 'a', total: '3.00', c: 'de' },
+      { id: 'b', total: '0.00', c: 'DE' },
+      { id: 'c', total: '1.00', c: 'none' },
+      { id: 'd', total: '9.99', c: 'fr' },
+    ]);
+  });
+
+  it('withColumn(name, expr) replaces a column in place of the old one, where(expr) filters', async () => {
+    const { rows } = await run(input().withColumn('country', 'lower(country)').where('country IS NOT NULL').select('id', 'country').writeStream.plan());
+    expect(rows).toEqual([
+      { id: 'a', country: 'de' },
+      { id: 'b', country: 'de' },
+      { id: 'd', country: 'fr' },
+    ]);
+  });
+
+  it('a row whose expression fails (DIVIDE_BY_ZERO) is a dead letter naming the class and the stage; the others go on', async () => {
+    const { rows, report, reasons } = await run(input().withColumn('unit', 'price / qty').select('id', 'unit').writeStream.plan());
+    expect(rows.map((r) => r.id)).toEqual(['a', 'c', 'd']);
+    expect(report.deadLetters).toBe(1);
+    expect(reasons).toHaveLength(1);
+    expect(reasons[0]).toMatch(/^\[DIVIDE_BY_ZERO\] /);
+    expect(reasons[0]).toContain('(in withColumn("unit", "price / qty"))');
+  });
+});
+
+describe('event time through expression stages', () => {
+  it('a bare column renamed by selectExpr keeps its watermark: a window over it runs in append mode', async () => {
+    const plan = input()
+      .withWatermark('ts', '5 minutes')
+      .selectExpr('ts AS event_time', 'lower(country) AS country')
+      .groupBy(window('event_time', '10 minutes'))
+      .agg(count().as('n'))
+      .writeStream.outputMode('append')
+      .plan();
+    // max 12:14 -> watermark 12:09: nothing closes in the data batch; the no-data batch closes nothing either ([12:00,12:10) ends 12:10 > 12:09)
+    const { report } = await run(plan);
+    expect(report.watermark).toBe('2026-10-01T12:09:00.000Z');
+    expect(report.stateRows).toBe(2);
+  });
+
+  it('a computed TIMESTAMP carries no watermark: an append-mode window over it is refused when built', () => {
+    expect(() =>
+      input()
+        .withWatermark('ts', '5 minutes')
+        .selectExpr('ts + INTERVAL 1 MINUTE AS event_time')
+        .groupBy(window('event_time', '10 minutes'))
+        .agg(count().as('n'))
+        .writeStream.outputMode('append')
+        .plan(),
+    ).toThrow(/watermark/i);
+  });
+});
+
+describe('grouping and aggregating by expressions', () => {
+  it("a key computed under a column's name; an aggregate of that column still reads the column as it came in", async () => {
+    const plan = input()
+      .filter('country IS NOT NULL')
+      .groupBy(expr('upper(country)').as('country'))
+      .agg(first('country').as('seen'), sum(expr('qty * price')).as('revenue'), count().as('n'))
+      .writeStream.outputMode('update')
+      .plan();
+    expect(outputColumns(plan).map((c) => c.name)).toEqual(['country', 'seen', 'revenue', 'n']);
+    const { rows } = await run(plan);
+    const byKey = Object.fromEntries(rows.map((r) => [r.country as string, r]));
+    // DE: a (de, 2 * 1.50) and b (DE, 0 * 3.00); first() sees the first row's own value, lower case
+    expect(byKey.DE).toEqual({ country: 'DE', seen: 'de', revenue: '3.00', n: 2 });
+    expect(byKey.FR).toEqual({ country: 'FR', seen: 'fr', revenue: '9.99', n: 1 });
+  });
+
+  it('window(...) as an expression is the window key, named as its alias says', async () => {
+    const plan = input()
+      .withWatermark('ts', '5 minutes')
+      .groupBy(expr("window(ts, '10 minutes')").as('w'))
+      .agg(count().as('n'))
+      .writeStream.outputMode('update')
+      .plan();
+    const { rows } = await run(plan);
+    expect(rows).toEqual(
+      expect.arrayContaining([
+        { w: { start: '2026-10-01T12:00:00.000Z', end: '2026-10-01T12:10:00.000Z' }, n: 3 },
+        { w: { start: '2026-10-01T12:10:00.000Z', end: '2026-10-01T12:20:00.000Z' }, n: 1 },
+      ]),
+    );
+    expect(rows).toHaveLength(2);
+  });
+
+  it('an aggregate input that fails for a row makes it a dead letter that no aggregate counts, not even count(*)', async () => {
+    const plan = input()
+      .groupBy(expr('lower(country)').as('c'))
+      .agg(sum(expr('price / qty')).as('s'), count().as('n'))
+      .writeStream.outputMode('update')
+      .plan();
+    const { rows, report, reasons } = await run(plan);
+    expect(report.deadLetters).toBe(1);
+    expect(reasons[0]).toMatch(/^\[DIVIDE_BY_ZERO\]/);
+    const de = rows.find((r) => r.c === 'de');
+    expect(de?.n).toBe(1); // a only: b divided by zero
+  });
+
+  it('a row error after the aggregation is a dead letter too, not a failed batch', async () => {
+    const plan = input().groupBy('country').agg(sum('qty').as('q')).selectExpr('country', '10 DIV q AS tenth').writeStream.outputMode('update').plan();
+    // groups: de q = 2, DE q = 0 (b), null q = 4, fr q = 1: 10 DIV 0 fails for DE
+    const { rows, report, reasons } = await run(plan);
+    expect(report.deadLetters).toBe(1);
+    expect(reasons[0]).toMatch(/^\[DIVIDE_BY_ZERO\].*\(in selectExpr\("country", "10 DIV q AS tenth"\)\)$/);
+    expect(rows).toEqual(
+      expect.arrayContaining([
+        { country: 'de', tenth: 5 },
+        { country: null, tenth: 2 },
+        { country: 'fr', tenth: 10 },
+      ]),
+    );
+    expect(rows).toHaveLength(3);
+  });
+});
+
+describe('refused when the query is built', () => {
+  it.each([
+    ['filter', () => input().filter('qtty > 1'), /UNRESOLVED_COLUMN.*qty/],
+    ['filter not boolean', () => input().filter('qty + 1'), /DATATYPE_MISMATCH.FILTER_NOT_BOOLEAN/],
+    ['selectExpr syntax', () => input().selectExpr('qty +'), /PARSE_SYNTAX_ERROR/],
+    ['non-deterministic', () => input().withColumn('r', 'rand()'), /not deterministic|NON_DETERMINISTIC/],
+    ['generator in withColumn', () => input().withColumn('x', 'explode(array(1, 2))'), /UNSUPPORTED_GENERATOR/],
+    ['groupBy expression', () => input().groupBy(expr('lower(contry)')).agg(count().as('n')), /UNRESOLVED_COLUMN/],
+    [
+      'aggregate input',
+      () =>
+        input()
+          .groupBy('id')
+          .agg(sum(expr('qty +')).as('s')),
+      /PARSE_SYNTAX_ERROR/,
+    ],
+  ])('%s', (_name, build, error) => {
+    expect(build).toThrow(error);
+  });
+});
