@@ -149,6 +149,12 @@ export type PathChecks = [
   Expect<Equal<Picked2['attrs[color]'], number | string | null>>,
 ];
 
+// a field of an ARRAY of STRUCTs: the field of every element, an array (Spark's GetArrayStructFields)
+const lineFields = orders().select('id', 'lines.sku', 'lines.price').writeStream.plan();
+export type ArrayFieldChecks = [Expect<Equal<RowOf<typeof lineFields>, { id: string | null; sku: (string | null)[] | null; price: (string | null)[] | null }>>];
+// @ts-expect-error a field the elements do not have
+orders().select('lines.skuu');
+
 // explode: `col` (or as named), one row per element; posexplode adds `pos`; a map gives key and value
 const exploded = orders().select('id', explode('lines').as('line')).select('id', 'line.sku', 'line.price').writeStream.plan();
 export type ExplodeChecks = [Expect<Equal<RowOf<typeof exploded>, { id: string | null; sku: string | null; price: string | null }>>];

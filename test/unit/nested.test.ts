@@ -159,3 +159,42 @@ describe("Spark's analysis errors, when the query is built", () => {
     expect(() => loose().select('cust.name')).toThrow(/\[UNRESOLVED_COLUMN\] column "cust" of "cust.name" does not exist/);
   });
 });
+
+describe('a field of an ARRAY of STRUCTs (Spark: the field of every element)', () => {
+  const orders = () => readStream.format('json').schema('id STRING, lines ARRAY<STRUCT<sku: STRING, qty: INT>>').load();
+  const RECS = [
+    { id: 'o1', lines: [{ sku: 'A', qty: 2 }, null, { sku: 'B' }] },
+    { id: 'o2', lines: [] },
+    { id: 'o3', lines: null },
+  ];
+
+  it('select(lines.sku) is an ARRAY<STRING> named sku; a null element or field is null, a null array null', async () => {
+    const plan = orders().select('id', 'lines.sku', 'lines.qty').writeStream.plan();
+    expect(outputColumns(plan).map((c) => [c.name, c.type, c.element?.type])).toEqual([
+      ['id', 'STRING', undefined],
+      ['sku', 'ARRAY', 'STRING'],
+      ['qty', 'ARRAY', 'INT'],
+    ]);
+    const { rows } = await run(plan, RECS);
+    expect(rows).toEqual([
+      { id: 'o1', sku: ['A', null, 'B'], qty: [2, null, null] },
+      { id: 'o2', sku: [], qty: [] },
+      { id: 'o3', sku: null, qty: null },
+    ]);
+  });
+
+  it('the same in an expression, and an element of it by index', async () => {
+    const plan = orders()
+      .selectExpr('id', 'lines.sku AS skus', 'size(lines.qty) AS n')
+      .filter('n > 0')
+      .selectExpr('id', 'skus[0] AS first_sku')
+      .writeStream.plan();
+    const { rows } = await run(plan, RECS);
+    expect(rows).toEqual([{ id: 'o1', first_sku: 'A' }]);
+  });
+
+  it('an unknown field of the elements is refused when built', () => {
+    // @ts-expect-error the types refuse it too
+    expect(() => orders().select('id', 'lines.skuu')).toThrow(/FIELD_NOT_FOUND.*skuu.*sku, qty/);
+  });
+});

@@ -214,7 +214,7 @@ describe('the order-lines query written with Spark SQL expressions', () => {
       .selectExpr('event_time', 'explode(lines) AS line');
     expect(() => lines.filter('line.qtty > 0')).toThrow('[FIELD_NOT_FOUND] No such struct field `qtty` in `sku`, `qty`, `price`');
     const page = readFileSync(join(__dirname, '../../docs/writing-queries.md'), 'utf8');
-    expect(page).toContain("`filter('line.qtty > 0')` is\n*\"[FIELD_NOT_FOUND] No such struct field \\`qtty\\` in \\`sku\\`, \\`qty\\`, \\`price\\` ...\"*");
+    expect(page).toContain('`filter(\'line.qtty > 0\')` is\n*"[FIELD_NOT_FOUND] No such struct field \\`qtty\\` in \\`sku\\`, \\`qty\\`, \\`price\\` ..."*');
   });
 
   it('is the query the page prints', () => {

@@ -161,6 +161,33 @@ export class Analyzer {
     if (t.type === 'MAP') {
       return { ...this.index(base, literal(name, STRING, `'${name}'`), pos), name };
     }
+    if (t.type === 'ARRAY' && t.element!.type === 'STRUCT') {
+      // Spark's GetArrayStructFields: the field of every element, an ARRAY (a null element gives null)
+      const lower = name.toLowerCase();
+      const fields = t.element!.fields!;
+      const f = fields.find((x) => x.name === name) ?? fields.find((x) => x.name.toLowerCase() === lower);
+      if (f === undefined) {
+        throw this.fail(
+          'FIELD_NOT_FOUND',
+          `No such struct field \`${name}\` in ${fields.map((x) => `\`${x.name}\``).join(', ')}: fix the field's name in ${base.sql}`,
+          pos,
+        );
+      }
+      const key = f.name;
+      const { name: _field, ...element } = f;
+      return {
+        type: { type: 'ARRAY', element },
+        sql: `${base.sql}.${key}`,
+        name: key,
+        children: [base],
+        build:
+          ([b]) =>
+          (row) => {
+            const v = b(row) as Array<Record<string, unknown> | null> | null;
+            return v == null ? null : v.map((e) => (e == null ? null : (e[key] ?? null)));
+          },
+      };
+    }
     throw this.fail(
       'INVALID_EXTRACT_BASE_FIELD_TYPE',
       `Can't extract a value from ${base.sql}: the type is "${typeName(t)}", not a STRUCT or MAP; remove .${name}`,

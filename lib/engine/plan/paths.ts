@@ -84,14 +84,20 @@ export function pathColumn(path: ColumnPath, cols: readonly ColumnInfo[], where:
   let text = path.column;
   for (const s of path.steps) {
     if ('field' in s) {
-      if (t.type !== 'STRUCT') throw notExtractable(where, path, text, t, `field ${s.field}`);
-      const f = t.fields!.find((x) => x.name === s.field);
+      // a field of an ARRAY of STRUCTs is that field of every element, an ARRAY (Spark's GetArrayStructFields)
+      const ofArray = t.type === 'ARRAY' && t.element!.type === 'STRUCT';
+      const struct = ofArray ? t.element! : t;
+      if (struct.type !== 'STRUCT') throw notExtractable(where, path, text, t, `field ${s.field}`);
+      const f = struct.fields!.find((x) => x.name === s.field);
       if (!f) {
         throw new InvalidQueryError(
-          `${where}: [FIELD_NOT_FOUND] no such struct field ${JSON.stringify(s.field)} in ${text} (${ddlOf(t)}); its fields are ${t.fields!.map((x) => x.name).join(', ') || 'none'}: fix the name in ${JSON.stringify(path.text)}`,
+          `${where}: [FIELD_NOT_FOUND] no such struct field ${JSON.stringify(s.field)} in ${text} (${ddlOf(t)}); its fields are ${struct.fields!.map((x) => x.name).join(', ') || 'none'}: fix the name in ${JSON.stringify(path.text)}`,
         );
       }
-      t = f;
+      if (ofArray) {
+        const { name: _f, ...element } = f;
+        t = { type: 'ARRAY', element };
+      } else t = f;
       text += `.${s.field}`;
     } else if ('index' in s) {
       if (t.type !== 'ARRAY') {
@@ -133,8 +139,13 @@ export function valueAt(row: Row, path: ColumnPath): unknown {
   let v: unknown = row[path.column];
   for (const s of path.steps) {
     if (v === null || v === undefined) return null;
-    if ('field' in s) v = Object.hasOwn(v as object, s.field) ? (v as Record<string, unknown>)[s.field] : null;
-    else if ('key' in s) v = Object.hasOwn(v as object, s.key) ? (v as Record<string, unknown>)[s.key] : null;
+    if ('field' in s) {
+      if (Array.isArray(v)) {
+        // an ARRAY of STRUCTs: the field of each element (pathColumn allows it only there)
+        const f = s.field;
+        v = v.map((e) => (e === null || e === undefined ? null : Object.hasOwn(e, f) ? (e[f] ?? null) : null));
+      } else v = Object.hasOwn(v as object, s.field) ? (v as Record<string, unknown>)[s.field] : null;
+    } else if ('key' in s) v = Object.hasOwn(v as object, s.key) ? (v as Record<string, unknown>)[s.key] : null;
     else {
       const a = v as unknown[];
       if (s.index < 0 || s.index >= a.length) {

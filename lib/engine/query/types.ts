@@ -238,7 +238,10 @@ type PathsOf<T, P extends string, D extends 0[]> =
       : T extends StructOf<infer F>
         ? { [K in keyof F & string]: PathsOf<F[K], `${P}.${K}`, [...D, 0]> }[keyof F & string]
         : T extends ArrayOf<infer E>
-          ? PathsOf<E, `${P}[${number}]`, [...D, 0]>
+          ?
+              | PathsOf<E, `${P}[${number}]`, [...D, 0]>
+              // an array of structs: a field of every element (`lines.sku`, an ARRAY)
+              | (E extends StructOf<infer F> ? { [K in keyof F & string]: PathsOf<ArrayOf<F[K]>, `${P}.${K}`, [...D, 0]> }[keyof F & string] : never)
           : T extends MapOf<infer V>
             ? PathsOf<V, `${P}['${string}']`, [...D, 0]>
             : never);
@@ -263,7 +266,13 @@ type Walk<T, Rest extends string, Text extends string, Name extends string> = Re
           ? Walk<F[N], After, `${Text}.${N}`, N>
           : never
         : never
-      : never
+      : T extends ArrayOf<StructOf<infer F>>
+        ? Head<R> extends infer N extends keyof F & string
+          ? R extends `${N}${infer After}`
+            ? Walk<ArrayOf<F[N]>, After, `${Text}.${N}`, N>
+            : never
+          : never
+        : never
     : Rest extends `[${infer I}]${infer R}`
       ? T extends ArrayOf<infer E>
         ? Walk<E, R, `${Text}[${I}]`, `${Text}[${I}]`>
