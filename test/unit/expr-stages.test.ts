@@ -143,6 +143,34 @@ describe('grouping and aggregating by expressions', () => {
     expect(rows).toHaveLength(2);
   });
 
+  it('window over a computed time, with an INTERVAL duration; session_window as an expression', async () => {
+    // ts + 5 minutes: a 12:01 -> 12:06, b 12:02 -> 12:07, c 12:03 -> 12:08 in [12:00,12:10); d 12:14 -> 12:19 in [12:10,12:20)
+    const shifted = input().groupBy(expr('window(ts + INTERVAL 5 MINUTES, INTERVAL 10 MINUTES)')).agg(count().as('n')).writeStream.outputMode('update').plan();
+    expect((await run(shifted)).rows).toEqual(
+      expect.arrayContaining([
+        { window: { start: '2026-10-01T12:00:00.000Z', end: '2026-10-01T12:10:00.000Z' }, n: 3 },
+        { window: { start: '2026-10-01T12:10:00.000Z', end: '2026-10-01T12:20:00.000Z' }, n: 1 },
+      ]),
+    );
+    // the same without the shift: a, b, c, d all in windows of their own time; only the stage differs
+    expect(shifted.stages.map((s) => s.kind)).toEqual(['selectExpr']);
+    const plain = input().groupBy(expr("window(ts, '10 minutes')")).agg(count().as('n')).writeStream.outputMode('update').plan();
+    expect(plain.stages).toEqual([]);
+    // sessions with a 5-minute gap: 12:01, 12:02, 12:03 are one session [12:01, 12:08), 12:14 another
+    const sessions = input()
+      .withWatermark('ts', '1 minute')
+      .groupBy(expr("session_window(ts, '5 minutes')"))
+      .agg(count().as('n'))
+      .writeStream.outputMode('update')
+      .plan();
+    expect((await run(sessions)).rows).toEqual(
+      expect.arrayContaining([
+        { session_window: { start: '2026-10-01T12:01:00.000Z', end: '2026-10-01T12:08:00.000Z' }, n: 3 },
+        { session_window: { start: '2026-10-01T12:14:00.000Z', end: '2026-10-01T12:19:00.000Z' }, n: 1 },
+      ]),
+    );
+  });
+
   it('an aggregate input that fails for a row makes it a dead letter that no aggregate counts, not even count(*)', async () => {
     const plan = input()
       .groupBy(expr('lower(country)').as('c'))

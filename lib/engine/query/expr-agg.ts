@@ -16,8 +16,8 @@ import { AggBuilder, renamed, sessionWindow, window } from './functions';
 
 /** The keys, aggregates and stage an aggregation with expressions is built from. */
 export interface ExprAggregation {
-  /** The selectExpr items of the stage before the aggregation. */
-  readonly items: string[];
+  /** The selectExpr items of the stage before the aggregation; null when it computes nothing (only window keys over columns). */
+  readonly items: string[] | null;
   readonly keys: Array<string | GroupKey>;
   readonly aggs: AggBuilder[];
   /** Renames after the aggregation (a window key named other than `window`), or null. */
@@ -88,7 +88,7 @@ export function aggregation(cols: readonly ColumnInfo[], keys: ReadonlyArray<str
     }
     return a;
   });
-  const items = [...cols.filter((c) => !computedNames.has(c.name)).map((c) => quoteName(c.name)), ...computed];
+  const items = computed.length === 0 ? null : [...cols.filter((c) => !computedNames.has(c.name)).map((c) => quoteName(c.name)), ...computed];
   const changed = finalNames.some((n, i) => n !== keyNames[i]);
   const renames = changed ? [...keyNames.map((n, i) => renamed(n, finalNames[i])), ...outAggs.map((a) => renamed(a.name, a.name))] : null;
   return { items, keys: outKeys, aggs: outAggs, renames };
@@ -118,19 +118,21 @@ function windowKey(k: Column, cols: readonly ColumnInfo[], temp: () => string): 
   if (ref) column = ref.name;
   else {
     column = temp();
-    computed = `${k.sql.slice(time.pos, endOf(k.sql, ast))} AS ${column}`;
+    computed = `${timeText(k.sql, ast)} AS ${column}`;
   }
   const key = fn === 'window' ? window(column, texts[0], texts[1], texts[2]) : sessionWindow(column, texts[0]);
   return computed ? { key, computed } : { key };
 }
 
-/** The time argument's text: from its position up to the comma before the first duration literal. */
-function endOf(text: string, call: Extract<Ast, { k: 'call' }>): number {
-  return text.lastIndexOf(',', call.args[1].pos);
+/** The time argument's text: after the call's parenthesis, up to the comma before the duration. */
+function timeText(text: string, call: Extract<Ast, { k: 'call' }>): string {
+  return text.slice(text.indexOf('(', call.pos) + 1, text.lastIndexOf(',', call.args[1].pos)).trim();
 }
 
+/** A duration argument: a string literal ('10 minutes') or a day-time interval literal (INTERVAL 10 MINUTES). */
 function durationText(a: Ast, sql: string, n: number): string {
   if (a.k === 'lit' && typeof a.value === 'string') return a.value;
+  if (a.k === 'lit' && a.type.type === 'INTERVAL' && !a.type.yearMonth && typeof a.value === 'number') return `${a.value} microseconds`;
   throw new InvalidQueryError(
     `groupBy ${sql}: [DATATYPE_MISMATCH.NON_FOLDABLE_INPUT] argument ${n} must be a duration literal such as '10 minutes', not an expression`,
   );
