@@ -85,7 +85,7 @@ export interface DatetimePattern {
 }
 
 /** How a pattern is used: read by a CSV/JSON reader option, parsed by to_timestamp..., printed by date_format... */
-export type PatternUse = 'option' | 'parse' | 'format';
+type PatternUse = 'option' | 'parse' | 'format';
 
 /** A pattern Spark (or sluice) refuses: Spark's error class and the 0-based index in the pattern. */
 export class DatetimePatternError extends InvalidOptionError {
