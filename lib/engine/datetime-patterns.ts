@@ -1,7 +1,8 @@
 /**
- * Spark's datetime patterns (the `dateFormat` and `timestampFormat` reader options; later
- * to_timestamp and date_format): a pattern such as `dd/MM/yyyy HH:mm:ss.SSS XXX` compiled once
- * into a parser of text. Parsing is Spark's: case-insensitive names (`Jan`, `pm`, `Mon`), numbers
+ * Spark's datetime patterns (the `dateFormat` and `timestampFormat` reader options, to_timestamp,
+ * to_date, unix_timestamp, date_format and from_unixtime): a pattern such as
+ * `dd/MM/yyyy HH:mm:ss.SSS XXX` compiled once into a parser of text and a formatter of
+ * TIMESTAMP values (epoch µs, UTC session time zone). Parsing is Spark's: case-insensitive names (`Jan`, `pm`, `Mon`), numbers
  * of the letter count (`MM` two digits, `M` one or two), fractions of up to the count of `S`,
  * every character of the text consumed. A parsed value becomes a DATE or TIMESTAMP through
  * dates.ts and timestamps.ts (ISO text built and parsed there), so this module decides no
@@ -15,12 +16,28 @@
  *     S...S       fraction, up to 9 digits       E EEE EEEE     day of week (checked against the date)
  *     X XX XXX    offset, Z for zero             x xx xxx Z ZZ  offset without Z (+0000)
  *     'text'      literal text, '' a quote       other          literal characters
+ *
+ * Formatting is Java's DateTimeFormatter as Spark 3+/4 builds it (Spark writes `y` as `u`):
+ * `y` the year unpadded, `yy` its last two digits, `yyy`.. padded to the count; `M`/`MM`/`MMM`/
+ * `MMMM` (and `L`); `d` `D` `H` `h` `K` `k` `m` `s` padded to the count; `S`.. the fraction
+ * truncated to the count (zeros past the microsecond); `a` AM/PM; `E`..`EEE` Mon, `EEEE`
+ * Monday; `G` AD; `Q`/`q` 4, 04, Q4, 4th quarter; offsets of UTC: `X`.. Z, `x` +00, `xx` +0000,
+ * `xxx` +00:00, `Z`..`ZZZ` +0000, `ZZZZ` GMT, `ZZZZZ` Z, `O` GMT, `z` UTC, `VV` UTC.
+ * `[` and `]` (optional sections) print their content. The refusals are Spark's, with its
+ * classes (DatetimePatternError.errorClass): week-based letters `Y w W u e c`
+ * (INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_WEEK_BASED_PATTERN), `A B n N p`
+ * (INVALID_DATETIME_PATTERN.ILLEGAL_CHARACTER; also `E F q Q` when parsing), five `G M L E Q q`
+ * or seven `y` (INVALID_DATETIME_PATTERN.LENGTH), more letters than Java takes (`HHH`, `aa`:
+ * INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_PATTERN_RECOGNITION).
  */
-import { parseDate } from './dates';
+import { dateOfEpochDay, epochDayOf, parseDate } from './dates';
 import { InvalidOptionError } from './errors';
-import { parseTimestamp } from './timestamps';
+import { type Micros, parseTimestamp } from './timestamps';
 
 type Field = 'year' | 'yearOfCentury' | 'month' | 'day' | 'dayOfYear' | 'hour' | 'hour12' | 'minute' | 'second';
+
+/** A field only formatting prints (Spark refuses these letters when parsing, or sluice does not parse them). */
+type PrintField = 'hour0to11' | 'hour1to24' | 'era' | 'quarter' | 'zoneName' | 'zoneId' | 'gmt';
 
 type Token =
   | { readonly kind: 'literal'; readonly text: string }
@@ -29,7 +46,8 @@ type Token =
   | { readonly kind: 'monthName'; readonly full: boolean }
   | { readonly kind: 'dayName'; readonly full: boolean }
   | { readonly kind: 'ampm' }
-  | { readonly kind: 'offset'; readonly letter: 'X' | 'x' | 'Z'; readonly count: number };
+  | { readonly kind: 'offset'; readonly letter: 'X' | 'x' | 'Z'; readonly count: number }
+  | { readonly kind: 'print'; readonly field: PrintField; readonly count: number };
 
 const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
 const DAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
@@ -57,48 +75,141 @@ export interface DatetimePattern {
   readonly pattern: string;
   parseDate(text: string): string | null;
   parseTimestamp(text: string): ReturnType<typeof parseTimestamp>;
+  /**
+   * Why a text does not match, in Java's words as Spark reports them (`Text '...' could not be
+   * parsed at index 4`), or null when it parses.
+   */
+  whyNot(text: string): string | null;
+  /** The text of a TIMESTAMP value (epoch µs, UTC) in the pattern. */
+  format(us: Micros): string;
 }
 
-function refuse(pattern: string, why: string): never {
-  throw new InvalidOptionError(
+/** How a pattern is used: read by a CSV/JSON reader option, parsed by to_timestamp..., printed by date_format... */
+type PatternUse = 'option' | 'parse' | 'format';
+
+/** A pattern Spark (or sluice) refuses: Spark's error class and the 0-based index in the pattern. */
+export class DatetimePatternError extends InvalidOptionError {
+  constructor(
+    readonly errorClass: string,
+    message: string,
+    readonly index: number,
+  ) {
+    super(message, { details: { errorClass, index } });
+  }
+}
+
+function refuse(pattern: string, why: string, errorClass = 'INVALID_DATETIME_PATTERN.ILLEGAL_CHARACTER', index = 0): never {
+  throw new DatetimePatternError(
+    errorClass,
     `datetime pattern ${JSON.stringify(pattern)} ${why}: use Spark's pattern letters y M d D H h m s S a E X x Z and 'quoted text', e.g. 'yyyy-MM-dd HH:mm:ss'`,
+    index,
   );
 }
 
-function numberToken(pattern: string, letter: string, count: number): Token {
-  const two = (field: Field): Token => {
-    if (count > 2) refuse(pattern, `has ${letter.repeat(count)}, more than two ${letter}`);
-    return { kind: 'number', field, min: count, max: 2 };
+const WEEK_BASED = 'YWwuec';
+const ILLEGAL = 'ABnNp';
+const ILLEGAL_FOR_PARSING = 'EFqQ';
+/** The letters Java 7's SimpleDateFormat (Spark 2.4's) reads: more of them than Java 8 takes is DATETIME_PATTERN_RECOGNITION. */
+const LEGACY_LETTERS = 'GyYMLwWDdFEuaHkKhmsSzZX';
+const RECOGNITION = 'INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_PATTERN_RECOGNITION';
+
+/** Spark's checks of a run of one letter (DateTimeFormatterHelper.convertIncompatiblePattern), before Java reads it. */
+function sparkChecks(pattern: string, c: string, count: number, at: number, use: PatternUse): void {
+  if (WEEK_BASED.includes(c)) {
+    refuse(
+      pattern,
+      `has the week-based letter ${c}: all week-based patterns are unsupported since Spark 3.0; use the SQL function EXTRACT instead`,
+      'INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_WEEK_BASED_PATTERN',
+      at,
+    );
+  }
+  if (ILLEGAL.includes(c) || (use === 'parse' && ILLEGAL_FOR_PARSING.includes(c))) {
+    refuse(pattern, `has the letter ${c}, which Spark refuses${ILLEGAL.includes(c) ? '' : ' when parsing'}`, 'INVALID_DATETIME_PATTERN.ILLEGAL_CHARACTER', at);
+  }
+  if ((count >= 5 && 'GMLEQq'.includes(c)) || (c === 'y' && count >= 7)) {
+    refuse(pattern, `has ${c.repeat(count)}: too many letters`, 'INVALID_DATETIME_PATTERN.LENGTH', at);
+  }
+}
+
+/** A run of letters Java's DateTimeFormatter refuses: Spark's class says whether Spark 2.4 read it. */
+function tooMany(pattern: string, c: string, count: number, at: number, most: number): never {
+  return refuse(
+    pattern,
+    `has ${c.repeat(count)}, more than ${most} ${c}`,
+    LEGACY_LETTERS.includes(c) ? RECOGNITION : 'INVALID_DATETIME_PATTERN.ILLEGAL_CHARACTER',
+    at,
+  );
+}
+
+const UNSUPPORTED = 'UNSUPPORTED_FEATURE.DATETIME_PATTERN';
+
+function numberToken(pattern: string, letter: string, count: number, at: number, use: PatternUse): Token {
+  const upTo = (field: Field, most: number): Token => {
+    if (count > most) tooMany(pattern, letter, count, at, most);
+    return { kind: 'number', field, min: count, max: most };
+  };
+  const printOnly = (field: PrintField, most: number): Token => {
+    if (count > most) tooMany(pattern, letter, count, at, most);
+    if (use !== 'format') refuse(pattern, `has the letter ${letter}, which sluice prints but does not read`, UNSUPPORTED, at);
+    return { kind: 'print', field, count };
   };
   switch (letter) {
     case 'y':
       if (count === 2) return { kind: 'number', field: 'yearOfCentury', min: 2, max: 2 };
-      return { kind: 'number', field: 'year', min: count === 1 ? 1 : count, max: count === 1 ? 4 : Math.max(count, 4) };
+      return { kind: 'number', field: 'year', min: count, max: count === 1 ? 4 : Math.max(count, 4) };
     case 'M':
-      return two('month');
+    case 'L':
+      return upTo('month', 2);
     case 'd':
-      return two('day');
+      return upTo('day', 2);
     case 'D':
-      if (count > 3) refuse(pattern, 'has more than three D');
-      return { kind: 'number', field: 'dayOfYear', min: count, max: 3 };
+      return upTo('dayOfYear', 3);
     case 'H':
-      return two('hour');
+      return upTo('hour', 2);
     case 'h':
-      return two('hour12');
+      return upTo('hour12', 2);
     case 'm':
-      return two('minute');
+      return upTo('minute', 2);
     case 's':
-      return two('second');
+      return upTo('second', 2);
+    case 'K':
+      return printOnly('hour0to11', 2);
+    case 'k':
+      return printOnly('hour1to24', 2);
+    case 'G':
+      return printOnly('era', 4);
+    case 'Q':
+    case 'q':
+      return printOnly('quarter', 4);
+    case 'z':
+      return printOnly('zoneName', 4);
+    case 'O':
+      if (count !== 1 && count !== 4)
+        refuse(pattern, `has ${letter.repeat(count)}: O takes a count of 1 or 4`, 'INVALID_DATETIME_PATTERN.ILLEGAL_CHARACTER', at);
+      return printOnly('gmt', 4);
+    case 'V':
+      if (count !== 2) refuse(pattern, `has ${letter.repeat(count)}: V takes a count of 2 (VV)`, 'INVALID_DATETIME_PATTERN.ILLEGAL_CHARACTER', at);
+      return printOnly('zoneId', 2);
+    case 'F':
+    case 'g':
+    case 'v':
+      return refuse(pattern, `has the letter ${letter}, which sluice does not read or print`, UNSUPPORTED, at);
     default:
-      return refuse(pattern, `has the letter ${letter}, which sluice does not read`);
+      return refuse(
+        pattern,
+        `has the letter ${letter}, which is not a pattern letter (quote text: '${letter}')`,
+        'INVALID_DATETIME_PATTERN.ILLEGAL_CHARACTER',
+        at,
+      );
   }
 }
 
-function tokenize(pattern: string): Token[] {
+function tokenize(pattern: string, use: PatternUse): Token[] {
   const tokens: Token[] = [];
   let i = 0;
   while (i < pattern.length) {
     const c = pattern[i];
+    const at = i;
     if (c === "'") {
       if (pattern[i + 1] === "'") {
         tokens.push({ kind: 'literal', text: "'" });
@@ -108,7 +219,7 @@ function tokenize(pattern: string): Token[] {
       let text = '';
       i++;
       for (;;) {
-        if (i >= pattern.length) refuse(pattern, 'has a quote that is never closed');
+        if (i >= pattern.length) refuse(pattern, 'has a quote that is never closed', 'INVALID_DATETIME_PATTERN.ILLEGAL_CHARACTER', at);
         if (pattern[i] === "'") {
           if (pattern[i + 1] === "'") {
             text += "'";
@@ -124,7 +235,13 @@ function tokenize(pattern: string): Token[] {
       continue;
     }
     if (!/[A-Za-z]/.test(c)) {
-      if (c === '[' || c === ']' || c === '{' || c === '}' || c === '#') refuse(pattern, `has ${c}, which is reserved`);
+      if (c === '{' || c === '}' || c === '#') refuse(pattern, `has ${c}, which is reserved`, RECOGNITION, at);
+      if (c === '[' || c === ']') {
+        // optional sections: a timestamp has every field, so formatting prints their content
+        if (use !== 'format') refuse(pattern, `has ${c}: sluice does not read optional sections`, UNSUPPORTED, at);
+        i++;
+        continue;
+      }
       tokens.push({ kind: 'literal', text: c });
       i++;
       continue;
@@ -132,22 +249,24 @@ function tokenize(pattern: string): Token[] {
     let count = 1;
     while (pattern[i + count] === c) count++;
     i += count;
+    sparkChecks(pattern, c, count, at, use);
     if (c === 'S') {
-      if (count > 9) refuse(pattern, 'has more than nine S');
+      if (count > 9) tooMany(pattern, c, count, at, 9);
       tokens.push({ kind: 'fraction', max: count });
-    } else if (c === 'M' && count >= 3) {
-      if (count > 4) refuse(pattern, 'has more than four M');
+    } else if ((c === 'M' || c === 'L') && count >= 3) {
       tokens.push({ kind: 'monthName', full: count === 4 });
     } else if (c === 'E') {
-      if (count > 4) refuse(pattern, 'has more than four E');
       tokens.push({ kind: 'dayName', full: count === 4 });
     } else if (c === 'a') {
-      if (count > 1) refuse(pattern, 'has more than one a');
+      if (count > 1) tooMany(pattern, c, count, at, 1);
       tokens.push({ kind: 'ampm' });
     } else if (c === 'X' || c === 'x' || c === 'Z') {
-      if (count > (c === 'Z' ? 2 : 3)) refuse(pattern, `has too many ${c}: sluice reads ${c === 'Z' ? 'Z and ZZ' : `${c}, ${c}${c} and ${c}${c}${c}`}`);
+      if (count > 5) tooMany(pattern, c, count, at, 5);
+      if (use !== 'format' && count > (c === 'Z' ? 2 : 3)) {
+        refuse(pattern, `has ${c.repeat(count)}: sluice reads ${c === 'Z' ? 'Z and ZZ' : `${c}, ${c}${c} and ${c}${c}${c}`}`, UNSUPPORTED, at);
+      }
       tokens.push({ kind: 'offset', letter: c, count });
-    } else tokens.push(numberToken(pattern, c, count));
+    } else tokens.push(numberToken(pattern, c, count, at, use));
   }
   return tokens;
 }
@@ -197,18 +316,25 @@ function readOffset(text: string, at: number, t: Extract<Token, { kind: 'offset'
   return { minutes: sign === '-' ? -minutes : minutes, end };
 }
 
-function match(tokens: readonly Token[], text: string): Parsed | null {
-  const p: Parsed = {};
+/** Where a text stops matching: the index, and whether every token matched and text was left over. */
+interface Mismatch {
+  readonly at: number;
+  readonly trailing: boolean;
+}
+
+function match(tokens: readonly Token[], text: string): Parsed | Mismatch {
   let at = 0;
+  const fail = (): Mismatch => ({ at, trailing: false });
+  const p: Parsed = {};
   for (const t of tokens) {
     switch (t.kind) {
       case 'literal':
-        if (text.slice(at, at + t.text.length).toLowerCase() !== t.text.toLowerCase()) return null;
+        if (text.slice(at, at + t.text.length).toLowerCase() !== t.text.toLowerCase()) return fail();
         at += t.text.length;
         break;
       case 'number': {
         const d = readDigits(text, at, t.min, t.max);
-        if (!d) return null;
+        if (!d) return fail();
         const v = Number(d.value);
         if (t.field === 'yearOfCentury') p.year = 2000 + v;
         else p[t.field] = v;
@@ -217,43 +343,47 @@ function match(tokens: readonly Token[], text: string): Parsed | null {
       }
       case 'fraction': {
         const d = readDigits(text, at, 1, t.max);
-        if (!d) return null;
+        if (!d) return fail();
         p.fraction = d.value;
         at = d.end;
         break;
       }
       case 'monthName': {
         const n = readName(text, at, MONTHS, t.full);
-        if (!n) return null;
+        if (!n) return fail();
         p.month = n.index + 1;
         at = n.end;
         break;
       }
       case 'dayName': {
         const n = readName(text, at, DAYS, t.full);
-        if (!n) return null;
+        if (!n) return fail();
         p.dayOfWeek = n.index;
         at = n.end;
         break;
       }
       case 'ampm': {
         const s = text.slice(at, at + 2).toLowerCase();
-        if (s !== 'am' && s !== 'pm') return null;
+        if (s !== 'am' && s !== 'pm') return fail();
         p.pm = s === 'pm';
         at += 2;
         break;
       }
       case 'offset': {
         const o = readOffset(text, at, t);
-        if (!o) return null;
+        if (!o) return fail();
         p.offsetMinutes = o.minutes;
         at = o.end;
         break;
       }
+      case 'print':
+        return fail();
     }
   }
-  return at === text.length ? p : null;
+  return at === text.length ? p : { at, trailing: true };
 }
+
+const isMismatch = (m: Parsed | Mismatch): m is Mismatch => typeof (m as Mismatch).trailing === 'boolean';
 
 const pad = (v: number, n: number): string => String(v).padStart(n, '0');
 
@@ -292,28 +422,182 @@ function hourOf(p: Parsed): number | null {
   return p.pm ? 12 : 0;
 }
 
-/** Compiles a Spark datetime pattern; an unknown letter or an unclosed quote is refused here. */
-export function compileDatetimePattern(pattern: string): DatetimePattern {
-  if (typeof pattern !== 'string' || pattern === '') refuse(String(pattern), 'is empty');
-  const tokens = tokenize(pattern);
+const MONTH_NAMES = MONTHS.map((m) => m[0].toUpperCase() + m.slice(1));
+const DAY_NAMES = DAYS.map((d) => d[0].toUpperCase() + d.slice(1));
+const QUARTERS = ['1st quarter', '2nd quarter', '3rd quarter', '4th quarter'];
+const MICROS_PER_DAY = 86_400_000_000;
+const BIG_DAY = 86_400_000_000n;
+
+/** The calendar fields of a TIMESTAMP value (UTC); µs beyond 2^53 are split as bigint, never through a double. */
+interface Fields {
+  readonly year: number;
+  readonly month: number;
+  readonly day: number;
+  readonly dayOfYear: number;
+  /** Monday 0 .. Sunday 6. */
+  readonly dayOfWeek: number;
+  readonly hour: number;
+  readonly minute: number;
+  readonly second: number;
+  readonly micros: number;
+}
+
+function fieldsOf(us: Micros): Fields {
+  let day: number;
+  let rest: number;
+  if (typeof us === 'number') {
+    day = Math.floor(us / MICROS_PER_DAY);
+    rest = us - day * MICROS_PER_DAY;
+  } else {
+    let d = us / BIG_DAY;
+    let r = us % BIG_DAY;
+    if (r < 0n) {
+      d -= 1n;
+      r += BIG_DAY;
+    }
+    day = Number(d);
+    rest = Number(r);
+  }
+  const date = dateOfEpochDay(day);
+  const year = Number(date.slice(0, 4));
+  const secs = Math.floor(rest / 1_000_000);
+  return {
+    year,
+    month: Number(date.slice(5, 7)),
+    day: Number(date.slice(8, 10)),
+    dayOfYear: day - epochDayOf(`${date.slice(0, 4)}-01-01`) + 1,
+    dayOfWeek: (((day + 3) % 7) + 7) % 7,
+    hour: Math.floor(secs / 3600),
+    minute: Math.floor(secs / 60) % 60,
+    second: secs % 60,
+    micros: rest % 1_000_000,
+  };
+}
+
+function formatNumber(t: Extract<Token, { kind: 'number' }>, f: Fields): string {
+  switch (t.field) {
+    case 'yearOfCentury':
+      return pad(f.year % 100, 2);
+    case 'hour12':
+      return pad(f.hour % 12 || 12, t.min);
+    case 'year':
+    case 'month':
+    case 'day':
+    case 'dayOfYear':
+    case 'hour':
+    case 'minute':
+    case 'second':
+      return pad(f[t.field], t.min);
+  }
+}
+
+/** An offset of UTC (the session time zone) as Java prints it for the letter and count. */
+function formatOffset(t: Extract<Token, { kind: 'offset' }>): string {
+  if (t.letter === 'X') return 'Z';
+  if (t.letter === 'x') return t.count === 1 ? '+00' : t.count === 3 || t.count === 5 ? '+00:00' : '+0000';
+  return t.count <= 3 ? '+0000' : t.count === 4 ? 'GMT' : 'Z';
+}
+
+function formatPrint(t: Extract<Token, { kind: 'print' }>, f: Fields): string {
+  switch (t.field) {
+    case 'hour0to11':
+      return pad(f.hour % 12, t.count);
+    case 'hour1to24':
+      return pad(f.hour || 24, t.count);
+    case 'era':
+      return t.count === 4 ? 'Anno Domini' : 'AD';
+    case 'quarter': {
+      const q = Math.floor((f.month - 1) / 3) + 1;
+      return t.count <= 2 ? pad(q, t.count) : t.count === 3 ? `Q${q}` : QUARTERS[q - 1];
+    }
+    case 'zoneName':
+      return t.count === 4 ? 'Coordinated Universal Time' : 'UTC';
+    case 'zoneId':
+      return 'UTC';
+    case 'gmt':
+      return 'GMT';
+  }
+}
+
+function formatTokens(tokens: readonly Token[], us: Micros): string {
+  const f = fieldsOf(us);
+  let out = '';
+  for (const t of tokens) {
+    switch (t.kind) {
+      case 'literal':
+        out += t.text;
+        break;
+      case 'number':
+        out += formatNumber(t, f);
+        break;
+      case 'fraction':
+        // Java prints the nanosecond field truncated to the count: µs, then zeros
+        out += `${pad(f.micros, 6)}000`.slice(0, t.max);
+        break;
+      case 'monthName':
+        out += t.full ? MONTH_NAMES[f.month - 1] : MONTH_NAMES[f.month - 1].slice(0, 3);
+        break;
+      case 'dayName':
+        out += t.full ? DAY_NAMES[f.dayOfWeek] : DAY_NAMES[f.dayOfWeek].slice(0, 3);
+        break;
+      case 'ampm':
+        out += f.hour < 12 ? 'AM' : 'PM';
+        break;
+      case 'offset':
+        out += formatOffset(t);
+        break;
+      case 'print':
+        out += formatPrint(t, f);
+        break;
+    }
+  }
+  return out;
+}
+
+function timestampOf(p: Parsed): Micros | null {
+  const date = dateOf(p);
+  const hour = hourOf(p);
+  const minute = p.minute ?? 0;
+  const second = p.second ?? 0;
+  if (date === null || hour === null || minute > 59 || second > 59) return null;
+  const fraction = (p.fraction ?? '').padEnd(6, '0').slice(0, 6);
+  const off = p.offsetMinutes ?? 0;
+  const zone = `${off < 0 ? '-' : '+'}${pad(Math.floor(Math.abs(off) / 60), 2)}:${pad(Math.abs(off) % 60, 2)}`;
+  return parseTimestamp(`${date}T${pad(hour, 2)}:${pad(minute, 2)}:${pad(second, 2)}.${fraction}${zone}`);
+}
+
+function compiled(pattern: string, tokens: readonly Token[]): DatetimePattern {
   return {
     pattern,
     parseDate(text: string): string | null {
       const p = match(tokens, text);
-      return p === null ? null : dateOf(p);
+      return isMismatch(p) ? null : dateOf(p);
     },
     parseTimestamp(text: string) {
       const p = match(tokens, text);
-      if (p === null) return null;
-      const date = dateOf(p);
-      const hour = hourOf(p);
-      const minute = p.minute ?? 0;
-      const second = p.second ?? 0;
-      if (date === null || hour === null || minute > 59 || second > 59) return null;
-      const fraction = (p.fraction ?? '').padEnd(6, '0').slice(0, 6);
-      const off = p.offsetMinutes ?? 0;
-      const zone = `${off < 0 ? '-' : '+'}${pad(Math.floor(Math.abs(off) / 60), 2)}:${pad(Math.abs(off) % 60, 2)}`;
-      return parseTimestamp(`${date}T${pad(hour, 2)}:${pad(minute, 2)}:${pad(second, 2)}.${fraction}${zone}`);
+      return isMismatch(p) ? null : timestampOf(p);
     },
+    whyNot(text: string): string | null {
+      const p = match(tokens, text);
+      if (isMismatch(p)) {
+        return p.trailing ? `Text '${text}' could not be parsed, unparsed text found at index ${p.at}` : `Text '${text}' could not be parsed at index ${p.at}`;
+      }
+      return timestampOf(p) === null ? `Text '${text}' could not be parsed: its fields are not a date and time of years 1 to 9999` : null;
+    },
+    format: (us) => formatTokens(tokens, us),
   };
+}
+
+/** Compiles a reader option's Spark datetime pattern; an unknown letter or an unclosed quote is refused here. */
+export function compileDatetimePattern(pattern: string): DatetimePattern {
+  if (typeof pattern !== 'string' || pattern === '') refuse(String(pattern), 'is empty');
+  return compiled(pattern, tokenize(pattern, 'option'));
+}
+
+/**
+ * Compiles the pattern of a datetime function (to_timestamp, date_format...), once per query:
+ * refused as Spark refuses it for the use, with DatetimePatternError (Spark's class, the index).
+ */
+export function compileSparkDatetimePattern(pattern: string, use: 'parse' | 'format'): DatetimePattern {
+  return compiled(pattern, tokenize(pattern, use));
 }

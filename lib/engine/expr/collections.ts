@@ -213,11 +213,53 @@ function getJsonObject(json: string, steps: readonly PathStep[]): string | null 
       v = (v as Record<string, unknown>)[s];
     }
   }
+  return jsonText(v);
+}
+
+/** A JSON value as get_json_object and json_tuple return it: a string as itself, a number as written, else its JSON text; null for null. */
+function jsonText(v: unknown): string | null {
   if (v == null) return null;
   if (typeof v === 'string') return v;
   if ((v as { isLosslessNumber?: boolean }).isLosslessNumber) return (v as { value: string }).value;
   if (typeof v === 'boolean') return String(v);
   return stringifyLossless(v) ?? null;
+}
+
+/**
+ * json_tuple(json, k1, k2...): Spark's generator of one row with the STRING columns c0, c1...:
+ * each key's value (as get_json_object returns it), null for a missing key or a null key; a null
+ * json, a text that is not JSON or not an object gives the row of nulls.
+ */
+function jsonTuple(args: readonly Typed[], c: CallCtx): Typed {
+  const [json, ...keys] = args.map((a, i) => str(c, a, i));
+  const columns = keys.map((_, i) => ({ name: `c${i}`, type: STRING }));
+  const n = keys.length;
+  return {
+    type: { type: 'STRUCT', fields: columns.map((col) => ({ ...STRING, name: col.name })) },
+    sql: c.sql,
+    name: c.sql,
+    children: [json, ...keys],
+    build: ([j, ...ks]) => {
+      return (row) => {
+        const out: unknown[] = new Array(n).fill(null);
+        const text = j(row);
+        if (text == null) return out;
+        let v: unknown;
+        try {
+          v = parseLossless(text as string);
+        } catch {
+          return out;
+        }
+        if (v == null || typeof v !== 'object' || Array.isArray(v)) return out;
+        for (let i = 0; i < n; i++) {
+          const k = ks[i](row);
+          if (k != null && Object.hasOwn(v, k as string)) out[i] = jsonText((v as Record<string, unknown>)[k as string]);
+        }
+        return out;
+      };
+    },
+    generator: { kind: 'json_tuple', columns },
+  };
 }
 
 function concat(args: readonly Typed[], c: CallCtx): Typed {
@@ -523,6 +565,7 @@ export const COLLECTION_FUNCTIONS: Record<string, FunctionDef> = {
       strict((v) => w(v)),
     );
   }),
+  json_tuple: def(2, Number.POSITIVE_INFINITY, jsonTuple),
   get_json_object: def(2, 2, ([j, p], c) => {
     const js = str(c, j, 0);
     const ps = str(c, p, 1);

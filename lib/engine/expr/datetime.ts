@@ -1,9 +1,11 @@
 /**
- * Date and time functions on DATE and TIMESTAMP (UTC), without datetime patterns: the pattern forms
- * (`to_timestamp(s, fmt)`, `date_format`, `from_unixtime(n, fmt)`) wait for the Spark
- * datetime-pattern module being written for the CSV options, and are refused until then with a
- * message saying so. All arithmetic goes through time.ts.
+ * Date and time functions on DATE and TIMESTAMP (UTC). The pattern forms (`to_timestamp(s, fmt)`,
+ * `to_date(s, fmt)`, `unix_timestamp(s, fmt)`, `date_format`, `from_unixtime(n, fmt)`) take a
+ * constant Spark datetime pattern, compiled once when the query is built (datetime-patterns.ts):
+ * a pattern Spark refuses is refused there with Spark's class, and a text that does not match is
+ * the row's CANNOT_PARSE_TIMESTAMP (null for try_to_timestamp). All arithmetic goes through time.ts.
  */
+import { compileSparkDatetimePattern, type DatetimePattern, DatetimePatternError } from '../datetime-patterns';
 import { dateOfEpochDay, epochDayOf } from '../dates';
 import { rescale, unscaledOf } from '../decimal';
 import { type CallCtx, type FunctionDef, implicitCast } from './analyze';
@@ -12,6 +14,7 @@ import { call, constantArg, def, int, str, what } from './fn-util';
 import {
   addMonths,
   dateOf,
+  dateOfMicros,
   dayOfWeek,
   dayOfYear,
   floorDivMicros,
@@ -30,7 +33,7 @@ import {
   ymd,
 } from './time';
 import { strict, type Typed } from './typed';
-import { DATE, INT, isIntegral, LONG, STRING, TIMESTAMP, typeName } from './types';
+import { DATE, INT, isIntegral, LONG, STRING, type SqlType, TIMESTAMP, typeName } from './types';
 import { big, overflow } from './values';
 
 /** An argument read as a DATE: a DATE, a TIMESTAMP's day, or a STRING cast (ANSI). */
@@ -76,12 +79,69 @@ function timeField(f: (microsOfDay: number) => number): FunctionDef {
   );
 }
 
-/** Refuses a datetime-pattern form until the pattern module lands. */
-function patternLater(c: CallCtx): never {
-  throw c.az.fail(
-    'UNSUPPORTED_FEATURE.DATETIME_PATTERN',
-    `${c.name} with a datetime pattern is not supported yet: the Spark datetime-pattern module is being written; use the form without a pattern (Spark's default text 'yyyy-MM-dd HH:mm:ss') meanwhile`,
-    c.pos,
+const DEFAULT_PATTERN = 'yyyy-MM-dd HH:mm:ss';
+
+/**
+ * The pattern argument, compiled once for the query: it must be a constant STRING (Spark's forms
+ * almost always are; a per-row pattern would compile per row). Null when the pattern is NULL, which
+ * makes every result null.
+ */
+function patternArg(c: CallCtx, a: Typed, i: number, use: 'parse' | 'format'): DatetimePattern | null {
+  const v = constantArg(c, a, i, "a pattern in quotes, 'yyyy-MM-dd HH:mm:ss'");
+  if (v === null) return null;
+  if (typeof v !== 'string') {
+    throw c.az.mismatch('UNEXPECTED_INPUT_TYPE', c.sql, `${what(c, i)} requires the "STRING" type, however ${a.sql} has the type "${typeName(a.type)}"`, c.pos);
+  }
+  try {
+    return compileSparkDatetimePattern(v, use);
+  } catch (e) {
+    if (e instanceof DatetimePatternError) throw c.az.fail(e.errorClass, `${c.name}: ${e.message} (at index ${e.index} of the pattern)`, c.pos);
+    throw e;
+  }
+}
+
+/** A call whose result is null for every row (a NULL pattern). */
+function nullCall(c: CallCtx, type: SqlType): Typed {
+  return call(c, type, [], () => () => null);
+}
+
+/** A text in the pattern as a TIMESTAMP value; a mismatch is the row's CANNOT_PARSE_TIMESTAMP (ANSI), or null when `safe`. */
+function parserOf(p: DatetimePattern, safe: boolean): (text: string) => Micros | null {
+  return (text) => {
+    const us = p.parseTimestamp(text);
+    if (us !== null || safe) return us;
+    throw new SparkRowError(
+      'CANNOT_PARSE_TIMESTAMP',
+      `${p.whyNot(text) ?? `Text '${text}' could not be parsed`}. Use \`try_to_timestamp\` to tolerate invalid input string and return NULL instead.`,
+    );
+  };
+}
+
+/**
+ * to_timestamp / try_to_timestamp / to_date / unix_timestamp with a pattern: a STRING parsed with
+ * it (Spark's GetTimestamp), then `then` of the instant; a DATE or TIMESTAMP argument is taken as
+ * its instant, as Spark does.
+ */
+function parsed(c: CallCtx, [s, f]: readonly Typed[], type: SqlType, safe: boolean, then: (us: Micros) => unknown): Typed {
+  const p = patternArg(c, f, 1, 'parse');
+  if (p === null) return nullCall(c, type);
+  if (s.type.type === 'DATE' || s.type.type === 'TIMESTAMP') {
+    return call(
+      c,
+      type,
+      [timestampArg(c, s, 0)],
+      strict((t) => then(t as Micros)),
+    );
+  }
+  const parse = parserOf(p, safe);
+  return call(
+    c,
+    type,
+    [str(c, s, 0)],
+    strict((text) => {
+      const us = parse(text as string);
+      return us === null ? null : then(us);
+    }),
   );
 }
 
@@ -211,14 +271,27 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
     ),
   ),
   to_date: def(1, 2, (args, c) => {
-    if (args.length === 2) patternLater(c);
+    if (args.length === 2) return parsed(c, args, DATE, false, dateOfMicros);
     return { ...c.az.cast(args[0], DATE, false, c.pos), sql: c.sql, name: c.sql };
   }),
   to_timestamp: def(1, 2, (args, c) => {
-    if (args.length === 2) patternLater(c);
+    if (args.length === 2) return parsed(c, args, TIMESTAMP, false, (us) => us);
     return { ...c.az.cast(args[0], TIMESTAMP, false, c.pos), sql: c.sql, name: c.sql };
   }),
-  date_format: def(2, 2, (_args, c) => patternLater(c)),
+  try_to_timestamp: def(1, 2, (args, c) => {
+    if (args.length === 2) return parsed(c, args, TIMESTAMP, true, (us) => us);
+    return { ...c.az.cast(args[0], TIMESTAMP, true, c.pos), sql: c.sql, name: c.sql };
+  }),
+  date_format: def(2, 2, ([t, f], c) => {
+    const p = patternArg(c, f, 1, 'format');
+    if (p === null) return nullCall(c, STRING);
+    return call(
+      c,
+      STRING,
+      [timestampArg(c, t, 0)],
+      strict((x) => p.format(x as Micros)),
+    );
+  }),
   date_trunc: def(2, 2, ([u, t], c) =>
     call(
       c,
@@ -243,7 +316,7 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
         c.pos,
       );
     }
-    if (args.length === 2) patternLater(c);
+    if (args.length === 2) return parsed(c, args, LONG, false, (us) => floorDivMicros(us, MICROS_PER_SECOND));
     const a = args[0];
     if (a.type.type === 'STRING') {
       return call(
@@ -292,10 +365,9 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
   timestamp_millis: secondsToTimestamp(1000),
   timestamp_micros: secondsToTimestamp(1),
   from_unixtime: def(1, 2, (args, c) => {
-    if (args.length === 2) {
-      const fmt = constantArg(c, args[1], 1, "a pattern in quotes, 'yyyy-MM-dd HH:mm:ss'");
-      if (fmt !== 'yyyy-MM-dd HH:mm:ss') patternLater(c);
-    }
+    const p = args.length === 2 ? patternArg(c, args[1], 1, 'format') : null;
+    if (args.length === 2 && p === null) return nullCall(c, STRING);
+    const format = p === null || p.pattern === DEFAULT_PATTERN ? formatTimestampText : p.format;
     const n = c.az.implicit(args[0], LONG, c.pos, what(c, 0));
     return call(
       c,
@@ -304,7 +376,7 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
       strict((s) => {
         const us = big(s) * 1_000_000n;
         if (!inRange(us)) throw overflow(`timestamp overflow in ${c.sql};`, 'try_cast');
-        return formatTimestampText(microsValue(us));
+        return format(microsValue(us));
       }),
     );
   }),

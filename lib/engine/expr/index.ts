@@ -182,7 +182,8 @@ export function compileSelect(items: readonly string[], columns: readonly Column
       const base: unknown[] = evals.map((e, i) => (i === generatorAt ? null : e(row)));
       const v = evals[generatorAt](row);
       const elements: unknown[][] = [];
-      if (Array.isArray(v)) v.forEach((x, i) => elements.push(withPos ? [i, x ?? null] : [x ?? null]));
+      if (gen.kind === 'json_tuple') elements.push(v as unknown[]);
+      else if (Array.isArray(v)) v.forEach((x, i) => elements.push(withPos ? [i, x ?? null] : [x ?? null]));
       else if (v != null) Object.entries(v as object).forEach(([k, x], i) => elements.push(withPos ? [i, k, x ?? null] : [k, x ?? null]));
       if (elements.length === 0 && outer) elements.push(genNames.map(() => null));
       return elements.map((el) => {

@@ -11,8 +11,8 @@ export type Eval = (row: Row) => unknown;
 
 /** What a generator (explode, posexplode...) emits per element: its output columns. */
 export interface GeneratorInfo {
-  readonly kind: 'explode' | 'explode_outer' | 'posexplode' | 'posexplode_outer';
-  /** The columns each element becomes: `col`; `pos, col`; `key, value`; `pos, key, value`. */
+  readonly kind: 'explode' | 'explode_outer' | 'posexplode' | 'posexplode_outer' | 'json_tuple';
+  /** The columns each element becomes: `col`; `pos, col`; `key, value`; `pos, key, value`; json_tuple: `c0, c1...`, its value being the one row. */
   readonly columns: readonly { readonly name: string; readonly type: SqlType }[];
 }
 
