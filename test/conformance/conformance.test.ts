@@ -16,6 +16,12 @@ import { isPipelineCase, usesFileObjects } from '../../lib/conformance/case';
 
 // public cases (cases/ and FORMAT-2's cases-2/, join cases left out until joins land) and ours
 const cases = supportedCases('s3').map(([f, c]) => [basename(f), c] as const);
+// FORMAT-3's cases (types, expressions, formats) and ours of the same kinds
+const FORMAT_3 = new Set(
+  supportedCases('s3')
+    .filter(([f, c]) => f.includes('cases-3') || /^sluice-(types|expr)-/.test(c.name))
+    .map(([f]) => basename(f)),
+);
 
 // FORMAT-3 cases needing what sluice does not support yet, each named with what it needs
 const skipped = skippedCases('s3').map(([f, why]) => [basename(f), why] as const);
@@ -52,12 +58,12 @@ describe('when the state has four partitions (writeStream option statePartitions
   });
 });
 
-describe('when the chained-operator cases (FORMAT-2 pipelines) read a Kinesis stream', () => {
+describe('when the chained-operator cases (FORMAT-2 pipelines) and the typed JSON cases (FORMAT-3) read a Kinesis stream', () => {
   // Each case its own stream of three shards, rows spread by the first operator's keys (kinesis.ts).
   // (a case of raw text or keyed files, or of another format than JSON, needs the S3 landing source: Kinesis records are JSON)
   const pipelines = cases.filter(
-    ([, c]) =>
-      isPipelineCase(c) &&
+    ([file, c]) =>
+      (isPipelineCase(c) || FORMAT_3.has(file)) &&
       c.expectError === undefined &&
       !usesFileObjects(c) &&
       [c.query.format, ...Object.values(c.query.inputs ?? {}).map((i) => i.format)].every((f) => f === undefined || f === 'json'),
