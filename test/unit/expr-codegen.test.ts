@@ -8,6 +8,7 @@ import { parseDdlColumns } from '../../lib/engine/ddl';
 import { analyzeExpression, compileFilter, compileSelect } from '../../lib/engine/expr';
 import { compileExpr, compilePredicate, compileProjection } from '../../lib/engine/expr/codegen';
 import { compileTyped, type Typed } from '../../lib/engine/expr/typed';
+import { rowExtender } from '../../lib/engine/rows';
 
 const COLS = parseDdlColumns(
   'p BOOLEAN, q BOOLEAN, i INT, j INT, l BIGINT, m BIGINT, d DOUBLE, e DOUBLE, x DECIMAL(10,2), y DECIMAL(10,2), s STRING, t STRING, st STRUCT<a: INT, b: STRING>, arr ARRAY<INT>',
@@ -214,5 +215,34 @@ describe('generated JavaScript against the closures', () => {
     const r = s.project({ i: 1, j: 2 });
     expect(Object.getPrototypeOf(r)).toBe(Object.prototype);
     expect(Object.keys(r)).toEqual(['__proto__', 'j']);
+  });
+});
+
+describe('rowExtender: withColumn without a spread', () => {
+  it('copies the columns and adds the new one last, as the plan orders them', () => {
+    const extend = rowExtender(['a', 'b', 'c"d'], 'n');
+    const row = { a: 1, b: null, 'c"d': 'x' };
+    const r = extend(row, 5);
+    expect(r).toEqual({ a: 1, b: null, 'c"d': 'x', n: 5 });
+    expect(Object.keys(r)).toEqual(['a', 'b', 'c"d', 'n']);
+    expect(row).toEqual({ a: 1, b: null, 'c"d': 'x' });
+  });
+
+  it('replaces a column of the same name, moving it last', () => {
+    const r = rowExtender(['a', 'b'], 'a')({ a: 1, b: 2 }, 9);
+    expect(Object.keys(r)).toEqual(['b', 'a']);
+    expect(r).toEqual({ a: 9, b: 2 });
+  });
+
+  it('a column the row lacks reads as undefined, as the spread leaves it', () => {
+    const r = rowExtender(['a', 'b'], 'n')({ a: 1 }, null);
+    expect(r.b).toBeUndefined();
+    expect(r.n).toBeNull();
+  });
+
+  it('a column named __proto__ is a column, not the prototype', () => {
+    const r = rowExtender(['a'], '__proto__')({ a: 1 }, 2);
+    expect(Object.getPrototypeOf(r)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(r, '__proto__')?.value).toBe(2);
   });
 });
