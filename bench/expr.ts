@@ -57,7 +57,9 @@ export async function runExprSection(opts: {
   const cpu: Record<(typeof kinds)[number], number[]> = { plain: [], expr: [], withColumn: [] };
   const rows: Record<(typeof kinds)[number], number> = { plain: 0, expr: 0, withColumn: 0 };
   opts.out(`  expr:       selectExpr(${EXPR_SELECT.map((s) => JSON.stringify(s)).join(', ')}).filter(${JSON.stringify(EXPR_FILTER)}), then the plain query`);
-  opts.out(`  withColumn: withColumn(${WITH_COLUMN.map((s) => JSON.stringify(s)).join(', ')}).filter(${JSON.stringify(WITH_COLUMN_FILTER)}), then the plain query`);
+  opts.out(
+    `  withColumn: withColumn(${WITH_COLUMN.map((s) => JSON.stringify(s)).join(', ')}).filter(${JSON.stringify(WITH_COLUMN_FILTER)}), then the plain query`,
+  );
   for (let r = 0; r < opts.rounds; r++) {
     // rotate which goes first, so none always runs on another's garbage
     const order = kinds.map((_, i) => kinds[(i + r) % kinds.length]);

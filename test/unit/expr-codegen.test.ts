@@ -17,9 +17,54 @@ const COLS = parseDdlColumns(
 const ROWS: Record<string, unknown>[] = [
   {},
   { p: true, q: false, i: 3, j: 4, l: 10, m: 3, d: 2.5, e: -1.5, x: '12.34', y: '0.66', s: 'Hello', t: 'World', st: { a: 1, b: 'b' }, arr: [1, 2, 3] },
-  { p: false, q: null, i: 2147483647, j: 1, l: 9007199254740993n, m: 9223372036854775807n, d: Number.NaN, e: 0, x: '99999999.99', y: '0.00', s: '', t: null, st: null, arr: null },
-  { p: null, q: true, i: -2147483648, j: -1, l: -9223372036854775808n, m: -1, d: 0, e: -0, x: '-0.01', y: '-99999999.99', s: 'ÄÖÜ ß', t: '42', st: { a: null, b: null }, arr: [] },
-  { p: true, q: true, i: 0, j: 0, l: 0, m: 0, d: Number.POSITIVE_INFINITY, e: Number.NEGATIVE_INFINITY, x: null, y: '1.00', s: null, t: 'x', st: { a: 7, b: 'z' }, arr: [null] },
+  {
+    p: false,
+    q: null,
+    i: 2147483647,
+    j: 1,
+    l: 9007199254740993n,
+    m: 9223372036854775807n,
+    d: Number.NaN,
+    e: 0,
+    x: '99999999.99',
+    y: '0.00',
+    s: '',
+    t: null,
+    st: null,
+    arr: null,
+  },
+  {
+    p: null,
+    q: true,
+    i: -2147483648,
+    j: -1,
+    l: -9223372036854775808n,
+    m: -1,
+    d: 0,
+    e: -0,
+    x: '-0.01',
+    y: '-99999999.99',
+    s: 'ÄÖÜ ß',
+    t: '42',
+    st: { a: null, b: null },
+    arr: [],
+  },
+  {
+    p: true,
+    q: true,
+    i: 0,
+    j: 0,
+    l: 0,
+    m: 0,
+    d: Number.POSITIVE_INFINITY,
+    e: Number.NEGATIVE_INFINITY,
+    x: null,
+    y: '1.00',
+    s: null,
+    t: 'x',
+    st: { a: 7, b: 'z' },
+    arr: [null],
+  },
   { i: 7, j: null, l: null, m: 5, d: 1e308, e: 1e308, s: '  padded  ', t: '  ' },
 ];
 
@@ -167,7 +212,22 @@ describe('generated JavaScript against the closures', () => {
 
   it('the common node kinds are generated as source, not called as closures', () => {
     // a closure would be a `k<n>(row)` call in the source; an operator's own function is called with its arguments
-    for (const text of ['i', 'st.a', 'i + j', 'd * 2', 'x + y', 'p AND q', 'p OR NOT q', 'i IS NOT NULL', 'i >= j', 'CASE WHEN p THEN i ELSE j END', 'coalesce(j, i)', 'if(p, i, j)', 'lower(s)', 'd <=> e']) {
+    for (const text of [
+      'i',
+      'st.a',
+      'i + j',
+      'd * 2',
+      'x + y',
+      'p AND q',
+      'p OR NOT q',
+      'i IS NOT NULL',
+      'i >= j',
+      'CASE WHEN p THEN i ELSE j END',
+      'coalesce(j, i)',
+      'if(p, i, j)',
+      'lower(s)',
+      'd <=> e',
+    ]) {
       expect(compileExpr(typed(text)).toString()).not.toMatch(/k\d+\(row\)/);
     }
   });

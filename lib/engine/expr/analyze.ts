@@ -800,7 +800,11 @@ export class Analyzer {
             return other === undefined ? null : other(row);
           };
         },
-        (args) => `(${args.slice(0, n).map((c, i) => `${c} === true ? ${args[n + i]} : `).join('')}${args[2 * n] ?? 'null'})`,
+        (args) =>
+          `(${args
+            .slice(0, n)
+            .map((c, i) => `${c} === true ? ${args[n + i]} : `)
+            .join('')}${args[2 * n] ?? 'null'})`,
       ),
     };
   }

@@ -10,7 +10,7 @@
  * site (strict's `a(row)`) serves every node of every query and is megamorphic.
  */
 import type { Row } from '../ports/values';
-import { type Eval, type GenContext, type Typed } from './typed';
+import type { Eval, GenContext, Typed } from './typed';
 
 /** The pieces of one generated function: the constants it closes over and its locals. */
 class Gen implements GenContext {

@@ -251,7 +251,8 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
       return this.add({ kind: 'withColumnExpr', name, text, compiled, extend: this.extender(name) });
     }
     if (typeof type !== 'string') throw new InvalidQueryError(`withColumn(${JSON.stringify(name)}, type, fn): the type is a DDL type such as 'DOUBLE'`);
-    if (BARE_TYPES.has(type)) return this.add({ kind: 'withColumn', name, type: type as ColumnType, fn: fn as (row: Row) => unknown, extend: this.extender(name) });
+    if (BARE_TYPES.has(type))
+      return this.add({ kind: 'withColumn', name, type: type as ColumnType, fn: fn as (row: Row) => unknown, extend: this.extender(name) });
     const dataType = parseDdlType(type);
     return this.add({ kind: 'withColumn', name, type: dataType.type, dataType, fn: fn as (row: Row) => unknown, extend: this.extender(name) });
   }
