@@ -33,8 +33,9 @@
  *      flat JSON (DOUBLE amount) and as nested JSON (DECIMAL(10,2) amount, a STRUCT, an ARRAY of
  *      STRUCTs), rounds interleaved, events/s and the ratio; written to bench/results.json under `types`.
  *  12. expr (bench/expr.ts, in the default set: under a minute; `--only expr` alone): the engine's
- *      aggregation plain and preceded by a selectExpr and a filter (Spark SQL expressions), same
- *      events, rounds interleaved, events/s and the ratio (target ≥ 0.7×); written under `expr`.
+ *      aggregation plain, preceded by a selectExpr and a filter, and preceded by a withColumn and a
+ *      filter (Spark SQL expressions), same events, rounds interleaved, events/s and events/CPU s
+ *      with the ratios (target ≥ 0.7× for selectExpr + filter); written under `expr`.
  *
  * Options: --only engine,e2e,memory,join,scale,cost,discovery,types,expr (default: engine,e2e,memory,join,scale,types,expr; bench/results.json is
  *          written whole only when engine, e2e and memory all run, and by scale, cost and join under their own keys)
@@ -624,9 +625,11 @@ async function typesSection(): Promise<void> {
   out('  types figures written to bench/results.json (key "types")');
 }
 
-/** [12] the aggregation plain vs behind selectExpr + filter (bench/expr.ts); merges its figures under `expr`. */
+/** [12] the aggregation plain vs behind selectExpr + filter and withColumn + filter (bench/expr.ts); merges its figures under `expr`. */
 async function exprSection(): Promise<void> {
-  out('[12] expr: the aggregation plain vs preceded by selectExpr + filter (Spark SQL expressions), same events, rounds interleaved (issue 30)');
+  out(
+    '[12] expr: the aggregation plain vs preceded by selectExpr + filter and by withColumn + filter (Spark SQL expressions), same events, rounds interleaved (issue 30)',
+  );
   const json = await runExprSection({ events: num('expr-events', 300_000), files: 40, keys: 10_000, rounds: num('expr-rounds', 5), out });
   if (process.argv.includes('--no-json')) return;
   mergeResults('expr', json);
