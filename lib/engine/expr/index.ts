@@ -133,7 +133,6 @@ export function compileSelect(items: readonly string[], columns: readonly Column
     const ref = columnOf(ast, columns);
     out.push({ name: alias ?? typed.name, typed, ...(ref ? { ref } : {}) });
   }
-  const evals = out.map((i) => compileExpr(i.typed));
   const names = out.map((i) => i.name);
   const gen = generatorAt >= 0 ? out[generatorAt].typed.generator! : undefined;
   const outColumns: ColumnInfo[] = [];
@@ -165,13 +164,15 @@ export function compileSelect(items: readonly string[], columns: readonly Column
     }
     seen.add(c.name);
   }
-  const n = evals.length;
-  const project = projector(
-    names,
-    out.map((i) => i.typed),
-    evals,
-  );
-  if (gen === undefined) return { columns: outColumns, sources, generates: false, project, generate: (row) => [project(row)] };
+  const n = out.length;
+  if (gen === undefined) {
+    const project = projector(
+      names,
+      out.map((i) => i.typed),
+    );
+    return { columns: outColumns, sources, generates: false, project, generate: (row) => [project(row)] };
+  }
+  const evals = out.map((i) => compileExpr(i.typed));
   const genNames = outColumns.slice(generatorAt, generatorAt + gen.columns.length).map((c) => c.name);
   const withPos = gen.kind.startsWith('pos');
   const outer = gen.kind.endsWith('_outer');
@@ -202,9 +203,10 @@ export function compileSelect(items: readonly string[], columns: readonly Column
 }
 
 /** The output row of the items: one generated function (codegen.ts compileProjection), the items' code inline. */
-function projector(names: readonly string[], items: readonly Typed[], evals: readonly Eval[]): (row: Row) => Row {
+function projector(names: readonly string[], items: readonly Typed[]): (row: Row) => Row {
   if (names.includes('__proto__')) {
     // a literal key "__proto__" would set the prototype: define the columns one by one instead
+    const evals = items.map(compileExpr);
     return (row) => {
       const r: Row = {};
       names.forEach((name, i) => Object.defineProperty(r, name, { value: evals[i](row), enumerable: true, writable: true, configurable: true }));
