@@ -1,7 +1,8 @@
 /**
  * Spark SQL expressions: the entry point a stage calls. Text is parsed (parser.ts), analyzed
  * against the stage's input columns (analyze.ts: names, types, Spark's refusals) and compiled once
- * into a function of a row (typed.ts): nothing is interpreted per row.
+ * into a function of a row, generated JavaScript (codegen.ts, closures for the few node kinds
+ * without it, typed.ts): nothing is interpreted per row.
  *
  *   const e = compileExpression('amount * quantity', columns);  // refuses bad text, names, types
  *   e.type                    // DECIMAL(21,2): the output column's type

@@ -1,7 +1,8 @@
 /**
  * The typed expression tree the analyzer produces and the compiler turns into a function. Each
  * node knows its type, Spark's SQL text (for names and messages) and how to build its evaluator
- * from its children's: compiling is one walk that closes over the children, done once per query.
+ * from its children's (compileTyped: one walk that closes over the children) and, for most
+ * kinds, its JavaScript (`build.js`), from which codegen.ts makes one function per query.
  */
 import type { Row } from '../ports/values';
 import type { SqlType } from './types';
