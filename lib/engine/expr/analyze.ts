@@ -11,7 +11,7 @@ import { ExpressionError, SparkRowError } from './errors';
 import { FUNCTIONS, NON_DETERMINISTIC, AGGREGATES } from './functions';
 import type { Ast } from './parser';
 import { addMonths, bigMicros, dateOfMicros, type Micros, microsValue } from './time';
-import { strict, type Typed } from './typed';
+import { columnBuilder, constantBuilder, strict, type Typed, withJs } from './typed';
 import {
   BOOLEAN,
   commonType,
@@ -150,12 +150,17 @@ export class Analyzer {
         sql: `${base.sql}.${key}`,
         name: key,
         children: [base],
-        build:
+        build: withJs(
           ([b]) =>
-          (row) => {
-            const v = b(row) as Record<string, unknown> | null;
-            return v == null ? null : (v[key] ?? null);
+            (row) => {
+              const v = b(row) as Record<string, unknown> | null;
+              return v == null ? null : (v[key] ?? null);
+            },
+          ([b], g) => {
+            const v = g.tmp();
+            return `((${v} = ${b}) == null ? null : (${v}[${JSON.stringify(key)}] ?? null))`;
           },
+        ),
       };
     }
     if (t.type === 'MAP') {
@@ -340,22 +345,31 @@ export class Analyzer {
           sql,
           name: sql,
           children: [a, b],
-          build: ([x, y]) =>
-            and
-              ? (row) => {
-                  const u = x(row);
-                  if (u === false) return false;
-                  const v = y(row);
-                  if (v === false) return false;
-                  return u == null || v == null ? null : true;
-                }
-              : (row) => {
-                  const u = x(row);
-                  if (u === true) return true;
-                  const v = y(row);
-                  if (v === true) return true;
-                  return u == null || v == null ? null : false;
-                },
+          build: withJs(
+            ([x, y]) =>
+              and
+                ? (row) => {
+                    const u = x(row);
+                    if (u === false) return false;
+                    const v = y(row);
+                    if (v === false) return false;
+                    return u == null || v == null ? null : true;
+                  }
+                : (row) => {
+                    const u = x(row);
+                    if (u === true) return true;
+                    const v = y(row);
+                    if (v === true) return true;
+                    return u == null || v == null ? null : false;
+                  },
+            ([x, y], g) => {
+              // three-valued: the deciding value short-circuits, else null when either is null
+              const u = g.tmp();
+              const v = g.tmp();
+              const stop = and ? 'false' : 'true';
+              return `((${u} = ${x}) === ${stop} ? ${stop} : (${v} = ${y}) === ${stop} ? ${stop} : ${u} == null || ${v} == null ? null : ${and})`;
+            },
+          ),
         };
       }
       case '=':
@@ -652,13 +666,19 @@ export class Analyzer {
         sql,
         name: sql,
         children: [c.l, c.r],
-        build:
+        build: withJs(
           ([a, b]) =>
-          (row) => {
-            const x = a(row);
-            const y = b(row);
-            return x == null || y == null ? x == null && y == null : f(x, y);
+            (row) => {
+              const x = a(row);
+              const y = b(row);
+              return x == null || y == null ? x == null && y == null : f(x, y);
+            },
+          ([a, b], g) => {
+            const x = g.tmp();
+            const y = g.tmp();
+            return `((${x} = ${a}), (${y} = ${b}), ${x} == null || ${y} == null ? ${x} == null && ${y} == null : ${g.ref(f)}(${x}, ${y}))`;
           },
+        ),
       };
     }
     return { type: BOOLEAN, sql, name: sql, children: [c.l, c.r], build: strict(f) };
@@ -667,7 +687,16 @@ export class Analyzer {
   private is(what: 'NULL' | 'TRUE' | 'FALSE', not: boolean, arg: Typed, pos: number): Typed {
     const sql = `(${arg.sql} IS ${not ? 'NOT ' : ''}${what})`;
     if (what === 'NULL') {
-      return { type: BOOLEAN, sql, name: sql, children: [arg], build: ([a]) => (not ? (row) => a(row) != null : (row) => a(row) == null) };
+      return {
+        type: BOOLEAN,
+        sql,
+        name: sql,
+        children: [arg],
+        build: withJs(
+          ([a]) => (not ? (row) => a(row) != null : (row) => a(row) == null),
+          ([a]) => `(${a} ${not ? '!=' : '=='} null)`,
+        ),
+      };
     }
     const b = this.implicitBoolean(arg, sql, pos);
     const want = what === 'TRUE';
@@ -676,10 +705,12 @@ export class Analyzer {
       sql,
       name: sql,
       children: [b],
-      build:
+      build: withJs(
         ([a]) =>
-        (row) =>
-          (a(row) === want) !== not,
+          (row) =>
+            (a(row) === want) !== not,
+        ([a]) => `((${a} === ${want}) !== ${not})`,
+      ),
     };
   }
 
@@ -786,15 +817,22 @@ export class Analyzer {
       sql,
       name: sql,
       children: [...conds, ...vs],
-      build: (evs) => {
-        const cs = evs.slice(0, n);
-        const ts = evs.slice(n, 2 * n);
-        const other = evs[2 * n];
-        return (row) => {
-          for (let i = 0; i < n; i++) if (cs[i](row) === true) return ts[i](row);
-          return other === undefined ? null : other(row);
-        };
-      },
+      build: withJs(
+        (evs) => {
+          const cs = evs.slice(0, n);
+          const ts = evs.slice(n, 2 * n);
+          const other = evs[2 * n];
+          return (row) => {
+            for (let i = 0; i < n; i++) if (cs[i](row) === true) return ts[i](row);
+            return other === undefined ? null : other(row);
+          };
+        },
+        (args) =>
+          `(${args
+            .slice(0, n)
+            .map((c, i) => `${c} === true ? ${args[n + i]} : `)
+            .join('')}${args[2 * n] ?? 'null'})`,
+      ),
     };
   }
 
@@ -874,7 +912,7 @@ export interface FunctionDef {
 
 function literal(value: unknown, type: SqlType, sql: string): Typed {
   const name = type.type === 'STRING' && typeof value === 'string' ? value : sql;
-  return { type, sql, name, children: [], constant: { value }, build: () => () => value };
+  return { type, sql, name, children: [], constant: { value }, build: constantBuilder(value) };
 }
 
 /** A window column's type: Spark's STRUCT<start: TIMESTAMP, end: TIMESTAMP> (ColumnInfo marks it TIMESTAMP with `window`). */
@@ -889,7 +927,7 @@ const WINDOW_TYPE: SqlType = {
 function columnRef(c: ColumnInfo): Typed {
   const key = c.name;
   const sql = /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? key : `\`${key.replace(/`/g, '``')}\``;
-  return { type: c.window ? WINDOW_TYPE : c, sql, name: key, children: [], build: () => (row) => row[key] ?? null };
+  return { type: c.window ? WINDOW_TYPE : c, sql, name: key, children: [], build: columnBuilder(key) };
 }
 
 /** `arg` cast to `to` (Spark's implicit ANSI cast), keeping its SQL text and name. */
@@ -902,7 +940,7 @@ export function implicitCast(arg: Typed, to: SqlType): Typed {
     // a literal is cast once; a literal that does not cast fails per row, as Spark's would at run time
     try {
       const c = v == null ? null : f(v);
-      return { ...arg, type: to, constant: { value: c }, build: () => () => c };
+      return { ...arg, type: to, constant: { value: c }, build: constantBuilder(c) };
     } catch {
       // fall through: the error surfaces per row
     }

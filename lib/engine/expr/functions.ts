@@ -12,7 +12,7 @@ import { SparkRowError } from './errors';
 import { call, constantArg, def, double, int, numeric } from './fn-util';
 import { HASH_FUNCTIONS } from './hashes';
 import { STRING_FUNCTIONS } from './strings';
-import { strict, type Eval, type Typed } from './typed';
+import { strict, type Eval, type Typed, withJs } from './typed';
 import { BOOLEAN, commonType, DOUBLE, decimal, isIntegral, LONG, MAX_PRECISION, type SqlType, typeName } from './types';
 import { big, checkIntegral, comparator, longValue, outOfRange } from './values';
 
@@ -71,13 +71,24 @@ function common(args: readonly Typed[], c: CallCtx): { args: Typed[]; type: SqlT
 
 function coalesce(args: readonly Typed[], c: CallCtx): Typed {
   const { args: as, type } = common(args, c);
-  return call(c, type, as, (evs) => (row) => {
-    for (const e of evs) {
-      const v = e(row);
-      if (v != null) return v;
-    }
-    return null;
-  });
+  return call(
+    c,
+    type,
+    as,
+    withJs(
+      (evs) => (row) => {
+        for (const e of evs) {
+          const v = e(row);
+          if (v != null) return v;
+        }
+        return null;
+      },
+      (args, g) => {
+        const v = g.tmp();
+        return `(${args.map((a) => `(${v} = ${a}) != null ? ${v} : `).join('')}null)`;
+      },
+    ),
+  );
 }
 
 function greatestLeast(args: readonly Typed[], c: CallCtx, sign: 1 | -1): Typed {
@@ -322,9 +333,12 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
       c,
       type,
       [a, ...vs],
-      ([t, x, y]) =>
-        (row) =>
-          t(row) != null ? x(row) : y(row),
+      withJs(
+        ([t, x, y]) =>
+          (row) =>
+            t(row) != null ? x(row) : y(row),
+        ([t, x, y]) => `(${t} != null ? ${x} : ${y})`,
+      ),
     );
   }),
   if: def(3, 3, ([cond, a, b], c) => {
@@ -334,9 +348,12 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
       c,
       type,
       [p, ...vs],
-      ([t, x, y]) =>
-        (row) =>
-          t(row) === true ? x(row) : y(row),
+      withJs(
+        ([t, x, y]) =>
+          (row) =>
+            t(row) === true ? x(row) : y(row),
+        ([t, x, y]) => `(${t} === true ? ${x} : ${y})`,
+      ),
     );
   }),
   isnull: def(1, 1, ([a], c) =>

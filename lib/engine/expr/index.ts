@@ -1,7 +1,8 @@
 /**
  * Spark SQL expressions: the entry point a stage calls. Text is parsed (parser.ts), analyzed
  * against the stage's input columns (analyze.ts: names, types, Spark's refusals) and compiled once
- * into a function of a row (typed.ts): nothing is interpreted per row.
+ * into a function of a row, generated JavaScript (codegen.ts, closures for the few node kinds
+ * without it, typed.ts): nothing is interpreted per row.
  *
  *   const e = compileExpression('amount * quantity', columns);  // refuses bad text, names, types
  *   e.type                    // DECIMAL(21,2): the output column's type
@@ -17,7 +18,8 @@ import type { ColumnInfo } from '../plan/columns';
 import { Analyzer, implicitCast } from './analyze';
 import { ExpressionError } from './errors';
 import { type Ast, parseExpression, parseNamedExpression } from './parser';
-import { compileTyped, type Eval, type GeneratorInfo, type Typed } from './typed';
+import { compileExpr, compilePredicate, compileProjection } from './codegen';
+import { columnBuilder, type Eval, type GeneratorInfo, type Typed } from './typed';
 import { type SqlType, toDataType, typeName } from './types';
 
 export { ExpressionError, isSparkRowError, SparkRowError } from './errors';
@@ -51,7 +53,7 @@ export function compileExpression(text: string, columns: readonly ColumnInfo[], 
   const t = new Analyzer({ text, columns }).analyze(ast);
   const ref = columnOf(ast, columns);
   const type: ColumnInfo = ref ? { ...ref, name: name ?? ref.name } : { ...toDataType(t.type), name: name ?? t.name };
-  return { type, sqlType: t.type, sql: t.sql, evaluate: compileTyped(t), generator: t.generator, ...(ref ? { source: ref.name } : {}) };
+  return { type, sqlType: t.type, sql: t.sql, evaluate: compileExpr(t), generator: t.generator, ...(ref ? { source: ref.name } : {}) };
 }
 
 /** The input column a bare name resolves to (case-insensitively, as the analyzer resolves it), else undefined. */
@@ -78,8 +80,7 @@ export function checkFilterBoolean(t: Typed, text: string): Typed {
 
 /** A filter: the compiled predicate, true when the row passes (null and false drop it, as Spark's filter). */
 export function compileFilter(text: string, columns: readonly ColumnInfo[]): (row: Row) => boolean {
-  const e = compileTyped(checkFilterBoolean(analyzeExpression(text, columns), text));
-  return (row) => e(row) === true;
+  return compilePredicate(checkFilterBoolean(analyzeExpression(text, columns), text));
 }
 
 /** A compiled selectExpr list. */
@@ -133,7 +134,6 @@ export function compileSelect(items: readonly string[], columns: readonly Column
     const ref = columnOf(ast, columns);
     out.push({ name: alias ?? typed.name, typed, ...(ref ? { ref } : {}) });
   }
-  const evals = out.map((i) => compileTyped(i.typed));
   const names = out.map((i) => i.name);
   const gen = generatorAt >= 0 ? out[generatorAt].typed.generator! : undefined;
   const outColumns: ColumnInfo[] = [];
@@ -165,9 +165,15 @@ export function compileSelect(items: readonly string[], columns: readonly Column
     }
     seen.add(c.name);
   }
-  const n = evals.length;
-  const project = projector(names, evals);
-  if (gen === undefined) return { columns: outColumns, sources, generates: false, project, generate: (row) => [project(row)] };
+  const n = out.length;
+  if (gen === undefined) {
+    const project = projector(
+      names,
+      out.map((i) => i.typed),
+    );
+    return { columns: outColumns, sources, generates: false, project, generate: (row) => [project(row)] };
+  }
+  const evals = out.map((i) => compileExpr(i.typed));
   const genNames = outColumns.slice(generatorAt, generatorAt + gen.columns.length).map((c) => c.name);
   const withPos = gen.kind.startsWith('pos');
   const outer = gen.kind.endsWith('_outer');
@@ -198,22 +204,18 @@ export function compileSelect(items: readonly string[], columns: readonly Column
   };
 }
 
-/**
- * The output row of the items, built by one generated function whose object literal has the
- * columns as fixed keys: every output row gets the same hidden class, which keeps the stages
- * after it fast (a loop of `r[name] = ...` makes dictionary-mode objects).
- */
-function projector(names: readonly string[], evals: readonly Eval[]): (row: Row) => Row {
+/** The output row of the items: one generated function (codegen.ts compileProjection), the items' code inline. */
+function projector(names: readonly string[], items: readonly Typed[]): (row: Row) => Row {
   if (names.includes('__proto__')) {
     // a literal key "__proto__" would set the prototype: define the columns one by one instead
+    const evals = items.map(compileExpr);
     return (row) => {
       const r: Row = {};
       names.forEach((name, i) => Object.defineProperty(r, name, { value: evals[i](row), enumerable: true, writable: true, configurable: true }));
       return r;
     };
   }
-  const fields = names.map((name, i) => `${JSON.stringify(name)}: e[${i}](row)`).join(', ');
-  return new Function('e', `return (row) => ({ ${fields} });`)(evals) as (row: Row) => Row;
+  return compileProjection(names, items);
 }
 
 function hasAlias(item: Item): boolean {
@@ -224,7 +226,7 @@ function expandStar(ast: Extract<Ast, { k: 'star' }>, az: Analyzer): Item[] {
   if (ast.qualifier.length === 0) {
     return az.scope.columns.map((c) => {
       const key = c.name;
-      return { name: key, ref: c, typed: { type: c, sql: key, name: key, children: [], build: () => (row: Row) => row[key] ?? null } };
+      return { name: key, ref: c, typed: { type: c, sql: key, name: key, children: [], build: columnBuilder(key) } };
     });
   }
   const base = az.analyze({ k: 'name', pos: ast.pos, parts: ast.qualifier });

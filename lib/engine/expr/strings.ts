@@ -3,7 +3,7 @@ import { javaRegex } from './analyze';
 import { SparkRowError } from './errors';
 import { call, codePoints, def, int, simple, str } from './fn-util';
 import type { FunctionDef } from './analyze';
-import { strict } from './typed';
+import { constantBuilder, strict } from './typed';
 import { BOOLEAN, INT, STRING } from './types';
 
 /** Spark's substring(str, pos, len): 1-based, a negative pos counts from the end, pos 0 is 1. */
@@ -339,7 +339,7 @@ export const STRING_FUNCTIONS: Record<string, FunctionDef> = {
 };
 
 function litInt(v: number) {
-  return { type: INT, sql: String(v), name: String(v), children: [], constant: { value: v }, build: () => () => v };
+  return { type: INT, sql: String(v), name: String(v), children: [], constant: { value: v }, build: constantBuilder(v) };
 }
 
 function javaRegexChecked(c: Parameters<FunctionDef['resolve']>[1], source: string, flags: string): RegExp {

@@ -1,7 +1,8 @@
 /**
  * The typed expression tree the analyzer produces and the compiler turns into a function. Each
  * node knows its type, Spark's SQL text (for names and messages) and how to build its evaluator
- * from its children's: compiling is one walk that closes over the children, done once per query.
+ * from its children's (compileTyped: one walk that closes over the children) and, for most
+ * kinds, its JavaScript (`build.js`), from which codegen.ts makes one function per query.
  */
 import type { Row } from '../ports/values';
 import type { SqlType } from './types';
@@ -23,21 +24,75 @@ export interface Typed {
   /** The output column name Spark gives it without AS: a column its name, a nested field its last part, else `sql`. */
   readonly name: string;
   readonly children: readonly Typed[];
-  /** The evaluator, from the children's evaluators (in `children` order). */
-  readonly build: (children: readonly Eval[]) => Eval;
+  /** The evaluator, from the children's evaluators (in `children` order); with `js`, its JavaScript too (codegen.ts). */
+  readonly build: Builder;
   /** A literal: its value (constant for every row). */
   readonly constant?: { readonly value: unknown };
   /** A generator (explode...): the stage emits one row per element of the value this node evaluates to. */
   readonly generator?: GeneratorInfo;
 }
 
-/** Compiles a typed tree into one function of a row (closures built once; nothing is interpreted per row). */
+/**
+ * A node's JavaScript, for the code generator (codegen.ts): an expression over `row` from its
+ * children's expressions, each of which it must place exactly once (a child may throw or be costly)
+ * and may leave unevaluated (AND, CASE). `g.tmp()` names a fresh local, `g.ref(value)` a constant
+ * the generated function closes over (a function to call, an object).
+ */
+export type JsGen = (args: readonly string[], g: GenContext) => string;
+
+export interface GenContext {
+  tmp(): string;
+  ref(value: unknown): string;
+}
+
+/**
+ * How a node builds its evaluator; `js`, when set, is the same semantics as JavaScript source. It
+ * sits on the builder, not on the node, so a node copied with a new `build` (`{...inner, build}`,
+ * as try_add wraps add) does not keep a `js` that no longer matches.
+ */
+export type Builder = ((children: readonly Eval[]) => Eval) & { readonly js?: JsGen };
+
+/** A builder with its JavaScript. */
+export function withJs(build: (children: readonly Eval[]) => Eval, js: JsGen): Builder {
+  return Object.assign(build, { js });
+}
+
+/** The builder of a constant: its value for every row (a number, string, boolean or null is inlined). */
+export function constantBuilder(value: unknown): Builder {
+  return withJs(
+    () => () => value,
+    (_, g) => {
+      if (value === null || typeof value === 'boolean' || typeof value === 'string') return JSON.stringify(value);
+      if (typeof value === 'number' && Number.isFinite(value) && !Object.is(value, -0)) return `(${value})`;
+      return g.ref(value);
+    },
+  );
+}
+
+/** The builder of an input column's value (null when the row has none). */
+export function columnBuilder(key: string): Builder {
+  return withJs(
+    () => (row) => row[key] ?? null,
+    () => `(row[${JSON.stringify(key)}] ?? null)`,
+  );
+}
+
+/** Compiles a typed tree into nested closures (built once; nothing is interpreted per row). codegen.ts's compileExpr is faster. */
 export function compileTyped(t: Typed): Eval {
   return t.build(t.children.map(compileTyped));
 }
 
 /** A node whose value is null when any argument is null, else `fn` of the arguments (Spark's NullIntolerant). */
-export function strict(fn: (...args: unknown[]) => unknown): (children: readonly Eval[]) => Eval {
+export function strict(fn: (...args: unknown[]) => unknown): Builder {
+  return withJs(strictClosure(fn), (args, g) => {
+    const f = g.ref(fn);
+    if (args.length === 0) return `${f}()`;
+    const ts = args.map(() => g.tmp());
+    return `(${args.map((a, i) => `(${ts[i]} = ${a}) == null ? null : `).join('')}${f}(${ts.join(', ')}))`;
+  });
+}
+
+function strictClosure(fn: (...args: unknown[]) => unknown): (children: readonly Eval[]) => Eval {
   return (evs) => {
     switch (evs.length) {
       case 0:

@@ -32,10 +32,12 @@ export type StatelessStage =
       /** The full type when one was given in DDL (`DECIMAL(21,2)`, `ARRAY<STRING>`). */
       readonly dataType?: DataType;
       readonly fn: (row: Row) => unknown;
+      /** The row with column `name` set to the value, as one object literal over the stage's input columns (rowExtender); without it, a spread. */
+      readonly extend?: RowExtender;
     }
   | { readonly kind: 'watermark'; readonly id: string; readonly column: string; readonly delayMs: number; readonly delayText: string }
   /** Adds (or replaces) column `name` with the value at a nested path: a groupBy on `customer.country`. */
-  | { readonly kind: 'extract'; readonly name: string; readonly path: ColumnPath }
+  | { readonly kind: 'extract'; readonly name: string; readonly path: ColumnPath; readonly extend?: RowExtender }
   | ExprStage
   | JoinStage;
 
@@ -47,7 +49,16 @@ export type StatelessStage =
 type ExprStage =
   | { readonly kind: 'selectExpr'; readonly items: readonly string[]; readonly compiled: CompiledSelect }
   | { readonly kind: 'filterExpr'; readonly text: string; readonly test: (row: Row) => boolean }
-  | { readonly kind: 'withColumnExpr'; readonly name: string; readonly text: string; readonly compiled: CompiledExpression };
+  | {
+      readonly kind: 'withColumnExpr';
+      readonly name: string;
+      readonly text: string;
+      readonly compiled: CompiledExpression;
+      readonly extend?: RowExtender;
+    };
+
+/** A row with one column added or replaced: `{...row, [name]: value}`, made faster (lib/engine/rows.ts rowExtender). */
+export type RowExtender = (row: Row, value: unknown) => Row;
 
 // ------------------------------------------------------------------------ nested values
 

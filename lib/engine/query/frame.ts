@@ -18,6 +18,7 @@ import type {
   PlanInput,
   ProjectItem,
   QueryPlan,
+  RowExtender,
   SourceSpec,
   StatefulSpec,
   StatelessStage,
@@ -32,6 +33,7 @@ import { AggBuilder, col, count } from './functions';
 import { Column } from './column';
 import { aggregation, usesExpressions } from './expr-agg';
 import { compileExpression, compileFilter, compileSelect } from '../expr';
+import { rowExtender } from '../rows';
 import { parseTimeRange, staticJoinType, streamJoinType, type TimeRangeArg } from './join-args';
 import type { StaticTable } from './static-table';
 import type {
@@ -246,12 +248,20 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
           `withColumn(${JSON.stringify(name)}, ${JSON.stringify(text)}): [UNSUPPORTED_GENERATOR.OUTSIDE_SELECT] a generator is only allowed in a select: selectExpr("*", "${text} AS ${name}")`,
         );
       }
-      return this.add({ kind: 'withColumnExpr', name, text, compiled });
+      return this.add({ kind: 'withColumnExpr', name, text, compiled, extend: this.extender(name) });
     }
     if (typeof type !== 'string') throw new InvalidQueryError(`withColumn(${JSON.stringify(name)}, type, fn): the type is a DDL type such as 'DOUBLE'`);
-    if (BARE_TYPES.has(type)) return this.add({ kind: 'withColumn', name, type: type as ColumnType, fn: fn as (row: Row) => unknown });
+    if (BARE_TYPES.has(type))
+      return this.add({ kind: 'withColumn', name, type: type as ColumnType, fn: fn as (row: Row) => unknown, extend: this.extender(name) });
     const dataType = parseDdlType(type);
-    return this.add({ kind: 'withColumn', name, type: dataType.type, dataType, fn: fn as (row: Row) => unknown });
+    return this.add({ kind: 'withColumn', name, type: dataType.type, dataType, fn: fn as (row: Row) => unknown, extend: this.extender(name) });
+  }
+  /** The stage's `{...row, [name]: value}` over this frame's columns (rows.ts rowExtender). */
+  private extender(name: string): RowExtender {
+    return rowExtender(
+      this.columns_().map((c) => c.name),
+      name,
+    );
   }
   /**
    * `join(table, on, type)` with a static table (Spark's stream-static join, stateless): each
@@ -416,7 +426,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
           `groupBy: ${replaced.get(name)} and ${path.text} would both be named ${name}: group by one of them, or select them under other names first (select(renamed(...)))`,
         );
       }
-      const stage: StatelessStage = { kind: 'extract', name, path };
+      const stage: StatelessStage = { kind: 'extract', name, path, extend: frame.extender(name) };
       columnsAfter(cols, [stage]); // checks the path now
       if (!replaced.has(name)) frame = frame.add(stage);
       replaced.set(name, path.text);
