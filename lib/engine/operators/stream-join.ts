@@ -14,10 +14,10 @@
  */
 import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateKey, StateStore } from '../ports';
 import type { StreamJoinSpec } from '../plan/types';
-import { type ColumnInfo, watermarkTimeOf } from '../plan/columns';
+import { type ColumnInfo, predicateSide, watermarkTimeOf } from '../plan/columns';
 import { addMicros, ceilMillis, type Micros } from '../timestamps';
 import type { JoinRemoval, JoinSides } from '../plan/chain';
-import { rowHolds } from '../predicate';
+import { holds, rowHolds } from '../predicate';
 import { type BatchMeta, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
 import { byId, stateId, statePartition } from './state-id';
@@ -55,6 +55,8 @@ export class StreamJoinOperator implements StatefulOperator {
   /** Condition items checked in the join, per side (the others filter the inputs: query/frame.ts pushFilter). */
   private readonly leftChecks: StreamJoinSpec['condition'];
   private readonly rightChecks: StreamJoinSpec['condition'];
+  /** Condition items on the pair (an anyOf naming columns of both sides): a pair failing one is not a match. */
+  private readonly pairChecks: StreamJoinSpec['condition'];
 
   constructor(
     private readonly join: StreamJoinSpec,
@@ -71,9 +73,10 @@ export class StreamJoinOperator implements StatefulOperator {
     this.leftOuter = join.type === 'leftOuter' || join.type === 'fullOuter';
     this.rightOuter = join.type === 'rightOuter' || join.type === 'fullOuter';
     this.semi = join.type === 'leftSemi';
-    const onLeft = (p: StreamJoinSpec['condition'][number]) => columnsOf(p).every((c) => this.leftNames.includes(c));
-    this.leftChecks = join.condition.filter(onLeft);
-    this.rightChecks = join.condition.filter((p) => !onLeft(p));
+    const left = cfg.inputColumns;
+    this.leftChecks = join.condition.filter((p) => predicateSide(p, left) === 'left');
+    this.rightChecks = join.condition.filter((p) => predicateSide(p, left) === 'right');
+    this.pairChecks = join.condition.filter((p) => predicateSide(p, left) === 'both');
     // an entry's eviction time moves as rows come and go (the earliest of its rows'), and a lookup
     // by key cannot know it: the store must find an entry by its id alone (not fixed)
     this.spec = { operatorId: cfg.operatorId, fixedEviction: false, evictionGranularityMs: 1000 };
@@ -119,6 +122,12 @@ export class StreamJoinOperator implements StatefulOperator {
       const hi = addMicros(rt, tr.upperUs);
       if (tr.upperStrict ? !(lt < hi) : !(lt <= hi)) return false;
     }
+    return true;
+  }
+
+  /** Whether the pair satisfies the condition items on both sides' columns. */
+  private pairHolds(l: Row, r: Row): boolean {
+    for (const p of this.pairChecks) if (!holds(p, l, r)) return false;
     return true;
   }
 
@@ -200,7 +209,7 @@ export class StreamJoinOperator implements StatefulOperator {
       if (key.matchable) {
         const partners = load('R', key.id);
         for (const p of partners.rows) {
-          if (!this.inRange(l, p.row)) continue;
+          if (!this.inRange(l, p.row) || !this.pairHolds(l, p.row)) continue;
           matched = true;
           if (!this.semi) out.push(this.joined(l, p.row));
           if (!p.matched && this.rightOuter) {
@@ -230,7 +239,7 @@ export class StreamJoinOperator implements StatefulOperator {
         const partners = load('L', key.id);
         for (const p of partners.rows) {
           if (this.semi && p.matched) continue;
-          if (!this.inRange(p.row, r)) continue;
+          if (!this.inRange(p.row, r) || !this.pairHolds(p.row, r)) continue;
           matched = true;
           out.push(this.semi ? p.row : this.joined(p.row, r));
           // (a left row's flag only matters where it decides: its outer row, a semi join's first match)
@@ -290,10 +299,6 @@ export class StreamJoinOperator implements StatefulOperator {
     }
     return { rows: out, changes: changes.sort(byId), late: [...lateLeft, ...lateRight], lateRightFrom: lateLeft.length, stateRowsDelta: delta };
   }
-}
-
-function columnsOf(p: StreamJoinSpec['condition'][number]): string[] {
-  return 'anyOf' in p ? p.anyOf.flatMap(columnsOf) : [p.column];
 }
 
 /** The columns of a join's late rows: the left side's, then (from lateRightFrom) the right side's. */

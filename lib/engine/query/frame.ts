@@ -23,7 +23,7 @@ import type {
   StatelessStage,
   StreamJoinSpec,
 } from '../plan/types';
-import { checkPredicate, type ColumnInfo, columnsAfter, explodeColumns, predicateColumns } from '../plan/columns';
+import { checkPredicate, type ColumnInfo, columnsAfter, explodeColumns, predicateColumns, predicateSide } from '../plan/columns';
 import { isPath, parsePath, pathColumn, pathName } from '../plan/paths';
 import { ddlOf, parseDdlType } from '../ddl';
 import { operatorChain, outputColumns } from '../plan/chain';
@@ -33,6 +33,7 @@ import { Column } from './column';
 import { aggregation, usesExpressions } from './expr-agg';
 import { compileExpression, compileFilter, compileSelect } from '../expr';
 import { parseTimeRange, staticJoinType, streamJoinType, type TimeRangeArg } from './join-args';
+import { pushesBelowWatermark, withPushedFilters } from './join-pushdown';
 import type { StaticTable } from './static-table';
 import type {
   AggArg,
@@ -55,30 +56,32 @@ import type {
 } from './types';
 
 /**
- * A frame with a filter by `predicates` where Spark's optimizer would put it: before the input's
- * watermark when its columns are there (so a filtered row is not even counted by the watermark),
- * else after the stages so far.
+ * A frame with the filters Spark's optimizer derives from a join on this side: the condition
+ * items `predicates` and the inferred isnotnull of the keys `notNull`, each one where Spark would
+ * put it (join-pushdown.ts): before the input's watermark when it can pass it (so a filtered row
+ * is not even counted by the watermark), else after the stages so far.
  */
 function pushFilter(frame: StreamFrame<FrameColumns>, predicates: readonly JoinPredicate[], notNull: readonly string[] = []): StreamFrame<FrameColumns> {
-  const fn = (row: Row): boolean => {
-    for (const c of notNull) if (row[c] === null || row[c] === undefined) return false;
-    return rowHolds(predicates, row);
+  const below = (cols: readonly string[]) => pushesBelowWatermark(frame, cols);
+  const stage = (ps: readonly JoinPredicate[], keys: readonly string[]): StatelessStage[] => {
+    if (!ps.length && !keys.length) return [];
+    const fn = (row: Row): boolean => {
+      for (const c of keys) if (row[c] === null || row[c] === undefined) return false;
+      return rowHolds(ps, row);
+    };
+    return [{ kind: 'filter', fn, label: keys.length ? `join keys not null${ps.length ? ' and condition' : ''}` : 'join condition' }];
   };
-  const stage: StatelessStage = {
-    kind: 'filter',
-    fn,
-    label: notNull.length ? `join keys not null${predicates.length ? ' and condition' : ''}` : 'join condition',
-  };
-  if (frame.operators.length) {
-    const last = frame.operators[frame.operators.length - 1];
-    return new StreamFrame(frame.source, frame.stages, [...frame.operators.slice(0, -1), { spec: last.spec, post: [...last.post, stage] }], frame.inputs);
-  }
-  const at = frame.stages.findIndex((st) => st.kind === 'watermark');
-  const cols = [...predicates.flatMap(predicateColumns), ...notNull];
-  if (at >= 0 && cols.every((c) => columnsAfter(frame.source.schema.columns, frame.stages.slice(0, at)).some((x) => x.name === c))) {
-    return new StreamFrame(frame.source, [...frame.stages.slice(0, at), stage, ...frame.stages.slice(at)], [], frame.inputs);
-  }
-  return new StreamFrame(frame.source, [...frame.stages, stage], [], frame.inputs);
+  const lowP = predicates.filter((p) => below(predicateColumns(p)));
+  const lowK = notNull.filter((c) => below([c]));
+  const pushed = withPushedFilters(
+    frame,
+    stage(lowP, lowK),
+    stage(
+      predicates.filter((p) => !lowP.includes(p)),
+      notNull.filter((c) => !lowK.includes(c)),
+    ),
+  );
+  return new StreamFrame(frame.source, pushed.stages, pushed.operators, frame.inputs);
 }
 
 /** An expression's text, from a string or a Column; `where` names the call in the error. */
@@ -370,13 +373,13 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     // filters rows before anything else (FORMAT-2 "Where condition applies")
     const leftCols = columnsAfter(outputColumns(this), this.operators.length ? this.operators[this.operators.length - 1].post : []);
     const rightCols = columnsAfter(outputColumns(input), input.operators.length ? input.operators[input.operators.length - 1].post : []);
-    const sideOf = (p: JoinPredicate): 'left' | 'right' => (predicateColumns(p).every((c) => leftCols.some((x) => x.name === c)) ? 'left' : 'right');
+    for (const p of condition) checkPredicate(p, leftCols, rightCols, 'join');
     const pushLeft = joinType === 'inner' || joinType === 'leftSemi' || joinType === 'rightOuter';
     const pushRight = joinType === 'inner' || joinType === 'leftSemi' || joinType === 'leftOuter';
-    const toLeft = condition.filter((p) => pushLeft && sideOf(p) === 'left');
-    const toRight = condition.filter((p) => pushRight && sideOf(p) === 'right');
+    // (an anyOf naming both sides' columns is a condition on the pair: checked in the join)
+    const toLeft = condition.filter((p) => pushLeft && predicateSide(p, leftCols) === 'left');
+    const toRight = condition.filter((p) => pushRight && predicateSide(p, leftCols) === 'right');
     const inJoin = condition.filter((p) => !toLeft.includes(p) && !toRight.includes(p));
-    for (const p of condition) checkPredicate(p, leftCols, rightCols, 'join');
     // Spark infers isnotnull(key) from the equi-join on the sides that cannot produce outer rows
     // (InferFiltersFromConstraints) and pushes it down with the rest: a null-key row there is invisible
     const leftKeys = joinType === 'inner' || joinType === 'leftSemi' || joinType === 'rightOuter' ? pairs.map((k) => k.left) : [];
