@@ -13,11 +13,11 @@
  * with a row to remove. The two sides of a key share a state partition.
  */
 import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateKey, StateStore } from '../ports';
-import type { StreamJoinSpec } from '../plan/types';
+import type { JoinConditionCheck, StreamJoinSpec } from '../plan/types';
 import { type ColumnInfo, predicateSide, watermarkTimeOf } from '../plan/columns';
 import { addMicros, ceilMillis, type Micros } from '../timestamps';
 import type { JoinRemoval, JoinSides } from '../plan/chain';
-import { holds, rowHolds } from '../predicate';
+import { holds, pairRow, rowHolds } from '../predicate';
 import { type BatchMeta, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
 import { byId, stateId, statePartition } from './state-id';
@@ -128,7 +128,8 @@ export class StreamJoinOperator implements StatefulOperator {
   /** Whether the pair satisfies the condition items on both sides' columns. */
   private pairHolds(l: Row, r: Row): boolean {
     for (const p of this.pairChecks) if (!holds(p, l, r)) return false;
-    return true;
+    const pair = this.join.conditionExpr?.pair;
+    return !pair?.length || passes(pair, pairRow(l, r));
   }
 
   /**
@@ -200,7 +201,7 @@ export class StreamJoinOperator implements StatefulOperator {
 
     // 1. the batch's left rows, matched with the right rows buffered by earlier batches
     left.forEach((l, i) => {
-      if (!rowHolds(this.leftChecks, l)) {
+      if (!rowHolds(this.leftChecks, l) || !passes(this.join.conditionExpr?.left, l)) {
         if (this.leftOuter) out.push(this.joined(l, null));
         return;
       }
@@ -229,7 +230,7 @@ export class StreamJoinOperator implements StatefulOperator {
 
     // 2. the batch's right rows, matched with the buffered left rows (this batch's included)
     right.forEach((r, i) => {
-      if (!rowHolds(this.rightChecks, r)) {
+      if (!rowHolds(this.rightChecks, r) || !passes(this.join.conditionExpr?.right, r)) {
         if (this.rightOuter) out.push(this.joined(null, r));
         return;
       }
@@ -299,6 +300,12 @@ export class StreamJoinOperator implements StatefulOperator {
     }
     return { rows: out, changes: changes.sort(byId), late: [...lateLeft, ...lateRight], lateRightFrom: lateLeft.length, stateRowsDelta: delta };
   }
+}
+
+/** Whether `row` passes every check (a condition's conjuncts compiled from an expression). */
+function passes(checks: readonly JoinConditionCheck[] | undefined, row: Row): boolean {
+  if (checks) for (const c of checks) if (!c.test(row)) return false;
+  return true;
 }
 
 /** The columns of a join's late rows: the left side's, then (from lateRightFrom) the right side's. */

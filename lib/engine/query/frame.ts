@@ -34,6 +34,7 @@ import { aggregation, usesExpressions } from './expr-agg';
 import { compileExpression, compileFilter, compileSelect } from '../expr';
 import { parseTimeRange, staticJoinType, streamJoinType, type TimeRangeArg } from './join-args';
 import { pushesBelowWatermark, withPushedFilters } from './join-pushdown';
+import { type JoinConjunct, splitJoinCondition } from './join-condition';
 import type { StaticTable } from './static-table';
 import type {
   AggArg,
@@ -61,7 +62,12 @@ import type {
  * put it (join-pushdown.ts): before the input's watermark when it can pass it (so a filtered row
  * is not even counted by the watermark), else after the stages so far.
  */
-function pushFilter(frame: StreamFrame<FrameColumns>, predicates: readonly JoinPredicate[], notNull: readonly string[] = []): StreamFrame<FrameColumns> {
+function pushFilter(
+  frame: StreamFrame<FrameColumns>,
+  predicates: readonly JoinPredicate[],
+  notNull: readonly string[] = [],
+  conjuncts: readonly JoinConjunct[] = [],
+): StreamFrame<FrameColumns> {
   const below = (cols: readonly string[]) => pushesBelowWatermark(frame, cols);
   const stage = (ps: readonly JoinPredicate[], keys: readonly string[]): StatelessStage[] => {
     if (!ps.length && !keys.length) return [];
@@ -73,13 +79,19 @@ function pushFilter(frame: StreamFrame<FrameColumns>, predicates: readonly JoinP
   };
   const lowP = predicates.filter((p) => below(predicateColumns(p)));
   const lowK = notNull.filter((c) => below([c]));
+  // an expression's conjunct: a filterExpr stage of its own
+  const exprStage = (c: JoinConjunct): StatelessStage => ({ kind: 'filterExpr', text: c.text, test: c.sideTest! });
+  const lowC = conjuncts.filter((c) => below(c.columns));
   const pushed = withPushedFilters(
     frame,
-    stage(lowP, lowK),
-    stage(
-      predicates.filter((p) => !lowP.includes(p)),
-      notNull.filter((c) => !lowK.includes(c)),
-    ),
+    [...stage(lowP, lowK), ...lowC.map(exprStage)],
+    [
+      ...stage(
+        predicates.filter((p) => !lowP.includes(p)),
+        notNull.filter((c) => !lowK.includes(c)),
+      ),
+      ...conjuncts.filter((c) => !lowC.includes(c)).map(exprStage),
+    ],
   );
   return new StreamFrame(frame.source, pushed.stages, pushed.operators, frame.inputs);
 }
@@ -90,6 +102,17 @@ function exprText(e: unknown, where: string): string {
   if (typeof e !== 'string' || e.trim() === '')
     throw new InvalidQueryError(`${where}: ${JSON.stringify(e)} is not an expression: give Spark SQL text, e.g. "amount > 0", or expr(...)`);
   return e;
+}
+
+/**
+ * A join's `condition`: FORMAT-2's list of predicates, or a Spark SQL boolean expression
+ * (`"right.status = 'ok' AND left.amount > right.minAmount"`, `expr(...)`) whose names may be
+ * qualified with `left.` / `right.` (query/join-condition.ts).
+ */
+export type JoinConditionArg = readonly JoinPredicate[] | string | Column;
+
+function isConditionExpr(c: JoinConditionArg | undefined): c is string | Column {
+  return typeof c === 'string' || c instanceof Column;
 }
 
 /** The ColumnTypes, which withColumn takes as they are (a DDL type is parsed). */
@@ -268,7 +291,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     table: StaticTable<T>,
     on: O,
     type?: J,
-    options?: { condition?: readonly JoinPredicate[] },
+    options?: { condition?: JoinConditionArg },
   ): StreamFrame<JoinedColumns<C, T, O, J>>;
   /**
    * `join(otherStream, on, type, { timeRange, condition })`: a stream-stream join (Spark's
@@ -284,13 +307,13 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     other: StreamFrame<T>,
     on: O,
     type?: J,
-    options?: { timeRange?: TimeRangeArg; condition?: readonly JoinPredicate[]; name?: string },
+    options?: { timeRange?: TimeRangeArg; condition?: JoinConditionArg; name?: string },
   ): StreamFrame<StreamJoinedColumns<C, T, O, J>>;
   join(
     table: StaticTable<FrameColumns> | StreamFrame<FrameColumns>,
     on: JoinOnArg<FrameColumns, FrameColumns> | readonly JoinOnArg<FrameColumns, FrameColumns>[],
     type?: string,
-    options: { timeRange?: TimeRangeArg; condition?: readonly JoinPredicate[]; name?: string } = {},
+    options: { timeRange?: TimeRangeArg; condition?: JoinConditionArg; name?: string } = {},
     // biome-ignore lint/suspicious/noExplicitAny: an overload's implementation; the signatures above type the result
   ): StreamFrame<any> {
     if (table instanceof StreamFrame) return this.streamJoin(table, on, type ?? 'inner', options);
@@ -307,11 +330,18 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
       typeof k === 'string' ? { left: k, right: k, using: true } : { left: k?.left, right: k?.right, using: false },
     );
     const id = `join${[...this.stages, ...this.operators.flatMap((o) => o.post)].filter((s) => s.kind === 'join').length}`;
-    const stage: JoinStage = { kind: 'join', id, table: table.spec, type: joinType, on: pairs, condition: options.condition ?? [] };
     const last = this.operators[this.operators.length - 1];
     const before = last
       ? columnsAfter(outputColumns({ source: this.source, stages: this.stages, operators: this.operators }), last.post)
       : columnsAfter(this.source.schema.columns, this.stages);
+    const cond = options.condition;
+    let stage: JoinStage = { kind: 'join', id, table: table.spec, type: joinType, on: pairs, condition: Array.isArray(cond) ? cond : [] };
+    if (isConditionExpr(cond)) {
+      // a stream-static join checks every conjunct in the join (FORMAT-2): on the pair
+      const text = exprText(cond, 'join condition');
+      const pair = splitJoinCondition(text, before, table.spec.schema.columns).map((c) => ({ text: c.text, test: c.pairTest }));
+      stage = { ...stage, conditionExpr: { text, left: [], right: [], pair, pushed: [] } };
+    }
     columnsAfter(before, [stage]); // checks the keys and the names now, not at plan()
     // Spark infers isnotnull(key) on the stream side of an inner or semi equi-join and pushes it
     // below the watermark (InferFiltersFromConstraints): a null-key row is not even seen by it
@@ -331,7 +361,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     other: StreamFrame<FrameColumns>,
     on: unknown,
     type: string,
-    options: { timeRange?: TimeRangeArg; condition?: readonly JoinPredicate[]; name?: string },
+    options: { timeRange?: TimeRangeArg; condition?: JoinConditionArg; name?: string },
     // biome-ignore lint/suspicious/noExplicitAny: typed by join's overloads, which return it
   ): StreamFrame<any> {
     if (other.inputs.length) {
@@ -368,7 +398,8 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
       limits: sourceLimits(other.source),
     };
     const timeRange = options.timeRange === undefined ? null : parseTimeRange(options.timeRange);
-    const condition = [...(options.condition ?? [])];
+    const cond = options.condition;
+    const condition = Array.isArray(cond) ? [...cond] : [];
     // Spark pushes a single-side item into the input that cannot produce outer rows: there it
     // filters rows before anything else (FORMAT-2 "Where condition applies")
     const leftCols = columnsAfter(outputColumns(this), this.operators.length ? this.operators[this.operators.length - 1].post : []);
@@ -380,17 +411,36 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     const toLeft = condition.filter((p) => pushLeft && predicateSide(p, leftCols) === 'left');
     const toRight = condition.filter((p) => pushRight && predicateSide(p, leftCols) === 'right');
     const inJoin = condition.filter((p) => !toLeft.includes(p) && !toRight.includes(p));
+    // a condition given as an expression: its conjuncts, each pushed or checked in the join as Spark does
+    const text = isConditionExpr(cond) ? exprText(cond, 'join condition') : null;
+    const conjuncts = text === null ? [] : splitJoinCondition(text, leftCols, rightCols);
+    const exprLeft = conjuncts.filter((c) => pushLeft && c.side === 'left');
+    const exprRight = conjuncts.filter((c) => pushRight && c.side === 'right');
+    const checked = conjuncts.filter((c) => !exprLeft.includes(c) && !exprRight.includes(c));
+    const check = (side: JoinConjunct['side']) =>
+      checked.filter((c) => c.side === side).map((c) => ({ text: c.text, test: side === 'both' ? c.pairTest : c.sideTest! }));
     // Spark infers isnotnull(key) from the equi-join on the sides that cannot produce outer rows
     // (InferFiltersFromConstraints) and pushes it down with the rest: a null-key row there is invisible
     const leftKeys = joinType === 'inner' || joinType === 'leftSemi' || joinType === 'rightOuter' ? pairs.map((k) => k.left) : [];
     const rightKeys = joinType === 'inner' || joinType === 'leftSemi' || joinType === 'leftOuter' ? pairs.map((k) => k.right) : [];
     let left: StreamFrame<FrameColumns> = this as unknown as StreamFrame<FrameColumns>;
-    if (toLeft.length || leftKeys.length) left = pushFilter(left, toLeft, leftKeys);
-    if (toRight.length || rightKeys.length) {
-      const pushed = pushFilter(new StreamFrame(input.source, input.stages, input.operators), toRight, rightKeys);
+    if (toLeft.length || leftKeys.length || exprLeft.length) left = pushFilter(left, toLeft, leftKeys, exprLeft);
+    if (toRight.length || rightKeys.length || exprRight.length) {
+      const pushed = pushFilter(new StreamFrame(input.source, input.stages, input.operators), toRight, rightKeys, exprRight);
       input = { ...input, stages: pushed.stages, operators: pushed.operators };
     }
-    const spec: StreamJoinSpec = { kind: 'streamJoin', input: index, type: joinType, on: pairs, timeRange, condition: inJoin, pushed: [...toLeft, ...toRight] };
+    const spec: StreamJoinSpec = {
+      kind: 'streamJoin',
+      input: index,
+      type: joinType,
+      on: pairs,
+      timeRange,
+      condition: inJoin,
+      pushed: [...toLeft, ...toRight],
+      ...(text === null
+        ? {}
+        : { conditionExpr: { text, left: check('left'), right: check('right'), pair: check('both'), pushed: [...exprLeft, ...exprRight].map((c) => c.text) } }),
+    };
     const joined = new StreamFrame<FrameColumns>(left.source, left.stages, [...left.operators, { spec, post: [] }], [...left.inputs, input]);
     operatorChain(joined); // checks the keys, the range and the names now, not at plan()
     return joined;
