@@ -44,7 +44,7 @@ export type StatelessStage =
  * written, and the text compiled once, when the stage was added, against the columns it
  * receives. A row whose expression raises an ANSI error becomes a dead letter.
  */
-export type ExprStage =
+type ExprStage =
   | { readonly kind: 'selectExpr'; readonly items: readonly string[]; readonly compiled: CompiledSelect }
   | { readonly kind: 'filterExpr'; readonly text: string; readonly test: (row: Row) => boolean }
   | { readonly kind: 'withColumnExpr'; readonly name: string; readonly text: string; readonly compiled: CompiledExpression };
@@ -94,7 +94,7 @@ export interface JoinConditionCheck {
  * (a row failing one is not matched, and an outer side's is emitted with nulls at once), `pair`
  * on the pair (predicate.ts pairRow), which is no match when one fails.
  */
-export interface JoinExprCondition {
+interface JoinExprCondition {
   /** The condition as written. */
   readonly text: string;
   readonly left: readonly JoinConditionCheck[];

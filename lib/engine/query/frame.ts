@@ -286,6 +286,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
    * (default), 'leftOuter' (unmatched rows with nulls), 'leftSemi' (matched rows, unchanged);
    * Spark's spellings (left_outer, left_semi, ...) too. Output columns: the string keys, the
    * stream's other columns, the table's other columns; another name on both sides is refused.
+   * `condition`: a predicate list or a Spark SQL boolean expression, checked on each pair.
    */
   join<T extends FrameColumns, const O extends JoinOnArg<C, T> | readonly JoinOnArg<C, T>[], J extends string = 'inner'>(
     table: StaticTable<T>,
@@ -301,7 +302,10 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
    * `expr("left BETWEEN right - INTERVAL 10 SECONDS AND right + INTERVAL 5 SECONDS")`, i.e.
    * `{ left: 'leftTime', right: 'rightTime', lower: '-10 seconds', upper: '5 seconds' }`; with a
    * watermark on both sides it lets the state be cleaned. `name`: the input's name in progress
-   * records (default input2, input3, ...).
+   * records (default input2, input3, ...). `condition`: FORMAT-2's predicate list, or a Spark SQL
+   * boolean expression (`"right.status = 'ok' AND amount <= right.limit"`, `expr(...)`; `left.` /
+   * `right.` qualify a name) split at its top-level ANDs, each conjunct pushed into an input or
+   * checked in the join as Spark does (docs/writing-queries.md, "Condition as an expression").
    */
   join<T extends FrameColumns, const O extends JoinOnArg<C, T> | readonly JoinOnArg<C, T>[], J extends string = 'inner'>(
     other: StreamFrame<T>,

@@ -19,7 +19,7 @@ import { type Ast, parseExpression } from '../expr/parser';
 import { compileTyped } from '../expr/typed';
 import { pairSide } from '../predicate';
 
-export type JoinSideName = 'left' | 'right';
+type JoinSideName = 'left' | 'right';
 
 /** One conjunct of a join condition. */
 export interface JoinConjunct {
