@@ -229,6 +229,62 @@ describe('an expression condition through the engine', () => {
   });
 });
 
+describe('a time range read from an expression condition', () => {
+  const l = () => readStream.format('json').schema('lk STRING, lt TIMESTAMP, lv INT').load().withWatermark('lt', '0 seconds');
+  const r = () => readStream.format('json').schema('rk STRING, rt TIMESTAMP, rv INT').load().withWatermark('rt', '0 seconds');
+  const build = (options: Parameters<ReturnType<typeof l>['join']>[3]) => l().join(r(), { left: 'lk', right: 'rk' }, 'leftOuter', options).writeStream.plan();
+
+  it.each([
+    ['lt BETWEEN rt - INTERVAL 10 SECONDS AND rt', { lowerUs: -10_000_000, upperUs: 0, lowerStrict: false, upperStrict: false }, []],
+    // Spark's self-join form, sides swapped: rt >= lt is lt <= rt + 0; rt <= lt + 10 s is lt >= rt - 10 s
+    [
+      'rt >= lt AND rt <= lt + INTERVAL 10 SECONDS AND lv > rv',
+      { lowerUs: -10_000_000, upperUs: 0, lowerStrict: false, upperStrict: false },
+      ['(left.lv > right.rv)'],
+    ],
+    [
+      'left.lt + INTERVAL 1 MINUTE > right.rt AND lt < rt + INTERVAL 2 SECONDS',
+      { lowerUs: -60_000_000, upperUs: 2_000_000, lowerStrict: true, upperStrict: true },
+      [],
+    ],
+  ])('%s: the conjuncts bounding lt by rt become the timeRange, the rest stays a check on the pair', (condition, bounds, pair) => {
+    const j = joinOf(build({ condition }));
+    expect(j.timeRange).toEqual({ left: 'lt', right: 'rt', ...bounds });
+    expect(j.conditionExpr!.pair.map((c) => c.text)).toEqual(pair);
+  });
+
+  it('keeps a given timeRange and checks the conjuncts on the pair; refuses a leftOuter join whose condition gives the left side no state watermark', () => {
+    const j = joinOf(build({ timeRange: range, condition: 'lt <= rt' }));
+    expect(j.timeRange).toMatchObject({ lowerUs: -10_000_000, upperUs: 0 });
+    expect(j.conditionExpr!.pair.map((c) => c.text)).toEqual(['(left.lt <= right.rt)']);
+    expect(() => build({ condition: 'lt < rt - INTERVAL 5 SECONDS' })).toThrow(/not supported without a watermark in the join keys/);
+  });
+
+  it('runs as the same join with the range given as timeRange', async () => {
+    const feed = async (plan: QueryPlan) => {
+      const run = joinRunner(plan);
+      run.left([
+        { lk: 'a', lt: sec(1), lv: 1 },
+        { lk: 'b', lt: sec(2), lv: 2 },
+      ]);
+      run.right([
+        { rk: 'a', rt: sec(5), rv: 0 },
+        { rk: 'b', rt: sec(20), rv: 0 },
+      ]);
+      const first = await run.run();
+      run.right([{ rk: 'z', rt: sec(40), rv: 0 }]);
+      run.left([{ lk: 'z', lt: sec(40), lv: 0 }]);
+      const second = await run.run();
+      return [first, second].map((x) => ({ rows: rows(x), watermark: x.watermark, stateRows: x.stateRows }));
+    };
+    const derived = await feed(build({ condition: 'lt BETWEEN rt - INTERVAL 10 SECONDS AND rt' }));
+    expect(derived).toEqual(await feed(build({ timeRange: range })));
+    // a matched at once; b (2 s) and its click (20 s) are 18 s apart: b's outer row when the watermark passes 12 s
+    expect(derived[0].rows).toEqual([{ lk: 'a', lt: iso(1), lv: 1, rk: 'a', rt: iso(5), rv: 0 }]);
+    expect(derived[1].rows).toContainEqual({ lk: 'b', lt: iso(2), lv: 2, rk: null, rt: null, rv: null });
+  });
+});
+
 describe('a stream-static join with an expression condition', () => {
   const catalog = staticTable.rows('sku STRING, name STRING, price DOUBLE', [
     { sku: 'a', name: 'apple', price: 1.5 },

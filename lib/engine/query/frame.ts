@@ -34,7 +34,7 @@ import { aggregation, usesExpressions } from './expr-agg';
 import { compileExpression, compileFilter, compileSelect } from '../expr';
 import { parseTimeRange, staticJoinType, streamJoinType, type TimeRangeArg } from './join-args';
 import { pushesBelowWatermark, withPushedFilters } from './join-pushdown';
-import { type JoinConjunct, splitJoinCondition } from './join-condition';
+import { type JoinConjunct, splitJoinCondition, timeRangeOf } from './join-condition';
 import type { StaticTable } from './static-table';
 import type {
   AggArg,
@@ -401,7 +401,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
       operators: other.operators.map((o) => ({ spec: o.spec, post: o.post.map(rename) })),
       limits: sourceLimits(other.source),
     };
-    const timeRange = options.timeRange === undefined ? null : parseTimeRange(options.timeRange);
+    let timeRange = options.timeRange === undefined ? null : parseTimeRange(options.timeRange);
     const cond = options.condition;
     const condition = Array.isArray(cond) ? [...cond] : [];
     // Spark pushes a single-side item into the input that cannot produce outer rows: there it
@@ -420,7 +420,13 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     const conjuncts = text === null ? [] : splitJoinCondition(text, leftCols, rightCols);
     const exprLeft = conjuncts.filter((c) => pushLeft && c.side === 'left');
     const exprRight = conjuncts.filter((c) => pushRight && c.side === 'right');
-    const checked = conjuncts.filter((c) => !exprLeft.includes(c) && !exprRight.includes(c));
+    let checked = conjuncts.filter((c) => !exprLeft.includes(c) && !exprRight.includes(c));
+    // without a timeRange, the conjuncts bounding one side's event time by the other's are the range (as Spark reads them)
+    const derived = timeRange === null ? timeRangeOf(checked) : null;
+    if (derived) {
+      timeRange = derived.range;
+      checked = checked.filter((c) => !derived.used.includes(c));
+    }
     const check = (side: JoinConjunct['side']) =>
       checked.filter((c) => c.side === side).map((c) => ({ text: c.text, test: side === 'both' ? c.pairTest : c.sideTest! }));
     // Spark infers isnotnull(key) from the equi-join on the sides that cannot produce outer rows

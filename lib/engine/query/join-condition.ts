@@ -12,6 +12,7 @@
  * AMBIGUOUS_REFERENCE). A column that is itself named `left` or `right` is a column, not a side.
  */
 import type { ColumnInfo } from '../plan/columns';
+import type { TimeRange } from '../plan/types';
 import type { Row } from '../ports';
 import { Analyzer, type ColumnReference } from '../expr/analyze';
 import { checkFilterBoolean, ExpressionError } from '../expr';
@@ -33,6 +34,19 @@ export interface JoinConjunct {
   readonly sideTest: ((row: Row) => boolean) | null;
   /** True when the pair (predicate.ts pairRow) passes. */
   readonly pairTest: (pair: Row) => boolean;
+  /**
+   * Set when the conjunct bounds the left side's TIMESTAMP column by the right's (`lt >= rt -
+   * INTERVAL 5 SECONDS`, `lt BETWEEN rt - INTERVAL 5 SECONDS AND rt`): the time range it is.
+   */
+  readonly bound?: TimeBound;
+}
+
+/** A conjunct as a time range: `right + lower <= left <= right + upper` (`<` where strict), one bound or both. */
+interface TimeBound {
+  readonly left: string;
+  readonly right: string;
+  readonly lower?: { readonly us: number; readonly strict: boolean };
+  readonly upper?: { readonly us: number; readonly strict: boolean };
 }
 
 /** `name` quoted for SQL text when it is not a plain identifier. */
@@ -93,6 +107,46 @@ export function splitJoinCondition(text: string, left: readonly ColumnInfo[], ri
     if (r) return { side: 'right', column: r, used: 1 };
     return null;
   };
+  /** `c`, `c + INTERVAL ...`, `c - INTERVAL ...` over a TIMESTAMP column: the column and the offset (µs). */
+  const timeTerm = (a: Ast): { side: JoinSideName; column: string; us: number } | null => {
+    if (a.k === 'name') {
+      let found: ReturnType<typeof resolve> = null;
+      try {
+        found = resolve(a.parts, a.pos);
+      } catch {
+        return null; // the analysis reports it
+      }
+      if (found === null || found.used !== a.parts.length || found.column.type !== 'TIMESTAMP' || found.column.window) return null;
+      return { side: found.side, column: found.column.name, us: 0 };
+    }
+    if (a.k === 'binary' && (a.op === '+' || a.op === '-') && a.right.k === 'lit' && a.right.type.type === 'INTERVAL' && !a.right.type.yearMonth) {
+      const base = timeTerm(a.left);
+      const us = a.right.value as number;
+      return base && Number.isSafeInteger(us) ? { ...base, us: base.us + (a.op === '+' ? us : -us) } : null;
+    }
+    return null;
+  };
+  /** `x op y` over terms of the two sides, as left op right + d. */
+  const compare = (op: string, x: Ast, y: Ast): TimeBound | null => {
+    const a = timeTerm(x);
+    const b = timeTerm(y);
+    if (!a || !b || a.side === b.side) return null;
+    const flip: Record<string, string> = { '<': '>', '<=': '>=', '>': '<', '>=': '<=' };
+    // a + a.us op b + b.us, with a on the left: left op right + (b.us - a.us)
+    const [l, r, o] = a.side === 'left' ? [a, b, op] : [b, a, flip[op]];
+    const d = r.us - l.us;
+    if (o === '>=' || o === '>') return { left: l.column, right: r.column, lower: { us: d, strict: o === '>' } };
+    if (o === '<=' || o === '<') return { left: l.column, right: r.column, upper: { us: d, strict: o === '<' } };
+    return null;
+  };
+  const boundOf = (c: Ast): TimeBound | null => {
+    if (c.k === 'binary') return compare(c.op, c.left, c.right);
+    if (c.k !== 'between' || c.not) return null;
+    const lo = compare('>=', c.arg, c.lo);
+    const hi = compare('<=', c.arg, c.hi);
+    if (!lo || !hi || lo.left !== hi.left || lo.right !== hi.right) return null;
+    return { ...lo, ...hi };
+  };
   return conjunctsOf(ast).map((conjunct): JoinConjunct => {
     // on the pair: every name read from its side of the pair
     const read = new Map<JoinSideName, Set<string>>();
@@ -107,7 +161,10 @@ export function splitJoinCondition(text: string, left: readonly ColumnInfo[], ri
     const pairTyped = checkFilterBoolean(new Analyzer({ text, columns: [...left, ...right], refer: pairRefer }).analyze(conjunct), text);
     const pairEval = compileTyped(pairTyped);
     const pairTest = (pair: Row) => pairEval(pair) === true;
-    if (read.size === 2) return { text: pairTyped.sql, side: 'both', columns: [], sideTest: null, pairTest };
+    if (read.size === 2) {
+      const bound = boundOf(conjunct);
+      return { text: pairTyped.sql, side: 'both', columns: [], sideTest: null, pairTest, ...(bound ? { bound } : {}) };
+    }
     const side: JoinSideName = read.has('right') ? 'right' : 'left';
     // on one side's row: the same conjunct over that side's columns, with bare names
     const sideRefer = (parts: readonly string[], pos: number): ColumnReference | null => {
@@ -120,4 +177,30 @@ export function splitJoinCondition(text: string, left: readonly ColumnInfo[], ri
     const e = compileTyped(typed);
     return { text: typed.sql, side, columns: [...(read.get(side) ?? [])], sideTest: (row) => e(row) === true, pairTest };
   });
+}
+
+/**
+ * The time range a condition's conjuncts give when the join has none (Spark reads it from the
+ * condition: StreamingJoinHelper): the bounds on the first pair of TIMESTAMP columns a conjunct
+ * bounds, each bound from the first conjunct giving it. Returns the range and the conjuncts it
+ * replaces (a conjunct on another pair, or a second one on a bound, stays a check on the pair).
+ */
+export function timeRangeOf(conjuncts: readonly JoinConjunct[]): { range: TimeRange; used: JoinConjunct[] } | null {
+  const first = conjuncts.find((c) => c.bound);
+  if (!first) return null;
+  const { left, right } = first.bound!;
+  let lower: TimeBound['lower'];
+  let upper: TimeBound['upper'];
+  const used: JoinConjunct[] = [];
+  for (const c of conjuncts) {
+    const b = c.bound;
+    if (!b || b.left !== left || b.right !== right || (b.lower && lower) || (b.upper && upper)) continue;
+    lower = b.lower ?? lower;
+    upper = b.upper ?? upper;
+    used.push(c);
+  }
+  return {
+    range: { left, right, lowerUs: lower?.us ?? null, upperUs: upper?.us ?? null, lowerStrict: lower?.strict ?? false, upperStrict: upper?.strict ?? false },
+    used,
+  };
 }
