@@ -14,6 +14,8 @@ import { expr } from '../../lib/engine/query/column';
 import { readStream } from '../../lib/engine/query/reader';
 import { staticTable } from '../../lib/engine/query/static-table';
 import { pairRow } from '../../lib/engine/predicate';
+import { readFileSync } from 'node:fs';
+import { caseToPlan, parseCase } from '../../lib/conformance/case';
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import type { RunReport } from '../../lib/engine/run/types';
 import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
@@ -318,5 +320,15 @@ describe('a stream-static join with an expression condition', () => {
 
   it('refuses an unqualified name both sides have', () => {
     expect(() => orders().join(catalog, 'sku', 'inner', { condition: "sku = 'a'" })).toThrow(/AMBIGUOUS_REFERENCE/);
+  });
+});
+
+describe("a conformance case's join condition", () => {
+  it('is a list of predicates (FORMAT-2): the case format has no expression form, so text is refused', () => {
+    const file = 'test/conformance/cases/sluice-join-left-outer-window-any-of-right.json';
+    const c = parseCase(readFileSync(file, 'utf8'), file);
+    expect(() => caseToPlan(c)).not.toThrow();
+    (c.query.pipeline![0] as { join: { condition: unknown } }).join.condition = "rv > 7 OR tag = 'vip'";
+    expect(() => caseToPlan(c)).toThrow(/the join's "condition" must be a list of predicates/);
   });
 });
