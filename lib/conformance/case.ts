@@ -165,6 +165,19 @@ export function caseToPlan(c: ConformanceCase, name = 'conformance', tables: Cas
 }
 
 /**
+ * A join stage's `condition`: FORMAT-2's list of predicates. The query API also takes an
+ * expression, which the case format does not define, so text there is refused, not run.
+ */
+function caseCondition(c: ConformanceCase, condition: unknown[] | undefined): JoinPredicate[] {
+  if (condition === undefined) return [];
+  if (!Array.isArray(condition))
+    throw new InvalidQueryError(
+      `case ${c.name}: the join's "condition" must be a list of predicates ({"column", "op", "value"} or {"anyOf": [...]}), not ${JSON.stringify(condition)}: see FORMAT-2.md`,
+    );
+  return condition as JoinPredicate[];
+}
+
+/**
  * A query with named `inputs` (FORMAT-2): each input a stream of its own (schema, watermark, own
  * pipeline), the query's pipeline from `from`, the other inputs joined in by its join stages.
  */
@@ -204,7 +217,7 @@ function inputsToPlan(c: ConformanceCase, name: string, tables: CaseStaticTables
       );
     joined.add(j.with);
     if (!Array.isArray(j.on)) throw new InvalidQueryError(`case ${c.name}: the join's "on" must be a list of keys: see FORMAT-2.md`);
-    frame = frame.join(other, j.on, j.type, { timeRange: j.timeRange, condition: (j.condition ?? []) as JoinPredicate[], name: j.with });
+    frame = frame.join(other, j.on, j.type, { timeRange: j.timeRange, condition: caseCondition(c, j.condition), name: j.with });
   }
   const missing = Object.keys(inputs).filter((n) => !joined.has(n));
   if (missing.length)
@@ -297,7 +310,7 @@ function applyStage(c: ConformanceCase, frame: StreamFrame, stage: CaseStage, ta
         `case ${c.name}: the join with the static table ${JSON.stringify(j.with)} has a timeRange, which only a stream-stream join has: remove it`,
       );
     if (!Array.isArray(j.on)) throw new InvalidQueryError(`case ${c.name}: the join's "on" must be a list of keys: see FORMAT-2.md`);
-    return frame.join(tables(j.with, t), j.on, j.type, { condition: (j.condition ?? []) as JoinPredicate[] });
+    return frame.join(tables(j.with, t), j.on, j.type, { condition: caseCondition(c, j.condition) });
   }
   throw new InvalidQueryError(`case ${c.name}: stage ${JSON.stringify(stage)} is not a stage of FORMAT-2.md`);
 }

@@ -10,7 +10,7 @@ import { InvalidOptionError } from './errors';
 import type { Row, StaticTableReader, StaticTables } from './ports';
 import type { JoinStage, QueryPlan, StatelessStage, StaticTableSpec } from './plan/types';
 import { describeStaticTable } from './plan/columns';
-import { holds } from './predicate';
+import { holds, pairRow } from './predicate';
 
 /** The key of a list of values (null when one is null: equal means equal and non-null); windows by start and end. */
 function joinKey(values: readonly unknown[]): string | null {
@@ -116,6 +116,8 @@ function joinRows(stage: JoinStage, rows: readonly Row[], index: Map<string, Row
     const k = joinKey(leftKeys.map((c) => l[c]));
     let matches = k === null ? undefined : index.get(k);
     if (matches && stage.condition.length) matches = matches.filter((r) => stage.condition.every((p) => holds(p, l, r)));
+    const checks = stage.conditionExpr?.pair;
+    if (matches && checks?.length) matches = matches.filter((r) => checks.every((c) => c.test(pairRow(l, r))));
     const matched = matches !== undefined && matches.length > 0;
     if (stage.type === 'leftSemi') {
       if (matched) out.push(l);

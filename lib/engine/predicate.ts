@@ -37,3 +37,16 @@ export function rowHolds(predicates: readonly JoinPredicate[], row: Row): boolea
   for (const p of predicates) if (!holds(p, row, row)) return false;
   return true;
 }
+
+/** The keys of a pair's two rows in pairRow's object (no column of a row can be named so). */
+const PAIR: Readonly<Record<'left' | 'right', string>> = { left: '\u0000left', right: '\u0000right' };
+
+/** A joined pair as one value, for a condition compiled on both sides' columns (query/join-condition.ts). */
+export function pairRow(l: Row, r: Row): Row {
+  return { [PAIR.left]: l, [PAIR.right]: r };
+}
+
+/** One side's row of a pairRow. */
+export function pairSide(pair: Row, side: 'left' | 'right'): Row {
+  return pair[PAIR[side]] as Row;
+}

@@ -6,6 +6,7 @@
  * in the text and the fix. The result is a typed tree (typed.ts) ready to compile.
  */
 import type { ColumnInfo } from '../plan/columns';
+import type { Row } from '../ports/values';
 import { castFunction, canCast } from './cast';
 import { ExpressionError, SparkRowError } from './errors';
 import { FUNCTIONS, NON_DETERMINISTIC, AGGREGATES } from './functions';
@@ -37,6 +38,20 @@ import { dateOfEpochDay, epochDayOf } from '../dates';
 export interface Scope {
   readonly text: string;
   readonly columns: readonly ColumnInfo[];
+  /**
+   * Resolves a name itself when set (a join condition's `left.x` / `right.x`): the column, how
+   * many of the name's parts it used, its SQL text and how a row's value is read. Null: the name
+   * is resolved among `columns` as usual.
+   */
+  readonly refer?: (parts: readonly string[], pos: number) => ColumnReference | null;
+}
+
+/** A name a Scope's `refer` resolved. */
+export interface ColumnReference {
+  readonly column: ColumnInfo;
+  readonly used: number;
+  readonly sql: string;
+  readonly read: (row: Row) => unknown;
 }
 
 export class Analyzer {
@@ -103,6 +118,13 @@ export class Analyzer {
 
   /** `a`, `a.b.c`: a column (case-insensitive), then fields of a STRUCT (or keys of a MAP). */
   private name(parts: readonly string[], pos: number): Typed {
+    const ref = this.scope.refer?.(parts, pos) ?? null;
+    if (ref !== null) {
+      const c = ref.column;
+      let t: Typed = { type: c.window ? WINDOW_TYPE : c, sql: ref.sql, name: c.name, children: [], build: () => (row) => ref.read(row) ?? null };
+      for (const p of parts.slice(ref.used)) t = this.extractField(t, p, pos);
+      return t;
+    }
     const col = this.resolveColumn(parts[0], parts, pos);
     let t: Typed = columnRef(col);
     for (const p of parts.slice(1)) t = this.extractField(t, p, pos);

@@ -13,11 +13,11 @@
  * with a row to remove. The two sides of a key share a state partition.
  */
 import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateKey, StateStore } from '../ports';
-import type { StreamJoinSpec } from '../plan/types';
-import { type ColumnInfo, watermarkTimeOf } from '../plan/columns';
+import type { JoinConditionCheck, StreamJoinSpec } from '../plan/types';
+import { type ColumnInfo, predicateSide, watermarkTimeOf } from '../plan/columns';
 import { addMicros, ceilMillis, type Micros } from '../timestamps';
 import type { JoinRemoval, JoinSides } from '../plan/chain';
-import { rowHolds } from '../predicate';
+import { holds, pairRow, rowHolds } from '../predicate';
 import { type BatchMeta, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
 import { byId, stateId, statePartition } from './state-id';
@@ -55,6 +55,8 @@ export class StreamJoinOperator implements StatefulOperator {
   /** Condition items checked in the join, per side (the others filter the inputs: query/frame.ts pushFilter). */
   private readonly leftChecks: StreamJoinSpec['condition'];
   private readonly rightChecks: StreamJoinSpec['condition'];
+  /** Condition items on the pair (an anyOf naming columns of both sides): a pair failing one is not a match. */
+  private readonly pairChecks: StreamJoinSpec['condition'];
 
   constructor(
     private readonly join: StreamJoinSpec,
@@ -71,9 +73,10 @@ export class StreamJoinOperator implements StatefulOperator {
     this.leftOuter = join.type === 'leftOuter' || join.type === 'fullOuter';
     this.rightOuter = join.type === 'rightOuter' || join.type === 'fullOuter';
     this.semi = join.type === 'leftSemi';
-    const onLeft = (p: StreamJoinSpec['condition'][number]) => columnsOf(p).every((c) => this.leftNames.includes(c));
-    this.leftChecks = join.condition.filter(onLeft);
-    this.rightChecks = join.condition.filter((p) => !onLeft(p));
+    const left = cfg.inputColumns;
+    this.leftChecks = join.condition.filter((p) => predicateSide(p, left) === 'left');
+    this.rightChecks = join.condition.filter((p) => predicateSide(p, left) === 'right');
+    this.pairChecks = join.condition.filter((p) => predicateSide(p, left) === 'both');
     // an entry's eviction time moves as rows come and go (the earliest of its rows'), and a lookup
     // by key cannot know it: the store must find an entry by its id alone (not fixed)
     this.spec = { operatorId: cfg.operatorId, fixedEviction: false, evictionGranularityMs: 1000 };
@@ -120,6 +123,13 @@ export class StreamJoinOperator implements StatefulOperator {
       if (tr.upperStrict ? !(lt < hi) : !(lt <= hi)) return false;
     }
     return true;
+  }
+
+  /** Whether the pair satisfies the condition items on both sides' columns. */
+  private pairHolds(l: Row, r: Row): boolean {
+    for (const p of this.pairChecks) if (!holds(p, l, r)) return false;
+    const pair = this.join.conditionExpr?.pair;
+    return !pair?.length || passes(pair, pairRow(l, r));
   }
 
   /**
@@ -191,7 +201,7 @@ export class StreamJoinOperator implements StatefulOperator {
 
     // 1. the batch's left rows, matched with the right rows buffered by earlier batches
     left.forEach((l, i) => {
-      if (!rowHolds(this.leftChecks, l)) {
+      if (!rowHolds(this.leftChecks, l) || !passes(this.join.conditionExpr?.left, l)) {
         if (this.leftOuter) out.push(this.joined(l, null));
         return;
       }
@@ -200,7 +210,7 @@ export class StreamJoinOperator implements StatefulOperator {
       if (key.matchable) {
         const partners = load('R', key.id);
         for (const p of partners.rows) {
-          if (!this.inRange(l, p.row)) continue;
+          if (!this.inRange(l, p.row) || !this.pairHolds(l, p.row)) continue;
           matched = true;
           if (!this.semi) out.push(this.joined(l, p.row));
           if (!p.matched && this.rightOuter) {
@@ -220,7 +230,7 @@ export class StreamJoinOperator implements StatefulOperator {
 
     // 2. the batch's right rows, matched with the buffered left rows (this batch's included)
     right.forEach((r, i) => {
-      if (!rowHolds(this.rightChecks, r)) {
+      if (!rowHolds(this.rightChecks, r) || !passes(this.join.conditionExpr?.right, r)) {
         if (this.rightOuter) out.push(this.joined(null, r));
         return;
       }
@@ -230,7 +240,7 @@ export class StreamJoinOperator implements StatefulOperator {
         const partners = load('L', key.id);
         for (const p of partners.rows) {
           if (this.semi && p.matched) continue;
-          if (!this.inRange(p.row, r)) continue;
+          if (!this.inRange(p.row, r) || !this.pairHolds(p.row, r)) continue;
           matched = true;
           out.push(this.semi ? p.row : this.joined(p.row, r));
           // (a left row's flag only matters where it decides: its outer row, a semi join's first match)
@@ -292,8 +302,10 @@ export class StreamJoinOperator implements StatefulOperator {
   }
 }
 
-function columnsOf(p: StreamJoinSpec['condition'][number]): string[] {
-  return 'anyOf' in p ? p.anyOf.flatMap(columnsOf) : [p.column];
+/** Whether `row` passes every check (a condition's conjuncts compiled from an expression). */
+function passes(checks: readonly JoinConditionCheck[] | undefined, row: Row): boolean {
+  if (checks) for (const c of checks) if (!c.test(row)) return false;
+  return true;
 }
 
 /** The columns of a join's late rows: the left side's, then (from lateRightFrom) the right side's. */

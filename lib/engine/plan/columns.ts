@@ -197,9 +197,23 @@ export function checkPredicate(p: JoinPredicate, left: readonly ColumnInfo[], ri
   }
   if (!['=', '!=', '<', '<=', '>', '>='].includes(p.op))
     throw new InvalidQueryError(`${where}: condition op ${JSON.stringify(p.op)} is not one of = != < <= > >=`);
-  if (!left.some((c) => c.name === p.column) && !right.some((c) => c.name === p.column)) {
-    throw unknownColumn(p.column, [...left, ...right], `${where} condition`);
+  const onLeft = left.some((c) => c.name === p.column);
+  const onRight = right.some((c) => c.name === p.column);
+  if (!onLeft && !onRight) throw unknownColumn(p.column, [...left, ...right], `${where} condition`);
+  if (onLeft && onRight) {
+    // Spark refuses an unqualified name both sides have; which side an item reads decides where it
+    // applies (an outer join's preserved side or the other), so it is not guessed either
+    throw new InvalidQueryError(
+      `${where}: [AMBIGUOUS_REFERENCE] condition column ${JSON.stringify(p.column)} is on both sides: a condition item names the columns of one side; rename the column on one side first (select, withColumn), or give the condition as an expression with left.${p.column} or right.${p.column}`,
+    );
   }
+}
+
+/** The side a condition item reads: 'both' for an anyOf that names columns of each side (checked on the pair). */
+export function predicateSide(p: JoinPredicate, left: readonly ColumnInfo[]): 'left' | 'right' | 'both' {
+  const cols = predicateColumns(p);
+  const onLeft = cols.filter((c) => left.some((x) => x.name === c)).length;
+  return onLeft === cols.length ? 'left' : onLeft === 0 ? 'right' : 'both';
 }
 
 /** The analysis error for a column name that is not among `cols`. */

@@ -69,6 +69,8 @@ function operatorShape(st: StatefulSpec, wms: string[], outputMode: OutputMode, 
             ? { ...tr }
             : { left: tr.left, right: tr.right, lowerMs: ms(tr.lowerUs), upperMs: ms(tr.upperUs), lowerStrict: tr.lowerStrict, upperStrict: tr.upperStrict },
       condition: [...st.condition, ...st.pushed] as unknown as Json,
+      // (only when given: the shape of a checkpoint without one stays as it was)
+      ...(st.conditionExpr ? { conditionExpr: st.conditionExpr.text } : {}),
     };
   }
   if (st.kind === 'dedup') {

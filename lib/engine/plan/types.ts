@@ -92,6 +92,28 @@ export type JoinPredicate =
   | { readonly column: string; readonly op: '=' | '!=' | '<' | '<=' | '>' | '>='; readonly value: string | number | boolean }
   | { readonly anyOf: readonly JoinPredicate[] };
 
+/** A conjunct of a join condition given as an expression, compiled: its text and its test. */
+export interface JoinConditionCheck {
+  readonly text: string;
+  readonly test: (row: Row) => boolean;
+}
+
+/**
+ * A join condition given as a Spark SQL expression (query/join-condition.ts), split into its
+ * conjuncts. Those Spark pushes into an input became filterExpr stages there (`pushed` keeps their
+ * text for the shape); the others are checked in the join: `left` / `right` on one side's row
+ * (a row failing one is not matched, and an outer side's is emitted with nulls at once), `pair`
+ * on the pair (predicate.ts pairRow), which is no match when one fails.
+ */
+interface JoinExprCondition {
+  /** The condition as written. */
+  readonly text: string;
+  readonly left: readonly JoinConditionCheck[];
+  readonly right: readonly JoinConditionCheck[];
+  readonly pair: readonly JoinConditionCheck[];
+  readonly pushed: readonly string[];
+}
+
 /** An equi-join key: `using` for a string key (one output column), else left = right (both output). */
 export interface JoinKeyPair {
   readonly left: string;
@@ -106,6 +128,8 @@ export interface JoinStage {
   readonly type: StaticJoinType;
   readonly on: readonly JoinKeyPair[];
   readonly condition: readonly JoinPredicate[];
+  /** A condition given as an expression: every conjunct checked on the pair (a stream-static join pushes nothing). */
+  readonly conditionExpr?: JoinExprCondition;
 }
 
 // ------------------------------------------------------------------------ stream-stream joins
@@ -221,6 +245,8 @@ export interface StreamJoinSpec {
   readonly timeRange: TimeRange | null;
   readonly condition: readonly JoinPredicate[];
   readonly pushed: readonly JoinPredicate[];
+  /** A condition given as an expression instead of `condition`. */
+  readonly conditionExpr?: JoinExprCondition;
 }
 
 /** Carries a plan's output row type (types only: no such property exists at runtime). */

@@ -24,7 +24,7 @@ import type {
   StatelessStage,
   StreamJoinSpec,
 } from '../plan/types';
-import { checkPredicate, type ColumnInfo, columnsAfter, explodeColumns, predicateColumns } from '../plan/columns';
+import { checkPredicate, type ColumnInfo, columnsAfter, explodeColumns, predicateColumns, predicateSide } from '../plan/columns';
 import { isPath, parsePath, pathColumn, pathName } from '../plan/paths';
 import { ddlOf, parseDdlType } from '../ddl';
 import { operatorChain, outputColumns } from '../plan/chain';
@@ -35,6 +35,8 @@ import { aggregation, usesExpressions } from './expr-agg';
 import { compileExpression, compileFilter, compileSelect } from '../expr';
 import { rowExtender } from '../rows';
 import { parseTimeRange, staticJoinType, streamJoinType, type TimeRangeArg } from './join-args';
+import { pushesBelowWatermark, withPushedFilters } from './join-pushdown';
+import { type JoinConjunct, splitJoinCondition, timeRangeOf } from './join-condition';
 import type { StaticTable } from './static-table';
 import type {
   AggArg,
@@ -57,30 +59,43 @@ import type {
 } from './types';
 
 /**
- * A frame with a filter by `predicates` where Spark's optimizer would put it: before the input's
- * watermark when its columns are there (so a filtered row is not even counted by the watermark),
- * else after the stages so far.
+ * A frame with the filters Spark's optimizer derives from a join on this side: the condition
+ * items `predicates` and the inferred isnotnull of the keys `notNull`, each one where Spark would
+ * put it (join-pushdown.ts): before the input's watermark when it can pass it (so a filtered row
+ * is not even counted by the watermark), else after the stages so far.
  */
-function pushFilter(frame: StreamFrame<FrameColumns>, predicates: readonly JoinPredicate[], notNull: readonly string[] = []): StreamFrame<FrameColumns> {
-  const fn = (row: Row): boolean => {
-    for (const c of notNull) if (row[c] === null || row[c] === undefined) return false;
-    return rowHolds(predicates, row);
+function pushFilter(
+  frame: StreamFrame<FrameColumns>,
+  predicates: readonly JoinPredicate[],
+  notNull: readonly string[] = [],
+  conjuncts: readonly JoinConjunct[] = [],
+): StreamFrame<FrameColumns> {
+  const below = (cols: readonly string[]) => pushesBelowWatermark(frame, cols);
+  const stage = (ps: readonly JoinPredicate[], keys: readonly string[]): StatelessStage[] => {
+    if (!ps.length && !keys.length) return [];
+    const fn = (row: Row): boolean => {
+      for (const c of keys) if (row[c] === null || row[c] === undefined) return false;
+      return rowHolds(ps, row);
+    };
+    return [{ kind: 'filter', fn, label: keys.length ? `join keys not null${ps.length ? ' and condition' : ''}` : 'join condition' }];
   };
-  const stage: StatelessStage = {
-    kind: 'filter',
-    fn,
-    label: notNull.length ? `join keys not null${predicates.length ? ' and condition' : ''}` : 'join condition',
-  };
-  if (frame.operators.length) {
-    const last = frame.operators[frame.operators.length - 1];
-    return new StreamFrame(frame.source, frame.stages, [...frame.operators.slice(0, -1), { spec: last.spec, post: [...last.post, stage] }], frame.inputs);
-  }
-  const at = frame.stages.findIndex((st) => st.kind === 'watermark');
-  const cols = [...predicates.flatMap(predicateColumns), ...notNull];
-  if (at >= 0 && cols.every((c) => columnsAfter(frame.source.schema.columns, frame.stages.slice(0, at)).some((x) => x.name === c))) {
-    return new StreamFrame(frame.source, [...frame.stages.slice(0, at), stage, ...frame.stages.slice(at)], [], frame.inputs);
-  }
-  return new StreamFrame(frame.source, [...frame.stages, stage], [], frame.inputs);
+  const lowP = predicates.filter((p) => below(predicateColumns(p)));
+  const lowK = notNull.filter((c) => below([c]));
+  // an expression's conjunct: a filterExpr stage of its own
+  const exprStage = (c: JoinConjunct): StatelessStage => ({ kind: 'filterExpr', text: c.text, test: c.sideTest! });
+  const lowC = conjuncts.filter((c) => below(c.columns));
+  const pushed = withPushedFilters(
+    frame,
+    [...stage(lowP, lowK), ...lowC.map(exprStage)],
+    [
+      ...stage(
+        predicates.filter((p) => !lowP.includes(p)),
+        notNull.filter((c) => !lowK.includes(c)),
+      ),
+      ...conjuncts.filter((c) => !lowC.includes(c)).map(exprStage),
+    ],
+  );
+  return new StreamFrame(frame.source, pushed.stages, pushed.operators, frame.inputs);
 }
 
 /** An expression's text, from a string or a Column; `where` names the call in the error. */
@@ -89,6 +104,17 @@ function exprText(e: unknown, where: string): string {
   if (typeof e !== 'string' || e.trim() === '')
     throw new InvalidQueryError(`${where}: ${JSON.stringify(e)} is not an expression: give Spark SQL text, e.g. "amount > 0", or expr(...)`);
   return e;
+}
+
+/**
+ * A join's `condition`: FORMAT-2's list of predicates, or a Spark SQL boolean expression
+ * (`"right.status = 'ok' AND left.amount > right.minAmount"`, `expr(...)`) whose names may be
+ * qualified with `left.` / `right.` (query/join-condition.ts).
+ */
+export type JoinConditionArg = readonly JoinPredicate[] | string | Column;
+
+function isConditionExpr(c: JoinConditionArg | undefined): c is string | Column {
+  return typeof c === 'string' || c instanceof Column;
 }
 
 /** The ColumnTypes, which withColumn takes as they are (a DDL type is parsed). */
@@ -270,12 +296,13 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
    * (default), 'leftOuter' (unmatched rows with nulls), 'leftSemi' (matched rows, unchanged);
    * Spark's spellings (left_outer, left_semi, ...) too. Output columns: the string keys, the
    * stream's other columns, the table's other columns; another name on both sides is refused.
+   * `condition`: a predicate list or a Spark SQL boolean expression, checked on each pair.
    */
   join<T extends FrameColumns, const O extends JoinOnArg<C, T> | readonly JoinOnArg<C, T>[], J extends string = 'inner'>(
     table: StaticTable<T>,
     on: O,
     type?: J,
-    options?: { condition?: readonly JoinPredicate[] },
+    options?: { condition?: JoinConditionArg },
   ): StreamFrame<JoinedColumns<C, T, O, J>>;
   /**
    * `join(otherStream, on, type, { timeRange, condition })`: a stream-stream join (Spark's
@@ -285,19 +312,22 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
    * `expr("left BETWEEN right - INTERVAL 10 SECONDS AND right + INTERVAL 5 SECONDS")`, i.e.
    * `{ left: 'leftTime', right: 'rightTime', lower: '-10 seconds', upper: '5 seconds' }`; with a
    * watermark on both sides it lets the state be cleaned. `name`: the input's name in progress
-   * records (default input2, input3, ...).
+   * records (default input2, input3, ...). `condition`: FORMAT-2's predicate list, or a Spark SQL
+   * boolean expression (`"right.status = 'ok' AND amount <= right.limit"`, `expr(...)`; `left.` /
+   * `right.` qualify a name) split at its top-level ANDs, each conjunct pushed into an input or
+   * checked in the join as Spark does (docs/writing-queries.md, "Condition as an expression").
    */
   join<T extends FrameColumns, const O extends JoinOnArg<C, T> | readonly JoinOnArg<C, T>[], J extends string = 'inner'>(
     other: StreamFrame<T>,
     on: O,
     type?: J,
-    options?: { timeRange?: TimeRangeArg; condition?: readonly JoinPredicate[]; name?: string },
+    options?: { timeRange?: TimeRangeArg; condition?: JoinConditionArg; name?: string },
   ): StreamFrame<StreamJoinedColumns<C, T, O, J>>;
   join(
     table: StaticTable<FrameColumns> | StreamFrame<FrameColumns>,
     on: JoinOnArg<FrameColumns, FrameColumns> | readonly JoinOnArg<FrameColumns, FrameColumns>[],
     type?: string,
-    options: { timeRange?: TimeRangeArg; condition?: readonly JoinPredicate[]; name?: string } = {},
+    options: { timeRange?: TimeRangeArg; condition?: JoinConditionArg; name?: string } = {},
     // biome-ignore lint/suspicious/noExplicitAny: an overload's implementation; the signatures above type the result
   ): StreamFrame<any> {
     if (table instanceof StreamFrame) return this.streamJoin(table, on, type ?? 'inner', options);
@@ -314,11 +344,18 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
       typeof k === 'string' ? { left: k, right: k, using: true } : { left: k?.left, right: k?.right, using: false },
     );
     const id = `join${[...this.stages, ...this.operators.flatMap((o) => o.post)].filter((s) => s.kind === 'join').length}`;
-    const stage: JoinStage = { kind: 'join', id, table: table.spec, type: joinType, on: pairs, condition: options.condition ?? [] };
     const last = this.operators[this.operators.length - 1];
     const before = last
       ? columnsAfter(outputColumns({ source: this.source, stages: this.stages, operators: this.operators }), last.post)
       : columnsAfter(this.source.schema.columns, this.stages);
+    const cond = options.condition;
+    let stage: JoinStage = { kind: 'join', id, table: table.spec, type: joinType, on: pairs, condition: Array.isArray(cond) ? cond : [] };
+    if (isConditionExpr(cond)) {
+      // a stream-static join checks every conjunct in the join (FORMAT-2): on the pair
+      const text = exprText(cond, 'join condition');
+      const pair = splitJoinCondition(text, before, table.spec.schema.columns).map((c) => ({ text: c.text, test: c.pairTest }));
+      stage = { ...stage, conditionExpr: { text, left: [], right: [], pair, pushed: [] } };
+    }
     columnsAfter(before, [stage]); // checks the keys and the names now, not at plan()
     // Spark infers isnotnull(key) on the stream side of an inner or semi equi-join and pushes it
     // below the watermark (InferFiltersFromConstraints): a null-key row is not even seen by it
@@ -338,7 +375,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     other: StreamFrame<FrameColumns>,
     on: unknown,
     type: string,
-    options: { timeRange?: TimeRangeArg; condition?: readonly JoinPredicate[]; name?: string },
+    options: { timeRange?: TimeRangeArg; condition?: JoinConditionArg; name?: string },
     // biome-ignore lint/suspicious/noExplicitAny: typed by join's overloads, which return it
   ): StreamFrame<any> {
     if (other.inputs.length) {
@@ -374,30 +411,56 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
       operators: other.operators.map((o) => ({ spec: o.spec, post: o.post.map(rename) })),
       limits: sourceLimits(other.source),
     };
-    const timeRange = options.timeRange === undefined ? null : parseTimeRange(options.timeRange);
-    const condition = [...(options.condition ?? [])];
+    let timeRange = options.timeRange === undefined ? null : parseTimeRange(options.timeRange);
+    const cond = options.condition;
+    const condition = Array.isArray(cond) ? [...cond] : [];
     // Spark pushes a single-side item into the input that cannot produce outer rows: there it
     // filters rows before anything else (FORMAT-2 "Where condition applies")
     const leftCols = columnsAfter(outputColumns(this), this.operators.length ? this.operators[this.operators.length - 1].post : []);
     const rightCols = columnsAfter(outputColumns(input), input.operators.length ? input.operators[input.operators.length - 1].post : []);
-    const sideOf = (p: JoinPredicate): 'left' | 'right' => (predicateColumns(p).every((c) => leftCols.some((x) => x.name === c)) ? 'left' : 'right');
+    for (const p of condition) checkPredicate(p, leftCols, rightCols, 'join');
     const pushLeft = joinType === 'inner' || joinType === 'leftSemi' || joinType === 'rightOuter';
     const pushRight = joinType === 'inner' || joinType === 'leftSemi' || joinType === 'leftOuter';
-    const toLeft = condition.filter((p) => pushLeft && sideOf(p) === 'left');
-    const toRight = condition.filter((p) => pushRight && sideOf(p) === 'right');
+    // (an anyOf naming both sides' columns is a condition on the pair: checked in the join)
+    const toLeft = condition.filter((p) => pushLeft && predicateSide(p, leftCols) === 'left');
+    const toRight = condition.filter((p) => pushRight && predicateSide(p, leftCols) === 'right');
     const inJoin = condition.filter((p) => !toLeft.includes(p) && !toRight.includes(p));
-    for (const p of condition) checkPredicate(p, leftCols, rightCols, 'join');
+    // a condition given as an expression: its conjuncts, each pushed or checked in the join as Spark does
+    const text = isConditionExpr(cond) ? exprText(cond, 'join condition') : null;
+    const conjuncts = text === null ? [] : splitJoinCondition(text, leftCols, rightCols);
+    const exprLeft = conjuncts.filter((c) => pushLeft && c.side === 'left');
+    const exprRight = conjuncts.filter((c) => pushRight && c.side === 'right');
+    let checked = conjuncts.filter((c) => !exprLeft.includes(c) && !exprRight.includes(c));
+    // without a timeRange, the conjuncts bounding one side's event time by the other's are the range (as Spark reads them)
+    const derived = timeRange === null ? timeRangeOf(checked) : null;
+    if (derived) {
+      timeRange = derived.range;
+      checked = checked.filter((c) => !derived.used.includes(c));
+    }
+    const check = (side: JoinConjunct['side']) =>
+      checked.filter((c) => c.side === side).map((c) => ({ text: c.text, test: side === 'both' ? c.pairTest : c.sideTest! }));
     // Spark infers isnotnull(key) from the equi-join on the sides that cannot produce outer rows
     // (InferFiltersFromConstraints) and pushes it down with the rest: a null-key row there is invisible
     const leftKeys = joinType === 'inner' || joinType === 'leftSemi' || joinType === 'rightOuter' ? pairs.map((k) => k.left) : [];
     const rightKeys = joinType === 'inner' || joinType === 'leftSemi' || joinType === 'leftOuter' ? pairs.map((k) => k.right) : [];
     let left: StreamFrame<FrameColumns> = this as unknown as StreamFrame<FrameColumns>;
-    if (toLeft.length || leftKeys.length) left = pushFilter(left, toLeft, leftKeys);
-    if (toRight.length || rightKeys.length) {
-      const pushed = pushFilter(new StreamFrame(input.source, input.stages, input.operators), toRight, rightKeys);
+    if (toLeft.length || leftKeys.length || exprLeft.length) left = pushFilter(left, toLeft, leftKeys, exprLeft);
+    if (toRight.length || rightKeys.length || exprRight.length) {
+      const pushed = pushFilter(new StreamFrame(input.source, input.stages, input.operators), toRight, rightKeys, exprRight);
       input = { ...input, stages: pushed.stages, operators: pushed.operators };
     }
-    const spec: StreamJoinSpec = { kind: 'streamJoin', input: index, type: joinType, on: pairs, timeRange, condition: inJoin, pushed: [...toLeft, ...toRight] };
+    const spec: StreamJoinSpec = {
+      kind: 'streamJoin',
+      input: index,
+      type: joinType,
+      on: pairs,
+      timeRange,
+      condition: inJoin,
+      pushed: [...toLeft, ...toRight],
+      ...(text === null
+        ? {}
+        : { conditionExpr: { text, left: check('left'), right: check('right'), pair: check('both'), pushed: [...exprLeft, ...exprRight].map((c) => c.text) } }),
+    };
     const joined = new StreamFrame<FrameColumns>(left.source, left.stages, [...left.operators, { spec, post: [] }], [...left.inputs, input]);
     operatorChain(joined); // checks the keys, the range and the names now, not at plan()
     return joined;

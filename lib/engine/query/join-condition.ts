@@ -1,0 +1,206 @@
+/**
+ * A join condition given as a Spark SQL expression (`join(other, on, type, { condition: "..." })`):
+ * analyzed against both sides' columns and split into its conjuncts (top-level AND), each one
+ * classified as Spark's optimizer and StreamingSymmetricHashJoinExec classify them: reading the
+ * left side only, the right side only, or both. The caller pushes a one-side conjunct into that
+ * side's input where Spark does (FORMAT-2 "Where condition applies") and checks the rest in the
+ * join.
+ *
+ * Names: `left.x` and `right.x` name column x of the left frame (the rows so far) and of the right
+ * frame or static table; an unqualified name is the column of the one side that has it (case-
+ * insensitively, as Spark resolves names), and a name both sides have must be qualified (Spark's
+ * AMBIGUOUS_REFERENCE). A column that is itself named `left` or `right` is a column, not a side.
+ */
+import type { ColumnInfo } from '../plan/columns';
+import type { TimeRange } from '../plan/types';
+import type { Row } from '../ports';
+import { Analyzer, type ColumnReference } from '../expr/analyze';
+import { checkFilterBoolean, ExpressionError } from '../expr';
+import { type Ast, parseExpression } from '../expr/parser';
+import { compileTyped } from '../expr/typed';
+import { pairSide } from '../predicate';
+
+type JoinSideName = 'left' | 'right';
+
+/** One conjunct of a join condition. */
+export interface JoinConjunct {
+  /** Spark's SQL text of the conjunct (one side's: bare names; both sides': qualified names). */
+  readonly text: string;
+  /** The side it reads ('left' also for a conjunct that reads no column, as Spark classifies it). */
+  readonly side: JoinSideName | 'both';
+  /** The columns of its side it reads (one side only; empty for 'both'). */
+  readonly columns: readonly string[];
+  /** One side: true when that side's row passes (null and false reject it). */
+  readonly sideTest: ((row: Row) => boolean) | null;
+  /** True when the pair (predicate.ts pairRow) passes. */
+  readonly pairTest: (pair: Row) => boolean;
+  /**
+   * Set when the conjunct bounds the left side's TIMESTAMP column by the right's (`lt >= rt -
+   * INTERVAL 5 SECONDS`, `lt BETWEEN rt - INTERVAL 5 SECONDS AND rt`): the time range it is.
+   */
+  readonly bound?: TimeBound;
+}
+
+/** A conjunct as a time range: `right + lower <= left <= right + upper` (`<` where strict), one bound or both. */
+interface TimeBound {
+  readonly left: string;
+  readonly right: string;
+  readonly lower?: { readonly us: number; readonly strict: boolean };
+  readonly upper?: { readonly us: number; readonly strict: boolean };
+}
+
+/** `name` quoted for SQL text when it is not a plain identifier. */
+function sqlName(name: string): string {
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : `\`${name.replace(/`/g, '``')}\``;
+}
+
+/** The column of `cols` named `name`, as Spark resolves names: exactly, else case-insensitively. */
+function find(cols: readonly ColumnInfo[], name: string): ColumnInfo | undefined {
+  return cols.find((c) => c.name === name) ?? cols.find((c) => c.name.toLowerCase() === name.toLowerCase());
+}
+
+/** The conjuncts of `ast`: its operands through every top-level AND (parentheses only group). */
+function conjunctsOf(ast: Ast): Ast[] {
+  return ast.k === 'binary' && ast.op === 'AND' ? [...conjunctsOf(ast.left), ...conjunctsOf(ast.right)] : [ast];
+}
+
+/**
+ * Analyzes `text` against the two sides' columns and splits it into conjuncts. Throws
+ * ExpressionError (Spark's class and the position) for a syntax error, an unknown or ambiguous
+ * name, a condition that is not BOOLEAN.
+ */
+export function splitJoinCondition(text: string, left: readonly ColumnInfo[], right: readonly ColumnInfo[]): JoinConjunct[] {
+  const ast = parseExpression(text);
+  const sides: Record<JoinSideName, readonly ColumnInfo[]> = { left, right };
+  const qualifier = (parts: readonly string[]): JoinSideName | null => {
+    if (parts.length < 2) return null;
+    const q = parts[0].toLowerCase();
+    if (q !== 'left' && q !== 'right') return null;
+    return find(left, parts[0]) || find(right, parts[0]) ? null : q;
+  };
+  /** The side and column a name refers to; null when no side has it (the analyzer then reports it with suggestions). */
+  const resolve = (parts: readonly string[], pos: number): { side: JoinSideName; column: ColumnInfo; used: number } | null => {
+    const q = qualifier(parts);
+    if (q !== null) {
+      const column = find(sides[q], parts[1]);
+      if (!column) {
+        throw new ExpressionError(
+          'UNRESOLVED_COLUMN.WITH_SUGGESTION',
+          `A column, variable, or function parameter with name \`${q}\`.\`${parts[1]}\` cannot be resolved. Did you mean one of the following? [${sides[q].map((c) => `\`${q}\`.\`${c.name}\``).join(', ')}]: fix the name`,
+          text,
+          pos,
+        );
+      }
+      return { side: q, column, used: 2 };
+    }
+    const l = find(left, parts[0]);
+    const r = find(right, parts[0]);
+    if (l && r) {
+      throw new ExpressionError(
+        'AMBIGUOUS_REFERENCE',
+        `Reference \`${parts[0]}\` is ambiguous, could be: [\`left\`.\`${l.name}\`, \`right\`.\`${r.name}\`]: qualify it with left. or right.`,
+        text,
+        pos,
+      );
+    }
+    if (l) return { side: 'left', column: l, used: 1 };
+    if (r) return { side: 'right', column: r, used: 1 };
+    return null;
+  };
+  /** `c`, `c + INTERVAL ...`, `c - INTERVAL ...` over a TIMESTAMP column: the column and the offset (µs). */
+  const timeTerm = (a: Ast): { side: JoinSideName; column: string; us: number } | null => {
+    if (a.k === 'name') {
+      let found: ReturnType<typeof resolve> = null;
+      try {
+        found = resolve(a.parts, a.pos);
+      } catch {
+        return null; // the analysis reports it
+      }
+      if (found === null || found.used !== a.parts.length || found.column.type !== 'TIMESTAMP' || found.column.window) return null;
+      return { side: found.side, column: found.column.name, us: 0 };
+    }
+    if (a.k === 'binary' && (a.op === '+' || a.op === '-') && a.right.k === 'lit' && a.right.type.type === 'INTERVAL' && !a.right.type.yearMonth) {
+      const base = timeTerm(a.left);
+      const us = a.right.value as number;
+      return base && Number.isSafeInteger(us) ? { ...base, us: base.us + (a.op === '+' ? us : -us) } : null;
+    }
+    return null;
+  };
+  /** `x op y` over terms of the two sides, as left op right + d. */
+  const compare = (op: string, x: Ast, y: Ast): TimeBound | null => {
+    const a = timeTerm(x);
+    const b = timeTerm(y);
+    if (!a || !b || a.side === b.side) return null;
+    const flip: Record<string, string> = { '<': '>', '<=': '>=', '>': '<', '>=': '<=' };
+    // a + a.us op b + b.us, with a on the left: left op right + (b.us - a.us)
+    const [l, r, o] = a.side === 'left' ? [a, b, op] : [b, a, flip[op]];
+    const d = r.us - l.us;
+    if (o === '>=' || o === '>') return { left: l.column, right: r.column, lower: { us: d, strict: o === '>' } };
+    if (o === '<=' || o === '<') return { left: l.column, right: r.column, upper: { us: d, strict: o === '<' } };
+    return null;
+  };
+  const boundOf = (c: Ast): TimeBound | null => {
+    if (c.k === 'binary') return compare(c.op, c.left, c.right);
+    if (c.k !== 'between' || c.not) return null;
+    const lo = compare('>=', c.arg, c.lo);
+    const hi = compare('<=', c.arg, c.hi);
+    if (!lo || !hi || lo.left !== hi.left || lo.right !== hi.right) return null;
+    return { ...lo, ...hi };
+  };
+  return conjunctsOf(ast).map((conjunct): JoinConjunct => {
+    // on the pair: every name read from its side of the pair
+    const read = new Map<JoinSideName, Set<string>>();
+    const pairRefer = (parts: readonly string[], pos: number): ColumnReference | null => {
+      const found = resolve(parts, pos);
+      if (found === null) return null;
+      const { side, column, used } = found;
+      if (!read.has(side)) read.set(side, new Set());
+      read.get(side)!.add(column.name);
+      return { column, used, sql: `${side}.${sqlName(column.name)}`, read: (pair) => pairSide(pair, side)[column.name] };
+    };
+    const pairTyped = checkFilterBoolean(new Analyzer({ text, columns: [...left, ...right], refer: pairRefer }).analyze(conjunct), text);
+    const pairEval = compileTyped(pairTyped);
+    const pairTest = (pair: Row) => pairEval(pair) === true;
+    if (read.size === 2) {
+      const bound = boundOf(conjunct);
+      return { text: pairTyped.sql, side: 'both', columns: [], sideTest: null, pairTest, ...(bound ? { bound } : {}) };
+    }
+    const side: JoinSideName = read.has('right') ? 'right' : 'left';
+    // on one side's row: the same conjunct over that side's columns, with bare names
+    const sideRefer = (parts: readonly string[], pos: number): ColumnReference | null => {
+      const found = resolve(parts, pos);
+      if (found === null) return null;
+      const name = found.column.name;
+      return { column: found.column, used: found.used, sql: sqlName(name), read: (row) => row[name] };
+    };
+    const typed = checkFilterBoolean(new Analyzer({ text, columns: sides[side], refer: sideRefer }).analyze(conjunct), text);
+    const e = compileTyped(typed);
+    return { text: typed.sql, side, columns: [...(read.get(side) ?? [])], sideTest: (row) => e(row) === true, pairTest };
+  });
+}
+
+/**
+ * The time range a condition's conjuncts give when the join has none (Spark reads it from the
+ * condition: StreamingJoinHelper): the bounds on the first pair of TIMESTAMP columns a conjunct
+ * bounds, each bound from the first conjunct giving it. Returns the range and the conjuncts it
+ * replaces (a conjunct on another pair, or a second one on a bound, stays a check on the pair).
+ */
+export function timeRangeOf(conjuncts: readonly JoinConjunct[]): { range: TimeRange; used: JoinConjunct[] } | null {
+  const first = conjuncts.find((c) => c.bound);
+  if (!first) return null;
+  const { left, right } = first.bound!;
+  let lower: TimeBound['lower'];
+  let upper: TimeBound['upper'];
+  const used: JoinConjunct[] = [];
+  for (const c of conjuncts) {
+    const b = c.bound;
+    if (!b || b.left !== left || b.right !== right || (b.lower && lower) || (b.upper && upper)) continue;
+    lower = b.lower ?? lower;
+    upper = b.upper ?? upper;
+    used.push(c);
+  }
+  return {
+    range: { left, right, lowerUs: lower?.us ?? null, upperUs: upper?.us ?? null, lowerStrict: lower?.strict ?? false, upperStrict: upper?.strict ?? false },
+    used,
+  };
+}
