@@ -32,12 +32,17 @@
  *  11. types (bench/types.ts, in the default set: under a minute): the engine on the same events as
  *      flat JSON (DOUBLE amount) and as nested JSON (DECIMAL(10,2) amount, a STRUCT, an ARRAY of
  *      STRUCTs), rounds interleaved, events/s and the ratio; written to bench/results.json under `types`.
+ *  12. peer (bench/peer.ts, in the default set: about a minute; `--only peer` alone): the engine beside
+ *      DuckDB (`read_json`, `time_bucket`, GROUP BY; 1 and 2 threads) on the engine section's input
+ *      written to files, rounds interleaved, each side's work checked equal; events/s, the ratio and
+ *      the load average; written to bench/results.json under `peer`.
  *
- * Options: --only engine,e2e,memory,join,scale,cost,discovery,types (default: engine,e2e,memory,join,scale,types; bench/results.json is
+ * Options: --only engine,e2e,memory,join,scale,cost,discovery,types,peer (default: engine,e2e,memory,join,scale,types,peer; bench/results.json is
  *          written whole only when engine, e2e and memory all run, and by scale, cost and join under their own keys)
  *          --events-per-run N (cost; default 900000)  --cost-runs N (default 4)
  *          --discovery-sizes 5000,10000,100000,1000000 (discovery; the default)
  *          --types-events N (types; default 300000)  --types-rounds N (default 3)
+ *          --peer-rounds N (peer; default 5; its input: --events)
  *          --join-impressions N (join; default 160000, clicks a quarter of them)  --join-rounds N (default 5)
  *          --scale-events N (scale; default 400000)  --scale-files N (default 40)  --scale-max-files N (default 8)
  *          --scale-partitions P (default 4)  --scale-splits S (maxSplits, default 4)  --scale-overhead-ms O (default 100)
@@ -66,6 +71,7 @@ import { runJoinSection } from './join';
 import { runScaleSection } from './scale';
 import { runEngine, type EngineRun } from './engine-run';
 import { runTypesSection } from './types';
+import { runPeerSection } from './peer';
 import { BENCH_SCHEMA, generateEvents } from './generate';
 import { lazyFiles } from './lazy-files';
 import { arg, ENGINE_INPUT, num } from './args';
@@ -80,7 +86,7 @@ const E2E_EVENTS = num('e2e-events', EVENTS);
 const E2E_BUDGET_MS = num('e2e-budget-s', 240) * 1000;
 /** 1x backlog of the memory check (files of MEMORY_EVENTS / 100 events); 10x of 1M would take ~10x the engine run. */
 const MEMORY_EVENTS = num('memory-events', 200_000);
-const only = new Set((arg('only') ?? 'engine,e2e,memory,join,scale,types').replace('raw', 'engine').split(','));
+const only = new Set((arg('only') ?? 'engine,e2e,memory,join,scale,types,peer').replace('raw', 'engine').split(','));
 const ALL_SECTIONS = ['engine', 'e2e', 'memory'].every((x) => only.has(x));
 const TARGET_ENGINE_RATIO = 0.9;
 const TARGET_EMPTY_REQUESTS = 6;
@@ -619,6 +625,15 @@ async function typesSection(): Promise<void> {
   out('  types figures written to bench/results.json (key "types")');
 }
 
+/** [12] the engine beside DuckDB on the same files (bench/peer.ts); merges its figures under `peer`. */
+async function peerSection(): Promise<void> {
+  out('[12] peer: the engine beside DuckDB (1 and 2 threads) on the same files, rounds interleaved (issue 31)');
+  const json = await runPeerSection({ ...ENGINE_INPUT, rounds: num('peer-rounds', 5), maxFilesPerTrigger: MAX_FILES, out, fmtRate });
+  if (process.argv.includes('--no-json')) return;
+  mergeResults('peer', json);
+  out('  peer figures written to bench/results.json (key "peer")');
+}
+
 /** [10] the discovery bench; merges its figures into bench/results.json under `discovery`. */
 async function discoverySection(): Promise<void> {
   const sizes = (arg('discovery-sizes') ?? '5000,10000,100000,1000000').split(',').map(Number);
@@ -634,13 +649,14 @@ async function discoverySection(): Promise<void> {
 async function main(): Promise<void> {
   const started = Date.now();
   // cost, join and scale alone: no input of the default sections generated
-  if ([...only].every((s) => s === 'cost' || s === 'join' || s === 'scale' || s === 'discovery' || s === 'types')) {
+  if ([...only].every((s) => s === 'cost' || s === 'join' || s === 'scale' || s === 'discovery' || s === 'types' || s === 'peer')) {
     out(`sluice bench: node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), load average ${load()}`);
     if (only.has('join')) await joinSection();
     if (only.has('scale')) await scaleSection();
     if (only.has('cost')) await costSection();
     if (only.has('discovery')) await discoverySection();
     if (only.has('types')) await typesSection();
+    if (only.has('peer')) await peerSection();
     out(`  total ${Math.round((Date.now() - started) / 1000)} s; load average now ${load()}`);
     return;
   }
@@ -949,6 +965,7 @@ async function main(): Promise<void> {
   if (only.has('join')) await joinSection();
   if (only.has('scale')) await scaleSection();
   if (only.has('types')) await typesSection();
+  if (only.has('peer')) await peerSection();
   if (only.has('cost')) await costSection();
 }
 
