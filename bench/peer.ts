@@ -5,8 +5,13 @@
  * count) on the in-memory file source and the bench's plain ports (bench/engine-run.ts), as the
  * engine section does, and DuckDB (`@duckdb/node-api`) reads the same files with `read_json` and
  * aggregates them with `time_bucket` and `GROUP BY`, on one thread and then on two. Each round runs
- * the engine, DuckDB on 1 thread and DuckDB on 2 threads in that order; the median of the rounds
- * is each side's figure.
+ * the engine, DuckDB on 1 thread and DuckDB on 2 threads in that order, after warm-up rounds that
+ * are not counted (the engine's first passes run before V8 has compiled its hot paths and sized its
+ * heap); the median of the rounds is each side's figure.
+ *
+ * With `--peer-cpu-prof FILE`, three more passes of the engine alone run under V8's sampling
+ * profiler (after the timed rounds, so the figures are not profiled): the profile goes to FILE (open
+ * it in Chrome DevTools) and the functions with the most self time are printed.
  *
  * Both sides must do the same work: the groups each finds, the events they count and the sum of
  * the amounts are compared after every pass, and a difference fails the section. The engine's
@@ -14,6 +19,7 @@
  * open in its state when the run ends; DuckDB's are the rows of its GROUP BY.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -34,6 +40,8 @@ export interface PeerFigures {
   readonly events: number;
   readonly files: number;
   readonly rounds: number;
+  /** Rounds run first and not counted. */
+  readonly warmup: number;
   readonly engineEventsPerSecond: number;
   readonly duckdbEventsPerSecond: number;
   readonly duckdbTwoThreadsEventsPerSecond: number;
@@ -153,6 +161,52 @@ export function writeInput(files: ReadonlyArray<{ readonly key: string; readonly
   return dir;
 }
 
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+}
+
+/** The functions with the most self time in a V8 CPU profile: [name, share of the samples]. */
+export function selfTimes(profile: { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] }, top: number): Array<[string, number]> {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map<string, number>();
+  let total = 0;
+  for (let i = 0; i < profile.samples.length; i++) {
+    const f = byId.get(profile.samples[i])?.callFrame;
+    const name = f === undefined ? '?' : f.functionName !== '' ? f.functionName : f.url === '' ? '(native)' : '(anonymous)';
+    const dt = profile.timeDeltas[i] ?? 0;
+    self.set(name, (self.get(name) ?? 0) + dt);
+    total += dt;
+  }
+  return [...self]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([name, t]) => [name, total > 0 ? t / total : 0]);
+}
+
+/** Three passes of the engine alone under V8's sampling profiler: the profile to `file`, the top functions printed. */
+async function profileEngine(
+  files: ReadonlyArray<{ readonly key: string; readonly body: string }>,
+  maxFilesPerTrigger: number,
+  file: string,
+  out: (line?: string) => void,
+) {
+  const session = new Session();
+  session.connect();
+  const post = <T>(method: string, params: object = {}) =>
+    new Promise<T>((resolve, reject) => session.post(method, params, (err, res) => (err ? reject(err) : resolve(res as T))));
+  await post('Profiler.enable');
+  await post('Profiler.setSamplingInterval', { interval: 500 });
+  await post('Profiler.start');
+  for (let i = 0; i < 3; i++) await enginePass(files, maxFilesPerTrigger);
+  const { profile } = await post<{ profile: { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] } }>('Profiler.stop');
+  session.disconnect();
+  writeFileSync(file, JSON.stringify(profile));
+  out(`  CPU profile of 3 engine passes written to ${file}; self time by function:`);
+  for (const [name, share] of selfTimes(profile, 15))
+    out(`    ${(share * 100).toFixed(1).padStart(5)}%  ${name.length > 100 ? `${name.slice(0, 100)}...` : name}`);
+}
+
 export async function runPeerSection(opts: {
   events: number;
   keys: number;
@@ -160,6 +214,8 @@ export async function runPeerSection(opts: {
   maxFilesPerTrigger: number;
   spanMinutes: number;
   rounds: number;
+  warmup: number;
+  cpuProfile?: string;
   out: (line?: string) => void;
   fmtRate: (r: number) => string;
 }): Promise<PeerFigures> {
@@ -176,7 +232,7 @@ export async function runPeerSection(opts: {
       `  ${input.events} events (${(input.bytes / input.events).toFixed(0)} bytes each) in ${input.files.length} files under ${dir}; the engine reads them from memory, DuckDB from the files`,
     );
     out(`  DuckDB: ${duckdbSql('<dir>').replace(/\s+/g, ' ')}`);
-    for (let r = 0; r < opts.rounds; r++) {
+    for (let r = -opts.warmup; r < opts.rounds; r++) {
       gc();
       const e = await enginePass(input.files, opts.maxFilesPerTrigger);
       gc();
@@ -185,13 +241,17 @@ export async function runPeerSection(opts: {
       const problems = [...sameWork(e.totals, d1.totals, 'duckdb (1 thread)'), ...sameWork(e.totals, d2.totals, 'duckdb (2 threads)')];
       if (problems.length > 0) throw new Error(`peer: the engine and DuckDB did not do the same work (round ${r + 1}): ${problems.join('; ')}`);
       totals = e.totals;
+      const times = `engine ${e.seconds.toFixed(2)} s, DuckDB 1 thread ${d1.seconds.toFixed(2)} s, 2 threads ${d2.seconds.toFixed(2)} s; load average ${loadavg()[0].toFixed(1)}`;
+      if (r < 0) {
+        out(`  warm-up ${r + opts.warmup + 1} (not counted): ${times}`);
+        continue;
+      }
       seconds.engine.push(e.seconds);
       seconds.duckdb.push(d1.seconds);
       seconds.duckdbTwoThreads.push(d2.seconds);
-      out(
-        `  round ${r + 1}: engine ${e.seconds.toFixed(2)} s, DuckDB 1 thread ${d1.seconds.toFixed(2)} s, 2 threads ${d2.seconds.toFixed(2)} s; load average ${loadavg()[0].toFixed(1)}`,
-      );
+      out(`  round ${r + 1}: ${times}`);
     }
+    if (opts.cpuProfile !== undefined) await profileEngine(input.files, opts.maxFilesPerTrigger, opts.cpuProfile, out);
   } finally {
     duck.close();
     rmSync(dir, { recursive: true, force: true });
@@ -206,6 +266,7 @@ export async function runPeerSection(opts: {
     events: input.events,
     files: input.files.length,
     rounds: opts.rounds,
+    warmup: opts.warmup,
     engineEventsPerSecond: Math.round(engine),
     duckdbEventsPerSecond: Math.round(d1),
     duckdbTwoThreadsEventsPerSecond: Math.round(d2),
@@ -225,7 +286,7 @@ export async function runPeerSection(opts: {
   out(`  DuckDB, 1 thread:          ${fmtRate(d1)}   engine / DuckDB = ${figures.ratio.toFixed(2)}×`);
   out(`  DuckDB, 2 threads:         ${fmtRate(d2)}   engine / DuckDB = ${figures.ratioTwoThreads.toFixed(2)}×`);
   out(
-    `  median of ${opts.rounds} interleaved rounds; load average ${load(loadStart)} at the start, ${load(loadEnd)} at the end (a shared machine: the figures move with it)`,
+    `  median of ${opts.rounds} interleaved rounds after ${opts.warmup} warm-up; load average ${load(loadStart)} at the start, ${load(loadEnd)} at the end (a shared machine: the figures move with it)`,
   );
   return figures;
 }

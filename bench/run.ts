@@ -42,7 +42,8 @@
  *          --events-per-run N (cost; default 900000)  --cost-runs N (default 4)
  *          --discovery-sizes 5000,10000,100000,1000000 (discovery; the default)
  *          --types-events N (types; default 300000)  --types-rounds N (default 3)
- *          --peer-rounds N (peer; default 5; its input: --events)
+ *          --peer-rounds N (peer; default 5; its input: --events)  --peer-warmup N (default 1)
+ *          --peer-cpu-prof FILE (peer: 3 more engine passes under V8's profiler, the profile to FILE)
  *          --join-impressions N (join; default 160000, clicks a quarter of them)  --join-rounds N (default 5)
  *          --scale-events N (scale; default 400000)  --scale-files N (default 40)  --scale-max-files N (default 8)
  *          --scale-partitions P (default 4)  --scale-splits S (maxSplits, default 4)  --scale-overhead-ms O (default 100)
@@ -628,7 +629,15 @@ async function typesSection(): Promise<void> {
 /** [12] the engine beside DuckDB on the same files (bench/peer.ts); merges its figures under `peer`. */
 async function peerSection(): Promise<void> {
   out('[12] peer: the engine beside DuckDB (1 and 2 threads) on the same files, rounds interleaved (issue 31)');
-  const json = await runPeerSection({ ...ENGINE_INPUT, rounds: num('peer-rounds', 5), maxFilesPerTrigger: MAX_FILES, out, fmtRate });
+  const json = await runPeerSection({
+    ...ENGINE_INPUT,
+    rounds: num('peer-rounds', 5),
+    warmup: num('peer-warmup', 1),
+    cpuProfile: arg('peer-cpu-prof'),
+    maxFilesPerTrigger: MAX_FILES,
+    out,
+    fmtRate,
+  });
   if (process.argv.includes('--no-json')) return;
   mergeResults('peer', json);
   out('  peer figures written to bench/results.json (key "peer")');

@@ -5,7 +5,7 @@
  */
 import { rmSync } from 'node:fs';
 import { generateEvents } from '../../bench/generate';
-import { enginePass, median, openDuckdb, sameWork, writeInput } from '../../bench/peer';
+import { enginePass, median, openDuckdb, sameWork, selfTimes, writeInput } from '../../bench/peer';
 
 describe('when the peer bench compares the engine with DuckDB', () => {
   it('finds the same groups, events and sum of amounts on both sides of a small input', async () => {
@@ -40,5 +40,27 @@ describe('when the peer bench compares the engine with DuckDB', () => {
     expect(median([3, 1, 2])).toBe(2);
     expect(median([4, 1, 3, 2])).toBe(2.5);
     expect(() => median([])).toThrow();
+  });
+});
+
+describe('when the peer bench reads a CPU profile (selfTimes)', () => {
+  it('adds up the self time of each function over its nodes, largest first, as shares of the whole', () => {
+    const frame = (functionName: string, url = 'run.js') => ({ functionName, url, lineNumber: 0 });
+    const profile = {
+      nodes: [
+        { id: 1, callFrame: frame('(root)', '') },
+        { id: 2, callFrame: frame('accumulate') },
+        { id: 3, callFrame: frame('fastRow') },
+        { id: 4, callFrame: frame('accumulate') }, // the same function under another caller
+        { id: 5, callFrame: frame('', '') },
+      ],
+      samples: [2, 3, 4, 5, 2],
+      timeDeltas: [10, 30, 20, 20, 20],
+    };
+    expect(selfTimes(profile, 2)).toEqual([
+      ['accumulate', 0.5],
+      ['fastRow', 0.3],
+    ]);
+    expect(selfTimes(profile, 5).map(([name]) => name)).toEqual(['accumulate', 'fastRow', '(native)']);
   });
 });
