@@ -960,7 +960,7 @@ async function main(): Promise<void> {
     // The cost and join sections' figures (runs of their own, `--only cost`, `--only join`) stay.
     if (existsSync(file)) {
       const before = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-      for (const key of ['cost', 'join', 'scale', 'discovery']) if (before[key] !== undefined && results[key] === undefined) results[key] = before[key];
+      for (const key of ['cost', 'join', 'scale', 'discovery', 'peer']) if (before[key] !== undefined && results[key] === undefined) results[key] = before[key];
     }
     // One line per figure: small, and diffs stay readable.
     writeFileSync(
