@@ -4,7 +4,7 @@
  * would transform on the fly and add its own overhead to the hot loops being measured.
  *
  *   npm run bench                          the whole benchmark (~5 to 8 minutes on 2 cores)
- *   npm run bench -- --only raw,engine     some sections (raw, engine, memory, e2e, cost, join, scale, discovery, types, expr)
+ *   npm run bench -- --only raw,engine     some sections (raw, engine, memory, e2e, cost, join, scale, discovery, types, expr, peer)
  *   npm run bench -- --e2e-events 200000   a smaller slice end to end
  *   npm run bench -- --only cost           the cost bench (bench/cost.ts), 4 runs of 900,000 events;
  *                                          --events-per-run 90000 for a quick look

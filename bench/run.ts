@@ -37,12 +37,19 @@
  *      filter (Spark SQL expressions), same events, rounds interleaved, events/s and events/CPU s
  *      with the ratios (target ≥ 0.7× for selectExpr + filter); written under `expr`.
  *
- * Options: --only engine,e2e,memory,join,scale,cost,discovery,types,expr (default: engine,e2e,memory,join,scale,types,expr; bench/results.json is
+ *  13. peer (bench/peer.ts, in the default set: about a minute; `--only peer` alone): the engine beside
+ *      DuckDB (`read_json`, `time_bucket`, GROUP BY; 1 and 2 threads) on the engine section's input
+ *      written to files, rounds interleaved, each side's work checked equal; events/s, the ratio and
+ *      the load average; written to bench/results.json under `peer`.
+ *
+ * Options: --only engine,e2e,memory,join,scale,cost,discovery,types,expr,peer (default: engine,e2e,memory,join,scale,types,expr,peer; bench/results.json is
  *          written whole only when engine, e2e and memory all run, and by scale, cost and join under their own keys)
  *          --events-per-run N (cost; default 900000)  --cost-runs N (default 4)
  *          --discovery-sizes 5000,10000,100000,1000000 (discovery; the default)
  *          --types-events N (types; default 300000)  --types-rounds N (default 3)
  *          --expr-events N (expr; default 300000)  --expr-rounds N (default 5)
+ *          --peer-rounds N (peer; default 5; its input: --events)  --peer-warmup N (default 1)
+ *          --peer-cpu-prof FILE (peer: 3 more engine passes under V8's profiler, the profile to FILE)
  *          --join-impressions N (join; default 160000, clicks a quarter of them)  --join-rounds N (default 5)
  *          --scale-events N (scale; default 400000)  --scale-files N (default 40)  --scale-max-files N (default 8)
  *          --scale-partitions P (default 4)  --scale-splits S (maxSplits, default 4)  --scale-overhead-ms O (default 100)
@@ -72,6 +79,7 @@ import { runScaleSection } from './scale';
 import { runEngine, type EngineRun } from './engine-run';
 import { runTypesSection } from './types';
 import { runExprSection } from './expr';
+import { runPeerSection } from './peer';
 import { BENCH_SCHEMA, generateEvents } from './generate';
 import { lazyFiles } from './lazy-files';
 import { arg, ENGINE_INPUT, num } from './args';
@@ -86,7 +94,7 @@ const E2E_EVENTS = num('e2e-events', EVENTS);
 const E2E_BUDGET_MS = num('e2e-budget-s', 240) * 1000;
 /** 1x backlog of the memory check (files of MEMORY_EVENTS / 100 events); 10x of 1M would take ~10x the engine run. */
 const MEMORY_EVENTS = num('memory-events', 200_000);
-const only = new Set((arg('only') ?? 'engine,e2e,memory,join,scale,types,expr').replace('raw', 'engine').split(','));
+const only = new Set((arg('only') ?? 'engine,e2e,memory,join,scale,types,expr,peer').replace('raw', 'engine').split(','));
 const ALL_SECTIONS = ['engine', 'e2e', 'memory'].every((x) => only.has(x));
 const TARGET_ENGINE_RATIO = 0.9;
 const TARGET_EMPTY_REQUESTS = 6;
@@ -636,6 +644,23 @@ async function exprSection(): Promise<void> {
   out('  expr figures written to bench/results.json (key "expr")');
 }
 
+/** [13] the engine beside DuckDB on the same files (bench/peer.ts); merges its figures under `peer`. */
+async function peerSection(): Promise<void> {
+  out('[13] peer: the engine beside DuckDB (1 and 2 threads) on the same files, rounds interleaved (issue 31)');
+  const json = await runPeerSection({
+    ...ENGINE_INPUT,
+    rounds: num('peer-rounds', 5),
+    warmup: num('peer-warmup', 1),
+    cpuProfile: arg('peer-cpu-prof'),
+    maxFilesPerTrigger: MAX_FILES,
+    out,
+    fmtRate,
+  });
+  if (process.argv.includes('--no-json')) return;
+  mergeResults('peer', json);
+  out('  peer figures written to bench/results.json (key "peer")');
+}
+
 /** [10] the discovery bench; merges its figures into bench/results.json under `discovery`. */
 async function discoverySection(): Promise<void> {
   const sizes = (arg('discovery-sizes') ?? '5000,10000,100000,1000000').split(',').map(Number);
@@ -652,6 +677,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   // cost, join and scale alone: no input of the default sections generated
   if ([...only].every((s) => s === 'cost' || s === 'join' || s === 'scale' || s === 'discovery' || s === 'types' || s === 'expr')) {
+  if ([...only].every((s) => s === 'cost' || s === 'join' || s === 'scale' || s === 'discovery' || s === 'types' || s === 'peer')) {
     out(`sluice bench: node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), load average ${load()}`);
     if (only.has('join')) await joinSection();
     if (only.has('scale')) await scaleSection();
@@ -659,6 +685,7 @@ async function main(): Promise<void> {
     if (only.has('discovery')) await discoverySection();
     if (only.has('types')) await typesSection();
     if (only.has('expr')) await exprSection();
+    if (only.has('peer')) await peerSection();
     out(`  total ${Math.round((Date.now() - started) / 1000)} s; load average now ${load()}`);
     return;
   }
@@ -953,7 +980,7 @@ async function main(): Promise<void> {
     // The cost and join sections' figures (runs of their own, `--only cost`, `--only join`) stay.
     if (existsSync(file)) {
       const before = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-      for (const key of ['cost', 'join', 'scale', 'discovery', 'types', 'expr'])
+      for (const key of ['cost', 'join', 'scale', 'discovery', 'types', 'expr', 'peer'])
         if (before[key] !== undefined && results[key] === undefined) results[key] = before[key];
     }
     // One line per figure: small, and diffs stay readable.
@@ -969,6 +996,7 @@ async function main(): Promise<void> {
   if (only.has('scale')) await scaleSection();
   if (only.has('types')) await typesSection();
   if (only.has('expr')) await exprSection();
+  if (only.has('peer')) await peerSection();
   if (only.has('cost')) await costSection();
 }
 
