@@ -676,8 +676,7 @@ async function discoverySection(): Promise<void> {
 async function main(): Promise<void> {
   const started = Date.now();
   // cost, join and scale alone: no input of the default sections generated
-  if ([...only].every((s) => s === 'cost' || s === 'join' || s === 'scale' || s === 'discovery' || s === 'types' || s === 'expr')) {
-  if ([...only].every((s) => s === 'cost' || s === 'join' || s === 'scale' || s === 'discovery' || s === 'types' || s === 'peer')) {
+  if ([...only].every((s) => s === 'cost' || s === 'join' || s === 'scale' || s === 'discovery' || s === 'types' || s === 'expr' || s === 'peer')) {
     out(`sluice bench: node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), load average ${load()}`);
     if (only.has('join')) await joinSection();
     if (only.has('scale')) await scaleSection();
