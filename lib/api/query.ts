@@ -3,6 +3,10 @@
  * CDK imports: a query module built from this runs anywhere the engine does.
  *
  *   import { readStream, window, sum, count } from 'sluice';
+ *
+ * Spark SQL expressions: `expr('amount * qty')`, and the functions module as the namespace `F`
+ * (pyspark's `functions as F`): `F.upper(F.col('country'))`, `F.when(...)`, `frame.col('amount').multiply(2)`.
+ * The top-level `col` and `explode` keep their older meanings (a groupBy key, a select's generator item).
  */
 export { readStream, DataStreamReader } from '../engine/query/reader';
 export { StreamFrame, GroupedFrame, DataStreamWriter } from '../engine/query/frame';
@@ -30,6 +34,10 @@ export {
   AggBuilder,
   GeneratorItem,
 } from '../engine/query/functions';
+export * as F from '../engine/query/fn';
+export { expr } from '../engine/query/column';
+export type { Operand } from '../engine/query/column';
+export type { ColArg, ColOf, ColType, UnknownType } from '../engine/query/column-types';
 export { multiplyDecimal, addDecimal } from '../engine/query/decimals';
 export { staticTable, type StaticTable } from '../engine/query/static-table';
 export type { TimeRangeArg } from '../engine/query/join-args';

@@ -7,6 +7,7 @@ import type { ColumnType } from '../schema';
 import type { AggFn, AggSpec, ColumnKey, QueryPlan, SessionKey, WindowKey } from '../plan/types';
 import type { AggBuilder, GeneratorItem } from './functions';
 import type { Column } from './column';
+import type { FrameType } from './column-types';
 
 // ------------------------------------------------------------------------- types for the user
 //
@@ -288,7 +289,11 @@ type SelectItemColumns<C, I> = I extends `${infer P}.*`
     ? { [K in PathInfo<C, I>[1]]: PathInfo<C, I>[0] }
     : I extends GeneratorItem<infer P, infer Pos, boolean, infer A>
       ? GeneratorColumns<PathInfo<C, P>[0], Pos, A>
-      : AnyColumns;
+      : I extends Column<infer T, infer N>
+        ? string extends N
+          ? AnyColumns
+          : { [K in N]: FrameType<T> }
+        : AnyColumns;
 /** The columns explode/posexplode give: `col` (or `key`, `value` of a MAP), after `pos` for posexplode; renamed by `.as(...)`. */
 type GeneratorColumns<T, Pos extends boolean, A> = Named<
   T extends ArrayOf<infer E>
@@ -321,8 +326,12 @@ export type SelectColumns<C extends FrameColumns, K extends readonly unknown[]> 
     : Simplify<UnionToIntersection<{ [I in keyof K]: SelectItemColumns<C, K[I]> }[number]>> extends infer R extends FrameColumns
       ? R
       : AnyColumns;
-/** What select takes for a frame with columns C: columns, paths, `struct.*`, an explode. */
-export type SelectArg<C extends FrameColumns> = ColumnPaths<C> | StarPaths<C> | GeneratorItem<ExplodablePaths<C>, boolean, boolean, readonly string[] | null>;
+/** What select takes for a frame with columns C: columns, paths, `struct.*`, an explode, Columns (the functions module's: a Column's name and type give the output column's when the types know them). */
+export type SelectArg<C extends FrameColumns> =
+  | ColumnPaths<C>
+  | StarPaths<C>
+  | GeneratorItem<ExplodablePaths<C>, boolean, boolean, readonly string[] | null>
+  | Column;
 
 /** A row as filter/withColumn functions see it. */
 export type InputRowOf<C extends FrameColumns> = Known<C> extends true ? Simplify<{ [K in keyof C]: InputValue<C[K]> }> : Row;
