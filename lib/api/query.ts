@@ -37,6 +37,7 @@ export {
 export * as F from '../engine/query/fn';
 export { expr } from '../engine/query/column';
 export type { Operand } from '../engine/query/column';
+export type { Literal } from '../engine/query/sql-text';
 export type { ColArg, ColOf, ColType, UnknownType } from '../engine/query/column-types';
 export { multiplyDecimal, addDecimal } from '../engine/query/decimals';
 export { staticTable, type StaticTable } from '../engine/query/static-table';
@@ -91,7 +92,18 @@ export type { Json, OutputRow, Row, StaticTableReader, StaticTables } from '../e
 export type { StreamingProgress, ProgressListener, ProgressDurations, ProgressEventTime, SluiceProgress } from '../engine/progress';
 // Types the exports above name in their signatures, exported so the API reference (npm run docs) documents them.
 export type { AggColumns, KeyColumns } from '../engine/query/types';
-export type { ColumnKey, WindowKey, SessionKey, StatefulSpec, StatelessStage, StreamJoinSpec, JoinStage, JoinKeyPair, TimeRange } from '../engine/plan/types';
+export type {
+  ColumnKey,
+  WindowKey,
+  SessionKey,
+  StatefulSpec,
+  StatelessStage,
+  ExprStage,
+  StreamJoinSpec,
+  JoinStage,
+  JoinKeyPair,
+  TimeRange,
+} from '../engine/plan/types';
 export type { ChainDraft } from '../engine/plan/chain';
 export type { BatchLimits } from '../engine/ports/source';
 export { SluiceError, InvalidQueryError, InvalidOptionError, CheckpointMismatchError, LeaseLostError, DataLossError } from '../engine/errors';

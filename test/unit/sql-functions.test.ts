@@ -68,7 +68,12 @@ describe('the functions render the SQL text of the string form, which the analyz
     ['greatest', F.greatest('qty', 'n'), 'greatest(qty, n)', 'BIGINT'],
     ['least', F.least('qty', lit(3)), 'least(qty, 3)', 'INT'],
     ['isnull', F.isnull('qty'), 'isnull(qty)', 'BOOLEAN'],
-    ['when', F.when(col('qty').gt(10), 'big').when(col('qty').gt(1), 'some').otherwise('one'), "CASE WHEN qty > 10 THEN 'big' WHEN qty > 1 THEN 'some' ELSE 'one' END", 'STRING'],
+    [
+      'when',
+      F.when(col('qty').gt(10), 'big').when(col('qty').gt(1), 'some').otherwise('one'),
+      "CASE WHEN qty > 10 THEN 'big' WHEN qty > 1 THEN 'some' ELSE 'one' END",
+      'STRING',
+    ],
     ['when without otherwise', F.when(col('ok'), col('amount')), 'CASE WHEN ok THEN amount END', 'DOUBLE'],
     ['to_timestamp', F.to_timestamp('payload'), 'to_timestamp(payload)', 'TIMESTAMP'],
     ['to_date', F.to_date('ts'), 'to_date(ts)', 'DATE'],
@@ -226,10 +231,7 @@ describe('literals are exact SQL', () => {
 });
 
 const orders = () =>
-  readStream
-    .format('json')
-    .schema('id STRING, country STRING, amount DOUBLE, qty INT, ts TIMESTAMP, lines ARRAY<STRUCT<sku: STRING, n: INT>>')
-    .load();
+  readStream.format('json').schema('id STRING, country STRING, amount DOUBLE, qty INT, ts TIMESTAMP, lines ARRAY<STRUCT<sku: STRING, n: INT>>').load();
 /** The texts of a plan's stages (the compiled parts are functions, which differ between two builds). */
 const texts = (f: { writeStream: { plan(): QueryPlan } }) =>
   f.writeStream.plan().stages.map((s) => {

@@ -26,32 +26,37 @@ export type ColArg<T extends ColType = ColType> = ColOf<T> | string;
 export type ArgType<A> = A extends Column<infer T, string> ? T : UnknownType;
 
 /** Whether an integer's text has 10 digits or more (then it may be beyond INT). */
-type Long<S extends string, N extends 0[] = []> = N['length'] extends 10 ? true : S extends `${infer C}${infer R}` ? Long<R, C extends '-' ? N : [...N, 0]> : false;
+type Long<S extends string, N extends 0[] = []> = N['length'] extends 10
+  ? true
+  : S extends `${infer C}${infer R}`
+    ? Long<R, C extends '-' ? N : [...N, 0]>
+    : false;
 /**
  * The type of a literal argument as sqlLiteral renders it: an integer of up to 9 digits is INT,
  * another number DOUBLE (10 digits and more, or a `number` that is not a literal: not known).
  */
-export type LitType<V> = V extends Column<infer T, string>
-  ? T
-  : V extends string
-    ? 'STRING'
-    : V extends boolean
-      ? 'BOOLEAN'
-      : V extends bigint
-        ? 'LONG'
-        : V extends number
-          ? number extends V
-            ? UnknownType
-            : `${V}` extends `${bigint}`
-              ? Long<`${V}`> extends true
-                ? UnknownType
-                : 'INT'
-              : 'DOUBLE'
-          : V extends Date
-            ? 'TIMESTAMP'
-            : V extends readonly (infer E)[]
-              ? ArrayOf<LitType<E>>
-              : UnknownType;
+export type LitType<V> =
+  V extends Column<infer T, string>
+    ? T
+    : V extends string
+      ? 'STRING'
+      : V extends boolean
+        ? 'BOOLEAN'
+        : V extends bigint
+          ? 'LONG'
+          : V extends number
+            ? number extends V
+              ? UnknownType
+              : `${V}` extends `${bigint}`
+                ? Long<`${V}`> extends true
+                  ? UnknownType
+                  : 'INT'
+                : 'DOUBLE'
+            : V extends Date
+              ? 'TIMESTAMP'
+              : V extends readonly (infer E)[]
+                ? ArrayOf<LitType<E>>
+                : UnknownType;
 
 type IsUnknown<T> = [T] extends [UnknownType] ? true : [UnknownType] extends [T] ? true : false;
 /** The type of `a + b`, `a - b`, `a * b`, `a % b` (Spark's widening: DOUBLE, then DECIMAL, then BIGINT, then INT). */
@@ -73,17 +78,18 @@ export type Arith<A, B> = [A] extends ['DOUBLE']
 /** The type of `a / b`: DECIMAL when one is DECIMAL and the other is not DOUBLE, else DOUBLE. */
 export type Divide<A, B> = Arith<A, B> extends infer R ? ([R] extends ['DECIMAL'] ? 'DECIMAL' : [R] extends [UnknownType] ? UnknownType : 'DOUBLE') : never;
 /** The type of a value that is one of A and B (CASE, coalesce): the same type, or the wider number. */
-export type Common<A, B> = IsUnknown<A> extends true
-  ? UnknownType
-  : IsUnknown<B> extends true
+export type Common<A, B> =
+  IsUnknown<A> extends true
     ? UnknownType
-    : [A] extends [B]
-      ? [B] extends [A]
-        ? A
-        : Arith<A, B>
-      : [A | B] extends [NumericType]
-        ? Arith<A, B>
-        : UnknownType;
+    : IsUnknown<B> extends true
+      ? UnknownType
+      : [A] extends [B]
+        ? [B] extends [A]
+          ? A
+          : Arith<A, B>
+        : [A | B] extends [NumericType]
+          ? Arith<A, B>
+          : UnknownType;
 
 /** The field names of a STRUCT type (any string when the type is not known). */
 export type FieldName<T> = [T] extends [StructOf<infer F>] ? keyof F & string : string;

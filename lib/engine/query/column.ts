@@ -44,7 +44,8 @@ export class Column<out T extends ColType = ColType, out N extends string = stri
   }
   /** `CAST(x AS type)`, type in Spark's DDL: `.cast('DECIMAL(10,2)')`. */
   cast<const S extends string>(type: S): Column<CastType<S>> {
-    if (typeof type !== 'string' || type.trim() === '') throw new InvalidQueryError(`cast(${JSON.stringify(type)}): the type is a DDL type such as 'DOUBLE' or 'DECIMAL(10,2)'`);
+    if (typeof type !== 'string' || type.trim() === '')
+      throw new InvalidQueryError(`cast(${JSON.stringify(type)}): the type is a DDL type such as 'DOUBLE' or 'DECIMAL(10,2)'`);
     return new Column(`CAST(${this.sql} AS ${type})`);
   }
 
@@ -188,7 +189,7 @@ export function operand(v: Operand): Column {
 }
 
 /** The text of c where the position needs precedence `min`: in parentheses when c binds less. */
-export function wrap(c: Column, min: number): string {
+function wrap(c: Column, min: number): string {
   return c.prec < min ? `(${c.sql})` : c.sql;
 }
 

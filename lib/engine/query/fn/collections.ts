@@ -67,11 +67,13 @@ export const posexplode_outer = (c: Coll): Column<UnknownType> => call('posexplo
 /** The STRUCT from_json gives for a DDL schema the types can read. */
 type JsonStruct<S extends string> = SchemaColumns<S> extends infer C ? (AnyColumns extends C ? UnknownType : StructOf<C>) : UnknownType;
 /** `from_json(s, 'a INT, b DOUBLE')`: the JSON text as a STRUCT (typed as the JSON reader types input). */
-export const from_json = <const S extends string>(s: ColArg<'STRING'>, schema: S): Column<JsonStruct<S>> => call('from_json', arg(s), litArg(schema, 'from_json', 'a DDL schema'));
+export const from_json = <const S extends string>(s: ColArg<'STRING'>, schema: S): Column<JsonStruct<S>> =>
+  call('from_json', arg(s), litArg(schema, 'from_json', 'a DDL schema'));
 /** `to_json(v)`: a STRUCT, MAP or ARRAY as JSON text. */
 export const to_json = (v: ColArg<StructOf | MapOf | ArrayOf | 'STRUCT' | 'MAP' | 'ARRAY'>): Column<'STRING'> => call('to_json', arg(v));
 /** `get_json_object(s, '$.a.b[1]')`: the value at the path, as text. */
-export const get_json_object = (s: ColArg<'STRING'>, path: string): Column<'STRING'> => call('get_json_object', arg(s), litArg(path, 'get_json_object', 'a JSON path'));
+export const get_json_object = (s: ColArg<'STRING'>, path: string): Column<'STRING'> =>
+  call('get_json_object', arg(s), litArg(path, 'get_json_object', 'a JSON path'));
 
 // ---------------------------------------------------------------------------- hashes
 

@@ -19,7 +19,9 @@ export function col<const S extends string>(name: S): Column<UnknownType, ColNam
   return new Column(columnText(name));
 }
 /** pyspark's `column`: the same as `col`. */
-export const column = col;
+export function column<const S extends string>(name: S): Column<UnknownType, ColName<S>> {
+  return col(name);
+}
 
 /**
  * `lit(value)`: a literal. A string is quoted, an integer within ±2147483647 is an INT and beyond a
@@ -35,7 +37,8 @@ export function lit<const V extends Literal>(value: V): Column<LitType<V>> {
 /** The SQL text of a column argument: a Column's text, or a name. */
 export function arg(c: ColArg): string {
   if (c instanceof Column) return c.sql;
-  if (typeof c !== 'string') throw new InvalidQueryError(`${JSON.stringify(c)} is not a column: give a column's name or a Column (col(...), expr(...), lit(...))`);
+  if (typeof c !== 'string')
+    throw new InvalidQueryError(`${JSON.stringify(c)} is not a column: give a column's name or a Column (col(...), expr(...), lit(...))`);
   return columnText(c);
 }
 /** The SQL text of a value argument: a Column's text, or a literal. */
@@ -78,7 +81,8 @@ export class CaseColumn<T extends ColType = ColType> extends Column<T> {
   }
 }
 function branch(condition: Column, value: Operand): string {
-  if (!(condition instanceof Column)) throw new InvalidQueryError(`when(${JSON.stringify(condition)}, ...): the condition is a BOOLEAN Column, e.g. col('n').gt(0)`);
+  if (!(condition instanceof Column))
+    throw new InvalidQueryError(`when(${JSON.stringify(condition)}, ...): the condition is a BOOLEAN Column, e.g. col('n').gt(0)`);
   return `WHEN ${condition.sql} THEN ${val(value)}`;
 }
 /** `when(condition, value)`: pyspark's `F.when`, a CASE WHEN; chain `.when(...)` and `.otherwise(...)`. A value that is not a Column is a literal. */

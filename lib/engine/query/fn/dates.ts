@@ -56,7 +56,8 @@ export const add_months = (d: Time, months: Int): Column<'DATE'> => call('add_mo
 /** `last_day(d)`. */
 export const last_day = (d: Time): Column<'DATE'> => call('last_day', arg(d));
 /** `make_date(year, month, day)`. */
-export const make_date = (y: Int, m: Int, d: Int): Column<'DATE'> => call('make_date', intArg(y, 'make_date', 'a year'), intArg(m, 'make_date', 'a month'), intArg(d, 'make_date', 'a day'));
+export const make_date = (y: Int, m: Int, d: Int): Column<'DATE'> =>
+  call('make_date', intArg(y, 'make_date', 'a year'), intArg(m, 'make_date', 'a month'), intArg(d, 'make_date', 'a day'));
 /** `unix_timestamp(t[, format])`: seconds since the epoch (without t, the current time: refused as non-deterministic). */
 export function unix_timestamp(t: Time, format?: string): Column<'LONG'> {
   return format === undefined ? call('unix_timestamp', arg(t)) : call('unix_timestamp', arg(t), litArg(format, 'unix_timestamp', 'a format'));

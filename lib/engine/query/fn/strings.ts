@@ -29,7 +29,9 @@ export const initcap = (s: Str): Column<'STRING'> => call('initcap', arg(s));
 export const ascii = (s: Str): Column<'INT'> => call('ascii', arg(s));
 /** `substring(s, pos[, len])`: 1-based; a negative pos counts from the end. */
 export function substring(s: Str, pos: number, len?: number): Column<'STRING'> {
-  return len === undefined ? call('substring', arg(s), litArg(pos, 'substring', 'a position')) : call('substring', arg(s), litArg(pos, 'substring', 'a position'), litArg(len, 'substring', 'a length'));
+  return len === undefined
+    ? call('substring', arg(s), litArg(pos, 'substring', 'a position'))
+    : call('substring', arg(s), litArg(pos, 'substring', 'a position'), litArg(len, 'substring', 'a length'));
 }
 /** `concat(a, b, ...)`: STRINGs (or ARRAYs) one after another; NULL when one is NULL. */
 export function concat<const A extends readonly ColArg<'STRING' | ArrayOf | 'ARRAY'>[]>(...cols: A): Column<ConcatType<A>> {
