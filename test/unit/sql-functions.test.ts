@@ -11,6 +11,8 @@ import { InvalidQueryError } from '../../lib/engine/errors';
 import type { Column } from '../../lib/engine/query/column';
 import type { QueryPlan } from '../../lib/engine/plan/types';
 import { createTestRunner } from './engine-factories';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 const DDL =
   'country STRING, amount DOUBLE, qty INT, n BIGINT, price DECIMAL(10,2), ts TIMESTAMP, d DATE, ok BOOLEAN, payload STRING, ' +
@@ -314,5 +316,24 @@ describe('a query built with F runs', () => {
     ]);
     // element_at(lines, 1) of an empty array is an ANSI error: the row is a dead letter, as the string form's would be
     expect(JSON.stringify([...t.deadLetters.records.values()])).toContain('INVALID_ARRAY_INDEX_IN_ELEMENT_AT');
+  });
+});
+
+describe('docs/expressions.md, "The functions module"', () => {
+  const page = readFileSync(join(__dirname, '../../docs/expressions.md'), 'utf8');
+  const section = page.slice(page.indexOf('## The functions module'));
+  const rows = section
+    .split('\n')
+    .map((line) => /^\| `(.+)` \| `(.+)` \|$/.exec(line))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => [m[1], m[2]]);
+
+  it('has its table', () => {
+    expect(rows.length).toBeGreaterThan(25);
+  });
+
+  it.each(rows)('%s is %s', (call, sql) => {
+    const column = new Function('F', `return ${call}`)(F) as Column;
+    expect(column.toString()).toBe(sql);
   });
 });
