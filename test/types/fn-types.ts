@@ -107,3 +107,30 @@ export type FrameChecks = [
 ];
 const untypedName = f.withColumn('x', expr('amount * 2')).select('x', 'qty').writeStream.plan();
 export type UntypedChecks = [Expect<Equal<keyof RowOf<typeof untypedName>, 'x' | 'qty'>>];
+
+// ---- groupBy by a Column and aggregates of typed Columns type the output row
+const grouped = f
+  .groupBy(F.lower(f.col('country')).as('country'), f.col('ok'))
+  .agg(
+    F.sum(f.col('amount').multiply(f.col('qty'))).as('revenue'),
+    F.sum(f.col('qty')).as('units'),
+    F.max(f.col('ts')).as('last'),
+    F.count(f.col('n')).as('count'),
+  )
+  .writeStream.outputMode('update')
+  .plan();
+export type GroupChecks = [
+  Expect<
+    Equal<
+      RowOf<typeof grouped>,
+      {
+        country: string | null;
+        ok: boolean | null;
+        revenue: number | 'NaN' | 'Infinity' | '-Infinity' | null;
+        units: number | string | null;
+        last: string | null;
+        count: number | string | null;
+      }
+    >
+  >,
+];

@@ -278,7 +278,7 @@ describe('both forms build the same plan', () => {
       .agg(F.sum(expr('amount * qty')).as('revenue'))
       .writeStream.outputMode('update')
       .plan();
-    const strip = (p: typeof byF) => JSON.stringify(p, (_k, v) => (typeof v === 'function' ? 'fn' : v));
+    const strip = (p: unknown) => JSON.stringify(p, (_k, v) => (typeof v === 'function' ? 'fn' : v));
     expect(strip(byF)).toEqual(strip(byText));
   });
 
@@ -316,6 +316,29 @@ describe('a query built with F runs', () => {
     ]);
     // element_at(lines, 1) of an empty array is an ANSI error: the row is a dead letter, as the string form's would be
     expect(JSON.stringify([...t.deadLetters.records.values()])).toContain('INVALID_ARRAY_INDEX_IN_ELEMENT_AT');
+  });
+});
+
+describe('a grouping built with F runs', () => {
+  it('groups by a function and a column and sums a product, with the names the types give', async () => {
+    const f = readStream.format('json').schema('country STRING, ok BOOLEAN, amount DOUBLE, qty INT').load();
+    const plan = f
+      .groupBy(F.lower(f.col('country')).as('country'), f.col('ok'))
+      .agg(F.sum(f.col('amount').multiply(f.col('qty'))).as('revenue'), F.sum(f.col('qty')).as('units'))
+      .writeStream.outputMode('update')
+      .plan();
+    const t = createTestRunner(plan);
+    t.drop([
+      { country: 'DE', ok: true, amount: 2.5, qty: 2 },
+      { country: 'de', ok: true, amount: 1, qty: 3 },
+      { country: 'FR', ok: false, amount: 4, qty: 1 },
+    ]);
+    const rows = (await t.run()).batches.flatMap((b) => b.rows);
+    const sorted = [...rows].sort((a, b) => String(a.country).localeCompare(String(b.country)));
+    expect(sorted).toEqual([
+      { country: 'de', ok: true, revenue: 8, units: 5 },
+      { country: 'fr', ok: false, revenue: 4, units: 1 },
+    ]);
   });
 });
 

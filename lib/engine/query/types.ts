@@ -356,16 +356,14 @@ type KeyColumn<C extends FrameColumns, K> =
         ? { [P in PathInfo<C, N>[1]]: PathInfo<C, N>[0] }
         : K extends string
           ? { [P in PathInfo<C, K>[1]]: PathInfo<C, K>[0] }
-          : never;
+          : K extends Column<infer T, infer N>
+            ? string extends N
+              ? AnyColumns
+              : { [P in N]: FrameType<T> }
+            : never;
 type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
 export type KeyColumns<C extends FrameColumns, K extends readonly unknown[]> =
-  Known<C> extends false
-    ? AnyColumns
-    : Column extends K[number]
-      ? AnyColumns
-      : Extract<K[number], Column> extends never
-        ? UnionToIntersection<{ [I in keyof K]: KeyColumn<C, K[I]> }[number]> & {}
-        : AnyColumns;
+  Known<C> extends false ? AnyColumns : Column extends K[number] ? AnyColumns : UnionToIntersection<{ [I in keyof K]: KeyColumn<C, K[I]> }[number]> & {};
 
 type NumericType = 'INT' | 'LONG' | 'DOUBLE' | 'DECIMAL' | 'TIMESTAMP';
 /** The aggregates a frame with columns C accepts (sum and avg need a numeric column). */
@@ -393,9 +391,25 @@ type AggType<C extends FrameColumns, F extends AggFn, Col> = F extends 'count' |
     : F extends 'avg'
       ? 'DOUBLE'
       : ColumnType;
+/** The type of an aggregate of a Column of type T (the functions module's: `sum(frame.col('amount'))`). */
+type ColumnAggType<F extends AggFn, T> = F extends 'count' | 'approxCountDistinct'
+  ? 'LONG'
+  : F extends 'sum' | 'avg'
+    ? [T] extends ['DECIMAL']
+      ? 'DECIMAL'
+      : F extends 'avg'
+        ? 'DOUBLE'
+        : [T] extends ['INT' | 'LONG']
+          ? 'LONG'
+          : [T] extends ['DOUBLE']
+            ? 'DOUBLE'
+            : TypeOf
+    : FrameType<T>;
 type AggColumn<C extends FrameColumns, A> =
-  A extends AggBuilder<string, AggFn, Column>
-    ? AnyColumns
+  A extends AggBuilder<infer N, infer F, Column<infer T, string>>
+    ? string extends N
+      ? AnyColumns
+      : { [P in N]: ColumnAggType<F, T> }
     : A extends AggBuilder<infer N, infer F, infer Col>
       ? { [P in N]: AggType<C, F, Col> }
       : A extends AggSpec
