@@ -123,6 +123,24 @@ describe('the functions render the SQL text of the string form, which the analyz
     ['crc32', F.crc32('country'), 'crc32(country)', 'BIGINT'],
     ['hash', F.hash('country', 'qty'), 'hash(country, qty)', 'INT'],
     ['xxhash64', F.xxhash64('country'), 'xxhash64(country)', 'BIGINT'],
+    ['sha', F.sha('country'), 'sha(country)', 'STRING'],
+    ['lcase', F.lcase('country'), 'lcase(country)', 'STRING'],
+    ['ucase', F.ucase('country'), 'ucase(country)', 'STRING'],
+    ['char_length', F.char_length('country'), 'char_length(country)', 'INT'],
+    ['left', F.left('country', 2), 'left(country, 2)', 'STRING'],
+    ['right', F.right('country', 2), 'right(country, 2)', 'STRING'],
+    ['ceiling', F.ceiling('amount'), 'ceiling(amount)', 'BIGINT'],
+    ['power', F.power('qty', 2), 'power(qty, 2)', 'DOUBLE'],
+    ['sign', F.sign('amount'), 'sign(amount)', 'DOUBLE'],
+    ['day', F.day('d'), 'day(d)', 'INT'],
+    ['try_add', F.try_add('qty', 1), 'try_add(qty, 1)', 'INT'],
+    ['try_subtract', F.try_subtract('n', 'qty'), 'try_subtract(n, qty)', 'BIGINT'],
+    ['try_multiply', F.try_multiply('qty', 2), 'try_multiply(qty, 2)', 'INT'],
+    ['try_divide', F.try_divide('qty', 2), 'try_divide(qty, 2)', 'DOUBLE'],
+    ['try_mod', F.try_mod('qty', 2), 'try_mod(qty, 2)', 'INT'],
+    ['cardinality', F.cardinality('attrs'), 'cardinality(attrs)', 'INT'],
+    ['get', F.get('nums', 0), 'get(nums, 0)', 'INT'],
+    ['try_element_at', F.try_element_at('nums', 5), 'try_element_at(nums, 5)', 'INT'],
   ])('%s: %s', (_what, c, sql, type) => {
     expect(c.sql).toBe(sql);
     expect(typeOf(c)).toBe(type);
@@ -353,6 +371,18 @@ describe('docs/expressions.md, "The functions module"', () => {
 
   it('has its table', () => {
     expect(rows.length).toBeGreaterThan(25);
+  });
+
+  it('lists every function of F, and every Column method it lists exists', () => {
+    const names = (from: string, to: string) => [...section.slice(section.indexOf(from), section.indexOf(to)).matchAll(/`([a-z_A-Z0-9]+)`/g)].map((m) => m[1]);
+    const functions = names('The functions:', 'Column methods:');
+    const methods = names('Column methods:', 'Not there yet');
+    expect(functions.length).toBeGreaterThan(120);
+    expect(methods.length).toBeGreaterThan(30);
+    const exported = Object.keys(F).filter((k) => typeof (F as Record<string, unknown>)[k] === 'function' && !['Column', 'CaseColumn'].includes(k));
+    expect([...exported].sort()).toEqual([...new Set(functions)].sort());
+    const proto = F.Column.prototype as unknown as Record<string, unknown>;
+    expect(methods.filter((m) => typeof proto[m] !== 'function')).toEqual([]);
   });
 
   it.each(rows)('%s is %s', (call, sql) => {

@@ -89,3 +89,15 @@ export const crc32 = (s: ColArg<'STRING'>): Column<'LONG'> => call('crc32', arg(
 export const hash = (...cols: ColArg[]): Column<'INT'> => call('hash', ...cols.map(arg));
 /** `xxhash64(a, b, ...)`: Spark's XXH64 (seed 42). */
 export const xxhash64 = (...cols: ColArg[]): Column<'LONG'> => call('xxhash64', ...cols.map(arg));
+/** `sha(s)`: sha1. */
+export const sha = (s: ColArg<'STRING'>): Column<'STRING'> => call('sha', arg(s));
+
+// ---------------------------------------------------------------------------- more names Spark has
+
+/** `cardinality(a)`: size. */
+export const cardinality = (c: Coll): Column<'INT'> => call('cardinality', arg(c));
+/** `get(a, i)`: the 0-based element, NULL beyond the ends. */
+export const get = <const A extends Arr>(c: A, index: Operand): Column<ItemType<ArgType<A>>> => call('get', arg(c), val(index));
+/** `try_element_at(a, i)` / `try_element_at(m, key)`: element_at, NULL instead of an ANSI error. */
+export const try_element_at = <const A extends Coll>(c: A, extraction: Operand): Column<ItemType<ArgType<A>>> =>
+  call('try_element_at', arg(c), val(extraction));

@@ -27,6 +27,8 @@ export const year = (t: Time): Column<'INT'> => call('year', arg(t));
 export const quarter = (t: Time): Column<'INT'> => call('quarter', arg(t));
 /** `month(t)`. */
 export const month = (t: Time): Column<'INT'> => call('month', arg(t));
+/** `day(t)`: the day of the month. */
+export const day = (t: Time): Column<'INT'> => call('day', arg(t));
 /** `dayofmonth(t)`. */
 export const dayofmonth = (t: Time): Column<'INT'> => call('dayofmonth', arg(t));
 /** `dayofweek(t)`: 1 (Sunday) to 7 (Saturday). */

@@ -3,7 +3,7 @@
  * with the column arguments typed (upper takes a STRING column) and the result typed as Spark types it.
  */
 import type { Column } from '../column';
-import type { ArgType, ArrayOf, ColArg, ColType, NumericType, UnknownType } from '../column-types';
+import type { ArgType, Arith, ArrayOf, ColArg, ColType, Divide, LitType, NumericType, UnknownType } from '../column-types';
 import { arg, call, litArg } from './core';
 
 type Str = ColArg<'STRING'>;
@@ -118,3 +118,45 @@ export const signum = (x: Num): Column<'DOUBLE'> => call('signum', arg(x));
 /** `pmod(x, y)`: the positive remainder. */
 export const pmod = <const A extends Num>(x: A, y: Num | number): Column<NumOf<A>> =>
   call('pmod', arg(x), typeof y === 'number' ? litArg(y, 'pmod', 'a divisor') : arg(y));
+
+// ---------------------------------------------------------------------------- more names Spark has
+
+/** `lcase(s)`: lower. */
+export const lcase = (s: Str): Column<'STRING'> => call('lcase', arg(s));
+/** `ucase(s)`: upper. */
+export const ucase = (s: Str): Column<'STRING'> => call('ucase', arg(s));
+/** `char_length(s)`: length. */
+export const char_length = (s: Str): Column<'INT'> => call('char_length', arg(s));
+/** `left(s, n)`: the first n characters. */
+export const left = (s: Str, n: number): Column<'STRING'> => call('left', arg(s), litArg(n, 'left', 'a length'));
+/** `right(s, n)`: the last n characters. */
+export const right = (s: Str, n: number): Column<'STRING'> => call('right', arg(s), litArg(n, 'right', 'a length'));
+/** `ceiling(x)`: ceil. */
+export const ceiling = <const A extends Num>(x: A): Column<Rounded<NumOf<A>>> => call('ceiling', arg(x));
+/** `power(x, y)`: pow. */
+export const power = (x: Num, y: Num | number): Column<'DOUBLE'> => call('power', arg(x), typeof y === 'number' ? litArg(y, 'power', 'an exponent') : arg(y));
+/** `sign(x)`: signum. */
+export const sign = (x: Num): Column<'DOUBLE'> => call('sign', arg(x));
+
+// ---------------------------------------------------------------------------- try_: NULL instead of an ANSI error
+
+const numArg = (v: Num | number, fn: string): string => (typeof v === 'number' ? litArg(v, fn, 'a number') : arg(v));
+/** `try_add(a, b)`: a + b, NULL on overflow. */
+export const try_add = <const A extends Num, const B extends Num | number>(a: A, b: B): Column<Arith<NumOf<A>, B extends number ? LitType<B> : NumOf<B>>> =>
+  call('try_add', arg(a), numArg(b, 'try_add'));
+/** `try_subtract(a, b)`: a - b, NULL on overflow. */
+export const try_subtract = <const A extends Num, const B extends Num | number>(
+  a: A,
+  b: B,
+): Column<Arith<NumOf<A>, B extends number ? LitType<B> : NumOf<B>>> => call('try_subtract', arg(a), numArg(b, 'try_subtract'));
+/** `try_multiply(a, b)`: a * b, NULL on overflow. */
+export const try_multiply = <const A extends Num, const B extends Num | number>(
+  a: A,
+  b: B,
+): Column<Arith<NumOf<A>, B extends number ? LitType<B> : NumOf<B>>> => call('try_multiply', arg(a), numArg(b, 'try_multiply'));
+/** `try_divide(a, b)`: a / b, NULL for a zero divisor. */
+export const try_divide = <const A extends Num, const B extends Num | number>(a: A, b: B): Column<Divide<NumOf<A>, B extends number ? LitType<B> : NumOf<B>>> =>
+  call('try_divide', arg(a), numArg(b, 'try_divide'));
+/** `try_mod(a, b)`: a % b, NULL for a zero divisor. */
+export const try_mod = <const A extends Num, const B extends Num | number>(a: A, b: B): Column<Arith<NumOf<A>, B extends number ? LitType<B> : NumOf<B>>> =>
+  call('try_mod', arg(a), numArg(b, 'try_mod'));
