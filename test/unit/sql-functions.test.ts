@@ -16,7 +16,7 @@ import { join } from 'node:path';
 
 const DDL =
   'country STRING, amount DOUBLE, qty INT, n BIGINT, price DECIMAL(10,2), ts TIMESTAMP, d DATE, ok BOOLEAN, payload STRING, ' +
-  'tags ARRAY<STRING>, nums ARRAY<INT>, attrs MAP<STRING, INT>, customer STRUCT<name: STRING, city: STRING>, `odd name` STRING, `end` INT';
+  'tags ARRAY<STRING>, nums ARRAY<INT>, attrs MAP<STRING, INT>, customer STRUCT<name: STRING, city: STRING>, `odd name` STRING, `end` INT, `interval` INT';
 const COLS = parseDdlColumns(DDL);
 const typeOf = (c: Column) => typeName(compileExpression(c.sql, COLS).sqlType);
 const { col, lit } = F;
@@ -28,6 +28,7 @@ describe('the functions render the SQL text of the string form, which the analyz
     ['col of an element', col('tags[0]'), 'tags[0]', 'STRING'],
     ['col of a name with a space', col('odd name'), '`odd name`', 'STRING'],
     ['col of a reserved word', col('end'), '`end`', 'INT'],
+    ['col named interval, before a minus', col('interval').minus(1), '`interval` - 1', 'INT'],
     ['expr', expr('amount * qty'), 'amount * qty', 'DOUBLE'],
     ['upper', F.upper(col('country')), 'upper(country)', 'STRING'],
     ['lower of a name', F.lower('country'), 'lower(country)', 'STRING'],

@@ -5,6 +5,7 @@
  * the parser needs it: `col('a').multiply(col('b'))` is `a * b`, the text a person writes.
  */
 import { InvalidQueryError } from '../errors';
+import { RESERVED } from '../expr/parser';
 
 /**
  * Precedence levels of lib/engine/expr/parser.ts, lowest first: an operand whose level is below
@@ -26,31 +27,8 @@ export const PREC = {
   atom: 13,
 } as const;
 
-/** Words the parser does not read as a column name (its reserved words and the literals). */
-const NOT_A_NAME = new Set([
-  'AND',
-  'OR',
-  'NOT',
-  'AS',
-  'IS',
-  'IN',
-  'BETWEEN',
-  'LIKE',
-  'ILIKE',
-  'RLIKE',
-  'REGEXP',
-  'CASE',
-  'WHEN',
-  'THEN',
-  'ELSE',
-  'END',
-  'FROM',
-  'ESCAPE',
-  'DIV',
-  'TRUE',
-  'FALSE',
-  'NULL',
-]);
+/** Words the parser does not read as a column name: its reserved words, the literals, and INTERVAL (`interval - 1` would start an interval literal). */
+const NOT_A_NAME: ReadonlySet<string> = new Set([...RESERVED, 'TRUE', 'FALSE', 'NULL', 'INTERVAL']);
 
 /** A name as SQL text: plain when it is an identifier, else in backticks (a backtick doubled). */
 export function quoteName(name: string): string {
