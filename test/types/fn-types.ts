@@ -134,3 +134,12 @@ export type GroupChecks = [
     >
   >,
 ];
+
+// ---- the example of docs/expressions.md, "The functions module" (kept in step by hand)
+const orders = readStream.format('json').schema('id STRING, country STRING, amount DOUBLE, qty INT, ts TIMESTAMP').load();
+const docExample = orders
+  .filter(orders.col('amount').gt(0))
+  .withColumn('revenue', orders.col('amount').multiply(orders.col('qty')))
+  .select('id', F.upper(F.col('country')).as('country'), F.when(F.col('qty').geq(10), 'bulk').otherwise('unit').as('kind'), F.hour('ts').as('h'))
+  .writeStream.plan();
+export type DocExampleChecks = [Expect<Equal<keyof RowOf<typeof docExample>, 'id' | 'country' | 'kind' | 'h'>>];
