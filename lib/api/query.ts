@@ -3,6 +3,10 @@
  * CDK imports: a query module built from this runs anywhere the engine does.
  *
  *   import { readStream, window, sum, count } from 'sluice';
+ *
+ * Spark SQL expressions: `expr('amount * qty')`, and the functions module as the namespace `F`
+ * (pyspark's `functions as F`): `F.upper(F.col('country'))`, `F.when(...)`, `frame.col('amount').multiply(2)`.
+ * The top-level `col` and `explode` keep their older meanings (a groupBy key, a select's generator item).
  */
 export { readStream, DataStreamReader } from '../engine/query/reader';
 export { StreamFrame, GroupedFrame, DataStreamWriter } from '../engine/query/frame';
@@ -30,8 +34,12 @@ export {
   AggBuilder,
   GeneratorItem,
 } from '../engine/query/functions';
-export { multiplyDecimal, addDecimal } from '../engine/query/decimals';
+export * as F from '../engine/query/fn';
 export { expr } from '../engine/query/column';
+export type { Operand } from '../engine/query/column';
+export type { Literal } from '../engine/query/sql-text';
+export type { ColArg, ColOf, ColType, UnknownType } from '../engine/query/column-types';
+export { multiplyDecimal, addDecimal } from '../engine/query/decimals';
 export { staticTable, type StaticTable } from '../engine/query/static-table';
 export type { TimeRangeArg } from '../engine/query/join-args';
 export type {
@@ -84,7 +92,18 @@ export type { Json, OutputRow, Row, StaticTableReader, StaticTables } from '../e
 export type { StreamingProgress, ProgressListener, ProgressDurations, ProgressEventTime, SluiceProgress } from '../engine/progress';
 // Types the exports above name in their signatures, exported so the API reference (npm run docs) documents them.
 export type { AggColumns, KeyColumns } from '../engine/query/types';
-export type { ColumnKey, WindowKey, SessionKey, StatefulSpec, StatelessStage, StreamJoinSpec, JoinStage, JoinKeyPair, TimeRange } from '../engine/plan/types';
+export type {
+  ColumnKey,
+  WindowKey,
+  SessionKey,
+  StatefulSpec,
+  StatelessStage,
+  ExprStage,
+  StreamJoinSpec,
+  JoinStage,
+  JoinKeyPair,
+  TimeRange,
+} from '../engine/plan/types';
 export type { ChainDraft } from '../engine/plan/chain';
 export type { BatchLimits } from '../engine/ports/source';
 export { SluiceError, InvalidQueryError, InvalidOptionError, CheckpointMismatchError, LeaseLostError, DataLossError } from '../engine/errors';

@@ -74,7 +74,8 @@ export function parseNamedExpression(text: string): NamedAst {
 }
 
 /** Words that end an expression or start a clause, never a bare alias. */
-const RESERVED = new Set([
+/** The words the parser never reads as a name (the functions module backticks a column so named). */
+export const RESERVED: ReadonlySet<string> = new Set([
   'AND',
   'OR',
   'NOT',

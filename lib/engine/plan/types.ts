@@ -46,7 +46,7 @@ export type StatelessStage =
  * written, and the text compiled once, when the stage was added, against the columns it
  * receives. A row whose expression raises an ANSI error becomes a dead letter.
  */
-type ExprStage =
+export type ExprStage =
   | { readonly kind: 'selectExpr'; readonly items: readonly string[]; readonly compiled: CompiledSelect }
   | { readonly kind: 'filterExpr'; readonly text: string; readonly test: (row: Row) => boolean }
   | {

@@ -31,6 +31,8 @@ import { operatorChain, outputColumns } from '../plan/chain';
 import { MAX_STATE_PARTITIONS, positiveIntOption, sourceLimits, toPlan } from '../plan/to-plan';
 import { AggBuilder, col, count } from './functions';
 import { Column } from './column';
+import type { AsColType, ColType, FrameType, UnknownType } from './column-types';
+import { columnText } from './sql-text';
 import { aggregation, usesExpressions } from './expr-agg';
 import { compileExpression, compileFilter, compileSelect } from '../expr';
 import { rowExtender } from '../rows';
@@ -52,11 +54,18 @@ import type {
   KeyColumns,
   Names,
   OutputRowOf,
+  PathInfo,
   SelectArg,
   SelectColumns,
   Simplify,
   StreamJoinedColumns,
+  ColumnPaths,
 } from './types';
+
+/** The Column `frame.col(path)` gives: the path's type in the frame and the name Spark gives it (not known for a frame whose schema the types cannot read). */
+type FrameCol<C extends FrameColumns, P extends string> = string extends keyof C
+  ? Column<UnknownType, PathInfo<C, P>[1] extends string ? PathInfo<C, P>[1] : string>
+  : Column<PathInfo<C, P>[0] extends 'WINDOW' ? 'WINDOW' : AsColType<PathInfo<C, P>[0]>, PathInfo<C, P>[1]>;
 
 /**
  * A frame with the filters Spark's optimizer derives from a join on this side: the condition
@@ -150,6 +159,17 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     return new StreamFrame<N>(this.source, this.stages, [...ops.slice(0, -1), { spec: last.spec, post: [...last.post, stage] }], this.inputs);
   }
 
+  /**
+   * `frame.col('amount')`: the frame's column (or nested path, `customer.country`) as a Column
+   * typed as the frame types it (`Column<'DOUBLE'>`), for the functions module (`F.upper(frame.col('country'))`).
+   * The name is checked against the frame's columns now.
+   */
+  col<const P extends ColumnPaths<C>>(name: P): FrameCol<C, P> {
+    const text = columnText(name);
+    compileExpression(text, this.columns_()); // an unknown column is refused here, with Spark's suggestion
+    return new Column(text) as FrameCol<C, P>;
+  }
+
   withWatermark(column: ColumnsOfType<C, 'TIMESTAMP'>, delay: string): StreamFrame<C> {
     const st = this.operators[0]?.spec;
     if (st) {
@@ -167,12 +187,12 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
    * `expr(...)`), which must be BOOLEAN and keeps a row when true (null and false drop it), or a
    * function of the row.
    */
-  filter(condition: string | Column | ((row: InputRowOf<C>) => boolean), label = 'filter'): StreamFrame<C> {
+  filter(condition: string | Column<'BOOLEAN' | UnknownType> | ((row: InputRowOf<C>) => boolean), label = 'filter'): StreamFrame<C> {
     if (typeof condition === 'function') return this.add({ kind: 'filter', fn: condition as (row: Row) => boolean, label });
     const text = exprText(condition, label);
     return this.add({ kind: 'filterExpr', text, test: compileFilter(text, this.columns_()) });
   }
-  where(condition: string | Column | ((row: InputRowOf<C>) => boolean)): StreamFrame<C> {
+  where(condition: string | Column<'BOOLEAN' | UnknownType> | ((row: InputRowOf<C>) => boolean)): StreamFrame<C> {
     return this.filter(condition, 'where');
   }
   /**
@@ -262,6 +282,11 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     type: T,
     fn: (row: InputRowOf<C>) => unknown,
   ): StreamFrame<Simplify<Omit<C, N> & { [P in N]: DdlTypeOf<T> }>>;
+  /**
+   * Adds (or replaces) column `name` with a Column's value (`F.upper(frame.col('country'))`): the
+   * frame's column `name` has the Column's type (any type when the types do not know it).
+   */
+  withColumn<N extends string, T extends ColType>(name: N, expression: Column<T>): StreamFrame<Simplify<Omit<C, N> & { [P in N]: FrameType<T> }>>;
   /** Adds (or replaces) column `name` with a Spark SQL expression's value (`'amount * qty'`, `expr(...)`), typed as Spark types it. */
   withColumn<N extends string>(name: N, expression: string | Column): StreamFrame<AnyColumns>;
   // biome-ignore lint/suspicious/noExplicitAny: an overload's implementation; the signatures above type the result

@@ -7,6 +7,7 @@ import type { ColumnType } from '../schema';
 import type { AggFn, AggSpec, ColumnKey, QueryPlan, SessionKey, WindowKey } from '../plan/types';
 import type { AggBuilder, GeneratorItem } from './functions';
 import type { Column } from './column';
+import type { FrameType } from './column-types';
 
 // ------------------------------------------------------------------------- types for the user
 //
@@ -297,7 +298,11 @@ type SelectItemColumns<C, I> = I extends `${infer P}.*`
     ? { [K in PathInfo<C, I>[1]]: PathInfo<C, I>[0] }
     : I extends GeneratorItem<infer P, infer Pos, boolean, infer A>
       ? GeneratorColumns<PathInfo<C, P>[0], Pos, A>
-      : AnyColumns;
+      : I extends Column<infer T, infer N>
+        ? string extends N
+          ? AnyColumns
+          : { [K in N]: FrameType<T> }
+        : AnyColumns;
 /** The columns explode/posexplode give: `col` (or `key`, `value` of a MAP), after `pos` for posexplode; renamed by `.as(...)`. */
 type GeneratorColumns<T, Pos extends boolean, A> = Named<
   T extends ArrayOf<infer E>
@@ -330,8 +335,12 @@ export type SelectColumns<C extends FrameColumns, K extends readonly unknown[]> 
     : Simplify<UnionToIntersection<{ [I in keyof K]: SelectItemColumns<C, K[I]> }[number]>> extends infer R extends FrameColumns
       ? R
       : AnyColumns;
-/** What select takes for a frame with columns C: columns, paths, `struct.*`, an explode. */
-export type SelectArg<C extends FrameColumns> = ColumnPaths<C> | StarPaths<C> | GeneratorItem<ExplodablePaths<C>, boolean, boolean, readonly string[] | null>;
+/** What select takes for a frame with columns C: columns, paths, `struct.*`, an explode, Columns (the functions module's: a Column's name and type give the output column's when the types know them). */
+export type SelectArg<C extends FrameColumns> =
+  | ColumnPaths<C>
+  | StarPaths<C>
+  | GeneratorItem<ExplodablePaths<C>, boolean, boolean, readonly string[] | null>
+  | Column;
 
 /** A row as filter/withColumn functions see it. */
 export type InputRowOf<C extends FrameColumns> = Known<C> extends true ? Simplify<{ [K in keyof C]: InputValue<C[K]> }> : Row;
@@ -356,16 +365,14 @@ type KeyColumn<C extends FrameColumns, K> =
         ? { [P in PathInfo<C, N>[1]]: PathInfo<C, N>[0] }
         : K extends string
           ? { [P in PathInfo<C, K>[1]]: PathInfo<C, K>[0] }
-          : never;
+          : K extends Column<infer T, infer N>
+            ? string extends N
+              ? AnyColumns
+              : { [P in N]: FrameType<T> }
+            : never;
 type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
 export type KeyColumns<C extends FrameColumns, K extends readonly unknown[]> =
-  Known<C> extends false
-    ? AnyColumns
-    : Column extends K[number]
-      ? AnyColumns
-      : Extract<K[number], Column> extends never
-        ? UnionToIntersection<{ [I in keyof K]: KeyColumn<C, K[I]> }[number]> & {}
-        : AnyColumns;
+  Known<C> extends false ? AnyColumns : Column extends K[number] ? AnyColumns : UnionToIntersection<{ [I in keyof K]: KeyColumn<C, K[I]> }[number]> & {};
 
 type NumericType = 'INT' | 'LONG' | 'DOUBLE' | 'DECIMAL' | 'TIMESTAMP';
 /** The aggregates a frame with columns C accepts (sum and avg need a numeric column). */
@@ -393,9 +400,25 @@ type AggType<C extends FrameColumns, F extends AggFn, Col> = F extends 'count' |
     : F extends 'avg'
       ? 'DOUBLE'
       : ColumnType;
+/** The type of an aggregate of a Column of type T (the functions module's: `sum(frame.col('amount'))`). */
+type ColumnAggType<F extends AggFn, T> = F extends 'count' | 'approxCountDistinct'
+  ? 'LONG'
+  : F extends 'sum' | 'avg'
+    ? [T] extends ['DECIMAL']
+      ? 'DECIMAL'
+      : F extends 'avg'
+        ? 'DOUBLE'
+        : [T] extends ['INT' | 'LONG']
+          ? 'LONG'
+          : [T] extends ['DOUBLE']
+            ? 'DOUBLE'
+            : TypeOf
+    : FrameType<T>;
 type AggColumn<C extends FrameColumns, A> =
-  A extends AggBuilder<string, AggFn, Column>
-    ? AnyColumns
+  A extends AggBuilder<infer N, infer F, Column<infer T, string>>
+    ? string extends N
+      ? AnyColumns
+      : { [P in N]: ColumnAggType<F, T> }
     : A extends AggBuilder<infer N, infer F, infer Col>
       ? { [P in N]: AggType<C, F, Col> }
       : A extends AggSpec

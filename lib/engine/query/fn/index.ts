@@ -1,0 +1,26 @@
+/**
+ * The functions module: pyspark's `pyspark.sql.functions` as typed calls that build the Spark SQL
+ * text the string form would (`F.upper(F.col('country'))` is `upper(country)`), so
+ * `select(F.upper(F.col('country')).as('c'))` and `selectExpr('upper(country) AS c')` make the
+ * same plan. Exported as the namespace `F` (`import { F } from 'sluice'`), as pyspark code
+ * imports `functions as F`: the top-level `col`, `explode`, ... keep their older meanings.
+ */
+export { Column, expr } from '../column';
+export type { Operand } from '../column';
+export type { ColArg, ColOf, ColType, UnknownType } from '../column-types';
+export { col, column, lit, when, CaseColumn, coalesce, nullif, nvl, ifnull, nvl2, isnull, isnotnull, greatest, least, not } from './core';
+export * from './strings';
+export * from './dates';
+export * from './collections';
+export {
+  window,
+  sessionWindow as session_window,
+  count,
+  sum,
+  avg,
+  min,
+  max,
+  first,
+  last,
+  approxCountDistinct as approx_count_distinct,
+} from '../functions';
