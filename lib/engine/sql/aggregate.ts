@@ -89,10 +89,12 @@ function aggOf(sql: string, item: SelectItem, spans: Span[]): AggBuilder {
       arg.pos,
     );
   }
-  const end = item.text.lastIndexOf(')');
-  const argText = sql.slice(item.pos + (arg.pos - item.pos), item.pos + end).trim();
+  // the argument as written: between the call's parentheses
+  const open = item.text.indexOf('(') + 1;
+  const inner = item.text.slice(open, item.text.lastIndexOf(')'));
+  const argText = inner.trim();
   const input = arg.k === 'name' && arg.parts.length === 1 ? arg.parts[0] : expr(argText);
-  if (typeof input !== 'string') spans.push({ text: argText, pos: arg.pos });
+  if (typeof input !== 'string') spans.push({ text: argText, pos: item.pos + open + (inner.length - inner.trimStart().length) });
   return AGGREGATES[fn](input);
 }
 

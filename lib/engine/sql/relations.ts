@@ -125,6 +125,26 @@ function offsetOf(a: Ast): { ref: Ast; us: number } | null {
   return null;
 }
 
+/** Where an expression starts in the statement (an operator's node is at the operator). */
+export function startOf(a: Ast): number {
+  switch (a.k) {
+    case 'binary':
+      return startOf(a.left);
+    case 'is':
+    case 'in':
+    case 'between':
+    case 'like':
+      return startOf(a.arg);
+    case 'field':
+    case 'index':
+      return startOf(a.base);
+    case 'cast':
+      return a.syntax === '::' ? startOf(a.arg) : a.pos;
+    default:
+      return a.pos;
+  }
+}
+
 /** The conjuncts of `a AND b AND ...`. */
 function conjuncts(a: Ast): Ast[] {
   return a.k === 'binary' && a.op === 'AND' ? [...conjuncts(a.left), ...conjuncts(a.right)] : [a];
@@ -137,17 +157,17 @@ const NOT_YET =
 function onCondition(sql: string, on: SqlExpr, left: Side, right: Side, stream: boolean): { keys: Array<{ left: string; right: string }>; timeRange?: TimeRangeArg } {
   const keys: Array<{ left: string; right: string }> = [];
   let timeRange: TimeRangeArg | undefined;
-  const textOf = (a: Ast, next?: Ast) => (next ? sql.slice(a.pos, next.pos) : sql.slice(a.pos, on.pos + on.text.length)).replace(/\s*AND\s*$/i, '');
+  const textOf = (a: Ast, next?: Ast) => sql.slice(startOf(a), next ? startOf(next) : on.pos + on.text.length).replace(/\s*AND\s*$/i, '');
   const parts = conjuncts(on.ast);
   parts.forEach((c, i) => {
-    const refuse = () => unsupported(sql, c.pos, `${textOf(c, parts[i + 1])} ${NOT_YET}`);
+    const refuse = () => unsupported(sql, startOf(c), `${textOf(c, parts[i + 1])} ${NOT_YET}`);
     if (c.k === 'binary' && c.op === '=') {
       const a = sideOf(sql, c.left, left, right);
       const b = sideOf(sql, c.right, left, right);
       if (!a || !b || a.side === b.side) throw refuse();
       const pair = a.side === 'left' ? { left: a.column, right: b.column } : { left: b.column, right: a.column };
       if (pair.left === pair.right) {
-        throw unsupported(sql, c.pos, `ON ${textOf(c, parts[i + 1])}: both sides would output a column ${pair.left}: write USING (${pair.left}) for one output column`);
+        throw unsupported(sql, startOf(c), `ON ${textOf(c, parts[i + 1])}: both sides would output a column ${pair.left}: write USING (${pair.left}) for one output column`);
       }
       keys.push(pair);
       return;
