@@ -28,7 +28,7 @@ export class SqlError extends InvalidQueryError {
 
 /** A syntax error at `pos`: what was found there and what was expected. */
 export function syntaxError(sql: string, pos: number, expected: string): SqlError {
-  const rest = sql.slice(pos).match(/^\S+/)?.[0];
+  const rest = sql.slice(pos).match(/^(\w+|\S)/)?.[0];
   const near = rest === undefined ? 'end of input' : `'${rest.length > 20 ? `${rest.slice(0, 20)}...` : rest}'`;
   return new SqlError('PARSE_SYNTAX_ERROR', `Syntax error at or near ${near}: expected ${expected}`, sql, pos);
 }
