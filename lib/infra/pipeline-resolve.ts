@@ -239,7 +239,8 @@ export function resolveProps(scope: Construct, id: string, props: AvailableNowPi
   if (props.createAlarms === false && props.alarms !== undefined) {
     invalid(scope, 'createAlarms is false, yet alarms sets thresholds: drop one of them (alarms: { <name>: false } turns a single alarm off)');
   }
-  const tasksOf = (p: NonNullable<AvailableNowPipelineProps['parallelism']>) => (sqlName !== undefined ? { ...p, taskEntry: p.taskEntry ?? SQL_TASK_ENTRY } : p);
+  const tasksOf = (p: NonNullable<AvailableNowPipelineProps['parallelism']>) =>
+    sqlName !== undefined ? { ...p, taskEntry: p.taskEntry ?? SQL_TASK_ENTRY } : p;
   const parallelism = props.parallelism ? resolveParallelism(scope, tasksOf(props.parallelism), { intervalSeconds, memoryMiB }) : undefined;
   if (parallelism && props.environment?.SLUICE_STATE_PARTITIONS !== undefined) {
     invalid(scope, 'environment sets SLUICE_STATE_PARTITIONS, which the construct sets from parallelism.statePartitions: drop it from environment', {

@@ -62,7 +62,10 @@ describe('AvailableNowPipeline with a .sql entry', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-sql-tasks-'));
     const file = path.join(dir, 'partitioned.sql');
     // the state partitions of the query and of the construct agree, as for a TypeScript query
-    fs.writeFileSync(file, fs.readFileSync(EXAMPLE, 'utf8').replace('SET queryName = windowed-totals-append;', 'SET queryName = partitioned;\nSET statePartitions = 4;'));
+    fs.writeFileSync(
+      file,
+      fs.readFileSync(EXAMPLE, 'utf8').replace('SET queryName = windowed-totals-append;', 'SET queryName = partitioned;\nSET statePartitions = 4;'),
+    );
     const withTasks = synth({ entry: file, parallelism: { statePartitions: 4 } });
     try {
       const tasks = bundleOf(withTasks.outdir, withTasks.pipeline.scaleOut!.taskFunction.node.findChild('Code'));

@@ -45,7 +45,11 @@ GROUP BY window(event_time, '10 minutes'), user`;
     expect(q.from).toMatchObject({
       stream: true,
       fn: 'read_files',
-      args: [{ value: 's3://bucket/landing/events' }, { name: 'format', value: 'json' }, { name: 'schema', value: 'user STRING, event_time TIMESTAMP, amount DOUBLE' }],
+      args: [
+        { value: 's3://bucket/landing/events' },
+        { name: 'format', value: 'json' },
+        { name: 'schema', value: 'user STRING, event_time TIMESTAMP, amount DOUBLE' },
+      ],
       watermark: { column: 'event_time', delay: '10 minutes' },
     });
     // the comment after the WHERE expression is not part of its text
@@ -145,9 +149,13 @@ JOIN STREAM read_files(schema => 'k2 STRING, t2 TIMESTAMP') AS b WATERMARK t2 DE
   });
 
   it('refuses ON a.k = b.k over two columns of one name (use USING), an unknown alias, a qualified name outside ON and a RIGHT join with a static table', () => {
-    const same = errorOf(() => compileSql(`SELECT * FROM STREAM read_files(schema => 'k STRING') AS a JOIN STREAM read_files(schema => 'k STRING') AS b ON a.k = b.k`));
+    const same = errorOf(() =>
+      compileSql(`SELECT * FROM STREAM read_files(schema => 'k STRING') AS a JOIN STREAM read_files(schema => 'k STRING') AS b ON a.k = b.k`),
+    );
     expect(same.message).toMatch(/both sides would output a column k: write USING \(k\)/);
-    const alias = errorOf(() => compileSql(`SELECT * FROM STREAM read_files(schema => 'k STRING') AS a JOIN STREAM read_files(schema => 'k2 STRING') AS b ON c.k = b.k2`));
+    const alias = errorOf(() =>
+      compileSql(`SELECT * FROM STREAM read_files(schema => 'k STRING') AS a JOIN STREAM read_files(schema => 'k2 STRING') AS b ON c.k = b.k2`),
+    );
     expect(alias.errorClass).toBe('UNRESOLVED_COLUMN');
     const outside = `SELECT a.k FROM STREAM read_files(schema => 'k STRING') AS a JOIN STREAM read_files(schema => 'k2 STRING') AS b ON a.k = b.k2`;
     expect(errorOf(() => compileSql(outside))).toMatchObject({ errorClass: 'UNSUPPORTED_FEATURE', position: outside.indexOf('a.k') });
@@ -155,7 +163,7 @@ JOIN STREAM read_files(schema => 'k2 STRING, t2 TIMESTAMP') AS b WATERMARK t2 DE
     expect(errorOf(() => compileSql(right))).toMatchObject({ errorClass: 'UNSUPPORTED_FEATURE', position: right.indexOf('RIGHT') });
   });
 
-  it('leaves the frame API\'s own refusals as they are (no schema, append without a watermark)', () => {
+  it("leaves the frame API's own refusals as they are (no schema, append without a watermark)", () => {
     expect(() => compileSql('SELECT * FROM STREAM read_files()')).toThrow(/the source has no schema/);
     expect(() => compileSql(`SELECT user, count(*) ${SRC} GROUP BY user`)).toThrow(/Append output mode not supported when there are streaming aggregations/);
   });

@@ -71,7 +71,11 @@ describe('a .sql example builds the plan of its TypeScript twin', () => {
       .schema('adId STRING, impressionTime TIMESTAMP')
       .load('s3://my-bucket/impressions/')
       .withWatermark('impressionTime', '10 seconds');
-    const clicks = readStream.format('json').schema('clickAdId STRING, clickTime TIMESTAMP').load('s3://my-bucket/clicks/').withWatermark('clickTime', '20 seconds');
+    const clicks = readStream
+      .format('json')
+      .schema('clickAdId STRING, clickTime TIMESTAMP')
+      .load('s3://my-bucket/clicks/')
+      .withWatermark('clickTime', '20 seconds');
     const ts = impressions
       .join(clicks, { left: 'adId', right: 'clickAdId' }, 'leftOuter', {
         timeRange: { left: 'impressionTime', right: 'clickTime', lower: '-1 minute', upper: '0 seconds' },
@@ -126,7 +130,7 @@ SELECT lower(user) AS u, sum(amount * qty) AS revenue, count(*) ${EVENTS} GROUP 
     expectSamePlan(compileSql(`SET outputMode = update; SELECT upper(user) AS u, count(*) AS n ${EVENTS} GROUP BY u`), byText);
   });
 
-  it('SET keys other than the writer\'s are reader options; SELECT DISTINCT is dropDuplicates', () => {
+  it("SET keys other than the writer's are reader options; SELECT DISTINCT is dropDuplicates", () => {
     const sql = compileSql(`SET maxBytesPerTrigger = 1048576; SET queryName = d; SELECT DISTINCT user, qty ${EVENTS}`);
     const ts = readStream
       .format('json')

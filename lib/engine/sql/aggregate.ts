@@ -40,7 +40,9 @@ function isAggregate(a: Ast): a is Extract<Ast, { k: 'call' }> {
 function hasAggregate(a: Ast): boolean {
   if (isAggregate(a)) return true;
   return Object.values(a).some((v) =>
-    Array.isArray(v) ? v.some((x) => x && typeof x === 'object' && 'k' in x && hasAggregate(x)) : v && typeof v === 'object' && 'k' in v && hasAggregate(v as Ast),
+    Array.isArray(v)
+      ? v.some((x) => x && typeof x === 'object' && 'k' in x && hasAggregate(x))
+      : v && typeof v === 'object' && 'k' in v && hasAggregate(v as Ast),
   );
 }
 
@@ -106,9 +108,15 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
     if (g.ast.k === 'lit' && typeof g.ast.value === 'number') {
       const item = q.items[g.ast.value - 1];
       if (!item || !Number.isInteger(g.ast.value)) {
-        throw new SqlError('GROUP_BY_POS_OUT_OF_RANGE', `GROUP BY position ${g.text} is not in select list (valid range is [1, ${q.items.length}])`, sql, g.pos);
+        throw new SqlError(
+          'GROUP_BY_POS_OUT_OF_RANGE',
+          `GROUP BY position ${g.text} is not in select list (valid range is [1, ${q.items.length}])`,
+          sql,
+          g.pos,
+        );
       }
-      if (hasAggregate(item.ast)) throw new SqlError('GROUP_BY_POS_AGGREGATE', `GROUP BY ${g.text} refers to an expression ${item.text} that contains an aggregate function`, sql, g.pos);
+      if (hasAggregate(item.ast))
+        throw new SqlError('GROUP_BY_POS_AGGREGATE', `GROUP BY ${g.text} refers to an expression ${item.text} that contains an aggregate function`, sql, g.pos);
       return { e: item, alias: item.alias };
     }
     if (g.ast.k === 'name' && g.ast.parts.length === 1 && !columns.some((c) => c.name === g.text)) {
@@ -124,7 +132,12 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
   const aggs: AggBuilder[] = [];
   const picks = q.items.map((item): { key: number } | { agg: number } => {
     if (item.ast.k === 'star') {
-      throw new SqlError('MISSING_AGGREGATION', `The non-aggregating expression ${item.text} is based on columns which are not participating in the GROUP BY clause: list the columns`, sql, item.pos);
+      throw new SqlError(
+        'MISSING_AGGREGATION',
+        `The non-aggregating expression ${item.text} is based on columns which are not participating in the GROUP BY clause: list the columns`,
+        sql,
+        item.pos,
+      );
     }
     const key = groupText.indexOf(canonical(item.text));
     if (key >= 0) {
@@ -137,7 +150,11 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
       return { agg: aggs.length - 1 };
     }
     if (hasAggregate(item.ast)) {
-      throw unsupported(sql, item.pos, `${item.text}: an expression over aggregates is not supported yet: select the aggregates and compute ${item.text} in a second query`);
+      throw unsupported(
+        sql,
+        item.pos,
+        `${item.text}: an expression over aggregates is not supported yet: select the aggregates and compute ${item.text} in a second query`,
+      );
     }
     throw new SqlError(
       'MISSING_AGGREGATION',

@@ -26,9 +26,16 @@ export { SqlError } from './errors';
 export { parseSql } from './statement';
 
 /** SET keys the writer takes (any case); every other key is an option of the FROM stream's reader. */
-const WRITER_KEYS = ['outputmode', 'queryname', 'trigger', 'lateRows', 'statePartitions', 'idleTimeout', 'multipleWatermarkPolicy', 'spark.sql.streaming.multipleWatermarkPolicy'].map(
-  (k) => k.toLowerCase(),
-);
+const WRITER_KEYS = [
+  'outputmode',
+  'queryname',
+  'trigger',
+  'lateRows',
+  'statePartitions',
+  'idleTimeout',
+  'multipleWatermarkPolicy',
+  'spark.sql.streaming.multipleWatermarkPolicy',
+].map((k) => k.toLowerCase());
 
 /** A column reference qualified by a join side's alias (`a.k`) outside ON, or null. */
 function qualified(a: Ast, aliases: readonly string[]): Ast | null {
@@ -94,7 +101,10 @@ function frameOf(q: SqlQuery): StreamFrame<AnyColumns> {
 }
 
 function containsAggregate(a: Ast): boolean {
-  if (a.k === 'call' && ['count', 'sum', 'min', 'max', 'avg', 'mean', 'first', 'first_value', 'last', 'last_value', 'approx_count_distinct'].includes(a.name.toLowerCase())) {
+  if (
+    a.k === 'call' &&
+    ['count', 'sum', 'min', 'max', 'avg', 'mean', 'first', 'first_value', 'last', 'last_value', 'approx_count_distinct'].includes(a.name.toLowerCase())
+  ) {
     return true;
   }
   return Object.values(a).some((v) => (Array.isArray(v) ? v : [v]).some((x) => x && typeof x === 'object' && 'k' in x && containsAggregate(x as Ast)));
@@ -113,8 +123,11 @@ export function compileSql(sql: string): QueryPlan {
     else if (key === 'queryname') writer.queryName(String(v));
     else if (key === 'laterows') writer.lateRows(String(v) as 'drop' | 'dead-letter');
     else if (key === 'trigger') {
-      const t = String(v).toLowerCase().replace(/[^a-z]/g, '');
-      if (t !== 'availablenow' && t !== 'once') throw unsupported(sql, s.pos, `SET trigger = ${v}: sluice runs on a schedule, so the trigger is availableNow (the default) or once`);
+      const t = String(v)
+        .toLowerCase()
+        .replace(/[^a-z]/g, '');
+      if (t !== 'availablenow' && t !== 'once')
+        throw unsupported(sql, s.pos, `SET trigger = ${v}: sluice runs on a schedule, so the trigger is availableNow (the default) or once`);
       writer.trigger(t === 'once' ? { once: true } : { availableNow: true });
     } else writer.option(s.key.startsWith('spark.') ? s.key : (WRITER_KEYS_CASED[key] ?? s.key), v);
   }

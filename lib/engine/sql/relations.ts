@@ -20,7 +20,8 @@ function argsOf(sql: string, r: Relation): { path?: string; named: Map<string, s
   let path: string | undefined;
   r.args.forEach((a, i) => {
     if (a.name === undefined) {
-      if (i !== 0 || typeof a.value !== 'string') throw unsupported(sql, a.pos, `${r.fn}: only the first argument may be given without a name (the path): write name => value`);
+      if (i !== 0 || typeof a.value !== 'string')
+        throw unsupported(sql, a.pos, `${r.fn}: only the first argument may be given without a name (the path): write name => value`);
       path = a.value;
     } else named.set(a.name, a.value);
   });
@@ -46,7 +47,11 @@ export function streamOf(sql: string, r: Relation, options: ReadonlyArray<readon
   const { path, named } = argsOf(sql, r);
   const kinesis = r.fn === 'kinesis' || r.fn === 'read_kinesis';
   if (!kinesis && r.fn !== 'read_files') {
-    throw unsupported(sql, r.pos, `STREAM ${r.fn}(...) is not a source sluice reads: use read_files(...) (an S3 landing prefix) or kinesis(...) (a Kinesis stream)`);
+    throw unsupported(
+      sql,
+      r.pos,
+      `STREAM ${r.fn}(...) is not a source sluice reads: use read_files(...) (an S3 landing prefix) or kinesis(...) (a Kinesis stream)`,
+    );
   }
   const where = kinesis ? (take(named, 'streamName') ?? path) : path;
   const format = take(named, 'format');
@@ -73,7 +78,8 @@ function staticOf(sql: string, r: Relation): StaticTable<AnyColumns> {
   }
   if (r.fn === 'dynamodb') {
     const key = take(named, 'key');
-    if (path === undefined || key === undefined) throw unsupported(sql, r.pos, "dynamodb('table-name', key => 'id', schema => '...') needs the table name and its key");
+    if (path === undefined || key === undefined)
+      throw unsupported(sql, r.pos, "dynamodb('table-name', key => 'id', schema => '...') needs the table name and its key");
     return staticTable.dynamodb(path, { key: key.split(',').map((k) => k.trim()), schema });
   }
   throw unsupported(sql, r.pos, `${r.fn}(...) is not a table sluice reads: a static side is read_files('s3://...', ...) or dynamodb('table', ...)`);
@@ -126,7 +132,7 @@ function offsetOf(a: Ast): { ref: Ast; us: number } | null {
 }
 
 /** Where an expression starts in the statement (an operator's node is at the operator). */
-export function startOf(a: Ast): number {
+function startOf(a: Ast): number {
   switch (a.k) {
     case 'binary':
       return startOf(a.left);
@@ -154,7 +160,13 @@ const NOT_YET =
   "is not supported in a join's ON yet: ON takes equalities of columns (a.k = b.k) and, for two streams, one event-time range (a.t BETWEEN b.t - INTERVAL ... AND b.t + INTERVAL ...), joined with AND";
 
 /** The equi keys and the time range of an ON condition. */
-function onCondition(sql: string, on: SqlExpr, left: Side, right: Side, stream: boolean): { keys: Array<{ left: string; right: string }>; timeRange?: TimeRangeArg } {
+function onCondition(
+  sql: string,
+  on: SqlExpr,
+  left: Side,
+  right: Side,
+  stream: boolean,
+): { keys: Array<{ left: string; right: string }>; timeRange?: TimeRangeArg } {
   const keys: Array<{ left: string; right: string }> = [];
   let timeRange: TimeRangeArg | undefined;
   const textOf = (a: Ast, next?: Ast) => sql.slice(startOf(a), next ? startOf(next) : on.pos + on.text.length).replace(/\s*AND\s*$/i, '');
@@ -167,7 +179,11 @@ function onCondition(sql: string, on: SqlExpr, left: Side, right: Side, stream: 
       if (!a || !b || a.side === b.side) throw refuse();
       const pair = a.side === 'left' ? { left: a.column, right: b.column } : { left: b.column, right: a.column };
       if (pair.left === pair.right) {
-        throw unsupported(sql, startOf(c), `ON ${textOf(c, parts[i + 1])}: both sides would output a column ${pair.left}: write USING (${pair.left}) for one output column`);
+        throw unsupported(
+          sql,
+          startOf(c),
+          `ON ${textOf(c, parts[i + 1])}: both sides would output a column ${pair.left}: write USING (${pair.left}) for one output column`,
+        );
       }
       keys.push(pair);
       return;
@@ -178,7 +194,8 @@ function onCondition(sql: string, on: SqlExpr, left: Side, right: Side, stream: 
       const hi = offsetOf(c.hi);
       const loSide = lo && sideOf(sql, lo.ref, left, right);
       const hiSide = hi && sideOf(sql, hi.ref, left, right);
-      if (!arg || !lo || !hi || !loSide || !hiSide || loSide.side !== hiSide.side || loSide.column !== hiSide.column || loSide.side === arg.side) throw refuse();
+      if (!arg || !lo || !hi || !loSide || !hiSide || loSide.side !== hiSide.side || loSide.column !== hiSide.column || loSide.side === arg.side)
+        throw refuse();
       const us = (n: number) => `${n} microseconds`;
       // left BETWEEN right + lo AND right + hi; with the sides swapped, left BETWEEN right - hi AND right - lo
       timeRange =
@@ -207,7 +224,8 @@ export function joined(sql: string, frame: StreamFrame<AnyColumns>, aliases: rea
     return frame.join(other, cond.keys, type, { ...name, ...(cond.timeRange ? { timeRange: cond.timeRange } : {}) });
   }
   const type = { INNER: 'inner', LEFT: 'leftOuter', 'LEFT OUTER': 'leftOuter', 'LEFT SEMI': 'leftSemi', SEMI: 'leftSemi' }[j.type];
-  if (!type) throw unsupported(sql, j.pos, `${j.type} JOIN with a static table is not supported: the stream is the left side, so use INNER, LEFT [OUTER] or LEFT SEMI`);
+  if (!type)
+    throw unsupported(sql, j.pos, `${j.type} JOIN with a static table is not supported: the stream is the left side, so use INNER, LEFT [OUTER] or LEFT SEMI`);
   const table = staticOf(sql, r);
   if (j.using) return frame.join(table, [...j.using], type);
   const columns = table.spec.schema.columns.map((c) => ({ ...c }) as unknown as ColumnInfo);

@@ -33,7 +33,7 @@ export interface SelectItem extends SqlExpr {
 }
 
 /** A literal argument of a table function: `'s3://...'` or `name => value`. */
-export interface SqlArg {
+interface SqlArg {
   readonly name?: string;
   readonly value: string | number | boolean;
   readonly pos: number;
@@ -161,7 +161,10 @@ class StatementParser {
   }
   /** The text of tokens [from, to): the statement as written, comments after the last token left out. */
   private slice(from: number, to: number): string {
-    return this.sql.slice(this.tokens[from].pos, this.tokens[to].pos).replace(/(\s|--[^\n]*)+$/, '').trimEnd();
+    return this.sql
+      .slice(this.tokens[from].pos, this.tokens[to].pos)
+      .replace(/(\s|--[^\n]*)+$/, '')
+      .trimEnd();
   }
 
   private expression(): SqlExpr {
@@ -195,7 +198,11 @@ class StatementParser {
     while (this.isWord('SET')) settings.push(this.setOption());
     const start = this.peek();
     if (!this.word('SELECT')) {
-      throw syntaxError(this.sql, start.pos, settings.length ? 'SET key = value; or the SELECT of the query' : 'SELECT (a query module holds one streaming SELECT)');
+      throw syntaxError(
+        this.sql,
+        start.pos,
+        settings.length ? 'SET key = value; or the SELECT of the query' : 'SELECT (a query module holds one streaming SELECT)',
+      );
     }
     const distinct = this.word('DISTINCT');
     if (!distinct) this.word('ALL');
@@ -222,7 +229,10 @@ class StatementParser {
     const t = this.peek();
     for (const [word, what] of [
       ['HAVING', 'HAVING is not supported yet: filter the aggregation in a second query, or filter its input with WHERE'],
-      ['ORDER', 'ORDER BY: sorting is not supported on streaming DataFrames/Datasets (Spark allows it only after an aggregation in complete mode); sort when you read the output'],
+      [
+        'ORDER',
+        'ORDER BY: sorting is not supported on streaming DataFrames/Datasets (Spark allows it only after an aggregation in complete mode); sort when you read the output',
+      ],
       ['LIMIT', 'LIMIT is not supported on streaming DataFrames/Datasets in sluice: each batch emits all its rows'],
       ['UNION', 'UNION of streams is not supported yet: run one query per stream into the same sink location'],
     ] as const) {
@@ -230,7 +240,11 @@ class StatementParser {
     }
     this.op(';');
     if (this.peek().kind !== 'eof') {
-      throw syntaxError(this.sql, this.peek().pos, 'the end of the query (one SELECT a module; a clause may be misspelt or out of order: FROM, JOIN, WHERE, GROUP BY)');
+      throw syntaxError(
+        this.sql,
+        this.peek().pos,
+        'the end of the query (one SELECT a module; a clause may be misspelt or out of order: FROM, JOIN, WHERE, GROUP BY)',
+      );
     }
   }
 
