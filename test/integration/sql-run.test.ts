@@ -2,7 +2,7 @@
  * `sluice run examples/windowed-totals.sql` on the embedded local stack: the reference example's
  * three files, one per run, through the SQL form of the query, emit the rows Spark emits for it
  * (the reference article's, as test/integration/example-seed.test.ts checks for the TypeScript
- * form), in append and in update mode; and a .sql file with an error is refused with its line and
+ * form), in append and in update mode, in one process and on worker threads; and a .sql file with an error is refused with its line and
  * column before anything runs.
  */
 import { writeFileSync } from 'node:fs';
@@ -15,28 +15,26 @@ const sluice = (...args: string[]) => runCli(args, cliEnv(testConnection(), 's3'
 const { path, folder } = tempFolder('sluice-sql-run-');
 const EXAMPLES = join(__dirname, '..', '..', 'examples');
 
-/** Three runs of `query`, each after one seed file: what each run emitted, as the article prints it. */
-async function threeRuns(query: string, prefix: string): Promise<string[]> {
+/**
+ * Three runs of `query`, each after one seed file: what each run emitted, as the article prints
+ * it, read back from the sink with `sluice show outputs` (a partitioned run's report does not
+ * carry the rows: its workers write them) and grouped by the batches each run reported.
+ */
+async function threeRuns(query: string, prefix: string, more: string[] = []): Promise<string[]> {
   const { bucket, table } = await cliResources(prefix);
-  const emitted: string[] = [];
+  const source = `s3://${bucket}/landing`;
+  const runBatches: number[][] = [];
   for (const file of SEED_FILES) {
     const input = folder(`${prefix}-${file.name}`, { [file.name]: file.rows });
-    const r = await sluice(
-      ...runArgs(query, {
-        source: `s3://${bucket}/landing`,
-        input,
-        checkpoint: `s3://${bucket}/ckpt`,
-        sink: `s3://${bucket}/out`,
-        stateTable: table,
-        json: true,
-      }),
-    );
+    const r = await sluice(...runArgs(query, { source, input, stateTable: table, json: true, more }));
     expect(r.stderr).not.toMatch(/"level":"error"/);
     expect(r.code).toBe(0);
-    const report = JSON.parse(r.stdout);
-    emitted.push(`[${showTotals(report.batches.flatMap((b: { rows: Array<Record<string, unknown>> }) => b.rows))}]`);
+    runBatches.push(JSON.parse(r.stdout).batches.map((b: { batchId: number }) => b.batchId));
   }
-  return emitted;
+  const shown = await sluice('show', 'outputs', query, '--source', source, '--json');
+  expect(shown.code).toBe(0);
+  const rows: Array<{ batchId: number; row: Record<string, unknown> }> = JSON.parse(shown.stdout).rows;
+  return runBatches.map((ids) => `[${showTotals(rows.filter((r) => ids.includes(r.batchId)).map((r) => r.row))}]`);
 }
 
 describe('sluice run <query>.sql', () => {
@@ -53,6 +51,14 @@ describe('sluice run <query>.sql', () => {
       '[(12:00, 12:10, 15.0), (12:10, 12:20, 7.0)]',
       '[(12:00, 12:10, 19.0), (12:20, 12:30, 3.0)]',
       '[(12:40, 12:50, 1.0)]',
+    ]);
+  });
+
+  it('runs it on worker threads too (--workers 2: each thread loads the .sql module), with the same rows', async () => {
+    expect(await threeRuns(join(EXAMPLES, 'windowed-totals.sql'), 'sluice-sql-workers', ['--workers', '2'])).toEqual([
+      '[]',
+      '[(12:00, 12:10, 19.0)]',
+      '[(12:10, 12:20, 7.0), (12:20, 12:30, 3.0)]',
     ]);
   });
 

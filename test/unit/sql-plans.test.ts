@@ -158,4 +158,43 @@ JOIN read_files('s3://ref/users/', format => 'csv', schema => 'user STRING, coun
     expectSamePlan(sql, ts);
     expect(sql.source.kind).toBe('kinesis');
   });
+
+  it("SET takes the writer's settings: trigger, lateRows, statePartitions, idleTimeout, multipleWatermarkPolicy", () => {
+    const sql = compileSql(`SET outputMode = update;
+SET trigger = once;
+SET lateRows = 'dead-letter';
+SET statePartitions = 4;
+SET idleTimeout = '30 minutes';
+SET multipleWatermarkPolicy = max;
+SELECT window(event_time, '10 minutes') AS window, count(*) AS n
+${EVENTS} WATERMARK event_time DELAY OF INTERVAL 10 MINUTES
+GROUP BY window(event_time, '10 minutes')`);
+    const ts = events()
+      .withWatermark('event_time', '10 minutes')
+      .groupBy(window('event_time', '10 minutes'))
+      .agg(count().as('n'))
+      .writeStream.outputMode('update')
+      .trigger({ once: true })
+      .lateRows('dead-letter')
+      .option('statePartitions', 4)
+      .option('idleTimeout', '30 minutes')
+      .option('multipleWatermarkPolicy', 'max')
+      .plan();
+    expectSamePlan(sql, ts);
+    expect(sql).toMatchObject({ trigger: 'once', lateRows: 'dead-letter', statePartitions: 4, idleTimeoutMs: 1_800_000, watermarkPolicy: 'max' });
+  });
+
+  it('a stream-static join with a DynamoDB table (dynamodb(name, key => ..., schema => ...)) and ON with two names', () => {
+    const sql = compileSql(`SET queryName = enriched;
+SELECT * FROM STREAM read_files(schema => 'userId STRING, amount DOUBLE') AS e
+LEFT JOIN dynamodb('users', key => 'id', schema => 'id STRING, country STRING') AS u ON e.userId = u.id`);
+    const ts = readStream
+      .format('json')
+      .schema('userId STRING, amount DOUBLE')
+      .load()
+      .join(staticTable.dynamodb('users', { key: 'id', schema: 'id STRING, country STRING' }), [{ left: 'userId', right: 'id' }], 'leftOuter')
+      .writeStream.queryName('enriched')
+      .plan();
+    expectSamePlan(sql, ts);
+  });
 });
