@@ -5,7 +5,7 @@
  * form), in append and in update mode, in one process and on worker threads; and a .sql file with an error is refused with its line and
  * column before anything runs.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SEED_FILES, showTotals } from '../../examples/windowed-totals';
 import { cliEnv, cliResources, runArgs, runCli, tempFolder } from '../helpers/cli';
@@ -69,5 +69,10 @@ describe('sluice run <query>.sql', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${bad}: [UNRESOLVED_COLUMN.WITH_SUGGESTION]`);
     expect(r.stderr).toContain('(line 3, column 7)');
+    // docs/sql.md ("Errors") shows this query as q.sql and what sluice run prints for it
+    const doc = readFileSync(join(__dirname, '..', '..', 'docs', 'sql.md'), 'utf8');
+    expect(doc).toContain(`\`\`\`sql\n${readFileSync(bad, 'utf8')}\`\`\``);
+    const printed = /^sluice: q\.sql: .*$/m.exec(doc)![0];
+    expect(r.stderr.trim()).toBe(printed.replace('q.sql', bad));
   });
 });

@@ -23,6 +23,7 @@ describe('parseSql', () => {
     const sql = `SET outputMode = append;
 SET queryName = windowed-totals;
 SET maxFilesPerTrigger = 10;
+SET header = true; /* a block comment */
 SELECT window(event_time, '10 minutes') AS window, user, sum(amount)   total, count(*) AS events
 FROM STREAM read_files('s3://bucket/landing/events', format => 'json',
                        schema => 'user STRING, event_time TIMESTAMP, amount DOUBLE')
@@ -34,6 +35,7 @@ GROUP BY window(event_time, '10 minutes'), user`;
       ['outputMode', 'append'],
       ['queryName', 'windowed-totals'],
       ['maxFilesPerTrigger', 10],
+      ['header', true],
     ]);
     expect(q.items.map((i) => [i.text, i.alias ?? null, i.full])).toEqual([
       ["window(event_time, '10 minutes')", 'window', "window(event_time, '10 minutes') AS window"],
@@ -153,6 +155,8 @@ JOIN STREAM read_files(schema => 'k2 STRING, t2 TIMESTAMP') AS b WATERMARK t2 DE
       compileSql(`SELECT * FROM STREAM read_files(schema => 'k STRING') AS a JOIN STREAM read_files(schema => 'k STRING') AS b ON a.k = b.k`),
     );
     expect(same.message).toMatch(/both sides would output a column k: write USING \(k\)/);
+    const both = `SELECT * FROM STREAM read_files(schema => 'k STRING, t TIMESTAMP') JOIN STREAM read_files(schema => 'k2 STRING, t TIMESTAMP') ON k = k2 AND t = t`;
+    expect(errorOf(() => compileSql(both))).toMatchObject({ errorClass: 'AMBIGUOUS_REFERENCE', position: both.lastIndexOf('t = t') });
     const alias = errorOf(() =>
       compileSql(`SELECT * FROM STREAM read_files(schema => 'k STRING') AS a JOIN STREAM read_files(schema => 'k2 STRING') AS b ON c.k = b.k2`),
     );

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { windowedTotals } from '../../examples/windowed-totals';
 import type { QueryPlan } from '../../lib/engine/plan/types';
 import { expr } from '../../lib/engine/query/column';
-import { count, renamed, sum, window } from '../../lib/engine/query/functions';
+import { approxCountDistinct, avg, count, first, last, max, min, renamed, sessionWindow, sum, window } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
 import { staticTable } from '../../lib/engine/query/static-table';
 import { compileSql } from '../../lib/engine/sql';
@@ -196,5 +196,112 @@ LEFT JOIN dynamodb('users', key => 'id', schema => 'id STRING, country STRING') 
       .writeStream.queryName('enriched')
       .plan();
     expectSamePlan(sql, ts);
+  });
+
+  it('every aggregate, a sliding and a session window, keys matched in any case; an aggregate without an alias is named as Spark names it', () => {
+    const cols = 'user STRING, event_time TIMESTAMP, amount DOUBLE';
+    const sql = compileSql(`SET outputMode = update;
+SELECT UPPER(user), window(event_time, '10 minutes', '5 minutes'), count(1), count(amount), sum(amount), avg(amount), mean(amount) AS m, min(amount),
+  max(amount), first(amount), first_value(amount) AS fv, last(amount), last_value(amount) AS lv, approx_count_distinct(user)
+FROM STREAM read_files(schema => '${cols}') WATERMARK event_time DELAY OF INTERVAL 10 MINUTES
+GROUP BY upper(user), window(event_time, '10 minutes', '5 minutes')`);
+    const ts = readStream
+      .format('json')
+      .schema(cols)
+      .load()
+      .withWatermark('event_time', '10 minutes')
+      .groupBy(expr('upper(user)'), window('event_time', '10 minutes', '5 minutes'))
+      .agg(
+        count(),
+        count('amount'),
+        sum('amount'),
+        avg('amount'),
+        avg('amount').as('m'),
+        min('amount'),
+        max('amount'),
+        first('amount'),
+        first('amount').as('fv'),
+        last('amount'),
+        last('amount').as('lv'),
+        approxCountDistinct('user'),
+      )
+      .writeStream.outputMode('update')
+      .plan();
+    expectSamePlan(sql, ts);
+    const aggs = (sql.stateful as { aggs: Array<{ as: string }> }).aggs.map((a) => a.as);
+    expect(aggs.slice(0, 3)).toEqual(['count(1)', 'count(amount)', 'sum(amount)']);
+    const session = compileSql(`SET outputMode = update; SELECT session_window(event_time, '5 minutes') AS s, count(*) AS n
+FROM STREAM read_files(schema => '${cols}') WATERMARK event_time DELAY OF INTERVAL 1 MINUTE GROUP BY session_window(event_time, '5 minutes')`);
+    expectSamePlan(
+      session,
+      readStream
+        .format('json')
+        .schema(cols)
+        .load()
+        .withWatermark('event_time', '1 minute')
+        .groupBy(sessionWindow('event_time', '5 minutes'))
+        .agg(count().as('n'))
+        .select(renamed('session_window', 's'), renamed('n', 'n'))
+        .writeStream.outputMode('update')
+        .plan(),
+    );
+  });
+
+  it.each([
+    ['JOIN', 'inner'],
+    ['INNER JOIN', 'inner'],
+    ['LEFT JOIN', 'leftOuter'],
+    ['RIGHT OUTER JOIN', 'rightOuter'],
+    ['FULL JOIN', 'fullOuter'],
+    ['FULL OUTER JOIN', 'fullOuter'],
+    ['LEFT SEMI JOIN', 'leftSemi'],
+  ])('two streams, %s: join type %s, a column of one side named alone in ON', (join, type) => {
+    const sql = compileSql(`SELECT * FROM STREAM read_files(schema => 'k STRING, t TIMESTAMP') WATERMARK t DELAY OF INTERVAL 1 MINUTE
+${join} STREAM read_files(schema => 'k2 STRING, t2 TIMESTAMP') WATERMARK t2 DELAY OF INTERVAL 1 MINUTE
+ON k = k2 AND t BETWEEN t2 - INTERVAL 30 SECONDS AND t2`);
+    const left = readStream.format('json').schema('k STRING, t TIMESTAMP').load().withWatermark('t', '1 minute');
+    const right = readStream.format('json').schema('k2 STRING, t2 TIMESTAMP').load().withWatermark('t2', '1 minute');
+    const ts = left
+      .join(right, [{ left: 'k', right: 'k2' }], type, { timeRange: { left: 't', right: 't2', lower: '-30 seconds', upper: '0 seconds' } })
+      .writeStream.plan();
+    expectSamePlan(sql, ts);
+  });
+
+  it('a static table: LEFT SEMI JOIN, and a CSV source with its options as read_files arguments', () => {
+    const sql = compileSql(`SELECT * FROM STREAM read_files(format => 'csv', schema => 'k STRING, n INT', header => true, maxFilesPerTrigger => 10)
+LEFT SEMI JOIN read_files('s3://ref/t/', schema => 'k STRING') USING (k)`);
+    const ts = readStream
+      .format('csv')
+      .schema('k STRING, n INT')
+      .option('header', true)
+      .option('maxFilesPerTrigger', 10)
+      .load()
+      .join(staticTable.s3('s3://ref/t/', { format: 'json', schema: 'k STRING' }), ['k'], 'leftSemi')
+      .writeStream.plan();
+    expectSamePlan(sql, ts);
+    expect(sql.limits).toEqual({ maxFilesPerTrigger: 10 });
+  });
+});
+
+describe('docs/sql.md', () => {
+  const doc = readFileSync(join(__dirname, '..', '..', 'docs', 'sql.md'), 'utf8');
+  const samples = [...doc.matchAll(/^```sql\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
+
+  it('has SQL samples, and each compiles (the one of "Errors" is refused where the page says)', () => {
+    expect(samples.length).toBeGreaterThanOrEqual(3);
+    for (const sample of samples) {
+      if (sample.includes('amout')) expect(() => compileSql(sample)).toThrow(/^\[UNRESOLVED_COLUMN\.WITH_SUGGESTION\] .*\(line 3, column 7\)$/);
+      else expect(() => compileSql(sample)).not.toThrow();
+    }
+  });
+
+  it('shows examples/windowed-totals.sql and examples/ad-clicks.sql as they are (comments left out)', () => {
+    const strip = (f: string) =>
+      readFileSync(join(__dirname, '..', '..', 'examples', f), 'utf8')
+        .split('\n')
+        .filter((l) => !l.startsWith('--'))
+        .join('\n');
+    expect(samples).toContain(strip('windowed-totals.sql'));
+    expect(samples).toContain(strip('ad-clicks.sql'));
   });
 });
