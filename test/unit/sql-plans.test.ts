@@ -228,7 +228,7 @@ GROUP BY upper(user), window(event_time, '10 minutes', '5 minutes')`);
       .writeStream.outputMode('update')
       .plan();
     expectSamePlan(sql, ts);
-    const aggs = (sql.stateful as { aggs: Array<{ as: string }> }).aggs.map((a) => a.as);
+    const aggs = (sql.stateful as unknown as { aggs: Array<{ as: string }> }).aggs.map((a) => a.as);
     expect(aggs.slice(0, 3)).toEqual(['count(1)', 'count(amount)', 'sum(amount)']);
     const session = compileSql(`SET outputMode = update; SELECT session_window(event_time, '5 minutes') AS s, count(*) AS n
 FROM STREAM read_files(schema => '${cols}') WATERMARK event_time DELAY OF INTERVAL 1 MINUTE GROUP BY session_window(event_time, '5 minutes')`);
