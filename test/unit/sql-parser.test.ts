@@ -163,6 +163,8 @@ JOIN STREAM read_files(schema => 'k2 STRING, t2 TIMESTAMP') AS b WATERMARK t2 DE
     expect(alias.errorClass).toBe('UNRESOLVED_COLUMN');
     const outside = `SELECT a.k FROM STREAM read_files(schema => 'k STRING') AS a JOIN STREAM read_files(schema => 'k2 STRING') AS b ON a.k = b.k2`;
     expect(errorOf(() => compileSql(outside))).toMatchObject({ errorClass: 'UNSUPPORTED_FEATURE', position: outside.indexOf('a.k') });
+    const single = "SELECT e.user FROM STREAM read_files(schema => 'user STRING') AS e";
+    expect(errorOf(() => compileSql(single))).toMatchObject({ errorClass: 'UNSUPPORTED_FEATURE', position: single.indexOf('e.user') });
     const right = `SELECT * FROM STREAM read_files(schema => 'k STRING') RIGHT JOIN read_files('s3://b/t/', schema => 'k STRING') USING (k)`;
     expect(errorOf(() => compileSql(right))).toMatchObject({ errorClass: 'UNSUPPORTED_FEATURE', position: right.indexOf('RIGHT') });
   });

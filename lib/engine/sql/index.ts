@@ -74,12 +74,12 @@ function frameOf(q: SqlQuery): StreamFrame<AnyColumns> {
     if (j.relation.alias) aliases.push(j.relation.alias.toLowerCase());
   }
   for (const e of [...q.items, ...(q.where ? [q.where] : []), ...(q.groupBy ?? [])]) {
-    const hit = q.joins.length ? qualified(e.ast, aliases) : null;
+    const hit = aliases.length ? qualified(e.ast, aliases) : null;
     if (hit) {
       throw unsupported(
         sql,
         hit.pos,
-        "a column qualified by a join side's alias is taken only in ON for now: after the join the columns have their own names, so write the name without the alias",
+        "a column qualified by a relation's alias is taken only in a join's ON for now: the columns have their own names, so write the name without the alias",
       );
     }
   }
