@@ -169,8 +169,13 @@ JOIN STREAM read_files(schema => 'k2 STRING, t2 TIMESTAMP') AS b WATERMARK t2 DE
     expect(errorOf(() => compileSql(right))).toMatchObject({ errorClass: 'UNSUPPORTED_FEATURE', position: right.indexOf('RIGHT') });
   });
 
-  it("leaves the frame API's own refusals as they are (no schema, append without a watermark)", () => {
-    expect(() => compileSql('SELECT * FROM STREAM read_files()')).toThrow(/the source has no schema/);
-    expect(() => compileSql(`SELECT user, count(*) ${SRC} GROUP BY user`)).toThrow(/Append output mode not supported when there are streaming aggregations/);
+  it("keeps the frame API's own refusals, with the line and column of the clause they are about", () => {
+    expect(() => compileSql('SELECT *\nFROM STREAM read_files()')).toThrow(/the source has no schema: .* \(line 2, column 13\)$/);
+    expect(() => compileSql(`SELECT user, count(*)\n${SRC}\nGROUP BY user`)).toThrow(
+      /^Append output mode not supported when there are streaming aggregations .* \(line 3, column 10\)$/,
+    );
+    expect(() => compileSql(`SET queryName = q;\nSET outputMode = sometimes;\nSELECT user ${SRC}`)).toThrow(
+      /^output mode "sometimes" is not one of append, update, complete \(line 2, column 1\)$/,
+    );
   });
 });

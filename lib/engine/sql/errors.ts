@@ -4,7 +4,7 @@
  * points into the .sql file. An expression's error (lib/engine/expr) found while the query is
  * built is re-raised as one, its position moved from the expression's text into the statement's.
  */
-import { InvalidQueryError } from '../errors';
+import { InvalidQueryError, SluiceError } from '../errors';
 import { ExpressionError } from '../expr/errors';
 
 export class SqlError extends InvalidQueryError {
@@ -61,6 +61,22 @@ export function within<T>(sql: string, spans: readonly Span[], build: () => T): 
   } catch (e) {
     const span = e instanceof ExpressionError ? spans.find((s) => s.text === e.text) : undefined;
     if (e instanceof ExpressionError && span) throw new SqlError(e.errorClass, reasonOf(e), sql, span.pos + (e.position ?? 0));
+    throw e;
+  }
+}
+
+/**
+ * Runs `build` (frame API calls for the clause at `pos`); a refusal of the frame API, which has no
+ * position of its own, gets the clause's line and column appended (its class and text kept).
+ */
+export function atClause<T>(sql: string, pos: number, build: () => T): T {
+  try {
+    return build();
+  } catch (e) {
+    if (e instanceof SluiceError && !(e instanceof SqlError) && !(e instanceof ExpressionError) && !/\(line \d+, column \d+\)$/.test(e.message)) {
+      const before = sql.slice(0, pos).split('\n');
+      e.message = `${e.message} (line ${before.length}, column ${before[before.length - 1].length + 1})`;
+    }
     throw e;
   }
 }

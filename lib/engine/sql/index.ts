@@ -15,11 +15,11 @@
  */
 import type { QueryPlan } from '../plan/types';
 import { aggregated } from './aggregate';
-import { type Span, SqlError, unsupported, within } from './errors';
+import { atClause, type Span, SqlError, unsupported, within } from './errors';
 import { joined, streamOf } from './relations';
 import { parseSql, type SetOption, type SqlQuery } from './statement';
 import type { Ast } from '../expr/parser';
-import type { StreamFrame } from '../query/frame';
+import type { DataStreamWriter, StreamFrame } from '../query/frame';
 import type { AnyColumns } from '../query/types';
 
 export { SqlError } from './errors';
@@ -67,10 +67,11 @@ function writerOptions(sql: string, settings: readonly SetOption[]): SetOption[]
 function frameOf(q: SqlQuery): StreamFrame<AnyColumns> {
   const sql = q.sql;
   const readerOptions = q.settings.filter((s) => !WRITER_KEYS.includes(s.key.toLowerCase())).map((s) => [s.key, s.value] as const);
-  let frame = streamOf(sql, q.from, readerOptions);
+  let frame = atClause(sql, q.from.pos, () => streamOf(sql, q.from, readerOptions));
   const aliases = q.from.alias ? [q.from.alias.toLowerCase()] : [];
   for (const j of q.joins) {
-    frame = joined(sql, frame, aliases, j);
+    const left = frame;
+    frame = atClause(sql, j.pos, () => joined(sql, left, aliases, j));
     if (j.relation.alias) aliases.push(j.relation.alias.toLowerCase());
   }
   for (const e of [...q.items, ...(q.where ? [q.where] : []), ...(q.groupBy ?? [])]) {
@@ -90,7 +91,8 @@ function frameOf(q: SqlQuery): StreamFrame<AnyColumns> {
   const aggregating = q.groupBy !== undefined || q.items.some((i) => containsAggregate(i.ast));
   if (aggregating) {
     if (q.distinct) throw unsupported(sql, q.items[0].pos, 'SELECT DISTINCT with GROUP BY: the groups are distinct already, drop DISTINCT');
-    return aggregated(sql, q, frame);
+    const grouped = frame;
+    return atClause(sql, q.groupBy?.[0].pos ?? q.items[0].pos, () => aggregated(sql, q, grouped));
   }
   const star = q.items.length === 1 && q.items[0].ast.k === 'star' && q.items[0].ast.qualifier.length === 0 && q.items[0].alias === undefined;
   if (!star) {
@@ -116,22 +118,26 @@ export function compileSql(sql: string): QueryPlan {
   const writerSets = writerOptions(sql, q.settings);
   const writer = frameOf(q).writeStream;
   writer.trigger({ availableNow: true });
-  for (const s of writerSets) {
-    const key = s.key.toLowerCase();
-    const v = s.value;
-    if (key === 'outputmode') writer.outputMode(String(v).toLowerCase());
-    else if (key === 'queryname') writer.queryName(String(v));
-    else if (key === 'laterows') writer.lateRows(String(v) as 'drop' | 'dead-letter');
-    else if (key === 'trigger') {
-      const t = String(v)
-        .toLowerCase()
-        .replace(/[^a-z]/g, '');
-      if (t !== 'availablenow' && t !== 'once')
-        throw unsupported(sql, s.pos, `SET trigger = ${v}: sluice runs on a schedule, so the trigger is availableNow (the default) or once`);
-      writer.trigger(t === 'once' ? { once: true } : { availableNow: true });
-    } else writer.option(s.key.startsWith('spark.') ? s.key : (WRITER_KEYS_CASED[key] ?? s.key), v);
-  }
-  return writer.plan();
+  for (const s of writerSets) atClause(sql, s.pos, () => setWriter(sql, writer, s));
+  // a refusal of the whole query (append without a watermark, ...) points at its GROUP BY or select list
+  return atClause(sql, q.groupBy?.[0].pos ?? q.items[0].pos, () => writer.plan());
+}
+
+/** One writer SET on `writer`. */
+function setWriter(sql: string, writer: DataStreamWriter<AnyColumns>, s: SetOption): void {
+  const key = s.key.toLowerCase();
+  const v = s.value;
+  if (key === 'outputmode') writer.outputMode(String(v).toLowerCase());
+  else if (key === 'queryname') writer.queryName(String(v));
+  else if (key === 'laterows') writer.lateRows(String(v) as 'drop' | 'dead-letter');
+  else if (key === 'trigger') {
+    const t = String(v)
+      .toLowerCase()
+      .replace(/[^a-z]/g, '');
+    if (t !== 'availablenow' && t !== 'once')
+      throw unsupported(sql, s.pos, `SET trigger = ${v}: sluice runs on a schedule, so the trigger is availableNow (the default) or once`);
+    writer.trigger(t === 'once' ? { once: true } : { availableNow: true });
+  } else writer.option(s.key.startsWith('spark.') ? s.key : (WRITER_KEYS_CASED[key] ?? s.key), v);
 }
 
 const WRITER_KEYS_CASED: Record<string, string> = {
