@@ -37,7 +37,7 @@ function isAggregate(a: Ast): a is Extract<Ast, { k: 'call' }> {
 }
 
 /** Whether an aggregate call is anywhere in `a`. */
-function hasAggregate(a: Ast): boolean {
+export function hasAggregate(a: Ast): boolean {
   if (isAggregate(a)) return true;
   return Object.values(a).some((v) =>
     Array.isArray(v)

@@ -14,7 +14,7 @@
  * No AWS imports: the Lambda bundle and the CLI both compile a .sql file with it.
  */
 import type { QueryPlan } from '../plan/types';
-import { aggregated } from './aggregate';
+import { aggregated, hasAggregate } from './aggregate';
 import { atClause, type Span, SqlError, unsupported, within } from './errors';
 import { joined, streamOf } from './relations';
 import { parseSql, type SetOption, type SqlQuery } from './statement';
@@ -88,7 +88,7 @@ function frameOf(q: SqlQuery): StreamFrame<AnyColumns> {
     const where = q.where;
     frame = within(sql, [where], () => frame.filter(where.text));
   }
-  const aggregating = q.groupBy !== undefined || q.items.some((i) => containsAggregate(i.ast));
+  const aggregating = q.groupBy !== undefined || q.items.some((i) => hasAggregate(i.ast));
   if (aggregating) {
     if (q.distinct) throw unsupported(sql, q.items[0].pos, 'SELECT DISTINCT with GROUP BY: the groups are distinct already, drop DISTINCT');
     const grouped = frame;
@@ -100,16 +100,6 @@ function frameOf(q: SqlQuery): StreamFrame<AnyColumns> {
     frame = within(sql, spans, () => frame.selectExpr(...spans.map((s) => s.text)));
   }
   return q.distinct ? frame.dropDuplicates() : frame;
-}
-
-function containsAggregate(a: Ast): boolean {
-  if (
-    a.k === 'call' &&
-    ['count', 'sum', 'min', 'max', 'avg', 'mean', 'first', 'first_value', 'last', 'last_value', 'approx_count_distinct'].includes(a.name.toLowerCase())
-  ) {
-    return true;
-  }
-  return Object.values(a).some((v) => (Array.isArray(v) ? v : [v]).some((x) => x && typeof x === 'object' && 'k' in x && containsAggregate(x as Ast)));
 }
 
 /** The plan of a SQL query module's text. Throws SqlError (or the frame API's error) naming what to fix. */
