@@ -67,6 +67,7 @@ import type { AlarmName } from './alarm-props';
 import { createPipelineAlarms, type AlarmSources } from './alarms';
 import { GRANTED_ACTIONS, grantS3, invalid, type PipelineDefaults, type S3Place } from './binding';
 import { LAMBDA_BUNDLING } from './lambda-bundling';
+import { sqlBundling } from './sql-entry';
 import { acknowledge, acknowledgePrefixScopedObjects, acknowledgeRuntime } from './nag';
 import type { AvailableNowPipelineProps } from './pipeline-props';
 import { checkNoOverlap, resolveProps } from './pipeline-resolve';
@@ -288,6 +289,8 @@ export class AvailableNowPipeline extends Construct {
       target: LAMBDA_BUNDLING.target,
       format: nodejs.OutputFormat.CJS,
       externalModules: [...LAMBDA_BUNDLING.externalModules],
+      // a .sql query: its text bundled as the module lambdas/sql-query.ts imports (sql-entry.ts)
+      ...(r.sqlFile ? sqlBundling(r.sqlFile) : {}),
     };
     this.function = new nodejs.NodejsFunction(this, 'Function', {
       entry: r.entry,

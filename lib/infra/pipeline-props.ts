@@ -21,7 +21,8 @@ export interface AvailableNowPipelineProps extends LegacyAlarmProps {
 
   /**
    * The Lambda entry file: a module exporting a handler built with `createScheduledHandler`
-   * (lib/aws/lambda/handler.ts).
+   * (lib/aws/lambda/handler.ts), or a query written in SQL (a `.sql` file, docs/sql.md), which the
+   * construct compiles at synth and bundles with lambdas/sql-query.ts.
    * @default lambdas/windowed-totals.ts
    */
   readonly entry?: string;
@@ -39,7 +40,8 @@ export interface AvailableNowPipelineProps extends LegacyAlarmProps {
    * (lib/aws/namespace.ts), and the role may touch only those items (a `dynamodb:LeadingKeys`
    * condition), so pipelines sharing a `stateTable` cannot read or write each other's state. The
    * Lambda gets it as SLUICE_QUERY_NAME and refuses, before any request, a query of another name.
-   * @default pipelineName; with the default `entry`, the example's `windowed-totals-<output mode>`
+   * @default pipelineName; with the default `entry`, the example's `windowed-totals-<output mode>`;
+   * with a .sql `entry`, its `SET queryName`
    */
   readonly queryName?: string;
   /**

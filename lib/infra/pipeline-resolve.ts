@@ -13,6 +13,7 @@ import { cleanPrefix, invalid, wholeNumber, type S3Place } from './binding';
 import { DEFAULT_ENTRY } from './lambda-bundling';
 import type { AvailableNowPipelineProps } from './pipeline-props';
 import { resolveParallelism, type ResolvedParallelism } from './scale-out';
+import { isSqlEntry, SQL_ENTRY, SQL_TASK_ENTRY, sqlQueryName } from './sql-entry';
 
 /** Environment variables the construct owns; `environment` may not set them. */
 const OWNED_ENV = [
@@ -32,6 +33,8 @@ const OWNED_ENV = [
 /** Resolved values, after defaults and validation. */
 export interface Resolved {
   readonly entry: string;
+  /** The query's .sql file, when `entry` named one (then `entry` is lambdas/sql-query.ts). */
+  readonly sqlFile?: string;
   readonly handler: string;
   readonly pipelineName: string;
   /** The query's name: with the checkpoint, its namespace in the state table. */
@@ -73,9 +76,18 @@ export function resolveProps(scope: Construct, id: string, props: AvailableNowPi
   const pipelineName = props.pipelineName ?? (Token.isUnresolved(stackName) ? id : `${stackName}-${id}`).slice(0, 64);
   if (!NAME.test(pipelineName))
     invalid(scope, `pipelineName ${JSON.stringify(pipelineName)} must be 1 to 64 of A-Za-z0-9._-: pass pipelineName explicitly`, { pipelineName });
-  // The default entry runs the windowed-totals example, which names itself by its output mode.
+  // The default entry runs the windowed-totals example, which names itself by its output mode;
+  // a .sql query is compiled now (an error fails the synth) and names itself with SET queryName.
+  let sqlName: string | undefined;
+  if (isSqlEntry(entry)) {
+    try {
+      sqlName = sqlQueryName(entry);
+    } catch (e) {
+      invalid(scope, `entry ${JSON.stringify(props.entry)}: ${(e as Error).message}`, { entry: props.entry });
+    }
+  }
   const exampleQuery =
-    entry === path.resolve(DEFAULT_ENTRY) ? `windowed-totals-${props.environment?.SLUICE_OUTPUT_MODE?.trim().toLowerCase() || 'append'}` : undefined;
+    entry === path.resolve(DEFAULT_ENTRY) ? `windowed-totals-${props.environment?.SLUICE_OUTPUT_MODE?.trim().toLowerCase() || 'append'}` : sqlName;
   const queryName = props.queryName ?? exampleQuery ?? pipelineName;
   if (!QUERY_NAME.test(queryName)) {
     invalid(
@@ -227,7 +239,9 @@ export function resolveProps(scope: Construct, id: string, props: AvailableNowPi
   if (props.createAlarms === false && props.alarms !== undefined) {
     invalid(scope, 'createAlarms is false, yet alarms sets thresholds: drop one of them (alarms: { <name>: false } turns a single alarm off)');
   }
-  const parallelism = props.parallelism ? resolveParallelism(scope, props.parallelism, { intervalSeconds, memoryMiB }) : undefined;
+  const tasksOf = (p: NonNullable<AvailableNowPipelineProps['parallelism']>) =>
+    sqlName !== undefined ? { ...p, taskEntry: p.taskEntry ?? SQL_TASK_ENTRY } : p;
+  const parallelism = props.parallelism ? resolveParallelism(scope, tasksOf(props.parallelism), { intervalSeconds, memoryMiB }) : undefined;
   if (parallelism && props.environment?.SLUICE_STATE_PARTITIONS !== undefined) {
     invalid(scope, 'environment sets SLUICE_STATE_PARTITIONS, which the construct sets from parallelism.statePartitions: drop it from environment', {
       SLUICE_STATE_PARTITIONS: props.environment.SLUICE_STATE_PARTITIONS,
@@ -249,7 +263,8 @@ export function resolveProps(scope: Construct, id: string, props: AvailableNowPi
   }
 
   return {
-    entry,
+    entry: sqlName !== undefined ? SQL_ENTRY : entry,
+    ...(sqlName !== undefined ? { sqlFile: entry } : {}),
     handler: props.handler ?? 'handler',
     pipelineName,
     queryName,

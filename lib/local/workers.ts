@@ -6,7 +6,7 @@
  * again from its recipe: the module that exports it, or a conformance case.
  */
 import { Worker } from 'node:worker_threads';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InjectedCrash, InvalidOptionError, SluiceError } from '../engine/errors';
 import type { TaskEvent, TaskHandler, TaskResult } from '../engine/schedule/driver';
@@ -14,6 +14,7 @@ import type { QueryPlan } from '../engine/plan/types';
 import type { AwsConnection } from '../aws/config';
 import type { PipelineConfig } from '../aws/pipeline';
 import { caseToPlan, type ConformanceCase } from '../conformance/case';
+import { compileSql } from '../engine/sql';
 
 /** How a worker builds the plan: from the module that exports it, or from a conformance case. */
 export type PlanRecipe =
@@ -48,14 +49,24 @@ export function planFromRecipe(recipe: PlanRecipe): QueryPlan {
 
 /**
  * The query a module exports (default export, or `query` / `plan`: a QueryPlan or a function
- * returning one); a .ts module goes through tsx. `sluice run` and the worker threads load it so.
+ * returning one); a .ts module goes through tsx; a .sql module is a query in SQL (docs/sql.md),
+ * compiled to its plan. `sluice run` and the worker threads load it so.
  */
 export function loadQueryModule(modulePath: string): QueryPlan {
   const file = resolve(modulePath);
   if (!existsSync(file))
     throw new InvalidOptionError(
-      `query module ${modulePath} does not exist (looked for ${file}): give the path of the .ts or .js file that exports the query, e.g. src/query.ts`,
+      `query module ${modulePath} does not exist (looked for ${file}): give the path of the .ts, .js or .sql file of the query, e.g. src/query.ts`,
     );
+  if (/\.sql$/i.test(file)) {
+    try {
+      return compileSql(readFileSync(file, 'utf8'));
+    } catch (e) {
+      // the file's name in front of the line and column the error gives
+      if (e instanceof SluiceError) e.message = `${modulePath}: ${e.message}`;
+      throw e;
+    }
+  }
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   if (/\.[cm]?tsx?$/.test(file) && !require.extensions['.ts']) require('tsx/cjs');
   // eslint-disable-next-line @typescript-eslint/no-require-imports

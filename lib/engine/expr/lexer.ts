@@ -1,7 +1,8 @@
 /**
  * Tokens of Spark SQL expressions (SqlBaseLexer's rules for what FORMAT-3 uses): numbers with
  * Spark's suffixes (`1L`, `1S`, `1Y`, `1.5D`, `1.5F`, `1.5BD`), strings in single or double quotes
- * with backslash escapes, backticked identifiers, operators, and `--`/`/* *\/` comments.
+ * with backslash escapes, backticked identifiers, operators, and `--`/`/* *\/` comments; also the
+ * statement tokens `;` and `=>` (named arguments) that lib/engine/sql reads.
  */
 import { ExpressionError } from './errors';
 
@@ -26,6 +27,7 @@ const OPERATORS = [
   '==',
   '||',
   '::',
+  '=>',
   '=',
   '<',
   '>',
@@ -45,6 +47,7 @@ const OPERATORS = [
   '&',
   '|',
   '^',
+  ';',
 ];
 
 /** The character a backslash escape stands for (Spark's unescapeSQLString); `\%` and `\_` keep the backslash for LIKE. */

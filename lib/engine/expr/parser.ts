@@ -62,6 +62,16 @@ export function parseExpression(text: string): Ast {
   return e;
 }
 
+/**
+ * Parses the expression that starts at token `start` of a statement's tokens (lib/engine/sql) and
+ * stops before the first token that cannot continue it; returns it and that token's index.
+ */
+export function parseExpressionAt(text: string, tokens: Token[], start: number): { ast: Ast; next: number } {
+  const p = new Parser(text, tokens, start);
+  const ast = p.expression();
+  return { ast, next: p.index };
+}
+
 /** Parses one selectExpr item: `expr`, `expr AS name`, `expr name`, `*` or `s.*`. */
 export function parseNamedExpression(text: string): NamedAst {
   const p = new Parser(text);
@@ -140,10 +150,20 @@ function parseIntervalText(text: string): { months: number; micros: number } | n
 
 class Parser {
   private readonly tokens: Token[];
-  private i = 0;
+  private i: number;
 
-  constructor(private readonly text: string) {
-    this.tokens = tokenize(text);
+  constructor(
+    private readonly text: string,
+    tokens?: Token[],
+    start = 0,
+  ) {
+    this.tokens = tokens ?? tokenize(text);
+    this.i = start;
+  }
+
+  /** The index of the next token. */
+  get index(): number {
+    return this.i;
   }
 
   peek(ahead = 0): Token {

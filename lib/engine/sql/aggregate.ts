@@ -1,0 +1,177 @@
+/**
+ * A SELECT with GROUP BY (or with aggregates and no GROUP BY) as `groupBy(...).agg(...)`: each
+ * select item is a grouping expression (the same text, its alias, or its ordinal) or an aggregate
+ * call; the select list's order and aliases make a final select when they differ from the
+ * aggregation's keys-then-aggregates (docs/sql.md, "Aggregations").
+ *
+ * A key or an aggregate input that is a column is given by name and a window over a column by
+ * `window(col, ...)`, as a TypeScript query writes them; anything else as `expr(text)`.
+ */
+import { tokenize } from '../expr/lexer';
+import type { Ast } from '../expr/parser';
+import { expr } from '../query/column';
+import type { StreamFrame } from '../query/frame';
+import { type AggBuilder, approxCountDistinct, avg, count, first, last, max, min, renamed, sessionWindow, sum, window } from '../query/functions';
+import type { AnyColumns, GroupArg } from '../query/types';
+import type { Column } from '../query/column';
+import type { GroupKey } from '../plan/types';
+import { type Span, SqlError, unsupported, within } from './errors';
+import type { SelectItem, SqlExpr, SqlQuery } from './statement';
+
+const AGGREGATES: Record<string, (c: string | Column) => AggBuilder> = {
+  count: (c) => count(c),
+  sum,
+  min,
+  max,
+  avg,
+  mean: avg,
+  first,
+  first_value: first,
+  last,
+  last_value: last,
+  approx_count_distinct: approxCountDistinct,
+};
+
+function isAggregate(a: Ast): a is Extract<Ast, { k: 'call' }> {
+  return a.k === 'call' && a.name.toLowerCase() in AGGREGATES;
+}
+
+/** Whether an aggregate call is anywhere in `a`. */
+export function hasAggregate(a: Ast): boolean {
+  if (isAggregate(a)) return true;
+  return Object.values(a).some((v) =>
+    Array.isArray(v)
+      ? v.some((x) => x && typeof x === 'object' && 'k' in x && hasAggregate(x))
+      : v && typeof v === 'object' && 'k' in v && hasAggregate(v as Ast),
+  );
+}
+
+/** The text's tokens, words in upper case: two spellings of one expression compare equal. */
+function canonical(text: string): string {
+  return tokenize(text)
+    .map((t) => (t.kind === 'ident' ? t.text.toUpperCase() : `${t.kind}:${t.text}`))
+    .join(' ');
+}
+
+/** A grouping key as the frame API takes it. */
+function keyOf(k: SqlExpr, alias: string | undefined): string | GroupKey | Column {
+  const a = k.ast;
+  if (a.k === 'name') return k.text;
+  if (a.k === 'call' && ['window', 'session_window'].includes(a.name.toLowerCase()) && a.args[0]?.k === 'name' && a.args[0].parts.length === 1) {
+    const texts = a.args.slice(1).map((x) => (x.k === 'lit' && typeof x.value === 'string' ? x.value : null));
+    if (texts.length >= 1 && texts.every((t) => t !== null)) {
+      const column = a.args[0].parts[0];
+      if (a.name.toLowerCase() === 'session_window' && texts.length === 1) return sessionWindow(column, texts[0]!);
+      if (a.name.toLowerCase() === 'window' && texts.length <= 3) return window(column, texts[0]!, texts[1] ?? undefined, texts[2] ?? undefined);
+    }
+  }
+  return alias === undefined ? expr(k.text) : expr(k.text).as(alias);
+}
+
+/** The aggregate a select item calls. */
+function aggOf(sql: string, item: SelectItem, spans: Span[]): AggBuilder {
+  const call = item.ast as Extract<Ast, { k: 'call' }>;
+  const fn = call.name.toLowerCase();
+  if (call.distinct) {
+    throw unsupported(sql, item.pos, `${call.name}(DISTINCT ...) is not supported on a stream: use approx_count_distinct(...) for a distinct count`);
+  }
+  const arg = call.args[0];
+  if (call.star || (fn === 'count' && arg?.k === 'lit' && arg.value === 1 && call.args.length === 1)) {
+    if (fn !== 'count') throw new SqlError('INVALID_USAGE_OF_STAR_OR_REGEX', `Invalid usage of '*' in ${call.name}`, sql, item.pos);
+    return count();
+  }
+  if (call.args.length !== 1) {
+    throw new SqlError('WRONG_NUM_ARGS', `${call.name} takes one argument here, not ${call.args.length}`, sql, item.pos);
+  }
+  if (hasAggregate(arg)) {
+    throw new SqlError(
+      'NESTED_AGGREGATE_FUNCTION',
+      'It is not allowed to use an aggregate function in the argument of another aggregate function: compute the inner aggregate in a first query',
+      sql,
+      arg.pos,
+    );
+  }
+  // the argument as written: between the call's parentheses
+  const open = item.text.indexOf('(') + 1;
+  const inner = item.text.slice(open, item.text.lastIndexOf(')'));
+  const argText = inner.trim();
+  const input = arg.k === 'name' && arg.parts.length === 1 ? arg.parts[0] : expr(argText);
+  if (typeof input !== 'string') spans.push({ text: argText, pos: item.pos + open + (inner.length - inner.trimStart().length) });
+  return AGGREGATES[fn](input);
+}
+
+/** `frame` grouped and aggregated as the query's GROUP BY and select list say. */
+export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColumns>): StreamFrame<AnyColumns> {
+  const columns = frame.columnsNow_();
+  // GROUP BY items: an ordinal or a select alias stands for its select item
+  const groups = (q.groupBy ?? []).map((g): { e: SqlExpr; alias?: string } => {
+    if (g.ast.k === 'lit' && typeof g.ast.value === 'number') {
+      const item = q.items[g.ast.value - 1];
+      if (!item || !Number.isInteger(g.ast.value)) {
+        throw new SqlError(
+          'GROUP_BY_POS_OUT_OF_RANGE',
+          `GROUP BY position ${g.text} is not in select list (valid range is [1, ${q.items.length}])`,
+          sql,
+          g.pos,
+        );
+      }
+      if (hasAggregate(item.ast))
+        throw new SqlError('GROUP_BY_POS_AGGREGATE', `GROUP BY ${g.text} refers to an expression ${item.text} that contains an aggregate function`, sql, g.pos);
+      return { e: item, alias: item.alias };
+    }
+    if (g.ast.k === 'name' && g.ast.parts.length === 1 && !columns.some((c) => c.name === g.text)) {
+      const item = q.items.find((i) => i.alias === g.text);
+      if (item) return { e: item, alias: item.alias };
+    }
+    if (hasAggregate(g.ast)) throw new SqlError('GROUP_BY_AGGREGATE', `Aggregate functions are not allowed in GROUP BY, but found ${g.text}`, sql, g.pos);
+    return { e: g };
+  });
+  const groupText = groups.map((g) => canonical(g.e.text));
+  // each select item: a key (its index) or an aggregate
+  const spans: Span[] = groups.map((g) => ({ text: g.e.text, pos: g.e.pos }));
+  const aggs: AggBuilder[] = [];
+  const picks = q.items.map((item): { key: number } | { agg: number } => {
+    if (item.ast.k === 'star') {
+      throw new SqlError(
+        'MISSING_AGGREGATION',
+        `The non-aggregating expression ${item.text} is based on columns which are not participating in the GROUP BY clause: list the columns`,
+        sql,
+        item.pos,
+      );
+    }
+    const key = groupText.indexOf(canonical(item.text));
+    if (key >= 0) {
+      if (item.alias !== undefined) groups[key].alias ??= item.alias;
+      return { key };
+    }
+    if (isAggregate(item.ast)) {
+      const b = aggOf(sql, item, spans);
+      aggs.push(item.alias === undefined ? b : b.as(item.alias));
+      return { agg: aggs.length - 1 };
+    }
+    if (hasAggregate(item.ast)) {
+      throw unsupported(
+        sql,
+        item.pos,
+        `${item.text}: an expression over aggregates is not supported yet: select the aggregates and compute ${item.text} in a second query`,
+      );
+    }
+    throw new SqlError(
+      'MISSING_AGGREGATION',
+      `The non-aggregating expression "${item.text}" is based on columns which are not participating in the GROUP BY clause. Add the columns or the expression to the GROUP BY, aggregate the expression, or use "first(${item.text})" if you do not care which of the values within a group is returned`,
+      sql,
+      item.pos,
+    );
+  });
+  const keys = groups.map((g) => keyOf(g.e, g.alias));
+  const out = within(sql, spans, () => frame.groupBy(...(keys as GroupArg<AnyColumns>[])).agg(...aggs));
+  // the select list's order and names over the aggregation's keys-then-aggregates
+  const outCols = out.columnsNow_().map((c) => c.name);
+  const wanted = picks.map((p, i) => {
+    const from = 'key' in p ? outCols[p.key] : outCols[groups.length + p.agg];
+    return { from, as: q.items[i].alias ?? from };
+  });
+  if (wanted.length === outCols.length && wanted.every((w, i) => w.from === outCols[i] && w.as === w.from)) return out;
+  if (wanted.every((w) => w.as === w.from)) return out.select(...wanted.map((w) => w.from));
+  return out.select(...wanted.map((w) => renamed(w.from, w.as)));
+}

@@ -1,0 +1,137 @@
+/**
+ * Whole queries written in SQL (docs/sql.md): `compileSql(text)` parses a SQL query module
+ * (statement.ts) and builds its plan by calling the public frame API, so a .sql query and the
+ * TypeScript query written with the same calls have the same plan:
+ *
+ *   FROM STREAM read_files(...) WATERMARK ...  readStream.format().schema().option().load() .withWatermark()
+ *   JOIN ... ON / USING                        .join(other, keys, type, { timeRange, name })
+ *   WHERE <expr>                               .filter('<expr>')
+ *   SELECT <items> (no aggregate)              .selectExpr('<item>', ...)   (nothing for SELECT *)
+ *   SELECT DISTINCT                            .dropDuplicates()
+ *   GROUP BY / aggregates                      .groupBy(...).agg(...)[.select(...)]   (aggregate.ts)
+ *   SET outputMode, queryName, trigger, ...    .writeStream.outputMode().queryName()... .plan()
+ *
+ * No AWS imports: the Lambda bundle and the CLI both compile a .sql file with it.
+ */
+import type { QueryPlan } from '../plan/types';
+import { aggregated, hasAggregate } from './aggregate';
+import { atClause, type Span, SqlError, unsupported, within } from './errors';
+import { joined, streamOf } from './relations';
+import { parseSql, type SetOption, type SqlQuery } from './statement';
+import type { Ast } from '../expr/parser';
+import type { DataStreamWriter, StreamFrame } from '../query/frame';
+import type { AnyColumns } from '../query/types';
+
+export { SqlError } from './errors';
+export { parseSql } from './statement';
+
+/** SET keys the writer takes (any case); every other key is an option of the FROM stream's reader. */
+const WRITER_KEYS = [
+  'outputmode',
+  'queryname',
+  'trigger',
+  'lateRows',
+  'statePartitions',
+  'idleTimeout',
+  'multipleWatermarkPolicy',
+  'spark.sql.streaming.multipleWatermarkPolicy',
+].map((k) => k.toLowerCase());
+
+/** A column reference qualified by a join side's alias (`a.k`) outside ON, or null. */
+function qualified(a: Ast, aliases: readonly string[]): Ast | null {
+  if ((a.k === 'name' && a.parts.length > 1) || (a.k === 'star' && a.qualifier.length)) {
+    const q = (a.k === 'name' ? a.parts[0] : a.qualifier[0]).toLowerCase();
+    if (aliases.includes(q)) return a;
+  }
+  for (const v of Object.values(a)) {
+    for (const x of Array.isArray(v) ? v : [v]) {
+      const hit = x && typeof x === 'object' && 'k' in x ? qualified(x as Ast, aliases) : null;
+      if (hit) return hit;
+    }
+  }
+  return null;
+}
+
+function writerOptions(sql: string, settings: readonly SetOption[]): SetOption[] {
+  const seen = new Map<string, SetOption>();
+  for (const s of settings) {
+    const k = s.key.toLowerCase();
+    const before = seen.get(k);
+    if (before) throw new SqlError('DUPLICATE_KEY', `SET ${s.key} is given twice: keep one`, sql, s.pos);
+    seen.set(k, s);
+  }
+  return settings.filter((s) => WRITER_KEYS.includes(s.key.toLowerCase()));
+}
+
+/** The frame the query's FROM, JOINs, WHERE and SELECT describe. */
+function frameOf(q: SqlQuery): StreamFrame<AnyColumns> {
+  const sql = q.sql;
+  const readerOptions = q.settings.filter((s) => !WRITER_KEYS.includes(s.key.toLowerCase())).map((s) => [s.key, s.value] as const);
+  let frame = atClause(sql, q.from.pos, () => streamOf(sql, q.from, readerOptions));
+  const aliases = q.from.alias ? [q.from.alias.toLowerCase()] : [];
+  for (const j of q.joins) {
+    const left = frame;
+    frame = atClause(sql, j.pos, () => joined(sql, left, aliases, j));
+    if (j.relation.alias) aliases.push(j.relation.alias.toLowerCase());
+  }
+  for (const e of [...q.items, ...(q.where ? [q.where] : []), ...(q.groupBy ?? [])]) {
+    const hit = aliases.length ? qualified(e.ast, aliases) : null;
+    if (hit) {
+      throw unsupported(
+        sql,
+        hit.pos,
+        "a column qualified by a relation's alias is taken only in a join's ON for now: the columns have their own names, so write the name without the alias",
+      );
+    }
+  }
+  if (q.where) {
+    const where = q.where;
+    frame = within(sql, [where], () => frame.filter(where.text));
+  }
+  const aggregating = q.groupBy !== undefined || q.items.some((i) => hasAggregate(i.ast));
+  if (aggregating) {
+    if (q.distinct) throw unsupported(sql, q.items[0].pos, 'SELECT DISTINCT with GROUP BY: the groups are distinct already, drop DISTINCT');
+    const grouped = frame;
+    return atClause(sql, q.groupBy?.[0].pos ?? q.items[0].pos, () => aggregated(sql, q, grouped));
+  }
+  const star = q.items.length === 1 && q.items[0].ast.k === 'star' && q.items[0].ast.qualifier.length === 0 && q.items[0].alias === undefined;
+  if (!star) {
+    const spans: Span[] = q.items.map((i) => ({ text: i.full, pos: i.pos }));
+    frame = within(sql, spans, () => frame.selectExpr(...spans.map((s) => s.text)));
+  }
+  return q.distinct ? frame.dropDuplicates() : frame;
+}
+
+/** The plan of a SQL query module's text. Throws SqlError (or the frame API's error) naming what to fix. */
+export function compileSql(sql: string): QueryPlan {
+  const q = parseSql(sql);
+  const writerSets = writerOptions(sql, q.settings);
+  const writer = frameOf(q).writeStream;
+  writer.trigger({ availableNow: true });
+  for (const s of writerSets) atClause(sql, s.pos, () => setWriter(sql, writer, s));
+  // a refusal of the whole query (append without a watermark, ...) points at its GROUP BY or select list
+  return atClause(sql, q.groupBy?.[0].pos ?? q.items[0].pos, () => writer.plan());
+}
+
+/** One writer SET on `writer`. */
+function setWriter(sql: string, writer: DataStreamWriter<AnyColumns>, s: SetOption): void {
+  const key = s.key.toLowerCase();
+  const v = s.value;
+  if (key === 'outputmode') writer.outputMode(String(v).toLowerCase());
+  else if (key === 'queryname') writer.queryName(String(v));
+  else if (key === 'laterows') writer.lateRows(String(v) as 'drop' | 'dead-letter');
+  else if (key === 'trigger') {
+    const t = String(v)
+      .toLowerCase()
+      .replace(/[^a-z]/g, '');
+    if (t !== 'availablenow' && t !== 'once')
+      throw unsupported(sql, s.pos, `SET trigger = ${v}: sluice runs on a schedule, so the trigger is availableNow (the default) or once`);
+    writer.trigger(t === 'once' ? { once: true } : { availableNow: true });
+  } else writer.option(s.key.startsWith('spark.') ? s.key : (WRITER_KEYS_CASED[key] ?? s.key), v);
+}
+
+const WRITER_KEYS_CASED: Record<string, string> = {
+  statepartitions: 'statePartitions',
+  idletimeout: 'idleTimeout',
+  multiplewatermarkpolicy: 'multipleWatermarkPolicy',
+};

@@ -1,0 +1,368 @@
+/**
+ * The statement parser of SQL query modules (docs/sql.md): a leading list of `SET key = value;`
+ * and one streaming SELECT, in Databricks SQL's streaming forms:
+ *
+ *   SET outputMode = append;
+ *   SELECT <item> [AS name], ... FROM STREAM read_files(['s3://...',] format => 'json', schema => '...')
+ *     [AS alias] [WATERMARK col DELAY OF INTERVAL 10 MINUTES]
+ *     [[INNER | LEFT [OUTER] | RIGHT [OUTER] | FULL [OUTER] | LEFT SEMI] JOIN <relation> ON ... | USING (k, ...)]
+ *   [WHERE <expr>] [GROUP BY <expr>, ...]
+ *
+ * It reads the statement with the expression lexer (lib/engine/expr/lexer.ts) and hands every
+ * expression to the expression parser from its first token (parseExpressionAt), which stops where
+ * the expression ends; the statement keeps each expression's text as written (a slice of the
+ * statement), which the compiler passes on to the frame API verbatim. Why a hand-written parser:
+ * docs/sql.md, "The parser".
+ */
+import { ExpressionError } from '../expr/errors';
+import { type Token, tokenize } from '../expr/lexer';
+import { type Ast, parseExpressionAt } from '../expr/parser';
+import { reasonOf, SqlError, syntaxError, unsupported } from './errors';
+
+/** An expression of the statement: its syntax tree, its text as written and where that starts. */
+export interface SqlExpr {
+  readonly ast: Ast;
+  readonly text: string;
+  readonly pos: number;
+}
+
+export interface SelectItem extends SqlExpr {
+  readonly alias?: string;
+  /** The item as written, with its alias: what selectExpr is given. */
+  readonly full: string;
+}
+
+/** A literal argument of a table function: `'s3://...'` or `name => value`. */
+interface SqlArg {
+  readonly name?: string;
+  readonly value: string | number | boolean;
+  readonly pos: number;
+}
+
+/** A table function in FROM or JOIN: read_files(...), kinesis(...), dynamodb(...). */
+export interface Relation {
+  readonly stream: boolean;
+  readonly fn: string;
+  readonly pos: number;
+  readonly args: readonly SqlArg[];
+  readonly alias?: string;
+  readonly watermark?: { readonly column: string; readonly delay: string; readonly pos: number };
+}
+
+export interface JoinClause {
+  /** As written, upper case: INNER, LEFT OUTER, LEFT SEMI, ... */
+  readonly type: string;
+  readonly pos: number;
+  readonly relation: Relation;
+  readonly on?: SqlExpr;
+  readonly using?: readonly string[];
+}
+
+export interface SetOption {
+  readonly key: string;
+  readonly value: string | number | boolean;
+  readonly pos: number;
+}
+
+export interface SqlQuery {
+  readonly sql: string;
+  readonly settings: readonly SetOption[];
+  readonly distinct: boolean;
+  readonly items: readonly SelectItem[];
+  readonly from: Relation;
+  readonly joins: readonly JoinClause[];
+  readonly where?: SqlExpr;
+  readonly groupBy?: readonly SqlExpr[];
+}
+
+/** Words that end a select item or a relation: never taken as a bare alias. */
+const CLAUSE_WORDS = new Set([
+  'FROM',
+  'WHERE',
+  'GROUP',
+  'HAVING',
+  'ORDER',
+  'LIMIT',
+  'JOIN',
+  'INNER',
+  'LEFT',
+  'RIGHT',
+  'FULL',
+  'CROSS',
+  'SEMI',
+  'ANTI',
+  'ON',
+  'USING',
+  'WATERMARK',
+  'UNION',
+  'WINDOW',
+  'CLUSTER',
+  'DISTRIBUTE',
+  'SORT',
+  'LATERAL',
+  'QUALIFY',
+]);
+
+/** A literal's value as an option takes it: a number or boolean as such, anything else as text. */
+function optionValue(text: string): string | number | boolean {
+  const t = text.trim();
+  if (/^[+-]?\d+(\.\d+)?$/.test(t)) return Number(t);
+  if (/^(true|false)$/i.test(t)) return t.toLowerCase() === 'true';
+  const quoted = /^'(.*)'$|^"(.*)"$/s.exec(t);
+  return quoted ? (quoted[1] ?? quoted[2]) : t;
+}
+
+class StatementParser {
+  private readonly tokens: Token[];
+  private i = 0;
+
+  constructor(private readonly sql: string) {
+    try {
+      this.tokens = tokenize(sql);
+    } catch (e) {
+      throw e instanceof ExpressionError ? new SqlError(e.errorClass, reasonOf(e), sql, e.position ?? 0) : e;
+    }
+  }
+
+  private peek(ahead = 0): Token {
+    return this.tokens[Math.min(this.i + ahead, this.tokens.length - 1)];
+  }
+  private isWord(word: string, ahead = 0): boolean {
+    const t = this.peek(ahead);
+    return t.kind === 'ident' && t.text.toUpperCase() === word;
+  }
+  private word(word: string): boolean {
+    if (!this.isWord(word)) return false;
+    this.i++;
+    return true;
+  }
+  private expectWord(word: string, expected = word): Token {
+    const t = this.peek();
+    if (!this.word(word)) throw syntaxError(this.sql, t.pos, expected);
+    return t;
+  }
+  private isOp(op: string, ahead = 0): boolean {
+    const t = this.peek(ahead);
+    return t.kind === 'op' && t.text === op;
+  }
+  private op(op: string): boolean {
+    if (!this.isOp(op)) return false;
+    this.i++;
+    return true;
+  }
+  private expectOp(op: string, expected = `'${op}'`): void {
+    if (!this.op(op)) throw syntaxError(this.sql, this.peek().pos, expected);
+  }
+  private identifier(expected: string): string {
+    const t = this.peek();
+    if (t.kind !== 'ident' && t.kind !== 'qident') throw syntaxError(this.sql, t.pos, expected);
+    this.i++;
+    return t.text;
+  }
+  /** The text of tokens [from, to): the statement as written, comments after the last token left out. */
+  private slice(from: number, to: number): string {
+    return this.sql
+      .slice(this.tokens[from].pos, this.tokens[to].pos)
+      .replace(/(\s|--[^\n]*)+$/, '')
+      .trimEnd();
+  }
+
+  private expression(): SqlExpr {
+    const start = this.i;
+    let parsed: { ast: Ast; next: number };
+    try {
+      parsed = parseExpressionAt(this.sql, this.tokens, start);
+    } catch (e) {
+      if (e instanceof ExpressionError) {
+        throw new SqlError(e.errorClass, reasonOf(e), this.sql, e.position ?? 0);
+      }
+      throw e;
+    }
+    this.i = parsed.next;
+    return { ast: parsed.ast, text: this.slice(start, parsed.next), pos: this.tokens[start].pos };
+  }
+
+  /** `AS name`, or a bare name that is not a clause's word. */
+  private alias(): string | undefined {
+    if (this.word('AS')) return this.identifier('a name after AS');
+    const t = this.peek();
+    if (t.kind === 'qident' || (t.kind === 'ident' && !CLAUSE_WORDS.has(t.text.toUpperCase()))) {
+      this.i++;
+      return t.text;
+    }
+    return undefined;
+  }
+
+  parse(): SqlQuery {
+    const settings: SetOption[] = [];
+    while (this.isWord('SET')) settings.push(this.setOption());
+    const start = this.peek();
+    if (!this.word('SELECT')) {
+      throw syntaxError(
+        this.sql,
+        start.pos,
+        settings.length ? 'SET key = value; or the SELECT of the query' : 'SELECT (a query module holds one streaming SELECT)',
+      );
+    }
+    const distinct = this.word('DISTINCT');
+    if (!distinct) this.word('ALL');
+    const items: SelectItem[] = [];
+    do items.push(this.selectItem());
+    while (this.op(','));
+    this.expectWord('FROM', "',' or FROM");
+    const from = this.relation();
+    const joins: JoinClause[] = [];
+    for (let j = this.joinClause(); j; j = this.joinClause()) joins.push(j);
+    const where = this.word('WHERE') ? this.expression() : undefined;
+    let groupBy: SqlExpr[] | undefined;
+    if (this.word('GROUP')) {
+      this.expectWord('BY', 'BY after GROUP');
+      groupBy = [];
+      do groupBy.push(this.expression());
+      while (this.op(','));
+    }
+    this.end();
+    return { sql: this.sql, settings, distinct, items, from, joins, where, groupBy };
+  }
+
+  private end(): void {
+    const t = this.peek();
+    for (const [word, what] of [
+      ['HAVING', 'HAVING is not supported yet: filter the aggregation in a second query, or filter its input with WHERE'],
+      [
+        'ORDER',
+        'ORDER BY: sorting is not supported on streaming DataFrames/Datasets (Spark allows it only after an aggregation in complete mode); sort when you read the output',
+      ],
+      ['LIMIT', 'LIMIT is not supported on streaming DataFrames/Datasets in sluice: each batch emits all its rows'],
+      ['UNION', 'UNION of streams is not supported yet: run one query per stream into the same sink location'],
+    ] as const) {
+      if (this.isWord(word)) throw unsupported(this.sql, t.pos, what);
+    }
+    this.op(';');
+    if (this.peek().kind !== 'eof') {
+      throw syntaxError(
+        this.sql,
+        this.peek().pos,
+        'the end of the query (one SELECT a module; a clause may be misspelt or out of order: FROM, JOIN, WHERE, GROUP BY)',
+      );
+    }
+  }
+
+  /** `SET key = value;`: the key's words and dots as written, the value up to the `;`. */
+  private setOption(): SetOption {
+    const set = this.peek();
+    this.i++;
+    const k0 = this.i;
+    while (!this.isOp('=') && !this.isOp(';') && this.peek().kind !== 'eof') this.i++;
+    if (this.i === k0 || !this.isOp('=')) throw syntaxError(this.sql, this.peek().pos, 'SET key = value;');
+    const key = this.slice(k0, this.i).replace(/\s+/g, '');
+    this.i++;
+    const v0 = this.i;
+    while (!this.isOp(';') && this.peek().kind !== 'eof') this.i++;
+    if (this.i === v0) throw syntaxError(this.sql, this.peek().pos, `a value after SET ${key} =`);
+    const value = this.slice(v0, this.i);
+    this.expectOp(';', `';' after SET ${key} = ${value}`);
+    const one = this.i - v0 === 2 ? this.tokens[v0] : undefined; // a single token before the ';'
+    return { key, value: one?.kind === 'str' ? one.text : optionValue(value), pos: set.pos };
+  }
+
+  private selectItem(): SelectItem {
+    const start = this.i;
+    const e = this.expression();
+    const alias = this.alias();
+    return { ...e, alias, full: this.slice(start, this.i) };
+  }
+
+  /** `[STREAM] fn(args) [AS alias] [WATERMARK col DELAY OF INTERVAL ...] [AS alias]`. */
+  private relation(): Relation {
+    const stream = this.word('STREAM');
+    const t = this.peek();
+    if (t.kind !== 'ident' || !this.isOp('(', 1)) {
+      throw syntaxError(
+        this.sql,
+        t.pos,
+        stream
+          ? "a source: read_files('s3://...', format => 'json', schema => '...') or kinesis('stream', schema => '...')"
+          : "STREAM and a source (FROM STREAM read_files(...)), or a table function (read_files, dynamodb) on a join's static side",
+      );
+    }
+    this.i += 2;
+    const args: SqlArg[] = [];
+    if (!this.op(')')) {
+      do args.push(this.argument());
+      while (this.op(','));
+      this.expectOp(')', "',' or ')' after an argument");
+    }
+    let alias = this.alias();
+    let watermark: Relation['watermark'];
+    const w = this.peek();
+    if (this.word('WATERMARK')) {
+      const column = this.identifier('the event-time column after WATERMARK');
+      this.expectWord('DELAY', 'DELAY OF INTERVAL ... after the WATERMARK column');
+      this.expectWord('OF', 'OF after DELAY');
+      watermark = { column, delay: this.intervalText(), pos: w.pos };
+      alias ??= this.alias();
+    }
+    return { stream, fn: t.text.toLowerCase(), pos: t.pos, args, alias, watermark };
+  }
+
+  /** A table function's argument: a literal, or `name => literal`. */
+  private argument(): SqlArg {
+    const t = this.peek();
+    let name: string | undefined;
+    if ((t.kind === 'ident' || t.kind === 'qident') && this.isOp('=>', 1)) {
+      name = t.text;
+      this.i += 2;
+    }
+    const v = this.peek();
+    const e = this.expression();
+    if (e.ast.k !== 'lit' || (typeof e.ast.value !== 'string' && typeof e.ast.value !== 'number' && typeof e.ast.value !== 'boolean')) {
+      throw syntaxError(this.sql, v.pos, `a literal${name ? ` for ${name}` : ''} (a string, a number or true/false)`);
+    }
+    return { name, value: e.ast.value, pos: t.pos };
+  }
+
+  /** `INTERVAL 10 MINUTES` / `INTERVAL '10 minutes'` as the frame API writes a delay: '10 minutes'. */
+  private intervalText(): string {
+    const t = this.peek();
+    if (!this.isWord('INTERVAL')) throw syntaxError(this.sql, t.pos, 'INTERVAL and a delay after DELAY OF, e.g. INTERVAL 10 MINUTES');
+    const e = this.expression();
+    if (e.ast.k !== 'lit' || e.ast.type.type !== 'INTERVAL') throw syntaxError(this.sql, t.pos, 'an interval such as INTERVAL 10 MINUTES');
+    return e.text
+      .replace(/^INTERVAL\s+/i, '')
+      .replace(/'/g, '')
+      .replace(/\s+/g, ' ')
+      .toLowerCase();
+  }
+
+  private joinClause(): JoinClause | undefined {
+    const t = this.peek();
+    const words: string[] = [];
+    while (['INNER', 'LEFT', 'RIGHT', 'FULL', 'OUTER', 'SEMI', 'ANTI', 'CROSS', 'NATURAL'].some((w) => this.isWord(w))) {
+      words.push(this.peek().text.toUpperCase());
+      this.i++;
+    }
+    if (!this.word('JOIN')) {
+      if (words.length) throw syntaxError(this.sql, this.peek().pos, `JOIN after ${words.join(' ')}`);
+      if (this.isOp(',')) throw unsupported(this.sql, this.peek().pos, 'a comma join (FROM a, b) is not supported: write JOIN ... ON or JOIN ... USING');
+      return undefined;
+    }
+    const relation = this.relation();
+    const type = words.join(' ') || 'INNER';
+    if (this.word('ON')) return { type, pos: t.pos, relation, on: this.expression() };
+    if (this.word('USING')) {
+      this.expectOp('(', "'(' after USING");
+      const using: string[] = [];
+      do using.push(this.identifier('a column name in USING (...)'));
+      while (this.op(','));
+      this.expectOp(')', "',' or ')' in USING (...)");
+      return { type, pos: t.pos, relation, using };
+    }
+    throw syntaxError(this.sql, this.peek().pos, 'ON <condition> or USING (<columns>) after the joined relation');
+  }
+}
+
+/** Parses a SQL query module's text. Throws SqlError with Spark's error class and the position. */
+export function parseSql(sql: string): SqlQuery {
+  return new StatementParser(sql).parse();
+}

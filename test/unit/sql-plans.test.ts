@@ -1,0 +1,307 @@
+/**
+ * A .sql query module and the TypeScript query written with the frame API build the same plan:
+ * for each example in examples/*.sql, its TypeScript twin (examples/windowed-totals.ts, or the
+ * calls written here, which docs/sql.md lists as the translation) and the compiled SQL are
+ * compared as data: stage kinds, expression texts, keys, aggregates, source spec, options, limits,
+ * output mode and name, with the functions and compiled closures left out.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { windowedTotals } from '../../examples/windowed-totals';
+import type { QueryPlan } from '../../lib/engine/plan/types';
+import { expr } from '../../lib/engine/query/column';
+import { approxCountDistinct, avg, count, first, last, max, min, renamed, sessionWindow, sum, window } from '../../lib/engine/query/functions';
+import { readStream } from '../../lib/engine/query/reader';
+import { staticTable } from '../../lib/engine/query/static-table';
+import { compileSql } from '../../lib/engine/sql';
+
+const example = (name: string) => compileSql(readFileSync(join(__dirname, '..', '..', 'examples', name), 'utf8'));
+
+/** The plan as plain data: functions and the compiled forms of expressions dropped. */
+function structure(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(structure);
+  if (v === null || typeof v !== 'object') return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) {
+    if (typeof x === 'function' || k === 'compiled' || k === 'test') continue;
+    out[k] = structure(x);
+  }
+  return out;
+}
+
+function expectSamePlan(sql: QueryPlan, ts: QueryPlan): void {
+  expect(structure(sql)).toEqual(structure(ts));
+}
+
+describe('a .sql example builds the plan of its TypeScript twin', () => {
+  it('windowed-totals.sql is examples/windowed-totals.ts in append mode', () => {
+    const plan = example('windowed-totals.sql');
+    expectSamePlan(plan, windowedTotals({ outputMode: 'append' }));
+    // not two empty plans: the window key and the aggregates are there
+    expect(plan.stateful).toMatchObject({ kind: 'aggregate', keys: [{ kind: 'window', column: 'event_time' }] });
+  });
+
+  it('windowed-totals-update.sql is examples/windowed-totals.ts in update mode', () => {
+    expectSamePlan(example('windowed-totals-update.sql'), windowedTotals({ outputMode: 'update' }));
+    // and the modes differ, so the comparison can fail
+    expect(structure(example('windowed-totals-update.sql'))).not.toEqual(structure(windowedTotals({ outputMode: 'append' })));
+  });
+
+  it('clean-events.sql (stateless: WHERE, expressions and explode) is filter(...).selectExpr(...)', () => {
+    const ts = readStream
+      .format('json')
+      .schema('user STRING, event_time TIMESTAMP, amount DOUBLE, tags ARRAY<STRING>')
+      .option('maxFilesPerTrigger', 5)
+      .load()
+      .filter('amount > 0 AND user IS NOT NULL')
+      .selectExpr('user', 'event_time', 'CAST(amount * 100 AS BIGINT) AS cents', 'explode(tags) AS tag')
+      .writeStream.outputMode('append')
+      .trigger({ availableNow: true })
+      .queryName('clean-events')
+      .plan();
+    const plan = example('clean-events.sql');
+    expectSamePlan(plan, ts);
+    expect(plan.limits).toEqual({ maxFilesPerTrigger: 5 });
+    expect(plan.stages.map((s) => s.kind)).toEqual(['filterExpr', 'selectExpr']);
+  });
+
+  it('ad-clicks.sql (stream-stream LEFT OUTER JOIN with a time range) is join(clicks, keys, leftOuter, { timeRange, name })', () => {
+    const impressions = readStream
+      .format('json')
+      .schema('adId STRING, impressionTime TIMESTAMP')
+      .load('s3://my-bucket/impressions/')
+      .withWatermark('impressionTime', '10 seconds');
+    const clicks = readStream
+      .format('json')
+      .schema('clickAdId STRING, clickTime TIMESTAMP')
+      .load('s3://my-bucket/clicks/')
+      .withWatermark('clickTime', '20 seconds');
+    const ts = impressions
+      .join(clicks, { left: 'adId', right: 'clickAdId' }, 'leftOuter', {
+        timeRange: { left: 'impressionTime', right: 'clickTime', lower: '-1 minute', upper: '0 seconds' },
+        name: 'clicks',
+      })
+      .writeStream.outputMode('append')
+      .queryName('ad-clicks')
+      .plan();
+    const plan = example('ad-clicks.sql');
+    expectSamePlan(plan, ts);
+    expect(plan.stateful).toMatchObject({ kind: 'streamJoin', type: 'leftOuter', timeRange: { lowerUs: -60_000_000, upperUs: 0 } });
+  });
+});
+
+describe('other SQL forms build the frame API plan they stand for', () => {
+  const EVENTS = "FROM STREAM read_files(format => 'json', schema => 'user STRING, event_time TIMESTAMP, amount DOUBLE, qty INT')";
+  const events = () => readStream.format('json').schema('user STRING, event_time TIMESTAMP, amount DOUBLE, qty INT').load();
+
+  it('the select list in another order than keys-then-aggregates, with aliases, adds a select of renamed columns', () => {
+    const sql = compileSql(`SET outputMode = update;
+SELECT sum(amount) AS total, user AS who, window(event_time, '10 minutes') AS w
+${EVENTS} WATERMARK event_time DELAY OF INTERVAL 10 MINUTES
+WHERE amount > 0
+GROUP BY window(event_time, '10 minutes'), user`);
+    const ts = events()
+      .withWatermark('event_time', '10 minutes')
+      .filter('amount > 0')
+      .groupBy(window('event_time', '10 minutes'), 'user')
+      .agg(sum('amount').as('total'))
+      .select(renamed('total', 'total'), renamed('user', 'who'), renamed('window', 'w'))
+      .writeStream.outputMode('update')
+      .queryName('query')
+      .plan();
+    expectSamePlan(sql, ts);
+  });
+
+  it('expressions as keys and aggregate inputs go through expr(...), the select order matching the aggregation', () => {
+    const sql = compileSql(`SET outputMode = update;
+SELECT lower(user) AS u, sum(amount * qty) AS revenue, count(*) ${EVENTS} GROUP BY lower(user)`);
+    const ts = events()
+      .groupBy(expr('lower(user)').as('u'))
+      .agg(sum(expr('amount * qty')).as('revenue'), count())
+      .writeStream.outputMode('update')
+      .plan();
+    expectSamePlan(sql, ts);
+    expect(sql.stages.map((s) => s.kind)).toEqual(['selectExpr']);
+  });
+
+  it('GROUP BY an ordinal or a select alias is GROUP BY the select item', () => {
+    const byText = compileSql(`SET outputMode = update; SELECT upper(user) AS u, count(*) AS n ${EVENTS} GROUP BY upper(user)`);
+    expectSamePlan(compileSql(`SET outputMode = update; SELECT upper(user) AS u, count(*) AS n ${EVENTS} GROUP BY 1`), byText);
+    expectSamePlan(compileSql(`SET outputMode = update; SELECT upper(user) AS u, count(*) AS n ${EVENTS} GROUP BY u`), byText);
+  });
+
+  it("SET keys other than the writer's are reader options; SELECT DISTINCT is dropDuplicates", () => {
+    const sql = compileSql(`SET maxBytesPerTrigger = 1048576; SET queryName = d; SELECT DISTINCT user, qty ${EVENTS}`);
+    const ts = readStream
+      .format('json')
+      .schema('user STRING, event_time TIMESTAMP, amount DOUBLE, qty INT')
+      .option('maxBytesPerTrigger', 1048576)
+      .load()
+      .selectExpr('user', 'qty')
+      .dropDuplicates()
+      .writeStream.queryName('d')
+      .plan();
+    expectSamePlan(sql, ts);
+  });
+
+  it('a Kinesis stream, and a stream-static join with USING', () => {
+    const sql = compileSql(`SET queryName = k;
+SELECT * FROM STREAM kinesis('events', schema => 'user STRING, amount DOUBLE')
+JOIN read_files('s3://ref/users/', format => 'csv', schema => 'user STRING, country STRING') USING (user)`);
+    const ts = readStream
+      .format('json')
+      .schema('user STRING, amount DOUBLE')
+      .kinesis('events')
+      .join(staticTable.s3('s3://ref/users/', { format: 'csv', schema: 'user STRING, country STRING' }), ['user'], 'inner')
+      .writeStream.queryName('k')
+      .plan();
+    expectSamePlan(sql, ts);
+    expect(sql.source.kind).toBe('kinesis');
+  });
+
+  it("SET takes the writer's settings: trigger, lateRows, statePartitions, idleTimeout, multipleWatermarkPolicy", () => {
+    const sql = compileSql(`SET outputMode = update;
+SET trigger = once;
+SET lateRows = 'dead-letter';
+SET statePartitions = 4;
+SET idleTimeout = '30 minutes';
+SET multipleWatermarkPolicy = max;
+SELECT window(event_time, '10 minutes') AS window, count(*) AS n
+${EVENTS} WATERMARK event_time DELAY OF INTERVAL 10 MINUTES
+GROUP BY window(event_time, '10 minutes')`);
+    const ts = events()
+      .withWatermark('event_time', '10 minutes')
+      .groupBy(window('event_time', '10 minutes'))
+      .agg(count().as('n'))
+      .writeStream.outputMode('update')
+      .trigger({ once: true })
+      .lateRows('dead-letter')
+      .option('statePartitions', 4)
+      .option('idleTimeout', '30 minutes')
+      .option('multipleWatermarkPolicy', 'max')
+      .plan();
+    expectSamePlan(sql, ts);
+    expect(sql).toMatchObject({ trigger: 'once', lateRows: 'dead-letter', statePartitions: 4, idleTimeoutMs: 1_800_000, watermarkPolicy: 'max' });
+  });
+
+  it('a stream-static join with a DynamoDB table (dynamodb(name, key => ..., schema => ...)) and ON with two names', () => {
+    const sql = compileSql(`SET queryName = enriched;
+SELECT * FROM STREAM read_files(schema => 'userId STRING, amount DOUBLE') AS e
+LEFT JOIN dynamodb('users', key => 'id', schema => 'id STRING, country STRING') AS u ON e.userId = u.id`);
+    const ts = readStream
+      .format('json')
+      .schema('userId STRING, amount DOUBLE')
+      .load()
+      .join(staticTable.dynamodb('users', { key: 'id', schema: 'id STRING, country STRING' }), [{ left: 'userId', right: 'id' }], 'leftOuter')
+      .writeStream.queryName('enriched')
+      .plan();
+    expectSamePlan(sql, ts);
+  });
+
+  it('every aggregate, a sliding and a session window, keys matched in any case; an aggregate without an alias is named as Spark names it', () => {
+    const cols = 'user STRING, event_time TIMESTAMP, amount DOUBLE';
+    const sql = compileSql(`SET outputMode = update;
+SELECT UPPER(user), window(event_time, '10 minutes', '5 minutes'), count(1), count(amount), sum(amount), avg(amount), mean(amount) AS m, min(amount),
+  max(amount), first(amount), first_value(amount) AS fv, last(amount), last_value(amount) AS lv, approx_count_distinct(user)
+FROM STREAM read_files(schema => '${cols}') WATERMARK event_time DELAY OF INTERVAL 10 MINUTES
+GROUP BY upper(user), window(event_time, '10 minutes', '5 minutes')`);
+    const ts = readStream
+      .format('json')
+      .schema(cols)
+      .load()
+      .withWatermark('event_time', '10 minutes')
+      .groupBy(expr('upper(user)'), window('event_time', '10 minutes', '5 minutes'))
+      .agg(
+        count(),
+        count('amount'),
+        sum('amount'),
+        avg('amount'),
+        avg('amount').as('m'),
+        min('amount'),
+        max('amount'),
+        first('amount'),
+        first('amount').as('fv'),
+        last('amount'),
+        last('amount').as('lv'),
+        approxCountDistinct('user'),
+      )
+      .writeStream.outputMode('update')
+      .plan();
+    expectSamePlan(sql, ts);
+    const aggs = (sql.stateful as unknown as { aggs: Array<{ as: string }> }).aggs.map((a) => a.as);
+    expect(aggs.slice(0, 3)).toEqual(['count(1)', 'count(amount)', 'sum(amount)']);
+    const session = compileSql(`SET outputMode = update; SELECT session_window(event_time, '5 minutes') AS s, count(*) AS n
+FROM STREAM read_files(schema => '${cols}') WATERMARK event_time DELAY OF INTERVAL 1 MINUTE GROUP BY session_window(event_time, '5 minutes')`);
+    expectSamePlan(
+      session,
+      readStream
+        .format('json')
+        .schema(cols)
+        .load()
+        .withWatermark('event_time', '1 minute')
+        .groupBy(sessionWindow('event_time', '5 minutes'))
+        .agg(count().as('n'))
+        .select(renamed('session_window', 's'), renamed('n', 'n'))
+        .writeStream.outputMode('update')
+        .plan(),
+    );
+  });
+
+  it.each([
+    ['JOIN', 'inner'],
+    ['INNER JOIN', 'inner'],
+    ['LEFT JOIN', 'leftOuter'],
+    ['RIGHT OUTER JOIN', 'rightOuter'],
+    ['FULL JOIN', 'fullOuter'],
+    ['FULL OUTER JOIN', 'fullOuter'],
+    ['LEFT SEMI JOIN', 'leftSemi'],
+  ])('two streams, %s: join type %s, a column of one side named alone in ON', (join, type) => {
+    const sql = compileSql(`SELECT * FROM STREAM read_files(schema => 'k STRING, t TIMESTAMP') WATERMARK t DELAY OF INTERVAL 1 MINUTE
+${join} STREAM read_files(schema => 'k2 STRING, t2 TIMESTAMP') WATERMARK t2 DELAY OF INTERVAL 1 MINUTE
+ON k = k2 AND t BETWEEN t2 - INTERVAL 30 SECONDS AND t2`);
+    const left = readStream.format('json').schema('k STRING, t TIMESTAMP').load().withWatermark('t', '1 minute');
+    const right = readStream.format('json').schema('k2 STRING, t2 TIMESTAMP').load().withWatermark('t2', '1 minute');
+    const ts = left
+      .join(right, [{ left: 'k', right: 'k2' }], type, { timeRange: { left: 't', right: 't2', lower: '-30 seconds', upper: '0 seconds' } })
+      .writeStream.plan();
+    expectSamePlan(sql, ts);
+  });
+
+  it('a static table: LEFT SEMI JOIN, and a CSV source with its options as read_files arguments', () => {
+    const sql = compileSql(`SELECT * FROM STREAM read_files(format => 'csv', schema => 'k STRING, n INT', header => true, maxFilesPerTrigger => 10)
+LEFT SEMI JOIN read_files('s3://ref/t/', schema => 'k STRING') USING (k)`);
+    const ts = readStream
+      .format('csv')
+      .schema('k STRING, n INT')
+      .option('header', true)
+      .option('maxFilesPerTrigger', 10)
+      .load()
+      .join(staticTable.s3('s3://ref/t/', { format: 'json', schema: 'k STRING' }), ['k'], 'leftSemi')
+      .writeStream.plan();
+    expectSamePlan(sql, ts);
+    expect(sql.limits).toEqual({ maxFilesPerTrigger: 10 });
+  });
+});
+
+describe('docs/sql.md', () => {
+  const doc = readFileSync(join(__dirname, '..', '..', 'docs', 'sql.md'), 'utf8');
+  const samples = [...doc.matchAll(/^```sql\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
+
+  it('has SQL samples, and each compiles (the one of "Errors" is refused where the page says)', () => {
+    expect(samples.length).toBeGreaterThanOrEqual(3);
+    for (const sample of samples) {
+      if (sample.includes('amout')) expect(() => compileSql(sample)).toThrow(/^\[UNRESOLVED_COLUMN\.WITH_SUGGESTION\] .*\(line 3, column 7\)$/);
+      else expect(() => compileSql(sample)).not.toThrow();
+    }
+  });
+
+  it('shows examples/windowed-totals.sql and examples/ad-clicks.sql as they are (comments left out)', () => {
+    const strip = (f: string) =>
+      readFileSync(join(__dirname, '..', '..', 'examples', f), 'utf8')
+        .split('\n')
+        .filter((l) => !l.startsWith('--'))
+        .join('\n');
+    expect(samples).toContain(strip('windowed-totals.sql'));
+    expect(samples).toContain(strip('ad-clicks.sql'));
+  });
+});
