@@ -92,6 +92,7 @@ export type { Json, OutputRow, Row, StaticTableReader, StaticTables } from '../e
 export type { StreamingProgress, ProgressListener, ProgressDurations, ProgressEventTime, SluiceProgress } from '../engine/progress';
 // Types the exports above name in their signatures, exported so the API reference (npm run docs) documents them.
 export type { AggColumns, KeyColumns } from '../engine/query/types';
+export type { JoinConditionArg } from '../engine/query/frame';
 export type {
   ColumnKey,
   WindowKey,
@@ -99,6 +100,9 @@ export type {
   StatefulSpec,
   StatelessStage,
   ExprStage,
+  RowExtender,
+  JoinExprCondition,
+  JoinConditionCheck,
   StreamJoinSpec,
   JoinStage,
   JoinKeyPair,

@@ -57,9 +57,10 @@ describe('npm run docs (slow)', () => {
       expect(docs.code).toBe(0);
 
       // Every value an entry point exports is named on its module's page and has a page of its own,
-      // <entry>.<name>.html under classes/, functions/ or variables/ (one exported by two entries,
-      // as createClients, gets one page, under the first, and a reference from the other).
-      const pages = ['classes', 'functions', 'variables'].flatMap((d) => (existsSync(join(out, d)) ? readdirSync(join(out, d)) : []));
+      // <entry>.<name>.html under classes/, functions/ or variables/, or modules/ for a namespace
+      // (F); one exported by two entries, as createClients, gets one page, under the first, and a
+      // reference from the other.
+      const pages = ['classes', 'functions', 'variables', 'modules'].flatMap((d) => (existsSync(join(out, d)) ? readdirSync(join(out, d)) : []));
       for (const [entry, file] of Object.entries(entries)) {
         const values = Object.keys(require(join(ROOT, file)) as object).filter((name) => name !== '__esModule');
         expect(values.length).toBeGreaterThan(0);

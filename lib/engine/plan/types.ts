@@ -105,7 +105,7 @@ export interface JoinConditionCheck {
  * (a row failing one is not matched, and an outer side's is emitted with nulls at once), `pair`
  * on the pair (predicate.ts pairRow), which is no match when one fails.
  */
-interface JoinExprCondition {
+export interface JoinExprCondition {
   /** The condition as written. */
   readonly text: string;
   readonly left: readonly JoinConditionCheck[];
