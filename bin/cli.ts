@@ -16,7 +16,7 @@ import { CRASH_POINTS, parseCrashPlan } from '../lib/engine/testing/crash';
 import { InvalidOptionError, InvalidQueryError, SluiceError } from '../lib/engine/errors';
 import type { ConformanceCliOptions, LatenessCliOptions, ReportCliOptions, RunOptions, StatusCliOptions } from './commands';
 import type { ShowCliOptions } from './show';
-import { initProject, INIT_FORMATS, INIT_SINKS, INIT_SOURCES } from './init';
+import { initProject, INIT_FORMATS, INIT_LANGS, INIT_SINKS, INIT_SOURCES } from './init';
 
 export { EXIT_CODES } from './exit-codes';
 import { EXIT_CODES } from './exit-codes';
@@ -118,6 +118,9 @@ export function buildProgram(done: (code: number) => void, version = '0.0.0'): C
     .addOption(
       new Option('--sink <kind>', 'where it writes (parquet: S3 Parquet files, needs a sluice with the Parquet sink)').choices(INIT_SINKS).default('s3'),
     )
+    .addOption(
+      new Option('--lang <lang>', 'the query as a TypeScript module (src/query.ts) or in SQL (src/query.sql, docs/sql.md)').choices(INIT_LANGS).default('ts'),
+    )
     .option('--sluice <spec>', 'the dependency spec for sluice in package.json: a version, or file:<path to a tarball or folder>')
     .addHelpText(
       'after',
@@ -125,17 +128,24 @@ export function buildProgram(done: (code: number) => void, version = '0.0.0'): C
 Example:
   npx sluice init my-pipeline --source kinesis --sink dynamodb
   npx sluice init my-pipeline --format csv
+  npx sluice init my-pipeline --lang sql
   cd my-pipeline && npm install && npm start && npm test`,
     )
     .action(
       (
         dir: string,
-        o: { source: (typeof INIT_SOURCES)[number]; format: (typeof INIT_FORMATS)[number]; sink: (typeof INIT_SINKS)[number]; sluice?: string },
+        o: {
+          source: (typeof INIT_SOURCES)[number];
+          format: (typeof INIT_FORMATS)[number];
+          sink: (typeof INIT_SINKS)[number];
+          lang: (typeof INIT_LANGS)[number];
+          sluice?: string;
+        },
       ) => {
-        const written = initProject({ dir: resolve(dir), source: o.source, format: o.format, sink: o.sink, sluiceSpec: o.sluice });
+        const written = initProject({ dir: resolve(dir), source: o.source, format: o.format, sink: o.sink, lang: o.lang, sluiceSpec: o.sluice });
         console.log(`sluice: wrote ${written.files.length} files to ${written.dir}:`);
         for (const f of written.files) console.log(`  ${f}`);
-        console.log(`\nthe query (src/query.ts) reads ${written.reads}; sample/ holds some`);
+        console.log(`\nthe query (${o.lang === 'sql' ? 'src/query.sql' : 'src/query.ts'}) reads ${written.reads}; sample/ holds some`);
         console.log(`\nnext: cd ${dir} && npm install && npm start   (then: npm test, npx cdk synth)`);
         done(EXIT_CODES.ok);
       },

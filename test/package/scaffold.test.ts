@@ -8,9 +8,9 @@
  * notify the topic it subscribes, and the CDK must find every feature flag configured. Then the
  * README's local walk-through: `npm start`, `sluice status`, a second run, `status`, `report`,
  * `lateness` on the data `npm start` left under .sluice/local.
- * Then it scaffolds the other sink (dynamodb), and the CSV and Parquet landing formats
- * (`--format csv`, `--format parquet`), into folders that share the first one's node_modules and
- * runs their `npm test`, while the first project is synthesized again without an address (a
+ * Then it scaffolds the other sink (dynamodb), the CSV and Parquet landing formats
+ * (`--format csv`, `--format parquet`) and the query in SQL (`--lang sql`, also synthesized), into
+ * folders that share the first one's node_modules and runs their `npm test`, while the first project is synthesized again without an address (a
  * warning, no alarm actions).
  */
 import { execFile } from 'node:child_process';
@@ -150,13 +150,23 @@ describe('the packed package, scaffolded and used (slow)', () => {
         expect(readdirSync(join(dir, 'sample'))).toEqual([`001.${f}`]);
         symlinkSync(join(project, 'node_modules'), join(dir, 'node_modules'));
       }
+      // The query in SQL (--lang sql): src/query.sql, run by its test and bundled as the Lambda's entry at synth.
+      const sqlProject = join(work, 'my-sql-pipeline');
+      expect(await sh(process.execPath, [cli, 'init', sqlProject, '--lang', 'sql', '--sluice', `file:${tarball}`], work, MIN)).toMatchObject({ code: 0 });
+      expect(existsSync(join(sqlProject, 'src', 'query.sql'))).toBe(true);
+      symlinkSync(join(project, 'node_modules'), join(sqlProject, 'node_modules'));
       // Beside them, the first project synthesized again without an address (into another folder): a warning, no actions.
-      const [dynamoTest, bareSynth, ...formatTests] = await Promise.all([
+      const [dynamoTest, bareSynth, sqlTest, ...formatTests] = await Promise.all([
         sh(NPM, ['test'], dynamo, 6 * MIN),
         sh('npx', ['cdk', 'synth', '--quiet', '--output', 'cdk.out.bare'], project, 6 * MIN),
+        sh(NPM, ['test'], sqlProject, 6 * MIN),
         ...formats.map((f) => sh(NPM, ['test'], join(work, `my-${f}-pipeline`), 6 * MIN)),
       ]);
-      for (const t of [dynamoTest, ...formatTests]) {
+      const sqlSynth = await sh('npx', ['cdk', 'synth', '--quiet', '-c', 'alarmEmail=oncall@example.com'], sqlProject, 6 * MIN);
+      expect(sqlSynth).toMatchObject({ code: 0 });
+      const sqlTemplate = readFileSync(join(sqlProject, 'cdk.out', 'MySqlPipeline.template.json'), 'utf8');
+      expect(sqlTemplate).toContain('AWS::Lambda::Function');
+      for (const t of [dynamoTest, sqlTest, ...formatTests]) {
         expect(t.out).toMatch(/# pass 2\n# fail 0/);
         expect(t.code).toBe(0);
       }

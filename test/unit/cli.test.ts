@@ -351,4 +351,17 @@ exports.default = impressions.join(clicks, { left: 'adId', right: 'clickAdId' },
     );
     expect(existsSync(join(dir, 'kinesis-csv'))).toBe(false);
   });
+
+  it('init --lang sql writes src/query.sql and says so; another language is exit 2 with the allowed ones', async () => {
+    const target = join(dir, 'sql-pipeline');
+    const r = await inProcess('init', target, '--lang', 'sql', '--sluice', '0.1.0');
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('the query (src/query.sql) reads JSON-lines files dropped under an S3 landing prefix');
+    expect(readFileSync(join(target, 'src', 'query.sql'), 'utf8')).toContain("FROM STREAM read_files('s3://sluice-local/landing', format => 'json'");
+    const bad = await inProcess('init', join(dir, 'py'), '--lang', 'python');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("argument 'python' is invalid. Allowed choices are ts, sql.");
+    expect(existsSync(join(dir, 'py'))).toBe(false);
+  });
 });

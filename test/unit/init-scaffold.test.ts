@@ -228,3 +228,45 @@ describe('sluice init', () => {
     });
   });
 });
+
+describe('sluice init --lang sql', () => {
+  const sqlScaffold = (source: 's3' | 'kinesis', format: Format = 'json') => {
+    const dir = join(work, `sql-${source}-${format}-${n++}`);
+    initProject({ dir, source, sink: 's3', format, lang: 'sql', sluiceSpec: '0.1.0' });
+    return { dir, read: (f: string) => readFileSync(join(dir, f), 'utf8') };
+  };
+
+  it.each([
+    ['s3', 'json'],
+    ['s3', 'csv'],
+    ['s3', 'parquet'],
+    ['kinesis', 'json'],
+  ] as const)("%s %s: src/query.sql compiles to the TypeScript scaffold's plan, and is the Lambda entry", (source, format) => {
+    const { dir, read } = sqlScaffold(source, format);
+    const { compileSql } = require('../../lib/api/query') as typeof import('../../lib/api/query');
+    // the TypeScript scaffold of the same options, its query module loaded as `sluice run` loads it
+    const ts = scaffold(source, 's3', format);
+    const tsPlan = (require(join(ts.dir, 'src', 'query.ts').replace(/\.ts$/, '')) as { default: (m?: string) => QueryPlan }).default('append');
+    const plan = compileSql(read('src/query.sql'));
+    const basename = (p: string) => p.split(/[/\\]/).pop();
+    expect(plan.source).toEqual(tsPlan.source);
+    expect({ mode: plan.outputMode, stateful: plan.stateful, limits: plan.limits }).toEqual({
+      mode: tsPlan.outputMode,
+      stateful: tsPlan.stateful,
+      limits: tsPlan.limits,
+    });
+    expect(plan.name).toBe(basename(dir));
+    expect(existsSync(join(dir, 'src', 'query.ts'))).toBe(false);
+    expect(existsSync(join(dir, 'src', 'handler.ts'))).toBe(false);
+    expect(read('bin/app.ts')).toContain("entry: path.join(__dirname, '..', 'src', 'query.sql'),");
+    expect(read('bin/app.ts')).not.toContain('SLUICE_OUTPUT_MODE');
+    expect(JSON.parse(read('package.json')).scripts.start).toMatch(/^sluice run src\/query\.sql /);
+    for (const f of ['README.md', 'src/query.sql', 'bin/app.ts', 'test/query.test.ts']) expect(read(f)).not.toMatch(/\{\{|\}\}/);
+    expect(read('README.md')).toContain('`src/query.sql`');
+    expect(read('test/query.test.ts')).toContain("import { compileSql, type OutputRow } from 'sluice';");
+  });
+
+  it('refuses another language, naming the two', () => {
+    expect(() => initProject({ dir: join(work, 'bad-lang'), source: 's3', sink: 's3', lang: 'python' as 'sql' })).toThrow(/--lang python .*ts .*sql/);
+  });
+});

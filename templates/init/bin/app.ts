@@ -1,5 +1,5 @@
 /**
- * The CDK app: one AvailableNowPipeline that runs src/handler.ts every 15 minutes. Nothing is
+ * The CDK app: one AvailableNowPipeline that runs {{ENTRY_PATH}} every 15 minutes. Nothing is
  * looked up, so `npx cdk synth` works offline; `npx cdk deploy` deploys it.
  *
  * Where its alarms go: the address in the context value `alarmEmail`
@@ -24,12 +24,11 @@ if (alarmEmail === undefined) {
 }
 {{SINK_SETUP}}
 const pipeline = new AvailableNowPipeline(stack, 'Pipeline', {
-  entry: path.join(__dirname, '..', 'src', 'handler.ts'),
+  entry: path.join(__dirname, '..', 'src', '{{ENTRY_FILE}}'),
   pipelineName: '{{NAME}}',
   source: {{SOURCE_CDK}},
   sink: {{SINK_CDK}},
-  environment: { SLUICE_OUTPUT_MODE: 'append' },
-  alarmEmail,
+{{ENVIRONMENT}}  alarmEmail,
 });
 
 new CfnOutput(stack, 'FunctionName', { value: pipeline.function.functionName });
