@@ -137,6 +137,9 @@ export function initProject(opts: InitOptions): { dir: string; files: string[]; 
     ENTRY_PATH: sql ? 'src/query.sql' : 'src/handler.ts',
     // the SQL query sets its output mode itself (SET outputMode); the TypeScript handler reads SLUICE_OUTPUT_MODE
     ENVIRONMENT: sql ? '' : "  environment: { SLUICE_OUTPUT_MODE: 'append' },\n",
+    // the query built at synth too, so that `cdk synth` fails where the query API refuses it (a .sql entry is compiled there anyway)
+    QUERY_IMPORT: sql ? '' : "import { windowedTotals } from '../src/query';\n",
+    QUERY_PROP: sql ? '' : "  query: windowedTotals('append'), // built here too: cdk synth fails where the query API refuses it\n",
     FILES_TABLE: sql
       ? "| `src/query.sql` | the query in SQL (sluice's `docs/sql.md`): `sluice run` runs it, and it is the Lambda's entry, compiled at `cdk synth` |"
       : '| `src/query.ts` | the query (its output row type, `TotalsRow`, follows from `groupBy`/`agg`) |\n| `src/handler.ts` | the Lambda entry: reads the environment the construct sets, once per container |',

@@ -10,6 +10,7 @@ import type {
   aws_sns as sns,
   aws_sqs as sqs,
 } from 'aws-cdk-lib';
+import type { QueryPlan } from '../engine/plan/types';
 import type { LegacyAlarmProps, PipelineAlarmsProps } from './alarm-props';
 import type { PipelineParallelism } from './scale-out';
 import type { PipelineSink } from './sinks';
@@ -44,6 +45,16 @@ export interface AvailableNowPipelineProps extends LegacyAlarmProps {
    * with a .sql `entry`, its `SET queryName`
    */
   readonly queryName?: string;
+  /**
+   * The query the entry runs, built in the CDK app (`query: windowedTotals()`), so that `cdk synth`
+   * builds it and fails on what the query API refuses (an unknown column, a Spark SQL expression
+   * that does not parse or type, an append-mode aggregation without a watermark), as the Lambda
+   * would at its first run; and its `.queryName(...)` is the default `queryName`. The Lambda still
+   * builds its own from the entry: pass the plan the entry builds. A `.sql` entry is compiled at
+   * synth without it.
+   * @default none: the query is first built when the Lambda starts
+   */
+  readonly query?: QueryPlan;
   /**
    * Extra environment for the query module, e.g. `{ SLUICE_OUTPUT_MODE: 'update' }`. It may not
    * set the SLUICE_* variables the construct owns (use the props instead).

@@ -88,7 +88,16 @@ export function resolveProps(scope: Construct, id: string, props: AvailableNowPi
   }
   const exampleQuery =
     entry === path.resolve(DEFAULT_ENTRY) ? `windowed-totals-${props.environment?.SLUICE_OUTPUT_MODE?.trim().toLowerCase() || 'append'}` : sqlName;
-  const queryName = props.queryName ?? exampleQuery ?? pipelineName;
+  const planName = props.query?.name;
+  if (props.query !== undefined && (typeof planName !== 'string' || !('stages' in props.query)))
+    invalid(scope, 'query is not a query plan: pass the plan the entry runs, readStream...writeStream...plan()', {});
+  if (props.queryName !== undefined && planName !== undefined && props.queryName !== planName)
+    invalid(
+      scope,
+      `queryName ${JSON.stringify(props.queryName)} is not the name of the query given (${JSON.stringify(planName)}): the Lambda refuses a query of another name; leave queryName out or make them the same`,
+      { queryName: props.queryName, planName },
+    );
+  const queryName = props.queryName ?? planName ?? exampleQuery ?? pipelineName;
   if (!QUERY_NAME.test(queryName)) {
     invalid(
       scope,

@@ -9,7 +9,7 @@
  * README's local walk-through: `npm start`, `sluice status`, a second run, `status`, `report`,
  * `lateness` on the data `npm start` left under .sluice/local.
  * Then it scaffolds the other sink (dynamodb), the CSV and Parquet landing formats
- * (`--format csv`, `--format parquet`) and the query in SQL (`--lang sql`, also synthesized), into
+ * (`--format csv`, `--format parquet`) and the query in SQL (`--lang sql`), into
  * folders that share the first one's node_modules and runs their `npm test`, while the first project is synthesized again without an address (a
  * warning, no alarm actions).
  */
@@ -59,7 +59,7 @@ describe('the packed package, scaffolded and used (slow)', () => {
       }>;
       const files = packed[0].files.map((f) => f.path);
       // Only what a user needs: the compiled code and types, the templates, the README.
-      expect(files.filter((f) => !/^(dist\/|templates\/init\/|README\.md$|package\.json$|LICENSE)/.test(f))).toEqual([]);
+      expect(files.filter((f) => !/^(dist\/|templates\/init(-sql)?\/|README\.md$|package\.json$|LICENSE)/.test(f))).toEqual([]);
       expect(files.filter((f) => /\.ts$/.test(f) && !/\.d\.ts$/.test(f) && !f.startsWith('templates/'))).toEqual([]);
       expect(files).toEqual(
         expect.arrayContaining(['dist/bin/cli.js', 'dist/lib/api/query.d.ts', 'dist/lib/api/lambda.js', 'dist/lib/api/cdk.js', 'dist/lib/api/local.js']),
@@ -150,7 +150,9 @@ describe('the packed package, scaffolded and used (slow)', () => {
         expect(readdirSync(join(dir, 'sample'))).toEqual([`001.${f}`]);
         symlinkSync(join(project, 'node_modules'), join(dir, 'node_modules'));
       }
-      // The query in SQL (--lang sql): src/query.sql, run by its test and bundled as the Lambda's entry at synth.
+      // The query in SQL (--lang sql): src/query.sql, compiled and run by its test. (Its synth bundles the
+      // package's lambdas/sql-query.js, which must lie under the project: a node_modules linked from the
+      // first project does not; test/infra/sql-pipeline.test.ts synthesizes a .sql entry with bundling.)
       const sqlProject = join(work, 'my-sql-pipeline');
       expect(await sh(process.execPath, [cli, 'init', sqlProject, '--lang', 'sql', '--sluice', `file:${tarball}`], work, MIN)).toMatchObject({ code: 0 });
       expect(existsSync(join(sqlProject, 'src', 'query.sql'))).toBe(true);
@@ -162,10 +164,6 @@ describe('the packed package, scaffolded and used (slow)', () => {
         sh(NPM, ['test'], sqlProject, 6 * MIN),
         ...formats.map((f) => sh(NPM, ['test'], join(work, `my-${f}-pipeline`), 6 * MIN)),
       ]);
-      const sqlSynth = await sh('npx', ['cdk', 'synth', '--quiet', '-c', 'alarmEmail=oncall@example.com'], sqlProject, 6 * MIN);
-      expect(sqlSynth).toMatchObject({ code: 0 });
-      const sqlTemplate = readFileSync(join(sqlProject, 'cdk.out', 'MySqlPipeline.template.json'), 'utf8');
-      expect(sqlTemplate).toContain('AWS::Lambda::Function');
       for (const t of [dynamoTest, sqlTest, ...formatTests]) {
         expect(t.out).toMatch(/# pass 2\n# fail 0/);
         expect(t.code).toBe(0);

@@ -10,7 +10,7 @@
 import * as path from 'node:path';
 import { Annotations, App, CfnOutput, Stack{{CDK_IMPORTS}} } from 'aws-cdk-lib';
 import { AvailableNowPipeline, PipelineSink, PipelineSource } from 'sluice/cdk';
-
+{{QUERY_IMPORT}}
 const app = new App();
 const account = process.env.CDK_DEFAULT_ACCOUNT;
 const region = process.env.CDK_DEFAULT_REGION;
@@ -28,7 +28,7 @@ const pipeline = new AvailableNowPipeline(stack, 'Pipeline', {
   pipelineName: '{{NAME}}',
   source: {{SOURCE_CDK}},
   sink: {{SINK_CDK}},
-{{ENVIRONMENT}}  alarmEmail,
+{{ENVIRONMENT}}{{QUERY_PROP}}  alarmEmail,
 });
 
 new CfnOutput(stack, 'FunctionName', { value: pipeline.function.functionName });
