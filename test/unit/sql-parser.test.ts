@@ -137,17 +137,24 @@ JOIN STREAM read_files(schema => 'k2 STRING, t2 TIMESTAMP') AS b WATERMARK t2 DE
   ON `;
 
   it.each([
-    ['a.k = b.k2 AND a.t > b.t2', 'a.t > b.t2'],
-    ['a.k = b.k2 OR a.t = b.t2', 'a.k = b.k2 OR a.t = b.t2'],
-    ["a.k = b.k2 AND a.k = 'x'", "a.k = 'x'"],
-    ['a.k = b.k2 AND a.t BETWEEN b.t2 AND a.t + INTERVAL 1 MINUTE', 'a.t BETWEEN b.t2 AND a.t + INTERVAL 1 MINUTE'],
-    ['a.k = b.k2 AND a.t NOT BETWEEN b.t2 AND b.t2 + INTERVAL 1 MINUTE', 'a.t NOT BETWEEN'],
-  ])('ON %s: refused, naming %j and what ON takes', (on, named) => {
-    const sql = TWO + on;
-    const e = errorOf(() => compileSql(sql));
-    expect(e.errorClass).toBe('UNSUPPORTED_FEATURE');
-    expect(e.position).toBe(sql.indexOf(named));
-    expect(e.message).toContain("is not supported in a join's ON yet: ON takes equalities of columns (a.k = b.k)");
+    ["a.k = b.k2 AND a.k = 'x'", 'stages', "k = 'x'"],
+    ["a.k = b.k2 AND b.t2 IS NOT NULL AND upper(B.k2) <> 'Z'", 'input', "upper(k2) <> 'Z'"],
+    ['a.k = b.k2 AND a.t NOT BETWEEN b.t2 AND b.t2 + INTERVAL 1 MINUTE', 'join', 'NOT BETWEEN'],
+  ])('ON %s: the other conjuncts are the join condition (pushed to the %s of their side, or checked in the join)', (on, where, text) => {
+    const plan = compileSql(TWO + on);
+    // an inner join: a one-side conjunct filters that side's input (the query's stages, or the joined input's), one of both sides stays in the join
+    const stages = where === 'stages' ? plan.stages : where === 'input' ? plan.inputs![0].stages : [];
+    if (where === 'join') expect(JSON.stringify(plan.stateful)).toContain(text);
+    else expect(stages.some((s) => s.kind === 'filterExpr' && s.text.includes(text))).toBe(true);
+  });
+
+  it('ON without an equality of the two sides is refused, as is a conjunct with a qualifier of neither side', () => {
+    const or = TWO + 'a.k = b.k2 OR a.t = b.t2';
+    expect(errorOf(() => compileSql(or)).message).toContain('a join needs at least one equality of columns (a.k = b.k)');
+    const other = TWO + "a.k = b.k2 AND c.k = 'x'";
+    expect(errorOf(() => compileSql(other)).message).toMatch(/c is not the alias of either side/);
+    const ticked = TWO + "a.k = b.k2 AND `b`.k2 = 'x'";
+    expect(errorOf(() => compileSql(ticked))).toMatchObject({ errorClass: 'UNSUPPORTED_FEATURE', position: ticked.indexOf('`b`.k2') });
   });
 
   it('refuses ON a.k = b.k over two columns of one name (use USING), an unknown alias, a qualified name outside ON and a RIGHT join with a static table', () => {

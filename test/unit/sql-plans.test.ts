@@ -267,6 +267,35 @@ ON k = k2 AND t BETWEEN t2 - INTERVAL 30 SECONDS AND t2`);
     expectSamePlan(sql, ts);
   });
 
+  it('ON conjuncts beyond the keys and the range are the join condition, aliases written left./right.; the pushed one filters the right input', () => {
+    const sql = compileSql(`SELECT * FROM STREAM read_files(schema => 'k STRING, t TIMESTAMP, amount DOUBLE') AS a WATERMARK t DELAY OF INTERVAL 1 MINUTE
+LEFT JOIN STREAM read_files(schema => 'k2 STRING, t2 TIMESTAMP, status STRING, lim DOUBLE') AS b WATERMARK t2 DELAY OF INTERVAL 1 MINUTE
+ON a.k = b.k2 AND b.status IN ('ok', 'new') AND a.t BETWEEN b.t2 - INTERVAL 30 SECONDS AND b.t2 AND a.amount > B.lim`);
+    const left = readStream.format('json').schema('k STRING, t TIMESTAMP, amount DOUBLE').load().withWatermark('t', '1 minute');
+    const right = readStream.format('json').schema('k2 STRING, t2 TIMESTAMP, status STRING, lim DOUBLE').load().withWatermark('t2', '1 minute');
+    const ts = left
+      .join(right, [{ left: 'k', right: 'k2' }], 'leftOuter', {
+        name: 'b',
+        timeRange: { left: 't', right: 't2', lower: '-30 seconds', upper: '0 seconds' },
+        condition: "(right.status IN ('ok', 'new')) AND (left.amount > right.lim)",
+      })
+      .writeStream.plan();
+    expectSamePlan(sql, ts);
+    // a leftOuter join pushes the right-side conjunct into the right input, before its watermark
+    const stages = sql.inputs![0].stages;
+    const pushed = stages.findIndex((s) => s.kind === 'filterExpr' && s.text.includes('status'));
+    expect(pushed).toBeGreaterThanOrEqual(0);
+    expect(pushed).toBeLessThan(stages.findIndex((s) => s.kind === 'watermark'));
+  });
+
+  it('an ON conjunct with a qualifier that names neither side is refused, with its position', () => {
+    expect(() =>
+      compileSql(`SELECT * FROM STREAM read_files(schema => 'k STRING, t TIMESTAMP') AS a WATERMARK t DELAY OF INTERVAL 1 MINUTE
+JOIN STREAM read_files(schema => 'k2 STRING, t2 TIMESTAMP, s STRING') AS b WATERMARK t2 DELAY OF INTERVAL 1 MINUTE
+ON a.k = b.k2 AND c.s = 'x'`),
+    ).toThrow(/c\.s: c is not the alias of either side|UNRESOLVED_COLUMN/);
+  });
+
   it('a static table: LEFT SEMI JOIN, and a CSV source with its options as read_files arguments', () => {
     const sql = compileSql(`SELECT * FROM STREAM read_files(format => 'csv', schema => 'k STRING, n INT', header => true, maxFilesPerTrigger => 10)
 LEFT SEMI JOIN read_files('s3://ref/t/', schema => 'k STRING') USING (k)`);

@@ -156,8 +156,62 @@ function conjuncts(a: Ast): Ast[] {
   return a.k === 'binary' && a.op === 'AND' ? [...conjuncts(a.left), ...conjuncts(a.right)] : [a];
 }
 
+/** Every column reference (`name` node) in an expression. */
+function namesIn(a: Ast | undefined): Extract<Ast, { k: 'name' }>[] {
+  if (a === undefined) return [];
+  switch (a.k) {
+    case 'name':
+      return [a];
+    case 'field':
+      return namesIn(a.base);
+    case 'index':
+      return [...namesIn(a.base), ...namesIn(a.index)];
+    case 'unary':
+    case 'is':
+    case 'cast':
+      return namesIn(a.arg);
+    case 'binary':
+      return [...namesIn(a.left), ...namesIn(a.right)];
+    case 'in':
+      return [...namesIn(a.arg), ...a.list.flatMap(namesIn)];
+    case 'between':
+      return [...namesIn(a.arg), ...namesIn(a.lo), ...namesIn(a.hi)];
+    case 'like':
+      return [...namesIn(a.arg), ...namesIn(a.pattern)];
+    case 'case':
+      return [...namesIn(a.operand), ...a.whens.flatMap((w) => [...namesIn(w.when), ...namesIn(w.result)]), ...namesIn(a.otherwise)];
+    case 'call':
+      return a.args.flatMap(namesIn);
+    default:
+      return [];
+  }
+}
+
+/**
+ * A conjunct of ON that is neither an equi-key nor the time range, as the frame API's join
+ * condition takes it (query/join-condition.ts): its text, each side's alias written `left.` or
+ * `right.` (an unqualified name stays: the side that has it). Null: a qualifier that is not an
+ * alias of either side, or one in backticks, which this rewriting does not read.
+ */
+function conditionText(sql: string, c: Ast, end: number, left: Side, right: Side): string | null {
+  const start = startOf(c);
+  let out = '';
+  let at = start;
+  for (const n of namesIn(c).sort((a, b) => a.pos - b.pos)) {
+    if (n.parts.length < 2) continue;
+    const q = n.parts[0];
+    const written = sql.slice(n.pos, n.pos + q.length);
+    if (written.toLowerCase() !== q.toLowerCase()) return null;
+    const side = left.aliases.includes(q.toLowerCase()) ? 'left' : right.aliases.includes(q.toLowerCase()) ? 'right' : null;
+    if (side === null) return null;
+    out += sql.slice(at, n.pos) + side;
+    at = n.pos + q.length;
+  }
+  return `(${(out + sql.slice(at, end)).trim()})`;
+}
+
 const NOT_YET =
-  "is not supported in a join's ON yet: ON takes equalities of columns (a.k = b.k) and, for two streams, one event-time range (a.t BETWEEN b.t - INTERVAL ... AND b.t + INTERVAL ...), joined with AND";
+  "is not supported in a join's ON: each conjunct is an equality of columns (a.k = b.k), for two streams one event-time range (a.t BETWEEN b.t - INTERVAL ... AND b.t + INTERVAL ...), or a condition whose names are columns of a side or qualified by a side's alias";
 
 /** The equi keys and the time range of an ON condition. */
 function onCondition(
@@ -166,17 +220,25 @@ function onCondition(
   left: Side,
   right: Side,
   stream: boolean,
-): { keys: Array<{ left: string; right: string }>; timeRange?: TimeRangeArg } {
+): { keys: Array<{ left: string; right: string }>; timeRange?: TimeRangeArg; condition?: string } {
   const keys: Array<{ left: string; right: string }> = [];
   let timeRange: TimeRangeArg | undefined;
+  const others: string[] = [];
   const textOf = (a: Ast, next?: Ast) => sql.slice(startOf(a), next ? startOf(next) : on.pos + on.text.length).replace(/\s*AND\s*$/i, '');
   const parts = conjuncts(on.ast);
   parts.forEach((c, i) => {
     const refuse = () => unsupported(sql, startOf(c), `${textOf(c, parts[i + 1])} ${NOT_YET}`);
-    if (c.k === 'binary' && c.op === '=') {
-      const a = sideOf(sql, c.left, left, right);
-      const b = sideOf(sql, c.right, left, right);
-      if (!a || !b || a.side === b.side) throw refuse();
+    /** Any other conjunct: checked by the join's condition expression (pushed into a side where Spark pushes it). */
+    const other = () => {
+      const end = startOf(c) + textOf(c, parts[i + 1]).length;
+      const text = conditionText(sql, c, end, left, right);
+      if (text === null) throw refuse();
+      others.push(text);
+    };
+    const a = c.k === 'binary' && c.op === '=' ? sideOf(sql, c.left, left, right) : null;
+    const b = c.k === 'binary' && c.op === '=' ? sideOf(sql, c.right, left, right) : null;
+    if (c.k === 'binary' && c.op === '=' && !(a && b && a.side !== b.side)) return other();
+    if (c.k === 'binary' && c.op === '=' && a && b) {
       const pair = a.side === 'left' ? { left: a.column, right: b.column } : { left: b.column, right: a.column };
       if (pair.left === pair.right) {
         throw unsupported(
@@ -195,7 +257,7 @@ function onCondition(
       const loSide = lo && sideOf(sql, lo.ref, left, right);
       const hiSide = hi && sideOf(sql, hi.ref, left, right);
       if (!arg || !lo || !hi || !loSide || !hiSide || loSide.side !== hiSide.side || loSide.column !== hiSide.column || loSide.side === arg.side)
-        throw refuse();
+        return other();
       const us = (n: number) => `${n} microseconds`;
       // left BETWEEN right + lo AND right + hi; with the sides swapped, left BETWEEN right - hi AND right - lo
       timeRange =
@@ -204,10 +266,10 @@ function onCondition(
           : { left: loSide.column, right: arg.column, lower: us(-hi.us), upper: us(-lo.us) };
       return;
     }
-    throw refuse();
+    other();
   });
   if (keys.length === 0) throw unsupported(sql, on.pos, `ON ${on.text}: a join needs at least one equality of columns (a.k = b.k)`);
-  return { keys, timeRange };
+  return { keys, ...(timeRange ? { timeRange } : {}), ...(others.length ? { condition: others.join(' AND ') } : {}) };
 }
 
 /** `frame` joined as `j` says; `aliases` are the names of the left side so far. */
@@ -221,7 +283,11 @@ export function joined(sql: string, frame: StreamFrame<AnyColumns>, aliases: rea
     const name = r.alias && /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(r.alias) ? { name: r.alias } : {};
     if (j.using) return frame.join(other, [...j.using], type, name);
     const cond = onCondition(sql, j.on!, { aliases, columns: frame.columnsNow_() }, { aliases: rightAliases, columns: other.columnsNow_() }, true);
-    return frame.join(other, cond.keys, type, { ...name, ...(cond.timeRange ? { timeRange: cond.timeRange } : {}) });
+    return frame.join(other, cond.keys, type, {
+      ...name,
+      ...(cond.timeRange ? { timeRange: cond.timeRange } : {}),
+      ...(cond.condition ? { condition: cond.condition } : {}),
+    });
   }
   const type = { INNER: 'inner', LEFT: 'leftOuter', 'LEFT OUTER': 'leftOuter', 'LEFT SEMI': 'leftSemi', SEMI: 'leftSemi' }[j.type];
   if (!type)
@@ -230,5 +296,5 @@ export function joined(sql: string, frame: StreamFrame<AnyColumns>, aliases: rea
   if (j.using) return frame.join(table, [...j.using], type);
   const columns = table.spec.schema.columns.map((c) => ({ ...c }) as unknown as ColumnInfo);
   const cond = onCondition(sql, j.on!, { aliases, columns: frame.columnsNow_() }, { aliases: rightAliases, columns }, false);
-  return frame.join(table, cond.keys, type);
+  return frame.join(table, cond.keys, type, cond.condition ? { condition: cond.condition } : {});
 }
