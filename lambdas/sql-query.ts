@@ -6,23 +6,10 @@
  * container starts, compiles the SQL to its plan then, and builds the handler.
  */
 import sql from 'sluice-sql-query';
-import { createScheduledHandler, failingHandler, type ScheduledHandler } from '../lib/aws/lambda/handler';
-import { lambdaEnvironmentFrom } from '../lib/aws/lambda/env';
+import { createScheduledHandlerFromEnv } from '../lib/api/lambda';
+import type { ScheduledHandler } from '../lib/aws/lambda/handler';
 import { compileSql } from '../lib/engine/sql';
 
-function build(env: NodeJS.ProcessEnv): ScheduledHandler {
-  const { config, connection, metricsNamespace, pipelineName, logDataValues } = lambdaEnvironmentFrom(env);
-  return createScheduledHandler(compileSql(sql), config, connection, { metricsNamespace, pipelineName, logDataValues });
-}
-
-function buildOrFail(env: NodeJS.ProcessEnv): ScheduledHandler {
-  try {
-    return build(env);
-  } catch (error) {
-    // a bad environment (or a query the construct's synth would have refused) fails every
-    // invocation with a JSON line that says what to fix
-    return failingHandler(error);
-  }
-}
-
-export const handler: ScheduledHandler = buildOrFail(process.env);
+// a bad environment (or a query the construct's synth would have refused) fails every invocation
+// with a JSON line that says what to fix (createScheduledHandlerFromEnv)
+export const handler: ScheduledHandler = createScheduledHandlerFromEnv(process.env, () => compileSql(sql));

@@ -96,7 +96,7 @@ export function applyStages(stages: readonly StatelessStage[], input: readonly R
           row = stage.compiled.project(row);
           break;
         case 'withColumnExpr':
-          row = stage.extend ? stage.extend(row, stage.compiled.evaluate(row)) : { ...row, [stage.name]: stage.compiled.evaluate(row) };
+          row = extended(stage, row, stage.compiled.evaluate(row));
           break;
         case 'select': {
           const next: Row = {};
@@ -112,10 +112,10 @@ export function applyStages(stages: readonly StatelessStage[], input: readonly R
           row = project(stage.items, row);
           break;
         case 'withColumn':
-          row = stage.extend ? stage.extend(row, stage.fn(row)) : { ...row, [stage.name]: stage.fn(row) };
+          row = extended(stage, row, stage.fn(row));
           break;
         case 'extract':
-          row = stage.extend ? stage.extend(row, valueAt(row, stage.path)) : { ...row, [stage.name]: valueAt(row, stage.path) };
+          row = extended(stage, row, valueAt(row, stage.path));
           break;
         case 'watermark': {
           const t = row[stage.column] as Micros | null;
@@ -158,6 +158,11 @@ export function rowExtender(columns: readonly string[], name: string): RowExtend
   if (keys.includes('__proto__')) return (row, value) => ({ ...row, [name]: value }); // a literal key "__proto__" would set the prototype
   const fields = keys.map((k) => `${JSON.stringify(k)}: ${k === name ? 'value' : `row[${JSON.stringify(k)}]`}`).join(', ');
   return new Function(`'use strict'; return function (row, value) { return { ${fields} }; };`)() as RowExtender;
+}
+
+/** The row with the stage's column `name` set to `value`: by its extender, else a spread (a stage built without one). */
+function extended(stage: { readonly name: string; readonly extend?: RowExtender }, row: Row, value: unknown): Row {
+  return stage.extend ? stage.extend(row, value) : { ...row, [stage.name]: value };
 }
 
 /** An expression stage as a dead letter's reason names it. */

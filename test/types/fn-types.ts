@@ -1,6 +1,6 @@
 /**
- * Compile-time checks of the functions module's types (not run: test/unit/query-types.test.ts and
- * test/unit/fn-types.test.ts compile this file with tsc). Each `@ts-expect-error` line must be a
+ * Compile-time checks of the functions module's types (not run: test/unit/query-types.test.ts
+ * compiles this file with tsc, and a copy without one directive as a control). Each `@ts-expect-error` line must be a
  * type error; each `Expect<Equal<...>>` must hold.
  */
 import { F, expr, readStream, type RowOf, type UnknownType } from '../../lib/api/query';

@@ -5,15 +5,10 @@
  * and after a stateful operator; refusals when the query is built. Expected rows are worked out
  * from Spark's rules by hand.
  */
-import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import type { QueryPlan } from '../../lib/engine/plan/types';
+import { runPlanOnce } from '../helpers/run-plan';
 import { count, expr, first, readStream, sum, window } from '../../lib/api/query';
 import { outputColumns } from '../../lib/engine/plan/chain';
-import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
-import { InMemoryDeadLetters } from '../../lib/engine/testing/memory-dead-letters';
-import { InMemorySink } from '../../lib/engine/testing/memory-sink';
-import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
-import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
 
 const SCHEMA = 'id STRING, ts TIMESTAMP, country STRING, qty INT, price DECIMAL(6,2)';
 const input = () => readStream.format('json').schema(SCHEMA).load();
@@ -27,18 +22,8 @@ const RECORDS = [
 ];
 
 async function run(plan: QueryPlan, records: Record<string, unknown>[] = RECORDS) {
-  const source = new InMemoryFileSource(plan.source.schema);
-  source.add('in.json', records);
-  const deadLetters = new InMemoryDeadLetters();
-  const report = await new MicroBatchExecutor({
-    plan,
-    source,
-    checkpoint: new InMemoryCheckpoint(),
-    state: new InMemoryStateStore(),
-    sink: new InMemorySink(),
-    deadLetters,
-  }).run({ collectRows: true });
-  return { rows: report.batches.flatMap((b) => b.rows), report, reasons: deadLetters.all('malformed').map((d) => (d as { reason: string }).reason) };
+  const { rows, report, deadLetters } = await runPlanOnce(plan, records);
+  return { rows, report, reasons: deadLetters.all('malformed').map((d) => (d as { reason: string }).reason) };
 }
 
 describe('stateless expression stages', () => {

@@ -3,15 +3,10 @@
  * the explode family and nested grouping keys, run on the in-memory ports; and Spark's analysis
  * errors when the query is built. Expected rows are worked out from Spark's rules by hand.
  */
-import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import type { QueryPlan } from '../../lib/engine/plan/types';
+import { runPlanOnce } from '../helpers/run-plan';
 import { count, explode, explodeOuter, posexplode, readStream, window } from '../../lib/api/query';
 import { outputColumns } from '../../lib/engine/plan/chain';
-import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
-import { InMemoryDeadLetters } from '../../lib/engine/testing/memory-dead-letters';
-import { InMemorySink } from '../../lib/engine/testing/memory-sink';
-import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
-import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
 
 const SCHEMA =
   'id STRING, ts TIMESTAMP, customer STRUCT<name: STRING, address: STRUCT<country: STRING, zip: INT>>, tags ARRAY<STRING>, attrs MAP<STRING, BIGINT>';
@@ -30,18 +25,7 @@ const RECORDS = [
 ];
 
 async function run(plan: QueryPlan, records: Record<string, unknown>[] = RECORDS) {
-  const source = new InMemoryFileSource(plan.source.schema);
-  source.add('in.json', records);
-  const deadLetters = new InMemoryDeadLetters();
-  const report = await new MicroBatchExecutor({
-    plan,
-    source,
-    checkpoint: new InMemoryCheckpoint(),
-    state: new InMemoryStateStore(),
-    sink: new InMemorySink(),
-    deadLetters,
-  }).run({ collectRows: true });
-  return { rows: report.batches.flatMap((b) => b.rows), report, deadLetters };
+  return runPlanOnce(plan, records);
 }
 
 describe('paths in select', () => {

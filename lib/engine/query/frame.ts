@@ -166,7 +166,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
    */
   col<const P extends ColumnPaths<C>>(name: P): FrameCol<C, P> {
     const text = columnText(name);
-    compileExpression(text, this.columns_()); // an unknown column is refused here, with Spark's suggestion
+    compileExpression(text, this.columnsNow_()); // an unknown column is refused here, with Spark's suggestion
     return new Column(text) as FrameCol<C, P>;
   }
 
@@ -190,7 +190,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
   filter(condition: string | Column<'BOOLEAN' | UnknownType> | ((row: InputRowOf<C>) => boolean), label = 'filter'): StreamFrame<C> {
     if (typeof condition === 'function') return this.add({ kind: 'filter', fn: condition as (row: Row) => boolean, label });
     const text = exprText(condition, label);
-    return this.add({ kind: 'filterExpr', text, test: compileFilter(text, this.columns_()) });
+    return this.add({ kind: 'filterExpr', text, test: compileFilter(text, this.columnsNow_()) });
   }
   where(condition: string | Column<'BOOLEAN' | UnknownType> | ((row: InputRowOf<C>) => boolean)): StreamFrame<C> {
     return this.filter(condition, 'where');
@@ -204,14 +204,10 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
   selectExpr(...items: Array<string | Column>): StreamFrame<AnyColumns> {
     if (items.length === 0) throw new InvalidQueryError('selectExpr: give at least one expression, e.g. selectExpr("id", "amount * qty AS revenue")');
     const texts = items.map((i) => (i instanceof Column ? i.toString() : exprText(i, 'selectExpr')));
-    return this.add({ kind: 'selectExpr', items: texts, compiled: compileSelect(texts, this.columns_()) });
+    return this.add({ kind: 'selectExpr', items: texts, compiled: compileSelect(texts, this.columnsNow_()) });
   }
-  /** @internal The columns of the frame's rows now. */
+  /** @internal The columns of the frame's rows after the stages so far (the analysis checks them as it goes). */
   columnsNow_(): ColumnInfo[] {
-    return this.columns_();
-  }
-  /** The columns of the frame's rows after the stages so far (the analysis checks them as it goes). */
-  private columns_(): ColumnInfo[] {
     const last = this.operators[this.operators.length - 1];
     return last ? columnsAfter(outputColumns(this as unknown as StreamFrame<FrameColumns>), last.post) : columnsAfter(this.source.schema.columns, this.stages);
   }
@@ -240,7 +236,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     return this.project_(items as Array<string | ProjectItem>);
   }
   private project_(items: Array<string | ProjectItem>): StreamFrame<AnyColumns> {
-    const cols = this.columns_();
+    const cols = this.columnsNow_();
     const isColumn = (i: string): boolean => !isPath(i) || cols.some((c) => c.name === i);
     if (items.every((i): i is string => typeof i === 'string' && isColumn(i))) return this.add({ kind: 'select', columns: items });
     const expanded = items.flatMap((i): ProjectItem[] => {
@@ -293,7 +289,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
   withColumn(name: string, type: string | Column, fn?: (row: any) => unknown): StreamFrame<any> {
     if (fn === undefined) {
       const text = exprText(type, `withColumn(${JSON.stringify(name)}, ...)`);
-      const compiled = compileExpression(text, this.columns_(), name);
+      const compiled = compileExpression(text, this.columnsNow_(), name);
       if (compiled.generator) {
         throw new InvalidQueryError(
           `withColumn(${JSON.stringify(name)}, ${JSON.stringify(text)}): [UNSUPPORTED_GENERATOR.OUTSIDE_SELECT] a generator is only allowed in a select: selectExpr("*", "${text} AS ${name}")`,
@@ -310,7 +306,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
   /** The stage's `{...row, [name]: value}` over this frame's columns (rows.ts rowExtender). */
   private extender(name: string): RowExtender {
     return rowExtender(
-      this.columns_().map((c) => c.name),
+      this.columnsNow_().map((c) => c.name),
       name,
     );
   }
@@ -501,7 +497,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     const paths = named.filter((k): k is ColumnKey => k.kind === 'column' && isPath(k.name));
     if (paths.length === 0) return new GroupedFrame(this as unknown as StreamFrame<FrameColumns>, named);
     // a nested key becomes a column of its own (Spark's name for it) before the aggregation
-    const cols = this.columns_();
+    const cols = this.columnsNow_();
     let frame: StreamFrame<FrameColumns> = this as unknown as StreamFrame<FrameColumns>;
     const replaced = new Map<string, string>();
     const keyOf = new Map<GroupKey, GroupKey>();

@@ -60,7 +60,7 @@ function find(cols: readonly ColumnInfo[], name: string): ColumnInfo | undefined
 }
 
 /** The conjuncts of `ast`: its operands through every top-level AND (parentheses only group). */
-function conjunctsOf(ast: Ast): Ast[] {
+export function conjunctsOf(ast: Ast): Ast[] {
   return ast.k === 'binary' && ast.op === 'AND' ? [...conjunctsOf(ast.left), ...conjunctsOf(ast.right)] : [ast];
 }
 

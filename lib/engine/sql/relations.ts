@@ -10,6 +10,7 @@ import { readStream } from '../query/reader';
 import { type StaticTable, staticTable } from '../query/static-table';
 import type { StreamFrame } from '../query/frame';
 import type { TimeRangeArg } from '../query/join-args';
+import { conjunctsOf } from '../query/join-condition';
 import type { AnyColumns } from '../query/types';
 import { SqlError, unsupported } from './errors';
 import type { JoinClause, Relation, SqlExpr } from './statement';
@@ -151,11 +152,6 @@ function startOf(a: Ast): number {
   }
 }
 
-/** The conjuncts of `a AND b AND ...`. */
-function conjuncts(a: Ast): Ast[] {
-  return a.k === 'binary' && a.op === 'AND' ? [...conjuncts(a.left), ...conjuncts(a.right)] : [a];
-}
-
 /** Every column reference (`name` node) in an expression. */
 function namesIn(a: Ast | undefined): Extract<Ast, { k: 'name' }>[] {
   if (a === undefined) return [];
@@ -225,7 +221,7 @@ function onCondition(
   let timeRange: TimeRangeArg | undefined;
   const others: string[] = [];
   const textOf = (a: Ast, next?: Ast) => sql.slice(startOf(a), next ? startOf(next) : on.pos + on.text.length).replace(/\s*AND\s*$/i, '');
-  const parts = conjuncts(on.ast);
+  const parts = conjunctsOf(on.ast);
   parts.forEach((c, i) => {
     const refuse = () => unsupported(sql, startOf(c), `${textOf(c, parts[i + 1])} ${NOT_YET}`);
     /** Any other conjunct: checked by the join's condition expression (pushed into a side where Spark pushes it). */
