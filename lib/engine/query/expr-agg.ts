@@ -8,7 +8,7 @@
  */
 import { InvalidQueryError } from '../errors';
 import { parseExpression, type Ast } from '../expr/parser';
-import { compileExpression } from '../expr';
+import { analyzeExpression } from '../expr';
 import type { GroupKey, SessionKey, WindowKey } from '../plan/types';
 import type { ColumnInfo } from '../plan/columns';
 import { Column, quoteName } from './column';
@@ -64,7 +64,7 @@ export function aggregation(cols: readonly ColumnInfo[], keys: ReadonlyArray<str
       finalNames.push(k.name ?? name);
       continue;
     }
-    const name = k.name ?? compileExpression(k.sql, cols).type.name;
+    const name = k.name ?? analyzeExpression(k.sql, cols).name;
     computed.push(`${k.sql} AS ${quoteName(name)}`);
     computedNames.add(name);
     outKeys.push(name);
@@ -77,7 +77,7 @@ export function aggregation(cols: readonly ColumnInfo[], keys: ReadonlyArray<str
       const name = tempName('agg');
       computed.push(`${c.sql} AS ${name}`);
       computedNames.add(name);
-      return new AggBuilder(a.fn, name, a.name === `${a.fn}(${c.sql})` ? `${a.fn}(${compileExpression(c.sql, cols).sql})` : a.name);
+      return new AggBuilder(a.fn, name, a.name === `${a.fn}(${c.sql})` ? `${a.fn}(${analyzeExpression(c.sql, cols).sql})` : a.name);
     }
     if (typeof c === 'string' && computedNames.has(c)) {
       // a key computed under the name of a column this aggregate reads: it reads the column as it came in

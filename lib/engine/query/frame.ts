@@ -34,7 +34,7 @@ import { Column } from './column';
 import type { AsColType, ColType, FrameType, UnknownType } from './column-types';
 import { columnText } from './sql-text';
 import { aggregation, usesExpressions } from './expr-agg';
-import { compileExpression, compileFilter, compileSelect } from '../expr';
+import { analyzeExpression, compileExpression, compileFilter, compileSelect } from '../expr';
 import { rowExtender } from '../rows';
 import { parseTimeRange, staticJoinType, streamJoinType, type TimeRangeArg } from './join-args';
 import { pushesBelowWatermark, withPushedFilters } from './join-pushdown';
@@ -166,7 +166,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
    */
   col<const P extends ColumnPaths<C>>(name: P): FrameCol<C, P> {
     const text = columnText(name);
-    compileExpression(text, this.columnsNow_()); // an unknown column is refused here, with Spark's suggestion
+    analyzeExpression(text, this.columnsNow_()); // an unknown column is refused here, with Spark's suggestion
     return new Column(text) as FrameCol<C, P>;
   }
 
