@@ -16,7 +16,7 @@ import { LineParsers } from '../json-scan';
 import type { ReadResult } from '../ports';
 import type { Schema } from '../schema';
 import { csvOptions, decodeCsv } from './csv';
-import { decodeJsonLines, decodeJsonWhole, jsonNeedsWholeFile, jsonOptions } from './json';
+import { decodeJsonLines, decodeJsonLinesText, decodeJsonWhole, jsonNeedsWholeFile, jsonOptions } from './json';
 import { boolOption, type ReaderOptions } from './options';
 import { decodeParquet } from './parquet';
 import { decodeText } from './text';
@@ -61,6 +61,23 @@ export function checkFileFormat(format: string, schema: Schema, options: ReaderO
 /** Reads one file's bytes: chunks of rows (only `columns`, when given; every column is checked) and dead letters. */
 export interface FileDecoder {
   decode(file: string, buf: Uint8Array, bytes: number, columns?: readonly string[]): Iterable<ReadResult> | AsyncIterable<ReadResult>;
+  /**
+   * The same for a file a source holds as text already (the in-memory twin): JSON lines without
+   * options are parsed from the string, with no round trip through UTF-8 bytes; every other
+   * format encodes it and takes `decode`.
+   */
+  decodeText(file: string, text: string, columns?: readonly string[]): Iterable<ReadResult> | AsyncIterable<ReadResult>;
+}
+
+/** A decoder whose text files are read as their UTF-8 bytes. */
+function viaBytes(decode: FileDecoder['decode']): FileDecoder {
+  return {
+    decode,
+    decodeText: (file, text, columns) => {
+      const buf = Buffer.from(text, 'utf8');
+      return decode(file, buf, buf.length, columns);
+    },
+  };
 }
 
 /** The decoder of files of `format` with `options`, for rows of `schema` (a file's data columns). */
@@ -71,19 +88,22 @@ export function fileDecoder(schema: Schema, format: string, options: ReaderOptio
   switch (f) {
     case 'csv': {
       const o = csvOptions(options);
-      return { decode: (file, buf, bytes, columns) => decodeCsv(schema, o, file, text(buf), bytes, keepOf(columns)) };
+      return viaBytes((file, buf, bytes, columns) => decodeCsv(schema, o, file, text(buf), bytes, keepOf(columns)));
     }
     case 'text': {
       const whole = boolOption(options, 'wholetext', false);
-      return { decode: (file, buf, bytes) => decodeText(whole, file, buf, bytes) };
+      return viaBytes((file, buf, bytes) => decodeText(whole, file, buf, bytes));
     }
     case 'parquet':
-      return { decode: (file, buf, bytes, columns) => decodeParquet(schema, file, buf, bytes, keepOf(columns)) };
+      return viaBytes((file, buf, bytes, columns) => decodeParquet(schema, file, buf, bytes, keepOf(columns)));
     default: {
       const o = jsonOptions(options);
-      if (jsonNeedsWholeFile(o, options)) return { decode: (file, buf, bytes, columns) => decodeJsonWhole(schema, o, file, text(buf), bytes, keepOf(columns)) };
+      if (jsonNeedsWholeFile(o, options)) return viaBytes((file, buf, bytes, columns) => decodeJsonWhole(schema, o, file, text(buf), bytes, keepOf(columns)));
       const parsers = new LineParsers(schema);
-      return { decode: (file, buf, bytes, columns) => decodeJsonLines(parsers.for(columns), file, buf, bytes, pieceBytes) };
+      return {
+        decode: (file, buf, bytes, columns) => decodeJsonLines(parsers.for(columns), file, buf, bytes, pieceBytes),
+        decodeText: (file, text, columns) => decodeJsonLinesText(parsers.for(columns), file, text),
+      };
     }
   }
 }

@@ -68,8 +68,10 @@ export class InMemoryFileSource implements Source {
     const files = this.after(start, end);
     for (const f of options?.split ? splitOf(files, options.split) : files) {
       let first = true; // the file counts with its first chunk, as its bytes do (as the S3 source's)
-      const bytes = typeof f.body === 'string' ? Buffer.from(f.body, 'utf8') : f.body;
-      for await (const chunk of this.decoder.decode(f.key, bytes, f.body.length, options?.columns)) {
+      const body = f.body;
+      const chunks =
+        typeof body === 'string' ? this.decoder.decodeText(f.key, body, options?.columns) : this.decoder.decode(f.key, body, body.length, options?.columns);
+      for await (const chunk of chunks) {
         yield first ? { ...chunk, files: 1 } : chunk;
         first = false;
       }
