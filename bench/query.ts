@@ -10,10 +10,17 @@ import { BENCH_SCHEMA } from './generate';
 export const WINDOW_MS = 10 * 60_000;
 export const WATERMARK_DELAY_MS = 10 * 60_000;
 
-/** `maxFilesPerTrigger` undefined: the landing source's default limits. */
-export function benchPlan(maxFilesPerTrigger: number | undefined, name = 'bench-user-totals', schema: string = BENCH_SCHEMA): QueryPlan {
-  const reader = readStream.format('json').schema(schema);
-  return (maxFilesPerTrigger === undefined ? reader : reader.option('maxFilesPerTrigger', maxFilesPerTrigger))
+/** `maxFilesPerTrigger` undefined: the landing source's default limits (`maxBytesPerTrigger` sets that one limit instead). */
+export function benchPlan(
+  maxFilesPerTrigger: number | undefined,
+  name = 'bench-user-totals',
+  schema: string = BENCH_SCHEMA,
+  maxBytesPerTrigger?: number,
+): QueryPlan {
+  let reader = readStream.format('json').schema(schema);
+  if (maxFilesPerTrigger !== undefined) reader = reader.option('maxFilesPerTrigger', maxFilesPerTrigger);
+  if (maxBytesPerTrigger !== undefined) reader = reader.option('maxBytesPerTrigger', maxBytesPerTrigger);
+  return reader
     .load()
     .withWatermark('event_time', '10 minutes')
     .groupBy(window('event_time', '10 minutes'), 'user')
