@@ -187,7 +187,7 @@ export class PartitionedRun {
     const out: OutputRow[] = [];
     const op = rt.operators[0]?.op;
     // pre-aggregation: the batch's groups of this split, with the first operator's watermarks
-    const pre = tasks.partials ? op!.beginPartials!(operatorBatch(rt, entry, 0)) : null;
+    const pre = tasks.partials ? op!.beginPartials!(operatorBatch(rt, entry, 0), rowErrorsOf(read, 0)) : null;
     for await (const rows of stagedChunks(rt, entry, read, 0, { index: split, count: tasks.splits })) {
       if (tasks.mode === 'stateless') {
         for (const r of (await rt.runStages(rt.plan.post, rows, rowErrorsOf(read))).rows) out.push(toOutputRow(r, rt.outColumns));
@@ -253,7 +253,7 @@ export class PartitionedRun {
             retriable: false,
           });
         if (tasks.partials) accs[0].addPartials!(taskCodec.partials.decode(key, text));
-        else accs[0].add(taskCodec.rows.decode(key, text));
+        else await accs[0].add(taskCodec.rows.decode(key, text));
       }
       const result = await runOperators(rt, accs, entry, emptyRead(), scopedState(this.deps.state, [partition]));
       computed = { rows: result.rows.map((r) => toOutputRow(r, rt.outColumns)), perOperator: result.perOperator };
