@@ -56,7 +56,7 @@ describe('a BIGINT sum that would pass 2^63 − 1', () => {
     expect(dead).toHaveLength(1);
     expect(JSON.parse(dead[0].raw)).toEqual({ k: 'a', n: 10 });
     expect(dead[0].reason).toMatch(/^\[ARITHMETIC_OVERFLOW\] long overflow: a sum of BIGINT values reached 9223372036854775815, /);
-    expect(dead[0].reason).toMatch(/in sum\(n\) AS total of the group \["a"\], with this row's n = 10/);
+    expect(dead[0].reason).toMatch(/in sum\(n\) AS total of the group where k is "a", with this row's n = 10/);
     expect(byKey(runner.sinkRows())).toEqual({
       a: { k: 'a', c: 3, cn: 3, total: '9223372036854775807' },
       b: { k: 'b', c: 2, cn: 2, total: 3 },
@@ -111,7 +111,7 @@ describe('a DECIMAL(38,2) sum that would pass 36 digits before the point', () =>
     expect(dead[0].reason).toMatch(
       /^\[ARITHMETIC_OVERFLOW\] Overflow in sum of decimals: sum\(v\) reached 1000000000000000000000000000000000000\.00, which does not fit its type DECIMAL\(38,2\)/,
     );
-    expect(dead[0].reason).toMatch(/sum\(v\) AS total of the group \["a"\], with this row's v = "1\.00"/);
+    expect(dead[0].reason).toMatch(/sum\(v\) AS total of the group where k is "a", with this row's v = "1\.00"/);
     expect(byKey(runner.sinkRows())).toEqual({
       a: { k: 'a', total: `${nines}.99`, c: 2 },
       b: { k: 'b', total: '-1.50', c: 1 },
@@ -155,7 +155,7 @@ describe('a DECIMAL(38,2) avg that would leave DECIMAL(38,6)', () => {
     expect(dead[0].reason).toMatch(
       /^\[NUMERIC_VALUE_OUT_OF_RANGE\] avg\(v\) is 146666666666666666666666666666666\.666667, which cannot be represented as DECIMAL\(38,6\)/,
     );
-    expect(dead[0].reason).toMatch(/avg\(v\) AS mean of the group \["a"\]/);
+    expect(dead[0].reason).toMatch(/avg\(v\) AS mean of the group where k is "a"/);
     expect(runner.sinkRows()).toEqual([{ k: 'a', mean: `4${'0'.repeat(31)}.000000`, c: 3, total: `12${'0'.repeat(31)}.00` }]);
   });
 });
@@ -184,6 +184,9 @@ describe('a row in several windows (sliding)', () => {
     const dead = runner.deadLetters.all('malformed') as DeadLetter[];
     expect(dead).toHaveLength(1);
     expect(JSON.parse(dead[0].raw)).toMatchObject({ k: 'a', n: 1000 });
+    expect(dead[0].reason).toMatch(
+      /of the group where window is \[2026-10-01T12:00:00\.000Z, 2026-10-01T12:10:00\.000Z\) and k is "a", with this row's n = 1000/,
+    );
     const rows = runner.sinkRows().map((r) => [(r.window as { start: string }).start, r.c, r.total]);
     expect(rows.sort()).toEqual([
       ['2026-10-01T11:55:00.000Z', 1, '9223372036854775000'],
@@ -243,8 +246,19 @@ describe('in a partitioned run (read tasks pre-aggregate)', () => {
     p.source.add('f0.json', lines(['{"k":"a","n":9223372036854775000}']));
     p.source.add('f1.json', lines(['{"k":"a","n":1000}']));
     await expect(run(p, 'r1')).rejects.toThrow(
-      /^\[ARITHMETIC_OVERFLOW\] sum\(n\) AS total of the group \["a"\] overflows where batch 0 merges the read tasks' partial aggregates: long overflow: a sum of BIGINT values reached 9223372036854776000, .*No single row can be blamed.*run the batches in one task/,
+      /^\[ARITHMETIC_OVERFLOW\] sum\(n\) AS total of the group where k is "a" overflows where batch 0 merges the read tasks' partial aggregates: long overflow: a sum of BIGINT values reached 9223372036854776000, .*No single row can be blamed.*run the batches in one task/,
     );
     expect(p.sink.batches.size).toBe(0);
+  });
+
+  it("fails the batch when a read task's partial overflows as it merges with the stored total", async () => {
+    const p = ports();
+    p.source.add('f0.json', lines(['{"k":"a","n":9223372036854775800}']));
+    await run(p, 'r1');
+    p.source.add('f1.json', lines(['{"k":"a","n":8}']));
+    await expect(run(p, 'r2')).rejects.toThrow(
+      /^\[ARITHMETIC_OVERFLOW\] sum\(n\) AS total of the group where k is "a" overflows where batch 1 merges its partial aggregate with the stored one: .*reached 9223372036854775808/,
+    );
+    expect(p.sink.batches.size).toBe(1);
   });
 });

@@ -130,7 +130,7 @@ export class AggregateOperator implements StatefulOperator {
     this.evicts = cfg.outputMode !== 'complete' && this.eventTimePosition >= 0;
     this.timedByWindow = this.window !== undefined && this.eventTimePosition === this.windowPosition;
     this.numeric = NumericSlots.of(aggs);
-    this.guard = OverflowGuard.of(aggs);
+    this.guard = OverflowGuard.of(aggs, keys);
     const granularity = this.window ? Math.max(1, Math.floor(this.window.slideUs / 1000)) : Math.max(60_000, ...cfg.watermarks.values());
     this.spec = { operatorId: cfg.operatorId, fixedEviction: true, evictionGranularityMs: granularity };
     this.runsNoDataBatches = cfg.outputMode !== 'complete' && cfg.watermarks.size > 0;

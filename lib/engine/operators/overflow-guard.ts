@@ -26,9 +26,10 @@
 import type { Buffer, CompiledAgg } from '../aggregates';
 import { SluiceError } from '../errors';
 import { isSparkRowError, type SparkRowError } from '../expr/errors';
+import type { GroupKey } from '../plan/types';
 import type { Json, Row, StateKey } from '../ports';
 import type { RowErrorHandler } from '../rows';
-import { stateId } from './state-id';
+import { formatTimestamp, type Micros } from '../timestamps';
 
 /** What the guard reads and sets of an aggregate operator's group. */
 export interface GuardedGroup {
@@ -64,6 +65,17 @@ function valueText(v: unknown): string {
   return typeof v === 'bigint' ? String(v) : v === undefined ? 'null' : JSON.stringify(v);
 }
 
+/** A group as messages name it, by its grouping values: `the group where window is [start, end) and k is "a"`. */
+function describeGroup(keys: readonly GroupKey[], kv: readonly Json[]): string {
+  if (keys.length === 0) return "the query's one group";
+  const parts = keys.map((k, i) => {
+    if (k.kind !== 'window') return `${k.kind === 'column' ? k.name : 'session_window'} is ${valueText(kv[i])}`;
+    const [start, end] = kv[i] as Micros[];
+    return `window is [${formatTimestamp(start)}, ${formatTimestamp(end)})`;
+  });
+  return `the group where ${parts.join(' and ')}`;
+}
+
 export class OverflowGuard {
   /** Per aggregation: whether it adds exactly and can raise an ANSI error. */
   private readonly exact: readonly boolean[];
@@ -74,11 +86,14 @@ export class OverflowGuard {
   private readonly candidates: Json[][] = [];
 
   /** The guard of the aggregations, or null when none adds exactly (nothing can overflow). */
-  static of(aggs: readonly CompiledAgg[]): OverflowGuard | null {
-    return aggs.some((a) => a.exact === true) ? new OverflowGuard(aggs) : null;
+  static of(aggs: readonly CompiledAgg[], keys: readonly GroupKey[]): OverflowGuard | null {
+    return aggs.some((a) => a.exact === true) ? new OverflowGuard(aggs, keys) : null;
   }
 
-  private constructor(private readonly aggs: readonly CompiledAgg[]) {
+  private constructor(
+    private readonly aggs: readonly CompiledAgg[],
+    private readonly keys: readonly GroupKey[],
+  ) {
     this.exact = aggs.map((a) => a.exact === true);
   }
 
@@ -171,7 +186,7 @@ export class OverflowGuard {
   /** The dead letter's reason: the error, then the aggregation, the group and the row's value. */
   private rowReason(e: SparkRowError, agg: CompiledAgg, g: GuardedGroup, row: Row): string {
     const column = agg.spec.column!;
-    return `${e.message} (in ${describeAgg(agg)} of the group ${stateId(g.kv)}, with this row's ${column} = ${valueText(row[column])}: the row is a dead letter and no aggregate of the group counts it)`;
+    return `${e.message} (in ${describeAgg(agg)} of ${describeGroup(this.keys, g.kv)}, with this row's ${column} = ${valueText(row[column])}: the row is a dead letter and no aggregate of the group counts it)`;
   }
 
   /** A group's folded buffer (`buf`, overwritten) completed with its stored one: the exact aggregates hold it already. */
@@ -195,7 +210,7 @@ export class OverflowGuard {
       } catch (e) {
         if (!isSparkRowError(e)) throw e;
         throw new SluiceError(
-          `[${e.errorClass}] ${describeAgg(aggs[i])} of the group ${stateId(kv)} overflows where batch ${batchId} merges ${what}: ${e.message.slice(e.errorClass.length + 3)}. ` +
+          `[${e.errorClass}] ${describeAgg(aggs[i])} of ${describeGroup(this.keys, kv)} overflows where batch ${batchId} merges ${what}: ${e.message.slice(e.errorClass.length + 3)}. ` +
             'No single row can be blamed for a merge, so the batch fails, as Spark fails the query. To go on, run the batches in one task ' +
             "(the single Lambda, not the partitioned state machine), where each row is checked against the group's running total and the row that overflows it is a dead letter, " +
             `or declare ${aggs[i].spec.column} with a wider type under a new checkpoint`,
