@@ -90,6 +90,44 @@ describe('a BIGINT sum that would pass 2^63 − 1', () => {
   });
 });
 
+describe('a BIGINT sum over several batches of one run (the groups kept between them)', () => {
+  const plan = readStream
+    .schema('k STRING, n BIGINT')
+    .option('maxFilesPerTrigger', 1)
+    .load()
+    .groupBy('k')
+    .agg(count().as('c'), sum('n').as('total'))
+    .writeStream.outputMode('update')
+    .trigger({ availableNow: true })
+    .queryName('bigint-overflow-batches')
+    .plan();
+
+  it('checks each row against the total the previous batch left, kept or read back after a refusal', async () => {
+    const runner = createTestRunner(plan);
+    runner.drop(lines(['{"k":"a","n":9223372036854775800}', '{"k":"b","n":1}']));
+    await runner.run();
+    // one run, three batches (one file each): from batch 1 on, the groups stay in memory with
+    // their state between batches; a is read from the store in batch 1, where its only row is
+    // refused, so it is read again in batch 2
+    runner.drop(lines(['{"k":"a","n":8}', '{"k":"b","n":2}'])); // a: …800 + 8 = …808, refused; b: 1 + 2 = 3
+    runner.drop(lines(['{"k":"b","n":9223372036854775805}', '{"k":"a","n":-7}', '{"k":"a","n":1}'])); // b: 3 + …805 = …808, refused; a: …793, …794
+    runner.drop(lines(['{"k":"b","n":3}', '{"k":"a","n":7}'])); // b: 6; a: …801
+    const report = await runner.run();
+    expect(report.batches.map((b) => b.rows)).toEqual([
+      [{ k: 'b', c: 2, total: 3 }],
+      [{ k: 'a', c: 3, total: '9223372036854775794' }],
+      [
+        { k: 'b', c: 3, total: 6 },
+        { k: 'a', c: 4, total: '9223372036854775801' },
+      ],
+    ]);
+    expect((runner.deadLetters.all('malformed') as DeadLetter[]).map((d) => JSON.parse(d.raw))).toEqual([
+      { k: 'a', n: 8 },
+      { k: 'b', n: '9223372036854775805' }, // (a dead letter's row text holds a BIGINT beyond 2^53 as its digits)
+    ]);
+  });
+});
+
 describe('a DECIMAL(38,2) sum that would pass 36 digits before the point', () => {
   const nines = '9'.repeat(36);
   const plan = readStream
