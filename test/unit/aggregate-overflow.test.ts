@@ -128,6 +128,31 @@ describe('a BIGINT sum over several batches of one run (the groups kept between 
   });
 });
 
+describe('a BIGINT sum in complete mode', () => {
+  const plan = readStream
+    .schema('k STRING, n BIGINT')
+    .load()
+    .groupBy('k')
+    .agg(count().as('c'), sum('n').as('total'))
+    .writeStream.outputMode('complete')
+    .trigger({ availableNow: true })
+    .queryName('bigint-overflow-complete')
+    .plan();
+
+  it('outputs every group, the one that refused a row as it was', async () => {
+    const runner = createTestRunner(plan);
+    runner.drop(lines(['{"k":"a","n":9223372036854775800}', '{"k":"b","n":1}']));
+    await runner.run();
+    runner.drop(lines(['{"k":"a","n":8}', '{"k":"b","n":2}'])); // a: …808, refused; b: 3
+    const report = await runner.run();
+    expect(byKey(report.batches.flatMap((b) => b.rows))).toEqual({
+      a: { k: 'a', c: 1, total: '9223372036854775800' },
+      b: { k: 'b', c: 2, total: 3 },
+    });
+    expect(runner.deadLetters.all('malformed')).toHaveLength(1);
+  });
+});
+
 describe('a DECIMAL(38,2) sum that would pass 36 digits before the point', () => {
   const nines = '9'.repeat(36);
   const plan = readStream
