@@ -27,13 +27,12 @@ import type { Buffer, CompiledAgg } from '../aggregates';
 import { SluiceError } from '../errors';
 import { isSparkRowError, type SparkRowError } from '../expr/errors';
 import type { GroupKey } from '../plan/types';
-import type { Json, Row, StateKey } from '../ports';
+import type { Json, Row } from '../ports';
 import type { RowErrorHandler } from '../rows';
 import { formatTimestamp, type Micros } from '../timestamps';
 
 /** What the guard reads and sets of an aggregate operator's group. */
 export interface GuardedGroup {
-  key: StateKey | null;
   readonly kv: Json[];
   /** The batch's buffer (valid when touchedIn is the batch). */
   buf: Buffer;
