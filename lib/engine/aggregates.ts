@@ -4,7 +4,7 @@
  */
 import type { Json, Row } from './ports';
 import type { AggSpec } from './plan/types';
-import { SluiceError } from './errors';
+import { SparkRowError } from './expr/errors';
 import { hllAdd, hllCount, hllMerge, hllNew } from './hll';
 import { canonicalLong, type DataType } from './schema';
 import { avgDecimalType, divideHalfUp, fitsPrecision, formatDecimal, rescale, sumDecimalType, unscaledOf } from './decimal';
@@ -23,6 +23,12 @@ export interface CompiledAgg {
    * doubles: numeric-slots.ts leaves it to this buffer.
    */
   readonly exact?: boolean;
+  /**
+   * Whether `finish` can raise an ANSI error (a DECIMAL avg whose type holds fewer integer digits
+   * than its column's): the overflow guard (operators/overflow-guard.ts) finishes a group's buffer
+   * after each row to check it. `update` and `merge` of an exact aggregate raise theirs themselves.
+   */
+  readonly finishMayFail?: boolean;
 }
 
 function toNumber(v: unknown): number | null {
@@ -60,13 +66,14 @@ function decimalDdl(precision: number, scale: number): string {
 /**
  * The unscaled BigInt `sum` of a DECIMAL sum at the column's scale, checked against the sum's
  * precision. Beyond it, Spark (ANSI) fails the query with ARITHMETIC_OVERFLOW ("Overflow in sum of
- * decimals"); here the batch fails with that error (the aggregate path cannot drop one row yet).
+ * decimals"); here it is a row error: the aggregate operator's overflow guard makes the row that
+ * caused it a dead letter (a merge of partial sums, with no row to blame, fails the batch).
  */
 function checkedDecimalSum(sum: bigint, precision: number, scale: number, column: string, fn: string): bigint {
   if (fitsPrecision(sum, precision)) return sum;
-  throw new SluiceError(
-    `[ARITHMETIC_OVERFLOW] Overflow in sum of decimals: ${fn}(${column}) reached ${formatDecimal(sum, scale)}, which does not fit its type ${decimalDdl(precision, scale)}: declare ${column} with fewer fraction digits (the sum keeps its scale and has at most 38 digits) or sum smaller groups`,
-    { retriable: false },
+  throw new SparkRowError(
+    'ARITHMETIC_OVERFLOW',
+    `Overflow in sum of decimals: ${fn}(${column}) reached ${formatDecimal(sum, scale)}, which does not fit its type ${decimalDdl(precision, scale)}: declare ${column} with fewer fraction digits (the sum keeps its scale and has at most 38 digits) or sum smaller groups`,
   );
 }
 
@@ -105,6 +112,9 @@ function decimalAgg(spec: AggSpec, inType: DataType): CompiledAgg {
   return {
     spec,
     exact: true,
+    // (the avg's type keeps the column's integer digits unless p + 4 passes 38: then the mean of
+    // values that fit the column may not fit the avg's type)
+    finishMayFail: avgType.precision - avgType.scale < p - s,
     init: () => ['0', 0],
     update: (acc, r) => {
       const v = r[column] as string | null | undefined;
@@ -123,9 +133,9 @@ function decimalAgg(spec: AggSpec, inType: DataType): CompiledAgg {
       // the exact quotient at the result's scale, rounded HALF_UP once
       const avg = divideHalfUp(rescale(bufferBig(sum), s, avgType.scale), BigInt(count));
       if (!fitsPrecision(avg, avgType.precision)) {
-        throw new SluiceError(
-          `[NUMERIC_VALUE_OUT_OF_RANGE] avg(${column}) is ${formatDecimal(avg, avgType.scale)}, which cannot be represented as ${decimalDdl(avgType.precision, avgType.scale)} (avg of ${decimalDdl(p, s)} has at most 38 digits, ${avgType.scale} of them after the point): declare ${column} with fewer fraction digits`,
-          { retriable: false },
+        throw new SparkRowError(
+          'NUMERIC_VALUE_OUT_OF_RANGE',
+          `avg(${column}) is ${formatDecimal(avg, avgType.scale)}, which cannot be represented as ${decimalDdl(avgType.precision, avgType.scale)} (avg of ${decimalDdl(p, s)} has at most 38 digits, ${avgType.scale} of them after the point): declare ${column} with fewer fraction digits`,
         );
       }
       return formatDecimal(avg, avgType.scale);
@@ -139,7 +149,8 @@ const MIN_LONG = -(2n ** 63n);
 
 /**
  * a + b for two BIGINT values (a number when a safe integer, a bigint beyond, as rows carry them):
- * exact, in the same one form; beyond 64 bits it throws Spark's ARITHMETIC_OVERFLOW.
+ * exact, in the same one form; beyond 64 bits it throws Spark's ARITHMETIC_OVERFLOW (a row error:
+ * see checkedDecimalSum).
  */
 export function addLongs(a: number | bigint, b: number | bigint): number | bigint {
   if (typeof a === 'number' && typeof b === 'number') {
@@ -148,9 +159,9 @@ export function addLongs(a: number | bigint, b: number | bigint): number | bigin
   }
   const big = BigInt(a) + BigInt(b);
   if (big > MAX_LONG || big < MIN_LONG) {
-    throw new SluiceError(
-      `[ARITHMETIC_OVERFLOW] long overflow: a sum of BIGINT values reached ${big}, beyond -9223372036854775808..9223372036854775807: declare the column DECIMAL(38,0) to sum it exactly`,
-      { retriable: false },
+    throw new SparkRowError(
+      'ARITHMETIC_OVERFLOW',
+      `long overflow: a sum of BIGINT values reached ${big}, beyond -9223372036854775808..9223372036854775807: declare the column DECIMAL(38,0) to sum it exactly`,
     );
   }
   return canonicalLong(big);

@@ -12,8 +12,10 @@ import type { Json, OperatorStateSpec, Row, StateChange, StateKey, StateStore } 
 import type { GroupKey, WindowKey } from '../plan/types';
 import { timeOfValue, watermarkTimeOf } from '../plan/columns';
 import { type BatchMeta, isExpired, isLate } from './batch';
-import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
+import type { Accumulator, OperatorConfig, OperatorIo, OperatorOutput, StatefulOperator } from './operator';
 import { NumericSlots } from './numeric-slots';
+import { type FoldTarget, OverflowGuard } from './overflow-guard';
+import type { RowErrorHandler } from '../rows';
 import { byId, stateId, statePartition } from './state-id';
 import { SlotTable } from './slot-table';
 import { covers, indexBefore, lastWindowIndex, windowEnd, windowIndexOf, windowsPerEvent, windowStartAt } from './windows';
@@ -106,6 +108,13 @@ export class AggregateOperator implements StatefulOperator {
   private readonly numeric: NumericSlots | null;
   /** The query's state partitions (StateKey.partition). */
   private readonly partitions: number;
+  /** The check of exact sums for overflow (null: no aggregation adds exactly; see overflow-guard.ts). */
+  private readonly guard: OverflowGuard | null;
+  /**
+   * Whether this batch's rows go through the guard (it has somewhere to send a refused row): then
+   * a group's exact aggregates start the batch from its stored value (overflow-guard.ts).
+   */
+  private guarded = false;
   /** The last first-level lookup of the trie in this batch (key, its level). */
   private lastFirst: { key: unknown; level: Level | null } = { key: undefined, level: null };
 
@@ -121,6 +130,7 @@ export class AggregateOperator implements StatefulOperator {
     this.evicts = cfg.outputMode !== 'complete' && this.eventTimePosition >= 0;
     this.timedByWindow = this.window !== undefined && this.eventTimePosition === this.windowPosition;
     this.numeric = NumericSlots.of(aggs);
+    this.guard = OverflowGuard.of(aggs, keys);
     const granularity = this.window ? Math.max(1, Math.floor(this.window.slideUs / 1000)) : Math.max(60_000, ...cfg.watermarks.values());
     this.spec = { operatorId: cfg.operatorId, fixedEviction: true, evictionGranularityMs: granularity };
     this.runsNoDataBatches = cfg.outputMode !== 'complete' && cfg.watermarks.size > 0;
@@ -159,7 +169,7 @@ export class AggregateOperator implements StatefulOperator {
     return this.evicts && isExpired(g.evictAt, batch);
   }
 
-  begin(batch: BatchMeta): Accumulator {
+  begin(batch: BatchMeta, io?: OperatorIo): Accumulator {
     const cached = this.cache !== null && this.cache.version === batch.batchId - 1 ? this.cache : null;
     this.cache = null;
     this.lastFirst = { key: undefined, level: null };
@@ -172,11 +182,31 @@ export class AggregateOperator implements StatefulOperator {
     const touched: Group[] = [];
     const late: Row[] = [];
     const partialGroups = new Map<string, Group>();
+    const target = this.foldTarget(batch, touched, io?.onRowError, io && ((groups) => this.loadStates(groups, io.state, batch.batchId - 1)));
     return {
-      add: (rows) => this.accumulate(batch, rows, root, touched, late),
+      add:
+        target === null
+          ? (rows) => this.accumulate(batch, rows, root, touched, late)
+          : (rows) => {
+              this.accumulate(batch, rows, root, touched, late);
+              return this.guard!.fold(target);
+            },
       addPartials: (entries) => this.addPartials(batch, entries, partialGroups, touched),
       finish: (state) => this.finish(batch, root, cached, touched, late, state),
     };
+  }
+
+  /** Where the guard folds this batch's rows, when there is a guard and somewhere to send a refused row (else null). */
+  private foldTarget(
+    batch: BatchMeta,
+    touched: Group[],
+    onRowError: RowErrorHandler | undefined,
+    load: ((groups: Group[]) => Promise<void>) | undefined,
+  ): FoldTarget<Group> | null {
+    this.guard?.clear();
+    this.guarded = this.guard !== null && onRowError !== undefined;
+    if (!this.guarded) return null;
+    return { batchId: batch.batchId, group: (slot) => this.groups[slot]!, touched, onRowError: onRowError!, ...(load ? { load } : {}) };
   }
 
   /**
@@ -184,7 +214,7 @@ export class AggregateOperator implements StatefulOperator {
    * rows make, each with its in-batch aggregate, by state partition, as `[kv, evictAt, buffer]`
    * entries a partition task merges (addPartials); late rows are dropped here, as the batch would.
    */
-  beginPartials(batch: BatchMeta): { add(rows: readonly Row[]): void; take(): { partials: Map<number, Json[]>; late: Row[] } } {
+  beginPartials(batch: BatchMeta, onRowError?: RowErrorHandler): { add(rows: readonly Row[]): void; take(): { partials: Map<number, Json[]>; late: Row[] } } {
     this.cache = null;
     this.lastFirst = { key: undefined, level: null };
     this.groups = [];
@@ -193,8 +223,13 @@ export class AggregateOperator implements StatefulOperator {
     const root: Level = this.names.length <= 1 ? new SlotTable() : new Map<unknown, Level>();
     const touched: Group[] = [];
     const late: Row[] = [];
+    // (no state here: the guard checks each row against this task's own partial)
+    const target = this.foldTarget(batch, touched, onRowError, undefined);
     return {
-      add: (rows) => this.accumulate(batch, rows, root, touched, late),
+      add: (rows) => {
+        this.accumulate(batch, rows, root, touched, late);
+        if (target !== null) this.guard!.apply(target);
+      },
       take: () => {
         const partials = new Map<number, Json[]>();
         for (const g of touched) {
@@ -215,7 +250,8 @@ export class AggregateOperator implements StatefulOperator {
       const [kv, evictAt, buf] = e as [Json[], number | null, Buffer];
       const id = stateId(kv);
       const g = index.get(id);
-      if (g) g.buf = mergeBuffers(this.aggs, g.buf, buf);
+      if (g)
+        g.buf = this.guard ? this.guard.mergeChecked(g.buf, buf, kv, batch.batchId, "the read tasks' partial aggregates") : mergeBuffers(this.aggs, g.buf, buf);
       else {
         const fresh: Group = { key: null, kv, evictAt, buf, touchedIn: batch.batchId, slot: -1, state: undefined };
         index.set(id, fresh);
@@ -326,6 +362,10 @@ export class AggregateOperator implements StatefulOperator {
       numeric.add(slot, row);
       return;
     }
+    if (this.guarded) {
+      this.guard!.defer(slot, row);
+      return;
+    }
     const g = this.groups[slot]!;
     if (g.touchedIn !== batch.batchId) {
       g.buf = initBuffer(this.aggs);
@@ -361,8 +401,18 @@ export class AggregateOperator implements StatefulOperator {
     }
   }
 
+  /** Reads the stored state (at `version`) of groups whose state is not known. */
+  private async loadStates(groups: Group[], state: StateStore, version: number): Promise<void> {
+    for (const g of groups) if (g.key === null) g.key = this.stateKey(g);
+    const stored = await state.get(
+      this.spec,
+      groups.map((g) => g.key!),
+      version,
+    );
+    for (const g of groups) g.state = (stored.get(g.key!.id)?.value as StoredGroup | undefined)?.b ?? null;
+  }
+
   private async finish(batch: BatchMeta, root: Level, cached: GroupCache | null, touched: Group[], late: Row[], state: StateStore): Promise<OperatorOutput> {
-    const { aggs } = this;
     const version = batch.batchId - 1;
     // Only the groups first met in this batch are read from the store: the others carry their state.
     const unknown: Group[] = [];
@@ -371,20 +421,13 @@ export class AggregateOperator implements StatefulOperator {
       if (this.numeric !== null && g.slot >= 0) g.buf = this.numeric.buffer(g.slot);
       if (g.state === undefined) unknown.push(g);
     }
-    if (unknown.length > 0) {
-      const stored = await state.get(
-        this.spec,
-        unknown.map((g) => g.key!),
-        version,
-      );
-      for (const g of unknown) g.state = (stored.get(g.key!.id)?.value as StoredGroup | undefined)?.b ?? null;
-    }
+    if (unknown.length > 0) await this.loadStates(unknown, state, version);
 
     // Groups of this batch, merged with their stored state, in the order the batch first saw them
     // (g.buf is this batch's own buffer: the merge may overwrite it).
     let delta = 0;
     for (const g of touched) {
-      if (g.state !== null) g.buf = mergeBuffers(aggs, g.state!, g.buf, true);
+      if (g.state !== null) g.buf = this.withState(g, batch.batchId);
       else delta++;
     }
 
@@ -462,6 +505,15 @@ export class AggregateOperator implements StatefulOperator {
       this.cache = { root, groups: kept, version: batch.batchId };
     }
     return { rows: out, changes, late, stateRowsDelta: delta };
+  }
+
+  /** A touched group's buffer merged with its stored one (its batch buffer overwritten). */
+  private withState(g: Group, batchId: number): Buffer {
+    const guard = this.guard;
+    if (guard === null) return mergeBuffers(this.aggs, g.state!, g.buf, true);
+    // (rows folded by the guard: its exact aggregates hold the stored value already)
+    if (this.guarded && g.slot >= 0) return guard.mergeFolded(g.state!, g.buf);
+    return guard.mergeChecked(g.state!, g.buf, g.kv, batchId, 'its partial aggregate with the stored one', true);
   }
 
   private put(g: Group): StateChange {

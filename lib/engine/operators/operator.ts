@@ -17,6 +17,7 @@ import type { Json, OperatorStateSpec, Row, StateChange, StateStore } from '../p
 import type { OutputMode } from '../plan/types';
 import type { ColumnInfo } from '../plan/columns';
 import type { JoinSides } from '../plan/chain';
+import type { RowErrorHandler } from '../rows';
 import type { BatchMeta } from './batch';
 
 /**
@@ -24,7 +25,8 @@ import type { BatchMeta } from './batch';
  * never holds all its rows at once), then `finish` applies the batch to the state.
  */
 export interface Accumulator {
-  add(rows: readonly Row[]): void;
+  /** A promise when the operator reads state before it folds the rows (an aggregate's overflow guard): await it before the next chunk. */
+  add(rows: readonly Row[]): void | Promise<void>;
   /** A stream-stream join's right side rows (the left ones come through add). */
   addRight?(rows: readonly Row[]): void;
   /** Read tasks' pre-aggregated groups (StatefulOperator.beginPartials), instead of rows. */
@@ -48,7 +50,12 @@ export interface StatefulOperator {
   readonly spec: OperatorStateSpec;
   /** Whether a batch with no data can emit or evict when the watermark advances. */
   readonly runsNoDataBatches: boolean;
-  begin(batch: BatchMeta): Accumulator;
+  /**
+   * `io`: the state the batch reads (version N−1, as `finish` is given) and where a row the
+   * operator refuses goes (an aggregate's overflow: FORMAT-3 departure 2). Without it such a row
+   * fails the batch.
+   */
+  begin(batch: BatchMeta, io?: OperatorIo): Accumulator;
   /**
    * The state partition a row's state lives in (its grouping values, window left out), for a
    * partitioned run's read tasks to route rows to the partition task that owns them. Optional:
@@ -58,9 +65,15 @@ export interface StatefulOperator {
   /**
    * A partitioned run's read task pre-aggregates its rows with this: the groups they make with
    * their in-batch aggregates, by partition, for the partition tasks' addPartials. Optional: an
-   * operator without it gets the rows themselves.
+   * operator without it gets the rows themselves. `onRowError`: where a row it refuses goes.
    */
-  beginPartials?(batch: BatchMeta): { add(rows: readonly Row[]): void; take(): { partials: Map<number, Json[]>; late: Row[] } };
+  beginPartials?(batch: BatchMeta, onRowError?: RowErrorHandler): { add(rows: readonly Row[]): void; take(): { partials: Map<number, Json[]>; late: Row[] } };
+}
+
+/** What a batch's accumulator may use besides its rows (StatefulOperator.begin). */
+export interface OperatorIo {
+  readonly state: StateStore;
+  readonly onRowError: RowErrorHandler;
 }
 
 export interface OperatorConfig {

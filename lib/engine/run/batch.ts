@@ -78,10 +78,21 @@ export function operatorBatch(rt: QueryRuntime, entry: OffsetEntry, i: number) {
 
 /**
  * Each operator's accumulator for batch N: it evicts with its input watermark derived from the
- * batch's and drops late rows with the one derived from the previous batch's.
+ * batch's and drops late rows with the one derived from the previous batch's. With `io`, an
+ * operator may read `state` (version N−1) as it takes rows, and a row it refuses (an aggregate's
+ * overflow) is a dead letter of `read`, counted with the source whose rows it takes.
  */
-export function beginOperators(rt: QueryRuntime, entry: OffsetEntry): Accumulator[] {
-  return rt.operators.map((o, i) => o.op.begin(operatorBatch(rt, entry, i)));
+export function beginOperators(rt: QueryRuntime, entry: OffsetEntry, io?: { state: StateStore; read: BatchRead }): Accumulator[] {
+  return rt.operators.map((o, i) =>
+    o.op.begin(operatorBatch(rt, entry, i), io && { state: io.state, onRowError: rowErrorsOf(io.read, operatorSource(rt, i)) }),
+  );
+}
+
+/** The source whose rows operator i takes as they are read (the first of its pipeline), or undefined (it takes an operator's output). */
+function operatorSource(rt: QueryRuntime, i: number): number | undefined {
+  const input = rt.operators[i].chained.input;
+  if (rt.operators.findIndex((o) => o.chained.input === input) !== i) return undefined;
+  return input === null ? 0 : input + 1;
 }
 
 /** Index of the first operator of the query's own pipeline (it takes source 0's rows), or -1. */
@@ -94,9 +105,10 @@ export function firstOperator(rt: QueryRuntime): number {
  * version N−1), the output rows as the sink takes them. A no-data batch reads nothing.
  */
 export async function computeBatch(rt: QueryRuntime, entry: OffsetEntry, noData: boolean, state: StateStore): Promise<ComputedBatch> {
-  const accs = beginOperators(rt, entry);
+  const read = emptyRead();
+  const accs = beginOperators(rt, entry, { state, read });
   const first = firstOperator(rt);
-  const read = noData ? emptyRead() : await readBatch(rt, entry, first >= 0 ? accs[first] : null);
+  if (!noData) await readBatch(rt, entry, first >= 0 ? accs[first] : null, read);
   const result: ChainOutput = first >= 0 ? await runOperators(rt, accs, entry, read, state) : { rows: read.rows, perOperator: [] };
   return { read, output: result.rows.map((r) => toOutputRow(r, rt.outColumns)), perOperator: result.perOperator };
 }
@@ -105,13 +117,11 @@ export async function computeBatch(rt: QueryRuntime, entry: OffsetEntry, noData:
  * Reads the batch chunk by chunk, running the stateless stages and feeding the operator's
  * in-memory aggregate as it goes: memory follows the batch's distinct keys, not its rows.
  */
-async function readBatch(rt: QueryRuntime, entry: OffsetEntry, acc: Accumulator | null): Promise<BatchRead> {
-  const read = emptyRead();
+async function readBatch(rt: QueryRuntime, entry: OffsetEntry, acc: Accumulator | null, read: BatchRead): Promise<void> {
   for await (const rows of stagedChunks(rt, entry, read)) {
-    if (acc) acc.add(rows);
+    if (acc) await acc.add(rows);
     else for (const r of rows) read.rows.push(r);
   }
-  return read;
 }
 
 /**
@@ -209,7 +219,7 @@ async function finishPipeline(
   for (let i = 0; i < rt.operators.length; i++) {
     const o = rt.operators[i];
     if (o.chained.input !== input) continue;
-    if (!fed && rows.length) accs[i].add(rows);
+    if (!fed && rows.length) await accs[i].add(rows);
     fed = false;
     const spec = o.chained.spec;
     if (spec.kind === 'streamJoin') accs[i].addRight!(await inputRows(rt, spec.input, accs, entry, read, perOperator, state));
@@ -233,7 +243,7 @@ async function inputRows(
   const first = rt.operators.findIndex((o) => o.chained.input === k);
   const rows: Row[] = [];
   for await (const chunk of stagedChunks(rt, entry, read, k + 1)) {
-    if (first >= 0) accs[first].add(chunk);
+    if (first >= 0) await accs[first].add(chunk);
     else for (const r of chunk) rows.push(r);
   }
   return first >= 0 ? finishPipeline(rt, k, accs, entry, read, perOperator, state) : rows;

@@ -187,7 +187,7 @@ export class PartitionedRun {
     const out: OutputRow[] = [];
     const op = rt.operators[0]?.op;
     // pre-aggregation: the batch's groups of this split, with the first operator's watermarks
-    const pre = tasks.partials ? op!.beginPartials!(operatorBatch(rt, entry, 0)) : null;
+    const pre = tasks.partials ? op!.beginPartials!(operatorBatch(rt, entry, 0), rowErrorsOf(read, 0)) : null;
     for await (const rows of stagedChunks(rt, entry, read, 0, { index: split, count: tasks.splits })) {
       if (tasks.mode === 'stateless') {
         for (const r of (await rt.runStages(rt.plan.post, rows, rowErrorsOf(read))).rows) out.push(toOutputRow(r, rt.outColumns));
@@ -230,6 +230,8 @@ export class PartitionedRun {
       throw new SluiceError(`batch ${batchId} has no partition task ${partition} (it has ${tasks.partitions.join(', ') || 'none'})`, { retriable: false });
     const statsBefore = storeStats(rt);
     let read: BatchRead | null = null;
+    // (the dead letters of the stages after the operators, in a task that did not read the batch)
+    const after = emptyRead();
     let computed: { rows: OutputRow[]; perOperator: Awaited<ReturnType<typeof runOperators>>['perOperator'] };
     if (tasks.mode === 'whole') {
       // the whole batch in this task: read (every input) and every operator, the state unscoped
@@ -253,9 +255,9 @@ export class PartitionedRun {
             retriable: false,
           });
         if (tasks.partials) accs[0].addPartials!(taskCodec.partials.decode(key, text));
-        else accs[0].add(taskCodec.rows.decode(key, text));
+        else await accs[0].add(taskCodec.rows.decode(key, text));
       }
-      const result = await runOperators(rt, accs, entry, emptyRead(), scopedState(this.deps.state, [partition]));
+      const result = await runOperators(rt, accs, entry, after, scopedState(this.deps.state, [partition]));
       computed = { rows: result.rows.map((r) => toOutputRow(r, rt.outColumns)), perOperator: result.perOperator };
     }
     const scope = tasks.mode === 'whole' ? undefined : [partition];
@@ -283,6 +285,7 @@ export class PartitionedRun {
       commitTimeMs,
       storeStats: diffStats(statsBefore, storeStats(rt)),
       ...(read ? { read: readMeta(read, []) } : {}),
+      ...(after.deadLetters.length ? { deadLetters: after.deadLetters } : {}),
     };
     // after the state commit: its presence says the partition is done for N
     await this.shuffle.put(`${batchId}/out/${partition}`, taskCodec.partitionOut.encode(out));
@@ -329,8 +332,10 @@ export class PartitionedRun {
       }
     } else for (const o of outs) rows = rows.concat(o.rows);
     const sum = (f: (o: PartitionOut) => number[], i: number) => outs.reduce((a, o) => a + (f(o)[i] ?? 0), 0);
+    const read = mergeReads(metas);
+    for (const o of outs) for (const d of o.deadLetters ?? []) read.deadLetters.push(d);
     const outcome: BatchOutcome = {
-      read: mergeReads(metas),
+      read,
       output: { rows },
       // (a pre-aggregating read task drops the first operator's late rows itself)
       operators: rt.operators.map((_, i) => ({

@@ -73,6 +73,8 @@ export interface PartitionOut {
   readonly storeStats: Record<string, number> | null;
   /** A whole-batch task's read (the batch had no read tasks). */
   readonly read?: ReadMeta;
+  /** The dead letters of the stages after the operator (row errors: FORMAT-3 departure 2); absent in a record an earlier sluice wrote. */
+  readonly deadLetters?: DeadLetter[];
 }
 
 type Check<T> = (v: Json) => v is T & Json;
