@@ -171,6 +171,37 @@ describe('when files are in col=value partition folders', () => {
     ]);
   });
 
+  it('a partition column the schema does not declare is not read, and the run names it with the type Spark infers and the fix', async () => {
+    const f = fixture();
+    await f.put('dt=2026-10-01/hour=05/part-1.json', ['a']);
+    await f.put('dt=2026-10-02/hour=23/part-2.json', ['b']);
+    await f.put('dt=2026-10-02/hour=__HIVE_DEFAULT_PARTITION__/part-3.json', ['c']);
+    const events: Array<Record<string, unknown>> = [];
+    const src = f.source({ schema: parseSchema('user STRING, amount INT'), log: (e) => events.push(e) });
+    const end = await src.planBatch(0, null, (await src.latestOffset(null))!, {});
+    const read = await src.read(0, null, end!);
+    expect(read.rows).toEqual([
+      { user: 'a', amount: 1 },
+      { user: 'b', amount: 1 },
+      { user: 'c', amount: 1 },
+    ]);
+    const warned = events.filter((e) => e.event === 'undeclared-partition-columns');
+    expect(warned).toHaveLength(1);
+    expect(warned[0].columns).toEqual([
+      { column: 'dt', inferred: 'dt DATE', examples: ['2026-10-01', '2026-10-02'] },
+      { column: 'hour', inferred: 'hour INT', examples: ['05', '23', '__HIVE_DEFAULT_PARTITION__'] },
+    ]);
+    expect(warned[0].message).toMatch(/add "dt DATE", "hour INT" to \.schema/);
+    // declared, the same folders are columns of the declared types, and nothing is reported
+    const g = fixture();
+    await g.put('dt=2026-10-01/hour=05/part-1.json', ['a']);
+    const declared: Array<Record<string, unknown>> = [];
+    const src2 = g.source({ schema: parseSchema('user STRING, amount INT, dt DATE, hour INT'), log: (e) => declared.push(e) });
+    const end2 = await src2.planBatch(0, null, (await src2.latestOffset(null))!, {});
+    expect((await src2.read(0, null, end2!)).rows).toEqual([{ user: 'a', amount: 1, dt: '2026-10-01', hour: 5 }]);
+    expect(declared.filter((e) => e.event === 'undeclared-partition-columns')).toEqual([]);
+  });
+
   it('files both at the root and in partition folders are an error, as in Spark', async () => {
     const f = fixture();
     await f.put('root.json', ['r']);

@@ -59,7 +59,7 @@ import type { S3LandingSourceOptions } from './landing-options';
 import { splitOf } from '../../engine/splits';
 import { checkPageSize, compareKeys, type S3ListedObject } from './requests';
 import { type DiscoveryStats, type FileDiscovery, ListingDiscovery } from './discovery';
-import { checkLayout, classifyKey, compileGlob, type ListingRules, partitionValues } from './file-rules';
+import { checkLayout, classifyKey, compileGlob, type ListingRules, partitionValues, undeclaredPartitionColumns } from './file-rules';
 import {
   type Candidate,
   fileOf,
@@ -128,6 +128,8 @@ export class S3LandingSource extends S3Prefix implements Source {
   /** What the source has seen as of its offsets (sources/<i>/seen-<N>). */
   private readonly seen: SeenLogs;
   private listing: Listing | null = null;
+  /** The undeclared partition columns were reported (once an instance: each run's source is new). */
+  private warnedUndeclared = false;
   /** Announced files found gone (404) before a batch logged them: not taken again this run. */
   private readonly gone = new Set<string>();
   /** File bytes held by reads now, and the most at once (peakHeldBytes). */
@@ -359,9 +361,31 @@ export class S3LandingSource extends S3Prefix implements Source {
       );
     }
     if (complete && !this.rules.recursiveFileLookup) checkLayout(candidates, this.description);
+    if (!this.warnedUndeclared) this.warnUndeclared(candidates);
     // outside Spark's listing rules (pathGlobFilter, sub-folders, `_`/`.` names, empty): never read
     await this.forget(dropped);
     return { candidates, listedUntilMs };
+  }
+
+  /**
+   * Partition folders naming columns the schema does not declare: Spark would add them (typed by
+   * inference); sluice fixes a query's columns when the query is built, before any listing, so
+   * their values are not read, and the run says which columns to declare, in which type.
+   */
+  private warnUndeclared(candidates: readonly Candidate[]): void {
+    const undeclared = undeclaredPartitionColumns(this.schema, candidates);
+    if (undeclared.length === 0) return;
+    this.warnedUndeclared = true;
+    const names = undeclared.map((u) => u.name);
+    this.log({
+      event: 'undeclared-partition-columns',
+      columns: undeclared.map((u) => ({ column: u.name, inferred: u.ddl, examples: u.examples })),
+      message:
+        `partition folders under ${this.description} name column(s) the schema does not declare: ${undeclared.map((u) => `${u.name} (e.g. ${u.name}=${u.examples[u.examples.length - 1]})`).join(', ')}; ` +
+        `their values are not read, because a sluice query's columns are fixed when it is built, before any listing. ` +
+        `To read them, declare them in the source's schema as Spark would infer them: add ${undeclared.map((u) => JSON.stringify(u.ddl)).join(', ')} to .schema(...)` +
+        ` (or leave ${names.join(', ')} undeclared to keep ignoring ${names.length === 1 ? 'it' : 'them'})`,
+    });
   }
 
   private acceptsSuffix(key: string): boolean {
