@@ -21,6 +21,8 @@
  *     first      everything new (a full listing; one batch logs every file)
  *     empty      nothing new
  *     last       one new key that sorts after every other (the next hour's folder)
+ *     recent-key one new key that sorts before the others of the previous hour's folder (a late
+ *                upload): found by the incremental listing's recent folders
  *     first-key  one new key that sorts before the others (into the oldest folder)
  *     then runs until the first-key file is found (at the next full listing: the backfill)
  *
@@ -70,6 +72,8 @@ function* prefixKeys(n: number): Generator<[string, number]> {
 const ONE_BYTE = new Uint8Array([0x0a]);
 /** Sorts after every generated key: the folder of the clock's hour. */
 const LAST_KEY = `${folderOf(FOLDERS).key}part-9999999.json`;
+/** Sorts before every other key of the last generated hour's folder (the one before LAST_KEY's). */
+const RECENT_KEY = `${folderOf(FOLDERS - 1).key}part-0000000-late.json`;
 /** Sorts before every generated key: the oldest folder, a lower number. */
 const FIRST_KEY = `${folderOf(0).key}part-0000000-late.json`;
 
@@ -87,6 +91,7 @@ export interface DiscoveryRun {
   readonly sourceGets: number;
   readonly newFiles: number;
   readonly foundFirstKey: boolean;
+  readonly foundRecentKey: boolean;
   readonly discoverySeconds: number;
   readonly runSeconds: number;
   readonly usdPerMonth: number;
@@ -119,18 +124,22 @@ async function oneRun(
   let end = start;
   let newFiles = 0;
   let foundFirstKey = false;
+  let foundRecentKey = false;
   if (target !== start) {
     newFiles = (target as { files: number }).files;
     end = (await source.planBatch(batchId, start, target, {})) ?? start;
-    const log = JSON.parse((await checkpoint.readSourceLog(0, String(batchId))) ?? '{"files":[]}') as { files: Array<{ key: string }> };
-    foundFirstKey = log.files.some((f) => f.key === FIRST_KEY);
   }
   const t2 = process.hrtime.bigint();
   const d = source.discoveryStats();
   const s = source.stats();
   const c = checkpoint.stats();
-  // the check's own GET of the batch's file list above is not the run's
-  const checkpointGets = c.gets - (target !== start ? 1 : 0);
+  if (target !== start) {
+    // the check's GET of the batch's file list, after the run's figures were taken
+    const log = JSON.parse((await checkpoint.readSourceLog(0, String(batchId))) ?? '{"files":[]}') as { files: Array<{ key: string }> };
+    foundFirstKey = log.files.some((f) => f.key === FIRST_KEY);
+    foundRecentKey = log.files.some((f) => f.key === RECENT_KEY);
+  }
+  const checkpointGets = c.gets;
   const lists = s.lists + c.lists;
   return {
     end,
@@ -143,6 +152,7 @@ async function oneRun(
       sourceGets: s.gets,
       newFiles,
       foundFirstKey,
+      foundRecentKey,
       discoverySeconds: Number(t1 - t0) / 1e9,
       runSeconds: Number(t2 - t0) / 1e9,
       usdPerMonth: usdPerMonth(prices, lists, checkpointGets + s.gets, c.puts + s.puts),
@@ -177,6 +187,9 @@ async function sequence(
   await step('empty');
   await add(LAST_KEY);
   await step('last');
+  await add(RECENT_KEY);
+  const recent = await step('recent-key');
+  if (!recent.foundRecentKey) out(`  !! ${n} objects (${store}): the recent-key file was not found by the next run`);
   await add(FIRST_KEY);
   let m = await step('first-key');
   for (let i = 0; !m.foundFirstKey && i < 8; i++) m = await step(m.listing === 'full' ? 'after' : 'wait');
@@ -188,7 +201,7 @@ const HEAD = 'objects    store   run kind       listing      LIST  ckpt GET  ckp
 function row(m: DiscoveryRun): string {
   return (
     `${m.n.toLocaleString('en-US').padStart(9)}  ${m.store.padEnd(7)} ${String(m.run).padStart(2)}  ${m.kind.padEnd(10)} ${m.listing.padEnd(11)} ${String(m.lists).padStart(5)}  ` +
-    `${String(m.checkpointGets).padStart(8)}  ${String(m.checkpointPuts).padStart(8)}  ${String(m.newFiles).padStart(9)}  ${(m.foundFirstKey ? 'yes' : '-').padEnd(6)}  ` +
+    `${String(m.checkpointGets).padStart(8)}  ${String(m.checkpointPuts).padStart(8)}  ${String(m.newFiles).padStart(9)}  ${(m.foundFirstKey || m.foundRecentKey ? 'yes' : '-').padEnd(6)}  ` +
     `${m.discoverySeconds.toFixed(3).padStart(11)}  ${m.runSeconds.toFixed(3).padStart(6)}  ${m.usdPerMonth.toFixed(4).padStart(8)}`
   );
 }

@@ -210,6 +210,7 @@ export class S3LandingSource extends S3Prefix implements Source {
         },
         fullListingMaxObjects: opts.fullListingMaxObjects,
         backfillIntervalMs: opts.backfillIntervalMs,
+        recentFoldersMaxLists: opts.recentFoldersMaxLists,
         now: opts.now,
       });
   }
