@@ -21,10 +21,11 @@
  *     first      everything new (a full listing; one batch logs every file)
  *     empty      nothing new
  *     last       one new key that sorts after every other (the next hour's folder)
- *     recent-key one new key that sorts before the others of the previous hour's folder (a late
- *                upload): found by the incremental listing's recent folders
  *     first-key  one new key that sorts before the others (into the oldest folder)
  *     then runs until the first-key file is found (at the next full listing: the backfill)
+ *     recent-key one new key that sorts before the others of the last generated hour's folder (a
+ *                late upload), one run after the backfill: found by the incremental listing's
+ *                recent folders
  *
  * Keys: landing/disc/dt=YYYY-MM-DD/hour=HH/part-NNNNNNN.json over the 30 days before the clock's
  * start (720 hour folders), 1-byte bodies, LastModified the folder's hour.
@@ -187,13 +188,13 @@ async function sequence(
   await step('empty');
   await add(LAST_KEY);
   await step('last');
-  await add(RECENT_KEY);
-  const recent = await step('recent-key');
-  if (!recent.foundRecentKey) out(`  !! ${n} objects (${store}): the recent-key file was not found by the next run`);
   await add(FIRST_KEY);
   let m = await step('first-key');
   for (let i = 0; !m.foundFirstKey && i < 8; i++) m = await step(m.listing === 'full' ? 'after' : 'wait');
   if (!m.foundFirstKey) out(`  !! ${n} objects (${store}): the first-key file was not found in ${runs.length} runs`);
+  await add(RECENT_KEY);
+  const recent = await step('recent-key');
+  if (!recent.foundRecentKey) out(`  !! ${n} objects (${store}): the recent-key file was not found by the next run`);
   return runs;
 }
 
