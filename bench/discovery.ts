@@ -95,6 +95,8 @@ export interface DiscoveryRun {
   readonly foundRecentKey: boolean;
   readonly discoverySeconds: number;
   readonly runSeconds: number;
+  /** CPU seconds of this process (user + system) over the run: less moved by other processes than the wall time. */
+  readonly runCpuSeconds: number;
   readonly usdPerMonth: number;
 }
 
@@ -119,6 +121,7 @@ async function oneRun(
 ): Promise<{ measure: DiscoveryRun; end: Json | null }> {
   const checkpoint = new S3CheckpointStore({ client, bucket: BUCKET, prefix: `checkpoints/disc-${meta.store}-${meta.n}`, conditionalWrites });
   const source = new S3LandingSource({ client, bucket: BUCKET, prefix: ROOT, schema, checkpoint, now: () => clock });
+  const cpu0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   const target = await source.latestOffset(start);
   const t1 = process.hrtime.bigint();
@@ -131,6 +134,7 @@ async function oneRun(
     end = (await source.planBatch(batchId, start, target, {})) ?? start;
   }
   const t2 = process.hrtime.bigint();
+  const cpu = process.cpuUsage(cpu0);
   const d = source.discoveryStats();
   const s = source.stats();
   const c = checkpoint.stats();
@@ -156,6 +160,7 @@ async function oneRun(
       foundRecentKey,
       discoverySeconds: Number(t1 - t0) / 1e9,
       runSeconds: Number(t2 - t0) / 1e9,
+      runCpuSeconds: (cpu.user + cpu.system) / 1e6,
       usdPerMonth: usdPerMonth(prices, lists, checkpointGets + s.gets, c.puts + s.puts),
     },
   };
@@ -198,12 +203,12 @@ async function sequence(
   return runs;
 }
 
-const HEAD = 'objects    store   run kind       listing      LIST  ckpt GET  ckpt PUT  new files  found?  discovery s  run s   $/month at 96/day';
+const HEAD = 'objects    store   run kind       listing      LIST  ckpt GET  ckpt PUT  new files  found?  discovery s  run s  cpu s   $/month at 96/day';
 function row(m: DiscoveryRun): string {
   return (
     `${m.n.toLocaleString('en-US').padStart(9)}  ${m.store.padEnd(7)} ${String(m.run).padStart(2)}  ${m.kind.padEnd(10)} ${m.listing.padEnd(11)} ${String(m.lists).padStart(5)}  ` +
     `${String(m.checkpointGets).padStart(8)}  ${String(m.checkpointPuts).padStart(8)}  ${String(m.newFiles).padStart(9)}  ${(m.foundFirstKey || m.foundRecentKey ? 'yes' : '-').padEnd(6)}  ` +
-    `${m.discoverySeconds.toFixed(3).padStart(11)}  ${m.runSeconds.toFixed(3).padStart(6)}  ${m.usdPerMonth.toFixed(4).padStart(8)}`
+    `${m.discoverySeconds.toFixed(3).padStart(11)}  ${m.runSeconds.toFixed(3).padStart(6)}  ${m.runCpuSeconds.toFixed(3).padStart(6)}  ${m.usdPerMonth.toFixed(4).padStart(8)}`
   );
 }
 

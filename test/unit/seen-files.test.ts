@@ -96,7 +96,9 @@ describe('the order batches take them, whatever the order candidates come in', (
       const ordered = newFiles(emptySeen(), cands, r).map((f) => f.key);
       expect(newFiles(emptySeen(), shuffled, r).map((f) => f.key)).toEqual(ordered);
       // by time, ties by ascending key
-      const check = [...cands].sort((a, b) => (latestFirst ? b.lastModifiedMs - a.lastModifiedMs : a.lastModifiedMs - b.lastModifiedMs) || (a.key < b.key ? -1 : 1));
+      const check = [...cands].sort(
+        (a, b) => (latestFirst ? b.lastModifiedMs - a.lastModifiedMs : a.lastModifiedMs - b.lastModifiedMs) || (a.key < b.key ? -1 : 1),
+      );
       expect(ordered).toEqual(check.map((f) => f.key));
     }
   });

@@ -166,7 +166,10 @@ export class ListingDiscovery implements FileDiscovery {
     for (const f of after) byKey.set(f.key, f);
     const known = new Map(hint.folders ?? []);
     for (const [folder, n] of listedWhole) known.set(folder, n);
-    const folders = this.lastFolders(known, after.filter((f) => !listedWhole.has(this.folderOf(f.key) ?? '')));
+    const folders = this.lastFolders(
+      known,
+      after.filter((f) => !listedWhole.has(this.folderOf(f.key) ?? '')),
+    );
     const changed = after.length > 0 || JSON.stringify(folders) !== JSON.stringify(hint.folders ?? []);
     if (changed) {
       const newestKey = after.length ? after[after.length - 1].key : hint.newestKey;
@@ -207,10 +210,20 @@ export class ListingDiscovery implements FileDiscovery {
   /** The last HINT_FOLDERS folders in key order: `known` counts, plus the folders of `files` (each file one more object). */
   private lastFolders(known: Map<string, number>, files: readonly DiscoveredFile[]): Array<[string, number]> {
     const counts = new Map(known);
+    // files in key order come folder by folder: a key in the folder of the one before is counted without slicing it
+    let folder: string | null = null;
+    let n = 0;
     for (const f of files) {
-      const folder = this.folderOf(f.key);
-      if (folder !== null) counts.set(folder, (counts.get(folder) ?? 0) + 1);
+      const k = f.key;
+      if (folder !== null && k.length > folder.length && k.startsWith(folder) && k.indexOf('/', folder.length) === -1) {
+        n++;
+        continue;
+      }
+      if (folder !== null) counts.set(folder, (counts.get(folder) ?? 0) + n);
+      folder = this.folderOf(k);
+      n = 1;
     }
+    if (folder !== null) counts.set(folder, (counts.get(folder) ?? 0) + n);
     const sorted = [...counts].sort((a, b) => compareKeys(a[0], b[0]));
     return sorted.slice(-HINT_FOLDERS);
   }

@@ -20,7 +20,7 @@ export interface SeenAt {
    * The seen log of the offset's batch (null: none yet): its depth, the snapshot it adds to, and
    * the files it holds since that snapshot.
    */
-  readonly head: { readonly batch: number; readonly depth: number; readonly snapshot: number; readonly delta: Array<[string, number]> } | null;
+  readonly head: { readonly batch: number; readonly depth: number; readonly snapshot: number; readonly delta: ReadonlyArray<readonly [string, number]> } | null;
 }
 
 /** The seen logs of one source of a checkpoint; remembers the last offset it read or wrote. */
@@ -46,7 +46,9 @@ export class SeenLogs {
     const snapshot = at.head === null || at.head.depth + 1 >= COMPACT_EVERY;
     let newestMs = at.seen.newestMs;
     for (const f of files) if (f.lastModifiedMs > newestMs) newestMs = f.lastModifiedMs;
-    const delta: Array<[string, number]> = snapshot ? [] : [...at.head!.delta, ...files.map((f): [string, number] => [f.key, f.lastModifiedMs])];
+    const delta: ReadonlyArray<readonly [string, number]> = snapshot
+      ? []
+      : [...at.head!.delta, ...files.map((f): [string, number] => [f.key, f.lastModifiedMs])];
     const body: SeenLog = {
       version: 2,
       batchId,

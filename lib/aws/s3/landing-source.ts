@@ -280,7 +280,9 @@ export class S3LandingSource extends S3Prefix implements Source {
     const next = await this.seen.write(batchId, at, log.files, this.newRules(limits).maxFileAgeMs);
     // the batch took the first of the new files (not so when an adopted list or a HEAD decided): the rest stays new
     const prefix = log === planned && !this.discovery.announced && fresh.length === all.length;
-    this.fresh = prefix ? { at: next, rules: JSON.stringify(this.newRules(limits)), files: stillNew(next.seen, all.slice(taken.length), this.newRules(limits)) } : null;
+    this.fresh = prefix
+      ? { at: next, rules: JSON.stringify(this.newRules(limits)), files: stillNew(next.seen, all.slice(taken.length), this.newRules(limits)) }
+      : null;
     this.planned.set(batchId, log);
     return log.end as unknown as Json;
   }
@@ -366,7 +368,7 @@ export class S3LandingSource extends S3Prefix implements Source {
       }
       if (f.lastModifiedMs > listedUntilMs) listedUntilMs = f.lastModifiedMs;
       const kind = classifyKey(f.key.slice(this.root.length), this.rules);
-      if (kind.kind === 'file') candidates.push({ ...fileOf(f), partitions: kind.partitions });
+      if (kind.kind === 'file') candidates.push({ key: f.key, size: f.size, etag: f.etag, lastModifiedMs: f.lastModifiedMs, partitions: kind.partitions });
       else dropped.push(f.key);
       if (kind.kind === 'subfolder' && at.seen.legacyLastKey !== null && compareKeys(f.key, at.seen.legacyLastKey) <= 0) skippedSubfolder ??= f.key;
     }

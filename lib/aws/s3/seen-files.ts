@@ -127,13 +127,13 @@ export function addSeen(seen: SeenFiles, files: readonly TimedFile[]): void {
  * `seen`: newestMs must count them already). The snapshot is in key order, so only the rest is
  * sorted (not at all when it comes in key order, as a first listing's files do), then merged.
  */
-export function compacted(seen: SeenFiles, maxFileAgeMs: number, added: readonly TimedFile[] = []): Array<[string, number]> {
+export function compacted(seen: SeenFiles, maxFileAgeMs: number, added: readonly TimedFile[] = []): Array<readonly [string, number]> {
   const from = seen.newestMs - maxFileAgeMs;
-  const more: Array<[string, number]> = [];
+  const more: Array<readonly [string, number]> = [];
   for (const [k, ms] of seen.files) if (ms >= from) more.push([k, ms]);
   for (const f of added) if (f.lastModifiedMs >= from) more.push([f.key, f.lastModifiedMs]);
   if (!inKeyOrder(more)) more.sort((a, b) => compareKeys(a[0], b[0]));
-  const out: Array<[string, number]> = [];
+  const out: Array<readonly [string, number]> = [];
   const base = seen.base;
   let i = 0;
   let j = 0;
@@ -143,8 +143,8 @@ export function compacted(seen: SeenFiles, maxFileAgeMs: number, added: readonly
     const e = c < 0 ? base[i++] : more[j++];
     if (c === 0) i++;
     if (e[1] < from) continue;
-    if (out.length > 0 && out[out.length - 1][0] === e[0]) out[out.length - 1] = [e[0], e[1]];
-    else out.push([e[0], e[1]]);
+    if (out.length > 0 && out[out.length - 1][0] === e[0]) out[out.length - 1] = e;
+    else out.push(e);
   }
   return out;
 }
