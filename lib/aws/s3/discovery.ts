@@ -189,7 +189,7 @@ export class ListingDiscovery implements FileDiscovery {
    * ones before it, newest first, while their LISTs (by their object counts) fit recentFoldersMaxLists.
    */
   private recentFolders(hint: ListingHint): string[] {
-    const known = hint.folders && hint.folders.length ? hint.folders : null;
+    const known = hint.folders?.length ? hint.folders : null;
     if (known === null) {
       // an older hint: the newest key's folder, as before
       const folder = this.folderOf(hint.newestKey!);
