@@ -9,6 +9,8 @@
  * Which files: as Spark lists them (file-rules.ts): the prefix's own files and those in
  * `col=value` partition folders (their values become the declared partition columns), other
  * sub-folders only with recursiveFileLookup, never `_x`/`.x` names; pathGlobFilter on the name.
+ * Folders naming a column the schema does not declare are reported once a run
+ * (`undeclared-partition-columns`, with the type Spark would infer), not read.
  * How they are found: a FileDiscovery (discovery.ts), the listing by default.
  *
  * Offsets are `{ "batch": N }`: the batch whose file list (sources/<i>/N) is the last one read.
