@@ -23,6 +23,9 @@
  *     last       one new key that sorts after every other (the next hour's folder)
  *     first-key  one new key that sorts before the others (into the oldest folder)
  *     then runs until the first-key file is found (at the next full listing: the backfill)
+ *     recent-key one new key that sorts before the others of the last generated hour's folder (a
+ *                late upload), one run after the backfill: found by the incremental listing's
+ *                recent folders
  *
  * Keys: landing/disc/dt=YYYY-MM-DD/hour=HH/part-NNNNNNN.json over the 30 days before the clock's
  * start (720 hour folders), 1-byte bodies, LastModified the folder's hour.
@@ -70,6 +73,8 @@ function* prefixKeys(n: number): Generator<[string, number]> {
 const ONE_BYTE = new Uint8Array([0x0a]);
 /** Sorts after every generated key: the folder of the clock's hour. */
 const LAST_KEY = `${folderOf(FOLDERS).key}part-9999999.json`;
+/** Sorts before every other key of the last generated hour's folder (the one before LAST_KEY's). */
+const RECENT_KEY = `${folderOf(FOLDERS - 1).key}part-0000000-late.json`;
 /** Sorts before every generated key: the oldest folder, a lower number. */
 const FIRST_KEY = `${folderOf(0).key}part-0000000-late.json`;
 
@@ -87,8 +92,11 @@ export interface DiscoveryRun {
   readonly sourceGets: number;
   readonly newFiles: number;
   readonly foundFirstKey: boolean;
+  readonly foundRecentKey: boolean;
   readonly discoverySeconds: number;
   readonly runSeconds: number;
+  /** CPU seconds of this process (user + system) over the run: less moved by other processes than the wall time. */
+  readonly runCpuSeconds: number;
   readonly usdPerMonth: number;
 }
 
@@ -113,24 +121,30 @@ async function oneRun(
 ): Promise<{ measure: DiscoveryRun; end: Json | null }> {
   const checkpoint = new S3CheckpointStore({ client, bucket: BUCKET, prefix: `checkpoints/disc-${meta.store}-${meta.n}`, conditionalWrites });
   const source = new S3LandingSource({ client, bucket: BUCKET, prefix: ROOT, schema, checkpoint, now: () => clock });
+  const cpu0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   const target = await source.latestOffset(start);
   const t1 = process.hrtime.bigint();
   let end = start;
   let newFiles = 0;
   let foundFirstKey = false;
+  let foundRecentKey = false;
   if (target !== start) {
     newFiles = (target as { files: number }).files;
     end = (await source.planBatch(batchId, start, target, {})) ?? start;
-    const log = JSON.parse((await checkpoint.readSourceLog(0, String(batchId))) ?? '{"files":[]}') as { files: Array<{ key: string }> };
-    foundFirstKey = log.files.some((f) => f.key === FIRST_KEY);
   }
   const t2 = process.hrtime.bigint();
+  const cpu = process.cpuUsage(cpu0);
   const d = source.discoveryStats();
   const s = source.stats();
   const c = checkpoint.stats();
-  // the check's own GET of the batch's file list above is not the run's
-  const checkpointGets = c.gets - (target !== start ? 1 : 0);
+  if (target !== start) {
+    // the check's GET of the batch's file list, after the run's figures were taken
+    const log = JSON.parse((await checkpoint.readSourceLog(0, String(batchId))) ?? '{"files":[]}') as { files: Array<{ key: string }> };
+    foundFirstKey = log.files.some((f) => f.key === FIRST_KEY);
+    foundRecentKey = log.files.some((f) => f.key === RECENT_KEY);
+  }
+  const checkpointGets = c.gets;
   const lists = s.lists + c.lists;
   return {
     end,
@@ -143,8 +157,10 @@ async function oneRun(
       sourceGets: s.gets,
       newFiles,
       foundFirstKey,
+      foundRecentKey,
       discoverySeconds: Number(t1 - t0) / 1e9,
       runSeconds: Number(t2 - t0) / 1e9,
+      runCpuSeconds: (cpu.user + cpu.system) / 1e6,
       usdPerMonth: usdPerMonth(prices, lists, checkpointGets + s.gets, c.puts + s.puts),
     },
   };
@@ -181,15 +197,18 @@ async function sequence(
   let m = await step('first-key');
   for (let i = 0; !m.foundFirstKey && i < 8; i++) m = await step(m.listing === 'full' ? 'after' : 'wait');
   if (!m.foundFirstKey) out(`  !! ${n} objects (${store}): the first-key file was not found in ${runs.length} runs`);
+  await add(RECENT_KEY);
+  const recent = await step('recent-key');
+  if (!recent.foundRecentKey) out(`  !! ${n} objects (${store}): the recent-key file was not found by the next run`);
   return runs;
 }
 
-const HEAD = 'objects    store   run kind       listing      LIST  ckpt GET  ckpt PUT  new files  found?  discovery s  run s   $/month at 96/day';
+const HEAD = 'objects    store   run kind       listing      LIST  ckpt GET  ckpt PUT  new files  found?  discovery s  run s  cpu s   $/month at 96/day';
 function row(m: DiscoveryRun): string {
   return (
     `${m.n.toLocaleString('en-US').padStart(9)}  ${m.store.padEnd(7)} ${String(m.run).padStart(2)}  ${m.kind.padEnd(10)} ${m.listing.padEnd(11)} ${String(m.lists).padStart(5)}  ` +
-    `${String(m.checkpointGets).padStart(8)}  ${String(m.checkpointPuts).padStart(8)}  ${String(m.newFiles).padStart(9)}  ${(m.foundFirstKey ? 'yes' : '-').padEnd(6)}  ` +
-    `${m.discoverySeconds.toFixed(3).padStart(11)}  ${m.runSeconds.toFixed(3).padStart(6)}  ${m.usdPerMonth.toFixed(4).padStart(8)}`
+    `${String(m.checkpointGets).padStart(8)}  ${String(m.checkpointPuts).padStart(8)}  ${String(m.newFiles).padStart(9)}  ${(m.foundFirstKey || m.foundRecentKey ? 'yes' : '-').padEnd(6)}  ` +
+    `${m.discoverySeconds.toFixed(3).padStart(11)}  ${m.runSeconds.toFixed(3).padStart(6)}  ${m.runCpuSeconds.toFixed(3).padStart(6)}  ${m.usdPerMonth.toFixed(4).padStart(8)}`
   );
 }
 

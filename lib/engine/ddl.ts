@@ -256,7 +256,8 @@ export function parseDdlType(text: string): DataType {
 }
 
 /** A name as DDL writes it: bare when it is a plain identifier, else in backticks. */
-function ddlName(name: string): string {
+/** A column name as DDL writes it: backquoted unless a plain identifier. */
+export function ddlName(name: string): string {
   return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : `\`${name.replace(/`/g, '``')}\``;
 }
 

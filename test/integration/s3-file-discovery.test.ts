@@ -5,7 +5,7 @@
  * latestFirst and maxFileAge (with a discovery that reports chosen LastModified times: S3 sets
  * them at write time), cleanSource after the commit, and the listing's cost rule.
  */
-import { CreateBucketCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { S3CheckpointStore } from '../../lib/aws/s3/checkpoint';
 import type { DiscoveredFile, FileDiscovery } from '../../lib/aws/s3/discovery';
 import { S3LandingSource, type S3LandingSourceOptions } from '../../lib/aws/s3/landing-source';
@@ -171,6 +171,37 @@ describe('when files are in col=value partition folders', () => {
     ]);
   });
 
+  it('a partition column the schema does not declare is not read, and the run names it with the type Spark infers and the fix', async () => {
+    const f = fixture();
+    await f.put('dt=2026-10-01/hour=05/part-1.json', ['a']);
+    await f.put('dt=2026-10-02/hour=23/part-2.json', ['b']);
+    await f.put('dt=2026-10-02/hour=__HIVE_DEFAULT_PARTITION__/part-3.json', ['c']);
+    const events: Array<Record<string, unknown>> = [];
+    const src = f.source({ schema: parseSchema('user STRING, amount INT'), log: (e) => events.push(e) });
+    const end = await src.planBatch(0, null, (await src.latestOffset(null))!, {});
+    const read = await src.read(0, null, end!);
+    expect(read.rows).toEqual([
+      { user: 'a', amount: 1 },
+      { user: 'b', amount: 1 },
+      { user: 'c', amount: 1 },
+    ]);
+    const warned = events.filter((e) => e.event === 'undeclared-partition-columns');
+    expect(warned).toHaveLength(1);
+    expect(warned[0].columns).toEqual([
+      { column: 'dt', inferred: 'dt DATE', examples: ['2026-10-01', '2026-10-02'] },
+      { column: 'hour', inferred: 'hour INT', examples: ['05', '23', '__HIVE_DEFAULT_PARTITION__'] },
+    ]);
+    expect(warned[0].message).toMatch(/add "dt DATE", "hour INT" to \.schema/);
+    // declared, the same folders are columns of the declared types, and nothing is reported
+    const g = fixture();
+    await g.put('dt=2026-10-01/hour=05/part-1.json', ['a']);
+    const declared: Array<Record<string, unknown>> = [];
+    const src2 = g.source({ schema: parseSchema('user STRING, amount INT, dt DATE, hour INT'), log: (e) => declared.push(e) });
+    const end2 = await src2.planBatch(0, null, (await src2.latestOffset(null))!, {});
+    expect((await src2.read(0, null, end2!)).rows).toEqual([{ user: 'a', amount: 1, dt: '2026-10-01', hour: 5 }]);
+    expect(declared.filter((e) => e.event === 'undeclared-partition-columns')).toEqual([]);
+  });
+
   it('files both at the root and in partition folders are an error, as in Spark', async () => {
     const f = fixture();
     await f.put('root.json', ['r']);
@@ -178,6 +209,22 @@ describe('when files are in col=value partition folders', () => {
     await expect(f.source({ schema: partSchema }).latestOffset(null)).rejects.toThrow(/Conflicting directory structures detected/);
   });
 });
+
+/**
+ * The local S3 with pages of 2 keys: s3rver's own truncated pages carry a continuation token it
+ * cannot make without OpenSSL's legacy DES, so the page is cut here from its 1,000-key answer (the
+ * source pages with StartAfter, which s3rver applies).
+ */
+function pagesOf2(): typeof s3 {
+  return {
+    send: async (command: unknown) => {
+      if (!(command instanceof ListObjectsV2Command)) return s3.send(command as never);
+      const res = await s3.send(new ListObjectsV2Command({ ...command.input, MaxKeys: 1000 }));
+      const contents = res.Contents ?? [];
+      return contents.length > 2 ? { ...res, Contents: contents.slice(0, 2), IsTruncated: true, KeyCount: 2 } : res;
+    },
+  } as unknown as typeof s3;
+}
 
 /** A discovery over the real listing that reports chosen LastModified times (S3 sets them itself). */
 function timedDiscovery(f: Fixture, times: Record<string, number>): FileDiscovery {
@@ -229,6 +276,27 @@ describe('when files are taken by modification time', () => {
     await g.put('old.json', ['old']);
     expect((await run(g, g1.end, g1.next, { discovery: timedDiscovery(g, times), maxFileAgeMs: 9 * day })).users).toEqual([['old']]);
   });
+
+  it('maxFileAge within one run: latestFirst one file a batch (by bytes), a file older than maxFileAge before a batch read is dropped', async () => {
+    const day = 86_400_000;
+    const times: Record<string, number> = { 'new.json': T, 'mid.json': T - 5 * day, 'old.json': T - 8 * day };
+    const f = fixture();
+    for (const k of Object.keys(times)) await f.put(k, [k.slice(0, -5)]);
+    const src = f.source({ discovery: timedDiscovery(f, times), latestFirst: true });
+    const target = await src.latestOffset(null);
+    expect(target).toMatchObject({ files: 3 }); // nothing seen yet: all new
+    const users: string[] = [];
+    let cur: Json | null = null;
+    for (let id = 0; ; id++) {
+      // maxBytesPerTrigger of 1 byte: one file a batch, and maxFileAge still applies (only maxFilesPerTrigger lifts it)
+      const end = await src.planBatch(id, cur, target!, { maxBytesPerTrigger: 1 });
+      if (end === null) break;
+      users.push(...(await src.read(id, cur, end)).rows.map((r) => String(r.user)));
+      cur = end;
+    }
+    // once new.json (T) is seen, old.json (T - 8 days) is older than 7 days before it: not read
+    expect(users).toEqual(['new', 'mid']);
+  });
 });
 
 describe('when cleanSource is set', () => {
@@ -271,7 +339,8 @@ describe('when the prefix is large (the listing rule)', () => {
   it('lists whole while small, then incrementally (after the newest key, and its folder) until a backfill is due', async () => {
     const f = fixture();
     let now = Date.UTC(2026, 9, 1);
-    const opts = { fullListingMaxObjects: 2, backfillIntervalMs: 3600_000, now: () => now, recursiveFileLookup: true };
+    // one LIST for recent folders: only the newest key's folder is listed whole
+    const opts = { fullListingMaxObjects: 2, backfillIntervalMs: 3600_000, recentFoldersMaxLists: 1, now: () => now, recursiveFileLookup: true };
     await f.put('a/1.json', ['a1']);
     await f.put('b/1.json', ['b1']);
     await f.put('c/1.json', ['c1']);
@@ -291,5 +360,30 @@ describe('when the prefix is large (the listing rule)', () => {
     const r3 = await run(f, r2.end, r2.next, opts);
     expect(r3.users).toEqual([['a2']]);
     expect(r3.src.discoveryStats()).toMatchObject({ fullListings: 1 });
+  });
+
+  it('an incremental listing also lists the folders before the newest, newest first, as many as recentFoldersMaxLists LISTs cover', async () => {
+    const f = fixture();
+    const now = Date.UTC(2026, 9, 1);
+    // pages of 2 keys: a folder of 3 objects costs 2 LISTs
+    const opts = { fullListingMaxObjects: 2, backfillIntervalMs: 3600_000, recentFoldersMaxLists: 3, listPageSize: 2, client: pagesOf2(), now: () => now };
+    for (const h of ['01', '02', '03']) for (const n of [1, 2, 3]) await f.put(`dt=2026-10-01/hour=${h}/${n}.json`, [`${h}-${n}`]);
+    const r1 = await run(f, null, 0, opts);
+    expect(r1.users.flat()).toHaveLength(9);
+    // keys sorting before the newest, into the newest folder, the one before it, and the oldest
+    await f.put('dt=2026-10-01/hour=03/0.json', ['03-0']);
+    await f.put('dt=2026-10-01/hour=02/0.json', ['02-0']);
+    await f.put('dt=2026-10-01/hour=01/0.json', ['01-0']);
+    const r2 = await run(f, r1.end, r1.next, opts);
+    // hour=03 (3 objects: 2 LISTs) always; hour=02 (2 more) is past the 3 LISTs: only the newest folder
+    expect(r2.users.flat()).toEqual(['03-0']);
+    const r3 = await run(f, r2.end, r2.next, { ...opts, recentFoldersMaxLists: 4 });
+    // hour=03 (now 4 objects, counted by its listing: 2 LISTs) and hour=02 (3 objects: 2 LISTs); not hour=01
+    expect(r3.users.flat()).toEqual(['02-0']);
+    expect(r3.src.discoveryStats()).toMatchObject({ incrementalListings: 1, lists: 1 + 2 + 2 });
+    // hour=01 waits for the backfill
+    const r4 = await run(f, r3.end, r3.next, { ...opts, now: () => now + 3600_000 });
+    expect(r4.users.flat()).toEqual(['01-0']);
+    expect(r4.src.discoveryStats()).toMatchObject({ fullListings: 1 });
   });
 });

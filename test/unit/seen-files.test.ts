@@ -2,7 +2,7 @@
  * The landing source's seen files (lib/aws/s3/seen-files.ts) with chosen LastModified times,
  * which S3 itself never lets a test choose: Spark's FileStreamSource rules worked by hand.
  */
-import { addSeen, compacted, emptySeen, newFiles, takeBatch } from '../../lib/aws/s3/seen-files';
+import { addSeen, compacted, emptySeen, hasSeen, newFiles, stillNew, takeBatch } from '../../lib/aws/s3/seen-files';
 
 const DAY = 86_400_000;
 const T = Date.UTC(2026, 9, 1);
@@ -52,5 +52,62 @@ describe('a compaction', () => {
       ['b', T - DAY],
       ['z', T],
     ]);
+  });
+});
+
+describe('a snapshot read back (the base, in key order) with the files read since', () => {
+  const base: Array<[string, number]> = [
+    ['a/1', T - 2 * DAY],
+    ['a/2', T - DAY],
+    ['b/1', T],
+  ];
+
+  it('a key is seen when in the base (found by binary search) or read since; others are not', () => {
+    const seen = emptySeen(null, base);
+    addSeen(seen, [file('a/0', T)]);
+    for (const k of ['a/0', 'a/1', 'a/2', 'b/1']) expect(hasSeen(seen, k)).toBe(true);
+    for (const k of ['', 'a', 'a/15', 'b/0', 'b/2', 'c']) expect(hasSeen(seen, k)).toBe(false);
+  });
+
+  it("a compaction merges the base, the files since and a batch's files in key order, forgets the old, and a key read since wins", () => {
+    const seen = emptySeen(null, base);
+    addSeen(seen, [file('a/15', T + DAY), file('a/2', T + DAY)]);
+    const batch = [file('c/1', T + 2 * DAY), file('0', T - 9 * DAY), file('a/3', T + DAY)];
+    seen.newestMs = T + 2 * DAY; // counting the batch's files, as SeenLogs.write does
+    expect(compacted(seen, 3 * DAY, batch)).toEqual([
+      ['a/15', T + DAY],
+      ['a/2', T + DAY],
+      ['a/3', T + DAY],
+      ['b/1', T],
+      ['c/1', T + 2 * DAY],
+    ]);
+  });
+});
+
+describe('the order batches take them, whatever the order candidates come in', () => {
+  it('candidates in key order or shuffled give the same order (ties by key)', () => {
+    let x = 7;
+    const rnd = () => (x = (x * 48271) % 2147483647);
+    const keys = Array.from({ length: 300 }, (_, i) => `k/${String(i).padStart(3, '0')}`);
+    const cands = keys.map((k) => file(k, T + (rnd() % 5) * 1000));
+    const shuffled = [...cands].sort(() => (rnd() % 3) - 1);
+    for (const latestFirst of [false, true]) {
+      const r = { ...rules, latestFirst };
+      const ordered = newFiles(emptySeen(), cands, r).map((f) => f.key);
+      expect(newFiles(emptySeen(), shuffled, r).map((f) => f.key)).toEqual(ordered);
+      // by time, ties by ascending key
+      const check = [...cands].sort(
+        (a, b) => (latestFirst ? b.lastModifiedMs - a.lastModifiedMs : a.lastModifiedMs - b.lastModifiedMs) || (a.key < b.key ? -1 : 1),
+      );
+      expect(ordered).toEqual(check.map((f) => f.key));
+    }
+  });
+
+  it("what a batch left stays new, but for files now older than maxFileAge before the batch's newest", () => {
+    const seen = emptySeen();
+    addSeen(seen, [file('new', T + 8 * DAY)]);
+    const rest = [file('old', T), file('recent', T + 2 * DAY)];
+    expect(stillNew(seen, rest, rules).map((f) => f.key)).toEqual(['recent']);
+    expect(stillNew(seen, rest, { ...rules, ignoreAge: true }).map((f) => f.key)).toEqual(['old', 'recent']);
   });
 });

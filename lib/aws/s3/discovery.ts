@@ -10,14 +10,22 @@
  *     prefix ≤ fullListingMaxObjects at the last full listing   ─▶ full listing (≤ 10 LISTs at 10^4)
  *     larger, backfill due (backfillIntervalMs since the last)   ─▶ full listing
  *     larger, otherwise                                          ─▶ LIST StartAfter = newest key
- *                                                                   + LIST the newest key's folder
+ *                                                                   + LIST the most recent folders whole
  *
- * What it needs between runs (the last full listing's time and size, the newest key) is a hint in
- * `sources/<i>/discovery`, overwritten when it changes: losing it costs one full listing, never a
- * file, because which files are new is decided by the seen files, not by the listing.
+ * The most recent folders: the folders (a key's path up to its last `/`) last in key order, which
+ * for `dt=.../hour=...` and `yyyy/mm/dd/hh/` layouts are the latest, newest first, as many as
+ * recentFoldersMaxLists LISTs cover by their object counts at their last listing (the newest
+ * folder always, whatever its size). That is where an out-of-order key mostly lands (a late upload
+ * into the previous hour, Firehose buffers finishing out of order); one into an older folder is
+ * found by the next backfill.
+ *
+ * What it needs between runs (the last full listing's time and size, the newest key, the recent
+ * folders and their object counts) is a hint in `sources/<i>/discovery`, overwritten when it
+ * changes: losing it costs one full listing, never a file, because which files are new is decided
+ * by the seen files, not by the listing.
  */
 import { InvalidOptionError } from '../../engine/errors';
-import type { S3Requests } from './requests';
+import { compareKeys, type S3Requests } from './requests';
 
 /** A candidate file as found: key, stored size, ETag and S3's LastModified. */
 export interface DiscoveredFile {
@@ -79,6 +87,11 @@ export interface ListingDiscoveryOptions {
   readonly fullListingMaxObjects?: number;
   /** A larger prefix is listed whole at most this often (Auto Loader's backfillInterval). @default 1 hour */
   readonly backfillIntervalMs?: number;
+  /**
+   * LISTs an incremental listing spends listing the most recent folders whole (by their object
+   * counts at their last listing; the newest folder is listed whatever its size). @default 8
+   */
+  readonly recentFoldersMaxLists?: number;
   readonly now?: () => number;
 }
 
@@ -87,15 +100,21 @@ interface ListingHint {
   readonly lastFullMs: number;
   readonly objects: number;
   readonly newestKey: string | null;
+  /** The last folders in key order and their objects at their last listing, in key order (absent in an older hint). */
+  readonly folders?: ReadonlyArray<readonly [string, number]>;
 }
 
 const DEFAULT_FULL_LISTING_MAX = 10_000;
 const DEFAULT_BACKFILL_MS = 60 * 60_000;
+const DEFAULT_RECENT_FOLDERS_MAX_LISTS = 8;
+/** Recent folders the hint remembers (more than the LIST budget reaches on small folders). */
+const HINT_FOLDERS = 32;
 
 export class ListingDiscovery implements FileDiscovery {
   private readonly o: ListingDiscoveryOptions;
   private readonly fullMax: number;
   private readonly backfillMs: number;
+  private readonly recentMaxLists: number;
   private readonly now: () => number;
   private readonly counts = { lists: 0, fullListings: 0, incrementalListings: 0 };
 
@@ -106,6 +125,12 @@ export class ListingDiscovery implements FileDiscovery {
     if (!(this.fullMax >= 0) || !(this.backfillMs > 0)) {
       throw new InvalidOptionError(
         `ListingDiscovery fullListingMaxObjects ${o.fullListingMaxObjects} and backfillIntervalMs ${o.backfillIntervalMs} must be positive numbers`,
+      );
+    }
+    this.recentMaxLists = o.recentFoldersMaxLists ?? DEFAULT_RECENT_FOLDERS_MAX_LISTS;
+    if (!Number.isInteger(this.recentMaxLists) || this.recentMaxLists < 0) {
+      throw new InvalidOptionError(
+        `ListingDiscovery recentFoldersMaxLists ${o.recentFoldersMaxLists} must be a non-negative integer of LIST requests: leave it out for ${DEFAULT_RECENT_FOLDERS_MAX_LISTS}`,
       );
     }
     this.now = o.now ?? Date.now;
@@ -124,19 +149,83 @@ export class ListingDiscovery implements FileDiscovery {
       const newestKey = files.length ? files[files.length - 1].key : null;
       // a small prefix is listed whole every run: its hint changes only when it outgrows the rule
       if (hint === null || files.length > this.fullMax || hint.objects > this.fullMax) {
-        await this.writeHint({ version: 1, lastFullMs: now, objects: files.length, newestKey });
+        await this.writeHint({ version: 1, lastFullMs: now, objects: files.length, newestKey, folders: this.lastFolders(new Map(), files) });
       }
       return { files, complete: true };
     }
     this.counts.incrementalListings++;
     const after = await this.list(hint.newestKey);
-    const slash = hint.newestKey.lastIndexOf('/');
-    const folder = slash >= this.o.root.length ? hint.newestKey.slice(0, slash + 1) : null;
-    const inFolder = folder !== null ? await this.list(null, folder) : [];
+    const recent = this.recentFolders(hint);
+    const listedWhole = new Map<string, number>();
     const byKey = new Map<string, DiscoveredFile>();
-    for (const f of [...inFolder, ...after]) byKey.set(f.key, f);
-    if (after.length) await this.writeHint({ ...hint, newestKey: after[after.length - 1].key, objects: hint.objects + after.length });
+    for (const folder of recent) {
+      const inFolder = await this.list(null, folder);
+      listedWhole.set(folder, inFolder.length);
+      for (const f of inFolder) byKey.set(f.key, f);
+    }
+    for (const f of after) byKey.set(f.key, f);
+    const known = new Map(hint.folders ?? []);
+    for (const [folder, n] of listedWhole) known.set(folder, n);
+    const folders = this.lastFolders(
+      known,
+      after.filter((f) => !listedWhole.has(this.folderOf(f.key) ?? '')),
+    );
+    const changed = after.length > 0 || JSON.stringify(folders) !== JSON.stringify(hint.folders ?? []);
+    if (changed) {
+      const newestKey = after.length ? after[after.length - 1].key : hint.newestKey;
+      await this.writeHint({ ...hint, newestKey, objects: hint.objects + after.length, folders });
+    }
     return { files: [...byKey.values()], complete: false };
+  }
+
+  /** The folder of a key (its path up to the last '/'), or null for a key directly under the root. */
+  private folderOf(key: string): string | null {
+    const slash = key.lastIndexOf('/');
+    return slash >= this.o.root.length ? key.slice(0, slash + 1) : null;
+  }
+
+  /**
+   * The folders to list whole: the newest (the newest key's, or the last known) always, then the
+   * ones before it, newest first, while their LISTs (by their object counts) fit recentFoldersMaxLists.
+   */
+  private recentFolders(hint: ListingHint): string[] {
+    const known = hint.folders?.length ? hint.folders : null;
+    if (known === null) {
+      // an older hint: the newest key's folder, as before
+      const folder = this.folderOf(hint.newestKey!);
+      return folder === null ? [] : [folder];
+    }
+    const out: string[] = [];
+    let lists = 0;
+    for (let i = known.length - 1; i >= 0; i--) {
+      const [folder, objects] = known[i];
+      const cost = Math.max(1, Math.ceil(objects / Math.min(this.o.pageSize, 1000)));
+      if (out.length > 0 && lists + cost > this.recentMaxLists) break;
+      out.push(folder);
+      lists += cost;
+    }
+    return out;
+  }
+
+  /** The last HINT_FOLDERS folders in key order: `known` counts, plus the folders of `files` (each file one more object). */
+  private lastFolders(known: Map<string, number>, files: readonly DiscoveredFile[]): Array<[string, number]> {
+    const counts = new Map(known);
+    // files in key order come folder by folder: a key in the folder of the one before is counted without slicing it
+    let folder: string | null = null;
+    let n = 0;
+    for (const f of files) {
+      const k = f.key;
+      if (folder !== null && k.length > folder.length && k.startsWith(folder) && k.indexOf('/', folder.length) === -1) {
+        n++;
+        continue;
+      }
+      if (folder !== null) counts.set(folder, (counts.get(folder) ?? 0) + n);
+      folder = this.folderOf(k);
+      n = 1;
+    }
+    if (folder !== null) counts.set(folder, (counts.get(folder) ?? 0) + n);
+    const sorted = [...counts].sort((a, b) => compareKeys(a[0], b[0]));
+    return sorted.slice(-HINT_FOLDERS);
   }
 
   private async list(startAfter: string | null, prefix = this.o.root): Promise<DiscoveredFile[]> {

@@ -14,8 +14,9 @@
  */
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import { parseDate } from '../../engine/dates';
-import { ddlOf } from '../../engine/ddl';
+import { ddlName, ddlOf } from '../../engine/ddl';
 import { decimalOfText } from '../../engine/decimal';
+import { HIVE_DEFAULT_PARTITION, inferPartitionColumnType } from '../../engine/formats/partition-types';
 import type { Column, ColumnType, Schema } from '../../engine/schema';
 import { parseTimestamp } from '../../engine/timestamps';
 
@@ -154,8 +155,6 @@ function integerIn(t: string, lo: number, hi: number): number | undefined {
   return n >= lo && n <= hi ? n : undefined;
 }
 
-const HIVE_NULL = '__HIVE_DEFAULT_PARTITION__';
-
 /**
  * The partition values of a file as a row's columns: only the columns the schema declares (an
  * undeclared partition column is not added: the query cannot name it, so declare it to read it).
@@ -169,7 +168,7 @@ export function partitionValues(
   for (const [col, text] of partitions) {
     const column = schema.columns.find((c) => c.name === col);
     if (!column) continue;
-    if (text === HIVE_NULL) {
+    if (text === HIVE_DEFAULT_PARTITION) {
       values.push([col, null]);
       continue;
     }
@@ -179,4 +178,34 @@ export function partitionValues(
     values.push([col, v]);
   }
   return { values };
+}
+
+/** A partition column found in folders that the schema does not declare, typed as Spark would infer it. */
+export interface UndeclaredPartitionColumn {
+  readonly name: string;
+  /** The column as a schema would declare it: its name and Spark's inferred type, in DDL. */
+  readonly ddl: string;
+  /** A few of the folder values it was inferred from. */
+  readonly examples: readonly string[];
+}
+
+/**
+ * The partition columns of `files` (their `col=value` folders) that the schema does not declare,
+ * each with the type Spark would infer from every value found (engine/formats/partition-types.ts).
+ */
+export function undeclaredPartitionColumns(
+  schema: Schema,
+  files: ReadonlyArray<{ readonly partitions: ReadonlyArray<readonly [string, string]> }>,
+): UndeclaredPartitionColumn[] {
+  const declared = new Set(schema.columns.map((c) => c.name));
+  const values = new Map<string, Set<string>>();
+  for (const f of files) {
+    for (const [col, text] of f.partitions) {
+      if (declared.has(col)) continue;
+      let set = values.get(col);
+      if (!set) values.set(col, (set = new Set()));
+      set.add(text);
+    }
+  }
+  return [...values].map(([name, set]) => ({ name, ddl: `${ddlName(name)} ${ddlOf(inferPartitionColumnType(set))}`, examples: [...set].sort().slice(-3) }));
 }

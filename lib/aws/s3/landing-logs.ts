@@ -52,7 +52,7 @@ export interface SeenLog {
   readonly base: number | null;
   /** Logs since the last snapshot, this one included (0: a snapshot). */
   readonly depth: number;
-  readonly files: Array<[string, number]>;
+  readonly files: ReadonlyArray<readonly [string, number]>;
   readonly newestMs: number | null;
   readonly legacyLastKey: string | null;
 }

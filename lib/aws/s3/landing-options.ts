@@ -57,6 +57,8 @@ export interface S3LandingSourceOptions extends S3PrefixOptions {
   readonly fullListingMaxObjects?: number;
   /** The listing's backfill: a larger prefix is listed whole this often. @default 1 hour */
   readonly backfillIntervalMs?: number;
+  /** The listing's LISTs per incremental run for the most recent folders, listed whole (discovery.ts). @default 8 */
+  readonly recentFoldersMaxLists?: number;
   /** The wall clock for the listing's backfill interval. @default Date.now */
   readonly now?: () => number;
 }

@@ -7,7 +7,8 @@
 import { CheckpointMismatchError } from '../../engine/errors';
 import type { CheckpointStore, Json } from '../../engine/ports';
 import { type FilesLog, type LoggedFile, parseOffset, type SeenLog } from './landing-logs';
-import { addSeen, compacted, emptySeen, type SeenFiles } from './seen-files';
+import { compareKeys } from './requests';
+import { compacted, emptySeen, inKeyOrder, type SeenFiles } from './seen-files';
 
 /** A snapshot of the seen files every this many of the source's batches (Spark's compactInterval). */
 const COMPACT_EVERY = 10;
@@ -19,7 +20,7 @@ export interface SeenAt {
    * The seen log of the offset's batch (null: none yet): its depth, the snapshot it adds to, and
    * the files it holds since that snapshot.
    */
-  readonly head: { readonly batch: number; readonly depth: number; readonly snapshot: number; readonly delta: Array<[string, number]> } | null;
+  readonly head: { readonly batch: number; readonly depth: number; readonly snapshot: number; readonly delta: ReadonlyArray<readonly [string, number]> } | null;
 }
 
 /** The seen logs of one source of a checkpoint; remembers the last offset it read or wrote. */
@@ -38,30 +39,34 @@ export class SeenLogs {
    * seen-<N>: a pure function of the start's seen files and the batch's files, so a plan again
    * after a crash writes what is there. A snapshot (files within maxFileAge of the newest) when
    * there is none yet or COMPACT_EVERY logs added to the last one; else the files read since that
-   * snapshot, this batch's included, so that a run reads at most two seen logs.
+   * snapshot, this batch's included, so that a run reads at most two seen logs. Returns what is
+   * seen as of batchId (the source's next start).
    */
-  async write(batchId: number, at: SeenAt, files: readonly LoggedFile[], maxFileAgeMs: number): Promise<void> {
-    const seen: SeenFiles = { files: new Map(at.seen.files), newestMs: at.seen.newestMs, legacyLastKey: at.seen.legacyLastKey };
-    addSeen(seen, files);
+  async write(batchId: number, at: SeenAt, files: readonly LoggedFile[], maxFileAgeMs: number): Promise<SeenAt> {
     const snapshot = at.head === null || at.head.depth + 1 >= COMPACT_EVERY;
-    const delta: Array<[string, number]> = snapshot ? [] : [...at.head!.delta, ...files.map((f): [string, number] => [f.key, f.lastModifiedMs])];
+    let newestMs = at.seen.newestMs;
+    for (const f of files) if (f.lastModifiedMs > newestMs) newestMs = f.lastModifiedMs;
+    const delta: ReadonlyArray<readonly [string, number]> = snapshot
+      ? []
+      : [...at.head!.delta, ...files.map((f): [string, number] => [f.key, f.lastModifiedMs])];
     const body: SeenLog = {
       version: 2,
       batchId,
       base: snapshot ? null : at.head!.snapshot,
       depth: snapshot ? 0 : at.head!.depth + 1,
-      files: snapshot ? compacted(seen, maxFileAgeMs) : delta,
-      newestMs: Number.isFinite(seen.newestMs) ? seen.newestMs : null,
-      legacyLastKey: seen.legacyLastKey,
+      files: snapshot ? compacted({ ...at.seen, newestMs }, maxFileAgeMs, files) : delta,
+      newestMs: Number.isFinite(newestMs) ? newestMs : null,
+      legacyLastKey: at.seen.legacyLastKey,
     };
     // Deterministic: a body already there came from the same start and files.
     await this.checkpoint.writeSourceLogOnce(this.sourceIndex, `seen-${batchId}`, JSON.stringify(body));
-    if (snapshot) {
-      seen.files.clear();
-      for (const [k, ms] of body.files) seen.files.set(k, ms);
-    }
+    // what is seen now: the snapshot just written, or the same snapshot with the files since
+    const seen: SeenFiles = snapshot ? emptySeen(at.seen.legacyLastKey, body.files) : { ...at.seen, files: new Map(at.seen.files) };
+    seen.newestMs = newestMs;
+    if (!snapshot) for (const f of files) seen.files.set(f.key, f.lastModifiedMs);
     const head = { batch: batchId, depth: body.depth, snapshot: snapshot ? batchId : at.head!.snapshot, delta };
     this.at = { offset: JSON.stringify({ batch: batchId }), seen, head };
+    return this.at;
   }
 
   /** What was seen as of `start`: in memory when this instance planned it, else from its seen log and that log's snapshot. */
@@ -75,8 +80,9 @@ export class SeenLogs {
     else {
       const log = await this.readSeenLog(off.batch);
       const snap = log.base === null ? log : await this.readSeenLog(log.base);
-      const seen = emptySeen(snap.legacyLastKey);
-      for (const [k, ms] of snap.files) seen.files.set(k, ms);
+      // a snapshot is written in key order (compacted): looked up as it is, never copied into a map
+      const base = inKeyOrder(snap.files) ? snap.files : [...snap.files].sort((a, b) => compareKeys(a[0], b[0]));
+      const seen = emptySeen(snap.legacyLastKey, base);
       if (log !== snap) for (const [k, ms] of log.files) seen.files.set(k, ms);
       for (const l of [snap, log]) if (l.newestMs !== null && l.newestMs > seen.newestMs) seen.newestMs = l.newestMs;
       at = { offset: key, seen, head: { batch: off.batch, depth: log.depth, snapshot: snap.batchId, delta: log === snap ? [] : log.files } };

@@ -9,6 +9,8 @@
  * Which files: as Spark lists them (file-rules.ts): the prefix's own files and those in
  * `col=value` partition folders (their values become the declared partition columns), other
  * sub-folders only with recursiveFileLookup, never `_x`/`.x` names; pathGlobFilter on the name.
+ * Folders naming a column the schema does not declare are reported once a run
+ * (`undeclared-partition-columns`, with the type Spark would infer), not read.
  * How they are found: a FileDiscovery (discovery.ts), the listing by default.
  *
  * Offsets are `{ "batch": N }`: the batch whose file list (sources/<i>/N) is the last one read.
@@ -59,7 +61,7 @@ import type { S3LandingSourceOptions } from './landing-options';
 import { splitOf } from '../../engine/splits';
 import { checkPageSize, compareKeys, type S3ListedObject } from './requests';
 import { type DiscoveryStats, type FileDiscovery, ListingDiscovery } from './discovery';
-import { checkLayout, classifyKey, compileGlob, type ListingRules, partitionValues } from './file-rules';
+import { checkLayout, classifyKey, compileGlob, type ListingRules, partitionValues, undeclaredPartitionColumns } from './file-rules';
 import {
   type Candidate,
   fileOf,
@@ -75,7 +77,7 @@ import {
 import { type FetchedFile, inflateFile, parseFile, type StoredFile } from './landing-files';
 import { cleanUpTo } from './landing-clean';
 import { type SeenAt, SeenLogs } from './landing-seen';
-import { DEFAULT_MAX_FILE_AGE_MS, newFiles, type NewFileRules, takeBatch } from './seen-files';
+import { DEFAULT_MAX_FILE_AGE_MS, newFiles, type NewFileRules, stillNew, takeBatch } from './seen-files';
 
 const _gunzipAsync = promisify(gunzip);
 
@@ -128,6 +130,14 @@ export class S3LandingSource extends S3Prefix implements Source {
   /** What the source has seen as of its offsets (sources/<i>/seen-<N>). */
   private readonly seen: SeenLogs;
   private listing: Listing | null = null;
+  /**
+   * The new files of the listing as of a start (its seen files) under some rules, in batch order:
+   * computed once, and after each batch this instance plans, what the batch left (stillNew), so
+   * that a run of many batches over 10^6 candidates does not look each up and sort them per batch.
+   */
+  private fresh: { readonly at: SeenAt; readonly rules: string; readonly files: Candidate[] } | null = null;
+  /** The undeclared partition columns were reported (once an instance: each run's source is new). */
+  private warnedUndeclared = false;
   /** Announced files found gone (404) before a batch logged them: not taken again this run. */
   private readonly gone = new Set<string>();
   /** File bytes held by reads now, and the most at once (peakHeldBytes). */
@@ -208,6 +218,7 @@ export class S3LandingSource extends S3Prefix implements Source {
         },
         fullListingMaxObjects: opts.fullListingMaxObjects,
         backfillIntervalMs: opts.backfillIntervalMs,
+        recentFoldersMaxLists: opts.recentFoldersMaxLists,
         now: opts.now,
       });
   }
@@ -227,12 +238,23 @@ export class S3LandingSource extends S3Prefix implements Source {
     return { maxFileAgeMs: ignoreAge ? Number.POSITIVE_INFINITY : this.maxFileAgeMs, latestFirst: this.latestFirst, ignoreAge };
   }
 
+  /** The new files of this run's listing as of `at`, in batch order (kept: see `fresh`). */
+  private newOf(at: SeenAt, limits: BatchLimits): Candidate[] {
+    const rules = this.newRules(limits);
+    const key = JSON.stringify(rules);
+    if (this.fresh && this.fresh.at === at && this.fresh.rules === key) return this.fresh.files;
+    const files = newFiles(at.seen, this.listing!.candidates, rules);
+    this.fresh = { at, rules: key, files };
+    return files;
+  }
+
   /** One discovery, kept for planBatch and backlog; the target says how many files are new now. */
   async latestOffset(start: Json | null): Promise<Json | null> {
     const at = await this.seen.as(start);
     const listing = await this.discover(at);
     this.listing = listing;
-    const fresh = newFiles(at.seen, listing.candidates, this.newRules(this.limits));
+    this.fresh = null; // of another listing
+    const fresh = this.newOf(at, this.limits);
     // seen already (a duplicate or redelivered notification) or older than maxFileAge: never read
     const taken = new Set(fresh.map((f) => f.key));
     await this.forget(listing.candidates.filter((c) => !taken.has(c.key)).map((c) => c.key));
@@ -247,20 +269,22 @@ export class S3LandingSource extends S3Prefix implements Source {
     const maxFiles = checkLimit(limits.maxFilesPerTrigger, 'maxFilesPerTrigger');
     const maxBytes = checkLimit(limits.maxBytesPerTrigger, 'maxBytesPerTrigger', DEFAULT_MAX_BYTES_PER_TRIGGER);
     const at = await this.seen.as(start);
-    const listing = this.listing ?? (await this.discover(at));
-    this.listing = listing;
-    const fresh = newFiles(
-      at.seen,
-      listing.candidates.filter((c) => c.lastModifiedMs <= t.listedUntilMs!),
-      this.newRules(limits),
-    );
+    this.listing ??= await this.discover(at);
+    const all = this.newOf(at, limits);
+    const fresh = all.filter((c) => c.lastModifiedMs <= t.listedUntilMs!);
     if (fresh.length === 0) return null;
     const taken = this.discovery.announced ? await this.takePresent(fresh, maxFiles, maxBytes) : takeBatch(fresh, maxFiles, maxBytes);
     if (taken.length === 0) return null;
     const files = taken.map(loggedFile);
     // A list logged by an earlier plan of this batch (its offsets never landed) is the batch: logOnce adopts it.
-    const log = await this.logOnce(batchId, { version: 2, batchId, start, end: { batch: batchId }, files }, start);
-    await this.seen.write(batchId, at, log.files, this.newRules(limits).maxFileAgeMs);
+    const planned: FilesLog = { version: 2, batchId, start, end: { batch: batchId }, files };
+    const log = await this.logOnce(batchId, planned, start);
+    const next = await this.seen.write(batchId, at, log.files, this.newRules(limits).maxFileAgeMs);
+    // the batch took the first of the new files (not so when an adopted list or a HEAD decided): the rest stays new
+    const prefix = log === planned && !this.discovery.announced && fresh.length === all.length;
+    this.fresh = prefix
+      ? { at: next, rules: JSON.stringify(this.newRules(limits)), files: stillNew(next.seen, all.slice(taken.length), this.newRules(limits)) }
+      : null;
     this.planned.set(batchId, log);
     return log.end as unknown as Json;
   }
@@ -346,7 +370,7 @@ export class S3LandingSource extends S3Prefix implements Source {
       }
       if (f.lastModifiedMs > listedUntilMs) listedUntilMs = f.lastModifiedMs;
       const kind = classifyKey(f.key.slice(this.root.length), this.rules);
-      if (kind.kind === 'file') candidates.push({ ...fileOf(f), partitions: kind.partitions });
+      if (kind.kind === 'file') candidates.push({ key: f.key, size: f.size, etag: f.etag, lastModifiedMs: f.lastModifiedMs, partitions: kind.partitions });
       else dropped.push(f.key);
       if (kind.kind === 'subfolder' && at.seen.legacyLastKey !== null && compareKeys(f.key, at.seen.legacyLastKey) <= 0) skippedSubfolder ??= f.key;
     }
@@ -359,9 +383,31 @@ export class S3LandingSource extends S3Prefix implements Source {
       );
     }
     if (complete && !this.rules.recursiveFileLookup) checkLayout(candidates, this.description);
+    if (!this.warnedUndeclared) this.warnUndeclared(candidates);
     // outside Spark's listing rules (pathGlobFilter, sub-folders, `_`/`.` names, empty): never read
     await this.forget(dropped);
     return { candidates, listedUntilMs };
+  }
+
+  /**
+   * Partition folders naming columns the schema does not declare: Spark would add them (typed by
+   * inference); sluice fixes a query's columns when the query is built, before any listing, so
+   * their values are not read, and the run says which columns to declare, in which type.
+   */
+  private warnUndeclared(candidates: readonly Candidate[]): void {
+    const undeclared = undeclaredPartitionColumns(this.schema, candidates);
+    if (undeclared.length === 0) return;
+    this.warnedUndeclared = true;
+    const names = undeclared.map((u) => u.name);
+    this.log({
+      event: 'undeclared-partition-columns',
+      columns: undeclared.map((u) => ({ column: u.name, inferred: u.ddl, examples: u.examples })),
+      message:
+        `partition folders under ${this.description} name column(s) the schema does not declare: ${undeclared.map((u) => `${u.name} (e.g. ${u.name}=${u.examples[u.examples.length - 1]})`).join(', ')}; ` +
+        `their values are not read, because a sluice query's columns are fixed when it is built, before any listing. ` +
+        `To read them, declare them in the source's schema as Spark would infer them: add ${undeclared.map((u) => JSON.stringify(u.ddl)).join(', ')} to .schema(...)` +
+        ` (or leave ${names.join(', ')} undeclared to keep ignoring ${names.length === 1 ? 'it' : 'them'})`,
+    });
   }
 
   private acceptsSuffix(key: string): boolean {
@@ -520,11 +566,7 @@ export class S3LandingSource extends S3Prefix implements Source {
     const at = await this.seen.as(from);
     // a partitioned run's commit task has not listed: it lists once, as a plan task does
     this.listing ??= await this.discover(at);
-    const fresh = newFiles(
-      at.seen,
-      this.listing.candidates.filter((c) => c.lastModifiedMs <= t.listedUntilMs!),
-      this.newRules(this.limits),
-    );
+    const fresh = this.newOf(at, this.limits).filter((c) => c.lastModifiedMs <= t.listedUntilMs!);
     let bytes = 0;
     for (const f of fresh) bytes += f.size;
     return { files: fresh.length, bytes };

@@ -15,7 +15,13 @@ import { compareKeys } from './requests';
 export const DEFAULT_MAX_FILE_AGE_MS = 7 * 24 * 3600_000;
 
 export interface SeenFiles {
-  /** key → LastModified ms of every file read (within maxFileAge of newestMs once compacted). */
+  /**
+   * The last snapshot's files, [key, LastModified ms] in key order (compareKeys), as its seen log
+   * holds them: looked up by binary search, never copied into a map, so that a run that finds
+   * nothing new reads a snapshot of 10^5 files without building 10^5 map entries.
+   */
+  readonly base: ReadonlyArray<readonly [string, number]>;
+  /** key → LastModified ms of the files read since that snapshot (the deltas, this run's batches). */
   readonly files: Map<string, number>;
   /** The newest LastModified seen (−Infinity before the first file). */
   newestMs: number;
@@ -23,8 +29,30 @@ export interface SeenFiles {
   readonly legacyLastKey: string | null;
 }
 
-export function emptySeen(legacyLastKey: string | null = null): SeenFiles {
-  return { files: new Map(), newestMs: Number.NEGATIVE_INFINITY, legacyLastKey };
+export function emptySeen(legacyLastKey: string | null = null, base: ReadonlyArray<readonly [string, number]> = []): SeenFiles {
+  return { base, files: new Map(), newestMs: Number.NEGATIVE_INFINITY, legacyLastKey };
+}
+
+/** Whether `key` was seen: in the files since the snapshot, or (binary search) in the snapshot. */
+export function hasSeen(seen: SeenFiles, key: string): boolean {
+  if (seen.files.has(key)) return true;
+  const base = seen.base;
+  let lo = 0;
+  let hi = base.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const c = compareKeys(base[mid][0], key);
+    if (c === 0) return true;
+    if (c < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return false;
+}
+
+/** Whether entries are in key order (a snapshot is written so; one that is not is sorted when read). */
+export function inKeyOrder(entries: ReadonlyArray<readonly [string, number]>): boolean {
+  for (let i = 1; i < entries.length; i++) if (compareKeys(entries[i - 1][0], entries[i][0]) >= 0) return false;
+  return true;
 }
 
 export interface NewFileRules {
@@ -41,17 +69,35 @@ export interface TimedFile {
 }
 
 function isNewFile(seen: SeenFiles, f: TimedFile, rules: NewFileRules): boolean {
-  if (seen.files.has(f.key)) return false;
+  if (hasSeen(seen, f.key)) return false;
   if (seen.legacyLastKey !== null && compareKeys(f.key, seen.legacyLastKey) <= 0) return false;
   if (!rules.ignoreAge && f.lastModifiedMs < seen.newestMs - rules.maxFileAgeMs) return false;
   return true;
 }
 
-/** The new files among `candidates`, in the order batches take them. */
+/**
+ * The new files among `candidates`, in the order batches take them. Candidates already in key
+ * order (a listing's) are sorted by time alone, the sort being stable: ties stay in key order
+ * without comparing keys.
+ */
 export function newFiles<T extends TimedFile>(seen: SeenFiles, candidates: readonly T[], rules: NewFileRules): T[] {
   const out = candidates.filter((f) => isNewFile(seen, f, rules));
-  out.sort((a, b) => (rules.latestFirst ? b.lastModifiedMs - a.lastModifiedMs : a.lastModifiedMs - b.lastModifiedMs) || compareKeys(a.key, b.key));
+  let keyOrdered = true;
+  for (let i = 1; i < out.length && keyOrdered; i++) keyOrdered = compareKeys(out[i - 1].key, out[i].key) < 0;
+  const byTime = rules.latestFirst ? (a: T, b: T) => b.lastModifiedMs - a.lastModifiedMs : (a: T, b: T) => a.lastModifiedMs - b.lastModifiedMs;
+  out.sort(keyOrdered ? byTime : (a, b) => byTime(a, b) || compareKeys(a.key, b.key));
   return out;
+}
+
+/**
+ * What is still new of `rest` (the new files a batch did not take) once the batch's files are
+ * seen: the same files but those now older than maxFileAge before the newest seen. None of them
+ * was seen (they were new, and the batch took others), so no lookup is needed.
+ */
+export function stillNew<T extends TimedFile>(seen: SeenFiles, rest: readonly T[], rules: NewFileRules): T[] {
+  if (rules.ignoreAge) return rest.slice();
+  const from = seen.newestMs - rules.maxFileAgeMs;
+  return rest.filter((f) => f.lastModifiedMs >= from);
 }
 
 /** The first files of `ordered` within the limits (at least one file, however big). */
@@ -75,11 +121,30 @@ export function addSeen(seen: SeenFiles, files: readonly TimedFile[]): void {
   }
 }
 
-/** What a compaction keeps: the files within maxFileAge of the newest (older ones are no longer new anyway). */
-export function compacted(seen: SeenFiles, maxFileAgeMs: number): Array<[string, number]> {
+/**
+ * What a compaction keeps, in key order: the files within maxFileAge of the newest (older ones are
+ * no longer new anyway), of the snapshot, the files since and `added` (a batch's files, not in
+ * `seen`: newestMs must count them already). The snapshot is in key order, so only the rest is
+ * sorted (not at all when it comes in key order, as a first listing's files do), then merged.
+ */
+export function compacted(seen: SeenFiles, maxFileAgeMs: number, added: readonly TimedFile[] = []): Array<readonly [string, number]> {
   const from = seen.newestMs - maxFileAgeMs;
-  const out: Array<[string, number]> = [];
-  for (const [k, ms] of seen.files) if (ms >= from) out.push([k, ms]);
-  out.sort((a, b) => compareKeys(a[0], b[0]));
+  const more: Array<readonly [string, number]> = [];
+  for (const [k, ms] of seen.files) if (ms >= from) more.push([k, ms]);
+  for (const f of added) if (f.lastModifiedMs >= from) more.push([f.key, f.lastModifiedMs]);
+  if (!inKeyOrder(more)) more.sort((a, b) => compareKeys(a[0], b[0]));
+  const out: Array<readonly [string, number]> = [];
+  const base = seen.base;
+  let i = 0;
+  let j = 0;
+  while (i < base.length || j < more.length) {
+    const c = i >= base.length ? 1 : j >= more.length ? -1 : compareKeys(base[i][0], more[j][0]);
+    // a key in both: the later one (read since the snapshot) wins
+    const e = c < 0 ? base[i++] : more[j++];
+    if (c === 0) i++;
+    if (e[1] < from) continue;
+    if (out.length > 0 && out[out.length - 1][0] === e[0]) out[out.length - 1] = e;
+    else out.push(e);
+  }
   return out;
 }

@@ -6,6 +6,7 @@
  * in the text and the fix. The result is a typed tree (typed.ts) ready to compile.
  */
 import type { ColumnInfo } from '../plan/columns';
+import { PARTITION_HINT } from '../plan/paths';
 import type { Row } from '../ports/values';
 import { castFunction, canCast } from './cast';
 import { ExpressionError, SparkRowError } from './errors';
@@ -149,7 +150,7 @@ export class Analyzer {
     );
     throw this.fail(
       'UNRESOLVED_COLUMN.WITH_SUGGESTION',
-      `A column, variable, or function parameter with name ${full} cannot be resolved. Did you mean one of the following? [${suggestions.map((s) => `\`${s}\``).join(', ')}]: fix the name, or add the column to the schema`,
+      `A column, variable, or function parameter with name ${full} cannot be resolved. Did you mean one of the following? [${suggestions.map((s) => `\`${s}\``).join(', ')}]: fix the name, or add the column to the schema ${PARTITION_HINT}`,
       pos,
     );
   }

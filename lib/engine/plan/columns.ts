@@ -8,7 +8,7 @@ import type { ColumnType, DataType } from '../schema';
 import { type Micros, subMicros } from '../timestamps';
 import { avgDecimalType, sumDecimalType } from '../decimal';
 import { ddlOf } from '../ddl';
-import { pathColumn } from './paths';
+import { PARTITION_HINT, pathColumn } from './paths';
 import type { AggSpec, ExplodeItem, JoinKeyPair, JoinPredicate, JoinStage, ProjectItem, StatelessStage, StaticTableSpec } from './types';
 
 /**
@@ -219,7 +219,7 @@ export function predicateSide(p: JoinPredicate, left: readonly ColumnInfo[]): 'l
 /** The analysis error for a column name that is not among `cols`. */
 export function unknownColumn(name: string, cols: readonly ColumnInfo[], where: string): InvalidQueryError {
   return new InvalidQueryError(
-    `${where}: column ${JSON.stringify(name)} does not exist; the columns are ${cols.map((c) => c.name).join(', ')}: fix the name or add it to the schema`,
+    `${where}: column ${JSON.stringify(name)} does not exist; the columns are ${cols.map((c) => c.name).join(', ')}: fix the name or add it to the schema ${PARTITION_HINT}`,
   );
 }
 

@@ -11,6 +11,12 @@ import type { Row } from '../ports';
 import type { ColumnInfo } from './columns';
 import type { ColumnPath, PathStep } from './types';
 
+/**
+ * Said with every unknown column: a column of `col=value` partition folders is known only when the
+ * schema declares it (sluice builds a query before any listing; Spark infers it from one).
+ */
+export const PARTITION_HINT = "(a file source's col=value partition folder is a column only when the schema declares it, e.g. .schema('..., dt DATE'))";
+
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*/;
 
 /** A path's text read into its column and steps; refused (with the rule) when it does not parse. */
@@ -77,7 +83,7 @@ export function pathColumn(path: ColumnPath, cols: readonly ColumnInfo[], where:
   const found = cols.find((c) => c.name === path.column);
   if (!found) {
     throw new InvalidQueryError(
-      `${where}: [UNRESOLVED_COLUMN] column ${JSON.stringify(path.column)} of ${JSON.stringify(path.text)} does not exist; the columns are ${cols.map((c) => c.name).join(', ')}: fix the name or add it to the schema`,
+      `${where}: [UNRESOLVED_COLUMN] column ${JSON.stringify(path.column)} of ${JSON.stringify(path.text)} does not exist; the columns are ${cols.map((c) => c.name).join(', ')}: fix the name or add it to the schema ${PARTITION_HINT}`,
     );
   }
   let t: DataType = found;
