@@ -1,17 +1,29 @@
 /**
  * Stream-stream joins (Spark's StreamingSymmetricHashJoinExec, FORMAT-2 "Stream-stream joins"):
- * both sides' rows are buffered in the state store, by side and join key, until the state
- * watermark says no future row of the other side can match them.
+ * both sides' rows are buffered in the state store until the state watermark says no future row
+ * of the other side can match them.
  *
  *   left rows of the batch (late ones dropped) ─▶ matched with the buffered right rows ─▶ buffered
  *   right rows of the batch ─▶ matched with the buffered left rows (this batch's included) ─▶ buffered
  *   ─▶ rows the state watermark removes leave the buffer; an outer side's unmatched ones are
  *      emitted with nulls for the other side (typically in the no-data batch after the watermark moved)
  *
- * State: one entry per (side, key): its rows as [matched, ...values] in the side's column order;
- * its eviction time is the earliest of its rows' removal times, so `expired` finds every entry
- * with a row to remove. The two sides of a key share a state partition.
+ * State: blocks of rows, as aggregation state is packed into few items. A block holds rows of one
+ * side and one state partition that one batch buffered, cut in order of the time they leave the
+ * buffer (their removal time) into runs of at most BLOCK_ROWS rows: its value is the rows column by
+ * column, `{ m: "0110…", c: [[values of the side's first column], …] }` (m: whether each row has
+ * matched), its evictAt the earliest removal time of its rows (fixed for its life: rows only leave
+ * it), so the store keeps the blocks of one stretch of event time together and `expired` finds
+ * every block with a row to remove. A batch writes new blocks for the rows it buffers, rewrites a
+ * block only when one of its rows matched for the first time (an outer side's or a semi join's
+ * flag) or left it, and deletes a block whose rows all left: eviction mostly deletes whole items.
+ * Rows of one key can lie in many blocks, so the operator reads its whole state (`all`) at the
+ * first batch of a run and keeps it, indexed by side and key, for the run's later batches (as the
+ * aggregation keeps its groups), and reads it again after a replay. The two sides of a key share a
+ * state partition. State of the per-key layout of an earlier sluice is refused by the checkpoint's
+ * stateful shape (plan/shape.ts, `joinState`).
  */
+import { SluiceError } from '../errors';
 import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateKey, StateStore } from '../ports';
 import type { JoinConditionCheck, StreamJoinSpec } from '../plan/types';
 import { type ColumnInfo, predicateSide, watermarkTimeOf } from '../plan/columns';
@@ -24,20 +36,38 @@ import { byId, stateId, statePartition } from './state-id';
 
 type Side = 'L' | 'R';
 
-/** A buffered row and whether it has matched a row of the other side. */
+/** Most rows in a block. */
+const BLOCK_ROWS = 1024;
+/** About the most bytes of JSON text a block's rows take (estimated: rowBytes). */
+const BLOCK_BYTES = 96 * 1024;
+
+/** A buffered row. */
 interface Buffered {
   readonly row: Row;
+  /** Whether it has matched a row of the other side. */
   matched: boolean;
+  /** Its index key (joinKeyOf), null when a key value is null: buffered, never matched. */
+  readonly key: string | null;
+  /** When it leaves the buffer (ms; null: never). */
+  readonly removeAt: number | null;
+  /** The stored block holding it (null: buffered by this batch, not yet in a block). */
+  block: Block | null;
 }
 
-/** One (side, key) entry as the batch holds it. */
-interface Entry {
+/** A block of one side's rows, as stored. */
+interface Block {
+  readonly key: StateKey;
   readonly side: Side;
-  readonly keyId: string;
   rows: Buffered[];
-  /** Rows it held at version N−1 (0 for a new entry). */
-  readonly storedRows: number;
+  /** Changed by this batch (a flag set, a row gone): rewritten, or deleted when empty. */
   changed: boolean;
+}
+
+/** The buffered rows as of a version: the blocks and, per side, the rows by key. */
+interface JoinState {
+  readonly version: number;
+  readonly blocks: Map<string, Block>;
+  readonly index: Record<Side, Map<string, Buffered[]>>;
 }
 
 export class StreamJoinOperator implements StatefulOperator {
@@ -49,6 +79,8 @@ export class StreamJoinOperator implements StatefulOperator {
   private readonly leftOthers: string[];
   private readonly rightOthers: string[];
   private readonly usingKeys: string[];
+  private readonly leftKeys: string[];
+  private readonly rightKeys: string[];
   private readonly leftOuter: boolean;
   private readonly rightOuter: boolean;
   private readonly semi: boolean;
@@ -57,6 +89,8 @@ export class StreamJoinOperator implements StatefulOperator {
   private readonly rightChecks: StreamJoinSpec['condition'];
   /** Condition items on the pair (an anyOf naming columns of both sides): a pair failing one is not a match. */
   private readonly pairChecks: StreamJoinSpec['condition'];
+  /** The buffered rows as the last batch of this run left them (null: read them from the store). */
+  private cache: JoinState | null = null;
 
   constructor(
     private readonly join: StreamJoinSpec,
@@ -68,6 +102,8 @@ export class StreamJoinOperator implements StatefulOperator {
     this.rightNames = sides.rightColumns.map((c) => c.name);
     const using = new Set(join.on.filter((k) => k.using).map((k) => k.left));
     this.usingKeys = [...using];
+    this.leftKeys = join.on.map((k) => k.left);
+    this.rightKeys = join.on.map((k) => k.right);
     this.leftOthers = this.leftNames.filter((c) => !using.has(c));
     this.rightOthers = this.rightNames.filter((c) => !using.has(c));
     this.leftOuter = join.type === 'leftOuter' || join.type === 'fullOuter';
@@ -77,9 +113,9 @@ export class StreamJoinOperator implements StatefulOperator {
     this.leftChecks = join.condition.filter((p) => predicateSide(p, left) === 'left');
     this.rightChecks = join.condition.filter((p) => predicateSide(p, left) === 'right');
     this.pairChecks = join.condition.filter((p) => predicateSide(p, left) === 'both');
-    // an entry's eviction time moves as rows come and go (the earliest of its rows'), and a lookup
-    // by key cannot know it: the store must find an entry by its id alone (not fixed)
-    this.spec = { operatorId: cfg.operatorId, fixedEviction: false, evictionGranularityMs: 1000 };
+    // a block's evictAt is the earliest removal time of its rows, fixed when it is written; the
+    // store keeps blocks by it, a second's blocks together
+    this.spec = { operatorId: cfg.operatorId, fixedEviction: true, evictionGranularityMs: 1000 };
     this.runsNoDataBatches = sides.leftRemoval !== null || sides.rightRemoval !== null;
   }
 
@@ -89,8 +125,12 @@ export class StreamJoinOperator implements StatefulOperator {
     const lateLeft: Row[] = [];
     const lateRight: Row[] = [];
     const take = (rows: readonly Row[], column: string | null, into: Row[], late: Row[]) => {
+      if (column === null) {
+        for (const r of rows) into.push(r);
+        return;
+      }
       for (const r of rows) {
-        if (column !== null && isLate(watermarkTimeOf(r[column]), batch)) late.push(r);
+        if (isLate(watermarkTimeOf(r[column]), batch)) late.push(r);
         else into.push(r);
       }
     };
@@ -101,10 +141,33 @@ export class StreamJoinOperator implements StatefulOperator {
     };
   }
 
-  /** The state id of a row's key values (all of them, nulls too: a row with a null key is buffered but never matches). */
-  private keyOf(row: Row, side: Side): { id: string; matchable: boolean } {
-    const values = this.join.on.map((k) => (row[side === 'L' ? k.left : k.right] ?? null) as Json);
-    return { id: stateId(values), matchable: values.every((v) => v !== null) };
+  /**
+   * The index key of a row's key values (null when one is null: such a row is buffered but never
+   * matches). Equal for equal values as stateId sees them (a number and a bigint of one value
+   * alike), different for values of different kinds (the string "1" and the number 1). The index
+   * lives in memory only: no key is stored.
+   */
+  private joinKeyOf(row: Row, columns: readonly string[]): string | null {
+    if (columns.length === 1) {
+      const v = row[columns[0]];
+      if (v === null || v === undefined) return null;
+      if (typeof v === 'string') return `s${v}`;
+      if (typeof v === 'number' || typeof v === 'bigint') return `n${String(v)}`;
+      return `j${stateId([v as Json])}`;
+    }
+    const values: Json[] = [];
+    for (const c of columns) {
+      const v = row[c];
+      if (v === null || v === undefined) return null;
+      values.push(v as Json);
+    }
+    return `j${stateId(values)}`;
+  }
+
+  /** The state partition of a row: a hash of its key values (the two sides of a key share it). */
+  private partitionOfRow(row: Row, columns: readonly string[]): number {
+    if (this.partitions <= 1) return 0;
+    return statePartition(stateId(columns.map((c) => (row[c] ?? null) as Json)), this.partitions);
   }
 
   /** Whether the pair satisfies the time range: right + lower <= left <= right + upper (strict where asked). */
@@ -137,8 +200,7 @@ export class StreamJoinOperator implements StatefulOperator {
    * watermark (null: never). Its time t is in µs: t − offset × 1000 <= W × 1000 exactly when
    * ceilMillis(t) − offset <= W (batch.ts).
    */
-  private removeAt(row: Row, side: Side): number | null {
-    const removal: JoinRemoval = side === 'L' ? this.sides.leftRemoval : this.sides.rightRemoval;
+  private removeAt(row: Row, removal: JoinRemoval): number | null {
     if (removal === null) return null;
     const t = watermarkTimeOf(row[removal.column]);
     if (t === null || t === undefined) return null;
@@ -154,152 +216,271 @@ export class StreamJoinOperator implements StatefulOperator {
     return out;
   }
 
-  private entryId(side: Side, keyId: string): string {
-    return side + keyId;
+  /** The buffered rows as of `version`: those this run's last batch left, else read whole from the store. */
+  private async load(state: StateStore, version: number): Promise<JoinState> {
+    const cached = this.cache;
+    // (dropped while a batch works on it: a batch that fails leaves nothing half changed behind)
+    this.cache = null;
+    if (cached !== null && cached.version === version) return cached;
+    const loaded: JoinState = { version, blocks: new Map(), index: { L: new Map(), R: new Map() } };
+    for (const e of await state.all(this.spec, version)) {
+      const side = e.key.id[0] as Side;
+      if (side !== 'L' && side !== 'R') throw this.foreign(e);
+      const block: Block = { key: e.key, side, rows: [], changed: false };
+      block.rows = this.decode(e, block);
+      loaded.blocks.set(e.key.id, block);
+      const index = loaded.index[side];
+      for (const b of block.rows) if (b.key !== null) indexAdd(index, b);
+    }
+    return loaded;
   }
 
-  private decode(entry: StateEntry, side: Side): Buffered[] {
+  private foreign(e: StateEntry): Error {
+    return new SluiceError(
+      `state of stream-stream join \`${this.spec.operatorId}\` holds an entry \`${e.key.id.slice(0, 80)}\` that is no block of buffered rows: it was written by another sluice (the per-key layout) or outside sluice; give the query a new checkpoint location and backfill`,
+    );
+  }
+
+  private decode(entry: StateEntry, block: Block): Buffered[] {
+    const side = block.side;
     const names = side === 'L' ? this.leftNames : this.rightNames;
-    const value = entry.value as { r?: Json[][] } | null;
-    return (value?.r ?? []).map((cells) => {
+    const keys = side === 'L' ? this.leftKeys : this.rightKeys;
+    const removal = side === 'L' ? this.sides.leftRemoval : this.sides.rightRemoval;
+    const value = entry.value as { m?: unknown; c?: unknown } | null;
+    const m = value?.m;
+    const c = value?.c as Json[][] | undefined;
+    if (typeof m !== 'string' || !Array.isArray(c) || c.length !== names.length || c.some((col) => !Array.isArray(col) || col.length !== m.length)) {
+      throw this.foreign(entry);
+    }
+    const out: Buffered[] = new Array(m.length);
+    for (let i = 0; i < m.length; i++) {
       const row: Row = {};
-      names.forEach((n, i) => (row[n] = cells[i + 1] as Row[string]));
-      return { row, matched: cells[0] === 1 };
-    });
+      for (let j = 0; j < names.length; j++) row[names[j]] = c[j][i] as Row[string];
+      out[i] = { row, matched: m.charCodeAt(i) === 49, key: this.joinKeyOf(row, keys), removeAt: this.removeAt(row, removal), block };
+    }
+    return out;
   }
 
   private encode(rows: readonly Buffered[], side: Side): Json {
     const names = side === 'L' ? this.leftNames : this.rightNames;
-    return { r: rows.map((b) => [b.matched ? 1 : 0, ...names.map((n) => (b.row[n] ?? null) as Json)]) };
+    const columns: Json[][] = names.map(() => new Array(rows.length));
+    let m = '';
+    for (let i = 0; i < rows.length; i++) {
+      const b = rows[i];
+      m += b.matched ? '1' : '0';
+      for (let j = 0; j < names.length; j++) columns[j][i] = (b.row[names[j]] ?? null) as Json;
+    }
+    return { m, c: columns };
   }
 
   private async finish(batch: BatchMeta, left: Row[], right: Row[], lateLeft: Row[], lateRight: Row[], state: StateStore): Promise<OperatorOutput> {
     const version = batch.batchId - 1;
-    const entries = new Map<string, Entry>();
-    const leftKeys = left.map((r) => this.keyOf(r, 'L'));
-    const rightKeys = right.map((r) => this.keyOf(r, 'R'));
-    // both sides of every key the batch touches, as of version N−1
-    const wanted = new Set<string>();
-    for (const k of [...leftKeys, ...rightKeys]) {
-      wanted.add(this.entryId('L', k.id));
-      wanted.add(this.entryId('R', k.id));
-    }
-    const keyOfEntry = (id: string): StateKey => ({ id, evictAt: null, partition: statePartition(id.slice(1), this.partitions) });
-    const stored = wanted.size ? await state.get(this.spec, [...wanted].map(keyOfEntry), version) : new Map<string, StateEntry>();
-    const load = (side: Side, keyId: string, found?: StateEntry): Entry => {
-      const id = this.entryId(side, keyId);
-      let e = entries.get(id);
-      if (!e) {
-        const s = found ?? stored.get(id);
-        const rows = s ? this.decode(s, side) : [];
-        e = { side, keyId, rows, storedRows: rows.length, changed: false };
-        entries.set(id, e);
-      }
-      return e;
-    };
+    const st = await this.load(state, version);
     const out: Row[] = [];
+    const fresh: Record<Side, Buffered[]> = { L: [], R: [] };
+    const { leftRemoval, rightRemoval } = this.sides;
+    const leftCheck = this.join.conditionExpr?.left;
+    const rightCheck = this.join.conditionExpr?.right;
+    const plainPair = this.pairChecks.length === 0 && !this.join.conditionExpr?.pair?.length;
+    const indexL = st.index.L;
+    const indexR = st.index.R;
 
     // 1. the batch's left rows, matched with the right rows buffered by earlier batches
-    left.forEach((l, i) => {
-      if (!rowHolds(this.leftChecks, l) || !passes(this.join.conditionExpr?.left, l)) {
+    for (const l of left) {
+      if ((this.leftChecks.length > 0 && !rowHolds(this.leftChecks, l)) || (leftCheck !== undefined && !passes(leftCheck, l))) {
         if (this.leftOuter) out.push(this.joined(l, null));
-        return;
+        continue;
       }
-      const key = leftKeys[i];
+      const key = this.joinKeyOf(l, this.leftKeys);
       let matched = false;
-      if (key.matchable) {
-        const partners = load('R', key.id);
-        for (const p of partners.rows) {
-          if (!this.inRange(l, p.row) || !this.pairHolds(l, p.row)) continue;
+      const partners = key === null ? undefined : indexR.get(key);
+      if (partners !== undefined) {
+        for (const p of partners) {
+          if (!this.inRange(l, p.row) || (!plainPair && !this.pairHolds(l, p.row))) continue;
           matched = true;
           if (!this.semi) out.push(this.joined(l, p.row));
-          if (!p.matched && this.rightOuter) {
-            p.matched = true;
-            partners.changed = true;
-          }
+          if (!p.matched && this.rightOuter) setMatched(p);
         }
       }
       if (this.semi && matched) {
         out.push(l);
-        return;
+        continue;
       }
-      const own = load('L', key.id);
-      own.rows.push({ row: l, matched });
-      own.changed = true;
-    });
+      const b: Buffered = { row: l, matched, key, removeAt: this.removeAt(l, leftRemoval), block: null };
+      fresh.L.push(b);
+      if (key !== null) indexAdd(indexL, b);
+    }
 
     // 2. the batch's right rows, matched with the buffered left rows (this batch's included)
-    right.forEach((r, i) => {
-      if (!rowHolds(this.rightChecks, r) || !passes(this.join.conditionExpr?.right, r)) {
+    for (const r of right) {
+      if ((this.rightChecks.length > 0 && !rowHolds(this.rightChecks, r)) || (rightCheck !== undefined && !passes(rightCheck, r))) {
         if (this.rightOuter) out.push(this.joined(null, r));
-        return;
+        continue;
       }
-      const key = rightKeys[i];
+      const key = this.joinKeyOf(r, this.rightKeys);
       let matched = false;
-      if (key.matchable) {
-        const partners = load('L', key.id);
-        for (const p of partners.rows) {
+      const partners = key === null ? undefined : indexL.get(key);
+      if (partners !== undefined) {
+        for (const p of partners) {
           if (this.semi && p.matched) continue;
-          if (!this.inRange(p.row, r) || !this.pairHolds(p.row, r)) continue;
+          if (!this.inRange(p.row, r) || (!plainPair && !this.pairHolds(p.row, r))) continue;
           matched = true;
-          out.push(this.semi ? p.row : this.joined(p.row, r));
+          // (a semi join's left row from the buffer is copied: a later stage may change the row it is handed)
+          out.push(this.semi ? { ...p.row } : this.joined(p.row, r));
           // (a left row's flag only matters where it decides: its outer row, a semi join's first match)
-          if (!p.matched && (this.leftOuter || this.semi)) {
-            p.matched = true;
-            partners.changed = true;
-          }
+          if (!p.matched && (this.leftOuter || this.semi)) setMatched(p);
         }
       }
       // a right row the state watermark already removes is not kept, unless it is an outer side's unmatched row
-      const at = this.removeAt(r, 'R');
+      const at = this.removeAt(r, rightRemoval);
       const removable = at !== null && at <= batch.evictWm;
       if (!removable || (this.rightOuter && !matched)) {
-        const own = load('R', key.id);
-        own.rows.push({ row: r, matched });
-        own.changed = true;
+        const b: Buffered = { row: r, matched, key, removeAt: at, block: null };
+        fresh.R.push(b);
+        if (key !== null) indexAdd(indexR, b);
       }
-    });
+    }
 
     // 3. what the state watermarks remove leaves the buffer; an outer side's unmatched rows are emitted
+    let delta = fresh.L.length + fresh.R.length;
+    const changes: StateChange[] = [];
     if (this.runsNoDataBatches) {
-      for (const e of await state.expired(this.spec, batch.evictWm, version)) {
-        const side = e.key.id[0] as Side;
-        load(side, e.key.id.slice(1), e);
-      }
       const outer: Record<Side, Row[]> = { L: [], R: [] };
-      for (const e of entries.values()) {
+      const emitsOuter: Record<Side, boolean> = { L: this.leftOuter, R: this.rightOuter };
+      const removed = (b: Buffered, side: Side) => {
+        if (!b.matched && emitsOuter[side]) outer[side].push(side === 'L' ? this.joined(b.row, null) : this.joined(null, b.row));
+        if (b.key !== null) indexRemove(st.index[side], b);
+      };
+      for (const block of st.blocks.values()) {
+        const evictAt = block.key.evictAt;
+        if (evictAt === null || evictAt > batch.evictWm) continue;
         const kept: Buffered[] = [];
-        for (const b of e.rows) {
-          const at = this.removeAt(b.row, e.side);
-          if (at !== null && at <= batch.evictWm) {
-            if (!b.matched && (e.side === 'L' ? this.leftOuter : this.rightOuter))
-              outer[e.side].push(e.side === 'L' ? this.joined(b.row, null) : this.joined(null, b.row));
+        for (const b of block.rows) {
+          if (b.removeAt !== null && b.removeAt <= batch.evictWm) {
+            removed(b, block.side);
+            delta--;
           } else kept.push(b);
         }
-        if (kept.length !== e.rows.length) {
-          e.rows = kept;
-          e.changed = true;
+        if (kept.length !== block.rows.length) {
+          block.rows = kept;
+          block.changed = true;
         }
+      }
+      for (const side of ['L', 'R'] as const) {
+        const rows = fresh[side];
+        let n = 0;
+        for (const b of rows) {
+          if (b.removeAt !== null && b.removeAt <= batch.evictWm) {
+            removed(b, side);
+            delta--;
+          } else rows[n++] = b;
+        }
+        rows.length = n;
       }
       out.push(...outer.L, ...outer.R);
     }
 
-    const changes: StateChange[] = [];
-    let delta = 0;
-    for (const [id, e] of entries) {
-      if (!e.changed) continue;
-      delta += e.rows.length - e.storedRows;
-      if (e.rows.length === 0 && e.storedRows === 0) continue;
-      let evictAt: number | null = null;
-      for (const b of e.rows) {
-        const at = this.removeAt(b.row, e.side);
-        if (at !== null && (evictAt === null || at < evictAt)) evictAt = at;
-      }
-      const key: StateKey = { id, evictAt, partition: statePartition(e.keyId, this.partitions) };
-      changes.push({ key, value: e.rows.length ? this.encode(e.rows, e.side) : null });
+    // 4. the changed blocks rewritten (or deleted), the batch's kept rows in new blocks
+    for (const [id, block] of st.blocks) {
+      if (!block.changed) continue;
+      block.changed = false;
+      if (block.rows.length === 0) {
+        changes.push({ key: block.key, value: null });
+        st.blocks.delete(id);
+      } else changes.push({ key: block.key, value: this.encode(block.rows, block.side) });
     }
+    for (const side of ['L', 'R'] as const) {
+      for (const block of this.newBlocks(fresh[side], side, batch.batchId)) {
+        st.blocks.set(block.key.id, block);
+        changes.push({ key: block.key, value: this.encode(block.rows, side) });
+      }
+    }
+    this.cache = { ...st, version: batch.batchId };
     return { rows: out, changes: changes.sort(byId), late: [...lateLeft, ...lateRight], lateRightFrom: lateLeft.length, stateRowsDelta: delta };
   }
+
+  /**
+   * The blocks of rows a batch buffers on one side: by state partition, in order of removal time
+   * (rows that are never removed apart), cut at BLOCK_ROWS rows or about BLOCK_BYTES of text.
+   * Their ids are `<side><partition>.<batch>.<n>`, new in every batch.
+   */
+  private newBlocks(rows: Buffered[], side: Side, batchId: number): Block[] {
+    if (rows.length === 0) return [];
+    const keys = side === 'L' ? this.leftKeys : this.rightKeys;
+    const byPartition = new Map<number, Buffered[]>();
+    if (this.partitions <= 1) byPartition.set(0, rows);
+    else {
+      for (const b of rows) {
+        const p = this.partitionOfRow(b.row, keys);
+        let list = byPartition.get(p);
+        if (!list) byPartition.set(p, (list = []));
+        list.push(b);
+      }
+    }
+    const names = side === 'L' ? this.leftNames : this.rightNames;
+    const out: Block[] = [];
+    for (const [partition, list] of [...byPartition].sort(([a], [b]) => a - b)) {
+      const timed: Buffered[] = [];
+      const never: Buffered[] = [];
+      for (const b of list) (b.removeAt === null ? never : timed).push(b);
+      if (!inOrder(timed)) timed.sort((a, b) => a.removeAt! - b.removeAt!);
+      for (const run of [timed, never]) {
+        let start = 0;
+        while (start < run.length) {
+          let end = start;
+          let bytes = 0;
+          while (end < run.length && end - start < BLOCK_ROWS && (end === start || bytes < BLOCK_BYTES)) bytes += rowBytes(run[end++].row, names);
+          const rows = run.slice(start, end);
+          const id = `${side}${partition}.${batchId}.${out.length}`;
+          const key: StateKey = partition === 0 ? { id, evictAt: rows[0].removeAt } : { id, evictAt: rows[0].removeAt, partition };
+          const block: Block = { key, side, rows, changed: false };
+          for (const b of rows) b.block = block;
+          out.push(block);
+          start = end;
+        }
+      }
+    }
+    return out;
+  }
+}
+
+/** Sets a buffered row's flag: its block, if stored, is written again. */
+function setMatched(b: Buffered): void {
+  b.matched = true;
+  if (b.block !== null) b.block.changed = true;
+}
+
+function indexAdd(index: Map<string, Buffered[]>, b: Buffered): void {
+  const list = index.get(b.key!);
+  if (list === undefined) index.set(b.key!, [b]);
+  else list.push(b);
+}
+
+function indexRemove(index: Map<string, Buffered[]>, b: Buffered): void {
+  const list = index.get(b.key!);
+  if (list === undefined) return;
+  if (list.length === 1) {
+    if (list[0] === b) index.delete(b.key!);
+    return;
+  }
+  const at = list.indexOf(b);
+  if (at >= 0) list.splice(at, 1);
+}
+
+/** Whether rows (all with a removal time) are in order of it. */
+function inOrder(rows: readonly Buffered[]): boolean {
+  for (let i = 1; i < rows.length; i++) if (rows[i].removeAt! < rows[i - 1].removeAt!) return false;
+  return true;
+}
+
+/** About the bytes a row takes in a block's JSON. */
+function rowBytes(row: Row, names: readonly string[]): number {
+  let n = 2;
+  for (const c of names) {
+    const v = row[c];
+    n += typeof v === 'string' ? v.length + 3 : v !== null && typeof v === 'object' ? JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? String(x) : x)).length + 1 : 21;
+  }
+  return n;
 }
 
 /** Whether `row` passes every check (a condition's conjuncts compiled from an expression). */
