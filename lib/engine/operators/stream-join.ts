@@ -59,8 +59,21 @@ interface Block {
   readonly key: StateKey;
   readonly side: Side;
   rows: Buffered[];
-  /** Changed by this batch (a flag set, a row gone): rewritten, or deleted when empty. */
+  /** A row left it in this batch: rewritten, or deleted when empty. */
   changed: boolean;
+  /** A row's flag was set in this batch: its flags entry is written (unless the block is). */
+  flagged: boolean;
+  /** Whether a flags entry is stored beside it (its rows' flags since the block was written). */
+  hasFlags: boolean;
+}
+
+/** The id of a block's flags entry. */
+const flagsId = (blockId: string) => `${blockId}~`;
+
+/** A block's value: its rows' flags ("1": matched), and its columns, each an array or, a TIMESTAMP column, `{ d: [first, differences…] }`. */
+interface BlockValue {
+  readonly m: string;
+  readonly c: Array<Json[] | { d: number[] }>;
 }
 
 /** The buffered rows as of a version: the blocks and, per side, the rows by key. */
@@ -76,6 +89,9 @@ export class StreamJoinOperator implements StatefulOperator {
   private readonly partitions: number;
   private readonly leftNames: string[];
   private readonly rightNames: string[];
+  /** Per side, whether each column is a TIMESTAMP (stored as differences where exact: encodeColumn). */
+  private readonly leftTimes: boolean[];
+  private readonly rightTimes: boolean[];
   private readonly leftOthers: string[];
   private readonly rightOthers: string[];
   private readonly usingKeys: string[];
@@ -100,6 +116,8 @@ export class StreamJoinOperator implements StatefulOperator {
     this.partitions = cfg.statePartitions ?? 1;
     this.leftNames = cfg.inputColumns.map((c) => c.name);
     this.rightNames = sides.rightColumns.map((c) => c.name);
+    this.leftTimes = cfg.inputColumns.map((c) => c.type === 'TIMESTAMP' && !c.window);
+    this.rightTimes = sides.rightColumns.map((c) => c.type === 'TIMESTAMP' && !c.window);
     const using = new Set(join.on.filter((k) => k.using).map((k) => k.left));
     this.usingKeys = [...using];
     this.leftKeys = join.on.map((k) => k.left);
@@ -223,13 +241,27 @@ export class StreamJoinOperator implements StatefulOperator {
     this.cache = null;
     if (cached !== null && cached.version === version) return cached;
     const loaded: JoinState = { version, blocks: new Map(), index: { L: new Map(), R: new Map() } };
+    const flags: StateEntry[] = [];
     for (const e of await state.all(this.spec, version)) {
       const side = e.key.id[0] as Side;
       if (side !== 'L' && side !== 'R') throw this.foreign(e);
-      const block: Block = { key: e.key, side, rows: [], changed: false };
+      if (e.key.id.endsWith('~')) {
+        flags.push(e);
+        continue;
+      }
+      const block: Block = { key: e.key, side, rows: [], changed: false, flagged: false, hasFlags: false };
       block.rows = this.decode(e, block);
       loaded.blocks.set(e.key.id, block);
-      const index = loaded.index[side];
+    }
+    for (const e of flags) {
+      const block = loaded.blocks.get(e.key.id.slice(0, -1));
+      const m = (e.value as { m?: unknown } | null)?.m;
+      if (block === undefined || typeof m !== 'string' || m.length !== block.rows.length) throw this.foreign(e);
+      block.hasFlags = true;
+      for (let i = 0; i < m.length; i++) block.rows[i].matched = m.charCodeAt(i) === 49;
+    }
+    for (const block of loaded.blocks.values()) {
+      const index = loaded.index[block.side];
       for (const b of block.rows) if (b.key !== null) indexAdd(index, b);
     }
     return loaded;
@@ -248,9 +280,13 @@ export class StreamJoinOperator implements StatefulOperator {
     const removal = side === 'L' ? this.sides.leftRemoval : this.sides.rightRemoval;
     const value = entry.value as { m?: unknown; c?: unknown } | null;
     const m = value?.m;
-    const c = value?.c as Json[][] | undefined;
-    if (typeof m !== 'string' || !Array.isArray(c) || c.length !== names.length || c.some((col) => !Array.isArray(col) || col.length !== m.length)) {
-      throw this.foreign(entry);
+    const stored = value?.c;
+    if (typeof m !== 'string' || !Array.isArray(stored) || stored.length !== names.length) throw this.foreign(entry);
+    const c: Json[][] = [];
+    for (const col of stored as unknown[]) {
+      const values = decodeColumn(col);
+      if (values === null || values.length !== m.length) throw this.foreign(entry);
+      c.push(values);
     }
     const out: Buffered[] = new Array(m.length);
     for (let i = 0; i < m.length; i++) {
@@ -263,14 +299,16 @@ export class StreamJoinOperator implements StatefulOperator {
 
   private encode(rows: readonly Buffered[], side: Side): Json {
     const names = side === 'L' ? this.leftNames : this.rightNames;
-    const columns: Json[][] = names.map(() => new Array(rows.length));
-    let m = '';
-    for (let i = 0; i < rows.length; i++) {
-      const b = rows[i];
-      m += b.matched ? '1' : '0';
-      for (let j = 0; j < names.length; j++) columns[j][i] = (b.row[names[j]] ?? null) as Json;
+    const times = side === 'L' ? this.leftTimes : this.rightTimes;
+    const columns: BlockValue['c'] = [];
+    for (let j = 0; j < names.length; j++) {
+      const name = names[j];
+      const values: Json[] = new Array(rows.length);
+      for (let i = 0; i < rows.length; i++) values[i] = (rows[i].row[name] ?? null) as Json;
+      columns.push(times[j] ? encodeTimes(values) : values);
     }
-    return { m, c: columns };
+    const value: BlockValue = { m: flagsOf(rows), c: columns };
+    return value as unknown as Json;
   }
 
   private async finish(batch: BatchMeta, left: Row[], right: Row[], lateLeft: Row[], lateRight: Row[], state: StateStore): Promise<OperatorOutput> {
@@ -381,13 +419,21 @@ export class StreamJoinOperator implements StatefulOperator {
     }
 
     // 4. the changed blocks rewritten (or deleted), the batch's kept rows in new blocks
+    // (a flag set alone writes the block's small flags entry, not its rows)
     for (const [id, block] of st.blocks) {
-      if (!block.changed) continue;
+      if (block.changed) {
+        if (block.rows.length === 0) {
+          changes.push({ key: block.key, value: null });
+          st.blocks.delete(id);
+        } else changes.push({ key: block.key, value: this.encode(block.rows, block.side) });
+        if (block.hasFlags) changes.push({ key: { ...block.key, id: flagsId(id) }, value: null });
+        block.hasFlags = false;
+      } else if (block.flagged) {
+        changes.push({ key: { ...block.key, id: flagsId(id) }, value: { m: flagsOf(block.rows) } });
+        block.hasFlags = true;
+      }
       block.changed = false;
-      if (block.rows.length === 0) {
-        changes.push({ key: block.key, value: null });
-        st.blocks.delete(id);
-      } else changes.push({ key: block.key, value: this.encode(block.rows, block.side) });
+      block.flagged = false;
     }
     for (const side of ['L', 'R'] as const) {
       for (const block of this.newBlocks(fresh[side], side, batch.batchId)) {
@@ -433,7 +479,7 @@ export class StreamJoinOperator implements StatefulOperator {
           const rows = run.slice(start, end);
           const id = `${side}${partition}.${batchId}.${out.length}`;
           const key: StateKey = partition === 0 ? { id, evictAt: rows[0].removeAt } : { id, evictAt: rows[0].removeAt, partition };
-          const block: Block = { key, side, rows, changed: false };
+          const block: Block = { key, side, rows, changed: false, flagged: false, hasFlags: false };
           for (const b of rows) b.block = block;
           out.push(block);
           start = end;
@@ -444,10 +490,10 @@ export class StreamJoinOperator implements StatefulOperator {
   }
 }
 
-/** Sets a buffered row's flag: its block, if stored, is written again. */
+/** Sets a buffered row's flag: its block's flags, if stored, are written again. */
 function setMatched(b: Buffered): void {
   b.matched = true;
-  if (b.block !== null) b.block.changed = true;
+  if (b.block !== null) b.block.flagged = true;
 }
 
 function indexAdd(index: Map<string, Buffered[]>, b: Buffered): void {
@@ -465,6 +511,48 @@ function indexRemove(index: Map<string, Buffered[]>, b: Buffered): void {
   }
   const at = list.indexOf(b);
   if (at >= 0) list.splice(at, 1);
+}
+
+function flagsOf(rows: readonly Buffered[]): string {
+  let m = '';
+  for (const b of rows) m += b.matched ? '1' : '0';
+  return m;
+}
+
+/**
+ * A TIMESTAMP column's values (epoch µs) as `{ d: [first, differences…] }` when every value and
+ * every difference is a safe integer (so the sums that read them back are exact), else as they are.
+ * Rows of a block come in time order: the differences are short, and compress well.
+ */
+function encodeTimes(values: Json[]): Json[] | { d: number[] } {
+  const d: number[] = new Array(values.length);
+  let prev = 0;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || Object.is(v, -0)) return values;
+    const diff = v - prev;
+    if (!Number.isSafeInteger(diff)) return values;
+    d[i] = diff;
+    prev = v;
+  }
+  return { d };
+}
+
+/** A stored column's values (null: not a column encode wrote). */
+function decodeColumn(col: unknown): Json[] | null {
+  if (Array.isArray(col)) return col as Json[];
+  const d = (col as { d?: unknown } | null)?.d;
+  if (!Array.isArray(d)) return null;
+  const out: Json[] = new Array(d.length);
+  let sum = 0;
+  for (let i = 0; i < d.length; i++) {
+    const x = d[i];
+    if (typeof x !== 'number' || !Number.isSafeInteger(x)) return null;
+    sum += x;
+    if (!Number.isSafeInteger(sum)) return null;
+    out[i] = sum;
+  }
+  return out;
 }
 
 /** Whether rows (all with a removal time) are in order of it. */
