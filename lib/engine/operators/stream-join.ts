@@ -97,6 +97,8 @@ export class StreamJoinOperator implements StatefulOperator {
   private readonly usingKeys: string[];
   private readonly leftKeys: string[];
   private readonly rightKeys: string[];
+  /** One key, a STRING on both sides: its value itself indexes the rows. */
+  private readonly stringKey: boolean;
   private readonly leftOuter: boolean;
   private readonly rightOuter: boolean;
   private readonly semi: boolean;
@@ -122,6 +124,8 @@ export class StreamJoinOperator implements StatefulOperator {
     this.usingKeys = [...using];
     this.leftKeys = join.on.map((k) => k.left);
     this.rightKeys = join.on.map((k) => k.right);
+    const keyColumn = join.on.length === 1 ? cfg.inputColumns.find((c) => c.name === join.on[0].left) : undefined;
+    this.stringKey = keyColumn !== undefined && keyColumn.type === 'STRING' && !keyColumn.window;
     this.leftOthers = this.leftNames.filter((c) => !using.has(c));
     this.rightOthers = this.rightNames.filter((c) => !using.has(c));
     this.leftOuter = join.type === 'leftOuter' || join.type === 'fullOuter';
@@ -163,9 +167,14 @@ export class StreamJoinOperator implements StatefulOperator {
    * The index key of a row's key values (null when one is null: such a row is buffered but never
    * matches). Equal for equal values as stateId sees them (a number and a bigint of one value
    * alike), different for values of different kinds (the string "1" and the number 1). The index
-   * lives in memory only: no key is stored.
+   * lives in memory only: no key is stored. A STRING key (both sides' types agree: plan/chain.ts
+   * joinSides) is its own index key.
    */
   private joinKeyOf(row: Row, columns: readonly string[]): string | null {
+    if (this.stringKey) {
+      const v = row[columns[0]];
+      return typeof v === 'string' ? v : null;
+    }
     if (columns.length === 1) {
       const v = row[columns[0]];
       if (v === null || v === undefined) return null;
@@ -194,6 +203,16 @@ export class StreamJoinOperator implements StatefulOperator {
     if (!tr) return true;
     const lt = l[tr.left] as Micros | null | undefined;
     const rt = r[tr.right] as Micros | null | undefined;
+    if (typeof lt === 'number' && typeof rt === 'number') {
+      // (the bounds as numbers: exact while the sums stay safe integers, else the exact path below)
+      const lo = tr.lowerUs === null ? null : rt + tr.lowerUs;
+      const hi = tr.upperUs === null ? null : rt + tr.upperUs;
+      if ((lo === null || Number.isSafeInteger(lo)) && (hi === null || Number.isSafeInteger(hi))) {
+        if (lo !== null && (tr.lowerStrict ? !(lo < lt) : !(lo <= lt))) return false;
+        if (hi !== null && (tr.upperStrict ? !(lt < hi) : !(lt <= hi))) return false;
+        return true;
+      }
+    }
     if (lt === null || lt === undefined || rt === null || rt === undefined) return false;
     if (tr.lowerUs !== null) {
       const lo = addMicros(rt, tr.lowerUs);
