@@ -38,8 +38,12 @@ type Side = 'L' | 'R';
 
 /** Most rows in a block. */
 const BLOCK_ROWS = 1024;
-/** About the most bytes of JSON text a block's rows take (estimated: rowBytes). */
-const BLOCK_BYTES = 96 * 1024;
+/**
+ * About the most bytes of JSON text a block's rows take (estimated: rowBytes, a string by its
+ * length): even if every character of its strings took six bytes escaped, a block stays below the
+ * 400 KB of an item uncompressed.
+ */
+const BLOCK_BYTES = 60 * 1024;
 
 /** A buffered row. */
 interface Buffered {
