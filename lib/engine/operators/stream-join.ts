@@ -56,6 +56,10 @@ interface Buffered {
   readonly removeAt: number | null;
   /** The stored block holding it (null: buffered by this batch, not yet in a block). */
   block: Block | null;
+  /** The next buffered row of its side with its key (the index's list, oldest first). */
+  next: Buffered | undefined;
+  /** On the first row of a key's list: the last one. */
+  last: Buffered | undefined;
 }
 
 /** A block of one side's rows, as stored. */
@@ -80,12 +84,15 @@ interface BlockValue {
   readonly c: Array<Json[] | { d: number[] }>;
 }
 
-/** The buffered rows as of a version: the blocks and, per side, the rows by key. */
+/** The buffered rows as of a version: the blocks and, per side, the rows by key (each key's first row, its list through `next`). */
 interface JoinState {
   readonly version: number;
   readonly blocks: Map<string, Block>;
-  readonly index: Record<Side, Map<string, Buffered[]>>;
+  readonly index: Record<Side, Map<string, Buffered>>;
 }
+
+/** An output row of a pair (or of one side and nulls): the using keys, the left's other columns, the right's. */
+type Joiner = (l: Row | null, r: Row | null) => Row;
 
 export class StreamJoinOperator implements StatefulOperator {
   readonly spec: OperatorStateSpec;
@@ -113,6 +120,8 @@ export class StreamJoinOperator implements StatefulOperator {
   private readonly pairChecks: StreamJoinSpec['condition'];
   /** The buffered rows as the last batch of this run left them (null: read them from the store). */
   private cache: JoinState | null = null;
+  /** An output row: the using keys, the left's other columns, the right's (nulls for a missing side). */
+  private readonly joined: Joiner;
 
   constructor(
     private readonly join: StreamJoinSpec,
@@ -143,6 +152,7 @@ export class StreamJoinOperator implements StatefulOperator {
     // store keeps blocks by it, a second's blocks together
     this.spec = { operatorId: cfg.operatorId, fixedEviction: true, evictionGranularityMs: 1000 };
     this.runsNoDataBatches = sides.leftRemoval !== null || sides.rightRemoval !== null;
+    this.joined = this.joiner();
   }
 
   begin(batch: BatchMeta): Accumulator {
@@ -248,13 +258,29 @@ export class StreamJoinOperator implements StatefulOperator {
     return removal.kind === 'key' ? ceilMillis(t) : ceilMillis(t) - removal.offsetMs;
   }
 
-  /** An output row: the using keys, the left's other columns, the right's (nulls for a missing side). */
-  private joined(l: Row | null, r: Row | null): Row {
-    const out: Row = {};
-    for (const k of this.usingKeys) out[k] = l ? (l[k] ?? null) : (r![k] ?? null);
-    for (const c of this.leftOthers) out[c] = l ? (l[c] ?? null) : null;
-    for (const c of this.rightOthers) out[c] = r ? (r[c] ?? null) : null;
-    return out;
+  /**
+   * The output row's function: one generated object literal (every row of one hidden class, as
+   * rows.ts rowExtender makes them), or the loops when a column is named `__proto__`.
+   */
+  private joiner(): Joiner {
+    const { usingKeys, leftOthers, rightOthers } = this;
+    const all = [...usingKeys, ...leftOthers, ...rightOthers];
+    if (all.includes('__proto__') || new Set(all).size !== all.length) {
+      return (l, r) => {
+        const out: Row = {};
+        for (const k of usingKeys) out[k] = l ? (l[k] ?? null) : (r![k] ?? null);
+        for (const c of leftOthers) out[c] = l ? (l[c] ?? null) : null;
+        for (const c of rightOthers) out[c] = r ? (r[c] ?? null) : null;
+        return out;
+      };
+    }
+    const q = JSON.stringify;
+    const fields = [
+      ...usingKeys.map((k) => `${q(k)}: l !== null ? (l[${q(k)}] ?? null) : (r[${q(k)}] ?? null)`),
+      ...leftOthers.map((c) => `${q(c)}: l !== null ? (l[${q(c)}] ?? null) : null`),
+      ...rightOthers.map((c) => `${q(c)}: r !== null ? (r[${q(c)}] ?? null) : null`),
+    ];
+    return new Function(`'use strict'; return function (l, r) { return { ${fields.join(', ')} }; };`)() as Joiner;
   }
 
   /** The buffered rows as of `version`: those this run's last batch left, else read whole from the store. */
@@ -315,7 +341,7 @@ export class StreamJoinOperator implements StatefulOperator {
     for (let i = 0; i < m.length; i++) {
       const row: Row = {};
       for (let j = 0; j < names.length; j++) row[names[j]] = c[j][i] as Row[string];
-      out[i] = { row, matched: m.charCodeAt(i) === 49, key: this.joinKeyOf(row, keys), removeAt: this.removeAt(row, removal), block };
+      out[i] = { row, matched: m.charCodeAt(i) === 49, key: this.joinKeyOf(row, keys), removeAt: this.removeAt(row, removal), block, next: undefined, last: undefined };
     }
     return out;
   }
@@ -354,20 +380,17 @@ export class StreamJoinOperator implements StatefulOperator {
       }
       const key = this.joinKeyOf(l, this.leftKeys);
       let matched = false;
-      const partners = key === null ? undefined : indexR.get(key);
-      if (partners !== undefined) {
-        for (const p of partners) {
-          if (!this.inRange(l, p.row) || (!plainPair && !this.pairHolds(l, p.row))) continue;
-          matched = true;
-          if (!this.semi) out.push(this.joined(l, p.row));
-          if (!p.matched && this.rightOuter) setMatched(p);
-        }
+      for (let p = key === null ? undefined : indexR.get(key); p !== undefined; p = p.next) {
+        if (!this.inRange(l, p.row) || (!plainPair && !this.pairHolds(l, p.row))) continue;
+        matched = true;
+        if (!this.semi) out.push(this.joined(l, p.row));
+        if (!p.matched && this.rightOuter) setMatched(p);
       }
       if (this.semi && matched) {
         out.push(l);
         continue;
       }
-      const b: Buffered = { row: l, matched, key, removeAt: this.removeAt(l, leftRemoval), block: null };
+      const b: Buffered = { row: l, matched, key, removeAt: this.removeAt(l, leftRemoval), block: null, next: undefined, last: undefined };
       fresh.L.push(b);
       if (key !== null) indexAdd(indexL, b);
     }
@@ -380,23 +403,20 @@ export class StreamJoinOperator implements StatefulOperator {
       }
       const key = this.joinKeyOf(r, this.rightKeys);
       let matched = false;
-      const partners = key === null ? undefined : indexL.get(key);
-      if (partners !== undefined) {
-        for (const p of partners) {
-          if (this.semi && p.matched) continue;
-          if (!this.inRange(p.row, r) || (!plainPair && !this.pairHolds(p.row, r))) continue;
-          matched = true;
-          // (a semi join's left row from the buffer is copied: a later stage may change the row it is handed)
-          out.push(this.semi ? { ...p.row } : this.joined(p.row, r));
-          // (a left row's flag only matters where it decides: its outer row, a semi join's first match)
-          if (!p.matched && (this.leftOuter || this.semi)) setMatched(p);
-        }
+      for (let p = key === null ? undefined : indexL.get(key); p !== undefined; p = p.next) {
+        if (this.semi && p.matched) continue;
+        if (!this.inRange(p.row, r) || (!plainPair && !this.pairHolds(p.row, r))) continue;
+        matched = true;
+        // (a semi join's left row from the buffer is copied: a later stage may change the row it is handed)
+        out.push(this.semi ? { ...p.row } : this.joined(p.row, r));
+        // (a left row's flag only matters where it decides: its outer row, a semi join's first match)
+        if (!p.matched && (this.leftOuter || this.semi)) setMatched(p);
       }
       // a right row the state watermark already removes is not kept, unless it is an outer side's unmatched row
       const at = this.removeAt(r, rightRemoval);
       const removable = at !== null && at <= batch.evictWm;
       if (!removable || (this.rightOuter && !matched)) {
-        const b: Buffered = { row: r, matched, key, removeAt: at, block: null };
+        const b: Buffered = { row: r, matched, key, removeAt: at, block: null, next: undefined, last: undefined };
         fresh.R.push(b);
         if (key !== null) indexAdd(indexR, b);
       }
@@ -519,21 +539,39 @@ function setMatched(b: Buffered): void {
   if (b.block !== null) b.block.flagged = true;
 }
 
-function indexAdd(index: Map<string, Buffered[]>, b: Buffered): void {
-  const list = index.get(b.key!);
-  if (list === undefined) index.set(b.key!, [b]);
-  else list.push(b);
+/** Appends a row to its key's list. */
+function indexAdd(index: Map<string, Buffered>, b: Buffered): void {
+  const first = index.get(b.key!);
+  b.next = undefined;
+  if (first === undefined) {
+    b.last = b;
+    index.set(b.key!, b);
+  } else {
+    first.last!.next = b;
+    first.last = b;
+  }
 }
 
-function indexRemove(index: Map<string, Buffered[]>, b: Buffered): void {
-  const list = index.get(b.key!);
-  if (list === undefined) return;
-  if (list.length === 1) {
-    if (list[0] === b) index.delete(b.key!);
-    return;
+/** Takes a row out of its key's list (rows leave about in the order they came: mostly the first). */
+function indexRemove(index: Map<string, Buffered>, b: Buffered): void {
+  const first = index.get(b.key!);
+  if (first === undefined) return;
+  if (first === b) {
+    const rest = b.next;
+    if (rest === undefined) index.delete(b.key!);
+    else {
+      rest.last = b.last;
+      index.set(b.key!, rest);
+    }
+  } else {
+    let prev = first;
+    while (prev.next !== undefined && prev.next !== b) prev = prev.next;
+    if (prev.next !== b) return;
+    prev.next = b.next;
+    if (first.last === b) first.last = prev;
   }
-  const at = list.indexOf(b);
-  if (at >= 0) list.splice(at, 1);
+  b.next = undefined;
+  b.last = undefined;
 }
 
 function flagsOf(rows: readonly Buffered[]): string {
