@@ -341,7 +341,15 @@ export class StreamJoinOperator implements StatefulOperator {
     for (let i = 0; i < m.length; i++) {
       const row: Row = {};
       for (let j = 0; j < names.length; j++) row[names[j]] = c[j][i] as Row[string];
-      out[i] = { row, matched: m.charCodeAt(i) === 49, key: this.joinKeyOf(row, keys), removeAt: this.removeAt(row, removal), block, next: undefined, last: undefined };
+      out[i] = {
+        row,
+        matched: m.charCodeAt(i) === 49,
+        key: this.joinKeyOf(row, keys),
+        removeAt: this.removeAt(row, removal),
+        block,
+        next: undefined,
+        last: undefined,
+      };
     }
     return out;
   }
@@ -627,7 +635,12 @@ function rowBytes(row: Row, names: readonly string[]): number {
   let n = 2;
   for (const c of names) {
     const v = row[c];
-    n += typeof v === 'string' ? v.length + 3 : v !== null && typeof v === 'object' ? JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? String(x) : x)).length + 1 : 21;
+    n +=
+      typeof v === 'string'
+        ? v.length + 3
+        : v !== null && typeof v === 'object'
+          ? JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? String(x) : x)).length + 1
+          : 21;
   }
   return n;
 }
