@@ -10,18 +10,21 @@
  *
  * State: blocks of rows, as aggregation state is packed into few items. A block holds rows of one
  * side and one state partition that one batch buffered, cut in order of the time they leave the
- * buffer (their removal time) into runs of at most BLOCK_ROWS rows: its value is the rows column by
- * column, `{ m: "0110…", c: [[values of the side's first column], …] }` (m: whether each row has
- * matched), its evictAt the earliest removal time of its rows (fixed for its life: rows only leave
- * it), so the store keeps the blocks of one stretch of event time together and `expired` finds
- * every block with a row to remove. A batch writes new blocks for the rows it buffers, rewrites a
- * block only when one of its rows matched for the first time (an outer side's or a semi join's
- * flag) or left it, and deletes a block whose rows all left: eviction mostly deletes whole items.
- * Rows of one key can lie in many blocks, so the operator reads its whole state (`all`) at the
- * first batch of a run and keeps it, indexed by side and key, for the run's later batches (as the
- * aggregation keeps its groups), and reads it again after a replay. The two sides of a key share a
- * state partition. State of the per-key layout of an earlier sluice is refused by the checkpoint's
- * stateful shape (plan/shape.ts, `joinState`).
+ * buffer (their removal time) into runs of at most BLOCK_ROWS rows (and about BLOCK_BYTES): its id
+ * `<side><partition>.<batch>.<n>`, its value the rows column by column,
+ * `{ m: "0110…", c: [[values of the side's first column], …] }` (m: whether each row has matched; a
+ * TIMESTAMP column as `{ d: [first, differences…] }` where that is exact), its evictAt the earliest
+ * removal time of its rows (fixed for its life: rows only leave it), so the store keeps the blocks
+ * of one stretch of event time together and `expired` would find every block with a row to
+ * remove. A batch writes new blocks for the rows it buffers; rewrites a block only when a row left
+ * it and others stay; deletes a block whose rows all left (eviction mostly deletes whole items); and
+ * a flag set on a row of an earlier batch (an outer side's or a semi join's first match) is written
+ * to the block's flags entry (`<block id>~`, `{ m }`), not the block. Rows of one key can lie in
+ * many blocks, so the operator reads its whole state (`all`) at the first batch of a run and keeps
+ * it, indexed by side and key, for the run's later batches (as the aggregation keeps its groups),
+ * and reads it again after a replay. The two sides of a key share a state partition. State of the
+ * per-key layout of an earlier sluice is refused by the checkpoint's stateful shape (plan/shape.ts,
+ * `joinState`).
  */
 import { SluiceError } from '../errors';
 import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateKey, StateStore } from '../ports';
@@ -100,7 +103,7 @@ export class StreamJoinOperator implements StatefulOperator {
   private readonly partitions: number;
   private readonly leftNames: string[];
   private readonly rightNames: string[];
-  /** Per side, whether each column is a TIMESTAMP (stored as differences where exact: encodeColumn). */
+  /** Per side, whether each column is a TIMESTAMP (stored as differences where exact: encodeTimes). */
   private readonly leftTimes: boolean[];
   private readonly rightTimes: boolean[];
   private readonly leftOthers: string[];
