@@ -388,6 +388,36 @@ describe('when a stream-stream join buffers its rows in blocks (issue 31)', () =
     expect(left.filter((id) => id.startsWith('L0.0.0'))).toEqual([]);
   });
 
+  it('cuts a batch’s rows into blocks of at most 1,024 rows and about 60 KB, and reads them all back', async () => {
+    const r = joinRunner(leftOuter());
+    const at = (ms: number) => new Date(Date.UTC(2026, 9, 1, 12, 0, 0) + ms).toISOString().replace('T', ' ').slice(0, 23);
+    const ids = Array.from({ length: 2500 }, (_, i) => `ad${i}`);
+    r.left(ids.map((adId, i) => ({ adId, impressionTime: at(i) })));
+    await r.run();
+    const blocks = (await r.state.all(spec, 0)).map((e) => (e.value as { m: string }).m.length).sort((a, b) => b - a);
+    expect(blocks).toEqual([1024, 1024, 452]);
+    // every 7th impression clicked 5 s after it, in a fresh run (the blocks read back)
+    const clicked = ids.filter((_, i) => i % 7 === 0);
+    r.right(clicked.map((adId) => ({ clickAdId: adId, clickTime: at(ids.indexOf(adId) + 5000) })));
+    const out = rows(await r.run());
+    expect(out.map((o) => o.adId).sort()).toEqual([...clicked].sort());
+    for (const o of out) expect(o.clickAdId).toBe(o.adId);
+
+    // rows of 31,000 characters: two would pass 60 KB (61,440 bytes), so each is a block of its own
+    const wide = joinRunner(
+      readStream
+        .format('json')
+        .schema('adId STRING, impressionTime TIMESTAMP, note STRING')
+        .load()
+        .withWatermark('impressionTime', '0 seconds')
+        .join(clicks(), { left: 'adId', right: 'clickAdId' }, 'leftOuter', { timeRange: within10s })
+        .writeStream.plan(),
+    );
+    wide.left(['x', 'y', 'z'].map((adId, i) => ({ adId, impressionTime: sec(i + 1), note: adId.repeat(31_000) })));
+    await wide.run();
+    expect((await wide.state.all(spec, 0)).map((e) => (e.value as { m: string }).m)).toEqual(['0', '0', '0']);
+  });
+
   it('keeps event times to the microsecond through its blocks', async () => {
     const r = joinRunner(leftOuter());
     r.left([

@@ -529,7 +529,13 @@ export class StreamJoinOperator implements StatefulOperator {
         while (start < run.length) {
           let end = start;
           let bytes = 0;
-          while (end < run.length && end - start < BLOCK_ROWS && (end === start || bytes < BLOCK_BYTES)) bytes += rowBytes(run[end++].row, names);
+          // (a row joins the block while the block stays within BLOCK_BYTES; a bigger row alone makes one)
+          while (end < run.length && end - start < BLOCK_ROWS) {
+            const size = rowBytes(run[end].row, names);
+            if (end > start && bytes + size > BLOCK_BYTES) break;
+            bytes += size;
+            end++;
+          }
           const rows = run.slice(start, end);
           const id = `${side}${partition}.${batchId}.${out.length}`;
           const key: StateKey = partition === 0 ? { id, evictAt: rows[0].removeAt } : { id, evictAt: rows[0].removeAt, partition };
