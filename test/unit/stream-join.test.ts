@@ -418,6 +418,43 @@ describe('when a stream-stream join buffers its rows in blocks (issue 31)', () =
     expect((await wide.state.all(spec, 0)).map((e) => (e.value as { m: string }).m)).toEqual(['0', '0', '0']);
   });
 
+  it.each(['mid-state', 'before-commit', 'after-sink'] as const)(
+    'reads its state again when the same executor replays a batch that crashed at %s (the rows it kept in memory are not the store’s)',
+    async (point) => {
+      const feed = (r: ReturnType<typeof joinRunner>) => {
+        r.left([
+          { adId: 'a', impressionTime: sec(1) },
+          { adId: 'b', impressionTime: sec(2) },
+        ]);
+        r.right([{ clickAdId: 'a', clickTime: sec(3) }]);
+      };
+      const later = (r: ReturnType<typeof joinRunner>) => {
+        r.left([{ adId: 'c', impressionTime: sec(30) }]);
+        r.right([
+          { clickAdId: 'b', clickTime: sec(4) },
+          { clickAdId: 'c', clickTime: sec(31) },
+        ]);
+      };
+      const clean = joinRunner(leftOuter());
+      feed(clean);
+      await clean.run();
+      later(clean);
+      await clean.run();
+
+      const r = joinRunner(leftOuter());
+      feed(r);
+      await r.run();
+      later(r);
+      // one executor, so one operator and what it keeps between batches: its first attempt at the
+      // batch crashes after the operator finished it, the same executor's next run replays it
+      const executor = r.executor({ point, times: 1 });
+      await expect(executor.run()).rejects.toThrow();
+      r.waitOutLease();
+      await executor.run();
+      expect(r.sinkRows()).toEqual(clean.sinkRows());
+    },
+  );
+
   it('keeps event times to the microsecond through its blocks', async () => {
     const r = joinRunner(leftOuter());
     r.left([
