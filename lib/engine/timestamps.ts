@@ -231,12 +231,12 @@ export function epochSecondsMicros(seconds: number): Micros | null {
 function isoOfMillis(ms: number): string {
   // the text up to the minute is made once per minute (two minutes kept: a joined row carries two
   // times, often in neighbouring minutes), the seconds and milliseconds written here
+  if (!(Math.abs(ms) <= MAX_DATE_MS)) return new Date(ms).toISOString(); // (out of Date's range: its error)
   const minute = Math.floor(ms / 60_000);
   let prefix: string;
   if (minute === minute0) prefix = prefix0;
   else if (minute === minute1) prefix = prefix1;
   else {
-    if (!(Math.abs(ms) <= MAX_DATE_MS)) return new Date(ms).toISOString(); // (out of Date's range: its error)
     prefix = new Date(minute * 60_000).toISOString().slice(0, -7);
     minute1 = minute0;
     prefix1 = prefix0;
