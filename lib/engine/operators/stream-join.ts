@@ -190,7 +190,10 @@ export class StreamJoinOperator implements StatefulOperator {
   private joinKeyOf(row: Row, columns: readonly string[]): string | null {
     if (this.stringKey) {
       const v = row[columns[0]];
-      return typeof v === 'string' ? v : null;
+      if (typeof v === 'string') return v;
+      if (v === null || v === undefined) return null;
+      // (a STRING column holds strings: the readers and stages make them so; anything else by its state id)
+      return `\u0000${stateId([v as Json])}`;
     }
     if (columns.length === 1) {
       const v = row[columns[0]];
