@@ -12,10 +12,16 @@
  *     (ReturnConsumedCapacity: TOTAL, lib/aws/request/meter.ts; a progress record's
  *     sluice.consumed), which for these queries are the state's writes.
  *
+ * Issue 31's two targets, recorded as `joinOverAggregation` (the engine's join rate over its
+ * aggregation rate, both from the interleaved rounds above: ≥ 0.5 asked) and
+ * `writeUnitsPer1000Rows` (the join's DynamoDB write units over its data batches per 1,000 input
+ * rows, end to end: ≤ 15 asked), printed with the machine's load average beside them.
+ *
  * Every run is checked against counts made from the generated input alone (joinExpected): the
  * generator keeps each input in event-time order, so no row is late, every click meets its
  * impression, and what the join emits and keeps follows from the inputs' last event times.
  */
+import { cpus, loadavg } from 'node:os';
 import { prepareBenchStack, uploadLanding } from './e2e';
 import type { AwsConnection } from '../lib/aws/config';
 import { buildExecutor, type PipelineConfig } from '../lib/aws/pipeline';
@@ -476,6 +482,12 @@ export async function runJoinSection(o: JoinSectionOptions): Promise<Record<stri
     ),
   );
   out(`  join rows, late rows, buffered rows and watermark vs the count from the input: ${problems.length ? `MISMATCH: ${problems.join('; ')}` : 'match'}`);
+  const joinOverAggregation = Number((engineRate.join / engineRate.aggregation).toFixed(3));
+  const load = loadavg().map((x) => x.toFixed(1));
+  out(
+    `  issue 31 targets: engine join / aggregation ${joinOverAggregation.toFixed(2)} (target >= 0.5), ` +
+      `join WRU per 1,000 input rows ${e2e.join.writeUnitsPer1000Rows} (target <= 15); load average ${load.join(' ')} on ${cpus().length} cores`,
+  );
   out();
   return {
     input: {
@@ -489,6 +501,9 @@ export async function runJoinSection(o: JoinSectionOptions): Promise<Record<stri
     },
     aggregationInput: { events: agg.events, bytesPerEvent: Math.round(agg.bytes / agg.events), files: o.files, maxFilesPerTrigger: o.maxFilesPerTrigger },
     expected,
+    joinOverAggregation,
+    writeUnitsPer1000Rows: e2e.join.writeUnitsPer1000Rows,
+    loadAverageAtTargets: loadavg().map((x) => Number(x.toFixed(2))),
     engine: {
       rounds: o.rounds,
       join: Math.round(engineRate.join),

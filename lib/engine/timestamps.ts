@@ -229,8 +229,33 @@ export function epochSecondsMicros(seconds: number): Micros | null {
 
 /** The ISO 8601 text of the whole ms of an instant, as Date prints it (years 0001 to 9999 in 4 digits). */
 function isoOfMillis(ms: number): string {
-  return new Date(ms).toISOString();
+  // the text up to the minute is made once per minute (two minutes kept: a joined row carries two
+  // times, often in neighbouring minutes), the seconds and milliseconds written here
+  if (!(Math.abs(ms) <= MAX_DATE_MS)) return new Date(ms).toISOString(); // (out of Date's range: its error)
+  const minute = Math.floor(ms / 60_000);
+  let prefix: string;
+  if (minute === minute0) prefix = prefix0;
+  else if (minute === minute1) prefix = prefix1;
+  else {
+    prefix = new Date(minute * 60_000).toISOString().slice(0, -7);
+    minute1 = minute0;
+    prefix1 = prefix0;
+    minute0 = minute;
+    prefix0 = prefix;
+  }
+  const inMinute = ms - minute * 60_000;
+  const sec = Math.floor(inMinute / 1000);
+  const milli = inMinute - sec * 1000;
+  return `${prefix}${sec < 10 ? '0' : ''}${sec}.${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
 }
+
+/** The largest epoch ms a Date holds. */
+const MAX_DATE_MS = 8.64e15;
+/** The last two minutes isoOfMillis wrote, and their text up to the minute (`2026-10-01T12:00:`). */
+let minute0 = Number.NaN;
+let prefix0 = '';
+let minute1 = Number.NaN;
+let prefix1 = '';
 
 /**
  * ISO 8601 UTC, as output rows carry timestamps: 3 fraction digits, or 6 when the instant has a

@@ -25,6 +25,17 @@ describe('TIMESTAMP values are epoch microseconds, a number when safe and a bigi
     expect(formatTimestamp(-1000)).toBe('1969-12-31T23:59:59.999Z');
   });
 
+  it('formats as Date prints the whole ms, whichever minutes come in turn (the text up to the minute is cached)', () => {
+    // neighbouring minutes in turn, a third one, minute edges, before 1970, and the ends of Date's range
+    const ms = [1790859589977, 1790859540000, 1790859599999, 1790859600000, 1790859589977, 1790859659999, 1790859540001, -1, -60_000, -60_001, 0, 59_999];
+    for (let t = -62135596800000; t < 253402300800000; t += 77_777_777_777) ms.push(t, t + 61_001, t - 1);
+    ms.push(8.64e15, -8.64e15);
+    for (const t of ms) expect(formatTimestamp(BigInt(t) * 1000n)).toBe(new Date(t).toISOString());
+    // past Date's range, Date's error, even right after a time of the same minute
+    formatTimestamp(BigInt(8.64e15) * 1000n);
+    expect(() => formatTimestamp(BigInt(8.64e15 + 1) * 1000n)).toThrow(RangeError);
+  });
+
   it('formats and parses every year from 0001 to 9999, bigints beyond 2^53 µs', () => {
     for (const text of [
       '0001-01-01T00:00:00.000Z',

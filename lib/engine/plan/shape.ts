@@ -12,8 +12,12 @@ import type { OutputMode, QueryPlan, StatefulSpec } from './types';
  * `timestamps: 'us'`, and window, session and join bounds are given in µs: state written in
  * milliseconds by an earlier version has another fingerprint, so it is refused instead of being
  * misread. `legacy` gives the shape such a plan had before (ms, no mark), for the refusal to say why.
+ *
+ * Since a stream-stream join keeps its buffered rows in blocks (issue 31, operators/stream-join.ts),
+ * its operator's shape carries `joinState: 'blocks'`: state of the per-key layout before has
+ * another fingerprint, so it is refused. `perKeyJoin` gives the shape such a plan had before.
  */
-export function statefulShape(plan: QueryPlan, legacy = false): Json {
+export function statefulShape(plan: QueryPlan, legacy = false, perKeyJoin = false): Json {
   const wms = plan.stages.filter((s) => s.kind === 'watermark').map((s) => (s as { column: string }).column);
   if (plan.operators.length === 0) return { kind: 'stateless', outputMode: plan.outputMode };
   // One operator: the shape (and so the fingerprint) of checkpoints written before chains existed.
@@ -24,11 +28,11 @@ export function statefulShape(plan: QueryPlan, legacy = false): Json {
   const mark: Record<string, Json> = timed ? { timestamps: 'us' } : {};
   const unit: TimeUnit = legacy ? 'ms' : 'us';
   if (plan.operators.length === 1 && inputs.length === 0)
-    return { ...(operatorShape(plan.operators[0].spec, wms, plan.outputMode, unit) as Record<string, Json>), ...policy, ...mark };
+    return { ...(operatorShape(plan.operators[0].spec, wms, plan.outputMode, unit, perKeyJoin) as Record<string, Json>), ...policy, ...mark };
   if (inputs.length === 0)
     return {
       kind: 'chain',
-      operators: plan.operators.map((o) => operatorShape(o.spec, wms, plan.outputMode, unit)),
+      operators: plan.operators.map((o) => operatorShape(o.spec, wms, plan.outputMode, unit, perKeyJoin)),
       watermarks: wms,
       outputMode: plan.outputMode,
       ...policy,
@@ -37,7 +41,7 @@ export function statefulShape(plan: QueryPlan, legacy = false): Json {
   // with joined inputs: every operator in run order (their state ids follow it), and each input's watermark columns
   return {
     kind: 'chain',
-    operators: chain.map((o) => ({ ...(operatorShape(o.spec, wms, plan.outputMode, unit) as Record<string, Json>), id: o.operatorId })),
+    operators: chain.map((o) => ({ ...(operatorShape(o.spec, wms, plan.outputMode, unit, perKeyJoin) as Record<string, Json>), id: o.operatorId })),
     watermarks: wms,
     inputs: inputs.map((i) => ({
       name: i.name,
@@ -53,7 +57,7 @@ export function statefulShape(plan: QueryPlan, legacy = false): Json {
 /** The unit a shape gives durations in: µs, or ms for the shape of checkpoints written before issue 29. */
 type TimeUnit = 'us' | 'ms';
 
-function operatorShape(st: StatefulSpec, wms: string[], outputMode: OutputMode, unit: TimeUnit): Json {
+function operatorShape(st: StatefulSpec, wms: string[], outputMode: OutputMode, unit: TimeUnit, perKeyJoin: boolean): Json {
   const ms = (us: number | null) => (us === null ? null : us / 1000);
   if (st.kind === 'streamJoin') {
     const tr = st.timeRange;
@@ -71,6 +75,8 @@ function operatorShape(st: StatefulSpec, wms: string[], outputMode: OutputMode, 
       condition: [...st.condition, ...st.pushed] as unknown as Json,
       // (only when given: the shape of a checkpoint without one stays as it was)
       ...(st.conditionExpr ? { conditionExpr: st.conditionExpr.text } : {}),
+      // (the layout of its state: blocks of rows since issue 31; none was the per-key layout)
+      ...(perKeyJoin || unit === 'ms' ? {} : { joinState: 'blocks' }),
     };
   }
   if (st.kind === 'dedup') {

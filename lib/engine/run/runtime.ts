@@ -35,6 +35,8 @@ export class QueryRuntime {
   readonly fingerprint: string;
   /** The fingerprint of this plan's shape before issue 29 (TIMESTAMP state in ms), when it differs from `fingerprint`. */
   readonly legacyFingerprint: string | null;
+  /** The fingerprint of this plan's shape before issue 31 (a stream-stream join's state per key), when it differs from `fingerprint`. */
+  readonly perKeyJoinFingerprint: string | null;
   readonly log: (event: Record<string, unknown>) => void;
   readonly watermarks: WatermarkPolicy;
   readonly readOptions: ReadOptions;
@@ -55,6 +57,9 @@ export class QueryRuntime {
     // the fingerprint the same plan had when TIMESTAMP state was in ms (recovery.ts says so when a checkpoint has it)
     const legacy = shapeFingerprint(statefulShape(this.plan, true));
     this.legacyFingerprint = legacy === this.fingerprint ? null : legacy;
+    // the fingerprint the same plan had when a stream-stream join kept its state per key (recovery.ts says so)
+    const perKey = shapeFingerprint(statefulShape(this.plan, false, true));
+    this.perKeyJoinFingerprint = perKey === this.fingerprint ? null : perKey;
     this.watermarks = new WatermarkPolicy(this.plan);
     // each operator with its own input columns and event-time columns (its marks)
     this.operators = operatorChain(this.plan).operators.map((chained) => ({
