@@ -42,6 +42,23 @@ export type { Literal } from '../engine/query/sql-text';
 export type { ColArg, ColOf, ColType, UnknownType } from '../engine/query/column-types';
 export { multiplyDecimal, addDecimal } from '../engine/query/decimals';
 export { staticTable, type StaticTable } from '../engine/query/static-table';
+export { StatefulProcessor } from '../engine/tws/api';
+export type {
+  ExpiredTimerInfo,
+  Json as ProcessorJsonValue,
+  ListState,
+  MapState,
+  ProcessorModes,
+  ProcessorOutputMode,
+  ProcessorRow,
+  QueryInfo,
+  StatefulProcessorHandle,
+  StateValue,
+  TimeMode,
+  TimerValues,
+  TTLConfig,
+  ValueState,
+} from '../engine/tws/api';
 export type { TimeRangeArg } from '../engine/query/join-args';
 export type {
   AggArg,
