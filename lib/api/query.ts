@@ -78,6 +78,8 @@ export type {
   DdlTypeOf,
   ColumnPaths,
   PathInfo,
+  ProcessorRowOf,
+  ProcessorValue,
   SelectArg,
   SelectColumns,
   JoinOnArg,

@@ -226,7 +226,7 @@ export function stepClockMs(c: ConformanceCase, step: CaseStep): number | undefi
  * one through tsx), with the package name `sluice` resolving to this package's own entry, so the
  * module extends the engine's StatefulProcessor wherever it lives.
  */
-export function loadProcessor(c: ConformanceCase, path: string): ProcessorClass {
+function loadProcessor(c: ConformanceCase, path: string): ProcessorClass {
   const file = resolve(c.dir ?? '.', path);
   if (!existsSync(file))
     throw new InvalidQueryError(`case ${c.name}: processor module ${path} does not exist (looked for ${file}): give its path relative to the case file`);

@@ -106,7 +106,8 @@ export async function runCaseInMemory(c: ConformanceCase, statePartitions = 1, o
   for (const [stepNo, step] of c.steps.entries()) {
     if (tws) {
       processingTimeMs = stepClockMs(c, step);
-      if (stepNo > 0 && JSON.stringify(processorAt(c, stepNo)) !== JSON.stringify(processorAt(c, stepNo - 1))) plan = { ...caseToPlan(c, undefined, undefined, stepNo), statePartitions };
+      if (stepNo > 0 && JSON.stringify(processorAt(c, stepNo)) !== JSON.stringify(processorAt(c, stepNo - 1)))
+        plan = { ...caseToPlan(c, undefined, undefined, stepNo), statePartitions };
     }
     for (const f of stepInputFiles(step)) {
       const at = names.indexOf(f.input);
@@ -116,7 +117,18 @@ export async function runCaseInMemory(c: ConformanceCase, statePartitions = 1, o
     }
     const [source, ...inputSources] = sources;
     const at = processingTimeMs;
-    const deps = { plan, source, inputSources, checkpoint, state, sink, lease, clock, deadLetters, ...(at !== undefined ? { processingClock: { now: () => at } } : {}) };
+    const deps = {
+      plan,
+      source,
+      inputSources,
+      checkpoint,
+      state,
+      sink,
+      lease,
+      clock,
+      deadLetters,
+      ...(at !== undefined ? { processingClock: { now: () => at } } : {}),
+    };
     if (!opts.workers) {
       if (opts.crash) {
         try {
@@ -127,7 +139,8 @@ export async function runCaseInMemory(c: ConformanceCase, statePartitions = 1, o
         }
         passedMs += LEASE_MS + 1000;
       }
-      const report = (await attempt(() => new MicroBatchExecutor(deps, { leaseDurationMs: LEASE_MS }).run(), false)) ?? (await partitionedRunReport(plan, checkpoint, []));
+      const report =
+        (await attempt(() => new MicroBatchExecutor(deps, { leaseDurationMs: LEASE_MS }).run(), false)) ?? (await partitionedRunReport(plan, checkpoint, []));
       const head = (await checkpoint.head()).latestCommitBatch;
       const batches = [];
       for (let id = lastCommitted + 1; id <= head; id++) batches.push({ batchId: id, rows: sink.batches.get(id) ?? [] });
@@ -180,7 +193,9 @@ export async function runCaseInMemory(c: ConformanceCase, statePartitions = 1, o
       }),
       reasons,
     );
-    steps.push(await withTws(isPipelineCase(c) ? asPipelineStep(result, { stateRows: report.stateRowsByOperator, droppedByStage }, caseStageOrder(c, plan)) : result));
+    steps.push(
+      await withTws(isPipelineCase(c) ? asPipelineStep(result, { stateRows: report.stateRowsByOperator, droppedByStage }, caseStageOrder(c, plan)) : result),
+    );
     if (failed !== undefined) break;
   }
   return { name: c.name, steps, ...(opts.crash ? { crashesFired } : {}) };

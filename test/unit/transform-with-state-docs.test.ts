@@ -62,7 +62,14 @@ describe('docs/transform-with-state.md', () => {
     // 12:50. 12:35 no data, u2's 12:30 due → one no-data batch: u2 (start 12:00, 1 event). 13:00 no
     // data, u1's 12:50 due → u1 (start 12:00, 3 events). 13:10 nothing due → no batch.
     const runs = await runSteps(sessions, [
-      { at: '12:00:00', rows: [{ user: 'u1', page: '/' }, { user: 'u1', page: '/a' }, { user: 'u2', page: '/' }] },
+      {
+        at: '12:00:00',
+        rows: [
+          { user: 'u1', page: '/' },
+          { user: 'u1', page: '/a' },
+          { user: 'u2', page: '/' },
+        ],
+      },
       { at: '12:20:00', rows: [{ user: 'u1', page: '/b' }] },
       { at: '12:35:00', rows: [] },
       { at: '13:00:00', rows: [] },

@@ -214,7 +214,10 @@ export class TransformWithStateOperator implements StatefulOperator {
   private keyObject(values: Json[]): { [column: string]: Json } {
     const key: { [column: string]: Json } = {};
     this.tws.keys.forEach((c, i) => {
-      key[c] = processorValue(this.cfg.inputColumns.find((x) => x.name === c), values[i]);
+      key[c] = processorValue(
+        this.cfg.inputColumns.find((x) => x.name === c),
+        values[i],
+      );
     });
     return key;
   }

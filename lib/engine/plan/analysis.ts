@@ -94,10 +94,10 @@ function checkCorrectness(st: StatefulSpec, marks: Marks, cols: readonly ColumnI
         : st.kind === 'transformWithState'
           ? null
           : st.withinWatermark
-          ? 'dropDuplicatesWithinWatermark'
-          : (st.columns ?? cols.map((c) => c.name)).some((c) => marks.has(c))
-            ? 'a dropDuplicates over an event-time column'
-            : null;
+            ? 'dropDuplicatesWithinWatermark'
+            : (st.columns ?? cols.map((c) => c.name)).some((c) => marks.has(c))
+              ? 'a dropDuplicates over an event-time column'
+              : null;
   if (what === null) return;
   throw new InvalidQueryError(
     `Detected pattern of possible 'correctness' issue due to global watermark: in ${mode} output mode, ${what} downstream of an aggregation may drop the rows it emits as late; use append output mode, or split the pipeline into two queries`,

@@ -593,7 +593,9 @@ export class GroupedFrame<C extends FrameColumns = AnyColumns, K extends FrameCo
     options: { readonly timeMode?: TimeMode; readonly outputMode?: ProcessorOutputMode; readonly outputSchema: D; readonly eventTimeColumn?: string },
   ): StreamFrame<SchemaColumns<D>> {
     if (this.exprKeys || this.keys.some((k) => k.kind !== 'column'))
-      throw new InvalidQueryError('transformWithState groups by columns: call groupBy with column names (select an expression or a window into a column first)');
+      throw new InvalidQueryError(
+        'transformWithState groups by columns: call groupBy with column names (select an expression or a window into a column first)',
+      );
     const cls = (typeof processor === 'function' ? processor : processor?.constructor) as ProcessorClass | undefined;
     if (typeof cls !== 'function' || typeof cls.prototype?.handleInputRows !== 'function' || typeof cls.prototype?.init !== 'function')
       throw new InvalidQueryError(

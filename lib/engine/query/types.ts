@@ -451,6 +451,5 @@ export type ProcessorValue<T> = T extends 'STRING' | 'DECIMAL' | 'DATE'
       : ProcessorJson;
 type ProcessorJson = null | boolean | number | string | ProcessorJson[] | { [key: string]: ProcessorJson };
 /** A key or input row of a processor over columns C (a value may be null); an output row of a processor emitting C (a column may be left out). */
-export type ProcessorRowOf<C extends FrameColumns> = Known<C> extends true
-  ? { [K in keyof C]?: ProcessorValue<C[K]> | null }
-  : { readonly [column: string]: ProcessorJson | undefined };
+export type ProcessorRowOf<C extends FrameColumns> =
+  Known<C> extends true ? { [K in keyof C]?: ProcessorValue<C[K]> | null } : { readonly [column: string]: ProcessorJson | undefined };

@@ -124,7 +124,7 @@ function isExpiredAt(exp: PortJson, nowMs: number): boolean {
  * A state value as stored: a JSON copy, refused when null (ILLEGAL_STATE_STORE_VALUE.NULL_VALUE) or
  * when JSON cannot carry it unchanged (naming the variable).
  */
-export function storable(value: unknown, varName: string, what: string): PortJson {
+function storable(value: unknown, varName: string, what: string): PortJson {
   if (value === null || value === undefined)
     throw new ProcessorError(
       'ILLEGAL_STATE_STORE_VALUE.NULL_VALUE',
@@ -164,7 +164,7 @@ function jsonProblem(v: unknown, path: string): string | null {
 }
 
 /** A map key's identity: its JSON with object members sorted by name. */
-export function canonicalJson(v: PortJson): string {
+function canonicalJson(v: PortJson): string {
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
   return `{${Object.keys(v)
@@ -346,9 +346,18 @@ export class BatchHandle implements StatefulProcessorHandle {
         const v = this.varOf(stateName, op('updateValue'), true)!;
         v.i = [...this.live(v.i).filter((e) => e[0] !== c), [c, key, stored, this.expOf(stateName)]];
       },
-      iterator: () => entries('iterator').map((e): [K, V] => [copy<K>(e[1]), copy<V>(e[2])])[Symbol.iterator](),
-      keys: () => entries('keys').map((e) => copy<K>(e[1]))[Symbol.iterator](),
-      values: () => entries('values').map((e) => copy<V>(e[2]))[Symbol.iterator](),
+      iterator: () =>
+        entries('iterator')
+          .map((e): [K, V] => [copy<K>(e[1]), copy<V>(e[2])])
+          [Symbol.iterator](),
+      keys: () =>
+        entries('keys')
+          .map((e) => copy<K>(e[1]))
+          [Symbol.iterator](),
+      values: () =>
+        entries('values')
+          .map((e) => copy<V>(e[2]))
+          [Symbol.iterator](),
       removeKey: (k: K) => {
         const c = keyOf(k, 'removeKey');
         const v = this.varOf(stateName, op('removeKey'), false);
@@ -371,7 +380,8 @@ export class BatchHandle implements StatefulProcessorHandle {
         'STATEFUL_PROCESSOR_CANNOT_PERFORM_OPERATION_WITH_INVALID_TIME_MODE',
         `Failed to perform stateful processor operation=${operation} with invalid timeMode=NoTime: timers need TimeMode processingTime or eventTime`,
       );
-    if ((this.phase !== 'INITIALIZED' && this.phase !== 'DATA_PROCESSED' && this.phase !== 'TIMER_PROCESSED') || !this.current) throw this.invalidHandle(operation);
+    if ((this.phase !== 'INITIALIZED' && this.phase !== 'DATA_PROCESSED' && this.phase !== 'TIMER_PROCESSED') || !this.current)
+      throw this.invalidHandle(operation);
     return this.current;
   }
 
@@ -408,7 +418,7 @@ export class BatchHandle implements StatefulProcessorHandle {
           'STATE_STORE_INVALID_VARIABLE_TYPE_CHANGE',
           `Cannot change state variable ${name} from ${KIND_NAMES[v.k]} to ${KIND_NAMES[d.kind]}: keep its kind, or call deleteIfExists(${JSON.stringify(name)}) in init and declare it under another name`,
         );
-      if ((d.ttlMs > 0) !== (v.t === 1))
+      if (d.ttlMs > 0 !== (v.t === 1))
         throw new ProcessorError(
           'STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE',
           `state variable ${name} was stored ${v.t ? 'with' : 'without'} a TTL and is now declared ${d.ttlMs > 0 ? 'with' : 'without'} one: its stored values cannot change schema; keep the TTL setting, or deleteIfExists(${JSON.stringify(name)}) and use a new name`,
@@ -424,6 +434,6 @@ function timerMs(ms: unknown, call: string): number {
 }
 
 /** Spark's names of the time modes, as its errors print them. */
-export function timeModeName(mode: TimeMode): string {
+function timeModeName(mode: TimeMode): string {
   return mode === 'none' ? 'NoTime' : mode === 'processingTime' ? 'ProcessingTime' : 'EventTime';
 }
