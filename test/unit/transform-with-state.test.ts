@@ -146,6 +146,27 @@ describe('transformWithState', () => {
     expect((await checkpoint.head()).latestCommitBatch).toBe(1);
   });
 
+  it('stops finding a key due once a new processor no longer declares its TTL variable (its due time is written again)', async () => {
+    const V1 = processor({
+      init: (h, self) => Object.assign(self, { s: h.getValueState<number>('v', { ttlDurationMs: 1000 }) }),
+      rows: (_k, _r, _tv, self) => {
+        (self as unknown as { s: ValueState<number> }).s.update(1);
+        return [];
+      },
+    });
+    const V2 = processor({ init: (h) => h.getValueState<number>('other') });
+    const source = new InMemoryFileSource(planOf(V1).source.schema);
+    const ports = { source, checkpoint: new InMemoryCheckpoint(), state: new InMemoryStateStore(), sink: new InMemorySink() };
+    const runAt = async (plan: QueryPlan, at: number) =>
+      (await new MicroBatchExecutor({ ...ports, plan, processingClock: { now: () => at } }).run()).batches.length;
+    source.add('f.json', JSON.stringify(row('a')));
+    expect(await runAt(planOf(V1), 1000)).toBe(1); // v expires at 2000
+    // V2 keeps v (it does not declare it) and its TTL no longer makes the key due: the first idle
+    // run still finds the stored due time (2000) and runs one batch, which writes the key's due time again
+    expect(await runAt(planOf(V2), 5000)).toBe(1);
+    expect(await runAt(planOf(V2), 6000)).toBe(0);
+  });
+
   it('keeps map keys by their canonical JSON and lists elements in insertion order', async () => {
     let m!: MapState<{ a: number; b: number }, string>;
     let l!: ListState<string>;

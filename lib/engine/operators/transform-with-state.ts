@@ -119,7 +119,7 @@ export class TransformWithStateOperator implements StatefulOperator {
       for (const e of entries) {
         if (working.has(e.key.id)) continue;
         const stored = e.value as unknown as StoredKey;
-        working.set(e.key.id, new KeyState(e.key.id, e.key.partition ?? 0, stored.k, stored));
+        working.set(e.key.id, new KeyState(e.key.id, e.key.partition ?? 0, stored.k, stored, e.key.evictAt));
       }
     };
     if (groups.size) {
@@ -165,13 +165,14 @@ export class TransformWithStateOperator implements StatefulOperator {
       ks.cleanExpired(handle.declared, nowMs);
       const stored = ks.toStored();
       const text = stored ? JSON.stringify(stored) : '';
+      const evictAt = stored ? ks.dueAt(handle.declared) : null;
       delta += ks.rows() - ks.rowsBefore;
-      if (text === ks.before) continue;
+      if (text === ks.before && evictAt === ks.evictAtBefore) continue;
       if (!stored) {
         if (ks.before) changes.push({ key: { id: ks.id, evictAt: null, partition: ks.partition }, value: null });
         continue;
       }
-      changes.push({ key: { id: ks.id, evictAt: ks.dueAt(handle.declared), partition: ks.partition }, value: stored as unknown as Json });
+      changes.push({ key: { id: ks.id, evictAt, partition: ks.partition }, value: stored as unknown as Json });
     }
     return { rows: out, changes: changes.sort(byId), late, stateRowsDelta: delta };
   }

@@ -65,6 +65,8 @@ export class KeyState {
     readonly partition: number,
     readonly key: { [column: string]: PortJson },
     stored: StoredKey | null,
+    /** The loaded entry's evictAt: an entry whose due time changed (a TTL variable no longer declared) is written again. */
+    readonly evictAtBefore: number | null = null,
   ) {
     this.vars = new Map(Object.entries(stored?.s ?? {}));
     this.timers = new Set(stored?.t ?? []);
