@@ -207,17 +207,10 @@ const twsPlan = events()
   .writeStream.outputMode('update')
   .plan();
 export type TwsChecks = [Expect<Equal<RowOf<typeof twsPlan>, { key: string | null; total: number | 'NaN' | 'Infinity' | '-Infinity' | null }>>];
+const byKey = events().groupBy('key');
+const badOut = new CountProcessor() as unknown as StatefulProcessor<{ key: string }, { key: string }, { key: string; total: string }>;
+const badIn = new CountProcessor() as unknown as StatefulProcessor<{ key: string }, { missing: boolean }, { key: string }>;
 // @ts-expect-error a DOUBLE column total cannot come from a processor emitting it as a string
-events()
-  .groupBy('key')
-  .transformWithState(
-    new (class extends CountProcessor {})() as unknown as StatefulProcessor<{ key: string }, { key: string }, { key: string; total: string }>,
-    { timeMode: 'none', outputSchema: 'key STRING, total DOUBLE' },
-  );
+byKey.transformWithState(badOut, { timeMode: 'none', outputSchema: 'key STRING, total DOUBLE' });
 // @ts-expect-error an input column the frame does not have
-events()
-  .groupBy('key')
-  .transformWithState(new CountProcessor() as unknown as StatefulProcessor<{ key: string }, { missing: boolean }, { key: string }>, {
-    timeMode: 'none',
-    outputSchema: 'key STRING',
-  });
+byKey.transformWithState(badIn, { timeMode: 'none', outputSchema: 'key STRING' });
