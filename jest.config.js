@@ -24,6 +24,9 @@ const common = {
   // hyparquet-writer (the Parquet sink's writer) and hyparquet ship only ES modules: transform them
   // to CommonJS like the project's own files (esbuild does the same for the Lambda bundle).
   transformIgnorePatterns: ['/node_modules/(?!(hyparquet|hyparquet-writer)/)'],
+  // A user's module that imports the package by name (a FORMAT-4 case's processor module) gets
+  // this package's entry points, as lib/local/package-name.ts resolves them outside Jest.
+  moduleNameMapper: { '^sluice$': '<rootDir>/lib/api/query.ts', '^sluice/(query|lambda|cdk|local)$': '<rootDir>/lib/api/$1.ts' },
 };
 
 /** @type {import('jest').Config} */

@@ -27,6 +27,7 @@ import { ensureBucket, ensureStateTable } from '../lib/local/resources';
 import { startLocalStack } from '../lib/local/stack';
 import { benchPlan } from './query';
 import { fileBody } from './lazy-files';
+import { readStream, StatefulProcessor, type StatefulProcessorHandle, type TimerValues, type ValueState } from '../lib/api/query';
 
 const BUCKET = 'sluice-cost';
 const TABLE = 'sluice-cost-state';
@@ -184,6 +185,71 @@ const CFG: PipelineConfig = {
   source: { kind: 's3', bucket: BUCKET, prefix: 'landing/cost' },
   sink: { kind: 's3', bucket: BUCKET, prefix: 'out/cost' },
 };
+
+/** What the transformWithState line measured: each of its runs' requests. */
+interface TwsLine {
+  readonly keys: number;
+  readonly runs: Array<{ readonly what: string; readonly batches: number; readonly rowsOut: number; readonly consumed: Consumption }>;
+}
+
+/**
+ * The transformWithState line: a processor keeping one value and one processing-time timer 30
+ * minutes on for each of KEYS keys, on the same stack and wiring. Three runs, each its own
+ * executor and clients: the one that reads the keys' events, one a minute later with no new data
+ * and nothing due (the idle run a schedule makes most often: it looks at the due index and runs no
+ * batch), and one 31 minutes later when every timer is due (one no-data batch fires them all).
+ */
+async function twsLine(conn: Parameters<typeof createClients>[0], setup: AwsClients): Promise<TwsLine> {
+  class Sessions extends StatefulProcessor<{ user: string }, { user: string }, { user: string; events: number }> {
+    private events!: ValueState<number>;
+    init(handle: StatefulProcessorHandle): void {
+      this.events = handle.getValueState<number>('events');
+    }
+    handleInputRows(_key: { user: string }, rows: IterableIterator<{ user: string }>, tv: TimerValues) {
+      this.events.update((this.events.get() ?? 0) + [...rows].length);
+      this.getHandle().registerTimer(tv.getCurrentProcessingTimeInMs() + 30 * 60_000);
+      return [];
+    }
+    handleExpiredTimer(key: { user: string }) {
+      const n = this.events.get() ?? 0;
+      this.events.clear();
+      return [{ user: key.user, events: n }];
+    }
+  }
+  const plan = readStream
+    .format('json')
+    .schema('user STRING')
+    .load()
+    .groupBy('user')
+    .transformWithState(Sessions, { timeMode: 'processingTime', outputSchema: 'user STRING, events INT' })
+    .writeStream.outputMode('update')
+    .queryName('cost-tws')
+    .plan();
+  const cfg: PipelineConfig = {
+    checkpoint: { bucket: BUCKET, prefix: 'checkpoints/cost-tws' },
+    stateTable: TABLE,
+    source: { kind: 's3', bucket: BUCKET, prefix: 'landing/cost-tws' },
+    sink: { kind: 's3', bucket: BUCKET, prefix: 'out/cost-tws' },
+  };
+  const body = Array.from({ length: KEYS }, (_, k) => JSON.stringify({ user: `u${k}` })).join('\n');
+  await setup.s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'landing/cost-tws/events-0.json', Body: body }));
+  const t0 = Date.UTC(2026, 9, 1, 12);
+  const runs: TwsLine['runs'] = [];
+  for (const [what, at] of [
+    ['reads the events', t0],
+    ['idle: nothing due', t0 + 60_000],
+    ['every timer due', t0 + 31 * 60_000],
+  ] as const) {
+    const clients = createClients(conn);
+    try {
+      const report = await buildExecutor(conn, plan, cfg, { clients, processingClock: { now: () => at } }).executor.run();
+      runs.push({ what, batches: report.batches.length, rowsOut: report.rowsOut, consumed: report.consumed! });
+    } finally {
+      clients.destroy();
+    }
+  }
+  return { keys: KEYS, runs };
+}
 
 /** One scheduled run, as a Lambda invocation makes it: its own clients, metered and timed. */
 async function measuredRun(
@@ -356,6 +422,7 @@ export async function runCostSection(opts: {
   let storage: Awaited<ReturnType<typeof stateStorage>> | null = null;
   let sinkStore = { objects: 0, bytes: 0 };
   let checkpointStore = { objects: 0, bytes: 0 };
+  let tws: TwsLine | null = null;
   try {
     const conn = stack.connection;
     const setup = createClients(conn);
@@ -377,6 +444,14 @@ export async function runCostSection(opts: {
     storage = await stateStorage(setup);
     sinkStore = await prefixBytes(setup, 'out/cost/');
     checkpointStore = await prefixBytes(setup, 'checkpoints/cost/');
+    // (after the reference's storage figures: its own keys, checkpoint and sink)
+    tws = await twsLine(conn, setup);
+    out(`  transformWithState (${int(tws.keys)} keys, a value and a processing-time timer each, update mode):`);
+    for (const r of tws.runs)
+      out(
+        `    ${r.what}: ${r.batches} batch(es), ${int(r.rowsOut)} rows out; ${int(r.consumed.writeUnits)} WRU, ${int(r.consumed.readUnits)} RRU, ` +
+          `${r.consumed.dynamodbRequests} DynamoDB requests, S3 ${r.consumed.s3Requests.put} PUT/LIST + ${r.consumed.s3Requests.get} GET`,
+      );
     setup.destroy();
   } finally {
     await stack.stop();
@@ -670,5 +745,5 @@ export async function runCostSection(opts: {
       modelledSeconds: Number(m.modelledSeconds.toFixed(2)),
     })),
   };
-  return { json };
+  return { json: { ...json, transformWithState: tws } };
 }

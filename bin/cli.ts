@@ -121,6 +121,7 @@ export function buildProgram(done: (code: number) => void, version = '0.0.0'): C
     .addOption(
       new Option('--lang <lang>', 'the query as a TypeScript module (src/query.ts) or in SQL (src/query.sql, docs/sql.md)').choices(INIT_LANGS).default('ts'),
     )
+    .option('--processor', 'also write src/sessions.ts: a transformWithState query with its stateful processor (docs/transform-with-state.md)')
     .option('--sluice <spec>', 'the dependency spec for sluice in package.json: a version, or file:<path to a tarball or folder>')
     .addHelpText(
       'after',
@@ -129,6 +130,7 @@ Example:
   npx sluice init my-pipeline --source kinesis --sink dynamodb
   npx sluice init my-pipeline --format csv
   npx sluice init my-pipeline --lang sql
+  npx sluice init my-pipeline --processor
   cd my-pipeline && npm install && npm start && npm test`,
     )
     .action(
@@ -139,10 +141,19 @@ Example:
           format: (typeof INIT_FORMATS)[number];
           sink: (typeof INIT_SINKS)[number];
           lang: (typeof INIT_LANGS)[number];
+          processor?: boolean;
           sluice?: string;
         },
       ) => {
-        const written = initProject({ dir: resolve(dir), source: o.source, format: o.format, sink: o.sink, lang: o.lang, sluiceSpec: o.sluice });
+        const written = initProject({
+          dir: resolve(dir),
+          source: o.source,
+          format: o.format,
+          sink: o.sink,
+          lang: o.lang,
+          sluiceSpec: o.sluice,
+          ...(o.processor ? { processor: true } : {}),
+        });
         console.log(`sluice: wrote ${written.files.length} files to ${written.dir}:`);
         for (const f of written.files) console.log(`  ${f}`);
         console.log(`\nthe query (${o.lang === 'sql' ? 'src/query.sql' : 'src/query.ts'}) reads ${written.reads}; sample/ holds some`);

@@ -24,6 +24,8 @@ export interface InitOptions {
   readonly format?: (typeof INIT_FORMATS)[number];
   /** The query's language. @default 'ts' */
   readonly lang?: (typeof INIT_LANGS)[number];
+  /** Also write src/sessions.ts, a transformWithState query with its processor (TypeScript only). @default false */
+  readonly processor?: boolean;
   /** The dependency spec for sluice. @default `^<this version>` */
   readonly sluiceSpec?: string;
 }
@@ -94,6 +96,10 @@ export function initProject(opts: InitOptions): { dir: string; files: string[]; 
     );
   }
   const sql = lang === 'sql';
+  if (opts.processor && sql)
+    throw new InvalidOptionError(
+      'sluice init --processor --lang sql: a stateful processor is a TypeScript class, and SQL has no transformWithState: leave out --lang sql (or --processor)',
+    );
   const fmt = FORMATS[format];
   const dir = resolve(opts.dir);
   if (existsSync(dir) && readdirSync(dir).length > 0) {
@@ -221,6 +227,7 @@ shardCount: 1 })\`) and pass \`PipelineSource.kinesis(stream)\`. \`npx cdk destr
   const chosen = sql
     ? [...templateFiles('init').filter((t) => !TS_ONLY.includes(t.rel.replace(/\\/g, '/'))), ...templateFiles('init-sql')]
     : templateFiles('init');
+  if (opts.processor) chosen.push(...templateFiles('init-processor'));
   for (const { file, rel } of chosen.sort((a, b) => (a.rel < b.rel ? -1 : 1))) {
     const text = readFileSync(file, 'utf8').replace(/\{\{([A-Z_]+)\}\}/g, (m, k: string) => {
       if (!(k in tokens)) throw new Error(`sluice init: template ${rel} uses an unknown token ${m}`);

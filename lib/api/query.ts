@@ -42,6 +42,24 @@ export type { Literal } from '../engine/query/sql-text';
 export type { ColArg, ColOf, ColType, UnknownType } from '../engine/query/column-types';
 export { multiplyDecimal, addDecimal } from '../engine/query/decimals';
 export { staticTable, type StaticTable } from '../engine/query/static-table';
+export { StatefulProcessor } from '../engine/tws/api';
+export type {
+  ExpiredTimerInfo,
+  Json as ProcessorJsonValue,
+  ListState,
+  MapState,
+  ProcessorClass,
+  ProcessorModes,
+  ProcessorOutputMode,
+  ProcessorRow,
+  QueryInfo,
+  StatefulProcessorHandle,
+  StateValue,
+  TimeMode,
+  TimerValues,
+  TTLConfig,
+  ValueState,
+} from '../engine/tws/api';
 export type { TimeRangeArg } from '../engine/query/join-args';
 export type {
   AggArg,
@@ -61,6 +79,8 @@ export type {
   DdlTypeOf,
   ColumnPaths,
   PathInfo,
+  ProcessorRowOf,
+  ProcessorValue,
   SelectArg,
   SelectColumns,
   JoinOnArg,
@@ -105,6 +125,7 @@ export type {
   JoinExprCondition,
   JoinConditionCheck,
   StreamJoinSpec,
+  TransformWithStateSpec,
   JoinStage,
   JoinKeyPair,
   TimeRange,

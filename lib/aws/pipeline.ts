@@ -95,6 +95,8 @@ export interface PipelineExtras {
    */
   readonly clients?: AwsClients;
   readonly clock?: Clock;
+  /** The processing time of new batches when it is not `clock`'s (ExecutorDeps.processingClock: a conformance step's clock). */
+  readonly processingClock?: Clock;
   /** Crash the run as planned (tests, SLUICE_CRASH_AT): decorators in front of the ports. */
   readonly crash?: CrashPlan | CrashInjector;
   readonly log?: (event: Record<string, unknown>) => void;
@@ -285,6 +287,7 @@ export function buildExecutor(conn: AwsConnection, given: QueryPlan, cfg: Pipeli
     deadLetters,
     lateRows: cfg.keepLateRows || plan.lateRows === 'dead-letter' ? deadLetters : undefined,
     clock: extras.clock,
+    ...(extras.processingClock ? { processingClock: extras.processingClock } : {}),
     log: extras.log,
     meter: clients.meter,
     staticTables: extras.staticTables ?? awsStaticTables(clients),

@@ -3,6 +3,11 @@
  * a plan, its steps' files. Results and their comparison with the expectations: results.ts.
  */
 import { gzipSync } from 'node:zlib';
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { parseTimestamp } from '../engine/timestamps';
+import type { ProcessorClass, TimeMode } from '../engine/tws/api';
+import { requireWithPackageName } from '../local/package-name';
 import { InvalidQueryError } from '../engine/errors';
 import type { AggFn, QueryPlan, GroupKey, JoinPredicate, ProjectItem } from '../engine/plan/types';
 import { operatorChain } from '../engine/plan/chain';
@@ -47,6 +52,17 @@ interface CaseStage {
   selectExpr?: string[];
   filter?: string;
   withColumn?: { name: string; expr: string };
+  /** FORMAT-4: a transformWithState stage. */
+  transformWithState?: CaseTransformWithState;
+}
+
+/** FORMAT-4 "The stage". */
+interface CaseTransformWithState {
+  groupBy: string[];
+  processor: string;
+  timeMode?: string;
+  outputSchema: string;
+  eventTimeColumn?: string;
 }
 
 interface CaseInput {
@@ -79,6 +95,8 @@ interface CaseQuery {
   static?: Record<string, { schema: string; rows: Array<Record<string, unknown>> }>;
   /** FORMAT-3: the source's file format (json, csv, text, parquet). */
   format?: string;
+  /** FORMAT-4: a transformWithState query. */
+  transformWithState?: CaseTransformWithState;
 }
 
 /** FORMAT-3: a step's file as an object: rows or raw text, with an optional key under the landing prefix. */
@@ -105,6 +123,11 @@ export interface CaseStep {
   /** FORMAT-2: one new file per named input. */
   addTo?: Record<string, Array<Record<string, unknown>>>;
   filesTo?: Record<string, CaseFile[]>;
+  /** FORMAT-4: the run's processing time (ISO 8601). */
+  clock?: string;
+  /** FORMAT-4: from this step on, the query runs with this processor module (and output schema). */
+  processor?: string;
+  outputSchema?: string;
   expect: Record<string, unknown>;
 }
 
@@ -116,6 +139,8 @@ export interface ConformanceCase {
   steps: CaseStep[];
   /** FORMAT-2: the query must be refused before any batch runs, with an error containing this text. */
   expectError?: string;
+  /** Not a key of the format: the folder of the case file, which a FORMAT-4 `processor` path is relative to (parseCase sets it). */
+  dir?: string;
 }
 
 /** True when the case uses FORMAT-2's pipeline form: its results carry stateRows per stage. */
@@ -141,8 +166,9 @@ export type CaseStaticTables = (name: string, table: { schema: string; rows: Arr
 /** The default: the case's rows themselves (staticTable.rows). */
 const rowsStaticTable: CaseStaticTables = (_name, t) => staticTable.rows(t.schema, t.rows);
 
-export function caseToPlan(c: ConformanceCase, name = 'conformance', tables: CaseStaticTables = rowsStaticTable): QueryPlan {
+export function caseToPlan(c: ConformanceCase, name = 'conformance', tables: CaseStaticTables = rowsStaticTable, step = 0): QueryPlan {
   const q = c.query;
+  const tws = (stage: CaseTransformWithState) => ({ ...stage, ...processorAt(c, step) });
   if (!q || typeof q !== 'object') throw new InvalidQueryError(`case ${c.name}: "query" is missing: see FORMAT.md`);
   if (q.inputs) return inputsToPlan(c, name, tables);
   if (typeof q.schema !== 'string') throw new InvalidQueryError(`case ${c.name}: "query.schema" is missing: see FORMAT.md`);
@@ -150,18 +176,65 @@ export function caseToPlan(c: ConformanceCase, name = 'conformance', tables: Cas
   for (const [k, v] of Object.entries(q.options ?? {})) reader = reader.option(k, v);
   let frame: StreamFrame = reader.load();
   if (q.watermark) frame = frame.withWatermark(q.watermark.column, q.watermark.delay);
-  if (q.groupBy && q.dropDuplicates) {
+  if ([q.groupBy, q.dropDuplicates, q.transformWithState].filter((x) => x !== undefined).length > 1) {
     throw new InvalidQueryError(
       `case ${c.name} has both groupBy and dropDuplicates: a case uses one stateful operator (or a "pipeline" of stages, FORMAT-2.md)`,
     );
   }
   const stages: CaseStage[] =
-    q.pipeline ?? (q.groupBy ? [{ groupBy: q.groupBy, aggregations: q.aggregations ?? [] }] : q.dropDuplicates ? [{ dropDuplicates: q.dropDuplicates }] : []);
+    q.pipeline ??
+    (q.groupBy
+      ? [{ groupBy: q.groupBy, aggregations: q.aggregations ?? [] }]
+      : q.dropDuplicates
+        ? [{ dropDuplicates: q.dropDuplicates }]
+        : q.transformWithState
+          ? [{ transformWithState: q.transformWithState }]
+          : []);
   if (!q.pipeline && !q.groupBy && q.aggregations?.length) {
     throw new InvalidQueryError(`case ${c.name} has aggregations without groupBy: add "groupBy" (a global aggregation is not supported by the format)`);
   }
-  for (const stage of stages) frame = applyStage(c, frame, stage, tables);
+  for (const stage of stages) frame = applyStage(c, frame, stage.transformWithState ? { transformWithState: tws(stage.transformWithState) } : stage, tables);
   return frame.writeStream.outputMode(q.outputMode).trigger({ availableNow: true }).queryName(name).plan();
+}
+
+/** FORMAT-4: whether the case has a transformWithState stage (its results carry `timers`). */
+export function isTransformWithStateCase(c: ConformanceCase): boolean {
+  return c.query.transformWithState !== undefined || (c.query.pipeline ?? []).some((s) => s.transformWithState !== undefined);
+}
+
+/** FORMAT-4: the processor module and output schema step `step` (0-based) runs with: the last a step up to it set, else none. */
+export function processorAt(c: ConformanceCase, step: number): { processor?: string; outputSchema?: string } {
+  const out: { processor?: string; outputSchema?: string } = {};
+  (c.steps ?? []).slice(0, step + 1).forEach((s) => {
+    if (s.processor !== undefined) out.processor = s.processor;
+    if (s.outputSchema !== undefined) out.outputSchema = s.outputSchema;
+  });
+  return out;
+}
+
+/** FORMAT-4: a step's `clock` in epoch ms, or undefined (the runner's wall clock). */
+export function stepClockMs(c: ConformanceCase, step: CaseStep): number | undefined {
+  if (step.clock === undefined) return undefined;
+  const us = parseTimestamp(step.clock);
+  if (us === null)
+    throw new InvalidQueryError(`case ${c.name}: step clock ${JSON.stringify(step.clock)} is not an ISO 8601 instant, e.g. "1970-01-01T00:00:01.000Z"`);
+  return Number(us) / 1000;
+}
+
+/**
+ * A processor module's class (FORMAT-4): its default export, loaded as a user's module is (a .ts
+ * one through tsx), with the package name `sluice` resolving to this package's own entry, so the
+ * module extends the engine's StatefulProcessor wherever it lives.
+ */
+function loadProcessor(c: ConformanceCase, path: string): ProcessorClass {
+  const file = resolve(c.dir ?? '.', path);
+  if (!existsSync(file))
+    throw new InvalidQueryError(`case ${c.name}: processor module ${path} does not exist (looked for ${file}): give its path relative to the case file`);
+  const mod = requireWithPackageName(file) as { default?: unknown };
+  const cls = mod.default;
+  if (typeof cls !== 'function')
+    throw new InvalidQueryError(`case ${c.name}: processor module ${path} has no default export class: export default a class extending StatefulProcessor`);
+  return cls as ProcessorClass;
 }
 
 /**
@@ -244,7 +317,7 @@ export function caseStageOrder(c: ConformanceCase, plan: QueryPlan): number[] {
   const chain = operatorChain(plan).operators;
   if (!c.query.inputs) return chain.map((_, i) => i);
   const stateful = (stages: CaseStage[] | undefined) =>
-    (stages ?? []).filter((st) => st.groupBy || st.dropDuplicates || (st.join && c.query.inputs![st.join.with])).length;
+    (stages ?? []).filter((st) => st.groupBy || st.dropDuplicates || st.transformWithState || (st.join && c.query.inputs![st.join.with])).length;
   const fromOwn = stateful(c.query.inputs[c.query.from!]?.pipeline);
   const owner = (i: number): string => {
     const o = chain[i];
@@ -290,6 +363,15 @@ function applyStage(c: ConformanceCase, frame: StreamFrame, stage: CaseStage, ta
   if (stage.dropDuplicates) {
     const cols = stage.dropDuplicates.columns;
     return stage.dropDuplicates.withinWatermark ? frame.dropDuplicatesWithinWatermark(cols) : frame.dropDuplicates(cols);
+  }
+  if (stage.transformWithState) {
+    const t = stage.transformWithState;
+    if (typeof t.processor !== 'string') throw new InvalidQueryError(`case ${c.name}: transformWithState needs "processor", the path of its module`);
+    return frame.groupBy(...(t.groupBy as string[])).transformWithState(loadProcessor(c, t.processor) as never, {
+      outputSchema: t.outputSchema,
+      ...(t.timeMode !== undefined ? { timeMode: t.timeMode as TimeMode } : {}),
+      ...(t.eventTimeColumn !== undefined ? { eventTimeColumn: t.eventTimeColumn } : {}),
+    });
   }
   if (stage.selectExpr) return frame.selectExpr(...stage.selectExpr);
   if (stage.filter !== undefined) return frame.filter(stage.filter);
@@ -413,8 +495,9 @@ export function parseCase(text: string, file: string): ConformanceCase {
     throw new InvalidQueryError(`${file} is not a conformance case: it needs "name", "query" and "steps" (see FORMAT.md)`);
   }
   validateCase(c, file);
-  if (c.expectError !== undefined) return { ...c, steps: [] };
-  return c;
+  const dir = dirname(resolve(file));
+  if (c.expectError !== undefined) return { ...c, steps: [], dir };
+  return { ...c, dir };
 }
 
 // ------------------------------------------------------------------------- the format's keys
@@ -422,7 +505,22 @@ export function parseCase(text: string, file: string): ConformanceCase {
 /** Every key the formats define, by where it may appear (FORMAT.md, FORMAT-2.md). */
 const KEYS = {
   case: ['name', 'about', 'query', 'steps', 'expectError'],
-  query: ['schema', 'watermark', 'groupBy', 'aggregations', 'dropDuplicates', 'outputMode', 'options', 'pipeline', 'inputs', 'from', 'static', 'format'],
+  query: [
+    'schema',
+    'watermark',
+    'groupBy',
+    'aggregations',
+    'dropDuplicates',
+    'outputMode',
+    'options',
+    'pipeline',
+    'inputs',
+    'from',
+    'static',
+    'format',
+    'transformWithState',
+  ],
+  transformWithState: ['groupBy', 'processor', 'timeMode', 'outputSchema', 'eventTimeColumn'],
   watermark: ['column', 'delay'],
   window: ['column', 'duration', 'slide', 'startTime'],
   sessionWindow: ['column', 'gap'],
@@ -432,12 +530,12 @@ const KEYS = {
   dropDuplicates: ['columns', 'withinWatermark'],
   input: ['schema', 'watermark', 'pipeline', 'format'],
   static: ['schema', 'rows'],
-  stage: ['watermark', 'groupBy', 'aggregations', 'dropDuplicates', 'select', 'join', 'selectExpr', 'filter', 'withColumn'],
+  stage: ['watermark', 'groupBy', 'aggregations', 'dropDuplicates', 'select', 'join', 'selectExpr', 'filter', 'withColumn', 'transformWithState'],
   join: ['with', 'type', 'on', 'timeRange', 'condition'],
   timeRange: ['left', 'right', 'lower', 'upper', 'lowerStrict', 'upperStrict'],
-  step: ['add', 'files', 'addTo', 'filesTo', 'expect'],
+  step: ['add', 'files', 'addTo', 'filesTo', 'clock', 'processor', 'outputSchema', 'expect'],
   file: ['rows', 'text', 'key'],
-  expect: ['rows', 'watermark', 'stateRows', 'droppedByWatermark', 'droppedByStage', 'batches', 'deadLetters', 'deadLetterErrors'],
+  expect: ['rows', 'watermark', 'stateRows', 'droppedByWatermark', 'droppedByStage', 'batches', 'deadLetters', 'deadLetterErrors', 'timers', 'error'],
 } as const;
 
 /**
@@ -511,12 +609,22 @@ function validateCase(c: ConformanceCase, file: string): void {
       if (stage.filter !== undefined && typeof stage.filter !== 'string')
         throw new InvalidQueryError(`${where}: ${p}.filter must be an expression (a string): see FORMAT-3.md "Expressions"`);
       if (stage.withColumn !== undefined) known(stage.withColumn, 'withColumn', `${p}.withColumn`);
+      if (stage.transformWithState !== undefined) twsStage(stage.transformWithState, `${p}.transformWithState`);
       if (stage.join) {
         known(stage.join, 'join', `${p}.join`);
         if (stage.join.timeRange) known(stage.join.timeRange, 'timeRange', `${p}.join.timeRange`);
       }
     });
   };
+  const twsStage = (t: unknown, path: string) => {
+    known(t, 'transformWithState', path);
+    const s = t as CaseTransformWithState;
+    if (!Array.isArray(s.groupBy) || !s.groupBy.length || s.groupBy.some((k) => typeof k !== 'string'))
+      throw new InvalidQueryError(`${where}: ${path}.groupBy must be a non-empty list of column names: see FORMAT-4.md`);
+    if (typeof s.processor !== 'string' || typeof s.outputSchema !== 'string')
+      throw new InvalidQueryError(`${where}: ${path} needs "processor" (a module path) and "outputSchema" (DDL): see FORMAT-4.md`);
+  };
+  if (q.transformWithState !== undefined) twsStage(q.transformWithState, '"query.transformWithState"');
   if (q.watermark) known(q.watermark, 'watermark', '"query.watermark"');
   if (q.groupBy) groupBy(q.groupBy, '"query.groupBy"');
   if (q.aggregations) aggregations(q.aggregations, '"query.aggregations"');
@@ -568,6 +676,10 @@ function validateCase(c: ConformanceCase, file: string): void {
       if (f.key !== undefined && (typeof f.key !== 'string' || f.key === '' || f.key.startsWith('/')))
         throw new InvalidQueryError(`${where}: ${path}.key ${JSON.stringify(f.key)} must be a key relative to the landing prefix, e.g. "dt=2026-10-01/b.json"`);
     });
+    if (step.clock !== undefined && (typeof step.clock !== 'string' || parseTimestamp(step.clock) === null))
+      throw new InvalidQueryError(`${where}: step ${i + 1}.clock ${JSON.stringify(step.clock)} must be an ISO 8601 instant: see FORMAT-4.md`);
+    if ((step.processor !== undefined || step.outputSchema !== undefined) && !isTransformWithStateCase(c))
+      throw new InvalidQueryError(`${where}: step ${i + 1} sets processor or outputSchema, which only a transformWithState query has: see FORMAT-4.md`);
     const errors = step.expect?.deadLetterErrors;
     if (errors !== undefined && (!Array.isArray(errors) || errors.some((e) => typeof e !== 'string')))
       throw new InvalidQueryError(`${where}: step ${i + 1}.expect.deadLetterErrors must be a list of strings: see FORMAT-3.md "Expect additions"`);

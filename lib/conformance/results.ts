@@ -23,6 +23,10 @@ export interface StepResult {
   deadLetters?: number;
   /** FORMAT-3: their reasons, in input order. */
   deadLetterReasons?: string[];
+  /** FORMAT-4: the timers registered after the run (a transformWithState case). */
+  timers?: number;
+  /** FORMAT-4: the error the run failed with (then the step is the case's last). */
+  error?: string;
 }
 
 export interface CaseResult {
@@ -145,6 +149,12 @@ function compareStep(result: StepResult, expect: Record<string, unknown>): strin
   if ('watermark' in expect && !valuesEqual(result.watermark, expect.watermark)) {
     problems.push(`watermark: expected ${show(expect.watermark)}, got ${show(result.watermark)}`);
   }
+  if ('timers' in expect && result.timers !== expect.timers) problems.push(`timers: expected ${show(expect.timers)}, got ${show(result.timers)}`);
+  if ('error' in expect) {
+    const want = String(expect.error);
+    if (result.error === undefined) problems.push(`error: expected the run to fail with ${show(want)}, but it succeeded`);
+    else if (!result.error.toLowerCase().includes(want.toLowerCase())) problems.push(`error: expected an error containing ${show(want)}, got: ${result.error}`);
+  } else if (result.error !== undefined) problems.push(`error: the run failed: ${result.error}`);
   for (const k of ['stateRows', 'droppedByWatermark', 'droppedByStage'] as const) {
     if (k in expect && show(result[k]) !== show(expect[k])) problems.push(`${k}: expected ${show(expect[k])}, got ${show(result[k])}`);
   }

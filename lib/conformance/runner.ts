@@ -24,6 +24,9 @@ import {
   caseSourceInputs,
   caseStageOrder,
   caseToPlan,
+  isTransformWithStateCase,
+  processorAt,
+  stepClockMs,
   type CaseStaticTables,
   type ConformanceCase,
   isPipelineCase,
@@ -49,6 +52,7 @@ import { ensureBucket, ensureStateTable } from '../local/resources';
 import { createClients } from '../aws/clients';
 import { partitionedRunReport, runPartitioned } from '../engine/schedule/driver';
 import { WorkerPool } from '../local/workers';
+import { timersAfter } from './tws-steps';
 
 /** The lease of the runner's runs (the default of a pipeline), which its clock jumps past after a crash. */
 const LEASE_MS = 15 * 60_000;
@@ -159,12 +163,18 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
     return staticTable.s3(`s3://${bucket}/${base}/static/${slug(name)}/`, { format: 'json', schema: t.schema });
   };
   let plan: QueryPlan;
+  const planName = `conf-${slug(c.name)}`.slice(0, 120);
+  /** The plan of step `i` (FORMAT-4: a step may switch the processor module). */
+  const planAt = (i: number): QueryPlan => {
+    const p = caseToPlan(c, planName, tables, i);
+    return opts.statePartitions !== undefined ? { ...p, statePartitions: opts.statePartitions } : p;
+  };
   try {
-    plan = caseToPlan(c, `conf-${slug(c.name)}`.slice(0, 120), tables);
-    if (opts.statePartitions !== undefined) plan = { ...plan, statePartitions: opts.statePartitions };
+    plan = planAt(0);
   } catch (e) {
     return { name: c.name, error: (e as Error).message };
   }
+  const tws = isTransformWithStateCase(c);
   // A case that expects a refusal and got a plan: the query was accepted (compareCase says so).
   if (c.expectError !== undefined) return { name: c.name, steps: [] };
   let cfg: PipelineConfig = {
@@ -202,24 +212,31 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
     if (caseSources.some((x) => !x.location)) return { name: c.name, error: '--workers needs sources the config can name (an S3 prefix or a Kinesis stream)' };
     cfg = { ...cfg, source: caseSources[0].location!, ...(caseSources.length > 1 ? { inputs: caseSources.slice(1).map((x) => x.location!) } : {}) };
   }
-  const pool =
+  const poolAt = (step: number) =>
     opts.workers !== undefined
       ? new WorkerPool(opts.workers, {
           connection: opts.connection,
           config: cfg,
-          plan: { kind: 'case', case: c, name: plan.name, statePartitions: opts.statePartitions },
+          plan: { kind: 'case', case: c, name: plan.name, statePartitions: opts.statePartitions, step },
           maxSplits: 3,
         })
       : null;
+  let pool = poolAt(0);
+  /** The processing time of the step's runs (FORMAT-4 `clock`), undefined: the wall clock. */
+  let processingTimeMs: number | undefined;
+  const processingClock = (): Clock | undefined => {
+    const at = processingTimeMs;
+    return at === undefined ? undefined : { now: () => at };
+  };
   let runNo = 0;
   const crashText = crashPlan ? `${crashPlan.point}${crashPlan.batchId !== undefined ? `@${crashPlan.batchId}` : ''}` : undefined;
   /** One scheduled run: the executor's, or a partitioned run on the pool (its result read back from the checkpoint). */
   const runOnce = async (crash?: CrashPlan): Promise<{ watermark: string; stateRows: number; stateRowsByOperator?: number[] }> => {
     if (!pool) {
-      const r = await buildExecutor(opts.connection, plan, cfg, { crash, ...sources(), clock }).executor.run();
+      const r = await buildExecutor(opts.connection, plan, cfg, { crash, ...sources(), clock, processingClock: processingClock() }).executor.run();
       return r;
     }
-    const { batches } = await runPartitioned(pool.handler({ crash: crash ? crashText : undefined, clockOffsetMs: passedMs }), {
+    const { batches } = await runPartitioned(pool.handler({ crash: crash ? crashText : undefined, clockOffsetMs: passedMs, processingTimeMs }), {
       runId: `${base}-run-${++runNo}`,
       concurrency: opts.workers,
     });
@@ -227,7 +244,18 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
   };
 
   try {
-    for (const step of c.steps) {
+    for (const [stepNo, step] of c.steps.entries()) {
+      if (tws) {
+        processingTimeMs = stepClockMs(c, step);
+        if (stepNo > 0 && JSON.stringify(processorAt(c, stepNo)) !== JSON.stringify(processorAt(c, stepNo - 1))) {
+          // a new processor module from this step on: the same checkpoint, state and timers (FORMAT-4 "Steps")
+          plan = planAt(stepNo);
+          if (pool) {
+            await pool.close();
+            pool = poolAt(stepNo);
+          }
+        }
+      }
       for (const f of stepInputFiles(step)) {
         fileNo++;
         const at = inputNames.indexOf(f.input);
@@ -254,12 +282,22 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
         try {
           await runOnce(crashPlan);
         } catch (e) {
-          if (!(e instanceof InjectedCrash)) throw e;
-          crashesFired++;
+          // (a FORMAT-4 step that fails fails before the crash point too: the next run shows it)
+          if (!(e instanceof InjectedCrash) && !tws) throw e;
+          if (e instanceof InjectedCrash) crashesFired++;
           passedMs += LEASE_MS + 1000;
         }
       }
-      const report = await runOnce();
+      // FORMAT-4: a run that fails is the step's result (its `error`), and the case's last step
+      let failed: string | undefined;
+      let report: { watermark: string; stateRows: number; stateRowsByOperator?: number[] };
+      try {
+        report = await runOnce();
+      } catch (e) {
+        if (!tws || e instanceof InjectedCrash) throw e;
+        failed = e instanceof Error ? e.message : String(e);
+        report = await partitionedRunReport(plan, buildExecutor(opts.connection, plan, cfg, { clock }).checkpoint, []);
+      }
       const built = buildExecutor(opts.connection, plan, cfg, { ...sources(), clock });
       // What is durable: the step's batches are those committed since the previous step.
       const head = await built.checkpoint.head();
@@ -278,8 +316,11 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
         ...stepFromBatches(plan, batches, { watermark: report.watermark, stateRows: report.stateRows, droppedByWatermark: dropped }),
         deadLetters: deadLetterReasons.length,
         deadLetterReasons,
+        ...(tws ? { timers: await timersAfter(plan, built.state, head.latestCommitBatch) } : {}),
+        ...(failed !== undefined ? { error: failed } : {}),
       };
       steps.push(isPipelineCase(c) ? asPipelineStep(result, { stateRows: report.stateRowsByOperator, droppedByStage }, caseStageOrder(c, plan)) : result);
+      if (failed !== undefined) break;
     }
   } catch (e) {
     const msg = e instanceof SluiceError ? e.message : `${(e as Error).name}: ${(e as Error).message}`;

@@ -23,8 +23,15 @@ function handlerFor(msg: TaskMessage) {
     if (!crash) injectors.set(msg.event.runId, (crash = new CrashInjector(parseCrashPlan(msg.crash)!)));
   }
   const offset = msg.clockOffsetMs ?? 0;
+  const processingTimeMs = msg.processingTimeMs;
+  const processingClock = processingTimeMs === undefined ? undefined : { now: () => processingTimeMs };
   return partitionedTasks(() =>
-    buildExecutor(init.connection, plan, init.config, { clients, crash, clock: { now: () => Date.now() + offset } }).partitioned({ maxSplits: init.maxSplits }),
+    buildExecutor(init.connection, plan, init.config, {
+      clients,
+      crash,
+      clock: { now: () => Date.now() + offset },
+      ...(processingClock ? { processingClock } : {}),
+    }).partitioned({ maxSplits: init.maxSplits }),
   );
 }
 

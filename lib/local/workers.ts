@@ -19,7 +19,7 @@ import { compileSql } from '../engine/sql';
 /** How a worker builds the plan: from the module that exports it, or from a conformance case. */
 export type PlanRecipe =
   | { readonly kind: 'module'; readonly path: string }
-  | { readonly kind: 'case'; readonly case: ConformanceCase; readonly name: string; readonly statePartitions?: number };
+  | { readonly kind: 'case'; readonly case: ConformanceCase; readonly name: string; readonly statePartitions?: number; readonly step?: number };
 
 export interface WorkerInit {
   readonly connection: AwsConnection;
@@ -36,12 +36,14 @@ export interface TaskMessage {
   readonly crash?: string;
   /** The runner's clock offset (a conformance run jumps it past a crashed run's lease). */
   readonly clockOffsetMs?: number;
+  /** The processing time of the run's new batches (a conformance step's `clock`, FORMAT-4). */
+  readonly processingTimeMs?: number;
 }
 
 /** The plan a recipe gives (in a worker, and in the parent to check it once). */
 export function planFromRecipe(recipe: PlanRecipe): QueryPlan {
   if (recipe.kind === 'case') {
-    const plan = caseToPlan(recipe.case, recipe.name);
+    const plan = caseToPlan(recipe.case, recipe.name, undefined, recipe.step ?? 0);
     return recipe.statePartitions === undefined ? plan : { ...plan, statePartitions: recipe.statePartitions };
   }
   return loadQueryModule(recipe.path);
@@ -146,7 +148,7 @@ export class WorkerPool {
   }
 
   /** The pool as a TaskHandler for runPartitioned; `run` says what the run injects (a crash, a clock offset). */
-  handler(run: { crash?: string; clockOffsetMs?: number } = {}): TaskHandler {
+  handler(run: { crash?: string; clockOffsetMs?: number; processingTimeMs?: number } = {}): TaskHandler {
     return async (event: TaskEvent) => {
       const w = await this.take();
       const id = this.nextId++;

@@ -13,6 +13,7 @@ import type { Json, OutputRow } from '../../lib/engine/ports';
 import type { QueryPlan } from '../../lib/engine/plan/types';
 import { sessionWindow, sum, window } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
+import { StatefulProcessor, type StatefulProcessorHandle, type TimerValues, type ValueState } from '../../lib/engine/tws/api';
 
 const DAY_MS = 86_400_000;
 const YEAR_MS = 365 * DAY_MS;
@@ -68,6 +69,33 @@ const STEPS: readonly YearStep[] = [
   { rows: [ev('z', '12:21', 0), ev('z', '12:22', 0)], afterMs: DAY_MS },
   { rows: [ev('a', '12:59', 7), ev('d', '13:00', 1), ev('c', '12:25', 4)], afterMs: YEAR_MS, ttl: true },
 ];
+
+/**
+ * A user's running total, reported (and cleared) by a processing-time timer 30 days after the
+ * user's first event; later events add to the total without moving the timer.
+ */
+class MonthlyTotals extends StatefulProcessor<{ user: string }, { user: string; amount: number }, { user: string; total: number }> {
+  private total!: ValueState<number>;
+
+  init(handle: StatefulProcessorHandle): void {
+    this.total = handle.getValueState<number>('total');
+  }
+
+  handleInputRows(_key: { user: string }, rows: IterableIterator<{ user: string; amount: number }>, tv: TimerValues) {
+    const handle = this.getHandle();
+    if (![...handle.listTimers()].length) handle.registerTimer(tv.getCurrentProcessingTimeInMs() + 30 * DAY_MS);
+    let total = this.total.get() ?? 0;
+    for (const r of rows) total += r.amount;
+    this.total.update(total);
+    return [];
+  }
+
+  handleExpiredTimer(key: { user: string }) {
+    const total = this.total.get();
+    this.total.clear();
+    return total === undefined ? [] : [{ user: key.user, total }];
+  }
+}
 
 export const YEAR_SCENARIOS: readonly YearScenario[] = [
   {
@@ -151,6 +179,22 @@ export const YEAR_SCENARIOS: readonly YearScenario[] = [
     ],
     expected: ['x-x', 'y-null', 'z-z'],
     key: (r) => `${String(r.ad)}-${String(r.cad ?? null)}`,
+  },
+  {
+    // Runs 1-3 add to a, b, c and set their timers 30 days on; run 4, a year later, adds a 7, d 1
+    // and c 4 (totals a 9, c 8), then fires the timers of a, b and c from a year before.
+    name: 'transformWithState (processing-time timers)',
+    plan: (name) =>
+      events()
+        .groupBy('user')
+        .transformWithState(MonthlyTotals, { timeMode: 'processingTime', outputSchema: 'user STRING, total DOUBLE' })
+        .writeStream.outputMode('update')
+        .option('statePartitions', PARTITIONS)
+        .queryName(name)
+        .plan(),
+    steps: STEPS,
+    expected: ['a=9', 'b=3', 'c=8'],
+    key: userTotal,
   },
 ];
 

@@ -4,7 +4,18 @@
  * plan, read, partition and commit tasks, each on a fresh PartitionedRun, `workers` at a time),
  * read back from what is durable, as the conformance runner reads the local stack.
  */
-import { caseSourceInputs, caseStageOrder, caseToPlan, isPipelineCase, stepInputFiles, type ConformanceCase } from '../../lib/conformance/case';
+import {
+  caseSourceInputs,
+  caseStageOrder,
+  caseToPlan,
+  isPipelineCase,
+  isTransformWithStateCase,
+  processorAt,
+  stepClockMs,
+  stepInputFiles,
+  type ConformanceCase,
+} from '../../lib/conformance/case';
+import { timersAfter } from '../../lib/conformance/tws-steps';
 import {
   addPerStage,
   asPipelineStep,
@@ -73,7 +84,31 @@ export async function runCaseInMemory(c: ConformanceCase, statePartitions = 1, o
   let runNo = 0;
   let lastCommitted = -1;
   let crashesFired = 0;
-  for (const step of c.steps) {
+  const tws = isTransformWithStateCase(c);
+  /** FORMAT-4: the step's processing time and the error its run failed with. */
+  let processingTimeMs: number | undefined;
+  let failed: string | undefined;
+  /** A step's result with FORMAT-4's timers and error. */
+  const withTws = async (result: StepResult): Promise<StepResult> =>
+    tws
+      ? { ...result, timers: await timersAfter(plan, state, (await checkpoint.head()).latestCommitBatch), ...(failed !== undefined ? { error: failed } : {}) }
+      : result;
+  /** Runs a step's run: a FORMAT-4 step's failure is its result, other errors fail the case. */
+  const attempt = async <T>(run: () => Promise<T>, crashing: boolean): Promise<T | null> => {
+    try {
+      return await run();
+    } catch (e) {
+      if (e instanceof InjectedCrash || !tws) throw e;
+      if (!crashing) failed = (e as Error).message;
+      return null;
+    }
+  };
+  for (const [stepNo, step] of c.steps.entries()) {
+    if (tws) {
+      processingTimeMs = stepClockMs(c, step);
+      if (stepNo > 0 && JSON.stringify(processorAt(c, stepNo)) !== JSON.stringify(processorAt(c, stepNo - 1)))
+        plan = { ...caseToPlan(c, undefined, undefined, stepNo), statePartitions };
+    }
     for (const f of stepInputFiles(step)) {
       const at = names.indexOf(f.input);
       if (at < 0) return { name: c.name, error: `step adds rows to input ${JSON.stringify(f.input)}, which the query does not have (${names.join(', ')})` };
@@ -81,26 +116,47 @@ export async function runCaseInMemory(c: ConformanceCase, statePartitions = 1, o
       sources[at].add(`file-${String(++fileNo).padStart(6, '0')}.json`, f.rows ?? f.text ?? '');
     }
     const [source, ...inputSources] = sources;
-    const deps = { plan, source, inputSources, checkpoint, state, sink, lease, clock, deadLetters };
+    const at = processingTimeMs;
+    const deps = {
+      plan,
+      source,
+      inputSources,
+      checkpoint,
+      state,
+      sink,
+      lease,
+      clock,
+      deadLetters,
+      ...(at !== undefined ? { processingClock: { now: () => at } } : {}),
+    };
     if (!opts.workers) {
       if (opts.crash) {
         try {
-          await new MicroBatchExecutor(crashingAt(opts.crash, deps), { leaseDurationMs: LEASE_MS }).run();
+          await attempt(() => new MicroBatchExecutor(crashingAt(opts.crash!, deps), { leaseDurationMs: LEASE_MS }).run(), true);
         } catch (e) {
           if (!(e instanceof InjectedCrash)) throw e;
           crashesFired++;
-          passedMs += LEASE_MS + 1000;
         }
+        passedMs += LEASE_MS + 1000;
       }
-      const report = await new MicroBatchExecutor(deps, { leaseDurationMs: LEASE_MS }).run();
+      const report =
+        (await attempt(() => new MicroBatchExecutor(deps, { leaseDurationMs: LEASE_MS }).run(), false)) ?? (await partitionedRunReport(plan, checkpoint, []));
       const head = (await checkpoint.head()).latestCommitBatch;
-      const result = withDeadLetters(stepResult(plan, report, sink.batches), reasonsOf(lastCommitted, head));
+      const batches = [];
+      for (let id = lastCommitted + 1; id <= head; id++) batches.push({ batchId: id, rows: sink.batches.get(id) ?? [] });
+      const result = withDeadLetters(
+        failed === undefined ? stepResult(plan, report, sink.batches) : stepFromBatches(plan, batches, { ...report, droppedByWatermark: 0 }),
+        reasonsOf(lastCommitted, head),
+      );
       lastCommitted = head;
       steps.push(
-        isPipelineCase(c)
-          ? asPipelineStep(result, { stateRows: report.stateRowsByOperator, droppedByStage: droppedByStageInReport(report) }, caseStageOrder(c, plan))
-          : result,
+        await withTws(
+          isPipelineCase(c)
+            ? asPipelineStep(result, { stateRows: report.stateRowsByOperator, droppedByStage: droppedByStageInReport(report) }, caseStageOrder(c, plan))
+            : result,
+        ),
       );
+      if (failed !== undefined) break;
       continue;
     }
     // a partitioned run: every task on fresh ports' decorators (one injector per run), as Lambdas would
@@ -111,14 +167,14 @@ export async function runCaseInMemory(c: ConformanceCase, statePartitions = 1, o
     };
     if (opts.crash) {
       try {
-        await run(opts.crash);
+        await attempt(() => run(opts.crash), true);
       } catch (e) {
         if (!(e instanceof InjectedCrash)) throw e;
         crashesFired++;
-        passedMs += LEASE_MS + 1000;
       }
+      passedMs += LEASE_MS + 1000;
     }
-    const report = await partitionedRunReport(plan, checkpoint, (await run()).batches);
+    const report = await partitionedRunReport(plan, checkpoint, (await attempt(() => run(), false))?.batches ?? []);
     // what is durable: the step's batches are those committed since the previous step
     const head = await checkpoint.head();
     const batches: Array<{ batchId: number; rows: ReturnType<InMemorySink['batches']['get']> & object }> = [];
@@ -137,7 +193,10 @@ export async function runCaseInMemory(c: ConformanceCase, statePartitions = 1, o
       }),
       reasons,
     );
-    steps.push(isPipelineCase(c) ? asPipelineStep(result, { stateRows: report.stateRowsByOperator, droppedByStage }, caseStageOrder(c, plan)) : result);
+    steps.push(
+      await withTws(isPipelineCase(c) ? asPipelineStep(result, { stateRows: report.stateRowsByOperator, droppedByStage }, caseStageOrder(c, plan)) : result),
+    );
+    if (failed !== undefined) break;
   }
   return { name: c.name, steps, ...(opts.crash ? { crashesFired } : {}) };
 }

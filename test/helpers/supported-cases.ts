@@ -9,6 +9,7 @@ import { type ConformanceCase, parseCase, usesFileObjects } from '../../lib/conf
 const PUBLIC_CASES = join(__dirname, '../../../shared/conformance/cases');
 const PUBLIC_CASES_2 = join(__dirname, '../../../shared/conformance/cases-2');
 const PUBLIC_CASES_3 = join(__dirname, '../../../shared/conformance/cases-3');
+const PUBLIC_CASES_4 = join(__dirname, '../../../shared/conformance/cases-4');
 export const PROJECT_CASES = join(__dirname, '../conformance/cases');
 
 export const caseFiles = (dir: string): string[] =>
@@ -58,7 +59,7 @@ function expectsDeadLetters(c: ConformanceCase): boolean {
 /** Every case file of the suites that the target runs, parsed: [file, case]. */
 export function supportedCases(
   target: CaseTarget = 'memory',
-  dirs: readonly string[] = [PUBLIC_CASES, PUBLIC_CASES_2, PUBLIC_CASES_3, PROJECT_CASES],
+  dirs: readonly string[] = [PUBLIC_CASES, PUBLIC_CASES_2, PUBLIC_CASES_3, PUBLIC_CASES_4, PROJECT_CASES],
 ): Array<readonly [string, ConformanceCase]> {
   return dirs
     .flatMap((d) => caseFiles(d))
@@ -69,7 +70,7 @@ export function supportedCases(
 /** The case files the target skips, with the feature each needs: [file, feature]. */
 export function skippedCases(
   target: CaseTarget,
-  dirs: readonly string[] = [PUBLIC_CASES, PUBLIC_CASES_2, PUBLIC_CASES_3, PROJECT_CASES],
+  dirs: readonly string[] = [PUBLIC_CASES, PUBLIC_CASES_2, PUBLIC_CASES_3, PUBLIC_CASES_4, PROJECT_CASES],
 ): Array<readonly [string, string]> {
   return dirs
     .flatMap((d) => caseFiles(d))

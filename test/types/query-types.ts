@@ -14,6 +14,8 @@ import {
   staticTable,
   sum,
   window,
+  StatefulProcessor,
+  type StatefulProcessorHandle,
   type InputValue,
   type RowOf,
   type SchemaColumns,
@@ -189,3 +191,26 @@ orders().groupBy('customer.adress.country');
 orders().select('id.*');
 // @ts-expect-error a DECIMAL is text in a function, not a number
 orders().filter((r) => r.amount > 5);
+
+// ---- transformWithState: the processor's output rows follow the output schema, its rows the frame
+class CountProcessor extends StatefulProcessor<{ key: string }, { key: string; amount: number }, { key: string; total: number }> {
+  init(_h: StatefulProcessorHandle): void {}
+  handleInputRows(key: { key: string }, rows: IterableIterator<{ key: string; amount: number }>) {
+    let total = 0;
+    for (const r of rows) total += r.amount;
+    return [{ key: key.key, total }];
+  }
+}
+const twsPlan = events()
+  .groupBy('key')
+  .transformWithState(new CountProcessor(), { timeMode: 'none', outputSchema: 'key STRING, total DOUBLE' })
+  .writeStream.outputMode('update')
+  .plan();
+export type TwsChecks = [Expect<Equal<RowOf<typeof twsPlan>, { key: string | null; total: number | 'NaN' | 'Infinity' | '-Infinity' | null }>>];
+const byKey = events().groupBy('key');
+const badOut = new CountProcessor() as unknown as StatefulProcessor<{ key: string }, { key: string }, { key: string; total: string }>;
+const badIn = new CountProcessor() as unknown as StatefulProcessor<{ key: string }, { missing: boolean }, { key: string }>;
+// @ts-expect-error a DOUBLE column total cannot come from a processor emitting it as a string
+byKey.transformWithState(badOut, { timeMode: 'none', outputSchema: 'key STRING, total DOUBLE' });
+// @ts-expect-error an input column the frame does not have
+byKey.transformWithState(badIn, { timeMode: 'none', outputSchema: 'key STRING' });

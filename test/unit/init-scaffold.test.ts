@@ -270,3 +270,54 @@ describe('sluice init --lang sql', () => {
     expect(() => initProject({ dir: join(work, 'bad-lang'), source: 's3', sink: 's3', lang: 'python' as 'sql' })).toThrow(/--lang python .*ts .*sql/);
   });
 });
+
+describe('sluice init --processor', () => {
+  it('writes src/sessions.ts, a transformWithState query whose sessions close 30 minutes after their last event', async () => {
+    const dir = join(work, `processor-${n++}`);
+    initProject({ dir, source: 's3', sink: 's3', sluiceSpec: '0.1.0', processor: true });
+    const text = readFileSync(join(dir, 'src', 'sessions.ts'), 'utf8');
+    expect(text).not.toMatch(/\{\{|\}\}/);
+    const plan = (require(join(dir, 'src', 'sessions.ts').replace(/\.ts$/, '')) as { default: () => QueryPlan }).default();
+    expect(plan.stateful?.kind).toBe('transformWithState');
+    const { MicroBatchExecutor } = require('../../lib/engine/schedule/single') as typeof import('../../lib/engine/schedule/single');
+    const { InMemoryFileSource } = require('../../lib/engine/testing/memory-source') as typeof import('../../lib/engine/testing/memory-source');
+    const { InMemoryCheckpoint } = require('../../lib/engine/testing/memory-checkpoint') as typeof import('../../lib/engine/testing/memory-checkpoint');
+    const { InMemoryStateStore } = require('../../lib/engine/testing/memory-state') as typeof import('../../lib/engine/testing/memory-state');
+    const { InMemorySink } = require('../../lib/engine/testing/memory-sink') as typeof import('../../lib/engine/testing/memory-sink');
+    const source = new InMemoryFileSource(plan.source.schema);
+    const ports = { plan, source, checkpoint: new InMemoryCheckpoint(), state: new InMemoryStateStore(), sink: new InMemorySink() };
+    const runAt = (hhmm: string) => {
+      const now = Date.parse(`2026-10-01T${hhmm}:00.000Z`);
+      return new MicroBatchExecutor({ ...ports, processingClock: { now: () => now } }).run();
+    };
+    source.add(
+      'a.json',
+      [
+        { user: 'u1', event_time: '2026-10-01 12:00:00', amount: 2 },
+        { user: 'u2', event_time: '2026-10-01 12:05:00', amount: 5 },
+        { user: 'u1', event_time: '2026-10-01 12:01:00', amount: 3 },
+      ]
+        .map((r) => JSON.stringify(r))
+        .join('\n'),
+    );
+    // by hand: the run at 12:10 opens both sessions (timers at 12:40); at 12:30 nothing is due (no
+    // batch); at 12:45 both timers are: one no-data batch writes both sessions
+    expect((await runAt('12:10')).batches.map((b) => b.batchId)).toEqual([0]);
+    expect((await runAt('12:30')).batches).toEqual([]);
+    expect((await runAt('12:45')).batches.map((b) => b.batchId)).toEqual([1]);
+    expect(ports.sink.batches.get(1)).toEqual(
+      expect.arrayContaining([
+        { user: 'u1', start: '2026-10-01T12:00:00.000Z', events: 2, total: 5 },
+        { user: 'u2', start: '2026-10-01T12:05:00.000Z', events: 1, total: 5 },
+      ]),
+    );
+    expect(ports.sink.batches.get(1)).toHaveLength(2);
+  });
+
+  it('is not written without --processor, and refused with --lang sql', () => {
+    const dir = join(work, `no-processor-${n++}`);
+    initProject({ dir, source: 's3', sink: 's3', sluiceSpec: '0.1.0' });
+    expect(existsSync(join(dir, 'src', 'sessions.ts'))).toBe(false);
+    expect(() => initProject({ dir: join(work, 'sql-processor'), source: 's3', sink: 's3', lang: 'sql', processor: true })).toThrow(/--processor --lang sql/);
+  });
+});

@@ -10,7 +10,7 @@
  * a run draws (the query id, the run id).
  */
 import { basename } from 'node:path';
-import { caseSourceInputs, caseToPlan, stepInputFiles, type ConformanceCase } from '../../lib/conformance/case';
+import { caseSourceInputs, caseToPlan, stepClockMs, stepInputFiles, type ConformanceCase } from '../../lib/conformance/case';
 import type { Clock, Json, OutputRow } from '../../lib/engine/ports';
 import type { QueryPlan } from '../../lib/engine/plan/types';
 import { count, sum, window } from '../../lib/engine/query/functions';
@@ -34,6 +34,8 @@ const T0 = Date.UTC(2026, 9, 1, 13, 0);
 interface Step {
   readonly files: ReadonlyArray<{ readonly input: number; readonly rows: Json[] }>;
   readonly minutesLater?: number;
+  /** FORMAT-4: the run's processing time (a case step's `clock`). */
+  readonly processingTimeMs?: number;
 }
 
 /** What a scheduler left behind: everything durable, by batch. */
@@ -45,6 +47,8 @@ interface Trace {
   readonly deadLetters: Json[];
   readonly lateRows: Json[];
   readonly runs: number;
+  /** The error a run failed with (FORMAT-4: then the case stops there). */
+  readonly error?: string;
 }
 
 type Scheduler = 'single' | 'partitioned';
@@ -65,16 +69,25 @@ async function trace(plan: QueryPlan, steps: readonly Step[], scheduler: Schedul
   const deps = { plan, source, inputSources, checkpoint, state, sink, deadLetters, lateRows, lease, clock };
   let fileNo = 0;
   let runs = 0;
+  let error: string | undefined;
   for (const step of steps) {
     nowMs += (step.minutesLater ?? 1) * MIN;
     for (const f of step.files) sources[f.input].add(`file-${String(++fileNo).padStart(6, '0')}.json`, f.rows as Array<Record<string, unknown>>);
     runs++;
-    if (scheduler === 'single') await new MicroBatchExecutor(deps).run();
-    else
-      await runPartitioned(
-        partitionedTasks(() => new PartitionedRun({ ...deps, shuffle }, { maxSplits: 3 })),
-        { runId: `run-${runs}`, concurrency: 3 },
-      );
+    const at = step.processingTimeMs;
+    const stepDeps = at === undefined ? deps : { ...deps, processingClock: { now: () => at } };
+    try {
+      if (scheduler === 'single') await new MicroBatchExecutor(stepDeps).run();
+      else
+        await runPartitioned(
+          partitionedTasks(() => new PartitionedRun({ ...stepDeps, shuffle }, { maxSplits: 3 })),
+          { runId: `run-${runs}`, concurrency: 3 },
+        );
+    } catch (e) {
+      // a FORMAT-4 step whose batch fails: both schedulers must fail it alike, and leave the same trace
+      error = (e as Error).message;
+      break;
+    }
   }
   const queryId = checkpoint.metadata?.id ?? '';
   // the ids a run draws differ between the two; everything else must not
@@ -94,13 +107,17 @@ async function trace(plan: QueryPlan, steps: readonly Step[], scheduler: Schedul
     deadLetters: deadLetters.all('malformed'),
     lateRows: lateRows.all('late'),
     runs,
+    ...(error !== undefined ? { error } : {}),
   };
 }
 
 /** A conformance case's steps, as this test's (each step one run a minute after the one before). */
 function caseSteps(c: ConformanceCase, plan: QueryPlan): Step[] {
   const names = caseSourceInputs(c, plan);
-  return c.steps.map((step) => ({ files: stepInputFiles(step).map((f) => ({ input: names.indexOf(f.input), rows: f.rows as Json[] })) }));
+  return c.steps.map((step) => ({
+    files: stepInputFiles(step).map((f) => ({ input: names.indexOf(f.input), rows: f.rows as Json[] })),
+    ...(step.clock !== undefined ? { processingTimeMs: stepClockMs(c, step) } : {}),
+  }));
 }
 
 async function expectSameTrace(plan: QueryPlan, steps: readonly Step[]): Promise<Trace> {

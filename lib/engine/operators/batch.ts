@@ -21,11 +21,16 @@ export interface BatchMeta {
   readonly evictWmUs: Micros;
   /** lateWm in epoch µs. */
   readonly lateWmUs: Micros;
+  /** The batch's processing time (ms), as logged with its offsets (transformWithState's batch timestamp). */
+  readonly processingTimeMs: number;
+  /** The query's id and the run's, when the run core knows them (transformWithState's QueryInfo). */
+  readonly queryId?: string;
+  readonly runId?: string;
 }
 
-/** A batch's meta from its id and its two watermarks (ms). */
-export function batchMeta(batchId: number, evictWm: number, lateWm: number): BatchMeta {
-  return { batchId, evictWm, lateWm, evictWmUs: watermarkMicros(evictWm), lateWmUs: watermarkMicros(lateWm) };
+/** A batch's meta from its id, its two watermarks (ms) and its processing time (ms). */
+export function batchMeta(batchId: number, evictWm: number, lateWm: number, processingTimeMs = 0): BatchMeta {
+  return { batchId, evictWm, lateWm, evictWmUs: watermarkMicros(evictWm), lateWmUs: watermarkMicros(lateWm), processingTimeMs };
 }
 
 /** Whether an event time (µs) is late for the batch: at or before the previous batch's watermark (null never is). */

@@ -67,6 +67,12 @@ export interface StatefulOperator {
    * their in-batch aggregates, by partition, for the partition tasks' addPartials. Optional: an
    * operator without it gets the rows themselves. `onRowError`: where a row it refuses goes.
    */
+  /**
+   * Whether a run without new data has something due at processing time `nowMs` in the state at
+   * `version` (transformWithState's timers and TTL in processingTime mode): the planner then runs
+   * one no-data batch. Optional: without it only the watermark makes a no-data batch due.
+   */
+  dueWithoutData?(state: StateStore, nowMs: number, version: number): Promise<boolean>;
   beginPartials?(batch: BatchMeta, onRowError?: RowErrorHandler): { add(rows: readonly Row[]): void; take(): { partials: Map<number, Json[]>; late: Row[] } };
 }
 

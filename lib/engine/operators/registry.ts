@@ -9,9 +9,11 @@ import { DedupOperator } from './dedup';
 import type { OperatorConfig, StatefulOperator } from './operator';
 import { SessionOperator } from './session';
 import { StreamJoinOperator } from './stream-join';
+import { TransformWithStateOperator } from './transform-with-state';
 
 export function createOperator(spec: StatefulSpec, cfg: OperatorConfig): StatefulOperator {
   if (spec.kind === 'dedup') return new DedupOperator(spec, cfg);
+  if (spec.kind === 'transformWithState') return new TransformWithStateOperator(spec, cfg);
   if (spec.kind === 'streamJoin') {
     if (!cfg.join) throw new Error(`operator ${cfg.operatorId}: a stream-stream join needs its sides (operatorChain's join)`);
     return new StreamJoinOperator(spec, cfg.join, cfg);

@@ -6,7 +6,7 @@
 import { InvalidQueryError } from '../errors';
 import { type ChainDraft, type ChainedOperator, type Marks, operatorChain } from './chain';
 import { type ColumnInfo, unknownColumn } from './columns';
-import type { OutputMode, StatefulSpec, StreamJoinSpec, StreamJoinType } from './types';
+import type { OutputMode, StatefulSpec, StreamJoinSpec, StreamJoinType, TransformWithStateSpec } from './types';
 import type { ColumnType } from '../schema';
 
 /** The column types sum and avg refuse, as Spark's analysis does (UNEXPECTED_INPUT_TYPE). */
@@ -19,6 +19,10 @@ const NOT_SUMMABLE: ReadonlySet<ColumnType> = new Set(['BOOLEAN', 'TIMESTAMP', '
 export function checkPlan(draft: ChainDraft, outputMode: OutputMode): void {
   const ops = draft.operators;
   const allOps = [...ops, ...(draft.inputs ?? []).flatMap((i) => i.operators)];
+  if (outputMode === 'complete' && allOps.some((o) => o.spec.kind === 'transformWithState'))
+    throw new InvalidQueryError(
+      '[STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION] Invalid streaming output mode: complete. This output mode is not supported for no streaming aggregations on streaming DataFrames/DataSets: transformWithState emits the rows its processor returns, so use append or update',
+    );
   if (!allOps.some((o) => o.spec.kind === 'aggregate') && outputMode === 'complete') {
     throw new InvalidQueryError(
       allOps.some((o) => o.spec.kind === 'streamJoin')
@@ -37,6 +41,8 @@ export function checkPlan(draft: ChainDraft, outputMode: OutputMode): void {
     if (op.afterAggregation && outputMode !== 'append') checkCorrectness(st, op.marks, cols, outputMode);
     if (st.kind === 'aggregate') {
       checkAggregate(st, cols, new Set(op.marks.keys()), outputMode);
+    } else if (st.kind === 'transformWithState') {
+      checkTransformWithState(st, cols, op.marks, outputMode);
     } else if (st.kind === 'dedup') {
       for (const c of st.columns ?? []) if (!cols.find((x) => x.name === c)) throw unknownColumn(c, cols, 'dropDuplicates');
       if (st.withinWatermark && op.marks.size === 0) {
@@ -46,6 +52,32 @@ export function checkPlan(draft: ChainDraft, outputMode: OutputMode): void {
       }
     }
   }
+}
+
+/** transformWithState's refusals (FORMAT-4 "Refusals and failures"): its keys, its eventTimeColumn. */
+function checkTransformWithState(st: TransformWithStateSpec, cols: ColumnInfo[], marks: Marks, mode: OutputMode): void {
+  if (st.outputMode !== undefined && st.outputMode !== mode)
+    throw new InvalidQueryError(
+      `transformWithState was given outputMode ${st.outputMode} but the query writes in ${mode} output mode: give writeStream.outputMode('${st.outputMode}'), or the same mode to both`,
+    );
+  if (!st.keys.length) throw new InvalidQueryError('transformWithState needs grouping columns: call groupBy(column, ...) before it');
+  for (const k of st.keys) if (!cols.find((x) => x.name === k)) throw unknownColumn(k, cols, 'groupBy');
+  const et = st.eventTimeColumn;
+  if (et === null) return;
+  if (marks.size === 0)
+    throw new InvalidQueryError(
+      `[CANNOT_ASSIGN_EVENT_TIME_COLUMN_WITHOUT_WATERMARK] Watermark needs to be defined to reassign event time column ${et}: call withWatermark(eventTimeColumn, delay) before transformWithState, or leave eventTimeColumn out`,
+    );
+  const out = st.outputSchema.columns;
+  const found = out.find((c) => c.name === et);
+  if (!found)
+    throw new InvalidQueryError(
+      `[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column with name \`${et}\` cannot be resolved among the output columns [${out.map((c) => `\`${c.name}\``).join(', ')}]: name a TIMESTAMP column of the outputSchema as eventTimeColumn`,
+    );
+  if (found.type !== 'TIMESTAMP')
+    throw new InvalidQueryError(
+      `transformWithState's eventTimeColumn ${et} is ${found.type}: an event-time column must be a TIMESTAMP column of the outputSchema`,
+    );
 }
 
 /**
@@ -59,11 +91,13 @@ function checkCorrectness(st: StatefulSpec, marks: Marks, cols: readonly ColumnI
       ? 'an aggregation'
       : st.kind === 'streamJoin'
         ? 'a stream-stream join'
-        : st.withinWatermark
-          ? 'dropDuplicatesWithinWatermark'
-          : (st.columns ?? cols.map((c) => c.name)).some((c) => marks.has(c))
-            ? 'a dropDuplicates over an event-time column'
-            : null;
+        : st.kind === 'transformWithState'
+          ? null
+          : st.withinWatermark
+            ? 'dropDuplicatesWithinWatermark'
+            : (st.columns ?? cols.map((c) => c.name)).some((c) => marks.has(c))
+              ? 'a dropDuplicates over an event-time column'
+              : null;
   if (what === null) return;
   throw new InvalidQueryError(
     `Detected pattern of possible 'correctness' issue due to global watermark: in ${mode} output mode, ${what} downstream of an aggregation may drop the rows it emits as late; use append output mode, or split the pipeline into two queries`,

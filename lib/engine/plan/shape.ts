@@ -79,6 +79,10 @@ function operatorShape(st: StatefulSpec, wms: string[], outputMode: OutputMode, 
       ...(perKeyJoin || unit === 'ms' ? {} : { joinState: 'blocks' }),
     };
   }
+  if (st.kind === 'transformWithState') {
+    // (the processor and its output schema may change between runs, as in Spark; the keys and time mode may not)
+    return { kind: 'transformWithState', keys: [...st.keys], timeMode: st.timeMode, watermarks: wms, outputMode };
+  }
   if (st.kind === 'dedup') {
     return { kind: 'dedup', columns: st.columns ? [...st.columns] : null, withinWatermark: st.withinWatermark, watermarks: wms, outputMode };
   }

@@ -8,6 +8,7 @@ import type { ColumnType, DataType, Schema } from '../schema';
 import type { FileFormat } from '../formats';
 import type { BatchLimits, OutputRow, Row } from '../ports';
 import type { CompiledExpression, CompiledSelect } from '../expr';
+import type { ProcessorClass, TimeMode } from '../tws/api';
 
 export type OutputMode = 'append' | 'update' | 'complete';
 
@@ -230,7 +231,26 @@ export interface OperatorStep {
 export type StatefulSpec =
   | { readonly kind: 'aggregate'; readonly keys: readonly GroupKey[]; readonly aggs: readonly AggSpec[] }
   | { readonly kind: 'dedup'; readonly columns: readonly string[] | null; readonly withinWatermark: boolean }
-  | StreamJoinSpec;
+  | StreamJoinSpec
+  | TransformWithStateSpec;
+
+/**
+ * transformWithState (FORMAT-4): a user's StatefulProcessor over the rows grouped by `keys`, in
+ * `timeMode`, emitting rows of `outputSchema`. `processor` is the class the engine instantiates
+ * for every batch; `processorName` names it in messages.
+ */
+export interface TransformWithStateSpec {
+  readonly kind: 'transformWithState';
+  readonly keys: readonly string[];
+  readonly processor: ProcessorClass;
+  readonly processorName: string;
+  readonly timeMode: TimeMode;
+  readonly outputSchema: Schema;
+  /** Spark's eventTimeColumnName: a TIMESTAMP column of the output, an event-time column after it. */
+  readonly eventTimeColumn: string | null;
+  /** The output mode transformWithState was given, when it was: the writer's must be the same. */
+  readonly outputMode?: 'append' | 'update';
+}
 
 /**
  * A stream-stream join: the rows so far (left) with plan.inputs[input] (right). `condition` holds

@@ -9,6 +9,12 @@ export interface OffsetEntry {
   readonly startOffsets: Json[];
   readonly batchWatermarkMs: number;
   readonly batchTimestampMs: number;
+  /**
+   * The batch's processing time when the run was given a clock of its own for it (a conformance
+   * step's `clock`); absent: batchTimestampMs is. transformWithState's timers and TTL compare with
+   * it, and a replay uses the logged one.
+   */
+  readonly processingTimeMs?: number;
   /** The watermark used to filter late rows in this batch (the previous batch's batchWatermarkMs). */
   readonly lateWatermarkMs: number;
   /** A no-data batch whose batchWatermarkMs the wall clock advanced (option idleTimeout). */

@@ -5,7 +5,8 @@
 import { InvalidOptionError, InvalidQueryError } from '../errors';
 import { parseDurationMs, parseWatermarkDelay } from '../duration';
 import { rowHolds } from '../predicate';
-import type { ColumnType } from '../schema';
+import { type ColumnType, parseSchema } from '../schema';
+import type { ProcessorClass, ProcessorOutputMode, StatefulProcessor, TimeMode } from '../tws/api';
 import type { Row } from '../ports';
 import type {
   ColumnKey,
@@ -55,6 +56,8 @@ import type {
   Names,
   OutputRowOf,
   PathInfo,
+  ProcessorRowOf,
+  SchemaColumns,
   SelectArg,
   SelectColumns,
   Simplify,
@@ -573,6 +576,57 @@ export class GroupedFrame<C extends FrameColumns = AnyColumns, K extends FrameCo
     // biome-ignore lint/suspicious/noExplicitAny: a grouping by expressions has columns known only at run time
     if (this.exprKeys) return this.agg(...([count().alias('count')] as any)) as any;
     return this.frame.stateful_({ kind: 'aggregate', keys: this.keys, aggs: [count().alias('count').toSpec()] });
+  }
+
+  /**
+   * Spark 4's transformWithState (FORMAT-4, docs/transform-with-state.md): the processor (an
+   * instance or its class; the engine makes a new instance of its class for every batch) handles
+   * each key's rows, its state variables and its timers, and emits rows of `outputSchema`.
+   * `eventTimeColumn` (a TIMESTAMP column of the output) makes the time mode eventTime and that
+   * column the event-time column after it. The key, input and output rows of the processor follow
+   * from the frame's columns and the output schema (ProcessorRowOf).
+   */
+  transformWithState<D extends string>(
+    processor:
+      | StatefulProcessor<ProcessorRowOf<K>, ProcessorRowOf<C>, ProcessorRowOf<SchemaColumns<D>>>
+      | (new () => StatefulProcessor<ProcessorRowOf<K>, ProcessorRowOf<C>, ProcessorRowOf<SchemaColumns<D>>>),
+    options: { readonly timeMode?: TimeMode; readonly outputMode?: ProcessorOutputMode; readonly outputSchema: D; readonly eventTimeColumn?: string },
+  ): StreamFrame<SchemaColumns<D>> {
+    if (this.exprKeys || this.keys.some((k) => k.kind !== 'column'))
+      throw new InvalidQueryError(
+        'transformWithState groups by columns: call groupBy with column names (select an expression or a window into a column first)',
+      );
+    const cls = (typeof processor === 'function' ? processor : processor?.constructor) as ProcessorClass | undefined;
+    if (typeof cls !== 'function' || typeof cls.prototype?.handleInputRows !== 'function' || typeof cls.prototype?.init !== 'function')
+      throw new InvalidQueryError(
+        `transformWithState takes a StatefulProcessor (an instance or its class, with init and handleInputRows), not ${String(processor)}: extend StatefulProcessor from 'sluice'`,
+      );
+    const et = options.eventTimeColumn ?? null;
+    const timeMode = options.timeMode ?? (et !== null ? 'eventTime' : undefined);
+    if (timeMode !== 'none' && timeMode !== 'processingTime' && timeMode !== 'eventTime')
+      throw new InvalidQueryError(
+        `[STATEFUL_PROCESSOR_UNKNOWN_TIME_MODE] Unknown time mode ${JSON.stringify(timeMode)}: use 'none', 'processingTime' or 'eventTime'`,
+      );
+    if (et !== null && timeMode !== 'eventTime')
+      throw new InvalidQueryError(
+        `transformWithState with eventTimeColumn ${et} runs in time mode eventTime, not ${timeMode}: leave timeMode out or set it to 'eventTime'`,
+      );
+    if (options.outputMode !== undefined && options.outputMode !== 'append' && options.outputMode !== 'update')
+      throw new InvalidQueryError(
+        `[STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION] Invalid streaming output mode: ${String(options.outputMode)}. This output mode is not supported for no streaming aggregations on streaming DataFrames/DataSets: use append or update`,
+      );
+    if (typeof options.outputSchema !== 'string')
+      throw new InvalidQueryError('transformWithState needs outputSchema, the DDL of the rows the processor emits, e.g. "key STRING, count LONG"');
+    return this.frame.stateful_({
+      kind: 'transformWithState',
+      keys: this.keys.map((k) => (k as ColumnKey).name),
+      processor: cls,
+      processorName: cls.name || 'processor',
+      timeMode,
+      outputSchema: parseSchema(options.outputSchema),
+      eventTimeColumn: et,
+      ...(options.outputMode !== undefined ? { outputMode: options.outputMode } : {}),
+    });
   }
 }
 

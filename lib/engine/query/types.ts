@@ -437,3 +437,20 @@ export type JoinedColumns<C extends FrameColumns, T extends FrameColumns, O, J> 
 
 /** The columns after a stream-stream join: the string keys, the left's other columns, the right's (leftSemi: the left's). */
 export type StreamJoinedColumns<C extends FrameColumns, T extends FrameColumns, O, J> = JoinedColumns<C, T, O, J>;
+
+import type { Json as ProcessorJsonValue } from '../tws/api';
+
+/**
+ * A value as a transformWithState processor sees it (FORMAT-4 "Values"): TIMESTAMP as epoch
+ * milliseconds, numbers as numbers, DECIMAL and DATE as their text, nested types as JSON.
+ */
+export type ProcessorValue<T> = T extends 'STRING' | 'DECIMAL' | 'DATE'
+  ? string
+  : T extends 'BOOLEAN'
+    ? boolean
+    : T extends 'INT' | 'LONG' | 'DOUBLE' | 'TIMESTAMP'
+      ? number
+      : ProcessorJsonValue;
+/** A key or input row of a processor over columns C (a value may be null); an output row of a processor emitting C (a column may be left out). */
+export type ProcessorRowOf<C extends FrameColumns> =
+  Known<C> extends true ? { [K in keyof C]?: ProcessorValue<C[K]> | null } : { readonly [column: string]: ProcessorJsonValue | undefined };

@@ -108,7 +108,7 @@ export class BatchPlanner {
     const noData = ends.every((e) => e === null);
     let watermarks = progress.watermarks;
     let idle = false;
-    if (noData && !this.noDataBatchDue(progress)) {
+    if (noData && !this.noDataBatchDue(progress) && !(await this.processingTimeDue(progress, run))) {
       // A run without new data on a source idle for idleTimeout: one no-data batch whose
       // watermark follows the wall clock (idleWatermark), so that the last windows close.
       const idleWm = run.dataBatches === 0 && !run.idleTried ? this.idleWatermark(progress) : null;
@@ -124,6 +124,7 @@ export class BatchPlanner {
       batchWatermarkMs: watermarks.batchWatermarkMs,
       lateWatermarkMs: watermarks.lateWatermarkMs,
       batchTimestampMs: rt.clock.now(),
+      ...(rt.processingClock ? { processingTimeMs: rt.processingClock.now() } : {}),
       ...(idle ? { watermarkAdvancedByIdleness: true } : {}),
     };
     await rt.deps.checkpoint.writeOffsets(entry);
@@ -149,6 +150,23 @@ export class BatchPlanner {
    */
   noDataBatchDue(progress: Progress): boolean {
     return progress.hasCommit && this.rt.operators.some((o) => o.op.runsNoDataBatches && watermarkMoved(progress.watermarks, o.chained.watermarkOffsetMs));
+  }
+
+  /**
+   * FORMAT-4's processing-time rule (sluice's choice): a run that read no new data runs one no-data
+   * batch, stamped with its clock, when an operator has a timer or a TTL value due at that clock
+   * (transformWithState in processingTime mode) and a batch was committed before; a run that read
+   * data runs none (its data batches fired what was due). Nothing due: no batch, so an idle run
+   * costs one look at the due index.
+   */
+  private async processingTimeDue(progress: Progress, run: RunState): Promise<boolean> {
+    const { rt } = this;
+    if (!progress.hasCommit || run.batches > 0) return false;
+    const nowMs = (rt.processingClock ?? rt.clock).now();
+    for (const o of rt.operators) {
+      if (o.op.dueWithoutData && (await o.op.dueWithoutData(rt.deps.state, nowMs, progress.nextBatchId - 1))) return true;
+    }
+    return false;
   }
 
   /**

@@ -31,6 +31,8 @@ export class QueryRuntime {
   readonly operators: readonly RunningOperator[];
   readonly outColumns: readonly ColumnInfo[];
   readonly clock: Clock;
+  /** The processing time of new batches, when it is not `clock`'s (ExecutorDeps.processingClock). */
+  readonly processingClock: Clock | null;
   readonly shape: Json;
   readonly fingerprint: string;
   /** The fingerprint of this plan's shape before issue 29 (TIMESTAMP state in ms), when it differs from `fingerprint`. */
@@ -51,6 +53,7 @@ export class QueryRuntime {
   constructor(readonly deps: ExecutorDeps) {
     this.plan = deps.plan;
     this.clock = deps.clock ?? systemClock;
+    this.processingClock = deps.processingClock ?? null;
     this.log = deps.log ?? (() => undefined);
     this.shape = statefulShape(this.plan);
     this.fingerprint = shapeFingerprint(this.shape);

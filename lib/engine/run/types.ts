@@ -22,6 +22,11 @@ export interface ExecutorDeps {
   readonly lateRows?: DeadLetterSink;
   readonly lease?: Lease;
   readonly clock?: Clock;
+  /**
+   * The processing time a new batch is stamped with (offsets/N's processingTimeMs), when it is not
+   * `clock`'s: the conformance runner's step `clock`. Absent: batchTimestampMs is the processing time.
+   */
+  readonly processingClock?: Clock;
   readonly log?: (event: Record<string, unknown>) => void;
   /**
    * What the ports' requests consumed, when they are metered (the AWS pipeline passes its

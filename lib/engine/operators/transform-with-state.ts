@@ -1,0 +1,317 @@
+/**
+ * transformWithState (FORMAT-4, Spark's TransformWithStateExec): a user's StatefulProcessor over
+ * the rows grouped by key. A batch, stamped with its logged processing time T:
+ *
+ *   1 late rows        eventTime mode only: event time <= the previous batch's watermark, dropped
+ *   2 input            handleInputRows once per key with rows, its rows in input order
+ *   3 timers           due ones (expiry <= T, or <= the batch's watermark in eventTime mode), ascending
+ *   4 TTL cleanup      values of the declared TTL variables expired at T removed
+ *
+ * State: one entry per grouping key (tws/handle.ts StoredKey: its variables and its timers) whose
+ * evictAt is the earliest of its timers and TTL expirations, so `StateStore.expired` finds the
+ * keys that have something due without reading the others; everything commits with the batch.
+ */
+import { ProcessorError, HANDLE_SLOT, type ProcessorOutputMode, type StatefulProcessor, type TimerValues } from '../tws/api';
+import { BatchHandle, KeyState, type StoredKey } from '../tws/handle';
+import { SluiceError } from '../errors';
+import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateStore } from '../ports';
+import type { TransformWithStateSpec } from '../plan/types';
+import type { ColumnInfo } from '../plan/columns';
+import { watermarkTimeOf } from '../plan/columns';
+import { type Column, type DataType, jsonValueOf, outputValue } from '../schema';
+import { canonicalMicros, parseTimestamp, type Micros } from '../timestamps';
+import { type BatchMeta, isLate } from './batch';
+import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
+import { byId, stateId, statePartition } from './state-id';
+
+/** A key's rows in the batch, in input order. */
+interface KeyRows {
+  readonly values: Json[];
+  readonly rows: Row[];
+}
+
+export class TransformWithStateOperator implements StatefulOperator {
+  readonly spec: OperatorStateSpec;
+  readonly runsNoDataBatches: boolean;
+  private readonly partitions: number;
+  /** The watermarked input column late rows are judged by (eventTime mode), if any. */
+  private readonly eventColumn: string | undefined;
+  private readonly outputMode: ProcessorOutputMode;
+
+  constructor(
+    private readonly tws: TransformWithStateSpec,
+    private readonly cfg: OperatorConfig,
+  ) {
+    this.partitions = cfg.statePartitions ?? 1;
+    const marked = [...cfg.watermarks.keys()].filter((c) => cfg.inputColumns.some((x) => x.name === c));
+    this.eventColumn = marked[0];
+    this.outputMode = cfg.outputMode === 'update' ? 'update' : 'append';
+    // (eviction moves with the key's timers and TTL values: not fixed by the key)
+    this.spec = { operatorId: cfg.operatorId, fixedEviction: false, evictionGranularityMs: 60_000 };
+    // FORMAT-4: in time modes none and eventTime a no-data batch follows a watermark that moved;
+    // in processingTime mode the planner asks dueWithoutData instead
+    this.runsNoDataBatches = tws.timeMode !== 'processingTime' && cfg.watermarks.size > 0;
+  }
+
+  /** Whether processing time is what makes a no-data batch due (the planner's rule for runs without new data). */
+  get usesProcessingTime(): boolean {
+    return this.tws.timeMode === 'processingTime';
+  }
+
+  /** Whether a timer or a TTL value is due at `nowMs` in the state at `version` (processingTime mode). */
+  async dueWithoutData(state: StateStore, nowMs: number, version: number): Promise<boolean> {
+    if (this.tws.timeMode !== 'processingTime') return false;
+    return (await state.expired(this.spec, nowMs, version)).length > 0;
+  }
+
+  partitionOf(row: Row): number {
+    return statePartition(stateId(this.keyValues(row)), this.partitions);
+  }
+
+  private keyValues(row: Row): Json[] {
+    return this.tws.keys.map((c) => (row[c] ?? null) as Json);
+  }
+
+  begin(batch: BatchMeta): Accumulator {
+    const groups = new Map<string, KeyRows>();
+    const late: Row[] = [];
+    return {
+      add: (rows) => {
+        for (const row of rows) {
+          if (this.tws.timeMode === 'eventTime' && this.eventColumn !== undefined && isLate(watermarkTimeOf(row[this.eventColumn]), batch)) {
+            late.push(row);
+            continue;
+          }
+          const values = this.keyValues(row);
+          const id = stateId(values);
+          let g = groups.get(id);
+          if (!g) groups.set(id, (g = { values, rows: [] }));
+          g.rows.push(row);
+        }
+      },
+      finish: (state) => this.finish(batch, groups, late, state),
+    };
+  }
+
+  /** The time timers are due at in the batch (null: time mode none has none). */
+  private timerTime(batch: BatchMeta): number | null {
+    if (this.tws.timeMode === 'processingTime') return batch.processingTimeMs;
+    if (this.tws.timeMode === 'eventTime') return batch.evictWm;
+    return null;
+  }
+
+  private async finish(batch: BatchMeta, groups: Map<string, KeyRows>, late: Row[], state: StateStore): Promise<OperatorOutput> {
+    const version = batch.batchId - 1;
+    const nowMs = batch.processingTimeMs;
+    const handle = new BatchHandle({
+      timeMode: this.tws.timeMode,
+      nowMs,
+      inBatch: true,
+      queryInfo: queryInfoOf(this.cfg.operatorId, batch),
+    });
+    const processor = this.instantiate(handle);
+    this.call('init', () => processor.init(handle, { outputMode: this.outputMode, timeMode: this.tws.timeMode }));
+    handle.enter('INITIALIZED');
+    const timerTime = this.timerTime(batch);
+    // the keys the batch touches: those with rows, those with something due, every key when init deletes a variable
+    const working = new Map<string, KeyState>();
+    const load = (entries: Iterable<StateEntry>) => {
+      for (const e of entries) {
+        if (working.has(e.key.id)) continue;
+        const stored = e.value as unknown as StoredKey;
+        working.set(e.key.id, new KeyState(e.key.id, e.key.partition ?? 0, stored.k, stored, e.key.evictAt));
+      }
+    };
+    if (groups.size) {
+      const keys = [...groups.keys()].map((id) => ({ id, evictAt: null, partition: statePartition(id, this.partitions) }));
+      load((await state.get(this.spec, keys, version)).values());
+    }
+    if (timerTime !== null) load(await state.expired(this.spec, timerTime, version));
+    if (handle.deletes.size) {
+      load(await state.all(this.spec, version));
+      for (const ks of working.values()) for (const name of handle.deletes) ks.vars.delete(name);
+    }
+    for (const ks of working.values()) handle.checkStored(ks);
+    const tv: TimerValues = { getCurrentProcessingTimeInMs: () => nowMs, getCurrentWatermarkInMs: () => batch.evictWm };
+    const out: Row[] = [];
+    // 2: input, per key in input order
+    for (const [id, g] of groups) {
+      let ks = working.get(id);
+      if (!ks) working.set(id, (ks = new KeyState(id, statePartition(id, this.partitions), this.keyObject(g.values), null)));
+      handle.current = ks;
+      const rows = g.rows.map((r) => this.inputObject(r))[Symbol.iterator]();
+      this.emit('handleInputRows', () => processor.handleInputRows(ks.key, rows, tv), out, batch);
+    }
+    // 3: due timers, ascending (ties by key id)
+    if (timerTime !== null) {
+      handle.enter('DATA_PROCESSED');
+      const due: Array<[number, KeyState]> = [];
+      for (const ks of working.values()) for (const t of ks.timers) if (t <= timerTime) due.push([t, ks]);
+      due.sort((a, b) => a[0] - b[0] || (a[1].id < b[1].id ? -1 : a[1].id > b[1].id ? 1 : 0));
+      for (const [t, ks] of due) {
+        if (!ks.timers.has(t)) continue;
+        handle.current = ks;
+        this.emit('handleExpiredTimer', () => processor.handleExpiredTimer(ks.key, tv, { getExpiryTimeInMs: () => t }), out, batch);
+        ks.timers.delete(t);
+      }
+    }
+    handle.current = null;
+    handle.enter('CLOSED');
+    this.call('close', () => processor.close());
+    // 4: TTL cleanup, then what changed
+    const changes: StateChange[] = [];
+    let delta = 0;
+    for (const ks of working.values()) {
+      ks.cleanExpired(handle.declared, nowMs);
+      const stored = ks.toStored();
+      const text = stored ? JSON.stringify(stored) : '';
+      const evictAt = stored ? ks.dueAt(handle.declared) : null;
+      delta += ks.rows() - ks.rowsBefore;
+      if (text === ks.before && evictAt === ks.evictAtBefore) continue;
+      if (!stored) {
+        if (ks.before) changes.push({ key: { id: ks.id, evictAt: null, partition: ks.partition }, value: null });
+        continue;
+      }
+      changes.push({ key: { id: ks.id, evictAt, partition: ks.partition }, value: stored as unknown as Json });
+    }
+    return { rows: out, changes: changes.sort(byId), late, stateRowsDelta: delta };
+  }
+
+  /** A new instance of the processor with its handle set. */
+  private instantiate(handle: BatchHandle): StatefulProcessor<object, object, object> {
+    const p = this.call('constructor', () => new this.tws.processor());
+    (p as unknown as { [HANDLE_SLOT]?: BatchHandle })[HANDLE_SLOT] = handle;
+    return p;
+  }
+
+  /** Runs processor code: an engine error passes through, anything else is TRANSFORM_WITH_STATE_USER_FUNCTION_ERROR. */
+  private call<T>(fn: string, f: () => T): T {
+    try {
+      return f();
+    } catch (e) {
+      if (e instanceof SluiceError) throw e;
+      const msg = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+      throw new ProcessorError(
+        'TRANSFORM_WITH_STATE_USER_FUNCTION_ERROR',
+        `${this.tws.processorName}.${fn} threw ${msg}: fix the processor (the batch committed nothing and runs again on the next run)`,
+      );
+    }
+  }
+
+  /** A handler's rows, consumed fully (a generator runs here), each checked against the output schema. */
+  private emit(fn: string, f: () => Iterable<object>, out: Row[], batch: BatchMeta): void {
+    this.call(fn, () => {
+      const rows = f();
+      if (rows === null || rows === undefined || typeof (rows as Iterable<object>)[Symbol.iterator] !== 'function')
+        throw new ProcessorError(
+          'TRANSFORM_WITH_STATE_USER_FUNCTION_ERROR',
+          `${this.tws.processorName}.${fn} returned ${rows === null ? 'null' : typeof rows}, not an iterable of rows: return an array (possibly empty) or a generator`,
+        );
+      for (const o of rows) out.push(this.outputRow(o, fn, batch));
+    });
+  }
+
+  /** A grouping key as the processor sees it. */
+  private keyObject(values: Json[]): { [column: string]: Json } {
+    const key: { [column: string]: Json } = {};
+    this.tws.keys.forEach((c, i) => {
+      key[c] = processorValue(
+        this.cfg.inputColumns.find((x) => x.name === c),
+        values[i],
+      );
+    });
+    return key;
+  }
+
+  private inputObject(row: Row): { [column: string]: Json } {
+    const o: { [column: string]: Json } = {};
+    for (const c of this.cfg.inputColumns) o[c.name] = processorValue(c, row[c.name]);
+    return o;
+  }
+
+  /** An output object as an engine row of the output schema (FORMAT-4 "Output rows"). */
+  private outputRow(o: object, fn: string, batch: BatchMeta): Row {
+    const name = this.tws.processorName;
+    if (o === null || typeof o !== 'object' || Array.isArray(o))
+      throw new ProcessorError(
+        'TRANSFORM_WITH_STATE_INVALID_OUTPUT_ROW',
+        `${name}.${fn} emitted ${JSON.stringify(o)}, not an object: emit objects with the columns of the output schema (${this.tws.outputSchema.ddl})`,
+      );
+    const cols = this.tws.outputSchema.columns;
+    const rec = o as Record<string, unknown>;
+    for (const k of Object.keys(rec)) {
+      if (!cols.some((c) => c.name === k))
+        throw new ProcessorError(
+          'TRANSFORM_WITH_STATE_INVALID_OUTPUT_ROW',
+          `${name}.${fn} emitted a row with the property ${k}, which the output schema (${this.tws.outputSchema.ddl}) does not have: remove it, or add the column to outputSchema`,
+        );
+    }
+    const row: Row = {};
+    for (const c of cols) {
+      const v = rec[c.name];
+      row[c.name] = v === undefined || v === null ? null : engineValue(c, v, `${name}.${fn}`);
+    }
+    const et = this.tws.eventTimeColumn;
+    if (et !== null) {
+      const t = row[et] as Micros | null;
+      if (t !== null && isLate(t, batch))
+        throw new ProcessorError(
+          'EMITTING_ROWS_OLDER_THAN_WATERMARK_NOT_ALLOWED',
+          `${name}.${fn} emitted a row whose event time ${et} (${String(rec[et])}) is at or before the current watermark ${batch.lateWm} ms: emit rows later than the watermark, or do not name ${et} as eventTimeColumn`,
+        );
+    }
+    return row;
+  }
+}
+
+/** The batch's QueryInfo: the operator's query id, the batch's run and id. */
+function queryInfoOf(operatorId: string, batch: BatchMeta) {
+  return {
+    getQueryId: () => batch.queryId ?? operatorId,
+    getRunId: () => batch.runId ?? `batch-${batch.batchId}`,
+    getBatchId: () => batch.batchId,
+  };
+}
+
+/** An engine value as a processor sees it: TIMESTAMP as epoch ms, the rest as their output JSON. */
+function processorValue(col: ColumnInfo | undefined, v: unknown): Json {
+  if (v === null || v === undefined) return null;
+  if (col?.type === 'TIMESTAMP' && (typeof v === 'number' || typeof v === 'bigint')) return Number(v) / 1000;
+  if (typeof v === 'bigint') return Number(v);
+  return outputValue(col as DataType | undefined, v) as Json;
+}
+
+/** A value a processor emitted for column `c`, as the engine holds it; a value that does not fit fails the batch. */
+function engineValue(c: Column, v: unknown, where: string): unknown {
+  const bad = () =>
+    new ProcessorError(
+      'TRANSFORM_WITH_STATE_INVALID_OUTPUT_ROW',
+      `${where} emitted ${JSON.stringify(v)} for the ${c.type} column ${c.name}, which does not fit it: emit a ${c.type === 'TIMESTAMP' ? 'number of epoch milliseconds or an ISO 8601 string' : `JSON value of type ${c.type}`}`,
+    );
+  switch (c.type) {
+    case 'TIMESTAMP': {
+      if (typeof v === 'number' && Number.isFinite(v)) return canonicalMicros(BigInt(Math.round(v * 1000)));
+      if (typeof v === 'string') {
+        const t = parseTimestamp(v);
+        if (t !== null) return t;
+      }
+      throw bad();
+    }
+    case 'STRING':
+      if (typeof v !== 'string') throw bad();
+      return v;
+    case 'BOOLEAN':
+      if (typeof v !== 'boolean') throw bad();
+      return v;
+    case 'INT':
+    case 'LONG':
+      if (typeof v !== 'number' || !Number.isInteger(v)) throw bad();
+      break;
+    case 'DOUBLE':
+      if (typeof v !== 'number') throw bad();
+      return v;
+  }
+  const out = jsonValueOf(c, v);
+  if (out === undefined) throw bad();
+  return out;
+}

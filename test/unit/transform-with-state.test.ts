@@ -1,0 +1,321 @@
+/**
+ * transformWithState's handle and operator on the in-memory ports (FORMAT-4): what each call may
+ * do where, the errors with Spark's classes, TTL, map keys, the processor's values and output
+ * rows, and that a failing batch commits nothing.
+ */
+import { readStream } from '../../lib/engine/query/reader';
+import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
+import type { QueryPlan } from '../../lib/engine/plan/types';
+import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
+import { InMemorySink } from '../../lib/engine/testing/memory-sink';
+import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
+import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
+import {
+  StatefulProcessor,
+  type ListState,
+  type MapState,
+  type ProcessorRow,
+  type StatefulProcessorHandle,
+  type TimeMode,
+  type TimerValues,
+  type ValueState,
+} from '../../lib/engine/tws/api';
+
+type Row = { k: string; v: number; t: string };
+type Proc = StatefulProcessor<ProcessorRow, ProcessorRow, object>;
+
+/** A processor whose methods the test gives. */
+function processor(p: {
+  init?: (h: StatefulProcessorHandle, self: Proc) => void;
+  rows?: (key: ProcessorRow, rows: ProcessorRow[], tv: TimerValues, self: Proc) => Iterable<object>;
+  timer?: (key: ProcessorRow, expiry: number, self: Proc) => Iterable<object>;
+  construct?: (self: Proc) => void;
+}) {
+  return class extends StatefulProcessor<ProcessorRow, ProcessorRow, object> {
+    constructor() {
+      super();
+      p.construct?.(this);
+    }
+    init(h: StatefulProcessorHandle): void {
+      p.init?.(h, this);
+    }
+    handleInputRows(key: ProcessorRow, rows: IterableIterator<ProcessorRow>, tv: TimerValues): Iterable<object> {
+      return p.rows ? p.rows(key, [...rows], tv, this) : [];
+    }
+    handleExpiredTimer(key: ProcessorRow, _tv: TimerValues, info: { getExpiryTimeInMs(): number }): Iterable<object> {
+      return p.timer ? p.timer(key, info.getExpiryTimeInMs(), this) : [];
+    }
+  };
+}
+
+function planOf(cls: new () => Proc, timeMode: TimeMode = 'processingTime', outputSchema = 'k STRING, n INT'): QueryPlan {
+  return readStream
+    .format('json')
+    .schema('k STRING, v INT, t TIMESTAMP')
+    .load('s3://b/in/')
+    .groupBy('k')
+    .transformWithState(cls as never, { timeMode, outputSchema })
+    .writeStream.outputMode('update')
+    .queryName('tws')
+    .plan();
+}
+
+/** Runs the plan once per step (a fresh executor, processing time `at` ms); the sink's rows per run. */
+async function run(plan: QueryPlan, steps: Array<{ at: number; rows: Row[] }>) {
+  const source = new InMemoryFileSource(plan.source.schema);
+  const checkpoint = new InMemoryCheckpoint();
+  const state = new InMemoryStateStore();
+  const sink = new InMemorySink();
+  const out: object[][] = [];
+  let file = 0;
+  for (const s of steps) {
+    if (s.rows.length) source.add(`f-${++file}.json`, s.rows.map((r) => JSON.stringify(r)).join('\n'));
+    const report = await new MicroBatchExecutor({ plan, source, checkpoint, state, sink, processingClock: { now: () => s.at } }).run();
+    out.push(report.batches.flatMap((b) => sink.batches.get(b.batchId) ?? []));
+  }
+  return { out, checkpoint, sink };
+}
+
+const row = (k: string, v = 1, t = '2026-10-01 12:00:00'): Row => ({ k, v, t });
+
+describe('transformWithState', () => {
+  it('gives the processor keys and rows in input order, TIMESTAMP as epoch ms, and writes its rows in the output schema', async () => {
+    const seen: unknown[] = [];
+    const P = processor({
+      rows: (key, rows) => {
+        seen.push([key, rows]);
+        return [{ k: key.k, n: rows.length }];
+      },
+    });
+    const { out } = await run(planOf(P), [{ at: 1000, rows: [row('a', 1), row('b', 2), row('a', 3, '2026-10-01 12:00:00.5')] }]);
+    const ms = Date.UTC(2026, 9, 1, 12);
+    expect(seen).toEqual([
+      [
+        { k: 'a' },
+        [
+          { k: 'a', v: 1, t: ms },
+          { k: 'a', v: 3, t: ms + 500 },
+        ],
+      ],
+      [{ k: 'b' }, [{ k: 'b', v: 2, t: ms }]],
+    ]);
+    expect(out).toEqual([
+      [
+        { k: 'a', n: 2 },
+        { k: 'b', n: 1 },
+      ],
+    ]);
+  });
+
+  it('expires a TTL value at write time + TTL: not read from then on, and removed by the batch at that time', async () => {
+    let v!: ValueState<number>;
+    const P = processor({
+      init: (h) => {
+        v = h.getValueState<number>('v', { ttlDurationMs: 1000 });
+      },
+      rows: (key, rows) => {
+        const before = v.get();
+        if (rows[0].v !== 0) v.update(rows[0].v as number);
+        return [{ k: key.k, n: before ?? -1 }];
+      },
+    });
+    // written at 1000 (expires 2000); read at 1999: still there; at 2000: gone
+    const { out } = await run(planOf(P), [
+      { at: 1000, rows: [row('a', 7)] },
+      { at: 1999, rows: [row('a', 0)] },
+      { at: 2000, rows: [row('a', 0)] },
+    ]);
+    expect(out).toEqual([[{ k: 'a', n: -1 }], [{ k: 'a', n: 7 }], [{ k: 'a', n: -1 }]]);
+  });
+
+  it('runs one no-data batch when a timer is due at the run time, and none when nothing is due', async () => {
+    const P = processor({
+      rows: (_key, _rows, tv, self) => {
+        self.getHandle().registerTimer(tv.getCurrentProcessingTimeInMs() + 500);
+        return [];
+      },
+      timer: (key, expiry) => [{ k: key.k, n: expiry }],
+    });
+    const { out, checkpoint } = await run(planOf(P), [
+      { at: 1000, rows: [row('a')] },
+      { at: 1400, rows: [] },
+      { at: 1500, rows: [] },
+      { at: 9000, rows: [] },
+    ]);
+    expect(out).toEqual([[], [], [{ k: 'a', n: 1500 }], []]);
+    expect((await checkpoint.head()).latestCommitBatch).toBe(1);
+  });
+
+  it('stops finding a key due once a new processor no longer declares its TTL variable (its due time is written again)', async () => {
+    const V1 = processor({
+      init: (h, self) => Object.assign(self, { s: h.getValueState<number>('v', { ttlDurationMs: 1000 }) }),
+      rows: (_k, _r, _tv, self) => {
+        (self as unknown as { s: ValueState<number> }).s.update(1);
+        return [];
+      },
+    });
+    const V2 = processor({ init: (h) => h.getValueState<number>('other') });
+    const source = new InMemoryFileSource(planOf(V1).source.schema);
+    const ports = { source, checkpoint: new InMemoryCheckpoint(), state: new InMemoryStateStore(), sink: new InMemorySink() };
+    const runAt = async (plan: QueryPlan, at: number) =>
+      (await new MicroBatchExecutor({ ...ports, plan, processingClock: { now: () => at } }).run()).batches.length;
+    source.add('f.json', JSON.stringify(row('a')));
+    expect(await runAt(planOf(V1), 1000)).toBe(1); // v expires at 2000
+    // V2 keeps v (it does not declare it) and its TTL no longer makes the key due: the first idle
+    // run still finds the stored due time (2000) and runs one batch, which writes the key's due time again
+    expect(await runAt(planOf(V2), 5000)).toBe(1);
+    expect(await runAt(planOf(V2), 6000)).toBe(0);
+  });
+
+  it('keeps map keys by their canonical JSON and lists elements in insertion order', async () => {
+    let m!: MapState<{ a: number; b: number }, string>;
+    let l!: ListState<string>;
+    const P = processor({
+      init: (h) => {
+        m = h.getMapState('m');
+        l = h.getListState('l');
+      },
+      rows: () => {
+        m.updateValue({ a: 1, b: 2 }, 'x');
+        m.updateValue({ b: 2, a: 1 }, 'y');
+        l.put(['p', 'q']);
+        l.appendList(['r']);
+        return [{ k: `${[...m.values()].join('')}${[...l.get()].join('')}`, n: [...m.keys()].length }];
+      },
+    });
+    const { out } = await run(planOf(P), [{ at: 1, rows: [row('a')] }]);
+    expect(out).toEqual([[{ k: 'ypqr', n: 1 }]]);
+  });
+
+  describe('fails the batch, which commits nothing, with Spark error classes', () => {
+    const failing: Array<[string, ReturnType<typeof processor>, TimeMode, RegExp]> = [
+      [
+        'a timer in time mode none',
+        processor({
+          rows: (_k, _r, _tv, self) => {
+            self.getHandle().registerTimer(5);
+            return [];
+          },
+        }),
+        'none',
+        /^\[STATEFUL_PROCESSOR_CANNOT_PERFORM_OPERATION_WITH_INVALID_TIME_MODE\] .*register_timer/,
+      ],
+      [
+        'getValueState outside init',
+        processor({
+          rows: (_k, _r, _tv, self) => {
+            self.getHandle().getValueState('x');
+            return [];
+          },
+        }),
+        'none',
+        /^\[STATEFUL_PROCESSOR_CANNOT_PERFORM_OPERATION_WITH_INVALID_HANDLE_STATE\] .*operation=get_value_state .*state=INITIALIZED/,
+      ],
+      [
+        'a state read in init',
+        processor({ init: (h) => h.getValueState('x').exists() }),
+        'none',
+        /^\[STATEFUL_PROCESSOR_CANNOT_PERFORM_OPERATION_WITH_INVALID_HANDLE_STATE\] .*valueState\.exists .*PRE_INIT/,
+      ],
+      [
+        'a name declared twice',
+        processor({
+          init: (h) => {
+            h.getValueState('x');
+            h.getMapState('x');
+          },
+        }),
+        'none',
+        /^\[STATEFUL_PROCESSOR_DUPLICATE_STATE_VARIABLE_DEFINED\]/,
+      ],
+      [
+        'a TTL outside processingTime',
+        processor({ init: (h) => h.getValueState('x', { ttlDurationMs: -5 }) }),
+        'eventTime',
+        /^\[STATEFUL_PROCESSOR_INCORRECT_TIME_MODE_TO_ASSIGN_TTL\]/,
+      ],
+      [
+        'a negative TTL',
+        processor({ init: (h) => h.getValueState('x', { ttlDurationMs: -5 }) }),
+        'processingTime',
+        /^\[STATEFUL_PROCESSOR_TTL_DURATION_MUST_BE_POSITIVE\]/,
+      ],
+      [
+        'a null value',
+        processor({
+          init: (h, self) => Object.assign(self, { s: h.getValueState('x') }),
+          rows: (_k, _r, _tv, self) => {
+            (self as unknown as { s: ValueState<number> }).s.update(null as never);
+            return [];
+          },
+        }),
+        'none',
+        /^\[ILLEGAL_STATE_STORE_VALUE\.NULL_VALUE\]/,
+      ],
+      [
+        'an empty list put',
+        processor({
+          init: (h, self) => Object.assign(self, { s: h.getListState('x') }),
+          rows: (_k, _r, _tv, self) => {
+            (self as unknown as { s: ListState<number> }).s.put([]);
+            return [];
+          },
+        }),
+        'none',
+        /^\[ILLEGAL_STATE_STORE_VALUE\.EMPTY_LIST_VALUE\]/,
+      ],
+      [
+        'a value JSON cannot keep',
+        processor({
+          init: (h, self) => Object.assign(self, { s: h.getValueState('x') }),
+          rows: (_k, _r, _tv, self) => {
+            (self as unknown as { s: ValueState<number> }).s.update(Number.NaN);
+            return [];
+          },
+        }),
+        'none',
+        /state variable x: the value holds NaN/,
+      ],
+      [
+        'a throw in handleInputRows',
+        processor({
+          rows: () => {
+            throw new RangeError('boom');
+          },
+        }),
+        'none',
+        /^\[TRANSFORM_WITH_STATE_USER_FUNCTION_ERROR\] .*handleInputRows threw RangeError: boom/,
+      ],
+      ['getHandle in the constructor', processor({ construct: (self) => self.getHandle() }), 'none', /^\[STATE_STORE_HANDLE_NOT_INITIALIZED\]/],
+      [
+        'an output property the schema lacks',
+        processor({ rows: (key) => [{ k: key.k, n: 1, extra: true }] }),
+        'none',
+        /property extra, which the output schema .* does not have/,
+      ],
+      ['an output value of the wrong type', processor({ rows: (key) => [{ k: key.k, n: 'one' }] }), 'none', /"one" for the INT column n/],
+    ];
+    it.each(failing)('%s', async (_what, P, mode, error) => {
+      const plan = planOf(P, mode);
+      const source = new InMemoryFileSource(plan.source.schema);
+      const checkpoint = new InMemoryCheckpoint();
+      const sink = new InMemorySink();
+      source.add('f.json', JSON.stringify(row('a')));
+      await expect(new MicroBatchExecutor({ plan, source, checkpoint, state: new InMemoryStateStore(), sink }).run()).rejects.toThrow(error);
+      expect((await checkpoint.head()).latestCommitBatch).toBe(-1);
+      expect(sink.batches.size).toBe(0);
+    });
+  });
+
+  it('refuses complete output mode and an unknown time mode when the query is built', () => {
+    const P = processor({});
+    const frame = readStream.format('json').schema('k STRING').load('s3://b/in/').groupBy('k');
+    expect(() => frame.transformWithState(P, { timeMode: 'none', outputSchema: 'k STRING' }).writeStream.outputMode('complete').plan()).toThrow(
+      /^\[STREAMING_OUTPUT_MODE\.UNSUPPORTED_OPERATION\] Invalid streaming output mode: complete/,
+    );
+    expect(() => frame.transformWithState(P, { timeMode: 'later' as TimeMode, outputSchema: 'k STRING' })).toThrow(/^\[STATEFUL_PROCESSOR_UNKNOWN_TIME_MODE\]/);
+    expect(() => frame.transformWithState(P, { eventTimeColumn: 'k', outputSchema: 'k STRING' }).writeStream.plan()).toThrow(
+      /^\[CANNOT_ASSIGN_EVENT_TIME_COLUMN_WITHOUT_WATERMARK\]/,
+    );
+  });
+});
