@@ -307,6 +307,47 @@ describe('transformWithState', () => {
     });
   });
 
+  it("gives getQueryInfo the checkpoint's query id, one run id per run, and the batch id", async () => {
+    const P = processor({
+      rows: (key, _rows, _tv, self) => {
+        const q = self.getHandle().getQueryInfo();
+        return [{ k: key.k, query: q.getQueryId(), run: q.getRunId(), batch: q.getBatchId() }];
+      },
+    });
+    const plan = readStream
+      .format('json')
+      .schema('k STRING, v INT, t TIMESTAMP')
+      .option('maxFilesPerTrigger', 1)
+      .load('s3://b/in/')
+      .groupBy('k')
+      .transformWithState(P as never, { timeMode: 'none', outputSchema: 'k STRING, query STRING, run STRING, batch INT' })
+      .writeStream.outputMode('update')
+      .queryName('tws-info')
+      .plan();
+    const source = new InMemoryFileSource(plan.source.schema);
+    const checkpoint = new InMemoryCheckpoint();
+    const state = new InMemoryStateStore();
+    const sink = new InMemorySink();
+    const runOnce = async () => {
+      const report = await new MicroBatchExecutor({ plan, source, checkpoint, state, sink }).run();
+      return { queryId: report.queryId, rows: report.batches.flatMap((b) => sink.batches.get(b.batchId) ?? []) as Array<Record<string, unknown>> };
+    };
+    source.add('f-1.json', JSON.stringify(row('a')));
+    source.add('f-2.json', JSON.stringify(row('b')));
+    const first = await runOnce();
+    source.add('f-3.json', JSON.stringify(row('c')));
+    const second = await runOnce();
+    expect(first.rows.map((r) => r.batch)).toEqual([0, 1]);
+    expect(second.rows.map((r) => r.batch)).toEqual([2]);
+    // one query id for the checkpoint, the one the run reports
+    for (const r of [...first.rows, ...second.rows]) expect(r.query).toBe(first.queryId);
+    expect(second.queryId).toBe(first.queryId);
+    // one run id for both batches of the first run, another for the second run
+    expect(first.rows[0].run).toBe(first.rows[1].run);
+    expect(second.rows[0].run).not.toBe(first.rows[0].run);
+    expect(String(first.rows[0].run)).not.toMatch(/^batch-/);
+  });
+
   it('refuses complete output mode and an unknown time mode when the query is built', () => {
     const P = processor({});
     const frame = readStream.format('json').schema('k STRING').load('s3://b/in/').groupBy('k');

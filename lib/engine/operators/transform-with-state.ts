@@ -264,7 +264,11 @@ export class TransformWithStateOperator implements StatefulOperator {
   }
 }
 
-/** The batch's QueryInfo: the operator's query id, the batch's run and id. */
+/**
+ * The batch's QueryInfo: the checkpoint's query id and the run's id as the scheduler set them
+ * (QueryRuntime.runIds); without them (an operator driven outside a scheduler, a unit test), the
+ * operator's id and the batch's.
+ */
 function queryInfoOf(operatorId: string, batch: BatchMeta) {
   return {
     getQueryId: () => batch.queryId ?? operatorId,

@@ -73,7 +73,8 @@ export function operatorBatch(rt: QueryRuntime, entry: OffsetEntry, i: number) {
     watermarksOf(entry),
     rt.operators.map((o) => o.chained.watermarkOffsetMs),
   )[i];
-  return batchMeta(entry.batchId, wms.batchWatermarkMs, wms.lateWatermarkMs, entry.processingTimeMs ?? entry.batchTimestampMs);
+  const meta = batchMeta(entry.batchId, wms.batchWatermarkMs, wms.lateWatermarkMs, entry.processingTimeMs ?? entry.batchTimestampMs);
+  return rt.runIds === null ? meta : { ...meta, ...rt.runIds };
 }
 
 /**

@@ -33,6 +33,11 @@ export class QueryRuntime {
   readonly clock: Clock;
   /** The processing time of new batches, when it is not `clock`'s (ExecutorDeps.processingClock). */
   readonly processingClock: Clock | null;
+  /**
+   * The checkpoint's query id and this run's id, once the scheduler knows them (a processor's
+   * QueryInfo, through each operator's BatchMeta); set at the start of every run or task.
+   */
+  runIds: { readonly queryId: string; readonly runId: string } | null = null;
   readonly shape: Json;
   readonly fingerprint: string;
   /** The fingerprint of this plan's shape before issue 29 (TIMESTAMP state in ms), when it differs from `fingerprint`. */

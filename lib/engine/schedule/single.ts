@@ -80,6 +80,7 @@ export class MicroBatchExecutor {
     const { head, last, queryId, progress } = await recover(rt);
     const stateKeptForGood = await keepStateAlive(rt, last, this.lease ?? undefined);
     const runId = randomUUID();
+    rt.runIds = { queryId, runId };
     const run = newRunState();
     const reports: BatchReport[] = [];
     const records: StreamingProgress[] = [];
