@@ -25,6 +25,7 @@
  * no partition tasks: the commit writes the read tasks' rows in split order. Each task builds its
  * state from the checkpoint and the shuffle: nothing is kept in memory between tasks.
  */
+import { mapLimit } from '../concurrency';
 import { SluiceError } from '../errors';
 import type { Json, OffsetEntry, OutputRow, Row, ShuffleStore, StateStore } from '../ports';
 import { toOutputRow } from '../rows';
@@ -39,6 +40,9 @@ import type { ExecutorDeps, ExecutorOptions } from '../run/types';
 import { EventTimeStats, MaxEventTimes } from '../watermark';
 import { type BatchTasks, type PartitionOut, type ReadMeta, type RunRecord, taskCodec } from './task-records';
 
+/** Shuffle objects a task reads or writes at once. */
+const SHUFFLE_CONCURRENCY = 8;
+
 export interface PartitionedDeps extends ExecutorDeps {
   readonly shuffle: ShuffleStore;
 }
@@ -46,6 +50,31 @@ export interface PartitionedDeps extends ExecutorDeps {
 export interface PartitionedOptions extends ExecutorOptions {
   /** At most this many read tasks per batch (one a file at most). Default 8. */
   readonly maxSplits?: number;
+  /** What the tasks of one container (a Lambda's, a worker thread's) keep for each other: see RunMemo. */
+  readonly memo?: RunMemo;
+}
+
+/**
+ * What a task container keeps from one task for its next: the batch's `offsets/N` and its task
+ * plan `N/plan`, which no task rewrites once written within a run (a replay plans a batch as it
+ * was logged). Kept for one (run, batch) at a time and never a miss: a task that finds nothing
+ * here reads the object as before, so a memo only saves requests.
+ */
+export class RunMemo {
+  private at = '';
+  private readonly values = new Map<string, unknown>();
+
+  async get<T>(runId: string, batchId: number, key: string, load: () => Promise<T>): Promise<T> {
+    const at = `${runId}\u0000${batchId}`;
+    if (at !== this.at) {
+      this.at = at;
+      this.values.clear();
+    }
+    if (this.values.has(key)) return this.values.get(key) as T;
+    const value = await load();
+    if (value !== null && this.at === at) this.values.set(key, value);
+    return value;
+  }
 }
 
 /** What the plan task answers (the state machine's $.plan). */
@@ -75,6 +104,7 @@ export class PartitionedRun {
   private readonly shuffle: ShuffleStore;
   private readonly maxSplits: number;
   private readonly leaseMs: number;
+  private readonly memo: RunMemo;
 
   constructor(
     private readonly deps: PartitionedDeps,
@@ -86,6 +116,7 @@ export class PartitionedRun {
     this.committer = new BatchCommitter(this.rt, { retainBatches: options.retainBatches, purgeAlso: (keepFrom) => this.shuffle.purgeBelow(keepFrom) });
     this.leaseMs = options.leaseDurationMs ?? 15 * 60_000;
     this.maxSplits = options.maxSplits ?? 8;
+    this.memo = options.memo ?? new RunMemo();
     if (!Number.isInteger(this.maxSplits) || this.maxSplits < 1)
       throw new SluiceError(`maxSplits ${options.maxSplits} must be a positive integer`, { retriable: false });
   }
@@ -176,10 +207,12 @@ export class PartitionedRun {
   async readTask(runId: string, batchId: number, split: number): Promise<{ ok: true }> {
     const { rt } = this;
     rt.openStaticTables();
-    await this.runLease(runId);
-    if (await this.shuffle.get(`${batchId}/read/${split}/meta`)) return { ok: true };
-    const entry = await this.offsets(batchId);
-    const tasks = await this.tasks(batchId);
+    const [done, entry, tasks] = await Promise.all([
+      this.shuffle.get(`${batchId}/read/${split}/meta`),
+      this.offsets(runId, batchId),
+      this.tasks(runId, batchId),
+    ]);
+    if (done) return { ok: true };
     if (split < 0 || split >= tasks.splits)
       throw new SluiceError(`batch ${batchId} has ${tasks.splits} read tasks, not a split ${split}`, { retriable: false });
     const read = emptyRead();
@@ -208,9 +241,13 @@ export class PartitionedRun {
       for (const [p, entries] of taken.partials) partials.set(p, entries);
       late = { late: taken.late.length, lateRecords: this.deps.lateRows ? lateRecords(rt, entry, 0, taken.late) : [] };
     }
-    for (const [p, rows] of byPartition) await this.shuffle.put(`${batchId}/read/${split}/${p}`, taskCodec.rows.encode(rows));
-    for (const [p, entries] of partials) await this.shuffle.put(`${batchId}/read/${split}/${p}`, taskCodec.partials.encode(entries));
-    if (tasks.mode === 'stateless') await this.shuffle.put(`${batchId}/read/${split}/out`, taskCodec.rows.encode(out));
+    // each partition's object, a few at a time (encoded as its turn comes), then the meta
+    const objects: Array<[string, () => string]> = [
+      ...[...byPartition].map(([p, rows]): [string, () => string] => [`${batchId}/read/${split}/${p}`, () => taskCodec.rows.encode(rows)]),
+      ...[...partials].map(([p, entries]): [string, () => string] => [`${batchId}/read/${split}/${p}`, () => taskCodec.partials.encode(entries)]),
+      ...(tasks.mode === 'stateless' ? [[`${batchId}/read/${split}/out`, () => taskCodec.rows.encode(out)] as [string, () => string]] : []),
+    ];
+    await mapLimit(objects, SHUFFLE_CONCURRENCY, ([key, text]) => this.shuffle.put(key, text()));
     // last: the meta says the task is done
     const written = [...byPartition.keys(), ...partials.keys()].sort((a, b) => a - b);
     await this.shuffle.put(`${batchId}/read/${split}/meta`, taskCodec.readMeta.encode({ ...readMeta(read, written), ...(late ?? {}) }));
@@ -222,10 +259,13 @@ export class PartitionedRun {
   async partitionTask(runId: string, batchId: number, partition: number): Promise<{ ok: true }> {
     const { rt } = this;
     rt.openStaticTables();
-    const fence = await this.runLease(runId);
-    if (await this.shuffle.get(`${batchId}/out/${partition}`)) return { ok: true };
-    const entry = await this.offsets(batchId);
-    const tasks = await this.tasks(batchId);
+    const [fence, done, entry, tasks] = await Promise.all([
+      this.runLease(runId),
+      this.shuffle.get(`${batchId}/out/${partition}`),
+      this.offsets(runId, batchId),
+      this.tasks(runId, batchId),
+    ]);
+    if (done) return { ok: true };
     if (!tasks.partitions.includes(partition))
       throw new SluiceError(`batch ${batchId} has no partition task ${partition} (it has ${tasks.partitions.join(', ') || 'none'})`, { retriable: false });
     const statsBefore = storeStats(rt);
@@ -238,20 +278,13 @@ export class PartitionedRun {
       computed = { rows: whole.output, perOperator: whole.perOperator };
     } else {
       const accs = beginOperators(rt, entry);
-      for (let k = 0; k < tasks.splits; k++) {
-        const meta = await this.readMeta(batchId, k);
-        if (!meta)
-          throw new SluiceError(
-            `read task ${k} of batch ${batchId} has not finished, so partition ${partition} cannot merge it: run the read tasks first (the state machine does)`,
-            { retriable: true },
-          );
-        if (!meta.partitions.includes(partition)) continue;
+      // fetched a few at a time, merged in split order (first and last keep the batch's order)
+      const splits = Array.from({ length: tasks.splits }, (_, k) => k);
+      const texts = await mapLimit(splits, SHUFFLE_CONCURRENCY, (k) => this.splitObject(batchId, k, partition));
+      for (const k of splits) {
+        const text = texts[k];
+        if (text === null) continue;
         const key = `${batchId}/read/${k}/${partition}`;
-        const text = await this.shuffle.get(key);
-        if (text === null)
-          throw new SluiceError(`shuffle ${key} is missing though its read task's meta lists it: the shuffle was deleted under a running batch`, {
-            retriable: false,
-          });
         if (tasks.partials) accs[0].addPartials!(taskCodec.partials.decode(key, text));
         else accs[0].add(taskCodec.rows.decode(key, text));
       }
@@ -263,7 +296,7 @@ export class PartitionedRun {
     const { perOperator } = computed;
     if (state.check) {
       for (let i = 0; i < rt.operators.length; i++)
-        if (perOperator[i].changes.length) await state.check(rt.operators[i].op.spec, batchId, perOperator[i].changes);
+        if (perOperator[i].changes.length) await state.check(rt.operators[i].op.spec, batchId, perOperator[i].changes, scope);
     }
     const commitTimeMs: number[] = [];
     for (let i = 0; i < rt.operators.length; i++) {
@@ -301,10 +334,8 @@ export class PartitionedRun {
     if (head.latestCommitBatch >= batchId) return { runId, batchId, more: true };
     if (progress.nextBatchId !== batchId)
       throw new SluiceError(`batch ${batchId} cannot commit: the checkpoint's next batch is ${progress.nextBatchId}`, { retriable: false });
-    const entry = await this.offsets(batchId);
-    const tasks = await this.tasks(batchId);
-    const outs: PartitionOut[] = [];
-    for (const p of tasks.partitions) {
+    const [entry, tasks] = await Promise.all([this.offsets(runId, batchId), this.tasks(runId, batchId)]);
+    const outs = await mapLimit(tasks.partitions, SHUFFLE_CONCURRENCY, async (p): Promise<PartitionOut> => {
       const key = `${batchId}/out/${p}`;
       const text = await this.shuffle.get(key);
       if (text === null)
@@ -312,15 +343,20 @@ export class PartitionedRun {
           `partition task ${p} of batch ${batchId} has not finished, so the batch cannot commit: run the partition tasks first (the state machine does)`,
           { retriable: true },
         );
-      outs.push(taskCodec.partitionOut.decode(key, text));
-    }
+      return taskCodec.partitionOut.decode(key, text);
+    });
     const metas: ReadMeta[] = [];
     if (tasks.mode === 'whole') metas.push(outs[0].read!);
-    for (let k = 0; k < tasks.splits; k++) {
-      const meta = await this.readMeta(batchId, k);
-      if (!meta) throw new SluiceError(`read task ${k} of batch ${batchId} has not finished, so the batch cannot commit`, { retriable: true });
-      metas.push(meta);
-    }
+    const splitMetas = await mapLimit(
+      Array.from({ length: tasks.splits }, (_, k) => k),
+      SHUFFLE_CONCURRENCY,
+      async (k) => {
+        const meta = await this.readMeta(batchId, k);
+        if (!meta) throw new SluiceError(`read task ${k} of batch ${batchId} has not finished, so the batch cannot commit`, { retriable: true });
+        return meta;
+      },
+    );
+    metas.push(...splitMetas);
     let rows: OutputRow[] = [];
     if (tasks.mode === 'stateless') {
       for (let k = 0; k < tasks.splits; k++) {
@@ -373,6 +409,31 @@ export class PartitionedRun {
 
   // --------------------------------------------------------------------------------- helpers
 
+  /**
+   * Split k's rows (or partial groups) for a partition: one object its read task wrote whole,
+   * which every attempt of the task writes alike. Absent: the read task wrote none for this
+   * partition (null), or has not finished (an error); its meta, written last, tells which.
+   */
+  private async splitObject(batchId: number, split: number, partition: number): Promise<string | null> {
+    const key = `${batchId}/read/${split}/${partition}`;
+    const text = await this.shuffle.get(key);
+    if (text !== null) return text;
+    const meta = await this.readMeta(batchId, split);
+    if (!meta)
+      throw new SluiceError(
+        `read task ${split} of batch ${batchId} has not finished, so partition ${partition} cannot merge it: run the read tasks first (the state machine does)`,
+        { retriable: true },
+      );
+    if (!meta.partitions.includes(partition)) return null;
+    // (written before the meta: gone now, it was deleted)
+    const again = await this.shuffle.get(key);
+    if (again === null)
+      throw new SluiceError(`shuffle ${key} is missing though its read task's meta lists it: the shuffle was deleted under a running batch`, {
+        retriable: false,
+      });
+    return again;
+  }
+
   /** The run's lease, for the fencing of this task's writes. */
   private async runLease(runId: string) {
     return (await this.runRecord(runId))?.lease ?? undefined;
@@ -394,8 +455,8 @@ export class PartitionedRun {
     return text === null ? null : taskCodec.readMeta.decode(key, text);
   }
 
-  private async offsets(batchId: number): Promise<OffsetEntry> {
-    const entry = await this.deps.checkpoint.readOffsets(batchId);
+  private async offsets(runId: string, batchId: number): Promise<OffsetEntry> {
+    const entry = await this.memo.get(runId, batchId, 'offsets', () => this.deps.checkpoint.readOffsets(batchId));
     if (!entry)
       throw new SluiceError(`batch ${batchId} has no offsets/${batchId} in ${this.deps.checkpoint.description}: its plan task has not run`, {
         retriable: false,
@@ -403,11 +464,13 @@ export class PartitionedRun {
     return entry;
   }
 
-  private async tasks(batchId: number): Promise<BatchTasks> {
+  private async tasks(runId: string, batchId: number): Promise<BatchTasks> {
     const key = `${batchId}/plan`;
-    const text = await this.shuffle.get(key);
-    if (text === null) throw new SluiceError(`batch ${batchId} has no task plan (shuffle ${key}): its plan task has not run`, { retriable: false });
-    return taskCodec.tasks.decode(key, text);
+    return this.memo.get(runId, batchId, 'plan', async () => {
+      const text = await this.shuffle.get(key);
+      if (text === null) throw new SluiceError(`batch ${batchId} has no task plan (shuffle ${key}): its plan task has not run`, { retriable: false });
+      return taskCodec.tasks.decode(key, text);
+    });
   }
 }
 
@@ -420,7 +483,7 @@ function scopedState(state: StateStore, partitions: readonly number[]): StateSto
     all: (op, version) => state.all(op, version, partitions),
     count: (op, version) => state.count(op, version),
     commit: (op, version, changes, fence) => state.commit(op, version, changes, fence, partitions),
-    ...(state.check ? { check: (op, version, changes) => state.check!(op, version, changes) } : {}),
+    ...(state.check ? { check: (op, version, changes) => state.check!(op, version, changes, partitions) } : {}),
     retentionMs: state.retentionMs,
   };
 }
