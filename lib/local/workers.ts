@@ -139,8 +139,14 @@ export class WorkerPool {
     else this.idle.push(w);
   }
 
-  private take(): Promise<Worker> {
-    const w = this.idle.shift();
+  /**
+   * An idle worker: `preferred` if it is idle, else the first idle one, else the first to finish.
+   * (A partition task goes to the thread that ran that partition last time, when it can: that
+   * thread's state cache holds the pages the partition's last commit wrote.)
+   */
+  private take(preferred?: number): Promise<Worker> {
+    const at = preferred === undefined ? -1 : this.idle.indexOf(this.workers[preferred % this.workers.length]);
+    const w = at >= 0 ? this.idle.splice(at, 1)[0] : this.idle.shift();
     if (w) return Promise.resolve(w);
     return new Promise((res) => this.waiting.push(res));
   }
@@ -148,7 +154,7 @@ export class WorkerPool {
   /** The pool as a TaskHandler for runPartitioned; `run` says what the run injects (a crash, a clock offset). */
   handler(run: { crash?: string; clockOffsetMs?: number } = {}): TaskHandler {
     return async (event: TaskEvent) => {
-      const w = await this.take();
+      const w = await this.take(event.action === 'partition' ? event.partition : undefined);
       const id = this.nextId++;
       return new Promise<TaskResult>((resolve, reject) => {
         this.pending.set(id, { resolve, reject });
