@@ -229,25 +229,21 @@ function filesOfSplit(files: number, count: number, index: number): number {
 async function partitionedRun(
   conn: AwsConnection,
   o: ScaleOptions,
-  workers: number,
-  planModule: string,
+  pool: WorkerPool,
   expected: ExpectedBatch[],
   groups: Array<Map<string, ExpectedGroup>>,
   round: number,
 ): Promise<RunResult> {
+  const workers = pool.size;
   const name = `workers-${workers}-r${round}`;
   const cfg = cfgFor(name, o.statePartitions);
-  process.env[SCALE_MAX_FILES_ENV] = String(o.maxFilesPerTrigger);
-  const pool = new WorkerPool(workers, { connection: conn, config: cfg, plan: { kind: 'module', path: planModule }, maxSplits: o.maxSplits });
   const tasks: TaskTiming[] = [];
   let seconds: number;
   let batches: number[];
   let taskStartMs: number;
-  try {
-    const inner = pool.handler();
-    // Warm threads, as warm Lambdas: each thread loads its plan and clients when it starts, so
-    // give each one task first that fails at once (a read task of a batch no plan task wrote).
-    await Promise.allSettled(Array.from({ length: workers }, () => inner({ action: 'read', runId: 'warm-up', batchId: 1e9, split: 0 })));
+  {
+    // this run's pipeline on the pool's threads (warm from the rounds before, as warm Lambdas are)
+    const inner = pool.handler({ config: cfg });
     let t0 = 0;
     const timed: TaskHandler = async (e) => {
       const start = performance.now() - t0;
@@ -276,8 +272,6 @@ async function partitionedRun(
         again.push(performance.now() - s);
       }
     taskStartMs = again.sort((a, b) => a - b)[Math.floor(again.length / 2)] ?? 0;
-  } finally {
-    await pool.close();
   }
   // Each read task's shuffle meta: the rows and bytes it read (the plan says how many files its split had).
   const clients = createClients(conn);
@@ -482,16 +476,33 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
   out(`  local stack up in ${Date.now() - t0} ms; every run on its own checkpoint, state namespace and sink prefix, over the same landing prefix`);
   // every round: the single executor, then partitioned on each thread count, each on fresh checkpoints
   const rounds: Array<{ runs: RunResult[]; load: { start: number[]; end: number[] } }> = [];
+  // One pool per thread count for every round: the threads stay up between runs, as warm Lambda
+  // containers do (each run on its own checkpoint: the pool's handler takes the run's pipeline).
+  const pools: WorkerPool[] = [];
   try {
     const conn = stack.connection;
     await prepareBenchStack(conn, BUCKET, TABLE);
     await upload(conn, input.files);
+    process.env[SCALE_MAX_FILES_ENV] = String(o.maxFilesPerTrigger);
+    for (const w of o.workers) {
+      const pool = new WorkerPool(w, {
+        connection: conn,
+        config: cfgFor(`workers-${w}`, o.statePartitions),
+        plan: { kind: 'module', path: planModule },
+        maxSplits: o.maxSplits,
+      });
+      pools.push(pool);
+      // each thread loads its plan and clients when it starts: give each one task first that fails
+      // at once (a read task of a batch no plan task wrote)
+      const h = pool.handler();
+      await Promise.allSettled(Array.from({ length: w }, () => h({ action: 'read', runId: 'warm-up', batchId: 1e9, split: 0 })));
+    }
     for (let round = 0; round < Math.max(1, o.rounds); round++) {
       const start = loadavg();
       const runsOfRound: RunResult[] = [await singleRun(conn, o, expected, groups, round)];
       out(`  ${o.rounds > 1 ? `round ${round + 1}: ` : ''}${runsOfRound[0].name}: ${runsOfRound[0].seconds.toFixed(1)} s`);
-      for (const w of o.workers) {
-        runsOfRound.push(await partitionedRun(conn, o, w, planModule, expected, groups, round));
+      for (const pool of pools) {
+        runsOfRound.push(await partitionedRun(conn, o, pool, expected, groups, round));
         out(
           `  ${o.rounds > 1 ? `round ${round + 1}: ` : ''}${runsOfRound[runsOfRound.length - 1].name}: ${runsOfRound[runsOfRound.length - 1].seconds.toFixed(1)} s`,
         );
@@ -499,6 +510,7 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
       rounds.push({ runs: runsOfRound, load: { start, end: loadavg() } });
     }
   } finally {
+    await Promise.all(pools.map((p) => p.close()));
     await stack.stop();
   }
   const loadAtEnd = loadavg();

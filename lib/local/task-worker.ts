@@ -29,7 +29,7 @@ function handlerFor(msg: TaskMessage) {
   }
   const offset = msg.clockOffsetMs ?? 0;
   return partitionedTasks(() =>
-    buildExecutor(init.connection, plan, init.config, { clients, crash, stateCache, clock: { now: () => Date.now() + offset } }).partitioned({
+    buildExecutor(init.connection, plan, msg.config ?? init.config, { clients, crash, stateCache, clock: { now: () => Date.now() + offset } }).partitioned({
       maxSplits: init.maxSplits,
       memo,
     }),

@@ -36,6 +36,8 @@ export interface TaskMessage {
   readonly crash?: string;
   /** The runner's clock offset (a conformance run jumps it past a crashed run's lease). */
   readonly clockOffsetMs?: number;
+  /** Another pipeline for this run than the pool's (a benchmark's next run, on its own checkpoint, on the same warm threads). */
+  readonly config?: PipelineConfig;
 }
 
 /** The plan a recipe gives (in a worker, and in the parent to check it once). */
@@ -152,7 +154,7 @@ export class WorkerPool {
   }
 
   /** The pool as a TaskHandler for runPartitioned; `run` says what the run injects (a crash, a clock offset). */
-  handler(run: { crash?: string; clockOffsetMs?: number } = {}): TaskHandler {
+  handler(run: { crash?: string; clockOffsetMs?: number; config?: PipelineConfig } = {}): TaskHandler {
     return async (event: TaskEvent) => {
       const w = await this.take(event.action === 'partition' ? event.partition : undefined);
       const id = this.nextId++;

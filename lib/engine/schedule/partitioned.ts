@@ -23,7 +23,9 @@
  * A plan that cannot be split by key (several stateful operators, a stream-stream join) runs each
  * batch in one partition task that computes the whole batch (mode `whole`). A stateless query has
  * no partition tasks: the commit writes the read tasks' rows in split order. Each task builds its
- * state from the checkpoint and the shuffle: nothing is kept in memory between tasks.
+ * state from the checkpoint and the shuffle: nothing is kept in memory between tasks but what
+ * never changes once written (a container's RunMemo: a batch's offsets and task plan within a run;
+ * the state store's manifests and pages by ref), so any task may run on any container.
  */
 import { mapLimit } from '../concurrency';
 import { SluiceError } from '../errors';
