@@ -95,6 +95,8 @@ interface SlicePlan {
 export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
   /** The stray pages this store looked up, by slice (see planSlice). */
   private readonly strayPages = new StrayPages();
+  /** A batch no earlier attempt wrote (firstAttempt): its commits need not look for stray pages. */
+  private firstAttemptOf: number | null = null;
   /** The plan `check` made, which the `commit` of the same changes (and partitions) writes. */
   private planned: { operatorId: string; version: number; changes: StateChange[]; partitions: string; plans: SlicePlan[] } | null = null;
 
@@ -106,6 +108,11 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
    * for a page above DynamoDB's 400 KB, before anything is written. The `commit` of the same
    * changes array (and the same partitions) writes this plan without planning again.
    */
+  /** The caller knows no earlier attempt of batch `version` wrote to this store: no stray pages of it to look for (see planSlice). */
+  firstAttempt(version: number): void {
+    this.firstAttemptOf = version;
+  }
+
   async check(op: OperatorStateSpec, version: number, changes: StateChange[], partitions?: readonly number[]): Promise<void> {
     this.validateOp(op);
     checkVersion(version);
@@ -491,7 +498,8 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
     // supersedes that writer's makes them unreachable.
     // (What the look-up found is kept until a head write of the slice: a plan made again, as
     // commit() makes one when check() was given another array, lists the same.)
-    if (head !== null) await this.strayPages.lookUpOnce(sliceId(keys), () => this.pagesOfVersion(keys, version));
+    // (A caller that knows no earlier attempt of this batch ran says so: firstAttempt; nothing to look for.)
+    if (head !== null && this.firstAttemptOf !== version) await this.strayPages.lookUpOnce(sliceId(keys), () => this.pagesOfVersion(keys, version));
     const listed = new Set(slots.map((f) => f.slot));
     const strays = this.strayPages.of(sliceId(keys)).filter((f) => !named.has(f.slot) && !listed.has(f.slot));
     const legacy: Item[] = [];

@@ -258,16 +258,24 @@ export class PartitionedRun {
 
   // ------------------------------------------------------------------------------- partition
 
-  async partitionTask(runId: string, batchId: number, partition: number): Promise<{ ok: true }> {
+  /**
+   * `attempt`: how many times this task ran before in this run, when the driver knows (0: never;
+   * the local driver never runs a task twice in a run). On a first attempt of a batch its run
+   * planned first (no replay), no earlier attempt can have written its partition's state, so the
+   * state store is told it need not look for what one left.
+   */
+  async partitionTask(runId: string, batchId: number, partition: number, attempt?: number): Promise<{ ok: true }> {
     const { rt } = this;
     rt.openStaticTables();
-    const [fence, done, entry, tasks] = await Promise.all([
-      this.runLease(runId),
+    const [run, done, entry, tasks] = await Promise.all([
+      this.runRecord(runId),
       this.shuffle.get(`${batchId}/out/${partition}`),
       this.offsets(runId, batchId),
       this.tasks(runId, batchId),
     ]);
     if (done) return { ok: true };
+    const fence = run?.lease ?? undefined;
+    if (attempt === 0 && run?.batch?.batchId === batchId && run.batch.replay === false) this.deps.state.firstAttempt?.(batchId);
     if (!tasks.partitions.includes(partition))
       throw new SluiceError(`batch ${batchId} has no partition task ${partition} (it has ${tasks.partitions.join(', ') || 'none'})`, { retriable: false });
     const statsBefore = storeStats(rt);
@@ -487,6 +495,7 @@ function scopedState(state: StateStore, partitions: readonly number[]): StateSto
     commit: (op, version, changes, fence) => state.commit(op, version, changes, fence, partitions),
     ...(state.check ? { check: (op, version, changes) => state.check!(op, version, changes, partitions) } : {}),
     retentionMs: state.retentionMs,
+    ...(state.firstAttempt ? { firstAttempt: (version: number) => state.firstAttempt!(version) } : {}),
   };
 }
 

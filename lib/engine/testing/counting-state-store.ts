@@ -32,6 +32,9 @@ export class CountingStateStore implements StateStore {
   get retentionMs() {
     return this.inner.retentionMs;
   }
+  firstAttempt(version: number) {
+    this.inner.firstAttempt?.(version);
+  }
   check(op: OperatorStateSpec, version: number, changes: StateChange[], partitions?: readonly number[]) {
     return this.inner.check ? this.inner.check(op, version, changes, partitions) : Promise.resolve();
   }
