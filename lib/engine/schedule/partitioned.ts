@@ -444,11 +444,6 @@ export class PartitionedRun {
     return again;
   }
 
-  /** The run's lease, for the fencing of this task's writes. */
-  private async runLease(runId: string) {
-    return (await this.runRecord(runId))?.lease ?? undefined;
-  }
-
   private async runRecord(runId: string): Promise<RunRecord | null> {
     const key = `runs/${runId}`;
     const text = await this.shuffle.get(key);
