@@ -52,7 +52,8 @@
  *          --peer-cpu-prof FILE (peer: 3 more engine passes under V8's profiler, the profile to FILE)
  *          --join-impressions N (join; default 160000, clicks a quarter of them)  --join-rounds N (default 5)
  *          --scale-events N (scale; default 400000)  --scale-files N (default 40)  --scale-max-files N (default 8)
- *          --scale-partitions P (default 4)  --scale-splits S (maxSplits, default 4)  --scale-overhead-ms O (default 100)
+ *          --scale-partitions P (default 4)  --scale-splits S (maxSplits, default 4)  --scale-rounds R (default 1)
+ *          --scale-overhead-ms O (a what-if column: O ms more per task on AWS; default 0, none)
  *          --events N  --e2e-events N  --e2e-budget-s S (default 240)  --memory-events N
  *          --rounds N (default 7)  --scale N (default 10)  --no-json
  */
@@ -602,7 +603,8 @@ async function scaleSection(): Promise<void> {
     maxSplits: num('scale-splits', 4),
     workers: [1, 2],
     lambdas: [1, 2, 4, 8, 16, 32, 64],
-    overheadMs: num('scale-overhead-ms', 100),
+    overheadMs: num('scale-overhead-ms', 0),
+    rounds: num('scale-rounds', 1),
     wide: 64,
     out,
     table,

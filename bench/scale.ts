@@ -8,17 +8,22 @@
  *     with its own AWS clients, driven by runPartitioned as the state machine drives the Lambdas).
  *
  * Every run's output (the sink's objects, read back) is checked against counts made from the
- * generated input alone. The partitioned runs' tasks are timed one by one (the pool's handler,
- * wrapped) and each read task's files and bytes read back from its shuffle meta; from those costs
- * a model gives the events/s of N Lambdas:
+ * generated input alone. The partitioned runs' rates over the single executor's, measured in the
+ * same invocation (`oneWorkerOverSingle`, `twoWorkersOverSingle`; with --scale-rounds R, R rounds
+ * of the three runs and the median of each round's ratios), are printed with the machine's load
+ * beside them. The partitioned runs' tasks are timed one by one (the pool's handler, wrapped), each
+ * read task's files and bytes read back from its shuffle meta, and a task's start measured on its
+ * own (tasks sent again once the run is over, which find their work done); from those costs, all
+ * measured in this invocation, a model gives the events/s of N Lambdas:
  *
- *   per batch  T(N) = plan + ceil(S/N)·read + ceil(P/N)·partition + commit + o·(2 + ceil(S/N) + ceil(P/N))
+ *   per batch  T(N) = plan + ceil(S/N)·read + ceil(P/N)·partition + commit
  *   events/s   = events per batch / T(N)
  *
- * with S read tasks (splits) and P partition tasks per batch and o the cost of one task's
- * invocation that a local worker thread does not pay (a Step Functions state transition and a
- * Lambda invoke: an assumption, printed with the figures). S and P bound the parallelism; plan,
- * commit and the sink's one writer per batch are serial.
+ * with S read tasks (splits) and P partition tasks per batch, each task's cost as measured (its
+ * start, the message round trip and its own requests included). What a Lambda adds on AWS (a Step
+ * Functions state transition, the invoke) is not measured here: --scale-overhead-ms o adds o per
+ * task as a what-if column, off by default. S and P bound the parallelism; plan, commit and the
+ * sink's one writer per batch are serial.
  */
 import { prepareBenchStack, uploadLanding } from './e2e';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
@@ -61,8 +66,10 @@ export interface ScaleOptions {
   readonly workers: readonly number[];
   /** N of the scaling table. */
   readonly lambdas: readonly number[];
-  /** The assumed per-task invocation overhead o, ms. */
+  /** A what-if: o ms more per task (what a Lambda invoke and a state transition add on AWS, not measured here); 0: no such column. */
   readonly overheadMs: number;
+  /** Rounds of the three runs (single, 1 and 2 workers), each on fresh checkpoints: the ratios are each round's, their median reported. */
+  readonly rounds: number;
   /** The wide shape of the table: files per batch, with S = P = this many. */
   readonly wide: number;
   readonly out: (s?: string) => void;
@@ -209,6 +216,9 @@ interface RunResult {
   readonly tasks: TaskTiming[];
   /** The shuffle's bytes per data batch: the read tasks' rows per partition, the partitions' outputs. */
   readonly shuffle?: { readonly rowsBytes: number; readonly outBytes: number; readonly objects: number };
+  /** A task's start, ms: read tasks sent again after the run, which find their meta and return (the median). */
+  readonly taskStartMs?: number;
+  readonly round: number;
 }
 
 /** Splits of `count` over `files` files, the sizes (lib/engine/splits.ts shares them the same way: contiguous, the first files % count one longer). */
@@ -219,23 +229,21 @@ function filesOfSplit(files: number, count: number, index: number): number {
 async function partitionedRun(
   conn: AwsConnection,
   o: ScaleOptions,
-  workers: number,
-  planModule: string,
+  pool: WorkerPool,
   expected: ExpectedBatch[],
   groups: Array<Map<string, ExpectedGroup>>,
+  round: number,
 ): Promise<RunResult> {
-  const name = `workers-${workers}`;
+  const workers = pool.size;
+  const name = `workers-${workers}-r${round}`;
   const cfg = cfgFor(name, o.statePartitions);
-  process.env[SCALE_MAX_FILES_ENV] = String(o.maxFilesPerTrigger);
-  const pool = new WorkerPool(workers, { connection: conn, config: cfg, plan: { kind: 'module', path: planModule }, maxSplits: o.maxSplits });
   const tasks: TaskTiming[] = [];
   let seconds: number;
   let batches: number[];
-  try {
-    const inner = pool.handler();
-    // Warm threads, as warm Lambdas: each thread loads its plan and clients when it starts, so
-    // give each one task first that fails at once (a read task of a batch no plan task wrote).
-    await Promise.allSettled(Array.from({ length: workers }, () => inner({ action: 'read', runId: 'warm-up', batchId: 1e9, split: 0 })));
+  let taskStartMs: number;
+  {
+    // this run's pipeline on the pool's threads (warm from the rounds before, as warm Lambdas are)
+    const inner = pool.handler({ config: cfg });
     let t0 = 0;
     const timed: TaskHandler = async (e) => {
       const start = performance.now() - t0;
@@ -250,10 +258,20 @@ async function partitionedRun(
       return r;
     };
     t0 = performance.now();
-    ({ batches } = await runPartitioned(timed, { runId: `bench-scale-${name}-${Date.now()}`, concurrency: workers }));
+    const runId = `bench-scale-${name}-${Date.now()}`;
+    ({ batches } = await runPartitioned(timed, { runId, concurrency: workers }));
     seconds = (performance.now() - t0) / 1000;
-  } finally {
-    await pool.close();
+    // A task's start: the last data batch's read tasks again, one at a time; each finds its meta
+    // (the task is done) and returns: the message round trip, the task's executor and one read.
+    const last = tasks.filter((t) => t.action === 'read').reduce((a, t) => Math.max(a, t.batchId), -1);
+    const again: number[] = [];
+    for (let k = 0; k < 3; k++)
+      for (const t of tasks.filter((x) => x.action === 'read' && x.batchId === last)) {
+        const s = performance.now();
+        await inner({ action: 'read', runId, batchId: t.batchId, split: t.index });
+        again.push(performance.now() - s);
+      }
+    taskStartMs = again.sort((a, b) => a - b)[Math.floor(again.length / 2)] ?? 0;
   }
   // Each read task's shuffle meta: the rows and bytes it read (the plan says how many files its split had).
   const clients = createClients(conn);
@@ -297,11 +315,27 @@ async function partitionedRun(
     built.clients.destroy();
   }
   const problems = checkRun(report, await sinkOutput(conn, cfg, batches), expected, groups);
-  return { name: `partitioned, ${workers} worker thread${workers > 1 ? 's' : ''}`, workers, seconds, report, problems, tasks, shuffle: shuffleBytes };
+  return {
+    name: `partitioned, ${workers} worker thread${workers > 1 ? 's' : ''}`,
+    workers,
+    seconds,
+    report,
+    problems,
+    tasks,
+    shuffle: shuffleBytes,
+    taskStartMs,
+    round,
+  };
 }
 
-async function singleRun(conn: AwsConnection, o: ScaleOptions, expected: ExpectedBatch[], groups: Array<Map<string, ExpectedGroup>>): Promise<RunResult> {
-  const cfg = cfgFor('single', o.statePartitions);
+async function singleRun(
+  conn: AwsConnection,
+  o: ScaleOptions,
+  expected: ExpectedBatch[],
+  groups: Array<Map<string, ExpectedGroup>>,
+  round: number,
+): Promise<RunResult> {
+  const cfg = cfgFor(`single-r${round}`, o.statePartitions);
   const built = buildExecutor(conn, scalePlan(o.maxFilesPerTrigger), cfg);
   let report: RunReport;
   let seconds: number;
@@ -322,7 +356,7 @@ async function singleRun(conn: AwsConnection, o: ScaleOptions, expected: Expecte
     expected,
     groups,
   );
-  return { name: 'single executor (one Lambda)', workers: null, seconds, report, problems, tasks: [] };
+  return { name: 'single executor (one Lambda)', workers: null, seconds, report, problems, tasks: [], round };
 }
 
 const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
@@ -440,27 +474,60 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
   const t0 = Date.now();
   const stack = await startLocalStack({ services: ['dynamodb', 's3'] });
   out(`  local stack up in ${Date.now() - t0} ms; every run on its own checkpoint, state namespace and sink prefix, over the same landing prefix`);
-  const runs: RunResult[] = [];
+  // every round: the single executor, then partitioned on each thread count, each on fresh checkpoints
+  const rounds: Array<{ runs: RunResult[]; load: { start: number[]; end: number[] } }> = [];
+  // One pool per thread count for every round: the threads stay up between runs, as warm Lambda
+  // containers do (each run on its own checkpoint: the pool's handler takes the run's pipeline).
+  const pools: WorkerPool[] = [];
   try {
     const conn = stack.connection;
     await prepareBenchStack(conn, BUCKET, TABLE);
     await upload(conn, input.files);
-    runs.push(await singleRun(conn, o, expected, groups));
-    out(`  ${runs[0].name}: ${runs[0].seconds.toFixed(1)} s`);
+    process.env[SCALE_MAX_FILES_ENV] = String(o.maxFilesPerTrigger);
     for (const w of o.workers) {
-      runs.push(await partitionedRun(conn, o, w, planModule, expected, groups));
-      out(`  ${runs[runs.length - 1].name}: ${runs[runs.length - 1].seconds.toFixed(1)} s`);
+      const pool = new WorkerPool(w, {
+        connection: conn,
+        config: cfgFor(`workers-${w}`, o.statePartitions),
+        plan: { kind: 'module', path: planModule },
+        maxSplits: o.maxSplits,
+      });
+      pools.push(pool);
+      // each thread loads its plan and clients when it starts: give each one task first that fails
+      // at once (a read task of a batch no plan task wrote)
+      const h = pool.handler();
+      await Promise.allSettled(Array.from({ length: w }, () => h({ action: 'read', runId: 'warm-up', batchId: 1e9, split: 0 })));
+    }
+    for (let round = 0; round < Math.max(1, o.rounds); round++) {
+      const start = loadavg();
+      const runsOfRound: RunResult[] = [await singleRun(conn, o, expected, groups, round)];
+      out(`  ${o.rounds > 1 ? `round ${round + 1}: ` : ''}${runsOfRound[0].name}: ${runsOfRound[0].seconds.toFixed(1)} s`);
+      for (const pool of pools) {
+        runsOfRound.push(await partitionedRun(conn, o, pool, expected, groups, round));
+        out(
+          `  ${o.rounds > 1 ? `round ${round + 1}: ` : ''}${runsOfRound[runsOfRound.length - 1].name}: ${runsOfRound[runsOfRound.length - 1].seconds.toFixed(1)} s`,
+        );
+      }
+      rounds.push({ runs: runsOfRound, load: { start, end: loadavg() } });
     }
   } finally {
+    await Promise.all(pools.map((p) => p.close()));
     await stack.stop();
   }
   const loadAtEnd = loadavg();
 
   // ---- side by side
-  const single = runs[0];
   const rateOf = (r: RunResult) => r.report.rowsIn / r.seconds;
+  // each round's ratios, over that round's single executor; the median round's runs below
+  const over = (w: number) => rounds.map((rd) => rateOf(rd.runs.find((r) => r.workers === w)!) / rateOf(rd.runs[0]));
+  const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+  const ratios = { oneWorker: over(1), twoWorkers: over(2) };
+  const chosen = rounds.find((rd) => rateOf(rd.runs.find((r) => r.workers === 1)!) / rateOf(rd.runs[0]) === median(ratios.oneWorker)) ?? rounds[0];
+  const runs = chosen.runs;
+  const single = runs[0];
+  const fmtLoad = (l: readonly number[]) => l.map((x) => x.toFixed(1)).join(' ');
   out(
-    `  [9a] side by side, ${cpus().length} cores, load average ${loadAtStart.map((x) => x.toFixed(1)).join(' ')} at the start, ${loadAtEnd.map((x) => x.toFixed(1)).join(' ')} at the end`,
+    `  [9a] side by side, ${cpus().length} cores, load average ${fmtLoad(loadAtStart)} at the start, ${fmtLoad(loadAtEnd)} at the end` +
+      (rounds.length > 1 ? ` (${rounds.length} rounds; the round of the median one-worker ratio shown)` : ''),
   );
   out(
     table(
@@ -480,6 +547,11 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
     ),
   );
   out('  time: the run alone (the worker threads started and warm before, as warm Lambdas; the local stack shares the 2 cores with them);');
+  const fmtRatios = (xs: readonly number[]) => (xs.length > 1 ? ` (rounds: ${xs.map((x) => x.toFixed(2)).join(', ')})` : '');
+  out(
+    `  oneWorkerOverSingle ${median(ratios.oneWorker).toFixed(2)}${fmtRatios(ratios.oneWorker)}, twoWorkersOverSingle ${median(ratios.twoWorkers).toFixed(2)}${fmtRatios(ratios.twoWorkers)}; ` +
+      `load average (1, 5, 15 min) ${rounds.map((rd) => `${fmtLoad(rd.load.start)} → ${fmtLoad(rd.load.end)}`).join('; ')} on ${cpus().length} cores`,
+  );
   out(
     "  task time: the sum of every task's time; in flight: task time / time, the tasks running at once on average (the driver keeps up to one per thread busy)",
   );
@@ -505,6 +577,7 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
         'no-data partition',
         'commit',
         'last plan',
+        'task start',
         'shuffle per batch: rows, outputs',
       ],
       partitionedRuns.map((r, i) => {
@@ -519,10 +592,11 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
           f0(c.partitionNoData),
           `${f0(c.commit)} (${Math.round(c.rowsOutPerBatch)} rows)`,
           f0(c.finalPlan),
+          f0(r.taskStartMs ?? null),
           r.shuffle ? `${(r.shuffle.rowsBytes / 2 ** 20).toFixed(1)} MB, ${(r.shuffle.outBytes / 2 ** 20).toFixed(1)} MB` : '',
         ];
       }),
-      'lrrrrrrrrr',
+      'lrrrrrrrrrr',
     ),
   );
   out(
@@ -532,6 +606,7 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
 
   // ---- the model
   const c = costs[0]; // the 1-thread run: each task had a core to itself beside the local stack
+  const start = partitionedRuns[0].taskStartMs ?? 0;
   const measured: BatchShape = {
     events: c.eventsPerBatch,
     S: Math.round(c.splits),
@@ -541,71 +616,85 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
     partition: c.partition,
     commit: c.commit,
   };
-  // The wide shape: `wide` files per batch, S = P = wide. A read task reads one file (per-file
-  // cost); a partition task its share of the rows (the measured one's cost beyond the no-data
-  // task's, scaled by its rows); the commit its fixed part and the batch's output rows.
+  // The wide shape: `wide` files per batch, S = P = wide. A read task reads one file (a task's
+  // start, measured, plus one file's share of the rest of the measured read task); a partition
+  // task its share of the rows (the measured one's cost beyond the no-data task's, scaled by its
+  // rows); the commit its fixed part and the batch's output rows.
   const scale = o.wide / c.filesPerBatch;
   const fixedPartition = Math.min(c.partitionNoData ?? 0, c.partition);
   const rowsPerPartition = (c.eventsPerBatch * scale) / o.wide;
+  const filesPerSplit = c.filesPerBatch / c.splits;
+  const readStart = Math.min(start, c.read);
   const wide: BatchShape = {
     events: c.eventsPerBatch * scale,
     S: o.wide,
     P: o.wide,
     plan: c.plan,
-    read: c.readPerFile,
+    read: readStart + (c.read - readStart) / filesPerSplit,
     partition: fixedPartition + (c.partition - fixedPartition) * (rowsPerPartition / (c.eventsPerBatch / c.partitions)),
     commit: c.commitFixed + (c.commitPer1000Rows / 1000) * c.rowsOutPerBatch * scale,
   };
-  const rateAt = (s: BatchShape, n: number, oh: number) => s.events / (batchMs(s, n, oh) / 1000);
-  // check the model against the partitioned runs on this machine (o = 0: a worker thread pays no invocation)
+  const rateAt = (s: BatchShape, n: number, oh = 0) => s.events / (batchMs(s, n, oh) / 1000);
+  // check the model against the partitioned runs on this machine
   const modelCheck = partitionedRuns.map((r, i) => ({
     workers: r.workers!,
     measured: (costs[i].eventsPerBatch * costs[i].dataBatches) / dataBatchSeconds(r),
-    model: rateAt(measured, r.workers!, 0),
+    model: rateAt(measured, r.workers!),
   }));
-  out("  [9c] scaling model for N Lambdas, from the 1-thread run's costs:");
-  out(`       per batch T(N) = plan + ceil(S/N)·read + ceil(P/N)·partition + commit + o·(2 + ceil(S/N) + ceil(P/N)); events/s = events per batch / T(N)`);
+  out("  [9c] scaling model for N Lambdas, from the 1-thread run's task costs, measured in this invocation:");
+  out('       per batch T(N) = plan + ceil(S/N)·read + ceil(P/N)·partition + commit; events/s = events per batch / T(N)');
   out(
-    `       o = ${o.overheadMs} ms per task, assumed, not measured here: a Standard workflow's state transition plus a warm Lambda invoke (each typically tens of ms;` +
-      ' Distributed Map child executions add their own start). Replace it with the gaps between TaskScheduled and TaskSucceeded in your execution history (--scale-overhead-ms).',
+    `       each cost as measured, a task's start included: ${f0(start)} ms (median of the last batch's read tasks sent again after the run, which find their work done: ` +
+      "the message round trip, the task's executor and one read); what a Lambda adds on AWS (the invoke, a state transition) is not measured here" +
+      (o.overheadMs > 0 ? `: the last column adds --scale-overhead-ms ${o.overheadMs} ms per task as a what-if` : ''),
   );
   out(
     `       measured shape: ${Math.round(measured.events)} events per batch, S = ${measured.S}, P = ${measured.P}, plan ${f0(measured.plan)}, read ${f0(measured.read)}, partition ${f0(measured.partition)}, commit ${f0(measured.commit)} ms`,
   );
   out(
-    `       wide shape (extrapolated): ${o.wide} files per batch (${Math.round(wide.events)} events), S = P = ${o.wide}: read = one file ${f0(wide.read)} ms, partition ${f0(wide.partition)} ms ` +
+    `       wide shape (extrapolated): ${o.wide} files per batch (${Math.round(wide.events)} events), S = P = ${o.wide}: read = a task's start + one file ${f0(wide.read)} ms, partition ${f0(wide.partition)} ms ` +
       `(the no-data task's ${f0(fixedPartition)} ms + the rest scaled by rows), commit ${f0(wide.commit)} ms (${f0(c.commitFixed)} + ${f1(c.commitPer1000Rows)} per 1000 output rows)`,
   );
   out(
-    `       model vs the runs above (o = 0; data batches only): ${modelCheck.map((m) => `${m.workers} thread${m.workers > 1 ? 's' : ''}: model ${fmtRate(m.model)}, measured ${fmtRate(m.measured)}`).join('; ')}`,
+    `       model vs the runs above (data batches only): ${modelCheck.map((m) => `${m.workers} thread${m.workers > 1 ? 's' : ''}: model ${fmtRate(m.model)}, measured ${fmtRate(m.measured)}`).join('; ')}`,
   );
   const singleRate = rateOf(single);
+  const whatIf = o.overheadMs > 0;
   const rows = o.lambdas.map((n) => [
     n,
-    fmtRate(rateAt(measured, n, o.overheadMs)),
-    (rateAt(measured, n, o.overheadMs) / rateAt(measured, 1, o.overheadMs)).toFixed(2),
-    (rateAt(measured, n, o.overheadMs) / singleRate).toFixed(2),
-    fmtRate(rateAt(wide, n, o.overheadMs)),
-    (rateAt(wide, n, o.overheadMs) / rateAt(wide, 1, o.overheadMs)).toFixed(2),
-    (rateAt(wide, n, o.overheadMs) / singleRate).toFixed(2),
-    fmtRate(rateAt(wide, n, 0)),
+    fmtRate(rateAt(measured, n)),
+    (rateAt(measured, n) / rateAt(measured, 1)).toFixed(2),
+    (rateAt(measured, n) / singleRate).toFixed(2),
+    fmtRate(rateAt(wide, n)),
+    (rateAt(wide, n) / rateAt(wide, 1)).toFixed(2),
+    (rateAt(wide, n) / singleRate).toFixed(2),
+    ...(whatIf ? [fmtRate(rateAt(wide, n, o.overheadMs))] : []),
   ]);
   out(
     table(
-      ['N Lambdas', `measured shape (S=${measured.S}, P=${measured.P})`, 'x N=1', 'x single', `wide shape (S=P=${o.wide})`, 'x N=1', 'x single', 'wide, o = 0'],
+      [
+        'N Lambdas',
+        `measured shape (S=${measured.S}, P=${measured.P})`,
+        'x N=1',
+        'x single',
+        `wide shape (S=P=${o.wide})`,
+        'x N=1',
+        'x single',
+        ...(whatIf ? [`wide, o = ${o.overheadMs} ms`] : []),
+      ],
       rows,
     ),
   );
   out(`  x single: against the single executor's ${fmtRate(singleRate)} measured above (one Lambda without parallelism)`);
   // the fewest Lambdas at which the partitioned run passes the single executor, per shape
-  const breakEven = (s: BatchShape) => o.lambdas.find((n) => rateAt(s, n, o.overheadMs) > singleRate) ?? null;
+  const breakEven = (s: BatchShape) => o.lambdas.find((n) => rateAt(s, n) > singleRate) ?? null;
   const even = { measured: breakEven(measured), wide: breakEven(wide) };
-  const serialMs = (s: BatchShape, oh: number) => s.plan + s.commit + 2 * oh;
-  const limit = (s: BatchShape, oh: number) => s.events / ((serialMs(s, oh) + s.read + s.partition + 2 * oh) / 1000);
+  const serialMs = (s: BatchShape) => s.plan + s.commit;
+  const limit = (s: BatchShape) => s.events / ((serialMs(s) + s.read + s.partition) / 1000);
   out(
-    `  stops scaling at N = max(S, P) (${Math.max(measured.S, measured.P)} for the measured shape, ${o.wide} for the wide one): beyond it every wave is one task, and T = plan + read + partition + commit + 4o, ` +
-      `the ceiling ${fmtRate(limit(measured, o.overheadMs))} and ${fmtRate(limit(wide, o.overheadMs))}. The serial part of each batch (plan, commit with its one sink writer, 2o) is ` +
-      `${f0(serialMs(measured, o.overheadMs))} and ${f0(serialMs(wide, o.overheadMs))} ms; batches run one after another.`,
+    `  stops scaling at N = max(S, P) (${Math.max(measured.S, measured.P)} for the measured shape, ${o.wide} for the wide one): beyond it every wave is one task, and T = plan + read + partition + commit, ` +
+      `the ceiling ${fmtRate(limit(measured))} and ${fmtRate(limit(wide))}. The serial part of each batch (plan, commit with its one sink writer) is ` +
+      `${f0(serialMs(measured))} and ${f0(serialMs(wide))} ms; batches run one after another.`,
   );
   const bytesPerEvent = input.bytes / input.events;
   const lambdaEvents = singleRate * LAMBDA_SECONDS;
@@ -613,7 +702,7 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
     `  one Lambda (the single executor at its rate here, on a whole core against the local emulators; a Lambda has one vCPU at 1,769 MB, less below) clears at most ${(lambdaEvents / 1e6).toFixed(0)} M events (${((lambdaEvents * bytesPerEvent) / 2 ** 30).toFixed(1)} GiB of ~${bytesPerEvent.toFixed(0)}-byte lines) in 15 minutes; ` +
       `a schedule every I minutes keeps up while the stream stays below ${fmtRate(singleRate)} and one interval's backlog fits that. Turn on parallelism when a run's backlog ` +
       `regularly passes about half of it (the margin for a slower batch or a retry), or the batch's state no longer fits one function; ` +
-      `partitioned on one worker runs at ${(rateOf(runs[1]) / singleRate).toFixed(2)}x the single executor (the shuffle through S3 and the tasks' own reads of the checkpoint), and the model ` +
+      `partitioned on one worker runs at ${median(ratios.oneWorker).toFixed(2)}x the single executor and on two at ${median(ratios.twoWorkers).toFixed(2)}x (the shuffle through S3 and the tasks' own reads of the checkpoint), and the model ` +
       `passes one Lambda ${even.measured ? `from N = ${even.measured}` : 'at no N'} with S = ${measured.S}, P = ${measured.P} and ${even.wide ? `from N = ${even.wide}` : 'at no N'} with S = P = ${o.wide}: ` +
       'turn it on with at least that many splits and partitions, or it only costs.',
   );
@@ -625,6 +714,15 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
     node: process.version,
     cores: cpus().length,
     loadAverage: { start: loadAtStart.map((x) => Number(x.toFixed(2))), end: loadAtEnd.map((x) => Number(x.toFixed(2))) },
+    // the partitioned runs' rates over the single executor's, measured in this invocation (the median over the rounds), the load beside them
+    oneWorkerOverSingle: Number(median(ratios.oneWorker).toFixed(3)),
+    twoWorkersOverSingle: Number(median(ratios.twoWorkers).toFixed(3)),
+    ratiosByRound: rounds.map((rd, i) => ({
+      oneWorkerOverSingle: Number(ratios.oneWorker[i].toFixed(3)),
+      twoWorkersOverSingle: Number(ratios.twoWorkers[i].toFixed(3)),
+      eventsPerSecond: rd.runs.map((r) => Math.round(rateOf(r))),
+      loadAverage: { start: rd.load.start.map((x) => Number(x.toFixed(2))), end: rd.load.end.map((x) => Number(x.toFixed(2))) },
+    })),
     input: {
       events: input.events,
       bytesPerEvent: Math.round(bytesPerEvent),
@@ -661,6 +759,7 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
       commitFixed: round(costs[i].commitFixed),
       commitPer1000Rows: Number(costs[i].commitPer1000Rows.toFixed(1)),
       lastPlan: round(costs[i].finalPlan),
+      taskStart: round(r.taskStartMs ?? null),
       shuffleBytesPerBatch: r.shuffle ? { rows: Math.round(r.shuffle.rowsBytes), outputs: Math.round(r.shuffle.outBytes) } : null,
       splitsPerBatch: costs[i].splits,
       partitionsPerBatch: costs[i].partitions,
@@ -679,21 +778,22 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
       })),
     })),
     model: {
-      formula: 'T(N) = plan + ceil(S/N)*read + ceil(P/N)*partition + commit + o*(2 + ceil(S/N) + ceil(P/N)); events/s = events per batch / T(N)',
-      overheadMsPerTask: o.overheadMs,
-      overheadSource: 'assumed: a Step Functions Standard state transition plus a warm Lambda invoke, tens of ms each; not measured by this bench',
-      costsFrom: 'the 1-thread partitioned run',
+      formula: 'T(N) = plan + ceil(S/N)*read + ceil(P/N)*partition + commit; events/s = events per batch / T(N)',
+      costsFrom: "the 1-thread partitioned run's tasks, measured in this invocation (each with its start, the message round trip and its requests)",
+      taskStartMs: Math.round(start),
+      taskStartSource: "median of the last data batch's read tasks sent again after the run (each finds its work done)",
+      ...(whatIf ? { whatIfOverheadMsPerTask: o.overheadMs } : {}),
       measuredShape: roundShape(measured),
       wideShape: roundShape(wide),
       check: modelCheck.map((m) => ({ workers: m.workers, model: Math.round(m.model), measured: Math.round(m.measured) })),
       table: o.lambdas.map((n) => ({
         lambdas: n,
-        measuredShape: Math.round(rateAt(measured, n, o.overheadMs)),
-        wideShape: Math.round(rateAt(wide, n, o.overheadMs)),
-        wideShapeNoOverhead: Math.round(rateAt(wide, n, 0)),
+        measuredShape: Math.round(rateAt(measured, n)),
+        wideShape: Math.round(rateAt(wide, n)),
+        ...(whatIf ? { wideShapeWhatIfOverhead: Math.round(rateAt(wide, n, o.overheadMs)) } : {}),
       })),
       passesSingleExecutorAtN: even,
-      ceiling: { measuredShape: Math.round(limit(measured, o.overheadMs)), wideShape: Math.round(limit(wide, o.overheadMs)) },
+      ceiling: { measuredShape: Math.round(limit(measured)), wideShape: Math.round(limit(wide)) },
     },
     oneLambda: {
       eventsPerSecond: Math.round(singleRate),

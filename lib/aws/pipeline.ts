@@ -9,7 +9,7 @@ import { type CrashInjector, crashingAt, type CrashPlan } from '../engine/testin
 import { InvalidOptionError } from '../engine/errors';
 import { MicroBatchExecutor } from '../engine/schedule/single';
 import type { ExecutorDeps, RunOptions, RunReport } from '../engine/run/types';
-import { PartitionedRun } from '../engine/schedule/partitioned';
+import { PartitionedRun, type PartitionedOptions } from '../engine/schedule/partitioned';
 import { S3ShuffleStore } from './s3/shuffle';
 import { createClients, type AwsClients } from './clients';
 import type { AwsConnection } from './config';
@@ -21,6 +21,7 @@ import { SqsNotificationDiscovery } from './sqs/notification-discovery';
 import { S3DeadLetterSink } from './s3/dead-letters';
 import { S3JsonSink } from './s3/json-sink';
 import { DynamoDbStateStore } from './dynamodb/state-store';
+import type { DynamoDbStateCache } from './dynamodb/state-cache';
 import { DynamoDbLease } from './dynamodb/lease';
 import { DynamoDbSink } from './dynamodb/sink';
 import { KinesisSource, kinesisOptionsFromSpec } from './kinesis/source';
@@ -108,6 +109,11 @@ export interface PipelineExtras {
   readonly source?: Source;
   /** Replace how the plan's static tables are opened (default: S3 and DynamoDB on the clients). */
   readonly staticTables?: StaticTables;
+  /**
+   * The state store's manifests and pages, shared with the other executors built with it (a
+   * partitioned run's task container: one executor per task, one cache per container). @default the store's own
+   */
+  readonly stateCache?: DynamoDbStateCache;
 }
 
 /** The static tables of stream-static joins on these clients: S3 objects read whole, DynamoDB tables looked up by key. */
@@ -276,6 +282,7 @@ export function buildExecutor(conn: AwsConnection, given: QueryPlan, cfg: Pipeli
     namespace,
     partitions: plan.statePartitions,
     clock: extras.clock,
+    ...(extras.stateCache ? { cache: extras.stateCache } : {}),
   });
   const lease = new DynamoDbLease({ client: clients.dynamodb, tableName: cfg.stateTable, leaseKey: namespace, clock: extras.clock });
   // A test's crash (extras.crash) sits in front of the ports; the executor knows nothing of it.
@@ -304,7 +311,7 @@ export function buildExecutor(conn: AwsConnection, given: QueryPlan, cfg: Pipeli
    * the shuffle beside the checkpoint (`<checkpoint>-shuffle`; head() lists the checkpoint's own
    * prefix, so they stay out of it). Build one per task, as a Lambda or a worker thread does.
    */
-  const partitioned = (o: { maxSplits?: number } = {}) =>
+  const partitioned = (o: Pick<PartitionedOptions, 'maxSplits' | 'memo'> = {}) =>
     new PartitionedRun(
       { ...deps, shuffle: new S3ShuffleStore({ client: clients.s3, bucket: cfg.checkpoint.bucket, prefix: shufflePrefix(cfg.checkpoint) }) },
       { ...options, ...o },

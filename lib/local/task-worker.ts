@@ -6,13 +6,18 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { buildExecutor } from '../aws/pipeline';
 import { createClients } from '../aws/clients';
+import { DynamoDbStateCache } from '../aws/dynamodb/state-cache';
 import { partitionedTasks, type TaskEvent } from '../engine/schedule/driver';
+import { RunMemo } from '../engine/schedule/partitioned';
 import { CrashInjector, parseCrashPlan } from '../engine/testing/crash';
 import { planFromRecipe, type TaskMessage, type WorkerInit } from './workers';
 
 const init = workerData as WorkerInit;
 const plan = planFromRecipe(init.plan);
 const clients = createClients(init.connection);
+// what the state store read or wrote, for the next task on this thread (as a Lambda container keeps it)
+const stateCache = new DynamoDbStateCache();
+const memo = new RunMemo();
 // a crash plan's injector per run: a point fires in the first task of this worker's share of the run that reaches it
 const injectors = new Map<string, CrashInjector>();
 
@@ -26,12 +31,13 @@ function handlerFor(msg: TaskMessage) {
   const processingTimeMs = msg.processingTimeMs;
   const processingClock = processingTimeMs === undefined ? undefined : { now: () => processingTimeMs };
   return partitionedTasks(() =>
-    buildExecutor(init.connection, plan, init.config, {
+    buildExecutor(init.connection, plan, msg.config ?? init.config, {
       clients,
       crash,
+      stateCache,
       clock: { now: () => Date.now() + offset },
       ...(processingClock ? { processingClock } : {}),
-    }).partitioned({ maxSplits: init.maxSplits }),
+    }).partitioned({ maxSplits: init.maxSplits, memo }),
   );
 }
 

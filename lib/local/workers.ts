@@ -38,6 +38,8 @@ export interface TaskMessage {
   readonly clockOffsetMs?: number;
   /** The processing time of the run's new batches (a conformance step's `clock`, FORMAT-4). */
   readonly processingTimeMs?: number;
+  /** Another pipeline for this run than the pool's (a benchmark's next run, on its own checkpoint, on the same warm threads). */
+  readonly config?: PipelineConfig;
 }
 
 /** The plan a recipe gives (in a worker, and in the parent to check it once). */
@@ -141,16 +143,22 @@ export class WorkerPool {
     else this.idle.push(w);
   }
 
-  private take(): Promise<Worker> {
-    const w = this.idle.shift();
+  /**
+   * An idle worker: `preferred` if it is idle, else the first idle one, else the first to finish.
+   * (A partition task goes to the thread that ran that partition last time, when it can: that
+   * thread's state cache holds the pages the partition's last commit wrote.)
+   */
+  private take(preferred?: number): Promise<Worker> {
+    const at = preferred === undefined ? -1 : this.idle.indexOf(this.workers[preferred % this.workers.length]);
+    const w = at >= 0 ? this.idle.splice(at, 1)[0] : this.idle.shift();
     if (w) return Promise.resolve(w);
     return new Promise((res) => this.waiting.push(res));
   }
 
   /** The pool as a TaskHandler for runPartitioned; `run` says what the run injects (a crash, a clock offset). */
-  handler(run: { crash?: string; clockOffsetMs?: number; processingTimeMs?: number } = {}): TaskHandler {
+  handler(run: { crash?: string; clockOffsetMs?: number; processingTimeMs?: number; config?: PipelineConfig } = {}): TaskHandler {
     return async (event: TaskEvent) => {
-      const w = await this.take();
+      const w = await this.take(event.action === 'partition' ? event.partition : undefined);
       const id = this.nextId++;
       return new Promise<TaskResult>((resolve, reject) => {
         this.pending.set(id, { resolve, reject });

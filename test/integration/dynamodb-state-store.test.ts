@@ -11,6 +11,7 @@ import {
   type DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
+  QueryCommand,
   ScanCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
@@ -477,6 +478,59 @@ describe('DynamoDbStateStore', () => {
       expect(await snapshot(replay, op, 2)).toEqual(crashFree.at2);
       expect(await snapshot(replay, op, 3)).toEqual(crashFree.at3);
       expect(await snapshot(reopen(crashed), op, 3)).toEqual(crashFree.at3);
+    });
+  });
+
+  describe('when the caller says a batch had no earlier attempt (firstAttempt: a partition task on its first attempt)', () => {
+    // A dead attempt of batch 2 leaves pages under its own keys, which only a look-up by batch finds.
+    const base: Spread = { someNull: true, partitions: 1, pad: 350 };
+    const batch0 = manyChanges(60, 0, base);
+    const batch1 = manyChanges(40, 1, base);
+    const batch2 = manyChanges(30, 2, base);
+    /** A client that counts the Query requests it passes on. */
+    const queryCounting = () => {
+      let queries = 0;
+      const client = {
+        send: (command: unknown) => {
+          if (command instanceof QueryCommand) queries++;
+          return dynamodb.send(command as never);
+        },
+      };
+      return Object.assign(client as unknown as DynamoDBClient, { queries: () => queries });
+    };
+    const crashedAt2 = async () => {
+      const store = newStore({ partitions: 1 });
+      await store.commit(windowOp(), 0, batch0);
+      await store.commit(windowOp(), 1, batch1);
+      const dying = reopen(store, { client: crashingClient(dynamodb, { lands: () => true }) });
+      await expect(dying.commit(windowOp(), 2, batch2)).rejects.toThrow(/injected crash/);
+      expect(await strayPages(store.namespace, windowOp().operatorId)).not.toEqual([]);
+      return store;
+    };
+
+    it('a store told so commits without a look-up (no Query)', async () => {
+      const store = newStore({ partitions: 1 });
+      await store.commit(windowOp(), 0, batch0);
+      await store.commit(windowOp(), 1, batch1);
+      const told = queryCounting();
+      const first = reopen(store, { client: told });
+      first.firstAttempt(2);
+      await first.commit(windowOp(), 2, batch2);
+      expect(told.queries()).toBe(0);
+      const untold = queryCounting();
+      await reopen(store, { client: untold }).commit(windowOp(), 3, batch2);
+      expect(untold.queries()).toBeGreaterThan(0);
+    });
+
+    it("a replay not told so finds the dead attempt's pages; one told so (wrongly) leaves them", async () => {
+      const found = await crashedAt2();
+      await reopen(found).commit(windowOp(), 2, batch2);
+      expect(await strayPages(found.namespace, windowOp().operatorId)).toEqual([]);
+      const left = await crashedAt2();
+      const wrong = reopen(left);
+      wrong.firstAttempt(2);
+      await wrong.commit(windowOp(), 2, batch2);
+      expect(await strayPages(left.namespace, windowOp().operatorId)).not.toEqual([]);
     });
   });
 

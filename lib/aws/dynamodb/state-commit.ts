@@ -95,8 +95,10 @@ interface SlicePlan {
 export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
   /** The stray pages this store looked up, by slice (see planSlice). */
   private readonly strayPages = new StrayPages();
-  /** The plan `check` made, which the `commit` of the same changes writes. */
-  private planned: { operatorId: string; version: number; changes: StateChange[]; plans: SlicePlan[] } | null = null;
+  /** A batch no earlier attempt wrote (firstAttempt): its commits need not look for stray pages. */
+  private firstAttemptOf: number | null = null;
+  /** The plan `check` made, which the `commit` of the same changes (and partitions) writes. */
+  private planned: { operatorId: string; version: number; changes: StateChange[]; partitions: string; plans: SlicePlan[] } | null = null;
 
   // ---------------------------------------------------------------------------------------------
   // Commit
@@ -104,14 +106,19 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
   /**
    * Plans the commit of `changes` as `commit` would, and throws the error the commit would throw
    * for a page above DynamoDB's 400 KB, before anything is written. The `commit` of the same
-   * changes array writes this plan without planning again.
+   * changes array (and the same partitions) writes this plan without planning again.
    */
-  async check(op: OperatorStateSpec, version: number, changes: StateChange[]): Promise<void> {
+  /** The caller knows no earlier attempt of batch `version` wrote to this store: no stray pages of it to look for (see planSlice). */
+  firstAttempt(version: number): void {
+    this.firstAttemptOf = version;
+  }
+
+  async check(op: OperatorStateSpec, version: number, changes: StateChange[], partitions?: readonly number[]): Promise<void> {
     this.validateOp(op);
     checkVersion(version);
     this.planned = null;
-    const plans = await this.plan(op, version, changes);
-    this.planned = { operatorId: op.operatorId, version, changes, plans };
+    const plans = await this.plan(op, version, changes, partitions);
+    this.planned = { operatorId: op.operatorId, version, changes, partitions: scopeOf(partitions), plans };
   }
 
   async commit(op: OperatorStateSpec, version: number, changes: StateChange[], fence?: LeaseHandle, partitions?: readonly number[]): Promise<void> {
@@ -120,7 +127,11 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
     const planned = this.planned;
     this.planned = null;
     const plans =
-      planned !== null && planned.operatorId === op.operatorId && planned.version === version && planned.changes === changes && partitions === undefined
+      planned !== null &&
+      planned.operatorId === op.operatorId &&
+      planned.version === version &&
+      planned.changes === changes &&
+      planned.partitions === scopeOf(partitions)
         ? planned.plans
         : await this.plan(op, version, changes, partitions);
     try {
@@ -239,9 +250,9 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
     if (refused.length > 0) throw refused[0];
     for (const f of finals) {
       const id = sliceId(f.plan.keys);
-      this.manifests.set(`${id}@${refId(f.ref)}`, { pages: f.manifest, free: f.free });
+      this.cache.rememberManifest(id, refId(f.ref), { pages: f.manifest, free: f.free });
       // Cached as read back from its text: the engine's objects may change after the commit.
-      for (const page of f.plan.pages) this.remember(`${id}@${page.ref}`, page.entries.map(detached));
+      for (const page of f.plan.pages) this.cache.rememberPage(id, page.ref, page.entries.map(detached));
     }
     // What the new heads no longer name and no free list keeps. (A crash before this leaves them behind: see state-store.ts.)
     const gone = finals.flatMap((f) => [...f.plan.retired.manifests, ...f.excess.map((x) => f.plan.keys.page(x.slot))]);
@@ -487,7 +498,8 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
     // supersedes that writer's makes them unreachable.
     // (What the look-up found is kept until a head write of the slice: a plan made again, as
     // commit() makes one when check() was given another array, lists the same.)
-    if (head !== null) await this.strayPages.lookUpOnce(sliceId(keys), () => this.pagesOfVersion(keys, version));
+    // (A caller that knows no earlier attempt of this batch ran says so: firstAttempt; nothing to look for.)
+    if (head !== null && this.firstAttemptOf !== version) await this.strayPages.lookUpOnce(sliceId(keys), () => this.pagesOfVersion(keys, version));
     const listed = new Set(slots.map((f) => f.slot));
     const strays = this.strayPages.of(sliceId(keys)).filter((f) => !named.has(f.slot) && !listed.has(f.slot));
     const legacy: Item[] = [];
@@ -591,4 +603,9 @@ function checkVersion(version: number): void {
   if (!Number.isSafeInteger(version) || version < 0) {
     throw new SluiceError(`state commit version (${version}) must be a non-negative integer batch id.`);
   }
+}
+
+/** A commit's partitions as a comparable text ('' for every partition). */
+function scopeOf(partitions: readonly number[] | undefined): string {
+  return partitions === undefined ? '' : [...partitions].sort((a, b) => a - b).join(',');
 }

@@ -38,6 +38,7 @@ import {
   slotOf,
   type StoredLayout,
 } from './state-layout';
+import { DynamoDbStateCache } from './state-cache';
 import type { DynamoDbStateStoreOptions } from './state-store-options';
 
 /** The slices of a DynamoDbStateStore, their caches and its requests (its versioning: state-commit.ts, state-store.ts). */
@@ -51,16 +52,12 @@ export abstract class DynamoDbStateSlices {
   protected readonly clock: Clock;
   private readonly retry: RetryPolicy;
   protected readonly compressAboveBytes: number;
-  private readonly cacheMaxEntries: number;
   protected readonly pageFillBytes: number;
 
   /** Heads by slice, as read or as this store last wrote them (null: none). */
   protected readonly heads = new Map<string, Head | null>();
-  /** Manifests by slice and ref (immutable). */
-  protected readonly manifests = new Map<string, ManifestRecord>();
-  /** Page entries by slice and page ref (immutable), oldest first. */
-  private readonly pages = new Map<string, PageEntry[]>();
-  private cachedEntries = 0;
+  /** Manifests and page entries by slice and ref (immutable): this store's own, or one several stores share. */
+  protected readonly cache: DynamoDbStateCache;
   /** Operators checked for state of the per-key layout. */
   private readonly legacyChecked = new Set<string>();
   protected counters = {
@@ -93,7 +90,7 @@ export abstract class DynamoDbStateSlices {
     this.partitions = intOption('partitions', opts.partitions, 1, 1);
     this.maxConcurrency = intOption('maxConcurrency', opts.maxConcurrency, 8, 1);
     this.compressAboveBytes = intOption('compressAboveBytes', opts.compressAboveBytes, 0, 0);
-    this.cacheMaxEntries = intOption('cacheMaxEntries', opts.cacheMaxEntries, 250_000, 0);
+    this.cache = opts.cache ?? new DynamoDbStateCache(intOption('cacheMaxEntries', opts.cacheMaxEntries, 250_000, 0));
     this.pageFillBytes = intOption('pageFillBytes', opts.pageFillBytes, PAGE_TARGET_BYTES, 200);
     if (this.pageFillBytes > PAGE_TARGET_BYTES) {
       throw new InvalidOptionError(
@@ -165,16 +162,12 @@ export abstract class DynamoDbStateSlices {
 
   /** The manifest with its free slots. */
   protected async loadManifestRecord(keys: SliceKeys, ref: ManifestRef): Promise<ManifestRecord> {
-    const cacheKey = `${sliceId(keys)}@${refId(ref)}`;
-    const cached = this.manifests.get(cacheKey);
+    const cached = this.cache.manifest(sliceId(keys), refId(ref));
     if (cached) return cached;
     const wanted = Array.from({ length: ref.c }, (_, i) => keys.manifestChunk(ref, i));
     const found = await this.batchGet(wanted, `manifest ${refId(ref)} of ${keys.prefix}`, () => true);
     const manifest = parseManifest(wanted.map((k) => found.get(itemKey(k))!));
-    // Keep the last two manifests per slice: those a commit and a replay read.
-    for (const key of [...this.manifests.keys()])
-      if (key.startsWith(`${sliceId(keys)}@`) && this.manifests.size > 2 * this.partitions) this.manifests.delete(key);
-    this.manifests.set(cacheKey, manifest);
+    this.cache.rememberManifest(sliceId(keys), refId(ref), manifest);
     return manifest;
   }
 
@@ -215,13 +208,9 @@ export abstract class DynamoDbStateSlices {
     const missing = new Map<string, Pick<PageRef, 'ref' | 'slot'>>();
     for (const p of refs) {
       if (out.has(p.ref) || missing.has(p.ref)) continue;
-      const cacheKey = `${sliceId(keys)}@${p.ref}`;
-      const hit = this.pages.get(cacheKey);
-      if (hit) {
-        this.pages.delete(cacheKey);
-        this.pages.set(cacheKey, hit);
-        out.set(p.ref, hit);
-      } else missing.set(p.ref, p);
+      const hit = this.cache.page(sliceId(keys), p.ref);
+      if (hit) out.set(p.ref, hit);
+      else missing.set(p.ref, p);
     }
     if (missing.size === 0) return out;
     // An eventually consistent read may still see what a free slot held before (asked again, strongly).
@@ -235,20 +224,9 @@ export abstract class DynamoDbStateSlices {
       const item = found.get(itemKey(keys.page(slotOf(p))))!;
       const entries = parsePage(item, `${keys.prefix} ${p.ref}`);
       out.set(p.ref, entries);
-      this.remember(`${sliceId(keys)}@${p.ref}`, entries);
+      this.cache.rememberPage(sliceId(keys), p.ref, entries);
     }
     return out;
-  }
-
-  protected remember(cacheKey: string, entries: PageEntry[]): void {
-    if (this.pages.has(cacheKey)) return;
-    this.pages.set(cacheKey, entries);
-    this.cachedEntries += entries.length;
-    while (this.cachedEntries > this.cacheMaxEntries && this.pages.size > 0) {
-      const [oldest, dropped] = this.pages.entries().next().value as [string, PageEntry[]];
-      this.pages.delete(oldest);
-      this.cachedEntries -= dropped.length;
-    }
   }
 
   /**

@@ -2,6 +2,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../../engine/ports';
 import type { RetryOptions } from '../request/retry';
+import type { DynamoDbStateCache } from './state-cache';
 
 export interface DynamoDbStateStoreOptions extends RetryOptions {
   readonly client: DynamoDBClient;
@@ -21,6 +22,11 @@ export interface DynamoDbStateStoreOptions extends RetryOptions {
   readonly compressAboveBytes?: number;
   /** Page entries kept in memory between reads and commits (per store instance). @default 250000 */
   readonly cacheMaxEntries?: number;
+  /**
+   * The manifests and pages this store reads and writes, kept for other stores too (a partitioned
+   * run's task container, one store per task; cacheMaxEntries is then the cache's). @default a cache of its own
+   */
+  readonly cache?: DynamoDbStateCache;
   /** The size pages are refilled to, in bytes of item (at most 1,024: one write unit). @default 1024 */
   readonly pageFillBytes?: number;
 }

@@ -21,7 +21,8 @@
 import { Console } from 'node:console';
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import { partitionedRunReport, partitionedTasks } from '../../engine/schedule/driver';
-import type { PlanResult } from '../../engine/schedule/partitioned';
+import { DynamoDbStateCache } from '../dynamodb/state-cache';
+import { type PlanResult, RunMemo } from '../../engine/schedule/partitioned';
 import { DEFAULT_METRICS_NAMESPACE, emfBlock } from './emf';
 import { runSummaryOf, s3Prefixes } from './handler';
 import type { QueryPlan } from '../../engine/plan/types';
@@ -138,12 +139,16 @@ export interface PartitionedTaskLambdaOptions extends TaskLambdaOptions {
 /**
  * The task Lambda of `plan` on AWS: the SDK clients are built once (per container), and each task
  * runs on a PartitionedRun of its own, so nothing passes between tasks but the checkpoint, the
- * state and the shuffle beside the checkpoint.
+ * state and the shuffle beside the checkpoint (and the state's immutable manifests and pages,
+ * cached by ref for the container's next task: DynamoDbStateCache).
  */
 export function createPartitionedTaskLambda(plan: QueryPlan, cfg: PipelineConfig, conn: AwsConnection, opts: PartitionedTaskLambdaOptions = {}): TaskLambda {
   const clients = (opts.createClients ?? createClients)(conn);
   const config = opts.statePartitions === undefined ? cfg : { ...cfg, statePartitions: opts.statePartitions };
-  const tasks = partitionedTasks(() => buildExecutor(conn, plan, config, { clients }).partitioned({ maxSplits: opts.maxSplits }));
+  // the state's manifests and pages (immutable by ref) outlive a task: the container's next task may read them
+  const stateCache = new DynamoDbStateCache();
+  const memo = new RunMemo();
+  const tasks = partitionedTasks(() => buildExecutor(conn, plan, config, { clients, stateCache }).partitioned({ maxSplits: opts.maxSplits, memo }));
   const writeLine = opts.writeLine ?? defaultWriteLine;
   const now = opts.now ?? Date.now;
   const namespace = opts.metricsNamespace?.trim() || DEFAULT_METRICS_NAMESPACE;

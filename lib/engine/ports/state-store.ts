@@ -72,9 +72,16 @@ export interface StateStore {
   /**
    * Throws a clear SluiceError when `commit(op, version, changes)` could not store a change (a
    * value too large for the store's items). The executor calls it before any effect of the batch
-   * (dead letters, sink), so such a batch fails before it writes anything. Optional.
+   * (dead letters, sink), so such a batch fails before it writes anything. `partitions`: as
+   * commit's (a partition task checks what its own commit writes). Optional.
    */
-  check?(op: OperatorStateSpec, version: number, changes: StateChange[]): Promise<void>;
+  check?(op: OperatorStateSpec, version: number, changes: StateChange[], partitions?: readonly number[]): Promise<void>;
+  /**
+   * The caller knows that no earlier attempt of batch `version` wrote anything to this store (a
+   * partitioned run's partition task on its first attempt, of a batch its run planned first): the
+   * store may skip looking for what such an attempt left behind. Optional; a hint only.
+   */
+  firstAttempt?(version: number): void;
   /**
    * How long (ms) a version superseded by a commit stays readable, when not forever: a replay
    * of a batch planned longer ago may need versions that are gone, and the executor refuses it.

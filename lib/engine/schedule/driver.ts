@@ -18,7 +18,14 @@ import type { CommitResult, PartitionedRun, PlanResult } from './partitioned';
 export type TaskEvent =
   | { readonly action: 'plan'; readonly runId: string }
   | { readonly action: 'read'; readonly runId: string; readonly batchId: number; readonly split: number }
-  | { readonly action: 'partition'; readonly runId: string; readonly batchId: number; readonly partition: number }
+  | {
+      readonly action: 'partition';
+      readonly runId: string;
+      readonly batchId: number;
+      readonly partition: number;
+      /** Runs of this task before this one in this run, when the driver knows (runPartitioned: 0, it never runs a task twice). */
+      readonly attempt?: number;
+    }
   | { readonly action: 'commit'; readonly runId: string; readonly batchId: number };
 
 export type TaskResult = PlanResult | CommitResult | { readonly ok: true };
@@ -38,7 +45,7 @@ export function partitionedTasks(make: () => PartitionedRun): TaskHandler {
       case 'read':
         return run.readTask(e.runId, e.batchId, e.split);
       case 'partition':
-        return run.partitionTask(e.runId, e.batchId, e.partition);
+        return run.partitionTask(e.runId, e.batchId, e.partition, e.attempt);
       case 'commit':
         return run.commitTask(e.runId, e.batchId);
       default:
@@ -64,7 +71,7 @@ export async function runPartitioned(
     if (plan.done) break;
     const { batchId } = plan;
     await eachLimit(plan.splits, n, (s) => handler({ action: 'read', runId, batchId, split: s.split }));
-    await eachLimit(plan.partitions, n, (p) => handler({ action: 'partition', runId, batchId, partition: p.partition }));
+    await eachLimit(plan.partitions, n, (p) => handler({ action: 'partition', runId, batchId, partition: p.partition, attempt: 0 }));
     const commit = (await handler({ action: 'commit', runId, batchId })) as CommitResult;
     batches.push(batchId);
     if (!commit.more) break;

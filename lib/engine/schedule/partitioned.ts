@@ -23,8 +23,11 @@
  * A plan that cannot be split by key (several stateful operators, a stream-stream join) runs each
  * batch in one partition task that computes the whole batch (mode `whole`). A stateless query has
  * no partition tasks: the commit writes the read tasks' rows in split order. Each task builds its
- * state from the checkpoint and the shuffle: nothing is kept in memory between tasks.
+ * state from the checkpoint and the shuffle: nothing is kept in memory between tasks but what
+ * never changes once written (a container's RunMemo: a batch's offsets and task plan within a run;
+ * the state store's manifests and pages by ref), so any task may run on any container.
  */
+import { mapLimit } from '../concurrency';
 import { SluiceError } from '../errors';
 import type { Json, OffsetEntry, OutputRow, Row, ShuffleStore, StateStore } from '../ports';
 import { toOutputRow } from '../rows';
@@ -39,6 +42,9 @@ import type { ExecutorDeps, ExecutorOptions } from '../run/types';
 import { EventTimeStats, MaxEventTimes } from '../watermark';
 import { type BatchTasks, type PartitionOut, type ReadMeta, type RunRecord, taskCodec } from './task-records';
 
+/** Shuffle objects a task reads or writes at once. */
+const SHUFFLE_CONCURRENCY = 8;
+
 export interface PartitionedDeps extends ExecutorDeps {
   readonly shuffle: ShuffleStore;
 }
@@ -46,6 +52,31 @@ export interface PartitionedDeps extends ExecutorDeps {
 export interface PartitionedOptions extends ExecutorOptions {
   /** At most this many read tasks per batch (one a file at most). Default 8. */
   readonly maxSplits?: number;
+  /** What the tasks of one container (a Lambda's, a worker thread's) keep for each other: see RunMemo. */
+  readonly memo?: RunMemo;
+}
+
+/**
+ * What a task container keeps from one task for its next: the batch's `offsets/N` and its task
+ * plan `N/plan`, which no task rewrites once written within a run (a replay plans a batch as it
+ * was logged). Kept for one (run, batch) at a time and never a miss: a task that finds nothing
+ * here reads the object as before, so a memo only saves requests.
+ */
+export class RunMemo {
+  private at = '';
+  private readonly values = new Map<string, unknown>();
+
+  async get<T>(runId: string, batchId: number, key: string, load: () => Promise<T>): Promise<T> {
+    const at = `${runId}\u0000${batchId}`;
+    if (at !== this.at) {
+      this.at = at;
+      this.values.clear();
+    }
+    if (this.values.has(key)) return this.values.get(key) as T;
+    const value = await load();
+    if (value !== null && this.at === at) this.values.set(key, value);
+    return value;
+  }
 }
 
 /** What the plan task answers (the state machine's $.plan). */
@@ -75,6 +106,7 @@ export class PartitionedRun {
   private readonly shuffle: ShuffleStore;
   private readonly maxSplits: number;
   private readonly leaseMs: number;
+  private readonly memo: RunMemo;
 
   constructor(
     private readonly deps: PartitionedDeps,
@@ -86,6 +118,7 @@ export class PartitionedRun {
     this.committer = new BatchCommitter(this.rt, { retainBatches: options.retainBatches, purgeAlso: (keepFrom) => this.shuffle.purgeBelow(keepFrom) });
     this.leaseMs = options.leaseDurationMs ?? 15 * 60_000;
     this.maxSplits = options.maxSplits ?? 8;
+    this.memo = options.memo ?? new RunMemo();
     if (!Number.isInteger(this.maxSplits) || this.maxSplits < 1)
       throw new SluiceError(`maxSplits ${options.maxSplits} must be a positive integer`, { retriable: false });
   }
@@ -176,10 +209,12 @@ export class PartitionedRun {
   async readTask(runId: string, batchId: number, split: number): Promise<{ ok: true }> {
     const { rt } = this;
     rt.openStaticTables();
-    await this.runLease(runId);
-    if (await this.shuffle.get(`${batchId}/read/${split}/meta`)) return { ok: true };
-    const entry = await this.offsets(batchId);
-    const tasks = await this.tasks(batchId);
+    const [done, entry, tasks] = await Promise.all([
+      this.shuffle.get(`${batchId}/read/${split}/meta`),
+      this.offsets(runId, batchId),
+      this.tasks(runId, batchId),
+    ]);
+    if (done) return { ok: true };
     if (split < 0 || split >= tasks.splits)
       throw new SluiceError(`batch ${batchId} has ${tasks.splits} read tasks, not a split ${split}`, { retriable: false });
     const read = emptyRead();
@@ -208,9 +243,13 @@ export class PartitionedRun {
       for (const [p, entries] of taken.partials) partials.set(p, entries);
       late = { late: taken.late.length, lateRecords: this.deps.lateRows ? lateRecords(rt, entry, 0, taken.late) : [] };
     }
-    for (const [p, rows] of byPartition) await this.shuffle.put(`${batchId}/read/${split}/${p}`, taskCodec.rows.encode(rows));
-    for (const [p, entries] of partials) await this.shuffle.put(`${batchId}/read/${split}/${p}`, taskCodec.partials.encode(entries));
-    if (tasks.mode === 'stateless') await this.shuffle.put(`${batchId}/read/${split}/out`, taskCodec.rows.encode(out));
+    // each partition's object, a few at a time (encoded as its turn comes), then the meta
+    const objects: Array<[string, () => string]> = [
+      ...[...byPartition].map(([p, rows]): [string, () => string] => [`${batchId}/read/${split}/${p}`, () => taskCodec.rows.encode(rows)]),
+      ...[...partials].map(([p, entries]): [string, () => string] => [`${batchId}/read/${split}/${p}`, () => taskCodec.partials.encode(entries)]),
+      ...(tasks.mode === 'stateless' ? [[`${batchId}/read/${split}/out`, () => taskCodec.rows.encode(out)] as [string, () => string]] : []),
+    ];
+    await mapLimit(objects, SHUFFLE_CONCURRENCY, ([key, text]) => this.shuffle.put(key, text()));
     // last: the meta says the task is done
     const written = [...byPartition.keys(), ...partials.keys()].sort((a, b) => a - b);
     await this.shuffle.put(`${batchId}/read/${split}/meta`, taskCodec.readMeta.encode({ ...readMeta(read, written), ...(late ?? {}) }));
@@ -219,13 +258,24 @@ export class PartitionedRun {
 
   // ------------------------------------------------------------------------------- partition
 
-  async partitionTask(runId: string, batchId: number, partition: number): Promise<{ ok: true }> {
+  /**
+   * `attempt`: how many times this task ran before in this run, when the driver knows (0: never;
+   * the local driver never runs a task twice in a run). On a first attempt of a batch its run
+   * planned first (no replay), no earlier attempt can have written its partition's state, so the
+   * state store is told it need not look for what one left.
+   */
+  async partitionTask(runId: string, batchId: number, partition: number, attempt?: number): Promise<{ ok: true }> {
     const { rt } = this;
     rt.openStaticTables();
-    const fence = await this.runLease(runId);
-    if (await this.shuffle.get(`${batchId}/out/${partition}`)) return { ok: true };
-    const entry = await this.offsets(batchId);
-    const tasks = await this.tasks(batchId);
+    const [run, done, entry, tasks] = await Promise.all([
+      this.runRecord(runId),
+      this.shuffle.get(`${batchId}/out/${partition}`),
+      this.offsets(runId, batchId),
+      this.tasks(runId, batchId),
+    ]);
+    if (done) return { ok: true };
+    const fence = run?.lease ?? undefined;
+    if (attempt === 0 && run?.batch?.batchId === batchId && run.batch.replay === false) this.deps.state.firstAttempt?.(batchId);
     if (!tasks.partitions.includes(partition))
       throw new SluiceError(`batch ${batchId} has no partition task ${partition} (it has ${tasks.partitions.join(', ') || 'none'})`, { retriable: false });
     const statsBefore = storeStats(rt);
@@ -240,20 +290,13 @@ export class PartitionedRun {
       computed = { rows: whole.output, perOperator: whole.perOperator };
     } else {
       const accs = beginOperators(rt, entry);
-      for (let k = 0; k < tasks.splits; k++) {
-        const meta = await this.readMeta(batchId, k);
-        if (!meta)
-          throw new SluiceError(
-            `read task ${k} of batch ${batchId} has not finished, so partition ${partition} cannot merge it: run the read tasks first (the state machine does)`,
-            { retriable: true },
-          );
-        if (!meta.partitions.includes(partition)) continue;
+      // fetched a few at a time, merged in split order (first and last keep the batch's order)
+      const splits = Array.from({ length: tasks.splits }, (_, k) => k);
+      const texts = await mapLimit(splits, SHUFFLE_CONCURRENCY, (k) => this.splitObject(batchId, k, partition));
+      for (const k of splits) {
+        const text = texts[k];
+        if (text === null) continue;
         const key = `${batchId}/read/${k}/${partition}`;
-        const text = await this.shuffle.get(key);
-        if (text === null)
-          throw new SluiceError(`shuffle ${key} is missing though its read task's meta lists it: the shuffle was deleted under a running batch`, {
-            retriable: false,
-          });
         if (tasks.partials) accs[0].addPartials!(taskCodec.partials.decode(key, text));
         else await accs[0].add(taskCodec.rows.decode(key, text));
       }
@@ -265,7 +308,7 @@ export class PartitionedRun {
     const { perOperator } = computed;
     if (state.check) {
       for (let i = 0; i < rt.operators.length; i++)
-        if (perOperator[i].changes.length) await state.check(rt.operators[i].op.spec, batchId, perOperator[i].changes);
+        if (perOperator[i].changes.length) await state.check(rt.operators[i].op.spec, batchId, perOperator[i].changes, scope);
     }
     const commitTimeMs: number[] = [];
     for (let i = 0; i < rt.operators.length; i++) {
@@ -304,10 +347,8 @@ export class PartitionedRun {
     if (head.latestCommitBatch >= batchId) return { runId, batchId, more: true };
     if (progress.nextBatchId !== batchId)
       throw new SluiceError(`batch ${batchId} cannot commit: the checkpoint's next batch is ${progress.nextBatchId}`, { retriable: false });
-    const entry = await this.offsets(batchId);
-    const tasks = await this.tasks(batchId);
-    const outs: PartitionOut[] = [];
-    for (const p of tasks.partitions) {
+    const [entry, tasks] = await Promise.all([this.offsets(runId, batchId), this.tasks(runId, batchId)]);
+    const outs = await mapLimit(tasks.partitions, SHUFFLE_CONCURRENCY, async (p): Promise<PartitionOut> => {
       const key = `${batchId}/out/${p}`;
       const text = await this.shuffle.get(key);
       if (text === null)
@@ -315,15 +356,20 @@ export class PartitionedRun {
           `partition task ${p} of batch ${batchId} has not finished, so the batch cannot commit: run the partition tasks first (the state machine does)`,
           { retriable: true },
         );
-      outs.push(taskCodec.partitionOut.decode(key, text));
-    }
+      return taskCodec.partitionOut.decode(key, text);
+    });
     const metas: ReadMeta[] = [];
     if (tasks.mode === 'whole') metas.push(outs[0].read!);
-    for (let k = 0; k < tasks.splits; k++) {
-      const meta = await this.readMeta(batchId, k);
-      if (!meta) throw new SluiceError(`read task ${k} of batch ${batchId} has not finished, so the batch cannot commit`, { retriable: true });
-      metas.push(meta);
-    }
+    const splitMetas = await mapLimit(
+      Array.from({ length: tasks.splits }, (_, k) => k),
+      SHUFFLE_CONCURRENCY,
+      async (k) => {
+        const meta = await this.readMeta(batchId, k);
+        if (!meta) throw new SluiceError(`read task ${k} of batch ${batchId} has not finished, so the batch cannot commit`, { retriable: true });
+        return meta;
+      },
+    );
+    metas.push(...splitMetas);
     let rows: OutputRow[] = [];
     if (tasks.mode === 'stateless') {
       for (let k = 0; k < tasks.splits; k++) {
@@ -378,9 +424,29 @@ export class PartitionedRun {
 
   // --------------------------------------------------------------------------------- helpers
 
-  /** The run's lease, for the fencing of this task's writes. */
-  private async runLease(runId: string) {
-    return (await this.runRecord(runId))?.lease ?? undefined;
+  /**
+   * Split k's rows (or partial groups) for a partition: one object its read task wrote whole,
+   * which every attempt of the task writes alike. Absent: the read task wrote none for this
+   * partition (null), or has not finished (an error); its meta, written last, tells which.
+   */
+  private async splitObject(batchId: number, split: number, partition: number): Promise<string | null> {
+    const key = `${batchId}/read/${split}/${partition}`;
+    const text = await this.shuffle.get(key);
+    if (text !== null) return text;
+    const meta = await this.readMeta(batchId, split);
+    if (!meta)
+      throw new SluiceError(
+        `read task ${split} of batch ${batchId} has not finished, so partition ${partition} cannot merge it: run the read tasks first (the state machine does)`,
+        { retriable: true },
+      );
+    if (!meta.partitions.includes(partition)) return null;
+    // (written before the meta: gone now, it was deleted)
+    const again = await this.shuffle.get(key);
+    if (again === null)
+      throw new SluiceError(`shuffle ${key} is missing though its read task's meta lists it: the shuffle was deleted under a running batch`, {
+        retriable: false,
+      });
+    return again;
   }
 
   private async runRecord(runId: string): Promise<RunRecord | null> {
@@ -399,8 +465,8 @@ export class PartitionedRun {
     return text === null ? null : taskCodec.readMeta.decode(key, text);
   }
 
-  private async offsets(batchId: number): Promise<OffsetEntry> {
-    const entry = await this.deps.checkpoint.readOffsets(batchId);
+  private async offsets(runId: string, batchId: number): Promise<OffsetEntry> {
+    const entry = await this.memo.get(runId, batchId, 'offsets', () => this.deps.checkpoint.readOffsets(batchId));
     if (!entry)
       throw new SluiceError(`batch ${batchId} has no offsets/${batchId} in ${this.deps.checkpoint.description}: its plan task has not run`, {
         retriable: false,
@@ -408,11 +474,13 @@ export class PartitionedRun {
     return entry;
   }
 
-  private async tasks(batchId: number): Promise<BatchTasks> {
+  private async tasks(runId: string, batchId: number): Promise<BatchTasks> {
     const key = `${batchId}/plan`;
-    const text = await this.shuffle.get(key);
-    if (text === null) throw new SluiceError(`batch ${batchId} has no task plan (shuffle ${key}): its plan task has not run`, { retriable: false });
-    return taskCodec.tasks.decode(key, text);
+    return this.memo.get(runId, batchId, 'plan', async () => {
+      const text = await this.shuffle.get(key);
+      if (text === null) throw new SluiceError(`batch ${batchId} has no task plan (shuffle ${key}): its plan task has not run`, { retriable: false });
+      return taskCodec.tasks.decode(key, text);
+    });
   }
 }
 
@@ -425,8 +493,9 @@ function scopedState(state: StateStore, partitions: readonly number[]): StateSto
     all: (op, version) => state.all(op, version, partitions),
     count: (op, version) => state.count(op, version),
     commit: (op, version, changes, fence) => state.commit(op, version, changes, fence, partitions),
-    ...(state.check ? { check: (op, version, changes) => state.check!(op, version, changes) } : {}),
+    ...(state.check ? { check: (op, version, changes) => state.check!(op, version, changes, partitions) } : {}),
     retentionMs: state.retentionMs,
+    ...(state.firstAttempt ? { firstAttempt: (version: number) => state.firstAttempt!(version) } : {}),
   };
 }
 

@@ -32,8 +32,11 @@ export class CountingStateStore implements StateStore {
   get retentionMs() {
     return this.inner.retentionMs;
   }
-  check(op: OperatorStateSpec, version: number, changes: StateChange[]) {
-    return this.inner.check ? this.inner.check(op, version, changes) : Promise.resolve();
+  firstAttempt(version: number) {
+    this.inner.firstAttempt?.(version);
+  }
+  check(op: OperatorStateSpec, version: number, changes: StateChange[], partitions?: readonly number[]) {
+    return this.inner.check ? this.inner.check(op, version, changes, partitions) : Promise.resolve();
   }
   commit(op: OperatorStateSpec, version: number, changes: StateChange[], fence?: LeaseHandle, partitions?: readonly number[]) {
     let deletes = 0;

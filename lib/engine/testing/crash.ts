@@ -199,7 +199,8 @@ function crashingState(crash: CrashInjector, inner: StateStore): StateStore {
     keepAliveAfterMs: inner.keepAliveAfterMs,
     keepAliveOnce: inner.keepAliveOnce,
     keepAlive: inner.keepAlive ? (op, version, fence) => inner.keepAlive!(op, version, fence) : undefined,
-    check: inner.check ? (op, version, changes) => inner.check!(op, version, changes) : undefined,
+    check: inner.check ? (op, version, changes, partitions) => inner.check!(op, version, changes, partitions) : undefined,
+    firstAttempt: inner.firstAttempt ? (version) => inner.firstAttempt!(version) : undefined,
     async commit(op, version, changes, fence, partitions) {
       if (crash.armed('mid-state', version)) {
         await inner.commit(op, version, changes.slice(0, Math.ceil(changes.length / 2)), fence, partitions);
