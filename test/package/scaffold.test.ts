@@ -59,7 +59,7 @@ describe('the packed package, scaffolded and used (slow)', () => {
       }>;
       const files = packed[0].files.map((f) => f.path);
       // Only what a user needs: the compiled code and types, the templates, the README.
-      expect(files.filter((f) => !/^(dist\/|templates\/init(-sql)?\/|README\.md$|package\.json$|LICENSE)/.test(f))).toEqual([]);
+      expect(files.filter((f) => !/^(dist\/|templates\/init(-sql|-processor)?\/|README\.md$|package\.json$|LICENSE)/.test(f))).toEqual([]);
       expect(files.filter((f) => /\.ts$/.test(f) && !/\.d\.ts$/.test(f) && !f.startsWith('templates/'))).toEqual([]);
       expect(files).toEqual(
         expect.arrayContaining(['dist/bin/cli.js', 'dist/lib/api/query.d.ts', 'dist/lib/api/lambda.js', 'dist/lib/api/cdk.js', 'dist/lib/api/local.js']),

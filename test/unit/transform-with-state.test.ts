@@ -5,6 +5,10 @@
  */
 import { readStream } from '../../lib/engine/query/reader';
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
+import { partitionedTasks, runPartitioned } from '../../lib/engine/schedule/driver';
+import { PartitionedRun } from '../../lib/engine/schedule/partitioned';
+import { InMemoryLease } from '../../lib/engine/testing/memory-lease';
+import { InMemoryShuffle } from '../../lib/engine/testing/memory-shuffle';
 import type { QueryPlan } from '../../lib/engine/plan/types';
 import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
 import { InMemorySink } from '../../lib/engine/testing/memory-sink';
@@ -346,6 +350,53 @@ describe('transformWithState', () => {
     expect(first.rows[0].run).toBe(first.rows[1].run);
     expect(second.rows[0].run).not.toBe(first.rows[0].run);
     expect(String(first.rows[0].run)).not.toMatch(/^batch-/);
+  });
+
+  it("gives getQueryInfo the checkpoint's query id and the run's id in a partitioned run's tasks", async () => {
+    const P = processor({
+      rows: (key, _rows, _tv, self) => {
+        const q = self.getHandle().getQueryInfo();
+        return [{ k: key.k, query: q.getQueryId(), run: q.getRunId() }];
+      },
+    });
+    const plan = readStream
+      .format('json')
+      .schema('k STRING, v INT, t TIMESTAMP')
+      .load('s3://b/in/')
+      .groupBy('k')
+      .transformWithState(P as never, { timeMode: 'none', outputSchema: 'k STRING, query STRING, run STRING' })
+      .writeStream.outputMode('update')
+      .option('statePartitions', 2)
+      .queryName('tws-info-partitioned')
+      .plan();
+    const p = {
+      plan,
+      source: new InMemoryFileSource(plan.source.schema),
+      checkpoint: new InMemoryCheckpoint(),
+      state: new InMemoryStateStore(),
+      sink: new InMemorySink(),
+      lease: new InMemoryLease(),
+      shuffle: new InMemoryShuffle(),
+    };
+    const rowsOf = () => [...p.sink.batches.values()].flat() as Array<Record<string, unknown>>;
+    p.source.add('f-1.json', [row('a'), row('b')].map((r) => JSON.stringify(r)).join('\n'));
+    await runPartitioned(
+      partitionedTasks(() => new PartitionedRun(p, { maxSplits: 2 })),
+      { runId: 'run-one', concurrency: 2 },
+    );
+    p.source.add('f-2.json', JSON.stringify(row('c')));
+    await runPartitioned(
+      partitionedTasks(() => new PartitionedRun(p, { maxSplits: 2 })),
+      { runId: 'run-two', concurrency: 2 },
+    );
+    const queryId = (await p.checkpoint.head()).metadata?.id;
+    expect(queryId).toEqual(expect.any(String));
+    const rows = rowsOf().sort((x, y) => String(x.k).localeCompare(String(y.k)));
+    expect(rows.map((r) => [r.k, r.query, r.run])).toEqual([
+      ['a', queryId, 'run-one'],
+      ['b', queryId, 'run-one'],
+      ['c', queryId, 'run-two'],
+    ]);
   });
 
   it('refuses complete output mode and an unknown time mode when the query is built', () => {

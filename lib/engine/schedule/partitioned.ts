@@ -147,11 +147,11 @@ export class PartitionedRun {
     } else if (run.lease && this.deps.lease) {
       run = { ...run, lease: await this.deps.lease.renew(run.lease, this.leaseMs) };
     }
-    const { head, last, progress } = await recover(rt);
+    const { head, last, progress, queryId } = await recover(rt);
     if (run.firstBatch === undefined) {
       // the run's first plan: what every run does before its first batch
       const stateKeptForGood = await keepStateAlive(rt, last, run.lease ?? undefined);
-      run = { ...run, firstBatch: progress.nextBatchId, ...(stateKeptForGood ? { stateKeptForGood } : {}) };
+      run = { ...run, firstBatch: progress.nextBatchId, queryId, ...(stateKeptForGood ? { stateKeptForGood } : {}) };
     }
     const planner = { ...run.planner };
     const next = await this.planner.next(progress, planner, { latestOffsetBatch: head.latestOffsetBatch, deadlineNear: () => false });
@@ -275,6 +275,8 @@ export class PartitionedRun {
     ]);
     if (done) return { ok: true };
     const fence = run?.lease ?? undefined;
+    // (the ids a processor's QueryInfo gives: the checkpoint's query and this run)
+    rt.runIds = run?.queryId ? { queryId: run.queryId, runId } : null;
     if (attempt === 0 && run?.batch?.batchId === batchId && run.batch.replay === false) this.deps.state.firstAttempt?.(batchId);
     if (!tasks.partitions.includes(partition))
       throw new SluiceError(`batch ${batchId} has no partition task ${partition} (it has ${tasks.partitions.join(', ') || 'none'})`, { retriable: false });

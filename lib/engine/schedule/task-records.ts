@@ -22,6 +22,8 @@ export interface RunRecord {
   readonly startedAtMs: number;
   /** The first batch the run planned: the run's summary covers from there. */
   readonly firstBatch?: number;
+  /** The checkpoint's query id, noted at the run's first plan (a processor's QueryInfo in partition tasks). */
+  readonly queryId?: string;
   /** What keepStateAlive said at the run's first plan: its commits note it (CommitEntry.stateKeptForGood). */
   readonly stateKeptForGood?: boolean;
   readonly planner: RunState;
