@@ -112,6 +112,7 @@ export interface PipelineExtras {
   /**
    * The state store's manifests and pages, shared with the other executors built with it (a
    * partitioned run's task container: one executor per task, one cache per container). @default the store's own
+   * @internal the task containers (lib/aws/lambda/scale-out-handler.ts, lib/local/workers.ts) pass it
    */
   readonly stateCache?: DynamoDbStateCache;
 }
@@ -310,6 +311,7 @@ export function buildExecutor(conn: AwsConnection, given: QueryPlan, cfg: Pipeli
    * A task of a partitioned run on the same ports (lib/engine/schedule/partitioned.ts): its hand-offs in
    * the shuffle beside the checkpoint (`<checkpoint>-shuffle`; head() lists the checkpoint's own
    * prefix, so they stay out of it). Build one per task, as a Lambda or a worker thread does.
+   * @internal the task containers build it; a user's entry uses createPartitionedTaskLambda
    */
   const partitioned = (o: Pick<PartitionedOptions, 'maxSplits' | 'memo'> = {}) =>
     new PartitionedRun(

@@ -19,16 +19,21 @@ import {
   caseToPlan,
   type ConformanceCase,
   isPipelineCase,
+  isTransformWithStateCase,
+  processorAt,
   type StepFile,
+  stepClockMs,
   stepFileBytes,
   stepFileKey,
   stepInputFiles,
 } from '../../lib/conformance/case';
 import { addPerStage, asPipelineStep, type CaseResult, droppedByStageInProgress, type StepResult, stepFromBatches } from '../../lib/conformance/results';
 import { stepFileBody } from '../../lib/conformance/runner';
+import { timersAfter } from '../../lib/conformance/tws-steps';
+import { partitionedRunReport } from '../../lib/engine/schedule/driver';
 import type { CrashPoint } from '../../lib/engine/testing/crash';
 import { InjectedCrash } from '../../lib/engine/errors';
-import type { OutputRow, Sink, SinkContext } from '../../lib/engine/ports';
+import type { Clock, OutputRow, Sink, SinkContext } from '../../lib/engine/ports';
 import type { QueryPlan, SourceSpec } from '../../lib/engine/plan/types';
 import { outputColumnTypes } from '../../lib/engine/run/runtime';
 import { leaseClock, testClients, testConnection } from './stack';
@@ -136,7 +141,9 @@ export interface GuardedCaseRun {
 
 export async function runCaseGuarded(c: ConformanceCase, res: GuardedResources, crash?: CrashPoint): Promise<GuardedCaseRun> {
   const t0 = Date.now();
-  const plan = caseToPlan(c, `guarded-${c.name.toLowerCase().replace(/[^a-z0-9-]+/g, '-')}`.slice(0, 100));
+  const planName = `guarded-${c.name.toLowerCase().replace(/[^a-z0-9-]+/g, '-')}`.slice(0, 100);
+  let plan = caseToPlan(c, planName);
+  const tws = isTransformWithStateCase(c);
   const sinks = guardedSinks(plan, res);
   // the sinks write DECIMAL and big BIGINT values as JSON numbers and N: read back by the plan's types, exactly
   const types = outputColumnTypes(plan);
@@ -148,7 +155,13 @@ export async function runCaseGuarded(c: ConformanceCase, res: GuardedResources, 
   let crashes = 0;
   // A crashed run keeps its lease: the next run waits it out on this clock.
   const time = leaseClock();
-  for (const step of c.steps) {
+  for (const [stepNo, step] of c.steps.entries()) {
+    // FORMAT-4, as the conformance runner reads it: the step's processing time, and a processor
+    // module that may change from this step on (same checkpoint, state and timers)
+    const at = tws ? stepClockMs(c, step) : undefined;
+    const processingClock: Clock | undefined = at === undefined ? undefined : { now: () => at };
+    if (tws && stepNo > 0 && JSON.stringify(processorAt(c, stepNo)) !== JSON.stringify(processorAt(c, stepNo - 1)))
+      plan = caseToPlan(c, planName, undefined, stepNo);
     for (const f of stepInputFiles(step)) {
       const at = inputs.indexOf(f.input);
       const rel = await dropFile(res.bucket, sinks.base, ++fileNo, f, at, lastKeys[at], at === 0 ? plan.source : plan.inputs![at - 1].source);
@@ -156,15 +169,26 @@ export async function runCaseGuarded(c: ConformanceCase, res: GuardedResources, 
     }
     if (crash) {
       try {
-        await buildExecutor(testConnection(), plan, sinks.cfg, { crash: { point: crash }, sink: sinks.tee, clock: time.clock }).executor.run();
+        await buildExecutor(testConnection(), plan, sinks.cfg, { crash: { point: crash }, sink: sinks.tee, clock: time.clock, processingClock }).executor.run();
       } catch (e) {
-        if (!(e instanceof InjectedCrash)) throw e;
-        crashes++;
+        // (a FORMAT-4 step that fails fails before the crash point too: the next run shows it)
+        if (!(e instanceof InjectedCrash) && !tws) throw e;
+        if (e instanceof InjectedCrash) crashes++;
         time.waitOutLease();
       }
     }
-    const built = buildExecutor(testConnection(), plan, sinks.cfg, { sink: sinks.tee, clock: time.clock });
-    const report = await built.executor.run();
+    const built = buildExecutor(testConnection(), plan, sinks.cfg, { sink: sinks.tee, clock: time.clock, processingClock });
+    // FORMAT-4: a run that fails is the step's result (its `error`), and the case's last step
+    let failed: string | undefined;
+    let report: { watermark: string; stateRows: number; stateRowsByOperator?: number[] };
+    try {
+      report = await built.executor.run();
+    } catch (e) {
+      if (!tws || e instanceof InjectedCrash) throw e;
+      failed = e instanceof Error ? e.message : String(e);
+      report = await partitionedRunReport(plan, built.checkpoint, []);
+      time.waitOutLease();
+    }
     const head = await built.checkpoint.head();
     const batches: Array<{ batchId: number; rows: OutputRow[] }> = [];
     const droppedByStage: number[] = [];
@@ -184,8 +208,11 @@ export async function runCaseGuarded(c: ConformanceCase, res: GuardedResources, 
       // FORMAT-3: the dead letters the step's batches wrote, as the conformance runner reads them
       deadLetters: deadLetterReasons.length,
       deadLetterReasons,
+      ...(tws ? { timers: await timersAfter(plan, built.state, head.latestCommitBatch) } : {}),
+      ...(failed !== undefined ? { error: failed } : {}),
     };
     steps.push(isPipelineCase(c) ? asPipelineStep(result, { stateRows: report.stateRowsByOperator, droppedByStage }, caseStageOrder(c, plan)) : result);
+    if (failed !== undefined) break;
   }
   return {
     name: c.name,
