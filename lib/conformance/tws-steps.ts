@@ -7,6 +7,7 @@ import { operatorChain } from '../engine/plan/chain';
 import { createOperator } from '../engine/operators/registry';
 import type { StateStore } from '../engine/ports';
 import type { StoredKey } from '../engine/tws/handle';
+import { VARS_ID } from '../engine/operators/transform-with-state';
 
 /** The timers held in the state at `version` (the last committed batch), over all keys and partitions. */
 export async function timersAfter(plan: QueryPlan, state: StateStore, version: number): Promise<number> {
@@ -21,7 +22,7 @@ export async function timersAfter(plan: QueryPlan, state: StateStore, version: n
       watermarks: chained.marks,
       statePartitions: plan.statePartitions,
     });
-    for (const e of await state.all(op.spec, version)) n += (e.value as unknown as StoredKey).t.length;
+    for (const e of await state.all(op.spec, version)) if (e.key.id !== VARS_ID) n += (e.value as unknown as StoredKey).t.length;
   }
   return n;
 }

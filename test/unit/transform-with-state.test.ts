@@ -171,6 +171,47 @@ describe('transformWithState', () => {
     expect(await runAt(planOf(V2), 6000)).toBe(0);
   });
 
+  it('checks a new processor against every variable declared before, and reads all keys to delete one only while it is recorded', async () => {
+    const counter = (name: string, kind: 'value' | 'list', deletes: string[] = []) =>
+      processor({
+        init: (h, self) => {
+          for (const d of deletes) h.deleteIfExists(d);
+          Object.assign(self, { s: kind === 'value' ? h.getValueState<number>(name) : h.getListState<number>(name) });
+        },
+        rows: (key, _r, _tv, self) => {
+          const s = (self as unknown as { s: ValueState<number> | ListState<number> }).s;
+          if ('update' in s) s.update((s.get() ?? 0) + 1);
+          else s.appendValue(1);
+          return [{ k: key.k, n: 1 }];
+        },
+      });
+    class Counted extends InMemoryStateStore {
+      alls = 0;
+      override all(...a: Parameters<InMemoryStateStore['all']>) {
+        this.alls++;
+        return super.all(...a);
+      }
+    }
+    const source = new InMemoryFileSource(planOf(counter('x', 'value')).source.schema);
+    const state = new Counted();
+    const ports = { source, checkpoint: new InMemoryCheckpoint(), state, sink: new InMemorySink() };
+    let file = 0;
+    const runWith = async (cls: new () => Proc, key: string) => {
+      source.add(`f-${++file}.json`, JSON.stringify(row(key)));
+      const before = state.alls;
+      const r = await new MicroBatchExecutor({ ...ports, plan: planOf(cls), processingClock: { now: () => 1000 * file } }).run();
+      return { stateRows: r.stateRows, alls: state.alls - before };
+    };
+    expect(await runWith(counter('old', 'value'), 'a')).toEqual({ stateRows: 1, alls: 0 });
+    // b holds no "old": the record of the variables still refuses "old" as a list
+    await expect(runWith(counter('old', 'list'), 'b')).rejects.toThrow('[STATE_STORE_INVALID_VARIABLE_TYPE_CHANGE]');
+    // deleting the recorded "old" reads every key (a's value goes), once; "new" then counts b
+    expect(await runWith(counter('new', 'value', ['old']), 'b')).toEqual({ stateRows: 1, alls: 1 });
+    expect(await runWith(counter('new', 'value', ['old']), 'c')).toEqual({ stateRows: 2, alls: 0 });
+    // and "old" is free again, for another kind
+    expect(await runWith(counter('old', 'list'), 'd')).toEqual({ stateRows: 3, alls: 0 });
+  });
+
   it('keeps map keys by their canonical JSON and lists elements in insertion order', async () => {
     let m!: MapState<{ a: number; b: number }, string>;
     let l!: ListState<string>;

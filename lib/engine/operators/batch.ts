@@ -26,6 +26,8 @@ export interface BatchMeta {
   /** The query's id and the run's, when the run core knows them (transformWithState's QueryInfo). */
   readonly queryId?: string;
   readonly runId?: string;
+  /** The state partitions this computation of the batch writes (a partition task: its own); absent: all of them. */
+  readonly partitions?: readonly number[];
 }
 
 /** A batch's meta from its id, its two watermarks (ms) and its processing time (ms). */

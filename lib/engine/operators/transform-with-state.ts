@@ -12,7 +12,7 @@
  * keys that have something due without reading the others; everything commits with the batch.
  */
 import { ProcessorError, HANDLE_SLOT, type ProcessorOutputMode, type StatefulProcessor, type TimerValues } from '../tws/api';
-import { BatchHandle, KeyState, type StoredKey } from '../tws/handle';
+import { BatchHandle, KeyState, type StoredKey, type VarSchema } from '../tws/handle';
 import { SluiceError } from '../errors';
 import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateStore } from '../ports';
 import type { TransformWithStateSpec } from '../plan/types';
@@ -23,6 +23,20 @@ import { canonicalMicros, parseTimestamp, type Micros } from '../timestamps';
 import { type BatchMeta, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
 import { byId, stateId, statePartition } from './state-id';
+
+/**
+ * The id of the operator's entry that records its state variables (VarSchema), in partition 0
+ * beside the keys' entries: a key's id is stateId's JSON array text, which never starts with NUL.
+ * It holds no user state (stateRows leaves it out) and never expires.
+ */
+export const VARS_ID = '\u0000vars';
+const VARS_KEY = { id: VARS_ID, evictAt: null, partition: 0 } as const;
+
+/** The VARS_ID entry: the variables, and whether the record was kept from the query's first batch on. */
+interface VarsRecord {
+  readonly vars: VarSchema;
+  readonly complete: boolean;
+}
 
 /** A key's rows in the batch, in input order. */
 interface KeyRows {
@@ -117,17 +131,26 @@ export class TransformWithStateOperator implements StatefulOperator {
     const working = new Map<string, KeyState>();
     const load = (entries: Iterable<StateEntry>) => {
       for (const e of entries) {
-        if (working.has(e.key.id)) continue;
+        if (working.has(e.key.id) || e.key.id === VARS_ID) continue;
         const stored = e.value as unknown as StoredKey;
         working.set(e.key.id, new KeyState(e.key.id, e.key.partition ?? 0, stored.k, stored, e.key.evictAt));
       }
     };
-    if (groups.size) {
-      const keys = [...groups.keys()].map((id) => ({ id, evictAt: null, partition: statePartition(id, this.partitions) }));
-      load((await state.get(this.spec, keys, version)).values());
-    }
+    // the recorded variables come with the keys of the batch's rows (one read)
+    const keys = [VARS_KEY, ...[...groups.keys()].map((id) => ({ id, evictAt: null, partition: statePartition(id, this.partitions) }))];
+    const got = await state.get(this.spec, keys, version);
+    const before = got.get(VARS_ID)?.value as unknown as VarsRecord | undefined;
+    // a record kept since the query's first batch lists every variable any key holds (one begun
+    // on an older checkpoint may not)
+    const recorded: VarsRecord = before ?? { vars: {}, complete: version < 0 };
+    load(got.values());
+    // Spark's check of a restarted query's state variables, against every variable ever declared
+    // (not only those the batch's keys hold); the record changes when init declares or deletes one
+    const record: VarsRecord = { vars: handle.nextSchema(recorded.vars), complete: recorded.complete };
+    const recordChange = JSON.stringify(record) === JSON.stringify(before) || !(batch.partitions?.includes(0) ?? true) ? null : record;
     if (timerTime !== null) load(await state.expired(this.spec, timerTime, version));
-    if (handle.deletes.size) {
+    // deleting a variable reads every key, unless the record says no key holds it
+    if ([...handle.deletes].some((name) => !recorded.complete || name in recorded.vars)) {
       load(await state.all(this.spec, version));
       for (const ks of working.values()) for (const name of handle.deletes) ks.vars.delete(name);
     }
@@ -174,6 +197,7 @@ export class TransformWithStateOperator implements StatefulOperator {
       }
       changes.push({ key: { id: ks.id, evictAt, partition: ks.partition }, value: stored as unknown as Json });
     }
+    if (recordChange) changes.push({ key: VARS_KEY, value: recordChange as unknown as Json });
     return { rows: out, changes: changes.sort(byId), late, stateRowsDelta: delta };
   }
 

@@ -83,10 +83,16 @@ export function operatorBatch(rt: QueryRuntime, entry: OffsetEntry, i: number) {
  * operator may read `state` (version N−1) as it takes rows, and a row it refuses (an aggregate's
  * overflow) is a dead letter of `read`, counted with the source whose rows it takes.
  */
-export function beginOperators(rt: QueryRuntime, entry: OffsetEntry, io?: { state: StateStore; read: BatchRead }): Accumulator[] {
-  return rt.operators.map((o, i) =>
-    o.op.begin(operatorBatch(rt, entry, i), io && { state: io.state, onRowError: rowErrorsOf(io.read, operatorSource(rt, i)) }),
-  );
+export function beginOperators(
+  rt: QueryRuntime,
+  entry: OffsetEntry,
+  io?: { state: StateStore; read: BatchRead },
+  partitions?: readonly number[],
+): Accumulator[] {
+  return rt.operators.map((o, i) => {
+    const meta = operatorBatch(rt, entry, i);
+    return o.op.begin(partitions ? { ...meta, partitions } : meta, io && { state: io.state, onRowError: rowErrorsOf(io.read, operatorSource(rt, i)) });
+  });
 }
 
 /** The source whose rows operator i takes as they are read (the first of its pipeline), or undefined (it takes an operator's output). */

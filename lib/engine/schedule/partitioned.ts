@@ -291,7 +291,7 @@ export class PartitionedRun {
       read = whole.read;
       computed = { rows: whole.output, perOperator: whole.perOperator };
     } else {
-      const accs = beginOperators(rt, entry);
+      const accs = beginOperators(rt, entry, undefined, [partition]);
       // fetched a few at a time, merged in split order (first and last keep the batch's order)
       const splits = Array.from({ length: tasks.splits }, (_, k) => k);
       const texts = await mapLimit(splits, SHUFFLE_CONCURRENCY, (k) => this.splitObject(batchId, k, partition));

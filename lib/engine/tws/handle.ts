@@ -41,6 +41,16 @@ export interface StoredKey {
   t: number[];
 }
 
+/**
+ * The state variables the query's processors have declared, as the operator records them in its
+ * state (transform-with-state.ts, VARS_ID): name to [kind, 1 when declared with a TTL]. Spark keeps
+ * the same in the operator's state schema file, and checks a restarted query's declarations
+ * against it whichever keys the batch touches.
+ */
+export interface VarSchema {
+  [name: string]: [VarKind, 0 | 1];
+}
+
 /** A declared state variable of the batch. */
 export interface VarDecl {
   readonly kind: VarKind;
@@ -412,20 +422,38 @@ export class BatchHandle implements StatefulProcessorHandle {
    * (STATE_STORE_INVALID_VARIABLE_TYPE_CHANGE), a TTL added or dropped (STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE).
    */
   checkStored(ks: KeyState): void {
-    for (const [name, v] of ks.vars) {
-      const d = this.declared.get(name);
-      if (!d || !v.i.length) continue;
-      if (d.kind !== v.k)
-        throw new ProcessorError(
-          'STATE_STORE_INVALID_VARIABLE_TYPE_CHANGE',
-          `Cannot change state variable ${name} from ${KIND_NAMES[v.k]} to ${KIND_NAMES[d.kind]}: keep its kind, or call deleteIfExists(${JSON.stringify(name)}) in init and declare it under another name`,
-        );
-      if (d.ttlMs > 0 !== (v.t === 1))
-        throw new ProcessorError(
-          'STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE',
-          `state variable ${name} was stored ${v.t ? 'with' : 'without'} a TTL and is now declared ${d.ttlMs > 0 ? 'with' : 'without'} one: its stored values cannot change schema; keep the TTL setting, or deleteIfExists(${JSON.stringify(name)}) and use a new name`,
-        );
+    for (const [name, v] of ks.vars) if (v.i.length) this.checkVariable(name, v.k, v.t);
+  }
+
+  /**
+   * The recorded variables after the batch's init (a copy): the deleted ones dropped, then each
+   * declared one checked against what is recorded under its name and recorded as declared.
+   */
+  nextSchema(recorded: Readonly<VarSchema>): VarSchema {
+    const next: VarSchema = {};
+    for (const [name, kt] of Object.entries(recorded)) if (!this.deletes.has(name)) next[name] = kt;
+    for (const [name, d] of this.declared) {
+      const had = next[name];
+      if (had) this.checkVariable(name, had[0], had[1]);
+      next[name] = [d.kind, d.ttlMs > 0 ? 1 : 0];
     }
+    return next;
+  }
+
+  /** A variable stored as `kind` (with a TTL when `ttl` is 1) against the batch's declaration of its name, if any. */
+  private checkVariable(name: string, kind: VarKind, ttl: 0 | 1): void {
+    const d = this.declared.get(name);
+    if (!d) return;
+    if (d.kind !== kind)
+      throw new ProcessorError(
+        'STATE_STORE_INVALID_VARIABLE_TYPE_CHANGE',
+        `Cannot change state variable ${name} from ${KIND_NAMES[kind]} to ${KIND_NAMES[d.kind]}: keep its kind, or call deleteIfExists(${JSON.stringify(name)}) in init and declare it under another name`,
+      );
+    if (d.ttlMs > 0 !== (ttl === 1))
+      throw new ProcessorError(
+        'STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE',
+        `state variable ${name} was stored ${ttl ? 'with' : 'without'} a TTL and is now declared ${d.ttlMs > 0 ? 'with' : 'without'} one: its stored values cannot change schema; keep the TTL setting, or deleteIfExists(${JSON.stringify(name)}) and use a new name`,
+      );
   }
 }
 
