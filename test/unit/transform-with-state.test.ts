@@ -3,6 +3,7 @@
  * do where, the errors with Spark's classes, TTL, map keys, the processor's values and output
  * rows, and that a failing batch commits nothing.
  */
+import { randomBytes } from 'node:crypto';
 import { readStream } from '../../lib/engine/query/reader';
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import { partitionedTasks, runPartitioned } from '../../lib/engine/schedule/driver';
@@ -210,6 +211,27 @@ describe('transformWithState', () => {
     expect(await runWith(counter('new', 'value', ['old']), 'c')).toEqual({ stateRows: 2, alls: 0 });
     // and "old" is free again, for another kind
     expect(await runWith(counter('old', 'list'), 'd')).toEqual({ stateRows: 3, alls: 0 });
+  });
+
+  it("fails the batch, naming the key and the limit, when a key's state grows past a DynamoDB item (the twin's 400 KB)", async () => {
+    const Grow = processor({
+      init: (h, self) => Object.assign(self, { l: h.getListState<string>('seen') }),
+      rows: (_k, rows, _tv, self) => {
+        // random text, so that deflating cannot bring it under 400 KB
+        for (const _ of rows) (self as unknown as { l: ListState<string> }).l.appendValue(randomBytes(150 * 1024).toString('base64'));
+        return [];
+      },
+    });
+    const plan = planOf(Grow);
+    const source = new InMemoryFileSource(plan.source.schema);
+    const ports = { source, checkpoint: new InMemoryCheckpoint(), state: new InMemoryStateStore(), sink: new InMemorySink() };
+    source.add('f1.json', JSON.stringify(row('a')));
+    expect((await new MicroBatchExecutor({ ...ports, plan, processingClock: { now: () => 1000 } }).run()).stateRows).toBe(1);
+    source.add('f2.json', [row('a'), row('a')].map((r) => JSON.stringify(r)).join('\n'));
+    await expect(new MicroBatchExecutor({ ...ports, plan, processingClock: { now: () => 2000 } }).run()).rejects.toThrow(
+      /for key `\["a"\]` needs a state item .* above the limit of 409600 bytes/,
+    );
+    expect((await ports.checkpoint.head()).latestCommitBatch).toBe(0);
   });
 
   it('keeps map keys by their canonical JSON and lists elements in insertion order', async () => {
