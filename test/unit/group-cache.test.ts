@@ -68,16 +68,28 @@ const bySorted = (sink: InMemorySink) => [...sink.batches.entries()].map(([id, r
 const OP: OperatorStateSpec = { operatorId: 'op0', fixedEviction: true, evictionGranularityMs: 1 };
 
 describe('when a run goes on to its next batch', () => {
-  it('reads from the store only the groups the run has not met yet', async () => {
+  it('reads nothing from the store in a run that started at batch 0 (it holds every stored group)', async () => {
     const p = ports('update');
     const r = await new MicroBatchExecutor(p).run({ collectRows: true });
     expect(r.batches.map((b) => b.batchId)).toEqual([0, 1, 2, 3, 4]);
-    const a = '[[1790856000000000,1790856600000000],"a"]';
-    expect(p.state.reads.get(0)).toEqual(expect.arrayContaining([a]));
-    // a's 12:00 group is kept from batch 0 on: not read again
-    expect(p.state.reads.get(1) ?? []).toEqual([]);
-    expect(p.state.reads.get(2)).toEqual(['[[1790856000000000,1790856600000000],"c"]']);
+    expect([...p.state.reads.values()].flat()).toEqual([]);
     expect(r.batches[2].rows).toEqual(
+      expect.arrayContaining([{ window: { start: '2026-10-01T12:00:00.000Z', end: '2026-10-01T12:10:00.000Z' }, user: 'a', total: 8, n: 3, mean: 8 / 3 }]),
+    );
+  });
+
+  it('reads from the store only the groups the run has not met yet (a run that started later)', async () => {
+    const p = ports('update');
+    // the first run stops right after batch 0's commit; the second starts at batch 1
+    await expect(new MicroBatchExecutor(crashingAt({ point: 'after-commit', batchId: 0 }, p)).run()).rejects.toBeInstanceOf(InjectedCrash);
+    p.state.reads.clear();
+    const r = await new MicroBatchExecutor(p).run({ collectRows: true });
+    expect(r.batches.map((b) => b.batchId)).toEqual([1, 2, 3, 4]);
+    const a = '[[1790856000000000,1790856600000000],"a"]';
+    expect(p.state.reads.get(1)).toEqual([a]);
+    // a's 12:00 group is kept from batch 1 on: not read again
+    expect(p.state.reads.get(2)).toEqual(['[[1790856000000000,1790856600000000],"c"]']);
+    expect(r.batches[1].rows).toEqual(
       expect.arrayContaining([{ window: { start: '2026-10-01T12:00:00.000Z', end: '2026-10-01T12:10:00.000Z' }, user: 'a', total: 8, n: 3, mean: 8 / 3 }]),
     );
   });

@@ -64,6 +64,13 @@ interface GroupCache {
   readonly groups: Group[];
   /** The batch whose state they hold. */
   readonly version: number;
+  /**
+   * Whether they are every group the store holds at `version`: the run started at batch 0 (the
+   * store empty at version -1) and each batch since kept all its groups. A group the trie does not
+   * hold then has no stored state (no read for it), and the store has no expired group the cache
+   * does not know (no scan for them).
+   */
+  readonly whole: boolean;
 }
 
 /**
@@ -115,6 +122,8 @@ export class AggregateOperator implements StatefulOperator {
    * a group's exact aggregates start the batch from its stored value (overflow-guard.ts).
    */
   private guarded = false;
+  /** Whether this batch's trie holds every group the store has at the version it reads (GroupCache.whole). */
+  private whole = false;
   /** The last first-level lookup of the trie in this batch (key, its level). */
   private lastFirst: { key: unknown; level: Level | null } = { key: undefined, level: null };
 
@@ -173,6 +182,8 @@ export class AggregateOperator implements StatefulOperator {
     const cached = this.cache !== null && this.cache.version === batch.batchId - 1 ? this.cache : null;
     this.cache = null;
     this.lastFirst = { key: undefined, level: null };
+    // (batch 0 reads version -1, where a store holds nothing)
+    this.whole = cached ? cached.whole : batch.batchId === 0;
     if (!cached) {
       this.groups = [];
       this.freeSlots = [];
@@ -216,6 +227,7 @@ export class AggregateOperator implements StatefulOperator {
    */
   beginPartials(batch: BatchMeta, onRowError?: RowErrorHandler): { add(rows: readonly Row[]): void; take(): { partials: Map<number, Json[]>; late: Row[] } } {
     this.cache = null;
+    this.whole = false;
     this.lastFirst = { key: undefined, level: null };
     this.groups = [];
     this.freeSlots = [];
@@ -339,7 +351,8 @@ export class AggregateOperator implements StatefulOperator {
     for (let i = 0; i < keyCount; i++)
       kv[i] = i === this.windowPosition ? ([start, windowEnd(start, window!)] as Json) : ((row[this.names[i]] ?? null) as Json);
     const slot = this.freeSlots.length > 0 ? this.freeSlots.pop()! : this.groups.length;
-    const g: Group = { key: null, kv, evictAt, buf: EMPTY_BUFFER, touchedIn: -1, slot, state: undefined };
+    // (a trie that holds every stored group: one it does not hold has no stored state)
+    const g: Group = { key: null, kv, evictAt, buf: EMPTY_BUFFER, touchedIn: -1, slot, state: this.whole ? null : undefined };
     this.groups[slot] = g;
     this.numeric?.unmark(slot);
     leaf.set(value, slot);
@@ -470,7 +483,8 @@ export class AggregateOperator implements StatefulOperator {
       if (this.isGroupExpired(g, batch)) evict(g);
       else kept.push(g);
     }
-    if (this.evicts) {
+    // (a whole trie: the store's expired groups are the cached ones evicted above)
+    if (this.evicts && !this.whole) {
       const expired = await state.expired(this.spec, batch.evictWm, version);
       // The store's expired groups include every group evicted above that it holds (visible at
       // the version read, evictAt at or before the watermark): as many means those very groups.
@@ -502,7 +516,7 @@ export class AggregateOperator implements StatefulOperator {
         this.groups[g.slot] = undefined;
         this.freeSlots.push(g.slot);
       }
-      this.cache = { root, groups: kept, version: batch.batchId };
+      this.cache = { root, groups: kept, version: batch.batchId, whole: this.whole };
     }
     return { rows: out, changes, late, stateRowsDelta: delta };
   }
