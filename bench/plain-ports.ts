@@ -76,16 +76,17 @@ export class PlainCheckpoint implements CheckpointStore {
   }
 }
 
-interface Version {
-  readonly version: number;
-  readonly key: StateKey;
-  readonly value: Json | null;
-}
-
-/** A key's current version and the one before (a read at version - 1 during a replay sees it). */
+/**
+ * A key's current version and the one before (a read at version - 1 during a replay sees it), in
+ * one record changed in place by each commit (prevVersion -1: none): no object per change.
+ */
 interface History {
-  current: Version;
-  previous?: Version;
+  version: number;
+  key: StateKey;
+  value: Json | null;
+  prevVersion: number;
+  prevKey: StateKey | null;
+  prevValue: Json | null;
 }
 
 /**
@@ -107,9 +108,9 @@ export class PlainStateStore implements StateStore {
 
   private static visible(history: History | undefined, version: number): StateEntry | null {
     if (history === undefined) return null;
-    const { current, previous } = history;
-    const seen = current.version <= version ? current : previous !== undefined && previous.version <= version ? previous : null;
-    return seen === null || seen.value === null ? null : (seen as StateEntry);
+    if (history.version <= version) return history.value === null ? null : { key: history.key, value: history.value };
+    if (history.prevVersion < 0 || history.prevVersion > version || history.prevValue === null) return null;
+    return { key: history.prevKey!, value: history.prevValue };
   }
 
   async get(op: OperatorStateSpec, keys: StateKey[], version: number) {
@@ -125,8 +126,10 @@ export class PlainStateStore implements StateStore {
   async expired(op: OperatorStateSpec, watermarkMs: number, version: number) {
     const out: StateEntry[] = [];
     for (const history of this.table(op).values()) {
+      const key = history.version <= version ? history.key : history.prevKey;
+      if (key === null || key.evictAt === null || key.evictAt > watermarkMs) continue;
       const entry = PlainStateStore.visible(history, version);
-      if (entry !== null && entry.key.evictAt !== null && entry.key.evictAt <= watermarkMs) out.push(entry);
+      if (entry !== null) out.push(entry);
     }
     return out;
   }
@@ -155,12 +158,17 @@ export class PlainStateStore implements StateStore {
       }
     }
     for (const c of changes) {
-      const written: Version = { version, key: c.key, value: c.value };
       const history = t.get(c.key.id);
-      if (history === undefined) t.set(c.key.id, { current: written });
+      if (history === undefined) t.set(c.key.id, { version, key: c.key, value: c.value, prevVersion: -1, prevKey: null, prevValue: null });
       else {
-        if (history.current.version !== version) history.previous = history.current;
-        history.current = written;
+        if (history.version !== version) {
+          history.prevVersion = history.version;
+          history.prevKey = history.key;
+          history.prevValue = history.value;
+        }
+        history.version = version;
+        history.key = c.key;
+        history.value = c.value;
       }
       if (c.value === null) deleted.set(c.key.id, version);
       else deleted.delete(c.key.id);
