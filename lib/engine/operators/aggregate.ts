@@ -283,12 +283,23 @@ export class AggregateOperator implements StatefulOperator {
     }
     const col = window.column;
     const perEvent = windowsPerEvent(window);
+    // A tumbling window's index and lateness hold for every time in [lo, hi): consecutive rows
+    // mostly fall in the window of the row before (lo > hi: none yet).
+    let lo = 1;
+    let hi = 0;
+    let memoIndex = 0;
+    let memoLate = false;
     for (const row of rows) {
       // (a window over an earlier aggregation's window column: over its window_time)
       const ts = timeOfValue(row[col]);
       if (ts === null || ts === undefined) continue; // Spark's window() filters null event times
       if (this.isRowLate(row, batch)) {
         late.push(row);
+        continue;
+      }
+      if (typeof ts === 'number' && ts >= lo && ts < hi) {
+        if (memoLate) late.push(row);
+        else this.addTo(this.slotOf(row, memoIndex, root), row, batch, touched);
         continue;
       }
       // The windows covering ts (as windowStarts), by index: an index is a small integer, where a
@@ -304,6 +315,17 @@ export class AggregateOperator implements StatefulOperator {
         accepted = true;
       }
       if (!accepted) late.push(row);
+      if (perEvent === 1 && typeof last === 'number' && typeof ts === 'number') {
+        const start = windowStartAt(last, window);
+        const end = typeof start === 'number' ? start + window.durationUs : NaN;
+        // (the memo only for a window of safe numbers that covers ts: the general path otherwise)
+        if (typeof start === 'number' && Number.isSafeInteger(end) && start <= ts && ts < end) {
+          lo = start;
+          hi = end;
+          memoIndex = last;
+          memoLate = !accepted;
+        }
+      }
     }
   }
 
