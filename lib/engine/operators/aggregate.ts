@@ -122,6 +122,10 @@ export class AggregateOperator implements StatefulOperator {
    * a group's exact aggregates start the batch from its stored value (overflow-guard.ts).
    */
   private guarded = false;
+  /** Rows waiting for addPending (numeric slots only), and their groups' slots. */
+  private pendingSlots = new Int32Array(1024);
+  private readonly pendingRows: Row[] = [];
+  private pending = 0;
   /** Whether this batch's trie holds every group the store has at the version it reads (GroupCache.whole). */
   private whole = false;
   /** The last first-level lookup of the trie in this batch (key, its level). */
@@ -273,6 +277,15 @@ export class AggregateOperator implements StatefulOperator {
   }
 
   private accumulate(batch: BatchMeta, rows: readonly Row[], root: Level, touched: Group[], late: Row[]): void {
+    // (nothing left pending by a chunk that threw)
+    this.pending = 0;
+    this.pendingRows.length = 0;
+    this.groupRows(batch, rows, root, touched, late);
+    if (this.pending > 0) this.addPending(batch, touched);
+  }
+
+  /** Each row to its groups (addTo), or to `late`. */
+  private groupRows(batch: BatchMeta, rows: readonly Row[], root: Level, touched: Group[], late: Row[]): void {
     const window = this.window;
     if (window === undefined) {
       for (const row of rows) {
@@ -383,18 +396,18 @@ export class AggregateOperator implements StatefulOperator {
 
   /**
    * Adds a row to the in-batch aggregate of the group in `slot` (started at the group's first row
-   * of the batch). With numeric slots, a row of a group already seen in the batch loads neither
-   * the group nor a buffer: the slots keep the batch that last touched it next to its aggregates.
+   * of the batch). With numeric slots, the row waits in `pending` until the chunk's rows all have
+   * their slots (addPending).
    */
   private addTo(slot: number, row: Row, batch: BatchMeta, touched: Group[]): void {
-    const numeric = this.numeric;
-    if (numeric !== null) {
-      if (numeric.touch(slot, batch.batchId)) {
-        const g = this.groups[slot]!;
-        g.touchedIn = batch.batchId;
-        touched.push(g);
+    if (this.numeric !== null) {
+      if (this.pending === this.pendingSlots.length) {
+        const grown = new Int32Array(this.pendingSlots.length * 2);
+        grown.set(this.pendingSlots);
+        this.pendingSlots = grown;
       }
-      numeric.add(slot, row);
+      this.pendingSlots[this.pending] = slot;
+      this.pendingRows[this.pending++] = row;
       return;
     }
     if (this.guarded) {
@@ -408,6 +421,30 @@ export class AggregateOperator implements StatefulOperator {
       touched.push(g);
     }
     updateBuffer(this.aggs, g.buf, row);
+  }
+
+  /**
+   * Adds the pending rows to their groups' numeric slots, in the order they came. A row of a group
+   * already seen in the batch loads neither the group nor a buffer: the slots keep the batch that
+   * last touched it next to its aggregates. Apart from the lookups of the slots (groupRows), this
+   * short loop lets the CPU overlap the first loads of several groups' doubles.
+   */
+  private addPending(batch: BatchMeta, touched: Group[]): void {
+    const numeric = this.numeric!;
+    const { pendingSlots, pendingRows, groups } = this;
+    const n = this.pending;
+    const batchId = batch.batchId;
+    for (let i = 0; i < n; i++) {
+      const slot = pendingSlots[i];
+      if (numeric.touch(slot, batchId)) {
+        const g = groups[slot]!;
+        g.touchedIn = batchId;
+        touched.push(g);
+      }
+      numeric.add(slot, pendingRows[i]);
+    }
+    pendingRows.length = 0;
+    this.pending = 0;
   }
 
   /** Removes an evicted group from the trie (and the levels it leaves empty). */
