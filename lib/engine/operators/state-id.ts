@@ -19,6 +19,9 @@ export function stateId(kv: readonly Json[]): string {
     const v = kv[i];
     // a BIGINT beyond 2^53 − 1 is a bigint: its digits, which no number's text equals (one form per value)
     if (typeof v === 'number' || typeof (v as unknown) === 'bigint') parts.push(String(v));
+    else if (Array.isArray(v) && v.length === 2 && Number.isFinite(v[0]) && Number.isFinite(v[1]))
+      // a window of number bounds: its JSON, written here (JSON.stringify of a finite number is its String)
+      parts.push('[', String(v[0]), ',', String(v[1]), ']');
     else if (v !== null && typeof v === 'object') parts.push(objectText(v));
     else parts.push(JSON.stringify(v));
   }
