@@ -13,11 +13,12 @@ import type { GroupKey, WindowKey } from '../plan/types';
 import { timeOfValue, watermarkTimeOf } from '../plan/columns';
 import { type BatchMeta, isExpired, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorIo, OperatorOutput, StatefulOperator } from './operator';
-import { NumericSlots } from './numeric-slots';
+import { NumericSlots, PendingAdds } from './numeric-slots';
 import { type FoldTarget, OverflowGuard } from './overflow-guard';
 import type { RowErrorHandler } from '../rows';
 import { byId, stateId, statePartition } from './state-id';
 import { SlotTable } from './slot-table';
+import { WindowMemo } from './window-memo';
 import { covers, indexBefore, lastWindowIndex, windowEnd, windowIndexOf, windowsPerEvent, windowStartAt } from './windows';
 import { ceilMillis, type Micros } from '../timestamps';
 
@@ -122,10 +123,8 @@ export class AggregateOperator implements StatefulOperator {
    * a group's exact aggregates start the batch from its stored value (overflow-guard.ts).
    */
   private guarded = false;
-  /** Rows waiting for addPending (numeric slots only), and their groups' slots. */
-  private pendingSlots = new Int32Array(1024);
-  private readonly pendingRows: Row[] = [];
-  private pending = 0;
+  /** A chunk's rows waiting for their numeric adds (numeric slots only; see numeric-slots.ts). */
+  private readonly pending = new PendingAdds();
   /** Whether this batch's trie holds every group the store has at the version it reads (GroupCache.whole). */
   private whole = false;
   /** The last first-level lookup of the trie in this batch (key, its level). */
@@ -277,11 +276,9 @@ export class AggregateOperator implements StatefulOperator {
   }
 
   private accumulate(batch: BatchMeta, rows: readonly Row[], root: Level, touched: Group[], late: Row[]): void {
-    // (nothing left pending by a chunk that threw)
-    this.pending = 0;
-    this.pendingRows.length = 0;
+    this.pending.clear(); // (nothing left by a chunk that threw)
     this.groupRows(batch, rows, root, touched, late);
-    if (this.pending > 0) this.addPending(batch, touched);
+    if (this.pending.size > 0) this.pending.flush(this.numeric!, batch.batchId, this.groups, touched);
   }
 
   /** Each row to its groups (addTo), or to `late`. */
@@ -296,12 +293,8 @@ export class AggregateOperator implements StatefulOperator {
     }
     const col = window.column;
     const perEvent = windowsPerEvent(window);
-    // A tumbling window's index and lateness hold for every time in [lo, hi): consecutive rows
-    // mostly fall in the window of the row before (lo > hi: none yet).
-    let lo = 1;
-    let hi = 0;
-    let memoIndex = 0;
-    let memoLate = false;
+    // (a tumbling window: the window of the row before, see window-memo.ts)
+    const memo = perEvent === 1 ? new WindowMemo() : null;
     for (const row of rows) {
       // (a window over an earlier aggregation's window column: over its window_time)
       const ts = timeOfValue(row[col]);
@@ -310,9 +303,9 @@ export class AggregateOperator implements StatefulOperator {
         late.push(row);
         continue;
       }
-      if (typeof ts === 'number' && ts >= lo && ts < hi) {
-        if (memoLate) late.push(row);
-        else this.addTo(this.slotOf(row, memoIndex, root), row, batch, touched);
+      if (memo?.holds(ts)) {
+        if (memo.late) late.push(row);
+        else this.addTo(this.slotOf(row, memo.index, root), row, batch, touched);
         continue;
       }
       // The windows covering ts (as windowStarts), by index: an index is a small integer, where a
@@ -328,17 +321,7 @@ export class AggregateOperator implements StatefulOperator {
         accepted = true;
       }
       if (!accepted) late.push(row);
-      if (perEvent === 1 && typeof last === 'number' && typeof ts === 'number') {
-        const start = windowStartAt(last, window);
-        const end = typeof start === 'number' ? start + window.durationUs : NaN;
-        // (the memo only for a window of safe numbers that covers ts: the general path otherwise)
-        if (typeof start === 'number' && Number.isSafeInteger(end) && start <= ts && ts < end) {
-          lo = start;
-          hi = end;
-          memoIndex = last;
-          memoLate = !accepted;
-        }
-      }
+      memo?.keep(last, ts, window, !accepted);
     }
   }
 
@@ -397,17 +380,11 @@ export class AggregateOperator implements StatefulOperator {
   /**
    * Adds a row to the in-batch aggregate of the group in `slot` (started at the group's first row
    * of the batch). With numeric slots, the row waits in `pending` until the chunk's rows all have
-   * their slots (addPending).
+   * their slots (PendingAdds).
    */
   private addTo(slot: number, row: Row, batch: BatchMeta, touched: Group[]): void {
     if (this.numeric !== null) {
-      if (this.pending === this.pendingSlots.length) {
-        const grown = new Int32Array(this.pendingSlots.length * 2);
-        grown.set(this.pendingSlots);
-        this.pendingSlots = grown;
-      }
-      this.pendingSlots[this.pending] = slot;
-      this.pendingRows[this.pending++] = row;
+      this.pending.push(slot, row);
       return;
     }
     if (this.guarded) {
@@ -421,30 +398,6 @@ export class AggregateOperator implements StatefulOperator {
       touched.push(g);
     }
     updateBuffer(this.aggs, g.buf, row);
-  }
-
-  /**
-   * Adds the pending rows to their groups' numeric slots, in the order they came. A row of a group
-   * already seen in the batch loads neither the group nor a buffer: the slots keep the batch that
-   * last touched it next to its aggregates. Apart from the lookups of the slots (groupRows), this
-   * short loop lets the CPU overlap the first loads of several groups' doubles.
-   */
-  private addPending(batch: BatchMeta, touched: Group[]): void {
-    const numeric = this.numeric!;
-    const { pendingSlots, pendingRows, groups } = this;
-    const n = this.pending;
-    const batchId = batch.batchId;
-    for (let i = 0; i < n; i++) {
-      const slot = pendingSlots[i];
-      if (numeric.touch(slot, batchId)) {
-        const g = groups[slot]!;
-        g.touchedIn = batchId;
-        touched.push(g);
-      }
-      numeric.add(slot, pendingRows[i]);
-    }
-    pendingRows.length = 0;
-    this.pending = 0;
   }
 
   /** Removes an evicted group from the trie (and the levels it leaves empty). */

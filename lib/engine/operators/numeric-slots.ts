@@ -165,3 +165,57 @@ export class NumericSlots {
     this.values = values;
   }
 }
+
+/**
+ * A chunk's rows waiting for their numeric adds, with their groups' slots: the aggregation first
+ * finds every row's slot (the trie and SlotTable lookups), then `flush` adds them in the order they
+ * came (the same additions in the same order: the same doubles). The short loop of `flush` lets the
+ * CPU overlap the first loads of several groups' doubles (a cache miss each over the tens of
+ * thousands of live groups), which the long per-row path of the lookups could not.
+ * bench/ab-engine.ts (9 interleaved rounds, 2026-12-03, load 1.3 to 1.7): 1.06x by CPU time
+ * (median of the per-round ratios) over adding each row as its slot was found.
+ */
+export class PendingAdds {
+  private slots = new Int32Array(1024);
+  private readonly rows: Row[] = [];
+  private n = 0;
+
+  get size(): number {
+    return this.n;
+  }
+
+  /** Forgets the rows (a chunk that threw left them). */
+  clear(): void {
+    this.n = 0;
+    this.rows.length = 0;
+  }
+
+  push(slot: number, row: Row): void {
+    if (this.n === this.slots.length) {
+      const grown = new Int32Array(this.slots.length * 2);
+      grown.set(this.slots);
+      this.slots = grown;
+    }
+    this.slots[this.n] = slot;
+    this.rows[this.n++] = row;
+  }
+
+  /**
+   * Adds the rows to their groups' slots in `numeric`, in order; a group's first row of batch
+   * `batchId` marks the group touched (touchedIn) and puts it on `touched`. Then forgets the rows.
+   */
+  flush<G extends { touchedIn: number }>(numeric: NumericSlots, batchId: number, groups: ReadonlyArray<G | undefined>, touched: G[]): void {
+    const { slots, rows } = this;
+    const n = this.n;
+    for (let i = 0; i < n; i++) {
+      const slot = slots[i];
+      if (numeric.touch(slot, batchId)) {
+        const g = groups[slot]!;
+        g.touchedIn = batchId;
+        touched.push(g);
+      }
+      numeric.add(slot, rows[i]);
+    }
+    this.clear();
+  }
+}
