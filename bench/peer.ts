@@ -8,8 +8,9 @@
  * the engine, DuckDB on 1 thread and DuckDB on 2 threads in that order, after warm-up rounds that
  * are not counted (the engine's first passes run before V8 has compiled its hot paths and sized its
  * heap); the median of the rounds is each side's figure. Each engine pass is followed by a full
- * collection counted in its CPU seconds (as bench/ab-engine.ts counts it), so that V8's threads
- * do not collect its garbage during DuckDB's pass, in DuckDB's CPU seconds.
+ * collection and a pause for V8's threads to finish sweeping, counted in its CPU seconds (as
+ * bench/ab-engine.ts counts the collection), so that they do not collect its garbage during the
+ * next pass, in that pass's CPU seconds (DuckDB's).
  *
  * With `--peer-cpu-prof FILE`, three more passes of the engine alone run under V8's sampling
  * profiler (after the timed rounds, so the figures are not profiled): the profile goes to FILE (open
@@ -267,6 +268,12 @@ export async function runPeerSection(opts: {
   const dir = writeInput(input.files);
   const duck = await openDuckdb(dir);
   const gc = fullGc();
+  /** Idle while V8's threads finish sweeping after a full collection (no CPU of the main thread). */
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
+  const collect = async () => {
+    gc();
+    await settle();
+  };
   const seconds = { engine: [] as number[], engineDefaultLimits: [] as number[], duckdb: [] as number[], duckdbTwoThreads: [] as number[] };
   const cpuSeconds = { engine: [] as number[], engineDefaultLimits: [] as number[], duckdb: [] as number[] };
   const cpu = <T>(f: () => Promise<T>) => {
@@ -284,10 +291,12 @@ export async function runPeerSection(opts: {
     out(`  DuckDB: ${duckdbSql('<dir>').replace(/\s+/g, ' ')}`);
     for (let r = -opts.warmup; r < opts.rounds; r++) {
       // An engine pass's CPU time includes a full collection right after it (as bench/ab-engine.ts
-      // counts it): its garbage is its own, not collected by V8's threads during DuckDB's pass.
+      // counts it) and the sweeping V8's threads do after that (settle): its garbage is its own,
+      // not collected during the next pass, in that pass's CPU seconds (DuckDB's).
       gc();
-      const { v: e, cpu: engineCpu } = await cpu(() => enginePass(input.files, opts.maxFilesPerTrigger).finally(gc));
-      const { v: ed, cpu: engineDefaultCpu } = await cpu(() => enginePass(input.files, 'default').finally(gc));
+      await settle();
+      const { v: e, cpu: engineCpu } = await cpu(() => enginePass(input.files, opts.maxFilesPerTrigger).finally(collect));
+      const { v: ed, cpu: engineDefaultCpu } = await cpu(() => enginePass(input.files, 'default').finally(collect));
       const { v: d1, cpu: duckCpu } = await cpu(() => duck.pass(1));
       const d2 = await duck.pass(2);
       const problems = [
