@@ -12,7 +12,7 @@ import { testConnection, uniqueName } from '../helpers/stack';
 
 import { skippedCases, supportedCases } from '../helpers/supported-cases';
 import { kinesisCaseSource } from '../../lib/conformance/kinesis';
-import { isPipelineCase, usesFileObjects } from '../../lib/conformance/case';
+import { isPipelineCase, isTransformWithStateCase, usesFileObjects } from '../../lib/conformance/case';
 
 // public cases (cases/ and FORMAT-2's cases-2/, join cases left out until joins land) and ours
 const cases = supportedCases('s3').map(([f, c]) => [basename(f), c] as const);
@@ -58,12 +58,12 @@ describe('when the state has four partitions (writeStream option statePartitions
   });
 });
 
-describe('when the chained-operator cases (FORMAT-2 pipelines) and the typed JSON cases (FORMAT-3) read a Kinesis stream', () => {
+describe('when the chained-operator cases (FORMAT-2 pipelines), the typed JSON cases (FORMAT-3) and the transformWithState cases (FORMAT-4) read a Kinesis stream', () => {
   // Each case its own stream of three shards, rows spread by the first operator's keys (kinesis.ts).
   // (a case of raw text or keyed files, or of another format than JSON, needs the S3 landing source: Kinesis records are JSON)
   const pipelines = cases.filter(
     ([file, c]) =>
-      (isPipelineCase(c) || FORMAT_3.has(file)) &&
+      (isPipelineCase(c) || FORMAT_3.has(file) || isTransformWithStateCase(c)) &&
       c.expectError === undefined &&
       !usesFileObjects(c) &&
       [c.query.format, ...Object.values(c.query.inputs ?? {}).map((i) => i.format)].every((f) => f === undefined || f === 'json'),
