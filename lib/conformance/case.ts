@@ -212,6 +212,11 @@ export function processorAt(c: ConformanceCase, step: number): { processor?: str
   return out;
 }
 
+/** FORMAT-4: whether step `step` (0-based) runs another processor module or output schema than the step before. */
+export function processorChangesAt(c: ConformanceCase, step: number): boolean {
+  return step > 0 && JSON.stringify(processorAt(c, step)) !== JSON.stringify(processorAt(c, step - 1));
+}
+
 /** FORMAT-4: a step's `clock` in epoch ms, or undefined (the runner's wall clock). */
 export function stepClockMs(c: ConformanceCase, step: CaseStep): number | undefined {
   if (step.clock === undefined) return undefined;

@@ -25,7 +25,7 @@ import {
   caseStageOrder,
   caseToPlan,
   isTransformWithStateCase,
-  processorAt,
+  processorChangesAt,
   stepClockMs,
   type CaseStaticTables,
   type ConformanceCase,
@@ -247,7 +247,7 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
     for (const [stepNo, step] of c.steps.entries()) {
       if (tws) {
         processingTimeMs = stepClockMs(c, step);
-        if (stepNo > 0 && JSON.stringify(processorAt(c, stepNo)) !== JSON.stringify(processorAt(c, stepNo - 1))) {
+        if (processorChangesAt(c, stepNo)) {
           // a new processor module from this step on: the same checkpoint, state and timers (FORMAT-4 "Steps")
           plan = planAt(stepNo);
           if (pool) {

@@ -20,7 +20,7 @@ import {
   type ConformanceCase,
   isPipelineCase,
   isTransformWithStateCase,
-  processorAt,
+  processorChangesAt,
   type StepFile,
   stepClockMs,
   stepFileBytes,
@@ -160,8 +160,7 @@ export async function runCaseGuarded(c: ConformanceCase, res: GuardedResources, 
     // module that may change from this step on (same checkpoint, state and timers)
     const at = tws ? stepClockMs(c, step) : undefined;
     const processingClock: Clock | undefined = at === undefined ? undefined : { now: () => at };
-    if (tws && stepNo > 0 && JSON.stringify(processorAt(c, stepNo)) !== JSON.stringify(processorAt(c, stepNo - 1)))
-      plan = caseToPlan(c, planName, undefined, stepNo);
+    if (tws && processorChangesAt(c, stepNo)) plan = caseToPlan(c, planName, undefined, stepNo);
     for (const f of stepInputFiles(step)) {
       const at = inputs.indexOf(f.input);
       const rel = await dropFile(res.bucket, sinks.base, ++fileNo, f, at, lastKeys[at], at === 0 ? plan.source : plan.inputs![at - 1].source);

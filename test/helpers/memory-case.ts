@@ -10,7 +10,7 @@ import {
   caseToPlan,
   isPipelineCase,
   isTransformWithStateCase,
-  processorAt,
+  processorChangesAt,
   stepClockMs,
   stepInputFiles,
   type ConformanceCase,
@@ -106,8 +106,7 @@ export async function runCaseInMemory(c: ConformanceCase, statePartitions = 1, o
   for (const [stepNo, step] of c.steps.entries()) {
     if (tws) {
       processingTimeMs = stepClockMs(c, step);
-      if (stepNo > 0 && JSON.stringify(processorAt(c, stepNo)) !== JSON.stringify(processorAt(c, stepNo - 1)))
-        plan = { ...caseToPlan(c, undefined, undefined, stepNo), statePartitions };
+      if (processorChangesAt(c, stepNo)) plan = { ...caseToPlan(c, undefined, undefined, stepNo), statePartitions };
     }
     for (const f of stepInputFiles(step)) {
       const at = names.indexOf(f.input);
