@@ -203,7 +203,7 @@ export function isTransformWithStateCase(c: ConformanceCase): boolean {
 }
 
 /** FORMAT-4: the processor module and output schema step `step` (0-based) runs with: the last a step up to it set, else none. */
-export function processorAt(c: ConformanceCase, step: number): { processor?: string; outputSchema?: string } {
+function processorAt(c: ConformanceCase, step: number): { processor?: string; outputSchema?: string } {
   const out: { processor?: string; outputSchema?: string } = {};
   (c.steps ?? []).slice(0, step + 1).forEach((s) => {
     if (s.processor !== undefined) out.processor = s.processor;
