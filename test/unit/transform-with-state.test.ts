@@ -15,6 +15,7 @@ import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
 import { InMemorySink } from '../../lib/engine/testing/memory-sink';
 import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
 import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
+import { VARS_ID } from '../../lib/engine/operators/transform-with-state';
 import {
   StatefulProcessor,
   type ListState,
@@ -211,6 +212,51 @@ describe('transformWithState', () => {
     expect(await runWith(counter('new', 'value', ['old']), 'c')).toEqual({ stateRows: 2, alls: 0 });
     // and "old" is free again, for another kind
     expect(await runWith(counter('old', 'list'), 'd')).toEqual({ stateRows: 3, alls: 0 });
+  });
+
+  it('reads every key to delete a variable, in every batch, on a checkpoint begun before its variables were recorded', async () => {
+    const counter = (name: string, deletes: string[] = []) =>
+      processor({
+        init: (h, self) => {
+          for (const d of deletes) h.deleteIfExists(d);
+          Object.assign(self, { s: h.getValueState<number>(name) });
+        },
+        rows: (key, _r, _tv, self) => {
+          const s = (self as unknown as { s: ValueState<number> }).s;
+          s.update((s.get() ?? 0) + 1);
+          return [{ k: key.k, n: 1 }];
+        },
+      });
+    // a store that drops the variables record while `older` is set: the state an engine from
+    // before the record leaves behind (its keys, no record)
+    class Older extends InMemoryStateStore {
+      older = true;
+      alls = 0;
+      override all(...a: Parameters<InMemoryStateStore['all']>) {
+        this.alls++;
+        return super.all(...a);
+      }
+      override commit(...a: Parameters<InMemoryStateStore['commit']>) {
+        const [op, version, changes, ...rest] = a;
+        return super.commit(op, version, this.older ? changes.filter((c) => c.key.id !== VARS_ID) : changes, ...rest);
+      }
+    }
+    const source = new InMemoryFileSource(planOf(counter('x')).source.schema);
+    const state = new Older();
+    const ports = { source, checkpoint: new InMemoryCheckpoint(), state, sink: new InMemorySink() };
+    let file = 0;
+    const runWith = async (cls: new () => Proc, key: string) => {
+      source.add(`f-${++file}.json`, JSON.stringify(row(key)));
+      const before = state.alls;
+      const r = await new MicroBatchExecutor({ ...ports, plan: planOf(cls), processingClock: { now: () => 1000 * file } }).run();
+      return { stateRows: r.stateRows, alls: state.alls - before };
+    };
+    expect(await runWith(counter('old'), 'a')).toEqual({ stateRows: 1, alls: 0 });
+    state.older = false;
+    // no record yet: "old" may be held by a key the batch does not touch (a's is), so every key is read and a's goes
+    expect(await runWith(counter('new', ['old']), 'b')).toEqual({ stateRows: 1, alls: 1 });
+    // the record begun now cannot say that no key holds "old": still read every key
+    expect(await runWith(counter('new', ['old']), 'c')).toEqual({ stateRows: 2, alls: 1 });
   });
 
   it("fails the batch, naming the key and the limit, when a key's state grows past a DynamoDB item (the twin's 400 KB)", async () => {
