@@ -24,9 +24,6 @@ import {
   caseSourceInputs,
   caseStageOrder,
   caseToPlan,
-  isTransformWithStateCase,
-  processorChangesAt,
-  stepClockMs,
   type CaseStaticTables,
   type ConformanceCase,
   isPipelineCase,
@@ -35,6 +32,7 @@ import {
   stepFileKey,
   stepInputFiles,
 } from './case';
+import { isTransformWithStateCase, processorChangesAt, stepClockMs } from './format-4';
 import { staticTable } from '../engine/query/static-table';
 import { addPerStage, asPipelineStep, type CaseResult, droppedByStageInProgress, type StepResult, stepFromBatches } from './results';
 import type { CrashPlan, CrashPoint } from '../engine/testing/crash';

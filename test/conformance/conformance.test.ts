@@ -12,7 +12,8 @@ import { testConnection, uniqueName } from '../helpers/stack';
 
 import { skippedCases, supportedCases } from '../helpers/supported-cases';
 import { kinesisCaseSource } from '../../lib/conformance/kinesis';
-import { isPipelineCase, isTransformWithStateCase, usesFileObjects } from '../../lib/conformance/case';
+import { isPipelineCase, usesFileObjects } from '../../lib/conformance/case';
+import { isTransformWithStateCase } from '../../lib/conformance/format-4';
 
 // public cases (cases/ and FORMAT-2's cases-2/, join cases left out until joins land) and ours
 const cases = supportedCases('s3').map(([f, c]) => [basename(f), c] as const);

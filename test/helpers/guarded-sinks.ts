@@ -19,14 +19,12 @@ import {
   caseToPlan,
   type ConformanceCase,
   isPipelineCase,
-  isTransformWithStateCase,
-  processorChangesAt,
   type StepFile,
-  stepClockMs,
   stepFileBytes,
   stepFileKey,
   stepInputFiles,
 } from '../../lib/conformance/case';
+import { isTransformWithStateCase, processorChangesAt, stepClockMs } from '../../lib/conformance/format-4';
 import { addPerStage, asPipelineStep, type CaseResult, droppedByStageInProgress, type StepResult, stepFromBatches } from '../../lib/conformance/results';
 import { stepFileBody } from '../../lib/conformance/runner';
 import { timersAfter } from '../../lib/conformance/tws-steps';

@@ -4,17 +4,8 @@
  * plan, read, partition and commit tasks, each on a fresh PartitionedRun, `workers` at a time),
  * read back from what is durable, as the conformance runner reads the local stack.
  */
-import {
-  caseSourceInputs,
-  caseStageOrder,
-  caseToPlan,
-  isPipelineCase,
-  isTransformWithStateCase,
-  processorChangesAt,
-  stepClockMs,
-  stepInputFiles,
-  type ConformanceCase,
-} from '../../lib/conformance/case';
+import { caseSourceInputs, caseStageOrder, caseToPlan, isPipelineCase, stepInputFiles, type ConformanceCase } from '../../lib/conformance/case';
+import { isTransformWithStateCase, processorChangesAt, stepClockMs } from '../../lib/conformance/format-4';
 import { timersAfter } from '../../lib/conformance/tws-steps';
 import {
   addPerStage,

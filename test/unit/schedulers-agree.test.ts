@@ -10,7 +10,8 @@
  * a run draws (the query id, the run id).
  */
 import { basename } from 'node:path';
-import { caseSourceInputs, caseToPlan, stepClockMs, stepInputFiles, type ConformanceCase } from '../../lib/conformance/case';
+import { caseSourceInputs, caseToPlan, stepInputFiles, type ConformanceCase } from '../../lib/conformance/case';
+import { stepClockMs } from '../../lib/conformance/format-4';
 import type { Clock, Json, OutputRow } from '../../lib/engine/ports';
 import type { QueryPlan } from '../../lib/engine/plan/types';
 import { count, sum, window } from '../../lib/engine/query/functions';
