@@ -28,7 +28,7 @@
 import { prepareBenchStack, uploadLanding } from './e2e';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { cpus, loadavg } from 'node:os';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createClients } from '../lib/aws/clients';
 import type { AwsConnection } from '../lib/aws/config';
@@ -219,6 +219,38 @@ interface RunResult {
   /** A task's start, ms: read tasks sent again after the run, which find their meta and return (the median). */
   readonly taskStartMs?: number;
   readonly round: number;
+  /** CPU seconds the run took: this process (its main thread with s3rver and the driver, and the worker threads) and DynamoDB Local's JVM. */
+  readonly cpu?: CpuSeconds;
+}
+
+interface CpuSeconds {
+  readonly node: number;
+  readonly dynamodb: number | null;
+}
+
+/**
+ * CPU seconds so far of this process (every thread) and of DynamoDB Local's JVM (its
+ * /proc/<pid>/stat utime + stime, at Linux's 100 ticks a second; null where /proc is absent).
+ */
+function cpuNow(dynamodbPid: number | undefined): CpuSeconds {
+  const u = process.cpuUsage();
+  let dynamodb: number | null = null;
+  if (dynamodbPid !== undefined) {
+    try {
+      // the fields after the command's closing parenthesis: utime and stime are the 12th and 13th
+      const stat = readFileSync(`/proc/${dynamodbPid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      dynamodb = (Number(f[11]) + Number(f[12])) / 100;
+    } catch {
+      dynamodb = null;
+    }
+  }
+  return { node: (u.user + u.system) / 1e6, dynamodb };
+}
+
+function cpuSince(before: CpuSeconds, pid: number | undefined): CpuSeconds {
+  const now = cpuNow(pid);
+  return { node: now.node - before.node, dynamodb: now.dynamodb === null || before.dynamodb === null ? null : now.dynamodb - before.dynamodb };
 }
 
 /** Splits of `count` over `files` files, the sizes (lib/engine/splits.ts shares them the same way: contiguous, the first files % count one longer). */
@@ -233,6 +265,7 @@ async function partitionedRun(
   expected: ExpectedBatch[],
   groups: Array<Map<string, ExpectedGroup>>,
   round: number,
+  dynamodbPid: number | undefined,
 ): Promise<RunResult> {
   const workers = pool.size;
   const name = `workers-${workers}-r${round}`;
@@ -241,6 +274,7 @@ async function partitionedRun(
   let seconds: number;
   let batches: number[];
   let taskStartMs: number;
+  let cpu: CpuSeconds;
   {
     // this run's pipeline on the pool's threads (warm from the rounds before, as warm Lambdas are)
     const inner = pool.handler({ config: cfg });
@@ -258,9 +292,11 @@ async function partitionedRun(
       return r;
     };
     t0 = performance.now();
+    const c0 = cpuNow(dynamodbPid);
     const runId = `bench-scale-${name}-${Date.now()}`;
     ({ batches } = await runPartitioned(timed, { runId, concurrency: workers }));
     seconds = (performance.now() - t0) / 1000;
+    cpu = cpuSince(c0, dynamodbPid);
     // A task's start: the last data batch's read tasks again, one at a time; each finds its meta
     // (the task is done) and returns: the message round trip, the task's executor and one read.
     const last = tasks.filter((t) => t.action === 'read').reduce((a, t) => Math.max(a, t.batchId), -1);
@@ -325,6 +361,7 @@ async function partitionedRun(
     shuffle: shuffleBytes,
     taskStartMs,
     round,
+    cpu,
   };
 }
 
@@ -334,15 +371,19 @@ async function singleRun(
   expected: ExpectedBatch[],
   groups: Array<Map<string, ExpectedGroup>>,
   round: number,
+  dynamodbPid: number | undefined,
 ): Promise<RunResult> {
   const cfg = cfgFor(`single-r${round}`, o.statePartitions);
   const built = buildExecutor(conn, scalePlan(o.maxFilesPerTrigger), cfg);
   let report: RunReport;
   let seconds: number;
+  let cpu: CpuSeconds;
   try {
     const t0 = performance.now();
+    const c0 = cpuNow(dynamodbPid);
     report = await built.executor.run();
     seconds = (performance.now() - t0) / 1000;
+    cpu = cpuSince(c0, dynamodbPid);
   } finally {
     built.clients.destroy();
   }
@@ -356,7 +397,7 @@ async function singleRun(
     expected,
     groups,
   );
-  return { name: 'single executor (one Lambda)', workers: null, seconds, report, problems, tasks: [], round };
+  return { name: 'single executor (one Lambda)', workers: null, seconds, report, problems, tasks: [], round, cpu };
 }
 
 const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
@@ -499,10 +540,10 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
     }
     for (let round = 0; round < Math.max(1, o.rounds); round++) {
       const start = loadavg();
-      const runsOfRound: RunResult[] = [await singleRun(conn, o, expected, groups, round)];
+      const runsOfRound: RunResult[] = [await singleRun(conn, o, expected, groups, round, stack.pids.dynamodb)];
       out(`  ${o.rounds > 1 ? `round ${round + 1}: ` : ''}${runsOfRound[0].name}: ${runsOfRound[0].seconds.toFixed(1)} s`);
       for (const pool of pools) {
-        runsOfRound.push(await partitionedRun(conn, o, pool, expected, groups, round));
+        runsOfRound.push(await partitionedRun(conn, o, pool, expected, groups, round, stack.pids.dynamodb));
         out(
           `  ${o.rounds > 1 ? `round ${round + 1}: ` : ''}${runsOfRound[runsOfRound.length - 1].name}: ${runsOfRound[runsOfRound.length - 1].seconds.toFixed(1)} s`,
         );
@@ -554,6 +595,38 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
   );
   out(
     "  task time: the sum of every task's time; in flight: task time / time, the tasks running at once on average (the driver keeps up to one per thread busy)",
+  );
+  // ---- CPU: what each run cost the machine, the emulators included
+  const cpuTotal = (c: CpuSeconds) => c.node + (c.dynamodb ?? 0);
+  out(`  [9a'] CPU seconds of each run: this process (the driver, s3rver and the worker threads) and DynamoDB Local's JVM, on ${cpus().length} cores`);
+  out(
+    table(
+      ['run', 'node CPU', 'DynamoDB Local CPU', 'total CPU', 'CPU ms / 1,000 events', 'cores busy', 'x single by CPU'],
+      runs.map((r) => {
+        const c = r.cpu!;
+        return [
+          r.name,
+          `${c.node.toFixed(1)} s`,
+          c.dynamodb === null ? 'n/a' : `${c.dynamodb.toFixed(1)} s`,
+          `${cpuTotal(c).toFixed(1)} s`,
+          ((cpuTotal(c) * 1e6) / r.report.rowsIn).toFixed(1),
+          (cpuTotal(c) / r.seconds).toFixed(2),
+          (cpuTotal(single.cpu!) / cpuTotal(c)).toFixed(2),
+        ];
+      }),
+      'lrrrrrr',
+    ),
+  );
+  // a run's CPU, spread perfectly over every core, still takes CPU / cores: no partitioned run can be faster than that
+  const bound = (r: RunResult) => (single.seconds * cpus().length) / cpuTotal(r.cpu!);
+  out(
+    `  cores busy: total CPU / time. The single executor keeps ${(cpuTotal(single.cpu!) / single.seconds).toFixed(2)} of the ${cpus().length} cores busy (its thread and DynamoDB Local's); ` +
+      `a partitioned run needs at least its total CPU / ${cpus().length} cores of time, so here it can reach at most ` +
+      runs
+        .filter((r) => r.workers !== null)
+        .map((r) => `${bound(r).toFixed(2)}x the single executor (${r.name})`)
+        .join(', ') +
+      ', whatever its thread count',
   );
 
   // ---- per-task costs
@@ -721,6 +794,11 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
       oneWorkerOverSingle: Number(ratios.oneWorker[i].toFixed(3)),
       twoWorkersOverSingle: Number(ratios.twoWorkers[i].toFixed(3)),
       eventsPerSecond: rd.runs.map((r) => Math.round(rateOf(r))),
+      // CPU seconds per run (single, then each thread count): this process's and DynamoDB Local's
+      cpuSeconds: rd.runs.map((r) => ({
+        node: Number(r.cpu!.node.toFixed(2)),
+        dynamodb: r.cpu!.dynamodb === null ? null : Number(r.cpu!.dynamodb.toFixed(2)),
+      })),
       loadAverage: { start: rd.load.start.map((x) => Number(x.toFixed(2))), end: rd.load.end.map((x) => Number(x.toFixed(2))) },
     })),
     input: {
