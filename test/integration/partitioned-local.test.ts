@@ -29,6 +29,9 @@ const CASES = [
   'sluice-types-decimal-avg-half-up.json',
   // expression stages (compiled in each worker from the query) and a row error as a dead letter
   'sluice-expr-filter-window-upper-country.json',
+  // exact sums: rows (not partials) to the partition tasks, which refuse the overflowing row as one task does
+  'sluice-types-bigint-sum-overflow-update.json',
+  'sluice-types-decimal-sum-overflow-append.json',
 ].map((f) => parseCase(readFileSync(join(PROJECT, f), 'utf8'), f));
 
 beforeAll(async () => {

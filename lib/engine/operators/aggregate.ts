@@ -157,6 +157,11 @@ export class AggregateOperator implements StatefulOperator {
     return { id, evictAt: g.evictAt, partition: statePartition(groupId, this.partitions) };
   }
 
+  /** An exact sum (BIGINT, DECIMAL) checks each row against its group's running total (overflow-guard.ts). */
+  get checksRowsAgainstState(): boolean {
+    return this.guard !== null;
+  }
+
   /** The partition of a row's groups: its grouping values without the window (stateKey's groupId). */
   partitionOf(row: Row): number {
     const kv: Json[] = [];

@@ -63,16 +63,23 @@ export interface StatefulOperator {
    */
   partitionOf?(row: Row): number;
   /**
-   * A partitioned run's read task pre-aggregates its rows with this: the groups they make with
-   * their in-batch aggregates, by partition, for the partition tasks' addPartials. Optional: an
-   * operator without it gets the rows themselves. `onRowError`: where a row it refuses goes.
-   */
-  /**
    * Whether a run without new data has something due at processing time `nowMs` in the state at
    * `version` (transformWithState's timers and TTL in processingTime mode): the planner then runs
    * one no-data batch. Optional: without it only the watermark makes a no-data batch due.
    */
   dueWithoutData?(state: StateStore, nowMs: number, version: number): Promise<boolean>;
+  /**
+   * Whether the operator refuses a row only against its group's stored running total (an exact
+   * sum's overflow: overflow-guard.ts). A partitioned run then gives the partition tasks the rows
+   * themselves, not read tasks' partial aggregates, so that the row that overflows is found and
+   * kept as a dead letter as in one task, rather than the merge of two partials failing the batch.
+   */
+  readonly checksRowsAgainstState?: boolean;
+  /**
+   * A partitioned run's read task pre-aggregates its rows with this: the groups they make with
+   * their in-batch aggregates, by partition, for the partition tasks' addPartials. Optional: an
+   * operator without it gets the rows themselves. `onRowError`: where a row it refuses goes.
+   */
   beginPartials?(batch: BatchMeta, onRowError?: RowErrorHandler): { add(rows: readonly Row[]): void; take(): { partials: Map<number, Json[]>; late: Row[] } };
 }
 

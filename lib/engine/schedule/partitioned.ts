@@ -187,7 +187,9 @@ export class PartitionedRun {
     const end = entry.offsets[0] ?? null;
     const splits = noData || mode === 'whole' || end === null ? 0 : src.planSplits ? await src.planSplits(entry.batchId, start, end, this.maxSplits) : 1;
     const partitions = mode === 'stateless' ? [] : mode === 'whole' ? [0] : Array.from({ length: rt.plan.statePartitions }, (_, p) => p);
-    const partials = mode === 'partitioned' && rt.operators[0].op.beginPartials !== undefined;
+    // (read tasks pre-aggregate, unless a row can be refused only against its group's stored total)
+    const first = rt.operators[0]?.op;
+    const partials = mode === 'partitioned' && first?.beginPartials !== undefined && first.checksRowsAgainstState !== true;
     const tasks: BatchTasks = { batchId: entry.batchId, mode, splits, partitions, ...(partials ? { partials } : {}) };
     await this.shuffle.put(key, taskCodec.tasks.encode(tasks));
     return tasks;
@@ -291,7 +293,10 @@ export class PartitionedRun {
       read = whole.read;
       computed = { rows: whole.output, perOperator: whole.perOperator };
     } else {
-      const accs = beginOperators(rt, entry, undefined, [partition]);
+      // the partition's state, and where a row an operator refuses goes (an exact sum's overflow,
+      // checked against the group's stored total as in one task)
+      const partitionState = scopedState(this.deps.state, [partition]);
+      const accs = beginOperators(rt, entry, { state: partitionState, read: after }, [partition]);
       // fetched a few at a time, merged in split order (first and last keep the batch's order)
       const splits = Array.from({ length: tasks.splits }, (_, k) => k);
       const texts = await mapLimit(splits, SHUFFLE_CONCURRENCY, (k) => this.splitObject(batchId, k, partition));
@@ -302,7 +307,7 @@ export class PartitionedRun {
         if (tasks.partials) accs[0].addPartials!(taskCodec.partials.decode(key, text));
         else await accs[0].add(taskCodec.rows.decode(key, text));
       }
-      const result = await runOperators(rt, accs, entry, after, scopedState(this.deps.state, [partition]));
+      const result = await runOperators(rt, accs, entry, after, partitionState);
       computed = { rows: result.rows.map((r) => toOutputRow(r, rt.outColumns)), perOperator: result.perOperator };
     }
     const scope = tasks.mode === 'whole' ? undefined : [partition];
@@ -330,7 +335,7 @@ export class PartitionedRun {
       commitTimeMs,
       storeStats: diffStats(statsBefore, storeStats(rt)),
       ...(read ? { read: readMeta(read, []) } : {}),
-      ...(after.deadLetters.length ? { deadLetters: after.deadLetters } : {}),
+      ...(after.deadLetters.length ? { deadLetters: after.deadLetters, perSourceDeadLetters: [...after.perSourceDeadLetters] } : {}),
     };
     // after the state commit: its presence says the partition is done for N
     await this.shuffle.put(`${batchId}/out/${partition}`, taskCodec.partitionOut.encode(out));
@@ -381,7 +386,10 @@ export class PartitionedRun {
     } else for (const o of outs) rows = rows.concat(o.rows);
     const sum = (f: (o: PartitionOut) => number[], i: number) => outs.reduce((a, o) => a + (f(o)[i] ?? 0), 0);
     const read = mergeReads(metas);
-    for (const o of outs) for (const d of o.deadLetters ?? []) read.deadLetters.push(d);
+    for (const o of outs) {
+      for (const d of o.deadLetters ?? []) read.deadLetters.push(d);
+      o.perSourceDeadLetters?.forEach((n, i) => (read.perSourceDeadLetters[i] = (read.perSourceDeadLetters[i] ?? 0) + (n ?? 0)));
+    }
     const outcome: BatchOutcome = {
       read,
       output: { rows },

@@ -77,6 +77,8 @@ export interface PartitionOut {
   readonly read?: ReadMeta;
   /** The dead letters of the stages after the operator (row errors: FORMAT-3 departure 2); absent in a record an earlier sluice wrote. */
   readonly deadLetters?: DeadLetter[];
+  /** Of those, how many each source's rows gave (rows an operator refused: its first source's). */
+  readonly perSourceDeadLetters?: number[];
 }
 
 type Check<T> = (v: Json) => v is T & Json;
