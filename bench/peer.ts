@@ -71,6 +71,13 @@ export interface PeerFigures {
   readonly cpuSeconds: { engine: number[]; engineDefaultLimits: number[]; duckdb: number[] };
   /** Events per CPU second, engine over DuckDB on one thread (medians of the rounds). */
   readonly cpuRatio: number;
+  /**
+   * Seconds each engine pass (10 files a batch) spent in the bench's plain state store's commits,
+   * by round: the store is the bench's, not the engine's, and DuckDB keeps no state.
+   */
+  readonly storeSeconds: number[];
+  /** The engine over DuckDB on one thread by wall time with the store's commits taken out of the engine's seconds. */
+  readonly ratioWithoutStore: number;
   /** The same for the engine at the S3 source's default limits. */
   readonly cpuRatioDefaultLimits: number;
   readonly totals: PeerTotals;
@@ -114,12 +121,21 @@ class SummingSink implements Sink {
   }
 }
 
-/** The plain state store, noting the operator and version of the last commit so the groups left open can be read back. */
+/**
+ * The plain state store, noting the operator and version of the last commit so the groups left
+ * open can be read back, and the seconds its commits took (the store is the bench's, not the engine's).
+ */
 class PeerStateStore extends PlainStateStore {
   last: { op: OperatorStateSpec; version: number } | null = null;
+  commitSeconds = 0;
   override async commit(op: OperatorStateSpec, version: number, changes: StateChange[]) {
     this.last = { op, version };
-    return super.commit(op, version, changes);
+    const t0 = performance.now();
+    try {
+      return await super.commit(op, version, changes);
+    } finally {
+      this.commitSeconds += (performance.now() - t0) / 1000;
+    }
   }
 }
 
@@ -131,7 +147,7 @@ class PeerStateStore extends PlainStateStore {
 export async function enginePass(
   files: ReadonlyArray<{ readonly key: string; readonly body: string }>,
   limit: number | 'default',
-): Promise<{ seconds: number; batches: number; totals: PeerTotals }> {
+): Promise<{ seconds: number; storeSeconds: number; batches: number; totals: PeerTotals }> {
   const sink = new SummingSink();
   const state = new PeerStateStore();
   const plan = limit === 'default' ? benchPlan(undefined, undefined, undefined, DEFAULT_MAX_BYTES_PER_TRIGGER) : benchPlan(limit);
@@ -148,7 +164,7 @@ export async function enginePass(
       events += b[1] as number;
     }
   }
-  return { seconds: run.seconds, batches: run.report.batches.length, totals: { groups, events, total } };
+  return { seconds: run.seconds, storeSeconds: state.commitSeconds, batches: run.report.batches.length, totals: { groups, events, total } };
 }
 
 /** The bench's query in DuckDB's SQL over the JSON-lines files under `dir`: the groups, their events and the sum of their amounts. */
@@ -276,6 +292,7 @@ export async function runPeerSection(opts: {
   };
   const seconds = { engine: [] as number[], engineDefaultLimits: [] as number[], duckdb: [] as number[], duckdbTwoThreads: [] as number[] };
   const cpuSeconds = { engine: [] as number[], engineDefaultLimits: [] as number[], duckdb: [] as number[] };
+  const storeSeconds: number[] = [];
   const cpu = <T>(f: () => Promise<T>) => {
     const c0 = process.cpuUsage();
     return f().then((v) => {
@@ -306,12 +323,13 @@ export async function runPeerSection(opts: {
       ];
       if (problems.length > 0) throw new Error(`peer: the engine and DuckDB did not do the same work (round ${r + 1}): ${problems.join('; ')}`);
       totals = e.totals;
-      const times = `engine ${e.seconds.toFixed(2)} s (cpu ${engineCpu.toFixed(2)} s; ${e.batches} batches), at default limits ${ed.seconds.toFixed(2)} s (cpu ${engineDefaultCpu.toFixed(2)} s; ${ed.batches} batches), DuckDB 1 thread ${d1.seconds.toFixed(2)} s (cpu ${duckCpu.toFixed(2)} s), 2 threads ${d2.seconds.toFixed(2)} s; load average ${loadavg()[0].toFixed(1)}`;
+      const times = `engine ${e.seconds.toFixed(2)} s (cpu ${engineCpu.toFixed(2)} s; ${e.batches} batches; store commits ${e.storeSeconds.toFixed(2)} s), at default limits ${ed.seconds.toFixed(2)} s (cpu ${engineDefaultCpu.toFixed(2)} s; ${ed.batches} batches), DuckDB 1 thread ${d1.seconds.toFixed(2)} s (cpu ${duckCpu.toFixed(2)} s), 2 threads ${d2.seconds.toFixed(2)} s; load average ${loadavg()[0].toFixed(1)}`;
       if (r < 0) {
         out(`  warm-up ${r + opts.warmup + 1} (not counted): ${times}`);
         continue;
       }
       seconds.engine.push(e.seconds);
+      storeSeconds.push(e.storeSeconds);
       seconds.engineDefaultLimits.push(ed.seconds);
       seconds.duckdb.push(d1.seconds);
       seconds.duckdbTwoThreads.push(d2.seconds);
@@ -327,6 +345,7 @@ export async function runPeerSection(opts: {
   }
   const rate = (xs: number[]) => input.events / median(xs);
   const engine = rate(seconds.engine);
+  const engineWithoutStore = rate(seconds.engine.map((x, i) => x - storeSeconds[i]));
   const engineDefault = rate(seconds.engineDefaultLimits);
   const d1 = rate(seconds.duckdb);
   const d2 = rate(seconds.duckdbTwoThreads);
@@ -357,6 +376,8 @@ export async function runPeerSection(opts: {
     },
     cpuRatio: Number((median(cpuSeconds.duckdb) / median(cpuSeconds.engine)).toFixed(3)),
     cpuRatioDefaultLimits: Number((median(cpuSeconds.duckdb) / median(cpuSeconds.engineDefaultLimits)).toFixed(3)),
+    storeSeconds: storeSeconds.map((x) => Number(x.toFixed(3))),
+    ratioWithoutStore: Number((engineWithoutStore / d1).toFixed(3)),
     totals: totals!,
     loadAverage: { start: loadStart.map((x) => Number(x.toFixed(2))), end: loadEnd.map((x) => Number(x.toFixed(2))) },
   };
@@ -368,6 +389,9 @@ export async function runPeerSection(opts: {
   );
   out(`  DuckDB, 1 thread:          ${fmtRate(d1)}   engine / DuckDB = ${figures.ratio.toFixed(2)}×`);
   out(`  DuckDB, 2 threads:         ${fmtRate(d2)}   engine / DuckDB = ${figures.ratioTwoThreads.toFixed(2)}×`);
+  out(
+    `  the engine without the bench's plain store's commits (median ${median(storeSeconds).toFixed(2)} s a pass): ${fmtRate(engineWithoutStore)}   engine / DuckDB = ${figures.ratioWithoutStore.toFixed(2)}×`,
+  );
   out(
     `  by CPU time (events per CPU second, medians): engine / DuckDB on 1 thread = ${figures.cpuRatio.toFixed(2)}× (${median(cpuSeconds.engine).toFixed(2)} s against ${median(cpuSeconds.duckdb).toFixed(2)} s); at the default limits ${figures.cpuRatioDefaultLimits.toFixed(2)}× (${median(cpuSeconds.engineDefaultLimits).toFixed(2)} s)`,
   );

@@ -18,6 +18,9 @@ describe('when the peer bench compares the engine with DuckDB', () => {
       const d2 = await duck.pass(2);
       expect(engine.totals.events).toBe(3_000);
       expect(engine.totals.groups).toBeGreaterThan(50);
+      // the store's commits are timed, and are part of the pass
+      expect(engine.storeSeconds).toBeGreaterThan(0);
+      expect(engine.storeSeconds).toBeLessThan(engine.seconds);
       expect(sameWork(engine.totals, d1.totals)).toEqual([]);
       expect(sameWork(engine.totals, d2.totals)).toEqual([]);
     } finally {
