@@ -52,7 +52,7 @@
  *          --peer-cpu-prof FILE (peer: 3 more engine passes under V8's profiler, the profile to FILE)
  *          --join-impressions N (join; default 160000, clicks a quarter of them)  --join-rounds N (default 5)
  *          --scale-events N (scale; default 400000)  --scale-files N (default 40)  --scale-max-files N (default 8)
- *          --scale-partitions P (default 4)  --scale-splits S (maxSplits, default 4)  --scale-rounds R (default 1)
+ *          --scale-partitions P (default 4)  --scale-splits S (maxSplits, default 4)  --scale-rounds R (default 1)  --scale-warmup W (default 1: rounds run first, not counted)
  *          --scale-overhead-ms O (a what-if column: O ms more per task on AWS; default 0, none)
  *          --events N  --e2e-events N  --e2e-budget-s S (default 240)  --memory-events N
  *          --rounds N (default 7)  --scale N (default 10)  --no-json
@@ -605,6 +605,7 @@ async function scaleSection(): Promise<void> {
     lambdas: [1, 2, 4, 8, 16, 32, 64],
     overheadMs: num('scale-overhead-ms', 0),
     rounds: num('scale-rounds', 1),
+    warmup: num('scale-warmup', 1),
     wide: 64,
     out,
     table,

@@ -70,6 +70,11 @@ export interface ScaleOptions {
   readonly overheadMs: number;
   /** Rounds of the three runs (single, 1 and 2 workers), each on fresh checkpoints: the ratios are each round's, their median reported. */
   readonly rounds: number;
+  /**
+   * Rounds run first and not counted: the engine's code is compiled by V8 as it runs, in the main
+   * thread and in each worker thread apart, so a first round compares cold threads (warm Lambdas are not).
+   */
+  readonly warmup: number;
   /** The wide shape of the table: files per batch, with S = P = this many. */
   readonly wide: number;
   readonly out: (s?: string) => void;
@@ -538,8 +543,15 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
       const h = pool.handler();
       await Promise.allSettled(Array.from({ length: w }, () => h({ action: 'read', runId: 'warm-up', batchId: 1e9, split: 0 })));
     }
-    for (let round = 0; round < Math.max(1, o.rounds); round++) {
+    for (let round = -o.warmup; round < Math.max(1, o.rounds); round++) {
       const start = loadavg();
+      if (round < 0) {
+        // a warm-up round: the same three runs, on their own checkpoints, not counted
+        await singleRun(conn, o, expected, groups, round, stack.pids.dynamodb);
+        for (const pool of pools) await partitionedRun(conn, o, pool, expected, groups, round, stack.pids.dynamodb);
+        out(`  warm-up round ${o.warmup + round + 1} of ${o.warmup} done (not counted)`);
+        continue;
+      }
       const runsOfRound: RunResult[] = [await singleRun(conn, o, expected, groups, round, stack.pids.dynamodb)];
       out(`  ${o.rounds > 1 ? `round ${round + 1}: ` : ''}${runsOfRound[0].name}: ${runsOfRound[0].seconds.toFixed(1)} s`);
       for (const pool of pools) {
