@@ -40,9 +40,14 @@ export function kinesisCaseSource(
     // an input of a stream-stream join (source k + 1: plan.inputs[k]) gets a stream of its own
     const input = sourceIndex > 0 ? plan.inputs?.[sourceIndex - 1] : undefined;
     if (sourceIndex > 0 && !input) throw new SluiceError(`kinesisCaseSource: the plan has no input for source ${sourceIndex}`, { retriable: false });
+    const spec = input ? input.source : plan.source;
+    if (spec.format !== undefined && spec.format !== 'json')
+      throw new SluiceError(
+        `a case whose input is read as ${spec.format} files needs the S3 landing source: Kinesis records are JSON (run it without --source kinesis)`,
+        { retriable: false },
+      );
     const streamName = caseStreamName(input ? `${caseId}-in${sourceIndex}` : caseId);
     await ensureStream(clients.kinesis, streamName, CASE_STREAM_SHARDS);
-    const spec = input ? input.source : plan.source;
     const source = new KinesisSource({ client: clients.kinesis, streamName, schema: spec.schema, ...opts });
     const keyOf = partitionKeyFor(input ? { source: input.source, stateful: input.operators[0]?.spec ?? null } : plan);
     let rowNo = 0;

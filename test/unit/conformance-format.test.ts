@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { caseToPlan, parseCase, stepInputFiles } from '../../lib/conformance/case';
 import { compareCase } from '../../lib/conformance/results';
 import { runCaseInMemory } from '../helpers/memory-case';
+import { kinesisCaseSource } from '../../lib/conformance/kinesis';
 
 const base = {
   name: 'format-check',
@@ -270,5 +271,14 @@ describe('when a step\'s rows are compared (FORMAT-3 "Types", output column)', (
     expect(differences([{ p: '1.50' }], [{ p: '1.5' }])).toBe(1);
     expect(differences([1, 2], [2, 1])).toBe(1);
     expect(differences({ a: [1] }, { a: [1, null] })).toBe(1);
+  });
+});
+
+describe('when a case of files in another format than JSON is sent to a Kinesis stream', () => {
+  it('is refused before any stream is made, naming the format and the source it needs', async () => {
+    const c = parse({ ...base, query: { ...base.query, format: 'csv' } });
+    // (no emulator: the refusal comes before the first request)
+    const sourceFor = kinesisCaseSource({ region: 'us-east-1' });
+    await expect(sourceFor(caseToPlan(c), 'csv-case')).rejects.toThrow(/read as csv files needs the S3 landing source: Kinesis records are JSON/);
   });
 });
