@@ -67,7 +67,7 @@ function decimalDdl(precision: number, scale: number): string {
  * The unscaled BigInt `sum` of a DECIMAL sum at the column's scale, checked against the sum's
  * precision. Beyond it, Spark (ANSI) fails the query with ARITHMETIC_OVERFLOW ("Overflow in sum of
  * decimals"); here it is a row error: the aggregate operator's overflow guard makes the row that
- * caused it a dead letter (a merge of partial sums, with no row to blame, fails the batch).
+ * caused it a dead letter (overflow-guard.ts).
  */
 function checkedDecimalSum(sum: bigint, precision: number, scale: number, column: string, fn: string): bigint {
   if (fitsPrecision(sum, precision)) return sum;

@@ -18,10 +18,13 @@
  *  - a row is checked first, against every exact aggregate of every group it goes to (a sliding
  *    window's several), and applied to all only when none overflows: a refused row leaves every
  *    aggregate of every group as it was;
- *  - a read task of a partitioned run has no state: it checks each row against its own partial,
- *    as Spark's partial aggregation checks its own buffer (`apply` without a load). An overflow met
- *    when partials merge, with each other or with the stored value, has no row to blame: the batch
- *    fails (`mergeChecked`), as Spark fails the query, with a message that names the group.
+ *  - a partitioned run does not pre-aggregate a stage with an exact aggregate (the operator's
+ *    `checksRowsAgainstState`): its partition tasks get the rows and fold them as above, against
+ *    their partition's stored state. Only a batch planned by an earlier sluice, whose read tasks
+ *    pre-aggregated, is replayed with partials: a read task checks each row against its own
+ *    partial (`apply` without a load), and an overflow met when partials merge, with each other
+ *    or with the stored value, has no row to blame: the batch fails (`mergeChecked`), as Spark
+ *    fails the query, with a message that names the group.
  */
 import type { Buffer, CompiledAgg } from '../aggregates';
 import { SluiceError } from '../errors';
