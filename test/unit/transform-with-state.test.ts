@@ -84,6 +84,48 @@ async function run(plan: QueryPlan, steps: Array<{ at: number; rows: Row[] }>) {
 
 const row = (k: string, v = 1, t = '2026-10-01 12:00:00'): Row => ({ k, v, t });
 
+/** A processor counting rows per key in variable `name` of `kind`, deleting `deletes` first in init. */
+const counter = (name: string, kind: 'value' | 'list', deletes: string[] = []) =>
+  processor({
+    init: (h, self) => {
+      for (const d of deletes) h.deleteIfExists(d);
+      Object.assign(self, { s: kind === 'value' ? h.getValueState<number>(name) : h.getListState<number>(name) });
+    },
+    rows: (key, _r, _tv, self) => {
+      const s = (self as unknown as { s: ValueState<number> | ListState<number> }).s;
+      if ('update' in s) s.update((s.get() ?? 0) + 1);
+      else s.appendValue(1);
+      return [{ k: key.k, n: 1 }];
+    },
+  });
+
+/** The twin store, counting its reads of every key; with `dropVarsRecord`, commits leave out the variables record. */
+class CountedStore extends InMemoryStateStore {
+  alls = 0;
+  dropVarsRecord = false;
+  override all(...a: Parameters<InMemoryStateStore['all']>) {
+    this.alls++;
+    return super.all(...a);
+  }
+  override commit(...a: Parameters<InMemoryStateStore['commit']>) {
+    const [op, version, changes, ...rest] = a;
+    return super.commit(op, version, this.dropVarsRecord ? changes.filter((c) => c.key.id !== VARS_ID) : changes, ...rest);
+  }
+}
+
+/** Runs on `state`, one file of one key's row a run: the run's state rows and how often it read every key. */
+function keyRunner(state: CountedStore) {
+  const source = new InMemoryFileSource(planOf(counter('x', 'value')).source.schema);
+  const ports = { source, checkpoint: new InMemoryCheckpoint(), state, sink: new InMemorySink() };
+  let file = 0;
+  return async (cls: new () => Proc, key: string) => {
+    source.add(`f-${++file}.json`, JSON.stringify(row(key)));
+    const before = state.alls;
+    const r = await new MicroBatchExecutor({ ...ports, plan: planOf(cls), processingClock: { now: () => 1000 * file } }).run();
+    return { stateRows: r.stateRows, alls: state.alls - before };
+  };
+}
+
 describe('transformWithState', () => {
   it('gives the processor keys and rows in input order, TIMESTAMP as epoch ms, and writes its rows in the output schema', async () => {
     const seen: unknown[] = [];
@@ -174,36 +216,8 @@ describe('transformWithState', () => {
   });
 
   it('checks a new processor against every variable declared before, and reads all keys to delete one only while it is recorded', async () => {
-    const counter = (name: string, kind: 'value' | 'list', deletes: string[] = []) =>
-      processor({
-        init: (h, self) => {
-          for (const d of deletes) h.deleteIfExists(d);
-          Object.assign(self, { s: kind === 'value' ? h.getValueState<number>(name) : h.getListState<number>(name) });
-        },
-        rows: (key, _r, _tv, self) => {
-          const s = (self as unknown as { s: ValueState<number> | ListState<number> }).s;
-          if ('update' in s) s.update((s.get() ?? 0) + 1);
-          else s.appendValue(1);
-          return [{ k: key.k, n: 1 }];
-        },
-      });
-    class Counted extends InMemoryStateStore {
-      alls = 0;
-      override all(...a: Parameters<InMemoryStateStore['all']>) {
-        this.alls++;
-        return super.all(...a);
-      }
-    }
-    const source = new InMemoryFileSource(planOf(counter('x', 'value')).source.schema);
-    const state = new Counted();
-    const ports = { source, checkpoint: new InMemoryCheckpoint(), state, sink: new InMemorySink() };
-    let file = 0;
-    const runWith = async (cls: new () => Proc, key: string) => {
-      source.add(`f-${++file}.json`, JSON.stringify(row(key)));
-      const before = state.alls;
-      const r = await new MicroBatchExecutor({ ...ports, plan: planOf(cls), processingClock: { now: () => 1000 * file } }).run();
-      return { stateRows: r.stateRows, alls: state.alls - before };
-    };
+    const state = new CountedStore();
+    const runWith = keyRunner(state);
     expect(await runWith(counter('old', 'value'), 'a')).toEqual({ stateRows: 1, alls: 0 });
     // b holds no "old": the record of the variables still refuses "old" as a list
     await expect(runWith(counter('old', 'list'), 'b')).rejects.toThrow('[STATE_STORE_INVALID_VARIABLE_TYPE_CHANGE]');
@@ -215,48 +229,16 @@ describe('transformWithState', () => {
   });
 
   it('reads every key to delete a variable, in every batch, on a checkpoint begun before its variables were recorded', async () => {
-    const counter = (name: string, deletes: string[] = []) =>
-      processor({
-        init: (h, self) => {
-          for (const d of deletes) h.deleteIfExists(d);
-          Object.assign(self, { s: h.getValueState<number>(name) });
-        },
-        rows: (key, _r, _tv, self) => {
-          const s = (self as unknown as { s: ValueState<number> }).s;
-          s.update((s.get() ?? 0) + 1);
-          return [{ k: key.k, n: 1 }];
-        },
-      });
-    // a store that drops the variables record while `older` is set: the state an engine from
-    // before the record leaves behind (its keys, no record)
-    class Older extends InMemoryStateStore {
-      older = true;
-      alls = 0;
-      override all(...a: Parameters<InMemoryStateStore['all']>) {
-        this.alls++;
-        return super.all(...a);
-      }
-      override commit(...a: Parameters<InMemoryStateStore['commit']>) {
-        const [op, version, changes, ...rest] = a;
-        return super.commit(op, version, this.older ? changes.filter((c) => c.key.id !== VARS_ID) : changes, ...rest);
-      }
-    }
-    const source = new InMemoryFileSource(planOf(counter('x')).source.schema);
-    const state = new Older();
-    const ports = { source, checkpoint: new InMemoryCheckpoint(), state, sink: new InMemorySink() };
-    let file = 0;
-    const runWith = async (cls: new () => Proc, key: string) => {
-      source.add(`f-${++file}.json`, JSON.stringify(row(key)));
-      const before = state.alls;
-      const r = await new MicroBatchExecutor({ ...ports, plan: planOf(cls), processingClock: { now: () => 1000 * file } }).run();
-      return { stateRows: r.stateRows, alls: state.alls - before };
-    };
-    expect(await runWith(counter('old'), 'a')).toEqual({ stateRows: 1, alls: 0 });
-    state.older = false;
+    // the state an engine from before the record leaves behind: its keys, no record
+    const state = new CountedStore();
+    state.dropVarsRecord = true;
+    const runWith = keyRunner(state);
+    expect(await runWith(counter('old', 'value'), 'a')).toEqual({ stateRows: 1, alls: 0 });
+    state.dropVarsRecord = false;
     // no record yet: "old" may be held by a key the batch does not touch (a's is), so every key is read and a's goes
-    expect(await runWith(counter('new', ['old']), 'b')).toEqual({ stateRows: 1, alls: 1 });
+    expect(await runWith(counter('new', 'value', ['old']), 'b')).toEqual({ stateRows: 1, alls: 1 });
     // the record begun now cannot say that no key holds "old": still read every key
-    expect(await runWith(counter('new', ['old']), 'c')).toEqual({ stateRows: 2, alls: 1 });
+    expect(await runWith(counter('new', 'value', ['old']), 'c')).toEqual({ stateRows: 2, alls: 1 });
   });
 
   it("fails the batch, naming the key and the limit, when a key's state grows past a DynamoDB item (the twin's 400 KB)", async () => {
