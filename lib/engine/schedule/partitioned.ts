@@ -388,7 +388,7 @@ export class PartitionedRun {
     const read = mergeReads(metas);
     for (const o of outs) {
       for (const d of o.deadLetters ?? []) read.deadLetters.push(d);
-      o.perSourceDeadLetters?.forEach((n, i) => (read.perSourceDeadLetters[i] = (read.perSourceDeadLetters[i] ?? 0) + (n ?? 0)));
+      addEach(read.perSourceDeadLetters, o.perSourceDeadLetters);
     }
     const outcome: BatchOutcome = {
       read,
@@ -526,16 +526,21 @@ function readMeta(read: BatchRead, partitions: number[]): ReadMeta {
 }
 
 /** The read tasks' figures as one read: counts summed, dead letters in split order, each watermark stage's maximum. */
+/** Adds `from`'s counts into `into`, index by index (a hole or null in either is 0). */
+function addEach(into: number[], from: ReadonlyArray<number | null> | undefined): void {
+  from?.forEach((n, i) => (into[i] = (into[i] ?? 0) + (n ?? 0)));
+}
+
 function mergeReads(metas: readonly ReadMeta[]): BatchRead {
   const read = emptyRead();
   const max = new MaxEventTimes();
   for (const m of metas) {
     read.numInputRows += m.numInputRows;
     read.bytes += m.bytes;
-    m.perSource.forEach((n, i) => (read.perSource[i] = (read.perSource[i] ?? 0) + (n ?? 0)));
-    m.perSourceBytes?.forEach((n, i) => (read.perSourceBytes[i] = (read.perSourceBytes[i] ?? 0) + (n ?? 0)));
-    m.perSourceFiles?.forEach((n, i) => (read.perSourceFiles[i] = (read.perSourceFiles[i] ?? 0) + (n ?? 0)));
-    m.perSourceDeadLetters?.forEach((n, i) => (read.perSourceDeadLetters[i] = (read.perSourceDeadLetters[i] ?? 0) + (n ?? 0)));
+    addEach(read.perSource, m.perSource);
+    addEach(read.perSourceBytes, m.perSourceBytes);
+    addEach(read.perSourceFiles, m.perSourceFiles);
+    addEach(read.perSourceDeadLetters, m.perSourceDeadLetters);
     for (const d of m.deadLetters) read.deadLetters.push(d);
     max.observe(
       new Map(m.maxEventTimes),

@@ -75,7 +75,7 @@ export interface PartitionOut {
   readonly storeStats: Record<string, number> | null;
   /** A whole-batch task's read (the batch had no read tasks). */
   readonly read?: ReadMeta;
-  /** The dead letters of the stages after the operator (row errors: FORMAT-3 departure 2); absent in a record an earlier sluice wrote. */
+  /** The dead letters of the task: rows its operators refused (an exact sum's overflow) and row errors of the stages after them (FORMAT-3 departure 2); absent in a record an earlier sluice wrote. */
   readonly deadLetters?: DeadLetter[];
   /** Of those, how many each source's rows gave (rows an operator refused: its first source's). */
   readonly perSourceDeadLetters?: number[];
