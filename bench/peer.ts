@@ -71,6 +71,8 @@ export interface PeerFigures {
   readonly cpuSeconds: { engine: number[]; engineDefaultLimits: number[]; duckdb: number[] };
   /** Events per CPU second, engine over DuckDB on one thread (medians of the rounds). */
   readonly cpuRatio: number;
+  /** The same for the engine at the S3 source's default limits. */
+  readonly cpuRatioDefaultLimits: number;
   /**
    * Seconds each engine pass (10 files a batch) spent in the bench's plain state store's commits,
    * by round: the store is the bench's, not the engine's, and DuckDB keeps no state.
@@ -78,8 +80,6 @@ export interface PeerFigures {
   readonly storeSeconds: number[];
   /** The engine over DuckDB on one thread by wall time with the store's commits taken out of the engine's seconds. */
   readonly ratioWithoutStore: number;
-  /** The same for the engine at the S3 source's default limits. */
-  readonly cpuRatioDefaultLimits: number;
   readonly totals: PeerTotals;
   /** os.loadavg() (1, 5 and 15 minutes) at the start and at the end of the section. */
   readonly loadAverage: { start: number[]; end: number[] };

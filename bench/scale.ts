@@ -225,7 +225,7 @@ interface RunResult {
   readonly taskStartMs?: number;
   readonly round: number;
   /** CPU seconds the run took: this process (its main thread with s3rver and the driver, and the worker threads) and DynamoDB Local's JVM. */
-  readonly cpu?: CpuSeconds;
+  readonly cpu: CpuSeconds;
 }
 
 interface CpuSeconds {
@@ -545,21 +545,16 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
     }
     for (let round = -o.warmup; round < Math.max(1, o.rounds); round++) {
       const start = loadavg();
-      if (round < 0) {
-        // a warm-up round: the same three runs, on their own checkpoints, not counted
-        await singleRun(conn, o, expected, groups, round, stack.pids.dynamodb);
-        for (const pool of pools) await partitionedRun(conn, o, pool, expected, groups, round, stack.pids.dynamodb);
-        out(`  warm-up round ${o.warmup + round + 1} of ${o.warmup} done (not counted)`);
-        continue;
-      }
+      // (a negative round is a warm-up round: the same three runs, on their own checkpoints, not counted)
+      const label = round < 0 ? `warm-up round ${o.warmup + round + 1} (not counted): ` : o.rounds > 1 ? `round ${round + 1}: ` : '';
       const runsOfRound: RunResult[] = [await singleRun(conn, o, expected, groups, round, stack.pids.dynamodb)];
-      out(`  ${o.rounds > 1 ? `round ${round + 1}: ` : ''}${runsOfRound[0].name}: ${runsOfRound[0].seconds.toFixed(1)} s`);
+      out(`  ${label}${runsOfRound[0].name}: ${runsOfRound[0].seconds.toFixed(1)} s`);
       for (const pool of pools) {
-        runsOfRound.push(await partitionedRun(conn, o, pool, expected, groups, round, stack.pids.dynamodb));
-        out(
-          `  ${o.rounds > 1 ? `round ${round + 1}: ` : ''}${runsOfRound[runsOfRound.length - 1].name}: ${runsOfRound[runsOfRound.length - 1].seconds.toFixed(1)} s`,
-        );
+        const r = await partitionedRun(conn, o, pool, expected, groups, round, stack.pids.dynamodb);
+        runsOfRound.push(r);
+        out(`  ${label}${r.name}: ${r.seconds.toFixed(1)} s`);
       }
+      if (round < 0) continue;
       rounds.push({ runs: runsOfRound, load: { start, end: loadavg() } });
     }
   } finally {
@@ -615,7 +610,7 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
     table(
       ['run', 'node CPU', 'DynamoDB Local CPU', 'total CPU', 'CPU ms / 1,000 events', 'cores busy', 'x single by CPU'],
       runs.map((r) => {
-        const c = r.cpu!;
+        const c = r.cpu;
         return [
           r.name,
           `${c.node.toFixed(1)} s`,
@@ -623,16 +618,16 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
           `${cpuTotal(c).toFixed(1)} s`,
           ((cpuTotal(c) * 1e6) / r.report.rowsIn).toFixed(1),
           (cpuTotal(c) / r.seconds).toFixed(2),
-          (cpuTotal(single.cpu!) / cpuTotal(c)).toFixed(2),
+          (cpuTotal(single.cpu) / cpuTotal(c)).toFixed(2),
         ];
       }),
       'lrrrrrr',
     ),
   );
   // a run's CPU, spread perfectly over every core, still takes CPU / cores: no partitioned run can be faster than that
-  const bound = (r: RunResult) => (single.seconds * cpus().length) / cpuTotal(r.cpu!);
+  const bound = (r: RunResult) => (single.seconds * cpus().length) / cpuTotal(r.cpu);
   out(
-    `  cores busy: total CPU / time. The single executor keeps ${(cpuTotal(single.cpu!) / single.seconds).toFixed(2)} of the ${cpus().length} cores busy (its thread and DynamoDB Local's); ` +
+    `  cores busy: total CPU / time. The single executor keeps ${(cpuTotal(single.cpu) / single.seconds).toFixed(2)} of the ${cpus().length} cores busy (its thread and DynamoDB Local's); ` +
       `a partitioned run needs at least its total CPU / ${cpus().length} cores of time, so here it can reach at most ` +
       runs
         .filter((r) => r.workers !== null)
@@ -808,8 +803,8 @@ export async function runScaleSection(o: ScaleOptions): Promise<Record<string, u
       eventsPerSecond: rd.runs.map((r) => Math.round(rateOf(r))),
       // CPU seconds per run (single, then each thread count): this process's and DynamoDB Local's
       cpuSeconds: rd.runs.map((r) => ({
-        node: Number(r.cpu!.node.toFixed(2)),
-        dynamodb: r.cpu!.dynamodb === null ? null : Number(r.cpu!.dynamodb.toFixed(2)),
+        node: Number(r.cpu.node.toFixed(2)),
+        dynamodb: r.cpu.dynamodb === null ? null : Number(r.cpu.dynamodb.toFixed(2)),
       })),
       loadAverage: { start: rd.load.start.map((x) => Number(x.toFixed(2))), end: rd.load.end.map((x) => Number(x.toFixed(2))) },
     })),
