@@ -294,6 +294,12 @@ export class BatchHandle implements StatefulProcessorHandle {
     this.declare('l', stateName, ttlConfig, 'get_list_state');
     const op = (o: string) => `listState.${o}`;
     const elements = (list: readonly T[], o: string): PortJson[][] => {
+      // Spark's validateNewState: a null list is NULL_VALUE, as a null element is
+      if (list === null || list === undefined)
+        throw new ProcessorError(
+          'ILLEGAL_STATE_STORE_VALUE.NULL_VALUE',
+          `state variable ${stateName}: listState.${o} was given ${list === null ? 'null' : 'undefined'} for the list, which a state variable cannot hold: call clear() to remove the list`,
+        );
       if (!Array.isArray(list))
         throw new ProcessorError('ILLEGAL_STATE_STORE_VALUE', `state variable ${stateName}: listState.${o} takes an array of elements, not ${typeof list}`);
       const exp = this.expOf(stateName);
