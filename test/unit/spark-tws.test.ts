@@ -110,4 +110,86 @@ describe('transformWithState as Spark 4.0 has it', () => {
       expect(await failure(list(f))).toContain(`[${errorClass}]`);
     });
   });
+
+  it('expires each list element and map entry by its own write (ListStateImplWithTTL, MapStateImplWithTTL)', async () => {
+    let l!: ListState<number>;
+    let m!: MapState<string, number>;
+    const s: Script = {
+      init: (h) => {
+        l = h.getListState<number>('l', { ttlDurationMs: 5000 });
+        m = h.getMapState<string, number>('m', { ttlDurationMs: 5000 });
+      },
+      rows: (_h, key, rows) => {
+        for (const r of rows) {
+          if (r.op === 'add') {
+            l.appendValue(r.v);
+            m.updateValue(`e${r.v}`, r.v);
+          }
+        }
+        return [{ k: key, out: `${[...l.get()].join(',')}|${[...m.keys()].sort().join(',')}|${l.exists()}${m.exists()}` }];
+      },
+    };
+    const out = await runSteps(s, [
+      { at: 1000, rows: [{ k: 'a', op: 'add', v: 1 }] }, // 1 and e1 expire at 6000
+      { at: 3000, rows: [{ k: 'a', op: 'add', v: 2 }] }, // 2 and e2 at 8000
+      { at: 6000, rows: [{ k: 'a', op: 'get' }] }, // 1 and e1 expired (6000 >= 6000)
+      { at: 8000, rows: [] }, // nothing read: one no-data batch, as 2 and e2 are due
+      { at: 9000, rows: [] }, // nothing due: no batch
+    ]);
+    expect(out).toEqual([
+      { rows: [{ k: 'a', out: '1|e1|truetrue' }], batches: 1, stateRows: 2 },
+      { rows: [{ k: 'a', out: '1,2|e1,e2|truetrue' }], batches: 1, stateRows: 4 },
+      { rows: [{ k: 'a', out: '2|e2|truetrue' }], batches: 1, stateRows: 2 },
+      { rows: [], batches: 1, stateRows: 0 },
+      { rows: [], batches: 0, stateRows: 0 },
+    ]);
+  });
+
+  it("fires other keys' due timers and removes their expired TTL values in a batch that reads only another key", async () => {
+    let v!: ValueState<number>;
+    const s: Script = {
+      init: (h) => {
+        v = h.getValueState<number>('v', { ttlDurationMs: 2000 });
+      },
+      rows: (h, key, rows, tv) => {
+        if (rows.some((r) => r.op === 'timer')) h.registerTimer(tv.getCurrentProcessingTimeInMs() + 1500);
+        v.update(1);
+        return [{ k: key, out: 'in' }];
+      },
+      timer: (h, key, info) => [{ k: key, out: `timer ${info.getExpiryTimeInMs()} ${[...h.listTimers()].join(',')} ${v.exists()}` }],
+    };
+    const out = await runSteps(s, [
+      { at: 1000, rows: [{ k: 'b', op: 'timer' }] }, // b: value until 3000, timer at 2500
+      { at: 3000, rows: [{ k: 'a' }] },
+    ]);
+    // at 3000: a first, then b's timer (it still lists itself; its value expired at 3000), then b's value is removed
+    expect(out[1]).toEqual({
+      rows: [
+        { k: 'a', out: 'in' },
+        { k: 'b', out: 'timer 2500 2500 false' },
+      ],
+      batches: 1,
+      stateRows: 1,
+    });
+  });
+
+  it('fires a timer handleInputRows registers in the past in the same batch, after every key has had its rows', async () => {
+    const calls: string[] = [];
+    const s: Script = {
+      rows: (h, key, _rows, tv) => {
+        h.registerTimer(tv.getCurrentProcessingTimeInMs() - 100);
+        h.registerTimer(tv.getCurrentProcessingTimeInMs() - 100); // one timer still
+        calls.push(`in ${key}`);
+        return [{ k: key, out: 'in' }];
+      },
+      timer: (_h, key, info) => {
+        calls.push(`timer ${key} ${info.getExpiryTimeInMs()}`);
+        return [{ k: key, out: 'timer' }];
+      },
+    };
+    const out = await runSteps(s, [{ at: 1000, rows: [{ k: 'a' }, { k: 'b' }] }]);
+    expect(calls.slice(0, 2).sort()).toEqual(['in a', 'in b']);
+    expect(calls.slice(2).sort()).toEqual(['timer a 900', 'timer b 900']);
+    expect(out[0]).toMatchObject({ batches: 1, stateRows: 0 });
+  });
 });
