@@ -192,4 +192,10 @@ describe('transformWithState as Spark 4.0 has it', () => {
     expect(calls.slice(2).sort()).toEqual(['timer a 900', 'timer b 900']);
     expect(out[0]).toMatchObject({ batches: 1, stateRows: 0 });
   });
+
+  // RocksDBStateStoreProvider.verifyColFamilyCreationOrDeletion: an empty name, one with leading or
+  // trailing blanks, and "default" are invalid column family names
+  it.each(['', ' x', 'x ', 'default'])('refuses the state variable name %j as Spark refuses the column family', async (name) => {
+    expect(await failure({ init: (h) => h.getValueState(name) })).toContain('[STATE_STORE_CANNOT_USE_COLUMN_FAMILY_WITH_INVALID_NAME]');
+  });
 });

@@ -221,8 +221,13 @@ export class BatchHandle implements StatefulProcessorHandle {
 
   private declare(kind: VarKind, name: string, ttl: TTLConfig | undefined, operation: string): VarDecl {
     if (this.phase !== 'PRE_INIT') throw this.invalidHandle(operation);
-    if (typeof name !== 'string' || name === '')
-      throw new ProcessorError('STATEFUL_PROCESSOR_INVALID_STATE_NAME', `state variable name ${JSON.stringify(name)} must be a non-empty string`);
+    // Spark's RocksDB provider refuses such a column family name: empty, with leading or trailing
+    // blanks, or its own "default"
+    if (typeof name !== 'string' || name === '' || name.trim() !== name || name === 'default')
+      throw new ProcessorError(
+        'STATE_STORE_CANNOT_USE_COLUMN_FAMILY_WITH_INVALID_NAME',
+        `Failed to perform column family operation=create_col_family with invalid name=${JSON.stringify(name)}: name each state variable with a non-empty string without leading or trailing blanks, other than "default"`,
+      );
     const ttlMs = ttl?.ttlDurationMs ?? 0;
     if (ttlMs !== 0) {
       if (this.ctx.timeMode !== 'processingTime')
