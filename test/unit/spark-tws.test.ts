@@ -198,4 +198,30 @@ describe('transformWithState as Spark 4.0 has it', () => {
   it.each(['', ' x', 'x ', 'default'])('refuses the state variable name %j as Spark refuses the column family', async (name) => {
     expect(await failure({ init: (h) => h.getValueState(name) })).toContain('[STATE_STORE_CANNOT_USE_COLUMN_FAMILY_WITH_INVALID_NAME]');
   });
+
+  it('runs time mode eventTime without a watermark: the watermark stays 0, only timers at or before it fire, no row is late', async () => {
+    const calls: string[] = [];
+    const s: Script = {
+      rows: (h, key, rows, tv) => {
+        h.registerTimer(0);
+        h.registerTimer(1);
+        calls.push(`in ${key} ${rows.length} wm ${tv.getCurrentWatermarkInMs()}`);
+        return [];
+      },
+      timer: (_h, key, info) => {
+        calls.push(`timer ${key} ${info.getExpiryTimeInMs()}`);
+        return [];
+      },
+    };
+    const out = await runSteps(
+      s,
+      [
+        { at: 1000, rows: [{ k: 'a' }, { k: 'a' }] },
+        { at: 2000, rows: [{ k: 'a' }] },
+      ],
+      'eventTime',
+    );
+    expect(calls).toEqual(['in a 2 wm 0', 'timer a 0', 'in a 1 wm 0', 'timer a 0']);
+    expect(out.map((o) => o.batches)).toEqual([1, 1]);
+  });
 });
