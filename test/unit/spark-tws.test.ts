@@ -224,4 +224,60 @@ describe('transformWithState as Spark 4.0 has it', () => {
     expect(calls).toEqual(['in a 2 wm 0', 'timer a 0', 'in a 1 wm 0', 'timer a 0']);
     expect(out.map((o) => o.batches)).toEqual([1, 1]);
   });
+
+  // Spark runs init twice a batch: on the driver while planning (DriverStatefulProcessorHandleImpl:
+  // duplicate names; then the state schema check against the checkpoint's), then on the executor
+  // (StatefulProcessorHandleImpl: the TTL checks, the column family name). A driver error wins
+  // whatever the order of the calls in init.
+  describe("raises the driver's errors of init before the executor's", () => {
+    it('a name declared twice after a bad TTL: STATEFUL_PROCESSOR_DUPLICATE_STATE_VARIABLE_DEFINED', async () => {
+      const s: Script = {
+        init: (h) => {
+          h.getValueState('a', { ttlDurationMs: 1000 }); // time mode none: a TTL error on the executor
+          h.getListState('b');
+          h.getListState('b');
+        },
+      };
+      expect(await failure(s)).toContain('[STATEFUL_PROCESSOR_DUPLICATE_STATE_VARIABLE_DEFINED]');
+    });
+
+    it('a bad name then a duplicate: the duplicate', async () => {
+      expect(
+        await failure({
+          init: (h) => {
+            h.getValueState('default');
+            h.getMapState('m');
+            h.getValueState('m');
+          },
+        }),
+      ).toContain('[STATEFUL_PROCESSOR_DUPLICATE_STATE_VARIABLE_DEFINED]');
+    });
+
+    it('a negative TTL on a variable stored without one: the schema check (the driver counts any TTL but 0 as one)', async () => {
+      let v!: ValueState<number>;
+      const first: Script = {
+        init: (h) => {
+          v = h.getValueState<number>('v');
+        },
+        rows: () => {
+          v.update(1);
+          return [];
+        },
+      };
+      const plan1 = planOf(first);
+      const source = new InMemoryFileSource(plan1.source.schema);
+      const ports = { source, checkpoint: new InMemoryCheckpoint(), state: new InMemoryStateStore(), sink: new InMemorySink() };
+      source.add('f1.json', JSON.stringify({ k: 'a', op: '', v: 0 }));
+      await new MicroBatchExecutor({ ...ports, plan: plan1, processingClock: { now: () => 1000 } }).run();
+      source.add('f2.json', JSON.stringify({ k: 'a', op: '', v: 0 }));
+      const plan2 = planOf({ init: (h) => h.getValueState<number>('v', { ttlDurationMs: -5 }) });
+      await expect(new MicroBatchExecutor({ ...ports, plan: plan2, processingClock: { now: () => 2000 } }).run()).rejects.toThrow(
+        '[STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE]',
+      );
+    });
+
+    it('a bad TTL alone is still its own error', async () => {
+      expect(await failure({ init: (h) => h.getValueState('a', { ttlDurationMs: 1000 }) })).toContain('[STATEFUL_PROCESSOR_INCORRECT_TIME_MODE_TO_ASSIGN_TTL]');
+    });
+  });
 });

@@ -147,6 +147,8 @@ export class TransformWithStateOperator implements StatefulOperator {
     // Spark's check of a restarted query's state variables, against every variable ever declared
     // (not only those the batch's keys hold); the record changes when init declares or deletes one
     const record: VarsRecord = { vars: handle.nextSchema(recorded.vars), complete: recorded.complete };
+    // then the errors Spark's executor raises in its own init (a bad name or TTL)
+    handle.throwExecutorErrors();
     const recordChange = JSON.stringify(record) === JSON.stringify(before) || !(batch.partitions?.includes(0) ?? true) ? null : record;
     if (timerTime !== null) load(await state.expired(this.spec, timerTime, version));
     // deleting a variable reads every key, unless the record says no key holds it

@@ -219,36 +219,32 @@ export class BatchHandle implements StatefulProcessorHandle {
     );
   }
 
+  /**
+   * Spark runs init twice a batch: on the driver while it plans the batch (duplicate names, then
+   * the state schema check), then on the executor (the column family name, the TTL checks). So a
+   * driver error of init wins over an executor one, whatever the order of the calls: declare
+   * throws the driver's errors at once and keeps the first executor error for
+   * throwExecutorErrors, which the operator calls after its schema check.
+   */
+  private executorError: ProcessorError | null = null;
+
   private declare(kind: VarKind, name: string, ttl: TTLConfig | undefined, operation: string): VarDecl {
     if (this.phase !== 'PRE_INIT') throw this.invalidHandle(operation);
-    // Spark's RocksDB provider refuses such a column family name: empty, with leading or trailing
-    // blanks, or its own "default"
-    if (typeof name !== 'string' || name === '' || name.trim() !== name || name === 'default')
-      throw new ProcessorError(
-        'STATE_STORE_CANNOT_USE_COLUMN_FAMILY_WITH_INVALID_NAME',
-        `Failed to perform column family operation=create_col_family with invalid name=${JSON.stringify(name)}: name each state variable with a non-empty string without leading or trailing blanks, other than "default"`,
-      );
-    const ttlMs = ttl?.ttlDurationMs ?? 0;
-    if (ttlMs !== 0) {
-      if (this.ctx.timeMode !== 'processingTime')
-        throw new ProcessorError(
-          'STATEFUL_PROCESSOR_INCORRECT_TIME_MODE_TO_ASSIGN_TTL',
-          `Cannot use TTL for state=${name} in timeMode=${timeModeName(this.ctx.timeMode)}: a TTL counts processing time, so use TimeMode processingTime, or leave the ttlConfig out`,
-        );
-      if (!(ttlMs > 0) || !Number.isFinite(ttlMs))
-        throw new ProcessorError(
-          'STATEFUL_PROCESSOR_TTL_DURATION_MUST_BE_POSITIVE',
-          `TTL duration ${ttlMs} of state=${name} must be a positive number of milliseconds: give ttlDurationMs > 0, or 0 for no TTL`,
-        );
-    }
     if (this.declared.has(name))
       throw new ProcessorError(
         'STATEFUL_PROCESSOR_DUPLICATE_STATE_VARIABLE_DEFINED',
         `State variable with name ${name} has already been defined in init: give each state variable its own name`,
       );
+    const ttlMs = ttl?.ttlDurationMs ?? 0;
+    this.executorError ??= invalidName(name) ?? invalidTtl(name, ttlMs, this.ctx.timeMode);
     const decl = { kind, ttlMs };
     this.declared.set(name, decl);
     return decl;
+  }
+
+  /** The first executor error of the batch's init (a bad name or TTL), if any: see executorError. */
+  throwExecutorErrors(): void {
+    if (this.executorError) throw this.executorError;
   }
 
   /** The key's variable `name`, checked against its declaration (kind, TTL); created empty when absent. */
@@ -446,7 +442,7 @@ export class BatchHandle implements StatefulProcessorHandle {
     for (const [name, d] of this.declared) {
       const had = next[name];
       if (had) this.checkVariable(name, had[0], had[1]);
-      next[name] = [d.kind, d.ttlMs > 0 ? 1 : 0];
+      next[name] = [d.kind, d.ttlMs !== 0 ? 1 : 0];
     }
     return next;
   }
@@ -460,10 +456,10 @@ export class BatchHandle implements StatefulProcessorHandle {
         'STATE_STORE_INVALID_VARIABLE_TYPE_CHANGE',
         `Cannot change state variable ${name} from ${KIND_NAMES[kind]} to ${KIND_NAMES[d.kind]}: keep its kind, or call deleteIfExists(${JSON.stringify(name)}) in init and declare it under another name`,
       );
-    if (d.ttlMs > 0 !== (ttl === 1))
+    if ((d.ttlMs !== 0) !== (ttl === 1))
       throw new ProcessorError(
         'STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE',
-        `state variable ${name} was stored ${ttl ? 'with' : 'without'} a TTL and is now declared ${d.ttlMs > 0 ? 'with' : 'without'} one: its stored values cannot change schema; keep the TTL setting, or deleteIfExists(${JSON.stringify(name)}) and use a new name`,
+        `state variable ${name} was stored ${ttl ? 'with' : 'without'} a TTL and is now declared ${d.ttlMs !== 0 ? 'with' : 'without'} one: its stored values cannot change schema; keep the TTL setting, or deleteIfExists(${JSON.stringify(name)}) and use a new name`,
       );
   }
 }
@@ -477,4 +473,32 @@ function timerMs(ms: unknown, call: string): number {
 /** Spark's names of the time modes, as its errors print them. */
 function timeModeName(mode: TimeMode): string {
   return mode === 'none' ? 'NoTime' : mode === 'processingTime' ? 'ProcessingTime' : 'EventTime';
+}
+
+/**
+ * Spark's RocksDB provider refuses such a column family name (on the executor): empty, with
+ * leading or trailing blanks, or its own "default".
+ */
+function invalidName(name: unknown): ProcessorError | null {
+  if (typeof name === 'string' && name !== '' && name.trim() === name && name !== 'default') return null;
+  return new ProcessorError(
+    'STATE_STORE_CANNOT_USE_COLUMN_FAMILY_WITH_INVALID_NAME',
+    `Failed to perform column family operation=create_col_family with invalid name=${JSON.stringify(name)}: name each state variable with a non-empty string without leading or trailing blanks, other than "default"`,
+  );
+}
+
+/** StatefulProcessorHandleImpl.validateTTLConfig (on the executor): the time mode first, then the duration. 0 is no TTL. */
+function invalidTtl(name: string, ttlMs: number, timeMode: TimeMode): ProcessorError | null {
+  if (ttlMs === 0) return null;
+  if (timeMode !== 'processingTime')
+    return new ProcessorError(
+      'STATEFUL_PROCESSOR_INCORRECT_TIME_MODE_TO_ASSIGN_TTL',
+      `Cannot use TTL for state=${name} in timeMode=${timeModeName(timeMode)}: a TTL counts processing time, so use TimeMode processingTime, or leave the ttlConfig out`,
+    );
+  if (!(ttlMs > 0) || !Number.isFinite(ttlMs))
+    return new ProcessorError(
+      'STATEFUL_PROCESSOR_TTL_DURATION_MUST_BE_POSITIVE',
+      `TTL duration ${ttlMs} of state=${name} must be a positive number of milliseconds: give ttlDurationMs > 0, or 0 for no TTL`,
+    );
+  return null;
 }
