@@ -280,4 +280,35 @@ describe('transformWithState as Spark 4.0 has it', () => {
       expect(await failure({ init: (h) => h.getValueState('a', { ttlDurationMs: 1000 }) })).toContain('[STATEFUL_PROCESSOR_INCORRECT_TIME_MODE_TO_ASSIGN_TTL]');
     });
   });
+
+  it('takes back, in an output row, the JSON form a processor is given: DECIMAL as text, exact, nested too', async () => {
+    const seen: unknown[] = [];
+    class Echo extends StatefulProcessor<ProcessorRow, ProcessorRow, object> {
+      init(): void {}
+      handleInputRows(_key: ProcessorRow, rows: IterableIterator<ProcessorRow>): object[] {
+        const all = [...rows];
+        seen.push(...all);
+        return all;
+      }
+    }
+    const schema = 'k STRING, d DECIMAL(20,2), ds ARRAY<DECIMAL(20,2)>, dt DATE';
+    const plan = readStream
+      .format('json')
+      .schema(schema)
+      .load('s3://b/in/')
+      .groupBy('k')
+      .transformWithState(Echo as never, { timeMode: 'none', outputSchema: schema })
+      .writeStream.outputMode('update')
+      .queryName('echo')
+      .plan();
+    const source = new InMemoryFileSource(plan.source.schema);
+    const sink = new InMemorySink();
+    source.add('f.json', '{"k":"a","d":123456789012345678.91,"ds":[0.10,-2],"dt":"2024-02-29"}');
+    const report = await new MicroBatchExecutor({ plan, source, checkpoint: new InMemoryCheckpoint(), state: new InMemoryStateStore(), sink }).run();
+    // FORMAT-4 "Values": DECIMAL reaches the processor as its output JSON form, a string
+    expect(seen).toEqual([{ k: 'a', d: '123456789012345678.91', ds: ['0.10', '-2.00'], dt: '2024-02-29' }]);
+    expect(report.batches[0].numOutputRows).toBe(1);
+    // emitted back unchanged, the row is the row read (exact: 20 digits do not fit a double)
+    expect(sink.batches.get(0)).toEqual([{ k: 'a', d: '123456789012345678.91', ds: ['0.10', '-2.00'], dt: '2024-02-29' }]);
+  });
 });

@@ -341,7 +341,31 @@ function engineValue(c: Column, v: unknown, where: string): unknown {
       if (typeof v !== 'number') throw bad();
       return v;
   }
-  const out = jsonValueOf(c, v);
+  const out = jsonValueOf(c, numberTexts(c, v));
   if (out === undefined) throw bad();
   return out;
+}
+
+const NUMBER_TEXT = /^-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$/;
+
+/**
+ * A processor's value with the text of each DECIMAL and LONG given as a string made a number's
+ * text, as the JSON reader gives it: a processor receives a DECIMAL (and a LONG inside an array,
+ * map or struct) in its output JSON form, a string, and may emit it back unchanged and exact.
+ */
+function numberTexts(t: DataType, v: unknown): unknown {
+  if (v === null || v === undefined) return v;
+  if ((t.type === 'DECIMAL' || t.type === 'LONG') && typeof v === 'string' && NUMBER_TEXT.test(v)) return { isLosslessNumber: true, value: v };
+  if (t.type === 'ARRAY' && Array.isArray(v)) return v.map((e) => numberTexts(t.element!, e));
+  if (t.type === 'MAP' && typeof v === 'object' && !Array.isArray(v)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, e] of Object.entries(v)) out[k] = numberTexts(t.value!, e);
+    return out;
+  }
+  if (t.type === 'STRUCT' && typeof v === 'object' && !Array.isArray(v)) {
+    const out: Record<string, unknown> = { ...(v as Record<string, unknown>) };
+    for (const f of t.fields ?? []) if (Object.hasOwn(out, f.name)) out[f.name] = numberTexts(f, out[f.name]);
+    return out;
+  }
+  return v;
 }
