@@ -311,4 +311,37 @@ describe('transformWithState as Spark 4.0 has it', () => {
     // emitted back unchanged, the row is the row read (exact: 20 digits do not fit a double)
     expect(sink.batches.get(0)).toEqual([{ k: 'a', d: '123456789012345678.91', ds: ['0.10', '-2.00'], dt: '2024-02-29' }]);
   });
+
+  it('gives a processor a DOUBLE NaN or infinity as a number (FORMAT-4 Values: DOUBLE a number) and takes it back either way', async () => {
+    const seen: unknown[] = [];
+    class Echo extends StatefulProcessor<ProcessorRow, ProcessorRow, object> {
+      init(): void {}
+      handleInputRows(key: ProcessorRow, rows: IterableIterator<ProcessorRow>): object[] {
+        const all = [...rows];
+        seen.push(...all.map((r) => r.f));
+        return [...all, { k: key.k, f: 'NaN' }, { k: key.k, f: '-Infinity' }];
+      }
+    }
+    const plan = readStream
+      .format('json')
+      .schema('k STRING, f DOUBLE')
+      .load('s3://b/in/')
+      .groupBy('k')
+      .transformWithState(Echo as never, { timeMode: 'none', outputSchema: 'k STRING, f DOUBLE' })
+      .writeStream.outputMode('update')
+      .queryName('echo')
+      .plan();
+    const source = new InMemoryFileSource(plan.source.schema);
+    const sink = new InMemorySink();
+    source.add('f.json', '{"k":"a","f":"NaN"}\n{"k":"a","f":"Infinity"}\n{"k":"a","f":1.5}');
+    await new MicroBatchExecutor({ plan, source, checkpoint: new InMemoryCheckpoint(), state: new InMemoryStateStore(), sink }).run();
+    expect(seen).toEqual([Number.NaN, Number.POSITIVE_INFINITY, 1.5]);
+    // the sink holds the output JSON form: NaN and the infinities as text
+    expect(
+      sink.batches
+        .get(0)
+        ?.map((r) => String(r.f))
+        .sort(),
+    ).toEqual(['-Infinity', '1.5', 'Infinity', 'NaN', 'NaN']);
+  });
 });

@@ -18,7 +18,7 @@ import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateStore 
 import type { TransformWithStateSpec } from '../plan/types';
 import type { ColumnInfo } from '../plan/columns';
 import { watermarkTimeOf } from '../plan/columns';
-import { type Column, type DataType, jsonValueOf, outputValue } from '../schema';
+import { type Column, type DataType, jsonValueOf, nonFiniteDouble, outputValue } from '../schema';
 import { canonicalMicros, parseTimestamp, type Micros } from '../timestamps';
 import { type BatchMeta, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
@@ -308,6 +308,8 @@ function processorValue(col: ColumnInfo | undefined, v: unknown): Json {
   if (v === null || v === undefined) return null;
   if (col?.type === 'TIMESTAMP' && (typeof v === 'number' || typeof v === 'bigint')) return Number(v) / 1000;
   if (typeof v === 'bigint') return Number(v);
+  // a DOUBLE is a number, NaN and the infinities too (their output JSON form is text)
+  if (typeof v === 'number' && col?.type === 'DOUBLE') return v;
   return outputValue(col as DataType | undefined, v) as Json;
 }
 
@@ -337,9 +339,12 @@ function engineValue(c: Column, v: unknown, where: string): unknown {
     case 'LONG':
       if (typeof v !== 'number' || !Number.isInteger(v)) throw bad();
       break;
-    case 'DOUBLE':
-      if (typeof v !== 'number') throw bad();
-      return v;
+    case 'DOUBLE': {
+      // a number, or the text of NaN or an infinity (their output JSON form)
+      const n = typeof v === 'number' ? v : typeof v === 'string' ? nonFiniteDouble(v) : null;
+      if (n === null) throw bad();
+      return c.binary32 ? Math.fround(n) : n;
+    }
   }
   const out = jsonValueOf(c, numberTexts(c, v));
   if (out === undefined) throw bad();
