@@ -95,6 +95,11 @@ export interface OperatorConfig {
   readonly inputColumns: readonly ColumnInfo[];
   /** Watermarked columns and their delays. */
   readonly watermarks: ReadonlyMap<string, number>;
+  /**
+   * Whether a withWatermark is upstream in the plan, so that the operator has an input watermark
+   * (FORMAT-2), whether or not its column reaches the operator; absent: as `watermarks` says.
+   */
+  readonly watermarked?: boolean;
   /** The query's state partitions (StateKey.partition); absent: 1. */
   readonly statePartitions?: number;
   /** A stream-stream join's right side and state watermarks (plan/chain.ts operatorChain). */

@@ -63,8 +63,10 @@ export class TransformWithStateOperator implements StatefulOperator {
     // (eviction moves with the key's timers and TTL values: not fixed by the key)
     this.spec = { operatorId: cfg.operatorId, fixedEviction: false, evictionGranularityMs: 60_000 };
     // FORMAT-4: in time modes none and eventTime a no-data batch follows a watermark that moved;
-    // in processingTime mode the planner asks dueWithoutData instead
-    this.runsNoDataBatches = tws.timeMode !== 'processingTime' && cfg.watermarks.size > 0;
+    // in processingTime mode the planner asks dueWithoutData instead. Spark's condition is that
+    // the operator has an eviction watermark: a withWatermark upstream, even when a projection
+    // dropped its column before transformWithState
+    this.runsNoDataBatches = tws.timeMode !== 'processingTime' && (cfg.watermarked ?? cfg.watermarks.size > 0);
   }
 
   /** Whether processing time is what makes a no-data batch due (the planner's rule for runs without new data). */

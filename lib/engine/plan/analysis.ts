@@ -42,7 +42,7 @@ export function checkPlan(draft: ChainDraft, outputMode: OutputMode): void {
     if (st.kind === 'aggregate') {
       checkAggregate(st, cols, new Set(op.marks.keys()), outputMode);
     } else if (st.kind === 'transformWithState') {
-      checkTransformWithState(st, cols, op.marks, outputMode);
+      checkTransformWithState(st, cols, op.watermarkOffsetMs !== null, outputMode);
     } else if (st.kind === 'dedup') {
       for (const c of st.columns ?? []) if (!cols.find((x) => x.name === c)) throw unknownColumn(c, cols, 'dropDuplicates');
       if (st.withinWatermark && op.marks.size === 0) {
@@ -55,7 +55,7 @@ export function checkPlan(draft: ChainDraft, outputMode: OutputMode): void {
 }
 
 /** transformWithState's refusals (FORMAT-4 "Refusals and failures"): its keys, its eventTimeColumn. */
-function checkTransformWithState(st: TransformWithStateSpec, cols: ColumnInfo[], marks: Marks, mode: OutputMode): void {
+function checkTransformWithState(st: TransformWithStateSpec, cols: ColumnInfo[], watermarked: boolean, mode: OutputMode): void {
   if (st.outputMode !== undefined && st.outputMode !== mode)
     throw new InvalidQueryError(
       `transformWithState was given outputMode ${st.outputMode} but the query writes in ${mode} output mode: give writeStream.outputMode('${st.outputMode}'), or the same mode to both`,
@@ -64,7 +64,9 @@ function checkTransformWithState(st: TransformWithStateSpec, cols: ColumnInfo[],
   for (const k of st.keys) if (!cols.find((x) => x.name === k)) throw unknownColumn(k, cols, 'groupBy');
   const et = st.eventTimeColumn;
   if (et === null) return;
-  if (marks.size === 0)
+  // Spark (ResolveUpdateEventTimeWatermarkColumn) asks for a withWatermark anywhere upstream,
+  // whether or not its column reaches transformWithState
+  if (!watermarked)
     throw new InvalidQueryError(
       `[CANNOT_ASSIGN_EVENT_TIME_COLUMN_WITHOUT_WATERMARK] Watermark needs to be defined to reassign event time column ${et}: call withWatermark(eventTimeColumn, delay) before transformWithState, or leave eventTimeColumn out`,
     );

@@ -77,6 +77,7 @@ export class QueryRuntime {
         outputMode: this.plan.outputMode,
         inputColumns: chained.inputColumns,
         watermarks: chained.marks,
+        watermarked: chained.watermarkOffsetMs !== null,
         statePartitions: this.plan.statePartitions,
         join: chained.join,
       }),
