@@ -2,6 +2,7 @@
  * Rules of Spark's stateful streaming operators, checked against what Spark's own source does
  * (each test names the class or suite it follows). Expectations are worked by hand.
  */
+import { compileAgg } from '../../lib/engine/aggregates';
 import type { QueryPlan } from '../../lib/engine/plan/types';
 import { MaxEventTimes, NO_WATERMARKS, WatermarkPolicy } from '../../lib/engine/watermark';
 
@@ -39,5 +40,26 @@ describe('the global watermark over several withWatermark inputs (Spark Watermar
   it('never moves back', () => {
     const p = new WatermarkPolicy(twoInputs());
     expect(p.global({ batchWatermarkMs: 50_000, lateWatermarkMs: 40_000 }, { w0: 20_000, w1: 30_000 })).toBe(50_000);
+  });
+});
+
+describe('min and max of strings (Spark compares UTF8String by bytes, i.e. by code points)', () => {
+  const row = (s: string) => ({ s });
+  const fold = (fn: 'min' | 'max', values: string[]) => {
+    const agg = compileAgg({ fn, column: 's', as: 'x' }, { type: 'STRING' });
+    let acc = agg.init();
+    for (const v of values) acc = agg.update(acc, row(v));
+    return agg.finish(acc);
+  };
+
+  it('a character past U+FFFF sorts above U+FF01, though its UTF-16 units (D83D ...) sort below', () => {
+    // U+1F600 is F0 9F 98 80 in UTF-8, U+FF01 is EF BC 81: the emoji is the larger
+    expect(fold('max', ['\uFF01', '\u{1F600}'])).toBe('\u{1F600}');
+    expect(fold('min', ['\u{1F600}', '\uFF01'])).toBe('\uFF01');
+  });
+
+  it('plain text orders as before: by code point, a prefix first', () => {
+    expect(fold('min', ['b', 'ab', 'a', 'B'])).toBe('B');
+    expect(fold('max', ['b', 'ab', 'a', 'ba'])).toBe('ba');
   });
 });
