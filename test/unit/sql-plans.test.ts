@@ -23,7 +23,7 @@ function structure(v: unknown): unknown {
   if (v === null || typeof v !== 'object') return v;
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(v)) {
-    if (typeof x === 'function' || k === 'compiled' || k === 'test') continue;
+    if (typeof x === 'function' || k === 'compiled' || k === 'test' || k === 'gates') continue;
     out[k] = structure(x);
   }
   return out;

@@ -193,7 +193,34 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
   filter(condition: string | Column<'BOOLEAN' | UnknownType> | ((row: InputRowOf<C>) => boolean), label = 'filter'): StreamFrame<C> {
     if (typeof condition === 'function') return this.add({ kind: 'filter', fn: condition as (row: Row) => boolean, label });
     const text = exprText(condition, label);
-    return this.add({ kind: 'filterExpr', text, test: compileFilter(text, this.columnsNow_()) });
+    const test = compileFilter(text, this.columnsNow_());
+    return this.withWatermarkGates(text).add({ kind: 'filterExpr', text, test });
+  }
+
+  /**
+   * Spark's optimizer (PushPredicateThroughNonJoin) moves a filter's deterministic conjuncts that do
+   * not read the event-time column below EventTimeWatermark, through the projections between: a
+   * row they reject is never seen by the watermark. The filter stays where it is (its rows and
+   * errors are the same); the watermark stage gets those conjuncts as gates, so that its maximum
+   * event time skips the rows they reject. Only conjuncts over columns the watermark's input has
+   * and the stages after it keep unchanged (join-pushdown.ts pushesBelowWatermark).
+   */
+  private withWatermarkGates(text: string): StreamFrame<C> {
+    if (this.operators.length || !this.stages.some((s) => s.kind === 'watermark')) return this;
+    let conjuncts: ReturnType<typeof splitJoinCondition>;
+    try {
+      conjuncts = splitJoinCondition(text, this.columnsNow_(), []);
+    } catch {
+      return this;
+    }
+    const side = this as unknown as StreamFrame<FrameColumns>;
+    const gates = conjuncts.filter((c) => c.side === 'left' && c.sideTest !== null && pushesBelowWatermark(side, c.columns)).map((c) => c.sideTest!);
+    if (!gates.length) return this;
+    const at = this.stages.findIndex((s) => s.kind === 'watermark');
+    const wm = this.stages[at] as Extract<StatelessStage, { kind: 'watermark' }>;
+    const stages = [...this.stages];
+    stages[at] = { ...wm, gates: [...(wm.gates ?? []), ...gates] };
+    return new StreamFrame<C>(this.source, stages, this.operators, this.inputs);
   }
   where(condition: string | Column<'BOOLEAN' | UnknownType> | ((row: InputRowOf<C>) => boolean)): StreamFrame<C> {
     return this.filter(condition, 'where');
