@@ -194,7 +194,41 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     if (typeof condition === 'function') return this.add({ kind: 'filter', fn: condition as (row: Row) => boolean, label });
     const text = exprText(condition, label);
     const test = compileFilter(text, this.columnsNow_());
-    return this.withWatermarkGates(text).add({ kind: 'filterExpr', text, test });
+    return this.withFilterBelowAggregate(text).withWatermarkGates(text).add({ kind: 'filterExpr', text, test });
+  }
+
+  /**
+   * A filter right after an aggregation: Spark's optimizer (PushPredicateThroughNonJoin, its
+   * Aggregate case) evaluates the conjuncts that read only grouping columns before the
+   * aggregation, so the groups they reject never reach the state (and, through the watermark's
+   * gates, rows they reject do not move it). The frame with those conjuncts as a filter before
+   * the aggregation; the whole filter still follows it (the pushed conjuncts hold there already).
+   * Only plain grouping columns: a window key is left after the aggregation.
+   */
+  private withFilterBelowAggregate(text: string): StreamFrame<C> {
+    const last = this.operators[this.operators.length - 1];
+    if (last === undefined || last.post.length > 0 || last.spec.kind !== 'aggregate') return this;
+    const spec = last.spec;
+    const keys = new Set(spec.keys.flatMap((k) => (k.kind === 'column' ? [k.name] : [])));
+    const names = new Set([
+      ...spec.keys.map((k) => (k.kind === 'column' ? k.name : k.kind === 'window' ? 'window' : 'session_window')),
+      ...spec.aggs.map((a) => a.as),
+    ]);
+    let conjuncts: ReturnType<typeof splitJoinCondition>;
+    try {
+      conjuncts = splitJoinCondition(text, this.columnsNow_(), []);
+    } catch {
+      return this;
+    }
+    const pushed = conjuncts.filter((c) => c.side === 'left' && c.columns.length > 0 && c.columns.every((col) => keys.has(col) && names.has(col)));
+    if (!pushed.length) return this;
+    let before = new StreamFrame<FrameColumns>(this.source, this.stages, this.operators.slice(0, -1), this.inputs);
+    try {
+      for (const c of pushed) before = before.filter(c.text);
+    } catch {
+      return this;
+    }
+    return new StreamFrame<C>(before.source, before.stages, [...before.operators, last], before.inputs);
   }
 
   /**
