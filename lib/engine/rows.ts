@@ -119,7 +119,7 @@ export function applyStages(stages: readonly StatelessStage[], input: readonly R
           break;
         case 'watermark': {
           const t = row[stage.column] as Micros | null;
-          if (t !== null && t !== undefined) trackEventTime(stage.id, t, maxEventTime, eventTimes);
+          if (t !== null && t !== undefined && passesGates(stage.gates, row)) trackEventTime(stage.id, t, maxEventTime, eventTimes);
           break;
         }
       }
@@ -171,6 +171,25 @@ function describeStage(stage: StatelessStage): string {
   if (stage.kind === 'filterExpr') return `filter(${JSON.stringify(stage.text)})`;
   if (stage.kind === 'withColumnExpr') return `withColumn(${JSON.stringify(stage.name)}, ${JSON.stringify(stage.text)})`;
   return stage.kind;
+}
+
+/**
+ * Whether a row reaches a watermark stage past the filter conjuncts Spark pushes below it (a
+ * conjunct that raises an error counts as passed: the row's error belongs to its filter stage, and
+ * the watermark saw the row, FORMAT-3 "Row errors").
+ */
+function passesGates(gates: ReadonlyArray<(row: Row) => boolean> | undefined, row: Row): boolean {
+  if (gates === undefined) return true;
+  for (const gate of gates) {
+    let ok = true;
+    try {
+      ok = gate(row);
+    } catch {
+      ok = true;
+    }
+    if (!ok) return false;
+  }
+  return true;
 }
 
 /** A watermark stage's record of one event time (µs): truncated to ms, into the stage's max and the stats. */

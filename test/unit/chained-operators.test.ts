@@ -241,10 +241,11 @@ describe('when a session window is taken over an earlier aggregation’s window'
     // a@1, b@6, c@7, d@40 counted per 5 s: [0,5) 1, [5,10) 2, [40,45) 1. Sessions of 3 s gap over
     // their window_times 4.999 s and 9.999 s: 9.999 > 4.999 + 3, so two sessions, [4.999, 7.999)
     // of 1 and [9.999, 12.999) of 2.
+    // (grouped by amount too, 1 on every row: a streaming session window needs a column besides it)
     const plan = events()
-      .groupBy(window('t', '5 seconds'))
+      .groupBy(window('t', '5 seconds'), 'amount')
       .count()
-      .groupBy(sessionWindow('window', '3 seconds'))
+      .groupBy(sessionWindow('window', '3 seconds'), 'amount')
       .agg(sum('count').as('events'))
       .writeStream.plan();
     const t = createTestRunner(plan);

@@ -23,7 +23,7 @@ function structure(v: unknown): unknown {
   if (v === null || typeof v !== 'object') return v;
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(v)) {
-    if (typeof x === 'function' || k === 'compiled' || k === 'test') continue;
+    if (typeof x === 'function' || k === 'compiled' || k === 'test' || k === 'gates') continue;
     out[k] = structure(x);
   }
   return out;
@@ -230,8 +230,8 @@ GROUP BY upper(user), window(event_time, '10 minutes', '5 minutes')`);
     expectSamePlan(sql, ts);
     const aggs = (sql.stateful as unknown as { aggs: Array<{ as: string }> }).aggs.map((a) => a.as);
     expect(aggs.slice(0, 3)).toEqual(['count(1)', 'count(amount)', 'sum(amount)']);
-    const session = compileSql(`SET outputMode = update; SELECT session_window(event_time, '5 minutes') AS s, count(*) AS n
-FROM STREAM read_files(schema => '${cols}') WATERMARK event_time DELAY OF INTERVAL 1 MINUTE GROUP BY session_window(event_time, '5 minutes')`);
+    const session = compileSql(`SET outputMode = append; SELECT session_window(event_time, '5 minutes') AS s, user, count(*) AS n
+FROM STREAM read_files(schema => '${cols}') WATERMARK event_time DELAY OF INTERVAL 1 MINUTE GROUP BY session_window(event_time, '5 minutes'), user`);
     expectSamePlan(
       session,
       readStream
@@ -239,10 +239,10 @@ FROM STREAM read_files(schema => '${cols}') WATERMARK event_time DELAY OF INTERV
         .schema(cols)
         .load()
         .withWatermark('event_time', '1 minute')
-        .groupBy(sessionWindow('event_time', '5 minutes'))
+        .groupBy(sessionWindow('event_time', '5 minutes'), 'user')
         .agg(count().as('n'))
-        .select(renamed('session_window', 's'), renamed('n', 'n'))
-        .writeStream.outputMode('update')
+        .select(renamed('session_window', 's'), renamed('user', 'user'), renamed('n', 'n'))
+        .writeStream.outputMode('append')
         .plan(),
     );
   });

@@ -460,10 +460,13 @@ export class AggregateOperator implements StatefulOperator {
       if (g.state !== null) g.buf = this.withState(g, batch.batchId);
       else delta++;
     }
+    const mode = this.cfg.outputMode;
+    if (touched.length === 0 && this.names.length === 0 && mode !== 'append' && this.ownsGlobalGroup(batch)) {
+      delta += await this.touchGlobalGroup(root, batch, state, touched);
+    }
 
     const out: Row[] = [];
     const changes: StateChange[] = [];
-    const mode = this.cfg.outputMode;
 
     if (mode === 'complete') {
       // every group is read back each batch: nothing is kept between batches
@@ -536,6 +539,29 @@ export class AggregateOperator implements StatefulOperator {
       this.cache = { root, groups: kept, version: batch.batchId, whole: this.whole };
     }
     return { rows: out, changes, late, stateRowsDelta: delta };
+  }
+
+  /** Whether this computation of the batch writes the global group's state partition (a partition task writes its own only). */
+  private ownsGlobalGroup(batch: BatchMeta): boolean {
+    if (batch.partitions === undefined) return true;
+    return batch.partitions.includes(this.partitions <= 1 ? 0 : statePartition(stateId([]), this.partitions));
+  }
+
+  /**
+   * A global aggregation (no grouping key) whose batch brought it no row, in update or complete
+   * mode: Spark's plan still carries its one row (an aggregate without grouping keys yields a row
+   * for empty input, merged with the stored one by StateStoreRestoreExec), so StateStoreSaveExec
+   * stores it and emits it, the initial values (count 0, sum null) before any row. The group is
+   * made touched with its stored value, or the initial one; returns 1 when it is new to the state.
+   */
+  private async touchGlobalGroup(root: Level, batch: BatchMeta, state: StateStore, touched: Group[]): Promise<number> {
+    const g = this.groups[this.slotOf({}, 0, root)]!;
+    if (g.key === null) g.key = this.stateKey(g);
+    if (g.state === undefined) await this.loadStates([g], state, batch.batchId - 1);
+    g.buf = g.state !== null && g.state !== undefined ? [...g.state] : initBuffer(this.aggs);
+    g.touchedIn = batch.batchId;
+    touched.push(g);
+    return g.state === null ? 1 : 0;
   }
 
   /** A touched group's buffer merged with its stored one (its batch buffer overwritten). */

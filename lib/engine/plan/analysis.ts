@@ -52,6 +52,23 @@ export function checkPlan(draft: ChainDraft, outputMode: OutputMode): void {
       }
     }
   }
+  // Spark (SPARK-36463) refuses update mode when the query's last aggregation groups by a session
+  // window: a merged session is a new row, and update mode has no way to retract the old ones
+  const lastAggregate = chain.filter((o) => o.spec.kind === 'aggregate').at(-1)?.spec as Extract<StatefulSpec, { kind: 'aggregate' }> | undefined;
+  if (outputMode === 'update' && lastAggregate?.keys.some((k) => k.kind === 'session')) {
+    throw new InvalidQueryError(
+      'Update output mode not supported for session window on streaming DataFrames/DataSets: a session that grows or merges becomes a new row, which update mode cannot retract; use append (each session once, when the watermark passes its end) or complete',
+    );
+  }
+  // and a streaming session window needs a grouping column besides it (SessionWindowStateStoreRestoreExec
+  // asserts so when the query starts; the Guide lists it among the session window's restrictions)
+  for (const op of chain) {
+    if (op.spec.kind === 'aggregate' && op.spec.keys.some((k) => k.kind === 'session') && !op.spec.keys.some((k) => k.kind === 'column')) {
+      throw new InvalidQueryError(
+        'assertion failed: Grouping key must be specified when using sessionWindow: a streaming session window needs at least one grouping column besides session_window, e.g. groupBy(session_window(...), user)',
+      );
+    }
+  }
 }
 
 /** transformWithState's refusals (FORMAT-4 "Refusals and failures"): its keys, its eventTimeColumn. */

@@ -36,7 +36,19 @@ export type StatelessStage =
       /** The row with column `name` set to the value, as one object literal over the stage's input columns (rowExtender); without it, a spread. */
       readonly extend?: RowExtender;
     }
-  | { readonly kind: 'watermark'; readonly id: string; readonly column: string; readonly delayMs: number; readonly delayText: string }
+  | {
+      readonly kind: 'watermark';
+      readonly id: string;
+      readonly column: string;
+      readonly delayMs: number;
+      readonly delayText: string;
+      /**
+       * Conjuncts of later filters that Spark's optimizer pushes below the watermark (deterministic,
+       * not reading the event-time column): a row that fails one never reaches the watermark, so
+       * its event time does not count (query/frame.ts filter). The filter itself stays in place.
+       */
+      readonly gates?: ReadonlyArray<(row: Row) => boolean>;
+    }
   /** Adds (or replaces) column `name` with the value at a nested path: a groupBy on `customer.country`. */
   | { readonly kind: 'extract'; readonly name: string; readonly path: ColumnPath; readonly extend?: RowExtender }
   | ExprStage

@@ -193,7 +193,68 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
   filter(condition: string | Column<'BOOLEAN' | UnknownType> | ((row: InputRowOf<C>) => boolean), label = 'filter'): StreamFrame<C> {
     if (typeof condition === 'function') return this.add({ kind: 'filter', fn: condition as (row: Row) => boolean, label });
     const text = exprText(condition, label);
-    return this.add({ kind: 'filterExpr', text, test: compileFilter(text, this.columnsNow_()) });
+    const test = compileFilter(text, this.columnsNow_());
+    return this.withFilterBelowAggregate(text).withWatermarkGates(text).add({ kind: 'filterExpr', text, test });
+  }
+
+  /**
+   * A filter right after an aggregation: Spark's optimizer (PushPredicateThroughNonJoin, its
+   * Aggregate case) evaluates the conjuncts that read only grouping columns before the
+   * aggregation, so the groups they reject never reach the state (and, through the watermark's
+   * gates, rows they reject do not move it). The frame with those conjuncts as a filter before
+   * the aggregation; the whole filter still follows it (the pushed conjuncts hold there already).
+   * Only plain grouping columns: a window key is left after the aggregation.
+   */
+  private withFilterBelowAggregate(text: string): StreamFrame<C> {
+    const last = this.operators[this.operators.length - 1];
+    if (last === undefined || last.post.length > 0 || last.spec.kind !== 'aggregate') return this;
+    const spec = last.spec;
+    const keys = new Set(spec.keys.flatMap((k) => (k.kind === 'column' ? [k.name] : [])));
+    const names = new Set([
+      ...spec.keys.map((k) => (k.kind === 'column' ? k.name : k.kind === 'window' ? 'window' : 'session_window')),
+      ...spec.aggs.map((a) => a.as),
+    ]);
+    let conjuncts: ReturnType<typeof splitJoinCondition>;
+    try {
+      conjuncts = splitJoinCondition(text, this.columnsNow_(), []);
+    } catch {
+      return this;
+    }
+    const pushed = conjuncts.filter((c) => c.side === 'left' && c.columns.length > 0 && c.columns.every((col) => keys.has(col) && names.has(col)));
+    if (!pushed.length) return this;
+    let before = new StreamFrame<FrameColumns>(this.source, this.stages, this.operators.slice(0, -1), this.inputs);
+    try {
+      for (const c of pushed) before = before.filter(c.text);
+    } catch {
+      return this;
+    }
+    return new StreamFrame<C>(before.source, before.stages, [...before.operators, last], before.inputs);
+  }
+
+  /**
+   * Spark's optimizer (PushPredicateThroughNonJoin) moves a filter's deterministic conjuncts that do
+   * not read the event-time column below EventTimeWatermark, through the projections between: a
+   * row they reject is never seen by the watermark. The filter stays where it is (its rows and
+   * errors are the same); the watermark stage gets those conjuncts as gates, so that its maximum
+   * event time skips the rows they reject. Only conjuncts over columns the watermark's input has
+   * and the stages after it keep unchanged (join-pushdown.ts pushesBelowWatermark).
+   */
+  private withWatermarkGates(text: string): StreamFrame<C> {
+    if (this.operators.length || !this.stages.some((s) => s.kind === 'watermark')) return this;
+    let conjuncts: ReturnType<typeof splitJoinCondition>;
+    try {
+      conjuncts = splitJoinCondition(text, this.columnsNow_(), []);
+    } catch {
+      return this;
+    }
+    const side = this as unknown as StreamFrame<FrameColumns>;
+    const gates = conjuncts.filter((c) => c.side === 'left' && c.sideTest !== null && pushesBelowWatermark(side, c.columns)).map((c) => c.sideTest!);
+    if (!gates.length) return this;
+    const at = this.stages.findIndex((s) => s.kind === 'watermark');
+    const wm = this.stages[at] as Extract<StatelessStage, { kind: 'watermark' }>;
+    const stages = [...this.stages];
+    stages[at] = { ...wm, gates: [...(wm.gates ?? []), ...gates] };
+    return new StreamFrame<C>(this.source, stages, this.operators, this.inputs);
   }
   where(condition: string | Column<'BOOLEAN' | UnknownType> | ((row: InputRowOf<C>) => boolean)): StreamFrame<C> {
     return this.filter(condition, 'where');
