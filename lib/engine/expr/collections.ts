@@ -1,5 +1,5 @@
 /** Collection functions (arrays, maps, structs), concat, and JSON (from_json, to_json, get_json_object). */
-import { parse as parseLossless, stringify as stringifyLossless } from 'lossless-json';
+import { parse as parseLossless } from 'lossless-json';
 import { parseDdlColumns, parseDdlType } from '../ddl';
 import { type DataType, jsonValueOf } from '../schema';
 import { type CallCtx, type FunctionDef, implicitCast } from './analyze';
@@ -173,27 +173,189 @@ function jsonWriter(t: SqlType): (v: unknown) => string {
   }
 }
 
-type PathStep = string | number;
+type PathStep =
+  | { kind: 'key'; name: string }
+  | { kind: 'index'; index: number }
+  | { kind: 'wildcard' } // `[*]`
+  | { kind: 'child-wildcard' }; // `.*` or `['*']`, which Spark parses but never matches
 
-/** A JSONPath of get_json_object: `$`, `.name`, `['name']`, `[0]`; null when Spark would not read it. */
+/**
+ * A JSONPath of get_json_object as Spark's JsonPathParser reads it: `$` then any of `.*` and
+ * `['*']` (child wildcards), `.name` (up to the next `.` or `[`), `['name']`, `[n]` and `[*]`;
+ * whitespace may come before each part. Null when it does not parse (get_json_object is then null).
+ */
 function parseJsonPath(path: string): PathStep[] | null {
-  if (!path.startsWith('$')) return null;
+  let i = 0;
+  const ws = () => {
+    while (i < path.length && /\s/.test(path[i])) i++;
+  };
+  ws();
+  if (path[i] !== '$') return null;
+  i++;
   const steps: PathStep[] = [];
-  let i = 1;
-  while (i < path.length) {
-    if (path[i] === '.') {
-      const m = /^[^.[\]]+/.exec(path.slice(i + 1));
+  for (;;) {
+    ws();
+    if (i >= path.length) return steps;
+    const rest = path.slice(i);
+    if (rest.startsWith('.*') || rest.startsWith("['*']")) {
+      steps.push({ kind: 'child-wildcard' });
+      i += rest.startsWith('.*') ? 2 : 5;
+      continue;
+    }
+    if (rest[0] === '.') {
+      i++;
+      ws();
+      const m = /^[^.[]+/.exec(path.slice(i));
       if (m === null) return null;
-      steps.push(m[0]);
-      i += 1 + m[0].length;
-    } else if (path[i] === '[') {
-      const m = /^\[(?:(\d+)|'([^']*)')\]/.exec(path.slice(i));
-      if (m === null) return null;
-      steps.push(m[1] !== undefined ? Number(m[1]) : m[2]);
+      steps.push({ kind: 'key', name: m[0] });
       i += m[0].length;
-    } else return null;
+      continue;
+    }
+    const quoted = /^\['\s*([^'?]+)'\]/.exec(rest);
+    if (quoted !== null) {
+      steps.push({ kind: 'key', name: quoted[1] });
+      i += quoted[0].length;
+      continue;
+    }
+    const sub = /^\[\s*(?:(\*)|(\d+))\s*\]/.exec(rest);
+    if (sub !== null) {
+      steps.push(sub[1] !== undefined ? { kind: 'wildcard' } : { kind: 'index', index: Number(sub[2]) });
+      i += sub[0].length;
+      continue;
+    }
+    return null;
   }
-  return steps;
+}
+
+/** Jackson's generator text of a JSON string: `"` and `\` escaped, \b \t \n \f \r, other controls as \u00XX. */
+function jacksonString(s: string): string {
+  let out = '"';
+  for (let i = 0; i < s.length; i++) {
+    const ch = s[i];
+    const c = s.charCodeAt(i);
+    if (ch === '"' || ch === '\\') out += `\\${ch}`;
+    else if (c < 0x20) {
+      const short = { 8: 'b', 9: 't', 10: 'n', 12: 'f', 13: 'r' }[c];
+      out += short !== undefined ? `\\${short}` : `\\u00${c.toString(16).toUpperCase().padStart(2, '0')}`;
+    } else out += ch;
+  }
+  return `${out}"`;
+}
+
+/**
+ * A parsed JSON number as Jackson's generator copies it (get_json_object, json_tuple, a STRING
+ * field of from_json): an integer as its digits (`-0` is `0`), any number with a fraction or an
+ * exponent through a double, as Java prints it (`1.50` is `1.5`, `1e2` is `100.0`); a double out
+ * of range is Jackson's quoted `"Infinity"`.
+ */
+function jacksonNumber(text: string): string {
+  if (/^-?\d+$/.test(text)) return BigInt(text).toString();
+  const d = Number(text);
+  return Number.isFinite(d) ? javaDoubleText(d) : `"${javaDoubleText(d)}"`;
+}
+
+const isLossless = (v: unknown): v is { value: string } => (v as { isLosslessNumber?: boolean } | null)?.isLosslessNumber === true;
+
+/** The compact JSON text of a parsed value as Jackson's copyCurrentStructure writes it. */
+function jacksonCopy(v: unknown): string {
+  if (v === null) return 'null';
+  if (typeof v === 'string') return jacksonString(v);
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  if (isLossless(v)) return jacksonNumber(v.value);
+  if (Array.isArray(v)) return `[${v.map(jacksonCopy).join(',')}]`;
+  return `{${Object.entries(v as object)
+    .map(([k, x]) => `${jacksonString(k)}:${jacksonCopy(x)}`)
+    .join(',')}}`;
+}
+
+/** A JSON generator as get_json_object drives Jackson's: values in an array are comma-separated; raw text is not a value. */
+class JsonOut {
+  text = '';
+  private readonly open: boolean[] = [];
+  private separate(): void {
+    const n = this.open.length;
+    if (n === 0) return;
+    if (this.open[n - 1]) this.text += ',';
+    this.open[n - 1] = true;
+  }
+  value(t: string): void {
+    this.separate();
+    this.text += t;
+  }
+  raw(t: string): void {
+    this.text += t;
+  }
+  startArray(): void {
+    this.separate();
+    this.text += '[';
+    this.open.push(false);
+  }
+  endArray(): void {
+    this.open.pop();
+    this.text += ']';
+  }
+}
+
+type WriteStyle = 'raw' | 'quoted' | 'flatten';
+
+/**
+ * Spark's GetJsonObject walk of `path` over `v`, writing matches to `out`; true when a leaf was
+ * written. A string matched with no array wildcard above it is written without quotes; `[*]`
+ * gathers its matches in an array, unwrapped when there is exactly one; `[*][*]` flattens.
+ */
+function evaluatePath(v: unknown, out: JsonOut, style: WriteStyle, path: readonly PathStep[]): boolean {
+  if (path.length === 0) {
+    if (typeof v === 'string' && style === 'raw') {
+      out.raw(v);
+      return true;
+    }
+    if (Array.isArray(v) && style === 'flatten') {
+      let dirty = false;
+      for (const x of v) dirty = evaluatePath(x, out, style, path) || dirty;
+      return dirty;
+    }
+    out.value(jacksonCopy(v));
+    return true;
+  }
+  const [step, ...rest] = path;
+  if (step.kind === 'key') {
+    if (v === null || typeof v !== 'object' || Array.isArray(v) || isLossless(v)) return false;
+    for (const [k, x] of Object.entries(v)) {
+      // a null value does not match, and the scan goes on to a later field of the same name
+      if (k === step.name && x !== null && evaluatePath(x, out, style, rest)) return true;
+    }
+    return false;
+  }
+  if (!Array.isArray(v)) return false;
+  if (step.kind === 'wildcard') {
+    if (rest[0]?.kind === 'wildcard') {
+      out.startArray();
+      let dirty = false;
+      for (const x of v) dirty = evaluatePath(x, out, 'flatten', rest.slice(1)) || dirty;
+      out.endArray();
+      return dirty;
+    }
+    if (style !== 'quoted') {
+      const buffer = new JsonOut();
+      buffer.startArray();
+      let matches = 0;
+      for (const x of v) if (evaluatePath(x, buffer, style === 'raw' ? 'quoted' : style, rest)) matches++;
+      buffer.endArray();
+      if (matches > 1) out.value(buffer.text);
+      else if (matches === 1) out.value(buffer.text.slice(1, -1));
+      return matches > 0;
+    }
+    out.startArray();
+    let dirty = false;
+    for (const x of v) dirty = evaluatePath(x, out, 'quoted', rest) || dirty;
+    out.endArray();
+    return dirty;
+  }
+  if (step.kind === 'index') {
+    if (step.index >= v.length) return false;
+    return evaluatePath(v[step.index], out, rest[0]?.kind === 'wildcard' ? 'quoted' : style, rest);
+  }
+  return false; // a child wildcard never matches in Spark
 }
 
 function getJsonObject(json: string, steps: readonly PathStep[]): string | null {
@@ -203,26 +365,15 @@ function getJsonObject(json: string, steps: readonly PathStep[]): string | null 
   } catch {
     return null;
   }
-  for (const s of steps) {
-    if (v == null || typeof v !== 'object') return null;
-    if (typeof s === 'number') {
-      if (!Array.isArray(v) || s >= v.length) return null;
-      v = v[s];
-    } else {
-      if (Array.isArray(v) || !Object.hasOwn(v, s)) return null;
-      v = (v as Record<string, unknown>)[s];
-    }
-  }
-  return jsonText(v);
+  const out = new JsonOut();
+  return evaluatePath(v, out, 'raw', steps) ? out.text : null;
 }
 
-/** A JSON value as get_json_object and json_tuple return it: a string as itself, a number as written, else its JSON text; null for null. */
+/** A JSON value as json_tuple returns it: a string as itself, null for null, else Jackson's copy of it. */
 function jsonText(v: unknown): string | null {
   if (v == null) return null;
   if (typeof v === 'string') return v;
-  if ((v as { isLosslessNumber?: boolean }).isLosslessNumber) return (v as { value: string }).value;
-  if (typeof v === 'boolean') return String(v);
-  return stringifyLossless(v) ?? null;
+  return jacksonCopy(v);
 }
 
 /**

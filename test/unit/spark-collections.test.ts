@@ -1,0 +1,88 @@
+/**
+ * Collection, JSON and hash functions against Apache Spark's own behaviour: the expectations are
+ * worked by hand from Spark's source (GetJsonObject's path walk, JacksonParser's partial results,
+ * JsonTuple), its test suites (JsonExpressionsSuite) and its documentation, never from sluice's output.
+ */
+import { parseDdlColumns } from '../../lib/engine/ddl';
+import { compileExpression } from '../../lib/engine/expr';
+
+const value = (text: string, row: Record<string, unknown> = {}, ddl = '') => compileExpression(text, ddl === '' ? [] : parseDdlColumns(ddl)).evaluate(row);
+
+// the document of Spark's JsonExpressionsSuite (Hive's get_json_object test data)
+const STORE = [
+  '{"store":{"fruit":[{"weight":8,"type":"apple"},{"weight":9,"type":"pear"}],',
+  '"basket":[[1,2,{"b":"y","a":"x"}],[3,4],[5,6]],"book":[{"author":"Nigel Rees",',
+  '"title":"Sayings of the Century","category":"reference","price":8.95},',
+  '{"author":"Herman Melville","title":"Moby Dick","category":"fiction","price":8.99,',
+  '"isbn":"0-553-21311-3"},{"author":"J. R. R. Tolkien","title":"The Lord of the Rings",',
+  '"category":"fiction","reader":[{"age":25,"name":"bob"},{"age":26,"name":"jack"}],',
+  '"price":22.99,"isbn":"0-395-19395-8"}],"bicycle":{"price":19.95,"color":"red"}},',
+  '"email":"amy@only_for_json_udf_test.net","owner":"amy","zip code":"94025",',
+  '"fb:testid":"1234"}',
+].join('');
+
+describe('get_json_object walks the path as Spark does', () => {
+  const gjo = (path: string, json = STORE) => value('get_json_object(j, p)', { j: json, p: path }, 'j STRING, p STRING');
+
+  it.each([
+    ['$.store.bicycle', '{"price":19.95,"color":"red"}'],
+    ["$['store'].bicycle", '{"price":19.95,"color":"red"}'],
+    ["$['store']['bicycle']", '{"price":19.95,"color":"red"}'],
+    ['$.store.book[0].category', 'reference'],
+    ['$.store.book[*].category', '["reference","fiction","fiction"]'],
+    ['$.store.book[*].isbn', '["0-553-21311-3","0-395-19395-8"]'],
+    ['$.store.book[*].reader', '[{"age":25,"name":"bob"},{"age":26,"name":"jack"}]'],
+    ['$.store.basket[0][1]', '2'],
+    ['$.store.basket[*]', '[[1,2,{"b":"y","a":"x"}],[3,4],[5,6]]'],
+    ['$.store.basket[*][0]', '[1,3,5]'],
+    ['$.store.basket[0][*]', '[1,2,{"b":"y","a":"x"}]'],
+    ['$.store.basket[*][*]', '[1,2,{"b":"y","a":"x"},3,4,5,6]'],
+    ['$.store.basket[0][2].b', 'y'],
+    ['$.store.basket[0][*].b', '["y"]'],
+    ['$.zip code', '94025'],
+    ['$.fb:testid', '1234'],
+    ['$.non_exist_key', null],
+    ['$..no_recursive', null],
+    ['$.store.book[10]', null],
+    ['$.store.book[0].non_exist_key', null],
+    ['$.store.basket[*].non_exist_key', null],
+  ])('%s of the store document (JsonExpressionsSuite)', (path, expected) => {
+    expect(gjo(path)).toBe(expected);
+  });
+
+  it('unwraps a wildcard with exactly one match, quoting a string there', () => {
+    expect(gjo('$.a[*]', '{"a":["x"]}')).toBe('"x"');
+    expect(gjo('$.a[*].b', '{"a":[{"b":1},{"c":2}]}')).toBe('1');
+    expect(gjo('$.a[*]', '{"a":[]}')).toBeNull();
+  });
+
+  it('writes a number with a fraction or an exponent through a double, as Jackson copies it', () => {
+    expect(gjo('$.a', '{"a":1.50}')).toBe('1.5');
+    expect(gjo('$.a', '{"a":1e2}')).toBe('100.0');
+    expect(gjo('$.a', '{"a":1.0E-7}')).toBe('1.0E-7');
+    expect(gjo('$.a', '{"a":{"b":2.10,"c":[3.0]}}')).toBe('{"b":2.1,"c":[3.0]}');
+    expect(gjo('$.a', '{"a":12345678901234567890}')).toBe('12345678901234567890');
+  });
+
+  it('never matches a child wildcard, and a field whose value is null is no match', () => {
+    expect(gjo('$.*', '{"a":1}')).toBeNull();
+    expect(gjo('$.a.*', '{"a":{"b":1}}')).toBeNull();
+    expect(gjo("$['*']", '{"a":1}')).toBeNull();
+    expect(gjo('$.a', '{"a":null}')).toBeNull();
+  });
+});
+
+describe('json_tuple copies values as Jackson does', () => {
+  it('gives strings unquoted, numbers with a fraction through a double, null for null', () => {
+    // JsonExpressionsSuite "json_tuple - hive key 1"
+    expect(
+      compileExpression("json_tuple(j, 'f1', 'f2', 'f3', 'f4', 'f5')", parseDdlColumns('j STRING')).evaluate({
+        j: '{"f1": "value1", "f2": "value2", "f3": 3, "f5": 5.23}',
+      }),
+    ).toEqual(['value1', 'value2', '3', null, '5.23']);
+    expect(compileExpression("json_tuple(j, 'a', 'b')", parseDdlColumns('j STRING')).evaluate({ j: '{"a": 1.50, "b": [1.0, 2e1]}' })).toEqual([
+      '1.5',
+      '[1.0,20.0]',
+    ]);
+  });
+});
