@@ -86,3 +86,42 @@ describe('json_tuple copies values as Jackson does', () => {
     ]);
   });
 });
+
+describe('from_json types the text as JacksonParser does with partial results', () => {
+  const fj = (json: string, schema: string) => value(`from_json(j, '${schema}')`, { j: json }, 'j STRING');
+
+  it('keeps the fields of a struct that fit and nulls the others, at any depth', () => {
+    expect(fj('{"a":"x","b":2}', 'a INT, b INT')).toEqual({ a: null, b: 2 });
+    expect(fj('{"s":{"x":"bad","y":1},"n":3}', 's STRUCT<x: INT, y: INT>, n INT')).toEqual({ s: { x: null, y: 1 }, n: 3 });
+    expect(fj('{"a":[{"x":1},{"x":"bad"}]}', 'a ARRAY<STRUCT<x: INT>>')).toEqual({ a: [{ x: 1 }, { x: null }] });
+  });
+
+  it('makes an array or a map null when one element or value does not fit', () => {
+    expect(fj('{"a":[1,"x",3],"b":2}', 'a ARRAY<INT>, b INT')).toEqual({ a: null, b: 2 });
+    expect(fj('{"m":{"k":1,"j":"x"},"b":2}', 'm MAP<STRING,INT>, b INT')).toEqual({ m: null, b: 2 });
+    expect(fj('[1,"x"]', 'ARRAY<INT>')).toBeNull();
+    expect(fj('{"a":[[1],[2,"x"]]}', 'a ARRAY<ARRAY<INT>>')).toEqual({ a: null });
+  });
+
+  it('takes only a JSON integer for an integral type or a TIMESTAMP in seconds', () => {
+    expect(fj('{"a":1.0,"b":1e2,"c":7}', 'a INT, b BIGINT, c INT')).toEqual({ a: null, b: null, c: 7 });
+    expect(fj('{"t":1.5}', 't TIMESTAMP')).toEqual({ t: null });
+    expect(fj('{"t":1}', 't TIMESTAMP')).toEqual({ t: 1_000_000 });
+  });
+
+  it('reads a DECIMAL from a JSON string, and a non-string for a STRING as Jackson copies it', () => {
+    expect(fj('{"d":"1,234.5"}', 'd DECIMAL(10,2)')).toEqual({ d: '1234.50' });
+    expect(fj('{"s":1.50,"t":{"x":[1.0]}}', 's STRING, t STRING')).toEqual({ s: '1.5', t: '{"x":[1.0]}' });
+  });
+
+  it('reads an object as a one-element array for an ARRAY<STRUCT> schema (SPARK-19595)', () => {
+    expect(fj('{"x":1}', 'ARRAY<STRUCT<x: INT>>')).toEqual([{ x: 1 }]);
+  });
+
+  it('is null for a text without any JSON token, a row of nulls for malformed text', () => {
+    expect(fj('', 'a INT')).toBeNull();
+    expect(fj('   ', 'a INT')).toBeNull();
+    expect(fj('{"a" 1}', 'a INT')).toEqual({ a: null });
+    expect(fj('[{"a":1}]', 'a INT')).toEqual({ a: null });
+  });
+});

@@ -1,11 +1,11 @@
 /** Collection functions (arrays, maps, structs), concat, and JSON (from_json, to_json, get_json_object). */
-import { parse as parseLossless } from 'lossless-json';
+import { LosslessNumber, parse as parseLossless } from 'lossless-json';
 import { parseDdlColumns, parseDdlType } from '../ddl';
 import { type DataType, jsonValueOf } from '../schema';
 import { type CallCtx, type FunctionDef, implicitCast } from './analyze';
 import { SparkRowError } from './errors';
 import { call, constantArg, def, int, str } from './fn-util';
-import { formatTimestampIso, type Micros, parseTimestampMicros } from './time';
+import { formatTimestampIso, type Micros, microsValue, parseTimestampMicros } from './time';
 import { strict, type Typed } from './typed';
 import { BOOLEAN, commonType, INT, NULL_TYPE, STRING, type SqlField, type SqlType, typeName } from './types';
 import { comparator, javaDoubleText, nullsFirst } from './values';
@@ -90,12 +90,19 @@ function sameValue(t: SqlType): (a: unknown, b: unknown) => boolean {
   return (a, b) => cmp(a, b) === 0;
 }
 
-/** The typed value of parsed JSON for from_json: a value that does not fit its type is null (Spark's PERMISSIVE field). */
+/**
+ * The typed value of parsed JSON for from_json, as Spark's JacksonParser converts it with partial
+ * results (its default): undefined when the value does not fit. A struct keeps the fields that fit
+ * and sets the others null; an array or a map with an element or value that does not fit does
+ * not fit as a whole (it becomes null in the nearest struct). An integral type takes only a JSON
+ * integer, a TIMESTAMP a string or integer seconds, a DECIMAL a number or its text, a STRING any
+ * value (a non-string as Jackson's copy of it).
+ */
 function typeJson(t: SqlType, v: unknown): unknown {
   if (v == null) return null;
   switch (t.type) {
     case 'STRUCT': {
-      if (typeof v !== 'object' || Array.isArray(v) || (v as { isLosslessNumber?: boolean }).isLosslessNumber) return undefined;
+      if (typeof v !== 'object' || Array.isArray(v) || isLossless(v)) return undefined;
       const out: Record<string, unknown> = {};
       for (const f of t.fields!) {
         const x = Object.hasOwn(v, f.name) ? typeJson(f, (v as Record<string, unknown>)[f.name]) : null;
@@ -105,25 +112,38 @@ function typeJson(t: SqlType, v: unknown): unknown {
     }
     case 'ARRAY': {
       if (!Array.isArray(v)) return undefined;
-      return v.map((x) => {
-        const y = typeJson(t.element!, x);
-        return y === undefined ? null : y;
-      });
+      const out = v.map((x) => typeJson(t.element!, x));
+      return out.includes(undefined) ? undefined : out;
     }
     case 'MAP': {
-      if (typeof v !== 'object' || Array.isArray(v) || (v as { isLosslessNumber?: boolean }).isLosslessNumber) return undefined;
+      if (typeof v !== 'object' || Array.isArray(v) || isLossless(v)) return undefined;
       const out: Record<string, unknown> = {};
       for (const [k, x] of Object.entries(v)) {
         const y = typeJson(t.value!, x);
-        Object.defineProperty(out, k, { value: y === undefined ? null : y, enumerable: true, writable: true, configurable: true });
+        if (y === undefined) return undefined;
+        Object.defineProperty(out, k, { value: y, enumerable: true, writable: true, configurable: true });
       }
       return out;
     }
+    case 'STRING':
+      return typeof v === 'string' ? v : jacksonCopy(v);
+    case 'INT':
+    case 'LONG':
+      // a JSON number with a fraction or an exponent is Jackson's VALUE_NUMBER_FLOAT: no integral type takes it
+      if (!isLossless(v) || !/^-?\d+$/.test(v.value)) return undefined;
+      return jsonValueOf(t as DataType, v);
     case 'TIMESTAMP': {
       if (typeof v === 'string') return parseTimestampMicros(v) ?? undefined;
-      const lit = (v as { isLosslessNumber?: boolean; value?: string }).isLosslessNumber ? Number((v as { value: string }).value) : v;
-      if (typeof lit !== 'number' || !Number.isFinite(lit)) return undefined;
-      return Math.round(lit * 1_000_000);
+      // a JSON integer is seconds since the epoch; a fraction is not taken
+      if (!isLossless(v) || !/^-?\d+$/.test(v.value)) return undefined;
+      return microsValue(BigInt(v.value) * 1_000_000n);
+    }
+    case 'DECIMAL': {
+      if (typeof v !== 'string') return jsonValueOf(t as DataType, v);
+      // Spark reads a DECIMAL from a JSON string too, as Java's BigDecimal of the text without its commas
+      const text = v.replaceAll(',', '').replace(/^\+/, '');
+      if (!/^-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text)) return undefined;
+      return jsonValueOf(t as DataType, new LosslessNumber(text.replace(/^(-?)\./, '$10.').replace(/\.(?=[eE]|$)/, '')));
     }
     default:
       return jsonValueOf(t as DataType, v);
@@ -688,11 +708,24 @@ export const COLLECTION_FUNCTIONS: Record<string, FunctionDef> = {
       t,
       [text],
       strict((s) => {
+        // no JSON token at all (an empty text) is no row: null, not a row of nulls
+        if (/^[ \t\r\n]*$/.test(s as string)) return null;
         let parsed: unknown;
         try {
           parsed = parseLossless(s as string);
         } catch {
           return nulls();
+        }
+        // an object for an ARRAY<STRUCT> schema is an array of that one struct (SPARK-19595)
+        if (
+          t.type === 'ARRAY' &&
+          t.element!.type === 'STRUCT' &&
+          parsed !== null &&
+          typeof parsed === 'object' &&
+          !Array.isArray(parsed) &&
+          !isLossless(parsed)
+        ) {
+          parsed = [parsed];
         }
         const v = typeJson(t, parsed);
         return v === undefined || v === null ? nulls() : v;
