@@ -125,3 +125,13 @@ describe('from_json types the text as JacksonParser does with partial results', 
     expect(fj('[{"a":1}]', 'a INT')).toEqual({ a: null });
   });
 });
+
+describe('to_json writes values as Jackson does', () => {
+  it("writes a DECIMAL as Java's BigDecimal.toString: scientific below an adjusted exponent of -6", () => {
+    expect(value("to_json(named_struct('x', CAST(0 AS DECIMAL(10,8))))")).toBe('{"x":0E-8}');
+    expect(value("to_json(named_struct('x', CAST(0.00000012 AS DECIMAL(10,8))))")).toBe('{"x":1.2E-7}');
+    expect(value("to_json(named_struct('x', CAST(-0.0000012 AS DECIMAL(10,8))))")).toBe('{"x":-0.00000120}');
+    expect(value("to_json(named_struct('x', CAST(0 AS DECIMAL(10,6))))")).toBe('{"x":0.000000}');
+    expect(value("to_json(named_struct('x', 12.30BD))")).toBe('{"x":12.30}');
+  });
+});

@@ -150,6 +150,20 @@ function typeJson(t: SqlType, v: unknown): unknown {
   }
 }
 
+/**
+ * Java's BigDecimal.toString of a decimal's text, as Jackson writes a DECIMAL in to_json: plain
+ * unless the adjusted exponent is below -6, then scientific (`0E-8`, `1.2E-7` for scale 8).
+ */
+function javaBigDecimalText(text: string): string {
+  const negative = text.startsWith('-');
+  const [whole, fraction = ''] = (negative ? text.slice(1) : text).split('.');
+  const digits = (whole + fraction).replace(/^0+(?=\d)/, '');
+  const adjusted = digits.length - 1 - fraction.length;
+  if (adjusted >= -6) return text;
+  const mantissa = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+  return `${negative ? '-' : ''}${mantissa}E${adjusted}`;
+}
+
 /** Spark's JSON text of a value (to_json): struct fields that are null are left out; timestamps ISO 8601 with milliseconds. */
 function jsonWriter(t: SqlType): (v: unknown) => string {
   switch (t.type) {
@@ -158,8 +172,9 @@ function jsonWriter(t: SqlType): (v: unknown) => string {
       return (v) => JSON.stringify(v);
     case 'INT':
     case 'LONG':
-    case 'DECIMAL':
       return (v) => String(v);
+    case 'DECIMAL':
+      return (v) => javaBigDecimalText(v as string);
     case 'BOOLEAN':
       return (v) => (v ? 'true' : 'false');
     case 'DOUBLE':
