@@ -135,3 +135,32 @@ describe('to_json writes values as Jackson does', () => {
     expect(value("to_json(named_struct('x', 12.30BD))")).toBe('{"x":12.30}');
   });
 });
+
+describe('array_contains types its arguments as Spark does', () => {
+  const errorOf = (text: string) => {
+    try {
+      compileExpression(text, parseDdlColumns('a ARRAY<INT>'));
+    } catch (e) {
+      return (e as { errorClass?: string }).errorClass;
+    }
+    return undefined;
+  };
+
+  it('refuses a NULL literal argument (DATATYPE_MISMATCH.NULL_TYPE)', () => {
+    expect(errorOf('array_contains(a, NULL)')).toBe('DATATYPE_MISMATCH.NULL_TYPE');
+    expect(errorOf('array_contains(NULL, 1)')).toBe('DATATYPE_MISMATCH.NULL_TYPE');
+  });
+
+  it('refuses a value that only a STRING promotion would match (ARRAY_FUNCTION_DIFF_TYPES)', () => {
+    expect(errorOf("array_contains(a, '1')")).toBe('DATATYPE_MISMATCH.ARRAY_FUNCTION_DIFF_TYPES');
+    expect(errorOf("array_contains(array('1'), 1)")).toBe('DATATYPE_MISMATCH.ARRAY_FUNCTION_DIFF_TYPES');
+  });
+
+  it('widens numbers, and is null with a null element and no match', () => {
+    expect(value('array_contains(array(1.5, 2), 2)')).toBe(true);
+    expect(value('array_contains(array(1, 2), 2L)')).toBe(true);
+    expect(value('array_contains(array(1, NULL), 2)')).toBeNull();
+    expect(value('array_contains(array(1, NULL), 1)')).toBe(true);
+    expect(value('array_contains(a, CAST(NULL AS INT))', { a: [1] }, 'a ARRAY<INT>')).toBeNull();
+  });
+});

@@ -512,8 +512,13 @@ export const COLLECTION_FUNCTIONS: Record<string, FunctionDef> = {
     );
   }),
   array_contains: def(2, 2, ([a, x], c) => {
+    if (a.type.type === 'NULL' || x.type.type === 'NULL') {
+      throw c.az.mismatch('NULL_TYPE', c.sql, 'Null typed values cannot be used as arguments of `array_contains`: cast the NULL to the element type', c.pos);
+    }
     const arr = arrayArg(c, a, 0);
-    const t = commonType([arr.type.element!, x.type]);
+    // Spark widens the element and the value without promoting either to STRING
+    const stringOnOneSide = (arr.type.element!.type === 'STRING') !== (x.type.type === 'STRING');
+    const t = stringOnOneSide ? null : commonType([arr.type.element!, x.type]);
     if (t === null)
       throw c.az.mismatch(
         'ARRAY_FUNCTION_DIFF_TYPES',
