@@ -164,3 +164,38 @@ describe('array_contains types its arguments as Spark does', () => {
     expect(value('array_contains(a, CAST(NULL AS INT))', { a: [1] }, 'a ARRAY<INT>')).toBeNull();
   });
 });
+
+describe('element_at and try_element_at', () => {
+  const rowError = (text: string) => {
+    try {
+      value(text);
+    } catch (e) {
+      return (e as { errorClass?: string }).errorClass;
+    }
+    return undefined;
+  };
+
+  it('fails index 0 even in try_element_at (Spark docs: for arrays, index 0 throws)', () => {
+    expect(rowError('try_element_at(array(1, 2, 3), 0)')).toBe('INVALID_INDEX_OF_ZERO');
+    expect(rowError('element_at(array(1, 2, 3), 0)')).toBe('INVALID_INDEX_OF_ZERO');
+  });
+
+  it('is null beyond the array for try_element_at, an error for element_at under ANSI', () => {
+    expect(value('try_element_at(array(1, 2, 3), 4)')).toBeNull();
+    expect(value('try_element_at(array(1, 2, 3), -4)')).toBeNull();
+    expect(rowError('element_at(array(1, 2, 3), -4)')).toBe('INVALID_ARRAY_INDEX_IN_ELEMENT_AT');
+    expect(value('element_at(array(1, 2, 3), -1)')).toBe(3);
+    expect(value("element_at(map('a', 1), 'b')")).toBeNull();
+  });
+});
+
+describe('array_join casts an array of atomic values to ARRAY<STRING> (ANSI implicit cast)', () => {
+  it.each([
+    ["array_join(array(1, 2), ',')", '1,2'],
+    ["array_join(array(1.5D, NULL), ',', 'x')", '1.5,x'],
+    ["array_join(array(DATE '2026-10-01', NULL), ',')", '2026-10-01'],
+    ["array_join(array(true, false), ' ')", 'true false'],
+  ])('%s is %j', (text, expected) => {
+    expect(value(text)).toBe(expected);
+  });
+});

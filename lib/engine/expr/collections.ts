@@ -53,8 +53,8 @@ function elementAt([a, k]: readonly Typed[], c: CallCtx, safe: boolean): Typed {
     strict((v, n) => {
       const xs = v as unknown[];
       const i = n as number;
+      // index 0 is an error for try_element_at too (Spark's ElementAt checks it before failOnError)
       if (i === 0) {
-        if (safe) return null;
         throw new SparkRowError('INVALID_INDEX_OF_ZERO', 'The index 0 is invalid. An index shall be either < 0 or > 0 (the first element has index 1).');
       }
       const at = i > 0 ? i - 1 : xs.length + i;
@@ -631,7 +631,11 @@ export const COLLECTION_FUNCTIONS: Record<string, FunctionDef> = {
     );
   }),
   array_join: def(2, 3, (args, c) => {
-    const arr = arrayArg(c, args[0], 0);
+    let arr = arrayArg(c, args[0], 0);
+    // ANSI coercion casts an array of atomic values to ARRAY<STRING> (store-assignable to STRING)
+    if (['INT', 'LONG', 'DOUBLE', 'DECIMAL', 'BOOLEAN', 'DATE', 'TIMESTAMP'].includes(arr.type.element!.type)) {
+      arr = c.az.implicit(arr, { type: 'ARRAY', element: STRING }, c.pos, 'the array');
+    }
     if (arr.type.element!.type !== 'STRING' && arr.type.element!.type !== 'NULL') {
       throw c.az.mismatch(
         'UNEXPECTED_INPUT_TYPE',
