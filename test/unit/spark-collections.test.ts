@@ -199,3 +199,21 @@ describe('array_join casts an array of atomic values to ARRAY<STRING> (ANSI impl
     expect(value(text)).toBe(expected);
   });
 });
+
+describe('to_json options', () => {
+  it("formats a TIMESTAMP with timestampFormat (Spark's to_json documentation example)", () => {
+    expect(value("to_json(named_struct('time', to_timestamp('2015-08-26', 'yyyy-MM-dd')), map('timestampFormat', 'dd/MM/yyyy'))")).toBe(
+      '{"time":"26/08/2015"}',
+    );
+  });
+
+  it('formats a DATE with dateFormat and keeps null fields with ignoreNullFields false', () => {
+    expect(value("to_json(named_struct('d', DATE '2026-10-01'), map('dateFormat', 'dd.MM.yyyy'))")).toBe('{"d":"01.10.2026"}');
+    expect(value("to_json(named_struct('a', 1, 'b', NULL), map('ignoreNullFields', 'false'))")).toBe('{"a":1,"b":null}');
+    expect(value("to_json(named_struct('a', 1, 'b', NULL))")).toBe('{"a":1}');
+  });
+
+  it('refuses options that are not a map (INVALID_OPTIONS.NON_MAP_FUNCTION)', () => {
+    expect(() => value("to_json(named_struct('a', 1), 'x')")).toThrow(expect.objectContaining({ errorClass: 'INVALID_OPTIONS.NON_MAP_FUNCTION' }));
+  });
+});

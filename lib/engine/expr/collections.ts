@@ -1,11 +1,12 @@
 /** Collection functions (arrays, maps, structs), concat, and JSON (from_json, to_json, get_json_object). */
 import { LosslessNumber, parse as parseLossless } from 'lossless-json';
+import { compileSparkDatetimePattern, type DatetimePattern, DatetimePatternError } from '../datetime-patterns';
 import { parseDdlColumns, parseDdlType } from '../ddl';
 import { type DataType, jsonValueOf } from '../schema';
 import { type CallCtx, type FunctionDef, implicitCast } from './analyze';
 import { SparkRowError } from './errors';
 import { call, constantArg, def, int, str } from './fn-util';
-import { formatTimestampIso, type Micros, microsValue, parseTimestampMicros } from './time';
+import { formatTimestampIso, type Micros, microsOfDate, microsValue, parseTimestampMicros } from './time';
 import { strict, type Typed } from './typed';
 import { BOOLEAN, commonType, INT, NULL_TYPE, STRING, type SqlField, type SqlType, typeName } from './types';
 import { comparator, javaDoubleText, nullsFirst } from './values';
@@ -165,11 +166,24 @@ function javaBigDecimalText(text: string): string {
 }
 
 /** Spark's JSON text of a value (to_json): struct fields that are null are left out; timestamps ISO 8601 with milliseconds. */
-function jsonWriter(t: SqlType): (v: unknown) => string {
+/** The to_json options sluice honours (Spark's JSONOptions: keys case-insensitive). */
+interface JsonWriteOptions {
+  /** The pattern of a TIMESTAMP (default `yyyy-MM-dd'T'HH:mm:ss[.SSS][XXX]`, which prints `.SSS` and `Z` in UTC). */
+  readonly timestamp?: DatetimePattern;
+  /** The pattern of a DATE (default `yyyy-MM-dd`). */
+  readonly date?: DatetimePattern;
+  /** ignoreNullFields (default true): a struct field that is null is left out. */
+  readonly ignoreNullFields: boolean;
+}
+
+function jsonWriter(t: SqlType, o: JsonWriteOptions): (v: unknown) => string {
   switch (t.type) {
     case 'STRING':
-    case 'DATE':
-      return (v) => JSON.stringify(v);
+      return (v) => jacksonString(v as string);
+    case 'DATE': {
+      const p = o.date;
+      return p === undefined ? (v) => `"${v as string}"` : (v) => jacksonString(p.format(microsOfDate(v as string)));
+    }
     case 'INT':
     case 'LONG':
       return (v) => String(v);
@@ -179,26 +193,29 @@ function jsonWriter(t: SqlType): (v: unknown) => string {
       return (v) => (v ? 'true' : 'false');
     case 'DOUBLE':
       return (v) => (Number.isFinite(v as number) ? javaDoubleText(v as number, t.binary32) : `"${javaDoubleText(v as number)}"`);
-    case 'TIMESTAMP':
-      return (v) => `"${formatTimestampIso(v as Micros)}"`;
+    case 'TIMESTAMP': {
+      const p = o.timestamp;
+      return p === undefined ? (v) => `"${formatTimestampIso(v as Micros)}"` : (v) => jacksonString(p.format(v as Micros));
+    }
     case 'ARRAY': {
-      const el = jsonWriter(t.element!);
+      const el = jsonWriter(t.element!, o);
       return (v) => `[${(v as unknown[]).map((x) => (x == null ? 'null' : el(x))).join(',')}]`;
     }
     case 'MAP': {
-      const val = jsonWriter(t.value!);
+      const val = jsonWriter(t.value!, o);
       return (v) =>
         `{${Object.entries(v as Record<string, unknown>)
-          .map(([k, x]) => `${JSON.stringify(k)}:${x == null ? 'null' : val(x)}`)
+          .map(([k, x]) => `${jacksonString(k)}:${x == null ? 'null' : val(x)}`)
           .join(',')}}`;
     }
     case 'STRUCT': {
-      const fs = t.fields!.map((f) => ({ name: f.name, key: JSON.stringify(f.name), w: jsonWriter(f) }));
+      const fs = t.fields!.map((f) => ({ name: f.name, key: jacksonString(f.name), w: jsonWriter(f, o) }));
       return (v) => {
         const parts: string[] = [];
         for (const f of fs) {
           const x = (v as Record<string, unknown>)[f.name];
           if (x != null) parts.push(`${f.key}:${f.w(x)}`);
+          else if (!o.ignoreNullFields) parts.push(`${f.key}:null`);
         }
         return `{${parts.join(',')}}`;
       };
@@ -206,6 +223,51 @@ function jsonWriter(t: SqlType): (v: unknown) => string {
     default:
       return () => 'null';
   }
+}
+
+/** The value of an argument built only from literals (`map('k', 'v')`), or undefined when it reads a column. */
+function foldConstant(t: Typed): { value: unknown } | undefined {
+  if (t.constant !== undefined) return t.constant;
+  if (t.children.length === 0) return undefined;
+  const values: unknown[] = [];
+  for (const ch of t.children) {
+    const v = foldConstant(ch);
+    if (v === undefined) return undefined;
+    values.push(v.value);
+  }
+  return { value: t.build(values.map((v) => () => v))({}) };
+}
+
+/** to_json's options argument: a constant `map(...)` of strings (Spark's INVALID_OPTIONS otherwise). */
+function jsonWriteOptions(c: CallCtx, a: Typed | undefined): JsonWriteOptions {
+  if (a === undefined) return { ignoreNullFields: true };
+  const folded = a.type.type === 'MAP' ? foldConstant(a) : undefined;
+  if (folded === undefined || folded.value === null) {
+    throw c.az.fail(
+      'INVALID_OPTIONS.NON_MAP_FUNCTION',
+      `The options of ${c.name} must be a map of constant strings built with the \`map()\` function, e.g. map('timestampFormat', 'yyyy-MM-dd HH:mm:ss'); got ${a.sql}`,
+      c.pos,
+    );
+  }
+  const entries = Object.entries(folded.value as Record<string, unknown>).map(([k, v]) => [k.toLowerCase(), v == null ? null : String(v)] as const);
+  const get = (k: string) => entries.find(([key]) => key === k.toLowerCase())?.[1] ?? undefined;
+  const pattern = (k: string) => {
+    const p = get(k);
+    if (p == null) return undefined;
+    try {
+      return compileSparkDatetimePattern(p, 'format');
+    } catch (e) {
+      if (e instanceof DatetimePatternError)
+        throw c.az.fail(e.errorClass, `The ${k} option of ${c.name}, ${JSON.stringify(p)}, is not a valid datetime pattern: ${e.message}`, c.pos);
+      throw e;
+    }
+  };
+  const ignore = get('ignoreNullFields');
+  return {
+    timestamp: pattern('timestampFormat'),
+    date: pattern('dateFormat'),
+    ignoreNullFields: ignore == null ? true : ignore.trim().toLowerCase() !== 'false',
+  };
 }
 
 type PathStep =
@@ -756,7 +818,7 @@ export const COLLECTION_FUNCTIONS: Record<string, FunctionDef> = {
       }),
     );
   }),
-  to_json: def(1, 2, ([a], c) => {
+  to_json: def(1, 2, ([a, opts], c) => {
     if (a.type.type !== 'STRUCT' && a.type.type !== 'MAP' && a.type.type !== 'ARRAY') {
       throw c.az.mismatch(
         'INVALID_JSON_SCHEMA',
@@ -765,7 +827,7 @@ export const COLLECTION_FUNCTIONS: Record<string, FunctionDef> = {
         c.pos,
       );
     }
-    const w = jsonWriter(a.type);
+    const w = jsonWriter(a.type, jsonWriteOptions(c, opts));
     return call(
       c,
       STRING,
