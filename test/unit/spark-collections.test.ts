@@ -217,3 +217,14 @@ describe('to_json options', () => {
     expect(() => value("to_json(named_struct('a', 1), 'x')")).toThrow(expect.objectContaining({ errorClass: 'INVALID_OPTIONS.NON_MAP_FUNCTION' }));
   });
 });
+
+describe('from_json options', () => {
+  it("parses a TIMESTAMP with timestampFormat (Spark's from_json documentation example), without fallback", () => {
+    expect(value("from_json('{\"time\":\"26/08/2015\"}', 'time Timestamp', map('timestampFormat', 'dd/MM/yyyy'))")).toEqual({ time: 1_440_547_200_000_000 });
+    expect(value("from_json('{\"time\":\"2015-08-26 10:00:00\"}', 'time Timestamp', map('timestampFormat', 'dd/MM/yyyy'))")).toEqual({ time: null });
+  });
+
+  it('parses a DATE with dateFormat', () => {
+    expect(value("from_json('{\"d\":\"26/08/2015\"}', 'd DATE', map('dateFormat', 'dd/MM/yyyy'))")).toEqual({ d: '2015-08-26' });
+  });
+});

@@ -99,28 +99,28 @@ function sameValue(t: SqlType): (a: unknown, b: unknown) => boolean {
  * integer, a TIMESTAMP a string or integer seconds, a DECIMAL a number or its text, a STRING any
  * value (a non-string as Jackson's copy of it).
  */
-function typeJson(t: SqlType, v: unknown): unknown {
+function typeJson(t: SqlType, v: unknown, o: JsonReadOptions = {}): unknown {
   if (v == null) return null;
   switch (t.type) {
     case 'STRUCT': {
       if (typeof v !== 'object' || Array.isArray(v) || isLossless(v)) return undefined;
       const out: Record<string, unknown> = {};
       for (const f of t.fields!) {
-        const x = Object.hasOwn(v, f.name) ? typeJson(f, (v as Record<string, unknown>)[f.name]) : null;
+        const x = Object.hasOwn(v, f.name) ? typeJson(f, (v as Record<string, unknown>)[f.name], o) : null;
         out[f.name] = x === undefined ? null : x;
       }
       return out;
     }
     case 'ARRAY': {
       if (!Array.isArray(v)) return undefined;
-      const out = v.map((x) => typeJson(t.element!, x));
+      const out = v.map((x) => typeJson(t.element!, x, o));
       return out.includes(undefined) ? undefined : out;
     }
     case 'MAP': {
       if (typeof v !== 'object' || Array.isArray(v) || isLossless(v)) return undefined;
       const out: Record<string, unknown> = {};
       for (const [k, x] of Object.entries(v)) {
-        const y = typeJson(t.value!, x);
+        const y = typeJson(t.value!, x, o);
         if (y === undefined) return undefined;
         Object.defineProperty(out, k, { value: y, enumerable: true, writable: true, configurable: true });
       }
@@ -134,7 +134,7 @@ function typeJson(t: SqlType, v: unknown): unknown {
       if (!isLossless(v) || !/^-?\d+$/.test(v.value)) return undefined;
       return jsonValueOf(t as DataType, v);
     case 'TIMESTAMP': {
-      if (typeof v === 'string') return parseTimestampMicros(v) ?? undefined;
+      if (typeof v === 'string') return (o.timestamp !== undefined ? o.timestamp.parseTimestamp(v) : parseTimestampMicros(v)) ?? undefined;
       // a JSON integer is seconds since the epoch; a fraction is not taken
       if (!isLossless(v) || !/^-?\d+$/.test(v.value)) return undefined;
       return microsValue(BigInt(v.value) * 1_000_000n);
@@ -146,6 +146,9 @@ function typeJson(t: SqlType, v: unknown): unknown {
       if (!/^-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text)) return undefined;
       return jsonValueOf(t as DataType, new LosslessNumber(text.replace(/^(-?)\./, '$10.').replace(/\.(?=[eE]|$)/, '')));
     }
+    case 'DATE':
+      if (o.date !== undefined) return typeof v === 'string' ? (o.date.parseDate(v) ?? undefined) : undefined;
+      return jsonValueOf(t as DataType, v);
     default:
       return jsonValueOf(t as DataType, v);
   }
@@ -238,8 +241,14 @@ function foldConstant(t: Typed): { value: unknown } | undefined {
   return { value: t.build(values.map((v) => () => v))({}) };
 }
 
-/** to_json's options argument: a constant `map(...)` of strings (Spark's INVALID_OPTIONS otherwise). */
-function jsonWriteOptions(c: CallCtx, a: Typed | undefined): JsonWriteOptions {
+/** from_json's options sluice honours: the patterns of a TIMESTAMP and a DATE (then without Spark's fallback parsing). */
+interface JsonReadOptions {
+  readonly timestamp?: DatetimePattern;
+  readonly date?: DatetimePattern;
+}
+
+/** to_json's or from_json's options argument: a constant `map(...)` of strings (Spark's INVALID_OPTIONS otherwise). */
+function jsonWriteOptions(c: CallCtx, a: Typed | undefined, use: 'parse' | 'format' = 'format'): JsonWriteOptions {
   if (a === undefined) return { ignoreNullFields: true };
   const folded = a.type.type === 'MAP' ? foldConstant(a) : undefined;
   if (folded === undefined || folded.value === null) {
@@ -255,7 +264,7 @@ function jsonWriteOptions(c: CallCtx, a: Typed | undefined): JsonWriteOptions {
     const p = get(k);
     if (p == null) return undefined;
     try {
-      return compileSparkDatetimePattern(p, 'format');
+      return compileSparkDatetimePattern(p, use);
     } catch (e) {
       if (e instanceof DatetimePatternError)
         throw c.az.fail(e.errorClass, `The ${k} option of ${c.name}, ${JSON.stringify(p)}, is not a valid datetime pattern: ${e.message}`, c.pos);
@@ -788,6 +797,7 @@ export const COLLECTION_FUNCTIONS: Record<string, FunctionDef> = {
         c.pos,
       );
     }
+    const readOptions: JsonReadOptions = jsonWriteOptions(c, args[2], 'parse');
     const nulls = t.type === 'STRUCT' ? () => Object.fromEntries(t.fields!.map((f) => [f.name, null])) : () => null;
     return call(
       c,
@@ -813,7 +823,7 @@ export const COLLECTION_FUNCTIONS: Record<string, FunctionDef> = {
         ) {
           parsed = [parsed];
         }
-        const v = typeJson(t, parsed);
+        const v = typeJson(t, parsed, readOptions);
         return v === undefined || v === null ? nulls() : v;
       }),
     );
