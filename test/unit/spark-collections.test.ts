@@ -228,3 +228,26 @@ describe('from_json options', () => {
     expect(value("from_json('{\"d\":\"26/08/2015\"}', 'd DATE', map('dateFormat', 'dd/MM/yyyy'))")).toEqual({ d: '2015-08-26' });
   });
 });
+
+describe("Jackson's reading of the JSON text", () => {
+  const gjo = (json: string, path: string) => value('get_json_object(j, p)', { j: json, p: path }, 'j STRING, p STRING');
+  const fj = (json: string, schema: string) => value(`from_json(j, '${schema}')`, { j: json }, 'j STRING');
+
+  it('takes single-quoted strings (ALLOW_SINGLE_QUOTES) in get_json_object, json_tuple and from_json', () => {
+    expect(gjo("{'a': 'x y', 'b': [1, 'q\"z']}", '$.a')).toBe('x y');
+    expect(gjo("{'a': 'x y', 'b': [1, 'q\"z']}", '$.b')).toBe('[1,"q\\"z"]');
+    expect(compileExpression("json_tuple(j, 'a')", parseDdlColumns('j STRING')).evaluate({ j: "{'a': 'v'}" })).toEqual(['v']);
+    expect(fj("{'a': 1, 'b': 'x'}", 'a INT, b STRING')).toEqual({ a: 1, b: 'x' });
+  });
+
+  it('keeps a raw newline in get_json_object (JsonExpressionsSuite "preserve newlines") but not in from_json', () => {
+    expect(gjo('{"a":"b\nc"}', '$.a')).toBe('b\nc');
+    expect(fj('{"a":"b\nc"}', 'a STRING')).toEqual({ a: null });
+  });
+
+  it('reads only the first value: what follows it is not read', () => {
+    expect(gjo('{"a":1} trailing', '$.a')).toBe('1');
+    expect(fj('{"a":1} {"a":2}', 'a INT')).toEqual({ a: 1 });
+    expect(gjo('{"a":[1,2]', '$.a')).toBeNull();
+  });
+});

@@ -333,6 +333,49 @@ function parseJsonPath(path: string): PathStep[] | null {
   }
 }
 
+/**
+ * The first JSON value of `text` as Spark's Jackson parsers read it, for lossless-json: a string in
+ * single quotes becomes a standard string (Jackson's ALLOW_SINGLE_QUOTES, on in from_json's
+ * defaults and in get_json_object/json_tuple), with `controlChars` a raw control character in a
+ * string is taken (ALLOW_UNESCAPED_CONTROL_CHARS, get_json_object/json_tuple only), and what
+ * follows the first object or array is not read. Malformed text stays malformed.
+ */
+function jacksonInput(text: string, controlChars: boolean): string {
+  if (!text.includes("'") && !(controlChars && /[\u0000-\u001f]/.test(text)) && !/[}\]][^}\]]*\S/.test(text)) return text;
+  let out = '';
+  let depth = 0;
+  let i = 0;
+  while (i < text.length) {
+    const ch = text[i];
+    if (ch === '"' || ch === "'") {
+      let body = '';
+      let j = i + 1;
+      for (; j < text.length && text[j] !== ch; j++) {
+        const d = text[j];
+        if (d === '\\' && j + 1 < text.length) {
+          // an escaped quote of the other kind is not a JSON escape: keep the character
+          body += text[j + 1] === "'" ? "'" : d + text[j + 1];
+          j++;
+        } else if (d === '"') body += '\\"';
+        else if (controlChars && d.charCodeAt(0) < 0x20) body += `\\u${d.charCodeAt(0).toString(16).padStart(4, '0')}`;
+        else body += d;
+      }
+      if (j >= text.length) return text; // unterminated: malformed as it is
+      out += `"${body}"`;
+      i = j + 1;
+      continue;
+    }
+    out += ch;
+    i++;
+    if (ch === '{' || ch === '[') depth++;
+    else if (ch === '}' || ch === ']') {
+      depth--;
+      if (depth === 0) return out;
+    }
+  }
+  return out;
+}
+
 /** Jackson's generator text of a JSON string: `"` and `\` escaped, \b \t \n \f \r, other controls as \u00XX. */
 function jacksonString(s: string): string {
   let out = '"';
@@ -467,7 +510,7 @@ function evaluatePath(v: unknown, out: JsonOut, style: WriteStyle, path: readonl
 function getJsonObject(json: string, steps: readonly PathStep[]): string | null {
   let v: unknown;
   try {
-    v = parseLossless(json);
+    v = parseLossless(jacksonInput(json, true));
   } catch {
     return null;
   }
@@ -503,7 +546,7 @@ function jsonTuple(args: readonly Typed[], c: CallCtx): Typed {
         if (text == null) return out;
         let v: unknown;
         try {
-          v = parseLossless(text as string);
+          v = parseLossless(jacksonInput(text as string, true));
         } catch {
           return out;
         }
@@ -808,7 +851,7 @@ export const COLLECTION_FUNCTIONS: Record<string, FunctionDef> = {
         if (/^[ \t\r\n]*$/.test(s as string)) return null;
         let parsed: unknown;
         try {
-          parsed = parseLossless(s as string);
+          parsed = parseLossless(jacksonInput(s as string, false));
         } catch {
           return nulls();
         }
