@@ -333,6 +333,12 @@ function parseJsonPath(path: string): PathStep[] | null {
   }
 }
 
+/** Whether a text holds a control character (below U+0020). */
+function hasControlChar(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) < 0x20) return true;
+  return false;
+}
+
 /**
  * The first JSON value of `text` as Spark's Jackson parsers read it, for lossless-json: a string in
  * single quotes becomes a standard string (Jackson's ALLOW_SINGLE_QUOTES, on in from_json's
@@ -341,7 +347,7 @@ function parseJsonPath(path: string): PathStep[] | null {
  * follows the first object or array is not read. Malformed text stays malformed.
  */
 function jacksonInput(text: string, controlChars: boolean): string {
-  if (!text.includes("'") && !(controlChars && /[\u0000-\u001f]/.test(text)) && !/[}\]][^}\]]*\S/.test(text)) return text;
+  if (!text.includes("'") && !(controlChars && hasControlChar(text)) && !/[}\]][^}\]]*\S/.test(text)) return text;
   let out = '';
   let depth = 0;
   let i = 0;
