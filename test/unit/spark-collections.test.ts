@@ -251,3 +251,18 @@ describe("Jackson's reading of the JSON text", () => {
     expect(gjo('{"a":[1,2]', '$.a')).toBeNull();
   });
 });
+
+describe("from_json reads a DATE without dateFormat as Spark's default date parser (stringToDate)", () => {
+  const fj = (json: string) => value("from_json(j, 'd DATE')", { j: json }, 'j STRING');
+  it.each([
+    ['{"d":"2026-10-01"}', '2026-10-01'],
+    ['{"d":"2026-10"}', '2026-10-01'],
+    ['{"d":"2026-10-01T10:00:00"}', '2026-10-01'],
+    ['{"d":" 2026-10-01 "}', '2026-10-01'],
+    ['{"d":"2026-02-30"}', null],
+    ['{"d":"01/10/2026"}', null],
+    ['{"d":20000}', null],
+  ])('%s gives d = %j', (json, expected) => {
+    expect(fj(json)).toEqual({ d: expected });
+  });
+});

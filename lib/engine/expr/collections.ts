@@ -4,6 +4,7 @@ import { compileSparkDatetimePattern, type DatetimePattern, DatetimePatternError
 import { parseDdlColumns, parseDdlType } from '../ddl';
 import { type DataType, jsonValueOf } from '../schema';
 import { type CallCtx, type FunctionDef, implicitCast } from './analyze';
+import { castFunction } from './cast';
 import { SparkRowError } from './errors';
 import { call, constantArg, def, int, str } from './fn-util';
 import { formatTimestampIso, type Micros, microsOfDate, microsValue, parseTimestampMicros } from './time';
@@ -91,6 +92,8 @@ function sameValue(t: SqlType): (a: unknown, b: unknown) => boolean {
   return (a, b) => cmp(a, b) === 0;
 }
 
+const stringToDate = castFunction(STRING, { type: 'DATE' }, true);
+
 /**
  * The typed value of parsed JSON for from_json, as Spark's JacksonParser converts it with partial
  * results (its default): undefined when the value does not fit. A struct keeps the fields that fit
@@ -147,8 +150,9 @@ function typeJson(t: SqlType, v: unknown, o: JsonReadOptions = {}): unknown {
       return jsonValueOf(t as DataType, new LosslessNumber(text.replace(/^(-?)\./, '$10.').replace(/\.(?=[eE]|$)/, '')));
     }
     case 'DATE':
-      if (o.date !== undefined) return typeof v === 'string' ? (o.date.parseDate(v) ?? undefined) : undefined;
-      return jsonValueOf(t as DataType, v);
+      if (typeof v !== 'string') return undefined;
+      // without dateFormat Spark's default date parser is CAST's (stringToDate): `2026-10`, `2026-10-01T10:00`, spaces trimmed
+      return (o.date !== undefined ? o.date.parseDate(v) : (stringToDate(v) as string | null)) ?? undefined;
     default:
       return jsonValueOf(t as DataType, v);
   }
