@@ -266,3 +266,13 @@ describe("from_json reads a DATE without dateFormat as Spark's default date pars
     expect(fj(json)).toEqual({ d: expected });
   });
 });
+
+describe('sha2', () => {
+  it('takes the bit length from a column, per row (Spark evaluates it per row; another length is null)', () => {
+    const sha = (bits: number | null) => value('sha2(s, b)', { s: 'Spark', b: bits }, 's STRING, b INT');
+    expect(sha(256)).toBe('529bc3b07127ecb7e53a4dcf1991d9152c24537d919178022b2c42657f79a26b');
+    expect(sha(0)).toBe('529bc3b07127ecb7e53a4dcf1991d9152c24537d919178022b2c42657f79a26b');
+    expect(sha(1)).toBeNull();
+    expect(sha(null)).toBeNull();
+  });
+});
