@@ -276,3 +276,19 @@ describe('sha2', () => {
     expect(sha(null)).toBeNull();
   });
 });
+
+describe('named_struct', () => {
+  it('refuses a field name that is a column or not a string (CREATE_NAMED_STRUCT_WITHOUT_FOLDABLE_STRING)', () => {
+    const errorOf = (text: string) => {
+      try {
+        compileExpression(text, parseDdlColumns('s STRING'));
+      } catch (e) {
+        return (e as { errorClass?: string }).errorClass;
+      }
+      return undefined;
+    };
+    expect(errorOf('named_struct(s, 1)')).toBe('DATATYPE_MISMATCH.CREATE_NAMED_STRUCT_WITHOUT_FOLDABLE_STRING');
+    expect(errorOf('named_struct(1, 1)')).toBe('DATATYPE_MISMATCH.CREATE_NAMED_STRUCT_WITHOUT_FOLDABLE_STRING');
+    expect(value("named_struct('a', 1, 'b', 'x')")).toEqual({ a: 1, b: 'x' });
+  });
+});

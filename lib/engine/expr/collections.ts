@@ -689,7 +689,7 @@ export const COLLECTION_FUNCTIONS: Record<string, FunctionDef> = {
     const names: string[] = [];
     const values: Typed[] = [];
     for (let i = 0; i < args.length; i += 2) {
-      const n = constantArg(c, args[i], i, 'a field name in quotes');
+      const n = args[i].constant?.value;
       if (typeof n !== 'string')
         throw c.az.mismatch(
           'CREATE_NAMED_STRUCT_WITHOUT_FOLDABLE_STRING',
