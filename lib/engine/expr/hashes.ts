@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { CallCtx, FunctionDef } from './analyze';
-import { call, constantArg, def, str } from './fn-util';
+import { call, def, int, str } from './fn-util';
 import { strict, type Typed } from './typed';
 import { INT, LONG, type SqlType, STRING, typeName } from './types';
 import { longValue } from './values';
@@ -48,21 +48,25 @@ function digest(alg: string): FunctionDef {
   );
 }
 
+/** The node:crypto algorithm of sha2's bit length (0 is 256); null for another length, which Spark answers with null. */
+function sha2Algorithm(bits: unknown): string | null {
+  return bits === 0 || bits === 256 ? 'sha256' : bits === 224 ? 'sha224' : bits === 384 ? 'sha384' : bits === 512 ? 'sha512' : null;
+}
+
 function sha2(args: readonly Typed[], c: CallCtx): Typed {
-  const bits = constantArg(c, args[1], 1, 'the bit length: 224, 256, 384 or 512 (0 is 256)');
-  const alg = bits === 0 || bits === 256 ? 'sha256' : bits === 224 ? 'sha224' : bits === 384 ? 'sha384' : bits === 512 ? 'sha512' : null;
-  // Spark returns null for another bit length
+  // the bit length may be a column: Spark evaluates it per row
   return call(
     c,
     STRING,
-    [str(c, args[0], 0)],
-    strict((s) =>
-      alg === null
+    [str(c, args[0], 0), int(c, args[1], 1)],
+    strict((s, bits) => {
+      const alg = sha2Algorithm(bits);
+      return alg === null
         ? null
         : createHash(alg)
             .update(s as string, 'utf8')
-            .digest('hex'),
-    ),
+            .digest('hex');
+    }),
   );
 }
 
