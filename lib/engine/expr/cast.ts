@@ -71,8 +71,8 @@ function integralRange(t: SqlType): [bigint, bigint] {
   return [-m, m - 1n];
 }
 
-/** Spark's stringToDate: `yyyy`, `yyyy-[m]m`, `yyyy-[m]m-[d]d`, optionally followed by a space or T and anything. */
-function dateOfText(text: string): string | null {
+/** Spark's stringToDate (CAST(s AS DATE), DATE '...'): `yyyy`, `yyyy-[m]m`, `yyyy-[m]m-[d]d`, optionally followed by a space or T and anything. */
+export function dateOfText(text: string): string | null {
   const m = /^([0-9]{4})(?:-([0-9]{1,2})(?:-([0-9]{1,2})(?:[ T].*)?)?)?$/s.exec(text.trim());
   if (m === null) return null;
   return dateOf(Number(m[1]), Number(m[2] ?? 1), Number(m[3] ?? 1));

@@ -16,11 +16,11 @@
  */
 import { parseDdlType } from '../ddl';
 import { fitsPrecision } from '../decimal';
-import { parseDate } from '../dates';
 import type { DataType } from '../schema';
 import { ExpressionError } from './errors';
 import { type Token, tokenize } from './lexer';
-import { parseTimestampMicros } from './time';
+import { formatTimestampText, parseTimestampMicros } from './time';
+import { dateOfText } from './cast';
 import { BOOLEAN, DATE, DOUBLE, INT, LONG, NULL_TYPE, STRING, type SqlType, TIMESTAMP, decimal } from './types';
 
 /** A node of the syntax tree; `pos` is where it starts in the text (0-based). */
@@ -631,11 +631,11 @@ function negateLiteral(lit: Extract<Ast, { k: 'lit' }>, pos: number): Ast | null
 
 function typedLiteral(word: 'DATE' | 'TIMESTAMP', s: Token, text: string): Ast {
   if (word === 'DATE') {
-    const d = parseDate(s.text.trim());
+    const d = dateOfText(s.text);
     if (d === null)
       throw new ExpressionError(
         'INVALID_TYPED_LITERAL',
-        `The value of the typed literal DATE '${s.text}' is not a date: write it as 'YYYY-MM-DD'`,
+        `The value of the typed literal DATE '${s.text}' is not a date of years 1 to 9999: write it as 'YYYY-MM-DD'`,
         text,
         s.pos,
       );
@@ -650,5 +650,5 @@ function typedLiteral(word: 'DATE' | 'TIMESTAMP', s: Token, text: string): Ast {
       s.pos,
     );
   }
-  return { k: 'lit', pos: s.pos, value: us, type: TIMESTAMP, sql: `TIMESTAMP '${s.text}'` };
+  return { k: 'lit', pos: s.pos, value: us, type: TIMESTAMP, sql: `TIMESTAMP '${formatTimestampText(us)}'` };
 }

@@ -1,0 +1,112 @@
+/**
+ * Spark 4's datetime semantics in expressions (ANSI on, session time zone UTC). Every expectation
+ * is worked by hand from Spark's rules: SparkDateTimeUtils.stringToTimestamp / stringToDate (the
+ * text forms a CAST takes), the typing of DateAdd / DateSub and of DATE ± INTERVAL in Spark's
+ * analyzer and its date.sql golden results, MakeTimestamp's DECIMAL(8,6) seconds and its
+ * INVALID_FRACTION_OF_SECOND, and SecondsToTimestamp's numeric input; never from sluice's output.
+ */
+import { parseDdlColumns } from '../../lib/engine/ddl';
+import { compileExpression, ExpressionError, SparkRowError } from '../../lib/engine/expr';
+import { formatTimestamp } from '../../lib/engine/timestamps';
+
+const COLS = parseDdlColumns('t TIMESTAMP, d DATE, s STRING, n BIGINT, i INT, x DOUBLE');
+const value = (text: string, row: Record<string, unknown> = {}) => compileExpression(text, COLS).evaluate(row);
+const iso = (text: string, row: Record<string, unknown> = {}) => {
+  const v = value(text, row);
+  return v === null ? null : formatTimestamp(v as number | bigint);
+};
+
+function refusal(text: string): ExpressionError {
+  try {
+    compileExpression(text, COLS);
+  } catch (e) {
+    if (e instanceof ExpressionError) return e;
+    throw e;
+  }
+  throw new Error(`${text} was not refused`);
+}
+
+function rowError(text: string, row: Record<string, unknown> = {}): SparkRowError {
+  const e = compileExpression(text, COLS);
+  try {
+    e.evaluate(row);
+  } catch (err) {
+    if (err instanceof SparkRowError) return err;
+    throw err;
+  }
+  throw new Error(`${text} raised no row error`);
+}
+
+describe('CAST(string AS TIMESTAMP) takes the forms of Spark stringToTimestamp', () => {
+  it.each([
+    ['2026', '2026-01-01T00:00:00.000Z'],
+    ['2026-10', '2026-10-01T00:00:00.000Z'],
+    ['2026-1-5', '2026-01-05T00:00:00.000Z'],
+    ['2026-10-01', '2026-10-01T00:00:00.000Z'],
+    ['2026-10-01 12', '2026-10-01T12:00:00.000Z'],
+    ['2026-10-01T12:30', '2026-10-01T12:30:00.000Z'],
+    ['2026-10-01 1:2:3', '2026-10-01T01:02:03.000Z'],
+    ['  2026-10-01 12:30:45.5  ', '2026-10-01T12:30:45.500Z'],
+    ['2026-10-01 12:30:45.', '2026-10-01T12:30:45.000Z'],
+    ['2026-10-01 12:30:45.1234567891', '2026-10-01T12:30:45.123456Z'],
+    ['2026-10-01T12:30:45.123456Z', '2026-10-01T12:30:45.123456Z'],
+    ['2026-10-01 12:30:45 UTC', '2026-10-01T12:30:45.000Z'],
+    ['2026-10-01 12:30:45+01:00', '2026-10-01T11:30:45.000Z'],
+    ['2026-10-01 12:30:45 +01:00', '2026-10-01T11:30:45.000Z'],
+    ['2026-10-01 12:30:45+1:00', '2026-10-01T11:30:45.000Z'],
+    ['2026-10-01 12:30:45+01', '2026-10-01T11:30:45.000Z'],
+    ['2026-10-01 12:30:45+0530', '2026-10-01T07:00:45.000Z'],
+    ['2026-10-01 12:30:45-08:00', '2026-10-01T20:30:45.000Z'],
+    ['2026-10-01 12:30:45GMT+01:00', '2026-10-01T11:30:45.000Z'],
+    ['2026-10-01 12:30:45 UTC-2', '2026-10-01T14:30:45.000Z'],
+    // regions with their daylight time: Paris is +02:00 in October, Los Angeles -07:00
+    ['2026-10-01 12:30:45 Europe/Paris', '2026-10-01T10:30:45.000Z'],
+    ['2026-10-01 12:30:45 PST', '2026-10-01T19:30:45.000Z'],
+    ['2026-01-15 12:00:00 EST', '2026-01-15T17:00:00.000Z'],
+    // a time in the spring gap moves forward (03:30 PDT); one in the autumn overlap takes the earlier offset (PDT)
+    ['2026-03-08 02:30:00 America/Los_Angeles', '2026-03-08T10:30:00.000Z'],
+    ['2026-11-01 01:30:00 America/Los_Angeles', '2026-11-01T08:30:00.000Z'],
+    ['1969-07-20 20:17:40', '1969-07-20T20:17:40.000Z'],
+  ])('%s', (text, expected) => {
+    expect(iso(`CAST('${text}' AS TIMESTAMP)`)).toBe(expected);
+    expect(iso(`to_timestamp('${text}')`)).toBe(expected);
+  });
+
+  it.each([
+    '2026-10-01T', // a separator with no hour
+    '2026-10-01 12:30Z', // a zone only after the seconds
+    '2026-10-01 12:30:45 utc', // zone ids are case-sensitive in Java
+    '2026-10-01 12:30:45 europe/paris',
+    '2026-10-01 12:30:45 +19:00', // beyond ±18:00
+    '2026-10-01 12:30:45.123.4',
+    '2026-02-29',
+    '2026-10-01 24:00:00',
+    '26-10-01', // the year has at least 4 digits
+    '2026-010-01',
+    'bad',
+    '',
+  ])("'%s' is CAST_INVALID_INPUT, null under try_cast", (text) => {
+    expect(rowError(`CAST('${text}' AS TIMESTAMP)`).errorClass).toBe('CAST_INVALID_INPUT');
+    expect(value(`try_cast('${text}' AS TIMESTAMP)`)).toBeNull();
+    expect(value(`try_to_timestamp('${text}')`)).toBeNull();
+  });
+
+  it('a STRING compared with a TIMESTAMP is read the same way', () => {
+    const t = 1_790_857_800_000_000; // 2026-10-01T12:30:00Z
+    expect(value("t = '2026-10-01 13:30:00+01:00'", { t })).toBe(true);
+    expect(value("t > '2026-10-01 12'", { t })).toBe(true);
+  });
+});
+
+describe('typed literals take the forms of CAST', () => {
+  it('DATE literal: one-digit month and day, a year alone', () => {
+    expect(value("DATE '2026-1-5'")).toBe('2026-01-05');
+    expect(value("DATE '2026'")).toBe('2026-01-01');
+    expect(refusal("DATE '2026-02-30'").errorClass).toBe('INVALID_TYPED_LITERAL');
+  });
+
+  it("a TIMESTAMP literal is named by its value, as Spark's Literal.sql prints it", () => {
+    expect(compileExpression("TIMESTAMP '2026-10-01T12:00:00.500Z'", COLS).sql).toBe("TIMESTAMP '2026-10-01 12:00:00.5'");
+    expect(iso("TIMESTAMP '2026-10-01 12:00:00 +02:00'")).toBe('2026-10-01T10:00:00.000Z');
+  });
+});
