@@ -110,3 +110,76 @@ describe('typed literals take the forms of CAST', () => {
     expect(iso("TIMESTAMP '2026-10-01 12:00:00 +02:00'")).toBe('2026-10-01T10:00:00.000Z');
   });
 });
+
+describe('date_add / date_sub and DATE ± n take days as INT, SMALLINT or TINYINT (Spark date.sql)', () => {
+  const row = { d: '2026-10-01', n: 5, i: 5, x: 1.5, s: '1', t: 1_790_857_800_000_000 };
+
+  it.each([
+    ['date_add(d, i)', '2026-10-06'],
+    ['date_add(d, CAST(1 AS SMALLINT))', '2026-10-02'],
+    ['date_add(d, CAST(1 AS TINYINT))', '2026-10-02'],
+    ["date_add(d, '1')", '2026-10-02'], // a STRING literal is cast to INT when the query is analyzed
+    ['date_add(d, NULL)', null],
+    ['date_add(t, 1)', '2026-10-02'],
+    ["date_sub('2026-03-01', 1)", '2026-02-28'],
+    ['d + 1', '2026-10-02'],
+    ['7 + d', '2026-10-08'],
+    ['d - i', '2026-09-26'],
+    ['d + NULL', null],
+  ])('%s = %s', (text, expected) => {
+    expect(value(text, row)).toBe(expected);
+  });
+
+  it.each([
+    'date_add(d, n)', // BIGINT
+    'date_add(d, 1L)',
+    'date_add(d, 1.0)', // DECIMAL(2,1)
+    'date_add(d, 1E1)', // DOUBLE
+    'date_add(d, s)', // a STRING column
+    'date_sub(d, x)',
+    'd + n',
+    'd + x',
+    "d + '1'",
+    "d - '2026-09-01'",
+    'd + d',
+  ])('%s is DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE', (text) => {
+    expect(refusal(text).errorClass).toBe('DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE');
+  });
+
+  it('a STRING literal that is not an integer is SECOND_FUNCTION_ARGUMENT_NOT_INTEGER', () => {
+    expect(refusal("date_add(d, '1.2')").errorClass).toBe('SECOND_FUNCTION_ARGUMENT_NOT_INTEGER');
+    expect(refusal("date_sub(d, 'x')").errorClass).toBe('SECOND_FUNCTION_ARGUMENT_NOT_INTEGER');
+  });
+});
+
+describe('DATE ± INTERVAL DAY is a DATE; other day-time intervals make a TIMESTAMP', () => {
+  const row = { d: '2026-10-01', s: '2026-10-01 12:00:00' };
+
+  it.each([
+    ["d + INTERVAL '2' DAY", '2026-10-03'],
+    ['d - INTERVAL 2 DAYS', '2026-09-29'],
+    ['d + INTERVAL 1 WEEK', '2026-10-08'],
+    ["INTERVAL '3' DAY + d", '2026-10-04'],
+    ["d + INTERVAL '1' DAY + INTERVAL '1' DAY", '2026-10-03'],
+    ["d + (INTERVAL '1' DAY + INTERVAL '1' DAY)", '2026-10-03'],
+    ["d - -INTERVAL '1' DAY", '2026-10-02'],
+    ["DATE '2024-03-01' - INTERVAL '1' DAY", '2024-02-29'],
+    ["d + INTERVAL '1' MONTH", '2026-11-01'],
+  ])('%s = %s', (text, expected) => {
+    expect(value(text, row)).toBe(expected);
+  });
+
+  it.each([
+    ["d + INTERVAL '2' HOUR", '2026-10-01T02:00:00.000Z'],
+    ["d + (INTERVAL '1' DAY + INTERVAL '2' HOUR)", '2026-10-02T02:00:00.000Z'],
+    ['d + INTERVAL 1 DAY 2 HOURS', '2026-10-02T02:00:00.000Z'],
+  ])('%s = %s (a TIMESTAMP)', (text, expected) => {
+    expect(compileExpression(text, COLS).sqlType.type).toBe('TIMESTAMP');
+    expect(iso(text, row)).toBe(expected);
+  });
+
+  it('STRING ± a day-time interval is the sum cast back to STRING', () => {
+    expect(value("s + INTERVAL '90' MINUTE", row)).toBe('2026-10-01 13:30:00');
+    expect(value("s - INTERVAL '1' DAY", row)).toBe('2026-09-30 12:00:00');
+  });
+});

@@ -12,7 +12,7 @@ import { castFunction, canCast } from './cast';
 import { ExpressionError, SparkRowError } from './errors';
 import { FUNCTIONS, NON_DETERMINISTIC, AGGREGATES } from './functions';
 import type { Ast } from './parser';
-import { addMonths, bigMicros, dateOfMicros, type Micros, microsValue } from './time';
+import { addMonths, bigMicros, dateOfMicros, formatTimestampText, type Micros, microsValue } from './time';
 import { columnBuilder, constantBuilder, strict, type Typed, withJs } from './typed';
 import {
   BOOLEAN,
@@ -467,9 +467,21 @@ export class Analyzer {
       if (lt === 'DATE' && months) {
         return { type: DATE, sql, name: sql, children: [l, r], build: strict((d, m) => addMonths(d as string, sign * (m as number))) };
       }
+      if (lt === 'DATE' && r.type.days) {
+        // Spark: DATE ± INTERVAL DAY is date_add(d, ±days), a DATE
+        return {
+          type: DATE,
+          sql,
+          name: sql,
+          children: [l, r],
+          build: strict((d, iv) => dateOfEpochDay(epochDayOf(d as string) + (sign * (iv as number)) / 86_400_000_000)),
+        };
+      }
       const ts = implicitCast(l, TIMESTAMP);
+      // Spark: STRING ± a day-time INTERVAL is the TIMESTAMP's sum cast back to STRING
+      const text = lt === 'STRING' && !months;
       return {
-        type: TIMESTAMP,
+        type: text ? STRING : TIMESTAMP,
         sql,
         name: sql,
         children: [ts, r],
@@ -481,18 +493,37 @@ export class Analyzer {
             if (date === null) throw overflow(`timestamp overflow in ${sql}: the date is outside years 1 to 9999;`, fn);
             return microsValue(BigInt(epochDayOf(date)) * 86_400_000_000n + dayMicros);
           }
-          return microsValue(bigMicros(t as Micros) + BigInt(sign * (iv as number)));
+          const sum = microsValue(bigMicros(t as Micros) + BigInt(sign * (iv as number)));
+          return text ? formatTimestampText(sum) : sum;
         }),
       };
     }
     if (lt === 'INTERVAL' && op === '+' && (rt === 'TIMESTAMP' || rt === 'DATE')) return this.addSub('+', r, l, sql, pos);
-    if (lt === 'DATE' && isIntegral(r.type)) {
+    // Spark: DATE ± n is date_add / date_sub, whose days are an INT, SMALLINT or TINYINT
+    const plusDays = lt === 'DATE' && (op === '+' || (rt !== 'DATE' && rt !== 'TIMESTAMP'));
+    if (plusDays || (op === '+' && rt === 'DATE')) {
+      const [d, n] = plusDays ? [l, r] : [r, l];
+      if (n.type.type !== 'INT' && n.type.type !== 'NULL') {
+        throw this.mismatch(
+          'UNEXPECTED_INPUT_TYPE',
+          sql,
+          `${op === '+' ? 'date_add' : 'date_sub'}(${d.sql}, ${n.sql}) requires its days as ("INT" or "SMALLINT" or "TINYINT"), however ${n.sql} has the type "${typeName(n.type)}"; cast it to INT`,
+          pos,
+        );
+      }
       const sign = op === '+' ? 1 : -1;
-      return { type: DATE, sql, name: sql, children: [l, r], build: strict((d, n) => dateOfEpochDay(epochDayOf(d as string) + sign * Number(n))) };
+      return {
+        type: DATE,
+        sql,
+        name: sql,
+        children: [d, n],
+        build: strict((x, k) => dateOfEpochDay(epochDayOf(x as string) + sign * (k as number))),
+      };
     }
     if (lt === 'INTERVAL' && rt === 'INTERVAL' && l.type.yearMonth === r.type.yearMonth) {
       return {
-        type: l.type,
+        // INTERVAL DAY ± INTERVAL DAY stays INTERVAL DAY; with an hour or less it is DAY TO SECOND
+        type: l.type.yearMonth || (l.type.days && r.type.days) ? l.type : { type: 'INTERVAL' },
         sql,
         name: sql,
         children: [l, r],

@@ -57,6 +57,36 @@ function timestampArg(c: CallCtx, a: Typed, i: number): Typed {
   );
 }
 
+/**
+ * The days of date_add / date_sub: Spark's DateAdd takes an INT, SMALLINT or TINYINT, and refuses
+ * BIGINT, DECIMAL, DOUBLE and a STRING column; a STRING literal is cast to INT when the query is
+ * analyzed, and one that is not an integer is SECOND_FUNCTION_ARGUMENT_NOT_INTEGER.
+ */
+function daysArg(c: CallCtx, n: Typed, i: number): Typed {
+  const t = n.type.type;
+  if (t === 'INT') return n;
+  if (t === 'NULL') return implicitCast(n, INT);
+  if (t === 'STRING' && n.constant !== undefined) {
+    const v = n.constant.value;
+    const text = typeof v === 'string' ? v.trim() : '';
+    const k = /^[+-]?[0-9]+$/.test(text) ? Number(text) : Number.NaN;
+    if (v !== null && !(Number.isSafeInteger(k) && k >= -2147483648 && k <= 2147483647)) {
+      throw c.az.fail(
+        'SECOND_FUNCTION_ARGUMENT_NOT_INTEGER',
+        `The second argument of ${c.name} function needs to be an integer: ${n.sql} is not an INT; write a whole number of days`,
+        c.pos,
+      );
+    }
+    return implicitCast(n, INT);
+  }
+  throw c.az.mismatch(
+    'UNEXPECTED_INPUT_TYPE',
+    c.sql,
+    `${what(c, i)} requires the ("INT" or "SMALLINT" or "TINYINT") type, however ${n.sql} has the type "${typeName(n.type)}"; cast it to INT`,
+    c.pos,
+  );
+}
+
 function dateField(f: (d: string) => number): FunctionDef {
   return def(1, 1, ([a], c) =>
     call(
@@ -217,7 +247,7 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
     call(
       c,
       DATE,
-      [dateArg(c, d, 0), int(c, n, 1)],
+      [dateArg(c, d, 0), daysArg(c, n, 1)],
       strict((x, k) => dateOfEpochDay(epochDayOf(x as string) + (k as number))),
     ),
   ),
@@ -225,7 +255,7 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
     call(
       c,
       DATE,
-      [dateArg(c, d, 0), int(c, n, 1)],
+      [dateArg(c, d, 0), daysArg(c, n, 1)],
       strict((x, k) => dateOfEpochDay(epochDayOf(x as string) - (k as number))),
     ),
   ),

@@ -131,21 +131,23 @@ function unitOf(word: string): { months?: number; micros?: number } | undefined 
  * An interval's text as `INTERVAL '...'` and window durations write it: one or more `<number> <unit>`
  * ("10 minutes", "1 hour 30 minutes", "1.5 seconds"); returns months and microseconds, or null.
  */
-function parseIntervalText(text: string): { months: number; micros: number } | null {
+function parseIntervalText(text: string): { months: number; micros: number; days: boolean } | null {
   const words = text.trim().split(/\s+/);
   if (words.length < 2 || words.length % 2 !== 0) return null;
   let months = 0;
   let micros = 0;
+  let days = true;
   for (let i = 0; i < words.length; i += 2) {
     const u = unitOf(words[i + 1]);
     if (!/^[+-]?\d+(\.\d+)?$/.test(words[i]) || u === undefined) return null;
+    if (!/^(DAY|WEEK)S?$/i.test(words[i + 1]) || !/^[+-]?\d+$/.test(words[i])) days = false;
     const n = Number(words[i]);
     if (u.months !== undefined) {
       if (!Number.isInteger(n)) return null;
       months += n * u.months;
     } else micros += Math.round(n * u.micros!);
   }
-  return { months, micros };
+  return { months, micros, days };
 }
 
 class Parser {
@@ -498,6 +500,8 @@ class Parser {
     let months = 0;
     let micros = 0;
     let parts = 0;
+    // Spark types an interval of DAY and WEEK units alone as INTERVAL DAY
+    let days = true;
     for (;;) {
       const neg = this.op('-');
       const v = this.peek();
@@ -511,11 +515,13 @@ class Parser {
         if (whole === null) throw this.error("an interval such as '10 minutes' or '1 hour 30 minutes'", v);
         months += neg ? -whole.months : whole.months;
         micros += neg ? -whole.micros : whole.micros;
+        if (!whole.days) days = false;
       } else {
         this.i++;
         const text = v.text.trim();
         if (!/^[+-]?\d+(\.\d+)?$/.test(text)) throw this.error(`a number of ${u.text.toUpperCase()}`, v);
         const n = Number(text) * (neg ? -1 : 1);
+        if (!/^(DAY|WEEK)S?$/i.test(u.text) || !Number.isInteger(n)) days = false;
         if (unit.months !== undefined) {
           if (!Number.isInteger(n)) throw this.error(`a whole number of ${u.text.toUpperCase()}`, v);
           months += n * unit.months;
@@ -537,7 +543,7 @@ class Parser {
       k: 'lit',
       pos: t.pos,
       value: yearMonth ? months : micros,
-      type: yearMonth ? { type: 'INTERVAL', yearMonth: true } : { type: 'INTERVAL' },
+      type: yearMonth ? { type: 'INTERVAL', yearMonth: true } : days ? { type: 'INTERVAL', days: true } : { type: 'INTERVAL' },
       sql: this.text.slice(t.pos, this.peek().pos).trim(),
     };
   }

@@ -21,6 +21,11 @@ export interface SqlType {
   readonly fields?: readonly SqlField[];
   /** INTERVAL: a year-month interval (a value is months); otherwise day-time (a value is microseconds). */
   readonly yearMonth?: true;
+  /**
+   * INTERVAL: a day-time interval of whole days only (Spark's INTERVAL DAY: `INTERVAL '2' DAY`,
+   * `INTERVAL 1 WEEK`), which a DATE adds as days and stays a DATE.
+   */
+  readonly days?: true;
 }
 
 /** A field of a STRUCT type. */
