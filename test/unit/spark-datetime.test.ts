@@ -183,3 +183,32 @@ describe('DATE ± INTERVAL DAY is a DATE; other day-time intervals make a TIMEST
     expect(value("s - INTERVAL '1' DAY", row)).toBe('2026-09-30 12:00:00');
   });
 });
+
+describe("make_timestamp takes its seconds as DECIMAL(8,6), and 60 only as a whole minute (Spark's MakeTimestamp)", () => {
+  it.each([
+    ['make_timestamp(2026, 10, 1, 12, 30, 45.1234567)', '2026-10-01T12:30:45.123457Z'], // rounded HALF_UP to 6 places
+    ['make_timestamp(2026, 10, 1, 12, 30, 60)', '2026-10-01T12:31:00.000Z'],
+    ['make_timestamp(2026, 12, 31, 23, 59, 60)', '2027-01-01T00:00:00.000Z'],
+    ['make_timestamp(2024, 2, 29, 0, 0, 0)', '2024-02-29T00:00:00.000Z'],
+  ])('%s = %s', (text, expected) => {
+    expect(iso(text)).toBe(expected);
+  });
+
+  it.each([
+    ['make_timestamp(2026, 10, 1, 12, 30, 60.5)', 'INVALID_FRACTION_OF_SECOND'],
+    ['make_timestamp(2026, 10, 1, 12, 30, 100)', 'NUMERIC_VALUE_OUT_OF_RANGE'], // 100 does not fit DECIMAL(8,6)
+    ['make_timestamp(2026, 10, 1, 12, 30, 61)', 'DATETIME_FIELD_OUT_OF_BOUNDS'],
+    ['make_timestamp(2026, 10, 1, 12, 30, -1)', 'DATETIME_FIELD_OUT_OF_BOUNDS'],
+    ['make_timestamp(2026, 2, 29, 0, 0, 0)', 'DATETIME_FIELD_OUT_OF_BOUNDS'],
+    ['make_timestamp(2026, 10, 1, 24, 0, 0)', 'DATETIME_FIELD_OUT_OF_BOUNDS'],
+  ])('%s is %s', (text, errorClass) => {
+    expect(rowError(text).errorClass).toBe(errorClass);
+  });
+});
+
+describe('timestamp_seconds reads a STRING as DOUBLE, as its NumericType input', () => {
+  it("timestamp_seconds('1.5') is 1.5 seconds after the epoch", () => {
+    expect(iso("timestamp_seconds('1.5')")).toBe('1970-01-01T00:00:01.500Z');
+    expect(iso("timestamp_millis('1500')")).toBe('1970-01-01T00:00:01.500Z');
+  });
+});

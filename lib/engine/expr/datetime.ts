@@ -33,7 +33,7 @@ import {
   ymd,
 } from './time';
 import { strict, type Typed } from './typed';
-import { DATE, INT, isIntegral, LONG, STRING, type SqlType, TIMESTAMP, typeName } from './types';
+import { DATE, DOUBLE, INT, isIntegral, LONG, STRING, type SqlType, TIMESTAMP, typeName } from './types';
 import { big, overflow } from './values';
 
 /** An argument read as a DATE: a DATE, a TIMESTAMP's day, or a STRING cast (ANSI). */
@@ -177,7 +177,8 @@ function parsed(c: CallCtx, [s, f]: readonly Typed[], type: SqlType, safe: boole
 
 function secondsToTimestamp(unit: number): FunctionDef {
   return def(1, 1, ([a], c) => {
-    const t = a.type.type === 'STRING' ? implicitCast(a, LONG) : a;
+    // a STRING is cast to the input type's default: DOUBLE for timestamp_seconds (any number), BIGINT for the others
+    const t = a.type.type === 'STRING' ? implicitCast(a, unit === MICROS_PER_SECOND ? DOUBLE : LONG) : a;
     const within = (u: bigint) => {
       if (!inRange(u)) {
         throw new SparkRowError(
@@ -412,7 +413,8 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
   }),
   make_timestamp: def(6, 6, (args, c) => {
     const fields = args.slice(0, 5).map((a, i) => int(c, a, i));
-    const secs = c.az.implicit(args[5], { type: 'DECIMAL', precision: 16, scale: 6 }, c.pos, what(c, 5));
+    // Spark's MakeTimestamp takes the seconds as DECIMAL(8,6): 100 or more is NUMERIC_VALUE_OUT_OF_RANGE
+    const secs = c.az.implicit(args[5], { type: 'DECIMAL', precision: 8, scale: 6 }, c.pos, what(c, 5));
     return call(
       c,
       TIMESTAMP,
@@ -422,6 +424,12 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
         const micros = rescale(unscaledOf(s as string), 6, 6);
         const hour = h as number;
         const minute = mi as number;
+        if (micros > 60_000_000n && micros < 61_000_000n) {
+          throw new SparkRowError(
+            'INVALID_FRACTION_OF_SECOND',
+            `make_timestamp(${y}, ${mo}, ${d}, ${h}, ${mi}, ${s}): the fraction of sec must be zero when sec is 60. Valid range is [0, 60].`,
+          );
+        }
         if (date === null || hour < 0 || hour > 23 || minute < 0 || minute > 59 || micros < 0n || micros > 60_000_000n) {
           throw new SparkRowError(
             'DATETIME_FIELD_OUT_OF_BOUNDS',
