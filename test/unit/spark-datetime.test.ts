@@ -212,3 +212,14 @@ describe('timestamp_seconds reads a STRING as DOUBLE, as its NumericType input',
     expect(iso("timestamp_millis('1500')")).toBe('1970-01-01T00:00:01.500Z');
   });
 });
+
+describe("CAST(DECIMAL AS TIMESTAMP) truncates below the microsecond (Spark's decimalToTimestamp)", () => {
+  it.each([
+    ['CAST(1.0000005 AS TIMESTAMP)', '1970-01-01T00:00:01.000Z'],
+    ['CAST(-1.0000005 AS TIMESTAMP)', '1969-12-31T23:59:59.000Z'],
+    ['CAST(1.9999999 AS TIMESTAMP)', '1970-01-01T00:00:01.999999Z'],
+    ['CAST(-1.5 AS TIMESTAMP)', '1969-12-31T23:59:58.500Z'],
+  ])('%s = %s', (text, expected) => {
+    expect(iso(text)).toBe(expected);
+  });
+});

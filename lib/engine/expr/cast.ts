@@ -229,7 +229,11 @@ function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
         };
       }
       if (f === 'INT' || f === 'LONG') return (v) => within(big(v) * 1_000_000n, v);
-      if (f === 'DECIMAL') return (v) => within(rescale(unscaledOf(v as string), from.scale!, 6), v);
+      if (f === 'DECIMAL') {
+        // Spark's decimalToTimestamp: seconds × 10^6 truncated toward zero (BigDecimal.longValue), not rounded
+        const sc = from.scale!;
+        return (v) => within(sc <= 6 ? unscaledOf(v as string) * 10n ** BigInt(6 - sc) : unscaledOf(v as string) / 10n ** BigInt(sc - 6), v);
+      }
       if (f === 'DOUBLE') {
         return (v) => {
           const d = v as number;
