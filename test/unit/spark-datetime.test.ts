@@ -223,3 +223,41 @@ describe("CAST(DECIMAL AS TIMESTAMP) truncates below the microsecond (Spark's de
     expect(iso(text)).toBe(expected);
   });
 });
+
+describe('more of Spark 4 datetime functions (examples of the Spark SQL function reference)', () => {
+  it.each([
+    ["weekday(DATE '2026-10-05')", 0], // a Monday
+    ["weekday(DATE '2026-10-04')", 6], // a Sunday
+    ["dayname(DATE '2026-10-04')", 'Sun'],
+    ["monthname(DATE '2026-10-04')", 'Oct'],
+    ["next_day('2015-01-14', 'TU')", '2015-01-20'],
+    ["next_day(DATE '2015-07-27', 'monday')", '2015-08-03'], // strictly after the start
+    ["next_day(NULL, 'xx')", null],
+    ["months_between('1997-02-28 10:30:00', '1996-10-30')", 3.94959677],
+    ["months_between('1997-02-28 10:30:00', '1996-10-30', false)", 3.9495967741935485],
+    ["months_between(DATE '2026-03-31', DATE '2026-02-28')", 1], // two month ends: whole months
+    ["date_diff('2009-07-31', '2009-07-30')", 1],
+  ])('%s = %s', (text, expected) => {
+    expect(value(text)).toBe(expected);
+  });
+
+  it('next_day of a word that is not a day is ILLEGAL_DAY_OF_WEEK', () => {
+    expect(rowError("next_day(DATE '2015-07-23', 'xx')").errorClass).toBe('ILLEGAL_DAY_OF_WEEK');
+    expect(rowError("next_day(DATE '2015-07-23', ' mon')").errorClass).toBe('ILLEGAL_DAY_OF_WEEK');
+  });
+
+  it.each([
+    ["from_utc_timestamp('2016-08-31', 'Asia/Seoul')", '2016-08-31T09:00:00.000Z'],
+    ["to_utc_timestamp('2016-08-31', 'Asia/Seoul')", '2016-08-30T15:00:00.000Z'],
+    ["from_utc_timestamp(TIMESTAMP '2026-07-01 12:00:00', 'America/New_York')", '2026-07-01T08:00:00.000Z'],
+    ["from_utc_timestamp(TIMESTAMP '2026-01-01 12:00:00', 'America/New_York')", '2026-01-01T07:00:00.000Z'],
+    ["to_utc_timestamp(TIMESTAMP '2026-07-01 08:00:00', 'America/New_York')", '2026-07-01T12:00:00.000Z'],
+    ["from_utc_timestamp(TIMESTAMP '2026-07-01 12:00:00', '+05:30')", '2026-07-01T17:30:00.000Z'],
+  ])('%s = %s', (text, expected) => {
+    expect(iso(text)).toBe(expected);
+  });
+
+  it('a zone Java does not know is INVALID_TIMEZONE', () => {
+    expect(rowError("from_utc_timestamp(TIMESTAMP '2026-07-01 12:00:00', 'Nowhere/City')").errorClass).toBe('INVALID_TIMEZONE');
+  });
+});

@@ -13,6 +13,7 @@ import { SparkRowError } from './errors';
 import { call, constantArg, def, int, str, what } from './fn-util';
 import {
   addMonths,
+  bigMicros,
   dateOf,
   dateOfMicros,
   dayOfWeek,
@@ -30,6 +31,7 @@ import {
   truncDate,
   truncTimestamp,
   weekOfYear,
+  sparkZone,
   ymd,
 } from './time';
 import { strict, type Typed } from './typed';
@@ -232,7 +234,101 @@ function timestampTo(unit: number): FunctionDef {
 
 const PLAIN_TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
 
+const DAY_NAMES = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
+const MONTH_NAMES = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+/** Spark's getDayOfWeekFromString: two letters, three or the full name, any case, not trimmed; Sunday 1 .. Saturday 7. */
+const WEEKDAY_WORDS = ['SUNDAY', 'MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY'];
+function dayOfWeekOfText(text: string): number | null {
+  const t = text.toUpperCase();
+  const i = WEEKDAY_WORDS.findIndex((w) => t === w || t === w.slice(0, 2) || t === w.slice(0, 3));
+  return i < 0 ? null : i + 1;
+}
+
+/** Spark's monthsBetween: whole months on the same day of month or two month ends, else a 31-day month's fraction of seconds, rounded to 8 digits. */
+function monthsBetween(a: Micros, b: Micros, roundOff: boolean): number {
+  const sa = splitMicros(a);
+  const sb = splitMicros(b);
+  const da = dateOfEpochDay(sa.day);
+  const db = dateOfEpochDay(sb.day);
+  const [ya, ma, dya] = ymd(da);
+  const [yb, mb, dyb] = ymd(db);
+  const monthDiff = ya * 12 + ma - (yb * 12 + mb);
+  if (dya === dyb || (da === lastDay(da) && db === lastDay(db))) return monthDiff;
+  const seconds = (dya - dyb) * 86_400 + Math.floor(sa.micros / MICROS_PER_SECOND) - Math.floor(sb.micros / MICROS_PER_SECOND);
+  const diff = monthDiff + seconds / (31 * 86_400);
+  return roundOff ? Math.round(diff * 1e8) / 1e8 : diff;
+}
+
+/** from_utc_timestamp / to_utc_timestamp: the instant moved by the zone's offset, as Spark's convertTz. */
+function utcShift(toLocal: boolean): FunctionDef {
+  return def(2, 2, ([t, z], c) =>
+    call(
+      c,
+      TIMESTAMP,
+      [timestampArg(c, t, 0), str(c, z, 1)],
+      strict((x, zone) => {
+        const tz = sparkZone(zone as string);
+        if (tz === null) {
+          throw new SparkRowError(
+            'INVALID_TIMEZONE',
+            `The timezone: ${zone} is invalid. The timezone must be either a region-based zone ID or a zone offset. Region IDs must have the form 'area/city', such as 'America/Los_Angeles'. Zone offsets must be in the format '(+|-)HH', '(+|-)HH:mm' or '(+|-)HH:mm:ss', e.g '-08', '+01:00' or '-13:33:33', and must be in the range from -18:00 to +18:00. 'Z' and 'UTC' are accepted as synonyms for '+00:00'.`,
+          );
+        }
+        const us = bigMicros(x as Micros);
+        const offset = toLocal ? tz.offsetAt(x as Micros) : -tz.localOffset(x as Micros);
+        const out = us + BigInt(offset) * 1_000_000n;
+        if (!inRange(out)) throw overflow(`timestamp overflow in ${c.sql};`, 'try_cast');
+        return microsValue(out);
+      }),
+    ),
+  );
+}
+
 export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
+  weekday: dateField((d) => (dayOfWeek(d) + 5) % 7),
+  dayname: def(1, 1, ([a], c) =>
+    call(
+      c,
+      STRING,
+      [dateArg(c, a, 0)],
+      strict((d) => DAY_NAMES[dayOfWeek(d as string) - 1]),
+    ),
+  ),
+  monthname: def(1, 1, ([a], c) =>
+    call(
+      c,
+      STRING,
+      [dateArg(c, a, 0)],
+      strict((d) => MONTH_NAMES[ymd(d as string)[1] - 1]),
+    ),
+  ),
+  next_day: def(2, 2, ([d, w], c) =>
+    call(
+      c,
+      DATE,
+      [dateArg(c, d, 0), str(c, w, 1)],
+      strict((x, word) => {
+        const target = dayOfWeekOfText(word as string);
+        if (target === null) {
+          throw new SparkRowError('ILLEGAL_DAY_OF_WEEK', `Illegal input for day of week: ${word}. Write MO, MON or MONDAY (any case).`);
+        }
+        const day = epochDayOf(x as string);
+        const ahead = (((target - dayOfWeek(x as string)) % 7) + 7) % 7 || 7;
+        return dateOfEpochDay(day + ahead);
+      }),
+    ),
+  ),
+  months_between: def(2, 3, (args, c) => {
+    const roundOff = args.length === 3 ? c.az.implicit(args[2], { type: 'BOOLEAN' }, c.pos, what(c, 2)) : null;
+    return call(
+      c,
+      { type: 'DOUBLE' },
+      [timestampArg(c, args[0], 0), timestampArg(c, args[1], 1), ...(roundOff ? [roundOff] : [])],
+      strict((a, b, r) => monthsBetween(a as Micros, b as Micros, r === undefined ? true : (r as boolean))),
+    );
+  }),
+  from_utc_timestamp: utcShift(true),
+  to_utc_timestamp: utcShift(false),
   year: dateField((d) => ymd(d)[0]),
   month: dateField((d) => ymd(d)[1]),
   day: dateField((d) => ymd(d)[2]),
@@ -258,6 +354,14 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
       DATE,
       [dateArg(c, d, 0), daysArg(c, n, 1)],
       strict((x, k) => dateOfEpochDay(epochDayOf(x as string) - (k as number))),
+    ),
+  ),
+  date_diff: def(2, 2, ([e, s], c) =>
+    call(
+      c,
+      INT,
+      [dateArg(c, e, 0), dateArg(c, s, 1)],
+      strict((x, y) => epochDayOf(x as string) - epochDayOf(y as string)),
     ),
   ),
   datediff: def(2, 2, ([e, s], c) =>

@@ -209,6 +209,21 @@ function zoneOf(text: string): number | Intl.DateTimeFormat | null {
   return regionFormat(SHORT_REGIONS[id] ?? id);
 }
 
+/**
+ * A zone id as Spark's getZoneId reads it (from_utc_timestamp, to_utc_timestamp): null when
+ * Java would refuse it. `offsetAt(instantMicros)` is its offset then, in seconds east of UTC;
+ * `localOffset(localMicros)` the offset of a local date-time, as ZonedDateTime.of resolves it.
+ */
+export function sparkZone(text: string): { offsetAt: (instant: Micros) => number; localOffset: (local: Micros) => number } | null {
+  const z = zoneOf(text.trim());
+  if (z === null) return null;
+  if (typeof z === 'number') return { offsetAt: () => z, localOffset: () => z };
+  return {
+    offsetAt: (instant) => offsetAt(z, Number(bigMicros(instant) / 1000n) - (bigMicros(instant) % 1000n < 0n ? 1 : 0)),
+    localOffset: (local) => regionOffsetSeconds(z, bigMicros(local)),
+  };
+}
+
 /** Seconds east of UTC of a region zone at an instant (epoch ms). */
 function offsetAt(fmt: Intl.DateTimeFormat, ms: number): number {
   const p: Record<string, number> = {};
