@@ -261,3 +261,35 @@ describe('more of Spark 4 datetime functions (examples of the Spark SQL function
     expect(rowError("from_utc_timestamp(TIMESTAMP '2026-07-01 12:00:00', 'Nowhere/City')").errorClass).toBe('INVALID_TIMEZONE');
   });
 });
+
+describe("EXTRACT(field FROM source) and date_part (Spark's DatePart.parseExtractField)", () => {
+  it.each([
+    ["extract(YEAR FROM TIMESTAMP '2019-08-12 01:00:00.123456')", 2019],
+    ["extract(yrs FROM DATE '2019-08-12')", 2019],
+    ["extract(QTR FROM DATE '2019-08-12')", 3],
+    ["extract(MONTH FROM '2019-08-12')", 8],
+    ["extract(WEEK FROM DATE '2021-01-03')", 53],
+    ["extract(DAY FROM DATE '2019-08-12')", 12],
+    ["extract(DAYOFWEEK FROM DATE '2019-08-12')", 2], // a Monday: Sunday is 1
+    ["extract(DOW_ISO FROM DATE '2019-08-12')", 1], // Monday is 1
+    ["extract(DOY FROM DATE '2019-08-12')", 224],
+    ["extract(HOUR FROM TIMESTAMP '2019-08-12 13:14:15')", 13],
+    ["extract(MINUTE FROM TIMESTAMP '2019-08-12 13:14:15')", 14],
+    ["extract(SECOND FROM TIMESTAMP '2019-08-12 13:14:15.5')", '15.500000'],
+    ["extract(SECOND FROM TIMESTAMP '1969-12-31 23:59:58.000001')", '58.000001'],
+    ["date_part('DOW_ISO', DATE '2019-08-12')", 1],
+    ["date_part('seconds', TIMESTAMP '2019-08-12 13:14:15.123456')", '15.123456'],
+  ])('%s = %s', (text, expected) => {
+    expect(value(text)).toBe(expected);
+  });
+
+  it('is named as written, and SECOND is DECIMAL(8,6)', () => {
+    expect(compileExpression('extract(YEAR FROM t)', COLS).sql).toBe('extract(YEAR FROM t)');
+    expect(compileExpression('extract(SECOND FROM t)', COLS).sqlType).toEqual({ type: 'DECIMAL', precision: 8, scale: 6 });
+  });
+
+  it('an unknown field is INVALID_EXTRACT_FIELD', () => {
+    expect(refusal('extract(FOO FROM d)').errorClass).toBe('INVALID_EXTRACT_FIELD');
+    expect(refusal("date_part('fortnight', d)").errorClass).toBe('INVALID_EXTRACT_FIELD');
+  });
+});

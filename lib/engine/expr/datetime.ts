@@ -284,7 +284,65 @@ function utcShift(toLocal: boolean): FunctionDef {
   );
 }
 
+/** Spark's DatePart.parseExtractField: the field names EXTRACT and date_part take (any case). */
+const EXTRACT_FIELDS: Record<string, string> = {};
+for (const [field, names] of Object.entries({
+  year: ['YEAR', 'Y', 'YEARS', 'YR', 'YRS'],
+  quarter: ['QUARTER', 'QTR'],
+  month: ['MONTH', 'MON', 'MONS', 'MONTHS'],
+  weekofyear: ['WEEK', 'W', 'WEEKS'],
+  day: ['DAY', 'D', 'DAYS'],
+  dayofweek: ['DAYOFWEEK', 'DOW'],
+  dayofweek_iso: ['DAYOFWEEK_ISO', 'DOW_ISO'],
+  dayofyear: ['DOY'],
+  hour: ['HOUR', 'H', 'HOURS', 'HR', 'HRS'],
+  minute: ['MINUTE', 'M', 'MIN', 'MINS', 'MINUTES'],
+  second: ['SECOND', 'S', 'SEC', 'SECONDS', 'SECS'],
+})) {
+  for (const n of names) EXTRACT_FIELDS[n] = field;
+}
+
+/** EXTRACT(field FROM source) / date_part('field', source): the field function of the source; SECOND keeps its fraction as DECIMAL(8,6). */
+function datePart(extract: boolean): FunctionDef {
+  return def(2, 2, ([f, src], c) => {
+    const v = constantArg(c, f, 0, "a field name in quotes, 'YEAR'");
+    const field = typeof v === 'string' ? EXTRACT_FIELDS[v.toUpperCase()] : undefined;
+    const sql = extract ? `extract(${f.constant?.value} FROM ${src.sql})` : c.sql;
+    if (field === undefined) {
+      throw c.az.fail(
+        'INVALID_EXTRACT_FIELD',
+        `Cannot extract ${v} from ${src.sql}: the field is one of YEAR, QUARTER, MONTH, WEEK, DAY, DAYOFWEEK, DAYOFWEEK_ISO, DOY, HOUR, MINUTE, SECOND`,
+        c.pos,
+      );
+    }
+    const ctx = { ...c, sql };
+    let out: Typed;
+    if (field === 'second') {
+      out = call(
+        ctx,
+        { type: 'DECIMAL', precision: 8, scale: 6 },
+        [timestampArg(c, src, 1)],
+        strict((t) => {
+          const us = splitMicros(t as Micros).micros % 60_000_000;
+          return `${Math.floor(us / MICROS_PER_SECOND)}.${String(us % MICROS_PER_SECOND).padStart(6, '0')}`;
+        }),
+      );
+    } else if (field === 'dayofweek_iso') {
+      out = call(
+        ctx,
+        INT,
+        [dateArg(c, src, 1)],
+        strict((d) => ((dayOfWeek(d as string) + 5) % 7) + 1),
+      );
+    } else out = DATETIME_FUNCTIONS[field].resolve([src], ctx);
+    return { ...out, sql, name: sql };
+  });
+}
+
 export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
+  extract: datePart(true),
+  date_part: datePart(false),
+  datepart: datePart(false),
   weekday: dateField((d) => (dayOfWeek(d) + 5) % 7),
   dayname: def(1, 1, ([a], c) =>
     call(

@@ -450,6 +450,18 @@ class Parser {
       this.i++;
       return this.caseExpr(t);
     }
+    if (word === 'EXTRACT' && after.kind === 'op' && after.text === '(') {
+      // EXTRACT(field FROM source): Spark's date_part(field, source), named as written
+      this.i += 2;
+      const f = this.peek();
+      if (f.kind !== 'ident') throw this.error('a field to extract (YEAR, MONTH, DAY, HOUR, MINUTE, SECOND, DAYOFWEEK...)', f);
+      this.i++;
+      this.expectKeyword('FROM');
+      const source = this.expression();
+      this.expectOp(')', "')' after the source of EXTRACT");
+      const field: Ast = { k: 'lit', pos: f.pos, value: f.text, type: STRING, sql: f.text };
+      return { k: 'call', pos: t.pos, name: 'extract', args: [field, source], distinct: false, star: false };
+    }
     if ((word === 'CAST' || word === 'TRY_CAST') && after.kind === 'op' && after.text === '(') {
       this.i += 2;
       const arg = this.expression();
