@@ -293,3 +293,25 @@ describe("EXTRACT(field FROM source) and date_part (Spark's DatePart.parseExtrac
     expect(refusal("date_part('fortnight', d)").errorClass).toBe('INVALID_EXTRACT_FIELD');
   });
 });
+
+describe('subtracting dates and timestamps gives an ANSI interval (SubtractDates, SubtractTimestamps)', () => {
+  const row = { d: '2026-10-01', t: 1_790_857_800_000_000 }; // t = 2026-10-01 12:30:00
+
+  it("an output column holds Spark's text of the interval", () => {
+    expect(value("d - DATE '2026-09-01'", row)).toBe("INTERVAL '30' DAY");
+    expect(value("'2026-10-05' - d", row)).toBe("INTERVAL '4' DAY");
+    expect(value("t - TIMESTAMP '2026-09-29 11:16:39.5'", row)).toBe("INTERVAL '2 01:13:20.5' DAY TO SECOND");
+    expect(value("TIMESTAMP '2026-10-01 12:00:00' - t", row)).toBe("INTERVAL '-0 00:30:00' DAY TO SECOND");
+    expect(value('t - d', row)).toBe("INTERVAL '0 12:30:00' DAY TO SECOND");
+    expect(compileExpression("d - DATE '2026-09-01'", COLS).sqlType).toEqual({ type: 'INTERVAL', days: true });
+  });
+
+  it('intervals compare, add to timestamps and an INTERVAL DAY casts to its days', () => {
+    expect(value("t - TIMESTAMP '2026-10-01 12:20:00' > INTERVAL 5 MINUTES", row)).toBe(true);
+    expect(value("t - TIMESTAMP '2026-10-01 12:20:00' > INTERVAL '10' MINUTE", row)).toBe(false);
+    expect(value("d - DATE '2026-09-01' >= INTERVAL '30' DAY", row)).toBe(true);
+    expect(value("CAST(d - DATE '2026-09-01' AS INT)", row)).toBe(30);
+    expect(iso("TIMESTAMP '2026-10-01 00:00:00' + (t - TIMESTAMP '2026-10-01 00:00:00')", row)).toBe('2026-10-01T12:30:00.000Z');
+    expect(refusal("CAST(t - TIMESTAMP '2026-10-01 12:20:00' AS INT)").errorClass).toBe('DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION');
+  });
+});

@@ -530,13 +530,28 @@ export class Analyzer {
         build: strict((x, y) => (op === '+' ? (x as number) + (y as number) : (x as number) - (y as number))),
       };
     }
-    if ((lt === 'DATE' || lt === 'TIMESTAMP') && (rt === 'DATE' || rt === 'TIMESTAMP')) {
-      throw this.mismatch(
-        'BINARY_OP_DIFF_TYPES',
+    if (op === '-' && (lt === 'DATE' || lt === 'TIMESTAMP' || lt === 'STRING') && (rt === 'DATE' || rt === 'TIMESTAMP')) {
+      // Spark: DATE - DATE is an INTERVAL DAY (SubtractDates); with a TIMESTAMP, an INTERVAL DAY TO
+      // SECOND of the microseconds between them (SubtractTimestamps); a STRING takes the other's type
+      if (rt === 'DATE' && lt !== 'TIMESTAMP') {
+        const a = implicitCast(l, DATE);
+        return {
+          type: { type: 'INTERVAL', days: true },
+          sql,
+          name: sql,
+          children: [a, r],
+          build: strict((x, y) => (epochDayOf(x as string) - epochDayOf(y as string)) * 86_400_000_000),
+        };
+      }
+      const a = implicitCast(l, TIMESTAMP);
+      const b = implicitCast(r, TIMESTAMP);
+      return {
+        type: { type: 'INTERVAL' },
         sql,
-        `subtracting dates or timestamps gives an INTERVAL, which sluice's expressions do not output; use datediff(end, start) for days or unix_timestamp(end) - unix_timestamp(start) for seconds`,
-        pos,
-      );
+        name: sql,
+        children: [a, b],
+        build: strict((x, y) => Number(bigMicros(x as Micros) - bigMicros(y as Micros))),
+      };
     }
     const n = this.numericOperands(l, r, sql, pos);
     const t = n.type;
@@ -663,7 +678,7 @@ export class Analyzer {
     if (lt.type === 'STRING' && rt.type !== 'STRING' && rt.type !== 'NULL') t = stringPromotion(rt);
     else if (rt.type === 'STRING' && lt.type !== 'STRING' && lt.type !== 'NULL') t = stringPromotion(lt);
     else t = commonType([lt, rt]);
-    if (t === null || t.type === 'MAP' || t.type === 'INTERVAL') {
+    if (t === null || t.type === 'MAP') {
       throw this.mismatch(
         t === null ? 'BINARY_OP_DIFF_TYPES' : 'INVALID_ORDERING_TYPE',
         sql,
