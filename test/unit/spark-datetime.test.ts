@@ -315,3 +315,27 @@ describe('subtracting dates and timestamps gives an ANSI interval (SubtractDates
     expect(refusal("CAST(t - TIMESTAMP '2026-10-01 12:20:00' AS INT)").errorClass).toBe('DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION');
   });
 });
+
+describe('a datetime pattern may be a column, as Spark builds the formatter per row', () => {
+  const cols = parseDdlColumns('s STRING, fmt STRING, t TIMESTAMP');
+  const run = (text: string, row: Record<string, unknown>) => compileExpression(text, cols).evaluate(row);
+
+  it('parses and formats with each row its pattern', () => {
+    expect(formatTimestamp(run('to_timestamp(s, fmt)', { s: '01/10/2026', fmt: 'dd/MM/yyyy' }) as number)).toBe('2026-10-01T00:00:00.000Z');
+    expect(formatTimestamp(run('to_timestamp(s, fmt)', { s: '2026-10-01 12', fmt: 'yyyy-MM-dd HH' }) as number)).toBe('2026-10-01T12:00:00.000Z');
+    expect(run('to_date(s, fmt)', { s: 'Oct 1 2026', fmt: 'MMM d yyyy' })).toBe('2026-10-01');
+    expect(run('date_format(t, fmt)', { t: 1_790_857_800_000_000, fmt: 'HH:mm' })).toBe('12:30');
+    expect(run('try_to_timestamp(s, fmt)', { s: 'x', fmt: 'yyyy' })).toBeNull();
+    expect(run('to_timestamp(s, fmt)', { s: '2026', fmt: null })).toBeNull();
+  });
+
+  it("a row's pattern that Spark refuses is that row's error, with Spark's class", () => {
+    const e = compileExpression('date_format(t, fmt)', cols);
+    expect(() => e.evaluate({ t: 0, fmt: 'YYYY' })).toThrow(SparkRowError);
+    try {
+      e.evaluate({ t: 0, fmt: 'YYYY' });
+    } catch (err) {
+      expect((err as SparkRowError).errorClass).toBe('INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_WEEK_BASED_PATTERN');
+    }
+  });
+});

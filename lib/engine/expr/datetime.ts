@@ -132,6 +132,28 @@ function patternArg(c: CallCtx, a: Typed, i: number, use: 'parse' | 'format'): D
   }
 }
 
+/**
+ * A pattern given per row (a column, which Spark also takes): compiled once per distinct text; a
+ * pattern Spark refuses is that row's error, with Spark's class.
+ */
+function rowPatterns(c: CallCtx, use: 'parse' | 'format'): (text: string) => DatetimePattern {
+  const cache = new Map<string, DatetimePattern | DatetimePatternError>();
+  return (text) => {
+    let p = cache.get(text);
+    if (p === undefined) {
+      try {
+        p = compileSparkDatetimePattern(text, use);
+      } catch (e) {
+        if (!(e instanceof DatetimePatternError)) throw e;
+        p = e;
+      }
+      if (cache.size < 1000) cache.set(text, p);
+    }
+    if (p instanceof DatetimePatternError) throw new SparkRowError(p.errorClass, `${c.name}: ${p.message} (at index ${p.index} of the pattern)`);
+    return p;
+  };
+}
+
 /** A call whose result is null for every row (a NULL pattern). */
 function nullCall(c: CallCtx, type: SqlType): Typed {
   return call(c, type, [], () => () => null);
@@ -155,9 +177,31 @@ function parserOf(p: DatetimePattern, safe: boolean): (text: string) => Micros |
  * its instant, as Spark does.
  */
 function parsed(c: CallCtx, [s, f]: readonly Typed[], type: SqlType, safe: boolean, then: (us: Micros) => unknown): Typed {
+  const dated = s.type.type === 'DATE' || s.type.type === 'TIMESTAMP';
+  if (f.constant === undefined) {
+    // a pattern per row (a column): Spark builds its formatter per row
+    if (dated) {
+      return call(
+        c,
+        type,
+        [timestampArg(c, s, 0), str(c, f, 1)],
+        strict((t) => then(t as Micros)),
+      );
+    }
+    const patternOf = rowPatterns(c, 'parse');
+    return call(
+      c,
+      type,
+      [str(c, s, 0), str(c, f, 1)],
+      strict((text, fmt) => {
+        const us = parserOf(patternOf(fmt as string), safe)(text as string);
+        return us === null ? null : then(us);
+      }),
+    );
+  }
   const p = patternArg(c, f, 1, 'parse');
   if (p === null) return nullCall(c, type);
-  if (s.type.type === 'DATE' || s.type.type === 'TIMESTAMP') {
+  if (dated) {
     return call(
       c,
       type,
@@ -476,6 +520,15 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
     return { ...c.az.cast(args[0], TIMESTAMP, true, c.pos), sql: c.sql, name: c.sql };
   }),
   date_format: def(2, 2, ([t, f], c) => {
+    if (f.constant === undefined) {
+      const patternOf = rowPatterns(c, 'format');
+      return call(
+        c,
+        STRING,
+        [timestampArg(c, t, 0), str(c, f, 1)],
+        strict((x, fmt) => patternOf(fmt as string).format(x as Micros)),
+      );
+    }
     const p = patternArg(c, f, 1, 'format');
     if (p === null) return nullCall(c, STRING);
     return call(
