@@ -152,7 +152,8 @@ describe('refusals, with Spark error classes', () => {
   });
 
   it.each([
-    ['i + dt', 'DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES'],
+    // DATE + n is date_add(dt, n), whose days are INT, SMALLINT or TINYINT (Spark's date.sql: date_add(d, 1L) is refused)
+    ['l + dt', 'DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE'],
     ['b + 1', 'DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES'],
     ['i AND b', 'DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE'],
     ['upper(arr)', 'DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE'],

@@ -12,7 +12,7 @@ import { castFunction, canCast } from './cast';
 import { ExpressionError, SparkRowError } from './errors';
 import { FUNCTIONS, NON_DETERMINISTIC, AGGREGATES } from './functions';
 import type { Ast } from './parser';
-import { addMonths, bigMicros, dateOfMicros, type Micros, microsValue } from './time';
+import { addMonths, bigMicros, dateOfMicros, formatTimestampText, type Micros, microsValue } from './time';
 import { columnBuilder, constantBuilder, strict, type Typed, withJs } from './typed';
 import {
   BOOLEAN,
@@ -467,9 +467,21 @@ export class Analyzer {
       if (lt === 'DATE' && months) {
         return { type: DATE, sql, name: sql, children: [l, r], build: strict((d, m) => addMonths(d as string, sign * (m as number))) };
       }
+      if (lt === 'DATE' && r.type.days) {
+        // Spark: DATE ± INTERVAL DAY is date_add(d, ±days), a DATE
+        return {
+          type: DATE,
+          sql,
+          name: sql,
+          children: [l, r],
+          build: strict((d, iv) => dateOfEpochDay(epochDayOf(d as string) + (sign * (iv as number)) / 86_400_000_000)),
+        };
+      }
       const ts = implicitCast(l, TIMESTAMP);
+      // Spark: STRING ± a day-time INTERVAL is the TIMESTAMP's sum cast back to STRING
+      const text = lt === 'STRING' && !months;
       return {
-        type: TIMESTAMP,
+        type: text ? STRING : TIMESTAMP,
         sql,
         name: sql,
         children: [ts, r],
@@ -481,31 +493,65 @@ export class Analyzer {
             if (date === null) throw overflow(`timestamp overflow in ${sql}: the date is outside years 1 to 9999;`, fn);
             return microsValue(BigInt(epochDayOf(date)) * 86_400_000_000n + dayMicros);
           }
-          return microsValue(bigMicros(t as Micros) + BigInt(sign * (iv as number)));
+          const sum = microsValue(bigMicros(t as Micros) + BigInt(sign * (iv as number)));
+          return text ? formatTimestampText(sum) : sum;
         }),
       };
     }
     if (lt === 'INTERVAL' && op === '+' && (rt === 'TIMESTAMP' || rt === 'DATE')) return this.addSub('+', r, l, sql, pos);
-    if (lt === 'DATE' && isIntegral(r.type)) {
+    // Spark: DATE ± n is date_add / date_sub, whose days are an INT, SMALLINT or TINYINT
+    const plusDays = lt === 'DATE' && (op === '+' || (rt !== 'DATE' && rt !== 'TIMESTAMP'));
+    if (plusDays || (op === '+' && rt === 'DATE')) {
+      const [d, n] = plusDays ? [l, r] : [r, l];
+      if (n.type.type !== 'INT' && n.type.type !== 'NULL') {
+        throw this.mismatch(
+          'UNEXPECTED_INPUT_TYPE',
+          sql,
+          `${op === '+' ? 'date_add' : 'date_sub'}(${d.sql}, ${n.sql}) requires its days as ("INT" or "SMALLINT" or "TINYINT"), however ${n.sql} has the type "${typeName(n.type)}"; cast it to INT`,
+          pos,
+        );
+      }
       const sign = op === '+' ? 1 : -1;
-      return { type: DATE, sql, name: sql, children: [l, r], build: strict((d, n) => dateOfEpochDay(epochDayOf(d as string) + sign * Number(n))) };
+      return {
+        type: DATE,
+        sql,
+        name: sql,
+        children: [d, n],
+        build: strict((x, k) => dateOfEpochDay(epochDayOf(x as string) + sign * (k as number))),
+      };
     }
     if (lt === 'INTERVAL' && rt === 'INTERVAL' && l.type.yearMonth === r.type.yearMonth) {
       return {
-        type: l.type,
+        // INTERVAL DAY ± INTERVAL DAY stays INTERVAL DAY; with an hour or less it is DAY TO SECOND
+        type: l.type.yearMonth || (l.type.days && r.type.days) ? l.type : { type: 'INTERVAL' },
         sql,
         name: sql,
         children: [l, r],
         build: strict((x, y) => (op === '+' ? (x as number) + (y as number) : (x as number) - (y as number))),
       };
     }
-    if ((lt === 'DATE' || lt === 'TIMESTAMP') && (rt === 'DATE' || rt === 'TIMESTAMP')) {
-      throw this.mismatch(
-        'BINARY_OP_DIFF_TYPES',
+    if (op === '-' && (lt === 'DATE' || lt === 'TIMESTAMP' || lt === 'STRING') && (rt === 'DATE' || rt === 'TIMESTAMP')) {
+      // Spark: DATE - DATE is an INTERVAL DAY (SubtractDates); with a TIMESTAMP, an INTERVAL DAY TO
+      // SECOND of the microseconds between them (SubtractTimestamps); a STRING takes the other's type
+      if (rt === 'DATE' && lt !== 'TIMESTAMP') {
+        const a = implicitCast(l, DATE);
+        return {
+          type: { type: 'INTERVAL', days: true },
+          sql,
+          name: sql,
+          children: [a, r],
+          build: strict((x, y) => (epochDayOf(x as string) - epochDayOf(y as string)) * 86_400_000_000),
+        };
+      }
+      const a = implicitCast(l, TIMESTAMP);
+      const b = implicitCast(r, TIMESTAMP);
+      return {
+        type: { type: 'INTERVAL' },
         sql,
-        `subtracting dates or timestamps gives an INTERVAL, which sluice's expressions do not output; use datediff(end, start) for days or unix_timestamp(end) - unix_timestamp(start) for seconds`,
-        pos,
-      );
+        name: sql,
+        children: [a, b],
+        build: strict((x, y) => Number(bigMicros(x as Micros) - bigMicros(y as Micros))),
+      };
     }
     const n = this.numericOperands(l, r, sql, pos);
     const t = n.type;
@@ -632,7 +678,7 @@ export class Analyzer {
     if (lt.type === 'STRING' && rt.type !== 'STRING' && rt.type !== 'NULL') t = stringPromotion(rt);
     else if (rt.type === 'STRING' && lt.type !== 'STRING' && lt.type !== 'NULL') t = stringPromotion(lt);
     else t = commonType([lt, rt]);
-    if (t === null || t.type === 'MAP' || t.type === 'INTERVAL') {
+    if (t === null || t.type === 'MAP') {
       throw this.mismatch(
         t === null ? 'BINARY_OP_DIFF_TYPES' : 'INVALID_ORDERING_TYPE',
         sql,

@@ -15,13 +15,15 @@ export function canCast(from: SqlType, to: SqlType): boolean {
   const f = from.type;
   const t = to.type;
   if (f === 'NULL' || (f === t && f !== 'ARRAY' && f !== 'MAP' && f !== 'STRUCT')) return true;
-  if (t === 'STRING') return f !== 'INTERVAL';
+  if (t === 'STRING') return f !== 'INTERVAL' || from.yearMonth !== true;
   if (f === 'STRING') return t !== 'ARRAY' && t !== 'MAP' && t !== 'STRUCT' && t !== 'INTERVAL';
   const num = (x: SqlType) => isNumeric(x);
   if (num(from) && num(to)) return true;
   if (f === 'BOOLEAN') return num(to);
   if (t === 'BOOLEAN') return num(from);
   if (f === 'TIMESTAMP') return num(to) || t === 'DATE';
+  // an INTERVAL DAY (one field) casts to an integral number of days, as Spark's ANSI interval casts
+  if (f === 'INTERVAL') return from.days === true && (t === 'INT' || t === 'LONG' || t === 'DECIMAL');
   if (t === 'TIMESTAMP') return num(from) || f === 'DATE';
   if (f === 'ARRAY' && t === 'ARRAY') return canCast(from.element!, to.element!);
   if (f === 'MAP' && t === 'MAP') return canCast(from.value!, to.value!);
@@ -71,8 +73,8 @@ function integralRange(t: SqlType): [bigint, bigint] {
   return [-m, m - 1n];
 }
 
-/** Spark's stringToDate: `yyyy`, `yyyy-[m]m`, `yyyy-[m]m-[d]d`, optionally followed by a space or T and anything. */
-function dateOfText(text: string): string | null {
+/** Spark's stringToDate (CAST(s AS DATE), DATE '...'): `yyyy`, `yyyy-[m]m`, `yyyy-[m]m-[d]d`, optionally followed by a space or T and anything. */
+export function dateOfText(text: string): string | null {
   const m = /^([0-9]{4})(?:-([0-9]{1,2})(?:-([0-9]{1,2})(?:[ T].*)?)?)?$/s.exec(text.trim());
   if (m === null) return null;
   return dateOf(Number(m[1]), Number(m[2] ?? 1), Number(m[3] ?? 1));
@@ -124,6 +126,7 @@ function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
         return (v) => fitRange(big(v), v);
       }
       if (f === 'BOOLEAN') return (v) => (v ? 1 : 0);
+      if (f === 'INTERVAL') return (v) => fitRange(BigInt((v as number) / 86_400_000_000), v);
       if (f === 'STRING') {
         return (v) => {
           const s = (v as string).trim();
@@ -201,6 +204,7 @@ function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
         };
       }
       if (f === 'TIMESTAMP') return (v) => fitRange(rescale(bigMicros(v as Micros), 6, s));
+      if (f === 'INTERVAL') return (v) => fitRange(rescale(BigInt((v as number) / 86_400_000_000), 0, s));
       break;
     }
     case 'DATE':
@@ -229,7 +233,11 @@ function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
         };
       }
       if (f === 'INT' || f === 'LONG') return (v) => within(big(v) * 1_000_000n, v);
-      if (f === 'DECIMAL') return (v) => within(rescale(unscaledOf(v as string), from.scale!, 6), v);
+      if (f === 'DECIMAL') {
+        // Spark's decimalToTimestamp: seconds × 10^6 truncated toward zero (BigDecimal.longValue), not rounded
+        const sc = from.scale!;
+        return (v) => within(sc <= 6 ? unscaledOf(v as string) * 10n ** BigInt(6 - sc) : unscaledOf(v as string) / 10n ** BigInt(sc - 6), v);
+      }
       if (f === 'DOUBLE') {
         return (v) => {
           const d = v as number;
@@ -266,6 +274,27 @@ function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
   throw new Error(`internal: no cast from ${typeName(from)} to ${typeName(to)}`);
 }
 
+/**
+ * Spark's ANSI text of a day-time interval (IntervalUtils.toDayTimeIntervalString), as CAST to
+ * STRING and the JSON writer print it: `INTERVAL '3' DAY`, `INTERVAL '-0 00:13:20.5' DAY TO SECOND`.
+ */
+export function dayTimeIntervalText(micros: number, daysOnly: boolean): string {
+  const sign = micros < 0 ? '-' : '';
+  let rest = Math.abs(micros);
+  const days = Math.floor(rest / 86_400_000_000);
+  if (daysOnly) return `INTERVAL '${sign}${days}' DAY`;
+  rest -= days * 86_400_000_000;
+  const hours = Math.floor(rest / 3_600_000_000);
+  rest -= hours * 3_600_000_000;
+  const minutes = Math.floor(rest / 60_000_000);
+  rest -= minutes * 60_000_000;
+  const secs = Math.floor(rest / 1_000_000);
+  const frac = rest - secs * 1_000_000;
+  const two = (n: number) => String(n).padStart(2, '0');
+  const fraction = frac === 0 ? '' : `.${String(frac).padStart(6, '0').replace(/0+$/, '')}`;
+  return `INTERVAL '${sign}${days} ${two(hours)}:${two(minutes)}:${two(secs)}${fraction}' DAY TO SECOND`;
+}
+
 /** Spark's text of a value cast to STRING. */
 function toStringFn(t: SqlType): (v: unknown) => string {
   switch (t.type) {
@@ -282,6 +311,8 @@ function toStringFn(t: SqlType): (v: unknown) => string {
       return (v) => javaDoubleText(v as number, t.binary32);
     case 'TIMESTAMP':
       return (v) => formatTimestampText(v as Micros);
+    case 'INTERVAL':
+      return (v) => dayTimeIntervalText(v as number, t.days === true);
     case 'ARRAY': {
       const el = toStringFn(t.element!);
       return (v) => `[${(v as unknown[]).map((x) => (x == null ? 'null' : el(x))).join(', ')}]`;

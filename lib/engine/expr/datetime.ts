@@ -13,6 +13,7 @@ import { SparkRowError } from './errors';
 import { call, constantArg, def, int, str, what } from './fn-util';
 import {
   addMonths,
+  bigMicros,
   dateOf,
   dateOfMicros,
   dayOfWeek,
@@ -30,10 +31,11 @@ import {
   truncDate,
   truncTimestamp,
   weekOfYear,
+  sparkZone,
   ymd,
 } from './time';
 import { strict, type Typed } from './typed';
-import { DATE, INT, isIntegral, LONG, STRING, type SqlType, TIMESTAMP, typeName } from './types';
+import { DATE, DOUBLE, INT, isIntegral, LONG, STRING, type SqlType, TIMESTAMP, typeName } from './types';
 import { big, overflow } from './values';
 
 /** An argument read as a DATE: a DATE, a TIMESTAMP's day, or a STRING cast (ANSI). */
@@ -53,6 +55,36 @@ function timestampArg(c: CallCtx, a: Typed, i: number): Typed {
     'UNEXPECTED_INPUT_TYPE',
     c.sql,
     `${what(c, i)} requires the "TIMESTAMP" type, however ${a.sql} has the type "${typeName(a.type)}"`,
+    c.pos,
+  );
+}
+
+/**
+ * The days of date_add / date_sub: Spark's DateAdd takes an INT, SMALLINT or TINYINT, and refuses
+ * BIGINT, DECIMAL, DOUBLE and a STRING column; a STRING literal is cast to INT when the query is
+ * analyzed, and one that is not an integer is SECOND_FUNCTION_ARGUMENT_NOT_INTEGER.
+ */
+function daysArg(c: CallCtx, n: Typed, i: number): Typed {
+  const t = n.type.type;
+  if (t === 'INT') return n;
+  if (t === 'NULL') return implicitCast(n, INT);
+  if (t === 'STRING' && n.constant !== undefined) {
+    const v = n.constant.value;
+    const text = typeof v === 'string' ? v.trim() : '';
+    const k = /^[+-]?[0-9]+$/.test(text) ? Number(text) : Number.NaN;
+    if (v !== null && !(Number.isSafeInteger(k) && k >= -2147483648 && k <= 2147483647)) {
+      throw c.az.fail(
+        'SECOND_FUNCTION_ARGUMENT_NOT_INTEGER',
+        `The second argument of ${c.name} function needs to be an integer: ${n.sql} is not an INT; write a whole number of days`,
+        c.pos,
+      );
+    }
+    return implicitCast(n, INT);
+  }
+  throw c.az.mismatch(
+    'UNEXPECTED_INPUT_TYPE',
+    c.sql,
+    `${what(c, i)} requires the ("INT" or "SMALLINT" or "TINYINT") type, however ${n.sql} has the type "${typeName(n.type)}"; cast it to INT`,
     c.pos,
   );
 }
@@ -100,6 +132,28 @@ function patternArg(c: CallCtx, a: Typed, i: number, use: 'parse' | 'format'): D
   }
 }
 
+/**
+ * A pattern given per row (a column, which Spark also takes): compiled once per distinct text; a
+ * pattern Spark refuses is that row's error, with Spark's class.
+ */
+function rowPatterns(c: CallCtx, use: 'parse' | 'format'): (text: string) => DatetimePattern {
+  const cache = new Map<string, DatetimePattern | DatetimePatternError>();
+  return (text) => {
+    let p = cache.get(text);
+    if (p === undefined) {
+      try {
+        p = compileSparkDatetimePattern(text, use);
+      } catch (e) {
+        if (!(e instanceof DatetimePatternError)) throw e;
+        p = e;
+      }
+      if (cache.size < 1000) cache.set(text, p);
+    }
+    if (p instanceof DatetimePatternError) throw new SparkRowError(p.errorClass, `${c.name}: ${p.message} (at index ${p.index} of the pattern)`);
+    return p;
+  };
+}
+
 /** A call whose result is null for every row (a NULL pattern). */
 function nullCall(c: CallCtx, type: SqlType): Typed {
   return call(c, type, [], () => () => null);
@@ -123,9 +177,31 @@ function parserOf(p: DatetimePattern, safe: boolean): (text: string) => Micros |
  * its instant, as Spark does.
  */
 function parsed(c: CallCtx, [s, f]: readonly Typed[], type: SqlType, safe: boolean, then: (us: Micros) => unknown): Typed {
+  const dated = s.type.type === 'DATE' || s.type.type === 'TIMESTAMP';
+  if (f.constant === undefined) {
+    // a pattern per row (a column): Spark builds its formatter per row
+    if (dated) {
+      return call(
+        c,
+        type,
+        [timestampArg(c, s, 0), str(c, f, 1)],
+        strict((t) => then(t as Micros)),
+      );
+    }
+    const patternOf = rowPatterns(c, 'parse');
+    return call(
+      c,
+      type,
+      [str(c, s, 0), str(c, f, 1)],
+      strict((text, fmt) => {
+        const us = parserOf(patternOf(fmt as string), safe)(text as string);
+        return us === null ? null : then(us);
+      }),
+    );
+  }
   const p = patternArg(c, f, 1, 'parse');
   if (p === null) return nullCall(c, type);
-  if (s.type.type === 'DATE' || s.type.type === 'TIMESTAMP') {
+  if (dated) {
     return call(
       c,
       type,
@@ -147,7 +223,8 @@ function parsed(c: CallCtx, [s, f]: readonly Typed[], type: SqlType, safe: boole
 
 function secondsToTimestamp(unit: number): FunctionDef {
   return def(1, 1, ([a], c) => {
-    const t = a.type.type === 'STRING' ? implicitCast(a, LONG) : a;
+    // a STRING is cast to the input type's default: DOUBLE for timestamp_seconds (any number), BIGINT for the others
+    const t = a.type.type === 'STRING' ? implicitCast(a, unit === MICROS_PER_SECOND ? DOUBLE : LONG) : a;
     const within = (u: bigint) => {
       if (!inRange(u)) {
         throw new SparkRowError(
@@ -201,7 +278,159 @@ function timestampTo(unit: number): FunctionDef {
 
 const PLAIN_TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
 
+const DAY_NAMES = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
+const MONTH_NAMES = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+/** Spark's getDayOfWeekFromString: two letters, three or the full name, any case, not trimmed; Sunday 1 .. Saturday 7. */
+const WEEKDAY_WORDS = ['SUNDAY', 'MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY'];
+function dayOfWeekOfText(text: string): number | null {
+  const t = text.toUpperCase();
+  const i = WEEKDAY_WORDS.findIndex((w) => t === w || t === w.slice(0, 2) || t === w.slice(0, 3));
+  return i < 0 ? null : i + 1;
+}
+
+/** Spark's monthsBetween: whole months on the same day of month or two month ends, else a 31-day month's fraction of seconds, rounded to 8 digits. */
+function monthsBetween(a: Micros, b: Micros, roundOff: boolean): number {
+  const sa = splitMicros(a);
+  const sb = splitMicros(b);
+  const da = dateOfEpochDay(sa.day);
+  const db = dateOfEpochDay(sb.day);
+  const [ya, ma, dya] = ymd(da);
+  const [yb, mb, dyb] = ymd(db);
+  const monthDiff = ya * 12 + ma - (yb * 12 + mb);
+  if (dya === dyb || (da === lastDay(da) && db === lastDay(db))) return monthDiff;
+  const seconds = (dya - dyb) * 86_400 + Math.floor(sa.micros / MICROS_PER_SECOND) - Math.floor(sb.micros / MICROS_PER_SECOND);
+  const diff = monthDiff + seconds / (31 * 86_400);
+  return roundOff ? Math.round(diff * 1e8) / 1e8 : diff;
+}
+
+/** from_utc_timestamp / to_utc_timestamp: the instant moved by the zone's offset, as Spark's convertTz. */
+function utcShift(toLocal: boolean): FunctionDef {
+  return def(2, 2, ([t, z], c) =>
+    call(
+      c,
+      TIMESTAMP,
+      [timestampArg(c, t, 0), str(c, z, 1)],
+      strict((x, zone) => {
+        const tz = sparkZone(zone as string);
+        if (tz === null) {
+          throw new SparkRowError(
+            'INVALID_TIMEZONE',
+            `The timezone: ${zone} is invalid. The timezone must be either a region-based zone ID or a zone offset. Region IDs must have the form 'area/city', such as 'America/Los_Angeles'. Zone offsets must be in the format '(+|-)HH', '(+|-)HH:mm' or '(+|-)HH:mm:ss', e.g '-08', '+01:00' or '-13:33:33', and must be in the range from -18:00 to +18:00. 'Z' and 'UTC' are accepted as synonyms for '+00:00'.`,
+          );
+        }
+        const us = bigMicros(x as Micros);
+        const offset = toLocal ? tz.offsetAt(x as Micros) : -tz.localOffset(x as Micros);
+        const out = us + BigInt(offset) * 1_000_000n;
+        if (!inRange(out)) throw overflow(`timestamp overflow in ${c.sql};`, 'try_cast');
+        return microsValue(out);
+      }),
+    ),
+  );
+}
+
+/** Spark's DatePart.parseExtractField: the field names EXTRACT and date_part take (any case). */
+const EXTRACT_FIELDS: Record<string, string> = {};
+for (const [field, names] of Object.entries({
+  year: ['YEAR', 'Y', 'YEARS', 'YR', 'YRS'],
+  quarter: ['QUARTER', 'QTR'],
+  month: ['MONTH', 'MON', 'MONS', 'MONTHS'],
+  weekofyear: ['WEEK', 'W', 'WEEKS'],
+  day: ['DAY', 'D', 'DAYS'],
+  dayofweek: ['DAYOFWEEK', 'DOW'],
+  dayofweek_iso: ['DAYOFWEEK_ISO', 'DOW_ISO'],
+  dayofyear: ['DOY'],
+  hour: ['HOUR', 'H', 'HOURS', 'HR', 'HRS'],
+  minute: ['MINUTE', 'M', 'MIN', 'MINS', 'MINUTES'],
+  second: ['SECOND', 'S', 'SEC', 'SECONDS', 'SECS'],
+})) {
+  for (const n of names) EXTRACT_FIELDS[n] = field;
+}
+
+/** EXTRACT(field FROM source) / date_part('field', source): the field function of the source; SECOND keeps its fraction as DECIMAL(8,6). */
+function datePart(extract: boolean): FunctionDef {
+  return def(2, 2, ([f, src], c) => {
+    const v = constantArg(c, f, 0, "a field name in quotes, 'YEAR'");
+    const field = typeof v === 'string' ? EXTRACT_FIELDS[v.toUpperCase()] : undefined;
+    const sql = extract ? `extract(${f.constant?.value} FROM ${src.sql})` : c.sql;
+    if (field === undefined) {
+      throw c.az.fail(
+        'INVALID_EXTRACT_FIELD',
+        `Cannot extract ${v} from ${src.sql}: the field is one of YEAR, QUARTER, MONTH, WEEK, DAY, DAYOFWEEK, DAYOFWEEK_ISO, DOY, HOUR, MINUTE, SECOND`,
+        c.pos,
+      );
+    }
+    const ctx = { ...c, sql };
+    let out: Typed;
+    if (field === 'second') {
+      out = call(
+        ctx,
+        { type: 'DECIMAL', precision: 8, scale: 6 },
+        [timestampArg(c, src, 1)],
+        strict((t) => {
+          const us = splitMicros(t as Micros).micros % 60_000_000;
+          return `${Math.floor(us / MICROS_PER_SECOND)}.${String(us % MICROS_PER_SECOND).padStart(6, '0')}`;
+        }),
+      );
+    } else if (field === 'dayofweek_iso') {
+      out = call(
+        ctx,
+        INT,
+        [dateArg(c, src, 1)],
+        strict((d) => ((dayOfWeek(d as string) + 5) % 7) + 1),
+      );
+    } else out = DATETIME_FUNCTIONS[field].resolve([src], ctx);
+    return { ...out, sql, name: sql };
+  });
+}
+
 export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
+  extract: datePart(true),
+  date_part: datePart(false),
+  datepart: datePart(false),
+  weekday: dateField((d) => (dayOfWeek(d) + 5) % 7),
+  dayname: def(1, 1, ([a], c) =>
+    call(
+      c,
+      STRING,
+      [dateArg(c, a, 0)],
+      strict((d) => DAY_NAMES[dayOfWeek(d as string) - 1]),
+    ),
+  ),
+  monthname: def(1, 1, ([a], c) =>
+    call(
+      c,
+      STRING,
+      [dateArg(c, a, 0)],
+      strict((d) => MONTH_NAMES[ymd(d as string)[1] - 1]),
+    ),
+  ),
+  next_day: def(2, 2, ([d, w], c) =>
+    call(
+      c,
+      DATE,
+      [dateArg(c, d, 0), str(c, w, 1)],
+      strict((x, word) => {
+        const target = dayOfWeekOfText(word as string);
+        if (target === null) {
+          throw new SparkRowError('ILLEGAL_DAY_OF_WEEK', `Illegal input for day of week: ${word}. Write MO, MON or MONDAY (any case).`);
+        }
+        const day = epochDayOf(x as string);
+        const ahead = (((target - dayOfWeek(x as string)) % 7) + 7) % 7 || 7;
+        return dateOfEpochDay(day + ahead);
+      }),
+    ),
+  ),
+  months_between: def(2, 3, (args, c) => {
+    const roundOff = args.length === 3 ? c.az.implicit(args[2], { type: 'BOOLEAN' }, c.pos, what(c, 2)) : null;
+    return call(
+      c,
+      { type: 'DOUBLE' },
+      [timestampArg(c, args[0], 0), timestampArg(c, args[1], 1), ...(roundOff ? [roundOff] : [])],
+      strict((a, b, r) => monthsBetween(a as Micros, b as Micros, r === undefined ? true : (r as boolean))),
+    );
+  }),
+  from_utc_timestamp: utcShift(true),
+  to_utc_timestamp: utcShift(false),
   year: dateField((d) => ymd(d)[0]),
   month: dateField((d) => ymd(d)[1]),
   day: dateField((d) => ymd(d)[2]),
@@ -217,7 +446,7 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
     call(
       c,
       DATE,
-      [dateArg(c, d, 0), int(c, n, 1)],
+      [dateArg(c, d, 0), daysArg(c, n, 1)],
       strict((x, k) => dateOfEpochDay(epochDayOf(x as string) + (k as number))),
     ),
   ),
@@ -225,8 +454,16 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
     call(
       c,
       DATE,
-      [dateArg(c, d, 0), int(c, n, 1)],
+      [dateArg(c, d, 0), daysArg(c, n, 1)],
       strict((x, k) => dateOfEpochDay(epochDayOf(x as string) - (k as number))),
+    ),
+  ),
+  date_diff: def(2, 2, ([e, s], c) =>
+    call(
+      c,
+      INT,
+      [dateArg(c, e, 0), dateArg(c, s, 1)],
+      strict((x, y) => epochDayOf(x as string) - epochDayOf(y as string)),
     ),
   ),
   datediff: def(2, 2, ([e, s], c) =>
@@ -283,6 +520,15 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
     return { ...c.az.cast(args[0], TIMESTAMP, true, c.pos), sql: c.sql, name: c.sql };
   }),
   date_format: def(2, 2, ([t, f], c) => {
+    if (f.constant === undefined) {
+      const patternOf = rowPatterns(c, 'format');
+      return call(
+        c,
+        STRING,
+        [timestampArg(c, t, 0), str(c, f, 1)],
+        strict((x, fmt) => patternOf(fmt as string).format(x as Micros)),
+      );
+    }
     const p = patternArg(c, f, 1, 'format');
     if (p === null) return nullCall(c, STRING);
     return call(
@@ -382,7 +628,8 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
   }),
   make_timestamp: def(6, 6, (args, c) => {
     const fields = args.slice(0, 5).map((a, i) => int(c, a, i));
-    const secs = c.az.implicit(args[5], { type: 'DECIMAL', precision: 16, scale: 6 }, c.pos, what(c, 5));
+    // Spark's MakeTimestamp takes the seconds as DECIMAL(8,6): 100 or more is NUMERIC_VALUE_OUT_OF_RANGE
+    const secs = c.az.implicit(args[5], { type: 'DECIMAL', precision: 8, scale: 6 }, c.pos, what(c, 5));
     return call(
       c,
       TIMESTAMP,
@@ -392,6 +639,12 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
         const micros = rescale(unscaledOf(s as string), 6, 6);
         const hour = h as number;
         const minute = mi as number;
+        if (micros > 60_000_000n && micros < 61_000_000n) {
+          throw new SparkRowError(
+            'INVALID_FRACTION_OF_SECOND',
+            `make_timestamp(${y}, ${mo}, ${d}, ${h}, ${mi}, ${s}): the fraction of sec must be zero when sec is 60. Valid range is [0, 60].`,
+          );
+        }
         if (date === null || hour < 0 || hour > 23 || minute < 0 || minute > 59 || micros < 0n || micros > 60_000_000n) {
           throw new SparkRowError(
             'DATETIME_FIELD_OUT_OF_BOUNDS',

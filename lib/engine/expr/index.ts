@@ -53,7 +53,15 @@ export function compileExpression(text: string, columns: readonly ColumnInfo[], 
   const t = new Analyzer({ text, columns }).analyze(ast);
   const ref = columnOf(ast, columns);
   const type: ColumnInfo = ref ? { ...ref, name: name ?? ref.name } : { ...toDataType(t.type), name: name ?? t.name };
-  return { type, sqlType: t.type, sql: t.sql, evaluate: compileExpr(t), generator: t.generator, ...(ref ? { source: ref.name } : {}) };
+  return { type, sqlType: t.type, sql: t.sql, evaluate: compileExpr(asOutput(t)), generator: t.generator, ...(ref ? { source: ref.name } : {}) };
+}
+
+/**
+ * An expression as an output column holds it: a day-time INTERVAL (t2 - t1) as Spark's text of it
+ * (INTERVAL '0 00:13:20' DAY TO SECOND), which is what its JSON writer prints for one.
+ */
+function asOutput(t: Typed): Typed {
+  return t.type.type === 'INTERVAL' && t.type.yearMonth !== true ? implicitCast(t, { type: 'STRING' }) : t;
 }
 
 /** The input column a bare name resolves to (case-insensitively, as the analyzer resolves it), else undefined. */
@@ -119,7 +127,7 @@ export function compileSelect(items: readonly string[], columns: readonly Column
       out.push(...expandStar(ast, az));
       continue;
     }
-    const typed = az.analyze(ast);
+    const typed = asOutput(az.analyze(ast));
     if (typed.generator !== undefined) {
       if (generatorAt >= 0) {
         throw new ExpressionError(

@@ -16,11 +16,11 @@
  */
 import { parseDdlType } from '../ddl';
 import { fitsPrecision } from '../decimal';
-import { parseDate } from '../dates';
 import type { DataType } from '../schema';
 import { ExpressionError } from './errors';
 import { type Token, tokenize } from './lexer';
-import { parseTimestampMicros } from './time';
+import { formatTimestampText, parseTimestampMicros } from './time';
+import { dateOfText } from './cast';
 import { BOOLEAN, DATE, DOUBLE, INT, LONG, NULL_TYPE, STRING, type SqlType, TIMESTAMP, decimal } from './types';
 
 /** A node of the syntax tree; `pos` is where it starts in the text (0-based). */
@@ -131,21 +131,23 @@ function unitOf(word: string): { months?: number; micros?: number } | undefined 
  * An interval's text as `INTERVAL '...'` and window durations write it: one or more `<number> <unit>`
  * ("10 minutes", "1 hour 30 minutes", "1.5 seconds"); returns months and microseconds, or null.
  */
-function parseIntervalText(text: string): { months: number; micros: number } | null {
+function parseIntervalText(text: string): { months: number; micros: number; days: boolean } | null {
   const words = text.trim().split(/\s+/);
   if (words.length < 2 || words.length % 2 !== 0) return null;
   let months = 0;
   let micros = 0;
+  let days = true;
   for (let i = 0; i < words.length; i += 2) {
     const u = unitOf(words[i + 1]);
     if (!/^[+-]?\d+(\.\d+)?$/.test(words[i]) || u === undefined) return null;
+    if (!/^(DAY|WEEK)S?$/i.test(words[i + 1]) || !/^[+-]?\d+$/.test(words[i])) days = false;
     const n = Number(words[i]);
     if (u.months !== undefined) {
       if (!Number.isInteger(n)) return null;
       months += n * u.months;
     } else micros += Math.round(n * u.micros!);
   }
-  return { months, micros };
+  return { months, micros, days };
 }
 
 class Parser {
@@ -448,6 +450,18 @@ class Parser {
       this.i++;
       return this.caseExpr(t);
     }
+    if (word === 'EXTRACT' && after.kind === 'op' && after.text === '(') {
+      // EXTRACT(field FROM source): Spark's date_part(field, source), named as written
+      this.i += 2;
+      const f = this.peek();
+      if (f.kind !== 'ident') throw this.error('a field to extract (YEAR, MONTH, DAY, HOUR, MINUTE, SECOND, DAYOFWEEK...)', f);
+      this.i++;
+      this.expectKeyword('FROM');
+      const source = this.expression();
+      this.expectOp(')', "')' after the source of EXTRACT");
+      const field: Ast = { k: 'lit', pos: f.pos, value: f.text, type: STRING, sql: f.text };
+      return { k: 'call', pos: t.pos, name: 'extract', args: [field, source], distinct: false, star: false };
+    }
     if ((word === 'CAST' || word === 'TRY_CAST') && after.kind === 'op' && after.text === '(') {
       this.i += 2;
       const arg = this.expression();
@@ -498,6 +512,8 @@ class Parser {
     let months = 0;
     let micros = 0;
     let parts = 0;
+    // Spark types an interval of DAY and WEEK units alone as INTERVAL DAY
+    let days = true;
     for (;;) {
       const neg = this.op('-');
       const v = this.peek();
@@ -511,11 +527,13 @@ class Parser {
         if (whole === null) throw this.error("an interval such as '10 minutes' or '1 hour 30 minutes'", v);
         months += neg ? -whole.months : whole.months;
         micros += neg ? -whole.micros : whole.micros;
+        if (!whole.days) days = false;
       } else {
         this.i++;
         const text = v.text.trim();
         if (!/^[+-]?\d+(\.\d+)?$/.test(text)) throw this.error(`a number of ${u.text.toUpperCase()}`, v);
         const n = Number(text) * (neg ? -1 : 1);
+        if (!/^(DAY|WEEK)S?$/i.test(u.text) || !Number.isInteger(n)) days = false;
         if (unit.months !== undefined) {
           if (!Number.isInteger(n)) throw this.error(`a whole number of ${u.text.toUpperCase()}`, v);
           months += n * unit.months;
@@ -537,7 +555,7 @@ class Parser {
       k: 'lit',
       pos: t.pos,
       value: yearMonth ? months : micros,
-      type: yearMonth ? { type: 'INTERVAL', yearMonth: true } : { type: 'INTERVAL' },
+      type: yearMonth ? { type: 'INTERVAL', yearMonth: true } : days ? { type: 'INTERVAL', days: true } : { type: 'INTERVAL' },
       sql: this.text.slice(t.pos, this.peek().pos).trim(),
     };
   }
@@ -631,11 +649,11 @@ function negateLiteral(lit: Extract<Ast, { k: 'lit' }>, pos: number): Ast | null
 
 function typedLiteral(word: 'DATE' | 'TIMESTAMP', s: Token, text: string): Ast {
   if (word === 'DATE') {
-    const d = parseDate(s.text.trim());
+    const d = dateOfText(s.text);
     if (d === null)
       throw new ExpressionError(
         'INVALID_TYPED_LITERAL',
-        `The value of the typed literal DATE '${s.text}' is not a date: write it as 'YYYY-MM-DD'`,
+        `The value of the typed literal DATE '${s.text}' is not a date of years 1 to 9999: write it as 'YYYY-MM-DD'`,
         text,
         s.pos,
       );
@@ -650,5 +668,5 @@ function typedLiteral(word: 'DATE' | 'TIMESTAMP', s: Token, text: string): Ast {
       s.pos,
     );
   }
-  return { k: 'lit', pos: s.pos, value: us, type: TIMESTAMP, sql: `TIMESTAMP '${s.text}'` };
+  return { k: 'lit', pos: s.pos, value: us, type: TIMESTAMP, sql: `TIMESTAMP '${formatTimestampText(us)}'` };
 }

@@ -5,7 +5,7 @@
  * Parsing goes through lib/engine/timestamps.ts, which decides the representation.
  */
 import { dateOfEpochDay, epochDayOf, parseDate } from '../dates';
-import { canonicalMicros, type Micros, parseTimestamp } from '../timestamps';
+import { canonicalMicros, type Micros } from '../timestamps';
 
 export type { Micros };
 
@@ -22,16 +22,230 @@ export function bigMicros(v: Micros): bigint {
   return typeof v === 'bigint' ? v : BigInt(v);
 }
 
-/** Spark's timestamp text forms (session time zone UTC) as epoch microseconds, or null. */
+/**
+ * Spark's stringToTimestamp (CAST(s AS TIMESTAMP), to_timestamp(s), TIMESTAMP '...', a STRING
+ * compared with a TIMESTAMP), session time zone UTC, as epoch microseconds, or null when Spark
+ * gives null (CAST_INVALID_INPUT under ANSI). After trimming white space and control characters:
+ * `[+-]yyyy[-[m]m[-[d]d]]`, then optionally a space or `T` and `[h]h[:[m]m[:[s]s[.fraction]]]`,
+ * then, only after the seconds, a zone: `Z`, `±h[h][:mm]`, `±hhmm`, `UTC`/`GMT`/`UT` with or
+ * without an offset, a short id (`PST`) or a region (`Europe/Paris`), as Java's ZoneId reads it.
+ * The year has 4 to 6 digits, the other fields 1 or 2; the fraction any number of digits, of
+ * which the first 6 are kept (truncated, as Spark). Years outside 1 to 9999 (Spark's documented
+ * range, sluice's TIMESTAMP range) are null. A time alone (`12:00:00`, `T12:00`) takes the
+ * current date in Spark, which a replay could not repeat: it is null here.
+ */
 export function parseTimestampMicros(text: string): Micros | null {
-  const t = text.trim();
-  const us = parseTimestamp(t);
-  if (us !== null) return us;
-  // Spark's stringToTimestamp also takes a year or a year and month alone
-  const m = /^(\d{4})(?:-(\d{1,2}))?$/.exec(t);
-  if (m === null) return null;
-  const d = parseDate(`${m[1]}-${(m[2] ?? '1').padStart(2, '0')}-01`);
-  return d === null ? null : microsOfDate(d);
+  let from = 0;
+  let to = text.length;
+  while (from < to && isTrimmed(text.charCodeAt(from))) from++;
+  while (to > from && isTrimmed(text.charCodeAt(to - 1))) to--;
+  if (from === to) return null;
+  // fields: year, month, day, hour, minute, second, fraction (µs)
+  const f = [1, 1, 1, 0, 0, 0, 0];
+  let i = 0;
+  let value = 0;
+  let count = 0;
+  let fractionDigits = 0;
+  let zone: string | null = null;
+  let sign = 1;
+  let j = from;
+  const c0 = text[j];
+  if (c0 === '-' || c0 === '+') {
+    sign = c0 === '-' ? -1 : 1;
+    j++;
+  }
+  const valid = (seg: number, digits: number) =>
+    seg === 6 ? true : seg === 0 ? digits >= 4 && digits <= 6 : seg === 7 ? digits === 0 : digits > 0 && digits <= 2;
+  const close = () => {
+    if (!valid(i, count)) return false;
+    f[i] = value;
+    value = 0;
+    count = 0;
+    i++;
+    return true;
+  };
+  for (; j < to; j++) {
+    const c = text[j];
+    const d = text.charCodeAt(j) - 48;
+    if (d >= 0 && d <= 9) {
+      if (i === 6) {
+        if (fractionDigits < 6) value = value * 10 + d;
+        fractionDigits++;
+        count++;
+      } else {
+        value = value * 10 + d;
+        count++;
+        if (count > 7) return null;
+      }
+      continue;
+    }
+    if (i < 2) {
+      if (c !== '-' || !close()) return null; // (a time alone, `12:00`, is null: see above)
+    } else if (i === 2) {
+      if ((c !== ' ' && c !== 'T') || !close()) return null;
+    } else if (i === 3 || i === 4) {
+      if (c !== ':' || !close()) return null;
+    } else if (i === 5 || i === 6) {
+      if (c === '.' && i === 5) {
+        if (!close()) return null;
+      } else {
+        // the rest of the text is the zone
+        if (!close()) return null;
+        if (i === 6) i = 7;
+        zone = text.slice(j, to).trim();
+        j = to;
+        break;
+      }
+    } else return null;
+  }
+  if (zone === null && !close()) return null;
+  let micros = f[6];
+  for (let k = fractionDigits; k < 6; k++) micros *= 10;
+  const year = sign * f[0];
+  const [month, day, hour, minute, second] = [f[1], f[2], f[3], f[4], f[5]];
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = dateOf(year, month, day);
+  if (date === null) return null;
+  const local = BigInt(epochDayOf(date)) * BIG_DAY + BigInt(((hour * 60 + minute) * 60 + second) * MICROS_PER_SECOND + micros);
+  let offsetSeconds = 0;
+  if (zone !== null) {
+    const z = zoneOf(zone);
+    if (z === null) return null;
+    offsetSeconds = typeof z === 'number' ? z : regionOffsetSeconds(z, local);
+  }
+  const us = local - BigInt(offsetSeconds) * 1_000_000n;
+  return inRange(us) ? microsValue(us) : null;
+}
+
+/** The characters Spark trims around a datetime text: white space and ISO control characters. */
+function isTrimmed(c: number): boolean {
+  return c <= 0x20 || c === 0x7f;
+}
+
+/** Java's ZoneOffset.of text (after the sign): h, hh, hh:mm, hhmm, hh:mm:ss, hhmmss; seconds east of UTC, or null. */
+function offsetSecondsOf(sign: string, body: string): number | null {
+  const m = /^(\d{1,2})(?:(:?)(\d{2})(?:\2(\d{2}))?)?$/.exec(body);
+  if (m === null || (m[1].length === 1 && m[3] !== undefined)) return null;
+  const h = Number(m[1]);
+  const mi = Number(m[3] ?? 0);
+  const s = Number(m[4] ?? 0);
+  if (h > 18 || mi > 59 || s > 59) return null;
+  const total = h * 3600 + mi * 60 + s;
+  if (total > 18 * 3600) return null;
+  return sign === '-' ? -total : total;
+}
+
+/** Java's ZoneId.SHORT_IDS with a fixed offset (the others name regions, which Intl knows by the same names). */
+const FIXED_SHORT_IDS: Record<string, number> = { EST: -5 * 3600, MST: -7 * 3600, HST: -10 * 3600 };
+const SHORT_REGIONS: Record<string, string> = {
+  ACT: 'Australia/Darwin',
+  AET: 'Australia/Sydney',
+  AGT: 'America/Argentina/Buenos_Aires',
+  ART: 'Africa/Cairo',
+  AST: 'America/Anchorage',
+  BET: 'America/Sao_Paulo',
+  BST: 'Asia/Dhaka',
+  CAT: 'Africa/Harare',
+  CNT: 'America/St_Johns',
+  CST: 'America/Chicago',
+  CTT: 'Asia/Shanghai',
+  EAT: 'Africa/Addis_Ababa',
+  ECT: 'Europe/Paris',
+  IET: 'America/Indiana/Indianapolis',
+  IST: 'Asia/Kolkata',
+  JST: 'Asia/Tokyo',
+  MIT: 'Pacific/Apia',
+  NET: 'Asia/Yerevan',
+  NST: 'Pacific/Auckland',
+  PLT: 'Asia/Karachi',
+  PNT: 'America/Phoenix',
+  PRT: 'America/Puerto_Rico',
+  PST: 'America/Los_Angeles',
+  SST: 'Pacific/Guadalcanal',
+  VST: 'Asia/Ho_Chi_Minh',
+};
+
+const regionFormats = new Map<string, Intl.DateTimeFormat | null>();
+
+/** An Intl formatter of a region zone id as Java's ZoneId.of takes it (case-sensitive), or null. */
+function regionFormat(id: string): Intl.DateTimeFormat | null {
+  let fmt = regionFormats.get(id);
+  if (fmt !== undefined) return fmt;
+  fmt = null;
+  if (/^[A-Z][A-Za-z0-9~/._+-]+$/.test(id)) {
+    try {
+      const f = new Intl.DateTimeFormat('en-US', {
+        timeZone: id,
+        hourCycle: 'h23',
+        year: 'numeric',
+        month: 'numeric',
+        day: 'numeric',
+        hour: 'numeric',
+        minute: 'numeric',
+        second: 'numeric',
+      });
+      const resolved = f.resolvedOptions().timeZone;
+      // Intl ignores case, Java does not: a name that differs only in case is not the zone
+      if (resolved === id || resolved.toLowerCase() !== id.toLowerCase()) fmt = f;
+    } catch {
+      fmt = null;
+    }
+  }
+  regionFormats.set(id, fmt);
+  return fmt;
+}
+
+/**
+ * A zone text as Java's ZoneId.of(text, SHORT_IDS) reads it after Spark's fixes of `+h:mm` and
+ * `+hh:m`: a fixed offset in seconds east of UTC, a region's formatter, or null when Java refuses it.
+ */
+function zoneOf(text: string): number | Intl.DateTimeFormat | null {
+  const id = text.replace(/^([+-])(\d):/, '$10$2:').replace(/^([+-]\d\d):(\d)$/, '$1:0$2');
+  if (id === 'Z' || id === 'UTC' || id === 'GMT' || id === 'UT') return 0;
+  if (id[0] === '+' || id[0] === '-') return offsetSecondsOf(id[0], id.slice(1));
+  const prefixed = /^(UTC|GMT|UT)([+-])(.*)$/.exec(id);
+  if (prefixed !== null) return offsetSecondsOf(prefixed[2], prefixed[3]);
+  if (FIXED_SHORT_IDS[id] !== undefined) return FIXED_SHORT_IDS[id];
+  return regionFormat(SHORT_REGIONS[id] ?? id);
+}
+
+/**
+ * A zone id as Spark's getZoneId reads it (from_utc_timestamp, to_utc_timestamp): null when
+ * Java would refuse it. `offsetAt(instantMicros)` is its offset then, in seconds east of UTC;
+ * `localOffset(localMicros)` the offset of a local date-time, as ZonedDateTime.of resolves it.
+ */
+export function sparkZone(text: string): { offsetAt: (instant: Micros) => number; localOffset: (local: Micros) => number } | null {
+  const z = zoneOf(text.trim());
+  if (z === null) return null;
+  if (typeof z === 'number') return { offsetAt: () => z, localOffset: () => z };
+  return {
+    offsetAt: (instant) => offsetAt(z, Number(bigMicros(instant) / 1000n) - (bigMicros(instant) % 1000n < 0n ? 1 : 0)),
+    localOffset: (local) => regionOffsetSeconds(z, bigMicros(local)),
+  };
+}
+
+/** Seconds east of UTC of a region zone at an instant (epoch ms). */
+function offsetAt(fmt: Intl.DateTimeFormat, ms: number): number {
+  const p: Record<string, number> = {};
+  for (const x of fmt.formatToParts(new Date(ms))) if (x.type !== 'literal') p[x.type] = Number(x.value);
+  const y = p.year;
+  // Date.UTC reads years 0 to 99 as 1900 to 1999: those are computed 400 years (146,097 days) on
+  const shown = Date.UTC(y < 100 ? y + 400 : y, p.month - 1, p.day, p.hour, p.minute, p.second) - (y < 100 ? 146097 * 86_400_000 : 0);
+  return Math.round((shown - Math.floor(ms / 1000) * 1000) / 1000);
+}
+
+/**
+ * The offset of a region zone for a local date-time (µs as if UTC), as Java's ZonedDateTime.of
+ * resolves it: the one valid offset; in an overlap the earlier instant's (the offset before the
+ * transition); in a gap the offset before it, which moves the time forward by the gap.
+ */
+function regionOffsetSeconds(fmt: Intl.DateTimeFormat, localMicros: bigint): number {
+  const local = Number(localMicros / 1000n);
+  const before = offsetAt(fmt, local - 36 * 3_600_000);
+  const after = offsetAt(fmt, local + 36 * 3_600_000);
+  if (offsetAt(fmt, local - before * 1000) === before) return before;
+  if (offsetAt(fmt, local - after * 1000) === after) return after;
+  return before;
 }
 
 /** Days since 1970-01-01 and microseconds into that day (0 to 86,399,999,999) of a TIMESTAMP value. */

@@ -21,6 +21,11 @@ export interface SqlType {
   readonly fields?: readonly SqlField[];
   /** INTERVAL: a year-month interval (a value is months); otherwise day-time (a value is microseconds). */
   readonly yearMonth?: true;
+  /**
+   * INTERVAL: a day-time interval of whole days only (Spark's INTERVAL DAY: `INTERVAL '2' DAY`,
+   * `INTERVAL 1 WEEK`), which a DATE adds as days and stays a DATE.
+   */
+  readonly days?: true;
 }
 
 /** A field of a STRUCT type. */
@@ -46,7 +51,7 @@ export function decimal(precision: number, scale: number): SqlType {
 /** The type as Spark's messages name it: INT, BIGINT, DECIMAL(10,2), ARRAY<STRING>, VOID, INTERVAL. */
 export function typeName(t: SqlType): string {
   if (t.type === 'NULL') return 'VOID';
-  if (t.type === 'INTERVAL') return t.yearMonth ? 'INTERVAL YEAR TO MONTH' : 'INTERVAL DAY TO SECOND';
+  if (t.type === 'INTERVAL') return t.yearMonth ? 'INTERVAL YEAR TO MONTH' : t.days ? 'INTERVAL DAY' : 'INTERVAL DAY TO SECOND';
   return ddlOf(toDataType(t));
 }
 
@@ -195,6 +200,7 @@ export function commonType(types: readonly SqlType[]): SqlType | null {
 function commonTwo(a: SqlType, b: SqlType): SqlType | null {
   if (a.type === 'NULL') return b;
   if (b.type === 'NULL') return a;
+  if (a.type === 'INTERVAL' && b.type === 'INTERVAL' && a.yearMonth === b.yearMonth && a.days !== b.days) return { type: 'INTERVAL' };
   if (sameType(a, b)) return a;
   if (isNumeric(a) && isNumeric(b)) return widerNumeric(a, b);
   if ((a.type === 'DATE' && b.type === 'TIMESTAMP') || (a.type === 'TIMESTAMP' && b.type === 'DATE')) return TIMESTAMP;

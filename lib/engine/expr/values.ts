@@ -151,6 +151,7 @@ export function comparator(t: SqlType): (a: unknown, b: unknown) => number {
     case 'INT':
     case 'DATE':
     case 'STRING':
+    case 'INTERVAL':
       return (a, b) => ((a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0);
     case 'LONG':
     case 'TIMESTAMP':

@@ -1,0 +1,341 @@
+/**
+ * Spark 4's datetime semantics in expressions (ANSI on, session time zone UTC). Every expectation
+ * is worked by hand from Spark's rules: SparkDateTimeUtils.stringToTimestamp / stringToDate (the
+ * text forms a CAST takes), the typing of DateAdd / DateSub and of DATE ± INTERVAL in Spark's
+ * analyzer and its date.sql golden results, MakeTimestamp's DECIMAL(8,6) seconds and its
+ * INVALID_FRACTION_OF_SECOND, and SecondsToTimestamp's numeric input; never from sluice's output.
+ */
+import { parseDdlColumns } from '../../lib/engine/ddl';
+import { compileExpression, ExpressionError, SparkRowError } from '../../lib/engine/expr';
+import { formatTimestamp } from '../../lib/engine/timestamps';
+
+const COLS = parseDdlColumns('t TIMESTAMP, d DATE, s STRING, n BIGINT, i INT, x DOUBLE');
+const value = (text: string, row: Record<string, unknown> = {}) => compileExpression(text, COLS).evaluate(row);
+const iso = (text: string, row: Record<string, unknown> = {}) => {
+  const v = value(text, row);
+  return v === null ? null : formatTimestamp(v as number | bigint);
+};
+
+function refusal(text: string): ExpressionError {
+  try {
+    compileExpression(text, COLS);
+  } catch (e) {
+    if (e instanceof ExpressionError) return e;
+    throw e;
+  }
+  throw new Error(`${text} was not refused`);
+}
+
+function rowError(text: string, row: Record<string, unknown> = {}): SparkRowError {
+  const e = compileExpression(text, COLS);
+  try {
+    e.evaluate(row);
+  } catch (err) {
+    if (err instanceof SparkRowError) return err;
+    throw err;
+  }
+  throw new Error(`${text} raised no row error`);
+}
+
+describe('CAST(string AS TIMESTAMP) takes the forms of Spark stringToTimestamp', () => {
+  it.each([
+    ['2026', '2026-01-01T00:00:00.000Z'],
+    ['2026-10', '2026-10-01T00:00:00.000Z'],
+    ['2026-1-5', '2026-01-05T00:00:00.000Z'],
+    ['2026-10-01', '2026-10-01T00:00:00.000Z'],
+    ['2026-10-01 12', '2026-10-01T12:00:00.000Z'],
+    ['2026-10-01T12:30', '2026-10-01T12:30:00.000Z'],
+    ['2026-10-01 1:2:3', '2026-10-01T01:02:03.000Z'],
+    ['  2026-10-01 12:30:45.5  ', '2026-10-01T12:30:45.500Z'],
+    ['2026-10-01 12:30:45.', '2026-10-01T12:30:45.000Z'],
+    ['2026-10-01 12:30:45.1234567891', '2026-10-01T12:30:45.123456Z'],
+    ['2026-10-01T12:30:45.123456Z', '2026-10-01T12:30:45.123456Z'],
+    ['2026-10-01 12:30:45 UTC', '2026-10-01T12:30:45.000Z'],
+    ['2026-10-01 12:30:45+01:00', '2026-10-01T11:30:45.000Z'],
+    ['2026-10-01 12:30:45 +01:00', '2026-10-01T11:30:45.000Z'],
+    ['2026-10-01 12:30:45+1:00', '2026-10-01T11:30:45.000Z'],
+    ['2026-10-01 12:30:45+01', '2026-10-01T11:30:45.000Z'],
+    ['2026-10-01 12:30:45+0530', '2026-10-01T07:00:45.000Z'],
+    ['2026-10-01 12:30:45-08:00', '2026-10-01T20:30:45.000Z'],
+    ['2026-10-01 12:30:45GMT+01:00', '2026-10-01T11:30:45.000Z'],
+    ['2026-10-01 12:30:45 UTC-2', '2026-10-01T14:30:45.000Z'],
+    // regions with their daylight time: Paris is +02:00 in October, Los Angeles -07:00
+    ['2026-10-01 12:30:45 Europe/Paris', '2026-10-01T10:30:45.000Z'],
+    ['2026-10-01 12:30:45 PST', '2026-10-01T19:30:45.000Z'],
+    ['2026-01-15 12:00:00 EST', '2026-01-15T17:00:00.000Z'],
+    // a time in the spring gap moves forward (03:30 PDT); one in the autumn overlap takes the earlier offset (PDT)
+    ['2026-03-08 02:30:00 America/Los_Angeles', '2026-03-08T10:30:00.000Z'],
+    ['2026-11-01 01:30:00 America/Los_Angeles', '2026-11-01T08:30:00.000Z'],
+    ['1969-07-20 20:17:40', '1969-07-20T20:17:40.000Z'],
+  ])('%s', (text, expected) => {
+    expect(iso(`CAST('${text}' AS TIMESTAMP)`)).toBe(expected);
+    expect(iso(`to_timestamp('${text}')`)).toBe(expected);
+  });
+
+  it.each([
+    '2026-10-01T', // a separator with no hour
+    '2026-10-01 12:30Z', // a zone only after the seconds
+    '2026-10-01 12:30:45 utc', // zone ids are case-sensitive in Java
+    '2026-10-01 12:30:45 europe/paris',
+    '2026-10-01 12:30:45 +19:00', // beyond ±18:00
+    '2026-10-01 12:30:45.123.4',
+    '2026-02-29',
+    '2026-10-01 24:00:00',
+    '26-10-01', // the year has at least 4 digits
+    '2026-010-01',
+    'bad',
+    '',
+  ])("'%s' is CAST_INVALID_INPUT, null under try_cast", (text) => {
+    expect(rowError(`CAST('${text}' AS TIMESTAMP)`).errorClass).toBe('CAST_INVALID_INPUT');
+    expect(value(`try_cast('${text}' AS TIMESTAMP)`)).toBeNull();
+    expect(value(`try_to_timestamp('${text}')`)).toBeNull();
+  });
+
+  it('a STRING compared with a TIMESTAMP is read the same way', () => {
+    const t = 1_790_857_800_000_000; // 2026-10-01T12:30:00Z
+    expect(value("t = '2026-10-01 13:30:00+01:00'", { t })).toBe(true);
+    expect(value("t > '2026-10-01 12'", { t })).toBe(true);
+  });
+});
+
+describe('typed literals take the forms of CAST', () => {
+  it('DATE literal: one-digit month and day, a year alone', () => {
+    expect(value("DATE '2026-1-5'")).toBe('2026-01-05');
+    expect(value("DATE '2026'")).toBe('2026-01-01');
+    expect(refusal("DATE '2026-02-30'").errorClass).toBe('INVALID_TYPED_LITERAL');
+  });
+
+  it("a TIMESTAMP literal is named by its value, as Spark's Literal.sql prints it", () => {
+    expect(compileExpression("TIMESTAMP '2026-10-01T12:00:00.500Z'", COLS).sql).toBe("TIMESTAMP '2026-10-01 12:00:00.5'");
+    expect(iso("TIMESTAMP '2026-10-01 12:00:00 +02:00'")).toBe('2026-10-01T10:00:00.000Z');
+  });
+});
+
+describe('date_add / date_sub and DATE ± n take days as INT, SMALLINT or TINYINT (Spark date.sql)', () => {
+  const row = { d: '2026-10-01', n: 5, i: 5, x: 1.5, s: '1', t: 1_790_857_800_000_000 };
+
+  it.each([
+    ['date_add(d, i)', '2026-10-06'],
+    ['date_add(d, CAST(1 AS SMALLINT))', '2026-10-02'],
+    ['date_add(d, CAST(1 AS TINYINT))', '2026-10-02'],
+    ["date_add(d, '1')", '2026-10-02'], // a STRING literal is cast to INT when the query is analyzed
+    ['date_add(d, NULL)', null],
+    ['date_add(t, 1)', '2026-10-02'],
+    ["date_sub('2026-03-01', 1)", '2026-02-28'],
+    ['d + 1', '2026-10-02'],
+    ['7 + d', '2026-10-08'],
+    ['d - i', '2026-09-26'],
+    ['d + NULL', null],
+  ])('%s = %s', (text, expected) => {
+    expect(value(text, row)).toBe(expected);
+  });
+
+  it.each([
+    'date_add(d, n)', // BIGINT
+    'date_add(d, 1L)',
+    'date_add(d, 1.0)', // DECIMAL(2,1)
+    'date_add(d, 1E1)', // DOUBLE
+    'date_add(d, s)', // a STRING column
+    'date_sub(d, x)',
+    'd + n',
+    'd + x',
+    "d + '1'",
+    "d - '2026-09-01'",
+    'd + d',
+  ])('%s is DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE', (text) => {
+    expect(refusal(text).errorClass).toBe('DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE');
+  });
+
+  it('a STRING literal that is not an integer is SECOND_FUNCTION_ARGUMENT_NOT_INTEGER', () => {
+    expect(refusal("date_add(d, '1.2')").errorClass).toBe('SECOND_FUNCTION_ARGUMENT_NOT_INTEGER');
+    expect(refusal("date_sub(d, 'x')").errorClass).toBe('SECOND_FUNCTION_ARGUMENT_NOT_INTEGER');
+  });
+});
+
+describe('DATE ± INTERVAL DAY is a DATE; other day-time intervals make a TIMESTAMP', () => {
+  const row = { d: '2026-10-01', s: '2026-10-01 12:00:00' };
+
+  it.each([
+    ["d + INTERVAL '2' DAY", '2026-10-03'],
+    ['d - INTERVAL 2 DAYS', '2026-09-29'],
+    ['d + INTERVAL 1 WEEK', '2026-10-08'],
+    ["INTERVAL '3' DAY + d", '2026-10-04'],
+    ["d + INTERVAL '1' DAY + INTERVAL '1' DAY", '2026-10-03'],
+    ["d + (INTERVAL '1' DAY + INTERVAL '1' DAY)", '2026-10-03'],
+    ["d - -INTERVAL '1' DAY", '2026-10-02'],
+    ["DATE '2024-03-01' - INTERVAL '1' DAY", '2024-02-29'],
+    ["d + INTERVAL '1' MONTH", '2026-11-01'],
+  ])('%s = %s', (text, expected) => {
+    expect(value(text, row)).toBe(expected);
+  });
+
+  it.each([
+    ["d + INTERVAL '2' HOUR", '2026-10-01T02:00:00.000Z'],
+    ["d + (INTERVAL '1' DAY + INTERVAL '2' HOUR)", '2026-10-02T02:00:00.000Z'],
+    ['d + INTERVAL 1 DAY 2 HOURS', '2026-10-02T02:00:00.000Z'],
+  ])('%s = %s (a TIMESTAMP)', (text, expected) => {
+    expect(compileExpression(text, COLS).sqlType.type).toBe('TIMESTAMP');
+    expect(iso(text, row)).toBe(expected);
+  });
+
+  it('STRING ± a day-time interval is the sum cast back to STRING', () => {
+    expect(value("s + INTERVAL '90' MINUTE", row)).toBe('2026-10-01 13:30:00');
+    expect(value("s - INTERVAL '1' DAY", row)).toBe('2026-09-30 12:00:00');
+  });
+});
+
+describe("make_timestamp takes its seconds as DECIMAL(8,6), and 60 only as a whole minute (Spark's MakeTimestamp)", () => {
+  it.each([
+    ['make_timestamp(2026, 10, 1, 12, 30, 45.1234567)', '2026-10-01T12:30:45.123457Z'], // rounded HALF_UP to 6 places
+    ['make_timestamp(2026, 10, 1, 12, 30, 60)', '2026-10-01T12:31:00.000Z'],
+    ['make_timestamp(2026, 12, 31, 23, 59, 60)', '2027-01-01T00:00:00.000Z'],
+    ['make_timestamp(2024, 2, 29, 0, 0, 0)', '2024-02-29T00:00:00.000Z'],
+  ])('%s = %s', (text, expected) => {
+    expect(iso(text)).toBe(expected);
+  });
+
+  it.each([
+    ['make_timestamp(2026, 10, 1, 12, 30, 60.5)', 'INVALID_FRACTION_OF_SECOND'],
+    ['make_timestamp(2026, 10, 1, 12, 30, 100)', 'NUMERIC_VALUE_OUT_OF_RANGE'], // 100 does not fit DECIMAL(8,6)
+    ['make_timestamp(2026, 10, 1, 12, 30, 61)', 'DATETIME_FIELD_OUT_OF_BOUNDS'],
+    ['make_timestamp(2026, 10, 1, 12, 30, -1)', 'DATETIME_FIELD_OUT_OF_BOUNDS'],
+    ['make_timestamp(2026, 2, 29, 0, 0, 0)', 'DATETIME_FIELD_OUT_OF_BOUNDS'],
+    ['make_timestamp(2026, 10, 1, 24, 0, 0)', 'DATETIME_FIELD_OUT_OF_BOUNDS'],
+  ])('%s is %s', (text, errorClass) => {
+    expect(rowError(text).errorClass).toBe(errorClass);
+  });
+});
+
+describe('timestamp_seconds reads a STRING as DOUBLE, as its NumericType input', () => {
+  it("timestamp_seconds('1.5') is 1.5 seconds after the epoch", () => {
+    expect(iso("timestamp_seconds('1.5')")).toBe('1970-01-01T00:00:01.500Z');
+    expect(iso("timestamp_millis('1500')")).toBe('1970-01-01T00:00:01.500Z');
+  });
+});
+
+describe("CAST(DECIMAL AS TIMESTAMP) truncates below the microsecond (Spark's decimalToTimestamp)", () => {
+  it.each([
+    ['CAST(1.0000005 AS TIMESTAMP)', '1970-01-01T00:00:01.000Z'],
+    ['CAST(-1.0000005 AS TIMESTAMP)', '1969-12-31T23:59:59.000Z'],
+    ['CAST(1.9999999 AS TIMESTAMP)', '1970-01-01T00:00:01.999999Z'],
+    ['CAST(-1.5 AS TIMESTAMP)', '1969-12-31T23:59:58.500Z'],
+  ])('%s = %s', (text, expected) => {
+    expect(iso(text)).toBe(expected);
+  });
+});
+
+describe('more of Spark 4 datetime functions (examples of the Spark SQL function reference)', () => {
+  it.each([
+    ["weekday(DATE '2026-10-05')", 0], // a Monday
+    ["weekday(DATE '2026-10-04')", 6], // a Sunday
+    ["dayname(DATE '2026-10-04')", 'Sun'],
+    ["monthname(DATE '2026-10-04')", 'Oct'],
+    ["next_day('2015-01-14', 'TU')", '2015-01-20'],
+    ["next_day(DATE '2015-07-27', 'monday')", '2015-08-03'], // strictly after the start
+    ["next_day(NULL, 'xx')", null],
+    ["months_between('1997-02-28 10:30:00', '1996-10-30')", 3.94959677],
+    ["months_between('1997-02-28 10:30:00', '1996-10-30', false)", 3.9495967741935485],
+    ["months_between(DATE '2026-03-31', DATE '2026-02-28')", 1], // two month ends: whole months
+    ["date_diff('2009-07-31', '2009-07-30')", 1],
+  ])('%s = %s', (text, expected) => {
+    expect(value(text)).toBe(expected);
+  });
+
+  it('next_day of a word that is not a day is ILLEGAL_DAY_OF_WEEK', () => {
+    expect(rowError("next_day(DATE '2015-07-23', 'xx')").errorClass).toBe('ILLEGAL_DAY_OF_WEEK');
+    expect(rowError("next_day(DATE '2015-07-23', ' mon')").errorClass).toBe('ILLEGAL_DAY_OF_WEEK');
+  });
+
+  it.each([
+    ["from_utc_timestamp('2016-08-31', 'Asia/Seoul')", '2016-08-31T09:00:00.000Z'],
+    ["to_utc_timestamp('2016-08-31', 'Asia/Seoul')", '2016-08-30T15:00:00.000Z'],
+    ["from_utc_timestamp(TIMESTAMP '2026-07-01 12:00:00', 'America/New_York')", '2026-07-01T08:00:00.000Z'],
+    ["from_utc_timestamp(TIMESTAMP '2026-01-01 12:00:00', 'America/New_York')", '2026-01-01T07:00:00.000Z'],
+    ["to_utc_timestamp(TIMESTAMP '2026-07-01 08:00:00', 'America/New_York')", '2026-07-01T12:00:00.000Z'],
+    ["from_utc_timestamp(TIMESTAMP '2026-07-01 12:00:00', '+05:30')", '2026-07-01T17:30:00.000Z'],
+  ])('%s = %s', (text, expected) => {
+    expect(iso(text)).toBe(expected);
+  });
+
+  it('a zone Java does not know is INVALID_TIMEZONE', () => {
+    expect(rowError("from_utc_timestamp(TIMESTAMP '2026-07-01 12:00:00', 'Nowhere/City')").errorClass).toBe('INVALID_TIMEZONE');
+  });
+});
+
+describe("EXTRACT(field FROM source) and date_part (Spark's DatePart.parseExtractField)", () => {
+  it.each([
+    ["extract(YEAR FROM TIMESTAMP '2019-08-12 01:00:00.123456')", 2019],
+    ["extract(yrs FROM DATE '2019-08-12')", 2019],
+    ["extract(QTR FROM DATE '2019-08-12')", 3],
+    ["extract(MONTH FROM '2019-08-12')", 8],
+    ["extract(WEEK FROM DATE '2021-01-03')", 53],
+    ["extract(DAY FROM DATE '2019-08-12')", 12],
+    ["extract(DAYOFWEEK FROM DATE '2019-08-12')", 2], // a Monday: Sunday is 1
+    ["extract(DOW_ISO FROM DATE '2019-08-12')", 1], // Monday is 1
+    ["extract(DOY FROM DATE '2019-08-12')", 224],
+    ["extract(HOUR FROM TIMESTAMP '2019-08-12 13:14:15')", 13],
+    ["extract(MINUTE FROM TIMESTAMP '2019-08-12 13:14:15')", 14],
+    ["extract(SECOND FROM TIMESTAMP '2019-08-12 13:14:15.5')", '15.500000'],
+    ["extract(SECOND FROM TIMESTAMP '1969-12-31 23:59:58.000001')", '58.000001'],
+    ["date_part('DOW_ISO', DATE '2019-08-12')", 1],
+    ["date_part('seconds', TIMESTAMP '2019-08-12 13:14:15.123456')", '15.123456'],
+  ])('%s = %s', (text, expected) => {
+    expect(value(text)).toBe(expected);
+  });
+
+  it('is named as written, and SECOND is DECIMAL(8,6)', () => {
+    expect(compileExpression('extract(YEAR FROM t)', COLS).sql).toBe('extract(YEAR FROM t)');
+    expect(compileExpression('extract(SECOND FROM t)', COLS).sqlType).toEqual({ type: 'DECIMAL', precision: 8, scale: 6 });
+  });
+
+  it('an unknown field is INVALID_EXTRACT_FIELD', () => {
+    expect(refusal('extract(FOO FROM d)').errorClass).toBe('INVALID_EXTRACT_FIELD');
+    expect(refusal("date_part('fortnight', d)").errorClass).toBe('INVALID_EXTRACT_FIELD');
+  });
+});
+
+describe('subtracting dates and timestamps gives an ANSI interval (SubtractDates, SubtractTimestamps)', () => {
+  const row = { d: '2026-10-01', t: 1_790_857_800_000_000 }; // t = 2026-10-01 12:30:00
+
+  it("an output column holds Spark's text of the interval", () => {
+    expect(value("d - DATE '2026-09-01'", row)).toBe("INTERVAL '30' DAY");
+    expect(value("'2026-10-05' - d", row)).toBe("INTERVAL '4' DAY");
+    expect(value("t - TIMESTAMP '2026-09-29 11:16:39.5'", row)).toBe("INTERVAL '2 01:13:20.5' DAY TO SECOND");
+    expect(value("TIMESTAMP '2026-10-01 12:00:00' - t", row)).toBe("INTERVAL '-0 00:30:00' DAY TO SECOND");
+    expect(value('t - d', row)).toBe("INTERVAL '0 12:30:00' DAY TO SECOND");
+    expect(compileExpression("d - DATE '2026-09-01'", COLS).sqlType).toEqual({ type: 'INTERVAL', days: true });
+  });
+
+  it('intervals compare, add to timestamps and an INTERVAL DAY casts to its days', () => {
+    expect(value("t - TIMESTAMP '2026-10-01 12:20:00' > INTERVAL 5 MINUTES", row)).toBe(true);
+    expect(value("t - TIMESTAMP '2026-10-01 12:20:00' > INTERVAL '10' MINUTE", row)).toBe(false);
+    expect(value("d - DATE '2026-09-01' >= INTERVAL '30' DAY", row)).toBe(true);
+    expect(value("CAST(d - DATE '2026-09-01' AS INT)", row)).toBe(30);
+    expect(iso("TIMESTAMP '2026-10-01 00:00:00' + (t - TIMESTAMP '2026-10-01 00:00:00')", row)).toBe('2026-10-01T12:30:00.000Z');
+    expect(refusal("CAST(t - TIMESTAMP '2026-10-01 12:20:00' AS INT)").errorClass).toBe('DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION');
+  });
+});
+
+describe('a datetime pattern may be a column, as Spark builds the formatter per row', () => {
+  const cols = parseDdlColumns('s STRING, fmt STRING, t TIMESTAMP');
+  const run = (text: string, row: Record<string, unknown>) => compileExpression(text, cols).evaluate(row);
+
+  it('parses and formats with each row its pattern', () => {
+    expect(formatTimestamp(run('to_timestamp(s, fmt)', { s: '01/10/2026', fmt: 'dd/MM/yyyy' }) as number)).toBe('2026-10-01T00:00:00.000Z');
+    expect(formatTimestamp(run('to_timestamp(s, fmt)', { s: '2026-10-01 12', fmt: 'yyyy-MM-dd HH' }) as number)).toBe('2026-10-01T12:00:00.000Z');
+    expect(run('to_date(s, fmt)', { s: 'Oct 1 2026', fmt: 'MMM d yyyy' })).toBe('2026-10-01');
+    expect(run('date_format(t, fmt)', { t: 1_790_857_800_000_000, fmt: 'HH:mm' })).toBe('12:30');
+    expect(run('try_to_timestamp(s, fmt)', { s: 'x', fmt: 'yyyy' })).toBeNull();
+    expect(run('to_timestamp(s, fmt)', { s: '2026', fmt: null })).toBeNull();
+  });
+
+  it("a row's pattern that Spark refuses is that row's error, with Spark's class", () => {
+    const e = compileExpression('date_format(t, fmt)', cols);
+    expect(() => e.evaluate({ t: 0, fmt: 'YYYY' })).toThrow(SparkRowError);
+    try {
+      e.evaluate({ t: 0, fmt: 'YYYY' });
+    } catch (err) {
+      expect((err as SparkRowError).errorClass).toBe('INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_WEEK_BASED_PATTERN');
+    }
+  });
+});
