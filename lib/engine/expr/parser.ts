@@ -461,6 +461,37 @@ class Parser {
     return this.nameOrCall(t);
   }
 
+  /**
+   * Spark's TRIM([BOTH | LEADING | TRAILING] [trimStr] FROM str), after `TRIM(`, as the call
+   * trim / ltrim / rtrim (trimStr, str), or (str) without trimStr; null (nothing read) for a plain call.
+   */
+  private trimFrom(t: Token): Ast | null {
+    const start = this.i;
+    const dirs: Record<string, string> = { BOTH: 'trim', LEADING: 'ltrim', TRAILING: 'rtrim' };
+    const next = this.peek(1);
+    const word = this.peek().kind === 'ident' ? this.peek().text.toUpperCase() : '';
+    const hasDir = word in dirs && !(next.kind === 'op' && (next.text === ')' || next.text === ','));
+    let name = 'trim';
+    if (hasDir) {
+      name = dirs[word];
+      this.i++;
+    }
+    let trimStr: Ast | undefined;
+    if (!this.isKeyword('FROM')) {
+      if (!hasDir && this.peek().kind === 'op' && this.peek().text === ')') return null;
+      trimStr = this.expression();
+      if (!this.isKeyword('FROM')) {
+        if (hasDir) throw this.error('FROM');
+        this.i = start;
+        return null;
+      }
+    }
+    this.expectKeyword('FROM');
+    const src = this.expression();
+    this.expectOp(')', "')' after TRIM(... FROM ...)");
+    return { k: 'call', pos: t.pos, name, args: trimStr === undefined ? [src] : [trimStr, src], distinct: false, star: false };
+  }
+
   private nameOrCall(t: Token): Ast {
     if (t.kind === 'ident' && this.op('(')) {
       const distinct = this.keyword('DISTINCT');
@@ -469,6 +500,10 @@ class Parser {
         return { k: 'call', pos: t.pos, name: t.text.toLowerCase(), args: [], distinct, star: true };
       }
       const args: Ast[] = [];
+      if (t.text.toUpperCase() === 'TRIM' && !distinct) {
+        const trim = this.trimFrom(t);
+        if (trim !== null) return trim;
+      }
       if (!this.op(')')) {
         args.push(this.expression());
         while (this.op(',')) args.push(this.expression());
