@@ -117,6 +117,15 @@ describe('Java regex: patterns sluice refuses rather than match differently', ()
     expect(m).toContain(why);
   });
 
+  it('refuses a look-behind without an obvious maximum length, as Java does', () => {
+    expect(refused("s RLIKE '(?<=a+)b'")).toContain('maximum length');
+    expect(value('s RLIKE p', { s: 'aab', p: '(?<=a{1,2})b' })).toBe(true);
+  });
+
+  it('refuses a format_number pattern it cannot format', () => {
+    expect(refused("format_number(1.5D, '0.0%')")).toContain('[INVALID_PARAMETER_VALUE.PATTERN]');
+  });
+
   it('a pattern from a column that cannot compile is a row error', () => {
     expect(rowError('s RLIKE p', { s: 'a', p: 'a*+' })).toMatch(/^\[INVALID_PARAMETER_VALUE\.PATTERN\] .*possessive/);
   });
@@ -292,6 +301,16 @@ describe('format_number: DecimalFormat HALF_EVEN on the exact value', () => {
     ['format_number(CAST(1234567.125 AS DECIMAL(12,3)), 2)', '1,234,567.12'],
     ['format_number(-1234567, 1)', '-1,234,567.0'],
     ['format_number(12332.123456, -1)', null],
+    // a DecimalFormat pattern as the second argument
+    ["format_number(12332.123456, '##################.###')", '12332.123'],
+    ["format_number(12332.123456, '')", '12,332'], // Spark's default pattern #,###,...,##0
+    ["format_number(0.5D, '#.##')", '.5'], // no minimum integer digit
+    ["format_number(0.001D, '#.##')", '0'], // nothing left: a zero
+    ["format_number(1234.5D, '$#,##0.00')", '$1,234.50'],
+    ["format_number(-5, '$#,##0.00')", '-$5.00'],
+    ["format_number(1234.5D, '#.')", '1234.'],
+    ["format_number(1234567.891D, '#,##,##0.0#')", '1,234,567.89'], // Java groups by the last interval only
+    ['format_number(CAST(NULL AS DOUBLE), 2)', null],
   ])('%s is %j', (text, expected) => {
     expect(value(text)).toBe(expected);
   });

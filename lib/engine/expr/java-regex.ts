@@ -189,6 +189,28 @@ function caret(flags: number): string {
   return `(?:(?<![\\s\\S])|(?<=${terminators(flags)})${notInCrLf}(?=[\\s\\S]))`;
 }
 
+/** Whether a Java pattern fragment has an unbounded quantifier (*, +, {n,}) outside escapes and classes. */
+function unbounded(src: string): boolean {
+  for (let i = 0; i < src.length; i++) {
+    const c = src[i];
+    if (c === '\\') {
+      if (src[i + 1] === 'Q') {
+        const end = src.indexOf('\\E', i);
+        i = end < 0 ? src.length : end + 1;
+      } else i++;
+    } else if (c === '[') {
+      let depth = 1;
+      for (i++; i < src.length && depth > 0; i++) {
+        if (src[i] === '\\') i++;
+        else if (src[i] === '[') depth++;
+        else if (src[i] === ']') depth--;
+      }
+      i--;
+    } else if (c === '*' || c === '+' || (c === '{' && /^\{\d+,\}/.test(src.slice(i)))) return true;
+  }
+  return false;
+}
+
 class Translator {
   private i = 0;
   private flags: number;
@@ -362,8 +384,12 @@ class Translator {
         open = '(?:';
       }
     }
+    const from = this.i;
     const inner = this.alternation();
     if (this.peek() !== ')') this.fail('Unclosed group');
+    if ((open === '(?<=' || open === '(?<!') && unbounded(this.src.slice(from, this.i))) {
+      this.fail('Look-behind group does not have an obvious maximum length');
+    }
     this.i++;
     this.flags = saved;
     return { text: `${open}${inner})`, quantifiable: true };

@@ -425,11 +425,26 @@ export const STRING_FUNCTIONS: Record<string, FunctionDef> = {
     // DECIMAL and the integral types are formatted from their exact value, as Java's DecimalFormat of a BigDecimal / long
     const exact = x.type.type === 'DECIMAL' || isIntegral(x.type);
     const n = exact ? x : c.az.implicit(x, { type: 'DOUBLE' }, c.pos, 'argument 1 of format_number');
+    const num = (v: unknown) => (typeof v === 'number' && !exact ? v : String(v));
+    if (d.type.type === 'STRING') {
+      // format_number(x, 'pattern'): a DecimalFormat pattern ('' is Spark's default '#,###,...,##0')
+      const fixed = d.constant && typeof d.constant.value === 'string' ? decimalPattern(d.constant.value, c) : null;
+      return call(
+        c,
+        STRING,
+        [n, d],
+        strict((v, f) => formatNumber(num(v), fixed ?? decimalPattern(f as string, null))),
+      );
+    }
     return call(
       c,
       STRING,
       [n, int(c, d, 1)],
-      strict((v, k) => formatNumber(typeof v === 'number' && !exact ? v : String(v), k as number)),
+      strict((v, k) =>
+        (k as number) < 0
+          ? null
+          : formatNumber(num(v), { prefix: '', suffix: '', minInt: 1, minFrac: k as number, maxFrac: k as number, group: 3, dot: false }),
+      ),
     );
   }),
 };
@@ -491,17 +506,56 @@ function padCall(args: readonly import('./typed').Typed[], c: Parameters<Functio
   );
 }
 
+/** A DecimalFormat pattern's layout: digits before and after the point, grouping, literal prefix and suffix. */
+interface NumberPattern {
+  readonly prefix: string;
+  readonly suffix: string;
+  readonly minInt: number;
+  readonly minFrac: number;
+  readonly maxFrac: number;
+  /** Digits per group (0: no grouping). */
+  readonly group: number;
+  /** Whether the point is shown even without fraction digits (a pattern such as '#.'). */
+  readonly dot: boolean;
+}
+
 /**
- * format_number(x, d): Java's DecimalFormat("#,##0.00..") in Locale.US: grouped thousands, exactly d
- * decimals rounded HALF_EVEN on the exact value (a double's binary value, as the JDK does since 8),
- * the sign kept when x is negative even if it rounds to zero ("-0.00", a DecimalFormat trait); null for d < 0.
+ * A DecimalFormat pattern (Locale.US) of the form prefix #,##0.00## suffix. Patterns with other
+ * special characters (% ‰ ¤ E ' ; -) are refused (at analysis for a literal, else for the row).
  */
-function formatNumber(v: number | string, d: number): string | null {
-  if (d < 0) return null;
-  if (typeof v === 'number' && !Number.isFinite(v)) return Number.isNaN(v) ? 'NaN' : v > 0 ? '\u221e' : '-\u221e';
+function decimalPattern(pattern: string, c: Parameters<FunctionDef['resolve']>[1] | null): NumberPattern {
+  const p = pattern === '' ? '#,###,###,###,###,###,##0' : pattern;
+  const m = /^([^#0,.;%\u2030\u00a4'\-1-9]*)([#,]*[0,]*)(?:(\.)(0*)(#*))?([^#0,.;%\u2030\u00a4E'\-1-9]*)$/.exec(p);
+  const intPart = m?.[2] ?? '';
+  const lastComma = intPart.lastIndexOf(',');
+  if (m === null || (intPart.replace(/,/g, '') === '' && m[3] === undefined) || (lastComma >= 0 && lastComma === intPart.length - 1)) {
+    const why = `format_number's pattern '${pattern}' is not one sluice formats: it takes DecimalFormat patterns of the form [prefix]#,##0.00##[suffix] (no % \u2030 \u00a4 E ' ; or -); use a number of decimals or such a pattern`;
+    if (c !== null) throw c.az.fail('INVALID_PARAMETER_VALUE.PATTERN', why, c.pos);
+    throw new SparkRowError('INVALID_PARAMETER_VALUE.PATTERN', why);
+  }
+  return {
+    prefix: m[1],
+    suffix: m[6],
+    minInt: (intPart.match(/0/g) ?? []).length,
+    minFrac: m[4]?.length ?? 0,
+    maxFrac: (m[4]?.length ?? 0) + (m[5]?.length ?? 0),
+    group: lastComma < 0 ? 0 : intPart.length - lastComma - 1,
+    dot: m[3] !== undefined && (m[4] ?? '') === '' && (m[5] ?? '') === '',
+  };
+}
+
+/**
+ * format_number as Java's DecimalFormat in Locale.US: rounded HALF_EVEN to maxFrac decimals on the
+ * exact value (a double's binary value, as the JDK does since 8), trailing fraction zeros beyond
+ * minFrac dropped, grouped, and the sign kept when x is negative even if it rounds to zero ("-0.00",
+ * a DecimalFormat trait). format_number(x, d) is the pattern #,##0.00 with d zeros; null for d < 0.
+ */
+function formatNumber(v: number | string, f: NumberPattern): string {
+  if (typeof v === 'number' && !Number.isFinite(v)) return Number.isNaN(v) ? 'NaN' : `${v > 0 ? '' : '-'}${f.prefix}\u221e${f.suffix}`;
+  const d = f.maxFrac;
   let text = typeof v === 'number' ? plainNumber(v) : v;
   const neg = typeof v === 'number' ? v < 0 || Object.is(v, -0) : text.startsWith('-') && /[1-9]/.test(text);
-  if (neg && text.startsWith('-')) text = text.slice(1);
+  if (text.startsWith('-')) text = text.slice(1);
   let [intPart, frac = ''] = text.split('.');
   if (typeof v === 'number' && frac.length > d) [intPart, frac = ''] = exactDouble(Math.abs(v)).split('.');
   let digits = BigInt(intPart + frac.padEnd(d, '0').slice(0, Math.max(d, frac.length)));
@@ -513,9 +567,16 @@ function formatNumber(v: number | string, d: number): string | null {
     digits = r * 2n > p || (r * 2n === p && q % 2n === 1n) ? q + 1n : q;
   }
   const all = digits.toString().padStart(d + 1, '0');
-  const ip = all.slice(0, all.length - d).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  const fp = d > 0 ? `.${all.slice(all.length - d)}` : '';
-  return `${neg ? '-' : ''}${ip}${fp}`;
+  let ip = all
+    .slice(0, all.length - d)
+    .replace(/^0+/, '')
+    .padStart(f.minInt, '0');
+  let fp = all.slice(all.length - d);
+  while (fp.length > f.minFrac && fp.endsWith('0')) fp = fp.slice(0, -1);
+  if (ip === '' && fp === '') ip = '0';
+  if (f.group > 0) ip = ip.replace(new RegExp(`\\B(?=(\\d{${f.group}})+(?!\\d))`, 'g'), ',');
+  const point = fp !== '' || f.dot ? `.${fp}` : '';
+  return `${neg ? '-' : ''}${f.prefix}${ip}${point}${f.suffix}`;
 }
 
 /** The exact decimal value of a finite non-negative double (every binary digit, no exponent). */
