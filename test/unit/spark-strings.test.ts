@@ -227,6 +227,15 @@ describe('LIKE: the escape character rules of escapeLikeRegex', () => {
     expect(refused("s LIKE 'a!b' ESCAPE '!'")).toContain('[INVALID_FORMAT.ESC_IN_THE_MIDDLE]');
   });
 
+  it('ILIKE is lower(str) LIKE lower(pattern)', () => {
+    expect(value("'SPARK' ILIKE 'sp_rk'")).toBe(true);
+    expect(value("'\u0130' ILIKE 'i_'")).toBe(true); // lower('İ') is i and a combining dot: two characters
+  });
+
+  it('refuses an ESCAPE string that is not one character (INVALID_ESC)', () => {
+    expect(refused("s LIKE 'a!%' ESCAPE '!!'")).toContain('[INVALID_ESC]');
+  });
+
   it('a pattern from a column with a bad escape fails the row', () => {
     expect(rowError('s LIKE p', { s: 'ab', p: 'a\\b' })).toMatch(/^\[INVALID_FORMAT\.ESC_IN_THE_MIDDLE\]/);
   });

@@ -794,7 +794,8 @@ export class Analyzer {
     const toRegex = (s: string, atAnalysis: boolean): RegExp => {
       if (op === 'RLIKE') return javaRegex(s, atAnalysis ? this : null, pos);
       try {
-        return likeRegex(s, escapeChar ?? '\\', op === 'ILIKE');
+        // ILIKE is Spark's lower(str) LIKE lower(pattern)
+        return likeRegex(op === 'ILIKE' ? s.toLowerCase() : s, escapeChar ?? '\\');
       } catch (e) {
         if (atAnalysis && e instanceof SparkRowError) throw this.fail(e.errorClass, e.message.replace(/^\[[^\]]+\] /, ''), pos);
         throw e;
@@ -817,7 +818,7 @@ export class Analyzer {
           }
           re = last!;
         }
-        return re.test(s as string);
+        return re.test(op === 'ILIKE' ? (s as string).toLowerCase() : (s as string));
       }),
     };
     return not ? this.unary('NOT', node, pos) : node;
@@ -988,7 +989,7 @@ function scaled(v: string, own: number, to: number): bigint {
  * itself for that character. As Spark's escapeLikeRegex, the escape character before anything else is
  * INVALID_FORMAT.ESC_IN_THE_MIDDLE and at the end INVALID_FORMAT.ESC_AT_THE_END (thrown as a SparkRowError).
  */
-function likeRegex(pattern: string, escapeChar: string, ignoreCase: boolean): RegExp {
+function likeRegex(pattern: string, escapeChar: string): RegExp {
   let out = '';
   const chars = Array.from(pattern);
   const quote = (c: string) => c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
@@ -1013,7 +1014,7 @@ function likeRegex(pattern: string, escapeChar: string, ignoreCase: boolean): Re
     else if (c === '_') out += '[\\s\\S]';
     else out += quote(c);
   }
-  return new RegExp(`^${out}$`, ignoreCase ? 'iu' : 'u');
+  return new RegExp(`^${out}$`, 'u');
 }
 
 /** Each compiled Java pattern's number of capturing groups (Java's groupCount()). */

@@ -289,7 +289,15 @@ class Parser {
         let escapeChar: string | undefined;
         if (op !== 'RLIKE' && op !== 'REGEXP' && this.keyword('ESCAPE')) {
           const e = this.next();
-          if (e.kind !== 'str' || e.text.length !== 1) throw this.error('one character in quotes after ESCAPE', e);
+          if (e.kind !== 'str') throw this.error('one character in quotes after ESCAPE', e);
+          if (Array.from(e.text).length !== 1) {
+            throw new ExpressionError(
+              'INVALID_ESC',
+              `Found an invalid escape string: '${e.text}'. The escape string must contain only one character; write ESCAPE '!' or another single character`,
+              this.text,
+              e.pos,
+            );
+          }
           escapeChar = e.text;
         }
         return { k: 'like', pos: t.pos, op: op === 'REGEXP' ? 'RLIKE' : op, arg, pattern, not, escapeChar };
