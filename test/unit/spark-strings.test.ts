@@ -324,3 +324,40 @@ describe('format_number: DecimalFormat HALF_EVEN on the exact value', () => {
     expect(value(text)).toBe(expected);
   });
 });
+
+describe('more string functions of Spark', () => {
+  it.each([
+    ["substring_index('www.apache.org', '.', -2)", 'apache.org'],
+    ["substring_index('www.apache.org', '.', 5)", 'www.apache.org'], // fewer delimiters: the whole string
+    ["substring_index('www.apache.org', '.', 0)", ''],
+    ["substring_index('www.apache.org', '', 1)", ''],
+    ["substring_index('aaa', 'aa', 2)", 'a'], // UTF8String.subStringIndex searches from the next character: overlapping
+    ["substring_index('aaa', 'aa', -2)", 'a'],
+    ["translate('AaBbCc', 'abc', '1')", 'A1BC'], // characters past the end of `to` are removed
+    ["translate('abc', 'aa', 'xy')", 'xbc'], // the first mapping of a character wins
+    ["translate('a😀b', '😀', 'x')", 'axb'],
+    ["split_part('11.12.13', '.', -1)", '13'],
+    ["split_part('11.12.13', '.', 4)", ''],
+    ["split_part('11.12.13', '.', -4)", ''],
+    ["split_part('a|b', '|', 2)", 'b'], // the delimiter is literal, not a regex
+    ["regexp_substr('abc', 'x')", null],
+    ["regexp_substr('abc', 'x*')", null], // an empty match is null (nullif(..., ''))
+    ["regexp_count('abc', 'x*')", 4], // zero-width matches at each of the 4 positions
+    ["regexp_extract_all('abc', '(x)', 5)", []], // no match: no group check
+    ["regexp_extract_all('a1b22', '(\\\\d+)', 1)", ['1', '22']],
+    ["rlike('Spark', 'ar')", true],
+    ["regexp_like('a\\nb', 'a$')", false],
+    ["octet_length('é😀')", 6],
+    ["character_length('é😀')", 2],
+  ])('%s is %j', (text, expected) => {
+    expect(value(text)).toEqual(expected);
+  });
+
+  it('split_part with part 0 is INVALID_INDEX_OF_ZERO', () => {
+    expect(rowError("split_part(s, '.', 0)", { s: 'a.b' })).toMatch(/^\[INVALID_INDEX_OF_ZERO\]/);
+  });
+
+  it('regexp_extract_all checks the group index when a match is found', () => {
+    expect(rowError("regexp_extract_all(s, 'b', 1)", { s: 'abc' })).toMatch(/^\[INVALID_PARAMETER_VALUE\.REGEX_GROUP_INDEX\]/);
+  });
+});

@@ -464,7 +464,9 @@ class Parser {
       this.expectOp(')', "')' after the type");
       return { k: 'cast', pos: t.pos, arg, to, safe: word === 'TRY_CAST', syntax: 'CAST' };
     }
-    if (RESERVED.has(word)) throw this.error('an expression');
+    // rlike(...) and regexp(...) are also functions (Spark's keywords are non-reserved there)
+    const asFunction = (word === 'RLIKE' || word === 'REGEXP') && after.kind === 'op' && after.text === '(';
+    if (RESERVED.has(word) && !asFunction) throw this.error('an expression');
     this.i++;
     return this.nameOrCall(t);
   }

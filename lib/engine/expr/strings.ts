@@ -421,6 +421,91 @@ export const STRING_FUNCTIONS: Record<string, FunctionDef> = {
       ),
     );
   }),
+  rlike: def(2, 2, ([a, p], c) => regexpLike(a, p, c, 'RLIKE')),
+  regexp: def(2, 2, ([a, p], c) => regexpLike(a, p, c, 'REGEXP')),
+  regexp_like: def(2, 2, ([a, p], c) => regexpLike(a, p, c, 'REGEXP_LIKE')),
+  regexp_extract_all: def(2, 3, (args, c) => {
+    const ts = [str(c, args[0], 0), str(c, args[1], 1), args[2] ? int(c, args[2], 2) : litInt(1)];
+    const fixed = ts[1].constant && typeof ts[1].constant.value === 'string' ? javaRegexChecked(c, ts[1].constant.value as string, 'g') : null;
+    return call(
+      c,
+      { type: 'ARRAY', element: STRING },
+      ts,
+      strict((s, re, idx) => {
+        const r = fixed ?? regexOf(re, 'g');
+        const out: string[] = [];
+        for (const m of (s as string).matchAll(r)) {
+          checkGroupIndex('regexp_extract_all', javaGroupCount(r), idx as number);
+          out.push(m[idx as number] ?? '');
+        }
+        return out;
+      }),
+    );
+  }),
+  regexp_count: def(2, 2, ([a, p], c) => {
+    const ts = [str(c, a, 0), str(c, p, 1)];
+    const fixed = ts[1].constant && typeof ts[1].constant.value === 'string' ? javaRegexChecked(c, ts[1].constant.value as string, 'g') : null;
+    return call(
+      c,
+      INT,
+      ts,
+      strict((s, re) => [...(s as string).matchAll(fixed ?? regexOf(re, 'g'))].length),
+    );
+  }),
+  regexp_substr: def(2, 2, ([a, p], c) => {
+    const ts = [str(c, a, 0), str(c, p, 1)];
+    const fixed = ts[1].constant && typeof ts[1].constant.value === 'string' ? javaRegexChecked(c, ts[1].constant.value as string, '') : null;
+    return call(
+      c,
+      STRING,
+      ts,
+      strict((s, re) => {
+        // Spark's regexp_substr is nullif(regexp_extract(str, regexp, 0), ''): no match, or an empty one, is null
+        const m = (fixed ?? regexOf(re, '')).exec(s as string);
+        return m === null || m[0] === '' ? null : m[0];
+      }),
+    );
+  }),
+  substring_index: def(3, 3, ([a, d, n], c) =>
+    call(
+      c,
+      STRING,
+      [str(c, a, 0), str(c, d, 1), int(c, n, 2)],
+      strict((s, delim, count) => substringIndex(s as string, delim as string, count as number)),
+    ),
+  ),
+  translate: def(3, 3, ([a, f, t], c) =>
+    call(
+      c,
+      STRING,
+      [str(c, a, 0), str(c, f, 1), str(c, t, 2)],
+      strict((s, from, to) => translate(s as string, from as string, to as string)),
+    ),
+  ),
+  character_length: def(1, 1, ([a], c) =>
+    call(
+      c,
+      INT,
+      [str(c, a, 0)],
+      strict((s) => charLength(s as string)),
+    ),
+  ),
+  octet_length: def(1, 1, ([a], c) =>
+    call(
+      c,
+      INT,
+      [str(c, a, 0)],
+      strict((s) => Buffer.byteLength(s as string, 'utf8')),
+    ),
+  ),
+  split_part: def(3, 3, ([a, d, n], c) =>
+    call(
+      c,
+      STRING,
+      [str(c, a, 0), str(c, d, 1), int(c, n, 2)],
+      strict((s, delim, part) => splitPart(s as string, delim as string, part as number)),
+    ),
+  ),
   format_number: def(2, 2, ([x, d], c) => {
     // DECIMAL and the integral types are formatted from their exact value, as Java's DecimalFormat of a BigDecimal / long
     const exact = x.type.type === 'DECIMAL' || isIntegral(x.type);
@@ -448,6 +533,76 @@ export const STRING_FUNCTIONS: Record<string, FunctionDef> = {
     );
   }),
 };
+
+/** RLIKE / REGEXP / REGEXP_LIKE as functions: Java's find() anywhere in the string. */
+function regexpLike(a: import('./typed').Typed, p: import('./typed').Typed, c: Parameters<FunctionDef['resolve']>[1], word: string) {
+  const ts = [str(c, a, 0), str(c, p, 1)];
+  const fixed = ts[1].constant && typeof ts[1].constant.value === 'string' ? javaRegexChecked(c, ts[1].constant.value as string, '') : null;
+  const sql = `${word}(${a.sql}, ${p.sql})`;
+  return {
+    ...call(
+      c,
+      BOOLEAN,
+      ts,
+      strict((s, re) => (fixed ?? regexOf(re, '')).test(s as string)),
+    ),
+    sql,
+    name: sql,
+  };
+}
+
+function checkGroupIndex(fn: string, groups: number, i: number): void {
+  if (i < 0 || i > groups) {
+    throw new SparkRowError(
+      'INVALID_PARAMETER_VALUE.REGEX_GROUP_INDEX',
+      `The value of parameter(s) \`idx\` in \`${fn}\` is invalid: Expects group index between 0 and ${groups}, but got ${i}; fix the group index`,
+    );
+  }
+}
+
+/** UTF8String.subStringIndex: the text before the count-th delimiter (from the right when count < 0); searches may overlap. */
+function substringIndex(s: string, delim: string, count: number): string {
+  if (delim.length === 0 || count === 0) return '';
+  if (count > 0) {
+    let idx = -1;
+    for (let k = count; k > 0; k--) {
+      idx = s.indexOf(delim, idx + 1);
+      if (idx < 0) return s;
+    }
+    return s.slice(0, idx);
+  }
+  let idx = s.length - delim.length + 1;
+  for (let k = count; k < 0; k++) {
+    idx = idx - 1 < 0 ? -1 : s.lastIndexOf(delim, idx - 1);
+    if (idx < 0) return s;
+  }
+  return s.slice(idx + delim.length);
+}
+
+/** Spark's translate: each character of `from` becomes the character of `to` at its place, or is removed past its end; the first mapping of a character wins. */
+function translate(s: string, from: string, to: string): string {
+  const map = new Map<string, string>();
+  const f = codePoints(from);
+  const t = codePoints(to);
+  f.forEach((ch, i) => {
+    if (!map.has(ch)) map.set(ch, i < t.length ? t[i] : '');
+  });
+  return codePoints(s)
+    .map((ch) => map.get(ch) ?? ch)
+    .join('');
+}
+
+/** split_part(str, delim, n): the n-th part split on the literal delimiter (from the end when n < 0), '' past the parts; n = 0 is INVALID_INDEX_OF_ZERO. */
+function splitPart(s: string, delim: string, n: number): string {
+  if (n === 0)
+    throw new SparkRowError(
+      'INVALID_INDEX_OF_ZERO',
+      'The index 0 is invalid. An index shall be either < 0 or > 0 (the first element has index 1); count split_part parts from 1',
+    );
+  const parts = delim.length === 0 ? [s] : s.split(delim);
+  const i = n > 0 ? n - 1 : parts.length + n;
+  return i >= 0 && i < parts.length ? parts[i] : '';
+}
 
 function litInt(v: number) {
   return { type: INT, sql: String(v), name: String(v), children: [], constant: { value: v }, build: constantBuilder(v) };
