@@ -26,7 +26,7 @@ describe('strings', () => {
     ["instr('a😀bc', 'b')", 3],
     ["replace('abc', 'b')", 'ac'],
     ["regexp_extract('abc', 'x(\\\\d)', 1)", ''],
-    ["regexp_replace('a.b.c', '\\\\.', '$')", 'a$b$c'],
+    ["regexp_replace('a.b.c', '\\\\.', '\\\\$')", 'a$b$c'],
     ["regexp_replace('2026-10-01', '(\\\\d+)-(\\\\d+)-(\\\\d+)', '$3/$2/$1')", '01/10/2026'],
     ["split('a,b,,', ',')", ['a', 'b', '', '']],
     ["split('abc', '')", ['a', 'b', 'c']],

@@ -10,6 +10,7 @@ import { PARTITION_HINT } from '../plan/paths';
 import type { Row } from '../ports/values';
 import { castFunction, canCast } from './cast';
 import { ExpressionError, SparkRowError } from './errors';
+import { translateJavaRegex } from './java-regex';
 import { FUNCTIONS, NON_DETERMINISTIC, AGGREGATES } from './functions';
 import type { Ast } from './parser';
 import { addMonths, bigMicros, dateOfMicros, formatTimestampText, type Micros, microsValue } from './time';
@@ -836,11 +837,17 @@ export class Analyzer {
     const sql0 = op === 'RLIKE' ? `RLIKE(${arg.sql}, ${pattern.sql})` : `${arg.sql} ${op} ${pattern.sql}`;
     const a = this.implicit(arg, STRING, pos, `the first argument of ${word}`);
     const p = this.implicit(pattern, STRING, pos, `the pattern of ${word}`);
-    const toRegex = (s: string): RegExp => {
-      if (op === 'RLIKE') return javaRegex(s, this, pos);
-      return likeRegex(s, escapeChar ?? '\\', op === 'ILIKE');
+    const toRegex = (s: string, atAnalysis: boolean): RegExp => {
+      if (op === 'RLIKE') return javaRegex(s, atAnalysis ? this : null, pos);
+      try {
+        // ILIKE is Spark's lower(str) LIKE lower(pattern)
+        return likeRegex(op === 'ILIKE' ? s.toLowerCase() : s, escapeChar ?? '\\');
+      } catch (e) {
+        if (atAnalysis && e instanceof SparkRowError) throw this.fail(e.errorClass, e.message.replace(/^\[[^\]]+\] /, ''), pos);
+        throw e;
+      }
     };
-    const fixed = p.constant && typeof p.constant.value === 'string' ? toRegex(p.constant.value) : null;
+    const fixed = p.constant && typeof p.constant.value === 'string' ? toRegex(p.constant.value, true) : null;
     let lastText: string | null = null;
     let last: RegExp | null = null;
     const node: Typed = {
@@ -852,12 +859,12 @@ export class Analyzer {
         let re = fixed;
         if (re === null) {
           if (pat !== lastText) {
-            last = toRegex(pat as string);
+            last = toRegex(pat as string, false);
             lastText = pat as string;
           }
           re = last!;
         }
-        return re.test(s as string);
+        return re.test(op === 'ILIKE' ? (s as string).toLowerCase() : (s as string));
       }),
     };
     return not ? this.unary('NOT', node, pos) : node;
@@ -1023,34 +1030,60 @@ function scaled(v: string, own: number, to: number): bigint {
   return u * 10n ** BigInt(to - own);
 }
 
-/** A LIKE pattern as a regex: `%` any text, `_` one character, the escapeChar character before them for themselves. */
-function likeRegex(pattern: string, escapeChar: string, ignoreCase: boolean): RegExp {
+/**
+ * A LIKE pattern as a regex: `%` any text, `_` one character, the escape character before `%`, `_` or
+ * itself for that character. As Spark's escapeLikeRegex, the escape character before anything else is
+ * INVALID_FORMAT.ESC_IN_THE_MIDDLE and at the end INVALID_FORMAT.ESC_AT_THE_END (thrown as a SparkRowError).
+ */
+function likeRegex(pattern: string, escapeChar: string): RegExp {
   let out = '';
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i];
-    if (c === escapeChar && i + 1 < pattern.length) {
-      out += pattern[++i].replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  const chars = Array.from(pattern);
+  const quote = (c: string) => c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  for (let i = 0; i < chars.length; i++) {
+    const c = chars[i];
+    if (c === escapeChar) {
+      if (i + 1 >= chars.length) {
+        throw new SparkRowError(
+          'INVALID_FORMAT.ESC_AT_THE_END',
+          `The format is invalid: '${pattern}'. A LIKE pattern may not end with its escape character '${escapeChar}'; double it ('${escapeChar}${escapeChar}') to match it`,
+        );
+      }
+      const n = chars[++i];
+      if (n !== '%' && n !== '_' && n !== escapeChar) {
+        throw new SparkRowError(
+          'INVALID_FORMAT.ESC_IN_THE_MIDDLE',
+          `The format is invalid: '${pattern}'. The escape character '${escapeChar}' may only precede '%', '_' or itself, not '${n}'; double it ('${escapeChar}${escapeChar}') to match it`,
+        );
+      }
+      out += quote(n);
     } else if (c === '%') out += '[\\s\\S]*';
     else if (c === '_') out += '[\\s\\S]';
-    else out += c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+    else out += quote(c);
   }
-  return new RegExp(`^${out}$`, ignoreCase ? 'iu' : 'u');
+  return new RegExp(`^${out}$`, 'u');
 }
 
+/** Each compiled Java pattern's number of capturing groups (Java's groupCount()). */
+const GROUP_COUNTS = new WeakMap<RegExp, { groups: number; names: Record<string, number> }>();
+/** Patterns given per row (not literals), compiled once each. */
+const ROW_PATTERNS = new Map<string, RegExp>();
+
 /**
- * A Java regular expression (Spark's RLIKE, regexp_extract, regexp_replace, split) as a JS RegExp.
- * The common syntax is the same; Java's possessive quantifiers and \\A \\Z are not supported.
+ * A Java regular expression (Spark's RLIKE, regexp_extract, regexp_replace, split) as a JS RegExp,
+ * translated by java-regex.ts so that it matches what Java's would; a pattern Java refuses, or one
+ * with no faithful translation, is INVALID_PARAMETER_VALUE.PATTERN (at analysis for a literal).
  */
 export function javaRegex(source: string, az: Analyzer | null, pos: number, flags = ''): RegExp {
-  let s = source;
-  let f = flags;
-  const inline = /^\(\?([imsx]+)\)/.exec(s);
-  if (inline) {
-    f += inline[1].replace('x', '');
-    s = s.slice(inline[0].length);
+  const key = `${flags}/${source}`;
+  if (az === null) {
+    const hit = ROW_PATTERNS.get(key);
+    if (hit !== undefined) return hit;
   }
+  let re: RegExp;
   try {
-    return new RegExp(s, f);
+    const t = translateJavaRegex(source);
+    re = new RegExp(t.source, t.flags + flags);
+    GROUP_COUNTS.set(re, { groups: t.groups, names: t.names });
   } catch (e) {
     const err = new SparkRowError(
       'INVALID_PARAMETER_VALUE.PATTERN',
@@ -1059,6 +1092,21 @@ export function javaRegex(source: string, az: Analyzer | null, pos: number, flag
     if (az !== null) throw az.fail('INVALID_PARAMETER_VALUE.PATTERN', err.message.replace(/^\[[^\]]+\] /, ''), pos);
     throw err;
   }
+  if (az === null) {
+    if (ROW_PATTERNS.size >= 256) ROW_PATTERNS.clear();
+    ROW_PATTERNS.set(key, re);
+  }
+  return re;
+}
+
+/** The number of capturing groups of a pattern compiled by javaRegex. */
+export function javaGroupCount(re: RegExp): number {
+  return GROUP_COUNTS.get(re)?.groups ?? 0;
+}
+
+/** The named groups of a pattern compiled by javaRegex, with their numbers. */
+export function javaGroupNames(re: RegExp): Record<string, number> {
+  return GROUP_COUNTS.get(re)?.names ?? {};
 }
 
 /** Up to five names closest to `name` (Levenshtein distance), as Spark's suggestions. */

@@ -291,7 +291,15 @@ class Parser {
         let escapeChar: string | undefined;
         if (op !== 'RLIKE' && op !== 'REGEXP' && this.keyword('ESCAPE')) {
           const e = this.next();
-          if (e.kind !== 'str' || e.text.length !== 1) throw this.error('one character in quotes after ESCAPE', e);
+          if (e.kind !== 'str') throw this.error('one character in quotes after ESCAPE', e);
+          if (Array.from(e.text).length !== 1) {
+            throw new ExpressionError(
+              'INVALID_ESC',
+              `Found an invalid escape string: '${e.text}'. The escape string must contain only one character; write ESCAPE '!' or another single character`,
+              this.text,
+              e.pos,
+            );
+          }
           escapeChar = e.text;
         }
         return { k: 'like', pos: t.pos, op: op === 'REGEXP' ? 'RLIKE' : op, arg, pattern, not, escapeChar };
@@ -470,9 +478,42 @@ class Parser {
       this.expectOp(')', "')' after the type");
       return { k: 'cast', pos: t.pos, arg, to, safe: word === 'TRY_CAST', syntax: 'CAST' };
     }
-    if (RESERVED.has(word)) throw this.error('an expression');
+    // rlike(...) and regexp(...) are also functions (Spark's keywords are non-reserved there)
+    const asFunction = (word === 'RLIKE' || word === 'REGEXP') && after.kind === 'op' && after.text === '(';
+    if (RESERVED.has(word) && !asFunction) throw this.error('an expression');
     this.i++;
     return this.nameOrCall(t);
+  }
+
+  /**
+   * Spark's TRIM([BOTH | LEADING | TRAILING] [trimStr] FROM str), after `TRIM(`, as the call
+   * trim / ltrim / rtrim (trimStr, str), or (str) without trimStr; null (nothing read) for a plain call.
+   */
+  private trimFrom(t: Token): Ast | null {
+    const start = this.i;
+    const dirs: Record<string, string> = { BOTH: 'trim', LEADING: 'ltrim', TRAILING: 'rtrim' };
+    const next = this.peek(1);
+    const word = this.peek().kind === 'ident' ? this.peek().text.toUpperCase() : '';
+    const hasDir = word in dirs && !(next.kind === 'op' && (next.text === ')' || next.text === ','));
+    let name = 'trim';
+    if (hasDir) {
+      name = dirs[word];
+      this.i++;
+    }
+    let trimStr: Ast | undefined;
+    if (!this.isKeyword('FROM')) {
+      if (!hasDir && this.peek().kind === 'op' && this.peek().text === ')') return null;
+      trimStr = this.expression();
+      if (!this.isKeyword('FROM')) {
+        if (hasDir) throw this.error('FROM');
+        this.i = start;
+        return null;
+      }
+    }
+    this.expectKeyword('FROM');
+    const src = this.expression();
+    this.expectOp(')', "')' after TRIM(... FROM ...)");
+    return { k: 'call', pos: t.pos, name, args: trimStr === undefined ? [src] : [trimStr, src], distinct: false, star: false };
   }
 
   private nameOrCall(t: Token): Ast {
@@ -483,6 +524,10 @@ class Parser {
         return { k: 'call', pos: t.pos, name: t.text.toLowerCase(), args: [], distinct, star: true };
       }
       const args: Ast[] = [];
+      if (t.text.toUpperCase() === 'TRIM' && !distinct) {
+        const trim = this.trimFrom(t);
+        if (trim !== null) return trim;
+      }
       if (!this.op(')')) {
         args.push(this.expression());
         while (this.op(',')) args.push(this.expression());
