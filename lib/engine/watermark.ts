@@ -3,8 +3,8 @@
  *
  *   batch N reads ─▶ max event time per withWatermark operator
  *     ─▶ operator watermark = max(its previous, max event time − its delay)
- *     ─▶ global watermark   = max(N's batch watermark, min over the operators, 0 for one that
- *                                 has seen no row yet)                       (Spark's default "min" policy)
+ *     ─▶ global watermark   = max(N's batch watermark, min over the operators)   (Spark's default
+ *                                                                                 "min" policy)
  *   batch N+1 runs with the pair (batch: that global watermark, late: N's batch watermark)
  *
  * A batch evicts and emits with its batch watermark and drops late rows with its late watermark
@@ -150,14 +150,12 @@ export class WatermarkPolicy {
   }
 
   /**
-   * The global watermark after a batch: the minimum (or maximum) over every watermark operator
-   * of the plan, one that has seen no row yet counting as 0 (Spark's WatermarkTracker keeps each
-   * withWatermark node from the start, unseen as 0), never below the batch's own. So under "min"
-   * the watermark stays 0 until every watermarked input has had a row.
+   * The global watermark after a batch: the minimum (or maximum) over the watermark operators
+   * that have seen a row, never below the batch's own.
    */
   global(batch: BatchWatermarks, operators: OperatorWatermarks): number {
-    if (!this.delaysMs.size) return batch.batchWatermarkMs;
-    const known = [...this.delaysMs.keys()].map((id) => operators[id] ?? 0);
+    const known = Object.values(operators);
+    if (!known.length) return batch.batchWatermarkMs;
     return Math.max(batch.batchWatermarkMs, this.max ? Math.max(...known) : Math.min(...known));
   }
 }
