@@ -149,11 +149,11 @@ JOIN STREAM read_files(schema => 'k2 STRING, t2 TIMESTAMP') AS b WATERMARK t2 DE
   });
 
   it('ON without an equality of the two sides is refused, as is a conjunct with a qualifier of neither side', () => {
-    const or = TWO + 'a.k = b.k2 OR a.t = b.t2';
+    const or = `${TWO}a.k = b.k2 OR a.t = b.t2`;
     expect(errorOf(() => compileSql(or)).message).toContain('a join needs at least one equality of columns (a.k = b.k)');
-    const other = TWO + "a.k = b.k2 AND c.k = 'x'";
+    const other = `${TWO}a.k = b.k2 AND c.k = 'x'`;
     expect(errorOf(() => compileSql(other)).message).toMatch(/c is not the alias of either side/);
-    const ticked = TWO + "a.k = b.k2 AND `b`.k2 = 'x'";
+    const ticked = `${TWO}a.k = b.k2 AND \`b\`.k2 = 'x'`;
     expect(errorOf(() => compileSql(ticked))).toMatchObject({ errorClass: 'UNSUPPORTED_FEATURE', position: ticked.indexOf('`b`.k2') });
   });
 
