@@ -79,6 +79,9 @@ export function parseSchema(ddl: string): Schema {
   return columns.some((c) => needsNumberText(c)) ? { columns, ddl, numberText: true } : { columns, ddl };
 }
 
+/** A JSON integer literal (Jackson's VALUE_NUMBER_INT): no fraction, no exponent. */
+const INTEGER_LITERAL = /^-?[0-9]+$/;
+
 /** BIGINT's range: 64-bit two's complement. */
 const MIN_LONG = -(2n ** 63n);
 const MAX_LONG = 2n ** 63n - 1n;
@@ -161,6 +164,11 @@ function describeBad(path: string, t: DataType, v: unknown): string {
   const kind = isNumberLiteral(v) ? 'number' : typeName(v);
   const head = `column ${path} (${ddlOf(t)}) has ${kind} ${shown(v)}: `;
   const n = isNumberLiteral(v) ? Number(v.value) : v;
+  if (isNumberLiteral(v) && !INTEGER_LITERAL.test(v.value) && (t.type === 'INT' || t.type === 'LONG' || t.type === 'TIMESTAMP')) {
+    return t.type === 'TIMESTAMP'
+      ? `${head}a number is epoch seconds only as a JSON integer (a fraction or an exponent makes it another token, which Spark's JSON reader refuses for a TIMESTAMP): write whole seconds, or a "YYYY-MM-DD HH:MM:SS[.ffffff]" string`
+      : `${head}expected a JSON integer (a fraction or an exponent makes it another token, which Spark's JSON reader refuses for ${ddlOf(t)}, even 1.0 or 1e2): write the integer's digits at the producer, or declare the column DOUBLE or DECIMAL`;
+  }
   switch (t.type) {
     case 'INT':
       return (
@@ -239,30 +247,32 @@ function coerceValue(t: DataType, v: unknown, path: string): unknown {
   switch (t.type) {
     case 'STRING':
       if (typeof v === 'string') return v;
-      if (text !== null) return numberText(Number(text));
-      if (typeof v === 'number') return numberText(v);
+      // a number keeps its token as written (Spark 4's exact string parsing of a file's JSON)
+      if (text !== null) return text;
+      if (typeof v === 'number') {
+        if (wantNumberText) throw NEED_NUMBER_TEXT;
+        return numberText(v);
+      }
       if (typeof v === 'bigint') return String(v);
       return JSON.stringify(v, nonFiniteAsString);
     case 'INT': {
-      const n = text !== null ? Number(text) : v;
+      const n = text !== null ? (INTEGER_LITERAL.test(text) ? Number(text) : NaN) : v;
       const [lo, hi] = intRange(t.bits);
       if (typeof n !== 'number' || !Number.isInteger(n) || n < lo || n > hi) throw new BadValue(describeBad(path, t, v));
-      return n;
+      return n === 0 ? 0 : n; // -0 is 0: an integer has no negative zero
     }
     case 'LONG': {
       if (text !== null) {
         const exact = exactLong(text);
-        if (exact !== null) return exact;
-        const n = Number(text);
-        if (/^-?[0-9]+$/.test(text) || !Number.isSafeInteger(n)) throw new BadValue(describeBad(path, t, v));
-        return n;
+        if (exact === null) throw new BadValue(describeBad(path, t, v));
+        return exact;
       }
       if (typeof v === 'bigint') {
         if (v < MIN_LONG || v > MAX_LONG) throw new BadValue(describeBad(path, t, v));
         return canonicalLong(v);
       }
       if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new BadValue(describeBad(path, t, v));
-      return v;
+      return v === 0 ? 0 : v; // -0 is 0: an integer has no negative zero
     }
     case 'DOUBLE': {
       let n: number | null = text !== null ? Number(text) : typeof v === 'number' ? v : typeof v === 'string' ? nonFiniteDouble(v) : null;
@@ -274,7 +284,7 @@ function coerceValue(t: DataType, v: unknown, path: string): unknown {
       if (typeof v !== 'boolean') throw new BadValue(describeBad(path, t, v));
       return v;
     case 'TIMESTAMP': {
-      const ts = timestampFromJson(text !== null ? Number(text) : v);
+      const ts = text !== null && !INTEGER_LITERAL.test(text) ? null : timestampFromJson(text !== null ? Number(text) : v);
       if (ts === null) throw new BadValue(describeBad(path, t, v));
       return ts;
     }
@@ -433,7 +443,7 @@ function parseNonNumeric(line: string): unknown {
 const LONG_NUMBER = /[0-9.]{16,}/;
 
 export function parseJsonLine(schema: Schema, line: string): CoerceResult {
-  if (schema.numberText && LONG_NUMBER.test(line)) {
+  if ((schema.numberText && LONG_NUMBER.test(line)) || floatProbe(schema)?.test(line)) {
     const exact = losslessRow(schema, line);
     if (exact !== undefined) return exact;
   }
@@ -445,7 +455,56 @@ export function parseJsonLine(schema: Schema, line: string): CoerceResult {
     if (parsed === undefined) return { ok: false, reason: `malformed JSON (${(e as Error).message}): each line must be one complete JSON object` };
   }
   if (hasInexactLong(schema, parsed)) return losslessRow(schema, line) ?? guardedCoerce(schema, parsed);
-  return guardedCoerce(schema, parsed);
+  // a STRING column that holds a number needs the number's text: read the line again with it
+  wantNumberText = true;
+  let r: CoerceResult | typeof NEED_NUMBER_TEXT;
+  try {
+    r = guardedCoerce(schema, parsed);
+  } catch (e) {
+    if (e !== NEED_NUMBER_TEXT) throw e;
+    r = NEED_NUMBER_TEXT;
+  } finally {
+    wantNumberText = false;
+  }
+  return r !== NEED_NUMBER_TEXT ? r : (losslessRow(schema, line) ?? guardedCoerce(schema, parsed));
+}
+
+/**
+ * Set while parseJsonLine types a record JSON.parse read: a STRING column that holds a number then
+ * throws NEED_NUMBER_TEXT, for the line to be read again with each number's text (lossless-json),
+ * which the column keeps as written. Elsewhere (from_json, static rows) the double's text.
+ */
+let wantNumberText = false;
+const NEED_NUMBER_TEXT: unique symbol = Symbol('need number text');
+
+/**
+ * A probe of a line for a number with a fraction or an exponent where the schema has an integral
+ * or TIMESTAMP value, which only an integer literal fits (Spark's VALUE_NUMBER_INT): JSON.parse
+ * reads 1.0 and 1 alike, so a line the probe matches is read with each number's text. The probe
+ * may match lines without such a number (only a cost); it misses none but an escaped key's.
+ */
+const floatProbes = new WeakMap<Schema, RegExp | null>();
+
+function floatProbe(schema: Schema): RegExp | null {
+  let probe = floatProbes.get(schema);
+  if (probe !== undefined) return probe;
+  const keys = new Set<string>();
+  let anywhere = false;
+  const walk = (t: DataType, key: string | null): void => {
+    if (t.type === 'INT' || t.type === 'LONG' || t.type === 'TIMESTAMP') {
+      if (key === null || [...key].some((ch) => ch === '"' || ch === '\\' || ch < ' ')) anywhere = true;
+      else keys.add(key);
+    } else if (t.type === 'ARRAY') walk(t.element!, null);
+    else if (t.type === 'MAP') walk(t.value!, null);
+    else if (t.type === 'STRUCT') for (const f of t.fields!) walk(f, f.name);
+  };
+  for (const c of schema.columns) walk(c, c.name);
+  const float = '-?[0-9]+(?:\\.|[eE])';
+  if (anywhere) probe = /[:,[]\s*-?[0-9]+(?:\.[0-9]+(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+)\s*[,}\]]/;
+  else if (keys.size > 0) probe = new RegExp(`"(?:${[...keys].map((k) => k.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&')).join('|')})"\\s*:\\s*${float}`);
+  else probe = null;
+  floatProbes.set(schema, probe);
+  return probe;
 }
 
 /**
@@ -490,6 +549,7 @@ function guardedCoerce(schema: Schema, record: unknown): CoerceResult {
   try {
     return coerceRecord(schema, record);
   } catch (e) {
+    if (e === NEED_NUMBER_TEXT) throw e;
     return { ok: false, reason: unreadableReason(e) };
   }
 }

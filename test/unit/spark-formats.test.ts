@@ -1,0 +1,69 @@
+/**
+ * How each file format turns bytes into typed rows, against Spark 4's readers. Expectations are
+ * worked by hand from Spark's source: JacksonParser.makeConverter (which JSON token fits which
+ * type; SQLConf spark.sql.json.enableExactStringParsing, default true since 4.0), and the suites
+ * named in each block.
+ */
+import { parseSchema } from '../../lib/engine/schema';
+import { expectBad, expectGood } from '../helpers/line-readers';
+
+describe('JSON: an integral or TIMESTAMP column takes only an integer token (JacksonParser: VALUE_NUMBER_INT)', () => {
+  const schema = parseSchema('k STRING, i INT, l BIGINT, b TINYINT, t TIMESTAMP');
+  const good = '{"k":"a","i":1,"l":2,"b":3,"t":"2026-10-01 12:00:00"}';
+  const line = (col: string, v: string) => good.replace(new RegExp(`"${col}":[^,}]+`), `"${col}":${v}`);
+
+  it('refuses 1.0 for an INT, 1e2 for a BIGINT, 3.0 for a TINYINT (a float token, though its value is whole)', () => {
+    expectBad(schema, good, line('i', '1.0'), /column i \(INT\) has number 1\.0: expected a JSON integer \(a fraction or an exponent/);
+    expectBad(schema, good, line('l', '1e2'), /column l \(BIGINT\) has number 1e2: expected a JSON integer/);
+    expectBad(schema, good, line('l', '-5E0'), /column l \(BIGINT\) has number -5E0: expected a JSON integer/);
+    expectBad(schema, good, line('b', '3.0'), /column b \(TINYINT\) has number 3\.0: expected a JSON integer/);
+  });
+
+  it('refuses a fraction for a TIMESTAMP (epoch seconds only as an integer token)', () => {
+    expectBad(schema, good, line('t', '1790856000.5'), /column t \(TIMESTAMP\) has number 1790856000\.5: a number is epoch seconds only as a JSON integer/);
+    expectBad(schema, good, line('t', '1.7908560E9'), /column t \(TIMESTAMP\) has number 1\.7908560E9/);
+    expectGood(schema, good, line('t', '1790856000'), 't', 1790856000 * 1_000_000);
+  });
+
+  it('reads an integer token as ever, -0 as 0', () => {
+    expectGood(schema, good, line('i', '-7'), 'i', -7);
+    expectGood(schema, good, line('l', '-0'), 'l', 0);
+    expectGood(schema, good, line('i', '-0'), 'i', 0);
+  });
+
+  it('refuses a float token in a nested integral value too', () => {
+    const nested = parseSchema('k STRING, s STRUCT<q: INT>, a ARRAY<BIGINT>, m MAP<STRING, INT>');
+    const ok = '{"k":"a","s":{"q":1},"a":[1,2],"m":{"x":1}}';
+    expectBad(nested, ok, '{"k":"a","s":{"q":2.0},"a":[1,2],"m":{"x":1}}', /column s\.q \(INT\) has number 2\.0: expected a JSON integer/);
+    expectBad(nested, ok, '{"k":"a","s":{"q":1},"a":[1,2e0],"m":{"x":1}}', /column a\[1\] \(BIGINT\) has number 2e0/);
+    expectBad(nested, ok, '{"k":"a","s":{"q":1},"a":[1,2],"m":{"x":1.5}}', /column m\["x"\] \(INT\) has number 1\.5/);
+    expectGood(nested, ok, '{"k":"a","s":{"q":-3},"a":[4],"m":{"x":5},"other":1.5}', 's', { q: -3 });
+  });
+
+  it('still reads a DOUBLE and a DECIMAL from any number token', () => {
+    const s = parseSchema('k STRING, d DOUBLE, x DECIMAL(10,2), i INT');
+    const ok = '{"k":"a","d":1,"x":1,"i":1}';
+    expectGood(s, ok, '{"k":"a","d":1e2,"x":1e2,"i":1}', 'd', 100);
+    expectGood(s, ok, '{"k":"a","d":1e2,"x":1e2,"i":1}', 'x', '100.00');
+    expectGood(s, ok, '{"k":"a","d":2.50,"x":2.505,"i":1}', 'x', '2.51');
+  });
+});
+
+describe('JSON: a STRING column keeps a number token as written (Spark 4 exact string parsing)', () => {
+  const schema = parseSchema('s STRING, i INT');
+  const good = '{"s":"x","i":1}';
+
+  it('keeps 1.50, 1e2, -0 and a 20-digit integer exactly as the file has them', () => {
+    expectGood(schema, good, '{"s":1.50,"i":1}', 's', '1.50');
+    expectGood(schema, good, '{"s":1e2,"i":1}', 's', '1e2');
+    expectGood(schema, good, '{"s":-0,"i":1}', 's', '-0');
+    expectGood(schema, good, '{"s":12345678901234567890,"i":1}', 's', '12345678901234567890');
+    expectGood(schema, good, '{"i":1,"s":1.50}', 's', '1.50');
+    // the reference's own path (an escape elsewhere on the line sends it past the fast tiers)
+    expectGood(schema, good, '{"s":0.10,"i":1,"e":"\\u00e9"}', 's', '0.10');
+  });
+
+  it('keeps true and false as their words', () => {
+    expectGood(schema, good, '{"s":true,"i":1}', 's', 'true');
+  });
+});
