@@ -335,9 +335,10 @@ export function jsonValueOf(t: DataType, v: unknown): unknown {
 
 /**
  * Turns a parsed JSON record into a typed row, in place (the parsed object becomes the row:
- * fields outside the schema stay but are never output). A field that is missing or of the wrong
- * type makes the record bad: the reason names the column, the value and the rule. Explicit
- * nulls are nulls. This is the hot path of every source, so it allocates nothing per value.
+ * fields outside the schema stay but are never output). A field of the wrong type makes the
+ * record bad: the reason names the column, the value and the rule. A field the record does not
+ * name is null, as an explicit null is (Spark's JacksonParser leaves it unset: null). This is the
+ * hot path of every source, so it allocates nothing per value.
  */
 export function coerceRecord(schema: Schema, record: unknown): CoerceResult {
   if (record === null || typeof record !== 'object' || Array.isArray(record)) {
@@ -354,10 +355,8 @@ export function coerceRecord(schema: Schema, record: unknown): CoerceResult {
     // own fields only: a record without "constructor" must not read Object.prototype's
     const v = Object.hasOwn(row, name) ? row[name] : undefined;
     if (v === undefined) {
-      if (!Object.hasOwn(row, name)) {
-        return { ok: false, reason: `column ${name} (${col.type}) is missing: add it to the record, or send null explicitly when the value is unknown` };
-      }
-      row[name] = null;
+      // absent is null, as Spark's reader leaves a field the record does not name
+      setOwn(row, name, null);
       continue;
     }
     if (v === null) continue;

@@ -725,7 +725,7 @@ describe('randomized: the same outcome as parseJsonLine', () => {
         expect(problems).toEqual([]);
         // the stream mixes good and bad records, and the fast tiers did the work they should
         expect(good).toBeGreaterThan(lines * 0.1);
-        expect(good).toBeLessThan(lines * 0.95);
+        expect(good).toBeLessThan(lines * 0.98);
         expect(stream.stats.shape + stream.stats.scan).toBeGreaterThan(0);
         if (s.ordered > 0.5) expect(eager.stats.shape).toBeGreaterThan(eager.stats.scan);
       });
