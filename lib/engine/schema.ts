@@ -5,7 +5,8 @@
 import { parse as parseLossless } from 'lossless-json';
 import { InvalidOptionError } from './errors';
 import type { Row } from './ports';
-import { parseDate } from './dates';
+import { dateOfEpochDay } from './dates';
+import { dateOfText } from './formats/date-text';
 import { ddlOf, needsNumberText, parseDdlColumns } from './ddl';
 import { decimalOfText } from './decimal';
 import { formatTimestamp, timestampFromJson } from './timestamps';
@@ -295,7 +296,7 @@ function coerceValue(t: DataType, v: unknown, path: string): unknown {
       return d;
     }
     case 'DATE': {
-      const d = typeof v === 'string' ? parseDate(v) : null;
+      const d = typeof v === 'string' ? jsonDate(v) : null;
       if (d === null) throw new BadValue(describeBad(path, t, v));
       return d;
     }
@@ -318,6 +319,17 @@ function coerceValue(t: DataType, v: unknown, path: string): unknown {
       return out;
     }
   }
+}
+
+/**
+ * A JSON string's DATE as Spark's JSON reader takes it without a dateFormat: Spark's date text
+ * (date-text.ts), else, as Spark 1.5 wrote dates, a number of days since 1970-01-01 (an Int).
+ */
+function jsonDate(text: string): string | null {
+  const d = dateOfText(text);
+  if (d !== null || !/^[+-]?[0-9]{1,10}$/.test(text)) return d;
+  const days = Number(text);
+  return days >= -(2 ** 31) && days < 2 ** 31 && days >= -719162 && days <= 2932896 ? dateOfEpochDay(days) : null;
 }
 
 /**

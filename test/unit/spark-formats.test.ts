@@ -67,3 +67,43 @@ describe('JSON: a STRING column keeps a number token as written (Spark 4 exact s
     expectGood(schema, good, '{"s":true,"i":1}', 's', 'true');
   });
 });
+
+describe('JSON: a field the record leaves out is null (JacksonParser.convertObject sets only the fields it meets)', () => {
+  const schema = parseSchema('k STRING, n INT, s STRUCT<a: INT, b: STRING>');
+  const good = '{"k":"a","n":1,"s":{"a":1,"b":"x"}}';
+
+  it('is null at the top level as in a struct, and as an explicit null is', () => {
+    expectGood(schema, good, '{"k":"a","s":{"a":1,"b":"x"}}', 'n', null);
+    expectGood(schema, good, '{"n":2}', 'k', null);
+    expectGood(schema, good, '{"n":2}', 's', null);
+    expectGood(schema, good, '{"k":"a","n":null,"s":{"b":"y"}}', 's', { a: null, b: 'y' });
+    expectGood(schema, good, '{}', 'n', null);
+  });
+
+  it('still makes a record whose present field does not fit a dead letter', () => {
+    expectBad(schema, good, '{"k":"a","n":"1"}', /column n \(INT\) has string "1"/);
+  });
+});
+
+describe("DATE from text without a dateFormat: Spark's stringToDate (DefaultDateFormatter)", () => {
+  const schema = parseSchema('k STRING, d DATE');
+  const good = '{"k":"a","d":"2026-10-01"}';
+
+  it('takes one-digit months and days, a time after a space or T, and blanks around', () => {
+    expectGood(schema, good, '{"k":"a","d":"2026-1-5"}', 'd', '2026-01-05');
+    expectGood(schema, good, '{"k":"a","d":"2026-10-01T12:30:00Z"}', 'd', '2026-10-01');
+    expectGood(schema, good, '{"k":"a","d":"2026-10-01 12:30"}', 'd', '2026-10-01');
+    expectGood(schema, good, '{"k":"a","d":" 2026-10-01 "}', 'd', '2026-10-01');
+  });
+
+  it('refuses a day that does not exist, text after the year or month, and a three-digit month', () => {
+    expectBad(schema, good, '{"k":"a","d":"2026-02-30"}', /column d \(DATE\) has string "2026-02-30"/);
+    expectBad(schema, good, '{"k":"a","d":"2026-10x"}', /column d \(DATE\)/);
+    expectBad(schema, good, '{"k":"a","d":"2026-100-01"}', /column d \(DATE\)/);
+    expectBad(schema, good, '{"k":"a","d":"01/10/2026"}', /column d \(DATE\)/);
+  });
+
+  it("reads a string of days since 1970 as Spark 1.5 wrote dates (the JSON reader's fallback)", () => {
+    expectGood(schema, good, '{"k":"a","d":"123"}', 'd', '1970-05-04');
+  });
+});

@@ -13,9 +13,9 @@
  * `pathGlobFilter` matches the last path part with Hadoop's glob (`*`, `?`, `[a-z]`, `[!a]`, `{a,b}`).
  */
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
-import { parseDate } from '../../engine/dates';
 import { ddlName, ddlOf } from '../../engine/ddl';
 import { decimalOfText } from '../../engine/decimal';
+import { dateOfText } from '../../engine/formats/date-text';
 import { HIVE_DEFAULT_PARTITION, inferPartitionColumnType } from '../../engine/formats/partition-types';
 import type { Column, ColumnType, Schema } from '../../engine/schema';
 import { parseTimestamp } from '../../engine/timestamps';
@@ -142,7 +142,7 @@ const PARTITION_CASTS: Record<ColumnType, (text: string, column: Column) => unkn
   DOUBLE: (t) => (/^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(t) ? Number(t) : undefined),
   BOOLEAN: (t) => (/^true$/i.test(t) ? true : /^false$/i.test(t) ? false : undefined),
   TIMESTAMP: (t) => parseTimestamp(t) ?? undefined,
-  DATE: (t) => parseDate(t.trim()) ?? undefined,
+  DATE: (t) => dateOfText(t) ?? undefined,
   DECIMAL: (t, c) => decimalOfText(t.trim(), c.precision!, c.scale!) ?? undefined,
   ARRAY: () => undefined,
   MAP: () => undefined,
