@@ -7,6 +7,7 @@ import { InvalidOptionError } from './errors';
 import type { Row } from './ports';
 import { dateOfEpochDay } from './dates';
 import { dateOfText } from './formats/date-text';
+import { strictJson } from './formats/lenient-json';
 import { ddlOf, needsNumberText, parseDdlColumns } from './ddl';
 import { decimalOfText } from './decimal';
 import { formatTimestamp, timestampFromJson } from './timestamps';
@@ -441,7 +442,8 @@ function parseNonNumeric(line: string): unknown {
 
 /**
  * Parses one JSON line into a row, or gives the reason it is malformed. As Spark's reader, it also
- * takes the bare tokens NaN, Infinity, +Infinity, +INF, -Infinity and -INF as numbers.
+ * takes the bare tokens NaN, Infinity, +Infinity, +INF, -Infinity and -INF as numbers, and (unless
+ * `singleQuotes` is false: the allowSingleQuotes option) 'single-quoted' strings and names.
  */
 /**
  * A run of 16 digits and points: the line may hold a number literal with 16 significant digits or
@@ -453,7 +455,7 @@ function parseNonNumeric(line: string): unknown {
  */
 const LONG_NUMBER = /[0-9.]{16,}/;
 
-export function parseJsonLine(schema: Schema, line: string): CoerceResult {
+export function parseJsonLine(schema: Schema, line: string, singleQuotes = true): CoerceResult {
   if ((schema.numberText && LONG_NUMBER.test(line)) || floatProbe(schema)?.test(line)) {
     const exact = losslessRow(schema, line);
     if (exact !== undefined) return exact;
@@ -463,6 +465,11 @@ export function parseJsonLine(schema: Schema, line: string): CoerceResult {
     parsed = JSON.parse(line);
   } catch (e) {
     parsed = parseNonNumeric(line);
+    if (parsed === undefined && singleQuotes && line.includes("'")) {
+      // Spark's allowSingleQuotes, on by default: 'text' is a string
+      const strict = strictJson(line, SINGLE_QUOTES);
+      if (strict !== line) return parseJsonLine(schema, strict, false);
+    }
     if (parsed === undefined) return { ok: false, reason: `malformed JSON (${(e as Error).message}): each line must be one complete JSON object` };
   }
   if (hasInexactLong(schema, parsed)) return losslessRow(schema, line) ?? guardedCoerce(schema, parsed);
@@ -479,6 +486,8 @@ export function parseJsonLine(schema: Schema, line: string): CoerceResult {
   }
   return r !== NEED_NUMBER_TEXT ? r : (losslessRow(schema, line) ?? guardedCoerce(schema, parsed));
 }
+
+const SINGLE_QUOTES = { singleQuotes: true, comments: false, unquotedNames: false } as const;
 
 /**
  * Set while parseJsonLine types a record JSON.parse read: a STRING column that holds a number then

@@ -107,3 +107,31 @@ describe("DATE from text without a dateFormat: Spark's stringToDate (DefaultDate
     expectGood(schema, good, '{"k":"a","d":"123"}', 'd', '1970-05-04');
   });
 });
+
+describe("JSON lines without options: Spark's allowSingleQuotes is on by default (JSONOptions)", () => {
+  const schema = parseSchema('k STRING, n INT');
+  const good = '{"k":"a","n":1}';
+
+  it("reads 'single-quoted' names and strings, an escaped quote in them, a double quote inside", () => {
+    expectGood(schema, good, "{'k':'b','n':2}", 'k', 'b');
+    expectGood(schema, good, "{'k':'it\\'s \"x\"','n':2}", 'k', 'it\'s "x"');
+    expectGood(schema, good, '{"k":\'c\',"n":3}', 'n', 3);
+  });
+
+  it('still refuses a line that is not JSON with them', () => {
+    expectBad(schema, good, "{'k':'b','n':2", /malformed JSON/);
+    expectBad(schema, good, "{'k':'b','n':'2'}", /column n \(INT\) has string "2"/);
+  });
+
+  it('reads them as strict JSON when the allowSingleQuotes option is false', async () => {
+    const { fileDecoder } = await import('../../lib/engine/formats');
+    const buf = Buffer.from('{\'k\':\'b\',\'n\':2}\n{"k":"c","n":3}\n');
+    const out = { rows: [] as unknown[], dead: [] as string[] };
+    for await (const c of fileDecoder(schema, 'json', { allowSingleQuotes: false }).decode('f', buf, buf.length)) {
+      out.rows.push(...c.rows);
+      out.dead.push(...c.deadLetters.map((d) => d.reason));
+    }
+    expect(out.rows).toEqual([{ k: 'c', n: 3 }]);
+    expect(out.dead).toEqual([expect.stringMatching(/malformed JSON/)]);
+  });
+});

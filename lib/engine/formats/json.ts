@@ -19,6 +19,7 @@ import type { LineParser } from '../json-scan';
 import type { DeadLetter, ReadResult, Row } from '../ports';
 import { type Column, parseJsonLine, type Schema } from '../schema';
 import { keepOnly } from './csv';
+import { strictJson } from './lenient-json';
 import { boolOption, patternOption, type ReaderOptions } from './options';
 import { BadText, type TextPatterns, valueOfText } from './text-values';
 import { CHUNK_LINES } from '../lines';
@@ -78,66 +79,6 @@ export function* decodeJsonLinesText(parse: LineParser, file: string, text: stri
   const cursor: LineCursor = { lineNo: 0, bytes };
   yield* parseLineChunks(parse, file, text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, cursor);
   if (cursor.bytes > 0 || bytes === 0) yield { rows: [], deadLetters: [], bytes: cursor.bytes };
-}
-
-const IDENT_START = /[A-Za-z_$]/;
-const IDENT = /[A-Za-z0-9_$]/;
-
-/** The text with the allowed lenient forms rewritten to strict JSON; newlines stay where they were. */
-function strictJson(text: string, o: JsonOptions): string {
-  let out = '';
-  const stack: string[] = [];
-  let last = ''; // the last significant character written
-  const n = text.length;
-  let i = 0;
-  while (i < n) {
-    const c = text[i];
-    if (c === '"') {
-      let j = i + 1;
-      while (j < n && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
-      out += text.slice(i, j + 1);
-      i = j + 1;
-      last = '"';
-    } else if (c === "'" && o.singleQuotes) {
-      let s = '';
-      let j = i + 1;
-      while (j < n && text[j] !== "'") {
-        if (text[j] === '\\' && text[j + 1] === "'") {
-          s += "'";
-          j += 2;
-        } else if (text[j] === '\\') {
-          s += text.slice(j, j + 2);
-          j += 2;
-        } else {
-          s += text[j] === '"' ? '\\"' : text[j];
-          j++;
-        }
-      }
-      out += `"${s}"`;
-      i = j + 1;
-      last = '"';
-    } else if (c === '/' && o.comments && text[i + 1] === '/') {
-      while (i < n && text[i] !== '\n') i++;
-    } else if (c === '/' && o.comments && text[i + 1] === '*') {
-      const end = text.indexOf('*/', i + 2);
-      const stop = end < 0 ? n : end + 2;
-      out += text.slice(i, stop).replace(/[^\n]/g, ' ');
-      i = stop;
-    } else if (o.unquotedNames && IDENT_START.test(c) && stack[stack.length - 1] === '{' && (last === '{' || last === ',')) {
-      let j = i;
-      while (j < n && IDENT.test(text[j])) j++;
-      out += `"${text.slice(i, j)}"`;
-      i = j;
-      last = '"';
-    } else {
-      if (c === '{' || c === '[') stack.push(c);
-      else if (c === '}' || c === ']') stack.pop();
-      if (c > ' ') last = c;
-      out += c;
-      i++;
-    }
-  }
-  return out;
 }
 
 /** The top-level values of a multiLine file: an array's elements, else the one value; with their lines. */
@@ -200,7 +141,7 @@ export function* decodeJsonWhole(schema: Schema, o: JsonOptions, file: string, t
   let pending = bytes;
   for (const rec of records) {
     const raw = rawLines ? rawLines[rec.line - 1].replace(/\r$/, '') : rec.text;
-    const r = parseJsonLine(typed, rec.text);
+    const r = parseJsonLine(typed, rec.text, false); // (single quotes: rewritten above as the options say)
     let reason = r.ok ? null : r.reason;
     if (r.ok && typed !== schema) {
       for (const c of schema.columns) {

@@ -1,0 +1,73 @@
+/**
+ * The lenient JSON forms Spark's reader options allow (Jackson's features), rewritten to strict
+ * JSON with the newlines kept where they were (a record's line stays its own):
+ *
+ *     singleQuotes     'text' is a string (allowSingleQuotes, on by default in Spark)
+ *     comments         /* ... *\/ and // ... are blanks (allowComments)
+ *     unquotedNames    {name: 1} names a field (allowUnquotedFieldNames)
+ */
+export interface LenientForms {
+  readonly singleQuotes: boolean;
+  readonly comments: boolean;
+  readonly unquotedNames: boolean;
+}
+
+const IDENT_START = /[A-Za-z_$]/;
+const IDENT = /[A-Za-z0-9_$]/;
+
+/** The text with the allowed lenient forms rewritten to strict JSON; newlines stay where they were. */
+export function strictJson(text: string, o: LenientForms): string {
+  let out = '';
+  const stack: string[] = [];
+  let last = ''; // the last significant character written
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    const c = text[i];
+    if (c === '"') {
+      let j = i + 1;
+      while (j < n && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      out += text.slice(i, j + 1);
+      i = j + 1;
+      last = '"';
+    } else if (c === "'" && o.singleQuotes) {
+      let s = '';
+      let j = i + 1;
+      while (j < n && text[j] !== "'") {
+        if (text[j] === '\\' && text[j + 1] === "'") {
+          s += "'";
+          j += 2;
+        } else if (text[j] === '\\') {
+          s += text.slice(j, j + 2);
+          j += 2;
+        } else {
+          s += text[j] === '"' ? '\\"' : text[j];
+          j++;
+        }
+      }
+      out += `"${s}"`;
+      i = j + 1;
+      last = '"';
+    } else if (c === '/' && o.comments && text[i + 1] === '/') {
+      while (i < n && text[i] !== '\n') i++;
+    } else if (c === '/' && o.comments && text[i + 1] === '*') {
+      const end = text.indexOf('*/', i + 2);
+      const stop = end < 0 ? n : end + 2;
+      out += text.slice(i, stop).replace(/[^\n]/g, ' ');
+      i = stop;
+    } else if (o.unquotedNames && IDENT_START.test(c) && stack[stack.length - 1] === '{' && (last === '{' || last === ',')) {
+      let j = i;
+      while (j < n && IDENT.test(text[j])) j++;
+      out += `"${text.slice(i, j)}"`;
+      i = j;
+      last = '"';
+    } else {
+      if (c === '{' || c === '[') stack.push(c);
+      else if (c === '}' || c === ']') stack.pop();
+      if (c > ' ') last = c;
+      out += c;
+      i++;
+    }
+  }
+  return out;
+}
