@@ -135,3 +135,54 @@ describe("JSON lines without options: Spark's allowSingleQuotes is on by default
     expect(out.dead).toEqual([expect.stringMatching(/malformed JSON/)]);
   });
 });
+
+describe('JSON lines: a line that is an array gives a row per element (JacksonParser, SPARK-3308)', () => {
+  const schema = parseSchema('k STRING, n INT');
+  async function read(text: string, options: Record<string, string | boolean> = {}) {
+    const { fileDecoder } = await import('../../lib/engine/formats');
+    const out = { rows: [] as unknown[], dead: [] as Array<{ line: number; reason: string }> };
+    const d = fileDecoder(schema, 'json', options);
+    for (const via of ['bytes', 'text'] as const) {
+      const buf = Buffer.from(text);
+      const got = { rows: [] as unknown[], dead: [] as Array<{ line: number; reason: string }> };
+      for await (const c of via === 'bytes' ? d.decode('f', buf, buf.length) : d.decodeText('f', text)) {
+        got.rows.push(...c.rows);
+        got.dead.push(...c.deadLetters.map((x) => ({ line: x.source.line!, reason: x.reason })));
+      }
+      if (via === 'bytes') Object.assign(out, got);
+      else expect(got).toEqual(out);
+    }
+    return out;
+  }
+
+  it('reads each object of the array as a row, an empty array as none, in line order with the other lines', async () => {
+    const out = await read('{"k":"a","n":1}\n[{"k":"b","n":2}, {"k":"c"}]\n[]\n {"n":4,"k":"d"}\n');
+    expect(out.rows).toEqual([
+      { k: 'a', n: 1 },
+      { k: 'b', n: 2 },
+      { k: 'c', n: null },
+      { k: 'd', n: 4 },
+    ]);
+    expect(out.dead).toEqual([]);
+  });
+
+  it('makes the whole line one dead letter when an element is not an object or does not fit', async () => {
+    const out = await read('[{"k":"a","n":1}, 2]\n[{"k":"b","n":"x"},{"k":"c","n":3}]\n[null]\n[{"k":"d","n":1}\n');
+    expect(out.rows).toEqual([]);
+    expect(out.dead).toEqual([
+      { line: 1, reason: expect.stringMatching(/^element 1 of the line's array: record is a JSON number, not an object/) },
+      { line: 2, reason: expect.stringMatching(/^element 0 of the line's array: column n \(INT\) has string "x"/) },
+      { line: 3, reason: expect.stringMatching(/^element 0 of the line's array: record is a JSON null/) },
+      { line: 4, reason: expect.stringMatching(/malformed JSON/) },
+    ]);
+  });
+
+  it('does the same with reader options (the whole-file path) and single quotes', async () => {
+    const out = await read("[{'k':'a','n':1},{'k':'b','n':2}] // two\n", { allowComments: true });
+    expect(out.rows).toEqual([
+      { k: 'a', n: 1 },
+      { k: 'b', n: 2 },
+    ]);
+    expect((await read("[{'k':'a','n':1}]\n")).rows).toEqual([{ k: 'a', n: 1 }]);
+  });
+});

@@ -17,8 +17,9 @@
 import { invalidUtf8Lines, parseLineChunks, type LineCursor } from '../lines';
 import type { LineParser } from '../json-scan';
 import type { DeadLetter, ReadResult, Row } from '../ports';
-import { type Column, parseJsonLine, type Schema } from '../schema';
+import { type CoerceResult, type Column, parseJsonLine, type Schema } from '../schema';
 import { keepOnly } from './csv';
+import { arrayLineRows, isArrayLine, topLevelValues } from './json-array';
 import { strictJson } from './lenient-json';
 import { boolOption, patternOption, type ReaderOptions } from './options';
 import { BadText, type TextPatterns, valueOfText } from './text-values';
@@ -81,44 +82,9 @@ export function* decodeJsonLinesText(parse: LineParser, file: string, text: stri
   if (cursor.bytes > 0 || bytes === 0) yield { rows: [], deadLetters: [], bytes: cursor.bytes };
 }
 
-/** The top-level values of a multiLine file: an array's elements, else the one value; with their lines. */
-function topLevelValues(text: string): Array<{ text: string; line: number }> {
-  const trimmed = text.trimStart();
-  const lineAt = (pos: number) => {
-    let l = 1;
-    for (let k = 0; k < pos; k++) if (text.charCodeAt(k) === 10) l++;
-    return l;
-  };
-  const startAt = text.length - trimmed.length;
-  if (!trimmed.startsWith('[')) return trimmed.trim() === '' ? [] : [{ text: trimmed, line: lineAt(startAt) }];
-  const out: Array<{ text: string; line: number }> = [];
-  let depth = 0;
-  let from = -1;
-  let line = lineAt(startAt);
-  let fromLine = line;
-  for (let i = startAt; i < text.length; i++) {
-    const c = text[i];
-    if (c === '\n') line++;
-    if (c === '"') {
-      for (i++; i < text.length && text[i] !== '"'; i++) {
-        if (text[i] === '\\') i++;
-        else if (text[i] === '\n') line++;
-      }
-      continue;
-    }
-    if (depth === 1 && from < 0 && c > ' ' && c !== ',' && c !== ']') {
-      from = i;
-      fromLine = line;
-    }
-    if (c === '[' || c === '{') depth++;
-    else if (c === ']' || c === '}') depth--;
-    if ((depth === 1 && c === ',') || depth === 0) {
-      if (from >= 0) out.push({ text: text.slice(from, depth === 0 ? i : i).trim(), line: fromLine });
-      from = -1;
-      if (depth === 0) break;
-    }
-  }
-  return out;
+/** A record's one row, as arrayLineRows gives rows. */
+function oneRow(r: CoerceResult): { ok: true; rows: Row[] } | { ok: false; reason: string } {
+  return r.ok ? { ok: true, rows: [r.row] } : r;
 }
 
 /** The schema the JSON reader types with: DATE and TIMESTAMP columns read by a pattern come in as strings. */
@@ -141,23 +107,27 @@ export function* decodeJsonWhole(schema: Schema, o: JsonOptions, file: string, t
   let pending = bytes;
   for (const rec of records) {
     const raw = rawLines ? rawLines[rec.line - 1].replace(/\r$/, '') : rec.text;
-    const r = parseJsonLine(typed, rec.text, false); // (single quotes: rewritten above as the options say)
+    // (single quotes: rewritten above as the options say); a line that is an array: its elements' rows
+    const r = !o.multiLine && isArrayLine(rec.text) ? arrayLineRows(typed, rec.text, false) : oneRow(parseJsonLine(typed, rec.text, false));
     let reason = r.ok ? null : r.reason;
     if (r.ok && typed !== schema) {
-      for (const c of schema.columns) {
-        const v = r.row[c.name];
-        if (typeof v !== 'string' || (c.type !== 'DATE' && c.type !== 'TIMESTAMP')) continue;
-        try {
-          r.row[c.name] = valueOfText(c, v, o.patterns);
-        } catch (e) {
-          if (!(e instanceof BadText)) throw e;
-          reason = e.reason;
-          break;
+      for (const row of r.rows) {
+        for (const c of schema.columns) {
+          const v = row[c.name];
+          if (typeof v !== 'string' || (c.type !== 'DATE' && c.type !== 'TIMESTAMP')) continue;
+          try {
+            row[c.name] = valueOfText(c, v, o.patterns);
+          } catch (e) {
+            if (!(e instanceof BadText)) throw e;
+            reason = e.reason;
+            break;
+          }
         }
+        if (reason !== null) break;
       }
     }
     if (reason !== null || !r.ok) deadLetters.push({ source: { file, line: rec.line }, raw, reason: reason ?? 'unreadable' });
-    else rows.push(keep ? keepOnly(r.row, keep) : r.row);
+    else for (const row of r.rows) rows.push(keep ? keepOnly(row, keep) : row);
     if (rows.length + deadLetters.length >= CHUNK_LINES) {
       yield { rows, deadLetters, bytes: pending };
       pending = 0;
