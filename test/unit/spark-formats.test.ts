@@ -186,3 +186,18 @@ describe('JSON lines: a line that is an array gives a row per element (JacksonPa
     expect((await read("[{'k':'a','n':1}]\n")).rows).toEqual([{ k: 'a', n: 1 }]);
   });
 });
+
+describe("text: a UTF-8 BOM opening the file is not part of the first line (Hadoop's LineRecordReader skips it)", () => {
+  async function read(body: Buffer, options: Record<string, boolean> = {}) {
+    const { fileDecoder } = await import('../../lib/engine/formats');
+    const rows: unknown[] = [];
+    for await (const c of fileDecoder(parseSchema('value STRING'), 'text', options).decode('f', body, body.length)) rows.push(...c.rows);
+    return rows;
+  }
+  const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+
+  it('drops it from the first line; wholetext keeps the bytes as they are', async () => {
+    expect(await read(Buffer.concat([bom, Buffer.from('a\r\nb\n')]))).toEqual([{ value: 'a' }, { value: 'b' }]);
+    expect(await read(Buffer.concat([bom, Buffer.from('a\n')]), { wholetext: true })).toEqual([{ value: '\ufeffa\n' }]);
+  });
+});
