@@ -201,3 +201,21 @@ describe("text: a UTF-8 BOM opening the file is not part of the first line (Hado
     expect(await read(Buffer.concat([bom, Buffer.from('a\n')]), { wholetext: true })).toEqual([{ value: '\ufeffa\n' }]);
   });
 });
+
+describe('partition folders cast to the declared type (PartitioningUtils.castPartValueToDesiredType)', () => {
+  it('reads a BIGINT exactly, a FLOAT as binary32, NaN for a DOUBLE; refuses blanks for an INT and a TINYINT out of range', async () => {
+    const { partitionValues } = await import('../../lib/aws/s3/file-rules');
+    const schema = parseSchema('v STRING, id BIGINT, f FLOAT, d DOUBLE, n INT, t TINYINT');
+    expect(partitionValues(schema, [['id', '9007199254740993']])).toEqual({ values: [['id', 9007199254740993n]] });
+    expect(partitionValues(schema, [['id', '-12']])).toEqual({ values: [['id', -12]] });
+    expect(partitionValues(schema, [['f', '0.1']])).toEqual({ values: [['f', Math.fround(0.1)]] });
+    expect(partitionValues(schema, [['d', 'NaN']])).toEqual({ values: [['d', Number.NaN]] });
+    expect(partitionValues(schema, [['d', '-Infinity']])).toEqual({ values: [['d', Number.NEGATIVE_INFINITY]] });
+    expect(partitionValues(schema, [['d', '1e3']])).toEqual({ values: [['d', 1000]] });
+    expect(partitionValues(schema, [['n', '+7']])).toEqual({ values: [['n', 7]] });
+    expect(partitionValues(schema, [['n', ' 7']])).toEqual({ error: expect.stringMatching(/partition folder n= 7 is not a INT/) });
+    expect(partitionValues(schema, [['t', '300']])).toEqual({ error: expect.stringMatching(/partition folder t=300 is not a TINYINT/) });
+    expect(partitionValues(schema, [['t', '-128']])).toEqual({ values: [['t', -128]] });
+    expect(partitionValues(schema, [['id', '9223372036854775808']])).toEqual({ error: expect.stringMatching(/is not a BIGINT/) });
+  });
+});
