@@ -219,3 +219,24 @@ describe('partition folders cast to the declared type (PartitioningUtils.castPar
     expect(partitionValues(schema, [['id', '9223372036854775808']])).toEqual({ error: expect.stringMatching(/is not a BIGINT/) });
   });
 });
+
+describe("CSV multiLine: the file's line separator inside quotes reads as \\n (univocity, normalizeLineEndingsWithinQuotes)", () => {
+  async function read(text: string) {
+    const { fileDecoder } = await import('../../lib/engine/formats');
+    const rows: unknown[] = [];
+    const buf = Buffer.from(text);
+    for await (const c of fileDecoder(parseSchema('id INT, note STRING'), 'csv', { multiLine: true }).decode('f', buf, buf.length)) rows.push(...c.rows);
+    return rows;
+  }
+
+  it('turns CRLF inside a quoted value into LF in a CRLF file, and keeps LF files as they are', async () => {
+    expect(await read('1,"a\r\nb"\r\n2,c\r\n')).toEqual([
+      { id: 1, note: 'a\nb' },
+      { id: 2, note: 'c' },
+    ]);
+    expect(await read('1,"a\nb"\n2,"x\r\ny"\n')).toEqual([
+      { id: 1, note: 'a\nb' },
+      { id: 2, note: 'x\r\ny' },
+    ]);
+  });
+});
