@@ -7,7 +7,7 @@ import { InvalidOptionError } from './errors';
 import type { Row } from './ports';
 import { dateOfEpochDay } from './dates';
 import { dateOfText } from './formats/date-text';
-import { strictJson } from './formats/lenient-json';
+import { firstValueEnd, strictJson } from './formats/lenient-json';
 import { ddlOf, needsNumberText, parseDdlColumns } from './ddl';
 import { decimalOfText } from './decimal';
 import { formatTimestamp, timestampFromJson } from './timestamps';
@@ -469,6 +469,15 @@ export function parseJsonLine(schema: Schema, line: string, singleQuotes = true)
       // Spark's allowSingleQuotes, on by default: 'text' is a string
       const strict = strictJson(line, SINGLE_QUOTES);
       if (strict !== line) return parseJsonLine(schema, strict, false);
+    }
+    if (parsed === undefined && line.trimStart().startsWith('{')) {
+      // Spark's parser reads the line's first JSON value and never looks past it: text after a
+      // complete object (a trailing comma, a second object) is ignored
+      const end = firstValueEnd(line);
+      if (end < line.length && line.slice(end).trim() !== '') {
+        const first = parseJsonLine(schema, line.slice(0, end), singleQuotes);
+        if (first.ok || !first.reason.startsWith('malformed JSON')) return first;
+      }
     }
     if (parsed === undefined) return { ok: false, reason: `malformed JSON (${(e as Error).message}): each line must be one complete JSON object` };
   }

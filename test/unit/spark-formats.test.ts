@@ -240,3 +240,34 @@ describe("CSV multiLine: the file's line separator inside quotes reads as \\n (u
     ]);
   });
 });
+
+describe('JSON multiLine: the file is its first JSON value (Spark parses one value and stops)', () => {
+  it('reads the first object of a file that holds several, and ignores the rest', async () => {
+    const { fileDecoder } = await import('../../lib/engine/formats');
+    const text = '{"k": "a",\n "n": 1}\n{"k": "b", "n": 2}\n';
+    const buf = Buffer.from(text);
+    const out = { rows: [] as unknown[], dead: 0 };
+    for await (const c of fileDecoder(parseSchema('k STRING, n INT'), 'json', { multiLine: true }).decode('f', buf, buf.length)) {
+      out.rows.push(...c.rows);
+      out.dead += c.deadLetters.length;
+    }
+    expect(out).toEqual({ rows: [{ k: 'a', n: 1 }], dead: 0 });
+  });
+});
+
+describe('JSON lines: text after a complete object is ignored (JacksonParser.parse reads one value, never the rest)', () => {
+  const schema = parseSchema('k STRING, n INT');
+  const good = '{"k":"a","n":1}';
+
+  it('reads the object of a line with a trailing comma, brace or second object', () => {
+    expectGood(schema, good, '{"k":"a","n":2},', 'n', 2);
+    expectGood(schema, good, '{"k":"a","n":3}}', 'n', 3);
+    expectGood(schema, good, '{"k":"a","n":4} {"k":"b","n":5}', 'n', 4);
+    expectGood(schema, good, '{"k":"a}","n":6} x', 'n', 6);
+  });
+
+  it('still refuses an object that is not complete, or does not fit', () => {
+    expectBad(schema, good, '{"k":"a","n":2', /malformed JSON/);
+    expectBad(schema, good, '{"k":"a","n":"2"} x', /^column n \(INT\) has string "2"/);
+  });
+});

@@ -7,7 +7,7 @@
  */
 import type { Row } from '../ports';
 import { parseJsonLine, type Schema } from '../schema';
-import { strictJson } from './lenient-json';
+import { firstValueEnd, strictJson } from './lenient-json';
 
 /** Whether the text is one JSON value (JSON.parse takes it). */
 function isJson(text: string): boolean {
@@ -19,7 +19,11 @@ function isJson(text: string): boolean {
   }
 }
 
-/** The top-level values of a multiLine file: an array's elements, else the one value; with their lines. */
+/**
+ * The top-level values of a multiLine file: an array's elements, else the one value; with their
+ * lines. An object is read up to its closing brace and what follows it is ignored, as Spark's
+ * parser reads the file's first JSON value only.
+ */
 export function topLevelValues(text: string): Array<{ text: string; line: number }> {
   const trimmed = text.trimStart();
   const lineAt = (pos: number) => {
@@ -28,6 +32,7 @@ export function topLevelValues(text: string): Array<{ text: string; line: number
     return l;
   };
   const startAt = text.length - trimmed.length;
+  if (trimmed.startsWith('{')) return [{ text: trimmed.slice(0, firstValueEnd(trimmed)), line: lineAt(startAt) }];
   if (!trimmed.startsWith('[')) return trimmed.trim() === '' ? [] : [{ text: trimmed, line: lineAt(startAt) }];
   const out: Array<{ text: string; line: number }> = [];
   let depth = 0;

@@ -71,3 +71,18 @@ export function strictJson(text: string, o: LenientForms): string {
   }
   return out;
 }
+
+/** The end of the object `text` opens (after its closing brace), or the text's length when it does not close. */
+export function firstValueEnd(text: string): number {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
+      continue;
+    }
+    if (c === '{' || c === '[') depth++;
+    else if ((c === '}' || c === ']') && --depth === 0) return i + 1;
+  }
+  return text.length;
+}
