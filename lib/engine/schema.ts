@@ -7,7 +7,7 @@ import { InvalidOptionError } from './errors';
 import type { Row } from './ports';
 import { dateOfEpochDay } from './dates';
 import { dateOfText } from './formats/date-text';
-import { firstValueEnd, strictJson } from './formats/lenient-json';
+import { firstValueEnd, memberTexts, strictJson } from './formats/lenient-json';
 import { ddlOf, needsNumberText, parseDdlColumns } from './ddl';
 import { decimalOfText } from './decimal';
 import { formatTimestamp, timestampFromJson } from './timestamps';
@@ -373,6 +373,15 @@ export function coerceRecord(schema: Schema, record: unknown): CoerceResult {
       continue;
     }
     if (v === null) continue;
+    if (col.type === 'STRING' && rawLine !== null && (typeof v === 'number' || (typeof v === 'object' && !isNumberLiteral(v)))) {
+      // a number, an object or an array: its text as the line has it (Spark 4's exact string parsing)
+      rawMembers ??= memberTexts(rawLine);
+      const raw = rawMembers.get(name);
+      if (raw !== undefined) {
+        row[name] = raw;
+        continue;
+      }
+    }
     try {
       row[name] = coerceValue(col, v, name);
     } catch (e) {
@@ -456,6 +465,18 @@ function parseNonNumeric(line: string): unknown {
 const LONG_NUMBER = /[0-9.]{16,}/;
 
 export function parseJsonLine(schema: Schema, line: string, singleQuotes = true): CoerceResult {
+  const outer = rawLine;
+  rawLine = line;
+  rawMembers = undefined;
+  try {
+    return parseLine(schema, line, singleQuotes);
+  } finally {
+    rawLine = outer;
+    rawMembers = undefined;
+  }
+}
+
+function parseLine(schema: Schema, line: string, singleQuotes: boolean): CoerceResult {
   if ((schema.numberText && LONG_NUMBER.test(line)) || floatProbe(schema)?.test(line)) {
     const exact = losslessRow(schema, line);
     if (exact !== undefined) return exact;
@@ -497,6 +518,13 @@ export function parseJsonLine(schema: Schema, line: string, singleQuotes = true)
 }
 
 const SINGLE_QUOTES = { singleQuotes: true, comments: false, unquotedNames: false } as const;
+
+/**
+ * The line parseJsonLine is typing (null elsewhere: static rows, from_json), for a STRING column
+ * that holds an object or an array to keep its text as written; its members' texts, once read.
+ */
+let rawLine: string | null = null;
+let rawMembers: Map<string, string> | undefined;
 
 /**
  * Set while parseJsonLine types a record JSON.parse read: a STRING column that holds a number then

@@ -66,6 +66,12 @@ describe('JSON: a STRING column keeps a number token as written (Spark 4 exact s
   it('keeps true and false as their words', () => {
     expectGood(schema, good, '{"s":true,"i":1}', 's', 'true');
   });
+
+  it('keeps an object or an array as the line writes it, spaces and number forms included', () => {
+    expectGood(schema, good, '{"s": {"a": 1.50, "b": [1, 2]} ,"i":1}', 's', '{"a": 1.50, "b": [1, 2]}');
+    expectGood(schema, good, '{"i":1,"s":[ "x,y", {"k": "}"} ]}', 's', '[ "x,y", {"k": "}"} ]');
+    expectGood(schema, good, '{"s":{"a":1},"i":1,"s":[]}', 's', '[]');
+  });
 });
 
 describe('JSON: a field the record leaves out is null (JacksonParser.convertObject sets only the fields it meets)', () => {

@@ -86,3 +86,43 @@ export function firstValueEnd(text: string): number {
   }
   return text.length;
 }
+
+/** Jackson's default maxNestingDepth (StreamReadConstraints, Jackson 2.15 and later). */
+const MAX_NESTING = 1000;
+
+/**
+ * The text of each member's value of the JSON object `text` (valid JSON, as a parser already
+ * found it), by key, the last of a key given twice: what Spark 4 keeps in a STRING column for a
+ * non-string value (its exact string parsing takes the value's bytes as written).
+ */
+export function memberTexts(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const none = new Map<string, string>();
+  let depth = 0;
+  let key: string | null = null;
+  let from = -1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      const start = i;
+      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
+      if (depth === 1 && key === null) key = JSON.parse(text.slice(start, i + 1)) as string;
+      continue;
+    }
+    if (depth === 1 && c === ':' && key !== null && from < 0) from = i + 1;
+    else if (c === '{' || c === '[') {
+      // deeper than Jackson's nesting limit (StreamReadConstraints, 1000): Spark refuses the record
+      if (++depth > MAX_NESTING) return none;
+    } else if (c === '}' || c === ']') {
+      if (--depth === 0) {
+        if (key !== null && from >= 0) out.set(key, text.slice(from, i).trim());
+        break;
+      }
+    } else if (depth === 1 && c === ',') {
+      if (key !== null && from >= 0) out.set(key, text.slice(from, i).trim());
+      key = null;
+      from = -1;
+    }
+  }
+  return out;
+}
