@@ -6,6 +6,7 @@ import { parse as parseLossless } from 'lossless-json';
 import { InvalidOptionError } from './errors';
 import type { Row } from './ports';
 import { dateOfEpochDay } from './dates';
+import type { DatetimePattern } from './datetime-patterns';
 import { dateOfText } from './formats/date-text';
 import { firstValueEnd, memberTexts, strictJson } from './formats/lenient-json';
 import { ddlOf, needsNumberText, parseDdlColumns } from './ddl';
@@ -286,6 +287,7 @@ function coerceValue(t: DataType, v: unknown, path: string): unknown {
       if (typeof v !== 'boolean') throw new BadValue(describeBad(path, t, v));
       return v;
     case 'TIMESTAMP': {
+      if (typeof v === 'string' && jsonPatterns?.timestamp) return byPattern(jsonPatterns.timestamp, 'timestampFormat', t, v, path);
       const ts = text !== null && !INTEGER_LITERAL.test(text) ? null : timestampFromJson(text !== null ? Number(text) : v);
       if (ts === null) throw new BadValue(describeBad(path, t, v));
       return ts;
@@ -297,6 +299,7 @@ function coerceValue(t: DataType, v: unknown, path: string): unknown {
       return d;
     }
     case 'DATE': {
+      if (typeof v === 'string' && jsonPatterns?.date) return byPattern(jsonPatterns.date, 'dateFormat', t, v, path);
       const d = typeof v === 'string' ? jsonDate(v) : null;
       if (d === null) throw new BadValue(describeBad(path, t, v));
       return d;
@@ -320,6 +323,20 @@ function coerceValue(t: DataType, v: unknown, path: string): unknown {
       return out;
     }
   }
+}
+
+/**
+ * A DATE or TIMESTAMP string read by the source's dateFormat or timestampFormat, the only form then
+ * read (Spark: no fallback once the option is set); a number for a TIMESTAMP stays epoch seconds.
+ */
+function byPattern(p: DatetimePattern, option: string, t: DataType, v: string, path: string): unknown {
+  const x = t.type === 'DATE' ? p.parseDate(v) : p.parseTimestamp(v);
+  if (x === null) {
+    throw new BadValue(
+      `column ${path} (${ddlOf(t)}) has string ${shown(v)}: not a ${t.type === 'DATE' ? 'date' : 'timestamp'} of ${option} ${JSON.stringify(p.pattern)}; fix the value at the producer, or set the ${option} option to its pattern`,
+    );
+  }
+  return x;
 }
 
 /**
@@ -464,17 +481,29 @@ function parseNonNumeric(line: string): unknown {
  */
 const LONG_NUMBER = /[0-9.]{16,}/;
 
-export function parseJsonLine(schema: Schema, line: string, singleQuotes = true): CoerceResult {
+export function parseJsonLine(schema: Schema, line: string, singleQuotes = true, patterns: JsonPatterns | null = null): CoerceResult {
   const outer = rawLine;
+  const outerPatterns = jsonPatterns;
   rawLine = line;
   rawMembers = undefined;
+  jsonPatterns = patterns;
   try {
     return parseLine(schema, line, singleQuotes);
   } finally {
     rawLine = outer;
     rawMembers = undefined;
+    jsonPatterns = outerPatterns;
   }
 }
+
+/** The dateFormat and timestampFormat options of a JSON source, compiled (null: Spark's default forms). */
+export interface JsonPatterns {
+  readonly date: DatetimePattern | null;
+  readonly timestamp: DatetimePattern | null;
+}
+
+/** The patterns of the line parseJsonLine is typing: a DATE or TIMESTAMP string at any depth is read by them. */
+let jsonPatterns: JsonPatterns | null = null;
 
 function parseLine(schema: Schema, line: string, singleQuotes: boolean): CoerceResult {
   if ((schema.numberText && LONG_NUMBER.test(line)) || floatProbe(schema)?.test(line)) {
@@ -489,14 +518,14 @@ function parseLine(schema: Schema, line: string, singleQuotes: boolean): CoerceR
     if (parsed === undefined && singleQuotes && line.includes("'")) {
       // Spark's allowSingleQuotes, on by default: 'text' is a string
       const strict = strictJson(line, SINGLE_QUOTES);
-      if (strict !== line) return parseJsonLine(schema, strict, false);
+      if (strict !== line) return parseJsonLine(schema, strict, false, jsonPatterns);
     }
     if (parsed === undefined && line.trimStart().startsWith('{')) {
       // Spark's parser reads the line's first JSON value and never looks past it: text after a
       // complete object (a trailing comma, a second object) is ignored
       const end = firstValueEnd(line);
       if (end < line.length && line.slice(end).trim() !== '') {
-        const first = parseJsonLine(schema, line.slice(0, end), singleQuotes);
+        const first = parseJsonLine(schema, line.slice(0, end), singleQuotes, jsonPatterns);
         if (first.ok || !first.reason.startsWith('malformed JSON')) return first;
       }
     }

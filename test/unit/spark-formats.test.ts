@@ -277,3 +277,26 @@ describe('JSON lines: text after a complete object is ignored (JacksonParser.par
     expectBad(schema, good, '{"k":"a","n":"2"} x', /^column n \(INT\) has string "2"/);
   });
 });
+
+describe('JSON dateFormat and timestampFormat: read at any depth, a number still epoch seconds (JacksonParser)', () => {
+  async function read(ddl: string, text: string, options: Record<string, string>) {
+    const { fileDecoder } = await import('../../lib/engine/formats');
+    const out = { rows: [] as unknown[], dead: [] as string[] };
+    const buf = Buffer.from(text);
+    for await (const c of fileDecoder(parseSchema(ddl), 'json', options).decode('f', buf, buf.length)) {
+      out.rows.push(...c.rows);
+      out.dead.push(...c.deadLetters.map((d) => d.reason));
+    }
+    return out;
+  }
+
+  it('reads a nested DATE and TIMESTAMP by the patterns, and an integer TIMESTAMP as epoch seconds', async () => {
+    const out = await read(
+      'id INT, s STRUCT<d: DATE, at: TIMESTAMP>, ds ARRAY<DATE>, at TIMESTAMP',
+      '{"id":1,"s":{"d":"01.10.2026","at":"2026/10/01 12:00"},"ds":["02.10.2026"],"at":1790856000}\n{"id":2,"s":{"d":"2026-10-01","at":null},"ds":[],"at":null}\n',
+      { dateFormat: 'dd.MM.yyyy', timestampFormat: 'yyyy/MM/dd HH:mm' },
+    );
+    expect(out.rows).toEqual([{ id: 1, s: { d: '2026-10-01', at: 1790856000 * 1_000_000 }, ds: ['2026-10-02'], at: 1790856000 * 1_000_000 }]);
+    expect(out.dead).toEqual([expect.stringMatching(/^column s\.d \(DATE\) has string "2026-10-01": not a date of dateFormat "dd\.MM\.yyyy"/)]);
+  });
+});

@@ -6,7 +6,7 @@
  * file. Off the fast path: only a line the reference refused as "not an object" comes here.
  */
 import type { Row } from '../ports';
-import { parseJsonLine, type Schema } from '../schema';
+import { type JsonPatterns, parseJsonLine, type Schema } from '../schema';
 import { firstValueEnd, strictJson } from './lenient-json';
 
 /** Whether the text is one JSON value (JSON.parse takes it). */
@@ -68,14 +68,19 @@ export function topLevelValues(text: string): Array<{ text: string; line: number
  * The rows of a JSON line whose value is an array (`line` starts with `[` after blanks), or the
  * reason it is a bad record: the first element's that is.
  */
-export function arrayLineRows(schema: Schema, line: string, singleQuotes = true): { ok: true; rows: Row[] } | { ok: false; reason: string } {
+export function arrayLineRows(
+  schema: Schema,
+  line: string,
+  singleQuotes = true,
+  patterns: JsonPatterns | null = null,
+): { ok: true; rows: Row[] } | { ok: false; reason: string } {
   let text = line;
   if (!isJson(text) && singleQuotes) text = strictJson(line, { singleQuotes: true, comments: false, unquotedNames: false });
-  if (!isJson(text)) return parseJsonLine(schema, line, singleQuotes) as { ok: false; reason: string };
+  if (!isJson(text)) return parseJsonLine(schema, line, singleQuotes, patterns) as { ok: false; reason: string };
   const rows: Row[] = [];
   const elements = topLevelValues(text);
   for (let i = 0; i < elements.length; i++) {
-    const r = parseJsonLine(schema, elements[i].text, false);
+    const r = parseJsonLine(schema, elements[i].text, false, patterns);
     if (!r.ok) return { ok: false, reason: `element ${i} of the line's array: ${r.reason}` };
     rows.push(r.row);
   }

@@ -6,9 +6,9 @@
  *     allowComments              /* ... *\/ and // ... comments are blanks
  *     allowSingleQuotes          'text' is a string
  *     allowUnquotedFieldNames    {name: 1} names a field
- *     dateFormat, timestampFormat  a DATE or TIMESTAMP column's string is read by the pattern
- *                                (datetime-patterns.ts; top-level columns: nested fields keep
- *                                Spark's default forms)
+ *     dateFormat, timestampFormat  a DATE or TIMESTAMP string, at any depth, is read by the
+ *                                pattern (datetime-patterns.ts), as Spark's JacksonParser; a
+ *                                number for a TIMESTAMP stays epoch seconds
  *
  * The lenient forms are rewritten to strict JSON (lines kept, so a record's line is its own) and
  * typed by the one JSON reader (schema.ts parseJsonLine): numbers are read from their text, so a
@@ -17,12 +17,12 @@
 import { invalidUtf8Lines, parseLineChunks, type LineCursor } from '../lines';
 import type { LineParser } from '../json-scan';
 import type { DeadLetter, ReadResult, Row } from '../ports';
-import { type CoerceResult, type Column, parseJsonLine, type Schema } from '../schema';
+import { type CoerceResult, parseJsonLine, type Schema } from '../schema';
 import { keepOnly } from './csv';
 import { arrayLineRows, isArrayLine, topLevelValues } from './json-array';
 import { strictJson } from './lenient-json';
 import { boolOption, patternOption, type ReaderOptions } from './options';
-import { BadText, type TextPatterns, valueOfText } from './text-values';
+import type { TextPatterns } from './text-values';
 import { CHUNK_LINES } from '../lines';
 
 export interface JsonOptions {
@@ -87,16 +87,9 @@ function oneRow(r: CoerceResult): { ok: true; rows: Row[] } | { ok: false; reaso
   return r.ok ? { ok: true, rows: [r.row] } : r;
 }
 
-/** The schema the JSON reader types with: DATE and TIMESTAMP columns read by a pattern come in as strings. */
-function readSchema(schema: Schema, o: JsonOptions): Schema {
-  if (o.patterns.date === null && o.patterns.timestamp === null) return schema;
-  const asText = (c: Column) => (c.type === 'DATE' && o.patterns.date) || (c.type === 'TIMESTAMP' && o.patterns.timestamp);
-  return { ...schema, columns: schema.columns.map((c) => (asText(c) ? { name: c.name, type: 'STRING' as const } : c)) };
-}
-
 /** A file read whole with Spark's JSON options: rows and dead letters, each record with its line. */
 export function* decodeJsonWhole(schema: Schema, o: JsonOptions, file: string, text: string, bytes: number, keep?: readonly string[]): Generator<ReadResult> {
-  const typed = readSchema(schema, o);
+  const patterns = o.patterns.date !== null || o.patterns.timestamp !== null ? o.patterns : null;
   const strict = strictJson(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, o);
   const records = o.multiLine
     ? topLevelValues(strict)
@@ -108,25 +101,10 @@ export function* decodeJsonWhole(schema: Schema, o: JsonOptions, file: string, t
   for (const rec of records) {
     const raw = rawLines ? rawLines[rec.line - 1].replace(/\r$/, '') : rec.text;
     // (single quotes: rewritten above as the options say); a line that is an array: its elements' rows
-    const r = !o.multiLine && isArrayLine(rec.text) ? arrayLineRows(typed, rec.text, false) : oneRow(parseJsonLine(typed, rec.text, false));
-    let reason = r.ok ? null : r.reason;
-    if (r.ok && typed !== schema) {
-      for (const row of r.rows) {
-        for (const c of schema.columns) {
-          const v = row[c.name];
-          if (typeof v !== 'string' || (c.type !== 'DATE' && c.type !== 'TIMESTAMP')) continue;
-          try {
-            row[c.name] = valueOfText(c, v, o.patterns);
-          } catch (e) {
-            if (!(e instanceof BadText)) throw e;
-            reason = e.reason;
-            break;
-          }
-        }
-        if (reason !== null) break;
-      }
-    }
-    if (reason !== null || !r.ok) deadLetters.push({ source: { file, line: rec.line }, raw, reason: reason ?? 'unreadable' });
+    // (dateFormat, timestampFormat: a DATE or TIMESTAMP string at any depth is read by the pattern)
+    const r =
+      !o.multiLine && isArrayLine(rec.text) ? arrayLineRows(schema, rec.text, false, patterns) : oneRow(parseJsonLine(schema, rec.text, false, patterns));
+    if (!r.ok) deadLetters.push({ source: { file, line: rec.line }, raw, reason: r.reason });
     else for (const row of r.rows) rows.push(keep ? keepOnly(row, keep) : row);
     if (rows.length + deadLetters.length >= CHUNK_LINES) {
       yield { rows, deadLetters, bytes: pending };
