@@ -6,7 +6,7 @@
  * code calls its helpers and reads its scratch state (numEnd, wsSeen) within it.
  */
 import type { Row } from './ports';
-import { type Column, exactLong, nonFiniteDouble, numberText } from './schema';
+import { type Column, exactLong, nonFiniteDouble } from './schema';
 import { epochSecondsMicros, parseTimestamp, safeHourMicros } from './timestamps';
 
 export const T_STRING = 0;
@@ -52,6 +52,12 @@ const RBRACKET = 93;
 /** End of the last scanned number, or -1 when it was not a JSON number. */
 let numEnd = -1;
 
+/**
+ * Whether the last scanned number had a fraction or an exponent: Jackson's VALUE_NUMBER_FLOAT,
+ * which Spark's JSON reader takes for no integral type and no TIMESTAMP (1.0 is not an INT).
+ */
+let numFloat = false;
+
 /** Whether skipWs has skipped any whitespace since it was last reset. */
 let wsSeen = false;
 
@@ -78,6 +84,7 @@ function scanNumber(s: string, i: number): number {
   const start = i;
   let c = s.charCodeAt(i);
   let neg = false;
+  numFloat = false;
   if (c === MINUS) {
     neg = true;
     c = s.charCodeAt(++i);
@@ -98,6 +105,7 @@ function scanNumber(s: string, i: number): number {
   }
   let fd = 0; // fraction digits
   if (c === DOT) {
+    numFloat = true;
     c = s.charCodeAt(++i);
     if (!(c >= ZERO && c <= NINE)) {
       numEnd = -1;
@@ -112,6 +120,7 @@ function scanNumber(s: string, i: number): number {
   }
   let e10 = -fd;
   if (c === 101 || c === 69) {
+    numFloat = true;
     c = s.charCodeAt(++i);
     let eneg = false;
     if (c === MINUS || c === PLUS) {
@@ -286,7 +295,11 @@ function longFromText(s: string, from: number, to: number): unknown {
   return exactLong(text) ?? BAD;
 }
 
-/** The value of a JSON number in a column of type t, as coerceRecord gives it. */
+/**
+ * The value of the JSON number just scanned (numFloat says its form) in a column of type t other
+ * than STRING (which keeps the token's text), as coerceRecord gives it: an integral type or a
+ * TIMESTAMP only from an integer literal, as Spark's reader (VALUE_NUMBER_INT).
+ */
 function fromNumber(t: number, v: number): unknown {
   switch (t) {
     case T_DOUBLE:
@@ -294,17 +307,16 @@ function fromNumber(t: number, v: number): unknown {
     case T_FLOAT:
       return Math.fround(v); // binary32, as Spark's FloatType
     case T_TIMESTAMP:
-      return epochSecondsMicros(v) ?? BAD; // epoch seconds, as Spark reads numbers (as µs)
+      return numFloat ? BAD : (epochSecondsMicros(v) ?? BAD); // epoch seconds, as Spark reads numbers (as µs)
+    // (v + 0: -0 is 0, an integer has no negative zero)
     case T_LONG:
-      return Number.isSafeInteger(v) ? v : BAD;
+      return !numFloat && Number.isSafeInteger(v) ? v + 0 : BAD;
     case T_INT:
-      return Number.isInteger(v) && v >= -2147483648 && v <= 2147483647 ? v : BAD;
+      return !numFloat && Number.isInteger(v) && v >= -2147483648 && v <= 2147483647 ? v + 0 : BAD;
     case T_SMALLINT:
-      return Number.isInteger(v) && v >= -32768 && v <= 32767 ? v : BAD;
+      return !numFloat && Number.isInteger(v) && v >= -32768 && v <= 32767 ? v + 0 : BAD;
     case T_TINYINT:
-      return Number.isInteger(v) && v >= -128 && v <= 127 ? v : BAD;
-    case T_STRING:
-      return numberText(v); // Spark keeps the JSON text of a non-string token
+      return !numFloat && Number.isInteger(v) && v >= -128 && v <= 127 ? v + 0 : BAD;
     default:
       return BAD;
   }
@@ -323,6 +335,7 @@ export function fromToken(t: number, tok: string): unknown {
   if (c === 110) return null;
   if (c === 116) return fromBoolean(t, true);
   if (c === 102) return fromBoolean(t, false);
+  if (t === T_STRING) return tok; // the token as written (Spark 4's exact string parsing)
   const x = scanNumber(tok, 0);
   return t === T_LONG && !Number.isSafeInteger(x) ? longFromText(tok, 0, tok.length) : fromNumber(t, x);
 }
@@ -476,7 +489,8 @@ export function lineScanner(
           } else if (c === MINUS || (c >= ZERO && c <= NINE)) {
             const x = scanNumber(line, i);
             if (numEnd < 0) return null;
-            v = t === T_LONG && !Number.isSafeInteger(x) ? longFromText(line, i, numEnd) : fromNumber(t, x);
+            // a STRING keeps the token as written (Spark 4's exact string parsing)
+            v = t === T_STRING ? line.slice(i, numEnd) : t === T_LONG && !Number.isSafeInteger(x) ? longFromText(line, i, numEnd) : fromNumber(t, x);
             i = numEnd;
           } else if (c === 110) {
             if (!line.startsWith('null', i)) return null;

@@ -39,6 +39,7 @@ import type { Row } from './ports';
 import { parseJsonLine, unreadableReason, type CoerceResult, type Schema } from './schema';
 import { BACKSLASH, BAD, fromString, fromToken, lineScanner, plainTimestampReader, QUOTE, sawWhitespace, T_STRING, T_TIMESTAMP, typeCode } from './json-chars';
 import { shapeRegExp, type Shape } from './json-shapes';
+import { arrayLineRows, isArrayLine } from './formats/json-array';
 
 function rowFactory(names: readonly string[], kept: readonly number[], codegen: boolean): (vals: unknown[]) => Row {
   // An object literal gives every row the same shape at once; the loop is for runtimes that
@@ -137,6 +138,20 @@ export function compileLineParser(schema: Schema, options: LineParserOptions = {
       return { ok: false, reason: unreadableReason(e) };
     }
   };
+  /** The reference's row pushed, or its reason; a line that is an array gives its elements' rows, as Spark reads it (json-array.ts). */
+  const referenceInto = (line: string, rows: Row[]): string | null => {
+    const r = guardedReference(line);
+    if (r.ok || !isArrayLine(line)) return pushRow(r, rows);
+    let a: ReturnType<typeof arrayLineRows>;
+    try {
+      a = arrayLineRows(schema, line);
+    } catch (e) {
+      return unreadableReason(e);
+    }
+    if (!a.ok) return a.reason;
+    for (const x of a.rows) rows.push(x);
+    return null;
+  };
   // Column names the scanner cannot match byte for byte, or that an object reads through its
   // prototype ("constructor", "__proto__"...), where the reference does odd but defined things.
   const unsafe = names.some((name) => {
@@ -148,7 +163,7 @@ export function compileLineParser(schema: Schema, options: LineParserOptions = {
     return false;
   });
   if (n === 0 || unsafe || new Set(names).size !== n || types.some((t) => t === undefined))
-    return Object.assign(guardedReference, { stats, into: (line: string, rows: Row[]) => pushRow(guardedReference(line), rows) });
+    return Object.assign(guardedReference, { stats, into: referenceInto });
 
   const keep = names.map((name) => options.columns === undefined || options.columns.includes(name));
   const kept = names.map((_, c) => c).filter((c) => keep[c]);
@@ -291,7 +306,7 @@ export function compileLineParser(schema: Schema, options: LineParserOptions = {
       rows.push(row);
       return null;
     }
-    return pushRow(guardedReference(line), rows);
+    return referenceInto(line, rows);
   }
 
   /** Tiers 1 and 2; a line that makes them throw goes to the reference, which decides. */

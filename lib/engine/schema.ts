@@ -5,7 +5,10 @@
 import { parse as parseLossless } from 'lossless-json';
 import { InvalidOptionError } from './errors';
 import type { Row } from './ports';
-import { parseDate } from './dates';
+import { dateOfEpochDay } from './dates';
+import type { DatetimePattern } from './datetime-patterns';
+import { dateOfText } from './formats/date-text';
+import { firstValueEnd, memberTexts, strictJson } from './formats/lenient-json';
 import { ddlOf, needsNumberText, parseDdlColumns } from './ddl';
 import { decimalOfText } from './decimal';
 import { formatTimestamp, timestampFromJson } from './timestamps';
@@ -78,6 +81,9 @@ export function parseSchema(ddl: string): Schema {
   const columns = parseDdlColumns(ddl);
   return columns.some((c) => needsNumberText(c)) ? { columns, ddl, numberText: true } : { columns, ddl };
 }
+
+/** A JSON integer literal (Jackson's VALUE_NUMBER_INT): no fraction, no exponent. */
+const INTEGER_LITERAL = /^-?[0-9]+$/;
 
 /** BIGINT's range: 64-bit two's complement. */
 const MIN_LONG = -(2n ** 63n);
@@ -161,6 +167,11 @@ function describeBad(path: string, t: DataType, v: unknown): string {
   const kind = isNumberLiteral(v) ? 'number' : typeName(v);
   const head = `column ${path} (${ddlOf(t)}) has ${kind} ${shown(v)}: `;
   const n = isNumberLiteral(v) ? Number(v.value) : v;
+  if (isNumberLiteral(v) && !INTEGER_LITERAL.test(v.value) && (t.type === 'INT' || t.type === 'LONG' || t.type === 'TIMESTAMP')) {
+    return t.type === 'TIMESTAMP'
+      ? `${head}a number is epoch seconds only as a JSON integer (a fraction or an exponent makes it another token, which Spark's JSON reader refuses for a TIMESTAMP): write whole seconds, or a "YYYY-MM-DD HH:MM:SS[.ffffff]" string`
+      : `${head}expected a JSON integer (a fraction or an exponent makes it another token, which Spark's JSON reader refuses for ${ddlOf(t)}, even 1.0 or 1e2): write the integer's digits at the producer, or declare the column DOUBLE or DECIMAL`;
+  }
   switch (t.type) {
     case 'INT':
       return (
@@ -239,30 +250,32 @@ function coerceValue(t: DataType, v: unknown, path: string): unknown {
   switch (t.type) {
     case 'STRING':
       if (typeof v === 'string') return v;
-      if (text !== null) return numberText(Number(text));
-      if (typeof v === 'number') return numberText(v);
+      // a number keeps its token as written (Spark 4's exact string parsing of a file's JSON)
+      if (text !== null) return text;
+      if (typeof v === 'number') {
+        if (wantNumberText) throw NEED_NUMBER_TEXT;
+        return numberText(v);
+      }
       if (typeof v === 'bigint') return String(v);
       return JSON.stringify(v, nonFiniteAsString);
     case 'INT': {
-      const n = text !== null ? Number(text) : v;
+      const n = text !== null ? (INTEGER_LITERAL.test(text) ? Number(text) : NaN) : v;
       const [lo, hi] = intRange(t.bits);
       if (typeof n !== 'number' || !Number.isInteger(n) || n < lo || n > hi) throw new BadValue(describeBad(path, t, v));
-      return n;
+      return n === 0 ? 0 : n; // -0 is 0: an integer has no negative zero
     }
     case 'LONG': {
       if (text !== null) {
         const exact = exactLong(text);
-        if (exact !== null) return exact;
-        const n = Number(text);
-        if (/^-?[0-9]+$/.test(text) || !Number.isSafeInteger(n)) throw new BadValue(describeBad(path, t, v));
-        return n;
+        if (exact === null) throw new BadValue(describeBad(path, t, v));
+        return exact;
       }
       if (typeof v === 'bigint') {
         if (v < MIN_LONG || v > MAX_LONG) throw new BadValue(describeBad(path, t, v));
         return canonicalLong(v);
       }
       if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new BadValue(describeBad(path, t, v));
-      return v;
+      return v === 0 ? 0 : v; // -0 is 0: an integer has no negative zero
     }
     case 'DOUBLE': {
       let n: number | null = text !== null ? Number(text) : typeof v === 'number' ? v : typeof v === 'string' ? nonFiniteDouble(v) : null;
@@ -274,7 +287,8 @@ function coerceValue(t: DataType, v: unknown, path: string): unknown {
       if (typeof v !== 'boolean') throw new BadValue(describeBad(path, t, v));
       return v;
     case 'TIMESTAMP': {
-      const ts = timestampFromJson(text !== null ? Number(text) : v);
+      if (typeof v === 'string' && jsonPatterns?.timestamp) return byPattern(jsonPatterns.timestamp, 'timestampFormat', t, v, path);
+      const ts = text !== null && !INTEGER_LITERAL.test(text) ? null : timestampFromJson(text !== null ? Number(text) : v);
       if (ts === null) throw new BadValue(describeBad(path, t, v));
       return ts;
     }
@@ -285,7 +299,8 @@ function coerceValue(t: DataType, v: unknown, path: string): unknown {
       return d;
     }
     case 'DATE': {
-      const d = typeof v === 'string' ? parseDate(v) : null;
+      if (typeof v === 'string' && jsonPatterns?.date) return byPattern(jsonPatterns.date, 'dateFormat', t, v, path);
+      const d = typeof v === 'string' ? jsonDate(v) : null;
       if (d === null) throw new BadValue(describeBad(path, t, v));
       return d;
     }
@@ -311,6 +326,31 @@ function coerceValue(t: DataType, v: unknown, path: string): unknown {
 }
 
 /**
+ * A DATE or TIMESTAMP string read by the source's dateFormat or timestampFormat, the only form then
+ * read (Spark: no fallback once the option is set); a number for a TIMESTAMP stays epoch seconds.
+ */
+function byPattern(p: DatetimePattern, option: string, t: DataType, v: string, path: string): unknown {
+  const x = t.type === 'DATE' ? p.parseDate(v) : p.parseTimestamp(v);
+  if (x === null) {
+    throw new BadValue(
+      `column ${path} (${ddlOf(t)}) has string ${shown(v)}: not a ${t.type === 'DATE' ? 'date' : 'timestamp'} of ${option} ${JSON.stringify(p.pattern)}; fix the value at the producer, or set the ${option} option to its pattern`,
+    );
+  }
+  return x;
+}
+
+/**
+ * A JSON string's DATE as Spark's JSON reader takes it without a dateFormat: Spark's date text
+ * (date-text.ts), else, as Spark 1.5 wrote dates, a number of days since 1970-01-01 (an Int).
+ */
+function jsonDate(text: string): string | null {
+  const d = dateOfText(text);
+  if (d !== null || !/^[+-]?[0-9]{1,10}$/.test(text)) return d;
+  const days = Number(text);
+  return days >= -(2 ** 31) && days < 2 ** 31 && days >= -719162 && days <= 2932896 ? dateOfEpochDay(days) : null;
+}
+
+/**
  * The value of type `t` for one parsed JSON value (numbers as lossless-json's literals or doubles),
  * or undefined when it does not fit: from_json's typing, which makes such a field null.
  */
@@ -325,9 +365,10 @@ export function jsonValueOf(t: DataType, v: unknown): unknown {
 
 /**
  * Turns a parsed JSON record into a typed row, in place (the parsed object becomes the row:
- * fields outside the schema stay but are never output). A field that is missing or of the wrong
- * type makes the record bad: the reason names the column, the value and the rule. Explicit
- * nulls are nulls. This is the hot path of every source, so it allocates nothing per value.
+ * fields outside the schema stay but are never output). A field of the wrong type makes the
+ * record bad: the reason names the column, the value and the rule. A field the record does not
+ * name is null, as an explicit null is (Spark's JacksonParser leaves it unset: null). This is the
+ * hot path of every source, so it allocates nothing per value.
  */
 export function coerceRecord(schema: Schema, record: unknown): CoerceResult {
   if (record === null || typeof record !== 'object' || Array.isArray(record)) {
@@ -344,13 +385,20 @@ export function coerceRecord(schema: Schema, record: unknown): CoerceResult {
     // own fields only: a record without "constructor" must not read Object.prototype's
     const v = Object.hasOwn(row, name) ? row[name] : undefined;
     if (v === undefined) {
-      if (!Object.hasOwn(row, name)) {
-        return { ok: false, reason: `column ${name} (${col.type}) is missing: add it to the record, or send null explicitly when the value is unknown` };
-      }
-      row[name] = null;
+      // absent is null, as Spark's reader leaves a field the record does not name
+      setOwn(row, name, null);
       continue;
     }
     if (v === null) continue;
+    if (col.type === 'STRING' && rawLine !== null && (typeof v === 'number' || (typeof v === 'object' && !isNumberLiteral(v)))) {
+      // a number, an object or an array: its text as the line has it (Spark 4's exact string parsing)
+      rawMembers ??= memberTexts(rawLine);
+      const raw = rawMembers.get(name);
+      if (raw !== undefined) {
+        row[name] = raw;
+        continue;
+      }
+    }
     try {
       row[name] = coerceValue(col, v, name);
     } catch (e) {
@@ -420,7 +468,8 @@ function parseNonNumeric(line: string): unknown {
 
 /**
  * Parses one JSON line into a row, or gives the reason it is malformed. As Spark's reader, it also
- * takes the bare tokens NaN, Infinity, +Infinity, +INF, -Infinity and -INF as numbers.
+ * takes the bare tokens NaN, Infinity, +Infinity, +INF, -Infinity and -INF as numbers, and (unless
+ * `singleQuotes` is false: the allowSingleQuotes option) 'single-quoted' strings and names.
  */
 /**
  * A run of 16 digits and points: the line may hold a number literal with 16 significant digits or
@@ -432,8 +481,32 @@ function parseNonNumeric(line: string): unknown {
  */
 const LONG_NUMBER = /[0-9.]{16,}/;
 
-export function parseJsonLine(schema: Schema, line: string): CoerceResult {
-  if (schema.numberText && LONG_NUMBER.test(line)) {
+export function parseJsonLine(schema: Schema, line: string, singleQuotes = true, patterns: JsonPatterns | null = null): CoerceResult {
+  const outer = rawLine;
+  const outerPatterns = jsonPatterns;
+  rawLine = line;
+  rawMembers = undefined;
+  jsonPatterns = patterns;
+  try {
+    return parseLine(schema, line, singleQuotes);
+  } finally {
+    rawLine = outer;
+    rawMembers = undefined;
+    jsonPatterns = outerPatterns;
+  }
+}
+
+/** The dateFormat and timestampFormat options of a JSON source, compiled (null: Spark's default forms). */
+export interface JsonPatterns {
+  readonly date: DatetimePattern | null;
+  readonly timestamp: DatetimePattern | null;
+}
+
+/** The patterns of the line parseJsonLine is typing: a DATE or TIMESTAMP string at any depth is read by them. */
+let jsonPatterns: JsonPatterns | null = null;
+
+function parseLine(schema: Schema, line: string, singleQuotes: boolean): CoerceResult {
+  if ((schema.numberText && LONG_NUMBER.test(line)) || floatProbe(schema)?.test(line)) {
     const exact = losslessRow(schema, line);
     if (exact !== undefined) return exact;
   }
@@ -442,10 +515,82 @@ export function parseJsonLine(schema: Schema, line: string): CoerceResult {
     parsed = JSON.parse(line);
   } catch (e) {
     parsed = parseNonNumeric(line);
+    if (parsed === undefined && singleQuotes && line.includes("'")) {
+      // Spark's allowSingleQuotes, on by default: 'text' is a string
+      const strict = strictJson(line, SINGLE_QUOTES);
+      if (strict !== line) return parseJsonLine(schema, strict, false, jsonPatterns);
+    }
+    if (parsed === undefined && line.trimStart().startsWith('{')) {
+      // Spark's parser reads the line's first JSON value and never looks past it: text after a
+      // complete object (a trailing comma, a second object) is ignored
+      const end = firstValueEnd(line);
+      if (end < line.length && line.slice(end).trim() !== '') {
+        const first = parseJsonLine(schema, line.slice(0, end), singleQuotes, jsonPatterns);
+        if (first.ok || !first.reason.startsWith('malformed JSON')) return first;
+      }
+    }
     if (parsed === undefined) return { ok: false, reason: `malformed JSON (${(e as Error).message}): each line must be one complete JSON object` };
   }
   if (hasInexactLong(schema, parsed)) return losslessRow(schema, line) ?? guardedCoerce(schema, parsed);
-  return guardedCoerce(schema, parsed);
+  // a STRING column that holds a number needs the number's text: read the line again with it
+  wantNumberText = true;
+  let r: CoerceResult | typeof NEED_NUMBER_TEXT;
+  try {
+    r = guardedCoerce(schema, parsed);
+  } catch (e) {
+    if (e !== NEED_NUMBER_TEXT) throw e;
+    r = NEED_NUMBER_TEXT;
+  } finally {
+    wantNumberText = false;
+  }
+  return r !== NEED_NUMBER_TEXT ? r : (losslessRow(schema, line) ?? guardedCoerce(schema, parsed));
+}
+
+const SINGLE_QUOTES = { singleQuotes: true, comments: false, unquotedNames: false } as const;
+
+/**
+ * The line parseJsonLine is typing (null elsewhere: static rows, from_json), for a STRING column
+ * that holds an object or an array to keep its text as written; its members' texts, once read.
+ */
+let rawLine: string | null = null;
+let rawMembers: Map<string, string> | undefined;
+
+/**
+ * Set while parseJsonLine types a record JSON.parse read: a STRING column that holds a number then
+ * throws NEED_NUMBER_TEXT, for the line to be read again with each number's text (lossless-json),
+ * which the column keeps as written. Elsewhere (from_json, static rows) the double's text.
+ */
+let wantNumberText = false;
+const NEED_NUMBER_TEXT: unique symbol = Symbol('need number text');
+
+/**
+ * A probe of a line for a number with a fraction or an exponent where the schema has an integral
+ * or TIMESTAMP value, which only an integer literal fits (Spark's VALUE_NUMBER_INT): JSON.parse
+ * reads 1.0 and 1 alike, so a line the probe matches is read with each number's text. The probe
+ * may match lines without such a number (only a cost); it misses none but an escaped key's.
+ */
+const floatProbes = new WeakMap<Schema, RegExp | null>();
+
+function floatProbe(schema: Schema): RegExp | null {
+  let probe = floatProbes.get(schema);
+  if (probe !== undefined) return probe;
+  const keys = new Set<string>();
+  let anywhere = false;
+  const walk = (t: DataType, key: string | null): void => {
+    if (t.type === 'INT' || t.type === 'LONG' || t.type === 'TIMESTAMP') {
+      if (key === null || [...key].some((ch) => ch === '"' || ch === '\\' || ch < ' ')) anywhere = true;
+      else keys.add(key);
+    } else if (t.type === 'ARRAY') walk(t.element!, null);
+    else if (t.type === 'MAP') walk(t.value!, null);
+    else if (t.type === 'STRUCT') for (const f of t.fields!) walk(f, f.name);
+  };
+  for (const c of schema.columns) walk(c, c.name);
+  const float = '-?[0-9]+(?:\\.|[eE])';
+  if (anywhere) probe = /[:,[]\s*-?[0-9]+(?:\.[0-9]+(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+)\s*[,}\]]/;
+  else if (keys.size > 0) probe = new RegExp(`"(?:${[...keys].map((k) => k.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&')).join('|')})"\\s*:\\s*${float}`);
+  else probe = null;
+  floatProbes.set(schema, probe);
+  return probe;
 }
 
 /**
@@ -490,6 +635,7 @@ function guardedCoerce(schema: Schema, record: unknown): CoerceResult {
   try {
     return coerceRecord(schema, record);
   } catch (e) {
+    if (e === NEED_NUMBER_TEXT) throw e;
     return { ok: false, reason: unreadableReason(e) };
   }
 }

@@ -54,8 +54,8 @@ describe('a LONG beyond 2^53 - 1', () => {
     expectGood(schema, good, '{"id":-9007199254740993}', 'id', -9007199254740993n);
   });
 
-  it('is a bad record for 1e300, which is an integer only as a double', () => {
-    expectBad(schema, good, '{"id":1e300}', /beyond ±9007199254740991.*not written as an integer literal/);
+  it('is a bad record for 1e300, which is an integer only as a double (Spark reads a BIGINT from no exponent)', () => {
+    expectBad(schema, good, '{"id":1e300}', /has number 1e300: expected a JSON integer \(a fraction or an exponent/);
   });
 
   it('keeps 2^53 - 1 exactly', () => {
@@ -80,11 +80,11 @@ describe('a STRING column holding a value nested thousands of levels deep', () =
 });
 
 describe('columns named like Object.prototype members', () => {
-  it('a missing "constructor" or "toString" is a missing column, not a function from the prototype', () => {
+  it('a missing "constructor" or "toString" is a null column (as Spark), not a function from the prototype', () => {
     const schema = parseSchema('constructor STRING, toString STRING');
     const good = '{"constructor":"a","toString":"b"}';
-    expectBad(schema, good, '{"toString":"b"}', /column constructor \(STRING\) is missing/);
-    expectBad(schema, good, '{"constructor":"a"}', /column toString \(STRING\) is missing/);
+    expectGood(schema, good, '{"toString":"b"}', 'constructor', null);
+    expectGood(schema, good, '{"constructor":"a"}', 'toString', null);
     expectGood(schema, good, '{"constructor":"a","toString":"b"}', 'constructor', 'a');
   });
 

@@ -240,12 +240,12 @@ describe('when input is malformed', () => {
       ].join('\n'),
     );
     const r = await t.run();
-    expect(r.deadLetters).toBe(3);
-    expect(r.rowsIn).toBe(1);
+    // line 4 leaves amount out: null, as Spark's reader gives a field the record does not name
+    expect(r.deadLetters).toBe(2);
+    expect(r.rowsIn).toBe(2);
     const dl = t.deadLetters.all('malformed') as Array<{ source: { file: string; line: number }; raw: string; reason: string }>;
-    expect(dl.map((d) => d.source.line)).toEqual([2, 3, 4]);
+    expect(dl.map((d) => d.source.line)).toEqual([2, 3]);
     expect(dl[0]).toMatchObject({ source: { file: 'part-00001.json' }, raw: '{"user":"b","event_time":"noon","amount":5}' });
-    expect(dl[2].reason).toMatch(/amount \(DOUBLE\) is missing/);
   });
 });
 

@@ -1,3 +1,4 @@
+import { arrayLineRows, isArrayLine } from '../../lib/engine/formats/json-array';
 import { isDeepStrictEqual } from 'node:util';
 import { compileLineParser, type LineParser, type LineParserOptions } from '../../lib/engine/json-scan';
 import { parseJsonLine, parseSchema, type CoerceResult, type Schema } from '../../lib/engine/schema';
@@ -695,6 +696,13 @@ describe('randomized: the same outcome as parseJsonLine', () => {
         const viaInto = (line: string): CoerceResult => {
           const rows: Row[] = [];
           const reason = pushing.into(line, rows);
+          // a line that is an array pushes its elements' rows (spark-formats.test.ts): here, as the reference, a line of one row or none
+          if (isArrayLine(line)) {
+            const a = arrayLineRows(schema, line);
+            if (a.ok && reason === null && JSON.stringify(rows, bigintText) === JSON.stringify(a.rows, bigintText)) return parseJsonLine(schema, line);
+            if (!a.ok && reason === a.reason) return parseJsonLine(schema, line);
+            return { ok: false, reason: `into pushed ${rows.length} rows and returned ${reason} for an array line` };
+          }
           if (rows.length !== (reason === null ? 1 : 0)) return { ok: false, reason: `into pushed ${rows.length} rows and returned ${reason}` };
           return reason === null ? { ok: true, row: rows[0] } : { ok: false, reason };
         };
@@ -725,10 +733,15 @@ describe('randomized: the same outcome as parseJsonLine', () => {
         expect(problems).toEqual([]);
         // the stream mixes good and bad records, and the fast tiers did the work they should
         expect(good).toBeGreaterThan(lines * 0.1);
-        expect(good).toBeLessThan(lines * 0.95);
+        expect(good).toBeLessThan(lines * 0.98);
         expect(stream.stats.shape + stream.stats.scan).toBeGreaterThan(0);
         if (s.ordered > 0.5) expect(eager.stats.shape).toBeGreaterThan(eager.stats.scan);
       });
     }
   }
 });
+
+/** JSON.stringify's replacer for rows that hold a bigint. */
+function bigintText(_key: string, v: unknown): unknown {
+  return typeof v === 'bigint' ? `${v}n` : v;
+}

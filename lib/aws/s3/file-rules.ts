@@ -13,11 +13,11 @@
  * `pathGlobFilter` matches the last path part with Hadoop's glob (`*`, `?`, `[a-z]`, `[!a]`, `{a,b}`).
  */
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
-import { parseDate } from '../../engine/dates';
 import { ddlName, ddlOf } from '../../engine/ddl';
 import { decimalOfText } from '../../engine/decimal';
-import { HIVE_DEFAULT_PARTITION, inferPartitionColumnType } from '../../engine/formats/partition-types';
-import type { Column, ColumnType, Schema } from '../../engine/schema';
+import { dateOfText } from '../../engine/formats/date-text';
+import { HIVE_DEFAULT_PARTITION, inferPartitionColumnType, javaParseDouble } from '../../engine/formats/partition-types';
+import { type Column, type ColumnType, exactLong, type Schema } from '../../engine/schema';
 import { parseTimestamp } from '../../engine/timestamps';
 
 export interface ListingRules {
@@ -137,12 +137,18 @@ export function compileGlob(glob: string): RegExp {
  */
 const PARTITION_CASTS: Record<ColumnType, (text: string, column: Column) => unknown> = {
   STRING: (t) => t,
-  INT: (t) => integerIn(t, -(2 ** 31), 2 ** 31 - 1),
-  LONG: (t) => integerIn(t, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
-  DOUBLE: (t) => (/^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(t) ? Number(t) : undefined),
+  // Integer.parseInt (then TINYINT/SMALLINT in range: Spark's toByte/toShort would wrap, a value
+  // outside the type is a dead letter here, as FORMAT-3 has it), Long.parseLong exactly
+  INT: (t, c) => integerIn(t, c.bits === 8 ? -128 : c.bits === 16 ? -32768 : -(2 ** 31), c.bits === 8 ? 127 : c.bits === 16 ? 32767 : 2 ** 31 - 1),
+  LONG: (t) => (/^[-+]?\d+$/.test(t) ? (exactLong(t.replace(/^\+/, '')) ?? undefined) : undefined),
+  // Double.parseDouble, a FLOAT then as binary32 (.toFloat)
+  DOUBLE: (t, c) => {
+    const n = javaParseDouble(t);
+    return n !== undefined && c.binary32 ? Math.fround(n) : n;
+  },
   BOOLEAN: (t) => (/^true$/i.test(t) ? true : /^false$/i.test(t) ? false : undefined),
   TIMESTAMP: (t) => parseTimestamp(t) ?? undefined,
-  DATE: (t) => parseDate(t.trim()) ?? undefined,
+  DATE: (t) => dateOfText(t) ?? undefined,
   DECIMAL: (t, c) => decimalOfText(t.trim(), c.precision!, c.scale!) ?? undefined,
   ARRAY: () => undefined,
   MAP: () => undefined,
@@ -150,7 +156,7 @@ const PARTITION_CASTS: Record<ColumnType, (text: string, column: Column) => unkn
 };
 
 function integerIn(t: string, lo: number, hi: number): number | undefined {
-  if (!/^\s*[-+]?\d+\s*$/.test(t)) return undefined;
+  if (!/^[-+]?\d+$/.test(t)) return undefined;
   const n = Number(t);
   return n >= lo && n <= hi ? n : undefined;
 }

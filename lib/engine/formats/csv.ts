@@ -56,6 +56,19 @@ export function csvOptions(options: ReaderOptions): CsvOptions {
   return o;
 }
 
+/**
+ * The line separator univocity detects in a multiLine file (Spark turns its detection on when no
+ * lineSep is set): the first run of one or two line-break characters (\n, \r, \r\n or \n\r; a
+ * doubled one is one). Inside a quoted value it reads as \n.
+ */
+function lineSeparatorOf(text: string): string {
+  const at = text.search(/[\r\n]/);
+  if (at < 0) return '\n';
+  const a = text[at];
+  const b = text[at + 1];
+  return (b === '\r' || b === '\n') && b !== a ? a + b : a;
+}
+
 interface Field {
   readonly text: string;
   readonly quoted: boolean;
@@ -71,6 +84,7 @@ const isBlank = (c: string): boolean => c !== '' && c <= ' ' && c !== '\n' && c 
 
 /** The records of a file's text, with the line each starts on; blank lines skipped. */
 function* csvRecords(text: string, o: CsvOptions): Generator<CsvRecord> {
+  const newline = o.multiLine ? lineSeparatorOf(text) : '\n';
   const n = text.length;
   let i = 0;
   let line = 1;
@@ -111,7 +125,12 @@ function* csvRecords(text: string, o: CsvOptions): Generator<CsvRecord> {
             k++;
             break;
           } else if ((c === '\n' || c === '\r') && !o.multiLine) break;
-          else {
+          else if (newline !== '\n' && text.startsWith(newline, k)) {
+            // the file's line separator inside quotes reads as \n (univocity's normalizeLineEndingsWithinQuotes)
+            line++;
+            value += '\n';
+            k += newline.length;
+          } else {
             if (c === '\n') line++;
             else if (c === '\r' && text[k + 1] !== '\n') line++;
             value += c;

@@ -6,9 +6,9 @@
  *     allowComments              /* ... *\/ and // ... comments are blanks
  *     allowSingleQuotes          'text' is a string
  *     allowUnquotedFieldNames    {name: 1} names a field
- *     dateFormat, timestampFormat  a DATE or TIMESTAMP column's string is read by the pattern
- *                                (datetime-patterns.ts; top-level columns: nested fields keep
- *                                Spark's default forms)
+ *     dateFormat, timestampFormat  a DATE or TIMESTAMP string, at any depth, is read by the
+ *                                pattern (datetime-patterns.ts), as Spark's JacksonParser; a
+ *                                number for a TIMESTAMP stays epoch seconds
  *
  * The lenient forms are rewritten to strict JSON (lines kept, so a record's line is its own) and
  * typed by the one JSON reader (schema.ts parseJsonLine): numbers are read from their text, so a
@@ -17,10 +17,12 @@
 import { invalidUtf8Lines, parseLineChunks, type LineCursor } from '../lines';
 import type { LineParser } from '../json-scan';
 import type { DeadLetter, ReadResult, Row } from '../ports';
-import { type Column, parseJsonLine, type Schema } from '../schema';
+import { type CoerceResult, parseJsonLine, type Schema } from '../schema';
 import { keepOnly } from './csv';
+import { arrayLineRows, isArrayLine, topLevelValues } from './json-array';
+import { strictJson } from './lenient-json';
 import { boolOption, patternOption, type ReaderOptions } from './options';
-import { BadText, type TextPatterns, valueOfText } from './text-values';
+import type { TextPatterns } from './text-values';
 import { CHUNK_LINES } from '../lines';
 
 export interface JsonOptions {
@@ -80,116 +82,14 @@ export function* decodeJsonLinesText(parse: LineParser, file: string, text: stri
   if (cursor.bytes > 0 || bytes === 0) yield { rows: [], deadLetters: [], bytes: cursor.bytes };
 }
 
-const IDENT_START = /[A-Za-z_$]/;
-const IDENT = /[A-Za-z0-9_$]/;
-
-/** The text with the allowed lenient forms rewritten to strict JSON; newlines stay where they were. */
-function strictJson(text: string, o: JsonOptions): string {
-  let out = '';
-  const stack: string[] = [];
-  let last = ''; // the last significant character written
-  const n = text.length;
-  let i = 0;
-  while (i < n) {
-    const c = text[i];
-    if (c === '"') {
-      let j = i + 1;
-      while (j < n && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
-      out += text.slice(i, j + 1);
-      i = j + 1;
-      last = '"';
-    } else if (c === "'" && o.singleQuotes) {
-      let s = '';
-      let j = i + 1;
-      while (j < n && text[j] !== "'") {
-        if (text[j] === '\\' && text[j + 1] === "'") {
-          s += "'";
-          j += 2;
-        } else if (text[j] === '\\') {
-          s += text.slice(j, j + 2);
-          j += 2;
-        } else {
-          s += text[j] === '"' ? '\\"' : text[j];
-          j++;
-        }
-      }
-      out += `"${s}"`;
-      i = j + 1;
-      last = '"';
-    } else if (c === '/' && o.comments && text[i + 1] === '/') {
-      while (i < n && text[i] !== '\n') i++;
-    } else if (c === '/' && o.comments && text[i + 1] === '*') {
-      const end = text.indexOf('*/', i + 2);
-      const stop = end < 0 ? n : end + 2;
-      out += text.slice(i, stop).replace(/[^\n]/g, ' ');
-      i = stop;
-    } else if (o.unquotedNames && IDENT_START.test(c) && stack[stack.length - 1] === '{' && (last === '{' || last === ',')) {
-      let j = i;
-      while (j < n && IDENT.test(text[j])) j++;
-      out += `"${text.slice(i, j)}"`;
-      i = j;
-      last = '"';
-    } else {
-      if (c === '{' || c === '[') stack.push(c);
-      else if (c === '}' || c === ']') stack.pop();
-      if (c > ' ') last = c;
-      out += c;
-      i++;
-    }
-  }
-  return out;
-}
-
-/** The top-level values of a multiLine file: an array's elements, else the one value; with their lines. */
-function topLevelValues(text: string): Array<{ text: string; line: number }> {
-  const trimmed = text.trimStart();
-  const lineAt = (pos: number) => {
-    let l = 1;
-    for (let k = 0; k < pos; k++) if (text.charCodeAt(k) === 10) l++;
-    return l;
-  };
-  const startAt = text.length - trimmed.length;
-  if (!trimmed.startsWith('[')) return trimmed.trim() === '' ? [] : [{ text: trimmed, line: lineAt(startAt) }];
-  const out: Array<{ text: string; line: number }> = [];
-  let depth = 0;
-  let from = -1;
-  let line = lineAt(startAt);
-  let fromLine = line;
-  for (let i = startAt; i < text.length; i++) {
-    const c = text[i];
-    if (c === '\n') line++;
-    if (c === '"') {
-      for (i++; i < text.length && text[i] !== '"'; i++) {
-        if (text[i] === '\\') i++;
-        else if (text[i] === '\n') line++;
-      }
-      continue;
-    }
-    if (depth === 1 && from < 0 && c > ' ' && c !== ',' && c !== ']') {
-      from = i;
-      fromLine = line;
-    }
-    if (c === '[' || c === '{') depth++;
-    else if (c === ']' || c === '}') depth--;
-    if ((depth === 1 && c === ',') || depth === 0) {
-      if (from >= 0) out.push({ text: text.slice(from, depth === 0 ? i : i).trim(), line: fromLine });
-      from = -1;
-      if (depth === 0) break;
-    }
-  }
-  return out;
-}
-
-/** The schema the JSON reader types with: DATE and TIMESTAMP columns read by a pattern come in as strings. */
-function readSchema(schema: Schema, o: JsonOptions): Schema {
-  if (o.patterns.date === null && o.patterns.timestamp === null) return schema;
-  const asText = (c: Column) => (c.type === 'DATE' && o.patterns.date) || (c.type === 'TIMESTAMP' && o.patterns.timestamp);
-  return { ...schema, columns: schema.columns.map((c) => (asText(c) ? { name: c.name, type: 'STRING' as const } : c)) };
+/** A record's one row, as arrayLineRows gives rows. */
+function oneRow(r: CoerceResult): { ok: true; rows: Row[] } | { ok: false; reason: string } {
+  return r.ok ? { ok: true, rows: [r.row] } : r;
 }
 
 /** A file read whole with Spark's JSON options: rows and dead letters, each record with its line. */
 export function* decodeJsonWhole(schema: Schema, o: JsonOptions, file: string, text: string, bytes: number, keep?: readonly string[]): Generator<ReadResult> {
-  const typed = readSchema(schema, o);
+  const patterns = o.patterns.date !== null || o.patterns.timestamp !== null ? o.patterns : null;
   const strict = strictJson(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, o);
   const records = o.multiLine
     ? topLevelValues(strict)
@@ -200,23 +100,12 @@ export function* decodeJsonWhole(schema: Schema, o: JsonOptions, file: string, t
   let pending = bytes;
   for (const rec of records) {
     const raw = rawLines ? rawLines[rec.line - 1].replace(/\r$/, '') : rec.text;
-    const r = parseJsonLine(typed, rec.text);
-    let reason = r.ok ? null : r.reason;
-    if (r.ok && typed !== schema) {
-      for (const c of schema.columns) {
-        const v = r.row[c.name];
-        if (typeof v !== 'string' || (c.type !== 'DATE' && c.type !== 'TIMESTAMP')) continue;
-        try {
-          r.row[c.name] = valueOfText(c, v, o.patterns);
-        } catch (e) {
-          if (!(e instanceof BadText)) throw e;
-          reason = e.reason;
-          break;
-        }
-      }
-    }
-    if (reason !== null || !r.ok) deadLetters.push({ source: { file, line: rec.line }, raw, reason: reason ?? 'unreadable' });
-    else rows.push(keep ? keepOnly(r.row, keep) : r.row);
+    // (single quotes: rewritten above as the options say); a line that is an array: its elements' rows
+    // (dateFormat, timestampFormat: a DATE or TIMESTAMP string at any depth is read by the pattern)
+    const r =
+      !o.multiLine && isArrayLine(rec.text) ? arrayLineRows(schema, rec.text, false, patterns) : oneRow(parseJsonLine(schema, rec.text, false, patterns));
+    if (!r.ok) deadLetters.push({ source: { file, line: rec.line }, raw, reason: r.reason });
+    else for (const row of r.rows) rows.push(keep ? keepOnly(row, keep) : row);
     if (rows.length + deadLetters.length >= CHUNK_LINES) {
       yield { rows, deadLetters, bytes: pending };
       pending = 0;

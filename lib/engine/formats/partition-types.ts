@@ -80,6 +80,19 @@ export function widerPartitionType(a: DataType, b: DataType): DataType {
   return { type: 'STRING' };
 }
 
+/**
+ * Java's Double.parseDouble of a folder's text (a declared DOUBLE or FLOAT partition column, as
+ * Spark's castPartValueToDesiredType reads it): NaN, Infinity, an f/d suffix, blanks around;
+ * undefined for text it refuses. (Hex floats, rare in folder names, are refused here.)
+ */
+export function javaParseDouble(text: string): number | undefined {
+  if (!JAVA_DOUBLE.test(text)) return undefined;
+  const t = text.replace(/^[\s\0-\x20]+|[\s\0-\x20]+$/g, '').replace(/[fFdD]$/, '');
+  if (/^[-+]?0[xX]/.test(t)) return undefined;
+  const n = Number(t.replace(/^\+/, ''));
+  return Number.isNaN(n) && !/NaN$/.test(t) ? undefined : n;
+}
+
 /** Java's Integer.parseInt / Long.parseLong text: an optional sign, then ASCII digits. */
 const JAVA_INT = /^[-+]?\d+$/;
 /**

@@ -7,7 +7,7 @@
  * and TIMESTAMP by the dateFormat/timestampFormat patterns, else Spark's default forms. A text
  * that does not fit throws BadText with the reason.
  */
-import { parseDate } from '../dates';
+import { dateOfText } from './date-text';
 import type { DatetimePattern } from '../datetime-patterns';
 import { ddlOf } from '../ddl';
 import { decimalOfText } from '../decimal';
@@ -80,7 +80,7 @@ export function valueOfText(col: Column, text: string, patterns: TextPatterns): 
       return v;
     }
     case 'DATE': {
-      const v = patterns.date ? patterns.date.parseDate(text) : parseDate(text.trim());
+      const v = patterns.date ? patterns.date.parseDate(text) : dateOfText(text);
       if (v === null) {
         bad(
           col,

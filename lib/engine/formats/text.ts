@@ -1,7 +1,8 @@
 /**
  * Text files as Spark's text source reads them: one row per line (`\n`, `\r\n` or `\r` ends a
  * line; a last line without one counts, an empty file has no rows; empty lines are rows of ""),
- * or with wholetext one row of the whole file. The schema is `value STRING` (checked when the
+ * or with wholetext one row of the whole file (a UTF-8 BOM opening it is dropped from the first line,
+ * kept by wholetext, as Hadoop's readers do). The schema is `value STRING` (checked when the
  * query is built). A line whose bytes are not UTF-8 is a dead letter with its line.
  */
 import { CHUNK_LINES, INVALID_UTF8_REASON } from '../lines';
@@ -19,7 +20,8 @@ export function* decodeText(wholetext: boolean, file: string, buf: Uint8Array, b
   let deadLetters: DeadLetter[] = [];
   let pending = bytes;
   let line = 0;
-  let i = 0;
+  // a UTF-8 byte order mark opening the file is no text (Hadoop's LineRecordReader skips it; wholetext keeps it)
+  let i = text.length >= 3 && text[0] === 0xef && text[1] === 0xbb && text[2] === 0xbf ? 3 : 0;
   const n = text.length;
   while (i < n) {
     let j = i;
