@@ -19,6 +19,7 @@ import {
   commonType,
   DATE,
   DOUBLE,
+  decimal,
   decimalResult,
   isIntegral,
   isNumeric,
@@ -451,8 +452,11 @@ export class Analyzer {
       );
     }
     const t = widerNumeric(lt, rt);
-    if (t.type === 'DECIMAL')
-      return { l: implicitCast(l, lt.type === 'DECIMAL' ? lt : asDecimal(lt)), r: implicitCast(r, rt.type === 'DECIMAL' ? rt : asDecimal(rt)), type: t };
+    if (t.type === 'DECIMAL') {
+      const ld = lt.type === 'DECIMAL' ? lt : rt.type === 'DECIMAL' ? (literalDecimal(l) ?? asDecimal(lt)) : asDecimal(lt);
+      const rd = rt.type === 'DECIMAL' ? rt : lt.type === 'DECIMAL' ? (literalDecimal(r) ?? asDecimal(rt)) : asDecimal(rt);
+      return { l: implicitCast(l, ld), r: implicitCast(r, rd), type: widerNumeric(ld, rd) };
+    }
     return { l: implicitCast(l, t), r: implicitCast(r, t), type: t };
   }
 
@@ -931,6 +935,19 @@ export interface CallCtx {
 export interface FunctionDef {
   readonly args: readonly [number, number];
   readonly resolve: (args: readonly Typed[], c: CallCtx) => Typed;
+}
+
+/**
+ * An integral literal beside a DECIMAL in a binary operator: the DECIMAL of exactly its digits
+ * (Spark's DecimalPrecision with literalPickMinimumPrecision, its default; DecimalType.forLiteral:
+ * a TINYINT literal keeps DECIMAL(3,0)). Null when `t` is not such a literal.
+ */
+function literalDecimal(t: Typed): SqlType | null {
+  if (t.constant === undefined || !isIntegral(t.type) || t.type.bits === 8) return null;
+  const v = t.constant.value;
+  if (typeof v !== 'number' && typeof v !== 'bigint') return null;
+  const digits = (typeof v === 'bigint' ? (v < 0n ? -v : v) : Math.abs(v)).toString().length;
+  return decimal(digits, 0);
 }
 
 function literal(value: unknown, type: SqlType, sql: string): Typed {

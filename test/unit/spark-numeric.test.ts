@@ -1,0 +1,59 @@
+/**
+ * Numeric semantics checked against Apache Spark 4's rules (ANSI on), each expectation worked by
+ * hand from Spark's source: DecimalPrecision, arithmetic.scala, mathExpressions.scala, Cast.scala.
+ */
+import { parseDdlColumns } from '../../lib/engine/ddl';
+import { analyzeExpression, compileExpression } from '../../lib/engine/expr';
+import { typeName } from '../../lib/engine/expr/types';
+
+const COLS = parseDdlColumns('p DECIMAL(10,2), m DECIMAL(38,18), i INT, s STRING, d DOUBLE, f FLOAT');
+const typeOf = (text: string) => typeName(analyzeExpression(text, COLS).type);
+const value = (text: string, row: Record<string, unknown> = {}) => compileExpression(text, COLS).evaluate(row);
+const nameOf = (text: string) => analyzeExpression(text, COLS).name;
+
+describe('an integral literal beside a DECIMAL takes the digits it needs (literalPickMinimumPrecision)', () => {
+  it.each([
+    // DECIMAL(10,2) / DECIMAL(1,0): scale max(6, 2+1+1) = 6, precision 10-2+0+6 = 14
+    ['p / 4', 'DECIMAL(14,6)'],
+    // DECIMAL(2,1) / DECIMAL(1,0): scale max(6, 1+1+1) = 6, precision 2-1+0+6 = 7
+    ['1.0 / 3', 'DECIMAL(7,6)'],
+    // DECIMAL(38,18) * DECIMAL(1,0): 40 digits, adjusted: 22 integer digits keep, scale 38-22 = 16
+    ['m * 2', 'DECIMAL(38,16)'],
+    ['2 * m', 'DECIMAL(38,16)'],
+    // DECIMAL(10,2) + DECIMAL(1,0): max(8, 1) + 2 + 1 = 11
+    ['p + 1', 'DECIMAL(11,2)'],
+    // -12 is one literal, DECIMAL(2,0): max(8,2) + 2 + 1 = 11
+    ['p - -12', 'DECIMAL(11,2)'],
+    // DECIMAL(38,18) % DECIMAL(1,0): min(20, 1) + 18 = 19
+    ['m % 3', 'DECIMAL(19,18)'],
+    // a BIGINT literal 12345678901 is DECIMAL(11,0): 10+11+1 = 22
+    ['p * 12345678901', 'DECIMAL(22,2)'],
+    ['p * 1L', 'DECIMAL(12,2)'],
+    // a TINYINT literal keeps DECIMAL(3,0): 10+3+1 = 14
+    ['p * 1Y', 'DECIMAL(14,2)'],
+    // a SMALLINT literal takes its digits: 10+1+1 = 12
+    ['p * 1S', 'DECIMAL(12,2)'],
+    // 0 needs one digit
+    ['p + 0', 'DECIMAL(11,2)'],
+    // a column keeps DECIMAL(10,0): 10+10+1 = 21
+    ['p * i', 'DECIMAL(21,2)'],
+    // try_ functions and pmod are the operators
+    ['try_add(p, 1)', 'DECIMAL(11,2)'],
+    ['try_divide(p, 4)', 'DECIMAL(14,6)'],
+    ['try_multiply(m, 2)', 'DECIMAL(38,16)'],
+    ['pmod(m, 3)', 'DECIMAL(19,18)'],
+    // CASE / coalesce / greatest keep the type's width (not a binary operator)
+    ['coalesce(p, 1)', 'DECIMAL(12,2)'],
+    ['greatest(p, 1)', 'DECIMAL(12,2)'],
+  ])('%s is %s', (text, type) => {
+    expect(typeOf(text)).toBe(type);
+  });
+
+  it.each([
+    ['p / 4', { p: '12.34' }, '3.085000'],
+    ['1.0 / 3', {}, '0.333333'],
+    ['m * 2', { m: '1.000000000000000000' }, '2.0000000000000000'],
+  ])('%s of %j is %s', (text, row, out) => {
+    expect(value(text, row)).toBe(out);
+  });
+});
