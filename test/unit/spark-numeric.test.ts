@@ -57,3 +57,12 @@ describe('an integral literal beside a DECIMAL takes the digits it needs (litera
     expect(value(text, row)).toBe(out);
   });
 });
+
+describe('log2 is ln(x) / ln(2) as Spark computes it', () => {
+  it('log2(536870912) carries the division rounding', () => {
+    // 2^29: ln(2^29) / ln(2) in doubles is 29.000000000000004
+    expect(value('log2(536870912)')).toBe(29.000000000000004);
+    expect(value('log2(8)')).toBe(Math.log(8) / Math.log(2));
+    expect(value('log2(0)')).toBeNull();
+  });
+});

@@ -391,7 +391,8 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
   exp: math(1, Math.exp),
   ln: math(1, (x) => (x <= 0 ? null : Math.log(x))),
   log10: math(1, (x) => (x <= 0 ? null : Math.log10(x))),
-  log2: math(1, (x) => (x <= 0 ? null : Math.log2(x))),
+  // Spark: StrictMath.log(x) / StrictMath.log(2), not a base-2 log (log2(536870912) is 29.000000000000004)
+  log2: math(1, (x) => (x <= 0 ? null : Math.log(x) / Math.log(2))),
   log: def(1, 2, (args, c) => {
     const xs = args.map((a, i) => double(c, a, i));
     if (xs.length === 1)
