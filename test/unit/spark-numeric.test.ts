@@ -66,3 +66,20 @@ describe('log2 is ln(x) / ln(2) as Spark computes it', () => {
     expect(value('log2(0)')).toBeNull();
   });
 });
+
+describe('/ of two non-DECIMAL operands is DOUBLE (DivisionTypeCoercion)', () => {
+  it.each([
+    ['CAST(1 AS FLOAT) / CAST(3 AS FLOAT)', 0.3333333333333333],
+    ['try_divide(CAST(1 AS FLOAT), CAST(3 AS FLOAT))', 0.3333333333333333],
+    // 0.1f widened exactly: 0.100000001490116119384765625 / 1
+    ['CAST(0.1 AS FLOAT) / 1', 0.10000000149011612],
+  ])('%s is DOUBLE %d', (text, out) => {
+    expect(typeOf(text)).toBe('DOUBLE');
+    expect(value(text)).toBe(out);
+  });
+
+  it('f / f and f / i are DOUBLE', () => {
+    expect(typeOf('f / f')).toBe('DOUBLE');
+    expect(typeOf('f / i')).toBe('DOUBLE');
+  });
+});

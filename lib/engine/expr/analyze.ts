@@ -532,26 +532,24 @@ export class Analyzer {
 
   private mulDiv(op: '*' | '/' | '%' | 'DIV', l: Typed, r: Typed, sql: string, pos: number): Typed {
     const n = this.numericOperands(l, r, sql, pos);
-    let t = n.type;
+    const t = n.type;
     if (op === '/') {
       // Spark's Divide takes DOUBLE or DECIMAL: integral operands are divided as DOUBLE (10 / 4 = 2.5)
       if (t.type === 'DECIMAL') {
         const rtp = decimalResult('/', n.l.type, n.r.type);
         return { type: rtp, sql, name: sql, children: [n.l, n.r], build: strict(decimalOp('/', n.l.type, n.r.type, rtp, sql, 'try_divide')) };
       }
-      if (isIntegral(t)) t = DOUBLE;
-      const a = implicitCast(n.l, t);
-      const b = implicitCast(n.r, t);
-      const f32 = t.binary32 === true;
+      // FLOAT too: Spark's DivisionTypeCoercion casts every non-DECIMAL operand to DOUBLE
+      const a = implicitCast(n.l, DOUBLE);
+      const b = implicitCast(n.r, DOUBLE);
       return {
-        type: t,
+        type: DOUBLE,
         sql,
         name: sql,
         children: [a, b],
         build: strict((x, y) => {
           if (y === 0) throw divideByZero(sql);
-          const q = (x as number) / (y as number);
-          return f32 ? Math.fround(q) : q;
+          return (x as number) / (y as number);
         }),
       };
     }
