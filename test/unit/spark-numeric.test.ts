@@ -5,6 +5,9 @@
 import { parseDdlColumns } from '../../lib/engine/ddl';
 import { analyzeExpression, compileExpression } from '../../lib/engine/expr';
 import { typeName } from '../../lib/engine/expr/types';
+import { avg, count, sum } from '../../lib/engine/query/functions';
+import { readStream } from '../../lib/engine/query/reader';
+import { createTestRunner } from './engine-factories';
 
 const COLS = parseDdlColumns('p DECIMAL(10,2), m DECIMAL(38,18), i INT, s STRING, d DOUBLE, f FLOAT');
 const typeOf = (text: string) => typeName(analyzeExpression(text, COLS).type);
@@ -81,5 +84,48 @@ describe('/ of two non-DECIMAL operands is DOUBLE (DivisionTypeCoercion)', () =>
   it('f / f and f / i are DOUBLE', () => {
     expect(typeOf('f / f')).toBe('DOUBLE');
     expect(typeOf('f / i')).toBe('DOUBLE');
+  });
+});
+
+describe('sum and avg of a STRING column cast each text to DOUBLE under ANSI', () => {
+  // Spark: sum/avg take a numeric input, a STRING is implicitly cast to DOUBLE (ANSI): 'x' and
+  // '0x10' are CAST_INVALID_INPUT (a dead letter here), 'inf' Infinity, '1.5d' 1.5, ' 2 ' 2.
+  const plan = readStream
+    .schema('k STRING, s STRING')
+    .load()
+    .groupBy('k')
+    // (the typed builders take numeric columns only; Spark takes a STRING and casts it)
+    .agg(count().as('c'), sum('s').as('total') as never, avg('s').as('mean') as never)
+    .writeStream.outputMode('update')
+    .trigger({ availableNow: true })
+    .queryName('string-sum')
+    .plan();
+
+  it('makes a row with text that is not a number a dead letter, and reads 1.5d, inf and NaN', async () => {
+    const runner = createTestRunner(plan);
+    runner.drop(
+      [
+        '{"k":"a","s":"1.5d"}',
+        '{"k":"a","s":"x"}',
+        '{"k":"a","s":" 2 "}',
+        '{"k":"b","s":"0x10"}',
+        '{"k":"b","s":"1"}',
+        '{"k":"c","s":"inf"}',
+        '{"k":"d","s":"NaN"}',
+        '{"k":"d","s":null}',
+      ].join('\n'),
+    );
+    await runner.run();
+    const dead = runner.deadLetters.all('malformed') as { raw: string; reason: string }[];
+    expect(dead.map((d) => JSON.parse(d.raw))).toEqual([
+      { k: 'a', s: 'x' },
+      { k: 'b', s: '0x10' },
+    ]);
+    expect(dead[0].reason).toMatch(/^\[CAST_INVALID_INPUT\] The value 'x' of the type "STRING" cannot be cast to "DOUBLE"/);
+    const rows = Object.fromEntries(runner.sinkRows().map((r) => [r.k, r]));
+    expect(rows.a).toEqual({ k: 'a', c: 2, total: 3.5, mean: 1.75 });
+    expect(rows.b).toEqual({ k: 'b', c: 1, total: 1, mean: 1 });
+    expect(rows.c).toEqual({ k: 'c', c: 1, total: 'Infinity', mean: 'Infinity' });
+    expect(rows.d).toEqual({ k: 'd', c: 2, total: 'NaN', mean: 'NaN' });
   });
 });
