@@ -129,3 +129,27 @@ describe('sum and avg of a STRING column cast each text to DOUBLE under ANSI', (
     expect(rows.d).toEqual({ k: 'd', c: 2, total: 'NaN', mean: 'NaN' });
   });
 });
+
+describe('try_add and friends null only their own error (EvalMode.TRY on numeric arguments)', () => {
+  it.each([['try_add(2147483647, 1)'], ['try_subtract(-2147483648, 1)'], ['try_multiply(-2147483648, 10)'], ['try_divide(1, 0)'], ['try_mod(1, 0)']])(
+    '%s is null',
+    (text) => {
+      expect(value(text)).toBeNull();
+    },
+  );
+
+  it.each([
+    ['try_add(1, CAST(s AS INT))', /^\[CAST_INVALID_INPUT\]/],
+    ['try_subtract(CAST(s AS INT), 1)', /^\[CAST_INVALID_INPUT\]/],
+    ['try_multiply(2, CAST(s AS INT))', /^\[CAST_INVALID_INPUT\]/],
+    ['try_divide(1, CAST(s AS DOUBLE))', /^\[CAST_INVALID_INPUT\]/],
+    ['try_divide(1, i + 2147483647)', /^\[ARITHMETIC_OVERFLOW\]/],
+  ])("%s raises the argument's error", (text, error) => {
+    expect(() => value(text, { s: 'x', i: 1 })).toThrow(error);
+  });
+
+  it('a STRING argument is TryEval of the ANSI operator: its cast error is null too', () => {
+    expect(value("try_add('x', 1)")).toBeNull();
+    expect(value('try_add(s, 1)', { s: 'x' })).toBeNull();
+  });
+});

@@ -13,7 +13,7 @@ import { call, constantArg, def, double, int, numeric } from './fn-util';
 import { HASH_FUNCTIONS } from './hashes';
 import { STRING_FUNCTIONS } from './strings';
 import { strict, type Eval, type Typed, withJs } from './typed';
-import { BOOLEAN, commonType, DOUBLE, decimal, isIntegral, LONG, MAX_PRECISION, type SqlType, typeName } from './types';
+import { BOOLEAN, commonType, DOUBLE, decimal, isIntegral, isNumeric, LONG, MAX_PRECISION, type SqlType, typeName } from './types';
 import { big, checkIntegral, comparator, longValue, outOfRange } from './values';
 
 /** Functions Spark has that return another value on a replay; refused (FORMAT-3: only deterministic functions). */
@@ -105,12 +105,34 @@ function greatestLeast(args: readonly Typed[], c: CallCtx, sign: 1 | -1): Typed 
   });
 }
 
-/** A function that returns null where the wrapped operator raises an ANSI error (try_add, try_divide...). */
+/**
+ * A function that returns null where the wrapped operator raises an ANSI error (try_add, try_divide...).
+ * Spark 3.4+ evaluates it as the operator in EvalMode.TRY when both arguments are numeric: only the
+ * operator's own overflow or division by zero is null, an argument's error (try_add(1, CAST('x' AS
+ * INT))) stays the row's error. Other arguments (a STRING, NULL, a date) are TryEval of the ANSI
+ * operator: any error is null.
+ */
 function tryOf(op: string): FunctionDef {
   return def(2, 2, ([a, b], c) => {
     const inner = c.az.binary(op, a, b, c.pos);
-    return { ...inner, sql: c.sql, name: c.sql, build: (evs) => swallow(inner.build(evs)) };
+    const own = isNumeric(a.type) && isNumeric(b.type);
+    return { ...inner, sql: c.sql, name: c.sql, build: (evs) => swallow(inner.build(own ? evs.map(argumentErrors) : evs)) };
   });
+}
+
+/** An argument's error, kept apart so that swallow passes it on (the operator's EvalMode.TRY does not catch it). */
+class ArgumentError {
+  constructor(readonly error: unknown) {}
+}
+
+function argumentErrors(e: Eval): Eval {
+  return (row) => {
+    try {
+      return e(row);
+    } catch (x) {
+      throw new ArgumentError(x);
+    }
+  };
 }
 
 function swallow(f: Eval): Eval {
@@ -118,6 +140,7 @@ function swallow(f: Eval): Eval {
     try {
       return f(row);
     } catch (e) {
+      if (e instanceof ArgumentError) throw e.error;
       if (e instanceof SparkRowError) return null;
       throw e;
     }
