@@ -153,3 +153,28 @@ describe('try_add and friends null only their own error (EvalMode.TRY on numeric
     expect(value('try_add(s, 1)', { s: 'x' })).toBeNull();
   });
 });
+
+describe('-0 only where Java has it', () => {
+  it.each([
+    ['-2 * 0', 0],
+    ['i * 0', 0],
+    ['CAST(-0.5D AS INT)', 0],
+    ['CAST(-0.5D AS BIGINT)', 0],
+    ['ceil(-0.5D)', 0],
+    ['-4 % 2', 0],
+    ['pmod(-4, 2)', 0],
+  ])('%s is 0', (text, out) => {
+    expect(Object.is(value(text, { i: -3 }), out)).toBe(true);
+  });
+
+  it.each([
+    ['-4.0D % 2', -0],
+    ['pmod(-4.0D, 2)', -0],
+    ['sign(-0.0D)', -0],
+    ['signum(-0.0D)', -0],
+    ['sign(0.0D)', 0],
+    ['sign(-2.5D)', -1],
+  ])('%s is %d as in Java', (text, out) => {
+    expect(Object.is(value(text), out)).toBe(true);
+  });
+});

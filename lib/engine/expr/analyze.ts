@@ -600,7 +600,8 @@ export class Analyzer {
         if (isZero(y)) throw divideByZero(sql, 'try_mod');
         if (typeof x === 'bigint' || typeof y === 'bigint') return longValue(big(x) % big(y));
         const m = (x as number) % (y as number);
-        return t.binary32 ? Math.fround(m) : m === 0 ? 0 : m;
+        // Java's %: a DOUBLE remainder keeps the dividend's sign (-4.0 % 2 is -0.0), an integral one has no -0
+        return t.type === 'DOUBLE' ? (t.binary32 ? Math.fround(m) : m) : m === 0 ? 0 : m;
       }),
     };
   }

@@ -137,7 +137,7 @@ function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
         return (v) => {
           const d = v as number;
           if (!Number.isFinite(d)) throw castOverflow(v, from, to);
-          const n = Math.trunc(d);
+          const n = Math.trunc(d) + 0; // (+ 0: -0.5 truncates to -0, Java's (int) to 0)
           if (t === 'INT' && (n < Number(lo) || n > Number(hi))) throw castOverflow(v, from, to);
           if (t === 'LONG' && (n < -(2 ** 63) || n >= 2 ** 63)) throw castOverflow(v, from, to);
           return t === 'LONG' ? (Number.isSafeInteger(n) ? n : longValue(BigInt(n))) : n;

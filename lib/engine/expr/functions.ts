@@ -236,7 +236,7 @@ function floorCeil(args: readonly Typed[], c: CallCtx, up: boolean): Typed {
     LONG,
     [x],
     strict((v) => {
-      const n = up ? Math.ceil(v as number) : Math.floor(v as number);
+      const n = (up ? Math.ceil(v as number) : Math.floor(v as number)) + 0; // (a LONG: ceil(-0.5) is 0, not -0)
       if (Number.isNaN(n)) return 0;
       if (Number.isSafeInteger(n)) return n;
       // Java's (long) of a double saturates at Long's bounds
@@ -432,8 +432,9 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
       strict((b, x) => ((x as number) <= 0 || (b as number) <= 0 ? null : Math.log(x as number) / Math.log(b as number))),
     );
   }),
-  sign: math(1, (x) => (Number.isNaN(x) ? x : x > 0 ? 1 : x < 0 ? -1 : 0)),
-  signum: math(1, (x) => (Number.isNaN(x) ? x : x > 0 ? 1 : x < 0 ? -1 : 0)),
+  // Java's Math.signum: NaN, 0.0 and -0.0 are themselves
+  sign: math(1, (x) => (x > 0 ? 1 : x < 0 ? -1 : x)),
+  signum: math(1, (x) => (x > 0 ? 1 : x < 0 ? -1 : x)),
   mod: def(2, 2, ([a, b], c) => ({ ...c.az.binary('%', a, b, c.pos), sql: c.sql, name: c.sql })),
   pmod: def(2, 2, pmod),
   try_add: tryOf('+'),
