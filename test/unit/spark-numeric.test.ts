@@ -178,3 +178,18 @@ describe('-0 only where Java has it', () => {
     expect(Object.is(value(text), out)).toBe(true);
   });
 });
+
+describe('CAST of NaN or Infinity to DECIMAL is NULL (castToDecimal catches NumberFormatException)', () => {
+  it.each([
+    ["CAST(CAST('NaN' AS DOUBLE) AS DECIMAL(10,2))"],
+    ["CAST(CAST('Infinity' AS DOUBLE) AS DECIMAL(10,2))"],
+    ["CAST(CAST('-inf' AS FLOAT) AS DECIMAL(5,0))"],
+    ['CAST(d AS DECIMAL(38,0))'],
+  ])('%s is null', (text) => {
+    expect(value(text, { d: Number.NEGATIVE_INFINITY })).toBeNull();
+  });
+
+  it('a finite double too large still overflows', () => {
+    expect(() => value('CAST(1e10D AS DECIMAL(5,0))')).toThrow(/^\[NUMERIC_VALUE_OUT_OF_RANGE\]/);
+  });
+});

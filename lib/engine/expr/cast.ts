@@ -187,7 +187,8 @@ function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
       if (f === 'DOUBLE') {
         return (v) => {
           const d = v as number;
-          if (!Number.isFinite(d)) throw castOverflow(v, from, to);
+          // Spark's castToDecimal catches BigDecimal's NumberFormatException: NaN and ±Infinity are NULL, even under ANSI
+          if (!Number.isFinite(d)) return null;
           // Spark reads a double into a decimal through its shortest text (Scala's BigDecimal(double))
           return fitRange(unscaledOfText(String(d), s)!);
         };
