@@ -193,3 +193,19 @@ describe('CAST of NaN or Infinity to DECIMAL is NULL (castToDecimal catches Numb
     expect(() => value('CAST(1e10D AS DECIMAL(5,0))')).toThrow(/^\[NUMERIC_VALUE_OUT_OF_RANGE\]/);
   });
 });
+
+describe('TINYINT and SMALLINT + - * overflow is BINARY_ARITHMETIC_OVERFLOW', () => {
+  it.each([
+    ['127Y + 1Y', /^\[BINARY_ARITHMETIC_OVERFLOW\] 127S \+ 1S caused overflow\. Use `try_add` /],
+    ['CAST(-128 AS TINYINT) - 1Y', /^\[BINARY_ARITHMETIC_OVERFLOW\] -128S - 1S caused overflow\. Use `try_subtract` /],
+    ['16384S * 2S', /^\[BINARY_ARITHMETIC_OVERFLOW\] 16384S \* 2S caused overflow\. Use `try_multiply` /],
+  ])('%s', (text, error) => {
+    expect(() => value(text)).toThrow(error);
+  });
+
+  it('try_add makes it null; in range it is the value', () => {
+    expect(value('try_add(127Y, 1Y)')).toBeNull();
+    expect(value('100Y + 27Y')).toBe(127);
+    expect(typeOf('100Y + 27Y')).toBe('TINYINT');
+  });
+});

@@ -50,6 +50,19 @@ export function checkIntegral(v: number | bigint, t: SqlType, sql: string, fn: s
 
 /** a + b, a - b, a * b on integral values of type `t` (ANSI: overflow is an error). */
 export function integralOp(op: '+' | '-' | '*', t: SqlType, sql: string, fn: string): (a: unknown, b: unknown) => unknown {
+  if (t.bits !== undefined) {
+    // TINYINT and SMALLINT: Spark 4 raises BINARY_ARITHMETIC_OVERFLOW, the operands as SMALLINT literals
+    const max = 2 ** (t.bits - 1);
+    return (a, b) => {
+      const x = a as number;
+      const y = b as number;
+      const r = op === '+' ? x + y : op === '-' ? x - y : x * y;
+      if (r >= max || r < -max) {
+        throw new SparkRowError('BINARY_ARITHMETIC_OVERFLOW', `${x}S ${op} ${y}S caused overflow. Use \`${fn}\` to ignore overflow problem and return NULL.`);
+      }
+      return r === 0 ? 0 : r;
+    };
+  }
   if (t.type !== 'LONG') {
     if (op === '+') return (a, b) => checkIntegral((a as number) + (b as number), t, sql, fn);
     if (op === '-') return (a, b) => checkIntegral((a as number) - (b as number), t, sql, fn);
