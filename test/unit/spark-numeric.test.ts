@@ -12,7 +12,6 @@ import { createTestRunner } from './engine-factories';
 const COLS = parseDdlColumns('p DECIMAL(10,2), m DECIMAL(38,18), i INT, s STRING, d DOUBLE, f FLOAT');
 const typeOf = (text: string) => typeName(analyzeExpression(text, COLS).type);
 const value = (text: string, row: Record<string, unknown> = {}) => compileExpression(text, COLS).evaluate(row);
-const nameOf = (text: string) => analyzeExpression(text, COLS).name;
 
 describe('an integral literal beside a DECIMAL takes the digits it needs (literalPickMinimumPrecision)', () => {
   it.each([
@@ -197,7 +196,7 @@ describe('CAST of NaN or Infinity to DECIMAL is NULL (castToDecimal catches Numb
 describe('TINYINT and SMALLINT + - * overflow is BINARY_ARITHMETIC_OVERFLOW', () => {
   it.each([
     ['127Y + 1Y', /^\[BINARY_ARITHMETIC_OVERFLOW\] 127S \+ 1S caused overflow\. Use `try_add` /],
-    ['CAST(-128 AS TINYINT) - 1Y', /^\[BINARY_ARITHMETIC_OVERFLOW\] -128S - 1S caused overflow\. Use `try_subtract` /],
+    ['-128Y - 1Y', /^\[BINARY_ARITHMETIC_OVERFLOW\] -128S - 1S caused overflow\. Use `try_subtract` /],
     ['16384S * 2S', /^\[BINARY_ARITHMETIC_OVERFLOW\] 16384S \* 2S caused overflow\. Use `try_multiply` /],
   ])('%s', (text, error) => {
     expect(() => value(text)).toThrow(error);
@@ -207,5 +206,52 @@ describe('TINYINT and SMALLINT + - * overflow is BINARY_ARITHMETIC_OVERFLOW', ()
     expect(value('try_add(127Y, 1Y)')).toBeNull();
     expect(value('100Y + 27Y')).toBe(127);
     expect(typeOf('100Y + 27Y')).toBe('TINYINT');
+  });
+});
+
+describe('number literals are range-checked with their sign (Spark: MINUS? INTEGER_VALUE...)', () => {
+  it.each([
+    ['-9223372036854775808L', 'BIGINT', -(2n ** 63n)],
+    ['-9223372036854775808', 'BIGINT', -(2n ** 63n)],
+    ['9223372036854775808', 'DECIMAL(19,0)', '9223372036854775808'],
+    ['-128Y', 'TINYINT', -128],
+    ['-32768S', 'SMALLINT', -32768],
+    ['-2147483648', 'INT', -2147483648],
+    ['-2147483649', 'BIGINT', -2147483649],
+    ['-1.50', 'DECIMAL(3,2)', '-1.50'],
+  ])('%s is %s %s', (text, type, out) => {
+    expect(typeOf(text)).toBe(type);
+    expect(value(text)).toEqual(out);
+  });
+
+  const refusal = (text: string) => {
+    try {
+      analyzeExpression(text, COLS);
+    } catch (e) {
+      return (e as { errorClass: string }).errorClass;
+    }
+    return 'accepted';
+  };
+
+  it.each([
+    ['128Y', 'INVALID_NUMERIC_LITERAL_RANGE'],
+    ['-129Y', 'INVALID_NUMERIC_LITERAL_RANGE'],
+    ['32768S', 'INVALID_NUMERIC_LITERAL_RANGE'],
+    ['9223372036854775808L', 'INVALID_NUMERIC_LITERAL_RANGE'],
+    ['-9223372036854775809L', 'INVALID_NUMERIC_LITERAL_RANGE'],
+    ['1e400', 'INVALID_NUMERIC_LITERAL_RANGE'],
+    ['1e400D', 'INVALID_NUMERIC_LITERAL_RANGE'],
+    ['-1e400D', 'INVALID_NUMERIC_LITERAL_RANGE'],
+    ['1e39F', 'INVALID_NUMERIC_LITERAL_RANGE'],
+    ['123456789012345678901234567890123456789', 'DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION'],
+    ['-1234567890123456789012345678901234567.89', 'DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION'],
+  ])('%s is refused with %s', (text, cls) => {
+    expect(refusal(text)).toBe(cls);
+  });
+
+  it('-5 is a literal before a postfix operator and beside a DECIMAL', () => {
+    expect(typeOf('p * -5')).toBe('DECIMAL(12,2)');
+    expect(value('- 5')).toBe(-5);
+    expect(value('-(5)')).toBe(-5);
   });
 });
