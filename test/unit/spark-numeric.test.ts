@@ -255,3 +255,31 @@ describe('number literals are range-checked with their sign (Spark: MINUS? INTEG
     expect(value('-(5)')).toBe(-5);
   });
 });
+
+describe('floor and ceil with a scale (RoundFloor / RoundCeil), and of DECIMAL(p,0)', () => {
+  it.each([
+    // DECIMAL(5,4): integer digits 5-4+1 = 2, scale min(4, 3) = 3
+    ['ceil(3.1411, 3)', 'DECIMAL(5,3)', '3.142'],
+    ['floor(3.1411, 3)', 'DECIMAL(5,3)', '3.141'],
+    // negative scale: precision max(2, 3+1) = 4, scale 0
+    ['ceil(3.1411, -3)', 'DECIMAL(4,0)', '1000'],
+    ['floor(3.1411, -3)', 'DECIMAL(4,0)', '0'],
+    ['floor(-3.1411, 1)', 'DECIMAL(3,1)', '-3.2'],
+    ['ceil(-3.1411, 1)', 'DECIMAL(3,1)', '-3.1'],
+    // an INT is DECIMAL(10,0): 11 integer digits
+    ['floor(i, -1)', 'DECIMAL(11,0)', '-20'],
+    ['ceiling(i, -1)', 'DECIMAL(11,0)', '-10'],
+    ['ceil(p, 5)', 'DECIMAL(11,2)', '12.34'],
+    // DECIMAL(p,0) stays itself
+    ['floor(CAST(5 AS DECIMAL(5,0)))', 'DECIMAL(5,0)', '5'],
+    ['ceil(CAST(-5 AS DECIMAL(38,0)))', 'DECIMAL(38,0)', '-5'],
+  ])('%s is %s %s', (text, type, out) => {
+    expect(typeOf(text)).toBe(type);
+    expect(value(text, { i: -15, p: '12.34' })).toBe(out);
+  });
+
+  it('the scale must be an INT literal', () => {
+    expect(() => analyzeExpression('floor(p, i)', COLS)).toThrow(expect.objectContaining({ errorClass: 'NON_FOLDABLE_ARGUMENT' }));
+    expect(() => analyzeExpression('floor(p, 1L)', COLS)).toThrow(expect.objectContaining({ errorClass: 'NON_FOLDABLE_ARGUMENT' }));
+  });
+});
