@@ -283,3 +283,48 @@ describe('floor and ceil with a scale (RoundFloor / RoundCeil), and of DECIMAL(p
     expect(() => analyzeExpression('floor(p, 1L)', COLS)).toThrow(expect.objectContaining({ errorClass: 'NON_FOLDABLE_ARGUMENT' }));
   });
 });
+
+describe("names without AS are Spark's (golden file sql-expression-schema.md, toPrettySQL)", () => {
+  const nameOf = (text: string) => compileExpression(text, COLS).type.name;
+  it.each([
+    ['sqrt(4)', 'SQRT(4)'],
+    ['exp(0)', 'EXP(0)'],
+    ['cbrt(27.0)', 'CBRT(27.0)'],
+    ['ceil(-0.1)', 'CEIL(-0.1)'],
+    ['ceiling(-0.1)', 'ceiling(-0.1)'],
+    ['floor(-0.1)', 'FLOOR(-0.1)'],
+    ['floor(3.1411, 3)', 'floor(3.1411, 3)'],
+    ['log10(10)', 'LOG10(10)'],
+    ['log2(2)', 'LOG2(2)'],
+    ['log(10, 100)', 'LOG(10, 100)'],
+    ['log(10)', 'LOG(E(), 10)'],
+    ['ln(1)', 'ln(1)'],
+    ['power(2, 3)', 'POWER(2, 3)'],
+    ['pow(2, 3)', 'pow(2, 3)'],
+    ['signum(40)', 'SIGNUM(40)'],
+    ['sign(40)', 'sign(40)'],
+    ['round(2.5)', 'round(2.5, 0)'],
+    ['bround(2.5, 0)', 'bround(2.5, 0)'],
+    ['abs(-1)', 'abs(-1)'],
+    ['3 div 2', '(3 div 2)'],
+    ['1L + 1', '(1 + 1)'],
+    ['1.5D', '1.5'],
+    ['1e3', '1000.0'],
+    ['1.5BD', '1.5'],
+    ['.5', '0.5'],
+    ['-1.5D * i', '(-1.5 * i)'],
+    ['isnull(1)', '(1 IS NULL)'],
+    ['isnotnull(1)', '(1 IS NOT NULL)'],
+    ["if(1 < 2, 'a', 'b')", '(IF((1 < 2), a, b))'],
+    ['0.5 BETWEEN 0.1 AND 1.0', 'between(0.5, 0.1, 1.0)'],
+    ["CAST('10' AS INT)", 'CAST(10 AS INT)'],
+    ['coalesce(NULL, 1, NULL)', 'coalesce(NULL, 1, NULL)'],
+    ['i', 'i'],
+  ])('%s is named %s', (text, name) => {
+    expect(nameOf(text)).toBe(name);
+  });
+
+  it('keeps the SQL text (with its literals) for messages', () => {
+    expect(compileExpression('1L + 1', COLS).sql).toBe('(1L + 1)');
+  });
+});

@@ -33,7 +33,7 @@ import {
   widerNumeric,
   asDecimal,
 } from './types';
-import { big, checkIntegral, comparator, decimalOp, divideByZero, integralOp, isZero, LONG_MAX, LONG_MIN, longValue, overflow } from './values';
+import { big, checkIntegral, comparator, decimalOp, divideByZero, integralOp, isZero, javaDoubleText, LONG_MAX, LONG_MIN, longValue, overflow } from './values';
 import { dateOfEpochDay, epochDayOf } from '../dates';
 
 /** Where an expression is analyzed: its text (for positions in messages) and the columns it may name. */
@@ -46,6 +46,11 @@ export interface Scope {
    * is resolved among `columns` as usual.
    */
   readonly refer?: (parts: readonly string[], pos: number) => ColumnReference | null;
+  /**
+   * Spark's pretty form (toPrettySQL, the name of an expression without AS): a literal prints as
+   * its value (1L as 1, 1.5D as 1.5, 1e3 as 1000.0, 'a' as a), so every `sql` built from it does.
+   */
+  readonly pretty?: boolean;
 }
 
 /** A name a Scope's `refer` resolved. */
@@ -70,7 +75,7 @@ export class Analyzer {
   analyze(ast: Ast): Typed {
     switch (ast.k) {
       case 'lit':
-        return literal(ast.value, ast.type, ast.sql);
+        return literal(ast.value, ast.type, this.scope.pretty ? prettyLiteral(ast.value, ast.type, ast.sql) : ast.sql);
       case 'name':
         return this.name(ast.parts, ast.pos);
       case 'star':
@@ -103,7 +108,8 @@ export class Analyzer {
         const lo = this.analyze(ast.lo);
         const hi = this.analyze(ast.hi);
         const both = this.binary('AND', this.binary('>=', arg, lo, ast.pos), this.binary('<=', arg, hi, ast.pos), ast.pos);
-        const sql = `(${arg.sql} ${ast.not ? 'NOT ' : ''}BETWEEN ${lo.sql} AND ${hi.sql})`;
+        // Spark 4's Between prints as a function; NOT BETWEEN is its negation
+        const sql = ast.not ? `(NOT between(${arg.sql}, ${lo.sql}, ${hi.sql}))` : `between(${arg.sql}, ${lo.sql}, ${hi.sql})`;
         const node = ast.not ? this.unary('NOT', both, ast.pos) : both;
         return { ...node, sql, name: sql };
       }
@@ -916,10 +922,35 @@ export class Analyzer {
         ast.pos,
       );
     }
-    const sql = `${name}(${args.map((a) => a.sql).join(', ')})`;
+    const texts = args.map((a) => a.sql);
+    const sql = SQL_FORMS[name]?.(texts) ?? `${name}(${texts.join(', ')})`;
     return def.resolve(args, this.callCtx(name, ast.pos, sql));
   }
 }
+
+/**
+ * Spark's SQL text of calls it does not print as `name(args)`: a prettyName in capitals (SQRT(4);
+ * an alias keeps its own, pow, sign, ceiling, ln), an argument Spark adds (round(2.5, 0),
+ * LOG(E(), 10)), or an operator's form (isnull(a) is (a IS NULL), if(...) is (IF(...))).
+ */
+const SQL_FORMS: Readonly<Record<string, (args: readonly string[]) => string>> = {
+  sqrt: (a) => `SQRT(${a.join(', ')})`,
+  cbrt: (a) => `CBRT(${a.join(', ')})`,
+  exp: (a) => `EXP(${a.join(', ')})`,
+  log10: (a) => `LOG10(${a.join(', ')})`,
+  log2: (a) => `LOG2(${a.join(', ')})`,
+  log: (a) => (a.length === 1 ? `LOG(E(), ${a[0]})` : `LOG(${a.join(', ')})`),
+  power: (a) => `POWER(${a.join(', ')})`,
+  signum: (a) => `SIGNUM(${a.join(', ')})`,
+  // (with a scale: RoundCeil / RoundFloor, named ceil / floor)
+  ceil: (a) => (a.length === 1 ? `CEIL(${a[0]})` : `ceil(${a.join(', ')})`),
+  floor: (a) => (a.length === 1 ? `FLOOR(${a[0]})` : `floor(${a.join(', ')})`),
+  round: (a) => `round(${a[0]}, ${a[1] ?? '0'})`,
+  bround: (a) => `bround(${a[0]}, ${a[1] ?? '0'})`,
+  isnull: (a) => (a.length === 1 ? `(${a[0]} IS NULL)` : `isnull(${a.join(', ')})`),
+  isnotnull: (a) => (a.length === 1 ? `(${a[0]} IS NOT NULL)` : `isnotnull(${a.join(', ')})`),
+  if: (a) => `(IF(${a.join(', ')}))`,
+};
 
 /** What a function's resolver gets beside its typed arguments. */
 export interface CallCtx {
@@ -947,6 +978,37 @@ function literalDecimal(t: Typed): SqlType | null {
   if (typeof v !== 'number' && typeof v !== 'bigint') return null;
   const digits = (typeof v === 'bigint' ? (v < 0n ? -v : v) : Math.abs(v)).toString().length;
   return decimal(digits, 0);
+}
+
+/** A literal in Spark's pretty form (usePrettyExpression): a number or string as its value's text (Java's toString), others as their SQL. */
+function prettyLiteral(value: unknown, type: SqlType, sql: string): string {
+  if (value === null || value === undefined) return sql;
+  switch (type.type) {
+    case 'STRING':
+      return value as string;
+    case 'INT':
+    case 'LONG':
+      return String(value);
+    case 'DOUBLE':
+      return javaDoubleText(value as number, type.binary32);
+    case 'DECIMAL':
+      return bigDecimalText(value as string);
+    default:
+      return sql;
+  }
+}
+
+/** Java's BigDecimal.toString of a DECIMAL value: plain, unless its exponent is below -6 (0.0000001 is 1E-7). */
+function bigDecimalText(v: string): string {
+  const neg = v.startsWith('-');
+  const body = neg ? v.slice(1) : v;
+  const dot = body.indexOf('.');
+  const scale = dot < 0 ? 0 : body.length - dot - 1;
+  const digits = (dot < 0 ? body : body.slice(0, dot) + body.slice(dot + 1)).replace(/^0+(?=.)/, '');
+  const adjusted = -scale + (digits.length - 1);
+  if (adjusted >= -6) return v;
+  const mantissa = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+  return `${neg ? '-' : ''}${mantissa}E${adjusted}`;
 }
 
 function literal(value: unknown, type: SqlType, sql: string): Typed {
