@@ -328,3 +328,24 @@ describe("names without AS are Spark's (golden file sql-expression-schema.md, to
     expect(compileExpression('1L + 1', COLS).sql).toBe('(1L + 1)');
   });
 });
+
+describe('names show the arguments Spark fills in (sql-expression-schema.md)', () => {
+  const nameOf = (text: string) => compileExpression(text, COLS).type.name;
+  it.each([
+    ["locate('bar', 'foobarbar')", 'locate(bar, foobarbar, 1)'],
+    ["regexp_replace('100-200', '(\\\\d+)', 'num')", 'regexp_replace(100-200, (\\d+), num, 1)'],
+    ["split('oneAtwoBthreeC', '[ABC]')", 'split(oneAtwoBthreeC, [ABC], -1)'],
+    ["substr('Spark SQL', 5)", 'substr(Spark SQL, 5, 2147483647)'],
+    ["substring('Spark SQL', 5)", 'substring(Spark SQL, 5, 2147483647)'],
+    ["sort_array(array('b', 'a'))", 'sort_array(array(b, a), true)'],
+    ["lpad('hi', 5)", 'lpad(hi, 5,  )'],
+    ['from_unixtime(0)', 'from_unixtime(0, yyyy-MM-dd HH:mm:ss)'],
+    ["unix_timestamp('2016-04-08 00:00:00')", 'unix_timestamp(2016-04-08 00:00:00, yyyy-MM-dd HH:mm:ss)'],
+  ])('%s is named %s', (text, name) => {
+    expect(nameOf(text)).toBe(name);
+  });
+
+  it('the SQL text quotes a filled-in string', () => {
+    expect(compileExpression("lpad('hi', 5)", COLS).sql).toBe("lpad('hi', 5, ' ')");
+  });
+});

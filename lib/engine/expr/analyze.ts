@@ -923,7 +923,8 @@ export class Analyzer {
       );
     }
     const texts = args.map((a) => a.sql);
-    const sql = SQL_FORMS[name]?.(texts) ?? `${name}(${texts.join(', ')})`;
+    const quote = (v: string) => (this.scope.pretty ? v : `'${v}'`);
+    const sql = SQL_FORMS[name]?.(texts, quote) ?? `${name}(${texts.join(', ')})`;
     return def.resolve(args, this.callCtx(name, ast.pos, sql));
   }
 }
@@ -933,7 +934,7 @@ export class Analyzer {
  * an alias keeps its own, pow, sign, ceiling, ln), an argument Spark adds (round(2.5, 0),
  * LOG(E(), 10)), or an operator's form (isnull(a) is (a IS NULL), if(...) is (IF(...))).
  */
-const SQL_FORMS: Readonly<Record<string, (args: readonly string[]) => string>> = {
+const SQL_FORMS: Readonly<Record<string, (args: readonly string[], quote: (text: string) => string) => string>> = {
   sqrt: (a) => `SQRT(${a.join(', ')})`,
   cbrt: (a) => `CBRT(${a.join(', ')})`,
   exp: (a) => `EXP(${a.join(', ')})`,
@@ -950,6 +951,17 @@ const SQL_FORMS: Readonly<Record<string, (args: readonly string[]) => string>> =
   isnull: (a) => (a.length === 1 ? `(${a[0]} IS NULL)` : `isnull(${a.join(', ')})`),
   isnotnull: (a) => (a.length === 1 ? `(${a[0]} IS NOT NULL)` : `isnotnull(${a.join(', ')})`),
   if: (a) => `(IF(${a.join(', ')}))`,
+  // the arguments Spark fills in (sql-expression-schema.md: locate(bar, foobarbar, 1), split(s, re, -1)...)
+  locate: (a) => `locate(${a.join(', ')}${a.length === 2 ? ', 1' : ''})`,
+  regexp_replace: (a) => `regexp_replace(${a.join(', ')}${a.length === 3 ? ', 1' : ''})`,
+  split: (a) => `split(${a.join(', ')}${a.length === 2 ? ', -1' : ''})`,
+  substr: (a) => `substr(${a.join(', ')}${a.length === 2 ? ', 2147483647' : ''})`,
+  substring: (a) => `substring(${a.join(', ')}${a.length === 2 ? ', 2147483647' : ''})`,
+  sort_array: (a) => `sort_array(${a.join(', ')}${a.length === 1 ? ', true' : ''})`,
+  lpad: (a, q) => `lpad(${a.join(', ')}${a.length === 2 ? `, ${q(' ')}` : ''})`,
+  rpad: (a, q) => `rpad(${a.join(', ')}${a.length === 2 ? `, ${q(' ')}` : ''})`,
+  unix_timestamp: (a, q) => `unix_timestamp(${a.join(', ')}${a.length === 1 ? `, ${q('yyyy-MM-dd HH:mm:ss')}` : ''})`,
+  from_unixtime: (a, q) => `from_unixtime(${a.join(', ')}${a.length === 1 ? `, ${q('yyyy-MM-dd HH:mm:ss')}` : ''})`,
 };
 
 /** What a function's resolver gets beside its typed arguments. */
