@@ -349,3 +349,27 @@ describe('names show the arguments Spark fills in (sql-expression-schema.md)', (
     expect(compileExpression("lpad('hi', 5)", COLS).sql).toBe("lpad('hi', 5, ' ')");
   });
 });
+
+describe("STRING to DOUBLE and to an integral: Java's trimming and parseDouble", () => {
+  it.each([
+    ["CAST('+NaN' AS DOUBLE)", Number.NaN],
+    ["CAST('-NaN' AS DOUBLE)", Number.NaN],
+    ["CAST(' 1.5d ' AS DOUBLE)", 1.5],
+    ['CAST(s AS DOUBLE)', 2],
+    ['CAST(s AS INT)', 2],
+  ])('%s is %d', (text, out) => {
+    // s: '\x01 2\x7f' for the INT cast (trimAll drops DEL), '\x01 2\x1f' for DOUBLE (Java's trim)
+    const s = text.includes('INT') ? '\x01 2\x7f' : '\x01 2\x1f';
+    expect(value(text, { s })).toEqual(out);
+  });
+
+  it.each([["CAST('+nan' AS DOUBLE)"], ["CAST('0x10' AS DOUBLE)"], ['CAST(s AS DOUBLE)'], ['CAST(s AS INT)']])('%s is CAST_INVALID_INPUT', (text) => {
+    // a no-break space is not trimmed by Java
+    expect(() => value(text, { s: '\u00a02' })).toThrow(/^\[CAST_INVALID_INPUT\]/);
+  });
+
+  it("CAST of 2^63 as a double to BIGINT saturates, as Java (long) after Spark's range check", () => {
+    expect(value('CAST(9.223372036854775807E18 AS BIGINT)')).toBe(2n ** 63n - 1n);
+    expect(() => value('CAST(1.8446744073709552E19 AS BIGINT)')).toThrow(/^\[CAST_OVERFLOW\]/);
+  });
+});
