@@ -340,6 +340,7 @@ describe('names show the arguments Spark fills in (sql-expression-schema.md)', (
     ["sort_array(array('b', 'a'))", 'sort_array(array(b, a), true)'],
     ["lpad('hi', 5)", 'lpad(hi, 5,  )'],
     ['from_unixtime(0)', 'from_unixtime(0, yyyy-MM-dd HH:mm:ss)'],
+    ['from_json(\'{"a":1, "b":0.8}\', \'a INT, b DOUBLE\')', 'from_json({"a":1, "b":0.8})'],
     ["unix_timestamp('2016-04-08 00:00:00')", 'unix_timestamp(2016-04-08 00:00:00, yyyy-MM-dd HH:mm:ss)'],
   ])('%s is named %s', (text, name) => {
     expect(nameOf(text)).toBe(name);
