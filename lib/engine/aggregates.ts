@@ -7,6 +7,8 @@ import type { AggSpec } from './plan/types';
 import { SparkRowError } from './expr/errors';
 import { hllAdd, hllCount, hllMerge, hllNew } from './hll';
 import { canonicalLong, type DataType } from './schema';
+import { castFunction } from './expr/cast';
+import { DOUBLE, STRING } from './expr/types';
 import { avgDecimalType, divideHalfUp, fitsPrecision, formatDecimal, rescale, sumDecimalType, unscaledOf } from './decimal';
 
 export type Buffer = Json[];
@@ -29,17 +31,23 @@ export interface CompiledAgg {
    * after each row to check it. `update` and `merge` of an exact aggregate raise theirs themselves.
    */
   readonly finishMayFail?: boolean;
+  /**
+   * Raises the row error the aggregation's input cast raises for a row (sum/avg of a STRING
+   * column: Spark's ANSI cast of the text to DOUBLE, CAST_INVALID_INPUT for 'x'). The overflow
+   * guard (operators/overflow-guard.ts) calls it before the row reaches any aggregate, so that
+   * the row is a dead letter.
+   */
+  readonly check?: (row: Row) => void;
 }
+
+/** Spark's ANSI cast of a STRING to DOUBLE, the implicit cast of sum/avg's STRING input ('inf' is Infinity, '1.5d' 1.5, 'x' CAST_INVALID_INPUT). */
+export const stringToDouble = castFunction(STRING, DOUBLE, false) as (v: string) => number;
 
 function toNumber(v: unknown): number | null {
   if (v === null || v === undefined) return null;
   if (typeof v === 'number') return v;
   if (typeof v === 'bigint') return Number(v); // avg of a BIGINT is a DOUBLE in Spark: its sum is of doubles
-  if (typeof v === 'string') {
-    // Spark casts a string to DOUBLE for sum/avg; text that is not a number is null.
-    const n = Number(v.trim());
-    return v.trim() === '' || Number.isNaN(n) ? null : n;
-  }
+  if (typeof v === 'string') return stringToDouble(v);
   return null;
 }
 
@@ -197,6 +205,13 @@ export function addLongs(a: number | bigint, b: number | bigint): number | bigin
 export function compileAgg(spec: AggSpec, inType?: DataType): CompiledAgg {
   const column = spec.column;
   if (inType?.type === 'DECIMAL' && (spec.fn === 'sum' || spec.fn === 'avg')) return decimalAgg(spec, inType);
+  if (inType?.type === 'STRING' && (spec.fn === 'sum' || spec.fn === 'avg')) {
+    const check = (r: Row) => {
+      const v = r[column!];
+      if (typeof v === 'string') stringToDouble(v);
+    };
+    return { ...compileAgg(spec), check };
+  }
   switch (spec.fn) {
     case 'count':
       if (column === undefined) {

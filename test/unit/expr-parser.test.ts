@@ -40,7 +40,7 @@ describe('precedence, as Spark groups operators', () => {
     ['NOT a = 1 AND ok', '((NOT (a = 1)) AND ok)'],
     ['a IS NULL OR ok', '((a IS NULL) OR ok)'],
     ['a + 1 IS NOT NULL', '((a + 1) IS NOT NULL)'],
-    ['a BETWEEN 1 AND 3 AND ok', '((a BETWEEN 1 AND 3) AND ok)'],
+    ['a BETWEEN 1 AND 3 AND ok', '(between(a, 1, 3) AND ok)'],
     ['-a * b', '((- a) * b)'],
     ['-a::BIGINT', '(- CAST(a AS BIGINT))'],
     ['a <=> b', '(a <=> b)'],

@@ -70,8 +70,8 @@ describe('DECIMAL result precision and scale (DecimalPrecision)', () => {
     ['d38_2 + d38_2', 'DECIMAL(38,2)'],
     // %: precision min(10-2, 5-3) + max(2,3) = 5, scale 3
     ['d10_2 % d5_3', 'DECIMAL(5,3)'],
-    // literals: 1.5 is DECIMAL(2,1), 2 an INT (DECIMAL(10,0)): 10-0... + : scale 1, precision max(1, 10) + 1 + 1 = 12
-    ['1.5 + 2', 'DECIMAL(12,1)'],
+    // literals: 1.5 is DECIMAL(2,1), the INT literal 2 beside it DECIMAL(1,0) (literalPickMinimumPrecision): scale 1, precision max(1, 1) + 1 + 1 = 3
+    ['1.5 + 2', 'DECIMAL(3,1)'],
     ['0.1 + 0.2', 'DECIMAL(2,1)'],
   ])('%s is %s', (text, type) => {
     expect(typeOf(text)).toBe(type);

@@ -163,7 +163,8 @@ describe('Column methods', () => {
     ['multiply', col('amount').multiply(col('qty')), 'amount * qty', 'DOUBLE'],
     ['multiply by a literal', col('qty').multiply(2), 'qty * 2', 'INT'],
     ['plus', col('qty').plus(col('n')), 'qty + n', 'BIGINT'],
-    ['minus', col('price').minus(1), 'price - 1', 'DECIMAL(13,2)'],
+    // lit(1) beside a DECIMAL(10,2) is DECIMAL(1,0) (literalPickMinimumPrecision): max(8, 1) + 2 + 1 = 11
+    ['minus', col('price').minus(1), 'price - 1', 'DECIMAL(11,2)'],
     ['divide', col('qty').divide(4), 'qty / 4', 'DOUBLE'],
     ['mod', col('qty').mod(3), 'qty % 3', 'INT'],
     ['a sum times a column: parentheses', col('qty').plus(1).multiply(col('amount')), '(qty + 1) * amount', 'DOUBLE'],

@@ -20,6 +20,7 @@ import {
   commonType,
   DATE,
   DOUBLE,
+  decimal,
   decimalResult,
   isIntegral,
   isNumeric,
@@ -33,7 +34,7 @@ import {
   widerNumeric,
   asDecimal,
 } from './types';
-import { big, checkIntegral, comparator, decimalOp, divideByZero, integralOp, isZero, LONG_MAX, LONG_MIN, longValue, overflow } from './values';
+import { big, checkIntegral, comparator, decimalOp, divideByZero, integralOp, isZero, javaDoubleText, LONG_MAX, LONG_MIN, longValue, overflow } from './values';
 import { dateOfEpochDay, epochDayOf } from '../dates';
 
 /** Where an expression is analyzed: its text (for positions in messages) and the columns it may name. */
@@ -46,6 +47,11 @@ export interface Scope {
    * is resolved among `columns` as usual.
    */
   readonly refer?: (parts: readonly string[], pos: number) => ColumnReference | null;
+  /**
+   * Spark's pretty form (toPrettySQL, the name of an expression without AS): a literal prints as
+   * its value (1L as 1, 1.5D as 1.5, 1e3 as 1000.0, 'a' as a), so every `sql` built from it does.
+   */
+  readonly pretty?: boolean;
 }
 
 /** A name a Scope's `refer` resolved. */
@@ -70,7 +76,7 @@ export class Analyzer {
   analyze(ast: Ast): Typed {
     switch (ast.k) {
       case 'lit':
-        return literal(ast.value, ast.type, ast.sql);
+        return literal(ast.value, ast.type, this.scope.pretty ? prettyLiteral(ast.value, ast.type, ast.sql) : ast.sql);
       case 'name':
         return this.name(ast.parts, ast.pos);
       case 'star':
@@ -103,7 +109,8 @@ export class Analyzer {
         const lo = this.analyze(ast.lo);
         const hi = this.analyze(ast.hi);
         const both = this.binary('AND', this.binary('>=', arg, lo, ast.pos), this.binary('<=', arg, hi, ast.pos), ast.pos);
-        const sql = `(${arg.sql} ${ast.not ? 'NOT ' : ''}BETWEEN ${lo.sql} AND ${hi.sql})`;
+        // Spark 4's Between prints as a function; NOT BETWEEN is its negation
+        const sql = ast.not ? `(NOT between(${arg.sql}, ${lo.sql}, ${hi.sql}))` : `between(${arg.sql}, ${lo.sql}, ${hi.sql})`;
         const node = ast.not ? this.unary('NOT', both, ast.pos) : both;
         return { ...node, sql, name: sql };
       }
@@ -452,8 +459,11 @@ export class Analyzer {
       );
     }
     const t = widerNumeric(lt, rt);
-    if (t.type === 'DECIMAL')
-      return { l: implicitCast(l, lt.type === 'DECIMAL' ? lt : asDecimal(lt)), r: implicitCast(r, rt.type === 'DECIMAL' ? rt : asDecimal(rt)), type: t };
+    if (t.type === 'DECIMAL') {
+      const ld = lt.type === 'DECIMAL' ? lt : rt.type === 'DECIMAL' ? (literalDecimal(l) ?? asDecimal(lt)) : asDecimal(lt);
+      const rd = rt.type === 'DECIMAL' ? rt : lt.type === 'DECIMAL' ? (literalDecimal(r) ?? asDecimal(rt)) : asDecimal(rt);
+      return { l: implicitCast(l, ld), r: implicitCast(r, rd), type: widerNumeric(ld, rd) };
+    }
     return { l: implicitCast(l, t), r: implicitCast(r, t), type: t };
   }
 
@@ -575,26 +585,24 @@ export class Analyzer {
 
   private mulDiv(op: '*' | '/' | '%' | 'DIV', l: Typed, r: Typed, sql: string, pos: number): Typed {
     const n = this.numericOperands(l, r, sql, pos);
-    let t = n.type;
+    const t = n.type;
     if (op === '/') {
       // Spark's Divide takes DOUBLE or DECIMAL: integral operands are divided as DOUBLE (10 / 4 = 2.5)
       if (t.type === 'DECIMAL') {
         const rtp = decimalResult('/', n.l.type, n.r.type);
         return { type: rtp, sql, name: sql, children: [n.l, n.r], build: strict(decimalOp('/', n.l.type, n.r.type, rtp, sql, 'try_divide')) };
       }
-      if (isIntegral(t)) t = DOUBLE;
-      const a = implicitCast(n.l, t);
-      const b = implicitCast(n.r, t);
-      const f32 = t.binary32 === true;
+      // FLOAT too: Spark's DivisionTypeCoercion casts every non-DECIMAL operand to DOUBLE
+      const a = implicitCast(n.l, DOUBLE);
+      const b = implicitCast(n.r, DOUBLE);
       return {
-        type: t,
+        type: DOUBLE,
         sql,
         name: sql,
         children: [a, b],
         build: strict((x, y) => {
           if (y === 0) throw divideByZero(sql);
-          const q = (x as number) / (y as number);
-          return f32 ? Math.fround(q) : q;
+          return (x as number) / (y as number);
         }),
       };
     }
@@ -645,7 +653,8 @@ export class Analyzer {
         if (isZero(y)) throw divideByZero(sql, 'try_mod');
         if (typeof x === 'bigint' || typeof y === 'bigint') return longValue(big(x) % big(y));
         const m = (x as number) % (y as number);
-        return t.binary32 ? Math.fround(m) : m === 0 ? 0 : m;
+        // Java's %: a DOUBLE remainder keeps the dividend's sign (-4.0 % 2 is -0.0), an integral one has no -0
+        return t.type === 'DOUBLE' ? (t.binary32 ? Math.fround(m) : m) : m === 0 ? 0 : m;
       }),
     };
   }
@@ -966,10 +975,49 @@ export class Analyzer {
         ast.pos,
       );
     }
-    const sql = `${name}(${args.map((a) => a.sql).join(', ')})`;
+    const texts = args.map((a) => a.sql);
+    const quote = (v: string) => (this.scope.pretty ? v : `'${v}'`);
+    const sql = SQL_FORMS[name]?.(texts, quote) ?? `${name}(${texts.join(', ')})`;
     return def.resolve(args, this.callCtx(name, ast.pos, sql));
   }
 }
+
+/**
+ * Spark's SQL text of calls it does not print as `name(args)`: a prettyName in capitals (SQRT(4);
+ * an alias keeps its own, pow, sign, ceiling, ln), an argument Spark adds (round(2.5, 0),
+ * LOG(E(), 10)), or an operator's form (isnull(a) is (a IS NULL), if(...) is (IF(...))).
+ */
+const SQL_FORMS: Readonly<Record<string, (args: readonly string[], quote: (text: string) => string) => string>> = {
+  sqrt: (a) => `SQRT(${a.join(', ')})`,
+  cbrt: (a) => `CBRT(${a.join(', ')})`,
+  exp: (a) => `EXP(${a.join(', ')})`,
+  log10: (a) => `LOG10(${a.join(', ')})`,
+  log2: (a) => `LOG2(${a.join(', ')})`,
+  log: (a) => (a.length === 1 ? `LOG(E(), ${a[0]})` : `LOG(${a.join(', ')})`),
+  power: (a) => `POWER(${a.join(', ')})`,
+  signum: (a) => `SIGNUM(${a.join(', ')})`,
+  // (with a scale: RoundCeil / RoundFloor, named ceil / floor)
+  ceil: (a) => (a.length === 1 ? `CEIL(${a[0]})` : `ceil(${a.join(', ')})`),
+  floor: (a) => (a.length === 1 ? `FLOOR(${a[0]})` : `floor(${a.join(', ')})`),
+  round: (a) => `round(${a[0]}, ${a[1] ?? '0'})`,
+  bround: (a) => `bround(${a[0]}, ${a[1] ?? '0'})`,
+  isnull: (a) => (a.length === 1 ? `(${a[0]} IS NULL)` : `isnull(${a.join(', ')})`),
+  isnotnull: (a) => (a.length === 1 ? `(${a[0]} IS NOT NULL)` : `isnotnull(${a.join(', ')})`),
+  if: (a) => `(IF(${a.join(', ')}))`,
+  // the arguments Spark fills in (sql-expression-schema.md: locate(bar, foobarbar, 1), split(s, re, -1)...)
+  locate: (a) => `locate(${a.join(', ')}${a.length === 2 ? ', 1' : ''})`,
+  regexp_replace: (a) => `regexp_replace(${a.join(', ')}${a.length === 3 ? ', 1' : ''})`,
+  split: (a) => `split(${a.join(', ')}${a.length === 2 ? ', -1' : ''})`,
+  substr: (a) => `substr(${a.join(', ')}${a.length === 2 ? ', 2147483647' : ''})`,
+  substring: (a) => `substring(${a.join(', ')}${a.length === 2 ? ', 2147483647' : ''})`,
+  sort_array: (a) => `sort_array(${a.join(', ')}${a.length === 1 ? ', true' : ''})`,
+  lpad: (a, q) => `lpad(${a.join(', ')}${a.length === 2 ? `, ${q(' ')}` : ''})`,
+  rpad: (a, q) => `rpad(${a.join(', ')}${a.length === 2 ? `, ${q(' ')}` : ''})`,
+  unix_timestamp: (a, q) => `unix_timestamp(${a.join(', ')}${a.length === 1 ? `, ${q('yyyy-MM-dd HH:mm:ss')}` : ''})`,
+  // JsonToStructs prints its JSON argument only (the schema and options are not its children)
+  from_json: (a) => `from_json(${a[0] ?? ''})`,
+  from_unixtime: (a, q) => `from_unixtime(${a.join(', ')}${a.length === 1 ? `, ${q('yyyy-MM-dd HH:mm:ss')}` : ''})`,
+};
 
 /** What a function's resolver gets beside its typed arguments. */
 export interface CallCtx {
@@ -984,6 +1032,50 @@ export interface CallCtx {
 export interface FunctionDef {
   readonly args: readonly [number, number];
   readonly resolve: (args: readonly Typed[], c: CallCtx) => Typed;
+}
+
+/**
+ * An integral literal beside a DECIMAL in a binary operator: the DECIMAL of exactly its digits
+ * (Spark's DecimalPrecision with literalPickMinimumPrecision, its default; DecimalType.forLiteral:
+ * a TINYINT literal keeps DECIMAL(3,0)). Null when `t` is not such a literal.
+ */
+function literalDecimal(t: Typed): SqlType | null {
+  if (t.constant === undefined || !isIntegral(t.type) || t.type.bits === 8) return null;
+  const v = t.constant.value;
+  if (typeof v !== 'number' && typeof v !== 'bigint') return null;
+  const digits = (typeof v === 'bigint' ? (v < 0n ? -v : v) : Math.abs(v)).toString().length;
+  return decimal(digits, 0);
+}
+
+/** A literal in Spark's pretty form (usePrettyExpression): a number or string as its value's text (Java's toString), others as their SQL. */
+function prettyLiteral(value: unknown, type: SqlType, sql: string): string {
+  if (value === null || value === undefined) return sql;
+  switch (type.type) {
+    case 'STRING':
+      return value as string;
+    case 'INT':
+    case 'LONG':
+      return String(value);
+    case 'DOUBLE':
+      return javaDoubleText(value as number, type.binary32);
+    case 'DECIMAL':
+      return bigDecimalText(value as string);
+    default:
+      return sql;
+  }
+}
+
+/** Java's BigDecimal.toString of a DECIMAL value: plain, unless its exponent is below -6 (0.0000001 is 1E-7). */
+function bigDecimalText(v: string): string {
+  const neg = v.startsWith('-');
+  const body = neg ? v.slice(1) : v;
+  const dot = body.indexOf('.');
+  const scale = dot < 0 ? 0 : body.length - dot - 1;
+  const digits = (dot < 0 ? body : body.slice(0, dot) + body.slice(dot + 1)).replace(/^0+(?=.)/, '');
+  const adjusted = -scale + (digits.length - 1);
+  if (adjusted >= -6) return v;
+  const mantissa = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+  return `${neg ? '-' : ''}${mantissa}E${adjusted}`;
 }
 
 function literal(value: unknown, type: SqlType, sql: string): Typed {

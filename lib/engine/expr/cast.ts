@@ -65,6 +65,27 @@ const SPECIAL_DOUBLES: Record<string, number> = {
   '-inf': Number.NEGATIVE_INFINITY,
 };
 
+/** Java's String.trim, as Spark's STRING to DOUBLE (parseDouble): every character up to U+0020 off both ends. */
+function javaTrim(s: string): string {
+  let a = 0;
+  let b = s.length;
+  while (a < b && s.charCodeAt(a) <= 0x20) a++;
+  while (b > a && s.charCodeAt(b - 1) <= 0x20) b--;
+  return s.slice(a, b);
+}
+
+/** UTF8String.trimAll, as Spark's STRING to an integral type: characters up to U+0020 and U+007F (DEL) off both ends. */
+function trimAll(s: string): string {
+  const off = (c: number) => c <= 0x20 || c === 0x7f;
+  let a = 0;
+  let b = s.length;
+  while (a < b && off(s.charCodeAt(a))) a++;
+  while (b > a && off(s.charCodeAt(b - 1))) b--;
+  return s.slice(a, b);
+}
+
+const LONG_MAX_VALUE = longValue(2n ** 63n - 1n);
+
 /** The range of an integral type as bigints. */
 function integralRange(t: SqlType): [bigint, bigint] {
   if (t.type === 'LONG') return [LONG_MIN, LONG_MAX];
@@ -129,7 +150,7 @@ function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
       if (f === 'INTERVAL') return (v) => fitRange(BigInt((v as number) / 86_400_000_000), v);
       if (f === 'STRING') {
         return (v) => {
-          const s = (v as string).trim();
+          const s = trimAll(v as string);
           if (!INTEGER_TEXT.test(s)) throw invalid(v, from, to);
           const n = BigInt(s);
           if (n < lo || n > hi) throw invalid(v, from, to);
@@ -140,9 +161,11 @@ function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
         return (v) => {
           const d = v as number;
           if (!Number.isFinite(d)) throw castOverflow(v, from, to);
-          const n = Math.trunc(d);
+          const n = Math.trunc(d) + 0; // (+ 0: -0.5 truncates to -0, Java's (int) to 0)
           if (t === 'INT' && (n < Number(lo) || n > Number(hi))) throw castOverflow(v, from, to);
-          if (t === 'LONG' && (n < -(2 ** 63) || n >= 2 ** 63)) throw castOverflow(v, from, to);
+          // Spark compares with Long.MaxValue as a double (2^63): 2^63 itself passes and saturates, as Java's (long)
+          if (t === 'LONG' && (n < -(2 ** 63) || n > 2 ** 63)) throw castOverflow(v, from, to);
+          if (t === 'LONG' && n === 2 ** 63) return LONG_MAX_VALUE;
           return t === 'LONG' ? (Number.isSafeInteger(n) ? n : longValue(BigInt(n))) : n;
         };
       }
@@ -168,7 +191,9 @@ function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
       if (f === 'TIMESTAMP') return (v) => Number(v) / 1_000_000;
       if (f === 'STRING') {
         return (v) => {
-          const s = (v as string).trim();
+          const s = javaTrim(v as string);
+          // Java's parseDouble reads a signed NaN ('+NaN', '-NaN'; case-sensitive), then Spark's special words
+          if (s === '+NaN' || s === '-NaN') return Number.NaN;
           const special = SPECIAL_DOUBLES[s.toLowerCase()];
           if (special !== undefined) return special;
           if (!DOUBLE_TEXT.test(s)) throw invalid(v, from, to);
@@ -190,7 +215,8 @@ function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
       if (f === 'DOUBLE') {
         return (v) => {
           const d = v as number;
-          if (!Number.isFinite(d)) throw castOverflow(v, from, to);
+          // Spark's castToDecimal catches BigDecimal's NumberFormatException: NaN and ±Infinity are NULL, even under ANSI
+          if (!Number.isFinite(d)) return null;
           // Spark reads a double into a decimal through its shortest text (Scala's BigDecimal(double))
           return fitRange(unscaledOfText(String(d), s)!);
         };

@@ -13,7 +13,7 @@ import { call, constantArg, def, double, int, numeric } from './fn-util';
 import { HASH_FUNCTIONS } from './hashes';
 import { STRING_FUNCTIONS } from './strings';
 import { strict, type Eval, type Typed, withJs } from './typed';
-import { BOOLEAN, commonType, DOUBLE, decimal, isIntegral, LONG, MAX_PRECISION, type SqlType, typeName } from './types';
+import { asDecimal, BOOLEAN, commonType, DOUBLE, decimal, isIntegral, isNumeric, LONG, MAX_PRECISION, type SqlType, typeName } from './types';
 import { big, checkIntegral, comparator, longValue, outOfRange } from './values';
 
 /** Functions Spark has that return another value on a replay; refused (FORMAT-3: only deterministic functions). */
@@ -105,12 +105,34 @@ function greatestLeast(args: readonly Typed[], c: CallCtx, sign: 1 | -1): Typed 
   });
 }
 
-/** A function that returns null where the wrapped operator raises an ANSI error (try_add, try_divide...). */
+/**
+ * A function that returns null where the wrapped operator raises an ANSI error (try_add, try_divide...).
+ * Spark 3.4+ evaluates it as the operator in EvalMode.TRY when both arguments are numeric: only the
+ * operator's own overflow or division by zero is null, an argument's error (try_add(1, CAST('x' AS
+ * INT))) stays the row's error. Other arguments (a STRING, NULL, a date) are TryEval of the ANSI
+ * operator: any error is null.
+ */
 function tryOf(op: string): FunctionDef {
   return def(2, 2, ([a, b], c) => {
     const inner = c.az.binary(op, a, b, c.pos);
-    return { ...inner, sql: c.sql, name: c.sql, build: (evs) => swallow(inner.build(evs)) };
+    const own = isNumeric(a.type) && isNumeric(b.type);
+    return { ...inner, sql: c.sql, name: c.sql, build: (evs) => swallow(inner.build(own ? evs.map(argumentErrors) : evs)) };
   });
+}
+
+/** An argument's error, kept apart so that swallow passes it on (the operator's EvalMode.TRY does not catch it). */
+class ArgumentError {
+  constructor(readonly error: unknown) {}
+}
+
+function argumentErrors(e: Eval): Eval {
+  return (row) => {
+    try {
+      return e(row);
+    } catch (x) {
+      throw new ArgumentError(x);
+    }
+  };
 }
 
 function swallow(f: Eval): Eval {
@@ -118,24 +140,29 @@ function swallow(f: Eval): Eval {
     try {
       return f(row);
     } catch (e) {
+      if (e instanceof ArgumentError) throw e.error;
       if (e instanceof SparkRowError) return null;
       throw e;
     }
   };
 }
 
-/** round / bround: HALF_UP or HALF_EVEN to `d` decimals (negative: to tens, hundreds...), with Spark's result types. */
-function rounding(args: readonly Typed[], c: CallCtx, halfEven: boolean): Typed {
+/**
+ * round / bround: HALF_UP or HALF_EVEN to `d` decimals (negative: to tens, hundreds...), with Spark's
+ * result types; floor / ceil with a scale (Spark's RoundFloor / RoundCeil: FLOOR or CEILING, the same types).
+ */
+function rounding(args: readonly Typed[], c: CallCtx, mode: 'HALF_UP' | 'HALF_EVEN' | 'FLOOR' | 'CEILING', scale?: number): Typed {
   const x = numeric(c, args[0], 0);
-  const d = args[1] === undefined ? 0 : (constantArg(c, int(c, args[1], 1), 1, 'the scale, an INT literal') as number);
+  const d = scale ?? (args[1] === undefined ? 0 : (constantArg(c, int(c, args[1], 1), 1, 'the scale, an INT literal') as number));
   const t = x.type;
   const roundUnscaled = (u: bigint, drop: number): bigint => {
     if (drop <= 0) return u * pow10(-drop);
     const p = pow10(drop);
     const q = u / p;
     const r = u % p;
+    if (mode === 'FLOOR' || mode === 'CEILING') return r === 0n ? q : mode === 'FLOOR' ? (u < 0n ? q - 1n : q) : u < 0n ? q : q + 1n;
     const twice = (r < 0n ? -r : r) * 2n;
-    const away = twice > p || (twice === p && (!halfEven || q % 2n !== 0n));
+    const away = twice > p || (twice === p && (mode === 'HALF_UP' || q % 2n !== 0n));
     return away ? (u < 0n ? q - 1n : q + 1n) : q;
   };
   if (t.type === 'DECIMAL') {
@@ -152,7 +179,11 @@ function rounding(args: readonly Typed[], c: CallCtx, halfEven: boolean): Typed 
         const u = unscaledOf(v as string);
         const kept = roundUnscaled(u, s - d); // at scale d
         const at = d < 0 ? kept * pow10(-d) : rescale(kept, d, rt.scale!);
-        if (!fitsPrecision(at, rt.precision!)) throw outOfRange(at, rt.scale!, rt, c.sql);
+        if (!fitsPrecision(at, rt.precision!)) {
+          // (RoundFloor / RoundCeil run with ANSI off: null)
+          if (mode === 'FLOOR' || mode === 'CEILING') return null;
+          throw outOfRange(at, rt.scale!, rt, c.sql);
+        }
         return formatDecimal(at, rt.scale!);
       }),
     );
@@ -182,10 +213,43 @@ function rounding(args: readonly Typed[], c: CallCtx, halfEven: boolean): Typed 
   );
 }
 
-/** floor / ceil: DOUBLE to BIGINT, DECIMAL(p,s) to DECIMAL(p-s+1,0), integral to BIGINT. */
+/**
+ * floor / ceil: DOUBLE to BIGINT, DECIMAL(p,s) to DECIMAL(p-s+1,0) (DECIMAL(p,0) stays), integral to BIGINT.
+ * With a scale (an INT literal), Spark's RoundFloor / RoundCeil: a DECIMAL input (an integral one cast to
+ * its DECIMAL) rounded down or up to that many decimals, typed as round's.
+ */
 function floorCeil(args: readonly Typed[], c: CallCtx, up: boolean): Typed {
+  if (args.length === 2) {
+    const s = args[1];
+    if (s.constant === undefined || s.type.type !== 'INT' || s.type.bits !== undefined || s.constant.value === null) {
+      throw c.az.fail(
+        'NON_FOLDABLE_ARGUMENT',
+        `The function \`${c.name}\` requires the parameter \`scale\` to be a foldable expression of the type "INT", but the actual argument is ${s.sql}: write the scale as an INT literal`,
+        c.pos,
+      );
+    }
+    let x = args[0];
+    if (x.type.type === 'STRING' || x.type.type === 'NULL') x = implicitCast(x, decimal(MAX_PRECISION, 18));
+    else if (isIntegral(x.type)) x = implicitCast(x, asDecimal(x.type));
+    else if (x.type.type !== 'DECIMAL') {
+      throw c.az.mismatch(
+        'UNEXPECTED_INPUT_TYPE',
+        c.sql,
+        `argument 1 of ${c.name} with a scale requires the "DECIMAL" type, however ${x.sql} has the type "${typeName(x.type)}"; cast it to a DECIMAL`,
+        c.pos,
+      );
+    }
+    return rounding([x], c, up ? 'CEILING' : 'FLOOR', s.constant.value as number);
+  }
   const x = numeric(c, args[0], 0);
   const t = x.type;
+  if (t.type === 'DECIMAL' && t.scale === 0)
+    return call(
+      c,
+      t,
+      [x],
+      strict((v) => v),
+    );
   if (t.type === 'DECIMAL') {
     const rt = decimal(Math.min(t.precision! - t.scale! + 1, MAX_PRECISION), 0);
     const p = pow10(t.scale!);
@@ -213,7 +277,7 @@ function floorCeil(args: readonly Typed[], c: CallCtx, up: boolean): Typed {
     LONG,
     [x],
     strict((v) => {
-      const n = up ? Math.ceil(v as number) : Math.floor(v as number);
+      const n = (up ? Math.ceil(v as number) : Math.floor(v as number)) + 0; // (a LONG: ceil(-0.5) is 0, not -0)
       if (Number.isNaN(n)) return 0;
       if (Number.isSafeInteger(n)) return n;
       // Java's (long) of a double saturates at Long's bounds
@@ -379,11 +443,11 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
   greatest: def(2, Number.POSITIVE_INFINITY, (args, c) => greatestLeast(args, c, 1)),
   least: def(2, Number.POSITIVE_INFINITY, (args, c) => greatestLeast(args, c, -1)),
   abs: def(1, 1, abs),
-  round: def(1, 2, (args, c) => rounding(args, c, false)),
-  bround: def(1, 2, (args, c) => rounding(args, c, true)),
-  floor: def(1, 1, (args, c) => floorCeil(args, c, false)),
-  ceil: def(1, 1, (args, c) => floorCeil(args, c, true)),
-  ceiling: def(1, 1, (args, c) => floorCeil(args, c, true)),
+  round: def(1, 2, (args, c) => rounding(args, c, 'HALF_UP')),
+  bround: def(1, 2, (args, c) => rounding(args, c, 'HALF_EVEN')),
+  floor: def(1, 2, (args, c) => floorCeil(args, c, false)),
+  ceil: def(1, 2, (args, c) => floorCeil(args, c, true)),
+  ceiling: def(1, 2, (args, c) => floorCeil(args, c, true)),
   pow: math(2, (x, y) => x ** y),
   power: math(2, (x, y) => x ** y),
   sqrt: math(1, Math.sqrt),
@@ -391,7 +455,8 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
   exp: math(1, Math.exp),
   ln: math(1, (x) => (x <= 0 ? null : Math.log(x))),
   log10: math(1, (x) => (x <= 0 ? null : Math.log10(x))),
-  log2: math(1, (x) => (x <= 0 ? null : Math.log2(x))),
+  // Spark: StrictMath.log(x) / StrictMath.log(2), not a base-2 log (log2(536870912) is 29.000000000000004)
+  log2: math(1, (x) => (x <= 0 ? null : Math.log(x) / Math.log(2))),
   log: def(1, 2, (args, c) => {
     const xs = args.map((a, i) => double(c, a, i));
     if (xs.length === 1)
@@ -408,8 +473,9 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
       strict((b, x) => ((x as number) <= 0 || (b as number) <= 0 ? null : Math.log(x as number) / Math.log(b as number))),
     );
   }),
-  sign: math(1, (x) => (Number.isNaN(x) ? x : x > 0 ? 1 : x < 0 ? -1 : 0)),
-  signum: math(1, (x) => (Number.isNaN(x) ? x : x > 0 ? 1 : x < 0 ? -1 : 0)),
+  // Java's Math.signum: NaN, 0.0 and -0.0 are themselves
+  sign: math(1, (x) => (x > 0 ? 1 : x < 0 ? -1 : x)),
+  signum: math(1, (x) => (x > 0 ? 1 : x < 0 ? -1 : x)),
   mod: def(2, 2, ([a, b], c) => ({ ...c.az.binary('%', a, b, c.pos), sql: c.sql, name: c.sql })),
   pmod: def(2, 2, pmod),
   try_add: tryOf('+'),

@@ -44,13 +44,27 @@ export interface CompiledExpression {
 /** Parses and types `text` against `columns`; throws ExpressionError (Spark's class, position, fix) when Spark would refuse it. */
 export function analyzeExpression(text: string, columns: readonly ColumnInfo[]): Typed {
   const ast = parseExpression(text);
-  return new Analyzer({ text, columns }).analyze(ast);
+  return prettyNamed(new Analyzer({ text, columns }).analyze(ast), ast, text, columns);
+}
+
+/**
+ * `t` with the name Spark gives it without AS: a column its name, a nested field its last part,
+ * else its pretty SQL (Spark's toPrettySQL: literals as their values, `(1 + 1)` for `1L + 1`).
+ */
+function prettyNamed(t: Typed, ast: Ast, text: string, columns: readonly ColumnInfo[]): Typed {
+  if (t.name !== t.sql) return t;
+  try {
+    const name = new Analyzer({ text, columns, pretty: true }).analyze(ast).sql;
+    return name === t.name ? t : { ...t, name };
+  } catch {
+    return t;
+  }
 }
 
 /** Parses, analyzes and compiles one expression; its column is named `name`, or as Spark names it without AS. */
 export function compileExpression(text: string, columns: readonly ColumnInfo[], name?: string): CompiledExpression {
   const ast = parseExpression(text);
-  const t = new Analyzer({ text, columns }).analyze(ast);
+  const t = prettyNamed(new Analyzer({ text, columns }).analyze(ast), ast, text, columns);
   const ref = columnOf(ast, columns);
   const type: ColumnInfo = ref ? { ...ref, name: name ?? ref.name } : { ...toDataType(t.type), name: name ?? t.name };
   return { type, sqlType: t.type, sql: t.sql, evaluate: compileExpr(asOutput(t)), generator: t.generator, ...(ref ? { source: ref.name } : {}) };
@@ -127,7 +141,7 @@ export function compileSelect(items: readonly string[], columns: readonly Column
       out.push(...expandStar(ast, az));
       continue;
     }
-    const typed = asOutput(az.analyze(ast));
+    const typed = asOutput(prettyNamed(az.analyze(ast), ast, text, columns));
     if (typed.generator !== undefined) {
       if (generatorAt >= 0) {
         throw new ExpressionError(

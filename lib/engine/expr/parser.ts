@@ -15,7 +15,6 @@
  * expression grammar is small, and the DDL types inside it go through lib/engine/ddl.ts's parser.
  */
 import { parseDdlType } from '../ddl';
-import { fitsPrecision } from '../decimal';
 import type { DataType } from '../schema';
 import { ExpressionError } from './errors';
 import { type Token, tokenize } from './lexer';
@@ -337,13 +336,15 @@ class Parser {
   private unary(): Ast {
     const t = this.peek();
     if (t.kind === 'op' && (t.text === '-' || t.text === '+' || t.text === '~')) {
+      // A negative number is one literal, as in Spark's grammar (MINUS? INTEGER_VALUE...): its signed
+      // value is range-checked and typed (-2147483648 is an INT, -128Y a TINYINT, -9223372036854775808 a BIGINT).
+      const n = this.tokens[this.i + 1];
+      if (t.text === '-' && n?.kind === 'num') {
+        this.i += 2;
+        return this.postfix({ ...(numberLiteral(n, this.text, true) as Extract<Ast, { k: 'lit' }>), pos: t.pos });
+      }
       this.i++;
       const arg = this.unary();
-      // A negative number literal is one literal, as Spark folds it (so -2147483648 is an INT).
-      if (t.text === '-' && arg.k === 'lit' && arg.pos === this.tokens[this.i - 1].pos && this.tokens[this.i - 1].kind === 'num') {
-        const neg = negateLiteral(arg, t.pos);
-        if (neg !== null) return neg;
-      }
       return { k: 'unary', pos: t.pos, op: t.text as '-' | '+' | '~', arg };
     }
     return this.postfix(this.primary());
@@ -608,7 +609,7 @@ class Parser {
 
 const INT_MIN = -2147483648;
 const INT_MAX = 2147483647;
-const _LONG_MIN = -(2n ** 63n);
+const LONG_MIN = -(2n ** 63n);
 const LONG_MAX = 2n ** 63n - 1n;
 
 /** A LONG value: a number when it is a safe integer, else a bigint. */
@@ -616,35 +617,48 @@ function longValue(v: bigint): number | bigint {
   return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
 }
 
-function numberLiteral(t: Token, text: string): Ast {
+function numberLiteral(t: Token, text: string, negative = false): Ast {
   const s = t.text;
-  const bad = (what: string) => new ExpressionError('INVALID_NUMERIC_LITERAL_RANGE', `${s}${t.suffix} ${what}`, text, t.pos);
+  const sign = negative ? '-' : '';
+  const sql = `${sign}${s}${t.suffix}`;
+  const bad = (what: string) => new ExpressionError('INVALID_NUMERIC_LITERAL_RANGE', `${sql} ${what}`, text, t.pos);
   const isWhole = /^[0-9]+$/.test(s);
+  const signed = (v: bigint) => (negative ? -v : v);
   switch (t.suffix) {
     case 'L':
     case 'S':
     case 'Y': {
       if (!isWhole)
         throw new ExpressionError('PARSE_SYNTAX_ERROR', `Syntax error at or near '${s}${t.suffix}': expected a whole number before ${t.suffix}`, text, t.pos);
-      const v = BigInt(s);
+      const v = signed(BigInt(s));
       if (t.suffix === 'L') {
-        if (v > LONG_MAX) throw bad('is outside the range of BIGINT [-9223372036854775808, 9223372036854775807]: write it as a decimal (without L)');
-        return { k: 'lit', pos: t.pos, value: longValue(v), type: LONG, sql: `${s}L` };
+        if (v > LONG_MAX || v < LONG_MIN)
+          throw bad('is outside the range of BIGINT [-9223372036854775808, 9223372036854775807]: write it as a decimal (without L)');
+        return { k: 'lit', pos: t.pos, value: longValue(v), type: LONG, sql };
       }
       const bits = t.suffix === 'S' ? 16 : 8;
-      if (v >= 2n ** BigInt(bits - 1)) throw bad(`is outside the range of ${bits === 16 ? 'SMALLINT' : 'TINYINT'}: use a wider type`);
-      return { k: 'lit', pos: t.pos, value: Number(v), type: { type: 'INT', bits }, sql: `${s}${t.suffix}` };
+      const m = 2n ** BigInt(bits - 1);
+      if (v >= m || v < -m) throw bad(`is outside the range of ${bits === 16 ? 'SMALLINT [-32768, 32767]' : 'TINYINT [-128, 127]'}: use a wider type`);
+      return { k: 'lit', pos: t.pos, value: Number(v) + 0, type: { type: 'INT', bits }, sql };
     }
     case 'D':
-      return { k: 'lit', pos: t.pos, value: Number(s), type: DOUBLE, sql: `${s}D` };
-    case 'F':
-      return { k: 'lit', pos: t.pos, value: Math.fround(Number(s)), type: { type: 'DOUBLE', binary32: true }, sql: `${s}F` };
+    case 'F': {
+      const d = Number(`${sign}${s}`);
+      const value = t.suffix === 'F' ? Math.fround(d) : d;
+      // Spark checks the literal against the type's range (1e400D is refused, not Infinity)
+      if (!Number.isFinite(value)) throw bad(`is outside the range of ${t.suffix === 'F' ? 'FLOAT' : 'DOUBLE'}`);
+      return { k: 'lit', pos: t.pos, value, type: t.suffix === 'F' ? { type: 'DOUBLE', binary32: true } : DOUBLE, sql };
+    }
   }
-  if (t.suffix === '' && /[eE]/.test(s)) return { k: 'lit', pos: t.pos, value: Number(s), type: DOUBLE, sql: s };
+  if (t.suffix === '' && /[eE]/.test(s)) {
+    const value = Number(`${sign}${s}`);
+    if (!Number.isFinite(value)) throw bad('is outside the range of DOUBLE');
+    return { k: 'lit', pos: t.pos, value, type: DOUBLE, sql };
+  }
   if (t.suffix === '' && isWhole) {
-    const v = BigInt(s);
-    if (v <= BigInt(INT_MAX)) return { k: 'lit', pos: t.pos, value: Number(v), type: INT, sql: s };
-    if (v <= LONG_MAX) return { k: 'lit', pos: t.pos, value: longValue(v), type: LONG, sql: s };
+    const v = signed(BigInt(s));
+    if (v <= BigInt(INT_MAX) && v >= BigInt(INT_MIN)) return { k: 'lit', pos: t.pos, value: Number(v) + 0, type: INT, sql };
+    if (v <= LONG_MAX && v >= LONG_MIN) return { k: 'lit', pos: t.pos, value: longValue(v), type: LONG, sql };
   }
   // A number with a point (or an integer beyond BIGINT) is a DECIMAL literal, as in Spark: 1.5 is DECIMAL(2,1).
   const m = /^([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?$/.exec(s)!;
@@ -656,9 +670,15 @@ function numberLiteral(t: Token, text: string): Ast {
   }
   const unscaled = BigInt(digits || '0');
   const precision = Math.max(unscaled === 0n ? 1 : unscaled.toString().length, scale);
-  if (precision > 38 || !fitsPrecision(unscaled, 38)) throw bad('has more than 38 digits, the most a DECIMAL holds: write it as a DOUBLE (1e40 or a D suffix)');
-  const value = formatUnscaled(unscaled, scale);
-  return { k: 'lit', pos: t.pos, value, type: decimal(precision, scale), sql: `${s}${t.suffix}` };
+  if (precision > 38)
+    throw new ExpressionError(
+      'DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION',
+      `Decimal precision ${precision} exceeds max precision 38: ${sql} has more digits than a DECIMAL holds; write it as a DOUBLE (1e40 or a D suffix)`,
+      text,
+      t.pos,
+    );
+  const value = formatUnscaled(negative && unscaled !== 0n ? -unscaled : unscaled, scale);
+  return { k: 'lit', pos: t.pos, value, type: decimal(precision, scale), sql };
 }
 
 function formatUnscaled(u: bigint, scale: number): string {
@@ -669,27 +689,6 @@ function formatUnscaled(u: bigint, scale: number): string {
     d = `${d.slice(0, d.length - scale)}.${d.slice(d.length - scale)}`;
   }
   return neg ? `-${d}` : d;
-}
-
-function negateLiteral(lit: Extract<Ast, { k: 'lit' }>, pos: number): Ast | null {
-  const v = lit.value;
-  const sql = `-${lit.sql}`;
-  switch (lit.type.type) {
-    case 'INT':
-      return { ...lit, pos, value: v === 0 ? 0 : -(v as number), sql };
-    case 'LONG': {
-      const n = typeof v === 'bigint' ? -v : -(v as number);
-      // 2147483648 is a BIGINT, -2147483648 an INT, as Spark types the folded literal
-      if (typeof n === 'number' && n === INT_MIN && lit.sql === '2147483648') return { ...lit, pos, value: n, type: INT, sql };
-      return { ...lit, pos, value: typeof n === 'bigint' ? longValue(n) : n === 0 ? 0 : n, sql };
-    }
-    case 'DOUBLE':
-      return { ...lit, pos, value: -(v as number), sql };
-    case 'DECIMAL':
-      return { ...lit, pos, value: /^[0.]+$/.test(v as string) ? v : `-${v}`, sql };
-    default:
-      return null;
-  }
 }
 
 function typedLiteral(word: 'DATE' | 'TIMESTAMP', s: Token, text: string): Ast {

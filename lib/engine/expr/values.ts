@@ -31,7 +31,7 @@ export function overflow(what: string, fn: string): SparkRowError {
 export function checkIntegral(v: number | bigint, t: SqlType, sql: string, fn: string): number | bigint {
   if (t.type === 'LONG') {
     if (typeof v === 'number') {
-      if (Number.isSafeInteger(v)) return v;
+      if (Number.isSafeInteger(v)) return v === 0 ? 0 : v; // (no -0: a Java long has none)
       throw new Error(`internal: inexact BIGINT ${v}`);
     }
     if (v < LONG_MIN || v > LONG_MAX) throw overflow(`long overflow in ${sql}: the result is outside BIGINT's range;`, fn);
@@ -45,11 +45,24 @@ export function checkIntegral(v: number | bigint, t: SqlType, sql: string, fn: s
       `${bits === 32 ? 'integer' : bits === 16 ? 'smallint' : 'tinyint'} overflow in ${sql}: the result ${v} is outside ${typeName(t)}'s range;`,
       fn,
     );
-  return n;
+  return n === 0 ? 0 : n; // (-2 * 0 is -0 in JavaScript, 0 in Java)
 }
 
 /** a + b, a - b, a * b on integral values of type `t` (ANSI: overflow is an error). */
 export function integralOp(op: '+' | '-' | '*', t: SqlType, sql: string, fn: string): (a: unknown, b: unknown) => unknown {
+  if (t.bits !== undefined) {
+    // TINYINT and SMALLINT: Spark 4 raises BINARY_ARITHMETIC_OVERFLOW, the operands as SMALLINT literals
+    const max = 2 ** (t.bits - 1);
+    return (a, b) => {
+      const x = a as number;
+      const y = b as number;
+      const r = op === '+' ? x + y : op === '-' ? x - y : x * y;
+      if (r >= max || r < -max) {
+        throw new SparkRowError('BINARY_ARITHMETIC_OVERFLOW', `${x}S ${op} ${y}S caused overflow. Use \`${fn}\` to ignore overflow problem and return NULL.`);
+      }
+      return r === 0 ? 0 : r;
+    };
+  }
   if (t.type !== 'LONG') {
     if (op === '+') return (a, b) => checkIntegral((a as number) + (b as number), t, sql, fn);
     if (op === '-') return (a, b) => checkIntegral((a as number) - (b as number), t, sql, fn);

@@ -4,8 +4,11 @@
  * ARITHMETIC_OVERFLOW) or a DECIMAL avg out of its type (NUMERIC_VALUE_OUT_OF_RANGE) is a dead
  * letter, and no aggregate of the stage takes it, count(*) included; the other rows go on.
  *
+ * The same guard makes a row a dead letter when an aggregation's input cast fails for it (aggregates.ts
+ * `check`: sum/avg of a STRING column, whose text Spark casts to DOUBLE: CAST_INVALID_INPUT).
+ *
  * The aggregate operator (aggregate.ts) hands its rows to a guard only when an aggregation adds
- * exactly (aggregates.ts `exact`): the numeric fast path (numeric-slots.ts) holds none of those,
+ * exactly (aggregates.ts `exact`) or checks its input (`check`): the numeric fast path (numeric-slots.ts) holds none of those,
  * and sums of doubles do not overflow (they reach Infinity, as in Spark). Then:
  *
  *  - the fold defers each row, with the slot of the group it goes to, to the end of its chunk;
@@ -89,7 +92,7 @@ export class OverflowGuard {
 
   /** The guard of the aggregations, or null when none adds exactly (nothing can overflow). */
   static of(aggs: readonly CompiledAgg[], keys: readonly GroupKey[]): OverflowGuard | null {
-    return aggs.some((a) => a.exact === true) ? new OverflowGuard(aggs, keys) : null;
+    return aggs.some((a) => a.exact === true || a.check !== undefined) ? new OverflowGuard(aggs, keys) : null;
   }
 
   private constructor(
@@ -149,8 +152,19 @@ export class OverflowGuard {
       const fresh = g.touchedIn !== t.batchId;
       const cand = (candidates[j - from] ??= new Array<Json>(aggs.length));
       for (let i = 0; i < aggs.length; i++) {
-        if (!exact[i]) continue;
         const agg = aggs[i];
+        if (!exact[i]) {
+          if (agg.check === undefined || j > from) continue;
+          // the aggregation's input cast (a STRING column's text to DOUBLE): the row's own error
+          try {
+            agg.check(row);
+          } catch (e) {
+            if (!isSparkRowError(e)) throw e;
+            t.onRowError(row, this.rowReason(e, agg, g, row));
+            return;
+          }
+          continue;
+        }
         // (an exact aggregate's update and finish are pure: they make new values)
         const current = fresh ? (g.state != null ? g.state[i] : agg.init()) : g.buf[i];
         try {
