@@ -414,7 +414,7 @@ export function coerceRecord(schema: Schema, record: unknown): CoerceResult {
  * Jackson: the number, or for NaN and the infinities the quoted name (Jackson's generator quotes
  * non-numeric numbers), e.g. `"NaN"` with its quotes.
  */
-export function numberText(v: number): string {
+function numberText(v: number): string {
   return Number.isFinite(v) ? JSON.stringify(v) : `"${String(v)}"`;
 }
 

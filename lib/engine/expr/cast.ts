@@ -304,7 +304,7 @@ function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
  * Spark's ANSI text of a day-time interval (IntervalUtils.toDayTimeIntervalString), as CAST to
  * STRING and the JSON writer print it: `INTERVAL '3' DAY`, `INTERVAL '-0 00:13:20.5' DAY TO SECOND`.
  */
-export function dayTimeIntervalText(micros: number, daysOnly: boolean): string {
+function dayTimeIntervalText(micros: number, daysOnly: boolean): string {
   const sign = micros < 0 ? '-' : '';
   let rest = Math.abs(micros);
   const days = Math.floor(rest / 86_400_000_000);

@@ -12,7 +12,7 @@
  */
 
 /** Why a Java pattern cannot be compiled (its syntax is invalid, or sluice cannot translate it faithfully). */
-export class JavaRegexError extends Error {}
+class JavaRegexError extends Error {}
 
 type Range = [number, number];
 /** A character class: code point ranges and JS property escapes (`\p{L}`), unioned. */
