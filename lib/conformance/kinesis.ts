@@ -8,6 +8,7 @@
  * - dropDuplicates: the dedup columns' values, so that the first of two duplicates in a step is
  *   still read first (rows of one key share a shard, whose order is the put order);
  * - aggregations grouped by columns: those columns' values, so per-group order holds;
+ * - transformWithState: its grouping keys' values, so a processor sees each key's rows in put order;
  * - otherwise the row's running number, spreading rows evenly (order across shards does not
  *   change a count, sum, min, max or avg, nor the watermark, which is a maximum per batch).
  *
@@ -79,6 +80,8 @@ function partitionKeyFor(plan: Pick<QueryPlan, 'source' | 'stateful'>): (row: Re
   let columns: readonly string[] = [];
   // (a stream-stream join matches a batch's rows whatever their order: spread them)
   if (st?.kind === 'dedup') columns = st.columns ?? plan.source.schema.columns.map((c) => c.name);
+  // a processor sees a key's rows in input order (list state appends, puts): one key, one shard
+  else if (st?.kind === 'transformWithState') columns = st.keys;
   else if (st?.kind === 'aggregate') {
     columns = st.keys.flatMap((k) => (k.kind === 'column' ? [k.name] : []));
     // first/last depend on order within the group; with only a window to group by, keep one shard.
