@@ -7,33 +7,16 @@
  * json_tuple, Spark's generator of one row of c0, c1... per input row.
  */
 import { parseDdlColumns } from '../../lib/engine/ddl';
-import { compileExpression, compileSelect, ExpressionError, SparkRowError } from '../../lib/engine/expr';
+import { compileExpression, compileSelect } from '../../lib/engine/expr';
+import { refusalOf, rowErrorOf } from '../helpers/expr-errors';
 import { formatTimestamp, parseTimestamp } from '../../lib/engine/timestamps';
 
 const TS = parseDdlColumns('t TIMESTAMP, d DATE, s STRING, n BIGINT');
 const value = (text: string, row: Record<string, unknown> = {}) => compileExpression(text, TS).evaluate(row);
 const us = (iso: string) => parseTimestamp(iso)!;
 
-function refusal(text: string): ExpressionError {
-  try {
-    compileExpression(text, TS);
-  } catch (e) {
-    if (e instanceof ExpressionError) return e;
-    throw e;
-  }
-  throw new Error(`${text} was not refused`);
-}
-
-function rowError(text: string, row: Record<string, unknown> = {}): SparkRowError {
-  const e = compileExpression(text, TS);
-  try {
-    e.evaluate(row);
-  } catch (err) {
-    if (err instanceof SparkRowError) return err;
-    throw err;
-  }
-  throw new Error(`${text} raised no row error`);
-}
+const refusal = (text: string) => refusalOf(text, TS);
+const rowError = (text: string, row: Record<string, unknown> = {}) => rowErrorOf(text, TS, row);
 
 describe('date_format', () => {
   const t = us('2026-10-01T12:05:09.123456Z');

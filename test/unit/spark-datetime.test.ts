@@ -6,7 +6,8 @@
  * INVALID_FRACTION_OF_SECOND, and SecondsToTimestamp's numeric input; never from sluice's output.
  */
 import { parseDdlColumns } from '../../lib/engine/ddl';
-import { compileExpression, ExpressionError, SparkRowError } from '../../lib/engine/expr';
+import { compileExpression, SparkRowError } from '../../lib/engine/expr';
+import { refusalOf, rowErrorOf } from '../helpers/expr-errors';
 import { formatTimestamp } from '../../lib/engine/timestamps';
 
 const COLS = parseDdlColumns('t TIMESTAMP, d DATE, s STRING, n BIGINT, i INT, x DOUBLE');
@@ -16,26 +17,8 @@ const iso = (text: string, row: Record<string, unknown> = {}) => {
   return v === null ? null : formatTimestamp(v as number | bigint);
 };
 
-function refusal(text: string): ExpressionError {
-  try {
-    compileExpression(text, COLS);
-  } catch (e) {
-    if (e instanceof ExpressionError) return e;
-    throw e;
-  }
-  throw new Error(`${text} was not refused`);
-}
-
-function rowError(text: string, row: Record<string, unknown> = {}): SparkRowError {
-  const e = compileExpression(text, COLS);
-  try {
-    e.evaluate(row);
-  } catch (err) {
-    if (err instanceof SparkRowError) return err;
-    throw err;
-  }
-  throw new Error(`${text} raised no row error`);
-}
+const refusal = (text: string) => refusalOf(text, COLS);
+const rowError = (text: string, row: Record<string, unknown> = {}) => rowErrorOf(text, COLS, row);
 
 describe('CAST(string AS TIMESTAMP) takes the forms of Spark stringToTimestamp', () => {
   it.each([
