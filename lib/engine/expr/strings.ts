@@ -165,6 +165,16 @@ function regexOf(source: unknown, flags: string): RegExp {
   return javaRegex(source as string, null, 0, flags);
 }
 
+/** length, char_length and character_length: the number of code points (Spark's Length). */
+const charLengthDef: FunctionDef = def(1, 1, ([a], c) =>
+  call(
+    c,
+    INT,
+    [str(c, a, 0)],
+    strict((s) => charLength(s as string)),
+  ),
+);
+
 export const STRING_FUNCTIONS: Record<string, FunctionDef> = {
   lower: def(1, 1, ([a], c) =>
     call(
@@ -198,22 +208,8 @@ export const STRING_FUNCTIONS: Record<string, FunctionDef> = {
       strict((s) => (s as string).toUpperCase()),
     ),
   ),
-  length: def(1, 1, ([a], c) =>
-    call(
-      c,
-      INT,
-      [str(c, a, 0)],
-      strict((s) => charLength(s as string)),
-    ),
-  ),
-  char_length: def(1, 1, ([a], c) =>
-    call(
-      c,
-      INT,
-      [str(c, a, 0)],
-      strict((s) => charLength(s as string)),
-    ),
-  ),
+  length: charLengthDef,
+  char_length: charLengthDef,
   trim: def(1, 2, (args, c) => trimCall(args, c, 'BOTH')),
   ltrim: def(1, 2, (args, c) => trimCall(args, c, 'LEADING')),
   rtrim: def(1, 2, (args, c) => trimCall(args, c, 'TRAILING')),
@@ -482,14 +478,7 @@ export const STRING_FUNCTIONS: Record<string, FunctionDef> = {
       strict((s, from, to) => translate(s as string, from as string, to as string)),
     ),
   ),
-  character_length: def(1, 1, ([a], c) =>
-    call(
-      c,
-      INT,
-      [str(c, a, 0)],
-      strict((s) => charLength(s as string)),
-    ),
-  ),
+  character_length: charLengthDef,
   octet_length: def(1, 1, ([a], c) =>
     call(
       c,
