@@ -58,13 +58,14 @@ function planOf(s: Script, timeMode: TimeMode = 'processingTime'): QueryPlan {
 }
 
 /** One run per step at processing time `at` (ms); each run's rows, batch count and state rows. */
-async function runSteps(s: Script, steps: Array<{ at: number; rows: Array<Partial<In>> }>, timeMode: TimeMode = 'processingTime') {
+async function runSteps(s: Script, steps: Array<{ at: number; rows: Array<Partial<In>>; before?: () => void }>, timeMode: TimeMode = 'processingTime') {
   const plan = planOf(s, timeMode);
   const source = new InMemoryFileSource(plan.source.schema);
   const ports = { source, checkpoint: new InMemoryCheckpoint(), state: new InMemoryStateStore(), sink: new InMemorySink() };
   const out: Array<{ rows: object[]; batches: number; stateRows: number }> = [];
   let file = 0;
   for (const step of steps) {
+    step.before?.();
     if (step.rows.length) source.add(`f-${++file}.json`, step.rows.map((r) => JSON.stringify({ op: '', v: 0, ...r })).join('\n'));
     const report = await new MicroBatchExecutor({ ...ports, plan, processingClock: { now: () => step.at } }).run();
     out.push({
@@ -171,6 +172,29 @@ describe('transformWithState as Spark 4.0 has it', () => {
       batches: 1,
       stateRows: 1,
     });
+  });
+
+  // FORMAT-4 step 4 (Spark cleans the TTL variables the processor declares, over every key through
+  // the variable's TTL index): a variable declared again cleans what expired while it was not
+  it('removes the expired values of a TTL variable declared again, of keys the batch does not read', async () => {
+    let declare = true;
+    let v: ValueState<number> | null = null;
+    const s: Script = {
+      init: (h) => {
+        v = declare ? h.getValueState<number>('v', { ttlDurationMs: 2000 }) : null;
+      },
+      rows: (_h, key) => {
+        v?.update(1);
+        return [{ k: key, out: 'in' }];
+      },
+    };
+    const out = await runSteps(s, [
+      { at: 1000, rows: [{ k: 'a' }, { k: 'b' }] }, // a's and b's values expire at 3000
+      { at: 5000, rows: [{ k: 'a' }], before: () => (declare = false) }, // not declared: its values stay
+      { at: 6000, rows: [{ k: 'c' }], before: () => (declare = true) }, // declared again: a's and b's go; c's is new
+    ]);
+    const stateRows = out.map((o) => o.stateRows);
+    expect(stateRows).toEqual([2, 2, 1]);
   });
 
   it('fires a timer handleInputRows registers in the past in the same batch, after every key has had its rows', async () => {

@@ -32,10 +32,14 @@ import { byId, stateId, statePartition } from './state-id';
 export const VARS_ID = '\u0000vars';
 const VARS_KEY = { id: VARS_ID, evictAt: null, partition: 0 } as const;
 
-/** The VARS_ID entry: the variables, and whether the record was kept from the query's first batch on. */
+/**
+ * The VARS_ID entry: the variables, whether the record was kept from the query's first batch on,
+ * and the TTL variables the last batch declared (absent in records older than it: unknown).
+ */
 interface VarsRecord {
   readonly vars: VarSchema;
   readonly complete: boolean;
+  readonly ttl?: readonly string[];
 }
 
 /** A key's rows in the batch, in input order. */
@@ -148,13 +152,18 @@ export class TransformWithStateOperator implements StatefulOperator {
     load(got.values());
     // Spark's check of a restarted query's state variables, against every variable ever declared
     // (not only those the batch's keys hold); the record changes when init declares or deletes one
-    const record: VarsRecord = { vars: handle.nextSchema(recorded.vars), complete: recorded.complete };
+    const ttlDeclared = [...handle.declared].filter(([, d]) => d.ttlMs !== 0).map(([name]) => name);
+    const record: VarsRecord = { vars: handle.nextSchema(recorded.vars), complete: recorded.complete, ttl: ttlDeclared.sort() };
     // then the errors Spark's executor raises in its own init (a bad name or TTL)
     handle.throwExecutorErrors();
     const recordChange = JSON.stringify(record) === JSON.stringify(before) || !(batch.partitions?.includes(0) ?? true) ? null : record;
     if (timerTime !== null) load(await state.expired(this.spec, timerTime, version));
-    // deleting a variable reads every key, unless the record says no key holds it
-    if ([...handle.deletes].some((name) => !recorded.complete || name in recorded.vars)) {
+    // deleting a variable reads every key, unless the record says no key holds it; so does a TTL
+    // variable declared again after a batch that did not declare it: its keys' due times left it out
+    // meanwhile, and step 4 cleans every key's expired values of the variables the batch declares
+    const held = (name: string) => !recorded.complete || name in recorded.vars;
+    const redeclared = ttlDeclared.filter((name) => held(name) && !recorded.ttl?.includes(name));
+    if ([...handle.deletes].some(held) || redeclared.length > 0) {
       load(await state.all(this.spec, version));
       for (const ks of working.values()) for (const name of handle.deletes) ks.vars.delete(name);
     }
