@@ -1,6 +1,6 @@
 /**
  * The conformance case files the suites run: the public ones (../shared, on the team's machines,
- * not in a user's clone), FORMAT-2's public ones in cases-2, and the project's own.
+ * not in a user's clone): FORMAT.md's in cases, FORMAT-2's to 4's in cases-2 to cases-4, and the project's own.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

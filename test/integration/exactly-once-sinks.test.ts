@@ -6,11 +6,9 @@
  * Every run writes both guarded sinks through a tee (DynamoDB first, then S3), so one crash
  * matrix covers both: a crash point sits between executor steps, and the tee is one step.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename } from 'node:path';
 import { DynamoDbLease } from '../../lib/aws/dynamodb/lease';
 import { buildExecutor } from '../../lib/aws/pipeline';
-import { parseCase } from '../../lib/conformance/case';
 import { compareCase } from '../../lib/conformance/results';
 import { CRASH_POINTS, CrashInjector, type CrashPoint } from '../../lib/engine/testing/crash';
 import { InjectedCrash, LeaseLostError } from '../../lib/engine/errors';
@@ -21,19 +19,15 @@ import { sum, window } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
 import { canonical, dropFile, type GuardedCaseRun, guardedSinks, leaseKeyFor, pool, runCaseGuarded, stableJson } from '../helpers/guarded-sinks';
 import { NaiveAppendSink } from '../helpers/naive-sink';
+import { supportedCases } from '../helpers/supported-cases';
 import { leaseClock, testClients, testConnection, uniqueName } from '../helpers/stack';
 import { S3FileSink } from '../../lib/aws/s3/file-sink';
 
-const dirs = [join(__dirname, '../../../shared/conformance/cases'), join(__dirname, '../conformance/cases')];
-const cases = dirs
-  .filter((d) => existsSync(d)) // ../shared holds the public cases on the team's machines, not in a user's clone
-  .flatMap((d) =>
-    readdirSync(d)
-      .filter((f) => f.endsWith('.json'))
-      .map((f) => join(d, f)),
-  )
-  .map((f) => [basename(f), parseCase(readFileSync(f, 'utf8'), f)] as const)
-  .filter(([, c]) => c.expectError === undefined); // a refused query has no run to crash (conformance.test.ts checks the refusal)
+// every case the S3 runner runs (FORMAT-1 to 4, public and the project's own), less refused queries:
+// a refused query has no run to crash (conformance.test.ts checks the refusal)
+const cases = supportedCases('s3')
+  .map(([f, c]) => [basename(f), c] as const)
+  .filter(([, c]) => c.expectError === undefined);
 
 const res = { bucket: uniqueName('eo-sinks'), stateTable: uniqueName('eo-state'), sinkTable: uniqueName('eo-sink') };
 /** Case runs in flight at once (each is sequential inside: steps, then runs). */
