@@ -38,7 +38,8 @@ import { aggregation, usesExpressions } from './expr-agg';
 import { analyzeExpression, compileExpression, compileFilter, compileSelect } from '../expr';
 import { rowExtender } from '../rows';
 import { parseTimeRange, staticJoinType, streamJoinType, type TimeRangeArg } from './join-args';
-import { pushesBelowWatermark, withPushedFilters } from './join-pushdown';
+import { type PushSide, pushesBelowWatermark, withPushedFilters } from './join-pushdown';
+import { carriedFacts, inferenceDirections, type SideFacts, stageFacts } from './join-inference';
 import { type JoinConjunct, splitJoinCondition, timeRangeOf } from './join-condition';
 import type { StaticTable } from './static-table';
 import type {
@@ -528,10 +529,26 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     // (InferFiltersFromConstraints) and pushes it down with the rest: a null-key row there is invisible
     const leftKeys = joinType === 'inner' || joinType === 'leftSemi' || joinType === 'rightOuter' ? pairs.map((k) => k.left) : [];
     const rightKeys = joinType === 'inner' || joinType === 'leftSemi' || joinType === 'leftOuter' ? pairs.map((k) => k.right) : [];
+    // and the filters it infers across the equi-join from what each side is known to hold (join-inference.ts)
+    const factsOf = (side: 'left' | 'right', frame: PushSide, cols: readonly ColumnInfo[]): SideFacts => ({
+      predicates: condition.filter((p) => predicateSide(p, leftCols) === side),
+      texts: [...new Set(pairs.flatMap((k) => stageFacts(frame, side === 'left' ? k.left : k.right)))].concat(
+        conjuncts.filter((c) => c.side === side && c.columns.every((x) => cols.some((y) => y.name === x))).map((c) => c.text),
+      ),
+    });
+    const facts = { left: factsOf('left', this, leftCols), right: factsOf('right', input, rightCols) };
+    const cols = { left: leftCols, right: rightCols };
+    const none: ReturnType<typeof carriedFacts> = { predicates: [], conjuncts: [] };
+    const inferred = { left: none, right: none };
+    for (const d of inferenceDirections(joinType)) inferred[d.to] = carriedFacts(facts[d.from], pairs, d.from, cols[d.from], cols[d.to]);
+    const predsLeft = [...toLeft, ...inferred.left.predicates];
+    const predsRight = [...toRight, ...inferred.right.predicates];
+    const conjLeft = [...exprLeft, ...inferred.left.conjuncts];
+    const conjRight = [...exprRight, ...inferred.right.conjuncts];
     let left: StreamFrame<FrameColumns> = this as unknown as StreamFrame<FrameColumns>;
-    if (toLeft.length || leftKeys.length || exprLeft.length) left = pushFilter(left, toLeft, leftKeys, exprLeft);
-    if (toRight.length || rightKeys.length || exprRight.length) {
-      const pushed = pushFilter(new StreamFrame(input.source, input.stages, input.operators), toRight, rightKeys, exprRight);
+    if (predsLeft.length || leftKeys.length || conjLeft.length) left = pushFilter(left, predsLeft, leftKeys, conjLeft);
+    if (predsRight.length || rightKeys.length || conjRight.length) {
+      const pushed = pushFilter(new StreamFrame(input.source, input.stages, input.operators), predsRight, rightKeys, conjRight);
       input = { ...input, stages: pushed.stages, operators: pushed.operators };
     }
     const spec: StreamJoinSpec = {

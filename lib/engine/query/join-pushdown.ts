@@ -18,7 +18,7 @@ export interface PushSide {
 }
 
 /** Whether column `name` reaches the end of `stages` as the same value (not replaced, renamed or dropped). */
-function keptThrough(name: string, stages: readonly StatelessStage[]): boolean {
+export function keptThrough(name: string, stages: readonly StatelessStage[]): boolean {
   for (const s of stages) {
     switch (s.kind) {
       case 'select':

@@ -1,0 +1,91 @@
+/**
+ * Filters Spark's optimizer carries across a stream-stream equi-join (InferFiltersFromConstraints):
+ * a predicate one side holds that reads exactly one of its join keys filters the other input with
+ * the partner key, in the directions the join type allows. Each expectation worked by hand from
+ * Spark's Optimizer.scala (InferFiltersFromConstraints.inferFilters, ConstraintHelper) and
+ * FORMAT-2; the engine runs in the conformance cases sluice-join-*-inferred.json.
+ */
+import type { QueryPlan, StatelessStage } from '../../lib/engine/plan/types';
+import { readStream } from '../../lib/engine/query/reader';
+
+const left = () => readStream.format('json').schema('lk INT, lt TIMESTAMP, amount INT, sku STRING').load().withWatermark('lt', '0 seconds');
+const right = () => readStream.format('json').schema('rk INT, rt TIMESTAMP, status STRING, code STRING, big BIGINT').load().withWatermark('rt', '0 seconds');
+const range = { left: 'lt', right: 'rt', lower: '-10 seconds', upper: '0 seconds' };
+
+/** A stage as the tests name it: a watermark by its column, a filterExpr by its text, a filter by its label. */
+const named = (s: StatelessStage) =>
+  s.kind === 'watermark' ? `watermark ${s.column}` : s.kind === 'filterExpr' ? s.text : s.kind === 'filter' ? s.label : s.kind;
+const stages = (p: QueryPlan) => ({ left: p.stages.map(named), right: p.inputs![0].stages.map(named) });
+
+describe('filters carried across the join keys', () => {
+  it.each([
+    // type, left input's stages, right input's stages
+    ['inner', ['join keys not null', '(lk > 2)', 'watermark lt'], ['join keys not null', '(rk > 2)', 'watermark rt']],
+    ['leftSemi', ['join keys not null', '(lk > 2)', 'watermark lt'], ['join keys not null', '(rk > 2)', 'watermark rt']],
+    // the right side's pushed conjunct is carried to the left only where Spark infers for the left
+    ['rightOuter', ['join keys not null', '(lk > 2)', 'watermark lt'], ['watermark rt']],
+    ['leftOuter', ['watermark lt'], ['join keys not null', '(rk > 2)', 'watermark rt']],
+    ['fullOuter', ['watermark lt'], ['watermark rt']],
+  ])('%s: a condition conjunct on one key filters the other input with its partner, where Spark infers', (type, l, r) => {
+    const p = left().join(right(), { left: 'lk', right: 'rk' }, type, { timeRange: range, condition: 'rk > 2' }).writeStream.plan();
+    const got = stages(p);
+    // (the conjunct itself: pushed to the right for inner, leftSemi, leftOuter; checked in the join otherwise)
+    expect(got.left.filter((s) => s !== 'join keys not null')).toEqual(l.filter((s) => s !== 'join keys not null'));
+    expect(got.right.filter((s) => s !== 'join keys not null')).toEqual(r.filter((s) => s !== 'join keys not null'));
+  });
+
+  it('carries the filter of a side’s own pipeline, under the partner’s name, and tests it on the partner column', () => {
+    const p = left().filter("upper(sku) LIKE 'A%'").join(right(), { left: 'sku', right: 'code' }, 'inner', { timeRange: range }).writeStream.plan();
+    const carried = p.inputs![0].stages.find((s) => s.kind === 'filterExpr') as Extract<StatelessStage, { kind: 'filterExpr' }>;
+    expect(carried.text).toBe("upper(code) LIKE 'A%'");
+    expect(carried.test({ rk: 1, rt: 0, status: 'x', code: 'abc', big: 1 })).toBe(true);
+    expect(carried.test({ rk: 1, rt: 0, status: 'x', code: 'b', big: 1 })).toBe(false);
+    expect(carried.test({ rk: 1, rt: 0, status: 'x', code: null, big: 1 })).toBe(false);
+    // before the right watermark: it does not read the event time
+    expect(stages(p).right.indexOf("upper(code) LIKE 'A%'")).toBeLessThan(stages(p).right.indexOf('watermark rt'));
+  });
+
+  it('carries FORMAT-2 condition items on a key, renamed, and nothing that reads another column too', () => {
+    const p = left()
+      .join(
+        right(),
+        [
+          { left: 'lk', right: 'rk' },
+          { left: 'sku', right: 'code' },
+        ],
+        'inner',
+        {
+          timeRange: range,
+          condition: [
+            { column: 'lk', op: '>=', value: 3 },
+            { column: 'amount', op: '>', value: 0 },
+            {
+              anyOf: [
+                { column: 'sku', op: '=', value: 'a' },
+                { column: 'amount', op: '=', value: 1 },
+              ],
+            },
+          ],
+        },
+      )
+      .writeStream.plan();
+    const filters = p.inputs![0].stages.filter((s): s is Extract<StatelessStage, { kind: 'filter' }> => s.kind === 'filter');
+    const row = (rk: number | null, code: string | null) => ({ rk, rt: 0, status: 's', code, big: 1 });
+    // the right input: its keys not null, and rk >= 3 (carried from lk >= 3); the anyOf reads amount too: not carried
+    const passes = (r: ReturnType<typeof row>) => filters.every((f) => f.fn(r));
+    expect(passes(row(3, 'zzz'))).toBe(true);
+    expect(passes(row(2, 'a'))).toBe(false);
+    expect(passes(row(null, 'a'))).toBe(false);
+  });
+
+  it('does not carry a filter between keys of different types, nor a filter applied before the key is replaced', () => {
+    const typed = left().filter('lk > 2').join(right(), { left: 'lk', right: 'big' }, 'inner', { timeRange: range }).writeStream.plan();
+    expect(stages(typed).right).not.toContain('(big > 2)');
+    const replaced = left()
+      .filter('lk > 2')
+      .withColumn('lk', 'lk - 10')
+      .join(right(), { left: 'lk', right: 'rk' }, 'inner', { timeRange: range })
+      .writeStream.plan();
+    expect(stages(replaced).right).not.toContain('(rk > 2)');
+  });
+});
