@@ -5,7 +5,7 @@
  * Spark's Optimizer.scala (InferFiltersFromConstraints.inferFilters, ConstraintHelper) and
  * FORMAT-2; the engine runs in the conformance cases sluice-join-*-inferred.json.
  */
-import type { QueryPlan, StatelessStage } from '../../lib/engine/plan/types';
+import type { QueryPlan, StatelessStage, StreamJoinSpec } from '../../lib/engine/plan/types';
 import { readStream } from '../../lib/engine/query/reader';
 
 const left = () => readStream.format('json').schema('lk INT, lt TIMESTAMP, amount INT, sku STRING').load().withWatermark('lt', '0 seconds');
@@ -15,6 +15,7 @@ const range = { left: 'lt', right: 'rt', lower: '-10 seconds', upper: '0 seconds
 /** A stage as the tests name it: a watermark by its column, a filterExpr by its text, a filter by its label. */
 const named = (s: StatelessStage) =>
   s.kind === 'watermark' ? `watermark ${s.column}` : s.kind === 'filterExpr' ? s.text : s.kind === 'filter' ? s.label : s.kind;
+const watermarkOf = (st: readonly StatelessStage[]) => st.find((s) => s.kind === 'watermark') as Extract<StatelessStage, { kind: 'watermark' }>;
 const stages = (p: QueryPlan) => ({ left: p.stages.map(named), right: p.inputs![0].stages.map(named) });
 
 describe('filters carried across the join keys', () => {
@@ -87,5 +88,47 @@ describe('filters carried across the join keys', () => {
       .join(right(), { left: 'lk', right: 'rk' }, 'inner', { timeRange: range })
       .writeStream.plan();
     expect(stages(replaced).right).not.toContain('(rk > 2)');
+  });
+});
+
+describe('a filter right after a stream-stream join', () => {
+  const joinSpec = (p: QueryPlan) => p.operators[0].spec as StreamJoinSpec;
+  const joined = (type: string, opts: { timeRange?: typeof range } = { timeRange: range }) => left().join(right(), { left: 'lk', right: 'rk' }, type, opts);
+
+  it('runs a leftOuter join as inner when the filter rejects its null rows, and pushes each side its conjuncts (EliminateOuterJoin, PushPredicateThroughJoin)', () => {
+    const p = joined('leftOuter').filter("status = 'ok' AND amount > 0").writeStream.plan();
+    expect([joinSpec(p).type, joinSpec(p).declaredType]).toEqual(['inner', 'leftOuter']);
+    // each conjunct filters its input after its stages, and gates its watermark (it does not read the event time)
+    expect(stages(p).right).toEqual(['join keys not null', 'watermark rt', "(status = 'ok')"]);
+    expect(stages(p).left).toEqual(['join keys not null', 'watermark lt', '(amount > 0)']);
+    const [gate] = watermarkOf(p.inputs![0].stages).gates!;
+    expect([gate({ rk: 1, status: 'ok' }), gate({ rk: 1, status: 'no' }), gate({ rk: 1, status: null })]).toEqual([true, false, false]);
+    // the whole filter still follows the join
+    expect(p.operators[0].post.map(named)).toEqual(["status = 'ok' AND amount > 0"]);
+  });
+
+  it('keeps an outer join whose null rows the filter lets through, pushing only into the side that keeps its rows', () => {
+    const p = joined('leftOuter').filter("amount > 0 AND (status IS NULL OR status = 'ok')").writeStream.plan();
+    expect([joinSpec(p).type, joinSpec(p).declaredType]).toEqual(['leftOuter', undefined]);
+    expect(stages(p).left).toEqual(['watermark lt', '(amount > 0)']);
+    expect(watermarkOf(p.stages).gates).toHaveLength(1);
+    expect(stages(p).right).toEqual(['join keys not null', 'watermark rt']);
+  });
+
+  it.each([
+    ['amount > 0', 'leftOuter'],
+    ["status <> 'x'", 'rightOuter'],
+    ["amount > 0 AND status <> 'x'", 'inner'],
+    ['coalesce(amount, 0) >= 0', 'fullOuter'],
+    // reads both sides: no side's condition, so it decides nothing (Spark's split)
+    ['amount > length(status)', 'fullOuter'],
+  ])('fullOuter with %s runs as %s', (filter, type) => {
+    expect(joinSpec(joined('fullOuter').filter(filter).writeStream.plan()).type).toBe(type);
+  });
+
+  it('refuses the join as written, not as it runs: a leftOuter join with no range stays refused (UnsupportedOperationChecker runs before the optimizer)', () => {
+    expect(() => joined('leftOuter', {}).filter("status = 'ok'").writeStream.plan()).toThrow(
+      /Stream-stream LeftOuter join .* not supported without a watermark/,
+    );
   });
 });

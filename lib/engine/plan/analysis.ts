@@ -141,18 +141,14 @@ function checkStreamJoin(op: ChainedOperator, mode: OutputMode): void {
     );
   }
   const j = op.join!;
+  // (the type as written: a filter after the join may have made the optimizer run it as another)
+  const type = spec.declaredType ?? spec.type;
   // (Spark's checkForStreamStreamJoinWatermark: a full outer join needs a state watermark on one side at least)
   const needs =
-    spec.type === 'leftOuter' || spec.type === 'leftSemi'
-      ? [j.leftRemoval]
-      : spec.type === 'rightOuter'
-        ? [j.rightRemoval]
-        : spec.type === 'fullOuter'
-          ? [j.leftRemoval, j.rightRemoval]
-          : [];
-  if (needs.length && (spec.type === 'fullOuter' ? needs.every((r) => r === null) : needs.some((r) => r === null))) {
+    type === 'leftOuter' || type === 'leftSemi' ? [j.leftRemoval] : type === 'rightOuter' ? [j.rightRemoval] : type === 'fullOuter' ? [j.leftRemoval, j.rightRemoval] : [];
+  if (needs.length && (type === 'fullOuter' ? needs.every((r) => r === null) : needs.some((r) => r === null))) {
     throw new InvalidQueryError(
-      `Stream-stream ${JOIN_TYPE_NAMES[spec.type]} join between two streaming DataFrame/Datasets is not supported without a watermark in the join keys, or a watermark on the nullable side and an appropriate range condition: ` +
+      `Stream-stream ${JOIN_TYPE_NAMES[type]} join between two streaming DataFrame/Datasets is not supported without a watermark in the join keys, or a watermark on the nullable side and an appropriate range condition: ` +
         'put withWatermark on both inputs and join on an event-time key (a window) or add a timeRange between the two event-time columns',
     );
   }

@@ -273,6 +273,12 @@ export interface StreamJoinSpec {
   readonly kind: 'streamJoin';
   readonly input: number;
   readonly type: StreamJoinType;
+  /**
+   * The type the query was written with, when a filter after the join made Spark's optimizer run
+   * it as `type` (EliminateOuterJoin: query/join-pushdown.ts filterThroughJoin). Spark checks the
+   * query as written (UnsupportedOperationChecker), so plan/analysis.ts checks this one.
+   */
+  readonly declaredType?: StreamJoinType;
   readonly on: readonly JoinKeyPair[];
   readonly timeRange: TimeRange | null;
   readonly condition: readonly JoinPredicate[];

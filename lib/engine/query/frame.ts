@@ -24,6 +24,7 @@ import type {
   StatefulSpec,
   StatelessStage,
   StreamJoinSpec,
+  StreamJoinType,
 } from '../plan/types';
 import { checkPredicate, type ColumnInfo, columnsAfter, explodeColumns, predicateColumns, predicateSide } from '../plan/columns';
 import { isPath, parsePath, pathColumn, pathName } from '../plan/paths';
@@ -38,7 +39,7 @@ import { aggregation, usesExpressions } from './expr-agg';
 import { analyzeExpression, compileExpression, compileFilter, compileSelect } from '../expr';
 import { rowExtender } from '../rows';
 import { parseTimeRange, staticJoinType, streamJoinType, type TimeRangeArg } from './join-args';
-import { type PushSide, pushesBelowWatermark, withPushedFilters } from './join-pushdown';
+import { filterThroughJoin, type PushSide, pushesBelowWatermark, withPushedFilters } from './join-pushdown';
 import { carriedFacts, inferenceDirections, type SideFacts, stageFacts } from './join-inference';
 import { type JoinConjunct, splitJoinCondition, timeRangeOf } from './join-condition';
 import type { StaticTable } from './static-table';
@@ -156,6 +157,16 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     readonly inputs: readonly PlanInput[] = [],
   ) {}
 
+  /** Set on the frame a stream-stream join returns: how to build that join again (withFilterThroughJoin). */
+  private joinArgs_?: {
+    readonly left: StreamFrame<FrameColumns>;
+    readonly other: StreamFrame<FrameColumns>;
+    readonly on: unknown;
+    readonly type: StreamJoinType;
+    readonly declaredType?: StreamJoinType;
+    readonly options: { timeRange?: TimeRangeArg; condition?: JoinConditionArg; name?: string };
+  };
+
   private add<N extends FrameColumns = C>(stage: StatelessStage): StreamFrame<N> {
     const ops = this.operators;
     if (ops.length === 0) return new StreamFrame<N>(this.source, [...this.stages, stage], [], this.inputs);
@@ -195,7 +206,33 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     if (typeof condition === 'function') return this.add({ kind: 'filter', fn: condition as (row: Row) => boolean, label });
     const text = exprText(condition, label);
     const test = compileFilter(text, this.columnsNow_());
-    return this.withFilterBelowAggregate(text).withWatermarkGates(text).add({ kind: 'filterExpr', text, test });
+    return this.withFilterThroughJoin(text).withFilterBelowAggregate(text).withWatermarkGates(text).add({ kind: 'filterExpr', text, test });
+  }
+
+  /**
+   * A filter right after a stream-stream join: Spark's optimizer may run an outer join as inner
+   * (or one-sided) when the filter rejects its null rows, and pushes the conjuncts over one side
+   * into that input (join-pushdown.ts filterThroughJoin), so the rows they reject are never
+   * buffered nor counted by that input's watermark. The join built again with those filters on
+   * its inputs and that type; the whole filter still follows it.
+   */
+  private withFilterThroughJoin(text: string): StreamFrame<C> {
+    const a = this.joinArgs_;
+    const spec = this.operators[this.operators.length - 1]?.spec;
+    if (a === undefined || spec?.kind !== 'streamJoin') return this;
+    const leftCols = columnsAfter(outputColumns(a.left), a.left.operators.length ? a.left.operators[a.left.operators.length - 1].post : []);
+    const rightCols = columnsAfter(outputColumns(a.other), a.other.operators.length ? a.other.operators[a.other.operators.length - 1].post : []);
+    const moved = filterThroughJoin(text, spec.type, spec.on, leftCols, rightCols);
+    if (moved === null) return this;
+    try {
+      let left = a.left;
+      for (const t of moved.left) left = left.filter(t);
+      let other = a.other;
+      for (const t of moved.right) other = other.filter(t);
+      return left.streamJoin(other, a.on, moved.type, a.options, a.declaredType ?? (moved.type === a.type ? undefined : a.type)) as StreamFrame<C>;
+    } catch {
+      return this; // (the join as written stands: a conjunct Spark's printer wrote that does not parse again moves nothing)
+    }
   }
 
   /**
@@ -462,6 +499,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     on: unknown,
     type: string,
     options: { timeRange?: TimeRangeArg; condition?: JoinConditionArg; name?: string },
+    declaredType?: StreamJoinType,
     // biome-ignore lint/suspicious/noExplicitAny: typed by join's overloads, which return it
   ): StreamFrame<any> {
     if (other.inputs.length) {
@@ -555,6 +593,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
       kind: 'streamJoin',
       input: index,
       type: joinType,
+      ...(declaredType === undefined ? {} : { declaredType }),
       on: pairs,
       timeRange,
       condition: inJoin,
@@ -565,6 +604,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     };
     const joined = new StreamFrame<FrameColumns>(left.source, left.stages, [...left.operators, { spec, post: [] }], [...left.inputs, input]);
     operatorChain(joined); // checks the keys, the range and the names now, not at plan()
+    joined.joinArgs_ = { left: this as unknown as StreamFrame<FrameColumns>, other, on, type: joinType, ...(declaredType ? { declaredType } : {}), options };
     return joined;
   }
   /**

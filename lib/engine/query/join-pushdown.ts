@@ -7,8 +7,10 @@
  * that cannot pass the watermark (an inferred isnotnull(window), a column the input's stages
  * compute) must not hold back the others.
  */
-import type { OperatorStep, SourceSpec, StatelessStage } from '../plan/types';
-import { columnsAfter } from '../plan/columns';
+import type { JoinKeyPair, OperatorStep, SourceSpec, StatelessStage, StreamJoinType } from '../plan/types';
+import { type ColumnInfo, columnsAfter } from '../plan/columns';
+import type { Row } from '../ports';
+import { type JoinConjunct, splitJoinCondition } from './join-condition';
 
 /** The part of a frame a filter is pushed into: its source, its stages, its stateful operators. */
 export interface PushSide {
@@ -75,4 +77,73 @@ export function withPushedFilters(side: PushSide, below: readonly StatelessStage
   const at = below.length ? side.stages.findIndex((s) => s.kind === 'watermark') : -1;
   const stages = at >= 0 ? [...side.stages.slice(0, at), ...below, ...side.stages.slice(at), ...above] : [...side.stages, ...below, ...above];
   return { stages, operators: [] };
+}
+
+/** Where Spark's optimizer puts a filter that follows a stream-stream join (filterThroughJoin). */
+export interface FilterThroughJoin {
+  /** The join type the query runs with: an outer join whose missing side the filter rejects is inner (or one-sided). */
+  readonly type: StreamJoinType;
+  /** The conjuncts (Spark SQL text over one side's columns) that filter the left input, and the right input. */
+  readonly left: readonly string[];
+  readonly right: readonly string[];
+}
+
+/**
+ * A filter right after a stream-stream join, as Spark's optimizer takes it (null: nothing moves).
+ * EliminateOuterJoin first: a conjunct over one side's columns that rejects the row in which that
+ * side is missing (all its columns null) makes the join no longer produce such rows, so leftOuter
+ * with a right-side one is inner, rightOuter with a left-side one is inner, fullOuter with both is
+ * inner and with one side's is the outer join that keeps that side. Then PushPredicateThroughJoin
+ * pushes the conjuncts over one side into that input where the (new) type lets it: inner both
+ * sides, leftOuter and leftSemi the left, rightOuter the right, fullOuter none. The filter still
+ * follows the join whole (the pushed conjuncts hold there already). A string key both sides have
+ * is the left's column after inner, leftOuter and leftSemi, the right's after rightOuter, and both
+ * after fullOuter (a conjunct reading it there moves nothing).
+ */
+export function filterThroughJoin(
+  text: string,
+  type: StreamJoinType,
+  on: readonly JoinKeyPair[],
+  leftCols: readonly ColumnInfo[],
+  rightCols: readonly ColumnInfo[],
+): FilterThroughJoin | null {
+  const using = new Set(on.filter((k) => k.using).map((k) => k.left));
+  const left = type === 'rightOuter' || type === 'fullOuter' ? leftCols.filter((c) => !using.has(c.name)) : leftCols;
+  const right = type === 'leftSemi' ? [] : type === 'rightOuter' ? rightCols : rightCols.filter((c) => !using.has(c.name));
+  let conjuncts: JoinConjunct[];
+  try {
+    conjuncts = splitJoinCondition(text, left, right);
+  } catch {
+    return null;
+  }
+  const rejectsMissing = (side: 'left' | 'right', cols: readonly ColumnInfo[]) =>
+    conjuncts.some((c) => {
+      if (c.side !== side || c.sideTest === null || c.columns.length === 0) return false;
+      const missing: Row = {};
+      for (const col of cols) missing[col.name] = null;
+      try {
+        return !c.sideTest(missing);
+      } catch {
+        return false;
+      }
+    });
+  const l = rejectsMissing('left', left);
+  const r = rejectsMissing('right', right);
+  const converted: StreamJoinType =
+    type === 'leftOuter' && r
+      ? 'inner'
+      : type === 'rightOuter' && l
+        ? 'inner'
+        : type === 'fullOuter' && l && r
+          ? 'inner'
+          : type === 'fullOuter' && l
+            ? 'leftOuter'
+            : type === 'fullOuter' && r
+              ? 'rightOuter'
+              : type;
+  const toLeft = converted === 'inner' || converted === 'leftOuter' || converted === 'leftSemi';
+  const toRight = converted === 'inner' || converted === 'rightOuter';
+  const side = (s: 'left' | 'right') => conjuncts.filter((c) => c.side === s && c.sideTest !== null && c.columns.length > 0).map((c) => c.text);
+  const out = { type: converted, left: toLeft ? side('left') : [], right: toRight ? side('right') : [] };
+  return out.type === type && out.left.length === 0 && out.right.length === 0 ? null : out;
 }
