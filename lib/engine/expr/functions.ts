@@ -8,6 +8,7 @@ import { pow10, rescale, unscaledOf, unscaledOfText, formatDecimal, fitsPrecisio
 import { type CallCtx, type FunctionDef, implicitCast } from './analyze';
 import { COLLECTION_FUNCTIONS } from './collections';
 import { DATETIME_FUNCTIONS } from './datetime';
+import { DATETIME_CONVERSIONS } from './datetime-conversions';
 import { SparkRowError } from './errors';
 import { call, constantArg, def, double, int, numeric } from './fn-util';
 import { HASH_FUNCTIONS } from './hashes';
@@ -492,5 +493,6 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
   ...REGEXP_FUNCTIONS,
   ...COLLECTION_FUNCTIONS,
   ...DATETIME_FUNCTIONS,
+  ...DATETIME_CONVERSIONS,
   ...HASH_FUNCTIONS,
 };
