@@ -5,27 +5,13 @@
  */
 import { parseDdlColumns } from '../../lib/engine/ddl';
 import { compileExpression } from '../../lib/engine/expr';
+import { refusalOf, rowErrorOf } from '../helpers/expr-errors';
 
-const value = (text: string, row: Record<string, unknown> = {}, ddl = 's STRING, p STRING') => compileExpression(text, parseDdlColumns(ddl)).evaluate(row);
-
-function refused(text: string, ddl = 's STRING, p STRING'): string {
-  try {
-    compileExpression(text, parseDdlColumns(ddl));
-  } catch (e) {
-    return (e as Error).message;
-  }
-  throw new Error(`${text} was not refused`);
-}
-
-function rowError(text: string, row: Record<string, unknown>, ddl = 's STRING, p STRING'): string {
-  const c = compileExpression(text, parseDdlColumns(ddl));
-  try {
-    c.evaluate(row);
-  } catch (e) {
-    return (e as Error).message;
-  }
-  throw new Error(`${text} did not fail`);
-}
+const COLS = parseDdlColumns('s STRING, p STRING');
+const value = (text: string, row: Record<string, unknown> = {}) => compileExpression(text, COLS).evaluate(row);
+/** The messages of a refusal and of a row error, which the assertions read. */
+const refused = (text: string) => refusalOf(text, COLS).message;
+const rowError = (text: string, row: Record<string, unknown>) => rowErrorOf(text, COLS, row).message;
 
 describe('Java regex: anchors and line terminators', () => {
   it.each([
