@@ -4,7 +4,7 @@ import type { CallCtx, FunctionDef } from './analyze';
 import { SparkRowError } from './errors';
 import { call, codePoints, def, int, str } from './fn-util';
 import { constantBuilder, strict, type Typed } from './typed';
-import { BOOLEAN, INT, STRING } from './types';
+import { BOOLEAN, INT, type SqlType, STRING } from './types';
 
 type ReplacementPart = string | number;
 
@@ -100,21 +100,22 @@ function extractArgs(args: readonly Typed[], c: CallCtx): Typed[] {
   return [str(c, args[0], 0), str(c, args[1], 1), args[2] ? int(c, args[2], 2) : litInt(1)];
 }
 
+/** A function of (str, regexp): `f` of the string and the pattern compiled with `flags`, null when either is null. */
+function patternCall(c: CallCtx, a: Typed, p: Typed, type: SqlType, flags: string, f: (s: string, re: RegExp) => unknown): Typed {
+  const ts = [str(c, a, 0), str(c, p, 1)];
+  const regex = patternOf(c, ts[1], flags);
+  return call(
+    c,
+    type,
+    ts,
+    strict((s, re) => f(s as string, regex(re))),
+  );
+}
+
 /** RLIKE / REGEXP / REGEXP_LIKE as functions: Java's find() anywhere in the string. */
 function regexpLike(a: Typed, p: Typed, c: CallCtx, word: string): Typed {
-  const ts = [str(c, a, 0), str(c, p, 1)];
-  const regex = patternOf(c, ts[1], '');
   const sql = `${word}(${a.sql}, ${p.sql})`;
-  return {
-    ...call(
-      c,
-      BOOLEAN,
-      ts,
-      strict((s, re) => regex(re).test(s as string)),
-    ),
-    sql,
-    name: sql,
-  };
+  return { ...patternCall(c, a, p, BOOLEAN, '', (s, r) => r.test(s)), sql, name: sql };
 }
 
 /**
@@ -219,28 +220,12 @@ export const REGEXP_FUNCTIONS: Record<string, FunctionDef> = {
       }),
     );
   }),
-  regexp_count: def(2, 2, ([a, p], c) => {
-    const ts = [str(c, a, 0), str(c, p, 1)];
-    const regex = patternOf(c, ts[1], 'g');
-    return call(
-      c,
-      INT,
-      ts,
-      strict((s, re) => [...(s as string).matchAll(regex(re))].length),
-    );
-  }),
-  regexp_substr: def(2, 2, ([a, p], c) => {
-    const ts = [str(c, a, 0), str(c, p, 1)];
-    const regex = patternOf(c, ts[1], '');
-    return call(
-      c,
-      STRING,
-      ts,
-      strict((s, re) => {
-        // Spark's regexp_substr is nullif(regexp_extract(str, regexp, 0), ''): no match, or an empty one, is null
-        const m = regex(re).exec(s as string);
-        return m === null || m[0] === '' ? null : m[0];
-      }),
-    );
-  }),
+  regexp_count: def(2, 2, ([a, p], c) => patternCall(c, a, p, INT, 'g', (s, r) => [...s.matchAll(r)].length)),
+  regexp_substr: def(2, 2, ([a, p], c) =>
+    patternCall(c, a, p, STRING, '', (s, r) => {
+      // Spark's regexp_substr is nullif(regexp_extract(str, regexp, 0), ''): no match, or an empty one, is null
+      const m = r.exec(s);
+      return m === null || m[0] === '' ? null : m[0];
+    }),
+  ),
 };
