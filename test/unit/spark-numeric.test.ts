@@ -8,6 +8,7 @@ import { typeName } from '../../lib/engine/expr/types';
 import { avg, count, sum } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
 import { createTestRunner } from './engine-factories';
+import { refusalOf } from '../helpers/expr-errors';
 
 const COLS = parseDdlColumns('p DECIMAL(10,2), m DECIMAL(38,18), i INT, s STRING, d DOUBLE, f FLOAT');
 const typeOf = (text: string) => typeName(analyzeExpression(text, COLS).type);
@@ -224,14 +225,7 @@ describe('number literals are range-checked with their sign (Spark: MINUS? INTEG
     expect(value(text)).toEqual(out);
   });
 
-  const refusal = (text: string) => {
-    try {
-      analyzeExpression(text, COLS);
-    } catch (e) {
-      return (e as { errorClass: string }).errorClass;
-    }
-    return 'accepted';
-  };
+  const refusal = (text: string) => refusalOf(text, COLS).errorClass;
 
   it.each([
     ['128Y', 'INVALID_NUMERIC_LITERAL_RANGE'],

@@ -13,8 +13,15 @@ const value = (text: string, row: Record<string, unknown> = {}) => compileExpres
 const refused = (text: string) => refusalOf(text, COLS).message;
 const rowError = (text: string, row: Record<string, unknown>) => rowErrorOf(text, COLS, row).message;
 
+/** One test per [s, pattern, expected] of a table: `s RLIKE pattern` is expected. */
+function rlikeCases(cases: readonly (readonly [string, string, boolean])[]): void {
+  it.each(cases)('%j RLIKE %j is %s', (s, p, expected) => {
+    expect(value('s RLIKE p', { s, p })).toBe(expected);
+  });
+}
+
 describe('Java regex: anchors and line terminators', () => {
-  it.each([
+  rlikeCases([
     ['abc\n', 'c$', true], // Java's $ also matches before a final line terminator
     ['abc\r\n', 'c$', true],
     ['abc\n\n', 'c$', false],
@@ -30,13 +37,11 @@ describe('Java regex: anchors and line terminators', () => {
     ['a\nb', 'a.b', false],
     ['a\nb', '(?s)a.b', true],
     ['a\u0085b', 'a.b', false], // NEL is a Java line terminator
-  ])('%j RLIKE %j is %s', (s, p, expected) => {
-    expect(value('s RLIKE p', { s, p })).toBe(expected);
-  });
+  ]);
 });
 
 describe('Java regex: character classes Java defines differently', () => {
-  it.each([
+  rlikeCases([
     ['a\u00a0b', 'a\\sb', false], // \s is ASCII whitespace in Java
     ['a\tb', 'a\\sb', true],
     ['a\u00a0b', 'a\\hb', true], // \h is horizontal whitespace
@@ -63,13 +68,11 @@ describe('Java regex: character classes Java defines differently', () => {
     ['\u00e9', '^\\x{e9}$', true],
     ['\u0001', '^\\01$', true],
     ['\u001b', '^\\e$', true],
-  ])('%j RLIKE %j is %s', (s, p, expected) => {
-    expect(value('s RLIKE p', { s, p })).toBe(expected);
-  });
+  ]);
 });
 
 describe('Java regex: flags', () => {
-  it.each([
+  rlikeCases([
     ['ABC', '(?i)abc', true],
     ['aBC', 'a(?i)bc', true], // an inline flag applies from where it stands
     ['ABC', 'a(?i)bc', false],
@@ -82,9 +85,7 @@ describe('Java regex: flags', () => {
     ['ab', '(?x) a b  # a comment', true],
     ['a b', '(?x)a\\ b', true],
     ['ab', '(?x)[a b]+', true],
-  ])('%j RLIKE %j is %s', (s, p, expected) => {
-    expect(value('s RLIKE p', { s, p })).toBe(expected);
-  });
+  ]);
 });
 
 describe('Java regex: patterns sluice refuses rather than match differently', () => {
