@@ -5,6 +5,7 @@
  */
 import { parseDdlColumns } from '../../lib/engine/ddl';
 import { compileExpression } from '../../lib/engine/expr';
+import { refusalOf, rowErrorOf } from '../helpers/expr-errors';
 
 const value = (text: string, row: Record<string, unknown> = {}, ddl = '') => compileExpression(text, ddl === '' ? [] : parseDdlColumns(ddl)).evaluate(row);
 
@@ -137,14 +138,7 @@ describe('to_json writes values as Jackson does', () => {
 });
 
 describe('array_contains types its arguments as Spark does', () => {
-  const errorOf = (text: string) => {
-    try {
-      compileExpression(text, parseDdlColumns('a ARRAY<INT>'));
-    } catch (e) {
-      return (e as { errorClass?: string }).errorClass;
-    }
-    return undefined;
-  };
+  const errorOf = (text: string) => refusalOf(text, parseDdlColumns('a ARRAY<INT>')).errorClass;
 
   it('refuses a NULL literal argument (DATATYPE_MISMATCH.NULL_TYPE)', () => {
     expect(errorOf('array_contains(a, NULL)')).toBe('DATATYPE_MISMATCH.NULL_TYPE');
@@ -166,14 +160,7 @@ describe('array_contains types its arguments as Spark does', () => {
 });
 
 describe('element_at and try_element_at', () => {
-  const rowError = (text: string) => {
-    try {
-      value(text);
-    } catch (e) {
-      return (e as { errorClass?: string }).errorClass;
-    }
-    return undefined;
-  };
+  const rowError = (text: string) => rowErrorOf(text, []).errorClass;
 
   it('fails index 0 even in try_element_at (Spark docs: for arrays, index 0 throws)', () => {
     expect(rowError('try_element_at(array(1, 2, 3), 0)')).toBe('INVALID_INDEX_OF_ZERO');
@@ -279,14 +266,7 @@ describe('sha2', () => {
 
 describe('named_struct', () => {
   it('refuses a field name that is a column or not a string (CREATE_NAMED_STRUCT_WITHOUT_FOLDABLE_STRING)', () => {
-    const errorOf = (text: string) => {
-      try {
-        compileExpression(text, parseDdlColumns('s STRING'));
-      } catch (e) {
-        return (e as { errorClass?: string }).errorClass;
-      }
-      return undefined;
-    };
+    const errorOf = (text: string) => refusalOf(text, parseDdlColumns('s STRING')).errorClass;
     expect(errorOf('named_struct(s, 1)')).toBe('DATATYPE_MISMATCH.CREATE_NAMED_STRUCT_WITHOUT_FOLDABLE_STRING');
     expect(errorOf('named_struct(1, 1)')).toBe('DATATYPE_MISMATCH.CREATE_NAMED_STRUCT_WITHOUT_FOLDABLE_STRING');
     expect(value("named_struct('a', 1, 'b', 'x')")).toEqual({ a: 1, b: 'x' });

@@ -49,68 +49,114 @@ describe('JSON: an integral or TIMESTAMP column takes only an integer token (Jac
   });
 });
 
-describe('JSON: a STRING column keeps a number token as written (Spark 4 exact string parsing)', () => {
-  const schema = parseSchema('s STRING, i INT');
-  const good = '{"s":"x","i":1}';
+/** A reader's scenario: each case reads lines to the column's value, or refuses them with the reason. */
+interface LineCase {
+  readonly it: string;
+  readonly reads?: readonly (readonly [line: string, column: string, value: unknown])[];
+  readonly refuses?: readonly (readonly [line: string, reason: RegExp])[];
+}
 
-  it('keeps 1.50, 1e2, -0 and a 20-digit integer exactly as the file has them', () => {
-    expectGood(schema, good, '{"s":1.50,"i":1}', 's', '1.50');
-    expectGood(schema, good, '{"s":1e2,"i":1}', 's', '1e2');
-    expectGood(schema, good, '{"s":-0,"i":1}', 's', '-0');
-    expectGood(schema, good, '{"s":12345678901234567890,"i":1}', 's', '12345678901234567890');
-    expectGood(schema, good, '{"i":1,"s":1.50}', 's', '1.50');
-    // the reference's own path (an escape elsewhere on the line sends it past the fast tiers)
-    expectGood(schema, good, '{"s":0.10,"i":1,"e":"\\u00e9"}', 's', '0.10');
-  });
-
-  it('keeps true and false as their words', () => {
-    expectGood(schema, good, '{"s":true,"i":1}', 's', 'true');
-  });
-
-  it('keeps an object or an array as the line writes it, spaces and number forms included', () => {
-    expectGood(schema, good, '{"s": {"a": 1.50, "b": [1, 2]} ,"i":1}', 's', '{"a": 1.50, "b": [1, 2]}');
-    expectGood(schema, good, '{"i":1,"s":[ "x,y", {"k": "}"} ]}', 's', '[ "x,y", {"k": "}"} ]');
-    expectGood(schema, good, '{"s":{"a":1},"i":1,"s":[]}', 's', '[]');
-  });
-});
-
-describe('JSON: a field the record leaves out is null (JacksonParser.convertObject sets only the fields it meets)', () => {
-  const schema = parseSchema('k STRING, n INT, s STRUCT<a: INT, b: STRING>');
-  const good = '{"k":"a","n":1,"s":{"a":1,"b":"x"}}';
-
-  it('is null at the top level as in a struct, and as an explicit null is', () => {
-    expectGood(schema, good, '{"k":"a","s":{"a":1,"b":"x"}}', 'n', null);
-    expectGood(schema, good, '{"n":2}', 'k', null);
-    expectGood(schema, good, '{"n":2}', 's', null);
-    expectGood(schema, good, '{"k":"a","n":null,"s":{"b":"y"}}', 's', { a: null, b: 'y' });
-    expectGood(schema, good, '{}', 'n', null);
-  });
-
-  it('still makes a record whose present field does not fit a dead letter', () => {
-    expectBad(schema, good, '{"k":"a","n":"1"}', /column n \(INT\) has string "1"/);
-  });
-});
-
-describe("DATE from text without a dateFormat: Spark's stringToDate (DefaultDateFormatter)", () => {
-  const schema = parseSchema('k STRING, d DATE');
-  const good = '{"k":"a","d":"2026-10-01"}';
-
-  it('takes one-digit months and days, a time after a space or T, and blanks around', () => {
-    expectGood(schema, good, '{"k":"a","d":"2026-1-5"}', 'd', '2026-01-05');
-    expectGood(schema, good, '{"k":"a","d":"2026-10-01T12:30:00Z"}', 'd', '2026-10-01');
-    expectGood(schema, good, '{"k":"a","d":"2026-10-01 12:30"}', 'd', '2026-10-01');
-    expectGood(schema, good, '{"k":"a","d":" 2026-10-01 "}', 'd', '2026-10-01');
-  });
-
-  it('refuses a day that does not exist, text after the year or month, and a three-digit month', () => {
-    expectBad(schema, good, '{"k":"a","d":"2026-02-30"}', /column d \(DATE\) has string "2026-02-30"/);
-    expectBad(schema, good, '{"k":"a","d":"2026-10x"}', /column d \(DATE\)/);
-    expectBad(schema, good, '{"k":"a","d":"2026-100-01"}', /column d \(DATE\)/);
-    expectBad(schema, good, '{"k":"a","d":"01/10/2026"}', /column d \(DATE\)/);
-  });
-
-  it("reads a string of days since 1970 as Spark 1.5 wrote dates (the JSON reader's fallback)", () => {
-    expectGood(schema, good, '{"k":"a","d":"123"}', 'd', '1970-05-04');
+describe.each<{ title: string; ddl: string; good: string; cases: readonly LineCase[] }>([
+  {
+    title: 'JSON: a STRING column keeps a number token as written (Spark 4 exact string parsing)',
+    ddl: 's STRING, i INT',
+    good: '{"s":"x","i":1}',
+    cases: [
+      {
+        it: 'keeps 1.50, 1e2, -0 and a 20-digit integer exactly as the file has them',
+        reads: [
+          ['{"s":1.50,"i":1}', 's', '1.50'],
+          ['{"s":1e2,"i":1}', 's', '1e2'],
+          ['{"s":-0,"i":1}', 's', '-0'],
+          ['{"s":12345678901234567890,"i":1}', 's', '12345678901234567890'],
+          ['{"i":1,"s":1.50}', 's', '1.50'],
+          // the reference's own path (an escape elsewhere on the line sends it past the fast tiers)
+          ['{"s":0.10,"i":1,"e":"\\u00e9"}', 's', '0.10'],
+        ],
+      },
+      { it: 'keeps true and false as their words', reads: [['{"s":true,"i":1}', 's', 'true']] },
+      {
+        it: 'keeps an object or an array as the line writes it, spaces and number forms included',
+        reads: [
+          ['{"s": {"a": 1.50, "b": [1, 2]} ,"i":1}', 's', '{"a": 1.50, "b": [1, 2]}'],
+          ['{"i":1,"s":[ "x,y", {"k": "}"} ]}', 's', '[ "x,y", {"k": "}"} ]'],
+          ['{"s":{"a":1},"i":1,"s":[]}', 's', '[]'],
+        ],
+      },
+    ],
+  },
+  {
+    title: 'JSON: a field the record leaves out is null (JacksonParser.convertObject sets only the fields it meets)',
+    ddl: 'k STRING, n INT, s STRUCT<a: INT, b: STRING>',
+    good: '{"k":"a","n":1,"s":{"a":1,"b":"x"}}',
+    cases: [
+      {
+        it: 'is null at the top level as in a struct, and as an explicit null is',
+        reads: [
+          ['{"k":"a","s":{"a":1,"b":"x"}}', 'n', null],
+          ['{"n":2}', 'k', null],
+          ['{"n":2}', 's', null],
+          ['{"k":"a","n":null,"s":{"b":"y"}}', 's', { a: null, b: 'y' }],
+          ['{}', 'n', null],
+        ],
+      },
+      { it: 'still makes a record whose present field does not fit a dead letter', refuses: [['{"k":"a","n":"1"}', /column n \(INT\) has string "1"/]] },
+    ],
+  },
+  {
+    title: "DATE from text without a dateFormat: Spark's stringToDate (DefaultDateFormatter)",
+    ddl: 'k STRING, d DATE',
+    good: '{"k":"a","d":"2026-10-01"}',
+    cases: [
+      {
+        it: 'takes one-digit months and days, a time after a space or T, and blanks around',
+        reads: [
+          ['{"k":"a","d":"2026-1-5"}', 'd', '2026-01-05'],
+          ['{"k":"a","d":"2026-10-01T12:30:00Z"}', 'd', '2026-10-01'],
+          ['{"k":"a","d":"2026-10-01 12:30"}', 'd', '2026-10-01'],
+          ['{"k":"a","d":" 2026-10-01 "}', 'd', '2026-10-01'],
+        ],
+      },
+      {
+        it: 'refuses a day that does not exist, text after the year or month, and a three-digit month',
+        refuses: [
+          ['{"k":"a","d":"2026-02-30"}', /column d \(DATE\) has string "2026-02-30"/],
+          ['{"k":"a","d":"2026-10x"}', /column d \(DATE\)/],
+          ['{"k":"a","d":"2026-100-01"}', /column d \(DATE\)/],
+          ['{"k":"a","d":"01/10/2026"}', /column d \(DATE\)/],
+        ],
+      },
+      { it: "reads a string of days since 1970 as Spark 1.5 wrote dates (the JSON reader's fallback)", reads: [['{"k":"a","d":"123"}', 'd', '1970-05-04']] },
+    ],
+  },
+  {
+    title: 'JSON lines: text after a complete object is ignored (JacksonParser.parse reads one value, never the rest)',
+    ddl: 'k STRING, n INT',
+    good: '{"k":"a","n":1}',
+    cases: [
+      {
+        it: 'reads the object of a line with a trailing comma, brace or second object',
+        reads: [
+          ['{"k":"a","n":2},', 'n', 2],
+          ['{"k":"a","n":3}}', 'n', 3],
+          ['{"k":"a","n":4} {"k":"b","n":5}', 'n', 4],
+          ['{"k":"a}","n":6} x', 'n', 6],
+        ],
+      },
+      {
+        it: 'still refuses an object that is not complete, or does not fit',
+        refuses: [
+          ['{"k":"a","n":2', /malformed JSON/],
+          ['{"k":"a","n":"2"} x', /^column n \(INT\) has string "2"/],
+        ],
+      },
+    ],
+  },
+])('$title', ({ ddl, good, cases }) => {
+  const schema = parseSchema(ddl);
+  it.each(cases)('$it', ({ reads = [], refuses = [] }) => {
+    for (const [line, column, value] of reads) expectGood(schema, good, line, column, value);
+    for (const [line, reason] of refuses) expectBad(schema, good, line, reason);
   });
 });
 
@@ -258,23 +304,6 @@ describe('JSON multiLine: the file is its first JSON value (Spark parses one val
       out.dead += c.deadLetters.length;
     }
     expect(out).toEqual({ rows: [{ k: 'a', n: 1 }], dead: 0 });
-  });
-});
-
-describe('JSON lines: text after a complete object is ignored (JacksonParser.parse reads one value, never the rest)', () => {
-  const schema = parseSchema('k STRING, n INT');
-  const good = '{"k":"a","n":1}';
-
-  it('reads the object of a line with a trailing comma, brace or second object', () => {
-    expectGood(schema, good, '{"k":"a","n":2},', 'n', 2);
-    expectGood(schema, good, '{"k":"a","n":3}}', 'n', 3);
-    expectGood(schema, good, '{"k":"a","n":4} {"k":"b","n":5}', 'n', 4);
-    expectGood(schema, good, '{"k":"a}","n":6} x', 'n', 6);
-  });
-
-  it('still refuses an object that is not complete, or does not fit', () => {
-    expectBad(schema, good, '{"k":"a","n":2', /malformed JSON/);
-    expectBad(schema, good, '{"k":"a","n":"2"} x', /^column n \(INT\) has string "2"/);
   });
 });
 

@@ -8,10 +8,12 @@ import { typeName } from '../../lib/engine/expr/types';
 import { avg, count, sum } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
 import { createTestRunner } from './engine-factories';
+import { refusalOf } from '../helpers/expr-errors';
 
 const COLS = parseDdlColumns('p DECIMAL(10,2), m DECIMAL(38,18), i INT, s STRING, d DOUBLE, f FLOAT');
 const typeOf = (text: string) => typeName(analyzeExpression(text, COLS).type);
 const value = (text: string, row: Record<string, unknown> = {}) => compileExpression(text, COLS).evaluate(row);
+const nameOf = (text: string) => compileExpression(text, COLS).type.name;
 
 describe('an integral literal beside a DECIMAL takes the digits it needs (literalPickMinimumPrecision)', () => {
   it.each([
@@ -224,14 +226,7 @@ describe('number literals are range-checked with their sign (Spark: MINUS? INTEG
     expect(value(text)).toEqual(out);
   });
 
-  const refusal = (text: string) => {
-    try {
-      analyzeExpression(text, COLS);
-    } catch (e) {
-      return (e as { errorClass: string }).errorClass;
-    }
-    return 'accepted';
-  };
+  const refusal = (text: string) => refusalOf(text, COLS).errorClass;
 
   it.each([
     ['128Y', 'INVALID_NUMERIC_LITERAL_RANGE'],
@@ -285,7 +280,6 @@ describe('floor and ceil with a scale (RoundFloor / RoundCeil), and of DECIMAL(p
 });
 
 describe("names without AS are Spark's (golden file sql-expression-schema.md, toPrettySQL)", () => {
-  const nameOf = (text: string) => compileExpression(text, COLS).type.name;
   it.each([
     ['sqrt(4)', 'SQRT(4)'],
     ['exp(0)', 'EXP(0)'],
@@ -330,7 +324,6 @@ describe("names without AS are Spark's (golden file sql-expression-schema.md, to
 });
 
 describe('names show the arguments Spark fills in (sql-expression-schema.md)', () => {
-  const nameOf = (text: string) => compileExpression(text, COLS).type.name;
   it.each([
     ["locate('bar', 'foobarbar')", 'locate(bar, foobarbar, 1)'],
     ["regexp_replace('100-200', '(\\\\d+)', 'num')", 'regexp_replace(100-200, (\\d+), num, 1)'],

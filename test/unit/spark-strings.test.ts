@@ -5,30 +5,23 @@
  */
 import { parseDdlColumns } from '../../lib/engine/ddl';
 import { compileExpression } from '../../lib/engine/expr';
+import { refusalOf, rowErrorOf } from '../helpers/expr-errors';
 
-const value = (text: string, row: Record<string, unknown> = {}, ddl = 's STRING, p STRING') => compileExpression(text, parseDdlColumns(ddl)).evaluate(row);
+const COLS = parseDdlColumns('s STRING, p STRING');
+const value = (text: string, row: Record<string, unknown> = {}) => compileExpression(text, COLS).evaluate(row);
+/** The messages of a refusal and of a row error, which the assertions read. */
+const refused = (text: string) => refusalOf(text, COLS).message;
+const rowError = (text: string, row: Record<string, unknown>) => rowErrorOf(text, COLS, row).message;
 
-function refused(text: string, ddl = 's STRING, p STRING'): string {
-  try {
-    compileExpression(text, parseDdlColumns(ddl));
-  } catch (e) {
-    return (e as Error).message;
-  }
-  throw new Error(`${text} was not refused`);
-}
-
-function rowError(text: string, row: Record<string, unknown>, ddl = 's STRING, p STRING'): string {
-  const c = compileExpression(text, parseDdlColumns(ddl));
-  try {
-    c.evaluate(row);
-  } catch (e) {
-    return (e as Error).message;
-  }
-  throw new Error(`${text} did not fail`);
+/** One test per [s, pattern, expected] of a table: `s RLIKE pattern` is expected. */
+function rlikeCases(cases: readonly (readonly [string, string, boolean])[]): void {
+  it.each(cases)('%j RLIKE %j is %s', (s, p, expected) => {
+    expect(value('s RLIKE p', { s, p })).toBe(expected);
+  });
 }
 
 describe('Java regex: anchors and line terminators', () => {
-  it.each([
+  rlikeCases([
     ['abc\n', 'c$', true], // Java's $ also matches before a final line terminator
     ['abc\r\n', 'c$', true],
     ['abc\n\n', 'c$', false],
@@ -44,13 +37,11 @@ describe('Java regex: anchors and line terminators', () => {
     ['a\nb', 'a.b', false],
     ['a\nb', '(?s)a.b', true],
     ['a\u0085b', 'a.b', false], // NEL is a Java line terminator
-  ])('%j RLIKE %j is %s', (s, p, expected) => {
-    expect(value('s RLIKE p', { s, p })).toBe(expected);
-  });
+  ]);
 });
 
 describe('Java regex: character classes Java defines differently', () => {
-  it.each([
+  rlikeCases([
     ['a\u00a0b', 'a\\sb', false], // \s is ASCII whitespace in Java
     ['a\tb', 'a\\sb', true],
     ['a\u00a0b', 'a\\hb', true], // \h is horizontal whitespace
@@ -77,13 +68,11 @@ describe('Java regex: character classes Java defines differently', () => {
     ['\u00e9', '^\\x{e9}$', true],
     ['\u0001', '^\\01$', true],
     ['\u001b', '^\\e$', true],
-  ])('%j RLIKE %j is %s', (s, p, expected) => {
-    expect(value('s RLIKE p', { s, p })).toBe(expected);
-  });
+  ]);
 });
 
 describe('Java regex: flags', () => {
-  it.each([
+  rlikeCases([
     ['ABC', '(?i)abc', true],
     ['aBC', 'a(?i)bc', true], // an inline flag applies from where it stands
     ['ABC', 'a(?i)bc', false],
@@ -96,9 +85,7 @@ describe('Java regex: flags', () => {
     ['ab', '(?x) a b  # a comment', true],
     ['a b', '(?x)a\\ b', true],
     ['ab', '(?x)[a b]+', true],
-  ])('%j RLIKE %j is %s', (s, p, expected) => {
-    expect(value('s RLIKE p', { s, p })).toBe(expected);
-  });
+  ]);
 });
 
 describe('Java regex: patterns sluice refuses rather than match differently', () => {

@@ -305,17 +305,17 @@ describe('transformWithState as Spark 4.0 has it', () => {
     });
   });
 
-  it('takes back, in an output row, the JSON form a processor is given: DECIMAL as text, exact, nested too', async () => {
-    const seen: unknown[] = [];
+  /**
+   * One batch of `lines` (JSON) through a transformWithState over `schema` grouped by k, whose
+   * processor outputs what `handle` returns for a key's rows; the run's report and its sink.
+   */
+  async function echo(schema: string, lines: string, handle: (key: ProcessorRow, rows: ProcessorRow[]) => object[]) {
     class Echo extends StatefulProcessor<ProcessorRow, ProcessorRow, object> {
       init(): void {}
-      handleInputRows(_key: ProcessorRow, rows: IterableIterator<ProcessorRow>): object[] {
-        const all = [...rows];
-        seen.push(...all);
-        return all;
+      handleInputRows(key: ProcessorRow, rows: IterableIterator<ProcessorRow>): object[] {
+        return handle(key, [...rows]);
       }
     }
-    const schema = 'k STRING, d DECIMAL(20,2), ds ARRAY<DECIMAL(20,2)>, dt DATE';
     const plan = readStream
       .format('json')
       .schema(schema)
@@ -327,8 +327,21 @@ describe('transformWithState as Spark 4.0 has it', () => {
       .plan();
     const source = new InMemoryFileSource(plan.source.schema);
     const sink = new InMemorySink();
-    source.add('f.json', '{"k":"a","d":123456789012345678.91,"ds":[0.10,-2],"dt":"2024-02-29"}');
+    source.add('f.json', lines);
     const report = await new MicroBatchExecutor({ plan, source, checkpoint: new InMemoryCheckpoint(), state: new InMemoryStateStore(), sink }).run();
+    return { report, sink };
+  }
+
+  it('takes back, in an output row, the JSON form a processor is given: DECIMAL as text, exact, nested too', async () => {
+    const seen: unknown[] = [];
+    const { report, sink } = await echo(
+      'k STRING, d DECIMAL(20,2), ds ARRAY<DECIMAL(20,2)>, dt DATE',
+      '{"k":"a","d":123456789012345678.91,"ds":[0.10,-2],"dt":"2024-02-29"}',
+      (_key, all) => {
+        seen.push(...all);
+        return all;
+      },
+    );
     // FORMAT-4 "Values": DECIMAL reaches the processor as its output JSON form, a string
     expect(seen).toEqual([{ k: 'a', d: '123456789012345678.91', ds: ['0.10', '-2.00'], dt: '2024-02-29' }]);
     expect(report.batches[0].numOutputRows).toBe(1);
@@ -338,27 +351,10 @@ describe('transformWithState as Spark 4.0 has it', () => {
 
   it('gives a processor a DOUBLE NaN or infinity as a number (FORMAT-4 Values: DOUBLE a number) and takes it back either way', async () => {
     const seen: unknown[] = [];
-    class Echo extends StatefulProcessor<ProcessorRow, ProcessorRow, object> {
-      init(): void {}
-      handleInputRows(key: ProcessorRow, rows: IterableIterator<ProcessorRow>): object[] {
-        const all = [...rows];
-        seen.push(...all.map((r) => r.f));
-        return [...all, { k: key.k, f: 'NaN' }, { k: key.k, f: '-Infinity' }];
-      }
-    }
-    const plan = readStream
-      .format('json')
-      .schema('k STRING, f DOUBLE')
-      .load('s3://b/in/')
-      .groupBy('k')
-      .transformWithState(Echo as never, { timeMode: 'none', outputSchema: 'k STRING, f DOUBLE' })
-      .writeStream.outputMode('update')
-      .queryName('echo')
-      .plan();
-    const source = new InMemoryFileSource(plan.source.schema);
-    const sink = new InMemorySink();
-    source.add('f.json', '{"k":"a","f":"NaN"}\n{"k":"a","f":"Infinity"}\n{"k":"a","f":1.5}');
-    await new MicroBatchExecutor({ plan, source, checkpoint: new InMemoryCheckpoint(), state: new InMemoryStateStore(), sink }).run();
+    const { sink } = await echo('k STRING, f DOUBLE', '{"k":"a","f":"NaN"}\n{"k":"a","f":"Infinity"}\n{"k":"a","f":1.5}', (key, all) => {
+      seen.push(...all.map((r) => r.f));
+      return [...all, { k: key.k, f: 'NaN' }, { k: key.k, f: '-Infinity' }];
+    });
     expect(seen).toEqual([Number.NaN, Number.POSITIVE_INFINITY, 1.5]);
     // the sink holds the output JSON form: NaN and the infinities as text
     expect(

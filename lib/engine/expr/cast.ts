@@ -115,6 +115,15 @@ export function castFunction(from: SqlType, to: SqlType, safe: boolean): (v: unk
   };
 }
 
+/** A cast from STRING by `parse`: a text it does not read (null) is the row's CAST_INVALID_INPUT. */
+function fromText(parse: (text: string) => unknown, from: SqlType, to: SqlType): (v: unknown) => unknown {
+  return (v) => {
+    const out = parse(v as string);
+    if (out === null) throw invalid(v, from, to);
+    return out;
+  };
+}
+
 function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
   const f = from.type;
   const t = to.type;
@@ -236,13 +245,7 @@ function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
     case 'DATE':
       if (f === 'DATE') return (v) => v;
       if (f === 'TIMESTAMP') return (v) => dateOfMicros(v as Micros);
-      if (f === 'STRING') {
-        return (v) => {
-          const d = dateOfText(v as string);
-          if (d === null) throw invalid(v, from, to);
-          return d;
-        };
-      }
+      if (f === 'STRING') return fromText(dateOfText, from, to);
       break;
     case 'TIMESTAMP': {
       const within = (u: bigint, v: unknown) => {
@@ -251,13 +254,7 @@ function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
       };
       if (f === 'TIMESTAMP') return (v) => v;
       if (f === 'DATE') return (v) => microsOfDate(v as string);
-      if (f === 'STRING') {
-        return (v) => {
-          const us = parseTimestampMicros(v as string);
-          if (us === null) throw invalid(v, from, to);
-          return us;
-        };
-      }
+      if (f === 'STRING') return fromText(parseTimestampMicros, from, to);
       if (f === 'INT' || f === 'LONG') return (v) => within(big(v) * 1_000_000n, v);
       if (f === 'DECIMAL') {
         // Spark's decimalToTimestamp: seconds × 10^6 truncated toward zero (BigDecimal.longValue), not rounded

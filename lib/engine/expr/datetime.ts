@@ -1,32 +1,25 @@
 /**
- * Date and time functions on DATE and TIMESTAMP (UTC). The pattern forms (`to_timestamp(s, fmt)`,
- * `to_date(s, fmt)`, `unix_timestamp(s, fmt)`, `date_format`, `from_unixtime(n, fmt)`) take a
- * constant Spark datetime pattern, compiled once when the query is built (datetime-patterns.ts):
- * a pattern Spark refuses is refused there with Spark's class, and a text that does not match is
- * the row's CANNOT_PARSE_TIMESTAMP (null for try_to_timestamp). All arithmetic goes through time.ts.
+ * Date and time functions on DATE and TIMESTAMP (UTC): fields, arithmetic, truncation, zones. The
+ * conversions to and from text and numbers (the pattern forms, the epoch forms) are in
+ * datetime-conversions.ts. All arithmetic goes through time.ts.
  */
-import { compileSparkDatetimePattern, type DatetimePattern, DatetimePatternError } from '../datetime-patterns';
 import { dateOfEpochDay, epochDayOf } from '../dates';
 import { rescale, unscaledOf } from '../decimal';
 import { type CallCtx, type FunctionDef, implicitCast } from './analyze';
 import { SparkRowError } from './errors';
-import { call, constantArg, def, int, str, what } from './fn-util';
+import { call, constantArg, dateArg, def, int, str, timestampArg, what } from './fn-util';
 import {
   addMonths,
   bigMicros,
   dateOf,
-  dateOfMicros,
   dayOfWeek,
   dayOfYear,
-  floorDivMicros,
-  formatTimestampText,
   inRange,
   lastDay,
   MICROS_PER_SECOND,
   type Micros,
   microsOfDayAndTime,
   microsValue,
-  parseTimestampMicros,
   splitMicros,
   truncDate,
   truncTimestamp,
@@ -35,29 +28,8 @@ import {
   ymd,
 } from './time';
 import { strict, type Typed } from './typed';
-import { DATE, DOUBLE, INT, isIntegral, LONG, STRING, type SqlType, TIMESTAMP, typeName } from './types';
-import { big, overflow } from './values';
-
-/** An argument read as a DATE: a DATE, a TIMESTAMP's day, or a STRING cast (ANSI). */
-function dateArg(c: CallCtx, a: Typed, i: number): Typed {
-  const t = a.type.type;
-  if (t === 'DATE') return a;
-  if (t === 'TIMESTAMP' || t === 'STRING' || t === 'NULL') return implicitCast(a, DATE);
-  throw c.az.mismatch('UNEXPECTED_INPUT_TYPE', c.sql, `${what(c, i)} requires the "DATE" type, however ${a.sql} has the type "${typeName(a.type)}"`, c.pos);
-}
-
-/** An argument read as a TIMESTAMP: a TIMESTAMP, a DATE's midnight, or a STRING cast (ANSI). */
-function timestampArg(c: CallCtx, a: Typed, i: number): Typed {
-  const t = a.type.type;
-  if (t === 'TIMESTAMP') return a;
-  if (t === 'DATE' || t === 'STRING' || t === 'NULL') return implicitCast(a, TIMESTAMP);
-  throw c.az.mismatch(
-    'UNEXPECTED_INPUT_TYPE',
-    c.sql,
-    `${what(c, i)} requires the "TIMESTAMP" type, however ${a.sql} has the type "${typeName(a.type)}"`,
-    c.pos,
-  );
-}
+import { DATE, INT, STRING, type SqlType, TIMESTAMP, typeName } from './types';
+import { overflow } from './values';
 
 /**
  * The days of date_add / date_sub: Spark's DateAdd takes an INT, SMALLINT or TINYINT, and refuses
@@ -89,16 +61,39 @@ function daysArg(c: CallCtx, n: Typed, i: number): Typed {
   );
 }
 
-function dateField(f: (d: string) => number): FunctionDef {
+/** A function of one DATE (a field, a name, the month's last day): `f` of the day, of type `type`. */
+function dateField(f: (d: string) => unknown, type: SqlType = INT): FunctionDef {
   return def(1, 1, ([a], c) =>
     call(
       c,
-      INT,
+      type,
       [dateArg(c, a, 0)],
       strict((d) => f(d as string)),
     ),
   );
 }
+
+/** date_add (+1) / date_sub (-1): the day `sign` times n days on. */
+function addDays(sign: 1 | -1): FunctionDef {
+  return def(2, 2, ([d, n], c) =>
+    call(
+      c,
+      DATE,
+      [dateArg(c, d, 0), daysArg(c, n, 1)],
+      strict((x, k) => dateOfEpochDay(epochDayOf(x as string) + sign * (k as number))),
+    ),
+  );
+}
+
+/** date_diff / datediff: the days from the second date to the first. */
+const dateDiff = def(2, 2, ([e, s], c) =>
+  call(
+    c,
+    INT,
+    [dateArg(c, e, 0), dateArg(c, s, 1)],
+    strict((x, y) => epochDayOf(x as string) - epochDayOf(y as string)),
+  ),
+);
 
 function timeField(f: (microsOfDay: number) => number): FunctionDef {
   return def(1, 1, ([a], c) =>
@@ -110,173 +105,6 @@ function timeField(f: (microsOfDay: number) => number): FunctionDef {
     ),
   );
 }
-
-const DEFAULT_PATTERN = 'yyyy-MM-dd HH:mm:ss';
-
-/**
- * The pattern argument, compiled once for the query: it must be a constant STRING (Spark's forms
- * almost always are; a per-row pattern would compile per row). Null when the pattern is NULL, which
- * makes every result null.
- */
-function patternArg(c: CallCtx, a: Typed, i: number, use: 'parse' | 'format'): DatetimePattern | null {
-  const v = constantArg(c, a, i, "a pattern in quotes, 'yyyy-MM-dd HH:mm:ss'");
-  if (v === null) return null;
-  if (typeof v !== 'string') {
-    throw c.az.mismatch('UNEXPECTED_INPUT_TYPE', c.sql, `${what(c, i)} requires the "STRING" type, however ${a.sql} has the type "${typeName(a.type)}"`, c.pos);
-  }
-  try {
-    return compileSparkDatetimePattern(v, use);
-  } catch (e) {
-    if (e instanceof DatetimePatternError) throw c.az.fail(e.errorClass, `${c.name}: ${e.message} (at index ${e.index} of the pattern)`, c.pos);
-    throw e;
-  }
-}
-
-/**
- * A pattern given per row (a column, which Spark also takes): compiled once per distinct text; a
- * pattern Spark refuses is that row's error, with Spark's class.
- */
-function rowPatterns(c: CallCtx, use: 'parse' | 'format'): (text: string) => DatetimePattern {
-  const cache = new Map<string, DatetimePattern | DatetimePatternError>();
-  return (text) => {
-    let p = cache.get(text);
-    if (p === undefined) {
-      try {
-        p = compileSparkDatetimePattern(text, use);
-      } catch (e) {
-        if (!(e instanceof DatetimePatternError)) throw e;
-        p = e;
-      }
-      if (cache.size < 1000) cache.set(text, p);
-    }
-    if (p instanceof DatetimePatternError) throw new SparkRowError(p.errorClass, `${c.name}: ${p.message} (at index ${p.index} of the pattern)`);
-    return p;
-  };
-}
-
-/** A call whose result is null for every row (a NULL pattern). */
-function nullCall(c: CallCtx, type: SqlType): Typed {
-  return call(c, type, [], () => () => null);
-}
-
-/** A text in the pattern as a TIMESTAMP value; a mismatch is the row's CANNOT_PARSE_TIMESTAMP (ANSI), or null when `safe`. */
-function parserOf(p: DatetimePattern, safe: boolean): (text: string) => Micros | null {
-  return (text) => {
-    const us = p.parseTimestamp(text);
-    if (us !== null || safe) return us;
-    throw new SparkRowError(
-      'CANNOT_PARSE_TIMESTAMP',
-      `${p.whyNot(text) ?? `Text '${text}' could not be parsed`}. Use \`try_to_timestamp\` to tolerate invalid input string and return NULL instead.`,
-    );
-  };
-}
-
-/**
- * to_timestamp / try_to_timestamp / to_date / unix_timestamp with a pattern: a STRING parsed with
- * it (Spark's GetTimestamp), then `then` of the instant; a DATE or TIMESTAMP argument is taken as
- * its instant, as Spark does.
- */
-function parsed(c: CallCtx, [s, f]: readonly Typed[], type: SqlType, safe: boolean, then: (us: Micros) => unknown): Typed {
-  const dated = s.type.type === 'DATE' || s.type.type === 'TIMESTAMP';
-  if (f.constant === undefined) {
-    // a pattern per row (a column): Spark builds its formatter per row
-    if (dated) {
-      return call(
-        c,
-        type,
-        [timestampArg(c, s, 0), str(c, f, 1)],
-        strict((t) => then(t as Micros)),
-      );
-    }
-    const patternOf = rowPatterns(c, 'parse');
-    return call(
-      c,
-      type,
-      [str(c, s, 0), str(c, f, 1)],
-      strict((text, fmt) => {
-        const us = parserOf(patternOf(fmt as string), safe)(text as string);
-        return us === null ? null : then(us);
-      }),
-    );
-  }
-  const p = patternArg(c, f, 1, 'parse');
-  if (p === null) return nullCall(c, type);
-  if (dated) {
-    return call(
-      c,
-      type,
-      [timestampArg(c, s, 0)],
-      strict((t) => then(t as Micros)),
-    );
-  }
-  const parse = parserOf(p, safe);
-  return call(
-    c,
-    type,
-    [str(c, s, 0)],
-    strict((text) => {
-      const us = parse(text as string);
-      return us === null ? null : then(us);
-    }),
-  );
-}
-
-function secondsToTimestamp(unit: number): FunctionDef {
-  return def(1, 1, ([a], c) => {
-    // a STRING is cast to the input type's default: DOUBLE for timestamp_seconds (any number), BIGINT for the others
-    const t = a.type.type === 'STRING' ? implicitCast(a, unit === MICROS_PER_SECOND ? DOUBLE : LONG) : a;
-    const within = (u: bigint) => {
-      if (!inRange(u)) {
-        throw new SparkRowError(
-          'ARITHMETIC_OVERFLOW',
-          `timestamp overflow in ${c.sql}: ${u / BigInt(MICROS_PER_SECOND)} seconds is outside years 1 to 9999. Filter out such values, or check the unit (seconds, milliseconds, microseconds).`,
-        );
-      }
-      return microsValue(u);
-    };
-    if (isIntegral(t.type))
-      return call(
-        c,
-        TIMESTAMP,
-        [t],
-        strict((v) => within(big(v) * BigInt(unit))),
-      );
-    if (t.type.type === 'DECIMAL' && unit === MICROS_PER_SECOND)
-      return call(
-        c,
-        TIMESTAMP,
-        [t],
-        strict((v) => within(rescale(unscaledOf(v as string), t.type.scale!, 6))),
-      );
-    if (t.type.type === 'DOUBLE' && unit === MICROS_PER_SECOND) {
-      return call(
-        c,
-        TIMESTAMP,
-        [t],
-        strict((v) => (Number.isFinite(v as number) ? within(BigInt(Math.trunc((v as number) * unit))) : null)),
-      );
-    }
-    throw c.az.mismatch(
-      'UNEXPECTED_INPUT_TYPE',
-      c.sql,
-      `${what(c, 0)} requires ${unit === MICROS_PER_SECOND ? 'a number' : 'an integral type'}, however ${a.sql} has the type "${typeName(a.type)}"`,
-      c.pos,
-    );
-  });
-}
-
-function timestampTo(unit: number): FunctionDef {
-  return def(1, 1, ([a], c) =>
-    call(
-      c,
-      LONG,
-      [timestampArg(c, a, 0)],
-      strict((t) => floorDivMicros(t as Micros, unit)),
-    ),
-  );
-}
-
-const PLAIN_TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
 
 const DAY_NAMES = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 const MONTH_NAMES = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
@@ -388,22 +216,8 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
   date_part: datePart(false),
   datepart: datePart(false),
   weekday: dateField((d) => (dayOfWeek(d) + 5) % 7),
-  dayname: def(1, 1, ([a], c) =>
-    call(
-      c,
-      STRING,
-      [dateArg(c, a, 0)],
-      strict((d) => DAY_NAMES[dayOfWeek(d as string) - 1]),
-    ),
-  ),
-  monthname: def(1, 1, ([a], c) =>
-    call(
-      c,
-      STRING,
-      [dateArg(c, a, 0)],
-      strict((d) => MONTH_NAMES[ymd(d as string)[1] - 1]),
-    ),
-  ),
+  dayname: dateField((d) => DAY_NAMES[dayOfWeek(d) - 1], STRING),
+  monthname: dateField((d) => MONTH_NAMES[ymd(d)[1] - 1], STRING),
   next_day: def(2, 2, ([d, w], c) =>
     call(
       c,
@@ -442,38 +256,10 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
   hour: timeField((us) => Math.floor(us / 3_600_000_000)),
   minute: timeField((us) => Math.floor(us / 60_000_000) % 60),
   second: timeField((us) => Math.floor(us / 1_000_000) % 60),
-  date_add: def(2, 2, ([d, n], c) =>
-    call(
-      c,
-      DATE,
-      [dateArg(c, d, 0), daysArg(c, n, 1)],
-      strict((x, k) => dateOfEpochDay(epochDayOf(x as string) + (k as number))),
-    ),
-  ),
-  date_sub: def(2, 2, ([d, n], c) =>
-    call(
-      c,
-      DATE,
-      [dateArg(c, d, 0), daysArg(c, n, 1)],
-      strict((x, k) => dateOfEpochDay(epochDayOf(x as string) - (k as number))),
-    ),
-  ),
-  date_diff: def(2, 2, ([e, s], c) =>
-    call(
-      c,
-      INT,
-      [dateArg(c, e, 0), dateArg(c, s, 1)],
-      strict((x, y) => epochDayOf(x as string) - epochDayOf(y as string)),
-    ),
-  ),
-  datediff: def(2, 2, ([e, s], c) =>
-    call(
-      c,
-      INT,
-      [dateArg(c, e, 0), dateArg(c, s, 1)],
-      strict((x, y) => epochDayOf(x as string) - epochDayOf(y as string)),
-    ),
-  ),
+  date_add: addDays(1),
+  date_sub: addDays(-1),
+  date_diff: dateDiff,
+  datediff: dateDiff,
   add_months: def(2, 2, ([d, n], c) =>
     call(
       c,
@@ -482,14 +268,7 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
       strict((x, k) => addMonths(x as string, k as number)),
     ),
   ),
-  last_day: def(1, 1, ([d], c) =>
-    call(
-      c,
-      DATE,
-      [dateArg(c, d, 0)],
-      strict((x) => lastDay(x as string)),
-    ),
-  ),
+  last_day: dateField(lastDay, DATE),
   make_date: def(3, 3, (args, c) =>
     call(
       c,
@@ -507,37 +286,6 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
       }),
     ),
   ),
-  to_date: def(1, 2, (args, c) => {
-    if (args.length === 2) return parsed(c, args, DATE, false, dateOfMicros);
-    return { ...c.az.cast(args[0], DATE, false, c.pos), sql: c.sql, name: c.sql };
-  }),
-  to_timestamp: def(1, 2, (args, c) => {
-    if (args.length === 2) return parsed(c, args, TIMESTAMP, false, (us) => us);
-    return { ...c.az.cast(args[0], TIMESTAMP, false, c.pos), sql: c.sql, name: c.sql };
-  }),
-  try_to_timestamp: def(1, 2, (args, c) => {
-    if (args.length === 2) return parsed(c, args, TIMESTAMP, true, (us) => us);
-    return { ...c.az.cast(args[0], TIMESTAMP, true, c.pos), sql: c.sql, name: c.sql };
-  }),
-  date_format: def(2, 2, ([t, f], c) => {
-    if (f.constant === undefined) {
-      const patternOf = rowPatterns(c, 'format');
-      return call(
-        c,
-        STRING,
-        [timestampArg(c, t, 0), str(c, f, 1)],
-        strict((x, fmt) => patternOf(fmt as string).format(x as Micros)),
-      );
-    }
-    const p = patternArg(c, f, 1, 'format');
-    if (p === null) return nullCall(c, STRING);
-    return call(
-      c,
-      STRING,
-      [timestampArg(c, t, 0)],
-      strict((x) => p.format(x as Micros)),
-    );
-  }),
   date_trunc: def(2, 2, ([u, t], c) =>
     call(
       c,
@@ -554,78 +302,6 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
       strict((x, unit) => truncDate(x as string, unit as string)),
     ),
   ),
-  unix_timestamp: def(0, 2, (args, c) => {
-    if (args.length === 0) {
-      throw c.az.fail(
-        'INVALID_NON_DETERMINISTIC_EXPRESSIONS',
-        'unix_timestamp() without an argument is the current time, which is not deterministic: pass a column, unix_timestamp(event_time)',
-        c.pos,
-      );
-    }
-    if (args.length === 2) return parsed(c, args, LONG, false, (us) => floorDivMicros(us, MICROS_PER_SECOND));
-    const a = args[0];
-    if (a.type.type === 'STRING') {
-      return call(
-        c,
-        LONG,
-        [a],
-        strict((s) => {
-          const us = PLAIN_TIMESTAMP.test(s as string) ? parseTimestampMicros(s as string) : null;
-          if (us === null) {
-            throw new SparkRowError(
-              'CANNOT_PARSE_TIMESTAMP',
-              `Text '${s}' could not be parsed with the pattern 'yyyy-MM-dd HH:mm:ss'. Use \`try_to_timestamp\` to tolerate invalid input string and return NULL instead.`,
-            );
-          }
-          return floorDivMicros(us, MICROS_PER_SECOND);
-        }),
-      );
-    }
-    return call(
-      c,
-      LONG,
-      [timestampArg(c, a, 0)],
-      strict((t) => floorDivMicros(t as Micros, MICROS_PER_SECOND)),
-    );
-  }),
-  unix_seconds: timestampTo(MICROS_PER_SECOND),
-  unix_millis: timestampTo(1000),
-  unix_micros: timestampTo(1),
-  unix_date: def(1, 1, ([d], c) =>
-    call(
-      c,
-      INT,
-      [dateArg(c, d, 0)],
-      strict((x) => epochDayOf(x as string)),
-    ),
-  ),
-  date_from_unix_date: def(1, 1, ([n], c) =>
-    call(
-      c,
-      DATE,
-      [int(c, n, 0)],
-      strict((x) => dateOfEpochDay(x as number)),
-    ),
-  ),
-  timestamp_seconds: secondsToTimestamp(MICROS_PER_SECOND),
-  timestamp_millis: secondsToTimestamp(1000),
-  timestamp_micros: secondsToTimestamp(1),
-  from_unixtime: def(1, 2, (args, c) => {
-    const p = args.length === 2 ? patternArg(c, args[1], 1, 'format') : null;
-    if (args.length === 2 && p === null) return nullCall(c, STRING);
-    const format = p === null || p.pattern === DEFAULT_PATTERN ? formatTimestampText : p.format;
-    const n = c.az.implicit(args[0], LONG, c.pos, what(c, 0));
-    return call(
-      c,
-      STRING,
-      [n],
-      strict((s) => {
-        const us = big(s) * 1_000_000n;
-        if (!inRange(us)) throw overflow(`timestamp overflow in ${c.sql};`, 'try_cast');
-        return format(microsValue(us));
-      }),
-    );
-  }),
   make_timestamp: def(6, 6, (args, c) => {
     const fields = args.slice(0, 5).map((a, i) => int(c, a, i));
     // Spark's MakeTimestamp takes the seconds as DECIMAL(8,6): 100 or more is NUMERIC_VALUE_OUT_OF_RANGE
@@ -657,6 +333,4 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
       }),
     );
   }),
-  date: def(1, 1, ([a], c) => ({ ...c.az.cast(a, DATE, false, c.pos), sql: c.sql, name: c.sql })),
-  timestamp: def(1, 1, ([a], c) => ({ ...c.az.cast(a, TIMESTAMP, false, c.pos), sql: c.sql, name: c.sql })),
 };

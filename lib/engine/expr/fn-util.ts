@@ -1,7 +1,7 @@
 /** Helpers shared by the function modules: typing arguments with Spark's implicit casts, and building call nodes. */
 import { type CallCtx, type FunctionDef, implicitCast } from './analyze';
 import type { Eval, Typed } from './typed';
-import { DOUBLE, INT, isNumeric, STRING, type SqlType, typeName } from './types';
+import { DATE, DOUBLE, INT, isNumeric, STRING, type SqlType, TIMESTAMP, typeName } from './types';
 
 export function def(min: number, max: number, resolve: FunctionDef['resolve']): FunctionDef {
   return { args: [min, max], resolve };
@@ -36,6 +36,27 @@ export function numeric(c: CallCtx, a: Typed, i: number): Typed {
 
 export function double(c: CallCtx, a: Typed, i: number): Typed {
   return implicitCast(numeric(c, a, i), DOUBLE);
+}
+
+/** An argument read as a DATE: a DATE, a TIMESTAMP's day, or a STRING cast (ANSI). */
+export function dateArg(c: CallCtx, a: Typed, i: number): Typed {
+  const t = a.type.type;
+  if (t === 'DATE') return a;
+  if (t === 'TIMESTAMP' || t === 'STRING' || t === 'NULL') return implicitCast(a, DATE);
+  throw c.az.mismatch('UNEXPECTED_INPUT_TYPE', c.sql, `${what(c, i)} requires the "DATE" type, however ${a.sql} has the type "${typeName(a.type)}"`, c.pos);
+}
+
+/** An argument read as a TIMESTAMP: a TIMESTAMP, a DATE's midnight, or a STRING cast (ANSI). */
+export function timestampArg(c: CallCtx, a: Typed, i: number): Typed {
+  const t = a.type.type;
+  if (t === 'TIMESTAMP') return a;
+  if (t === 'DATE' || t === 'STRING' || t === 'NULL') return implicitCast(a, TIMESTAMP);
+  throw c.az.mismatch(
+    'UNEXPECTED_INPUT_TYPE',
+    c.sql,
+    `${what(c, i)} requires the "TIMESTAMP" type, however ${a.sql} has the type "${typeName(a.type)}"`,
+    c.pos,
+  );
 }
 
 /** The value of a literal argument, or a refusal naming the argument (a function that needs a constant, e.g. from_json's schema). */

@@ -8,9 +8,11 @@ import { pow10, rescale, unscaledOf, unscaledOfText, formatDecimal, fitsPrecisio
 import { type CallCtx, type FunctionDef, implicitCast } from './analyze';
 import { COLLECTION_FUNCTIONS } from './collections';
 import { DATETIME_FUNCTIONS } from './datetime';
+import { DATETIME_CONVERSIONS } from './datetime-conversions';
 import { SparkRowError } from './errors';
 import { call, constantArg, def, double, int, numeric } from './fn-util';
 import { HASH_FUNCTIONS } from './hashes';
+import { REGEXP_FUNCTIONS } from './regexp';
 import { STRING_FUNCTIONS } from './strings';
 import { strict, type Eval, type Typed, withJs } from './typed';
 import { asDecimal, BOOLEAN, commonType, DOUBLE, decimal, isIntegral, isNumeric, LONG, MAX_PRECISION, type SqlType, typeName } from './types';
@@ -359,6 +361,23 @@ function pmod(args: readonly Typed[], c: CallCtx): Typed {
   };
 }
 
+/** if / nvl2: the second argument when the first passes `test` (TRUE, or not NULL), else the third, in their common type. */
+function choice(c: CallCtx, first: Typed, branches: readonly [Typed, Typed], test: '=== true' | '!= null'): Typed {
+  const { args: vs, type } = common(branches, c);
+  const passes = test === '=== true' ? (v: unknown) => v === true : (v: unknown) => v != null;
+  return call(
+    c,
+    type,
+    [first, ...vs],
+    withJs(
+      ([t, x, y]) =>
+        (row) =>
+          passes(t(row)) ? x(row) : y(row),
+      ([t, x, y]) => `(${t} ${test} ? ${x} : ${y})`,
+    ),
+  );
+}
+
 function generator(kind: 'explode' | 'explode_outer' | 'posexplode' | 'posexplode_outer'): FunctionDef {
   return def(1, 1, ([a], c) => {
     const t = a.type;
@@ -391,35 +410,8 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
           e(row) === true ? null : v(row),
     );
   }),
-  nvl2: def(3, 3, ([a, b, d], c) => {
-    const { args: vs, type } = common([b, d], c);
-    return call(
-      c,
-      type,
-      [a, ...vs],
-      withJs(
-        ([t, x, y]) =>
-          (row) =>
-            t(row) != null ? x(row) : y(row),
-        ([t, x, y]) => `(${t} != null ? ${x} : ${y})`,
-      ),
-    );
-  }),
-  if: def(3, 3, ([cond, a, b], c) => {
-    const p = c.az.implicitBoolean(cond, c.sql, c.pos);
-    const { args: vs, type } = common([a, b], c);
-    return call(
-      c,
-      type,
-      [p, ...vs],
-      withJs(
-        ([t, x, y]) =>
-          (row) =>
-            t(row) === true ? x(row) : y(row),
-        ([t, x, y]) => `(${t} === true ? ${x} : ${y})`,
-      ),
-    );
-  }),
+  nvl2: def(3, 3, ([a, b, d], c) => choice(c, a, [b, d], '!= null')),
+  if: def(3, 3, ([cond, a, b], c) => choice(c, c.az.implicitBoolean(cond, c.sql, c.pos), [a, b], '=== true')),
   isnull: def(1, 1, ([a], c) =>
     call(
       c,
@@ -488,7 +480,9 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
   posexplode: generator('posexplode'),
   posexplode_outer: generator('posexplode_outer'),
   ...STRING_FUNCTIONS,
+  ...REGEXP_FUNCTIONS,
   ...COLLECTION_FUNCTIONS,
   ...DATETIME_FUNCTIONS,
+  ...DATETIME_CONVERSIONS,
   ...HASH_FUNCTIONS,
 };

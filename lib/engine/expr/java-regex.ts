@@ -11,15 +11,23 @@
  * compiled into something that matches differently.
  */
 
+import {
+  asciiCaseClosure,
+  type CharSet,
+  ch,
+  classText,
+  complement,
+  cp,
+  esc,
+  intersect,
+  predefinedClass,
+  propertyClass,
+  type Range,
+  set,
+} from './java-regex-classes';
+
 /** Why a Java pattern cannot be compiled (its syntax is invalid, or sluice cannot translate it faithfully). */
 class JavaRegexError extends Error {}
-
-type Range = [number, number];
-/** A character class: code point ranges and JS property escapes (`\p{L}`), unioned. */
-interface CharSet {
-  ranges: Range[];
-  props: string[];
-}
 
 const F_I = 1; // CASE_INSENSITIVE
 const F_D = 2; // UNIX_LINES
@@ -28,148 +36,6 @@ const F_S = 8; // DOTALL
 const F_U = 16; // UNICODE_CASE
 const F_X = 32; // COMMENTS
 const FLAG_BITS: Record<string, number> = { i: F_I, d: F_D, m: F_M, s: F_S, u: F_U, x: F_X };
-
-const cp = (lo: number, hi = lo): Range => [lo, hi];
-const ch = (c: string) => c.codePointAt(0)!;
-const set = (...ranges: Range[]): CharSet => ({ ranges, props: [] });
-
-const DIGIT = set(cp(0x30, 0x39));
-const WORD = set(cp(0x30, 0x39), cp(0x41, 0x5a), cp(0x5f), cp(0x61, 0x7a));
-const SPACE = set(cp(0x09, 0x0d), cp(0x20)); // Java \s: [ \t\n\x0B\f\r]
-const HSPACE = set(cp(0x09), cp(0x20), cp(0xa0), cp(0x1680), cp(0x180e), cp(0x2000, 0x200a), cp(0x202f), cp(0x205f), cp(0x3000));
-const VSPACE = set(cp(0x0a, 0x0d), cp(0x85), cp(0x2028, 0x2029));
-
-/** Java's POSIX classes (US-ASCII only, as Java's default). */
-const POSIX: Record<string, CharSet> = {
-  Lower: set(cp(0x61, 0x7a)),
-  Upper: set(cp(0x41, 0x5a)),
-  ASCII: set(cp(0, 0x7f)),
-  Alpha: set(cp(0x41, 0x5a), cp(0x61, 0x7a)),
-  Digit: DIGIT,
-  Alnum: set(cp(0x30, 0x39), cp(0x41, 0x5a), cp(0x61, 0x7a)),
-  Punct: set(cp(0x21, 0x2f), cp(0x3a, 0x40), cp(0x5b, 0x60), cp(0x7b, 0x7e)),
-  Graph: set(cp(0x21, 0x7e)),
-  Print: set(cp(0x20, 0x7e)),
-  Blank: set(cp(0x09), cp(0x20)),
-  Cntrl: set(cp(0, 0x1f), cp(0x7f)),
-  XDigit: set(cp(0x30, 0x39), cp(0x41, 0x46), cp(0x61, 0x66)),
-  Space: SPACE,
-};
-
-/** Java's java.lang.Character classes and `Is` binary properties with a faithful JS property. */
-const NAMED_PROPS: Record<string, string[]> = {
-  javalowercase: ['\\p{Lowercase}'],
-  javauppercase: ['\\p{Uppercase}'],
-  javaalphabetic: ['\\p{Alphabetic}'],
-  javaletter: ['\\p{L}'],
-  javadigit: ['\\p{Nd}'],
-  javaletterordigit: ['\\p{L}', '\\p{Nd}'],
-  javatitlecase: ['\\p{Lt}'],
-  javaideographic: ['\\p{Ideographic}'],
-  alphabetic: ['\\p{Alphabetic}'],
-  ideographic: ['\\p{Ideographic}'],
-  letter: ['\\p{L}'],
-  lowercase: ['\\p{Lowercase}'],
-  uppercase: ['\\p{Uppercase}'],
-  titlecase: ['\\p{Lt}'],
-  punctuation: ['\\p{P}'],
-  control: ['\\p{Cc}'],
-  white_space: ['\\p{White_Space}'],
-  whitespace: ['\\p{White_Space}'],
-  digit: ['\\p{Nd}'],
-  hex_digit: ['\\p{Hex_Digit}'],
-  hexdigit: ['\\p{Hex_Digit}'],
-  join_control: ['\\p{Join_Control}'],
-  joincontrol: ['\\p{Join_Control}'],
-  noncharacter_code_point: ['\\p{Noncharacter_Code_Point}'],
-  noncharactercodepoint: ['\\p{Noncharacter_Code_Point}'],
-  emoji: ['\\p{Emoji}'],
-};
-
-const GENERAL_CATEGORIES = new Set('L Lu Ll Lt Lm Lo LC M Mn Mc Me N Nd Nl No P Pc Pd Ps Pe Pi Pf Po S Sm Sc Sk So Z Zs Zl Zp C Cc Cf Co Cs Cn'.split(' '));
-
-function validProperty(p: string): boolean {
-  try {
-    new RegExp(p, 'u');
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** A Unicode script name as JS spells it (`latin` → `Latin`, `old_italic` → `Old_Italic`), or null. */
-function scriptProperty(name: string): string | null {
-  for (const n of [name, name.replace(/(^|_)([a-z])/g, (_, s: string, c: string) => s + c.toUpperCase()), titleWords(name)]) {
-    const p = `\\p{Script=${n}}`;
-    if (validProperty(p)) return p;
-  }
-  return null;
-}
-
-function titleWords(name: string): string {
-  return name
-    .toLowerCase()
-    .split('_')
-    .map((w) => (w.length === 0 ? w : w[0].toUpperCase() + w.slice(1)))
-    .join('_');
-}
-
-function normalize(ranges: Range[]): Range[] {
-  const sorted = ranges.filter(([a, b]) => a <= b).sort((x, y) => x[0] - y[0]);
-  const out: Range[] = [];
-  for (const [a, b] of sorted) {
-    const last = out[out.length - 1];
-    if (last && a <= last[1] + 1) last[1] = Math.max(last[1], b);
-    else out.push([a, b]);
-  }
-  return out;
-}
-
-function complement(ranges: Range[]): Range[] {
-  const out: Range[] = [];
-  let next = 0;
-  for (const [a, b] of normalize(ranges)) {
-    if (a > next) out.push([next, a - 1]);
-    next = b + 1;
-  }
-  if (next <= 0x10ffff) out.push([next, 0x10ffff]);
-  return out;
-}
-
-function intersect(x: Range[], y: Range[]): Range[] {
-  const out: Range[] = [];
-  for (const [a, b] of normalize(x)) for (const [c, d] of normalize(y)) if (Math.max(a, c) <= Math.min(b, d)) out.push([Math.max(a, c), Math.min(b, d)]);
-  return normalize(out);
-}
-
-/** Java's ASCII-only case-insensitive closure of a set of ranges. */
-function asciiCaseClosure(ranges: Range[]): Range[] {
-  const out = [...ranges];
-  for (const [a, b] of ranges) {
-    for (const [lo, hi, shift] of [
-      [0x41, 0x5a, 32],
-      [0x61, 0x7a, -32],
-    ] as const) {
-      const s = Math.max(a, lo);
-      const e = Math.min(b, hi);
-      if (s <= e) out.push([s + shift, e + shift]);
-    }
-  }
-  return out;
-}
-
-function esc(c: number): string {
-  if (c >= 0x30 && c <= 0x39) return String.fromCodePoint(c);
-  if ((c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a)) return String.fromCodePoint(c);
-  return `\\u{${c.toString(16)}}`;
-}
-
-function classText(s: CharSet, negated: boolean): string {
-  const body = normalize(s.ranges)
-    .map(([a, b]) => (a === b ? esc(a) : `${esc(a)}-${esc(b)}`))
-    .join('');
-  return `[${negated ? '^' : ''}${body}${s.props.join('')}]`;
-}
 
 /** The line terminators Java's `.`, `^` and `$` know (only `\n` under UNIX_LINES). */
 function terminators(flags: number): string {
@@ -395,6 +261,14 @@ class Translator {
     return { text: `${open}${inner})`, quantifiable: true };
   }
 
+  /** The text after a `\Q` up to its `\E` (or the end of the pattern), taken literally. */
+  private quoted(): string {
+    const end = this.src.indexOf('\\E', this.i);
+    const text = end < 0 ? this.src.slice(this.i) : this.src.slice(this.i, end);
+    this.i = end < 0 ? this.src.length : end + 2;
+    return text;
+  }
+
   /** A backslash escape outside a class. */
   private escape(): { text: string; quantifiable: boolean } | null {
     const start = this.i;
@@ -430,10 +304,7 @@ class Translator {
         break;
       case 'Q': {
         this.i++;
-        const end = this.src.indexOf('\\E', this.i);
-        const text = end < 0 ? this.src.slice(this.i) : this.src.slice(this.i, end);
-        this.i = end < 0 ? this.src.length : end + 2;
-        const parts = Array.from(text).map((x) => this.literal(ch(x)));
+        const parts = Array.from(this.quoted()).map((x) => this.literal(ch(x)));
         if (parts.length === 0) return null;
         // only the last character takes a following quantifier, as in Java
         return { text: parts.join(''), quantifiable: true };
@@ -477,27 +348,9 @@ class Translator {
     this.i++;
     const simple: Record<string, number> = { t: 9, n: 10, r: 13, f: 12, a: 7, e: 27 };
     if (c in simple) return { kind: 'char', code: simple[c] };
+    const predefined = predefinedClass(c);
+    if (predefined) return { kind: 'set', set: predefined };
     switch (c) {
-      case 'd':
-        return { kind: 'set', set: DIGIT };
-      case 'D':
-        return { kind: 'set', set: set(...complement(DIGIT.ranges)) };
-      case 'w':
-        return { kind: 'set', set: WORD };
-      case 'W':
-        return { kind: 'set', set: set(...complement(WORD.ranges)) };
-      case 's':
-        return { kind: 'set', set: SPACE };
-      case 'S':
-        return { kind: 'set', set: set(...complement(SPACE.ranges)) };
-      case 'h':
-        return { kind: 'set', set: HSPACE };
-      case 'H':
-        return { kind: 'set', set: set(...complement(HSPACE.ranges)) };
-      case 'v':
-        return { kind: 'set', set: VSPACE };
-      case 'V':
-        return { kind: 'set', set: set(...complement(VSPACE.ranges)) };
       case 'p':
       case 'P':
         return { kind: 'set', set: this.property(c === 'P') };
@@ -555,41 +408,11 @@ class Translator {
       name = x;
       this.i++;
     }
-    const s = this.propertySet(name);
+    const s = propertyClass(name, (what) => this.fail(what));
     if (!negated) return s;
     if (s.props.length === 0) return set(...complement(s.ranges));
     if (s.props.length === 1) return { ranges: [], props: [s.props[0].replace(/^\\p/, '\\P')] };
     this.fail(`\\P{${name}} cannot be translated`);
-  }
-
-  private propertySet(name: string): CharSet {
-    if (POSIX[name]) return POSIX[name];
-    const eq = /^(\w+)=(\w+)$/.exec(name);
-    if (eq) {
-      const key = eq[1].toLowerCase();
-      if ((key === 'gc' || key === 'general_category') && GENERAL_CATEGORIES.has(eq[2])) return { ranges: [], props: [`\\p{${eq[2]}}`] };
-      if (key === 'sc' || key === 'script') {
-        const p = scriptProperty(eq[2]);
-        if (p) return { ranges: [], props: [p] };
-      }
-      if (key === 'blk' || key === 'block')
-        this.fail(`the Unicode block \\p{${name}} is not supported (JavaScript has no blocks); use a range [\\x{...}-\\x{...}]`);
-      this.fail(`Unknown character property name {${name}}`);
-    }
-    if (GENERAL_CATEGORIES.has(name)) return { ranges: [], props: [`\\p{${name}}`] };
-    if (name.startsWith('In')) this.fail(`the Unicode block \\p{${name}} is not supported (JavaScript has no blocks); use a range [\\x{...}-\\x{...}]`);
-    const bare = name.startsWith('Is') ? name.slice(2) : name;
-    if (name.startsWith('Is')) {
-      if (GENERAL_CATEGORIES.has(bare)) return { ranges: [], props: [`\\p{${bare}}`] };
-      if (POSIX[bare]) return POSIX[bare];
-    }
-    const named = NAMED_PROPS[bare.toLowerCase()];
-    if (named && (name.startsWith('Is') || name.startsWith('java'))) return { ranges: [], props: named };
-    if (name.startsWith('Is')) {
-      const p = scriptProperty(bare);
-      if (p) return { ranges: [], props: [p] };
-    }
-    this.fail(`Unknown character property name {${name}}`);
   }
 
   /** A class after its `[`: Java's unions (`[a[b]]`), intersections (`&&`) and `]` first as a literal. */
@@ -628,10 +451,7 @@ class Translator {
       if (c === '\\') {
         if (this.peek(1) === 'Q') {
           this.i += 2;
-          const end = this.src.indexOf('\\E', this.i);
-          const text = end < 0 ? this.src.slice(this.i) : this.src.slice(this.i, end);
-          this.i = end < 0 ? this.src.length : end + 2;
-          for (const x of text) this.union(cur, this.single(ch(x), ch(x)));
+          for (const x of this.quoted()) this.union(cur, this.single(ch(x), ch(x)));
           continue;
         }
         const e = this.classEscape();

@@ -1,10 +1,9 @@
 /** String functions, with Spark's semantics (characters are code points; positions are 1-based). */
-import { javaGroupCount, javaGroupNames, javaRegex } from './analyze';
 import { SparkRowError } from './errors';
 import { call, codePoints, def, int, simple, str } from './fn-util';
-import type { FunctionDef } from './analyze';
-import { constantBuilder, strict } from './typed';
-import { BOOLEAN, INT, isIntegral, STRING } from './types';
+import type { CallCtx, FunctionDef } from './analyze';
+import { strict, type Typed } from './typed';
+import { BOOLEAN, INT, isIntegral, STRING, type SqlType } from './types';
 
 /** Spark's substring(str, pos, len): 1-based, a negative pos counts from the end, pos 0 is 1. */
 function substringSql(s: string, pos: number, len = 2147483647): string {
@@ -40,7 +39,7 @@ function trimChars(s: string, chars: string, direction: 'BOTH' | 'LEADING' | 'TR
  * trim / ltrim / rtrim (str) remove spaces; with two arguments they are Spark's (trimStr, str), as
  * TRIM([BOTH | LEADING | TRAILING] trimStr FROM str) parses to, and are named as Spark names them.
  */
-function trimCall(args: readonly import('./typed').Typed[], c: Parameters<FunctionDef['resolve']>[1], direction: 'BOTH' | 'LEADING' | 'TRAILING') {
+function trimCall(args: readonly Typed[], c: CallCtx, direction: 'BOTH' | 'LEADING' | 'TRAILING') {
   if (args.length === 1) {
     const f = direction === 'BOTH' ? (s: string) => trimEnd(trimStart(s)) : direction === 'LEADING' ? trimStart : trimEnd;
     return call(
@@ -77,72 +76,6 @@ function pad(s: string, len: number, p: string, left: boolean): string {
   return left ? fill.join('') + s : s + fill.join('');
 }
 
-type ReplacementPart = string | number;
-
-/**
- * A Java replacement string (Matcher.appendReplacement, what regexp_replace uses) as literal text and
- * group numbers: `\\x` is x, `$n` group n (more digits while the number stays a group), `${name}` a named
- * group. Java's errors (a trailing `\\`, `$` without a group, a group the pattern lacks) are row errors.
- */
-function javaReplacement(rep: string, groups: number, names: Record<string, number>): ReplacementPart[] {
-  const parts: ReplacementPart[] = [];
-  let text = '';
-  const bad = (why: string): never => {
-    throw new SparkRowError(
-      'INVALID_PARAMETER_VALUE.PATTERN',
-      `The replacement '${rep}' of \`regexp_replace\` is invalid: ${why}; write a literal $ or \\ as \\$ or \\\\`,
-    );
-  };
-  for (let i = 0; i < rep.length; ) {
-    const c = rep[i];
-    if (c === '\\') {
-      if (i + 1 >= rep.length) bad('character to be escaped is missing');
-      text += rep[i + 1];
-      i += 2;
-    } else if (c === '$') {
-      i++;
-      if (i >= rep.length) bad('Illegal group reference: group index is missing');
-      let n: number;
-      if (rep[i] === '{') {
-        const end = rep.indexOf('}', i);
-        const name = end < 0 ? '' : rep.slice(i + 1, end);
-        if (end < 0) bad("named capturing group is missing trailing '}'");
-        if (name.length === 0) bad('named capturing group has 0 length name');
-        if (!(name in names)) bad(`No group with name {${name}}`);
-        n = names[name];
-        i = end + 1;
-      } else {
-        if (!/[0-9]/.test(rep[i])) bad('Illegal group reference');
-        n = Number(rep[i++]);
-        while (i < rep.length && /[0-9]/.test(rep[i]) && n * 10 + Number(rep[i]) <= groups) n = n * 10 + Number(rep[i++]);
-        if (n > groups) bad(`No group ${n}`);
-      }
-      if (text) parts.push(text);
-      text = '';
-      parts.push(n);
-    } else {
-      text += c;
-      i++;
-    }
-  }
-  if (text) parts.push(text);
-  return parts;
-}
-
-/** Java's Matcher.replaceAll over the region from `position` (0-based, in UTF-16 units) to the end. */
-function regexpReplace(s: string, re: RegExp, rep: string, position: number): string {
-  if (!(position === 0 || position < s.length)) return s;
-  const groups = javaGroupCount(re);
-  let parts: ReplacementPart[] | null = null;
-  const tail = s.slice(position).replace(re, (...args: unknown[]) => {
-    parts ??= javaReplacement(rep, groups, javaGroupNames(re));
-    let out = '';
-    for (const p of parts as ReplacementPart[]) out += typeof p === 'string' ? p : ((args[p] as string | undefined) ?? '');
-    return out;
-  });
-  return s.slice(0, position) + tail;
-}
-
 /** Java's Character.toTitleCase for one UTF-16 unit: the simple mapping (the digraphs have their own title form). */
 function titleCaseChar(c: string): string {
   const code = c.charCodeAt(0);
@@ -160,78 +93,46 @@ function initcap(s: string): string {
   return out;
 }
 
-/** A regex argument compiled once when it is a literal, else per distinct pattern. */
-function regexOf(source: unknown, flags: string): RegExp {
-  return javaRegex(source as string, null, 0, flags);
+type ArgKind = 'STRING' | 'INT';
+type ArgValue<K> = K extends 'INT' ? number : string;
+
+/**
+ * A function of fixed arity over STRING and INT arguments (each cast as Spark's implicit casts do)
+ * whose result is `f` of their values, null when any of them is null.
+ */
+function stringFn<const K extends readonly ArgKind[]>(type: SqlType, kinds: K, f: (...values: { [I in keyof K]: ArgValue<K[I]> }) => unknown): FunctionDef {
+  const fn = f as (...values: unknown[]) => unknown;
+  return def(kinds.length, kinds.length, (args, c) =>
+    call(
+      c,
+      type,
+      args.map((a, i) => (kinds[i] === 'INT' ? int(c, a, i) : str(c, a, i))),
+      strict(fn),
+    ),
+  );
 }
 
 /** length, char_length and character_length: the number of code points (Spark's Length). */
-const charLengthDef: FunctionDef = def(1, 1, ([a], c) =>
-  call(
-    c,
-    INT,
-    [str(c, a, 0)],
-    strict((s) => charLength(s as string)),
-  ),
-);
+const charLengthDef = stringFn(INT, ['STRING'], charLength);
+const lowerDef = stringFn(STRING, ['STRING'], (s) => s.toLowerCase());
+const upperDef = stringFn(STRING, ['STRING'], (s) => s.toUpperCase());
+const substringDef = def(2, 3, (args, c) => substring(args, c));
 
 export const STRING_FUNCTIONS: Record<string, FunctionDef> = {
-  lower: def(1, 1, ([a], c) =>
-    call(
-      c,
-      STRING,
-      [str(c, a, 0)],
-      strict((s) => (s as string).toLowerCase()),
-    ),
-  ),
-  upper: def(1, 1, ([a], c) =>
-    call(
-      c,
-      STRING,
-      [str(c, a, 0)],
-      strict((s) => (s as string).toUpperCase()),
-    ),
-  ),
-  lcase: def(1, 1, ([a], c) =>
-    call(
-      c,
-      STRING,
-      [str(c, a, 0)],
-      strict((s) => (s as string).toLowerCase()),
-    ),
-  ),
-  ucase: def(1, 1, ([a], c) =>
-    call(
-      c,
-      STRING,
-      [str(c, a, 0)],
-      strict((s) => (s as string).toUpperCase()),
-    ),
-  ),
+  lower: lowerDef,
+  upper: upperDef,
+  lcase: lowerDef,
+  ucase: upperDef,
   length: charLengthDef,
   char_length: charLengthDef,
   trim: def(1, 2, (args, c) => trimCall(args, c, 'BOTH')),
   ltrim: def(1, 2, (args, c) => trimCall(args, c, 'LEADING')),
   rtrim: def(1, 2, (args, c) => trimCall(args, c, 'TRAILING')),
   btrim: def(1, 2, (args, c) => trimCall(args.length === 2 ? [args[1], args[0]] : args, c, 'BOTH')),
-  substring: def(2, 3, (args, c) => substring(args, c)),
-  substr: def(2, 3, (args, c) => substring(args, c)),
-  left: def(2, 2, ([a, n], c) =>
-    call(
-      c,
-      STRING,
-      [str(c, a, 0), int(c, n, 1)],
-      strict((s, k) => ((k as number) <= 0 ? '' : substringSql(s as string, 1, k as number))),
-    ),
-  ),
-  right: def(2, 2, ([a, n], c) =>
-    call(
-      c,
-      STRING,
-      [str(c, a, 0), int(c, n, 1)],
-      strict((s, k) => ((k as number) <= 0 ? '' : substringSql(s as string, -(k as number)))),
-    ),
-  ),
+  substring: substringDef,
+  substr: substringDef,
+  left: stringFn(STRING, ['STRING', 'INT'], (s, k) => (k <= 0 ? '' : substringSql(s, 1, k))),
+  right: stringFn(STRING, ['STRING', 'INT'], (s, k) => (k <= 0 ? '' : substringSql(s, -k))),
   replace: def(2, 3, (args, c) => {
     const ts = args.map((a, i) => str(c, a, i));
     return call(
@@ -243,17 +144,10 @@ export const STRING_FUNCTIONS: Record<string, FunctionDef> = {
   }),
   lpad: def(2, 3, (args, c) => padCall(args, c, true)),
   rpad: def(2, 3, (args, c) => padCall(args, c, false)),
-  instr: def(2, 2, ([a, b], c) =>
-    call(
-      c,
-      INT,
-      [str(c, a, 0), str(c, b, 1)],
-      strict((s, sub) => {
-        const i = (s as string).indexOf(sub as string);
-        return i < 0 ? 0 : charLength((s as string).slice(0, i)) + 1;
-      }),
-    ),
-  ),
+  instr: stringFn(INT, ['STRING', 'STRING'], (s, sub) => {
+    const i = s.indexOf(sub);
+    return i < 0 ? 0 : charLength(s.slice(0, i)) + 1;
+  }),
   locate: def(2, 3, (args, c) => {
     const ts = [str(c, args[0], 0), str(c, args[1], 1), ...(args[2] ? [int(c, args[2], 2)] : [])];
     return call(c, INT, ts, ([sub, s, p]) => (row) => {
@@ -275,112 +169,12 @@ export const STRING_FUNCTIONS: Record<string, FunctionDef> = {
       return i < 0 ? 0 : from + charLength(rest.slice(0, i));
     });
   }),
-  initcap: def(1, 1, ([a], c) =>
-    call(
-      c,
-      STRING,
-      [str(c, a, 0)],
-      strict((s) => initcap(s as string)),
-    ),
-  ),
-  repeat: def(2, 2, ([a, n], c) =>
-    call(
-      c,
-      STRING,
-      [str(c, a, 0), int(c, n, 1)],
-      strict((s, k) => ((k as number) <= 0 ? '' : (s as string).repeat(k as number))),
-    ),
-  ),
-  startswith: def(2, 2, ([a, b], c) =>
-    call(
-      c,
-      BOOLEAN,
-      [str(c, a, 0), str(c, b, 1)],
-      strict((s, p) => (s as string).startsWith(p as string)),
-    ),
-  ),
-  endswith: def(2, 2, ([a, b], c) =>
-    call(
-      c,
-      BOOLEAN,
-      [str(c, a, 0), str(c, b, 1)],
-      strict((s, p) => (s as string).endsWith(p as string)),
-    ),
-  ),
-  contains: def(2, 2, ([a, b], c) =>
-    call(
-      c,
-      BOOLEAN,
-      [str(c, a, 0), str(c, b, 1)],
-      strict((s, p) => (s as string).includes(p as string)),
-    ),
-  ),
-  ascii: def(1, 1, ([a], c) =>
-    call(
-      c,
-      INT,
-      [str(c, a, 0)],
-      strict((s) => ((s as string).length === 0 ? 0 : (s as string).codePointAt(0)!)),
-    ),
-  ),
-  split: def(2, 3, (args, c) => {
-    const ts = [str(c, args[0], 0), str(c, args[1], 1), ...(args[2] ? [int(c, args[2], 2)] : [])];
-    const fixed = ts[1].constant && typeof ts[1].constant.value === 'string' ? javaRegexChecked(c, ts[1].constant.value as string, 'g') : null;
-    return call(
-      c,
-      { type: 'ARRAY', element: STRING },
-      ts,
-      strict((s, re, lim = -1) => splitJava(s as string, fixed ?? regexOf(re, 'g'), lim as number, re as string)),
-    );
-  }),
-  regexp_extract: def(2, 3, (args, c) => {
-    const ts = [str(c, args[0], 0), str(c, args[1], 1), args[2] ? int(c, args[2], 2) : litInt(1)];
-    const fixed = ts[1].constant && typeof ts[1].constant.value === 'string' ? javaRegexChecked(c, ts[1].constant.value as string, '') : null;
-    return call(
-      c,
-      STRING,
-      ts,
-      strict((s, re, idx) => {
-        const r = fixed ?? regexOf(re, '');
-        const m = r.exec(s as string);
-        if (m === null) return '';
-        const groups = javaGroupCount(r);
-        const i = idx as number;
-        if (i < 0 || i > groups) {
-          throw new SparkRowError(
-            'INVALID_PARAMETER_VALUE.REGEX_GROUP_INDEX',
-            `The value of parameter(s) \`idx\` in \`regexp_extract\` is invalid: Expects group index between 0 and ${groups}, but got ${i}; fix the group index`,
-          );
-        }
-        return m[i] ?? '';
-      }),
-    );
-  }),
-  regexp_replace: def(3, 4, (args, c) => {
-    const ts = [str(c, args[0], 0), str(c, args[1], 1), str(c, args[2], 2), args[3] ? int(c, args[3], 3) : litInt(1)];
-    if (ts[3].constant === undefined) {
-      throw c.az.fail(
-        'DATATYPE_MISMATCH.NON_FOLDABLE_INPUT',
-        `Cannot resolve "${c.sql}" due to data type mismatch: the input \`position\` should be a foldable "INT" expression; however, got ${ts[3].sql}; pass a literal position`,
-        c.pos,
-      );
-    }
-    const position = ts[3].constant.value as number | null;
-    if (position != null && position <= 0) {
-      throw c.az.fail(
-        'DATATYPE_MISMATCH.VALUE_OUT_OF_RANGE',
-        `Cannot resolve "${c.sql}" due to data type mismatch: the \`position\` must be between (0, 2147483647] (current value = ${position}); positions count from 1`,
-        c.pos,
-      );
-    }
-    const fixed = ts[1].constant && typeof ts[1].constant.value === 'string' ? javaRegexChecked(c, ts[1].constant.value as string, 'g') : null;
-    return call(
-      c,
-      STRING,
-      ts,
-      strict((s, re, rep, p) => regexpReplace(s as string, fixed ?? regexOf(re, 'g'), rep as string, (p as number) - 1)),
-    );
-  }),
+  initcap: stringFn(STRING, ['STRING'], initcap),
+  repeat: stringFn(STRING, ['STRING', 'INT'], (s, k) => (k <= 0 ? '' : s.repeat(k))),
+  startswith: stringFn(BOOLEAN, ['STRING', 'STRING'], (s, p) => s.startsWith(p)),
+  endswith: stringFn(BOOLEAN, ['STRING', 'STRING'], (s, p) => s.endsWith(p)),
+  contains: stringFn(BOOLEAN, ['STRING', 'STRING'], (s, p) => s.includes(p)),
+  ascii: stringFn(INT, ['STRING'], (s) => (s.length === 0 ? 0 : s.codePointAt(0)!)),
   concat_ws: def(1, Number.POSITIVE_INFINITY, (args, c) => {
     const sep = str(c, args[0], 0);
     const rest = args.slice(1).map((a) => (a.type.type === 'ARRAY' ? a : c.az.toStringArg(a, c.sql, c.pos)));
@@ -417,84 +211,11 @@ export const STRING_FUNCTIONS: Record<string, FunctionDef> = {
       ),
     );
   }),
-  rlike: def(2, 2, ([a, p], c) => regexpLike(a, p, c, 'RLIKE')),
-  regexp: def(2, 2, ([a, p], c) => regexpLike(a, p, c, 'REGEXP')),
-  regexp_like: def(2, 2, ([a, p], c) => regexpLike(a, p, c, 'REGEXP_LIKE')),
-  regexp_extract_all: def(2, 3, (args, c) => {
-    const ts = [str(c, args[0], 0), str(c, args[1], 1), args[2] ? int(c, args[2], 2) : litInt(1)];
-    const fixed = ts[1].constant && typeof ts[1].constant.value === 'string' ? javaRegexChecked(c, ts[1].constant.value as string, 'g') : null;
-    return call(
-      c,
-      { type: 'ARRAY', element: STRING },
-      ts,
-      strict((s, re, idx) => {
-        const r = fixed ?? regexOf(re, 'g');
-        const out: string[] = [];
-        for (const m of (s as string).matchAll(r)) {
-          checkGroupIndex('regexp_extract_all', javaGroupCount(r), idx as number);
-          out.push(m[idx as number] ?? '');
-        }
-        return out;
-      }),
-    );
-  }),
-  regexp_count: def(2, 2, ([a, p], c) => {
-    const ts = [str(c, a, 0), str(c, p, 1)];
-    const fixed = ts[1].constant && typeof ts[1].constant.value === 'string' ? javaRegexChecked(c, ts[1].constant.value as string, 'g') : null;
-    return call(
-      c,
-      INT,
-      ts,
-      strict((s, re) => [...(s as string).matchAll(fixed ?? regexOf(re, 'g'))].length),
-    );
-  }),
-  regexp_substr: def(2, 2, ([a, p], c) => {
-    const ts = [str(c, a, 0), str(c, p, 1)];
-    const fixed = ts[1].constant && typeof ts[1].constant.value === 'string' ? javaRegexChecked(c, ts[1].constant.value as string, '') : null;
-    return call(
-      c,
-      STRING,
-      ts,
-      strict((s, re) => {
-        // Spark's regexp_substr is nullif(regexp_extract(str, regexp, 0), ''): no match, or an empty one, is null
-        const m = (fixed ?? regexOf(re, '')).exec(s as string);
-        return m === null || m[0] === '' ? null : m[0];
-      }),
-    );
-  }),
-  substring_index: def(3, 3, ([a, d, n], c) =>
-    call(
-      c,
-      STRING,
-      [str(c, a, 0), str(c, d, 1), int(c, n, 2)],
-      strict((s, delim, count) => substringIndex(s as string, delim as string, count as number)),
-    ),
-  ),
-  translate: def(3, 3, ([a, f, t], c) =>
-    call(
-      c,
-      STRING,
-      [str(c, a, 0), str(c, f, 1), str(c, t, 2)],
-      strict((s, from, to) => translate(s as string, from as string, to as string)),
-    ),
-  ),
+  substring_index: stringFn(STRING, ['STRING', 'STRING', 'INT'], substringIndex),
+  translate: stringFn(STRING, ['STRING', 'STRING', 'STRING'], translate),
   character_length: charLengthDef,
-  octet_length: def(1, 1, ([a], c) =>
-    call(
-      c,
-      INT,
-      [str(c, a, 0)],
-      strict((s) => Buffer.byteLength(s as string, 'utf8')),
-    ),
-  ),
-  split_part: def(3, 3, ([a, d, n], c) =>
-    call(
-      c,
-      STRING,
-      [str(c, a, 0), str(c, d, 1), int(c, n, 2)],
-      strict((s, delim, part) => splitPart(s as string, delim as string, part as number)),
-    ),
-  ),
+  octet_length: stringFn(INT, ['STRING'], (s) => Buffer.byteLength(s, 'utf8')),
+  split_part: stringFn(STRING, ['STRING', 'STRING', 'INT'], splitPart),
   format_number: def(2, 2, ([x, d], c) => {
     // DECIMAL and the integral types are formatted from their exact value, as Java's DecimalFormat of a BigDecimal / long
     const exact = x.type.type === 'DECIMAL' || isIntegral(x.type);
@@ -522,32 +243,6 @@ export const STRING_FUNCTIONS: Record<string, FunctionDef> = {
     );
   }),
 };
-
-/** RLIKE / REGEXP / REGEXP_LIKE as functions: Java's find() anywhere in the string. */
-function regexpLike(a: import('./typed').Typed, p: import('./typed').Typed, c: Parameters<FunctionDef['resolve']>[1], word: string) {
-  const ts = [str(c, a, 0), str(c, p, 1)];
-  const fixed = ts[1].constant && typeof ts[1].constant.value === 'string' ? javaRegexChecked(c, ts[1].constant.value as string, '') : null;
-  const sql = `${word}(${a.sql}, ${p.sql})`;
-  return {
-    ...call(
-      c,
-      BOOLEAN,
-      ts,
-      strict((s, re) => (fixed ?? regexOf(re, '')).test(s as string)),
-    ),
-    sql,
-    name: sql,
-  };
-}
-
-function checkGroupIndex(fn: string, groups: number, i: number): void {
-  if (i < 0 || i > groups) {
-    throw new SparkRowError(
-      'INVALID_PARAMETER_VALUE.REGEX_GROUP_INDEX',
-      `The value of parameter(s) \`idx\` in \`${fn}\` is invalid: Expects group index between 0 and ${groups}, but got ${i}; fix the group index`,
-    );
-  }
-}
 
 /** UTF8String.subStringIndex: the text before the count-th delimiter (from the right when count < 0); searches may overlap. */
 function substringIndex(s: string, delim: string, count: number): string {
@@ -593,44 +288,7 @@ function splitPart(s: string, delim: string, n: number): string {
   return i >= 0 && i < parts.length ? parts[i] : '';
 }
 
-function litInt(v: number) {
-  return { type: INT, sql: String(v), name: String(v), children: [], constant: { value: v }, build: constantBuilder(v) };
-}
-
-function javaRegexChecked(c: Parameters<FunctionDef['resolve']>[1], source: string, flags: string): RegExp {
-  return javaRegex(source, c.az, c.pos, flags);
-}
-
-/**
- * Spark's split: an empty pattern splits a non-empty string into its characters (at most `limit`
- * parts, the last holding the rest); otherwise Java's Pattern.split with limit (Spark passes -1 for
- * 0, so trailing empty strings are kept), where a zero-width match at the start gives no leading "".
- */
-function splitJava(s: string, re: RegExp, limit: number, pattern: string): string[] {
-  if (s.length > 0 && pattern === '') {
-    const chars = codePoints(s);
-    const n = limit > chars.length || limit <= 0 ? chars.length : limit;
-    return [...chars.slice(0, n - 1), chars.slice(n - 1).join('')];
-  }
-  const out: string[] = [];
-  let index = 0;
-  re.lastIndex = 0;
-  for (let m = re.exec(s); m !== null; m = re.exec(s)) {
-    const start = m.index;
-    const end = start + m[0].length;
-    if (end === start) re.lastIndex = start + ((s.codePointAt(start) ?? 0) > 0xffff ? 2 : 1);
-    if (limit > 0 && out.length >= limit - 1) break;
-    if (index === 0 && start === 0 && end === 0) continue;
-    out.push(s.slice(index, start));
-    index = end;
-  }
-  re.lastIndex = 0;
-  if (index === 0 && out.length === 0) return [s];
-  out.push(s.slice(index));
-  return out;
-}
-
-function substring(args: readonly import('./typed').Typed[], c: Parameters<FunctionDef['resolve']>[1]) {
+function substring(args: readonly Typed[], c: CallCtx) {
   const ts = [str(c, args[0], 0), int(c, args[1], 1), ...(args[2] ? [int(c, args[2], 2)] : [])];
   return call(
     c,
@@ -640,7 +298,7 @@ function substring(args: readonly import('./typed').Typed[], c: Parameters<Funct
   );
 }
 
-function padCall(args: readonly import('./typed').Typed[], c: Parameters<FunctionDef['resolve']>[1], left: boolean) {
+function padCall(args: readonly Typed[], c: CallCtx, left: boolean) {
   const ts = [str(c, args[0], 0), int(c, args[1], 1), ...(args[2] ? [str(c, args[2], 2)] : [])];
   return call(
     c,
@@ -667,7 +325,7 @@ interface NumberPattern {
  * A DecimalFormat pattern (Locale.US) of the form prefix #,##0.00## suffix. Patterns with other
  * special characters (% ‰ ¤ E ' ; -) are refused (at analysis for a literal, else for the row).
  */
-function decimalPattern(pattern: string, c: Parameters<FunctionDef['resolve']>[1] | null): NumberPattern {
+function decimalPattern(pattern: string, c: CallCtx | null): NumberPattern {
   const p = pattern === '' ? '#,###,###,###,###,###,##0' : pattern;
   const m = /^([^#0,.;%\u2030\u00a4'\-1-9]*)([#,]*[0,]*)(?:(\.)(0*)(#*))?([^#0,.;%\u2030\u00a4E'\-1-9]*)$/.exec(p);
   const intPart = m?.[2] ?? '';

@@ -1,0 +1,300 @@
+/**
+ * The conversions of DATE and TIMESTAMP to and from text and numbers. The pattern forms
+ * (`to_timestamp(s, fmt)`, `to_date(s, fmt)`, `unix_timestamp(s, fmt)`, `date_format`,
+ * `from_unixtime(n, fmt)`) take a constant Spark datetime pattern, compiled once when the query is
+ * built (datetime-patterns.ts): a pattern Spark refuses is refused there with Spark's class, and a
+ * text that does not match is the row's CANNOT_PARSE_TIMESTAMP (null for try_to_timestamp). A
+ * pattern given per row is compiled per distinct text. The epoch forms (unix_*, timestamp_*,
+ * date_from_unix_date) count seconds, milliseconds, microseconds or days from 1970-01-01 UTC.
+ */
+import { compileSparkDatetimePattern, type DatetimePattern, DatetimePatternError } from '../datetime-patterns';
+import { dateOfEpochDay, epochDayOf } from '../dates';
+import { rescale, unscaledOf } from '../decimal';
+import { type CallCtx, type FunctionDef, implicitCast } from './analyze';
+import { SparkRowError } from './errors';
+import { call, constantArg, dateArg, def, int, str, timestampArg, what } from './fn-util';
+import { dateOfMicros, floorDivMicros, formatTimestampText, inRange, MICROS_PER_SECOND, type Micros, microsValue, parseTimestampMicros } from './time';
+import { strict, type Typed } from './typed';
+import { DATE, DOUBLE, INT, isIntegral, LONG, STRING, type SqlType, TIMESTAMP, typeName } from './types';
+import { big, overflow } from './values';
+
+const DEFAULT_PATTERN = 'yyyy-MM-dd HH:mm:ss';
+
+/**
+ * The pattern argument, compiled once for the query: it must be a constant STRING (Spark's forms
+ * almost always are; a per-row pattern would compile per row). Null when the pattern is NULL, which
+ * makes every result null.
+ */
+function patternArg(c: CallCtx, a: Typed, i: number, use: 'parse' | 'format'): DatetimePattern | null {
+  const v = constantArg(c, a, i, "a pattern in quotes, 'yyyy-MM-dd HH:mm:ss'");
+  if (v === null) return null;
+  if (typeof v !== 'string') {
+    throw c.az.mismatch('UNEXPECTED_INPUT_TYPE', c.sql, `${what(c, i)} requires the "STRING" type, however ${a.sql} has the type "${typeName(a.type)}"`, c.pos);
+  }
+  try {
+    return compileSparkDatetimePattern(v, use);
+  } catch (e) {
+    if (e instanceof DatetimePatternError) throw c.az.fail(e.errorClass, `${c.name}: ${e.message} (at index ${e.index} of the pattern)`, c.pos);
+    throw e;
+  }
+}
+
+/**
+ * A pattern given per row (a column, which Spark also takes): compiled once per distinct text; a
+ * pattern Spark refuses is that row's error, with Spark's class.
+ */
+function rowPatterns(c: CallCtx, use: 'parse' | 'format'): (text: string) => DatetimePattern {
+  const cache = new Map<string, DatetimePattern | DatetimePatternError>();
+  return (text) => {
+    let p = cache.get(text);
+    if (p === undefined) {
+      try {
+        p = compileSparkDatetimePattern(text, use);
+      } catch (e) {
+        if (!(e instanceof DatetimePatternError)) throw e;
+        p = e;
+      }
+      if (cache.size < 1000) cache.set(text, p);
+    }
+    if (p instanceof DatetimePatternError) throw new SparkRowError(p.errorClass, `${c.name}: ${p.message} (at index ${p.index} of the pattern)`);
+    return p;
+  };
+}
+
+/** A call whose result is null for every row (a NULL pattern). */
+function nullCall(c: CallCtx, type: SqlType): Typed {
+  return call(c, type, [], () => () => null);
+}
+
+/** A text in the pattern as a TIMESTAMP value; a mismatch is the row's CANNOT_PARSE_TIMESTAMP (ANSI), or null when `safe`. */
+function parserOf(p: DatetimePattern, safe: boolean): (text: string) => Micros | null {
+  return (text) => {
+    const us = p.parseTimestamp(text);
+    if (us !== null || safe) return us;
+    throw new SparkRowError(
+      'CANNOT_PARSE_TIMESTAMP',
+      `${p.whyNot(text) ?? `Text '${text}' could not be parsed`}. Use \`try_to_timestamp\` to tolerate invalid input string and return NULL instead.`,
+    );
+  };
+}
+
+/**
+ * to_timestamp / try_to_timestamp / to_date / unix_timestamp with a pattern: a STRING parsed with
+ * it (Spark's GetTimestamp), then `then` of the instant; a DATE or TIMESTAMP argument is taken as
+ * its instant, as Spark does.
+ */
+function parsed(c: CallCtx, [s, f]: readonly Typed[], type: SqlType, safe: boolean, then: (us: Micros) => unknown): Typed {
+  const dated = s.type.type === 'DATE' || s.type.type === 'TIMESTAMP';
+  if (f.constant === undefined) {
+    // a pattern per row (a column): Spark builds its formatter per row
+    if (dated) {
+      return call(
+        c,
+        type,
+        [timestampArg(c, s, 0), str(c, f, 1)],
+        strict((t) => then(t as Micros)),
+      );
+    }
+    const patternOf = rowPatterns(c, 'parse');
+    return call(
+      c,
+      type,
+      [str(c, s, 0), str(c, f, 1)],
+      strict((text, fmt) => {
+        const us = parserOf(patternOf(fmt as string), safe)(text as string);
+        return us === null ? null : then(us);
+      }),
+    );
+  }
+  const p = patternArg(c, f, 1, 'parse');
+  if (p === null) return nullCall(c, type);
+  if (dated) {
+    return call(
+      c,
+      type,
+      [timestampArg(c, s, 0)],
+      strict((t) => then(t as Micros)),
+    );
+  }
+  const parse = parserOf(p, safe);
+  return call(
+    c,
+    type,
+    [str(c, s, 0)],
+    strict((text) => {
+      const us = parse(text as string);
+      return us === null ? null : then(us);
+    }),
+  );
+}
+
+/** The argument cast to `type` (null for a value that does not cast when `safe`, else the row's error), named as the call. */
+function castCall(c: CallCtx, a: Typed, type: SqlType, safe: boolean): Typed {
+  return { ...c.az.cast(a, type, safe, c.pos), sql: c.sql, name: c.sql };
+}
+
+/** date(x) / timestamp(x): Spark's CAST under its function name. */
+function castTo(type: SqlType): FunctionDef {
+  return def(1, 1, ([a], c) => castCall(c, a, type, false));
+}
+
+/** to_date / to_timestamp / try_to_timestamp: one argument is a cast; with a pattern, the text parsed with it (`parsed`). */
+function parseOrCast(type: SqlType, safe: boolean, then: (us: Micros) => unknown): FunctionDef {
+  return def(1, 2, (args, c) => (args.length === 2 ? parsed(c, args, type, safe, then) : castCall(c, args[0], type, safe)));
+}
+
+function secondsToTimestamp(unit: number): FunctionDef {
+  return def(1, 1, ([a], c) => {
+    // a STRING is cast to the input type's default: DOUBLE for timestamp_seconds (any number), BIGINT for the others
+    const t = a.type.type === 'STRING' ? implicitCast(a, unit === MICROS_PER_SECOND ? DOUBLE : LONG) : a;
+    const within = (u: bigint) => {
+      if (!inRange(u)) {
+        throw new SparkRowError(
+          'ARITHMETIC_OVERFLOW',
+          `timestamp overflow in ${c.sql}: ${u / BigInt(MICROS_PER_SECOND)} seconds is outside years 1 to 9999. Filter out such values, or check the unit (seconds, milliseconds, microseconds).`,
+        );
+      }
+      return microsValue(u);
+    };
+    if (isIntegral(t.type))
+      return call(
+        c,
+        TIMESTAMP,
+        [t],
+        strict((v) => within(big(v) * BigInt(unit))),
+      );
+    if (t.type.type === 'DECIMAL' && unit === MICROS_PER_SECOND)
+      return call(
+        c,
+        TIMESTAMP,
+        [t],
+        strict((v) => within(rescale(unscaledOf(v as string), t.type.scale!, 6))),
+      );
+    if (t.type.type === 'DOUBLE' && unit === MICROS_PER_SECOND) {
+      return call(
+        c,
+        TIMESTAMP,
+        [t],
+        strict((v) => (Number.isFinite(v as number) ? within(BigInt(Math.trunc((v as number) * unit))) : null)),
+      );
+    }
+    throw c.az.mismatch(
+      'UNEXPECTED_INPUT_TYPE',
+      c.sql,
+      `${what(c, 0)} requires ${unit === MICROS_PER_SECOND ? 'a number' : 'an integral type'}, however ${a.sql} has the type "${typeName(a.type)}"`,
+      c.pos,
+    );
+  });
+}
+
+function timestampTo(unit: number): FunctionDef {
+  return def(1, 1, ([a], c) =>
+    call(
+      c,
+      LONG,
+      [timestampArg(c, a, 0)],
+      strict((t) => floorDivMicros(t as Micros, unit)),
+    ),
+  );
+}
+
+const PLAIN_TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
+
+export const DATETIME_CONVERSIONS: Record<string, FunctionDef> = {
+  to_date: parseOrCast(DATE, false, dateOfMicros),
+  to_timestamp: parseOrCast(TIMESTAMP, false, (us) => us),
+  try_to_timestamp: parseOrCast(TIMESTAMP, true, (us) => us),
+  date: castTo(DATE),
+  timestamp: castTo(TIMESTAMP),
+  date_format: def(2, 2, ([t, f], c) => {
+    if (f.constant === undefined) {
+      const patternOf = rowPatterns(c, 'format');
+      return call(
+        c,
+        STRING,
+        [timestampArg(c, t, 0), str(c, f, 1)],
+        strict((x, fmt) => patternOf(fmt as string).format(x as Micros)),
+      );
+    }
+    const p = patternArg(c, f, 1, 'format');
+    if (p === null) return nullCall(c, STRING);
+    return call(
+      c,
+      STRING,
+      [timestampArg(c, t, 0)],
+      strict((x) => p.format(x as Micros)),
+    );
+  }),
+  unix_timestamp: def(0, 2, (args, c) => {
+    if (args.length === 0) {
+      throw c.az.fail(
+        'INVALID_NON_DETERMINISTIC_EXPRESSIONS',
+        'unix_timestamp() without an argument is the current time, which is not deterministic: pass a column, unix_timestamp(event_time)',
+        c.pos,
+      );
+    }
+    if (args.length === 2) return parsed(c, args, LONG, false, (us) => floorDivMicros(us, MICROS_PER_SECOND));
+    const a = args[0];
+    if (a.type.type === 'STRING') {
+      return call(
+        c,
+        LONG,
+        [a],
+        strict((s) => {
+          const us = PLAIN_TIMESTAMP.test(s as string) ? parseTimestampMicros(s as string) : null;
+          if (us === null) {
+            throw new SparkRowError(
+              'CANNOT_PARSE_TIMESTAMP',
+              `Text '${s}' could not be parsed with the pattern 'yyyy-MM-dd HH:mm:ss'. Use \`try_to_timestamp\` to tolerate invalid input string and return NULL instead.`,
+            );
+          }
+          return floorDivMicros(us, MICROS_PER_SECOND);
+        }),
+      );
+    }
+    return call(
+      c,
+      LONG,
+      [timestampArg(c, a, 0)],
+      strict((t) => floorDivMicros(t as Micros, MICROS_PER_SECOND)),
+    );
+  }),
+  unix_seconds: timestampTo(MICROS_PER_SECOND),
+  unix_millis: timestampTo(1000),
+  unix_micros: timestampTo(1),
+  unix_date: def(1, 1, ([d], c) =>
+    call(
+      c,
+      INT,
+      [dateArg(c, d, 0)],
+      strict((x) => epochDayOf(x as string)),
+    ),
+  ),
+  date_from_unix_date: def(1, 1, ([n], c) =>
+    call(
+      c,
+      DATE,
+      [int(c, n, 0)],
+      strict((x) => dateOfEpochDay(x as number)),
+    ),
+  ),
+  timestamp_seconds: secondsToTimestamp(MICROS_PER_SECOND),
+  timestamp_millis: secondsToTimestamp(1000),
+  timestamp_micros: secondsToTimestamp(1),
+  from_unixtime: def(1, 2, (args, c) => {
+    const p = args.length === 2 ? patternArg(c, args[1], 1, 'format') : null;
+    if (args.length === 2 && p === null) return nullCall(c, STRING);
+    const format = p === null || p.pattern === DEFAULT_PATTERN ? formatTimestampText : p.format;
+    const n = c.az.implicit(args[0], LONG, c.pos, what(c, 0));
+    return call(
+      c,
+      STRING,
+      [n],
+      strict((s) => {
+        const us = big(s) * 1_000_000n;
+        if (!inRange(us)) throw overflow(`timestamp overflow in ${c.sql};`, 'try_cast');
+        return format(microsValue(us));
+      }),
+    );
+  }),
+};
