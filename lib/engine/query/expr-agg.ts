@@ -8,11 +8,11 @@
  */
 import { InvalidQueryError } from '../errors';
 import { parseExpression, type Ast } from '../expr/parser';
-import { analyzeExpression } from '../expr';
+import { analyzeExpression, prettySql } from '../expr';
 import type { GroupKey, SessionKey, WindowKey } from '../plan/types';
 import type { ColumnInfo } from '../plan/columns';
 import { Column, quoteName } from './column';
-import { AggBuilder, renamed, sessionWindow, window } from './functions';
+import { AggBuilder, aggregateName, renamed, sessionWindow, window } from './functions';
 
 /** The keys, aggregates and stage an aggregation with expressions is built from. */
 export interface ExprAggregation {
@@ -77,7 +77,7 @@ export function aggregation(cols: readonly ColumnInfo[], keys: ReadonlyArray<str
       const name = tempName('agg');
       computed.push(`${c.sql} AS ${name}`);
       computedNames.add(name);
-      return new AggBuilder(a.fn, name, a.name === `${a.fn}(${c.sql})` ? `${a.fn}(${analyzeExpression(c.sql, cols).sql})` : a.name);
+      return new AggBuilder(a.fn, name, a.name === aggregateName(a.fn, c.sql) ? aggregateName(a.fn, prettySql(c.sql, cols)) : a.name);
     }
     if (typeof c === 'string' && computedNames.has(c)) {
       // a key computed under the name of a column this aggregate reads: it reads the column as it came in
