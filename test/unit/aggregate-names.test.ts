@@ -4,10 +4,11 @@
  * `count(*)` is `count(1)`, an expression argument is printed as a non-aggregate expression is
  * (`sum((amount * 2))`, `1L` as `1`, a string literal as its value, a nested field by its path),
  * `mean` and `first_value`/`last_value` keep the name they were called by, and first/last print
- * their ignoreNulls flag: `first(amount, false)`.
+ * their ignoreNulls flag: `first(amount, false)`; a STRING input of sum and avg shows the cast
+ * to DOUBLE that Spark's analysis adds before it names the aggregate.
  */
 import { expr } from '../../lib/engine/query/column';
-import { approxCountDistinct, count, first, last, sum } from '../../lib/engine/query/functions';
+import { approxCountDistinct, avg, count, first, last, sum } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
 import { compileSql } from '../../lib/engine/sql';
 
@@ -23,7 +24,7 @@ describe('an aggregate without AS in SQL', () => {
   it('is named as Spark names it', () => {
     const plan = compileSql(`SET outputMode = update;
 SELECT k, sum(amount), SUM(amount * 2), count(*), avg(x), mean(x), max(upper(name)), min(amount + 1L), approx_count_distinct(name),
-  first(amount), first_value(x), last(amount), last_value(x), count('a'), sum(s.b)
+  first(amount), first_value(x), last(amount), last_value(x), count('a'), sum(s.b), sum(name), avg(upper(name)), max(name)
 FROM STREAM read_files(schema => '${COLS}') GROUP BY k`);
     expect(aggNames(plan)).toEqual([
       'sum(amount)',
@@ -40,6 +41,10 @@ FROM STREAM read_files(schema => '${COLS}') GROUP BY k`);
       'last_value(x, false)',
       'count(a)',
       'sum(s.b)',
+      // a STRING input of sum and avg under the cast Spark's analysis adds before naming (as kurtosis(CAST(col AS DOUBLE)))
+      'sum(CAST(name AS DOUBLE))',
+      'avg(CAST(upper(name) AS DOUBLE))',
+      'max(name)',
     ]);
   });
 
@@ -57,7 +62,16 @@ describe('an aggregate without alias in the query API', () => {
       .schema(COLS)
       .load()
       .groupBy('k')
-      .agg(sum(expr('amount * 2')), sum(expr('amount + 1L')), approxCountDistinct('name'), first('amount'), last(expr("concat(name, 'x')")), count());
+      .agg(
+        sum(expr('amount * 2')),
+        sum(expr('amount + 1L')),
+        approxCountDistinct('name'),
+        first('amount'),
+        last(expr("concat(name, 'x')")),
+        count(),
+        sum('name' as never),
+        avg('amount'),
+      );
     expect(frame.columnsNow_().map((c) => c.name)).toEqual([
       'k',
       'sum((amount * 2))',
@@ -66,6 +80,8 @@ describe('an aggregate without alias in the query API', () => {
       'first(amount, false)',
       'last(concat(name, x), false)',
       'count(1)',
+      'sum(CAST(name AS DOUBLE))',
+      'avg(amount)',
     ]);
   });
 });

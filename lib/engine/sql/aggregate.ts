@@ -7,11 +7,11 @@
  * A key or an aggregate input that is a column is given by name and a window over a column by
  * `window(col, ...)`, as a TypeScript query writes them; anything else as `expr(text)`.
  */
-import { prettySql } from '../expr';
 import { tokenize } from '../expr/lexer';
 import type { ColumnInfo } from '../plan/columns';
 import type { Ast } from '../expr/parser';
 import { expr } from '../query/column';
+import { aggregateArgName } from '../query/expr-agg';
 import type { StreamFrame } from '../query/frame';
 import {
   type AggBuilder,
@@ -117,7 +117,7 @@ function aggOf(sql: string, item: SelectItem, spans: Span[], columns: readonly C
   // without AS, Spark's name: the argument's pretty SQL, under the name the call used when Spark keeps it (mean, first_value, last_value)
   let pretty: string;
   try {
-    pretty = prettySql(argText, columns);
+    pretty = aggregateArgName(b.fn, argText, columns);
   } catch {
     return b; // (the aggregation reports the expression's error, at its place)
   }
