@@ -11,6 +11,7 @@
 import { InvalidQueryError } from '../../lib/engine/errors';
 import { count, sessionWindow, window } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
+import { StatefulProcessor, type ProcessorRow } from '../../lib/engine/tws/api';
 
 const impressions = () => readStream.format('json').schema('adId STRING, impressionTime TIMESTAMP').load().withWatermark('impressionTime', '0 seconds');
 const clicks = () => readStream.format('json').schema('clickAdId STRING, clickTime TIMESTAMP').load().withWatermark('clickTime', '0 seconds');
@@ -69,5 +70,25 @@ describe('a renamed copy of the event-time column is a second one (Spark: an ali
       /event time columns: \(session_window\(t\), t2\): the session-window aggregation/,
     );
     expect(() => copied().groupBy(sessionWindow('t', '5 minutes'), 'k').agg(count().as('n')).writeStream.outputMode('complete').plan()).not.toThrow();
+  });
+});
+
+describe('transformWithState after the join', () => {
+  class Noop extends StatefulProcessor<ProcessorRow, ProcessorRow, object> {
+    init(): void {}
+    handleInputRows(): Iterable<object> {
+      return [];
+    }
+  }
+  const tws = (timeMode: 'none' | 'processingTime') =>
+    joined()
+      .groupBy('adId')
+      .transformWithState(Noop as never, { timeMode, outputSchema: 'adId STRING' })
+      .writeStream.outputMode('append')
+      .plan();
+
+  it('is refused in every time mode (Spark evaluates the late-row predicate before it looks at the time mode)', () => {
+    expect(() => tws('none')).toThrow(/event time columns: \(impressionTime, clickTime\): transformWithState/);
+    expect(() => tws('processingTime')).toThrow(REFUSED);
   });
 });
