@@ -4,7 +4,7 @@
  */
 import type { Json, Row } from './ports';
 import type { AggSpec } from './plan/types';
-import { SparkRowError } from './expr/errors';
+import { isSparkRowError, SparkRowError } from './expr/errors';
 import { hllAdd, hllCount, hllMerge, hllNew } from './hll';
 import { canonicalLong, type DataType } from './schema';
 import { castFunction } from './expr/cast';
@@ -318,6 +318,70 @@ export function initBuffer(aggs: readonly CompiledAgg[]): Buffer {
 
 export function updateBuffer(aggs: readonly CompiledAgg[], buf: Buffer, row: Row): void {
   for (let i = 0; i < aggs.length; i++) buf[i] = aggs[i].update(buf[i], row);
+}
+
+/** Why an aggregation refuses a row: its ANSI error and the aggregation that raised it. */
+export interface Refusal {
+  readonly error: SparkRowError;
+  readonly agg: CompiledAgg;
+}
+
+/** Whether any of the aggregations can refuse a row (an exact aggregate or an input check): then its operator guards each row. */
+export function refusesRows(aggs: readonly CompiledAgg[]): boolean {
+  return aggs.some((a) => a.exact === true || a.check !== undefined);
+}
+
+/**
+ * The per-row input guard of every aggregation operator (FORMAT-3 departure 2): the windowed and
+ * global aggregate (aggregate.ts, through overflow-guard.ts) and session windows (session.ts).
+ * Checks a row against a buffer it would join (`current`; null: a fresh buffer): each
+ * aggregation's input cast (`check`, when `checkInput`: once per row, not per group it joins),
+ * then each exact aggregate's value with the row (its update and, when `finishMayFail`, its
+ * finish), kept in `cand` for applyGuarded. Returns the first refusal, in the aggregations'
+ * order, or null: a refused row is a dead letter that no aggregate of its group takes.
+ * (An exact aggregate's update and finish are pure: `current` is left as it was.)
+ */
+export function guardRow(aggs: readonly CompiledAgg[], current: Buffer | null, row: Row, cand: Json[], checkInput = true): Refusal | null {
+  for (let i = 0; i < aggs.length; i++) {
+    const agg = aggs[i];
+    try {
+      if (agg.exact !== true) {
+        if (checkInput && agg.check !== undefined) agg.check(row);
+        continue;
+      }
+      cand[i] = agg.update(current === null ? agg.init() : current[i], row);
+      if (agg.finishMayFail) agg.finish(cand[i]);
+    } catch (e) {
+      if (!isSparkRowError(e)) throw e;
+      return { error: e, agg };
+    }
+  }
+  return null;
+}
+
+/** Adds a row that guardRow passed with `cand` to `buf`: the exact aggregates take their candidates, the others update. */
+export function applyGuarded(aggs: readonly CompiledAgg[], buf: Buffer, cand: readonly Json[], row: Row): void {
+  for (let i = 0; i < aggs.length; i++) buf[i] = aggs[i].exact === true ? cand[i] : aggs[i].update(buf[i], row);
+}
+
+/**
+ * guardRow for a row held as its own one-row buffer (`rowBuf`, made by guardRow and applyGuarded
+ * from a fresh buffer) that merges into `into` (a session window's row joining its session:
+ * session.ts): the merge of every aggregate into `out`, each exact one checked as guardRow checks
+ * it. `into` is left as it was.
+ */
+export function guardMerge(aggs: readonly CompiledAgg[], into: Buffer, rowBuf: Buffer, out: Buffer): Refusal | null {
+  for (let i = 0; i < aggs.length; i++) {
+    const agg = aggs[i];
+    try {
+      out[i] = agg.merge(into[i], rowBuf[i]);
+      if (agg.exact === true && agg.finishMayFail) agg.finish(out[i]);
+    } catch (e) {
+      if (!isSparkRowError(e)) throw e;
+      return { error: e, agg };
+    }
+  }
+  return null;
 }
 
 /** The merge of two buffers: a new one, or `other` itself, overwritten, when `inPlace`. */

@@ -61,6 +61,24 @@ function prettyNamed(t: Typed, ast: Ast, text: string, columns: readonly ColumnI
   }
 }
 
+/**
+ * Spark's pretty SQL of an expression as an argument of another (toPrettySQL, as in an
+ * aggregate's name without AS, `sum((amount * 2))`): a column by its name as it is (no quotes),
+ * a nested field by its path, a literal by its value, `(1 + 1)` for `1L + 1`. Unlike a column's
+ * own name, a nested field keeps its path. Throws ExpressionError as analyzeExpression does.
+ */
+export function prettySql(text: string, columns: readonly ColumnInfo[]): string {
+  const ast = parseExpression(text);
+  const ref = columnOf(ast, columns);
+  if (ref) return ref.name;
+  const t = new Analyzer({ text, columns }).analyze(ast);
+  try {
+    return new Analyzer({ text, columns, pretty: true }).analyze(ast).sql;
+  } catch {
+    return t.sql;
+  }
+}
+
 /** Parses, analyzes and compiles one expression; its column is named `name`, or as Spark names it without AS. */
 export function compileExpression(text: string, columns: readonly ColumnInfo[], name?: string): CompiledExpression {
   const ast = parseExpression(text);

@@ -6,6 +6,8 @@
  *
  * The same guard makes a row a dead letter when an aggregation's input cast fails for it (aggregates.ts
  * `check`: sum/avg of a STRING column, whose text Spark casts to DOUBLE: CAST_INVALID_INPUT).
+ * What refuses a row is one rule, aggregates.ts guardRow, which session windows (session.ts) run
+ * too; this file is how the aggregate operator applies it to its groups.
  *
  * The aggregate operator (aggregate.ts) hands its rows to a guard only when an aggregation adds
  * exactly (aggregates.ts `exact`) or checks its input (`check`): the numeric fast path (numeric-slots.ts) holds none of those,
@@ -29,9 +31,9 @@
  *    or with the stored value, has no row to blame: the batch fails (`mergeChecked`), as Spark
  *    fails the query, with a message that names the group.
  */
-import type { Buffer, CompiledAgg } from '../aggregates';
+import { applyGuarded, type Buffer, type CompiledAgg, guardRow, type Refusal, refusesRows } from '../aggregates';
 import { SluiceError } from '../errors';
-import { isSparkRowError, type SparkRowError } from '../expr/errors';
+import { isSparkRowError } from '../expr/errors';
 import type { GroupKey } from '../plan/types';
 import type { Json, Row } from '../ports';
 import type { RowErrorHandler } from '../rows';
@@ -66,19 +68,28 @@ function describeAgg(agg: CompiledAgg): string {
 }
 
 /** A value in a message: a BIGINT beyond 2^53 as its digits. */
-function valueText(v: unknown): string {
+export function valueText(v: unknown): string {
   return typeof v === 'bigint' ? String(v) : v === undefined ? 'null' : JSON.stringify(v);
 }
 
-/** A group as messages name it, by its grouping values: `the group where window is [start, end) and k is "a"`. */
+/** A group as messages name it, by its grouping values (a window or session window as [start, end]): `the group where window is [start, end) and k is "a"`. */
 function describeGroup(keys: readonly GroupKey[], kv: readonly Json[]): string {
   if (keys.length === 0) return "the query's one group";
   const parts = keys.map((k, i) => {
-    if (k.kind !== 'window') return `${k.kind === 'column' ? k.name : 'session_window'} is ${valueText(kv[i])}`;
+    if (k.kind === 'column') return `${k.name} is ${valueText(kv[i])}`;
     const [start, end] = kv[i] as Micros[];
-    return `window is [${formatTimestamp(start)}, ${formatTimestamp(end)})`;
+    return `${k.kind === 'window' ? 'window' : 'session_window'} is [${formatTimestamp(start)}, ${formatTimestamp(end)})`;
   });
   return `the group where ${parts.join(' and ')}`;
+}
+
+/**
+ * The dead letter's reason for a row an aggregation refuses (aggregates.ts guardRow): the error,
+ * then the aggregation, the group (`kv`, by `keys`) and the row's value.
+ */
+export function refusalReason({ error, agg }: Refusal, keys: readonly GroupKey[], kv: readonly Json[], row: Row): string {
+  const column = agg.spec.column!;
+  return `${error.message} (in ${describeAgg(agg)} of ${describeGroup(keys, kv)}, with this row's ${column} = ${valueText(row[column])}: the row is a dead letter and no aggregate of the group counts it)`;
 }
 
 export class OverflowGuard {
@@ -92,7 +103,7 @@ export class OverflowGuard {
 
   /** The guard of the aggregations, or null when none adds exactly (nothing can overflow). */
   static of(aggs: readonly CompiledAgg[], keys: readonly GroupKey[]): OverflowGuard | null {
-    return aggs.some((a) => a.exact === true || a.check !== undefined) ? new OverflowGuard(aggs, keys) : null;
+    return refusesRows(aggs) ? new OverflowGuard(aggs, keys) : null;
   }
 
   private constructor(
@@ -144,37 +155,18 @@ export class OverflowGuard {
     }
   }
 
-  /** One row into the groups in slots[from..to): all of them, or none when an exact aggregate of one overflows. */
+  /** One row into the groups in slots[from..to): all of them, or none when the guard (aggregates.ts guardRow) refuses it for one. */
   private applyRow<G extends GuardedGroup>(t: FoldTarget<G>, row: Row, slots: readonly number[], from: number, to: number): void {
-    const { aggs, exact, candidates } = this;
+    const { aggs, candidates } = this;
     for (let j = from; j < to; j++) {
       const g = t.group(slots[j]);
-      const fresh = g.touchedIn !== t.batchId;
+      const current = g.touchedIn !== t.batchId ? (g.state ?? null) : g.buf;
       const cand = (candidates[j - from] ??= new Array<Json>(aggs.length));
-      for (let i = 0; i < aggs.length; i++) {
-        const agg = aggs[i];
-        if (!exact[i]) {
-          if (agg.check === undefined || j > from) continue;
-          // the aggregation's input cast (a STRING column's text to DOUBLE): the row's own error
-          try {
-            agg.check(row);
-          } catch (e) {
-            if (!isSparkRowError(e)) throw e;
-            t.onRowError(row, this.rowReason(e, agg, g, row));
-            return;
-          }
-          continue;
-        }
-        // (an exact aggregate's update and finish are pure: they make new values)
-        const current = fresh ? (g.state != null ? g.state[i] : agg.init()) : g.buf[i];
-        try {
-          cand[i] = agg.update(current, row);
-          if (agg.finishMayFail) agg.finish(cand[i]);
-        } catch (e) {
-          if (!isSparkRowError(e)) throw e;
-          t.onRowError(row, this.rowReason(e, agg, g, row));
-          return;
-        }
+      // (the input cast is the row's own: checked once, with its first group)
+      const refusal = guardRow(aggs, current, row, cand, j === from);
+      if (refusal !== null) {
+        t.onRowError(row, refusalReason(refusal, this.keys, g.kv, row));
+        return;
       }
     }
     for (let j = from; j < to; j++) {
@@ -184,9 +176,7 @@ export class OverflowGuard {
         g.touchedIn = t.batchId;
         t.touched.push(g);
       }
-      const cand = candidates[j - from];
-      const buf = g.buf;
-      for (let i = 0; i < aggs.length; i++) buf[i] = exact[i] ? cand[i] : aggs[i].update(buf[i], row);
+      applyGuarded(aggs, g.buf, candidates[j - from], row);
     }
   }
 
@@ -197,12 +187,6 @@ export class OverflowGuard {
     const buf = new Array<Json>(aggs.length);
     for (let i = 0; i < aggs.length; i++) buf[i] = exact[i] && state != null ? state[i] : aggs[i].init();
     return buf;
-  }
-
-  /** The dead letter's reason: the error, then the aggregation, the group and the row's value. */
-  private rowReason(e: SparkRowError, agg: CompiledAgg, g: GuardedGroup, row: Row): string {
-    const column = agg.spec.column!;
-    return `${e.message} (in ${describeAgg(agg)} of ${describeGroup(this.keys, g.kv)}, with this row's ${column} = ${valueText(row[column])}: the row is a dead letter and no aggregate of the group counts it)`;
   }
 
   /** A group's folded buffer (`buf`, overwritten) completed with its stored one: the exact aggregates hold it already. */

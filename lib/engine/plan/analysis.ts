@@ -6,7 +6,7 @@
 import { InvalidQueryError } from '../errors';
 import { type ChainDraft, type ChainedOperator, type Marks, operatorChain } from './chain';
 import { type ColumnInfo, unknownColumn } from './columns';
-import type { OutputMode, StatefulSpec, StreamJoinSpec, StreamJoinType, TransformWithStateSpec } from './types';
+import type { OutputMode, StatefulSpec, StatelessStage, StreamJoinSpec, StreamJoinType, TransformWithStateSpec } from './types';
 import type { ColumnType } from '../schema';
 
 /** The column types sum and avg refuse, as Spark's analysis does (UNEXPECTED_INPUT_TYPE). */
@@ -60,6 +60,13 @@ export function checkPlan(draft: ChainDraft, outputMode: OutputMode): void {
       'Update output mode not supported for session window on streaming DataFrames/DataSets: a session that grows or merges becomes a new row, which update mode cannot retract; use append (each session once, when the watermark passes its end) or complete',
     );
   }
+  chain.forEach((op, i) =>
+    checkOneEventTimeColumn(
+      op,
+      chain.slice(i + 1).find((o) => o.input === op.input),
+      outputMode,
+    ),
+  );
   // and a streaming session window needs a grouping column besides it (SessionWindowStateStoreRestoreExec
   // asserts so when the query starts; the Guide lists it among the session window's restrictions)
   for (const op of chain) {
@@ -69,6 +76,110 @@ export function checkPlan(draft: ChainDraft, outputMode: OutputMode): void {
       );
     }
   }
+}
+
+/**
+ * The event-time columns a stateful operator finds its watermark by, in order, when it looks
+ * (Spark's WatermarkSupport.findEventTimeColumn over the operator's child output, which refuses
+ * more than one distinct column unless spark.sql.streaming.statefulOperator.allowMultiple is off):
+ *  - dropDuplicates (both kinds) and transformWithState (any time mode) read their input rows and
+ *    filter late ones in every batch: their marked input columns, less those Spark's optimizer
+ *    prunes below a dropDuplicates (ColumnPruning: a column that is not a key and that nothing
+ *    downstream reads; `downstream`);
+ *  - an aggregation's state operators see the partial aggregates, whose columns are the grouping
+ *    keys and the aggregation buffers (unmarked): its marked keys, a window or session window over
+ *    a marked column included. A session window filters late rows in every mode; any other
+ *    aggregation only in append and update (complete mode never evaluates the watermark);
+ *  - a stream-stream join takes each side's first marked column, and never refuses.
+ * Null: the operator does not look.
+ */
+function eventTimeColumns(op: ChainedOperator, next: ChainedOperator | undefined, mode: OutputMode): string[] | null {
+  const st = op.spec;
+  const marked = op.inputColumns.map((c) => c.name).filter((c) => op.marks.has(c));
+  if (st.kind === 'transformWithState') return marked;
+  if (st.kind === 'dedup') return st.columns === null ? marked : marked.filter((c) => st.columns!.includes(c) || downstream(c, op.post, next));
+  if (st.kind !== 'aggregate') return null;
+  const session = st.keys.some((k) => k.kind === 'session');
+  if (mode === 'complete' && !session) return null;
+  return st.keys
+    .filter((k) => op.marks.has(k.kind === 'column' ? k.name : k.column))
+    .map((k) => (k.kind === 'column' ? k.name : `${k.kind === 'window' ? 'window' : 'session_window'}(${k.column})`));
+}
+
+/** Whether `text` names column `c` (an expression stage's text: read as written, so a name inside a string literal counts too). */
+function names(text: string, c: string): boolean {
+  return new RegExp(`(^|[^A-Za-z0-9_])${c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^A-Za-z0-9_])`).test(text);
+}
+
+/**
+ * Whether column `c` of an operator's output is read after it: by the stateless stages `post`
+ * (a projection that leaves it out ends its life), else by the next operator of the pipeline
+ * (an aggregation reads its keys and aggregated columns; another operator, a join or the sink
+ * every column). A stage whose columns cannot be told (a function's filter or column) reads it.
+ */
+function downstream(c: string, post: readonly StatelessStage[], next: ChainedOperator | undefined): boolean {
+  for (const s of post) {
+    switch (s.kind) {
+      case 'select':
+        if (!s.columns.includes(c)) return false;
+        break;
+      case 'project': {
+        const item = s.items.find((i) => (i.kind === 'window' ? i.window.column : i.kind === 'path' || i.kind === 'explode' ? null : i.column) === c);
+        return item !== undefined;
+      }
+      case 'selectExpr':
+        return s.items.some((t) => t.trim() === '*' || names(t, c));
+      case 'filterExpr':
+        if (names(s.text, c)) return true;
+        break;
+      case 'withColumnExpr':
+        if (names(s.text, c)) return true;
+        if (s.name === c) return false; // replaced
+        break;
+      case 'withColumn':
+      case 'filter':
+        return true;
+      case 'extract':
+        if (s.name === c) return false;
+        break;
+      case 'join':
+      case 'watermark':
+        return true;
+    }
+  }
+  if (next === undefined || next.spec.kind !== 'aggregate') return true;
+  const spec = next.spec;
+  return spec.keys.some((k) => (k.kind === 'column' ? k.name : k.column) === c) || spec.aggs.some((a) => a.column === c);
+}
+
+/**
+ * Spark refuses a stateful operator that finds more than one event-time column (eventTimeColumns),
+ * typically after a stream-stream join whose output keeps both sides' marked columns: the operator
+ * would not know which one the watermark is for. Spark fails when the query runs; sluice refuses
+ * the plan before any batch.
+ */
+function checkOneEventTimeColumn(op: ChainedOperator, next: ChainedOperator | undefined, mode: OutputMode): void {
+  const cols = eventTimeColumns(op, next, mode);
+  if (cols === null || cols.length <= 1) return;
+  const st = op.spec;
+  const what =
+    st.kind === 'dedup'
+      ? st.withinWatermark
+        ? 'dropDuplicatesWithinWatermark'
+        : 'dropDuplicates'
+      : st.kind === 'transformWithState'
+        ? 'transformWithState'
+        : st.kind === 'aggregate' && st.keys.some((k) => k.kind === 'session')
+          ? 'the session-window aggregation'
+          : 'the aggregation';
+  const fix =
+    st.kind === 'aggregate'
+      ? `group by one of them only (${cols.join(' or ')})`
+      : `select or drop all but one of them before ${what}, e.g. drop(${JSON.stringify(cols.at(-1))})`;
+  throw new InvalidQueryError(
+    `More than one event time columns are available. Please ensure there is at most one event time column per stream. event time columns: (${cols.join(', ')}): ` +
+      `${what} takes its watermark from its input's one event-time column, and a stream-stream join's output keeps both sides' (a renamed copy of one is another); ${fix}`,
+  );
 }
 
 /** transformWithState's refusals (FORMAT-4 "Refusals and failures"): its keys, its eventTimeColumn. */

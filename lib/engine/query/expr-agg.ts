@@ -8,11 +8,11 @@
  */
 import { InvalidQueryError } from '../errors';
 import { parseExpression, type Ast } from '../expr/parser';
-import { analyzeExpression } from '../expr';
-import type { GroupKey, SessionKey, WindowKey } from '../plan/types';
+import { analyzeExpression, prettySql } from '../expr';
+import type { AggFn, GroupKey, SessionKey, WindowKey } from '../plan/types';
 import type { ColumnInfo } from '../plan/columns';
 import { Column, quoteName } from './column';
-import { AggBuilder, renamed, sessionWindow, window } from './functions';
+import { AggBuilder, aggregateName, renamed, sessionWindow, window } from './functions';
 
 /** The keys, aggregates and stage an aggregation with expressions is built from. */
 export interface ExprAggregation {
@@ -77,7 +77,7 @@ export function aggregation(cols: readonly ColumnInfo[], keys: ReadonlyArray<str
       const name = tempName('agg');
       computed.push(`${c.sql} AS ${name}`);
       computedNames.add(name);
-      return new AggBuilder(a.fn, name, a.name === `${a.fn}(${c.sql})` ? `${a.fn}(${analyzeExpression(c.sql, cols).sql})` : a.name);
+      return new AggBuilder(a.fn, name, a.name === aggregateName(a.fn, c.sql) ? aggregateName(a.fn, aggregateArgName(a.fn, c.sql, cols)) : a.name);
     }
     if (typeof c === 'string' && computedNames.has(c)) {
       // a key computed under the name of a column this aggregate reads: it reads the column as it came in
@@ -92,6 +92,26 @@ export function aggregation(cols: readonly ColumnInfo[], keys: ReadonlyArray<str
   const changed = finalNames.some((n, i) => n !== keyNames[i]);
   const renames = changed ? [...keyNames.map((n, i) => renamed(n, finalNames[i])), ...outAggs.map((a) => renamed(a.name, a.name))] : null;
   return { items, keys: outKeys, aggs: outAggs, renames };
+}
+
+/**
+ * An aggregate's argument as Spark prints it in the aggregate's name (functions.ts aggregateName):
+ * its pretty SQL, inside the cast Spark's analysis puts on a STRING input of sum and avg before
+ * it names the aggregate, `sum(CAST(s AS DOUBLE))` (as sql-expression-schema.md shows
+ * `kurtosis(CAST(col AS DOUBLE))` for an INT column).
+ */
+export function aggregateArgName(fn: AggFn, text: string, cols: readonly ColumnInfo[]): string {
+  const pretty = prettySql(text, cols);
+  if (fn !== 'sum' && fn !== 'avg') return pretty;
+  return analyzeExpression(text, cols).type.type === 'STRING' ? `CAST(${pretty} AS DOUBLE)` : pretty;
+}
+
+/** An aggregate of a column without `.as(...)` under Spark's name, which shows the cast of a STRING input of sum and avg (aggregateArgName). */
+export function sparkNamed(a: AggBuilder, cols: readonly ColumnInfo[]): AggBuilder {
+  const c = a.column;
+  if (typeof c !== 'string' || (a.fn !== 'sum' && a.fn !== 'avg') || a.name !== aggregateName(a.fn, c)) return a;
+  if (cols.find((x) => x.name === c)?.type !== 'STRING') return a;
+  return a.as(aggregateName(a.fn, aggregateArgName(a.fn, c, cols)));
 }
 
 /**

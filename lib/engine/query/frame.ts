@@ -35,7 +35,7 @@ import { AggBuilder, col, count } from './functions';
 import { Column } from './column';
 import type { AsColType, ColType, FrameType, UnknownType } from './column-types';
 import { columnText } from './sql-text';
-import { aggregation, usesExpressions } from './expr-agg';
+import { aggregation, sparkNamed, usesExpressions } from './expr-agg';
 import { analyzeExpression, compileExpression, compileFilter, compileSelect } from '../expr';
 import { rowExtender } from '../rows';
 import { parseTimeRange, staticJoinType, streamJoinType, type TimeRangeArg } from './join-args';
@@ -680,7 +680,7 @@ export class GroupedFrame<C extends FrameColumns = AnyColumns, K extends FrameCo
       // biome-ignore lint/suspicious/noExplicitAny: the columns of a grouping by expressions are known only at run time
       return (plan.renames ? out.select(...plan.renames) : out) as any;
     }
-    const specs = aggs.map((a) => (a instanceof AggBuilder ? a.toSpec() : { fn: a.fn, column: a.column, as: a.as }));
+    const specs = aggs.map((a) => (a instanceof AggBuilder ? sparkNamed(a, this.frame.columnsNow_()).toSpec() : { fn: a.fn, column: a.column, as: a.as }));
     for (const a of specs) {
       if (a.column !== undefined && this.shadowed.includes(a.column)) {
         throw new InvalidQueryError(

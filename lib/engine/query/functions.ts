@@ -68,9 +68,31 @@ export class AggBuilder<Name extends string = string, Fn extends AggFn = AggFn, 
     return { fn: this.fn, column: this.column as string | undefined, as: this.name };
   }
 }
-type AggName<F extends string, C> = C extends string ? `${F}(${C})` : C extends Column ? string : `${F}(1)`;
+/** Spark's name of an aggregation function (its prettyName): approxCountDistinct is approx_count_distinct. */
+type SparkAggName<F extends string> = F extends 'approxCountDistinct' ? 'approx_count_distinct' : F;
+type AggName<F extends string, C> = C extends string
+  ? F extends 'first' | 'last'
+    ? `${F}(${C}, false)`
+    : `${SparkAggName<F>}(${C})`
+  : C extends Column
+    ? string
+    : `${F}(1)`;
+
+/**
+ * The name Spark gives an aggregate without AS (toPrettySQL of the aggregate, as its golden files
+ * and sql-expression-schema show): `sum(amount)`, `sum((amount * 2))`, `count(1)` for count(*),
+ * `approx_count_distinct(x)`, and first/last with their ignoreNulls flag, `first(x, false)`.
+ * `arg`: the argument's pretty SQL (expr/index.ts prettySql), absent for count(*); `calledAs`:
+ * the SQL name it was called by when Spark keeps it (mean, first_value, last_value).
+ */
+export function aggregateName(fn: AggFn, arg: string | undefined, calledAs?: string): string {
+  if (arg === undefined) return `${calledAs ?? fn}(1)`;
+  const name = calledAs ?? (fn === 'approxCountDistinct' ? 'approx_count_distinct' : fn);
+  return fn === 'first' || fn === 'last' ? `${name}(${arg}, false)` : `${name}(${arg})`;
+}
+
 function agg<F extends AggFn, C extends string | Column | undefined>(fn: F, column: C): AggBuilder<AggName<F, C>, F, C> {
-  const name = column === undefined ? `${fn}(1)` : column instanceof Column ? `${fn}(${column.sql})` : `${fn}(${column})`;
+  const name = aggregateName(fn, column === undefined ? undefined : column instanceof Column ? column.sql : column);
   return new AggBuilder(fn, column, name as AggName<F, C>);
 }
 /** `count()` / `count('*')` counts rows, `count(column)` the non-null values of the column. */

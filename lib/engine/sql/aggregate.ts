@@ -8,10 +8,26 @@
  * `window(col, ...)`, as a TypeScript query writes them; anything else as `expr(text)`.
  */
 import { tokenize } from '../expr/lexer';
+import type { ColumnInfo } from '../plan/columns';
 import type { Ast } from '../expr/parser';
 import { expr } from '../query/column';
+import { aggregateArgName } from '../query/expr-agg';
 import type { StreamFrame } from '../query/frame';
-import { type AggBuilder, approxCountDistinct, avg, count, first, last, max, min, renamed, sessionWindow, sum, window } from '../query/functions';
+import {
+  type AggBuilder,
+  aggregateName,
+  approxCountDistinct,
+  avg,
+  count,
+  first,
+  last,
+  max,
+  min,
+  renamed,
+  sessionWindow,
+  sum,
+  window,
+} from '../query/functions';
 import type { AnyColumns, GroupArg } from '../query/types';
 import type { Column } from '../query/column';
 import type { GroupKey } from '../plan/types';
@@ -69,7 +85,7 @@ function keyOf(k: SqlExpr, alias: string | undefined): string | GroupKey | Colum
 }
 
 /** The aggregate a select item calls. */
-function aggOf(sql: string, item: SelectItem, spans: Span[]): AggBuilder {
+function aggOf(sql: string, item: SelectItem, spans: Span[], columns: readonly ColumnInfo[]): AggBuilder {
   const call = item.ast as Extract<Ast, { k: 'call' }>;
   const fn = call.name.toLowerCase();
   if (call.distinct) {
@@ -97,8 +113,19 @@ function aggOf(sql: string, item: SelectItem, spans: Span[]): AggBuilder {
   const argText = inner.trim();
   const input = arg.k === 'name' && arg.parts.length === 1 ? arg.parts[0] : expr(argText);
   if (typeof input !== 'string') spans.push({ text: argText, pos: item.pos + open + (inner.length - inner.trimStart().length) });
-  return AGGREGATES[fn](input);
+  const b = AGGREGATES[fn](input);
+  // without AS, Spark's name: the argument's pretty SQL, under the name the call used when Spark keeps it (mean, first_value, last_value)
+  let pretty: string;
+  try {
+    pretty = aggregateArgName(b.fn, argText, columns);
+  } catch {
+    return b; // (the aggregation reports the expression's error, at its place)
+  }
+  return b.as(aggregateName(b.fn, pretty, SPARK_ALIASES.has(fn) ? fn : undefined));
 }
+
+/** The aggregate names Spark keeps in a column's name when a query calls them (FunctionRegistry's setAlias): mean(x), not avg(x). */
+const SPARK_ALIASES: ReadonlySet<string> = new Set(['mean', 'first_value', 'last_value']);
 
 /** `frame` grouped and aggregated as the query's GROUP BY and select list say. */
 export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColumns>): StreamFrame<AnyColumns> {
@@ -145,7 +172,7 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
       return { key };
     }
     if (isAggregate(item.ast)) {
-      const b = aggOf(sql, item, spans);
+      const b = aggOf(sql, item, spans, columns);
       aggs.push(item.alias === undefined ? b : b.as(item.alias));
       return { agg: aggs.length - 1 };
     }
