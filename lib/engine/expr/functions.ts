@@ -11,6 +11,7 @@ import { DATETIME_FUNCTIONS } from './datetime';
 import { SparkRowError } from './errors';
 import { call, constantArg, def, double, int, numeric } from './fn-util';
 import { HASH_FUNCTIONS } from './hashes';
+import { JSON_FUNCTIONS } from './json-functions';
 import { STRING_FUNCTIONS } from './strings';
 import { strict, type Eval, type Typed, withJs } from './typed';
 import { asDecimal, BOOLEAN, commonType, DOUBLE, decimal, isIntegral, isNumeric, LONG, MAX_PRECISION, type SqlType, typeName } from './types';
@@ -489,6 +490,7 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
   posexplode_outer: generator('posexplode_outer'),
   ...STRING_FUNCTIONS,
   ...COLLECTION_FUNCTIONS,
+  ...JSON_FUNCTIONS,
   ...DATETIME_FUNCTIONS,
   ...HASH_FUNCTIONS,
 };
