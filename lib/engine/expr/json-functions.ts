@@ -1,7 +1,8 @@
 /** JSON functions: from_json, to_json, get_json_object and json_tuple, as Spark's Jackson parser and generator read and write JSON. */
-import { LosslessNumber, parse as parseLossless } from 'lossless-json';
+import { LosslessNumber } from 'lossless-json';
 import { compileSparkDatetimePattern, type DatetimePattern, DatetimePatternError } from '../datetime-patterns';
 import { parseDdlColumns, parseDdlType } from '../ddl';
+import { JsonObject, parseOrdered } from '../json-ordered';
 import { type DataType, jsonValueOf } from '../schema';
 import type { CallCtx, FunctionDef } from './analyze';
 import { castFunction } from './cast';
@@ -25,11 +26,16 @@ function typeJson(t: SqlType, v: unknown, o: JsonReadOptions = {}): unknown {
   if (v == null) return null;
   switch (t.type) {
     case 'STRUCT': {
-      if (typeof v !== 'object' || Array.isArray(v) || isLossless(v)) return undefined;
+      if (!(v instanceof JsonObject)) return undefined;
       const out: Record<string, unknown> = {};
-      for (const f of t.fields!) {
-        const x = Object.hasOwn(v, f.name) ? typeJson(f, (v as Record<string, unknown>)[f.name], o) : null;
-        out[f.name] = x === undefined ? null : x;
+      for (const f of t.fields!) out[f.name] = null;
+      // each member in turn, as JacksonParser's convertObject: a key given twice is converted twice,
+      // a value that fits replaces the one before, one that does not fit leaves it
+      for (const [k, x] of v.entries) {
+        const f = t.fields!.find((g) => g.name === k);
+        if (f === undefined) continue;
+        const y = typeJson(f, x, o);
+        if (y !== undefined) out[f.name] = y;
       }
       return out;
     }
@@ -39,9 +45,10 @@ function typeJson(t: SqlType, v: unknown, o: JsonReadOptions = {}): unknown {
       return out.includes(undefined) ? undefined : out;
     }
     case 'MAP': {
-      if (typeof v !== 'object' || Array.isArray(v) || isLossless(v)) return undefined;
+      if (!(v instanceof JsonObject)) return undefined;
       const out: Record<string, unknown> = {};
-      for (const [k, x] of Object.entries(v)) {
+      // a key given twice: each value must fit; the map keeps the last (Spark's map keeps both entries)
+      for (const [k, x] of v.entries) {
         const y = typeJson(t.value!, x, o);
         if (y === undefined) return undefined;
         Object.defineProperty(out, k, { value: y, enumerable: true, writable: true, configurable: true });
@@ -263,7 +270,7 @@ function hasControlChar(text: string): boolean {
 }
 
 /**
- * The first JSON value of `text` as Spark's Jackson parsers read it, for lossless-json: a string in
+ * The first JSON value of `text` as Spark's Jackson parsers read it, for parseOrdered: a string in
  * single quotes becomes a standard string (Jackson's ALLOW_SINGLE_QUOTES, on in from_json's
  * defaults and in get_json_object/json_tuple), with `controlChars` a raw control character in a
  * string is taken (ALLOW_UNESCAPED_CONTROL_CHARS, get_json_object/json_tuple only), and what
@@ -341,9 +348,7 @@ function jacksonCopy(v: unknown): string {
   if (typeof v === 'boolean') return v ? 'true' : 'false';
   if (isLossless(v)) return jacksonNumber(v.value);
   if (Array.isArray(v)) return `[${v.map(jacksonCopy).join(',')}]`;
-  return `{${Object.entries(v as object)
-    .map(([k, x]) => `${jacksonString(k)}:${jacksonCopy(x)}`)
-    .join(',')}}`;
+  return `{${(v as JsonObject).entries.map(([k, x]) => `${jacksonString(k)}:${jacksonCopy(x)}`).join(',')}}`;
 }
 
 /** A JSON generator as get_json_object drives Jackson's: values in an array are comma-separated; raw text is not a value. */
@@ -397,8 +402,8 @@ function evaluatePath(v: unknown, out: JsonOut, style: WriteStyle, path: readonl
   }
   const [step, ...rest] = path;
   if (step.kind === 'key') {
-    if (v === null || typeof v !== 'object' || Array.isArray(v) || isLossless(v)) return false;
-    for (const [k, x] of Object.entries(v)) {
+    if (!(v instanceof JsonObject)) return false;
+    for (const [k, x] of v.entries) {
       // a null value does not match, and the scan goes on to a later field of the same name
       if (k === step.name && x !== null && evaluatePath(x, out, style, rest)) return true;
     }
@@ -439,7 +444,7 @@ function evaluatePath(v: unknown, out: JsonOut, style: WriteStyle, path: readonl
 function getJsonObject(json: string, steps: readonly PathStep[]): string | null {
   let v: unknown;
   try {
-    v = parseLossless(jacksonInput(json, true));
+    v = parseOrdered(jacksonInput(json, true));
   } catch {
     return null;
   }
@@ -475,14 +480,16 @@ function jsonTuple(args: readonly Typed[], c: CallCtx): Typed {
         if (text == null) return out;
         let v: unknown;
         try {
-          v = parseLossless(jacksonInput(text as string, true));
+          v = parseOrdered(jacksonInput(text as string, true));
         } catch {
           return out;
         }
-        if (v == null || typeof v !== 'object' || Array.isArray(v)) return out;
-        for (let i = 0; i < n; i++) {
-          const k = ks[i](row);
-          if (k != null && Object.hasOwn(v, k as string)) out[i] = jsonText((v as Record<string, unknown>)[k as string]);
+        if (!(v instanceof JsonObject)) return out;
+        const names = ks.map((k) => k(row));
+        // each member in turn (Spark's JsonTuple): a key given twice sets its columns again, unless its value is null
+        for (const [k, x] of v.entries) {
+          if (x === null) continue;
+          for (let i = 0; i < n; i++) if (names[i] === k) out[i] = jsonText(x);
         }
         return out;
       };
@@ -517,19 +524,12 @@ export const JSON_FUNCTIONS: Record<string, FunctionDef> = {
         if (/^[ \t\r\n]*$/.test(s as string)) return null;
         let parsed: unknown;
         try {
-          parsed = parseLossless(jacksonInput(s as string, false));
+          parsed = parseOrdered(jacksonInput(s as string, false));
         } catch {
           return nulls();
         }
         // an object for an ARRAY<STRUCT> schema is an array of that one struct (SPARK-19595)
-        if (
-          t.type === 'ARRAY' &&
-          t.element!.type === 'STRUCT' &&
-          parsed !== null &&
-          typeof parsed === 'object' &&
-          !Array.isArray(parsed) &&
-          !isLossless(parsed)
-        ) {
+        if (t.type === 'ARRAY' && t.element!.type === 'STRUCT' && parsed instanceof JsonObject) {
           parsed = [parsed];
         }
         const v = typeJson(t, parsed, readOptions);
