@@ -275,7 +275,7 @@ export function ddlOf(t: DataType): string {
     case 'ARRAY':
       return `ARRAY<${ddlOf(t.element!)}>`;
     case 'MAP':
-      return `MAP<STRING, ${ddlOf(t.value!)}>`;
+      return `MAP<${t.key === undefined ? 'STRING' : ddlOf(t.key)}, ${ddlOf(t.value!)}>`;
     case 'STRUCT':
       return `STRUCT<${t.fields!.map((f) => `${ddlName(f.name)}: ${ddlOf(f)}`).join(', ')}>`;
     default:
@@ -305,7 +305,7 @@ export function hiveTypeOf(t: DataType): string {
     case 'ARRAY':
       return `array<${hiveTypeOf(t.element!)}>`;
     case 'MAP':
-      return `map<string,${hiveTypeOf(t.value!)}>`;
+      return `map<${t.key === undefined ? 'string' : hiveTypeOf(t.key)},${hiveTypeOf(t.value!)}>`;
     case 'STRUCT':
       return `struct<${t.fields!.map((f) => `${f.name}:${hiveTypeOf(f)}`).join(',')}>`;
   }

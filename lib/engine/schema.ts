@@ -47,8 +47,14 @@ export interface DataType {
   readonly scale?: number;
   /** ARRAY: the type of the elements. */
   readonly element?: DataType;
-  /** MAP: the type of the values (the keys are STRING). */
+  /** MAP: the type of the values. */
   readonly value?: DataType;
+  /**
+   * MAP: the type of the keys, absent for STRING (the only key type of a schema: JSON object keys
+   * are strings). An expression's map may have another atomic type (`map(1, 'a')`); its keys are
+   * then held as their text (map-keys.ts), as Spark's JSON writer names them.
+   */
+  readonly key?: DataType;
   /** STRUCT: the fields, in order. */
   readonly fields?: readonly Column[];
 }

@@ -4,6 +4,7 @@ import { SparkRowError } from './errors';
 import { call, constantArg, def, int, str } from './fn-util';
 import { strict, type Typed } from './typed';
 import { BOOLEAN, commonType, INT, NULL_TYPE, STRING, type SqlField, type SqlType, typeName } from './types';
+import { checkKeyType, duplicatedMapKey, keyText, keyTypeOf, keyValue, mapType, nullMapKey, setEntry } from './map-keys';
 import { comparator, nullsFirst } from './values';
 
 function arrayArg(c: CallCtx, a: Typed, i: number): Typed {
@@ -33,14 +34,7 @@ function mapArg(c: CallCtx, a: Typed, i: number): Typed {
 
 /** element_at(array, i) (1-based, negative from the end) or element_at(map, key); `safe` is try_element_at. */
 function elementAt([a, k]: readonly Typed[], c: CallCtx, safe: boolean): Typed {
-  if (a.type.type === 'MAP') {
-    return call(
-      c,
-      a.type.value!,
-      [a, str(c, k, 1)],
-      strict((m, key) => (Object.hasOwn(m as object, key as string) ? ((m as Record<string, unknown>)[key as string] ?? null) : null)),
-    );
-  }
+  if (a.type.type === 'MAP') return mapLookup(c, a, k);
   const arr = arrayArg(c, a, 0);
   return call(
     c,
@@ -79,6 +73,38 @@ function structOf(names: readonly string[], values: readonly Typed[], c: CallCtx
     for (let i = 0; i < evs.length; i++) out[names[i]] = evs[i](row);
     return out;
   });
+}
+
+/**
+ * The value of key `k` in map `a` (element_at, try_element_at, `m[k]`), null when absent: the key
+ * is cast to the map's key type (Spark's implicit cast of GetMapValue's key), then found by its text.
+ */
+function mapLookup(c: CallCtx, a: Typed, k: Typed): Typed {
+  const kt = keyTypeOf(a.type);
+  const text = keyText(kt);
+  return call(
+    c,
+    a.type.value!,
+    [a, c.az.implicit(k, kt, c.pos, 'the key')],
+    strict((m, key) => {
+      const t = text(key);
+      return Object.hasOwn(m as object, t) ? ((m as Record<string, unknown>)[t] ?? null) : null;
+    }),
+  );
+}
+
+/** A map from keys and values in order: a null key is NULL_MAP_KEY, a key given twice DUPLICATED_MAP_KEY (Spark's ArrayBasedMapBuilder). */
+function buildMap(kt: SqlType, text: (k: unknown) => string, keys: readonly unknown[], values: readonly unknown[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i];
+    if (k == null) throw nullMapKey();
+    const t = text(k);
+    // a DOUBLE key shown as Spark shows it, normalized (-0.0 is 0.0)
+    if (Object.hasOwn(out, t)) throw duplicatedMapKey(kt.type === 'DOUBLE' ? t : k);
+    setEntry(out, t, values[i] ?? null);
+  }
+  return out;
 }
 
 function sameValue(t: SqlType): (a: unknown, b: unknown) => boolean {
@@ -219,32 +245,69 @@ export const COLLECTION_FUNCTIONS: Record<string, FunctionDef> = {
   map: def(0, Number.POSITIVE_INFINITY, (args, c) => {
     if (args.length % 2 !== 0)
       throw c.az.fail('WRONG_NUM_ARGS.WITHOUT_SUGGESTION', `map takes key, value pairs, but got ${args.length} arguments: add the missing value`, c.pos);
-    const keys = args.filter((_, i) => i % 2 === 0).map((k, i) => str(c, k, 2 * i));
+    const keyArgs = args.filter((_, i) => i % 2 === 0);
+    const kt0 = commonType(keyArgs.map((k) => k.type));
+    if (kt0 === null)
+      throw c.az.mismatch(
+        'CREATE_MAP_KEY_DIFF_TYPES',
+        c.sql,
+        `The given keys of function \`map\` should all be the same type, but they are [${keyArgs.map((k) => `"${typeName(k.type)}"`).join(', ')}]; cast them to one type`,
+        c.pos,
+      );
+    // a map of no keys or of NULL keys only has STRING keys here (Spark's VOID keys cannot be written in DDL)
+    const kt = kt0.type === 'NULL' ? STRING : kt0;
+    checkKeyType(c, kt);
+    const keys = keyArgs.map((k) => implicitCast(k, kt));
     const vt = commonType(args.filter((_, i) => i % 2 === 1).map((v) => v.type));
     if (vt === null) throw c.az.mismatch('MAP_FUNCTION_DIFF_TYPES', c.sql, 'the values of `map` should all be the same type; cast them to one type', c.pos);
     const vals = args.filter((_, i) => i % 2 === 1).map((v) => implicitCast(v, vt));
     const n = keys.length;
-    return call(c, { type: 'MAP', value: vt.type === 'NULL' ? STRING : vt }, [...keys, ...vals], (evs) => (row) => {
-      const out: Record<string, unknown> = {};
-      for (let i = 0; i < n; i++) {
-        const k = evs[i](row);
-        if (k == null) throw new SparkRowError('NULL_MAP_KEY', 'Cannot use null as map key: filter out the rows whose key is null, or coalesce it');
-        if (Object.hasOwn(out, k as string)) {
-          throw new SparkRowError('DUPLICATED_MAP_KEY', `Duplicate map key ${k} was found: keys must be distinct (spark.sql.mapKeyDedupPolicy is EXCEPTION)`);
-        }
-        Object.defineProperty(out, k as string, { value: evs[n + i](row), enumerable: true, writable: true, configurable: true });
-      }
-      return out;
+    const text = keyText(kt);
+    return call(c, mapType(kt, vt.type === 'NULL' ? STRING : vt), [...keys, ...vals], (evs) => (row) => {
+      const ks = evs.slice(0, n).map((e) => e(row));
+      return buildMap(
+        kt,
+        text,
+        ks,
+        evs.slice(n).map((e) => e(row)),
+      );
     });
   }),
-  map_keys: def(1, 1, ([m], c) =>
-    call(
+  map_from_arrays: def(2, 2, ([ka, va], c) => {
+    const keys = arrayArg(c, ka, 0);
+    const vals = arrayArg(c, va, 1);
+    const kt = keys.type.element!.type === 'NULL' ? STRING : keys.type.element!;
+    checkKeyType(c, kt);
+    const text = keyText(kt);
+    const vt = vals.type.element!.type === 'NULL' ? STRING : vals.type.element!;
+    return call(
       c,
-      { type: 'ARRAY', element: STRING },
-      [mapArg(c, m, 0)],
-      strict((v) => Object.keys(v as object)),
-    ),
-  ),
+      mapType(kt, vt),
+      [keys, vals],
+      strict((k, v) => {
+        const ks = k as unknown[];
+        const vs = v as unknown[];
+        if (ks.length !== vs.length) {
+          throw new SparkRowError(
+            'INVALID_PARAMETER_VALUE.MAP_KEY_VALUE_LENGTH',
+            `The key array and value array of map_from_arrays must have the same length, but they have ${ks.length} and ${vs.length} elements: pass arrays of equal length`,
+          );
+        }
+        return buildMap(kt, text, ks, vs);
+      }),
+    );
+  }),
+  map_keys: def(1, 1, ([m], c) => {
+    const a = mapArg(c, m, 0);
+    const kt = keyTypeOf(a.type);
+    const value = keyValue(kt);
+    return call(
+      c,
+      { type: 'ARRAY', element: kt },
+      [a],
+      strict((v) => (kt.type === 'STRING' ? Object.keys(v as object) : Object.keys(v as object).map(value))),
+    );
+  }),
   map_values: def(1, 1, ([m], c) => {
     const a = mapArg(c, m, 0);
     return call(

@@ -370,7 +370,7 @@ function generator(kind: 'explode' | 'explode_outer' | 'posexplode' | 'posexplod
     const columns =
       t.type === 'ARRAY'
         ? [...pos, { name: 'col', type: t.element! }]
-        : [...pos, { name: 'key', type: { type: 'STRING' } as SqlType }, { name: 'value', type: t.value! }];
+        : [...pos, { name: 'key', type: t.key ?? ({ type: 'STRING' } as SqlType) }, { name: 'value', type: t.value! }];
     return { type: t, sql: c.sql, name: c.sql, children: [a], build: ([e]) => e, generator: { kind, columns } };
   });
 }
