@@ -16,7 +16,7 @@ export type BadValueReason = (t: DataType, v: unknown, path: string) => string |
  * (at any depth), or null: no such value, or the line is not strict JSON (the reader then decides).
  */
 export function hiddenValueReason(schema: Schema, line: string, bad: BadValueReason): string | null {
-  if (!mayRepeatKey(schema, line)) return null;
+  if (!mayRepeatKey(line)) return null;
   let parsed: unknown;
   try {
     parsed = parseOrdered(line);
@@ -73,55 +73,87 @@ function valueReason(t: DataType, v: unknown, path: string, hidden: boolean, bad
   return hidden ? bad(t, v, path) : null;
 }
 
-const probes = new WeakMap<Schema, RegExp | null>();
-
-/** A key without escapes, any key: a MAP's keys are the producer's. */
-const ANY_KEY = /"([^"\\]*)"\s*:/g;
-
-/** The names of the schema's struct fields at any depth, as a line may write them as keys (any key, with a MAP). */
-function keyProbe(schema: Schema): RegExp | null {
-  let probe = probes.get(schema);
-  if (probe !== undefined) return probe;
-  const names = new Set<string>();
-  let map = false;
-  const walk = (t: DataType): void => {
-    if (t.type === 'ARRAY') walk(t.element!);
-    else if (t.type === 'MAP') {
-      map = true;
-      walk(t.value!);
-    } else if (t.type === 'STRUCT') for (const f of t.fields!) named(f);
-  };
-  const named = (f: Column): void => {
-    names.add(f.name);
-    walk(f);
-  };
-  for (const c of schema.columns) named(c);
-  if (map) {
-    probes.set(schema, ANY_KEY);
-    return ANY_KEY;
-  }
-  const plain = [...names].filter((n) => ![...n].some((ch) => ch === '"' || ch === '\\' || ch < ' '));
-  probe = plain.length === 0 ? null : new RegExp(`"(${plain.map((n) => n.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&')).join('|')})"\\s*:`, 'g');
-  probes.set(schema, probe);
-  return probe;
-}
-
-/** A key with an escape (`"\u0061":`): it may be a name of the schema. */
-const ESCAPED_KEY = /\\.(?:[^"\\]|\\.)*"\s*:/;
+/** Keys an object holds in `starts`/`ends` before it switches to a set of their texts. */
+const LINEAR_KEYS = 16;
 
 /**
- * Whether `line` may give a key of the schema twice (at any depth): a name written twice, or a key
- * written with an escape. It misses no such line; it may take some that do not (only a cost).
+ * Whether some object in `line` gives a key twice, as written (a key with an escape may equal
+ * another: it counts). No parse: it jumps from quote to brace with indexOf, misses no such line,
+ * and takes any text (what is not JSON the reader decides).
  */
-function mayRepeatKey(schema: Schema, line: string): boolean {
-  const probe = keyProbe(schema);
-  if (probe !== null) {
-    const seen = new Set<string>();
-    probe.lastIndex = 0;
-    for (let m = probe.exec(line); m !== null; m = probe.exec(line)) {
-      if (seen.has(m[1])) return true;
-      seen.add(m[1]);
+function mayRepeatKey(line: string): boolean {
+  const n = line.length;
+  // the keys of the open objects: the innermost one's are starts/ends[from..], or its set
+  const starts: number[] = [];
+  const ends: number[] = [];
+  const froms: number[] = [];
+  const sets: (Set<string> | null)[] = [];
+  const backslash = line.indexOf('\\');
+  let quote = line.indexOf('"');
+  let open = line.indexOf('{');
+  let close = line.indexOf('}');
+  for (;;) {
+    // the next of the three, skipping none: -1 is past the end
+    const q = quote < 0 ? n : quote;
+    const o = open < 0 ? n : open;
+    const c = close < 0 ? n : close;
+    if (o < q && o < c) {
+      froms.push(starts.length);
+      sets.push(null);
+      open = line.indexOf('{', o + 1);
+      continue;
+    }
+    if (c < q && c < o) {
+      if (froms.length > 0) {
+        starts.length = ends.length = froms.pop()!;
+        sets.pop();
+      }
+      close = line.indexOf('}', c + 1);
+      continue;
+    }
+    if (q >= n) return false;
+    // a string: its closing quote is the next one after an even run of backslashes
+    const s = q + 1;
+    let j = line.indexOf('"', s);
+    while (j > 0 && line.charCodeAt(j - 1) === 92) {
+      let b = j - 2;
+      while (line.charCodeAt(b) === 92) b--;
+      if ((j - 1 - b) % 2 === 0) break;
+      j = line.indexOf('"', j + 1);
+    }
+    if (j < 0) return false;
+    quote = line.indexOf('"', j + 1);
+    if (open >= 0 && open < j) open = line.indexOf('{', j + 1);
+    if (close >= 0 && close < j) close = line.indexOf('}', j + 1);
+    let k = j + 1;
+    while (k < n && (line.charCodeAt(k) === 32 || line.charCodeAt(k) === 9 || line.charCodeAt(k) === 10 || line.charCodeAt(k) === 13)) k++;
+    if (k >= n || line.charCodeAt(k) !== 58 || froms.length === 0) continue;
+    // a key with an escape may equal another key
+    if (backslash >= 0 && backslash < j) for (let p = s; p < j; p++) if (line.charCodeAt(p) === 92) return true;
+    const top = froms.length - 1;
+    const set = sets[top];
+    if (set !== null) {
+      const key = line.slice(s, j);
+      if (set.has(key)) return true;
+      set.add(key);
+      continue;
+    }
+    const from = froms[top];
+    const len = j - s;
+    for (let x = from; x < starts.length; x++) {
+      if (ends[x] - starts[x] !== len) continue;
+      let p = 0;
+      while (p < len && line.charCodeAt(starts[x] + p) === line.charCodeAt(s + p)) p++;
+      if (p === len) return true;
+    }
+    if (starts.length - from < LINEAR_KEYS) {
+      starts.push(s);
+      ends.push(j);
+    } else {
+      const keys = new Set([line.slice(s, j)]);
+      for (let x = from; x < starts.length; x++) keys.add(line.slice(starts[x], ends[x]));
+      sets[top] = keys;
+      starts.length = ends.length = from;
     }
   }
-  return ESCAPED_KEY.test(line);
 }

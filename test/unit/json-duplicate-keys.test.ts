@@ -80,6 +80,8 @@ describe('the JSON-lines reader converts each member of a repeated key in turn',
     ['{"t":1,"t":"v"}', { t: 'v' }],
     ['{"a":1,"other":"x","other":2}', { a: 1 }],
     ['{"s":{"x":1,"x":2}}', { s: { x: 2 } }],
+    // the same key in sibling or nested objects is not given twice
+    ['{"l":[{"x":1},{"x":2}],"a":3,"s":{"a":"no"}}', { a: 3, l: [{ x: 1 }, { x: 2 }], s: { x: null } }],
   ])('%s is a good record', (line, expected) => {
     for (const r of [parseJsonLine(schema, line), scan(line)]) {
       expect(r.ok).toBe(true);
@@ -97,6 +99,9 @@ describe('the JSON-lines reader converts each member of a repeated key in turn',
     ['{"s":{"x":"bad","x":1}}', 'column s.x (INT) has string "bad"'],
     ['{"l":[{"x":"bad","x":1}]}', 'column l[0].x (INT) has string "bad"'],
     ['{"m":{"k":"x","k":1}}', 'column m["k"] (INT) has string "x"'],
+    // among many other keys, and after strings that hold quotes and braces
+    [`{"a":"x",${Array.from({ length: 20 }, (_, i) => `"k${i}":${i}`).join(',')},"a":2}`, 'column a (INT) has string "x"'],
+    ['{"t":"{\\"a\\":","a":"x","t":"}","a":1}', 'column a (INT) has string "x"'],
   ])('%s is a bad record', (line, reason) => {
     for (const r of [parseJsonLine(schema, line), scan(line)]) {
       expect(r.ok).toBe(false);
