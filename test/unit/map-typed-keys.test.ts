@@ -73,6 +73,12 @@ describe('map keeps the type of its keys', () => {
     expect(errorOf("map(map('a', 1), 'x')")).toContain('INVALID_MAP_KEY_TYPE');
   });
 
+  it('from_json refuses a schema whose map keys are not STRING (ExprUtils.checkJsonSchema)', () => {
+    expect(errorOf("from_json('{\"1\": 2}', 'MAP<INT, INT>')")).toMatch(/^\[DATATYPE_MISMATCH\.INVALID_JSON_MAP_KEY_TYPE\].*"MAP<INT, INT>"/);
+    expect(errorOf("from_json('{}', 'a ARRAY<MAP<DATE, INT>>')")).toMatch(/^\[DATATYPE_MISMATCH\.INVALID_JSON_MAP_KEY_TYPE\]/);
+    expect(value("from_json('{\"1\": 2}', 'MAP<STRING, INT>')")).toEqual({ 1: 2 });
+  });
+
   it('map_from_arrays is null for a null array', () => {
     expect(value("map_from_arrays(a, array('x'))", { a: null }, 'a ARRAY<INT>')).toBeNull();
   });

@@ -158,6 +158,14 @@ function jsonWriter(t: SqlType, o: JsonWriteOptions): (v: unknown) => string {
   }
 }
 
+/** Whether a MAP at any depth of `t` has keys of another type than STRING. */
+function hasTypedMapKey(t: SqlType): boolean {
+  if (t.type === 'MAP') return t.key !== undefined || hasTypedMapKey(t.value!);
+  if (t.type === 'ARRAY') return hasTypedMapKey(t.element!);
+  if (t.type === 'STRUCT') return t.fields!.some(hasTypedMapKey);
+  return false;
+}
+
 /** The value of an argument built only from literals (`map('k', 'v')`), or undefined when it reads a column. */
 function foldConstant(t: Typed): { value: unknown } | undefined {
   if (t.constant !== undefined) return t.constant;
@@ -505,11 +513,20 @@ export const JSON_FUNCTIONS: Record<string, FunctionDef> = {
     if (typeof schemaText !== 'string') throw c.az.mismatch('INVALID_SCHEMA', c.sql, 'the schema of from_json must be a DDL string', c.pos);
     let t: SqlType;
     try {
-      t = /^\s*(ARRAY|MAP|STRUCT)\s*</i.test(schemaText) ? parseDdlType(schemaText) : { type: 'STRUCT', fields: parseDdlColumns(schemaText) };
+      t = /^\s*(ARRAY|MAP|STRUCT)\s*</i.test(schemaText) ? parseDdlType(schemaText, true) : { type: 'STRUCT', fields: parseDdlColumns(schemaText, true) };
     } catch (e) {
       throw c.az.fail(
         'INVALID_SCHEMA.PARSE_ERROR',
         `The input schema ${JSON.stringify(schemaText)} is not a valid schema string: ${(e as Error).message}`,
+        c.pos,
+      );
+    }
+    // Spark's ExprUtils.checkJsonSchema: JSON object keys are strings
+    if (hasTypedMapKey(t)) {
+      throw c.az.mismatch(
+        'INVALID_JSON_MAP_KEY_TYPE',
+        c.sql,
+        `Input schema "${typeName(t)}" can only contain "STRING" as a key type for a "MAP": declare MAP<STRING, ...> and cast the keys after reading`,
         c.pos,
       );
     }
