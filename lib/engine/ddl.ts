@@ -105,6 +105,8 @@ class Parser {
   constructor(
     private readonly ddl: string,
     private readonly tokens: readonly Token[],
+    /** A MAP may have keys of another type than STRING (an expression's type); a schema's may not. */
+    private readonly typedKeys = false,
   ) {}
 
   private peek(): Token | undefined {
@@ -199,13 +201,13 @@ class Parser {
     if (upper === 'MAP') {
       this.expect('<', 'expected "<" after MAP');
       const key = this.type(`${name}'s keys`);
-      if (key.type !== 'STRING') {
+      if (key.type !== 'STRING' && !this.typedKeys) {
         throw bad(this.ddl, t.at, `${name} is a MAP with ${ddlOf(key)} keys; JSON object keys are strings: declare MAP<STRING, ...>`);
       }
       this.expect(',', 'expected "," between the key and value types of MAP');
       const value = this.type(`${name}'s values`);
       this.expect('>', 'expected ">" to close MAP<');
-      return { type: 'MAP', value };
+      return key.type === 'STRING' ? { type: 'MAP', value } : { type: 'MAP', key, value };
     }
     if (upper === 'STRUCT') {
       this.expect('<', 'expected "<" after STRUCT');
@@ -240,16 +242,16 @@ class Parser {
 }
 
 /** The columns a DDL schema declares, top level in order. */
-export function parseDdlColumns(ddl: string): Column[] {
-  const p = new Parser(ddl, tokenize(ddl));
+export function parseDdlColumns(ddl: string, typedKeys = false): Column[] {
+  const p = new Parser(ddl, tokenize(ddl), typedKeys);
   const cols = p.fields(null);
   if (!p.done()) throw bad(ddl, 0, 'text after the last column');
   return cols;
 }
 
 /** One type in DDL (`DECIMAL(10,2)`, `ARRAY<STRING>`), as from_json's and CAST's type arguments take it. */
-export function parseDdlType(text: string): DataType {
-  const p = new Parser(text, tokenize(text));
+export function parseDdlType(text: string, typedKeys = false): DataType {
+  const p = new Parser(text, tokenize(text), typedKeys);
   const t = p.type('the type');
   if (!p.done()) throw bad(text, 0, 'text after the type');
   return t;
@@ -275,7 +277,7 @@ export function ddlOf(t: DataType): string {
     case 'ARRAY':
       return `ARRAY<${ddlOf(t.element!)}>`;
     case 'MAP':
-      return `MAP<STRING, ${ddlOf(t.value!)}>`;
+      return `MAP<${t.key === undefined ? 'STRING' : ddlOf(t.key)}, ${ddlOf(t.value!)}>`;
     case 'STRUCT':
       return `STRUCT<${t.fields!.map((f) => `${ddlName(f.name)}: ${ddlOf(f)}`).join(', ')}>`;
     default:
@@ -305,7 +307,7 @@ export function hiveTypeOf(t: DataType): string {
     case 'ARRAY':
       return `array<${hiveTypeOf(t.element!)}>`;
     case 'MAP':
-      return `map<string,${hiveTypeOf(t.value!)}>`;
+      return `map<${t.key === undefined ? 'string' : hiveTypeOf(t.key)},${hiveTypeOf(t.value!)}>`;
     case 'STRUCT':
       return `struct<${t.fields!.map((f) => `${f.name}:${hiveTypeOf(f)}`).join(',')}>`;
   }

@@ -12,6 +12,7 @@ import { floorMillis, formatTimestamp, type Micros, subMicros } from './timestam
 import { EventTimeStats } from './watermark';
 import type { JoinTables } from './join';
 import { isSparkRowError } from './expr';
+import { keyValue } from './expr/map-keys';
 
 export interface StageResult {
   readonly rows: Row[];
@@ -274,7 +275,11 @@ function projectExploded(items: readonly ProjectItem[], row: Row): Row[] {
   if (Array.isArray(v)) v.forEach((e, i) => parts.push(gen.position ? [i, e ?? null] : [e ?? null]));
   else if (v !== null && v !== undefined) {
     let i = 0;
-    for (const k of Object.keys(v)) parts.push(gen.position ? [i++, k, (v as Row)[k] ?? null] : [k, (v as Row)[k] ?? null]);
+    const typed = gen.keyType === undefined ? null : keyValue(gen.keyType);
+    for (const k of Object.keys(v)) {
+      const key = typed === null ? k : typed(k);
+      parts.push(gen.position ? [i++, key, (v as Row)[k] ?? null] : [key, (v as Row)[k] ?? null]);
+    }
   }
   const names = gen.names ?? [...(gen.position ? ['pos'] : []), ...(Array.isArray(v) || v === null || v === undefined ? ['col'] : ['key', 'value'])];
   if (parts.length === 0) {

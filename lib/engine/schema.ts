@@ -9,6 +9,7 @@ import { dateOfEpochDay } from './dates';
 import type { DatetimePattern } from './datetime-patterns';
 import { dateOfText } from './formats/date-text';
 import { firstValueEnd, memberTexts, strictJson } from './formats/lenient-json';
+import { hiddenValueReason } from './json-duplicates';
 import { ddlOf, needsNumberText, parseDdlColumns } from './ddl';
 import { decimalOfText } from './decimal';
 import { formatTimestamp, timestampFromJson } from './timestamps';
@@ -46,8 +47,14 @@ export interface DataType {
   readonly scale?: number;
   /** ARRAY: the type of the elements. */
   readonly element?: DataType;
-  /** MAP: the type of the values (the keys are STRING). */
+  /** MAP: the type of the values. */
   readonly value?: DataType;
+  /**
+   * MAP: the type of the keys, absent for STRING (the only key type of a schema: JSON object keys
+   * are strings). An expression's map may have another atomic type (`map(1, 'a')`); its keys are
+   * then held as their text (map-keys.ts), as Spark's JSON writer names them.
+   */
+  readonly key?: DataType;
   /** STRUCT: the fields, in order. */
   readonly fields?: readonly Column[];
 }
@@ -350,6 +357,17 @@ function jsonDate(text: string): string | null {
   return days >= -(2 ** 31) && days < 2 ** 31 && days >= -719162 && days <= 2932896 ? dateOfEpochDay(days) : null;
 }
 
+/** Why a parsed JSON value at `path` does not fit type `t` (the record's reason), or null. */
+function badValueReason(t: DataType, v: unknown, path: string): string | null {
+  try {
+    coerceValue(t, v, path);
+    return null;
+  } catch (e) {
+    if (e instanceof BadValue) return e.reason;
+    return unreadableReason(e);
+  }
+}
+
 /**
  * The value of type `t` for one parsed JSON value (numbers as lossless-json's literals or doubles),
  * or undefined when it does not fit: from_json's typing, which makes such a field null.
@@ -506,6 +524,9 @@ export interface JsonPatterns {
 let jsonPatterns: JsonPatterns | null = null;
 
 function parseLine(schema: Schema, line: string, singleQuotes: boolean): CoerceResult {
+  // a key given twice: JSON.parse keeps the last value, Spark's reader converts each in turn
+  const hidden = hiddenValueReason(schema, line, badValueReason);
+  if (hidden !== null) return { ok: false, reason: hidden };
   if ((schema.numberText && LONG_NUMBER.test(line)) || floatProbe(schema)?.test(line)) {
     const exact = losslessRow(schema, line);
     if (exact !== undefined) return exact;

@@ -35,6 +35,7 @@ import {
   asDecimal,
 } from './types';
 import { big, checkIntegral, comparator, decimalOp, divideByZero, integralOp, isZero, javaDoubleText, LONG_MAX, LONG_MIN, longValue, overflow } from './values';
+import { keyText, keyTypeOf } from './map-keys';
 import { dateOfEpochDay, epochDayOf } from '../dates';
 
 /** Where an expression is analyzed: its text (for positions in messages) and the columns it may name. */
@@ -256,14 +257,20 @@ export class Analyzer {
       };
     }
     if (t.type === 'MAP') {
-      const k = this.implicit(index, STRING, pos, 'the key');
+      // the key is cast to the map's key type, then found by its text (map-keys.ts)
+      const kt = keyTypeOf(t);
+      const text = keyText(kt);
+      const k = this.implicit(index, kt, pos, 'the key');
       const sql = `${base.sql}[${index.constant ? String(index.constant.value) : index.sql}]`;
       return {
         type: t.value!,
         sql,
         name: sql,
         children: [base, k],
-        build: strict((m, key) => (Object.hasOwn(m as object, key as string) ? ((m as Record<string, unknown>)[key as string] ?? null) : null)),
+        build: strict((m, key) => {
+          const s = text(key);
+          return Object.hasOwn(m as object, s) ? ((m as Record<string, unknown>)[s] ?? null) : null;
+        }),
       };
     }
     if (t.type === 'STRUCT' && index.constant && typeof index.constant.value === 'string') return this.extractField(base, index.constant.value, pos);

@@ -7,7 +7,8 @@
 import { fitsPrecision, formatDecimal, rescale, unscaledOf, unscaledOfText } from '../decimal';
 import { SparkRowError } from './errors';
 import { bigMicros, dateOf, dateOfMicros, formatTimestampText, inRange, type Micros, microsOfDate, microsValue, parseTimestampMicros } from './time';
-import { isNumeric, type SqlType, typeName } from './types';
+import { keyText, keyTypeOf, keyValue, setEntry } from './map-keys';
+import { isNumeric, sameType, type SqlType, typeName } from './types';
 import { big, javaDoubleText, LONG_MAX, LONG_MIN, longValue, outOfRange } from './values';
 
 /** Whether Spark (ANSI) casts `from` to `to`. */
@@ -26,7 +27,7 @@ export function canCast(from: SqlType, to: SqlType): boolean {
   if (f === 'INTERVAL') return from.days === true && (t === 'INT' || t === 'LONG' || t === 'DECIMAL');
   if (t === 'TIMESTAMP') return num(from) || f === 'DATE';
   if (f === 'ARRAY' && t === 'ARRAY') return canCast(from.element!, to.element!);
-  if (f === 'MAP' && t === 'MAP') return canCast(from.value!, to.value!);
+  if (f === 'MAP' && t === 'MAP') return canCast(keyTypeOf(from), keyTypeOf(to)) && canCast(from.value!, to.value!);
   if (f === 'STRUCT' && t === 'STRUCT') return from.fields!.length === to.fields!.length && from.fields!.every((x, i) => canCast(x, to.fields![i]));
   return false;
 }
@@ -276,9 +277,18 @@ function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
     }
     case 'MAP': {
       const val = castFunction(from.value!, to.value!, false);
+      const fk = keyTypeOf(from);
+      const tk = keyTypeOf(to);
+      // a key of another type: its value cast, then held as the new type's text (map-keys.ts)
+      const key = sameType(fk, tk)
+        ? (k: string) => k
+        : (
+            (kv, cast, kt) => (k: string) =>
+              kt(cast(kv(k)))
+          )(keyValue(fk), castFunction(fk, tk, false), keyText(tk));
       return (v) => {
         const out: Record<string, unknown> = {};
-        for (const [k, x] of Object.entries(v as Record<string, unknown>)) out[k] = x == null ? null : val(x);
+        for (const [k, x] of Object.entries(v as Record<string, unknown>)) setEntry(out, key(k), x == null ? null : val(x));
         return out;
       };
     }
@@ -342,9 +352,17 @@ function toStringFn(t: SqlType): (v: unknown) => string {
     }
     case 'MAP': {
       const val = toStringFn(t.value!);
+      const kt = keyTypeOf(t);
+      const key =
+        kt.type === 'STRING'
+          ? (k: string) => k
+          : (
+              (kv, ks) => (k: string) =>
+                ks(kv(k))
+            )(keyValue(kt), toStringFn(kt));
       return (v) =>
         `{${Object.entries(v as Record<string, unknown>)
-          .map(([k, x]) => `${k} -> ${x == null ? 'null' : val(x)}`)
+          .map(([k, x]) => `${key(k)} -> ${x == null ? 'null' : val(x)}`)
           .join(', ')}}`;
     }
     case 'STRUCT': {

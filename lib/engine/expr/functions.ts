@@ -12,6 +12,7 @@ import { DATETIME_CONVERSIONS } from './datetime-conversions';
 import { SparkRowError } from './errors';
 import { call, constantArg, def, double, int, numeric } from './fn-util';
 import { HASH_FUNCTIONS } from './hashes';
+import { JSON_FUNCTIONS } from './json-functions';
 import { REGEXP_FUNCTIONS } from './regexp';
 import { STRING_FUNCTIONS } from './strings';
 import { strict, type Eval, type Typed, withJs } from './typed';
@@ -388,7 +389,7 @@ function generator(kind: 'explode' | 'explode_outer' | 'posexplode' | 'posexplod
     const columns =
       t.type === 'ARRAY'
         ? [...pos, { name: 'col', type: t.element! }]
-        : [...pos, { name: 'key', type: { type: 'STRING' } as SqlType }, { name: 'value', type: t.value! }];
+        : [...pos, { name: 'key', type: t.key ?? ({ type: 'STRING' } as SqlType) }, { name: 'value', type: t.value! }];
     return { type: t, sql: c.sql, name: c.sql, children: [a], build: ([e]) => e, generator: { kind, columns } };
   });
 }
@@ -482,6 +483,7 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
   ...STRING_FUNCTIONS,
   ...REGEXP_FUNCTIONS,
   ...COLLECTION_FUNCTIONS,
+  ...JSON_FUNCTIONS,
   ...DATETIME_FUNCTIONS,
   ...DATETIME_CONVERSIONS,
   ...HASH_FUNCTIONS,

@@ -12,6 +12,7 @@ import type { CallCtx, FunctionDef } from './analyze';
 import { call, def, int, str } from './fn-util';
 import { strict, type Typed } from './typed';
 import { INT, LONG, type SqlType, STRING, typeName } from './types';
+import { keyTypeOf, keyValue } from './map-keys';
 import { longValue } from './values';
 import { unscaledOf } from '../decimal';
 import { epochDayOf } from '../dates';
@@ -224,9 +225,16 @@ function hashInto<H>(h: Hasher<H>, t: SqlType): (v: unknown, seed: H) => H {
       return (v, seed) => (v as unknown[]).reduce<H>((s, x) => (x == null ? s : el(x, s)), seed);
     }
     case 'MAP': {
-      const key = hashInto(h, { type: 'STRING' });
+      // a key is hashed as a value of the key type (map-keys.ts holds it as its text)
+      const kt = keyTypeOf(t);
+      const key = hashInto(h, kt);
+      const typed = keyValue(kt);
       const val = hashInto(h, t.value!);
-      return (v, seed) => Object.entries(v as object).reduce<H>((s, [k, x]) => (x == null ? key(k, s) : val(x, key(k, s))), seed);
+      return (v, seed) =>
+        Object.entries(v as object).reduce<H>((s, [k, x]) => {
+          const ks = key(kt.type === 'STRING' ? k : typed(k), s);
+          return x == null ? ks : val(x, ks);
+        }, seed);
     }
     case 'STRUCT': {
       const fs = t.fields!.map((f) => ({ name: f.name, fn: hashInto(h, f) }));

@@ -20,6 +20,7 @@ import { ExpressionError } from './errors';
 import { type Ast, parseExpression, parseNamedExpression } from './parser';
 import { compileExpr, compilePredicate, compileProjection } from './codegen';
 import { columnBuilder, type Eval, type GeneratorInfo, type Typed } from './typed';
+import { keyValue } from './map-keys';
 import { type SqlType, toDataType, typeName } from './types';
 
 export { ExpressionError, isSparkRowError, SparkRowError } from './errors';
@@ -217,6 +218,9 @@ export function compileSelect(items: readonly string[], columns: readonly Column
   const genNames = outColumns.slice(generatorAt, generatorAt + gen.columns.length).map((c) => c.name);
   const withPos = gen.kind.startsWith('pos');
   const outer = gen.kind.endsWith('_outer');
+  // a MAP's keys of another type than STRING are held as text: read back to their type (map-keys.ts)
+  const keyType = gen.columns.find((c) => c.name === 'key' && gen.kind !== 'json_tuple')?.type;
+  const key = keyType === undefined || keyType.type === 'STRING' ? (k: string): unknown => k : keyValue(keyType);
   return {
     columns: outColumns,
     sources,
@@ -230,7 +234,7 @@ export function compileSelect(items: readonly string[], columns: readonly Column
       const elements: unknown[][] = [];
       if (gen.kind === 'json_tuple') elements.push(v as unknown[]);
       else if (Array.isArray(v)) v.forEach((x, i) => elements.push(withPos ? [i, x ?? null] : [x ?? null]));
-      else if (v != null) Object.entries(v as object).forEach(([k, x], i) => elements.push(withPos ? [i, k, x ?? null] : [k, x ?? null]));
+      else if (v != null) Object.entries(v as object).forEach(([k, x], i) => elements.push(withPos ? [i, key(k), x ?? null] : [key(k), x ?? null]));
       if (elements.length === 0 && outer) elements.push(genNames.map(() => null));
       return elements.map((el) => {
         const r: Row = {};

@@ -18,6 +18,8 @@ export interface SqlType {
   readonly scale?: number;
   readonly element?: SqlType;
   readonly value?: SqlType;
+  /** MAP: the type of the keys (absent: STRING). */
+  readonly key?: SqlType;
   readonly fields?: readonly SqlField[];
   /** INTERVAL: a year-month interval (a value is months); otherwise day-time (a value is microseconds). */
   readonly yearMonth?: true;
@@ -59,7 +61,8 @@ export function typeName(t: SqlType): string {
 export function toDataType(t: SqlType): DataType {
   if (t.type === 'NULL' || t.type === 'INTERVAL') return { type: 'STRING' };
   if (t.type === 'ARRAY') return { type: 'ARRAY', element: toDataType(t.element!) };
-  if (t.type === 'MAP') return { type: 'MAP', value: toDataType(t.value!) };
+  if (t.type === 'MAP')
+    return t.key === undefined ? { type: 'MAP', value: toDataType(t.value!) } : { type: 'MAP', key: toDataType(t.key), value: toDataType(t.value!) };
   if (t.type === 'STRUCT') return { type: 'STRUCT', fields: t.fields!.map((f) => ({ ...toDataType(f), name: f.name })) };
   return t as DataType;
 }
@@ -77,7 +80,7 @@ export function sameType(a: SqlType, b: SqlType): boolean {
   if (a.type !== b.type || a.bits !== b.bits || a.binary32 !== b.binary32 || a.yearMonth !== b.yearMonth) return false;
   if (a.type === 'DECIMAL') return a.precision === b.precision && a.scale === b.scale;
   if (a.type === 'ARRAY') return sameType(a.element!, b.element!);
-  if (a.type === 'MAP') return sameType(a.value!, b.value!);
+  if (a.type === 'MAP') return sameType(a.key ?? STRING, b.key ?? STRING) && sameType(a.value!, b.value!);
   if (a.type === 'STRUCT') {
     const fa = a.fields!;
     const fb = b.fields!;
@@ -212,7 +215,8 @@ function commonTwo(a: SqlType, b: SqlType): SqlType | null {
   }
   if (a.type === 'MAP' && b.type === 'MAP') {
     const v = commonTwo(a.value!, b.value!);
-    return v === null ? null : { type: 'MAP', value: v };
+    const k = commonTwo(a.key ?? STRING, b.key ?? STRING);
+    return v === null || k === null ? null : k.type === 'STRING' ? { type: 'MAP', value: v } : { type: 'MAP', key: k, value: v };
   }
   if (a.type === 'STRUCT' && b.type === 'STRUCT' && a.fields!.length === b.fields!.length) {
     const fields: SqlField[] = [];

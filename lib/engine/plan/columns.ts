@@ -116,7 +116,7 @@ export function explodeColumns(item: ExplodeItem, cols: readonly ColumnInfo[]): 
   let out: ColumnInfo[];
   const pos: ColumnInfo[] = item.position ? [{ name: 'pos', type: 'INT' }] : [];
   if (t.type === 'ARRAY') out = [...pos, { ...t.element!, name: 'col' }];
-  else if (t.type === 'MAP') out = [...pos, { name: 'key', type: 'STRING' }, { ...t.value!, name: 'value' }];
+  else if (t.type === 'MAP') out = [...pos, { ...(t.key ?? { type: 'STRING' }), name: 'key' }, { ...t.value!, name: 'value' }];
   else {
     throw new InvalidQueryError(
       `select: [DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] cannot resolve ${fn}(${item.path.text}): its parameter must be an ARRAY or a MAP, but ${item.path.text} is ${ddlOf(t)}: explode an array or a map column`,

@@ -202,6 +202,8 @@ export interface ExplodeItem {
   readonly outer: boolean;
   readonly position: boolean;
   readonly names: readonly string[] | null;
+  /** The key type of the exploded MAP when it is not STRING (`map(1, 'a')`): its keys, held as text, are read back to it. */
+  readonly keyType?: DataType;
 }
 
 export interface WindowKey<Col extends string = string> {

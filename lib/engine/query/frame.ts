@@ -347,7 +347,9 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
         // Spark's names for the generator's columns follow its input's type: fixed now
         const { kind, path, outer, position } = i;
         const names = i.names ?? explodeColumns(i, cols).map((c) => c.name);
-        return [{ kind, path, outer, position, names }];
+        // a MAP whose keys are not strings: the rows read its keys back to their type
+        const keyType = pathColumn(path, cols, 'explode').key;
+        return [keyType === undefined ? { kind, path, outer, position, names } : { kind, path, outer, position, names, keyType }];
       }
       if (isColumn(i)) return [{ kind: 'column', as: i, column: i }];
       if (i.endsWith('.*')) {
