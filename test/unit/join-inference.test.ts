@@ -7,6 +7,7 @@
  */
 import type { QueryPlan, StatelessStage, StreamJoinSpec } from '../../lib/engine/plan/types';
 import { readStream } from '../../lib/engine/query/reader';
+import { statefulShape } from '../../lib/engine/plan/shape';
 
 const left = () => readStream.format('json').schema('lk INT, lt TIMESTAMP, amount INT, sku STRING').load().withWatermark('lt', '0 seconds');
 const right = () => readStream.format('json').schema('rk INT, rt TIMESTAMP, status STRING, code STRING, big BIGINT').load().withWatermark('rt', '0 seconds');
@@ -124,6 +125,12 @@ describe('a filter right after a stream-stream join', () => {
     ['amount > length(status)', 'fullOuter'],
   ])('fullOuter with %s runs as %s', (filter, type) => {
     expect(joinSpec(joined('fullOuter').filter(filter).writeStream.plan()).type).toBe(type);
+  });
+
+  it('puts the type the join runs as in the checkpoint shape, so a filter that changes it needs a new checkpoint', () => {
+    const shape = (filter: string) => statefulShape(joined('leftOuter').filter(filter).writeStream.plan());
+    expect(shape("status IS NULL OR status = 'ok'")).not.toEqual(shape("status = 'ok'"));
+    expect(shape("status IS NULL OR status = 'ok'")).toEqual(statefulShape(joined('leftOuter').writeStream.plan()));
   });
 
   it('refuses the join as written, not as it runs: a leftOuter join with no range stays refused (UnsupportedOperationChecker runs before the optimizer)', () => {
