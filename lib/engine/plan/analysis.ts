@@ -256,7 +256,13 @@ function checkStreamJoin(op: ChainedOperator, mode: OutputMode): void {
   const type = spec.declaredType ?? spec.type;
   // (Spark's checkForStreamStreamJoinWatermark: a full outer join needs a state watermark on one side at least)
   const needs =
-    type === 'leftOuter' || type === 'leftSemi' ? [j.leftRemoval] : type === 'rightOuter' ? [j.rightRemoval] : type === 'fullOuter' ? [j.leftRemoval, j.rightRemoval] : [];
+    type === 'leftOuter' || type === 'leftSemi'
+      ? [j.leftRemoval]
+      : type === 'rightOuter'
+        ? [j.rightRemoval]
+        : type === 'fullOuter'
+          ? [j.leftRemoval, j.rightRemoval]
+          : [];
   if (needs.length && (type === 'fullOuter' ? needs.every((r) => r === null) : needs.some((r) => r === null))) {
     throw new InvalidQueryError(
       `Stream-stream ${JOIN_TYPE_NAMES[type]} join between two streaming DataFrame/Datasets is not supported without a watermark in the join keys, or a watermark on the nullable side and an appropriate range condition: ` +
