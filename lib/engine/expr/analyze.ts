@@ -8,35 +8,16 @@
 import type { ColumnInfo } from '../plan/columns';
 import { PARTITION_HINT } from '../plan/paths';
 import type { Row } from '../ports/values';
+import { addSub, mulDiv, numericOperands } from './arithmetic';
+import { compare, inList, isTest, likeTest } from './comparisons';
 import { castFunction, canCast } from './cast';
 import { ExpressionError, SparkRowError } from './errors';
-import { translateJavaRegex } from './java-regex';
 import { FUNCTIONS, NON_DETERMINISTIC, AGGREGATES } from './functions';
 import type { Ast } from './parser';
-import { addMonths, bigMicros, dateOfMicros, formatTimestampText, type Micros, microsValue } from './time';
 import { columnBuilder, constantBuilder, strict, type Typed, withJs } from './typed';
-import {
-  BOOLEAN,
-  commonType,
-  DATE,
-  DOUBLE,
-  decimal,
-  decimalResult,
-  isIntegral,
-  isNumeric,
-  LONG,
-  STRING,
-  type SqlType,
-  sameType,
-  stringPromotion,
-  TIMESTAMP,
-  typeName,
-  widerNumeric,
-  asDecimal,
-} from './types';
-import { big, checkIntegral, comparator, decimalOp, divideByZero, integralOp, isZero, javaDoubleText, LONG_MAX, LONG_MIN, longValue, overflow } from './values';
+import { BOOLEAN, commonType, DOUBLE, isIntegral, isNumeric, STRING, type SqlType, sameType, stringPromotion, TIMESTAMP, typeName } from './types';
+import { big, checkIntegral, javaDoubleText, longValue } from './values';
 import { keyText, keyTypeOf } from './map-keys';
-import { dateOfEpochDay, epochDayOf } from '../dates';
 
 /** Where an expression is analyzed: its text (for positions in messages) and the columns it may name. */
 export interface Scope {
@@ -97,9 +78,10 @@ export class Analyzer {
       case 'binary':
         return this.binary(ast.op, this.analyze(ast.left), this.analyze(ast.right), ast.pos);
       case 'is':
-        return this.is(ast.what, ast.not, this.analyze(ast.arg), ast.pos);
+        return isTest(this, ast.what, ast.not, this.analyze(ast.arg), ast.pos);
       case 'in':
-        return this.in(
+        return inList(
+          this,
           this.analyze(ast.arg),
           ast.list.map((a) => this.analyze(a)),
           ast.not,
@@ -116,7 +98,7 @@ export class Analyzer {
         return { ...node, sql, name: sql };
       }
       case 'like':
-        return this.like(ast.op, this.analyze(ast.arg), this.analyze(ast.pattern), ast.not, ast.escapeChar, ast.pos);
+        return likeTest(this, ast.op, this.analyze(ast.arg), this.analyze(ast.pattern), ast.not, ast.escapeChar, ast.pos);
       case 'case':
         return this.caseWhen(ast);
       case 'cast':
@@ -310,7 +292,7 @@ export class Analyzer {
     return implicitCast(arg, to);
   }
 
-  private unary(op: '-' | '+' | '~' | 'NOT', arg: Typed, pos: number): Typed {
+  unary(op: '-' | '+' | '~' | 'NOT', arg: Typed, pos: number): Typed {
     if (op === 'NOT') {
       const a = this.implicitBoolean(arg, `(NOT ${arg.sql})`, pos);
       const sql = `(NOT ${a.sql})`;
@@ -417,21 +399,21 @@ export class Analyzer {
       case '>':
       case '>=':
       case '<=>':
-        return this.compare(op, l, r, sql, pos);
+        return compare(this, op, l, r, sql, pos);
       case '||':
         return this.concatOp(l, r, sql, pos);
       case '+':
       case '-':
-        return this.addSub(op, l, r, sql, pos);
+        return addSub(this, op, l, r, sql, pos);
       case '*':
       case '/':
       case '%':
       case 'DIV':
-        return this.mulDiv(op, l, r, sql, pos);
+        return mulDiv(this, op, l, r, sql, pos);
       case '&':
       case '|':
       case '^': {
-        const t = this.numericOperands(l, r, sql, pos);
+        const t = numericOperands(this, l, r, sql, pos);
         if (!isIntegral(t.type))
           throw this.mismatch('BINARY_OP_WRONG_TYPE', sql, `the binary operator requires the input type "INTEGRAL", not "${typeName(t.type)}"`, pos);
         const f = (x: bigint, y: bigint) => (op === '&' ? x & y : op === '|' ? x | y : x ^ y);
@@ -445,225 +427,6 @@ export class Analyzer {
       }
     }
     throw this.fail('PARSE_SYNTAX_ERROR', `operator ${op} is not supported`, pos);
-  }
-
-  /** Both operands as one numeric type (strings promoted as ANSI does: BIGINT beside an integral, else DOUBLE). */
-  private numericOperands(l: Typed, r: Typed, sql: string, pos: number): { l: Typed; r: Typed; type: SqlType } {
-    let lt = l.type;
-    let rt = r.type;
-    if (lt.type === 'STRING' && rt.type === 'STRING') lt = rt = DOUBLE;
-    else if (lt.type === 'STRING') lt = isNumeric(rt) ? stringPromotion(rt)! : DOUBLE;
-    else if (rt.type === 'STRING') rt = isNumeric(lt) ? stringPromotion(lt)! : DOUBLE;
-    if (lt.type === 'NULL' && rt.type === 'NULL') lt = rt = DOUBLE;
-    else if (lt.type === 'NULL') lt = rt;
-    else if (rt.type === 'NULL') rt = lt;
-    if (!isNumeric(lt) || !isNumeric(rt)) {
-      throw this.mismatch(
-        'BINARY_OP_DIFF_TYPES',
-        sql,
-        `the left and right operands of the binary operator have incompatible types ("${typeName(l.type)}" and "${typeName(r.type)}"); cast one of them`,
-        pos,
-      );
-    }
-    const t = widerNumeric(lt, rt);
-    if (t.type === 'DECIMAL') {
-      const ld = lt.type === 'DECIMAL' ? lt : rt.type === 'DECIMAL' ? (literalDecimal(l) ?? asDecimal(lt)) : asDecimal(lt);
-      const rd = rt.type === 'DECIMAL' ? rt : lt.type === 'DECIMAL' ? (literalDecimal(r) ?? asDecimal(rt)) : asDecimal(rt);
-      return { l: implicitCast(l, ld), r: implicitCast(r, rd), type: widerNumeric(ld, rd) };
-    }
-    return { l: implicitCast(l, t), r: implicitCast(r, t), type: t };
-  }
-
-  private addSub(op: '+' | '-', l: Typed, r: Typed, sql: string, pos: number): Typed {
-    const lt = l.type.type;
-    const rt = r.type.type;
-    const fn = op === '+' ? 'try_add' : 'try_subtract';
-    // date and time arithmetic
-    if ((lt === 'TIMESTAMP' || lt === 'DATE' || lt === 'STRING') && rt === 'INTERVAL') {
-      const months = r.type.yearMonth === true;
-      const sign = op === '+' ? 1 : -1;
-      if (lt === 'DATE' && months) {
-        return { type: DATE, sql, name: sql, children: [l, r], build: strict((d, m) => addMonths(d as string, sign * (m as number))) };
-      }
-      if (lt === 'DATE' && r.type.days) {
-        // Spark: DATE ± INTERVAL DAY is date_add(d, ±days), a DATE
-        return {
-          type: DATE,
-          sql,
-          name: sql,
-          children: [l, r],
-          build: strict((d, iv) => dateOfEpochDay(epochDayOf(d as string) + (sign * (iv as number)) / 86_400_000_000)),
-        };
-      }
-      const ts = implicitCast(l, TIMESTAMP);
-      // Spark: STRING ± a day-time INTERVAL is the TIMESTAMP's sum cast back to STRING
-      const text = lt === 'STRING' && !months;
-      return {
-        type: text ? STRING : TIMESTAMP,
-        sql,
-        name: sql,
-        children: [ts, r],
-        build: strict((t, iv) => {
-          if (months) {
-            const micros = bigMicros(t as Micros);
-            const dayMicros = ((micros % 86_400_000_000n) + 86_400_000_000n) % 86_400_000_000n;
-            const date = addMonths(dateOfMicros(t as Micros), sign * (iv as number));
-            if (date === null) throw overflow(`timestamp overflow in ${sql}: the date is outside years 1 to 9999;`, fn);
-            return microsValue(BigInt(epochDayOf(date)) * 86_400_000_000n + dayMicros);
-          }
-          const sum = microsValue(bigMicros(t as Micros) + BigInt(sign * (iv as number)));
-          return text ? formatTimestampText(sum) : sum;
-        }),
-      };
-    }
-    if (lt === 'INTERVAL' && op === '+' && (rt === 'TIMESTAMP' || rt === 'DATE')) return this.addSub('+', r, l, sql, pos);
-    // Spark: DATE ± n is date_add / date_sub, whose days are an INT, SMALLINT or TINYINT
-    const plusDays = lt === 'DATE' && (op === '+' || (rt !== 'DATE' && rt !== 'TIMESTAMP'));
-    if (plusDays || (op === '+' && rt === 'DATE')) {
-      const [d, n] = plusDays ? [l, r] : [r, l];
-      if (n.type.type !== 'INT' && n.type.type !== 'NULL') {
-        throw this.mismatch(
-          'UNEXPECTED_INPUT_TYPE',
-          sql,
-          `${op === '+' ? 'date_add' : 'date_sub'}(${d.sql}, ${n.sql}) requires its days as ("INT" or "SMALLINT" or "TINYINT"), however ${n.sql} has the type "${typeName(n.type)}"; cast it to INT`,
-          pos,
-        );
-      }
-      const sign = op === '+' ? 1 : -1;
-      return {
-        type: DATE,
-        sql,
-        name: sql,
-        children: [d, n],
-        build: strict((x, k) => dateOfEpochDay(epochDayOf(x as string) + sign * (k as number))),
-      };
-    }
-    if (lt === 'INTERVAL' && rt === 'INTERVAL' && l.type.yearMonth === r.type.yearMonth) {
-      return {
-        // INTERVAL DAY ± INTERVAL DAY stays INTERVAL DAY; with an hour or less it is DAY TO SECOND
-        type: l.type.yearMonth || (l.type.days && r.type.days) ? l.type : { type: 'INTERVAL' },
-        sql,
-        name: sql,
-        children: [l, r],
-        build: strict((x, y) => (op === '+' ? (x as number) + (y as number) : (x as number) - (y as number))),
-      };
-    }
-    if (op === '-' && (lt === 'DATE' || lt === 'TIMESTAMP' || lt === 'STRING') && (rt === 'DATE' || rt === 'TIMESTAMP')) {
-      // Spark: DATE - DATE is an INTERVAL DAY (SubtractDates); with a TIMESTAMP, an INTERVAL DAY TO
-      // SECOND of the microseconds between them (SubtractTimestamps); a STRING takes the other's type
-      if (rt === 'DATE' && lt !== 'TIMESTAMP') {
-        const a = implicitCast(l, DATE);
-        return {
-          type: { type: 'INTERVAL', days: true },
-          sql,
-          name: sql,
-          children: [a, r],
-          build: strict((x, y) => (epochDayOf(x as string) - epochDayOf(y as string)) * 86_400_000_000),
-        };
-      }
-      const a = implicitCast(l, TIMESTAMP);
-      const b = implicitCast(r, TIMESTAMP);
-      return {
-        type: { type: 'INTERVAL' },
-        sql,
-        name: sql,
-        children: [a, b],
-        build: strict((x, y) => Number(bigMicros(x as Micros) - bigMicros(y as Micros))),
-      };
-    }
-    const n = this.numericOperands(l, r, sql, pos);
-    const t = n.type;
-    if (t.type === 'DECIMAL') {
-      const rtp = decimalResult(op, n.l.type, n.r.type);
-      return { type: rtp, sql, name: sql, children: [n.l, n.r], build: strict(decimalOp(op, n.l.type, n.r.type, rtp, sql, fn)) };
-    }
-    if (isIntegral(t)) return { type: t, sql, name: sql, children: [n.l, n.r], build: strict(integralOp(op, t, sql, fn)) };
-    const f32 = t.binary32 === true;
-    const f =
-      op === '+'
-        ? f32
-          ? (x: unknown, y: unknown) => Math.fround((x as number) + (y as number))
-          : (x: unknown, y: unknown) => (x as number) + (y as number)
-        : f32
-          ? (x: unknown, y: unknown) => Math.fround((x as number) - (y as number))
-          : (x: unknown, y: unknown) => (x as number) - (y as number);
-    return { type: t, sql, name: sql, children: [n.l, n.r], build: strict(f) };
-  }
-
-  private mulDiv(op: '*' | '/' | '%' | 'DIV', l: Typed, r: Typed, sql: string, pos: number): Typed {
-    const n = this.numericOperands(l, r, sql, pos);
-    const t = n.type;
-    if (op === '/') {
-      // Spark's Divide takes DOUBLE or DECIMAL: integral operands are divided as DOUBLE (10 / 4 = 2.5)
-      if (t.type === 'DECIMAL') {
-        const rtp = decimalResult('/', n.l.type, n.r.type);
-        return { type: rtp, sql, name: sql, children: [n.l, n.r], build: strict(decimalOp('/', n.l.type, n.r.type, rtp, sql, 'try_divide')) };
-      }
-      // FLOAT too: Spark's DivisionTypeCoercion casts every non-DECIMAL operand to DOUBLE
-      const a = implicitCast(n.l, DOUBLE);
-      const b = implicitCast(n.r, DOUBLE);
-      return {
-        type: DOUBLE,
-        sql,
-        name: sql,
-        children: [a, b],
-        build: strict((x, y) => {
-          if (y === 0) throw divideByZero(sql);
-          return (x as number) / (y as number);
-        }),
-      };
-    }
-    if (op === 'DIV') {
-      if (t.type === 'DOUBLE')
-        throw this.mismatch('BINARY_OP_WRONG_TYPE', sql, `div requires integral or DECIMAL operands, not "${typeName(t)}"; use / or cast to BIGINT`, pos);
-      const sl = n.l.type.scale ?? 0;
-      const sr = n.r.type.scale ?? 0;
-      return {
-        type: LONG,
-        sql,
-        name: sql,
-        children: [n.l, n.r],
-        build: strict((x, y) => {
-          if (isZero(y)) throw divideByZero(sql);
-          // exact: both at the larger scale, truncated toward zero as Spark's IntegralDivide
-          const s = Math.max(sl, sr);
-          const a = t.type === 'DECIMAL' ? scaled(x as string, sl, s) : big(x);
-          const b = t.type === 'DECIMAL' ? scaled(y as string, sr, s) : big(y);
-          const q = a / b;
-          if (q < LONG_MIN || q > LONG_MAX) throw overflow(`long overflow in ${sql};`, 'try_divide');
-          return longValue(q);
-        }),
-      };
-    }
-    if (t.type === 'DECIMAL') {
-      const rtp = decimalResult(op, n.l.type, n.r.type);
-      return { type: rtp, sql, name: sql, children: [n.l, n.r], build: strict(decimalOp(op, n.l.type, n.r.type, rtp, sql, 'try_multiply')) };
-    }
-    if (op === '*') {
-      if (isIntegral(t)) return { type: t, sql, name: sql, children: [n.l, n.r], build: strict(integralOp('*', t, sql, 'try_multiply')) };
-      const f32 = t.binary32 === true;
-      return {
-        type: t,
-        sql,
-        name: sql,
-        children: [n.l, n.r],
-        build: strict((x, y) => (f32 ? Math.fround((x as number) * (y as number)) : (x as number) * (y as number))),
-      };
-    }
-    // % : the remainder takes the dividend's sign (Java's %), division by zero is DIVIDE_BY_ZERO under ANSI
-    return {
-      type: t,
-      sql,
-      name: sql,
-      children: [n.l, n.r],
-      build: strict((x, y) => {
-        if (isZero(y)) throw divideByZero(sql, 'try_mod');
-        if (typeof x === 'bigint' || typeof y === 'bigint') return longValue(big(x) % big(y));
-        const m = (x as number) % (y as number);
-        // Java's %: a DOUBLE remainder keeps the dividend's sign (-4.0 % 2 is -0.0), an integral one has no -0
-        return t.type === 'DOUBLE' ? (t.binary32 ? Math.fround(m) : m) : m === 0 ? 0 : m;
-      }),
-    };
   }
 
   private concatOp(l: Typed, r: Typed, sql: string, pos: number): Typed {
@@ -707,183 +470,6 @@ export class Analyzer {
     }
     if (t.type === 'NULL') t = BOOLEAN;
     return { l: implicitCast(l, t), r: implicitCast(r, t), type: t };
-  }
-
-  private compare(op: string, l: Typed, r: Typed, sql: string, pos: number): Typed {
-    const c = this.comparable(l, r, sql, pos);
-    const cmp = comparator(c.type);
-    const test: (n: number) => boolean =
-      op === '=' || op === '<=>'
-        ? (n) => n === 0
-        : op === '<>'
-          ? (n) => n !== 0
-          : op === '<'
-            ? (n) => n < 0
-            : op === '<='
-              ? (n) => n <= 0
-              : op === '>'
-                ? (n) => n > 0
-                : (n) => n >= 0;
-    const fast = c.type.type === 'INT' || c.type.type === 'STRING' || c.type.type === 'DATE' || c.type.type === 'BOOLEAN';
-    let f: (x: unknown, y: unknown) => boolean = (x, y) => test(cmp(x, y));
-    if (c.type.type === 'DOUBLE' && op !== '<=>' && op !== '=' && op !== '<>') {
-      // plain comparison unless a NaN is involved (Spark orders NaN above every number)
-      const slow = f;
-      f =
-        op === '<'
-          ? (x, y) => (!Number.isNaN(x as number) && !Number.isNaN(y as number) ? (x as number) < (y as number) : slow(x, y))
-          : op === '<='
-            ? (x, y) => (!Number.isNaN(x as number) && !Number.isNaN(y as number) ? (x as number) <= (y as number) : slow(x, y))
-            : op === '>'
-              ? (x, y) => (!Number.isNaN(x as number) && !Number.isNaN(y as number) ? (x as number) > (y as number) : slow(x, y))
-              : (x, y) => (!Number.isNaN(x as number) && !Number.isNaN(y as number) ? (x as number) >= (y as number) : slow(x, y));
-    }
-    if (fast) {
-      if (op === '=' || op === '<=>') f = (x, y) => x === y;
-      else if (op === '<>') f = (x, y) => x !== y;
-      else if (op === '<') f = (x, y) => (x as number) < (y as number);
-      else if (op === '<=') f = (x, y) => (x as number) <= (y as number);
-      else if (op === '>') f = (x, y) => (x as number) > (y as number);
-      else f = (x, y) => (x as number) >= (y as number);
-    }
-    if (op === '<=>') {
-      return {
-        type: BOOLEAN,
-        sql,
-        name: sql,
-        children: [c.l, c.r],
-        build: withJs(
-          ([a, b]) =>
-            (row) => {
-              const x = a(row);
-              const y = b(row);
-              return x == null || y == null ? x == null && y == null : f(x, y);
-            },
-          ([a, b], g) => {
-            const x = g.tmp();
-            const y = g.tmp();
-            return `((${x} = ${a}), (${y} = ${b}), ${x} == null || ${y} == null ? ${x} == null && ${y} == null : ${g.ref(f)}(${x}, ${y}))`;
-          },
-        ),
-      };
-    }
-    return { type: BOOLEAN, sql, name: sql, children: [c.l, c.r], build: strict(f) };
-  }
-
-  private is(what: 'NULL' | 'TRUE' | 'FALSE', not: boolean, arg: Typed, pos: number): Typed {
-    const sql = `(${arg.sql} IS ${not ? 'NOT ' : ''}${what})`;
-    if (what === 'NULL') {
-      return {
-        type: BOOLEAN,
-        sql,
-        name: sql,
-        children: [arg],
-        build: withJs(
-          ([a]) => (not ? (row) => a(row) != null : (row) => a(row) == null),
-          ([a]) => `(${a} ${not ? '!=' : '=='} null)`,
-        ),
-      };
-    }
-    const b = this.implicitBoolean(arg, sql, pos);
-    const want = what === 'TRUE';
-    return {
-      type: BOOLEAN,
-      sql,
-      name: sql,
-      children: [b],
-      build: withJs(
-        ([a]) =>
-          (row) =>
-            (a(row) === want) !== not,
-        ([a]) => `((${a} === ${want}) !== ${not})`,
-      ),
-    };
-  }
-
-  private in(arg: Typed, list: readonly Typed[], not: boolean, pos: number): Typed {
-    const sql = `(${arg.sql} ${not ? 'NOT ' : ''}IN (${list.map((x) => x.sql).join(', ')}))`;
-    let t = commonType([arg.type, ...list.map((x) => x.type)]);
-    if (t === null && arg.type.type !== 'STRING') t = commonType([arg.type, ...list.map((x) => (x.type.type === 'STRING' ? arg.type : x.type))]);
-    if (t === null) {
-      throw this.mismatch(
-        'DATA_DIFF_TYPES',
-        sql,
-        `the input should all be the same type, but it's [${[arg, ...list].map((x) => `"${typeName(x.type)}"`).join(', ')}]; cast the values to one type`,
-        pos,
-      );
-    }
-    if (t.type === 'NULL') t = BOOLEAN;
-    const a = implicitCast(arg, t);
-    const items = list.map((x) => implicitCast(x, t));
-    const cmp = comparator(t);
-    const simple = t.type === 'INT' || t.type === 'STRING' || t.type === 'DATE' || t.type === 'BOOLEAN';
-    const consts = items.every((x) => x.constant !== undefined) && simple ? new Set(items.map((x) => x.constant!.value)) : null;
-    const hasNull = consts?.has(null) ?? false;
-    return {
-      type: BOOLEAN,
-      sql,
-      name: sql,
-      children: [a, ...items],
-      build: ([e, ...es]) => {
-        if (consts !== null) {
-          return (row) => {
-            const v = e(row);
-            if (v == null) return null;
-            if (consts.has(v)) return !not;
-            return hasNull ? null : not;
-          };
-        }
-        return (row) => {
-          const v = e(row);
-          if (v == null) return null;
-          let sawNull = false;
-          for (const x of es) {
-            const w = x(row);
-            if (w == null) sawNull = true;
-            else if (cmp(v, w) === 0) return !not;
-          }
-          return sawNull ? null : not;
-        };
-      },
-    };
-  }
-
-  private like(op: 'LIKE' | 'ILIKE' | 'RLIKE', arg: Typed, pattern: Typed, not: boolean, escapeChar: string | undefined, pos: number): Typed {
-    const word = op === 'RLIKE' ? 'RLIKE' : op.toLowerCase();
-    const sql0 = op === 'RLIKE' ? `RLIKE(${arg.sql}, ${pattern.sql})` : `${arg.sql} ${op} ${pattern.sql}`;
-    const a = this.implicit(arg, STRING, pos, `the first argument of ${word}`);
-    const p = this.implicit(pattern, STRING, pos, `the pattern of ${word}`);
-    const toRegex = (s: string, atAnalysis: boolean): RegExp => {
-      if (op === 'RLIKE') return javaRegex(s, atAnalysis ? this : null, pos);
-      try {
-        // ILIKE is Spark's lower(str) LIKE lower(pattern)
-        return likeRegex(op === 'ILIKE' ? s.toLowerCase() : s, escapeChar ?? '\\');
-      } catch (e) {
-        if (atAnalysis && e instanceof SparkRowError) throw this.fail(e.errorClass, e.message.replace(/^\[[^\]]+\] /, ''), pos);
-        throw e;
-      }
-    };
-    const fixed = p.constant && typeof p.constant.value === 'string' ? toRegex(p.constant.value, true) : null;
-    let lastText: string | null = null;
-    let last: RegExp | null = null;
-    const node: Typed = {
-      type: BOOLEAN,
-      sql: sql0,
-      name: sql0,
-      children: [a, p],
-      build: strict((s, pat) => {
-        let re = fixed;
-        if (re === null) {
-          if (pat !== lastText) {
-            last = toRegex(pat as string, false);
-            lastText = pat as string;
-          }
-          re = last!;
-        }
-        return re.test(op === 'ILIKE' ? (s as string).toLowerCase() : (s as string));
-      }),
-    };
-    return not ? this.unary('NOT', node, pos) : node;
   }
 
   private caseWhen(ast: Extract<Ast, { k: 'case' }>): Typed {
@@ -1041,19 +627,6 @@ export interface FunctionDef {
   readonly resolve: (args: readonly Typed[], c: CallCtx) => Typed;
 }
 
-/**
- * An integral literal beside a DECIMAL in a binary operator: the DECIMAL of exactly its digits
- * (Spark's DecimalPrecision with literalPickMinimumPrecision, its default; DecimalType.forLiteral:
- * a TINYINT literal keeps DECIMAL(3,0)). Null when `t` is not such a literal.
- */
-function literalDecimal(t: Typed): SqlType | null {
-  if (t.constant === undefined || !isIntegral(t.type) || t.type.bits === 8) return null;
-  const v = t.constant.value;
-  if (typeof v !== 'number' && typeof v !== 'bigint') return null;
-  const digits = (typeof v === 'bigint' ? (v < 0n ? -v : v) : Math.abs(v)).toString().length;
-  return decimal(digits, 0);
-}
-
 /** A literal in Spark's pretty form (usePrettyExpression): a number or string as its value's text (Java's toString), others as their SQL. */
 function prettyLiteral(value: unknown, type: SqlType, sql: string): string {
   if (value === null || value === undefined) return sql;
@@ -1121,91 +694,6 @@ export function implicitCast(arg: Typed, to: SqlType): Typed {
     }
   }
   return { type: to, sql: arg.sql, name: arg.name, children: [arg], build: strict(f) };
-}
-
-function scaled(v: string, own: number, to: number): bigint {
-  const dot = v.indexOf('.');
-  const u = BigInt(dot < 0 ? v : v.slice(0, dot) + v.slice(dot + 1));
-  return u * 10n ** BigInt(to - own);
-}
-
-/**
- * A LIKE pattern as a regex: `%` any text, `_` one character, the escape character before `%`, `_` or
- * itself for that character. As Spark's escapeLikeRegex, the escape character before anything else is
- * INVALID_FORMAT.ESC_IN_THE_MIDDLE and at the end INVALID_FORMAT.ESC_AT_THE_END (thrown as a SparkRowError).
- */
-function likeRegex(pattern: string, escapeChar: string): RegExp {
-  let out = '';
-  const chars = Array.from(pattern);
-  const quote = (c: string) => c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-  for (let i = 0; i < chars.length; i++) {
-    const c = chars[i];
-    if (c === escapeChar) {
-      if (i + 1 >= chars.length) {
-        throw new SparkRowError(
-          'INVALID_FORMAT.ESC_AT_THE_END',
-          `The format is invalid: '${pattern}'. A LIKE pattern may not end with its escape character '${escapeChar}'; double it ('${escapeChar}${escapeChar}') to match it`,
-        );
-      }
-      const n = chars[++i];
-      if (n !== '%' && n !== '_' && n !== escapeChar) {
-        throw new SparkRowError(
-          'INVALID_FORMAT.ESC_IN_THE_MIDDLE',
-          `The format is invalid: '${pattern}'. The escape character '${escapeChar}' may only precede '%', '_' or itself, not '${n}'; double it ('${escapeChar}${escapeChar}') to match it`,
-        );
-      }
-      out += quote(n);
-    } else if (c === '%') out += '[\\s\\S]*';
-    else if (c === '_') out += '[\\s\\S]';
-    else out += quote(c);
-  }
-  return new RegExp(`^${out}$`, 'u');
-}
-
-/** Each compiled Java pattern's number of capturing groups (Java's groupCount()). */
-const GROUP_COUNTS = new WeakMap<RegExp, { groups: number; names: Record<string, number> }>();
-/** Patterns given per row (not literals), compiled once each. */
-const ROW_PATTERNS = new Map<string, RegExp>();
-
-/**
- * A Java regular expression (Spark's RLIKE, regexp_extract, regexp_replace, split) as a JS RegExp,
- * translated by java-regex.ts so that it matches what Java's would; a pattern Java refuses, or one
- * with no faithful translation, is INVALID_PARAMETER_VALUE.PATTERN (at analysis for a literal).
- */
-export function javaRegex(source: string, az: Analyzer | null, pos: number, flags = ''): RegExp {
-  const key = `${flags}/${source}`;
-  if (az === null) {
-    const hit = ROW_PATTERNS.get(key);
-    if (hit !== undefined) return hit;
-  }
-  let re: RegExp;
-  try {
-    const t = translateJavaRegex(source);
-    re = new RegExp(t.source, t.flags + flags);
-    GROUP_COUNTS.set(re, { groups: t.groups, names: t.names });
-  } catch (e) {
-    const err = new SparkRowError(
-      'INVALID_PARAMETER_VALUE.PATTERN',
-      `The value of parameter(s) \`regexp\` is invalid: '${source}' (${(e as Error).message}); fix the regular expression`,
-    );
-    if (az !== null) throw az.fail('INVALID_PARAMETER_VALUE.PATTERN', err.message.replace(/^\[[^\]]+\] /, ''), pos);
-    throw err;
-  }
-  if (az === null) {
-    if (ROW_PATTERNS.size >= 256) ROW_PATTERNS.clear();
-    ROW_PATTERNS.set(key, re);
-  }
-  return re;
-}
-
-/** The number of capturing groups of a pattern compiled by javaRegex. */
-export function javaGroupCount(re: RegExp): number {
-  return GROUP_COUNTS.get(re)?.groups ?? 0;
-}
-
-/** The named groups of a pattern compiled by javaRegex, with their numbers. */
-export function javaGroupNames(re: RegExp): Record<string, number> {
-  return GROUP_COUNTS.get(re)?.names ?? {};
 }
 
 /** Up to five names closest to `name` (Levenshtein distance), as Spark's suggestions. */

@@ -1,5 +1,5 @@
 /** The regex functions (split, regexp_*, rlike), with Spark's semantics: patterns are Java's (java-regex.ts translates them). */
-import { javaGroupCount, javaGroupNames, javaRegex } from './analyze';
+import { javaGroupCount, javaGroupNames, javaRegex } from './patterns';
 import type { CallCtx, FunctionDef } from './analyze';
 import { SparkRowError } from './errors';
 import { call, codePoints, def, int, str } from './fn-util';
