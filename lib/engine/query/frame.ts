@@ -2,11 +2,10 @@
  * The frames a query is built from: StreamFrame (stateless stages, stateful operators, joins),
  * GroupedFrame (groupBy ... agg) and DataStreamWriter (writeStream ... plan()).
  */
-import { InvalidOptionError, InvalidQueryError } from '../errors';
-import { parseDurationMs, parseWatermarkDelay } from '../duration';
+import { InvalidQueryError } from '../errors';
+import { parseWatermarkDelay } from '../duration';
 import { rowHolds } from '../predicate';
-import { type ColumnType, parseSchema } from '../schema';
-import type { ProcessorClass, ProcessorOutputMode, StatefulProcessor, TimeMode } from '../tws/api';
+import type { ColumnType } from '../schema';
 import type { Row } from '../ports';
 import type {
   ColumnKey,
@@ -15,10 +14,8 @@ import type {
   JoinPredicate,
   JoinStage,
   OperatorStep,
-  OutputMode,
   PlanInput,
   ProjectItem,
-  QueryPlan,
   RowExtender,
   SourceSpec,
   StatefulSpec,
@@ -30,12 +27,11 @@ import { checkPredicate, type ColumnInfo, columnsAfter, explodeColumns, predicat
 import { isPath, parsePath, pathColumn, pathName } from '../plan/paths';
 import { ddlOf, parseDdlType } from '../ddl';
 import { operatorChain, outputColumns } from '../plan/chain';
-import { MAX_STATE_PARTITIONS, positiveIntOption, sourceLimits, toPlan } from '../plan/to-plan';
-import { AggBuilder, col, count } from './functions';
+import { sourceLimits } from '../plan/to-plan';
+import { col } from './functions';
 import { Column } from './column';
 import type { AsColType, ColType, FrameType, UnknownType } from './column-types';
 import { columnText } from './sql-text';
-import { aggregation, sparkNamed, usesExpressions } from './expr-agg';
 import { analyzeExpression, compileExpression, compileFilter, compileSelect } from '../expr';
 import { rowExtender } from '../rows';
 import { parseTimeRange, staticJoinType, streamJoinType, type TimeRangeArg } from './join-args';
@@ -43,9 +39,9 @@ import { filterThroughJoin, type PushSide, pushesBelowWatermark, withPushedFilte
 import { carriedFacts, inferenceDirections, type SideFacts, stageFacts } from './join-inference';
 import { type JoinConjunct, splitJoinCondition, timeRangeOf } from './join-condition';
 import type { StaticTable } from './static-table';
+import { GroupedFrame } from './grouped';
+import { DataStreamWriter } from './writer';
 import type {
-  AggArg,
-  AggColumns,
   AnyColumns,
   ColumnsOfType,
   DdlTypeOf,
@@ -56,10 +52,7 @@ import type {
   JoinOnArg,
   KeyColumns,
   Names,
-  OutputRowOf,
   PathInfo,
-  ProcessorRowOf,
-  SchemaColumns,
   SelectArg,
   SelectColumns,
   Simplify,
@@ -658,219 +651,5 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
   }
   get writeStream(): DataStreamWriter<C> {
     return new DataStreamWriter<C>(this as unknown as StreamFrame<FrameColumns>);
-  }
-}
-
-/**
- * A grouped frame: C are the input columns, K the grouping keys' output columns. `agg` checks
- * the aggregates' columns against C and returns a frame of K and the aliases.
- */
-export class GroupedFrame<C extends FrameColumns = AnyColumns, K extends FrameColumns = AnyColumns> {
-  constructor(
-    private readonly frame: StreamFrame<FrameColumns>,
-    private readonly keys: GroupKey[],
-    /** Columns a nested key's column replaced (`customer.country` over a column `country`): no aggregate may read them. */
-    private readonly shadowed: readonly string[] = [],
-    /** The keys as given, when some are expressions (then `keys` is empty and agg builds them). */
-    private readonly exprKeys: ReadonlyArray<string | GroupKey | Column> | null = null,
-  ) {}
-  agg<A extends AggArg<C>[]>(...aggs: A): StreamFrame<Simplify<K & AggColumns<C, A>>> {
-    if (this.exprKeys || usesExpressions([], aggs)) {
-      const builders = aggs.map((a) => (a instanceof AggBuilder ? a : new AggBuilder(a.fn, a.column, a.as)));
-      const plan = aggregation(this.frame.columnsNow_(), this.exprKeys ?? this.keys, builders);
-      const out = (plan.items ? this.frame.selectExpr(...plan.items) : this.frame).groupBy(...(plan.keys as GroupArg<AnyColumns>[])).agg(...plan.aggs);
-      // biome-ignore lint/suspicious/noExplicitAny: the columns of a grouping by expressions are known only at run time
-      return (plan.renames ? out.select(...plan.renames) : out) as any;
-    }
-    const specs = aggs.map((a) => (a instanceof AggBuilder ? sparkNamed(a, this.frame.columnsNow_()).toSpec() : { fn: a.fn, column: a.column, as: a.as }));
-    for (const a of specs) {
-      if (a.column !== undefined && this.shadowed.includes(a.column)) {
-        throw new InvalidQueryError(
-          `agg: ${a.fn}(${a.column}) reads column ${a.column}, but a nested grouping key has that name too: select the key under another name first (select(renamed(...)))`,
-        );
-      }
-    }
-    return this.frame.stateful_({ kind: 'aggregate', keys: this.keys, aggs: specs });
-  }
-  count(): StreamFrame<Simplify<K & { count: 'LONG' }>> {
-    // biome-ignore lint/suspicious/noExplicitAny: a grouping by expressions has columns known only at run time
-    if (this.exprKeys) return this.agg(...([count().alias('count')] as any)) as any;
-    return this.frame.stateful_({ kind: 'aggregate', keys: this.keys, aggs: [count().alias('count').toSpec()] });
-  }
-
-  /**
-   * Spark 4's transformWithState (FORMAT-4, docs/transform-with-state.md): the processor (an
-   * instance or its class; the engine makes a new instance of its class for every batch) handles
-   * each key's rows, its state variables and its timers, and emits rows of `outputSchema`.
-   * `eventTimeColumn` (a TIMESTAMP column of the output) makes the time mode eventTime and that
-   * column the event-time column after it. The key, input and output rows of the processor follow
-   * from the frame's columns and the output schema (ProcessorRowOf).
-   */
-  transformWithState<D extends string>(
-    processor:
-      | StatefulProcessor<ProcessorRowOf<K>, ProcessorRowOf<C>, ProcessorRowOf<SchemaColumns<D>>>
-      | (new () => StatefulProcessor<ProcessorRowOf<K>, ProcessorRowOf<C>, ProcessorRowOf<SchemaColumns<D>>>),
-    options: { readonly timeMode?: TimeMode; readonly outputMode?: ProcessorOutputMode; readonly outputSchema: D; readonly eventTimeColumn?: string },
-  ): StreamFrame<SchemaColumns<D>> {
-    if (this.exprKeys || this.keys.some((k) => k.kind !== 'column'))
-      throw new InvalidQueryError(
-        'transformWithState groups by columns: call groupBy with column names (select an expression or a window into a column first)',
-      );
-    const cls = (typeof processor === 'function' ? processor : processor?.constructor) as ProcessorClass | undefined;
-    if (typeof cls !== 'function' || typeof cls.prototype?.handleInputRows !== 'function' || typeof cls.prototype?.init !== 'function')
-      throw new InvalidQueryError(
-        `transformWithState takes a StatefulProcessor (an instance or its class, with init and handleInputRows), not ${String(processor)}: extend StatefulProcessor from 'sluice'`,
-      );
-    const et = options.eventTimeColumn ?? null;
-    const timeMode = options.timeMode ?? (et !== null ? 'eventTime' : undefined);
-    if (timeMode !== 'none' && timeMode !== 'processingTime' && timeMode !== 'eventTime')
-      throw new InvalidQueryError(
-        `[STATEFUL_PROCESSOR_UNKNOWN_TIME_MODE] Unknown time mode ${JSON.stringify(timeMode)}: use 'none', 'processingTime' or 'eventTime'`,
-      );
-    if (et !== null && timeMode !== 'eventTime')
-      throw new InvalidQueryError(
-        `transformWithState with eventTimeColumn ${et} runs in time mode eventTime, not ${timeMode}: leave timeMode out or set it to 'eventTime'`,
-      );
-    if (options.outputMode !== undefined && options.outputMode !== 'append' && options.outputMode !== 'update')
-      throw new InvalidQueryError(
-        `[STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION] Invalid streaming output mode: ${String(options.outputMode)}. This output mode is not supported for no streaming aggregations on streaming DataFrames/DataSets: use append or update`,
-      );
-    if (typeof options.outputSchema !== 'string')
-      throw new InvalidQueryError('transformWithState needs outputSchema, the DDL of the rows the processor emits, e.g. "key STRING, count LONG"');
-    return this.frame.stateful_({
-      kind: 'transformWithState',
-      keys: this.keys.map((k) => (k as ColumnKey).name),
-      processor: cls,
-      processorName: cls.name || 'processor',
-      timeMode,
-      outputSchema: parseSchema(options.outputSchema),
-      eventTimeColumn: et,
-      ...(options.outputMode !== undefined ? { outputMode: options.outputMode } : {}),
-    });
-  }
-}
-
-export class DataStreamWriter<C extends FrameColumns = AnyColumns> {
-  private mode: OutputMode = 'append';
-  private trig: 'availableNow' | 'once' = 'availableNow';
-  private name = 'query';
-  private late: 'drop' | 'dead-letter' = 'drop';
-  private partitions = 1;
-  private idleTimeoutMs: number | undefined;
-  private policy: 'min' | 'max' = 'min';
-
-  constructor(private readonly frame: StreamFrame<FrameColumns>) {}
-
-  /**
-   * `option('statePartitions', P)`: the state is split into P partitions (1 to 256, default 1) by a
-   * hash of the grouping key, window left out; each partition's state and versions are independent.
-   * P is fixed when the checkpoint is created: a restart with another P is refused.
-   *
-   * `option('idleTimeout', '30 minutes')` (sluice's, off by default as in Spark): when a run finds
-   * no new data and none has come for at least this long, the watermark advances by the wall
-   * clock that passed since the last input and a no-data batch emits the windows it closes.
-   * Only for a query with a watermark and state it can evict (not complete mode): plan() refuses
-   * it elsewhere, where it could change nothing.
-   *
-   * `option('multipleWatermarkPolicy', 'max')`: with several inputs (each with its withWatermark),
-   * the global watermark follows the fastest input instead of the slowest (Spark's
-   * spark.sql.streaming.multipleWatermarkPolicy); the policy is part of the checkpoint's shape.
-   */
-  option(key: string, value: string | number | boolean): this {
-    if (key === 'multipleWatermarkPolicy' || key === 'spark.sql.streaming.multipleWatermarkPolicy') {
-      const v = String(value).toLowerCase();
-      if (v !== 'min' && v !== 'max') {
-        throw new InvalidOptionError(
-          `option multipleWatermarkPolicy=${JSON.stringify(value)} is not 'min' or 'max': min (Spark's default) waits for the slowest input, max follows the fastest and drops more of the others' rows as late`,
-        );
-      }
-      this.policy = v;
-      return this;
-    }
-    if (key === 'idleTimeout') {
-      if (typeof value !== 'string') {
-        throw new InvalidOptionError(
-          `option idleTimeout=${JSON.stringify(value)} is not a duration: write it as Spark writes intervals, e.g. .option('idleTimeout', '30 minutes')`,
-        );
-      }
-      this.idleTimeoutMs = parseDurationMs(value, 'option idleTimeout');
-      return this;
-    }
-    if (key !== 'statePartitions') {
-      throw new InvalidOptionError(
-        `writeStream option ${JSON.stringify(key)} is not known: the writer takes 'statePartitions', 'idleTimeout' and 'multipleWatermarkPolicy'; source options (maxFilesPerTrigger, ...) go on readStream`,
-      );
-    }
-    const n = positiveIntOption(key, value);
-    if (n > MAX_STATE_PARTITIONS) {
-      throw new InvalidOptionError(`option statePartitions=${n} is above ${MAX_STATE_PARTITIONS}: one partition holds many keys, so use 256 or fewer`);
-    }
-    this.partitions = n;
-    return this;
-  }
-
-  /**
-   * Rows dropped by the watermark: 'drop' (Spark: counted, then gone) or 'dead-letter' (also
-   * written, with the reason and the watermark that rejected them, to the dead-letter location,
-   * exactly once per batch, so a reconciliation job can read them).
-   */
-  lateRows(target: 'drop' | 'dead-letter'): this {
-    if (target !== 'drop' && target !== 'dead-letter') {
-      throw new InvalidOptionError(`lateRows ${JSON.stringify(target)} is not 'drop' or 'dead-letter'`);
-    }
-    this.late = target;
-    return this;
-  }
-
-  outputMode(mode: string): this {
-    if (mode !== 'append' && mode !== 'update' && mode !== 'complete') {
-      throw new InvalidOptionError(`output mode ${JSON.stringify(mode)} is not one of append, update, complete`);
-    }
-    this.mode = mode;
-    return this;
-  }
-  /** `{ availableNow: true }`, or `{ once: true }` (deprecated alias, as in Spark). */
-  trigger(t: { availableNow?: boolean; once?: boolean; processingTime?: string; continuous?: string }): this {
-    if (t.availableNow) this.trig = 'availableNow';
-    else if (t.once) this.trig = 'once';
-    else {
-      throw new InvalidOptionError(
-        `trigger ${JSON.stringify(t)} is not supported: sluice runs on a schedule, so use { availableNow: true } (and let the schedule set the interval)`,
-      );
-    }
-    return this;
-  }
-  queryName(name: string): this {
-    if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/.test(name)) {
-      throw new InvalidOptionError(`query name ${JSON.stringify(name)} must be 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit`);
-    }
-    this.name = name;
-    return this;
-  }
-  /** The checked plan. Throws InvalidQueryError with Spark's rule and the fix. */
-  plan(): QueryPlan<OutputRowOf<C>> {
-    const plan = {
-      ...toPlan(this.frame, this.mode, this.trig, this.name),
-      lateRows: this.late,
-      statePartitions: this.partitions,
-      ...(this.policy === 'max' ? { watermarkPolicy: 'max' as const } : {}),
-    };
-    if (this.idleTimeoutMs === undefined) return plan as QueryPlan<OutputRowOf<C>>;
-    checkIdleTimeout(plan);
-    return { ...plan, idleTimeoutMs: this.idleTimeoutMs } as QueryPlan<OutputRowOf<C>>;
-  }
-}
-
-/** idleTimeout moves the watermark of a no-data batch: refused where that could change nothing. */
-function checkIdleTimeout(plan: QueryPlan): void {
-  const why = !plan.stateful
-    ? 'this query is stateless, so it has no windows to close'
-    : !plan.stages.some((s) => s.kind === 'watermark')
-      ? 'this query has no withWatermark, so nothing waits for a watermark'
-      : plan.outputMode === 'complete'
-        ? 'complete mode never evicts, so a later watermark changes nothing'
-        : null;
-  if (why !== null) {
-    throw new InvalidOptionError(`option idleTimeout advances the watermark of an idle source, but ${why}: remove the option`);
   }
 }

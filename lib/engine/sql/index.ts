@@ -19,7 +19,8 @@ import { atClause, type Span, SqlError, unsupported, within } from './errors';
 import { joined, streamOf } from './relations';
 import { parseSql, type SetOption, type SqlQuery } from './statement';
 import type { Ast } from '../expr/parser';
-import type { DataStreamWriter, StreamFrame } from '../query/frame';
+import type { StreamFrame } from '../query/frame';
+import type { DataStreamWriter } from '../query/writer';
 import type { AnyColumns } from '../query/types';
 
 export { SqlError } from './errors';
