@@ -155,8 +155,6 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     readonly left: StreamFrame<FrameColumns>;
     readonly other: StreamFrame<FrameColumns>;
     readonly on: unknown;
-    readonly type: StreamJoinType;
-    readonly declaredType?: StreamJoinType;
     readonly options: { timeRange?: TimeRangeArg; condition?: JoinConditionArg; name?: string };
   };
 
@@ -213,16 +211,14 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     const a = this.joinArgs_;
     const spec = this.operators[this.operators.length - 1]?.spec;
     if (a === undefined || spec?.kind !== 'streamJoin') return this;
-    const leftCols = columnsAfter(outputColumns(a.left), a.left.operators.length ? a.left.operators[a.left.operators.length - 1].post : []);
-    const rightCols = columnsAfter(outputColumns(a.other), a.other.operators.length ? a.other.operators[a.other.operators.length - 1].post : []);
-    const moved = filterThroughJoin(text, spec.type, spec.on, leftCols, rightCols);
+    const moved = filterThroughJoin(text, spec.type, spec.on, a.left.columnsNow_(), a.other.columnsNow_());
     if (moved === null) return this;
     try {
       let left = a.left;
       for (const t of moved.left) left = left.filter(t);
       let other = a.other;
       for (const t of moved.right) other = other.filter(t);
-      return left.streamJoin(other, a.on, moved.type, a.options, a.declaredType ?? (moved.type === a.type ? undefined : a.type)) as StreamFrame<C>;
+      return left.streamJoin(other, a.on, moved.type, a.options, spec.declaredType ?? (moved.type === spec.type ? undefined : spec.type)) as StreamFrame<C>;
     } catch {
       return this; // (the join as written stands: a conjunct Spark's printer wrote that does not parse again moves nothing)
     }
@@ -599,7 +595,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     };
     const joined = new StreamFrame<FrameColumns>(left.source, left.stages, [...left.operators, { spec, post: [] }], [...left.inputs, input]);
     operatorChain(joined); // checks the keys, the range and the names now, not at plan()
-    joined.joinArgs_ = { left: this as unknown as StreamFrame<FrameColumns>, other, on, type: joinType, ...(declaredType ? { declaredType } : {}), options };
+    joined.joinArgs_ = { left: this as unknown as StreamFrame<FrameColumns>, other, on, options };
     return joined;
   }
   /**

@@ -55,7 +55,7 @@ function sqlName(name: string): string {
 }
 
 /** The column of `cols` named `name`, as Spark resolves names: exactly, else case-insensitively. */
-function find(cols: readonly ColumnInfo[], name: string): ColumnInfo | undefined {
+export function find(cols: readonly ColumnInfo[], name: string): ColumnInfo | undefined {
   return cols.find((c) => c.name === name) ?? cols.find((c) => c.name.toLowerCase() === name.toLowerCase());
 }
 

@@ -21,7 +21,7 @@ import { Analyzer, type ColumnReference } from '../expr/analyze';
 import { checkFilterBoolean } from '../expr';
 import { compileTyped } from '../expr/typed';
 import { parseExpression } from '../expr/parser';
-import { conjunctsOf, type JoinConjunct } from './join-condition';
+import { conjunctsOf, find, type JoinConjunct } from './join-condition';
 import { keptThrough, type PushSide } from './join-pushdown';
 
 type Side = 'left' | 'right';
@@ -58,11 +58,6 @@ export function stageFacts(side: PushSide, column: string): string[] {
     if (s.kind === 'filterExpr' && keptThrough(column, stages.slice(i + 1))) out.push(s.text);
   });
   return out;
-}
-
-/** The one column of `cols` a name reads, as Spark resolves it (exactly, else case-insensitively). */
-function find(cols: readonly ColumnInfo[], name: string): ColumnInfo | undefined {
-  return cols.find((c) => c.name === name) ?? cols.find((c) => c.name.toLowerCase() === name.toLowerCase());
 }
 
 /**

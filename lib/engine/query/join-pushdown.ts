@@ -116,17 +116,17 @@ export function filterThroughJoin(
   } catch {
     return null;
   }
-  const rejectsMissing = (side: 'left' | 'right', cols: readonly ColumnInfo[]) =>
-    conjuncts.some((c) => {
+  const rejectsMissing = (side: 'left' | 'right', cols: readonly ColumnInfo[]) => {
+    const missing: Row = Object.fromEntries(cols.map((col) => [col.name, null]));
+    return conjuncts.some((c) => {
       if (c.side !== side || c.sideTest === null || c.columns.length === 0) return false;
-      const missing: Row = {};
-      for (const col of cols) missing[col.name] = null;
       try {
         return !c.sideTest(missing);
       } catch {
         return false;
       }
     });
+  };
   const l = rejectsMissing('left', left);
   const r = rejectsMissing('right', right);
   const converted: StreamJoinType =
