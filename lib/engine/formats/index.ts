@@ -64,9 +64,10 @@ export interface FileDecoder {
   /**
    * The same for a file a source holds as text already (the in-memory twin): JSON lines without
    * options are parsed from the string, with no round trip through UTF-8 bytes; every other
-   * format encodes it and takes `decode`.
+   * format encodes it and takes `decode`. `bytes`: the text's UTF-8 length when the caller knows
+   * it (counted otherwise).
    */
-  decodeText(file: string, text: string, columns?: readonly string[]): Iterable<ReadResult> | AsyncIterable<ReadResult>;
+  decodeText(file: string, text: string, columns?: readonly string[], bytes?: number): Iterable<ReadResult> | AsyncIterable<ReadResult>;
 }
 
 /** A decoder whose text files are read as their UTF-8 bytes. */
@@ -102,7 +103,7 @@ export function fileDecoder(schema: Schema, format: string, options: ReaderOptio
       const parsers = new LineParsers(schema);
       return {
         decode: (file, buf, bytes, columns) => decodeJsonLines(parsers.for(columns), file, buf, bytes, pieceBytes),
-        decodeText: (file, text, columns) => decodeJsonLinesText(parsers.for(columns), file, text),
+        decodeText: (file, text, columns, bytes) => decodeJsonLinesText(parsers.for(columns), file, text, bytes),
       };
     }
   }

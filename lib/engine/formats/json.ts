@@ -73,10 +73,9 @@ export function* decodeJsonLines(parse: LineParser, file: string, buf: Uint8Arra
 
 /**
  * JSON lines held as text already: the same rows, dead letters and byte count as decodeJsonLines
- * of the text's UTF-8 bytes (a string has no invalid UTF-8 to find).
+ * of the text's UTF-8 bytes (a string has no invalid UTF-8 to find); `bytes` is their count.
  */
-export function* decodeJsonLinesText(parse: LineParser, file: string, text: string): Generator<ReadResult> {
-  const bytes = Buffer.byteLength(text, 'utf8');
+export function* decodeJsonLinesText(parse: LineParser, file: string, text: string, bytes = Buffer.byteLength(text, 'utf8')): Generator<ReadResult> {
   const cursor: LineCursor = { lineNo: 0, bytes };
   yield* parseLineChunks(parse, file, text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, cursor);
   if (cursor.bytes > 0 || bytes === 0) yield { rows: [], deadLetters: [], bytes: cursor.bytes };

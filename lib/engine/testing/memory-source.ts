@@ -16,6 +16,9 @@ export class InMemoryFileSource implements Source {
   readonly files: Array<{ key: string; body: string | Uint8Array }> = [];
   reads = 0;
 
+  /** A text file's UTF-8 length, counted once for its body (a file is read again by every run and replay). */
+  private readonly utf8Bytes = new WeakMap<object, { body: string; bytes: number }>();
+
   /** The files' reader: the S3 source's (lib/engine/formats), JSON lines unless `format` says otherwise. */
   private readonly decoder: FileDecoder;
 
@@ -70,13 +73,22 @@ export class InMemoryFileSource implements Source {
       let first = true; // the file counts with its first chunk, as its bytes do (as the S3 source's)
       const body = f.body;
       const chunks =
-        typeof body === 'string' ? this.decoder.decodeText(f.key, body, options?.columns) : this.decoder.decode(f.key, body, body.length, options?.columns);
+        typeof body === 'string'
+          ? this.decoder.decodeText(f.key, body, options?.columns, this.textBytes(f, body))
+          : this.decoder.decode(f.key, body, body.length, options?.columns);
       for await (const chunk of chunks) {
         yield first ? { ...chunk, files: 1 } : chunk;
         first = false;
       }
       if (first) yield { rows: [], deadLetters: [], bytes: 0, files: 1 };
     }
+  }
+  private textBytes(f: object, body: string): number {
+    const known = this.utf8Bytes.get(f);
+    if (known !== undefined && known.body === body) return known.bytes;
+    const bytes = Buffer.byteLength(body, 'utf8');
+    this.utf8Bytes.set(f, { body, bytes });
+    return bytes;
   }
   /** As the S3 landing source: contiguous groups of the batch's files, at most one a file. */
   async planSplits(_id: number, start: Json | null, end: Json, maxSplits: number): Promise<number> {
