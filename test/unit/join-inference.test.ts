@@ -127,6 +127,26 @@ describe('a filter right after a stream-stream join', () => {
     expect(joinSpec(joined('fullOuter').filter(filter).writeStream.plan()).type).toBe(type);
   });
 
+  it('takes adjacent filters after the join as one (CombineFilters runs before the pushdown)', () => {
+    const two = joined('fullOuter').filter('amount > 0').filter("status <> 'x'").writeStream.plan();
+    expect(joinSpec(two).type).toBe('inner');
+    expect(stages(two).left).toEqual(['join keys not null', 'watermark lt', '(amount > 0)']);
+    expect(stages(two).right).toEqual(['join keys not null', 'watermark rt', "(status <> 'x')"]);
+    // each filter still follows the join, as written
+    expect(two.operators[0].post.map(named)).toEqual(['amount > 0', "status <> 'x'"]);
+    // the first filter alone keeps the leftOuter join and pushes nothing right; with the second,
+    // the join runs as inner and both go to the right input (taken one at a time, the first would not)
+    const first = joined('leftOuter').filter("status IS NULL OR status = 'ok'");
+    expect(joinSpec(first.writeStream.plan()).type).toBe('leftOuter');
+    expect(stages(first.writeStream.plan()).right).toEqual(['join keys not null', 'watermark rt']);
+    const both = first.filter("status = 'ok'").writeStream.plan();
+    expect(joinSpec(both).type).toBe('inner');
+    expect(stages(both).right).toHaveLength(4);
+    expect(stages(both).right.slice(0, 2)).toEqual(['join keys not null', 'watermark rt']);
+    expect(stages(both).right[2]).toMatch(/IS NULL/);
+    expect(stages(both).right[3]).toBe("(status = 'ok')");
+  });
+
   it('puts the type the join runs as in the checkpoint shape, so a filter that changes it needs a new checkpoint', () => {
     const shape = (filter: string) => statefulShape(joined('leftOuter').filter(filter).writeStream.plan());
     expect(shape("status IS NULL OR status = 'ok'")).not.toEqual(shape("status = 'ok'"));

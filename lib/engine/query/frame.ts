@@ -151,6 +151,8 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
   ) {}
 
   /** Set on the frame a stream-stream join returns: how to build that join again (withFilterThroughJoin). */
+  /** Set on the frame filter() returns after a stream-stream join: the join as written and the filters so far (filtersAfterJoin_). */
+  private afterJoin_?: { readonly join: StreamFrame<C>; readonly filters: ReadonlyArray<{ readonly text: string; readonly test: (row: Row) => boolean }> };
   private joinArgs_?: {
     readonly left: StreamFrame<FrameColumns>;
     readonly other: StreamFrame<FrameColumns>;
@@ -197,7 +199,25 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     if (typeof condition === 'function') return this.add({ kind: 'filter', fn: condition as (row: Row) => boolean, label });
     const text = exprText(condition, label);
     const test = compileFilter(text, this.columnsNow_());
-    return this.withFilterThroughJoin(text).withFilterBelowAggregate(text).withWatermarkGates(text).add({ kind: 'filterExpr', text, test });
+    const afterJoin = this.filtersAfterJoin_();
+    if (afterJoin !== null) {
+      // Spark combines adjacent filters (CombineFilters) before it moves them through the join:
+      // the join is built again from the filters after it so far and this one, as one
+      const filters = [...afterJoin.filters, { text, test }];
+      const combined = filters.length === 1 ? text : filters.map((f) => `(${f.text})`).join(' AND ');
+      let out = afterJoin.join.withFilterThroughJoin(combined);
+      for (const f of filters) out = out.add({ kind: 'filterExpr', text: f.text, test: f.test });
+      out.afterJoin_ = { join: afterJoin.join, filters };
+      return out;
+    }
+    return this.withFilterBelowAggregate(text).withWatermarkGates(text).add({ kind: 'filterExpr', text, test });
+  }
+
+  /** A stream-stream join as written and the SQL filters that follow it directly (none yet: the join's own frame); null for any other frame. */
+  private filtersAfterJoin_(): { join: StreamFrame<C>; filters: ReadonlyArray<{ text: string; test: (row: Row) => boolean }> } | null {
+    if (this.afterJoin_ !== undefined) return this.afterJoin_;
+    const last = this.operators[this.operators.length - 1];
+    return this.joinArgs_ !== undefined && last?.spec.kind === 'streamJoin' && last.post.length === 0 ? { join: this, filters: [] } : null;
   }
 
   /**
