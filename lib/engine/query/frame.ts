@@ -40,6 +40,7 @@ import { carriedFacts, inferenceDirections, type SideFacts, stageFacts } from '.
 import { type JoinConjunct, splitJoinCondition, timeRangeOf } from './join-condition';
 import type { StaticTable } from './static-table';
 import { GroupedFrame } from './grouped';
+import { filterBelowProjection } from './projection-pushdown';
 import { DataStreamWriter } from './writer';
 import type {
   AnyColumns,
@@ -151,6 +152,8 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
   ) {}
 
   /** Set on the frame a stream-stream join returns: how to build that join again (withFilterThroughJoin). */
+  /** The frame add() made this one from, one stage shorter (withFilterBelowProjection). */
+  private before_?: StreamFrame<FrameColumns>;
   /** Set on the frame filter() returns after a stream-stream join: the join as written and the filters so far (filtersAfterJoin_). */
   private afterJoin_?: { readonly join: StreamFrame<C>; readonly filters: ReadonlyArray<{ readonly text: string; readonly test: (row: Row) => boolean }> };
   private joinArgs_?: {
@@ -162,9 +165,13 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
 
   private add<N extends FrameColumns = C>(stage: StatelessStage): StreamFrame<N> {
     const ops = this.operators;
-    if (ops.length === 0) return new StreamFrame<N>(this.source, [...this.stages, stage], [], this.inputs);
     const last = ops[ops.length - 1];
-    return new StreamFrame<N>(this.source, this.stages, [...ops.slice(0, -1), { spec: last.spec, post: [...last.post, stage] }], this.inputs);
+    const next =
+      last === undefined
+        ? new StreamFrame<N>(this.source, [...this.stages, stage], [], this.inputs)
+        : new StreamFrame<N>(this.source, this.stages, [...ops.slice(0, -1), { spec: last.spec, post: [...last.post, stage] }], this.inputs);
+    next.before_ = this as unknown as StreamFrame<FrameColumns>;
+    return next;
   }
 
   /**
@@ -210,7 +217,30 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
       out.afterJoin_ = { join: afterJoin.join, filters };
       return out;
     }
+    const below = this.withFilterBelowProjection(text);
+    if (below !== null) return below.add({ kind: 'filterExpr', text, test });
     return this.withFilterBelowAggregate(text).withWatermarkGates(text).add({ kind: 'filterExpr', text, test });
+  }
+
+  /**
+   * A filter right after a projection that only copies columns: Spark moves it below (renamed),
+   * and on from there (projection-pushdown.ts). The frame with the moved filter below the
+   * projection, or null; the filter itself still follows.
+   */
+  private withFilterBelowProjection(text: string): StreamFrame<C> | null {
+    const prev = this.before_;
+    if (prev === undefined || prev.operators.length !== this.operators.length) return null;
+    const tail = (f: StreamFrame<FrameColumns>) => (f.operators.length ? f.operators[f.operators.length - 1].post : f.stages);
+    const mine = tail(this as unknown as StreamFrame<FrameColumns>);
+    if (mine.length !== tail(prev).length + 1) return null;
+    const stage = mine[mine.length - 1];
+    const moved = filterBelowProjection(text, stage, prev.columnsNow_(), this.columnsNow_());
+    if (moved === null) return null;
+    try {
+      return prev.filter(moved).add<C>(stage);
+    } catch {
+      return null; // (a text the printer wrote that does not parse again moves nothing)
+    }
   }
 
   /** A stream-stream join as written and the SQL filters that follow it directly (none yet: the join's own frame); null for any other frame. */

@@ -1,0 +1,59 @@
+/**
+ * A filter right after a projection that only copies columns moves below it, renamed, as Spark's
+ * PushPredicateThroughNonJoin (its Project case) moves it, and on from there. Expectations worked
+ * by hand from that rule; the engine runs in sluice-operators-filter-after-select-below-aggregate.json.
+ */
+import type { QueryPlan, StatelessStage, StreamJoinSpec } from '../../lib/engine/plan/types';
+import { readStream } from '../../lib/engine/query/reader';
+import { window } from '../../lib/engine/query/functions';
+
+const named = (s: StatelessStage) =>
+  s.kind === 'filterExpr' ? s.text : s.kind === 'watermark' ? `watermark ${s.column}` : s.kind === 'filter' ? s.label : s.kind;
+const events = () => readStream.format('json').schema('country STRING, t TIMESTAMP, amount INT').load().withWatermark('t', '5 seconds');
+
+describe('a filter right after a copying projection', () => {
+  it('moves below the projection renamed, and below an aggregation when it reads a grouping column', () => {
+    const p = events()
+      .groupBy(window('t', '10 seconds'), 'country')
+      .count()
+      .selectExpr('window', 'country AS c', 'count')
+      .filter("c = 'DE'")
+      .writeStream.outputMode('update')
+      .plan();
+    // below the aggregation, under the input's name
+    expect(p.stages.map(named)).toEqual(['watermark t', "(country = 'DE')"]);
+    // after it: the moved filter below the projection, the projection, the filter as written
+    expect(p.operators[0].post.map(named)).toEqual(["(country = 'DE')", 'selectExpr', "c = 'DE'"]);
+  });
+
+  it('stays after a projection that computes, and after a copy when it reads a computed column', () => {
+    const computed = events().groupBy('country').count().selectExpr('upper(country) AS c', 'count').filter("c = 'DE'").writeStream.outputMode('update').plan();
+    expect(computed.stages.map(named)).toEqual(['watermark t']);
+    expect(computed.operators[0].post.map(named)).toEqual(['selectExpr', "c = 'DE'"]);
+    const mixed = events().groupBy('country').count().selectExpr('country', 'count * 2 AS twice').filter('twice > 2').writeStream.outputMode('update').plan();
+    expect(mixed.operators[0].post.map(named)).toEqual(['selectExpr', 'twice > 2']);
+  });
+
+  it('moves through a stream-stream join behind the projection: a leftOuter join runs as inner when the moved filter rejects its null rows', () => {
+    const left = readStream.format('json').schema('lk INT, lt TIMESTAMP').load().withWatermark('lt', '0 seconds');
+    const right = readStream.format('json').schema('rk INT, rt TIMESTAMP, status STRING').load().withWatermark('rt', '0 seconds');
+    const range = { left: 'lt', right: 'rt', lower: '-10 seconds', upper: '0 seconds' };
+    const joined = left.join(right, { left: 'lk', right: 'rk' }, 'leftOuter', { timeRange: range });
+    const p = joined.selectExpr('lk', 'status AS s').filter("s = 'ok'").writeStream.plan();
+    expect((p.operators[0].spec as StreamJoinSpec).type).toBe('inner');
+    expect(p.inputs![0].stages.map(named)).toEqual(['join keys not null', 'watermark rt', "(status = 'ok')"]);
+    // with a computed item it stays: the join stays leftOuter
+    const kept = joined.selectExpr('lk', 'upper(status) AS s').filter("s = 'OK'").writeStream.plan();
+    expect((kept.operators[0].spec as StreamJoinSpec).type).toBe('leftOuter');
+  });
+
+  it('before any operator: a renamed column that is not the event time gates the watermark', () => {
+    const gates = (p: QueryPlan) => (p.stages.find((s) => s.kind === 'watermark') as Extract<StatelessStage, { kind: 'watermark' }>).gates ?? [];
+    const p = events().selectExpr('country AS c', 't').filter("c = 'DE'").writeStream.plan();
+    expect(gates(p)).toHaveLength(1);
+    expect(gates(p)[0]({ country: 'DE', t: 0 })).toBe(true);
+    expect(gates(p)[0]({ country: 'FR', t: 0 })).toBe(false);
+    // on the event time itself: no gate (it stays after the watermark, as Spark keeps it)
+    expect(gates(events().selectExpr('country', 't AS ts').filter("ts > TIMESTAMP '1970-01-01 00:00:00'").writeStream.plan())).toHaveLength(0);
+  });
+});
