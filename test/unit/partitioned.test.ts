@@ -139,6 +139,18 @@ describe('when a batch is split into tasks', () => {
     await expect(handler({ action: 'commit', runId: 'r', batchId: 0 })).rejects.toThrow(/partition task 1 of batch 0 has not finished/);
   });
 
+  it('names the missing partition output first when the read tasks have not finished either (their figures are read in the same wave)', async () => {
+    const p = ports();
+    p.source.add('f0.json', [{ user: 'a', t: at(1) }]);
+    const handler = partitionedTasks(() => new PartitionedRun(p));
+    await handler({ action: 'plan', runId: 'r' });
+    await expect(handler({ action: 'commit', runId: 'r', batchId: 0 })).rejects.toThrow(/partition task 0 of batch 0 has not finished/);
+    await handler({ action: 'read', runId: 'r', batchId: 0, split: 0 });
+    for (const partition of [0, 1, 2, 3]) await handler({ action: 'partition', runId: 'r', batchId: 0, partition });
+    await handler({ action: 'commit', runId: 'r', batchId: 0 });
+    expect((await p.checkpoint.head()).latestCommitBatch).toBe(0);
+  });
+
   it('continues a run whose plan task failed after it took the lease, when the task is retried', async () => {
     const p = ports();
     p.source.add('f0.json', [{ user: 'a', t: at(1) }]);

@@ -347,15 +347,17 @@ export class PartitionedRun {
   async commitTask(runId: string, batchId: number): Promise<CommitResult> {
     const { rt } = this;
     rt.openStaticTables();
-    const run = await this.runRecord(runId);
-    const fence = run?.lease ?? undefined;
     const computeStartMs = rt.clock.now();
-    const { progress, head, queryId } = await recover(rt);
+    // (reads of their own: the run's record and the checkpoint at once)
+    const [run, { progress, head, queryId }] = await Promise.all([this.runRecord(runId), recover(rt)]);
+    const fence = run?.lease ?? undefined;
     if (head.latestCommitBatch >= batchId) return { runId, batchId, more: true };
     if (progress.nextBatchId !== batchId)
       throw new SluiceError(`batch ${batchId} cannot commit: the checkpoint's next batch is ${progress.nextBatchId}`, { retriable: false });
     const [entry, tasks] = await Promise.all([this.offsets(runId, batchId), this.tasks(runId, batchId)]);
-    const outs = await mapLimit(tasks.partitions, SHUFFLE_CONCURRENCY, async (p): Promise<PartitionOut> => {
+    // the partition tasks' outputs and the read tasks' figures in one wave; a missing output is
+    // reported before a missing figure, as when they were read one after the other
+    const outsRead = mapLimit(tasks.partitions, SHUFFLE_CONCURRENCY, async (p): Promise<PartitionOut> => {
       const key = `${batchId}/out/${p}`;
       const text = await this.shuffle.get(key);
       if (text === null)
@@ -365,9 +367,7 @@ export class PartitionedRun {
         );
       return taskCodec.partitionOut.decode(key, text);
     });
-    const metas: ReadMeta[] = [];
-    if (tasks.mode === 'whole') metas.push(outs[0].read!);
-    const splitMetas = await mapLimit(
+    const metasRead = mapLimit(
       Array.from({ length: tasks.splits }, (_, k) => k),
       SHUFFLE_CONCURRENCY,
       async (k) => {
@@ -376,7 +376,13 @@ export class PartitionedRun {
         return meta;
       },
     );
-    metas.push(...splitMetas);
+    const [outsGot, metasGot] = await Promise.allSettled([outsRead, metasRead]);
+    if (outsGot.status === 'rejected') throw outsGot.reason;
+    if (metasGot.status === 'rejected') throw metasGot.reason;
+    const outs = outsGot.value;
+    const metas: ReadMeta[] = [];
+    if (tasks.mode === 'whole') metas.push(outs[0].read!);
+    metas.push(...metasGot.value);
     let rows: OutputRow[] = [];
     if (tasks.mode === 'stateless') {
       for (let k = 0; k < tasks.splits; k++) {
