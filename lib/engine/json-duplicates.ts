@@ -26,6 +26,39 @@ export function hiddenValueReason(schema: Schema, line: string, bad: BadValueRea
   return parsed instanceof JsonObject ? objectReason(schema.columns, parsed, null, false, bad) : null;
 }
 
+/**
+ * Whether `line`, which JSON.parse read as `parsed`, certainly gives no key twice in one object: its
+ * key tokens (a string followed by a colon) are as many as the keys of the objects JSON.parse made
+ * (which keeps one member of a repeated key). The count of tokens may take a colon after an escaped
+ * quote inside a string for a key (then the lines differ and the caller checks the line through):
+ * it never counts fewer than the line has. One pass of indexOf where mayRepeatKey walks the line.
+ */
+export function givesEveryKeyOnce(line: string, parsed: unknown): boolean {
+  let tokens = 0;
+  for (let i = line.indexOf('":'); i >= 0; i = line.indexOf('":', i + 2)) tokens++;
+  // (whitespace between a key and its colon)
+  if (SPACED_KEY.test(line)) tokens += line.match(SPACED_KEYS)?.length ?? 0;
+  return tokens === keysIn(parsed);
+}
+
+const SPACED_KEY = /"[ \t\r\n]+:/;
+const SPACED_KEYS = /"[ \t\r\n]+:/g;
+
+/** The keys of every object in a value JSON.parse made. */
+function keysIn(v: unknown): number {
+  if (v === null || typeof v !== 'object') return 0;
+  let n = 0;
+  if (Array.isArray(v)) {
+    for (const x of v) n += keysIn(x);
+    return n;
+  }
+  for (const k in v) {
+    n++;
+    n += keysIn((v as Record<string, unknown>)[k]);
+  }
+  return n;
+}
+
 /** The members of `o` that are fields of `fields`, each checked; `hidden`: a later member hides `o` itself. */
 function objectReason(fields: readonly Column[], o: JsonObject, prefix: string | null, hidden: boolean, bad: BadValueReason): string | null {
   const { entries } = o;

@@ -9,7 +9,7 @@ import { dateOfEpochDay } from './dates';
 import type { DatetimePattern } from './datetime-patterns';
 import { dateOfText } from './formats/date-text';
 import { firstValueEnd, memberTexts, strictJson } from './formats/lenient-json';
-import { hiddenValueReason } from './json-duplicates';
+import { givesEveryKeyOnce, hiddenValueReason } from './json-duplicates';
 import { ddlOf, needsNumberText, parseDdlColumns } from './ddl';
 import { decimalOfText } from './decimal';
 import { formatTimestamp, timestampFromJson } from './timestamps';
@@ -524,16 +524,21 @@ export interface JsonPatterns {
 let jsonPatterns: JsonPatterns | null = null;
 
 function parseLine(schema: Schema, line: string, singleQuotes: boolean): CoerceResult {
-  // a key given twice: JSON.parse keeps the last value, Spark's reader converts each in turn
-  const hidden = hiddenValueReason(schema, line, badValueReason);
-  if (hidden !== null) return { ok: false, reason: hidden };
-  if ((schema.numberText && LONG_NUMBER.test(line)) || floatProbe(schema)?.test(line)) {
+  // a key given twice: JSON.parse keeps the last value, Spark's reader converts each in turn; a
+  // line JSON.parse reads is checked through only when its keys are not all there once
+  const hidden = () => hiddenValueReason(schema, line, badValueReason);
+  const lossless = (schema.numberText && LONG_NUMBER.test(line)) || floatProbe(schema)?.test(line) === true;
+  if (lossless) {
+    const reason = hidden();
+    if (reason !== null) return { ok: false, reason };
     const exact = losslessRow(schema, line);
     if (exact !== undefined) return exact;
   }
   let parsed: unknown;
+  let strict = false;
   try {
     parsed = JSON.parse(line);
+    strict = true;
   } catch (e) {
     parsed = parseNonNumeric(line);
     if (parsed === undefined && singleQuotes && line.includes("'")) {
@@ -551,6 +556,10 @@ function parseLine(schema: Schema, line: string, singleQuotes: boolean): CoerceR
       }
     }
     if (parsed === undefined) return { ok: false, reason: `malformed JSON (${(e as Error).message}): each line must be one complete JSON object` };
+  }
+  if (strict && !lossless && !givesEveryKeyOnce(line, parsed)) {
+    const reason = hidden();
+    if (reason !== null) return { ok: false, reason };
   }
   if (hasInexactLong(schema, parsed)) return losslessRow(schema, line) ?? guardedCoerce(schema, parsed);
   // a STRING column that holds a number needs the number's text: read the line again with it

@@ -9,6 +9,7 @@ import { parseDdlColumns } from '../../lib/engine/ddl';
 import { compileExpression } from '../../lib/engine/expr';
 import { compileLineParser } from '../../lib/engine/json-scan';
 import { parseJsonLine, parseSchema } from '../../lib/engine/schema';
+import { givesEveryKeyOnce } from '../../lib/engine/json-duplicates';
 
 const value = (text: string, row: Record<string, unknown>, ddl: string) => compileExpression(text, parseDdlColumns(ddl)).evaluate(row);
 const fromJson = (json: string, schema: string) => value(`from_json(j, '${schema}')`, { j: json }, 'j STRING');
@@ -102,6 +103,9 @@ describe('the JSON-lines reader converts each member of a repeated key in turn',
     // among many other keys, and after strings that hold quotes and braces
     [`{"a":"x",${Array.from({ length: 20 }, (_, i) => `"k${i}":${i}`).join(',')},"a":2}`, 'column a (INT) has string "x"'],
     ['{"t":"{\\"a\\":","a":"x","t":"}","a":1}', 'column a (INT) has string "x"'],
+    // whitespace between a key and its colon
+    ['{"a" :"x", "a":2}', 'column a (INT) has string "x"'],
+    ['{ "s" : { "x" : "bad" , "x" : 1 } }', 'column s.x (INT) has string "bad"'],
   ])('%s is a bad record', (line, reason) => {
     for (const r of [parseJsonLine(schema, line), scan(line)]) {
       expect(r.ok).toBe(false);
@@ -115,5 +119,20 @@ describe('the JSON-lines reader converts each member of a repeated key in turn',
   it('still reads a repeated key whose later value does not fit as a bad record', () => {
     const r = parseJsonLine(schema, '{"a":1,"a":"x"}');
     expect(r.ok).toBe(false);
+  });
+});
+
+describe("the reader's quick test that a line gives every key once", () => {
+  it.each([
+    ['{"a":1,"b":{"c":2},"l":[{"x":1},{"x":2}]}', true],
+    ['{"a" : 1, "b" :2}', true],
+    ['[{"a":1},{"a":2}]', true],
+    ['{"a":1,"a":2}', false],
+    ['{"s":{"x":1,"x":2}}', false],
+    ['{"a" :1, "a":2}', false],
+    // a colon after an escaped quote in a string counts as a key: the line is checked through
+    ['{"t":"say \\":\\" here"}', false],
+  ])('%s: %s', (line, once) => {
+    expect(givesEveryKeyOnce(line, JSON.parse(line))).toBe(once);
   });
 });
