@@ -151,11 +151,11 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     readonly inputs: readonly PlanInput[] = [],
   ) {}
 
-  /** Set on the frame a stream-stream join returns: how to build that join again (withFilterThroughJoin). */
   /** The frame add() made this one from, one stage shorter (withFilterBelowProjection). */
   private before_?: StreamFrame<FrameColumns>;
   /** Set on the frame filter() returns after a stream-stream join: the join as written and the filters so far (filtersAfterJoin_). */
   private afterJoin_?: { readonly join: StreamFrame<C>; readonly filters: ReadonlyArray<{ readonly text: string; readonly test: (row: Row) => boolean }> };
+  /** Set on the frame a stream-stream join returns: how to build that join again (withFilterThroughJoin). */
   private joinArgs_?: {
     readonly left: StreamFrame<FrameColumns>;
     readonly other: StreamFrame<FrameColumns>;
