@@ -44,17 +44,22 @@ export function givesEveryKeyOnce(line: string, parsed: unknown): boolean {
 const SPACED_KEY = /"[ \t\r\n]+:/;
 const SPACED_KEYS = /"[ \t\r\n]+:/g;
 
-/** The keys of every object in a value JSON.parse made. */
-function keysIn(v: unknown): number {
-  if (v === null || typeof v !== 'object') return 0;
+/** The keys of every object in a value JSON.parse made (a stack of its own: values may nest thousands deep). */
+function keysIn(value: unknown): number {
   let n = 0;
-  if (Array.isArray(v)) {
-    for (const x of v) n += keysIn(x);
-    return n;
-  }
-  for (const k in v) {
-    n++;
-    n += keysIn((v as Record<string, unknown>)[k]);
+  const todo: unknown[] = [value];
+  while (todo.length > 0) {
+    const v = todo.pop();
+    if (v === null || typeof v !== 'object') continue;
+    if (Array.isArray(v)) {
+      for (const x of v) if (x !== null && typeof x === 'object') todo.push(x);
+      continue;
+    }
+    for (const k in v) {
+      n++;
+      const x = (v as Record<string, unknown>)[k];
+      if (x !== null && typeof x === 'object') todo.push(x);
+    }
   }
   return n;
 }
