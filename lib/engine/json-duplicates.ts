@@ -37,11 +37,10 @@ export function givesEveryKeyOnce(line: string, parsed: unknown): boolean {
   let tokens = 0;
   for (let i = line.indexOf('":'); i >= 0; i = line.indexOf('":', i + 2)) tokens++;
   // (whitespace between a key and its colon)
-  if (SPACED_KEY.test(line)) tokens += line.match(SPACED_KEYS)?.length ?? 0;
+  tokens += line.match(SPACED_KEYS)?.length ?? 0;
   return tokens === keysIn(parsed);
 }
 
-const SPACED_KEY = /"[ \t\r\n]+:/;
 const SPACED_KEYS = /"[ \t\r\n]+:/g;
 
 /** The keys of every object in a value JSON.parse made (a stack of its own: values may nest thousands deep). */

@@ -526,10 +526,9 @@ let jsonPatterns: JsonPatterns | null = null;
 function parseLine(schema: Schema, line: string, singleQuotes: boolean): CoerceResult {
   // a key given twice: JSON.parse keeps the last value, Spark's reader converts each in turn; a
   // line JSON.parse reads is checked through only when its keys are not all there once
-  const hidden = () => hiddenValueReason(schema, line, badValueReason);
   const lossless = (schema.numberText && LONG_NUMBER.test(line)) || floatProbe(schema)?.test(line) === true;
   if (lossless) {
-    const reason = hidden();
+    const reason = hiddenValueReason(schema, line, badValueReason);
     if (reason !== null) return { ok: false, reason };
     const exact = losslessRow(schema, line);
     if (exact !== undefined) return exact;
@@ -558,7 +557,7 @@ function parseLine(schema: Schema, line: string, singleQuotes: boolean): CoerceR
     if (parsed === undefined) return { ok: false, reason: `malformed JSON (${(e as Error).message}): each line must be one complete JSON object` };
   }
   if (strict && !lossless && !givesEveryKeyOnce(line, parsed)) {
-    const reason = hidden();
+    const reason = hiddenValueReason(schema, line, badValueReason);
     if (reason !== null) return { ok: false, reason };
   }
   if (hasInexactLong(schema, parsed)) return losslessRow(schema, line) ?? guardedCoerce(schema, parsed);

@@ -26,6 +26,11 @@ describe('a filter right after a copying projection', () => {
     expect(p.operators[0].post.map(named)).toEqual(["(country = 'DE')", 'selectExpr', "c = 'DE'"]);
   });
 
+  it('moves below select() as below a selectExpr of bare columns', () => {
+    const p = events().groupBy('country').count().select('country', 'count').filter("country = 'DE'").writeStream.outputMode('update').plan();
+    expect(p.stages.map(named)).toEqual(['watermark t', "(country = 'DE')"]);
+  });
+
   it('stays after a projection that computes, and after a copy when it reads a computed column', () => {
     const computed = events().groupBy('country').count().selectExpr('upper(country) AS c', 'count').filter("c = 'DE'").writeStream.outputMode('update').plan();
     expect(computed.stages.map(named)).toEqual(['watermark t']);

@@ -7,7 +7,7 @@
 import { dateOfEpochDay, epochDayOf } from '../dates';
 import { type Analyzer, implicitCast } from './analyze';
 import { addMonths, bigMicros, dateOfMicros, formatTimestampText, type Micros, microsValue } from './time';
-import { strict, type Typed } from './typed';
+import { strictNode, type Typed } from './typed';
 import {
   asDecimal,
   DATE,
@@ -62,38 +62,26 @@ export function addSub(az: Analyzer, op: '+' | '-', l: Typed, r: Typed, sql: str
     const months = r.type.yearMonth === true;
     const sign = op === '+' ? 1 : -1;
     if (lt === 'DATE' && months) {
-      return { type: DATE, sql, name: sql, children: [l, r], build: strict((d, m) => addMonths(d as string, sign * (m as number))) };
+      return strictNode(DATE, sql, [l, r], (d, m) => addMonths(d as string, sign * (m as number)));
     }
     if (lt === 'DATE' && r.type.days) {
       // Spark: DATE ± INTERVAL DAY is date_add(d, ±days), a DATE
-      return {
-        type: DATE,
-        sql,
-        name: sql,
-        children: [l, r],
-        build: strict((d, iv) => dateOfEpochDay(epochDayOf(d as string) + (sign * (iv as number)) / 86_400_000_000)),
-      };
+      return strictNode(DATE, sql, [l, r], (d, iv) => dateOfEpochDay(epochDayOf(d as string) + (sign * (iv as number)) / 86_400_000_000));
     }
     const ts = implicitCast(l, TIMESTAMP);
     // Spark: STRING ± a day-time INTERVAL is the TIMESTAMP's sum cast back to STRING
     const text = lt === 'STRING' && !months;
-    return {
-      type: text ? STRING : TIMESTAMP,
-      sql,
-      name: sql,
-      children: [ts, r],
-      build: strict((t, iv) => {
-        if (months) {
-          const micros = bigMicros(t as Micros);
-          const dayMicros = ((micros % 86_400_000_000n) + 86_400_000_000n) % 86_400_000_000n;
-          const date = addMonths(dateOfMicros(t as Micros), sign * (iv as number));
-          if (date === null) throw overflow(`timestamp overflow in ${sql}: the date is outside years 1 to 9999;`, fn);
-          return microsValue(BigInt(epochDayOf(date)) * 86_400_000_000n + dayMicros);
-        }
-        const sum = microsValue(bigMicros(t as Micros) + BigInt(sign * (iv as number)));
-        return text ? formatTimestampText(sum) : sum;
-      }),
-    };
+    return strictNode(text ? STRING : TIMESTAMP, sql, [ts, r], (t, iv) => {
+      if (months) {
+        const micros = bigMicros(t as Micros);
+        const dayMicros = ((micros % 86_400_000_000n) + 86_400_000_000n) % 86_400_000_000n;
+        const date = addMonths(dateOfMicros(t as Micros), sign * (iv as number));
+        if (date === null) throw overflow(`timestamp overflow in ${sql}: the date is outside years 1 to 9999;`, fn);
+        return microsValue(BigInt(epochDayOf(date)) * 86_400_000_000n + dayMicros);
+      }
+      const sum = microsValue(bigMicros(t as Micros) + BigInt(sign * (iv as number)));
+      return text ? formatTimestampText(sum) : sum;
+    });
   }
   if (lt === 'INTERVAL' && op === '+' && (rt === 'TIMESTAMP' || rt === 'DATE')) return addSub(az, '+', r, l, sql, pos);
   // Spark: DATE ± n is date_add / date_sub, whose days are an INT, SMALLINT or TINYINT
@@ -109,54 +97,32 @@ export function addSub(az: Analyzer, op: '+' | '-', l: Typed, r: Typed, sql: str
       );
     }
     const sign = op === '+' ? 1 : -1;
-    return {
-      type: DATE,
-      sql,
-      name: sql,
-      children: [d, n],
-      build: strict((x, k) => dateOfEpochDay(epochDayOf(x as string) + sign * (k as number))),
-    };
+    return strictNode(DATE, sql, [d, n], (x, k) => dateOfEpochDay(epochDayOf(x as string) + sign * (k as number)));
   }
   if (lt === 'INTERVAL' && rt === 'INTERVAL' && l.type.yearMonth === r.type.yearMonth) {
-    return {
-      // INTERVAL DAY ± INTERVAL DAY stays INTERVAL DAY; with an hour or less it is DAY TO SECOND
-      type: l.type.yearMonth || (l.type.days && r.type.days) ? l.type : { type: 'INTERVAL' },
-      sql,
-      name: sql,
-      children: [l, r],
-      build: strict((x, y) => (op === '+' ? (x as number) + (y as number) : (x as number) - (y as number))),
-    };
+    // INTERVAL DAY ± INTERVAL DAY stays INTERVAL DAY; with an hour or less it is DAY TO SECOND
+    return strictNode(l.type.yearMonth || (l.type.days && r.type.days) ? l.type : { type: 'INTERVAL' }, sql, [l, r], (x, y) =>
+      op === '+' ? (x as number) + (y as number) : (x as number) - (y as number),
+    );
   }
   if (op === '-' && (lt === 'DATE' || lt === 'TIMESTAMP' || lt === 'STRING') && (rt === 'DATE' || rt === 'TIMESTAMP')) {
     // Spark: DATE - DATE is an INTERVAL DAY (SubtractDates); with a TIMESTAMP, an INTERVAL DAY TO
     // SECOND of the microseconds between them (SubtractTimestamps); a STRING takes the other's type
     if (rt === 'DATE' && lt !== 'TIMESTAMP') {
       const a = implicitCast(l, DATE);
-      return {
-        type: { type: 'INTERVAL', days: true },
-        sql,
-        name: sql,
-        children: [a, r],
-        build: strict((x, y) => (epochDayOf(x as string) - epochDayOf(y as string)) * 86_400_000_000),
-      };
+      return strictNode({ type: 'INTERVAL', days: true }, sql, [a, r], (x, y) => (epochDayOf(x as string) - epochDayOf(y as string)) * 86_400_000_000);
     }
     const a = implicitCast(l, TIMESTAMP);
     const b = implicitCast(r, TIMESTAMP);
-    return {
-      type: { type: 'INTERVAL' },
-      sql,
-      name: sql,
-      children: [a, b],
-      build: strict((x, y) => Number(bigMicros(x as Micros) - bigMicros(y as Micros))),
-    };
+    return strictNode({ type: 'INTERVAL' }, sql, [a, b], (x, y) => Number(bigMicros(x as Micros) - bigMicros(y as Micros)));
   }
   const n = numericOperands(az, l, r, sql, pos);
   const t = n.type;
   if (t.type === 'DECIMAL') {
     const rtp = decimalResult(op, n.l.type, n.r.type);
-    return { type: rtp, sql, name: sql, children: [n.l, n.r], build: strict(decimalOp(op, n.l.type, n.r.type, rtp, sql, fn)) };
+    return strictNode(rtp, sql, [n.l, n.r], decimalOp(op, n.l.type, n.r.type, rtp, sql, fn));
   }
-  if (isIntegral(t)) return { type: t, sql, name: sql, children: [n.l, n.r], build: strict(integralOp(op, t, sql, fn)) };
+  if (isIntegral(t)) return strictNode(t, sql, [n.l, n.r], integralOp(op, t, sql, fn));
   const f32 = t.binary32 === true;
   const f =
     op === '+'
@@ -166,7 +132,7 @@ export function addSub(az: Analyzer, op: '+' | '-', l: Typed, r: Typed, sql: str
       : f32
         ? (x: unknown, y: unknown) => Math.fround((x as number) - (y as number))
         : (x: unknown, y: unknown) => (x as number) - (y as number);
-  return { type: t, sql, name: sql, children: [n.l, n.r], build: strict(f) };
+  return strictNode(t, sql, [n.l, n.r], f);
 }
 
 export function mulDiv(az: Analyzer, op: '*' | '/' | '%' | 'DIV', l: Typed, r: Typed, sql: string, pos: number): Typed {
@@ -176,73 +142,49 @@ export function mulDiv(az: Analyzer, op: '*' | '/' | '%' | 'DIV', l: Typed, r: T
     // Spark's Divide takes DOUBLE or DECIMAL: integral operands are divided as DOUBLE (10 / 4 = 2.5)
     if (t.type === 'DECIMAL') {
       const rtp = decimalResult('/', n.l.type, n.r.type);
-      return { type: rtp, sql, name: sql, children: [n.l, n.r], build: strict(decimalOp('/', n.l.type, n.r.type, rtp, sql, 'try_divide')) };
+      return strictNode(rtp, sql, [n.l, n.r], decimalOp('/', n.l.type, n.r.type, rtp, sql, 'try_divide'));
     }
     // FLOAT too: Spark's DivisionTypeCoercion casts every non-DECIMAL operand to DOUBLE
     const a = implicitCast(n.l, DOUBLE);
     const b = implicitCast(n.r, DOUBLE);
-    return {
-      type: DOUBLE,
-      sql,
-      name: sql,
-      children: [a, b],
-      build: strict((x, y) => {
-        if (y === 0) throw divideByZero(sql);
-        return (x as number) / (y as number);
-      }),
-    };
+    return strictNode(DOUBLE, sql, [a, b], (x, y) => {
+      if (y === 0) throw divideByZero(sql);
+      return (x as number) / (y as number);
+    });
   }
   if (op === 'DIV') {
     if (t.type === 'DOUBLE')
       throw az.mismatch('BINARY_OP_WRONG_TYPE', sql, `div requires integral or DECIMAL operands, not "${typeName(t)}"; use / or cast to BIGINT`, pos);
     const sl = n.l.type.scale ?? 0;
     const sr = n.r.type.scale ?? 0;
-    return {
-      type: LONG,
-      sql,
-      name: sql,
-      children: [n.l, n.r],
-      build: strict((x, y) => {
-        if (isZero(y)) throw divideByZero(sql);
-        // exact: both at the larger scale, truncated toward zero as Spark's IntegralDivide
-        const s = Math.max(sl, sr);
-        const a = t.type === 'DECIMAL' ? scaled(x as string, sl, s) : big(x);
-        const b = t.type === 'DECIMAL' ? scaled(y as string, sr, s) : big(y);
-        const q = a / b;
-        if (q < LONG_MIN || q > LONG_MAX) throw overflow(`long overflow in ${sql};`, 'try_divide');
-        return longValue(q);
-      }),
-    };
+    return strictNode(LONG, sql, [n.l, n.r], (x, y) => {
+      if (isZero(y)) throw divideByZero(sql);
+      // exact: both at the larger scale, truncated toward zero as Spark's IntegralDivide
+      const s = Math.max(sl, sr);
+      const a = t.type === 'DECIMAL' ? scaled(x as string, sl, s) : big(x);
+      const b = t.type === 'DECIMAL' ? scaled(y as string, sr, s) : big(y);
+      const q = a / b;
+      if (q < LONG_MIN || q > LONG_MAX) throw overflow(`long overflow in ${sql};`, 'try_divide');
+      return longValue(q);
+    });
   }
   if (t.type === 'DECIMAL') {
     const rtp = decimalResult(op, n.l.type, n.r.type);
-    return { type: rtp, sql, name: sql, children: [n.l, n.r], build: strict(decimalOp(op, n.l.type, n.r.type, rtp, sql, 'try_multiply')) };
+    return strictNode(rtp, sql, [n.l, n.r], decimalOp(op, n.l.type, n.r.type, rtp, sql, 'try_multiply'));
   }
   if (op === '*') {
-    if (isIntegral(t)) return { type: t, sql, name: sql, children: [n.l, n.r], build: strict(integralOp('*', t, sql, 'try_multiply')) };
+    if (isIntegral(t)) return strictNode(t, sql, [n.l, n.r], integralOp('*', t, sql, 'try_multiply'));
     const f32 = t.binary32 === true;
-    return {
-      type: t,
-      sql,
-      name: sql,
-      children: [n.l, n.r],
-      build: strict((x, y) => (f32 ? Math.fround((x as number) * (y as number)) : (x as number) * (y as number))),
-    };
+    return strictNode(t, sql, [n.l, n.r], (x, y) => (f32 ? Math.fround((x as number) * (y as number)) : (x as number) * (y as number)));
   }
   // % : the remainder takes the dividend's sign (Java's %), division by zero is DIVIDE_BY_ZERO under ANSI
-  return {
-    type: t,
-    sql,
-    name: sql,
-    children: [n.l, n.r],
-    build: strict((x, y) => {
-      if (isZero(y)) throw divideByZero(sql, 'try_mod');
-      if (typeof x === 'bigint' || typeof y === 'bigint') return longValue(big(x) % big(y));
-      const m = (x as number) % (y as number);
-      // Java's %: a DOUBLE remainder keeps the dividend's sign (-4.0 % 2 is -0.0), an integral one has no -0
-      return t.type === 'DOUBLE' ? (t.binary32 ? Math.fround(m) : m) : m === 0 ? 0 : m;
-    }),
-  };
+  return strictNode(t, sql, [n.l, n.r], (x, y) => {
+    if (isZero(y)) throw divideByZero(sql, 'try_mod');
+    if (typeof x === 'bigint' || typeof y === 'bigint') return longValue(big(x) % big(y));
+    const m = (x as number) % (y as number);
+    // Java's %: a DOUBLE remainder keeps the dividend's sign (-4.0 % 2 is -0.0), an integral one has no -0
+    return t.type === 'DOUBLE' ? (t.binary32 ? Math.fround(m) : m) : m === 0 ? 0 : m;
+  });
 }
 
 /**

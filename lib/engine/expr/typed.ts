@@ -92,6 +92,11 @@ export function strict(fn: (...args: unknown[]) => unknown): Builder {
   });
 }
 
+/** A strict node (see strict) named by its SQL, of `type`, over `children`. */
+export function strictNode(type: SqlType, sql: string, children: Typed[], fn: (...args: unknown[]) => unknown): Typed {
+  return { type, sql, name: sql, children, build: strict(fn) };
+}
+
 function strictClosure(fn: (...args: unknown[]) => unknown): (children: readonly Eval[]) => Eval {
   return (evs) => {
     switch (evs.length) {

@@ -45,21 +45,16 @@ function copiedColumns(stage: StatelessStage): Map<string, string> | null {
 export function filterBelowProjection(text: string, stage: StatelessStage, inCols: readonly ColumnInfo[], outCols: readonly ColumnInfo[]): string | null {
   const copies = copiedColumns(stage);
   if (copies === null) return null;
-  let moves = true;
+  // each name the filter reads is the input column it copies; a name that is not one resolves
+  // nowhere (the scope has no columns of its own), so the filter stays
   const refer = (parts: readonly string[]): ColumnReference | null => {
     const out = find(outCols, parts[0]);
-    if (!out) return null;
-    const source = copies.get(out.name);
+    const source = out && copies.get(out.name);
     const column = source === undefined ? undefined : find(inCols, source);
-    if (!column) {
-      moves = false; // (cannot happen for a copying stage: every output column is a copy)
-      return { column: out, used: 1, sql: out.name, read: (row: Row) => row[out.name] };
-    }
-    return { column, used: 1, sql: column.name, read: (row: Row) => row[column.name] };
+    return column ? { column, used: 1, sql: column.name, read: (row: Row) => row[column.name] } : null;
   };
   try {
-    const typed = checkFilterBoolean(new Analyzer({ text, columns: outCols, refer }).analyze(parseExpression(text)), text);
-    return moves ? typed.sql : null;
+    return checkFilterBoolean(new Analyzer({ text, columns: [], refer }).analyze(parseExpression(text)), text).sql;
   } catch {
     return null;
   }
