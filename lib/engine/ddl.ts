@@ -257,8 +257,7 @@ export function parseDdlType(text: string, typedKeys = false): DataType {
   return t;
 }
 
-/** A name as DDL writes it: bare when it is a plain identifier, else in backticks. */
-/** A column name as DDL writes it: backquoted unless a plain identifier. */
+/** A column name as DDL writes it: bare when it is a plain identifier, else in backticks. */
 export function ddlName(name: string): string {
   return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : `\`${name.replace(/`/g, '``')}\``;
 }

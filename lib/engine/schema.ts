@@ -485,11 +485,6 @@ function parseNonNumeric(line: string): unknown {
 }
 
 /**
- * Parses one JSON line into a row, or gives the reason it is malformed. As Spark's reader, it also
- * takes the bare tokens NaN, Infinity, +Infinity, +INF, -Infinity and -INF as numbers, and (unless
- * `singleQuotes` is false: the allowSingleQuotes option) 'single-quoted' strings and names.
- */
-/**
  * A run of 16 digits and points: the line may hold a number literal with 16 significant digits or
  * more. A literal with at most 15 is exact through a double: two such decimals never share a
  * double (IEEE 754's 15-digit guarantee), so the double's shortest text (String(v)) has the
@@ -499,6 +494,11 @@ function parseNonNumeric(line: string): unknown {
  */
 const LONG_NUMBER = /[0-9.]{16,}/;
 
+/**
+ * Parses one JSON line into a row, or gives the reason it is malformed. As Spark's reader, it also
+ * takes the bare tokens NaN, Infinity, +Infinity, +INF, -Infinity and -INF as numbers, and (unless
+ * `singleQuotes` is false: the allowSingleQuotes option) 'single-quoted' strings and names.
+ */
 export function parseJsonLine(schema: Schema, line: string, singleQuotes = true, patterns: JsonPatterns | null = null): CoerceResult {
   const outer = rawLine;
   const outerPatterns = jsonPatterns;

@@ -10,6 +10,7 @@ import { basename } from 'node:path';
 import { compareCase } from '../../lib/conformance/results';
 import { CRASH_POINTS } from '../../lib/engine/testing/crash';
 import { PartitionedRun } from '../../lib/engine/schedule/partitioned';
+import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import { partitionedTasks, runPartitioned, type TaskEvent, type TaskResult } from '../../lib/engine/schedule/driver';
 import { count, window } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
@@ -190,6 +191,101 @@ describe('when a batch is split into tasks', () => {
     );
     p.shuffle.blobs.set('0/plan', JSON.stringify({ something: 'else' }));
     await expect(handler({ action: 'read', runId: 'r', batchId: 0, split: 0 })).rejects.toThrow(/shuffle object 0\/plan is not a batch's task plan/);
+  });
+
+  it('measures the backlog when it plans a batch, so that its commit task asks the source nothing, and reports what one executor does', async () => {
+    const limited = readStream
+      .format('json')
+      .schema('user STRING, t TIMESTAMP')
+      .option('maxFilesPerTrigger', 2)
+      .load()
+      .withWatermark('t', '0 seconds')
+      .groupBy('user', window('t', '10 seconds'))
+      .agg(count().as('n'))
+      .writeStream.option('statePartitions', 4)
+      .queryName('split')
+      .plan();
+    const files = (src: InMemoryFileSource) => {
+      for (let f = 0; f < 5; f++) src.add(`f${f}.json`, [{ user: `u${f}`, t: at(f) }]);
+    };
+    const backlogs = async (checkpoint: InMemoryCheckpoint, batches: readonly number[]) =>
+      Promise.all(batches.map(async (b) => ((await checkpoint.readProgress(b)) as { sources: Array<{ metrics: unknown }> }).sources[0].metrics));
+    // one executor
+    const single = { ...ports(), plan: limited };
+    files(single.source);
+    const report = await new MicroBatchExecutor(single).run();
+    const expected = await backlogs(
+      single.checkpoint,
+      report.batches.map((b) => b.batchId),
+    );
+    // partitioned, with every source call noted by the task that made it
+    const p = { ...ports(), plan: limited };
+    files(p.source);
+    let task = '';
+    const calls: string[] = [];
+    const source = new Proxy(p.source, {
+      get(target, name, receiver) {
+        const v = Reflect.get(target, name, receiver);
+        if (typeof v !== 'function' || !['backlog', 'latestOffset', 'planBatch'].includes(String(name))) return v;
+        return (...args: unknown[]) => {
+          calls.push(`${task}:${String(name)}`);
+          return v.apply(target, args);
+        };
+      },
+    });
+    const handler = partitionedTasks(() => new PartitionedRun({ ...p, source }));
+    const { batches } = await runPartitioned(
+      async (e) => {
+        task = e.action;
+        return handler(e);
+      },
+      { runId: 'r' },
+    );
+    expect(batches).toEqual(report.batches.map((b) => b.batchId));
+    expect(calls.filter((c) => c.startsWith('commit:'))).toEqual([]);
+    expect(calls.filter((c) => c === 'plan:backlog').length).toBe(batches.length);
+    const got = await backlogs(p.checkpoint, batches);
+    expect(got).toEqual(expected);
+    // (files 2 a batch: 3 and 1 left after the first two, none after the third)
+    expect(got.map((m) => (m as { files: number }).files)).toEqual([3, 1, 0, 0]);
+  });
+
+  it('plans a batch without looking for a task plan a new batch cannot have, and renews the lease only once half of it has gone by', async () => {
+    const p = ports();
+    for (let f = 0; f < 3; f++) p.source.add(`f${f}.json`, [{ user: `u${f}`, t: at(f) }]);
+    let task = '';
+    const planGets: string[] = [];
+    const shuffle = {
+      description: p.shuffle.description,
+      get: (k: string) => {
+        if (task === 'plan') planGets.push(k);
+        return p.shuffle.get(k);
+      },
+      put: (k: string, body: string) => p.shuffle.put(k, body),
+      purgeBelow: (n: number) => p.shuffle.purgeBelow(n),
+      delete: (k: string) => p.shuffle.delete(k),
+    };
+    let renewals = 0;
+    const lease = Object.assign(Object.create(p.lease), {
+      renew: (...args: Parameters<InMemoryLease['renew']>) => {
+        renewals++;
+        return p.lease.renew(...args);
+      },
+    }) as InMemoryLease;
+    const handler = partitionedTasks(() => new PartitionedRun({ ...p, shuffle, lease }));
+    const { batches } = await runPartitioned(
+      async (e) => {
+        task = e.action;
+        return handler(e);
+      },
+      { runId: 'r' },
+    );
+    expect(batches).toEqual([0, 1]);
+    // the run's record, each plan task: never a batch's task plan
+    expect(planGets.length).toBeGreaterThan(0);
+    expect(planGets.filter((k) => /^\d+\/plan$/.test(k))).toEqual([]);
+    // a 15-minute lease, a run of milliseconds
+    expect(renewals).toBe(0);
   });
 
   it('stops a second run while the first holds the lease', async () => {

@@ -103,16 +103,16 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
   // ---------------------------------------------------------------------------------------------
   // Commit
 
-  /**
-   * Plans the commit of `changes` as `commit` would, and throws the error the commit would throw
-   * for a page above DynamoDB's 400 KB, before anything is written. The `commit` of the same
-   * changes array (and the same partitions) writes this plan without planning again.
-   */
   /** The caller knows no earlier attempt of batch `version` wrote to this store: no stray pages of it to look for (see planSlice). */
   firstAttempt(version: number): void {
     this.firstAttemptOf = version;
   }
 
+  /**
+   * Plans the commit of `changes` as `commit` would, and throws the error the commit would throw
+   * for a page above DynamoDB's 400 KB, before anything is written. The `commit` of the same
+   * changes array (and the same partitions) writes this plan without planning again.
+   */
   async check(op: OperatorStateSpec, version: number, changes: StateChange[], partitions?: readonly number[]): Promise<void> {
     this.validateOp(op);
     checkVersion(version);

@@ -250,9 +250,8 @@ export class S3LandingSource extends S3Prefix implements Source {
 
   /** One discovery, kept for planBatch and backlog; the target says how many files are new now. */
   async latestOffset(start: Json | null): Promise<Json | null> {
-    const at = await this.seen.as(start);
-    const listing = await this.discover(at);
-    this.listing = listing;
+    const at = await this.seenAndListing(start, true);
+    const listing = this.listing!;
     this.fresh = null; // of another listing
     const fresh = this.newOf(at, this.limits);
     // seen already (a duplicate or redelivered notification) or older than maxFileAge: never read
@@ -268,8 +267,7 @@ export class S3LandingSource extends S3Prefix implements Source {
     if (!t || typeof t !== 'object' || typeof t.listedUntilMs !== 'number') return null; // nothing was new at the run's start
     const maxFiles = checkLimit(limits.maxFilesPerTrigger, 'maxFilesPerTrigger');
     const maxBytes = checkLimit(limits.maxBytesPerTrigger, 'maxBytesPerTrigger', DEFAULT_MAX_BYTES_PER_TRIGGER);
-    const at = await this.seen.as(start);
-    this.listing ??= await this.discover(at);
+    const at = await this.seenAndListing(start, false);
     const all = this.newOf(at, limits);
     const fresh = all.filter((c) => c.lastModifiedMs <= t.listedUntilMs!);
     if (fresh.length === 0) return null;
@@ -353,12 +351,23 @@ export class S3LandingSource extends S3Prefix implements Source {
   }
 
   /**
+   * The seen files as of `start`, and the run's listing (`this.listing`): one discovery, made
+   * again only when `relist` (latestOffset) or when this instance has none yet; both read at once.
+   */
+  private async seenAndListing(start: Json | null, relist: boolean): Promise<SeenAt> {
+    const seen = this.seen.as(start);
+    if (this.listing && !relist) return seen;
+    const [at, found] = await Promise.all([seen, this.discovery.discover()]);
+    this.listing = await this.classify(found, at);
+    return at;
+  }
+
+  /**
    * The candidates of one discovery, classified by Spark's listing rules. A complete listing is
    * checked for Spark's layout rule, and, on a checkpoint of the key-ordered source, for files it
    * read in sub-folders that these rules no longer read.
    */
-  private async discover(at: SeenAt): Promise<Listing> {
-    const { files, complete } = await this.discovery.discover();
+  private async classify({ files, complete }: Awaited<ReturnType<FileDiscovery['discover']>>, at: SeenAt): Promise<Listing> {
     const candidates: Candidate[] = [];
     let listedUntilMs = 0;
     let skippedSubfolder: string | null = null;
@@ -563,9 +572,8 @@ export class S3LandingSource extends S3Prefix implements Source {
   async backlog(from: Json | null, target: Json | null): Promise<SourceBacklog> {
     const t = target as unknown as Partial<FilesTarget> | null;
     if (!t || typeof t !== 'object' || typeof t.listedUntilMs !== 'number') return { files: 0, bytes: 0 };
-    const at = await this.seen.as(from);
-    // a partitioned run's commit task has not listed: it lists once, as a plan task does
-    this.listing ??= await this.discover(at);
+    // (a process that has not listed, lists once, as a plan does)
+    const at = await this.seenAndListing(from, false);
     const fresh = this.newOf(at, this.limits).filter((c) => c.lastModifiedMs <= t.listedUntilMs!);
     let bytes = 0;
     for (const f of fresh) bytes += f.size;

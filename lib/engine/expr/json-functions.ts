@@ -98,7 +98,6 @@ function javaBigDecimalText(text: string): string {
   return `${negative ? '-' : ''}${mantissa}E${adjusted}`;
 }
 
-/** Spark's JSON text of a value (to_json): struct fields that are null are left out; timestamps ISO 8601 with milliseconds. */
 /** The to_json options sluice honours (Spark's JSONOptions: keys case-insensitive). */
 interface JsonWriteOptions {
   /** The pattern of a TIMESTAMP (default `yyyy-MM-dd'T'HH:mm:ss[.SSS][XXX]`, which prints `.SSS` and `Z` in UTC). */
@@ -109,6 +108,7 @@ interface JsonWriteOptions {
   readonly ignoreNullFields: boolean;
 }
 
+/** Spark's JSON text of a value (to_json): struct fields that are null are left out; timestamps ISO 8601 with milliseconds. */
 function jsonWriter(t: SqlType, o: JsonWriteOptions): (v: unknown) => string {
   switch (t.type) {
     case 'STRING':

@@ -31,6 +31,20 @@ import { lateRowColumns } from '../operators/stream-join';
 import { toOutputRow } from '../rows';
 import { writableChunks, writableRows } from '../sink-check';
 
+/**
+ * What is left of each source after the batch's end, up to the run's targets (undefined for a
+ * source that cannot tell). Measured where the run's listing and reads are: by the committer of
+ * the batch's process, or by a partitioned run's plan task for its commit task (BatchStart.backlog).
+ */
+export async function backlogAfter(rt: QueryRuntime, entry: OffsetEntry, targets: ReadonlyArray<Json | null>): Promise<Array<SourceBacklog | undefined>> {
+  const backlog: Array<SourceBacklog | undefined> = [];
+  for (let i = 0; i < rt.sources.length; i++) {
+    const src = rt.sources[i];
+    backlog.push(src.backlog ? await src.backlog(entry.offsets[i] ?? null, targets[i] ?? null) : undefined);
+  }
+  return backlog;
+}
+
 /** One operator's part of a computed batch. */
 interface OperatorOutcome {
   readonly stateRowsDelta: number;
@@ -149,16 +163,11 @@ export class BatchCommitter {
 
     const stateRowsByOperator = rt.operators.map((_, i) => progress.stateRowsByOperator[i] + outcome.operators[i].stateRowsDelta);
     const commit = this.commitEntry(ctx.queryId, entry, progress, outcome.read, stateRowsByOperator, ctx.stateKeptForGood === true);
-    const backlog: Array<SourceBacklog | undefined> = [];
-    const filesRead: Array<number | undefined> = [];
-    for (let i = 0; i < rt.sources.length; i++) {
-      const src = rt.sources[i];
-      const known = batch.start.targets !== undefined && src.backlog !== undefined;
-      backlog.push(known ? await src.backlog!(commit.offsets[i] ?? null, batch.start.targets![i] ?? null) : undefined);
-      // the files a batch read, as its chunks counted them (ReadResult.files): only for a source
-      // whose backlog is files (S3; a Kinesis source's is records)
-      filesRead.push(backlog[i]?.files === undefined ? undefined : (outcome.read.perSourceFiles[i] ?? 0));
-    }
+    const { targets } = batch.start;
+    const backlog = batch.start.backlog ?? (targets ? await backlogAfter(rt, entry, targets) : []);
+    // the files a batch read, as its chunks counted them (ReadResult.files): only for a source
+    // whose backlog is files (S3; a Kinesis source's is records)
+    const filesRead = rt.sources.map((_, i) => (backlog[i]?.files === undefined ? undefined : (outcome.read.perSourceFiles[i] ?? 0)));
     const operators: OperatorFigures[] = rt.operators.map((_, i) => ({
       stateRows: stateRowsByOperator[i],
       dropped: outcome.operators[i].dropped,
@@ -241,7 +250,6 @@ export class BatchCommitter {
     };
   }
 
-  /** Malformed records, with where they came from (a replay overwrites the batch's own). */
   /**
    * After commits/N, never before: each source that moved hears that its batch committed
    * (Source.committed: cleanSource, notifications). A failure there is logged, never the run's.
@@ -259,6 +267,7 @@ export class BatchCommitter {
     }
   }
 
+  /** Malformed records, with where they came from (a replay overwrites the batch's own). */
   private async writeDeadLetters(batchId: number, deadLetters: readonly DeadLetter[]): Promise<void> {
     const sink = this.rt.deps.deadLetters;
     if (!sink || deadLetters.length === 0) return;

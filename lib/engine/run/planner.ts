@@ -16,6 +16,7 @@
  */
 import { CheckpointMismatchError } from '../errors';
 import type { Json, OffsetEntry } from '../ports';
+import type { SourceBacklog } from '../progress';
 import { NO_WATERMARKS, watermarkMoved } from '../watermark';
 import { checkReplayAge } from './recovery';
 import { movesNoSource, type Progress } from './position';
@@ -45,6 +46,8 @@ export interface BatchStart {
   readonly walCommitMs?: number;
   /** The run's targets (latestOffset), per source: the backlog is measured up to them; undefined on a replay. */
   readonly targets?: ReadonlyArray<Json | null>;
+  /** What the sources have left after the batch, when measured as it was planned (committer.ts backlogAfter); else the committer measures it. */
+  readonly backlog?: ReadonlyArray<SourceBacklog | undefined>;
   readonly consumedBefore?: import('./types').RunConsumption;
 }
 

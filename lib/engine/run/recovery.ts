@@ -20,10 +20,13 @@ export interface Recovered {
   readonly progress: Progress;
 }
 
-/** Where the checkpoint says the query is, after checking it belongs to this query's shape. */
-export async function recover(rt: QueryRuntime): Promise<Recovered> {
+/**
+ * Where the checkpoint says the query is, after checking it belongs to this query's shape.
+ * `known`: the head, read by a caller that holds the lease since before it read it.
+ */
+export async function recover(rt: QueryRuntime, known?: CheckpointHead): Promise<Recovered> {
   const { checkpoint } = rt.deps;
-  const head = await checkpoint.head();
+  const head = known ?? (await checkpoint.head());
   let last: CommitEntry | null = null;
   if (head.latestCommitBatch >= 0) {
     last = await checkpoint.readCommit(head.latestCommitBatch);

@@ -29,11 +29,11 @@
  */
 import { mapLimit } from '../concurrency';
 import { SluiceError } from '../errors';
-import type { Json, OffsetEntry, OutputRow, Row, ShuffleStore, StateStore } from '../ports';
+import type { CheckpointHead, Json, OffsetEntry, OutputRow, Row, ShuffleStore, StateStore } from '../ports';
 import { toOutputRow } from '../rows';
 import { beginOperators, computeBatch, emptyRead, operatorBatch, rowErrorsOf, runOperators, stagedChunks, type BatchRead } from '../run/batch';
-import { BatchCommitter, lateRecords, storeStats, type BatchOutcome } from '../run/committer';
-import { BatchPlanner, newRunState } from '../run/planner';
+import { BatchCommitter, backlogAfter, lateRecords, storeStats, type BatchOutcome } from '../run/committer';
+import { type BatchStart, BatchPlanner, newRunState } from '../run/planner';
 import { movesNoSource } from '../run/position';
 import { keepStateAlive, recover } from '../run/recovery';
 import { changeFigures, diffStats, sumStats } from '../run/reporter';
@@ -136,7 +136,12 @@ export class PartitionedRun {
   async planTask(runId: string): Promise<PlanResult> {
     const { rt } = this;
     rt.openStaticTables();
-    let run = await this.runRecord(runId);
+    // The run's record and the checkpoint's head at once: a run under way holds the lease, so the
+    // head it reads is the one it plans from. A new run takes the lease first and reads it again.
+    const [record, headRead] = await Promise.allSettled([this.runRecord(runId), rt.deps.checkpoint.head()]);
+    if (record.status === 'rejected') throw record.reason;
+    let run = record.value;
+    let known: CheckpointHead | undefined;
     if (!run) {
       const lease = this.deps.lease ? await this.deps.lease.acquire(runId, this.leaseMs) : null;
       if (this.deps.lease && !lease) {
@@ -144,10 +149,14 @@ export class PartitionedRun {
         return { ...this.finished(runId, -1), stoppedBy: 'lease-held' };
       }
       run = { runId, lease, startedAtMs: rt.clock.now(), planner: newRunState() };
-    } else if (run.lease && this.deps.lease) {
-      run = { ...run, lease: await this.deps.lease.renew(run.lease, this.leaseMs) };
+    } else {
+      if (headRead.status === 'rejected') throw headRead.reason;
+      known = headRead.value;
+      // between batches, once half of it has gone by (as the single scheduler renews it)
+      if (run.lease && this.deps.lease && run.lease.expiresAtMs - rt.clock.now() < this.leaseMs / 2)
+        run = { ...run, lease: await this.deps.lease.renew(run.lease, this.leaseMs) };
     }
-    const { head, last, progress, queryId } = await recover(rt);
+    const { head, last, progress, queryId } = await recover(rt, known);
     if (run.firstBatch === undefined) {
       // the run's first plan: what every run does before its first batch
       const stateKeptForGood = await keepStateAlive(rt, last, run.lease ?? undefined);
@@ -163,8 +172,14 @@ export class PartitionedRun {
       await this.shuffle.delete(`runs/${runId}`);
       return this.finished(runId, progress.nextBatchId, run);
     }
-    await this.writeRun({ ...run, planner, batch: { batchId: next.entry.batchId, replay: next.replay, start: next.start } });
-    const tasks = await this.tasksOf(next.entry);
+    // What is left of the sources after the batch, measured now: this task's sources hold the
+    // run's listing and reads, which the commit task's would have to make again.
+    const backlog = next.start.targets ? await backlogAfter(rt, next.entry, next.start.targets) : undefined;
+    const start: BatchStart = backlog ? { ...next.start, backlog } : next.start;
+    const [, tasks] = await Promise.all([
+      this.writeRun({ ...run, planner, batch: { batchId: next.entry.batchId, replay: next.replay, start } }),
+      this.tasksOf(next.entry, next.replay),
+    ]);
     return {
       runId,
       batchId: tasks.batchId,
@@ -174,10 +189,13 @@ export class PartitionedRun {
     };
   }
 
-  /** The batch's tasks: planned once (N/plan), the same on a replay. */
-  private async tasksOf(entry: OffsetEntry): Promise<BatchTasks> {
+  /**
+   * The batch's tasks: planned once (N/plan), the same on a replay. A batch planned just now has
+   * none yet (no task of it ran: its plan task had not answered), so only a replay looks.
+   */
+  private async tasksOf(entry: OffsetEntry, replay: boolean): Promise<BatchTasks> {
     const key = `${entry.batchId}/plan`;
-    const text = await this.shuffle.get(key);
+    const text = replay ? await this.shuffle.get(key) : null;
     if (text !== null) return taskCodec.tasks.decode(key, text);
     const { rt } = this;
     const noData = movesNoSource(entry, rt.sources.length);
@@ -531,12 +549,12 @@ function readMeta(read: BatchRead, partitions: number[]): ReadMeta {
   };
 }
 
-/** The read tasks' figures as one read: counts summed, dead letters in split order, each watermark stage's maximum. */
 /** Adds `from`'s counts into `into`, index by index (a hole or null in either is 0). */
 function addEach(into: number[], from: ReadonlyArray<number | null> | undefined): void {
   from?.forEach((n, i) => (into[i] = (into[i] ?? 0) + (n ?? 0)));
 }
 
+/** The read tasks' figures as one read: counts summed, dead letters in split order, each watermark stage's maximum. */
 function mergeReads(metas: readonly ReadMeta[]): BatchRead {
   const read = emptyRead();
   const max = new MaxEventTimes();
