@@ -534,6 +534,59 @@ describe('DynamoDbStateStore', () => {
     });
   });
 
+  describe('when the caller asks for its partitions ahead (readAhead: a partition task as it starts)', () => {
+    /** A client that notes the GetItem requests it passes on (the partition of each head), and refuses the first `refusing` of them. */
+    const noting = (refusing = 0) => {
+      const heads: string[] = [];
+      let left = refusing;
+      const client = {
+        send: async (command: unknown) => {
+          if (command instanceof GetItemCommand && command.input.Key?.sk?.S === 'head') {
+            heads.push(String(command.input.Key?.pk?.S).split('#').pop() ?? '');
+            if (left-- > 0) throw Object.assign(new Error('injected: access denied'), { name: 'AccessDeniedException', $fault: 'client' });
+          }
+          return dynamodb.send(command as never);
+        },
+      };
+      return Object.assign(client as unknown as DynamoDBClient, { heads });
+    };
+    const changes = (batch: number, partitions: readonly number[]) =>
+      Array.from({ length: 8 }, (_, i) => put(`k${i}`, MINUTE * (batch + 1), { n: batch * 10 + i }, i % 4)).filter((c) =>
+        partitions.includes(c.key.partition!),
+      );
+    const twoKeys = [key('k1', MINUTE, 1), key('k2', MINUTE, 2)];
+
+    it("starts reading its partitions' heads at once, and the get and commit after it read them no more", async () => {
+      const store = newStore({ partitions: 4 });
+      await store.commit(windowOp(), 0, changes(0, [0, 1, 2, 3]));
+      const client = noting();
+      const task = reopen(store, { client });
+      task.readAhead(windowOp(), [1, 2]);
+      // sent before anything was asked for
+      await new Promise((r) => setImmediate(r));
+      expect(client.heads.sort()).toEqual(['p1', 'p2']);
+      const got = await task.get(windowOp(), twoKeys, 0);
+      expect([...got.values()].map((e) => e.value)).toEqual([{ n: 1 }, { n: 2 }]);
+      await task.commit(windowOp(), 1, changes(1, [1, 2]), undefined, [1, 2]);
+      expect(client.heads.sort()).toEqual(['p1', 'p2']);
+      // what it committed reads back through another instance
+      const back = await reopen(store).get(windowOp(), [key('k1', 2 * MINUTE, 1), key('k6', 2 * MINUTE, 2)], 1);
+      expect([...back.values()].map((e) => e.value)).toEqual([{ n: 11 }, { n: 16 }]);
+    });
+
+    it('reads a head again when its read ahead failed, and gives what a store not asked gives', async () => {
+      const store = newStore({ partitions: 4 });
+      await store.commit(windowOp(), 0, changes(0, [0, 1, 2, 3]));
+      const client = noting(2);
+      const task = reopen(store, { client });
+      task.readAhead(windowOp(), [1, 2]);
+      await new Promise((r) => setTimeout(r, 50));
+      const got = await task.get(windowOp(), twoKeys, 0);
+      expect(got).toEqual(await reopen(store).get(windowOp(), twoKeys, 0));
+      expect(client.heads.sort()).toEqual(['p1', 'p1', 'p2', 'p2']);
+    });
+  });
+
   describe('when a commit dies after writing pages into free slots, before its head write', () => {
     // ~400-byte values, two to a page: batch 2 frees version 0's pages, batch 3 writes into them.
     const pad: Spread = { pad: 350 };

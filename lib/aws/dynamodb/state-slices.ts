@@ -56,6 +56,8 @@ export abstract class DynamoDbStateSlices {
 
   /** Heads by slice, as read or as this store last wrote them (null: none). */
   protected readonly heads = new Map<string, Head | null>();
+  /** Heads being read, by slice: a second caller waits for the same read. */
+  private readonly headReads = new Map<string, Promise<Head | null>>();
   /** Manifests and page entries by slice and ref (immutable): this store's own, or one several stores share. */
   protected readonly cache: DynamoDbStateCache;
   /** Operators checked for state of the per-key layout. */
@@ -120,10 +122,35 @@ export abstract class DynamoDbStateSlices {
     return p;
   }
 
-  /** The head of a slice (cached once read or written by this store), its layout checked. */
-  protected async headOf(op: OperatorStateSpec, keys: SliceKeys): Promise<Head | null> {
+  /** Starts reading the heads of `op`'s slices (in `partitions`) that this store has not read: see StateStore.readAhead. */
+  readAhead(op: OperatorStateSpec, partitions?: readonly number[]): void {
+    // (an operator or partition this store refuses is refused by the reads themselves, with the reason)
+    let slices: SliceKeys[];
+    try {
+      slices = this.sliceKeys(op, partitions);
+    } catch {
+      return;
+    }
+    for (const keys of slices) this.headOf(op, keys).catch(() => undefined);
+  }
+
+  /** The head of a slice (cached once read or written by this store), its layout checked; one read at a time. */
+  protected headOf(op: OperatorStateSpec, keys: SliceKeys): Promise<Head | null> {
     const id = sliceId(keys);
-    if (this.heads.has(id)) return this.heads.get(id)!;
+    if (this.heads.has(id)) return Promise.resolve(this.heads.get(id)!);
+    let reading = this.headReads.get(id);
+    if (!reading) {
+      reading = this.readHead(op, keys);
+      this.headReads.set(id, reading);
+      // (settled: the head is in `heads`, or the next call reads again)
+      const done = () => this.headReads.delete(id);
+      reading.then(done, done);
+    }
+    return reading;
+  }
+
+  private async readHead(op: OperatorStateSpec, keys: SliceKeys): Promise<Head | null> {
+    const id = sliceId(keys);
     const out = await this.send('read', 'GetItem', () =>
       this.client.send(new GetItemCommand({ TableName: this.tableName, Key: keys.head(), ConsistentRead: true })),
     );

@@ -149,12 +149,17 @@ export class AggregateOperator implements StatefulOperator {
     this.partitions = cfg.statePartitions ?? 1;
   }
 
-  /** A group's state key: its id, eviction time and partition (by its grouping values without the window). */
-  private stateKey(g: Group): StateKey {
-    const id = stateId(g.kv);
+  /** A group's state key: its id (given when known), eviction time and partition (groupPartition). */
+  private stateKey(g: Pick<Group, 'kv' | 'evictAt'>, id = stateId(g.kv)): StateKey {
     if (this.partitions <= 1) return { id, evictAt: g.evictAt };
-    const groupId = this.windowPosition < 0 ? id : stateId(g.kv.filter((_, i) => i !== this.windowPosition));
-    return { id, evictAt: g.evictAt, partition: statePartition(groupId, this.partitions) };
+    return { id, evictAt: g.evictAt, partition: this.groupPartition(g.kv, id) };
+  }
+
+  /** The state partition of grouping values: by their id without the window (`id`: theirs, when known). */
+  private groupPartition(kv: readonly Json[], id?: string): number {
+    if (this.partitions <= 1) return 0;
+    const groupId = this.windowPosition < 0 ? (id ?? stateId(kv)) : stateId(kv.filter((_, i) => i !== this.windowPosition));
+    return statePartition(groupId, this.partitions);
   }
 
   /** An exact sum (BIGINT, DECIMAL) checks each row against its group's running total (overflow-guard.ts). */
@@ -254,7 +259,7 @@ export class AggregateOperator implements StatefulOperator {
         const partials = new Map<number, Json[]>();
         for (const g of touched) {
           const buf = this.numeric !== null ? this.numeric.buffer(g.slot) : g.buf;
-          const p = this.stateKey(g).partition ?? 0;
+          const p = this.groupPartition(g.kv);
           let list = partials.get(p);
           if (!list) partials.set(p, (list = []));
           list.push([g.kv, g.evictAt, buf]);
@@ -273,7 +278,8 @@ export class AggregateOperator implements StatefulOperator {
       if (g)
         g.buf = this.guard ? this.guard.mergeChecked(g.buf, buf, kv, batch.batchId, "the read tasks' partial aggregates") : mergeBuffers(this.aggs, g.buf, buf);
       else {
-        const fresh: Group = { key: null, kv, evictAt, buf, touchedIn: batch.batchId, slot: -1, state: undefined };
+        // (its state key now, from the id in hand)
+        const fresh: Group = { key: this.stateKey({ kv, evictAt }, id), kv, evictAt, buf, touchedIn: batch.batchId, slot: -1, state: undefined };
         index.set(id, fresh);
         touched.push(fresh);
       }

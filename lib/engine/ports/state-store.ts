@@ -83,6 +83,13 @@ export interface StateStore {
    */
   firstAttempt?(version: number): void;
   /**
+   * The caller will read or commit these partitions of `op`'s state soon (a partition task, as it
+   * starts): the store may start the reads they begin with now, so that they arrive while the
+   * caller does other work. Optional; a hint only: it changes when reads happen, never what they
+   * return (a read ahead that fails is made again when needed).
+   */
+  readAhead?(op: OperatorStateSpec, partitions?: readonly number[]): void;
+  /**
    * How long (ms) a version superseded by a commit stays readable, when not forever: a replay
    * of a batch planned longer ago may need versions that are gone, and the executor refuses it.
    */

@@ -29,7 +29,7 @@
  */
 import { mapLimit } from '../concurrency';
 import { SluiceError } from '../errors';
-import type { CheckpointHead, Json, OffsetEntry, OutputRow, Row, ShuffleStore, StateStore } from '../ports';
+import type { CheckpointHead, Json, OffsetEntry, OperatorStateSpec, OutputRow, Row, ShuffleStore, StateStore } from '../ports';
 import { toOutputRow } from '../rows';
 import { beginOperators, computeBatch, emptyRead, operatorBatch, rowErrorsOf, runOperators, stagedChunks, type BatchRead } from '../run/batch';
 import { BatchCommitter, backlogAfter, lateRecords, storeStats, type BatchOutcome } from '../run/committer';
@@ -300,6 +300,8 @@ export class PartitionedRun {
     if (attempt === 0 && run?.batch?.batchId === batchId && run.batch.replay === false) this.deps.state.firstAttempt?.(batchId);
     if (!tasks.partitions.includes(partition))
       throw new SluiceError(`batch ${batchId} has no partition task ${partition} (it has ${tasks.partitions.join(', ') || 'none'})`, { retriable: false });
+    // the state this task reads first (the DynamoDB store: its slices' heads), asked for while it reads the shuffle
+    for (const o of rt.operators) this.deps.state.readAhead?.(o.op.spec, tasks.mode === 'whole' ? undefined : [partition]);
     const statsBefore = storeStats(rt);
     let read: BatchRead | null = null;
     // (the dead letters of the stages after the operators, in a task that did not read the batch)
@@ -530,6 +532,7 @@ function scopedState(state: StateStore, partitions: readonly number[]): StateSto
     ...(state.check ? { check: (op, version, changes) => state.check!(op, version, changes, partitions) } : {}),
     retentionMs: state.retentionMs,
     ...(state.firstAttempt ? { firstAttempt: (version: number) => state.firstAttempt!(version) } : {}),
+    ...(state.readAhead ? { readAhead: (op: OperatorStateSpec) => state.readAhead!(op, partitions) } : {}),
   };
 }
 

@@ -35,6 +35,9 @@ export class CountingStateStore implements StateStore {
   firstAttempt(version: number) {
     this.inner.firstAttempt?.(version);
   }
+  readAhead(op: OperatorStateSpec, partitions?: readonly number[]) {
+    this.inner.readAhead?.(op, partitions);
+  }
   check(op: OperatorStateSpec, version: number, changes: StateChange[], partitions?: readonly number[]) {
     return this.inner.check ? this.inner.check(op, version, changes, partitions) : Promise.resolve();
   }

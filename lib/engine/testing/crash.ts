@@ -201,6 +201,7 @@ function crashingState(crash: CrashInjector, inner: StateStore): StateStore {
     keepAlive: inner.keepAlive ? (op, version, fence) => inner.keepAlive!(op, version, fence) : undefined,
     check: inner.check ? (op, version, changes, partitions) => inner.check!(op, version, changes, partitions) : undefined,
     firstAttempt: inner.firstAttempt ? (version) => inner.firstAttempt!(version) : undefined,
+    readAhead: inner.readAhead ? (op, partitions) => inner.readAhead!(op, partitions) : undefined,
     async commit(op, version, changes, fence, partitions) {
       if (crash.armed('mid-state', version)) {
         await inner.commit(op, version, changes.slice(0, Math.ceil(changes.length / 2)), fence, partitions);
