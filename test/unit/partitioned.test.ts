@@ -9,7 +9,7 @@
 import { basename } from 'node:path';
 import { compareCase } from '../../lib/conformance/results';
 import { CRASH_POINTS } from '../../lib/engine/testing/crash';
-import { PartitionedRun } from '../../lib/engine/schedule/partitioned';
+import { PartitionedRun, RunMemo } from '../../lib/engine/schedule/partitioned';
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import { partitionedTasks, runPartitioned, type TaskEvent, type TaskResult } from '../../lib/engine/schedule/driver';
 import { count, window } from '../../lib/engine/query/functions';
@@ -286,6 +286,49 @@ describe('when a batch is split into tasks', () => {
     expect(planGets.filter((k) => /^\d+\/plan$/.test(k))).toEqual([]);
     // a 15-minute lease, a run of milliseconds
     expect(renewals).toBe(0);
+  });
+
+  it("runs a batch's tasks on one container without reading again what its plan task wrote (RunMemo), to the same result", async () => {
+    const run = async (memo?: RunMemo) => {
+      const p = ports();
+      for (let f = 0; f < 4; f++) p.source.add(`f${f}.json`, [{ user: `u${f % 3}`, t: at(f) }]);
+      let task = '';
+      const reads: string[] = [];
+      const shuffle = {
+        description: p.shuffle.description,
+        get: (k: string) => {
+          reads.push(`${task} ${k}`);
+          return p.shuffle.get(k);
+        },
+        put: (k: string, body: string) => p.shuffle.put(k, body),
+        purgeBelow: (n: number) => p.shuffle.purgeBelow(n),
+        delete: (k: string) => p.shuffle.delete(k),
+      };
+      const checkpoint = Object.assign(Object.create(p.checkpoint), {
+        readOffsets: (id: number) => {
+          reads.push(`${task} offsets/${id}`);
+          return p.checkpoint.readOffsets(id);
+        },
+      }) as InMemoryCheckpoint;
+      const handler = partitionedTasks(() => new PartitionedRun({ ...p, shuffle, checkpoint }, { maxSplits: 2, ...(memo ? { memo } : {}) }));
+      const { batches } = await runPartitioned(
+        async (e) => {
+          task = e.action;
+          return handler(e);
+        },
+        { runId: 'r', concurrency: 1 },
+      );
+      return { batches, reads, rows: [...p.sink.batches.entries()] };
+    };
+    const apart = await run();
+    const together = await run(new RunMemo());
+    expect(together.batches).toEqual(apart.batches);
+    expect(together.rows).toEqual(apart.rows);
+    const what = (reads: string[], re: RegExp) => reads.filter((r) => re.test(r));
+    // apart, each task reads them; on one container, only a plan task reads the run's record (its own first read)
+    expect(what(apart.reads, /^(read|partition|commit) (runs\/|offsets\/|\d+\/plan)/).length).toBeGreaterThan(0);
+    expect(what(together.reads, /^(read|partition|commit) (runs\/|offsets\/|\d+\/plan)/)).toEqual([]);
+    expect(what(together.reads, /^plan runs\//)).toHaveLength(together.batches.length + 1);
   });
 
   it('stops a second run while the first holds the lease', async () => {

@@ -59,8 +59,10 @@ export interface PartitionedOptions extends ExecutorOptions {
 /**
  * What a task container keeps from one task for its next: the batch's `offsets/N` and its task
  * plan `N/plan`, which no task rewrites once written within a run (a replay plans a batch as it
- * was logged). Kept for one (run, batch) at a time and never a miss: a task that finds nothing
- * here reads the object as before, so a memo only saves requests.
+ * was logged), and the run's record as the batch's plan task wrote it (only the batch's commit
+ * task writes it again, and notes that here too). Kept for one (run, batch) at a time, and never
+ * a miss: a task that finds nothing here reads the object as before, so a memo only saves
+ * requests. The plan task notes what it wrote, so the batch's tasks on its container read none of it.
  */
 export class RunMemo {
   private at = '';
@@ -76,6 +78,16 @@ export class RunMemo {
     const value = await load();
     if (value !== null && this.at === at) this.values.set(key, value);
     return value;
+  }
+
+  /** Notes what a task just wrote for (run, batch), for the tasks after it. */
+  set(runId: string, batchId: number, key: string, value: unknown): void {
+    const at = `${runId}\u0000${batchId}`;
+    if (at !== this.at) {
+      this.at = at;
+      this.values.clear();
+    }
+    this.values.set(key, value);
   }
 }
 
@@ -176,10 +188,14 @@ export class PartitionedRun {
     // run's listing and reads, which the commit task's would have to make again.
     const backlog = next.start.targets ? await backlogAfter(rt, next.entry, next.start.targets) : undefined;
     const start: BatchStart = backlog ? { ...next.start, backlog } : next.start;
-    const [, tasks] = await Promise.all([
-      this.writeRun({ ...run, planner, batch: { batchId: next.entry.batchId, replay: next.replay, start } }),
-      this.tasksOf(next.entry, next.replay),
-    ]);
+    const planned: RunRecord = { ...run, planner, batch: { batchId: next.entry.batchId, replay: next.replay, start } };
+    const [, tasks] = await Promise.all([this.writeRun(planned), this.tasksOf(next.entry, next.replay)]);
+    for (const [key, value] of [
+      ['run', planned],
+      ['offsets', next.entry],
+      ['plan', tasks],
+    ] as const)
+      this.memo.set(runId, tasks.batchId, key, value);
     return {
       runId,
       batchId: tasks.batchId,
@@ -288,7 +304,7 @@ export class PartitionedRun {
     const { rt } = this;
     rt.openStaticTables();
     const [run, done, entry, tasks] = await Promise.all([
-      this.runRecord(runId),
+      this.batchRun(runId, batchId),
       this.shuffle.get(`${batchId}/out/${partition}`),
       this.offsets(runId, batchId),
       this.tasks(runId, batchId),
@@ -369,7 +385,7 @@ export class PartitionedRun {
     rt.openStaticTables();
     const computeStartMs = rt.clock.now();
     // (reads of their own: the run's record and the checkpoint at once)
-    const [run, { progress, head, queryId }] = await Promise.all([this.runRecord(runId), recover(rt)]);
+    const [run, { progress, head, queryId }] = await Promise.all([this.batchRun(runId, batchId), recover(rt)]);
     const fence = run?.lease ?? undefined;
     if (head.latestCommitBatch >= batchId) return { runId, batchId, more: true };
     if (progress.nextBatchId !== batchId)
@@ -453,7 +469,9 @@ export class PartitionedRun {
       stateKeptForGood: run?.stateKeptForGood === true,
     });
     if (run?.lease && this.deps.lease && run.lease.expiresAtMs - rt.clock.now() < this.leaseMs / 2) {
-      await this.writeRun({ ...run, lease: await this.deps.lease.renew(run.lease, this.leaseMs) });
+      const renewed: RunRecord = { ...run, lease: await this.deps.lease.renew(run.lease, this.leaseMs) };
+      await this.writeRun(renewed);
+      this.memo.set(runId, batchId, 'run', renewed);
     }
     return { runId, batchId, more: true };
   }
@@ -489,6 +507,11 @@ export class PartitionedRun {
     const key = `runs/${runId}`;
     const text = await this.shuffle.get(key);
     return text === null ? null : taskCodec.run.decode(key, text);
+  }
+
+  /** The run's record as batch `batchId`'s tasks see it: noted by its plan task on this container, else read. */
+  private batchRun(runId: string, batchId: number): Promise<RunRecord | null> {
+    return this.memo.get(runId, batchId, 'run', () => this.runRecord(runId));
   }
 
   private async writeRun(run: RunRecord): Promise<void> {
