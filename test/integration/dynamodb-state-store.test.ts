@@ -566,12 +566,12 @@ describe('DynamoDbStateStore', () => {
       await new Promise((r) => setImmediate(r));
       expect(client.heads.sort()).toEqual(['p1', 'p2']);
       const got = await task.get(windowOp(), twoKeys, 0);
-      expect([...got.values()].map((e) => e.value)).toEqual([{ n: 1 }, { n: 2 }]);
+      expect(Object.fromEntries([...got.values()].map((e) => [e.key.id, e.value]))).toEqual({ k1: { n: 1 }, k2: { n: 2 } });
       await task.commit(windowOp(), 1, changes(1, [1, 2]), undefined, [1, 2]);
       expect(client.heads.sort()).toEqual(['p1', 'p2']);
       // what it committed reads back through another instance
       const back = await reopen(store).get(windowOp(), [key('k1', 2 * MINUTE, 1), key('k6', 2 * MINUTE, 2)], 1);
-      expect([...back.values()].map((e) => e.value)).toEqual([{ n: 11 }, { n: 16 }]);
+      expect(Object.fromEntries([...back.values()].map((e) => [e.key.id, e.value]))).toEqual({ k1: { n: 11 }, k6: { n: 16 } });
     });
 
     it('reads a head again when its read ahead failed, and gives what a store not asked gives', async () => {
@@ -833,6 +833,26 @@ describe('DynamoDbStateStore', () => {
       expect(await store.expired(op, 5 * MINUTE, 1)).toEqual([]);
       expect((await store.expired(op, 5 * MINUTE, 0)).map((e) => e.key.id)).toEqual(['a', 'b']);
       expect(await store.count(op, 1)).toBe(1);
+    });
+  });
+
+  describe("when the caller changes its values' objects after a commit", () => {
+    it('reads what was committed from the pages it keeps (their own copies), and NaN as NaN', async () => {
+      const store = newStore();
+      const values = [
+        { total: 5, names: ['a'] },
+        { total: Number.NaN, names: [] as string[] },
+      ];
+      await store.commit(windowOp(), 0, [put('x', MINUTE, values[0]), put('y', MINUTE, values[1])]);
+      values[0].total = 99;
+      values[0].names.push('changed');
+      values[1].names.push('changed');
+      const requests = store.stats().requests;
+      const got = await store.get(windowOp(), [key('x', MINUTE), key('y', MINUTE)], 0);
+      // (from what it kept: no request)
+      expect(store.stats().requests).toBe(requests);
+      expect(got.get('x')?.value).toEqual({ total: 5, names: ['a'] });
+      expect(got.get('y')?.value).toEqual({ total: Number.NaN, names: [] });
     });
   });
 

@@ -17,7 +17,7 @@ import {
   encodeManifest,
   encodePage,
   entryOrder,
-  entryOfText,
+  detachedEntry,
   entryText,
   type FreeSlot,
   type Head,
@@ -251,8 +251,8 @@ export abstract class DynamoDbStateCommits extends DynamoDbStateSlices {
     for (const f of finals) {
       const id = sliceId(f.plan.keys);
       this.cache.rememberManifest(id, refId(f.ref), { pages: f.manifest, free: f.free });
-      // Cached as read back from its text: the engine's objects may change after the commit.
-      for (const page of f.plan.pages) this.cache.rememberPage(id, page.ref, page.entries.map(detached));
+      // Cached with its text, its value read back from that when asked for: the engine's objects may change after the commit.
+      for (const page of f.plan.pages) this.cache.rememberPage(id, page.ref, page.entries.map(detachedEntry));
     }
     // What the new heads no longer name and no free list keeps. (A crash before this leaves them behind: see state-store.ts.)
     const gone = finals.flatMap((f) => [...f.plan.retired.manifests, ...f.excess.map((x) => f.plan.keys.page(x.slot))]);
@@ -586,11 +586,6 @@ function splitPoint(group: readonly PageEntry[]): number {
     for (const at of [mid + d, mid - d]) if (at > 0 && at < group.length && group[at].hash !== group[at - 1].hash) return at;
   }
   return -1;
-}
-
-/** An entry whose value is its own copy, made from its text. */
-function detached(e: PageEntry): PageEntry {
-  return entryOfText(entryText(e));
 }
 
 function minEvictAt(entries: readonly PageEntry[]): number | null {

@@ -316,9 +316,28 @@ function entryOfRow(row: EntryRow): PageEntry {
   return { id, hash: idHash(id), evictAt, value };
 }
 
-/** The entry entryText made `text` of, as a new object (its value a copy). */
-export function entryOfText(text: string): PageEntry {
-  return { ...entryOfRow(JSON.parse(text) as EntryRow), text };
+/**
+ * A new entry of `e`'s id, hash, eviction time and text, whose value is read from the text when
+ * first asked for: a copy the caller's objects cannot change, and no parse for an entry that is
+ * only written again (a commit rewrites a page from its entries' text).
+ */
+export function detachedEntry(e: PageEntry): PageEntry {
+  const text = entryText(e);
+  let parsed = false;
+  let value: Json = null;
+  return {
+    id: e.id,
+    hash: e.hash,
+    evictAt: e.evictAt,
+    text,
+    get value(): Json {
+      if (!parsed) {
+        value = entryOfRow(JSON.parse(text) as EntryRow).value;
+        parsed = true;
+      }
+      return value;
+    },
+  };
 }
 
 /** The id of page `k` written by attempt `w` of batch `v`. */
