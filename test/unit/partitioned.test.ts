@@ -17,6 +17,7 @@ import { readStream } from '../../lib/engine/query/reader';
 import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
 import { InMemoryLease } from '../../lib/engine/testing/memory-lease';
 import { InMemoryShuffle } from '../../lib/engine/testing/memory-shuffle';
+import type { ShuffleStore } from '../../lib/engine/ports';
 import { InMemorySink } from '../../lib/engine/testing/memory-sink';
 import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
 import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
@@ -44,17 +45,38 @@ describe.each(CRASH_POINTS)('when every partitioned run crashes once at %s', (po
 });
 
 describe('when a batch is split into tasks', () => {
-  const plan = readStream
-    .format('json')
-    .schema('user STRING, t TIMESTAMP')
-    .load()
-    .withWatermark('t', '0 seconds')
-    .groupBy('user', window('t', '10 seconds'))
-    .agg(count().as('n'))
-    .writeStream.option('statePartitions', 4)
-    .queryName('split')
-    .plan();
+  /** Counts by user and 10-second window over 4 state partitions (at most `maxFiles` files a batch). */
+  const splitPlan = (maxFiles?: number) => {
+    const reader = readStream.format('json').schema('user STRING, t TIMESTAMP');
+    return (maxFiles === undefined ? reader : reader.option('maxFilesPerTrigger', maxFiles))
+      .load()
+      .withWatermark('t', '0 seconds')
+      .groupBy('user', window('t', '10 seconds'))
+      .agg(count().as('n'))
+      .writeStream.option('statePartitions', 4)
+      .queryName('split')
+      .plan();
+  };
+  const plan = splitPlan();
   const at = (s: number) => `2026-10-01 12:00:${String(s).padStart(2, '0')}`;
+  /** A shuffle store over `inner`, with the calls given in place of its own. */
+  const shuffleOver = (inner: InMemoryShuffle, own: Partial<ShuffleStore>): ShuffleStore => ({
+    description: inner.description,
+    get: (k) => inner.get(k),
+    put: (k, body) => inner.put(k, body),
+    purgeBelow: (n) => inner.purgeBelow(n),
+    delete: (k) => inner.delete(k),
+    ...own,
+  });
+  /** Runs a partitioned run to its end, noting each task's kind in `at.task` while it runs. */
+  const runNoting = (handler: (e: TaskEvent) => Promise<TaskResult>, at: { task: string }, concurrency = 1) =>
+    runPartitioned(
+      async (e) => {
+        at.task = e.action;
+        return handler(e);
+      },
+      { runId: 'r', concurrency },
+    );
 
   function ports() {
     return {
@@ -157,19 +179,15 @@ describe('when a batch is split into tasks', () => {
     p.source.add('f0.json', [{ user: 'a', t: at(1) }]);
     // the plan task's first write of the run's record fails (after the lease was taken)
     let failNext = true;
-    const shuffle = {
-      description: p.shuffle.description,
-      get: (k: string) => p.shuffle.get(k),
-      purgeBelow: (n: number) => p.shuffle.purgeBelow(n),
-      delete: (k: string) => p.shuffle.delete(k),
-      put: async (k: string, body: string) => {
+    const shuffle = shuffleOver(p.shuffle, {
+      put: async (k, body) => {
         if (failNext && k.startsWith('runs/')) {
           failNext = false;
           throw new Error('S3 is unreachable');
         }
         return p.shuffle.put(k, body);
       },
-    };
+    });
     const handler = partitionedTasks(() => new PartitionedRun({ ...p, shuffle }));
     await expect(handler({ action: 'plan', runId: 'r' })).rejects.toThrow(/unreachable/);
     // the retry (the state machine's) is the same run: it takes its lease again and goes on
@@ -194,17 +212,7 @@ describe('when a batch is split into tasks', () => {
   });
 
   it('measures the backlog when it plans a batch, so that its commit task asks the source nothing, and reports what one executor does', async () => {
-    const limited = readStream
-      .format('json')
-      .schema('user STRING, t TIMESTAMP')
-      .option('maxFilesPerTrigger', 2)
-      .load()
-      .withWatermark('t', '0 seconds')
-      .groupBy('user', window('t', '10 seconds'))
-      .agg(count().as('n'))
-      .writeStream.option('statePartitions', 4)
-      .queryName('split')
-      .plan();
+    const limited = splitPlan(2);
     const files = (src: InMemoryFileSource) => {
       for (let f = 0; f < 5; f++) src.add(`f${f}.json`, [{ user: `u${f}`, t: at(f) }]);
     };
@@ -221,25 +229,21 @@ describe('when a batch is split into tasks', () => {
     // partitioned, with every source call noted by the task that made it
     const p = { ...ports(), plan: limited };
     files(p.source);
-    let task = '';
+    const now = { task: '' };
     const calls: string[] = [];
     const source = new Proxy(p.source, {
       get(target, name, receiver) {
         const v = Reflect.get(target, name, receiver);
         if (typeof v !== 'function' || !['backlog', 'latestOffset', 'planBatch'].includes(String(name))) return v;
         return (...args: unknown[]) => {
-          calls.push(`${task}:${String(name)}`);
+          calls.push(`${now.task}:${String(name)}`);
           return v.apply(target, args);
         };
       },
     });
-    const handler = partitionedTasks(() => new PartitionedRun({ ...p, source }));
-    const { batches } = await runPartitioned(
-      async (e) => {
-        task = e.action;
-        return handler(e);
-      },
-      { runId: 'r' },
+    const { batches } = await runNoting(
+      partitionedTasks(() => new PartitionedRun({ ...p, source })),
+      now,
     );
     expect(batches).toEqual(report.batches.map((b) => b.batchId));
     expect(calls.filter((c) => c.startsWith('commit:'))).toEqual([]);
@@ -253,18 +257,14 @@ describe('when a batch is split into tasks', () => {
   it('plans a batch without looking for a task plan a new batch cannot have, and renews the lease only once half of it has gone by', async () => {
     const p = ports();
     for (let f = 0; f < 3; f++) p.source.add(`f${f}.json`, [{ user: `u${f}`, t: at(f) }]);
-    let task = '';
+    const now = { task: '' };
     const planGets: string[] = [];
-    const shuffle = {
-      description: p.shuffle.description,
-      get: (k: string) => {
-        if (task === 'plan') planGets.push(k);
+    const shuffle = shuffleOver(p.shuffle, {
+      get: (k) => {
+        if (now.task === 'plan') planGets.push(k);
         return p.shuffle.get(k);
       },
-      put: (k: string, body: string) => p.shuffle.put(k, body),
-      purgeBelow: (n: number) => p.shuffle.purgeBelow(n),
-      delete: (k: string) => p.shuffle.delete(k),
-    };
+    });
     let renewals = 0;
     const lease = Object.assign(Object.create(p.lease), {
       renew: (...args: Parameters<InMemoryLease['renew']>) => {
@@ -272,13 +272,9 @@ describe('when a batch is split into tasks', () => {
         return p.lease.renew(...args);
       },
     }) as InMemoryLease;
-    const handler = partitionedTasks(() => new PartitionedRun({ ...p, shuffle, lease }));
-    const { batches } = await runPartitioned(
-      async (e) => {
-        task = e.action;
-        return handler(e);
-      },
-      { runId: 'r' },
+    const { batches } = await runNoting(
+      partitionedTasks(() => new PartitionedRun({ ...p, shuffle, lease })),
+      now,
     );
     expect(batches).toEqual([0, 1]);
     // the run's record, each plan task: never a batch's task plan
@@ -292,31 +288,23 @@ describe('when a batch is split into tasks', () => {
     const run = async (memo?: RunMemo) => {
       const p = ports();
       for (let f = 0; f < 4; f++) p.source.add(`f${f}.json`, [{ user: `u${f % 3}`, t: at(f) }]);
-      let task = '';
+      const now = { task: '' };
       const reads: string[] = [];
-      const shuffle = {
-        description: p.shuffle.description,
-        get: (k: string) => {
-          reads.push(`${task} ${k}`);
+      const shuffle = shuffleOver(p.shuffle, {
+        get: (k) => {
+          reads.push(`${now.task} ${k}`);
           return p.shuffle.get(k);
         },
-        put: (k: string, body: string) => p.shuffle.put(k, body),
-        purgeBelow: (n: number) => p.shuffle.purgeBelow(n),
-        delete: (k: string) => p.shuffle.delete(k),
-      };
+      });
       const checkpoint = Object.assign(Object.create(p.checkpoint), {
         readOffsets: (id: number) => {
-          reads.push(`${task} offsets/${id}`);
+          reads.push(`${now.task} offsets/${id}`);
           return p.checkpoint.readOffsets(id);
         },
       }) as InMemoryCheckpoint;
-      const handler = partitionedTasks(() => new PartitionedRun({ ...p, shuffle, checkpoint }, { maxSplits: 2, ...(memo ? { memo } : {}) }));
-      const { batches } = await runPartitioned(
-        async (e) => {
-          task = e.action;
-          return handler(e);
-        },
-        { runId: 'r', concurrency: 1 },
+      const { batches } = await runNoting(
+        partitionedTasks(() => new PartitionedRun({ ...p, shuffle, checkpoint }, { maxSplits: 2, ...(memo ? { memo } : {}) })),
+        now,
       );
       return { batches, reads, rows: [...p.sink.batches.entries()] };
     };
