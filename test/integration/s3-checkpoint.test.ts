@@ -132,10 +132,10 @@ function paging(): S3Client {
 // ---- scenarios --------------------------------------------------------------------------------
 
 describe('when the checkpoint is new', () => {
-  it('head() reports no metadata and no batches, for one LIST', async () => {
+  it('head() reports no metadata and no batches, for one LIST and one GET (of the metadata, absent)', async () => {
     const store = newStore();
     await expect(store.head()).resolves.toEqual({ metadata: null, latestOffsetBatch: -1, latestCommitBatch: -1 });
-    expect(store.stats()).toMatchObject({ requests: 1, lists: 1, gets: 0 });
+    expect(store.stats()).toMatchObject({ requests: 2, lists: 1, gets: 1 });
   });
 
   it('reads of missing entries return null', async () => {
@@ -157,6 +157,27 @@ describe('when batches have run', () => {
     const fresh = new S3CheckpointStore({ client: s3, bucket, prefix: prefixOf(store) });
     await expect(fresh.head()).resolves.toEqual({ metadata: metadata(), latestOffsetBatch: 12, latestCommitBatch: 11 });
     expect(fresh.stats()).toMatchObject({ requests: 2, lists: 1, gets: 1, puts: 0 });
+  });
+
+  it('head() sends its GET of the metadata without waiting for the LIST', async () => {
+    const store = newStore();
+    await store.writeMetadata(metadata());
+    await writeBatches(store, 2);
+    // a client whose LISTs answer 100 ms late, noting when each request was sent and answered
+    const events: string[] = [];
+    const slow = {
+      send: async (command: { constructor: { name: string } }, ...rest: unknown[]) => {
+        const name = command.constructor.name;
+        events.push(`sent ${name}`);
+        if (command instanceof ListObjectsV2Command) await new Promise((r) => setTimeout(r, 100));
+        const out = await s3.send(command as never, ...(rest as []));
+        events.push(`answered ${name}`);
+        return out;
+      },
+    } as unknown as S3Client;
+    const fresh = new S3CheckpointStore({ client: slow, bucket, prefix: prefixOf(store) });
+    await expect(fresh.head()).resolves.toEqual({ metadata: metadata(), latestOffsetBatch: 1, latestCommitBatch: 1 });
+    expect(events.indexOf('sent GetObjectCommand')).toBeLessThan(events.indexOf('answered ListObjectsV2Command'));
   });
 
   it('entries read back as written', async () => {
@@ -352,7 +373,10 @@ describe('when S3 throttles', () => {
   it('retries SlowDown with backoff and succeeds, counting the retries', async () => {
     const store = newStore({ client: throttling(2), baseDelayMs: 1 });
     await expect(store.head()).resolves.toMatchObject({ latestOffsetBatch: -1 });
-    expect(store.stats()).toMatchObject({ throttleRetries: 2, lists: 3, requests: 3 });
+    // (its LIST and its GET of the metadata go at once: the first two answers are the throttled ones)
+    const stats = store.stats();
+    expect(stats).toMatchObject({ throttleRetries: 2, requests: 4 });
+    expect(stats.lists + stats.gets).toBe(4);
   });
 
   it('gives up after maxAttempts with a retriable SluiceError', async () => {
