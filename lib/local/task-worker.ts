@@ -8,7 +8,7 @@ import { buildExecutor } from '../aws/pipeline';
 import { createClients } from '../aws/clients';
 import { DynamoDbStateCache } from '../aws/dynamodb/state-cache';
 import { partitionedTasks, type TaskEvent } from '../engine/schedule/driver';
-import { RunMemo } from '../engine/schedule/partitioned';
+import { RunMemo } from '../engine/schedule/run-memo';
 import { CrashInjector, parseCrashPlan } from '../engine/testing/crash';
 import { planFromRecipe, type TaskMessage, type WorkerInit } from './workers';
 

@@ -9,7 +9,8 @@
 import { basename } from 'node:path';
 import { compareCase } from '../../lib/conformance/results';
 import { CRASH_POINTS } from '../../lib/engine/testing/crash';
-import { PartitionedRun, RunMemo } from '../../lib/engine/schedule/partitioned';
+import { PartitionedRun } from '../../lib/engine/schedule/partitioned';
+import { RunMemo } from '../../lib/engine/schedule/run-memo';
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import { partitionedTasks, runPartitioned, type TaskEvent, type TaskResult } from '../../lib/engine/schedule/driver';
 import { count, window } from '../../lib/engine/query/functions';

@@ -24,8 +24,9 @@
  * batch in one partition task that computes the whole batch (mode `whole`). A stateless query has
  * no partition tasks: the commit writes the read tasks' rows in split order. Each task builds its
  * state from the checkpoint and the shuffle: nothing is kept in memory between tasks but what
- * never changes once written (a container's RunMemo: a batch's offsets and task plan within a run;
- * the state store's manifests and pages by ref), so any task may run on any container.
+ * never changes once written (a container's RunMemo, run-memo.ts: a batch's offsets, task plan and
+ * run record within a run; the state store's manifests and pages by ref), so any task may run on
+ * any container.
  */
 import { mapLimit } from '../concurrency';
 import { SluiceError } from '../errors';
@@ -40,6 +41,7 @@ import { changeFigures, diffStats, sumStats } from '../run/reporter';
 import { QueryRuntime } from '../run/runtime';
 import type { ExecutorDeps, ExecutorOptions } from '../run/types';
 import { EventTimeStats, MaxEventTimes } from '../watermark';
+import { RunMemo } from './run-memo';
 import { type BatchTasks, type PartitionOut, type ReadMeta, type RunRecord, taskCodec } from './task-records';
 
 /** Shuffle objects a task reads or writes at once. */
@@ -54,41 +56,6 @@ export interface PartitionedOptions extends ExecutorOptions {
   readonly maxSplits?: number;
   /** What the tasks of one container (a Lambda's, a worker thread's) keep for each other: see RunMemo. */
   readonly memo?: RunMemo;
-}
-
-/**
- * What a task container keeps from one task for its next: the batch's `offsets/N` and its task
- * plan `N/plan`, which no task rewrites once written within a run (a replay plans a batch as it
- * was logged), and the run's record as the batch's plan task wrote it (only the batch's commit
- * task writes it again, and notes that here too). Kept for one (run, batch) at a time, and never
- * a miss: a task that finds nothing here reads the object as before, so a memo only saves
- * requests. The plan task notes what it wrote, so the batch's tasks on its container read none of it.
- */
-export class RunMemo {
-  private at = '';
-  private readonly values = new Map<string, unknown>();
-
-  async get<T>(runId: string, batchId: number, key: string, load: () => Promise<T>): Promise<T> {
-    const at = `${runId}\u0000${batchId}`;
-    if (at !== this.at) {
-      this.at = at;
-      this.values.clear();
-    }
-    if (this.values.has(key)) return this.values.get(key) as T;
-    const value = await load();
-    if (value !== null && this.at === at) this.values.set(key, value);
-    return value;
-  }
-
-  /** Notes what a task just wrote for (run, batch), for the tasks after it. */
-  set(runId: string, batchId: number, key: string, value: unknown): void {
-    const at = `${runId}\u0000${batchId}`;
-    if (at !== this.at) {
-      this.at = at;
-      this.values.clear();
-    }
-    this.values.set(key, value);
-  }
 }
 
 /** What the plan task answers (the state machine's $.plan). */
