@@ -59,9 +59,10 @@ import type { ReaderOptions } from '../../engine/formats/options';
 import { S3Prefix } from './prefix';
 import type { S3LandingSourceOptions } from './landing-options';
 import { splitOf } from '../../engine/splits';
-import { checkPageSize, compareKeys, type S3ListedObject } from './requests';
+import { checkPageSize, type S3ListedObject } from './requests';
+import { acceptsSuffix, classifyListing, undeclaredColumnsEvent } from './landing-listing';
 import { type DiscoveryStats, type FileDiscovery, ListingDiscovery } from './discovery';
-import { checkLayout, classifyKey, compileGlob, type ListingRules, partitionValues, undeclaredPartitionColumns } from './file-rules';
+import { compileGlob, type ListingRules, partitionValues } from './file-rules';
 import {
   type Candidate,
   fileOf,
@@ -363,66 +364,28 @@ export class S3LandingSource extends S3Prefix implements Source {
   }
 
   /**
-   * The candidates of one discovery, classified by Spark's listing rules. A complete listing is
-   * checked for Spark's layout rule, and, on a checkpoint of the key-ordered source, for files it
-   * read in sub-folders that these rules no longer read.
+   * The candidates of one discovery, classified by Spark's listing rules (landing-listing.ts); what
+   * the rules never read is let go of (forget).
    */
   private async classify({ files, complete }: Awaited<ReturnType<FileDiscovery['discover']>>, at: SeenAt): Promise<Listing> {
-    const candidates: Candidate[] = [];
-    let listedUntilMs = 0;
-    let skippedSubfolder: string | null = null;
-    const dropped: string[] = [];
-    for (const f of files) {
-      if (!f.key.startsWith(this.root) || f.size <= 0 || !this.acceptsSuffix(f.key)) {
-        dropped.push(f.key);
-        continue;
+    const { candidates, listedUntilMs, dropped } = classifyListing(files, complete, {
+      root: this.root,
+      rules: this.rules,
+      suffixes: this.suffixes,
+      legacyLastKey: at.seen.legacyLastKey,
+      description: this.description,
+      bucket: this.bucket,
+    });
+    if (!this.warnedUndeclared) {
+      const event = undeclaredColumnsEvent(this.schema, candidates, this.description);
+      if (event) {
+        this.warnedUndeclared = true;
+        this.log(event);
       }
-      if (f.lastModifiedMs > listedUntilMs) listedUntilMs = f.lastModifiedMs;
-      const kind = classifyKey(f.key.slice(this.root.length), this.rules);
-      if (kind.kind === 'file') candidates.push({ key: f.key, size: f.size, etag: f.etag, lastModifiedMs: f.lastModifiedMs, partitions: kind.partitions });
-      else dropped.push(f.key);
-      if (kind.kind === 'subfolder' && at.seen.legacyLastKey !== null && compareKeys(f.key, at.seen.legacyLastKey) <= 0) skippedSubfolder ??= f.key;
     }
-    if (skippedSubfolder !== null) {
-      throw new CheckpointMismatchError(
-        `the checkpoint was written by a sluice that read every sub-folder of ${this.description} (it read s3://${this.bucket}/${skippedSubfolder}), ` +
-          `but files in sub-folders that are not col=value partition folders are now read only with recursiveFileLookup, as in Spark: ` +
-          `add .option('recursiveFileLookup', true) to the query to go on reading them, or move the files into col=value folders`,
-        { details: { key: skippedSubfolder } },
-      );
-    }
-    if (complete && !this.rules.recursiveFileLookup) checkLayout(candidates, this.description);
-    if (!this.warnedUndeclared) this.warnUndeclared(candidates);
     // outside Spark's listing rules (pathGlobFilter, sub-folders, `_`/`.` names, empty): never read
     await this.forget(dropped);
     return { candidates, listedUntilMs };
-  }
-
-  /**
-   * Partition folders naming columns the schema does not declare: Spark would add them (typed by
-   * inference); sluice fixes a query's columns when the query is built, before any listing, so
-   * their values are not read, and the run says which columns to declare, in which type.
-   */
-  private warnUndeclared(candidates: readonly Candidate[]): void {
-    const undeclared = undeclaredPartitionColumns(this.schema, candidates);
-    if (undeclared.length === 0) return;
-    this.warnedUndeclared = true;
-    const names = undeclared.map((u) => u.name);
-    this.log({
-      event: 'undeclared-partition-columns',
-      columns: undeclared.map((u) => ({ column: u.name, inferred: u.ddl, examples: u.examples })),
-      message:
-        `partition folders under ${this.description} name column(s) the schema does not declare: ${undeclared.map((u) => `${u.name} (e.g. ${u.name}=${u.examples[u.examples.length - 1]})`).join(', ')}; ` +
-        `their values are not read, because a sluice query's columns are fixed when it is built, before any listing. ` +
-        `To read them, declare them in the source's schema as Spark would infer them: add ${undeclared.map((u) => JSON.stringify(u.ddl)).join(', ')} to .schema(...)` +
-        ` (or leave ${names.join(', ')} undeclared to keep ignoring ${names.length === 1 ? 'it' : 'them'})`,
-    });
-  }
-
-  private acceptsSuffix(key: string): boolean {
-    if (this.suffixes === null) return true;
-    for (const s of this.suffixes) if (key.endsWith(s)) return true;
-    return false;
   }
 
   /** A partitioned run's splits of the batch: contiguous groups of its files, at most one a file. */
@@ -646,7 +609,7 @@ export class S3LandingSource extends S3Prefix implements Source {
       if ((log.start?.lastKey ?? null) === startKey && log.end.lastKey === endKey) return { files: log.files.map(fileOf), fromLog: true };
     }
     const listed = await this.s3.listAll(this.bucket, this.root, { startAfter: startKey, until: endKey, pageSize: this.pageSize });
-    return { files: listed.filter((o) => o.size > 0 && !o.key.endsWith('/') && this.acceptsSuffix(o.key)).map(fileOf), fromLog: false };
+    return { files: listed.filter((o) => o.size > 0 && !o.key.endsWith('/') && acceptsSuffix(o.key, this.suffixes)).map(fileOf), fromLog: false };
   }
 
   /** GETs a file and checks it is the one the batch planned; its bytes as stored (decompressed later: inflate). */
