@@ -320,6 +320,40 @@ describe('when a batch is split into tasks', () => {
     expect(what(together.reads, /^plan runs\//)).toHaveLength(together.batches.length + 1);
   });
 
+  it("commits reading the partition tasks' outputs while it reads the checkpoint, and a retry of a committed batch still only returns", async () => {
+    const p = ports();
+    p.source.add('f0.json', [{ user: 'a', t: at(1) }]);
+    const events: string[] = [];
+    const shuffle = shuffleOver(p.shuffle, {
+      get: (k) => {
+        events.push(`get ${k}`);
+        return p.shuffle.get(k);
+      },
+    });
+    // a checkpoint whose head answers 20 ms late
+    const checkpoint = Object.assign(Object.create(p.checkpoint), {
+      head: async () => {
+        events.push('head sent');
+        await new Promise((r) => setTimeout(r, 20));
+        const head = await p.checkpoint.head();
+        events.push('head answered');
+        return head;
+      },
+    }) as InMemoryCheckpoint;
+    const handler = partitionedTasks(() => new PartitionedRun({ ...p, shuffle, checkpoint }));
+    await handler({ action: 'plan', runId: 'r' });
+    await handler({ action: 'read', runId: 'r', batchId: 0, split: 0 });
+    for (const partition of [0, 1, 2, 3]) await handler({ action: 'partition', runId: 'r', batchId: 0, partition });
+    events.length = 0;
+    await handler({ action: 'commit', runId: 'r', batchId: 0 });
+    expect((await p.checkpoint.head()).latestCommitBatch).toBe(0);
+    expect(events.indexOf('get 0/out/3')).toBeGreaterThan(-1);
+    expect(events.indexOf('get 0/out/3')).toBeLessThan(events.indexOf('head answered'));
+    // again (a retry after its answer was lost): it finds the commit and returns, whatever it read
+    await expect(handler({ action: 'commit', runId: 'r', batchId: 0 })).resolves.toMatchObject({ batchId: 0, more: true });
+    expect((await p.checkpoint.head()).latestCommitBatch).toBe(0);
+  });
+
   it('stops a second run while the first holds the lease', async () => {
     const p = ports();
     p.source.add('f0.json', [{ user: 'a', t: at(1) }]);

@@ -351,35 +351,19 @@ export class PartitionedRun {
     const { rt } = this;
     rt.openStaticTables();
     const computeStartMs = rt.clock.now();
-    // (reads of their own: the run's record and the checkpoint at once)
+    // The batch's offsets, and the partition tasks' outputs and the read tasks' figures, read with
+    // the run's record and the checkpoint (dropped when the checkpoint says the batch committed).
+    const entryRead = this.offsets(runId, batchId);
+    const tasksRead = this.tasks(runId, batchId);
+    const gathered = tasksRead.then((tasks) => this.gather(batchId, tasks));
+    for (const p of [entryRead, gathered]) p.catch(() => undefined);
     const [run, { progress, head, queryId }] = await Promise.all([this.batchRun(runId, batchId), recover(rt)]);
     const fence = run?.lease ?? undefined;
     if (head.latestCommitBatch >= batchId) return { runId, batchId, more: true };
     if (progress.nextBatchId !== batchId)
       throw new SluiceError(`batch ${batchId} cannot commit: the checkpoint's next batch is ${progress.nextBatchId}`, { retriable: false });
-    const [entry, tasks] = await Promise.all([this.offsets(runId, batchId), this.tasks(runId, batchId)]);
-    // the partition tasks' outputs and the read tasks' figures in one wave; a missing output is
-    // reported before a missing figure, as when they were read one after the other
-    const outsRead = mapLimit(tasks.partitions, SHUFFLE_CONCURRENCY, async (p): Promise<PartitionOut> => {
-      const key = `${batchId}/out/${p}`;
-      const text = await this.shuffle.get(key);
-      if (text === null)
-        throw new SluiceError(
-          `partition task ${p} of batch ${batchId} has not finished, so the batch cannot commit: run the partition tasks first (the state machine does)`,
-          { retriable: true },
-        );
-      return taskCodec.partitionOut.decode(key, text);
-    });
-    const metasRead = mapLimit(
-      Array.from({ length: tasks.splits }, (_, k) => k),
-      SHUFFLE_CONCURRENCY,
-      async (k) => {
-        const meta = await this.readMeta(batchId, k);
-        if (!meta) throw new SluiceError(`read task ${k} of batch ${batchId} has not finished, so the batch cannot commit`, { retriable: true });
-        return meta;
-      },
-    );
-    const [outsGot, metasGot] = await Promise.allSettled([outsRead, metasRead]);
+    const [entry, tasks] = await Promise.all([entryRead, tasksRead]);
+    const [outsGot, metasGot] = await gathered;
     if (outsGot.status === 'rejected') throw outsGot.reason;
     if (metasGot.status === 'rejected') throw metasGot.reason;
     const outs = outsGot.value;
@@ -444,6 +428,34 @@ export class PartitionedRun {
   }
 
   // --------------------------------------------------------------------------------- helpers
+
+  /**
+   * The partition tasks' outputs and the read tasks' figures of a batch, in one wave, each settled:
+   * the caller reports a missing output before a missing figure, as when they were read one after
+   * the other.
+   */
+  private gather(batchId: number, tasks: BatchTasks): Promise<[PromiseSettledResult<PartitionOut[]>, PromiseSettledResult<ReadMeta[]>]> {
+    const outsRead = mapLimit(tasks.partitions, SHUFFLE_CONCURRENCY, async (p): Promise<PartitionOut> => {
+      const key = `${batchId}/out/${p}`;
+      const text = await this.shuffle.get(key);
+      if (text === null)
+        throw new SluiceError(
+          `partition task ${p} of batch ${batchId} has not finished, so the batch cannot commit: run the partition tasks first (the state machine does)`,
+          { retriable: true },
+        );
+      return taskCodec.partitionOut.decode(key, text);
+    });
+    const metasRead = mapLimit(
+      Array.from({ length: tasks.splits }, (_, k) => k),
+      SHUFFLE_CONCURRENCY,
+      async (k) => {
+        const meta = await this.readMeta(batchId, k);
+        if (!meta) throw new SluiceError(`read task ${k} of batch ${batchId} has not finished, so the batch cannot commit`, { retriable: true });
+        return meta;
+      },
+    );
+    return Promise.allSettled([outsRead, metasRead]);
+  }
 
   /**
    * Split k's rows (or partial groups) for a partition: one object its read task wrote whole,
