@@ -251,8 +251,7 @@ export class S3LandingSource extends S3Prefix implements Source {
 
   /** One discovery, kept for planBatch and backlog; the target says how many files are new now. */
   async latestOffset(start: Json | null): Promise<Json | null> {
-    const at = await this.seenAndListing(start, true);
-    const listing = this.listing!;
+    const { at, listing } = await this.seenAndListing(start, true);
     this.fresh = null; // of another listing
     const fresh = this.newOf(at, this.limits);
     // seen already (a duplicate or redelivered notification) or older than maxFileAge: never read
@@ -268,7 +267,7 @@ export class S3LandingSource extends S3Prefix implements Source {
     if (!t || typeof t !== 'object' || typeof t.listedUntilMs !== 'number') return null; // nothing was new at the run's start
     const maxFiles = checkLimit(limits.maxFilesPerTrigger, 'maxFilesPerTrigger');
     const maxBytes = checkLimit(limits.maxBytesPerTrigger, 'maxBytesPerTrigger', DEFAULT_MAX_BYTES_PER_TRIGGER);
-    const at = await this.seenAndListing(start, false);
+    const { at } = await this.seenAndListing(start, false);
     const all = this.newOf(at, limits);
     const fresh = all.filter((c) => c.lastModifiedMs <= t.listedUntilMs!);
     if (fresh.length === 0) return null;
@@ -355,12 +354,12 @@ export class S3LandingSource extends S3Prefix implements Source {
    * The seen files as of `start`, and the run's listing (`this.listing`): one discovery, made
    * again only when `relist` (latestOffset) or when this instance has none yet; both read at once.
    */
-  private async seenAndListing(start: Json | null, relist: boolean): Promise<SeenAt> {
+  private async seenAndListing(start: Json | null, relist: boolean): Promise<{ at: SeenAt; listing: Listing }> {
     const seen = this.seen.as(start);
-    if (this.listing && !relist) return seen;
+    if (this.listing && !relist) return { at: await seen, listing: this.listing };
     const [at, found] = await Promise.all([seen, this.discovery.discover()]);
     this.listing = await this.classify(found, at);
-    return at;
+    return { at, listing: this.listing };
   }
 
   /**
@@ -536,7 +535,7 @@ export class S3LandingSource extends S3Prefix implements Source {
     const t = target as unknown as Partial<FilesTarget> | null;
     if (!t || typeof t !== 'object' || typeof t.listedUntilMs !== 'number') return { files: 0, bytes: 0 };
     // (a process that has not listed, lists once, as a plan does)
-    const at = await this.seenAndListing(from, false);
+    const { at } = await this.seenAndListing(from, false);
     const fresh = this.newOf(at, this.limits).filter((c) => c.lastModifiedMs <= t.listedUntilMs!);
     let bytes = 0;
     for (const f of fresh) bytes += f.size;

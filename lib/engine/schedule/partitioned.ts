@@ -157,12 +157,9 @@ export class PartitionedRun {
     const start: BatchStart = backlog ? { ...next.start, backlog } : next.start;
     const planned: RunRecord = { ...run, planner, batch: { batchId: next.entry.batchId, replay: next.replay, start } };
     const [, tasks] = await Promise.all([this.writeRun(planned), this.tasksOf(next.entry, next.replay)]);
-    for (const [key, value] of [
-      ['run', planned],
-      ['offsets', next.entry],
-      ['plan', tasks],
-    ] as const)
-      this.memo.set(runId, tasks.batchId, key, value);
+    this.memo.set(runId, tasks.batchId, 'run', planned);
+    this.memo.set(runId, tasks.batchId, 'offsets', next.entry);
+    this.memo.set(runId, tasks.batchId, 'plan', tasks);
     return {
       runId,
       batchId: tasks.batchId,
