@@ -354,6 +354,20 @@ describe('when a batch is split into tasks', () => {
     expect((await p.checkpoint.head()).latestCommitBatch).toBe(0);
   });
 
+  it('each partition task asks the state store ahead for its own partition only (readAhead)', async () => {
+    const p = ports();
+    p.source.add('f0.json', [{ user: 'a', t: at(1) }]);
+    const asked: string[] = [];
+    const state = Object.assign(Object.create(p.state), {
+      readAhead: (_op: unknown, partitions?: readonly number[]) => asked.push(JSON.stringify(partitions ?? null)),
+    }) as InMemoryStateStore;
+    const handler = partitionedTasks(() => new PartitionedRun({ ...p, state }));
+    await handler({ action: 'plan', runId: 'r' });
+    await handler({ action: 'read', runId: 'r', batchId: 0, split: 0 });
+    for (const partition of [0, 1, 2, 3]) await handler({ action: 'partition', runId: 'r', batchId: 0, partition });
+    expect(asked).toEqual(['[0]', '[1]', '[2]', '[3]']);
+  });
+
   it('stops a second run while the first holds the lease', async () => {
     const p = ports();
     p.source.add('f0.json', [{ user: 'a', t: at(1) }]);
