@@ -240,11 +240,11 @@ export class S3LandingSource extends S3Prefix implements Source {
   }
 
   /** The new files of this run's listing as of `at`, in batch order (kept: see `fresh`). */
-  private newOf(at: SeenAt, limits: BatchLimits): Candidate[] {
+  private newOf(at: SeenAt, listing: Listing, limits: BatchLimits): Candidate[] {
     const rules = this.newRules(limits);
     const key = JSON.stringify(rules);
     if (this.fresh && this.fresh.at === at && this.fresh.rules === key) return this.fresh.files;
-    const files = newFiles(at.seen, this.listing!.candidates, rules);
+    const files = newFiles(at.seen, listing.candidates, rules);
     this.fresh = { at, rules: key, files };
     return files;
   }
@@ -253,7 +253,7 @@ export class S3LandingSource extends S3Prefix implements Source {
   async latestOffset(start: Json | null): Promise<Json | null> {
     const { at, listing } = await this.seenAndListing(start, true);
     this.fresh = null; // of another listing
-    const fresh = this.newOf(at, this.limits);
+    const fresh = this.newOf(at, listing, this.limits);
     // seen already (a duplicate or redelivered notification) or older than maxFileAge: never read
     const taken = new Set(fresh.map((f) => f.key));
     await this.forget(listing.candidates.filter((c) => !taken.has(c.key)).map((c) => c.key));
@@ -267,8 +267,8 @@ export class S3LandingSource extends S3Prefix implements Source {
     if (!t || typeof t !== 'object' || typeof t.listedUntilMs !== 'number') return null; // nothing was new at the run's start
     const maxFiles = checkLimit(limits.maxFilesPerTrigger, 'maxFilesPerTrigger');
     const maxBytes = checkLimit(limits.maxBytesPerTrigger, 'maxBytesPerTrigger', DEFAULT_MAX_BYTES_PER_TRIGGER);
-    const { at } = await this.seenAndListing(start, false);
-    const all = this.newOf(at, limits);
+    const { at, listing } = await this.seenAndListing(start, false);
+    const all = this.newOf(at, listing, limits);
     const fresh = all.filter((c) => c.lastModifiedMs <= t.listedUntilMs!);
     if (fresh.length === 0) return null;
     const taken = this.discovery.announced ? await this.takePresent(fresh, maxFiles, maxBytes) : takeBatch(fresh, maxFiles, maxBytes);
@@ -535,8 +535,8 @@ export class S3LandingSource extends S3Prefix implements Source {
     const t = target as unknown as Partial<FilesTarget> | null;
     if (!t || typeof t !== 'object' || typeof t.listedUntilMs !== 'number') return { files: 0, bytes: 0 };
     // (a process that has not listed, lists once, as a plan does)
-    const { at } = await this.seenAndListing(from, false);
-    const fresh = this.newOf(at, this.limits).filter((c) => c.lastModifiedMs <= t.listedUntilMs!);
+    const { at, listing } = await this.seenAndListing(from, false);
+    const fresh = this.newOf(at, listing, this.limits).filter((c) => c.lastModifiedMs <= t.listedUntilMs!);
     let bytes = 0;
     for (const f of fresh) bytes += f.size;
     return { files: fresh.length, bytes };
