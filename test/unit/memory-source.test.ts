@@ -21,3 +21,24 @@ describe('the in-memory file source', () => {
     expect(await bytesRead(source)).toBe(16);
   });
 });
+
+describe("the in-memory file source's byte count", () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  it('is counted once for a file handed to several sources (a benchmark pass each), and again for a new body', async () => {
+    const schema = parseSchema('name STRING');
+    const file = { key: 'a.json', body: ['{"name":"Zoë"}', '{"name":"東京"}'].join('\n') };
+    const counted = jest.spyOn(Buffer, 'byteLength');
+    const sourceWith = () => {
+      const s = new InMemoryFileSource(schema);
+      s.files.push(file);
+      return s;
+    };
+    expect(await bytesRead(sourceWith())).toBe(33);
+    expect(await bytesRead(sourceWith())).toBe(33);
+    expect(counted.mock.calls.filter(([text]) => text === file.body)).toHaveLength(1);
+    file.body = '{"name":"plain"}';
+    expect(await bytesRead(sourceWith())).toBe(16);
+    expect(counted.mock.calls.filter(([text]) => text === file.body)).toHaveLength(1);
+  });
+});

@@ -7,6 +7,14 @@ import { type FileDecoder, fileDecoder } from '../formats';
 import type { ReaderOptions } from '../formats/options';
 
 /**
+ * A text file's UTF-8 length, counted once for its body: a file is read again by every run and
+ * replay, and by every source its object is handed to (a benchmark's passes, a test's runs). The
+ * S3 source has the count for free (its bytes' length); counting 200 MB of text costs a twin
+ * about 80 ms, which a benchmark would time as the engine's.
+ */
+const utf8Bytes = new WeakMap<object, { body: string; bytes: number }>();
+
+/**
  * A landing prefix in memory: files of JSON lines read in key order, offsets {lastKey} (the S3
  * source before it remembered its files). Cases whose files have keys of their own (FORMAT-3) need
  * the S3 landing source, which reads any key order: test/helpers/supported-cases.ts leaves them out here.
@@ -15,9 +23,6 @@ export class InMemoryFileSource implements Source {
   readonly description = 'memory://landing';
   readonly files: Array<{ key: string; body: string | Uint8Array }> = [];
   reads = 0;
-
-  /** A text file's UTF-8 length, counted once for its body (a file is read again by every run and replay). */
-  private readonly utf8Bytes = new WeakMap<object, { body: string; bytes: number }>();
 
   /** The files' reader: the S3 source's (lib/engine/formats), JSON lines unless `format` says otherwise. */
   private readonly decoder: FileDecoder;
@@ -84,10 +89,10 @@ export class InMemoryFileSource implements Source {
     }
   }
   private textBytes(f: object, body: string): number {
-    const known = this.utf8Bytes.get(f);
+    const known = utf8Bytes.get(f);
     if (known !== undefined && known.body === body) return known.bytes;
     const bytes = Buffer.byteLength(body, 'utf8');
-    this.utf8Bytes.set(f, { body, bytes });
+    utf8Bytes.set(f, { body, bytes });
     return bytes;
   }
   /** As the S3 landing source: contiguous groups of the batch's files, at most one a file. */
