@@ -93,6 +93,15 @@ async function waitActive(stream: string): Promise<void> {
 
 const noSleep = async () => undefined;
 
+/**
+ * Waits long enough that a record put next arrives (kinesis-mock's ApproximateArrivalTimestamp)
+ * after a time this process read from its clock before the wait, and that records put before the
+ * wait arrived before a time read after it. A few ms is enough on an idle machine (kinesis-mock
+ * stamps 3 to 15 ms after the put is sent); under a loaded CI run four tests that waited 5 ms
+ * failed once together, so the margin is wide.
+ */
+const pastArrivalClock = () => new Promise((r) => setTimeout(r, 100));
+
 function source(stream: string, extra: Partial<KinesisSourceOptions> = {}): KinesisSource {
   return new KinesisSource({ client: testClients().kinesis, streamName: stream, schema: SCHEMA, minGetRecordsIntervalMs: 0, sleep: noSleep, ...extra });
 }
@@ -308,7 +317,7 @@ describe('when maxRecordsPerTrigger limits the batches', () => {
     const src = source(stream, { maxRecordsPerCall: 4 });
     const target = await src.latestOffset(null);
     // Arrives during the run: after the target, so left for the next run.
-    await new Promise((r) => setTimeout(r, 5));
+    await pastArrivalClock();
     await putToShards(stream, [events(300, 5), [], []]);
 
     const perBatch: number[][] = [];
@@ -378,7 +387,7 @@ describe('when records arrive while a run is reading', () => {
     const client = wrap(async (name, _input, send) => {
       if (name === 'GetRecords' && !injected) {
         injected = true;
-        await new Promise((r) => setTimeout(r, 5));
+        await pastArrivalClock();
         await put(stream, events(20, 10));
       }
       return send();
@@ -700,11 +709,11 @@ describe('when the query starts without a checkpointed position', () => {
   it('LATEST skips what was there, and the position it fixed holds for the next run even without a batch', async () => {
     const stream = await newStream(2);
     await put(stream, events(0, 10));
-    await new Promise((r) => setTimeout(r, 5));
+    await pastArrivalClock();
     const checkpoint = new InMemoryCheckpoint();
     const first = await runOnce(source(stream, { startingPosition: 'LATEST', checkpoint }), null);
     expect(first.batches).toEqual([]);
-    await new Promise((r) => setTimeout(r, 5));
+    await pastArrivalClock();
     await put(stream, events(10, 5));
     const second = await runOnce(source(stream, { startingPosition: 'LATEST', checkpoint }), null);
     expect(sortedIds(second.rows)).toEqual(range(10, 5));
@@ -717,9 +726,9 @@ describe('when the query starts without a checkpointed position', () => {
   it('AT_TIMESTAMP starts at the first record that arrived at or after the timestamp', async () => {
     const stream = await newStream(2);
     await put(stream, events(0, 10));
-    await new Promise((r) => setTimeout(r, 10));
+    await pastArrivalClock();
     const atTimestamp = Date.now();
-    await new Promise((r) => setTimeout(r, 10));
+    await pastArrivalClock();
     await put(stream, events(10, 5));
     const run = await runOnce(source(stream, { startingPosition: { atTimestamp } }), null);
     expect(sortedIds(run.rows)).toEqual(range(10, 5));
