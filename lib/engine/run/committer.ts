@@ -36,11 +36,15 @@ import { writableChunks, writableRows } from '../sink-check';
  * source that cannot tell). Measured where the run's listing and reads are: by the committer of
  * the batch's process, or by a partitioned run's plan task for its commit task (BatchStart.backlog).
  */
-export async function backlogAfter(rt: QueryRuntime, entry: OffsetEntry, targets: ReadonlyArray<Json | null>): Promise<Array<SourceBacklog | undefined>> {
+export async function backlogAfter(
+  rt: QueryRuntime,
+  offsets: ReadonlyArray<Json | null>,
+  targets: ReadonlyArray<Json | null>,
+): Promise<Array<SourceBacklog | undefined>> {
   const backlog: Array<SourceBacklog | undefined> = [];
   for (let i = 0; i < rt.sources.length; i++) {
     const src = rt.sources[i];
-    backlog.push(src.backlog ? await src.backlog(entry.offsets[i] ?? null, targets[i] ?? null) : undefined);
+    backlog.push(src.backlog ? await src.backlog(offsets[i] ?? null, targets[i] ?? null) : undefined);
   }
   return backlog;
 }
@@ -164,7 +168,7 @@ export class BatchCommitter {
     const stateRowsByOperator = rt.operators.map((_, i) => progress.stateRowsByOperator[i] + outcome.operators[i].stateRowsDelta);
     const commit = this.commitEntry(ctx.queryId, entry, progress, outcome.read, stateRowsByOperator, ctx.stateKeptForGood === true);
     const { targets } = batch.start;
-    const backlog = batch.start.backlog ?? (targets ? await backlogAfter(rt, entry, targets) : []);
+    const backlog = batch.start.backlog ?? (targets ? await backlogAfter(rt, entry.offsets, targets) : []);
     // the files a batch read, as its chunks counted them (ReadResult.files): only for a source
     // whose backlog is files (S3; a Kinesis source's is records)
     const filesRead = rt.sources.map((_, i) => (backlog[i]?.files === undefined ? undefined : (outcome.read.perSourceFiles[i] ?? 0)));

@@ -153,7 +153,7 @@ export class PartitionedRun {
     }
     // What is left of the sources after the batch, measured now: this task's sources hold the
     // run's listing and reads, which the commit task's would have to make again.
-    const backlog = next.start.targets ? await backlogAfter(rt, next.entry, next.start.targets) : undefined;
+    const backlog = next.start.targets ? await backlogAfter(rt, next.entry.offsets, next.start.targets) : undefined;
     const start: BatchStart = backlog ? { ...next.start, backlog } : next.start;
     const planned: RunRecord = { ...run, planner, batch: { batchId: next.entry.batchId, replay: next.replay, start } };
     const [, tasks] = await Promise.all([this.writeRun(planned), this.tasksOf(next.entry, next.replay)]);

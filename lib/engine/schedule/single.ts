@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import type { Json, LeaseHandle } from '../ports';
 import { backlogCount, type StreamingProgress } from '../progress';
 import { computeBatch, emptyRead, firstOperator, statelessOutput } from '../run/batch';
-import { type BatchOutcome, BatchCommitter, lateRecords, type PlannedBatch, storeStats } from '../run/committer';
+import { backlogAfter, type BatchOutcome, BatchCommitter, lateRecords, type PlannedBatch, storeStats } from '../run/committer';
 import { BatchPlanner, newRunState } from '../run/planner';
 import { keepStateAlive, recover } from '../run/recovery';
 import { runReportOf } from '../run/reporter';
@@ -156,13 +156,14 @@ export class MicroBatchExecutor {
 
   /** Files or records still waiting up to the run's targets (or the sources' latest, when it noted none). */
   private async backlogLeft(progress: Progress, targets: ReadonlyArray<Json | null> | null): Promise<number> {
-    let n = 0;
-    for (let i = 0; i < this.rt.sources.length; i++) {
-      const src = this.rt.sources[i];
-      if (!src.backlog) continue;
-      const target = targets ? (targets[i] ?? null) : await src.latestOffset(progress.offsets[i]);
-      n += backlogCount(await src.backlog(progress.offsets[i], target));
+    let to = targets;
+    if (to === null) {
+      const latest: Array<Json | null> = [];
+      for (const [i, src] of this.rt.sources.entries()) latest.push(src.backlog ? await src.latestOffset(progress.offsets[i]) : null);
+      to = latest;
     }
+    let n = 0;
+    for (const b of await backlogAfter(this.rt, progress.offsets, to)) if (b !== undefined) n += backlogCount(b);
     return n;
   }
 
