@@ -1,7 +1,9 @@
 /**
- * A filter right after a projection that only copies columns moves below it, renamed, as Spark's
- * PushPredicateThroughNonJoin (its Project case) moves it, and on from there. Expectations worked
- * by hand from that rule; the engine runs in sluice-operators-filter-after-select-below-aggregate.json.
+ * A filter right after a projection moves below it, each column replaced by the one it copies or
+ * the expression that computes it, as Spark's PushPredicateThroughNonJoin (its Project case) moves
+ * it, and on from there. Expectations worked by hand from that rule; the engine runs in
+ * sluice-operators-filter-after-select-below-aggregate.json and
+ * sluice-operators-filter-after-withcolumn-gates-watermark.json.
  */
 import type { QueryPlan, StatelessStage, StreamJoinSpec } from '../../lib/engine/plan/types';
 import { readStream } from '../../lib/engine/query/reader';
@@ -11,7 +13,7 @@ const named = (s: StatelessStage) =>
   s.kind === 'filterExpr' ? s.text : s.kind === 'watermark' ? `watermark ${s.column}` : s.kind === 'filter' ? s.label : s.kind;
 const events = () => readStream.format('json').schema('country STRING, t TIMESTAMP, amount INT').load().withWatermark('t', '5 seconds');
 
-describe('a filter right after a copying projection', () => {
+describe('a filter right after a projection', () => {
   it('moves below the projection renamed, and below an aggregation when it reads a grouping column', () => {
     const p = events()
       .groupBy(window('t', '10 seconds'), 'country')
@@ -31,12 +33,42 @@ describe('a filter right after a copying projection', () => {
     expect(p.stages.map(named)).toEqual(['watermark t', "(country = 'DE')"]);
   });
 
-  it('stays after a projection that computes, and after a copy when it reads a computed column', () => {
+  it('moves below a projection that computes, the expression in place of its name, and below an aggregation when that reads only grouping columns', () => {
     const computed = events().groupBy('country').count().selectExpr('upper(country) AS c', 'count').filter("c = 'DE'").writeStream.outputMode('update').plan();
-    expect(computed.stages.map(named)).toEqual(['watermark t']);
-    expect(computed.operators[0].post.map(named)).toEqual(['selectExpr', "c = 'DE'"]);
+    expect(computed.stages.map(named)).toEqual(['watermark t', "(upper(country) = 'DE')"]);
+    expect(computed.operators[0].post.map(named)).toEqual(["(upper(country) = 'DE')", 'selectExpr', "c = 'DE'"]);
+    // an aggregate's output in the expression: below the projection only
     const mixed = events().groupBy('country').count().selectExpr('country', 'count * 2 AS twice').filter('twice > 2').writeStream.outputMode('update').plan();
-    expect(mixed.operators[0].post.map(named)).toEqual(['selectExpr', 'twice > 2']);
+    expect(mixed.stages.map(named)).toEqual(['watermark t']);
+    expect(mixed.operators[0].post.map(named)).toEqual(['((count * 2) > 2)', 'selectExpr', 'twice > 2']);
+  });
+
+  it('moves below withColumn: of an expression in its place, of a function when the filter reads other columns', () => {
+    const expr = events().withColumn('big', 'amount * 10').filter('big > 100').writeStream.plan();
+    expect(expr.stages.map(named)).toEqual(['watermark t', '((amount * 10) > 100)', 'withColumnExpr', 'big > 100']);
+    const fn = events()
+      .withColumn('tag', 'STRING', (r) => `${r.country}!`)
+      .filter("country = 'DE'")
+      .writeStream.plan();
+    expect(fn.stages.map(named)).toEqual(['watermark t', "(country = 'DE')", 'withColumn', "country = 'DE'"]);
+    // a filter on the function's column stays after it
+    const onFn = events()
+      .withColumn('tag', 'STRING', (r) => `${r.country}!`)
+      .filter("tag = 'DE!'")
+      .writeStream.plan();
+    expect(onFn.stages.map(named)).toEqual(['watermark t', 'withColumn', "tag = 'DE!'"]);
+  });
+
+  it('stays after an item whose output is not its expression (a DAY TO SECOND interval is output as text), and after a generator', () => {
+    const interval = events().selectExpr('country', "INTERVAL '2' HOUR AS d").filter("d = 'INTERVAL ''02'' HOUR'").writeStream.plan();
+    expect(interval.stages.map(named)).toEqual(['watermark t', 'selectExpr', "d = 'INTERVAL ''02'' HOUR'"]);
+    const generated = readStream.format('json').schema('id INT, xs ARRAY<INT>').load().selectExpr('id', 'explode(xs) AS x').filter('id > 1').writeStream.plan();
+    expect(generated.stages.map(named)).toEqual(['selectExpr', 'id > 1']);
+  });
+
+  it("reads a computed STRUCT's field as the field of the expression", () => {
+    const p = events().selectExpr("named_struct('c', country, 'a', amount) AS s", 't').filter('s.a > 3').writeStream.plan();
+    expect(p.stages.map(named)[1]).toMatch(/named_struct\('c', country, 'a', amount\)\.a > 3/);
   });
 
   it('moves through a stream-stream join behind the projection: a leftOuter join runs as inner when the moved filter rejects its null rows', () => {
@@ -47,9 +79,14 @@ describe('a filter right after a copying projection', () => {
     const p = joined.selectExpr('lk', 'status AS s').filter("s = 'ok'").writeStream.plan();
     expect((p.operators[0].spec as StreamJoinSpec).type).toBe('inner');
     expect(p.inputs![0].stages.map(named)).toEqual(['join keys not null', 'watermark rt', "(status = 'ok')"]);
-    // with a computed item it stays: the join stays leftOuter
-    const kept = joined.selectExpr('lk', 'upper(status) AS s').filter("s = 'OK'").writeStream.plan();
-    expect((kept.operators[0].spec as StreamJoinSpec).type).toBe('leftOuter');
+    // a computed item: the expression moves through the join, and rejects null rows as well
+    // (upper(NULL) = 'OK' is null), so the join runs as inner too
+    const computed = joined.selectExpr('lk', 'upper(status) AS s').filter("s = 'OK'").writeStream.plan();
+    expect((computed.operators[0].spec as StreamJoinSpec).type).toBe('inner');
+    expect(computed.inputs![0].stages.map(named)).toEqual(['join keys not null', 'watermark rt', "(upper(status) = 'OK')"]);
+    // one that keeps its null rows (coalesce) leaves the join leftOuter
+    const keeps = joined.selectExpr('lk', "coalesce(status, 'none') AS s").filter("s = 'none'").writeStream.plan();
+    expect((keeps.operators[0].spec as StreamJoinSpec).type).toBe('leftOuter');
   });
 
   it('before any operator: a renamed column that is not the event time gates the watermark', () => {

@@ -223,9 +223,9 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
   }
 
   /**
-   * A filter right after a projection that only copies columns: Spark moves it below (renamed),
-   * and on from there (projection-pushdown.ts). The frame with the moved filter below the
-   * projection, or null; the filter itself still follows.
+   * A filter right after a projection: Spark moves it below (a copied column renamed, a computed
+   * one as its expression), and on from there (projection-pushdown.ts). The frame with the moved
+   * filter below the projection, or null; the filter itself still follows.
    */
   private withFilterBelowProjection(text: string): StreamFrame<C> | null {
     const prev = this.before_;
