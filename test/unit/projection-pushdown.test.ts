@@ -59,11 +59,24 @@ describe('a filter right after a projection', () => {
     expect(onFn.stages.map(named)).toEqual(['watermark t', 'withColumn', "tag = 'DE!'"]);
   });
 
-  it('stays after an item whose output is not its expression (a DAY TO SECOND interval is output as text), and after a generator', () => {
+  it('stays after an item whose output is not its expression (a DAY TO SECOND interval is output as text)', () => {
     const interval = events().selectExpr('country', "INTERVAL '2' HOUR AS d").filter("d = 'INTERVAL ''02'' HOUR'").writeStream.plan();
     expect(interval.stages.map(named)).toEqual(['watermark t', 'selectExpr', "d = 'INTERVAL ''02'' HOUR'"]);
-    const generated = readStream.format('json').schema('id INT, xs ARRAY<INT>').load().selectExpr('id', 'explode(xs) AS x').filter('id > 1').writeStream.plan();
-    expect(generated.stages.map(named)).toEqual(['selectExpr', 'id > 1']);
+  });
+
+  it("moves through a generator the conjuncts that read none of its columns (Spark's Generate case)", () => {
+    const items = () => readStream.format('json').schema('id INT, s STRING, xs ARRAY<INT>').load().selectExpr('id', 'upper(s) AS u', 'explode(xs) AS x');
+    expect(items().filter("id > 1 AND x > 2 AND u = 'A'").writeStream.plan().stages.map(named)).toEqual([
+      "((id > 1) AND (upper(s) = 'A'))",
+      'selectExpr',
+      "id > 1 AND x > 2 AND u = 'A'",
+    ]);
+    expect(items().filter('x > 2').writeStream.plan().stages.map(named)).toEqual(['selectExpr', 'x > 2']);
+    // a conjunct mixing both stays whole: an OR is one conjunct
+    expect(items().filter('id > 1 OR x > 2').writeStream.plan().stages.map(named)).toEqual(['selectExpr', 'id > 1 OR x > 2']);
+    // posexplode's two columns are its own as well
+    const pos = readStream.format('json').schema('id INT, xs ARRAY<INT>').load().selectExpr('posexplode(xs)', 'id').filter('pos > 0 AND id = 3');
+    expect(pos.writeStream.plan().stages.map(named)).toEqual(['(id = 3)', 'selectExpr', 'pos > 0 AND id = 3']);
   });
 
   it("reads a computed STRUCT's field as the field of the expression", () => {

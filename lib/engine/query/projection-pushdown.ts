@@ -9,9 +9,10 @@
  * after a watermark tests `(price * qty) > 100` before the watermark, so a row it rejects does
  * not move the watermark.
  *
- * The projections: `select`, FORMAT-2's select items that copy or rename, `selectExpr` without a
- * generator, `withColumn` of an expression (and of a function, for filters that do not read the
- * column it makes). Every expression is deterministic (sluice refuses the others), as Spark
+ * The projections: `select`, FORMAT-2's select items that copy or rename, `selectExpr`,
+ * `withColumn` of an expression (and of a function, for filters that do not read the column it
+ * makes). Through a `selectExpr` with a generator (Spark's Generate case) only the conjuncts that
+ * read none of the generator's columns move. Every expression is deterministic (sluice refuses the others), as Spark
  * requires of the projection. A row the filter rejects below never reaches the projection, so an
  * error the projection would raise for it is not raised (no dead letter), as in Spark's plan; a
  * row the moved filter fails on is a dead letter with the error of the same expression. An item
@@ -19,11 +20,12 @@
  * replaced: a filter reading it stays.
  */
 import { Analyzer } from '../expr/analyze';
+import type { Typed } from '../expr/typed';
 import { checkFilterBoolean } from '../expr';
 import { type Ast, parseExpression, parseNamedExpression } from '../expr/parser';
 import type { ColumnInfo } from '../plan/columns';
 import type { StatelessStage } from '../plan/types';
-import { find } from './join-condition';
+import { conjunctsOf, find } from './join-condition';
 
 /** What makes an output column of a projection: the input column it copies, or the expression over the input columns that computes it. */
 type Origin = { readonly copies: string } | { readonly computes: Ast };
@@ -46,28 +48,31 @@ function originsOf(stage: StatelessStage, inCols: readonly ColumnInfo[]): Map<st
     case 'withColumnExpr': {
       const out: Map<string, Origin> = copyAll(stage.name);
       const ast = parseExpression(stage.text);
-      if (keepsType(ast, stage.text, inCols)) out.set(stage.name, { computes: ast });
+      // (a DAY TO SECOND interval is output as text: not its expression's type)
+      if (analyzed(ast, stage.text, inCols)?.type.type !== 'INTERVAL') out.set(stage.name, { computes: ast });
       return out;
     }
     case 'selectExpr': {
       const { compiled, items } = stage;
-      if (compiled.generates) return null;
       const out = new Map<string, Origin>();
-      const parsed = items.map((text) => ({ text, ...parseNamedExpression(text) }));
-      const stars = parsed.filter((p) => p.ast.k === 'star').length;
-      // each item but a star makes one column, in order; a star the rest (with two stars, which
-      // columns each made is not known here: only their copies are taken)
-      const starWidth = compiled.columns.length - (parsed.length - stars);
+      compiled.columns.forEach((c, k) => {
+        const source = compiled.sources[k];
+        if (source !== null) out.set(c.name, { copies: source });
+      });
+      // each item makes one column, in order, but a star and a generator, which make the rest:
+      // with one such item which columns each item made is known
+      const parsed = items.map((text) => {
+        const { ast } = parseNamedExpression(text);
+        return { text, ast, typed: ast.k === 'star' ? null : analyzed(ast, text, inCols) };
+      });
+      const wide = parsed.filter((p) => p.ast.k === 'star' || p.typed?.generator !== undefined).length;
+      if (wide > 1) return out;
+      const restWidth = compiled.columns.length - (parsed.length - wide);
       let at = 0;
       for (const p of parsed) {
-        const width = p.ast.k === 'star' ? starWidth : 1;
-        for (let k = at; k < at + width && k < compiled.columns.length; k++) {
-          const name = compiled.columns[k].name;
-          const source = compiled.sources[k];
-          if (source !== null) out.set(name, { copies: source });
-          else if (stars <= 1 && p.ast.k !== 'star' && keepsType(p.ast, p.text, inCols)) out.set(name, { computes: p.ast });
-        }
-        at += width;
+        const single = p.ast.k !== 'star' && p.typed !== null && p.typed.generator === undefined;
+        if (single && compiled.sources[at] === null && p.typed!.type.type !== 'INTERVAL') out.set(compiled.columns[at].name, { computes: p.ast });
+        at += single ? 1 : restWidth;
       }
       return out;
     }
@@ -76,13 +81,12 @@ function originsOf(stage: StatelessStage, inCols: readonly ColumnInfo[]): Map<st
   }
 }
 
-/** Whether an item's output column has its expression's type (a DAY TO SECOND interval is output as text). */
-function keepsType(ast: Ast, text: string, inCols: readonly ColumnInfo[]): boolean {
+/** An expression analyzed over the projection's input, or null when it does not analyze. */
+function analyzed(ast: Ast, text: string, inCols: readonly ColumnInfo[]): Typed | null {
   try {
-    const t = new Analyzer({ text, columns: inCols }).analyze(ast);
-    return t.type.type !== 'INTERVAL';
+    return new Analyzer({ text, columns: inCols }).analyze(ast);
   } catch {
-    return false;
+    return null;
   }
 }
 
@@ -129,7 +133,21 @@ export function filterBelowProjection(text: string, stage: StatelessStage, inCol
   try {
     const origins = originsOf(stage, inCols);
     if (origins === null) return null;
-    const below = substitute(parseExpression(text), outCols, origins);
+    const ast = parseExpression(text);
+    let below: Ast;
+    if (stage.kind === 'selectExpr' && stage.compiled.generates) {
+      // through a generator (Spark's Generate case): the conjuncts that read none of its columns
+      const moved: Ast[] = [];
+      for (const c of conjunctsOf(ast)) {
+        try {
+          moved.push(substitute(c, outCols, origins));
+        } catch (e) {
+          if (e !== STAYS) throw e;
+        }
+      }
+      if (moved.length === 0) return null;
+      below = moved.reduce((l, r) => ({ k: 'binary', pos: l.pos, op: 'AND', left: l, right: r }));
+    } else below = substitute(ast, outCols, origins);
     return checkFilterBoolean(new Analyzer({ text, columns: inCols }).analyze(below), text).sql;
   } catch {
     return null; // a name the projection makes no replacement for, or a text that does not analyze: the filter stays
