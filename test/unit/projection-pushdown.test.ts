@@ -8,6 +8,7 @@
 import type { QueryPlan, StatelessStage, StreamJoinSpec } from '../../lib/engine/plan/types';
 import { readStream } from '../../lib/engine/query/reader';
 import { window } from '../../lib/engine/query/functions';
+import { runPlanOnce } from '../helpers/run-plan';
 
 const named = (s: StatelessStage) =>
   s.kind === 'filterExpr' ? s.text : s.kind === 'watermark' ? `watermark ${s.column}` : s.kind === 'filter' ? s.label : s.kind;
@@ -110,5 +111,39 @@ describe('a filter right after a projection', () => {
     expect(gates(p)[0]({ country: 'FR', t: 0 })).toBe(false);
     // on the event time itself: no gate (it stays after the watermark, as Spark keeps it)
     expect(gates(events().selectExpr('country', 't AS ts').filter("ts > TIMESTAMP '1970-01-01 00:00:00'").writeStream.plan())).toHaveLength(0);
+  });
+
+  it("takes adjacent filters as one before it moves them (Spark's CombineFilters)", () => {
+    // a filter on an aggregate's output, then one on a grouping column: the second moves below the aggregation
+    const p = events().groupBy('country').count().filter('count > 1').filter("country = 'DE'").writeStream.outputMode('update').plan();
+    expect(p.stages.map(named)).toEqual(['watermark t', "(country = 'DE')"]);
+    expect(p.operators[0].post.map(named)).toEqual(["(count > 1) AND (country = 'DE')"]);
+    // both through a projection that computes, and both ahead of the watermark
+    const q = events().withColumn('big', 'amount * 10').filter('amount > 0').filter('big > 100').writeStream.plan();
+    expect(q.stages.map(named)).toEqual(['watermark t', '((amount > 0) AND ((amount * 10) > 100))', 'withColumnExpr', '(amount > 0) AND (big > 100)']);
+    expect((q.stages[0] as Extract<StatelessStage, { kind: 'watermark' }>).gates).toHaveLength(2);
+    // a filter that is a function is not SQL: the next one is not combined with it
+    const fn = events()
+      .filter((r) => r.amount !== 0)
+      .filter('amount > 1')
+      .writeStream.plan();
+    expect(fn.stages.map(named)).toEqual(['watermark t', 'filter', 'amount > 1']);
+  });
+
+  it('checks each filter as written before it is combined: an unknown name is refused with its own text', () => {
+    expect(() => events().filter('amount > 0').filter('nope > 1')).toThrow(/nope/);
+  });
+
+  it('tests the second of two adjacent filters where the first is null, as one AND does: its error is a dead letter', async () => {
+    const plan = readStream.format('json').schema('id INT, a INT, d INT').load().filter('a > 0').filter('10 / d > 1').writeStream.plan();
+    const { rows, deadLetters } = await runPlanOnce(plan, [
+      { id: 1, a: 1, d: 2 }, // passes both
+      { id: 2, a: 0, d: 0 }, // a > 0 is false: the division is never made
+      { id: 3, a: null, d: 0 }, // a > 0 is null: the AND goes on to 10 / 0
+    ]);
+    expect(rows.map((r) => r.id)).toEqual([1]);
+    const letters = deadLetters.all('malformed') as Array<{ reason: string; raw: string }>;
+    expect(letters.map((d) => d.reason)).toEqual([expect.stringMatching(/^\[DIVIDE_BY_ZERO\]/)]);
+    expect(letters[0].raw).toContain('"id":3');
   });
 });

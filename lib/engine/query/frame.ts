@@ -153,6 +153,12 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
 
   /** The frame add() made this one from, one stage shorter (withFilterBelowProjection). */
   private before_?: StreamFrame<FrameColumns>;
+  /**
+   * Set on the frame filter() returns (an SQL filter, not after a join): the frame it was called
+   * on and the condition, so that the next filter right after it is taken with it as one (Spark's
+   * CombineFilters) and moves down as one.
+   */
+  private filtered_?: { readonly base: StreamFrame<C>; readonly text: string };
   /** Set on the frame filter() returns after a stream-stream join: the join as written and the filters so far (filtersAfterJoin_). */
   private afterJoin_?: { readonly join: StreamFrame<C>; readonly filters: ReadonlyArray<{ readonly text: string; readonly test: (row: Row) => boolean }> };
   /** Set on the frame a stream-stream join returns: how to build that join again (withFilterThroughJoin). */
@@ -217,9 +223,19 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
       out.afterJoin_ = { join: afterJoin.join, filters };
       return out;
     }
+    if (this.filtered_ !== undefined) {
+      // Spark combines adjacent filters (CombineFilters) before it moves them: the filter right
+      // before this one and this one are one filter, (A) AND (B), where that one was added (so B
+      // is tested only where A is not false, and moves as far as each conjunct can go)
+      return this.filtered_.base.filter(`(${this.filtered_.text}) AND (${text})`, label);
+    }
     const below = this.withFilterBelowProjection(text);
-    if (below !== null) return below.add({ kind: 'filterExpr', text, test });
-    return this.withFilterBelowAggregate(text).withWatermarkGates(text).add({ kind: 'filterExpr', text, test });
+    const out =
+      below !== null
+        ? below.add<C>({ kind: 'filterExpr', text, test })
+        : this.withFilterBelowAggregate(text).withWatermarkGates(text).add<C>({ kind: 'filterExpr', text, test });
+    out.filtered_ = { base: this, text };
+    return out;
   }
 
   /**
