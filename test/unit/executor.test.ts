@@ -343,3 +343,39 @@ describe('when the run holds a lease (hole 4)', () => {
     expect(fences).toEqual([1, 3]);
   });
 });
+
+describe("when a run has a batch, the state store's heads", () => {
+  /** The in-memory store, noting each readAhead and each read of state, in order. */
+  class NotingStore extends InMemoryStateStore {
+    readonly calls: string[] = [];
+    readAhead(op: { operatorId: string }, partitions?: readonly number[]) {
+      this.calls.push(`readAhead ${op.operatorId} ${partitions === undefined ? 'all' : partitions.join(',')}`);
+    }
+    override async get(...args: Parameters<InMemoryStateStore['get']>) {
+      this.calls.push('get');
+      return super.get(...args);
+    }
+  }
+
+  it('are asked for once, before the first batch reads state, and not at all by a run without a batch', async () => {
+    const state = new NotingStore();
+    const t = createTestRunner(totals('update', 1), { state });
+    t.drop([{ user: 'a', event_time: at('12:01'), amount: 1 }]);
+    await t.run();
+    state.calls.length = 0;
+    // a later run: its groups are read from the store, after the heads were asked for
+    t.drop([{ user: 'b', event_time: at('12:12'), amount: 2 }]);
+    t.drop([{ user: 'c', event_time: at('12:23'), amount: 3 }]);
+    const report = await t.run();
+    expect(report.batches.length).toBeGreaterThanOrEqual(2);
+    const ahead = state.calls.filter((c) => c.startsWith('readAhead'));
+    expect(ahead).toHaveLength(1);
+    expect(ahead[0]).toMatch(/ all$/);
+    expect(state.calls).toContain('get');
+    expect(state.calls.indexOf(ahead[0])).toBeLessThan(state.calls.indexOf('get'));
+    // a run with nothing to read asks for nothing
+    state.calls.length = 0;
+    expect((await t.run()).batches).toEqual([]);
+    expect(state.calls).toEqual([]);
+  });
+});

@@ -95,6 +95,9 @@ export class MicroBatchExecutor {
         stoppedBy = next.stoppedBy;
         break;
       }
+      // the run has a batch: the stores' heads are read while its input is (a hint; a run
+      // without a batch reads no state)
+      if (reports.length === 0) for (const o of rt.operators) this.deps.state.readAhead?.(o.op.spec);
       const done = await this.runBatch(next, progress, { queryId, runId, collectRows: opts.collectRows ?? false, stateKeptForGood });
       reports.push(done.report);
       records.push(done.record);
