@@ -12,12 +12,12 @@
  * The projections: `select`, FORMAT-2's select items that copy or rename, `selectExpr`,
  * `withColumn` of an expression (and of a function, for filters that do not read the column it
  * makes). Through a `selectExpr` with a generator (Spark's Generate case) only the conjuncts that
- * read none of the generator's columns move. Every expression is deterministic (sluice refuses the others), as Spark
- * requires of the projection. A row the filter rejects below never reaches the projection, so an
- * error the projection would raise for it is not raised (no dead letter), as in Spark's plan; a
- * row the moved filter fails on is a dead letter with the error of the same expression. An item
- * whose output is not its expression's type (a DAY TO SECOND interval written as text) is not
- * replaced: a filter reading it stays.
+ * read none of the generator's columns move. Every expression is deterministic (sluice refuses
+ * the others), as Spark requires of the projection. A row the filter rejects below never reaches
+ * the projection, so an error the projection would raise for it is not raised (no dead letter),
+ * as in Spark's plan; a row the moved filter fails on is a dead letter with the error of the same
+ * expression. An item whose output is not its expression's type (a DAY TO SECOND interval written
+ * as text) is not replaced: a filter reading it stays.
  */
 import { Analyzer } from '../expr/analyze';
 import type { Typed } from '../expr/typed';
