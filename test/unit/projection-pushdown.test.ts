@@ -146,4 +146,17 @@ describe('a filter right after a projection', () => {
     expect(letters.map((d) => d.reason)).toEqual([expect.stringMatching(/^\[DIVIDE_BY_ZERO\]/)]);
     expect(letters[0].raw).toContain('"id":3');
   });
+
+  it("keeps a string literal's escapes when it moves: a regex's backslash stays (the analyzer's display would drop it)", async () => {
+    const src = () => readStream.format('json').schema('s STRING').load();
+    const rows = [{ s: 'A1' }, { s: 'Ad' }];
+    // below a computed projection
+    const projected = src().withColumn('u', "concat(s, '')").filter(String.raw`u RLIKE '^A\\d$'`).writeStream.plan();
+    expect(projected.stages.map(named)[0]).toBe(String.raw`(concat(s, '') RLIKE '^A\\d$')`);
+    expect((await runPlanOnce(projected, rows)).rows.map((r) => r.s)).toEqual(['A1']);
+    // below an aggregation (the conjunct on the grouping column)
+    const grouped = src().groupBy('s').count().filter(String.raw`s RLIKE '^A\\d$'`).writeStream.outputMode('update').plan();
+    expect(grouped.stages.map(named)).toEqual([String.raw`(s RLIKE '^A\\d$')`]);
+    expect((await runPlanOnce(grouped, rows)).rows.map((r) => r.s)).toEqual(['A1']);
+  });
 });

@@ -19,6 +19,7 @@ import { checkFilterBoolean, ExpressionError } from '../expr';
 import { type Ast, parseExpression } from '../expr/parser';
 import { compileTyped } from '../expr/typed';
 import { pairSide } from '../predicate';
+import { astText, mapNames, sameAst } from './sql-text';
 
 type JoinSideName = 'left' | 'right';
 
@@ -175,7 +176,7 @@ export function splitJoinCondition(text: string, left: readonly ColumnInfo[], ri
     };
     const typed = checkFilterBoolean(new Analyzer({ text, columns: sides[side], refer: sideRefer }).analyze(conjunct), text);
     const e = compileTyped(typed);
-    return { text: typed.sql, side, columns: [...(read.get(side) ?? [])], sideTest: (row) => e(row) === true, pairTest };
+    return { text: sideText(conjunct, resolve) ?? typed.sql, side, columns: [...(read.get(side) ?? [])], sideTest: (row) => e(row) === true, pairTest };
   });
 }
 
@@ -203,4 +204,22 @@ export function timeRangeOf(conjuncts: readonly JoinConjunct[]): { range: TimeRa
     range: { left, right, lowerUs: lower?.us ?? null, upperUs: upper?.us ?? null, lowerStrict: lower?.strict ?? false, upperStrict: upper?.strict ?? false },
     used,
   };
+}
+
+/**
+ * A one-side conjunct as text over that side's bare column names, which the parser reads back
+ * into the same tree (the analyzer's display would lose a string literal's escapes: sql-text.ts
+ * astText); null when it would not.
+ */
+function sideText(conjunct: Ast, resolve: (parts: readonly string[], pos: number) => { column: ColumnInfo; used: number } | null): string | null {
+  const bare = mapNames(conjunct, (node) => {
+    const found = resolve(node.parts, node.pos);
+    return found === null ? node : { ...node, parts: [found.column.name, ...node.parts.slice(found.used)] };
+  });
+  const text = astText(bare);
+  try {
+    return sameAst(parseExpression(text), bare) ? text : null;
+  } catch {
+    return null;
+  }
 }

@@ -26,6 +26,7 @@ import { type Ast, parseExpression, parseNamedExpression } from '../expr/parser'
 import type { ColumnInfo } from '../plan/columns';
 import type { StatelessStage } from '../plan/types';
 import { conjunctsOf, find } from './join-condition';
+import { astText, mapNames, sameAst } from './sql-text';
 
 /** What makes an output column of a projection: the input column it copies, or the expression over the input columns that computes it. */
 type Origin = { readonly copies: string } | { readonly computes: Ast };
@@ -95,34 +96,18 @@ const STAYS = Symbol('stays');
 
 /** `ast` with each name that reads an output column replaced by what makes it (a copy renamed, an expression in place). */
 function substitute(ast: Ast, outCols: readonly ColumnInfo[], origins: ReadonlyMap<string, Origin>): Ast {
-  const walk = (node: Ast): Ast => {
-    if (node.k === 'lit' || node.k === 'star') return node;
-    if (node.k === 'name') {
-      const out = find(outCols, node.parts[0]);
-      const origin = out && origins.get(out.name);
-      if (origin === undefined) throw STAYS;
-      if ('copies' in origin) return { ...node, parts: [origin.copies, ...node.parts.slice(1)] };
-      // a field of a computed STRUCT: field access on the expression
-      let base: Ast = origin.computes;
-      for (const name of node.parts.slice(1)) base = { k: 'field', pos: node.pos, base, name };
-      return base;
-    }
-    const copy: Record<string, unknown> = { ...node };
-    for (const [key, v] of Object.entries(node)) {
-      if (isAst(v)) copy[key] = walk(v);
-      else if (Array.isArray(v)) copy[key] = v.map((x) => (isAst(x) ? walk(x) : isWhen(x) ? { when: walk(x.when), result: walk(x.result) } : x));
-    }
-    return copy as unknown as Ast;
-  };
-  return walk(ast);
-}
-
-function isAst(v: unknown): v is Ast {
-  return typeof v === 'object' && v !== null && typeof (v as { k?: unknown }).k === 'string';
-}
-
-function isWhen(v: unknown): v is { when: Ast; result: Ast } {
-  return typeof v === 'object' && v !== null && isAst((v as { when?: unknown }).when) && isAst((v as { result?: unknown }).result);
+  return mapNames(ast, (node) => {
+    const out = find(outCols, node.parts[0]);
+    const origin = out && origins.get(out.name);
+    if (origin === undefined) throw STAYS;
+    if ('copies' in origin) return { ...node, parts: [origin.copies, ...node.parts.slice(1)] };
+    // a field of a computed STRUCT: field access on the expression (a path on a path)
+    const rest = node.parts.slice(1);
+    if (origin.computes.k === 'name') return { ...origin.computes, parts: [...origin.computes.parts, ...rest] };
+    let base: Ast = origin.computes;
+    for (const name of rest) base = { k: 'field', pos: node.pos, base, name };
+    return base;
+  });
 }
 
 /**
@@ -148,7 +133,11 @@ export function filterBelowProjection(text: string, stage: StatelessStage, inCol
       if (moved.length === 0) return null;
       below = moved.reduce((l, r) => ({ k: 'binary', pos: l.pos, op: 'AND', left: l, right: r }));
     } else below = substitute(ast, outCols, origins);
-    return checkFilterBoolean(new Analyzer({ text, columns: inCols }).analyze(below), text).sql;
+    checkFilterBoolean(new Analyzer({ text, columns: inCols }).analyze(below), text);
+    // as text the parser reads back into the same tree (the analyzer's display would lose a
+    // string literal's escapes); should it not, the filter stays
+    const moved = astText(below);
+    return sameAst(parseExpression(moved), below) ? moved : null;
   } catch {
     return null; // a name the projection makes no replacement for, or a text that does not analyze: the filter stays
   }

@@ -5,7 +5,8 @@
  * the parser needs it: `col('a').multiply(col('b'))` is `a * b`, the text a person writes.
  */
 import { InvalidQueryError } from '../errors';
-import { RESERVED } from '../expr/parser';
+import { ddlOf } from '../ddl';
+import { type Ast, RESERVED } from '../expr/parser';
 
 /**
  * Precedence levels of lib/engine/expr/parser.ts, lowest first: an operand whose level is below
@@ -102,3 +103,99 @@ export function quoteString(s: string): string {
   return `'${s.replace(/[\\'\n\r\t\0]/g, (c) => ESCAPES[c])}'`;
 }
 const ESCAPES: Record<string, string> = { '\\': '\\\\', "'": "\\'", '\n': '\\n', '\r': '\\r', '\t': '\\t', '\0': '\\0' };
+
+/**
+ * An expression's tree as SQL text the parser reads back into the same tree (positions apart):
+ * every operand in parentheses, string literals escaped, names backticked where needed, each
+ * construct in the syntax it was written in. The analyzer's `sql` is Spark's display of an
+ * expression (a string literal shown unescaped, `'\d'` for the regex `\d`), which the parser would
+ * read as another value; a filter moved as text (query/projection-pushdown.ts, join-condition.ts)
+ * is written with this instead.
+ */
+export function astText(ast: Ast): string {
+  const p = (a: Ast) => (isAtom(a) ? astText(a) : `(${astText(a)})`);
+  switch (ast.k) {
+    case 'lit':
+      return ast.type.type === 'STRING' && typeof ast.value === 'string' ? quoteString(ast.value) : ast.sql;
+    case 'name':
+      return ast.parts.map(quoteName).join('.');
+    case 'star':
+      return ast.qualifier.length ? `${ast.qualifier.map(quoteName).join('.')}.*` : '*';
+    case 'field':
+      return `${p(ast.base)}.${quoteName(ast.name)}`;
+    case 'index':
+      return `${p(ast.base)}[${astText(ast.index)}]`;
+    case 'unary':
+      // (a literal in parentheses: -1 would be read as the literal -1)
+      return `(${ast.op === 'NOT' ? 'NOT ' : ast.op}${ast.arg.k === 'lit' ? `(${astText(ast.arg)})` : p(ast.arg)})`;
+    case 'binary':
+      return `(${p(ast.left)} ${ast.op} ${p(ast.right)})`;
+    case 'is':
+      return `(${p(ast.arg)} IS ${ast.not ? 'NOT ' : ''}${ast.what})`;
+    case 'in':
+      return `(${p(ast.arg)} ${ast.not ? 'NOT ' : ''}IN (${ast.list.map(p).join(', ')}))`;
+    case 'between':
+      return `(${p(ast.arg)} ${ast.not ? 'NOT ' : ''}BETWEEN ${p(ast.lo)} AND ${p(ast.hi)})`;
+    case 'like':
+      return `(${p(ast.arg)} ${ast.not ? 'NOT ' : ''}${ast.op} ${p(ast.pattern)}${ast.escapeChar === undefined ? '' : ` ESCAPE ${quoteString(ast.escapeChar)}`})`;
+    case 'case':
+      return `CASE${ast.operand ? ` ${p(ast.operand)}` : ''}${ast.whens.map((w) => ` WHEN ${p(w.when)} THEN ${p(w.result)}`).join('')}${ast.otherwise ? ` ELSE ${p(ast.otherwise)}` : ''} END`;
+    case 'cast':
+      return ast.syntax === '::' ? `(${p(ast.arg)}::${ddlOf(ast.to)})` : `${ast.safe ? 'TRY_CAST' : 'CAST'}(${p(ast.arg)} AS ${ddlOf(ast.to)})`;
+    case 'call': {
+      // EXTRACT(field FROM source) is the parser's call extract(field as a string, source)
+      const [field, source] = ast.args;
+      if (ast.name === 'extract' && ast.args.length === 2 && field.k === 'lit' && typeof field.value === 'string' && /^[A-Za-z_]+$/.test(field.value))
+        return `EXTRACT(${field.value} FROM ${p(source)})`;
+      return `${quoteName(ast.name)}(${ast.star ? '*' : `${ast.distinct ? 'DISTINCT ' : ''}${ast.args.map(p).join(', ')}`})`;
+    }
+  }
+}
+
+/**
+ * An operand as it is (an operator's text brings its own parentheses; a name, a call, a CAST,
+ * a CASE and a literal need none), but a literal that starts with a minus.
+ */
+function isAtom(a: Ast): boolean {
+  return a.k !== 'lit' || !astText(a).startsWith('-');
+}
+
+/** Whether two trees are the same expression: equal but for positions (and a string literal's display text). */
+export function sameAst(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return typeof a === 'number' && typeof b === 'number' && Object.is(a, b);
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const lit = (x: object) => (x as { k?: unknown }).k === 'lit';
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const k of keys) {
+    if (k === 'pos' || (k === 'sql' && lit(a) && lit(b))) continue;
+    if (!sameAst((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  }
+  return Object.getPrototypeOf(a) === Object.getPrototypeOf(b);
+}
+
+/**
+ * `ast` with each name replaced by what `f` gives for it (a name renamed, an expression in place);
+ * `f` may throw to give up. Literals and stars stay.
+ */
+export function mapNames(ast: Ast, f: (name: Extract<Ast, { k: 'name' }>) => Ast): Ast {
+  const walk = (node: Ast): Ast => {
+    if (node.k === 'lit' || node.k === 'star') return node;
+    if (node.k === 'name') return f(node);
+    const copy: Record<string, unknown> = { ...node };
+    for (const [key, v] of Object.entries(node)) {
+      if (isAst(v)) copy[key] = walk(v);
+      else if (Array.isArray(v)) copy[key] = v.map((x) => (isAst(x) ? walk(x) : isWhen(x) ? { when: walk(x.when), result: walk(x.result) } : x));
+    }
+    return copy as unknown as Ast;
+  };
+  return walk(ast);
+}
+
+function isAst(v: unknown): v is Ast {
+  return typeof v === 'object' && v !== null && typeof (v as { k?: unknown }).k === 'string';
+}
+
+function isWhen(v: unknown): v is { when: Ast; result: Ast } {
+  return typeof v === 'object' && v !== null && isAst((v as { when?: unknown }).when) && isAst((v as { result?: unknown }).result);
+}
