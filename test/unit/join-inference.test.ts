@@ -39,12 +39,12 @@ describe('filters carried across the join keys', () => {
   it('carries the filter of a side’s own pipeline, under the partner’s name, and tests it on the partner column', () => {
     const p = left().filter("upper(sku) LIKE 'A%'").join(right(), { left: 'sku', right: 'code' }, 'inner', { timeRange: range }).writeStream.plan();
     const carried = p.inputs![0].stages.find((s) => s.kind === 'filterExpr') as Extract<StatelessStage, { kind: 'filterExpr' }>;
-    expect(carried.text).toBe("upper(code) LIKE 'A%'");
+    expect(carried.text).toBe("(upper(code) LIKE 'A%')");
     expect(carried.test({ rk: 1, rt: 0, status: 'x', code: 'abc', big: 1 })).toBe(true);
     expect(carried.test({ rk: 1, rt: 0, status: 'x', code: 'b', big: 1 })).toBe(false);
     expect(carried.test({ rk: 1, rt: 0, status: 'x', code: null, big: 1 })).toBe(false);
     // before the right watermark: it does not read the event time
-    expect(stages(p).right.indexOf("upper(code) LIKE 'A%'")).toBeLessThan(stages(p).right.indexOf('watermark rt'));
+    expect(stages(p).right.indexOf("(upper(code) LIKE 'A%')")).toBeLessThan(stages(p).right.indexOf('watermark rt'));
   });
 
   it('carries FORMAT-2 condition items on a key, renamed, and nothing that reads another column too', () => {

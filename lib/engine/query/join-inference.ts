@@ -23,6 +23,7 @@ import { compileTyped } from '../expr/typed';
 import { parseExpression } from '../expr/parser';
 import { conjunctsOf, find, type JoinConjunct } from './join-condition';
 import { keptThrough, type PushSide } from './join-pushdown';
+import { astText, mapNames, sameAst } from './sql-text';
 
 type Side = 'left' | 'right';
 
@@ -132,7 +133,14 @@ function carried(
   try {
     const typed = checkFilterBoolean(new Analyzer({ text, columns: toCols, refer: toRefer }).analyze(ast), text);
     const e = compileTyped(typed);
-    return { text: typed.sql, side: 'left', columns: [target.name], sideTest: (row) => e(row) === true, pairTest: () => false };
+    // as text the parser reads back into the same tree (the analyzer's display loses a string
+    // literal's escapes: sql-text.ts astText)
+    const onPartner = mapNames(ast, (node) =>
+      find(fromCols, node.parts[0])?.name === only ? { ...node, parts: [target.name, ...node.parts.slice(1)] } : node,
+    );
+    const printed = astText(onPartner);
+    const exact = sameAst(parseExpression(printed), onPartner);
+    return { text: exact ? printed : typed.sql, side: 'left', columns: [target.name], sideTest: (row) => e(row) === true, pairTest: () => false };
   } catch {
     return null;
   }
