@@ -2,7 +2,9 @@
  * Spark SQL text for the functions module: names (backticked when Spark's parser would not read
  * them as one name), literals rendered exactly (a JS value to the SQL literal with the same value
  * and type), and the precedence of an expression so that an operand is parenthesized only where
- * the parser needs it: `col('a').multiply(col('b'))` is `a * b`, the text a person writes.
+ * the parser needs it: `col('a').multiply(col('b'))` is `a * b`, the text a person writes. And
+ * an expression's parsed tree written back as text (astText), for the filters the query builder
+ * moves.
  */
 import { InvalidQueryError } from '../errors';
 import { ddlOf } from '../ddl';
@@ -106,8 +108,8 @@ const ESCAPES: Record<string, string> = { '\\': '\\\\', "'": "\\'", '\n': '\\n',
 
 /**
  * An expression's tree as SQL text the parser reads back into the same tree (positions apart):
- * every operand in parentheses, string literals escaped, names backticked where needed, each
- * construct in the syntax it was written in. The analyzer's `sql` is Spark's display of an
+ * each operator's text in parentheses, string literals escaped, names backticked where needed,
+ * each construct in the syntax it was written in. The analyzer's `sql` is Spark's display of an
  * expression (a string literal shown unescaped, `'\d'` for the regex `\d`), which the parser would
  * read as another value; a filter moved as text (query/projection-pushdown.ts, join-condition.ts)
  * is written with this instead.
