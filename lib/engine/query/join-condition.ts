@@ -19,7 +19,7 @@ import { checkFilterBoolean, ExpressionError } from '../expr';
 import { type Ast, parseExpression } from '../expr/parser';
 import { compileTyped } from '../expr/typed';
 import { pairSide } from '../predicate';
-import { astText, mapNames, sameAst } from './sql-text';
+import { exactText, mapNames } from './sql-text';
 
 type JoinSideName = 'left' | 'right';
 
@@ -216,10 +216,5 @@ function sideText(conjunct: Ast, resolve: (parts: readonly string[], pos: number
     const found = resolve(node.parts, node.pos);
     return found === null ? node : { ...node, parts: [found.column.name, ...node.parts.slice(found.used)] };
   });
-  const text = astText(bare);
-  try {
-    return sameAst(parseExpression(text), bare) ? text : null;
-  } catch {
-    return null;
-  }
+  return exactText(bare);
 }

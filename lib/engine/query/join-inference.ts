@@ -23,7 +23,7 @@ import { compileTyped } from '../expr/typed';
 import { parseExpression } from '../expr/parser';
 import { conjunctsOf, find, type JoinConjunct } from './join-condition';
 import { keptThrough, type PushSide } from './join-pushdown';
-import { astText, mapNames, sameAst } from './sql-text';
+import { exactText, mapNames } from './sql-text';
 
 type Side = 'left' | 'right';
 
@@ -138,9 +138,7 @@ function carried(
     const onPartner = mapNames(ast, (node) =>
       find(fromCols, node.parts[0])?.name === only ? { ...node, parts: [target.name, ...node.parts.slice(1)] } : node,
     );
-    const printed = astText(onPartner);
-    const exact = sameAst(parseExpression(printed), onPartner);
-    return { text: exact ? printed : typed.sql, side: 'left', columns: [target.name], sideTest: (row) => e(row) === true, pairTest: () => false };
+    return { text: exactText(onPartner) ?? typed.sql, side: 'left', columns: [target.name], sideTest: (row) => e(row) === true, pairTest: () => false };
   } catch {
     return null;
   }

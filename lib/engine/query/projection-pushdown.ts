@@ -26,7 +26,7 @@ import { type Ast, parseExpression, parseNamedExpression } from '../expr/parser'
 import type { ColumnInfo } from '../plan/columns';
 import type { StatelessStage } from '../plan/types';
 import { conjunctsOf, find } from './join-condition';
-import { astText, mapNames, sameAst } from './sql-text';
+import { exactText, mapNames } from './sql-text';
 
 /** What makes an output column of a projection: the input column it copies, or the expression over the input columns that computes it. */
 type Origin = { readonly copies: string } | { readonly computes: Ast };
@@ -136,8 +136,7 @@ export function filterBelowProjection(text: string, stage: StatelessStage, inCol
     checkFilterBoolean(new Analyzer({ text, columns: inCols }).analyze(below), text);
     // as text the parser reads back into the same tree (the analyzer's display would lose a
     // string literal's escapes); should it not, the filter stays
-    const moved = astText(below);
-    return sameAst(parseExpression(moved), below) ? moved : null;
+    return exactText(below);
   } catch {
     return null; // a name the projection makes no replacement for, or a text that does not analyze: the filter stays
   }

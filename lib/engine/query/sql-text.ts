@@ -8,7 +8,7 @@
  */
 import { InvalidQueryError } from '../errors';
 import { ddlOf } from '../ddl';
-import { type Ast, RESERVED } from '../expr/parser';
+import { type Ast, parseExpression, RESERVED } from '../expr/parser';
 
 /**
  * Precedence levels of lib/engine/expr/parser.ts, lowest first: an operand whose level is below
@@ -159,7 +159,20 @@ export function astText(ast: Ast): string {
  * a CASE and a literal need none), but a literal that starts with a minus.
  */
 function isAtom(a: Ast): boolean {
-  return a.k !== 'lit' || !astText(a).startsWith('-');
+  return a.k !== 'lit' || a.type.type === 'STRING' || !a.sql.startsWith('-');
+}
+
+/**
+ * `ast` as astText writes it, when the parser reads that back into the same tree; null when it
+ * would not (then nothing may move as that text).
+ */
+export function exactText(ast: Ast): string | null {
+  const text = astText(ast);
+  try {
+    return sameAst(parseExpression(text), ast) ? text : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Whether two trees are the same expression: equal but for positions (and a string literal's display text). */
