@@ -95,8 +95,25 @@ export async function createTestQueue(
   return { queueUrl, dlqUrl };
 }
 
+/**
+ * Sends each body as a message, then waits until the queue's count shows them: a count lags the
+ * send by moments (SQS's, and the emulator's, which counts a message only once a timer has run),
+ * and a run that starts within that lag leaves the message for the next run (docs/sources.md).
+ * These tests start their runs after the lag; nothing else may receive from the queue meanwhile.
+ */
 export async function sendBodies(sqs: SQSClient, queueUrl: string, bodies: readonly string[]): Promise<void> {
+  const before = (await queueCounts(sqs, queueUrl)).visible;
   for (const body of bodies) await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }));
+  await waitForMessages(sqs, queueUrl, before + bodies.length);
+}
+
+/** Waits (up to 5 s) until the queue's count shows at least `n` visible messages; an error says what it showed. */
+export async function waitForMessages(sqs: SQSClient, queueUrl: string, n: number): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if ((await queueCounts(sqs, queueUrl)).visible >= n) return;
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  throw new Error(`the queue never held ${n} visible messages: ${JSON.stringify(await queueCounts(sqs, queueUrl))}`);
 }
 
 /** The queue's approximate counts: visible, and received but neither deleted nor visible again. */

@@ -18,13 +18,12 @@ import type { CrashPoint } from '../../lib/engine/testing/crash';
 import type { Row } from '../../lib/engine/ports';
 import { buildExecutor, type PipelineConfig } from '../../lib/aws/pipeline';
 import { ensureBucket, ensureNotificationQueue, ensureStateTable } from '../../lib/local/resources';
-import { queueCounts, s3EventBody, sendBodies } from '../helpers/s3-notifications';
+import { queueCounts, s3EventBody, sendBodies, waitForMessages } from '../helpers/s3-notifications';
 import { leaseClock, testClients, testConnection, uniqueName } from '../helpers/stack';
 
 const { s3, sqs } = testClients() as ReturnType<typeof testClients> & { sqs: SQSClient };
 const bucket = uniqueName('notify-mode');
 const table = uniqueName('notify-mode-state');
-const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
 
 const plan = (opts: { maxFilesPerTrigger?: number } = {}) => {
   let reader = readStream.format('json').schema('id STRING').option('discovery', 'notifications');
@@ -40,7 +39,7 @@ beforeAll(async () => {
 async function setUp(): Promise<{ base: string; cfg: PipelineConfig; queueUrl: string }> {
   const base = uniqueName('q');
   const { queueUrl } = await ensureNotificationQueue({ s3, sqs }, { bucket, prefix: `${base}/landing`, name: uniqueName('nq') });
-  await waitForMessages(queueUrl, 1); // S3's test event
+  await waitForMessages(sqs, queueUrl, 1); // S3's test event
   const cfg: PipelineConfig = {
     checkpoint: { bucket, prefix: `${base}/checkpoint` },
     stateTable: table,
@@ -57,14 +56,6 @@ async function put(key: string, ids: string[]): Promise<string> {
 }
 
 /** Waits until the queue holds at least `n` visible messages (the local S3 notifies asynchronously). */
-async function waitForMessages(queueUrl: string, n: number): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if ((await queueCounts(sqs, queueUrl)).visible >= n) return;
-    await sleep(50);
-  }
-  throw new Error(`the queue never held ${n} messages: ${JSON.stringify(await queueCounts(sqs, queueUrl))}`);
-}
-
 const ids = (rows: readonly Row[] | undefined) => (rows ?? []).map((r) => String((r as Record<string, unknown>).id)).sort();
 const allIds = (report: { batches: ReadonlyArray<{ rows?: readonly Row[] }> }) => report.batches.flatMap((b) => ids(b.rows)).sort();
 
@@ -77,13 +68,13 @@ describe('notification mode through the real pipeline', () => {
     await put(`${base}/landing/gone.json`, ['gone']);
     await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: `${base}/landing/gone.json` })); // announced, then deleted
     await put(`${base}/other/x.json`, ['outside']);
-    await waitForMessages(queueUrl, 4);
+    await waitForMessages(sqs, queueUrl, 4);
     // S3 sends an event twice now and then; and a message for a key outside the prefix (a wider rule)
     await sendBodies(sqs, queueUrl, [
       s3EventBody({ bucket, key: `${base}/landing/a.json`, etag: etagA, size: 12, eventTime: new Date().toISOString() }),
       s3EventBody({ bucket, key: `${base}/other/x.json`, size: 16 }),
     ]);
-    await waitForMessages(queueUrl, 6);
+    await waitForMessages(sqs, queueUrl, 6);
 
     const first = await buildExecutor(testConnection(), plan(), cfg).executor.run({ collectRows: true });
     expect(allIds(first)).toEqual(['a1', 'a2', 'b1']);
@@ -92,7 +83,7 @@ describe('notification mode through the real pipeline', () => {
     // the same notification again (a redelivery across runs) and one new file
     await sendBodies(sqs, queueUrl, [s3EventBody({ bucket, key: `${base}/landing/a.json`, etag: etagA, size: 12, eventTime: new Date().toISOString() })]);
     await put(`${base}/landing/c.json`, ['c1']);
-    await waitForMessages(queueUrl, 2);
+    await waitForMessages(sqs, queueUrl, 2);
     const second = await buildExecutor(testConnection(), plan(), cfg).executor.run({ collectRows: true });
     expect(allIds(second)).toEqual(['c1']);
     expect(await queueCounts(sqs, queueUrl)).toEqual({ visible: 0, inFlight: 0 });
@@ -105,13 +96,13 @@ describe('notification mode through the real pipeline', () => {
     const { base, cfg, queueUrl } = await setUp();
     await put(`${base}/landing/a.json`, ['a1']);
     await put(`${base}/landing/b.json`, ['b1']);
-    await waitForMessages(queueUrl, 2);
+    await waitForMessages(sqs, queueUrl, 2);
     const first = await buildExecutor(testConnection(), plan({ maxFilesPerTrigger: 1 }), cfg).executor.run({
       collectRows: true,
       onProgress: async (p) => {
         if (p.batchId !== 0) return;
         await put(`${base}/landing/late.json`, ['late1']);
-        await waitForMessages(queueUrl, 1);
+        await waitForMessages(sqs, queueUrl, 1);
       },
     });
     expect(first.batches.map((b) => ids(b.rows))).toEqual([['a1'], ['b1']]);
@@ -126,7 +117,7 @@ describe('notification mode through the real pipeline', () => {
       const { base, cfg, queueUrl } = await setUp();
       await put(`${base}/landing/a.json`, ['a1', 'a2']);
       await put(`${base}/landing/b.json`, ['b1']);
-      await waitForMessages(queueUrl, 2);
+      await waitForMessages(sqs, queueUrl, 2);
       const time = leaseClock();
       const crashed = buildExecutor(testConnection(), plan(), cfg, { crash: { point }, clock: time.clock });
       await expect(crashed.executor.run()).rejects.toBeInstanceOf(InjectedCrash);
