@@ -43,6 +43,7 @@ export type { Operand } from '../engine/query/column';
 export type { Literal } from '../engine/query/sql-text';
 export type { ColArg, ColOf, ColType, UnknownType } from '../engine/query/column-types';
 export { multiplyDecimal, addDecimal } from '../engine/query/decimals';
+export { entryValue, mapEntries, setEntry } from '../engine/map-entries';
 export { staticTable, type StaticTable } from '../engine/query/static-table';
 export { StatefulProcessor } from '../engine/tws/api';
 export type {

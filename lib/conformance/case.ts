@@ -7,6 +7,7 @@ import { gzipSync } from 'node:zlib';
 import { dirname, resolve } from 'node:path';
 import type { TimeMode } from '../engine/tws/api';
 import { InvalidQueryError } from '../engine/errors';
+import { JsonObject, parseOrdered } from '../engine/json-ordered';
 import type { AggFn, QueryPlan, GroupKey, JoinPredicate, ProjectItem } from '../engine/plan/types';
 import { operatorChain } from '../engine/plan/chain';
 import {
@@ -430,7 +431,7 @@ export function stepFileKey(f: StepFile, fileNo: number, lastKey: string | undef
 
 /** A step file's bytes: its text, or its rows as JSON lines; gzip-compressed when its key ends in `.gz`. */
 export function stepFileBytes(f: StepFile, key: string): Buffer {
-  const bytes = Buffer.from(f.text ?? (f.rows ?? []).map((r) => JSON.stringify(r)).join('\n'), 'utf8');
+  const bytes = Buffer.from(f.text ?? (f.rows ?? []).map(recordText).join('\n'), 'utf8');
   return key.endsWith('.gz') ? gzipSync(bytes) : bytes;
 }
 
@@ -443,6 +444,47 @@ function stepInputFilesOf(c: ConformanceCase): StepFile[] {
   return (c.steps ?? []).flatMap((s) => stepInputFiles(s));
 }
 
+/**
+ * The JSON text of an object of a case file whose members JSON.parse listed in another order than
+ * the file writes them (an integer-like key, `{"b": 1, "10": 2}`, comes first in a JS object), with
+ * the members in the file's order: a record's line as the case's author wrote it, as Spark read it.
+ */
+const writtenTexts = new WeakMap<object, string>();
+
+/** An input record of a case as a JSON line: its members in the order the case file writes them. */
+export function recordText(r: unknown): string {
+  return (r !== null && typeof r === 'object' && writtenTexts.get(r)) || JSON.stringify(r);
+}
+
+/** A name JSON.parse lists before the others (an array index), as written in JSON text. */
+const INDEX_LIKE_NAME = /"(?:0|[1-9][0-9]{0,9})"\s*:/;
+
+/** Notes in writtenTexts each object of `v` (JSON.parse's) whose members' order differs from `o`'s (parseOrdered's) at any depth; true when one does. */
+function noteWrittenOrder(v: unknown, o: unknown): boolean {
+  if (Array.isArray(v) && Array.isArray(o)) {
+    let differs = false;
+    for (let i = 0; i < v.length; i++) if (noteWrittenOrder(v[i], o[i])) differs = true;
+    if (differs) writtenTexts.set(v, `[${v.map(recordText).join(',')}]`);
+    return differs;
+  }
+  if (v === null || typeof v !== 'object' || !(o instanceof JsonObject)) return false;
+  const members = new Map<string, unknown>();
+  for (const [k, x] of o.entries) members.set(k, x); // JSON.parse's: the first place, the last value
+  const rec = v as Record<string, unknown>;
+  const keys = Object.keys(rec);
+  const order = [...members.keys()];
+  let differs = keys.length !== order.length || keys.some((k, i) => k !== order[i]);
+  for (const k of keys) if (noteWrittenOrder(rec[k], members.get(k))) differs = true;
+  if (differs) writtenTexts.set(rec, writtenText(rec, members));
+  return differs;
+}
+
+function writtenText(rec: Record<string, unknown>, members: Map<string, unknown>): string {
+  const parts: string[] = [];
+  for (const k of members.keys()) if (Object.hasOwn(rec, k)) parts.push(`${JSON.stringify(k)}:${recordText(rec[k])}`);
+  return `{${parts.join(',')}}`;
+}
+
 export function parseCase(text: string, file: string): ConformanceCase {
   let parsed: unknown;
   try {
@@ -450,6 +492,7 @@ export function parseCase(text: string, file: string): ConformanceCase {
   } catch (e) {
     throw new InvalidQueryError(`${file} is not valid JSON (${(e as Error).message}): a case is one JSON object, see FORMAT.md`);
   }
+  if (INDEX_LIKE_NAME.test(text)) noteWrittenOrder(parsed, parseOrdered(text));
   const c = parsed as ConformanceCase;
   if (!c || typeof c !== 'object' || Array.isArray(c) || typeof c.name !== 'string' || !c.query || typeof c.query !== 'object') {
     throw new InvalidQueryError(`${file} is not a conformance case: it needs "name", "query" and "steps" (see FORMAT.md)`);

@@ -26,6 +26,7 @@ import { RetryableResult, retryPolicy, withRetry } from '../aws/request/retry';
 import { SluiceError } from '../engine/errors';
 import { KinesisSource, type KinesisSourceOptions } from '../aws/kinesis/source';
 import type { CaseSource } from './runner';
+import { recordText } from './case';
 import { ensureStream } from '../local/resources';
 
 /** Shards of each case's stream. */
@@ -113,7 +114,7 @@ export async function putJsonRecords(kinesis: Pick<KinesisClient, 'send'>, strea
   for (let i = 0; i < records.length; i += 500) {
     let entries: PutRecordsRequestEntry[] = records
       .slice(i, i + 500)
-      .map((r) => ({ Data: Buffer.from(JSON.stringify(r.data), 'utf8'), PartitionKey: r.partitionKey }));
+      .map((r) => ({ Data: Buffer.from(recordText(r.data), 'utf8'), PartitionKey: r.partitionKey }));
     await withRetry(
       PUT_RETRY,
       (e) => isRetriable('kinesis', e),

@@ -27,6 +27,7 @@ import {
   type CaseStaticTables,
   type ConformanceCase,
   isPipelineCase,
+  recordText,
   type StepFile,
   stepFileBytes,
   stepFileKey,
@@ -186,7 +187,7 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
   };
   const clients = createClients(opts.connection);
   for (const o of staticObjects) {
-    await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: o.key, Body: o.rows.map((r) => JSON.stringify(r)).join('\n') }));
+    await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: o.key, Body: o.rows.map(recordText).join('\n') }));
   }
   // one source per input of the case: source 0 reads `from` (or the only input), k + 1 the plan's inputs[k]
   const inputNames = caseSourceInputs(c, plan);

@@ -13,6 +13,7 @@ import { EventTimeStats } from './watermark';
 import type { JoinTables } from './join';
 import { isSparkRowError } from './expr';
 import { keyValue } from './expr/map-keys';
+import { mapEntries } from './map-entries';
 
 export interface StageResult {
   readonly rows: Row[];
@@ -276,9 +277,9 @@ function projectExploded(items: readonly ProjectItem[], row: Row): Row[] {
   else if (v !== null && v !== undefined) {
     let i = 0;
     const typed = gen.keyType === undefined ? null : keyValue(gen.keyType);
-    for (const k of Object.keys(v)) {
+    for (const [k, x] of mapEntries(v)) {
       const key = typed === null ? k : typed(k);
-      parts.push(gen.position ? [i++, key, (v as Row)[k] ?? null] : [key, (v as Row)[k] ?? null]);
+      parts.push(gen.position ? [i++, key, x ?? null] : [key, x ?? null]);
     }
   }
   const names = gen.names ?? [...(gen.position ? ['pos'] : []), ...(Array.isArray(v) || v === null || v === undefined ? ['col'] : ['key', 'value'])];

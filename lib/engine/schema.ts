@@ -2,6 +2,7 @@
  * Declared schemas in Spark DDL ("user STRING, event_time TIMESTAMP, amount DOUBLE") and the
  * conversion of a JSON record into a typed row (value forms: DataType).
  */
+import { keyOfStored, mapEntries, setEntry } from './map-entries';
 import { parse as parseLossless } from 'lossless-json';
 import { InvalidOptionError } from './errors';
 import type { Row } from './ports';
@@ -10,6 +11,7 @@ import type { DatetimePattern } from './datetime-patterns';
 import { dateOfText } from './formats/date-text';
 import { firstValueEnd, memberTexts, strictJson } from './formats/lenient-json';
 import { givesEveryKeyOnce, hiddenValueReason } from './json-duplicates';
+import { JsonObject, parseOrdered } from './json-ordered';
 import { ddlOf, needsNumberText, parseDdlColumns } from './ddl';
 import { decimalOfText } from './decimal';
 import { formatTimestamp, timestampFromJson } from './timestamps';
@@ -251,7 +253,7 @@ function setOwn(out: Record<string, unknown>, key: string, value: unknown): void
  * every type and at any depth; throws BadValue when it does not fit. Numbers may come as double
  * (JSON.parse) or as their literal's text (the schema's numberText mode), and both read the same.
  */
-function coerceValue(t: DataType, v: unknown, path: string): unknown {
+function coerceValue(t: DataType, v: unknown, path: string, ordered?: unknown): unknown {
   if (v === null || v === undefined) return null;
   const text = isNumberLiteral(v) ? v.value : null;
   switch (t.type) {
@@ -314,19 +316,26 @@ function coerceValue(t: DataType, v: unknown, path: string): unknown {
     case 'ARRAY': {
       if (!Array.isArray(v)) throw new BadValue(describeBad(path, t, v));
       const out = new Array(v.length);
-      for (let i = 0; i < v.length; i++) out[i] = coerceValue(t.element!, v[i], `${path}[${i}]`);
+      const o = Array.isArray(ordered) ? ordered : undefined;
+      for (let i = 0; i < v.length; i++) out[i] = coerceValue(t.element!, v[i], `${path}[${i}]`, o?.[i]);
       return out;
     }
     case 'MAP': {
       if (!isObject(v)) throw new BadValue(describeBad(path, t, v));
       const out: Record<string, unknown> = {};
-      for (const key of Object.keys(v)) setOwn(out, key, coerceValue(t.value!, v[key], `${path}[${JSON.stringify(key)}]`));
+      const keys = Object.keys(v);
+      const written = ordered instanceof JsonObject ? membersAsParsed(ordered) : undefined;
+      if (written !== undefined && written.size === keys.length && keys.every((k) => written.has(k))) {
+        // the keys in the order the line writes them, where JSON.parse put an integer-like one first
+        for (const [key, o] of written) setEntry(out, key, coerceValue(t.value!, v[key], `${path}[${JSON.stringify(key)}]`, o));
+      } else for (const key of keys) setEntry(out, key, coerceValue(t.value!, v[key], `${path}[${JSON.stringify(key)}]`));
       return out;
     }
     case 'STRUCT': {
       if (!isObject(v)) throw new BadValue(describeBad(path, t, v));
       const out: Record<string, unknown> = {};
-      for (const f of t.fields!) setOwn(out, f.name, coerceValue(f, Object.hasOwn(v, f.name) ? v[f.name] : null, `${path}.${f.name}`));
+      const written = ordered instanceof JsonObject ? membersAsParsed(ordered) : undefined;
+      for (const f of t.fields!) setOwn(out, f.name, coerceValue(f, Object.hasOwn(v, f.name) ? v[f.name] : null, `${path}.${f.name}`, written?.get(f.name)));
       return out;
     }
   }
@@ -418,13 +427,53 @@ export function coerceRecord(schema: Schema, record: unknown): CoerceResult {
       }
     }
     try {
-      row[name] = coerceValue(col, v, name);
+      row[name] = coerceValue(col, v, name, typeof v === 'object' && rawLine !== null ? writtenOrder(col, name) : undefined);
     } catch (e) {
       if (e instanceof BadValue) return { ok: false, reason: e.reason };
       throw e;
     }
   }
   return { ok: true, row };
+}
+
+/** A key JS lists before the others in the object JSON.parse made (an array index), as a member's name in JSON text. */
+const INDEX_LIKE_KEY = /"(?:0|[1-9][0-9]{0,9})"\s*:/;
+
+/**
+ * The column's value as the line writes it (parseOrdered: members in order), when the order
+ * JSON.parse gave a map's keys may differ from it: the column holds a MAP at some depth and its
+ * text names an integer-like key. Otherwise undefined (the order JSON.parse gave is the line's).
+ */
+function writtenOrder(col: Column, name: string): unknown {
+  if (!holdsMap(col)) return undefined;
+  rawMembers ??= memberTexts(rawLine!);
+  const raw = rawMembers.get(name);
+  if (raw === undefined || !INDEX_LIKE_KEY.test(raw)) return undefined;
+  try {
+    return parseOrdered(raw);
+  } catch {
+    return undefined; // not strict JSON (single quotes, NaN): the order JSON.parse's fallbacks gave
+  }
+}
+
+function holdsMap(t: DataType): boolean {
+  switch (t.type) {
+    case 'MAP':
+      return true;
+    case 'ARRAY':
+      return holdsMap(t.element!);
+    case 'STRUCT':
+      return t.fields!.some(holdsMap);
+    default:
+      return false;
+  }
+}
+
+/** An object's members as JSON.parse keeps them: each key at its first place, with its last value. */
+function membersAsParsed(o: JsonObject): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  for (const [k, x] of o.entries) out.set(k, x);
+  return out;
 }
 
 /**
@@ -685,10 +734,16 @@ export function outputValue(type: DataType | ColumnType | undefined, v: unknown)
   if (typeof v !== 'object') return v;
   if (Array.isArray(v)) return v.map((e) => outputValue(t?.element, e));
   const out: Record<string, unknown> = {};
+  if (t?.type === 'MAP') {
+    // the keys' texts (map-entries.ts); an integer-like key comes first in a JS object again
+    for (const [key, x] of mapEntries(v)) setOwn(out, key, outputValue(t.value, x));
+    return out;
+  }
   const fields = t?.type === 'STRUCT' ? t.fields : undefined;
-  for (const key of Object.keys(v)) {
-    const fieldType = fields ? fields.find((f) => f.name === key) : t?.type === 'MAP' ? t.value : undefined;
-    setOwn(out, key, outputValue(fieldType, (v as Record<string, unknown>)[key]));
+  for (const name of Object.keys(v)) {
+    const fieldType = fields ? fields.find((f) => f.name === name) : undefined;
+    // untyped: a map's stored key shown as its text
+    setOwn(out, fields ? name : keyOfStored(name), outputValue(fieldType, (v as Record<string, unknown>)[name]));
   }
   return out;
 }

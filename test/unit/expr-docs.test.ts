@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { compileExpression, compileSelect } from '../../lib/engine/expr';
+import { mapEntries } from '../../lib/engine/map-entries';
 import { FUNCTIONS } from '../../lib/engine/expr/functions';
 import { formatTimestampIso, type Micros, splitMicros } from '../../lib/engine/expr/time';
 import type { SqlType } from '../../lib/engine/expr/types';
@@ -49,7 +50,7 @@ function outputForm(v: unknown, t: SqlType): unknown {
     case 'ARRAY':
       return (v as unknown[]).map((x) => outputForm(x, t.element!));
     case 'MAP':
-      return Object.fromEntries(Object.entries(v as object).map(([k, x]) => [k, outputForm(x, t.value!)]));
+      return Object.fromEntries(mapEntries(v as object).map(([k, x]) => [k, outputForm(x, t.value!)]));
     case 'STRUCT':
       return Object.fromEntries(t.fields!.map((f) => [f.name, outputForm((v as Record<string, unknown>)[f.name], f)]));
     default:

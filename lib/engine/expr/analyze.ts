@@ -18,6 +18,7 @@ import { columnBuilder, constantBuilder, strict, type Typed, withJs } from './ty
 import { BOOLEAN, commonType, DOUBLE, isIntegral, isNumeric, STRING, type SqlType, sameType, stringPromotion, TIMESTAMP, typeName } from './types';
 import { big, checkIntegral, javaDoubleText, longValue } from './values';
 import { keyText, keyTypeOf } from './map-keys';
+import { entryValue } from '../map-entries';
 
 /** Where an expression is analyzed: its text (for positions in messages) and the columns it may name. */
 export interface Scope {
@@ -249,10 +250,7 @@ export class Analyzer {
         sql,
         name: sql,
         children: [base, k],
-        build: strict((m, key) => {
-          const s = text(key);
-          return Object.hasOwn(m as object, s) ? ((m as Record<string, unknown>)[s] ?? null) : null;
-        }),
+        build: strict((m, key) => entryValue(m as object, text(key)) ?? null),
       };
     }
     if (t.type === 'STRUCT' && index.constant && typeof index.constant.value === 'string') return this.extractField(base, index.constant.value, pos);

@@ -7,7 +7,8 @@
 import { fitsPrecision, formatDecimal, rescale, unscaledOf, unscaledOfText } from '../decimal';
 import { SparkRowError } from './errors';
 import { bigMicros, dateOf, dateOfMicros, formatTimestampText, inRange, type Micros, microsOfDate, microsValue, parseTimestampMicros } from './time';
-import { keyText, keyTypeOf, keyValue, setEntry } from './map-keys';
+import { keyText, keyTypeOf, keyValue } from './map-keys';
+import { mapEntries, setEntry } from '../map-entries';
 import { isNumeric, sameType, type SqlType, typeName } from './types';
 import { big, javaDoubleText, LONG_MAX, LONG_MIN, longValue, outOfRange } from './values';
 
@@ -288,7 +289,7 @@ function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
           )(keyValue(fk), castFunction(fk, tk, false), keyText(tk));
       return (v) => {
         const out: Record<string, unknown> = {};
-        for (const [k, x] of Object.entries(v as Record<string, unknown>)) setEntry(out, key(k), x == null ? null : val(x));
+        for (const [k, x] of mapEntries(v as object)) setEntry(out, key(k), x == null ? null : val(x));
         return out;
       };
     }
@@ -361,7 +362,7 @@ function toStringFn(t: SqlType): (v: unknown) => string {
                 ks(kv(k))
             )(keyValue(kt), toStringFn(kt));
       return (v) =>
-        `{${Object.entries(v as Record<string, unknown>)
+        `{${mapEntries(v as object)
           .map(([k, x]) => `${key(k)} -> ${x == null ? 'null' : val(x)}`)
           .join(', ')}}`;
     }

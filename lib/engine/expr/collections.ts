@@ -4,7 +4,8 @@ import { SparkRowError } from './errors';
 import { call, constantArg, def, int, str } from './fn-util';
 import { strict, type Typed } from './typed';
 import { BOOLEAN, commonType, INT, NULL_TYPE, STRING, type SqlField, type SqlType, typeName } from './types';
-import { checkKeyType, duplicatedMapKey, keyText, keyTypeOf, keyValue, mapType, nullMapKey, setEntry } from './map-keys';
+import { checkKeyType, duplicatedMapKey, keyText, keyTypeOf, keyValue, mapType, nullMapKey } from './map-keys';
+import { entryValue, hasEntry, mapKeys, setEntry } from '../map-entries';
 import { comparator, nullsFirst } from './values';
 
 function arrayArg(c: CallCtx, a: Typed, i: number): Typed {
@@ -87,8 +88,7 @@ function mapLookup(c: CallCtx, a: Typed, k: Typed): Typed {
     a.type.value!,
     [a, c.az.implicit(k, kt, c.pos, 'the key')],
     strict((m, key) => {
-      const t = text(key);
-      return Object.hasOwn(m as object, t) ? ((m as Record<string, unknown>)[t] ?? null) : null;
+      return entryValue(m as object, text(key)) ?? null;
     }),
   );
 }
@@ -101,7 +101,7 @@ function buildMap(kt: SqlType, text: (k: unknown) => string, keys: readonly unkn
     if (k == null) throw nullMapKey();
     const t = text(k);
     // a DOUBLE key shown as Spark shows it, normalized (-0.0 is 0.0)
-    if (Object.hasOwn(out, t)) throw duplicatedMapKey(kt.type === 'DOUBLE' ? t : k);
+    if (hasEntry(out, t)) throw duplicatedMapKey(kt.type === 'DOUBLE' ? t : k);
     setEntry(out, t, values[i] ?? null);
   }
   return out;
@@ -305,7 +305,7 @@ export const COLLECTION_FUNCTIONS: Record<string, FunctionDef> = {
       c,
       { type: 'ARRAY', element: kt },
       [a],
-      strict((v) => (kt.type === 'STRING' ? Object.keys(v as object) : Object.keys(v as object).map(value))),
+      strict((v) => (kt.type === 'STRING' ? mapKeys(v as object) : mapKeys(v as object).map(value))),
     );
   }),
   map_values: def(1, 1, ([m], c) => {

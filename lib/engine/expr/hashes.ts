@@ -13,6 +13,7 @@ import { call, def, int, str } from './fn-util';
 import { strict, type Typed } from './typed';
 import { INT, LONG, type SqlType, STRING, typeName } from './types';
 import { keyTypeOf, keyValue } from './map-keys';
+import { mapEntries } from '../map-entries';
 import { longValue } from './values';
 import { unscaledOf } from '../decimal';
 import { epochDayOf } from '../dates';
@@ -231,7 +232,7 @@ function hashInto<H>(h: Hasher<H>, t: SqlType): (v: unknown, seed: H) => H {
       const typed = keyValue(kt);
       const val = hashInto(h, t.value!);
       return (v, seed) =>
-        Object.entries(v as object).reduce<H>((s, [k, x]) => {
+        mapEntries(v as object).reduce<H>((s, [k, x]) => {
           const ks = key(kt.type === 'STRING' ? k : typed(k), s);
           return x == null ? ks : val(x, ks);
         }, seed);

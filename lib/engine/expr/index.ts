@@ -21,6 +21,7 @@ import { type Ast, parseExpression, parseNamedExpression } from './parser';
 import { compileExpr, compilePredicate, compileProjection } from './codegen';
 import { columnBuilder, type Eval, type GeneratorInfo, type Typed } from './typed';
 import { keyValue } from './map-keys';
+import { mapEntries } from '../map-entries';
 import { type SqlType, toDataType, typeName } from './types';
 
 export { ExpressionError, isSparkRowError, SparkRowError } from './errors';
@@ -234,7 +235,7 @@ export function compileSelect(items: readonly string[], columns: readonly Column
       const elements: unknown[][] = [];
       if (gen.kind === 'json_tuple') elements.push(v as unknown[]);
       else if (Array.isArray(v)) v.forEach((x, i) => elements.push(withPos ? [i, x ?? null] : [x ?? null]));
-      else if (v != null) Object.entries(v as object).forEach(([k, x], i) => elements.push(withPos ? [i, key(k), x ?? null] : [key(k), x ?? null]));
+      else if (v != null) mapEntries(v as object).forEach(([k, x], i) => elements.push(withPos ? [i, key(k), x ?? null] : [key(k), x ?? null]));
       if (elements.length === 0 && outer) elements.push(genNames.map(() => null));
       return elements.map((el) => {
         const r: Row = {};

@@ -10,6 +10,7 @@ import { call, constantArg, def, str } from './fn-util';
 import { formatTimestampIso, type Micros, microsOfDate, microsValue, parseTimestampMicros } from './time';
 import { strict, type Typed } from './typed';
 import { STRING, type SqlType, typeName } from './types';
+import { mapEntries, setEntry } from '../map-entries';
 import { javaDoubleText } from './values';
 
 const stringToDate = castFunction(STRING, { type: 'DATE' }, true);
@@ -51,7 +52,7 @@ function typeJson(t: SqlType, v: unknown, o: JsonReadOptions = {}): unknown {
       for (const [k, x] of v.entries) {
         const y = typeJson(t.value!, x, o);
         if (y === undefined) return undefined;
-        Object.defineProperty(out, k, { value: y, enumerable: true, writable: true, configurable: true });
+        setEntry(out, k, y);
       }
       return out;
     }
@@ -137,7 +138,7 @@ function jsonWriter(t: SqlType, o: JsonWriteOptions): (v: unknown) => string {
     case 'MAP': {
       const val = jsonWriter(t.value!, o);
       return (v) =>
-        `{${Object.entries(v as Record<string, unknown>)
+        `{${mapEntries(v as object)
           .map(([k, x]) => `${jacksonString(k)}:${x == null ? 'null' : val(x)}`)
           .join(',')}}`;
     }
@@ -196,7 +197,7 @@ function jsonWriteOptions(c: CallCtx, a: Typed | undefined, use: 'parse' | 'form
       c.pos,
     );
   }
-  const entries = Object.entries(folded.value as Record<string, unknown>).map(([k, v]) => [k.toLowerCase(), v == null ? null : String(v)] as const);
+  const entries = mapEntries(folded.value as object).map(([k, v]) => [k.toLowerCase(), v == null ? null : String(v)] as const);
   const get = (k: string) => entries.find(([key]) => key === k.toLowerCase())?.[1] ?? undefined;
   const pattern = (k: string) => {
     const p = get(k);

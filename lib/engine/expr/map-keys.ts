@@ -79,11 +79,6 @@ export function keyValue(t: SqlType): (text: string) => unknown {
   }
 }
 
-/** A fresh map value, keys set as data ("__proto__" included). */
-export function setEntry(m: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(m, key, { value, enumerable: true, writable: true, configurable: true });
-}
-
 /** Spark's NULL_MAP_KEY. */
 export function nullMapKey(): SparkRowError {
   return new SparkRowError('NULL_MAP_KEY', 'Cannot use null as map key: filter out the rows whose key is null, or coalesce it');

@@ -16,6 +16,7 @@
  * does not fit (an INT64 beyond an INT, a DECIMAL beyond its precision) makes its row a dead
  * letter, located by its row number in the file (`line`).
  */
+import { setEntry } from '../map-entries';
 import { parquetMetadata, parquetReadObjects, parquetSchema } from 'hyparquet';
 import type { FileMetaData, SchemaTree } from 'hyparquet';
 import { dateOfEpochDay } from '../dates';
@@ -187,7 +188,7 @@ function typed(t: DataType, node: SchemaTree, v: unknown, path: string): unknown
     case 'MAP': {
       const value = child(node.children[0], 'value')!;
       const out: Record<string, unknown> = {};
-      for (const [k, x] of Object.entries(v as Record<string, unknown>)) out[k] = typed(t.value!, value, x, `${path}.${k}`);
+      for (const [k, x] of Object.entries(v as Record<string, unknown>)) setEntry(out, k, typed(t.value!, value, x, `${path}.${k}`));
       return out;
     }
     case 'STRUCT': {

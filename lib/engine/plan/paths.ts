@@ -5,6 +5,7 @@
  * errors), pathName is the column name Spark gives it, valueAt reads it from a row.
  */
 import { InvalidQueryError } from '../errors';
+import { entryValue } from '../map-entries';
 import { ddlOf } from '../ddl';
 import type { DataType } from '../schema';
 import type { Row } from '../ports';
@@ -151,7 +152,7 @@ export function valueAt(row: Row, path: ColumnPath): unknown {
         const f = s.field;
         v = v.map((e) => (e === null || e === undefined ? null : Object.hasOwn(e, f) ? (e[f] ?? null) : null));
       } else v = Object.hasOwn(v as object, s.field) ? (v as Record<string, unknown>)[s.field] : null;
-    } else if ('key' in s) v = Object.hasOwn(v as object, s.key) ? (v as Record<string, unknown>)[s.key] : null;
+    } else if ('key' in s) v = entryValue(v as object, s.key) ?? null;
     else {
       const a = v as unknown[];
       if (s.index < 0 || s.index >= a.length) {
