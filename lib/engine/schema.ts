@@ -445,7 +445,9 @@ const INDEX_LIKE_KEY = /"(?:0|[1-9][0-9]{0,9})"\s*:/;
  * text names an integer-like key. Otherwise undefined (the order JSON.parse gave is the line's).
  */
 function writtenOrder(col: Column, name: string): unknown {
-  if (!holdsMap(col)) return undefined;
+  let maps = columnsWithMaps.get(col);
+  if (maps === undefined) columnsWithMaps.set(col, (maps = holdsMap(col)));
+  if (!maps) return undefined;
   rawMembers ??= memberTexts(rawLine!);
   const raw = rawMembers.get(name);
   if (raw === undefined || !INDEX_LIKE_KEY.test(raw)) return undefined;
@@ -455,6 +457,9 @@ function writtenOrder(col: Column, name: string): unknown {
     return undefined; // not strict JSON (single quotes, NaN): the order JSON.parse's fallbacks gave
   }
 }
+
+/** Whether a column holds a MAP at some depth, per column object (a schema's columns are made once). */
+const columnsWithMaps = new WeakMap<Column, boolean>();
 
 function holdsMap(t: DataType): boolean {
   switch (t.type) {
