@@ -19,7 +19,7 @@ import { Analyzer, implicitCast } from './analyze';
 import { ExpressionError } from './errors';
 import { type Ast, parseExpression, parseNamedExpression } from './parser';
 import { compileExpr, compilePredicate, compileProjection } from './codegen';
-import { columnBuilder, type Eval, type GeneratorInfo, type Typed } from './typed';
+import { columnBuilder, constantBuilder, type Eval, type GeneratorInfo, type Typed } from './typed';
 import { keyValue } from './map-keys';
 import { mapEntries } from '../map-entries';
 import { type SqlType, toDataType, typeName } from './types';
@@ -136,6 +136,46 @@ export interface CompiledSelect {
   readonly project: (row: Row) => Row;
   /** The output rows of an input row: one per element when an item is a generator, else [project(row)]. */
   readonly generate: (row: Row) => Row[];
+  /**
+   * For each output column, the input columns its item reads (lower case, a nested name's first
+   * part and its whole text), or null for any of them (a star inside it).
+   */
+  readonly reads: ReadonlyArray<ReadonlySet<string> | null>;
+  /**
+   * The same select with the items of these output columns evaluated as NULL of their type
+   * (Spark's ColumnPruning: nothing after the stage reads them, so they never run and raise no
+   * error). A bare column, a star's columns and a generator's stay as they are.
+   */
+  pruned(unread: ReadonlySet<string>): CompiledSelect;
+}
+
+/**
+ * The input columns an expression's text reads (lower case: Spark resolves names without case),
+ * over-approximated: a name's first part and its whole dotted text; null when a star is in it.
+ */
+export function namesRead(ast: Ast): Set<string> | null {
+  const out = new Set<string>();
+  let star = false;
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) {
+      for (const x of v) walk(x);
+      return;
+    }
+    if (typeof v !== 'object' || v === null) return;
+    const node = v as { k?: unknown; parts?: readonly string[] };
+    if (node.k === 'star') star = true;
+    else if (node.k === 'name' && node.parts) {
+      out.add(node.parts[0].toLowerCase());
+      out.add(node.parts.join('.').toLowerCase());
+    } else for (const x of Object.values(v)) walk(x);
+  };
+  walk(ast);
+  return star ? null : out;
+}
+
+/** namesRead of an expression's text. */
+export function namesReadOf(text: string): Set<string> | null {
+  return namesRead(parseExpression(text));
 }
 
 interface Item {
@@ -150,15 +190,19 @@ interface Item {
  * the struct is null). At most one item may be a generator (explode, explode_outer, posexplode,
  * posexplode_outer), as Spark allows one per SELECT.
  */
-export function compileSelect(items: readonly string[], columns: readonly ColumnInfo[]): CompiledSelect {
+export function compileSelect(items: readonly string[], columns: readonly ColumnInfo[], unread: ReadonlySet<string> = new Set()): CompiledSelect {
   const out: Item[] = [];
+  const itemReads: (Set<string> | null)[] = [];
   let generatorAt = -1;
   for (const text of items) {
     const { ast, alias } = parseNamedExpression(text);
     const az = new Analyzer({ text, columns });
     if (ast.k === 'star') {
       if (alias !== undefined) throw new ExpressionError('PARSE_SYNTAX_ERROR', `Syntax error at or near 'AS': '*' cannot have an alias`, text, ast.pos);
-      out.push(...expandStar(ast, az));
+      const expanded = expandStar(ast, az);
+      out.push(...expanded);
+      const root = ast.qualifier.length ? new Set([ast.qualifier[0].toLowerCase(), ast.qualifier.join('.').toLowerCase()]) : null;
+      for (const e of expanded) itemReads.push(root ?? new Set([e.name.toLowerCase()]));
       continue;
     }
     const typed = asOutput(prettyNamed(az.analyze(ast), ast, text, columns));
@@ -174,12 +218,17 @@ export function compileSelect(items: readonly string[], columns: readonly Column
       generatorAt = out.length;
     }
     const ref = columnOf(ast, columns);
-    out.push({ name: alias ?? typed.name, typed, ...(ref ? { ref } : {}) });
+    const name = alias ?? typed.name;
+    // an item nothing after the stage reads: NULL of its type, never evaluated (see pruned)
+    const skip = unread.has(name) && ref === undefined && typed.generator === undefined;
+    out.push({ name, typed: skip ? { ...typed, children: [], build: constantBuilder(null), constant: { value: null } } : typed, ...(ref ? { ref } : {}) });
+    itemReads.push(namesRead(ast));
   }
   const names = out.map((i) => i.name);
   const gen = generatorAt >= 0 ? out[generatorAt].typed.generator! : undefined;
   const outColumns: ColumnInfo[] = [];
   const sources: (string | null)[] = [];
+  const reads: (Set<string> | null)[] = [];
   out.forEach((item, i) => {
     if (i === generatorAt && gen !== undefined) {
       const single = gen.columns.length === 1 || (gen.columns.length === 2 && gen.columns[0].name === 'pos');
@@ -187,15 +236,19 @@ export function compileSelect(items: readonly string[], columns: readonly Column
         const name = c.name === 'col' && single && items.length > 0 && hasAlias(item) ? item.name : c.name;
         outColumns.push({ ...toDataType(c.type), name });
         sources.push(null);
+        reads.push(itemReads[i]);
       }
     } else if (item.ref) {
       outColumns.push({ ...item.ref, name: item.name });
       sources.push(item.ref.name);
+      reads.push(itemReads[i]);
     } else {
       outColumns.push({ ...toDataType(item.typed.type), name: item.name });
       sources.push(null);
+      reads.push(itemReads[i]);
     }
   });
+  const pruned = (more: ReadonlySet<string>) => compileSelect(items, columns, new Set([...unread, ...more]));
   const seen = new Set<string>();
   for (const c of outColumns) {
     if (seen.has(c.name)) {
@@ -213,7 +266,7 @@ export function compileSelect(items: readonly string[], columns: readonly Column
       names,
       out.map((i) => i.typed),
     );
-    return { columns: outColumns, sources, generates: false, project, generate: (row) => [project(row)] };
+    return { columns: outColumns, sources, generates: false, project, generate: (row) => [project(row)], reads, pruned };
   }
   const evals = out.map((i) => compileExpr(i.typed));
   const genNames = outColumns.slice(generatorAt, generatorAt + gen.columns.length).map((c) => c.name);
@@ -225,6 +278,8 @@ export function compileSelect(items: readonly string[], columns: readonly Column
   return {
     columns: outColumns,
     sources,
+    reads,
+    pruned,
     generates: true,
     project: () => {
       throw new Error('internal: a select with a generator emits rows with generate(row)');

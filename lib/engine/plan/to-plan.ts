@@ -2,6 +2,7 @@
  * toPlan: a frame's source, stages and operators as a checked QueryPlan (the builders'
  * `writeStream...plan()` calls it), with the sources' rate limits read from their options.
  */
+import { pruneUnreadColumns } from './column-pruning';
 import { InvalidOptionError } from '../errors';
 import type { BatchLimits } from '../ports';
 import { checkPlan } from './analysis';
@@ -50,14 +51,15 @@ export function toPlan(
 ): QueryPlan {
   const limits = sourceLimits(frame.source, trigger);
   const inputs = frame.inputs.map((i) => ({ ...i, limits: sourceLimits(i.source, trigger) }));
-  const ops = frame.operators;
-  checkPlan({ source: frame.source, stages: frame.stages, operators: ops, inputs }, outputMode);
+  checkPlan({ source: frame.source, stages: frame.stages, operators: frame.operators, inputs }, outputMode);
+  // expression columns nothing reads are not computed (Spark's ColumnPruning)
+  const { stages, operators: ops } = pruneUnreadColumns(frame.stages, frame.operators);
   const last = ops[ops.length - 1];
   return {
     name,
     source: frame.source,
     ...(inputs.length ? { inputs } : {}),
-    stages: frame.stages,
+    stages,
     operators: ops,
     stateful: ops[0]?.spec ?? null,
     post: last ? last.post : [],
