@@ -9,7 +9,8 @@
  * What each stage reads is worked out backwards from the output (every column of it is read):
  * a filter, a `withColumn` function or a watermark with gates reads every column (its function is
  * opaque), as do a static join, a stream-stream join and transformWithState; an aggregation reads
- * its keys and its aggregates' columns, dropDuplicates its columns and what comes after it. Names
+ * its keys and its aggregates' columns, dropDuplicates its columns and what comes after it (within
+the watermark, every column). Names
  * are compared in lower case (Spark resolves them without case) and a nested name counts its first
  * part and its whole text: when in doubt a column counts as read, which only computes more.
  * Only the first input's pipeline is pruned; a joined input's stages run as written.
@@ -120,7 +121,8 @@ function operatorReads(spec: StatefulSpec, after: Read): Read {
         ...spec.aggs.flatMap((a) => (a.column === undefined || a.column === '*' ? [] : [a.column])),
       ]);
     case 'dedup':
-      return spec.columns === null ? null : withNames(after, spec.columns);
+      // within the watermark, a row's expiry also reads the event-time column, named nowhere here
+      return spec.columns === null || spec.withinWatermark ? null : withNames(after, spec.columns);
     default:
       return null;
   }
