@@ -5,6 +5,7 @@
  * (UNRESOLVED_COLUMN.WITH_SUGGESTION, DATATYPE_MISMATCH.*, UNRESOLVED_ROUTINE...), the position
  * in the text and the fix. The result is a typed tree (typed.ts) ready to compile.
  */
+import { HIGHER_ORDER_FUNCTIONS } from './lambdas';
 import type { ColumnInfo } from '../plan/columns';
 import { PARTITION_HINT } from '../plan/paths';
 import type { Row } from '../ports/values';
@@ -106,6 +107,12 @@ export class Analyzer {
         return this.cast(this.analyze(ast.arg), ast.to, ast.safe, ast.pos);
       case 'call':
         return this.call(ast);
+      case 'lambda':
+        throw this.fail(
+          'INVALID_LAMBDA_FUNCTION_CALL.NON_HIGHER_ORDER_FUNCTION',
+          `A lambda function should only be used in a higher order function (transform, filter, exists, forall, aggregate, zip_with, map_filter, transform_keys, transform_values), not here: ${ast.params.join(', ')} -> ...`,
+          ast.pos,
+        );
     }
   }
 
@@ -543,6 +550,15 @@ export class Analyzer {
       throw this.fail(
         'UNSUPPORTED_EXPR_FOR_OPERATOR',
         `${name}(...) is an aggregate function, which is not allowed in a row expression: aggregate with groupBy(...).agg(...) (an aggregation's "fn": "${name}")`,
+        ast.pos,
+      );
+    }
+    const higher = HIGHER_ORDER_FUNCTIONS[name];
+    if (higher !== undefined) return higher(this, ast);
+    if (ast.args.some((a) => a.k === 'lambda')) {
+      throw this.fail(
+        'INVALID_LAMBDA_FUNCTION_CALL.NON_HIGHER_ORDER_FUNCTION',
+        `A lambda function should only be used in a higher order function, and ${name} is not one: pass a value, or use transform, filter, exists, forall, aggregate, zip_with, map_filter, transform_keys or transform_values`,
         ast.pos,
       );
     }

@@ -45,7 +45,9 @@ export type Ast =
     }
   | { readonly k: 'case'; readonly pos: number; readonly operand?: Ast; readonly whens: readonly { when: Ast; result: Ast }[]; readonly otherwise?: Ast }
   | { readonly k: 'cast'; readonly pos: number; readonly arg: Ast; readonly to: DataType; readonly safe: boolean; readonly syntax: 'CAST' | '::' }
-  | { readonly k: 'call'; readonly pos: number; readonly name: string; readonly args: readonly Ast[]; readonly distinct: boolean; readonly star: boolean };
+  | { readonly k: 'call'; readonly pos: number; readonly name: string; readonly args: readonly Ast[]; readonly distinct: boolean; readonly star: boolean }
+  /** A higher-order function's argument: `x -> x + 1`, `(acc, x) -> acc + x`. */
+  | { readonly k: 'lambda'; readonly pos: number; readonly params: readonly string[]; readonly body: Ast };
 
 /** A selectExpr item: an expression and the name `AS` gave it, or `*` / `s.*`. */
 export interface NamedAst {
@@ -488,13 +490,39 @@ class Parser {
         if (trim !== null) return trim;
       }
       if (!this.op(')')) {
-        args.push(this.expression());
-        while (this.op(',')) args.push(this.expression());
+        args.push(this.argument());
+        while (this.op(',')) args.push(this.argument());
         this.expectOp(')', "',' or ')' in the argument list");
       }
       return { k: 'call', pos: t.pos, name: t.text.toLowerCase(), args, distinct, star: false };
     }
     return { k: 'name', pos: t.pos, parts: [t.text] };
+  }
+
+  /** A function's argument: an expression, or a lambda (`x -> ...`, `(x, i) -> ...`). */
+  private argument(): Ast {
+    const t = this.peek();
+    const isName = (k: Token) => k.kind === 'ident' || k.kind === 'qident';
+    const isOp = (k: Token, o: string) => k.kind === 'op' && k.text === o;
+    if (isName(t) && isOp(this.peek(1), '->')) {
+      this.i += 2;
+      return { k: 'lambda', pos: t.pos, params: [t.text], body: this.expression() };
+    }
+    if (isOp(t, '(')) {
+      // (a, b) -> ...: names separated by commas, then ')' and '->'
+      const params: string[] = [];
+      let j = 1;
+      while (isName(this.peek(j)) && (isOp(this.peek(j + 1), ',') || isOp(this.peek(j + 1), ')'))) {
+        params.push(this.peek(j).text);
+        if (isOp(this.peek(j + 1), ')')) break;
+        j += 2;
+      }
+      if (params.length > 0 && isOp(this.peek(j + 1), ')') && isOp(this.peek(j + 2), '->')) {
+        this.i += j + 3;
+        return { k: 'lambda', pos: t.pos, params, body: this.expression() };
+      }
+    }
+    return this.expression();
   }
 
   private caseExpr(t: Token): Ast {

@@ -149,8 +149,10 @@ export function astText(ast: Ast): string {
       const [field, source] = ast.args;
       if (ast.name === 'extract' && ast.args.length === 2 && field.k === 'lit' && typeof field.value === 'string' && /^[A-Za-z_]+$/.test(field.value))
         return `EXTRACT(${field.value} FROM ${p(source)})`;
-      return `${quoteName(ast.name)}(${ast.star ? '*' : `${ast.distinct ? 'DISTINCT ' : ''}${ast.args.map(p).join(', ')}`})`;
+      return `${quoteName(ast.name)}(${ast.star ? '*' : `${ast.distinct ? 'DISTINCT ' : ''}${ast.args.map((a) => (a.k === 'lambda' ? astText(a) : p(a))).join(', ')}`})`;
     }
+    case 'lambda':
+      return `${ast.params.length === 1 ? quoteName(ast.params[0]) : `(${ast.params.map(quoteName).join(', ')})`} -> ${p(ast.body)}`;
   }
 }
 
@@ -194,13 +196,16 @@ export function sameAst(a: unknown, b: unknown): boolean {
  * `f` may throw to give up. Literals and stars stay.
  */
 export function mapNames(ast: Ast, f: (name: Extract<Ast, { k: 'name' }>) => Ast): Ast {
-  const walk = (node: Ast): Ast => {
+  // a lambda's parameters hide columns of the same name (case-insensitive) in its body
+  const walk = (node: Ast, hidden: ReadonlySet<string> = new Set()): Ast => {
     if (node.k === 'lit' || node.k === 'star') return node;
-    if (node.k === 'name') return f(node);
+    if (node.k === 'name') return hidden.has(node.parts[0].toLowerCase()) ? node : f(node);
+    if (node.k === 'lambda') return { ...node, body: walk(node.body, new Set([...hidden, ...node.params.map((x) => x.toLowerCase())])) };
     const copy: Record<string, unknown> = { ...node };
     for (const [key, v] of Object.entries(node)) {
-      if (isAst(v)) copy[key] = walk(v);
-      else if (Array.isArray(v)) copy[key] = v.map((x) => (isAst(x) ? walk(x) : isWhen(x) ? { when: walk(x.when), result: walk(x.result) } : x));
+      if (isAst(v)) copy[key] = walk(v, hidden);
+      else if (Array.isArray(v))
+        copy[key] = v.map((x) => (isAst(x) ? walk(x, hidden) : isWhen(x) ? { when: walk(x.when, hidden), result: walk(x.result, hidden) } : x));
     }
     return copy as unknown as Ast;
   };

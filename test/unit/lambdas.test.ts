@@ -1,0 +1,94 @@
+/**
+ * Higher-order functions and their lambdas (lib/engine/expr/lambdas.ts), beyond the examples of
+ * docs/expressions.md (expr-docs.test.ts): how a lambda's names resolve, its types, nulls, the
+ * errors Spark raises when the query is analyzed, and a row error raised inside a lambda. The
+ * expectations follow Spark's higherOrderFunctions.scala and its function documentation.
+ */
+import { parseDdlColumns } from '../../lib/engine/ddl';
+import { compileExpression, compileSelect } from '../../lib/engine/expr';
+import { typeName } from '../../lib/engine/expr/types';
+
+const COLS = parseDdlColumns('x INT, xs ARRAY<INT>, lines ARRAY<STRUCT<qty: INT, price: DOUBLE>>, tags MAP<STRING, INT>, k STRING');
+const ROW = {
+  x: 100,
+  xs: [1, 2, 3],
+  lines: [
+    { qty: 2, price: 1.5 },
+    { qty: 1, price: 4 },
+  ],
+  tags: { a: 1, b: 5 },
+  k: 'K',
+};
+const run = (text: string, row: Record<string, unknown> = ROW) => compileExpression(text, COLS).evaluate(row);
+const errorOf = (text: string): string => {
+  try {
+    compileExpression(text, COLS).evaluate(ROW);
+  } catch (e) {
+    return (e as Error).message;
+  }
+  return 'no error';
+};
+
+describe('a lambda', () => {
+  it('reads its parameters before columns of the same name, and other columns of the row', () => {
+    expect(run('transform(xs, x -> x + 1)')).toEqual([2, 3, 4]);
+    expect(run('transform(xs, X -> x * 10)')).toEqual([10, 20, 30]);
+    expect(run('transform(xs, y -> y + x)')).toEqual([101, 102, 103]);
+    expect(run('transform(xs, y -> concat(k, y))')).toEqual(['K1', 'K2', 'K3']);
+  });
+
+  it('takes fields of STRUCT elements, and nests (an inner parameter hides an outer one)', () => {
+    expect(run('aggregate(lines, 0D, (acc, l) -> acc + l.qty * l.price)')).toBe(7);
+    expect(run('transform(xs, x -> transform(xs, x -> x * 2))')).toEqual([
+      [2, 4, 6],
+      [2, 4, 6],
+      [2, 4, 6],
+    ]);
+    expect(run('transform(xs, a -> filter(xs, b -> b > a))')).toEqual([[2, 3], [3], []]);
+  });
+
+  it('is typed from the collection: the element, an INT index, the zero value, a map key and value', () => {
+    const type = (text: string) => typeName(compileExpression(text, COLS).sqlType);
+    expect(type('transform(lines, l -> l.price)')).toBe('ARRAY<DOUBLE>');
+    expect(type('transform(xs, (x, i) -> i)')).toBe('ARRAY<INT>');
+    expect(type('aggregate(xs, 0L, (acc, x) -> acc + x)')).toBe('BIGINT');
+    expect(type('aggregate(xs, 0, (acc, x) -> acc + x, acc -> acc / 2)')).toBe('DOUBLE');
+    expect(type('transform_values(tags, (k, v) -> v > 1)')).toBe('MAP<STRING, BOOLEAN>');
+    expect(type('exists(xs, x -> x > 2)')).toBe('BOOLEAN');
+  });
+
+  it('gives null for a null collection, and passes null elements to the lambda', () => {
+    expect(run('transform(xs, x -> x + 1)', { ...ROW, xs: null })).toBeNull();
+    expect(run('aggregate(xs, 0, (acc, x) -> acc + x)', { ...ROW, xs: null })).toBeNull();
+    expect(run('transform(xs, x -> coalesce(x, -1))', { ...ROW, xs: [1, null] })).toEqual([1, -1]);
+    expect(run('zip_with(xs, array(1), (a, b) -> b)')).toEqual([1, null, null]);
+    expect(run('map_filter(tags, (k, v) -> v > 1)')).toEqual({ b: 5 });
+  });
+
+  it("raises a row's error from inside it (a dead letter in a query)", () => {
+    expect(errorOf('transform(xs, x -> 10 DIV (x - 2))')).toMatch(/^\[DIVIDE_BY_ZERO\]/);
+    expect(errorOf("transform_keys(tags, (k, v) -> 'same')")).toMatch(/^\[DUPLICATED_MAP_KEY\]/);
+    expect(errorOf('transform_keys(tags, (k, v) -> CAST(NULL AS STRING))')).toMatch(/^\[NULL_MAP_KEY\]/);
+  });
+
+  it('names an unaliased result as Spark does', () => {
+    expect(compileSelect(['transform(xs, x -> x + 1)'], COLS).columns[0].name).toBe(
+      'transform(xs, lambdafunction((namedlambdavariable() + 1), namedlambdavariable()))',
+    );
+  });
+});
+
+describe('a query with a lambda Spark refuses', () => {
+  it.each([
+    ['transform(xs, 1)', /^\[DATATYPE_MISMATCH\.UNEXPECTED_INPUT_TYPE\].*must be a lambda function/],
+    ['transform(x, y -> y)', /^\[DATATYPE_MISMATCH\.UNEXPECTED_INPUT_TYPE\].*requires the "ARRAY" type/],
+    ['transform(xs, (a, b, c) -> a)', /^\[INVALID_LAMBDA_FUNCTION_CALL\.NUM_ARGS_MISMATCH\]/],
+    ['transform(xs, (a, A) -> a)', /^\[INVALID_LAMBDA_FUNCTION_CALL\.DUPLICATE_ARG_NAMES\]/],
+    ['filter(xs, x -> x + 1)', /^\[DATATYPE_MISMATCH\.UNEXPECTED_INPUT_TYPE\].*must return "BOOLEAN"/],
+    ['aggregate(lines, 0, (acc, l) -> acc + l.price)', /^\[DATATYPE_MISMATCH\.UNEXPECTED_INPUT_TYPE\].*requires the "INT" type/],
+    ['abs(x -> x)', /^\[INVALID_LAMBDA_FUNCTION_CALL\.NON_HIGHER_ORDER_FUNCTION\]/],
+    ['transform(xs, x -> nope)', /^\[UNRESOLVED_COLUMN/],
+  ])('%s', (text, error) => {
+    expect(errorOf(text)).toMatch(error);
+  });
+});
