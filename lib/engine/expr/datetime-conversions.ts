@@ -15,7 +15,7 @@ import { SparkRowError } from './errors';
 import { call, constantArg, dateArg, def, int, str, timestampArg, what } from './fn-util';
 import { dateOfMicros, floorDivMicros, formatTimestampText, inRange, MICROS_PER_SECOND, type Micros, microsValue, parseTimestampMicros } from './time';
 import { strict, type Typed } from './typed';
-import { DATE, DOUBLE, INT, isIntegral, LONG, STRING, type SqlType, TIMESTAMP, typeName } from './types';
+import { BOOLEAN, DATE, DOUBLE, INT, isIntegral, LONG, STRING, type SqlType, TIMESTAMP, typeName } from './types';
 import { big, overflow } from './values';
 
 const DEFAULT_PATTERN = 'yyyy-MM-dd HH:mm:ss';
@@ -133,7 +133,7 @@ function castCall(c: CallCtx, a: Typed, type: SqlType, safe: boolean): Typed {
   return { ...c.az.cast(a, type, safe, c.pos), sql: c.sql, name: c.sql };
 }
 
-/** date(x) / timestamp(x): Spark's CAST under its function name. */
+/** date(x), timestamp(x), int(x)...: Spark's CAST under its function name (a cast alias). */
 function castTo(type: SqlType): FunctionDef {
   return def(1, 1, ([a], c) => castCall(c, a, type, false));
 }
@@ -206,6 +206,16 @@ export const DATETIME_CONVERSIONS: Record<string, FunctionDef> = {
   try_to_timestamp: parseOrCast(TIMESTAMP, true, (us) => us),
   date: castTo(DATE),
   timestamp: castTo(TIMESTAMP),
+  // Spark's other cast aliases (FunctionRegistry.castAlias): int(x) is CAST(x AS INT), named int(x)
+  boolean: castTo(BOOLEAN),
+  tinyint: castTo({ type: 'INT', bits: 8 }),
+  smallint: castTo({ type: 'INT', bits: 16 }),
+  int: castTo(INT),
+  bigint: castTo(LONG),
+  float: castTo({ type: 'DOUBLE', binary32: true }),
+  double: castTo(DOUBLE),
+  decimal: castTo({ type: 'DECIMAL', precision: 10, scale: 0 }),
+  string: castTo(STRING),
   date_format: def(2, 2, ([t, f], c) => {
     if (f.constant === undefined) {
       const patternOf = rowPatterns(c, 'format');
