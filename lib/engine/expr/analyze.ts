@@ -598,6 +598,12 @@ const SQL_FORMS: Readonly<Record<string, (args: readonly string[], quote: (text:
   sqrt: (a) => `SQRT(${a.join(', ')})`,
   cbrt: (a) => `CBRT(${a.join(', ')})`,
   exp: (a) => `EXP(${a.join(', ')})`,
+  ...Object.fromEntries(
+    ['sin', 'cos', 'tan', 'cot', 'asin', 'acos', 'atan', 'atan2', 'sinh', 'cosh', 'tanh', 'degrees', 'radians', 'pi', 'e'].map((f) => [
+      f,
+      (a: readonly string[]) => `${f.toUpperCase()}(${a.join(', ')})`,
+    ]),
+  ),
   log10: (a) => `LOG10(${a.join(', ')})`,
   log2: (a) => `LOG2(${a.join(', ')})`,
   log: (a) => (a.length === 1 ? `LOG(E(), ${a[0]})` : `LOG(${a.join(', ')})`),

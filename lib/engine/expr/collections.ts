@@ -8,7 +8,7 @@ import { checkKeyType, duplicatedMapKey, keyText, keyTypeOf, keyValue, mapType, 
 import { entryValue, hasEntry, mapKeys, setEntry } from '../map-entries';
 import { comparator, nullsFirst } from './values';
 
-function arrayArg(c: CallCtx, a: Typed, i: number): Typed {
+export function arrayArg(c: CallCtx, a: Typed, i: number): Typed {
   if (a.type.type === 'NULL') return { ...a, type: { type: 'ARRAY', element: NULL_TYPE } };
   if (a.type.type !== 'ARRAY') {
     throw c.az.mismatch(
@@ -21,7 +21,7 @@ function arrayArg(c: CallCtx, a: Typed, i: number): Typed {
   return a;
 }
 
-function mapArg(c: CallCtx, a: Typed, i: number): Typed {
+export function mapArg(c: CallCtx, a: Typed, i: number): Typed {
   if (a.type.type !== 'MAP') {
     throw c.az.mismatch(
       'UNEXPECTED_INPUT_TYPE',
@@ -107,7 +107,7 @@ function buildMap(kt: SqlType, text: (k: unknown) => string, keys: readonly unkn
   return out;
 }
 
-function sameValue(t: SqlType): (a: unknown, b: unknown) => boolean {
+export function sameValue(t: SqlType): (a: unknown, b: unknown) => boolean {
   const cmp = nullsFirst(comparator(t));
   return (a, b) => cmp(a, b) === 0;
 }

@@ -7,6 +7,7 @@
 import { pow10, rescale, unscaledOf, unscaledOfText, formatDecimal, fitsPrecision } from '../decimal';
 import { type CallCtx, type FunctionDef, implicitCast } from './analyze';
 import { COLLECTION_FUNCTIONS } from './collections';
+import { ARRAY_MAP_FUNCTIONS } from './array-map-functions';
 import { DATETIME_FUNCTIONS } from './datetime';
 import { DATETIME_CONVERSIONS } from './datetime-conversions';
 import { SparkRowError } from './errors';
@@ -291,6 +292,11 @@ function floorCeil(args: readonly Typed[], c: CallCtx, up: boolean): Typed {
 }
 
 /** A DOUBLE function of DOUBLE arguments, null when `f` gives undefined (Spark's null for log of a non-positive number). */
+/** A function of no argument that is a DOUBLE constant (pi(), e()). */
+function constant(value: number): FunctionDef {
+  return def(0, 0, (_, c) => call(c, DOUBLE, [], () => () => value));
+}
+
 function math(arity: number, f: (...xs: number[]) => number | null): FunctionDef {
   return def(arity, arity, (args, c) =>
     call(
@@ -445,6 +451,39 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
   power: math(2, (x, y) => x ** y),
   sqrt: math(1, Math.sqrt),
   cbrt: math(1, Math.cbrt),
+  // java.lang.Math's functions, as Spark's (V8's are fdlibm's, as StrictMath's)
+  sin: math(1, Math.sin),
+  cos: math(1, Math.cos),
+  tan: math(1, Math.tan),
+  cot: math(1, (x) => 1 / Math.tan(x)),
+  asin: math(1, Math.asin),
+  acos: math(1, Math.acos),
+  atan: math(1, Math.atan),
+  // Spark adds 0.0 to both, so -0.0 counts as 0.0
+  atan2: math(2, (y, x) => Math.atan2(y + 0, x + 0)),
+  sinh: math(1, Math.sinh),
+  cosh: math(1, Math.cosh),
+  tanh: math(1, Math.tanh),
+  // Math.toDegrees / toRadians multiply by these constants (Java 9+)
+  degrees: math(1, (x) => x * 57.29577951308232),
+  radians: math(1, (x) => x * 0.017453292519943295),
+  pi: constant(Math.PI),
+  e: constant(Math.E),
+  isnan: def(1, 1, ([a], c) => {
+    const x = double(c, a, 0);
+    return call(c, BOOLEAN, [x], ([ev]) => (row) => {
+      const v = ev(row);
+      // null is not NaN: false, not null (Spark's IsNaN)
+      return typeof v === 'number' && Number.isNaN(v);
+    });
+  }),
+  nanvl: def(2, 2, ([a, b], c) =>
+    call(c, DOUBLE, [double(c, a, 0), double(c, b, 1)], ([ea, eb]) => (row) => {
+      const v = ea(row);
+      if (v == null) return null;
+      return Number.isNaN(v) ? (eb(row) ?? null) : v;
+    }),
+  ),
   exp: math(1, Math.exp),
   ln: math(1, (x) => (x <= 0 ? null : Math.log(x))),
   log10: math(1, (x) => (x <= 0 ? null : Math.log10(x))),
@@ -483,6 +522,7 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
   ...STRING_FUNCTIONS,
   ...REGEXP_FUNCTIONS,
   ...COLLECTION_FUNCTIONS,
+  ...ARRAY_MAP_FUNCTIONS,
   ...JSON_FUNCTIONS,
   ...DATETIME_FUNCTIONS,
   ...DATETIME_CONVERSIONS,
