@@ -8,6 +8,7 @@ import { pow10, rescale, unscaledOf, unscaledOfText, formatDecimal, fitsPrecisio
 import { type CallCtx, type FunctionDef, implicitCast } from './analyze';
 import { COLLECTION_FUNCTIONS } from './collections';
 import { ARRAY_MAP_FUNCTIONS } from './array-map-functions';
+import { TEXT_FUNCTIONS } from './text-functions';
 import { DATETIME_FUNCTIONS } from './datetime';
 import { DATETIME_CONVERSIONS } from './datetime-conversions';
 import { SparkRowError } from './errors';
@@ -523,6 +524,7 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
   ...REGEXP_FUNCTIONS,
   ...COLLECTION_FUNCTIONS,
   ...ARRAY_MAP_FUNCTIONS,
+  ...TEXT_FUNCTIONS,
   ...JSON_FUNCTIONS,
   ...DATETIME_FUNCTIONS,
   ...DATETIME_CONVERSIONS,
