@@ -24,3 +24,13 @@ export function rowErrorOf(text: string, columns: readonly ColumnInfo[], row: Re
   }
   throw new Error(`${text} raised no row error`);
 }
+
+/** The message of the error compiling or evaluating `text` raises, or 'no error'. */
+export function errorMessageOf(text: string, columns: readonly ColumnInfo[] = [], row: Record<string, unknown> = {}): string {
+  try {
+    compileExpression(text, columns).evaluate(row);
+  } catch (e) {
+    return (e as Error).message;
+  }
+  return 'no error';
+}

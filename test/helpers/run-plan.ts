@@ -11,7 +11,8 @@ import { InMemorySink } from '../../lib/engine/testing/memory-sink';
 import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
 import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
 
-export async function runPlanOnce(plan: QueryPlan, records: Record<string, unknown>[]) {
+/** `records` as objects (JSON lines), or a file's text as it is. */
+export async function runPlanOnce(plan: QueryPlan, records: Record<string, unknown>[] | string) {
   const source = new InMemoryFileSource(plan.source.schema);
   source.add('in.json', records);
   const deadLetters = new InMemoryDeadLetters();

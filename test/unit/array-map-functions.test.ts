@@ -5,18 +5,12 @@
  */
 import { compileExpression, compileSelect } from '../../lib/engine/expr';
 import { typeName } from '../../lib/engine/expr/types';
+import { errorMessageOf } from '../helpers/expr-errors';
 import { mapEntries } from '../../lib/engine/map-entries';
 
 const value = (text: string) => compileExpression(text, []).evaluate({});
 const typeOf = (text: string) => typeName(compileExpression(text, []).sqlType);
-const errorOf = (text: string): string => {
-  try {
-    value(text);
-  } catch (e) {
-    return (e as Error).message;
-  }
-  return 'no error';
-};
+const errorOf = (text: string) => errorMessageOf(text);
 
 describe('array functions', () => {
   it('array_position: 1-based, 0 when absent, nulls skipped, null for a null argument', () => {

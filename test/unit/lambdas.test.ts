@@ -7,6 +7,7 @@
 import { parseDdlColumns } from '../../lib/engine/ddl';
 import { compileExpression, compileSelect } from '../../lib/engine/expr';
 import { typeName } from '../../lib/engine/expr/types';
+import { errorMessageOf } from '../helpers/expr-errors';
 
 const COLS = parseDdlColumns('x INT, xs ARRAY<INT>, lines ARRAY<STRUCT<qty: INT, price: DOUBLE>>, tags MAP<STRING, INT>, k STRING');
 const ROW = {
@@ -20,14 +21,7 @@ const ROW = {
   k: 'K',
 };
 const run = (text: string, row: Record<string, unknown> = ROW) => compileExpression(text, COLS).evaluate(row);
-const errorOf = (text: string): string => {
-  try {
-    compileExpression(text, COLS).evaluate(ROW);
-  } catch (e) {
-    return (e as Error).message;
-  }
-  return 'no error';
-};
+const errorOf = (text: string) => errorMessageOf(text, COLS, ROW);
 
 describe('a lambda', () => {
   it('reads its parameters before columns of the same name, and other columns of the row', () => {

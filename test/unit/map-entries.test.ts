@@ -4,11 +4,7 @@
  */
 import { entryValue as apiEntryValue, mapEntries as apiMapEntries, readStream, setEntry as apiSetEntry } from '../../lib/api/query';
 import { entryValue, hasEntry, keyOfStored, mapEntries, mapKeys, setEntry, storedKey } from '../../lib/engine/map-entries';
-import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
-import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
-import { InMemorySink } from '../../lib/engine/testing/memory-sink';
-import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
-import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
+import { runPlanOnce } from '../helpers/run-plan';
 
 const KEYS = ['b', '10', 'a', '2', '0', '01', '4294967295', '12345678901', '', '-1', '1.5', '\u0000', '\u00003', '\u0000x', '__proto__', 'constructor'];
 
@@ -81,18 +77,7 @@ describe('a withColumn function reading a MAP column', () => {
       .selectExpr('id', 'attrs', 'keys', 'ten', 'map_keys(reversed) AS reversed_keys')
       .writeStream.queryName('map-fn')
       .plan();
-    const source = new InMemoryFileSource(plan.source.schema);
-    source.add('a.json', '{"id": 1, "attrs": {"b": 1, "10": 2, "a": 3}}\n{"id": 2, "attrs": {"3": 4}}');
-    const report = await new MicroBatchExecutor({
-      plan,
-      source,
-      checkpoint: new InMemoryCheckpoint(),
-      state: new InMemoryStateStore(),
-      sink: new InMemorySink(),
-    }).run({
-      collectRows: true,
-    });
-    const rows = report.batches.flatMap((b) => b.rows ?? []);
+    const { rows } = await runPlanOnce(plan, '{"id": 1, "attrs": {"b": 1, "10": 2, "a": 3}}\n{"id": 2, "attrs": {"3": 4}}');
     expect(rows.map((r) => [r.id, r.keys, r.ten, r.reversed_keys])).toEqual([
       [1, 'b=1,10=2,a=3', 2, ['a', '10', 'b']],
       [2, '3=4', null, ['3']],

@@ -5,17 +5,11 @@
  */
 import { compileExpression } from '../../lib/engine/expr';
 import { typeName } from '../../lib/engine/expr/types';
+import { errorMessageOf } from '../helpers/expr-errors';
 
 const value = (text: string) => compileExpression(text, []).evaluate({});
 const typeOf = (text: string) => typeName(compileExpression(text, []).sqlType);
-const errorOf = (text: string): string => {
-  try {
-    value(text);
-  } catch (e) {
-    return (e as Error).message;
-  }
-  return 'no error';
-};
+const errorOf = (text: string) => errorMessageOf(text);
 
 describe('URL encoding', () => {
   it("encodes as URLEncoder: a space as +, '~' and non-ASCII as their UTF-8 bytes, '.-*_' as they are", () => {

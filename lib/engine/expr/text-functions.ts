@@ -5,6 +5,8 @@
  * chr, base64 of a string's UTF-8 bytes, hex and bin of a BIGINT's 64 bits or a string's bytes,
  * typeof (Spark's simpleString of the type), equal_null, zeroifnull and nullifzero.
  */
+import { hiveTypeOf } from '../ddl';
+import type { DataType } from '../schema';
 import type { CallCtx, FunctionDef } from './analyze';
 import { implicitCast } from './analyze';
 import { SparkRowError } from './errors';
@@ -98,29 +100,21 @@ function levenshtein(a: string, b: string): number {
   return prev[y.length];
 }
 
-/** Spark's DataType.simpleString: `int`, `decimal(10,2)`, `array<int>`, `map<string,int>`, `struct<a:int>`. */
+/** Spark's DataType.simpleString: `int`, `decimal(10,2)`, `array<int>`, `map<string,int>`, `struct<a:int>` (Hive's DDL, and `void`). */
 function simpleString(t: SqlType): string {
   switch (t.type) {
     case 'NULL':
       return 'void';
-    case 'INT':
-      return t.bits === 8 ? 'tinyint' : t.bits === 16 ? 'smallint' : 'int';
-    case 'LONG':
-      return 'bigint';
-    case 'DOUBLE':
-      return t.binary32 ? 'float' : 'double';
-    case 'DECIMAL':
-      return `decimal(${t.precision},${t.scale})`;
+    case 'INTERVAL':
+      return t.yearMonth ? 'interval year to month' : t.days ? 'interval day' : 'interval day to second';
     case 'ARRAY':
       return `array<${simpleString(t.element!)}>`;
     case 'MAP':
       return `map<${simpleString(t.key ?? STRING)},${simpleString(t.value!)}>`;
     case 'STRUCT':
       return `struct<${t.fields!.map((f) => `${f.name}:${simpleString(f)}`).join(',')}>`;
-    case 'INTERVAL':
-      return t.yearMonth ? 'interval year to month' : t.days ? 'interval day' : 'interval day to second';
     default:
-      return t.type.toLowerCase();
+      return hiveTypeOf(t as DataType);
   }
 }
 
