@@ -65,6 +65,14 @@ describe('a lambda', () => {
     expect(errorOf('transform_keys(tags, (k, v) -> CAST(NULL AS STRING))')).toMatch(/^\[NULL_MAP_KEY\]/);
   });
 
+  it('array_sort: nulls last and NaN above every number without a comparator; stable with one; a null from it is an error', () => {
+    expect(run("array_sort(array(2D, NULL, CAST('NaN' AS DOUBLE), -1D))")).toEqual([-1, 2, Number.NaN, null]);
+    expect(run('array_sort(lines, (a, b) -> a.qty - a.qty)')).toEqual(ROW.lines);
+    expect(run('array_sort(lines, (a, b) -> a.qty - b.qty)')).toEqual([ROW.lines[1], ROW.lines[0]]);
+    expect(errorOf('array_sort(array(1, 2), (a, b) -> CAST(NULL AS INT))')).toMatch(/^\[COMPARATOR_RETURNS_NULL\]/);
+    expect(errorOf('array_sort(xs, (a, b) -> a < b)')).toMatch(/^\[DATATYPE_MISMATCH\.UNEXPECTED_RETURN_TYPE\]/);
+  });
+
   it('names an unaliased result as Spark does', () => {
     expect(compileSelect(['transform(xs, x -> x + 1)'], COLS).columns[0].name).toBe(
       'transform(xs, lambdafunction((namedlambdavariable() + 1), namedlambdavariable()))',

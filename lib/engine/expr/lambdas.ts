@@ -1,6 +1,6 @@
 /**
  * Spark's higher-order functions, whose last arguments are lambdas (`x -> x + 1`, `(k, v) -> v`):
- * transform, filter, exists, forall, aggregate (and its name reduce), zip_with over arrays, and
+ * transform, filter, exists, forall, aggregate (and its name reduce), zip_with, array_sort over arrays, and
  * map_filter, transform_values, transform_keys over maps, with Spark's types, null handling and
  * errors (higherOrderFunctions.scala).
  *
@@ -20,7 +20,9 @@ import { Analyzer } from './analyze';
 import { compileExpr } from './codegen';
 import { checkKeyType, duplicatedMapKey, keyText, keyTypeOf, keyValue, mapType, nullMapKey } from './map-keys';
 import type { Ast } from './parser';
+import { SparkRowError } from './errors';
 import type { Eval, Typed } from './typed';
+import { comparator } from './values';
 import { BOOLEAN, INT, type SqlType, sameType, typeName } from './types';
 
 type Call = Extract<Ast, { k: 'call' }>;
@@ -273,6 +275,51 @@ function mapFunction(az: Analyzer, c: Call, kind: 'filter' | 'values' | 'keys'):
   });
 }
 
+/**
+ * array_sort(array[, (left, right) -> INT]): ascending with nulls last, or by the comparator
+ * (negative, 0, positive; a null from it is Spark's COMPARATOR_RETURNS_NULL). Stable, as Java's sort.
+ */
+function arraySort(az: Analyzer, c: Call): Typed {
+  arity(az, c, [1, 2]);
+  const arr = collection(az, c, 0, 'ARRAY');
+  const el = arr.type.element!;
+  if (c.args.length === 1) {
+    const cmp = comparator(el);
+    const sql = `array_sort(${arr.sql})`;
+    return node(
+      arr.type,
+      sql,
+      [arr],
+      () =>
+        ([xs]) =>
+          [...(xs as unknown[])].sort((a, b) => (a == null ? (b == null ? 0 : 1) : b == null ? -1 : cmp(a, b))),
+    );
+  }
+  const f = bind(az, c, 1, [el, el], [2]);
+  if (f.body.type.type !== 'INT' || f.body.type.bits !== undefined) {
+    throw az.mismatch(
+      'UNEXPECTED_RETURN_TYPE',
+      `${c.name}(...)`,
+      `the comparator of array_sort must return "INT" (negative, 0 or positive), however ${f.body.sql} has the type "${typeName(f.body.type)}"`,
+      c.pos,
+    );
+  }
+  return node(arr.type, `${c.name}(${arr.sql}, ${f.sql})`, [arr], () => {
+    const ev = f.evaluator();
+    return ([xs], row) =>
+      [...(xs as unknown[])].sort((a, b) => {
+        const r = ev(row, a, b);
+        if (r == null) {
+          throw new SparkRowError(
+            'COMPARATOR_RETURNS_NULL',
+            `The comparator has returned a NULL for a comparison between ${String(a)} and ${String(b)}. It should return a positive integer for "greater than", 0 for "equal" and a negative integer for "less than".`,
+          );
+        }
+        return r as number;
+      });
+  });
+}
+
 /** The higher-order functions by name: each analyzes its own arguments (a lambda needs the collection's types first). */
 export const HIGHER_ORDER_FUNCTIONS: Readonly<Record<string, (az: Analyzer, c: Call) => Typed>> = {
   transform: (az, c) =>
@@ -296,6 +343,7 @@ export const HIGHER_ORDER_FUNCTIONS: Readonly<Record<string, (az: Analyzer, c: C
   aggregate,
   reduce: aggregate,
   zip_with: zipWith,
+  array_sort: arraySort,
   map_filter: (az, c) => mapFunction(az, c, 'filter'),
   transform_values: (az, c) => mapFunction(az, c, 'values'),
   transform_keys: (az, c) => mapFunction(az, c, 'keys'),
