@@ -4,6 +4,7 @@
  * errors Spark raises when the query is analyzed, and a row error raised inside a lambda. The
  * expectations follow Spark's higherOrderFunctions.scala and its function documentation.
  */
+import { compileSql } from '../../lib/api/query';
 import { parseDdlColumns } from '../../lib/engine/ddl';
 import { compileExpression, compileSelect } from '../../lib/engine/expr';
 import { typeName } from '../../lib/engine/expr/types';
@@ -77,6 +78,16 @@ describe('a lambda', () => {
     expect(compileSelect(['transform(xs, x -> x + 1)'], COLS).columns[0].name).toBe(
       'transform(xs, lambdafunction((namedlambdavariable() + 1), namedlambdavariable()))',
     );
+  });
+});
+
+describe('a lambda in a SQL statement', () => {
+  it('parses and runs as in selectExpr', () => {
+    const plan = compileSql(
+      "SELECT id, transform(xs, x -> x + 1) AS ys, filter(xs, (x, i) -> x > i) AS zs FROM STREAM read_files(schema => 'id INT, xs ARRAY<INT>')",
+    );
+    const [stage] = plan.stages;
+    expect(stage.kind === 'selectExpr' && stage.compiled.project({ id: 1, xs: [0, 5, 1] })).toEqual({ id: 1, ys: [1, 6, 2], zs: [5] });
   });
 });
 
