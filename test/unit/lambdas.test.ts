@@ -4,10 +4,11 @@
  * errors Spark raises when the query is analyzed, and a row error raised inside a lambda. The
  * expectations follow Spark's higherOrderFunctions.scala and its function documentation.
  */
-import { compileSql } from '../../lib/api/query';
+import { compileSql, F, readStream } from '../../lib/api/query';
 import { parseDdlColumns } from '../../lib/engine/ddl';
 import { compileExpression, compileSelect } from '../../lib/engine/expr';
 import { typeName } from '../../lib/engine/expr/types';
+import { runPlanOnce } from '../helpers/run-plan';
 import { errorMessageOf } from '../helpers/expr-errors';
 
 const COLS = parseDdlColumns('x INT, xs ARRAY<INT>, lines ARRAY<STRUCT<qty: INT, price: DOUBLE>>, tags MAP<STRING, INT>, k STRING');
@@ -103,5 +104,37 @@ describe('a query with a lambda Spark refuses', () => {
     ['transform(xs, x -> nope)', /^\[UNRESOLVED_COLUMN/],
   ])('%s', (text, error) => {
     expect(errorOf(text)).toMatch(error);
+  });
+});
+
+describe('the functions module F with lambdas (pyspark style)', () => {
+  it('builds the same SQL a lambda written as text does, and runs it', async () => {
+    const plan = readStream
+      .format('json')
+      .schema('id INT, xs ARRAY<INT>, tags MAP<STRING, INT>')
+      .load('s3://b/in/')
+      .select(
+        'id',
+        F.transform('xs', (x) => x.plus(1)).as('ys'),
+        F.filter('xs', (x, i) => x.gt(i)).as('zs'),
+        F.aggregate('xs', 0, (acc, x) => acc.plus(x)).as('total'),
+        F.exists('xs', (x) =>
+          F.transform('xs', (y) => y.plus(x))
+            .getItem(1)
+            .gt(9),
+        ).as('deep'),
+        F.transform_values('tags', (_k, v) => v.multiply(10)).as('tens'),
+        F.array_sort('xs', (a, b) => b.minus(a)).as('desc'),
+      )
+      .writeStream.plan();
+    const [stage] = plan.stages;
+    expect(stage.kind === 'selectExpr' && stage.items.slice(1, 5)).toEqual([
+      'transform(xs, x_1 -> x_1 + 1) AS ys',
+      'filter(xs, (x_1, y_1) -> x_1 > y_1) AS zs',
+      'aggregate(xs, 0, (x_1, y_1) -> x_1 + y_1) AS total',
+      'exists(xs, x_1 -> transform(xs, x_2 -> x_2 + x_1)[1] > 9) AS deep',
+    ]);
+    const { rows } = await runPlanOnce(plan, [{ id: 1, xs: [0, 5, 1], tags: { a: 2 } }]);
+    expect(rows).toEqual([{ id: 1, ys: [1, 6, 2], zs: [5], total: 6, deep: true, tens: { a: 20 }, desc: [5, 1, 0] }]);
   });
 });

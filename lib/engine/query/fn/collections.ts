@@ -2,7 +2,8 @@
  * pyspark's collection, generator, JSON and hash functions. A value argument (array_contains's
  * value, element_at's index or key) is a literal unless it is a Column.
  */
-import type { Column, Operand } from '../column';
+import { InvalidQueryError } from '../../errors';
+import { Column, type Operand } from '../column';
 import type { ArgType, ArrayOf, ColArg, ItemType, MapOf, StructOf, UnknownType } from '../column-types';
 import type { AnyColumns, SchemaColumns } from '../types';
 import { arg, call, litArg, val } from './core';
@@ -50,6 +51,58 @@ export const slice = <const A extends Arr>(a: A, start: number, length: number):
 export const array_max = <const A extends Arr>(a: A): Column<ItemType<ArgType<A>>> => call('array_max', arg(a));
 /** `array_min(a)`. */
 export const array_min = <const A extends Arr>(a: A): Column<ItemType<ArgType<A>>> => call('array_min', arg(a));
+
+// ---------------------------------------------------------------------------- higher-order functions
+
+/** How deep the lambdas being built are nested: a lambda's parameters are named by their depth, so an inner one never hides an outer one. */
+let lambdaDepth = 0;
+
+/**
+ * pyspark's lambda argument as SQL: `f` is called with a Column per parameter (as many as it
+ * declares, or `arity`) and its Column is the body: `(x) => x.plus(1)` is `x_1 -> (x_1 + 1)`.
+ */
+function lambda(f: (...xs: Column<UnknownType>[]) => Column, fn: string, arities: readonly number[]): string {
+  const n = arities.includes(f.length) ? f.length : arities[0];
+  lambdaDepth++;
+  try {
+    const names = Array.from({ length: n }, (_, i) => `${'xyz'[i] ?? 'p'}_${lambdaDepth}`);
+    const body = f(...names.map((x) => new Column<UnknownType>(x)));
+    if (!(body instanceof Column)) throw new InvalidQueryError(`${fn}: the function must return a Column (F.col, F.lit, x.plus(1), ...), got ${typeof body}`);
+    return `${n === 1 ? names[0] : `(${names.join(', ')})`} -> ${body.sql}`;
+  } finally {
+    lambdaDepth--;
+  }
+}
+
+type Fn1 = (x: Column<UnknownType>) => Column;
+/** A function of one or two parameters (`x => ...` or `(x, i) => ...`). */
+type Fn2 = (x: Column<UnknownType>, y: Column<UnknownType>) => Column;
+
+/** `transform(a, x -> ...)` or, with two parameters, `(x, i) -> ...` (the 0-based index). */
+export const transform = (a: Arr, f: Fn2): Column<'ARRAY'> => call('transform', arg(a), lambda(f, 'transform', [1, 2]));
+/** `filter(a, x -> ...)`: the elements for which the function is true (`(x, i) -> ...` with the index). */
+export const filter = <const A extends Arr>(a: A, f: Fn2): Column<ArgType<A>> => call('filter', arg(a), lambda(f, 'filter', [1, 2]));
+/** `exists(a, x -> ...)`: true when the function is true for an element (null when none is and one gave null). */
+export const exists = (a: Arr, f: Fn1): Column<'BOOLEAN'> => call('exists', arg(a), lambda(f, 'exists', [1]));
+/** `forall(a, x -> ...)`: true when the function is true for every element (null when none is false and one gave null). */
+export const forall = (a: Arr, f: Fn1): Column<'BOOLEAN'> => call('forall', arg(a), lambda(f, 'forall', [1]));
+/** `aggregate(a, zero, (acc, x) -> ...[, acc -> ...])`: the merge must give the zero's type. */
+export function aggregate(a: Arr, zero: Operand, merge: Fn2, finish?: Fn1): Column<UnknownType> {
+  const args = [arg(a), val(zero), lambda(merge, 'aggregate', [2])];
+  return call('aggregate', ...(finish ? [...args, lambda(finish, 'aggregate', [1])] : args));
+}
+/** `zip_with(a, b, (x, y) -> ...)`: element by element, the shorter array padded with nulls. */
+export const zip_with = (a: Arr, b: Arr, f: Fn2): Column<'ARRAY'> => call('zip_with', arg(a), arg(b), lambda(f, 'zip_with', [2]));
+/** `array_sort(a[, (left, right) -> INT])`: ascending with nulls last, or by the comparator. */
+export function array_sort<const A extends Arr>(a: A, comparator?: Fn2): Column<ArgType<A>> {
+  return comparator ? call('array_sort', arg(a), lambda(comparator, 'array_sort', [2])) : call('array_sort', arg(a));
+}
+/** `map_filter(m, (k, v) -> ...)`. */
+export const map_filter = <const M extends ColArg<MapOf | 'MAP'>>(m: M, f: Fn2): Column<ArgType<M>> => call('map_filter', arg(m), lambda(f, 'map_filter', [2]));
+/** `transform_values(m, (k, v) -> ...)`. */
+export const transform_values = (m: ColArg<MapOf | 'MAP'>, f: Fn2): Column<'MAP'> => call('transform_values', arg(m), lambda(f, 'transform_values', [2]));
+/** `transform_keys(m, (k, v) -> ...)`. */
+export const transform_keys = (m: ColArg<MapOf | 'MAP'>, f: Fn2): Column<'MAP'> => call('transform_keys', arg(m), lambda(f, 'transform_keys', [2]));
 
 // ---------------------------------------------------------------------------- generators (select only)
 
