@@ -81,3 +81,30 @@ describe('elt, find_in_set, typeof and the null functions', () => {
     expect(typeOf('nullifzero(CAST(0 AS DECIMAL(4,2)))')).toBe('DECIMAL(4,2)');
   });
 });
+
+describe('timestampadd and timestampdiff (a unit as a bare word)', () => {
+  it('counts whole months by the day and the time of day, truncated towards zero (ChronoUnit.between)', () => {
+    expect(value("timestampdiff(MONTH, TIMESTAMP '2022-01-31 10:00:00', TIMESTAMP '2022-02-28 09:00:00')")).toBe(0);
+    expect(value("timestampdiff(MONTH, TIMESTAMP '2022-01-31 10:00:00', TIMESTAMP '2022-02-28 10:00:00')")).toBe(0);
+    expect(value("timestampdiff(MONTH, TIMESTAMP '2022-01-28 10:00:00', TIMESTAMP '2022-02-28 10:00:00')")).toBe(1);
+    expect(value("timestampdiff(MONTH, DATE '2022-03-01', DATE '2022-01-31')")).toBe(-1);
+    expect(value("timestampdiff(second, TIMESTAMP '2022-01-01 00:00:01', TIMESTAMP '2022-01-01 00:00:00.5')")).toBe(0);
+    expect(value("timestampdiff(WEEK, DATE '2022-01-01', DATE '2022-01-14')")).toBe(1);
+  });
+
+  it('adds months to the day, clamped to the month end, and keeps the time of day', () => {
+    expect(value("timestampadd(QUARTER, 1, TIMESTAMP '2022-11-30 06:07:08')")).toBe(value("TIMESTAMP '2023-02-28 06:07:08'"));
+    expect(value("date_add(DAY, 1, DATE '2022-12-31')")).toBe(value("TIMESTAMP '2023-01-01 00:00:00'"));
+    expect(typeOf("dateadd(DAY, 1, DATE '2022-12-31')")).toBe('TIMESTAMP');
+    expect(typeOf("timestampdiff(DAY, DATE '2022-12-31', DATE '2023-01-01')")).toBe('BIGINT');
+  });
+
+  it('is null for a null argument; refuses an unknown unit; leaving years 1-9999 is DATETIME_OVERFLOW', () => {
+    expect(value("timestampadd(DAY, CAST(NULL AS INT), TIMESTAMP '2022-01-01 00:00:00')")).toBeNull();
+    expect(errorOf("timestampadd(FORTNIGHT, 1, TIMESTAMP '2022-01-01 00:00:00')")).toMatch(/^\[INVALID_PARAMETER_VALUE\.DATETIME_UNIT\]/);
+    expect(errorOf("timestampdiff(DAYOFYEAR, DATE '2022-01-01', DATE '2022-01-02')")).toMatch(/^\[INVALID_PARAMETER_VALUE\.DATETIME_UNIT\]/);
+    expect(errorOf("timestampadd(YEAR, 10000, TIMESTAMP '2022-01-01 00:00:00')")).toMatch(/^\[DATETIME_OVERFLOW\]/);
+    expect(errorOf("timestampadd(DAY, 3000000, TIMESTAMP '2022-01-01 00:00:00')")).toMatch(/^\[DATETIME_OVERFLOW\]/);
+    expect(value("datediff(DATE '2022-01-03', DATE '2022-01-01')")).toBe(2);
+  });
+});

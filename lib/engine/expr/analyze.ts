@@ -6,6 +6,7 @@
  * in the text and the fix. The result is a typed tree (typed.ts) ready to compile.
  */
 import { HIGHER_ORDER_FUNCTIONS } from './lambdas';
+import { unitFunction } from './timestamp-units';
 import type { ColumnInfo } from '../plan/columns';
 import { PARTITION_HINT } from '../plan/paths';
 import type { Row } from '../ports/values';
@@ -553,7 +554,7 @@ export class Analyzer {
         ast.pos,
       );
     }
-    const higher = HIGHER_ORDER_FUNCTIONS[name];
+    const higher = HIGHER_ORDER_FUNCTIONS[name] ?? unitFunction(name, ast.args.length);
     if (higher !== undefined) return higher(this, ast);
     if (ast.args.some((a) => a.k === 'lambda')) {
       throw this.fail(
