@@ -48,6 +48,14 @@ describe('array functions', () => {
     expect(errorOf("array_position(array(1), 'a')")).toMatch(/^\[DATATYPE_MISMATCH\.ARRAY_FUNCTION_DIFF_TYPES\]/);
   });
 
+  it('array_append and array_prepend add a null element too and widen; a null array is null', () => {
+    expect(value('array_append(array(1, 2), CAST(NULL AS INT))')).toEqual([1, 2, null]);
+    expect(value('array_prepend(array(1), 2.5D)')).toEqual([2.5, 1]);
+    expect(typeOf('array_append(array(1), 2L)')).toBe('ARRAY<BIGINT>');
+    expect(value('array_append(CAST(NULL AS ARRAY<INT>), 1)')).toBeNull();
+    expect(value('array_size(CAST(NULL AS ARRAY<INT>))')).toBeNull();
+  });
+
   it('array_repeat: a null count is null, a negative one empty', () => {
     expect(value("array_repeat('a', -1)")).toEqual([]);
     expect(value("array_repeat('a', CAST(NULL AS INT))")).toBeNull();

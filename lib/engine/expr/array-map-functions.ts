@@ -14,7 +14,7 @@ import { SparkRowError } from './errors';
 import { call, def, int } from './fn-util';
 import { checkKeyType, duplicatedMapKey, keyText, keyTypeOf, keyValue, mapType, nullMapKey } from './map-keys';
 import { strict, type Typed } from './typed';
-import { BOOLEAN, commonType, isIntegral, LONG, type SqlType, typeName } from './types';
+import { BOOLEAN, commonType, INT, isIntegral, LONG, type SqlType, typeName } from './types';
 
 /** The array and the value widened to one element type (Spark's ARRAY_FUNCTION_DIFF_TYPES otherwise). */
 function arrayAndValue(c: CallCtx, a: Typed, x: Typed): { arr: Typed; value: Typed; t: SqlType } {
@@ -139,7 +139,48 @@ function sameMaps(c: CallCtx, args: readonly Typed[]): SqlType {
   return first;
 }
 
+/** array_append / array_prepend: the element widened with the array's element type; a null element is added too. */
+function arrayAdd(atEnd: boolean): FunctionDef {
+  return def(2, 2, ([a, x], c) => {
+    const arr = arrayArg(c, a, 0);
+    const t = commonType([arr.type.element!, x.type]);
+    if (t === null) {
+      throw c.az.mismatch(
+        'ARRAY_FUNCTION_DIFF_TYPES',
+        c.sql,
+        `Input to \`${c.name}\` should have been "ARRAY" followed by a value with same element type, but it's ["${typeName(arr.type)}", "${typeName(x.type)}"]`,
+        c.pos,
+      );
+    }
+    return call(c, { type: 'ARRAY', element: t }, [implicitCast(arr, { type: 'ARRAY', element: t }), implicitCast(x, t)], ([ea, ex]) => (row) => {
+      const xs = ea(row) as unknown[] | null;
+      if (xs == null) return null;
+      const v = ex(row) ?? null;
+      return atEnd ? [...xs, v] : [v, ...xs];
+    });
+  });
+}
+
 export const ARRAY_MAP_FUNCTIONS: Record<string, FunctionDef> = {
+  array_size: def(1, 1, ([a], c) =>
+    call(
+      c,
+      INT,
+      [arrayArg(c, a, 0)],
+      strict((xs) => (xs as unknown[]).length),
+    ),
+  ),
+  array_compact: def(1, 1, ([a], c) => {
+    const arr = arrayArg(c, a, 0);
+    return call(
+      c,
+      arr.type,
+      [arr],
+      strict((xs) => (xs as unknown[]).filter((x) => x != null)),
+    );
+  }),
+  array_append: arrayAdd(true),
+  array_prepend: arrayAdd(false),
   array_position: def(2, 2, ([a, x], c) => {
     const { arr, value, t } = arrayAndValue(c, a, x);
     const eq = sameValue(t);
