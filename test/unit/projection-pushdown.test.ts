@@ -160,3 +160,41 @@ describe('a filter right after a projection', () => {
     expect((await runPlanOnce(grouped, rows)).rows.map((r) => r.s)).toEqual(['A1']);
   });
 });
+
+describe('a filter on the window after a windowed aggregation', () => {
+  it('tests each row and window inside the aggregation, a conjunct on an aggregate or the event time staying after it', () => {
+    const p = events()
+      .groupBy(window('t', '10 seconds', '5 seconds'), 'country')
+      .count()
+      .filter("window.start >= TIMESTAMP '2026-10-01 12:00:10' AND country <> 'FR' AND count > 1 AND window.end > window.start")
+      .writeStream.outputMode('update')
+      .plan();
+    const spec = p.operators[0].spec;
+    expect(spec.kind === 'aggregate' && spec.windowFilter?.texts).toEqual([
+      "(window.start >= TIMESTAMP '2026-10-01 12:00:10')",
+      '(window.`end` > window.start)',
+    ]);
+    // the country conjunct moves below as a row filter, as before; the whole filter stays after the aggregation
+    expect(p.stages.map(named)).toEqual(['watermark t', "(country <> 'FR')"]);
+    expect(p.operators[0].post.map(named)).toEqual([
+      "window.start >= TIMESTAMP '2026-10-01 12:00:10' AND country <> 'FR' AND count > 1 AND window.end > window.start",
+    ]);
+  });
+
+  it('keeps a row of a sliding window out of the windows it rejects, and out of the late rows when it rejects all of them', async () => {
+    const p = events()
+      .groupBy(window('t', '10 seconds', '5 seconds'))
+      .count()
+      .filter("window.start >= TIMESTAMP '2026-10-01 12:00:05'")
+      .writeStream.outputMode('update')
+      .plan();
+    const { rows, report } = await runPlanOnce(p, [
+      { country: 'DE', t: '2026-10-01 12:00:07', amount: 1 },
+      { country: 'DE', t: '2026-10-01 12:00:03', amount: 1 },
+    ]);
+    // 12:00:07 is in [00:00, 00:10) (rejected) and [00:05, 00:15); 12:00:03 only in rejected windows
+    expect(rows.map((r) => [(r.window as { start: string }).start, r.count])).toEqual([['2026-10-01T12:00:05.000Z', 1]]);
+    expect(report.batches[0].stateRows).toEqual(1);
+    expect(report.batches.reduce((n, b) => n + (b.droppedByWatermark ?? 0), 0)).toBe(0);
+  });
+});

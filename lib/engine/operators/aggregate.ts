@@ -9,7 +9,7 @@
  */
 import { type Buffer, type CompiledAgg, initBuffer, mergeBuffers, updateBuffer } from '../aggregates';
 import type { Json, OperatorStateSpec, Row, StateChange, StateKey, StateStore } from '../ports';
-import type { GroupKey, WindowKey } from '../plan/types';
+import type { GroupKey, WindowFilter, WindowKey } from '../plan/types';
 import { timeOfValue, watermarkTimeOf } from '../plan/columns';
 import { type BatchMeta, isExpired, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorIo, OperatorOutput, StatefulOperator } from './operator';
@@ -134,6 +134,8 @@ export class AggregateOperator implements StatefulOperator {
     private readonly keys: readonly GroupKey[],
     private readonly aggs: CompiledAgg[],
     private readonly cfg: OperatorConfig,
+    /** The conjuncts of a later filter on the window, tested per (row, window) before a row joins the window's group. */
+    private readonly windowFilter?: WindowFilter,
   ) {
     this.windowPosition = keys.findIndex((k) => k.kind === 'window');
     this.window = this.windowPosition >= 0 ? (keys[this.windowPosition] as WindowKey) : undefined;
@@ -304,8 +306,9 @@ export class AggregateOperator implements StatefulOperator {
     }
     const col = window.column;
     const perEvent = windowsPerEvent(window);
-    // (a tumbling window: the window of the row before, see window-memo.ts)
-    const memo = perEvent === 1 ? new WindowMemo() : null;
+    const filter = this.windowFilter?.test;
+    // (a tumbling window: the window of the row before, see window-memo.ts; not with a window filter, which each row's window goes through)
+    const memo = perEvent === 1 && filter === undefined ? new WindowMemo() : null;
     for (const row of rows) {
       // (a window over an earlier aggregation's window column: over its window_time)
       const ts = timeOfValue(row[col]);
@@ -324,14 +327,23 @@ export class AggregateOperator implements StatefulOperator {
       // 1970 under a tiny slide, takes windows.ts's exact path.)
       const last = lastWindowIndex(ts, window);
       let accepted = false;
+      // (false when a window filter rejects every window of the row: it is filtered, not late)
+      let passed = filter === undefined;
       for (let j = perEvent - 1; j >= 0; j--) {
         const k = typeof last === 'number' && Number.isSafeInteger(last - j) ? last - j : indexBefore(last, j);
         const start = windowStartAt(k, window);
-        if (!covers(start, ts, window) || this.isWindowLate(start, batch)) continue;
+        if (!covers(start, ts, window)) continue;
+        if (filter !== undefined) {
+          const probe = Object.create(row) as Row;
+          probe.window = { start, end: windowEnd(start, window) };
+          if (!filter(probe)) continue;
+          passed = true;
+        }
+        if (this.isWindowLate(start, batch)) continue;
         this.addTo(this.slotOf(row, k, root), row, batch, touched);
         accepted = true;
       }
-      if (!accepted) late.push(row);
+      if (!accepted && passed) late.push(row);
       memo?.keep(last, ts, window, !accepted);
     }
   }

@@ -26,5 +26,5 @@ export function createOperator(spec: StatefulSpec, cfg: OperatorConfig): Statefu
     ),
   );
   if (session) return new SessionOperator(spec.keys, aggs, session, cfg);
-  return new AggregateOperator(spec.keys, aggs, cfg);
+  return new AggregateOperator(spec.keys, aggs, cfg, spec.windowFilter);
 }

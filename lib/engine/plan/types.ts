@@ -236,6 +236,12 @@ export interface AggSpec {
   readonly as: string;
 }
 
+/** The texts of the conjuncts, and their test of a row that holds the grouping keys and the window (`{start, end}`). */
+export interface WindowFilter {
+  readonly texts: readonly string[];
+  readonly test: (row: Row) => boolean;
+}
+
 /** A stateful operator of a plan and the stateless stages between it and the next (or the sink). */
 export interface OperatorStep {
   readonly spec: StatefulSpec;
@@ -243,7 +249,18 @@ export interface OperatorStep {
 }
 
 export type StatefulSpec =
-  | { readonly kind: 'aggregate'; readonly keys: readonly GroupKey[]; readonly aggs: readonly AggSpec[] }
+  | {
+      readonly kind: 'aggregate';
+      readonly keys: readonly GroupKey[];
+      readonly aggs: readonly AggSpec[];
+      /**
+       * Conjuncts of a filter after the aggregation that read its window (and only grouping keys
+       * besides): Spark's optimizer moves them below the aggregation, where they test each (row,
+       * window) before the row is added to that window's group (query/frame.ts). A pair they reject
+       * makes no group and is not late. The filter itself stays after the aggregation too.
+       */
+      readonly windowFilter?: WindowFilter;
+    }
   | { readonly kind: 'dedup'; readonly columns: readonly string[] | null; readonly withinWatermark: boolean }
   | StreamJoinSpec
   | TransformWithStateSpec;

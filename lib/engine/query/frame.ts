@@ -22,6 +22,7 @@ import type {
   StatelessStage,
   StreamJoinSpec,
   StreamJoinType,
+  WindowFilter,
 } from '../plan/types';
 import { checkPredicate, type ColumnInfo, columnsAfter, explodeColumns, predicateColumns, predicateSide } from '../plan/columns';
 import { isPath, parsePath, pathColumn, pathName } from '../plan/paths';
@@ -104,6 +105,12 @@ function pushFilter(
     ],
   );
   return new StreamFrame(frame.source, pushed.stages, pushed.operators, frame.inputs);
+}
+
+/** An aggregation's window filter with more conjuncts (those of an earlier filter first). */
+function windowFilterOf(earlier: WindowFilter | undefined, conjuncts: readonly JoinConjunct[]): WindowFilter {
+  const tests = [...(earlier ? [earlier.test] : []), ...conjuncts.map((c) => c.sideTest!)];
+  return { texts: [...(earlier?.texts ?? []), ...conjuncts.map((c) => c.text)], test: (row) => tests.every((t) => t(row)) };
 }
 
 /** An expression's text, from a string or a Column; `where` names the call in the error. */
@@ -314,14 +321,21 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
       return this;
     }
     const pushed = conjuncts.filter((c) => c.side === 'left' && c.columns.length > 0 && c.columns.every((col) => keys.has(col) && names.has(col)));
-    if (!pushed.length) return this;
+    // (a conjunct on the window: tested per row and window inside the aggregation, as Spark's moved filter)
+    const onWindow = spec.keys.some((k) => k.kind === 'window')
+      ? conjuncts.filter(
+          (c) => c.side === 'left' && c.sideTest !== null && c.columns.includes('window') && c.columns.every((col) => col === 'window' || keys.has(col)),
+        )
+      : [];
+    if (!pushed.length && !onWindow.length) return this;
     let before = new StreamFrame<FrameColumns>(this.source, this.stages, this.operators.slice(0, -1), this.inputs);
     try {
       for (const c of pushed) before = before.filter(c.text);
     } catch {
       return this;
     }
-    return new StreamFrame<C>(before.source, before.stages, [...before.operators, last], before.inputs);
+    const step = onWindow.length ? { ...last, spec: { ...spec, windowFilter: windowFilterOf(spec.windowFilter, onWindow) } } : last;
+    return new StreamFrame<C>(before.source, before.stages, [...before.operators, step], before.inputs);
   }
 
   /**
