@@ -73,6 +73,7 @@ describe('a lambda', () => {
     expect(run('array_sort(lines, (a, b) -> a.qty - b.qty)')).toEqual([ROW.lines[1], ROW.lines[0]]);
     expect(errorOf('array_sort(array(1, 2), (a, b) -> CAST(NULL AS INT))')).toMatch(/^\[COMPARATOR_RETURNS_NULL\]/);
     expect(errorOf('array_sort(xs, (a, b) -> a < b)')).toMatch(/^\[DATATYPE_MISMATCH\.UNEXPECTED_RETURN_TYPE\]/);
+    expect(errorOf('array_sort(array(tags))')).toMatch(/^\[DATATYPE_MISMATCH\.INVALID_ORDERING_TYPE\]/);
   });
 
   it('names an unaliased result as Spark does', () => {

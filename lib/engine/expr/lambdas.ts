@@ -284,6 +284,14 @@ function arraySort(az: Analyzer, c: Call): Typed {
   const arr = collection(az, c, 0, 'ARRAY');
   const el = arr.type.element!;
   if (c.args.length === 1) {
+    if (el.type === 'MAP') {
+      throw az.mismatch(
+        'INVALID_ORDERING_TYPE',
+        `${c.name}(...)`,
+        `\`${c.name}\` does not support ordering on type "${typeName(el)}": give a comparator lambda`,
+        c.pos,
+      );
+    }
     const cmp = comparator(el);
     const sql = `array_sort(${arr.sql})`;
     return node(
