@@ -23,7 +23,11 @@ function arrayAndValue(c: CallCtx, a: Typed, x: Typed): { arr: Typed; value: Typ
   }
   const arr = arrayArg(c, a, 0);
   const stringOnOneSide = (arr.type.element!.type === 'STRING') !== (x.type.type === 'STRING');
-  const t = stringOnOneSide ? null : commonType([arr.type.element!, x.type]);
+  return widened(c, arr, x, stringOnOneSide ? null : commonType([arr.type.element!, x.type]));
+}
+
+/** The array and the value cast to element type `t`; null: they have none (ARRAY_FUNCTION_DIFF_TYPES). */
+function widened(c: CallCtx, arr: Typed, x: Typed, t: SqlType | null): { arr: Typed; value: Typed; t: SqlType } {
   if (t === null) {
     throw c.az.mismatch(
       'ARRAY_FUNCTION_DIFF_TYPES',
@@ -142,17 +146,9 @@ function sameMaps(c: CallCtx, args: readonly Typed[]): SqlType {
 /** array_append / array_prepend: the element widened with the array's element type; a null element is added too. */
 function arrayAdd(atEnd: boolean): FunctionDef {
   return def(2, 2, ([a, x], c) => {
-    const arr = arrayArg(c, a, 0);
-    const t = commonType([arr.type.element!, x.type]);
-    if (t === null) {
-      throw c.az.mismatch(
-        'ARRAY_FUNCTION_DIFF_TYPES',
-        c.sql,
-        `Input to \`${c.name}\` should have been "ARRAY" followed by a value with same element type, but it's ["${typeName(arr.type)}", "${typeName(x.type)}"]`,
-        c.pos,
-      );
-    }
-    return call(c, { type: 'ARRAY', element: t }, [implicitCast(arr, { type: 'ARRAY', element: t }), implicitCast(x, t)], ([ea, ex]) => (row) => {
+    const input = arrayArg(c, a, 0);
+    const { arr, value, t } = widened(c, input, x, commonType([input.type.element!, x.type]));
+    return call(c, { type: 'ARRAY', element: t }, [arr, value], ([ea, ex]) => (row) => {
       const xs = ea(row) as unknown[] | null;
       if (xs == null) return null;
       const v = ex(row) ?? null;
