@@ -132,6 +132,7 @@ export type {
   JoinStage,
   JoinKeyPair,
   TimeRange,
+  WindowFilter,
 } from '../engine/plan/types';
 export type { ChainDraft } from '../engine/plan/chain';
 export type { BatchLimits } from '../engine/ports/source';

@@ -74,35 +74,38 @@ function lambda(f: (...xs: Column<UnknownType>[]) => Column, fn: string, arities
   }
 }
 
-type Fn1 = (x: Column<UnknownType>) => Column;
-/** A function of one or two parameters (`x => ...` or `(x, i) => ...`). */
-type Fn2 = (x: Column<UnknownType>, y: Column<UnknownType>) => Column;
+/** A lambda of one parameter, as pyspark's `lambda x: ...`: a Column for the parameter in, the body's Column out. */
+export type ColumnLambda = (x: Column<UnknownType>) => Column;
+/** A lambda of one or two parameters (`(x) => ...` or `(x, i) => ...`). */
+export type ColumnLambda2 = (x: Column<UnknownType>, y: Column<UnknownType>) => Column;
 
 /** `transform(a, x -> ...)` or, with two parameters, `(x, i) -> ...` (the 0-based index). */
-export const transform = (a: Arr, f: Fn2): Column<'ARRAY'> => call('transform', arg(a), lambda(f, 'transform', [1, 2]));
+export const transform = (a: Arr, f: ColumnLambda2): Column<'ARRAY'> => call('transform', arg(a), lambda(f, 'transform', [1, 2]));
 /** `filter(a, x -> ...)`: the elements for which the function is true (`(x, i) -> ...` with the index). */
-export const filter = <const A extends Arr>(a: A, f: Fn2): Column<ArgType<A>> => call('filter', arg(a), lambda(f, 'filter', [1, 2]));
+export const filter = <const A extends Arr>(a: A, f: ColumnLambda2): Column<ArgType<A>> => call('filter', arg(a), lambda(f, 'filter', [1, 2]));
 /** `exists(a, x -> ...)`: true when the function is true for an element (null when none is and one gave null). */
-export const exists = (a: Arr, f: Fn1): Column<'BOOLEAN'> => call('exists', arg(a), lambda(f, 'exists', [1]));
+export const exists = (a: Arr, f: ColumnLambda): Column<'BOOLEAN'> => call('exists', arg(a), lambda(f, 'exists', [1]));
 /** `forall(a, x -> ...)`: true when the function is true for every element (null when none is false and one gave null). */
-export const forall = (a: Arr, f: Fn1): Column<'BOOLEAN'> => call('forall', arg(a), lambda(f, 'forall', [1]));
+export const forall = (a: Arr, f: ColumnLambda): Column<'BOOLEAN'> => call('forall', arg(a), lambda(f, 'forall', [1]));
 /** `aggregate(a, zero, (acc, x) -> ...[, acc -> ...])`: the merge must give the zero's type. */
-export function aggregate(a: Arr, zero: Operand, merge: Fn2, finish?: Fn1): Column<UnknownType> {
+export function aggregate(a: Arr, zero: Operand, merge: ColumnLambda2, finish?: ColumnLambda): Column<UnknownType> {
   const args = [arg(a), val(zero), lambda(merge, 'aggregate', [2])];
   return call('aggregate', ...(finish ? [...args, lambda(finish, 'aggregate', [1])] : args));
 }
 /** `zip_with(a, b, (x, y) -> ...)`: element by element, the shorter array padded with nulls. */
-export const zip_with = (a: Arr, b: Arr, f: Fn2): Column<'ARRAY'> => call('zip_with', arg(a), arg(b), lambda(f, 'zip_with', [2]));
+export const zip_with = (a: Arr, b: Arr, f: ColumnLambda2): Column<'ARRAY'> => call('zip_with', arg(a), arg(b), lambda(f, 'zip_with', [2]));
 /** `array_sort(a[, (left, right) -> INT])`: ascending with nulls last, or by the comparator. */
-export function array_sort<const A extends Arr>(a: A, comparator?: Fn2): Column<ArgType<A>> {
+export function array_sort<const A extends Arr>(a: A, comparator?: ColumnLambda2): Column<ArgType<A>> {
   return comparator ? call('array_sort', arg(a), lambda(comparator, 'array_sort', [2])) : call('array_sort', arg(a));
 }
 /** `map_filter(m, (k, v) -> ...)`. */
-export const map_filter = <const M extends ColArg<MapOf | 'MAP'>>(m: M, f: Fn2): Column<ArgType<M>> => call('map_filter', arg(m), lambda(f, 'map_filter', [2]));
+export const map_filter = <const M extends ColArg<MapOf | 'MAP'>>(m: M, f: ColumnLambda2): Column<ArgType<M>> =>
+  call('map_filter', arg(m), lambda(f, 'map_filter', [2]));
 /** `transform_values(m, (k, v) -> ...)`. */
-export const transform_values = (m: ColArg<MapOf | 'MAP'>, f: Fn2): Column<'MAP'> => call('transform_values', arg(m), lambda(f, 'transform_values', [2]));
+export const transform_values = (m: ColArg<MapOf | 'MAP'>, f: ColumnLambda2): Column<'MAP'> =>
+  call('transform_values', arg(m), lambda(f, 'transform_values', [2]));
 /** `transform_keys(m, (k, v) -> ...)`. */
-export const transform_keys = (m: ColArg<MapOf | 'MAP'>, f: Fn2): Column<'MAP'> => call('transform_keys', arg(m), lambda(f, 'transform_keys', [2]));
+export const transform_keys = (m: ColArg<MapOf | 'MAP'>, f: ColumnLambda2): Column<'MAP'> => call('transform_keys', arg(m), lambda(f, 'transform_keys', [2]));
 
 // ---------------------------------------------------------------------------- generators (select only)
 
