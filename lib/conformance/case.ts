@@ -7,7 +7,7 @@ import { gzipSync } from 'node:zlib';
 import { dirname, resolve } from 'node:path';
 import type { TimeMode } from '../engine/tws/api';
 import { InvalidQueryError } from '../engine/errors';
-import { JsonObject, parseOrdered } from '../engine/json-ordered';
+import { JsonObject, mayReorderMembers, parseOrdered } from '../engine/json-ordered';
 import type { AggFn, QueryPlan, GroupKey, JoinPredicate, ProjectItem } from '../engine/plan/types';
 import { operatorChain } from '../engine/plan/chain';
 import {
@@ -431,7 +431,7 @@ export function stepFileKey(f: StepFile, fileNo: number, lastKey: string | undef
 
 /** A step file's bytes: its text, or its rows as JSON lines; gzip-compressed when its key ends in `.gz`. */
 export function stepFileBytes(f: StepFile, key: string): Buffer {
-  const bytes = Buffer.from(f.text ?? (f.rows ?? []).map(recordText).join('\n'), 'utf8');
+  const bytes = Buffer.from(f.text ?? recordLines(f.rows ?? []), 'utf8');
   return key.endsWith('.gz') ? gzipSync(bytes) : bytes;
 }
 
@@ -456,8 +456,10 @@ export function recordText(r: unknown): string {
   return (r !== null && typeof r === 'object' && writtenTexts.get(r)) || JSON.stringify(r);
 }
 
-/** A name JSON.parse lists before the others (an array index), as written in JSON text. */
-const INDEX_LIKE_NAME = /"(?:0|[1-9][0-9]{0,9})"\s*:/;
+/** A case's input records as JSON lines (recordText). */
+export function recordLines(rows: readonly unknown[]): string {
+  return rows.map(recordText).join('\n');
+}
 
 /** Notes in writtenTexts each object of `v` (JSON.parse's) whose members' order differs from `o`'s (parseOrdered's) at any depth; true when one does. */
 function noteWrittenOrder(v: unknown, o: unknown): boolean {
@@ -468,8 +470,7 @@ function noteWrittenOrder(v: unknown, o: unknown): boolean {
     return differs;
   }
   if (v === null || typeof v !== 'object' || !(o instanceof JsonObject)) return false;
-  const members = new Map<string, unknown>();
-  for (const [k, x] of o.entries) members.set(k, x); // JSON.parse's: the first place, the last value
+  const members = o.lastValues();
   const rec = v as Record<string, unknown>;
   const keys = Object.keys(rec);
   const order = [...members.keys()];
@@ -492,7 +493,7 @@ export function parseCase(text: string, file: string): ConformanceCase {
   } catch (e) {
     throw new InvalidQueryError(`${file} is not valid JSON (${(e as Error).message}): a case is one JSON object, see FORMAT.md`);
   }
-  if (INDEX_LIKE_NAME.test(text)) noteWrittenOrder(parsed, parseOrdered(text));
+  if (mayReorderMembers(text)) noteWrittenOrder(parsed, parseOrdered(text));
   const c = parsed as ConformanceCase;
   if (!c || typeof c !== 'object' || Array.isArray(c) || typeof c.name !== 'string' || !c.query || typeof c.query !== 'object') {
     throw new InvalidQueryError(`${file} is not a conformance case: it needs "name", "query" and "steps" (see FORMAT.md)`);

@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SluiceError } from '../engine/errors';
-import { recordText } from './case';
+import { recordLines } from './case';
 import type { DataType, Schema } from '../engine/schema';
 
 /** The DuckDB type of a column type. */
@@ -58,7 +58,7 @@ export async function parquetFileOf(schema: Schema, rows: ReadonlyArray<Record<s
   try {
     const input = join(dir, 'rows.json');
     const output = join(dir, 'rows.parquet');
-    writeFileSync(input, rows.map(recordText).join('\n'));
+    writeFileSync(input, recordLines(rows));
     const columns = `{${schema.columns.map((c) => `${quote(c.name)}: ${quote(duckType(c))}`).join(', ')}}`;
     const names = schema.columns.map((c) => `"${c.name.replace(/"/g, '""')}"`).join(', ');
     const from = rows.length

@@ -27,7 +27,7 @@ import {
   type CaseStaticTables,
   type ConformanceCase,
   isPipelineCase,
-  recordText,
+  recordLines,
   type StepFile,
   stepFileBytes,
   stepFileKey,
@@ -187,7 +187,7 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
   };
   const clients = createClients(opts.connection);
   for (const o of staticObjects) {
-    await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: o.key, Body: o.rows.map(recordText).join('\n') }));
+    await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: o.key, Body: recordLines(o.rows) }));
   }
   // one source per input of the case: source 0 reads `from` (or the only input), k + 1 the plan's inputs[k]
   const inputNames = caseSourceInputs(c, plan);

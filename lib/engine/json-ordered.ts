@@ -12,6 +12,13 @@ import { LosslessNumber } from 'lossless-json';
 export class JsonObject {
   constructor(readonly entries: readonly (readonly [string, unknown])[]) {}
 
+  /** Its members as JSON.parse keeps them: each key at its first place, with its last value. */
+  lastValues(): Map<string, unknown> {
+    const out = new Map<string, unknown>();
+    for (const [k, v] of this.entries) out.set(k, v);
+    return out;
+  }
+
   /** The object as JSON.parse builds it (a repeated key keeps its last value), for messages and JSON.stringify. */
   toJSON(): Record<string, unknown> {
     const out: Record<string, unknown> = {};
@@ -19,6 +26,16 @@ export class JsonObject {
     return out;
   }
 }
+
+/**
+ * Whether JSON.parse may list some object of `text` in another order than it is written: a member
+ * named like an array index (`"10":`), which a JS object lists first. (Escaped names are missed.)
+ */
+export function mayReorderMembers(text: string): boolean {
+  return INDEX_LIKE_MEMBER.test(text);
+}
+
+const INDEX_LIKE_MEMBER = /"(?:0|[1-9][0-9]{0,9})"\s*:/;
 
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
 

@@ -11,7 +11,7 @@ import type { DatetimePattern } from './datetime-patterns';
 import { dateOfText } from './formats/date-text';
 import { firstValueEnd, memberTexts, strictJson } from './formats/lenient-json';
 import { givesEveryKeyOnce, hiddenValueReason } from './json-duplicates';
-import { JsonObject, parseOrdered } from './json-ordered';
+import { JsonObject, mayReorderMembers, parseOrdered } from './json-ordered';
 import { ddlOf, needsNumberText, parseDdlColumns } from './ddl';
 import { decimalOfText } from './decimal';
 import { formatTimestamp, timestampFromJson } from './timestamps';
@@ -324,7 +324,7 @@ function coerceValue(t: DataType, v: unknown, path: string, ordered?: unknown): 
       if (!isObject(v)) throw new BadValue(describeBad(path, t, v));
       const out: Record<string, unknown> = {};
       const keys = Object.keys(v);
-      const written = ordered instanceof JsonObject ? membersAsParsed(ordered) : undefined;
+      const written = ordered instanceof JsonObject ? ordered.lastValues() : undefined;
       if (written !== undefined && written.size === keys.length && keys.every((k) => written.has(k))) {
         // the keys in the order the line writes them, where JSON.parse put an integer-like one first
         for (const [key, o] of written) setEntry(out, key, coerceValue(t.value!, v[key], `${path}[${JSON.stringify(key)}]`, o));
@@ -334,7 +334,7 @@ function coerceValue(t: DataType, v: unknown, path: string, ordered?: unknown): 
     case 'STRUCT': {
       if (!isObject(v)) throw new BadValue(describeBad(path, t, v));
       const out: Record<string, unknown> = {};
-      const written = ordered instanceof JsonObject ? membersAsParsed(ordered) : undefined;
+      const written = ordered instanceof JsonObject ? ordered.lastValues() : undefined;
       for (const f of t.fields!) setOwn(out, f.name, coerceValue(f, Object.hasOwn(v, f.name) ? v[f.name] : null, `${path}.${f.name}`, written?.get(f.name)));
       return out;
     }
@@ -436,9 +436,6 @@ export function coerceRecord(schema: Schema, record: unknown): CoerceResult {
   return { ok: true, row };
 }
 
-/** A key JS lists before the others in the object JSON.parse made (an array index), as a member's name in JSON text. */
-const INDEX_LIKE_KEY = /"(?:0|[1-9][0-9]{0,9})"\s*:/;
-
 /**
  * The column's value as the line writes it (parseOrdered: members in order), when the order
  * JSON.parse gave a map's keys may differ from it: the column holds a MAP at some depth and its
@@ -450,7 +447,7 @@ function writtenOrder(col: Column, name: string): unknown {
   if (!maps) return undefined;
   rawMembers ??= memberTexts(rawLine!);
   const raw = rawMembers.get(name);
-  if (raw === undefined || !INDEX_LIKE_KEY.test(raw)) return undefined;
+  if (raw === undefined || !mayReorderMembers(raw)) return undefined;
   try {
     return parseOrdered(raw);
   } catch {
@@ -472,13 +469,6 @@ function holdsMap(t: DataType): boolean {
     default:
       return false;
   }
-}
-
-/** An object's members as JSON.parse keeps them: each key at its first place, with its last value. */
-function membersAsParsed(o: JsonObject): Map<string, unknown> {
-  const out = new Map<string, unknown>();
-  for (const [k, x] of o.entries) out.set(k, x);
-  return out;
 }
 
 /**

@@ -4,7 +4,7 @@
  * plan, read, partition and commit tasks, each on a fresh PartitionedRun, `workers` at a time),
  * read back from what is durable, as the conformance runner reads the local stack.
  */
-import { caseSourceInputs, caseStageOrder, caseToPlan, isPipelineCase, recordText, stepInputFiles, type ConformanceCase } from '../../lib/conformance/case';
+import { caseSourceInputs, caseStageOrder, caseToPlan, isPipelineCase, recordLines, stepInputFiles, type ConformanceCase } from '../../lib/conformance/case';
 import { isTransformWithStateCase, processorChangesAt, stepClockMs } from '../../lib/conformance/format-4';
 import { timersAfter } from '../../lib/conformance/tws-steps';
 import {
@@ -103,7 +103,7 @@ export async function runCaseInMemory(c: ConformanceCase, statePartitions = 1, o
       const at = names.indexOf(f.input);
       if (at < 0) return { name: c.name, error: `step adds rows to input ${JSON.stringify(f.input)}, which the query does not have (${names.join(', ')})` };
       if (f.key !== undefined) return { name: c.name, error: 'files with keys of their own need the S3 landing source (runCase), not the in-memory twin' };
-      sources[at].add(`file-${String(++fileNo).padStart(6, '0')}.json`, f.text ?? (f.rows ?? []).map(recordText).join('\n'));
+      sources[at].add(`file-${String(++fileNo).padStart(6, '0')}.json`, f.text ?? recordLines(f.rows ?? []));
     }
     const [source, ...inputSources] = sources;
     const at = processingTimeMs;

@@ -111,7 +111,7 @@ export class Analyzer {
       case 'lambda':
         throw this.fail(
           'INVALID_LAMBDA_FUNCTION_CALL.NON_HIGHER_ORDER_FUNCTION',
-          `A lambda function should only be used in a higher order function (transform, filter, exists, forall, aggregate, zip_with, map_filter, transform_keys, transform_values), not here: ${ast.params.join(', ')} -> ...`,
+          `A lambda function should only be used in a higher order function (${higherOrderNames()}), not here: ${ast.params.join(', ')} -> ...`,
           ast.pos,
         );
     }
@@ -534,6 +534,17 @@ export class Analyzer {
     return { type: to, sql, name: sql, children: [arg], build: strict(f) };
   }
 
+  /** Spark's WRONG_NUM_ARGS when a call has fewer or more arguments than [min, max]. */
+  private checkArgCount(name: string, count: number, [min, max]: readonly [number, number], pos: number): void {
+    if (count >= min && count <= max) return;
+    const expected = min === max ? `${min}` : max === Number.POSITIVE_INFINITY ? `at least ${min}` : `[${min}, ${max}]`;
+    throw this.fail(
+      'WRONG_NUM_ARGS.WITHOUT_SUGGESTION',
+      `The \`${name}\` requires ${expected} parameters but the actual number is ${count}: fix the call ${name}(...)`,
+      pos,
+    );
+  }
+
   callCtx(name: string, pos: number, sql: string): CallCtx {
     return { name, pos, sql, az: this };
   }
@@ -554,12 +565,16 @@ export class Analyzer {
         ast.pos,
       );
     }
-    const higher = HIGHER_ORDER_FUNCTIONS[name] ?? unitFunction(name, ast.args.length);
-    if (higher !== undefined) return higher(this, ast);
+    // (a function that analyzes its own arguments: a lambda needs the collection's types, a unit is a bare word)
+    const own = HIGHER_ORDER_FUNCTIONS[name] ?? unitFunction(name, ast.args.length);
+    if (own !== undefined) {
+      this.checkArgCount(name, ast.args.length, own.args, ast.pos);
+      return own.resolve(this, ast);
+    }
     if (ast.args.some((a) => a.k === 'lambda')) {
       throw this.fail(
         'INVALID_LAMBDA_FUNCTION_CALL.NON_HIGHER_ORDER_FUNCTION',
-        `A lambda function should only be used in a higher order function, and ${name} is not one: pass a value, or use transform, filter, exists, forall, aggregate, zip_with, map_filter, transform_keys or transform_values`,
+        `A lambda function should only be used in a higher order function, and ${name} is not one: pass a value, or use ${higherOrderNames()}`,
         ast.pos,
       );
     }
@@ -574,15 +589,7 @@ export class Analyzer {
     }
     if (ast.star && name !== 'count') throw this.fail('INVALID_USAGE_OF_STAR_OR_REGEX', `Invalid usage of '*' in ${name}(*): pass the columns`, ast.pos);
     const args = ast.args.map((a) => this.analyze(a));
-    const [min, max] = def.args;
-    if (args.length < min || args.length > max) {
-      const expected = min === max ? `${min}` : max === Number.POSITIVE_INFINITY ? `at least ${min}` : `[${min}, ${max}]`;
-      throw this.fail(
-        'WRONG_NUM_ARGS.WITHOUT_SUGGESTION',
-        `The \`${name}\` requires ${expected} parameters but the actual number is ${args.length}: fix the call ${name}(...)`,
-        ast.pos,
-      );
-    }
+    this.checkArgCount(name, args.length, def.args, ast.pos);
     const texts = args.map((a) => a.sql);
     const quote = (v: string) => (this.scope.pretty ? v : `'${v}'`);
     const sql = SQL_FORMS[name]?.(texts, quote) ?? `${name}(${texts.join(', ')})`;
@@ -595,6 +602,11 @@ export class Analyzer {
  * an alias keeps its own, pow, sign, ceiling, ln), an argument Spark adds (round(2.5, 0),
  * LOG(E(), 10)), or an operator's form (isnull(a) is (a IS NULL), if(...) is (IF(...))).
  */
+/** The higher-order functions' names, for the messages about a lambda out of place (read when needed: lambdas.ts imports this module). */
+function higherOrderNames(): string {
+  return Object.keys(HIGHER_ORDER_FUNCTIONS).join(', ');
+}
+
 const SQL_FORMS: Readonly<Record<string, (args: readonly string[], quote: (text: string) => string) => string>> = {
   sqrt: (a) => `SQRT(${a.join(', ')})`,
   cbrt: (a) => `CBRT(${a.join(', ')})`,
@@ -640,6 +652,16 @@ export interface CallCtx {
   /** Spark's text of the call: `lower(country)`. */
   readonly sql: string;
   readonly az: Analyzer;
+}
+
+/**
+ * A function that analyzes its own arguments from their syntax (lambdas.ts, timestamp-units.ts):
+ * a lambda is typed from the collection before it, a unit is a bare word. The analyzer checks the
+ * count of arguments first.
+ */
+export interface AstFunction {
+  readonly args: readonly [number, number];
+  readonly resolve: (az: Analyzer, call: Extract<Ast, { k: 'call' }>) => Typed;
 }
 
 /** A function's definition: how many arguments it takes and how it types and builds a call. */

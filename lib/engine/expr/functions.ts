@@ -292,12 +292,12 @@ function floorCeil(args: readonly Typed[], c: CallCtx, up: boolean): Typed {
   );
 }
 
-/** A DOUBLE function of DOUBLE arguments, null when `f` gives undefined (Spark's null for log of a non-positive number). */
 /** A function of no argument that is a DOUBLE constant (pi(), e()). */
 function constant(value: number): FunctionDef {
   return def(0, 0, (_, c) => call(c, DOUBLE, [], () => () => value));
 }
 
+/** A DOUBLE function of DOUBLE arguments, null when `f` gives undefined (Spark's null for log of a non-positive number). */
 function math(arity: number, f: (...xs: number[]) => number | null): FunctionDef {
   return def(arity, arity, (args, c) =>
     call(

@@ -236,17 +236,16 @@ export function compileSelect(items: readonly string[], columns: readonly Column
         const name = c.name === 'col' && single && items.length > 0 && hasAlias(item) ? item.name : c.name;
         outColumns.push({ ...toDataType(c.type), name });
         sources.push(null);
-        reads.push(itemReads[i]);
       }
     } else if (item.ref) {
       outColumns.push({ ...item.ref, name: item.name });
       sources.push(item.ref.name);
-      reads.push(itemReads[i]);
     } else {
       outColumns.push({ ...toDataType(item.typed.type), name: item.name });
       sources.push(null);
-      reads.push(itemReads[i]);
     }
+    // (each output column of the item reads what the item reads)
+    while (reads.length < outColumns.length) reads.push(itemReads[i]);
   });
   const pruned = (more: ReadonlySet<string>) => compileSelect(items, columns, new Set([...unread, ...more]));
   const seen = new Set<string>();

@@ -16,16 +16,19 @@
 import type { Row } from '../ports/values';
 import type { ColumnInfo } from '../plan/columns';
 import { hasEntry, mapEntries, setEntry } from '../map-entries';
-import { Analyzer } from './analyze';
+import { Analyzer, type AstFunction } from './analyze';
 import { compileExpr } from './codegen';
 import { checkKeyType, duplicatedMapKey, keyText, keyTypeOf, keyValue, mapType, nullMapKey } from './map-keys';
 import type { Ast } from './parser';
 import { SparkRowError } from './errors';
 import type { Eval, Typed } from './typed';
-import { comparator } from './values';
+import { comparator, nullsLast } from './values';
 import { BOOLEAN, INT, type SqlType, sameType, typeName } from './types';
 
 type Call = Extract<Ast, { k: 'call' }>;
+
+/** A lambda's body evaluated on a row with its parameters' values (an absent one is null). */
+type Lambda = (row: Row, a?: unknown, b?: unknown) => unknown;
 
 /** Spark's SQL text of a lambda parameter. */
 const VARIABLE = 'namedlambdavariable()';
@@ -34,8 +37,8 @@ const VARIABLE = 'namedlambdavariable()';
 interface Bound {
   readonly body: Typed;
   readonly sql: string;
-  /** An evaluator of the body on `row` with the parameters set to `values` (fewer values: the rest null). */
-  readonly evaluator: () => (row: Row, ...values: unknown[]) => unknown;
+  /** An evaluator of the body on `row` with the parameters set to `a` and `b` (a lambda takes one or two). */
+  readonly evaluator: () => Lambda;
 }
 
 function bind(az: Analyzer, c: Call, at: number, types: readonly SqlType[], arities: readonly number[]): Bound {
@@ -80,9 +83,11 @@ function bind(az: Analyzer, c: Call, at: number, types: readonly SqlType[], arit
     sql: `lambdafunction(${body.sql}, ${params.map(() => VARIABLE).join(', ')})`,
     evaluator: () => {
       const ev = compileExpr(body);
-      return (row, ...values) => {
+      const [ka, kb] = keys;
+      return (row, a, b) => {
         const r = Object.create(row) as Record<symbol, unknown>;
-        for (let i = 0; i < keys.length; i++) r[keys[i]] = values[i] ?? null;
+        r[ka] = a ?? null;
+        if (kb !== undefined) r[kb] = b ?? null;
         return ev(r as Row);
       };
     },
@@ -113,16 +118,6 @@ function checkBoolean(az: Analyzer, c: Call, f: Bound): void {
   }
 }
 
-function arity(az: Analyzer, c: Call, counts: readonly number[]): void {
-  if (!counts.includes(c.args.length)) {
-    throw az.fail(
-      'WRONG_NUM_ARGS.WITHOUT_SUGGESTION',
-      `The \`${c.name}\` requires ${counts.join(' or ')} parameters but the actual number is ${c.args.length}: fix the call ${c.name}(...)`,
-      c.pos,
-    );
-  }
-}
-
 /** A node over `children` whose value `make` computes (null when the first child is null). */
 function node(type: SqlType, sql: string, children: readonly Typed[], make: () => (values: readonly unknown[], row: Row) => unknown): Typed {
   return {
@@ -145,10 +140,9 @@ function arrayFunction(
   az: Analyzer,
   c: Call,
   result: (element: SqlType, f: Bound) => SqlType,
-  run: (xs: readonly unknown[], f: (row: Row, ...values: unknown[]) => unknown, row: Row) => unknown,
+  run: (xs: readonly unknown[], f: Lambda, row: Row) => unknown,
   predicate: boolean,
 ): Typed {
-  arity(az, c, [2]);
   const arr = collection(az, c, 0, 'ARRAY');
   const f = bind(az, c, 1, [arr.type.element!, INT], [1, 2]);
   if (predicate) checkBoolean(az, c, f);
@@ -158,30 +152,25 @@ function arrayFunction(
   });
 }
 
-/** Spark 3's three-valued exists (spark.sql.legacy.followThreeValuedLogicInArrayExists, true): true, else null when one was null, else false. */
-function exists(xs: readonly unknown[], f: (row: Row, ...values: unknown[]) => unknown, row: Row): boolean | null {
-  let sawNull = false;
-  for (let i = 0; i < xs.length; i++) {
-    const v = f(row, xs[i], i);
-    if (v === true) return true;
-    if (v == null) sawNull = true;
-  }
-  return sawNull ? null : false;
-}
-
-function forall(xs: readonly unknown[], f: (row: Row, ...values: unknown[]) => unknown, row: Row): boolean | null {
-  let sawNull = false;
-  for (let i = 0; i < xs.length; i++) {
-    const v = f(row, xs[i], i);
-    if (v === false) return false;
-    if (v == null) sawNull = true;
-  }
-  return sawNull ? null : true;
+/**
+ * exists (`decides` true) and forall (false): `decides` as soon as an element's lambda gives it;
+ * else null when one gave null, else the other value (Spark 3's three-valued logic, and
+ * spark.sql.legacy.followThreeValuedLogicInArrayExists's default for exists).
+ */
+function threeValued(decides: boolean): (xs: readonly unknown[], f: Lambda, row: Row) => boolean | null {
+  return (xs, f, row) => {
+    let sawNull = false;
+    for (let i = 0; i < xs.length; i++) {
+      const v = f(row, xs[i], i);
+      if (v === decides) return decides;
+      if (v == null) sawNull = true;
+    }
+    return sawNull ? null : !decides;
+  };
 }
 
 /** aggregate(array, zero, (acc, x) -> merge[, acc -> finish]): the merge must give the zero's type. */
 function aggregate(az: Analyzer, c: Call): Typed {
-  arity(az, c, [3, 4]);
   const arr = collection(az, c, 0, 'ARRAY');
   const zero = az.analyze(c.args[1]);
   const merge = bind(az, c, 2, [zero.type, arr.type.element!], [2]);
@@ -216,7 +205,6 @@ function aggregate(az: Analyzer, c: Call): Typed {
 
 /** zip_with(a, b, (x, y) -> ...): element by element, the shorter array padded with nulls. */
 function zipWith(az: Analyzer, c: Call): Typed {
-  arity(az, c, [3]);
   const a = collection(az, c, 0, 'ARRAY');
   const b = collection(az, c, 1, 'ARRAY');
   const f = bind(az, c, 2, [a.type.element!, b.type.element!], [2]);
@@ -243,7 +231,6 @@ function zipWith(az: Analyzer, c: Call): Typed {
 
 /** map_filter, transform_values, transform_keys: the lambda takes (key, value), keys as their type. */
 function mapFunction(az: Analyzer, c: Call, kind: 'filter' | 'values' | 'keys'): Typed {
-  arity(az, c, [2]);
   const m = collection(az, c, 0, 'MAP');
   const kt = keyTypeOf(m.type);
   const vt = m.type.value!;
@@ -280,7 +267,6 @@ function mapFunction(az: Analyzer, c: Call, kind: 'filter' | 'values' | 'keys'):
  * (negative, 0, positive; a null from it is Spark's COMPARATOR_RETURNS_NULL). Stable, as Java's sort.
  */
 function arraySort(az: Analyzer, c: Call): Typed {
-  arity(az, c, [1, 2]);
   const arr = collection(az, c, 0, 'ARRAY');
   const el = arr.type.element!;
   if (c.args.length === 1) {
@@ -292,7 +278,7 @@ function arraySort(az: Analyzer, c: Call): Typed {
         c.pos,
       );
     }
-    const cmp = comparator(el);
+    const cmp = nullsLast(comparator(el));
     const sql = `array_sort(${arr.sql})`;
     return node(
       arr.type,
@@ -300,7 +286,7 @@ function arraySort(az: Analyzer, c: Call): Typed {
       [arr],
       () =>
         ([xs]) =>
-          [...(xs as unknown[])].sort((a, b) => (a == null ? (b == null ? 0 : 1) : b == null ? -1 : cmp(a, b))),
+          [...(xs as unknown[])].sort(cmp),
     );
   }
   const f = bind(az, c, 1, [el, el], [2]);
@@ -328,31 +314,37 @@ function arraySort(az: Analyzer, c: Call): Typed {
   });
 }
 
-/** The higher-order functions by name: each analyzes its own arguments (a lambda needs the collection's types first). */
-export const HIGHER_ORDER_FUNCTIONS: Readonly<Record<string, (az: Analyzer, c: Call) => Typed>> = {
-  transform: (az, c) =>
-    arrayFunction(
-      az,
-      c,
-      (_, f) => ({ type: 'ARRAY', element: f.body.type }),
-      (xs, f, row) => xs.map((x, i) => f(row, x, i)),
-      false,
-    ),
-  filter: (az, c) =>
-    arrayFunction(
-      az,
-      c,
-      (element) => ({ type: 'ARRAY', element }),
-      (xs, f, row) => xs.filter((x, i) => f(row, x, i) === true),
-      true,
-    ),
-  exists: (az, c) => arrayFunction(az, c, () => BOOLEAN, exists, true),
-  forall: (az, c) => arrayFunction(az, c, () => BOOLEAN, forall, true),
-  aggregate,
-  reduce: aggregate,
-  zip_with: zipWith,
-  array_sort: arraySort,
-  map_filter: (az, c) => mapFunction(az, c, 'filter'),
-  transform_values: (az, c) => mapFunction(az, c, 'values'),
-  transform_keys: (az, c) => mapFunction(az, c, 'keys'),
+/** The higher-order functions by name, with their counts of arguments. */
+export const HIGHER_ORDER_FUNCTIONS: Readonly<Record<string, AstFunction>> = {
+  transform: {
+    args: [2, 2],
+    resolve: (az, c) =>
+      arrayFunction(
+        az,
+        c,
+        (_, f) => ({ type: 'ARRAY', element: f.body.type }),
+        (xs, f, row) => xs.map((x, i) => f(row, x, i)),
+        false,
+      ),
+  },
+  filter: {
+    args: [2, 2],
+    resolve: (az, c) =>
+      arrayFunction(
+        az,
+        c,
+        (element) => ({ type: 'ARRAY', element }),
+        (xs, f, row) => xs.filter((x, i) => f(row, x, i) === true),
+        true,
+      ),
+  },
+  exists: { args: [2, 2], resolve: (az, c) => arrayFunction(az, c, () => BOOLEAN, threeValued(true), true) },
+  forall: { args: [2, 2], resolve: (az, c) => arrayFunction(az, c, () => BOOLEAN, threeValued(false), true) },
+  aggregate: { args: [3, 4], resolve: aggregate },
+  reduce: { args: [3, 4], resolve: aggregate },
+  zip_with: { args: [3, 3], resolve: zipWith },
+  array_sort: { args: [1, 2], resolve: arraySort },
+  map_filter: { args: [2, 2], resolve: (az, c) => mapFunction(az, c, 'filter') },
+  transform_values: { args: [2, 2], resolve: (az, c) => mapFunction(az, c, 'values') },
+  transform_keys: { args: [2, 2], resolve: (az, c) => mapFunction(az, c, 'keys') },
 };

@@ -9,8 +9,8 @@
  * difference is java.time's ChronoUnit.between of the two local date-times: whole units from
  * start to end, truncated towards zero, months counted by the day and time of day as well.
  */
-import type { Analyzer } from './analyze';
-import { implicitCast } from './analyze';
+import { type Analyzer, type AstFunction, implicitCast } from './analyze';
+import { timestampArg } from './fn-util';
 import { SparkRowError } from './errors';
 import type { Ast } from './parser';
 import { strict, type Typed } from './typed';
@@ -48,17 +48,9 @@ function unitOf(az: Analyzer, c: Call, forDiff: boolean): string {
   return unit;
 }
 
-/** A DATE or TIMESTAMP argument as a TIMESTAMP (a STRING is cast, as Spark's implicit cast). */
-function timestampArg(az: Analyzer, c: Call, at: number): Typed {
-  const a = az.analyze(c.args[at]);
-  if (a.type.type === 'TIMESTAMP') return a;
-  if (a.type.type === 'DATE' || a.type.type === 'STRING' || a.type.type === 'NULL') return implicitCast(a, TIMESTAMP);
-  throw az.mismatch(
-    'UNEXPECTED_INPUT_TYPE',
-    `${c.name}(...)`,
-    `argument ${at + 1} of ${c.name} requires the "TIMESTAMP" type, however ${a.sql} has the type "${typeName(a.type)}"`,
-    c.pos,
-  );
+/** Argument `at` read as a TIMESTAMP, as every datetime function reads one (fn-util.ts). */
+function argAsTimestamp(az: Analyzer, c: Call, at: number): Typed {
+  return timestampArg(az.callCtx(c.name, c.pos, `${c.name}(...)`), az.analyze(c.args[at]), at);
 }
 
 function overflow(c: Call, unit: string, n: bigint, ts: Micros): SparkRowError {
@@ -95,7 +87,7 @@ function timestampAdd(az: Analyzer, c: Call): Typed {
     );
   }
   const qty = implicitCast(n, LONG);
-  const ts = timestampArg(az, c, 2);
+  const ts = argAsTimestamp(az, c, 2);
   const sql = `${c.name}(${unit}, ${n.sql}, ${ts.sql})`;
   const micros = UNIT_MICROS[unit];
   const months = UNIT_MONTHS[unit];
@@ -122,8 +114,8 @@ function timestampAdd(az: Analyzer, c: Call): Typed {
 
 function timestampDiff(az: Analyzer, c: Call): Typed {
   const unit = unitOf(az, c, true);
-  const start = timestampArg(az, c, 1);
-  const end = timestampArg(az, c, 2);
+  const start = argAsTimestamp(az, c, 1);
+  const end = argAsTimestamp(az, c, 2);
   const sql = `${c.name}(${unit}, ${start.sql}, ${end.sql})`;
   const micros = UNIT_MICROS[unit];
   const months = UNIT_MONTHS[unit];
@@ -140,10 +132,10 @@ function timestampDiff(az: Analyzer, c: Call): Typed {
   };
 }
 
-/** Functions whose first argument is a unit word, by name and argument count. */
-export function unitFunction(name: string, args: number): ((az: Analyzer, c: Call) => Typed) | undefined {
+/** Functions whose first argument is a unit word, by name when given three arguments. */
+export function unitFunction(name: string, args: number): AstFunction | undefined {
   if (args !== 3) return undefined;
-  if (name === 'timestampadd' || name === 'dateadd' || name === 'date_add') return timestampAdd;
-  if (name === 'timestampdiff' || name === 'datediff' || name === 'date_diff' || name === 'timediff') return timestampDiff;
+  if (name === 'timestampadd' || name === 'dateadd' || name === 'date_add') return { args: [3, 3], resolve: timestampAdd };
+  if (name === 'timestampdiff' || name === 'datediff' || name === 'date_diff' || name === 'timediff') return { args: [3, 3], resolve: timestampDiff };
   return undefined;
 }

@@ -225,6 +225,11 @@ export function comparator(t: SqlType): (a: unknown, b: unknown) => number {
   }
 }
 
+/** Null sorts after any value (array_sort's order). */
+export function nullsLast(cmp: (a: unknown, b: unknown) => number): (a: unknown, b: unknown) => number {
+  return (a, b) => (a == null ? (b == null ? 0 : 1) : b == null ? -1 : cmp(a, b));
+}
+
 /** Null sorts before any value (Spark's ascending NULLS FIRST). */
 export function nullsFirst(cmp: (a: unknown, b: unknown) => number): (a: unknown, b: unknown) => number {
   return (a, b) => (a == null ? (b == null ? 0 : -1) : b == null ? 1 : cmp(a, b));
