@@ -100,7 +100,11 @@ type ArgValue<K> = K extends 'INT' ? number : string;
  * A function of fixed arity over STRING and INT arguments (each cast as Spark's implicit casts do)
  * whose result is `f` of their values, null when any of them is null.
  */
-function stringFn<const K extends readonly ArgKind[]>(type: SqlType, kinds: K, f: (...values: { [I in keyof K]: ArgValue<K[I]> }) => unknown): FunctionDef {
+export function stringFn<const K extends readonly ArgKind[]>(
+  type: SqlType,
+  kinds: K,
+  f: (...values: { [I in keyof K]: ArgValue<K[I]> }) => unknown,
+): FunctionDef {
   const fn = f as (...values: unknown[]) => unknown;
   return def(kinds.length, kinds.length, (args, c) =>
     call(

@@ -11,6 +11,7 @@ import type { CallCtx, FunctionDef } from './analyze';
 import { implicitCast } from './analyze';
 import { SparkRowError } from './errors';
 import { call, def, int, str } from './fn-util';
+import { stringFn } from './strings';
 import { strict, type Typed } from './typed';
 import { BOOLEAN, commonType, INT, isNumeric, LONG, STRING, type SqlType, typeName } from './types';
 
@@ -159,45 +160,17 @@ function zeroOrNull(kind: 'zeroifnull' | 'nullifzero'): FunctionDef {
 }
 
 export const TEXT_FUNCTIONS: Record<string, FunctionDef> = {
-  url_encode: def(1, 1, ([a], c) =>
-    call(
-      c,
-      STRING,
-      [str(c, a, 0)],
-      strict((s) => urlEncode(s as string)),
-    ),
-  ),
-  url_decode: def(1, 1, ([a], c) =>
-    call(
-      c,
-      STRING,
-      [str(c, a, 0)],
-      strict((s) => urlDecode(s as string)),
-    ),
-  ),
-  try_url_decode: def(1, 1, ([a], c) =>
-    call(
-      c,
-      STRING,
-      [str(c, a, 0)],
-      strict((s) => {
-        try {
-          return urlDecode(s as string);
-        } catch (e) {
-          if (e instanceof SparkRowError) return null;
-          throw e;
-        }
-      }),
-    ),
-  ),
-  soundex: def(1, 1, ([a], c) =>
-    call(
-      c,
-      STRING,
-      [str(c, a, 0)],
-      strict((s) => soundex(s as string)),
-    ),
-  ),
+  url_encode: stringFn(STRING, ['STRING'], urlEncode),
+  url_decode: stringFn(STRING, ['STRING'], urlDecode),
+  try_url_decode: stringFn(STRING, ['STRING'], (s) => {
+    try {
+      return urlDecode(s);
+    } catch (e) {
+      if (e instanceof SparkRowError) return null;
+      throw e;
+    }
+  }),
+  soundex: stringFn(STRING, ['STRING'], soundex),
   levenshtein: def(2, 3, (args, c) => {
     const as = [str(c, args[0], 0), str(c, args[1], 1), ...(args.length === 3 ? [int(c, args[2], 2)] : [])];
     return call(
@@ -225,24 +198,10 @@ export const TEXT_FUNCTIONS: Record<string, FunctionDef> = {
       return evs[i](row) ?? null;
     });
   }),
-  find_in_set: def(2, 2, ([a, b], c) =>
-    call(
-      c,
-      INT,
-      [str(c, a, 0), str(c, b, 1)],
-      strict((s, list) => ((s as string).includes(',') ? 0 : (list as string).split(',').indexOf(s as string) + 1)),
-    ),
-  ),
+  find_in_set: stringFn(INT, ['STRING', 'STRING'], (s, list) => (s.includes(',') ? 0 : list.split(',').indexOf(s) + 1)),
   chr: chr(),
   char: chr(),
-  base64: def(1, 1, ([a], c) =>
-    call(
-      c,
-      STRING,
-      [str(c, a, 0)],
-      strict((s) => Buffer.from(s as string, 'utf8').toString('base64')),
-    ),
-  ),
+  base64: stringFn(STRING, ['STRING'], (s) => Buffer.from(s, 'utf8').toString('base64')),
   hex: def(1, 1, ([a], c) => {
     const x = integralOrString(c, a, 0);
     return call(
