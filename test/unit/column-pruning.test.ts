@@ -6,6 +6,7 @@
  */
 import { count, readStream, sum } from '../../lib/api/query';
 import type { QueryPlan, StatelessStage } from '../../lib/engine/plan/types';
+import { staticTable } from '../../lib/engine/query/static-table';
 
 const ROW = { k: 'a', total: 10, qty: 0, s: 'x' };
 const source = () => readStream.format('json').schema('k STRING, total INT, qty INT, s STRING').load('s3://b/in/');
@@ -102,6 +103,28 @@ describe('an expression column something reads', () => {
       .writeStream.outputMode('update')
       .plan();
     expect(computed(plan.stages[0], 'bad')).toBe('[DIVIDE_BY_ZERO]');
+  });
+
+  it('is computed when a static join or dropDuplicatesWithinWatermark comes after it (they count as reading every column)', () => {
+    const users = staticTable.rows('uk STRING, name STRING', [{ uk: 'a', name: 'A' }]);
+    const joined = source()
+      .withColumn('bad', 'total / qty')
+      .join(users, [{ left: 'k', right: 'uk' }])
+      .selectExpr('k')
+      .writeStream.plan();
+    expect(computed(joined.stages[0], 'bad')).toBe('[DIVIDE_BY_ZERO]');
+    const deduped = readStream
+      .format('json')
+      .schema('k STRING, total INT, qty INT, ts TIMESTAMP')
+      .load('s3://b/in/')
+      .withColumn('bad', 'total / qty')
+      .withWatermark('ts', '1 minute')
+      .dropDuplicatesWithinWatermark(['k'])
+      .groupBy('k')
+      .agg(count().as('n'))
+      .writeStream.outputMode('update')
+      .plan();
+    expect(computed(deduped.stages[0], 'bad')).toBe('[DIVIDE_BY_ZERO]');
   });
 
   it('is computed when a generator in a later selectExpr makes rows from it', () => {
