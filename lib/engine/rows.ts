@@ -117,7 +117,7 @@ export function applyStages(stages: readonly StatelessStage[], input: readonly R
           row = extended(stage, row, stage.fn(row));
           break;
         case 'extract':
-          row = extended(stage, row, valueAt(row, stage.path));
+          row = extended(stage, row, stage.unread ? null : valueAt(row, stage.path));
           break;
         case 'watermark': {
           const t = row[stage.column] as Micros | null;
@@ -245,7 +245,7 @@ function project(items: readonly ProjectItem[], row: Row): Row {
   for (const item of items) {
     if (item.kind === 'explode') continue; // (projectExploded)
     if (item.kind === 'path') {
-      next[item.as] = valueAt(row, item.path);
+      next[item.as] = item.unread ? null : valueAt(row, item.path);
       continue;
     }
     const v = row[item.kind === 'window' ? item.window.column : item.column];

@@ -5,7 +5,9 @@
  * given (a division by zero, a cast of 'x'); the tests look at what the plan's stages do with it.
  */
 import { count, readStream, sum } from '../../lib/api/query';
+import type { Row } from '../../lib/engine/ports';
 import type { QueryPlan, StatelessStage } from '../../lib/engine/plan/types';
+import { applyStages } from '../../lib/engine/rows';
 import { staticTable } from '../../lib/engine/query/static-table';
 
 const ROW = { k: 'a', total: 10, qty: 0, s: 'x' };
@@ -23,6 +25,12 @@ function computed(stage: StatelessStage | undefined, name: string): unknown {
 }
 
 const stagesOf = (p: QueryPlan) => p.stages;
+
+/** The row through the stages (applyStages; a row error thrown). */
+function runStages(stages: readonly StatelessStage[], row: Row): Row {
+  const { rows } = applyStages(stages, [row]);
+  return rows[0];
+}
 
 describe('an expression column nothing reads', () => {
   it('is not computed when an aggregation reads other columns only (withColumn and selectExpr items)', () => {
@@ -50,6 +58,51 @@ describe('an expression column nothing reads', () => {
     const [withColumn, select] = stagesOf(plan);
     expect(computed(select, 'twice')).toBeNull();
     expect(computed(withColumn, 'bad')).toBeNull();
+  });
+});
+
+describe('a DataFrame column nothing reads', () => {
+  const LINES = { k: 'a', lines: [1, 2], n: 3 };
+  const linesSource = () => readStream.format('json').schema('k STRING, lines ARRAY<INT>, n INT').load('s3://b/in/');
+  const errorOf = (f: () => unknown): string => {
+    try {
+      return JSON.stringify(f());
+    } catch (e) {
+      return (e as Error).message.slice(0, (e as Error).message.indexOf(']') + 1);
+    }
+  };
+
+  it('is not followed when it is a select of a path out of bounds, and is when something reads it', () => {
+    const unread = linesSource().select('k', 'lines[5]').groupBy('k').agg(count().as('c')).writeStream.outputMode('update').plan();
+    expect(errorOf(() => runStages(unread.stages, LINES))).toBe('{"k":"a","lines[5]":null}');
+    const read = linesSource().select('k', 'lines[5]').writeStream.plan();
+    expect(errorOf(() => runStages(read.stages, LINES))).toBe('[INVALID_ARRAY_INDEX]');
+    const inBounds = linesSource().select('k', 'lines[1]').writeStream.plan();
+    expect(errorOf(() => runStages(inBounds.stages, LINES))).toBe('{"k":"a","lines[1]":2}');
+  });
+
+  it('is not computed when it is a withColumn function, and what only it read is not kept either', () => {
+    let calls = 0;
+    const fn = (r: Row) => {
+      calls++;
+      return (r.n as number) * 2;
+    };
+    const plan = linesSource()
+      .withColumn('bad', 'n DIV 0')
+      .withColumn('twice', 'INT', fn)
+      .select('k', 'n')
+      .groupBy('k')
+      .agg(sum('n').as('t'))
+      .writeStream.outputMode('update')
+      .plan();
+    expect(errorOf(() => runStages(plan.stages, LINES))).toBe('{"k":"a","n":3}');
+    expect(calls).toBe(0);
+    const read = linesSource().withColumn('bad', 'n DIV 0').withColumn('twice', 'INT', fn).select('k', 'twice').writeStream.plan();
+    // the function is opaque: it may read bad, which is computed and fails first
+    expect(errorOf(() => runStages(read.stages, LINES))).toBe('[DIVIDE_BY_ZERO]');
+    const fine = linesSource().withColumn('twice', 'INT', fn).select('k', 'twice').writeStream.plan();
+    expect(errorOf(() => runStages(fine.stages, LINES))).toBe('{"k":"a","twice":6}');
+    expect(calls).toBe(1);
   });
 });
 

@@ -186,9 +186,14 @@ function typed(t: DataType, node: SchemaTree, v: unknown, path: string): unknown
       return (v as unknown[]).map((x, i) => typed(t.element!, el, x, `${path}[${i}]`));
     }
     case 'MAP': {
+      // read without its annotation (decodeParquet): the key-value group's entries in the file's order
       const value = child(node.children[0], 'value')!;
+      const entries = (v as Record<string, unknown>)[node.children[0].element.name];
       const out: Record<string, unknown> = {};
-      for (const [k, x] of Object.entries(v as Record<string, unknown>)) setEntry(out, k, typed(t.value!, value, x, `${path}.${k}`));
+      for (const e of Array.isArray(entries) ? (entries as Array<Record<string, unknown>>) : []) {
+        const k = String(e.key);
+        setEntry(out, k, typed(t.value!, value, e.value ?? null, `${path}.${k}`));
+      }
       return out;
     }
     case 'STRUCT': {
@@ -209,6 +214,19 @@ const rawText = (row: unknown): string =>
   JSON.stringify(row, (_k, x) =>
     typeof x === 'bigint' ? x.toString() : x instanceof RawTime ? `${x.value}${x.unit}` : x instanceof Uint8Array ? Buffer.from(x).toString('hex') : x,
   );
+
+/**
+ * A schema element as hyparquet should assemble it. It reads a DECIMAL through a double: without
+ * the annotation it gives the unscaled integer. It makes a MAP a JS object, which lists
+ * integer-like keys first (`{"b":1,"10":2}` as 10, b): without the annotation it gives the
+ * key-value group's entries in the file's order, which `typed` makes the map (map-entries.ts).
+ */
+function unannotated(e: FileMetaData['schema'][number]): FileMetaData['schema'][number] {
+  if (e.converted_type === 'DECIMAL') return { ...e, converted_type: undefined };
+  if (e.converted_type === 'MAP' || e.converted_type === 'MAP_KEY_VALUE' || e.logical_type?.type === 'MAP')
+    return { ...e, converted_type: undefined, logical_type: undefined };
+  return e;
+}
 
 /** A Parquet file's rows (every declared column, by name) and dead letters. */
 export async function* decodeParquet(schema: Schema, file: string, buf: Uint8Array, bytes: number, keep?: readonly string[]): AsyncGenerator<ReadResult> {
@@ -235,8 +253,7 @@ export async function* decodeParquet(schema: Schema, file: string, buf: Uint8Arr
     }
     nodes.set(col.name, node);
   }
-  // hyparquet reads a DECIMAL through a double: without the annotation it gives the unscaled integer
-  const raw: FileMetaData = { ...metadata, schema: metadata.schema.map((e) => (e.converted_type === 'DECIMAL' ? { ...e, converted_type: undefined } : e)) };
+  const raw: FileMetaData = { ...metadata, schema: metadata.schema.map(unannotated) };
   let objects: Array<Record<string, unknown>>;
   try {
     objects = await parquetReadObjects({ file: ab, metadata: raw, utf8: false, parsers: PARSERS });

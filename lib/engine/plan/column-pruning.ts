@@ -6,9 +6,13 @@
  * is evaluated as NULL of its type instead (the stage's columns and types stay as they are), so it
  * raises nothing and makes no dead letter.
  *
+ * The same holds for a DataFrame `select` of a nested path (`lines[5]`: its index is not followed,
+ * so it raises no INVALID_ARRAY_INDEX), a `withColumn` of a path, and a `withColumn(name, type,
+ * fn)` whose function is then not called (Spark prunes an unused UDF too).
+ *
  * What each stage reads is worked out backwards from the output (every column of it is read):
- * a filter, a `withColumn` function or a watermark with gates reads every column (its function is
- * opaque), as do a static join, a stream-stream join and transformWithState; an aggregation reads
+ * a filter function, a read `withColumn` function or a watermark with gates reads every column
+ * (its function is opaque), as do a static join, a stream-stream join and transformWithState; an aggregation reads
  * its keys and its aggregates' columns, dropDuplicates its columns and what comes after it (within
 the watermark, every column). Names
  * are compared in lower case (Spark resolves them without case) and a nested name counts its first
@@ -88,17 +92,43 @@ function pruneStage(stage: StatelessStage, after: Read): { stage: StatelessStage
     case 'filterExpr':
       return { stage, before: withNames(after, namesReadOf(stage.text)) };
     case 'select':
-      return { stage, before: withNames(new Set(), stage.columns.some((c) => c.includes('*')) ? null : stage.columns) };
+      if (stage.columns.some((c) => c.includes('*'))) return { stage, before: null };
+      return {
+        stage,
+        before: withNames(
+          new Set(),
+          stage.columns.filter((c) => isRead(after, c)),
+        ),
+      };
     case 'project':
-      return { stage, before: withNames(new Set(), stage.items.map(itemColumn)) };
+      return pruneProject(stage, after);
     case 'extract':
-      return { stage, before: withNames(withoutName(after, stage.name), [stage.path.column]) };
+      if (isRead(after, stage.name)) return { stage, before: withNames(withoutName(after, stage.name), [stage.path.column]) };
+      return { stage: stage.unread ? stage : { ...stage, unread: true }, before: withoutName(after, stage.name) };
+    case 'withColumn':
+      // an opaque function reads any column; one whose column nothing reads is not called (Spark prunes an unused UDF)
+      if (isRead(after, stage.name)) return { stage, before: null };
+      return { stage: { ...stage, fn: () => null }, before: withoutName(after, stage.name) };
     case 'watermark':
       return { stage, before: stage.gates?.length ? null : withNames(after, [stage.column]) };
     default:
-      // filter and withColumn functions, a static join: they may read any column
+      // a filter function, a static join: they may read any column
       return { stage, before: null };
   }
+}
+
+/** A DataFrame select: an unread path item is not followed (its index cannot fail), and reads nothing. */
+function pruneProject(stage: Extract<StatelessStage, { kind: 'project' }>, after: Read): { stage: StatelessStage; before: Read } {
+  // a generator's rows count whatever reads their columns: every item stays read then
+  if (stage.items.some((i) => i.kind === 'explode')) return { stage, before: withNames(new Set(), stage.items.map(itemColumn)) };
+  const read = stage.items.filter((i) => i.kind === 'explode' || isRead(after, i.as));
+  let items: ProjectItem[] | null = null;
+  stage.items.forEach((item, k) => {
+    if (item.kind !== 'path' || item.unread || isRead(after, item.as)) return;
+    items ??= [...stage.items];
+    items[k] = { ...item, unread: true };
+  });
+  return { stage: items === null ? stage : { ...stage, items }, before: withNames(new Set(), read.map(itemColumn)) };
 }
 
 function itemColumn(item: ProjectItem): string {

@@ -49,8 +49,11 @@ export type StatelessStage =
        */
       readonly gates?: ReadonlyArray<(row: Row) => boolean>;
     }
-  /** Adds (or replaces) column `name` with the value at a nested path: a groupBy on `customer.country`. */
-  | { readonly kind: 'extract'; readonly name: string; readonly path: ColumnPath; readonly extend?: RowExtender }
+  /**
+   * Adds (or replaces) column `name` with the value at a nested path: a groupBy on
+   * `customer.country`. `unread`: no later stage reads it, so the value is NULL (column-pruning.ts).
+   */
+  | { readonly kind: 'extract'; readonly name: string; readonly path: ColumnPath; readonly extend?: RowExtender; readonly unread?: true }
   | ExprStage
   | JoinStage;
 
@@ -184,8 +187,11 @@ export interface PlanInput {
  */
 export type ProjectItem =
   | { readonly kind: 'column'; readonly as: string; readonly column: string }
-  /** The value at a nested path (`customer.country`, `lines[0]`, `attrs['color']`). */
-  | { readonly kind: 'path'; readonly as: string; readonly path: ColumnPath }
+  /**
+   * The value at a nested path (`customer.country`, `lines[0]`, `attrs['color']`); `unread`: no
+   * later stage reads the column, so the path is not followed and the value is NULL (column-pruning.ts).
+   */
+  | { readonly kind: 'path'; readonly as: string; readonly path: ColumnPath; readonly unread?: true }
   | ExplodeItem
   | { readonly kind: 'window'; readonly as: string; readonly window: WindowKey }
   | { readonly kind: 'windowStart' | 'windowEnd' | 'windowTime'; readonly as: string; readonly column: string };
