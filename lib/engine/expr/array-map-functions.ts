@@ -13,6 +13,7 @@ import { arrayArg, mapArg, sameValue } from './collections';
 import { SparkRowError } from './errors';
 import { call, def, int } from './fn-util';
 import { checkKeyType, duplicatedMapKey, keyText, keyTypeOf, keyValue, mapType, nullMapKey } from './map-keys';
+import { temporalSequence } from './temporal-sequence';
 import { strict, type Typed } from './typed';
 import { BOOLEAN, commonType, INT, isIntegral, LONG, type SqlType, typeName } from './types';
 
@@ -87,14 +88,19 @@ function setFunction(kind: 'union' | 'intersect' | 'except'): FunctionDef {
   });
 }
 
-/** sequence(start, stop[, step]) over integral values: the step 1 or -1 by default, stop included when reached. */
+/**
+ * sequence(start, stop[, step]) over integral values: the step 1 or -1 by default, stop included
+ * when reached; over DATE or TIMESTAMP values with an INTERVAL step (temporal-sequence.ts).
+ */
 function sequence(args: readonly Typed[], c: CallCtx): Typed {
+  const ends = commonType(args.slice(0, 2).map((a) => a.type));
+  if (ends !== null && (ends.type === 'DATE' || ends.type === 'TIMESTAMP')) return temporal(args, c, ends);
   const t = commonType(args.map((a) => a.type));
   if (t === null || !isIntegral(t)) {
     throw c.az.mismatch(
       'SEQUENCE_WRONG_INPUT_TYPES',
       c.sql,
-      `\`sequence\` uses the wrong parameter type: start and stop must be integers of one type here (${args.map((a) => `"${typeName(a.type)}"`).join(', ')}); dates and timestamps with an interval step are not supported yet`,
+      `\`sequence\` uses the wrong parameter type: start and stop must be integers of one type, with an integral step, or dates or timestamps with an INTERVAL step (${args.map((a) => `"${typeName(a.type)}"`).join(', ')}); cast them`,
       c.pos,
     );
   }
@@ -122,6 +128,31 @@ function sequence(args: readonly Typed[], c: CallCtx): Typed {
       const asValue = t.type === 'INT' ? (b: bigint) => Number(b) : (b: bigint) => (b >= -9007199254740991n && b <= 9007199254740991n ? Number(b) : b);
       for (let i = 0n, v = start; i < n; i++, v += step) out.push(asValue(v));
       return out;
+    }),
+  );
+}
+
+/** sequence over DATE or TIMESTAMP ends (their common type `t`), the step an INTERVAL. */
+function temporal(args: readonly Typed[], c: CallCtx, t: SqlType): Typed {
+  const step = args[2];
+  if (step !== undefined && step.type.type !== 'INTERVAL' && step.type.type !== 'NULL') {
+    throw c.az.mismatch(
+      'SEQUENCE_WRONG_INPUT_TYPES',
+      c.sql,
+      `\`sequence\` uses the wrong parameter type: the step of a sequence of ${typeName(t)} values must be an INTERVAL ("${typeName(step.type)}" given): write INTERVAL 1 DAY, INTERVAL 1 MONTH, ...`,
+      c.pos,
+    );
+  }
+  const months = step?.type.yearMonth === true;
+  const isDate = t.type === 'DATE';
+  const ends = args.slice(0, 2).map((a) => implicitCast(a, t));
+  return call(
+    c,
+    { type: 'ARRAY', element: t },
+    step === undefined ? ends : [...ends, step],
+    strict((start, stop, by) => {
+      const s = by === undefined ? null : months ? { months: by as number, micros: 0n } : { months: 0, micros: BigInt(by as number | bigint) };
+      return temporalSequence(isDate, start, stop, s);
     }),
   );
 }

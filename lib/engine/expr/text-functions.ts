@@ -3,7 +3,8 @@
  * mathExpressions.scala' hex and bin, nullExpressions.scala): URL encoding as java.net.URLEncoder
  * and URLDecoder do it, soundex and levenshtein as UTF8String computes them, elt, find_in_set,
  * chr, base64 of a string's UTF-8 bytes, hex and bin of a BIGINT's 64 bits or a string's bytes,
- * typeof (Spark's simpleString of the type), equal_null, zeroifnull and nullifzero.
+ * typeof (Spark's simpleString of the type), equal_null, zeroifnull and nullifzero; parse_url and
+ * try_parse_url over java.net.URI's parse (java-uri.ts).
  */
 import { hiveTypeOf } from '../ddl';
 import type { DataType } from '../schema';
@@ -11,6 +12,8 @@ import type { CallCtx, FunctionDef } from './analyze';
 import { implicitCast } from './analyze';
 import { SparkRowError } from './errors';
 import { call, def, int, str } from './fn-util';
+import { type JavaUri, parseJavaUri, UriSyntaxError } from './java-uri';
+import { javaRegex } from './patterns';
 import { stringFn } from './strings';
 import { strict, type Typed } from './typed';
 import { BOOLEAN, commonType, INT, isNumeric, LONG, STRING, type SqlType, typeName } from './types';
@@ -159,7 +162,59 @@ function zeroOrNull(kind: 'zeroifnull' | 'nullifzero'): FunctionDef {
   });
 }
 
+/** The part parse_url names, read from a parsed URI (Spark's ParseUrlEvaluator: the raw parts, as java.net.URI gives them). */
+const URL_PARTS: Record<string, (u: JavaUri) => string | null> = {
+  HOST: (u) => u.host,
+  PATH: (u) => u.path,
+  QUERY: (u) => u.query,
+  REF: (u) => u.fragment,
+  PROTOCOL: (u) => u.scheme,
+  FILE: (u) => (u.query !== null ? `${u.path}?${u.query}` : u.path),
+  AUTHORITY: (u) => u.authority,
+  USERINFO: (u) => u.userInfo,
+};
+
+/**
+ * parse_url(url, part[, key]) as Spark's ParseUrl: the part of the URL as java.net.URI parses it
+ * (java-uri.ts), NULL for a part it does not name (they are upper case: 'host' is not one), and with
+ * a key, for part 'QUERY' only, the value of the first `key=value` of the query. Spark builds that
+ * lookup as the Java regular expression `(&|^)` + key + `=([^&]*)` and takes group 2, so the key is
+ * a pattern, not quoted. A URL java.net.URI refuses raises INVALID_URL (ANSI); try_parse_url gives NULL.
+ */
+function parseUrl(tolerant: boolean): FunctionDef {
+  return def(2, 3, (args, c) => {
+    const inputs = args.map((a, i) => str(c, a, i));
+    return call(
+      c,
+      STRING,
+      inputs,
+      strict((url, part, key) => {
+        if (key !== undefined && part !== 'QUERY') return null;
+        const extract = URL_PARTS[part as string];
+        if (extract === undefined) return null;
+        let uri: JavaUri;
+        try {
+          uri = parseJavaUri(url as string);
+        } catch (e) {
+          if (!(e instanceof UriSyntaxError)) throw e;
+          if (tolerant) return null;
+          throw new SparkRowError(
+            'INVALID_URL',
+            `The url is invalid: ${url as string}. Use \`try_parse_url\` to tolerate invalid URL and return NULL instead. (${e.message})`,
+          );
+        }
+        const value = extract(uri);
+        if (key === undefined || value === null) return value;
+        const m = javaRegex(`(&|^)${key as string}=([^&]*)`, null, c.pos).exec(value);
+        return m === null ? null : (m[2] ?? null);
+      }),
+    );
+  });
+}
+
 export const TEXT_FUNCTIONS: Record<string, FunctionDef> = {
+  parse_url: parseUrl(false),
+  try_parse_url: parseUrl(true),
   url_encode: stringFn(STRING, ['STRING'], urlEncode),
   url_decode: stringFn(STRING, ['STRING'], urlDecode),
   try_url_decode: stringFn(STRING, ['STRING'], (s) => {
