@@ -21,6 +21,17 @@ import {
   first,
   last,
   approxCountDistinct,
+  stddev,
+  stddevSamp,
+  stddevPop,
+  variance,
+  varSamp,
+  varPop,
+  countIf,
+  boolAnd,
+  boolOr,
+  collectList,
+  collectSet,
   type AggBuilder,
   renamed,
   windowEnd,
@@ -159,6 +170,17 @@ const AGGS: Record<string, (c: string | Column) => AggBuilder> = {
   approxCountDistinct,
   approx_count_distinct: approxCountDistinct,
   mean: avg,
+  stddev,
+  stddev_samp: stddevSamp,
+  stddev_pop: stddevPop,
+  variance,
+  var_samp: varSamp,
+  var_pop: varPop,
+  count_if: countIf,
+  bool_and: boolAnd,
+  bool_or: boolOr,
+  collect_list: collectList,
+  collect_set: collectSet,
 };
 
 /** How a case's `static` table becomes a table of the query API (the runner: an S3 object it wrote). */
@@ -310,10 +332,7 @@ function applyStage(c: ConformanceCase, frame: StreamFrame, stage: CaseStage, ta
       if (a.fn === 'count') b = count(input);
       else {
         const f = AGGS[a.fn];
-        if (!f)
-          throw new InvalidQueryError(
-            `case ${c.name}: aggregation ${JSON.stringify(a.fn)} is not one of count, sum, min, max, avg, first, last, approxCountDistinct`,
-          );
+        if (!f) throw new InvalidQueryError(`case ${c.name}: aggregation ${JSON.stringify(a.fn)} is not one of count, ${Object.keys(AGGS).join(', ')}`);
         if (input === undefined) throw new InvalidQueryError(`case ${c.name}: ${a.fn} needs a "column" or an "expr"`);
         b = f(input);
       }

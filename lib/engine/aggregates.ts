@@ -6,6 +6,7 @@ import type { Json, Row } from './ports';
 import type { AggSpec } from './plan/types';
 import { isSparkRowError, SparkRowError } from './expr/errors';
 import { hllAdd, hllCount, hllMerge, hllNew } from './hll';
+import { compileMoreAgg } from './more-aggregates';
 import { canonicalLong, type DataType } from './schema';
 import { castFunction } from './expr/cast';
 import { DOUBLE, STRING } from './expr/types';
@@ -307,6 +308,11 @@ export function compileAgg(spec: AggSpec, inType?: DataType): CompiledAgg {
         merge: (a, b) => hllMerge(a as string, b as string),
         finish: (s) => hllCount(s as string),
       };
+    default: {
+      const more = compileMoreAgg(spec, inType);
+      if (more === null) throw new Error(`internal: no aggregate ${spec.fn}`);
+      return more;
+    }
   }
 }
 

@@ -8,7 +8,7 @@
  * to DOUBLE that Spark's analysis adds before it names the aggregate.
  */
 import { expr } from '../../lib/engine/query/column';
-import { approxCountDistinct, avg, count, first, last, sum } from '../../lib/engine/query/functions';
+import { approxCountDistinct, avg, boolOr, collectList, collectSet, count, countIf, first, last, stddev, sum, varPop } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
 import { compileSql } from '../../lib/engine/sql';
 
@@ -48,6 +48,31 @@ FROM STREAM read_files(schema => '${COLS}') GROUP BY k`);
     ]);
   });
 
+  it('is named by the name it was called by for the second-moment, boolean and collecting aggregates', () => {
+    const plan = compileSql(`SET outputMode = update;
+SELECT k, stddev(x), stddev_samp(x), std(x), stddev_pop(x), variance(x), var_samp(x), var_pop(amount), count_if(x > 0), bool_and(x > 0),
+  every(x > 0), bool_or(x > 0), some(x > 0), any(x > 0), collect_list(name), collect_set(amount)
+FROM STREAM read_files(schema => '${COLS}') GROUP BY k`);
+    expect(aggNames(plan)).toEqual([
+      'stddev(x)',
+      'stddev_samp(x)',
+      'std(x)',
+      'stddev_pop(x)',
+      'variance(x)',
+      'var_samp(x)',
+      // an INT input under the cast to DOUBLE Spark's analysis adds (as kurtosis(CAST(col AS DOUBLE)))
+      'var_pop(CAST(amount AS DOUBLE))',
+      'count_if((x > 0))',
+      'bool_and((x > 0))',
+      'every((x > 0))',
+      'bool_or((x > 0))',
+      'some((x > 0))',
+      'any((x > 0))',
+      'collect_list(name)',
+      'collect_set(amount)',
+    ]);
+  });
+
   it('keeps its alias', () => {
     const plan = compileSql(`SET outputMode = update;
 SELECT k, sum(amount * 2) AS doubled, first_value(x) fv FROM STREAM read_files(schema => '${COLS}') GROUP BY k`);
@@ -82,6 +107,25 @@ describe('an aggregate without alias in the query API', () => {
       'count(1)',
       'sum(CAST(name AS DOUBLE))',
       'avg(amount)',
+    ]);
+  });
+
+  it('shows the cast to DOUBLE of a second-moment aggregate of anything but a DOUBLE, and names the others by their function', () => {
+    const frame = readStream
+      .format('json')
+      .schema(COLS)
+      .load()
+      .groupBy('k')
+      .agg(stddev('x'), stddev('amount'), varPop(expr('amount * 2')), countIf(expr('x > 0')), boolOr(expr('amount = 1')), collectList('name'), collectSet('s'));
+    expect(frame.columnsNow_().map((c) => [c.name, c.type])).toEqual([
+      ['k', 'STRING'],
+      ['stddev(x)', 'DOUBLE'],
+      ['stddev(CAST(amount AS DOUBLE))', 'DOUBLE'],
+      ['var_pop(CAST((amount * 2) AS DOUBLE))', 'DOUBLE'],
+      ['count_if((x > 0))', 'LONG'],
+      ['bool_or((amount = 1))', 'BOOLEAN'],
+      ['collect_list(name)', 'ARRAY'],
+      ['collect_set(s)', 'ARRAY'],
     ]);
   });
 });

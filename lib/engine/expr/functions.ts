@@ -56,7 +56,18 @@ export const AGGREGATES = new Set([
   'approx_count_distinct',
   'count_distinct',
   'stddev',
+  'stddev_samp',
+  'std',
+  'stddev_pop',
   'variance',
+  'var_samp',
+  'var_pop',
+  'count_if',
+  'bool_and',
+  'every',
+  'bool_or',
+  'some',
+  'any',
   'any_value',
 ]);
 

@@ -5,6 +5,7 @@
  */
 import { InvalidQueryError } from '../errors';
 import { type ChainDraft, type ChainedOperator, type Marks, operatorChain } from './chain';
+import { isBooleanAgg, isStatisticalAgg } from './agg-kinds';
 import { type ColumnInfo, unknownColumn } from './columns';
 import type { OutputMode, StatefulSpec, StatelessStage, StreamJoinSpec, StreamJoinType, TransformWithStateSpec } from './types';
 import type { ColumnType } from '../schema';
@@ -296,11 +297,17 @@ function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: 
     if (a.column !== undefined) {
       const found = cols.find((x) => x.name === a.column);
       if (!found) throw unknownColumn(a.column, cols, `${a.fn}`);
-      if ((a.fn === 'sum' || a.fn === 'avg') && NOT_SUMMABLE.has(found.type)) {
-        // Spark's Sum and Average take numeric (and interval) input, a STRING cast to DOUBLE; others fail analysis
-        const type = found.window ? 'a window' : found.type;
+      const type = found.window ? 'a window' : found.type;
+      if ((a.fn === 'sum' || a.fn === 'avg' || isStatisticalAgg(a.fn)) && NOT_SUMMABLE.has(found.type)) {
+        // Spark's Sum, Average and CentralMomentAgg take numeric (and interval) input, a STRING cast to DOUBLE; others fail analysis
+        const verb = a.fn === 'sum' ? 'summed' : a.fn === 'avg' ? 'averaged' : 'measured';
         throw new InvalidQueryError(
-          `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] ${a.fn}(${a.column}): ${a.column} is ${type}, which cannot be ${a.fn === 'sum' ? 'summed' : 'averaged'}: ${a.fn} needs a numeric column (TINYINT to BIGINT, FLOAT, DOUBLE, DECIMAL); count it, take min or max of it, or ${a.fn} a numeric column`,
+          `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] ${a.fn}(${a.column}): ${a.column} is ${type}, which cannot be ${verb}: ${a.fn} needs a numeric column (TINYINT to BIGINT, FLOAT, DOUBLE, DECIMAL); count it, take min or max of it, or ${a.fn} a numeric column`,
+        );
+      }
+      if (isBooleanAgg(a.fn) && (found.type !== 'BOOLEAN' || found.window)) {
+        throw new InvalidQueryError(
+          `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] ${a.fn}(${a.column}): ${a.column} is ${type}, but ${a.fn} takes a BOOLEAN: write the condition, e.g. ${a.fn}(expr('${a.column} > 0'))`,
         );
       }
     } else if (a.fn !== 'count') {

@@ -9,6 +9,7 @@ import { type Micros, subMicros } from '../timestamps';
 import { avgDecimalType, sumDecimalType } from '../decimal';
 import { ddlOf } from '../ddl';
 import { PARTITION_HINT, pathColumn } from './paths';
+import { isBooleanAgg, isCollectAgg, isStatisticalAgg } from './agg-kinds';
 import type { AggSpec, ExplodeItem, JoinKeyPair, JoinPredicate, JoinStage, ProjectItem, StatelessStage, StaticTableSpec } from './types';
 
 /**
@@ -232,7 +233,9 @@ export function predicateColumns(p: JoinPredicate): string[] {
  * An aggregate's output type, by Spark's rules (FORMAT-3 "Types"): count and approx_count_distinct
  * BIGINT; sum of an integer type BIGINT, of DECIMAL(p,s) DECIMAL(min(38, p + 10), s), of anything
  * else DOUBLE (a FLOAT widened); avg of DECIMAL(p,s) DECIMAL(min(38, p + 4), min(38, s + 4)), else
- * DOUBLE; min, max, first and last keep the column's type.
+ * DOUBLE; min, max, first and last keep the column's type; the second-moment aggregates (stddev,
+ * variance, ...) DOUBLE, count_if BIGINT, bool_and and bool_or BOOLEAN, collect_list and
+ * collect_set an ARRAY of the column's type.
  */
 export function aggOutputType(a: AggSpec, cols: readonly ColumnInfo[]): DataType {
   const found = a.column ? cols.find((c) => c.name === a.column) : undefined;
@@ -245,11 +248,15 @@ export function aggOutputType(a: AggSpec, cols: readonly ColumnInfo[]): DataType
     case 'sum':
       if (found?.type === 'DECIMAL') return { type: 'DECIMAL', ...sumDecimalType(found.precision ?? 10, found.scale ?? 0) };
       return found?.type === 'INT' || found?.type === 'LONG' ? { type: 'LONG' } : { type: 'DOUBLE' };
+    case 'count_if':
+      return { type: 'LONG' };
     default: {
+      if (isStatisticalAgg(a.fn)) return { type: 'DOUBLE' };
+      if (isBooleanAgg(a.fn)) return { type: 'BOOLEAN' };
       if (!found) return { type: 'STRING' };
       // the column's type, without its name or the window mark
       const { name: _name, window: _window, ...type } = found;
-      return type;
+      return isCollectAgg(a.fn) ? { type: 'ARRAY', element: type } : type;
     }
   }
 }

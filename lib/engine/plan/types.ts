@@ -234,7 +234,13 @@ export interface ColumnKey<Name extends string = string> {
 }
 export type GroupKey = WindowKey | SessionKey | ColumnKey;
 
-export type AggFn = 'count' | 'sum' | 'min' | 'max' | 'avg' | 'first' | 'last' | 'approxCountDistinct';
+export type AggFn = 'count' | 'sum' | 'min' | 'max' | 'avg' | 'first' | 'last' | 'approxCountDistinct' | StatisticalAggFn | CollectAggFn | BooleanAggFn;
+/** Spark's second-moment aggregates (CentralMomentAgg), by the names Spark prints them with. */
+export type StatisticalAggFn = 'stddev' | 'stddev_samp' | 'std' | 'stddev_pop' | 'variance' | 'var_samp' | 'var_pop';
+/** collect_list and collect_set: an ARRAY of the column's non-null values. */
+export type CollectAggFn = 'collect_list' | 'collect_set';
+/** Aggregates of a BOOLEAN column: count_if (BIGINT), bool_and / every and bool_or / some / any (BOOLEAN). */
+export type BooleanAggFn = 'count_if' | 'bool_and' | 'every' | 'bool_or' | 'some' | 'any';
 export interface AggSpec {
   readonly fn: AggFn;
   /** Absent (or '*') for count(*). */

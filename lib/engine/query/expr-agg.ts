@@ -10,6 +10,7 @@ import { InvalidQueryError } from '../errors';
 import { parseExpression, type Ast } from '../expr/parser';
 import { analyzeExpression, prettySql } from '../expr';
 import type { AggFn, GroupKey, SessionKey, WindowKey } from '../plan/types';
+import { isStatisticalAgg } from '../plan/agg-kinds';
 import type { ColumnInfo } from '../plan/columns';
 import { Column, quoteName } from './column';
 import { AggBuilder, aggregateName, renamed, sessionWindow, window } from './functions';
@@ -102,15 +103,26 @@ export function aggregation(cols: readonly ColumnInfo[], keys: ReadonlyArray<str
  */
 export function aggregateArgName(fn: AggFn, text: string, cols: readonly ColumnInfo[]): string {
   const pretty = prettySql(text, cols);
-  if (fn !== 'sum' && fn !== 'avg') return pretty;
-  return analyzeExpression(text, cols).type.type === 'STRING' ? `CAST(${pretty} AS DOUBLE)` : pretty;
+  if (fn !== 'sum' && fn !== 'avg' && !isStatisticalAgg(fn)) return pretty;
+  return castToDouble(fn, analyzeExpression(text, cols).type) ? `CAST(${pretty} AS DOUBLE)` : pretty;
 }
 
-/** An aggregate of a column without `.as(...)` under Spark's name, which shows the cast of a STRING input of sum and avg (aggregateArgName). */
+/**
+ * Whether Spark's analysis casts the aggregate's input to DOUBLE before naming it: a STRING of sum
+ * and avg; anything but a DOUBLE of the second-moment aggregates (stddev, variance, ...), which
+ * take DOUBLE only (kurtosis(CAST(col AS DOUBLE)) for an INT column in sql-expression-schema.md).
+ */
+function castToDouble(fn: AggFn, t: { type: string; binary32?: boolean }): boolean {
+  if (isStatisticalAgg(fn)) return t.type !== 'DOUBLE' || t.binary32 === true;
+  return (fn === 'sum' || fn === 'avg') && t.type === 'STRING';
+}
+
+/** An aggregate of a column without `.as(...)` under Spark's name, which shows the cast Spark puts on its input (aggregateArgName). */
 export function sparkNamed(a: AggBuilder, cols: readonly ColumnInfo[]): AggBuilder {
   const c = a.column;
-  if (typeof c !== 'string' || (a.fn !== 'sum' && a.fn !== 'avg') || a.name !== aggregateName(a.fn, c)) return a;
-  if (cols.find((x) => x.name === c)?.type !== 'STRING') return a;
+  if (typeof c !== 'string' || a.name !== aggregateName(a.fn, c)) return a;
+  const found = cols.find((x) => x.name === c);
+  if (found === undefined || !castToDouble(a.fn, found)) return a;
   return a.as(aggregateName(a.fn, aggregateArgName(a.fn, c, cols)));
 }
 

@@ -110,6 +110,25 @@ export const avg = <C extends string | Column>(column: C) => agg('avg', column);
 export const first = <C extends string | Column>(column: C) => agg('first', column);
 export const last = <C extends string | Column>(column: C) => agg('last', column);
 export const approxCountDistinct = <C extends string | Column>(column: C) => agg('approxCountDistinct', column);
+/** Spark's stddev (sample standard deviation, as stddev_samp and std): a DOUBLE, NULL for fewer than two values. */
+export const stddev = <C extends string | Column>(column: C) => agg('stddev', column);
+export const stddevSamp = <C extends string | Column>(column: C) => agg('stddev_samp', column);
+/** Population standard deviation: a DOUBLE, 0 for one value. */
+export const stddevPop = <C extends string | Column>(column: C) => agg('stddev_pop', column);
+/** Spark's variance (sample variance, as var_samp). */
+export const variance = <C extends string | Column>(column: C) => agg('variance', column);
+export const varSamp = <C extends string | Column>(column: C) => agg('var_samp', column);
+export const varPop = <C extends string | Column>(column: C) => agg('var_pop', column);
+/** The rows whose BOOLEAN column (or condition) is true, a BIGINT. */
+export const countIf = <C extends string | Column>(column: C) => agg('count_if', column);
+/** Whether every non-null BOOLEAN is true (NULL without one): Spark's bool_and / every. */
+export const boolAnd = <C extends string | Column>(column: C) => agg('bool_and', column);
+/** Whether some non-null BOOLEAN is true (NULL without one): Spark's bool_or / some / any. */
+export const boolOr = <C extends string | Column>(column: C) => agg('bool_or', column);
+/** The column's non-null values as an ARRAY, in the order the rows came. */
+export const collectList = <C extends string | Column>(column: C) => agg('collect_list', column);
+/** The column's distinct non-null values as an ARRAY (first-seen order here; Spark's is its hash set's). */
+export const collectSet = <C extends string | Column>(column: C) => agg('collect_set', column);
 
 // ------------------------------------------------------------------------------ select items
 

@@ -4,7 +4,7 @@
  */
 import type { Json, OutputRow, Row } from '../ports';
 import type { ColumnType } from '../schema';
-import type { AggFn, AggSpec, ColumnKey, QueryPlan, SessionKey, WindowKey } from '../plan/types';
+import type { AggFn, AggSpec, BooleanAggFn, CollectAggFn, ColumnKey, QueryPlan, SessionKey, StatisticalAggFn, WindowKey } from '../plan/types';
 import type { AggBuilder, GeneratorItem } from './functions';
 import type { Column } from './column';
 import type { FrameType } from './column-types';
@@ -381,39 +381,52 @@ export type AggArg<C extends FrameColumns> =
     ? AggBuilder | AggSpec
     :
         | AggBuilder<string, 'count', Names<C> | undefined>
-        | AggBuilder<string, 'sum' | 'avg', ColumnsOfType<C, NumericType>>
-        | AggBuilder<string, 'min' | 'max' | 'first' | 'last' | 'approxCountDistinct', Names<C>>
+        | AggBuilder<string, 'sum' | 'avg' | StatisticalAggFn, ColumnsOfType<C, NumericType>>
+        | AggBuilder<string, BooleanAggFn, ColumnsOfType<C, 'BOOLEAN'>>
+        | AggBuilder<string, 'min' | 'max' | 'first' | 'last' | 'approxCountDistinct' | CollectAggFn, Names<C>>
         | AggBuilder<string, AggFn, Column>
         | AggSpec;
-type AggType<C extends FrameColumns, F extends AggFn, Col> = F extends 'count' | 'approxCountDistinct'
+type AggType<C extends FrameColumns, F extends AggFn, Col> = F extends 'count' | 'approxCountDistinct' | 'count_if'
   ? 'LONG'
-  : Col extends keyof C
-    ? F extends 'sum' | 'avg'
-      ? C[Col] extends 'DECIMAL'
-        ? 'DECIMAL' // sum: DECIMAL(min(38, p + 10), s); avg: DECIMAL(min(38, p + 4), min(38, s + 4))
-        : F extends 'avg'
-          ? 'DOUBLE'
-          : C[Col] extends 'INT' | 'LONG'
-            ? 'LONG'
-            : 'DOUBLE'
-      : C[Col]
-    : F extends 'avg'
-      ? 'DOUBLE'
-      : ColumnType;
-/** The type of an aggregate of a Column of type T (the functions module's: `sum(frame.col('amount'))`). */
-type ColumnAggType<F extends AggFn, T> = F extends 'count' | 'approxCountDistinct'
-  ? 'LONG'
-  : F extends 'sum' | 'avg'
-    ? [T] extends ['DECIMAL']
-      ? 'DECIMAL'
-      : F extends 'avg'
-        ? 'DOUBLE'
-        : [T] extends ['INT' | 'LONG']
-          ? 'LONG'
-          : [T] extends ['DOUBLE']
+  : F extends StatisticalAggFn
+    ? 'DOUBLE'
+    : F extends BooleanAggFn
+      ? 'BOOLEAN'
+      : F extends CollectAggFn
+        ? 'ARRAY'
+        : Col extends keyof C
+          ? F extends 'sum' | 'avg'
+            ? C[Col] extends 'DECIMAL'
+              ? 'DECIMAL' // sum: DECIMAL(min(38, p + 10), s); avg: DECIMAL(min(38, p + 4), min(38, s + 4))
+              : F extends 'avg'
+                ? 'DOUBLE'
+                : C[Col] extends 'INT' | 'LONG'
+                  ? 'LONG'
+                  : 'DOUBLE'
+            : C[Col]
+          : F extends 'avg'
             ? 'DOUBLE'
-            : TypeOf
-    : FrameType<T>;
+            : ColumnType;
+/** The type of an aggregate of a Column of type T (the functions module's: `sum(frame.col('amount'))`). */
+type ColumnAggType<F extends AggFn, T> = F extends 'count' | 'approxCountDistinct' | 'count_if'
+  ? 'LONG'
+  : F extends StatisticalAggFn
+    ? 'DOUBLE'
+    : F extends BooleanAggFn
+      ? 'BOOLEAN'
+      : F extends CollectAggFn
+        ? 'ARRAY'
+        : F extends 'sum' | 'avg'
+          ? [T] extends ['DECIMAL']
+            ? 'DECIMAL'
+            : F extends 'avg'
+              ? 'DOUBLE'
+              : [T] extends ['INT' | 'LONG']
+                ? 'LONG'
+                : [T] extends ['DOUBLE']
+                  ? 'DOUBLE'
+                  : TypeOf
+          : FrameType<T>;
 type AggColumn<C extends FrameColumns, A> =
   A extends AggBuilder<infer N, infer F, Column<infer T, string>>
     ? string extends N

@@ -18,14 +18,23 @@ import {
   aggregateName,
   approxCountDistinct,
   avg,
+  boolAnd,
+  boolOr,
+  collectList,
+  collectSet,
   count,
+  countIf,
   first,
   last,
   max,
   min,
   renamed,
   sessionWindow,
+  stddev,
+  stddevPop,
   sum,
+  variance,
+  varPop,
   window,
 } from '../query/functions';
 import type { AnyColumns, GroupArg } from '../query/types';
@@ -46,6 +55,21 @@ const AGGREGATES: Record<string, (c: string | Column) => AggBuilder> = {
   last,
   last_value: last,
   approx_count_distinct: approxCountDistinct,
+  stddev,
+  stddev_samp: stddev,
+  std: stddev,
+  stddev_pop: stddevPop,
+  variance,
+  var_samp: variance,
+  var_pop: varPop,
+  count_if: countIf,
+  bool_and: boolAnd,
+  every: boolAnd,
+  bool_or: boolOr,
+  some: boolOr,
+  any: boolOr,
+  collect_list: collectList,
+  collect_set: collectSet,
 };
 
 function isAggregate(a: Ast): a is Extract<Ast, { k: 'call' }> {
@@ -125,7 +149,7 @@ function aggOf(sql: string, item: SelectItem, spans: Span[], columns: readonly C
 }
 
 /** The aggregate names Spark keeps in a column's name when a query calls them (FunctionRegistry's setAlias): mean(x), not avg(x). */
-const SPARK_ALIASES: ReadonlySet<string> = new Set(['mean', 'first_value', 'last_value']);
+const SPARK_ALIASES: ReadonlySet<string> = new Set(['mean', 'first_value', 'last_value', 'stddev_samp', 'std', 'var_samp', 'every', 'some', 'any']);
 
 /** `frame` grouped and aggregated as the query's GROUP BY and select list say. */
 export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColumns>): StreamFrame<AnyColumns> {

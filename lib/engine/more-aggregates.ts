@@ -1,0 +1,140 @@
+/**
+ * The aggregates beyond count, sum, avg, min, max, first, last and approx_count_distinct
+ * (aggregates.ts), with Spark's semantics and buffers that are JSON, as state stores them:
+ *
+ * - stddev / stddev_samp / std, stddev_pop, variance / var_samp, var_pop: Spark's CentralMomentAgg
+ *   of order 2 over the values cast to DOUBLE. The buffer is [n, avg, m2], updated per value and
+ *   merged with Spark's formulas (so a batch merged into its stored state gives what Spark's
+ *   partial and final aggregation give); a sample figure of one value is NULL (Spark since 3.1,
+ *   spark.sql.legacy.statisticalAggregate false), of no value NULL.
+ * - count_if (BIGINT: the rows whose BOOLEAN is true), bool_and / every and bool_or / some / any
+ *   (BOOLEAN over the non-null values; NULL without one).
+ * - collect_list and collect_set: an ARRAY of the non-null values, in the order the batches and
+ *   their rows brought them; collect_set keeps a value once (a DOUBLE's NaN equals NaN, a nested
+ *   value by its content). Spark's collect_set lists its values in the order of its
+ *   hash set, which no one can rely on: sort it with array_sort when the order matters.
+ */
+import { stringToDouble } from './aggregates';
+import type { CompiledAgg } from './aggregates';
+import type { Json } from './ports';
+import { encodeStateJson } from './state-json';
+import type { AggSpec, BooleanAggFn, CollectAggFn, StatisticalAggFn } from './plan/types';
+import type { DataType } from './schema';
+import { isBooleanAgg, isCollectAgg, isStatisticalAgg } from './plan/agg-kinds';
+
+/** A value as the DOUBLE Spark casts a second-moment aggregate's input to (a DECIMAL's or STRING's text parsed). */
+function asDouble(v: unknown): number | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'number') return v;
+  if (typeof v === 'bigint') return Number(v);
+  if (typeof v === 'string') return stringToDouble(v);
+  return null;
+}
+
+/** [n, avg, m2] of Spark's CentralMomentAgg, merged as Spark merges two partial buffers. */
+function mergeMoments(a: number[], b: number[]): number[] {
+  const [n1, avg1, m21] = a;
+  const [n2, avg2, m22] = b;
+  const n = n1 + n2;
+  const delta = avg2 - avg1;
+  const deltaN = n === 0 ? 0 : delta / n;
+  return [n, avg1 + deltaN * n2, m21 + m22 + delta * deltaN * n1 * n2];
+}
+
+function statistical(spec: AggSpec, fn: StatisticalAggFn, column: string, inType: DataType | undefined): CompiledAgg {
+  const population = fn === 'stddev_pop' || fn === 'var_pop';
+  const root = fn === 'stddev' || fn === 'stddev_samp' || fn === 'std' || fn === 'stddev_pop';
+  const check =
+    inType?.type === 'STRING'
+      ? (r: Record<string, unknown>) => {
+          const v = r[column];
+          if (typeof v === 'string') stringToDouble(v);
+        }
+      : undefined;
+  return {
+    spec,
+    ...(check ? { check } : {}),
+    init: () => [0, 0, 0],
+    update: (s, r) => {
+      const x = asDouble(r[column]);
+      if (x === null) return s;
+      const m = s as number[];
+      const n = m[0] + 1;
+      const delta = x - m[1];
+      const deltaN = delta / n;
+      m[0] = n;
+      m[1] += deltaN;
+      m[2] += delta * (delta - deltaN);
+      return m;
+    },
+    merge: (a, b) => mergeMoments(a as number[], b as number[]),
+    finish: (s) => {
+      const [n, , m2] = s as number[];
+      if (n === 0) return null;
+      if (!population && n === 1) return null;
+      const v = m2 / (population ? n : n - 1);
+      return root ? Math.sqrt(v) : v;
+    },
+  };
+}
+
+function booleanAgg(spec: AggSpec, fn: BooleanAggFn, column: string): CompiledAgg {
+  if (fn === 'count_if') {
+    return {
+      spec,
+      init: () => 0,
+      update: (s, r) => (r[column] === true ? (s as number) + 1 : s),
+      merge: (a, b) => (a as number) + (b as number),
+      finish: (s) => s,
+    };
+  }
+  const all = fn === 'bool_and' || fn === 'every';
+  const pick = (s: Json, v: unknown): Json => {
+    if (typeof v !== 'boolean') return s;
+    if (s === null) return v;
+    return all ? (s as boolean) && v : (s as boolean) || v;
+  };
+  return { spec, init: () => null, update: (s, r) => pick(s, r[column]), merge: (a, b) => pick(a, b), finish: (s) => s };
+}
+
+/**
+ * Whether two values of a column are one in collect_set: as Spark's hash set of the values finds
+ * them (a DOUBLE as java.lang.Double.equals: NaN is NaN), a nested value by its whole content.
+ */
+function sameEntry(a: unknown, b: unknown): boolean {
+  if (typeof a !== 'object' || a === null) return Object.is(a, b);
+  return typeof b === 'object' && b !== null && encodeStateJson(a as Json) === encodeStateJson(b as Json);
+}
+
+function collect(spec: AggSpec, fn: CollectAggFn, column: string): CompiledAgg {
+  const add = (list: Json[], v: unknown): void => {
+    if (v === null || v === undefined) return;
+    if (fn === 'collect_set') {
+      for (const x of list) if (sameEntry(x, v)) return;
+    }
+    list.push(v as Json);
+  };
+  return {
+    spec,
+    init: () => [],
+    update: (s, r) => {
+      add(s as Json[], r[column]);
+      return s;
+    },
+    merge: (a, b) => {
+      const out = [...(a as Json[])];
+      for (const v of b as Json[]) add(out, v);
+      return out;
+    },
+    finish: (s) => [...(s as Json[])],
+  };
+}
+
+/** The aggregate of `spec` when it is one of this module's, else null. `inType`: the column's type. */
+export function compileMoreAgg(spec: AggSpec, inType: DataType | undefined): CompiledAgg | null {
+  const column = spec.column!;
+  if (isStatisticalAgg(spec.fn)) return statistical(spec, spec.fn, column, inType);
+  if (isBooleanAgg(spec.fn)) return booleanAgg(spec, spec.fn, column);
+  if (isCollectAgg(spec.fn)) return collect(spec, spec.fn, column);
+  return null;
+}

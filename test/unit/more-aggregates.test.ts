@@ -1,0 +1,121 @@
+/**
+ * The second-moment, boolean and collecting aggregates (more-aggregates.ts): Spark's buffers and
+ * merges, their input rules and refusals. Expected figures worked by hand from the definitions
+ * (sample variance: squared deviations over n - 1; population: over n).
+ */
+import { compileAgg, mergeBuffers, type CompiledAgg } from '../../lib/engine/aggregates';
+import type { DeadLetter, Json, Row } from '../../lib/engine/ports';
+import type { AggFn } from '../../lib/engine/plan/types';
+import { boolAnd, collectSet, countIf, count, stddev, variance } from '../../lib/engine/query/functions';
+import { readStream } from '../../lib/engine/query/reader';
+import type { DataType } from '../../lib/engine/schema';
+import { runPlanOnce } from '../helpers/run-plan';
+
+/** The aggregate over `values` fed in `parts` (each its own buffer, then merged left to right, as batches merge into state). */
+function over(fn: AggFn, type: DataType, parts: unknown[][]): unknown {
+  const agg: CompiledAgg = compileAgg({ fn, column: 'v', as: 'out' }, type);
+  const buffers = parts.map((values) => {
+    let s: Json = agg.init();
+    for (const v of values) s = agg.update(s, { v } as Row);
+    return [s];
+  });
+  const merged = buffers.reduce((a, b) => mergeBuffers([agg], a, b));
+  return agg.finish(merged[0]);
+}
+
+const DOUBLE: DataType = { type: 'DOUBLE' };
+
+describe('the second-moment aggregates', () => {
+  it('give the sample and population figures, whatever the split into batches', () => {
+    for (const parts of [
+      [[2, 4, 4, 4, 5, 5, 7, 9]],
+      [
+        [2, 4, 4],
+        [4, 5],
+        [5, 7, 9],
+      ],
+      [[], [2, 4, 4, 4, 5, 5, 7, 9], []],
+    ]) {
+      // mean 5, squared deviations 32
+      expect(over('var_pop', DOUBLE, parts)).toBeCloseTo(4, 12);
+      expect(over('stddev_pop', DOUBLE, parts)).toBeCloseTo(2, 12);
+      expect(over('variance', DOUBLE, parts)).toBeCloseTo(32 / 7, 12);
+      expect(over('stddev', DOUBLE, parts)).toBeCloseTo(Math.sqrt(32 / 7), 12);
+    }
+  });
+
+  it('skip nulls; no value gives NULL, one value NULL for the sample figures and 0 for the population ones', () => {
+    expect(over('stddev', DOUBLE, [[null, null]])).toBeNull();
+    expect(over('var_pop', DOUBLE, [[]])).toBeNull();
+    expect(over('stddev_samp', DOUBLE, [[3, null]])).toBeNull();
+    expect(over('var_samp', DOUBLE, [[3]])).toBeNull();
+    expect(over('stddev_pop', DOUBLE, [[3]])).toBe(0);
+  });
+
+  it('read a DECIMAL, a BIGINT beyond 2^53 and a STRING as the DOUBLE Spark casts them to', () => {
+    expect(over('var_pop', { type: 'DECIMAL', precision: 10, scale: 2 }, [['1.50', '2.50']])).toBeCloseTo(0.25, 12);
+    expect(over('var_pop', { type: 'LONG' }, [[9007199254740993n, 9007199254740993n]])).toBe(0);
+    expect(over('variance', { type: 'STRING' }, [['1', '3']])).toBeCloseTo(2, 12);
+  });
+});
+
+describe('count_if, bool_and and bool_or', () => {
+  it('count the true values, and are NULL over no non-null value', () => {
+    expect(
+      over('count_if', { type: 'BOOLEAN' }, [
+        [true, null],
+        [false, true],
+      ]),
+    ).toBe(2);
+    expect(over('bool_and', { type: 'BOOLEAN' }, [[true, null], [true]])).toBe(true);
+    expect(over('every', { type: 'BOOLEAN' }, [[true], [false, null]])).toBe(false);
+    expect(over('bool_or', { type: 'BOOLEAN' }, [[false], [null, true]])).toBe(true);
+    expect(over('any', { type: 'BOOLEAN' }, [[null], [null]])).toBeNull();
+    expect(over('count_if', { type: 'BOOLEAN' }, [[]])).toBe(0);
+  });
+});
+
+describe('collect_list and collect_set', () => {
+  it('keep the non-null values in arrival order; the set keeps each once (NaN as java.lang.Double.equals: one value)', () => {
+    expect(over('collect_list', DOUBLE, [[1, null, 1], [2]])).toEqual([1, 1, 2]);
+    expect(
+      over('collect_set', DOUBLE, [
+        [1, Number.NaN, 0],
+        [Number.NaN, 1, 3],
+      ]),
+    ).toEqual([1, Number.NaN, 0, 3]);
+    expect(over('collect_set', { type: 'STRUCT', fields: [{ name: 'a', type: 'INT' }] }, [[{ a: 1 }], [{ a: 1 }, { a: 2 }]])).toEqual([{ a: 1 }, { a: 2 }]);
+  });
+});
+
+describe('in a query', () => {
+  const source = () => readStream.format('json').schema('k STRING, x DOUBLE, flag BOOLEAN, t TIMESTAMP, s STRING').load('s3://b/in/');
+
+  it('refuses a non-numeric input of a second-moment aggregate and a non-BOOLEAN one of the boolean aggregates', () => {
+    expect(() => source().groupBy('k').agg(stddev('t')).writeStream.outputMode('update').plan()).toThrow(
+      /DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE\] stddev\(t\): t is TIMESTAMP/,
+    );
+    expect(() =>
+      source()
+        .groupBy('k')
+        .agg(boolAnd('x' as never))
+        .writeStream.outputMode('update')
+        .plan(),
+    ).toThrow(/DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE\] bool_and\(x\): x is DOUBLE, but bool_and takes a BOOLEAN/);
+  });
+
+  it("makes a STRING that is not a number a dead letter that no aggregate of the group counts (Spark's ANSI cast)", async () => {
+    const plan = source()
+      .groupBy('k')
+      .agg(count().as('n'), variance('s' as never).as('v'), countIf('flag').as('c'), collectSet('s').as('set'))
+      .writeStream.outputMode('update')
+      .plan();
+    const { rows, deadLetters } = await runPlanOnce(plan, [
+      { k: 'a', s: '1', flag: true },
+      { k: 'a', s: 'x', flag: true },
+      { k: 'a', s: '3', flag: false },
+    ]);
+    expect(rows).toEqual([{ k: 'a', n: 2, v: 2, c: 1, set: ['1', '3'] }]);
+    expect((deadLetters.all('malformed') as unknown as DeadLetter[]).map((d) => d.reason.slice(0, 21))).toEqual(['[CAST_INVALID_INPUT] ']);
+  });
+});
