@@ -9,6 +9,7 @@ import { type CallCtx, type FunctionDef, implicitCast } from './analyze';
 import { COLLECTION_FUNCTIONS } from './collections';
 import { ARRAY_MAP_FUNCTIONS } from './array-map-functions';
 import { TEXT_FUNCTIONS } from './text-functions';
+import { FORMAT_FUNCTIONS } from './format-string';
 import { DATETIME_FUNCTIONS } from './datetime';
 import { DATETIME_CONVERSIONS } from './datetime-conversions';
 import { SparkRowError } from './errors';
@@ -536,6 +537,7 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
   ...COLLECTION_FUNCTIONS,
   ...ARRAY_MAP_FUNCTIONS,
   ...TEXT_FUNCTIONS,
+  ...FORMAT_FUNCTIONS,
   ...JSON_FUNCTIONS,
   ...DATETIME_FUNCTIONS,
   ...DATETIME_CONVERSIONS,
