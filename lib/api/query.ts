@@ -35,6 +35,8 @@ export {
   boolOr,
   collectList,
   collectSet,
+  maxBy,
+  minBy,
   renamed,
   windowOf,
   windowStart,
@@ -104,6 +106,7 @@ export type {
 export type {
   AggFn,
   BooleanAggFn,
+  ByAggFn,
   CollectAggFn,
   StatisticalAggFn,
   AggSpec,

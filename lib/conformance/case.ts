@@ -32,6 +32,8 @@ import {
   boolOr,
   collectList,
   collectSet,
+  maxBy,
+  minBy,
   type AggBuilder,
   renamed,
   windowEnd,
@@ -94,7 +96,8 @@ interface CaseQuery {
     | { sessionWindow: { column: string; gap: string } }
     | { expr: string; as?: string }
   >;
-  aggregations?: Array<{ fn: string; column?: string; expr?: string; as: string }>;
+  /** `by`: max_by's and min_by's ordering column (sluice's own cases; FORMAT's aggregations have none). */
+  aggregations?: Array<{ fn: string; column?: string; expr?: string; by?: string; as: string }>;
   dropDuplicates?: { columns?: string[]; withinWatermark?: boolean };
   outputMode: string;
   options?: Record<string, string | number | boolean>;
@@ -330,7 +333,10 @@ function applyStage(c: ConformanceCase, frame: StreamFrame, stage: CaseStage, ta
       let b: AggBuilder;
       const input = a.expr !== undefined ? expr(a.expr) : a.column;
       if (a.fn === 'count') b = count(input);
-      else {
+      else if (a.fn === 'max_by' || a.fn === 'min_by') {
+        if (input === undefined || a.by === undefined) throw new InvalidQueryError(`case ${c.name}: ${a.fn} needs a "column" (or "expr") and a "by" column`);
+        b = (a.fn === 'max_by' ? maxBy : minBy)(input, a.by);
+      } else {
         const f = AGGS[a.fn];
         if (!f) throw new InvalidQueryError(`case ${c.name}: aggregation ${JSON.stringify(a.fn)} is not one of count, ${Object.keys(AGGS).join(', ')}`);
         if (input === undefined) throw new InvalidQueryError(`case ${c.name}: ${a.fn} needs a "column" or an "expr"`);

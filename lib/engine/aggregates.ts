@@ -85,6 +85,11 @@ function lessByCodePoints(a: string, b: string): boolean {
  * sorts after "10.00" as text, "-1.00" after "-2.00"). Texts of one scale with the same sign
  * order by length, then by digits; the BigInts are the one exact rule for every case.
  */
+/** Spark's order of two non-null values of a column of type `t` (min, max, max_by, min_by): a DECIMAL by its number. */
+export function lessFor(t: DataType | undefined): (a: unknown, b: unknown) => boolean {
+  return t?.type === 'DECIMAL' ? lessDecimal : less;
+}
+
 function lessDecimal(a: unknown, b: unknown): boolean {
   return unscaledOf(a as string) < unscaledOf(b as string);
 }
@@ -203,7 +208,7 @@ export function addLongs(a: number | bigint, b: number | bigint): number | bigin
  * so it adds exactly (addLongs); sum and avg of a DECIMAL add exactly too (decimalAgg); other
  * sums add doubles. min and max of a DECIMAL compare numbers, not texts.
  */
-export function compileAgg(spec: AggSpec, inType?: DataType): CompiledAgg {
+export function compileAgg(spec: AggSpec, inType?: DataType, byType?: DataType): CompiledAgg {
   const column = spec.column;
   if (inType?.type === 'DECIMAL' && (spec.fn === 'sum' || spec.fn === 'avg')) return decimalAgg(spec, inType);
   if (inType?.type === 'STRING' && (spec.fn === 'sum' || spec.fn === 'avg')) {
@@ -275,7 +280,7 @@ export function compileAgg(spec: AggSpec, inType?: DataType): CompiledAgg {
       };
     case 'min':
     case 'max': {
-      const order = inType?.type === 'DECIMAL' ? lessDecimal : less;
+      const order = lessFor(inType);
       const better = spec.fn === 'min' ? (a: unknown, b: unknown) => order(a, b) : (a: unknown, b: unknown) => order(b, a);
       const pick = (s: Json, v: unknown): Json => {
         if (v === null || v === undefined) return s;
@@ -309,7 +314,7 @@ export function compileAgg(spec: AggSpec, inType?: DataType): CompiledAgg {
         finish: (s) => hllCount(s as string),
       };
     default: {
-      const more = compileMoreAgg(spec, inType);
+      const more = compileMoreAgg(spec, inType, byType);
       if (more === null) throw new Error(`internal: no aggregate ${spec.fn}`);
       return more;
     }

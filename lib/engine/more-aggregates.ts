@@ -9,16 +9,17 @@
  *   spark.sql.legacy.statisticalAggregate false), of no value NULL.
  * - count_if (BIGINT: the rows whose BOOLEAN is true), bool_and / every and bool_or / some / any
  *   (BOOLEAN over the non-null values; NULL without one).
+ * - max_by and min_by: the value of the row whose ordering column is the largest (smallest).
  * - collect_list and collect_set: an ARRAY of the non-null values, in the order the batches and
  *   their rows brought them; collect_set keeps a value once (a DOUBLE's NaN equals NaN, a nested
  *   value by its content). Spark's collect_set lists its values in the order of its
  *   hash set, which no one can rely on: sort it with array_sort when the order matters.
  */
-import { stringToDouble } from './aggregates';
+import { lessFor, stringToDouble } from './aggregates';
 import type { CompiledAgg } from './aggregates';
 import type { Json } from './ports';
 import { encodeStateJson } from './state-json';
-import type { AggSpec, BooleanAggFn, CollectAggFn, StatisticalAggFn } from './plan/types';
+import type { AggSpec, BooleanAggFn, ByAggFn, CollectAggFn, StatisticalAggFn } from './plan/types';
 import type { DataType } from './schema';
 import { isBooleanAgg, isCollectAgg, isStatisticalAgg } from './plan/agg-kinds';
 
@@ -130,9 +131,35 @@ function collect(spec: AggSpec, fn: CollectAggFn, column: string): CompiledAgg {
   };
 }
 
-/** The aggregate of `spec` when it is one of this module's, else null. `inType`: the column's type. */
-export function compileMoreAgg(spec: AggSpec, inType: DataType | undefined): CompiledAgg | null {
+/**
+ * max_by / min_by: the buffer [seen, by, value] of the row with the largest (smallest) non-null
+ * `by` so far; a tie keeps the earlier row, within a batch and across (Spark's MaxBy and MinBy
+ * take the new row or the other buffer only when its ordering is strictly greater or less).
+ */
+function byAgg(spec: AggSpec, fn: ByAggFn, column: string, by: string, byType: DataType | undefined): CompiledAgg {
+  const less = lessFor(byType);
+  const better = fn === 'max_by' ? (a: unknown, b: unknown) => less(b, a) : less;
+  const pick = (s: Json, b: unknown, v: unknown): Json => {
+    if (b === null || b === undefined) return s;
+    const cur = s as Json[];
+    return cur[0] === 0 || better(b, cur[1]) ? [1, b as Json, (v ?? null) as Json] : s;
+  };
+  return {
+    spec,
+    init: () => [0, null, null],
+    update: (s, r) => pick(s, r[by], r[column]),
+    merge: (a, b) => {
+      const other = b as Json[];
+      return other[0] === 0 ? a : pick(a, other[1], other[2]);
+    },
+    finish: (s) => (s as Json[])[2],
+  };
+}
+
+/** The aggregate of `spec` when it is one of this module's, else null. `inType`: the column's type; `byType`: max_by's and min_by's ordering column's. */
+export function compileMoreAgg(spec: AggSpec, inType: DataType | undefined, byType?: DataType): CompiledAgg | null {
   const column = spec.column!;
+  if ((spec.fn === 'max_by' || spec.fn === 'min_by') && spec.by !== undefined) return byAgg(spec, spec.fn, column, spec.by, byType);
   if (isStatisticalAgg(spec.fn)) return statistical(spec, spec.fn, column, inType);
   if (isBooleanAgg(spec.fn)) return booleanAgg(spec, spec.fn, column);
   if (isCollectAgg(spec.fn)) return collect(spec, spec.fn, column);

@@ -6,7 +6,9 @@
 import { compileAgg, mergeBuffers, type CompiledAgg } from '../../lib/engine/aggregates';
 import type { DeadLetter, Json, Row } from '../../lib/engine/ports';
 import type { AggFn } from '../../lib/engine/plan/types';
-import { boolAnd, collectSet, countIf, count, stddev, variance } from '../../lib/engine/query/functions';
+import { expr } from '../../lib/engine/query/column';
+import { boolAnd, collectSet, countIf, count, maxBy, minBy, stddev, variance } from '../../lib/engine/query/functions';
+import { compileSql } from '../../lib/engine/sql';
 import { readStream } from '../../lib/engine/query/reader';
 import type { DataType } from '../../lib/engine/schema';
 import { runPlanOnce } from '../helpers/run-plan';
@@ -117,5 +119,39 @@ describe('in a query', () => {
     ]);
     expect(rows).toEqual([{ k: 'a', n: 2, v: 2, c: 1, set: ['1', '3'] }]);
     expect((deadLetters.all('malformed') as unknown as DeadLetter[]).map((d) => d.reason.slice(0, 21))).toEqual(['[CAST_INVALID_INPUT] ']);
+  });
+});
+
+describe('max_by and min_by', () => {
+  const source = () => readStream.format('json').schema('d STRING, n INT, status STRING, m MAP<STRING, INT>').load('s3://b/in/');
+
+  it("take the value of the row with the largest (smallest) ordering, an expression too, under Spark's names", async () => {
+    const plan = source()
+      .groupBy('d')
+      .agg(maxBy('status', 'n'), minBy(expr('upper(status)'), expr('n * -1')), maxBy('status', expr('n % 2')).as('odd'))
+      .writeStream.outputMode('update')
+      .plan();
+    const { rows } = await runPlanOnce(plan, [
+      { d: 'x', n: 1, status: 'a' },
+      { d: 'x', n: 3, status: 'b' },
+      { d: 'x', n: 2, status: 'c' },
+      { d: 'x', n: null, status: 'z' },
+    ]);
+    // n % 2: 1, 1, 0 (null skipped): the first row with 1 wins the tie
+    expect(rows).toEqual([{ d: 'x', 'max_by(status, n)': 'b', 'min_by(upper(status), (n * -1))': 'B', odd: 'a' }]);
+  });
+
+  it('are named and read in SQL, and refuse an ordering column sluice cannot order', () => {
+    const plan = compileSql(`SET outputMode = update;
+SELECT d, max_by(status, n), min_by(status, n + 1) AS s FROM STREAM read_files(schema => 'd STRING, n INT, status STRING') GROUP BY d`);
+    const spec = (plan as unknown as { operators: Array<{ spec: { aggs: Array<{ fn: string; as: string; by?: string }> } }> }).operators[0].spec;
+    expect(spec.aggs.map((a) => [a.fn, a.as])).toEqual([
+      ['max_by', 'max_by(status, n)'],
+      ['min_by', 's'],
+    ]);
+    expect(() => source().groupBy('d').agg(maxBy('status', 'm')).writeStream.outputMode('update').plan()).toThrow(
+      /INVALID_ORDERING_TYPE\] max_by\(status, m\): m is MAP/,
+    );
+    expect(() => compileSql("SELECT d, max_by(status) FROM STREAM read_files(schema => 'd STRING, status STRING') GROUP BY d")).toThrow(/WRONG_NUM_ARGS/);
   });
 });

@@ -69,6 +69,8 @@ export const AGGREGATES = new Set([
   'bool_or',
   'some',
   'any',
+  'max_by',
+  'min_by',
   'any_value',
 ]);
 

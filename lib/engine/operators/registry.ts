@@ -23,6 +23,7 @@ export function createOperator(spec: StatefulSpec, cfg: OperatorConfig): Statefu
     compileAgg(
       a,
       cfg.inputColumns.find((c) => c.name === a.column),
+      a.by === undefined ? undefined : cfg.inputColumns.find((c) => c.name === a.by),
     ),
   );
   if (session) return new SessionOperator(spec.keys, aggs, session, cfg);

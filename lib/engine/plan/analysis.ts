@@ -150,7 +150,7 @@ function downstream(c: string, post: readonly StatelessStage[], next: ChainedOpe
   }
   if (next === undefined || next.spec.kind !== 'aggregate') return true;
   const spec = next.spec;
-  return spec.keys.some((k) => (k.kind === 'column' ? k.name : k.column) === c) || spec.aggs.some((a) => a.column === c);
+  return spec.keys.some((k) => (k.kind === 'column' ? k.name : k.column) === c) || spec.aggs.some((a) => a.column === c || a.by === c);
 }
 
 /**
@@ -312,6 +312,16 @@ function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: 
       }
     } else if (a.fn !== 'count') {
       throw new InvalidQueryError(`${a.fn} needs a column, e.g. ${a.fn}("amount")`);
+    }
+    if (a.fn === 'max_by' || a.fn === 'min_by') {
+      const found = a.by === undefined ? undefined : cols.find((x) => x.name === a.by);
+      if (a.by === undefined) throw new InvalidQueryError(`${a.fn} needs the column that orders the rows, e.g. ${a.fn}('status', 'event_time')`);
+      if (!found) throw unknownColumn(a.by, cols, `${a.fn}`);
+      if (found.type === 'ARRAY' || found.type === 'MAP' || found.type === 'STRUCT') {
+        throw new InvalidQueryError(
+          `[DATATYPE_MISMATCH.INVALID_ORDERING_TYPE] ${a.fn}(${a.column}, ${a.by}): ${a.by} is ${found.type}, which sluice does not order here: order by a number, string, date, timestamp or boolean column`,
+        );
+      }
     }
     if (names.has(a.as)) {
       throw new InvalidQueryError(`the output column name ${JSON.stringify(a.as)} is used twice: give each aggregation a distinct alias with .alias(...)`);

@@ -148,7 +148,7 @@ function operatorReads(spec: StatefulSpec, after: Read): Read {
     case 'aggregate':
       return withNames(new Set(), [
         ...spec.keys.map((k) => (k.kind === 'column' ? k.name : k.column)),
-        ...spec.aggs.flatMap((a) => (a.column === undefined || a.column === '*' ? [] : [a.column])),
+        ...spec.aggs.flatMap((a) => [...(a.column === undefined || a.column === '*' ? [] : [a.column]), ...(a.by === undefined ? [] : [a.by])]),
       ]);
     case 'dedup':
       // within the watermark, a row's expiry also reads the event-time column, named nowhere here

@@ -100,7 +100,9 @@ function operatorShape(st: StatefulSpec, wms: string[], outputMode: OutputMode, 
               ? { session: k.column, gapUs: k.gapUs }
               : { session: k.column, gapMs: ms(k.gapUs) },
     ),
-    aggs: st.aggs.map((a) => ({ fn: a.fn, column: a.column ?? null, as: a.as })),
+    aggs: st.aggs.map(
+      (a): Json => (a.by === undefined ? { fn: a.fn, column: a.column ?? null, as: a.as } : { fn: a.fn, column: a.column ?? null, by: a.by, as: a.as }),
+    ),
     watermarks: wms,
     outputMode,
   };

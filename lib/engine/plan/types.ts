@@ -234,7 +234,21 @@ export interface ColumnKey<Name extends string = string> {
 }
 export type GroupKey = WindowKey | SessionKey | ColumnKey;
 
-export type AggFn = 'count' | 'sum' | 'min' | 'max' | 'avg' | 'first' | 'last' | 'approxCountDistinct' | StatisticalAggFn | CollectAggFn | BooleanAggFn;
+export type AggFn =
+  | 'count'
+  | 'sum'
+  | 'min'
+  | 'max'
+  | 'avg'
+  | 'first'
+  | 'last'
+  | 'approxCountDistinct'
+  | StatisticalAggFn
+  | CollectAggFn
+  | BooleanAggFn
+  | ByAggFn;
+/** max_by(x, by) and min_by(x, by): the value of `column` on the row whose `by` is the largest (smallest). */
+export type ByAggFn = 'max_by' | 'min_by';
 /** Spark's second-moment aggregates (CentralMomentAgg), by the names Spark prints them with. */
 export type StatisticalAggFn = 'stddev' | 'stddev_samp' | 'std' | 'stddev_pop' | 'variance' | 'var_samp' | 'var_pop';
 /** collect_list and collect_set: an ARRAY of the column's non-null values. */
@@ -245,6 +259,8 @@ export interface AggSpec {
   readonly fn: AggFn;
   /** Absent (or '*') for count(*). */
   readonly column?: string;
+  /** max_by and min_by: the column whose largest (smallest) value picks the row. */
+  readonly by?: string;
   readonly as: string;
 }
 

@@ -27,7 +27,7 @@ export interface ExprAggregation {
 
 /** Whether a grouping or its aggregates use expressions (then aggregation() builds them). */
 export function usesExpressions(keys: readonly unknown[], aggs: readonly unknown[]): boolean {
-  return keys.some((k) => k instanceof Column) || aggs.some((a) => a instanceof AggBuilder && a.column instanceof Column);
+  return keys.some((k) => k instanceof Column) || aggs.some((a) => a instanceof AggBuilder && (a.column instanceof Column || a.by instanceof Column));
 }
 
 /** The stage, keys and aggregates of a grouping by `keys` with `aggs`, some of them expressions, over `cols`. */
@@ -72,21 +72,29 @@ export function aggregation(cols: readonly ColumnInfo[], keys: ReadonlyArray<str
     keyNames.push(name);
     finalNames.push(name);
   }
+  /** The input column of an aggregate: a computed one for an expression, or for a column a computed key shadows (read as it came in). */
+  const input = (c: string | Column): string => {
+    if (!(c instanceof Column) && !computedNames.has(c)) return c;
+    const name = tempName('agg');
+    computed.push(`${c instanceof Column ? c.sql : quoteName(c)} AS ${name}`);
+    computedNames.add(name);
+    return name;
+  };
   const outAggs = aggs.map((a) => {
     const c = a.column;
+    if (a.by !== undefined) {
+      // max_by / min_by: Spark names it by its arguments' pretty SQL, `max_by(x, (t + 1))`
+      const text = (x: string | Column) => (x instanceof Column ? x.sql : x);
+      const pretty = (x: string | Column) => (x instanceof Column ? prettySql(x.sql, cols) : x);
+      const named = a.name === `${a.fn}(${text(c as string | Column)}, ${text(a.by)})` ? `${a.fn}(${pretty(c as string | Column)}, ${pretty(a.by)})` : a.name;
+      return new AggBuilder(a.fn, input(c as string | Column), named, input(a.by));
+    }
     if (c instanceof Column) {
-      const name = tempName('agg');
-      computed.push(`${c.sql} AS ${name}`);
-      computedNames.add(name);
-      return new AggBuilder(a.fn, name, a.name === aggregateName(a.fn, c.sql) ? aggregateName(a.fn, aggregateArgName(a.fn, c.sql, cols)) : a.name);
+      const name = input(c);
+      const named = a.name === aggregateName(a.fn, c.sql) ? aggregateName(a.fn, aggregateArgName(a.fn, c.sql, cols)) : a.name;
+      return new AggBuilder(a.fn, name, named);
     }
-    if (typeof c === 'string' && computedNames.has(c)) {
-      // a key computed under the name of a column this aggregate reads: it reads the column as it came in
-      const name = tempName('agg');
-      computed.push(`${quoteName(c)} AS ${name}`);
-      computedNames.add(name);
-      return new AggBuilder(a.fn, name, a.name);
-    }
+    if (typeof c === 'string' && computedNames.has(c)) return new AggBuilder(a.fn, input(c), a.name);
     return a;
   });
   const items = computed.length === 0 ? null : [...cols.filter((c) => !computedNames.has(c.name)).map((c) => quoteName(c.name)), ...computed];

@@ -54,18 +54,25 @@ export class AggBuilder<Name extends string = string, Fn extends AggFn = AggFn, 
     readonly fn: Fn,
     readonly column: Col,
     readonly name: Name,
+    /** max_by and min_by: the column (or expression) whose extreme picks the row. */
+    readonly by?: string | Column,
   ) {}
   /** Names the output column, as Spark's `.alias` / `.as`. */
   as<N extends string>(name: N): AggBuilder<N, Fn, Col> {
-    return new AggBuilder(this.fn, this.column, name);
+    return new AggBuilder(this.fn, this.column, name, this.by);
   }
   alias<N extends string>(name: N): AggBuilder<N, Fn, Col> {
     return this.as(name);
   }
   /** The aggregate of a column (an expression's input is computed by a stage before the aggregation: see GroupedFrame.agg). */
   toSpec(): AggSpec {
-    if (this.column instanceof Column) throw new Error(`internal: ${this.fn}(${this.column.sql}) aggregates an expression: it needs its input stage first`);
-    return { fn: this.fn, column: this.column as string | undefined, as: this.name };
+    if (this.column instanceof Column || this.by instanceof Column) {
+      throw new Error(
+        `internal: ${this.fn}(${this.column instanceof Column ? this.column.sql : String(this.column)}) aggregates an expression: it needs its input stage first`,
+      );
+    }
+    const spec = { fn: this.fn, column: this.column as string | undefined, as: this.name };
+    return this.by === undefined ? spec : { ...spec, by: this.by };
   }
 }
 /** Spark's name of an aggregation function (its prettyName): approxCountDistinct is approx_count_distinct. */
@@ -129,6 +136,21 @@ export const boolOr = <C extends string | Column>(column: C) => agg('bool_or', c
 export const collectList = <C extends string | Column>(column: C) => agg('collect_list', column);
 /** The column's distinct non-null values as an ARRAY (first-seen order here; Spark's is its hash set's). */
 export const collectSet = <C extends string | Column>(column: C) => agg('collect_set', column);
+/**
+ * `maxBy(x, by)`: x on the row whose `by` is the largest (Spark's max_by; a null `by` never
+ * counts, the first row wins a tie); `minBy` the smallest. The latest value per key:
+ * `maxBy('status', 'event_time')`.
+ */
+export function maxBy<C extends string | Column>(column: C, by: string | Column): AggBuilder<string, 'max_by', C> {
+  return byAgg('max_by', column, by);
+}
+export function minBy<C extends string | Column>(column: C, by: string | Column): AggBuilder<string, 'min_by', C> {
+  return byAgg('min_by', column, by);
+}
+function byAgg<F extends 'max_by' | 'min_by', C extends string | Column>(fn: F, column: C, by: string | Column): AggBuilder<string, F, C> {
+  const text = (c: string | Column) => (c instanceof Column ? c.sql : c);
+  return new AggBuilder(fn, column, `${fn}(${text(column)}, ${text(by)})`, by);
+}
 
 // ------------------------------------------------------------------------------ select items
 

@@ -5,7 +5,7 @@
 import { InvalidQueryError } from '../errors';
 import { parseSchema } from '../schema';
 import type { ProcessorClass, ProcessorOutputMode, StatefulProcessor, TimeMode } from '../tws/api';
-import type { ColumnKey, GroupKey } from '../plan/types';
+import type { AggSpec, ColumnKey, GroupKey } from '../plan/types';
 import { AggBuilder, count } from './functions';
 import type { Column } from './column';
 import { aggregation, sparkNamed, usesExpressions } from './expr-agg';
@@ -27,17 +27,18 @@ export class GroupedFrame<C extends FrameColumns = AnyColumns, K extends FrameCo
   ) {}
   agg<A extends AggArg<C>[]>(...aggs: A): StreamFrame<Simplify<K & AggColumns<C, A>>> {
     if (this.exprKeys || usesExpressions([], aggs)) {
-      const builders = aggs.map((a) => (a instanceof AggBuilder ? a : new AggBuilder(a.fn, a.column, a.as)));
+      const builders = aggs.map((a) => (a instanceof AggBuilder ? a : new AggBuilder(a.fn, a.column, a.as, a.by)));
       const plan = aggregation(this.frame.columnsNow_(), this.exprKeys ?? this.keys, builders);
       const out = (plan.items ? this.frame.selectExpr(...plan.items) : this.frame).groupBy(...(plan.keys as GroupArg<AnyColumns>[])).agg(...plan.aggs);
       // biome-ignore lint/suspicious/noExplicitAny: the columns of a grouping by expressions are known only at run time
       return (plan.renames ? out.select(...plan.renames) : out) as any;
     }
-    const specs = aggs.map((a) => (a instanceof AggBuilder ? sparkNamed(a, this.frame.columnsNow_()).toSpec() : { fn: a.fn, column: a.column, as: a.as }));
+    const specs = aggs.map((a): AggSpec => (a instanceof AggBuilder ? sparkNamed(a, this.frame.columnsNow_()).toSpec() : { ...a }));
     for (const a of specs) {
-      if (a.column !== undefined && this.shadowed.includes(a.column)) {
+      const shadowedRead = [a.column, a.by].find((c) => c !== undefined && this.shadowed.includes(c));
+      if (shadowedRead !== undefined) {
         throw new InvalidQueryError(
-          `agg: ${a.fn}(${a.column}) reads column ${a.column}, but a nested grouping key has that name too: select the key under another name first (select(renamed(...)))`,
+          `agg: ${a.fn}(${a.column}) reads column ${shadowedRead}, but a nested grouping key has that name too: select the key under another name first (select(renamed(...)))`,
         );
       }
     }

@@ -4,7 +4,7 @@
  */
 import type { Json, OutputRow, Row } from '../ports';
 import type { ColumnType } from '../schema';
-import type { AggFn, AggSpec, BooleanAggFn, CollectAggFn, ColumnKey, QueryPlan, SessionKey, StatisticalAggFn, WindowKey } from '../plan/types';
+import type { AggFn, AggSpec, BooleanAggFn, ByAggFn, CollectAggFn, ColumnKey, QueryPlan, SessionKey, StatisticalAggFn, WindowKey } from '../plan/types';
 import type { AggBuilder, GeneratorItem } from './functions';
 import type { Column } from './column';
 import type { FrameType } from './column-types';
@@ -383,7 +383,7 @@ export type AggArg<C extends FrameColumns> =
         | AggBuilder<string, 'count', Names<C> | undefined>
         | AggBuilder<string, 'sum' | 'avg' | StatisticalAggFn, ColumnsOfType<C, NumericType>>
         | AggBuilder<string, BooleanAggFn, ColumnsOfType<C, 'BOOLEAN'>>
-        | AggBuilder<string, 'min' | 'max' | 'first' | 'last' | 'approxCountDistinct' | CollectAggFn, Names<C>>
+        | AggBuilder<string, 'min' | 'max' | 'first' | 'last' | 'approxCountDistinct' | CollectAggFn | ByAggFn, Names<C>>
         | AggBuilder<string, AggFn, Column>
         | AggSpec;
 type AggType<C extends FrameColumns, F extends AggFn, Col> = F extends 'count' | 'approxCountDistinct' | 'count_if'

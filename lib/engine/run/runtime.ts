@@ -153,7 +153,7 @@ function dataTypeOf(c: DataType): DataType {
 
 /**
  * The source columns a plan reads, when they are known: an aggregation behind watermarks only
- * reads its keys, its aggregated columns and its watermark columns. Undefined (all columns) when
+ * reads its keys, its aggregated columns (and max_by's ordering ones) and its watermark columns. Undefined (all columns) when
  * a stage runs user code over whole rows (filter, withColumn), for deduplication and stateless
  * queries (they emit input rows), and when late rows are written out whole.
  */
@@ -166,7 +166,10 @@ export function columnsRead(plan: QueryPlan, writesLateRows: boolean): string[] 
     cols.add(stage.column);
   }
   for (const k of stateful.keys) cols.add(k.kind === 'column' ? k.name : k.column);
-  for (const a of stateful.aggs) if (a.column !== undefined && a.column !== '*') cols.add(a.column);
+  for (const a of stateful.aggs) {
+    if (a.column !== undefined && a.column !== '*') cols.add(a.column);
+    if (a.by !== undefined) cols.add(a.by);
+  }
   return plan.source.schema.columns.map((c) => c.name).filter((c) => cols.has(c));
 }
 

@@ -23,6 +23,8 @@ import {
   collectList,
   collectSet,
   count,
+  maxBy,
+  minBy,
   countIf,
   first,
   last,
@@ -72,8 +74,11 @@ const AGGREGATES: Record<string, (c: string | Column) => AggBuilder> = {
   collect_set: collectSet,
 };
 
+/** The aggregates of two arguments (byAggOf). */
+const BY_AGGREGATES: ReadonlySet<string> = new Set(['max_by', 'min_by']);
+
 function isAggregate(a: Ast): a is Extract<Ast, { k: 'call' }> {
-  return a.k === 'call' && a.name.toLowerCase() in AGGREGATES;
+  return a.k === 'call' && (a.name.toLowerCase() in AGGREGATES || BY_AGGREGATES.has(a.name.toLowerCase()));
 }
 
 /** Whether an aggregate call is anywhere in `a`. */
@@ -120,6 +125,7 @@ function aggOf(sql: string, item: SelectItem, spans: Span[], columns: readonly C
     if (fn !== 'count') throw new SqlError('INVALID_USAGE_OF_STAR_OR_REGEX', `Invalid usage of '*' in ${call.name}`, sql, item.pos);
     return count();
   }
+  if (fn === 'max_by' || fn === 'min_by') return byAggOf(sql, item, spans, fn);
   if (call.args.length !== 1) {
     throw new SqlError('WRONG_NUM_ARGS', `${call.name} takes one argument here, not ${call.args.length}`, sql, item.pos);
   }
@@ -146,6 +152,36 @@ function aggOf(sql: string, item: SelectItem, spans: Span[], columns: readonly C
     return b; // (the aggregation reports the expression's error, at its place)
   }
   return b.as(aggregateName(b.fn, pretty, SPARK_ALIASES.has(fn) ? fn : undefined));
+}
+
+/** max_by(x, ord) / min_by(x, ord): two arguments, each a column or an expression; named `max_by(x, ord)` as Spark names it. */
+function byAggOf(sql: string, item: SelectItem, spans: Span[], fn: 'max_by' | 'min_by'): AggBuilder {
+  const call = item.ast as Extract<Ast, { k: 'call' }>;
+  if (call.args.length !== 2) {
+    throw new SqlError(
+      'WRONG_NUM_ARGS',
+      `${call.name} takes two arguments (the value and the column that orders the rows), not ${call.args.length}`,
+      sql,
+      item.pos,
+    );
+  }
+  // each argument's text: from its start to the comma before the next one (or the closing parenthesis)
+  const starts = call.args.map((a) => a.pos - item.pos);
+  const texts = starts.map((s, i) => item.text.slice(s, i + 1 < starts.length ? item.text.lastIndexOf(',', starts[i + 1]) : item.text.lastIndexOf(')')).trim());
+  const inputs = call.args.map((a, i) => {
+    if (hasAggregate(a)) {
+      throw new SqlError(
+        'NESTED_AGGREGATE_FUNCTION',
+        'It is not allowed to use an aggregate function in the argument of another aggregate function: compute the inner aggregate in a first query',
+        sql,
+        a.pos,
+      );
+    }
+    if (a.k === 'name' && a.parts.length === 1) return a.parts[0];
+    spans.push({ text: texts[i], pos: item.pos + starts[i] });
+    return expr(texts[i]);
+  });
+  return (fn === 'max_by' ? maxBy : minBy)(inputs[0], inputs[1]);
 }
 
 /** The aggregate names Spark keeps in a column's name when a query calls them (FunctionRegistry's setAlias): mean(x), not avg(x). */

@@ -34,4 +34,6 @@ export {
   boolOr as bool_or,
   collectList as collect_list,
   collectSet as collect_set,
+  maxBy as max_by,
+  minBy as min_by,
 } from '../functions';
