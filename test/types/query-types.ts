@@ -5,7 +5,12 @@
  */
 import {
   avg,
+  boolAnd,
+  collectList,
   count,
+  countIf,
+  maxBy,
+  stddev,
   explode,
   max,
   posexplode,
@@ -214,3 +219,22 @@ const badIn = new CountProcessor() as unknown as StatefulProcessor<{ key: string
 byKey.transformWithState(badOut, { timeMode: 'none', outputSchema: 'key STRING, total DOUBLE' });
 // @ts-expect-error an input column the frame does not have
 byKey.transformWithState(badIn, { timeMode: 'none', outputSchema: 'key STRING' });
+
+// ---- the aggregates whose type is fixed (stddev DOUBLE, count_if BIGINT, bool_and BOOLEAN, collect_list ARRAY), max_by its value's
+const stats = events()
+  .groupBy('key')
+  .agg(stddev('amount').as('sd'), countIf('ok').as('oks'), boolAnd('ok').as('allOk'), collectList('n').as('ns'), maxBy('amount', 'event_time').as('latest'))
+  .writeStream.outputMode('update')
+  .plan();
+type StatsRow = RowOf<typeof stats>;
+export type StatsChecks = [
+  Expect<Equal<keyof StatsRow, 'key' | 'sd' | 'oks' | 'allOk' | 'ns' | 'latest'>>,
+  Expect<Equal<StatsRow['sd'], number | 'NaN' | 'Infinity' | '-Infinity' | null>>,
+  Expect<Equal<StatsRow['oks'], number | string | null>>,
+  Expect<Equal<StatsRow['allOk'], boolean | null>>,
+  Expect<Equal<StatsRow['latest'], number | 'NaN' | 'Infinity' | '-Infinity' | null>>,
+];
+// @ts-expect-error stddev needs a numeric column
+events().groupBy('key').agg(stddev('key'));
+// @ts-expect-error count_if needs a BOOLEAN column
+events().groupBy('key').agg(countIf('amount'));

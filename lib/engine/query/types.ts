@@ -386,7 +386,8 @@ export type AggArg<C extends FrameColumns> =
         | AggBuilder<string, 'min' | 'max' | 'first' | 'last' | 'approxCountDistinct' | CollectAggFn | ByAggFn, Names<C>>
         | AggBuilder<string, AggFn, Column>
         | AggSpec;
-type AggType<C extends FrameColumns, F extends AggFn, Col> = F extends 'count' | 'approxCountDistinct' | 'count_if'
+/** The type of an aggregate whose type does not depend on its input's (never: it does). */
+type FixedAggType<F extends AggFn> = F extends 'count' | 'approxCountDistinct' | 'count_if'
   ? 'LONG'
   : F extends StatisticalAggFn
     ? 'DOUBLE'
@@ -394,39 +395,36 @@ type AggType<C extends FrameColumns, F extends AggFn, Col> = F extends 'count' |
       ? 'BOOLEAN'
       : F extends CollectAggFn
         ? 'ARRAY'
-        : Col extends keyof C
-          ? F extends 'sum' | 'avg'
-            ? C[Col] extends 'DECIMAL'
-              ? 'DECIMAL' // sum: DECIMAL(min(38, p + 10), s); avg: DECIMAL(min(38, p + 4), min(38, s + 4))
-              : F extends 'avg'
-                ? 'DOUBLE'
-                : C[Col] extends 'INT' | 'LONG'
-                  ? 'LONG'
-                  : 'DOUBLE'
-            : C[Col]
-          : F extends 'avg'
-            ? 'DOUBLE'
-            : ColumnType;
+        : never;
+type AggType<C extends FrameColumns, F extends AggFn, Col> = [FixedAggType<F>] extends [never]
+  ? Col extends keyof C
+    ? F extends 'sum' | 'avg'
+      ? C[Col] extends 'DECIMAL'
+        ? 'DECIMAL' // sum: DECIMAL(min(38, p + 10), s); avg: DECIMAL(min(38, p + 4), min(38, s + 4))
+        : F extends 'avg'
+          ? 'DOUBLE'
+          : C[Col] extends 'INT' | 'LONG'
+            ? 'LONG'
+            : 'DOUBLE'
+      : C[Col]
+    : F extends 'avg'
+      ? 'DOUBLE'
+      : ColumnType
+  : FixedAggType<F>;
 /** The type of an aggregate of a Column of type T (the functions module's: `sum(frame.col('amount'))`). */
-type ColumnAggType<F extends AggFn, T> = F extends 'count' | 'approxCountDistinct' | 'count_if'
-  ? 'LONG'
-  : F extends StatisticalAggFn
-    ? 'DOUBLE'
-    : F extends BooleanAggFn
-      ? 'BOOLEAN'
-      : F extends CollectAggFn
-        ? 'ARRAY'
-        : F extends 'sum' | 'avg'
-          ? [T] extends ['DECIMAL']
-            ? 'DECIMAL'
-            : F extends 'avg'
-              ? 'DOUBLE'
-              : [T] extends ['INT' | 'LONG']
-                ? 'LONG'
-                : [T] extends ['DOUBLE']
-                  ? 'DOUBLE'
-                  : TypeOf
-          : FrameType<T>;
+type ColumnAggType<F extends AggFn, T> = [FixedAggType<F>] extends [never]
+  ? F extends 'sum' | 'avg'
+    ? [T] extends ['DECIMAL']
+      ? 'DECIMAL'
+      : F extends 'avg'
+        ? 'DOUBLE'
+        : [T] extends ['INT' | 'LONG']
+          ? 'LONG'
+          : [T] extends ['DOUBLE']
+            ? 'DOUBLE'
+            : TypeOf
+    : FrameType<T>
+  : FixedAggType<F>;
 type AggColumn<C extends FrameColumns, A> =
   A extends AggBuilder<infer N, infer F, Column<infer T, string>>
     ? string extends N
