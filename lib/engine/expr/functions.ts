@@ -16,6 +16,8 @@ import { SparkRowError } from './errors';
 import { call, constantArg, def, double, int, numeric } from './fn-util';
 import { HASH_FUNCTIONS } from './hashes';
 import { JSON_FUNCTIONS } from './json-functions';
+import { MORE_FUNCTIONS } from './more-functions';
+import { MATH_FUNCTIONS } from './math-functions';
 import { REGEXP_FUNCTIONS } from './regexp';
 import { STRING_FUNCTIONS } from './strings';
 import { strict, type Eval, type Typed, withJs } from './typed';
@@ -541,7 +543,9 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
   ...TEXT_FUNCTIONS,
   ...FORMAT_FUNCTIONS,
   ...JSON_FUNCTIONS,
+  ...MORE_FUNCTIONS,
   ...DATETIME_FUNCTIONS,
   ...DATETIME_CONVERSIONS,
   ...HASH_FUNCTIONS,
+  ...MATH_FUNCTIONS,
 };

@@ -123,7 +123,7 @@ function regexpLike(a: Typed, p: Typed, c: CallCtx, word: string): Typed {
  * parts, the last holding the rest); otherwise Java's Pattern.split with limit (Spark passes -1 for
  * 0, so trailing empty strings are kept), where a zero-width match at the start gives no leading "".
  */
-function splitJava(s: string, re: RegExp, limit: number, pattern: string): string[] {
+export function splitJava(s: string, re: RegExp, limit: number, pattern: string): string[] {
   if (s.length > 0 && pattern === '') {
     const chars = codePoints(s);
     const n = limit > chars.length || limit <= 0 ? chars.length : limit;
