@@ -10,6 +10,7 @@ import { COLLECTION_FUNCTIONS } from './collections';
 import { ARRAY_MAP_FUNCTIONS } from './array-map-functions';
 import { TEXT_FUNCTIONS } from './text-functions';
 import { FORMAT_FUNCTIONS } from './format-string';
+import { NUMBER_FORMAT_FUNCTIONS } from './number-format';
 import { DATETIME_FUNCTIONS } from './datetime';
 import { DATETIME_CONVERSIONS } from './datetime-conversions';
 import { SparkRowError } from './errors';
@@ -542,6 +543,7 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
   ...ARRAY_MAP_FUNCTIONS,
   ...TEXT_FUNCTIONS,
   ...FORMAT_FUNCTIONS,
+  ...NUMBER_FORMAT_FUNCTIONS,
   ...JSON_FUNCTIONS,
   ...MORE_FUNCTIONS,
   ...DATETIME_FUNCTIONS,
