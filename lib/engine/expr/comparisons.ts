@@ -70,9 +70,18 @@ export function compare(az: Analyzer, op: string, l: Typed, r: Typed, sql: strin
   return { type: BOOLEAN, sql, name: sql, children: [c.l, c.r], build: strict(f) };
 }
 
-export function isTest(az: Analyzer, what: 'NULL' | 'TRUE' | 'FALSE', not: boolean, arg: Typed, pos: number): Typed {
+export function isTest(az: Analyzer, what: 'NULL' | 'TRUE' | 'FALSE' | 'UNKNOWN', not: boolean, arg: Typed, pos: number): Typed {
   const sql = `(${arg.sql} IS ${not ? 'NOT ' : ''}${what})`;
-  if (what === 'NULL') {
+  // IS [NOT] UNKNOWN is Spark's IS [NOT] NULL of a BOOLEAN (IsUnknown expects the type, no implicit cast; a NULL literal is one)
+  if (what === 'UNKNOWN' && arg.type.type !== 'BOOLEAN' && arg.type.type !== 'NULL') {
+    throw az.mismatch(
+      'UNEXPECTED_INPUT_TYPE',
+      sql,
+      `the first parameter requires the "BOOLEAN" type, however ${arg.sql} has the type "${typeName(arg.type)}"`,
+      pos,
+    );
+  }
+  if (what === 'NULL' || what === 'UNKNOWN') {
     return {
       type: BOOLEAN,
       sql,

@@ -3,7 +3,8 @@
  * Spark's grammar (SqlBaseParser's booleanExpression / valueExpression / primaryExpression), with
  * Spark's precedence, lowest first:
  *
- *   OR < AND < NOT < predicates (IS [NOT] NULL, [NOT] IN, [NOT] BETWEEN, [NOT] LIKE, RLIKE)
+ *   OR < AND < NOT < predicates (IS [NOT] NULL | TRUE | FALSE | UNKNOWN | DISTINCT FROM, [NOT] IN,
+ *      [NOT] BETWEEN, [NOT] LIKE | ILIKE [ANY | SOME | ALL], RLIKE)
  *      < comparisons (= == != <> < <= > >= <=>) < | < ^ < & < + - || < * / % div
  *      < unary - + ~ < postfix (a[i], s.f, x::type)
  *
@@ -19,7 +20,7 @@ import { parseDdlType } from '../ddl';
 import type { DataType } from '../schema';
 import { ExpressionError } from './errors';
 import { type Token, tokenize } from './lexer';
-import { intervalLiteral, numberLiteral, parseIntervalText, typedLiteral, unitOf } from './literals';
+import { isIntervalUnit, multiUnitsInterval, numberLiteral, RANGE_UNITS, typedInterval, typedLiteral, unitToUnitInterval } from './literals';
 import { BOOLEAN, NULL_TYPE, STRING, type SqlType } from './types';
 
 /** A node of the syntax tree; `pos` is where it starts in the text (0-based). */
@@ -31,7 +32,7 @@ export type Ast =
   | { readonly k: 'index'; readonly pos: number; readonly base: Ast; readonly index: Ast }
   | { readonly k: 'unary'; readonly pos: number; readonly op: '-' | '+' | '~' | 'NOT'; readonly arg: Ast }
   | { readonly k: 'binary'; readonly pos: number; readonly op: string; readonly left: Ast; readonly right: Ast }
-  | { readonly k: 'is'; readonly pos: number; readonly arg: Ast; readonly what: 'NULL' | 'TRUE' | 'FALSE'; readonly not: boolean }
+  | { readonly k: 'is'; readonly pos: number; readonly arg: Ast; readonly what: 'NULL' | 'TRUE' | 'FALSE' | 'UNKNOWN'; readonly not: boolean }
   | { readonly k: 'in'; readonly pos: number; readonly arg: Ast; readonly list: readonly Ast[]; readonly not: boolean }
   | { readonly k: 'between'; readonly pos: number; readonly arg: Ast; readonly lo: Ast; readonly hi: Ast; readonly not: boolean }
   | {
@@ -219,15 +220,21 @@ class Parser {
     if (this.keyword('IS')) {
       const not = this.keyword('NOT');
       if (this.keyword('NULL')) return { k: 'is', pos: t.pos, arg, what: 'NULL', not };
-      if (this.keyword('TRUE')) return { k: 'is', pos: t.pos, arg, what: 'TRUE', not };
-      if (this.keyword('FALSE')) return { k: 'is', pos: t.pos, arg, what: 'FALSE', not };
+      // x IS [NOT] TRUE / FALSE is Spark's [NOT] (x <=> true / false); IS [NOT] UNKNOWN its IsUnknown of a BOOLEAN
+      const b = this.peek();
+      if (this.keyword('TRUE') || this.keyword('FALSE')) {
+        const value = b.text.toUpperCase() === 'TRUE';
+        const same: Ast = { k: 'binary', pos: t.pos, op: '<=>', left: arg, right: { k: 'lit', pos: b.pos, value, type: BOOLEAN, sql: String(value) } };
+        return not ? { k: 'unary', pos: t.pos, op: 'NOT', arg: same } : same;
+      }
+      if (this.keyword('UNKNOWN')) return { k: 'is', pos: t.pos, arg, what: 'UNKNOWN', not };
       if (this.keyword('DISTINCT')) {
         this.expectKeyword('FROM');
         const right = this.comparison();
         const same: Ast = { k: 'binary', pos: t.pos, op: '<=>', left: arg, right };
         return not ? same : { k: 'unary', pos: t.pos, op: 'NOT', arg: same };
       }
-      throw this.error('NULL, TRUE, FALSE or DISTINCT FROM after IS');
+      throw this.error('NULL, TRUE, FALSE or DISTINCT FROM after IS (or UNKNOWN)');
     }
     const not = this.isKeyword('NOT') && ['IN', 'BETWEEN', 'LIKE', 'ILIKE', 'RLIKE', 'REGEXP'].some((w) => this.isKeyword(w, 1));
     if (not) this.i++;
@@ -246,6 +253,8 @@ class Parser {
     }
     for (const op of ['LIKE', 'ILIKE', 'RLIKE', 'REGEXP'] as const) {
       if (this.keyword(op)) {
+        const quantified = op === 'LIKE' || op === 'ILIKE' ? this.likeQuantified(op, arg, not, t) : null;
+        if (quantified !== null) return quantified;
         const pattern = this.comparison();
         let escapeChar: string | undefined;
         if (op !== 'RLIKE' && op !== 'REGEXP' && this.keyword('ESCAPE')) {
@@ -265,6 +274,25 @@ class Parser {
       }
     }
     return arg;
+  }
+
+  /**
+   * `x [NOT] LIKE ANY | SOME | ALL (p1, p2, ...)` (and ILIKE) after the LIKE: Spark's LikeAny /
+   * LikeAll, the same as each `x [NOT] LIKE p` joined by OR (ANY, SOME) or AND (ALL), which is
+   * what this builds; null when no quantifier follows.
+   */
+  private likeQuantified(op: 'LIKE' | 'ILIKE', arg: Ast, not: boolean, t: Token): Ast | null {
+    const q = this.peek();
+    const open = this.peek(1);
+    if (q.kind !== 'ident' || !['ANY', 'SOME', 'ALL'].includes(q.text.toUpperCase()) || open.kind !== 'op' || open.text !== '(') return null;
+    this.i += 2;
+    if (this.peek().kind === 'op' && this.peek().text === ')') throw this.error(`something between '(' and ')' after ${op} ${q.text.toUpperCase()}`);
+    const likes: Ast[] = [];
+    do likes.push({ k: 'like', pos: t.pos, op, arg, pattern: this.expression(), not });
+    while (this.op(','));
+    this.expectOp(')', `',' or ')' in the patterns of ${op} ${q.text.toUpperCase()}`);
+    const join = q.text.toUpperCase() === 'ALL' ? 'AND' : 'OR';
+    return likes.reduce((left, right) => ({ k: 'binary', pos: t.pos, op: join, left, right }));
   }
 
   /** Comparisons are the lowest binary level of Spark's valueExpression, left-associative. */
@@ -411,7 +439,7 @@ class Parser {
       this.i += 2;
       return typedLiteral(word, after, this.text);
     }
-    if (word === 'INTERVAL' && (after.kind === 'str' || after.kind === 'num' || (after.kind === 'op' && after.text === '-'))) {
+    if (word === 'INTERVAL' && (after.kind === 'str' || after.kind === 'num' || (after.kind === 'op' && (after.text === '-' || after.text === '+')))) {
       this.i++;
       return this.interval(t);
     }
@@ -477,6 +505,53 @@ class Parser {
     return { k: 'call', pos: t.pos, name, args: trimStr === undefined ? [src] : [trimStr, src], distinct: false, star: false };
   }
 
+  /**
+   * The calls Spark's grammar writes with keywords, after `name(`: TRIM(... FROM ...) (trimFrom),
+   * POSITION(substr IN str), OVERLAY(input PLACING replace FROM pos [FOR len]) and
+   * SUBSTR/SUBSTRING(str FROM pos [FOR len]), as the calls AstBuilder builds; null (nothing read)
+   * for a plain call. Their operands are valueExpressions: `IN` after the first is POSITION's.
+   */
+  private specialForm(t: Token): Ast | null {
+    const word = t.text.toUpperCase();
+    if (word === 'TRIM') return this.trimFrom(t);
+    if (word !== 'POSITION' && word !== 'OVERLAY' && word !== 'SUBSTR' && word !== 'SUBSTRING') return null;
+    if (this.peek().kind === 'op' && this.peek().text === ')') return null;
+    const start = this.i;
+    const call = (name: string, args: Ast[]): Ast => {
+      this.expectOp(')', `')' after ${word}(...)`);
+      return { k: 'call', pos: t.pos, name, args, distinct: false, star: false };
+    };
+    let first: Ast;
+    try {
+      first = this.comparison();
+    } catch {
+      // not a valueExpression (a lambda...): the plain call reports it
+      this.i = start;
+      return null;
+    }
+    if (word === 'POSITION' && this.keyword('IN')) {
+      // StringLocate(substr, str), named locate(substr, str, 1)
+      return call('locate', [first, this.comparison()]);
+    }
+    if (word === 'OVERLAY' && this.keyword('PLACING')) {
+      const replace = this.comparison();
+      this.expectKeyword('FROM');
+      const pos = this.comparison();
+      return call('overlay', this.keyword('FOR') ? [first, replace, pos, this.comparison()] : [first, replace, pos]);
+    }
+    if (word === 'SUBSTR' || word === 'SUBSTRING') {
+      // (FROM | ,) pos ((FOR | ,) len)?: a Substring, named substring(...) whichever word was written
+      const from = this.keyword('FROM');
+      if (from || this.op(',')) {
+        const pos = this.comparison();
+        if (this.keyword('FOR')) return call('substring', [first, pos, this.comparison()]);
+        if (from) return call('substring', this.op(',') ? [first, pos, this.comparison()] : [first, pos]);
+      }
+    }
+    this.i = start;
+    return null;
+  }
+
   private nameOrCall(t: Token): Ast {
     if (t.kind === 'ident' && this.op('(')) {
       const distinct = this.keyword('DISTINCT');
@@ -485,9 +560,9 @@ class Parser {
         return { k: 'call', pos: t.pos, name: t.text.toLowerCase(), args: [], distinct, star: true };
       }
       const args: Ast[] = [];
-      if (t.text.toUpperCase() === 'TRIM' && !distinct) {
-        const trim = this.trimFrom(t);
-        if (trim !== null) return trim;
+      if (!distinct) {
+        const special = this.specialForm(t);
+        if (special !== null) return special;
       }
       if (!this.op(')')) {
         args.push(this.argument());
@@ -539,41 +614,64 @@ class Parser {
     return { k: 'case', pos: t.pos, operand, whens, otherwise };
   }
 
-  /** `INTERVAL '10' MINUTE`, `INTERVAL 10 MINUTES`, `INTERVAL 1 HOUR 30 MINUTES`, `INTERVAL '10 minutes'`. */
+  /**
+   * What follows INTERVAL (Spark's `interval` rule): unit value pairs, `'10' MINUTE`, `10 MINUTES`,
+   * `1 HOUR -'30' MINUTES` (each value a number or a string, with a sign); one from-to range,
+   * `'1-5' YEAR TO MONTH`, `-'3 04:05:06.789' DAY TO SECOND`; or the typed literal's string alone,
+   * `'1 hour 30 minutes'`. A pair is read only when a unit follows its value, so
+   * `INTERVAL 1 DAY - INTERVAL 1 HOUR` and `INTERVAL 1 DAY - 1` keep their minus.
+   */
   private interval(t: Token): Ast {
-    let months = 0;
-    let micros = 0;
-    let parts = 0;
-    // Spark types an interval of DAY and WEEK units alone as INTERVAL DAY
-    let days = true;
+    const parts: { sign: string; value: Token; unit: Token }[] = [];
+    const source = () => this.text.slice(t.pos, this.peek().pos).trim();
     for (;;) {
-      const neg = this.op('-');
-      const v = this.peek();
-      if (v.kind !== 'str' && v.kind !== 'num') break;
-      this.i++;
-      const u = this.peek();
-      const unit = u.kind === 'ident' ? unitOf(u.text) : undefined;
-      if (unit === undefined) {
-        if (v.kind !== 'str') throw this.error('an interval unit (YEAR, MONTH, WEEK, DAY, HOUR, MINUTE, SECOND...)', u);
-        const whole = parseIntervalText(v.text);
-        if (whole === null) throw this.error("an interval such as '10 minutes' or '1 hour 30 minutes'", v);
-        months += neg ? -whole.months : whole.months;
-        micros += neg ? -whole.micros : whole.micros;
-        if (!whole.days) days = false;
-      } else {
-        this.i++;
-        const text = v.text.trim();
-        if (!/^[+-]?\d+(\.\d+)?$/.test(text)) throw this.error(`a number of ${u.text.toUpperCase()}`, v);
-        const n = Number(text) * (neg ? -1 : 1);
-        if (!/^(DAY|WEEK)S?$/i.test(u.text) || !Number.isInteger(n)) days = false;
-        if (unit.months !== undefined) {
-          if (!Number.isInteger(n)) throw this.error(`a whole number of ${u.text.toUpperCase()}`, v);
-          months += n * unit.months;
-        } else micros += Math.round(n * unit.micros!);
+      const start = this.i;
+      const s = this.peek();
+      const sign = s.kind === 'op' && (s.text === '-' || s.text === '+') ? s.text : '';
+      if (sign !== '') this.i++;
+      const value = this.peek();
+      const unit = this.peek(1);
+      const isValue = value.kind === 'str' || value.kind === 'num';
+      if (!isValue || unit.kind !== 'ident' || !isIntervalUnit(unit.text)) {
+        if (parts.length > 0) {
+          this.i = start;
+          break;
+        }
+        if (value.kind === 'str' && sign === '') {
+          this.i++;
+          return typedInterval(value, this.text, t.pos, source());
+        }
+        throw isValue
+          ? this.error('an interval unit (YEAR, MONTH, WEEK, DAY, HOUR, MINUTE, SECOND, MILLISECOND, MICROSECOND)', unit)
+          : this.error("an interval value ('10' MINUTE, 10 MINUTES, '1-5' YEAR TO MONTH)", value);
       }
-      parts++;
+      if (value.kind === 'num' && (value.suffix !== '' || /[eE]/.test(value.text)))
+        throw this.error('a plain number or a string before the interval unit', value);
+      this.i += 2;
+      if (this.keyword('TO')) {
+        const to = this.peek();
+        if (!RANGE_UNITS.has(unit.text.toUpperCase()) || to.kind !== 'ident' || !RANGE_UNITS.has(to.text.toUpperCase())) {
+          throw this.error(
+            'a range of YEAR, MONTH, DAY, HOUR, MINUTE or SECOND (singular): YEAR TO MONTH, DAY TO SECOND...',
+            RANGE_UNITS.has(unit.text.toUpperCase()) ? to : unit,
+          );
+        }
+        this.i++;
+        // one range alone: no pairs before it, no pair or range after it (Spark's errorCapturingUnitToUnitInterval)
+        const n = this.peek().kind === 'op' && (this.peek().text === '-' || this.peek().text === '+') ? 1 : 0;
+        const more = ['str', 'num'].includes(this.peek(n).kind) && this.peek(n + 1).kind === 'ident' && isIntervalUnit(this.peek(n + 1).text);
+        if (parts.length > 0 || more) {
+          throw new ExpressionError(
+            '_LEGACY_ERROR_TEMP_0024',
+            `Can only have a single from-to unit in the interval literal syntax: ${source()}; add two interval literals instead`,
+            this.text,
+            t.pos,
+          );
+        }
+        return unitToUnitInterval(sign, value, unit.text, to.text, this.text, (sign === '' ? value : s).pos);
+      }
+      parts.push({ sign, value, unit });
     }
-    if (parts === 0) throw this.error("an interval value ('10' MINUTE, 10 MINUTES)");
-    return intervalLiteral({ months, micros, days }, this.text, t.pos, this.text.slice(t.pos, this.peek().pos).trim());
+    return multiUnitsInterval(parts, this.text, t.pos, source());
   }
 }
