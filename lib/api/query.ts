@@ -30,6 +30,8 @@ export {
   variance,
   varSamp,
   varPop,
+  skewness,
+  kurtosis,
   countIf,
   boolAnd,
   boolOr,

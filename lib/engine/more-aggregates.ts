@@ -2,8 +2,9 @@
  * The aggregates beyond count, sum, avg, min, max, first, last and approx_count_distinct
  * (aggregates.ts), with Spark's semantics and buffers that are JSON, as state stores them:
  *
- * - stddev / stddev_samp / std, stddev_pop, variance / var_samp, var_pop: Spark's CentralMomentAgg
- *   of order 2 over the values cast to DOUBLE. The buffer is [n, avg, m2], updated per value and
+ * - stddev / stddev_samp / std, stddev_pop, variance / var_samp, var_pop, skewness and kurtosis:
+ *   Spark's CentralMomentAgg (of order 2, 3 and 4) over the values cast to DOUBLE. The buffer is
+ *   [n, avg, m2(, m3(, m4))], updated per value and
  *   merged with Spark's formulas (so a batch merged into its stored state gives what Spark's
  *   partial and final aggregation give); a sample figure of one value is NULL (Spark since 3.1,
  *   spark.sql.legacy.statisticalAggregate false), of no value NULL.
@@ -32,19 +33,72 @@ function asDouble(v: unknown): number | null {
   return null;
 }
 
-/** [n, avg, m2] of Spark's CentralMomentAgg, merged as Spark merges two partial buffers. */
-function mergeMoments(a: number[], b: number[]): number[] {
+/**
+ * [n, avg, m2(, m3(, m4))] of Spark's CentralMomentAgg of `order` (2: stddev and variance, 3:
+ * skewness, 4: kurtosis) with one more value, by Spark's update formulas (m3 and m4 from the new m2
+ * and m3, as Spark writes them). Updated in place.
+ */
+function addMoment(m: number[], x: number, order: number): void {
+  const n = m[0] + 1;
+  const delta = x - m[1];
+  const deltaN = delta / n;
+  const m2 = m[2] + delta * (delta - deltaN);
+  m[0] = n;
+  m[1] += deltaN;
+  m[2] = m2;
+  if (order < 3) return;
+  const delta2 = delta * delta;
+  const deltaN2 = deltaN * deltaN;
+  const m3 = m[3] - 3 * deltaN * m2 + delta * (delta2 - deltaN2);
+  m[3] = m3;
+  if (order < 4) return;
+  m[4] = m[4] - 4 * deltaN * m3 - 6 * deltaN2 * m2 + delta * (delta * delta2 - deltaN * deltaN2);
+}
+
+/** Two partial buffers of CentralMomentAgg merged as Spark merges them (the higher-order terms of the two-pass formulas). */
+function mergeMoments(a: number[], b: number[], order: number): number[] {
   const [n1, avg1, m21] = a;
   const [n2, avg2, m22] = b;
   const n = n1 + n2;
   const delta = avg2 - avg1;
   const deltaN = n === 0 ? 0 : delta / n;
-  return [n, avg1 + deltaN * n2, m21 + m22 + delta * deltaN * n1 * n2];
+  const out = [n, avg1 + deltaN * n2, m21 + m22 + delta * deltaN * n1 * n2];
+  if (order >= 3) out.push(a[3] + b[3] + deltaN * deltaN * delta * n1 * n2 * (n1 - n2) + 3 * deltaN * (n1 * m22 - n2 * m21));
+  if (order >= 4) {
+    out.push(
+      a[4] +
+        b[4] +
+        deltaN * deltaN * deltaN * delta * n1 * n2 * (n1 * n1 - n1 * n2 + n2 * n2) +
+        6 * deltaN * deltaN * (n1 * n1 * m22 + n2 * n2 * m21) +
+        4 * deltaN * (n1 * b[3] - n2 * a[3]),
+    );
+  }
+  return out;
+}
+
+/** The figure of a CentralMomentAgg buffer: NULL over no value, and where Spark divides by zero (one value of a sample figure, m2 0 of skewness and kurtosis). */
+function momentFigure(fn: StatisticalAggFn, m: number[]): number | null {
+  const [n, , m2] = m;
+  if (n === 0) return null;
+  switch (fn) {
+    case 'skewness':
+      return m2 === 0 ? null : (Math.sqrt(n) * m[3]) / Math.sqrt(m2 * m2 * m2);
+    case 'kurtosis':
+      return m2 === 0 ? null : (n * m[4]) / (m2 * m2) - 3;
+    case 'stddev_pop':
+      return Math.sqrt(m2 / n);
+    case 'var_pop':
+      return m2 / n;
+    case 'variance':
+    case 'var_samp':
+      return n === 1 ? null : m2 / (n - 1);
+    default:
+      return n === 1 ? null : Math.sqrt(m2 / (n - 1));
+  }
 }
 
 function statistical(spec: AggSpec, fn: StatisticalAggFn, column: string, inType: DataType | undefined): CompiledAgg {
-  const population = fn === 'stddev_pop' || fn === 'var_pop';
-  const root = fn === 'stddev' || fn === 'stddev_samp' || fn === 'std' || fn === 'stddev_pop';
+  const order = fn === 'skewness' ? 3 : fn === 'kurtosis' ? 4 : 2;
   const check =
     inType?.type === 'STRING'
       ? (r: Record<string, unknown>) => {
@@ -55,27 +109,14 @@ function statistical(spec: AggSpec, fn: StatisticalAggFn, column: string, inType
   return {
     spec,
     ...(check ? { check } : {}),
-    init: () => [0, 0, 0],
+    init: () => new Array<number>(order + 1).fill(0),
     update: (s, r) => {
       const x = asDouble(r[column]);
-      if (x === null) return s;
-      const m = s as number[];
-      const n = m[0] + 1;
-      const delta = x - m[1];
-      const deltaN = delta / n;
-      m[0] = n;
-      m[1] += deltaN;
-      m[2] += delta * (delta - deltaN);
-      return m;
+      if (x !== null) addMoment(s as number[], x, order);
+      return s;
     },
-    merge: (a, b) => mergeMoments(a as number[], b as number[]),
-    finish: (s) => {
-      const [n, , m2] = s as number[];
-      if (n === 0) return null;
-      if (!population && n === 1) return null;
-      const v = m2 / (population ? n : n - 1);
-      return root ? Math.sqrt(v) : v;
-    },
+    merge: (a, b) => mergeMoments(a as number[], b as number[], order),
+    finish: (s) => momentFigure(fn, s as number[]),
   };
 }
 

@@ -46,6 +46,23 @@ describe('the second-moment aggregates', () => {
     }
   });
 
+  it("give Spark's documented skewness and kurtosis, one pass or merged from parts", () => {
+    for (const parts of [[[-10, -20, 100, 1000]], [[-10], [-20, 100], [1000]], [[-10, -20, 100], [1000]]]) {
+      expect(over('skewness', DOUBLE, parts)).toBeCloseTo(1.1135657469022011, 12);
+      expect(over('kurtosis', DOUBLE, parts)).toBeCloseTo(-0.7014368047529627, 12);
+    }
+    expect(over('skewness', DOUBLE, [[-1000, -100, 10, 20]])).toBeCloseTo(-1.1135657469022011, 12);
+    expect(
+      over('kurtosis', DOUBLE, [
+        [1, 10],
+        [100, 10, 1],
+      ]),
+    ).toBeCloseTo(0.19432323191699075, 12);
+    // all values equal: m2 is 0, where Spark divides by zero (NULL)
+    expect(over('skewness', DOUBLE, [[3, 3], [3]])).toBeNull();
+    expect(over('kurtosis', DOUBLE, [[]])).toBeNull();
+  });
+
   it('skip nulls; no value gives NULL, one value NULL for the sample figures and 0 for the population ones', () => {
     expect(over('stddev', DOUBLE, [[null, null]])).toBeNull();
     expect(over('var_pop', DOUBLE, [[]])).toBeNull();

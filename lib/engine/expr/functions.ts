@@ -66,6 +66,8 @@ export const AGGREGATES = new Set([
   'variance',
   'var_samp',
   'var_pop',
+  'skewness',
+  'kurtosis',
   'count_if',
   'bool_and',
   'every',

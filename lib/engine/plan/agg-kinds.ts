@@ -1,11 +1,21 @@
 /** Which family an aggregate function belongs to (its output type, its input check, its buffer: more-aggregates.ts). */
 import type { BooleanAggFn, CollectAggFn, StatisticalAggFn } from './types';
 
-const STATISTICAL: ReadonlySet<string> = new Set<StatisticalAggFn>(['stddev', 'stddev_samp', 'std', 'stddev_pop', 'variance', 'var_samp', 'var_pop']);
+const STATISTICAL: ReadonlySet<string> = new Set<StatisticalAggFn>([
+  'stddev',
+  'stddev_samp',
+  'std',
+  'stddev_pop',
+  'variance',
+  'var_samp',
+  'var_pop',
+  'skewness',
+  'kurtosis',
+]);
 const BOOLEAN_AGGS: ReadonlySet<string> = new Set<BooleanAggFn>(['count_if', 'bool_and', 'every', 'bool_or', 'some', 'any']);
 const COLLECT: ReadonlySet<string> = new Set<CollectAggFn>(['collect_list', 'collect_set']);
 
-/** stddev, variance and their variants: a DOUBLE of the values cast to DOUBLE. */
+/** stddev, variance and their variants, skewness and kurtosis: a DOUBLE of the values cast to DOUBLE. */
 export function isStatisticalAgg(fn: string): fn is StatisticalAggFn {
   return STATISTICAL.has(fn);
 }

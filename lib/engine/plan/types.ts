@@ -250,7 +250,7 @@ export type AggFn =
 /** max_by(x, by) and min_by(x, by): the value of `column` on the row whose `by` is the largest (smallest). */
 export type ByAggFn = 'max_by' | 'min_by';
 /** Spark's second-moment aggregates (CentralMomentAgg), by the names Spark prints them with. */
-export type StatisticalAggFn = 'stddev' | 'stddev_samp' | 'std' | 'stddev_pop' | 'variance' | 'var_samp' | 'var_pop';
+export type StatisticalAggFn = 'stddev' | 'stddev_samp' | 'std' | 'stddev_pop' | 'variance' | 'var_samp' | 'var_pop' | 'skewness' | 'kurtosis';
 /** collect_list and collect_set: an ARRAY of the column's non-null values. */
 export type CollectAggFn = 'collect_list' | 'collect_set';
 /** Aggregates of a BOOLEAN column: count_if (BIGINT), bool_and / every and bool_or / some / any (BOOLEAN). */

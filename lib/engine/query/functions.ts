@@ -126,6 +126,10 @@ export const stddevPop = <C extends string | Column>(column: C) => agg('stddev_p
 export const variance = <C extends string | Column>(column: C) => agg('variance', column);
 export const varSamp = <C extends string | Column>(column: C) => agg('var_samp', column);
 export const varPop = <C extends string | Column>(column: C) => agg('var_pop', column);
+/** Spark's skewness: sqrt(n) m3 / m2^1.5 over the values cast to DOUBLE (NULL when they are all equal). */
+export const skewness = <C extends string | Column>(column: C) => agg('skewness', column);
+/** Spark's kurtosis (excess): n m4 / m2² − 3 (NULL when the values are all equal). */
+export const kurtosis = <C extends string | Column>(column: C) => agg('kurtosis', column);
 /** The rows whose BOOLEAN column (or condition) is true, a BIGINT. */
 export const countIf = <C extends string | Column>(column: C) => agg('count_if', column);
 /** Whether every non-null BOOLEAN is true (NULL without one): Spark's bool_and / every. */

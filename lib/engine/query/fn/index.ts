@@ -29,6 +29,8 @@ export {
   variance,
   varSamp as var_samp,
   varPop as var_pop,
+  skewness,
+  kurtosis,
   countIf as count_if,
   boolAnd as bool_and,
   boolOr as bool_or,
