@@ -32,6 +32,7 @@ export {
   varPop,
   skewness,
   kurtosis,
+  median,
   countIf,
   boolAnd,
   boolOr,

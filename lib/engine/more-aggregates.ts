@@ -8,6 +8,8 @@
  *   merged with Spark's formulas (so a batch merged into its stored state gives what Spark's
  *   partial and final aggregation give); a sample figure of one value is NULL (Spark since 3.1,
  *   spark.sql.legacy.statisticalAggregate false), of no value NULL.
+ * - median: Spark's exact Percentile at 0.5 over a buffer of each value's count (so its state
+ *   grows with the distinct values).
  * - count_if (BIGINT: the rows whose BOOLEAN is true), bool_and / every and bool_or / some / any
  *   (BOOLEAN over the non-null values; NULL without one).
  * - max_by and min_by: the value of the row whose ordering column is the largest (smallest).
@@ -95,6 +97,74 @@ function momentFigure(fn: StatisticalAggFn, m: number[]): number | null {
     default:
       return n === 1 ? null : Math.sqrt(m2 / (n - 1));
   }
+}
+
+/** A value of a column as median counts it: a DECIMAL by its text (one scale per column), others as they are. */
+type CountedKey = number | bigint | string;
+
+/** Each buffer's index of its values (the buffer is the JSON state keeps; the index is rebuilt when a buffer comes back from state). */
+const countIndexes = new WeakMap<object, Map<CountedKey, number>>();
+
+function countIndex(list: Json[]): Map<CountedKey, number> {
+  let index = countIndexes.get(list);
+  if (index === undefined) {
+    index = new Map();
+    for (let i = 0; i < list.length; i++) index.set((list[i] as Json[])[0] as CountedKey, i);
+    countIndexes.set(list, index);
+  }
+  return index;
+}
+
+/** Adds `count` of value `v` to a buffer of [value, count] pairs (Spark's Percentile keeps a map of value to count). */
+function addCount(list: Json[], v: CountedKey, count: number): void {
+  const index = countIndex(list);
+  const at = index.get(v);
+  if (at !== undefined) (list[at] as number[])[1] += count;
+  else {
+    index.set(v, list.length);
+    list.push([v as Json, count]);
+  }
+}
+
+/**
+ * median: Spark's Percentile at 0.5 (Median is `percentile(x, 0.5)`), exact: the values sorted, the
+ * position (count − 1) × 0.5, and between two values the linear interpolation Spark computes, on
+ * the values as DOUBLE. NULL over no value.
+ */
+function median(spec: AggSpec, column: string, inType: DataType | undefined): CompiledAgg {
+  const less = lessFor(inType);
+  const toDouble = (v: Json): number => (typeof v === 'number' ? v : Number(v as string | bigint));
+  return {
+    spec,
+    init: () => [],
+    update: (s, r) => {
+      const v = r[column];
+      if (v !== null && v !== undefined) addCount(s as Json[], v as CountedKey, 1);
+      return s;
+    },
+    merge: (a, b) => {
+      const out = (a as Json[]).map((e) => [...(e as Json[])] as Json);
+      for (const e of b as Json[]) addCount(out, (e as Json[])[0] as CountedKey, (e as number[])[1]);
+      return out;
+    },
+    finish: (s) => {
+      const entries = [...(s as Json[][])].sort((x, y) => (less(x[0], y[0]) ? -1 : less(y[0], x[0]) ? 1 : 0));
+      if (entries.length === 0) return null;
+      const cumulative: number[] = [];
+      let total = 0;
+      for (const e of entries) cumulative.push((total += e[1] as number));
+      const position = (total - 1) * 0.5;
+      const lower = Math.floor(position);
+      const higher = Math.ceil(position);
+      // the first entry whose cumulative count passes the position
+      const at = (p: number) => cumulative.findIndex((c) => c >= p + 1);
+      const lowerKey = entries[at(lower)][0];
+      if (higher === lower) return toDouble(lowerKey);
+      const higherKey = entries[at(higher)][0];
+      if (higherKey === lowerKey) return toDouble(lowerKey);
+      return (higher - position) * toDouble(lowerKey) + (position - lower) * toDouble(higherKey);
+    },
+  };
 }
 
 function statistical(spec: AggSpec, fn: StatisticalAggFn, column: string, inType: DataType | undefined): CompiledAgg {
@@ -202,6 +272,7 @@ export function compileMoreAgg(spec: AggSpec, inType: DataType | undefined, byTy
   const column = spec.column!;
   if ((spec.fn === 'max_by' || spec.fn === 'min_by') && spec.by !== undefined) return byAgg(spec, spec.fn, column, spec.by, byType);
   if (isStatisticalAgg(spec.fn)) return statistical(spec, spec.fn, column, inType);
+  if (spec.fn === 'median') return median(spec, column, inType);
   if (isBooleanAgg(spec.fn)) return booleanAgg(spec, spec.fn, column);
   if (isCollectAgg(spec.fn)) return collect(spec, spec.fn, column);
   return null;

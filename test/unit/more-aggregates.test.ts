@@ -7,7 +7,7 @@ import { compileAgg, mergeBuffers, type CompiledAgg } from '../../lib/engine/agg
 import type { DeadLetter, Json, Row } from '../../lib/engine/ports';
 import type { AggFn } from '../../lib/engine/plan/types';
 import { expr } from '../../lib/engine/query/column';
-import { boolAnd, collectSet, countIf, count, maxBy, minBy, stddev, variance } from '../../lib/engine/query/functions';
+import { boolAnd, collectSet, countIf, count, maxBy, median, minBy, stddev, variance } from '../../lib/engine/query/functions';
 import { compileSql } from '../../lib/engine/sql';
 import { readStream } from '../../lib/engine/query/reader';
 import type { DataType } from '../../lib/engine/schema';
@@ -78,6 +78,25 @@ describe('the second-moment aggregates', () => {
   });
 });
 
+describe('median', () => {
+  it("interpolates between the two middle values as Spark's percentile(x, 0.5), counting repeated values, merged from parts", () => {
+    // Spark's documented example: median of 0 and 10 is 5.0
+    expect(over('median', DOUBLE, [[0, 10]])).toBe(5);
+    for (const parts of [[[1, 2, 3, 4]], [[4, 1], [3], [2]], [[], [2, 4, 3, 1]]]) expect(over('median', DOUBLE, parts)).toBe(2.5);
+    expect(over('median', { type: 'INT' }, [[5, 1, null], [3]])).toBe(3);
+    // position 1.5 of 1, 1, 1, 10 falls between two 1s
+    expect(
+      over('median', { type: 'INT' }, [
+        [1, 1],
+        [1, 10],
+      ]),
+    ).toBe(1);
+    expect(over('median', { type: 'DECIMAL', precision: 10, scale: 2 }, [['1.50'], ['10.25', '2.50']])).toBe(2.5);
+    expect(over('median', { type: 'LONG' }, [[9007199254740993n]])).toBe(9007199254740992);
+    expect(over('median', DOUBLE, [[null]])).toBeNull();
+  });
+});
+
 describe('count_if, bool_and and bool_or', () => {
   it('count the true values, and are NULL over no non-null value', () => {
     expect(
@@ -121,6 +140,13 @@ describe('in a query', () => {
         .writeStream.outputMode('update')
         .plan(),
     ).toThrow(/DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE\] bool_and\(x\): x is DOUBLE, but bool_and takes a BOOLEAN/);
+    expect(() =>
+      source()
+        .groupBy('k')
+        .agg(median('s' as never))
+        .writeStream.outputMode('update')
+        .plan(),
+    ).toThrow(/DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE\] median\(s\): s is STRING, but median takes a numeric column/);
   });
 
   it("makes a STRING that is not a number a dead letter that no aggregate of the group counts (Spark's ANSI cast)", async () => {

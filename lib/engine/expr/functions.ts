@@ -68,6 +68,7 @@ export const AGGREGATES = new Set([
   'var_pop',
   'skewness',
   'kurtosis',
+  'median',
   'count_if',
   'bool_and',
   'every',

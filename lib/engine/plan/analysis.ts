@@ -305,6 +305,11 @@ function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: 
           `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] ${a.fn}(${a.column}): ${a.column} is ${type}, which cannot be ${verb}: ${a.fn} needs a numeric column (TINYINT to BIGINT, FLOAT, DOUBLE, DECIMAL); count it, take min or max of it, or ${a.fn} a numeric column`,
         );
       }
+      if (a.fn === 'median' && !['INT', 'LONG', 'DOUBLE', 'DECIMAL'].includes(found.type)) {
+        throw new InvalidQueryError(
+          `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] median(${a.column}): ${a.column} is ${type}, but median takes a numeric column (TINYINT to BIGINT, FLOAT, DOUBLE, DECIMAL): cast it first`,
+        );
+      }
       if (isBooleanAgg(a.fn) && (found.type !== 'BOOLEAN' || found.window)) {
         throw new InvalidQueryError(
           `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] ${a.fn}(${a.column}): ${a.column} is ${type}, but ${a.fn} takes a BOOLEAN: write the condition, e.g. ${a.fn}(expr('${a.column} > 0'))`,

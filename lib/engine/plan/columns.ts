@@ -250,6 +250,8 @@ export function aggOutputType(a: AggSpec, cols: readonly ColumnInfo[]): DataType
       return found?.type === 'INT' || found?.type === 'LONG' ? { type: 'LONG' } : { type: 'DOUBLE' };
     case 'count_if':
       return { type: 'LONG' };
+    case 'median':
+      return { type: 'DOUBLE' };
     default: {
       if (isStatisticalAgg(a.fn)) return { type: 'DOUBLE' };
       if (isBooleanAgg(a.fn)) return { type: 'BOOLEAN' };

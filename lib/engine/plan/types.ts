@@ -246,7 +246,8 @@ export type AggFn =
   | StatisticalAggFn
   | CollectAggFn
   | BooleanAggFn
-  | ByAggFn;
+  | ByAggFn
+  | 'median';
 /** max_by(x, by) and min_by(x, by): the value of `column` on the row whose `by` is the largest (smallest). */
 export type ByAggFn = 'max_by' | 'min_by';
 /** Spark's second-moment aggregates (CentralMomentAgg), by the names Spark prints them with. */

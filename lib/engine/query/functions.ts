@@ -130,6 +130,8 @@ export const varPop = <C extends string | Column>(column: C) => agg('var_pop', c
 export const skewness = <C extends string | Column>(column: C) => agg('skewness', column);
 /** Spark's kurtosis (excess): n m4 / m2² − 3 (NULL when the values are all equal). */
 export const kurtosis = <C extends string | Column>(column: C) => agg('kurtosis', column);
+/** The exact median of a numeric column, a DOUBLE (Spark's median: percentile(x, 0.5), interpolated between two middle values). */
+export const median = <C extends string | Column>(column: C) => agg('median', column);
 /** The rows whose BOOLEAN column (or condition) is true, a BIGINT. */
 export const countIf = <C extends string | Column>(column: C) => agg('count_if', column);
 /** Whether every non-null BOOLEAN is true (NULL without one): Spark's bool_and / every. */

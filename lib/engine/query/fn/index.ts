@@ -31,6 +31,7 @@ export {
   varPop as var_pop,
   skewness,
   kurtosis,
+  median,
   countIf as count_if,
   boolAnd as bool_and,
   boolOr as bool_or,
