@@ -76,8 +76,8 @@ function javaTrim(s: string): string {
   return s.slice(a, b);
 }
 
-/** UTF8String.trimAll, as Spark's STRING to an integral type: characters up to U+0020 and U+007F (DEL) off both ends. */
-function trimAll(s: string): string {
+/** UTF8String.trimAll, as Spark's STRING to an integral type and its interval strings: characters up to U+0020 and U+007F (DEL) off both ends. */
+export function trimAll(s: string): string {
   const off = (c: number) => c <= 0x20 || c === 0x7f;
   let a = 0;
   let b = s.length;

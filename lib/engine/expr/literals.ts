@@ -3,7 +3,7 @@
  * ranges (an INT, BIGINT, DECIMAL or DOUBLE by its text), DATE and TIMESTAMP typed literals, and
  * ANSI interval literals (unit value pairs, from-to ranges and the text form `'1 hour 30 minutes'`).
  */
-import { dateOfText } from './cast';
+import { dateOfText, trimAll } from './cast';
 import { ExpressionError } from './errors';
 import type { Token } from './lexer';
 import type { Ast } from './parser';
@@ -50,16 +50,6 @@ export function isIntervalUnit(word: string): boolean {
 
 /** The units of a from-to range (Spark's unitInUnitToUnit): singular only. */
 export const RANGE_UNITS: ReadonlySet<string> = new Set(['YEAR', 'MONTH', 'DAY', 'HOUR', 'MINUTE', 'SECOND']);
-
-/** UTF8String.trimAll: characters up to U+0020 and DEL off both ends. */
-function trimAll(s: string): string {
-  const off = (c: number) => c <= 0x20 || c === 0x7f;
-  let a = 0;
-  let b = s.length;
-  while (a < b && off(s.charCodeAt(a))) a++;
-  while (b > a && off(s.charCodeAt(b - 1))) b--;
-  return s.slice(a, b);
-}
 
 /** Java's Character.isWhitespace of an ASCII character (tab to carriage return, U+001C to U+001F, space), as Spark's interval scanner tests bytes. */
 function isSpace(c: string | undefined): boolean {

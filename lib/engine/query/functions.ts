@@ -153,6 +153,42 @@ export function maxBy<C extends string | Column>(column: C, by: string | Column)
 export function minBy<C extends string | Column>(column: C, by: string | Column): AggBuilder<string, 'min_by', C> {
   return byAgg('min_by', column, by);
 }
+/**
+ * The one-argument aggregates by their names in Spark SQL (aliases too: `mean`, `std`, `every`,
+ * ...), for the SQL front end and the conformance format; count and the two-argument max_by and
+ * min_by are read apart.
+ */
+export const AGGREGATES_BY_NAME: Readonly<Record<string, (c: string | Column) => AggBuilder>> = {
+  sum,
+  min,
+  max,
+  avg,
+  mean: avg,
+  first,
+  first_value: first,
+  last,
+  last_value: last,
+  approx_count_distinct: approxCountDistinct,
+  stddev,
+  stddev_samp: stddevSamp,
+  std: stddev,
+  stddev_pop: stddevPop,
+  variance,
+  var_samp: varSamp,
+  var_pop: varPop,
+  skewness,
+  kurtosis,
+  median,
+  count_if: countIf,
+  bool_and: boolAnd,
+  every: boolAnd,
+  bool_or: boolOr,
+  some: boolOr,
+  any: boolOr,
+  collect_list: collectList,
+  collect_set: collectSet,
+};
+
 function byAgg<F extends 'max_by' | 'min_by', C extends string | Column>(fn: F, column: C, by: string | Column): AggBuilder<string, F, C> {
   const text = (c: string | Column) => (c instanceof Column ? c.sql : c);
   return new AggBuilder(fn, column, `${fn}(${text(column)}, ${text(by)})`, by);

@@ -13,72 +13,14 @@ import type { Ast } from '../expr/parser';
 import { expr } from '../query/column';
 import { aggregateArgName } from '../query/expr-agg';
 import type { StreamFrame } from '../query/frame';
-import {
-  type AggBuilder,
-  aggregateName,
-  approxCountDistinct,
-  avg,
-  boolAnd,
-  boolOr,
-  collectList,
-  collectSet,
-  count,
-  maxBy,
-  minBy,
-  countIf,
-  first,
-  last,
-  max,
-  min,
-  renamed,
-  sessionWindow,
-  stddev,
-  stddevPop,
-  skewness,
-  kurtosis,
-  median,
-  sum,
-  variance,
-  varPop,
-  window,
-} from '../query/functions';
+import { AGGREGATES_BY_NAME, type AggBuilder, aggregateName, count, maxBy, minBy, renamed, sessionWindow, window } from '../query/functions';
 import type { AnyColumns, GroupArg } from '../query/types';
 import type { Column } from '../query/column';
 import type { GroupKey } from '../plan/types';
 import { type Span, SqlError, unsupported, within } from './errors';
 import type { SelectItem, SqlExpr, SqlQuery } from './statement';
 
-const AGGREGATES: Record<string, (c: string | Column) => AggBuilder> = {
-  count: (c) => count(c),
-  sum,
-  min,
-  max,
-  avg,
-  mean: avg,
-  first,
-  first_value: first,
-  last,
-  last_value: last,
-  approx_count_distinct: approxCountDistinct,
-  stddev,
-  stddev_samp: stddev,
-  std: stddev,
-  stddev_pop: stddevPop,
-  variance,
-  var_samp: variance,
-  var_pop: varPop,
-  skewness,
-  kurtosis,
-  median,
-  count_if: countIf,
-  bool_and: boolAnd,
-  every: boolAnd,
-  bool_or: boolOr,
-  some: boolOr,
-  any: boolOr,
-  collect_list: collectList,
-  collect_set: collectSet,
-};
+const AGGREGATES: Readonly<Record<string, (c: string | Column) => AggBuilder>> = { count: (c) => count(c), ...AGGREGATES_BY_NAME };
 
 /** The aggregates of two arguments (byAggOf). */
 const BY_AGGREGATES: ReadonlySet<string> = new Set(['max_by', 'min_by']);
