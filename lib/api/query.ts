@@ -33,6 +33,7 @@ export {
   skewness,
   kurtosis,
   median,
+  percentile,
   countIf,
   boolAnd,
   boolOr,

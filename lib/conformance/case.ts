@@ -18,6 +18,7 @@ import {
   window,
   maxBy,
   minBy,
+  percentile,
   type AggBuilder,
   renamed,
   windowEnd,
@@ -81,7 +82,7 @@ interface CaseQuery {
     | { expr: string; as?: string }
   >;
   /** `by`: max_by's and min_by's ordering column (sluice's own cases; FORMAT's aggregations have none). */
-  aggregations?: Array<{ fn: string; column?: string; expr?: string; by?: string; as: string }>;
+  aggregations?: Array<{ fn: string; column?: string; expr?: string; by?: string; percentage?: number; as: string }>;
   dropDuplicates?: { columns?: string[]; withinWatermark?: boolean };
   outputMode: string;
   options?: Record<string, string | number | boolean>;
@@ -296,7 +297,11 @@ function applyStage(c: ConformanceCase, frame: StreamFrame, stage: CaseStage, ta
       let b: AggBuilder;
       const input = a.expr !== undefined ? expr(a.expr) : a.column;
       if (a.fn === 'count') b = count(input);
-      else if (a.fn === 'max_by' || a.fn === 'min_by') {
+      else if (a.fn === 'percentile') {
+        if (input === undefined || typeof a.percentage !== 'number')
+          throw new InvalidQueryError(`case ${c.name}: percentile needs a "column" (or "expr") and a "percentage"`);
+        b = percentile(input, a.percentage);
+      } else if (a.fn === 'max_by' || a.fn === 'min_by') {
         if (input === undefined || a.by === undefined) throw new InvalidQueryError(`case ${c.name}: ${a.fn} needs a "column" (or "expr") and a "by" column`);
         b = (a.fn === 'max_by' ? maxBy : minBy)(input, a.by);
       } else {

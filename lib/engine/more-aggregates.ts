@@ -8,8 +8,8 @@
  *   merged with Spark's formulas (so a batch merged into its stored state gives what Spark's
  *   partial and final aggregation give); a sample figure of one value is NULL (Spark since 3.1,
  *   spark.sql.legacy.statisticalAggregate false), of no value NULL.
- * - median: Spark's exact Percentile at 0.5 over a buffer of each value's count (so its state
- *   grows with the distinct values).
+ * - percentile(x, p) and median: Spark's exact Percentile over a buffer of each value's count (so
+ *   its state grows with the distinct values).
  * - count_if (BIGINT: the rows whose BOOLEAN is true), bool_and / every and bool_or / some / any
  *   (BOOLEAN over the non-null values; NULL without one).
  * - max_by and min_by: the value of the row whose ordering column is the largest (smallest).
@@ -127,11 +127,11 @@ function addCount(list: Json[], v: CountedKey, count: number): void {
 }
 
 /**
- * median: Spark's Percentile at 0.5 (Median is `percentile(x, 0.5)`), exact: the values sorted, the
- * position (count − 1) × 0.5, and between two values the linear interpolation Spark computes, on
- * the values as DOUBLE. NULL over no value.
+ * percentile(x, p) and median (Spark's Median is `percentile(x, 0.5)`), exact as Spark's Percentile:
+ * the values sorted, the position (count − 1) × p, and between two values the linear interpolation
+ * Spark computes, on the values as DOUBLE. NULL over no value.
  */
-function median(spec: AggSpec, column: string, inType: DataType | undefined): CompiledAgg {
+function percentile(spec: AggSpec, column: string, inType: DataType | undefined, p: number): CompiledAgg {
   const less = lessFor(inType);
   const toDouble = (v: Json): number => (typeof v === 'number' ? v : Number(v as string | bigint));
   return {
@@ -153,7 +153,7 @@ function median(spec: AggSpec, column: string, inType: DataType | undefined): Co
       const cumulative: number[] = [];
       let total = 0;
       for (const e of entries) cumulative.push((total += e[1] as number));
-      const position = (total - 1) * 0.5;
+      const position = (total - 1) * p;
       const lower = Math.floor(position);
       const higher = Math.ceil(position);
       // the first entry whose cumulative count passes the position
@@ -272,7 +272,8 @@ export function compileMoreAgg(spec: AggSpec, inType: DataType | undefined, byTy
   const column = spec.column!;
   if ((spec.fn === 'max_by' || spec.fn === 'min_by') && spec.by !== undefined) return byAgg(spec, spec.fn, column, spec.by, byType);
   if (isStatisticalAgg(spec.fn)) return statistical(spec, spec.fn, column, inType);
-  if (spec.fn === 'median') return median(spec, column, inType);
+  if (spec.fn === 'median') return percentile(spec, column, inType, 0.5);
+  if (spec.fn === 'percentile') return percentile(spec, column, inType, spec.percentage ?? 0.5);
   if (isBooleanAgg(spec.fn)) return booleanAgg(spec, spec.fn, column);
   if (isCollectAgg(spec.fn)) return collect(spec, spec.fn, column);
   return null;

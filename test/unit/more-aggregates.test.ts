@@ -7,7 +7,7 @@ import { compileAgg, mergeBuffers, type CompiledAgg } from '../../lib/engine/agg
 import type { DeadLetter, Json, Row } from '../../lib/engine/ports';
 import type { AggFn } from '../../lib/engine/plan/types';
 import { expr } from '../../lib/engine/query/column';
-import { boolAnd, collectSet, countIf, count, maxBy, median, minBy, stddev, variance } from '../../lib/engine/query/functions';
+import { boolAnd, collectSet, countIf, count, maxBy, median, minBy, percentile, stddev, variance } from '../../lib/engine/query/functions';
 import { compileSql } from '../../lib/engine/sql';
 import { readStream } from '../../lib/engine/query/reader';
 import type { DataType } from '../../lib/engine/schema';
@@ -94,6 +94,53 @@ describe('median', () => {
     expect(over('median', { type: 'DECIMAL', precision: 10, scale: 2 }, [['1.50'], ['10.25', '2.50']])).toBe(2.5);
     expect(over('median', { type: 'LONG' }, [[9007199254740993n]])).toBe(9007199254740992);
     expect(over('median', DOUBLE, [[null]])).toBeNull();
+  });
+});
+
+describe('percentile', () => {
+  const pct = (p: number, parts: unknown[][]) => {
+    const agg = compileAgg({ fn: 'percentile', column: 'v', as: 'out', percentage: p }, DOUBLE);
+    const buffers = parts.map((values) => {
+      let s: Json = agg.init();
+      for (const v of values) s = agg.update(s, { v } as Row);
+      return [s];
+    });
+    return agg.finish(buffers.reduce((a, b) => mergeBuffers([agg], a, b))[0]);
+  };
+
+  it('takes the value at position (n - 1) p, interpolating between neighbours', () => {
+    const tens = [
+      [0, 1, 2, 3, 4],
+      [5, 6, 7, 8, 9, 10],
+    ];
+    expect(pct(0.9, tens)).toBe(9);
+    expect(pct(0, tens)).toBe(0);
+    expect(pct(1, tens)).toBe(10);
+    // position 0.75 between 1 and 2
+    expect(
+      pct(0.25, [
+        [4, 1],
+        [2, 7],
+      ]),
+    ).toBe(1.75);
+  });
+
+  it('is named percentile(x, p, 1) as Spark names it, and refuses a percentage outside [0, 1]', () => {
+    const plan = compileSql(`SET outputMode = update;
+SELECT d, percentile(n, 0.95), percentile(n * 2, 0.5) FROM STREAM read_files(schema => 'd STRING, n INT') GROUP BY d`);
+    const spec = (plan as unknown as { operators: Array<{ spec: { aggs: Array<{ as: string; percentage?: number }> } }> }).operators[0].spec;
+    expect(spec.aggs.map((a) => [a.as, a.percentage])).toEqual([
+      ['percentile(n, 0.95, 1)', 0.95],
+      ['percentile((n * 2), 0.5, 1)', 0.5],
+    ]);
+    const frame = readStream.format('json').schema('d STRING, n INT').load('s3://b/in/').groupBy('d').agg(percentile('n', 0.9));
+    expect(frame.columnsNow_().map((c) => [c.name, c.type])).toEqual([
+      ['d', 'STRING'],
+      ['percentile(n, 0.9, 1)', 'DOUBLE'],
+    ]);
+    expect(() =>
+      readStream.format('json').schema('d STRING, n INT').load('s3://b/in/').groupBy('d').agg(percentile('n', 1.5)).writeStream.outputMode('update').plan(),
+    ).toThrow(/VALUE_OUT_OF_RANGE\] percentile\(n, 1.5\)/);
   });
 });
 
@@ -184,9 +231,16 @@ describe('max_by and min_by', () => {
     expect(rows).toEqual([{ d: 'x', 'max_by(status, n)': 'b', 'min_by(upper(status), (n * -1))': 'B', odd: 'a' }]);
   });
 
-  it('are named and read in SQL, and refuse an ordering column sluice cannot order', () => {
+  it('are named and read in SQL, and refuse an ordering column sluice cannot order', async () => {
     const plan = compileSql(`SET outputMode = update;
-SELECT d, max_by(status, n), min_by(status, n + 1) AS s FROM STREAM read_files(schema => 'd STRING, n INT, status STRING') GROUP BY d`);
+SELECT d, max_by(status, n), min_by(status, n * -1) AS s FROM STREAM read_files(schema => 'd STRING, n INT, status STRING') GROUP BY d`);
+    // the ordering expression is read whole: n * -1 is smallest on the row with the largest n
+    const { rows } = await runPlanOnce(plan, [
+      { d: 'x', n: 1, status: 'a' },
+      { d: 'x', n: 3, status: 'b' },
+      { d: 'x', n: 2, status: 'c' },
+    ]);
+    expect(rows).toEqual([{ d: 'x', 'max_by(status, n)': 'b', s: 'b' }]);
     const spec = (plan as unknown as { operators: Array<{ spec: { aggs: Array<{ fn: string; as: string; by?: string }> } }> }).operators[0].spec;
     expect(spec.aggs.map((a) => [a.fn, a.as])).toEqual([
       ['max_by', 'max_by(status, n)'],

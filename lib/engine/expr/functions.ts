@@ -69,6 +69,7 @@ export const AGGREGATES = new Set([
   'skewness',
   'kurtosis',
   'median',
+  'percentile',
   'count_if',
   'bool_and',
   'every',

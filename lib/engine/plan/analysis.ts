@@ -305,9 +305,14 @@ function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: 
           `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] ${a.fn}(${a.column}): ${a.column} is ${type}, which cannot be ${verb}: ${a.fn} needs a numeric column (TINYINT to BIGINT, FLOAT, DOUBLE, DECIMAL); count it, take min or max of it, or ${a.fn} a numeric column`,
         );
       }
-      if (a.fn === 'median' && !['INT', 'LONG', 'DOUBLE', 'DECIMAL'].includes(found.type)) {
+      if ((a.fn === 'median' || a.fn === 'percentile') && !['INT', 'LONG', 'DOUBLE', 'DECIMAL'].includes(found.type)) {
         throw new InvalidQueryError(
-          `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] median(${a.column}): ${a.column} is ${type}, but median takes a numeric column (TINYINT to BIGINT, FLOAT, DOUBLE, DECIMAL): cast it first`,
+          `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] ${a.fn}(${a.column}): ${a.column} is ${type}, but ${a.fn} takes a numeric column (TINYINT to BIGINT, FLOAT, DOUBLE, DECIMAL): cast it first`,
+        );
+      }
+      if (a.fn === 'percentile' && !(typeof a.percentage === 'number' && a.percentage >= 0 && a.percentage <= 1)) {
+        throw new InvalidQueryError(
+          `[DATATYPE_MISMATCH.VALUE_OUT_OF_RANGE] percentile(${a.column}, ${a.percentage}): the percentage must be between 0.0 and 1.0 (e.g. 0.95 for the 95th percentile)`,
         );
       }
       if (isBooleanAgg(a.fn) && (found.type !== 'BOOLEAN' || found.window)) {

@@ -251,6 +251,7 @@ export function aggOutputType(a: AggSpec, cols: readonly ColumnInfo[]): DataType
     case 'count_if':
       return { type: 'LONG' };
     case 'median':
+    case 'percentile':
       return { type: 'DOUBLE' };
     default: {
       if (isStatisticalAgg(a.fn)) return { type: 'DOUBLE' };

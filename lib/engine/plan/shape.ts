@@ -101,7 +101,14 @@ function operatorShape(st: StatefulSpec, wms: string[], outputMode: OutputMode, 
               : { session: k.column, gapMs: ms(k.gapUs) },
     ),
     aggs: st.aggs.map(
-      (a): Json => (a.by === undefined ? { fn: a.fn, column: a.column ?? null, as: a.as } : { fn: a.fn, column: a.column ?? null, by: a.by, as: a.as }),
+      // (keys in this order: a checkpoint's shape is compared as JSON text)
+      (a): Json => ({
+        fn: a.fn,
+        column: a.column ?? null,
+        ...(a.by === undefined ? {} : { by: a.by }),
+        ...(a.percentage === undefined ? {} : { percentage: a.percentage }),
+        as: a.as,
+      }),
     ),
     watermarks: wms,
     outputMode,

@@ -247,7 +247,8 @@ export type AggFn =
   | CollectAggFn
   | BooleanAggFn
   | ByAggFn
-  | 'median';
+  | 'median'
+  | 'percentile';
 /** max_by(x, by) and min_by(x, by): the value of `column` on the row whose `by` is the largest (smallest). */
 export type ByAggFn = 'max_by' | 'min_by';
 /** Spark's second-moment aggregates (CentralMomentAgg), by the names Spark prints them with. */
@@ -262,6 +263,8 @@ export interface AggSpec {
   readonly column?: string;
   /** max_by and min_by: the column whose largest (smallest) value picks the row. */
   readonly by?: string;
+  /** percentile: the percentage, from 0 to 1. */
+  readonly percentage?: number;
   readonly as: string;
 }
 

@@ -87,14 +87,19 @@ export function aggregation(cols: readonly ColumnInfo[], keys: ReadonlyArray<str
       const text = (x: string | Column) => (x instanceof Column ? x.sql : x);
       const pretty = (x: string | Column) => (x instanceof Column ? prettySql(x.sql, cols) : x);
       const named = a.name === `${a.fn}(${text(c as string | Column)}, ${text(a.by)})` ? `${a.fn}(${pretty(c as string | Column)}, ${pretty(a.by)})` : a.name;
-      return new AggBuilder(a.fn, input(c as string | Column), named, input(a.by));
+      return a.over(input(c as string | Column), named, input(a.by));
     }
     if (c instanceof Column) {
       const name = input(c);
-      const named = a.name === aggregateName(a.fn, c.sql) ? aggregateName(a.fn, aggregateArgName(a.fn, c.sql, cols)) : a.name;
-      return new AggBuilder(a.fn, name, named);
+      const named =
+        a.name === aggregateName(a.fn, c.sql)
+          ? aggregateName(a.fn, aggregateArgName(a.fn, c.sql, cols))
+          : a.percentage !== undefined && a.name === `percentile(${c.sql}, ${a.percentage}, 1)`
+            ? `percentile(${prettySql(c.sql, cols)}, ${a.percentage}, 1)`
+            : a.name;
+      return a.over(name, named);
     }
-    if (typeof c === 'string' && computedNames.has(c)) return new AggBuilder(a.fn, input(c), a.name);
+    if (typeof c === 'string' && computedNames.has(c)) return a.over(input(c), a.name);
     return a;
   });
   const items = computed.length === 0 ? null : [...cols.filter((c) => !computedNames.has(c.name)).map((c) => quoteName(c.name)), ...computed];

@@ -56,10 +56,16 @@ export class AggBuilder<Name extends string = string, Fn extends AggFn = AggFn, 
     readonly name: Name,
     /** max_by and min_by: the column (or expression) whose extreme picks the row. */
     readonly by?: string | Column,
+    /** percentile: the percentage, from 0 to 1. */
+    readonly percentage?: number,
   ) {}
   /** Names the output column, as Spark's `.alias` / `.as`. */
   as<N extends string>(name: N): AggBuilder<N, Fn, Col> {
-    return new AggBuilder(this.fn, this.column, name, this.by);
+    return new AggBuilder(this.fn, this.column, name, this.by, this.percentage);
+  }
+  /** The same aggregate over another input column (and ordering column), under `name`. */
+  over<C extends string>(column: C, name: string, by?: string): AggBuilder<string, Fn, C> {
+    return new AggBuilder(this.fn, column, name, by, this.percentage);
   }
   alias<N extends string>(name: N): AggBuilder<N, Fn, Col> {
     return this.as(name);
@@ -71,8 +77,8 @@ export class AggBuilder<Name extends string = string, Fn extends AggFn = AggFn, 
         `internal: ${this.fn}(${this.column instanceof Column ? this.column.sql : String(this.column)}) aggregates an expression: it needs its input stage first`,
       );
     }
-    const spec = { fn: this.fn, column: this.column as string | undefined, as: this.name };
-    return this.by === undefined ? spec : { ...spec, by: this.by };
+    const spec: AggSpec = { fn: this.fn, column: this.column as string | undefined, as: this.name };
+    return { ...spec, ...(this.by === undefined ? {} : { by: this.by }), ...(this.percentage === undefined ? {} : { percentage: this.percentage }) };
   }
 }
 /** Spark's name of an aggregation function (its prettyName): approxCountDistinct is approx_count_distinct. */
@@ -132,6 +138,14 @@ export const skewness = <C extends string | Column>(column: C) => agg('skewness'
 export const kurtosis = <C extends string | Column>(column: C) => agg('kurtosis', column);
 /** The exact median of a numeric column, a DOUBLE (Spark's median: percentile(x, 0.5), interpolated between two middle values). */
 export const median = <C extends string | Column>(column: C) => agg('median', column);
+/**
+ * The exact percentile of a numeric column at `percentage` (0 to 1), a DOUBLE interpolated between
+ * the two nearest values, as Spark's percentile(x, p); named `percentile(x, p, 1)` as Spark names it.
+ */
+export function percentile<C extends string | Column>(column: C, percentage: number): AggBuilder<string, 'percentile', C> {
+  const text = column instanceof Column ? column.sql : column;
+  return new AggBuilder('percentile', column, `percentile(${text}, ${percentage}, 1)`, undefined, percentage);
+}
 /** The rows whose BOOLEAN column (or condition) is true, a BIGINT. */
 export const countIf = <C extends string | Column>(column: C) => agg('count_if', column);
 /** Whether every non-null BOOLEAN is true (NULL without one): Spark's bool_and / every. */

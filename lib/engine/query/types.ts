@@ -381,7 +381,7 @@ export type AggArg<C extends FrameColumns> =
     ? AggBuilder | AggSpec
     :
         | AggBuilder<string, 'count', Names<C> | undefined>
-        | AggBuilder<string, 'sum' | 'avg' | 'median' | StatisticalAggFn, ColumnsOfType<C, NumericType>>
+        | AggBuilder<string, 'sum' | 'avg' | 'median' | 'percentile' | StatisticalAggFn, ColumnsOfType<C, NumericType>>
         | AggBuilder<string, BooleanAggFn, ColumnsOfType<C, 'BOOLEAN'>>
         | AggBuilder<string, 'min' | 'max' | 'first' | 'last' | 'approxCountDistinct' | CollectAggFn | ByAggFn, Names<C>>
         | AggBuilder<string, AggFn, Column>
@@ -389,7 +389,7 @@ export type AggArg<C extends FrameColumns> =
 /** The type of an aggregate whose type does not depend on its input's (never: it does). */
 type FixedAggType<F extends AggFn> = F extends 'count' | 'approxCountDistinct' | 'count_if'
   ? 'LONG'
-  : F extends StatisticalAggFn | 'median'
+  : F extends StatisticalAggFn | 'median' | 'percentile'
     ? 'DOUBLE'
     : F extends BooleanAggFn
       ? 'BOOLEAN'

@@ -13,7 +13,7 @@ import type { Ast } from '../expr/parser';
 import { expr } from '../query/column';
 import { aggregateArgName } from '../query/expr-agg';
 import type { StreamFrame } from '../query/frame';
-import { AGGREGATES_BY_NAME, type AggBuilder, aggregateName, count, maxBy, minBy, renamed, sessionWindow, window } from '../query/functions';
+import { AGGREGATES_BY_NAME, type AggBuilder, aggregateName, count, maxBy, minBy, percentile, renamed, sessionWindow, window } from '../query/functions';
 import type { AnyColumns, GroupArg } from '../query/types';
 import type { Column } from '../query/column';
 import type { GroupKey } from '../plan/types';
@@ -23,7 +23,7 @@ import type { SelectItem, SqlExpr, SqlQuery } from './statement';
 const AGGREGATES: Readonly<Record<string, (c: string | Column) => AggBuilder>> = { count: (c) => count(c), ...AGGREGATES_BY_NAME };
 
 /** The aggregates of two arguments (byAggOf). */
-const BY_AGGREGATES: ReadonlySet<string> = new Set(['max_by', 'min_by']);
+const BY_AGGREGATES: ReadonlySet<string> = new Set(['max_by', 'min_by', 'percentile']);
 
 function isAggregate(a: Ast): a is Extract<Ast, { k: 'call' }> {
   return a.k === 'call' && (a.name.toLowerCase() in AGGREGATES || BY_AGGREGATES.has(a.name.toLowerCase()));
@@ -74,6 +74,7 @@ function aggOf(sql: string, item: SelectItem, spans: Span[], columns: readonly C
     return count();
   }
   if (fn === 'max_by' || fn === 'min_by') return byAggOf(sql, item, spans, fn);
+  if (fn === 'percentile') return percentileOf(sql, item, spans);
   if (call.args.length !== 1) {
     throw new SqlError('WRONG_NUM_ARGS', `${call.name} takes one argument here, not ${call.args.length}`, sql, item.pos);
   }
@@ -113,9 +114,7 @@ function byAggOf(sql: string, item: SelectItem, spans: Span[], fn: 'max_by' | 'm
       item.pos,
     );
   }
-  // each argument's text: from its start to the comma before the next one (or the closing parenthesis)
-  const starts = call.args.map((a) => a.pos - item.pos);
-  const texts = starts.map((s, i) => item.text.slice(s, i + 1 < starts.length ? item.text.lastIndexOf(',', starts[i + 1]) : item.text.lastIndexOf(')')).trim());
+  const args = callArgTexts(item.text);
   const inputs = call.args.map((a, i) => {
     if (hasAggregate(a)) {
       throw new SqlError(
@@ -126,10 +125,65 @@ function byAggOf(sql: string, item: SelectItem, spans: Span[], fn: 'max_by' | 'm
       );
     }
     if (a.k === 'name' && a.parts.length === 1) return a.parts[0];
-    spans.push({ text: texts[i], pos: item.pos + starts[i] });
-    return expr(texts[i]);
+    spans.push({ text: args[i].text, pos: item.pos + args[i].start });
+    return expr(args[i].text);
   });
   return (fn === 'max_by' ? maxBy : minBy)(inputs[0], inputs[1]);
+}
+
+/** The texts of a call's arguments as written, with where each starts in `text`: split at the commas between the call's own parentheses. */
+function callArgTexts(text: string): Array<{ text: string; start: number }> {
+  const tokens = tokenize(text);
+  const open = tokens.findIndex((t) => t.kind === 'op' && t.text === '(');
+  const out: Array<{ text: string; start: number }> = [];
+  let depth = 0;
+  let from = tokens[open].pos + 1;
+  for (let i = open + 1; i < tokens.length; i++) {
+    const t = tokens[i];
+    if (t.kind !== 'op') continue;
+    if (t.text === '(' || t.text === '[') depth++;
+    else if ((t.text === ')' || t.text === ']') && depth > 0) depth--;
+    else if ((t.text === ',' && depth === 0) || t.text === ')') {
+      const raw = text.slice(from, t.pos);
+      out.push({ text: raw.trim(), start: from + (raw.length - raw.trimStart().length) });
+      from = t.pos + 1;
+      if (t.text === ')') break;
+    }
+  }
+  return out;
+}
+
+/** percentile(x, p): p a numeric literal from 0 to 1 (Spark's frequency argument is not taken). */
+function percentileOf(sql: string, item: SelectItem, spans: Span[]): AggBuilder {
+  const call = item.ast as Extract<Ast, { k: 'call' }>;
+  const [arg, p] = call.args;
+  const value = p?.k === 'lit' ? Number(p.value) : Number.NaN;
+  if (call.args.length !== 2 || p?.k !== 'lit' || typeof p.value === 'boolean' || p.value === null || Number.isNaN(value)) {
+    throw new SqlError(
+      'WRONG_NUM_ARGS',
+      `${call.name} takes a column and a constant percentage here, e.g. percentile(latency, 0.95) (a frequency or an array of percentages is not supported)`,
+      sql,
+      item.pos,
+    );
+  }
+  if (hasAggregate(arg)) {
+    throw new SqlError(
+      'NESTED_AGGREGATE_FUNCTION',
+      'It is not allowed to use an aggregate function in the argument of another aggregate function: compute the inner aggregate in a first query',
+      sql,
+      arg.pos,
+    );
+  }
+  const [{ text, start }, { text: pText }] = callArgTexts(item.text);
+  let input: string | Column;
+  if (arg.k === 'name' && arg.parts.length === 1) input = arg.parts[0];
+  else {
+    spans.push({ text, pos: item.pos + start });
+    input = expr(text);
+  }
+  // Spark prints the percentage as written and the default frequency 1: percentile(x, 0.95, 1)
+  const b = percentile(input, value);
+  return arg.k === 'name' && arg.parts.length === 1 ? b.as(`percentile(${arg.parts[0]}, ${pText}, 1)`) : b;
 }
 
 /** The aggregate names Spark keeps in a column's name when a query calls them (FunctionRegistry's setAlias): mean(x), not avg(x). */

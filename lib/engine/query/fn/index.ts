@@ -32,6 +32,7 @@ export {
   skewness,
   kurtosis,
   median,
+  percentile,
   countIf as count_if,
   boolAnd as bool_and,
   boolOr as bool_or,
