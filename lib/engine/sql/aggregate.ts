@@ -78,14 +78,7 @@ function aggOf(sql: string, item: SelectItem, spans: Span[], columns: readonly C
   if (call.args.length !== 1) {
     throw new SqlError('WRONG_NUM_ARGS', `${call.name} takes one argument here, not ${call.args.length}`, sql, item.pos);
   }
-  if (hasAggregate(arg)) {
-    throw new SqlError(
-      'NESTED_AGGREGATE_FUNCTION',
-      'It is not allowed to use an aggregate function in the argument of another aggregate function: compute the inner aggregate in a first query',
-      sql,
-      arg.pos,
-    );
-  }
+  refuseNested(sql, arg);
   // the argument as written: between the call's parentheses
   const open = item.text.indexOf('(') + 1;
   const inner = item.text.slice(open, item.text.lastIndexOf(')'));
@@ -116,19 +109,28 @@ function byAggOf(sql: string, item: SelectItem, spans: Span[], fn: 'max_by' | 'm
   }
   const args = callArgTexts(item.text);
   const inputs = call.args.map((a, i) => {
-    if (hasAggregate(a)) {
-      throw new SqlError(
-        'NESTED_AGGREGATE_FUNCTION',
-        'It is not allowed to use an aggregate function in the argument of another aggregate function: compute the inner aggregate in a first query',
-        sql,
-        a.pos,
-      );
-    }
-    if (a.k === 'name' && a.parts.length === 1) return a.parts[0];
-    spans.push({ text: args[i].text, pos: item.pos + args[i].start });
-    return expr(args[i].text);
+    refuseNested(sql, a);
+    return argInput(a, args[i], item, spans);
   });
   return (fn === 'max_by' ? maxBy : minBy)(inputs[0], inputs[1]);
+}
+
+/** An aggregate inside an aggregate's argument: Spark's NESTED_AGGREGATE_FUNCTION. */
+function refuseNested(sql: string, arg: Ast): void {
+  if (!hasAggregate(arg)) return;
+  throw new SqlError(
+    'NESTED_AGGREGATE_FUNCTION',
+    'It is not allowed to use an aggregate function in the argument of another aggregate function: compute the inner aggregate in a first query',
+    sql,
+    arg.pos,
+  );
+}
+
+/** An aggregate's argument as the frame API takes it: a column by name, else the expression of its text (its place noted for errors). */
+function argInput(a: Ast, arg: { text: string; start: number }, item: SelectItem, spans: Span[]): string | Column {
+  if (a.k === 'name' && a.parts.length === 1) return a.parts[0];
+  spans.push({ text: arg.text, pos: item.pos + arg.start });
+  return expr(arg.text);
 }
 
 /** The texts of a call's arguments as written, with where each starts in `text`: split at the commas between the call's own parentheses. */
@@ -166,21 +168,9 @@ function percentileOf(sql: string, item: SelectItem, spans: Span[]): AggBuilder 
       item.pos,
     );
   }
-  if (hasAggregate(arg)) {
-    throw new SqlError(
-      'NESTED_AGGREGATE_FUNCTION',
-      'It is not allowed to use an aggregate function in the argument of another aggregate function: compute the inner aggregate in a first query',
-      sql,
-      arg.pos,
-    );
-  }
-  const [{ text, start }, { text: pText }] = callArgTexts(item.text);
-  let input: string | Column;
-  if (arg.k === 'name' && arg.parts.length === 1) input = arg.parts[0];
-  else {
-    spans.push({ text, pos: item.pos + start });
-    input = expr(text);
-  }
+  refuseNested(sql, arg);
+  const [first, { text: pText }] = callArgTexts(item.text);
+  const input = argInput(arg, first, item, spans);
   // Spark prints the percentage as written and the default frequency 1: percentile(x, 0.95, 1)
   const b = percentile(input, value);
   return arg.k === 'name' && arg.parts.length === 1 ? b.as(`percentile(${arg.parts[0]}, ${pText}, 1)`) : b;
