@@ -9,8 +9,7 @@
 import { InvalidQueryError } from '../errors';
 import { parseExpression, type Ast } from '../expr/parser';
 import { analyzeExpression, prettySql } from '../expr';
-import type { AggFn, GroupKey, SessionKey, WindowKey } from '../plan/types';
-import { isStatisticalAgg } from '../plan/agg-kinds';
+import type { GroupKey, SessionKey, WindowKey } from '../plan/types';
 import type { ColumnInfo } from '../plan/columns';
 import { Column, quoteName } from './column';
 import { AggBuilder, aggregateName, renamed, sessionWindow, window } from './functions';
@@ -93,7 +92,7 @@ export function aggregation(cols: readonly ColumnInfo[], keys: ReadonlyArray<str
       const name = input(c);
       const named =
         a.name === aggregateName(a.fn, c.sql)
-          ? aggregateName(a.fn, aggregateArgName(a.fn, c.sql, cols))
+          ? aggregateName(a.fn, aggregateArgName(c.sql, cols))
           : a.percentage !== undefined && a.name === `percentile(${c.sql}, ${a.percentage}, 1)`
             ? `percentile(${prettySql(c.sql, cols)}, ${a.percentage}, 1)`
             : a.name;
@@ -110,33 +109,13 @@ export function aggregation(cols: readonly ColumnInfo[], keys: ReadonlyArray<str
 
 /**
  * An aggregate's argument as Spark prints it in the aggregate's name (functions.ts aggregateName):
- * its pretty SQL, inside the cast Spark's analysis puts on a STRING input of sum and avg before
- * it names the aggregate, `sum(CAST(s AS DOUBLE))` (as sql-expression-schema.md shows
- * `kurtosis(CAST(col AS DOUBLE))` for an INT column).
+ * its pretty SQL. The cast Spark's analysis puts on an input (a STRING summed, an INT of stddev
+ * or corr, which take DOUBLE) is not shown: Spark's toPrettySQL drops every cast the user did not
+ * write (usePrettyExpression, since Spark 3.4), so `sum(s)` and `stddev(qty)`, as Spark's
+ * linear-regression golden file prints `corr(y, x)` for two INT columns.
  */
-export function aggregateArgName(fn: AggFn, text: string, cols: readonly ColumnInfo[]): string {
-  const pretty = prettySql(text, cols);
-  if (fn !== 'sum' && fn !== 'avg' && !isStatisticalAgg(fn)) return pretty;
-  return castToDouble(fn, analyzeExpression(text, cols).type) ? `CAST(${pretty} AS DOUBLE)` : pretty;
-}
-
-/**
- * Whether Spark's analysis casts the aggregate's input to DOUBLE before naming it: a STRING of sum
- * and avg; anything but a DOUBLE of the second-moment aggregates (stddev, variance, ...), which
- * take DOUBLE only (kurtosis(CAST(col AS DOUBLE)) for an INT column in sql-expression-schema.md).
- */
-function castToDouble(fn: AggFn, t: { type: string; binary32?: boolean }): boolean {
-  if (isStatisticalAgg(fn)) return t.type !== 'DOUBLE' || t.binary32 === true;
-  return (fn === 'sum' || fn === 'avg') && t.type === 'STRING';
-}
-
-/** An aggregate of a column without `.as(...)` under Spark's name, which shows the cast Spark puts on its input (aggregateArgName). */
-export function sparkNamed(a: AggBuilder, cols: readonly ColumnInfo[]): AggBuilder {
-  const c = a.column;
-  if (typeof c !== 'string' || a.name !== aggregateName(a.fn, c)) return a;
-  const found = cols.find((x) => x.name === c);
-  if (found === undefined || !castToDouble(a.fn, found)) return a;
-  return a.as(aggregateName(a.fn, aggregateArgName(a.fn, c, cols)));
+export function aggregateArgName(text: string, cols: readonly ColumnInfo[]): string {
+  return prettySql(text, cols);
 }
 
 /**

@@ -8,7 +8,7 @@ import type { ProcessorClass, ProcessorOutputMode, StatefulProcessor, TimeMode }
 import type { AggSpec, ColumnKey, GroupKey } from '../plan/types';
 import { AggBuilder, count } from './functions';
 import type { Column } from './column';
-import { aggregation, sparkNamed, usesExpressions } from './expr-agg';
+import { aggregation, usesExpressions } from './expr-agg';
 import type { AggArg, AggColumns, AnyColumns, FrameColumns, GroupArg, ProcessorRowOf, SchemaColumns, Simplify } from './types';
 import type { StreamFrame } from './frame';
 
@@ -33,7 +33,7 @@ export class GroupedFrame<C extends FrameColumns = AnyColumns, K extends FrameCo
       // biome-ignore lint/suspicious/noExplicitAny: the columns of a grouping by expressions are known only at run time
       return (plan.renames ? out.select(...plan.renames) : out) as any;
     }
-    const specs = aggs.map((a): AggSpec => (a instanceof AggBuilder ? sparkNamed(a, this.frame.columnsNow_()).toSpec() : { ...a }));
+    const specs = aggs.map((a): AggSpec => (a instanceof AggBuilder ? a.toSpec() : { ...a }));
     for (const a of specs) {
       const shadowedRead = [a.column, a.by].find((c) => c !== undefined && this.shadowed.includes(c));
       if (shadowedRead !== undefined) {

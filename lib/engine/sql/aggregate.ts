@@ -89,7 +89,7 @@ function aggOf(sql: string, item: SelectItem, spans: Span[], columns: readonly C
   // without AS, Spark's name: the argument's pretty SQL, under the name the call used when Spark keeps it (mean, first_value, last_value)
   let pretty: string;
   try {
-    pretty = aggregateArgName(b.fn, argText, columns);
+    pretty = aggregateArgName(argText, columns);
   } catch {
     return b; // (the aggregation reports the expression's error, at its place)
   }
