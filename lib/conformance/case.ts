@@ -16,9 +16,8 @@ import {
   count,
   sessionWindow,
   window,
-  maxBy,
-  minBy,
   percentile,
+  TWO_COLUMN_AGGREGATES_BY_NAME,
   type AggBuilder,
   renamed,
   windowEnd,
@@ -81,7 +80,7 @@ interface CaseQuery {
     | { sessionWindow: { column: string; gap: string } }
     | { expr: string; as?: string }
   >;
-  /** `by`: max_by's and min_by's ordering column (sluice's own cases; FORMAT's aggregations have none). */
+  /** `by`: max_by's and min_by's ordering column, a pair aggregate's x (corr, regr_slope, ...: sluice's own cases; FORMAT's aggregations have none). */
   aggregations?: Array<{ fn: string; column?: string; expr?: string; by?: string; percentage?: number; as: string }>;
   dropDuplicates?: { columns?: string[]; withinWatermark?: boolean };
   outputMode: string;
@@ -301,9 +300,9 @@ function applyStage(c: ConformanceCase, frame: StreamFrame, stage: CaseStage, ta
         if (input === undefined || typeof a.percentage !== 'number')
           throw new InvalidQueryError(`case ${c.name}: percentile needs a "column" (or "expr") and a "percentage"`);
         b = percentile(input, a.percentage);
-      } else if (a.fn === 'max_by' || a.fn === 'min_by') {
+      } else if (a.fn in TWO_COLUMN_AGGREGATES_BY_NAME) {
         if (input === undefined || a.by === undefined) throw new InvalidQueryError(`case ${c.name}: ${a.fn} needs a "column" (or "expr") and a "by" column`);
-        b = (a.fn === 'max_by' ? maxBy : minBy)(input, a.by);
+        b = TWO_COLUMN_AGGREGATES_BY_NAME[a.fn](input, a.by);
       } else {
         const f = AGGS[a.fn];
         if (!f) throw new InvalidQueryError(`case ${c.name}: aggregation ${JSON.stringify(a.fn)} is not one of count, ${Object.keys(AGGS).join(', ')}`);

@@ -210,6 +210,7 @@ export function addLongs(a: number | bigint, b: number | bigint): number | bigin
  */
 export function compileAgg(spec: AggSpec, inType?: DataType, byType?: DataType): CompiledAgg {
   const column = spec.column;
+  if ((spec.fn === 'regr_count' || spec.fn === 'regr_avgx' || spec.fn === 'regr_avgy') && spec.by !== undefined) return pairCountOrAvg(spec, inType, byType);
   if (inType?.type === 'DECIMAL' && (spec.fn === 'sum' || spec.fn === 'avg')) return decimalAgg(spec, inType);
   if (inType?.type === 'STRING' && (spec.fn === 'sum' || spec.fn === 'avg')) {
     const check = (r: Row) => {
@@ -319,6 +320,30 @@ export function compileAgg(spec: AggSpec, inType?: DataType, byType?: DataType):
       return more;
     }
   }
+}
+
+/**
+ * regr_count(y, x), regr_avgx(y, x) and regr_avgy(y, x): Spark's count, and avg of x or of y, over
+ * the rows where both are non-null (RegrCount is Count(y, x); RegrAvgX is Average(If(both non-null,
+ * x, null))): the avg keeps its type and exactness (a DECIMAL's avg is a DECIMAL).
+ */
+function pairCountOrAvg(spec: AggSpec, yType: DataType | undefined, xType: DataType | undefined): CompiledAgg {
+  const y = spec.column!;
+  const x = spec.by!;
+  const inner =
+    spec.fn === 'regr_count'
+      ? compileAgg({ fn: 'count', column: x, as: spec.as })
+      : spec.fn === 'regr_avgx'
+        ? compileAgg({ fn: 'avg', column: x, as: spec.as }, xType)
+        : compileAgg({ fn: 'avg', column: y, as: spec.as }, yType);
+  const paired = (r: Row) => r[x] !== null && r[x] !== undefined && r[y] !== null && r[y] !== undefined;
+  const check = inner.check;
+  return {
+    ...inner,
+    spec,
+    ...(check ? { check: (r: Row) => (paired(r) ? check(r) : undefined) } : {}),
+    update: (s, r) => (paired(r) ? inner.update(s, r) : s),
+  };
 }
 
 export function initBuffer(aggs: readonly CompiledAgg[]): Buffer {

@@ -13,6 +13,14 @@
  * - count_if (BIGINT: the rows whose BOOLEAN is true), bool_and / every and bool_or / some / any
  *   (BOOLEAN over the non-null values; NULL without one).
  * - max_by and min_by: the value of the row whose ordering column is the largest (smallest).
+ * - corr, covar_pop, covar_samp, regr_sxx, regr_syy, regr_sxy, regr_slope, regr_intercept and
+ *   regr_r2 over the rows where both columns are non-null, cast to DOUBLE: Spark's Covariance
+ *   ([n, xAvg, yAvg, ck]) and PearsonCorrelation (and the xMk, yMk of each side) buffers with their
+ *   update and merge formulas; regr_slope and regr_intercept a covariance of (x, y) and the second
+ *   moment of x. A figure Spark would divide by zero for is NULL: covar_samp and corr of one pair,
+ *   corr of a column without variance (SPARK-58213; Spark 4.0 raises DIVIDE_BY_ZERO under ANSI),
+ *   a slope or intercept when x does not vary. regr_count, regr_avgx and regr_avgy are count and
+ *   avg of the pairs (aggregates.ts).
  * - collect_list and collect_set: an ARRAY of the non-null values, in the order the batches and
  *   their rows brought them; collect_set keeps a value once (a DOUBLE's NaN equals NaN, a nested
  *   value by its content). Spark's collect_set lists its values in the order of its
@@ -24,7 +32,8 @@ import type { Json } from './ports';
 import { encodeStateJson } from './state-json';
 import type { AggSpec, BooleanAggFn, ByAggFn, CollectAggFn, StatisticalAggFn } from './plan/types';
 import type { DataType } from './schema';
-import { isBooleanAgg, isCollectAgg, isStatisticalAgg } from './plan/agg-kinds';
+import { isBooleanAgg, isCollectAgg, isPairAgg, isStatisticalAgg } from './plan/agg-kinds';
+import type { PairAggFn } from './plan/types';
 
 /** A value as the DOUBLE Spark casts a second-moment aggregate's input to (a DECIMAL's or STRING's text parsed). */
 function asDouble(v: unknown): number | null {
@@ -267,10 +276,138 @@ function byAgg(spec: AggSpec, fn: ByAggFn, column: string, by: string, byType: D
   };
 }
 
+/**
+ * Spark's Covariance buffer [n, xAvg, yAvg, ck] (ck: the sum of the co-deviations) with one more
+ * pair, by its update formulas; with `full`, PearsonCorrelation's [.., xMk, yMk] (each side's
+ * sum of squared deviations) too. Updated in place.
+ */
+function addPair(b: number[], x: number, y: number, full: boolean): void {
+  const n = b[0] + 1;
+  const dx = x - b[1];
+  const dy = y - b[2];
+  const dyN = dy / n;
+  const xAvg = b[1] + dx / n;
+  const yAvg = b[2] + dyN;
+  b[0] = n;
+  b[1] = xAvg;
+  b[2] = yAvg;
+  b[3] += dx * (y - yAvg);
+  if (!full) return;
+  b[4] += dx * (x - xAvg);
+  b[5] += dy * (y - yAvg);
+}
+
+/** Two Covariance (or, with six slots, PearsonCorrelation) buffers merged as Spark merges them. */
+function mergePairs(a: number[], b: number[]): number[] {
+  const [n1, xAvg1, yAvg1, ck1] = a;
+  const [n2, xAvg2, yAvg2, ck2] = b;
+  const n = n1 + n2;
+  const dx = xAvg2 - xAvg1;
+  const dxN = n === 0 ? 0 : dx / n;
+  const dy = yAvg2 - yAvg1;
+  const dyN = n === 0 ? 0 : dy / n;
+  const out = [n, xAvg1 + dxN * n2, yAvg1 + dyN * n2, ck1 + ck2 + dx * dyN * n1 * n2];
+  if (a.length > 4) out.push(a[4] + b[4] + dx * dxN * n1 * n2, a[5] + b[5] + dy * dyN * n1 * n2);
+  return out;
+}
+
+/** The figure of a pair aggregate's buffer (see pairAgg for the buffers). */
+function pairFigure(fn: PairAggFn, b: number[]): number | null {
+  const n = b[0];
+  switch (fn) {
+    case 'covar_pop':
+      return n === 0 ? null : b[3] / n;
+    case 'covar_samp':
+      return n <= 1 ? null : b[3] / (n - 1);
+    case 'regr_sxy':
+      return n === 0 ? null : b[3];
+    case 'corr':
+      return n <= 1 || b[4] === 0 || b[5] === 0 ? null : b[3] / Math.sqrt(b[4] * b[5]);
+    case 'regr_r2': {
+      // PearsonCorrelation(y, x): its first side is y
+      if (b[4] === 0) return null;
+      if (b[5] === 0) return 1;
+      const r = b[3] / Math.sqrt(b[4] * b[5]);
+      return r * r;
+    }
+    case 'regr_sxx':
+    case 'regr_syy':
+      return n === 0 ? null : b[2];
+    case 'regr_slope':
+      // [covariance of (x, y): n, xAvg, yAvg, ck; the moments of x: n, avg, m2]
+      return b[6] === 0 ? null : b[3] / b[6];
+    default:
+      // regr_intercept
+      return b[6] === 0 ? null : b[2] - (b[3] / b[6]) * b[1];
+  }
+}
+
+/**
+ * corr, covar_pop, covar_samp and the regressions that are not a count or an avg, of the rows
+ * where both `first` and `second` are non-null (each cast to DOUBLE). Buffers: covar_* and
+ * regr_sxy a Covariance of (first, second); corr and regr_r2 a PearsonCorrelation of (first,
+ * second); regr_sxx and regr_syy the moments [n, avg, m2] of x (second) or y (first); regr_slope
+ * and regr_intercept a Covariance of (x, y) then the moments of x.
+ */
+function pairAgg(spec: AggSpec, fn: PairAggFn, first: string, second: string, firstType: DataType | undefined, secondType: DataType | undefined): CompiledAgg {
+  const checks = [
+    [first, firstType],
+    [second, secondType],
+  ].filter(([, t]) => (t as DataType | undefined)?.type === 'STRING') as Array<[string, DataType]>;
+  const check =
+    checks.length > 0
+      ? (r: Record<string, unknown>) => {
+          for (const [c] of checks) {
+            const v = r[c];
+            if (typeof v === 'string') stringToDouble(v);
+          }
+        }
+      : undefined;
+  const regression = fn === 'regr_slope' || fn === 'regr_intercept';
+  const moments = fn === 'regr_sxx' || fn === 'regr_syy';
+  const full = fn === 'corr' || fn === 'regr_r2';
+  const size = regression ? 7 : moments ? 3 : full ? 6 : 4;
+  return {
+    spec,
+    ...(check ? { check } : {}),
+    init: () => new Array<number>(size).fill(0),
+    update: (s, r) => {
+      const y = asDouble(r[first]);
+      const x = asDouble(r[second]);
+      if (x === null || y === null) return s;
+      const b = s as number[];
+      if (moments) {
+        const m = [b[0], b[1], b[2]];
+        addMoment(m, fn === 'regr_sxx' ? x : y, 2);
+        b[0] = m[0];
+        b[1] = m[1];
+        b[2] = m[2];
+      } else if (regression) {
+        const m = [b[4], b[5], b[6]];
+        addPair(b, x, y, false);
+        addMoment(m, x, 2);
+        b[4] = m[0];
+        b[5] = m[1];
+        b[6] = m[2];
+      } else addPair(b, y, x, full);
+      return s;
+    },
+    merge: (a, b) => {
+      const p = a as number[];
+      const q = b as number[];
+      if (moments) return mergeMoments(p, q, 2);
+      if (regression) return [...mergePairs(p.slice(0, 4), q.slice(0, 4)), ...mergeMoments(p.slice(4), q.slice(4), 2)];
+      return mergePairs(p, q);
+    },
+    finish: (s) => pairFigure(fn, s as number[]),
+  };
+}
+
 /** The aggregate of `spec` when it is one of this module's, else null. `inType`: the column's type; `byType`: max_by's and min_by's ordering column's. */
 export function compileMoreAgg(spec: AggSpec, inType: DataType | undefined, byType?: DataType): CompiledAgg | null {
   const column = spec.column!;
   if ((spec.fn === 'max_by' || spec.fn === 'min_by') && spec.by !== undefined) return byAgg(spec, spec.fn, column, spec.by, byType);
+  if (isPairAgg(spec.fn) && spec.by !== undefined) return pairAgg(spec, spec.fn, column, spec.by, inType, byType);
   if (isStatisticalAgg(spec.fn)) return statistical(spec, spec.fn, column, inType);
   if (spec.fn === 'median') return percentile(spec, column, inType, 0.5);
   if (spec.fn === 'percentile') return percentile(spec, column, inType, spec.percentage ?? 0.5);

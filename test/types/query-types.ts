@@ -9,7 +9,9 @@ import {
   collectList,
   count,
   countIf,
+  corr,
   maxBy,
+  regrCount,
   stddev,
   explode,
   max,
@@ -238,3 +240,13 @@ export type StatsChecks = [
 events().groupBy('key').agg(stddev('key'));
 // @ts-expect-error count_if needs a BOOLEAN column
 events().groupBy('key').agg(countIf('amount'));
+
+// ---- the pair aggregates: corr DOUBLE, regr_count BIGINT, over numeric columns
+const pairs = events().groupBy('key').agg(corr('amount', 'n').as('r'), regrCount('amount', 'n').as('pairs')).writeStream.outputMode('update').plan();
+type PairsRow = RowOf<typeof pairs>;
+export type PairsChecks = [
+  Expect<Equal<PairsRow['r'], number | 'NaN' | 'Infinity' | '-Infinity' | null>>,
+  Expect<Equal<PairsRow['pairs'], number | string | null>>,
+];
+// @ts-expect-error corr needs a numeric y
+events().groupBy('key').agg(corr('key', 'n'));

@@ -79,6 +79,18 @@ export const AGGREGATES = new Set([
   'max_by',
   'min_by',
   'any_value',
+  'corr',
+  'covar_pop',
+  'covar_samp',
+  'regr_count',
+  'regr_avgx',
+  'regr_avgy',
+  'regr_sxx',
+  'regr_syy',
+  'regr_sxy',
+  'regr_slope',
+  'regr_intercept',
+  'regr_r2',
 ]);
 
 /** The common type of the arguments, each cast to it; a refusal (DATA_DIFF_TYPES) when there is none. */

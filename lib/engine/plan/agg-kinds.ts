@@ -1,5 +1,5 @@
 /** Which family an aggregate function belongs to (its output type, its input check, its buffer: more-aggregates.ts). */
-import type { BooleanAggFn, CollectAggFn, StatisticalAggFn } from './types';
+import type { BooleanAggFn, CollectAggFn, PairAggFn, StatisticalAggFn } from './types';
 
 const STATISTICAL: ReadonlySet<string> = new Set<StatisticalAggFn>([
   'stddev',
@@ -14,6 +14,20 @@ const STATISTICAL: ReadonlySet<string> = new Set<StatisticalAggFn>([
 ]);
 const BOOLEAN_AGGS: ReadonlySet<string> = new Set<BooleanAggFn>(['count_if', 'bool_and', 'every', 'bool_or', 'some', 'any']);
 const COLLECT: ReadonlySet<string> = new Set<CollectAggFn>(['collect_list', 'collect_set']);
+const PAIR: ReadonlySet<string> = new Set<PairAggFn>([
+  'corr',
+  'covar_pop',
+  'covar_samp',
+  'regr_count',
+  'regr_avgx',
+  'regr_avgy',
+  'regr_sxx',
+  'regr_syy',
+  'regr_sxy',
+  'regr_slope',
+  'regr_intercept',
+  'regr_r2',
+]);
 
 /** stddev, variance and their variants, skewness and kurtosis: a DOUBLE of the values cast to DOUBLE. */
 export function isStatisticalAgg(fn: string): fn is StatisticalAggFn {
@@ -28,4 +42,9 @@ export function isBooleanAgg(fn: string): fn is BooleanAggFn {
 /** collect_list and collect_set: an ARRAY of the column's values. */
 export function isCollectAgg(fn: string): fn is CollectAggFn {
   return COLLECT.has(fn);
+}
+
+/** corr, covar_pop, covar_samp and the regr_* aggregates: over the pairs of two numeric columns. */
+export function isPairAgg(fn: string): fn is PairAggFn {
+  return PAIR.has(fn);
 }

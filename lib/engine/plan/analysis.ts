@@ -5,7 +5,7 @@
  */
 import { InvalidQueryError } from '../errors';
 import { type ChainDraft, type ChainedOperator, type Marks, operatorChain } from './chain';
-import { isBooleanAgg, isStatisticalAgg } from './agg-kinds';
+import { isBooleanAgg, isPairAgg, isStatisticalAgg } from './agg-kinds';
 import { type ColumnInfo, unknownColumn } from './columns';
 import type { OutputMode, StatefulSpec, StatelessStage, StreamJoinSpec, StreamJoinType, TransformWithStateSpec } from './types';
 import type { ColumnType } from '../schema';
@@ -322,6 +322,21 @@ function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: 
       }
     } else if (a.fn !== 'count') {
       throw new InvalidQueryError(`${a.fn} needs a column, e.g. ${a.fn}("amount")`);
+    }
+    if (isPairAgg(a.fn)) {
+      const found = a.by === undefined ? undefined : cols.find((x) => x.name === a.by);
+      if (a.by === undefined) throw new InvalidQueryError(`${a.fn} needs two columns, y and x, e.g. ${a.fn}('amount', 'quantity')`);
+      if (!found) throw unknownColumn(a.by, cols, `${a.fn}`);
+      for (const [name, c] of [
+        [a.column, cols.find((x) => x.name === a.column)],
+        [a.by, found],
+      ] as const) {
+        if (c !== undefined && (NOT_SUMMABLE.has(c.type) || c.window)) {
+          throw new InvalidQueryError(
+            `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] ${a.fn}(${a.column}, ${a.by}): ${name} is ${c.window ? 'a window' : c.type}, but ${a.fn} takes two numeric columns (TINYINT to BIGINT, FLOAT, DOUBLE, DECIMAL): cast it first`,
+          );
+        }
+      }
     }
     if (a.fn === 'max_by' || a.fn === 'min_by') {
       const found = a.by === undefined ? undefined : cols.find((x) => x.name === a.by);

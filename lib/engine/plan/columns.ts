@@ -9,7 +9,7 @@ import { type Micros, subMicros } from '../timestamps';
 import { avgDecimalType, sumDecimalType } from '../decimal';
 import { ddlOf } from '../ddl';
 import { PARTITION_HINT, pathColumn } from './paths';
-import { isBooleanAgg, isCollectAgg, isStatisticalAgg } from './agg-kinds';
+import { isBooleanAgg, isCollectAgg, isPairAgg, isStatisticalAgg } from './agg-kinds';
 import type { AggSpec, ExplodeItem, JoinKeyPair, JoinPredicate, JoinStage, ProjectItem, StatelessStage, StaticTableSpec } from './types';
 
 /**
@@ -235,7 +235,8 @@ export function predicateColumns(p: JoinPredicate): string[] {
  * else DOUBLE (a FLOAT widened); avg of DECIMAL(p,s) DECIMAL(min(38, p + 4), min(38, s + 4)), else
  * DOUBLE; min, max, first and last keep the column's type; the second-moment aggregates (stddev,
  * variance, ...) DOUBLE, count_if BIGINT, bool_and and bool_or BOOLEAN, collect_list and
- * collect_set an ARRAY of the column's type.
+ * collect_set an ARRAY of the column's type; regr_count BIGINT, regr_avgx and regr_avgy avg's type
+ * of x and of y, the other pair aggregates (corr, covar_*, regr_*) DOUBLE.
  */
 export function aggOutputType(a: AggSpec, cols: readonly ColumnInfo[]): DataType {
   const found = a.column ? cols.find((c) => c.name === a.column) : undefined;
@@ -249,12 +250,17 @@ export function aggOutputType(a: AggSpec, cols: readonly ColumnInfo[]): DataType
       if (found?.type === 'DECIMAL') return { type: 'DECIMAL', ...sumDecimalType(found.precision ?? 10, found.scale ?? 0) };
       return found?.type === 'INT' || found?.type === 'LONG' ? { type: 'LONG' } : { type: 'DOUBLE' };
     case 'count_if':
+    case 'regr_count':
       return { type: 'LONG' };
+    case 'regr_avgx':
+      return aggOutputType({ fn: 'avg', column: a.by, as: a.as }, cols);
+    case 'regr_avgy':
+      return aggOutputType({ fn: 'avg', column: a.column, as: a.as }, cols);
     case 'median':
     case 'percentile':
       return { type: 'DOUBLE' };
     default: {
-      if (isStatisticalAgg(a.fn)) return { type: 'DOUBLE' };
+      if (isStatisticalAgg(a.fn) || isPairAgg(a.fn)) return { type: 'DOUBLE' };
       if (isBooleanAgg(a.fn)) return { type: 'BOOLEAN' };
       if (!found) return { type: 'STRING' };
       // the column's type, without its name or the window mark

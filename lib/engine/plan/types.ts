@@ -247,10 +247,28 @@ export type AggFn =
   | CollectAggFn
   | BooleanAggFn
   | ByAggFn
+  | PairAggFn
   | 'median'
   | 'percentile';
 /** max_by(x, by) and min_by(x, by): the value of `column` on the row whose `by` is the largest (smallest). */
 export type ByAggFn = 'max_by' | 'min_by';
+/**
+ * Aggregates of number pairs (the rows where both are non-null), `fn(column, by)`: corr,
+ * covar_pop, covar_samp and the regressions of `column` (y, the dependent variable) on `by` (x).
+ */
+export type PairAggFn =
+  | 'corr'
+  | 'covar_pop'
+  | 'covar_samp'
+  | 'regr_count'
+  | 'regr_avgx'
+  | 'regr_avgy'
+  | 'regr_sxx'
+  | 'regr_syy'
+  | 'regr_sxy'
+  | 'regr_slope'
+  | 'regr_intercept'
+  | 'regr_r2';
 /** Spark's second-moment aggregates (CentralMomentAgg), by the names Spark prints them with. */
 export type StatisticalAggFn = 'stddev' | 'stddev_samp' | 'std' | 'stddev_pop' | 'variance' | 'var_samp' | 'var_pop' | 'skewness' | 'kurtosis';
 /** collect_list and collect_set: an ARRAY of the column's non-null values. */
@@ -261,7 +279,7 @@ export interface AggSpec {
   readonly fn: AggFn;
   /** Absent (or '*') for count(*). */
   readonly column?: string;
-  /** max_by and min_by: the column whose largest (smallest) value picks the row. */
+  /** max_by and min_by: the column whose largest (smallest) value picks the row; a pair aggregate (corr, covar_*, regr_*): its second column. */
   readonly by?: string;
   /** percentile: the percentage, from 0 to 1. */
   readonly percentage?: number;

@@ -5,7 +5,7 @@
 import { InvalidQueryError } from '../errors';
 import { parseWindowDuration } from '../duration';
 import { parsePath } from '../plan/paths';
-import type { AggFn, AggSpec, ColumnKey, ColumnPath, ExplodeItem, ProjectItem, SessionKey, WindowKey } from '../plan/types';
+import type { AggFn, AggSpec, ColumnKey, ColumnPath, ExplodeItem, PairAggFn, ProjectItem, SessionKey, WindowKey } from '../plan/types';
 import { Column } from './column';
 
 // ---------------------------------------------------------------- grouping and aggregate helpers
@@ -54,7 +54,7 @@ export class AggBuilder<Name extends string = string, Fn extends AggFn = AggFn, 
     readonly fn: Fn,
     readonly column: Col,
     readonly name: Name,
-    /** max_by and min_by: the column (or expression) whose extreme picks the row. */
+    /** max_by and min_by: the column (or expression) whose extreme picks the row; a pair aggregate's second column (x). */
     readonly by?: string | Column,
     /** percentile: the percentage, from 0 to 1. */
     readonly percentage?: number,
@@ -168,6 +168,44 @@ export function minBy<C extends string | Column>(column: C, by: string | Column)
   return byAgg('min_by', column, by);
 }
 /**
+ * `corr(y, x)`: the Pearson correlation of the pairs where both are non-null (a DOUBLE; NULL for
+ * fewer than two pairs or a column that does not vary). The other aggregates of number pairs, all
+ * `(y, x)` with y the dependent variable: `covarPop`, `covarSamp`, `regrCount` (a BIGINT),
+ * `regrAvgx`, `regrAvgy`, `regrSxx`, `regrSyy`, `regrSxy`, `regrSlope`, `regrIntercept`, `regrR2`,
+ * Spark's covar_pop ... regr_r2.
+ */
+export const corr = <C extends string | Column>(y: C, x: string | Column) => pairAgg('corr', y, x);
+export const covarPop = <C extends string | Column>(y: C, x: string | Column) => pairAgg('covar_pop', y, x);
+export const covarSamp = <C extends string | Column>(y: C, x: string | Column) => pairAgg('covar_samp', y, x);
+export const regrCount = <C extends string | Column>(y: C, x: string | Column) => pairAgg('regr_count', y, x);
+export const regrAvgx = <C extends string | Column>(y: C, x: string | Column) => pairAgg('regr_avgx', y, x);
+export const regrAvgy = <C extends string | Column>(y: C, x: string | Column) => pairAgg('regr_avgy', y, x);
+export const regrSxx = <C extends string | Column>(y: C, x: string | Column) => pairAgg('regr_sxx', y, x);
+export const regrSyy = <C extends string | Column>(y: C, x: string | Column) => pairAgg('regr_syy', y, x);
+export const regrSxy = <C extends string | Column>(y: C, x: string | Column) => pairAgg('regr_sxy', y, x);
+export const regrSlope = <C extends string | Column>(y: C, x: string | Column) => pairAgg('regr_slope', y, x);
+export const regrIntercept = <C extends string | Column>(y: C, x: string | Column) => pairAgg('regr_intercept', y, x);
+export const regrR2 = <C extends string | Column>(y: C, x: string | Column) => pairAgg('regr_r2', y, x);
+
+/** The aggregates of two columns by their names in Spark SQL (max_by, min_by and the pair aggregates), for the SQL front end and the conformance format. */
+export const TWO_COLUMN_AGGREGATES_BY_NAME: Readonly<Record<string, (y: string | Column, x: string | Column) => AggBuilder>> = {
+  max_by: maxBy,
+  min_by: minBy,
+  corr,
+  covar_pop: covarPop,
+  covar_samp: covarSamp,
+  regr_count: regrCount,
+  regr_avgx: regrAvgx,
+  regr_avgy: regrAvgy,
+  regr_sxx: regrSxx,
+  regr_syy: regrSyy,
+  regr_sxy: regrSxy,
+  regr_slope: regrSlope,
+  regr_intercept: regrIntercept,
+  regr_r2: regrR2,
+};
+
+/**
  * The one-argument aggregates by their names in Spark SQL (aliases too: `mean`, `std`, `every`,
  * ...), for the SQL front end and the conformance format; count and the two-argument max_by and
  * min_by are read apart.
@@ -204,6 +242,15 @@ export const AGGREGATES_BY_NAME: Readonly<Record<string, (c: string | Column) =>
 };
 
 function byAgg<F extends 'max_by' | 'min_by', C extends string | Column>(fn: F, column: C, by: string | Column): AggBuilder<string, F, C> {
+  return twoColumns(fn, column, by);
+}
+
+function pairAgg<F extends PairAggFn, C extends string | Column>(fn: F, y: C, x: string | Column): AggBuilder<string, F, C> {
+  return twoColumns(fn, y, x);
+}
+
+/** An aggregate of two columns, named `fn(a, b)` as Spark names it. */
+function twoColumns<F extends AggFn, C extends string | Column>(fn: F, column: C, by: string | Column): AggBuilder<string, F, C> {
   const text = (c: string | Column) => (c instanceof Column ? c.sql : c);
   return new AggBuilder(fn, column, `${fn}(${text(column)}, ${text(by)})`, by);
 }

@@ -4,7 +4,19 @@
  */
 import type { Json, OutputRow, Row } from '../ports';
 import type { ColumnType } from '../schema';
-import type { AggFn, AggSpec, BooleanAggFn, ByAggFn, CollectAggFn, ColumnKey, QueryPlan, SessionKey, StatisticalAggFn, WindowKey } from '../plan/types';
+import type {
+  AggFn,
+  AggSpec,
+  BooleanAggFn,
+  ByAggFn,
+  CollectAggFn,
+  ColumnKey,
+  PairAggFn,
+  QueryPlan,
+  SessionKey,
+  StatisticalAggFn,
+  WindowKey,
+} from '../plan/types';
 import type { AggBuilder, GeneratorItem } from './functions';
 import type { Column } from './column';
 import type { FrameType } from './column-types';
@@ -381,21 +393,23 @@ export type AggArg<C extends FrameColumns> =
     ? AggBuilder | AggSpec
     :
         | AggBuilder<string, 'count', Names<C> | undefined>
-        | AggBuilder<string, 'sum' | 'avg' | 'median' | 'percentile' | StatisticalAggFn, ColumnsOfType<C, NumericType>>
+        | AggBuilder<string, 'sum' | 'avg' | 'median' | 'percentile' | StatisticalAggFn | PairAggFn, ColumnsOfType<C, NumericType>>
         | AggBuilder<string, BooleanAggFn, ColumnsOfType<C, 'BOOLEAN'>>
         | AggBuilder<string, 'min' | 'max' | 'first' | 'last' | 'approxCountDistinct' | CollectAggFn | ByAggFn, Names<C>>
         | AggBuilder<string, AggFn, Column>
         | AggSpec;
 /** The type of an aggregate whose type does not depend on its input's (never: it does). */
-type FixedAggType<F extends AggFn> = F extends 'count' | 'approxCountDistinct' | 'count_if'
+type FixedAggType<F extends AggFn> = F extends 'count' | 'approxCountDistinct' | 'count_if' | 'regr_count'
   ? 'LONG'
-  : F extends StatisticalAggFn | 'median' | 'percentile'
-    ? 'DOUBLE'
-    : F extends BooleanAggFn
-      ? 'BOOLEAN'
-      : F extends CollectAggFn
-        ? 'ARRAY'
-        : never;
+  : F extends 'regr_avgx' | 'regr_avgy'
+    ? 'DOUBLE' | 'DECIMAL' // avg's type of x or y
+    : F extends StatisticalAggFn | PairAggFn | 'median' | 'percentile'
+      ? 'DOUBLE'
+      : F extends BooleanAggFn
+        ? 'BOOLEAN'
+        : F extends CollectAggFn
+          ? 'ARRAY'
+          : never;
 type AggType<C extends FrameColumns, F extends AggFn, Col> = [FixedAggType<F>] extends [never]
   ? Col extends keyof C
     ? F extends 'sum' | 'avg'

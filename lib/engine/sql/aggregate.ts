@@ -13,7 +13,17 @@ import type { Ast } from '../expr/parser';
 import { expr } from '../query/column';
 import { aggregateArgName } from '../query/expr-agg';
 import type { StreamFrame } from '../query/frame';
-import { AGGREGATES_BY_NAME, type AggBuilder, aggregateName, count, maxBy, minBy, percentile, renamed, sessionWindow, window } from '../query/functions';
+import {
+  AGGREGATES_BY_NAME,
+  type AggBuilder,
+  aggregateName,
+  count,
+  percentile,
+  renamed,
+  sessionWindow,
+  TWO_COLUMN_AGGREGATES_BY_NAME,
+  window,
+} from '../query/functions';
 import type { AnyColumns, GroupArg } from '../query/types';
 import type { Column } from '../query/column';
 import type { GroupKey } from '../plan/types';
@@ -22,8 +32,8 @@ import type { SelectItem, SqlExpr, SqlQuery } from './statement';
 
 const AGGREGATES: Readonly<Record<string, (c: string | Column) => AggBuilder>> = { count: (c) => count(c), ...AGGREGATES_BY_NAME };
 
-/** The aggregates of two arguments (byAggOf). */
-const BY_AGGREGATES: ReadonlySet<string> = new Set(['max_by', 'min_by', 'percentile']);
+/** The aggregates of two arguments (twoColumnAggOf, percentileOf). */
+const BY_AGGREGATES: ReadonlySet<string> = new Set([...Object.keys(TWO_COLUMN_AGGREGATES_BY_NAME), 'percentile']);
 
 function isAggregate(a: Ast): a is Extract<Ast, { k: 'call' }> {
   return a.k === 'call' && (a.name.toLowerCase() in AGGREGATES || BY_AGGREGATES.has(a.name.toLowerCase()));
@@ -73,7 +83,7 @@ function aggOf(sql: string, item: SelectItem, spans: Span[], columns: readonly C
     if (fn !== 'count') throw new SqlError('INVALID_USAGE_OF_STAR_OR_REGEX', `Invalid usage of '*' in ${call.name}`, sql, item.pos);
     return count();
   }
-  if (fn === 'max_by' || fn === 'min_by') return byAggOf(sql, item, spans, fn);
+  if (fn in TWO_COLUMN_AGGREGATES_BY_NAME) return twoColumnAggOf(sql, item, spans, fn);
   if (fn === 'percentile') return percentileOf(sql, item, spans);
   if (call.args.length !== 1) {
     throw new SqlError('WRONG_NUM_ARGS', `${call.name} takes one argument here, not ${call.args.length}`, sql, item.pos);
@@ -96,23 +106,22 @@ function aggOf(sql: string, item: SelectItem, spans: Span[], columns: readonly C
   return b.as(aggregateName(b.fn, pretty, SPARK_ALIASES.has(fn) ? fn : undefined));
 }
 
-/** max_by(x, ord) / min_by(x, ord): two arguments, each a column or an expression; named `max_by(x, ord)` as Spark names it. */
-function byAggOf(sql: string, item: SelectItem, spans: Span[], fn: 'max_by' | 'min_by'): AggBuilder {
+/**
+ * max_by(x, ord), min_by(x, ord) and the pair aggregates (corr(y, x), regr_slope(y, x), ...): two
+ * arguments, each a column or an expression; named `fn(a, b)` as Spark names it.
+ */
+function twoColumnAggOf(sql: string, item: SelectItem, spans: Span[], fn: string): AggBuilder {
   const call = item.ast as Extract<Ast, { k: 'call' }>;
   if (call.args.length !== 2) {
-    throw new SqlError(
-      'WRONG_NUM_ARGS',
-      `${call.name} takes two arguments (the value and the column that orders the rows), not ${call.args.length}`,
-      sql,
-      item.pos,
-    );
+    const what = fn === 'max_by' || fn === 'min_by' ? 'the value and the column that orders the rows' : 'y and x';
+    throw new SqlError('WRONG_NUM_ARGS', `${call.name} takes two arguments (${what}), not ${call.args.length}`, sql, item.pos);
   }
   const args = callArgTexts(item.text);
   const inputs = call.args.map((a, i) => {
     refuseNested(sql, a);
     return argInput(a, args[i], item, spans);
   });
-  return (fn === 'max_by' ? maxBy : minBy)(inputs[0], inputs[1]);
+  return TWO_COLUMN_AGGREGATES_BY_NAME[fn](inputs[0], inputs[1]);
 }
 
 /** An aggregate inside an aggregate's argument: Spark's NESTED_AGGREGATE_FUNCTION. */
