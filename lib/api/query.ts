@@ -22,6 +22,7 @@ export {
   max,
   avg,
   first,
+  anyValue,
   last,
   approxCountDistinct,
   stddev,

@@ -86,7 +86,7 @@ function partitionKeyFor(plan: Pick<QueryPlan, 'source' | 'stateful'>): (row: Re
   else if (st?.kind === 'aggregate') {
     columns = st.keys.flatMap((k) => (k.kind === 'column' ? [k.name] : []));
     // first/last, the collected lists and max_by's ties depend on order within the group; with only a window to group by, keep one shard.
-    const ordered = ['first', 'last', 'collect_list', 'collect_set', 'max_by', 'min_by'];
+    const ordered = ['first', 'any_value', 'last', 'collect_list', 'collect_set', 'max_by', 'min_by'];
     if (columns.length === 0 && st.aggs.some((a) => ordered.includes(a.fn))) return () => 'all';
   }
   if (columns.length === 0) return (_row, rowNo) => String(rowNo);

@@ -290,6 +290,7 @@ export function compileAgg(spec: AggSpec, inType?: DataType, byType?: DataType):
       return { spec, init: () => null, update: (s, r) => pick(s, r[column!]), merge: (a, b) => pick(a, b), finish: (s) => s };
     }
     case 'first':
+    case 'any_value':
       // [seen, value]: Spark's first() without ignoreNulls keeps the first row's value, null or not.
       return {
         spec,

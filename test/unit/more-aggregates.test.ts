@@ -252,3 +252,23 @@ SELECT d, max_by(status, n), min_by(status, n * -1) AS s FROM STREAM read_files(
     expect(() => compileSql("SELECT d, max_by(status) FROM STREAM read_files(schema => 'd STRING, status STRING') GROUP BY d")).toThrow(/WRONG_NUM_ARGS/);
   });
 });
+
+describe('any_value', () => {
+  it("gives the first row's value, null or not, as Spark's examples show, named any_value(x)", async () => {
+    const plan = compileSql(`SET outputMode = update;
+SELECT k, any_value(col), any_value(col * 2) AS twice FROM STREAM read_files(schema => 'k STRING, col INT') GROUP BY k`);
+    // Spark's examples: any_value(col) over (10), (5), (20) is 10; over (NULL), (5), (20) NULL
+    const { rows } = await runPlanOnce(plan, [
+      { k: 'a', col: 10 },
+      { k: 'b', col: null },
+      { k: 'a', col: 5 },
+      { k: 'b', col: 5 },
+      { k: 'a', col: 20 },
+      { k: 'b', col: 20 },
+    ]);
+    expect(rows).toEqual([
+      { k: 'a', 'any_value(col)': 10, twice: 20 },
+      { k: 'b', 'any_value(col)': null, twice: null },
+    ]);
+  });
+});

@@ -241,6 +241,7 @@ export type AggFn =
   | 'max'
   | 'avg'
   | 'first'
+  | 'any_value'
   | 'last'
   | 'approxCountDistinct'
   | StatisticalAggFn

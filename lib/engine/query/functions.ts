@@ -121,6 +121,8 @@ export const min = <C extends string | Column>(column: C) => agg('min', column);
 export const max = <C extends string | Column>(column: C) => agg('max', column);
 export const avg = <C extends string | Column>(column: C) => agg('avg', column);
 export const first = <C extends string | Column>(column: C) => agg('first', column);
+/** Spark's any_value: some value of the group, here the first row's (null or not), as Spark's replacement of it by first; named `any_value(x)`. */
+export const anyValue = <C extends string | Column>(column: C) => agg('any_value', column);
 export const last = <C extends string | Column>(column: C) => agg('last', column);
 export const approxCountDistinct = <C extends string | Column>(column: C) => agg('approxCountDistinct', column);
 /** Spark's stddev (sample standard deviation, as stddev_samp and std): a DOUBLE, NULL for fewer than two values. */
@@ -218,6 +220,7 @@ export const AGGREGATES_BY_NAME: Readonly<Record<string, (c: string | Column) =>
   mean: avg,
   first,
   first_value: first,
+  any_value: anyValue,
   last,
   last_value: last,
   approx_count_distinct: approxCountDistinct,

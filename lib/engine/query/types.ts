@@ -395,7 +395,7 @@ export type AggArg<C extends FrameColumns> =
         | AggBuilder<string, 'count', Names<C> | undefined>
         | AggBuilder<string, 'sum' | 'avg' | 'median' | 'percentile' | StatisticalAggFn | PairAggFn, ColumnsOfType<C, NumericType>>
         | AggBuilder<string, BooleanAggFn, ColumnsOfType<C, 'BOOLEAN'>>
-        | AggBuilder<string, 'min' | 'max' | 'first' | 'last' | 'approxCountDistinct' | CollectAggFn | ByAggFn, Names<C>>
+        | AggBuilder<string, 'min' | 'max' | 'first' | 'any_value' | 'last' | 'approxCountDistinct' | CollectAggFn | ByAggFn, Names<C>>
         | AggBuilder<string, AggFn, Column>
         | AggSpec;
 /** The type of an aggregate whose type does not depend on its input's (never: it does). */

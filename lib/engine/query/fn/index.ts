@@ -21,6 +21,7 @@ export {
   min,
   max,
   first,
+  anyValue as any_value,
   last,
   approxCountDistinct as approx_count_distinct,
   stddev,
