@@ -35,6 +35,7 @@ export {
   kurtosis,
   median,
   percentile,
+  percentileApprox,
   countIf,
   boolAnd,
   boolOr,

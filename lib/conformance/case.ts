@@ -17,6 +17,7 @@ import {
   sessionWindow,
   window,
   percentile,
+  percentileApprox,
   TWO_COLUMN_AGGREGATES_BY_NAME,
   type AggBuilder,
   renamed,
@@ -81,7 +82,7 @@ interface CaseQuery {
     | { expr: string; as?: string }
   >;
   /** `by`: max_by's and min_by's ordering column, a pair aggregate's x (corr, regr_slope, ...: sluice's own cases; FORMAT's aggregations have none). */
-  aggregations?: Array<{ fn: string; column?: string; expr?: string; by?: string; percentage?: number; as: string }>;
+  aggregations?: Array<{ fn: string; column?: string; expr?: string; by?: string; percentage?: number; accuracy?: number; as: string }>;
   dropDuplicates?: { columns?: string[]; withinWatermark?: boolean };
   outputMode: string;
   options?: Record<string, string | number | boolean>;
@@ -300,6 +301,10 @@ function applyStage(c: ConformanceCase, frame: StreamFrame, stage: CaseStage, ta
         if (input === undefined || typeof a.percentage !== 'number')
           throw new InvalidQueryError(`case ${c.name}: percentile needs a "column" (or "expr") and a "percentage"`);
         b = percentile(input, a.percentage);
+      } else if (a.fn === 'percentile_approx') {
+        if (input === undefined || typeof a.percentage !== 'number')
+          throw new InvalidQueryError(`case ${c.name}: percentile_approx needs a "column" (or "expr") and a "percentage" (and optionally an "accuracy")`);
+        b = percentileApprox(input, a.percentage, a.accuracy);
       } else if (a.fn in TWO_COLUMN_AGGREGATES_BY_NAME) {
         if (input === undefined || a.by === undefined) throw new InvalidQueryError(`case ${c.name}: ${a.fn} needs a "column" (or "expr") and a "by" column`);
         b = TWO_COLUMN_AGGREGATES_BY_NAME[a.fn](input, a.by);

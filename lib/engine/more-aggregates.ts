@@ -9,7 +9,9 @@
  *   partial and final aggregation give); a sample figure of one value is NULL (Spark since 3.1,
  *   spark.sql.legacy.statisticalAggregate false), of no value NULL.
  * - percentile(x, p) and median: Spark's exact Percentile over a buffer of each value's count (so
- *   its state grows with the distinct values).
+ *   its state grows with the distinct values); percentile_approx over the same buffer, by the
+ *   rank rule of Spark's sketch (exactly Spark's figure while a group holds at most accuracy/2
+ *   values).
  * - count_if (BIGINT: the rows whose BOOLEAN is true), bool_and / every and bool_or / some / any
  *   (BOOLEAN over the non-null values; NULL without one).
  * - max_by and min_by: the value of the row whose ordering column is the largest (smallest).
@@ -172,6 +174,47 @@ function percentile(spec: AggSpec, column: string, inType: DataType | undefined,
       const higherKey = entries[at(higher)][0];
       if (higherKey === lowerKey) return toDouble(lowerKey);
       return (higher - position) * toDouble(lowerKey) + (position - lower) * toDouble(higherKey);
+    },
+  };
+}
+
+/**
+ * percentile_approx(x, p, accuracy): the rank rule of Spark's QuantileSummaries.query over the
+ * exact values (its sketch keeps every value exactly while a group holds at most accuracy/2 of
+ * them, where the two agree; beyond, Spark's is within count/accuracy ranks of this one): the least value at p <= 1/accuracy, the greatest at p >= 1 - 1/accuracy,
+ * else the value at rank ceil(p × count) in sorted order, itself (the column's type). The buffer
+ * is median's value counts.
+ */
+function percentileApprox(spec: AggSpec, column: string, inType: DataType | undefined, p: number, accuracy: number): CompiledAgg {
+  const less = lessFor(inType);
+  const relativeError = 1 / accuracy;
+  return {
+    spec,
+    init: () => [],
+    update: (s, r) => {
+      const v = r[column];
+      if (v !== null && v !== undefined) addCount(s as Json[], v as CountedKey, 1);
+      return s;
+    },
+    merge: (a, b) => {
+      const out = (a as Json[]).map((e) => [...(e as Json[])] as Json);
+      for (const e of b as Json[]) addCount(out, (e as Json[])[0] as CountedKey, (e as number[])[1]);
+      return out;
+    },
+    finish: (s) => {
+      const entries = [...(s as Json[][])].sort((x, y) => (less(x[0], y[0]) ? -1 : less(y[0], x[0]) ? 1 : 0));
+      if (entries.length === 0) return null;
+      if (p <= relativeError) return entries[0][0];
+      if (p >= 1 - relativeError) return entries[entries.length - 1][0];
+      let count = 0;
+      for (const e of entries) count += e[1] as number;
+      const rank = Math.ceil(p * count);
+      let seen = 0;
+      for (const e of entries) {
+        seen += e[1] as number;
+        if (seen >= rank) return e[0];
+      }
+      return entries[entries.length - 1][0];
     },
   };
 }
@@ -411,6 +454,7 @@ export function compileMoreAgg(spec: AggSpec, inType: DataType | undefined, byTy
   if (isStatisticalAgg(spec.fn)) return statistical(spec, spec.fn, column, inType);
   if (spec.fn === 'median') return percentile(spec, column, inType, 0.5);
   if (spec.fn === 'percentile') return percentile(spec, column, inType, spec.percentage ?? 0.5);
+  if (spec.fn === 'percentile_approx') return percentileApprox(spec, column, inType, spec.percentage ?? 0.5, spec.accuracy ?? 10_000);
   if (isBooleanAgg(spec.fn)) return booleanAgg(spec, spec.fn, column);
   if (isCollectAgg(spec.fn)) return collect(spec, spec.fn, column);
   return null;

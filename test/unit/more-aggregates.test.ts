@@ -272,3 +272,52 @@ SELECT k, any_value(col), any_value(col * 2) AS twice FROM STREAM read_files(sch
     ]);
   });
 });
+
+describe('percentile_approx', () => {
+  /** percentile_approx over `values` at each percentage (the buffer merged from one part a value, as batches merge). */
+  const approx = (values: unknown[], p: number, accuracy?: number, type: DataType = { type: 'INT' }) => {
+    const agg = compileAgg({ fn: 'percentile_approx', column: 'v', percentage: p, ...(accuracy === undefined ? {} : { accuracy }), as: 'out' }, type);
+    const buffers = values.map((v) => [agg.update(agg.init(), { v } as Row)]);
+    return agg.finish(buffers.reduce((a, b) => mergeBuffers([agg], a, b), [agg.init()])[0]);
+  };
+
+  it("gives Spark's documented values: a value of the column at rank ceil(p n), the least near 0 and the greatest near 1", () => {
+    // Spark's examples: percentile_approx(col, array(0.5, 0.4, 0.1), 100) over 0, 1, 2, 10 is [1, 1, 0]
+    expect([0.5, 0.4, 0.1].map((p) => approx([0, 1, 2, 10], p, 100))).toEqual([1, 1, 0]);
+    // percentile_approx(col, 0.5, 100) over 0, 6, 7, 9, 10 is 7
+    expect(approx([10, 0, 9, 6, 7], 0.5, 100)).toBe(7);
+    // rank ceil(0.25 × 8) = 2 of 1..8 (not interpolated), repeated values counted each
+    expect(approx([8, 7, 6, 5, 4, 3, 2, 1], 0.25)).toBe(2);
+    expect(approx([1, 1, 1, 5], 0.75)).toBe(1);
+    // within 1/accuracy of 0 or 1: the least or the greatest value
+    expect(approx([3, 1, 2], 0.005, 100)).toBe(1);
+    expect(approx([3, 1, 2], 0.995, 100)).toBe(3);
+    expect(approx([null, null], 0.5)).toBeNull();
+  });
+
+  it('keeps the type of its column: a DECIMAL its text, a DATE and a TIMESTAMP their values', () => {
+    expect(approx(['1.50', '10.00', '2.25'], 0.5, undefined, { type: 'DECIMAL', precision: 10, scale: 2 })).toBe('2.25');
+    expect(approx(['2026-10-02', '2026-09-30', '2026-10-01'], 0.9, undefined, { type: 'DATE' })).toBe('2026-10-02');
+  });
+
+  it('is named as Spark names it in SQL, with its accuracy, and refuses what Spark refuses', async () => {
+    const plan = compileSql(`SET outputMode = update;
+SELECT k, percentile_approx(v, 0.5), approx_percentile(v, 0.25, 100), percentile_approx(v * 2, 0.5) FROM STREAM read_files(schema => 'k STRING, v INT') GROUP BY k`);
+    const { rows } = await runPlanOnce(
+      plan,
+      [0, 6, 7, 9, 10].map((v) => ({ k: 'a', v })),
+    );
+    expect(rows).toEqual([
+      { k: 'a', 'percentile_approx(v, 0.5, 10000)': 7, 'approx_percentile(v, 0.25, 100)': 6, 'percentile_approx((v * 2), 0.5, 10000)': 14 },
+    ]);
+    const schema = "read_files(schema => 'k STRING, v INT, s STRING')";
+    expect(() => compileSql(`SET outputMode = update; SELECT k, percentile_approx(v, 1.5) FROM STREAM ${schema} GROUP BY k`)).toThrow(
+      /VALUE_OUT_OF_RANGE.*between 0.0 and 1.0/,
+    );
+    expect(() => compileSql(`SET outputMode = update; SELECT k, percentile_approx(v, 0.5, 0) FROM STREAM ${schema} GROUP BY k`)).toThrow(
+      /accuracy must be a positive integer/,
+    );
+    expect(() => compileSql(`SET outputMode = update; SELECT k, percentile_approx(s, 0.5) FROM STREAM ${schema} GROUP BY k`)).toThrow(/s is STRING/);
+    expect(() => compileSql(`SET outputMode = update; SELECT k, percentile_approx(v) FROM STREAM ${schema} GROUP BY k`)).toThrow(/WRONG_NUM_ARGS/);
+  });
+});

@@ -70,6 +70,8 @@ export const AGGREGATES = new Set([
   'kurtosis',
   'median',
   'percentile',
+  'percentile_approx',
+  'approx_percentile',
   'count_if',
   'bool_and',
   'every',

@@ -310,10 +310,23 @@ function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: 
           `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] ${a.fn}(${a.column}): ${a.column} is ${type}, but ${a.fn} takes a numeric column (TINYINT to BIGINT, FLOAT, DOUBLE, DECIMAL): cast it first`,
         );
       }
-      if (a.fn === 'percentile' && !(typeof a.percentage === 'number' && a.percentage >= 0 && a.percentage <= 1)) {
+      if ((a.fn === 'percentile' || a.fn === 'percentile_approx') && !(typeof a.percentage === 'number' && a.percentage >= 0 && a.percentage <= 1)) {
         throw new InvalidQueryError(
-          `[DATATYPE_MISMATCH.VALUE_OUT_OF_RANGE] percentile(${a.column}, ${a.percentage}): the percentage must be between 0.0 and 1.0 (e.g. 0.95 for the 95th percentile)`,
+          `[DATATYPE_MISMATCH.VALUE_OUT_OF_RANGE] ${a.fn}(${a.column}, ${a.percentage}): the percentage must be between 0.0 and 1.0 (e.g. 0.95 for the 95th percentile)`,
         );
+      }
+      if (a.fn === 'percentile_approx') {
+        if (!['INT', 'LONG', 'DOUBLE', 'DECIMAL', 'DATE', 'TIMESTAMP'].includes(found.type) || found.window) {
+          throw new InvalidQueryError(
+            `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] percentile_approx(${a.column}, ${a.percentage}): ${a.column} is ${type}, but percentile_approx takes a number, a DATE or a TIMESTAMP: cast it first`,
+          );
+        }
+        const acc = a.accuracy ?? 10_000;
+        if (!(Number.isInteger(acc) && acc > 0 && acc <= 2147483647)) {
+          throw new InvalidQueryError(
+            `[DATATYPE_MISMATCH.VALUE_OUT_OF_RANGE] percentile_approx(${a.column}, ${a.percentage}, ${acc}): the accuracy must be a positive integer up to 2147483647 (the default is 10000; a higher one is more exact)`,
+          );
+        }
       }
       if (isBooleanAgg(a.fn) && (found.type !== 'BOOLEAN' || found.window)) {
         throw new InvalidQueryError(

@@ -250,7 +250,8 @@ export type AggFn =
   | ByAggFn
   | PairAggFn
   | 'median'
-  | 'percentile';
+  | 'percentile'
+  | 'percentile_approx';
 /** max_by(x, by) and min_by(x, by): the value of `column` on the row whose `by` is the largest (smallest). */
 export type ByAggFn = 'max_by' | 'min_by';
 /**
@@ -282,8 +283,10 @@ export interface AggSpec {
   readonly column?: string;
   /** max_by and min_by: the column whose largest (smallest) value picks the row; a pair aggregate (corr, covar_*, regr_*): its second column. */
   readonly by?: string;
-  /** percentile: the percentage, from 0 to 1. */
+  /** percentile and percentile_approx: the percentage, from 0 to 1. */
   readonly percentage?: number;
+  /** percentile_approx: its accuracy (Spark's default 10000; 1/accuracy is its relative error). */
+  readonly accuracy?: number;
   readonly as: string;
 }
 

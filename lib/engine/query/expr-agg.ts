@@ -93,8 +93,8 @@ export function aggregation(cols: readonly ColumnInfo[], keys: ReadonlyArray<str
       const named =
         a.name === aggregateName(a.fn, c.sql)
           ? aggregateName(a.fn, aggregateArgName(c.sql, cols))
-          : a.percentage !== undefined && a.name === `percentile(${c.sql}, ${a.percentage}, 1)`
-            ? `percentile(${prettySql(c.sql, cols)}, ${a.percentage}, 1)`
+          : a.percentage !== undefined && percentileHead(a.name, c.sql) !== null
+            ? `${percentileHead(a.name, c.sql)}(${prettySql(c.sql, cols)}${a.name.slice(percentileHead(a.name, c.sql)!.length + 1 + c.sql.length)}`
             : a.name;
       return a.over(name, named);
     }
@@ -105,6 +105,12 @@ export function aggregation(cols: readonly ColumnInfo[], keys: ReadonlyArray<str
   const changed = finalNames.some((n, i) => n !== keyNames[i]);
   const renames = changed ? [...keyNames.map((n, i) => renamed(n, finalNames[i])), ...outAggs.map((a) => renamed(a.name, a.name))] : null;
   return { items, keys: outKeys, aggs: outAggs, renames };
+}
+
+/** The function name of a percentile's default name over `sql` (`percentile(<sql>, 0.5, 1)`, `approx_percentile(<sql>, ...)`), or null when it is named otherwise. */
+function percentileHead(name: string, sql: string): string | null {
+  const head = /^(percentile|percentile_approx|approx_percentile)\(/.exec(name)?.[1];
+  return head !== undefined && name.startsWith(`${head}(${sql}, `) ? head : null;
 }
 
 /**

@@ -56,16 +56,18 @@ export class AggBuilder<Name extends string = string, Fn extends AggFn = AggFn, 
     readonly name: Name,
     /** max_by and min_by: the column (or expression) whose extreme picks the row; a pair aggregate's second column (x). */
     readonly by?: string | Column,
-    /** percentile: the percentage, from 0 to 1. */
+    /** percentile and percentile_approx: the percentage, from 0 to 1. */
     readonly percentage?: number,
+    /** percentile_approx: its accuracy. */
+    readonly accuracy?: number,
   ) {}
   /** Names the output column, as Spark's `.alias` / `.as`. */
   as<N extends string>(name: N): AggBuilder<N, Fn, Col> {
-    return new AggBuilder(this.fn, this.column, name, this.by, this.percentage);
+    return new AggBuilder(this.fn, this.column, name, this.by, this.percentage, this.accuracy);
   }
   /** The same aggregate over another input column (and ordering column), under `name`. */
   over<C extends string>(column: C, name: string, by?: string): AggBuilder<string, Fn, C> {
-    return new AggBuilder(this.fn, column, name, by, this.percentage);
+    return new AggBuilder(this.fn, column, name, by, this.percentage, this.accuracy);
   }
   alias<N extends string>(name: N): AggBuilder<N, Fn, Col> {
     return this.as(name);
@@ -78,7 +80,12 @@ export class AggBuilder<Name extends string = string, Fn extends AggFn = AggFn, 
       );
     }
     const spec: AggSpec = { fn: this.fn, column: this.column as string | undefined, as: this.name };
-    return { ...spec, ...(this.by === undefined ? {} : { by: this.by }), ...(this.percentage === undefined ? {} : { percentage: this.percentage }) };
+    return {
+      ...spec,
+      ...(this.by === undefined ? {} : { by: this.by }),
+      ...(this.percentage === undefined ? {} : { percentage: this.percentage }),
+      ...(this.accuracy === undefined ? {} : { accuracy: this.accuracy }),
+    };
   }
 }
 /** Spark's name of an aggregation function (its prettyName): approxCountDistinct is approx_count_distinct. */
@@ -147,6 +154,25 @@ export const median = <C extends string | Column>(column: C) => agg('median', co
 export function percentile<C extends string | Column>(column: C, percentage: number): AggBuilder<string, 'percentile', C> {
   const text = column instanceof Column ? column.sql : column;
   return new AggBuilder('percentile', column, `percentile(${text}, ${percentage}, 1)`, undefined, percentage);
+}
+/** Spark's default accuracy of percentile_approx (its relative error 1/10000). */
+const DEFAULT_PERCENTILE_ACCURACY = 10_000;
+
+/**
+ * Spark's percentile_approx (approx_percentile) at `percentage`: a value of the column itself (of
+ * its type, not interpolated), the smallest whose rank reaches ceil(percentage × count), the least
+ * value at a percentage within 1/accuracy of 0 and the greatest within it of 1; named
+ * `percentile_approx(x, p, accuracy)` as Spark names it. See docs/writing-queries.md for how it
+ * compares with Spark's sketch.
+ */
+export function percentileApprox<C extends string | Column>(
+  column: C,
+  percentage: number,
+  accuracy: number = DEFAULT_PERCENTILE_ACCURACY,
+  calledAs: 'percentile_approx' | 'approx_percentile' = 'percentile_approx',
+): AggBuilder<string, 'percentile_approx', C> {
+  const text = column instanceof Column ? column.sql : column;
+  return new AggBuilder('percentile_approx', column, `${calledAs}(${text}, ${percentage}, ${accuracy})`, undefined, percentage, accuracy);
 }
 /** The rows whose BOOLEAN column (or condition) is true, a BIGINT. */
 export const countIf = <C extends string | Column>(column: C) => agg('count_if', column);

@@ -393,7 +393,7 @@ export type AggArg<C extends FrameColumns> =
     ? AggBuilder | AggSpec
     :
         | AggBuilder<string, 'count', Names<C> | undefined>
-        | AggBuilder<string, 'sum' | 'avg' | 'median' | 'percentile' | StatisticalAggFn | PairAggFn, ColumnsOfType<C, NumericType>>
+        | AggBuilder<string, 'sum' | 'avg' | 'median' | 'percentile' | 'percentile_approx' | StatisticalAggFn | PairAggFn, ColumnsOfType<C, NumericType>>
         | AggBuilder<string, BooleanAggFn, ColumnsOfType<C, 'BOOLEAN'>>
         | AggBuilder<string, 'min' | 'max' | 'first' | 'any_value' | 'last' | 'approxCountDistinct' | CollectAggFn | ByAggFn, Names<C>>
         | AggBuilder<string, AggFn, Column>

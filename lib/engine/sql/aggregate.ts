@@ -19,6 +19,7 @@ import {
   aggregateName,
   count,
   percentile,
+  percentileApprox,
   renamed,
   sessionWindow,
   TWO_COLUMN_AGGREGATES_BY_NAME,
@@ -33,7 +34,7 @@ import type { SelectItem, SqlExpr, SqlQuery } from './statement';
 const AGGREGATES: Readonly<Record<string, (c: string | Column) => AggBuilder>> = { count: (c) => count(c), ...AGGREGATES_BY_NAME };
 
 /** The aggregates of two arguments (twoColumnAggOf, percentileOf). */
-const BY_AGGREGATES: ReadonlySet<string> = new Set([...Object.keys(TWO_COLUMN_AGGREGATES_BY_NAME), 'percentile']);
+const BY_AGGREGATES: ReadonlySet<string> = new Set([...Object.keys(TWO_COLUMN_AGGREGATES_BY_NAME), 'percentile', 'percentile_approx', 'approx_percentile']);
 
 function isAggregate(a: Ast): a is Extract<Ast, { k: 'call' }> {
   return a.k === 'call' && (a.name.toLowerCase() in AGGREGATES || BY_AGGREGATES.has(a.name.toLowerCase()));
@@ -85,6 +86,7 @@ function aggOf(sql: string, item: SelectItem, spans: Span[], columns: readonly C
   }
   if (fn in TWO_COLUMN_AGGREGATES_BY_NAME) return twoColumnAggOf(sql, item, spans, fn);
   if (fn === 'percentile') return percentileOf(sql, item, spans);
+  if (fn === 'percentile_approx' || fn === 'approx_percentile') return percentileApproxOf(sql, item, spans, fn);
   if (call.args.length !== 1) {
     throw new SqlError('WRONG_NUM_ARGS', `${call.name} takes one argument here, not ${call.args.length}`, sql, item.pos);
   }
@@ -183,6 +185,34 @@ function percentileOf(sql: string, item: SelectItem, spans: Span[]): AggBuilder 
   // Spark prints the percentage as written and the default frequency 1: percentile(x, 0.95, 1)
   const b = percentile(input, value);
   return arg.k === 'name' && arg.parts.length === 1 ? b.as(`percentile(${arg.parts[0]}, ${pText}, 1)`) : b;
+}
+
+/**
+ * percentile_approx(x, p[, accuracy]) / approx_percentile: p a numeric literal from 0 to 1, the
+ * accuracy an integer literal (default 10000); named by the name it was called by, with every
+ * argument, as Spark names it: percentile_approx(x, 0.95, 10000).
+ */
+function percentileApproxOf(sql: string, item: SelectItem, spans: Span[], fn: 'percentile_approx' | 'approx_percentile'): AggBuilder {
+  const call = item.ast as Extract<Ast, { k: 'call' }>;
+  const [arg, p, acc] = call.args;
+  const literal = (a: Ast | undefined) => (a?.k === 'lit' && typeof a.value !== 'boolean' && a.value !== null ? Number(a.value) : Number.NaN);
+  const value = literal(p);
+  const accuracy = acc === undefined ? undefined : literal(acc);
+  if (call.args.length < 2 || call.args.length > 3 || Number.isNaN(value) || (accuracy !== undefined && Number.isNaN(accuracy))) {
+    throw new SqlError(
+      'WRONG_NUM_ARGS',
+      `${call.name} takes a column, a constant percentage and optionally a constant accuracy here, e.g. ${fn}(latency, 0.95) or ${fn}(latency, 0.95, 100) (an array of percentages is not supported)`,
+      sql,
+      item.pos,
+    );
+  }
+  refuseNested(sql, arg);
+  const texts = callArgTexts(item.text);
+  const input = argInput(arg, texts[0], item, spans);
+  const b = percentileApprox(input, value, accuracy, fn);
+  // Spark prints the percentage and the accuracy as written, the default accuracy as 10000
+  const rest = `${texts[1].text}, ${acc === undefined ? b.accuracy : texts[2].text}`;
+  return arg.k === 'name' && arg.parts.length === 1 ? b.as(`${fn}(${arg.parts[0]}, ${rest})`) : b;
 }
 
 /** The aggregate names Spark keeps in a column's name when a query calls them (FunctionRegistry's setAlias): mean(x), not avg(x). */

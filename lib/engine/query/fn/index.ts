@@ -34,6 +34,7 @@ export {
   kurtosis,
   median,
   percentile,
+  percentileApprox as percentile_approx,
   countIf as count_if,
   boolAnd as bool_and,
   boolOr as bool_or,
