@@ -18,6 +18,7 @@ import {
   window,
   percentile,
   percentileApprox,
+  percentilesAt,
   TWO_COLUMN_AGGREGATES_BY_NAME,
   type AggBuilder,
   renamed,
@@ -82,7 +83,7 @@ interface CaseQuery {
     | { expr: string; as?: string }
   >;
   /** `by`: max_by's and min_by's ordering column, a pair aggregate's x (corr, regr_slope, ...: sluice's own cases; FORMAT's aggregations have none). */
-  aggregations?: Array<{ fn: string; column?: string; expr?: string; by?: string; percentage?: number; accuracy?: number; as: string }>;
+  aggregations?: Array<{ fn: string; column?: string; expr?: string; by?: string; percentage?: number | number[]; accuracy?: number; as: string }>;
   dropDuplicates?: { columns?: string[]; withinWatermark?: boolean };
   outputMode: string;
   options?: Record<string, string | number | boolean>;
@@ -298,13 +299,18 @@ function applyStage(c: ConformanceCase, frame: StreamFrame, stage: CaseStage, ta
       const input = a.expr !== undefined ? expr(a.expr) : a.column;
       if (a.fn === 'count') b = count(input);
       else if (a.fn === 'percentile') {
-        if (input === undefined || typeof a.percentage !== 'number')
-          throw new InvalidQueryError(`case ${c.name}: percentile needs a "column" (or "expr") and a "percentage"`);
-        b = percentile(input, a.percentage);
+        if (input === undefined || a.percentage === undefined)
+          throw new InvalidQueryError(`case ${c.name}: percentile needs a "column" (or "expr") and a "percentage" (a number or a list)`);
+        b = typeof a.percentage === 'number' ? percentile(input, a.percentage) : percentilesAt('percentile', input, a.percentage);
       } else if (a.fn === 'percentile_approx') {
-        if (input === undefined || typeof a.percentage !== 'number')
-          throw new InvalidQueryError(`case ${c.name}: percentile_approx needs a "column" (or "expr") and a "percentage" (and optionally an "accuracy")`);
-        b = percentileApprox(input, a.percentage, a.accuracy);
+        if (input === undefined || a.percentage === undefined)
+          throw new InvalidQueryError(
+            `case ${c.name}: percentile_approx needs a "column" (or "expr") and a "percentage" (a number or a list; optionally an "accuracy")`,
+          );
+        b =
+          typeof a.percentage === 'number'
+            ? percentileApprox(input, a.percentage, a.accuracy)
+            : percentilesAt('percentile_approx', input, a.percentage, a.accuracy);
       } else if (a.fn in TWO_COLUMN_AGGREGATES_BY_NAME) {
         if (input === undefined || a.by === undefined) throw new InvalidQueryError(`case ${c.name}: ${a.fn} needs a "column" (or "expr") and a "by" column`);
         b = TWO_COLUMN_AGGREGATES_BY_NAME[a.fn](input, a.by);

@@ -140,9 +140,10 @@ function addCount(list: Json[], v: CountedKey, count: number): void {
 /**
  * percentile(x, p) and median (Spark's Median is `percentile(x, 0.5)`), exact as Spark's Percentile:
  * the values sorted, the position (count − 1) × p, and between two values the linear interpolation
- * Spark computes, on the values as DOUBLE. NULL over no value.
+ * Spark computes, on the values as DOUBLE. NULL over no value; at an array of percentages, the
+ * array of their figures.
  */
-function percentile(spec: AggSpec, column: string, inType: DataType | undefined, p: number): CompiledAgg {
+function percentile(spec: AggSpec, column: string, inType: DataType | undefined, percentage: number | readonly number[]): CompiledAgg {
   const less = lessFor(inType);
   const toDouble = (v: Json): number => (typeof v === 'number' ? v : Number(v as string | bigint));
   return {
@@ -164,16 +165,19 @@ function percentile(spec: AggSpec, column: string, inType: DataType | undefined,
       const cumulative: number[] = [];
       let total = 0;
       for (const e of entries) cumulative.push((total += e[1] as number));
-      const position = (total - 1) * p;
-      const lower = Math.floor(position);
-      const higher = Math.ceil(position);
       // the first entry whose cumulative count passes the position
       const at = (p: number) => cumulative.findIndex((c) => c >= p + 1);
-      const lowerKey = entries[at(lower)][0];
-      if (higher === lower) return toDouble(lowerKey);
-      const higherKey = entries[at(higher)][0];
-      if (higherKey === lowerKey) return toDouble(lowerKey);
-      return (higher - position) * toDouble(lowerKey) + (position - lower) * toDouble(higherKey);
+      const figure = (p: number): number => {
+        const position = (total - 1) * p;
+        const lower = Math.floor(position);
+        const higher = Math.ceil(position);
+        const lowerKey = entries[at(lower)][0];
+        if (higher === lower) return toDouble(lowerKey);
+        const higherKey = entries[at(higher)][0];
+        if (higherKey === lowerKey) return toDouble(lowerKey);
+        return (higher - position) * toDouble(lowerKey) + (position - lower) * toDouble(higherKey);
+      };
+      return typeof percentage === 'number' ? figure(percentage) : percentage.map(figure);
     },
   };
 }
@@ -185,7 +189,7 @@ function percentile(spec: AggSpec, column: string, inType: DataType | undefined,
  * else the value at rank ceil(p × count) in sorted order, itself (the column's type). The buffer
  * is median's value counts.
  */
-function percentileApprox(spec: AggSpec, column: string, inType: DataType | undefined, p: number, accuracy: number): CompiledAgg {
+function percentileApprox(spec: AggSpec, column: string, inType: DataType | undefined, percentage: number | readonly number[], accuracy: number): CompiledAgg {
   const less = lessFor(inType);
   const relativeError = 1 / accuracy;
   return {
@@ -204,17 +208,20 @@ function percentileApprox(spec: AggSpec, column: string, inType: DataType | unde
     finish: (s) => {
       const entries = [...(s as Json[][])].sort((x, y) => (less(x[0], y[0]) ? -1 : less(y[0], x[0]) ? 1 : 0));
       if (entries.length === 0) return null;
-      if (p <= relativeError) return entries[0][0];
-      if (p >= 1 - relativeError) return entries[entries.length - 1][0];
       let count = 0;
       for (const e of entries) count += e[1] as number;
-      const rank = Math.ceil(p * count);
-      let seen = 0;
-      for (const e of entries) {
-        seen += e[1] as number;
-        if (seen >= rank) return e[0];
-      }
-      return entries[entries.length - 1][0];
+      const figure = (p: number): Json => {
+        if (p <= relativeError) return entries[0][0];
+        if (p >= 1 - relativeError) return entries[entries.length - 1][0];
+        const rank = Math.ceil(p * count);
+        let seen = 0;
+        for (const e of entries) {
+          seen += e[1] as number;
+          if (seen >= rank) return e[0];
+        }
+        return entries[entries.length - 1][0];
+      };
+      return typeof percentage === 'number' ? figure(percentage) : percentage.map(figure);
     },
   };
 }

@@ -7,7 +7,7 @@ import { compileAgg, mergeBuffers, type CompiledAgg } from '../../lib/engine/agg
 import type { DeadLetter, Json, Row } from '../../lib/engine/ports';
 import type { AggFn } from '../../lib/engine/plan/types';
 import { expr } from '../../lib/engine/query/column';
-import { boolAnd, collectSet, countIf, count, maxBy, median, minBy, percentile, stddev, variance } from '../../lib/engine/query/functions';
+import { boolAnd, collectSet, countIf, count, maxBy, median, minBy, percentile, percentilesAt, stddev, variance } from '../../lib/engine/query/functions';
 import { compileSql } from '../../lib/engine/sql';
 import { readStream } from '../../lib/engine/query/reader';
 import type { DataType } from '../../lib/engine/schema';
@@ -319,5 +319,53 @@ SELECT k, percentile_approx(v, 0.5), approx_percentile(v, 0.25, 100), percentile
     );
     expect(() => compileSql(`SET outputMode = update; SELECT k, percentile_approx(s, 0.5) FROM STREAM ${schema} GROUP BY k`)).toThrow(/s is STRING/);
     expect(() => compileSql(`SET outputMode = update; SELECT k, percentile_approx(v) FROM STREAM ${schema} GROUP BY k`)).toThrow(/WRONG_NUM_ARGS/);
+  });
+});
+
+describe('percentile and percentile_approx at an array of percentages', () => {
+  it("give an ARRAY of the figures, as Spark's examples show, named with the array", async () => {
+    const plan = compileSql(`SET outputMode = update;
+SELECT k, percentile(col, array(0.25, 0.75)), percentile_approx(col, ARRAY(0.5, 0.4, 0.1), 100), approx_percentile(col * 2, array(0.5)) AS twice
+FROM STREAM read_files(schema => 'k STRING, col INT') GROUP BY k`);
+    const { rows } = await runPlanOnce(plan, [
+      { k: 'a', col: 0 },
+      { k: 'a', col: 10 },
+      { k: 'b', col: 0 },
+      { k: 'b', col: 1 },
+      { k: 'b', col: 2 },
+      { k: 'b', col: 10 },
+    ]);
+    // Spark's examples: percentile(col, array(0.25, 0.75)) over 0, 10 is [2.5, 7.5]; percentile_approx(col, array(0.5, 0.4, 0.1), 100) over 0, 1, 2, 10 is [1, 1, 0]
+    expect(rows.find((r) => r.k === 'a')!['percentile(col, array(0.25, 0.75), 1)']).toEqual([2.5, 7.5]);
+    expect(rows.find((r) => r.k === 'b')).toEqual({
+      k: 'b',
+      'percentile(col, array(0.25, 0.75), 1)': [0.75, 4],
+      'percentile_approx(col, array(0.5, 0.4, 0.1), 100)': [1, 1, 0],
+      twice: [2],
+    });
+    const out = plan.operators.find((o) => o.spec.kind === 'aggregate')!;
+    expect(out.spec.kind === 'aggregate' && out.spec.aggs.map((a) => a.percentage)).toEqual([[0.25, 0.75], [0.5, 0.4, 0.1], [0.5]]);
+    expect(() =>
+      compileSql(`SET outputMode = update; SELECT k, percentile(col, array(0.5, 2)) FROM STREAM read_files(schema => 'k STRING, col INT') GROUP BY k`),
+    ).toThrow(/VALUE_OUT_OF_RANGE\] percentile\(col, array\(0.5, 2\)\)/);
+  });
+
+  it('are typed ARRAY<DOUBLE> (percentile) and an ARRAY of the column type (percentile_approx)', () => {
+    const frame = readStream
+      .format('json')
+      .schema('k STRING, col INT, d DATE')
+      .load()
+      .groupBy('k')
+      .agg(
+        percentilesAt('percentile', 'col', [0.5]).as('p').toSpec(),
+        percentilesAt('percentile_approx', 'd', [0.5]).as('q').toSpec(),
+        percentile('col', 0.5).as('one'),
+      );
+    expect(frame.columnsNow_().map((c) => [c.name, c.type, c.element?.type])).toEqual([
+      ['k', 'STRING', undefined],
+      ['p', 'ARRAY', 'DOUBLE'],
+      ['q', 'ARRAY', 'DATE'],
+      ['one', 'DOUBLE', undefined],
+    ]);
   });
 });

@@ -257,15 +257,16 @@ export function aggOutputType(a: AggSpec, cols: readonly ColumnInfo[]): DataType
     case 'regr_avgy':
       return aggOutputType({ fn: 'avg', column: a.column, as: a.as }, cols);
     case 'median':
-    case 'percentile':
       return { type: 'DOUBLE' };
+    case 'percentile':
+      return Array.isArray(a.percentage) ? { type: 'ARRAY', element: { type: 'DOUBLE' } } : { type: 'DOUBLE' };
     default: {
       if (isStatisticalAgg(a.fn) || isPairAgg(a.fn)) return { type: 'DOUBLE' };
       if (isBooleanAgg(a.fn)) return { type: 'BOOLEAN' };
       if (!found) return { type: 'STRING' };
       // the column's type, without its name or the window mark
       const { name: _name, window: _window, ...type } = found;
-      return isCollectAgg(a.fn) ? { type: 'ARRAY', element: type } : type;
+      return isCollectAgg(a.fn) || (a.fn === 'percentile_approx' && Array.isArray(a.percentage)) ? { type: 'ARRAY', element: type } : type;
     }
   }
 }

@@ -283,8 +283,8 @@ export interface AggSpec {
   readonly column?: string;
   /** max_by and min_by: the column whose largest (smallest) value picks the row; a pair aggregate (corr, covar_*, regr_*): its second column. */
   readonly by?: string;
-  /** percentile and percentile_approx: the percentage, from 0 to 1. */
-  readonly percentage?: number;
+  /** percentile and percentile_approx: the percentage, from 0 to 1, or an array of them (the aggregate is then an ARRAY). */
+  readonly percentage?: number | readonly number[];
   /** percentile_approx: its accuracy (Spark's default 10000; 1/accuracy is its relative error). */
   readonly accuracy?: number;
   readonly as: string;

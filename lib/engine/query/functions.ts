@@ -56,8 +56,8 @@ export class AggBuilder<Name extends string = string, Fn extends AggFn = AggFn, 
     readonly name: Name,
     /** max_by and min_by: the column (or expression) whose extreme picks the row; a pair aggregate's second column (x). */
     readonly by?: string | Column,
-    /** percentile and percentile_approx: the percentage, from 0 to 1. */
-    readonly percentage?: number,
+    /** percentile and percentile_approx: the percentage, from 0 to 1 (an array of them: from SQL and the case format). */
+    readonly percentage?: number | readonly number[],
     /** percentile_approx: its accuracy. */
     readonly accuracy?: number,
   ) {}
@@ -155,6 +155,23 @@ export function percentile<C extends string | Column>(column: C, percentage: num
   const text = column instanceof Column ? column.sql : column;
   return new AggBuilder('percentile', column, `percentile(${text}, ${percentage}, 1)`, undefined, percentage);
 }
+/**
+ * percentile or percentile_approx at an array of percentages (SQL's `percentile(x, array(0.25,
+ * 0.75))`, the case format's "percentage" list): an ARRAY of the figures, named as Spark names it,
+ * `percentile(x, array(0.25, 0.75), 1)`. Not in the typed API (one aggregation a percentage there).
+ */
+export function percentilesAt(
+  fn: 'percentile' | 'percentile_approx' | 'approx_percentile',
+  column: string | Column,
+  percentages: readonly number[],
+  accuracy: number = DEFAULT_PERCENTILE_ACCURACY,
+): AggBuilder {
+  const text = column instanceof Column ? column.sql : column;
+  const list = `array(${percentages.join(', ')})`;
+  if (fn === 'percentile') return new AggBuilder('percentile', column, `percentile(${text}, ${list}, 1)`, undefined, percentages);
+  return new AggBuilder('percentile_approx', column, `${fn}(${text}, ${list}, ${accuracy})`, undefined, percentages, accuracy);
+}
+
 /** Spark's default accuracy of percentile_approx (its relative error 1/10000). */
 const DEFAULT_PERCENTILE_ACCURACY = 10_000;
 

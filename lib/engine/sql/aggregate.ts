@@ -20,6 +20,7 @@ import {
   count,
   percentile,
   percentileApprox,
+  percentilesAt,
   renamed,
   sessionWindow,
   TWO_COLUMN_AGGREGATES_BY_NAME,
@@ -166,15 +167,39 @@ function callArgTexts(text: string): Array<{ text: string; start: number }> {
   return out;
 }
 
-/** percentile(x, p): p a numeric literal from 0 to 1 (Spark's frequency argument is not taken). */
+/** A numeric literal's value, else NaN. */
+function literalNumber(a: Ast | undefined): number {
+  return a?.k === 'lit' && typeof a.value !== 'boolean' && a.value !== null ? Number(a.value) : Number.NaN;
+}
+
+/** A percentage argument: a numeric literal, or `array(...)` of them (then a list); null for anything else. */
+function percentages(a: Ast | undefined): number | number[] | null {
+  if (a?.k === 'call' && a.name.toLowerCase() === 'array' && !a.star && a.args.length > 0) {
+    const list = a.args.map(literalNumber);
+    return list.some(Number.isNaN) ? null : list;
+  }
+  const value = literalNumber(a);
+  return Number.isNaN(value) ? null : value;
+}
+
+/** The text Spark prints for a percentage argument: a literal as written, an array as `array(0.25, 0.75)` with its elements as written. */
+function percentageText(text: string): string {
+  return /^array\s*\(/i.test(text)
+    ? `array(${callArgTexts(text)
+        .map((t) => t.text)
+        .join(', ')})`
+    : text;
+}
+
+/** percentile(x, p): p a numeric literal from 0 to 1, or an array of them (Spark's frequency argument is not taken). */
 function percentileOf(sql: string, item: SelectItem, spans: Span[]): AggBuilder {
   const call = item.ast as Extract<Ast, { k: 'call' }>;
   const [arg, p] = call.args;
-  const value = p?.k === 'lit' ? Number(p.value) : Number.NaN;
-  if (call.args.length !== 2 || p?.k !== 'lit' || typeof p.value === 'boolean' || p.value === null || Number.isNaN(value)) {
+  const value = percentages(p);
+  if (call.args.length !== 2 || value === null) {
     throw new SqlError(
       'WRONG_NUM_ARGS',
-      `${call.name} takes a column and a constant percentage here, e.g. percentile(latency, 0.95) (a frequency or an array of percentages is not supported)`,
+      `${call.name} takes a column and a constant percentage (or an array of them) here, e.g. percentile(latency, 0.95) or percentile(latency, array(0.5, 0.95)) (a frequency is not supported)`,
       sql,
       item.pos,
     );
@@ -183,8 +208,8 @@ function percentileOf(sql: string, item: SelectItem, spans: Span[]): AggBuilder 
   const [first, { text: pText }] = callArgTexts(item.text);
   const input = argInput(arg, first, item, spans);
   // Spark prints the percentage as written and the default frequency 1: percentile(x, 0.95, 1)
-  const b = percentile(input, value);
-  return arg.k === 'name' && arg.parts.length === 1 ? b.as(`percentile(${arg.parts[0]}, ${pText}, 1)`) : b;
+  const b = typeof value === 'number' ? percentile(input, value) : percentilesAt('percentile', input, value);
+  return arg.k === 'name' && arg.parts.length === 1 ? b.as(`percentile(${arg.parts[0]}, ${percentageText(pText)}, 1)`) : b;
 }
 
 /**
@@ -195,13 +220,12 @@ function percentileOf(sql: string, item: SelectItem, spans: Span[]): AggBuilder 
 function percentileApproxOf(sql: string, item: SelectItem, spans: Span[], fn: 'percentile_approx' | 'approx_percentile'): AggBuilder {
   const call = item.ast as Extract<Ast, { k: 'call' }>;
   const [arg, p, acc] = call.args;
-  const literal = (a: Ast | undefined) => (a?.k === 'lit' && typeof a.value !== 'boolean' && a.value !== null ? Number(a.value) : Number.NaN);
-  const value = literal(p);
-  const accuracy = acc === undefined ? undefined : literal(acc);
-  if (call.args.length < 2 || call.args.length > 3 || Number.isNaN(value) || (accuracy !== undefined && Number.isNaN(accuracy))) {
+  const value = percentages(p);
+  const accuracy = acc === undefined ? undefined : literalNumber(acc);
+  if (call.args.length < 2 || call.args.length > 3 || value === null || (accuracy !== undefined && Number.isNaN(accuracy))) {
     throw new SqlError(
       'WRONG_NUM_ARGS',
-      `${call.name} takes a column, a constant percentage and optionally a constant accuracy here, e.g. ${fn}(latency, 0.95) or ${fn}(latency, 0.95, 100) (an array of percentages is not supported)`,
+      `${call.name} takes a column, a constant percentage (or an array of them) and optionally a constant accuracy here, e.g. ${fn}(latency, 0.95), ${fn}(latency, array(0.5, 0.95)) or ${fn}(latency, 0.95, 100)`,
       sql,
       item.pos,
     );
@@ -209,9 +233,9 @@ function percentileApproxOf(sql: string, item: SelectItem, spans: Span[], fn: 'p
   refuseNested(sql, arg);
   const texts = callArgTexts(item.text);
   const input = argInput(arg, texts[0], item, spans);
-  const b = percentileApprox(input, value, accuracy, fn);
+  const b = typeof value === 'number' ? percentileApprox(input, value, accuracy, fn) : percentilesAt(fn, input, value, accuracy);
   // Spark prints the percentage and the accuracy as written, the default accuracy as 10000
-  const rest = `${texts[1].text}, ${acc === undefined ? b.accuracy : texts[2].text}`;
+  const rest = `${percentageText(texts[1].text)}, ${acc === undefined ? b.accuracy : texts[2].text}`;
   return arg.k === 'name' && arg.parts.length === 1 ? b.as(`${fn}(${arg.parts[0]}, ${rest})`) : b;
 }
 
