@@ -291,11 +291,12 @@ export function compileAgg(spec: AggSpec, inType?: DataType, byType?: DataType):
     }
     case 'first':
     case 'any_value':
-      // [seen, value]: Spark's first() without ignoreNulls keeps the first row's value, null or not.
+      // [seen, value]: Spark's first() without ignoreNulls keeps the first row's value, null or not;
+      // with it, the first non-null one (a null row is not seen)
       return {
         spec,
         init: () => [0, null],
-        update: (s, r) => ((s as Json[])[0] ? s : [1, (r[column!] ?? null) as Json]),
+        update: (s, r) => ((s as Json[])[0] || (spec.ignoreNulls && (r[column!] ?? null) === null) ? s : [1, (r[column!] ?? null) as Json]),
         merge: (a, b) => ((a as Json[])[0] ? a : b),
         finish: (s) => (s as Json[])[1],
       };
@@ -303,7 +304,7 @@ export function compileAgg(spec: AggSpec, inType?: DataType, byType?: DataType):
       return {
         spec,
         init: () => [0, null],
-        update: (_s, r) => [1, (r[column!] ?? null) as Json],
+        update: (s, r) => (spec.ignoreNulls && (r[column!] ?? null) === null ? s : [1, (r[column!] ?? null) as Json]),
         merge: (a, b) => ((b as Json[])[0] ? b : a),
         finish: (s) => (s as Json[])[1],
       };

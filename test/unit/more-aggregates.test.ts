@@ -7,7 +7,21 @@ import { compileAgg, mergeBuffers, type CompiledAgg } from '../../lib/engine/agg
 import type { DeadLetter, Json, Row } from '../../lib/engine/ports';
 import type { AggFn } from '../../lib/engine/plan/types';
 import { expr } from '../../lib/engine/query/column';
-import { boolAnd, collectSet, countIf, count, maxBy, median, minBy, percentile, percentilesAt, stddev, variance } from '../../lib/engine/query/functions';
+import {
+  boolAnd,
+  collectSet,
+  countIf,
+  count,
+  first,
+  last,
+  maxBy,
+  median,
+  minBy,
+  percentile,
+  percentilesAt,
+  stddev,
+  variance,
+} from '../../lib/engine/query/functions';
 import { compileSql } from '../../lib/engine/sql';
 import { readStream } from '../../lib/engine/query/reader';
 import type { DataType } from '../../lib/engine/schema';
@@ -367,5 +381,63 @@ FROM STREAM read_files(schema => 'k STRING, col INT') GROUP BY k`);
       ['q', 'ARRAY', 'DATE'],
       ['one', 'DOUBLE', undefined],
     ]);
+  });
+});
+
+describe('first, last and any_value with ignoreNulls', () => {
+  it("skip null values, as Spark's examples show, named first(x, true)", async () => {
+    const plan = compileSql(`SET outputMode = update;
+SELECT k, first(col, true), first_value(col, true), last(col, true), any_value(col, true), first(col, false), last(col) FROM STREAM read_files(schema => 'k STRING, col INT') GROUP BY k`);
+    // Spark's examples: first(col, true) over NULL, 5, 20 is 5; last(col, true) over 10, 5, NULL is 5
+    const { rows } = await runPlanOnce(plan, [
+      { k: 'a', col: null },
+      { k: 'a', col: 5 },
+      { k: 'a', col: 20 },
+      { k: 'b', col: 10 },
+      { k: 'b', col: 5 },
+      { k: 'b', col: null },
+    ]);
+    expect(rows).toEqual([
+      {
+        k: 'a',
+        'first(col, true)': 5,
+        'first_value(col, true)': 5,
+        'last(col, true)': 20,
+        'any_value(col)': 5,
+        'first(col, false)': null,
+        'last(col, false)': 20,
+      },
+      {
+        k: 'b',
+        'first(col, true)': 10,
+        'first_value(col, true)': 10,
+        'last(col, true)': 5,
+        'any_value(col)': 10,
+        'first(col, false)': 10,
+        'last(col, false)': null,
+      },
+    ]);
+  });
+
+  it('carry over batches: a batch of nulls leaves the stored value, the next non-null one is taken', () => {
+    const run = (fn: AggFn, parts: unknown[][]) => {
+      const agg = compileAgg({ fn, column: 'v', ignoreNulls: true, as: 'out' });
+      const buffers = parts.map((values) => [values.reduce<Json>((s, v) => agg.update(s, { v } as Row), agg.init())]);
+      return agg.finish(buffers.reduce((a, b) => mergeBuffers([agg], a, b))[0]);
+    };
+    expect(run('first', [[null], [null, 7], [8]])).toBe(7);
+    expect(run('last', [[3], [null], [null]])).toBe(3);
+    expect(run('first', [[null], []])).toBeNull();
+  });
+
+  it('are named with the flag in the query API, and refuse a flag that is not a literal', () => {
+    expect([first('amount', true).name, last(expr('amount + 1'), true).name, first('amount').name]).toEqual([
+      'first(amount, true)',
+      'last(amount + 1, true)',
+      'first(amount, false)',
+    ]);
+    expect(() => compileSql(`SET outputMode = update; SELECT k, first(col, col > 1) FROM STREAM read_files(schema => 'k STRING, col INT') GROUP BY k`)).toThrow(
+      /WRONG_NUM_ARGS.*ignoreNulls flag/s,
+    );
   });
 });

@@ -285,6 +285,8 @@ export interface AggSpec {
   readonly by?: string;
   /** percentile and percentile_approx: the percentage, from 0 to 1, or an array of them (the aggregate is then an ARRAY). */
   readonly percentage?: number | readonly number[];
+  /** first, last and any_value: skip null values (Spark's ignoreNulls, `first(x, true)`). */
+  readonly ignoreNulls?: true;
   /** percentile_approx: its accuracy (Spark's default 10000; 1/accuracy is its relative error). */
   readonly accuracy?: number;
   readonly as: string;

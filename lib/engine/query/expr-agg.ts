@@ -91,8 +91,8 @@ export function aggregation(cols: readonly ColumnInfo[], keys: ReadonlyArray<str
     if (c instanceof Column) {
       const name = input(c);
       const named =
-        a.name === aggregateName(a.fn, c.sql)
-          ? aggregateName(a.fn, aggregateArgName(c.sql, cols))
+        a.name === aggregateName(a.fn, c.sql, undefined, a.ignoreNulls)
+          ? aggregateName(a.fn, aggregateArgName(c.sql, cols), undefined, a.ignoreNulls)
           : a.percentage !== undefined && percentileHead(a.name, c.sql) !== null
             ? `${percentileHead(a.name, c.sql)}(${prettySql(c.sql, cols)}${a.name.slice(percentileHead(a.name, c.sql)!.length + 1 + c.sql.length)}`
             : a.name;

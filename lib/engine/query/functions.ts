@@ -60,14 +60,16 @@ export class AggBuilder<Name extends string = string, Fn extends AggFn = AggFn, 
     readonly percentage?: number | readonly number[],
     /** percentile_approx: its accuracy. */
     readonly accuracy?: number,
+    /** first, last and any_value: skip null values. */
+    readonly ignoreNulls?: boolean,
   ) {}
   /** Names the output column, as Spark's `.alias` / `.as`. */
   as<N extends string>(name: N): AggBuilder<N, Fn, Col> {
-    return new AggBuilder(this.fn, this.column, name, this.by, this.percentage, this.accuracy);
+    return new AggBuilder(this.fn, this.column, name, this.by, this.percentage, this.accuracy, this.ignoreNulls);
   }
   /** The same aggregate over another input column (and ordering column), under `name`. */
   over<C extends string>(column: C, name: string, by?: string): AggBuilder<string, Fn, C> {
-    return new AggBuilder(this.fn, column, name, by, this.percentage, this.accuracy);
+    return new AggBuilder(this.fn, column, name, by, this.percentage, this.accuracy, this.ignoreNulls);
   }
   alias<N extends string>(name: N): AggBuilder<N, Fn, Col> {
     return this.as(name);
@@ -85,6 +87,7 @@ export class AggBuilder<Name extends string = string, Fn extends AggFn = AggFn, 
       ...(this.by === undefined ? {} : { by: this.by }),
       ...(this.percentage === undefined ? {} : { percentage: this.percentage }),
       ...(this.accuracy === undefined ? {} : { accuracy: this.accuracy }),
+      ...(this.ignoreNulls === true ? { ignoreNulls: true as const } : {}),
     };
   }
 }
@@ -103,12 +106,13 @@ type AggName<F extends string, C> = C extends string
  * and sql-expression-schema show): `sum(amount)`, `sum((amount * 2))`, `count(1)` for count(*),
  * `approx_count_distinct(x)`, and first/last with their ignoreNulls flag, `first(x, false)`.
  * `arg`: the argument's pretty SQL (expr/index.ts prettySql), absent for count(*); `calledAs`:
- * the SQL name it was called by when Spark keeps it (mean, first_value, last_value).
+ * the SQL name it was called by when Spark keeps it (mean, first_value, last_value); `ignoreNulls`:
+ * first's and last's flag, printed `first(x, true)`.
  */
-export function aggregateName(fn: AggFn, arg: string | undefined, calledAs?: string): string {
+export function aggregateName(fn: AggFn, arg: string | undefined, calledAs?: string, ignoreNulls = false): string {
   if (arg === undefined) return `${calledAs ?? fn}(1)`;
   const name = calledAs ?? (fn === 'approxCountDistinct' ? 'approx_count_distinct' : fn);
-  return fn === 'first' || fn === 'last' ? `${name}(${arg}, false)` : `${name}(${arg})`;
+  return fn === 'first' || fn === 'last' ? `${name}(${arg}, ${ignoreNulls})` : `${name}(${arg})`;
 }
 
 function agg<F extends AggFn, C extends string | Column | undefined>(fn: F, column: C): AggBuilder<AggName<F, C>, F, C> {
@@ -127,10 +131,35 @@ export const sum = <C extends string | Column>(column: C) => agg('sum', column);
 export const min = <C extends string | Column>(column: C) => agg('min', column);
 export const max = <C extends string | Column>(column: C) => agg('max', column);
 export const avg = <C extends string | Column>(column: C) => agg('avg', column);
-export const first = <C extends string | Column>(column: C) => agg('first', column);
+/**
+ * The first row's value (null or not), as Spark's first; `first(column, true)` skips nulls (its
+ * ignoreNulls), named `first(x, true)`. `last` and `anyValue` alike.
+ */
+export function first<C extends string | Column>(column: C, ignoreNulls?: false): AggBuilder<AggName<'first', C>, 'first', C>;
+export function first<C extends string | Column>(column: C, ignoreNulls: boolean): AggBuilder<string, 'first', C>;
+export function first<C extends string | Column>(column: C, ignoreNulls = false): AggBuilder<string, 'first', C> {
+  return skippingNulls(agg('first', column), ignoreNulls);
+}
+/** An aggregate of first, last or any_value with its ignoreNulls flag (in its name too, for first and last). */
+function skippingNulls<F extends 'first' | 'last' | 'any_value', C extends string | Column>(
+  b: AggBuilder<string, F, C>,
+  ignoreNulls: boolean,
+): AggBuilder<string, F, C> {
+  if (!ignoreNulls) return b;
+  const name = aggregateName(b.fn, b.column instanceof Column ? b.column.sql : (b.column as string), undefined, true);
+  return new AggBuilder(b.fn, b.column, name, undefined, undefined, undefined, true);
+}
 /** Spark's any_value: some value of the group, here the first row's (null or not), as Spark's replacement of it by first; named `any_value(x)`. */
-export const anyValue = <C extends string | Column>(column: C) => agg('any_value', column);
-export const last = <C extends string | Column>(column: C) => agg('last', column);
+export function anyValue<C extends string | Column>(column: C, ignoreNulls?: false): AggBuilder<AggName<'any_value', C>, 'any_value', C>;
+export function anyValue<C extends string | Column>(column: C, ignoreNulls: boolean): AggBuilder<string, 'any_value', C>;
+export function anyValue<C extends string | Column>(column: C, ignoreNulls = false): AggBuilder<string, 'any_value', C> {
+  return skippingNulls(agg('any_value', column), ignoreNulls);
+}
+export function last<C extends string | Column>(column: C, ignoreNulls?: false): AggBuilder<AggName<'last', C>, 'last', C>;
+export function last<C extends string | Column>(column: C, ignoreNulls: boolean): AggBuilder<string, 'last', C>;
+export function last<C extends string | Column>(column: C, ignoreNulls = false): AggBuilder<string, 'last', C> {
+  return skippingNulls(agg('last', column), ignoreNulls);
+}
 export const approxCountDistinct = <C extends string | Column>(column: C) => agg('approxCountDistinct', column);
 /** Spark's stddev (sample standard deviation, as stddev_samp and std): a DOUBLE, NULL for fewer than two values. */
 export const stddev = <C extends string | Column>(column: C) => agg('stddev', column);

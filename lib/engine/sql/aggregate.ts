@@ -15,7 +15,7 @@ import { aggregateArgName } from '../query/expr-agg';
 import type { StreamFrame } from '../query/frame';
 import {
   AGGREGATES_BY_NAME,
-  type AggBuilder,
+  AggBuilder,
   aggregateName,
   count,
   percentile,
@@ -88,17 +88,23 @@ function aggOf(sql: string, item: SelectItem, spans: Span[], columns: readonly C
   if (fn in TWO_COLUMN_AGGREGATES_BY_NAME) return twoColumnAggOf(sql, item, spans, fn);
   if (fn === 'percentile') return percentileOf(sql, item, spans);
   if (fn === 'percentile_approx' || fn === 'approx_percentile') return percentileApproxOf(sql, item, spans, fn);
-  if (call.args.length !== 1) {
-    throw new SqlError('WRONG_NUM_ARGS', `${call.name} takes one argument here, not ${call.args.length}`, sql, item.pos);
+  // first(x, true), last(x, false), any_value(x, true): Spark's ignoreNulls, a BOOLEAN literal
+  const flag = call.args[1];
+  const ignoreNulls = IGNORE_NULLS_AGGREGATES.has(fn) && call.args.length === 2 && flag.k === 'lit' && typeof flag.value === 'boolean' ? flag.value : null;
+  if (call.args.length !== 1 && ignoreNulls === null) {
+    const what = IGNORE_NULLS_AGGREGATES.has(fn) ? 'one argument and optionally its ignoreNulls flag (true or false)' : 'one argument here';
+    throw new SqlError('WRONG_NUM_ARGS', `${call.name} takes ${what}, not ${call.args.length} arguments`, sql, item.pos);
   }
   refuseNested(sql, arg);
-  // the argument as written: between the call's parentheses
+  // the argument as written: between the call's parentheses (before the flag's comma)
   const open = item.text.indexOf('(') + 1;
   const inner = item.text.slice(open, item.text.lastIndexOf(')'));
-  const argText = inner.trim();
+  const { text: argText, start } =
+    ignoreNulls === null ? { text: inner.trim(), start: open + (inner.length - inner.trimStart().length) } : callArgTexts(item.text)[0];
   const input = arg.k === 'name' && arg.parts.length === 1 ? arg.parts[0] : expr(argText);
-  if (typeof input !== 'string') spans.push({ text: argText, pos: item.pos + open + (inner.length - inner.trimStart().length) });
-  const b = AGGREGATES[fn](input);
+  if (typeof input !== 'string') spans.push({ text: argText, pos: item.pos + start });
+  const plain = AGGREGATES[fn](input);
+  const b = ignoreNulls === true ? new AggBuilder(plain.fn, plain.column, plain.name, undefined, undefined, undefined, true) : plain;
   // without AS, Spark's name: the argument's pretty SQL, under the name the call used when Spark keeps it (mean, first_value, last_value)
   let pretty: string;
   try {
@@ -106,8 +112,11 @@ function aggOf(sql: string, item: SelectItem, spans: Span[], columns: readonly C
   } catch {
     return b; // (the aggregation reports the expression's error, at its place)
   }
-  return b.as(aggregateName(b.fn, pretty, SPARK_ALIASES.has(fn) ? fn : undefined));
+  return b.as(aggregateName(b.fn, pretty, SPARK_ALIASES.has(fn) ? fn : undefined, ignoreNulls === true));
 }
+
+/** The aggregates that take Spark's ignoreNulls flag as a second argument. */
+const IGNORE_NULLS_AGGREGATES: ReadonlySet<string> = new Set(['first', 'first_value', 'last', 'last_value', 'any_value']);
 
 /**
  * max_by(x, ord), min_by(x, ord) and the pair aggregates (corr(y, x), regr_slope(y, x), ...): two
