@@ -15,6 +15,7 @@
  * - count_if (BIGINT: the rows whose BOOLEAN is true), bool_and / every and bool_or / some / any
  *   (BOOLEAN over the non-null values; NULL without one).
  * - max_by and min_by: the value of the row whose ordering column is the largest (smallest).
+ * - bit_and, bit_or and bit_xor of an integral column (of its type), product (a DOUBLE).
  * - corr, covar_pop, covar_samp, regr_sxx, regr_syy, regr_sxy, regr_slope, regr_intercept and
  *   regr_r2 over the rows where both columns are non-null, cast to DOUBLE: Spark's Covariance
  *   ([n, xAvg, yAvg, ck]) and PearsonCorrelation (and the xMk, yMk of each side) buffers with their
@@ -34,8 +35,9 @@ import type { Json } from './ports';
 import { encodeStateJson } from './state-json';
 import type { AggSpec, BooleanAggFn, ByAggFn, CollectAggFn, StatisticalAggFn } from './plan/types';
 import type { DataType } from './schema';
-import { isBooleanAgg, isCollectAgg, isPairAgg, isStatisticalAgg } from './plan/agg-kinds';
-import type { PairAggFn } from './plan/types';
+import { isBitAgg, isBooleanAgg, isCollectAgg, isPairAgg, isStatisticalAgg } from './plan/agg-kinds';
+import type { BitAggFn, PairAggFn } from './plan/types';
+import { canonicalLong } from './schema';
 
 /** A value as the DOUBLE Spark casts a second-moment aggregate's input to (a DECIMAL's or STRING's text parsed). */
 function asDouble(v: unknown): number | null {
@@ -453,6 +455,45 @@ function pairAgg(spec: AggSpec, fn: PairAggFn, first: string, second: string, fi
   };
 }
 
+/**
+ * bit_and, bit_or and bit_xor of an integral column (Spark's BitAndAgg, BitOrAgg, BitXorAgg): the
+ * operation over the non-null values, NULL without one, of the column's type. An INT's values
+ * combine as JS's 32-bit operations do; a BIGINT's as 64-bit BigInts (JS's operators would cut it
+ * to 32 bits), kept a number while it is a safe integer.
+ */
+function bitAgg(spec: AggSpec, fn: BitAggFn, column: string, inType: DataType | undefined): CompiledAgg {
+  const long = inType?.type === 'LONG';
+  const op32 = fn === 'bit_and' ? (a: number, b: number) => a & b : fn === 'bit_or' ? (a: number, b: number) => a | b : (a: number, b: number) => a ^ b;
+  const op64 = fn === 'bit_and' ? (a: bigint, b: bigint) => a & b : fn === 'bit_or' ? (a: bigint, b: bigint) => a | b : (a: bigint, b: bigint) => a ^ b;
+  const combine = (s: Json, v: unknown): Json => {
+    if (v === null || v === undefined) return s;
+    if (s === null) return v as Json;
+    if (!long) return op32(s as number, v as number);
+    return canonicalLong(BigInt.asIntN(64, op64(BigInt(s as number | bigint), BigInt(v as number | bigint)))) as Json;
+  };
+  return { spec, init: () => null, update: (s, r) => combine(s, r[column]), merge: (a, b) => combine(a, b), finish: (s) => s };
+}
+
+/** product(x): Spark's Product, the values cast to DOUBLE multiplied in order, NULL without a value. */
+function product(spec: AggSpec, column: string, inType: DataType | undefined): CompiledAgg {
+  const check =
+    inType?.type === 'STRING'
+      ? (r: Record<string, unknown>) => {
+          const v = r[column];
+          if (typeof v === 'string') stringToDouble(v);
+        }
+      : undefined;
+  const times = (s: Json, x: number | null): Json => (x === null ? s : s === null ? x : (s as number) * x);
+  return {
+    spec,
+    ...(check ? { check } : {}),
+    init: () => null,
+    update: (s, r) => times(s, asDouble(r[column])),
+    merge: (a, b) => times(a, b as number | null),
+    finish: (s) => s,
+  };
+}
+
 /** The aggregate of `spec` when it is one of this module's, else null. `inType`: the column's type; `byType`: max_by's and min_by's ordering column's. */
 export function compileMoreAgg(spec: AggSpec, inType: DataType | undefined, byType?: DataType): CompiledAgg | null {
   const column = spec.column!;
@@ -463,6 +504,8 @@ export function compileMoreAgg(spec: AggSpec, inType: DataType | undefined, byTy
   if (spec.fn === 'percentile') return percentile(spec, column, inType, spec.percentage ?? 0.5);
   if (spec.fn === 'percentile_approx') return percentileApprox(spec, column, inType, spec.percentage ?? 0.5, spec.accuracy ?? 10_000);
   if (isBooleanAgg(spec.fn)) return booleanAgg(spec, spec.fn, column);
+  if (isBitAgg(spec.fn)) return bitAgg(spec, spec.fn, column, inType);
+  if (spec.fn === 'product') return product(spec, column, inType);
   if (isCollectAgg(spec.fn)) return collect(spec, spec.fn, column);
   return null;
 }

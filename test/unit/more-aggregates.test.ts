@@ -441,3 +441,42 @@ SELECT k, first(col, true), first_value(col, true), last(col, true), any_value(c
     );
   });
 });
+
+describe('bit_and, bit_or, bit_xor and product', () => {
+  it("give Spark's documented values, of the column's type", () => {
+    // Spark's examples: over 3 and 5, bit_and 1, bit_or 7, bit_xor 6; product over 1, 2, 3 is 6.0
+    expect(over('bit_and', { type: 'INT' }, [[3, 5]])).toBe(1);
+    expect(over('bit_or', { type: 'INT' }, [[3], [5]])).toBe(7);
+    expect(over('bit_xor', { type: 'INT' }, [[3, null, 5]])).toBe(6);
+    expect(over('product', { type: 'INT' }, [[1, 2], [3]])).toBe(6);
+    // no non-null value: NULL
+    expect(over('bit_and', { type: 'INT' }, [[null]])).toBeNull();
+    expect(over('product', { type: 'DOUBLE' }, [[]])).toBeNull();
+    // negative values in two's complement; a TINYINT's xor stays in its range
+    expect(over('bit_and', { type: 'INT', bits: 8 }, [[-1, 5]])).toBe(5);
+    expect(over('bit_xor', { type: 'INT', bits: 8 }, [[-1, 1]])).toBe(-2);
+  });
+
+  it('keep a BIGINT exact beyond 2^53 (64-bit, not the 32 bits of JS operators)', () => {
+    expect(over('bit_or', { type: 'LONG' }, [[9007199254740993n, 2]])).toBe(9007199254740995n);
+    expect(over('bit_and', { type: 'LONG' }, [[0x100000000, 0x1ffffffff]])).toBe(0x100000000);
+    expect(over('bit_xor', { type: 'LONG' }, [[-9223372036854775808n, -1]])).toBe(9223372036854775807n);
+  });
+
+  it('are read in SQL under their names, and refuse a column that is not integral (bit_*) or numeric (product)', async () => {
+    const plan = compileSql(`SET outputMode = update;
+SELECT k, bit_and(v), bit_or(v), bit_xor(v), product(v) FROM STREAM read_files(schema => 'k STRING, v INT') GROUP BY k`);
+    const { rows } = await runPlanOnce(
+      plan,
+      [3, 5].map((v) => ({ k: 'a', v })),
+    );
+    expect(rows).toEqual([{ k: 'a', 'bit_and(v)': 1, 'bit_or(v)': 7, 'bit_xor(v)': 6, 'product(v)': 15 }]);
+    const schema = "read_files(schema => 'k STRING, v INT, d DOUBLE, b BOOLEAN')";
+    expect(() => compileSql(`SET outputMode = update; SELECT k, bit_or(d) FROM STREAM ${schema} GROUP BY k`)).toThrow(
+      /bit_or\(d\): d is DOUBLE, but bit_or takes an integral column/,
+    );
+    expect(() => compileSql(`SET outputMode = update; SELECT k, product(b) FROM STREAM ${schema} GROUP BY k`)).toThrow(
+      /product\(b\): b is BOOLEAN, which cannot be multiplied/,
+    );
+  });
+});

@@ -1,5 +1,5 @@
 /** Which family an aggregate function belongs to (its output type, its input check, its buffer: more-aggregates.ts). */
-import type { BooleanAggFn, CollectAggFn, PairAggFn, StatisticalAggFn } from './types';
+import type { BitAggFn, BooleanAggFn, CollectAggFn, PairAggFn, StatisticalAggFn } from './types';
 
 const STATISTICAL: ReadonlySet<string> = new Set<StatisticalAggFn>([
   'stddev',
@@ -47,4 +47,11 @@ export function isCollectAgg(fn: string): fn is CollectAggFn {
 /** corr, covar_pop, covar_samp and the regr_* aggregates: over the pairs of two numeric columns. */
 export function isPairAgg(fn: string): fn is PairAggFn {
   return PAIR.has(fn);
+}
+
+const BIT: ReadonlySet<string> = new Set<BitAggFn>(['bit_and', 'bit_or', 'bit_xor']);
+
+/** bit_and, bit_or and bit_xor: over an integral column, of its type. */
+export function isBitAgg(fn: string): fn is BitAggFn {
+  return BIT.has(fn);
 }

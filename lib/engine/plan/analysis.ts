@@ -5,7 +5,7 @@
  */
 import { InvalidQueryError } from '../errors';
 import { type ChainDraft, type ChainedOperator, type Marks, operatorChain } from './chain';
-import { isBooleanAgg, isPairAgg, isStatisticalAgg } from './agg-kinds';
+import { isBitAgg, isBooleanAgg, isPairAgg, isStatisticalAgg } from './agg-kinds';
 import { type ColumnInfo, unknownColumn } from './columns';
 import type { OutputMode, StatefulSpec, StatelessStage, StreamJoinSpec, StreamJoinType, TransformWithStateSpec } from './types';
 import type { ColumnType } from '../schema';
@@ -298,9 +298,9 @@ function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: 
       const found = cols.find((x) => x.name === a.column);
       if (!found) throw unknownColumn(a.column, cols, `${a.fn}`);
       const type = found.window ? 'a window' : found.type;
-      if ((a.fn === 'sum' || a.fn === 'avg' || isStatisticalAgg(a.fn)) && NOT_SUMMABLE.has(found.type)) {
+      if ((a.fn === 'sum' || a.fn === 'avg' || a.fn === 'product' || isStatisticalAgg(a.fn)) && NOT_SUMMABLE.has(found.type)) {
         // Spark's Sum, Average and CentralMomentAgg take numeric (and interval) input, a STRING cast to DOUBLE; others fail analysis
-        const verb = a.fn === 'sum' ? 'summed' : a.fn === 'avg' ? 'averaged' : 'measured';
+        const verb = a.fn === 'sum' ? 'summed' : a.fn === 'avg' ? 'averaged' : a.fn === 'product' ? 'multiplied' : 'measured';
         throw new InvalidQueryError(
           `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] ${a.fn}(${a.column}): ${a.column} is ${type}, which cannot be ${verb}: ${a.fn} needs a numeric column (TINYINT to BIGINT, FLOAT, DOUBLE, DECIMAL); count it, take min or max of it, or ${a.fn} a numeric column`,
         );
@@ -329,6 +329,11 @@ function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: 
             `[DATATYPE_MISMATCH.VALUE_OUT_OF_RANGE] percentile_approx(${a.column}, ${a.percentage}, ${acc}): the accuracy must be a positive integer up to 2147483647 (the default is 10000; a higher one is more exact)`,
           );
         }
+      }
+      if (isBitAgg(a.fn) && (!['INT', 'LONG'].includes(found.type) || found.window)) {
+        throw new InvalidQueryError(
+          `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] ${a.fn}(${a.column}): ${a.column} is ${type}, but ${a.fn} takes an integral column (TINYINT, SMALLINT, INT, BIGINT): cast it first`,
+        );
       }
       if (isBooleanAgg(a.fn) && (found.type !== 'BOOLEAN' || found.window)) {
         throw new InvalidQueryError(

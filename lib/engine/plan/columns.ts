@@ -257,6 +257,7 @@ export function aggOutputType(a: AggSpec, cols: readonly ColumnInfo[]): DataType
     case 'regr_avgy':
       return aggOutputType({ fn: 'avg', column: a.column, as: a.as }, cols);
     case 'median':
+    case 'product':
       return { type: 'DOUBLE' };
     case 'percentile':
       return Array.isArray(a.percentage) ? { type: 'ARRAY', element: { type: 'DOUBLE' } } : { type: 'DOUBLE' };

@@ -249,9 +249,13 @@ export type AggFn =
   | BooleanAggFn
   | ByAggFn
   | PairAggFn
+  | BitAggFn
+  | 'product'
   | 'median'
   | 'percentile'
   | 'percentile_approx';
+/** bit_and, bit_or and bit_xor: the bitwise AND, OR or XOR of an integral column's non-null values, of its type. */
+export type BitAggFn = 'bit_and' | 'bit_or' | 'bit_xor';
 /** max_by(x, by) and min_by(x, by): the value of `column` on the row whose `by` is the largest (smallest). */
 export type ByAggFn = 'max_by' | 'min_by';
 /**

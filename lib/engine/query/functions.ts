@@ -220,6 +220,12 @@ export function percentileApprox<C extends string | Column>(
   const text = column instanceof Column ? column.sql : column;
   return new AggBuilder('percentile_approx', column, `${calledAs}(${text}, ${percentage}, ${accuracy})`, undefined, percentage, accuracy);
 }
+/** Spark's bit_and, bit_or and bit_xor: the bitwise AND, OR or XOR of an integral column's non-null values, of its type (NULL without one). */
+export const bitAnd = <C extends string | Column>(column: C) => agg('bit_and', column);
+export const bitOr = <C extends string | Column>(column: C) => agg('bit_or', column);
+export const bitXor = <C extends string | Column>(column: C) => agg('bit_xor', column);
+/** Spark's product: the values cast to DOUBLE multiplied together, a DOUBLE (NULL without a value). */
+export const product = <C extends string | Column>(column: C) => agg('product', column);
 /** The rows whose BOOLEAN column (or condition) is true, a BIGINT. */
 export const countIf = <C extends string | Column>(column: C) => agg('count_if', column);
 /** Whether every non-null BOOLEAN is true (NULL without one): Spark's bool_and / every. */
@@ -313,6 +319,10 @@ export const AGGREGATES_BY_NAME: Readonly<Record<string, (c: string | Column) =>
   some: boolOr,
   any: boolOr,
   collect_list: collectList,
+  bit_and: bitAnd,
+  bit_or: bitOr,
+  bit_xor: bitXor,
+  product,
   collect_set: collectSet,
 };
 

@@ -7,6 +7,7 @@ import type { ColumnType } from '../schema';
 import type {
   AggFn,
   AggSpec,
+  BitAggFn,
   BooleanAggFn,
   ByAggFn,
   CollectAggFn,
@@ -393,8 +394,13 @@ export type AggArg<C extends FrameColumns> =
     ? AggBuilder | AggSpec
     :
         | AggBuilder<string, 'count', Names<C> | undefined>
-        | AggBuilder<string, 'sum' | 'avg' | 'median' | 'percentile' | 'percentile_approx' | StatisticalAggFn | PairAggFn, ColumnsOfType<C, NumericType>>
+        | AggBuilder<
+            string,
+            'sum' | 'avg' | 'median' | 'percentile' | 'percentile_approx' | 'product' | StatisticalAggFn | PairAggFn,
+            ColumnsOfType<C, NumericType>
+          >
         | AggBuilder<string, BooleanAggFn, ColumnsOfType<C, 'BOOLEAN'>>
+        | AggBuilder<string, BitAggFn, ColumnsOfType<C, 'INT' | 'LONG'>>
         | AggBuilder<string, 'min' | 'max' | 'first' | 'any_value' | 'last' | 'approxCountDistinct' | CollectAggFn | ByAggFn, Names<C>>
         | AggBuilder<string, AggFn, Column>
         | AggSpec;
@@ -403,7 +409,7 @@ type FixedAggType<F extends AggFn> = F extends 'count' | 'approxCountDistinct' |
   ? 'LONG'
   : F extends 'regr_avgx' | 'regr_avgy'
     ? 'DOUBLE' | 'DECIMAL' // avg's type of x or y
-    : F extends StatisticalAggFn | PairAggFn | 'median' | 'percentile'
+    : F extends StatisticalAggFn | PairAggFn | 'median' | 'percentile' | 'product'
       ? 'DOUBLE'
       : F extends BooleanAggFn
         ? 'BOOLEAN'
