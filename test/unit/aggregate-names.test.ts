@@ -54,7 +54,7 @@ FROM STREAM read_files(schema => '${COLS}') GROUP BY k`);
   it('is named by the name it was called by for the second-moment, boolean and collecting aggregates', () => {
     const plan = compileSql(`SET outputMode = update;
 SELECT k, stddev(x), stddev_samp(x), std(x), stddev_pop(x), variance(x), var_samp(x), var_pop(amount), count_if(x > 0), bool_and(x > 0),
-  every(x > 0), bool_or(x > 0), some(x > 0), any(x > 0), collect_list(name), collect_set(amount)
+  every(x > 0), bool_or(x > 0), some(x > 0), any(x > 0), collect_list(name), collect_set(amount), array_agg(name)
 FROM STREAM read_files(schema => '${COLS}') GROUP BY k`);
     expect(aggNames(plan)).toEqual([
       'stddev(x)',
@@ -73,6 +73,8 @@ FROM STREAM read_files(schema => '${COLS}') GROUP BY k`);
       'any((x > 0))',
       'collect_list(name)',
       'collect_set(amount)',
+      // Spark's array_agg is collect_list under its own name
+      'array_agg(name)',
     ]);
   });
 

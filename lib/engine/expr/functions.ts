@@ -81,6 +81,7 @@ export const AGGREGATES = new Set([
   'max_by',
   'min_by',
   'any_value',
+  'array_agg',
   'bit_and',
   'bit_or',
   'bit_xor',

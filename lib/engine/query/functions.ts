@@ -319,6 +319,7 @@ export const AGGREGATES_BY_NAME: Readonly<Record<string, (c: string | Column) =>
   some: boolOr,
   any: boolOr,
   collect_list: collectList,
+  array_agg: collectList,
   bit_and: bitAnd,
   bit_or: bitOr,
   bit_xor: bitXor,

@@ -249,7 +249,18 @@ function percentileApproxOf(sql: string, item: SelectItem, spans: Span[], fn: 'p
 }
 
 /** The aggregate names Spark keeps in a column's name when a query calls them (FunctionRegistry's setAlias): mean(x), not avg(x). */
-const SPARK_ALIASES: ReadonlySet<string> = new Set(['mean', 'first_value', 'last_value', 'stddev_samp', 'std', 'var_samp', 'every', 'some', 'any']);
+const SPARK_ALIASES: ReadonlySet<string> = new Set([
+  'mean',
+  'first_value',
+  'last_value',
+  'stddev_samp',
+  'std',
+  'var_samp',
+  'every',
+  'some',
+  'any',
+  'array_agg',
+]);
 
 /** `frame` grouped and aggregated as the query's GROUP BY and select list say. */
 export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColumns>): StreamFrame<AnyColumns> {
