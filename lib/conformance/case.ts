@@ -12,7 +12,10 @@ import type { AggFn, QueryPlan, GroupKey, JoinPredicate, ProjectItem } from '../
 import { operatorChain } from '../engine/plan/chain';
 import {
   AGGREGATES_BY_NAME,
+  anyValue,
   approxCountDistinct,
+  first,
+  last,
   count,
   sessionWindow,
   window,
@@ -82,8 +85,17 @@ interface CaseQuery {
     | { sessionWindow: { column: string; gap: string } }
     | { expr: string; as?: string }
   >;
-  /** `by`: max_by's and min_by's ordering column, a pair aggregate's x (corr, regr_slope, ...: sluice's own cases; FORMAT's aggregations have none). */
-  aggregations?: Array<{ fn: string; column?: string; expr?: string; by?: string; percentage?: number | number[]; accuracy?: number; as: string }>;
+  /** `ignoreNulls`: first's, last's and any_value's flag. `by`: max_by's and min_by's ordering column, a pair aggregate's x (corr, regr_slope, ...: sluice's own cases; FORMAT's aggregations have none). */
+  aggregations?: Array<{
+    fn: string;
+    column?: string;
+    expr?: string;
+    by?: string;
+    percentage?: number | number[];
+    accuracy?: number;
+    ignoreNulls?: boolean;
+    as: string;
+  }>;
   dropDuplicates?: { columns?: string[]; withinWatermark?: boolean };
   outputMode: string;
   options?: Record<string, string | number | boolean>;
@@ -150,6 +162,8 @@ export function isPipelineCase(c: ConformanceCase): boolean {
 }
 
 const AGGS: Readonly<Record<string, (c: string | Column) => AggBuilder>> = { ...AGGREGATES_BY_NAME, approxCountDistinct };
+/** The aggregates that take an "ignoreNulls" flag (sluice's own cases). */
+const IGNORE_NULLS_AGGS: Readonly<Record<string, (c: string | Column, ignoreNulls: boolean) => AggBuilder>> = { first, last, any_value: anyValue };
 
 /** How a case's `static` table becomes a table of the query API (the runner: an S3 object it wrote). */
 export type CaseStaticTables = (name: string, table: { schema: string; rows: Array<Record<string, unknown>> }) => StaticTable;
@@ -314,6 +328,11 @@ function applyStage(c: ConformanceCase, frame: StreamFrame, stage: CaseStage, ta
       } else if (a.fn in TWO_COLUMN_AGGREGATES_BY_NAME) {
         if (input === undefined || a.by === undefined) throw new InvalidQueryError(`case ${c.name}: ${a.fn} needs a "column" (or "expr") and a "by" column`);
         b = TWO_COLUMN_AGGREGATES_BY_NAME[a.fn](input, a.by);
+      } else if (a.ignoreNulls !== undefined) {
+        const f = IGNORE_NULLS_AGGS[a.fn];
+        if (!f || input === undefined)
+          throw new InvalidQueryError(`case ${c.name}: "ignoreNulls" goes with first, last or any_value of a "column" or an "expr"`);
+        b = f(input, a.ignoreNulls);
       } else {
         const f = AGGS[a.fn];
         if (!f) throw new InvalidQueryError(`case ${c.name}: aggregation ${JSON.stringify(a.fn)} is not one of count, ${Object.keys(AGGS).join(', ')}`);
