@@ -316,15 +316,12 @@ function applyStage(c: ConformanceCase, frame: StreamFrame, stage: CaseStage, ta
         if (input === undefined || a.percentage === undefined)
           throw new InvalidQueryError(`case ${c.name}: percentile needs a "column" (or "expr") and a "percentage" (a number or a list)`);
         b = typeof a.percentage === 'number' ? percentile(input, a.percentage) : percentilesAt('percentile', input, a.percentage);
-      } else if (a.fn === 'percentile_approx') {
+      } else if (a.fn === 'percentile_approx' || a.fn === 'approx_percentile') {
         if (input === undefined || a.percentage === undefined)
           throw new InvalidQueryError(
             `case ${c.name}: percentile_approx needs a "column" (or "expr") and a "percentage" (a number or a list; optionally an "accuracy")`,
           );
-        b =
-          typeof a.percentage === 'number'
-            ? percentileApprox(input, a.percentage, a.accuracy)
-            : percentilesAt('percentile_approx', input, a.percentage, a.accuracy);
+        b = typeof a.percentage === 'number' ? percentileApprox(input, a.percentage, a.accuracy, a.fn) : percentilesAt(a.fn, input, a.percentage, a.accuracy);
       } else if (a.fn in TWO_COLUMN_AGGREGATES_BY_NAME) {
         if (input === undefined || a.by === undefined) throw new InvalidQueryError(`case ${c.name}: ${a.fn} needs a "column" (or "expr") and a "by" column`);
         b = TWO_COLUMN_AGGREGATES_BY_NAME[a.fn](input, a.by);
