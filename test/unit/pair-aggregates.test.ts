@@ -257,3 +257,55 @@ SELECT k, corr(y, s), count(*) AS n FROM STREAM read_files(schema => 'k INT, y I
     expect(() => compileSql(`SET outputMode = update; SELECT k, corr(y, nope) FROM STREAM ${schema} GROUP BY k`)).toThrow(/nope/);
   });
 });
+
+describe('an aggregate with FILTER (WHERE ...)', () => {
+  const table = [
+    { k: 1, y: 10, x: null },
+    { k: 2, y: 10, x: 11 },
+    { k: 2, y: 20, x: 22 },
+    { k: 2, y: 25, x: null },
+    { k: 2, y: 30, x: 35 },
+    { k: 2, y: null, x: 40 },
+  ];
+
+  it("takes the rows where the condition is true, named as Spark's golden file names it", async () => {
+    const plan = compileSql(`SET outputMode = update;
+SELECT k, count(*) FILTER (WHERE x IS NOT NULL), avg(x) FILTER (WHERE x IS NOT NULL AND y IS NOT NULL), corr(y, x) FILTER (WHERE x IS NOT NULL),
+  sum(y) FILTER (WHERE x > 20) AS big, max_by(y, x) FILTER (WHERE x < 30) AS below, first(y, true) FILTER (WHERE x IS NULL) AS unpaired
+FROM STREAM read_files(schema => 'k INT, y INT, x INT') GROUP BY k`);
+    const { rows } = await runPlanOnce(plan, table);
+    const byK = new Map(rows.map((r) => [r.k, r]));
+    // linear-regression.sql.out: k 1 and 2 count 0 and 4; avg 22.666666666666668 for k 2, NULL for k 1
+    expect(Object.keys(byK.get(2)!)).toEqual([
+      'k',
+      'count(1) FILTER (WHERE (x IS NOT NULL))',
+      'avg(x) FILTER (WHERE ((x IS NOT NULL) AND (y IS NOT NULL)))',
+      'corr(y, x) FILTER (WHERE (x IS NOT NULL))',
+      'big',
+      'below',
+      'unpaired',
+    ]);
+    expect(byK.get(1)).toEqual({
+      k: 1,
+      'count(1) FILTER (WHERE (x IS NOT NULL))': 0,
+      'avg(x) FILTER (WHERE ((x IS NOT NULL) AND (y IS NOT NULL)))': null,
+      'corr(y, x) FILTER (WHERE (x IS NOT NULL))': null,
+      big: null,
+      below: null,
+      unpaired: 10,
+    });
+    const k2 = byK.get(2)!;
+    expect(k2['count(1) FILTER (WHERE (x IS NOT NULL))']).toBe(4);
+    expect(k2['avg(x) FILTER (WHERE ((x IS NOT NULL) AND (y IS NOT NULL)))']).toBeCloseTo(22.666666666666668, 12);
+    expect(k2['corr(y, x) FILTER (WHERE (x IS NOT NULL))']).toBeCloseTo(0.9988445981121533, 12);
+    // y where x > 20: 20 + 30 (the row with x 40 has no y); max_by over x < 30: y of x 22; the first y whose x is null: 25
+    expect([k2.big, k2.below, k2.unpaired]).toEqual([50, 20, 25]);
+  });
+
+  it('is refused on first/last without ignoreNulls, and on a function that is not an aggregate', () => {
+    const from = "FROM STREAM read_files(schema => 'k INT, y INT, x INT') GROUP BY k";
+    expect(() => compileSql(`SET outputMode = update; SELECT k, first(y) FILTER (WHERE x > 1) ${from}`)).toThrow(/first\(x, true\) FILTER/);
+    expect(() => compileSql(`SET outputMode = update; SELECT k, sum(y) FILTER (WHERE sum(x) > 1) ${from}`)).toThrow(/NESTED_AGGREGATE_FUNCTION/);
+    expect(() => compileSql(`SET outputMode = update; SELECT k, sum(abs(y) FILTER (WHERE x > 1)) ${from}`)).toThrow(/abs does not support FILTER/);
+  });
+});

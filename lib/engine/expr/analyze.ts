@@ -558,6 +558,13 @@ export class Analyzer {
         ast.pos,
       );
     }
+    if (ast.filter !== undefined && !AGGREGATES.has(name)) {
+      throw this.fail(
+        'INVALID_SQL_SYNTAX.FUNCTION_WITH_UNSUPPORTED_SYNTAX',
+        `The function ${name} does not support FILTER: FILTER (WHERE ...) goes with an aggregate function, e.g. count(*) FILTER (WHERE amount > 0)`,
+        ast.pos,
+      );
+    }
     if (AGGREGATES.has(name)) {
       throw this.fail(
         'UNSUPPORTED_EXPR_FOR_OPERATOR',

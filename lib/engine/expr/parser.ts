@@ -46,7 +46,16 @@ export type Ast =
     }
   | { readonly k: 'case'; readonly pos: number; readonly operand?: Ast; readonly whens: readonly { when: Ast; result: Ast }[]; readonly otherwise?: Ast }
   | { readonly k: 'cast'; readonly pos: number; readonly arg: Ast; readonly to: DataType; readonly safe: boolean; readonly syntax: 'CAST' | '::' }
-  | { readonly k: 'call'; readonly pos: number; readonly name: string; readonly args: readonly Ast[]; readonly distinct: boolean; readonly star: boolean }
+  | {
+      readonly k: 'call';
+      readonly pos: number;
+      readonly name: string;
+      readonly args: readonly Ast[];
+      readonly distinct: boolean;
+      readonly star: boolean;
+      /** An aggregate's `FILTER (WHERE cond)`: the condition, where its text starts and ends in the parsed text, and where FILTER is. */
+      readonly filter?: { readonly cond: Ast; readonly start: number; readonly end: number; readonly at: number };
+    }
   /** A higher-order function's argument: `x -> x + 1`, `(acc, x) -> acc + x`. */
   | { readonly k: 'lambda'; readonly pos: number; readonly params: readonly string[]; readonly body: Ast };
 
@@ -557,7 +566,7 @@ class Parser {
       const distinct = this.keyword('DISTINCT');
       if (this.peek().kind === 'op' && this.peek().text === '*' && this.peek(1).kind === 'op' && this.peek(1).text === ')') {
         this.i += 2;
-        return { k: 'call', pos: t.pos, name: t.text.toLowerCase(), args: [], distinct, star: true };
+        return this.withFilter({ k: 'call', pos: t.pos, name: t.text.toLowerCase(), args: [], distinct, star: true });
       }
       const args: Ast[] = [];
       if (!distinct) {
@@ -569,9 +578,21 @@ class Parser {
         while (this.op(',')) args.push(this.argument());
         this.expectOp(')', "',' or ')' in the argument list");
       }
-      return { k: 'call', pos: t.pos, name: t.text.toLowerCase(), args, distinct, star: false };
+      return this.withFilter({ k: 'call', pos: t.pos, name: t.text.toLowerCase(), args, distinct, star: false });
     }
     return { k: 'name', pos: t.pos, parts: [t.text] };
+  }
+
+  /** A call followed by `FILTER (WHERE cond)` (Spark's aggregate filter), with its condition; else the call as it is. */
+  private withFilter(call: Extract<Ast, { k: 'call' }>): Ast {
+    if (!(this.isKeyword('FILTER') && this.peek(1).kind === 'op' && this.peek(1).text === '(' && this.isKeyword('WHERE', 2))) return call;
+    const at = this.peek().pos;
+    this.i += 3;
+    const start = this.peek().pos;
+    const cond = this.expression();
+    const end = this.peek().pos;
+    this.expectOp(')', "')' after the FILTER's condition");
+    return { ...call, filter: { cond, start, end, at } };
   }
 
   /** A function's argument: an expression, or a lambda (`x -> ...`, `(x, i) -> ...`). */

@@ -8,9 +8,10 @@
  * `window(col, ...)`, as a TypeScript query writes them; anything else as `expr(text)`.
  */
 import { tokenize } from '../expr/lexer';
+import { prettySql } from '../expr';
 import type { ColumnInfo } from '../plan/columns';
 import type { Ast } from '../expr/parser';
-import { expr } from '../query/column';
+import { Column, expr } from '../query/column';
 import { aggregateArgName } from '../query/expr-agg';
 import type { StreamFrame } from '../query/frame';
 import {
@@ -27,7 +28,6 @@ import {
   window,
 } from '../query/functions';
 import type { AnyColumns, GroupArg } from '../query/types';
-import type { Column } from '../query/column';
 import type { GroupKey } from '../plan/types';
 import { type Span, SqlError, unsupported, within } from './errors';
 import type { SelectItem, SqlExpr, SqlQuery } from './statement';
@@ -73,8 +73,43 @@ function keyOf(k: SqlExpr, alias: string | undefined): string | GroupKey | Colum
   return alias === undefined ? expr(k.text) : expr(k.text).as(alias);
 }
 
-/** The aggregate a select item calls. */
+/**
+ * The aggregate a select item calls; with `FILTER (WHERE cond)`, over the rows where cond is true:
+ * its input is `CASE WHEN cond THEN input END`, which every aggregate here skips when null (count(*)
+ * counts `CASE WHEN cond THEN 1 END`, max_by and min_by filter their ordering column), named as
+ * Spark names it, `sum(x) FILTER (WHERE (v > 1))`. first, last and any_value keep a null value,
+ * so they take FILTER only with their ignoreNulls flag.
+ */
 function aggOf(sql: string, item: SelectItem, spans: Span[], columns: readonly ColumnInfo[]): AggBuilder {
+  const call = item.ast as Extract<Ast, { k: 'call' }>;
+  const filter = call.filter;
+  if (filter === undefined) return aggOfCall(sql, item, spans, columns);
+  // the call without its FILTER clause
+  const b = aggOfCall(sql, { ...item, text: item.text.slice(0, filter.at - item.pos).trimEnd() }, spans, columns);
+  const cond = sql.slice(filter.start, filter.end).trim();
+  if (hasAggregate(filter.cond)) refuseNested(sql, filter.cond);
+  if ((b.fn === 'first' || b.fn === 'last' || b.fn === 'any_value') && b.ignoreNulls !== true) {
+    throw unsupported(
+      sql,
+      filter.at,
+      `${call.name}(...) FILTER (WHERE ...) keeps a null value of the rows it takes, which sluice does not do: write ${call.name}(x, true) FILTER (WHERE ...) to take the non-null values only`,
+    );
+  }
+  let prettyCond: string;
+  try {
+    prettyCond = prettySql(cond, columns);
+  } catch {
+    prettyCond = cond; // (the aggregation's input stage reports the condition's error)
+  }
+  const text = (c: string | Column | undefined) => (c === undefined ? '1' : c instanceof Column ? `(${c.sql})` : `\`${c.replaceAll('`', '``')}\``);
+  const when = (c: string | Column | undefined) => expr(`CASE WHEN (${cond}) THEN ${text(c)} END`);
+  const name = `${b.name} FILTER (WHERE ${prettyCond})`;
+  if (b.fn === 'max_by' || b.fn === 'min_by') return new AggBuilder(b.fn, b.column, name, when(b.by), b.percentage, b.accuracy, b.ignoreNulls);
+  return new AggBuilder(b.fn, when(b.column), name, b.by, b.percentage, b.accuracy, b.ignoreNulls);
+}
+
+/** The aggregate a select item calls (its FILTER aside). */
+function aggOfCall(sql: string, item: SelectItem, spans: Span[], columns: readonly ColumnInfo[]): AggBuilder {
   const call = item.ast as Extract<Ast, { k: 'call' }>;
   const fn = call.name.toLowerCase();
   if (call.distinct) {
