@@ -7,6 +7,7 @@ import { gzipSync } from 'node:zlib';
 import { dirname, resolve } from 'node:path';
 import type { TimeMode } from '../engine/tws/api';
 import { InvalidQueryError } from '../engine/errors';
+import { isLosslessNumber } from 'lossless-json';
 import { JsonObject, mayReorderMembers, parseOrdered } from '../engine/json-ordered';
 import type { AggFn, QueryPlan, GroupKey, JoinPredicate, ProjectItem } from '../engine/plan/types';
 import { operatorChain } from '../engine/plan/chain';
@@ -465,8 +466,10 @@ function stepInputFilesOf(c: ConformanceCase): StepFile[] {
 
 /**
  * The JSON text of an object of a case file whose members JSON.parse listed in another order than
- * the file writes them (an integer-like key, `{"b": 1, "10": 2}`, comes first in a JS object), with
- * the members in the file's order: a record's line as the case's author wrote it, as Spark read it.
+ * the file writes them (an integer-like key, `{"b": 1, "10": 2}`, comes first in a JS object), or
+ * that holds an integer beyond 2^53 (which JSON.parse rounds: 9007199254740993 is 9007199254740992),
+ * with the members in the file's order and such integers as written: a record's line as the case's
+ * author wrote it, as Spark read it.
  */
 const writtenTexts = new WeakMap<object, string>();
 
@@ -480,12 +483,29 @@ export function recordLines(rows: readonly unknown[]): string {
   return rows.map(recordText).join('\n');
 }
 
-/** Notes in writtenTexts each object of `v` (JSON.parse's) whose members' order differs from `o`'s (parseOrdered's) at any depth; true when one does. */
+/** An integer literal JSON.parse rounds (beyond 2^53), as parseOrdered gives it: its text; else null. */
+function unsafeIntegerText(o: unknown): string | null {
+  if (!isLosslessNumber(o)) return null;
+  const text = o.toString();
+  return /^-?[0-9]+$/.test(text) && !Number.isSafeInteger(Number(text)) ? text : null;
+}
+
+/** A value's text in a record line: an integer JSON.parse rounded as written, else recordText. */
+function valueText(v: unknown, o: unknown): string {
+  return unsafeIntegerText(o) ?? recordText(v);
+}
+
+/**
+ * Notes in writtenTexts each object or array of `v` (JSON.parse's) whose members' order differs
+ * from `o`'s (parseOrdered's), or that holds an integer JSON.parse rounded, at any depth; true
+ * when one does.
+ */
 function noteWrittenOrder(v: unknown, o: unknown): boolean {
+  if (typeof v === 'number') return unsafeIntegerText(o) !== null;
   if (Array.isArray(v) && Array.isArray(o)) {
     let differs = false;
     for (let i = 0; i < v.length; i++) if (noteWrittenOrder(v[i], o[i])) differs = true;
-    if (differs) writtenTexts.set(v, `[${v.map(recordText).join(',')}]`);
+    if (differs) writtenTexts.set(v, `[${v.map((x, i) => valueText(x, o[i])).join(',')}]`);
     return differs;
   }
   if (v === null || typeof v !== 'object' || !(o instanceof JsonObject)) return false;
@@ -501,7 +521,7 @@ function noteWrittenOrder(v: unknown, o: unknown): boolean {
 
 function writtenText(rec: Record<string, unknown>, members: Map<string, unknown>): string {
   const parts: string[] = [];
-  for (const k of members.keys()) if (Object.hasOwn(rec, k)) parts.push(`${JSON.stringify(k)}:${recordText(rec[k])}`);
+  for (const [k, o] of members) if (Object.hasOwn(rec, k)) parts.push(`${JSON.stringify(k)}:${valueText(rec[k], o)}`);
   return `{${parts.join(',')}}`;
 }
 
@@ -512,7 +532,8 @@ export function parseCase(text: string, file: string): ConformanceCase {
   } catch (e) {
     throw new InvalidQueryError(`${file} is not valid JSON (${(e as Error).message}): a case is one JSON object, see FORMAT.md`);
   }
-  if (mayReorderMembers(text)) noteWrittenOrder(parsed, parseOrdered(text));
+  // (a run of 16 digits or more: an integer JSON.parse may have rounded)
+  if (mayReorderMembers(text) || /[0-9]{16}/.test(text)) noteWrittenOrder(parsed, parseOrdered(text));
   const c = parsed as ConformanceCase;
   if (!c || typeof c !== 'object' || Array.isArray(c) || typeof c.name !== 'string' || !c.query || typeof c.query !== 'object') {
     throw new InvalidQueryError(`${file} is not a conformance case: it needs "name", "query" and "steps" (see FORMAT.md)`);
