@@ -467,8 +467,9 @@ function stepInputFilesOf(c: ConformanceCase): StepFile[] {
 /**
  * The JSON text of an object of a case file whose members JSON.parse listed in another order than
  * the file writes them (an integer-like key, `{"b": 1, "10": 2}`, comes first in a JS object), or
- * that holds an integer beyond 2^53 (which JSON.parse rounds: 9007199254740993 is 9007199254740992),
- * with the members in the file's order and such integers as written: a record's line as the case's
+ * that holds a number JSON.parse rounds (an integer beyond 2^53: 9007199254740993 is 9007199254740992;
+ * a decimal of more digits than a double's), with the members in the file's order and such
+ * numbers as written: a record's line as the case's
  * author wrote it, as Spark read it.
  */
 const writtenTexts = new WeakMap<object, string>();
@@ -483,11 +484,29 @@ export function recordLines(rows: readonly unknown[]): string {
   return rows.map(recordText).join('\n');
 }
 
-/** An integer literal JSON.parse rounds (beyond 2^53), as parseOrdered gives it: its text; else null. */
+/**
+ * A number literal whose value JSON.parse changes, as parseOrdered gives it: its text; else null.
+ * An integer beyond 2^53 (9007199254740993 is read as ...992), a decimal with more digits than a
+ * double holds (a DECIMAL(38,20)'s 0.12345678901234567890): FORMAT-3 reads a number from its text.
+ */
 function unsafeIntegerText(o: unknown): string | null {
   if (!isLosslessNumber(o)) return null;
   const text = o.toString();
-  return /^-?[0-9]+$/.test(text) && !Number.isSafeInteger(Number(text)) ? text : null;
+  return decimalValue(text) === decimalValue(JSON.stringify(Number(text))) ? null : text;
+}
+
+/** A JSON number's exact value as `digits e exponent` (no leading or trailing zeros in digits): equal texts are equal values. */
+function decimalValue(text: string): string {
+  const m = /^(-?)([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/.exec(text);
+  if (m === null) return text;
+  let digits = m[2] + (m[3] ?? '');
+  let exponent = Number(m[4] ?? 0) - (m[3]?.length ?? 0);
+  digits = digits.replace(/^0+/, '');
+  if (digits === '') return '0';
+  const trailing = digits.length - digits.replace(/0+$/, '').length;
+  digits = digits.slice(0, digits.length - trailing);
+  exponent += trailing;
+  return `${m[1]}${digits}e${exponent}`;
 }
 
 /** A value's text in a record line: an integer JSON.parse rounded as written, else recordText. */
