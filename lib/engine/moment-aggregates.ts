@@ -84,15 +84,21 @@ function momentFigure(fn: StatisticalAggFn, m: number[]): number | null {
   }
 }
 
+/**
+ * The row check of an aggregate that casts a STRING column to DOUBLE (Spark's ANSI cast: 'x' is
+ * CAST_INVALID_INPUT, the row a dead letter), or undefined for a column of another type.
+ */
+export function castCheck(column: string, inType: DataType | undefined): ((r: Record<string, unknown>) => void) | undefined {
+  if (inType?.type !== 'STRING') return undefined;
+  return (r) => {
+    const v = r[column];
+    if (typeof v === 'string') stringToDouble(v);
+  };
+}
+
 export function statistical(spec: AggSpec, fn: StatisticalAggFn, column: string, inType: DataType | undefined): CompiledAgg {
   const order = fn === 'skewness' ? 3 : fn === 'kurtosis' ? 4 : 2;
-  const check =
-    inType?.type === 'STRING'
-      ? (r: Record<string, unknown>) => {
-          const v = r[column];
-          if (typeof v === 'string') stringToDouble(v);
-        }
-      : undefined;
+  const check = castCheck(column, inType);
   return {
     spec,
     ...(check ? { check } : {}),
@@ -188,17 +194,11 @@ export function pairAgg(
   firstType: DataType | undefined,
   secondType: DataType | undefined,
 ): CompiledAgg {
-  const checks = [
-    [first, firstType],
-    [second, secondType],
-  ].filter(([, t]) => (t as DataType | undefined)?.type === 'STRING') as Array<[string, DataType]>;
+  const checks = [castCheck(first, firstType), castCheck(second, secondType)].filter((c) => c !== undefined);
   const check =
     checks.length > 0
       ? (r: Record<string, unknown>) => {
-          for (const [c] of checks) {
-            const v = r[c];
-            if (typeof v === 'string') stringToDouble(v);
-          }
+          for (const c of checks) c(r);
         }
       : undefined;
   const regression = fn === 'regr_slope' || fn === 'regr_intercept';

@@ -28,14 +28,14 @@
  *   value by its content). Spark's collect_set lists its values in the order of its
  *   hash set, which no one can rely on: sort it with array_sort when the order matters.
  */
-import { lessFor, stringToDouble } from './aggregates';
+import { lessFor } from './aggregates';
 import type { CompiledAgg } from './aggregates';
 import type { Json } from './ports';
 import { encodeStateJson } from './state-json';
 import type { AggSpec, BitAggFn, BooleanAggFn, ByAggFn, CollectAggFn } from './plan/types';
 import { canonicalLong, type DataType } from './schema';
 import { isBitAgg, isBooleanAgg, isCollectAgg, isPairAgg, isStatisticalAgg } from './plan/agg-kinds';
-import { asDouble, pairAgg, statistical } from './moment-aggregates';
+import { asDouble, castCheck, pairAgg, statistical } from './moment-aggregates';
 
 /** A value of a column as median counts it: a DECIMAL by its text (one scale per column), others as they are. */
 type CountedKey = number | bigint | string;
@@ -64,17 +64,9 @@ function addCount(list: Json[], v: CountedKey, count: number): void {
   }
 }
 
-/**
- * percentile(x, p) and median (Spark's Median is `percentile(x, 0.5)`), exact as Spark's Percentile:
- * the values sorted, the position (count − 1) × p, and between two values the linear interpolation
- * Spark computes, on the values as DOUBLE. NULL over no value; at an array of percentages, the
- * array of their figures.
- */
-function percentile(spec: AggSpec, column: string, inType: DataType | undefined, percentage: number | readonly number[]): CompiledAgg {
-  const less = lessFor(inType);
-  const toDouble = (v: Json): number => (typeof v === 'number' ? v : Number(v as string | bigint));
+/** The init, update and merge of a buffer of [value, count] pairs of a column's non-null values (percentile, median, percentile_approx). */
+function valueCounts(column: string): Pick<CompiledAgg, 'init' | 'update' | 'merge'> {
   return {
-    spec,
     init: () => [],
     update: (s, r) => {
       const v = r[column];
@@ -86,8 +78,28 @@ function percentile(spec: AggSpec, column: string, inType: DataType | undefined,
       for (const e of b as Json[]) addCount(out, (e as Json[])[0] as CountedKey, (e as number[])[1]);
       return out;
     },
+  };
+}
+
+/** A value-count buffer's [value, count] pairs in the column's order. */
+function sortedCounts(s: Json, less: (a: unknown, b: unknown) => boolean): Json[][] {
+  return [...(s as Json[][])].sort((x, y) => (less(x[0], y[0]) ? -1 : less(y[0], x[0]) ? 1 : 0));
+}
+
+/**
+ * percentile(x, p) and median (Spark's Median is `percentile(x, 0.5)`), exact as Spark's Percentile:
+ * the values sorted, the position (count − 1) × p, and between two values the linear interpolation
+ * Spark computes, on the values as DOUBLE. NULL over no value; at an array of percentages, the
+ * array of their figures.
+ */
+function percentile(spec: AggSpec, column: string, inType: DataType | undefined, percentage: number | readonly number[]): CompiledAgg {
+  const less = lessFor(inType);
+  const toDouble = (v: Json): number => (typeof v === 'number' ? v : Number(v as string | bigint));
+  return {
+    spec,
+    ...valueCounts(column),
     finish: (s) => {
-      const entries = [...(s as Json[][])].sort((x, y) => (less(x[0], y[0]) ? -1 : less(y[0], x[0]) ? 1 : 0));
+      const entries = sortedCounts(s, less);
       if (entries.length === 0) return null;
       const cumulative: number[] = [];
       let total = 0;
@@ -121,19 +133,9 @@ function percentileApprox(spec: AggSpec, column: string, inType: DataType | unde
   const relativeError = 1 / accuracy;
   return {
     spec,
-    init: () => [],
-    update: (s, r) => {
-      const v = r[column];
-      if (v !== null && v !== undefined) addCount(s as Json[], v as CountedKey, 1);
-      return s;
-    },
-    merge: (a, b) => {
-      const out = (a as Json[]).map((e) => [...(e as Json[])] as Json);
-      for (const e of b as Json[]) addCount(out, (e as Json[])[0] as CountedKey, (e as number[])[1]);
-      return out;
-    },
+    ...valueCounts(column),
     finish: (s) => {
-      const entries = [...(s as Json[][])].sort((x, y) => (less(x[0], y[0]) ? -1 : less(y[0], x[0]) ? 1 : 0));
+      const entries = sortedCounts(s, less);
       if (entries.length === 0) return null;
       let count = 0;
       for (const e of entries) count += e[1] as number;
@@ -251,13 +253,7 @@ function bitAgg(spec: AggSpec, fn: BitAggFn, column: string, inType: DataType | 
 
 /** product(x): Spark's Product, the values cast to DOUBLE multiplied in order, NULL without a value. */
 function product(spec: AggSpec, column: string, inType: DataType | undefined): CompiledAgg {
-  const check =
-    inType?.type === 'STRING'
-      ? (r: Record<string, unknown>) => {
-          const v = r[column];
-          if (typeof v === 'string') stringToDouble(v);
-        }
-      : undefined;
+  const check = castCheck(column, inType);
   const times = (s: Json, x: number | null): Json => (x === null ? s : s === null ? x : (s as number) * x);
   return {
     spec,
