@@ -129,6 +129,7 @@ export type {
   AggFn,
   BooleanAggFn,
   ByAggFn,
+  BitAggFn,
   PairAggFn,
   CollectAggFn,
   StatisticalAggFn,
