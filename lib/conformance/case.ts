@@ -9,6 +9,8 @@ import type { TimeMode } from '../engine/tws/api';
 import { InvalidQueryError } from '../engine/errors';
 import { isLosslessNumber } from 'lossless-json';
 import { JsonObject, mayReorderMembers, parseOrdered } from '../engine/json-ordered';
+import { parseJsonLine, parseSchema } from '../engine/schema';
+import type { Row } from '../engine/ports';
 import type { AggFn, QueryPlan, GroupKey, JoinPredicate, ProjectItem } from '../engine/plan/types';
 import { operatorChain } from '../engine/plan/chain';
 import {
@@ -169,8 +171,27 @@ const IGNORE_NULLS_AGGS: Readonly<Record<string, (c: string | Column, ignoreNull
 /** How a case's `static` table becomes a table of the query API (the runner: an S3 object it wrote). */
 export type CaseStaticTables = (name: string, table: { schema: string; rows: Array<Record<string, unknown>> }) => StaticTable;
 
-/** The default: the case's rows themselves (staticTable.rows). */
-const rowsStaticTable: CaseStaticTables = (_name, t) => staticTable.rows(t.schema, t.rows);
+/**
+ * The default: the case's rows themselves (staticTable.rows), each read again from its text as
+ * the case writes it (recordText), as a source reads a record: an integer beyond 2^53 stays exact.
+ */
+const rowsStaticTable: CaseStaticTables = (_name, t) => linesStaticTable(t, t.rows.map(recordText));
+
+/**
+ * A case's static table from its rows' lines (recordText's, which a worker thread is handed: the
+ * case it gets is a copy JSON.parse's numbers, without the written texts), read as a source reads
+ * a record; a row that does not fit is refused by staticTable.rows, with its reason.
+ */
+export function linesStaticTable(t: { schema: string; rows: Array<Record<string, unknown>> }, lines: readonly string[]): StaticTable {
+  const schema = parseSchema(t.schema);
+  const rows: Row[] = [];
+  for (const line of lines) {
+    const res = parseJsonLine(schema, line);
+    if (!res.ok) return staticTable.rows(t.schema, t.rows);
+    rows.push(Object.fromEntries(schema.columns.map((c) => [c.name, res.row[c.name]])));
+  }
+  return { spec: { kind: 'rows', schema, rows } };
+}
 
 export function caseToPlan(c: ConformanceCase, name = 'conformance', tables: CaseStaticTables = rowsStaticTable, step = 0): QueryPlan {
   const q = c.query;

@@ -28,6 +28,7 @@ import {
   type ConformanceCase,
   isPipelineCase,
   recordLines,
+  recordText,
   type StepFile,
   stepFileBytes,
   stepFileKey,
@@ -211,12 +212,13 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
     if (caseSources.some((x) => !x.location)) return { name: c.name, error: '--workers needs sources the config can name (an S3 prefix or a Kinesis stream)' };
     cfg = { ...cfg, source: caseSources[0].location!, ...(caseSources.length > 1 ? { inputs: caseSources.slice(1).map((x) => x.location!) } : {}) };
   }
+  const staticLines = Object.fromEntries(Object.entries(c.query.static ?? {}).map(([name, t]) => [name, t.rows.map(recordText)]));
   const poolAt = (step: number) =>
     opts.workers !== undefined
       ? new WorkerPool(opts.workers, {
           connection: opts.connection,
           config: cfg,
-          plan: { kind: 'case', case: c, name: plan.name, statePartitions: opts.statePartitions, step },
+          plan: { kind: 'case', case: c, name: plan.name, statePartitions: opts.statePartitions, step, staticLines },
           maxSplits: 3,
         })
       : null;

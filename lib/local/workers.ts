@@ -13,13 +13,21 @@ import type { TaskEvent, TaskHandler, TaskResult } from '../engine/schedule/driv
 import type { QueryPlan } from '../engine/plan/types';
 import type { AwsConnection } from '../aws/config';
 import type { PipelineConfig } from '../aws/pipeline';
-import { caseToPlan, type ConformanceCase } from '../conformance/case';
+import { caseToPlan, type ConformanceCase, linesStaticTable } from '../conformance/case';
 import { compileSql } from '../engine/sql';
 
 /** How a worker builds the plan: from the module that exports it, or from a conformance case. */
 export type PlanRecipe =
   | { readonly kind: 'module'; readonly path: string }
-  | { readonly kind: 'case'; readonly case: ConformanceCase; readonly name: string; readonly statePartitions?: number; readonly step?: number };
+  | {
+      readonly kind: 'case';
+      readonly case: ConformanceCase;
+      readonly name: string;
+      readonly statePartitions?: number;
+      readonly step?: number;
+      /** Each static table's rows as the case writes them (recordText): a number JSON.parse would round stays exact in the worker. */
+      readonly staticLines?: Readonly<Record<string, readonly string[]>>;
+    };
 
 export interface WorkerInit {
   readonly connection: AwsConnection;
@@ -45,7 +53,10 @@ export interface TaskMessage {
 /** The plan a recipe gives (in a worker, and in the parent to check it once). */
 export function planFromRecipe(recipe: PlanRecipe): QueryPlan {
   if (recipe.kind === 'case') {
-    const plan = caseToPlan(recipe.case, recipe.name, undefined, recipe.step ?? 0);
+    const lines = recipe.staticLines;
+    const tables =
+      lines === undefined ? undefined : (name: string, t: { schema: string; rows: Array<Record<string, unknown>> }) => linesStaticTable(t, lines[name] ?? []);
+    const plan = caseToPlan(recipe.case, recipe.name, tables, recipe.step ?? 0);
     return recipe.statePartitions === undefined ? plan : { ...plan, statePartitions: recipe.statePartitions };
   }
   return loadQueryModule(recipe.path);

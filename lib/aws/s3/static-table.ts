@@ -11,7 +11,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import type { Row, StaticTableReader } from '../../engine/ports';
-import { coerceRecord, type Schema } from '../../engine/schema';
+import { coerceRecord, parseJsonLine, type Schema } from '../../engine/schema';
 import type { RetryOptions } from '../request/retry';
 import { S3Requests } from './requests';
 
@@ -69,20 +69,21 @@ function badRow(where: string, line: number, reason: string): SluiceError {
   });
 }
 
+/**
+ * JSON lines read as a source reads a record (parseJsonLine: numbers from their text, so a BIGINT
+ * beyond 2^53 and a DECIMAL stay exact, where JSON.parse would round them), each row holding the
+ * schema's columns.
+ */
 function parseJsonLines(text: string, schema: Schema, where: string, out: Row[]): void {
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i].trim();
     if (line === '') continue;
-    let record: unknown;
-    try {
-      record = JSON.parse(line);
-    } catch (e) {
-      throw badRow(where, i + 1, `not JSON (${(e as Error).message})`);
-    }
-    const res = coerceRecord(schema, record);
+    const res = parseJsonLine(schema, line);
     if (!res.ok) throw badRow(where, i + 1, res.reason);
-    out.push(res.row);
+    const row: Row = {};
+    for (const c of schema.columns) row[c.name] = res.row[c.name];
+    out.push(row);
   }
 }
 
