@@ -116,6 +116,20 @@ describe('an S3 static table', () => {
     );
   });
 
+  it('reads a CSV BIGINT beyond 2^53 exactly', async () => {
+    await put('exact/ref.csv', 'id,name\n9007199254740993,big\n42,small\n');
+    const rows = await new S3StaticTable({
+      client: clients.s3,
+      uri: `s3://${bucket}/exact/ref.csv`,
+      format: 'csv',
+      schema: parseSchema('id BIGINT, name STRING'),
+    }).load();
+    expect(rows).toEqual([
+      { id: 9007199254740993n, name: 'big' },
+      { id: 42, name: 'small' },
+    ]);
+  });
+
   it('fails when no object is under the URI, naming it', async () => {
     await expect(new S3StaticTable({ client: clients.s3, uri: `s3://${bucket}/missing/`, format: 'json', schema }).load()).rejects.toThrow(/has no objects/);
   });
@@ -194,6 +208,18 @@ describe('a DynamoDB static table', () => {
     });
     await expect(failing.lookup(keys(0, 5))).rejects.toThrow(/left 2 keys unprocessed after 3 attempts: raise the table's read capacity/);
     expect(stuck.state.batchGets).toBe(3);
+  });
+
+  it('reads a number attribute a double cannot hold exactly: a BIGINT beyond 2^53, a DECIMAL of many digits', async () => {
+    await clients.dynamodb.send(
+      new PutItemCommand({
+        TableName: usersTable,
+        Item: { userId: { S: 'exact' }, tier: { S: 'gold' }, limit: { N: '9007199254740993' }, rate: { N: '0.12345678901234567890' } },
+      }),
+    );
+    const exact = parseSchema('userId STRING, limit LONG, rate DECIMAL(38,20)');
+    const rows = await new DynamoDbStaticTable({ client: clients.dynamodb, tableName: usersTable, key: ['userId'], schema: exact }).lookup([['exact']]);
+    expect([...rows.values()]).toEqual([{ userId: 'exact', limit: 9007199254740993n, rate: '0.12345678901234567890' }]);
   });
 
   it("fails on an item that does not fit the schema, naming the table and the item's key", async () => {

@@ -14,6 +14,7 @@
 import { type AttributeValue, BatchGetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import type { Row, StaticTableReader } from '../../engine/ports';
+import { LosslessNumber } from 'lossless-json';
 import { coerceRecord, type Schema } from '../../engine/schema';
 import { isRetriable, toSluiceError } from '../request/errors';
 import { RetryableResult, type RetryOptions, type RetryPolicy, retryPolicy, withRetry } from '../request/retry';
@@ -162,11 +163,15 @@ export class DynamoDbStaticTable implements StaticTableReader {
   }
 }
 
-/** An attribute value as JSON (numbers as numbers, sets as lists, binary as base64). */
+/**
+ * An attribute value as JSON (numbers as numbers, sets as lists, binary as base64). A number a
+ * double does not hold (a BIGINT beyond 2^53, a DECIMAL of many digits: DynamoDB keeps 38 digits)
+ * is its text as a lossless-json number, which the schema reads exactly.
+ */
 function attributeValue(v: AttributeValue | undefined): unknown {
   if (!v) return null;
   if (v.S !== undefined) return v.S;
-  if (v.N !== undefined) return Number(v.N);
+  if (v.N !== undefined) return exactNumber(v.N);
   if (v.BOOL !== undefined) return v.BOOL;
   if (v.NULL) return null;
   if (v.SS) return [...v.SS];
@@ -176,4 +181,17 @@ function attributeValue(v: AttributeValue | undefined): unknown {
   if (v.B) return Buffer.from(v.B).toString('base64');
   if (v.BS) return v.BS.map((b) => Buffer.from(b).toString('base64'));
   return null;
+}
+
+/** A DynamoDB number: a double when it holds the text's value exactly, else the text as a lossless-json number. */
+function exactNumber(text: string): number | LosslessNumber {
+  const n = Number(text);
+  return String(n) === canonicalNumber(text) ? n : new LosslessNumber(text);
+}
+
+/** A number's text without a plus sign, leading zeros or trailing fraction zeros (DynamoDB's N as String(Number(N)) writes it). */
+function canonicalNumber(text: string): string {
+  let t = text.trim().replace(/^\+/, '');
+  if (/^-?[0-9]+\.[0-9]*$/.test(t)) t = t.replace(/\.?0+$/, '');
+  return t.replace(/^(-?)0+(?=[0-9])/, '$1');
 }

@@ -159,6 +159,8 @@ function parseCsv(text: string, schema: Schema, where: string, out: Row[]): void
       const f = rec.fields[index[i]];
       // An empty unquoted field is null (Spark's CSV reader); a quoted "" is the empty string.
       if (f.text === '' && !f.quoted) record[c.name] = null;
+      else if (c.type === 'LONG' && /^\s*[-+]?\d+\s*$/.test(f.text) && !Number.isSafeInteger(Number(f.text)))
+        record[c.name] = BigInt(f.text.trim()); // (beyond 2^53: exact, as the schema reads a BIGINT)
       else if (c.type === 'INT' || c.type === 'LONG' || c.type === 'DOUBLE')
         record[c.name] = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(f.text) ? Number(f.text) : f.text;
       else if (c.type === 'BOOLEAN') record[c.name] = /^true$/i.test(f.text) ? true : /^false$/i.test(f.text) ? false : f.text;
