@@ -510,7 +510,7 @@ export function recordLines(rows: readonly unknown[]): string {
  * An integer beyond 2^53 (9007199254740993 is read as ...992), a decimal with more digits than a
  * double holds (a DECIMAL(38,20)'s 0.12345678901234567890): FORMAT-3 reads a number from its text.
  */
-function unsafeIntegerText(o: unknown): string | null {
+function roundedNumberText(o: unknown): string | null {
   if (!isLosslessNumber(o)) return null;
   const text = o.toString();
   return decimalValue(text) === decimalValue(JSON.stringify(Number(text))) ? null : text;
@@ -532,7 +532,7 @@ function decimalValue(text: string): string {
 
 /** A value's text in a record line: an integer JSON.parse rounded as written, else recordText. */
 function valueText(v: unknown, o: unknown): string {
-  return unsafeIntegerText(o) ?? recordText(v);
+  return roundedNumberText(o) ?? recordText(v);
 }
 
 /**
@@ -541,7 +541,7 @@ function valueText(v: unknown, o: unknown): string {
  * when one does.
  */
 function noteWrittenOrder(v: unknown, o: unknown): boolean {
-  if (typeof v === 'number') return unsafeIntegerText(o) !== null;
+  if (typeof v === 'number') return roundedNumberText(o) !== null;
   if (Array.isArray(v) && Array.isArray(o)) {
     let differs = false;
     for (let i = 0; i < v.length; i++) if (noteWrittenOrder(v[i], o[i])) differs = true;

@@ -14,6 +14,7 @@ import { NUMBER_FORMAT_FUNCTIONS } from './number-format';
 import { DATETIME_FUNCTIONS } from './datetime';
 import { DATETIME_CONVERSIONS } from './datetime-conversions';
 import { SparkRowError } from './errors';
+import { BIT, BOOLEAN_AGGS, COLLECT, PAIR, STATISTICAL } from '../plan/agg-kinds';
 import { call, constantArg, def, double, int, numeric } from './fn-util';
 import { HASH_FUNCTIONS } from './hashes';
 import { JSON_FUNCTIONS } from './json-functions';
@@ -46,7 +47,7 @@ export const NON_DETERMINISTIC = new Set([
 ]);
 
 /** Aggregate functions: not row expressions (an aggregation takes them). */
-export const AGGREGATES = new Set([
+export const AGGREGATES: ReadonlySet<string> = new Set([
   'sum',
   'count',
   'avg',
@@ -55,49 +56,22 @@ export const AGGREGATES = new Set([
   'max',
   'first',
   'last',
-  'collect_list',
-  'collect_set',
   'approx_count_distinct',
   'count_distinct',
-  'stddev',
-  'stddev_samp',
-  'std',
-  'stddev_pop',
-  'variance',
-  'var_samp',
-  'var_pop',
-  'skewness',
-  'kurtosis',
   'median',
   'percentile',
   'percentile_approx',
   'approx_percentile',
-  'count_if',
-  'bool_and',
-  'every',
-  'bool_or',
-  'some',
-  'any',
   'max_by',
   'min_by',
   'any_value',
   'array_agg',
-  'bit_and',
-  'bit_or',
-  'bit_xor',
   'product',
-  'corr',
-  'covar_pop',
-  'covar_samp',
-  'regr_count',
-  'regr_avgx',
-  'regr_avgy',
-  'regr_sxx',
-  'regr_syy',
-  'regr_sxy',
-  'regr_slope',
-  'regr_intercept',
-  'regr_r2',
+  ...STATISTICAL,
+  ...BOOLEAN_AGGS,
+  ...COLLECT,
+  ...PAIR,
+  ...BIT,
 ]);
 
 /** The common type of the arguments, each cast to it; a refusal (DATA_DIFF_TYPES) when there is none. */

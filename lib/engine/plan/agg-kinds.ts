@@ -1,7 +1,7 @@
 /** Which family an aggregate function belongs to (its output type, its input check, its buffer: more-aggregates.ts). */
 import type { BitAggFn, BooleanAggFn, CollectAggFn, PairAggFn, StatisticalAggFn } from './types';
 
-const STATISTICAL: ReadonlySet<string> = new Set<StatisticalAggFn>([
+export const STATISTICAL: ReadonlySet<string> = new Set<StatisticalAggFn>([
   'stddev',
   'stddev_samp',
   'std',
@@ -12,9 +12,9 @@ const STATISTICAL: ReadonlySet<string> = new Set<StatisticalAggFn>([
   'skewness',
   'kurtosis',
 ]);
-const BOOLEAN_AGGS: ReadonlySet<string> = new Set<BooleanAggFn>(['count_if', 'bool_and', 'every', 'bool_or', 'some', 'any']);
-const COLLECT: ReadonlySet<string> = new Set<CollectAggFn>(['collect_list', 'collect_set']);
-const PAIR: ReadonlySet<string> = new Set<PairAggFn>([
+export const BOOLEAN_AGGS: ReadonlySet<string> = new Set<BooleanAggFn>(['count_if', 'bool_and', 'every', 'bool_or', 'some', 'any']);
+export const COLLECT: ReadonlySet<string> = new Set<CollectAggFn>(['collect_list', 'collect_set']);
+export const PAIR: ReadonlySet<string> = new Set<PairAggFn>([
   'corr',
   'covar_pop',
   'covar_samp',
@@ -49,7 +49,7 @@ export function isPairAgg(fn: string): fn is PairAggFn {
   return PAIR.has(fn);
 }
 
-const BIT: ReadonlySet<string> = new Set<BitAggFn>(['bit_and', 'bit_or', 'bit_xor']);
+export const BIT: ReadonlySet<string> = new Set<BitAggFn>(['bit_and', 'bit_or', 'bit_xor']);
 
 /** bit_and, bit_or and bit_xor: over an integral column, of its type. */
 export function isBitAgg(fn: string): fn is BitAggFn {

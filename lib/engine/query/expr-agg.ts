@@ -90,11 +90,13 @@ export function aggregation(cols: readonly ColumnInfo[], keys: ReadonlyArray<str
     }
     if (c instanceof Column) {
       const name = input(c);
+      // (Spark's name shows no cast it adds to the input: its toPrettySQL drops them, since 3.4)
+      const head = a.percentage !== undefined ? percentileHead(a.name, c.sql) : null;
       const named =
         a.name === aggregateName(a.fn, c.sql, undefined, a.ignoreNulls)
-          ? aggregateName(a.fn, aggregateArgName(c.sql, cols), undefined, a.ignoreNulls)
-          : a.percentage !== undefined && percentileHead(a.name, c.sql) !== null
-            ? `${percentileHead(a.name, c.sql)}(${prettySql(c.sql, cols)}${a.name.slice(percentileHead(a.name, c.sql)!.length + 1 + c.sql.length)}`
+          ? aggregateName(a.fn, prettySql(c.sql, cols), undefined, a.ignoreNulls)
+          : head !== null
+            ? `${head}(${prettySql(c.sql, cols)}${a.name.slice(head.length + 1 + c.sql.length)}`
             : a.name;
       return a.over(name, named);
     }
@@ -111,17 +113,6 @@ export function aggregation(cols: readonly ColumnInfo[], keys: ReadonlyArray<str
 function percentileHead(name: string, sql: string): string | null {
   const head = /^(percentile|percentile_approx|approx_percentile)\(/.exec(name)?.[1];
   return head !== undefined && name.startsWith(`${head}(${sql}, `) ? head : null;
-}
-
-/**
- * An aggregate's argument as Spark prints it in the aggregate's name (functions.ts aggregateName):
- * its pretty SQL. The cast Spark's analysis puts on an input (a STRING summed, an INT of stddev
- * or corr, which take DOUBLE) is not shown: Spark's toPrettySQL drops every cast the user did not
- * write (usePrettyExpression, since Spark 3.4), so `sum(s)` and `stddev(qty)`, as Spark's
- * linear-regression golden file prints `corr(y, x)` for two INT columns.
- */
-export function aggregateArgName(text: string, cols: readonly ColumnInfo[]): string {
-  return prettySql(text, cols);
 }
 
 /**

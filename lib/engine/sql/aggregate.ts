@@ -12,7 +12,6 @@ import { prettySql } from '../expr';
 import type { ColumnInfo } from '../plan/columns';
 import type { Ast } from '../expr/parser';
 import { Column, expr } from '../query/column';
-import { aggregateArgName } from '../query/expr-agg';
 import type { StreamFrame } from '../query/frame';
 import {
   AGGREGATES_BY_NAME,
@@ -143,7 +142,7 @@ function aggOfCall(sql: string, item: SelectItem, spans: Span[], columns: readon
   // without AS, Spark's name: the argument's pretty SQL, under the name the call used when Spark keeps it (mean, first_value, last_value)
   let pretty: string;
   try {
-    pretty = aggregateArgName(argText, columns);
+    pretty = prettySql(argText, columns);
   } catch {
     return b; // (the aggregation reports the expression's error, at its place)
   }
