@@ -7,6 +7,7 @@ import type { AggSpec } from './plan/types';
 import { isSparkRowError, SparkRowError } from './expr/errors';
 import { hllAdd, hllCount, hllMerge, hllNew } from './hll';
 import { compileMoreAgg } from './more-aggregates';
+import { pairCastCheck } from './moment-aggregates';
 import { canonicalLong, type DataType } from './schema';
 import { castFunction } from './expr/cast';
 import { DOUBLE, STRING } from './expr/types';
@@ -339,11 +340,13 @@ function pairCountOrAvg(spec: AggSpec, yType: DataType | undefined, xType: DataT
         ? compileAgg({ fn: 'avg', column: x, as: spec.as }, xType)
         : compileAgg({ fn: 'avg', column: y, as: spec.as }, yType);
   const paired = (r: Row) => r[x] !== null && r[x] !== undefined && r[y] !== null && r[y] !== undefined;
-  const check = inner.check;
+  // both columns cast as Spark casts them, the averaged one's included (a DECIMAL avg's overflow
+  // is its exact update's to raise, not a check's)
+  const casts = pairCastCheck(y, yType, x, xType);
   return {
     ...inner,
     spec,
-    ...(check ? { check: (r: Row) => (paired(r) ? check(r) : undefined) } : {}),
+    ...(casts ? { check: casts } : {}),
     update: (s, r) => (paired(r) ? inner.update(s, r) : s),
   };
 }

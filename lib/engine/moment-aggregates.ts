@@ -96,6 +96,27 @@ export function castCheck(column: string, inType: DataType | undefined): ((r: Re
   };
 }
 
+/**
+ * The row check of an aggregate of two columns, each cast to DOUBLE when it is a STRING: Spark
+ * tests `first IS NULL OR second IS NULL` (left first, and stops at true), so a bad `first` is
+ * CAST_INVALID_INPUT whatever `second` holds, and `second` is cast only when `first` is not null.
+ */
+export function pairCastCheck(
+  first: string,
+  firstType: DataType | undefined,
+  second: string,
+  secondType: DataType | undefined,
+): ((r: Record<string, unknown>) => void) | undefined {
+  const a = castCheck(first, firstType);
+  const b = castCheck(second, secondType);
+  if (a === undefined && b === undefined) return undefined;
+  return (r) => {
+    if (r[first] === null || r[first] === undefined) return;
+    a?.(r);
+    b?.(r);
+  };
+}
+
 export function statistical(spec: AggSpec, fn: StatisticalAggFn, column: string, inType: DataType | undefined): CompiledAgg {
   const order = fn === 'skewness' ? 3 : fn === 'kurtosis' ? 4 : 2;
   const check = castCheck(column, inType);
@@ -194,13 +215,7 @@ export function pairAgg(
   firstType: DataType | undefined,
   secondType: DataType | undefined,
 ): CompiledAgg {
-  const checks = [castCheck(first, firstType), castCheck(second, secondType)].filter((c) => c !== undefined);
-  const check =
-    checks.length > 0
-      ? (r: Record<string, unknown>) => {
-          for (const c of checks) c(r);
-        }
-      : undefined;
+  const check = pairCastCheck(first, firstType, second, secondType);
   const regression = fn === 'regr_slope' || fn === 'regr_intercept';
   const moments = fn === 'regr_sxx' || fn === 'regr_syy';
   const full = fn === 'corr' || fn === 'regr_r2';
@@ -210,9 +225,11 @@ export function pairAgg(
     ...(check ? { check } : {}),
     init: () => new Array<number>(size).fill(0),
     update: (s, r) => {
+      // (y first: a null y leaves x uncast, as pairCastCheck says)
       const y = asDouble(r[first]);
+      if (y === null) return s;
       const x = asDouble(r[second]);
-      if (x === null || y === null) return s;
+      if (x === null) return s;
       const b = s as number[];
       if (moments) {
         const m = [b[0], b[1], b[2]];

@@ -226,6 +226,29 @@ SELECT k, corr(y, s), count(*) AS n FROM STREAM read_files(schema => 'k INT, y I
     expect((deadLetters.all('malformed') as unknown as DeadLetter[]).map((d) => d.reason)).toEqual([expect.stringMatching(/^\[CAST_INVALID_INPUT\]/)]);
   });
 
+  it("cast both STRING columns as Spark's `y IS NULL OR x IS NULL` does: a bad y whatever x is, a bad x unless y is null", async () => {
+    const plan = compileSql(`SET outputMode = update;
+SELECT k, regr_avgx(y, x), regr_count(y, x), corr(y, x), count(*) AS n FROM STREAM read_files(schema => 'k INT, y STRING, x STRING') GROUP BY k`);
+    const { rows, deadLetters } = await runPlanOnce(plan, [
+      { k: 1, y: '1', x: '2' },
+      // a bad y with a null x: regr_avgx does not average x here, but Spark casts y first
+      { k: 1, y: 'bad-y', x: null },
+      // a null y: the test stops there, x is never cast
+      { k: 1, y: null, x: 'bad-x' },
+      { k: 1, y: '3', x: 'bad-x' },
+      { k: 1, y: '5', x: '4' },
+    ]);
+    // the rows (1, 2), (null, 'bad-x') and (5, 4): avg of x over the two pairs, two pairs, three rows
+    expect(rows).toEqual([{ k: 1, 'regr_avgx(y, x)': 3, 'regr_count(y, x)': 2, 'corr(y, x)': 1, n: 3 }]);
+    const reasons = (deadLetters.all('malformed') as unknown as DeadLetter[]).map((d) => d.reason);
+    expect(reasons).toEqual([
+      expect.stringMatching(
+        /^\[CAST_INVALID_INPUT\].*'bad-y'.*in regr_avgx\(y, x\) AS regr_avgx\(y, x\) of the group where k is 1, with this row's y = "bad-y", x = null/s,
+      ),
+      expect.stringMatching(/^\[CAST_INVALID_INPUT\].*'bad-x'.*in regr_avgx\(y, x\).*with this row's y = "3", x = "bad-x"/s),
+    ]);
+  });
+
   it('type their outputs as Spark does: regr_count BIGINT, regr_avgx avg of x, the others DOUBLE', () => {
     const frame = readStream
       .format('json')

@@ -63,8 +63,13 @@ export interface FoldTarget<G extends GuardedGroup> {
 
 /** An aggregation as messages name it: `sum(n) AS total`. */
 function describeAgg(agg: CompiledAgg): string {
-  const { fn, column, as } = agg.spec;
-  return `${fn}(${column ?? '*'}) AS ${as}`;
+  const { fn, column, by, as } = agg.spec;
+  return `${fn}(${column ?? '*'}${by === undefined ? '' : `, ${by}`}) AS ${as}`;
+}
+
+/** The column whose values an aggregation adds up: regr_avgx(y, x) averages x, every other one its first column. */
+function addedColumn(agg: CompiledAgg): string {
+  return agg.spec.fn === 'regr_avgx' && agg.spec.by !== undefined ? agg.spec.by : agg.spec.column!;
 }
 
 /** A value in a message: a BIGINT beyond 2^53 as its digits. */
@@ -88,8 +93,9 @@ function describeGroup(keys: readonly GroupKey[], kv: readonly Json[]): string {
  * then the aggregation, the group (`kv`, by `keys`) and the row's value.
  */
 export function refusalReason({ error, agg }: Refusal, keys: readonly GroupKey[], kv: readonly Json[], row: Row): string {
-  const column = agg.spec.column!;
-  return `${error.message} (in ${describeAgg(agg)} of ${describeGroup(keys, kv)}, with this row's ${column} = ${valueText(row[column])}: the row is a dead letter and no aggregate of the group counts it)`;
+  const { column, by } = agg.spec;
+  const values = [column!, ...(by === undefined ? [] : [by])].map((c) => `${c} = ${valueText(row[c])}`).join(', ');
+  return `${error.message} (in ${describeAgg(agg)} of ${describeGroup(keys, kv)}, with this row's ${values}: the row is a dead letter and no aggregate of the group counts it)`;
 }
 
 export class OverflowGuard {
@@ -213,7 +219,7 @@ export class OverflowGuard {
           `[${e.errorClass}] ${describeAgg(aggs[i])} of ${describeGroup(this.keys, kv)} overflows where batch ${batchId} merges ${what}: ${e.message.slice(e.errorClass.length + 3)}. ` +
             'No single row can be blamed for a merge, so the batch fails, as Spark fails the query. To go on, run the batches in one task ' +
             "(the single Lambda, not the partitioned state machine), where each row is checked against the group's running total and the row that overflows it is a dead letter, " +
-            `or declare ${aggs[i].spec.column} with a wider type under a new checkpoint`,
+            `or declare ${addedColumn(aggs[i])} with a wider type under a new checkpoint`,
           { retriable: false, details: { errorClass: e.errorClass, group: kv, batchId } },
         );
       }
