@@ -419,6 +419,39 @@ SELECT k, first(col, true), first_value(col, true), last(col, true), any_value(c
     ]);
   });
 
+  it('take IGNORE NULLS after the call (and its FILTER) as the flag true, named as the flag names them; RESPECT NULLS is the default', async () => {
+    const plan = compileSql(`SET outputMode = update;
+SELECT k, first(col) IGNORE NULLS, last(col) IGNORE NULLS AS l, any_value(col) ignore nulls, first(col) RESPECT NULLS,
+  first(col) FILTER (WHERE col > 5) IGNORE NULLS, last(col, true) RESPECT NULLS
+FROM STREAM read_files(schema => 'k STRING, col INT') GROUP BY k`);
+    const { rows } = await runPlanOnce(plan, [
+      { k: 'a', col: null },
+      { k: 'a', col: 5 },
+      { k: 'a', col: 20 },
+      { k: 'a', col: null },
+    ]);
+    expect(rows).toEqual([
+      {
+        k: 'a',
+        'first(col, true)': 5,
+        l: 20,
+        'any_value(col)': 5,
+        'first(col, false)': null,
+        'first(col, true) FILTER (WHERE (col > 5))': 20,
+        'last(col, true)': 20,
+      },
+    ]);
+    const schema = "read_files(schema => 'k STRING, col INT')";
+    expect(() => compileSql(`SET outputMode = update; SELECT k, sum(col) IGNORE NULLS FROM STREAM ${schema} GROUP BY k`)).toThrow(
+      /FUNCTION_WITH_UNSUPPORTED_SYNTAX.*sum does not support IGNORE NULLS/s,
+    );
+    expect(() => compileSql(`SELECT upper(k) IGNORE NULLS AS u FROM STREAM ${schema}`)).toThrow(
+      /FUNCTION_WITH_UNSUPPORTED_SYNTAX.*upper does not support IGNORE NULLS/s,
+    );
+    // a column may still be named ignore without AS
+    expect(compileSql(`SELECT upper(k) ignore FROM STREAM ${schema}`).source).toBeDefined();
+  });
+
   it('carry over batches: a batch of nulls leaves the stored value, the next non-null one is taken', () => {
     const run = (fn: AggFn, parts: unknown[][]) => {
       const agg = compileAgg({ fn, column: 'v', ignoreNulls: true, as: 'out' });

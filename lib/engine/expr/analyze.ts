@@ -565,6 +565,13 @@ export class Analyzer {
         ast.pos,
       );
     }
+    if (ast.nulls?.ignore === true && !AGGREGATES.has(name)) {
+      throw this.fail(
+        'INVALID_SQL_SYNTAX.FUNCTION_WITH_UNSUPPORTED_SYNTAX',
+        `The function ${name} does not support IGNORE NULLS: it goes with first, last and any_value, e.g. first(x) IGNORE NULLS`,
+        ast.pos,
+      );
+    }
     if (AGGREGATES.has(name)) {
       throw this.fail(
         'UNSUPPORTED_EXPR_FOR_OPERATOR',

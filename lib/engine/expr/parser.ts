@@ -55,6 +55,8 @@ export type Ast =
       readonly star: boolean;
       /** An aggregate's `FILTER (WHERE cond)`: the condition, where its text starts and ends in the parsed text, and where FILTER is. */
       readonly filter?: { readonly cond: Ast; readonly start: number; readonly end: number; readonly at: number };
+      /** An aggregate's `IGNORE NULLS` (ignore true) or `RESPECT NULLS` after the call (and its FILTER), and where it is. */
+      readonly nulls?: { readonly ignore: boolean; readonly at: number };
     }
   /** A higher-order function's argument: `x -> x + 1`, `(acc, x) -> acc + x`. */
   | { readonly k: 'lambda'; readonly pos: number; readonly params: readonly string[]; readonly body: Ast };
@@ -583,16 +585,29 @@ class Parser {
     return { k: 'name', pos: t.pos, parts: [t.text] };
   }
 
-  /** A call followed by `FILTER (WHERE cond)` (Spark's aggregate filter), with its condition; else the call as it is. */
+  /**
+   * A call followed by `FILTER (WHERE cond)` (Spark's aggregate filter) and then `IGNORE NULLS` or
+   * `RESPECT NULLS`, as Spark's grammar orders them, each noted on the call; else the call as it is.
+   */
   private withFilter(call: Extract<Ast, { k: 'call' }>): Ast {
-    if (!(this.isKeyword('FILTER') && this.peek(1).kind === 'op' && this.peek(1).text === '(' && this.isKeyword('WHERE', 2))) return call;
-    const at = this.peek().pos;
-    this.i += 3;
-    const start = this.peek().pos;
-    const cond = this.expression();
-    const end = this.peek().pos;
-    this.expectOp(')', "')' after the FILTER's condition");
-    return { ...call, filter: { cond, start, end, at } };
+    let out = call;
+    if (this.isKeyword('FILTER') && this.peek(1).kind === 'op' && this.peek(1).text === '(' && this.isKeyword('WHERE', 2)) {
+      const at = this.peek().pos;
+      this.i += 3;
+      const start = this.peek().pos;
+      const cond = this.expression();
+      const end = this.peek().pos;
+      this.expectOp(')', "')' after the FILTER's condition");
+      out = { ...out, filter: { cond, start, end, at } };
+    }
+    // (a bare alias named ignore or respect is not followed by NULLS)
+    if ((this.isKeyword('IGNORE') || this.isKeyword('RESPECT')) && this.isKeyword('NULLS', 1)) {
+      const at = this.peek().pos;
+      const ignore = this.isKeyword('IGNORE');
+      this.i += 2;
+      out = { ...out, nulls: { ignore, at } };
+    }
+    return out;
   }
 
   /** A function's argument: an expression, or a lambda (`x -> ...`, `(x, i) -> ...`). */

@@ -124,17 +124,27 @@ function aggOfCall(sql: string, item: SelectItem, spans: Span[], columns: readon
   if (fn === 'percentile_approx' || fn === 'approx_percentile') return percentileApproxOf(sql, item, spans, fn);
   // first(x, true), last(x, false), any_value(x, true): Spark's ignoreNulls, a BOOLEAN literal
   const flag = call.args[1];
-  const ignoreNulls = IGNORE_NULLS_AGGREGATES.has(fn) && call.args.length === 2 && flag.k === 'lit' && typeof flag.value === 'boolean' ? flag.value : null;
-  if (call.args.length !== 1 && ignoreNulls === null) {
+  const flagged = IGNORE_NULLS_AGGREGATES.has(fn) && call.args.length === 2 && flag.k === 'lit' && typeof flag.value === 'boolean' ? flag.value : null;
+  if (call.args.length !== 1 && flagged === null) {
     const what = IGNORE_NULLS_AGGREGATES.has(fn) ? 'one argument and optionally its ignoreNulls flag (true or false)' : 'one argument here';
     throw new SqlError('WRONG_NUM_ARGS', `${call.name} takes ${what}, not ${call.args.length} arguments`, sql, item.pos);
   }
+  // first(x) IGNORE NULLS is first(x, true); RESPECT NULLS leaves the flag as it is (Spark sets ignoreNulls only when the clause asks for it)
+  if (call.nulls?.ignore === true && !IGNORE_NULLS_AGGREGATES.has(fn)) {
+    throw new SqlError(
+      'INVALID_SQL_SYNTAX.FUNCTION_WITH_UNSUPPORTED_SYNTAX',
+      `The function ${call.name} does not support IGNORE NULLS: it goes with first, first_value, last, last_value and any_value (${call.name} skips nulls by itself)`,
+      sql,
+      call.nulls.at,
+    );
+  }
+  const ignoreNulls = call.nulls?.ignore === true ? true : flagged;
   refuseNested(sql, arg);
   // the argument as written: between the call's parentheses (before the flag's comma)
   const open = item.text.indexOf('(') + 1;
   const inner = item.text.slice(open, item.text.lastIndexOf(')'));
   const { text: argText, start } =
-    ignoreNulls === null ? { text: inner.trim(), start: open + (inner.length - inner.trimStart().length) } : callArgTexts(item.text)[0];
+    flagged === null ? { text: inner.trim(), start: open + (inner.length - inner.trimStart().length) } : callArgTexts(item.text)[0];
   const input = arg.k === 'name' && arg.parts.length === 1 ? arg.parts[0] : expr(argText);
   if (typeof input !== 'string') spans.push({ text: argText, pos: item.pos + start });
   const plain = AGGREGATES[fn](input);
