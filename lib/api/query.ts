@@ -21,6 +21,8 @@ export {
   min,
   max,
   avg,
+  tryAvg,
+  trySum,
   first,
   anyValue,
   last,

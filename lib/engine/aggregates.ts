@@ -212,6 +212,7 @@ export function addLongs(a: number | bigint, b: number | bigint): number | bigin
 export function compileAgg(spec: AggSpec, inType?: DataType, byType?: DataType): CompiledAgg {
   const column = spec.column;
   if ((spec.fn === 'regr_count' || spec.fn === 'regr_avgx' || spec.fn === 'regr_avgy') && spec.by !== undefined) return pairCountOrAvg(spec, inType, byType);
+  if (spec.fn === 'try_sum' || spec.fn === 'try_avg') return tryAgg(spec, inType);
   if (inType?.type === 'DECIMAL' && (spec.fn === 'sum' || spec.fn === 'avg')) return decimalAgg(spec, inType);
   if (inType?.type === 'STRING' && (spec.fn === 'sum' || spec.fn === 'avg')) {
     const check = (r: Row) => {
@@ -348,6 +349,39 @@ function pairCountOrAvg(spec: AggSpec, yType: DataType | undefined, xType: DataT
     spec,
     ...(casts ? { check: casts } : {}),
     update: (s, r) => (paired(r) ? inner.update(s, r) : s),
+  };
+}
+
+/** A try_sum or try_avg buffer whose sum overflowed: the aggregate is NULL from then on (Spark's TrySum keeps a null sum once it overflows). */
+const OVERFLOWED = false;
+
+/**
+ * try_sum(x) and try_avg(x): sum and avg, of their types, whose overflow (a BIGINT sum beyond 64
+ * bits, a DECIMAL sum or avg beyond its type) makes the group's aggregate NULL, for good, where
+ * sum and avg make the row a dead letter: no row is refused, so the overflow guard leaves them
+ * alone (not exact). A STRING column is still cast to DOUBLE, a bad text a dead letter, as in Spark.
+ */
+function tryAgg(spec: AggSpec, inType: DataType | undefined): CompiledAgg {
+  const inner = compileAgg({ ...spec, fn: spec.fn === 'try_sum' ? 'sum' : 'avg' }, inType);
+  const attempt = (f: () => Json): Json => {
+    try {
+      return f();
+    } catch (e) {
+      if (isSparkRowError(e) && (e.errorClass === 'ARITHMETIC_OVERFLOW' || e.errorClass === 'NUMERIC_VALUE_OUT_OF_RANGE')) return OVERFLOWED;
+      throw e;
+    }
+  };
+  return {
+    spec,
+    ...(inner.check ? { check: inner.check } : {}),
+    init: inner.init,
+    update: (s, r) => (s === OVERFLOWED ? s : attempt(() => inner.update(s, r))),
+    merge: (a, b) => (a === OVERFLOWED || b === OVERFLOWED ? OVERFLOWED : attempt(() => inner.merge(a, b))),
+    finish: (s) => {
+      if (s === OVERFLOWED) return null;
+      const out = attempt(() => inner.finish(s) as Json);
+      return out === OVERFLOWED ? null : out;
+    },
   };
 }
 

@@ -52,6 +52,8 @@ export const AGGREGATES: ReadonlySet<string> = new Set([
   'count',
   'avg',
   'mean',
+  'try_sum',
+  'try_avg',
   'min',
   'max',
   'first',

@@ -298,9 +298,11 @@ function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: 
       const found = cols.find((x) => x.name === a.column);
       if (!found) throw unknownColumn(a.column, cols, `${a.fn}`);
       const type = found.window ? 'a window' : found.type;
-      if ((a.fn === 'sum' || a.fn === 'avg' || a.fn === 'product' || isStatisticalAgg(a.fn)) && NOT_SUMMABLE.has(found.type)) {
+      const summed = a.fn === 'sum' || a.fn === 'try_sum';
+      const averaged = a.fn === 'avg' || a.fn === 'try_avg';
+      if ((summed || averaged || a.fn === 'product' || isStatisticalAgg(a.fn)) && NOT_SUMMABLE.has(found.type)) {
         // Spark's Sum, Average and CentralMomentAgg take numeric (and interval) input, a STRING cast to DOUBLE; others fail analysis
-        const verb = a.fn === 'sum' ? 'summed' : a.fn === 'avg' ? 'averaged' : a.fn === 'product' ? 'multiplied' : 'measured';
+        const verb = summed ? 'summed' : averaged ? 'averaged' : a.fn === 'product' ? 'multiplied' : 'measured';
         throw new InvalidQueryError(
           `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] ${a.fn}(${a.column}): ${a.column} is ${type}, which cannot be ${verb}: ${a.fn} needs a numeric column (TINYINT to BIGINT, FLOAT, DOUBLE, DECIMAL); count it, take min or max of it, or ${a.fn} a numeric column`,
         );

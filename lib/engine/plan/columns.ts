@@ -244,8 +244,10 @@ export function aggOutputType(a: AggSpec, cols: readonly ColumnInfo[]): DataType
     case 'count':
     case 'approxCountDistinct':
       return { type: 'LONG' };
+    case 'try_avg':
     case 'avg':
       return found?.type === 'DECIMAL' ? { type: 'DECIMAL', ...avgDecimalType(found.precision ?? 10, found.scale ?? 0) } : { type: 'DOUBLE' };
+    case 'try_sum':
     case 'sum':
       if (found?.type === 'DECIMAL') return { type: 'DECIMAL', ...sumDecimalType(found.precision ?? 10, found.scale ?? 0) };
       return found?.type === 'INT' || found?.type === 'LONG' ? { type: 'LONG' } : { type: 'DOUBLE' };

@@ -240,6 +240,8 @@ export type AggFn =
   | 'min'
   | 'max'
   | 'avg'
+  | 'try_sum'
+  | 'try_avg'
   | 'first'
   | 'any_value'
   | 'last'

@@ -131,6 +131,10 @@ export const sum = <C extends string | Column>(column: C) => agg('sum', column);
 export const min = <C extends string | Column>(column: C) => agg('min', column);
 export const max = <C extends string | Column>(column: C) => agg('max', column);
 export const avg = <C extends string | Column>(column: C) => agg('avg', column);
+/** Spark's try_sum: sum, whose overflow (a BIGINT beyond 64 bits, a DECIMAL beyond its type) makes the group's sum NULL instead of a dead letter. */
+export const trySum = <C extends string | Column>(column: C) => agg('try_sum', column);
+/** Spark's try_avg: avg, whose overflow (a DECIMAL's) makes the group's avg NULL instead of a dead letter. */
+export const tryAvg = <C extends string | Column>(column: C) => agg('try_avg', column);
 /**
  * The first row's value (null or not), as Spark's first; `first(column, true)` skips nulls (its
  * ignoreNulls), named `first(x, true)`. `last` and `anyValue` alike.
@@ -296,6 +300,8 @@ export const AGGREGATES_BY_NAME: Readonly<Record<string, (c: string | Column) =>
   max,
   avg,
   mean: avg,
+  try_sum: trySum,
+  try_avg: tryAvg,
   first,
   first_value: first,
   any_value: anyValue,

@@ -396,7 +396,7 @@ export type AggArg<C extends FrameColumns> =
         | AggBuilder<string, 'count', Names<C> | undefined>
         | AggBuilder<
             string,
-            'sum' | 'avg' | 'median' | 'percentile' | 'percentile_approx' | 'product' | StatisticalAggFn | PairAggFn,
+            'sum' | 'avg' | 'try_sum' | 'try_avg' | 'median' | 'percentile' | 'percentile_approx' | 'product' | StatisticalAggFn | PairAggFn,
             ColumnsOfType<C, NumericType>
           >
         | AggBuilder<string, BooleanAggFn, ColumnsOfType<C, 'BOOLEAN'>>
@@ -418,25 +418,25 @@ type FixedAggType<F extends AggFn> = F extends 'count' | 'approxCountDistinct' |
           : never;
 type AggType<C extends FrameColumns, F extends AggFn, Col> = [FixedAggType<F>] extends [never]
   ? Col extends keyof C
-    ? F extends 'sum' | 'avg'
+    ? F extends 'sum' | 'avg' | 'try_sum' | 'try_avg'
       ? C[Col] extends 'DECIMAL'
         ? 'DECIMAL' // sum: DECIMAL(min(38, p + 10), s); avg: DECIMAL(min(38, p + 4), min(38, s + 4))
-        : F extends 'avg'
+        : F extends 'avg' | 'try_avg'
           ? 'DOUBLE'
           : C[Col] extends 'INT' | 'LONG'
             ? 'LONG'
             : 'DOUBLE'
       : C[Col]
-    : F extends 'avg'
+    : F extends 'avg' | 'try_avg'
       ? 'DOUBLE'
       : ColumnType
   : FixedAggType<F>;
 /** The type of an aggregate of a Column of type T (the functions module's: `sum(frame.col('amount'))`). */
 type ColumnAggType<F extends AggFn, T> = [FixedAggType<F>] extends [never]
-  ? F extends 'sum' | 'avg'
+  ? F extends 'sum' | 'avg' | 'try_sum' | 'try_avg'
     ? [T] extends ['DECIMAL']
       ? 'DECIMAL'
-      : F extends 'avg'
+      : F extends 'avg' | 'try_avg'
         ? 'DOUBLE'
         : [T] extends ['INT' | 'LONG']
           ? 'LONG'

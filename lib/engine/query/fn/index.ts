@@ -18,6 +18,8 @@ export {
   count,
   sum,
   avg,
+  tryAvg as try_avg,
+  trySum as try_sum,
   min,
   max,
   first,
