@@ -36,6 +36,7 @@ export {
   skewness,
   kurtosis,
   median,
+  mode,
   percentile,
   percentileApprox,
   countIf,

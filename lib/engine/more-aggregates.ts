@@ -122,6 +122,29 @@ function percentile(spec: AggSpec, column: string, inType: DataType | undefined,
 }
 
 /**
+ * mode(x): the most frequent non-null value, of the column's type; NULL over no value. Of values
+ * equally frequent, the lowest in the column's order: Spark 4's mode(x, true), where Spark's
+ * mode(x) returns any of them (its hash map's first), which a replay of a batch could not repeat.
+ * The buffer is median's value counts.
+ */
+function mode(spec: AggSpec, column: string, inType: DataType | undefined): CompiledAgg {
+  const less = lessFor(inType);
+  return {
+    spec,
+    ...valueCounts(column),
+    finish: (s) => {
+      let best: Json[] | null = null;
+      for (const e of s as Json[][]) {
+        const n = e[1] as number;
+        const top = best === null ? -1 : (best[1] as number);
+        if (n > top || (n === top && less(e[0], best![0]))) best = e;
+      }
+      return best === null ? null : best[0];
+    },
+  };
+}
+
+/**
  * percentile_approx(x, p, accuracy): the rank rule of Spark's QuantileSummaries.query over the
  * exact values (its sketch keeps every value exactly while a group holds at most accuracy/2 of
  * them, where the two agree; beyond, Spark's is within count/accuracy ranks of this one): the least value at p <= 1/accuracy, the greatest at p >= 1 - 1/accuracy,
@@ -272,6 +295,7 @@ export function compileMoreAgg(spec: AggSpec, inType: DataType | undefined, byTy
   if (isPairAgg(spec.fn) && spec.by !== undefined) return pairAgg(spec, spec.fn, column, spec.by, inType, byType);
   if (isStatisticalAgg(spec.fn)) return statistical(spec, spec.fn, column, inType);
   if (spec.fn === 'median') return percentile(spec, column, inType, 0.5);
+  if (spec.fn === 'mode') return mode(spec, column, inType);
   if (spec.fn === 'percentile') return percentile(spec, column, inType, spec.percentage ?? 0.5);
   if (spec.fn === 'percentile_approx') return percentileApprox(spec, column, inType, spec.percentage ?? 0.5, spec.accuracy ?? 10_000);
   if (isBooleanAgg(spec.fn)) return booleanAgg(spec, spec.fn, column);

@@ -17,6 +17,7 @@ import {
   maxBy,
   median,
   minBy,
+  mode,
   percentile,
   percentilesAt,
   stddev,
@@ -108,6 +109,62 @@ describe('median', () => {
     expect(over('median', { type: 'DECIMAL', precision: 10, scale: 2 }, [['1.50'], ['10.25', '2.50']])).toBe(2.5);
     expect(over('median', { type: 'LONG' }, [[9007199254740993n]])).toBe(9007199254740992);
     expect(over('median', DOUBLE, [[null]])).toBeNull();
+  });
+});
+
+describe('mode', () => {
+  it("takes the most frequent non-null value, as Spark's examples show, and the lowest of a tie (Spark 4's mode(x, true))", () => {
+    const INT: DataType = { type: 'INT' };
+    // Spark's examples: mode of 0, 10, 10 is 10; with three nulls besides, still 10; mode(col, true) of -10, 0, 10 is -10
+    expect(over('mode', INT, [[0, 10, 10]])).toBe(10);
+    expect(
+      over('mode', INT, [
+        [0, 10],
+        [10, null, null, null],
+      ]),
+    ).toBe(10);
+    expect(over('mode', INT, [[10, 0, -10]])).toBe(-10);
+    // counts add up across merged parts: 7 twice in the first, once in the second, against 3 three times in the second
+    expect(
+      over('mode', INT, [
+        [7, 7, 3],
+        [3, 3, 7, 7],
+      ]),
+    ).toBe(7);
+    expect(over('mode', INT, [[null], []])).toBeNull();
+    expect(
+      over('mode', { type: 'STRING' }, [
+        ['b', 'a'],
+        ['b', 'a', 'c'],
+      ]),
+    ).toBe('a');
+    // a DECIMAL by its value, not its text: 9.50 is lower than 10.00
+    expect(over('mode', { type: 'DECIMAL', precision: 10, scale: 2 }, [['10.00', '9.50']])).toBe('9.50');
+    expect(over('mode', { type: 'LONG' }, [[9007199254740993n, 9007199254740993n, 1]])).toBe(9007199254740993n);
+  });
+
+  it('runs in SQL named mode(x), of the column type; refuses a STRUCT', async () => {
+    const plan = compileSql(`SET outputMode = update;
+SELECT k, mode(status), mode(code) AS c FROM STREAM read_files(schema => 'k STRING, status STRING, code INT') GROUP BY k`);
+    const { rows } = await runPlanOnce(plan, [
+      { k: 'a', status: 'ok', code: 1 },
+      { k: 'a', status: 'down', code: 2 },
+      { k: 'a', status: 'down', code: null },
+      { k: 'b', status: null, code: null },
+    ]);
+    expect(rows).toEqual([
+      { k: 'a', 'mode(status)': 'down', c: 1 },
+      { k: 'b', 'mode(status)': null, c: null },
+    ]);
+    const frame = readStream.format('json').schema('k STRING, code INT, at TIMESTAMP').load().groupBy('k').agg(mode('code'), mode('at'));
+    expect(frame.columnsNow_().map((c) => [c.name, c.type])).toEqual([
+      ['k', 'STRING'],
+      ['mode(code)', 'INT'],
+      ['mode(at)', 'TIMESTAMP'],
+    ]);
+    expect(() => compileSql(`SET outputMode = update; SELECT k, mode(s) FROM STREAM read_files(schema => 'k STRING, s STRUCT<a: INT>') GROUP BY k`)).toThrow(
+      /UNEXPECTED_INPUT_TYPE\] mode\(s\): s is STRUCT/,
+    );
   });
 });
 

@@ -61,6 +61,7 @@ export const AGGREGATES: ReadonlySet<string> = new Set([
   'approx_count_distinct',
   'count_distinct',
   'median',
+  'mode',
   'percentile',
   'percentile_approx',
   'approx_percentile',

@@ -254,6 +254,7 @@ export type AggFn =
   | BitAggFn
   | 'product'
   | 'median'
+  | 'mode'
   | 'percentile'
   | 'percentile_approx';
 /** bit_and, bit_or and bit_xor: the bitwise AND, OR or XOR of an integral column's non-null values, of its type. */

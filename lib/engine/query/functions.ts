@@ -230,6 +230,8 @@ export const bitOr = <C extends string | Column>(column: C) => agg('bit_or', col
 export const bitXor = <C extends string | Column>(column: C) => agg('bit_xor', column);
 /** Spark's product: the values cast to DOUBLE multiplied together, a DOUBLE (NULL without a value). */
 export const product = <C extends string | Column>(column: C) => agg('product', column);
+/** Spark's mode: the most frequent non-null value, of the column's type (of equally frequent ones, the lowest, as Spark 4's mode(x, true)). */
+export const mode = <C extends string | Column>(column: C) => agg('mode', column);
 /** The rows whose BOOLEAN column (or condition) is true, a BIGINT. */
 export const countIf = <C extends string | Column>(column: C) => agg('count_if', column);
 /** Whether every non-null BOOLEAN is true (NULL without one): Spark's bool_and / every. */
@@ -318,6 +320,7 @@ export const AGGREGATES_BY_NAME: Readonly<Record<string, (c: string | Column) =>
   skewness,
   kurtosis,
   median,
+  mode,
   count_if: countIf,
   bool_and: boolAnd,
   every: boolAnd,

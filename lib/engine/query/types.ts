@@ -401,7 +401,7 @@ export type AggArg<C extends FrameColumns> =
           >
         | AggBuilder<string, BooleanAggFn, ColumnsOfType<C, 'BOOLEAN'>>
         | AggBuilder<string, BitAggFn, ColumnsOfType<C, 'INT' | 'LONG'>>
-        | AggBuilder<string, 'min' | 'max' | 'first' | 'any_value' | 'last' | 'approxCountDistinct' | CollectAggFn | ByAggFn, Names<C>>
+        | AggBuilder<string, 'min' | 'max' | 'first' | 'any_value' | 'last' | 'mode' | 'approxCountDistinct' | CollectAggFn | ByAggFn, Names<C>>
         | AggBuilder<string, AggFn, Column>
         | AggSpec;
 /** The type of an aggregate whose type does not depend on its input's (never: it does). */

@@ -35,6 +35,7 @@ export {
   skewness,
   kurtosis,
   median,
+  mode,
   percentile,
   percentileApprox as percentile_approx,
   countIf as count_if,
