@@ -162,6 +162,9 @@ SELECT k, mode(status), mode(code) AS c FROM STREAM read_files(schema => 'k STRI
       ['mode(code)', 'INT'],
       ['mode(at)', 'TIMESTAMP'],
     ]);
+    expect(() => compileSql(`SET outputMode = update; SELECT k, mode(code, true) FROM STREAM read_files(schema => 'k STRING, code INT') GROUP BY k`)).toThrow(
+      /WRONG_NUM_ARGS.*a tie already goes to the lowest value/s,
+    );
     expect(() => compileSql(`SET outputMode = update; SELECT k, mode(s) FROM STREAM read_files(schema => 'k STRING, s STRUCT<a: INT>') GROUP BY k`)).toThrow(
       /UNEXPECTED_INPUT_TYPE\] mode\(s\): s is STRUCT/,
     );

@@ -126,7 +126,11 @@ function aggOfCall(sql: string, item: SelectItem, spans: Span[], columns: readon
   const flag = call.args[1];
   const flagged = IGNORE_NULLS_AGGREGATES.has(fn) && call.args.length === 2 && flag.k === 'lit' && typeof flag.value === 'boolean' ? flag.value : null;
   if (call.args.length !== 1 && flagged === null) {
-    const what = IGNORE_NULLS_AGGREGATES.has(fn) ? 'one argument and optionally its ignoreNulls flag (true or false)' : 'one argument here';
+    const what = IGNORE_NULLS_AGGREGATES.has(fn)
+      ? 'one argument and optionally its ignoreNulls flag (true or false)'
+      : fn === 'mode'
+        ? 'one argument here: a tie already goes to the lowest value, as Spark 4 gives it for mode(x, true), so write mode(x)'
+        : 'one argument here';
     throw new SqlError('WRONG_NUM_ARGS', `${call.name} takes ${what}, not ${call.args.length} arguments`, sql, item.pos);
   }
   // first(x) IGNORE NULLS is first(x, true); RESPECT NULLS leaves the flag as it is (Spark sets ignoreNulls only when the clause asks for it)
