@@ -754,7 +754,7 @@ export function implicitCast(arg: Typed, to: SqlType): Typed {
 }
 
 /** Up to five names closest to `name` (Levenshtein distance), as Spark's suggestions. */
-function suggest(name: string, names: readonly string[]): string[] {
+export function suggest(name: string, names: readonly string[]): string[] {
   const n = name.toLowerCase();
   return [...names]
     .map((x) => ({ x, d: distance(n, x.toLowerCase()) }))

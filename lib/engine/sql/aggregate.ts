@@ -9,6 +9,7 @@
  */
 import { tokenize } from '../expr/lexer';
 import { prettySql } from '../expr';
+import { suggest } from '../expr/analyze';
 import type { ColumnInfo } from '../plan/columns';
 import type { Ast } from '../expr/parser';
 import { Column, expr } from '../query/column';
@@ -30,6 +31,7 @@ import type { AnyColumns, GroupArg } from '../query/types';
 import type { GroupKey } from '../plan/types';
 import { type Span, SqlError, unsupported, within } from './errors';
 import type { SelectItem, SqlExpr, SqlQuery } from './statement';
+import { type AggregateCall, aggregateCalls, columnRefs, hiddenName, quoted, type Replacement, rewritten } from './over-aggregates';
 
 const AGGREGATES: Readonly<Record<string, (c: string | Column) => AggBuilder>> = { count: (c) => count(c), ...AGGREGATES_BY_NAME };
 
@@ -337,10 +339,35 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
     return { e: g };
   });
   const groupText = groups.map((g) => canonical(g.e.text));
-  // each select item: a key (its index) or an aggregate
+  // each select item: a key (its index), an aggregate, or an expression over aggregates and plain grouping columns
   const spans: Span[] = groups.map((g) => ({ text: g.e.text, pos: g.e.pos }));
   const aggs: AggBuilder[] = [];
-  const picks = q.items.map((item): { key: number } | { agg: number } => {
+  // the hidden aggregates of expressions and HAVING, one per distinct call: its index in aggs, and its Spark name
+  const hidden = new Map<string, { agg: number; name: string }>();
+  const hiddenOf = (call: AggregateCall): number => {
+    const key = canonical(call.text);
+    let h = hidden.get(key);
+    if (h === undefined) {
+      const b = aggOf(sql, { ast: call.ast, text: call.text, pos: call.start, full: call.text }, spans, columns);
+      aggs.push(b.as(hiddenName(hidden.size)));
+      hidden.set(key, (h = { agg: aggs.length - 1, name: b.name }));
+    }
+    return h.agg;
+  };
+  // the plain columns the query groups by (an expression over them may be selected)
+  const plainKeys = new Set(groups.flatMap((g) => (g.e.ast.k === 'name' && g.e.ast.parts.length === 1 ? [g.e.ast.parts[0].toLowerCase()] : [])));
+  const inputs = new Set(columns.map((c) => c.name.toLowerCase()));
+  const aliases = new Set(q.items.flatMap((i) => (i.alias === undefined ? [] : [i.alias.toLowerCase()])));
+  // whether `e` reads, outside its aggregates, only plain grouping columns (and, in HAVING, select aliases); a name that is none of the input's is Spark's UNRESOLVED_COLUMN
+  const overKeys = (e: SqlExpr, aliased = false) =>
+    columnRefs(sql, e, isAggregate).every((r) => {
+      const name = r.name.toLowerCase();
+      if (plainKeys.has(name) || (aliased && aliases.has(name))) return true;
+      if (inputs.has(name)) return false;
+      throw unresolved(sql, r, columns);
+    });
+  type Pick = { key: number } | { agg: number } | { expr: SqlExpr; calls: Array<{ call: AggregateCall; agg: number }> };
+  const picks = q.items.map((item): Pick => {
     if (item.ast.k === 'star') {
       throw new SqlError(
         'MISSING_AGGREGATION',
@@ -359,29 +386,109 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
       aggs.push(item.alias === undefined ? b : b.as(item.alias));
       return { agg: aggs.length - 1 };
     }
-    if (hasAggregate(item.ast)) {
-      throw unsupported(
-        sql,
-        item.pos,
-        `${item.text}: an expression over aggregates is not supported yet: select the aggregates and compute ${item.text} in a second query`,
-      );
+    if (hasAggregate(item.ast) || overKeys(item)) {
+      if (!overKeys(item)) throw missingAggregation(sql, item);
+      return { expr: item, calls: aggregateCalls(sql, item, isAggregate).map((call) => ({ call, agg: hiddenOf(call) })) };
     }
-    throw new SqlError(
-      'MISSING_AGGREGATION',
-      `The non-aggregating expression "${item.text}" is based on columns which are not participating in the GROUP BY clause. Add the columns or the expression to the GROUP BY, aggregate the expression, or use "first(${item.text})" if you do not care which of the values within a group is returned`,
-      sql,
-      item.pos,
-    );
+    throw missingAggregation(sql, item);
   });
+  const having = q.having;
+  if (having !== undefined && !overKeys(having, true)) throw missingAggregation(sql, having);
+  const havingCalls = having === undefined ? [] : aggregateCalls(sql, having, isAggregate).map((call) => ({ call, agg: hiddenOf(call) }));
   const keys = groups.map((g) => keyOf(g.e, g.alias));
   const out = within(sql, spans, () => frame.groupBy(...(keys as GroupArg<AnyColumns>[])).agg(...aggs));
   // the select list's order and names over the aggregation's keys-then-aggregates
   const outCols = out.columnsNow_().map((c) => c.name);
-  const wanted = picks.map((p, i) => {
-    const from = 'key' in p ? outCols[p.key] : outCols[groups.length + p.agg];
-    return { from, as: q.items[i].alias ?? from };
+  const aggColumn = (agg: number) => outCols[groups.length + agg];
+  if (having === undefined && picks.every((p) => !('expr' in p))) {
+    const wanted = picks.map((p, i) => {
+      const from = 'key' in p ? outCols[p.key] : aggColumn((p as { agg: number }).agg);
+      return { from, as: q.items[i].alias ?? from };
+    });
+    if (wanted.length === outCols.length && wanted.every((w, i) => w.from === outCols[i] && w.as === w.from)) return out;
+    if (wanted.every((w) => w.as === w.from)) return out.select(...wanted.map((w) => w.from));
+    return out.select(...wanted.map((w) => renamed(w.from, w.as)));
+  }
+  // an expression reads its aggregates' hidden columns
+  const evaluated = (e: SqlExpr, calls: ReadonlyArray<{ call: AggregateCall; agg: number }>, more: readonly Replacement[] = []) =>
+    rewritten(e, [...calls.map(({ call, agg }) => ({ start: call.start, end: call.end, text: quoted(aggColumn(agg)) })), ...more]);
+  const outInfo = out.columnsNow_();
+  const items = picks.map((p, i) => {
+    const item = q.items[i];
+    if (!('expr' in p)) {
+      const from = 'key' in p ? outCols[p.key] : aggColumn(p.agg);
+      return { text: quoted(from), as: item.alias ?? from, pos: item.pos };
+    }
+    const text = evaluated(p.expr, p.calls);
+    return { text, as: item.alias ?? sparkName(text, outInfo, hidden, aggColumn), pos: item.pos };
   });
-  if (wanted.length === outCols.length && wanted.every((w, i) => w.from === outCols[i] && w.as === w.from)) return out;
-  if (wanted.every((w) => w.as === w.from)) return out.select(...wanted.map((w) => w.from));
-  return out.select(...wanted.map((w) => renamed(w.from, w.as)));
+  let filtered = out;
+  if (having !== undefined) {
+    // a select alias in HAVING stands for its item (Spark resolves HAVING against the select list too)
+    const aliasOf = new Map(items.map((it, i) => [q.items[i].alias?.toLowerCase(), it.text] as const).filter(([a]) => a !== undefined));
+    const aliasRefs = columnRefs(sql, having, isAggregate)
+      .filter((r) => aliasOf.has(r.name.toLowerCase()) && !inputs.has(r.name.toLowerCase()))
+      .map((r) => ({ start: r.start, end: r.end, text: `(${aliasOf.get(r.name.toLowerCase())})` }));
+    const condition = evaluated(having, havingCalls, aliasRefs);
+    filtered = sparkNames(hidden, aggColumn, () => within(sql, [{ text: condition, pos: having.pos }], () => out.filter(condition)));
+  }
+  return sparkNames(hidden, aggColumn, () =>
+    within(
+      sql,
+      items.map((it) => ({ text: it.text, pos: it.pos })),
+      () => filtered.selectExpr(...items.map((it) => `${it.text} AS ${quoted(it.as)}`)),
+    ),
+  );
+}
+
+/** Runs `build`; an error it throws names each hidden aggregate by its call's name, as the query wrote it. */
+function sparkNames<T>(hidden: ReadonlyMap<string, { agg: number; name: string }>, aggColumn: (agg: number) => string, build: () => T): T {
+  try {
+    return build();
+  } catch (e) {
+    if (e instanceof Error)
+      for (const { agg, name } of hidden.values()) e.message = e.message.replaceAll(quoted(aggColumn(agg)), name).replaceAll(aggColumn(agg), name);
+    throw e;
+  }
+}
+
+/** Spark's name of an expression over aggregates: its pretty SQL, each hidden aggregate written as the call's name (`(sum(a) / count(1))`). */
+function sparkName(
+  text: string,
+  columns: readonly ColumnInfo[],
+  hidden: ReadonlyMap<string, { agg: number; name: string }>,
+  aggColumn: (agg: number) => string,
+): string {
+  let pretty: string;
+  try {
+    pretty = prettySql(text, columns);
+  } catch {
+    pretty = text; // (the select reports the expression's error, at its place)
+  }
+  for (const { agg, name } of hidden.values()) pretty = pretty.replaceAll(quoted(aggColumn(agg)), name).replaceAll(aggColumn(agg), name);
+  return pretty;
+}
+
+/** Spark's UNRESOLVED_COLUMN for a name no input column has. */
+function unresolved(sql: string, ref: { name: string; start: number }, columns: readonly ColumnInfo[]): SqlError {
+  const near = suggest(
+    ref.name,
+    columns.map((c) => c.name),
+  );
+  return new SqlError(
+    'UNRESOLVED_COLUMN.WITH_SUGGESTION',
+    `A column, variable, or function parameter with name ${quoted(ref.name)} cannot be resolved. Did you mean one of the following? [${near.map(quoted).join(', ')}]: fix the name, or add the column to the schema`,
+    sql,
+    ref.start,
+  );
+}
+
+/** Spark's MISSING_AGGREGATION for an expression that reads a column the query does not group by, outside an aggregate. */
+function missingAggregation(sql: string, e: SqlExpr): SqlError {
+  return new SqlError(
+    'MISSING_AGGREGATION',
+    `The non-aggregating expression "${e.text}" is based on columns which are not participating in the GROUP BY clause. Add the columns or the expression to the GROUP BY, aggregate the expression, or use "first(${e.text})" if you do not care which of the values within a group is returned`,
+    sql,
+    e.pos,
+  );
 }

@@ -9,6 +9,7 @@
  *   SELECT <items> (no aggregate)              .selectExpr('<item>', ...)   (nothing for SELECT *)
  *   SELECT DISTINCT                            .dropDuplicates()
  *   GROUP BY / aggregates                      .groupBy(...).agg(...)[.select(...)]   (aggregate.ts)
+ *   HAVING, expressions over aggregates        .groupBy(...).agg(...).filter(...).selectExpr(...)   (over-aggregates.ts)
  *   SET outputMode, queryName, trigger, ...    .writeStream.outputMode().queryName()... .plan()
  *
  * No AWS imports: the Lambda bundle and the CLI both compile a .sql file with it.
@@ -75,7 +76,7 @@ function frameOf(q: SqlQuery): StreamFrame<AnyColumns> {
     frame = atClause(sql, j.pos, () => joined(sql, left, aliases, j));
     if (j.relation.alias) aliases.push(j.relation.alias.toLowerCase());
   }
-  for (const e of [...q.items, ...(q.where ? [q.where] : []), ...(q.groupBy ?? [])]) {
+  for (const e of [...q.items, ...(q.where ? [q.where] : []), ...(q.groupBy ?? []), ...(q.having ? [q.having] : [])]) {
     const hit = aliases.length ? qualified(e.ast, aliases) : null;
     if (hit) {
       throw unsupported(
@@ -89,7 +90,7 @@ function frameOf(q: SqlQuery): StreamFrame<AnyColumns> {
     const where = q.where;
     frame = within(sql, [where], () => frame.filter(where.text));
   }
-  const aggregating = q.groupBy !== undefined || q.items.some((i) => hasAggregate(i.ast));
+  const aggregating = q.groupBy !== undefined || q.having !== undefined || q.items.some((i) => hasAggregate(i.ast));
   if (aggregating) {
     if (q.distinct) throw unsupported(sql, q.items[0].pos, 'SELECT DISTINCT with GROUP BY: the groups are distinct already, drop DISTINCT');
     const grouped = frame;

@@ -73,6 +73,8 @@ export interface SqlQuery {
   readonly joins: readonly JoinClause[];
   readonly where?: SqlExpr;
   readonly groupBy?: readonly SqlExpr[];
+  /** HAVING's condition: a filter over the aggregation's output. */
+  readonly having?: SqlExpr;
 }
 
 /** Words that end a select item or a relation: never taken as a bare alias. */
@@ -221,14 +223,14 @@ class StatementParser {
       do groupBy.push(this.expression());
       while (this.op(','));
     }
+    const having = this.word('HAVING') ? this.expression() : undefined;
     this.end();
-    return { sql: this.sql, settings, distinct, items, from, joins, where, groupBy };
+    return { sql: this.sql, settings, distinct, items, from, joins, where, groupBy, ...(having ? { having } : {}) };
   }
 
   private end(): void {
     const t = this.peek();
     for (const [word, what] of [
-      ['HAVING', 'HAVING is not supported yet: filter the aggregation in a second query, or filter its input with WHERE'],
       [
         'ORDER',
         'ORDER BY: sorting is not supported on streaming DataFrames/Datasets (Spark allows it only after an aggregation in complete mode); sort when you read the output',
@@ -243,7 +245,7 @@ class StatementParser {
       throw syntaxError(
         this.sql,
         this.peek().pos,
-        'the end of the query (one SELECT a module; a clause may be misspelt or out of order: FROM, JOIN, WHERE, GROUP BY)',
+        'the end of the query (one SELECT a module; a clause may be misspelt or out of order: FROM, JOIN, WHERE, GROUP BY, HAVING)',
       );
     }
   }

@@ -1,0 +1,124 @@
+/**
+ * What a SQL aggregation computes after its groups (aggregate.ts): a select item that is an
+ * expression over aggregates or grouping columns (`round(avg(x), 2)`, `sum(a) / count(*)`,
+ * `upper(k)`), and HAVING. Spark evaluates both over the aggregation's output; so does sluice:
+ * each aggregate call inside such an expression becomes an aggregate of its own under a hidden
+ * name (one per distinct call), the expression is rewritten to read it, HAVING is a filter over
+ * the aggregation's output, and a last selectExpr gives the select list its names and order,
+ * dropping the hidden columns. A query without either keeps the plan it always had.
+ */
+import { tokenize } from '../expr/lexer';
+import type { Ast } from '../expr/parser';
+import type { SqlExpr } from './statement';
+
+type CallAst = Extract<Ast, { k: 'call' }>;
+
+/** An aggregate call in an expression, with where it is in the query's text (its FILTER and IGNORE NULLS included). */
+export interface AggregateCall {
+  readonly ast: CallAst;
+  readonly start: number;
+  readonly end: number;
+  readonly text: string;
+}
+
+/** A part of an expression's text to write otherwise. */
+export interface Replacement {
+  readonly start: number;
+  readonly end: number;
+  readonly text: string;
+}
+
+/** The prefix of a hidden aggregate's name: no input column or select alias is expected to start with it. */
+const HIDDEN = 'sluice_hidden_agg_';
+
+/** The name of the hidden aggregate `i` (a trailing `_`, so that no name is the start of another). */
+export function hiddenName(i: number): string {
+  return `${HIDDEN}${i}_`;
+}
+
+/** A name as a backquoted identifier. */
+export function quoted(name: string): string {
+  return `\`${name.replaceAll('`', '``')}\``;
+}
+
+/** The child nodes of an AST node. */
+function children(a: Ast): Ast[] {
+  const out: Ast[] = [];
+  for (const v of Object.values(a)) {
+    for (const x of Array.isArray(v) ? v : [v]) if (x && typeof x === 'object' && 'k' in x) out.push(x as Ast);
+  }
+  return out;
+}
+
+/** Where the call that starts at `start` ends: after its closing parenthesis, its `FILTER (WHERE ...)` and its `IGNORE|RESPECT NULLS`. */
+function callEnd(sql: string, start: number, limit: number): number {
+  const tokens = tokenize(sql.slice(start, limit));
+  let i = tokens.findIndex((t) => t.kind === 'op' && t.text === '(');
+  /** The index of the token that closes the parenthesis at tokens[i]. */
+  const closing = (open: number): number => {
+    let depth = 0;
+    for (let j = open; j < tokens.length; j++) {
+      const t = tokens[j];
+      if (t.kind !== 'op') continue;
+      if (t.text === '(') depth++;
+      else if (t.text === ')' && --depth === 0) return j;
+    }
+    return tokens.length - 1;
+  };
+  i = closing(i);
+  const word = (j: number, w: string) => tokens[j]?.kind === 'ident' && tokens[j].text.toUpperCase() === w;
+  if (word(i + 1, 'FILTER') && tokens[i + 2]?.text === '(') i = closing(i + 2);
+  if ((word(i + 1, 'IGNORE') || word(i + 1, 'RESPECT')) && word(i + 2, 'NULLS')) i += 2;
+  const last = tokens[i];
+  return start + last.pos + last.text.length;
+}
+
+/** The outermost aggregate calls in `e` (`isAggregate` says which calls are), in the order they are written. */
+export function aggregateCalls(sql: string, e: SqlExpr, isAggregate: (a: Ast) => boolean): AggregateCall[] {
+  const limit = e.pos + e.text.length;
+  const out: AggregateCall[] = [];
+  const walk = (a: Ast) => {
+    if (a.k === 'call' && isAggregate(a)) {
+      const end = callEnd(sql, a.pos, limit);
+      out.push({ ast: a, start: a.pos, end, text: sql.slice(a.pos, end) });
+      return;
+    }
+    for (const c of children(a)) walk(c);
+  };
+  walk(e.ast);
+  return out.sort((x, y) => x.start - y.start);
+}
+
+/** The one-part column names `e` reads (outside its aggregate calls), each with where it is written. */
+export function columnRefs(sql: string, e: SqlExpr, isAggregate: (a: Ast) => boolean): Array<{ name: string; start: number; end: number }> {
+  const out: Array<{ name: string; start: number; end: number }> = [];
+  const walk = (a: Ast) => {
+    if (a.k === 'call' && isAggregate(a)) return;
+    if (a.k === 'lambda') return; // (a lambda's parameters are not columns)
+    if (a.k === 'name') {
+      // as written: a backquoted name runs to its closing backquote (a doubled one is part of it)
+      let end = a.pos;
+      if (sql[a.pos] === '`') {
+        end = a.pos + 1;
+        while (end < sql.length && !(sql[end] === '`' && sql[end + 1] !== '`')) end += sql[end] === '`' ? 2 : 1;
+        end++;
+      } else while (end < sql.length && /[A-Za-z0-9_]/.test(sql[end])) end++;
+      out.push({ name: a.parts[0], start: a.pos, end });
+      return;
+    }
+    for (const c of children(a)) walk(c);
+  };
+  walk(e.ast);
+  return out;
+}
+
+/** `e`'s text with the replacements made (they do not overlap). */
+export function rewritten(e: SqlExpr, replacements: readonly Replacement[]): string {
+  let text = '';
+  let at = e.pos;
+  for (const r of [...replacements].sort((x, y) => x.start - y.start)) {
+    text += e.text.slice(at - e.pos, r.start - e.pos) + r.text;
+    at = r.end;
+  }
+  return text + e.text.slice(at - e.pos);
+}

@@ -1,0 +1,81 @@
+/**
+ * HAVING and select items that are expressions over aggregates or grouping columns (sql/aggregate.ts,
+ * sql/over-aggregates.ts): evaluated over the aggregation's output, as Spark evaluates them, and
+ * named as Spark names them (toPrettySQL: `(sum(a) / count(1))`). Expectations worked by hand from
+ * the rows below.
+ */
+import { compileSql } from '../../lib/engine/sql';
+import { runPlanOnce } from '../helpers/run-plan';
+
+const S = "read_files(schema => 'k STRING, a INT, b DOUBLE')";
+const ROWS = [
+  { k: 'x', a: 1, b: 2 },
+  { k: 'x', a: 3, b: 4 },
+  { k: 'y', a: 5, b: 1 },
+];
+const run = async (q: string, rows: Record<string, unknown>[] = ROWS) => (await runPlanOnce(compileSql(`SET outputMode = update; ${q}`), rows)).rows;
+
+describe('a select item over aggregates', () => {
+  it('is computed over the groups and named as Spark names it', async () => {
+    // x: sum 4 over 2 rows, avg(b) 3; y: 5 over 1, avg(b) 1
+    expect(await run(`SELECT k, sum(a) / count(*), round(avg(b) * 1.25, 1) AS r, max(a) - min(a) FROM STREAM ${S} GROUP BY k`)).toEqual([
+      { k: 'x', '(sum(a) / count(1))': 2, r: 3.8, '(max(a) - min(a))': 2 },
+      { k: 'y', '(sum(a) / count(1))': 5, r: 1.3, '(max(a) - min(a))': 0 },
+    ]);
+  });
+
+  it('may be an expression over the grouping columns, and reuse one aggregate twice', async () => {
+    expect(await run(`SELECT upper(k) AS u, count(*) * count(*) AS sq, count(*) FROM STREAM ${S} GROUP BY k`)).toEqual([
+      { u: 'X', sq: 4, 'count(1)': 2 },
+      { u: 'Y', sq: 1, 'count(1)': 1 },
+    ]);
+  });
+
+  it('is refused when it reads a column outside the GROUP BY and outside an aggregate, or a column that does not exist', () => {
+    expect(() => compileSql(`SET outputMode = update; SELECT k, a + count(*) FROM STREAM ${S} GROUP BY k`)).toThrow(/MISSING_AGGREGATION.*"a \+ count\(\*\)"/s);
+    expect(() => compileSql(`SET outputMode = update; SELECT k, zzz + count(*) FROM STREAM ${S} GROUP BY k`)).toThrow(
+      /UNRESOLVED_COLUMN.*`zzz`.*\[`a`, `b`, `k`\]/s,
+    );
+  });
+});
+
+describe('HAVING', () => {
+  it('keeps the groups whose aggregates pass, an aggregate the select list does not have included', async () => {
+    expect(await run(`SELECT k, count(*) AS c FROM STREAM ${S} GROUP BY k HAVING sum(b) > 5`)).toEqual([{ k: 'x', c: 2 }]);
+    expect(await run(`SELECT k FROM STREAM ${S} GROUP BY k HAVING max(a) >= 5`)).toEqual([{ k: 'y' }]);
+  });
+
+  it('reads a select alias and a grouping column, and filters a global aggregation', async () => {
+    expect(await run(`SELECT k, count(*) AS c FROM STREAM ${S} GROUP BY k HAVING c > 1 OR k = 'y'`)).toEqual([
+      { k: 'x', c: 2 },
+      { k: 'y', c: 1 },
+    ]);
+    expect(await run(`SELECT k, count(*) AS c FROM STREAM ${S} GROUP BY k HAVING c > 1 AND k = 'y'`)).toEqual([]);
+    expect(await run(`SELECT count(*) FROM STREAM ${S} HAVING count(*) > 2`)).toEqual([{ 'count(1)': 3 }]);
+    expect(await run(`SELECT count(*) FROM STREAM ${S} HAVING count(*) > 3`)).toEqual([]);
+  });
+
+  it('holds back an append-mode window until it closes, and then emits it only if it passes', async () => {
+    const plan = compileSql(`SET outputMode = append;
+SELECT window(t, '10 minutes') AS w, k, sum(a) * 2 AS s2
+FROM STREAM read_files(schema => 'k STRING, a INT, t TIMESTAMP') WATERMARK t DELAY OF INTERVAL 1 MINUTE
+GROUP BY window(t, '10 minutes'), k HAVING count(*) > 1`);
+    const { rows } = await runPlanOnce(plan, [
+      { k: 'x', a: 1, t: '2026-10-01 12:00:00' },
+      { k: 'x', a: 3, t: '2026-10-01 12:01:00' },
+      { k: 'y', a: 5, t: '2026-10-01 12:02:00' },
+      // moves the watermark to 12:29: the 12:00 window closes, the 12:30 one does not
+      { k: 'y', a: 5, t: '2026-10-01 12:30:00' },
+    ]);
+    // the 12:00 window: x has two rows (kept, 2 × 4), y one (filtered out)
+    expect(rows).toEqual([{ w: { start: '2026-10-01T12:00:00.000Z', end: '2026-10-01T12:10:00.000Z' }, k: 'x', s2: 8 }]);
+  });
+
+  it("is refused as Spark refuses it: a column outside the GROUP BY, a condition that is not BOOLEAN (named by its aggregate's name)", () => {
+    expect(() => compileSql(`SET outputMode = update; SELECT k, count(*) FROM STREAM ${S} GROUP BY k HAVING a > 1`)).toThrow(/MISSING_AGGREGATION.*"a > 1"/s);
+    expect(() => compileSql(`SET outputMode = update; SELECT k, count(*) FROM STREAM ${S} GROUP BY k HAVING count(*)`)).toThrow(
+      /FILTER_NOT_BOOLEAN.*"count\(1\)" of type "BIGINT"/s,
+    );
+    expect(() => compileSql(`SET outputMode = update; SELECT k, count(*) FROM STREAM ${S} GROUP BY k HAVING zzz > 1`)).toThrow(/UNRESOLVED_COLUMN.*`zzz`/s);
+  });
+});
