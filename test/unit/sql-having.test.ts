@@ -71,6 +71,18 @@ GROUP BY window(t, '10 minutes'), k HAVING count(*) > 1`);
     expect(rows).toEqual([{ w: { start: '2026-10-01T12:00:00.000Z', end: '2026-10-01T12:10:00.000Z' }, k: 'x', s2: 8 }]);
   });
 
+  it('reads the window of a windowed aggregation by its column, window', async () => {
+    const plan = compileSql(`SET outputMode = update;
+SELECT window.start AS at, k, count(*) AS n
+FROM STREAM read_files(schema => 'k STRING, t TIMESTAMP') WATERMARK t DELAY OF INTERVAL 1 MINUTE
+GROUP BY window(t, '10 minutes'), k HAVING window.end > TIMESTAMP '2026-10-01 12:10:00'`);
+    const { rows } = await runPlanOnce(plan, [
+      { k: 'x', t: '2026-10-01 12:00:00' },
+      { k: 'x', t: '2026-10-01 12:11:00' },
+    ]);
+    expect(rows).toEqual([{ at: '2026-10-01T12:10:00.000Z', k: 'x', n: 1 }]);
+  });
+
   it("is refused as Spark refuses it: a column outside the GROUP BY, a condition that is not BOOLEAN (named by its aggregate's name)", () => {
     expect(() => compileSql(`SET outputMode = update; SELECT k, count(*) FROM STREAM ${S} GROUP BY k HAVING a > 1`)).toThrow(/MISSING_AGGREGATION.*"a > 1"/s);
     expect(() => compileSql(`SET outputMode = update; SELECT k, count(*) FROM STREAM ${S} GROUP BY k HAVING count(*)`)).toThrow(

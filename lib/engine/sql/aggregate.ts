@@ -355,7 +355,14 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
     return h.agg;
   };
   // the plain columns the query groups by (an expression over them may be selected)
-  const plainKeys = new Set(groups.flatMap((g) => (g.e.ast.k === 'name' && g.e.ast.parts.length === 1 ? [g.e.ast.parts[0].toLowerCase()] : [])));
+  // (a window key is the aggregation's column `window` or `session_window`: window.start reads it)
+  const plainKeys = new Set(
+    groups.flatMap((g) => {
+      const a = g.e.ast;
+      if (a.k === 'name' && a.parts.length === 1) return [a.parts[0].toLowerCase()];
+      return a.k === 'call' && (a.name === 'window' || a.name === 'session_window') ? [a.name] : [];
+    }),
+  );
   const inputs = new Set(columns.map((c) => c.name.toLowerCase()));
   const aliases = new Set(q.items.flatMap((i) => (i.alias === undefined ? [] : [i.alias.toLowerCase()])));
   // whether `e` reads, outside its aggregates, only plain grouping columns (and, in HAVING, select aliases); a name that is none of the input's is Spark's UNRESOLVED_COLUMN
