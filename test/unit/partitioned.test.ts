@@ -137,6 +137,41 @@ describe('when a batch is split into tasks', () => {
     expect(entries.reduce((a, e) => a + (e[2][0] as number), 0)).toBe(11);
   });
 
+  it("writes per read task one object for each state partition its groups reach and its meta, and reads each once in each partition task (docs/scale-out.md's request count)", async () => {
+    const p = ports();
+    // 3 files in 3 splits, 8 users: every split reaches every one of the 4 partitions
+    for (let f = 0; f < 3; f++)
+      p.source.add(
+        `f${f}.json`,
+        [0, 1, 2, 3, 4, 5, 6, 7].map((u) => ({ user: `u${u}-${f}`, t: at(1) })),
+      );
+    const puts: string[] = [];
+    const gets: string[] = [];
+    const shuffle = shuffleOver(p.shuffle, {
+      put: (k, body) => {
+        puts.push(k);
+        return p.shuffle.put(k, body);
+      },
+      get: (k) => {
+        gets.push(k);
+        return p.shuffle.get(k);
+      },
+    });
+    const handler = partitionedTasks(() => new PartitionedRun({ ...p, shuffle }, { maxSplits: 3 }));
+    await runPartitioned(handler, { runId: 'r', concurrency: 3 });
+    const S = 3;
+    const P = 4;
+    const of = (list: string[], re: RegExp) => list.filter((k) => re.test(k)).length;
+    // (each split's groups reach all 4 partitions here: the upper bound S × (P + 1))
+    expect(of(puts, /^0\/read\/\d+\/\d+$/)).toBe(S * P);
+    expect(of(puts, /^0\/read\/\d+\/meta$/)).toBe(S);
+    expect(of(puts, /^0\/out\/\d+$/)).toBe(P);
+    // a partition task reads every split's object for it once; the commit task every output and every meta
+    expect(of(gets, /^0\/read\/\d+\/\d+$/)).toBe(S * P);
+    expect(of(gets, /^0\/out\/\d+$/)).toBe(2 * P); // (each partition task first looks for its own output: a retry's)
+    expect(of(gets, /^0\/read\/\d+\/meta$/)).toBe(2 * S); // (each read task first looks for its own meta)
+  });
+
   it('does nothing again for a task that already finished (a retry)', async () => {
     const p = ports();
     p.source.add('f0.json', [{ user: 'a', t: at(1) }]);
