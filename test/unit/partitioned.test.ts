@@ -64,6 +64,7 @@ describe('when a batch is split into tasks', () => {
   const shuffleOver = (inner: InMemoryShuffle, own: Partial<ShuffleStore>): ShuffleStore => ({
     description: inner.description,
     get: (k) => inner.get(k),
+    getRange: (k, start, end) => inner.getRange(k, start, end),
     put: (k, body) => inner.put(k, body),
     purgeBelow: (n) => inner.purgeBelow(n),
     delete: (k) => inner.delete(k),
@@ -125,7 +126,17 @@ describe('when a batch is split into tasks', () => {
     expect(rows.map((r) => [r.user, r.n]).sort()).toEqual([0, 1, 2, 3, 4].map((i) => [`u${i}`, 2]));
     // the read tasks' shuffle: pre-aggregated groups ([grouping values, evictAt, aggregate]), not
     // rows: 11 rows make one group per user and window in each split, each group in one partition
-    const routed = [...p.shuffle.blobs.entries()].filter(([k]) => /^0\/read\/\d+\/\d+$/.test(k));
+    // (each split's one object, its sections where its index says)
+    const routed = [...p.shuffle.blobs.keys()]
+      .filter((k) => /^0\/read\/\d+\/index$/.test(k))
+      .flatMap((k) => {
+        const split = k.split('/')[2];
+        const data = Buffer.from(p.shuffle.blobs.get(`0/read/${split}/data`)!, 'utf8');
+        return (JSON.parse(p.shuffle.blobs.get(k)!) as Array<[number, number, number]>).map(([part, s, e]): [string, string] => [
+          `0/read/${split}/${part}`,
+          data.subarray(s, e).toString('utf8'),
+        ]);
+      });
     const entries = routed.flatMap(([, v]) => JSON.parse(v) as Array<[unknown[], number, unknown[]]>);
     expect(entries.every((e) => e.length === 3 && Array.isArray(e[0]) && Array.isArray(e[2]))).toBe(true);
     const perSplit = new Map<string, Set<string>>();
@@ -137,7 +148,7 @@ describe('when a batch is split into tasks', () => {
     expect(entries.reduce((a, e) => a + (e[2][0] as number), 0)).toBe(11);
   });
 
-  it("writes per read task one object for each state partition its groups reach and its meta, and reads each once in each partition task (docs/scale-out.md's request count)", async () => {
+  it("writes per read task one object with every state partition's section, its index and its meta, and each partition task reads its sections by range (docs/scale-out.md's request count)", async () => {
     const p = ports();
     // 3 files in 3 splits, 8 users: every split reaches every one of the 4 partitions
     for (let f = 0; f < 3; f++)
@@ -147,6 +158,7 @@ describe('when a batch is split into tasks', () => {
       );
     const puts: string[] = [];
     const gets: string[] = [];
+    const ranges: string[] = [];
     const shuffle = shuffleOver(p.shuffle, {
       put: (k, body) => {
         puts.push(k);
@@ -156,20 +168,49 @@ describe('when a batch is split into tasks', () => {
         gets.push(k);
         return p.shuffle.get(k);
       },
+      getRange: (k, start, end) => {
+        ranges.push(k);
+        return p.shuffle.getRange(k, start, end);
+      },
     });
     const handler = partitionedTasks(() => new PartitionedRun({ ...p, shuffle }, { maxSplits: 3 }));
     await runPartitioned(handler, { runId: 'r', concurrency: 3 });
     const S = 3;
     const P = 4;
     const of = (list: string[], re: RegExp) => list.filter((k) => re.test(k)).length;
-    // (each split's groups reach all 4 partitions here: the upper bound S × (P + 1))
-    expect(of(puts, /^0\/read\/\d+\/\d+$/)).toBe(S * P);
-    expect(of(puts, /^0\/read\/\d+\/meta$/)).toBe(S);
+    // a read task's PUTs do not grow with the partitions: S × 3 + P in all
+    expect(of(puts, /^0\/read\/\d+\/\d+$/)).toBe(0);
+    expect(of(puts, /^0\/read\/\d+\/(data|index|meta)$/)).toBe(3 * S);
     expect(of(puts, /^0\/out\/\d+$/)).toBe(P);
-    // a partition task reads every split's object for it once; the commit task every output and every meta
-    expect(of(gets, /^0\/read\/\d+\/\d+$/)).toBe(S * P);
+    // a partition task reads every split's index and its section of the split's object; the commit task every output and every meta
+    expect(of(gets, /^0\/read\/\d+\/index$/)).toBe(S * P);
+    expect(of(ranges, /^0\/read\/\d+\/data$/)).toBe(S * P);
     expect(of(gets, /^0\/out\/\d+$/)).toBe(2 * P); // (each partition task first looks for its own output: a retry's)
     expect(of(gets, /^0\/read\/\d+\/meta$/)).toBe(2 * S); // (each read task first looks for its own meta)
+  });
+
+  it("reads a batch an earlier sluice's read tasks wrote, one object per partition and no index", async () => {
+    const p = ports();
+    p.source.add(
+      'f0.json',
+      [0, 1, 2, 3, 4, 5].map((u) => ({ user: `u${u}`, t: at(1) })),
+    );
+    p.source.add('f1.json', [{ user: 'late-comer', t: at(30) }]);
+    const handler = partitionedTasks(() => new PartitionedRun(p));
+    const plan0 = (await handler({ action: 'plan', runId: 'r' })) as { batchId: number };
+    await handler({ action: 'read', runId: 'r', batchId: plan0.batchId, split: 0 });
+    // rewrite the read task's output in the earlier layout: its sections as N/read/0/<p>
+    const index = JSON.parse(p.shuffle.blobs.get('0/read/0/index')!) as Array<[number, number, number]>;
+    const data = Buffer.from(p.shuffle.blobs.get('0/read/0/data')!, 'utf8');
+    expect(index.length).toBeGreaterThan(1);
+    for (const [part, s, e] of index) p.shuffle.blobs.set(`0/read/0/${part}`, data.subarray(s, e).toString('utf8'));
+    p.shuffle.blobs.delete('0/read/0/index');
+    p.shuffle.blobs.delete('0/read/0/data');
+    const { batches } = await runPartitioned(handler, { runId: 'r' });
+    expect(batches.length).toBeGreaterThan(0);
+    // every user's window closes at the watermark of 30 s: one row each, counted once
+    const rows = [...p.sink.batches.values()].flat();
+    expect(rows.map((r) => [r.user, r.n]).sort()).toEqual([0, 1, 2, 3, 4, 5].map((u) => [`u${u}`, 1]));
   });
 
   it('does nothing again for a task that already finished (a retry)', async () => {

@@ -239,6 +239,20 @@ export class S3Requests {
     });
   }
 
+  /** Bytes [start, end) of the object as UTF-8 text (a range GET: `Range: bytes=start-(end-1)`); null when the key does not exist. */
+  getRangeText(bucket: string, key: string, start: number, end: number): Promise<string | null> {
+    return this.run('gets', `GetObject s3://${bucket}/${key} bytes=${start}-${end - 1}`, async () => {
+      try {
+        const res = await this.client.send(new GetObjectCommand({ Bucket: bucket, Key: key, Range: `bytes=${start}-${end - 1}` }));
+        const body = res.Body ? await res.Body.transformToByteArray() : new Uint8Array(0);
+        return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+      } catch (e) {
+        if (isNoSuchKey(e)) return null;
+        throw e;
+      }
+    });
+  }
+
   /** The object as UTF-8 text; null when the key does not exist. */
   async getText(bucket: string, key: string): Promise<string | null> {
     const got = await this.getObject(bucket, key);

@@ -1,5 +1,6 @@
 /**
- * The ShuffleStore port on S3 (a partitioned run's hand-offs between tasks): one object per key
+ * The ShuffleStore port on S3 (a partitioned run's hand-offs between tasks): one object per key,
+ * a part of one read by a range GET
  * under a prefix beside the checkpoint's (`<checkpoint>-shuffle/`: the checkpoint's head() lists
  * its own prefix, which must stay small). Keys start with the batch id, so the checkpoint's
  * retention deletes a batch's objects with one listing.
@@ -19,6 +20,10 @@ export class S3ShuffleStore extends S3Prefix implements ShuffleStore {
 
   get(key: string): Promise<string | null> {
     return this.s3.getText(this.bucket, this.root + key);
+  }
+
+  getRange(key: string, start: number, end: number): Promise<string | null> {
+    return this.s3.getRangeText(this.bucket, this.root + key, start, end);
   }
 
   async delete(key: string): Promise<void> {

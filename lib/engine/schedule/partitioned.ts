@@ -243,15 +243,25 @@ export class PartitionedRun {
       for (const [p, entries] of taken.partials) partials.set(p, entries);
       late = { late: taken.late.length, lateRecords: this.deps.lateRows ? lateRecords(rt, entry, 0, taken.late) : [] };
     }
-    // each partition's object, a few at a time (encoded as its turn comes), then the meta
-    const objects: Array<[string, () => string]> = [
-      ...[...byPartition].map(([p, rows]): [string, () => string] => [`${batchId}/read/${split}/${p}`, () => taskCodec.rows.encode(rows)]),
-      ...[...partials].map(([p, entries]): [string, () => string] => [`${batchId}/read/${split}/${p}`, () => taskCodec.partials.encode(entries)]),
-      ...(tasks.mode === 'stateless' ? [[`${batchId}/read/${split}/out`, () => taskCodec.rows.encode(out)] as [string, () => string]] : []),
-    ];
-    await mapLimit(objects, SHUFFLE_CONCURRENCY, ([key, text]) => this.shuffle.put(key, text()));
-    // last: the meta says the task is done
+    // every partition's section in one object (a partition task reads its own by range), then the meta
     const written = [...byPartition.keys(), ...partials.keys()].sort((a, b) => a - b);
+    const sections: Array<[number, number, number]> = [];
+    const texts: string[] = [];
+    let at = 0;
+    for (const p of written) {
+      const rows = byPartition.get(p);
+      const text = rows !== undefined ? taskCodec.rows.encode(rows) : taskCodec.partials.encode(partials.get(p)!);
+      const bytes = Buffer.byteLength(text, 'utf8');
+      sections.push([p, at, at + bytes]);
+      texts.push(text);
+      at += bytes;
+    }
+    if (texts.length > 0) await this.shuffle.put(`${batchId}/read/${split}/data`, texts.join(''));
+    // the index after the data (a partition task that finds it finds the data whole); kept apart
+    // from the meta, which the partition tasks need not read (its dead letters can be large)
+    if (tasks.mode !== 'stateless') await this.shuffle.put(`${batchId}/read/${split}/index`, taskCodec.sections.encode(sections));
+    if (tasks.mode === 'stateless') await this.shuffle.put(`${batchId}/read/${split}/out`, taskCodec.rows.encode(out));
+    // last: the meta says the task is done
     await this.shuffle.put(`${batchId}/read/${split}/meta`, taskCodec.readMeta.encode({ ...readMeta(read, written), ...(late ?? {}) }));
     return { ok: true };
   }
@@ -455,28 +465,36 @@ export class PartitionedRun {
   }
 
   /**
-   * Split k's rows (or partial groups) for a partition: one object its read task wrote whole,
-   * which every attempt of the task writes alike. Absent: the read task wrote none for this
-   * partition (null), or has not finished (an error); its meta, written last, tells which.
+   * Split k's rows (or partial groups) for a partition: its section of the one object its read
+   * task wrote, read by range where the task's index (written after the object) says; null when
+   * the split reached no group of the partition. No index: the read task has not finished (an
+   * error the driver retries), or it is an earlier sluice's, which wrote one object per partition
+   * and then its meta.
    */
   private async splitObject(batchId: number, split: number, partition: number): Promise<string | null> {
-    const key = `${batchId}/read/${split}/${partition}`;
-    const text = await this.shuffle.get(key);
-    if (text !== null) return text;
-    const meta = await this.readMeta(batchId, split);
-    if (!meta)
+    const indexKey = `${batchId}/read/${split}/index`;
+    const index = await this.shuffle.get(indexKey);
+    if (index === null) {
+      const meta = await this.readMeta(batchId, split);
+      if (!meta)
+        throw new SluiceError(
+          `read task ${split} of batch ${batchId} has not finished, so partition ${partition} cannot merge it: run the read tasks first (the state machine does)`,
+          { retriable: true },
+        );
+      return meta.partitions.includes(partition) ? this.shuffle.get(`${batchId}/read/${split}/${partition}`) : null;
+    }
+    const section = taskCodec.sections.decode(indexKey, index).find(([p]) => p === partition);
+    if (section === undefined) return null;
+    const key = `${batchId}/read/${split}/data`;
+    const text = await this.shuffle.getRange(key, section[1], section[2]);
+    if (text === null)
       throw new SluiceError(
-        `read task ${split} of batch ${batchId} has not finished, so partition ${partition} cannot merge it: run the read tasks first (the state machine does)`,
-        { retriable: true },
+        `${key} is gone though ${indexKey} says where its sections are: the shuffle was purged or edited; run the batch again from its plan`,
+        {
+          retriable: false,
+        },
       );
-    if (!meta.partitions.includes(partition)) return null;
-    // (written before the meta: gone now, it was deleted)
-    const again = await this.shuffle.get(key);
-    if (again === null)
-      throw new SluiceError(`shuffle ${key} is missing though its read task's meta lists it: the shuffle was deleted under a running batch`, {
-        retriable: false,
-      });
-    return again;
+    return text;
   }
 
   private async runRecord(runId: string): Promise<RunRecord | null> {

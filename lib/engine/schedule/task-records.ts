@@ -5,7 +5,10 @@
  *
  *   runs/<runId>        RunRecord    the run's lease, its planner state, its batch in flight (deleted when the run ends)
  *   N/plan              BatchTasks   how batch N is split into tasks (the same on every attempt)
- *   N/read/k/<p>        rows or partial groups of split k for partition p
+ *   N/read/k/data       split k's rows or partial groups for every partition it reaches, one
+ *                       section each (rows or partials as below)
+ *   N/read/k/index      Sections     where each partition's section is in N/read/k/data; written after it
+ *   N/read/k/<p>        rows or partial groups of split k for partition p (an earlier sluice's layout, still read)
  *   N/read/k/out        a stateless batch's output rows of split k
  *   N/read/k/meta       ReadMeta     split k's figures; written last: the read task is done
  *   N/out/p             PartitionOut partition p's output and figures; written after its state commit
@@ -61,6 +64,9 @@ export interface ReadMeta {
   readonly lateRecords?: Json[];
 }
 
+/** Where each partition's section is in a read task's N/read/k/data (N/read/k/index): [partition, start byte, end byte]. */
+export type Sections = Array<[number, number, number]>;
+
 /** What a partition task hands on (N/out/p), per operator where it says so. */
 export interface PartitionOut {
   readonly rows: OutputRow[];
@@ -106,6 +112,8 @@ const isPartitionOut = ((v) =>
   isObject(v) &&
   ['stateRowsDelta', 'late', 'updated', 'removed', 'bytes', 'commitTimeMs'].every((k) => isNumbers(v[k]))) as Check<PartitionOut>;
 const isRows = ((v) => Array.isArray(v) && v.every(isObject)) as Check<OutputRow[]>;
+const isSections = ((v) =>
+  Array.isArray(v) && v.every((s) => Array.isArray(s) && s.length === 3 && s.every((x) => Number.isInteger(x) && (x as number) >= 0))) as Check<Sections>;
 const isArray = ((v) => Array.isArray(v)) as Check<Json[]>;
 
 /** A shuffle object's text as a T, or a clear error naming the object. */
@@ -136,6 +144,10 @@ export const taskCodec = {
   run: { encode: (r: RunRecord) => encodeStateJson(r), decode: (key: string, text: string) => decode(key, text, isRunRecord, 'a run record') },
   tasks: { encode: (t: BatchTasks) => encodeStateJson(t), decode: (key: string, text: string) => decode(key, text, isBatchTasks, "a batch's task plan") },
   readMeta: { encode: (m: ReadMeta) => encodeStateJson(m), decode: (key: string, text: string) => decode(key, text, isReadMeta, "a read task's figures") },
+  sections: {
+    encode: (s: Sections) => JSON.stringify(s),
+    decode: (key: string, text: string) => decode(key, text, isSections, "a read task's index of sections"),
+  },
   partitionOut: {
     encode: (o: PartitionOut) => encodeStateJson(o),
     decode: (key: string, text: string) => decode(key, text, isPartitionOut, "a partition task's output"),

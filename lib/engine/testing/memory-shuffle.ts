@@ -11,6 +11,15 @@ export class InMemoryShuffle implements ShuffleStore {
   async get(key: string): Promise<string | null> {
     return this.blobs.get(key) ?? null;
   }
+  async getRange(key: string, start: number, end: number): Promise<string | null> {
+    const body = this.blobs.get(key);
+    if (body === undefined) return null;
+    const bytes = Buffer.from(body, 'utf8');
+    // S3 answers 416 InvalidRange to a range that starts past the object
+    if (start >= bytes.length && !(start === 0 && bytes.length === 0))
+      throw new Error(`InvalidRange: bytes=${start}-${end - 1} of ${key}, which has ${bytes.length} bytes`);
+    return bytes.subarray(start, Math.min(end, bytes.length)).toString('utf8');
+  }
   async delete(key: string): Promise<void> {
     this.blobs.delete(key);
   }
