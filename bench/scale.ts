@@ -318,7 +318,8 @@ async function partitionedRun(
   const clients = createClients(conn);
   let shuffleBytes: RunResult['shuffle'];
   try {
-    // what the tasks handed each other through S3: N/read/<split>/<partition> (rows) and N/out/<partition>
+    // what the tasks handed each other through S3: N/read/<split>/data (every partition's rows or
+    // partials; N/read/<split>/<partition> as an earlier sluice wrote them) and N/out/<partition>
     const root = `${shufflePrefix(cfg.checkpoint)}/`;
     let rowsBytes = 0;
     let outBytes = 0;
@@ -329,7 +330,7 @@ async function partitionedRun(
       for (const obj of page.Contents ?? []) {
         const k = (obj.Key ?? '').slice(root.length);
         objects++;
-        if (/^\d+\/read\/\d+\/\d+$/.test(k)) rowsBytes += obj.Size ?? 0;
+        if (/^\d+\/read\/\d+\/(\d+|data)$/.test(k)) rowsBytes += obj.Size ?? 0;
         else if (/^\d+\/out\/\d+$/.test(k)) outBytes += obj.Size ?? 0;
       }
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
