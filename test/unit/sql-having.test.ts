@@ -51,6 +51,8 @@ describe('HAVING', () => {
       { k: 'y', c: 1 },
     ]);
     expect(await run(`SELECT k, count(*) AS c FROM STREAM ${S} GROUP BY k HAVING c > 1 AND k = 'y'`)).toEqual([]);
+    // a grouping expression by its alias
+    expect(await run(`SELECT upper(k) AS uk, count(*) AS c FROM STREAM ${S} GROUP BY upper(k) HAVING uk = 'Y'`)).toEqual([{ uk: 'Y', c: 1 }]);
     expect(await run(`SELECT count(*) FROM STREAM ${S} HAVING count(*) > 2`)).toEqual([{ 'count(1)': 3 }]);
     expect(await run(`SELECT count(*) FROM STREAM ${S} HAVING count(*) > 3`)).toEqual([]);
   });
