@@ -51,7 +51,12 @@ describe('HAVING', () => {
       { k: 'y', c: 1 },
     ]);
     expect(await run(`SELECT k, count(*) AS c FROM STREAM ${S} GROUP BY k HAVING c > 1 AND k = 'y'`)).toEqual([]);
-    // a grouping expression by its alias
+    // a grouping expression, as written (words in any case) or by its alias
+    expect(await run(`SELECT upper(k), count(*) AS c FROM STREAM ${S} GROUP BY upper(k) HAVING UPPER(k) <> 'Y'`)).toEqual([{ 'upper(k)': 'X', c: 2 }]);
+    expect(await run(`SELECT concat(upper(k), '!') AS loud, max(a) FROM STREAM ${S} GROUP BY upper(k)`)).toEqual([
+      { loud: 'X!', 'max(a)': 3 },
+      { loud: 'Y!', 'max(a)': 5 },
+    ]);
     expect(await run(`SELECT upper(k) AS uk, count(*) AS c FROM STREAM ${S} GROUP BY upper(k) HAVING uk = 'Y'`)).toEqual([{ uk: 'Y', c: 1 }]);
     expect(await run(`SELECT count(*) FROM STREAM ${S} HAVING count(*) > 2`)).toEqual([{ 'count(1)': 3 }]);
     expect(await run(`SELECT count(*) FROM STREAM ${S} HAVING count(*) > 3`)).toEqual([]);

@@ -31,7 +31,7 @@ import type { AnyColumns, GroupArg } from '../query/types';
 import type { GroupKey } from '../plan/types';
 import { type Span, SqlError, unsupported, within } from './errors';
 import type { SelectItem, SqlExpr, SqlQuery } from './statement';
-import { type AggregateCall, aggregateCalls, columnRefs, hiddenName, quoted, type Replacement, rewritten } from './over-aggregates';
+import { type AggregateCall, aggregateCalls, columnRefs, groupingCalls, hiddenName, quoted, type Replacement, rewritten } from './over-aggregates';
 
 const AGGREGATES: Readonly<Record<string, (c: string | Column) => AggBuilder>> = { count: (c) => count(c), ...AGGREGATES_BY_NAME };
 
@@ -365,15 +365,29 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
   );
   const inputs = new Set(columns.map((c) => c.name.toLowerCase()));
   const aliases = new Set(q.items.flatMap((i) => (i.alias === undefined ? [] : [i.alias.toLowerCase()])));
-  // whether `e` reads, outside its aggregates, only plain grouping columns (and, in HAVING, select aliases); a name that is none of the input's is Spark's UNRESOLVED_COLUMN
-  const overKeys = (e: SqlExpr, aliased = false) =>
-    columnRefs(sql, e, isAggregate).every((r) => {
+  // the grouping keys that are calls (lower(k), date_trunc('hour', t)): an expression may read them whole
+  const callGroups = groups.flatMap((g, index) =>
+    g.e.ast.k === 'call' && g.e.ast.name !== 'window' && g.e.ast.name !== 'session_window' ? [{ index, text: g.e.text }] : [],
+  );
+  /**
+   * What `e` reads after the aggregation: its aggregate calls and its grouping calls, or null when
+   * it reads a column outside them that is not a plain grouping column (nor, in HAVING, a select
+   * alias); a name that is none of the input's is Spark's UNRESOLVED_COLUMN.
+   */
+  const overKeys = (e: SqlExpr, aliased = false): { calls: AggregateCall[]; keys: Array<{ start: number; end: number; group: number }> } | null => {
+    const calls = aggregateCalls(sql, e, isAggregate);
+    const keys = groupingCalls(sql, e, callGroups, calls);
+    const covered = (r: { start: number }) => keys.some((k) => r.start >= k.start && r.start < k.end);
+    const ok = columnRefs(sql, e, isAggregate).every((r) => {
       const name = r.name.toLowerCase();
-      if (plainKeys.has(name) || (aliased && aliases.has(name))) return true;
+      if (covered(r) || plainKeys.has(name) || (aliased && aliases.has(name))) return true;
       if (inputs.has(name)) return false;
       throw unresolved(sql, r, columns);
     });
-  type Pick = { key: number } | { agg: number } | { expr: SqlExpr; calls: Array<{ call: AggregateCall; agg: number }> };
+    return ok ? { calls, keys } : null;
+  };
+  type Reads = { calls: Array<{ call: AggregateCall; agg: number }>; keys: Array<{ start: number; end: number; group: number }> };
+  type Pick = { key: number } | { agg: number } | ({ expr: SqlExpr } & Reads);
   const picks = q.items.map((item): Pick => {
     if (item.ast.k === 'star') {
       throw new SqlError(
@@ -393,15 +407,14 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
       aggs.push(item.alias === undefined ? b : b.as(item.alias));
       return { agg: aggs.length - 1 };
     }
-    if (hasAggregate(item.ast) || overKeys(item)) {
-      if (!overKeys(item)) throw missingAggregation(sql, item);
-      return { expr: item, calls: aggregateCalls(sql, item, isAggregate).map((call) => ({ call, agg: hiddenOf(call) })) };
-    }
-    throw missingAggregation(sql, item);
+    const reads = overKeys(item);
+    if (reads === null) throw missingAggregation(sql, item);
+    return { expr: item, calls: reads.calls.map((call) => ({ call, agg: hiddenOf(call) })), keys: reads.keys };
   });
   const having = q.having;
-  if (having !== undefined && !overKeys(having, true)) throw missingAggregation(sql, having);
-  const havingCalls = having === undefined ? [] : aggregateCalls(sql, having, isAggregate).map((call) => ({ call, agg: hiddenOf(call) }));
+  const havingReads = having === undefined ? null : overKeys(having, true);
+  if (having !== undefined && havingReads === null) throw missingAggregation(sql, having);
+  const havingCalls = havingReads === null ? [] : havingReads.calls.map((call) => ({ call, agg: hiddenOf(call) }));
   const keys = groups.map((g) => keyOf(g.e, g.alias));
   const out = within(sql, spans, () => frame.groupBy(...(keys as GroupArg<AnyColumns>[])).agg(...aggs));
   // the select list's order and names over the aggregation's keys-then-aggregates
@@ -416,9 +429,13 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
     if (wanted.every((w) => w.as === w.from)) return out.select(...wanted.map((w) => w.from));
     return out.select(...wanted.map((w) => renamed(w.from, w.as)));
   }
-  // an expression reads its aggregates' hidden columns
-  const evaluated = (e: SqlExpr, calls: ReadonlyArray<{ call: AggregateCall; agg: number }>, more: readonly Replacement[] = []) =>
-    rewritten(e, [...calls.map(({ call, agg }) => ({ start: call.start, end: call.end, text: quoted(aggColumn(agg)) })), ...more]);
+  // an expression reads its aggregates' hidden columns and its grouping calls' key columns
+  const evaluated = (e: SqlExpr, reads: Reads, more: readonly Replacement[] = []) =>
+    rewritten(e, [
+      ...reads.calls.map(({ call, agg }) => ({ start: call.start, end: call.end, text: quoted(aggColumn(agg)) })),
+      ...reads.keys.map(({ start, end, group }) => ({ start, end, text: quoted(outCols[group]) })),
+      ...more,
+    ]);
   const outInfo = out.columnsNow_();
   const items = picks.map((p, i) => {
     const item = q.items[i];
@@ -426,7 +443,7 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
       const from = 'key' in p ? outCols[p.key] : aggColumn(p.agg);
       return { text: quoted(from), as: item.alias ?? from, pos: item.pos };
     }
-    const text = evaluated(p.expr, p.calls);
+    const text = evaluated(p.expr, p);
     return { text, as: item.alias ?? sparkName(text, outInfo, hidden, aggColumn), pos: item.pos };
   });
   let filtered = out;
@@ -435,8 +452,9 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
     const aliasOf = new Map(items.map((it, i) => [q.items[i].alias?.toLowerCase(), it.text] as const).filter(([a]) => a !== undefined));
     const aliasRefs = columnRefs(sql, having, isAggregate)
       .filter((r) => aliasOf.has(r.name.toLowerCase()) && !inputs.has(r.name.toLowerCase()))
+      .filter((r) => !havingReads!.keys.some((k) => r.start >= k.start && r.start < k.end))
       .map((r) => ({ start: r.start, end: r.end, text: `(${aliasOf.get(r.name.toLowerCase())})` }));
-    const condition = evaluated(having, havingCalls, aliasRefs);
+    const condition = evaluated(having, { calls: havingCalls, keys: havingReads!.keys }, aliasRefs);
     filtered = sparkNames(hidden, aggColumn, () => within(sql, [{ text: condition, pos: having.pos }], () => out.filter(condition)));
   }
   return sparkNames(hidden, aggColumn, () =>

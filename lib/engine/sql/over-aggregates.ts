@@ -122,3 +122,36 @@ export function rewritten(e: SqlExpr, replacements: readonly Replacement[]): str
   }
   return text + e.text.slice(at - e.pos);
 }
+
+/**
+ * Where `e` (outside `skip`, its aggregate calls) calls one of the grouping calls `groups` (each
+ * given by its text, `lower(k)`): the call's span and the index of the group, so that it can read
+ * the group's key column, as Spark resolves a grouping expression inside a select item or HAVING.
+ * A call matches by its tokens (words in any case, the same arguments), whole, not as a field's
+ * name (`s.lower(k)` is no call of it).
+ */
+export function groupingCalls(
+  sql: string,
+  e: SqlExpr,
+  groups: ReadonlyArray<{ index: number; text: string }>,
+  skip: ReadonlyArray<{ start: number; end: number }>,
+): Array<{ start: number; end: number; group: number }> {
+  if (groups.length === 0) return [];
+  const words = (text: string) => tokenize(text).filter((t) => t.kind !== 'eof');
+  const canon = (t: { kind: string; text: string }) => (t.kind === 'ident' ? `i:${t.text.toUpperCase()}` : `${t.kind}:${t.text}`);
+  const wanted = groups.map((g) => ({ index: g.index, tokens: words(g.text).map(canon) }));
+  const tokens = words(e.text);
+  const keys = tokens.map(canon);
+  const out: Array<{ start: number; end: number; group: number }> = [];
+  for (let i = 0; i < tokens.length; i++) {
+    const start = e.pos + tokens[i].pos;
+    if (skip.some((r) => start >= r.start && start < r.end)) continue;
+    if (i > 0 && tokens[i - 1].kind === 'op' && tokens[i - 1].text === '.') continue;
+    const hit = wanted.find((w) => w.tokens.length > 0 && w.tokens.every((k, j) => keys[i + j] === k));
+    if (hit === undefined) continue;
+    const last = tokens[i + hit.tokens.length - 1];
+    out.push({ start, end: e.pos + last.pos + last.text.length, group: hit.index });
+    i += hit.tokens.length - 1;
+  }
+  return out;
+}
