@@ -376,7 +376,7 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
    */
   const overKeys = (e: SqlExpr, aliased = false): { calls: AggregateCall[]; keys: Array<{ start: number; end: number; group: number }> } | null => {
     const calls = aggregateCalls(sql, e, isAggregate);
-    const keys = groupingCalls(sql, e, callGroups, calls);
+    const keys = groupingCalls(e, callGroups, calls);
     const covered = (r: { start: number }) => keys.some((k) => r.start >= k.start && r.start < k.end);
     const ok = columnRefs(sql, e, isAggregate).every((r) => {
       const name = r.name.toLowerCase();

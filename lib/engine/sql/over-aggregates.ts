@@ -131,7 +131,6 @@ export function rewritten(e: SqlExpr, replacements: readonly Replacement[]): str
  * name (`s.lower(k)` is no call of it).
  */
 export function groupingCalls(
-  sql: string,
   e: SqlExpr,
   groups: ReadonlyArray<{ index: number; text: string }>,
   skip: ReadonlyArray<{ start: number; end: number }>,
