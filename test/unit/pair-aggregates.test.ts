@@ -325,9 +325,31 @@ FROM STREAM read_files(schema => 'k INT, y INT, x INT') GROUP BY k`);
     expect([k2.big, k2.below, k2.unpaired]).toEqual([50, 20, 25]);
   });
 
-  it('is refused on first/last without ignoreNulls, and on a function that is not an aggregate', () => {
+  it('keeps a null value of a row it takes in first, last and any_value without ignoreNulls', async () => {
+    const plan = compileSql(`SET outputMode = update;
+SELECT k, first(y) FILTER (WHERE x > 1), last(y) FILTER (WHERE x > 1) AS l, any_value(y) FILTER (WHERE x > 1) AS a, first(y) FILTER (WHERE x > 1) + 1 AS f1
+FROM STREAM read_files(schema => 'k INT, y INT, x INT') GROUP BY k`);
+    const { rows } = await runPlanOnce(plan, [
+      { k: 1, y: 7, x: 0 }, // not taken
+      { k: 1, y: null, x: 2 }, // the first row taken: its y is null
+      { k: 1, y: 9, x: 3 }, // the last row taken
+      { k: 1, y: 4, x: 1 }, // not taken
+      { k: 2, y: 5, x: 0 }, // k 2: no row taken
+    ]);
+    expect(rows).toEqual([
+      { k: 1, 'first(y, false) FILTER (WHERE (x > 1))': null, l: 9, a: null, f1: null },
+      { k: 2, 'first(y, false) FILTER (WHERE (x > 1))': null, l: null, a: null, f1: null },
+    ]);
+    const { rows: more } = await runPlanOnce(plan, [
+      { k: 1, y: 3, x: 2 },
+      { k: 1, y: null, x: 5 },
+    ]);
+    // first takes 3; last takes the null of the last row the filter takes
+    expect(more).toEqual([{ k: 1, 'first(y, false) FILTER (WHERE (x > 1))': 3, l: null, a: 3, f1: 4 }]);
+  });
+
+  it('is refused on a nested aggregate, and on a function that is not an aggregate', () => {
     const from = "FROM STREAM read_files(schema => 'k INT, y INT, x INT') GROUP BY k";
-    expect(() => compileSql(`SET outputMode = update; SELECT k, first(y) FILTER (WHERE x > 1) ${from}`)).toThrow(/first\(x, true\) FILTER/);
     expect(() => compileSql(`SET outputMode = update; SELECT k, sum(y) FILTER (WHERE sum(x) > 1) ${from}`)).toThrow(/NESTED_AGGREGATE_FUNCTION/);
     expect(() => compileSql(`SET outputMode = update; SELECT k, sum(abs(y) FILTER (WHERE x > 1)) ${from}`)).toThrow(/abs does not support FILTER/);
   });

@@ -78,8 +78,11 @@ function keyOf(k: SqlExpr, alias: string | undefined): string | GroupKey | Colum
  * The aggregate a select item calls; with `FILTER (WHERE cond)`, over the rows where cond is true:
  * its input is `CASE WHEN cond THEN input END`, which every aggregate here skips when null (count(*)
  * counts `CASE WHEN cond THEN 1 END`, max_by and min_by filter their ordering column), named as
- * Spark names it, `sum(x) FILTER (WHERE (v > 1))`. first, last and any_value keep a null value,
- * so they take FILTER only with their ignoreNulls flag.
+ * Spark names it, `sum(x) FILTER (WHERE (v > 1))`. first, last and any_value keep a null value
+ * of a row they take: without their ignoreNulls flag, their input is the value in a struct,
+ * `CASE WHEN cond THEN named_struct('v', x) END`, taken with ignoreNulls (a row the condition
+ * drops is null, one it takes a struct even when its value is null), and the aggregate is WRAPPED:
+ * the select after the aggregation takes its `v` back out.
  */
 function aggOf(sql: string, item: SelectItem, spans: Span[], columns: readonly ColumnInfo[]): AggBuilder {
   const call = item.ast as Extract<Ast, { k: 'call' }>;
@@ -89,13 +92,6 @@ function aggOf(sql: string, item: SelectItem, spans: Span[], columns: readonly C
   const b = aggOfCall(sql, { ...item, text: item.text.slice(0, filter.at - item.pos).trimEnd() }, spans, columns);
   const cond = sql.slice(filter.start, filter.end).trim();
   if (hasAggregate(filter.cond)) refuseNested(sql, filter.cond);
-  if ((b.fn === 'first' || b.fn === 'last' || b.fn === 'any_value') && b.ignoreNulls !== true) {
-    throw unsupported(
-      sql,
-      filter.at,
-      `${call.name}(...) FILTER (WHERE ...) keeps a null value of the rows it takes, which sluice does not do: write ${call.name}(x, true) FILTER (WHERE ...) to take the non-null values only`,
-    );
-  }
   let prettyCond: string;
   try {
     prettyCond = prettySql(cond, columns);
@@ -105,9 +101,17 @@ function aggOf(sql: string, item: SelectItem, spans: Span[], columns: readonly C
   const text = (c: string | Column | undefined) => (c === undefined ? '1' : c instanceof Column ? `(${c.sql})` : `\`${c.replaceAll('`', '``')}\``);
   const when = (c: string | Column | undefined) => expr(`CASE WHEN (${cond}) THEN ${text(c)} END`);
   const name = `${b.name} FILTER (WHERE ${prettyCond})`;
+  if ((b.fn === 'first' || b.fn === 'last' || b.fn === 'any_value') && b.ignoreNulls !== true) {
+    const wrapped = new AggBuilder(b.fn, expr(`CASE WHEN (${cond}) THEN named_struct('v', ${text(b.column)}) END`), name, b.by, b.percentage, b.accuracy, true);
+    WRAPPED.add(wrapped);
+    return wrapped;
+  }
   if (b.fn === 'max_by' || b.fn === 'min_by') return new AggBuilder(b.fn, b.column, name, when(b.by), b.percentage, b.accuracy, b.ignoreNulls);
   return new AggBuilder(b.fn, when(b.column), name, b.by, b.percentage, b.accuracy, b.ignoreNulls);
 }
+
+/** The aggregates of aggOf whose value is the field `v` of what they aggregate (first, last, any_value with FILTER). */
+const WRAPPED = new WeakSet<AggBuilder>();
 
 /** The aggregate a select item calls (its FILTER aside). */
 function aggOfCall(sql: string, item: SelectItem, spans: Span[], columns: readonly ColumnInfo[]): AggBuilder {
@@ -343,16 +347,16 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
   const spans: Span[] = groups.map((g) => ({ text: g.e.text, pos: g.e.pos }));
   const aggs: AggBuilder[] = [];
   // the hidden aggregates of expressions and HAVING, one per distinct call: its index in aggs, and its Spark name
-  const hidden = new Map<string, { agg: number; name: string }>();
-  const hiddenOf = (call: AggregateCall): number => {
+  const hidden = new Map<string, Hidden>();
+  const hiddenOf = (call: AggregateCall): Hidden => {
     const key = canonical(call.text);
     let h = hidden.get(key);
     if (h === undefined) {
       const b = aggOf(sql, { ast: call.ast, text: call.text, pos: call.start, full: call.text }, spans, columns);
       aggs.push(b.as(hiddenName(hidden.size)));
-      hidden.set(key, (h = { agg: aggs.length - 1, name: b.name }));
+      hidden.set(key, (h = { agg: aggs.length - 1, name: b.name, wrapped: WRAPPED.has(b) }));
     }
-    return h.agg;
+    return h;
   };
   // the plain columns the query groups by (an expression over them may be selected)
   // (a window key is the aggregation's column `window` or `session_window`: window.start reads it)
@@ -386,8 +390,8 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
     });
     return ok ? { calls, keys } : null;
   };
-  type Reads = { calls: Array<{ call: AggregateCall; agg: number }>; keys: Array<{ start: number; end: number; group: number }> };
-  type Pick = { key: number } | { agg: number } | ({ expr: SqlExpr } & Reads);
+  type Reads = { calls: Array<{ call: AggregateCall; hidden: Hidden }>; keys: Array<{ start: number; end: number; group: number }> };
+  type Pick = { key: number } | { agg: number } | ({ expr: SqlExpr; name?: string } & Reads);
   const picks = q.items.map((item): Pick => {
     if (item.ast.k === 'star') {
       throw new SqlError(
@@ -404,17 +408,22 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
     }
     if (isAggregate(item.ast)) {
       const b = aggOf(sql, item, spans, columns);
+      if (WRAPPED.has(b)) {
+        // its value is a field of the aggregate: the select after the aggregation takes it out
+        const call = { ast: item.ast as AggregateCall['ast'], start: item.pos, end: item.pos + item.text.length, text: item.text };
+        return { expr: item, calls: [{ call, hidden: hiddenOf(call) }], keys: [], name: b.name };
+      }
       aggs.push(item.alias === undefined ? b : b.as(item.alias));
       return { agg: aggs.length - 1 };
     }
     const reads = overKeys(item);
     if (reads === null) throw missingAggregation(sql, item);
-    return { expr: item, calls: reads.calls.map((call) => ({ call, agg: hiddenOf(call) })), keys: reads.keys };
+    return { expr: item, calls: reads.calls.map((call) => ({ call, hidden: hiddenOf(call) })), keys: reads.keys };
   });
   const having = q.having;
   const havingReads = having === undefined ? null : overKeys(having, true);
   if (having !== undefined && havingReads === null) throw missingAggregation(sql, having);
-  const havingCalls = havingReads === null ? [] : havingReads.calls.map((call) => ({ call, agg: hiddenOf(call) }));
+  const havingCalls = havingReads === null ? [] : havingReads.calls.map((call) => ({ call, hidden: hiddenOf(call) }));
   const keys = groups.map((g) => keyOf(g.e, g.alias));
   const out = within(sql, spans, () => frame.groupBy(...(keys as GroupArg<AnyColumns>[])).agg(...aggs));
   // the select list's order and names over the aggregation's keys-then-aggregates
@@ -432,7 +441,7 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
   // an expression reads its aggregates' hidden columns and its grouping calls' key columns
   const evaluated = (e: SqlExpr, reads: Reads, more: readonly Replacement[] = []) =>
     rewritten(e, [
-      ...reads.calls.map(({ call, agg }) => ({ start: call.start, end: call.end, text: quoted(aggColumn(agg)) })),
+      ...reads.calls.map(({ call, hidden: h }) => ({ start: call.start, end: call.end, text: hiddenText(h, aggColumn) })),
       ...reads.keys.map(({ start, end, group }) => ({ start, end, text: quoted(outCols[group]) })),
       ...more,
     ]);
@@ -444,7 +453,7 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
       return { text: quoted(from), as: item.alias ?? from, pos: item.pos };
     }
     const text = evaluated(p.expr, p);
-    return { text, as: item.alias ?? sparkName(text, outInfo, hidden, aggColumn), pos: item.pos };
+    return { text, as: item.alias ?? p.name ?? sparkName(text, outInfo, hidden, aggColumn), pos: item.pos };
   });
   let filtered = out;
   if (having !== undefined) {
@@ -466,31 +475,47 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
   );
 }
 
+/** A hidden aggregate: its index among the aggregation's, its call's Spark name, and whether its value is its field `v` (WRAPPED). */
+interface Hidden {
+  readonly agg: number;
+  readonly name: string;
+  readonly wrapped: boolean;
+}
+
+/** What an expression reads for a hidden aggregate: its column, or the column's `v`. */
+function hiddenText(h: Hidden, aggColumn: (agg: number) => string): string {
+  return h.wrapped ? `${quoted(aggColumn(h.agg))}.v` : quoted(aggColumn(h.agg));
+}
+
+/** `text` with each spelling of a hidden aggregate's column (and its `v`) written as the call's name. */
+function named(text: string, h: Hidden, aggColumn: (agg: number) => string): string {
+  const col = aggColumn(h.agg);
+  return text
+    .replaceAll(`${quoted(col)}.v`, h.name)
+    .replaceAll(`${col}.v`, h.name)
+    .replaceAll(quoted(col), h.name)
+    .replaceAll(col, h.name);
+}
+
 /** Runs `build`; an error it throws names each hidden aggregate by its call's name, as the query wrote it. */
-function sparkNames<T>(hidden: ReadonlyMap<string, { agg: number; name: string }>, aggColumn: (agg: number) => string, build: () => T): T {
+function sparkNames<T>(hidden: ReadonlyMap<string, Hidden>, aggColumn: (agg: number) => string, build: () => T): T {
   try {
     return build();
   } catch (e) {
-    if (e instanceof Error)
-      for (const { agg, name } of hidden.values()) e.message = e.message.replaceAll(quoted(aggColumn(agg)), name).replaceAll(aggColumn(agg), name);
+    if (e instanceof Error) for (const h of hidden.values()) e.message = named(e.message, h, aggColumn);
     throw e;
   }
 }
 
 /** Spark's name of an expression over aggregates: its pretty SQL, each hidden aggregate written as the call's name (`(sum(a) / count(1))`). */
-function sparkName(
-  text: string,
-  columns: readonly ColumnInfo[],
-  hidden: ReadonlyMap<string, { agg: number; name: string }>,
-  aggColumn: (agg: number) => string,
-): string {
+function sparkName(text: string, columns: readonly ColumnInfo[], hidden: ReadonlyMap<string, Hidden>, aggColumn: (agg: number) => string): string {
   let pretty: string;
   try {
     pretty = prettySql(text, columns);
   } catch {
     pretty = text; // (the select reports the expression's error, at its place)
   }
-  for (const { agg, name } of hidden.values()) pretty = pretty.replaceAll(quoted(aggColumn(agg)), name).replaceAll(aggColumn(agg), name);
+  for (const h of hidden.values()) pretty = named(pretty, h, aggColumn);
   return pretty;
 }
 
