@@ -189,6 +189,30 @@ describe('when a batch is split into tasks', () => {
     expect(of(gets, /^0\/read\/\d+\/meta$/)).toBe(2 * S); // (each read task first looks for its own meta)
   });
 
+  it('fails a partition task whose split object was deleted under the running batch, in either layout, instead of reading no rows', async () => {
+    const p = ports();
+    p.source.add(
+      'f0.json',
+      [0, 1, 2, 3, 4, 5].map((u) => ({ user: `u${u}`, t: at(1) })),
+    );
+    const handler = partitionedTasks(() => new PartitionedRun(p));
+    await handler({ action: 'plan', runId: 'r' });
+    await handler({ action: 'read', runId: 'r', batchId: 0, split: 0 });
+    const index = JSON.parse(p.shuffle.blobs.get('0/read/0/index')!) as Array<[number, number, number]>;
+    const partition = index[0][0];
+    const data = p.shuffle.blobs.get('0/read/0/data')!;
+    p.shuffle.blobs.delete('0/read/0/data');
+    await expect(handler({ action: 'partition', runId: 'r', batchId: 0, partition })).rejects.toThrow(
+      /0\/read\/0\/data is missing though 0\/read\/0\/index says/,
+    );
+    // the earlier layout: the meta lists the partition, its object is gone
+    p.shuffle.blobs.set('0/read/0/data', data);
+    p.shuffle.blobs.delete('0/read/0/index');
+    await expect(handler({ action: 'partition', runId: 'r', batchId: 0, partition })).rejects.toThrow(
+      new RegExp(`0/read/0/${partition} is missing though its read task's meta lists it`),
+    );
+  });
+
   it("reads a batch an earlier sluice's read tasks wrote, one object per partition and no index", async () => {
     const p = ports();
     p.source.add(

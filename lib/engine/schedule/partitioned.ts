@@ -481,19 +481,24 @@ export class PartitionedRun {
           `read task ${split} of batch ${batchId} has not finished, so partition ${partition} cannot merge it: run the read tasks first (the state machine does)`,
           { retriable: true },
         );
-      return meta.partitions.includes(partition) ? this.shuffle.get(`${batchId}/read/${split}/${partition}`) : null;
+      if (!meta.partitions.includes(partition)) return null;
+      const legacyKey = `${batchId}/read/${split}/${partition}`;
+      const legacy = await this.shuffle.get(legacyKey);
+      // (written before the meta: gone now, it was deleted)
+      if (legacy === null)
+        throw new SluiceError(`shuffle ${legacyKey} is missing though its read task's meta lists it: the shuffle was deleted under a running batch`, {
+          retriable: false,
+        });
+      return legacy;
     }
     const section = taskCodec.sections.decode(indexKey, index).find(([p]) => p === partition);
     if (section === undefined) return null;
     const key = `${batchId}/read/${split}/data`;
     const text = await this.shuffle.getRange(key, section[1], section[2]);
     if (text === null)
-      throw new SluiceError(
-        `${key} is gone though ${indexKey} says where its sections are: the shuffle was purged or edited; run the batch again from its plan`,
-        {
-          retriable: false,
-        },
-      );
+      throw new SluiceError(`shuffle ${key} is missing though ${indexKey} says where its sections are: the shuffle was deleted under a running batch`, {
+        retriable: false,
+      });
     return text;
   }
 
