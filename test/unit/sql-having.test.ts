@@ -24,6 +24,15 @@ describe('a select item over aggregates', () => {
     ]);
   });
 
+  it('finds the aggregates in every part of an expression, a CASE branch included, with or without GROUP BY', async () => {
+    expect(await run(`SELECT k, CASE WHEN count(*) > 1 THEN 'many' ELSE 'one' END AS c FROM STREAM ${S} GROUP BY k`)).toEqual([
+      { k: 'x', c: 'many' },
+      { k: 'y', c: 'one' },
+    ]);
+    expect(await run(`SELECT CASE WHEN max(a) >= 5 THEN sum(b) END AS s FROM STREAM ${S}`)).toEqual([{ s: 7 }]);
+    expect(() => compileSql(`SET outputMode = update; SELECT k, CASE WHEN a > 1 THEN count(*) END FROM STREAM ${S} GROUP BY k`)).toThrow(/MISSING_AGGREGATION/);
+  });
+
   it('may be an expression over the grouping columns, and reuse one aggregate twice', async () => {
     expect(await run(`SELECT upper(k) AS u, count(*) * count(*) AS sq, count(*) FROM STREAM ${S} GROUP BY k`)).toEqual([
       { u: 'X', sq: 4, 'count(1)': 2 },

@@ -31,7 +31,7 @@ import type { AnyColumns, GroupArg } from '../query/types';
 import type { GroupKey } from '../plan/types';
 import { type Span, SqlError, unsupported, within } from './errors';
 import type { SelectItem, SqlExpr, SqlQuery } from './statement';
-import { type AggregateCall, aggregateCalls, columnRefs, groupingCalls, hiddenName, quoted, type Replacement, rewritten } from './over-aggregates';
+import { type AggregateCall, aggregateCalls, astChildren, columnRefs, groupingCalls, hiddenName, quoted, type Replacement, rewritten } from './over-aggregates';
 
 const AGGREGATES: Readonly<Record<string, (c: string | Column) => AggBuilder>> = { count: (c) => count(c), ...AGGREGATES_BY_NAME };
 
@@ -45,11 +45,7 @@ function isAggregate(a: Ast): a is Extract<Ast, { k: 'call' }> {
 /** Whether an aggregate call is anywhere in `a`. */
 export function hasAggregate(a: Ast): boolean {
   if (isAggregate(a)) return true;
-  return Object.values(a).some((v) =>
-    Array.isArray(v)
-      ? v.some((x) => x && typeof x === 'object' && 'k' in x && hasAggregate(x))
-      : v && typeof v === 'object' && 'k' in v && hasAggregate(v as Ast),
-  );
+  return astChildren(a).some(hasAggregate);
 }
 
 /** The text's tokens, words in upper case: two spellings of one expression compare equal. */

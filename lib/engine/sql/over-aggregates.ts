@@ -41,12 +41,18 @@ export function quoted(name: string): string {
   return `\`${name.replaceAll('`', '``')}\``;
 }
 
-/** The child nodes of an AST node. */
-function children(a: Ast): Ast[] {
+/** The child nodes of an AST node, those held in plain objects too (a CASE's `{ when, result }` branches). */
+export function astChildren(a: Ast): Ast[] {
   const out: Ast[] = [];
-  for (const v of Object.values(a)) {
-    for (const x of Array.isArray(v) ? v : [v]) if (x && typeof x === 'object' && 'k' in x) out.push(x as Ast);
-  }
+  const visit = (v: unknown): void => {
+    if (Array.isArray(v)) for (const x of v) visit(x);
+    else if (v !== null && typeof v === 'object') {
+      if ('k' in v) out.push(v as Ast);
+      else for (const x of Object.values(v)) visit(x);
+    }
+  };
+  // (a literal's type and a cast's target are types, not nodes)
+  for (const [key, v] of Object.entries(a)) if (key !== 'type' && key !== 'to') visit(v);
   return out;
 }
 
@@ -83,7 +89,7 @@ export function aggregateCalls(sql: string, e: SqlExpr, isAggregate: (a: Ast) =>
       out.push({ ast: a, start: a.pos, end, text: sql.slice(a.pos, end) });
       return;
     }
-    for (const c of children(a)) walk(c);
+    for (const c of astChildren(a)) walk(c);
   };
   walk(e.ast);
   return out.sort((x, y) => x.start - y.start);
@@ -106,7 +112,7 @@ export function columnRefs(sql: string, e: SqlExpr, isAggregate: (a: Ast) => boo
       out.push({ name: a.parts[0], start: a.pos, end });
       return;
     }
-    for (const c of children(a)) walk(c);
+    for (const c of astChildren(a)) walk(c);
   };
   walk(e.ast);
   return out;
