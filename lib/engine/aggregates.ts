@@ -363,24 +363,39 @@ const OVERFLOWED = false;
  */
 function tryAgg(spec: AggSpec, inType: DataType | undefined): CompiledAgg {
   const inner = compileAgg({ ...spec, fn: spec.fn === 'try_sum' ? 'sum' : 'avg' }, inType);
-  const attempt = (f: () => Json): Json => {
-    try {
-      return f();
-    } catch (e) {
-      if (isSparkRowError(e) && (e.errorClass === 'ARITHMETIC_OVERFLOW' || e.errorClass === 'NUMERIC_VALUE_OUT_OF_RANGE')) return OVERFLOWED;
-      throw e;
-    }
+  /** OVERFLOWED for the overflow `e` is, else `e` thrown again (no closure per row: update runs on every row). */
+  const overflowed = (e: unknown): Json => {
+    if (isSparkRowError(e) && (e.errorClass === 'ARITHMETIC_OVERFLOW' || e.errorClass === 'NUMERIC_VALUE_OUT_OF_RANGE')) return OVERFLOWED;
+    throw e;
   };
   return {
     spec,
     ...(inner.check ? { check: inner.check } : {}),
     init: inner.init,
-    update: (s, r) => (s === OVERFLOWED ? s : attempt(() => inner.update(s, r))),
-    merge: (a, b) => (a === OVERFLOWED || b === OVERFLOWED ? OVERFLOWED : attempt(() => inner.merge(a, b))),
+    update: (s, r) => {
+      if (s === OVERFLOWED) return s;
+      try {
+        return inner.update(s, r);
+      } catch (e) {
+        return overflowed(e);
+      }
+    },
+    merge: (a, b) => {
+      if (a === OVERFLOWED || b === OVERFLOWED) return OVERFLOWED;
+      try {
+        return inner.merge(a, b);
+      } catch (e) {
+        return overflowed(e);
+      }
+    },
     finish: (s) => {
       if (s === OVERFLOWED) return null;
-      const out = attempt(() => inner.finish(s) as Json);
-      return out === OVERFLOWED ? null : out;
+      try {
+        return inner.finish(s);
+      } catch (e) {
+        overflowed(e); // (throws what is not an overflow)
+        return null;
+      }
     },
   };
 }

@@ -257,10 +257,10 @@ export class PartitionedRun {
       at += bytes;
     }
     if (texts.length > 0) await this.shuffle.put(`${batchId}/read/${split}/data`, texts.join(''));
+    if (tasks.mode === 'stateless') await this.shuffle.put(`${batchId}/read/${split}/out`, taskCodec.rows.encode(out));
     // the index after the data (a partition task that finds it finds the data whole); kept apart
     // from the meta, which the partition tasks need not read (its dead letters can be large)
-    if (tasks.mode !== 'stateless') await this.shuffle.put(`${batchId}/read/${split}/index`, taskCodec.sections.encode(sections));
-    if (tasks.mode === 'stateless') await this.shuffle.put(`${batchId}/read/${split}/out`, taskCodec.rows.encode(out));
+    else await this.shuffle.put(`${batchId}/read/${split}/index`, taskCodec.sections.encode(sections));
     // last: the meta says the task is done
     await this.shuffle.put(`${batchId}/read/${split}/meta`, taskCodec.readMeta.encode({ ...readMeta(read, written), ...(late ?? {}) }));
     return { ok: true };

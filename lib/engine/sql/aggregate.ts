@@ -31,7 +31,20 @@ import type { AnyColumns, GroupArg } from '../query/types';
 import type { GroupKey } from '../plan/types';
 import { type Span, SqlError, unsupported, within } from './errors';
 import type { SelectItem, SqlExpr, SqlQuery } from './statement';
-import { type AggregateCall, aggregateCalls, astChildren, columnRefs, groupingCalls, hiddenName, quoted, type Replacement, rewritten } from './over-aggregates';
+import {
+  type AggregateCall,
+  aggregateCalls,
+  astChildren,
+  columnRefs,
+  groupingCalls,
+  hiddenName,
+  inSpans,
+  quoted,
+  type Replacement,
+  rewritten,
+  tokenKey,
+  words,
+} from './over-aggregates';
 
 const AGGREGATES: Readonly<Record<string, (c: string | Column) => AggBuilder>> = { count: (c) => count(c), ...AGGREGATES_BY_NAME };
 
@@ -50,9 +63,7 @@ export function hasAggregate(a: Ast): boolean {
 
 /** The text's tokens, words in upper case: two spellings of one expression compare equal. */
 function canonical(text: string): string {
-  return tokenize(text)
-    .map((t) => (t.kind === 'ident' ? t.text.toUpperCase() : `${t.kind}:${t.text}`))
-    .join(' ');
+  return words(text).map(tokenKey).join(' ');
 }
 
 /** A grouping key as the frame API takes it. */
@@ -94,7 +105,7 @@ function aggOf(sql: string, item: SelectItem, spans: Span[], columns: readonly C
   } catch {
     prettyCond = cond; // (the aggregation's input stage reports the condition's error)
   }
-  const text = (c: string | Column | undefined) => (c === undefined ? '1' : c instanceof Column ? `(${c.sql})` : `\`${c.replaceAll('`', '``')}\``);
+  const text = (c: string | Column | undefined) => (c === undefined ? '1' : c instanceof Column ? `(${c.sql})` : quoted(c));
   const when = (c: string | Column | undefined) => expr(`CASE WHEN (${cond}) THEN ${text(c)} END`);
   const name = `${b.name} FILTER (WHERE ${prettyCond})`;
   if ((b.fn === 'first' || b.fn === 'last' || b.fn === 'any_value') && b.ignoreNulls !== true) {
@@ -374,17 +385,18 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
    * it reads a column outside them that is not a plain grouping column (nor, in HAVING, a select
    * alias); a name that is none of the input's is Spark's UNRESOLVED_COLUMN.
    */
-  const overKeys = (e: SqlExpr, aliased = false): { calls: AggregateCall[]; keys: Array<{ start: number; end: number; group: number }> } | null => {
+  const overKeys = (e: SqlExpr, aliased = false) => {
     const calls = aggregateCalls(sql, e, isAggregate);
     const keys = groupingCalls(e, callGroups, calls);
-    const covered = (r: { start: number }) => keys.some((k) => r.start >= k.start && r.start < k.end);
-    const ok = columnRefs(sql, e, isAggregate).every((r) => {
+    // (the columns read outside the grouping calls)
+    const refs = columnRefs(sql, e, isAggregate).filter((r) => !inSpans(keys, r.start));
+    const ok = refs.every((r) => {
       const name = r.name.toLowerCase();
-      if (covered(r) || plainKeys.has(name) || (aliased && aliases.has(name))) return true;
+      if (plainKeys.has(name) || (aliased && aliases.has(name))) return true;
       if (inputs.has(name)) return false;
       throw unresolved(sql, r, columns);
     });
-    return ok ? { calls, keys } : null;
+    return ok ? { calls, keys, refs } : null;
   };
   type Reads = { calls: Array<{ call: AggregateCall; hidden: Hidden }>; keys: Array<{ start: number; end: number; group: number }> };
   type Pick = { key: number } | { agg: number } | ({ expr: SqlExpr; name?: string } & Reads);
@@ -455,9 +467,8 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
   if (having !== undefined) {
     // a select alias in HAVING stands for its item (Spark resolves HAVING against the select list too)
     const aliasOf = new Map(items.map((it, i) => [q.items[i].alias?.toLowerCase(), it.text] as const).filter(([a]) => a !== undefined));
-    const aliasRefs = columnRefs(sql, having, isAggregate)
+    const aliasRefs = havingReads!.refs
       .filter((r) => aliasOf.has(r.name.toLowerCase()) && !inputs.has(r.name.toLowerCase()))
-      .filter((r) => !havingReads!.keys.some((k) => r.start >= k.start && r.start < k.end))
       .map((r) => ({ start: r.start, end: r.end, text: `(${aliasOf.get(r.name.toLowerCase())})` }));
     const condition = evaluated(having, { calls: havingCalls, keys: havingReads!.keys }, aliasRefs);
     filtered = sparkNames(hidden, aggColumn, () => within(sql, [{ text: condition, pos: having.pos }], () => out.filter(condition)));

@@ -7,7 +7,7 @@
  * the aggregation's output, and a last selectExpr gives the select list its names and order,
  * dropping the hidden columns. A query without either keeps the plan it always had.
  */
-import { tokenize } from '../expr/lexer';
+import { type Token, tokenize } from '../expr/lexer';
 import type { Ast } from '../expr/parser';
 import type { SqlExpr } from './statement';
 
@@ -39,6 +39,21 @@ export function hiddenName(i: number): string {
 /** A name as a backquoted identifier. */
 export function quoted(name: string): string {
   return `\`${name.replaceAll('`', '``')}\``;
+}
+
+/** A text's tokens without the end marker. */
+export function words(text: string): Token[] {
+  return tokenize(text).filter((t) => t.kind !== 'eof');
+}
+
+/** A token as texts are compared: a word in upper case, so that two spellings of one expression compare equal. */
+export function tokenKey(t: Token): string {
+  return t.kind === 'ident' ? `i:${t.text.toUpperCase()}` : `${t.kind}:${t.text}`;
+}
+
+/** Whether `pos` falls in one of `spans`. */
+export function inSpans(spans: ReadonlyArray<{ readonly start: number; readonly end: number }>, pos: number): boolean {
+  return spans.some((r) => pos >= r.start && pos < r.end);
 }
 
 /** The child nodes of an AST node, those held in plain objects too (a CASE's `{ when, result }` branches). */
@@ -142,15 +157,13 @@ export function groupingCalls(
   skip: ReadonlyArray<{ start: number; end: number }>,
 ): Array<{ start: number; end: number; group: number }> {
   if (groups.length === 0) return [];
-  const words = (text: string) => tokenize(text).filter((t) => t.kind !== 'eof');
-  const canon = (t: { kind: string; text: string }) => (t.kind === 'ident' ? `i:${t.text.toUpperCase()}` : `${t.kind}:${t.text}`);
-  const wanted = groups.map((g) => ({ index: g.index, tokens: words(g.text).map(canon) }));
+  const wanted = groups.map((g) => ({ index: g.index, tokens: words(g.text).map(tokenKey) }));
   const tokens = words(e.text);
-  const keys = tokens.map(canon);
+  const keys = tokens.map(tokenKey);
   const out: Array<{ start: number; end: number; group: number }> = [];
   for (let i = 0; i < tokens.length; i++) {
     const start = e.pos + tokens[i].pos;
-    if (skip.some((r) => start >= r.start && start < r.end)) continue;
+    if (inSpans(skip, start)) continue;
     if (i > 0 && tokens[i - 1].kind === 'op' && tokens[i - 1].text === '.') continue;
     const hit = wanted.find((w) => w.tokens.length > 0 && w.tokens.every((k, j) => keys[i + j] === k));
     if (hit === undefined) continue;
