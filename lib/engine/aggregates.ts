@@ -6,11 +6,12 @@ import type { Json, Row } from './ports';
 import type { AggSpec } from './plan/types';
 import { isSparkRowError, SparkRowError } from './expr/errors';
 import { hllAdd, hllCount, hllMerge, hllNew } from './hll';
+import { sparkXxHash64 } from './expr/spark-hashes';
 import { compileMoreAgg } from './more-aggregates';
 import { pairCastCheck } from './moment-aggregates';
 import { canonicalLong, type DataType } from './schema';
 import { castFunction } from './expr/cast';
-import { DOUBLE, STRING } from './expr/types';
+import { BOOLEAN, DOUBLE, LONG, STRING } from './expr/types';
 import { avgDecimalType, divideHalfUp, fitsPrecision, formatDecimal, rescale, sumDecimalType, unscaledOf } from './decimal';
 
 export type Buffer = Json[];
@@ -310,20 +311,33 @@ export function compileAgg(spec: AggSpec, inType?: DataType, byType?: DataType):
         merge: (a, b) => ((b as Json[])[0] ? b : a),
         finish: (s) => (s as Json[])[1],
       };
-    case 'approxCountDistinct':
+    case 'approxCountDistinct': {
+      const hash = inType === undefined ? hashByValue : sparkXxHash64(inType);
       return {
         spec,
         init: () => hllNew(),
-        update: (s, r) => (r[column!] === null || r[column!] === undefined ? s : hllAdd(s as string, r[column!])),
+        update: (s, r) => (r[column!] === null || r[column!] === undefined ? s : hllAdd(s as string, hash(r[column!]))),
         merge: (a, b) => hllMerge(a as string, b as string),
         finish: (s) => hllCount(s as string),
       };
+    }
     default: {
       const more = compileMoreAgg(spec, inType, byType);
       if (more === null) throw new Error(`internal: no aggregate ${spec.fn}`);
       return more;
     }
   }
+}
+
+const HASH_OF = { string: sparkXxHash64(STRING), long: sparkXxHash64(LONG), double: sparkXxHash64(DOUBLE), boolean: sparkXxHash64(BOOLEAN) };
+
+/** A value's XXH64 when its column's type is not known (a twin's plan, a test): its own kind's. */
+function hashByValue(v: unknown): bigint {
+  if (typeof v === 'string') return HASH_OF.string(v);
+  if (typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v))) return HASH_OF.long(v);
+  if (typeof v === 'number') return HASH_OF.double(v);
+  if (typeof v === 'boolean') return HASH_OF.boolean(v);
+  return HASH_OF.string(JSON.stringify(v));
 }
 
 /**

@@ -1,65 +1,112 @@
 /**
- * HyperLogLog for approxCountDistinct, with mergeable state kept as a compact string (one
- * character per register) so it can live in a state item. p = 9 (512 registers) matches the
- * relative error Spark's approx_count_distinct targets by default (rsd 0.05).
+ * approx_count_distinct as Spark's HyperLogLogPlusPlus at its default relative error (rsd 0.05:
+ * p = 9, 512 registers): each value hashed by Spark's XXH64 of its type (seed 42, as the
+ * `xxhash64` function: expr/hashes.ts), the top 9 bits of the hash choosing the register, which
+ * keeps the most leading zeros (plus one) of the other 55 bits seen; the count is the raw estimate
+ * less its bias interpolated from the HLL++ paper's figures (hll-bias.ts, the 6 nearest), or
+ * linear counting while a register is empty and the count is small. So a group's count equals
+ * Spark's for the same values, at any cardinality.
+ *
+ * The registers are kept as a string (one character a register, '0' + rank) behind the marker 'H',
+ * so they live in a state item and merge register by register. A group whose registers an earlier
+ * sluice wrote (512 characters, no marker: values hashed by a 32-bit murmur of their text) keeps
+ * counting in them (new values hashed Spark's way; a value seen both before and after the upgrade
+ * may count twice) and keeps the old estimate (raw, or linear counting below 2.5m) until its
+ * window closes.
  */
+import { BIAS_P9, RAW_ESTIMATES_P9 } from './hll-bias';
+
 const P = 9;
 const M = 1 << P;
-const ALPHA = 0.7213 / (1 + 1.079 / M);
+const ALPHA_M2 = (0.7213 / (1 + 1.079 / M)) * M * M;
 const BASE = 48; // '0'
-
-function murmur32(text: string, seed: number): number {
-  let h = seed >>> 0;
-  for (let i = 0; i < text.length; i++) {
-    let k = text.charCodeAt(i);
-    k = Math.imul(k, 0xcc9e2d51);
-    k = (k << 15) | (k >>> 17);
-    k = Math.imul(k, 0x1b873593);
-    h ^= k;
-    h = (h << 13) | (h >>> 19);
-    h = (Math.imul(h, 5) + 0xe6546b64) | 0;
-  }
-  h ^= text.length;
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
+const MARK = 'H';
+/** HLL++'s threshold at p = 9 below which linear counting is used. */
+const LINEAR_THRESHOLD = 400;
+/** Points of the bias interpolation. */
+const K = 6;
 
 export function hllNew(): string {
-  return String.fromCharCode(BASE).repeat(M);
+  return MARK + String.fromCharCode(BASE).repeat(M);
 }
 
-function rank(h2: number): number {
-  // position of the first 1 bit in a 32-bit word (1-based); 33 when the word is zero
-  return h2 === 0 ? 33 : Math.clz32(h2) + 1;
+/** Where register 0 is: after the marker, or at 0 in an earlier sluice's registers. */
+function offset(regs: string): number {
+  return regs.length === M + 1 ? 1 : 0;
 }
 
-export function hllAdd(regs: string, value: unknown): string {
-  const text = typeof value === 'string' ? `s${value}` : `v${JSON.stringify(value)}`;
-  const idx = murmur32(text, 0x9747b28c) & (M - 1);
-  const r = rank(murmur32(text, 0x5bd1e995));
-  if (regs.charCodeAt(idx) - BASE >= r) return regs;
-  return regs.slice(0, idx) + String.fromCharCode(BASE + r) + regs.slice(idx + 1);
+/** Leading zero bits of a 64-bit word. */
+function clz64(w: bigint): number {
+  const hi = Number(w >> 32n);
+  return hi !== 0 ? Math.clz32(hi) : 32 + Math.clz32(Number(w & 0xffffffffn));
 }
 
+/** The registers with a value of 64-bit hash `hash` (Spark's XXH64 of it) added. */
+export function hllAdd(regs: string, hash: bigint): string {
+  const idx = Number(hash >> BigInt(64 - P));
+  const rank = clz64(BigInt.asUintN(64, hash << BigInt(P)) | (1n << BigInt(P - 1))) + 1;
+  const at = offset(regs) + idx;
+  if (regs.charCodeAt(at) - BASE >= rank) return regs;
+  return regs.slice(0, at) + String.fromCharCode(BASE + rank) + regs.slice(at + 1);
+}
+
+/** Register by register, the larger; an earlier sluice's registers on either side make the result one of those. */
 export function hllMerge(a: string, b: string): string {
-  let out = '';
-  for (let i = 0; i < M; i++) out += a.charCodeAt(i) >= b.charCodeAt(i) ? a[i] : b[i];
+  const oa = offset(a);
+  const ob = offset(b);
+  let out = oa === 1 && ob === 1 ? MARK : '';
+  for (let i = 0; i < M; i++) {
+    out += String.fromCharCode(Math.max(a.charCodeAt(oa + i), b.charCodeAt(ob + i)));
+  }
   return out;
 }
 
-export function hllCount(regs: string): number {
+/** The mean bias of the K raw estimates nearest `e` (Spark's estimateBias). */
+function estimateBias(e: number): number {
+  const n = RAW_ESTIMATES_P9.length;
+  // the index of e, or where it would go (Java's Arrays.binarySearch, as Spark uses it)
+  let lo = 0;
+  let hi = n - 1;
+  let nearest = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const v = RAW_ESTIMATES_P9[mid];
+    if (v < e) lo = mid + 1;
+    else if (v > e) hi = mid - 1;
+    else {
+      nearest = mid;
+      break;
+    }
+  }
+  if (nearest < 0) nearest = lo;
+  const distance = (i: number) => (e - RAW_ESTIMATES_P9[i]) ** 2;
+  let low = Math.max(nearest - K + 1, 0);
+  let high = Math.min(low + K, n);
+  while (high < n && distance(high) < distance(low)) {
+    low++;
+    high++;
+  }
   let sum = 0;
+  for (let i = low; i < high; i++) sum += BIAS_P9[i];
+  return sum / (high - low);
+}
+
+export function hllCount(regs: string): number {
+  const o = offset(regs);
+  let zInverse = 0;
   let zeros = 0;
   for (let i = 0; i < M; i++) {
-    const r = regs.charCodeAt(i) - BASE;
-    sum += 2 ** -r;
+    const r = regs.charCodeAt(o + i) - BASE;
+    zInverse += 1 / 2 ** r;
     if (r === 0) zeros++;
   }
-  const estimate = (ALPHA * M * M) / sum;
-  if (estimate <= 2.5 * M && zeros > 0) return Math.round(M * Math.log(M / zeros));
-  return Math.round(estimate);
+  const e = ALPHA_M2 / zInverse;
+  if (o === 0) return Math.round(e <= 2.5 * M && zeros > 0 ? M * Math.log(M / zeros) : e);
+  const corrected = () => (e < 5 * M ? e - estimateBias(e) : e);
+  if (zeros > 0) {
+    const h = M * Math.log(M / zeros);
+    // (Math.round rounds halves up, as Java's)
+    return Math.round(h <= LINEAR_THRESHOLD || e <= 2.5 * M ? h : corrected());
+  }
+  return Math.round(corrected());
 }
