@@ -12,6 +12,8 @@ import { expr } from '../../lib/engine/query/column';
 import { approxCountDistinct, avg, boolOr, collectList, collectSet, count, countIf, first, last, stddev, sum, varPop } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
 import { compileSql } from '../../lib/engine/sql';
+import { SQL_AGGREGATE_NAMES } from '../../lib/engine/sql/aggregate';
+import { AGGREGATES } from '../../lib/engine/expr/functions';
 
 const COLS = 'k STRING, amount INT, x DOUBLE, name STRING, s STRUCT<b: INT>';
 
@@ -132,5 +134,27 @@ describe('an aggregate without alias in the query API', () => {
       ['collect_list(name)', 'ARRAY'],
       ['collect_set(s)', 'ARRAY'],
     ]);
+  });
+});
+
+describe('the two lists of aggregate names', () => {
+  // lib/engine/expr/functions.ts AGGREGATES (what a row expression refuses as an aggregate) and
+  // the SQL front end's (the builders of lib/engine/query/functions.ts): the expression layer
+  // cannot import the query layer, so a name added to one must be added to the other
+  it('hold the same names, but count_distinct, which SQL spells count(DISTINCT x) and refuses', () => {
+    expect([...SQL_AGGREGATE_NAMES].filter((n) => !AGGREGATES.has(n))).toEqual([]);
+    expect([...AGGREGATES].filter((n) => !SQL_AGGREGATE_NAMES.has(n))).toEqual(['count_distinct']);
+  });
+
+  it('so an aggregate in a row expression is refused as one, first_value and last_value too', () => {
+    for (const fn of ['first_value', 'last_value', 'mode', 'try_sum']) {
+      expect(() =>
+        readStream
+          .format('json')
+          .schema(COLS)
+          .load()
+          .select(expr(`${fn}(amount) + 1`)),
+      ).toThrow(/aggregate/i);
+    }
   });
 });

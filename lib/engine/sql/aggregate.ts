@@ -51,8 +51,11 @@ const AGGREGATES: Readonly<Record<string, (c: string | Column) => AggBuilder>> =
 /** The aggregates of two arguments (twoColumnAggOf, percentileOf). */
 const BY_AGGREGATES: ReadonlySet<string> = new Set([...Object.keys(TWO_COLUMN_AGGREGATES_BY_NAME), 'percentile', 'percentile_approx', 'approx_percentile']);
 
+/** Every aggregate the SQL front end takes, by name (lower case). */
+export const SQL_AGGREGATE_NAMES: ReadonlySet<string> = new Set([...Object.keys(AGGREGATES), ...BY_AGGREGATES]);
+
 function isAggregate(a: Ast): a is Extract<Ast, { k: 'call' }> {
-  return a.k === 'call' && (a.name.toLowerCase() in AGGREGATES || BY_AGGREGATES.has(a.name.toLowerCase()));
+  return a.k === 'call' && SQL_AGGREGATE_NAMES.has(a.name.toLowerCase());
 }
 
 /** Whether an aggregate call is anywhere in `a`. */
