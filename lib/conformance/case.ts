@@ -96,6 +96,8 @@ interface CaseQuery {
     by?: string;
     percentage?: number | number[];
     accuracy?: number;
+    /** percentile's third argument: the integral column that says how many times a row's value counts. */
+    frequency?: string;
     ignoreNulls?: boolean;
     as: string;
   }>;
@@ -337,7 +339,10 @@ function applyStage(c: ConformanceCase, frame: StreamFrame, stage: CaseStage, ta
       else if (a.fn === 'percentile') {
         if (input === undefined || a.percentage === undefined)
           throw new InvalidQueryError(`case ${c.name}: percentile needs a "column" (or "expr") and a "percentage" (a number or a list)`);
-        b = typeof a.percentage === 'number' ? percentile(input, a.percentage) : percentilesAt('percentile', input, a.percentage);
+        b =
+          typeof a.percentage === 'number'
+            ? percentile(input, a.percentage, a.frequency)
+            : percentilesAt('percentile', input, a.percentage, undefined, a.frequency);
       } else if (a.fn === 'percentile_approx' || a.fn === 'approx_percentile') {
         if (input === undefined || a.percentage === undefined)
           throw new InvalidQueryError(

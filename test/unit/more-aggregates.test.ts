@@ -24,6 +24,7 @@ import {
   variance,
 } from '../../lib/engine/query/functions';
 import { compileSql } from '../../lib/engine/sql';
+import * as F from '../../lib/engine/query/fn';
 import { readStream } from '../../lib/engine/query/reader';
 import type { DataType } from '../../lib/engine/schema';
 import { runPlanOnce } from '../helpers/run-plan';
@@ -215,6 +216,67 @@ SELECT d, percentile(n, 0.95), percentile(n * 2, 0.5) FROM STREAM read_files(sch
     expect(() =>
       readStream.format('json').schema('d STRING, n INT').load('s3://b/in/').groupBy('d').agg(percentile('n', 1.5)).writeStream.outputMode('update').plan(),
     ).toThrow(/VALUE_OUT_OF_RANGE\] percentile\(n, 1.5\)/);
+  });
+});
+
+describe("percentile's frequency", () => {
+  // worked by hand: v 1 three times, 5 once (10 has frequency 0, 8 a null frequency, a null v is
+  // left out): the values 1 1 1 5; the median's position (4 - 1) x 0.5 = 1.5 falls between two
+  // 1s: 1.0; the 90th's, 2.7, between the third 1 and the 5: 0.3 x 1 + 0.7 x 5 = 3.8
+  const rows = [
+    { k: 'a', v: 1, f: 3 },
+    { k: 'a', v: 5, f: 1 },
+    { k: 'a', v: 10, f: 0 },
+    { k: 'a', v: 8, f: null },
+    { k: 'a', v: null, f: 2 },
+    { k: 'a', v: 2, f: -1 },
+  ];
+
+  it('counts each value its frequency times in SQL, a negative frequency a dead letter that no aggregate of the group counts', async () => {
+    const plan = compileSql(`SET outputMode = update;
+SELECT k, percentile(v, 0.5, f), percentile(v, 0.9, f) AS p90, percentile(v, 0.5, 1), count(*) AS n FROM STREAM read_files(schema => 'k STRING, v INT, f BIGINT') GROUP BY k`);
+    const { rows: out, deadLetters } = await runPlanOnce(plan, rows);
+    expect(out).toHaveLength(1);
+    expect(out[0]['percentile(v, 0.5, f)']).toBe(1);
+    expect(out[0].p90).toBeCloseTo(3.8, 12);
+    // the default frequency 1 over the values the negative row leaves: 1 5 10 8 -> (5 + 8) / 2
+    expect(out[0]['percentile(v, 0.5, 1)']).toBe(6.5);
+    expect(out[0].n).toBe(5);
+    const reasons = (deadLetters.all('malformed') as unknown as DeadLetter[]).map((d) => d.reason);
+    expect(reasons).toHaveLength(1);
+    expect(reasons[0]).toMatch(/^\[NEGATIVE_VALUES_IN_FREQUENCY_EXPRESSION\] Found the negative value in `f`: -1/);
+  });
+
+  it('refuses a frequency past 2^53 - 1, where its counts would stop being exact', () => {
+    const agg = compileAgg({ fn: 'percentile', column: 'v', by: 'f', percentage: 0.5, as: 'p' }, { type: 'INT' }, { type: 'LONG' });
+    expect(() => agg.check!({ v: 1, f: 2n ** 60n })).toThrow(/ARITHMETIC_OVERFLOW\] the frequency 1152921504606846976 in `f` is beyond 9007199254740991/);
+    expect(() => agg.check!({ v: 1, f: 9007199254740991 })).not.toThrow();
+    expect(() => agg.check!({ v: null, f: -4 })).not.toThrow();
+  });
+
+  it('is taken by the query API and the F module alike, and must be an integral column', () => {
+    const frame = readStream.format('json').schema('k STRING, v INT, f INT, d DOUBLE').load('s3://b/in/').groupBy('k');
+    expect(
+      frame
+        .agg(percentile('v', 0.5, 'f'))
+        .columnsNow_()
+        .map((c) => c.name),
+    ).toEqual(['k', 'percentile(v, 0.5, f)']);
+    expect(
+      frame
+        .agg(F.percentile('v', 0.5, F.col('f')))
+        .columnsNow_()
+        .map((c) => c.name),
+    ).toEqual(['k', 'percentile(v, 0.5, f)']);
+    expect(() =>
+      frame
+        .agg(percentile('v', 0.5, 'd'))
+        .writeStream.outputMode('update')
+        .plan(),
+    ).toThrow(/UNEXPECTED_INPUT_TYPE\] percentile\(v, 0.5, d\): its frequency d is DOUBLE, but percentile's third argument is an integral column/);
+    expect(() => compileSql(`SELECT k, percentile(v, 0.5, d) FROM STREAM read_files(schema => 'k STRING, v INT, d DOUBLE') GROUP BY k`)).toThrow(
+      /its frequency d is DOUBLE/,
+    );
   });
 });
 

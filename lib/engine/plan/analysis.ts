@@ -365,6 +365,16 @@ function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: 
         }
       }
     }
+    if (a.fn === 'percentile' && a.by !== undefined) {
+      // percentile(x, p, f): f an integral column (Spark's third argument, IntegralType)
+      const found = cols.find((x) => x.name === a.by);
+      if (!found) throw unknownColumn(a.by, cols, `${a.fn}`);
+      if (!['INT', 'LONG'].includes(found.type) || found.window) {
+        throw new InvalidQueryError(
+          `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] ${a.as}: its frequency ${a.by} is ${found.window ? 'a window' : found.type}, but percentile's third argument is an integral column (TINYINT, SMALLINT, INT, BIGINT): cast it first, e.g. CAST(${a.by} AS BIGINT)`,
+        );
+      }
+    }
     if (a.fn === 'max_by' || a.fn === 'min_by') {
       const found = a.by === undefined ? undefined : cols.find((x) => x.name === a.by);
       if (a.by === undefined) throw new InvalidQueryError(`${a.fn} needs the column that orders the rows, e.g. ${a.fn}('status', 'event_time')`);

@@ -183,10 +183,18 @@ export const median = <C extends string | Column>(column: C) => agg('median', co
 /**
  * The exact percentile of a numeric column at `percentage` (0 to 1), a DOUBLE interpolated between
  * the two nearest values, as Spark's percentile(x, p); named `percentile(x, p, 1)` as Spark names it.
+ * `frequency`: an integral column that says how many times each row's value counts (Spark's third
+ * argument; a null or 0 leaves the row out, a negative one makes it a dead letter), named
+ * `percentile(x, p, f)`.
  */
-export function percentile<C extends string | Column>(column: C, percentage: number): AggBuilder<string, 'percentile', C> {
+export function percentile<C extends string | Column>(column: C, percentage: number, frequency?: string | Column): AggBuilder<string, 'percentile', C> {
   const text = column instanceof Column ? column.sql : column;
-  return new AggBuilder('percentile', column, `percentile(${text}, ${percentage}, 1)`, undefined, percentage);
+  return new AggBuilder('percentile', column, `percentile(${text}, ${percentage}, ${frequencyText(frequency)})`, frequency, percentage);
+}
+
+/** The frequency argument as Spark prints it: 1 when absent. */
+function frequencyText(frequency: string | Column | undefined): string {
+  return frequency === undefined ? '1' : frequency instanceof Column ? frequency.sql : frequency;
 }
 /**
  * percentile or percentile_approx at an array of percentages (SQL's `percentile(x, array(0.25,
@@ -198,10 +206,11 @@ export function percentilesAt(
   column: string | Column,
   percentages: readonly number[],
   accuracy: number = DEFAULT_PERCENTILE_ACCURACY,
+  frequency?: string | Column,
 ): AggBuilder {
   const text = column instanceof Column ? column.sql : column;
   const list = `array(${percentages.join(', ')})`;
-  if (fn === 'percentile') return new AggBuilder('percentile', column, `percentile(${text}, ${list}, 1)`, undefined, percentages);
+  if (fn === 'percentile') return new AggBuilder('percentile', column, `percentile(${text}, ${list}, ${frequencyText(frequency)})`, frequency, percentages);
   return new AggBuilder('percentile_approx', column, `${fn}(${text}, ${list}, ${accuracy})`, undefined, percentages, accuracy);
 }
 

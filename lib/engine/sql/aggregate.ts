@@ -264,25 +264,36 @@ function percentageText(text: string): string {
     : text;
 }
 
-/** percentile(x, p): p a numeric literal from 0 to 1, or an array of them (Spark's frequency argument is not taken). */
+/**
+ * percentile(x, p[, frequency]): p a numeric literal from 0 to 1, or an array of them; the
+ * frequency a column or an expression (how many times each row's value counts), 1 when absent.
+ * Named as Spark names it: percentile(x, 0.95, 1).
+ */
 function percentileOf(sql: string, item: SelectItem, spans: Span[]): AggBuilder {
   const call = item.ast as Extract<Ast, { k: 'call' }>;
-  const [arg, p] = call.args;
+  const [arg, p, freq] = call.args;
   const value = percentages(p);
-  if (call.args.length !== 2 || value === null) {
+  if (call.args.length < 2 || call.args.length > 3 || value === null) {
     throw new SqlError(
       'WRONG_NUM_ARGS',
-      `${call.name} takes a column and a constant percentage (or an array of them) here, e.g. percentile(latency, 0.95) or percentile(latency, array(0.5, 0.95)) (a frequency is not supported)`,
+      `${call.name} takes a column, a constant percentage (or an array of them) and optionally a frequency column here, e.g. percentile(latency, 0.95), percentile(latency, array(0.5, 0.95)) or percentile(latency, 0.5, hits)`,
       sql,
       item.pos,
     );
   }
   refuseNested(sql, arg);
-  const [first, { text: pText }] = callArgTexts(item.text);
+  const [first, { text: pText }, third] = callArgTexts(item.text);
   const input = argInput(arg, first, item, spans);
+  let frequency: string | Column | undefined;
+  if (freq !== undefined) {
+    refuseNested(sql, freq);
+    // (the literal 1 is Spark's default: no frequency column)
+    if (!(freq.k === 'lit' && freq.type.type === 'INT' && literalNumber(freq) === 1)) frequency = argInput(freq, third, item, spans);
+  }
+  const b = typeof value === 'number' ? percentile(input, value, frequency) : percentilesAt('percentile', input, value, undefined, frequency);
   // Spark prints the percentage as written and the default frequency 1: percentile(x, 0.95, 1)
-  const b = typeof value === 'number' ? percentile(input, value) : percentilesAt('percentile', input, value);
-  return arg.k === 'name' && arg.parts.length === 1 ? b.as(`percentile(${arg.parts[0]}, ${percentageText(pText)}, 1)`) : b;
+  if (arg.k !== 'name' || arg.parts.length !== 1 || frequency instanceof Column) return b;
+  return b.as(`percentile(${arg.parts[0]}, ${percentageText(pText)}, ${frequency ?? 1})`);
 }
 
 /**
