@@ -39,6 +39,8 @@ export {
   mode,
   percentile,
   percentileApprox,
+  listagg,
+  stringAgg,
   countIf,
   boolAnd,
   boolOr,
@@ -74,6 +76,7 @@ export {
   AggBuilder,
   GeneratorItem,
 } from '../engine/query/functions';
+export type { SortKey } from '../engine/query/functions';
 export * as F from '../engine/query/fn';
 export { compileSql, SqlError } from '../engine/sql';
 export { expr } from '../engine/query/column';
@@ -137,6 +140,7 @@ export type {
   CollectAggFn,
   StatisticalAggFn,
   AggSpec,
+  SortDirection,
   GroupKey,
   OperatorStep,
   OutputMode,

@@ -30,7 +30,7 @@ const KEYS = {
   watermark: ['column', 'delay'],
   window: ['column', 'duration', 'slide', 'startTime'],
   sessionWindow: ['column', 'gap'],
-  aggregation: ['fn', 'column', 'expr', 'by', 'percentage', 'accuracy', 'frequency', 'ignoreNulls', 'as'],
+  aggregation: ['fn', 'column', 'expr', 'by', 'percentage', 'accuracy', 'frequency', 'delimiter', 'orderBy', 'ignoreNulls', 'as'],
   groupExpr: ['expr', 'as'],
   withColumn: ['name', 'expr'],
   dropDuplicates: ['columns', 'withinWatermark'],

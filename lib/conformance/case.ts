@@ -22,6 +22,7 @@ import {
   count,
   sessionWindow,
   window,
+  listagg,
   percentile,
   percentileApprox,
   percentilesAt,
@@ -98,6 +99,9 @@ interface CaseQuery {
     accuracy?: number;
     /** percentile's third argument: the integral column that says how many times a row's value counts. */
     frequency?: string;
+    /** listagg's (string_agg's) delimiter (absent: none) and WITHIN GROUP keys: a column, or {column or expr, desc, nullsFirst}. */
+    delimiter?: string | null;
+    orderBy?: Array<string | { column?: string; expr?: string; desc?: boolean; nullsFirst?: boolean }>;
     ignoreNulls?: boolean;
     as: string;
   }>;
@@ -349,6 +353,16 @@ function applyStage(c: ConformanceCase, frame: StreamFrame, stage: CaseStage, ta
             `case ${c.name}: percentile_approx needs a "column" (or "expr") and a "percentage" (a number or a list; optionally an "accuracy")`,
           );
         b = typeof a.percentage === 'number' ? percentileApprox(input, a.percentage, a.accuracy, a.fn) : percentilesAt(a.fn, input, a.percentage, a.accuracy);
+      } else if (a.fn === 'listagg' || a.fn === 'string_agg') {
+        if (input === undefined) throw new InvalidQueryError(`case ${c.name}: ${a.fn} needs a "column" or an "expr"`);
+        const keys = (a.orderBy ?? []).map((k) => {
+          if (typeof k === 'string') return k;
+          const key = k.expr !== undefined ? expr(k.expr) : k.column;
+          if (key === undefined)
+            throw new InvalidQueryError(`case ${c.name}: each "orderBy" key of ${a.fn} is a column name, or an object with a "column" or an "expr"`);
+          return { key, ...(k.desc === undefined ? {} : { desc: k.desc }), ...(k.nullsFirst === undefined ? {} : { nullsFirst: k.nullsFirst }) };
+        });
+        b = listagg(input, a.delimiter, keys);
       } else if (a.fn in TWO_COLUMN_AGGREGATES_BY_NAME) {
         if (input === undefined || a.by === undefined) throw new InvalidQueryError(`case ${c.name}: ${a.fn} needs a "column" (or "expr") and a "by" column`);
         b = TWO_COLUMN_AGGREGATES_BY_NAME[a.fn](input, a.by);

@@ -32,6 +32,8 @@ import { lessFor } from './aggregates';
 import type { CompiledAgg } from './aggregates';
 import type { Json } from './ports';
 import { SparkRowError } from './expr/errors';
+import { castFunction } from './expr/cast';
+import { STRING } from './expr/types';
 import { encodeStateJson } from './state-json';
 import type { AggSpec, BitAggFn, BooleanAggFn, ByAggFn, CollectAggFn } from './plan/types';
 import { canonicalLong, type DataType } from './schema';
@@ -318,6 +320,56 @@ function product(spec: AggSpec, column: string, inType: DataType | undefined): C
   };
 }
 
+/**
+ * listagg(x[, delimiter]) [WITHIN GROUP (ORDER BY k ...)] (string_agg): Spark 4's ListAgg. The
+ * non-null values, as STRING (a value of another type cast as Spark casts it), joined by the
+ * delimiter (none when absent, Spark's NULL); NULL over no value. Without an order, in the order
+ * the rows came (Spark's is the order after its shuffle, which it calls non-deterministic); with
+ * one, sorted by the keys (a stable sort: equal keys keep that order), each key ascending with its
+ * nulls first or descending with its nulls last unless the clause says otherwise. The buffer is
+ * the values, or [value, keys] pairs, so the state grows with the rows, as collect_list's does.
+ */
+function listagg(spec: AggSpec, column: string, inType: DataType | undefined, byType: DataType | undefined): CompiledAgg {
+  const text = inType === undefined || inType.type === 'STRING' ? (v: unknown) => v as string : (castFunction(inType, STRING, false) as (v: unknown) => string);
+  const order = spec.order ?? [];
+  const by = spec.by;
+  const ordered = order.length > 0 && by !== undefined;
+  // one key: the key itself; several: the fields of a STRUCT, k0, k1, ...
+  const keyTypes = order.length === 1 ? [byType] : order.map((_, i) => byType?.fields?.[i]);
+  const keyOf = (k: unknown, i: number): unknown => (order.length === 1 ? k : k === null || k === undefined ? null : (k as Record<string, unknown>)[`k${i}`]);
+  const lessers = keyTypes.map((t) => lessFor(t));
+  const compare = (a: Json[], b: Json[]): number => {
+    for (let i = 0; i < order.length; i++) {
+      const x = keyOf(a[1], i) ?? null;
+      const y = keyOf(b[1], i) ?? null;
+      if (x === null || y === null) {
+        if (x === y) continue;
+        return (x === null) === order[i].nullsFirst ? -1 : 1;
+      }
+      const c = lessers[i](x, y) ? -1 : lessers[i](y, x) ? 1 : 0;
+      if (c !== 0) return order[i].desc ? -c : c;
+    }
+    return 0;
+  };
+  return {
+    spec,
+    init: () => [],
+    update: (s, r) => {
+      const v = r[column];
+      if (v === null || v === undefined) return s;
+      (s as Json[]).push(ordered ? [text(v), (r[by] ?? null) as Json] : text(v));
+      return s;
+    },
+    merge: (a, b) => [...(a as Json[]), ...(b as Json[])],
+    finish: (s) => {
+      const items = s as Json[];
+      if (items.length === 0) return null;
+      const values = ordered ? [...(items as Json[][])].sort(compare).map((e) => e[0] as string) : (items as string[]);
+      return values.join(spec.delimiter ?? '');
+    },
+  };
+}
+
 /** The aggregate of `spec` when it is one of this module's, else null. `inType`: the column's type; `byType`: max_by's and min_by's ordering column's. */
 export function compileMoreAgg(spec: AggSpec, inType: DataType | undefined, byType?: DataType): CompiledAgg | null {
   const column = spec.column!;
@@ -326,6 +378,7 @@ export function compileMoreAgg(spec: AggSpec, inType: DataType | undefined, byTy
   if (isStatisticalAgg(spec.fn)) return statistical(spec, spec.fn, column, inType);
   if (spec.fn === 'median') return percentile(spec, column, inType, 0.5);
   if (spec.fn === 'mode') return mode(spec, column, inType);
+  if (spec.fn === 'listagg') return listagg(spec, column, inType, byType);
   if (spec.fn === 'percentile') return percentile(spec, column, inType, spec.percentage ?? 0.5, spec.by);
   if (spec.fn === 'percentile_approx') return percentileApprox(spec, column, inType, spec.percentage ?? 0.5, spec.accuracy ?? 10_000);
   if (isBooleanAgg(spec.fn)) return booleanAgg(spec, spec.fn, column);

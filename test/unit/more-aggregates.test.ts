@@ -14,6 +14,7 @@ import {
   count,
   first,
   last,
+  listagg,
   maxBy,
   median,
   minBy,
@@ -276,6 +277,80 @@ SELECT k, percentile(v, 0.5, f), percentile(v, 0.9, f) AS p90, percentile(v, 0.5
     ).toThrow(/UNEXPECTED_INPUT_TYPE\] percentile\(v, 0.5, d\): its frequency d is DOUBLE, but percentile's third argument is an integral column/);
     expect(() => compileSql(`SELECT k, percentile(v, 0.5, d) FROM STREAM read_files(schema => 'k STRING, v INT, d DOUBLE') GROUP BY k`)).toThrow(
       /its frequency d is DOUBLE/,
+    );
+  });
+});
+
+describe('listagg and string_agg', () => {
+  const COLS = 'k STRING, name STRING, n INT, tags ARRAY<STRING>';
+  // worked by hand from Spark's ListAgg: the non-null values as STRING, joined by the delimiter
+  // (none by default), NULL over no value; WITHIN GROUP sorts by the keys (descending: nulls
+  // last; ascending: nulls first), a stable sort; without it, the order the rows came
+  const rows = [
+    { k: 'a', name: 'b', n: 2 },
+    { k: 'a', name: 'a', n: 3 },
+    { k: 'a', name: null, n: 1 },
+    { k: 'a', name: 'c', n: null },
+    { k: 'b', name: null, n: 1 },
+  ];
+
+  it('join the values in SQL, sorted by WITHIN GROUP, named as Spark names them', async () => {
+    const plan = compileSql(`SET outputMode = update;
+SELECT k, listagg(name), string_agg(name, ', ') AS s, listagg(name, '|') WITHIN GROUP (ORDER BY n DESC), listagg(n) WITHIN GROUP (ORDER BY n) AS ns,
+  listagg(name, '-') WITHIN GROUP (ORDER BY upper(name) DESC NULLS FIRST, n) AS two, listagg(name) FILTER (WHERE n > 1) AS f,
+  listagg(name, NULL) WITHIN GROUP (ORDER BY n NULLS LAST) AS nl
+FROM STREAM read_files(schema => '${COLS}') GROUP BY k`);
+    const { rows: out } = await runPlanOnce(plan, rows);
+    expect(out).toEqual([
+      {
+        k: 'a',
+        'listagg(name, NULL)': 'bac',
+        s: 'b, a, c',
+        "listagg(name, '|') WITHIN GROUP (ORDER BY n DESC NULLS LAST)": 'a|b|c',
+        ns: '123',
+        two: 'c-b-a',
+        f: 'ba',
+        nl: 'bac',
+      },
+      {
+        k: 'b',
+        'listagg(name, NULL)': null,
+        s: null,
+        "listagg(name, '|') WITHIN GROUP (ORDER BY n DESC NULLS LAST)": null,
+        ns: '1',
+        two: null,
+        f: null,
+        nl: null,
+      },
+    ]);
+  });
+
+  it('are taken by the query API and the F module, with the same names', () => {
+    const frame = readStream.format('json').schema(COLS).load('s3://b/in/').groupBy('k');
+    const names = (b: Parameters<typeof frame.agg>[0]) =>
+      frame
+        .agg(b)
+        .columnsNow_()
+        .map((c) => [c.name, c.type]);
+    expect(names(listagg('name', ', ', [{ key: 'n', desc: true }]))).toEqual([
+      ['k', 'STRING'],
+      ["listagg(name, ', ') WITHIN GROUP (ORDER BY n DESC NULLS LAST)", 'STRING'],
+    ]);
+    expect(names(F.string_agg('name'))).toEqual([
+      ['k', 'STRING'],
+      ['listagg(name, NULL)', 'STRING'],
+    ]);
+    expect(names(F.listagg('name', "it's", ['n']))[1][0]).toBe("listagg(name, 'it\\'s') WITHIN GROUP (ORDER BY n ASC NULLS FIRST)");
+  });
+
+  it('refuse DISTINCT, a delimiter that is not a constant string, a value of a nested type, and WITHIN GROUP elsewhere', () => {
+    const q = (select: string) => () => compileSql(`SELECT k, ${select} FROM STREAM read_files(schema => '${COLS}') GROUP BY k`);
+    expect(q('listagg(DISTINCT name)')).toThrow(/listagg\(DISTINCT \.\.\.\) is not supported on a stream/);
+    expect(q('listagg(name, k)')).toThrow(/NON_FOLDABLE_INPUT\] listagg's delimiter must be a constant STRING or NULL/);
+    expect(q('listagg(tags)')).toThrow(/UNEXPECTED_INPUT_TYPE\] listagg\(tags, NULL\): tags is ARRAY, but listagg takes a STRING/);
+    expect(q('sum(n) WITHIN GROUP (ORDER BY n)')).toThrow(/FUNCTION_WITH_UNSUPPORTED_SYNTAX\] sum does not take WITHIN GROUP here/);
+    expect(() => readStream.format('json').schema(COLS).load('s3://b/in/').select(expr('upper(name) WITHIN GROUP (ORDER BY n)'))).toThrow(
+      /FUNCTION_WITH_UNSUPPORTED_SYNTAX\] The function upper does not support WITHIN GROUP/,
     );
   });
 });

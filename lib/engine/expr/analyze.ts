@@ -565,6 +565,13 @@ export class Analyzer {
         ast.pos,
       );
     }
+    if (ast.withinGroup !== undefined && !AGGREGATES.has(name)) {
+      throw this.fail(
+        'INVALID_SQL_SYNTAX.FUNCTION_WITH_UNSUPPORTED_SYNTAX',
+        `The function ${name} does not support WITHIN GROUP: it goes with listagg and string_agg, e.g. listagg(name, ', ') WITHIN GROUP (ORDER BY name)`,
+        ast.pos,
+      );
+    }
     if (ast.nulls?.ignore === true && !AGGREGATES.has(name)) {
       throw this.fail(
         'INVALID_SQL_SYNTAX.FUNCTION_WITH_UNSUPPORTED_SYNTAX',

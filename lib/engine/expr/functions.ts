@@ -72,6 +72,8 @@ export const AGGREGATES: ReadonlySet<string> = new Set([
   'any_value',
   'array_agg',
   'product',
+  'listagg',
+  'string_agg',
   ...STATISTICAL,
   ...BOOLEAN_AGGS,
   ...COLLECT,

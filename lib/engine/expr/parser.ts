@@ -57,9 +57,20 @@ export type Ast =
       readonly filter?: { readonly cond: Ast; readonly start: number; readonly end: number; readonly at: number };
       /** An aggregate's `IGNORE NULLS` (ignore true) or `RESPECT NULLS` after the call (and its FILTER), and where it is. */
       readonly nulls?: { readonly ignore: boolean; readonly at: number };
+      /** An aggregate's `WITHIN GROUP (ORDER BY ...)`: its keys (each with where its text starts and ends), and where WITHIN is. */
+      readonly withinGroup?: { readonly keys: readonly SortItem[]; readonly at: number };
     }
   /** A higher-order function's argument: `x -> x + 1`, `(acc, x) -> acc + x`. */
   | { readonly k: 'lambda'; readonly pos: number; readonly params: readonly string[]; readonly body: Ast };
+
+/** A key of ORDER BY: its expression and text span, its direction, where its nulls go (Spark's default: first ascending, last descending). */
+interface SortItem {
+  readonly expr: Ast;
+  readonly start: number;
+  readonly end: number;
+  readonly desc: boolean;
+  readonly nullsFirst: boolean;
+}
 
 /** A selectExpr item: an expression and the name `AS` gave it, or `*` / `s.*`. */
 export interface NamedAst {
@@ -586,11 +597,22 @@ class Parser {
   }
 
   /**
-   * A call followed by `FILTER (WHERE cond)` (Spark's aggregate filter) and then `IGNORE NULLS` or
-   * `RESPECT NULLS`, as Spark's grammar orders them, each noted on the call; else the call as it is.
+   * A call followed by `WITHIN GROUP (ORDER BY ...)`, `FILTER (WHERE cond)` (Spark's aggregate
+   * filter) and then `IGNORE NULLS` or `RESPECT NULLS`, as Spark's grammar orders them, each noted
+   * on the call; else the call as it is.
    */
   private withFilter(call: Extract<Ast, { k: 'call' }>): Ast {
     let out = call;
+    if (this.isKeyword('WITHIN') && this.isKeyword('GROUP', 1) && this.peek(2).kind === 'op' && this.peek(2).text === '(') {
+      const at = this.peek().pos;
+      this.i += 3;
+      if (!this.keyword('ORDER') || !this.keyword('BY')) throw this.error("ORDER BY after 'WITHIN GROUP ('");
+      const keys: SortItem[] = [];
+      do keys.push(this.sortItem());
+      while (this.op(','));
+      this.expectOp(')', "',' or ')' after the WITHIN GROUP's keys");
+      out = { ...out, withinGroup: { keys, at } };
+    }
     if (this.isKeyword('FILTER') && this.peek(1).kind === 'op' && this.peek(1).text === '(' && this.isKeyword('WHERE', 2)) {
       const at = this.peek().pos;
       this.i += 3;
@@ -608,6 +630,21 @@ class Parser {
       out = { ...out, nulls: { ignore, at } };
     }
     return out;
+  }
+
+  /** `expr [ASC | DESC] [NULLS FIRST | NULLS LAST]`. */
+  private sortItem(): SortItem {
+    const start = this.peek().pos;
+    const expr = this.expression();
+    const end = this.peek().pos;
+    const desc = this.keyword('DESC');
+    if (!desc) this.keyword('ASC');
+    let nullsFirst = !desc;
+    if (this.isKeyword('NULLS') && (this.isKeyword('FIRST', 1) || this.isKeyword('LAST', 1))) {
+      nullsFirst = this.isKeyword('FIRST', 1);
+      this.i += 2;
+    }
+    return { expr, start, end, desc, nullsFirst };
   }
 
   /** A function's argument: an expression, or a lambda (`x -> ...`, `(x, i) -> ...`). */

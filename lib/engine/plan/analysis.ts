@@ -7,7 +7,7 @@ import { InvalidQueryError } from '../errors';
 import { type ChainDraft, type ChainedOperator, type Marks, operatorChain } from './chain';
 import { isBitAgg, isBooleanAgg, isPairAgg, isStatisticalAgg } from './agg-kinds';
 import { type ColumnInfo, unknownColumn } from './columns';
-import type { OutputMode, StatefulSpec, StatelessStage, StreamJoinSpec, StreamJoinType, TransformWithStateSpec } from './types';
+import type { AggSpec, OutputMode, StatefulSpec, StatelessStage, StreamJoinSpec, StreamJoinType, TransformWithStateSpec } from './types';
 import type { ColumnType } from '../schema';
 
 /** The column types sum and avg refuse, as Spark's analysis does (UNEXPECTED_INPUT_TYPE). */
@@ -365,6 +365,7 @@ function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: 
         }
       }
     }
+    if (a.fn === 'listagg') checkListagg(a, cols);
     if (a.fn === 'percentile' && a.by !== undefined) {
       // percentile(x, p, f): f an integral column (Spark's third argument, IntegralType)
       const found = cols.find((x) => x.name === a.by);
@@ -400,5 +401,28 @@ function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: 
         `Append output mode not supported when there are streaming aggregations on streaming DataFrames/DataSets without watermark: ${hint}, or use update/complete output mode`,
       );
     }
+  }
+}
+
+/**
+ * listagg: a value Spark casts to STRING implicitly (not an ARRAY, MAP or STRUCT), and WITHIN
+ * GROUP keys it can order here (one key: its column; several: the STRUCT of them, field by field).
+ */
+function checkListagg(a: AggSpec, cols: readonly ColumnInfo[]): void {
+  const value = cols.find((x) => x.name === a.column);
+  const complex = (t: string | undefined) => t === 'ARRAY' || t === 'MAP' || t === 'STRUCT';
+  if (value !== undefined && (complex(value.type) || value.window)) {
+    throw new InvalidQueryError(
+      `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] ${a.as}: ${a.column} is ${value.window ? 'a window' : value.type}, but listagg takes a STRING (or a value cast to one): give it a string, e.g. to_json(${a.column})`,
+    );
+  }
+  if (a.order === undefined || a.by === undefined) return;
+  const key = cols.find((x) => x.name === a.by);
+  if (key === undefined) throw unknownColumn(a.by, cols, 'listagg');
+  const keyTypes = a.order.length === 1 ? [key.type] : (key.fields ?? []).map((f) => f.type);
+  if (keyTypes.some(complex) || (a.order.length === 1 && key.window)) {
+    throw new InvalidQueryError(
+      `[DATATYPE_MISMATCH.INVALID_ORDERING_TYPE] ${a.as}: a WITHIN GROUP key is an ARRAY, MAP or STRUCT, which sluice does not order here: order by a number, string, date, timestamp or boolean`,
+    );
   }
 }

@@ -261,6 +261,8 @@ export function aggOutputType(a: AggSpec, cols: readonly ColumnInfo[]): DataType
     case 'median':
     case 'product':
       return { type: 'DOUBLE' };
+    case 'listagg':
+      return { type: 'STRING' };
     case 'percentile':
       return Array.isArray(a.percentage) ? { type: 'ARRAY', element: { type: 'DOUBLE' } } : { type: 'DOUBLE' };
     default: {

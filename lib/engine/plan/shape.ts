@@ -109,6 +109,8 @@ function operatorShape(st: StatefulSpec, wms: string[], outputMode: OutputMode, 
         ...(a.percentage === undefined ? {} : { percentage: typeof a.percentage === 'number' ? a.percentage : [...a.percentage] }),
         ...(a.accuracy === undefined ? {} : { accuracy: a.accuracy }),
         ...(a.ignoreNulls === true ? { ignoreNulls: true } : {}),
+        // (listagg's buffer holds [value, keys] pairs with an order, values without one)
+        ...(a.order === undefined ? {} : { order: a.order.map((o) => ({ desc: o.desc, nullsFirst: o.nullsFirst })) }),
         as: a.as,
       }),
     ),

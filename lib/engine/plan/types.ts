@@ -256,7 +256,8 @@ export type AggFn =
   | 'median'
   | 'mode'
   | 'percentile'
-  | 'percentile_approx';
+  | 'percentile_approx'
+  | 'listagg';
 /** bit_and, bit_or and bit_xor: the bitwise AND, OR or XOR of an integral column's non-null values, of its type. */
 export type BitAggFn = 'bit_and' | 'bit_or' | 'bit_xor';
 /** max_by(x, by) and min_by(x, by): the value of `column` on the row whose `by` is the largest (smallest). */
@@ -296,7 +297,20 @@ export interface AggSpec {
   readonly ignoreNulls?: true;
   /** percentile_approx: its accuracy (Spark's default 10000; 1/accuracy is its relative error). */
   readonly accuracy?: number;
+  /** listagg: the text between values (absent: Spark's NULL delimiter, none). */
+  readonly delimiter?: string;
+  /**
+   * listagg's WITHIN GROUP (ORDER BY ...): each key's direction and where its nulls go; the keys'
+   * values are `by` (one key: its column; several: a STRUCT of them, field by field).
+   */
+  readonly order?: readonly SortDirection[];
   readonly as: string;
+}
+
+/** A sort key's direction: Spark's ASC NULLS FIRST by default, DESC NULLS LAST. */
+export interface SortDirection {
+  readonly desc: boolean;
+  readonly nullsFirst: boolean;
 }
 
 /** The texts of the conjuncts, and their test of a row that holds the grouping keys and the window (`{start, end}`). */

@@ -5,7 +5,7 @@
 import { InvalidQueryError } from '../errors';
 import { parseWindowDuration } from '../duration';
 import { parsePath } from '../plan/paths';
-import type { AggFn, AggSpec, ColumnKey, ColumnPath, ExplodeItem, PairAggFn, ProjectItem, SessionKey, WindowKey } from '../plan/types';
+import type { AggFn, AggSpec, ColumnKey, ColumnPath, ExplodeItem, PairAggFn, ProjectItem, SessionKey, SortDirection, WindowKey } from '../plan/types';
 import { Column } from './column';
 
 // ---------------------------------------------------------------- grouping and aggregate helpers
@@ -62,14 +62,25 @@ export class AggBuilder<Name extends string = string, Fn extends AggFn = AggFn, 
     readonly accuracy?: number,
     /** first, last and any_value: skip null values. */
     readonly ignoreNulls?: boolean,
+    /** listagg: its delimiter and its WITHIN GROUP order (the keys' values in `by`). */
+    readonly listagg?: { readonly delimiter?: string; readonly order?: readonly SortDirection[] },
   ) {}
   /** Names the output column, as Spark's `.alias` / `.as`. */
   as<N extends string>(name: N): AggBuilder<N, Fn, Col> {
-    return new AggBuilder(this.fn, this.column, name, this.by, this.percentage, this.accuracy, this.ignoreNulls);
+    return new AggBuilder(this.fn, this.column, name, this.by, this.percentage, this.accuracy, this.ignoreNulls, this.listagg);
   }
   /** The same aggregate over another input column (and ordering column), under `name`. */
   over<C extends string>(column: C, name: string, by?: string): AggBuilder<string, Fn, C> {
-    return new AggBuilder(this.fn, column, name, by, this.percentage, this.accuracy, this.ignoreNulls);
+    return new AggBuilder(this.fn, column, name, by, this.percentage, this.accuracy, this.ignoreNulls, this.listagg);
+  }
+  /** The same aggregate over other inputs (an input, its `by`), under `name`: what a FILTER clause makes of it. */
+  withInputs<C extends string | Column | undefined>(
+    column: C,
+    name: string,
+    by: string | Column | undefined,
+    ignoreNulls = this.ignoreNulls,
+  ): AggBuilder<string, Fn, C> {
+    return new AggBuilder(this.fn, column, name, by, this.percentage, this.accuracy, ignoreNulls, this.listagg);
   }
   alias<N extends string>(name: N): AggBuilder<N, Fn, Col> {
     return this.as(name);
@@ -88,6 +99,8 @@ export class AggBuilder<Name extends string = string, Fn extends AggFn = AggFn, 
       ...(this.percentage === undefined ? {} : { percentage: this.percentage }),
       ...(this.accuracy === undefined ? {} : { accuracy: this.accuracy }),
       ...(this.ignoreNulls === true ? { ignoreNulls: true as const } : {}),
+      ...(this.listagg?.delimiter === undefined ? {} : { delimiter: this.listagg.delimiter }),
+      ...(this.listagg?.order === undefined ? {} : { order: this.listagg.order }),
     };
   }
 }
@@ -212,6 +225,59 @@ export function percentilesAt(
   const list = `array(${percentages.join(', ')})`;
   if (fn === 'percentile') return new AggBuilder('percentile', column, `percentile(${text}, ${list}, ${frequencyText(frequency)})`, frequency, percentages);
   return new AggBuilder('percentile_approx', column, `${fn}(${text}, ${list}, ${accuracy})`, undefined, percentages, accuracy);
+}
+
+/** A key of listagg's WITHIN GROUP: a column or an expression, ascending unless `desc`; its nulls first ascending, last descending, unless `nullsFirst` says. */
+export interface SortKey {
+  readonly key: string | Column;
+  readonly desc?: boolean;
+  readonly nullsFirst?: boolean;
+}
+
+/** A delimiter as Spark prints a STRING literal: quoted, a quote or backslash escaped; NULL when absent. */
+function delimiterSql(delimiter: string | null | undefined): string {
+  return delimiter === undefined || delimiter === null ? 'NULL' : `'${delimiter.replace(/[\\']/g, (c) => `\\${c}`)}'`;
+}
+
+/**
+ * Spark 4's listagg (string_agg): the column's non-null values as STRING, joined by `delimiter`
+ * (none when absent or null), NULL over no value; in the order the rows came, or sorted by
+ * `orderBy` (Spark's WITHIN GROUP (ORDER BY ...): each a column, an expression, or {key, desc,
+ * nullsFirst}). Named as Spark names it: `listagg(name, ', ')`, `listagg(name, NULL) WITHIN GROUP
+ * (ORDER BY name ASC NULLS FIRST)`. Its state holds every value until the group is emitted for
+ * good, as collect_list's.
+ */
+export function listagg<C extends string | Column>(
+  column: C,
+  delimiter?: string | null,
+  orderBy: ReadonlyArray<string | Column | SortKey> = [],
+): AggBuilder<string, 'listagg', C> {
+  const keys: SortKey[] = orderBy.map((k) => (typeof k === 'string' || k instanceof Column ? { key: k } : k));
+  const sqlOf = (c: string | Column) => (c instanceof Column ? c.sql : c);
+  const order: SortDirection[] = keys.map((k) => ({ desc: k.desc === true, nullsFirst: k.nullsFirst ?? k.desc !== true }));
+  const by =
+    keys.length === 0
+      ? undefined
+      : keys.length === 1
+        ? keys[0].key
+        : new Column(`named_struct(${keys.map((k, i) => `'k${i}', (${sqlOf(k.key)})`).join(', ')})`);
+  const within =
+    keys.length === 0
+      ? ''
+      : ` WITHIN GROUP (ORDER BY ${keys.map((k, i) => `${sqlOf(k.key)} ${order[i].desc ? 'DESC' : 'ASC'} NULLS ${order[i].nullsFirst ? 'FIRST' : 'LAST'}`).join(', ')})`;
+  const name = `listagg(${sqlOf(column)}, ${delimiterSql(delimiter)})${within}`;
+  return new AggBuilder('listagg', column, name, by, undefined, undefined, undefined, {
+    ...(delimiter === undefined || delimiter === null ? {} : { delimiter }),
+    ...(keys.length === 0 ? {} : { order }),
+  });
+}
+/** string_agg: listagg by its other name (Spark names both listagg). */
+export function stringAgg<C extends string | Column>(
+  column: C,
+  delimiter?: string | null,
+  orderBy: ReadonlyArray<string | Column | SortKey> = [],
+): AggBuilder<string, 'listagg', C> {
+  return listagg(column, delimiter, orderBy);
 }
 
 /** Spark's default accuracy of percentile_approx (its relative error 1/10000). */
@@ -343,6 +409,8 @@ export const AGGREGATES_BY_NAME: Readonly<Record<string, (c: string | Column) =>
   bit_xor: bitXor,
   product,
   collect_set: collectSet,
+  listagg: (c) => listagg(c),
+  string_agg: (c) => stringAgg(c),
 };
 
 function byAgg<F extends 'max_by' | 'min_by', C extends string | Column>(fn: F, column: C, by: string | Column): AggBuilder<string, F, C> {

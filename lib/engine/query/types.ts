@@ -401,7 +401,7 @@ export type AggArg<C extends FrameColumns> =
           >
         | AggBuilder<string, BooleanAggFn, ColumnsOfType<C, 'BOOLEAN'>>
         | AggBuilder<string, BitAggFn, ColumnsOfType<C, 'INT' | 'LONG'>>
-        | AggBuilder<string, 'min' | 'max' | 'first' | 'any_value' | 'last' | 'mode' | 'approxCountDistinct' | CollectAggFn | ByAggFn, Names<C>>
+        | AggBuilder<string, 'min' | 'max' | 'first' | 'any_value' | 'last' | 'mode' | 'approxCountDistinct' | 'listagg' | CollectAggFn | ByAggFn, Names<C>>
         | AggBuilder<string, AggFn, Column>
         | AggSpec;
 /** The type of an aggregate whose type does not depend on its input's (never: it does). */
@@ -411,11 +411,13 @@ type FixedAggType<F extends AggFn> = F extends 'count' | 'approxCountDistinct' |
     ? 'DOUBLE' | 'DECIMAL' // avg's type of x or y
     : F extends StatisticalAggFn | PairAggFn | 'median' | 'percentile' | 'product'
       ? 'DOUBLE'
-      : F extends BooleanAggFn
-        ? 'BOOLEAN'
-        : F extends CollectAggFn
-          ? 'ARRAY'
-          : never;
+      : F extends 'listagg'
+        ? 'STRING'
+        : F extends BooleanAggFn
+          ? 'BOOLEAN'
+          : F extends CollectAggFn
+            ? 'ARRAY'
+            : never;
 type AggType<C extends FrameColumns, F extends AggFn, Col> = [FixedAggType<F>] extends [never]
   ? Col extends keyof C
     ? F extends 'sum' | 'avg' | 'try_sum' | 'try_avg'

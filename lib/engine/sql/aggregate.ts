@@ -19,11 +19,13 @@ import {
   AggBuilder,
   aggregateName,
   count,
+  listagg,
   percentile,
   percentileApprox,
   percentilesAt,
   renamed,
   sessionWindow,
+  type SortKey,
   TWO_COLUMN_AGGREGATES_BY_NAME,
   window,
 } from '../query/functions';
@@ -112,12 +114,12 @@ function aggOf(sql: string, item: SelectItem, spans: Span[], columns: readonly C
   const when = (c: string | Column | undefined) => expr(`CASE WHEN (${cond}) THEN ${text(c)} END`);
   const name = `${b.name} FILTER (WHERE ${prettyCond})`;
   if ((b.fn === 'first' || b.fn === 'last' || b.fn === 'any_value') && b.ignoreNulls !== true) {
-    const wrapped = new AggBuilder(b.fn, expr(`CASE WHEN (${cond}) THEN named_struct('v', ${text(b.column)}) END`), name, b.by, b.percentage, b.accuracy, true);
+    const wrapped = b.withInputs(expr(`CASE WHEN (${cond}) THEN named_struct('v', ${text(b.column)}) END`), name, b.by, true);
     WRAPPED.add(wrapped);
     return wrapped;
   }
-  if (b.fn === 'max_by' || b.fn === 'min_by') return new AggBuilder(b.fn, b.column, name, when(b.by), b.percentage, b.accuracy, b.ignoreNulls);
-  return new AggBuilder(b.fn, when(b.column), name, b.by, b.percentage, b.accuracy, b.ignoreNulls);
+  if (b.fn === 'max_by' || b.fn === 'min_by') return b.withInputs(b.column, name, when(b.by));
+  return b.withInputs(when(b.column), name, b.by);
 }
 
 /** The aggregates of aggOf whose value is the field `v` of what they aggregate (first, last, any_value with FILTER). */
@@ -127,6 +129,15 @@ const WRAPPED = new WeakSet<AggBuilder>();
 function aggOfCall(sql: string, item: SelectItem, spans: Span[], columns: readonly ColumnInfo[]): AggBuilder {
   const call = item.ast as Extract<Ast, { k: 'call' }>;
   const fn = call.name.toLowerCase();
+  if (fn === 'listagg' || fn === 'string_agg') return listaggOf(sql, item, spans, columns);
+  if (call.withinGroup !== undefined) {
+    throw new SqlError(
+      'INVALID_SQL_SYNTAX.FUNCTION_WITH_UNSUPPORTED_SYNTAX',
+      `${call.name} does not take WITHIN GROUP here: it goes with listagg and string_agg (for an ordered value of the group, write ${fn === 'mode' ? 'mode(x)' : 'percentile(x, p)'})`,
+      sql,
+      call.withinGroup.at,
+    );
+  }
   if (call.distinct) {
     throw unsupported(sql, item.pos, `${call.name}(DISTINCT ...) is not supported on a stream: use approx_count_distinct(...) for a distinct count`);
   }
@@ -198,6 +209,69 @@ function twoColumnAggOf(sql: string, item: SelectItem, spans: Span[], fn: string
     return argInput(a, args[i], item, spans);
   });
   return TWO_COLUMN_AGGREGATES_BY_NAME[fn](inputs[0], inputs[1]);
+}
+
+/**
+ * listagg(x[, delimiter]) [WITHIN GROUP (ORDER BY k [ASC | DESC] [NULLS FIRST | LAST], ...)] and
+ * string_agg: the delimiter a constant STRING or NULL, the value and the keys columns or
+ * expressions; named as Spark names it, `listagg(x, ', ') WITHIN GROUP (ORDER BY k ASC NULLS FIRST)`.
+ */
+function listaggOf(sql: string, item: SelectItem, spans: Span[], columns: readonly ColumnInfo[]): AggBuilder {
+  const call = item.ast as Extract<Ast, { k: 'call' }>;
+  if (call.distinct) {
+    throw unsupported(
+      sql,
+      item.pos,
+      `${call.name}(DISTINCT ...) is not supported on a stream: drop the duplicates first (dropDuplicates), or collect them with collect_set`,
+    );
+  }
+  if (call.star || call.args.length < 1 || call.args.length > 2) {
+    throw new SqlError(
+      'WRONG_NUM_ARGS',
+      `${call.name} takes a value and optionally a constant delimiter, e.g. ${call.name}(name, ', '), not ${call.args.length} arguments`,
+      sql,
+      item.pos,
+    );
+  }
+  const [arg, delim] = call.args;
+  refuseNested(sql, arg);
+  let delimiter: string | null = null;
+  if (delim !== undefined) {
+    if (delim.k !== 'lit' || (typeof delim.value !== 'string' && delim.value !== null)) {
+      throw new SqlError(
+        'DATATYPE_MISMATCH.NON_FOLDABLE_INPUT',
+        `${call.name}'s delimiter must be a constant STRING or NULL, e.g. ${call.name}(name, ', ')`,
+        sql,
+        delim.pos,
+      );
+    }
+    delimiter = delim.value as string | null;
+  }
+  const [first] = callArgTexts(item.text);
+  const input = argInput(arg, first, item, spans);
+  const pretty = (text: string) => {
+    try {
+      return prettySql(text, columns);
+    } catch {
+      return text; // (the aggregation reports the expression's error, at its place)
+    }
+  };
+  const keys: SortKey[] = [];
+  const prettyKeys: SortKey[] = [];
+  for (const k of call.withinGroup?.keys ?? []) {
+    refuseNested(sql, k.expr);
+    const text = sql.slice(k.start, k.end).trim();
+    let key: string | Column;
+    if (k.expr.k === 'name' && k.expr.parts.length === 1) key = k.expr.parts[0];
+    else {
+      spans.push({ text, pos: k.start });
+      key = expr(text);
+    }
+    keys.push({ key, desc: k.desc, nullsFirst: k.nullsFirst });
+    prettyKeys.push({ key: typeof key === 'string' ? key : pretty(text), desc: k.desc, nullsFirst: k.nullsFirst });
+  }
+  const b = listagg(input, delimiter, keys);
+  return b.as(listagg(typeof input === 'string' ? input : pretty(first.text), delimiter, prettyKeys).name);
 }
 
 /** An aggregate inside an aggregate's argument: Spark's NESTED_AGGREGATE_FUNCTION. */

@@ -38,6 +38,8 @@ export {
   mode,
   percentile,
   percentileApprox as percentile_approx,
+  listagg,
+  stringAgg as string_agg,
   countIf as count_if,
   boolAnd as bool_and,
   boolOr as bool_or,
