@@ -71,6 +71,21 @@ describe('HAVING', () => {
     expect(await run(`SELECT count(*) FROM STREAM ${S} HAVING count(*) > 3`)).toEqual([]);
   });
 
+  it('reads a grouping expression that is no call (a + b, -a) wherever it is a whole part of an expression, in parentheses or not', async () => {
+    // a + b: x rows 1 + 2 = 3 and 3 + 4 = 7, y 5 + 1 = 6 (a INT + b DOUBLE: DOUBLE); one group each
+    expect(await run(`SELECT a + b AS s, count(*) AS c FROM STREAM ${S} GROUP BY a + b HAVING a + b > 3`)).toEqual([
+      { s: 7, c: 1 },
+      { s: 6, c: 1 },
+    ]);
+    expect(await run(`SELECT (a + b) * 2 AS d FROM STREAM ${S} GROUP BY (a + b) HAVING (A + B) < 7`)).toEqual([{ d: 6 }, { d: 12 }]);
+    expect(await run(`SELECT -a AS m, count(*) AS c FROM STREAM ${S} GROUP BY -a HAVING -a < -2`)).toEqual([
+      { m: -3, c: 1 },
+      { m: -5, c: 1 },
+    ]);
+    // 2 * a + b is (2 * a) + b: it holds no a + b, and a and b are not grouped
+    expect(() => compileSql(`SET outputMode = update; SELECT 2 * a + b AS d FROM STREAM ${S} GROUP BY a + b`)).toThrow(/MISSING_AGGREGATION/);
+  });
+
   it('holds back an append-mode window until it closes, and then emits it only if it passes', async () => {
     const plan = compileSql(`SET outputMode = append;
 SELECT window(t, '10 minutes') AS w, k, sum(a) * 2 AS s2

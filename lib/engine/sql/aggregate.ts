@@ -38,7 +38,7 @@ import {
   aggregateCalls,
   astChildren,
   columnRefs,
-  groupingCalls,
+  groupingExprs,
   hiddenName,
   inSpans,
   quoted,
@@ -464,10 +464,11 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
   );
   const inputs = new Set(columns.map((c) => c.name.toLowerCase()));
   const aliases = new Set(q.items.flatMap((i) => (i.alias === undefined ? [] : [i.alias.toLowerCase()])));
-  // the grouping keys that are calls (lower(k), date_trunc('hour', t)): an expression may read them whole
-  const callGroups = groups.flatMap((g, index) =>
-    g.e.ast.k === 'call' && g.e.ast.name !== 'window' && g.e.ast.name !== 'session_window' ? [{ index, text: g.e.text }] : [],
-  );
+  // the grouping keys that are expressions (lower(k), date_trunc('hour', t), a + b): an expression may read them whole
+  const exprGroups = groups.flatMap((g, index) => {
+    const a = g.e.ast;
+    return a.k === 'name' || (a.k === 'call' && (a.name === 'window' || a.name === 'session_window')) ? [] : [{ index, text: g.e.text }];
+  });
   /**
    * What `e` reads after the aggregation: its aggregate calls and its grouping calls, or null when
    * it reads a column outside them that is not a plain grouping column (nor, in HAVING, a select
@@ -475,8 +476,8 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
    */
   const overKeys = (e: SqlExpr, aliased = false) => {
     const calls = aggregateCalls(sql, e, isAggregate);
-    const keys = groupingCalls(e, callGroups, calls);
-    // (the columns read outside the grouping calls)
+    const keys = groupingExprs(e, exprGroups, calls);
+    // (the columns read outside the grouping expressions)
     const refs = columnRefs(sql, e, isAggregate).filter((r) => !inSpans(keys, r.start));
     const ok = refs.every((r) => {
       const name = r.name.toLowerCase();

@@ -8,7 +8,7 @@
  * dropping the hidden columns. A query without either keeps the plan it always had.
  */
 import { type Token, tokenize } from '../expr/lexer';
-import type { Ast } from '../expr/parser';
+import { type Ast, parseExpression } from '../expr/parser';
 import type { SqlExpr } from './statement';
 
 type CallAst = Extract<Ast, { k: 'call' }>;
@@ -145,31 +145,72 @@ export function rewritten(e: SqlExpr, replacements: readonly Replacement[]): str
 }
 
 /**
- * Where `e` (outside `skip`, its aggregate calls) calls one of the grouping calls `groups` (each
- * given by its text, `lower(k)`): the call's span and the index of the group, so that it can read
- * the group's key column, as Spark resolves a grouping expression inside a select item or HAVING.
- * A call matches by its tokens (words in any case, the same arguments), whole, not as a field's
- * name (`s.lower(k)` is no call of it).
+ * Where `e` (outside `skip`, its aggregate calls) holds one of the grouping expressions `groups`
+ * (each given by its text: `lower(k)`, `a + b`): its span and the index of the group, so that it
+ * can read the group's key column, as Spark resolves a grouping expression inside a select item
+ * or HAVING. A match is by tokens (words in any case, the same arguments), and only of a whole
+ * part of `e`'s syntax tree: `(a + b) * 2` holds `a + b`, `x * a + b` does not (it is `(x * a) + b`),
+ * nor does `s.lower(k)` hold `lower(k)`. A group written in parentheses matches without them.
  */
-export function groupingCalls(
+export function groupingExprs(
   e: SqlExpr,
   groups: ReadonlyArray<{ index: number; text: string }>,
   skip: ReadonlyArray<{ start: number; end: number }>,
 ): Array<{ start: number; end: number; group: number }> {
   if (groups.length === 0) return [];
-  const wanted = groups.map((g) => ({ index: g.index, tokens: words(g.text).map(tokenKey) }));
+  const wanted = groups.map((g) => ({ index: g.index, tokens: unwrapped(words(g.text)).map(tokenKey) }));
   const tokens = words(e.text);
   const keys = tokens.map(tokenKey);
+  const tree = treeShape(e.ast);
   const out: Array<{ start: number; end: number; group: number }> = [];
   for (let i = 0; i < tokens.length; i++) {
     const start = e.pos + tokens[i].pos;
     if (inSpans(skip, start)) continue;
-    if (i > 0 && tokens[i - 1].kind === 'op' && tokens[i - 1].text === '.') continue;
-    const hit = wanted.find((w) => w.tokens.length > 0 && w.tokens.every((k, j) => keys[i + j] === k));
+    const hit = wanted.find(
+      (w) => w.tokens.length > 0 && w.tokens.every((k, j) => keys[i + j] === k) && wholePart(e, tree, tokens[i], tokens[i + w.tokens.length - 1]),
+    );
     if (hit === undefined) continue;
     const last = tokens[i + hit.tokens.length - 1];
     out.push({ start, end: e.pos + last.pos + last.text.length, group: hit.index });
     i += hit.tokens.length - 1;
   }
   return out;
+}
+
+/** The tokens without parentheses around all of them. */
+function unwrapped(tokens: Token[]): Token[] {
+  let t = tokens;
+  while (t.length >= 2 && t[0].text === '(' && t[t.length - 1].text === ')' && closes(t)) t = t.slice(1, -1);
+  return t;
+}
+
+/** Whether the parenthesis that opens `tokens` is closed by its last token. */
+function closes(tokens: Token[]): boolean {
+  let depth = 0;
+  for (let i = 0; i < tokens.length; i++) {
+    if (tokens[i].kind !== 'op') continue;
+    if (tokens[i].text === '(') depth++;
+    else if (tokens[i].text === ')' && --depth === 0) return i === tokens.length - 1;
+  }
+  return false;
+}
+
+/** A syntax tree as text, without where its nodes are: two trees of one expression compare equal. */
+function treeShape(a: Ast): string {
+  const POSITIONS = new Set(['pos', 'start', 'end', 'at']);
+  return JSON.stringify(a, (key, v: unknown) => (POSITIONS.has(key) ? undefined : typeof v === 'bigint' ? `${v}n` : v));
+}
+
+/**
+ * Whether the tokens from `first` to `last` of `e` are a whole part of its tree: putting them in
+ * parentheses leaves the tree as it is (around anything else, parentheses change it).
+ */
+function wholePart(e: SqlExpr, tree: string, first: Token, last: Token): boolean {
+  const from = first.pos;
+  const to = last.pos + last.text.length;
+  try {
+    return treeShape(parseExpression(`${e.text.slice(0, from)}(${e.text.slice(from, to)})${e.text.slice(to)}`)) === tree;
+  } catch {
+    return false;
+  }
 }
