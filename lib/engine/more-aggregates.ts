@@ -160,7 +160,9 @@ function frequencyCheck(spec: AggSpec, column: string, frequency: string): (r: R
  * The buffer is median's value counts.
  */
 function mode(spec: AggSpec, column: string, inType: DataType | undefined): CompiledAgg {
-  const less = lessFor(inType);
+  const lessType = lessFor(inType);
+  // mode() WITHIN GROUP (ORDER BY x DESC): of equally frequent values, the highest
+  const less = spec.order?.[0]?.desc === true ? (a: unknown, b: unknown) => lessType(b, a) : lessType;
   return {
     spec,
     ...valueCounts(column),

@@ -164,12 +164,43 @@ SELECT k, mode(status), mode(code) AS c FROM STREAM read_files(schema => 'k STRI
       ['mode(code)', 'INT'],
       ['mode(at)', 'TIMESTAMP'],
     ]);
-    expect(() => compileSql(`SET outputMode = update; SELECT k, mode(code, true) FROM STREAM read_files(schema => 'k STRING, code INT') GROUP BY k`)).toThrow(
-      /WRONG_NUM_ARGS.*a tie already goes to the lowest value/s,
-    );
     expect(() => compileSql(`SET outputMode = update; SELECT k, mode(s) FROM STREAM read_files(schema => 'k STRING, s STRUCT<a: INT>') GROUP BY k`)).toThrow(
       /UNEXPECTED_INPUT_TYPE\] mode\(s\): s is STRUCT/,
     );
+  });
+
+  it("takes Spark 4's deterministic flag and WITHIN GROUP, named as Spark names them (its reverse flag printed as the opposite direction)", async () => {
+    // Spark's examples: mode() WITHIN GROUP (ORDER BY col) over 0, 10, 10, 20, 20 is 10; with DESC 20;
+    // mode(col, true) over -10, 0, 10 is -10; mode(col, false) returns any of them (here the lowest)
+    const plan = compileSql(`SET outputMode = update;
+SELECT k, mode(v, true), mode(v, false), mode() WITHIN GROUP (ORDER BY v) AS lo, mode() WITHIN GROUP (ORDER BY v DESC), mode() WITHIN GROUP (ORDER BY v + 1) AS e
+FROM STREAM read_files(schema => 'k STRING, v INT') GROUP BY k`);
+    const { rows } = await runPlanOnce(
+      plan,
+      [0, 10, 10, 20, 20].map((v) => ({ k: 'a', v })),
+    );
+    expect(rows).toEqual([
+      {
+        k: 'a',
+        'mode() WITHIN GROUP (ORDER BY v DESC)': 10,
+        'mode(v)': 10,
+        lo: 10,
+        'mode() WITHIN GROUP (ORDER BY v)': 20,
+        e: 11,
+      },
+    ]);
+    const frame = readStream.format('json').schema('k STRING, v INT').load().groupBy('k');
+    expect(
+      frame
+        .agg(mode('v', true))
+        .columnsNow_()
+        .map((c) => c.name),
+    ).toEqual(['k', 'mode() WITHIN GROUP (ORDER BY v DESC)']);
+    const q = (select: string) => () => compileSql(`SELECT k, ${select} FROM STREAM read_files(schema => 'k STRING, v INT') GROUP BY k`);
+    expect(q('mode()')).toThrow(/WITHIN_GROUP_MISSING\] WITHIN GROUP is required for mode\(\)/);
+    expect(q('mode() WITHIN GROUP (ORDER BY v, k)')).toThrow(/WRONG_NUM_ORDERINGS\] The function mode requires 1 orderings in WITHIN GROUP but got 2/);
+    expect(q('mode(v, k)')).toThrow(/NON_FOLDABLE_INPUT\] mode's second argument, deterministic, must be a constant BOOLEAN/);
+    expect(q('mode(v) WITHIN GROUP (ORDER BY v)')).toThrow(/mode takes no argument with WITHIN GROUP/);
   });
 });
 

@@ -301,7 +301,8 @@ export interface AggSpec {
   readonly delimiter?: string;
   /**
    * listagg's WITHIN GROUP (ORDER BY ...): each key's direction and where its nulls go; the keys'
-   * values are `by` (one key: its column; several: a STRUCT of them, field by field).
+   * values are `by` (one key: its column; several: a STRUCT of them, field by field). mode's: one
+   * key, its own column; descending, the highest of equally frequent values (else the lowest).
    */
   readonly order?: readonly SortDirection[];
   readonly as: string;

@@ -62,16 +62,16 @@ export class AggBuilder<Name extends string = string, Fn extends AggFn = AggFn, 
     readonly accuracy?: number,
     /** first, last and any_value: skip null values. */
     readonly ignoreNulls?: boolean,
-    /** listagg: its delimiter and its WITHIN GROUP order (the keys' values in `by`). */
-    readonly listagg?: { readonly delimiter?: string; readonly order?: readonly SortDirection[] },
+    /** listagg's delimiter, and its WITHIN GROUP order (the keys' values in `by`) or mode's (of its own column). */
+    readonly within?: { readonly delimiter?: string; readonly order?: readonly SortDirection[] },
   ) {}
   /** Names the output column, as Spark's `.alias` / `.as`. */
   as<N extends string>(name: N): AggBuilder<N, Fn, Col> {
-    return new AggBuilder(this.fn, this.column, name, this.by, this.percentage, this.accuracy, this.ignoreNulls, this.listagg);
+    return new AggBuilder(this.fn, this.column, name, this.by, this.percentage, this.accuracy, this.ignoreNulls, this.within);
   }
   /** The same aggregate over another input column (and ordering column), under `name`. */
   over<C extends string>(column: C, name: string, by?: string): AggBuilder<string, Fn, C> {
-    return new AggBuilder(this.fn, column, name, by, this.percentage, this.accuracy, this.ignoreNulls, this.listagg);
+    return new AggBuilder(this.fn, column, name, by, this.percentage, this.accuracy, this.ignoreNulls, this.within);
   }
   /** The same aggregate over other inputs (an input, its `by`), under `name`: what a FILTER clause makes of it. */
   withInputs<C extends string | Column | undefined>(
@@ -80,7 +80,7 @@ export class AggBuilder<Name extends string = string, Fn extends AggFn = AggFn, 
     by: string | Column | undefined,
     ignoreNulls = this.ignoreNulls,
   ): AggBuilder<string, Fn, C> {
-    return new AggBuilder(this.fn, column, name, by, this.percentage, this.accuracy, ignoreNulls, this.listagg);
+    return new AggBuilder(this.fn, column, name, by, this.percentage, this.accuracy, ignoreNulls, this.within);
   }
   alias<N extends string>(name: N): AggBuilder<N, Fn, Col> {
     return this.as(name);
@@ -99,8 +99,8 @@ export class AggBuilder<Name extends string = string, Fn extends AggFn = AggFn, 
       ...(this.percentage === undefined ? {} : { percentage: this.percentage }),
       ...(this.accuracy === undefined ? {} : { accuracy: this.accuracy }),
       ...(this.ignoreNulls === true ? { ignoreNulls: true as const } : {}),
-      ...(this.listagg?.delimiter === undefined ? {} : { delimiter: this.listagg.delimiter }),
-      ...(this.listagg?.order === undefined ? {} : { order: this.listagg.order }),
+      ...(this.within?.delimiter === undefined ? {} : { delimiter: this.within.delimiter }),
+      ...(this.within?.order === undefined ? {} : { order: this.within.order }),
     };
   }
 }
@@ -305,8 +305,28 @@ export const bitOr = <C extends string | Column>(column: C) => agg('bit_or', col
 export const bitXor = <C extends string | Column>(column: C) => agg('bit_xor', column);
 /** Spark's product: the values cast to DOUBLE multiplied together, a DOUBLE (NULL without a value). */
 export const product = <C extends string | Column>(column: C) => agg('product', column);
-/** Spark's mode: the most frequent non-null value, of the column's type (of equally frequent ones, the lowest, as Spark 4's mode(x, true)). */
-export const mode = <C extends string | Column>(column: C) => agg('mode', column);
+/**
+ * Spark's mode: the most frequent non-null value, of the column's type; of equally frequent ones
+ * the lowest, as Spark 4's mode(x, true) (Spark's mode(x) returns any of them, which a replay
+ * could not repeat). `deterministic` true names it as Spark names mode(x, true), `mode() WITHIN
+ * GROUP (ORDER BY x DESC)`.
+ */
+export function mode<C extends string | Column>(column: C, deterministic = false): AggBuilder<string, 'mode', C> {
+  const b = agg('mode', column);
+  return deterministic ? b.as(`mode() WITHIN GROUP (ORDER BY ${column instanceof Column ? column.sql : column} DESC)`) : b;
+}
+
+/**
+ * mode() WITHIN GROUP (ORDER BY x [DESC]): the most frequent value, of equally frequent ones the
+ * lowest (ascending) or the highest (descending); named as Spark names it, which prints the
+ * opposite direction (its reverse flag): `mode() WITHIN GROUP (ORDER BY x DESC)` for ascending.
+ */
+export function modeWithinGroup<C extends string | Column>(column: C, desc = false): AggBuilder<string, 'mode', C> {
+  const text = column instanceof Column ? column.sql : column;
+  return new AggBuilder('mode', column, `mode() WITHIN GROUP (ORDER BY ${text}${desc ? '' : ' DESC'})`, undefined, undefined, undefined, undefined, {
+    ...(desc ? { order: [{ desc: true, nullsFirst: false }] } : {}),
+  });
+}
 /** The rows whose BOOLEAN column (or condition) is true, a BIGINT. */
 export const countIf = <C extends string | Column>(column: C) => agg('count_if', column);
 /** Whether every non-null BOOLEAN is true (NULL without one): Spark's bool_and / every. */
@@ -395,7 +415,7 @@ export const AGGREGATES_BY_NAME: Readonly<Record<string, (c: string | Column) =>
   skewness,
   kurtosis,
   median,
-  mode,
+  mode: (c) => mode(c),
   count_if: countIf,
   bool_and: boolAnd,
   every: boolAnd,

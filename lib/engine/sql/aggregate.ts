@@ -20,6 +20,8 @@ import {
   aggregateName,
   count,
   listagg,
+  mode,
+  modeWithinGroup,
   percentile,
   percentileApprox,
   percentilesAt,
@@ -130,10 +132,11 @@ function aggOfCall(sql: string, item: SelectItem, spans: Span[], columns: readon
   const call = item.ast as Extract<Ast, { k: 'call' }>;
   const fn = call.name.toLowerCase();
   if (fn === 'listagg' || fn === 'string_agg') return listaggOf(sql, item, spans, columns);
+  if (fn === 'mode') return modeOf(sql, item, spans, columns);
   if (call.withinGroup !== undefined) {
     throw new SqlError(
       'INVALID_SQL_SYNTAX.FUNCTION_WITH_UNSUPPORTED_SYNTAX',
-      `${call.name} does not take WITHIN GROUP here: it goes with listagg and string_agg (for an ordered value of the group, write ${fn === 'mode' ? 'mode(x)' : 'percentile(x, p)'})`,
+      `${call.name} does not take WITHIN GROUP here: it goes with listagg, string_agg and mode (for a percentile of the group, write percentile(x, p))`,
       sql,
       call.withinGroup.at,
     );
@@ -153,11 +156,7 @@ function aggOfCall(sql: string, item: SelectItem, spans: Span[], columns: readon
   const flag = call.args[1];
   const flagged = IGNORE_NULLS_AGGREGATES.has(fn) && call.args.length === 2 && flag.k === 'lit' && typeof flag.value === 'boolean' ? flag.value : null;
   if (call.args.length !== 1 && flagged === null) {
-    const what = IGNORE_NULLS_AGGREGATES.has(fn)
-      ? 'one argument and optionally its ignoreNulls flag (true or false)'
-      : fn === 'mode'
-        ? 'one argument here: a tie already goes to the lowest value, as Spark 4 gives it for mode(x, true), so write mode(x)'
-        : 'one argument here';
+    const what = IGNORE_NULLS_AGGREGATES.has(fn) ? 'one argument and optionally its ignoreNulls flag (true or false)' : 'one argument here';
     throw new SqlError('WRONG_NUM_ARGS', `${call.name} takes ${what}, not ${call.args.length} arguments`, sql, item.pos);
   }
   // first(x) IGNORE NULLS is first(x, true); RESPECT NULLS leaves the flag as it is (Spark sets ignoreNulls only when the clause asks for it)
@@ -272,6 +271,72 @@ function listaggOf(sql: string, item: SelectItem, spans: Span[], columns: readon
   }
   const b = listagg(input, delimiter, keys);
   return b.as(listagg(typeof input === 'string' ? input : pretty(first.text), delimiter, prettyKeys).name);
+}
+
+/**
+ * mode(x), mode(x, deterministic) and mode() WITHIN GROUP (ORDER BY x [ASC | DESC]), as Spark's
+ * ModeBuilder reads them: the most frequent value; of equally frequent ones the lowest (mode(x)
+ * here too: Spark's returns any of them), the highest with DESC. Named as Spark names them:
+ * `mode(x)`, and for mode(x, true) and the ascending WITHIN GROUP `mode() WITHIN GROUP (ORDER BY x
+ * DESC)` (Spark prints its reverse flag), for the descending one `mode() WITHIN GROUP (ORDER BY x)`.
+ */
+function modeOf(sql: string, item: SelectItem, spans: Span[], columns: readonly ColumnInfo[]): AggBuilder {
+  const call = item.ast as Extract<Ast, { k: 'call' }>;
+  const within = call.withinGroup;
+  if (call.distinct) throw unsupported(sql, item.pos, `${call.name}(DISTINCT ...) is not supported: mode counts every value already`);
+  if (call.star) throw new SqlError('INVALID_USAGE_OF_STAR_OR_REGEX', `Invalid usage of '*' in ${call.name}`, sql, item.pos);
+  const pretty = (text: string) => {
+    try {
+      return prettySql(text, columns);
+    } catch {
+      return text; // (the aggregation reports the expression's error, at its place)
+    }
+  };
+  if (within !== undefined) {
+    if (call.args.length !== 0) {
+      throw new SqlError('WRONG_NUM_ARGS', `${call.name} takes no argument with WITHIN GROUP: write mode() WITHIN GROUP (ORDER BY x)`, sql, item.pos);
+    }
+    if (within.keys.length !== 1) {
+      throw new SqlError(
+        'INVALID_WITHIN_GROUP_EXPRESSION.WRONG_NUM_ORDERINGS',
+        `The function mode requires 1 orderings in WITHIN GROUP but got ${within.keys.length}`,
+        sql,
+        within.at,
+      );
+    }
+    const k = within.keys[0];
+    refuseNested(sql, k.expr);
+    const text = sql.slice(k.start, k.end).trim();
+    const plain = k.expr.k === 'name' && k.expr.parts.length === 1;
+    if (!plain) spans.push({ text, pos: k.start });
+    const b = modeWithinGroup(plain ? (k.expr as { parts: readonly string[] }).parts[0] : expr(text), k.desc);
+    return b.as(`mode() WITHIN GROUP (ORDER BY ${plain ? text : pretty(text)}${k.desc ? '' : ' DESC'})`);
+  }
+  if (call.args.length === 0) {
+    throw new SqlError(
+      'INVALID_WITHIN_GROUP_EXPRESSION.WITHIN_GROUP_MISSING',
+      `WITHIN GROUP is required for mode(): write mode() WITHIN GROUP (ORDER BY x), or mode(x)`,
+      sql,
+      item.pos,
+    );
+  }
+  if (call.args.length > 2)
+    throw new SqlError('WRONG_NUM_ARGS', `${call.name} takes a value and optionally its deterministic flag, not ${call.args.length} arguments`, sql, item.pos);
+  const [arg, flag] = call.args;
+  if (flag !== undefined && (flag.k !== 'lit' || typeof flag.value !== 'boolean')) {
+    throw new SqlError(
+      'DATATYPE_MISMATCH.NON_FOLDABLE_INPUT',
+      `mode's second argument, deterministic, must be a constant BOOLEAN (true or false), e.g. mode(status, true)`,
+      sql,
+      flag.pos,
+    );
+  }
+  refuseNested(sql, arg);
+  const [first] = callArgTexts(item.text);
+  const input = argInput(arg, first, item, spans);
+  const text = typeof input === 'string' ? input : pretty(first.text);
+  const deterministic = flag !== undefined && flag.k === 'lit' && flag.value === true;
+  return mode(input, deterministic).as(deterministic ? `mode() WITHIN GROUP (ORDER BY ${text} DESC)` : `mode(${text})`);
 }
 
 /** An aggregate inside an aggregate's argument: Spark's NESTED_AGGREGATE_FUNCTION. */
