@@ -102,7 +102,10 @@ function sortedCounts(s: Json, less: (a: unknown, b: unknown) => boolean): Json[
  * array of their figures.
  */
 function percentile(spec: AggSpec, column: string, inType: DataType | undefined, percentage: number | readonly number[], frequency?: string): CompiledAgg {
-  const less = lessFor(inType);
+  const ascending = lessFor(inType);
+  // percentile_cont/percentile_disc WITHIN GROUP (ORDER BY x DESC): the values from the highest
+  const less = spec.order?.[0]?.desc === true ? (a: unknown, b: unknown) => ascending(b, a) : ascending;
+  const discrete = spec.fn === 'percentile_disc';
   const toDouble = (v: Json): number => (typeof v === 'number' ? v : Number(v as string | bigint));
   return {
     spec,
@@ -114,15 +117,17 @@ function percentile(spec: AggSpec, column: string, inType: DataType | undefined,
       const cumulative: number[] = [];
       let total = 0;
       for (const e of entries) cumulative.push((total += e[1] as number));
-      // the first entry whose cumulative count passes the position
-      const at = (p: number) => cumulative.findIndex((c) => c >= p + 1);
+      // the first entry whose cumulative count reaches n
+      const at = (n: number) => cumulative.findIndex((c) => c >= n);
       const figure = (p: number): number => {
+        // percentile_disc: the value whose cumulative share first reaches p (the smallest cume_dist() >= p)
+        if (discrete) return toDouble(entries[Math.max(0, at(Math.ceil(total * p)))][0]);
         const position = (total - 1) * p;
         const lower = Math.floor(position);
         const higher = Math.ceil(position);
-        const lowerKey = entries[at(lower)][0];
+        const lowerKey = entries[at(lower + 1)][0];
         if (higher === lower) return toDouble(lowerKey);
-        const higherKey = entries[at(higher)][0];
+        const higherKey = entries[at(higher + 1)][0];
         if (higherKey === lowerKey) return toDouble(lowerKey);
         return (higher - position) * toDouble(lowerKey) + (position - lower) * toDouble(higherKey);
       };
@@ -381,7 +386,7 @@ export function compileMoreAgg(spec: AggSpec, inType: DataType | undefined, byTy
   if (spec.fn === 'median') return percentile(spec, column, inType, 0.5);
   if (spec.fn === 'mode') return mode(spec, column, inType);
   if (spec.fn === 'listagg') return listagg(spec, column, inType, byType);
-  if (spec.fn === 'percentile') return percentile(spec, column, inType, spec.percentage ?? 0.5, spec.by);
+  if (spec.fn === 'percentile' || spec.fn === 'percentile_disc') return percentile(spec, column, inType, spec.percentage ?? 0.5, spec.by);
   if (spec.fn === 'percentile_approx') return percentileApprox(spec, column, inType, spec.percentage ?? 0.5, spec.accuracy ?? 10_000);
   if (isBooleanAgg(spec.fn)) return booleanAgg(spec, spec.fn, column);
   if (isBitAgg(spec.fn)) return bitAgg(spec, spec.fn, column, inType);

@@ -251,6 +251,34 @@ SELECT d, percentile(n, 0.95), percentile(n * 2, 0.5) FROM STREAM read_files(sch
   });
 });
 
+describe('percentile_cont and percentile_disc', () => {
+  it("compute Spark 4's inverse distributions over the values sorted as WITHIN GROUP says, named as Spark names them", async () => {
+    // Spark's examples: over 0 and 10, percentile_cont(0.25) is 2.5, percentile_disc(0.25) is 0.0
+    const spark = compileSql(`SET outputMode = update;
+SELECT percentile_cont(0.25) WITHIN GROUP (ORDER BY v), percentile_disc(0.25) WITHIN GROUP (ORDER BY v) FROM STREAM read_files(schema => 'v INT')`);
+    expect((await runPlanOnce(spark, [{ v: 0 }, { v: 10 }])).rows).toEqual([
+      { 'percentile_cont(0.25) WITHIN GROUP (ORDER BY v)': 2.5, 'percentile_disc(0.25) WITHIN GROUP (ORDER BY v)': 0 },
+    ]);
+    // worked by hand over 1 2 3 4: cont(0.25) at position 0.75 is 1.75, descending (4 3 2 1) 3.25;
+    // disc(0.5) is the first value whose cumulative count reaches 2: 2, descending 3; disc at 0.25 and 0.75: 1 and 3
+    const plan = compileSql(`SET outputMode = update;
+SELECT percentile_cont(0.25) WITHIN GROUP (ORDER BY v) AS c, percentile_cont(0.25) WITHIN GROUP (ORDER BY v DESC) AS cd,
+  percentile_disc(0.5) WITHIN GROUP (ORDER BY v) AS d, percentile_disc(0.5) WITHIN GROUP (ORDER BY v DESC) AS dd,
+  percentile_disc(array(0.25, 0.75)) WITHIN GROUP (ORDER BY v), percentile_disc(0.0) WITHIN GROUP (ORDER BY v * 2) AS z
+FROM STREAM read_files(schema => 'v INT')`);
+    expect((await runPlanOnce(plan, [{ v: 3 }, { v: 1 }, { v: 4 }, { v: 2 }, { v: null }])).rows).toEqual([
+      { c: 1.75, cd: 3.25, d: 2, dd: 3, 'percentile_disc(array(0.25, 0.75)) WITHIN GROUP (ORDER BY v)': [1, 3], z: 2 },
+    ]);
+  });
+
+  it('need WITHIN GROUP with one key, and a constant percentage', () => {
+    const q = (select: string) => () => compileSql(`SELECT ${select} FROM STREAM read_files(schema => 'v INT, w INT')`);
+    expect(q('percentile_cont(0.5)')).toThrow(/WITHIN_GROUP_MISSING\] WITHIN GROUP is required for percentile_cont/);
+    expect(q('percentile_disc(0.5) WITHIN GROUP (ORDER BY v, w)')).toThrow(/WRONG_NUM_ORDERINGS\] The function percentile_disc requires 1 orderings/);
+    expect(q('percentile_cont(w) WITHIN GROUP (ORDER BY v)')).toThrow(/WRONG_NUM_ARGS\] percentile_cont takes one constant percentage/);
+  });
+});
+
 describe("percentile's frequency", () => {
   // worked by hand: v 1 three times, 5 once (10 has frequency 0, 8 a null frequency, a null v is
   // left out): the values 1 1 1 5; the median's position (4 - 1) x 0.5 = 1.5 falls between two

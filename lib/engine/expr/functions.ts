@@ -65,6 +65,8 @@ export const AGGREGATES: ReadonlySet<string> = new Set([
   'median',
   'mode',
   'percentile',
+  'percentile_cont',
+  'percentile_disc',
   'percentile_approx',
   'approx_percentile',
   'max_by',

@@ -307,13 +307,16 @@ function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: 
           `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] ${a.fn}(${a.column}): ${a.column} is ${type}, which cannot be ${verb}: ${a.fn} needs a numeric column (TINYINT to BIGINT, FLOAT, DOUBLE, DECIMAL); count it, take min or max of it, or ${a.fn} a numeric column`,
         );
       }
-      if ((a.fn === 'median' || a.fn === 'percentile') && !['INT', 'LONG', 'DOUBLE', 'DECIMAL'].includes(found.type)) {
+      if ((a.fn === 'median' || a.fn === 'percentile' || a.fn === 'percentile_disc') && !['INT', 'LONG', 'DOUBLE', 'DECIMAL'].includes(found.type)) {
         throw new InvalidQueryError(
           `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] ${a.fn}(${a.column}): ${a.column} is ${type}, but ${a.fn} takes a numeric column (TINYINT to BIGINT, FLOAT, DOUBLE, DECIMAL): cast it first`,
         );
       }
       const percentages = typeof a.percentage === 'number' ? [a.percentage] : (a.percentage ?? [Number.NaN]);
-      if ((a.fn === 'percentile' || a.fn === 'percentile_approx') && !percentages.every((p) => typeof p === 'number' && p >= 0 && p <= 1)) {
+      if (
+        (a.fn === 'percentile' || a.fn === 'percentile_disc' || a.fn === 'percentile_approx') &&
+        !percentages.every((p) => typeof p === 'number' && p >= 0 && p <= 1)
+      ) {
         const shown = typeof a.percentage === 'number' ? a.percentage : `array(${(a.percentage ?? []).join(', ')})`;
         throw new InvalidQueryError(
           `[DATATYPE_MISMATCH.VALUE_OUT_OF_RANGE] ${a.fn}(${a.column}, ${shown}): each percentage must be between 0.0 and 1.0 (e.g. 0.95 for the 95th percentile)`,

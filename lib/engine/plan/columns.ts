@@ -264,6 +264,7 @@ export function aggOutputType(a: AggSpec, cols: readonly ColumnInfo[]): DataType
     case 'listagg':
       return { type: 'STRING' };
     case 'percentile':
+    case 'percentile_disc':
       return Array.isArray(a.percentage) ? { type: 'ARRAY', element: { type: 'DOUBLE' } } : { type: 'DOUBLE' };
     default: {
       if (isStatisticalAgg(a.fn) || isPairAgg(a.fn)) return { type: 'DOUBLE' };

@@ -256,6 +256,7 @@ export type AggFn =
   | 'median'
   | 'mode'
   | 'percentile'
+  | 'percentile_disc'
   | 'percentile_approx'
   | 'listagg';
 /** bit_and, bit_or and bit_xor: the bitwise AND, OR or XOR of an integral column's non-null values, of its type. */
@@ -303,6 +304,8 @@ export interface AggSpec {
    * listagg's WITHIN GROUP (ORDER BY ...): each key's direction and where its nulls go; the keys'
    * values are `by` (one key: its column; several: a STRUCT of them, field by field). mode's: one
    * key, its own column; descending, the highest of equally frequent values (else the lowest).
+   * percentile's and percentile_disc's (percentile_cont's WITHIN GROUP): descending, the values
+   * sorted from the highest.
    */
   readonly order?: readonly SortDirection[];
   readonly as: string;

@@ -280,6 +280,26 @@ export function stringAgg<C extends string | Column>(
   return listagg(column, delimiter, orderBy);
 }
 
+/**
+ * Spark 4's percentile_cont(p) WITHIN GROUP (ORDER BY x [DESC]): percentile(x, p) (interpolated),
+ * over the values sorted descending with `desc`; percentile_disc the same without interpolation:
+ * the first value whose cumulative share reaches p. An array of percentages gives an ARRAY. Named
+ * as Spark names them, `percentile_disc(0.25) WITHIN GROUP (ORDER BY x DESC)`.
+ */
+export function percentileWithinGroup<C extends string | Column>(
+  fn: 'percentile_cont' | 'percentile_disc',
+  column: C,
+  percentage: number | readonly number[],
+  desc = false,
+): AggBuilder<string, 'percentile' | 'percentile_disc', C> {
+  const text = column instanceof Column ? column.sql : column;
+  const p = typeof percentage === 'number' ? String(percentage) : `array(${percentage.join(', ')})`;
+  const name = `${fn}(${p}) WITHIN GROUP (ORDER BY ${text}${desc ? ' DESC' : ''})`;
+  return new AggBuilder(fn === 'percentile_cont' ? 'percentile' : 'percentile_disc', column, name, undefined, percentage, undefined, undefined, {
+    ...(desc ? { order: [{ desc: true, nullsFirst: false }] } : {}),
+  });
+}
+
 /** Spark's default accuracy of percentile_approx (its relative error 1/10000). */
 const DEFAULT_PERCENTILE_ACCURACY = 10_000;
 

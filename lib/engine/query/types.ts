@@ -396,7 +396,17 @@ export type AggArg<C extends FrameColumns> =
         | AggBuilder<string, 'count', Names<C> | undefined>
         | AggBuilder<
             string,
-            'sum' | 'avg' | 'try_sum' | 'try_avg' | 'median' | 'percentile' | 'percentile_approx' | 'product' | StatisticalAggFn | PairAggFn,
+            | 'sum'
+            | 'avg'
+            | 'try_sum'
+            | 'try_avg'
+            | 'median'
+            | 'percentile'
+            | 'percentile_disc'
+            | 'percentile_approx'
+            | 'product'
+            | StatisticalAggFn
+            | PairAggFn,
             ColumnsOfType<C, NumericType>
           >
         | AggBuilder<string, BooleanAggFn, ColumnsOfType<C, 'BOOLEAN'>>
@@ -409,7 +419,7 @@ type FixedAggType<F extends AggFn> = F extends 'count' | 'approxCountDistinct' |
   ? 'LONG'
   : F extends 'regr_avgx' | 'regr_avgy'
     ? 'DOUBLE' | 'DECIMAL' // avg's type of x or y
-    : F extends StatisticalAggFn | PairAggFn | 'median' | 'percentile' | 'product'
+    : F extends StatisticalAggFn | PairAggFn | 'median' | 'percentile' | 'percentile_disc' | 'product'
       ? 'DOUBLE'
       : F extends 'listagg'
         ? 'STRING'

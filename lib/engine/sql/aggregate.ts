@@ -25,6 +25,7 @@ import {
   percentile,
   percentileApprox,
   percentilesAt,
+  percentileWithinGroup,
   renamed,
   sessionWindow,
   type SortKey,
@@ -53,7 +54,14 @@ import {
 const AGGREGATES: Readonly<Record<string, (c: string | Column) => AggBuilder>> = { count: (c) => count(c), ...AGGREGATES_BY_NAME };
 
 /** The aggregates of two arguments (twoColumnAggOf, percentileOf). */
-const BY_AGGREGATES: ReadonlySet<string> = new Set([...Object.keys(TWO_COLUMN_AGGREGATES_BY_NAME), 'percentile', 'percentile_approx', 'approx_percentile']);
+const BY_AGGREGATES: ReadonlySet<string> = new Set([
+  ...Object.keys(TWO_COLUMN_AGGREGATES_BY_NAME),
+  'percentile',
+  'percentile_approx',
+  'approx_percentile',
+  'percentile_cont',
+  'percentile_disc',
+]);
 
 /** Every aggregate the SQL front end takes, by name (lower case). */
 export const SQL_AGGREGATE_NAMES: ReadonlySet<string> = new Set([...Object.keys(AGGREGATES), ...BY_AGGREGATES]);
@@ -133,10 +141,11 @@ function aggOfCall(sql: string, item: SelectItem, spans: Span[], columns: readon
   const fn = call.name.toLowerCase();
   if (fn === 'listagg' || fn === 'string_agg') return listaggOf(sql, item, spans, columns);
   if (fn === 'mode') return modeOf(sql, item, spans, columns);
+  if (fn === 'percentile_cont' || fn === 'percentile_disc') return inverseDistributionOf(sql, item, spans, columns, fn);
   if (call.withinGroup !== undefined) {
     throw new SqlError(
       'INVALID_SQL_SYNTAX.FUNCTION_WITH_UNSUPPORTED_SYNTAX',
-      `${call.name} does not take WITHIN GROUP here: it goes with listagg, string_agg and mode (for a percentile of the group, write percentile(x, p))`,
+      `${call.name} does not take WITHIN GROUP here: it goes with listagg, string_agg, mode, percentile_cont and percentile_disc`,
       sql,
       call.withinGroup.at,
     );
@@ -337,6 +346,64 @@ function modeOf(sql: string, item: SelectItem, spans: Span[], columns: readonly 
   const text = typeof input === 'string' ? input : pretty(first.text);
   const deterministic = flag !== undefined && flag.k === 'lit' && flag.value === true;
   return mode(input, deterministic).as(deterministic ? `mode() WITHIN GROUP (ORDER BY ${text} DESC)` : `mode(${text})`);
+}
+
+/**
+ * percentile_cont(p) and percentile_disc(p) WITHIN GROUP (ORDER BY x [ASC | DESC]): p a constant
+ * percentage (or an array of them), one key; named as Spark names them, with the percentage as
+ * written: `percentile_cont(0.25) WITHIN GROUP (ORDER BY x DESC)`.
+ */
+function inverseDistributionOf(
+  sql: string,
+  item: SelectItem,
+  spans: Span[],
+  columns: readonly ColumnInfo[],
+  fn: 'percentile_cont' | 'percentile_disc',
+): AggBuilder {
+  const call = item.ast as Extract<Ast, { k: 'call' }>;
+  const within = call.withinGroup;
+  if (call.distinct) throw unsupported(sql, item.pos, `${call.name}(DISTINCT ...) is not supported`);
+  const value = percentages(call.args[0]);
+  if (call.star || call.args.length !== 1 || value === null) {
+    throw new SqlError(
+      'WRONG_NUM_ARGS',
+      `${call.name} takes one constant percentage (or an array of them), e.g. ${fn}(0.5) WITHIN GROUP (ORDER BY x)`,
+      sql,
+      item.pos,
+    );
+  }
+  if (within === undefined) {
+    throw new SqlError(
+      'INVALID_WITHIN_GROUP_EXPRESSION.WITHIN_GROUP_MISSING',
+      `WITHIN GROUP is required for ${fn}: write ${fn}(0.5) WITHIN GROUP (ORDER BY x)`,
+      sql,
+      item.pos,
+    );
+  }
+  if (within.keys.length !== 1) {
+    throw new SqlError(
+      'INVALID_WITHIN_GROUP_EXPRESSION.WRONG_NUM_ORDERINGS',
+      `The function ${fn} requires 1 orderings in WITHIN GROUP but got ${within.keys.length}`,
+      sql,
+      within.at,
+    );
+  }
+  const k = within.keys[0];
+  refuseNested(sql, k.expr);
+  const text = sql.slice(k.start, k.end).trim();
+  const plain = k.expr.k === 'name' && k.expr.parts.length === 1;
+  if (!plain) spans.push({ text, pos: k.start });
+  const b = percentileWithinGroup(fn, plain ? (k.expr as { parts: readonly string[] }).parts[0] : expr(text), value, k.desc);
+  let pretty = text;
+  if (!plain) {
+    try {
+      pretty = prettySql(text, columns);
+    } catch {
+      // (the aggregation reports the expression's error, at its place)
+    }
+  }
+  const [{ text: pText }] = callArgTexts(item.text);
+  return b.as(`${fn}(${percentageText(pText)}) WITHIN GROUP (ORDER BY ${pretty}${k.desc ? ' DESC' : ''})`);
 }
 
 /** An aggregate inside an aggregate's argument: Spark's NESTED_AGGREGATE_FUNCTION. */
