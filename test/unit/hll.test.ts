@@ -8,6 +8,8 @@ import { BIAS_P9, RAW_ESTIMATES_P9 } from '../../lib/engine/hll-bias';
 import { hllAdd, hllCount, hllMerge, hllNew } from '../../lib/engine/hll';
 import { sparkXxHash64 } from '../../lib/engine/expr/spark-hashes';
 import { LONG, STRING } from '../../lib/engine/expr/types';
+import { approxCountDistinct } from '../../lib/engine/query/functions';
+import { compileSql } from '../../lib/engine/sql';
 
 const M = 512;
 /** Registers from ranks by index (the rest 0), in the marked form. */
@@ -92,5 +94,26 @@ describe('the estimate', () => {
   it("keeps an earlier sluice's estimate for its registers: linear counting up to 2.5m, the raw estimate beyond", () => {
     expect(hllCount(regsOf((i) => (i < 100 ? 1 : 0), false))).toBe(Math.round(M * Math.log(M / 412)));
     expect(hllCount(regsOf(() => 2, false))).toBe(Math.round((4 * 0.7213 * M) / (1 + 1.079 / M)));
+  });
+});
+
+describe('the relative standard deviation', () => {
+  it("is taken where it gives Spark's default 512 registers, and named as Spark names it, by the column alone", () => {
+    const plan = compileSql(`SET outputMode = update;
+SELECT k, approx_count_distinct(v, 0.05), approx_count_distinct(v, 0.06) AS b FROM STREAM read_files(schema => 'k STRING, v INT') GROUP BY k`);
+    const aggs = (plan as unknown as { operators: Array<{ spec: { aggs: Array<{ fn: string; as: string }> } }> }).operators[0].spec.aggs;
+    expect(aggs.map((a) => [a.fn, a.as])).toEqual([
+      ['approxCountDistinct', 'approx_count_distinct(v)'],
+      ['approxCountDistinct', 'b'],
+    ]);
+    expect(approxCountDistinct('v', 0.0489).name).toBe('approx_count_distinct(v)');
+  });
+
+  it('is refused where it needs other registers (0.01: 2^14), with the range it takes', () => {
+    expect(() => compileSql(`SELECT approx_count_distinct(v, 0.01) FROM STREAM read_files(schema => 'v INT')`)).toThrow(
+      /relative standard deviation 0.01 needs 2\^14 registers; .* give an rsd from 0.0489 to below 0.0692/,
+    );
+    expect(() => approxCountDistinct('v', 0.07)).toThrow(/needs 2\^8 registers/);
+    expect(() => approxCountDistinct('v', 0.5)).toThrow(/impossible register count/);
   });
 });

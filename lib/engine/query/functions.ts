@@ -177,7 +177,26 @@ export function last<C extends string | Column>(column: C, ignoreNulls: boolean)
 export function last<C extends string | Column>(column: C, ignoreNulls = false): AggBuilder<string, 'last', C> {
   return skippingNulls(agg('last', column), ignoreNulls);
 }
-export const approxCountDistinct = <C extends string | Column>(column: C) => agg('approxCountDistinct', column);
+/**
+ * Spark's approx_count_distinct: HyperLogLog++ (lib/engine/hll.ts), a BIGINT. `rsd`, its relative
+ * standard deviation, is taken where it gives Spark's default precision (512 registers: from
+ * 0.0489 up to but not including 0.0692, the default 0.05 among them); others need HLL++'s bias
+ * tables at their precision, not carried here.
+ */
+export function approxCountDistinct<C extends string | Column>(column: C, rsd?: number) {
+  if (rsd !== undefined) checkRelativeSd(rsd);
+  return agg('approxCountDistinct', column);
+}
+
+/** The register count (2^p) a relative standard deviation gives, as Spark's HyperLogLogPlusPlusHelper computes p. */
+function checkRelativeSd(rsd: number): void {
+  const p = Math.ceil((2 * Math.log(1.106 / rsd)) / Math.log(2));
+  if (p !== 9) {
+    throw new InvalidQueryError(
+      `approx_count_distinct's relative standard deviation ${rsd} needs ${Number.isFinite(p) && p >= 4 ? `2^${p} registers` : 'an impossible register count (HLL++ takes at most 0.39)'}; sluice carries HLL++'s bias figures for 512 (Spark's default, rsd 0.05): give an rsd from 0.0489 to below 0.0692, or leave it out`,
+    );
+  }
+}
 /** Spark's stddev (sample standard deviation, as stddev_samp and std): a DOUBLE, NULL for fewer than two values. */
 export const stddev = <C extends string | Column>(column: C) => agg('stddev', column);
 export const stddevSamp = <C extends string | Column>(column: C) => agg('stddev_samp', column);

@@ -17,6 +17,7 @@ import type { StreamFrame } from '../query/frame';
 import {
   AGGREGATES_BY_NAME,
   AggBuilder,
+  approxCountDistinct,
   aggregateName,
   count,
   listagg,
@@ -142,6 +143,28 @@ function aggOfCall(sql: string, item: SelectItem, spans: Span[], columns: readon
   if (fn === 'listagg' || fn === 'string_agg') return listaggOf(sql, item, spans, columns);
   if (fn === 'mode') return modeOf(sql, item, spans, columns);
   if (fn === 'percentile_cont' || fn === 'percentile_disc') return inverseDistributionOf(sql, item, spans, columns, fn);
+  if (fn === 'approx_count_distinct' && call.args.length === 2) {
+    // approx_count_distinct(x, rsd): the rsd a constant; Spark names it by its value alone, approx_count_distinct(x)
+    const rsd = literalNumber(call.args[1]);
+    if (Number.isNaN(rsd))
+      throw new SqlError(
+        'DATATYPE_MISMATCH.NON_FOLDABLE_INPUT',
+        `approx_count_distinct's relative standard deviation must be a constant number, e.g. approx_count_distinct(user, 0.05)`,
+        sql,
+        call.args[1].pos,
+      );
+    refuseNested(sql, call.args[0]);
+    const [first] = callArgTexts(item.text);
+    const input = argInput(call.args[0], first, item, spans);
+    const b = approxCountDistinct(input, rsd);
+    let pretty = first.text;
+    try {
+      pretty = prettySql(first.text, columns);
+    } catch {
+      // (the aggregation reports the expression's error, at its place)
+    }
+    return b.as(`approx_count_distinct(${typeof input === 'string' ? input : pretty})`);
+  }
   if (call.withinGroup !== undefined) {
     throw new SqlError(
       'INVALID_SQL_SYNTAX.FUNCTION_WITH_UNSUPPORTED_SYNTAX',
