@@ -12,7 +12,7 @@ import { expr } from '../../lib/engine/query/column';
 import { approxCountDistinct, avg, boolOr, collectList, collectSet, count, countIf, first, last, stddev, sum, varPop } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
 import { compileSql } from '../../lib/engine/sql';
-import { SQL_AGGREGATE_NAMES } from '../../lib/engine/sql/aggregate';
+import { SQL_AGGREGATE_NAMES } from '../../lib/engine/sql/aggregate-calls';
 import { AGGREGATES } from '../../lib/engine/expr/functions';
 
 const COLS = 'k STRING, amount INT, x DOUBLE, name STRING, s STRUCT<b: INT>';

@@ -64,7 +64,7 @@ export type Ast =
   | { readonly k: 'lambda'; readonly pos: number; readonly params: readonly string[]; readonly body: Ast };
 
 /** A key of ORDER BY: its expression and text span, its direction, where its nulls go (Spark's default: first ascending, last descending). */
-interface SortItem {
+export interface SortItem {
   readonly expr: Ast;
   readonly start: number;
   readonly end: number;

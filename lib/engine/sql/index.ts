@@ -15,7 +15,8 @@
  * No AWS imports: the Lambda bundle and the CLI both compile a .sql file with it.
  */
 import type { QueryPlan } from '../plan/types';
-import { aggregated, hasAggregate } from './aggregate';
+import { aggregated } from './aggregate';
+import { hasAggregate } from './aggregate-calls';
 import { atClause, type Span, SqlError, unsupported, within } from './errors';
 import { joined, streamOf } from './relations';
 import { parseSql, type SetOption, type SqlQuery } from './statement';
