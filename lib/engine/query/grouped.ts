@@ -27,7 +27,14 @@ export class GroupedFrame<C extends FrameColumns = AnyColumns, K extends FrameCo
   ) {}
   agg<A extends AggArg<C>[]>(...aggs: A): StreamFrame<Simplify<K & AggColumns<C, A>>> {
     if (this.exprKeys || usesExpressions([], aggs)) {
-      const builders = aggs.map((a) => (a instanceof AggBuilder ? a : new AggBuilder(a.fn, a.column, a.as, a.by, a.percentage, a.accuracy, a.ignoreNulls)));
+      const builders = aggs.map((a) =>
+        a instanceof AggBuilder
+          ? a
+          : new AggBuilder(a.fn, a.column, a.as, a.by, a.percentage, a.accuracy, a.ignoreNulls, {
+              ...(a.delimiter === undefined ? {} : { delimiter: a.delimiter }),
+              ...(a.order === undefined ? {} : { order: a.order }),
+            }),
+      );
       const plan = aggregation(this.frame.columnsNow_(), this.exprKeys ?? this.keys, builders);
       const out = (plan.items ? this.frame.selectExpr(...plan.items) : this.frame).groupBy(...(plan.keys as GroupArg<AnyColumns>[])).agg(...plan.aggs);
       // biome-ignore lint/suspicious/noExplicitAny: the columns of a grouping by expressions are known only at run time
