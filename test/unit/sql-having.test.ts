@@ -86,6 +86,16 @@ describe('HAVING', () => {
     expect(() => compileSql(`SET outputMode = update; SELECT 2 * a + b AS d FROM STREAM ${S} GROUP BY a + b`)).toThrow(/MISSING_AGGREGATION/);
   });
 
+  it('takes an aggregate with WITHIN GROUP inside an expression and in HAVING, its clause and all', async () => {
+    // x: a 1 and 3 (b 2 and 4), y: a 5 (b 1): listagg of k by a descending, the mode of b (a tie: the lowest) plus 1
+    const q = `SELECT k, upper(listagg(k, '-') WITHIN GROUP (ORDER BY a DESC)) AS u, mode() WITHIN GROUP (ORDER BY b) + 1 AS m FROM STREAM ${S}
+GROUP BY k HAVING percentile_cont(0.5) WITHIN GROUP (ORDER BY a) > 1`;
+    expect(await run(q)).toEqual([
+      { k: 'x', u: 'X-X', m: 3 },
+      { k: 'y', u: 'Y', m: 2 },
+    ]);
+  });
+
   it('holds back an append-mode window until it closes, and then emits it only if it passes', async () => {
     const plan = compileSql(`SET outputMode = append;
 SELECT window(t, '10 minutes') AS w, k, sum(a) * 2 AS s2

@@ -71,7 +71,7 @@ export function astChildren(a: Ast): Ast[] {
   return out;
 }
 
-/** Where the call that starts at `start` ends: after its closing parenthesis, its `FILTER (WHERE ...)` and its `IGNORE|RESPECT NULLS`. */
+/** Where the call that starts at `start` ends: after its closing parenthesis, its `WITHIN GROUP (...)`, its `FILTER (WHERE ...)` and its `IGNORE|RESPECT NULLS`. */
 function callEnd(sql: string, start: number, limit: number): number {
   const tokens = tokenize(sql.slice(start, limit));
   let i = tokens.findIndex((t) => t.kind === 'op' && t.text === '(');
@@ -88,6 +88,7 @@ function callEnd(sql: string, start: number, limit: number): number {
   };
   i = closing(i);
   const word = (j: number, w: string) => tokens[j]?.kind === 'ident' && tokens[j].text.toUpperCase() === w;
+  if (word(i + 1, 'WITHIN') && word(i + 2, 'GROUP') && tokens[i + 3]?.text === '(') i = closing(i + 3);
   if (word(i + 1, 'FILTER') && tokens[i + 2]?.text === '(') i = closing(i + 2);
   if ((word(i + 1, 'IGNORE') || word(i + 1, 'RESPECT')) && word(i + 2, 'NULLS')) i += 2;
   const last = tokens[i];
