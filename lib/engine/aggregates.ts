@@ -41,6 +41,8 @@ export interface CompiledAgg {
    * the row is a dead letter.
    */
   readonly check?: (row: Row) => void;
+  /** The column an exact aggregation adds up when it is not `spec.column` (regr_avgx(y, x) averages x): named in overflow advice. */
+  readonly addedColumn?: string;
 }
 
 /** Spark's ANSI cast of a STRING to DOUBLE, the implicit cast of sum/avg's STRING input ('inf' is Infinity, '1.5d' 1.5, 'x' CAST_INVALID_INPUT). */
@@ -362,6 +364,7 @@ function pairCountOrAvg(spec: AggSpec, yType: DataType | undefined, xType: DataT
     ...inner,
     spec,
     ...(casts ? { check: casts } : {}),
+    ...(spec.fn === 'regr_avgx' ? { addedColumn: x } : {}),
     update: (s, r) => (paired(r) ? inner.update(s, r) : s),
   };
 }

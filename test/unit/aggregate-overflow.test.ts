@@ -8,6 +8,8 @@
  * DECIMAL(38,2): DECIMAL(38,2), 36 digits before the point; avg of DECIMAL(38,2): DECIMAL(38,6),
  * 32 digits before the point), not from sluice's output.
  */
+import { compileAgg } from '../../lib/engine/aggregates';
+import { OverflowGuard } from '../../lib/engine/operators/overflow-guard';
 import type { Json } from '../../lib/engine/ports';
 import type { QueryPlan } from '../../lib/engine/plan/types';
 import { avg, count, sum, window } from '../../lib/engine/query/functions';
@@ -321,5 +323,19 @@ describe('in a partitioned run (no pre-aggregation: the partition tasks check ea
       [1, []],
       [2, [{ k: 'a', c: 2, total: '9223372036854775807' }]],
     ]);
+  });
+});
+
+describe('an overflow met where partials merge', () => {
+  it('fails the batch naming the group, and advises widening the column the aggregate adds (regr_avgx(y, x): x)', () => {
+    // regr_avgx averages x: a DECIMAL(38,2) x sums in DECIMAL(38,2), 36 digits before the point;
+    // two partials of 6 x 10^35 each merge past it
+    const dec = { type: 'DECIMAL', precision: 38, scale: 2 } as const;
+    const agg = compileAgg({ fn: 'regr_avgx', column: 'y', by: 'x', as: 'ax' }, { type: 'INT' }, dec);
+    const guard = OverflowGuard.of([agg], [{ kind: 'column', name: 'k' }])!;
+    const part = (): Json[] => [agg.update(agg.init(), { y: 1, x: `6${'0'.repeat(35)}.00` })];
+    expect(() => guard.mergeChecked(part(), part(), ['a'], 7, "two read tasks' partials")).toThrow(
+      /^\[ARITHMETIC_OVERFLOW\] regr_avgx\(y, x\) AS ax of the group where k is "a" overflows where batch 7 merges .* or declare x with a wider type under a new checkpoint$/s,
+    );
   });
 });

@@ -67,11 +67,6 @@ function describeAgg(agg: CompiledAgg): string {
   return `${fn}(${column ?? '*'}${by === undefined ? '' : `, ${by}`}) AS ${as}`;
 }
 
-/** The column whose values an aggregation adds up: regr_avgx(y, x) averages x, every other one its first column. */
-function addedColumn(agg: CompiledAgg): string {
-  return agg.spec.fn === 'regr_avgx' && agg.spec.by !== undefined ? agg.spec.by : agg.spec.column!;
-}
-
 /** A value in a message: a BIGINT beyond 2^53 as its digits. */
 export function valueText(v: unknown): string {
   return typeof v === 'bigint' ? String(v) : v === undefined ? 'null' : JSON.stringify(v);
@@ -219,7 +214,7 @@ export class OverflowGuard {
           `[${e.errorClass}] ${describeAgg(aggs[i])} of ${describeGroup(this.keys, kv)} overflows where batch ${batchId} merges ${what}: ${e.message.slice(e.errorClass.length + 3)}. ` +
             'No single row can be blamed for a merge, so the batch fails, as Spark fails the query. To go on, run the batches in one task ' +
             "(the single Lambda, not the partitioned state machine), where each row is checked against the group's running total and the row that overflows it is a dead letter, " +
-            `or declare ${addedColumn(aggs[i])} with a wider type under a new checkpoint`,
+            `or declare ${aggs[i].addedColumn ?? aggs[i].spec.column} with a wider type under a new checkpoint`,
           { retriable: false, details: { errorClass: e.errorClass, group: kv, batchId } },
         );
       }
