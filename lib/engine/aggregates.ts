@@ -5,8 +5,8 @@
 import type { Json, Row } from './ports';
 import type { AggSpec } from './plan/types';
 import { isSparkRowError, SparkRowError } from './expr/errors';
-import { hllAdd, hllCount, hllMerge, hllNew } from './hll';
-import { sparkXxHash64 } from './expr/spark-hashes';
+import { hllAdd, hllAddHalves, hllCount, hllMerge, hllNew } from './hll';
+import { sparkXxHash64, sparkXxHash64Into } from './expr/spark-hashes';
 import { compileMoreAgg } from './more-aggregates';
 import { pairCastCheck } from './moment-aggregates';
 import { canonicalLong, type DataType } from './schema';
@@ -314,11 +314,19 @@ export function compileAgg(spec: AggSpec, inType?: DataType, byType?: DataType):
         finish: (s) => (s as Json[])[1],
       };
     case 'approxCountDistinct': {
+      // (an atomic type: hashed without BigInt, its halves into HALVES; a nested one, or none known: as a BigInt)
+      const into = inType === undefined ? null : sparkXxHash64Into(inType);
       const hash = inType === undefined ? hashByValue : sparkXxHash64(inType);
       return {
         spec,
         init: () => hllNew(),
-        update: (s, r) => (r[column!] === null || r[column!] === undefined ? s : hllAdd(s as string, hash(r[column!]))),
+        update: (s, r) => {
+          const v = r[column!];
+          if (v === null || v === undefined) return s;
+          if (into === null) return hllAdd(s as string, hash(v));
+          into(v, HALVES);
+          return hllAddHalves(s as string, HALVES[0], HALVES[1]);
+        },
         merge: (a, b) => hllMerge(a as string, b as string),
         finish: (s) => hllCount(s as string),
       };
@@ -330,6 +338,9 @@ export function compileAgg(spec: AggSpec, inType?: DataType, byType?: DataType):
     }
   }
 }
+
+/** Where sparkXxHash64Into leaves a hash's halves for approx_count_distinct (one per process: update runs to its end before the next). */
+const HALVES = new Uint32Array(2);
 
 const HASH_OF = { string: sparkXxHash64(STRING), long: sparkXxHash64(LONG), double: sparkXxHash64(DOUBLE), boolean: sparkXxHash64(BOOLEAN) };
 

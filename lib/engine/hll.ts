@@ -1,7 +1,7 @@
 /**
  * approx_count_distinct as Spark's HyperLogLogPlusPlus at its default relative error (rsd 0.05:
  * p = 9, 512 registers): each value hashed by Spark's XXH64 of its type (seed 42, as the
- * `xxhash64` function: expr/hashes.ts), the top 9 bits of the hash choosing the register, which
+ * `xxhash64` function: expr/spark-hashes.ts, on 32-bit halves), the top 9 bits of the hash choosing the register, which
  * keeps the most leading zeros (plus one) of the other 55 bits seen; the count is the raw estimate
  * less its bias interpolated from the HLL++ paper's figures (hll-bias.ts, the 6 nearest), or
  * linear counting while a register is empty and the count is small. So a group's count equals
@@ -35,16 +35,20 @@ function offset(regs: string): number {
   return regs.length === M + 1 ? 1 : 0;
 }
 
-/** Leading zero bits of a 64-bit word. */
-function clz64(w: bigint): number {
-  const hi = Number(w >> 32n);
-  return hi !== 0 ? Math.clz32(hi) : 32 + Math.clz32(Number(w & 0xffffffffn));
-}
-
 /** The registers with a value of 64-bit hash `hash` (Spark's XXH64 of it) added. */
 export function hllAdd(regs: string, hash: bigint): string {
-  const idx = Number(hash >> BigInt(64 - P));
-  const rank = clz64(BigInt.asUintN(64, hash << BigInt(P)) | (1n << BigInt(P - 1))) + 1;
+  return hllAddHalves(regs, Number((hash >> 32n) & 0xffffffffn), Number(hash & 0xffffffffn));
+}
+
+/**
+ * The same with the hash as its high and low 32 bits: the register is the top 9 bits of `hi`,
+ * the rank the leading zeros of the other 55 bits (with the padding bit below them) plus one.
+ */
+export function hllAddHalves(regs: string, hi: number, lo: number): string {
+  const idx = hi >>> (32 - P);
+  const restHi = ((hi << P) | (lo >>> (32 - P))) >>> 0;
+  const restLo = ((lo << P) | (1 << (P - 1))) >>> 0;
+  const rank = (restHi !== 0 ? Math.clz32(restHi) : 32 + Math.clz32(restLo)) + 1;
   const at = offset(regs) + idx;
   if (regs.charCodeAt(at) - BASE >= rank) return regs;
   return regs.slice(0, at) + String.fromCharCode(BASE + rank) + regs.slice(at + 1);

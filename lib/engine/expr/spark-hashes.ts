@@ -54,67 +54,208 @@ export const MURMUR3: Hasher<number> = {
   },
 };
 
-// XXH64 (64-bit arithmetic in BigInt, wrapped to unsigned 64 bits)
-const P1 = 0x9e3779b185ebca87n;
-const P2 = 0xc2b2ae3d27d4eb4fn;
-const P3 = 0x165667b19e3779f9n;
-const P4 = 0x85ebca77c2b2ae63n;
-const P5 = 0x27d4eb2f165667c5n;
-const u64 = (x: bigint) => BigInt.asUintN(64, x);
-const rotl = (x: bigint, r: bigint) => u64((x << r) | (x >> (64n - r)));
-function round64(acc: bigint, lane: bigint): bigint {
-  return u64(rotl(u64(acc + u64(lane * P2)), 31n) * P1);
+// XXH64 on 64-bit words held as two unsigned 32-bit halves (hi, lo): BigInt arithmetic cost about
+// 1 µs a value, which approx_count_distinct pays on every row. Each step leaves its result in
+// RH/RL (no object per step). test/unit/spark-hashes.test.ts checks it against a BigInt XXH64.
+let RH = 0;
+let RL = 0;
+const P1H = 0x9e3779b1;
+const P1L = 0x85ebca87;
+const P2H = 0xc2b2ae3d;
+const P2L = 0x27d4eb4f;
+const P3H = 0x165667b1;
+const P3L = 0x9e3779f9;
+const P4H = 0x85ebca77;
+const P4L = 0xc2b2ae63;
+const P5H = 0x27d4eb2f;
+const P5L = 0x165667c5;
+/** 2^64 − P1 (P1's low half is not 0, so no carry into the high half). */
+const NEG_P1H = ~P1H >>> 0;
+const NEG_P1L = (~P1L + 1) >>> 0;
+
+/** (ah, al) × (bh, bl) mod 2^64: the low halves' full product from 16-bit parts, the cross terms mod 2^32. */
+function mul(ah: number, al: number, bh: number, bl: number): void {
+  const a0 = al & 0xffff;
+  const a1 = al >>> 16;
+  const b0 = bl & 0xffff;
+  const b1 = bl >>> 16;
+  const p00 = a0 * b0;
+  const p01 = a0 * b1;
+  const p10 = a1 * b0;
+  const mid = (p00 >>> 16) + (p01 & 0xffff) + (p10 & 0xffff);
+  RL = (((mid & 0xffff) << 16) | (p00 & 0xffff)) >>> 0;
+  const carry = a1 * b1 + (p01 >>> 16) + (p10 >>> 16) + (mid >>> 16);
+  RH = (carry + Math.imul(ah, bl) + Math.imul(al, bh)) >>> 0;
 }
-function merge64(h: bigint, v: bigint): bigint {
-  return u64(u64((h ^ round64(0n, v)) * P1) + P4);
+
+function add(ah: number, al: number, bh: number, bl: number): void {
+  const lo = al + bl;
+  RL = lo >>> 0;
+  RH = (ah + bh + (lo > 0xffffffff ? 1 : 0)) >>> 0;
 }
-function fmix64(h: bigint): bigint {
-  let a = h ^ (h >> 33n);
-  a = u64(a * P2);
-  a ^= a >> 29n;
-  a = u64(a * P3);
-  return a ^ (a >> 32n);
+
+/** Rotation left by 0 < r < 64. */
+function rotl(h: number, l: number, r: number): void {
+  if (r >= 32) {
+    const t = h;
+    h = l;
+    l = t;
+    r -= 32;
+  }
+  if (r === 0) {
+    RH = h;
+    RL = l;
+    return;
+  }
+  RH = ((h << r) | (l >>> (32 - r))) >>> 0;
+  RL = ((l << r) | (h >>> (32 - r))) >>> 0;
 }
-function xxh64(b: Uint8Array, seed: bigint): bigint {
-  const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  const n = b.length;
+
+/** XXH64's round: rotl(acc + lane × P2, 31) × P1. */
+function round(ah: number, al: number, lh: number, ll: number): void {
+  mul(lh, ll, P2H, P2L);
+  add(ah, al, RH, RL);
+  rotl(RH, RL, 31);
+  mul(RH, RL, P1H, P1L);
+}
+
+/** XXH64's merge of an accumulator into the hash: (h ^ round(0, v)) × P1 + P4. */
+function mergeRound(hh: number, hl: number, vh: number, vl: number): void {
+  round(0, 0, vh, vl);
+  mul((hh ^ RH) >>> 0, (hl ^ RL) >>> 0, P1H, P1L);
+  add(RH, RL, P4H, P4L);
+}
+
+/** XXH64's final avalanche of (hh, hl). */
+function fmix(hh: number, hl: number): void {
+  // h ^= h >>> 33
+  hl = (hl ^ (hh >>> 1)) >>> 0;
+  mul(hh, hl, P2H, P2L);
+  // h ^= h >>> 29
+  hh = RH;
+  hl = (RL ^ ((RL >>> 29) | (hh << 3))) >>> 0;
+  hh = (hh ^ (hh >>> 29)) >>> 0;
+  mul(hh, hl, P3H, P3L);
+  // h ^= h >>> 32
+  RL = (RL ^ RH) >>> 0;
+}
+
+function u32le(b: Uint8Array, i: number): number {
+  return (b[i] | (b[i + 1] << 8) | (b[i + 2] << 16) | (b[i + 3] << 24)) >>> 0;
+}
+
+/** XXH64 of `b`'s first `n` bytes with seed (sh, sl): the hash in RH/RL. */
+function xxh64Halves(b: Uint8Array, sh: number, sl: number, n = b.length): void {
   let i = 0;
-  let h: bigint;
+  let hh: number;
+  let hl: number;
   if (n >= 32) {
-    let v1 = u64(seed + P1 + P2);
-    let v2 = u64(seed + P2);
-    let v3 = seed;
-    let v4 = u64(seed - P1);
+    add(sh, sl, P1H, P1L);
+    add(RH, RL, P2H, P2L);
+    let v1h = RH;
+    let v1l = RL;
+    add(sh, sl, P2H, P2L);
+    let v2h = RH;
+    let v2l = RL;
+    let v3h = sh;
+    let v3l = sl;
+    // seed - P1: seed + (2^64 - P1)
+    add(sh, sl, NEG_P1H, NEG_P1L);
+    let v4h = RH;
+    let v4l = RL;
     for (; i <= n - 32; i += 32) {
-      v1 = round64(v1, view.getBigUint64(i, true));
-      v2 = round64(v2, view.getBigUint64(i + 8, true));
-      v3 = round64(v3, view.getBigUint64(i + 16, true));
-      v4 = round64(v4, view.getBigUint64(i + 24, true));
+      round(v1h, v1l, u32le(b, i + 4), u32le(b, i));
+      v1h = RH;
+      v1l = RL;
+      round(v2h, v2l, u32le(b, i + 12), u32le(b, i + 8));
+      v2h = RH;
+      v2l = RL;
+      round(v3h, v3l, u32le(b, i + 20), u32le(b, i + 16));
+      v3h = RH;
+      v3l = RL;
+      round(v4h, v4l, u32le(b, i + 28), u32le(b, i + 24));
+      v4h = RH;
+      v4l = RL;
     }
-    h = u64(rotl(v1, 1n) + rotl(v2, 7n) + rotl(v3, 12n) + rotl(v4, 18n));
-    h = merge64(merge64(merge64(merge64(h, v1), v2), v3), v4);
-  } else h = u64(seed + P5);
-  h = u64(h + BigInt(n));
-  for (; i + 8 <= n; i += 8) h = u64(rotl(h ^ round64(0n, view.getBigUint64(i, true)), 27n) * P1 + P4);
+    rotl(v1h, v1l, 1);
+    let ah = RH;
+    let al = RL;
+    rotl(v2h, v2l, 7);
+    add(ah, al, RH, RL);
+    ah = RH;
+    al = RL;
+    rotl(v3h, v3l, 12);
+    add(ah, al, RH, RL);
+    ah = RH;
+    al = RL;
+    rotl(v4h, v4l, 18);
+    add(ah, al, RH, RL);
+    mergeRound(RH, RL, v1h, v1l);
+    mergeRound(RH, RL, v2h, v2l);
+    mergeRound(RH, RL, v3h, v3l);
+    mergeRound(RH, RL, v4h, v4l);
+    hh = RH;
+    hl = RL;
+  } else {
+    add(sh, sl, P5H, P5L);
+    hh = RH;
+    hl = RL;
+  }
+  add(hh, hl, 0, n);
+  hh = RH;
+  hl = RL;
+  for (; i + 8 <= n; i += 8) {
+    round(0, 0, u32le(b, i + 4), u32le(b, i));
+    rotl((hh ^ RH) >>> 0, (hl ^ RL) >>> 0, 27);
+    mul(RH, RL, P1H, P1L);
+    add(RH, RL, P4H, P4L);
+    hh = RH;
+    hl = RL;
+  }
   if (i + 4 <= n) {
-    h = u64(rotl(h ^ u64(BigInt(view.getUint32(i, true)) * P1), 23n) * P2 + P3);
+    mul(0, u32le(b, i), P1H, P1L);
+    rotl((hh ^ RH) >>> 0, (hl ^ RL) >>> 0, 23);
+    mul(RH, RL, P2H, P2L);
+    add(RH, RL, P3H, P3L);
+    hh = RH;
+    hl = RL;
     i += 4;
   }
-  for (; i < n; i++) h = u64(rotl(h ^ u64(BigInt(b[i]) * P5), 11n) * P1);
-  return fmix64(h);
+  for (; i < n; i++) {
+    mul(0, b[i], P5H, P5L);
+    rotl((hh ^ RH) >>> 0, (hl ^ RL) >>> 0, 11);
+    mul(RH, RL, P1H, P1L);
+    hh = RH;
+    hl = RL;
+  }
+  fmix(hh, hl);
 }
+
+const MASK32 = 0xffffffffn;
+const halvesOf = (x: bigint): [number, number] => [Number((x >> 32n) & MASK32), Number(x & MASK32)];
+const bigOf = (h: number, l: number): bigint => (BigInt(h) << 32n) | BigInt(l);
+const WORD = new Uint8Array(8);
+const WORD_VIEW = new DataView(WORD.buffer);
+const INT_BYTES = WORD.subarray(0, 4);
+
 export const XXH64: Hasher<bigint> = {
   int: (v, seed) => {
-    const b = new Uint8Array(4);
-    new DataView(b.buffer).setInt32(0, v, true);
-    return xxh64(b, seed);
+    WORD_VIEW.setInt32(0, v, true);
+    const [sh, sl] = halvesOf(seed);
+    xxh64Halves(INT_BYTES, sh, sl);
+    return bigOf(RH, RL);
   },
   long: (v, seed) => {
-    const b = new Uint8Array(8);
-    new DataView(b.buffer).setBigInt64(0, BigInt.asIntN(64, v), true);
-    return xxh64(b, seed);
+    WORD_VIEW.setBigInt64(0, BigInt.asIntN(64, v), true);
+    const [sh, sl] = halvesOf(seed);
+    xxh64Halves(WORD, sh, sl);
+    return bigOf(RH, RL);
   },
-  bytes: xxh64,
+  bytes: (b, seed) => {
+    const [sh, sl] = halvesOf(seed);
+    xxh64Halves(b, sh, sl);
+    return bigOf(RH, RL);
+  },
 };
 
 /** The two's-complement big-endian bytes of a BigInt, shortest form (Java's BigInteger.toByteArray). */
@@ -189,6 +330,88 @@ export function hashInto<H>(h: Hasher<H>, t: SqlType): (v: unknown, seed: H) => 
       return () => {
         throw new Error(`internal: no hash for ${typeName(t)}`);
       };
+  }
+}
+
+/** A UTF-8 buffer reused for the strings that fit it (no allocation a value). */
+let utf8 = Buffer.alloc(256);
+
+/** A LONG (a safe-integer number, or a BigInt) into WORD, little-endian. */
+function longInto(v: number | bigint): void {
+  if (typeof v === 'bigint') WORD_VIEW.setBigInt64(0, BigInt.asIntN(64, v), true);
+  else {
+    // (ToUint32 of an integral double is it modulo 2^32: two's complement halves)
+    WORD_VIEW.setUint32(0, v >>> 0, true);
+    WORD_VIEW.setUint32(4, Math.floor(v / 4294967296) >>> 0, true);
+  }
+}
+
+/**
+ * Spark's XXH64 with seed 42 of a value of an atomic type `t`, into out[0] (high half) and out[1]
+ * (low half), with no BigInt and no allocation for the common types; null for a nested type
+ * (sparkXxHash64 walks those). approx_count_distinct hashes every row with it.
+ */
+export function sparkXxHash64Into(t: SqlType): ((v: unknown, out: Uint32Array) => void) | null {
+  const SEED_H = 0;
+  const SEED_L = 42;
+  const done = (out: Uint32Array) => {
+    out[0] = RH;
+    out[1] = RL;
+  };
+  const int = (i: number, out: Uint32Array) => {
+    WORD_VIEW.setInt32(0, i, true);
+    xxh64Halves(INT_BYTES, SEED_H, SEED_L);
+    done(out);
+  };
+  const word = (out: Uint32Array) => {
+    xxh64Halves(WORD, SEED_H, SEED_L);
+    done(out);
+  };
+  switch (t.type) {
+    case 'BOOLEAN':
+      return (v, out) => int(v ? 1 : 0, out);
+    case 'INT':
+      return (v, out) => int(v as number, out);
+    case 'DATE':
+      return (v, out) => int(epochDayOf(v as string), out);
+    case 'LONG':
+    case 'TIMESTAMP':
+      return (v, out) => {
+        longInto(v as number | bigint);
+        word(out);
+      };
+    case 'DOUBLE':
+      if (t.binary32) {
+        return (v, out) => {
+          const x = v as number;
+          WORD_VIEW.setFloat32(0, x === 0 ? 0 : x, true);
+          int(Number.isNaN(x) ? 0x7fc00000 : WORD_VIEW.getInt32(0, true), out);
+        };
+      }
+      return (v, out) => {
+        const x = v as number;
+        if (Number.isNaN(x)) {
+          WORD_VIEW.setUint32(0, 0, true);
+          WORD_VIEW.setUint32(4, 0x7ff80000, true);
+        } else WORD_VIEW.setFloat64(0, x === 0 ? 0 : x, true);
+        word(out);
+      };
+    case 'DECIMAL':
+      if (t.precision! > 18) return null;
+      return (v, out) => {
+        longInto(unscaledOf(v as string));
+        word(out);
+      };
+    case 'STRING':
+      return (v, out) => {
+        const text = v as string;
+        // (3 bytes a UTF-16 unit at most)
+        if (text.length * 3 > utf8.length) utf8 = Buffer.alloc(Math.max(text.length * 3, utf8.length * 2));
+        xxh64Halves(utf8, SEED_H, SEED_L, utf8.write(text, 0, 'utf8'));
+        done(out);
+      };
+    default:
+      return null;
   }
 }
 
