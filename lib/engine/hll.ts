@@ -16,7 +16,9 @@
  */
 import { BIAS_P9, RAW_ESTIMATES_P9 } from './hll-bias';
 
-const P = 9;
+/** Spark's precision at its default relative standard deviation (0.05): 2^9 registers. */
+export const HLL_PRECISION = 9;
+const P = HLL_PRECISION;
 const M = 1 << P;
 const ALPHA_M2 = (0.7213 / (1 + 1.079 / M)) * M * M;
 const BASE = 48; // '0'

@@ -90,6 +90,12 @@ function valueCounts(column: string, frequency?: string): Pick<CompiledAgg, 'ini
   };
 }
 
+/** The column's order, or its reverse when the aggregate's one WITHIN GROUP key is descending (mode, percentile_cont, percentile_disc). */
+function withinGroupLess(spec: AggSpec, inType: DataType | undefined): (a: unknown, b: unknown) => boolean {
+  const ascending = lessFor(inType);
+  return spec.order?.[0]?.desc === true ? (a, b) => ascending(b, a) : ascending;
+}
+
 /** A value-count buffer's [value, count] pairs in the column's order. */
 function sortedCounts(s: Json, less: (a: unknown, b: unknown) => boolean): Json[][] {
   return [...(s as Json[][])].sort((x, y) => (less(x[0], y[0]) ? -1 : less(y[0], x[0]) ? 1 : 0));
@@ -102,9 +108,8 @@ function sortedCounts(s: Json, less: (a: unknown, b: unknown) => boolean): Json[
  * array of their figures.
  */
 function percentile(spec: AggSpec, column: string, inType: DataType | undefined, percentage: number | readonly number[], frequency?: string): CompiledAgg {
-  const ascending = lessFor(inType);
   // percentile_cont/percentile_disc WITHIN GROUP (ORDER BY x DESC): the values from the highest
-  const less = spec.order?.[0]?.desc === true ? (a: unknown, b: unknown) => ascending(b, a) : ascending;
+  const less = withinGroupLess(spec, inType);
   const discrete = spec.fn === 'percentile_disc';
   const toDouble = (v: Json): number => (typeof v === 'number' ? v : Number(v as string | bigint));
   return {
@@ -165,9 +170,8 @@ function frequencyCheck(spec: AggSpec, column: string, frequency: string): (r: R
  * The buffer is median's value counts.
  */
 function mode(spec: AggSpec, column: string, inType: DataType | undefined): CompiledAgg {
-  const lessType = lessFor(inType);
   // mode() WITHIN GROUP (ORDER BY x DESC): of equally frequent values, the highest
-  const less = spec.order?.[0]?.desc === true ? (a: unknown, b: unknown) => lessType(b, a) : lessType;
+  const less = withinGroupLess(spec, inType);
   return {
     spec,
     ...valueCounts(column),

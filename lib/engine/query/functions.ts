@@ -3,6 +3,7 @@
  * sum, ... as AggBuilders) and the items of a select (renamed, windowOf, windowStart, ...).
  */
 import { InvalidQueryError } from '../errors';
+import { HLL_PRECISION } from '../hll';
 import { parseWindowDuration } from '../duration';
 import { parsePath } from '../plan/paths';
 import type { AggFn, AggSpec, ColumnKey, ColumnPath, ExplodeItem, PairAggFn, ProjectItem, SessionKey, SortDirection, WindowKey } from '../plan/types';
@@ -128,8 +129,11 @@ export function aggregateName(fn: AggFn, arg: string | undefined, calledAs?: str
   return fn === 'first' || fn === 'last' ? `${name}(${arg}, ${ignoreNulls})` : `${name}(${arg})`;
 }
 
+/** A column argument as Spark SQL text: an expression's SQL, a name as it is. */
+const sqlOf = (c: string | Column) => (c instanceof Column ? c.sql : c);
+
 function agg<F extends AggFn, C extends string | Column | undefined>(fn: F, column: C): AggBuilder<AggName<F, C>, F, C> {
-  const name = aggregateName(fn, column === undefined ? undefined : column instanceof Column ? column.sql : column);
+  const name = aggregateName(fn, column === undefined ? undefined : sqlOf(column));
   return new AggBuilder(fn, column, name as AggName<F, C>);
 }
 /** `count()` / `count('*')` counts rows, `count(column)` the non-null values of the column. */
@@ -191,7 +195,7 @@ export function approxCountDistinct<C extends string | Column>(column: C, rsd?: 
 /** The register count (2^p) a relative standard deviation gives, as Spark's HyperLogLogPlusPlusHelper computes p. */
 function checkRelativeSd(rsd: number): void {
   const p = Math.ceil((2 * Math.log(1.106 / rsd)) / Math.log(2));
-  if (p !== 9) {
+  if (p !== HLL_PRECISION) {
     throw new InvalidQueryError(
       `approx_count_distinct's relative standard deviation ${rsd} needs ${Number.isFinite(p) && p >= 4 ? `2^${p} registers` : 'an impossible register count (HLL++ takes at most 0.39)'}; sluice carries HLL++'s bias figures for 512 (Spark's default, rsd 0.05): give an rsd from 0.0489 to below 0.0692, or leave it out`,
     );
@@ -220,13 +224,13 @@ export const median = <C extends string | Column>(column: C) => agg('median', co
  * `percentile(x, p, f)`.
  */
 export function percentile<C extends string | Column>(column: C, percentage: number, frequency?: string | Column): AggBuilder<string, 'percentile', C> {
-  const text = column instanceof Column ? column.sql : column;
+  const text = sqlOf(column);
   return new AggBuilder('percentile', column, `percentile(${text}, ${percentage}, ${frequencyText(frequency)})`, frequency, percentage);
 }
 
 /** The frequency argument as Spark prints it: 1 when absent. */
 function frequencyText(frequency: string | Column | undefined): string {
-  return frequency === undefined ? '1' : frequency instanceof Column ? frequency.sql : frequency;
+  return frequency === undefined ? '1' : sqlOf(frequency);
 }
 /**
  * percentile or percentile_approx at an array of percentages (SQL's `percentile(x, array(0.25,
@@ -240,7 +244,7 @@ export function percentilesAt(
   accuracy: number = DEFAULT_PERCENTILE_ACCURACY,
   frequency?: string | Column,
 ): AggBuilder {
-  const text = column instanceof Column ? column.sql : column;
+  const text = sqlOf(column);
   const list = `array(${percentages.join(', ')})`;
   if (fn === 'percentile') return new AggBuilder('percentile', column, `percentile(${text}, ${list}, ${frequencyText(frequency)})`, frequency, percentages);
   return new AggBuilder('percentile_approx', column, `${fn}(${text}, ${list}, ${accuracy})`, undefined, percentages, accuracy);
@@ -272,24 +276,37 @@ export function listagg<C extends string | Column>(
   orderBy: ReadonlyArray<string | Column | SortKey> = [],
 ): AggBuilder<string, 'listagg', C> {
   const keys: SortKey[] = orderBy.map((k) => (typeof k === 'string' || k instanceof Column ? { key: k } : k));
-  const sqlOf = (c: string | Column) => (c instanceof Column ? c.sql : c);
-  const order: SortDirection[] = keys.map((k) => ({ desc: k.desc === true, nullsFirst: k.nullsFirst ?? k.desc !== true }));
+  const order = keys.map(direction);
   const by =
     keys.length === 0
       ? undefined
       : keys.length === 1
         ? keys[0].key
         : new Column(`named_struct(${keys.map((k, i) => `'k${i}', (${sqlOf(k.key)})`).join(', ')})`);
-  const within =
-    keys.length === 0
-      ? ''
-      : ` WITHIN GROUP (ORDER BY ${keys.map((k, i) => `${sqlOf(k.key)} ${order[i].desc ? 'DESC' : 'ASC'} NULLS ${order[i].nullsFirst ? 'FIRST' : 'LAST'}`).join(', ')})`;
-  const name = `listagg(${sqlOf(column)}, ${delimiterSql(delimiter)})${within}`;
-  return new AggBuilder('listagg', column, name, by, undefined, undefined, undefined, {
+  return new AggBuilder('listagg', column, listaggName(sqlOf(column), delimiter, keys), by, undefined, undefined, undefined, {
     ...(delimiter === undefined || delimiter === null ? {} : { delimiter }),
     ...(keys.length === 0 ? {} : { order }),
   });
 }
+/** A sort key's direction and null placement, Spark's defaults filled in. */
+function direction(k: SortKey): SortDirection {
+  return { desc: k.desc === true, nullsFirst: k.nullsFirst ?? k.desc !== true };
+}
+
+/** listagg's name as Spark's ListAgg.sql prints it, over the value's and keys' texts: `listagg(x, ', ') WITHIN GROUP (ORDER BY k DESC NULLS LAST)`. */
+export function listaggName(value: string, delimiter: string | null | undefined, keys: readonly SortKey[]): string {
+  const within =
+    keys.length === 0
+      ? ''
+      : ` WITHIN GROUP (ORDER BY ${keys
+          .map((k) => {
+            const d = direction(k);
+            return `${sqlOf(k.key)} ${d.desc ? 'DESC' : 'ASC'} NULLS ${d.nullsFirst ? 'FIRST' : 'LAST'}`;
+          })
+          .join(', ')})`;
+  return `listagg(${value}, ${delimiterSql(delimiter)})${within}`;
+}
+
 /** string_agg: listagg by its other name (Spark names both listagg). */
 export function stringAgg<C extends string | Column>(
   column: C,
@@ -311,7 +328,7 @@ export function percentileWithinGroup<C extends string | Column>(
   percentage: number | readonly number[],
   desc = false,
 ): AggBuilder<string, 'percentile' | 'percentile_disc', C> {
-  const text = column instanceof Column ? column.sql : column;
+  const text = sqlOf(column);
   const p = typeof percentage === 'number' ? String(percentage) : `array(${percentage.join(', ')})`;
   const name = `${fn}(${p}) WITHIN GROUP (ORDER BY ${text}${desc ? ' DESC' : ''})`;
   return new AggBuilder(fn === 'percentile_cont' ? 'percentile' : 'percentile_disc', column, name, undefined, percentage, undefined, undefined, {
@@ -335,7 +352,7 @@ export function percentileApprox<C extends string | Column>(
   accuracy: number = DEFAULT_PERCENTILE_ACCURACY,
   calledAs: 'percentile_approx' | 'approx_percentile' = 'percentile_approx',
 ): AggBuilder<string, 'percentile_approx', C> {
-  const text = column instanceof Column ? column.sql : column;
+  const text = sqlOf(column);
   return new AggBuilder('percentile_approx', column, `${calledAs}(${text}, ${percentage}, ${accuracy})`, undefined, percentage, accuracy);
 }
 /** Spark's bit_and, bit_or and bit_xor: the bitwise AND, OR or XOR of an integral column's non-null values, of its type (NULL without one). */
@@ -352,7 +369,7 @@ export const product = <C extends string | Column>(column: C) => agg('product', 
  */
 export function mode<C extends string | Column>(column: C, deterministic = false): AggBuilder<string, 'mode', C> {
   const b = agg('mode', column);
-  return deterministic ? b.as(`mode() WITHIN GROUP (ORDER BY ${column instanceof Column ? column.sql : column} DESC)`) : b;
+  return deterministic ? b.as(`mode() WITHIN GROUP (ORDER BY ${sqlOf(column)} DESC)`) : b;
 }
 
 /**
@@ -361,7 +378,7 @@ export function mode<C extends string | Column>(column: C, deterministic = false
  * opposite direction (its reverse flag): `mode() WITHIN GROUP (ORDER BY x DESC)` for ascending.
  */
 export function modeWithinGroup<C extends string | Column>(column: C, desc = false): AggBuilder<string, 'mode', C> {
-  const text = column instanceof Column ? column.sql : column;
+  const text = sqlOf(column);
   return new AggBuilder('mode', column, `mode() WITHIN GROUP (ORDER BY ${text}${desc ? '' : ' DESC'})`, undefined, undefined, undefined, undefined, {
     ...(desc ? { order: [{ desc: true, nullsFirst: false }] } : {}),
   });
@@ -482,8 +499,7 @@ function pairAgg<F extends PairAggFn, C extends string | Column>(fn: F, y: C, x:
 
 /** An aggregate of two columns, named `fn(a, b)` as Spark names it. */
 function twoColumns<F extends AggFn, C extends string | Column>(fn: F, column: C, by: string | Column): AggBuilder<string, F, C> {
-  const text = (c: string | Column) => (c instanceof Column ? c.sql : c);
-  return new AggBuilder(fn, column, `${fn}(${text(column)}, ${text(by)})`, by);
+  return new AggBuilder(fn, column, `${fn}(${sqlOf(column)}, ${sqlOf(by)})`, by);
 }
 
 // ------------------------------------------------------------------------------ select items

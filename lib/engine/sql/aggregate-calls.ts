@@ -16,6 +16,7 @@ import {
   aggregateName,
   count,
   listagg,
+  listaggName,
   mode,
   modeWithinGroup,
   percentile,
@@ -234,7 +235,7 @@ function listaggOf(sql: string, item: SelectItem, spans: Span[], columns: readon
     prettyKeys.push({ key: pretty, desc: k.desc, nullsFirst: k.nullsFirst });
   }
   const b = listagg(input, delimiter, keys);
-  return b.as(listagg(typeof input === 'string' ? input : prettyOr(first.text, columns), delimiter, prettyKeys).name);
+  return b.as(listaggName(typeof input === 'string' ? input : prettyOr(first.text, columns), delimiter, prettyKeys));
 }
 
 /**

@@ -196,9 +196,11 @@ function closes(tokens: Token[]): boolean {
   return false;
 }
 
+/** The keys of a syntax tree's nodes that say where they are, not what they are. */
+const POSITIONS: ReadonlySet<string> = new Set(['pos', 'start', 'end', 'at']);
+
 /** A syntax tree as text, without where its nodes are: two trees of one expression compare equal. */
 function treeShape(a: Ast): string {
-  const POSITIONS = new Set(['pos', 'start', 'end', 'at']);
   return JSON.stringify(a, (key, v: unknown) => (POSITIONS.has(key) ? undefined : typeof v === 'bigint' ? `${v}n` : v));
 }
 
