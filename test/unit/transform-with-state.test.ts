@@ -215,6 +215,31 @@ describe('transformWithState', () => {
     expect(await runAt(planOf(V2), 6000)).toBe(0);
   });
 
+  it('finds a TTL value due in a run without data once a processor declares its variable again (its due time had left it out)', async () => {
+    const V1 = processor({
+      init: (h, self) => Object.assign(self, { s: h.getValueState<number>('v', { ttlDurationMs: 1000 }) }),
+      rows: (_k, _r, _tv, self) => {
+        (self as unknown as { s: ValueState<number> }).s.update(1);
+        return [];
+      },
+    });
+    const V2 = processor({ init: (h) => h.getValueState<number>('other') });
+    const source = new InMemoryFileSource(planOf(V1).source.schema);
+    const ports = { source, checkpoint: new InMemoryCheckpoint(), state: new InMemoryStateStore(), sink: new InMemorySink() };
+    const runAt = async (plan: QueryPlan, at: number) => {
+      const r = await new MicroBatchExecutor({ ...ports, plan, processingClock: { now: () => at } }).run();
+      return { batches: r.batches.length, stateRows: r.stateRows };
+    };
+    source.add('a.json', JSON.stringify(row('a')));
+    expect(await runAt(planOf(V1), 1000)).toEqual({ batches: 1, stateRows: 1 }); // v expires at 2000
+    // V2 reads b's row; its batch finds a due (2000) and writes a's due time again without v's TTL
+    source.add('b.json', JSON.stringify(row('b')));
+    expect(await runAt(planOf(V2), 5000)).toEqual({ batches: 1, stateRows: 1 });
+    // V1 declares v again: a's expired value is due, and the batch's cleanup removes it
+    expect(await runAt(planOf(V1), 6000)).toEqual({ batches: 1, stateRows: 0 });
+    expect(await runAt(planOf(V1), 7000)).toEqual({ batches: 0, stateRows: 0 });
+  });
+
   it('checks a new processor against every variable declared before, and reads all keys to delete one only while it is recorded', async () => {
     const state = new CountedStore();
     const runWith = keyRunner(state);

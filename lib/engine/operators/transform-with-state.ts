@@ -12,7 +12,7 @@
  * keys that have something due without reading the others; everything commits with the batch.
  */
 import { ProcessorError, HANDLE_SLOT, type ProcessorOutputMode, type StatefulProcessor, type TimerValues } from '../tws/api';
-import { BatchHandle, KeyState, type StoredKey, type VarSchema } from '../tws/handle';
+import { BatchHandle, KeyState, type StoredKey, type VarDecl, type VarSchema } from '../tws/handle';
 import { SluiceError } from '../errors';
 import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateStore } from '../ports';
 import type { TransformWithStateSpec } from '../plan/types';
@@ -20,7 +20,7 @@ import type { ColumnInfo } from '../plan/columns';
 import { watermarkTimeOf } from '../plan/columns';
 import { type Column, type DataType, jsonValueOf, nonFiniteDouble, outputValue } from '../schema';
 import { canonicalMicros, parseTimestamp, type Micros } from '../timestamps';
-import { type BatchMeta, isLate } from './batch';
+import { type BatchMeta, batchMeta, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';
 import { byId, stateId, statePartition } from './state-id';
 
@@ -81,7 +81,44 @@ export class TransformWithStateOperator implements StatefulOperator {
   /** Whether a timer or a TTL value is due at `nowMs` in the state at `version` (processingTime mode). */
   async dueWithoutData(state: StateStore, nowMs: number, version: number): Promise<boolean> {
     if (this.tws.timeMode !== 'processingTime') return false;
-    return (await state.expired(this.spec, nowMs, version)).length > 0;
+    if ((await state.expired(this.spec, nowMs, version)).length > 0) return true;
+    // a TTL variable the processor declares that the last batch did not: its keys' due times left
+    // it out (finish sets them from the batch's declarations), so its expired values are found
+    // only by looking at every key; the batch would clean them (step 4), so it is due
+    const declared = this.declaredOutsideBatch();
+    if (declared === null) return false;
+    const got = await state.get(this.spec, [VARS_KEY], version);
+    const recorded = (got.get(VARS_ID)?.value as unknown as VarsRecord | undefined) ?? { vars: {}, complete: version < 0 };
+    const held = (name: string) => !recorded.complete || name in recorded.vars;
+    const redeclared = [...declared].some(([name, d]) => d.ttlMs !== 0 && held(name) && !recorded.ttl?.includes(name));
+    if (!redeclared) return false;
+    return (await state.all(this.spec, version)).some((e) => {
+      if (e.key.id === VARS_ID) return false;
+      const at = new KeyState(e.key.id, e.key.partition ?? 0, (e.value as unknown as StoredKey).k, e.value as unknown as StoredKey).dueAt(declared);
+      return at !== null && at <= nowMs;
+    });
+  }
+
+  /**
+   * The state variables the processor's init declares, learned outside any batch (FORMAT-4
+   * "Lifecycle": deleteIfExists does nothing there); null when init fails, which the batch reports.
+   */
+  private declaredOutsideBatch(): ReadonlyMap<string, VarDecl> | null {
+    const handle = new BatchHandle({
+      timeMode: this.tws.timeMode,
+      nowMs: 0,
+      inBatch: false,
+      queryInfo: queryInfoOf(this.cfg.operatorId, batchMeta(-1, 0, 0)),
+    });
+    try {
+      const processor = this.instantiate(handle);
+      processor.init(handle, { outputMode: this.outputMode, timeMode: this.tws.timeMode });
+      handle.enter('CLOSED');
+      processor.close();
+    } catch {
+      return null;
+    }
+    return handle.declared;
   }
 
   partitionOf(row: Row): number {
