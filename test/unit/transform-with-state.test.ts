@@ -266,6 +266,22 @@ describe('transformWithState', () => {
     expect(await runWith(counter('new', 'value', ['old']), 'c')).toEqual({ stateRows: 2, alls: 1 });
   });
 
+  it('refuses a variable deleted and declared again as another kind in the same init (Spark checks declarations before any delete)', async () => {
+    const state = new CountedStore();
+    const runWith = keyRunner(state);
+    expect(await runWith(counter('old', 'value'), 'a')).toEqual({ stateRows: 1, alls: 0 });
+    await expect(runWith(counter('old', 'list', ['old']), 'b')).rejects.toThrow('[STATE_STORE_INVALID_VARIABLE_TYPE_CHANGE]');
+    // the same kind is allowed: the run replays b's failed batch, then runs c's, each deleting "old"
+    // for every key (reading them all) before counting its key anew
+    expect(await runWith(counter('old', 'value', ['old']), 'c')).toEqual({ stateRows: 1, alls: 2 });
+    // on a checkpoint without the record, a loaded key's own variable is checked before the delete too
+    const legacy = new CountedStore();
+    legacy.dropVarsRecord = true;
+    const runLegacy = keyRunner(legacy);
+    expect(await runLegacy(counter('old', 'value'), 'a')).toEqual({ stateRows: 1, alls: 0 });
+    await expect(runLegacy(counter('old', 'list', ['old']), 'a')).rejects.toThrow('[STATE_STORE_INVALID_VARIABLE_TYPE_CHANGE]');
+  });
+
   it("fails the batch, naming the key and the limit, when a key's state grows past a DynamoDB item (the twin's 400 KB)", async () => {
     const Grow = processor({
       init: (h, self) => Object.assign(self, { l: h.getListState<string>('seen') }),

@@ -200,11 +200,10 @@ export class TransformWithStateOperator implements StatefulOperator {
     // meanwhile, and step 4 cleans every key's expired values of the variables the batch declares
     const held = (name: string) => !recorded.complete || name in recorded.vars;
     const redeclared = ttlDeclared.filter((name) => held(name) && !recorded.ttl?.includes(name));
-    if ([...handle.deletes].some(held) || redeclared.length > 0) {
-      load(await state.all(this.spec, version));
-      for (const ks of working.values()) for (const name of handle.deletes) ks.vars.delete(name);
-    }
+    if ([...handle.deletes].some(held) || redeclared.length > 0) load(await state.all(this.spec, version));
+    // checked before the deletes, as nextSchema checks the record (a delete in the same init exempts nothing)
     for (const ks of working.values()) handle.checkStored(ks);
+    for (const ks of working.values()) for (const name of handle.deletes) ks.vars.delete(name);
     const tv: TimerValues = { getCurrentProcessingTimeInMs: () => nowMs, getCurrentWatermarkInMs: () => batch.evictWm };
     const out: Row[] = [];
     // 2: input, per key in input order

@@ -433,17 +433,19 @@ export class BatchHandle implements StatefulProcessorHandle {
   }
 
   /**
-   * The recorded variables after the batch's init (a copy): the deleted ones dropped, then each
-   * declared one checked against what is recorded under its name and recorded as declared.
+   * The recorded variables after the batch's init (a copy): each declared one checked against
+   * what is recorded under its name, the deleted ones dropped, then the declared ones recorded.
+   * The check comes before the deletes: Spark collects the declarations with a driver-side handle
+   * whose deleteIfExists deletes nothing, and compares them with the recorded variables, so a
+   * deleteIfExists(name) in the same init does not let it declare `name` as another kind.
    */
   nextSchema(recorded: Readonly<VarSchema>): VarSchema {
     const next: VarSchema = {};
-    for (const [name, kt] of Object.entries(recorded)) if (!this.deletes.has(name)) next[name] = kt;
-    for (const [name, d] of this.declared) {
-      const had = next[name];
-      if (had) this.checkVariable(name, had[0], had[1]);
-      next[name] = [d.kind, d.ttlMs !== 0 ? 1 : 0];
+    for (const [name, kt] of Object.entries(recorded)) {
+      this.checkVariable(name, kt[0], kt[1]);
+      if (!this.deletes.has(name)) next[name] = kt;
     }
+    for (const [name, d] of this.declared) next[name] = [d.kind, d.ttlMs !== 0 ? 1 : 0];
     return next;
   }
 
