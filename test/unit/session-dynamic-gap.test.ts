@@ -53,6 +53,8 @@ describe('session_window(t, expression) as a grouping expression', () => {
   });
 
   it('refuses a gap that is neither an INTERVAL nor a STRING', () => {
-    expect(() => aggregation(cols as never, [expr('session_window(t, 5)'), 'user'], [count('*').as('n')])).toThrow(/UNEXPECTED_INPUT_TYPE/);
+    expect(() => aggregation(cols as never, [expr('session_window(t, 5)'), 'user'], [count('*').as('n')])).toThrow(
+      /Gap duration expression used in session window must be CalendarIntervalType, but got INT/,
+    );
   });
 });

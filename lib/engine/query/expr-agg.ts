@@ -173,7 +173,7 @@ function gapKindOf(gapSql: string, cols: readonly ColumnInfo[], sql: string): 'd
   if (t.type === 'INTERVAL') return t.yearMonth ? 'yearMonth' : 'dayTime';
   if (t.type === 'STRING' || t.type === 'NULL') return 'string';
   throw new InvalidQueryError(
-    `groupBy ${sql}: [DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] the gap of session_window must be an INTERVAL or a STRING such as '5 minutes', but ${gapSql} is ${t.type}`,
+    `groupBy ${sql}: [_LEGACY_ERROR_TEMP_1040] Gap duration expression used in session window must be CalendarIntervalType, but got ${t.type}: give an INTERVAL or a STRING such as '5 minutes' (${gapSql})`,
   );
 }
 
