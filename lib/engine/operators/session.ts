@@ -22,7 +22,6 @@ import { timeOfValue } from '../plan/columns';
 import { type BatchMeta, isLate, isPastWatermark } from './batch';
 import { addMicros, canonicalMicros, ceilMillis, formatTimestamp, type Micros } from '../timestamps';
 import { parseInterval } from '../duration';
-import { parseExpression } from '../expr/parser';
 import { plus as plusMonths } from '../expr/temporal-sequence';
 import type { Accumulator, OperatorConfig, OperatorIo, OperatorOutput, StatefulOperator } from './operator';
 import { stateId, statePartition } from './state-id';
@@ -101,46 +100,22 @@ function storedKey(value: StoredSessions): KeySessions {
 
 /**
  * The end of the session a row opens with a dynamic gap, t + gap, or null when the row joins no
- * session: Spark's SessionWindowing casts the gap to a CalendarInterval (a STRING that is not one
- * is null) and filters out rows whose session does not end after it starts (a null, zero or
- * negative gap). Months are added first, as a timestamp plus an interval adds them.
+ * session: Spark's session window rewrite casts the STRING gap to a CalendarInterval (a text that
+ * is not one is null, ANSI or not) and filters out rows whose session does not end after it
+ * starts (a null, zero or negative gap). Months are added first, as a timestamp plus an interval
+ * adds them.
  */
-export function dynamicEnd(ts: Micros, gap: unknown, kind: SessionKey['gapKind']): Micros | null {
+export function dynamicEnd(ts: Micros, gap: unknown): Micros | null {
   if (gap === null || gap === undefined) return null;
-  let months = 0;
-  let us = 0;
-  if (kind === 'dayTime' && typeof gap === 'string') {
-    // (a column holds a day-time interval as Spark's text of it: INTERVAL '0 00:00:05' DAY TO SECOND)
-    const v = dayTimeMicros(gap);
-    if (v === null) return null;
-    us = v;
-  } else if (kind === 'string') {
-    try {
-      ({ months, us } = parseInterval(String(gap), 'session window gap'));
-    } catch {
-      return null;
-    }
-  } else if (kind === 'yearMonth') months = Number(gap);
-  else us = Number(gap);
-  if (!Number.isFinite(months) || !Number.isFinite(us)) return null;
+  let months: number;
+  let us: number;
+  try {
+    ({ months, us } = parseInterval(String(gap), 'session window gap'));
+  } catch {
+    return null;
+  }
   const end = months === 0 ? addMicros(ts, us) : canonicalMicros(plusMonths(BigInt(ts), months, BigInt(us)));
   return end > ts ? end : null;
-}
-
-/** The µs of a day-time interval's text (INTERVAL '0 00:00:05' DAY TO SECOND), null when it is not one; memoized, as a gap takes few values. */
-const dayTimeTexts = new Map<string, number | null>();
-function dayTimeMicros(text: string): number | null {
-  let v = dayTimeTexts.get(text);
-  if (v === undefined) {
-    try {
-      const ast = parseExpression(text);
-      v = ast.k === 'lit' && ast.type.type === 'INTERVAL' && !ast.type.yearMonth && typeof ast.value === 'number' ? ast.value : null;
-    } catch {
-      v = null;
-    }
-    if (dayTimeTexts.size < 10_000) dayTimeTexts.set(text, v);
-  }
-  return v;
 }
 
 export class SessionOperator implements StatefulOperator {
@@ -211,7 +186,7 @@ export class SessionOperator implements StatefulOperator {
     for (const row of rows) {
       const ts = timeOfValue(row[session.column]); // (a window column: its window_time)
       if (ts === null || ts === undefined) continue;
-      const end = session.gapColumn === undefined ? addMicros(ts, session.gapUs) : dynamicEnd(ts, row[session.gapColumn], session.gapKind);
+      const end = session.gapColumn === undefined ? addMicros(ts, session.gapUs) : dynamicEnd(ts, row[session.gapColumn]);
       // (a dynamic gap that is null, unreadable or not positive: Spark's filter drops the row before the aggregation)
       if (end === null) continue;
       if (this.isSessionLate(end, batch)) {

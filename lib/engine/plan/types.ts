@@ -229,11 +229,10 @@ export interface SessionKey<Col extends string = string> {
   readonly text: string;
   /**
    * A dynamic gap (`session_window(t, CASE ... END)`): the column the stage before the
-   * aggregation computes the row's gap into, an INTERVAL (µs, or months for YEAR TO MONTH) or a
-   * STRING read as one; a row whose gap is null, unreadable or not positive joins no session.
+   * aggregation computes the row's gap into, a STRING read as an interval; a row whose gap is
+   * null, unreadable or not positive joins no session.
    */
   readonly gapColumn?: string;
-  readonly gapKind?: 'dayTime' | 'yearMonth' | 'string';
 }
 export interface ColumnKey<Name extends string = string> {
   readonly kind: 'column';

@@ -146,11 +146,12 @@ function windowKey(
     column = temp('time');
     computed.push({ item: `${timeText(k.sql, ast)} AS ${column}`, name: column });
   }
-  if (fn === 'session_window' && !isDurationLiteral(ast.args[1])) {
+  if (fn === 'session_window' && !isStringLiteral(ast.args[1])) {
     const gapSql = k.sql.slice(k.sql.lastIndexOf(',', ast.args[1].pos) + 1, k.sql.lastIndexOf(')')).trim();
+    checkGapType(gapSql, cols, k.sql);
     const gapColumn = temp('gap');
     computed.push({ item: `${gapSql} AS ${gapColumn}`, name: gapColumn });
-    const key: SessionKey = { kind: 'session', column, gapUs: 0, text: gapSql, gapColumn, gapKind: gapKindOf(gapSql, cols, k.sql) };
+    const key: SessionKey = { kind: 'session', column, gapUs: 0, text: gapSql, gapColumn };
     return { key, computed };
   }
   const texts = ast.args.slice(1).map((a, i) => durationText(a, k.sql, i + 2));
@@ -158,22 +159,23 @@ function windowKey(
   return { key, computed };
 }
 
-/** Whether an argument is a duration literal durationText reads. */
-function isDurationLiteral(a: Ast): boolean {
-  return a.k === 'lit' && (typeof a.value === 'string' || (a.type.type === 'INTERVAL' && !a.type.yearMonth && typeof a.value === 'number'));
+/** Whether an argument is a string literal ('5 minutes'): a fixed session gap. */
+function isStringLiteral(a: Ast): boolean {
+  return a.k === 'lit' && typeof a.value === 'string';
 }
 
 /**
- * How a dynamic session gap's value is read: an INTERVAL as it is, a STRING cast to an interval
- * (Spark's SessionWindow takes a CalendarInterval, to which only these cast; a null literal is a
- * null gap). Anything else is refused as Spark's analyzer refuses it.
+ * A session gap that is not a string literal must be a STRING, which Spark's session window
+ * rewrite casts to a CalendarInterval (a null literal is a null gap). Nothing else casts to one,
+ * an ANSI INTERVAL (INTERVAL 5 MINUTES, a DAY TO SECOND value) included, so Spark refuses it
+ * (TimeWindowResolution, sessionWindowGapDurationDataTypeError), literal or not.
  */
-function gapKindOf(gapSql: string, cols: readonly ColumnInfo[], sql: string): 'dayTime' | 'yearMonth' | 'string' {
+function checkGapType(gapSql: string, cols: readonly ColumnInfo[], sql: string): void {
   const t = analyzeExpression(gapSql, cols).type;
-  if (t.type === 'INTERVAL') return t.yearMonth ? 'yearMonth' : 'dayTime';
-  if (t.type === 'STRING' || t.type === 'NULL') return 'string';
+  if (t.type === 'STRING' || t.type === 'NULL') return;
+  const shown = t.type === 'INTERVAL' ? (t.yearMonth ? 'INTERVAL YEAR TO MONTH' : 'INTERVAL DAY TO SECOND') : t.type;
   throw new InvalidQueryError(
-    `groupBy ${sql}: [_LEGACY_ERROR_TEMP_1040] Gap duration expression used in session window must be CalendarIntervalType, but got ${t.type}: give an INTERVAL or a STRING such as '5 minutes' (${gapSql})`,
+    `groupBy ${sql}: [_LEGACY_ERROR_TEMP_1040] Gap duration expression used in session window must be CalendarIntervalType, but got ${shown}: give the gap as a STRING, '5 minutes' or an expression of one such as CASE WHEN ... THEN '5 minutes' ... END (${gapSql})`,
   );
 }
 
