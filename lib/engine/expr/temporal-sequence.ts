@@ -41,7 +41,7 @@ function tooLong(n: bigint): never {
 }
 
 /** start + months and micros, in UTC: the months first (add_months' rule), then the micros. */
-function plus(start: bigint, months: number, micros: bigint): bigint {
+export function plus(start: bigint, months: number, micros: bigint): bigint {
   if (months === 0) return start + micros;
   const dayMicros = ((start % MICROS_PER_DAY) + MICROS_PER_DAY) % MICROS_PER_DAY;
   const date = addMonths(dateOfMicros(microsValue(start)), months);

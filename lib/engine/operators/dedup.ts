@@ -74,6 +74,9 @@ export class DedupOperator implements StatefulOperator {
    */
   private evictAtOf(row: Row): number | null {
     const t = this.eventTime(row);
+    // (within the watermark, Spark reads a null event time as 0 (UnsafeRow.getLong of a null
+    // field): the key expires at epoch + delay; a null key time never expires)
+    if (this.dedup.withinWatermark && t === null) return this.delayMs;
     if (t === null || t === undefined) return null;
     if (this.dedup.withinWatermark) return ceilMillis(t) + this.delayMs;
     return this.keyTimed ? ceilMillis(t) : null;

@@ -20,7 +20,9 @@ import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateStore 
 import type { GroupKey, SessionKey } from '../plan/types';
 import { timeOfValue } from '../plan/columns';
 import { type BatchMeta, isLate, isPastWatermark } from './batch';
-import { addMicros, ceilMillis, formatTimestamp, type Micros } from '../timestamps';
+import { addMicros, canonicalMicros, ceilMillis, formatTimestamp, type Micros } from '../timestamps';
+import { parseInterval } from '../duration';
+import { plus as plusMonths } from '../expr/temporal-sequence';
 import type { Accumulator, OperatorConfig, OperatorIo, OperatorOutput, StatefulOperator } from './operator';
 import { stateId, statePartition } from './state-id';
 
@@ -96,6 +98,26 @@ function storedKey(value: StoredSessions): KeySessions {
   return { kv: value.k, sessions: value.s.map(fromStored), before: value.s.length };
 }
 
+/**
+ * The end of the session a row opens with a dynamic gap, t + gap, or null when the row joins no
+ * session: Spark's session window rewrite casts the STRING gap to a CalendarInterval (a text that
+ * is not one is null, ANSI or not) and filters out rows whose session does not end after it
+ * starts (a null, zero or negative gap). Months are added first, as a timestamp plus an interval
+ * adds them.
+ */
+export function dynamicEnd(ts: Micros, gap: unknown): Micros | null {
+  if (gap === null || gap === undefined) return null;
+  let months: number;
+  let us: number;
+  try {
+    ({ months, us } = parseInterval(String(gap), 'session window gap'));
+  } catch {
+    return null;
+  }
+  const end = months === 0 ? addMicros(ts, us) : canonicalMicros(plusMonths(BigInt(ts), months, BigInt(us)));
+  return end > ts ? end : null;
+}
+
 export class SessionOperator implements StatefulOperator {
   readonly spec: OperatorStateSpec;
   readonly runsNoDataBatches: boolean;
@@ -123,7 +145,8 @@ export class SessionOperator implements StatefulOperator {
     this.others = keys.filter((k) => k.kind === 'column').map((k) => (k as { name: string }).name);
     this.watermarked = cfg.watermarks.has(session.column);
     this.evicts = cfg.outputMode !== 'complete' && this.watermarked;
-    this.spec = { operatorId: cfg.operatorId, fixedEviction: false, evictionGranularityMs: Math.max(1, Math.floor(session.gapUs / 1000)) };
+    const granularityUs = session.gapColumn === undefined ? session.gapUs : 1_000_000;
+    this.spec = { operatorId: cfg.operatorId, fixedEviction: false, evictionGranularityMs: Math.max(1, Math.floor(granularityUs / 1000)) };
     this.runsNoDataBatches = cfg.outputMode !== 'complete' && cfg.watermarks.size > 0;
   }
 
@@ -163,7 +186,9 @@ export class SessionOperator implements StatefulOperator {
     for (const row of rows) {
       const ts = timeOfValue(row[session.column]); // (a window column: its window_time)
       if (ts === null || ts === undefined) continue;
-      const end = addMicros(ts, session.gapUs);
+      const end = session.gapColumn === undefined ? addMicros(ts, session.gapUs) : dynamicEnd(ts, row[session.gapColumn]);
+      // (a dynamic gap that is null, unreadable or not positive: Spark's filter drops the row before the aggregation)
+      if (end === null) continue;
       if (this.isSessionLate(end, batch)) {
         late.push(row);
         continue;

@@ -147,7 +147,9 @@ function operatorReads(spec: StatefulSpec, after: Read): Read {
   switch (spec.kind) {
     case 'aggregate':
       return withNames(new Set(), [
-        ...spec.keys.map((k) => (k.kind === 'column' ? k.name : k.column)),
+        ...spec.keys.flatMap((k) =>
+          k.kind === 'column' ? [k.name] : k.kind === 'session' && k.gapColumn !== undefined ? [k.column, k.gapColumn] : [k.column],
+        ),
         ...spec.aggs.flatMap((a) => [...(a.column === undefined || a.column === '*' ? [] : [a.column]), ...(a.by === undefined ? [] : [a.by])]),
       ]);
     case 'dedup':

@@ -96,9 +96,11 @@ function operatorShape(st: StatefulSpec, wms: string[], outputMode: OutputMode, 
             ? unit === 'us'
               ? { window: k.column, durationUs: k.durationUs, slideUs: k.slideUs, startUs: k.startUs }
               : { window: k.column, durationMs: ms(k.durationUs), slideMs: ms(k.slideUs), startMs: ms(k.startUs) }
-            : unit === 'us'
-              ? { session: k.column, gapUs: k.gapUs }
-              : { session: k.column, gapMs: ms(k.gapUs) },
+            : k.gapColumn !== undefined
+              ? { session: k.column, gap: k.text }
+              : unit === 'us'
+                ? { session: k.column, gapUs: k.gapUs }
+                : { session: k.column, gapMs: ms(k.gapUs) },
     ),
     aggs: st.aggs.map(
       // (keys in this order: a checkpoint's shape is compared as JSON text)

@@ -224,9 +224,15 @@ export interface WindowKey<Col extends string = string> {
 export interface SessionKey<Col extends string = string> {
   readonly kind: 'session';
   readonly column: Col;
-  /** The gap in µs. */
+  /** The gap in µs (0 when the gap is per row, `gapColumn`). */
   readonly gapUs: number;
   readonly text: string;
+  /**
+   * A dynamic gap (`session_window(t, CASE ... END)`): the column the stage before the
+   * aggregation computes the row's gap into, a STRING read as an interval; a row whose gap is
+   * null, unreadable or not positive joins no session.
+   */
+  readonly gapColumn?: string;
 }
 export interface ColumnKey<Name extends string = string> {
   readonly kind: 'column';

@@ -52,11 +52,11 @@ export function aggregation(cols: readonly ColumnInfo[], keys: ReadonlyArray<str
       finalNames.push(name);
       continue;
     }
-    const win = windowKey(k, cols, () => tempName('time'));
+    const win = windowKey(k, cols, tempName);
     if (win) {
-      if (win.computed) {
-        computed.push(win.computed);
-        computedNames.add(win.key.column);
+      for (const c of win.computed) {
+        computed.push(c.item);
+        computedNames.add(c.name);
       }
       outKeys.push(win.key);
       const name = win.key.kind === 'window' ? 'window' : 'session_window';
@@ -116,11 +116,17 @@ function percentileHead(name: string, sql: string): string | null {
 }
 
 /**
- * `window(time, '10 minutes'[, slide[, start]])` or `session_window(time, '5 minutes')` as a
- * grouping expression: its key, over the time column, or over a column the stage computes
- * (`computed`) when the time is an expression. Null: another expression.
+ * `window(time, '10 minutes'[, slide[, start]])` or `session_window(time, gap)` as a grouping
+ * expression: its key, over the time column, or over a column the stage computes (`computed`)
+ * when the time is an expression. A session gap that is not a literal (Spark's dynamic gap,
+ * `session_window(t, CASE WHEN ... THEN '5 seconds' ... END)`) is computed into a column too,
+ * and each row's session is [t, t + its gap). Null: another expression.
  */
-function windowKey(k: Column, cols: readonly ColumnInfo[], temp: () => string): { key: WindowKey | SessionKey; computed?: string } | null {
+function windowKey(
+  k: Column,
+  cols: readonly ColumnInfo[],
+  temp: (base: string) => string,
+): { key: WindowKey | SessionKey; computed: Array<{ item: string; name: string }> } | null {
   const ast = parseExpression(k.sql);
   if (ast.k !== 'call') return null;
   const fn = ast.name.toLowerCase();
@@ -131,18 +137,46 @@ function windowKey(k: Column, cols: readonly ColumnInfo[], temp: () => string): 
       `groupBy ${k.sql}: [WRONG_NUM_ARGS] ${fn} takes ${fn === 'window' ? 'a time column, a duration and optionally a slide and a start time' : 'a time column and a gap'}, e.g. ${fn === 'window' ? "window(event_time, '10 minutes')" : "session_window(event_time, '5 minutes')"}`,
     );
   }
-  const texts = ast.args.slice(1).map((a, i) => durationText(a, k.sql, i + 2));
+  const computed: Array<{ item: string; name: string }> = [];
   let column: string;
-  let computed: string | undefined;
   const time = ast.args[0];
   const ref = time.k === 'name' && time.parts.length === 1 ? cols.find((c) => c.name.toLowerCase() === time.parts[0].toLowerCase()) : undefined;
   if (ref) column = ref.name;
   else {
-    column = temp();
-    computed = `${timeText(k.sql, ast)} AS ${column}`;
+    column = temp('time');
+    computed.push({ item: `${timeText(k.sql, ast)} AS ${column}`, name: column });
   }
+  if (fn === 'session_window' && !isStringLiteral(ast.args[1])) {
+    const gapSql = k.sql.slice(k.sql.lastIndexOf(',', ast.args[1].pos) + 1, k.sql.lastIndexOf(')')).trim();
+    checkGapType(gapSql, cols, k.sql);
+    const gapColumn = temp('gap');
+    computed.push({ item: `${gapSql} AS ${gapColumn}`, name: gapColumn });
+    const key: SessionKey = { kind: 'session', column, gapUs: 0, text: gapSql, gapColumn };
+    return { key, computed };
+  }
+  const texts = ast.args.slice(1).map((a, i) => durationText(a, k.sql, i + 2));
   const key = fn === 'window' ? window(column, texts[0], texts[1], texts[2]) : sessionWindow(column, texts[0]);
-  return computed ? { key, computed } : { key };
+  return { key, computed };
+}
+
+/** Whether an argument is a string literal ('5 minutes'): a fixed session gap. */
+function isStringLiteral(a: Ast): boolean {
+  return a.k === 'lit' && typeof a.value === 'string';
+}
+
+/**
+ * A session gap that is not a string literal must be a STRING, which Spark's session window
+ * rewrite casts to a CalendarInterval (a null literal is a null gap). Nothing else casts to one,
+ * an ANSI INTERVAL (INTERVAL 5 MINUTES, a DAY TO SECOND value) included, so Spark refuses it
+ * (TimeWindowResolution, sessionWindowGapDurationDataTypeError), literal or not.
+ */
+function checkGapType(gapSql: string, cols: readonly ColumnInfo[], sql: string): void {
+  const t = analyzeExpression(gapSql, cols).type;
+  if (t.type === 'STRING' || t.type === 'NULL') return;
+  const shown = t.type === 'INTERVAL' ? (t.yearMonth ? 'INTERVAL YEAR TO MONTH' : 'INTERVAL DAY TO SECOND') : t.type;
+  throw new InvalidQueryError(
+    `groupBy ${sql}: [_LEGACY_ERROR_TEMP_1040] Gap duration expression used in session window must be CalendarIntervalType, but got ${shown}: give the gap as a STRING, '5 minutes' or an expression of one such as CASE WHEN ... THEN '5 minutes' ... END (${gapSql})`,
+  );
 }
 
 /** The time argument's text: after the call's parenthesis, up to the comma before the duration. */
