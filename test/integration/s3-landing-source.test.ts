@@ -527,15 +527,30 @@ describe('when a line is not UTF-8', () => {
 });
 
 describe('when the prefix holds more than data files', () => {
-  it('skips directory markers and zero-byte objects', async () => {
+  it('skips directory markers, and takes a zero-byte object as a file without rows (as Spark lists it)', async () => {
     const f = fixture();
     await f.put('2026/', '');
     await f.put('2026/a.json', lines(event('a', 1)));
     await f.put('2026/b.json', '');
+    await f.put('2026/c.json.gz', '');
     const src = f.source({ recursiveFileLookup: true });
     const target = await src.latestOffset(null);
-    await expect(src.backlog(null, target)).resolves.toEqual({ files: 1, bytes: Buffer.byteLength(lines(event('a', 1))) });
-    expect(await loggedKeys(f.checkpoint, (await src.planBatch(0, null, target!, {}))!)).toEqual([`${f.landing}/2026/a.json`]);
+    await expect(src.backlog(null, target)).resolves.toEqual({ files: 3, bytes: Buffer.byteLength(lines(event('a', 1))) });
+    const end = (await src.planBatch(0, null, target!, {}))!;
+    expect(await loggedKeys(f.checkpoint, end)).toEqual([`${f.landing}/2026/a.json`, `${f.landing}/2026/b.json`, `${f.landing}/2026/c.json.gz`]);
+    const read = await src.read(0, null, end);
+    expect(users(read.rows)).toEqual(['a']);
+    expect(read.deadLetters).toEqual([]);
+  });
+
+  it('a run that finds only an empty object plans a batch for it', async () => {
+    const f = fixture();
+    await f.put('a.json', '');
+    const target = await f.source().latestOffset(null);
+    expect(target).not.toBeNull();
+    const end = (await f.source().planBatch(0, null, target!, {}))!;
+    expect(await loggedKeys(f.checkpoint, end)).toEqual([`${f.landing}/a.json`]);
+    expect((await f.source().read(0, null, end)).rows).toEqual([]);
   });
 
   it('with suffixFilter, takes only matching keys', async () => {

@@ -32,7 +32,8 @@ export function acceptsSuffix(key: string, suffixes: readonly string[] | null): 
 /**
  * The candidates of one discovery, classified by Spark's listing rules, the newest modification
  * time among them, and the keys never read (outside the rules: pathGlobFilter, sub-folders, `_`/`.`
- * names, empty). A complete listing is checked for Spark's layout rule, and, on a checkpoint of the
+ * names, directory markers). An empty object is a file, as Spark's file stream source lists it
+ * (its index's allFiles has no size filter): its batch reads no rows. A complete listing is checked for Spark's layout rule, and, on a checkpoint of the
  * key-ordered source, for files it read in sub-folders that these rules no longer read.
  */
 export function classifyListing(
@@ -46,7 +47,7 @@ export function classifyListing(
   let skippedSubfolder: string | null = null;
   const dropped: string[] = [];
   for (const f of files) {
-    if (!f.key.startsWith(root) || f.size <= 0 || !acceptsSuffix(f.key, place.suffixes)) {
+    if (!f.key.startsWith(root) || !acceptsSuffix(f.key, place.suffixes)) {
       dropped.push(f.key);
       continue;
     }

@@ -45,7 +45,8 @@
  * with a key up to lastKey count as seen, its logged batches replay as they were logged, and a
  * checkpoint that read files in sub-folders refuses to run without recursiveFileLookup.
  * Files must be immutable once written: a replay checks each file's ETag against the batch's log.
- * Directory markers and zero-byte objects are skipped. `stats()` counts the file GETs and LISTs;
+ * Directory markers are skipped; a zero-byte object is a file with no rows, as Spark's file stream
+ * source lists it (the key-ordered source skipped them: its batches replay so). `stats()` counts the file GETs and LISTs;
  * `discoveryStats()` the LISTs spent finding files; the checkpoint's requests count in its own.
  */
 import { promisify } from 'node:util';
