@@ -210,6 +210,12 @@ describe('output names, as Spark names a column without AS', () => {
     expect(analyzeExpression('st.inner.leaf', cols).name).toBe('leaf');
     expect(analyzeExpression('amount + 1', cols).name).toBe('(Amount + 1)');
   });
+
+  it('names a || b concat(a, b), as Spark parses it into Concat', () => {
+    const cols = parseDdlColumns('s STRING, a ARRAY<INT>');
+    expect(analyzeExpression("s || 'x' || s", cols).name).toBe('concat(concat(s, x), s)');
+    expect(analyzeExpression('a || a', cols).name).toBe('concat(a, a)');
+  });
 });
 
 function analyzeErr(text: string, cols: ReturnType<typeof parseDdlColumns>): ExpressionError {

@@ -359,7 +359,8 @@ export class Analyzer {
   }
 
   binary(op: string, l: Typed, r: Typed, pos: number): Typed {
-    const sql = `(${l.sql} ${op === 'DIV' ? 'div' : op} ${r.sql})`;
+    // Spark's parser turns a <> b (and a != b) into Not(EqualTo(a, b)): its SQL text is (NOT (a = b))
+    const sql = op === '<>' ? `(NOT (${l.sql} = ${r.sql}))` : `(${l.sql} ${op === 'DIV' ? 'div' : op} ${r.sql})`;
     switch (op) {
       case 'AND':
       case 'OR': {
@@ -407,7 +408,8 @@ export class Analyzer {
       case '<=>':
         return compare(this, op, l, r, sql, pos);
       case '||':
-        return this.concatOp(l, r, sql, pos);
+        // Spark's parser turns `a || b` into Concat(a, b): its SQL text (and name) is concat(a, b)
+        return this.concatOp(l, r, `concat(${l.sql}, ${r.sql})`, pos);
       case '+':
       case '-':
         return addSub(this, op, l, r, sql, pos);
