@@ -211,6 +211,22 @@ describe('output names, as Spark names a column without AS', () => {
     expect(analyzeExpression('amount + 1', cols).name).toBe('(Amount + 1)');
   });
 
+  it('names a cast of a bare column after the column, as Spark names Cast(attribute)', () => {
+    const cols = parseDdlColumns('Amount INT, st STRUCT<f: INT>');
+    expect(analyzeExpression('CAST(amount AS STRING)', cols).name).toBe('Amount');
+    expect(analyzeExpression('amount::bigint', cols).name).toBe('Amount');
+    expect(analyzeExpression('TRY_CAST(amount AS DOUBLE)', cols).name).toBe('Amount');
+    expect(analyzeExpression('CAST(st.f AS BIGINT)', cols).name).toBe('CAST(st.f AS BIGINT)');
+    expect(analyzeExpression('CAST(amount AS BIGINT) + 1', cols).name).toBe('(CAST(Amount AS BIGINT) + 1)');
+    expect(analyzeExpression('CAST(1 AS STRING)', cols).name).toBe('CAST(1 AS STRING)');
+  });
+
+  it('names a simple CASE as the CaseWhen of equalities Spark parses it into', () => {
+    const cols = parseDdlColumns('a INT');
+    expect(analyzeExpression("CASE a WHEN 1 THEN 'x' WHEN 2 THEN 'y' ELSE 'z' END", cols).name).toBe('CASE WHEN (a = 1) THEN x WHEN (a = 2) THEN y ELSE z END');
+    expect(analyzeExpression("CASE WHEN a > 1 THEN 'x' END", cols).name).toBe('CASE WHEN (a > 1) THEN x END');
+  });
+
   it('names a || b concat(a, b), as Spark parses it into Concat', () => {
     const cols = parseDdlColumns('s STRING, a ARRAY<INT>');
     expect(analyzeExpression("s || 'x' || s", cols).name).toBe('concat(concat(s, x), s)');

@@ -484,7 +484,9 @@ export class Analyzer {
     const operand = ast.operand === undefined ? undefined : this.analyze(ast.operand);
     const whens = ast.whens.map((w) => ({ when: this.analyze(w.when), result: this.analyze(w.result) }));
     const otherwise = ast.otherwise === undefined ? undefined : this.analyze(ast.otherwise);
-    const sql = `CASE ${operand ? `${operand.sql} ` : ''}${whens.map((w) => `WHEN ${w.when.sql} THEN ${w.result.sql}`).join(' ')}${otherwise ? ` ELSE ${otherwise.sql}` : ''} END`;
+    // Spark's parser turns CASE x WHEN v THEN ... into CaseWhen((x = v), ...): its SQL text has no operand
+    const whenSql = (w: { when: Typed }) => (operand ? `(${operand.sql} = ${w.when.sql})` : w.when.sql);
+    const sql = `CASE ${whens.map((w) => `WHEN ${whenSql(w)} THEN ${w.result.sql}`).join(' ')}${otherwise ? ` ELSE ${otherwise.sql}` : ''} END`;
     const conds = whens.map((w) => (operand ? this.binary('=', operand, w.when, ast.pos) : this.implicitBoolean(w.when, sql, ast.pos)));
     const values = [...whens.map((w) => w.result), ...(otherwise ? [otherwise] : [])];
     const t = commonType(values.map((v) => v.type));
