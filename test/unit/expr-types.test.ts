@@ -227,6 +227,18 @@ describe('output names, as Spark names a column without AS', () => {
     expect(analyzeExpression("CASE WHEN a > 1 THEN 'x' END", cols).name).toBe('CASE WHEN (a > 1) THEN x END');
   });
 
+  it('names date and time arithmetic as the expression Spark resolves it into', () => {
+    const cols = parseDdlColumns('t TIMESTAMP, dt DATE');
+    expect(analyzeExpression('dt + 1', cols).name).toBe('date_add(dt, 1)');
+    expect(analyzeExpression('2 + dt', cols).name).toBe('date_add(dt, 2)');
+    expect(analyzeExpression('dt - 7', cols).name).toBe('date_sub(dt, 7)');
+    expect(analyzeExpression('t + INTERVAL 2 DAYS', cols).name).toBe("t + INTERVAL '2' DAY");
+    expect(analyzeExpression('INTERVAL 3 DAYS + t', cols).name).toBe("t + INTERVAL '3' DAY");
+    expect(analyzeExpression("t - INTERVAL '1' MONTH", cols).name).toBe("t - INTERVAL '1' MONTH");
+    expect(analyzeExpression("dt + INTERVAL '1' YEAR", cols).name).toBe("dt + INTERVAL '1' YEAR");
+    expect(analyzeExpression("dt - DATE '2026-01-01'", cols).name).toBe("(dt - DATE '2026-01-01')");
+  });
+
   it('names a || b concat(a, b), as Spark parses it into Concat', () => {
     const cols = parseDdlColumns('s STRING, a ARRAY<INT>');
     expect(analyzeExpression("s || 'x' || s", cols).name).toBe('concat(concat(s, x), s)');
