@@ -239,6 +239,17 @@ describe('output names, as Spark names a column without AS', () => {
     expect(analyzeExpression("dt - DATE '2026-01-01'", cols).name).toBe("(dt - DATE '2026-01-01')");
   });
 
+  it('names an extraction that is not a column path by its SQL text', () => {
+    const cols = parseDdlColumns('st STRUCT<g: INT>, arr ARRAY<STRUCT<f: INT>>, s STRING');
+    expect(analyzeExpression('st.g', cols).name).toBe('g');
+    expect(analyzeExpression("st['g']", cols).name).toBe('st.g');
+    expect(analyzeExpression('arr[0].f', cols).name).toBe('arr[0].f');
+    expect(analyzeExpression('arr.f', cols).name).toBe('f');
+    expect(analyzeExpression("from_json(s, 'x INT').x", cols).name).toBe('from_json(s).x');
+    // struct() still names such a field by its key, as Spark's CreateStruct does
+    expect(typeName(analyzeExpression("struct(arr[0].f, st['g'], st.g + 1)", cols).type)).toBe('STRUCT<f: INT, g: INT, col3: INT>');
+  });
+
   it('names a || b concat(a, b), as Spark parses it into Concat', () => {
     const cols = parseDdlColumns('s STRING, a ARRAY<INT>');
     expect(analyzeExpression("s || 'x' || s", cols).name).toBe('concat(concat(s, x), s)');

@@ -71,8 +71,10 @@ export class Analyzer {
           ast.pos,
         );
       case 'field': {
-        const base = this.analyze(ast.base);
-        return this.extractField(base, ast.name, ast.pos);
+        // a field of an expression that is not a column path (arr[0].f, from_json(...).x): Spark names it
+        // by its SQL text (ResolveAliases: toPrettySQL), not by the field as it does a column path s.f
+        const t = this.extractField(this.analyze(ast.base), ast.name, ast.pos);
+        return { ...t, name: t.sql, fieldName: ast.name };
       }
       case 'index':
         return this.index(this.analyze(ast.base), this.analyze(ast.index), ast.pos);
@@ -257,11 +259,16 @@ export class Analyzer {
         type: t.value!,
         sql,
         name: sql,
+        ...(typeof index.constant?.value === 'string' ? { fieldName: index.constant.value } : {}),
         children: [base, k],
         build: strict((m, key) => entryValue(m as object, text(key)) ?? null),
       };
     }
-    if (t.type === 'STRUCT' && index.constant && typeof index.constant.value === 'string') return this.extractField(base, index.constant.value, pos);
+    if (t.type === 'STRUCT' && index.constant && typeof index.constant.value === 'string') {
+      // st['f'] is an extraction, not a column path: Spark names it by its SQL text, st.f
+      const f = this.extractField(base, index.constant.value, pos);
+      return { ...f, name: f.sql, fieldName: index.constant.value };
+    }
     throw this.mismatch(
       'UNEXPECTED_INPUT_TYPE',
       `${base.sql}[${index.sql}]`,
