@@ -18,7 +18,10 @@ export type Token =
   | { readonly kind: 'dayName'; readonly full: boolean }
   | { readonly kind: 'ampm' }
   | { readonly kind: 'offset'; readonly letter: 'X' | 'x' | 'Z'; readonly count: number }
-  | { readonly kind: 'print'; readonly field: PrintField; readonly count: number };
+  | { readonly kind: 'print'; readonly field: PrintField; readonly count: number }
+  /** `[` and `]`: an optional section (Java's optionalStart / optionalEnd) */
+  | { readonly kind: 'optionalStart' }
+  | { readonly kind: 'optionalEnd' };
 
 export const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
 export const DAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
@@ -146,6 +149,7 @@ function numberToken(pattern: string, letter: string, count: number, at: number,
 export function tokenize(pattern: string, use: PatternUse): Token[] {
   const tokens: Token[] = [];
   let i = 0;
+  let depth = 0;
   while (i < pattern.length) {
     const c = pattern[i];
     const at = i;
@@ -176,8 +180,10 @@ export function tokenize(pattern: string, use: PatternUse): Token[] {
     if (!/[A-Za-z]/.test(c)) {
       if (c === '{' || c === '}' || c === '#') refuse(pattern, `has ${c}, which is reserved`, RECOGNITION, at);
       if (c === '[' || c === ']') {
-        // optional sections: a timestamp has every field, so formatting prints their content
-        if (use !== 'format') refuse(pattern, `has ${c}: sluice does not read optional sections`, UNSUPPORTED, at);
+        // optional sections (Java's DateTimeFormatterBuilder.appendPattern: a ] needs an open [, an open [ closes at the end)
+        if (c === '[') depth++;
+        else if (depth-- === 0) refuse(pattern, 'has ] without a [ before it', RECOGNITION, at);
+        tokens.push({ kind: c === '[' ? 'optionalStart' : 'optionalEnd' });
         i++;
         continue;
       }
@@ -207,5 +213,6 @@ export function tokenize(pattern: string, use: PatternUse): Token[] {
       tokens.push({ kind: 'offset', letter: c, count });
     } else tokens.push(numberToken(pattern, c, count, at, use));
   }
+  for (; depth > 0; depth--) tokens.push({ kind: 'optionalEnd' });
   return tokens;
 }

@@ -23,7 +23,8 @@
  * truncated to the count (zeros past the microsecond); `a` AM/PM; `E`..`EEE` Mon, `EEEE`
  * Monday; `G` AD; `Q`/`q` 4, 04, Q4, 4th quarter; offsets of UTC: `X`.. Z, `x` +00, `xx` +0000,
  * `xxx` +00:00, `Z`..`ZZZ` +0000, `ZZZZ` GMT, `ZZZZZ` Z, `O` GMT, `z` UTC, `VV` UTC.
- * `[` and `]` (optional sections) print their content. The refusals are Spark's, with its
+ * `[` and `]` (optional sections) print their content; parsing reads a section when its content
+ * matches and otherwise rolls it back (Java's optionalStart). The refusals are Spark's, with its
  * classes (DatetimePatternError.errorClass): week-based letters `Y w W u e c`
  * (INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_WEEK_BASED_PATTERN), `A B n N p`
  * (INVALID_DATETIME_PATTERN.ILLEGAL_CHARACTER; also `E F q Q` when parsing), five `G M L E Q q`
@@ -120,12 +121,48 @@ interface Mismatch {
   readonly trailing: boolean;
 }
 
+/** The index of the optionalEnd closing the optionalStart at `start` (tokenize closes every section). */
+function sectionEnd(tokens: readonly Token[], start: number): number {
+  let depth = 0;
+  for (let i = start; i < tokens.length; i++) {
+    const k = tokens[i].kind;
+    if (k === 'optionalStart') depth++;
+    else if (k === 'optionalEnd' && --depth === 0) return i;
+  }
+  return tokens.length;
+}
+
 function match(tokens: readonly Token[], text: string): Parsed | Mismatch {
-  let at = 0;
-  const fail = (): Mismatch => ({ at, trailing: false });
   const p: Parsed = {};
-  for (const t of tokens) {
+  const r = matchFrom(tokens, 0, tokens.length, text, 0, p);
+  if (typeof r !== 'number') return r;
+  return r === text.length ? p : { at: r, trailing: true };
+}
+
+/**
+ * Matches tokens[from, to) at text index `start`, filling `p`: the index after the match, or the
+ * mismatch. An optional section is matched as Java does: when its content does not match, the
+ * text and the fields it read are rolled back and matching goes on after the section.
+ */
+function matchFrom(tokens: readonly Token[], from: number, to: number, text: string, start: number, p: Parsed): number | Mismatch {
+  let at = start;
+  const fail = (): Mismatch => ({ at, trailing: false });
+  for (let i = from; i < to; i++) {
+    const t = tokens[i];
     switch (t.kind) {
+      case 'optionalStart': {
+        const end = sectionEnd(tokens, i);
+        const inner: Parsed = { ...p };
+        const r = matchFrom(tokens, i + 1, end, text, at, inner);
+        if (typeof r === 'number') {
+          Object.assign(p, inner);
+          at = r;
+        }
+        i = end;
+        break;
+      }
+      case 'optionalEnd':
+        break;
       case 'literal':
         if (text.slice(at, at + t.text.length).toLowerCase() !== t.text.toLowerCase()) return fail();
         at += t.text.length;
@@ -178,7 +215,7 @@ function match(tokens: readonly Token[], text: string): Parsed | Mismatch {
         return fail();
     }
   }
-  return at === text.length ? p : { at, trailing: true };
+  return at;
 }
 
 const isMismatch = (m: Parsed | Mismatch): m is Mismatch => typeof (m as Mismatch).trailing === 'boolean';
@@ -346,6 +383,10 @@ function formatTokens(tokens: readonly Token[], us: Micros): string {
         break;
       case 'print':
         out += formatPrint(t, f);
+        break;
+      case 'optionalStart':
+      case 'optionalEnd':
+        // a timestamp has every field: an optional section prints its content
         break;
     }
   }

@@ -82,8 +82,19 @@ describe('to_timestamp, to_date and try_to_timestamp with a pattern', () => {
     ['2026-10-01T12:00:00Z', "yyyy-MM-dd'T'HH:mm:ssX", '2026-10-01T12:00:00Z'],
     ['Oct 1 26', 'MMM d yy', '2026-10-01T00:00:00Z'],
     ['274/2026', 'D/yyyy', '2026-10-01T00:00:00Z'],
+    // optional sections: read when their content matches, else rolled back (Java's optionalStart)
+    ['2026-03-05', 'yyyy-MM-dd[ HH:mm[:ss]][.SSS]', '2026-03-05T00:00:00Z'],
+    ['2026-03-05 10:11', 'yyyy-MM-dd[ HH:mm[:ss]][.SSS]', '2026-03-05T10:11:00Z'],
+    ['2026-03-05 10:11:12.25', 'yyyy-MM-dd[ HH:mm[:ss]][.SSS]', '2026-03-05T10:11:12.250Z'],
+    ['2026-03-05.5', 'yyyy-MM-dd[ HH:mm[:ss]][.SSS]', '2026-03-05T00:00:00.500Z'],
+    ['2026-10-01T12:00:00.1+02:00', "yyyy-MM-dd'T'HH:mm:ss[.SSS][XXX]", '2026-10-01T10:00:00.100Z'],
+    ['2026-10-01T12:00:00', "yyyy-MM-dd'T'HH:mm:ss[.SSS][XXX]", '2026-10-01T12:00:00Z'],
   ])('reads %j with %j', (text, pattern, iso) => {
     expect(value(`to_timestamp(s, '${pattern.replace(/'/g, "\\'")}')`, { s: text })).toBe(us(iso));
+  });
+
+  it('does not read a text that an optional section leaves unread', () => {
+    expect(value("try_to_timestamp(s, 'yyyy-MM-dd[ HH:mm[:ss]]')", { s: '2026-03-05 10' })).toBeNull();
   });
 
   it('reads back what date_format prints (parse∘format is the identity), number and bigint µs alike', () => {
@@ -152,6 +163,7 @@ describe('patterns Spark refuses, refused when the query is built', () => {
     // (a pattern column is Spark's per-row formatter: spark-datetime.test.ts; from_unixtime still wants a constant)
     ['from_unixtime(n, s)', 'DATATYPE_MISMATCH.NON_FOLDABLE_INPUT'],
     ["to_timestamp(s, 'yyyy VV')", 'UNSUPPORTED_FEATURE.DATETIME_PATTERN'],
+    ["to_timestamp(s, 'yyyy]')", 'INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_PATTERN_RECOGNITION'],
   ])('%s is refused with %s', (text, errorClass) => {
     const e = refusal(text);
     expect(e.errorClass).toBe(errorClass);

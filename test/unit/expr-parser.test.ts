@@ -33,7 +33,7 @@ describe('precedence, as Spark groups operators', () => {
     ['a % b * c', '((a % b) * c)'],
     ['a div b * c', '((a div b) * c)'],
     ['a + b = c', '((a + b) = c)'],
-    ['s || t = s', '((s || t) = s)'],
+    ['s || t = s', '(concat(s, t) = s)'],
     ['a & b + c', '(a & (b + c))'],
     ['a | b & c', '(a | (b & c))'],
     ['a = 1 OR b = 2 AND c = 3', '((a = 1) OR ((b = 2) AND (c = 3)))'],
@@ -45,7 +45,8 @@ describe('precedence, as Spark groups operators', () => {
     ['-a::BIGINT', '(- CAST(a AS BIGINT))'],
     ['a <=> b', '(a <=> b)'],
     ['a == b', '(a = b)'],
-    ['a != b', '(a <> b)'],
+    ['a != b', '(NOT (a = b))'],
+    ['a NOT IN (1, 2)', '(NOT (a IN (1, 2)))'],
   ])('%s groups as %s', (text, sql) => {
     expect(sqlOf(text)).toBe(sql);
   });

@@ -210,6 +210,51 @@ describe('output names, as Spark names a column without AS', () => {
     expect(analyzeExpression('st.inner.leaf', cols).name).toBe('leaf');
     expect(analyzeExpression('amount + 1', cols).name).toBe('(Amount + 1)');
   });
+
+  it('names a cast of a bare column after the column, as Spark names Cast(attribute)', () => {
+    const cols = parseDdlColumns('Amount INT, st STRUCT<f: INT>');
+    expect(analyzeExpression('CAST(amount AS STRING)', cols).name).toBe('Amount');
+    expect(analyzeExpression('amount::bigint', cols).name).toBe('Amount');
+    expect(analyzeExpression('TRY_CAST(amount AS DOUBLE)', cols).name).toBe('Amount');
+    expect(analyzeExpression('CAST(st.f AS BIGINT)', cols).name).toBe('CAST(st.f AS BIGINT)');
+    expect(analyzeExpression('CAST(amount AS BIGINT) + 1', cols).name).toBe('(CAST(Amount AS BIGINT) + 1)');
+    expect(analyzeExpression('CAST(1 AS STRING)', cols).name).toBe('CAST(1 AS STRING)');
+  });
+
+  it('names a simple CASE as the CaseWhen of equalities Spark parses it into', () => {
+    const cols = parseDdlColumns('a INT');
+    expect(analyzeExpression("CASE a WHEN 1 THEN 'x' WHEN 2 THEN 'y' ELSE 'z' END", cols).name).toBe('CASE WHEN (a = 1) THEN x WHEN (a = 2) THEN y ELSE z END');
+    expect(analyzeExpression("CASE WHEN a > 1 THEN 'x' END", cols).name).toBe('CASE WHEN (a > 1) THEN x END');
+  });
+
+  it('names date and time arithmetic as the expression Spark resolves it into', () => {
+    const cols = parseDdlColumns('t TIMESTAMP, dt DATE');
+    expect(analyzeExpression('dt + 1', cols).name).toBe('date_add(dt, 1)');
+    expect(analyzeExpression('2 + dt', cols).name).toBe('date_add(dt, 2)');
+    expect(analyzeExpression('dt - 7', cols).name).toBe('date_sub(dt, 7)');
+    expect(analyzeExpression('t + INTERVAL 2 DAYS', cols).name).toBe("t + INTERVAL '2' DAY");
+    expect(analyzeExpression('INTERVAL 3 DAYS + t', cols).name).toBe("t + INTERVAL '3' DAY");
+    expect(analyzeExpression("t - INTERVAL '1' MONTH", cols).name).toBe("t - INTERVAL '1' MONTH");
+    expect(analyzeExpression("dt + INTERVAL '1' YEAR", cols).name).toBe("dt + INTERVAL '1' YEAR");
+    expect(analyzeExpression("dt - DATE '2026-01-01'", cols).name).toBe("(dt - DATE '2026-01-01')");
+  });
+
+  it('names an extraction that is not a column path by its SQL text', () => {
+    const cols = parseDdlColumns('st STRUCT<g: INT>, arr ARRAY<STRUCT<f: INT>>, s STRING');
+    expect(analyzeExpression('st.g', cols).name).toBe('g');
+    expect(analyzeExpression("st['g']", cols).name).toBe('st.g');
+    expect(analyzeExpression('arr[0].f', cols).name).toBe('arr[0].f');
+    expect(analyzeExpression('arr.f', cols).name).toBe('f');
+    expect(analyzeExpression("from_json(s, 'x INT').x", cols).name).toBe('from_json(s).x');
+    // struct() still names such a field by its key, as Spark's CreateStruct does
+    expect(typeName(analyzeExpression("struct(arr[0].f, st['g'], st.g + 1)", cols).type)).toBe('STRUCT<f: INT, g: INT, col3: INT>');
+  });
+
+  it('names a || b concat(a, b), as Spark parses it into Concat', () => {
+    const cols = parseDdlColumns('s STRING, a ARRAY<INT>');
+    expect(analyzeExpression("s || 'x' || s", cols).name).toBe('concat(concat(s, x), s)');
+    expect(analyzeExpression('a || a', cols).name).toBe('concat(a, a)');
+  });
 });
 
 function analyzeErr(text: string, cols: ReturnType<typeof parseDdlColumns>): ExpressionError {

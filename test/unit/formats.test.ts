@@ -63,9 +63,18 @@ describe('CSV', () => {
     ]);
     expect(r.deadLetters[1].reason).toMatch(/column x \(DOUBLE\): "x" is not a number/);
   });
+  it('reads a separator of several characters as one, also inside and after quotes', async () => {
+    const r = await decode('a STRING, b STRING, c INT', 'csv', { sep: '||', quote: "'" }, "x||'y||z'||1\n p ||||2\n");
+    expect(r.rows).toEqual([
+      { a: 'x', b: 'y||z', c: 1 },
+      { a: ' p ', b: null, c: 2 },
+    ]);
+    expect(r.deadLetters.map((d) => d.reason)).toEqual([]);
+  });
   it('refuses nested columns and bad options when the query is built', () => {
     expect(() => readStream.format('csv').schema('a ARRAY<INT>').load()).toThrow(/cannot read column a of a nested type/);
-    expect(() => readStream.format('csv').schema('a INT').option('sep', ';;').load()).toThrow(/sep=";;" must be one character/);
+    expect(() => readStream.format('csv').schema('a INT').option('sep', '\\.').load()).toThrow(/sep="\\\\." has an unsupported escape/);
+    expect(() => readStream.format('csv').schema('a INT').option('sep', ';\\').load()).toThrow(/unsupported escape/);
     expect(() => readStream.format('csv').schema('a TIMESTAMP').option('timestampFormat', 'yyyy-qq').load()).toThrow(/timestampFormat/);
   });
 });

@@ -265,6 +265,11 @@ describe('floor and ceil with a scale (RoundFloor / RoundCeil), and of DECIMAL(p
     ['floor(i, -1)', 'DECIMAL(11,0)', '-20'],
     ['ceiling(i, -1)', 'DECIMAL(11,0)', '-10'],
     ['ceil(p, 5)', 'DECIMAL(11,2)', '12.34'],
+    // a DOUBLE is DECIMAL(30,15) (DecimalType.forType): 16 integer digits; a FLOAT DECIMAL(14,7)
+    ['floor(0.25D, 1)', 'DECIMAL(17,1)', '0.2'],
+    ['ceil(-0.35D, 1)', 'DECIMAL(17,1)', '-0.3'],
+    ['floor(-0.35D, -1)', 'DECIMAL(16,0)', '-10'],
+    ['floor(CAST(2.25 AS FLOAT), 1)', 'DECIMAL(9,1)', '2.2'],
     // DECIMAL(p,0) stays itself
     ['floor(CAST(5 AS DECIMAL(5,0)))', 'DECIMAL(5,0)', '5'],
     ['ceil(CAST(-5 AS DECIMAL(38,0)))', 'DECIMAL(38,0)', '-5'],

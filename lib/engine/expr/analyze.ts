@@ -71,8 +71,10 @@ export class Analyzer {
           ast.pos,
         );
       case 'field': {
-        const base = this.analyze(ast.base);
-        return this.extractField(base, ast.name, ast.pos);
+        // a field of an expression that is not a column path (arr[0].f, from_json(...).x): Spark names it
+        // by its SQL text (ResolveAliases: toPrettySQL), not by the field as it does a column path s.f
+        const t = this.extractField(this.analyze(ast.base), ast.name, ast.pos);
+        return { ...t, name: t.sql, fieldName: ast.name };
       }
       case 'index':
         return this.index(this.analyze(ast.base), this.analyze(ast.index), ast.pos);
@@ -257,11 +259,16 @@ export class Analyzer {
         type: t.value!,
         sql,
         name: sql,
+        ...(typeof index.constant?.value === 'string' ? { fieldName: index.constant.value } : {}),
         children: [base, k],
         build: strict((m, key) => entryValue(m as object, text(key)) ?? null),
       };
     }
-    if (t.type === 'STRUCT' && index.constant && typeof index.constant.value === 'string') return this.extractField(base, index.constant.value, pos);
+    if (t.type === 'STRUCT' && index.constant && typeof index.constant.value === 'string') {
+      // st['f'] is an extraction, not a column path: Spark names it by its SQL text, st.f
+      const f = this.extractField(base, index.constant.value, pos);
+      return { ...f, name: f.sql, fieldName: index.constant.value };
+    }
     throw this.mismatch(
       'UNEXPECTED_INPUT_TYPE',
       `${base.sql}[${index.sql}]`,
@@ -359,7 +366,8 @@ export class Analyzer {
   }
 
   binary(op: string, l: Typed, r: Typed, pos: number): Typed {
-    const sql = `(${l.sql} ${op === 'DIV' ? 'div' : op} ${r.sql})`;
+    // Spark's parser turns a <> b (and a != b) into Not(EqualTo(a, b)): its SQL text is (NOT (a = b))
+    const sql = op === '<>' ? `(NOT (${l.sql} = ${r.sql}))` : `(${l.sql} ${op === 'DIV' ? 'div' : op} ${r.sql})`;
     switch (op) {
       case 'AND':
       case 'OR': {
@@ -407,7 +415,8 @@ export class Analyzer {
       case '<=>':
         return compare(this, op, l, r, sql, pos);
       case '||':
-        return this.concatOp(l, r, sql, pos);
+        // Spark's parser turns `a || b` into Concat(a, b): its SQL text (and name) is concat(a, b)
+        return this.concatOp(l, r, `concat(${l.sql}, ${r.sql})`, pos);
       case '+':
       case '-':
         return addSub(this, op, l, r, sql, pos);
@@ -482,7 +491,9 @@ export class Analyzer {
     const operand = ast.operand === undefined ? undefined : this.analyze(ast.operand);
     const whens = ast.whens.map((w) => ({ when: this.analyze(w.when), result: this.analyze(w.result) }));
     const otherwise = ast.otherwise === undefined ? undefined : this.analyze(ast.otherwise);
-    const sql = `CASE ${operand ? `${operand.sql} ` : ''}${whens.map((w) => `WHEN ${w.when.sql} THEN ${w.result.sql}`).join(' ')}${otherwise ? ` ELSE ${otherwise.sql}` : ''} END`;
+    // Spark's parser turns CASE x WHEN v THEN ... into CaseWhen((x = v), ...): its SQL text has no operand
+    const whenSql = (w: { when: Typed }) => (operand ? `(${operand.sql} = ${w.when.sql})` : w.when.sql);
+    const sql = `CASE ${whens.map((w) => `WHEN ${whenSql(w)} THEN ${w.result.sql}`).join(' ')}${otherwise ? ` ELSE ${otherwise.sql}` : ''} END`;
     const conds = whens.map((w) => (operand ? this.binary('=', operand, w.when, ast.pos) : this.implicitBoolean(w.when, sql, ast.pos)));
     const values = [...whens.map((w) => w.result), ...(otherwise ? [otherwise] : [])];
     const t = commonType(values.map((v) => v.type));

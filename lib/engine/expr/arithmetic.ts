@@ -61,8 +61,11 @@ export function addSub(az: Analyzer, op: '+' | '-', l: Typed, r: Typed, sql: str
   if ((lt === 'TIMESTAMP' || lt === 'DATE' || lt === 'STRING') && rt === 'INTERVAL') {
     const months = r.type.yearMonth === true;
     const sign = op === '+' ? 1 : -1;
+    // Spark resolves these into TimeAdd, TimestampAddYMInterval, DateAddYMInterval (a + b) or DatetimeSub
+    // (a - b): their SQL text, and so the name, has no parentheses
+    const opSql = `${l.sql} ${op} ${r.sql}`;
     if (lt === 'DATE' && months) {
-      return strictNode(DATE, sql, [l, r], (d, m) => addMonths(d as string, sign * (m as number)));
+      return strictNode(DATE, opSql, [l, r], (d, m) => addMonths(d as string, sign * (m as number)));
     }
     if (lt === 'DATE' && r.type.days) {
       // Spark: DATE ± INTERVAL DAY is date_add(d, ±days), a DATE
@@ -71,7 +74,7 @@ export function addSub(az: Analyzer, op: '+' | '-', l: Typed, r: Typed, sql: str
     const ts = implicitCast(l, TIMESTAMP);
     // Spark: STRING ± a day-time INTERVAL is the TIMESTAMP's sum cast back to STRING
     const text = lt === 'STRING' && !months;
-    return strictNode(text ? STRING : TIMESTAMP, sql, [ts, r], (t, iv) => {
+    return strictNode(text ? STRING : TIMESTAMP, opSql, [ts, r], (t, iv) => {
       if (months) {
         const micros = bigMicros(t as Micros);
         const dayMicros = ((micros % 86_400_000_000n) + 86_400_000_000n) % 86_400_000_000n;
@@ -97,7 +100,9 @@ export function addSub(az: Analyzer, op: '+' | '-', l: Typed, r: Typed, sql: str
       );
     }
     const sign = op === '+' ? 1 : -1;
-    return strictNode(DATE, sql, [d, n], (x, k) => dateOfEpochDay(epochDayOf(x as string) + sign * (k as number)));
+    // Spark resolves DATE ± n into DateAdd / DateSub: named date_add(d, n) / date_sub(d, n)
+    const dateSql = `${op === '+' ? 'date_add' : 'date_sub'}(${d.sql}, ${n.sql})`;
+    return strictNode(DATE, dateSql, [d, n], (x, k) => dateOfEpochDay(epochDayOf(x as string) + sign * (k as number)));
   }
   if (lt === 'INTERVAL' && rt === 'INTERVAL' && l.type.yearMonth === r.type.yearMonth) {
     // INTERVAL DAY ± INTERVAL DAY stays INTERVAL DAY; with an hour or less it is DAY TO SECOND

@@ -5,8 +5,9 @@
  * a DECIMAL that needs more digits. `try_cast` (and the `try` mode) returns null instead.
  */
 import { fitsPrecision, formatDecimal, rescale, unscaledOf, unscaledOfText } from '../decimal';
+import { dateOfText as readDateText } from '../formats/date-text';
 import { SparkRowError } from './errors';
-import { bigMicros, dateOf, dateOfMicros, formatTimestampText, inRange, type Micros, microsOfDate, microsValue, parseTimestampMicros } from './time';
+import { bigMicros, dateOfMicros, formatTimestampText, inRange, type Micros, microsOfDate, microsValue, parseTimestampMicros } from './time';
 import { keyText, keyTypeOf, keyValue } from './map-keys';
 import { mapEntries, setEntry } from '../map-entries';
 import { isNumeric, sameType, type SqlType, typeName } from './types';
@@ -96,11 +97,12 @@ function integralRange(t: SqlType): [bigint, bigint] {
   return [-m, m - 1n];
 }
 
-/** Spark's stringToDate (CAST(s AS DATE), DATE '...'): `yyyy`, `yyyy-[m]m`, `yyyy-[m]m-[d]d`, optionally followed by a space or T and anything. */
+/**
+ * Spark's stringToDate (CAST(s AS DATE), DATE '...'): the readers' rule (formats/date-text.ts), so
+ * a sign and a year of 4 to 7 digits are read as Spark reads them ('+2026-10-01', '02026-10-01').
+ */
 export function dateOfText(text: string): string | null {
-  const m = /^([0-9]{4})(?:-([0-9]{1,2})(?:-([0-9]{1,2})(?:[ T].*)?)?)?$/s.exec(text.trim());
-  if (m === null) return null;
-  return dateOf(Number(m[1]), Number(m[2] ?? 1), Number(m[3] ?? 1));
+  return readDateText(text);
 }
 
 /** A value of `from` (non-null) as a value of `to`. `safe` (try_cast) returns null where ANSI throws. */

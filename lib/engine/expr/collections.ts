@@ -63,6 +63,7 @@ function elementAt([a, k]: readonly Typed[], c: CallCtx, safe: boolean): Typed {
 
 /** The name struct(...) gives an argument: a column's or field's own name, else colN. */
 function structFieldName(a: Typed, i: number): string {
+  if (a.fieldName !== undefined) return a.fieldName;
   if (a.constant === undefined && (a.children.length === 0 || a.name !== a.sql)) return a.name;
   return `col${i + 1}`;
 }

@@ -110,13 +110,15 @@ export function isTest(az: Analyzer, what: 'NULL' | 'TRUE' | 'FALSE' | 'UNKNOWN'
 }
 
 export function inList(az: Analyzer, arg: Typed, list: readonly Typed[], not: boolean, pos: number): Typed {
-  const sql = `(${arg.sql} ${not ? 'NOT ' : ''}IN (${list.map((x) => x.sql).join(', ')}))`;
+  // x NOT IN (...) is Spark's Not(In(...)): its SQL text is (NOT (x IN (...)))
+  const inSql = `(${arg.sql} IN (${list.map((x) => x.sql).join(', ')}))`;
+  const sql = not ? `(NOT ${inSql})` : inSql;
   let t = commonType([arg.type, ...list.map((x) => x.type)]);
   if (t === null && arg.type.type !== 'STRING') t = commonType([arg.type, ...list.map((x) => (x.type.type === 'STRING' ? arg.type : x.type))]);
   if (t === null) {
     throw az.mismatch(
       'DATA_DIFF_TYPES',
-      sql,
+      inSql,
       `the input should all be the same type, but it's [${[arg, ...list].map((x) => `"${typeName(x.type)}"`).join(', ')}]; cast the values to one type`,
       pos,
     );

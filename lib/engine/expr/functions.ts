@@ -243,8 +243,8 @@ function rounding(args: readonly Typed[], c: CallCtx, mode: 'HALF_UP' | 'HALF_EV
 
 /**
  * floor / ceil: DOUBLE to BIGINT, DECIMAL(p,s) to DECIMAL(p-s+1,0) (DECIMAL(p,0) stays), integral to BIGINT.
- * With a scale (an INT literal), Spark's RoundFloor / RoundCeil: a DECIMAL input (an integral one cast to
- * its DECIMAL) rounded down or up to that many decimals, typed as round's.
+ * With a scale (an INT literal), Spark's RoundFloor / RoundCeil: a DECIMAL input (an integral, FLOAT or
+ * DOUBLE one cast to its DECIMAL) rounded down or up to that many decimals, typed as round's.
  */
 function floorCeil(args: readonly Typed[], c: CallCtx, up: boolean): Typed {
   if (args.length === 2) {
@@ -259,6 +259,8 @@ function floorCeil(args: readonly Typed[], c: CallCtx, up: boolean): Typed {
     let x = args[0];
     if (x.type.type === 'STRING' || x.type.type === 'NULL') x = implicitCast(x, decimal(MAX_PRECISION, 18));
     else if (isIntegral(x.type)) x = implicitCast(x, asDecimal(x.type));
+    // a FLOAT or DOUBLE is cast to its DECIMAL too (AnsiTypeCoercion.implicitCast: DecimalType.forType, DECIMAL(14,7) / DECIMAL(30,15))
+    else if (x.type.type === 'DOUBLE') x = implicitCast(x, x.type.binary32 ? decimal(14, 7) : decimal(30, 15));
     else if (x.type.type !== 'DECIMAL') {
       throw c.az.mismatch(
         'UNEXPECTED_INPUT_TYPE',

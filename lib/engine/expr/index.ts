@@ -54,6 +54,14 @@ export function analyzeExpression(text: string, columns: readonly ColumnInfo[]):
  * else its pretty SQL (Spark's toPrettySQL: literals as their values, `(1 + 1)` for `1L + 1`).
  */
 function prettyNamed(t: Typed, ast: Ast, text: string, columns: readonly ColumnInfo[]): Typed {
+  // A cast written over a bare column (CAST(x AS INT), x::int, TRY_CAST(x AS INT)) is named after the
+  // column: Spark's toNamed gives a top-level Cast of a NamedExpression an UnresolvedAlias without a
+  // generated name, and ResolveAliases names Cast(attribute) by the attribute (a nested field is no
+  // attribute there: its cast keeps its SQL text)
+  if (ast.k === 'cast') {
+    const ref = columnOf(ast.arg, columns);
+    if (ref) return { ...t, name: ref.name };
+  }
   if (t.name !== t.sql) return t;
   try {
     const name = new Analyzer({ text, columns, pretty: true }).analyze(ast).sql;

@@ -23,6 +23,12 @@ export interface Typed {
   readonly sql: string;
   /** The output column name Spark gives it without AS: a column its name, a nested field its last part, else `sql`. */
   readonly name: string;
+  /**
+   * An extraction by a string key (arr[0].f, st['g'], m['k']): the key, which struct() names its
+   * field by (Spark's CreateStruct takes an UnresolvedExtractValue's literal key) while the column is
+   * named by `sql`.
+   */
+  readonly fieldName?: string;
   readonly children: readonly Typed[];
   /** The evaluator, from the children's evaluators (in `children` order); with `js`, its JavaScript too (codegen.ts). */
   readonly build: Builder;

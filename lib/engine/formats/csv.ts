@@ -4,6 +4,7 @@
  * RFC 4180 parser's, and each needs the field's quoting and the record's line:
  *
  *     columns      by position (enforceSchema); a record with another field count is a dead letter
+ *     sep          `,`; several characters are one separator (`||`), `\t` a tab
  *     quote        `"`: a field is quoted when it starts with it (after leading blanks only with
  *                  ignoreLeadingWhiteSpace); the separator and (multiLine) newlines are data inside
  *     escape       `\`: escape + quote is a quote inside a quoted field; a doubled quote is one too
@@ -41,7 +42,7 @@ export function csvOptions(options: ReaderOptions): CsvOptions {
   const sep = options.sep ?? options.delimiter;
   const o: CsvOptions = {
     header: boolOption(options, 'header', false),
-    sep: charOption(sep === undefined ? {} : { sep }, 'sep', ','),
+    sep: sep === undefined ? ',' : delimiterOption(String(sep)),
     quote: charOption(options, 'quote', '"'),
     escape: charOption(options, 'escape', '\\'),
     nullValue: options.nullValue === undefined || String(options.nullValue) === '' ? null : String(options.nullValue),
@@ -50,10 +51,35 @@ export function csvOptions(options: ReaderOptions): CsvOptions {
     ignoreTrailing: boolOption(options, 'ignoreTrailingWhiteSpace', false),
     patterns: { date: patternOption(options, 'dateFormat'), timestamp: patternOption(options, 'timestampFormat') },
   };
-  if (o.sep === o.quote || o.sep === '\n' || o.sep === '\r') {
+  if (o.sep === o.quote || o.sep.includes('\n') || o.sep.includes('\r')) {
     throw new InvalidOptionError(`option sep=${JSON.stringify(o.sep)} cannot be the quote or a newline: choose another separator, e.g. .option('sep', ';')`);
   }
   return o;
+}
+
+/**
+ * Spark's sep (CSVExprUtils.toDelimiterStr): one or more characters, each either itself or a
+ * backslash escape (\t \r \b \f \" \' \\); a lone backslash or another escape is refused.
+ */
+function delimiterOption(text: string): string {
+  if (text === '') throw new InvalidOptionError("option sep must not be empty: give a separator, e.g. .option('sep', ',')");
+  const escapes: Record<string, string> = { t: '\t', r: '\r', b: '\b', f: '\f', '"': '"', "'": "'", '\\': '\\' };
+  let out = '';
+  for (let i = 0; i < text.length; ) {
+    if (text[i] !== '\\') {
+      out += text[i++];
+      continue;
+    }
+    const e = i + 1 < text.length ? escapes[text[i + 1]] : undefined;
+    if (e === undefined) {
+      throw new InvalidOptionError(
+        `option sep=${JSON.stringify(text)} has an unsupported escape at ${i}: use \\t, \\r, \\b, \\f, \\", \\' or \\\\, or the character itself`,
+      );
+    }
+    out += e;
+    i += 2;
+  }
+  return out;
 }
 
 /**
@@ -86,6 +112,9 @@ const isBlank = (c: string): boolean => c !== '' && c <= ' ' && c !== '\n' && c 
 function* csvRecords(text: string, o: CsvOptions): Generator<CsvRecord> {
   const newline = o.multiLine ? lineSeparatorOf(text) : '\n';
   const n = text.length;
+  // the separator may be several characters (Spark 3+: univocity's multi-character delimiter)
+  const sepChar = o.sep;
+  const atSep = sepChar.length === 1 ? (k: number) => text[k] === sepChar : (k: number) => text.startsWith(sepChar, k);
   let i = 0;
   let line = 1;
   while (i < n) {
@@ -104,7 +133,7 @@ function* csvRecords(text: string, o: CsvOptions): Generator<CsvRecord> {
     for (;;) {
       // one field, from i
       let k = i;
-      if (o.ignoreLeading) while (k < n && isBlank(text[k]) && text[k] !== o.sep) k++;
+      if (o.ignoreLeading) while (k < n && isBlank(text[k]) && !atSep(k)) k++;
       let value = '';
       let quoted = false;
       if (k < n && text[k] === o.quote) {
@@ -138,19 +167,19 @@ function* csvRecords(text: string, o: CsvOptions): Generator<CsvRecord> {
           }
         }
         // after the closing quote: blanks skipped, anything else up to the separator kept (STOP_AT_DELIMITER)
-        while (k < n && isBlank(text[k]) && text[k] !== o.sep) k++;
+        while (k < n && isBlank(text[k]) && !atSep(k)) k++;
         let tail = '';
-        while (k < n && text[k] !== o.sep && text[k] !== '\n' && text[k] !== '\r') tail += text[k++];
+        while (k < n && !atSep(k) && text[k] !== '\n' && text[k] !== '\r') tail += text[k++];
         value += tail;
       } else {
         const from = k;
-        while (k < n && text[k] !== o.sep && text[k] !== '\n' && text[k] !== '\r') k++;
+        while (k < n && !atSep(k) && text[k] !== '\n' && text[k] !== '\r') k++;
         value = text.slice(from, k);
         if (o.ignoreTrailing) value = value.replace(/[\t\f\v ]+$/, '');
       }
       fields.push({ text: value, quoted });
-      if (k < n && text[k] === o.sep) {
-        i = k + 1;
+      if (k < n && atSep(k)) {
+        i = k + sepChar.length;
         continue;
       }
       // end of the record
