@@ -61,12 +61,14 @@ describe('when the state has four partitions (writeStream option statePartitions
 
 describe('when the chained-operator cases (FORMAT-2 pipelines), the typed JSON cases (FORMAT-3) and the transformWithState cases (FORMAT-4) read a Kinesis stream', () => {
   // Each case its own stream of three shards, rows spread by the first operator's keys (kinesis.ts).
-  // (a case of raw text or keyed files, or of another format than JSON, needs the S3 landing source: Kinesis records are JSON)
+  // (a case of raw text or keyed files, or of another format than JSON, needs the S3 landing source: Kinesis records are JSON;
+  // one that splits a step into batches by maxFilesPerTrigger expects file boundaries, which a stream has not: kinesis.ts)
   const pipelines = cases.filter(
     ([file, c]) =>
       (isPipelineCase(c) || FORMAT_3.has(file) || isTransformWithStateCase(c)) &&
       c.expectError === undefined &&
       !usesFileObjects(c) &&
+      c.query.options?.maxFilesPerTrigger === undefined &&
       [c.query.format, ...Object.values(c.query.inputs ?? {}).map((i) => i.format)].every((f) => f === undefined || f === 'json'),
   );
   it.each(pipelines)('%s matches its expectations', async (_file, c) => {
