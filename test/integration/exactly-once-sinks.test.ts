@@ -32,6 +32,11 @@ const cases = supportedCases('s3')
 const res = { bucket: uniqueName('eo-sinks'), stateTable: uniqueName('eo-state'), sinkTable: uniqueName('eo-sink') };
 /** Case runs in flight at once (each is sequential inside: steps, then runs). */
 const CONCURRENCY = Number(process.env.SLUICE_TEST_CONCURRENCY ?? 8);
+/**
+ * The matrix's time limit grows with it: a second per case run (about half a second each on 2
+ * busy cores, 2026-12-04), at least ten minutes. A fixed limit failed the suite as cases were added.
+ */
+const MATRIX_TIMEOUT_MS = Math.max(600_000, cases.length * (CRASH_POINTS.length + 1) * 1_000);
 
 beforeAll(async () => {
   const c = testClients();
@@ -71,7 +76,7 @@ describe('every crash point × every public case × {DynamoDbSink, S3FileSink}',
         `${ok.reduce((s, r) => s + r.crashes, 0)} injected crashes, ${Date.now() - t0} ms wall, concurrency ${CONCURRENCY}, ` +
         `slowest case run ${Math.max(...ok.map((r) => r.ms))} ms`,
     );
-  }, 600_000);
+  }, MATRIX_TIMEOUT_MS);
 
   const get = (point: CrashPoint | 'none', file: string): GuardedCaseRun => {
     const r = runs.get(keyOf(point, file));
