@@ -14,7 +14,8 @@ import { givesEveryKeyOnce, hiddenValueReason } from './json-duplicates';
 import { JsonObject, mayReorderMembers, parseOrdered } from './json-ordered';
 import { ddlOf, needsNumberText, parseDdlColumns } from './ddl';
 import { decimalOfText } from './decimal';
-import { formatTimestamp, timestampFromJson } from './timestamps';
+import { formatTimestamp } from './timestamps';
+import { timestampFromJson } from './timestamp-input';
 
 /**
  * The kind of a column's values. INT covers TINYINT and SMALLINT (`bits`), DOUBLE covers FLOAT
