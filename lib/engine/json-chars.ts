@@ -8,6 +8,7 @@
 import type { Row } from './ports';
 import { type Column, exactLong, nonFiniteDouble } from './schema';
 import { epochSecondsMicros, parseTimestamp, safeHourMicros } from './timestamps';
+import { inputTimestamp } from './timestamp-input';
 
 export const T_STRING = 0;
 const T_INT = 1;
@@ -272,7 +273,7 @@ export function fromString(t: number, text: string): unknown {
     case T_STRING:
       return text;
     case T_TIMESTAMP: {
-      const us = parseTimestamp(text);
+      const us = inputTimestamp(text);
       return us === null ? BAD : us;
     }
     case T_DOUBLE:

@@ -9,12 +9,13 @@ import type { Row } from './ports';
 import { dateOfEpochDay } from './dates';
 import type { DatetimePattern } from './datetime-patterns';
 import { dateOfText } from './formats/date-text';
-import { firstValueEnd, memberTexts, strictJson } from './formats/lenient-json';
+import { elementTexts, firstValueEnd, memberTexts, strictJson } from './formats/lenient-json';
 import { givesEveryKeyOnce, hiddenValueReason } from './json-duplicates';
 import { JsonObject, mayReorderMembers, parseOrdered } from './json-ordered';
 import { ddlOf, needsNumberText, parseDdlColumns } from './ddl';
 import { decimalOfText } from './decimal';
-import { formatTimestamp, timestampFromJson } from './timestamps';
+import { formatTimestamp } from './timestamps';
+import { timestampFromJson } from './timestamp-input';
 
 /**
  * The kind of a column's values. INT covers TINYINT and SMALLINT (`bits`), DOUBLE covers FLOAT
@@ -253,12 +254,17 @@ function setOwn(out: Record<string, unknown>, key: string, value: unknown): void
  * every type and at any depth; throws BadValue when it does not fit. Numbers may come as double
  * (JSON.parse) or as their literal's text (the schema's numberText mode), and both read the same.
  */
-function coerceValue(t: DataType, v: unknown, path: string, ordered?: unknown): unknown {
+function coerceValue(t: DataType, v: unknown, path: string, ordered?: unknown, raw?: RawText): unknown {
   if (v === null || v === undefined) return null;
   const text = isNumberLiteral(v) ? v.value : null;
   switch (t.type) {
     case 'STRING':
       if (typeof v === 'string') return v;
+      // a value inside a container as the line writes it (Spark 4's exact string parsing at any depth)
+      if (raw !== undefined) {
+        const written = raw();
+        if (written !== undefined) return written;
+      }
       // a number keeps its token as written (Spark 4's exact string parsing of a file's JSON)
       if (text !== null) return text;
       if (typeof v === 'number') {
@@ -317,7 +323,19 @@ function coerceValue(t: DataType, v: unknown, path: string, ordered?: unknown): 
       if (!Array.isArray(v)) throw new BadValue(describeBad(path, t, v));
       const out = new Array(v.length);
       const o = Array.isArray(ordered) ? ordered : undefined;
-      for (let i = 0; i < v.length; i++) out[i] = coerceValue(t.element!, v[i], `${path}[${i}]`, o?.[i]);
+      let texts: string[] | undefined | null = null;
+      const at =
+        raw &&
+        ((i: number): RawText =>
+          () => {
+            if (texts === null) {
+              const r = raw();
+              texts = r === undefined ? undefined : elementTexts(r);
+              if (texts?.length !== v.length) texts = undefined;
+            }
+            return texts?.[i];
+          });
+      for (let i = 0; i < v.length; i++) out[i] = coerceValue(t.element!, v[i], `${path}[${i}]`, o?.[i], at?.(i));
       return out;
     }
     case 'MAP': {
@@ -325,17 +343,20 @@ function coerceValue(t: DataType, v: unknown, path: string, ordered?: unknown): 
       const out: Record<string, unknown> = {};
       const keys = Object.keys(v);
       const written = ordered instanceof JsonObject ? ordered.lastValues() : undefined;
+      const at = raw && memberText(raw);
       if (written !== undefined && written.size === keys.length && keys.every((k) => written.has(k))) {
         // the keys in the order the line writes them, where JSON.parse put an integer-like one first
-        for (const [key, o] of written) setEntry(out, key, coerceValue(t.value!, v[key], `${path}[${JSON.stringify(key)}]`, o));
-      } else for (const key of keys) setEntry(out, key, coerceValue(t.value!, v[key], `${path}[${JSON.stringify(key)}]`));
+        for (const [key, o] of written) setEntry(out, key, coerceValue(t.value!, v[key], `${path}[${JSON.stringify(key)}]`, o, at?.(key)));
+      } else for (const key of keys) setEntry(out, key, coerceValue(t.value!, v[key], `${path}[${JSON.stringify(key)}]`, undefined, at?.(key)));
       return out;
     }
     case 'STRUCT': {
       if (!isObject(v)) throw new BadValue(describeBad(path, t, v));
       const out: Record<string, unknown> = {};
       const written = ordered instanceof JsonObject ? ordered.lastValues() : undefined;
-      for (const f of t.fields!) setOwn(out, f.name, coerceValue(f, Object.hasOwn(v, f.name) ? v[f.name] : null, `${path}.${f.name}`, written?.get(f.name)));
+      const at = raw && memberText(raw);
+      for (const f of t.fields!)
+        setOwn(out, f.name, coerceValue(f, Object.hasOwn(v, f.name) ? v[f.name] : null, `${path}.${f.name}`, written?.get(f.name), at?.(f.name)));
       return out;
     }
   }
@@ -427,7 +448,14 @@ export function coerceRecord(schema: Schema, record: unknown): CoerceResult {
       }
     }
     try {
-      row[name] = coerceValue(col, v, name, typeof v === 'object' && rawLine !== null ? writtenOrder(col, name) : undefined);
+      const nested = typeof v === 'object' && rawLine !== null;
+      row[name] = coerceValue(
+        col,
+        v,
+        name,
+        nested ? writtenOrder(col, name) : undefined,
+        nested && holdsNestedString(col) ? () => columnText(name) : undefined,
+      );
     } catch (e) {
       if (e instanceof BadValue) return { ok: false, reason: e.reason };
       throw e;
@@ -452,6 +480,57 @@ function writtenOrder(col: Column, name: string): unknown {
     return parseOrdered(raw);
   } catch {
     return undefined; // not strict JSON (single quotes, NaN): the order JSON.parse's fallbacks gave
+  }
+}
+
+/**
+ * The column's text as the line writes it, when the column is a container holding a STRING at
+ * some depth (a STRUCT field, an element, a MAP value): Spark's reader gives such a STRING a
+ * number, an object or an array as its bytes in the line, which the parsed value no longer has.
+ */
+function holdsNestedString(col: Column): boolean {
+  let strings = columnsWithStrings.get(col);
+  if (strings === undefined) columnsWithStrings.set(col, (strings = col.type !== 'STRING' && holdsString(col)));
+  return strings;
+}
+
+function columnText(name: string): string | undefined {
+  rawMembers ??= memberTexts(rawLine!);
+  return rawMembers.get(name);
+}
+
+/**
+ * A value's text as the line writes it, asked for only when a STRING is given something other
+ * than a string (rare): the text of the container, then of its member, are found only then.
+ */
+type RawText = () => string | undefined;
+
+/** The texts of an object's members, by key, from the object's text, found once when first asked. */
+function memberText(raw: RawText): (key: string) => RawText {
+  let texts: Map<string, string> | undefined | null = null;
+  return (key) => () => {
+    if (texts === null) {
+      const r = raw();
+      texts = r === undefined ? undefined : memberTexts(r);
+    }
+    return texts?.get(key);
+  };
+}
+
+const columnsWithStrings = new WeakMap<Column, boolean>();
+
+function holdsString(t: DataType): boolean {
+  switch (t.type) {
+    case 'STRING':
+      return true;
+    case 'ARRAY':
+      return holdsString(t.element!);
+    case 'MAP':
+      return holdsString(t.value!);
+    case 'STRUCT':
+      return t.fields!.some(holdsString);
+    default:
+      return false;
   }
 }
 

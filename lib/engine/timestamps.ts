@@ -139,7 +139,7 @@ function fractionMicros(t: string, from: number, to: number): number {
 }
 
 /** "YYYY-MM-DD HH:MM:SS[.f{1,9}]" without a zone, the common case, parsed without a regex. */
-function parsePlainTimestamp(t: string): Micros | null {
+export function parsePlainTimestamp(t: string): Micros | null {
   const n = t.length;
   if ((n !== 19 && (n < 21 || n > 29)) || t.charCodeAt(4) !== 45 || t.charCodeAt(7) !== 45 || t.charCodeAt(13) !== 58 || t.charCodeAt(16) !== 58) return null;
   const sep = t.charCodeAt(10);
@@ -275,16 +275,4 @@ export function formatTimestamp(us: Micros): string {
   const text = isoOfMillis(ms);
   if (sub === 0) return text;
   return `${text.slice(0, -1)}${String(sub).padStart(3, '0')}Z`;
-}
-
-/**
- * The TIMESTAMP value of a JSON value: a string in one of Spark's text forms, or a number of epoch
- * seconds; null when it is neither or outside Spark's range. Every reader (flat or nested) goes
- * through here, so the representation of a TIMESTAMP value (epoch µs, Micros) is decided in this
- * module alone.
- */
-export function timestampFromJson(v: unknown): Micros | null {
-  if (typeof v === 'string') return parseTimestamp(v);
-  if (typeof v === 'number') return epochSecondsMicros(v);
-  return null;
 }

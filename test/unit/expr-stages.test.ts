@@ -27,6 +27,22 @@ async function run(plan: QueryPlan, records: Record<string, unknown>[] = RECORDS
 }
 
 describe('stateless expression stages', () => {
+  it("a generator's columns take the names of AS (a, b); other uses of several aliases are refused as Spark refuses them", async () => {
+    const schema = 'id INT, arr ARRAY<STRING>';
+    const frame = () => readStream.format('json').schema(schema).load();
+    const plan = frame().selectExpr('id', 'posexplode(arr) AS (p, v)').writeStream.plan();
+    expect(outputColumns(plan).map((c) => c.name)).toEqual(['id', 'p', 'v']);
+    expect(() => frame().selectExpr('id AS (a, b)')).toThrow(/MULTI_ALIAS_WITHOUT_GENERATOR/);
+    expect(() => frame().selectExpr('posexplode(arr) AS (p)')).toThrow(/UDTF_ALIAS_NUMBER_MISMATCH/);
+  });
+
+  it("withColumn replaces a column where it stands, found ignoring case as Spark's resolver does, under the new spelling", async () => {
+    const plan = input().withColumn('QTY', 'qty * 2').withColumn('country', 'upper(country)').writeStream.plan();
+    expect(outputColumns(plan).map((c) => c.name)).toEqual(['id', 'ts', 'country', 'QTY', 'price']);
+    const { rows } = await run(plan, RECORDS.slice(0, 1));
+    expect(rows).toEqual([{ id: 'a', ts: '2026-10-01T12:01:00.000Z', country: 'DE', QTY: 4, price: '1.50' }]);
+  });
+
   it("filter keeps a row when the expression is true: null (c's country) and false drop it", async () => {
     const { rows } = await run(input().filter("upper(country) IN ('DE', 'FR') AND qty > 0").select('id').writeStream.plan());
     expect(rows).toEqual([{ id: 'a' }, { id: 'd' }]);

@@ -9,8 +9,8 @@ import {
   microsFromMillis,
   parseTimestamp,
   subMicros,
-  timestampFromJson,
 } from '../../lib/engine/timestamps';
+import { timestampFromJson } from '../../lib/engine/timestamp-input';
 
 describe('TIMESTAMP values are epoch microseconds, a number when safe and a bigint beyond', () => {
   it('formats 3 fraction digits, or 6 when there is a part below the millisecond', () => {

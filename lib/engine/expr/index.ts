@@ -202,8 +202,9 @@ export function compileSelect(items: readonly string[], columns: readonly Column
   const out: Item[] = [];
   const itemReads: (Set<string> | null)[] = [];
   let generatorAt = -1;
+  let generatorNames: readonly string[] | undefined;
   for (const text of items) {
-    const { ast, alias } = parseNamedExpression(text);
+    const { ast, alias, aliases } = parseNamedExpression(text);
     const az = new Analyzer({ text, columns });
     if (ast.k === 'star') {
       if (alias !== undefined) throw new ExpressionError('PARSE_SYNTAX_ERROR', `Syntax error at or near 'AS': '*' cannot have an alias`, text, ast.pos);
@@ -224,6 +225,25 @@ export function compileSelect(items: readonly string[], columns: readonly Column
         );
       }
       generatorAt = out.length;
+      generatorNames = aliases;
+    }
+    if (aliases !== undefined) {
+      if (typed.generator === undefined) {
+        throw new ExpressionError(
+          'MULTI_ALIAS_WITHOUT_GENERATOR',
+          `Multi part aliasing (${aliases.join(', ')}) is not supported with ${typed.sql} as it is not a generator function`,
+          text,
+          ast.pos,
+        );
+      }
+      if (aliases.length !== typed.generator.columns.length) {
+        throw new ExpressionError(
+          'UDTF_ALIAS_NUMBER_MISMATCH',
+          `The number of aliases supplied in the AS clause does not match the number of columns output by the UDTF: expected ${typed.generator.columns.length} aliases, but got ${aliases.join(',')}`,
+          text,
+          ast.pos,
+        );
+      }
     }
     const ref = columnOf(ast, columns);
     const name = alias ?? typed.name;
@@ -240,8 +260,8 @@ export function compileSelect(items: readonly string[], columns: readonly Column
   out.forEach((item, i) => {
     if (i === generatorAt && gen !== undefined) {
       const single = gen.columns.length === 1 || (gen.columns.length === 2 && gen.columns[0].name === 'pos');
-      for (const c of gen.columns) {
-        const name = c.name === 'col' && single && items.length > 0 && hasAlias(item) ? item.name : c.name;
+      for (const [k, c] of gen.columns.entries()) {
+        const name = generatorNames?.[k] ?? (c.name === 'col' && single && items.length > 0 && hasAlias(item) ? item.name : c.name);
         outColumns.push({ ...toDataType(c.type), name });
         sources.push(null);
       }

@@ -72,10 +72,11 @@ export interface SortItem {
   readonly nullsFirst: boolean;
 }
 
-/** A selectExpr item: an expression and the name `AS` gave it, or `*` / `s.*`. */
+/** A selectExpr item: an expression and the name `AS` gave it (or the names `AS (a, b)` gave a generator's columns), or `*` / `s.*`. */
 export interface NamedAst {
   readonly ast: Ast;
   readonly alias?: string;
+  readonly aliases?: readonly string[];
 }
 
 /** Parses one expression. Throws ExpressionError PARSE_SYNTAX_ERROR with the position. */
@@ -101,8 +102,17 @@ export function parseNamedExpression(text: string): NamedAst {
   const p = new Parser(text);
   const ast = p.expression();
   let alias: string | undefined;
-  if (p.keyword('AS')) alias = p.identifier('a name after AS');
-  else if (p.peek().kind === 'qident' || (p.peek().kind === 'ident' && !RESERVED.has(p.peek().text.toUpperCase()))) alias = p.identifier('a name');
+  if (p.keyword('AS')) {
+    if (p.op('(')) {
+      // Spark's multi-alias, naming a generator's columns: posexplode(a) AS (p, v)
+      const aliases = [p.identifier('a name')];
+      while (p.op(',')) aliases.push(p.identifier('a name'));
+      p.expectOp(')');
+      p.end();
+      return { ast, aliases };
+    }
+    alias = p.identifier('a name after AS');
+  } else if (p.peek().kind === 'qident' || (p.peek().kind === 'ident' && !RESERVED.has(p.peek().text.toUpperCase()))) alias = p.identifier('a name');
   p.end();
   return { ast, alias };
 }
@@ -173,7 +183,7 @@ class Parser {
     return t.kind === 'ident' && t.text.toUpperCase() === word;
   }
 
-  private op(o: string): boolean {
+  op(o: string): boolean {
     const t = this.peek();
     if (t.kind === 'op' && t.text === o) {
       this.i++;
@@ -187,7 +197,7 @@ class Parser {
     return new ExpressionError('PARSE_SYNTAX_ERROR', `Syntax error at or near ${near}: expected ${expected}`, this.text, t.pos);
   }
 
-  private expectOp(o: string, expected = `'${o}'`): void {
+  expectOp(o: string, expected = `'${o}'`): void {
     if (!this.op(o)) throw this.error(expected);
   }
 

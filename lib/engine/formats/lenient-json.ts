@@ -95,6 +95,40 @@ const MAX_NESTING = 1000;
  * found it), by key, the last of a key given twice: what Spark 4 keeps in a STRING column for a
  * non-string value (its exact string parsing takes the value's bytes as written).
  */
+/**
+ * The elements of an array's text (`[1, {"a": 2}]`) as written, trimmed, in order; empty for `[]`
+ * or text that is not an array. Strings may hold brackets and commas.
+ */
+export function elementTexts(text: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let from = -1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
+      continue;
+    }
+    if (c === '{' || c === '[') {
+      if (++depth > MAX_NESTING) return [];
+      if (depth === 1) {
+        if (c !== '[') return [];
+        from = i + 1;
+      }
+    } else if (c === '}' || c === ']') {
+      if (--depth === 0) {
+        const last = text.slice(from, i).trim();
+        if (last !== '' || out.length > 0) out.push(last);
+        break;
+      }
+    } else if (depth === 1 && c === ',') {
+      out.push(text.slice(from, i).trim());
+      from = i + 1;
+    }
+  }
+  return out;
+}
+
 export function memberTexts(text: string): Map<string, string> {
   const out = new Map<string, string>();
   const none = new Map<string, string>();

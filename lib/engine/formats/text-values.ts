@@ -12,7 +12,7 @@ import type { DatetimePattern } from '../datetime-patterns';
 import { ddlOf } from '../ddl';
 import { decimalOfText } from '../decimal';
 import { type Column, canonicalLong } from '../schema';
-import { parseTimestamp } from '../timestamps';
+import { inputTimestamp } from '../timestamp-input';
 
 export class BadText extends Error {
   constructor(readonly reason: string) {
@@ -91,7 +91,7 @@ export function valueOfText(col: Column, text: string, patterns: TextPatterns): 
       return v;
     }
     case 'TIMESTAMP': {
-      const v = patterns.timestamp ? patterns.timestamp.parseTimestamp(text) : parseTimestamp(text);
+      const v = patterns.timestamp ? patterns.timestamp.parseTimestamp(text) : inputTimestamp(text);
       if (v === null) {
         bad(
           col,

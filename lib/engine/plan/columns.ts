@@ -87,11 +87,11 @@ export function columnsAfter(start: readonly ColumnInfo[], stages: readonly Stat
         names.add(c.name);
       }
     } else if (s.kind === 'withColumn') {
-      cols = [...cols.filter((c) => c.name !== s.name), { ...(s.dataType ?? { type: s.type }), name: s.name }];
+      cols = replaced(cols, { ...(s.dataType ?? { type: s.type }), name: s.name });
     } else if (s.kind === 'selectExpr') {
       cols = [...s.compiled.columns];
     } else if (s.kind === 'withColumnExpr') {
-      cols = [...cols.filter((c) => c.name !== s.name), s.compiled.type];
+      cols = replaced(cols, s.compiled.type);
     } else if (s.kind === 'extract') {
       const c = pathColumn(s.path, cols, 'groupBy', s.name);
       cols = [...cols.filter((x) => x.name !== s.name), c];
@@ -275,4 +275,13 @@ export function aggOutputType(a: AggSpec, cols: readonly ColumnInfo[]): DataType
       return isCollectAgg(a.fn) || (a.fn === 'percentile_approx' && Array.isArray(a.percentage)) ? { type: 'ARRAY', element: type } : type;
     }
   }
+}
+
+/**
+ * The columns with `col` in place of the column of its name, where that column stands, or added
+ * last: Spark's withColumns selects the input's columns with the replaced one in its place.
+ */
+function replaced(cols: ColumnInfo[], col: ColumnInfo): ColumnInfo[] {
+  const i = cols.findIndex((c) => c.name === col.name);
+  return i < 0 ? [...cols, col] : cols.map((c, j) => (j === i ? col : c));
 }

@@ -460,6 +460,15 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
   withColumn<N extends string>(name: N, expression: string | Column): StreamFrame<AnyColumns>;
   // biome-ignore lint/suspicious/noExplicitAny: an overload's implementation; the signatures above type the result
   withColumn(name: string, type: string | Column, fn?: (row: any) => unknown): StreamFrame<any> {
+    const cols = this.columnsNow_();
+    const variant = cols.some((c) => c.name === name) ? undefined : cols.filter((c) => c.name.toLowerCase() === name.toLowerCase());
+    if (variant?.length === 1) {
+      // Spark's withColumns finds the column to replace with the analyzer's resolver, which ignores
+      // case by default: withColumn("ID", ...) replaces id where it stands, under the new spelling
+      const old = variant[0].name;
+      const replaced = fn === undefined ? this.withColumn(old, type) : this.withColumn(old, type as string, fn);
+      return replaced.select(...cols.map((c): string | ProjectItem => (c.name === old ? { kind: 'column', as: name, column: old } : c.name)));
+    }
     if (fn === undefined) {
       const text = exprText(type, `withColumn(${JSON.stringify(name)}, ...)`);
       const compiled = compileExpression(text, this.columnsNow_(), name);
