@@ -6,6 +6,10 @@
 import { compileAgg, lessFor } from '../../lib/engine/aggregates';
 import type { Json, Row } from '../../lib/engine/ports';
 import type { DataType } from '../../lib/engine/schema';
+import { max, maxBy, min, minBy } from '../../lib/engine/query/functions';
+import { readStream } from '../../lib/engine/query/reader';
+import { expr } from '../../lib/engine/query/column';
+import { runPlanOnce } from '../helpers/run-plan';
 
 const ARRAY_INT: DataType = { type: 'ARRAY', element: { type: 'INT' } };
 const STRUCT: DataType = {
@@ -47,5 +51,30 @@ describe('min and max of nested values', () => {
     const less = lessFor({ type: 'ARRAY', element: { type: 'STRING' } });
     expect(less(['\uFF21'], ['\u{1F600}'])).toBe(true);
     expect(less(['\u{1F600}'], ['\uFF21'])).toBe(false);
+  });
+});
+
+describe('ordering checks', () => {
+  const source = () => readStream.format('json').schema('d STRING, v STRING, rank ARRAY<INT>, st STRUCT<n: INT, m: MAP<STRING, INT>>').load('s3://b/in/');
+
+  it('refuse min and max of a MAP or of a STRUCT holding one, as Spark does', () => {
+    expect(() => source().groupBy('d').agg(max('st')).writeStream.outputMode('update').plan()).toThrow(/INVALID_ORDERING_TYPE\] max\(st\)/);
+    expect(() =>
+      source()
+        .groupBy('d')
+        .agg(min(expr('st.m')))
+        .writeStream.outputMode('update')
+        .plan(),
+    ).toThrow(/INVALID_ORDERING_TYPE/);
+  });
+
+  it('let max_by and min_by order by an ARRAY, as Spark does', async () => {
+    const plan = source().groupBy('d').agg(maxBy('v', 'rank').alias('best'), minBy('v', 'rank').alias('worst')).writeStream.outputMode('update').plan();
+    const { rows } = await runPlanOnce(plan, [
+      { d: 'x', v: 'p', rank: [1, 2] },
+      { d: 'x', v: 'q', rank: [1, 10] },
+      { d: 'x', v: 'r', rank: [null] },
+    ]);
+    expect(rows).toEqual([{ d: 'x', best: 'q', worst: 'r' }]);
   });
 });
