@@ -9,7 +9,7 @@ import { hllAdd, hllAddHalves, hllCount, hllMerge, hllNew } from './hll';
 import { sparkXxHash64, sparkXxHash64Into } from './expr/spark-hashes';
 import { compileMoreAgg } from './more-aggregates';
 import { pairCastCheck } from './moment-aggregates';
-import { canonicalLong, type DataType } from './schema';
+import { canonicalLong, type DataType, WINDOW_STRUCT } from './schema';
 import { castFunction } from './expr/cast';
 import { BOOLEAN, DOUBLE, LONG, STRING } from './expr/types';
 import { avgDecimalType, divideHalfUp, fitsPrecision, formatDecimal, rescale, sumDecimalType, unscaledOf } from './decimal';
@@ -90,6 +90,8 @@ function lessByCodePoints(a: string, b: string): boolean {
  * as Spark's interpreted orderings compare them (below).
  */
 export function lessFor(t: DataType | undefined): (a: unknown, b: unknown) => boolean {
+  // a window column an earlier aggregation emitted ({start, end}; its type says TIMESTAMP): Spark's STRUCT<start, end>
+  if (t !== undefined && (t as { window?: boolean }).window === true) t = WINDOW_STRUCT;
   if (t?.type === 'ARRAY' || t?.type === 'STRUCT') {
     const cmp = nestedCompare(t);
     return (a, b) => cmp(a, b) < 0;

@@ -5,7 +5,8 @@
  */
 import { compileAgg, lessFor } from '../../lib/engine/aggregates';
 import type { Json, Row } from '../../lib/engine/ports';
-import type { DataType } from '../../lib/engine/schema';
+import { type DataType, WINDOW_STRUCT } from '../../lib/engine/schema';
+import { aggOutputType } from '../../lib/engine/plan/columns';
 import { max, maxBy, min, minBy } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
 import { expr } from '../../lib/engine/query/column';
@@ -76,5 +77,19 @@ describe('ordering checks', () => {
       { d: 'x', v: 'r', rank: [null] },
     ]);
     expect(rows).toEqual([{ d: 'x', best: 'q', worst: 'r' }]);
+  });
+});
+
+describe('min and max of a window column', () => {
+  it('order windows by start, then end, and type the result as STRUCT<start, end>', () => {
+    const windowColumn = { name: 'window', type: 'TIMESTAMP' as const, window: true };
+    const values = [
+      { start: 5_000_000, end: 10_000_000 },
+      { start: 10_000_000, end: 15_000_000 },
+      { start: 0, end: 5_000_000 },
+    ];
+    expect(run('max', windowColumn, values)).toEqual({ start: 10_000_000, end: 15_000_000 });
+    expect(run('min', windowColumn, values)).toEqual({ start: 0, end: 5_000_000 });
+    expect(aggOutputType({ fn: 'max', column: 'window', as: 'w' }, [windowColumn])).toEqual(WINDOW_STRUCT);
   });
 });

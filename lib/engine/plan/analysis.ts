@@ -390,9 +390,9 @@ function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: 
       if (a.by === undefined) throw new InvalidQueryError(`${a.fn} needs the column that orders the rows, e.g. ${a.fn}('status', 'event_time')`);
       if (!found) throw unknownColumn(a.by, cols, `${a.fn}`);
       // (an ARRAY or STRUCT orders as Spark's interpreted orderings do, aggregates.ts lessFor; a MAP has no order)
-      if (!orderable(found) || found.window) {
+      if (!orderable(found)) {
         throw new InvalidQueryError(
-          `[DATATYPE_MISMATCH.INVALID_ORDERING_TYPE] ${a.fn}(${a.column}, ${a.by}): ${a.by} is ${found.window ? 'a window' : found.type}, which sluice does not order here: order by a number, string, date, timestamp, boolean, array or struct column without a MAP`,
+          `[DATATYPE_MISMATCH.INVALID_ORDERING_TYPE] ${a.fn}(${a.column}, ${a.by}): ${a.by} is ${found.type}, which sluice does not order here: order by a number, string, date, timestamp, boolean, array or struct column without a MAP`,
         );
       }
     }
