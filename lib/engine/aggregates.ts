@@ -362,8 +362,10 @@ export function compileAgg(spec: AggSpec, inType?: DataType, byType?: DataType):
       };
     case 'approxCountDistinct': {
       // (an atomic type: hashed without BigInt, its halves into HALVES; a nested one, or none known: as a BigInt)
-      const into = inType === undefined ? null : sparkXxHash64Into(inType);
-      const hash = inType === undefined ? hashByValue : sparkXxHash64(inType);
+      // (a window column, {start, end} under a TIMESTAMP type, hashes as Spark's STRUCT<start, end>)
+      const t = inType !== undefined && (inType as { window?: boolean }).window === true ? WINDOW_STRUCT : inType;
+      const into = t === undefined ? null : sparkXxHash64Into(t);
+      const hash = t === undefined ? hashByValue : sparkXxHash64(t);
       return {
         spec,
         init: () => hllNew(),

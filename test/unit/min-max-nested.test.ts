@@ -93,3 +93,13 @@ describe('min and max of a window column', () => {
     expect(aggOutputType({ fn: 'max', column: 'window', as: 'w' }, [windowColumn])).toEqual(WINDOW_STRUCT);
   });
 });
+
+describe('approx_count_distinct of a window column', () => {
+  it('hashes each window by its start and end, as a STRUCT', () => {
+    const windowColumn = { name: 'window', type: 'TIMESTAMP' as const, window: true };
+    const agg = compileAgg({ fn: 'approxCountDistinct', column: 'v', as: 'n' }, windowColumn);
+    let s = agg.init();
+    for (const start of [0, 5_000_000, 10_000_000, 5_000_000]) s = agg.update(s, { v: { start, end: start + 5_000_000 } } as Row);
+    expect(agg.finish(s as Json)).toBe(3);
+  });
+});
