@@ -9,7 +9,7 @@ import { hllAdd, hllAddHalves, hllCount, hllMerge, hllNew } from './hll';
 import { sparkXxHash64, sparkXxHash64Into } from './expr/spark-hashes';
 import { compileMoreAgg } from './more-aggregates';
 import { pairCastCheck } from './moment-aggregates';
-import { canonicalLong, type DataType } from './schema';
+import { canonicalLong, type DataType, WINDOW_STRUCT } from './schema';
 import { castFunction } from './expr/cast';
 import { BOOLEAN, DOUBLE, LONG, STRING } from './expr/types';
 import { avgDecimalType, divideHalfUp, fitsPrecision, formatDecimal, rescale, sumDecimalType, unscaledOf } from './decimal';
@@ -85,13 +85,60 @@ function lessByCodePoints(a: string, b: string): boolean {
 }
 
 /**
- * The order of two DECIMAL values (canonical texts of one scale): by number, not by text ("9.00"
- * sorts after "10.00" as text, "-1.00" after "-2.00"). Texts of one scale with the same sign
- * order by length, then by digits; the BigInts are the one exact rule for every case.
+ * Spark's order of two non-null values of a column of type `t` (min, max, max_by, min_by): a
+ * DECIMAL by its number (not its text: "9.00" sorts after "10.00" as text); an ARRAY or a STRUCT
+ * as Spark's interpreted orderings compare them (below).
  */
-/** Spark's order of two non-null values of a column of type `t` (min, max, max_by, min_by): a DECIMAL by its number. */
 export function lessFor(t: DataType | undefined): (a: unknown, b: unknown) => boolean {
+  // a window column an earlier aggregation emitted ({start, end}; its type says TIMESTAMP): Spark's STRUCT<start, end>
+  if (t !== undefined && (t as { window?: boolean }).window === true) t = WINDOW_STRUCT;
+  if (t?.type === 'ARRAY' || t?.type === 'STRUCT') {
+    const cmp = nestedCompare(t);
+    return (a, b) => cmp(a, b) < 0;
+  }
   return t?.type === 'DECIMAL' ? lessDecimal : less;
+}
+
+/**
+ * The sign of a − b for two non-null values of `t`, a null inside a value below every non-null
+ * one. An ARRAY compares element by element, then the shorter first (Spark's
+ * PhysicalArrayType.interpretedOrdering: [9, 100] < [10] < [10, null] < [10, 5]); a STRUCT field
+ * by field in order (its InterpretedOrdering). JS's `<` would compare their texts, or not at all.
+ */
+function nestedCompare(t: DataType): (a: unknown, b: unknown) => number {
+  let inner: ((a: unknown, b: unknown) => number)[];
+  let at: (v: unknown, i: number) => unknown;
+  let count: (v: unknown) => number;
+  if (t.type === 'ARRAY') {
+    const el = nestedCompare(t.element ?? { type: 'STRING' });
+    inner = [el];
+    at = (v, i) => (v as unknown[])[i];
+    count = (v) => (v as unknown[]).length;
+  } else if (t.type === 'STRUCT') {
+    const fields = t.fields ?? [];
+    inner = fields.map((f) => nestedCompare(f));
+    at = (v, i) => (v as Record<string, unknown>)[fields[i].name];
+    count = () => fields.length;
+  } else {
+    const lt = lessFor(t);
+    return (a, b) => (lt(a, b) ? -1 : lt(b, a) ? 1 : 0);
+  }
+  const array = t.type === 'ARRAY';
+  return (a, b) => {
+    const na = count(a);
+    const nb = count(b);
+    for (let i = 0; i < Math.min(na, nb); i++) {
+      const x = at(a, i) ?? null;
+      const y = at(b, i) ?? null;
+      if (x === null || y === null) {
+        if (x === y) continue;
+        return x === null ? -1 : 1;
+      }
+      const c = inner[array ? 0 : i](x, y);
+      if (c !== 0) return c;
+    }
+    return na - nb;
+  };
 }
 
 function lessDecimal(a: unknown, b: unknown): boolean {
@@ -315,8 +362,10 @@ export function compileAgg(spec: AggSpec, inType?: DataType, byType?: DataType):
       };
     case 'approxCountDistinct': {
       // (an atomic type: hashed without BigInt, its halves into HALVES; a nested one, or none known: as a BigInt)
-      const into = inType === undefined ? null : sparkXxHash64Into(inType);
-      const hash = inType === undefined ? hashByValue : sparkXxHash64(inType);
+      // (a window column, {start, end} under a TIMESTAMP type, hashes as Spark's STRUCT<start, end>)
+      const t = inType !== undefined && (inType as { window?: boolean }).window === true ? WINDOW_STRUCT : inType;
+      const into = t === undefined ? null : sparkXxHash64Into(t);
+      const hash = t === undefined ? hashByValue : sparkXxHash64(t);
       return {
         spec,
         init: () => hllNew(),

@@ -62,6 +62,15 @@ export interface DataType {
   readonly fields?: readonly Column[];
 }
 
+/** The type of a window value ({start, end}), as Spark's window and session_window columns have it. */
+export const WINDOW_STRUCT: DataType = {
+  type: 'STRUCT',
+  fields: [
+    { name: 'start', type: 'TIMESTAMP' },
+    { name: 'end', type: 'TIMESTAMP' },
+  ],
+};
+
 /** A named type: a column of a schema, or a field of a STRUCT. */
 export interface Column extends DataType {
   readonly name: string;

@@ -16,7 +16,7 @@ import type { Accumulator, OperatorConfig, OperatorIo, OperatorOutput, StatefulO
 import { NumericSlots, PendingAdds } from './numeric-slots';
 import { type FoldTarget, OverflowGuard } from './overflow-guard';
 import type { RowErrorHandler } from '../rows';
-import { byId, stateId, statePartition } from './state-id';
+import { byId, groupingKey, stateId, statePartition } from './state-id';
 import { SlotTable } from './slot-table';
 import { WindowMemo } from './window-memo';
 import { covers, indexBefore, lastWindowIndex, windowEnd, windowIndexOf, windowsPerEvent, windowStartAt } from './windows';
@@ -350,7 +350,7 @@ export class AggregateOperator implements StatefulOperator {
 
   /** The grouping value of key `i` in the trie: the window's index, or the row's column value. */
   private trieKey(row: Row, i: number, windowIndex: Micros): unknown {
-    return i === this.windowPosition ? windowIndex : (row[this.names[i]] ?? null);
+    return i === this.windowPosition ? windowIndex : groupingKey(row[this.names[i]] ?? null);
   }
 
   /** The slot of the row's group in window `windowIndex` (0 without a window), made when new. */
@@ -430,7 +430,7 @@ export class AggregateOperator implements StatefulOperator {
       root.delete(undefined);
       return;
     }
-    const keyAt = (i: number) => (i === this.windowPosition ? windowIndexOf((g.kv[i] as Micros[])[0], this.window!) : g.kv[i]);
+    const keyAt = (i: number) => (i === this.windowPosition ? windowIndexOf((g.kv[i] as Micros[])[0], this.window!) : groupingKey(g.kv[i]));
     // Evicted by its window's end, under a window first in the trie: every group of that window
     // goes at once, and with it the window's level.
     if (this.windowPosition === 0 && this.eventTimePosition === 0) {

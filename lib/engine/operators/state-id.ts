@@ -29,13 +29,33 @@ export function stateId(kv: readonly Json[]): string {
   return parts.join('');
 }
 
-/** The text of a window's [start, end] (or a {start, end} join key): its JSON, or with bigint bounds bigintDigits's. */
+/**
+ * The text of a window's [start, end] (or a {start, end} join key), or of an ARRAY, STRUCT or MAP
+ * grouping value: its JSON, or with bigint bounds bigintDigits's; with a non-finite number inside,
+ * that number by its name (JSON would write null, and [NaN] is not [null] in Spark's grouping).
+ */
 function objectText(v: Json): string {
   try {
-    return JSON.stringify(v);
+    const text = JSON.stringify(v);
+    return text.includes('null') ? JSON.stringify(v, nonFiniteNames) : text;
   } catch {
     return JSON.stringify(v, bigintDigits); // (JSON.stringify refuses a bigint: TypeError)
   }
+}
+
+/** JSON.stringify's replacer for a value that may hold non-finite numbers: each as its name. */
+function nonFiniteNames(_key: string, v: unknown): unknown {
+  return typeof v === 'number' && !Number.isFinite(v) ? `${v}` : v;
+}
+
+/**
+ * One grouping value as an aggregation's trie keys it (aggregate.ts): itself, or for an ARRAY,
+ * STRUCT or MAP value (an object, held by identity in a Map) its text, so that equal values are
+ * one group, as Spark groups them by content. -0.0 inside is 0.0 (JSON writes it so), as Spark's
+ * NormalizeFloatingNumbers makes it; NaN is one value.
+ */
+export function groupingKey(v: unknown): unknown {
+  return typeof v === 'object' && v !== null ? objectText(v as Json) : v;
 }
 
 /**
@@ -44,7 +64,7 @@ function objectText(v: Json): string {
  * other bound can spell. A window of number bounds keeps the id it always had.
  */
 function bigintDigits(_key: string, v: unknown): unknown {
-  return typeof v === 'bigint' ? `${v}n` : v;
+  return typeof v === 'bigint' ? `${v}n` : typeof v === 'number' && !Number.isFinite(v) ? `${v}` : v;
 }
 
 /** Orders state changes (or entries) by their key's id. */

@@ -8,7 +8,7 @@ import { type ChainDraft, type ChainedOperator, type Marks, operatorChain } from
 import { isBitAgg, isBooleanAgg, isPairAgg, isStatisticalAgg } from './agg-kinds';
 import { type ColumnInfo, unknownColumn } from './columns';
 import type { AggSpec, OutputMode, StatefulSpec, StatelessStage, StreamJoinSpec, StreamJoinType, TransformWithStateSpec } from './types';
-import type { ColumnType } from '../schema';
+import type { ColumnType, DataType } from '../schema';
 
 /** The column types sum and avg refuse, as Spark's analysis does (UNEXPECTED_INPUT_TYPE). */
 const NOT_SUMMABLE: ReadonlySet<ColumnType> = new Set(['BOOLEAN', 'TIMESTAMP', 'DATE', 'ARRAY', 'MAP', 'STRUCT']);
@@ -327,6 +327,12 @@ function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: 
           `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] mode(${a.column}): ${a.column} is ${type}, but sluice's mode counts a number, a STRING, a BOOLEAN, a DATE or a TIMESTAMP: take mode of one of its fields, or of to_json(${a.column})`,
         );
       }
+      if ((a.fn === 'min' || a.fn === 'max') && !orderable(found)) {
+        // Spark's Min and Max check TypeUtils.checkForOrderingExpr: a MAP, or an ARRAY or STRUCT holding one, has no order
+        throw new InvalidQueryError(
+          `[DATATYPE_MISMATCH.INVALID_ORDERING_TYPE] ${a.fn}(${a.column}): the \`${a.fn}\` does not support ordering on type ${found.type}: ${a.column} is or holds a MAP, which has no order; take ${a.fn} of one of its values, e.g. ${a.column}['key']`,
+        );
+      }
       if (a.fn === 'percentile_approx') {
         if (!['INT', 'LONG', 'DOUBLE', 'DECIMAL', 'DATE', 'TIMESTAMP'].includes(found.type) || found.window) {
           throw new InvalidQueryError(
@@ -383,9 +389,10 @@ function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: 
       const found = a.by === undefined ? undefined : cols.find((x) => x.name === a.by);
       if (a.by === undefined) throw new InvalidQueryError(`${a.fn} needs the column that orders the rows, e.g. ${a.fn}('status', 'event_time')`);
       if (!found) throw unknownColumn(a.by, cols, `${a.fn}`);
-      if (found.type === 'ARRAY' || found.type === 'MAP' || found.type === 'STRUCT') {
+      // (an ARRAY or STRUCT orders as Spark's interpreted orderings do, aggregates.ts lessFor; a MAP has no order)
+      if (!orderable(found)) {
         throw new InvalidQueryError(
-          `[DATATYPE_MISMATCH.INVALID_ORDERING_TYPE] ${a.fn}(${a.column}, ${a.by}): ${a.by} is ${found.type}, which sluice does not order here: order by a number, string, date, timestamp or boolean column`,
+          `[DATATYPE_MISMATCH.INVALID_ORDERING_TYPE] ${a.fn}(${a.column}, ${a.by}): ${a.by} is ${found.type}, which sluice does not order here: order by a number, string, date, timestamp, boolean, array or struct column without a MAP`,
         );
       }
     }
@@ -405,6 +412,14 @@ function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: 
       );
     }
   }
+}
+
+/** Whether Spark orders values of the type (RowOrdering.isOrderable): not a MAP, nor an ARRAY or STRUCT holding one. */
+function orderable(t: DataType): boolean {
+  if (t.type === 'MAP') return false;
+  if (t.type === 'ARRAY') return t.element === undefined || orderable(t.element);
+  if (t.type === 'STRUCT') return (t.fields ?? []).every(orderable);
+  return true;
 }
 
 /**

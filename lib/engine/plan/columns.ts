@@ -4,7 +4,7 @@
  * type, and the time a window value stands for.
  */
 import { InvalidQueryError } from '../errors';
-import type { ColumnType, DataType } from '../schema';
+import { type ColumnType, type DataType, WINDOW_STRUCT } from '../schema';
 import { type Micros, subMicros } from '../timestamps';
 import { avgDecimalType, sumDecimalType } from '../decimal';
 import { ddlOf } from '../ddl';
@@ -270,8 +270,9 @@ export function aggOutputType(a: AggSpec, cols: readonly ColumnInfo[]): DataType
       if (isStatisticalAgg(a.fn) || isPairAgg(a.fn)) return { type: 'DOUBLE' };
       if (isBooleanAgg(a.fn)) return { type: 'BOOLEAN' };
       if (!found) return { type: 'STRING' };
-      // the column's type, without its name or the window mark
-      const { name: _name, window: _window, ...type } = found;
+      // the column's type, without its name or the window mark; a window is Spark's STRUCT<start, end> of TIMESTAMPs
+      const { name: _name, window: _window, ...plain } = found;
+      const type: DataType = found.window ? WINDOW_STRUCT : plain;
       return isCollectAgg(a.fn) || (a.fn === 'percentile_approx' && Array.isArray(a.percentage)) ? { type: 'ARRAY', element: type } : type;
     }
   }
