@@ -36,6 +36,16 @@ describe('stateless expression stages', () => {
     expect(() => frame().selectExpr('posexplode(arr) AS (p)')).toThrow(/UDTF_ALIAS_NUMBER_MISMATCH/);
   });
 
+  it("json_tuple's columns take the names of AS (x, y) (Spark's JsonTuple is a generator)", async () => {
+    const plan = readStream.format('json').schema('s STRING').load().selectExpr("json_tuple(s, 'a', 'b') AS (x, y)").writeStream.plan();
+    expect(outputColumns(plan).map((c) => c.name)).toEqual(['x', 'y']);
+    const { rows } = await run(plan, [{ s: '{"a": 1, "b": "q"}' }, { s: 'not json' }]);
+    expect(rows).toEqual([
+      { x: '1', y: 'q' },
+      { x: null, y: null },
+    ]);
+  });
+
   it("withColumn replaces a column where it stands, found ignoring case as Spark's resolver does, under the new spelling", async () => {
     const plan = input().withColumn('QTY', 'qty * 2').withColumn('country', 'upper(country)').writeStream.plan();
     expect(outputColumns(plan).map((c) => c.name)).toEqual(['id', 'ts', 'country', 'QTY', 'price']);
