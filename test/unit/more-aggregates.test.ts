@@ -23,6 +23,7 @@ import {
   percentilesAt,
   stddev,
   variance,
+  window,
 } from '../../lib/engine/query/functions';
 import { compileSql } from '../../lib/engine/sql';
 import * as F from '../../lib/engine/query/fn';
@@ -166,6 +167,18 @@ SELECT k, mode(status), mode(code) AS c FROM STREAM read_files(schema => 'k STRI
     ]);
     expect(() => compileSql(`SET outputMode = update; SELECT k, mode(s) FROM STREAM read_files(schema => 'k STRING, s STRUCT<a: INT>') GROUP BY k`)).toThrow(
       /UNEXPECTED_INPUT_TYPE\] mode\(s\): s is STRUCT/,
+    );
+    // a window column reaches a later aggregation as a STRUCT<start, end>: refused the same way,
+    // rather than counted by each row's window object (every window its own value)
+    const windows = readStream
+      .format('json')
+      .schema('k STRING, at TIMESTAMP')
+      .load()
+      .withWatermark('at', '10 minutes')
+      .groupBy(window('at', '10 minutes'), 'k')
+      .agg(count().as('n'));
+    expect(() => windows.groupBy('k').agg(mode('window')).writeStream.outputMode('append').plan()).toThrow(
+      /UNEXPECTED_INPUT_TYPE\] mode\(window\): window is a window/,
     );
   });
 

@@ -322,7 +322,8 @@ function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: 
           `[DATATYPE_MISMATCH.VALUE_OUT_OF_RANGE] ${a.fn}(${a.column}, ${shown}): each percentage must be between 0.0 and 1.0 (e.g. 0.95 for the 95th percentile)`,
         );
       }
-      if (a.fn === 'mode' && ['STRUCT', 'ARRAY', 'MAP'].includes(found.type)) {
+      // (a window column is a STRUCT<start, end> to an aggregate, whatever its type says)
+      if (a.fn === 'mode' && (['STRUCT', 'ARRAY', 'MAP'].includes(found.type) || found.window === true)) {
         throw new InvalidQueryError(
           `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] mode(${a.column}): ${a.column} is ${type}, but sluice's mode counts a number, a STRING, a BOOLEAN, a DATE or a TIMESTAMP: take mode of one of its fields, or of to_json(${a.column})`,
         );
