@@ -21,7 +21,7 @@
  */
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 import { decimalOfText } from './decimal';
-import type { DataType } from './schema';
+import { type DataType, holdsType } from './schema';
 import type { Json, OutputColumnType, OutputRow } from './ports';
 
 /** Whether some column's values need their number's text written (a DECIMAL or BIGINT at any depth). */
@@ -30,19 +30,7 @@ function needsTypedJson(types: Readonly<Record<string, OutputColumnType>> | unde
 }
 
 function hasExactNumber(t: DataType): boolean {
-  switch (t.type) {
-    case 'DECIMAL':
-    case 'LONG':
-      return true;
-    case 'ARRAY':
-      return hasExactNumber(t.element!);
-    case 'MAP':
-      return hasExactNumber(t.value!);
-    case 'STRUCT':
-      return t.fields!.some(hasExactNumber);
-    default:
-      return false;
-  }
+  return holdsType(t, (x) => x.type === 'DECIMAL' || x.type === 'LONG');
 }
 
 /**

@@ -480,7 +480,7 @@ export function coerceRecord(schema: Schema, record: unknown): CoerceResult {
  */
 function writtenOrder(col: Column, name: string): unknown {
   let maps = columnsWithMaps.get(col);
-  if (maps === undefined) columnsWithMaps.set(col, (maps = holdsMap(col)));
+  if (maps === undefined) columnsWithMaps.set(col, (maps = holdsType(col, (t) => t.type === 'MAP')));
   if (!maps) return undefined;
   rawMembers ??= memberTexts(rawLine!);
   const raw = rawMembers.get(name);
@@ -499,7 +499,7 @@ function writtenOrder(col: Column, name: string): unknown {
  */
 function holdsNestedString(col: Column): boolean {
   let strings = columnsWithStrings.get(col);
-  if (strings === undefined) columnsWithStrings.set(col, (strings = col.type !== 'STRING' && holdsString(col)));
+  if (strings === undefined) columnsWithStrings.set(col, (strings = col.type !== 'STRING' && holdsType(col, (t) => t.type === 'STRING')));
   return strings;
 }
 
@@ -528,16 +528,16 @@ function memberText(raw: RawText): (key: string) => RawText {
 
 const columnsWithStrings = new WeakMap<Column, boolean>();
 
-function holdsString(t: DataType): boolean {
+/** Whether `t`, or a type inside it (an array's element, a map's value, a struct's field), passes `test`. */
+export function holdsType(t: DataType, test: (t: DataType) => boolean): boolean {
+  if (test(t)) return true;
   switch (t.type) {
-    case 'STRING':
-      return true;
     case 'ARRAY':
-      return holdsString(t.element!);
+      return holdsType(t.element!, test);
     case 'MAP':
-      return holdsString(t.value!);
+      return holdsType(t.value!, test);
     case 'STRUCT':
-      return t.fields!.some(holdsString);
+      return t.fields!.some((f) => holdsType(f, test));
     default:
       return false;
   }
@@ -545,19 +545,6 @@ function holdsString(t: DataType): boolean {
 
 /** Whether a column holds a MAP at some depth, per column object (a schema's columns are made once). */
 const columnsWithMaps = new WeakMap<Column, boolean>();
-
-function holdsMap(t: DataType): boolean {
-  switch (t.type) {
-    case 'MAP':
-      return true;
-    case 'ARRAY':
-      return holdsMap(t.element!);
-    case 'STRUCT':
-      return t.fields!.some(holdsMap);
-    default:
-      return false;
-  }
-}
 
 /**
  * The text a STRING column keeps for a JSON number, as Spark's reader writes it back out with
