@@ -11,6 +11,7 @@ import { compileMoreAgg } from './more-aggregates';
 import { pairCastCheck } from './moment-aggregates';
 import { canonicalLong, type DataType, WINDOW_STRUCT } from './schema';
 import { castFunction } from './expr/cast';
+import { compareByCodePoints } from './expr/values';
 import { BOOLEAN, DOUBLE, LONG, STRING } from './expr/types';
 import { avgDecimalType, divideHalfUp, fitsPrecision, formatDecimal, rescale, sumDecimalType, unscaledOf } from './decimal';
 
@@ -63,25 +64,8 @@ function toNumber(v: unknown): number | null {
  */
 function less(a: unknown, b: unknown): boolean {
   if (typeof a === 'number' && typeof b === 'number') return a < b || (Number.isNaN(b) && !Number.isNaN(a));
-  if (typeof a === 'string' && typeof b === 'string') return lessByCodePoints(a, b);
+  if (typeof a === 'string' && typeof b === 'string') return compareByCodePoints(a, b) < 0;
   return (a as number) < (b as number);
-}
-
-/**
- * a < b by code points: UTF-16 units order the same up to the first unit that differs, where a
- * surrogate (a code point past U+FFFF) must sort above U+E000..U+FFFF, not below.
- */
-function lessByCodePoints(a: string, b: string): boolean {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    let x = a.charCodeAt(i);
-    let y = b.charCodeAt(i);
-    if (x === y) continue;
-    if (x >= 0xd800) x += x >= 0xe000 ? -0x800 : 0x2000;
-    if (y >= 0xd800) y += y >= 0xe000 ? -0x800 : 0x2000;
-    return x < y;
-  }
-  return a.length < b.length;
 }
 
 /**

@@ -203,3 +203,20 @@ describe('generators', () => {
     expect(() => compileSelect(['explode(a)', 'explode(b)'], cols)).toThrow(/UNSUPPORTED_GENERATOR.MULTI_GENERATOR/);
   });
 });
+
+describe('string order', () => {
+  it("is Spark's, by code point (its UTF-8 bytes'), where JS's < puts a character past U+FFFF below U+E000..U+FFFF", () => {
+    // U+1F600 (a surrogate pair in UTF-16) is above U+FFFD in code points; its first UTF-16 unit, 0xD83D, is below 0xFFFD
+    const row = { a: '\u{1F600}', b: '\uFFFD' };
+    const ddl = 'a STRING, b STRING';
+    expect(value('a > b', row, ddl)).toBe(true);
+    expect(value('a <= b', row, ddl)).toBe(false);
+    expect(value('greatest(a, b)', row, ddl)).toBe('\u{1F600}');
+    expect(value('least(a, b)', row, ddl)).toBe('\uFFFD');
+    expect(value('sort_array(array(a, b))', row, ddl)).toEqual(['\uFFFD', '\u{1F600}']);
+    expect(value('array_max(array(a, b, NULL))', row, ddl)).toBe('\u{1F600}');
+    // the plain order elsewhere: prefixes first, then by character
+    expect(value("'ab' < 'abc' AND 'abc' < 'abd' AND 'B' < 'a'")).toBe(true);
+    expect(value('a = b', row, ddl)).toBe(false);
+  });
+});

@@ -24,7 +24,9 @@ export function compare(az: Analyzer, op: string, l: Typed, r: Typed, sql: strin
             : op === '>'
               ? (n) => n > 0
               : (n) => n >= 0;
-  const fast = c.type.type === 'INT' || c.type.type === 'STRING' || c.type.type === 'DATE' || c.type.type === 'BOOLEAN';
+  // (a STRING's order is by code point, not JS's `<`: only its equality takes the plain path)
+  const equality = op === '=' || op === '<=>' || op === '<>';
+  const fast = c.type.type === 'INT' || c.type.type === 'DATE' || c.type.type === 'BOOLEAN' || (c.type.type === 'STRING' && equality);
   let f: (x: unknown, y: unknown) => boolean = (x, y) => test(cmp(x, y));
   if (c.type.type === 'DOUBLE' && op !== '<=>' && op !== '=' && op !== '<>') {
     // plain comparison unless a NaN is involved (Spark orders NaN above every number)

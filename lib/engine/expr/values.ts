@@ -158,12 +158,31 @@ export function decimalOp(op: '+' | '-' | '*' | '/' | '%', a: SqlType, b: SqlTyp
   }
 }
 
-/** Spark's ordering of non-null values of one type (numbers with NaN greatest and -0.0 = 0.0; strings by code unit). */
+/**
+ * The sign of a − b for two strings in Spark's order, its UTF-8 bytes', which is code point order:
+ * UTF-16 units order the same up to the first unit that differs, where a surrogate (a code point
+ * past U+FFFF) must sort above U+E000..U+FFFF, not below as JS's `<` sorts it.
+ */
+export function compareByCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 0xd800) x += x >= 0xe000 ? -0x800 : 0x2000;
+    if (y >= 0xd800) y += y >= 0xe000 ? -0x800 : 0x2000;
+    return x < y ? -1 : 1;
+  }
+  return a.length - b.length;
+}
+
+/** Spark's ordering of non-null values of one type (numbers with NaN greatest and -0.0 = 0.0; strings by code point). */
 export function comparator(t: SqlType): (a: unknown, b: unknown) => number {
   switch (t.type) {
+    case 'STRING':
+      return (a, b) => compareByCodePoints(a as string, b as string);
     case 'INT':
     case 'DATE':
-    case 'STRING':
     case 'INTERVAL':
       return (a, b) => ((a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0);
     case 'LONG':
