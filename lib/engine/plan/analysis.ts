@@ -298,18 +298,23 @@ function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: 
       const found = cols.find((x) => x.name === a.column);
       if (!found) throw unknownColumn(a.column, cols, `${a.fn}`);
       const type = found.window ? 'a window' : found.type;
+      // an aggregate of an expression reads a column the query made for it (expr-agg.ts): named by the aggregate's output, not that column
+      const hidden = /^__agg\d+$/.test(a.column);
+      const call = hidden ? a.as : `${a.fn}(${a.column})`;
+      const input = hidden ? 'its input' : a.column;
+      const shown = hidden ? '(the expression)' : a.column;
       const summed = a.fn === 'sum' || a.fn === 'try_sum';
       const averaged = a.fn === 'avg' || a.fn === 'try_avg';
       if ((summed || averaged || a.fn === 'product' || isStatisticalAgg(a.fn)) && NOT_SUMMABLE.has(found.type)) {
         // Spark's Sum, Average and CentralMomentAgg take numeric (and interval) input, a STRING cast to DOUBLE; others fail analysis
         const verb = summed ? 'summed' : averaged ? 'averaged' : a.fn === 'product' ? 'multiplied' : 'measured';
         throw new InvalidQueryError(
-          `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] ${a.fn}(${a.column}): ${a.column} is ${type}, which cannot be ${verb}: ${a.fn} needs a numeric column (TINYINT to BIGINT, FLOAT, DOUBLE, DECIMAL); count it, take min or max of it, or ${a.fn} a numeric column`,
+          `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] ${call}: ${input} is ${type}, which cannot be ${verb}: ${a.fn} needs a numeric column (TINYINT to BIGINT, FLOAT, DOUBLE, DECIMAL); count it, take min or max of it, or ${a.fn} a numeric column`,
         );
       }
       if ((a.fn === 'median' || a.fn === 'percentile' || a.fn === 'percentile_disc') && !['INT', 'LONG', 'DOUBLE', 'DECIMAL'].includes(found.type)) {
         throw new InvalidQueryError(
-          `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] ${a.fn}(${a.column}): ${a.column} is ${type}, but ${a.fn} takes a numeric column (TINYINT to BIGINT, FLOAT, DOUBLE, DECIMAL): cast it first`,
+          `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] ${call}: ${input} is ${type}, but ${a.fn} takes a numeric column (TINYINT to BIGINT, FLOAT, DOUBLE, DECIMAL): cast it first`,
         );
       }
       const percentages = typeof a.percentage === 'number' ? [a.percentage] : (a.percentage ?? [Number.NaN]);
@@ -325,13 +330,13 @@ function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: 
       // (a window column is a STRUCT<start, end> to an aggregate, whatever its type says)
       if (a.fn === 'mode' && (['STRUCT', 'ARRAY', 'MAP'].includes(found.type) || found.window === true)) {
         throw new InvalidQueryError(
-          `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] mode(${a.column}): ${a.column} is ${type}, but sluice's mode counts a number, a STRING, a BOOLEAN, a DATE or a TIMESTAMP: take mode of one of its fields, or of to_json(${a.column})`,
+          `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] ${call}: ${input} is ${type}, but sluice's mode counts a number, a STRING, a BOOLEAN, a DATE or a TIMESTAMP: take mode of one of its fields, or of to_json(${shown})`,
         );
       }
       if ((a.fn === 'min' || a.fn === 'max') && !orderable(found)) {
         // Spark's Min and Max check TypeUtils.checkForOrderingExpr: a MAP, or an ARRAY or STRUCT holding one, has no order
         throw new InvalidQueryError(
-          `[DATATYPE_MISMATCH.INVALID_ORDERING_TYPE] ${a.fn}(${a.column}): the \`${a.fn}\` does not support ordering on type ${found.type}: ${a.column} is or holds a MAP, which has no order; take ${a.fn} of one of its values, e.g. ${a.column}['key']`,
+          `[DATATYPE_MISMATCH.INVALID_ORDERING_TYPE] ${call}: the \`${a.fn}\` does not support ordering on type ${found.type}: ${input} is or holds a MAP, which has no order; take ${a.fn} of one of its values, e.g. ${shown}['key']`,
         );
       }
       if (a.fn === 'percentile_approx') {
