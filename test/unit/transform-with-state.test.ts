@@ -194,7 +194,8 @@ describe('transformWithState', () => {
     expect((await checkpoint.head()).latestCommitBatch).toBe(1);
   });
 
-  it('stops finding a key due once a new processor no longer declares its TTL variable (its due time is written again)', async () => {
+  /** V1 keeps a value `v` with a 1 s TTL; V2 declares only `other`; both over one source, checkpoint and store. */
+  function ttlProcessors() {
     const V1 = processor({
       init: (h, self) => Object.assign(self, { s: h.getValueState<number>('v', { ttlDurationMs: 1000 }) }),
       rows: (_k, _r, _tv, self) => {
@@ -205,6 +206,11 @@ describe('transformWithState', () => {
     const V2 = processor({ init: (h) => h.getValueState<number>('other') });
     const source = new InMemoryFileSource(planOf(V1).source.schema);
     const ports = { source, checkpoint: new InMemoryCheckpoint(), state: new InMemoryStateStore(), sink: new InMemorySink() };
+    return { V1, V2, source, ports };
+  }
+
+  it('stops finding a key due once a new processor no longer declares its TTL variable (its due time is written again)', async () => {
+    const { V1, V2, source, ports } = ttlProcessors();
     const runAt = async (plan: QueryPlan, at: number) =>
       (await new MicroBatchExecutor({ ...ports, plan, processingClock: { now: () => at } }).run()).batches.length;
     source.add('f.json', JSON.stringify(row('a')));
@@ -216,16 +222,7 @@ describe('transformWithState', () => {
   });
 
   it('finds a TTL value due in a run without data once a processor declares its variable again (its due time had left it out)', async () => {
-    const V1 = processor({
-      init: (h, self) => Object.assign(self, { s: h.getValueState<number>('v', { ttlDurationMs: 1000 }) }),
-      rows: (_k, _r, _tv, self) => {
-        (self as unknown as { s: ValueState<number> }).s.update(1);
-        return [];
-      },
-    });
-    const V2 = processor({ init: (h) => h.getValueState<number>('other') });
-    const source = new InMemoryFileSource(planOf(V1).source.schema);
-    const ports = { source, checkpoint: new InMemoryCheckpoint(), state: new InMemoryStateStore(), sink: new InMemorySink() };
+    const { V1, V2, source, ports } = ttlProcessors();
     const runAt = async (plan: QueryPlan, at: number) => {
       const r = await new MicroBatchExecutor({ ...ports, plan, processingClock: { now: () => at } }).run();
       return { batches: r.batches.length, stateRows: r.stateRows };
