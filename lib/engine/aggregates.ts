@@ -9,9 +9,10 @@ import { hllAdd, hllAddHalves, hllCount, hllMerge, hllNew } from './hll';
 import { sparkXxHash64, sparkXxHash64Into } from './expr/spark-hashes';
 import { compileMoreAgg } from './more-aggregates';
 import { pairCastCheck } from './moment-aggregates';
-import { canonicalLong, type DataType, WINDOW_STRUCT } from './schema';
+import { aggregatedType, canonicalLong, type DataType } from './schema';
 import { castFunction } from './expr/cast';
-import { compareByCodePoints } from './expr/values';
+import { comparator, compareByCodePoints } from './expr/values';
+import type { SqlType } from './expr/types';
 import { BOOLEAN, DOUBLE, LONG, STRING } from './expr/types';
 import { avgDecimalType, divideHalfUp, fitsPrecision, formatDecimal, rescale, sumDecimalType, unscaledOf } from './decimal';
 
@@ -75,54 +76,13 @@ function less(a: unknown, b: unknown): boolean {
  */
 export function lessFor(t: DataType | undefined): (a: unknown, b: unknown) => boolean {
   // a window column an earlier aggregation emitted ({start, end}; its type says TIMESTAMP): Spark's STRUCT<start, end>
-  if (t !== undefined && (t as { window?: boolean }).window === true) t = WINDOW_STRUCT;
+  t = aggregatedType(t);
   if (t?.type === 'ARRAY' || t?.type === 'STRUCT') {
-    const cmp = nestedCompare(t);
+    // element by element, a null first, then the shorter first; a STRUCT field by field: the expressions' order
+    const cmp = comparator(t as SqlType);
     return (a, b) => cmp(a, b) < 0;
   }
   return t?.type === 'DECIMAL' ? lessDecimal : less;
-}
-
-/**
- * The sign of a − b for two non-null values of `t`, a null inside a value below every non-null
- * one. An ARRAY compares element by element, then the shorter first (Spark's
- * PhysicalArrayType.interpretedOrdering: [9, 100] < [10] < [10, null] < [10, 5]); a STRUCT field
- * by field in order (its InterpretedOrdering). JS's `<` would compare their texts, or not at all.
- */
-function nestedCompare(t: DataType): (a: unknown, b: unknown) => number {
-  let inner: ((a: unknown, b: unknown) => number)[];
-  let at: (v: unknown, i: number) => unknown;
-  let count: (v: unknown) => number;
-  if (t.type === 'ARRAY') {
-    const el = nestedCompare(t.element ?? { type: 'STRING' });
-    inner = [el];
-    at = (v, i) => (v as unknown[])[i];
-    count = (v) => (v as unknown[]).length;
-  } else if (t.type === 'STRUCT') {
-    const fields = t.fields ?? [];
-    inner = fields.map((f) => nestedCompare(f));
-    at = (v, i) => (v as Record<string, unknown>)[fields[i].name];
-    count = () => fields.length;
-  } else {
-    const lt = lessFor(t);
-    return (a, b) => (lt(a, b) ? -1 : lt(b, a) ? 1 : 0);
-  }
-  const array = t.type === 'ARRAY';
-  return (a, b) => {
-    const na = count(a);
-    const nb = count(b);
-    for (let i = 0; i < Math.min(na, nb); i++) {
-      const x = at(a, i) ?? null;
-      const y = at(b, i) ?? null;
-      if (x === null || y === null) {
-        if (x === y) continue;
-        return x === null ? -1 : 1;
-      }
-      const c = inner[array ? 0 : i](x, y);
-      if (c !== 0) return c;
-    }
-    return na - nb;
-  };
 }
 
 function lessDecimal(a: unknown, b: unknown): boolean {
@@ -347,7 +307,7 @@ export function compileAgg(spec: AggSpec, inType?: DataType, byType?: DataType):
     case 'approxCountDistinct': {
       // (an atomic type: hashed without BigInt, its halves into HALVES; a nested one, or none known: as a BigInt)
       // (a window column, {start, end} under a TIMESTAMP type, hashes as Spark's STRUCT<start, end>)
-      const t = inType !== undefined && (inType as { window?: boolean }).window === true ? WINDOW_STRUCT : inType;
+      const t = aggregatedType(inType);
       const into = t === undefined ? null : sparkXxHash64Into(t);
       const hash = t === undefined ? hashByValue : sparkXxHash64(t);
       return {

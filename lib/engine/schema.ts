@@ -71,6 +71,11 @@ export const WINDOW_STRUCT: DataType = {
   ],
 };
 
+/** The type an aggregate sees: a window column (its `{start, end}` under a TIMESTAMP type with the window mark) is Spark's STRUCT<start, end>. */
+export function aggregatedType(t: DataType | undefined): DataType | undefined {
+  return t !== undefined && (t as { window?: boolean }).window === true ? WINDOW_STRUCT : t;
+}
+
 /** A named type: a column of a schema, or a field of a STRUCT. */
 export interface Column extends DataType {
   readonly name: string;

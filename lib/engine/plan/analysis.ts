@@ -8,7 +8,7 @@ import { type ChainDraft, type ChainedOperator, type Marks, operatorChain } from
 import { isBitAgg, isBooleanAgg, isPairAgg, isStatisticalAgg } from './agg-kinds';
 import { type ColumnInfo, unknownColumn } from './columns';
 import type { AggSpec, OutputMode, StatefulSpec, StatelessStage, StreamJoinSpec, StreamJoinType, TransformWithStateSpec } from './types';
-import type { ColumnType, DataType } from '../schema';
+import { type ColumnType, type DataType, holdsType } from '../schema';
 
 /** The column types sum and avg refuse, as Spark's analysis does (UNEXPECTED_INPUT_TYPE). */
 const NOT_SUMMABLE: ReadonlySet<ColumnType> = new Set(['BOOLEAN', 'TIMESTAMP', 'DATE', 'ARRAY', 'MAP', 'STRUCT']);
@@ -422,10 +422,7 @@ function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: 
 
 /** Whether Spark orders values of the type (RowOrdering.isOrderable): not a MAP, nor an ARRAY or STRUCT holding one. */
 function orderable(t: DataType): boolean {
-  if (t.type === 'MAP') return false;
-  if (t.type === 'ARRAY') return t.element === undefined || orderable(t.element);
-  if (t.type === 'STRUCT') return (t.fields ?? []).every(orderable);
-  return true;
+  return !holdsType(t, (x) => x.type === 'MAP');
 }
 
 /**
