@@ -74,6 +74,28 @@ describe('stateless expression stages', () => {
     ]);
   });
 
+  it("a '*' argument of a function expands to the columns in a selectExpr or withColumn (Spark's Project), not in a filter", async () => {
+    // to_json of a TIMESTAMP writes Spark's JSON default yyyy-MM-dd'T'HH:mm:ss.SSSXXX (UTC: Z), a
+    // DECIMAL(6,2) keeps its scale, a null field is left out (ignoreNullFields)
+    const plan = input().selectExpr('to_json(struct(*)) AS value', 'hash(*) = hash(id, ts, country, qty, price) AS same').writeStream.plan();
+    expect(outputColumns(plan).map((c) => c.name)).toEqual(['value', 'same']);
+    const { rows } = await run(plan);
+    expect(rows.slice(1, 3)).toEqual([
+      { value: '{"id":"b","ts":"2026-10-01T12:02:00.000Z","country":"DE","qty":0,"price":3.00}', same: true },
+      { value: '{"id":"c","ts":"2026-10-01T12:03:00.000Z","qty":4,"price":0.25}', same: true },
+    ]);
+    // unnamed, the column is named by the expanded call; withColumn's '*' is the columns before it
+    const named = input().selectExpr('id', 'qty').withColumn('j', 'to_json(struct(*))').selectExpr('*', 'struct(*)').writeStream.plan();
+    expect(outputColumns(named).map((c) => c.name)).toEqual(['id', 'qty', 'j', 'struct(id, qty, j)']);
+    expect((await run(named)).rows[0]).toEqual({
+      id: 'a',
+      qty: 2,
+      j: '{"id":"a","qty":2}',
+      'struct(id, qty, j)': { id: 'a', qty: 2, j: '{"id":"a","qty":2}' },
+    });
+    expect(() => input().where('hash(*) > 0')).toThrow(/INVALID_USAGE_OF_STAR_OR_REGEX/);
+  });
+
   it('withColumn(name, expr) replaces a column in place of the old one, where(expr) filters', async () => {
     const { rows } = await run(input().withColumn('country', 'lower(country)').where('country IS NOT NULL').select('id', 'country').writeStream.plan());
     expect(rows).toEqual([

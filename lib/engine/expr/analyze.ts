@@ -37,6 +37,12 @@ export interface Scope {
    * its value (1L as 1, 1.5D as 1.5, 1e3 as 1000.0, 'a' as a), so every `sql` built from it does.
    */
   readonly pretty?: boolean;
+  /**
+   * A `*` or `s.*` argument of a function call expands to the columns (the STRUCT's fields), as
+   * Spark expands it in a Project or an Aggregate (`to_json(struct(*))`, `hash(*)`); a filter's
+   * condition keeps it, and Spark refuses it there (INVALID_USAGE_OF_STAR_OR_REGEX).
+   */
+  readonly stars?: boolean;
 }
 
 /** A name a Scope's `refer` resolved. */
@@ -117,6 +123,23 @@ export class Analyzer {
           ast.pos,
         );
     }
+  }
+
+  /**
+   * `*`: every input column; `s.*`: the fields of STRUCT s (CANNOT_RESOLVE_STAR_EXPAND for another
+   * type), each with the name it takes as a column of its own.
+   */
+  expandStar(ast: Extract<Ast, { k: 'star' }>): { readonly name: string; readonly typed: Typed; readonly ref?: ColumnInfo }[] {
+    if (ast.qualifier.length === 0) return this.scope.columns.map((c) => ({ name: c.name, ref: c, typed: columnRef(c) }));
+    const base = this.name(ast.qualifier, ast.pos);
+    if (base.type.type !== 'STRUCT') {
+      throw this.fail(
+        'CANNOT_RESOLVE_STAR_EXPAND',
+        `Cannot resolve ${ast.qualifier.map((p) => `\`${p}\``).join('.')}.* given input columns ${this.scope.columns.map((c) => `\`${c.name}\``).join(', ')}: ${base.sql} is "${typeName(base.type)}", not a STRUCT`,
+        ast.pos,
+      );
+    }
+    return base.type.fields!.map((f) => ({ name: f.name, typed: this.extractField(base, f.name, ast.pos) }));
   }
 
   /** `a`, `a.b.c`: a column (case-insensitive), then fields of a STRUCT (or keys of a MAP). */
@@ -619,8 +642,12 @@ export class Analyzer {
         ast.pos,
       );
     }
-    if (ast.star && name !== 'count') throw this.fail('INVALID_USAGE_OF_STAR_OR_REGEX', `Invalid usage of '*' in ${name}(*): pass the columns`, ast.pos);
-    const args = ast.args.map((a) => this.analyze(a));
+    if (ast.star && name !== 'count' && !this.scope.stars)
+      throw this.fail('INVALID_USAGE_OF_STAR_OR_REGEX', `Invalid usage of '*' in ${name}(*): pass the columns`, ast.pos);
+    const args =
+      ast.star && name !== 'count'
+        ? this.expandStar({ k: 'star', pos: ast.pos, qualifier: [] }).map((e) => e.typed)
+        : ast.args.flatMap((a) => (a.k === 'star' && this.scope.stars ? this.expandStar(a).map((e) => e.typed) : [this.analyze(a)]));
     this.checkArgCount(name, args.length, def.args, ast.pos);
     const texts = args.map((a) => a.sql);
     const quote = (v: string) => (this.scope.pretty ? v : `'${v}'`);

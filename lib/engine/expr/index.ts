@@ -19,7 +19,7 @@ import { Analyzer, implicitCast } from './analyze';
 import { ExpressionError } from './errors';
 import { type Ast, parseExpression, parseNamedExpression } from './parser';
 import { compileExpr, compilePredicate, compileProjection } from './codegen';
-import { columnBuilder, constantBuilder, type Eval, type GeneratorInfo, type Typed } from './typed';
+import { constantBuilder, type Eval, type GeneratorInfo, type Typed } from './typed';
 import { keyValue } from './map-keys';
 import { mapEntries } from '../map-entries';
 import { type SqlType, toDataType, typeName } from './types';
@@ -44,16 +44,16 @@ export interface CompiledExpression {
 }
 
 /** Parses and types `text` against `columns`; throws ExpressionError (Spark's class, position, fix) when Spark would refuse it. */
-export function analyzeExpression(text: string, columns: readonly ColumnInfo[]): Typed {
+export function analyzeExpression(text: string, columns: readonly ColumnInfo[], stars = false): Typed {
   const ast = parseExpression(text);
-  return prettyNamed(new Analyzer({ text, columns }).analyze(ast), ast, text, columns);
+  return prettyNamed(new Analyzer({ text, columns, stars }).analyze(ast), ast, text, columns, stars);
 }
 
 /**
  * `t` with the name Spark gives it without AS: a column its name, a nested field its last part,
  * else its pretty SQL (Spark's toPrettySQL: literals as their values, `(1 + 1)` for `1L + 1`).
  */
-function prettyNamed(t: Typed, ast: Ast, text: string, columns: readonly ColumnInfo[]): Typed {
+function prettyNamed(t: Typed, ast: Ast, text: string, columns: readonly ColumnInfo[], stars: boolean): Typed {
   // A cast written over a bare column (CAST(x AS INT), x::int, TRY_CAST(x AS INT)) is named after the
   // column: Spark's toNamed gives a top-level Cast of a NamedExpression an UnresolvedAlias without a
   // generated name, and ResolveAliases names Cast(attribute) by the attribute (a nested field is no
@@ -64,7 +64,7 @@ function prettyNamed(t: Typed, ast: Ast, text: string, columns: readonly ColumnI
   }
   if (t.name !== t.sql) return t;
   try {
-    const name = new Analyzer({ text, columns, pretty: true }).analyze(ast).sql;
+    const name = new Analyzer({ text, columns, pretty: true, stars }).analyze(ast).sql;
     return name === t.name ? t : { ...t, name };
   } catch {
     return t;
@@ -89,10 +89,13 @@ export function prettySql(text: string, columns: readonly ColumnInfo[]): string 
   }
 }
 
-/** Parses, analyzes and compiles one expression; its column is named `name`, or as Spark names it without AS. */
+/**
+ * Parses, analyzes and compiles one expression; its column is named `name`, or as Spark names it
+ * without AS. A `*` argument expands (struct(*)), as in a projection (withColumn is one).
+ */
 export function compileExpression(text: string, columns: readonly ColumnInfo[], name?: string): CompiledExpression {
   const ast = parseExpression(text);
-  const t = prettyNamed(new Analyzer({ text, columns }).analyze(ast), ast, text, columns);
+  const t = prettyNamed(new Analyzer({ text, columns, stars: true }).analyze(ast), ast, text, columns, true);
   const ref = columnOf(ast, columns);
   const type: ColumnInfo = ref ? { ...ref, name: name ?? ref.name } : { ...toDataType(t.type), name: name ?? t.name };
   return { type, sqlType: t.type, sql: t.sql, evaluate: compileExpr(asOutput(t)), generator: t.generator, ...(ref ? { source: ref.name } : {}) };
@@ -205,16 +208,16 @@ export function compileSelect(items: readonly string[], columns: readonly Column
   let generatorNames: readonly string[] | undefined;
   for (const text of items) {
     const { ast, alias, aliases } = parseNamedExpression(text);
-    const az = new Analyzer({ text, columns });
+    const az = new Analyzer({ text, columns, stars: true });
     if (ast.k === 'star') {
       if (alias !== undefined) throw new ExpressionError('PARSE_SYNTAX_ERROR', `Syntax error at or near 'AS': '*' cannot have an alias`, text, ast.pos);
-      const expanded = expandStar(ast, az);
+      const expanded = az.expandStar(ast).map((e) => (e.ref ? { ...e, typed: { ...e.typed, type: e.ref } } : e));
       out.push(...expanded);
       const root = ast.qualifier.length ? new Set([ast.qualifier[0].toLowerCase(), ast.qualifier.join('.').toLowerCase()]) : null;
       for (const e of expanded) itemReads.push(root ?? new Set([e.name.toLowerCase()]));
       continue;
     }
-    const typed = asOutput(prettyNamed(az.analyze(ast), ast, text, columns));
+    const typed = asOutput(prettyNamed(az.analyze(ast), ast, text, columns, true));
     if (typed.generator !== undefined) {
       if (generatorAt >= 0) {
         throw new ExpressionError(
@@ -347,23 +350,4 @@ function projector(names: readonly string[], items: readonly Typed[]): (row: Row
 
 function hasAlias(item: Item): boolean {
   return item.name !== item.typed.name;
-}
-
-function expandStar(ast: Extract<Ast, { k: 'star' }>, az: Analyzer): Item[] {
-  if (ast.qualifier.length === 0) {
-    return az.scope.columns.map((c) => {
-      const key = c.name;
-      return { name: key, ref: c, typed: { type: c, sql: key, name: key, children: [], build: columnBuilder(key) } };
-    });
-  }
-  const base = az.analyze({ k: 'name', pos: ast.pos, parts: ast.qualifier });
-  if (base.type.type !== 'STRUCT') {
-    throw new ExpressionError(
-      'CANNOT_RESOLVE_STAR_EXPAND',
-      `Cannot resolve ${ast.qualifier.map((p) => `\`${p}\``).join('.')}.* given input columns ${az.scope.columns.map((c) => `\`${c.name}\``).join(', ')}: ${base.sql} is "${typeName(base.type)}", not a STRUCT`,
-      az.scope.text,
-      ast.pos,
-    );
-  }
-  return base.type.fields!.map((f) => ({ name: f.name, typed: az.extractField(base, f.name, ast.pos) }));
 }
