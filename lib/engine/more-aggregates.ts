@@ -29,6 +29,7 @@
  *   hash set, which no one can rely on: sort it with array_sort when the order matters.
  */
 import { lessFor } from './aggregates';
+import { groupingKey } from './operators/state-id';
 import type { CompiledAgg } from './aggregates';
 import type { Json } from './ports';
 import { SparkRowError } from './expr/errors';
@@ -40,17 +41,21 @@ import { canonicalLong, type DataType } from './schema';
 import { isBitAgg, isBooleanAgg, isCollectAgg, isPairAgg, isStatisticalAgg } from './plan/agg-kinds';
 import { asDouble, castCheck, pairAgg, statistical } from './moment-aggregates';
 
-/** A value of a column as median counts it: a DECIMAL by its text (one scale per column), others as they are. */
-type CountedKey = number | bigint | string;
+/** A value of a column as median counts it: a DECIMAL by its text (one scale per column), an ARRAY or STRUCT (mode's) as an object, others as they are. */
+type CountedKey = number | bigint | string | object;
 
-/** Each buffer's index of its values (the buffer is the JSON state keeps; the index is rebuilt when a buffer comes back from state). */
-const countIndexes = new WeakMap<object, Map<CountedKey, number>>();
+/**
+ * Each buffer's index of its values (the buffer is the JSON state keeps; the index is rebuilt when
+ * a buffer comes back from state). An ARRAY or STRUCT value (mode's) is indexed by its content, as
+ * grouping keys it: equal values count as one, as in Spark's map of value to count.
+ */
+const countIndexes = new WeakMap<object, Map<unknown, number>>();
 
-function countIndex(list: Json[]): Map<CountedKey, number> {
+function countIndex(list: Json[]): Map<unknown, number> {
   let index = countIndexes.get(list);
   if (index === undefined) {
     index = new Map();
-    for (let i = 0; i < list.length; i++) index.set((list[i] as Json[])[0] as CountedKey, i);
+    for (let i = 0; i < list.length; i++) index.set(groupingKey((list[i] as Json[])[0]), i);
     countIndexes.set(list, index);
   }
   return index;
@@ -59,10 +64,11 @@ function countIndex(list: Json[]): Map<CountedKey, number> {
 /** Adds `count` of value `v` to a buffer of [value, count] pairs (Spark's Percentile keeps a map of value to count). */
 function addCount(list: Json[], v: CountedKey, count: number): void {
   const index = countIndex(list);
-  const at = index.get(v);
+  const key = groupingKey(v);
+  const at = index.get(key);
   if (at !== undefined) (list[at] as number[])[1] += count;
   else {
-    index.set(v, list.length);
+    index.set(key, list.length);
     list.push([v as Json, count]);
   }
 }
@@ -164,7 +170,8 @@ function frequencyCheck(spec: AggSpec, column: string, frequency: string): (r: R
 }
 
 /**
- * mode(x): the most frequent non-null value, of the column's type; NULL over no value. Of values
+ * mode(x): the most frequent non-null value, of the column's type (an ARRAY or STRUCT, a window
+ * too, counted by content); NULL over no value. Of values
  * equally frequent, the lowest in the column's order: Spark 4's mode(x, true), where Spark's
  * mode(x) returns any of them (its hash map's first), which a replay of a batch could not repeat.
  * The buffer is median's value counts.

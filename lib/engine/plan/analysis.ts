@@ -327,10 +327,10 @@ function checkAggregate(st: Extract<StatefulSpec, { kind: 'aggregate' }>, cols: 
           `[DATATYPE_MISMATCH.VALUE_OUT_OF_RANGE] ${a.fn}(${a.column}, ${shown}): each percentage must be between 0.0 and 1.0 (e.g. 0.95 for the 95th percentile)`,
         );
       }
-      // (a window column is a STRUCT<start, end> to an aggregate, whatever its type says)
-      if (a.fn === 'mode' && (['STRUCT', 'ARRAY', 'MAP'].includes(found.type) || found.window === true)) {
+      if (a.fn === 'mode' && !orderable(found)) {
+        // sluice's mode breaks a tie by the column's order (Spark 4's mode(x, true)): a MAP has none
         throw new InvalidQueryError(
-          `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] ${call}: ${input} is ${type}, but sluice's mode counts a number, a STRING, a BOOLEAN, a DATE or a TIMESTAMP: take mode of one of its fields, or of to_json(${shown})`,
+          `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] ${call}: ${input} is or holds a MAP, but sluice's mode takes the least of equally frequent values, and a MAP has no order: take mode of one of its values, e.g. ${shown}['key'], or of to_json(${shown})`,
         );
       }
       if ((a.fn === 'min' || a.fn === 'max') && !orderable(found)) {
