@@ -286,7 +286,7 @@ describe('subtracting dates and timestamps gives an ANSI interval (SubtractDates
     expect(value("t - TIMESTAMP '2026-09-29 11:16:39.5'", row)).toBe("INTERVAL '2 01:13:20.5' DAY TO SECOND");
     expect(value("TIMESTAMP '2026-10-01 12:00:00' - t", row)).toBe("INTERVAL '-0 00:30:00' DAY TO SECOND");
     expect(value('t - d', row)).toBe("INTERVAL '0 12:30:00' DAY TO SECOND");
-    expect(compileExpression("d - DATE '2026-09-01'", COLS).sqlType).toEqual({ type: 'INTERVAL', days: true });
+    expect(compileExpression("d - DATE '2026-09-01'", COLS).sqlType).toEqual({ type: 'INTERVAL', days: true, units: ['DAY', 'DAY'] });
   });
 
   it('intervals compare, add to timestamps and an INTERVAL DAY casts to its days', () => {

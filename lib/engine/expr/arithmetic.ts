@@ -7,6 +7,7 @@
 import { dateOfEpochDay, epochDayOf } from '../dates';
 import { type Analyzer, implicitCast } from './analyze';
 import { addMonths, bigMicros, dateOfMicros, formatTimestampText, type Micros, microsValue } from './time';
+import { widerInterval } from './interval-text';
 import { strictNode, type Typed } from './typed';
 import {
   asDecimal,
@@ -105,17 +106,20 @@ export function addSub(az: Analyzer, op: '+' | '-', l: Typed, r: Typed, sql: str
     return strictNode(DATE, dateSql, [d, n], (x, k) => dateOfEpochDay(epochDayOf(x as string) + sign * (k as number)));
   }
   if (lt === 'INTERVAL' && rt === 'INTERVAL' && l.type.yearMonth === r.type.yearMonth) {
-    // INTERVAL DAY ± INTERVAL DAY stays INTERVAL DAY; with an hour or less it is DAY TO SECOND
-    return strictNode(l.type.yearMonth || (l.type.days && r.type.days) ? l.type : { type: 'INTERVAL' }, sql, [l, r], (x, y) =>
-      op === '+' ? (x as number) + (y as number) : (x as number) - (y as number),
-    );
+    // of the fields of both: INTERVAL DAY ± INTERVAL DAY stays INTERVAL DAY, DAY ± MINUTE is DAY TO MINUTE
+    return strictNode(widerInterval(l.type, r.type), sql, [l, r], (x, y) => (op === '+' ? (x as number) + (y as number) : (x as number) - (y as number)));
   }
   if (op === '-' && (lt === 'DATE' || lt === 'TIMESTAMP' || lt === 'STRING') && (rt === 'DATE' || rt === 'TIMESTAMP')) {
     // Spark: DATE - DATE is an INTERVAL DAY (SubtractDates); with a TIMESTAMP, an INTERVAL DAY TO
     // SECOND of the microseconds between them (SubtractTimestamps); a STRING takes the other's type
     if (rt === 'DATE' && lt !== 'TIMESTAMP') {
       const a = implicitCast(l, DATE);
-      return strictNode({ type: 'INTERVAL', days: true }, sql, [a, r], (x, y) => (epochDayOf(x as string) - epochDayOf(y as string)) * 86_400_000_000);
+      return strictNode(
+        { type: 'INTERVAL', days: true, units: ['DAY', 'DAY'] },
+        sql,
+        [a, r],
+        (x, y) => (epochDayOf(x as string) - epochDayOf(y as string)) * 86_400_000_000,
+      );
     }
     const a = implicitCast(l, TIMESTAMP);
     const b = implicitCast(r, TIMESTAMP);

@@ -8,6 +8,7 @@ import { fitsPrecision, formatDecimal, rescale, unscaledOf, unscaledOfText } fro
 import { dateOfText as readDateText } from '../formats/date-text';
 import { SparkRowError } from './errors';
 import { bigMicros, dateOfMicros, formatTimestampText, inRange, type Micros, microsOfDate, microsValue, parseTimestampMicros } from './time';
+import { intervalText } from './interval-text';
 import { keyText, keyTypeOf, keyValue } from './map-keys';
 import { mapEntries, setEntry } from '../map-entries';
 import { isNumeric, sameType, type SqlType, typeName } from './types';
@@ -18,7 +19,7 @@ export function canCast(from: SqlType, to: SqlType): boolean {
   const f = from.type;
   const t = to.type;
   if (f === 'NULL' || (f === t && f !== 'ARRAY' && f !== 'MAP' && f !== 'STRUCT')) return true;
-  if (t === 'STRING') return f !== 'INTERVAL' || from.yearMonth !== true;
+  if (t === 'STRING') return true;
   if (f === 'STRING') return t !== 'ARRAY' && t !== 'MAP' && t !== 'STRUCT' && t !== 'INTERVAL';
   const num = (x: SqlType) => isNumeric(x);
   if (num(from) && num(to)) return true;
@@ -310,27 +311,6 @@ function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
   throw new Error(`internal: no cast from ${typeName(from)} to ${typeName(to)}`);
 }
 
-/**
- * Spark's ANSI text of a day-time interval (IntervalUtils.toDayTimeIntervalString), as CAST to
- * STRING and the JSON writer print it: `INTERVAL '3' DAY`, `INTERVAL '-0 00:13:20.5' DAY TO SECOND`.
- */
-function dayTimeIntervalText(micros: number, daysOnly: boolean): string {
-  const sign = micros < 0 ? '-' : '';
-  let rest = Math.abs(micros);
-  const days = Math.floor(rest / 86_400_000_000);
-  if (daysOnly) return `INTERVAL '${sign}${days}' DAY`;
-  rest -= days * 86_400_000_000;
-  const hours = Math.floor(rest / 3_600_000_000);
-  rest -= hours * 3_600_000_000;
-  const minutes = Math.floor(rest / 60_000_000);
-  rest -= minutes * 60_000_000;
-  const secs = Math.floor(rest / 1_000_000);
-  const frac = rest - secs * 1_000_000;
-  const two = (n: number) => String(n).padStart(2, '0');
-  const fraction = frac === 0 ? '' : `.${String(frac).padStart(6, '0').replace(/0+$/, '')}`;
-  return `INTERVAL '${sign}${days} ${two(hours)}:${two(minutes)}:${two(secs)}${fraction}' DAY TO SECOND`;
-}
-
 /** Spark's text of a value cast to STRING. */
 function toStringFn(t: SqlType): (v: unknown) => string {
   switch (t.type) {
@@ -348,7 +328,7 @@ function toStringFn(t: SqlType): (v: unknown) => string {
     case 'TIMESTAMP':
       return (v) => formatTimestampText(v as Micros);
     case 'INTERVAL':
-      return (v) => dayTimeIntervalText(v as number, t.days === true);
+      return (v) => intervalText(v as number, t);
     case 'ARRAY': {
       const el = toStringFn(t.element!);
       return (v) => `[${(v as unknown[]).map((x) => (x == null ? 'null' : el(x))).join(', ')}]`;

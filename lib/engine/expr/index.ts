@@ -102,11 +102,12 @@ export function compileExpression(text: string, columns: readonly ColumnInfo[], 
 }
 
 /**
- * An expression as an output column holds it: a day-time INTERVAL (t2 - t1) as Spark's text of it
- * (INTERVAL '0 00:13:20' DAY TO SECOND), which is what its JSON writer prints for one.
+ * An expression as an output column holds it: an INTERVAL (t2 - t1, INTERVAL '10' MINUTE) as
+ * Spark's text of it in its fields (INTERVAL '0 00:13:20' DAY TO SECOND, INTERVAL '10' MINUTE,
+ * INTERVAL '1-2' YEAR TO MONTH), which is what its JSON writer prints for one.
  */
 function asOutput(t: Typed): Typed {
-  return t.type.type === 'INTERVAL' && t.type.yearMonth !== true ? implicitCast(t, { type: 'STRING' }) : t;
+  return t.type.type === 'INTERVAL' ? implicitCast(t, { type: 'STRING' }) : t;
 }
 
 /** The input column a bare name resolves to (case-insensitively, as the analyzer resolves it), else undefined. */

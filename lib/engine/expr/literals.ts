@@ -8,7 +8,8 @@ import { ExpressionError } from './errors';
 import type { Token } from './lexer';
 import type { Ast } from './parser';
 import { formatTimestampText, parseTimestampMicros } from './time';
-import { DATE, DOUBLE, INT, LONG, TIMESTAMP, decimal } from './types';
+import { dayTimeText, yearMonthText } from './interval-text';
+import { DATE, DOUBLE, INT, LONG, TIMESTAMP, decimal, type SqlType } from './types';
 
 /*
  * Interval literals, as Spark 4's AstBuilder builds them (spark.sql.legacy.interval.enabled off):
@@ -350,10 +351,7 @@ export function unitToUnitInterval(sign: string, value: Token, from: string, to:
 
 /** A year-month interval literal, named as Spark's Literal.sql: `INTERVAL '1-5' YEAR TO MONTH`, `INTERVAL '2' YEAR`, `INTERVAL '-11' MONTH`. */
 function yearMonthLiteral(months: number, start: YmField, end: YmField, pos: number): Ast {
-  const abs = Math.abs(months);
-  const year = `${months < 0 ? '-' : ''}${Math.floor(abs / 12)}`;
-  const body = start !== end ? `${year}-${abs % 12}' YEAR TO MONTH` : start === 'YEAR' ? `${year}' YEAR` : `${months}' MONTH`;
-  return { k: 'lit', pos, value: months + 0, type: { type: 'INTERVAL', yearMonth: true }, sql: `INTERVAL '${body}` };
+  return { k: 'lit', pos, value: months + 0, type: { type: 'INTERVAL', yearMonth: true, units: [start, end] }, sql: yearMonthText(months, start, end) };
 }
 
 /**
@@ -370,30 +368,8 @@ function dayTimeLiteral(micros: bigint, start: DtField, end: DtField, text: stri
       pos,
     );
   }
-  const two = (n: bigint) => String(n).padStart(2, '0');
-  const seconds = (us: bigint) => {
-    const whole = `${us / 1_000_000n}`;
-    const frac = String(us % 1_000_000n)
-      .padStart(6, '0')
-      .replace(/0+$/, '');
-    return `${us < 10_000_000n ? '0' : ''}${whole}${frac === '' ? '' : `.${frac}`}`;
-  };
-  let rest = micros < 0n ? -micros : micros;
-  const s = DT_FIELDS.indexOf(start);
-  const e = DT_FIELDS.indexOf(end);
-  let body = micros < 0n ? '-' : '';
-  for (let f = s; f <= e; f++) {
-    const field = DT_FIELDS[f];
-    if (f > s) body += field === 'HOUR' ? ' ' : ':';
-    if (field === 'SECOND') body += seconds(rest);
-    else {
-      const n = rest / MICROS_OF[field];
-      rest %= MICROS_OF[field];
-      body += field === 'DAY' ? String(n) : two(n);
-    }
-  }
-  const sql = `INTERVAL '${body}' ${start === end ? start : `${start} TO ${end}`}`;
-  return { k: 'lit', pos, value: Number(micros) + 0, type: start === 'DAY' && end === 'DAY' ? { type: 'INTERVAL', days: true } : { type: 'INTERVAL' }, sql };
+  const type: SqlType = { type: 'INTERVAL', ...(start === 'DAY' && end === 'DAY' ? { days: true as const } : {}), units: [start, end] };
+  return { k: 'lit', pos, value: Number(micros) + 0, type, sql: dayTimeText(micros, start, end) };
 }
 
 const INT_MIN = -2147483648;

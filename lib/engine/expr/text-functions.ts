@@ -13,6 +13,7 @@ import { implicitCast } from './analyze';
 import { SparkRowError } from './errors';
 import { call, def, int, str } from './fn-util';
 import { type JavaUri, parseJavaUri, UriSyntaxError } from './java-uri';
+import { intervalTypeName } from './interval-text';
 import { javaRegex } from './patterns';
 import { stringFn } from './strings';
 import { strict, type Typed } from './typed';
@@ -110,7 +111,7 @@ function simpleString(t: SqlType): string {
     case 'NULL':
       return 'void';
     case 'INTERVAL':
-      return t.yearMonth ? 'interval year to month' : t.days ? 'interval day' : 'interval day to second';
+      return intervalTypeName(t).toLowerCase();
     case 'ARRAY':
       return `array<${simpleString(t.element!)}>`;
     case 'MAP':

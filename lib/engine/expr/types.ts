@@ -8,6 +8,7 @@
 import { ddlOf, MAX_DECIMAL_PRECISION } from '../ddl';
 import { integerAsDecimal } from '../decimal';
 import type { ColumnType, DataType } from '../schema';
+import { intervalTypeName, widerInterval } from './interval-text';
 
 /** An expression's type: a column type, `NULL` (the type of a NULL literal) or `INTERVAL`. */
 export interface SqlType {
@@ -28,7 +29,16 @@ export interface SqlType {
    * `INTERVAL 1 WEEK`), which a DATE adds as days and stays a DATE.
    */
   readonly days?: true;
+  /**
+   * INTERVAL: its first and last fields, Spark's DayTimeIntervalType(start, end) or
+   * YearMonthIntervalType(start, end) (`INTERVAL '10' MINUTE` is MINUTE to MINUTE), which its text
+   * shows (interval-text.ts); absent: DAY TO SECOND (YEAR TO MONTH, DAY with `days`).
+   */
+  readonly units?: readonly [IntervalUnit, IntervalUnit];
 }
+
+/** A field of an INTERVAL type. */
+export type IntervalUnit = 'YEAR' | 'MONTH' | 'DAY' | 'HOUR' | 'MINUTE' | 'SECOND';
 
 /** A field of a STRUCT type. */
 export interface SqlField extends SqlType {
@@ -53,7 +63,7 @@ export function decimal(precision: number, scale: number): SqlType {
 /** The type as Spark's messages name it: INT, BIGINT, DECIMAL(10,2), ARRAY<STRING>, VOID, INTERVAL. */
 export function typeName(t: SqlType): string {
   if (t.type === 'NULL') return 'VOID';
-  if (t.type === 'INTERVAL') return t.yearMonth ? 'INTERVAL YEAR TO MONTH' : t.days ? 'INTERVAL DAY' : 'INTERVAL DAY TO SECOND';
+  if (t.type === 'INTERVAL') return intervalTypeName(t);
   return ddlOf(toDataType(t));
 }
 
@@ -203,7 +213,7 @@ export function commonType(types: readonly SqlType[]): SqlType | null {
 function commonTwo(a: SqlType, b: SqlType): SqlType | null {
   if (a.type === 'NULL') return b;
   if (b.type === 'NULL') return a;
-  if (a.type === 'INTERVAL' && b.type === 'INTERVAL' && a.yearMonth === b.yearMonth && a.days !== b.days) return { type: 'INTERVAL' };
+  if (a.type === 'INTERVAL' && b.type === 'INTERVAL' && a.yearMonth === b.yearMonth) return widerInterval(a, b);
   if (sameType(a, b)) return a;
   if (isNumeric(a) && isNumeric(b)) return widerNumeric(a, b);
   if ((a.type === 'DATE' && b.type === 'TIMESTAMP') || (a.type === 'TIMESTAMP' && b.type === 'DATE')) return TIMESTAMP;
