@@ -158,7 +158,8 @@ describe('refusals, with Spark error classes', () => {
     ['i AND b', 'DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE'],
     ['upper(arr)', 'DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE'],
     ['length(m)', 'DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE'],
-    ['CAST(dt AS INT)', 'DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION'],
+    // between DATE and a number Spark suggests the functions (Cast.typeCheckFailureMessage)
+    ['CAST(dt AS INT)', 'DATATYPE_MISMATCH.CAST_WITH_FUNC_SUGGESTION'],
     ['m = m', 'DATATYPE_MISMATCH.INVALID_ORDERING_TYPE'],
     ['CASE WHEN b THEN 1 ELSE dt END', 'DATATYPE_MISMATCH.DATA_DIFF_TYPES'],
     ['d div 2', 'DATATYPE_MISMATCH.BINARY_OP_WRONG_TYPE'],

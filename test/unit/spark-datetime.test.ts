@@ -295,7 +295,11 @@ describe('subtracting dates and timestamps gives an ANSI interval (SubtractDates
     expect(value("d - DATE '2026-09-01' >= INTERVAL '30' DAY", row)).toBe(true);
     expect(value("CAST(d - DATE '2026-09-01' AS INT)", row)).toBe(30);
     expect(iso("TIMESTAMP '2026-10-01 00:00:00' + (t - TIMESTAMP '2026-10-01 00:00:00')", row)).toBe('2026-10-01T12:30:00.000Z');
-    expect(refusal("CAST(t - TIMESTAMP '2026-10-01 12:20:00' AS INT)").errorClass).toBe('DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION');
+    // a DAY TO SECOND casts to its seconds, truncated (IntervalUtils.dayTimeIntervalToLong: micros / MICROS_PER_SECOND)
+    expect(value("CAST(t - TIMESTAMP '2026-10-01 12:20:00' AS INT)", row)).toBe(600);
+    expect(value("CAST(TIMESTAMP '2026-10-01 12:20:00' - (t + INTERVAL '0.5' SECOND) AS BIGINT)", row)).toBe(-600);
+    expect(value("CAST(t - TIMESTAMP '2026-10-01 12:19:58.5' AS DECIMAL(6,1))", row)).toBe('601.5');
+    expect(value("CAST(d - DATE '2026-09-01' AS DECIMAL(4,1))", row)).toBe('30.0');
   });
 });
 
