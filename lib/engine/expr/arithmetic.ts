@@ -87,8 +87,8 @@ export function addSub(az: Analyzer, op: '+' | '-', l: Typed, r: Typed, sql: str
     });
   }
   if (lt === 'INTERVAL' && op === '+' && (rt === 'TIMESTAMP' || rt === 'DATE')) return addSub(az, '+', r, l, sql, pos);
-  // Spark: DATE ± n is date_add / date_sub, whose days are an INT, SMALLINT or TINYINT
-  const plusDays = lt === 'DATE' && (op === '+' || (rt !== 'DATE' && rt !== 'TIMESTAMP'));
+  // Spark: DATE ± n is date_add / date_sub, whose days are an INT, SMALLINT or TINYINT (DATE - STRING is a difference, below)
+  const plusDays = lt === 'DATE' && (op === '+' || (rt !== 'DATE' && rt !== 'TIMESTAMP' && rt !== 'STRING'));
   if (plusDays || (op === '+' && rt === 'DATE')) {
     const [d, n] = plusDays ? [l, r] : [r, l];
     if (n.type.type !== 'INT' && n.type.type !== 'NULL') {
@@ -110,12 +110,15 @@ export function addSub(az: Analyzer, op: '+' | '-', l: Typed, r: Typed, sql: str
       op === '+' ? (x as number) + (y as number) : (x as number) - (y as number),
     );
   }
-  if (op === '-' && (lt === 'DATE' || lt === 'TIMESTAMP' || lt === 'STRING') && (rt === 'DATE' || rt === 'TIMESTAMP')) {
+  const datetime = (t: string) => t === 'DATE' || t === 'TIMESTAMP';
+  if (op === '-' && (datetime(lt) || lt === 'STRING') && (datetime(rt) || rt === 'STRING') && (datetime(lt) || datetime(rt))) {
     // Spark: DATE - DATE is an INTERVAL DAY (SubtractDates); with a TIMESTAMP, an INTERVAL DAY TO
-    // SECOND of the microseconds between them (SubtractTimestamps); a STRING takes the other's type
-    if (rt === 'DATE' && lt !== 'TIMESTAMP') {
+    // SECOND of the microseconds between them (SubtractTimestamps); a STRING on either side takes
+    // the other's type (AnsiTypeCoercion's PromoteStrings: TIMESTAMP - '2026-10-01' is a SubtractTimestamps)
+    if ((rt === 'DATE' && lt !== 'TIMESTAMP') || (lt === 'DATE' && rt === 'STRING')) {
       const a = implicitCast(l, DATE);
-      return strictNode({ type: 'INTERVAL', days: true }, sql, [a, r], (x, y) => (epochDayOf(x as string) - epochDayOf(y as string)) * 86_400_000_000);
+      const b = implicitCast(r, DATE);
+      return strictNode({ type: 'INTERVAL', days: true }, sql, [a, b], (x, y) => (epochDayOf(x as string) - epochDayOf(y as string)) * 86_400_000_000);
     }
     const a = implicitCast(l, TIMESTAMP);
     const b = implicitCast(r, TIMESTAMP);
