@@ -185,6 +185,11 @@ describe('refusals, with Spark error classes', () => {
     // DATE + n is date_add(dt, n), whose days are INT, SMALLINT or TINYINT (Spark's date.sql: date_add(d, 1L) is refused)
     ['l + dt', 'DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE'],
     ['b + 1', 'DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES'],
+    // one type that is not a number: BINARY_OP_WRONG_TYPE (BinaryOperator.checkInputDataTypes), a STRING promoted first
+    ['b + b', 'DATATYPE_MISMATCH.BINARY_OP_WRONG_TYPE'],
+    ["ts + '1'", 'DATATYPE_MISMATCH.BINARY_OP_WRONG_TYPE'],
+    ['s * b', 'DATATYPE_MISMATCH.BINARY_OP_WRONG_TYPE'],
+    ['ts * 1', 'DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES'],
     ['i AND b', 'DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE'],
     ['upper(arr)', 'DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE'],
     ['length(m)', 'DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE'],

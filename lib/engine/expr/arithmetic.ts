@@ -19,6 +19,7 @@ import {
   LONG,
   STRING,
   type SqlType,
+  sameType,
   stringPromotion,
   TIMESTAMP,
   typeName,
@@ -37,6 +38,13 @@ export function numericOperands(az: Analyzer, l: Typed, r: Typed, sql: string, p
   else if (lt.type === 'NULL') lt = rt;
   else if (rt.type === 'NULL') rt = lt;
   if (!isNumeric(lt) || !isNumeric(rt)) {
+    // Spark's BinaryOperator check: operands of one type that is not a number (TRUE + TRUE, and
+    // TIMESTAMP + '1' once the STRING is promoted to TIMESTAMP) are BINARY_OP_WRONG_TYPE
+    const promoted = (t: SqlType, other: SqlType) => (t.type === 'STRING' && other.type !== 'STRING' ? (stringPromotion(other) ?? t) : t);
+    const one = promoted(l.type, r.type);
+    if (sameType(one, promoted(r.type, l.type))) {
+      throw az.mismatch('BINARY_OP_WRONG_TYPE', sql, `the binary operator requires a number or an interval, not "${typeName(one)}"`, pos);
+    }
     throw az.mismatch(
       'BINARY_OP_DIFF_TYPES',
       sql,
