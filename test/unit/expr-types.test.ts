@@ -139,6 +139,13 @@ describe('strings beside other types (ANSI implicit casts)', () => {
     expect(typeOf("CASE WHEN b THEN dt ELSE '2026-05-01' END")).toBe('DATE');
   });
 
+  it('IN widens the value and every item to one type, strings promoted, or is DATA_DIFF_TYPES (InTypeCoercion)', () => {
+    expect(value("i IN ('7', 8)", { i: 7 })).toBe(true);
+    expect(() => value("i IN ('x', 8)", { i: 8 })).toThrow(/^\[CAST_INVALID_INPUT\]/);
+    expect(refusal("arr IN ('x')").errorClass).toBe('DATATYPE_MISMATCH.DATA_DIFF_TYPES');
+    expect(refusal("b IN ('true', 1)").errorClass).toBe('DATATYPE_MISMATCH.DATA_DIFF_TYPES');
+  });
+
   it("nullif(a, b) is If(a = b, NULL, a): the comparison coerces, the result keeps a's type", () => {
     expect(typeOf("nullif(i, '7')")).toBe('INT');
     expect(typeOf('nullif(s, 7)')).toBe('STRING');
