@@ -60,6 +60,19 @@ describe("STRING to DECIMAL: Decimal.fromStringANSI (Java's BigDecimal of the te
   });
 });
 
+describe("STRING to DATE trims with trimAll: U+0000 to U+0020 and DEL, byte by byte (a multi-byte character's bytes are negative Java bytes)", () => {
+  it.each([
+    ['\x01 2026-10-01\x7f', '2026-10-01'],
+    ['\t2026-10\n', '2026-10-01'],
+  ])('%j is %s', (s, out) => {
+    expect(value('CAST(s AS DATE)', { s })).toBe(out);
+  });
+
+  it.each([['2026-10-01\u00a0'], ['\u20032026-10-01'], ['2026-10-01\u0085']])('%j is CAST_INVALID_INPUT', (s) => {
+    expect(rowErrorOf('CAST(s AS DATE)', COLS, { s }).errorClass).toBe('CAST_INVALID_INPUT');
+  });
+});
+
 describe("STRING to DOUBLE reads Java's hexadecimal floating-point text", () => {
   it.each([
     ['0x1p3', 8],
