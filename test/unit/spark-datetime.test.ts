@@ -302,6 +302,12 @@ describe('subtracting dates and timestamps gives an ANSI interval (SubtractDates
     expect(value("CAST(TIMESTAMP '2026-10-01 12:20:00' - (t + INTERVAL '0.5' SECOND) AS BIGINT)", row)).toBe(-600);
     expect(value("CAST(t - TIMESTAMP '2026-10-01 12:19:58.5' AS DECIMAL(6,1))", row)).toBe('601.5');
     expect(value("CAST(d - DATE '2026-09-01' AS DECIMAL(4,1))", row)).toBe('30.0');
+    // an interval literal ending in HOUR or MINUTE counts that field (dayTimeIntervalToLong divides by its end field)
+    expect(value("CAST(INTERVAL '10' MINUTE AS INT)", row)).toBe(10);
+    expect(value('CAST(INTERVAL 1 HOUR 30 MINUTES AS BIGINT)', row)).toBe(90);
+    expect(value("CAST(INTERVAL -'90' MINUTE AS INT)", row)).toBe(-90);
+    expect(value("CAST(INTERVAL '2' HOUR AS DECIMAL(3,0))", row)).toBe('2');
+    expect(value("CAST(INTERVAL '1 02:03:04.5' DAY TO SECOND AS INT)", row)).toBe(93_784);
   });
 });
 

@@ -12,7 +12,7 @@ import { PARTITION_HINT } from '../plan/paths';
 import type { Row } from '../ports/values';
 import { addSub, mulDiv, numericOperands } from './arithmetic';
 import { compare, inList, isTest, likeTest } from './comparisons';
-import { castFunction, canCast, castRefusal } from './cast';
+import { castFunction, canCast, castRefusal, intervalLiteralCast } from './cast';
 import { ExpressionError, SparkRowError } from './errors';
 import { FUNCTIONS, NON_DETERMINISTIC, AGGREGATES } from './functions';
 import type { Ast } from './parser';
@@ -560,7 +560,7 @@ export class Analyzer {
       const refused = castRefusal(arg.type, to, safe);
       throw this.mismatch(refused.subclass, sql, refused.text, pos);
     }
-    const f = castFunction(arg.type, to, safe);
+    const f = (arg.constant !== undefined && intervalLiteralCast(arg.sql, to, safe)) || castFunction(arg.type, to, safe);
     return { type: to, sql, name: sql, children: [arg], build: strict(f) };
   }
 

@@ -183,6 +183,21 @@ export function dateOfText(text: string): string | null {
   return readDateText(text);
 }
 
+/**
+ * CAST of an interval literal whose last field is HOUR or MINUTE (`INTERVAL '10' MINUTE`, `INTERVAL
+ * 1 HOUR 30 MINUTES`, printed HOUR TO MINUTE) to a number: Spark counts that field (10, 90), where
+ * a day-time interval without one (a TIMESTAMP difference, DAY TO SECOND) counts seconds. sluice's
+ * interval type keeps no fields, so the literal's text says which; null for any other expression.
+ */
+export function intervalLiteralCast(sql: string, to: SqlType, safe: boolean): ((v: unknown) => unknown) | null {
+  const m = /^INTERVAL '[^']*' (?:[A-Z]+ TO )?(HOUR|MINUTE)$/.exec(sql);
+  if (m === null || (to.type !== 'INT' && to.type !== 'LONG' && to.type !== 'DECIMAL')) return null;
+  const unit = m[1] === 'HOUR' ? 3_600_000_000 : 60_000_000;
+  // whole units, truncated toward zero, then cast as an INTERVAL DAY's whole days are
+  const days = castFunction({ type: 'INTERVAL', days: true }, to, safe);
+  return (v) => days(Math.trunc((v as number) / unit) * 86_400_000_000);
+}
+
 /** A value of `from` (non-null) as a value of `to`. `safe` (try_cast) returns null where ANSI throws. */
 export function castFunction(from: SqlType, to: SqlType, safe: boolean): (v: unknown) => unknown {
   const f = castUnsafe(from, to);
