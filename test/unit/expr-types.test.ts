@@ -127,6 +127,43 @@ describe('strings beside other types (ANSI implicit casts)', () => {
     expect(value("'10' > i", { i: 9 })).toBe(true);
   });
 
+  it('greatest and least find a common type without promoting a STRING (findWiderTypeWithoutStringPromotion)', () => {
+    expect(refusal("greatest(i, '5')").errorClass).toBe('DATATYPE_MISMATCH.DATA_DIFF_TYPES');
+    expect(refusal('least(s, 1)').errorClass).toBe('DATATYPE_MISMATCH.DATA_DIFF_TYPES');
+    expect(refusal("greatest(dt, '2026-05-01')").errorClass).toBe('DATATYPE_MISMATCH.DATA_DIFF_TYPES');
+    expect(refusal("greatest(array(i), array('5'))").errorClass).toBe('DATATYPE_MISMATCH.DATA_DIFF_TYPES');
+    // numbers and datetimes still widen; CASE, coalesce and IN promote the STRING
+    expect(typeOf('greatest(i, l, d10_2)')).toBe('DECIMAL(22,2)');
+    expect(typeOf('least(dt, ts)')).toBe('TIMESTAMP');
+    expect(typeOf("coalesce(i, '5')")).toBe('BIGINT');
+    expect(typeOf("CASE WHEN b THEN dt ELSE '2026-05-01' END")).toBe('DATE');
+  });
+
+  it('IN widens the value and every item to one type, strings promoted, or is DATA_DIFF_TYPES (InTypeCoercion)', () => {
+    expect(value("i IN ('7', 8)", { i: 7 })).toBe(true);
+    expect(() => value("i IN ('x', 8)", { i: 8 })).toThrow(/^\[CAST_INVALID_INPUT\]/);
+    expect(refusal("arr IN ('x')").errorClass).toBe('DATATYPE_MISMATCH.DATA_DIFF_TYPES');
+    expect(refusal("b IN ('true', 1)").errorClass).toBe('DATATYPE_MISMATCH.DATA_DIFF_TYPES');
+  });
+
+  it("nullif(a, b) is If(a = b, NULL, a): the comparison coerces, the result keeps a's type", () => {
+    expect(typeOf("nullif(i, '7')")).toBe('INT');
+    expect(typeOf('nullif(s, 7)')).toBe('STRING');
+    expect(value('nullif(s, 7)', { s: '5' })).toBe('5');
+    expect(value('nullif(s, 7)', { s: '7' })).toBeNull();
+    expect(() => value('nullif(s, 7)', { s: 'x' })).toThrow(/^\[CAST_INVALID_INPUT\]/);
+  });
+
+  it('subtracts a STRING from a DATE or TIMESTAMP as that type (PromoteStrings, then SubtractDates / SubtractTimestamps)', () => {
+    expect(typeOf("dt - '2026-09-30'")).toBe('INTERVAL DAY');
+    expect(value("dt - '2026-09-30'", { dt: '2026-10-01' })).toBe("INTERVAL '1' DAY");
+    expect(typeOf("ts - '2026-10-01'")).toBe('INTERVAL DAY TO SECOND');
+    expect(value("ts - '2026-10-01'", { ts: 1_790_856_000_000_000 })).toBe("INTERVAL '0 12:00:00' DAY TO SECOND");
+    expect(() => value("dt - 'x'", { dt: '2026-10-01' })).toThrow(/^\[CAST_INVALID_INPUT\]/);
+    // DATE + STRING stays refused: the STRING becomes a DATE, and date_add takes no DATE days
+    expect(refusal("dt + '1'").errorClass).toBe('DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE');
+  });
+
   it('compares DECIMALs of different scales by value', () => {
     expect(value('d10_2 = d5_3', { d10_2: '1.50', d5_3: '1.500' })).toBe(true);
     expect(value('d10_2 < 1.6', { d10_2: '1.50' })).toBe(true);
@@ -155,10 +192,16 @@ describe('refusals, with Spark error classes', () => {
     // DATE + n is date_add(dt, n), whose days are INT, SMALLINT or TINYINT (Spark's date.sql: date_add(d, 1L) is refused)
     ['l + dt', 'DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE'],
     ['b + 1', 'DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES'],
+    // one type that is not a number: BINARY_OP_WRONG_TYPE (BinaryOperator.checkInputDataTypes), a STRING promoted first
+    ['b + b', 'DATATYPE_MISMATCH.BINARY_OP_WRONG_TYPE'],
+    ["ts + '1'", 'DATATYPE_MISMATCH.BINARY_OP_WRONG_TYPE'],
+    ['s * b', 'DATATYPE_MISMATCH.BINARY_OP_WRONG_TYPE'],
+    ['ts * 1', 'DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES'],
     ['i AND b', 'DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE'],
     ['upper(arr)', 'DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE'],
     ['length(m)', 'DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE'],
-    ['CAST(dt AS INT)', 'DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION'],
+    // between DATE and a number Spark suggests the functions (Cast.typeCheckFailureMessage)
+    ['CAST(dt AS INT)', 'DATATYPE_MISMATCH.CAST_WITH_FUNC_SUGGESTION'],
     ['m = m', 'DATATYPE_MISMATCH.INVALID_ORDERING_TYPE'],
     ['CASE WHEN b THEN 1 ELSE dt END', 'DATATYPE_MISMATCH.DATA_DIFF_TYPES'],
     ['d div 2', 'DATATYPE_MISMATCH.BINARY_OP_WRONG_TYPE'],

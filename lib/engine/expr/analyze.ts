@@ -12,7 +12,7 @@ import { PARTITION_HINT } from '../plan/paths';
 import type { Row } from '../ports/values';
 import { addSub, mulDiv, numericOperands } from './arithmetic';
 import { compare, inList, isTest, likeTest } from './comparisons';
-import { castFunction, canCast } from './cast';
+import { castFunction, canCast, castRefusal } from './cast';
 import { ExpressionError, SparkRowError } from './errors';
 import { FUNCTIONS, NON_DETERMINISTIC, AGGREGATES } from './functions';
 import type { Ast } from './parser';
@@ -557,12 +557,8 @@ export class Analyzer {
   cast(arg: Typed, to: SqlType, safe: boolean, pos: number): Typed {
     const sql = `${safe ? 'TRY_CAST' : 'CAST'}(${arg.sql} AS ${typeName(to)})`;
     if (!canCast(arg.type, to)) {
-      throw this.mismatch(
-        'CAST_WITHOUT_SUGGESTION',
-        sql,
-        `cannot cast "${typeName(arg.type)}" to "${typeName(to)}"${arg.type.type === 'DATE' && isNumeric(to) ? '; use unix_date(...) or datediff(...) for a day count' : ''}`,
-        pos,
-      );
+      const refused = castRefusal(arg.type, to, safe);
+      throw this.mismatch(refused.subclass, sql, refused.text, pos);
     }
     const f = castFunction(arg.type, to, safe);
     return { type: to, sql, name: sql, children: [arg], build: strict(f) };

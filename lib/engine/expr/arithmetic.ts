@@ -20,6 +20,7 @@ import {
   LONG,
   STRING,
   type SqlType,
+  sameType,
   stringPromotion,
   TIMESTAMP,
   typeName,
@@ -38,6 +39,13 @@ export function numericOperands(az: Analyzer, l: Typed, r: Typed, sql: string, p
   else if (lt.type === 'NULL') lt = rt;
   else if (rt.type === 'NULL') rt = lt;
   if (!isNumeric(lt) || !isNumeric(rt)) {
+    // Spark's BinaryOperator check: operands of one type that is not a number (TRUE + TRUE, and
+    // TIMESTAMP + '1' once the STRING is promoted to TIMESTAMP) are BINARY_OP_WRONG_TYPE
+    const promoted = (t: SqlType, other: SqlType) => (t.type === 'STRING' && other.type !== 'STRING' ? (stringPromotion(other) ?? t) : t);
+    const one = promoted(l.type, r.type);
+    if (sameType(one, promoted(r.type, l.type))) {
+      throw az.mismatch('BINARY_OP_WRONG_TYPE', sql, `the binary operator requires a number or an interval, not "${typeName(one)}"`, pos);
+    }
     throw az.mismatch(
       'BINARY_OP_DIFF_TYPES',
       sql,
@@ -88,8 +96,8 @@ export function addSub(az: Analyzer, op: '+' | '-', l: Typed, r: Typed, sql: str
     });
   }
   if (lt === 'INTERVAL' && op === '+' && (rt === 'TIMESTAMP' || rt === 'DATE')) return addSub(az, '+', r, l, sql, pos);
-  // Spark: DATE ± n is date_add / date_sub, whose days are an INT, SMALLINT or TINYINT
-  const plusDays = lt === 'DATE' && (op === '+' || (rt !== 'DATE' && rt !== 'TIMESTAMP'));
+  // Spark: DATE ± n is date_add / date_sub, whose days are an INT, SMALLINT or TINYINT (DATE - STRING is a difference, below)
+  const plusDays = lt === 'DATE' && (op === '+' || (rt !== 'DATE' && rt !== 'TIMESTAMP' && rt !== 'STRING'));
   if (plusDays || (op === '+' && rt === 'DATE')) {
     const [d, n] = plusDays ? [l, r] : [r, l];
     if (n.type.type !== 'INT' && n.type.type !== 'NULL') {
@@ -109,15 +117,18 @@ export function addSub(az: Analyzer, op: '+' | '-', l: Typed, r: Typed, sql: str
     // of the fields of both: INTERVAL DAY ± INTERVAL DAY stays INTERVAL DAY, DAY ± MINUTE is DAY TO MINUTE
     return strictNode(widerInterval(l.type, r.type), sql, [l, r], (x, y) => (op === '+' ? (x as number) + (y as number) : (x as number) - (y as number)));
   }
-  if (op === '-' && (lt === 'DATE' || lt === 'TIMESTAMP' || lt === 'STRING') && (rt === 'DATE' || rt === 'TIMESTAMP')) {
+  const datetime = (t: string) => t === 'DATE' || t === 'TIMESTAMP';
+  if (op === '-' && (datetime(lt) || lt === 'STRING') && (datetime(rt) || rt === 'STRING') && (datetime(lt) || datetime(rt))) {
     // Spark: DATE - DATE is an INTERVAL DAY (SubtractDates); with a TIMESTAMP, an INTERVAL DAY TO
-    // SECOND of the microseconds between them (SubtractTimestamps); a STRING takes the other's type
-    if (rt === 'DATE' && lt !== 'TIMESTAMP') {
+    // SECOND of the microseconds between them (SubtractTimestamps); a STRING on either side takes
+    // the other's type (AnsiTypeCoercion's PromoteStrings: TIMESTAMP - '2026-10-01' is a SubtractTimestamps)
+    if ((rt === 'DATE' && lt !== 'TIMESTAMP') || (lt === 'DATE' && rt === 'STRING')) {
       const a = implicitCast(l, DATE);
+      const b = implicitCast(r, DATE);
       return strictNode(
         { type: 'INTERVAL', days: true, units: ['DAY', 'DAY'] },
         sql,
-        [a, r],
+        [a, b],
         (x, y) => (epochDayOf(x as string) - epochDayOf(y as string)) * 86_400_000_000,
       );
     }

@@ -8,7 +8,7 @@ import { fitsPrecision, formatDecimal, rescale, unscaledOf, unscaledOfText } fro
 import { dateOfText as readDateText } from '../formats/date-text';
 import { SparkRowError } from './errors';
 import { bigMicros, dateOfMicros, formatTimestampText, inRange, type Micros, microsOfDate, microsValue, parseTimestampMicros } from './time';
-import { intervalText } from './interval-text';
+import { intervalText, lastFieldMicros, yearMonthCount } from './interval-text';
 import { keyText, keyTypeOf, keyValue } from './map-keys';
 import { mapEntries, setEntry } from '../map-entries';
 import { isNumeric, sameType, type SqlType, typeName } from './types';
@@ -26,8 +26,9 @@ export function canCast(from: SqlType, to: SqlType): boolean {
   if (f === 'BOOLEAN') return num(to);
   if (t === 'BOOLEAN') return num(from);
   if (f === 'TIMESTAMP') return num(to) || t === 'DATE';
-  // an INTERVAL DAY (one field) casts to an integral number of days, as Spark's ANSI interval casts
-  if (f === 'INTERVAL') return from.days === true && (t === 'INT' || t === 'LONG' || t === 'DECIMAL');
+  // a day-time INTERVAL casts to a number of its last unit, as Spark's ANSI interval casts: an
+  // INTERVAL DAY to days, a DAY TO SECOND (a TIMESTAMP difference) to seconds
+  if (f === 'INTERVAL') return t === 'INT' || t === 'LONG' || t === 'DECIMAL';
   if (t === 'TIMESTAMP') return num(from) || f === 'DATE';
   if (f === 'ARRAY' && t === 'ARRAY') return canCast(from.element!, to.element!);
   if (f === 'MAP' && t === 'MAP') return canCast(keyTypeOf(from), keyTypeOf(to)) && canCast(from.value!, to.value!);
@@ -35,11 +36,52 @@ export function canCast(from: SqlType, to: SqlType): boolean {
   return false;
 }
 
+/** A value as Spark's error messages print it (toSQLValue: a literal's SQL, 1.0E20D, 5L, 7S, 1.50BD; a FLOAT and a non-finite DOUBLE bare). */
+/** Whether Spark's non-ANSI Cast.canCast takes the pair: the ANSI casts, and DATE or TIMESTAMP to BOOLEAN, BOOLEAN to TIMESTAMP, DATE to a number (nested types element by element). */
+function legacyCanCast(from: SqlType, to: SqlType): boolean {
+  if (canCast(from, to)) return true;
+  const f = from.type;
+  const t = to.type;
+  if ((f === 'DATE' || f === 'TIMESTAMP') && t === 'BOOLEAN') return true;
+  if ((f === 'BOOLEAN' && t === 'TIMESTAMP') || (f === 'DATE' && isNumeric(to))) return true;
+  if (f === 'ARRAY' && t === 'ARRAY') return legacyCanCast(from.element!, to.element!);
+  if (f === 'MAP' && t === 'MAP') return legacyCanCast(keyTypeOf(from), keyTypeOf(to)) && legacyCanCast(from.value!, to.value!);
+  if (f === 'STRUCT' && t === 'STRUCT') return from.fields!.length === to.fields!.length && from.fields!.every((x, i) => legacyCanCast(x, to.fields![i]));
+  return false;
+}
+
+/**
+ * The DATATYPE_MISMATCH subclass and text of a CAST that canCast refuses, as Spark's
+ * Cast.typeCheckFailureMessage picks it: between DATE and a number, the functions that convert
+ * (CAST_WITH_FUNC_SUGGESTION); a cast the non-ANSI rules would take, the setting
+ * (CAST_WITH_CONF_SUGGESTION, not for try_cast); otherwise CAST_WITHOUT_SUGGESTION.
+ */
+export function castRefusal(from: SqlType, to: SqlType, safe: boolean): { subclass: string; text: string } {
+  const pair = `"${typeName(from)}" to "${typeName(to)}"`;
+  if (isNumeric(from) && to.type === 'DATE') {
+    return { subclass: 'CAST_WITH_FUNC_SUGGESTION', text: `cannot cast ${pair}; to read a number of days as a DATE, use \`DATE_FROM_UNIX_DATE\`` };
+  }
+  if (from.type === 'DATE' && isNumeric(to)) {
+    return { subclass: 'CAST_WITH_FUNC_SUGGESTION', text: `cannot cast ${pair}; for the number of days since 1970-01-01, use \`UNIX_DATE\`` };
+  }
+  if (!safe && legacyCanCast(from, to)) {
+    return { subclass: 'CAST_WITH_CONF_SUGGESTION', text: `cannot cast ${pair} with ANSI mode on (only "spark.sql.ansi.enabled" = "false" allows it)` };
+  }
+  return { subclass: 'CAST_WITHOUT_SUGGESTION', text: `cannot cast ${pair}` };
+}
+
 function sqlText(v: unknown, from: SqlType): string {
   if (from.type === 'STRING') return `'${v}'`;
-  if (from.type === 'DOUBLE') return javaDoubleText(v as number, from.binary32);
+  if (from.type === 'DOUBLE') {
+    const text = javaDoubleText(v as number, from.binary32);
+    return from.binary32 || !Number.isFinite(v as number) ? text : `${text}D`;
+  }
   if (from.type === 'TIMESTAMP') return `TIMESTAMP '${formatTimestampText(v as Micros)}'`;
   if (from.type === 'DATE') return `DATE '${v}'`;
+  if (from.type === 'LONG') return `${v}L`;
+  if (from.type === 'INT') return from.bits === 8 ? `${v}Y` : from.bits === 16 ? `${v}S` : String(v);
+  if (from.type === 'DECIMAL') return `${v}BD`;
+  if (from.type === 'INTERVAL') return intervalText(v as number, from);
   return String(v);
 }
 
@@ -57,6 +99,25 @@ function castOverflow(v: unknown, from: SqlType, to: SqlType): SparkRowError {
   );
 }
 
+/** Spark's outOfDecimalTypeRangeError: a text whose integer part has more digits than any DECIMAL holds. */
+function unsupportedRange(text: string): SparkRowError {
+  return new SparkRowError(
+    'NUMERIC_OUT_OF_SUPPORTED_RANGE',
+    `The value ${text} cannot be read as a number: its integer part has more than ${MAX_DECIMAL_DIGITS} digits. Use \`try_cast\` to get NULL instead.`,
+  );
+}
+
+const MAX_DECIMAL_DIGITS = 38;
+/** Java's BigDecimal(String) grammar: sign, digits with an optional point, an optional exponent. */
+const DECIMAL_TEXT = /^([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?$/;
+
+/** BigDecimal's precision − scale of a DECIMAL_TEXT match: the digits before the point once written out (zero: 1 − scale). */
+function integralDigits(m: RegExpExecArray): number {
+  const [, , int, frac = '', exp] = m;
+  const digits = `${int}${frac}`.replace(/^0+/, '');
+  return Math.max(digits.length, 1) - (frac.length - Number(exp ?? 0));
+}
+
 const INTEGER_TEXT = /^[+-]?[0-9]+$/;
 const DOUBLE_TEXT = /^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[dDfF]?$/;
 const SPECIAL_DOUBLES: Record<string, number> = {
@@ -68,6 +129,23 @@ const SPECIAL_DOUBLES: Record<string, number> = {
   '-infinity': Number.NEGATIVE_INFINITY,
   '-inf': Number.NEGATIVE_INFINITY,
 };
+
+const HEX_DOUBLE = /^([+-]?)0[xX]([0-9a-fA-F]*)(?:\.([0-9a-fA-F]*))?[pP]([+-]?[0-9]+)[fFdD]?$/;
+
+/** Java's parseDouble of a hexadecimal floating-point text (`0x1.8p1` is 3.0; the binary exponent is required), or null. */
+function hexDouble(text: string): number | null {
+  const m = HEX_DOUBLE.exec(text);
+  if (m === null || (m[2] === '' && (m[3] ?? '') === '')) return null;
+  const [, sign, int, frac = '', exp] = m;
+  let x = Number(BigInt(`0x${int}${frac}`));
+  // scale by 2^(exponent − 4 × fraction digits) in steps that stay finite
+  for (let k = Math.max(-2000, Math.min(2000, Number(exp))) - 4 * frac.length; k !== 0; ) {
+    const step = Math.max(-1000, Math.min(1000, k));
+    x *= 2 ** step;
+    k -= step;
+  }
+  return sign === '-' ? -x : x;
+}
 
 /** Java's String.trim, as Spark's STRING to DOUBLE (parseDouble): every character up to U+0020 off both ends. */
 function javaTrim(s: string): string {
@@ -140,7 +218,8 @@ function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
       if (f === 'BOOLEAN') return (v) => v;
       if (f === 'STRING') {
         return (v) => {
-          const s = (v as string).trim().toLowerCase();
+          // StringUtils.isTrueString / isFalseString: trimAll (blanks and controls up to U+0020, DEL), then lower case
+          const s = trimAll(v as string).toLowerCase();
           if (s === 't' || s === 'true' || s === 'y' || s === 'yes' || s === '1') return true;
           if (s === 'f' || s === 'false' || s === 'n' || s === 'no' || s === '0') return false;
           throw invalid(v, from, to);
@@ -161,7 +240,13 @@ function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
         return (v) => fitRange(big(v), v);
       }
       if (f === 'BOOLEAN') return (v) => (v ? 1 : 0);
-      if (f === 'INTERVAL') return (v) => fitRange(BigInt((v as number) / 86_400_000_000), v);
+      if (f === 'INTERVAL') {
+        // IntervalUtils.yearMonthIntervalToInt: the months, or whole years when YEAR is the last field
+        if (from.yearMonth) return (v) => fitRange(BigInt(yearMonthCount(v as number, from)), v);
+        // IntervalUtils.dayTimeIntervalToLong: the microseconds divided by the last field's, truncated toward zero
+        const unit = lastFieldMicros(from);
+        return (v) => fitRange(BigInt(v as number) / unit, v);
+      }
       if (f === 'STRING') {
         return (v) => {
           const s = trimAll(v as string);
@@ -202,7 +287,7 @@ function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
       if (f === 'INT' || f === 'LONG') return (v) => round(Number(v));
       if (f === 'BOOLEAN') return (v) => (v ? 1 : 0);
       if (f === 'DECIMAL') return (v) => round(Number(v));
-      if (f === 'TIMESTAMP') return (v) => Number(v) / 1_000_000;
+      if (f === 'TIMESTAMP') return (v) => round(Number(v) / 1_000_000); // (Spark: the seconds as a double, then .toFloat)
       if (f === 'STRING') {
         return (v) => {
           const s = javaTrim(v as string);
@@ -210,7 +295,11 @@ function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
           if (s === '+NaN' || s === '-NaN') return Number.NaN;
           const special = SPECIAL_DOUBLES[s.toLowerCase()];
           if (special !== undefined) return special;
-          if (!DOUBLE_TEXT.test(s)) throw invalid(v, from, to);
+          if (!DOUBLE_TEXT.test(s)) {
+            const hex = hexDouble(s);
+            if (hex === null) throw invalid(v, from, to);
+            return round(hex);
+          }
           return round(Number(s.replace(/[dDfF]$/, '')));
         };
       }
@@ -237,14 +326,24 @@ function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
       }
       if (f === 'STRING') {
         return (v) => {
-          const text = (v as string).trim();
-          const u = /^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$/.test(text) ? unscaledOfText(text, s) : null;
+          // Decimal.fromStringANSI: Java's BigDecimal of the text after String.trim
+          const text = javaTrim(v as string);
+          const m = DECIMAL_TEXT.exec(text);
+          if (m === null || (m[2] === '' && (m[3] ?? '') === '')) throw invalid(v, from, to);
+          if (integralDigits(m) > MAX_DECIMAL_DIGITS) throw unsupportedRange(v as string);
+          const u = unscaledOfText(text, s);
           if (u === null) throw invalid(v, from, to);
           return fitRange(u);
         };
       }
       if (f === 'TIMESTAMP') return (v) => fitRange(rescale(bigMicros(v as Micros), 6, s));
-      if (f === 'INTERVAL') return (v) => fitRange(rescale(BigInt((v as number) / 86_400_000_000), 0, s));
+      // dayTimeIntervalToDecimal: the exact seconds (scale 6) when the last field is SECOND, else the whole last fields
+      if (f === 'INTERVAL' && from.yearMonth) return (v) => fitRange(rescale(BigInt(yearMonthCount(v as number, from)), 0, s));
+      if (f === 'INTERVAL') {
+        const unit = lastFieldMicros(from);
+        if (unit === 1_000_000n) return (v) => fitRange(rescale(BigInt(v as number), 6, s));
+        return (v) => fitRange(rescale(BigInt(v as number) / unit, 0, s));
+      }
       break;
     }
     case 'DATE':
@@ -269,7 +368,8 @@ function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
       if (f === 'DOUBLE') {
         return (v) => {
           const d = v as number;
-          if (!Number.isFinite(d)) throw castOverflow(v, from, to);
+          // Spark's doubleToTimestampAnsi: NaN and ±Infinity are malformed input (CAST_INVALID_INPUT), not an overflow
+          if (!Number.isFinite(d)) throw invalid(v, from, to);
           return within(BigInt(Math.trunc(d * 1_000_000)), v);
         };
       }

@@ -115,8 +115,8 @@ export function inList(az: Analyzer, arg: Typed, list: readonly Typed[], not: bo
   // x NOT IN (...) is Spark's Not(In(...)): its SQL text is (NOT (x IN (...)))
   const inSql = `(${arg.sql} IN (${list.map((x) => x.sql).join(', ')}))`;
   const sql = not ? `(NOT ${inSql})` : inSql;
+  // Spark's InTypeCoercion: the wider common type of the value and every item, strings promoted; none is DATA_DIFF_TYPES
   let t = commonType([arg.type, ...list.map((x) => x.type)]);
-  if (t === null && arg.type.type !== 'STRING') t = commonType([arg.type, ...list.map((x) => (x.type.type === 'STRING' ? arg.type : x.type))]);
   if (t === null) {
     throw az.mismatch(
       'DATA_DIFF_TYPES',

@@ -84,8 +84,11 @@ export const AGGREGATES: ReadonlySet<string> = new Set([
 ]);
 
 /** The common type of the arguments, each cast to it; a refusal (DATA_DIFF_TYPES) when there is none. */
-function common(args: readonly Typed[], c: CallCtx): { args: Typed[]; type: SqlType } {
-  const t = commonType(args.map((a) => a.type));
+function common(args: readonly Typed[], c: CallCtx, promoteStrings = true): { args: Typed[]; type: SqlType } {
+  const t = commonType(
+    args.map((a) => a.type),
+    promoteStrings,
+  );
   if (t === null) {
     throw c.az.mismatch(
       'DATA_DIFF_TYPES',
@@ -120,7 +123,9 @@ function coalesce(args: readonly Typed[], c: CallCtx): Typed {
 }
 
 function greatestLeast(args: readonly Typed[], c: CallCtx, sign: 1 | -1): Typed {
-  const { args: as, type } = common(args, c);
+  // Spark widens greatest/least arguments without promoting a STRING (findWiderTypeWithoutStringPromotion):
+  // greatest(1, '5') is DATA_DIFF_TYPES, as is greatest(DATE '2026-01-01', '2026-05-01')
+  const { args: as, type } = common(args, c, false);
   if (type.type === 'MAP') throw c.az.mismatch('INVALID_ORDERING_TYPE', c.sql, `\`${c.name}\` does not support ordering on type "${typeName(type)}"`, c.pos);
   const cmp = comparator(type);
   return call(c, type, as, (evs) => (row) => {
@@ -430,14 +435,13 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
   coalesce: def(1, Number.POSITIVE_INFINITY, coalesce),
   nvl: def(2, 2, coalesce),
   ifnull: def(2, 2, coalesce),
+  // Spark's NullIf is If(EqualTo(a, b), NULL, a): the comparison coerces both sides, the result keeps a's type
   nullif: def(2, 2, ([a, b], c) => {
     const eq = c.az.binary('=', a, b, c.pos);
-    const { type } = common([a, b], c);
-    const x = implicitCast(a, type);
     return call(
       c,
-      type,
-      [x, eq],
+      a.type,
+      [a, eq],
       ([v, e]) =>
         (row) =>
           e(row) === true ? null : v(row),

@@ -47,7 +47,7 @@ export function yearMonthText(months: number, start: IntervalUnit, end: Interval
 }
 
 /** The fields of an INTERVAL type: its own, else the whole range (DAY TO SECOND, YEAR TO MONTH; DAY for an INTERVAL DAY). */
-function intervalUnits(t: SqlType): readonly [IntervalUnit, IntervalUnit] {
+export function intervalUnits(t: SqlType): readonly [IntervalUnit, IntervalUnit] {
   return t.units ?? (t.yearMonth ? ['YEAR', 'MONTH'] : t.days ? ['DAY', 'DAY'] : ['DAY', 'SECOND']);
 }
 
@@ -77,4 +77,16 @@ export function widerInterval(a: SqlType, b: SqlType): SqlType {
 export function intervalTypeName(t: SqlType): string {
   const [start, end] = intervalUnits(t);
   return `INTERVAL ${qualifier(start, end)}`;
+}
+
+const UNIT_MICROS: Record<string, bigint> = { DAY: 86_400_000_000n, HOUR: 3_600_000_000n, MINUTE: 60_000_000n, SECOND: 1_000_000n };
+
+/** The microseconds of a day-time INTERVAL type's last field: what a CAST to a number counts (Spark's dayTimeIntervalToLong). */
+export function lastFieldMicros(t: SqlType): bigint {
+  return UNIT_MICROS[intervalUnits(t)[1]];
+}
+
+/** A year-month interval as a number: its months, or its whole years (toward zero) when YEAR is the last field (Spark's yearMonthIntervalToInt). */
+export function yearMonthCount(months: number, t: SqlType): number {
+  return intervalUnits(t)[1] === 'YEAR' ? Math.trunc(months / 12) + 0 : months;
 }

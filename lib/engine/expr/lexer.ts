@@ -27,6 +27,8 @@ const OPERATORS = [
   '==',
   '||',
   '::',
+  // (a STRUCT field's `name: TYPE` in a CAST's type; nothing else takes one)
+  ':',
   '=>',
   '->',
   '=',

@@ -200,32 +200,33 @@ export function stringPromotion(other: SqlType): SqlType | null {
  * null when Spark finds none: NULL gives way to anything, numbers widen, DATE and TIMESTAMP meet in
  * TIMESTAMP, a STRING beside a number, a DATE or a TIMESTAMP takes the other's type (ANSI).
  */
-export function commonType(types: readonly SqlType[]): SqlType | null {
+export function commonType(types: readonly SqlType[], promoteStrings = true): SqlType | null {
   let acc: SqlType = NULL_TYPE;
   for (const t of types) {
-    const next = commonTwo(acc, t);
+    const next = commonTwo(acc, t, promoteStrings);
     if (next === null) return null;
     acc = next;
   }
   return acc;
 }
 
-function commonTwo(a: SqlType, b: SqlType): SqlType | null {
+/** `promoteStrings` false: Spark's findWiderTypeWithoutStringPromotion (greatest, least), where a STRING meets only a STRING. */
+function commonTwo(a: SqlType, b: SqlType, promoteStrings: boolean): SqlType | null {
   if (a.type === 'NULL') return b;
   if (b.type === 'NULL') return a;
   if (a.type === 'INTERVAL' && b.type === 'INTERVAL' && a.yearMonth === b.yearMonth) return widerInterval(a, b);
   if (sameType(a, b)) return a;
   if (isNumeric(a) && isNumeric(b)) return widerNumeric(a, b);
   if ((a.type === 'DATE' && b.type === 'TIMESTAMP') || (a.type === 'TIMESTAMP' && b.type === 'DATE')) return TIMESTAMP;
-  if (a.type === 'STRING' && b.type !== 'STRING') return stringPromotion(b);
-  if (b.type === 'STRING' && a.type !== 'STRING') return stringPromotion(a);
+  if (a.type === 'STRING' && b.type !== 'STRING') return promoteStrings ? stringPromotion(b) : null;
+  if (b.type === 'STRING' && a.type !== 'STRING') return promoteStrings ? stringPromotion(a) : null;
   if (a.type === 'ARRAY' && b.type === 'ARRAY') {
-    const e = commonTwo(a.element!, b.element!);
+    const e = commonTwo(a.element!, b.element!, promoteStrings);
     return e === null ? null : { type: 'ARRAY', element: e };
   }
   if (a.type === 'MAP' && b.type === 'MAP') {
-    const v = commonTwo(a.value!, b.value!);
-    const k = commonTwo(a.key ?? STRING, b.key ?? STRING);
+    const v = commonTwo(a.value!, b.value!, promoteStrings);
+    const k = commonTwo(a.key ?? STRING, b.key ?? STRING, promoteStrings);
     return v === null || k === null ? null : k.type === 'STRING' ? { type: 'MAP', value: v } : { type: 'MAP', key: k, value: v };
   }
   if (a.type === 'STRUCT' && b.type === 'STRUCT' && a.fields!.length === b.fields!.length) {
@@ -234,7 +235,7 @@ function commonTwo(a: SqlType, b: SqlType): SqlType | null {
       const fa = a.fields![i];
       const fb = b.fields![i];
       if (fa.name.toLowerCase() !== fb.name.toLowerCase()) return null;
-      const t = commonTwo(fa, fb);
+      const t = commonTwo(fa, fb, promoteStrings);
       if (t === null) return null;
       fields.push({ ...t, name: fa.name });
     }

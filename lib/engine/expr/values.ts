@@ -276,12 +276,19 @@ export function javaDoubleText(d: number, binary32 = false): string {
       }
     }
   }
+  // Java's shortest form takes two digits where one would do and two are closer (Double.MIN_VALUE is
+  // 4.9E-324, not 5.0E-324; Float.MIN_VALUE 1.4E-45): only a subnormal has so wide a rounding interval
+  let exponential: string | undefined;
+  if (digits.replace(/e.*$/, '').replace(/[-.]/g, '').replace(/^0+/, '').replace(/0+$/, '').length === 1) {
+    const two = d.toExponential(1);
+    if ((binary32 ? Math.fround(Number(two)) : Number(two)) === d) exponential = two;
+  }
   const v = Number(digits);
   const abs = Math.abs(v);
   if (abs >= 1e-3 && abs < 1e7) {
     const plain = abs < 1e-6 ? v.toFixed(20).replace(/0+$/, '') : String(v);
     return plain.includes('.') ? plain : `${plain}.0`;
   }
-  const [mant, exp] = v.toExponential().split('e');
+  const [mant, exp] = (exponential ?? v.toExponential()).split('e');
   return `${mant.includes('.') ? mant : `${mant}.0`}E${Number(exp)}`;
 }

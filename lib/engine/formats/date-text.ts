@@ -8,10 +8,14 @@
 import { parseDate } from '../dates';
 
 const DATE_TEXT = /^([+-]?)([0-9]{4,7})(?:-([0-9]{1,2})(?:-([0-9]{1,2})(?:[ T].*)?)?)?$/s;
-/** Whether Spark's trimAll drops the character: a blank (whitespace) or an ISO control character. */
+/**
+ * Whether Spark's trimAll drops the character. It tests each UTF-8 byte with Java's isWhitespace /
+ * isISOControl, and a byte of a multi-byte character is negative as a Java byte: so only U+0000 to
+ * U+0020 and DEL go, not a no-break space, U+0085 or another Unicode space.
+ */
 function dropped(ch: string): boolean {
   const c = ch.charCodeAt(0);
-  return c <= 0x20 || (c >= 0x7f && c <= 0x9f) || /\s/.test(ch);
+  return c <= 0x20 || c === 0x7f;
 }
 
 /** The text without the blanks and control characters around it (Spark's UTF8String.trimAll). */
