@@ -47,7 +47,7 @@ export function yearMonthText(months: number, start: IntervalUnit, end: Interval
 }
 
 /** The fields of an INTERVAL type: its own, else the whole range (DAY TO SECOND, YEAR TO MONTH; DAY for an INTERVAL DAY). */
-export function intervalUnits(t: SqlType): readonly [IntervalUnit, IntervalUnit] {
+function intervalUnits(t: SqlType): readonly [IntervalUnit, IntervalUnit] {
   return t.units ?? (t.yearMonth ? ['YEAR', 'MONTH'] : t.days ? ['DAY', 'DAY'] : ['DAY', 'SECOND']);
 }
 
