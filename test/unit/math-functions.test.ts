@@ -281,3 +281,32 @@ describe('negative and positive', () => {
     expect(errorOf('positive(true)')).toMatch(/^\[DATATYPE_MISMATCH\.UNEXPECTED_INPUT_TYPE\]/);
   });
 });
+
+describe("round / bround / floor / ceil with a negative scale, at the type's edge (Spark's RoundBase)", () => {
+  it.each([
+    ['round(CAST(125 AS TINYINT), -1)', 'try_round'],
+    ['round(2147483647, -1)', 'try_round'],
+    ['bround(9223372036854775807L, -1)', 'try_bround'],
+  ])('%s overflows its integral type: ARITHMETIC_OVERFLOW naming %s', (text, hint) => {
+    expect(errorOf(text)).toMatch(/^\[ARITHMETIC_OVERFLOW\]/);
+    expect(errorOf(text)).toContain(`'${hint}'`);
+  });
+
+  it.each([
+    ['round(CAST(99999999999999999999999999999999999999 AS DECIMAL(38,0)), -1)'],
+    ['bround(CAST(99999999999999999999999999999999999995 AS DECIMAL(38,0)), -1)'],
+    ['ceil(CAST(99999999999999999999999999999999999991 AS DECIMAL(38,0)), -1)'],
+  ])('%s needs 39 digits: DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION, not null', (text) => {
+    expect(typeOf(text)).toBe('DECIMAL(38,0)');
+    expect(errorOf(text)).toMatch(/^\[DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION\] Decimal precision 39 exceeds max precision 38/);
+  });
+
+  it('rounding down, or within the precision, is a value', () => {
+    expect(value('floor(CAST(99999999999999999999999999999999999999 AS DECIMAL(38,0)), -1)')).toBe('99999999999999999999999999999999999990');
+    expect(value('round(CAST(99999999999999999999999999999999999994 AS DECIMAL(38,0)), -1)')).toBe('99999999999999999999999999999999999990');
+    expect(value('round(CAST(125 AS TINYINT), -2)')).toBe(100);
+    expect(value('bround(CAST(125 AS TINYINT), -1)')).toBe(120);
+    expect(typeOf('round(123.456, -1)')).toBe('DECIMAL(4,0)');
+    expect(value('round(123.456, -1)')).toBe('120');
+  });
+});

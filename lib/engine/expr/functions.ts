@@ -24,7 +24,7 @@ import { REGEXP_FUNCTIONS } from './regexp';
 import { STRING_FUNCTIONS } from './strings';
 import { strict, type Eval, type Typed, withJs } from './typed';
 import { asDecimal, BOOLEAN, commonType, DOUBLE, decimal, isIntegral, isNumeric, LONG, MAX_PRECISION, type SqlType, typeName } from './types';
-import { big, checkIntegral, comparator, longValue, outOfRange } from './values';
+import { big, checkIntegral, comparator, longValue } from './values';
 
 /** Functions Spark has that return another value on a replay; refused (FORMAT-3: only deterministic functions). */
 export const NON_DETERMINISTIC = new Set([
@@ -207,10 +207,14 @@ function rounding(args: readonly Typed[], c: CallCtx, mode: 'HALF_UP' | 'HALF_EV
         const u = unscaledOf(v as string);
         const kept = roundUnscaled(u, s - d); // at scale d
         const at = d < 0 ? kept * pow10(-d) : rescale(kept, d, rt.scale!);
+        // Only a negative scale can need more digits than the type has (99...9 to tens): Spark sets
+        // the rounded value into the result type, whose precision check fails for every mode
         if (!fitsPrecision(at, rt.precision!)) {
-          // (RoundFloor / RoundCeil run with ANSI off: null)
-          if (mode === 'FLOOR' || mode === 'CEILING') return null;
-          throw outOfRange(at, rt.scale!, rt, c.sql);
+          const digits = (at < 0n ? -at : at).toString().length;
+          throw new SparkRowError(
+            'DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION',
+            `Decimal precision ${digits} exceeds max precision ${rt.precision} in ${c.sql}: the rounded value ${formatDecimal(at, rt.scale!)} does not fit ${typeName(rt)}.`,
+          );
         }
         return formatDecimal(at, rt.scale!);
       }),
@@ -221,7 +225,7 @@ function rounding(args: readonly Typed[], c: CallCtx, mode: 'HALF_UP' | 'HALF_EV
       c,
       t,
       [x],
-      strict((v) => (d >= 0 ? v : checkIntegral(longValue(roundUnscaled(big(v), -d) * pow10(-d)), t, c.sql, c.name))),
+      strict((v) => (d >= 0 ? v : checkIntegral(longValue(roundUnscaled(big(v), -d) * pow10(-d)), t, c.sql, `try_${c.name}`))),
     );
   }
   // DOUBLE: through the double's shortest decimal text, as Spark's BigDecimal(double)
