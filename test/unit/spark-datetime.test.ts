@@ -189,6 +189,38 @@ describe("make_timestamp takes its seconds as DECIMAL(8,6), and 60 only as a who
   });
 });
 
+describe("make_timestamp's optional 7th argument is the zone its fields are read in (MakeTimestamp's timezone, ZonedDateTime.of)", () => {
+  it.each([
+    ["make_timestamp(2026, 1, 15, 10, 0, 0, 'America/New_York')", '2026-01-15T15:00:00.000Z'], // EST, -05:00
+    ["make_timestamp(2026, 7, 15, 10, 0, 0, 'America/New_York')", '2026-07-15T14:00:00.000Z'], // EDT, -04:00
+    ["make_timestamp(2026, 1, 15, 10, 0, 0, '+05:30')", '2026-01-15T04:30:00.000Z'],
+    ["make_timestamp(2026, 1, 15, 10, 0, 0, 'UTC')", '2026-01-15T10:00:00.000Z'],
+    // 02:30 on 2026-03-08 does not exist in New York (02:00 jumps to 03:00): moved forward by the gap, 03:30 EDT
+    ["make_timestamp(2026, 3, 8, 2, 30, 0, 'America/New_York')", '2026-03-08T07:30:00.000Z'],
+    // 01:30 on 2026-11-01 happens twice: the earlier offset (EDT)
+    ["make_timestamp(2026, 11, 1, 1, 30, 0, 'America/New_York')", '2026-11-01T05:30:00.000Z'],
+    ["make_timestamp(2026, 12, 31, 23, 59, 60, 'Asia/Tokyo')", '2026-12-31T15:00:00.000Z'], // 60 s is the next minute, then the zone
+    ['make_timestamp(2026, 1, 15, 10, 0, 0, NULL)', null],
+  ])('%s = %s', (text, expected) => {
+    expect(iso(text)).toBe(expected);
+  });
+
+  it('an unknown zone is INVALID_TIMEZONE; eight arguments are too many', () => {
+    expect(rowError("make_timestamp(2026, 1, 15, 10, 0, 0, 'Mars/Olympus')").errorClass).toBe('INVALID_TIMEZONE');
+    expect(refusal("make_timestamp(2026, 1, 15, 10, 0, 0, 'UTC', 1)").errorClass).toBe('WRONG_NUM_ARGS.WITHOUT_SUGGESTION');
+  });
+});
+
+describe('timestamp_seconds of a DECIMAL is exact (longValueExact of seconds * 10^6)', () => {
+  it('a fraction of at most 6 digits is the microseconds; a finer one fails the row (no rounding)', () => {
+    expect(iso('timestamp_seconds(1.5)')).toBe('1970-01-01T00:00:01.500Z');
+    expect(iso('timestamp_seconds(CAST(1.25 AS DECIMAL(20, 10)))')).toBe('1970-01-01T00:00:01.250Z');
+    expect(iso('timestamp_seconds(-1.000001)')).toBe('1969-12-31T23:59:58.999999Z');
+    expect(rowError('timestamp_seconds(1.2345678)').message).toMatch(/Rounding necessary/);
+    expect(rowError('timestamp_seconds(-1.0000005)').message).toMatch(/Rounding necessary/);
+  });
+});
+
 describe('timestamp_seconds reads a STRING as DOUBLE, as its NumericType input', () => {
   it("timestamp_seconds('1.5') is 1.5 seconds after the epoch", () => {
     expect(iso("timestamp_seconds('1.5')")).toBe('1970-01-01T00:00:01.500Z');

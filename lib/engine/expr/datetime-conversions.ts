@@ -168,7 +168,19 @@ function secondsToTimestamp(unit: number): FunctionDef {
         c,
         TIMESTAMP,
         [t],
-        strict((v) => within(rescale(unscaledOf(v as string), t.type.scale!, 6))),
+        strict((v) => {
+          // Spark multiplies the exact value by 10^6 and takes longValueExact: a fraction finer than a
+          // microsecond fails the query (java.lang.ArithmeticException, no error class); here a dead letter
+          const u = unscaledOf(v as string);
+          const scale = t.type.scale!;
+          if (scale > 6 && u % 10n ** BigInt(scale - 6) !== 0n) {
+            throw new SparkRowError(
+              'java.lang.ArithmeticException',
+              `Rounding necessary in ${c.sql}: ${v} seconds is not a whole number of microseconds (Spark raises this without an error class). Round the seconds to 6 decimals first.`,
+            );
+          }
+          return within(rescale(u, scale, 6));
+        }),
       );
     if (t.type.type === 'DOUBLE' && unit === MICROS_PER_SECOND) {
       return call(
