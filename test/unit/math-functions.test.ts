@@ -310,3 +310,28 @@ describe("round / bround / floor / ceil with a negative scale, at the type's edg
     expect(value('round(123.456, -1)')).toBe('120');
   });
 });
+
+describe('round / bround with a NULL or an extreme scale (RoundBase: scaleV null, BigDecimal.setScale)', () => {
+  it('a NULL scale is a NULL result of the type the value would round to at scale 0', () => {
+    expect(value('round(1.5, NULL)')).toBeNull();
+    expect(typeOf('round(1.5, NULL)')).toBe('DECIMAL(2,0)');
+    expect(value('bround(1.5D, NULL)')).toBeNull();
+    expect(value('round(1, NULL)')).toBeNull();
+    expect(typeOf('round(1, NULL)')).toBe('INT');
+  });
+
+  it.each([
+    ['round(123.4567, 2147483647)', '123.4567'], // a scale past the value's: no rounding
+    ['round(123.4567D, 2147483647)', 123.4567],
+    ['round(123.4567, -2147483647)', '0'],
+    ['round(1.5D, -1000)', 0],
+    ['round(12345L, -2147483647)', 0],
+    ['round(-12345L, -19)', 0],
+  ])('%s = %p', (text, expected) => {
+    expect(value(text)).toBe(expected);
+  });
+
+  it('5000000000000000000L to -19 rounds half up to 10^19, past BIGINT', () => {
+    expect(errorOf('round(5000000000000000000L, -19)')).toMatch(/^\[ARITHMETIC_OVERFLOW\]/);
+  });
+});
