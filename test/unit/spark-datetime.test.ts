@@ -224,7 +224,17 @@ describe('timestamp_seconds of a DECIMAL is exact (longValueExact of seconds * 1
 describe('timestamp_seconds reads a STRING as DOUBLE, as its NumericType input', () => {
   it("timestamp_seconds('1.5') is 1.5 seconds after the epoch", () => {
     expect(iso("timestamp_seconds('1.5')")).toBe('1970-01-01T00:00:01.500Z');
-    expect(iso("timestamp_millis('1500')")).toBe('1970-01-01T00:00:01.500Z');
+  });
+
+  // AnsiTypeCoercion.implicitCast casts a STRING to an AtomicType, NumericType, DecimalType or
+  // AnyTimestampType input, never to the IntegralType of MillisToTimestamp / MicrosToTimestamp
+  // (AnsiTypeCoercionSuite: shouldNotCast(StringType, IntegralType)); a NULL is the default type's
+  it.each(["timestamp_millis('1500')", "timestamp_micros('12')", 'timestamp_millis(1.5)'])('%s is refused', (text) => {
+    expect(refusal(text).errorClass).toBe('DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE');
+  });
+
+  it.each(['timestamp_seconds(NULL)', 'timestamp_millis(NULL)', 'timestamp_micros(NULL)'])('%s is a NULL TIMESTAMP', (text) => {
+    expect(value(text)).toBeNull();
   });
 });
 

@@ -145,8 +145,11 @@ function parseOrCast(type: SqlType, safe: boolean, then: (us: Micros) => unknown
 
 function secondsToTimestamp(unit: number): FunctionDef {
   return def(1, 1, ([a], c) => {
-    // a STRING is cast to the input type's default: DOUBLE for timestamp_seconds (any number), BIGINT for the others
-    const t = a.type.type === 'STRING' ? implicitCast(a, unit === MICROS_PER_SECOND ? DOUBLE : LONG) : a;
+    // AnsiTypeCoercion.implicitCast: a STRING becomes DOUBLE for timestamp_seconds (its NumericType input), but has no
+    // cast to the IntegralType input of timestamp_millis / timestamp_micros (refused below); a NULL is the default type's
+    const seconds = unit === MICROS_PER_SECOND;
+    const k = a.type.type;
+    const t = k === 'NULL' ? implicitCast(a, seconds ? DOUBLE : INT) : k === 'STRING' && seconds ? implicitCast(a, DOUBLE) : a;
     const within = (u: bigint) => {
       if (!inRange(u)) {
         throw new SparkRowError(
