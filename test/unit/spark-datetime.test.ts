@@ -360,3 +360,27 @@ describe('a datetime pattern may be a column, as Spark builds the formatter per 
     expect(rowErrorOf('date_format(t, fmt)', cols, { t: 0, fmt: 'YYYY' }).errorClass).toBe('INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_WEEK_BASED_PATTERN');
   });
 });
+
+describe('date_add / date_sub / add_months past the years 1 to 9999 a DATE holds', () => {
+  // Spark's DateAdd adds the int of days (wrapping), AddMonths fails past the int, and a year past
+  // 9999 prints as "+10000": sluice makes such a row a dead letter, never a malformed or null date
+  it.each([
+    ["date_add(DATE '9999-12-31', 1)"],
+    ["date_sub(DATE '0001-01-01', 1)"],
+    ["date_add(DATE '2026-01-01', 2147483647)"],
+    ["date_sub(DATE '2026-01-01', -2147483648)"],
+    ["add_months(DATE '9999-12-31', 1)"],
+    ["add_months(DATE '2026-01-31', -30000)"],
+  ])('%s is ARITHMETIC_OVERFLOW', (text) => {
+    expect(rowError(text).errorClass).toBe('ARITHMETIC_OVERFLOW');
+  });
+
+  it.each([
+    ["date_add(DATE '9999-12-30', 1)", '9999-12-31'],
+    ["date_sub(DATE '0001-01-02', 1)", '0001-01-01'],
+    ["add_months(DATE '9999-11-30', 1)", '9999-12-30'],
+    ["add_months(DATE '0001-03-31', -1)", '0001-02-28'],
+  ])('%s = %s', (text, expected) => {
+    expect(value(text)).toBe(expected);
+  });
+});
