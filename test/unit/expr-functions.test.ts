@@ -220,3 +220,35 @@ describe('string order', () => {
     expect(value('a = b', row, ddl)).toBe(false);
   });
 });
+
+describe('md5, sha1, sha2 and crc32 take BINARY: a STRING (its UTF-8 bytes) or NULL, nothing else', () => {
+  const refusal = (text: string) => {
+    try {
+      compileExpression(text, []);
+    } catch (e) {
+      return (e as Error).message;
+    }
+    return 'compiled';
+  };
+
+  it.each(['md5(123)', 'sha1(1.5D)', 'sha(true)', "sha2(DATE '2026-01-01', 256)", "crc32(TIMESTAMP '2026-01-01 00:00:00')", 'md5(CAST(1 AS BIGINT))'])(
+    '%s is refused: ANSI coercion casts no number, BOOLEAN, DATE or TIMESTAMP to BINARY',
+    (text) => {
+      expect(refusal(text)).toMatch(/^\[DATATYPE_MISMATCH\.UNEXPECTED_INPUT_TYPE\].*"BINARY"/);
+    },
+  );
+
+  it('a STRING, its cast, or NULL is hashed as before; sha2 of another bit length is null', () => {
+    expect(value('md5(CAST(123 AS STRING))')).toBe('202cb962ac59075b964b07152d234b70'); // md5 of the bytes "123"
+    expect(value('md5(NULL)')).toBeNull();
+    expect(value("crc32('')")).toBe(0);
+    expect(value("sha2('', 224)")).toBe('d14a028c2a3a2bc9476102bb288234c415a2b01f828ea62ac5b3e42f');
+    expect(value("sha2('abc', 384)")).toBe('cb00753f45a35e8bb5a03d699ac65007272c32ab0eded1631a8b605a43ff5bed8086072ba1e7cc2358baeca134c825a7');
+    expect(value("sha2('abc', 512)")).toBe(
+      'ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f',
+    );
+    expect(value("sha2('abc', 0)")).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    expect(value("sha2('abc', 128)")).toBeNull();
+    expect(value("sha2('abc', NULL)")).toBeNull();
+  });
+});

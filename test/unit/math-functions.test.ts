@@ -281,3 +281,57 @@ describe('negative and positive', () => {
     expect(errorOf('positive(true)')).toMatch(/^\[DATATYPE_MISMATCH\.UNEXPECTED_INPUT_TYPE\]/);
   });
 });
+
+describe("round / bround / floor / ceil with a negative scale, at the type's edge (Spark's RoundBase)", () => {
+  it.each([
+    ['round(CAST(125 AS TINYINT), -1)', 'try_round'],
+    ['round(2147483647, -1)', 'try_round'],
+    ['bround(9223372036854775807L, -1)', 'try_bround'],
+  ])('%s overflows its integral type: ARITHMETIC_OVERFLOW naming %s', (text, hint) => {
+    expect(errorOf(text)).toMatch(/^\[ARITHMETIC_OVERFLOW\]/);
+    expect(errorOf(text)).toContain(`'${hint}'`);
+  });
+
+  it.each([
+    ['round(CAST(99999999999999999999999999999999999999 AS DECIMAL(38,0)), -1)'],
+    ['bround(CAST(99999999999999999999999999999999999995 AS DECIMAL(38,0)), -1)'],
+    ['ceil(CAST(99999999999999999999999999999999999991 AS DECIMAL(38,0)), -1)'],
+  ])('%s needs 39 digits: DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION, not null', (text) => {
+    expect(typeOf(text)).toBe('DECIMAL(38,0)');
+    expect(errorOf(text)).toMatch(/^\[DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION\] Decimal precision 39 exceeds max precision 38/);
+  });
+
+  it('rounding down, or within the precision, is a value', () => {
+    expect(value('floor(CAST(99999999999999999999999999999999999999 AS DECIMAL(38,0)), -1)')).toBe('99999999999999999999999999999999999990');
+    expect(value('round(CAST(99999999999999999999999999999999999994 AS DECIMAL(38,0)), -1)')).toBe('99999999999999999999999999999999999990');
+    expect(value('round(CAST(125 AS TINYINT), -2)')).toBe(100);
+    expect(value('bround(CAST(125 AS TINYINT), -1)')).toBe(120);
+    expect(typeOf('round(123.456, -1)')).toBe('DECIMAL(4,0)');
+    expect(value('round(123.456, -1)')).toBe('120');
+  });
+});
+
+describe('round / bround with a NULL or an extreme scale (RoundBase: scaleV null, BigDecimal.setScale)', () => {
+  it('a NULL scale is a NULL result of the type the value would round to at scale 0', () => {
+    expect(value('round(1.5, NULL)')).toBeNull();
+    expect(typeOf('round(1.5, NULL)')).toBe('DECIMAL(2,0)');
+    expect(value('bround(1.5D, NULL)')).toBeNull();
+    expect(value('round(1, NULL)')).toBeNull();
+    expect(typeOf('round(1, NULL)')).toBe('INT');
+  });
+
+  it.each([
+    ['round(123.4567, 2147483647)', '123.4567'], // a scale past the value's: no rounding
+    ['round(123.4567D, 2147483647)', 123.4567],
+    ['round(123.4567, -2147483647)', '0'],
+    ['round(1.5D, -1000)', 0],
+    ['round(12345L, -2147483647)', 0],
+    ['round(-12345L, -19)', 0],
+  ])('%s = %p', (text, expected) => {
+    expect(value(text)).toBe(expected);
+  });
+
+  it('5000000000000000000L to -19 rounds half up to 10^19, past BIGINT', () => {
+    expect(errorOf('round(5000000000000000000L, -19)')).toMatch(/^\[ARITHMETIC_OVERFLOW\]/);
+  });
+});

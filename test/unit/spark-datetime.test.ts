@@ -191,10 +191,52 @@ describe("make_timestamp takes its seconds as DECIMAL(8,6), and 60 only as a who
   });
 });
 
+describe("make_timestamp's optional 7th argument is the zone its fields are read in (MakeTimestamp's timezone, ZonedDateTime.of)", () => {
+  it.each([
+    ["make_timestamp(2026, 1, 15, 10, 0, 0, 'America/New_York')", '2026-01-15T15:00:00.000Z'], // EST, -05:00
+    ["make_timestamp(2026, 7, 15, 10, 0, 0, 'America/New_York')", '2026-07-15T14:00:00.000Z'], // EDT, -04:00
+    ["make_timestamp(2026, 1, 15, 10, 0, 0, '+05:30')", '2026-01-15T04:30:00.000Z'],
+    ["make_timestamp(2026, 1, 15, 10, 0, 0, 'UTC')", '2026-01-15T10:00:00.000Z'],
+    // 02:30 on 2026-03-08 does not exist in New York (02:00 jumps to 03:00): moved forward by the gap, 03:30 EDT
+    ["make_timestamp(2026, 3, 8, 2, 30, 0, 'America/New_York')", '2026-03-08T07:30:00.000Z'],
+    // 01:30 on 2026-11-01 happens twice: the earlier offset (EDT)
+    ["make_timestamp(2026, 11, 1, 1, 30, 0, 'America/New_York')", '2026-11-01T05:30:00.000Z'],
+    ["make_timestamp(2026, 12, 31, 23, 59, 60, 'Asia/Tokyo')", '2026-12-31T15:00:00.000Z'], // 60 s is the next minute, then the zone
+    ['make_timestamp(2026, 1, 15, 10, 0, 0, NULL)', null],
+  ])('%s = %s', (text, expected) => {
+    expect(iso(text)).toBe(expected);
+  });
+
+  it('an unknown zone is INVALID_TIMEZONE; eight arguments are too many', () => {
+    expect(rowError("make_timestamp(2026, 1, 15, 10, 0, 0, 'Mars/Olympus')").errorClass).toBe('INVALID_TIMEZONE');
+    expect(refusal("make_timestamp(2026, 1, 15, 10, 0, 0, 'UTC', 1)").errorClass).toBe('WRONG_NUM_ARGS.WITHOUT_SUGGESTION');
+  });
+});
+
+describe('timestamp_seconds of a DECIMAL is exact (longValueExact of seconds * 10^6)', () => {
+  it('a fraction of at most 6 digits is the microseconds; a finer one fails the row (no rounding)', () => {
+    expect(iso('timestamp_seconds(1.5)')).toBe('1970-01-01T00:00:01.500Z');
+    expect(iso('timestamp_seconds(CAST(1.25 AS DECIMAL(20, 10)))')).toBe('1970-01-01T00:00:01.250Z');
+    expect(iso('timestamp_seconds(-1.000001)')).toBe('1969-12-31T23:59:58.999999Z');
+    expect(rowError('timestamp_seconds(1.2345678)').message).toMatch(/Rounding necessary/);
+    expect(rowError('timestamp_seconds(-1.0000005)').message).toMatch(/Rounding necessary/);
+  });
+});
+
 describe('timestamp_seconds reads a STRING as DOUBLE, as its NumericType input', () => {
   it("timestamp_seconds('1.5') is 1.5 seconds after the epoch", () => {
     expect(iso("timestamp_seconds('1.5')")).toBe('1970-01-01T00:00:01.500Z');
-    expect(iso("timestamp_millis('1500')")).toBe('1970-01-01T00:00:01.500Z');
+  });
+
+  // AnsiTypeCoercion.implicitCast casts a STRING to an AtomicType, NumericType, DecimalType or
+  // AnyTimestampType input, never to the IntegralType of MillisToTimestamp / MicrosToTimestamp
+  // (AnsiTypeCoercionSuite: shouldNotCast(StringType, IntegralType)); a NULL is the default type's
+  it.each(["timestamp_millis('1500')", "timestamp_micros('12')", 'timestamp_millis(1.5)'])('%s is refused', (text) => {
+    expect(refusal(text).errorClass).toBe('DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE');
+  });
+
+  it.each(['timestamp_seconds(NULL)', 'timestamp_millis(NULL)', 'timestamp_micros(NULL)'])('%s is a NULL TIMESTAMP', (text) => {
+    expect(value(text)).toBeNull();
   });
 });
 
@@ -335,5 +377,29 @@ describe('a datetime pattern may be a column, as Spark builds the formatter per 
     const e = compileExpression('date_format(t, fmt)', cols);
     expect(() => e.evaluate({ t: 0, fmt: 'YYYY' })).toThrow(SparkRowError);
     expect(rowErrorOf('date_format(t, fmt)', cols, { t: 0, fmt: 'YYYY' }).errorClass).toBe('INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_WEEK_BASED_PATTERN');
+  });
+});
+
+describe('date_add / date_sub / add_months past the years 1 to 9999 a DATE holds', () => {
+  // Spark's DateAdd adds the int of days (wrapping), AddMonths fails past the int, and a year past
+  // 9999 prints as "+10000": sluice makes such a row a dead letter, never a malformed or null date
+  it.each([
+    ["date_add(DATE '9999-12-31', 1)"],
+    ["date_sub(DATE '0001-01-01', 1)"],
+    ["date_add(DATE '2026-01-01', 2147483647)"],
+    ["date_sub(DATE '2026-01-01', -2147483648)"],
+    ["add_months(DATE '9999-12-31', 1)"],
+    ["add_months(DATE '2026-01-31', -30000)"],
+  ])('%s is ARITHMETIC_OVERFLOW', (text) => {
+    expect(rowError(text).errorClass).toBe('ARITHMETIC_OVERFLOW');
+  });
+
+  it.each([
+    ["date_add(DATE '9999-12-30', 1)", '9999-12-31'],
+    ["date_sub(DATE '0001-01-02', 1)", '0001-01-01'],
+    ["add_months(DATE '9999-11-30', 1)", '9999-12-30'],
+    ["add_months(DATE '0001-03-31', -1)", '0001-02-28'],
+  ])('%s = %s', (text, expected) => {
+    expect(value(text)).toBe(expected);
   });
 });

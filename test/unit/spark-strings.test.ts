@@ -110,7 +110,8 @@ describe('Java regex: patterns sluice refuses rather than match differently', ()
   });
 
   it('refuses a format_number pattern it cannot format', () => {
-    expect(refused("format_number(1.5D, '0.0%')")).toContain('[INVALID_PARAMETER_VALUE.PATTERN]');
+    expect(refused("format_number(1.5D, '0.0E0')")).toContain('[INVALID_PARAMETER_VALUE.PATTERN]');
+    expect(refused("format_number(1.5D, '#%%')")).toContain('[INVALID_PARAMETER_VALUE.PATTERN]'); // Java: too many percent characters
   });
 
   it('a pattern from a column that cannot compile is a row error', () => {
@@ -307,6 +308,17 @@ describe('format_number: DecimalFormat HALF_EVEN on the exact value', () => {
     ["format_number(1234.5D, '#.')", '1234.'],
     ["format_number(1234567.891D, '#,##,##0.0#')", '1,234,567.89'], // Java groups by the last interval only
     ['format_number(CAST(NULL AS DOUBLE), 2)', null],
+    // a % (‰) in the prefix or suffix multiplies by 100 (1000): a double in double arithmetic, as
+    // DecimalFormat (0.145 * 100 is 14.499999999999998, still 14.5 to one decimal), a DECIMAL or a long exactly
+    ["format_number(0.1234D, '0.0%')", '12.3%'],
+    ["format_number(0.145D, '#.#%')", '14.5%'],
+    ["format_number(0.125D, '0%')", '12%'], // 12.5 exactly: HALF_EVEN
+    ["format_number(CAST(0.125 AS DECIMAL(4,3)), '0%')", '12%'],
+    ["format_number(-0.5, '#%')", '-50%'],
+    ["format_number(12, '#,##0%')", '1,200%'],
+    ["format_number(0.5, '%#')", '%50'],
+    ["format_number(0.01234D, '0.00\u2030')", '12.34\u2030'],
+    ["format_number(CAST(0.000005 AS DECIMAL(7,6)), '0.0%')", '0.0%'],
   ])('%s is %j', (text, expected) => {
     expect(value(text)).toBe(expected);
   });

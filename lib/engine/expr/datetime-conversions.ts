@@ -145,8 +145,11 @@ function parseOrCast(type: SqlType, safe: boolean, then: (us: Micros) => unknown
 
 function secondsToTimestamp(unit: number): FunctionDef {
   return def(1, 1, ([a], c) => {
-    // a STRING is cast to the input type's default: DOUBLE for timestamp_seconds (any number), BIGINT for the others
-    const t = a.type.type === 'STRING' ? implicitCast(a, unit === MICROS_PER_SECOND ? DOUBLE : LONG) : a;
+    // AnsiTypeCoercion.implicitCast: a STRING becomes DOUBLE for timestamp_seconds (its NumericType input), but has no
+    // cast to the IntegralType input of timestamp_millis / timestamp_micros (refused below); a NULL is the default type's
+    const seconds = unit === MICROS_PER_SECOND;
+    const k = a.type.type;
+    const t = k === 'NULL' ? implicitCast(a, seconds ? DOUBLE : INT) : k === 'STRING' && seconds ? implicitCast(a, DOUBLE) : a;
     const within = (u: bigint) => {
       if (!inRange(u)) {
         throw new SparkRowError(
@@ -168,7 +171,19 @@ function secondsToTimestamp(unit: number): FunctionDef {
         c,
         TIMESTAMP,
         [t],
-        strict((v) => within(rescale(unscaledOf(v as string), t.type.scale!, 6))),
+        strict((v) => {
+          // Spark multiplies the exact value by 10^6 and takes longValueExact: a fraction finer than a
+          // microsecond fails the query (java.lang.ArithmeticException, no error class); here a dead letter
+          const u = unscaledOf(v as string);
+          const scale = t.type.scale!;
+          if (scale > 6 && u % 10n ** BigInt(scale - 6) !== 0n) {
+            throw new SparkRowError(
+              'java.lang.ArithmeticException',
+              `Rounding necessary in ${c.sql}: ${v} seconds is not a whole number of microseconds (Spark raises this without an error class). Round the seconds to 6 decimals first.`,
+            );
+          }
+          return within(rescale(u, scale, 6));
+        }),
       );
     if (t.type.type === 'DOUBLE' && unit === MICROS_PER_SECOND) {
       return call(

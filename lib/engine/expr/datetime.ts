@@ -61,6 +61,19 @@ function dateField(f: (d: string) => unknown, type: SqlType = INT): FunctionDef 
   );
 }
 
+const FIRST_DAY = epochDayOf('0001-01-01');
+const LAST_DAY = epochDayOf('9999-12-31');
+
+/**
+ * A DATE result past the years 1 to 9999 sluice's DATE holds. Spark's DATE is an int of days (its
+ * date_add wraps that int; its add_months fails past it) and prints such a year as "+10000": sluice
+ * makes the row a dead letter, as it does a TIMESTAMP result outside those years, rather than a
+ * malformed or null date.
+ */
+function dateOutOfRange(sql: string): SparkRowError {
+  return new SparkRowError('ARITHMETIC_OVERFLOW', `date overflow in ${sql}: the result is outside years 1 to 9999. Filter out such dates or day counts first.`);
+}
+
 /** date_add (+1) / date_sub (-1): the day `sign` times n days on. */
 function addDays(sign: 1 | -1): FunctionDef {
   return def(2, 2, ([d, n], c) =>
@@ -68,7 +81,11 @@ function addDays(sign: 1 | -1): FunctionDef {
       c,
       DATE,
       [dateArg(c, d, 0), daysArg(c, n, 1)],
-      strict((x, k) => dateOfEpochDay(epochDayOf(x as string) + sign * (k as number))),
+      strict((x, k) => {
+        const day = epochDayOf(x as string) + sign * (k as number);
+        if (day < FIRST_DAY || day > LAST_DAY) throw dateOutOfRange(c.sql);
+        return dateOfEpochDay(day);
+      }),
     ),
   );
 }
@@ -119,6 +136,18 @@ function monthsBetween(a: Micros, b: Micros, roundOff: boolean): number {
   return roundOff ? Math.round(diff * 1e8) / 1e8 : diff;
 }
 
+/** A zone argument's zone (Spark's getZoneId); INVALID_TIMEZONE for a text Java's ZoneId.of refuses. */
+function zoneArg(zone: string): NonNullable<ReturnType<typeof sparkZone>> {
+  const tz = sparkZone(zone);
+  if (tz === null) {
+    throw new SparkRowError(
+      'INVALID_TIMEZONE',
+      `The timezone: ${zone} is invalid. The timezone must be either a region-based zone ID or a zone offset. Region IDs must have the form 'area/city', such as 'America/Los_Angeles'. Zone offsets must be in the format '(+|-)HH', '(+|-)HH:mm' or '(+|-)HH:mm:ss', e.g '-08', '+01:00' or '-13:33:33', and must be in the range from -18:00 to +18:00. 'Z' and 'UTC' are accepted as synonyms for '+00:00'.`,
+    );
+  }
+  return tz;
+}
+
 /** from_utc_timestamp / to_utc_timestamp: the instant moved by the zone's offset, as Spark's convertTz. */
 function utcShift(toLocal: boolean): FunctionDef {
   return def(2, 2, ([t, z], c) =>
@@ -127,13 +156,7 @@ function utcShift(toLocal: boolean): FunctionDef {
       TIMESTAMP,
       [timestampArg(c, t, 0), str(c, z, 1)],
       strict((x, zone) => {
-        const tz = sparkZone(zone as string);
-        if (tz === null) {
-          throw new SparkRowError(
-            'INVALID_TIMEZONE',
-            `The timezone: ${zone} is invalid. The timezone must be either a region-based zone ID or a zone offset. Region IDs must have the form 'area/city', such as 'America/Los_Angeles'. Zone offsets must be in the format '(+|-)HH', '(+|-)HH:mm' or '(+|-)HH:mm:ss', e.g '-08', '+01:00' or '-13:33:33', and must be in the range from -18:00 to +18:00. 'Z' and 'UTC' are accepted as synonyms for '+00:00'.`,
-          );
-        }
+        const tz = zoneArg(zone as string);
         const us = bigMicros(x as Micros);
         const offset = toLocal ? tz.offsetAt(x as Micros) : -tz.localOffset(x as Micros);
         const out = us + BigInt(offset) * 1_000_000n;
@@ -253,7 +276,11 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
       c,
       DATE,
       [dateArg(c, d, 0), int(c, n, 1)],
-      strict((x, k) => addMonths(x as string, k as number)),
+      strict((x, k) => {
+        const out = addMonths(x as string, k as number);
+        if (out === null) throw dateOutOfRange(c.sql);
+        return out;
+      }),
     ),
   ),
   last_day: dateField(lastDay, DATE),
@@ -290,15 +317,17 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
       strict((x, unit) => truncDate(x as string, unit as string)),
     ),
   ),
-  make_timestamp: def(6, 6, (args, c) => {
+  make_timestamp: def(6, 7, (args, c) => {
     const fields = args.slice(0, 5).map((a, i) => int(c, a, i));
     // Spark's MakeTimestamp takes the seconds as DECIMAL(8,6): 100 or more is NUMERIC_VALUE_OUT_OF_RANGE
     const secs = c.az.implicit(args[5], { type: 'DECIMAL', precision: 8, scale: 6 }, c.pos, what(c, 5));
+    // the optional 7th argument is the zone the fields are read in (else the session's, UTC)
+    const zone = args[6] === undefined ? [] : [str(c, args[6], 6)];
     return call(
       c,
       TIMESTAMP,
-      [...fields, secs],
-      strict((y, mo, d, h, mi, s) => {
+      [...fields, secs, ...zone],
+      strict((y, mo, d, h, mi, s, z) => {
         const date = dateOf(y as number, mo as number, d as number);
         const micros = rescale(unscaledOf(s as string), 6, 6);
         const hour = h as number;
@@ -317,7 +346,12 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
         }
         // Spark takes 60 seconds as the next minute
         const day = epochDayOf(date);
-        return microsOfDayAndTime(day, Number(BigInt(hour * 3600 + minute * 60) * 1_000_000n + micros));
+        const local = microsOfDayAndTime(day, Number(BigInt(hour * 3600 + minute * 60) * 1_000_000n + micros));
+        if (z === undefined) return local;
+        // the local date-time in that zone (a gap moves it forward, an overlap takes the earlier offset, as ZonedDateTime.of)
+        const out = bigMicros(local) - BigInt(zoneArg(z as string).localOffset(local)) * 1_000_000n;
+        if (!inRange(out)) throw overflow(`timestamp overflow in ${c.sql};`, 'try_make_timestamp');
+        return microsValue(out);
       }),
     );
   }),

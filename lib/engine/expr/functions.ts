@@ -24,7 +24,7 @@ import { REGEXP_FUNCTIONS } from './regexp';
 import { STRING_FUNCTIONS } from './strings';
 import { strict, type Eval, type Typed, withJs } from './typed';
 import { asDecimal, BOOLEAN, commonType, DOUBLE, decimal, isIntegral, isNumeric, LONG, MAX_PRECISION, type SqlType, typeName } from './types';
-import { big, checkIntegral, comparator, longValue, outOfRange } from './values';
+import { big, checkIntegral, comparator, longValue } from './values';
 
 /** Functions Spark has that return another value on a replay; refused (FORMAT-3: only deterministic functions). */
 export const NON_DETERMINISTIC = new Set([
@@ -185,8 +185,14 @@ function swallow(f: Eval): Eval {
  * result types; floor / ceil with a scale (Spark's RoundFloor / RoundCeil: FLOOR or CEILING, the same types).
  */
 function rounding(args: readonly Typed[], c: CallCtx, mode: 'HALF_UP' | 'HALF_EVEN' | 'FLOOR' | 'CEILING', scale?: number): Typed {
+  const given = scale ?? (args[1] === undefined ? 0 : (constantArg(c, int(c, args[1], 1), 1, 'the scale, an INT literal') as number | null));
+  if (given === null) {
+    // Spark's RoundBase: a NULL scale makes every result NULL (typed as with scale 0), the value unread
+    const typed = rounding([args[0]], c, mode, 0);
+    return call(c, typed.type, typed.children, () => () => null);
+  }
+  const d = given;
   const x = numeric(c, args[0], 0);
-  const d = scale ?? (args[1] === undefined ? 0 : (constantArg(c, int(c, args[1], 1), 1, 'the scale, an INT literal') as number));
   const t = x.type;
   const roundUnscaled = (u: bigint, drop: number): bigint => {
     if (drop <= 0) return u * pow10(-drop);
@@ -210,12 +216,18 @@ function rounding(args: readonly Typed[], c: CallCtx, mode: 'HALF_UP' | 'HALF_EV
       [x],
       strict((v) => {
         const u = unscaledOf(v as string);
-        const kept = roundUnscaled(u, s - d); // at scale d
-        const at = d < 0 ? kept * pow10(-d) : rescale(kept, d, rt.scale!);
+        // (a scale past the value's is no rounding, and one below -40 rounds every DECIMAL to 0: bounded, so 10^d stays small)
+        const dd = Math.max(Math.min(d, s), -(MAX_PRECISION + 2));
+        const kept = roundUnscaled(u, s - dd); // at scale dd
+        const at = dd < 0 ? kept * pow10(-dd) : rescale(kept, dd, rt.scale!);
+        // Only a negative scale can need more digits than the type has (99...9 to tens): Spark sets
+        // the rounded value into the result type, whose precision check fails for every mode
         if (!fitsPrecision(at, rt.precision!)) {
-          // (RoundFloor / RoundCeil run with ANSI off: null)
-          if (mode === 'FLOOR' || mode === 'CEILING') return null;
-          throw outOfRange(at, rt.scale!, rt, c.sql);
+          const digits = (at < 0n ? -at : at).toString().length;
+          throw new SparkRowError(
+            'DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION',
+            `Decimal precision ${digits} exceeds max precision ${rt.precision} in ${c.sql}: the rounded value ${formatDecimal(at, rt.scale!)} does not fit ${typeName(rt)}.`,
+          );
         }
         return formatDecimal(at, rt.scale!);
       }),
@@ -226,7 +238,8 @@ function rounding(args: readonly Typed[], c: CallCtx, mode: 'HALF_UP' | 'HALF_EV
       c,
       t,
       [x],
-      strict((v) => (d >= 0 ? v : checkIntegral(longValue(roundUnscaled(big(v), -d) * pow10(-d)), t, c.sql, c.name))),
+      // (below -25 every BIGINT rounds to 0 alike)
+      strict((v) => (d >= 0 ? v : checkIntegral(longValue(roundUnscaled(big(v), -Math.max(d, -25)) * pow10(-Math.max(d, -25))), t, c.sql, `try_${c.name}`))),
     );
   }
   // DOUBLE: through the double's shortest decimal text, as Spark's BigDecimal(double)
@@ -237,10 +250,12 @@ function rounding(args: readonly Typed[], c: CallCtx, mode: 'HALF_UP' | 'HALF_EV
     strict((v) => {
       const n = v as number;
       if (!Number.isFinite(n)) return n;
-      const scale = Math.max(d, 0);
+      // a double has at most 324 decimals and 309 integral digits: a scale beyond ±400 rounds alike
+      const dd = Math.min(Math.max(d, -400), 400);
+      const scale = Math.max(dd, 0);
       const u = unscaledOfText(String(n), 400)!;
-      const kept = roundUnscaled(u, 400 - d);
-      const r = Number(formatDecimal(d < 0 ? kept * pow10(-d) : kept, scale));
+      const kept = roundUnscaled(u, 400 - dd);
+      const r = Number(formatDecimal(dd < 0 ? kept * pow10(-dd) : kept, scale));
       return t.binary32 ? Math.fround(r) : r;
     }),
   );

@@ -29,12 +29,27 @@ function crc32(bytes: Uint8Array): number {
   return (c ^ 0xffffffff) >>> 0;
 }
 
+/**
+ * The BINARY argument of md5, sha1, sha2 and crc32: sluice has no BINARY type, so a STRING (its UTF-8
+ * bytes, as Spark's implicit cast) or a NULL. Spark's ANSI coercion casts nothing else to BINARY (a
+ * number, a BOOLEAN, a DATE or a TIMESTAMP is UNEXPECTED_INPUT_TYPE): sluice refuses them alike.
+ */
+function bytesArg(c: CallCtx, a: Typed, i: number): Typed {
+  if (a.type.type === 'STRING' || a.type.type === 'NULL') return str(c, a, i);
+  throw c.az.mismatch(
+    'UNEXPECTED_INPUT_TYPE',
+    c.sql,
+    `argument ${i + 1} of ${c.name} requires the "BINARY" type, however ${a.sql} has the type "${typeName(a.type)}"; cast it to STRING first to hash its text`,
+    c.pos,
+  );
+}
+
 function digest(alg: string): FunctionDef {
   return def(1, 1, ([a], c) =>
     call(
       c,
       STRING,
-      [str(c, a, 0)],
+      [bytesArg(c, a, 0)],
       strict((s) =>
         createHash(alg)
           .update(s as string, 'utf8')
@@ -54,7 +69,7 @@ function sha2(args: readonly Typed[], c: CallCtx): Typed {
   return call(
     c,
     STRING,
-    [str(c, args[0], 0), int(c, args[1], 1)],
+    [bytesArg(c, args[0], 0), int(c, args[1], 1)],
     strict((s, bits) => {
       const alg = sha2Algorithm(bits);
       return alg === null
@@ -97,7 +112,7 @@ export const HASH_FUNCTIONS: Record<string, FunctionDef> = {
     call(
       c,
       LONG,
-      [str(c, a, 0)],
+      [bytesArg(c, a, 0)],
       strict((s) => crc32(Buffer.from(s as string, 'utf8'))),
     ),
   ),

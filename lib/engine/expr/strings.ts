@@ -242,7 +242,7 @@ export const STRING_FUNCTIONS: Record<string, FunctionDef> = {
       strict((v, k) =>
         (k as number) < 0
           ? null
-          : formatNumber(num(v), { prefix: '', suffix: '', minInt: 1, minFrac: k as number, maxFrac: k as number, group: 3, dot: false }),
+          : formatNumber(num(v), { prefix: '', suffix: '', minInt: 1, minFrac: k as number, maxFrac: k as number, group: 3, dot: false, multiplier: 1 }),
       ),
     );
   }),
@@ -323,19 +323,24 @@ interface NumberPattern {
   readonly group: number;
   /** Whether the point is shown even without fraction digits (a pattern such as '#.'). */
   readonly dot: boolean;
+  /** 100 for a % in the prefix or suffix, 1000 for a per-mille sign: the value is multiplied before it is formatted. */
+  readonly multiplier: number;
 }
 
 /**
- * A DecimalFormat pattern (Locale.US) of the form prefix #,##0.00## suffix. Patterns with other
- * special characters (% ‰ ¤ E ' ; -) are refused (at analysis for a literal, else for the row).
+ * A DecimalFormat pattern (Locale.US) of the form prefix #,##0.00## suffix, where one % (or ‰) in the
+ * prefix or suffix multiplies the value by 100 (1000). Patterns with other special characters (¤ E ' ;
+ * -), or two of % and ‰ (Java's "too many percent/per mille characters"), are refused (at analysis
+ * for a literal, else for the row).
  */
 function decimalPattern(pattern: string, c: CallCtx | null): NumberPattern {
   const p = pattern === '' ? '#,###,###,###,###,###,##0' : pattern;
-  const m = /^([^#0,.;%\u2030\u00a4'\-1-9]*)([#,]*[0,]*)(?:(\.)(0*)(#*))?([^#0,.;%\u2030\u00a4E'\-1-9]*)$/.exec(p);
+  const m = /^([^#0,.;\u00a4'\-1-9]*)([#,]*[0,]*)(?:(\.)(0*)(#*))?([^#0,.;\u00a4E'\-1-9]*)$/.exec(p);
   const intPart = m?.[2] ?? '';
   const lastComma = intPart.lastIndexOf(',');
-  if (m === null || (intPart.replace(/,/g, '') === '' && m[3] === undefined) || (lastComma >= 0 && lastComma === intPart.length - 1)) {
-    const why = `format_number's pattern '${pattern}' is not one sluice formats: it takes DecimalFormat patterns of the form [prefix]#,##0.00##[suffix] (no % \u2030 \u00a4 E ' ; or -); use a number of decimals or such a pattern`;
+  const marks = m === null ? [] : (`${m[1]}${m[6]}`.match(/[%\u2030]/g) ?? []);
+  if (m === null || (intPart.replace(/,/g, '') === '' && m[3] === undefined) || (lastComma >= 0 && lastComma === intPart.length - 1) || marks.length > 1) {
+    const why = `format_number's pattern '${pattern}' is not one sluice formats: it takes DecimalFormat patterns of the form [prefix]#,##0.00##[suffix] (with at most one % or \u2030, no \u00a4 E ' ; or -); use a number of decimals or such a pattern`;
     if (c !== null) throw c.az.fail('INVALID_PARAMETER_VALUE.PATTERN', why, c.pos);
     throw new SparkRowError('INVALID_PARAMETER_VALUE.PATTERN', why);
   }
@@ -347,7 +352,18 @@ function decimalPattern(pattern: string, c: CallCtx | null): NumberPattern {
     maxFrac: (m[4]?.length ?? 0) + (m[5]?.length ?? 0),
     group: lastComma < 0 ? 0 : intPart.length - lastComma - 1,
     dot: m[3] !== undefined && (m[4] ?? '') === '' && (m[5] ?? '') === '',
+    multiplier: marks.length === 0 ? 1 : marks[0] === '%' ? 100 : 1000,
   };
+}
+
+/** An exact decimal text times 10^k (k > 0), the point moved right. */
+function shiftPoint(text: string, k: number): string {
+  const neg = text.startsWith('-');
+  const [i, f = ''] = (neg ? text.slice(1) : text).split('.');
+  const frac = f.padEnd(k, '0');
+  const whole = `${i}${frac.slice(0, k)}`.replace(/^0+(?=\d)/, '');
+  const rest = frac.slice(k);
+  return `${neg ? '-' : ''}${whole}${rest === '' ? '' : `.${rest}`}`;
 }
 
 /**
@@ -356,7 +372,9 @@ function decimalPattern(pattern: string, c: CallCtx | null): NumberPattern {
  * minFrac dropped, grouped, and the sign kept when x is negative even if it rounds to zero ("-0.00",
  * a DecimalFormat trait). format_number(x, d) is the pattern #,##0.00 with d zeros; null for d < 0.
  */
-function formatNumber(v: number | string, f: NumberPattern): string {
+function formatNumber(value: number | string, f: NumberPattern): string {
+  // DecimalFormat multiplies a double in double arithmetic, a BigDecimal or a long exactly
+  const v = f.multiplier === 1 ? value : typeof value === 'number' ? value * f.multiplier : shiftPoint(value, f.multiplier === 100 ? 2 : 3);
   if (typeof v === 'number' && !Number.isFinite(v)) return Number.isNaN(v) ? 'NaN' : `${v > 0 ? '' : '-'}${f.prefix}\u221e${f.suffix}`;
   const d = f.maxFrac;
   let text = typeof v === 'number' ? plainNumber(v) : v;
