@@ -31,6 +31,12 @@ export function positiveIntOption(key: string, v: unknown): number {
 /** A source's rate limits, from its options. */
 export function sourceLimits(source: SourceSpec, trigger: 'availableNow' | 'once' = 'availableNow'): BatchLimits {
   const limits: { -readonly [K in keyof BatchLimits]: BatchLimits[K] } = {};
+  if (source.kind === 'files' && source.options.maxFilesPerTrigger !== undefined && source.options.maxBytesPerTrigger !== undefined) {
+    // Spark's FileStreamOptions (SPARK-46641): a file source takes one of the two limits
+    throw new InvalidOptionError(
+      "Options 'maxFilesPerTrigger' and 'maxBytesPerTrigger' can't be both set at the same time on a file source, as in Spark: keep one of them",
+    );
+  }
   // Trigger.Once runs one batch with everything: Spark ignores the rate limits for it.
   if (trigger === 'once') return limits;
   for (const [k, v] of Object.entries(source.options)) {
