@@ -50,3 +50,19 @@ describe('maxFilesPerTrigger and maxBytesPerTrigger (the plan reads the limits)'
     expect(sourceLimits(files({ maxFilesPerTrigger: 2 }))).toEqual({ maxFilesPerTrigger: 2 });
   });
 });
+
+describe("option names in any case (Spark's options are a case-insensitive map)", () => {
+  it('reads the landing options and the limits whatever their case; the exact name wins', async () => {
+    expect(landingOptionsFromSpec({ LATESTFIRST: 'true', pathglobfilter: '*.json', MaxFileAge: '1h' })).toEqual({
+      latestFirst: true,
+      pathGlobFilter: '*.json',
+      maxFileAgeMs: 3_600_000,
+    });
+    expect(landingOptionsFromSpec({ latestfirst: 'false', latestFirst: 'true' })).toEqual({ latestFirst: true });
+    const { sourceLimits } = await import('../../lib/engine/plan/to-plan');
+    const { parseSchema } = await import('../../lib/engine/schema');
+    const files = (options: Record<string, number>) => ({ kind: 'files' as const, format: 'json' as const, schema: parseSchema('id INT'), options });
+    expect(sourceLimits(files({ maxfilespertrigger: 2 }))).toEqual({ maxFilesPerTrigger: 2 });
+    expect(() => sourceLimits(files({ MAXFILESPERTRIGGER: 1, maxbytespertrigger: 9 }))).toThrow(/can't be both set/);
+  });
+});

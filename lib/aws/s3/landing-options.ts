@@ -2,6 +2,7 @@
 import { InvalidOptionError } from '../../engine/errors';
 import type { ReaderOptions } from '../../engine/formats/options';
 import type { BatchLimits, CheckpointStore } from '../../engine/ports';
+import { optionsByName } from '../../engine/plan/to-plan';
 import type { Schema } from '../../engine/schema';
 import type { FileDiscovery } from './discovery';
 import type { S3PrefixOptions } from './prefix';
@@ -86,8 +87,21 @@ function boolOption(name: string, v: string | number | boolean): boolean {
   throw new InvalidOptionError(`option ${name}=${JSON.stringify(v)} must be true or false`);
 }
 
+/** The readStream options the landing source reads (any case, as Spark's options). */
+const LANDING_OPTIONS = [
+  'maxDecompressedBytes',
+  'recursiveFileLookup',
+  'latestFirst',
+  'fileNameOnly',
+  'pathGlobFilter',
+  'maxFileAge',
+  'cleanSource',
+  'sourceArchiveDir',
+];
+
 /** The landing source's options from a query's readStream options (Spark's file-source names). */
-export function landingOptionsFromSpec(options: Readonly<Record<string, string | number | boolean>>): Partial<S3LandingSourceOptions> {
+export function landingOptionsFromSpec(given: Readonly<Record<string, string | number | boolean>>): Partial<S3LandingSourceOptions> {
+  const options = optionsByName(given, LANDING_OPTIONS);
   const out: { -readonly [K in keyof S3LandingSourceOptions]?: S3LandingSourceOptions[K] } = {};
   if (options.maxDecompressedBytes !== undefined) {
     const n = Number(options.maxDecompressedBytes);
