@@ -2,7 +2,7 @@
  * The landing source's seen files (lib/aws/s3/seen-files.ts) with chosen LastModified times,
  * which S3 itself never lets a test choose: Spark's FileStreamSource rules worked by hand.
  */
-import { addSeen, compacted, emptySeen, hasSeen, newFiles, stillNew, takeBatch } from '../../lib/aws/s3/seen-files';
+import { addSeen, compacted, emptySeen, hasSeen, newFileRules, newFiles, stillNew, takeBatch } from '../../lib/aws/s3/seen-files';
 
 const DAY = 86_400_000;
 const T = Date.UTC(2026, 9, 1);
@@ -109,5 +109,46 @@ describe('the order batches take them, whatever the order candidates come in', (
     const rest = [file('old', T), file('recent', T + 2 * DAY)];
     expect(stillNew(seen, rest, rules).map((f) => f.key)).toEqual(['recent']);
     expect(stillNew(seen, rest, { ...rules, ignoreAge: true }).map((f) => f.key)).toEqual(['old', 'recent']);
+  });
+});
+
+describe("Spark's SeenFilesMap: purged entries and fileNameOnly", () => {
+  it('a key rewritten after its entry fell out of maxFileAge is new again; within it, seen (not re-read)', () => {
+    const seen = emptySeen();
+    addSeen(seen, [file('a', T), file('b', T + 10 * DAY)]);
+    // a was read at T, the newest seen is T+10d: a's entry is purged (older than 7 days before it)
+    expect(newFiles(seen, [file('a', T + 11 * DAY), file('b', T + 11 * DAY)], rules).map((f) => f.key)).toEqual(['a']);
+    // with latestFirst and a limit Spark ignores maxFileAge: nothing is purged
+    expect(newFiles(seen, [file('a', T + 11 * DAY)], { ...rules, maxFileAgeMs: Number.POSITIVE_INFINITY, ignoreAge: true })).toEqual([]);
+    // maxFileAge 0: only the entries as new as the newest stay
+    expect(newFiles(seen, [file('a', T + 10 * DAY), file('b', T + 10 * DAY)], { ...rules, maxFileAgeMs: 0 }).map((f) => f.key)).toEqual(['a']);
+  });
+
+  it('fileNameOnly: a name read in any folder is seen; one batch may take two files of one name', () => {
+    const named = { ...rules, fileNameOnly: true };
+    expect(newFiles(emptySeen(), [file('dt=1/part-0', T), file('dt=2/part-0', T)], named).map((f) => f.key)).toEqual(['dt=1/part-0', 'dt=2/part-0']);
+    const seen = emptySeen(null, [['dt=1/part-0', T]]);
+    addSeen(seen, [file('dt=2/part-1', T)]);
+    const cands = [file('dt=3/part-0', T + 1), file('dt=3/part-1', T + 1), file('dt=3/part-2', T + 1)];
+    expect(newFiles(seen, cands, named).map((f) => f.key)).toEqual(['dt=3/part-2']);
+    expect(newFiles(seen, cands, rules).map((f) => f.key)).toEqual(['dt=3/part-0', 'dt=3/part-1', 'dt=3/part-2']);
+    // a later batch of the same run: a name the batch before took is seen (Spark lists again per batch)
+    const rest = [file('dt=4/part-0', T + 2), file('dt=4/part-5', T + 2)];
+    expect(stillNew(seen, rest, named, [file('dt=9/part-0', T + 1)]).map((f) => f.key)).toEqual(['dt=4/part-5']);
+    expect(stillNew(seen, rest, rules, [file('dt=9/part-0', T + 1)]).map((f) => f.key)).toEqual(['dt=4/part-0', 'dt=4/part-5']);
+  });
+});
+
+describe('newFileRules: maxFileAge is ignored with latestFirst and a limit the query sets (FileStreamSource)', () => {
+  it.each([
+    [true, { maxFilesPerTrigger: 1 }, true],
+    [true, { maxBytesPerTrigger: 1000 }, true],
+    [true, {}, false],
+    [false, { maxFilesPerTrigger: 1 }, false],
+    [false, { maxBytesPerTrigger: 1000 }, false],
+  ])('latestFirst %s with %j: ignored %s', (latestFirst, limits, ignored) => {
+    const r = newFileRules({ maxFileAgeMs: DAY, latestFirst, fileNameOnly: false }, limits);
+    expect(r.ignoreAge).toBe(ignored);
+    expect(r.maxFileAgeMs).toBe(ignored ? Number.POSITIVE_INFINITY : DAY);
   });
 });

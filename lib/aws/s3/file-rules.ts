@@ -1,16 +1,20 @@
 /**
  * Which objects under a landing prefix are files of the stream, as Spark's file source lists them
- * (FORMAT-3 "Files with keys of their own"; apache/spark HadoopFSUtils.shouldFilterOutPathName and
- * PartitioningUtils.parsePartition):
+ * (FORMAT-3 "Files with keys of their own"; apache/spark HadoopFSUtils.shouldFilterOutPathName,
+ * PartitioningAwareFileIndex and PartitioningUtils.parsePartition):
  *
  *     <root>/name                       a file
  *     <root>/col=v/col2=w/name          a file with partition values col=v, col2=w
+ *     <root>/col=v/extra/name           also col=v: the walk up from the file's folder skips
+ *                                       folders without '=' until it finds a partition folder
  *     <root>/2026/10/01/name            only with recursiveFileLookup (then no partition columns)
- *     _name (no '='), .name, *._COPYING_   never: the file, or any folder on its path
+ *     _name (no '='), .name, *._COPYING_   never: the file, or any folder on its path (Spark's
+ *                                       listing keeps folders named _metadata..., _common_metadata...)
  *
- * A prefix holding files both at its root and in `col=value` folders, or folders naming other
- * partition columns, is an error as in Spark ("Conflicting directory structures detected").
- * `pathGlobFilter` matches the last path part with Hadoop's glob (`*`, `?`, `[a-z]`, `[!a]`, `{a,b}`).
+ * A prefix holding files both at its root and in `col=value` folders, files whose partition
+ * folders start below different folders, or folders naming other partition columns (compared
+ * case-insensitively), is an error as in Spark. `pathGlobFilter` matches the last path part with
+ * Hadoop's glob (`*`, `?`, `[a-z]`, `[!a]`, `{a,b}`).
  */
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import { ddlName, ddlOf } from '../../engine/ddl';
@@ -26,24 +30,55 @@ export interface ListingRules {
   readonly glob: RegExp | null;
 }
 
+/**
+ * Where a file sits in Spark's partition discovery (PartitioningUtils.parsePartition of its folder):
+ * the `col=value` folders read from its folder upwards, stopping at the first folder without `=`
+ * once one was found, and the folder where that walk stopped (its base: the root when every
+ * folder above is a partition folder; the file's own folder when none is).
+ */
+export interface FileShape {
+  readonly key: string;
+  /** The file's folder under the root ('' at the root). */
+  readonly folder: string;
+  readonly base: string;
+  /** Its partition columns, outermost first, as the folders name them (unescaped). */
+  readonly columns: readonly string[];
+  /** Left out by pathGlobFilter: Spark still counts its folder in partition discovery. */
+  readonly filtered: boolean;
+}
+
 /** What a key is, relative to the landing prefix. */
 export type KeyKind =
-  | { readonly kind: 'file'; readonly partitions: ReadonlyArray<readonly [string, string]> }
+  | { readonly kind: 'file'; readonly partitions: ReadonlyArray<readonly [string, string]>; readonly shape: FileShape | null }
   | { readonly kind: 'hidden' }
-  /** In a sub-folder that is not a `col=value` folder, without recursiveFileLookup. */
-  | { readonly kind: 'subfolder' }
-  | { readonly kind: 'filtered' };
+  /** In a sub-folder with no `col=value` folder on its path, without recursiveFileLookup. */
+  | { readonly kind: 'subfolder'; readonly shape: FileShape }
+  | { readonly kind: 'filtered'; readonly shape: FileShape | null };
 
-/** Spark's hidden names: `_x` (unless it holds '='), `.x`, `x._COPYING_`. */
+/** Spark's hidden names (HadoopFSUtils.shouldFilterOutPathName, then isDataPath for a file): `_x` (unless it holds '='), `.x`, `x._COPYING_`. */
 function isHiddenName(name: string): boolean {
   return (name.startsWith('_') && !name.includes('=')) || name.startsWith('.') || name.endsWith('._COPYING_');
 }
 
-/** `col=value` with a non-empty column: [col, value]; else null. */
-function partitionPart(folder: string): readonly [string, string] | null {
+/** A hidden folder: as a hidden name, but Spark's listing keeps folders named `_metadata...` and `_common_metadata...` (Parquet's summaries). */
+function isHiddenFolder(name: string): boolean {
+  return isHiddenName(name) && !name.startsWith('_metadata') && !name.startsWith('_common_metadata');
+}
+
+/** `col=value`: [col, value] (Hive-unescaped); null without '='. Spark refuses an empty column or value. */
+function partitionPart(folder: string, key: string): readonly [string, string] | null {
   const eq = folder.indexOf('=');
-  if (eq <= 0) return null;
-  return [unescapePathName(folder.slice(0, eq)), unescapePathName(folder.slice(eq + 1))];
+  if (eq < 0) return null;
+  const col = unescapePathName(folder.slice(0, eq));
+  const value = folder.slice(eq + 1);
+  if (col === '' || value === '') {
+    throw new SluiceError(
+      `Empty partition column ${col === '' ? 'name' : 'value'} in '${folder}' (s3 key ${key}), as Spark refuses it: ` +
+        `a partition folder is col=value with both parts non-empty (a null value is col=${HIVE_DEFAULT_PARTITION}); rename the folder, or set .option('recursiveFileLookup', true)`,
+      { details: { key, folder } },
+    );
+  }
+  return [col, unescapePathName(value)];
 }
 
 /** Hive's escaping of partition paths (ExternalCatalogUtils.unescapePathName): %XX is the byte. */
@@ -51,41 +86,77 @@ function unescapePathName(text: string): string {
   return text.includes('%') ? text.replace(/%([0-9A-Fa-f]{2})/g, (_m, h: string) => String.fromCharCode(Number.parseInt(h, 16))) : text;
 }
 
-/** The kind of `rel` (a key with the prefix's root cut off). */
-export function classifyKey(rel: string, rules: ListingRules): KeyKind {
+/** The kind of `rel` (a key with the prefix's root cut off; `key` names it in errors). */
+export function classifyKey(rel: string, rules: ListingRules, key = rel): KeyKind {
   if (rel === '' || rel.endsWith('/')) return { kind: 'hidden' };
   const parts = rel.split('/');
-  for (const p of parts) if (p === '' || isHiddenName(p)) return { kind: 'hidden' };
   const name = parts[parts.length - 1];
-  if (rules.glob && !rules.glob.test(name)) return { kind: 'filtered' };
-  if (rules.recursiveFileLookup) return { kind: 'file', partitions: [] };
+  if (isHiddenName(name)) return { kind: 'hidden' };
+  const folders = parts.slice(0, -1);
+  for (const p of folders) if (p === '' || isHiddenFolder(p)) return { kind: 'hidden' };
+  const filtered = rules.glob !== null && !rules.glob.test(name);
+  if (rules.recursiveFileLookup) return filtered ? { kind: 'filtered', shape: null } : { kind: 'file', partitions: [], shape: null };
+  // from the file's folder upwards: partition folders, until a folder without '=' once one was found
   const partitions: Array<readonly [string, string]> = [];
-  for (let i = 0; i < parts.length - 1; i++) {
-    const kv = partitionPart(parts[i]);
-    if (!kv) return { kind: 'subfolder' };
-    partitions.push(kv);
+  let i = folders.length - 1;
+  for (; i >= 0; i--) {
+    const kv = partitionPart(folders[i], key);
+    if (kv) partitions.unshift(kv);
+    else if (partitions.length) break;
   }
-  return { kind: 'file', partitions };
+  const folder = folders.join('/');
+  const shape: FileShape = {
+    key,
+    folder,
+    base: partitions.length ? folders.slice(0, i + 1).join('/') : folder,
+    columns: partitions.map(([c]) => c),
+    filtered,
+  };
+  if (filtered) return { kind: 'filtered', shape };
+  // without partition folders, only the prefix's own files are read (Spark's allFiles: the root's children)
+  if (partitions.length === 0 && folder !== '') return { kind: 'subfolder', shape };
+  return { kind: 'file', partitions, shape };
 }
 
 /**
- * Spark's check of a listing's layout: every file at the same depth of `col=value` folders with
- * the same columns in the same order. `where` names the prefix in the error.
+ * Spark's check of a listing's layout (PartitioningUtils.parsePartitions and resolvePartitions,
+ * column names compared case-insensitively, as spark.sql.caseSensitive is false by default): once
+ * a folder holds partition columns, every file's walk must stop at the same base ("Conflicting
+ * directory structures detected"), and name the same columns in the same order ("Conflicting
+ * partition column names detected"). Files at the root beside partition folders are refused too
+ * (FORMAT-3; Spark would leave them unread). `where` names the prefix in the error.
  */
-export function checkLayout(files: ReadonlyArray<{ key: string; partitions: ReadonlyArray<readonly [string, string]> }>, where: string): void {
-  let first: { key: string; cols: string } | null = null;
+export function checkLayout(files: readonly FileShape[], where: string): void {
+  const first = files.find((f) => f.columns.length > 0);
+  if (!first) return;
+  const remedy =
+    `move the files into one layout (all at the root, or all in the same col=value folders), ` +
+    `or set .option('recursiveFileLookup', true) to read every sub-folder without partition columns`;
   for (const f of files) {
-    const cols = f.partitions.map(([c]) => c).join('/');
-    if (first === null) first = { key: f.key, cols };
-    else if (first.cols !== cols) {
-      const describe = (c: string) => (c === '' ? 'no partition folders' : `partition columns ${c.split('/').join(', ')}`);
+    // a root file the glob leaves out is not listed at all
+    if (f.columns.length === 0 && f.filtered && f.folder === '') continue;
+    if (f.columns.length === 0 || f.base.toLowerCase() !== first.base.toLowerCase()) {
+      const where2 = (s: FileShape) =>
+        s.columns.length === 0 ? `no partition folders` : `partition folders under ${s.base === '' ? 'the root' : `${s.base}/`}`;
       throw new SluiceError(
-        `Conflicting directory structures detected under ${where}: ${first.key} has ${describe(first.cols)} but ${f.key} has ${describe(cols)}, ` +
-          `as Spark refuses them: move the files into one layout (all at the root, or all in the same col=value folders), ` +
-          `or set .option('recursiveFileLookup', true) to read every sub-folder without partition columns`,
+        `Conflicting directory structures detected under ${where}: ${first.key} has ${where2(first)} but ${f.key} has ${where2(f)}, as Spark refuses them: ${remedy}`,
         { details: { first: first.key, other: f.key } },
       );
     }
+  }
+  const lists = new Map<string, FileShape>();
+  for (const f of files) {
+    if (f.columns.length === 0) continue; // (a root file the glob leaves out)
+    const names = f.columns.join('/').toLowerCase();
+    if (!lists.has(names)) lists.set(names, f);
+  }
+  if (lists.size > 1) {
+    const shapes = [...lists.values()];
+    throw new SluiceError(
+      `Conflicting partition column names detected under ${where}: ${shapes.map((s, n) => `Partition column name list #${n}: ${s.columns.join(', ')} (${s.key})`).join('; ')}. ` +
+        `Data files must be only in the innermost partition folders, and the folders at one level must name the same column, as Spark requires: ${remedy}`,
+      { details: { files: shapes.map((s) => s.key) } },
+    );
   }
 }
 
@@ -161,6 +232,12 @@ function integerIn(t: string, lo: number, hi: number): number | undefined {
   return n >= lo && n <= hi ? n : undefined;
 }
 
+/** The schema's column a partition folder names, its case aside (Spark resolves names case-insensitively by default). */
+function declaredColumn(schema: Schema, name: string): Column | undefined {
+  const lower = name.toLowerCase();
+  return schema.columns.find((c) => c.name === name) ?? schema.columns.find((c) => c.name.toLowerCase() === lower);
+}
+
 /**
  * The partition values of a file as a row's columns: only the columns the schema declares (an
  * undeclared partition column is not added: the query cannot name it, so declare it to read it).
@@ -172,16 +249,19 @@ export function partitionValues(
 ): { values: Array<readonly [string, unknown]> } | { error: string } {
   const values: Array<readonly [string, unknown]> = [];
   for (const [col, text] of partitions) {
-    const column = schema.columns.find((c) => c.name === col);
+    // the schema's column of that name, whatever its case (spark.sql.caseSensitive is false): its name and type
+    const column = declaredColumn(schema, col);
     if (!column) continue;
     if (text === HIVE_DEFAULT_PARTITION) {
-      values.push([col, null]);
+      values.push([column.name, null]);
       continue;
     }
     const v = PARTITION_CASTS[column.type](text, column);
     if (v === undefined)
-      return { error: `partition folder ${col}=${text} is not a ${ddlOf(column)} (the schema's type of ${col}): rename the folder or declare ${col} STRING` };
-    values.push([col, v]);
+      return {
+        error: `partition folder ${col}=${text} is not a ${ddlOf(column)} (the schema's type of ${column.name}): rename the folder or declare ${column.name} STRING`,
+      };
+    values.push([column.name, v]);
   }
   return { values };
 }
@@ -203,11 +283,10 @@ export function undeclaredPartitionColumns(
   schema: Schema,
   files: ReadonlyArray<{ readonly partitions: ReadonlyArray<readonly [string, string]> }>,
 ): UndeclaredPartitionColumn[] {
-  const declared = new Set(schema.columns.map((c) => c.name));
   const values = new Map<string, Set<string>>();
   for (const f of files) {
     for (const [col, text] of f.partitions) {
-      if (declared.has(col)) continue;
+      if (declaredColumn(schema, col)) continue;
       let set = values.get(col);
       if (!set) values.set(col, (set = new Set()));
       set.add(text);

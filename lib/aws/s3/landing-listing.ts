@@ -5,7 +5,7 @@
  */
 import { CheckpointMismatchError } from '../../engine/errors';
 import type { Schema } from '../../engine/schema';
-import { checkLayout, classifyKey, type ListingRules, undeclaredPartitionColumns } from './file-rules';
+import { checkLayout, classifyKey, type FileShape, type ListingRules, undeclaredPartitionColumns } from './file-rules';
 import type { Candidate } from './landing-logs';
 import { compareKeys } from './requests';
 import type { DiscoveredFile } from './discovery';
@@ -32,7 +32,7 @@ export function acceptsSuffix(key: string, suffixes: readonly string[] | null): 
 /**
  * The candidates of one discovery, classified by Spark's listing rules, the newest modification
  * time among them, and the keys never read (outside the rules: pathGlobFilter, sub-folders, `_`/`.`
- * names, directory markers). An empty object is a file, as Spark's file stream source lists it
+ * names, directory markers, files in sub-folders without partition folders). An empty object is a file, as Spark's file stream source lists it
  * (its index's allFiles has no size filter): its batch reads no rows. A complete listing is checked for Spark's layout rule, and, on a checkpoint of the
  * key-ordered source, for files it read in sub-folders that these rules no longer read.
  */
@@ -46,13 +46,16 @@ export function classifyListing(
   let listedUntilMs = 0;
   let skippedSubfolder: string | null = null;
   const dropped: string[] = [];
+  /** Where each listed file sits, for Spark's layout check (glob-filtered files count: Spark discovers partitions before the glob). */
+  const shapes: FileShape[] = [];
   for (const f of files) {
     if (!f.key.startsWith(root) || !acceptsSuffix(f.key, place.suffixes)) {
       dropped.push(f.key);
       continue;
     }
     if (f.lastModifiedMs > listedUntilMs) listedUntilMs = f.lastModifiedMs;
-    const kind = classifyKey(f.key.slice(root.length), rules);
+    const kind = classifyKey(f.key.slice(root.length), rules, f.key);
+    if (kind.kind !== 'hidden' && kind.shape) shapes.push(kind.shape);
     if (kind.kind === 'file') candidates.push({ key: f.key, size: f.size, etag: f.etag, lastModifiedMs: f.lastModifiedMs, partitions: kind.partitions });
     else dropped.push(f.key);
     if (kind.kind === 'subfolder' && place.legacyLastKey !== null && compareKeys(f.key, place.legacyLastKey) <= 0) skippedSubfolder ??= f.key;
@@ -65,7 +68,7 @@ export function classifyListing(
       { details: { key: skippedSubfolder } },
     );
   }
-  if (complete && !rules.recursiveFileLookup) checkLayout(candidates, place.description);
+  if (complete && !rules.recursiveFileLookup) checkLayout(shapes, place.description);
   return { candidates, listedUntilMs, dropped };
 }
 

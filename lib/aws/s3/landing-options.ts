@@ -2,6 +2,7 @@
 import { InvalidOptionError } from '../../engine/errors';
 import type { ReaderOptions } from '../../engine/formats/options';
 import type { BatchLimits, CheckpointStore } from '../../engine/ports';
+import { optionsByName } from '../../engine/plan/to-plan';
 import type { Schema } from '../../engine/schema';
 import type { FileDiscovery } from './discovery';
 import type { S3PrefixOptions } from './prefix';
@@ -47,6 +48,8 @@ export interface S3LandingSourceOptions extends S3PrefixOptions {
   readonly maxFileAgeMs?: number;
   /** Spark's latestFirst: the newest files first. @default false */
   readonly latestFirst?: boolean;
+  /** Spark's fileNameOnly: a file counts as seen when a file of the same name (in any folder) was read. @default false */
+  readonly fileNameOnly?: boolean;
   /** Spark's cleanSource: after a batch committed, archive its files to sourceArchiveDir or delete them. @default 'off' */
   readonly cleanSource?: 'off' | 'archive' | 'delete';
   /** Where cleanSource 'archive' moves files: each keeps its key under this location. */
@@ -63,25 +66,42 @@ export interface S3LandingSourceOptions extends S3PrefixOptions {
   readonly now?: () => number;
 }
 
-const TIME_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, min: 60_000, h: 3600_000, d: 86_400_000 };
+const TIME_UNITS: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000, min: 60_000, h: 3600_000, d: 86_400_000 };
 
-/** Spark's time strings ('7d', '1h', '30m', '10s', '500ms'; a bare number is ms). */
+/**
+ * Spark's time strings (JavaUtils.timeStringAsMs: a whole number and an optional unit, us ms s m
+ * min h d, a bare number being ms; '7d', '1h', '0'), 0 or more (SeenFilesMap requires it).
+ */
 function timeOption(name: string, v: string | number | boolean): number {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h|d)?\s*$/i.exec(String(v));
-  if (typeof v === 'boolean' || !m || !(Number(m[1]) > 0)) {
-    throw new InvalidOptionError(`option ${name}=${JSON.stringify(v)} must be a positive duration such as '7d', '12h', '30m' or a number of milliseconds`);
+  const m = /^(\d+)(us|ms|s|m|min|h|d)?$/.exec(String(v).trim().toLowerCase());
+  if (typeof v === 'boolean' || !m) {
+    throw new InvalidOptionError(`option ${name}=${JSON.stringify(v)} must be a duration such as '7d', '12h', '30m' or a whole number of milliseconds`);
   }
-  return Number(m[1]) * TIME_UNITS[(m[2] ?? 'ms').toLowerCase()];
+  return Math.floor(Number(m[1]) * TIME_UNITS[m[2] ?? 'ms']);
 }
 
+/** Scala's String.toBoolean, as Spark reads a boolean option: true or false in any case. */
 function boolOption(name: string, v: string | number | boolean): boolean {
-  if (v === true || v === 'true') return true;
-  if (v === false || v === 'false') return false;
+  if (v === true || (typeof v === 'string' && v.toLowerCase() === 'true')) return true;
+  if (v === false || (typeof v === 'string' && v.toLowerCase() === 'false')) return false;
   throw new InvalidOptionError(`option ${name}=${JSON.stringify(v)} must be true or false`);
 }
 
+/** The readStream options the landing source reads (any case, as Spark's options). */
+const LANDING_OPTIONS = [
+  'maxDecompressedBytes',
+  'recursiveFileLookup',
+  'latestFirst',
+  'fileNameOnly',
+  'pathGlobFilter',
+  'maxFileAge',
+  'cleanSource',
+  'sourceArchiveDir',
+];
+
 /** The landing source's options from a query's readStream options (Spark's file-source names). */
-export function landingOptionsFromSpec(options: Readonly<Record<string, string | number | boolean>>): Partial<S3LandingSourceOptions> {
+export function landingOptionsFromSpec(given: Readonly<Record<string, string | number | boolean>>): Partial<S3LandingSourceOptions> {
+  const options = optionsByName(given, LANDING_OPTIONS);
   const out: { -readonly [K in keyof S3LandingSourceOptions]?: S3LandingSourceOptions[K] } = {};
   if (options.maxDecompressedBytes !== undefined) {
     const n = Number(options.maxDecompressedBytes);
@@ -94,6 +114,7 @@ export function landingOptionsFromSpec(options: Readonly<Record<string, string |
   }
   if (options.recursiveFileLookup !== undefined) out.recursiveFileLookup = boolOption('recursiveFileLookup', options.recursiveFileLookup);
   if (options.latestFirst !== undefined) out.latestFirst = boolOption('latestFirst', options.latestFirst);
+  if (options.fileNameOnly !== undefined) out.fileNameOnly = boolOption('fileNameOnly', options.fileNameOnly);
   if (options.pathGlobFilter !== undefined) out.pathGlobFilter = String(options.pathGlobFilter);
   if (options.maxFileAge !== undefined) out.maxFileAgeMs = timeOption('maxFileAge', options.maxFileAge);
   if (options.cleanSource !== undefined) {
@@ -110,4 +131,13 @@ export function landingOptionsFromSpec(options: Readonly<Record<string, string |
     out.sourceArchiveDir = { bucket: m[1], prefix: m[2] };
   }
   return out;
+}
+
+/** A batch limit given to planBatch: a positive number, or `fallback` when the query sets none. */
+export function checkLimit(v: number | undefined, name: string, fallback = Infinity): number {
+  if (v === undefined) return fallback;
+  if (typeof v !== 'number' || !(v > 0)) {
+    throw new InvalidOptionError(`${name} ${v} must be a positive number; leave it out for ${fallback === Infinity ? 'no limit' : `the default ${fallback}`}`);
+  }
+  return v;
 }

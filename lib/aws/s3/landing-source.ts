@@ -58,7 +58,7 @@ import type { Schema } from '../../engine/schema';
 import { type FileDecoder, fileDecoder } from '../../engine/formats';
 import type { ReaderOptions } from '../../engine/formats/options';
 import { S3Prefix } from './prefix';
-import type { S3LandingSourceOptions } from './landing-options';
+import { checkLimit, type S3LandingSourceOptions } from './landing-options';
 import { splitOf } from '../../engine/splits';
 import { checkPageSize, type S3ListedObject } from './requests';
 import { acceptsSuffix, classifyListing, undeclaredColumnsEvent } from './landing-listing';
@@ -79,7 +79,7 @@ import {
 import { type FetchedFile, inflateFile, parseFile, type StoredFile } from './landing-files';
 import { cleanUpTo } from './landing-clean';
 import { type SeenAt, SeenLogs } from './landing-seen';
-import { DEFAULT_MAX_FILE_AGE_MS, newFiles, type NewFileRules, stillNew, takeBatch } from './seen-files';
+import { DEFAULT_MAX_FILE_AGE_MS, newFileRules, newFiles, type NewFileRules, stillNew, takeBatch } from './seen-files';
 
 const _gunzipAsync = promisify(gunzip);
 
@@ -126,6 +126,7 @@ export class S3LandingSource extends S3Prefix implements Source {
   private readonly rules: ListingRules;
   private readonly maxFileAgeMs: number;
   private readonly latestFirst: boolean;
+  private readonly fileNameOnly: boolean;
   private readonly clean: 'off' | 'archive' | 'delete';
   private readonly archive: { readonly bucket: string; readonly root: string } | null;
   private readonly discovery: FileDiscovery;
@@ -191,9 +192,10 @@ export class S3LandingSource extends S3Prefix implements Source {
     this.log = opts.log ?? (() => undefined);
     this.rules = { recursiveFileLookup: opts.recursiveFileLookup ?? false, glob: opts.pathGlobFilter !== undefined ? compileGlob(opts.pathGlobFilter) : null };
     this.maxFileAgeMs = opts.maxFileAgeMs ?? DEFAULT_MAX_FILE_AGE_MS;
-    if (!(this.maxFileAgeMs > 0))
-      throw new InvalidOptionError(`S3LandingSource maxFileAgeMs ${opts.maxFileAgeMs} must be a positive number of ms: leave it out for 7 days`);
+    if (!(this.maxFileAgeMs >= 0))
+      throw new InvalidOptionError(`S3LandingSource maxFileAgeMs ${opts.maxFileAgeMs} must be a number of ms, 0 or more: leave it out for 7 days`);
     this.latestFirst = opts.latestFirst ?? false;
+    this.fileNameOnly = opts.fileNameOnly ?? false;
     this.clean = opts.cleanSource ?? 'off';
     if (this.clean === 'archive') {
       const dir = opts.sourceArchiveDir;
@@ -234,10 +236,9 @@ export class S3LandingSource extends S3Prefix implements Source {
     return this.discovery.stats();
   }
 
-  /** Spark's rules for what is new: with latestFirst and maxFilesPerTrigger, maxFileAge is ignored. */
+  /** Spark's rules for what is new under these limits (seen-files.ts). */
   private newRules(limits: BatchLimits): NewFileRules {
-    const ignoreAge = this.latestFirst && limits.maxFilesPerTrigger !== undefined;
-    return { maxFileAgeMs: ignoreAge ? Number.POSITIVE_INFINITY : this.maxFileAgeMs, latestFirst: this.latestFirst, ignoreAge };
+    return newFileRules({ maxFileAgeMs: this.maxFileAgeMs, latestFirst: this.latestFirst, fileNameOnly: this.fileNameOnly }, limits);
   }
 
   /** The new files of this run's listing as of `at`, in batch order (kept: see `fresh`). */
@@ -282,7 +283,7 @@ export class S3LandingSource extends S3Prefix implements Source {
     // the batch took the first of the new files (not so when an adopted list or a HEAD decided): the rest stays new
     const prefix = log === planned && !this.discovery.announced && fresh.length === all.length;
     this.fresh = prefix
-      ? { at: next, rules: JSON.stringify(this.newRules(limits)), files: stillNew(next.seen, all.slice(taken.length), this.newRules(limits)) }
+      ? { at: next, rules: JSON.stringify(this.newRules(limits)), files: stillNew(next.seen, all.slice(taken.length), this.newRules(limits), taken) }
       : null;
     this.planned.set(batchId, log);
     return log.end as unknown as Json;
@@ -653,12 +654,4 @@ export class S3LandingSource extends S3Prefix implements Source {
     }
     return f;
   }
-}
-
-function checkLimit(v: number | undefined, name: string, fallback = Infinity): number {
-  if (v === undefined) return fallback;
-  if (typeof v !== 'number' || !(v > 0)) {
-    throw new InvalidOptionError(`${name} ${v} must be a positive number; leave it out for ${fallback === Infinity ? 'no limit' : `the default ${fallback}`}`);
-  }
-  return v;
 }

@@ -35,18 +35,42 @@ export function emptySeen(legacyLastKey: string | null = null, base: ReadonlyArr
 
 /** Whether `key` was seen: in the files since the snapshot, or (binary search) in the snapshot. */
 export function hasSeen(seen: SeenFiles, key: string): boolean {
-  if (seen.files.has(key)) return true;
+  return seenAt(seen, key) !== undefined;
+}
+
+/** The LastModified `key` was seen with (the files since the snapshot first), or undefined. */
+function seenAt(seen: SeenFiles, key: string): number | undefined {
+  const since = seen.files.get(key);
+  if (since !== undefined) return since;
   const base = seen.base;
   let lo = 0;
   let hi = base.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     const c = compareKeys(base[mid][0], key);
-    if (c === 0) return true;
+    if (c === 0) return base[mid][1];
     if (c < 0) lo = mid + 1;
     else hi = mid;
   }
-  return false;
+  return undefined;
+}
+
+/** A key's file name (fileNameOnly: Spark's seen-files map is keyed by it). */
+function nameOf(key: string): string {
+  return key.slice(key.lastIndexOf('/') + 1);
+}
+
+/** fileNameOnly: the file names seen, each with the newest LastModified seen under it. */
+function seenNames(seen: SeenFiles): Map<string, number> {
+  const names = new Map<string, number>();
+  const add = (key: string, ms: number) => {
+    const name = nameOf(key);
+    const was = names.get(name);
+    if (was === undefined || ms > was) names.set(name, ms);
+  };
+  for (const [k, ms] of seen.base) add(k, ms);
+  for (const [k, ms] of seen.files) add(k, ms);
+  return names;
 }
 
 /** Whether entries are in key order (a snapshot is written so; one that is not is sorted when read). */
@@ -58,8 +82,27 @@ export function inKeyOrder(entries: ReadonlyArray<readonly [string, number]>): b
 export interface NewFileRules {
   readonly maxFileAgeMs: number;
   readonly latestFirst: boolean;
-  /** Spark: with latestFirst and maxFilesPerTrigger, maxFileAge is ignored. */
+  /** Spark: with latestFirst and maxFilesPerTrigger (or maxBytesPerTrigger), maxFileAge is ignored. */
   readonly ignoreAge: boolean;
+  /** Spark's fileNameOnly: a file is seen when a file of the same name (last path part) was, in any folder. */
+  readonly fileNameOnly?: boolean;
+}
+
+/**
+ * Spark's rules for what is new under a query's limits: with latestFirst and a limit the query
+ * sets (maxFilesPerTrigger or maxBytesPerTrigger), maxFileAge is ignored (FileStreamSource).
+ */
+export function newFileRules(
+  opts: { readonly maxFileAgeMs: number; readonly latestFirst: boolean; readonly fileNameOnly: boolean },
+  limits: { readonly maxFilesPerTrigger?: number; readonly maxBytesPerTrigger?: number },
+): NewFileRules {
+  const ignoreAge = opts.latestFirst && (limits.maxFilesPerTrigger !== undefined || limits.maxBytesPerTrigger !== undefined);
+  return {
+    maxFileAgeMs: ignoreAge ? Number.POSITIVE_INFINITY : opts.maxFileAgeMs,
+    latestFirst: opts.latestFirst,
+    ignoreAge,
+    ...(opts.fileNameOnly ? { fileNameOnly: true } : {}),
+  };
 }
 
 export interface TimedFile {
@@ -68,10 +111,17 @@ export interface TimedFile {
   readonly lastModifiedMs: number;
 }
 
-function isNewFile(seen: SeenFiles, f: TimedFile, rules: NewFileRules): boolean {
-  if (hasSeen(seen, f.key)) return false;
+/**
+ * Spark's SeenFilesMap.isNewFile: not older than maxFileAge before the newest file seen, and not
+ * in the map, from which purge() drops the entries older than that too (so a key rewritten after
+ * its entry was forgotten is new again). `names`: fileNameOnly's map, by name.
+ */
+function isNewFile(seen: SeenFiles, f: TimedFile, rules: NewFileRules, names: Map<string, number> | null): boolean {
+  const from = rules.ignoreAge ? Number.NEGATIVE_INFINITY : seen.newestMs - rules.maxFileAgeMs;
+  if (f.lastModifiedMs < from) return false;
+  const at = names ? names.get(nameOf(f.key)) : seenAt(seen, f.key);
+  if (at !== undefined && at >= from) return false;
   if (seen.legacyLastKey !== null && compareKeys(f.key, seen.legacyLastKey) <= 0) return false;
-  if (!rules.ignoreAge && f.lastModifiedMs < seen.newestMs - rules.maxFileAgeMs) return false;
   return true;
 }
 
@@ -81,7 +131,8 @@ function isNewFile(seen: SeenFiles, f: TimedFile, rules: NewFileRules): boolean 
  * without comparing keys.
  */
 export function newFiles<T extends TimedFile>(seen: SeenFiles, candidates: readonly T[], rules: NewFileRules): T[] {
-  const out = candidates.filter((f) => isNewFile(seen, f, rules));
+  const names = rules.fileNameOnly ? seenNames(seen) : null;
+  const out = candidates.filter((f) => isNewFile(seen, f, rules, names));
   let keyOrdered = true;
   for (let i = 1; i < out.length && keyOrdered; i++) keyOrdered = compareKeys(out[i - 1].key, out[i].key) < 0;
   const byTime = rules.latestFirst ? (a: T, b: T) => b.lastModifiedMs - a.lastModifiedMs : (a: T, b: T) => a.lastModifiedMs - b.lastModifiedMs;
@@ -92,12 +143,14 @@ export function newFiles<T extends TimedFile>(seen: SeenFiles, candidates: reado
 /**
  * What is still new of `rest` (the new files a batch did not take) once the batch's files are
  * seen: the same files but those now older than maxFileAge before the newest seen. None of them
- * was seen (they were new, and the batch took others), so no lookup is needed.
+ * was seen (they were new, and the batch took others), so no lookup is needed; but with
+ * fileNameOnly, a file whose name the batch took is seen now (Spark filters each batch's
+ * listing again under Trigger.AvailableNow).
  */
-export function stillNew<T extends TimedFile>(seen: SeenFiles, rest: readonly T[], rules: NewFileRules): T[] {
-  if (rules.ignoreAge) return rest.slice();
-  const from = seen.newestMs - rules.maxFileAgeMs;
-  return rest.filter((f) => f.lastModifiedMs >= from);
+export function stillNew<T extends TimedFile>(seen: SeenFiles, rest: readonly T[], rules: NewFileRules, taken: readonly TimedFile[] = []): T[] {
+  const from = rules.ignoreAge ? Number.NEGATIVE_INFINITY : seen.newestMs - rules.maxFileAgeMs;
+  const takenNames = rules.fileNameOnly ? new Set(taken.map((f) => nameOf(f.key))) : null;
+  return rest.filter((f) => f.lastModifiedMs >= from && !takenNames?.has(nameOf(f.key)));
 }
 
 /** The first files of `ordered` within the limits (at least one file, however big). */

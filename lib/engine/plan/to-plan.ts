@@ -28,14 +28,32 @@ export function positiveIntOption(key: string, v: unknown): number {
   return n;
 }
 
+/**
+ * The options among `names`, whatever the case they were given in (Spark's data source options are
+ * a case-insensitive map: `maxfilespertrigger` is `maxFilesPerTrigger`), under their own names.
+ */
+export function optionsByName<V>(options: Readonly<Record<string, V>>, names: readonly string[]): Record<string, V> {
+  const out: Record<string, V> = {};
+  for (const [k, v] of Object.entries(options)) {
+    const name = names.find((n) => n === k) ?? names.find((n) => n.toLowerCase() === k.toLowerCase());
+    if (name !== undefined && (out[name] === undefined || name === k)) out[name] = v;
+  }
+  return out;
+}
+
 /** A source's rate limits, from its options. */
 export function sourceLimits(source: SourceSpec, trigger: 'availableNow' | 'once' = 'availableNow'): BatchLimits {
   const limits: { -readonly [K in keyof BatchLimits]: BatchLimits[K] } = {};
+  const options = optionsByName(source.options, Object.keys(LIMIT_OPTIONS));
+  if (source.kind === 'files' && options.maxFilesPerTrigger !== undefined && options.maxBytesPerTrigger !== undefined) {
+    // Spark's FileStreamOptions (SPARK-46641): a file source takes one of the two limits
+    throw new InvalidOptionError(
+      "Options 'maxFilesPerTrigger' and 'maxBytesPerTrigger' can't be both set at the same time on a file source, as in Spark: keep one of them",
+    );
+  }
   // Trigger.Once runs one batch with everything: Spark ignores the rate limits for it.
   if (trigger === 'once') return limits;
-  for (const [k, v] of Object.entries(source.options)) {
-    if (k in LIMIT_OPTIONS) limits[LIMIT_OPTIONS[k]] = positiveIntOption(k, v);
-  }
+  for (const [k, v] of Object.entries(options)) limits[LIMIT_OPTIONS[k]] = positiveIntOption(k, v);
   return limits;
 }
 
