@@ -71,11 +71,63 @@ describe('CSV', () => {
     ]);
     expect(r.deadLetters.map((d) => d.reason)).toEqual([]);
   });
+  it('reads nanValue, negativeInf and positiveInf before Java\'s parse, and emptyValue for a quoted ""', async () => {
+    const names = { nanValue: 'nan', positiveInf: '+inf', negativeInf: '-inf' };
+    const r = await decode('d DOUBLE, f FLOAT', 'csv', names, 'nan,-inf\n+inf,NaN\nInfinity,-Infinity\nInf,1\n');
+    expect(r.rows).toEqual([
+      { d: Number.NaN, f: Number.NEGATIVE_INFINITY },
+      { d: Number.POSITIVE_INFINITY, f: Number.NaN },
+      { d: Number.POSITIVE_INFINITY, f: Number.NEGATIVE_INFINITY },
+    ]);
+    // "Inf" is the positiveInf text only by default; Java's parse does not take it
+    expect(r.deadLetters.map((d) => d.source.line)).toEqual([4]);
+    const empty = [
+      [{ emptyValue: 'E' }, { a: 'E', b: null }],
+      [
+        { emptyValue: 'E', nullValue: 'E' },
+        { a: null, b: null },
+      ],
+      [
+        { nullValue: 'NA', emptyValue: 'NA' },
+        { a: null, b: null },
+      ],
+    ] as const;
+    for (const [options, row] of empty) expect((await decode('a STRING, b STRING', 'csv', options, '"",\n')).rows).toEqual([row]);
+  });
+  it('skips comment lines (the character first on the line), and ends lines only at lineSep when set', async () => {
+    const c = await decode('a STRING, b INT', 'csv', { comment: '#', header: true }, '#note\n\nh1,h2\n#x,1\n #y,2\n');
+    expect(c.rows).toEqual([{ a: ' #y', b: 2 }]);
+    const s = await decode('a STRING, b INT', 'csv', { lineSep: ';' }, 'a\n,1;b,2;;');
+    expect(s.rows).toEqual([
+      { a: 'a\n', b: 1 },
+      { a: 'b', b: 2 },
+    ]);
+    const m = await decode('a STRING, b INT', 'csv', { lineSep: '|', multiLine: true }, 'a,1|"b|c",2|');
+    expect(m.rows).toEqual([
+      { a: 'a', b: 1 },
+      { a: 'b|c', b: 2 },
+    ]);
+  });
+  it("with enforceSchema false, refuses a file whose header names are not the schema's (any case) with one dead letter", async () => {
+    const ok = await decode('a STRING, b INT', 'csv', { header: true, enforceSchema: false }, 'A,b\nx,1\n');
+    expect(ok.rows).toEqual([{ a: 'x', b: 1 }]);
+    const renamed = await decode('a STRING, b INT', 'csv', { header: true, enforceSchema: false }, 'a,c\nx,1\ny,2\n');
+    expect(renamed.rows).toEqual([]);
+    expect(renamed.deadLetters.map((d) => [d.source.line, d.reason.slice(0, 57)])).toEqual([
+      [1, 'the CSV header\'s name "c" is not the schema\'s column b at'],
+    ]);
+    const short = await decode('a STRING, b INT', 'csv', { header: true, enforceSchema: false }, 'a\nx,1\n');
+    expect(short.deadLetters.map((d) => d.reason)).toEqual([expect.stringMatching(/header has 1 name\(s\), the schema 2 column/)]);
+    // enforceSchema true (the default): the header is dropped unread
+    expect((await decode('a STRING, b INT', 'csv', { header: true }, 'x\ny,2\n')).rows).toEqual([{ a: 'y', b: 2 }]);
+  });
   it('refuses nested columns and bad options when the query is built', () => {
     expect(() => readStream.format('csv').schema('a ARRAY<INT>').load()).toThrow(/cannot read column a of a nested type/);
     expect(() => readStream.format('csv').schema('a INT').option('sep', '\\.').load()).toThrow(/sep="\\\\." has an unsupported escape/);
     expect(() => readStream.format('csv').schema('a INT').option('sep', ';\\').load()).toThrow(/unsupported escape/);
     expect(() => readStream.format('csv').schema('a TIMESTAMP').option('timestampFormat', 'yyyy-qq').load()).toThrow(/timestampFormat/);
+    expect(() => readStream.format('csv').schema('a INT').option('lineSep', 'abc').load()).toThrow(/lineSep="abc" must be one character/);
+    expect(() => readStream.format('csv').schema('a INT').option('comment', '//').load()).toThrow(/comment="\/\/" must be one character/);
   });
 });
 
@@ -83,6 +135,14 @@ describe('text', () => {
   it('needs the schema value STRING, refused when the query is built', () => {
     expect(() => readStream.format('text').schema('line STRING').load()).toThrow(/declare .schema\('value STRING'\)/);
     expect(checkFileFormat('text', parseSchema('value STRING'), {})).toBe('text');
+  });
+  it('ends lines only at lineSep when set, and reads an empty file as one row with wholetext, none without', async () => {
+    const r = await decode('value STRING', 'text', { lineSep: ';;' }, 'a\r\nb;;;;c;');
+    expect(r.rows).toEqual([{ value: 'a\r\nb' }, { value: '' }, { value: 'c;' }]);
+    expect((await decode('value STRING', 'text', { lineSep: ';' }, 'a;')).rows).toEqual([{ value: 'a' }]);
+    expect((await decode('value STRING', 'text', { wholetext: true }, '')).rows).toEqual([{ value: '' }]);
+    expect((await decode('value STRING', 'text', {}, '')).rows).toEqual([]);
+    expect(() => readStream.format('text').schema('value STRING').option('lineSep', '').load()).toThrow(/lineSep must not be empty/);
   });
   it('makes a line that is not UTF-8 a dead letter, and keeps the others', async () => {
     const r = await decode('value STRING', 'text', {}, Buffer.from([0x61, 0x0a, 0xff, 0x0a, 0x62]));
