@@ -63,6 +63,25 @@ describe('CSV', () => {
     ]);
     expect(r.deadLetters[1].reason).toMatch(/column x \(DOUBLE\): "x" is not a number/);
   });
+  it("reads a quoted field as univocity does with Spark's settings (STOP_AT_DELIMITER)", async () => {
+    // [options, line, the two fields], worked by hand from univocity's CsvParser.parseQuotedValue
+    const table: Array<[ReaderOptions, string, [string, string]]> = [
+      [{}, '"a\\"b","c\\\\d"\n', ['a"b', 'c\\d']],
+      [{}, '"a\\b",x\n', ['a\\b', 'x']],
+      // a doubled quote is not an escape unless escape is the quote: what follows it makes the value raw
+      [{}, '"a""b",x\n', ['"a""b"', 'x']],
+      [{}, '"He said ""hi""",x\n', ['"He said ""hi"""', 'x']],
+      [{}, '"a"",b"\n', ['a"', 'b"']],
+      [{}, '"ab"cd,x\n', ['"ab"cd', 'x']],
+      [{}, '"ab" cd,x\n', ['"ab" cd', 'x']],
+      [{}, '"ab"  ,x\n', ['ab', 'x']],
+      [{ escape: '"' }, '"a""b","""q"""\n', ['a"b', '"q"']],
+      [{ escape: '"' }, '"""",x\n', ['"', 'x']],
+      [{ multiLine: true }, '"c""d",y\n', ['"c""d"', 'y']],
+      [{}, '1,"ab', ['1', 'ab']],
+    ];
+    for (const [options, line, [a, b]] of table) expect((await decode('a STRING, b STRING', 'csv', options, line)).rows).toEqual([{ a, b }]);
+  });
   it('reads a separator of several characters as one, also inside and after quotes', async () => {
     const r = await decode('a STRING, b STRING, c INT', 'csv', { sep: '||', quote: "'" }, "x||'y||z'||1\n p ||||2\n");
     expect(r.rows).toEqual([

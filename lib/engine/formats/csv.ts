@@ -7,7 +7,8 @@
  *     sep          `,`; several characters are one separator (`||`), `\t` a tab
  *     quote        `"`: a field is quoted when it starts with it (after leading blanks only with
  *                  ignoreLeadingWhiteSpace); the separator and (multiLine) newlines are data inside
- *     escape       `\`: escape + quote is a quote inside a quoted field; a doubled quote is one too
+ *     escape       `\`: escape + quote is a quote inside a quoted field; a doubled quote is one
+ *                  only when escape is the quote (csv-quoted.ts has univocity's rules)
  *     nullValue    an unquoted empty field reads as it ("" unless set), a quoted "" as emptyValue
  *     emptyValue   ("" unless set); a field that reads as nullValue is null: unset, both empty
  *                  fields are null; nullValue set, a quoted "" is the empty string
@@ -28,6 +29,7 @@ import type { Column, Schema } from '../schema';
 import { CHUNK_LINES } from '../lines';
 import { boolOption, charOption, patternOption, type ReaderOptions } from './options';
 import { BadText, type TextPatterns, valueOfText } from './text-values';
+import { type QuotedScan, quotedField } from './csv-quoted';
 
 export interface CsvOptions {
   readonly header: boolean;
@@ -163,6 +165,31 @@ function* csvRecords(text: string, o: CsvOptions): Generator<CsvRecord> {
   // the separator may be several characters (Spark 3+: univocity's multi-character delimiter)
   const sepChar = o.sep;
   const atSep = sepChar.length === 1 ? (k: number) => text[k] === sepChar : (k: number) => text.startsWith(sepChar, k);
+  const scan: QuotedScan = {
+    text,
+    quote: o.quote,
+    escape: o.escape,
+    escapeEscape: o.escape === o.quote ? '' : o.escape,
+    atEnd: (k) => k >= n || (!o.multiLine && eolAt(k) > 0),
+    atNewline: (k) => o.multiLine && eolAt(k) > 0,
+    atSep,
+    // in multiLine, a lineSep inside quotes is data as it is, the file's detected line separator reads as \n
+    dataAt: (k) => {
+      if (o.multiLine && lineSep !== null && eolAt(k) > 0) return [lineSep, lineSep.length];
+      if (o.multiLine && newline !== '\n' && text.startsWith(newline, k)) return ['\n', newline.length];
+      return [text[k], 1];
+    },
+  };
+  /** the lines that [from, to) ends (newlines inside quotes too) */
+  const linesIn = (from: number, to: number): number => {
+    let count = 0;
+    for (let j = from; j < to; ) {
+      const len = eolAt(j);
+      if (len > 0) count++;
+      j += len || 1;
+    }
+    return count;
+  };
   let i = 0;
   let line = 1;
   while (i < n) {
@@ -187,43 +214,9 @@ function* csvRecords(text: string, o: CsvOptions): Generator<CsvRecord> {
       let quoted = false;
       if (k < n && text[k] === o.quote) {
         quoted = true;
-        k++;
-        for (;;) {
-          if (k >= n) break;
-          const c = text[k];
-          if (c === o.escape && o.escape !== o.quote && text[k + 1] === o.quote) {
-            value += o.quote;
-            k += 2;
-          } else if (c === o.quote) {
-            if (text[k + 1] === o.quote) {
-              value += o.quote;
-              k += 2;
-              continue;
-            }
-            k++;
-            break;
-          } else if (!o.multiLine && eolAt(k) > 0) break;
-          else if (lineSep !== null && eolAt(k) > 0) {
-            // a lineSep inside quotes is data, as it is (univocity does not normalize it in multiLine)
-            line++;
-            value += lineSep;
-            k += lineSep.length;
-          } else if (newline !== '\n' && text.startsWith(newline, k)) {
-            // the file's line separator inside quotes reads as \n (univocity's normalizeLineEndingsWithinQuotes)
-            line++;
-            value += '\n';
-            k += newline.length;
-          } else {
-            if (lineSep === null && (c === '\n' || (c === '\r' && text[k + 1] !== '\n'))) line++;
-            value += c;
-            k++;
-          }
-        }
-        // after the closing quote: blanks skipped, anything else up to the separator kept (STOP_AT_DELIMITER)
-        while (isBlank(k) && !atSep(k)) k++;
-        let tail = '';
-        while (k < n && !atSep(k) && eolAt(k) === 0) tail += text[k++];
-        value += tail;
+        const r = quotedField(scan, k);
+        value = r.value;
+        k = r.end;
       } else {
         const from = k;
         while (k < n && !atSep(k) && eolAt(k) === 0) k++;
@@ -238,7 +231,7 @@ function* csvRecords(text: string, o: CsvOptions): Generator<CsvRecord> {
       // end of the record
       const end = k;
       k += eolAt(k);
-      if (k > end) line++;
+      line += linesIn(start, k);
       yield { line: startLine, raw: text.slice(start, end), fields };
       i = k;
       break;
