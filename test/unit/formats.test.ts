@@ -82,6 +82,21 @@ describe('CSV', () => {
     ];
     for (const [options, line, [a, b]] of table) expect((await decode('a STRING, b STRING', 'csv', options, line)).rows).toEqual([{ a, b }]);
   });
+  it('takes an empty quote or escape as none, charToEscapeQuoteEscaping, and a multiLine line of blanks as a record', async () => {
+    const noQuote = await decode('a STRING, b STRING', 'csv', { quote: '' }, '"x,y"\n');
+    expect(noQuote.rows).toEqual([{ a: '"x', b: 'y"' }]);
+    // escape ' and charToEscapeQuoteEscaping #: #' is the escape character itself, '" a quote
+    const esc = await decode('a STRING, b STRING', 'csv', { quote: '"', escape: "'", charToEscapeQuoteEscaping: '#' }, '"a#\'","b\'"c"\n');
+    expect(esc.rows).toEqual([{ a: "a'", b: 'b"c' }]);
+    const blanks = await decode('a STRING, b STRING', 'csv', { multiLine: true }, 'x,y\n  \nz,w\n');
+    expect(blanks.rows).toEqual([
+      { a: 'x', b: 'y' },
+      { a: 'z', b: 'w' },
+    ]);
+    expect(blanks.deadLetters.map((d) => [d.source.line, d.raw])).toEqual([[2, '  ']]);
+    const skipped = await decode('a STRING, b STRING', 'csv', { multiLine: true, ignoreLeadingWhiteSpace: true }, 'x,y\n  \nz,w\n');
+    expect(skipped.deadLetters).toEqual([]);
+  });
   it('reads a separator of several characters as one, also inside and after quotes', async () => {
     const r = await decode('a STRING, b STRING, c INT', 'csv', { sep: '||', quote: "'" }, "x||'y||z'||1\n p ||||2\n");
     expect(r.rows).toEqual([

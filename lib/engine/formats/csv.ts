@@ -14,7 +14,8 @@
  *                  fields are null; nullValue set, a quoted "" is the empty string
  *     header       each file's first record is dropped; its names are checked against the
  *                  schema's only with enforceSchema false (a header that differs refuses the file)
- *     blank lines  skipped, as lines starting with the comment character (unset: none) are;
+ *     blank lines  skipped, as lines starting with the comment character (unset: none) are
+ *                  (with multiLine a line of blanks is a record, unless ignoreLeadingWhiteSpace);
  *                  the line of a record is where it starts
  *     lineSep      unset: \n, \r or \r\n ends a line; set (1 or 2 characters): only it does
  *     multiLine    false: every line is a record (a quote left open takes the rest of its line)
@@ -36,6 +37,8 @@ export interface CsvOptions {
   readonly sep: string;
   readonly quote: string;
   readonly escape: string;
+  /** charToEscapeQuoteEscaping: what escapes the escape inside quotes (null: the escape itself, none when it is the quote) */
+  readonly escapeEscape: string | null;
   /** the token an unquoted empty field reads as ("" unless set); a token equal to it is null */
   readonly nullValue: string;
   /** the token a quoted empty field ("") reads as: "" unless set */
@@ -58,8 +61,9 @@ export function csvOptions(options: ReaderOptions): CsvOptions {
   const o: CsvOptions = {
     header: boolOption(options, 'header', false),
     sep: sep === undefined ? ',' : delimiterOption(String(sep)),
-    quote: charOption(options, 'quote', '"'),
-    escape: charOption(options, 'escape', '\\'),
+    quote: quoteCharOption(options, 'quote', '"'),
+    escape: quoteCharOption(options, 'escape', '\\'),
+    escapeEscape: escapeEscapeOption(options),
     nullValue: options.nullValue === undefined ? '' : String(options.nullValue),
     emptyValue: options.emptyValue === undefined ? '' : String(options.emptyValue),
     multiLine: boolOption(options, 'multiLine', false),
@@ -82,6 +86,17 @@ export function csvOptions(options: ReaderOptions): CsvOptions {
     throw new InvalidOptionError(`option sep=${JSON.stringify(o.sep)} cannot be the quote or a newline: choose another separator, e.g. .option('sep', ';')`);
   }
   return o;
+}
+
+/** quote and escape: one character, or empty for none (Spark's getChar: \\u0000, which turns quoting off). */
+function quoteCharOption(options: ReaderOptions, name: string, fallback: string): string {
+  return options[name] !== undefined && String(options[name]) === '' ? '\0' : charOption(options, name, fallback);
+}
+
+/** Spark's charToEscapeQuoteEscaping: one character; unset or empty, univocity's default. */
+function escapeEscapeOption(options: ReaderOptions): string | null {
+  const v = options.charToEscapeQuoteEscaping;
+  return v === undefined || String(v) === '' ? null : charOption(options, 'charToEscapeQuoteEscaping', '\\');
 }
 
 /** Spark's comment: one character (an empty text is no comment character, as Spark's isCommentSet). */
@@ -169,7 +184,7 @@ function* csvRecords(text: string, o: CsvOptions): Generator<CsvRecord> {
     text,
     quote: o.quote,
     escape: o.escape,
-    escapeEscape: o.escape === o.quote ? '' : o.escape,
+    escapeEscape: o.escapeEscape ?? (o.escape === o.quote ? '' : o.escape),
     atEnd: (k) => k >= n || (!o.multiLine && eolAt(k) > 0),
     atNewline: (k) => o.multiLine && eolAt(k) > 0,
     atSep,
@@ -194,8 +209,9 @@ function* csvRecords(text: string, o: CsvOptions): Generator<CsvRecord> {
   let line = 1;
   while (i < n) {
     // a blank line (only blanks) is no record, nor is a line starting with the comment character
+    // (with multiLine, univocity reads a line of blanks as a record of one value, unless ignoreLeadingWhiteSpace skips them)
     let j = i;
-    while (isBlank(j)) j++;
+    if (!o.multiLine || o.ignoreLeading) while (isBlank(j)) j++;
     if (j >= n) return;
     if (eolAt(j) > 0 || (o.comment !== null && text[i] === o.comment)) {
       while (j < n && eolAt(j) === 0) j++;
