@@ -63,6 +63,40 @@ describe('CSV', () => {
     ]);
     expect(r.deadLetters[1].reason).toMatch(/column x \(DOUBLE\): "x" is not a number/);
   });
+  it("reads a quoted field as univocity does with Spark's settings (STOP_AT_DELIMITER)", async () => {
+    // [options, line, the two fields], worked by hand from univocity's CsvParser.parseQuotedValue
+    const table: Array<[ReaderOptions, string, [string, string]]> = [
+      [{}, '"a\\"b","c\\\\d"\n', ['a"b', 'c\\d']],
+      [{}, '"a\\b",x\n', ['a\\b', 'x']],
+      // a doubled quote is not an escape unless escape is the quote: what follows it makes the value raw
+      [{}, '"a""b",x\n', ['"a""b"', 'x']],
+      [{}, '"He said ""hi""",x\n', ['"He said ""hi"""', 'x']],
+      [{}, '"a"",b"\n', ['a"', 'b"']],
+      [{}, '"ab"cd,x\n', ['"ab"cd', 'x']],
+      [{}, '"ab" cd,x\n', ['"ab" cd', 'x']],
+      [{}, '"ab"  ,x\n', ['ab', 'x']],
+      [{ escape: '"' }, '"a""b","""q"""\n', ['a"b', '"q"']],
+      [{ escape: '"' }, '"""",x\n', ['"', 'x']],
+      [{ multiLine: true }, '"c""d",y\n', ['"c""d"', 'y']],
+      [{}, '1,"ab', ['1', 'ab']],
+    ];
+    for (const [options, line, [a, b]] of table) expect((await decode('a STRING, b STRING', 'csv', options, line)).rows).toEqual([{ a, b }]);
+  });
+  it('takes an empty quote or escape as none, charToEscapeQuoteEscaping, and a multiLine line of blanks as a record', async () => {
+    const noQuote = await decode('a STRING, b STRING', 'csv', { quote: '' }, '"x,y"\n');
+    expect(noQuote.rows).toEqual([{ a: '"x', b: 'y"' }]);
+    // escape ' and charToEscapeQuoteEscaping #: #' is the escape character itself, '" a quote
+    const esc = await decode('a STRING, b STRING', 'csv', { quote: '"', escape: "'", charToEscapeQuoteEscaping: '#' }, '"a#\'","b\'"c"\n');
+    expect(esc.rows).toEqual([{ a: "a'", b: 'b"c' }]);
+    const blanks = await decode('a STRING, b STRING', 'csv', { multiLine: true }, 'x,y\n  \nz,w\n');
+    expect(blanks.rows).toEqual([
+      { a: 'x', b: 'y' },
+      { a: 'z', b: 'w' },
+    ]);
+    expect(blanks.deadLetters.map((d) => [d.source.line, d.raw])).toEqual([[2, '  ']]);
+    const skipped = await decode('a STRING, b STRING', 'csv', { multiLine: true, ignoreLeadingWhiteSpace: true }, 'x,y\n  \nz,w\n');
+    expect(skipped.deadLetters).toEqual([]);
+  });
   it('reads a separator of several characters as one, also inside and after quotes', async () => {
     const r = await decode('a STRING, b STRING, c INT', 'csv', { sep: '||', quote: "'" }, "x||'y||z'||1\n p ||||2\n");
     expect(r.rows).toEqual([
@@ -71,11 +105,63 @@ describe('CSV', () => {
     ]);
     expect(r.deadLetters.map((d) => d.reason)).toEqual([]);
   });
+  it('reads nanValue, negativeInf and positiveInf before Java\'s parse, and emptyValue for a quoted ""', async () => {
+    const names = { nanValue: 'nan', positiveInf: '+inf', negativeInf: '-inf' };
+    const r = await decode('d DOUBLE, f FLOAT', 'csv', names, 'nan,-inf\n+inf,NaN\nInfinity,-Infinity\nInf,1\n');
+    expect(r.rows).toEqual([
+      { d: Number.NaN, f: Number.NEGATIVE_INFINITY },
+      { d: Number.POSITIVE_INFINITY, f: Number.NaN },
+      { d: Number.POSITIVE_INFINITY, f: Number.NEGATIVE_INFINITY },
+    ]);
+    // "Inf" is the positiveInf text only by default; Java's parse does not take it
+    expect(r.deadLetters.map((d) => d.source.line)).toEqual([4]);
+    const empty = [
+      [{ emptyValue: 'E' }, { a: 'E', b: null }],
+      [
+        { emptyValue: 'E', nullValue: 'E' },
+        { a: null, b: null },
+      ],
+      [
+        { nullValue: 'NA', emptyValue: 'NA' },
+        { a: null, b: null },
+      ],
+    ] as const;
+    for (const [options, row] of empty) expect((await decode('a STRING, b STRING', 'csv', options, '"",\n')).rows).toEqual([row]);
+  });
+  it('skips comment lines (the character first on the line), and ends lines only at lineSep when set', async () => {
+    const c = await decode('a STRING, b INT', 'csv', { comment: '#', header: true }, '#note\n\nh1,h2\n#x,1\n #y,2\n');
+    expect(c.rows).toEqual([{ a: ' #y', b: 2 }]);
+    const s = await decode('a STRING, b INT', 'csv', { lineSep: ';' }, 'a\n,1;b,2;;');
+    expect(s.rows).toEqual([
+      { a: 'a\n', b: 1 },
+      { a: 'b', b: 2 },
+    ]);
+    const m = await decode('a STRING, b INT', 'csv', { lineSep: '|', multiLine: true }, 'a,1|"b|c",2|');
+    expect(m.rows).toEqual([
+      { a: 'a', b: 1 },
+      { a: 'b|c', b: 2 },
+    ]);
+  });
+  it("with enforceSchema false, refuses a file whose header names are not the schema's (any case) with one dead letter", async () => {
+    const ok = await decode('a STRING, b INT', 'csv', { header: true, enforceSchema: false }, 'A,b\nx,1\n');
+    expect(ok.rows).toEqual([{ a: 'x', b: 1 }]);
+    const renamed = await decode('a STRING, b INT', 'csv', { header: true, enforceSchema: false }, 'a,c\nx,1\ny,2\n');
+    expect(renamed.rows).toEqual([]);
+    expect(renamed.deadLetters.map((d) => [d.source.line, d.reason.slice(0, 57)])).toEqual([
+      [1, 'the CSV header\'s name "c" is not the schema\'s column b at'],
+    ]);
+    const short = await decode('a STRING, b INT', 'csv', { header: true, enforceSchema: false }, 'a\nx,1\n');
+    expect(short.deadLetters.map((d) => d.reason)).toEqual([expect.stringMatching(/header has 1 name\(s\), the schema 2 column/)]);
+    // enforceSchema true (the default): the header is dropped unread
+    expect((await decode('a STRING, b INT', 'csv', { header: true }, 'x\ny,2\n')).rows).toEqual([{ a: 'y', b: 2 }]);
+  });
   it('refuses nested columns and bad options when the query is built', () => {
     expect(() => readStream.format('csv').schema('a ARRAY<INT>').load()).toThrow(/cannot read column a of a nested type/);
     expect(() => readStream.format('csv').schema('a INT').option('sep', '\\.').load()).toThrow(/sep="\\\\." has an unsupported escape/);
     expect(() => readStream.format('csv').schema('a INT').option('sep', ';\\').load()).toThrow(/unsupported escape/);
     expect(() => readStream.format('csv').schema('a TIMESTAMP').option('timestampFormat', 'yyyy-qq').load()).toThrow(/timestampFormat/);
+    expect(() => readStream.format('csv').schema('a INT').option('lineSep', 'abc').load()).toThrow(/lineSep="abc" must be one character/);
+    expect(() => readStream.format('csv').schema('a INT').option('comment', '//').load()).toThrow(/comment="\/\/" must be one character/);
   });
 });
 
@@ -83,6 +169,14 @@ describe('text', () => {
   it('needs the schema value STRING, refused when the query is built', () => {
     expect(() => readStream.format('text').schema('line STRING').load()).toThrow(/declare .schema\('value STRING'\)/);
     expect(checkFileFormat('text', parseSchema('value STRING'), {})).toBe('text');
+  });
+  it('ends lines only at lineSep when set, and reads an empty file as one row with wholetext, none without', async () => {
+    const r = await decode('value STRING', 'text', { lineSep: ';;' }, 'a\r\nb;;;;c;');
+    expect(r.rows).toEqual([{ value: 'a\r\nb' }, { value: '' }, { value: 'c;' }]);
+    expect((await decode('value STRING', 'text', { lineSep: ';' }, 'a;')).rows).toEqual([{ value: 'a' }]);
+    expect((await decode('value STRING', 'text', { wholetext: true }, '')).rows).toEqual([{ value: '' }]);
+    expect((await decode('value STRING', 'text', {}, '')).rows).toEqual([]);
+    expect(() => readStream.format('text').schema('value STRING').option('lineSep', '').load()).toThrow(/lineSep must not be empty/);
   });
   it('makes a line that is not UTF-8 a dead letter, and keeps the others', async () => {
     const r = await decode('value STRING', 'text', {}, Buffer.from([0x61, 0x0a, 0xff, 0x0a, 0x62]));

@@ -7,11 +7,17 @@
  *     sep          `,`; several characters are one separator (`||`), `\t` a tab
  *     quote        `"`: a field is quoted when it starts with it (after leading blanks only with
  *                  ignoreLeadingWhiteSpace); the separator and (multiLine) newlines are data inside
- *     escape       `\`: escape + quote is a quote inside a quoted field; a doubled quote is one too
- *     nullValue    unset: an empty field, quoted or not, is null. Set: that text, and an unquoted
- *                  empty field, are null; a quoted "" is the empty string
- *     header       each file's first record is dropped (not checked against the schema)
- *     blank lines  skipped; the line of a record is where it starts
+ *     escape       `\`: escape + quote is a quote inside a quoted field; a doubled quote is one
+ *                  only when escape is the quote (csv-quoted.ts has univocity's rules)
+ *     nullValue    an unquoted empty field reads as it ("" unless set), a quoted "" as emptyValue
+ *     emptyValue   ("" unless set); a field that reads as nullValue is null: unset, both empty
+ *                  fields are null; nullValue set, a quoted "" is the empty string
+ *     header       each file's first record is dropped; its names are checked against the
+ *                  schema's only with enforceSchema false (a header that differs refuses the file)
+ *     blank lines  skipped, as lines starting with the comment character (unset: none) are
+ *                  (with multiLine a line of blanks is a record, unless ignoreLeadingWhiteSpace);
+ *                  the line of a record is where it starts
+ *     lineSep      unset: \n, \r or \r\n ends a line; set (1 or 2 characters): only it does
  *     multiLine    false: every line is a record (a quote left open takes the rest of its line)
  *     ignoreLeadingWhiteSpace, ignoreTrailingWhiteSpace: blanks around unquoted values dropped
  *
@@ -24,14 +30,26 @@ import type { Column, Schema } from '../schema';
 import { CHUNK_LINES } from '../lines';
 import { boolOption, charOption, patternOption, type ReaderOptions } from './options';
 import { BadText, type TextPatterns, valueOfText } from './text-values';
+import { type QuotedScan, quotedField } from './csv-quoted';
 
 export interface CsvOptions {
   readonly header: boolean;
   readonly sep: string;
   readonly quote: string;
   readonly escape: string;
-  readonly nullValue: string | null;
+  /** charToEscapeQuoteEscaping: what escapes the escape inside quotes (null: the escape itself, none when it is the quote) */
+  readonly escapeEscape: string | null;
+  /** the token an unquoted empty field reads as ("" unless set); a token equal to it is null */
+  readonly nullValue: string;
+  /** the token a quoted empty field ("") reads as: "" unless set */
+  readonly emptyValue: string;
   readonly multiLine: boolean;
+  /** a line starting with it is skipped (unset: no comments) */
+  readonly comment: string | null;
+  /** what ends a record (unset: \n, \r or \r\n) */
+  readonly lineSep: string | null;
+  /** false: a header whose names differ from the schema's refuses the file */
+  readonly enforceSchema: boolean;
   readonly ignoreLeading: boolean;
   readonly ignoreTrailing: boolean;
   readonly patterns: TextPatterns;
@@ -43,18 +61,58 @@ export function csvOptions(options: ReaderOptions): CsvOptions {
   const o: CsvOptions = {
     header: boolOption(options, 'header', false),
     sep: sep === undefined ? ',' : delimiterOption(String(sep)),
-    quote: charOption(options, 'quote', '"'),
-    escape: charOption(options, 'escape', '\\'),
-    nullValue: options.nullValue === undefined || String(options.nullValue) === '' ? null : String(options.nullValue),
+    quote: quoteCharOption(options, 'quote', '"'),
+    escape: quoteCharOption(options, 'escape', '\\'),
+    escapeEscape: escapeEscapeOption(options),
+    nullValue: options.nullValue === undefined ? '' : String(options.nullValue),
+    emptyValue: options.emptyValue === undefined ? '' : String(options.emptyValue),
     multiLine: boolOption(options, 'multiLine', false),
+    comment: commentOption(options),
+    lineSep: lineSepOption(options),
+    enforceSchema: boolOption(options, 'enforceSchema', true),
     ignoreLeading: boolOption(options, 'ignoreLeadingWhiteSpace', false),
     ignoreTrailing: boolOption(options, 'ignoreTrailingWhiteSpace', false),
-    patterns: { date: patternOption(options, 'dateFormat'), timestamp: patternOption(options, 'timestampFormat') },
+    patterns: {
+      date: patternOption(options, 'dateFormat'),
+      timestamp: patternOption(options, 'timestampFormat'),
+      floats: {
+        nan: options.nanValue === undefined ? 'NaN' : String(options.nanValue),
+        positiveInf: options.positiveInf === undefined ? 'Inf' : String(options.positiveInf),
+        negativeInf: options.negativeInf === undefined ? '-Inf' : String(options.negativeInf),
+      },
+    },
   };
   if (o.sep === o.quote || o.sep.includes('\n') || o.sep.includes('\r')) {
     throw new InvalidOptionError(`option sep=${JSON.stringify(o.sep)} cannot be the quote or a newline: choose another separator, e.g. .option('sep', ';')`);
   }
   return o;
+}
+
+/** quote and escape: one character, or empty for none (Spark's getChar: \\u0000, which turns quoting off). */
+function quoteCharOption(options: ReaderOptions, name: string, fallback: string): string {
+  return options[name] !== undefined && String(options[name]) === '' ? '\0' : charOption(options, name, fallback);
+}
+
+/** Spark's charToEscapeQuoteEscaping: one character; unset or empty, univocity's default. */
+function escapeEscapeOption(options: ReaderOptions): string | null {
+  const v = options.charToEscapeQuoteEscaping;
+  return v === undefined || String(v) === '' ? null : charOption(options, 'charToEscapeQuoteEscaping', '\\');
+}
+
+/** Spark's comment: one character (an empty text is no comment character, as Spark's isCommentSet). */
+function commentOption(options: ReaderOptions): string | null {
+  if (options.comment === undefined || String(options.comment) === '') return null;
+  return charOption(options, 'comment', '#');
+}
+
+/** Spark's CSV lineSep: one character, or two (\r\n); unset: Hadoop's \n, \r or \r\n. */
+function lineSepOption(options: ReaderOptions): string | null {
+  if (options.lineSep === undefined) return null;
+  const t = String(options.lineSep);
+  if (t === '' || t.length > 2) {
+    throw new InvalidOptionError(`option lineSep=${JSON.stringify(t)} must be one character (or \\r\\n), e.g. .option('lineSep', '\\n')`);
+  }
+  return t;
 }
 
 /**
@@ -106,24 +164,58 @@ interface CsvRecord {
   readonly fields: Field[];
 }
 
-const isBlank = (c: string): boolean => c !== '' && c <= ' ' && c !== '\n' && c !== '\r';
-
-/** The records of a file's text, with the line each starts on; blank lines skipped. */
+/** The records of a file's text, with the line each starts on; blank and comment lines skipped. */
 function* csvRecords(text: string, o: CsvOptions): Generator<CsvRecord> {
-  const newline = o.multiLine ? lineSeparatorOf(text) : '\n';
+  const newline = o.multiLine && o.lineSep === null ? lineSeparatorOf(text) : '\n';
   const n = text.length;
+  // the length of the line ending at k, 0 when there is none: lineSep when set (Hadoop's reader
+  // splits at it only), else \n, \r or \r\n
+  const lineSep = o.lineSep;
+  const eolAt =
+    lineSep === null
+      ? (k: number) => (text[k] === '\r' ? (text[k + 1] === '\n' ? 2 : 1) : text[k] === '\n' ? 1 : 0)
+      : (k: number) => (text.startsWith(lineSep, k) ? lineSep.length : 0);
+  // a blank (Java's trim drops it) that does not end the line
+  const isBlank = (k: number) => k < n && text[k] <= ' ' && eolAt(k) === 0;
   // the separator may be several characters (Spark 3+: univocity's multi-character delimiter)
   const sepChar = o.sep;
   const atSep = sepChar.length === 1 ? (k: number) => text[k] === sepChar : (k: number) => text.startsWith(sepChar, k);
+  const scan: QuotedScan = {
+    text,
+    quote: o.quote,
+    escape: o.escape,
+    escapeEscape: o.escapeEscape ?? (o.escape === o.quote ? '' : o.escape),
+    atEnd: (k) => k >= n || (!o.multiLine && eolAt(k) > 0),
+    atNewline: (k) => o.multiLine && eolAt(k) > 0,
+    atSep,
+    // in multiLine, a lineSep inside quotes is data as it is, the file's detected line separator reads as \n
+    dataAt: (k) => {
+      if (o.multiLine && lineSep !== null && eolAt(k) > 0) return [lineSep, lineSep.length];
+      if (o.multiLine && newline !== '\n' && text.startsWith(newline, k)) return ['\n', newline.length];
+      return [text[k], 1];
+    },
+  };
+  /** the lines that [from, to) ends (newlines inside quotes too) */
+  const linesIn = (from: number, to: number): number => {
+    let count = 0;
+    for (let j = from; j < to; ) {
+      const len = eolAt(j);
+      if (len > 0) count++;
+      j += len || 1;
+    }
+    return count;
+  };
   let i = 0;
   let line = 1;
   while (i < n) {
-    // a blank line (only spaces and tabs) is no record
+    // a blank line (only blanks) is no record, nor is a line starting with the comment character
+    // (with multiLine, univocity reads a line of blanks as a record of one value, unless ignoreLeadingWhiteSpace skips them)
     let j = i;
-    while (j < n && isBlank(text[j])) j++;
+    if (!o.multiLine || o.ignoreLeading) while (isBlank(j)) j++;
     if (j >= n) return;
-    if (text[j] === '\n' || text[j] === '\r') {
-      i = text[j] === '\r' && text[j + 1] === '\n' ? j + 2 : j + 1;
+    if (eolAt(j) > 0 || (o.comment !== null && text[i] === o.comment)) {
+      while (j < n && eolAt(j) === 0) j++;
+      i = j + eolAt(j);
       line++;
       continue;
     }
@@ -133,47 +225,17 @@ function* csvRecords(text: string, o: CsvOptions): Generator<CsvRecord> {
     for (;;) {
       // one field, from i
       let k = i;
-      if (o.ignoreLeading) while (k < n && isBlank(text[k]) && !atSep(k)) k++;
+      if (o.ignoreLeading) while (isBlank(k) && !atSep(k)) k++;
       let value = '';
       let quoted = false;
       if (k < n && text[k] === o.quote) {
         quoted = true;
-        k++;
-        for (;;) {
-          if (k >= n) break;
-          const c = text[k];
-          if (c === o.escape && o.escape !== o.quote && text[k + 1] === o.quote) {
-            value += o.quote;
-            k += 2;
-          } else if (c === o.quote) {
-            if (text[k + 1] === o.quote) {
-              value += o.quote;
-              k += 2;
-              continue;
-            }
-            k++;
-            break;
-          } else if ((c === '\n' || c === '\r') && !o.multiLine) break;
-          else if (newline !== '\n' && text.startsWith(newline, k)) {
-            // the file's line separator inside quotes reads as \n (univocity's normalizeLineEndingsWithinQuotes)
-            line++;
-            value += '\n';
-            k += newline.length;
-          } else {
-            if (c === '\n') line++;
-            else if (c === '\r' && text[k + 1] !== '\n') line++;
-            value += c;
-            k++;
-          }
-        }
-        // after the closing quote: blanks skipped, anything else up to the separator kept (STOP_AT_DELIMITER)
-        while (k < n && isBlank(text[k]) && !atSep(k)) k++;
-        let tail = '';
-        while (k < n && !atSep(k) && text[k] !== '\n' && text[k] !== '\r') tail += text[k++];
-        value += tail;
+        const r = quotedField(scan, k);
+        value = r.value;
+        k = r.end;
       } else {
         const from = k;
-        while (k < n && !atSep(k) && text[k] !== '\n' && text[k] !== '\r') k++;
+        while (k < n && !atSep(k) && eolAt(k) === 0) k++;
         value = text.slice(from, k);
         if (o.ignoreTrailing) value = value.replace(/[\t\f\v ]+$/, '');
       }
@@ -184,9 +246,8 @@ function* csvRecords(text: string, o: CsvOptions): Generator<CsvRecord> {
       }
       // end of the record
       const end = k;
-      if (k < n && text[k] === '\r') k = text[k + 1] === '\n' ? k + 2 : k + 1;
-      else if (k < n && text[k] === '\n') k++;
-      if (k > end) line++;
+      k += eolAt(k);
+      line += linesIn(start, k);
       yield { line: startLine, raw: text.slice(start, end), fields };
       i = k;
       break;
@@ -202,12 +263,19 @@ export function* decodeCsv(schema: Schema, o: CsvOptions, file: string, text: st
   let pending = bytes;
   let first = true;
   for (const rec of csvRecords(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, o)) {
+    const dead = (reason: string) => deadLetters.push({ source: { file, line: rec.line }, raw: rec.raw, reason });
     if (first && o.header) {
       first = false;
+      const differs = o.enforceSchema ? null : headerDiffers(rec, cols, o);
+      if (differs !== null) {
+        // Spark fails the query (the header does not conform to the schema): the file is refused
+        dead(differs);
+        yield { rows: [], deadLetters, bytes: pending };
+        return;
+      }
       continue;
     }
     first = false;
-    const dead = (reason: string) => deadLetters.push({ source: { file, line: rec.line }, raw: rec.raw, reason });
     if (rec.fields.length !== cols.length) {
       dead(
         `the record has ${rec.fields.length} field(s) separated by ${JSON.stringify(o.sep)}, the schema ${cols.length} column(s) (${cols.map((c) => c.name).join(', ')}): fix the record at the producer, or the schema or the sep option`,
@@ -216,14 +284,13 @@ export function* decodeCsv(schema: Schema, o: CsvOptions, file: string, text: st
       const row: Row = {};
       let reason: string | null = null;
       for (let c = 0; c < cols.length; c++) {
-        const f = rec.fields[c];
-        const isNull = o.nullValue === null ? f.text === '' : f.text === o.nullValue || (f.text === '' && !f.quoted);
-        if (isNull) {
+        const token = tokenOf(rec.fields[c], o);
+        if (token === o.nullValue) {
           row[cols[c].name] = null;
           continue;
         }
         try {
-          row[cols[c].name] = valueOfText(cols[c], f.text, o.patterns);
+          row[cols[c].name] = valueOfText(cols[c], token, o.patterns);
         } catch (e) {
           if (!(e instanceof BadText)) throw e;
           reason = e.reason;
@@ -241,6 +308,27 @@ export function* decodeCsv(schema: Schema, o: CsvOptions, file: string, text: st
     }
   }
   yield { rows, deadLetters, bytes: pending };
+}
+
+/** A field as univocity hands it to Spark: an empty field is nullValue unquoted, emptyValue quoted. */
+function tokenOf(f: Field, o: CsvOptions): string {
+  if (f.text !== '') return f.text;
+  return f.quoted ? o.emptyValue : o.nullValue;
+}
+
+/**
+ * Why a header does not conform to the schema (Spark's CSVHeaderChecker with enforceSchema false:
+ * as many names as columns, each the column's name ignoring case); null when it does.
+ */
+function headerDiffers(rec: CsvRecord, cols: readonly Column[], o: CsvOptions): string | null {
+  const names = rec.fields.map((f) => tokenOf(f, o));
+  const fix = "rename the file's columns, or fix the schema (or leave enforceSchema at true to take columns by position)";
+  if (names.length !== cols.length) {
+    return `the CSV header has ${names.length} name(s), the schema ${cols.length} column(s) (enforceSchema is false): ${fix}`;
+  }
+  const i = names.findIndex((n, k) => n.toLowerCase() !== cols[k].name.toLowerCase());
+  if (i < 0) return null;
+  return `the CSV header's name ${JSON.stringify(names[i])} is not the schema's column ${cols[i].name} at position ${i + 1} (enforceSchema is false): ${fix}`;
 }
 
 /** The row with only the columns the query reads (the others were still checked). */

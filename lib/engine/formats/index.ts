@@ -17,9 +17,9 @@ import type { ReadResult } from '../ports';
 import type { Schema } from '../schema';
 import { csvOptions, decodeCsv } from './csv';
 import { decodeJsonLines, decodeJsonLinesText, decodeJsonWhole, jsonNeedsWholeFile, jsonOptions } from './json';
-import { boolOption, type ReaderOptions } from './options';
+import type { ReaderOptions } from './options';
 import { decodeParquet } from './parquet';
-import { decodeText } from './text';
+import { decodeText, textOptions } from './text';
 
 export type FileFormat = 'json' | 'csv' | 'text' | 'parquet';
 
@@ -43,7 +43,7 @@ export function checkFileFormat(format: string, schema: Schema, options: ReaderO
         `format('text') reads one column, value STRING (one row per line), but the schema is ${JSON.stringify(schema.ddl)}: declare .schema('value STRING') and parse the line in the query`,
       );
     }
-    boolOption(options, 'wholetext', false);
+    textOptions(options);
   }
   if (f === 'csv') {
     csvOptions(options);
@@ -92,8 +92,8 @@ export function fileDecoder(schema: Schema, format: string, options: ReaderOptio
       return viaBytes((file, buf, bytes, columns) => decodeCsv(schema, o, file, text(buf), bytes, keepOf(columns)));
     }
     case 'text': {
-      const whole = boolOption(options, 'wholetext', false);
-      return viaBytes((file, buf, bytes) => decodeText(whole, file, buf, bytes));
+      const o = textOptions(options);
+      return viaBytes((file, buf, bytes) => decodeText(o, file, buf, bytes));
     }
     case 'parquet':
       return viaBytes((file, buf, bytes, columns) => decodeParquet(schema, file, buf, bytes, keepOf(columns)));

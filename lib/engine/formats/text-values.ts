@@ -1,8 +1,9 @@
 /**
  * A field's text as a value of its column's type, as Spark's CSV reader converts a token
  * (UnivocityParser.makeConverter): integers as Java's parseInt/parseLong (an optional sign,
- * digits), DOUBLE as Double.parseDouble (exponents, surrounding blanks, a d/f suffix, NaN,
- * Infinity; Spark's own NaN/Inf/-Inf names), BOOLEAN as true/false in any case, DECIMAL exact
+ * digits), DOUBLE first by the nanValue/negativeInf/positiveInf texts (NaN, -Inf, Inf unless set),
+ * then as Double.parseDouble (exponents, surrounding blanks, a d/f suffix, NaN, Infinity),
+ * BOOLEAN as true/false in any case, DECIMAL exact
  * (BigDecimal of the text, commas dropped, HALF_UP to the scale, too many digits refused), DATE
  * and TIMESTAMP by the dateFormat/timestampFormat patterns, else Spark's default forms. A text
  * that does not fit throws BadText with the reason.
@@ -23,7 +24,17 @@ export class BadText extends Error {
 export interface TextPatterns {
   readonly date: DatetimePattern | null;
   readonly timestamp: DatetimePattern | null;
+  /** the texts of NaN and the infinities (CSV's nanValue, positiveInf, negativeInf); unset: NaN, Inf, -Inf */
+  readonly floats?: FloatNames;
 }
+
+interface FloatNames {
+  readonly nan: string;
+  readonly positiveInf: string;
+  readonly negativeInf: string;
+}
+
+const FLOAT_NAMES: FloatNames = { nan: 'NaN', positiveInf: 'Inf', negativeInf: '-Inf' };
 
 const INTEGER = /^[+-]?\d+$/;
 const DOUBLE = /^\s*[+-]?(?:NaN|Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[fFdD]?)\s*$/;
@@ -53,10 +64,12 @@ export function valueOfText(col: Column, text: string, patterns: TextPatterns): 
       return col.type === 'LONG' ? canonicalLong(n) : Number(n);
     }
     case 'DOUBLE': {
+      // the names first, in Spark's order (nanValue, negativeInf, positiveInf), then Java's parse
+      const names = patterns.floats ?? FLOAT_NAMES;
       let n: number;
-      if (text === 'NaN') n = Number.NaN;
-      else if (text === 'Inf') n = Number.POSITIVE_INFINITY;
-      else if (text === '-Inf') n = Number.NEGATIVE_INFINITY;
+      if (text === names.nan) n = Number.NaN;
+      else if (text === names.negativeInf) n = Number.NEGATIVE_INFINITY;
+      else if (text === names.positiveInf) n = Number.POSITIVE_INFINITY;
       else {
         if (!DOUBLE.test(text)) bad(col, text, 'is not a number: fix the value at the producer, or declare the column STRING');
         n = Number(text.trim().replace(/[fFdD]$/, ''));
