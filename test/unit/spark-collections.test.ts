@@ -3,7 +3,7 @@
  * worked by hand from Spark's source (GetJsonObject's path walk, JacksonParser's partial results,
  * JsonTuple), its test suites (JsonExpressionsSuite) and its documentation, never from sluice's output.
  */
-import { parseDdlColumns } from '../../lib/engine/ddl';
+import { ddlOf, parseDdlColumns } from '../../lib/engine/ddl';
 import { compileExpression } from '../../lib/engine/expr';
 import { refusalOf, rowErrorOf } from '../helpers/expr-errors';
 
@@ -270,5 +270,28 @@ describe('named_struct', () => {
     expect(errorOf('named_struct(s, 1)')).toBe('DATATYPE_MISMATCH.CREATE_NAMED_STRUCT_WITHOUT_FOLDABLE_STRING');
     expect(errorOf('named_struct(1, 1)')).toBe('DATATYPE_MISMATCH.CREATE_NAMED_STRUCT_WITHOUT_FOLDABLE_STRING');
     expect(value("named_struct('a', 1, 'b', 'x')")).toEqual({ a: 1, b: 'x' });
+  });
+});
+
+describe('array() and map() have VOID elements, which give way to any other type (Spark 4 CreateArray/CreateMap)', () => {
+  const typeOf = (text: string, ddl: string) => ddlOf(compileExpression(text, parseDdlColumns(ddl)).type);
+
+  it.each([
+    ['coalesce(a, array())', 'a ARRAY<STRUCT<x: INT>>', 'ARRAY<STRUCT<x: INT>>'],
+    ['coalesce(a, array())', 'a ARRAY<INT>', 'ARRAY<INT>'],
+    ['concat(a, array())', 'a ARRAY<BOOLEAN>', 'ARRAY<BOOLEAN>'],
+    ['array(a, array(NULL))', 'a ARRAY<INT>', 'ARRAY<ARRAY<INT>>'],
+    ['flatten(array(a, array()))', 'a ARRAY<INT>', 'ARRAY<INT>'],
+    ['coalesce(m, map())', 'm MAP<STRING, STRUCT<x: INT>>', 'MAP<STRING, STRUCT<x: INT>>'],
+    ['coalesce(map(x, 1L), map())', 'x INT', 'MAP<INT, BIGINT>'],
+  ])('%s over %s is %s', (text, ddl, expected) => {
+    expect(typeOf(text, ddl)).toBe(expected);
+  });
+
+  it('evaluates them as before: an empty array or map, nulls kept', () => {
+    expect(value('coalesce(a, array())', { a: null }, 'a ARRAY<STRUCT<x: INT>>')).toEqual([]);
+    expect(value('array(a, array(NULL))', { a: [1] }, 'a ARRAY<INT>')).toEqual([[1], [null]]);
+    expect(value('to_json(array(NULL))')).toBe('[null]');
+    expect(value('size(map())')).toBe(0);
   });
 });
