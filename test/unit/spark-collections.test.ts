@@ -295,3 +295,72 @@ describe('array() and map() have VOID elements, which give way to any other type
     expect(value('size(map())')).toBe(0);
   });
 });
+
+describe("from_json takes Jackson's non-numeric numbers (JSONOptions allowNonNumericNumbers, on by default)", () => {
+  const fj = (json: string, schema: string) => value(`from_json(j, '${schema}')`, { j: json }, 'j STRING');
+
+  it('reads a bare NaN or infinity word as a number: a DOUBLE or FLOAT takes it, an INT or DECIMAL does not', () => {
+    expect(fj('{"a":NaN,"b":-Infinity,"c":+INF,"d":Infinity}', 'a DOUBLE, b DOUBLE, c FLOAT, d DOUBLE')).toEqual({
+      a: NaN,
+      b: -Infinity,
+      c: Infinity,
+      d: Infinity,
+    });
+    expect(fj('{"a":NaN,"b":1}', 'a INT, b INT')).toEqual({ a: null, b: 1 });
+    expect(fj('{"a":-INF}', 'a DECIMAL(5,2)')).toEqual({ a: null });
+    expect(fj('[NaN, 1.5]', 'ARRAY<DOUBLE>')).toEqual([NaN, 1.5]);
+  });
+
+  it("copies it for a STRING as Jackson's generator writes a non-finite double: quoted", () => {
+    expect(fj('{"s":NaN,"t":[-Infinity]}', 's STRING, t STRING')).toEqual({ s: '"NaN"', t: '["-Infinity"]' });
+  });
+
+  it('takes the quoted words for a DOUBLE too, case-sensitive', () => {
+    expect(fj('{"a":"NaN","b":"-INF","c":"nan","d":""}', 'a DOUBLE, b DOUBLE, c DOUBLE, d DOUBLE')).toEqual({ a: NaN, b: -Infinity, c: null, d: null });
+  });
+
+  it('leaves get_json_object strict (its factory does not allow them): no value', () => {
+    expect(value('get_json_object(j, p)', { j: '{"a":NaN}', p: '$.a' }, 'j STRING, p STRING')).toBeNull();
+  });
+});
+
+describe("from_json's parse modes and corrupt-record column (Spark's JsonToStructsEvaluator and FailureSafeParser)", () => {
+  const fj = (json: string, schema: string, options = '') => value(`from_json(j, '${schema}'${options})`, { j: json }, 'j STRING');
+  const rowError = (json: string, schema: string, options: string) =>
+    rowErrorOf(`from_json(j, '${schema}'${options})`, parseDdlColumns('j STRING'), { j: json }).errorClass;
+
+  it('puts a bad record in the _corrupt_record column, with the fields that fitted; a good record leaves it null', () => {
+    expect(fj('{"a":"x","b":"y"}', 'a INT, b STRING, _corrupt_record STRING')).toEqual({ a: null, b: 'y', _corrupt_record: '{"a":"x","b":"y"}' });
+    expect(fj('{"a":1,"b":"y"}', 'a INT, b STRING, _corrupt_record STRING')).toEqual({ a: 1, b: 'y', _corrupt_record: null });
+    expect(fj('{"a":1', 'a INT, _corrupt_record STRING')).toEqual({ a: null, _corrupt_record: '{"a":1' });
+    expect(fj('[{"a":1}]', 'a INT, _corrupt_record STRING')).toEqual({ a: null, _corrupt_record: '[{"a":1}]' });
+    expect(fj('{"s":{"x":"bad","y":2}}', 's STRUCT<x: INT, y: INT>, _corrupt_record STRING')).toEqual({
+      s: { x: null, y: 2 },
+      _corrupt_record: '{"s":{"x":"bad","y":2}}',
+    });
+    expect(fj('', 'a INT, _corrupt_record STRING')).toBeNull();
+  });
+
+  it('names the column with columnNameOfCorruptRecord, and refuses one that is not a STRING', () => {
+    expect(fj('{"a":"x"}', 'a INT, bad STRING', ", map('columnNameOfCorruptRecord', 'bad')")).toEqual({ a: null, bad: '{"a":"x"}' });
+    expect(refusalOf("from_json(j, 'a INT, _corrupt_record INT')", parseDdlColumns('j STRING')).errorClass).toBe('INVALID_CORRUPT_RECORD_TYPE');
+  });
+
+  it('fails a bad record in FAILFAST mode (MALFORMED_RECORD_IN_PARSING), the mode case-insensitive', () => {
+    expect(rowError('{"a":"x"}', 'a INT', ", map('mode', 'FAILFAST')")).toBe('MALFORMED_RECORD_IN_PARSING.WITHOUT_SUGGESTION');
+    expect(rowError('{"a', 'a INT', ", map('mode', 'failfast')")).toBe('MALFORMED_RECORD_IN_PARSING.WITHOUT_SUGGESTION');
+    expect(rowError('[1,"x"]', 'ARRAY<INT>', ", map('mode', 'FAILFAST')")).toBe('MALFORMED_RECORD_IN_PARSING.WITHOUT_SUGGESTION');
+    expect(rowError('[{"a":1}]', 'a INT', ", map('mode', 'FAILFAST')")).toBe('MALFORMED_RECORD_IN_PARSING.CANNOT_PARSE_JSON_ARRAYS_AS_STRUCTS');
+    expect(fj('{"a":1}', 'a INT', ", map('mode', 'FAILFAST')")).toEqual({ a: 1 });
+    expect(fj('', 'a INT', ", map('mode', 'FAILFAST')")).toBeNull();
+  });
+
+  it('refuses DROPMALFORMED (PARSE_MODE_UNSUPPORTED); another name is PERMISSIVE', () => {
+    expect(refusalOf("from_json(j, 'a INT', map('mode', 'DROPMALFORMED'))", parseDdlColumns('j STRING')).errorClass).toBe('PARSE_MODE_UNSUPPORTED');
+    expect(fj('{"a":"x"}', 'a INT', ", map('mode', 'bogus')")).toEqual({ a: null });
+  });
+
+  it('keeps the partial value of an ARRAY schema in PERMISSIVE mode', () => {
+    expect(fj('[{"a":"x"},{"a":2}]', 'ARRAY<STRUCT<a: INT>>')).toEqual([{ a: null }, { a: 2 }]);
+  });
+});
