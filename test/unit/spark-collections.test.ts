@@ -364,3 +364,24 @@ describe("from_json's parse modes and corrupt-record column (Spark's JsonToStruc
     expect(fj('[{"a":"x"},{"a":2}]', 'ARRAY<STRUCT<a: INT>>')).toEqual([{ a: null }, { a: 2 }]);
   });
 });
+
+describe("struct's arguments are named expressions (Spark's grammar, #struct; CreateStruct names the fields)", () => {
+  const cols = 'x INT, y STRING';
+  const row = { x: 1, y: 's' };
+
+  it.each([
+    ['struct(x AS z)', { z: 1 }],
+    ['struct(x z, y)', { z: 1, y: 's' }],
+    ['struct(x + 1 AS `a b`, y)', { 'a b': 2, y: 's' }],
+    ['struct(x + 1, y)', { col1: 2, y: 's' }],
+    ['struct(x AS z).z', 1],
+    ['to_json(struct(x AS id, y AS name))', '{"id":1,"name":"s"}'],
+  ])('%s is %j', (text, expected) => {
+    expect(value(text, row, cols)).toEqual(expected);
+  });
+
+  it('keeps the alias in the call text, and wants a name after AS', () => {
+    expect(compileExpression('struct(x AS z, y)', parseDdlColumns(cols)).type.name).toBe('struct(x AS z, y)');
+    expect(refusalOf('struct(x AS)', parseDdlColumns(cols)).errorClass).toBe('PARSE_SYNTAX_ERROR');
+  });
+});

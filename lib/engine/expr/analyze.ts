@@ -620,9 +620,11 @@ export class Analyzer {
       );
     }
     if (ast.star && name !== 'count') throw this.fail('INVALID_USAGE_OF_STAR_OR_REGEX', `Invalid usage of '*' in ${name}(*): pass the columns`, ast.pos);
-    const args = ast.args.map((a) => this.analyze(a));
+    const names = ast.argNames;
+    // struct(x AS z): the field is named z, and the call's text keeps the alias
+    const args = ast.args.map((a, i) => (names?.[i] === undefined ? this.analyze(a) : { ...this.analyze(a), fieldName: names[i] }));
     this.checkArgCount(name, args.length, def.args, ast.pos);
-    const texts = args.map((a) => a.sql);
+    const texts = args.map((a, i) => (names?.[i] === undefined ? a.sql : `${a.sql} AS ${names[i]}`));
     const quote = (v: string) => (this.scope.pretty ? v : `'${v}'`);
     const sql = SQL_FORMS[name]?.(texts, quote) ?? `${name}(${texts.join(', ')})`;
     return def.resolve(args, this.callCtx(name, ast.pos, sql));
