@@ -61,9 +61,11 @@ function jsonWriter(t: SqlType, o: JsonWriteOptions): (v: unknown) => string {
     }
     case 'MAP': {
       const val = jsonWriter(t.value!, o);
+      // a key is written as its value's toString: a DECIMAL's is Java's BigDecimal.toString (1E-8)
+      const key = t.key?.type === 'DECIMAL' ? (k: string) => jacksonString(javaBigDecimalText(k)) : jacksonString;
       return (v) =>
         `{${mapEntries(v as object)
-          .map(([k, x]) => `${jacksonString(k)}:${x == null ? 'null' : val(x)}`)
+          .map(([k, x]) => `${key(k)}:${x == null ? 'null' : val(x)}`)
           .join(',')}}`;
     }
     case 'STRUCT': {
