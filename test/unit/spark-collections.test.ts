@@ -385,3 +385,24 @@ describe("struct's arguments are named expressions (Spark's grammar, #struct; Cr
     expect(refusalOf('struct(x AS)', parseDdlColumns(cols)).errorClass).toBe('PARSE_SYNTAX_ERROR');
   });
 });
+
+describe('the JSON functions take STRING arguments without implicit casts (Spark: ExpectsInputTypes; JsonTuple its own check)', () => {
+  const errorOf = (text: string) => refusalOf(text, parseDdlColumns('j STRING')).errorClass;
+
+  it.each([
+    ["get_json_object(1, '$')", 'DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE'],
+    ['get_json_object(j, 1)', 'DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE'],
+    ["from_json(1, 'a INT')", 'DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE'],
+    ['json_tuple(j, 1)', 'DATATYPE_MISMATCH.NON_STRING_TYPE'],
+    ["json_tuple(1, 'a')", 'DATATYPE_MISMATCH.NON_STRING_TYPE'],
+    ["json_tuple(j, 'a', NULL)", 'DATATYPE_MISMATCH.NON_STRING_TYPE'],
+  ])('%s is refused (%s)', (text, errorClass) => {
+    expect(errorOf(text)).toBe(errorClass);
+  });
+
+  it('takes a NULL literal where Spark coerces it to a STRING null (ExpectsInputTypes)', () => {
+    expect(value("get_json_object(NULL, '$.a')")).toBeNull();
+    expect(value('get_json_object(\'{"a":1}\', NULL)')).toBeNull();
+    expect(value("from_json(NULL, 'a INT')")).toBeNull();
+  });
+});

@@ -11,7 +11,7 @@ import { type DataType, jsonValueOf } from '../schema';
 import type { CallCtx, FunctionDef } from './analyze';
 import { castFunction } from './cast';
 import { SparkRowError } from './errors';
-import { call, constantArg, def, str } from './fn-util';
+import { call, constantArg, def, stringOnly } from './fn-util';
 import { isLossless, jacksonCopy, jacksonInput, type JsonOptions, jsonOptionsOf } from './json-functions';
 import { microsValue, parseTimestampMicros } from './time';
 import { strict, type Typed } from './typed';
@@ -139,7 +139,7 @@ function schemaOf(c: CallCtx, arg: Typed): SqlType {
  * MALFORMED_RECORD_IN_PARSING. Spark refuses DROPMALFORMED here (PARSE_MODE_UNSUPPORTED).
  */
 function fromJson(args: readonly Typed[], c: CallCtx): Typed {
-  const text = str(c, args[0], 0);
+  const text = stringOnly(c, args[0], 0);
   const t = schemaOf(c, args[1]);
   const o = jsonOptionsOf(c, args[2], 'parse');
   // Spark's ParseMode.fromString: any other name is PERMISSIVE

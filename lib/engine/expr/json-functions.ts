@@ -2,7 +2,7 @@
 import { compileSparkDatetimePattern, type DatetimePattern, DatetimePatternError } from '../datetime-patterns';
 import { JsonObject, parseOrdered } from '../json-ordered';
 import type { CallCtx, FunctionDef } from './analyze';
-import { call, def, str } from './fn-util';
+import { call, def, stringOnly } from './fn-util';
 import { formatTimestampIso, type Micros, microsOfDate } from './time';
 import { strict, type Typed } from './typed';
 import { STRING, type SqlType, typeName } from './types';
@@ -396,7 +396,11 @@ function jsonText(v: unknown): string | null {
  * json, a text that is not JSON or not an object gives the row of nulls.
  */
 function jsonTuple(args: readonly Typed[], c: CallCtx): Typed {
-  const [json, ...keys] = args.map((a, i) => str(c, a, i));
+  // JsonTuple takes STRING arguments as they are: no implicit cast, a NULL literal included (NON_STRING_TYPE)
+  if (args.some((a) => a.type.type !== 'STRING')) {
+    throw c.az.mismatch('NON_STRING_TYPE', c.sql, 'all arguments of the function `json_tuple` must be strings: cast the others to STRING', c.pos);
+  }
+  const [json, ...keys] = args;
   const columns = keys.map((_, i) => ({ name: `c${i}`, type: STRING }));
   const n = keys.length;
   return {
@@ -449,8 +453,8 @@ export const JSON_FUNCTIONS: Record<string, FunctionDef> = {
   }),
   json_tuple: def(2, Number.POSITIVE_INFINITY, jsonTuple),
   get_json_object: def(2, 2, ([j, p], c) => {
-    const js = str(c, j, 0);
-    const ps = str(c, p, 1);
+    const js = stringOnly(c, j, 0);
+    const ps = stringOnly(c, p, 1);
     const fixed = ps.constant && typeof ps.constant.value === 'string' ? parseJsonPath(ps.constant.value) : undefined;
     return call(
       c,
