@@ -406,3 +406,12 @@ describe('the JSON functions take STRING arguments without implicit casts (Spark
     expect(value("from_json(NULL, 'a INT')")).toBeNull();
   });
 });
+
+describe("from_json's schema is a type or a list of columns (Spark's DataType.fromDDL), a struct, an array or a map", () => {
+  it('refuses an atomic type (INVALID_JSON_SCHEMA), and reads a column named like a type', () => {
+    expect(refusalOf("from_json(j, 'INT')", parseDdlColumns('j STRING')).errorClass).toBe('DATATYPE_MISMATCH.INVALID_JSON_SCHEMA');
+    expect(refusalOf("from_json(j, 'string')", parseDdlColumns('j STRING')).errorClass).toBe('DATATYPE_MISMATCH.INVALID_JSON_SCHEMA');
+    expect(value("from_json(j, 'int INT, date DATE')", { j: '{"int":1,"date":"2026-10-01"}' }, 'j STRING')).toEqual({ int: 1, date: '2026-10-01' });
+    expect(refusalOf("from_json(j, 'STRUCT<a INT')", parseDdlColumns('j STRING')).errorClass).toBe('INVALID_SCHEMA.PARSE_ERROR');
+  });
+});

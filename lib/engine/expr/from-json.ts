@@ -108,13 +108,28 @@ function hasTypedMapKey(t: SqlType): boolean {
 function schemaOf(c: CallCtx, arg: Typed): SqlType {
   const schemaText = constantArg(c, arg, 1, "a DDL schema in quotes, 'a INT, b STRING'");
   if (typeof schemaText !== 'string') throw c.az.mismatch('INVALID_SCHEMA', c.sql, 'the schema of from_json must be a DDL string', c.pos);
+  // Spark's DataType.fromDDL: a type first (ARRAY<INT>, or INT, refused below), then a list of columns
   let t: SqlType;
   try {
-    t = /^\s*(ARRAY|MAP|STRUCT)\s*</i.test(schemaText) ? parseDdlType(schemaText, true) : { type: 'STRUCT', fields: parseDdlColumns(schemaText, true) };
-  } catch (e) {
-    throw c.az.fail(
-      'INVALID_SCHEMA.PARSE_ERROR',
-      `The input schema ${JSON.stringify(schemaText)} is not a valid schema string: ${(e as Error).message}`,
+    t = parseDdlType(schemaText, true);
+  } catch (typeError) {
+    try {
+      // (a text that starts as a nested type reports why that type does not parse)
+      if (/^\s*(ARRAY|MAP|STRUCT)\s*</i.test(schemaText)) throw typeError;
+      t = { type: 'STRUCT', fields: parseDdlColumns(schemaText, true) };
+    } catch (e) {
+      throw c.az.fail(
+        'INVALID_SCHEMA.PARSE_ERROR',
+        `The input schema ${JSON.stringify(schemaText)} is not a valid schema string: ${(e as Error).message}`,
+        c.pos,
+      );
+    }
+  }
+  if (t.type !== 'STRUCT' && t.type !== 'ARRAY' && t.type !== 'MAP') {
+    throw c.az.mismatch(
+      'INVALID_JSON_SCHEMA',
+      c.sql,
+      `Input schema "${typeName(t)}" must be a struct, an array or a map: give columns ('value ${typeName(t)}') or ARRAY<${typeName(t)}>`,
       c.pos,
     );
   }
