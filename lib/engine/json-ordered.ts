@@ -37,10 +37,28 @@ export function mayReorderMembers(text: string): boolean {
 
 const INDEX_LIKE_MEMBER = /"(?:0|[1-9][0-9]{0,9})"\s*:/;
 
+/**
+ * The words Spark's JSON reader takes as a double where JSON has none: in a string for a DOUBLE
+ * column (allowNonNumericNumbers, on by default), and bare, unquoted (Jackson's
+ * ALLOW_NON_NUMERIC_NUMBERS, which Spark turns on). Longer spellings first: "-Infinity" before
+ * "-INF", for the scan of bare tokens.
+ */
+export const NON_NUMERIC_TOKENS: ReadonlyArray<readonly [string, number]> = [
+  ['NaN', NaN],
+  ['Infinity', Infinity],
+  ['+Infinity', Infinity],
+  ['+INF', Infinity],
+  ['-Infinity', -Infinity],
+  ['-INF', -Infinity],
+];
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
 
-/** The JSON value of `text` (objects as JsonObject, numbers as LosslessNumber); throws a SyntaxError when it is not JSON. */
-export function parseOrdered(text: string): unknown {
+/**
+ * The JSON value of `text` (objects as JsonObject, numbers as LosslessNumber); throws a SyntaxError
+ * when it is not JSON. With `nonNumeric`, a bare NON_NUMERIC_TOKENS word is a value too, its double
+ * (Jackson's ALLOW_NON_NUMERIC_NUMBERS, which from_json turns on).
+ */
+export function parseOrdered(text: string, nonNumeric = false): unknown {
   let i = 0;
   const fail = (what: string): never => {
     throw new SyntaxError(`${what} at position ${i}`);
@@ -121,6 +139,13 @@ export function parseOrdered(text: string): unknown {
       if (text.startsWith(word, i)) {
         i += word.length;
         return v;
+      }
+    }
+    if (nonNumeric) {
+      const k = NON_NUMERIC_TOKENS.findIndex(([word]) => text.startsWith(word, i));
+      if (k >= 0) {
+        i += NON_NUMERIC_TOKENS[k][0].length;
+        return NON_NUMERIC_TOKENS[k][1];
       }
     }
     NUMBER.lastIndex = i;

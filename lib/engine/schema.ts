@@ -11,7 +11,7 @@ import type { DatetimePattern } from './datetime-patterns';
 import { dateOfText } from './formats/date-text';
 import { elementTexts, firstValueEnd, memberTexts, strictJson } from './formats/lenient-json';
 import { givesEveryKeyOnce, hiddenValueReason } from './json-duplicates';
-import { JsonObject, mayReorderMembers, parseOrdered } from './json-ordered';
+import { JsonObject, mayReorderMembers, NON_NUMERIC_TOKENS, parseOrdered } from './json-ordered';
 import { ddlOf, needsNumberText, parseDdlColumns } from './ddl';
 import { decimalOfText } from './decimal';
 import { formatTimestamp } from './timestamps';
@@ -135,20 +135,6 @@ export function canonicalLong(big: bigint): bigint | number {
   return big >= -9007199254740991n && big <= 9007199254740991n ? Number(big) : big;
 }
 
-/**
- * The words Spark's JSON reader takes as a double where JSON has none: in a string for a DOUBLE
- * column (allowNonNumericNumbers, on by default), and bare, unquoted (Jackson's
- * ALLOW_NON_NUMERIC_NUMBERS, which Spark turns on). Longer spellings first: "-Infinity" before
- * "-INF", for the scan of bare tokens.
- */
-const NON_NUMERIC_TOKENS: ReadonlyArray<readonly [string, number]> = [
-  ['NaN', NaN],
-  ['Infinity', Infinity],
-  ['+Infinity', Infinity],
-  ['+INF', Infinity],
-  ['-Infinity', -Infinity],
-  ['-INF', -Infinity],
-];
 const NON_NUMERIC = new Map(NON_NUMERIC_TOKENS);
 
 /** The double of a string Spark's JSON reader takes in a DOUBLE column (NON_NUMERIC_TOKENS); null for any other. */

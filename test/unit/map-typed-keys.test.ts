@@ -89,6 +89,10 @@ describe('map keeps the type of its keys', () => {
     expect(value("to_json(map(1.5D, 'a', 2.0D, 'b'))")).toBe('{"1.5":"a","2.0":"b"}');
     // a DATE key's internal value is its days since 1970-01-01
     expect(value("to_json(map(DATE '1970-01-03', 1))")).toBe('{"2":1}');
+    // a TIMESTAMP key's is its microseconds; a DECIMAL key's is Java's BigDecimal.toString, scientific below 1E-6
+    expect(value("to_json(map(TIMESTAMP '1970-01-01 00:00:01', 1))")).toBe('{"1000000":1}');
+    expect(value('to_json(map(1.50BD, 1))')).toBe('{"1.50":1}');
+    expect(value('to_json(map(CAST(0.00000001 AS DECIMAL(10,8)), 2))')).toBe('{"1E-8":2}');
     expect(value("CAST(map(DATE '2026-01-01', 1) AS STRING)")).toBe('{2026-01-01 -> 1}');
     expect(value("CAST(map(2.0D, 'x') AS STRING)")).toBe('{2.0 -> x}');
   });

@@ -3,7 +3,7 @@
  * worked by hand from Spark's source (GetJsonObject's path walk, JacksonParser's partial results,
  * JsonTuple), its test suites (JsonExpressionsSuite) and its documentation, never from sluice's output.
  */
-import { parseDdlColumns } from '../../lib/engine/ddl';
+import { ddlOf, parseDdlColumns } from '../../lib/engine/ddl';
 import { compileExpression } from '../../lib/engine/expr';
 import { refusalOf, rowErrorOf } from '../helpers/expr-errors';
 
@@ -270,5 +270,148 @@ describe('named_struct', () => {
     expect(errorOf('named_struct(s, 1)')).toBe('DATATYPE_MISMATCH.CREATE_NAMED_STRUCT_WITHOUT_FOLDABLE_STRING');
     expect(errorOf('named_struct(1, 1)')).toBe('DATATYPE_MISMATCH.CREATE_NAMED_STRUCT_WITHOUT_FOLDABLE_STRING');
     expect(value("named_struct('a', 1, 'b', 'x')")).toEqual({ a: 1, b: 'x' });
+  });
+});
+
+describe('array() and map() have VOID elements, which give way to any other type (Spark 4 CreateArray/CreateMap)', () => {
+  const typeOf = (text: string, ddl: string) => ddlOf(compileExpression(text, parseDdlColumns(ddl)).type);
+
+  it.each([
+    ['coalesce(a, array())', 'a ARRAY<STRUCT<x: INT>>', 'ARRAY<STRUCT<x: INT>>'],
+    ['coalesce(a, array())', 'a ARRAY<INT>', 'ARRAY<INT>'],
+    ['concat(a, array())', 'a ARRAY<BOOLEAN>', 'ARRAY<BOOLEAN>'],
+    ['array(a, array(NULL))', 'a ARRAY<INT>', 'ARRAY<ARRAY<INT>>'],
+    ['flatten(array(a, array()))', 'a ARRAY<INT>', 'ARRAY<INT>'],
+    ['coalesce(m, map())', 'm MAP<STRING, STRUCT<x: INT>>', 'MAP<STRING, STRUCT<x: INT>>'],
+    ['coalesce(map(x, 1L), map())', 'x INT', 'MAP<INT, BIGINT>'],
+  ])('%s over %s is %s', (text, ddl, expected) => {
+    expect(typeOf(text, ddl)).toBe(expected);
+  });
+
+  it('evaluates them as before: an empty array or map, nulls kept', () => {
+    expect(value('coalesce(a, array())', { a: null }, 'a ARRAY<STRUCT<x: INT>>')).toEqual([]);
+    expect(value('array(a, array(NULL))', { a: [1] }, 'a ARRAY<INT>')).toEqual([[1], [null]]);
+    expect(value('to_json(array(NULL))')).toBe('[null]');
+    expect(value('size(map())')).toBe(0);
+  });
+});
+
+describe("from_json takes Jackson's non-numeric numbers (JSONOptions allowNonNumericNumbers, on by default)", () => {
+  const fj = (json: string, schema: string) => value(`from_json(j, '${schema}')`, { j: json }, 'j STRING');
+
+  it('reads a bare NaN or infinity word as a number: a DOUBLE or FLOAT takes it, an INT or DECIMAL does not', () => {
+    expect(fj('{"a":NaN,"b":-Infinity,"c":+INF,"d":Infinity}', 'a DOUBLE, b DOUBLE, c FLOAT, d DOUBLE')).toEqual({
+      a: NaN,
+      b: -Infinity,
+      c: Infinity,
+      d: Infinity,
+    });
+    expect(fj('{"a":NaN,"b":1}', 'a INT, b INT')).toEqual({ a: null, b: 1 });
+    expect(fj('{"a":-INF}', 'a DECIMAL(5,2)')).toEqual({ a: null });
+    expect(fj('[NaN, 1.5]', 'ARRAY<DOUBLE>')).toEqual([NaN, 1.5]);
+  });
+
+  it("copies it for a STRING as Jackson's generator writes a non-finite double: quoted", () => {
+    expect(fj('{"s":NaN,"t":[-Infinity]}', 's STRING, t STRING')).toEqual({ s: '"NaN"', t: '["-Infinity"]' });
+  });
+
+  it('takes the quoted words for a DOUBLE too, case-sensitive', () => {
+    expect(fj('{"a":"NaN","b":"-INF","c":"nan","d":""}', 'a DOUBLE, b DOUBLE, c DOUBLE, d DOUBLE')).toEqual({ a: NaN, b: -Infinity, c: null, d: null });
+  });
+
+  it('leaves get_json_object strict (its factory does not allow them): no value', () => {
+    expect(value('get_json_object(j, p)', { j: '{"a":NaN}', p: '$.a' }, 'j STRING, p STRING')).toBeNull();
+  });
+});
+
+describe("from_json's parse modes and corrupt-record column (Spark's JsonToStructsEvaluator and FailureSafeParser)", () => {
+  const fj = (json: string, schema: string, options = '') => value(`from_json(j, '${schema}'${options})`, { j: json }, 'j STRING');
+  const rowError = (json: string, schema: string, options: string) =>
+    rowErrorOf(`from_json(j, '${schema}'${options})`, parseDdlColumns('j STRING'), { j: json }).errorClass;
+
+  it('puts a bad record in the _corrupt_record column, with the fields that fitted; a good record leaves it null', () => {
+    expect(fj('{"a":"x","b":"y"}', 'a INT, b STRING, _corrupt_record STRING')).toEqual({ a: null, b: 'y', _corrupt_record: '{"a":"x","b":"y"}' });
+    expect(fj('{"a":1,"b":"y"}', 'a INT, b STRING, _corrupt_record STRING')).toEqual({ a: 1, b: 'y', _corrupt_record: null });
+    expect(fj('{"a":1', 'a INT, _corrupt_record STRING')).toEqual({ a: null, _corrupt_record: '{"a":1' });
+    expect(fj('[{"a":1}]', 'a INT, _corrupt_record STRING')).toEqual({ a: null, _corrupt_record: '[{"a":1}]' });
+    expect(fj('{"s":{"x":"bad","y":2}}', 's STRUCT<x: INT, y: INT>, _corrupt_record STRING')).toEqual({
+      s: { x: null, y: 2 },
+      _corrupt_record: '{"s":{"x":"bad","y":2}}',
+    });
+    expect(fj('', 'a INT, _corrupt_record STRING')).toBeNull();
+  });
+
+  it('names the column with columnNameOfCorruptRecord, and refuses one that is not a STRING', () => {
+    expect(fj('{"a":"x"}', 'a INT, bad STRING', ", map('columnNameOfCorruptRecord', 'bad')")).toEqual({ a: null, bad: '{"a":"x"}' });
+    expect(refusalOf("from_json(j, 'a INT, _corrupt_record INT')", parseDdlColumns('j STRING')).errorClass).toBe('INVALID_CORRUPT_RECORD_TYPE');
+  });
+
+  it('fails a bad record in FAILFAST mode (MALFORMED_RECORD_IN_PARSING), the mode case-insensitive', () => {
+    expect(rowError('{"a":"x"}', 'a INT', ", map('mode', 'FAILFAST')")).toBe('MALFORMED_RECORD_IN_PARSING.WITHOUT_SUGGESTION');
+    expect(rowError('{"a', 'a INT', ", map('mode', 'failfast')")).toBe('MALFORMED_RECORD_IN_PARSING.WITHOUT_SUGGESTION');
+    expect(rowError('[1,"x"]', 'ARRAY<INT>', ", map('mode', 'FAILFAST')")).toBe('MALFORMED_RECORD_IN_PARSING.WITHOUT_SUGGESTION');
+    expect(rowError('[{"a":1}]', 'a INT', ", map('mode', 'FAILFAST')")).toBe('MALFORMED_RECORD_IN_PARSING.CANNOT_PARSE_JSON_ARRAYS_AS_STRUCTS');
+    expect(fj('{"a":1}', 'a INT', ", map('mode', 'FAILFAST')")).toEqual({ a: 1 });
+    expect(fj('', 'a INT', ", map('mode', 'FAILFAST')")).toBeNull();
+  });
+
+  it('refuses DROPMALFORMED (PARSE_MODE_UNSUPPORTED); another name is PERMISSIVE', () => {
+    expect(refusalOf("from_json(j, 'a INT', map('mode', 'DROPMALFORMED'))", parseDdlColumns('j STRING')).errorClass).toBe('PARSE_MODE_UNSUPPORTED');
+    expect(fj('{"a":"x"}', 'a INT', ", map('mode', 'bogus')")).toEqual({ a: null });
+  });
+
+  it('keeps the partial value of an ARRAY schema in PERMISSIVE mode', () => {
+    expect(fj('[{"a":"x"},{"a":2}]', 'ARRAY<STRUCT<a: INT>>')).toEqual([{ a: null }, { a: 2 }]);
+  });
+});
+
+describe("struct's arguments are named expressions (Spark's grammar, #struct; CreateStruct names the fields)", () => {
+  const cols = 'x INT, y STRING';
+  const row = { x: 1, y: 's' };
+
+  it.each([
+    ['struct(x AS z)', { z: 1 }],
+    ['struct(x z, y)', { z: 1, y: 's' }],
+    ['struct(x + 1 AS `a b`, y)', { 'a b': 2, y: 's' }],
+    ['struct(x + 1, y)', { col1: 2, y: 's' }],
+    ['struct(x AS z).z', 1],
+    ['to_json(struct(x AS id, y AS name))', '{"id":1,"name":"s"}'],
+  ])('%s is %j', (text, expected) => {
+    expect(value(text, row, cols)).toEqual(expected);
+  });
+
+  it('keeps the alias in the call text, and wants a name after AS', () => {
+    expect(compileExpression('struct(x AS z, y)', parseDdlColumns(cols)).type.name).toBe('struct(x AS z, y)');
+    expect(refusalOf('struct(x AS)', parseDdlColumns(cols)).errorClass).toBe('PARSE_SYNTAX_ERROR');
+  });
+});
+
+describe('the JSON functions take STRING arguments without implicit casts (Spark: ExpectsInputTypes; JsonTuple its own check)', () => {
+  const errorOf = (text: string) => refusalOf(text, parseDdlColumns('j STRING')).errorClass;
+
+  it.each([
+    ["get_json_object(1, '$')", 'DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE'],
+    ['get_json_object(j, 1)', 'DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE'],
+    ["from_json(1, 'a INT')", 'DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE'],
+    ['json_tuple(j, 1)', 'DATATYPE_MISMATCH.NON_STRING_TYPE'],
+    ["json_tuple(1, 'a')", 'DATATYPE_MISMATCH.NON_STRING_TYPE'],
+    ["json_tuple(j, 'a', NULL)", 'DATATYPE_MISMATCH.NON_STRING_TYPE'],
+  ])('%s is refused (%s)', (text, errorClass) => {
+    expect(errorOf(text)).toBe(errorClass);
+  });
+
+  it('takes a NULL literal where Spark coerces it to a STRING null (ExpectsInputTypes)', () => {
+    expect(value("get_json_object(NULL, '$.a')")).toBeNull();
+    expect(value('get_json_object(\'{"a":1}\', NULL)')).toBeNull();
+    expect(value("from_json(NULL, 'a INT')")).toBeNull();
+  });
+});
+
+describe("from_json's schema is a type or a list of columns (Spark's DataType.fromDDL), a struct, an array or a map", () => {
+  it('refuses an atomic type (INVALID_JSON_SCHEMA), and reads a column named like a type', () => {
+    expect(refusalOf("from_json(j, 'INT')", parseDdlColumns('j STRING')).errorClass).toBe('DATATYPE_MISMATCH.INVALID_JSON_SCHEMA');
+    expect(refusalOf("from_json(j, 'string')", parseDdlColumns('j STRING')).errorClass).toBe('DATATYPE_MISMATCH.INVALID_JSON_SCHEMA');
+    expect(value("from_json(j, 'int INT, date DATE')", { j: '{"int":1,"date":"2026-10-01"}' }, 'j STRING')).toEqual({ int: 1, date: '2026-10-01' });
+    expect(refusalOf("from_json(j, 'STRUCT<a INT')", parseDdlColumns('j STRING')).errorClass).toBe('INVALID_SCHEMA.PARSE_ERROR');
   });
 });

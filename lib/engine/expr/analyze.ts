@@ -640,12 +640,24 @@ export class Analyzer {
     }
     if (ast.star && name !== 'count' && !this.scope.stars)
       throw this.fail('INVALID_USAGE_OF_STAR_OR_REGEX', `Invalid usage of '*' in ${name}(*): pass the columns`, ast.pos);
-    const args =
-      ast.star && name !== 'count'
-        ? this.expandStar({ k: 'star', pos: ast.pos, qualifier: [] }).map((e) => e.typed)
-        : ast.args.flatMap((a) => (a.k === 'star' && this.scope.stars ? this.expandStar(a).map((e) => e.typed) : [this.analyze(a)]));
+    // struct(x AS z): the field is named z, and the call's text keeps the alias; a `*` expands to the columns
+    const args: Typed[] = [];
+    const names: (string | undefined)[] = [];
+    const given = ast.star && name !== 'count' ? [{ k: 'star', pos: ast.pos, qualifier: [] } as Ast] : ast.args;
+    given.forEach((a, i) => {
+      if (a.k === 'star' && this.scope.stars) {
+        for (const e of this.expandStar(a)) {
+          args.push(e.typed);
+          names.push(undefined);
+        }
+        return;
+      }
+      const alias = ast.argNames?.[i];
+      args.push(alias === undefined ? this.analyze(a) : { ...this.analyze(a), fieldName: alias });
+      names.push(alias);
+    });
     this.checkArgCount(name, args.length, def.args, ast.pos);
-    const texts = args.map((a) => a.sql);
+    const texts = args.map((a, i) => (names[i] === undefined ? a.sql : `${a.sql} AS ${names[i]}`));
     const quote = (v: string) => (this.scope.pretty ? v : `'${v}'`);
     const sql = SQL_FORMS[name]?.(texts, quote) ?? `${name}(${texts.join(', ')})`;
     return def.resolve(args, this.callCtx(name, ast.pos, sql));

@@ -217,7 +217,9 @@ export const COLLECTION_FUNCTIONS: Record<string, FunctionDef> = {
         c.pos,
       );
     const as = args.map((a) => implicitCast(a, t));
-    return call(c, { type: 'ARRAY', element: t.type === 'NULL' ? STRING : t }, as, (evs) => (row) => evs.map((e) => e(row)));
+    // array() and array(NULL, ...) are ARRAY<VOID>, as in Spark: that common type gives way to any other
+    // array's (coalesce(xs, array()) is an ARRAY<STRUCT<...>> when xs is)
+    return call(c, { type: 'ARRAY', element: t }, as, (evs) => (row) => evs.map((e) => e(row)));
   }),
   struct: def(1, Number.POSITIVE_INFINITY, (args, c) => structOf(args.map(structFieldName), args, c)),
   named_struct: def(2, Number.POSITIVE_INFINITY, (args, c) => {
@@ -255,8 +257,9 @@ export const COLLECTION_FUNCTIONS: Record<string, FunctionDef> = {
         `The given keys of function \`map\` should all be the same type, but they are [${keyArgs.map((k) => `"${typeName(k.type)}"`).join(', ')}]; cast them to one type`,
         c.pos,
       );
-    // a map of no keys or of NULL keys only has STRING keys here (Spark's VOID keys cannot be written in DDL)
-    const kt = kt0.type === 'NULL' ? STRING : kt0;
+    // map() has VOID keys and values, as in Spark, which give way to any other map's types
+    // (coalesce(m, map())); a map of NULL keys only is refused when built (NULL_MAP_KEY)
+    const kt = kt0.type === 'NULL' && keyArgs.length > 0 ? STRING : kt0;
     checkKeyType(c, kt);
     const keys = keyArgs.map((k) => implicitCast(k, kt));
     const vt = commonType(args.filter((_, i) => i % 2 === 1).map((v) => v.type));
@@ -264,7 +267,7 @@ export const COLLECTION_FUNCTIONS: Record<string, FunctionDef> = {
     const vals = args.filter((_, i) => i % 2 === 1).map((v) => implicitCast(v, vt));
     const n = keys.length;
     const text = keyText(kt);
-    return call(c, mapType(kt, vt.type === 'NULL' ? STRING : vt), [...keys, ...vals], (evs) => (row) => {
+    return call(c, mapType(kt, vt), [...keys, ...vals], (evs) => (row) => {
       const ks = evs.slice(0, n).map((e) => e(row));
       return buildMap(
         kt,

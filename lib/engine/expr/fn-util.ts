@@ -20,6 +20,16 @@ export function str(c: CallCtx, a: Typed, i: number): Typed {
   return c.az.implicit(a, STRING, c.pos, what(c, i));
 }
 
+/**
+ * A STRING argument of a function Spark types with ExpectsInputTypes (no implicit cast: another
+ * type is UNEXPECTED_INPUT_TYPE); a NULL literal becomes a STRING null, as Spark's coercion does.
+ */
+export function stringOnly(c: CallCtx, a: Typed, i: number): Typed {
+  if (a.type.type === 'STRING') return a;
+  if (a.type.type === 'NULL') return str(c, a, i);
+  throw c.az.mismatch('UNEXPECTED_INPUT_TYPE', c.sql, `${what(c, i)} requires the "STRING" type, however ${a.sql} has the type "${typeName(a.type)}"`, c.pos);
+}
+
 export function int(c: CallCtx, a: Typed, i: number): Typed {
   return c.az.implicit(a, INT, c.pos, what(c, i));
 }

@@ -17,6 +17,7 @@ import { SparkRowError } from './errors';
 import { BIT, BOOLEAN_AGGS, COLLECT, PAIR, STATISTICAL } from '../plan/agg-kinds';
 import { call, constantArg, def, double, int, numeric } from './fn-util';
 import { HASH_FUNCTIONS } from './hashes';
+import { FROM_JSON_FUNCTIONS } from './from-json';
 import { JSON_FUNCTIONS } from './json-functions';
 import { MORE_FUNCTIONS } from './more-functions';
 import { MATH_FUNCTIONS } from './math-functions';
@@ -572,6 +573,7 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
   ...FORMAT_FUNCTIONS,
   ...NUMBER_FORMAT_FUNCTIONS,
   ...JSON_FUNCTIONS,
+  ...FROM_JSON_FUNCTIONS,
   ...MORE_FUNCTIONS,
   ...DATETIME_FUNCTIONS,
   ...DATETIME_CONVERSIONS,

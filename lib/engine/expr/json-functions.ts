@@ -1,89 +1,13 @@
-/** JSON functions: from_json, to_json, get_json_object and json_tuple, as Spark's Jackson parser and generator read and write JSON. */
-import { LosslessNumber } from 'lossless-json';
+/** JSON functions: to_json, get_json_object and json_tuple, as Spark's Jackson generator and parser write and read JSON (from_json: from-json.ts). */
 import { compileSparkDatetimePattern, type DatetimePattern, DatetimePatternError } from '../datetime-patterns';
-import { parseDdlColumns, parseDdlType } from '../ddl';
 import { JsonObject, parseOrdered } from '../json-ordered';
-import { type DataType, jsonValueOf } from '../schema';
 import type { CallCtx, FunctionDef } from './analyze';
-import { castFunction } from './cast';
-import { call, constantArg, def, str } from './fn-util';
-import { formatTimestampIso, type Micros, microsOfDate, microsValue, parseTimestampMicros } from './time';
+import { call, def, stringOnly } from './fn-util';
+import { formatTimestampIso, type Micros, microsOfDate } from './time';
 import { strict, type Typed } from './typed';
 import { STRING, type SqlType, typeName } from './types';
-import { mapEntries, setEntry } from '../map-entries';
+import { mapEntries } from '../map-entries';
 import { javaDoubleText } from './values';
-
-const stringToDate = castFunction(STRING, { type: 'DATE' }, true);
-
-/**
- * The typed value of parsed JSON for from_json, as Spark's JacksonParser converts it with partial
- * results (its default): undefined when the value does not fit. A struct keeps the fields that fit
- * and sets the others null; an array or a map with an element or value that does not fit does
- * not fit as a whole (it becomes null in the nearest struct). An integral type takes only a JSON
- * integer, a TIMESTAMP a string or integer seconds, a DECIMAL a number or its text, a STRING any
- * value (a non-string as Jackson's copy of it).
- */
-function typeJson(t: SqlType, v: unknown, o: JsonReadOptions = {}): unknown {
-  if (v == null) return null;
-  switch (t.type) {
-    case 'STRUCT': {
-      if (!(v instanceof JsonObject)) return undefined;
-      const out: Record<string, unknown> = {};
-      for (const f of t.fields!) out[f.name] = null;
-      // each member in turn, as JacksonParser's convertObject: a key given twice is converted twice,
-      // a value that fits replaces the one before, one that does not fit leaves it
-      for (const [k, x] of v.entries) {
-        const f = t.fields!.find((g) => g.name === k);
-        if (f === undefined) continue;
-        const y = typeJson(f, x, o);
-        if (y !== undefined) out[f.name] = y;
-      }
-      return out;
-    }
-    case 'ARRAY': {
-      if (!Array.isArray(v)) return undefined;
-      const out = v.map((x) => typeJson(t.element!, x, o));
-      return out.includes(undefined) ? undefined : out;
-    }
-    case 'MAP': {
-      if (!(v instanceof JsonObject)) return undefined;
-      const out: Record<string, unknown> = {};
-      // a key given twice: each value must fit; the map keeps the last (Spark's map keeps both entries)
-      for (const [k, x] of v.entries) {
-        const y = typeJson(t.value!, x, o);
-        if (y === undefined) return undefined;
-        setEntry(out, k, y);
-      }
-      return out;
-    }
-    case 'STRING':
-      return typeof v === 'string' ? v : jacksonCopy(v);
-    case 'INT':
-    case 'LONG':
-      // a JSON number with a fraction or an exponent is Jackson's VALUE_NUMBER_FLOAT: no integral type takes it
-      if (!isLossless(v) || !/^-?\d+$/.test(v.value)) return undefined;
-      return jsonValueOf(t as DataType, v);
-    case 'TIMESTAMP': {
-      if (typeof v === 'string') return (o.timestamp !== undefined ? o.timestamp.parseTimestamp(v) : parseTimestampMicros(v)) ?? undefined;
-      // a JSON integer is seconds since the epoch; a fraction is not taken
-      if (!isLossless(v) || !/^-?\d+$/.test(v.value)) return undefined;
-      return microsValue(BigInt(v.value) * 1_000_000n);
-    }
-    case 'DECIMAL': {
-      if (typeof v !== 'string') return jsonValueOf(t as DataType, v);
-      // Spark reads a DECIMAL from a JSON string too, as Java's BigDecimal of the text without its commas
-      const text = v.replaceAll(',', '').replace(/^\+/, '');
-      if (!/^-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text)) return undefined;
-      return jsonValueOf(t as DataType, new LosslessNumber(text.replace(/^(-?)\./, '$10.').replace(/\.(?=[eE]|$)/, '')));
-    }
-    case 'DATE':
-      if (typeof v !== 'string') return undefined;
-      // without dateFormat Spark's default date parser is CAST's (stringToDate): `2026-10`, `2026-10-01T10:00`, spaces trimmed
-      return (o.date !== undefined ? o.date.parseDate(v) : (stringToDate(v) as string | null)) ?? undefined;
-    default:
-      return jsonValueOf(t as DataType, v);
-  }
-}
 
 /**
  * Java's BigDecimal.toString of a decimal's text, as Jackson writes a DECIMAL in to_json: plain
@@ -137,9 +61,11 @@ function jsonWriter(t: SqlType, o: JsonWriteOptions): (v: unknown) => string {
     }
     case 'MAP': {
       const val = jsonWriter(t.value!, o);
+      // a key is written as its value's toString: a DECIMAL's is Java's BigDecimal.toString (1E-8)
+      const key = t.key?.type === 'DECIMAL' ? (k: string) => jacksonString(javaBigDecimalText(k)) : jacksonString;
       return (v) =>
         `{${mapEntries(v as object)
-          .map(([k, x]) => `${jacksonString(k)}:${x == null ? 'null' : val(x)}`)
+          .map(([k, x]) => `${key(k)}:${x == null ? 'null' : val(x)}`)
           .join(',')}}`;
     }
     case 'STRUCT': {
@@ -159,14 +85,6 @@ function jsonWriter(t: SqlType, o: JsonWriteOptions): (v: unknown) => string {
   }
 }
 
-/** Whether a MAP at any depth of `t` has keys of another type than STRING. */
-function hasTypedMapKey(t: SqlType): boolean {
-  if (t.type === 'MAP') return t.key !== undefined || hasTypedMapKey(t.value!);
-  if (t.type === 'ARRAY') return hasTypedMapKey(t.element!);
-  if (t.type === 'STRUCT') return t.fields!.some(hasTypedMapKey);
-  return false;
-}
-
 /** The value of an argument built only from literals (`map('k', 'v')`), or undefined when it reads a column. */
 function foldConstant(t: Typed): { value: unknown } | undefined {
   if (t.constant !== undefined) return t.constant;
@@ -180,15 +98,16 @@ function foldConstant(t: Typed): { value: unknown } | undefined {
   return { value: t.build(values.map((v) => () => v))({}) };
 }
 
-/** from_json's options sluice honours: the patterns of a TIMESTAMP and a DATE (then without Spark's fallback parsing). */
-interface JsonReadOptions {
+/** The options of to_json or from_json: their datetime patterns, and any option by its name (case-insensitive, as Spark's JSONOptions). */
+export interface JsonOptions {
   readonly timestamp?: DatetimePattern;
   readonly date?: DatetimePattern;
+  get(name: string): string | undefined;
 }
 
 /** to_json's or from_json's options argument: a constant `map(...)` of strings (Spark's INVALID_OPTIONS otherwise). */
-function jsonWriteOptions(c: CallCtx, a: Typed | undefined, use: 'parse' | 'format' = 'format'): JsonWriteOptions {
-  if (a === undefined) return { ignoreNullFields: true };
+export function jsonOptionsOf(c: CallCtx, a: Typed | undefined, use: 'parse' | 'format'): JsonOptions {
+  if (a === undefined) return { get: () => undefined };
   const folded = a.type.type === 'MAP' ? foldConstant(a) : undefined;
   if (folded === undefined || folded.value === null) {
     throw c.az.fail(
@@ -210,12 +129,13 @@ function jsonWriteOptions(c: CallCtx, a: Typed | undefined, use: 'parse' | 'form
       throw e;
     }
   };
-  const ignore = get('ignoreNullFields');
-  return {
-    timestamp: pattern('timestampFormat'),
-    date: pattern('dateFormat'),
-    ignoreNullFields: ignore == null ? true : ignore.trim().toLowerCase() !== 'false',
-  };
+  return { timestamp: pattern('timestampFormat'), date: pattern('dateFormat'), get };
+}
+
+function jsonWriteOptions(c: CallCtx, a: Typed | undefined): JsonWriteOptions {
+  const o = jsonOptionsOf(c, a, 'format');
+  const ignore = o.get('ignoreNullFields');
+  return { timestamp: o.timestamp, date: o.date, ignoreNullFields: ignore == null ? true : ignore.trim().toLowerCase() !== 'false' };
 }
 
 type PathStep =
@@ -285,7 +205,7 @@ function hasControlChar(text: string): boolean {
  * string is taken (ALLOW_UNESCAPED_CONTROL_CHARS, get_json_object/json_tuple only), and what
  * follows the first object or array is not read. Malformed text stays malformed.
  */
-function jacksonInput(text: string, controlChars: boolean): string {
+export function jacksonInput(text: string, controlChars: boolean): string {
   if (!text.includes("'") && !(controlChars && hasControlChar(text)) && !/[}\]][^}\]]*\S/.test(text)) return text;
   let out = '';
   let depth = 0;
@@ -348,14 +268,16 @@ function jacksonNumber(text: string): string {
   return Number.isFinite(d) ? javaDoubleText(d) : `"${javaDoubleText(d)}"`;
 }
 
-const isLossless = (v: unknown): v is { value: string } => (v as { isLosslessNumber?: boolean } | null)?.isLosslessNumber === true;
+export const isLossless = (v: unknown): v is { value: string } => (v as { isLosslessNumber?: boolean } | null)?.isLosslessNumber === true;
 
 /** The compact JSON text of a parsed value as Jackson's copyCurrentStructure writes it. */
-function jacksonCopy(v: unknown): string {
+export function jacksonCopy(v: unknown): string {
   if (v === null) return 'null';
   if (typeof v === 'string') return jacksonString(v);
   if (typeof v === 'boolean') return v ? 'true' : 'false';
   if (isLossless(v)) return jacksonNumber(v.value);
+  // a bare NaN or infinity (from_json only): Jackson's generator quotes a non-finite double
+  if (typeof v === 'number') return `"${javaDoubleText(v)}"`;
   if (Array.isArray(v)) return `[${v.map(jacksonCopy).join(',')}]`;
   return `{${(v as JsonObject).entries.map(([k, x]) => `${jacksonString(k)}:${jacksonCopy(x)}`).join(',')}}`;
 }
@@ -474,7 +396,11 @@ function jsonText(v: unknown): string | null {
  * json, a text that is not JSON or not an object gives the row of nulls.
  */
 function jsonTuple(args: readonly Typed[], c: CallCtx): Typed {
-  const [json, ...keys] = args.map((a, i) => str(c, a, i));
+  // JsonTuple takes STRING arguments as they are: no implicit cast, a NULL literal included (NON_STRING_TYPE)
+  if (args.some((a) => a.type.type !== 'STRING')) {
+    throw c.az.mismatch('NON_STRING_TYPE', c.sql, 'all arguments of the function `json_tuple` must be strings: cast the others to STRING', c.pos);
+  }
+  const [json, ...keys] = args;
   const columns = keys.map((_, i) => ({ name: `c${i}`, type: STRING }));
   const n = keys.length;
   return {
@@ -508,53 +434,6 @@ function jsonTuple(args: readonly Typed[], c: CallCtx): Typed {
 }
 
 export const JSON_FUNCTIONS: Record<string, FunctionDef> = {
-  from_json: def(2, 3, (args, c) => {
-    const text = str(c, args[0], 0);
-    const schemaText = constantArg(c, args[1], 1, "a DDL schema in quotes, 'a INT, b STRING'");
-    if (typeof schemaText !== 'string') throw c.az.mismatch('INVALID_SCHEMA', c.sql, 'the schema of from_json must be a DDL string', c.pos);
-    let t: SqlType;
-    try {
-      t = /^\s*(ARRAY|MAP|STRUCT)\s*</i.test(schemaText) ? parseDdlType(schemaText, true) : { type: 'STRUCT', fields: parseDdlColumns(schemaText, true) };
-    } catch (e) {
-      throw c.az.fail(
-        'INVALID_SCHEMA.PARSE_ERROR',
-        `The input schema ${JSON.stringify(schemaText)} is not a valid schema string: ${(e as Error).message}`,
-        c.pos,
-      );
-    }
-    // Spark's ExprUtils.checkJsonSchema: JSON object keys are strings
-    if (hasTypedMapKey(t)) {
-      throw c.az.mismatch(
-        'INVALID_JSON_MAP_KEY_TYPE',
-        c.sql,
-        `Input schema "${typeName(t)}" can only contain "STRING" as a key type for a "MAP": declare MAP<STRING, ...> and cast the keys after reading`,
-        c.pos,
-      );
-    }
-    const readOptions: JsonReadOptions = jsonWriteOptions(c, args[2], 'parse');
-    const nulls = t.type === 'STRUCT' ? () => Object.fromEntries(t.fields!.map((f) => [f.name, null])) : () => null;
-    return call(
-      c,
-      t,
-      [text],
-      strict((s) => {
-        // no JSON token at all (an empty text) is no row: null, not a row of nulls
-        if (/^[ \t\r\n]*$/.test(s as string)) return null;
-        let parsed: unknown;
-        try {
-          parsed = parseOrdered(jacksonInput(s as string, false));
-        } catch {
-          return nulls();
-        }
-        // an object for an ARRAY<STRUCT> schema is an array of that one struct (SPARK-19595)
-        if (t.type === 'ARRAY' && t.element!.type === 'STRUCT' && parsed instanceof JsonObject) {
-          parsed = [parsed];
-        }
-        const v = typeJson(t, parsed, readOptions);
-        return v === undefined || v === null ? nulls() : v;
-      }),
-    );
-  }),
   to_json: def(1, 2, ([a, opts], c) => {
     if (a.type.type !== 'STRUCT' && a.type.type !== 'MAP' && a.type.type !== 'ARRAY') {
       throw c.az.mismatch(
@@ -574,8 +453,8 @@ export const JSON_FUNCTIONS: Record<string, FunctionDef> = {
   }),
   json_tuple: def(2, Number.POSITIVE_INFINITY, jsonTuple),
   get_json_object: def(2, 2, ([j, p], c) => {
-    const js = str(c, j, 0);
-    const ps = str(c, p, 1);
+    const js = stringOnly(c, j, 0);
+    const ps = stringOnly(c, p, 1);
     const fixed = ps.constant && typeof ps.constant.value === 'string' ? parseJsonPath(ps.constant.value) : undefined;
     return call(
       c,

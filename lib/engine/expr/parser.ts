@@ -59,6 +59,8 @@ export type Ast =
       readonly nulls?: { readonly ignore: boolean; readonly at: number };
       /** An aggregate's `WITHIN GROUP (ORDER BY ...)`: its keys (each with where its text starts and ends), and where WITHIN is. */
       readonly withinGroup?: { readonly keys: readonly SortItem[]; readonly at: number };
+      /** struct's arguments are named expressions (Spark's grammar): the name `AS` (or a bare alias) gave each, if any. */
+      readonly argNames?: readonly (string | undefined)[];
     }
   /** A higher-order function's argument: `x -> x + 1`, `(acc, x) -> acc + x`. */
   | { readonly k: 'lambda'; readonly pos: number; readonly params: readonly string[]; readonly body: Ast };
@@ -596,12 +598,14 @@ class Parser {
         const special = this.specialForm(t);
         if (special !== null) return special;
       }
+      const name = t.text.toLowerCase();
+      if (name === 'struct' && !distinct) return this.structCall(t.pos);
       if (!this.op(')')) {
         args.push(this.argument());
         while (this.op(',')) args.push(this.argument());
         this.expectOp(')', "',' or ')' in the argument list");
       }
-      return this.withFilter({ k: 'call', pos: t.pos, name: t.text.toLowerCase(), args, distinct, star: false });
+      return this.withFilter({ k: 'call', pos: t.pos, name, args, distinct, star: false });
     }
     return { k: 'name', pos: t.pos, parts: [t.text] };
   }
@@ -658,6 +662,23 @@ class Parser {
   }
 
   /** A function's argument: an expression, or a lambda (`x -> ...`, `(x, i) -> ...`). */
+  /** struct(...)'s arguments after its `(`: named expressions, `x AS name` or `x name` naming the field (Spark's #struct rule). */
+  private structCall(pos: number): Ast {
+    const args: Ast[] = [];
+    const argNames: (string | undefined)[] = [];
+    if (!this.op(')')) {
+      do {
+        args.push(this.expression());
+        const next = this.peek();
+        if (this.keyword('AS')) argNames.push(this.identifier('a field name after AS'));
+        else if (next.kind === 'qident' || (next.kind === 'ident' && !RESERVED.has(next.text.toUpperCase()))) argNames.push(this.identifier('a field name'));
+        else argNames.push(undefined);
+      } while (this.op(','));
+      this.expectOp(')', "',' or ')' in the argument list");
+    }
+    return { k: 'call', pos, name: 'struct', args, distinct: false, star: false, ...(argNames.some((n) => n !== undefined) ? { argNames } : {}) };
+  }
+
   private argument(): Ast {
     const t = this.peek();
     const isName = (k: Token) => k.kind === 'ident' || k.kind === 'qident';

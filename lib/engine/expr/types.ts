@@ -71,8 +71,11 @@ export function typeName(t: SqlType): string {
 export function toDataType(t: SqlType): DataType {
   if (t.type === 'NULL' || t.type === 'INTERVAL') return { type: 'STRING' };
   if (t.type === 'ARRAY') return { type: 'ARRAY', element: toDataType(t.element!) };
-  if (t.type === 'MAP')
-    return t.key === undefined ? { type: 'MAP', value: toDataType(t.value!) } : { type: 'MAP', key: toDataType(t.key), value: toDataType(t.value!) };
+  if (t.type === 'MAP') {
+    // a STRING key is left implicit, as a VOID key (map()) becomes one
+    const key = t.key === undefined ? undefined : toDataType(t.key);
+    return key === undefined || key.type === 'STRING' ? { type: 'MAP', value: toDataType(t.value!) } : { type: 'MAP', key, value: toDataType(t.value!) };
+  }
   if (t.type === 'STRUCT') return { type: 'STRUCT', fields: t.fields!.map((f) => ({ ...toDataType(f), name: f.name })) };
   return t as DataType;
 }
