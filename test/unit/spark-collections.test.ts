@@ -415,3 +415,19 @@ describe("from_json's schema is a type or a list of columns (Spark's DataType.fr
     expect(refusalOf("from_json(j, 'STRUCT<a INT')", parseDdlColumns('j STRING')).errorClass).toBe('INVALID_SCHEMA.PARSE_ERROR');
   });
 });
+
+describe("element_at's argument types (Spark's ElementAt.inputTypes and checkInputDataTypes)", () => {
+  const errorOf = (text: string) => refusalOf(text, []).errorClass;
+
+  it('takes an INT index (a TINYINT or SMALLINT cast to one), not a BIGINT or a STRING', () => {
+    expect(value('element_at(array(1, 2, 3), CAST(2 AS SMALLINT))')).toBe(2);
+    expect(errorOf('element_at(array(1, 2, 3), 2L)')).toBe('DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE');
+    expect(errorOf("try_element_at(array(1, 2, 3), '2')")).toBe('DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE');
+  });
+
+  it('takes a key of a type with a tightest common type with the keys: a STRING against numbers has none', () => {
+    expect(value("element_at(map(1, 'a'), 1L)")).toBe('a');
+    expect(errorOf("element_at(map(1, 'a'), '1')")).toBe('DATATYPE_MISMATCH.MAP_FUNCTION_DIFF_TYPES');
+    expect(errorOf("try_element_at(map('a', 1), 1)")).toBe('DATATYPE_MISMATCH.MAP_FUNCTION_DIFF_TYPES');
+  });
+});

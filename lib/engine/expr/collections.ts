@@ -35,8 +35,30 @@ export function mapArg(c: CallCtx, a: Typed, i: number): Typed {
 
 /** element_at(array, i) (1-based, negative from the end) or element_at(map, key); `safe` is try_element_at. */
 function elementAt([a, k]: readonly Typed[], c: CallCtx, safe: boolean): Typed {
-  if (a.type.type === 'MAP') return mapLookup(c, a, k);
+  if (a.type.type === 'MAP') {
+    // ElementAt casts the key only to the tightest common type with the map's keys, which a STRING
+    // and a non-STRING never have (MAP_FUNCTION_DIFF_TYPES)
+    const kt = keyTypeOf(a.type);
+    if (k.type.type !== 'NULL' && (kt.type === 'STRING') !== (k.type.type === 'STRING')) {
+      throw c.az.mismatch(
+        'MAP_FUNCTION_DIFF_TYPES',
+        c.sql,
+        `Input to \`${c.name}\` should have been "MAP" followed by a value with same key type, but it's ["${typeName(a.type)}", "${typeName(k.type)}"]: cast the key`,
+        c.pos,
+      );
+    }
+    return mapLookup(c, a, k);
+  }
   const arr = arrayArg(c, a, 0);
+  // the index is an INT, or a TINYINT or SMALLINT cast to one; a BIGINT or a STRING is not cast (UNEXPECTED_INPUT_TYPE)
+  if (k.type.type !== 'INT' && k.type.type !== 'NULL') {
+    throw c.az.mismatch(
+      'UNEXPECTED_INPUT_TYPE',
+      c.sql,
+      `argument 2 of ${c.name} requires the "INT" type, however ${k.sql} has the type "${typeName(k.type)}": cast it to INT`,
+      c.pos,
+    );
+  }
   return call(
     c,
     arr.type.element!,
