@@ -128,6 +128,13 @@ describe('from_json types the text as JacksonParser does with partial results', 
 });
 
 describe('to_json writes values as Jackson does', () => {
+  it('writes an ANSI interval as its text in its fields (JacksonGenerator: toDayTimeIntervalString, toYearMonthIntervalString)', () => {
+    expect(value("to_json(named_struct('d', INTERVAL '3' DAY, 'm', INTERVAL 90 MINUTES, 'y', INTERVAL '1-2' YEAR TO MONTH))")).toBe(
+      `{"d":"INTERVAL '3' DAY","m":"INTERVAL '90' MINUTE","y":"INTERVAL '1-2' YEAR TO MONTH"}`,
+    );
+    expect(value("to_json(array(TIMESTAMP '2026-10-01 12:00:01.5' - TIMESTAMP '2026-10-01 12:00:00'))")).toBe(`["INTERVAL '0 00:00:01.5' DAY TO SECOND"]`);
+  });
+
   it("writes a DECIMAL as Java's BigDecimal.toString: scientific below an adjusted exponent of -6", () => {
     expect(value("to_json(named_struct('x', CAST(0 AS DECIMAL(10,8))))")).toBe('{"x":0E-8}');
     expect(value("to_json(named_struct('x', CAST(0.00000012 AS DECIMAL(10,8))))")).toBe('{"x":1.2E-7}');

@@ -1,4 +1,5 @@
 /** JSON functions: to_json, get_json_object and json_tuple, as Spark's Jackson generator and parser write and read JSON (from_json: from-json.ts). */
+import { intervalText } from './interval-text';
 import { compileSparkDatetimePattern, type DatetimePattern, DatetimePatternError } from '../datetime-patterns';
 import { JsonObject, parseOrdered } from '../json-ordered';
 import type { CallCtx, FunctionDef } from './analyze';
@@ -80,6 +81,9 @@ function jsonWriter(t: SqlType, o: JsonWriteOptions): (v: unknown) => string {
         return `{${parts.join(',')}}`;
       };
     }
+    case 'INTERVAL':
+      // JacksonGenerator writes an ANSI interval as its text in its fields (toDayTimeIntervalString)
+      return (v) => jacksonString(intervalText(v as number, t));
     default:
       return () => 'null';
   }
