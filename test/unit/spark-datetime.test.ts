@@ -333,6 +333,26 @@ describe('subtracting dates and timestamps gives an ANSI interval (SubtractDates
     expect(compileExpression("d - DATE '2026-09-01'", COLS).sqlType).toEqual({ type: 'INTERVAL', days: true, units: ['DAY', 'DAY'] });
   });
 
+  it('an interval times or divided by a number is exact, rounds HALF_UP, and spans its whole kind (MultiplyDTInterval, DivideYMInterval)', () => {
+    // the result type is DAY TO SECOND (YEAR TO MONTH) whatever the interval's fields; n * interval is named interval first
+    expect(value("INTERVAL '10' MINUTE * 2")).toBe("INTERVAL '0 00:20:00' DAY TO SECOND");
+    expect(compileExpression("3 * INTERVAL '10' MINUTE", COLS).type.name).toBe("(INTERVAL '10' MINUTE * 3)");
+    // 30 minutes / 4 = 7.5 minutes; a DECIMAL factor exactly: 10 s × 1.5 = 15 s
+    expect(value("(t - TIMESTAMP '2026-10-01 12:00:00') / 4", row)).toBe("INTERVAL '0 00:07:30' DAY TO SECOND");
+    expect(value("INTERVAL '10' SECOND * 1.5")).toBe("INTERVAL '0 00:00:15' DAY TO SECOND");
+    // half a microsecond rounds away from zero, either sign
+    expect(value("INTERVAL '1' SECOND / 2000000")).toBe("INTERVAL '0 00:00:00.000001' DAY TO SECOND");
+    expect(value("INTERVAL '-1' SECOND / 2000000")).toBe("INTERVAL '-0 00:00:00.000001' DAY TO SECOND");
+    // months: 5 / 2 = 2.5 → 3; 14 × 2 = 28 = 2 years 4 months
+    expect(value("INTERVAL '5' MONTH / 2")).toBe("INTERVAL '0-3' YEAR TO MONTH");
+    expect(value("INTERVAL '1-2' YEAR TO MONTH * 2")).toBe("INTERVAL '2-4' YEAR TO MONTH");
+    // the timestamp arithmetic takes the product: 12:30 + 2 × 15 minutes
+    expect(iso('t + INTERVAL 15 MINUTES * 2', row)).toBe('2026-10-01T13:00:00.000Z');
+    expect(() => value("INTERVAL '1' DAY / 0")).toThrow(/^\[INTERVAL_DIVIDED_BY_ZERO\]/);
+    expect(() => value('INTERVAL 106751991 DAYS * 2')).toThrow(/^\[ARITHMETIC_OVERFLOW\]/);
+    expect(refusal("INTERVAL '1' DAY + 1").errorClass).toBe('DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES');
+  });
+
   it('intervals compare, add to timestamps and an INTERVAL DAY casts to its days', () => {
     expect(value("t - TIMESTAMP '2026-10-01 12:20:00' > INTERVAL 5 MINUTES", row)).toBe(true);
     expect(value("t - TIMESTAMP '2026-10-01 12:20:00' > INTERVAL '10' MINUTE", row)).toBe(false);

@@ -8,6 +8,7 @@ import { dateOfEpochDay, epochDayOf } from '../dates';
 import { type Analyzer, implicitCast } from './analyze';
 import { addMonths, bigMicros, dateOfMicros, formatTimestampText, type Micros, microsValue } from './time';
 import { widerInterval } from './interval-text';
+import { intervalByNumber } from './interval-scale';
 import { strictNode, type Typed } from './typed';
 import {
   asDecimal,
@@ -156,6 +157,8 @@ export function addSub(az: Analyzer, op: '+' | '-', l: Typed, r: Typed, sql: str
 }
 
 export function mulDiv(az: Analyzer, op: '*' | '/' | '%' | 'DIV', l: Typed, r: Typed, sql: string, pos: number): Typed {
+  const byNumber = intervalByNumber(op, l, r);
+  if (byNumber !== null) return byNumber;
   const n = numericOperands(az, l, r, sql, pos);
   const t = n.type;
   if (op === '/') {
