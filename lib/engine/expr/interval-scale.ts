@@ -27,7 +27,7 @@ export function intervalByNumber(op: string, l: Typed, r: Typed): Typed | null {
   // Spark rewrites `n * interval` to MultiplyDTInterval(interval, n): its text puts the interval first
   const sql = `(${iv.sql} ${op} ${num.sql})`;
   const [lo, hi] = ym ? INT_RANGE : LONG_RANGE;
-  const fit = (v: bigint): number => {
+  const checked = (v: bigint): number => {
     if (v < lo || v > hi) throw overflow(`${ym ? 'integer' : 'long'} overflow in ${sql};`, op === '*' ? 'try_multiply' : 'try_divide');
     return Number(v) + 0;
   };
@@ -42,16 +42,16 @@ export function intervalByNumber(op: string, l: Typed, r: Typed): Typed | null {
     }
     if (isIntegral(nt)) {
       const n = BigInt(b as number | bigint);
-      return fit(op === '*' ? x * n : divideHalfUp(x, n));
+      return checked(op === '*' ? x * n : divideHalfUp(x, n));
     }
     if (nt.type === 'DECIMAL') {
       const { unscaled, scale } = decimalParts(b as string);
       const ten = 10n ** BigInt(scale);
-      return fit(op === '*' ? divideHalfUp(x * unscaled, ten) : divideHalfUp(x * ten, unscaled));
+      return checked(op === '*' ? divideHalfUp(x * unscaled, ten) : divideHalfUp(x * ten, unscaled));
     }
     const d = op === '*' ? (a as number) * (b as number) : (a as number) / (b as number);
     if (!Number.isFinite(d)) throw overflow(`${ym ? 'integer' : 'long'} overflow in ${sql};`, op === '*' ? 'try_multiply' : 'try_divide');
-    return fit(BigInt(Math.sign(d) * Math.floor(Math.abs(d) + 0.5)));
+    return checked(BigInt(Math.sign(d) * Math.floor(Math.abs(d) + 0.5)));
   });
 }
 
