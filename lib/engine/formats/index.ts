@@ -81,8 +81,22 @@ function viaBytes(decode: FileDecoder['decode']): FileDecoder {
   };
 }
 
-/** The decoder of files of `format` with `options`, for rows of `schema` (a file's data columns). */
+/**
+ * The decoder of files of `format` with `options`, for rows of `schema` (a file's data columns).
+ * An empty file gives no row in any format: Spark's file source lists it (so a batch takes it) but
+ * never reads it, since PartitioningAwareFileIndex.listFiles keeps only files longer than 0 bytes
+ * (so no empty Parquet file is a dead letter, and no empty wholetext file a row of '').
+ */
 export function fileDecoder(schema: Schema, format: string, options: ReaderOptions, pieceBytes = DECODE_PIECE_BYTES): FileDecoder {
+  const d = formatDecoder(schema, format, options, pieceBytes);
+  const none = (bytes: number): ReadResult[] => [{ rows: [], deadLetters: [], bytes }];
+  return {
+    decode: (file, buf, bytes, columns) => (buf.length === 0 ? none(bytes) : d.decode(file, buf, bytes, columns)),
+    decodeText: (file, text, columns, bytes) => (text.length === 0 ? none(bytes ?? 0) : d.decodeText(file, text, columns, bytes)),
+  };
+}
+
+function formatDecoder(schema: Schema, format: string, options: ReaderOptions, pieceBytes: number): FileDecoder {
   const f = checkFileFormat(format, schema, options);
   const keepOf = (columns?: readonly string[]) => (columns && columns.length < schema.columns.length ? columns : undefined);
   const text = (buf: Uint8Array) => Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength).toString('utf8');

@@ -1,8 +1,8 @@
 /**
  * Text files as Spark's text source reads them: one row per line (`\n`, `\r\n` or `\r` ends a
  * line, or with lineSep only that text; a last line without one counts, an empty file has no
- * rows; empty lines are rows of ""), or with wholetext one row of the whole file, even of an
- * empty one (Hadoop's whole-file reader gives one record per file; lineSep does not apply). A
+ * rows; empty lines are rows of ""), or with wholetext one row of the whole file (lineSep does
+ * not apply; an empty file is never read, formats/index.ts fileDecoder). A
  * UTF-8 BOM opening the file is dropped from the first line, kept by wholetext, as Hadoop's readers
  * do. The schema is `value STRING` (checked when the query is built). A line whose bytes are not
  * UTF-8 is a dead letter with its line.
