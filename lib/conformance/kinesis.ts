@@ -10,7 +10,9 @@
  * - aggregations grouped by columns: those columns' values, so per-group order holds;
  * - transformWithState: its grouping keys' values, so a processor sees each key's rows in put order;
  * - otherwise the row's running number, spreading rows evenly (order across shards does not
- *   change a count, sum, min, max or avg, nor the watermark, which is a maximum per batch).
+ *   change a count, sum, min, max or avg, nor the watermark, which is a maximum per batch);
+ * - a stateless query: one key, one shard, so that its dead letters come in the input order a
+ *   case's deadLetterErrors lists them in.
  *
  * What does not carry over: file boundaries. `maxFilesPerTrigger` means nothing to a stream (the
  * source ignores it), so a case that splits a step into several batches by files gets one batch
@@ -78,6 +80,8 @@ function caseStreamName(caseId: string): string {
 /** How rows of a case are spread over shards (see the header). */
 function partitionKeyFor(plan: Pick<QueryPlan, 'source' | 'stateful'>): (row: Record<string, unknown>, rowNo: number) => string {
   const st = plan.stateful;
+  // a stateless query: one shard, so its output and its dead letters keep the input order a case lists them in
+  if (st === null) return () => 'all';
   let columns: readonly string[] = [];
   // (a stream-stream join matches a batch's rows whatever their order: spread them)
   if (st?.kind === 'dedup') columns = st.columns ?? plan.source.schema.columns.map((c) => c.name);
