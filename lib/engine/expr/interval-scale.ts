@@ -10,10 +10,11 @@
 import { SparkRowError } from './errors';
 import { strictNode, type Typed } from './typed';
 import { isIntegral, isNumeric, type SqlType } from './types';
-import { overflow } from './values';
+import { unscaledOf } from '../decimal';
+import { isZero, LONG_MAX, LONG_MIN, overflow } from './values';
 
 const INT_RANGE = [-(2n ** 31n), 2n ** 31n - 1n] as const;
-const LONG_RANGE = [-(2n ** 63n), 2n ** 63n - 1n] as const;
+const LONG_RANGE = [LONG_MIN, LONG_MAX] as const;
 
 /** The node of `l op r` when one side is an ANSI interval and the other a number (the interval first for `/`), else null. */
 export function intervalByNumber(op: string, l: Typed, r: Typed): Typed | null {
@@ -34,7 +35,7 @@ export function intervalByNumber(op: string, l: Typed, r: Typed): Typed | null {
   const nt = num.type;
   return strictNode(type, sql, [iv, num], (a, b) => {
     const x = BigInt(a as number);
-    if (op === '/' && isZeroNumber(b)) {
+    if (op === '/' && isZero(b)) {
       throw new SparkRowError(
         'INTERVAL_DIVIDED_BY_ZERO',
         `Division by zero in ${sql}. Use \`try_divide\` to tolerate divisor being 0 and return NULL instead.`,
@@ -45,24 +46,14 @@ export function intervalByNumber(op: string, l: Typed, r: Typed): Typed | null {
       return checked(op === '*' ? x * n : divideHalfUp(x, n));
     }
     if (nt.type === 'DECIMAL') {
-      const { unscaled, scale } = decimalParts(b as string);
-      const ten = 10n ** BigInt(scale);
+      const unscaled = unscaledOf(b as string);
+      const ten = 10n ** BigInt(nt.scale ?? 0);
       return checked(op === '*' ? divideHalfUp(x * unscaled, ten) : divideHalfUp(x * ten, unscaled));
     }
     const d = op === '*' ? (a as number) * (b as number) : (a as number) / (b as number);
     if (!Number.isFinite(d)) throw overflow(`${ym ? 'integer' : 'long'} overflow in ${sql};`, op === '*' ? 'try_multiply' : 'try_divide');
     return checked(BigInt(Math.sign(d) * Math.floor(Math.abs(d) + 0.5)));
   });
-}
-
-function isZeroNumber(v: unknown): boolean {
-  return v === 0 || v === 0n || (typeof v === 'string' && /^[-+]?[0.]+$/.test(v));
-}
-
-/** A DECIMAL's text as its unscaled integer and scale. */
-function decimalParts(text: string): { unscaled: bigint; scale: number } {
-  const dot = text.indexOf('.');
-  return dot < 0 ? { unscaled: BigInt(text), scale: 0 } : { unscaled: BigInt(text.slice(0, dot) + text.slice(dot + 1)), scale: text.length - dot - 1 };
 }
 
 /** a / b rounded HALF_UP (half away from zero), as Guava's LongMath.divide(a, b, HALF_UP). */
