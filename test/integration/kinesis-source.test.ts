@@ -16,6 +16,8 @@ import {
   ListShardsCommand,
   MergeShardsCommand,
   ProvisionedThroughputExceededException,
+  GetRecordsCommand,
+  PutRecordCommand,
   PutRecordsCommand,
   SplitShardCommand,
   type GetShardIteratorCommandInput,
@@ -93,14 +95,50 @@ async function waitActive(stream: string): Promise<void> {
 
 const noSleep = async () => undefined;
 
+/** A one-shard stream whose records only read kinesis-mock's clock (made on first use). */
+let probeStream: Promise<string> | undefined;
+
 /**
- * Waits long enough that a record put next arrives (kinesis-mock's ApproximateArrivalTimestamp)
- * after a time this process read from its clock before the wait, and that records put before the
- * wait arrived before a time read after it. A few ms is enough on an idle machine (kinesis-mock
- * stamps 3 to 15 ms after the put is sent); under a loaded CI run four tests that waited 5 ms
- * failed once together, so the margin is wide.
+ * kinesis-mock's clock: the ApproximateArrivalTimestamp (epoch ms) it stamps on a record put now,
+ * to a probe stream of its own. The tests that put records before and after a run's target read
+ * the target from this clock, not from this process's: under a loaded CI run the mock stamped
+ * records 12 s behind Date.now() (AWS's clock and a Lambda's agree closely; the source allows
+ * for skew only in its data-loss check).
  */
-const pastArrivalClock = () => new Promise((r) => setTimeout(r, 100));
+async function mockNow(): Promise<number> {
+  const kinesis = testClients().kinesis;
+  probeStream ??= newStream(1);
+  const stream = await probeStream;
+  const put = await kinesis.send(new PutRecordCommand({ StreamName: stream, Data: Buffer.from('{}'), PartitionKey: 'p' }));
+  const it = await kinesis.send(
+    new GetShardIteratorCommand({
+      StreamName: stream,
+      ShardId: put.ShardId,
+      ShardIteratorType: 'AT_SEQUENCE_NUMBER',
+      StartingSequenceNumber: put.SequenceNumber,
+    }),
+  );
+  const out = await kinesis.send(new GetRecordsCommand({ ShardIterator: it.ShardIterator, Limit: 1 }));
+  const at = out.Records?.[0]?.ApproximateArrivalTimestamp;
+  if (at === undefined) throw new Error(`the probe record ${put.SequenceNumber} on ${stream} was not read back`);
+  return at.getTime();
+}
+
+/**
+ * Waits until kinesis-mock's clock has passed `t`: a record put after this returns arrives after
+ * `t`. Returns the probe's arrival time (> t).
+ */
+async function mockClockPast(t: number): Promise<number> {
+  for (let i = 0; i < 600; i++) {
+    const now = await mockNow();
+    if (now > t) return now;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`kinesis-mock's clock did not pass ${t} in 600 probes`);
+}
+
+/** A source clock fixed at `t` (a run's target is what arrived by clock.now()). */
+const fixedClock = (t: number) => ({ now: () => t });
 
 function source(stream: string, extra: Partial<KinesisSourceOptions> = {}): KinesisSource {
   return new KinesisSource({ client: testClients().kinesis, streamName: stream, schema: SCHEMA, minGetRecordsIntervalMs: 0, sleep: noSleep, ...extra });
@@ -191,7 +229,7 @@ describe('when a stream has several shards', () => {
 
   it('malformed records become dead letters with their shard and sequence number, and the arrival time fills its column', async () => {
     const stream = await newStream(2);
-    const before = Date.now();
+    const before = await mockNow();
     await testClients().kinesis.send(
       new PutRecordsCommand({
         StreamName: stream,
@@ -202,19 +240,21 @@ describe('when a stream has several shards', () => {
         ],
       }),
     );
+    const after = await mockNow();
     const src = new KinesisSource({
       client: testClients().kinesis,
       streamName: stream,
       schema: parseSchema('id INT, key STRING, arrived TIMESTAMP'),
       arrivalTimeColumn: 'arrived',
       minGetRecordsIntervalMs: 0,
+      clock: fixedClock(after),
     });
     const run = await runOnce(src, null);
     expect(run.rows).toHaveLength(1);
     expect(run.rows[0]).toMatchObject({ id: 1, key: 'a' });
     // a TIMESTAMP column: epoch µs (the arrival time's ms × 1000)
-    expect(run.rows[0].arrived).toBeGreaterThanOrEqual((before - 1000) * 1000);
-    expect(run.rows[0].arrived).toBeLessThanOrEqual(Date.now() * 1000);
+    expect(run.rows[0].arrived).toBeGreaterThanOrEqual(before * 1000);
+    expect(run.rows[0].arrived).toBeLessThanOrEqual(after * 1000);
     expect((run.rows[0].arrived as number) % 1000).toBe(0);
     const dead = run.batches.flatMap((b) => b.deadLetters);
     expect(dead.map((d) => d.raw)).toEqual(['not json', '{"id": "two", "key": "a"}']);
@@ -314,10 +354,11 @@ describe('when maxRecordsPerTrigger limits the batches', () => {
   it('each batch takes its share from every shard and the run stops at the target', async () => {
     const stream = await newStream(3);
     await putToShards(stream, [events(0, 10), events(100, 10), events(200, 10)]);
-    const src = source(stream, { maxRecordsPerCall: 4 });
+    const t = await mockNow();
+    const src = source(stream, { maxRecordsPerCall: 4, clock: fixedClock(t) });
     const target = await src.latestOffset(null);
     // Arrives during the run: after the target, so left for the next run.
-    await pastArrivalClock();
+    await mockClockPast(t);
     await putToShards(stream, [events(300, 5), [], []]);
 
     const perBatch: number[][] = [];
@@ -337,7 +378,7 @@ describe('when maxRecordsPerTrigger limits the batches', () => {
     }
     expect(perBatch.flat().sort((a, b) => a - b)).toEqual([...range(0, 10), ...range(100, 10), ...range(200, 10)]);
 
-    const next = await runOnce(source(stream), start, {}, 5);
+    const next = await runOnce(source(stream, { clock: fixedClock(await mockNow()) }), start, {}, 5);
     expect(sortedIds(next.rows)).toEqual(range(300, 5));
   });
 
@@ -383,11 +424,12 @@ describe('when records arrive while a run is reading', () => {
   it('the run stops at what had arrived when it started, and the next run reads the rest', async () => {
     const stream = await newStream(2);
     await put(stream, events(0, 20));
+    const t = await mockNow();
     let injected = false;
     const client = wrap(async (name, _input, send) => {
       if (name === 'GetRecords' && !injected) {
         injected = true;
-        await pastArrivalClock();
+        await mockClockPast(t);
         await put(stream, events(20, 10));
       }
       return send();
@@ -395,10 +437,10 @@ describe('when records arrive while a run is reading', () => {
     const ports = { checkpoint: new InMemoryCheckpoint(), state: new InMemoryStateStore(), sink: new InMemorySink() };
     const plan = statelessPlan();
     const run = (src: KinesisSource) => new MicroBatchExecutor({ plan, source: src, ...ports }).run();
-    const first = await run(source(stream, { client }));
+    const first = await run(source(stream, { client, clock: fixedClock(t) }));
     expect(injected).toBe(true);
     expect(first.rowsIn).toBe(20);
-    const second = await run(source(stream));
+    const second = await run(source(stream, { clock: fixedClock(await mockNow()) }));
     expect(second.rowsIn).toBe(10);
     const all = [...ports.sink.batches.values()].flat();
     expect(all.map((r) => r.id as number).sort((a, b) => a - b)).toEqual(range(0, 30));
@@ -709,13 +751,13 @@ describe('when the query starts without a checkpointed position', () => {
   it('LATEST skips what was there, and the position it fixed holds for the next run even without a batch', async () => {
     const stream = await newStream(2);
     await put(stream, events(0, 10));
-    await pastArrivalClock();
+    // LATEST starts AT_TIMESTAMP its clock's now: one the records above arrived before
+    const t = await mockClockPast(await mockNow());
     const checkpoint = new InMemoryCheckpoint();
-    const first = await runOnce(source(stream, { startingPosition: 'LATEST', checkpoint }), null);
+    const first = await runOnce(source(stream, { startingPosition: 'LATEST', checkpoint, clock: fixedClock(t) }), null);
     expect(first.batches).toEqual([]);
-    await pastArrivalClock();
     await put(stream, events(10, 5));
-    const second = await runOnce(source(stream, { startingPosition: 'LATEST', checkpoint }), null);
+    const second = await runOnce(source(stream, { startingPosition: 'LATEST', checkpoint, clock: fixedClock(await mockNow()) }), null);
     expect(sortedIds(second.rows)).toEqual(range(10, 5));
     expect((second.end as unknown as KinesisOffset).fromMs).toBeGreaterThan(0);
     // The batch replays with the same rows from its offsets alone.
@@ -726,11 +768,9 @@ describe('when the query starts without a checkpointed position', () => {
   it('AT_TIMESTAMP starts at the first record that arrived at or after the timestamp', async () => {
     const stream = await newStream(2);
     await put(stream, events(0, 10));
-    await pastArrivalClock();
-    const atTimestamp = Date.now();
-    await pastArrivalClock();
+    const atTimestamp = await mockClockPast(await mockNow());
     await put(stream, events(10, 5));
-    const run = await runOnce(source(stream, { startingPosition: { atTimestamp } }), null);
+    const run = await runOnce(source(stream, { startingPosition: { atTimestamp }, clock: fixedClock(await mockNow()) }), null);
     expect(sortedIds(run.rows)).toEqual(range(10, 5));
   });
 
