@@ -317,6 +317,11 @@ describe("names without AS are Spark's (golden file sql-expression-schema.md, to
     ["if(1 < 2, 'a', 'b')", '(IF((1 < 2), a, b))'],
     ['0.5 BETWEEN 0.1 AND 1.0', 'between(0.5, 0.1, 1.0)'],
     ["CAST('10' AS INT)", 'CAST(10 AS INT)'],
+    // Column.named: a top-level cast of a column, or of casts of one, is named by the column
+    ['CAST(i AS STRING)', 'i'],
+    ['CAST(CAST(i AS DOUBLE) AS STRING)', 'i'],
+    ['TRY_CAST(i::DOUBLE AS STRING)', 'i'],
+    ['CAST(CAST(i AS DOUBLE) + 1 AS STRING)', 'CAST((CAST(i AS DOUBLE) + 1) AS STRING)'],
     ['coalesce(NULL, 1, NULL)', 'coalesce(NULL, 1, NULL)'],
     ['i', 'i'],
   ])('%s is named %s', (text, name) => {

@@ -5,6 +5,7 @@
  * the rows below.
  */
 import { compileSql } from '../../lib/engine/sql';
+import { readStream } from '../../lib/engine/query/reader';
 import { runPlanOnce } from '../helpers/run-plan';
 
 const S = "read_files(schema => 'k STRING, a INT, b DOUBLE')";
@@ -130,5 +131,29 @@ GROUP BY window(t, '10 minutes'), k HAVING window.end > TIMESTAMP '2026-10-01 12
       /FILTER_NOT_BOOLEAN.*"count\(1\)" of type "BIGINT"/s,
     );
     expect(() => compileSql(`SET outputMode = update; SELECT k, count(*) FROM STREAM ${S} GROUP BY k HAVING zzz > 1`)).toThrow(/UNRESOLVED_COLUMN.*`zzz`/s);
+  });
+});
+
+describe('a cast without AS', () => {
+  // Spark's ResolveAliases names Cast(column) by the column and any other expression by its pretty
+  // SQL; Dataset.selectExpr (Column.named) also names a cast of casts of a column by the column.
+  it('is named by its column when it is a cast of one, in SQL and in selectExpr alike', async () => {
+    expect(await run(`SELECT CAST(a AS STRING), CAST(a + 1 AS STRING) FROM STREAM ${S}`, ROWS.slice(0, 1))).toEqual([
+      { a: '1', 'CAST((a + 1) AS STRING)': '2' },
+    ]);
+  });
+
+  it('of a cast of a column is named by its SQL text in SQL, by the column in selectExpr', async () => {
+    expect(await run(`SELECT CAST(CAST(a AS DOUBLE) AS STRING), b FROM STREAM ${S}`, ROWS.slice(0, 1))).toEqual([
+      { 'CAST(CAST(a AS DOUBLE) AS STRING)': '1.0', b: 2 },
+    ]);
+    const plan = readStream
+      .format('json')
+      .schema('k STRING, a INT, b DOUBLE')
+      .load('s3://in/')
+      .selectExpr('CAST(CAST(a AS DOUBLE) AS STRING)', 'b')
+      .writeStream.outputMode('update')
+      .plan();
+    expect((await runPlanOnce(plan, ROWS.slice(0, 1))).rows).toEqual([{ a: '1.0', b: 2 }]);
   });
 });

@@ -57,9 +57,13 @@ function prettyNamed(t: Typed, ast: Ast, text: string, columns: readonly ColumnI
   // A cast written over a bare column (CAST(x AS INT), x::int, TRY_CAST(x AS INT)) is named after the
   // column: Spark's toNamed gives a top-level Cast of a NamedExpression an UnresolvedAlias without a
   // generated name, and ResolveAliases names Cast(attribute) by the attribute (a nested field is no
-  // attribute there: its cast keeps its SQL text)
+  // attribute there: its cast keeps its SQL text). Casts of casts of a column too: toNamed turns
+  // the innermost into an UnresolvedAlias (a NamedExpression), so each cast around it is again a
+  // Cast of a NamedExpression, named by the column (CAST(CAST(x AS DOUBLE) AS STRING) is x)
   if (ast.k === 'cast') {
-    const ref = columnOf(ast.arg, columns);
+    let inner: Ast = ast.arg;
+    while (inner.k === 'cast') inner = inner.arg;
+    const ref = columnOf(inner, columns);
     if (ref) return { ...t, name: ref.name };
   }
   if (t.name !== t.sql) return t;

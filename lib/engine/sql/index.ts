@@ -21,6 +21,8 @@ import { atClause, type Span, SqlError, unsupported, within } from './errors';
 import { joined, streamOf } from './relations';
 import { parseSql, type SetOption, type SqlQuery } from './statement';
 import type { Ast } from '../expr/parser';
+import { prettySql } from '../expr';
+import { quoted } from './over-aggregates';
 import type { StreamFrame } from '../query/frame';
 import type { DataStreamWriter } from '../query/writer';
 import type { AnyColumns } from '../query/types';
@@ -99,10 +101,21 @@ function frameOf(q: SqlQuery): StreamFrame<AnyColumns> {
   }
   const star = q.items.length === 1 && q.items[0].ast.k === 'star' && q.items[0].ast.qualifier.length === 0 && q.items[0].alias === undefined;
   if (!star) {
-    const spans: Span[] = q.items.map((i) => ({ text: i.full, pos: i.pos }));
+    const spans: Span[] = q.items.map((i) => ({ text: sqlNamed(i, frame), pos: i.pos }));
     frame = within(sql, spans, () => frame.selectExpr(...spans.map((s) => s.text)));
   }
   return q.distinct ? frame.dropDuplicates() : frame;
+}
+
+/**
+ * A select item as selectExpr is to take it under SQL's name. The two name a cast of a cast of a
+ * column apart: selectExpr (Column.named) names CAST(CAST(x AS DOUBLE) AS STRING) x, where SQL's
+ * ResolveAliases names only a cast directly over a column by it and anything else by its pretty SQL.
+ */
+function sqlNamed(item: SqlQuery['items'][number], frame: StreamFrame<AnyColumns>): string {
+  const ast = item.ast;
+  if (item.alias !== undefined || ast.k !== 'cast' || ast.arg.k !== 'cast') return item.full;
+  return `${item.full} AS ${quoted(prettySql(item.full, frame.columnsNow_()))}`;
 }
 
 /** The plan of a SQL query module's text. Throws SqlError (or the frame API's error) naming what to fix. */
