@@ -45,12 +45,7 @@ export async function* parseFile(decoder: FileDecoder, f: FetchedFile, columns?:
     yield { rows: [], deadLetters: [{ source: { file: f.key }, raw: '', reason: f.damaged ?? 'unreadable' }], bytes: f.bytes, files: 1 };
     return;
   }
-  if (f.bytes === 0) {
-    // an empty object: Spark lists it but never reads it (PartitioningAwareFileIndex keeps files of length > 0),
-    // so no format sees it (an empty Parquet file is no dead letter)
-    yield { rows: [], deadLetters: [], bytes: 0, files: 1 };
-    return;
-  }
+  // (an empty object is no row in any format: decided by fileDecoder, formats/index.ts, for every source)
   // a partition column's value is its folder's, whatever the file's records hold (Spark's data schema leaves it out)
   const parts = columns ? f.partitions.filter(([c]) => columns.includes(c)) : f.partitions;
   const dataColumns = columns && f.partitions.length ? columns.filter((c) => !f.partitions.some(([p]) => p === c)) : columns;
