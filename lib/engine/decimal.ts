@@ -100,3 +100,18 @@ export function avgDecimalType(precision: number, scale: number): { precision: n
 export function integerAsDecimal(bits: 8 | 16 | 32 | 64): { precision: number; scale: number } {
   return { precision: bits === 8 ? 3 : bits === 16 ? 5 : bits === 32 ? 10 : 20, scale: 0 };
 }
+
+/**
+ * java.math.BigDecimal.toString of a DECIMAL's canonical text: plain, unless its adjusted exponent
+ * is below -6, then d.dddE-n (`0.0000001` is `1E-7`, zero at scale 10 is `0E-10`). It is how Spark
+ * prints a DECIMAL literal's pretty name, format_string's `%s` and Jackson's to_json.
+ */
+export function javaDecimalText(text: string): string {
+  const negative = text.startsWith('-');
+  const [whole, fraction = ''] = (negative ? text.slice(1) : text).split('.');
+  const digits = (whole + fraction).replace(/^0+(?=\d)/, '');
+  const adjusted = digits.length - 1 - fraction.length;
+  if (adjusted >= -6) return text;
+  const mantissa = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+  return `${negative ? '-' : ''}${mantissa}E${adjusted}`;
+}

@@ -21,6 +21,8 @@ import { BOOLEAN, commonType, DOUBLE, isIntegral, isNumeric, STRING, type SqlTyp
 import { big, checkIntegral, javaDoubleText, longValue } from './values';
 import { keyText, keyTypeOf } from './map-keys';
 import { entryValue } from '../map-entries';
+import { javaDecimalText } from '../decimal';
+import { callSql } from './call-sql';
 
 /** Where an expression is analyzed: its text (for positions in messages) and the columns it may name. */
 export interface Scope {
@@ -659,58 +661,15 @@ export class Analyzer {
     this.checkArgCount(name, args.length, def.args, ast.pos);
     const texts = args.map((a, i) => (names[i] === undefined ? a.sql : `${a.sql} AS ${names[i]}`));
     const quote = (v: string) => (this.scope.pretty ? v : `'${v}'`);
-    const sql = SQL_FORMS[name]?.(texts, quote) ?? `${name}(${texts.join(', ')})`;
+    const sql = callSql(name, texts, quote);
     return def.resolve(args, this.callCtx(name, ast.pos, sql));
   }
 }
 
-/**
- * Spark's SQL text of calls it does not print as `name(args)`: a prettyName in capitals (SQRT(4);
- * an alias keeps its own, pow, sign, ceiling, ln), an argument Spark adds (round(2.5, 0),
- * LOG(E(), 10)), or an operator's form (isnull(a) is (a IS NULL), if(...) is (IF(...))).
- */
 /** The higher-order functions' names, for the messages about a lambda out of place (read when needed: lambdas.ts imports this module). */
 function higherOrderNames(): string {
   return Object.keys(HIGHER_ORDER_FUNCTIONS).join(', ');
 }
-
-const SQL_FORMS: Readonly<Record<string, (args: readonly string[], quote: (text: string) => string) => string>> = {
-  sqrt: (a) => `SQRT(${a.join(', ')})`,
-  cbrt: (a) => `CBRT(${a.join(', ')})`,
-  exp: (a) => `EXP(${a.join(', ')})`,
-  ...Object.fromEntries(
-    ['sin', 'cos', 'tan', 'cot', 'asin', 'acos', 'atan', 'atan2', 'sinh', 'cosh', 'tanh', 'degrees', 'radians', 'pi', 'e'].map((f) => [
-      f,
-      (a: readonly string[]) => `${f.toUpperCase()}(${a.join(', ')})`,
-    ]),
-  ),
-  log10: (a) => `LOG10(${a.join(', ')})`,
-  log2: (a) => `LOG2(${a.join(', ')})`,
-  log: (a) => (a.length === 1 ? `LOG(E(), ${a[0]})` : `LOG(${a.join(', ')})`),
-  power: (a) => `POWER(${a.join(', ')})`,
-  signum: (a) => `SIGNUM(${a.join(', ')})`,
-  // (with a scale: RoundCeil / RoundFloor, named ceil / floor)
-  ceil: (a) => (a.length === 1 ? `CEIL(${a[0]})` : `ceil(${a.join(', ')})`),
-  floor: (a) => (a.length === 1 ? `FLOOR(${a[0]})` : `floor(${a.join(', ')})`),
-  round: (a) => `round(${a[0]}, ${a[1] ?? '0'})`,
-  bround: (a) => `bround(${a[0]}, ${a[1] ?? '0'})`,
-  isnull: (a) => (a.length === 1 ? `(${a[0]} IS NULL)` : `isnull(${a.join(', ')})`),
-  isnotnull: (a) => (a.length === 1 ? `(${a[0]} IS NOT NULL)` : `isnotnull(${a.join(', ')})`),
-  if: (a) => `(IF(${a.join(', ')}))`,
-  // the arguments Spark fills in (sql-expression-schema.md: locate(bar, foobarbar, 1), split(s, re, -1)...)
-  locate: (a) => `locate(${a.join(', ')}${a.length === 2 ? ', 1' : ''})`,
-  regexp_replace: (a) => `regexp_replace(${a.join(', ')}${a.length === 3 ? ', 1' : ''})`,
-  split: (a) => `split(${a.join(', ')}${a.length === 2 ? ', -1' : ''})`,
-  substr: (a) => `substr(${a.join(', ')}${a.length === 2 ? ', 2147483647' : ''})`,
-  substring: (a) => `substring(${a.join(', ')}${a.length === 2 ? ', 2147483647' : ''})`,
-  sort_array: (a) => `sort_array(${a.join(', ')}${a.length === 1 ? ', true' : ''})`,
-  lpad: (a, q) => `lpad(${a.join(', ')}${a.length === 2 ? `, ${q(' ')}` : ''})`,
-  rpad: (a, q) => `rpad(${a.join(', ')}${a.length === 2 ? `, ${q(' ')}` : ''})`,
-  unix_timestamp: (a, q) => `unix_timestamp(${a.join(', ')}${a.length === 1 ? `, ${q('yyyy-MM-dd HH:mm:ss')}` : ''})`,
-  // JsonToStructs prints its JSON argument only (the schema and options are not its children)
-  from_json: (a) => `from_json(${a[0] ?? ''})`,
-  from_unixtime: (a, q) => `from_unixtime(${a.join(', ')}${a.length === 1 ? `, ${q('yyyy-MM-dd HH:mm:ss')}` : ''})`,
-};
 
 /** What a function's resolver gets beside its typed arguments. */
 export interface CallCtx {
@@ -749,23 +708,10 @@ function prettyLiteral(value: unknown, type: SqlType, sql: string): string {
     case 'DOUBLE':
       return javaDoubleText(value as number, type.binary32);
     case 'DECIMAL':
-      return bigDecimalText(value as string);
+      return javaDecimalText(value as string);
     default:
       return sql;
   }
-}
-
-/** Java's BigDecimal.toString of a DECIMAL value: plain, unless its exponent is below -6 (0.0000001 is 1E-7). */
-function bigDecimalText(v: string): string {
-  const neg = v.startsWith('-');
-  const body = neg ? v.slice(1) : v;
-  const dot = body.indexOf('.');
-  const scale = dot < 0 ? 0 : body.length - dot - 1;
-  const digits = (dot < 0 ? body : body.slice(0, dot) + body.slice(dot + 1)).replace(/^0+(?=.)/, '');
-  const adjusted = -scale + (digits.length - 1);
-  if (adjusted >= -6) return v;
-  const mantissa = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
-  return `${neg ? '-' : ''}${mantissa}E${adjusted}`;
 }
 
 function literal(value: unknown, type: SqlType, sql: string): Typed {

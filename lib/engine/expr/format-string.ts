@@ -26,6 +26,7 @@ import { call, def, str } from './fn-util';
 import type { Typed } from './typed';
 import { STRING, type SqlType, typeName } from './types';
 import { javaDoubleText } from './values';
+import { javaDecimalText } from '../decimal';
 
 /** One `%...` specifier, as Java's FormatSpecifier holds it. */
 interface Spec {
@@ -333,17 +334,6 @@ function floating(s: Spec, v: number): string {
   return signed(s, neg, fixed(r, p - 1 - x, ''));
 }
 
-/** java.math.BigDecimal.toString of a DECIMAL's canonical text: plain, or d.dddE-n when its adjusted exponent is below -6. */
-function bigDecimalText(v: string): string {
-  const neg = v.startsWith('-');
-  const [i, f = ''] = (neg ? v.slice(1) : v).split('.');
-  const coefficient = (i + f).replace(/^0+(?=\d)/, '');
-  const adjusted = coefficient.length - 1 - f.length;
-  if (f.length === 0 || adjusted >= -6) return v;
-  const digits = coefficient.length > 1 ? `${coefficient[0]}.${coefficient.slice(1)}` : coefficient;
-  return `${neg ? '-' : ''}${digits}E${adjusted}`;
-}
-
 /** Spark's UTF8String.hashCode: Murmur3 x86 32 of the UTF-8 bytes, seed 42, its tail bytes one by one (Spark's variant). */
 function utf8Hash(s: string): number {
   const b = Buffer.from(s, 'utf8');
@@ -407,7 +397,7 @@ function printValue(s: Spec, v: unknown, t: SqlType): string {
       return floating(s, v as number);
     default: {
       if (t.type === 'DOUBLE') return text(s, javaDoubleText(v as number, t.binary32));
-      if (t.type === 'DECIMAL') return text(s, bigDecimalText(v as string));
+      if (t.type === 'DECIMAL') return text(s, javaDecimalText(v as string));
       return text(s, t.type === 'DATE' ? String(epochDayOf(v as string)) : String(v));
     }
   }

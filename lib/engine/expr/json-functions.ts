@@ -9,20 +9,7 @@ import { strict, type Typed } from './typed';
 import { STRING, type SqlType, typeName } from './types';
 import { mapEntries } from '../map-entries';
 import { javaDoubleText } from './values';
-
-/**
- * Java's BigDecimal.toString of a decimal's text, as Jackson writes a DECIMAL in to_json: plain
- * unless the adjusted exponent is below -6, then scientific (`0E-8`, `1.2E-7` for scale 8).
- */
-function javaBigDecimalText(text: string): string {
-  const negative = text.startsWith('-');
-  const [whole, fraction = ''] = (negative ? text.slice(1) : text).split('.');
-  const digits = (whole + fraction).replace(/^0+(?=\d)/, '');
-  const adjusted = digits.length - 1 - fraction.length;
-  if (adjusted >= -6) return text;
-  const mantissa = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
-  return `${negative ? '-' : ''}${mantissa}E${adjusted}`;
-}
+import { javaDecimalText } from '../decimal';
 
 /** The to_json options sluice honours (Spark's JSONOptions: keys case-insensitive). */
 interface JsonWriteOptions {
@@ -47,7 +34,7 @@ function jsonWriter(t: SqlType, o: JsonWriteOptions): (v: unknown) => string {
     case 'LONG':
       return (v) => String(v);
     case 'DECIMAL':
-      return (v) => javaBigDecimalText(v as string);
+      return (v) => javaDecimalText(v as string);
     case 'BOOLEAN':
       return (v) => (v ? 'true' : 'false');
     case 'DOUBLE':
@@ -63,7 +50,7 @@ function jsonWriter(t: SqlType, o: JsonWriteOptions): (v: unknown) => string {
     case 'MAP': {
       const val = jsonWriter(t.value!, o);
       // a key is written as its value's toString: a DECIMAL's is Java's BigDecimal.toString (1E-8)
-      const key = t.key?.type === 'DECIMAL' ? (k: string) => jacksonString(javaBigDecimalText(k)) : jacksonString;
+      const key = t.key?.type === 'DECIMAL' ? (k: string) => jacksonString(javaDecimalText(k)) : jacksonString;
       return (v) =>
         `{${mapEntries(v as object)
           .map(([k, x]) => `${key(k)}:${x == null ? 'null' : val(x)}`)
