@@ -49,6 +49,16 @@ describe('maxFilesPerTrigger and maxBytesPerTrigger (the plan reads the limits)'
     expect(sourceLimits(files({ maxBytesPerTrigger: 1000 }))).toEqual({ maxBytesPerTrigger: 1000 });
     expect(sourceLimits(files({ maxFilesPerTrigger: 2 }))).toEqual({ maxFilesPerTrigger: 2 });
   });
+
+  it("reads a limit given as text as Spark's toInt does: a sign and digits, nothing else", async () => {
+    const { sourceLimits } = await import('../../lib/engine/plan/to-plan');
+    const { parseSchema } = await import('../../lib/engine/schema');
+    const files = (options: Record<string, string>) => ({ kind: 'files' as const, format: 'json' as const, schema: parseSchema('id INT'), options });
+    expect(sourceLimits(files({ maxFilesPerTrigger: '05' }))).toEqual({ maxFilesPerTrigger: 5 });
+    expect(sourceLimits(files({ maxBytesPerTrigger: '+1000' }))).toEqual({ maxBytesPerTrigger: 1000 });
+    for (const bad of [' 5', '5 ', '1e3', '5.0', '0x10', '', '0', '-2'])
+      expect(() => sourceLimits(files({ maxFilesPerTrigger: bad }))).toThrow(`option maxFilesPerTrigger=${JSON.stringify(bad)} must be a positive integer`);
+  });
 });
 
 describe("option names in any case (Spark's options are a case-insensitive map)", () => {

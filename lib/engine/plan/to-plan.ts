@@ -21,8 +21,10 @@ const LIMIT_OPTIONS: Record<string, keyof BatchLimits> = {
 
 /** A positive whole-number option (a rate limit, statePartitions), or the refusal naming it. */
 export function positiveIntOption(key: string, v: unknown): number {
-  const n = typeof v === 'string' ? Number(v) : v;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n <= 0) {
+  // a string as Spark reads it (Scala's toInt / toLong, Java's parseInt): a sign and digits, no
+  // spaces, no exponent, no fraction (' 5', '1e3' and '5.0' are refused)
+  const n = typeof v === 'string' ? (/^[+-]?[0-9]+$/.test(v) ? Number(v) : Number.NaN) : v;
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n <= 0) {
     throw new InvalidOptionError(`option ${key}=${JSON.stringify(v)} must be a positive integer, e.g. .option('${key}', 100)`);
   }
   return n;
