@@ -400,7 +400,7 @@ describe('a datetime pattern may be a column, as Spark builds the formatter per 
   });
 });
 
-describe('date_add / date_sub / add_months past the years 1 to 9999 a DATE holds', () => {
+describe('date_add / date_sub / add_months and the operators that stand for them past the years 1 to 9999 a DATE holds', () => {
   // Spark's DateAdd adds the int of days (wrapping), AddMonths fails past the int, and a year past
   // 9999 prints as "+10000": sluice makes such a row a dead letter, never a malformed or null date
   it.each([
@@ -410,6 +410,15 @@ describe('date_add / date_sub / add_months past the years 1 to 9999 a DATE holds
     ["date_sub(DATE '2026-01-01', -2147483648)"],
     ["add_months(DATE '9999-12-31', 1)"],
     ["add_months(DATE '2026-01-31', -30000)"],
+    // DATE ± n is DateAdd / DateSub, DATE ± a year-month interval DateAddYMInterval, DATE ± an
+    // interval of days date_add, TIMESTAMP ± a day-time interval TimeAdd: the same rule
+    ["DATE '9999-12-31' + 1"],
+    ["DATE '0001-01-01' - 1"],
+    ["DATE '9999-12-01' + INTERVAL '1' MONTH"],
+    ["DATE '0001-01-01' - INTERVAL '1' YEAR"],
+    ["DATE '9999-12-31' + INTERVAL '1' DAY"],
+    ["TIMESTAMP '9999-12-31 23:00:00' + INTERVAL '2' HOUR"],
+    ["TIMESTAMP '0001-01-01 00:00:00' - INTERVAL '1' SECOND"],
   ])('%s is ARITHMETIC_OVERFLOW', (text) => {
     expect(rowError(text).errorClass).toBe('ARITHMETIC_OVERFLOW');
   });
@@ -419,6 +428,9 @@ describe('date_add / date_sub / add_months past the years 1 to 9999 a DATE holds
     ["date_sub(DATE '0001-01-02', 1)", '0001-01-01'],
     ["add_months(DATE '9999-11-30', 1)", '9999-12-30'],
     ["add_months(DATE '0001-03-31', -1)", '0001-02-28'],
+    ["DATE '9999-12-30' + 1", '9999-12-31'],
+    ["DATE '9999-11-30' + INTERVAL '1' MONTH", '9999-12-30'],
+    ["DATE '9999-12-30' + INTERVAL '1' DAY", '9999-12-31'],
   ])('%s = %s', (text, expected) => {
     expect(value(text)).toBe(expected);
   });

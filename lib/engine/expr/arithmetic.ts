@@ -4,9 +4,10 @@
  * `+`/`-` with dates, timestamps and intervals, `*`, `/` (always DOUBLE or DECIMAL), `%` and `div`,
  * with Spark's overflow and division-by-zero errors. Called by the analyzer (analyze.ts binary).
  */
-import { dateOfEpochDay, epochDayOf } from '../dates';
+import { epochDayOf } from '../dates';
 import { type Analyzer, implicitCast } from './analyze';
-import { addMonths, bigMicros, dateOfMicros, formatTimestampText, type Micros, microsValue } from './time';
+import { addMonths, bigMicros, dateOfMicros, formatTimestampText, inRange, type Micros, microsValue } from './time';
+import { dateOutOfRange, shiftedDate } from './date-range';
 import { widerInterval } from './interval-text';
 import { intervalByNumber } from './interval-scale';
 import { strictNode, type Typed } from './typed';
@@ -75,11 +76,15 @@ export function addSub(az: Analyzer, op: '+' | '-', l: Typed, r: Typed, sql: str
     // (a - b): their SQL text, and so the name, has no parentheses
     const opSql = `${l.sql} ${op} ${r.sql}`;
     if (lt === 'DATE' && months) {
-      return strictNode(DATE, opSql, [l, r], (d, m) => addMonths(d as string, sign * (m as number)));
+      return strictNode(DATE, opSql, [l, r], (d, m) => {
+        const out = addMonths(d as string, sign * (m as number));
+        if (out === null) throw dateOutOfRange(opSql);
+        return out;
+      });
     }
     if (lt === 'DATE' && r.type.days) {
       // Spark: DATE ± INTERVAL DAY is date_add(d, ±days), a DATE
-      return strictNode(DATE, sql, [l, r], (d, iv) => dateOfEpochDay(epochDayOf(d as string) + (sign * (iv as number)) / 86_400_000_000));
+      return strictNode(DATE, sql, [l, r], (d, iv) => shiftedDate(d as string, (sign * (iv as number)) / 86_400_000_000, sql));
     }
     const ts = implicitCast(l, TIMESTAMP);
     // Spark: STRING ± a day-time INTERVAL is the TIMESTAMP's sum cast back to STRING
@@ -92,7 +97,9 @@ export function addSub(az: Analyzer, op: '+' | '-', l: Typed, r: Typed, sql: str
         if (date === null) throw overflow(`timestamp overflow in ${sql}: the date is outside years 1 to 9999;`, fn);
         return microsValue(BigInt(epochDayOf(date)) * 86_400_000_000n + dayMicros);
       }
-      const sum = microsValue(bigMicros(t as Micros) + BigInt(sign * (iv as number)));
+      const us = bigMicros(t as Micros) + BigInt(sign * (iv as number));
+      if (!inRange(us)) throw overflow(`timestamp overflow in ${opSql}: the result is outside years 1 to 9999;`, fn);
+      const sum = microsValue(us);
       return text ? formatTimestampText(sum) : sum;
     });
   }
@@ -112,7 +119,7 @@ export function addSub(az: Analyzer, op: '+' | '-', l: Typed, r: Typed, sql: str
     const sign = op === '+' ? 1 : -1;
     // Spark resolves DATE ± n into DateAdd / DateSub: named date_add(d, n) / date_sub(d, n)
     const dateSql = `${op === '+' ? 'date_add' : 'date_sub'}(${d.sql}, ${n.sql})`;
-    return strictNode(DATE, dateSql, [d, n], (x, k) => dateOfEpochDay(epochDayOf(x as string) + sign * (k as number)));
+    return strictNode(DATE, dateSql, [d, n], (x, k) => shiftedDate(x as string, sign * (k as number), dateSql));
   }
   if (lt === 'INTERVAL' && rt === 'INTERVAL' && l.type.yearMonth === r.type.yearMonth) {
     // of the fields of both: INTERVAL DAY ± INTERVAL DAY stays INTERVAL DAY, DAY ± MINUTE is DAY TO MINUTE

@@ -6,6 +6,7 @@
 import { dateOfEpochDay, epochDayOf } from '../dates';
 import { rescale, unscaledOf } from '../decimal';
 import { type CallCtx, type FunctionDef, implicitCast } from './analyze';
+import { dateOutOfRange, shiftedDate } from './date-range';
 import { SparkRowError } from './errors';
 import { call, constantArg, dateArg, def, int, str, timestampArg, what } from './fn-util';
 import {
@@ -61,19 +62,6 @@ function dateField(f: (d: string) => unknown, type: SqlType = INT): FunctionDef 
   );
 }
 
-const FIRST_DAY = epochDayOf('0001-01-01');
-const LAST_DAY = epochDayOf('9999-12-31');
-
-/**
- * A DATE result past the years 1 to 9999 sluice's DATE holds. Spark's DATE is an int of days (its
- * date_add wraps that int; its add_months fails past it) and prints such a year as "+10000": sluice
- * makes the row a dead letter, as it does a TIMESTAMP result outside those years, rather than a
- * malformed or null date.
- */
-function dateOutOfRange(sql: string): SparkRowError {
-  return new SparkRowError('ARITHMETIC_OVERFLOW', `date overflow in ${sql}: the result is outside years 1 to 9999. Filter out such dates or day counts first.`);
-}
-
 /** date_add (+1) / date_sub (-1): the day `sign` times n days on. */
 function addDays(sign: 1 | -1): FunctionDef {
   return def(2, 2, ([d, n], c) =>
@@ -81,11 +69,7 @@ function addDays(sign: 1 | -1): FunctionDef {
       c,
       DATE,
       [dateArg(c, d, 0), daysArg(c, n, 1)],
-      strict((x, k) => {
-        const day = epochDayOf(x as string) + sign * (k as number);
-        if (day < FIRST_DAY || day > LAST_DAY) throw dateOutOfRange(c.sql);
-        return dateOfEpochDay(day);
-      }),
+      strict((x, k) => shiftedDate(x as string, sign * (k as number), c.sql)),
     ),
   );
 }
