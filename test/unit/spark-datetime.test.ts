@@ -186,8 +186,19 @@ describe("make_timestamp takes its seconds as DECIMAL(8,6), and 60 only as a who
     ['make_timestamp(2026, 10, 1, 12, 30, -1)', 'DATETIME_FIELD_OUT_OF_BOUNDS'],
     ['make_timestamp(2026, 2, 29, 0, 0, 0)', 'DATETIME_FIELD_OUT_OF_BOUNDS'],
     ['make_timestamp(2026, 10, 1, 24, 0, 0)', 'DATETIME_FIELD_OUT_OF_BOUNDS'],
+    ['make_timestamp(9999, 12, 31, 23, 59, 60)', 'ARITHMETIC_OVERFLOW'], // the next year's first minute: past 9999
   ])('%s is %s', (text, errorClass) => {
     expect(rowError(text).errorClass).toBe(errorClass);
+  });
+
+  // Spark 4's try_make_timestamp is MakeTimestamp with failOnError false
+  it('try_make_timestamp is NULL where make_timestamp is a row error of its own, and the same instant elsewhere', () => {
+    for (const args of ['2026, 10, 1, 12, 30, 60.5', '2026, 10, 1, 12, 30, 61', '2026, 2, 29, 0, 0, 0', '2026, 10, 1, 24, 0, 0', '9999, 12, 31, 23, 59, 60'])
+      expect(value(`try_make_timestamp(${args})`)).toBeNull();
+    expect(iso('try_make_timestamp(2026, 10, 1, 12, 30, 45.1234567)')).toBe('2026-10-01T12:30:45.123457Z');
+    expect(iso("try_make_timestamp(2026, 1, 15, 10, 0, 0, 'America/New_York')")).toBe('2026-01-15T15:00:00.000Z');
+    // the seconds' cast to DECIMAL(8,6) is an argument's error: not the function's to swallow
+    expect(rowError('try_make_timestamp(2026, 10, 1, 12, 30, 100)').errorClass).toBe('NUMERIC_VALUE_OUT_OF_RANGE');
   });
 });
 

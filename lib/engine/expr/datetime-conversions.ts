@@ -8,9 +8,10 @@
  * date_from_unix_date) count seconds, milliseconds, microseconds or days from 1970-01-01 UTC.
  */
 import { compileSparkDatetimePattern, type DatetimePattern, DatetimePatternError } from '../datetime-patterns';
-import { dateOfEpochDay, epochDayOf } from '../dates';
+import { epochDayOf } from '../dates';
 import { rescale, unscaledOf } from '../decimal';
 import { type CallCtx, type FunctionDef, implicitCast } from './analyze';
+import { shiftedDate } from './date-range';
 import { SparkRowError } from './errors';
 import { call, constantArg, dateArg, def, int, str, timestampArg, what } from './fn-util';
 import { dateOfMicros, floorDivMicros, formatTimestampText, inRange, MICROS_PER_SECOND, type Micros, microsValue, parseTimestampMicros } from './time';
@@ -300,7 +301,7 @@ export const DATETIME_CONVERSIONS: Record<string, FunctionDef> = {
       c,
       DATE,
       [int(c, n, 0)],
-      strict((x) => dateOfEpochDay(x as number)),
+      strict((x) => shiftedDate('1970-01-01', x as number, c.sql)),
     ),
   ),
   timestamp_seconds: secondsToTimestamp(MICROS_PER_SECOND),

@@ -223,9 +223,8 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
         if (target === null) {
           throw new SparkRowError('ILLEGAL_DAY_OF_WEEK', `Illegal input for day of week: ${word}. Write MO, MON or MONDAY (any case).`);
         }
-        const day = epochDayOf(x as string);
         const ahead = (((target - dayOfWeek(x as string)) % 7) + 7) % 7 || 7;
-        return dateOfEpochDay(day + ahead);
+        return shiftedDate(x as string, ahead, c.sql);
       }),
     ),
   ),
@@ -301,7 +300,17 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
       strict((x, unit) => truncDate(x as string, unit as string)),
     ),
   ),
-  make_timestamp: def(6, 7, (args, c) => {
+  make_timestamp: makeTimestamp(false),
+  try_make_timestamp: makeTimestamp(true),
+};
+
+/**
+ * make_timestamp (Spark's MakeTimestamp) and try_make_timestamp (Spark 4's, MakeTimestamp with
+ * failOnError false): fields that make no instant are the row's error, or NULL for the try_ form.
+ * An argument's own error (a seconds value that does not fit DECIMAL(8,6)) stays the row's error.
+ */
+function makeTimestamp(tolerant: boolean): FunctionDef {
+  return def(6, 7, (args, c) => {
     const fields = args.slice(0, 5).map((a, i) => int(c, a, i));
     // Spark's MakeTimestamp takes the seconds as DECIMAL(8,6): 100 or more is NUMERIC_VALUE_OUT_OF_RANGE
     const secs = c.az.implicit(args[5], { type: 'DECIMAL', precision: 8, scale: 6 }, c.pos, what(c, 5));
@@ -311,32 +320,51 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
       c,
       TIMESTAMP,
       [...fields, secs, ...zone],
-      strict((y, mo, d, h, mi, s, z) => {
-        const date = dateOf(y as number, mo as number, d as number);
-        const micros = rescale(unscaledOf(s as string), 6, 6);
-        const hour = h as number;
-        const minute = mi as number;
-        if (micros > 60_000_000n && micros < 61_000_000n) {
-          throw new SparkRowError(
-            'INVALID_FRACTION_OF_SECOND',
-            `make_timestamp(${y}, ${mo}, ${d}, ${h}, ${mi}, ${s}): the fraction of sec must be zero when sec is 60. Valid range is [0, 60].`,
-          );
-        }
-        if (date === null || hour < 0 || hour > 23 || minute < 0 || minute > 59 || micros < 0n || micros > 60_000_000n) {
-          throw new SparkRowError(
-            'DATETIME_FIELD_OUT_OF_BOUNDS',
-            `make_timestamp(${y}, ${mo}, ${d}, ${h}, ${mi}, ${s}) is not an instant (hours 0-23, minutes 0-59, seconds 0-60). Use try_make_timestamp, or fix the fields.`,
-          );
-        }
-        // Spark takes 60 seconds as the next minute
-        const day = epochDayOf(date);
-        const local = microsOfDayAndTime(day, Number(BigInt(hour * 3600 + minute * 60) * 1_000_000n + micros));
-        if (z === undefined) return local;
-        // the local date-time in that zone (a gap moves it forward, an overlap takes the earlier offset, as ZonedDateTime.of)
-        const out = bigMicros(local) - BigInt(zoneArg(z as string).localOffset(local)) * 1_000_000n;
-        if (!inRange(out)) throw overflow(`timestamp overflow in ${c.sql};`, 'try_make_timestamp');
-        return microsValue(out);
-      }),
+      strict(
+        orNull(tolerant, (y, mo, d, h, mi, s, z) => {
+          const date = dateOf(y as number, mo as number, d as number);
+          const micros = rescale(unscaledOf(s as string), 6, 6);
+          const hour = h as number;
+          const minute = mi as number;
+          if (micros > 60_000_000n && micros < 61_000_000n) {
+            throw new SparkRowError(
+              'INVALID_FRACTION_OF_SECOND',
+              `make_timestamp(${y}, ${mo}, ${d}, ${h}, ${mi}, ${s}): the fraction of sec must be zero when sec is 60. Valid range is [0, 60].`,
+            );
+          }
+          if (date === null || hour < 0 || hour > 23 || minute < 0 || minute > 59 || micros < 0n || micros > 60_000_000n) {
+            throw new SparkRowError(
+              'DATETIME_FIELD_OUT_OF_BOUNDS',
+              `make_timestamp(${y}, ${mo}, ${d}, ${h}, ${mi}, ${s}) is not an instant (hours 0-23, minutes 0-59, seconds 0-60). Use try_make_timestamp, or fix the fields.`,
+            );
+          }
+          // Spark takes 60 seconds as the next minute
+          const day = epochDayOf(date);
+          const local = microsOfDayAndTime(day, Number(BigInt(hour * 3600 + minute * 60) * 1_000_000n + micros));
+          if (z === undefined) {
+            // (9999-12-31 23:59:60 is the next year's first minute)
+            if (!inRange(bigMicros(local))) throw overflow(`timestamp overflow in ${c.sql};`, 'try_make_timestamp');
+            return local;
+          }
+          // the local date-time in that zone (a gap moves it forward, an overlap takes the earlier offset, as ZonedDateTime.of)
+          const out = bigMicros(local) - BigInt(zoneArg(z as string).localOffset(local)) * 1_000_000n;
+          if (!inRange(out)) throw overflow(`timestamp overflow in ${c.sql};`, 'try_make_timestamp');
+          return microsValue(out);
+        }),
+      ),
     );
-  }),
-};
+  });
+}
+
+/** `fn`, or when `tolerant` `fn` with its row errors as NULL (a try_ function's failOnError false). */
+function orNull(tolerant: boolean, fn: (...args: unknown[]) => unknown): (...args: unknown[]) => unknown {
+  if (!tolerant) return fn;
+  return (...args) => {
+    try {
+      return fn(...args);
+    } catch (e) {
+      if (e instanceof SparkRowError) return null;
+      throw e;
+    }
+  };
+}
