@@ -277,7 +277,7 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
         if (out === null) {
           throw new SparkRowError(
             'DATETIME_FIELD_OUT_OF_BOUNDS',
-            `make_date(${y}, ${m}, ${d}) is not a day of the calendar (years 1-9999, months 1-12, days within the month). Use try_make_date, or fix the fields.`,
+            `make_date(${y}, ${m}, ${d}) is not a day of the calendar (years 1-9999, months 1-12, days within the month). Fix the fields, or filter out such rows first.`,
           );
         }
         return out;

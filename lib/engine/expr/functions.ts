@@ -370,7 +370,14 @@ function abs(args: readonly Typed[], c: CallCtx): Typed {
       c,
       t,
       [x],
-      strict((v) => checkIntegral(typeof v === 'bigint' ? (v < 0n ? -v : v) : Math.abs(v as number), t, c.sql, 'try_abs')),
+      strict((v) =>
+        checkIntegral(
+          typeof v === 'bigint' ? (v < 0n ? -v : v) : Math.abs(v as number),
+          t,
+          c.sql,
+          'Spark has no tolerant form of abs: cast the argument to a wider type (BIGINT, DECIMAL) first.',
+        ),
+      ),
     );
   return call(
     c,

@@ -23,8 +23,10 @@ export function big(v: unknown): bigint {
 }
 
 export function overflow(what: string, fn: string): SparkRowError {
-  // `what` names the overflow, the expression and the range, ending with ';'
-  return new SparkRowError('ARITHMETIC_OVERFLOW', `${what.replace(/;$/, '.')} Use '${fn}' to tolerate overflow and return NULL instead.`);
+  // `what` names the overflow, the expression and the range, ending with ';'. `fn` is the try_
+  // function that tolerates it, or (no try_ form: abs) the fix as a sentence ending with '.'
+  const fix = fn.endsWith('.') ? fn : `Use '${fn}' to tolerate overflow and return NULL instead.`;
+  return new SparkRowError('ARITHMETIC_OVERFLOW', `${what.replace(/;$/, '.')} ${fix}`);
 }
 
 /** Checks an integral result against its type's range (TINYINT, SMALLINT, INT, BIGINT); ARITHMETIC_OVERFLOW otherwise. */
