@@ -143,6 +143,15 @@ describe('a cast without AS', () => {
     ]);
   });
 
+  it('over a grouping column is named by it, over an aggregate by its SQL text', async () => {
+    expect(
+      await run(
+        `SELECT CAST(k AS STRING) AS ok, CAST(K AS STRING), CAST(sum(a) AS STRING), CAST(CAST(a AS DOUBLE) AS STRING) FROM STREAM ${S} GROUP BY k, a`,
+        ROWS.slice(0, 1),
+      ),
+    ).toEqual([{ ok: 'x', k: 'x', 'CAST(sum(a) AS STRING)': '1', 'CAST(CAST(a AS DOUBLE) AS STRING)': '1.0' }]);
+  });
+
   it('of a cast of a column is named by its SQL text in SQL, by the column in selectExpr', async () => {
     expect(await run(`SELECT CAST(CAST(a AS DOUBLE) AS STRING), b FROM STREAM ${S}`, ROWS.slice(0, 1))).toEqual([
       { 'CAST(CAST(a AS DOUBLE) AS STRING)': '1.0', b: 2 },

@@ -190,7 +190,7 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
       return { text: quoted(from), as: item.alias ?? from, pos: item.pos };
     }
     const text = evaluated(p.expr, p);
-    return { text, as: item.alias ?? p.name ?? sparkName(text, outInfo, hidden, aggColumn), pos: item.pos };
+    return { text, as: item.alias ?? p.name ?? castColumnName(item.ast, columns) ?? sparkName(text, outInfo, hidden, aggColumn), pos: item.pos };
   });
   let filtered = out;
   if (having !== undefined) {
@@ -241,6 +241,16 @@ function sparkNames<T>(hidden: ReadonlyMap<string, Hidden>, aggColumn: (agg: num
     if (e instanceof Error) for (const h of hidden.values()) e.message = named(e.message, h, aggColumn);
     throw e;
   }
+}
+
+/**
+ * The name ResolveAliases gives a cast directly over a column (a grouping column here): the
+ * column's, as the schema spells it (`CAST(k AS STRING)` is `k`); undefined for anything else.
+ */
+function castColumnName(ast: SqlExpr['ast'], columns: readonly ColumnInfo[]): string | undefined {
+  if (ast.k !== 'cast' || ast.arg.k !== 'name' || ast.arg.parts.length !== 1) return undefined;
+  const want = ast.arg.parts[0];
+  return (columns.find((c) => c.name === want) ?? columns.find((c) => c.name.toLowerCase() === want.toLowerCase()))?.name;
 }
 
 /** Spark's name of an expression over aggregates: its pretty SQL, each hidden aggregate written as the call's name (`(sum(a) / count(1))`). */
