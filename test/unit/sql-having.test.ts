@@ -152,6 +152,13 @@ describe('a cast without AS', () => {
     ).toEqual([{ ok: 'x', k: 'x', 'CAST(sum(a) AS STRING)': '1', 'CAST(CAST(a AS DOUBLE) AS STRING)': '1.0' }]);
   });
 
+  it('a field of the window without AS is named by the field, as Spark resolves window.start to an alias of it', async () => {
+    const T = "read_files(schema => 'k STRING, t TIMESTAMP')";
+    expect(await run(`SELECT window.start, k, count(*) FROM STREAM ${T} GROUP BY window(t, '10 minutes'), k`, [{ k: 'x', t: '2026-10-01 12:03:00' }])).toEqual([
+      { start: '2026-10-01T12:00:00.000Z', k: 'x', 'count(1)': 1 },
+    ]);
+  });
+
   it('of a cast of a column is named by its SQL text in SQL, by the column in selectExpr', async () => {
     expect(await run(`SELECT CAST(CAST(a AS DOUBLE) AS STRING), b FROM STREAM ${S}`, ROWS.slice(0, 1))).toEqual([
       { 'CAST(CAST(a AS DOUBLE) AS STRING)': '1.0', b: 2 },

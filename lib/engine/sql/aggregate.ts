@@ -190,7 +190,7 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
       return { text: quoted(from), as: item.alias ?? from, pos: item.pos };
     }
     const text = evaluated(p.expr, p);
-    return { text, as: item.alias ?? p.name ?? castColumnName(item.ast, columns) ?? sparkName(text, outInfo, hidden, aggColumn), pos: item.pos };
+    return { text, as: item.alias ?? p.name ?? namedItemName(item.ast, columns) ?? sparkName(text, outInfo, hidden, aggColumn), pos: item.pos };
   });
   let filtered = out;
   if (having !== undefined) {
@@ -244,10 +244,13 @@ function sparkNames<T>(hidden: ReadonlyMap<string, Hidden>, aggColumn: (agg: num
 }
 
 /**
- * The name ResolveAliases gives a cast directly over a column (a grouping column here): the
- * column's, as the schema spells it (`CAST(k AS STRING)` is `k`); undefined for anything else.
+ * The name of a select item that is a named expression to Spark, not its pretty SQL: a field of a
+ * grouping column (`window.start`, resolved to an alias of its last part) is `start`, and a cast
+ * directly over a column (ResolveAliases' Cast of a NamedExpression) is the column's name as the
+ * schema spells it (`CAST(k AS STRING)` is `k`); undefined for anything else.
  */
-function castColumnName(ast: SqlExpr['ast'], columns: readonly ColumnInfo[]): string | undefined {
+function namedItemName(ast: SqlExpr['ast'], columns: readonly ColumnInfo[]): string | undefined {
+  if (ast.k === 'name' && ast.parts.length > 1) return ast.parts[ast.parts.length - 1];
   if (ast.k !== 'cast' || ast.arg.k !== 'name' || ast.arg.parts.length !== 1) return undefined;
   const want = ast.arg.parts[0];
   return (columns.find((c) => c.name === want) ?? columns.find((c) => c.name.toLowerCase() === want.toLowerCase()))?.name;
