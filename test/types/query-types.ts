@@ -190,6 +190,17 @@ const totals2 = orders()
   .writeStream.plan();
 export type WithDdlChecks = [Expect<Equal<RowOf<typeof totals2>, { total: string | null }>>];
 
+// an aggregation's window column is a STRUCT<start, end> to a path: window.start, window.*
+const windowed = orders().groupBy(window('ts', '10 minutes'), 'id').agg(count().as('n'));
+const windowStart = windowed.select('window.start', 'id').writeStream.plan();
+const windowStar = windowed.select('window.*', 'n').writeStream.plan();
+export type WindowPathChecks = [
+  Expect<Equal<RowOf<typeof windowStart>, { start: string | null; id: string | null }>>,
+  Expect<Equal<keyof RowOf<typeof windowStar>, 'start' | 'end' | 'n'>>,
+];
+// @ts-expect-error a window has no other field
+windowed.select('window.middle');
+
 // @ts-expect-error a typo in a nested field name
 orders().select('customer.address.contry');
 // @ts-expect-error a typo in a nested grouping key

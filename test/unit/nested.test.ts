@@ -63,6 +63,21 @@ describe('paths in select', () => {
   });
 });
 
+describe("paths into an aggregation's window column", () => {
+  it("take its start and end, as Spark's STRUCT<start, end>, in select, filter and withColumn", async () => {
+    const agg = () => readStream.format('json').schema('k STRING, t TIMESTAMP').load().groupBy(window('t', '10 minutes'), 'k').agg(count('*').as('n'));
+    const records = [{ k: 'x', t: '2026-10-01 12:03:00' }];
+    const selected = await runPlanOnce(agg().select('window.start', 'window.end', 'k').writeStream.outputMode('update').plan(), records);
+    expect(selected.rows).toEqual([{ start: '2026-10-01T12:00:00.000Z', end: '2026-10-01T12:10:00.000Z', k: 'x' }]);
+    const plan = agg().filter("window.start < '2026-10-01 12:00:00'").withColumn('s', 'window.start').writeStream.outputMode('update').plan();
+    expect((await runPlanOnce(plan, records)).rows).toEqual([]);
+    const starred = await runPlanOnce(agg().select('window.*', 'n').writeStream.outputMode('update').plan(), records);
+    expect(starred.rows).toEqual([{ start: '2026-10-01T12:00:00.000Z', end: '2026-10-01T12:10:00.000Z', n: 1 }]);
+    // @ts-expect-error the types refuse it too
+    expect(() => agg().select('window.middle')).toThrow(/FIELD_NOT_FOUND.*"middle".*its fields are start, end/);
+  });
+});
+
 describe('explode', () => {
   it('gives one row per element (col), none for an empty or null array', async () => {
     const { rows } = await run(input().select('id', explode('tags')).writeStream.plan());

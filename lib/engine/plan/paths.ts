@@ -7,7 +7,7 @@
 import { InvalidQueryError } from '../errors';
 import { entryValue } from '../map-entries';
 import { ddlOf } from '../ddl';
-import type { DataType } from '../schema';
+import { type DataType, WINDOW_STRUCT } from '../schema';
 import type { Row } from '../ports';
 import type { ColumnInfo } from './columns';
 import type { ColumnPath, PathStep } from './types';
@@ -87,7 +87,8 @@ export function pathColumn(path: ColumnPath, cols: readonly ColumnInfo[], where:
       `${where}: [UNRESOLVED_COLUMN] column ${JSON.stringify(path.column)} of ${JSON.stringify(path.text)} does not exist; the columns are ${cols.map((c) => c.name).join(', ')}: fix the name or add it to the schema ${PARTITION_HINT}`,
     );
   }
-  let t: DataType = found;
+  // a window column (a TIMESTAMP marked window) is Spark's STRUCT<start, end> to a path
+  let t: DataType = found.window && path.steps.length > 0 ? WINDOW_STRUCT : found;
   let text = path.column;
   for (const s of path.steps) {
     if ('field' in s) {

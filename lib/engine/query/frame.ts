@@ -5,7 +5,7 @@
 import { InvalidQueryError } from '../errors';
 import { parseWatermarkDelay } from '../duration';
 import { rowHolds } from '../predicate';
-import type { ColumnType } from '../schema';
+import { type ColumnType, WINDOW_STRUCT } from '../schema';
 import type { Row } from '../ports';
 import type {
   ColumnKey,
@@ -423,7 +423,9 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
       if (isColumn(i)) return [{ kind: 'column', as: i, column: i }];
       if (i.endsWith('.*')) {
         const path = parsePath(i.slice(0, -2), 'select');
-        const t = pathColumn(path, cols, 'select');
+        const found = pathColumn(path, cols, 'select');
+        // (a window column is Spark's STRUCT<start, end>)
+        const t = found.window ? WINDOW_STRUCT : found;
         if (t.type !== 'STRUCT') {
           throw new InvalidQueryError(
             `select: [INVALID_USAGE_OF_STAR_OR_REGEX] ${i} expands a STRUCT into its fields, but ${path.text} is ${ddlOf(t)}: name a STRUCT column or field`,

@@ -245,7 +245,12 @@ export type OutputValue<T> = T extends 'STRING' | 'TIMESTAMP' | 'DECIMAL' | 'DAT
 // (`lines[0].sku`). The types list the paths a frame's columns have, so that a typo in a nested
 // field is a compile error, and give a path's type and the name Spark gives its column.
 
-type PathsOf<T, P extends string, D extends 0[]> =
+/** An aggregation's window column to a path: Spark's STRUCT<start: TIMESTAMP, end: TIMESTAMP>. */
+type WindowStruct = StructOf<{ start: 'TIMESTAMP'; end: 'TIMESTAMP' }>;
+/** T, with a window column as the struct it is to a path. */
+type Pathed<T> = T extends 'WINDOW' ? WindowStruct : T;
+
+type PathsOf<T0, P extends string, D extends 0[], T = Pathed<T0>> =
   | P
   | (D['length'] extends 5
       ? never
@@ -262,7 +267,8 @@ type PathsOf<T, P extends string, D extends 0[]> =
 /** The columns and nested paths of a frame with columns C (any string when C is not known). */
 export type ColumnPaths<C> = Known<C> extends true ? { [K in keyof C & string]: PathsOf<C[K], K, []> }[keyof C & string] : string;
 /** The paths of C that are STRUCTs, with `.*` after them: `select('customer.*')`. */
-type StarPaths<C> = Known<C> extends true ? { [P in ColumnPaths<C>]: PathInfo<C, P>[0] extends StructOf ? `${P}.*` : never }[ColumnPaths<C>] : `${string}.*`;
+type StarPaths<C> =
+  Known<C> extends true ? { [P in ColumnPaths<C>]: Pathed<PathInfo<C, P>[0]> extends StructOf ? `${P}.*` : never }[ColumnPaths<C>] : `${string}.*`;
 /** The paths of C whose value is an ARRAY or a MAP: what explode takes. */
 type ExplodablePaths<C> =
   Known<C> extends true ? { [P in ColumnPaths<C>]: PathInfo<C, P>[0] extends ArrayOf | MapOf | 'ARRAY' | 'MAP' ? P : never }[ColumnPaths<C>] : string;
@@ -271,8 +277,8 @@ type ExplodablePaths<C> =
 type Head<S extends string> = S extends `${infer N}[${string}` ? (N extends `${infer M}.${string}` ? M : N) : S extends `${infer M}.${string}` ? M : S;
 type Unquote<K extends string> = K extends `'${infer U}'` ? U : K extends `"${infer U}"` ? U : K;
 /** The type at the rest of a path and the column name Spark gives it: a field's own name, else the path's text. */
-type Walk<T, Rest extends string, Text extends string, Name extends string> = Rest extends ''
-  ? [T, Name]
+type Walk<T0, Rest extends string, Text extends string, Name extends string, T = Pathed<T0>> = Rest extends ''
+  ? [T0, Name]
   : Rest extends `.${infer R}`
     ? T extends StructOf<infer F>
       ? Head<R> extends infer N extends keyof F & string
@@ -304,7 +310,7 @@ export type PathInfo<C, S extends string> = S extends keyof C
     : [never, never];
 /** The column one select item gives: a column, a path (named as Spark names it), or a STRUCT's fields for `path.*`. */
 type SelectItemColumns<C, I> = I extends `${infer P}.*`
-  ? PathInfo<C, P>[0] extends StructOf<infer F>
+  ? Pathed<PathInfo<C, P>[0]> extends StructOf<infer F>
     ? F
     : AnyColumns
   : I extends string
