@@ -201,6 +201,15 @@ export type WindowPathChecks = [
 // @ts-expect-error a window has no other field
 windowed.select('window.middle');
 
+// drop and withColumnRenamed: the columns follow
+const dropped = events().drop('ok', 'n').writeStream.plan();
+const renamedCols = events().withColumnRenamed('amount', 'value').writeStream.plan();
+export type DropRenameChecks = [
+  Expect<Equal<keyof RowOf<typeof dropped>, 'key' | 'event_time' | 'amount'>>,
+  Expect<Equal<keyof RowOf<typeof renamedCols>, 'key' | 'event_time' | 'value' | 'n' | 'ok'>>,
+  Expect<Equal<RowOf<typeof renamedCols>['value'], number | 'NaN' | 'Infinity' | '-Infinity' | null>>,
+];
+
 // @ts-expect-error a typo in a nested field name
 orders().select('customer.address.contry');
 // @ts-expect-error a typo in a nested grouping key

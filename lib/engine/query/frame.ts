@@ -54,6 +54,8 @@ import type {
   JoinOnArg,
   KeyColumns,
   Names,
+  DroppedColumns,
+  RenamedColumns,
   PathInfo,
   SelectArg,
   SelectColumns,
@@ -726,6 +728,52 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
       shadowed,
     );
   }
+  /**
+   * Spark's `drop`: the frame without the named columns (top-level names, matched in any case as
+   * Spark resolves them; a name the frame does not have is ignored, as in Spark). A kept column
+   * keeps its watermark and window marks.
+   */
+  drop<const K extends readonly string[]>(...columns: K): StreamFrame<DroppedColumns<C, K[number]>> {
+    for (const c of columns)
+      if (typeof c !== 'string') throw new InvalidQueryError(`drop: ${JSON.stringify(c)} is not a column name: pass names, e.g. drop('debug', 'raw')`);
+    const cols = this.columnsNow_();
+    const gone = new Set(columns.map((c) => c.toLowerCase()));
+    const kept = cols.filter((c) => !gone.has(c.name.toLowerCase())).map((c) => c.name);
+    if (kept.length === cols.length) return this as unknown as StreamFrame<DroppedColumns<C, K[number]>>;
+    if (kept.length === 0) {
+      throw new InvalidQueryError(
+        `drop(${columns.map((c) => JSON.stringify(c)).join(', ')}) leaves no column: a query emits rows of at least one column; keep one, or select the ones to emit`,
+      );
+    }
+    return this.add({ kind: 'select', columns: kept }) as unknown as StreamFrame<DroppedColumns<C, K[number]>>;
+  }
+
+  /**
+   * Spark's `withColumnRenamed`: column `existing` (matched in any case) named `name`, in its place,
+   * with its marks (a watermarked column stays watermarked); a frame without `existing` is returned
+   * as it is, as in Spark. Renaming onto another column's name is refused: Spark would then hold
+   * two columns of one name, which a row here cannot.
+   */
+  withColumnRenamed<const E extends string, const N extends string>(existing: E, name: N): StreamFrame<RenamedColumns<C, E, N>> {
+    if (typeof existing !== 'string' || typeof name !== 'string' || name === '')
+      throw new InvalidQueryError(
+        `withColumnRenamed(${JSON.stringify(existing)}, ${JSON.stringify(name)}): pass the column's name and its new, non-empty name`,
+      );
+    const cols = this.columnsNow_();
+    const at = cols.find((c) => c.name === existing) ?? cols.find((c) => c.name.toLowerCase() === existing.toLowerCase());
+    const same = this as unknown as StreamFrame<RenamedColumns<C, E, N>>;
+    if (at === undefined || at.name === name) return same;
+    const clash = cols.find((c) => c !== at && c.name.toLowerCase() === name.toLowerCase());
+    if (clash !== undefined) {
+      throw new InvalidQueryError(
+        `withColumnRenamed(${JSON.stringify(existing)}, ${JSON.stringify(name)}): the frame already has a column ${JSON.stringify(clash.name)}, and a row holds one column of a name: drop('${clash.name}') first, or pick another name`,
+      );
+    }
+    return this.project_(cols.map((c) => (c === at ? { kind: 'column' as const, as: name, column: c.name } : c.name))) as unknown as StreamFrame<
+      RenamedColumns<C, E, N>
+    >;
+  }
+
   dropDuplicates(columns?: Array<Names<C>>): StreamFrame<C> {
     return this.stateful_({ kind: 'dedup', columns: columns?.length ? columns : null, withinWatermark: false });
   }

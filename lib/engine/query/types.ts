@@ -183,6 +183,12 @@ export type SchemaColumns<D extends string> = string extends D
 
 export type Simplify<T> = { [K in keyof T]: T[K] } & {};
 export type Names<C> = keyof C & string;
+/** The columns after `drop(...names)`: C without them (names C does not have change nothing, as in Spark). */
+export type DroppedColumns<C, K extends string> =
+  Known<C> extends true ? (Simplify<Omit<C, K>> extends infer R extends FrameColumns ? R : AnyColumns) : AnyColumns;
+/** The columns after `withColumnRenamed(existing, name)`: C with `existing` under `name`, in its place. */
+export type RenamedColumns<C, E extends string, N extends string> =
+  Known<C> extends true ? (Simplify<{ [K in keyof C as K extends E ? N : K]: C[K] }> extends infer R extends FrameColumns ? R : AnyColumns) : AnyColumns;
 type Known<C> = string extends keyof C ? false : true;
 export type ColumnsOfType<C, T> = Known<C> extends true ? { [K in keyof C]: C[K] extends T ? K : never }[keyof C] & string : string;
 

@@ -1,0 +1,64 @@
+/**
+ * Spark's drop and withColumnRenamed on a frame (query/frame.ts): names matched in any case, a
+ * name the frame does not have ignored, a renamed column in its place with its watermark.
+ * Expectations worked by hand from the rows below.
+ */
+import { outputColumns } from '../../lib/engine/plan/chain';
+import { count, readStream, window } from '../../lib/api/query';
+import { runPlanOnce } from '../helpers/run-plan';
+
+const input = () => readStream.format('json').schema('k STRING, t TIMESTAMP, a INT, debug STRING').load();
+const ROWS = [
+  { k: 'x', t: '2026-10-01 12:01:00', a: 1, debug: 'd1' },
+  { k: 'x', t: '2026-10-01 12:12:00', a: 2, debug: 'd2' },
+];
+
+describe('drop', () => {
+  it('leaves the named columns out, in any case, and ignores a name the frame does not have', async () => {
+    const plan = input().drop('DEBUG', 'nothing').writeStream.plan();
+    expect(outputColumns(plan).map((c) => c.name)).toEqual(['k', 't', 'a']);
+    expect((await runPlanOnce(plan, ROWS.slice(0, 1))).rows).toEqual([{ k: 'x', t: '2026-10-01T12:01:00.000Z', a: 1 }]);
+  });
+
+  it('keeps a watermark, and drops an aggregation output column', async () => {
+    const plan = input()
+      .withWatermark('t', '1 minute')
+      .drop('debug')
+      .groupBy(window('t', '10 minutes'), 'k')
+      .agg(count().as('n'))
+      .drop('k')
+      .writeStream.outputMode('append')
+      .plan();
+    // the watermark (12:11) closes the first window only
+    expect((await runPlanOnce(plan, ROWS)).rows).toEqual([{ window: { start: '2026-10-01T12:00:00.000Z', end: '2026-10-01T12:10:00.000Z' }, n: 1 }]);
+  });
+
+  it('refuses to leave no column, and a name that is not a string', () => {
+    expect(() => input().drop('k', 't', 'a', 'debug')).toThrow(/leaves no column/);
+    // @ts-expect-error a number is no column name
+    expect(() => input().drop(1)).toThrow(/1 is not a column name/);
+  });
+});
+
+describe('withColumnRenamed', () => {
+  it('renames a column in its place, matched in any case; a frame without it is unchanged', async () => {
+    const plan = input().withColumnRenamed('A', 'amount').withColumnRenamed('missing', 'x').writeStream.plan();
+    expect(outputColumns(plan).map((c) => c.name)).toEqual(['k', 't', 'amount', 'debug']);
+    expect((await runPlanOnce(plan, ROWS.slice(0, 1))).rows).toEqual([{ k: 'x', t: '2026-10-01T12:01:00.000Z', amount: 1, debug: 'd1' }]);
+  });
+
+  it('keeps the watermark of a renamed event-time column', async () => {
+    const plan = input()
+      .withWatermark('t', '1 minute')
+      .withColumnRenamed('t', 'at')
+      .groupBy(window('at', '10 minutes'))
+      .agg(count().as('n'))
+      .writeStream.outputMode('append')
+      .plan();
+    expect((await runPlanOnce(plan, ROWS)).rows).toEqual([{ window: { start: '2026-10-01T12:00:00.000Z', end: '2026-10-01T12:10:00.000Z' }, n: 1 }]);
+  });
+
+  it("refuses another column's name: a row holds one column of a name", () => {
+    expect(() => input().withColumnRenamed('a', 'K')).toThrow(/already has a column "k".*drop\('k'\) first/);
+  });
+});
