@@ -62,3 +62,35 @@ describe('withColumnRenamed', () => {
     expect(() => input().withColumnRenamed('a', 'K')).toThrow(/already has a column "k".*drop\('k'\) first/);
   });
 });
+
+describe('withColumns', () => {
+  it('adds and replaces columns at once, each reading the columns as they were (a swap swaps)', async () => {
+    const plan = input().withColumns({ A: 'a * 10', k: 'upper(k)', twice: 'a + a', debug: 'k' }).writeStream.plan();
+    expect(outputColumns(plan).map((c) => c.name)).toEqual(['k', 't', 'A', 'debug', 'twice']);
+    expect((await runPlanOnce(plan, ROWS.slice(0, 1))).rows).toEqual([{ k: 'X', t: '2026-10-01T12:01:00.000Z', A: 10, debug: 'x', twice: 2 }]);
+  });
+
+  it('keeps the watermark of a column it does not touch', async () => {
+    const plan = input()
+      .withWatermark('t', '1 minute')
+      .withColumns({ a: 'a + 1' })
+      .groupBy(window('t', '10 minutes'))
+      .agg(count().as('n'))
+      .writeStream.outputMode('append')
+      .plan();
+    expect((await runPlanOnce(plan, ROWS)).rows).toEqual([{ window: { start: '2026-10-01T12:00:00.000Z', end: '2026-10-01T12:10:00.000Z' }, n: 1 }]);
+  });
+
+  it('refuses a name given twice, a generator and an empty object', () => {
+    expect(() => input().withColumns({ x: 'a', X: 'k' })).toThrow(/COLUMN_ALREADY_EXISTS/);
+    expect(() => input().withColumns({ x: 'explode(array(1, 2))' })).toThrow(/UNSUPPORTED_GENERATOR.OUTSIDE_SELECT/);
+    expect(() => input().withColumns({})).toThrow(/pass an object of column names to expressions/);
+  });
+});
+
+describe('withColumnsRenamed', () => {
+  it('renames several columns, each as withColumnRenamed does', async () => {
+    const plan = input().withColumnsRenamed({ a: 'amount', DEBUG: 'note', missing: 'x' }).writeStream.plan();
+    expect(outputColumns(plan).map((c) => c.name)).toEqual(['k', 't', 'amount', 'note']);
+  });
+});

@@ -32,7 +32,7 @@ import { sourceLimits } from '../plan/to-plan';
 import { col } from './functions';
 import { Column } from './column';
 import type { AsColType, ColType, FrameType, UnknownType } from './column-types';
-import { columnText } from './sql-text';
+import { columnText, quoteName } from './sql-text';
 import { analyzeExpression, compileExpression, compileFilter, compileSelect } from '../expr';
 import { rowExtender } from '../rows';
 import { parseTimeRange, staticJoinType, streamJoinType, type TimeRangeArg } from './join-args';
@@ -746,6 +746,56 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
       );
     }
     return this.add({ kind: 'select', columns: kept }) as unknown as StreamFrame<DroppedColumns<C, K[number]>>;
+  }
+
+  /**
+   * Spark's `withColumns`: adds or replaces several columns at once, each a Spark SQL expression
+   * or a Column over this frame's columns (all read the columns as they are before the call, as in
+   * Spark, so `{ a: 'b', b: 'a' }` swaps them). A replaced column (matched in any case) keeps its
+   * place, a new one comes last; an untouched column keeps its marks.
+   */
+  withColumns(columns: Readonly<Record<string, string | Column>>): StreamFrame<AnyColumns> {
+    if (columns === null || typeof columns !== 'object' || Object.keys(columns).length === 0)
+      throw new InvalidQueryError(`withColumns(${JSON.stringify(columns)}): pass an object of column names to expressions, e.g. { total: 'qty * price' }`);
+    const entries = Object.entries(columns).map(([name, e]) => [name, exprText(e, `withColumns(${JSON.stringify(name)}: ...)`)] as const);
+    const seen = new Map<string, string>();
+    for (const [name] of entries) {
+      const twin = seen.get(name.toLowerCase());
+      if (twin !== undefined)
+        throw new InvalidQueryError(
+          `withColumns: [COLUMN_ALREADY_EXISTS] the column ${quoteName(name)} is given twice (${JSON.stringify(twin)} and ${JSON.stringify(name)}): give each name once`,
+        );
+      seen.set(name.toLowerCase(), name);
+    }
+    const cols = this.columnsNow_();
+    for (const [name, text] of entries) {
+      if (analyzeExpression(text, cols).generator !== undefined) {
+        throw new InvalidQueryError(
+          `withColumns(${JSON.stringify(name)}: ${JSON.stringify(text)}): [UNSUPPORTED_GENERATOR.OUTSIDE_SELECT] a generator is only allowed in a select: selectExpr("*", "${text} AS ${name}")`,
+        );
+      }
+    }
+    const taken = new Set<string>();
+    const items = cols.map((c) => {
+      const e = entries.find(([name]) => name.toLowerCase() === c.name.toLowerCase());
+      if (e === undefined) return quoteName(c.name);
+      taken.add(e[0]);
+      return `${e[1]} AS ${quoteName(e[0])}`;
+    });
+    for (const [name, text] of entries) if (!taken.has(name)) items.push(`${text} AS ${quoteName(name)}`);
+    return this.selectExpr(...items);
+  }
+
+  /**
+   * Spark's `withColumnsRenamed`: several columns renamed at once (`{ old: 'new', ... }`), each as
+   * withColumnRenamed does it.
+   */
+  withColumnsRenamed(renames: Readonly<Record<string, string>>): StreamFrame<AnyColumns> {
+    if (renames === null || typeof renames !== 'object')
+      throw new InvalidQueryError(`withColumnsRenamed(${JSON.stringify(renames)}): pass an object of names to new names, e.g. { amt: 'amount' }`);
+    let frame = this as unknown as StreamFrame<AnyColumns>;
+    for (const [existing, name] of Object.entries(renames)) frame = frame.withColumnRenamed(existing, name) as StreamFrame<AnyColumns>;
+    return frame;
   }
 
   /**
