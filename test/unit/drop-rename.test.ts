@@ -94,3 +94,37 @@ describe('withColumnsRenamed', () => {
     expect(outputColumns(plan).map((c) => c.name)).toEqual(['k', 't', 'amount', 'note']);
   });
 });
+
+describe('dropna and fillna', () => {
+  const wide = () => readStream.format('json').schema('k STRING, n INT, d DOUBLE, m DECIMAL(6,2), ok BOOLEAN').load();
+  const ROWS2 = [
+    { k: 'a', n: 1, d: 1.5, m: 1, ok: true },
+    { k: null, n: null, d: 'NaN', m: null, ok: null },
+    { k: 'c', n: null, d: 2.5, m: 3, ok: false },
+  ];
+
+  it('dropna drops a row with a null or a NaN (how any), or only when all are (how all), or keeps thresh values', async () => {
+    const ks = async (frame: ReturnType<typeof wide>) => (await runPlanOnce(frame.writeStream.plan(), ROWS2)).rows.map((r) => r.k);
+    expect(await ks(wide().dropna())).toEqual(['a']);
+    expect(await ks(wide().dropna('all'))).toEqual(['a', 'c']); // k is null in the second, but not all are
+    expect(await ks(wide().dropna('all', undefined, ['n', 'd', 'm']))).toEqual(['a', 'c']); // the NaN counts as missing
+    expect(await ks(wide().dropna('any', 4))).toEqual(['a', 'c']);
+    // @ts-expect-error the types know the exact spelling; the query matches a name in any case, as Spark does
+    expect(await ks(wide().dropna('any', undefined, ['D']))).toEqual(['a', 'c']);
+  });
+
+  it("fillna fills the columns of its value's kind, a number cast to each numeric type and over a NaN", async () => {
+    const rows = async (frame: ReturnType<typeof wide>) => (await runPlanOnce(frame.writeStream.plan(), ROWS2.slice(1, 2))).rows;
+    expect(await rows(wide().fillna(7.5))).toEqual([{ k: null, n: 7, d: 7.5, m: '7.50', ok: null }]);
+    expect(await rows(wide().fillna('?'))).toEqual([{ k: '?', n: null, d: 'NaN', m: null, ok: null }]);
+    expect(await rows(wide().fillna(true, ['ok']))).toEqual([{ k: null, n: null, d: 'NaN', m: null, ok: true }]);
+    expect(await rows(wide().fillna({ N: 0, k: 'none' }))).toEqual([{ k: 'none', n: 0, d: 'NaN', m: null, ok: null }]);
+  });
+
+  it('refuses a subset column that does not exist and a value of another kind', () => {
+    // @ts-expect-error not a column
+    expect(() => wide().dropna('any', undefined, ['zz'])).toThrow(/subset names "zz", which is no column/);
+    // @ts-expect-error not a value fillna takes
+    expect(() => wide().fillna(null)).toThrow(/a finite number, a string or a boolean/);
+  });
+});

@@ -32,7 +32,7 @@ import { sourceLimits } from '../plan/to-plan';
 import { col } from './functions';
 import { Column } from './column';
 import type { AsColType, ColType, FrameType, UnknownType } from './column-types';
-import { columnText, quoteName } from './sql-text';
+import { columnText, quoteName, sqlLiteral } from './sql-text';
 import { analyzeExpression, compileExpression, compileFilter, compileSelect } from '../expr';
 import { rowExtender } from '../rows';
 import { parseTimeRange, staticJoinType, streamJoinType, type TimeRangeArg } from './join-args';
@@ -116,6 +116,12 @@ function windowFilterOf(earlier: WindowFilter | undefined, conjuncts: readonly J
 }
 
 /** An expression's text, from a string or a Column; `where` names the call in the error. */
+/** A value dropna/fillna take: a finite number, a string or a boolean. */
+function naValue(where: string, v: unknown): number | string | boolean {
+  if ((typeof v === 'number' && Number.isFinite(v)) || typeof v === 'string' || typeof v === 'boolean') return v;
+  throw new InvalidQueryError(`${where}(${JSON.stringify(v)}): the value is a finite number, a string or a boolean, as Spark's na.fill takes`);
+}
+
 function exprText(e: unknown, where: string): string {
   if (e instanceof Column) return e.sql;
   if (typeof e !== 'string' || e.trim() === '')
@@ -822,6 +828,75 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     return this.project_(cols.map((c) => (c === at ? { kind: 'column' as const, as: name, column: c.name } : c.name))) as unknown as StreamFrame<
       RenamedColumns<C, E, N>
     >;
+  }
+
+  /**
+   * Spark's `dropna` (`na.drop`): drops the rows with a null, or a NaN in a FLOAT or DOUBLE column,
+   * among `subset` (default: every column): with `how` 'any' (the default) when any is, 'all' when
+   * all are; `thresh` keeps the rows with at least that many such values that are neither (and
+   * overrides `how`), as Spark's AtLeastNNonNulls counts them.
+   */
+  dropna(how: 'any' | 'all' = 'any', thresh?: number, subset?: readonly Names<C>[]): StreamFrame<C> {
+    if (how !== 'any' && how !== 'all') throw new InvalidQueryError(`dropna(${JSON.stringify(how)}): how is 'any' or 'all'`);
+    const cols = this.naColumns_('dropna', subset);
+    const need = thresh ?? (how === 'any' ? cols.length : 1);
+    if (!Number.isInteger(need) || need < 0)
+      throw new InvalidQueryError(`dropna(thresh ${JSON.stringify(thresh)}): thresh is a whole number of values, e.g. 2`);
+    if (cols.length === 0) return need <= 0 ? this : this.filter('false');
+    const present = cols.map((c) => {
+      const q = quoteName(c.name);
+      return `CASE WHEN ${q} IS NULL${c.type === 'DOUBLE' ? ` OR isnan(${q})` : ''} THEN 0 ELSE 1 END`;
+    });
+    return this.filter(`${present.join(' + ')} >= ${need}`, 'dropna');
+  }
+
+  /**
+   * Spark's `fillna` (`na.fill`): a value for the nulls of the columns of its kind among `subset`
+   * (default: every column): a number fills the numeric columns (cast to each one's type, and a
+   * FLOAT or DOUBLE column's NaN too), a string the STRING columns, a boolean the BOOLEAN ones. An
+   * object of column names to values fills each named column with its value, whatever its kind.
+   */
+  fillna(value: number | string | boolean | Readonly<Record<string, number | string | boolean>>, subset?: readonly Names<C>[]): StreamFrame<C> {
+    const cols = this.columnsNow_();
+    const fills = new Map<string, number | string | boolean>();
+    if (value !== null && typeof value === 'object') {
+      if (subset !== undefined) throw new InvalidQueryError('fillna(values, subset): with an object of values per column, leave subset out');
+      for (const [name, v] of Object.entries(value)) {
+        const c = cols.find((x) => x.name === name) ?? cols.find((x) => x.name.toLowerCase() === name.toLowerCase());
+        if (c === undefined) throw new InvalidQueryError(`fillna: no column ${JSON.stringify(name)}; the columns are ${cols.map((x) => x.name).join(', ')}`);
+        fills.set(c.name, naValue('fillna', v));
+      }
+    } else {
+      const v = naValue('fillna', value);
+      const numeric = (t: ColumnInfo) => t.type === 'INT' || t.type === 'LONG' || t.type === 'DOUBLE' || t.type === 'DECIMAL';
+      for (const c of this.naColumns_('fillna', subset)) {
+        if (c.window) continue;
+        if (typeof v === 'number' ? numeric(c) : typeof v === 'string' ? c.type === 'STRING' : c.type === 'BOOLEAN') fills.set(c.name, v);
+      }
+    }
+    if (fills.size === 0) return this;
+    const items = cols.map((c) => {
+      const v = fills.get(c.name);
+      const q = quoteName(c.name);
+      if (v === undefined) return q;
+      const filled = c.type === 'DOUBLE' ? `nanvl(${q}, NULL)` : q;
+      return `coalesce(${filled}, CAST(${sqlLiteral(v).sql} AS ${ddlOf(c)})) AS ${q}`;
+    });
+    return this.selectExpr(...items) as unknown as StreamFrame<C>;
+  }
+
+  /** The columns `subset` names (every column when absent), matched in any case. */
+  private naColumns_(where: string, subset: readonly string[] | undefined): ColumnInfo[] {
+    const cols = this.columnsNow_();
+    if (subset === undefined) return cols;
+    return subset.map((name) => {
+      const c = cols.find((x) => x.name === name) ?? cols.find((x) => x.name.toLowerCase() === String(name).toLowerCase());
+      if (c === undefined)
+        throw new InvalidQueryError(
+          `${where}: subset names ${JSON.stringify(name)}, which is no column; the columns are ${cols.map((x) => x.name).join(', ')}`,
+        );
+      return c;
+    });
   }
 
   dropDuplicates(columns?: Array<Names<C>>): StreamFrame<C> {
