@@ -115,13 +115,13 @@ function windowFilterOf(earlier: WindowFilter | undefined, conjuncts: readonly J
   return { texts: [...(earlier?.texts ?? []), ...conjuncts.map((c) => c.text)], test: (row) => tests.every((t) => t(row)) };
 }
 
-/** An expression's text, from a string or a Column; `where` names the call in the error. */
 /** A value dropna/fillna take: a finite number, a string or a boolean. */
 function naValue(where: string, v: unknown): number | string | boolean {
   if ((typeof v === 'number' && Number.isFinite(v)) || typeof v === 'string' || typeof v === 'boolean') return v;
   throw new InvalidQueryError(`${where}(${JSON.stringify(v)}): the value is a finite number, a string or a boolean, as Spark's na.fill takes`);
 }
 
+/** An expression's text, from a string or a Column; `where` names the call in the error. */
 function exprText(e: unknown, where: string): string {
   if (e instanceof Column) return e.sql;
   if (typeof e !== 'string' || e.trim() === '')
