@@ -6,7 +6,7 @@
  */
 import { fitsPrecision, formatDecimal, rescale, unscaledOf, unscaledOfText } from '../decimal';
 import { dateOfText as readDateText } from '../formats/date-text';
-import { SparkRowError } from './errors';
+import { nullOnRowError, SparkRowError } from './errors';
 import { bigMicros, dateOfMicros, formatTimestampText, inRange, type Micros, microsOfDate, microsValue, parseTimestampMicros } from './time';
 import { intervalText, lastFieldMicros, yearMonthCount } from './interval-text';
 import { keyText, keyTypeOf, keyValue } from './map-keys';
@@ -187,15 +187,7 @@ export function dateOfText(text: string): string | null {
 /** A value of `from` (non-null) as a value of `to`. `safe` (try_cast) returns null where ANSI throws. */
 export function castFunction(from: SqlType, to: SqlType, safe: boolean): (v: unknown) => unknown {
   const f = castUnsafe(from, to);
-  if (!safe) return f;
-  return (v) => {
-    try {
-      return f(v);
-    } catch (e) {
-      if (e instanceof SparkRowError) return null;
-      throw e;
-    }
-  };
+  return safe ? nullOnRowError(f) : f;
 }
 
 /** A cast from STRING by `parse`: a text it does not read (null) is the row's CAST_INVALID_INPUT. */

@@ -7,7 +7,7 @@ import { dateOfEpochDay, epochDayOf } from '../dates';
 import { rescale, unscaledOf } from '../decimal';
 import { type CallCtx, type FunctionDef, implicitCast } from './analyze';
 import { dateOutOfRange, shiftedDate } from './date-range';
-import { SparkRowError } from './errors';
+import { nullOnRowError, SparkRowError } from './errors';
 import { call, constantArg, dateArg, def, int, str, timestampArg, what } from './fn-util';
 import {
   addMonths,
@@ -321,7 +321,7 @@ function makeTimestamp(tolerant: boolean): FunctionDef {
       TIMESTAMP,
       [...fields, secs, ...zone],
       strict(
-        orNull(tolerant, (y, mo, d, h, mi, s, z) => {
+        tolerantIf(tolerant, (y, mo, d, h, mi, s, z) => {
           const date = dateOf(y as number, mo as number, d as number);
           const micros = rescale(unscaledOf(s as string), 6, 6);
           const hour = h as number;
@@ -356,15 +356,7 @@ function makeTimestamp(tolerant: boolean): FunctionDef {
   });
 }
 
-/** `fn`, or when `tolerant` `fn` with its row errors as NULL (a try_ function's failOnError false). */
-function orNull(tolerant: boolean, fn: (...args: unknown[]) => unknown): (...args: unknown[]) => unknown {
-  if (!tolerant) return fn;
-  return (...args) => {
-    try {
-      return fn(...args);
-    } catch (e) {
-      if (e instanceof SparkRowError) return null;
-      throw e;
-    }
-  };
+/** `fn`, or `fn` with its row errors as NULL when `tolerant`. */
+function tolerantIf(tolerant: boolean, fn: (...args: unknown[]) => unknown): (...args: unknown[]) => unknown {
+  return tolerant ? nullOnRowError(fn) : fn;
 }

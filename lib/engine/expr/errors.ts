@@ -39,3 +39,15 @@ export class SparkRowError extends SluiceError {
 export function isSparkRowError(e: unknown): e is SparkRowError {
   return e instanceof SparkRowError;
 }
+
+/** `fn` with its row errors (SparkRowError) as NULL: a try_ function's or try_cast's failOnError false. */
+export function nullOnRowError<A extends unknown[]>(fn: (...args: A) => unknown): (...args: A) => unknown {
+  return (...args) => {
+    try {
+      return fn(...args);
+    } catch (e) {
+      if (e instanceof SparkRowError) return null;
+      throw e;
+    }
+  };
+}

@@ -10,7 +10,7 @@ import { hiveTypeOf } from '../ddl';
 import type { DataType } from '../schema';
 import type { CallCtx, FunctionDef } from './analyze';
 import { implicitCast } from './analyze';
-import { SparkRowError } from './errors';
+import { nullOnRowError, SparkRowError } from './errors';
 import { call, def, int, str } from './fn-util';
 import { type JavaUri, parseJavaUri, UriSyntaxError } from './java-uri';
 import { intervalTypeName } from './interval-text';
@@ -218,14 +218,7 @@ export const TEXT_FUNCTIONS: Record<string, FunctionDef> = {
   try_parse_url: parseUrl(true),
   url_encode: stringFn(STRING, ['STRING'], urlEncode),
   url_decode: stringFn(STRING, ['STRING'], urlDecode),
-  try_url_decode: stringFn(STRING, ['STRING'], (s) => {
-    try {
-      return urlDecode(s);
-    } catch (e) {
-      if (e instanceof SparkRowError) return null;
-      throw e;
-    }
-  }),
+  try_url_decode: stringFn(STRING, ['STRING'], nullOnRowError(urlDecode) as (s: string) => string | null),
   soundex: stringFn(STRING, ['STRING'], soundex),
   levenshtein: def(2, 3, (args, c) => {
     const as = [str(c, args[0], 0), str(c, args[1], 1), ...(args.length === 3 ? [int(c, args[2], 2)] : [])];

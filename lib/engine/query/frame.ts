@@ -34,11 +34,12 @@ import { Column } from './column';
 import type { AsColType, ColType, FrameType, UnknownType } from './column-types';
 import { columnText, quoteName, sqlLiteral } from './sql-text';
 import { analyzeExpression, compileExpression, compileFilter, compileSelect } from '../expr';
+import { isNumeric } from '../expr/types';
 import { rowExtender } from '../rows';
 import { parseTimeRange, staticJoinType, streamJoinType, type TimeRangeArg } from './join-args';
 import { filterThroughJoin, type PushSide, pushesBelowWatermark, withPushedFilters } from './join-pushdown';
 import { carriedFacts, inferenceDirections, type SideFacts, stageFacts } from './join-inference';
-import { type JoinConjunct, splitJoinCondition, timeRangeOf } from './join-condition';
+import { find, type JoinConjunct, splitJoinCondition, timeRangeOf } from './join-condition';
 import type { StaticTable } from './static-table';
 import { GroupedFrame } from './grouped';
 import { filterBelowProjection } from './projection-pushdown';
@@ -816,7 +817,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
         `withColumnRenamed(${JSON.stringify(existing)}, ${JSON.stringify(name)}): pass the column's name and its new, non-empty name`,
       );
     const cols = this.columnsNow_();
-    const at = cols.find((c) => c.name === existing) ?? cols.find((c) => c.name.toLowerCase() === existing.toLowerCase());
+    const at = find(cols, existing);
     const same = this as unknown as StreamFrame<RenamedColumns<C, E, N>>;
     if (at === undefined || at.name === name) return same;
     const clash = cols.find((c) => c !== at && c.name.toLowerCase() === name.toLowerCase());
@@ -862,16 +863,15 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     if (value !== null && typeof value === 'object') {
       if (subset !== undefined) throw new InvalidQueryError('fillna(values, subset): with an object of values per column, leave subset out');
       for (const [name, v] of Object.entries(value)) {
-        const c = cols.find((x) => x.name === name) ?? cols.find((x) => x.name.toLowerCase() === name.toLowerCase());
+        const c = find(cols, name);
         if (c === undefined) throw new InvalidQueryError(`fillna: no column ${JSON.stringify(name)}; the columns are ${cols.map((x) => x.name).join(', ')}`);
         fills.set(c.name, naValue('fillna', v));
       }
     } else {
       const v = naValue('fillna', value);
-      const numeric = (t: ColumnInfo) => t.type === 'INT' || t.type === 'LONG' || t.type === 'DOUBLE' || t.type === 'DECIMAL';
       for (const c of this.naColumns_('fillna', subset)) {
         if (c.window) continue;
-        if (typeof v === 'number' ? numeric(c) : typeof v === 'string' ? c.type === 'STRING' : c.type === 'BOOLEAN') fills.set(c.name, v);
+        if (typeof v === 'number' ? isNumeric(c) : typeof v === 'string' ? c.type === 'STRING' : c.type === 'BOOLEAN') fills.set(c.name, v);
       }
     }
     if (fills.size === 0) return this;
@@ -890,7 +890,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     const cols = this.columnsNow_();
     if (subset === undefined) return cols;
     return subset.map((name) => {
-      const c = cols.find((x) => x.name === name) ?? cols.find((x) => x.name.toLowerCase() === String(name).toLowerCase());
+      const c = find(cols, String(name));
       if (c === undefined)
         throw new InvalidQueryError(
           `${where}: subset names ${JSON.stringify(name)}, which is no column; the columns are ${cols.map((x) => x.name).join(', ')}`,
