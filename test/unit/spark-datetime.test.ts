@@ -446,3 +446,12 @@ describe('date_add / date_sub / add_months and the operators that stand for them
     expect(value(text)).toBe(expected);
   });
 });
+
+describe('the try_ forms of a date moved past the years 1 to 9999', () => {
+  it.each([["try_add(DATE '9999-12-31', 1)"], ["try_subtract(DATE '0001-01-01', 1)"], ["try_add(TIMESTAMP '9999-12-31 23:00:00', INTERVAL '2' HOUR)"]])(
+    '%s is NULL',
+    (text) => {
+      expect(value(text)).toBeNull();
+    },
+  );
+});
