@@ -23,6 +23,7 @@ import { dateOfText } from '../../engine/formats/date-text';
 import { HIVE_DEFAULT_PARTITION, inferPartitionColumnType, javaParseDouble } from '../../engine/formats/partition-types';
 import { type Column, type ColumnType, exactLong, type Schema } from '../../engine/schema';
 import { parseTimestamp } from '../../engine/timestamps';
+import { resolveName } from '../../engine/resolve-name';
 
 export interface ListingRules {
   readonly recursiveFileLookup: boolean;
@@ -234,8 +235,7 @@ function integerIn(t: string, lo: number, hi: number): number | undefined {
 
 /** The schema's column a partition folder names, its case aside (Spark resolves names case-insensitively by default). */
 function declaredColumn(schema: Schema, name: string): Column | undefined {
-  const lower = name.toLowerCase();
-  return schema.columns.find((c) => c.name === name) ?? schema.columns.find((c) => c.name.toLowerCase() === lower);
+  return resolveName(schema.columns, name);
 }
 
 /**

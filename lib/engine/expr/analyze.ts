@@ -23,6 +23,7 @@ import { keyText, keyTypeOf } from './map-keys';
 import { entryValue } from '../map-entries';
 import { javaDecimalText } from '../decimal';
 import { callSql } from './call-sql';
+import { resolveName } from '../resolve-name';
 
 /** Where an expression is analyzed: its text (for positions in messages) and the columns it may name. */
 export interface Scope {
@@ -185,8 +186,7 @@ export class Analyzer {
   extractField(base: Typed, name: string, pos: number): Typed {
     const t = base.type;
     if (t.type === 'STRUCT') {
-      const lower = name.toLowerCase();
-      const f = t.fields!.find((x) => x.name === name) ?? t.fields!.find((x) => x.name.toLowerCase() === lower);
+      const f = resolveName(t.fields!, name);
       if (f === undefined) {
         throw this.fail(
           'FIELD_NOT_FOUND',
@@ -218,9 +218,8 @@ export class Analyzer {
     }
     if (t.type === 'ARRAY' && t.element!.type === 'STRUCT') {
       // Spark's GetArrayStructFields: the field of every element, an ARRAY (a null element gives null)
-      const lower = name.toLowerCase();
       const fields = t.element!.fields!;
-      const f = fields.find((x) => x.name === name) ?? fields.find((x) => x.name.toLowerCase() === lower);
+      const f = resolveName(fields, name);
       if (f === undefined) {
         throw this.fail(
           'FIELD_NOT_FOUND',

@@ -23,6 +23,7 @@ import { constantBuilder, type Eval, type GeneratorInfo, type Typed } from './ty
 import { keyValue } from './map-keys';
 import { mapEntries } from '../map-entries';
 import { type SqlType, toDataType, typeName } from './types';
+import { resolveName } from '../resolve-name';
 
 export { ExpressionError, isSparkRowError, SparkRowError } from './errors';
 export type { SqlType } from './types';
@@ -117,8 +118,7 @@ function asOutput(t: Typed): Typed {
 /** The input column a bare name resolves to (case-insensitively, as the analyzer resolves it), else undefined. */
 function columnOf(ast: Ast, columns: readonly ColumnInfo[]): ColumnInfo | undefined {
   if (ast.k !== 'name' || ast.parts.length !== 1) return undefined;
-  const want = ast.parts[0];
-  return columns.find((c) => c.name === want) ?? columns.find((c) => c.name.toLowerCase() === want.toLowerCase());
+  return resolveName(columns, ast.parts[0]);
 }
 
 /**

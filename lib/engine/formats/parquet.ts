@@ -21,6 +21,7 @@ import { parquetMetadata, parquetReadObjects, parquetSchema } from 'hyparquet';
 import type { FileMetaData, SchemaTree } from 'hyparquet';
 import { dateOfEpochDay } from '../dates';
 import { ddlOf } from '../ddl';
+import { resolveName } from '../resolve-name';
 import { fitsPrecision, formatDecimal, rescale } from '../decimal';
 import type { DeadLetter, ReadResult, Row } from '../ports';
 import { type Column, type DataType, canonicalLong, type Schema } from '../schema';
@@ -57,7 +58,7 @@ function listElement(node: SchemaTree): SchemaTree {
 }
 
 function child(node: SchemaTree, name: string): SchemaTree | undefined {
-  return node.children.find((c) => c.element.name === name) ?? node.children.find((c) => c.element.name.toLowerCase() === name.toLowerCase());
+  return resolveName(node.children, name, (c) => c.element.name);
 }
 
 /** Why the file's column cannot be read as `t` (null: it can). */

@@ -7,6 +7,7 @@ import { InvalidOptionError } from '../errors';
 import type { BatchLimits } from '../ports';
 import { checkPlan } from './analysis';
 import type { OutputMode, QueryPlan, SourceSpec } from './types';
+import { resolveName } from '../resolve-name';
 
 // ----------------------------------------------------------------------------------- validation
 
@@ -37,7 +38,7 @@ export function positiveIntOption(key: string, v: unknown): number {
 export function optionsByName<V>(options: Readonly<Record<string, V>>, names: readonly string[]): Record<string, V> {
   const out: Record<string, V> = {};
   for (const [k, v] of Object.entries(options)) {
-    const name = names.find((n) => n === k) ?? names.find((n) => n.toLowerCase() === k.toLowerCase());
+    const name = resolveName(names, k, (n) => n);
     if (name !== undefined && (out[name] === undefined || name === k)) out[name] = v;
   }
   return out;

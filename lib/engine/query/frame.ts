@@ -39,7 +39,8 @@ import { rowExtender } from '../rows';
 import { parseTimeRange, staticJoinType, streamJoinType, type TimeRangeArg } from './join-args';
 import { filterThroughJoin, type PushSide, pushesBelowWatermark, withPushedFilters } from './join-pushdown';
 import { carriedFacts, inferenceDirections, type SideFacts, stageFacts } from './join-inference';
-import { find, type JoinConjunct, splitJoinCondition, timeRangeOf } from './join-condition';
+import { type JoinConjunct, splitJoinCondition, timeRangeOf } from './join-condition';
+import { resolveName } from '../resolve-name';
 import type { StaticTable } from './static-table';
 import { GroupedFrame } from './grouped';
 import { filterBelowProjection } from './projection-pushdown';
@@ -817,7 +818,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
         `withColumnRenamed(${JSON.stringify(existing)}, ${JSON.stringify(name)}): pass the column's name and its new, non-empty name`,
       );
     const cols = this.columnsNow_();
-    const at = find(cols, existing);
+    const at = resolveName(cols, existing);
     const same = this as unknown as StreamFrame<RenamedColumns<C, E, N>>;
     if (at === undefined || at.name === name) return same;
     const clash = cols.find((c) => c !== at && c.name.toLowerCase() === name.toLowerCase());
@@ -863,7 +864,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     if (value !== null && typeof value === 'object') {
       if (subset !== undefined) throw new InvalidQueryError('fillna(values, subset): with an object of values per column, leave subset out');
       for (const [name, v] of Object.entries(value)) {
-        const c = find(cols, name);
+        const c = resolveName(cols, name);
         if (c === undefined) throw new InvalidQueryError(`fillna: no column ${JSON.stringify(name)}; the columns are ${cols.map((x) => x.name).join(', ')}`);
         fills.set(c.name, naValue('fillna', v));
       }
@@ -890,7 +891,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     const cols = this.columnsNow_();
     if (subset === undefined) return cols;
     return subset.map((name) => {
-      const c = find(cols, String(name));
+      const c = resolveName(cols, String(name));
       if (c === undefined)
         throw new InvalidQueryError(
           `${where}: subset names ${JSON.stringify(name)}, which is no column; the columns are ${cols.map((x) => x.name).join(', ')}`,

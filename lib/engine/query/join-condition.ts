@@ -20,6 +20,7 @@ import { type Ast, parseExpression } from '../expr/parser';
 import { compileTyped } from '../expr/typed';
 import { pairSide } from '../predicate';
 import { exactText, mapNames } from './sql-text';
+import { resolveName } from '../resolve-name';
 
 type JoinSideName = 'left' | 'right';
 
@@ -55,11 +56,6 @@ function sqlName(name: string): string {
   return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : `\`${name.replace(/`/g, '``')}\``;
 }
 
-/** The column of `cols` named `name`, as Spark resolves names: exactly, else case-insensitively. */
-export function find(cols: readonly ColumnInfo[], name: string): ColumnInfo | undefined {
-  return cols.find((c) => c.name === name) ?? cols.find((c) => c.name.toLowerCase() === name.toLowerCase());
-}
-
 /** The conjuncts of `ast`: its operands through every top-level AND (parentheses only group). */
 export function conjunctsOf(ast: Ast): Ast[] {
   return ast.k === 'binary' && ast.op === 'AND' ? [...conjunctsOf(ast.left), ...conjunctsOf(ast.right)] : [ast];
@@ -77,13 +73,13 @@ export function splitJoinCondition(text: string, left: readonly ColumnInfo[], ri
     if (parts.length < 2) return null;
     const q = parts[0].toLowerCase();
     if (q !== 'left' && q !== 'right') return null;
-    return find(left, parts[0]) || find(right, parts[0]) ? null : q;
+    return resolveName(left, parts[0]) || resolveName(right, parts[0]) ? null : q;
   };
   /** The side and column a name refers to; null when no side has it (the analyzer then reports it with suggestions). */
   const resolve = (parts: readonly string[], pos: number): { side: JoinSideName; column: ColumnInfo; used: number } | null => {
     const q = qualifier(parts);
     if (q !== null) {
-      const column = find(sides[q], parts[1]);
+      const column = resolveName(sides[q], parts[1]);
       if (!column) {
         throw new ExpressionError(
           'UNRESOLVED_COLUMN.WITH_SUGGESTION',
@@ -94,8 +90,8 @@ export function splitJoinCondition(text: string, left: readonly ColumnInfo[], ri
       }
       return { side: q, column, used: 2 };
     }
-    const l = find(left, parts[0]);
-    const r = find(right, parts[0]);
+    const l = resolveName(left, parts[0]);
+    const r = resolveName(right, parts[0]);
     if (l && r) {
       throw new ExpressionError(
         'AMBIGUOUS_REFERENCE',

@@ -21,7 +21,8 @@ import { Analyzer, type ColumnReference } from '../expr/analyze';
 import { checkFilterBoolean } from '../expr';
 import { compileTyped } from '../expr/typed';
 import { parseExpression } from '../expr/parser';
-import { conjunctsOf, find, type JoinConjunct } from './join-condition';
+import { conjunctsOf, type JoinConjunct } from './join-condition';
+import { resolveName } from '../resolve-name';
 import { keptThrough, type PushSide } from './join-pushdown';
 import { exactText, mapNames } from './sql-text';
 
@@ -75,8 +76,8 @@ export function carriedFacts(
   const partner = new Map<string, string>();
   for (const k of on) {
     const [a, b] = from === 'left' ? [k.left, k.right] : [k.right, k.left];
-    const ca = find(fromCols, a);
-    const cb = find(toCols, b);
+    const ca = resolveName(fromCols, a);
+    const cb = resolveName(toCols, b);
     // (a window key, or keys of different types: not carried)
     if (ca && cb && ca.type === cb.type && !ca.window && !cb.window) partner.set(ca.name, cb.name);
   }
@@ -115,7 +116,7 @@ function carried(
 ): JoinConjunct | null {
   const read = new Set<string>();
   const fromRefer = (parts: readonly string[]): ColumnReference | null => {
-    const column = find(fromCols, parts[0]);
+    const column = resolveName(fromCols, parts[0]);
     if (!column) return null;
     read.add(column.name);
     return { column, used: 1, sql: column.name, read: (row: Row) => row[column.name] };
@@ -127,16 +128,16 @@ function carried(
   }
   const [only] = [...read];
   if (read.size !== 1 || !partner.has(only)) return null;
-  const target = find(toCols, partner.get(only)!)!;
+  const target = resolveName(toCols, partner.get(only)!)!;
   const toRefer = (parts: readonly string[]): ColumnReference | null =>
-    find(fromCols, parts[0])?.name === only ? { column: target, used: 1, sql: target.name, read: (row: Row) => row[target.name] } : null;
+    resolveName(fromCols, parts[0])?.name === only ? { column: target, used: 1, sql: target.name, read: (row: Row) => row[target.name] } : null;
   try {
     const typed = checkFilterBoolean(new Analyzer({ text, columns: toCols, refer: toRefer }).analyze(ast), text);
     const e = compileTyped(typed);
     // as text the parser reads back into the same tree (the analyzer's display loses a string
     // literal's escapes: sql-text.ts astText)
     const onPartner = mapNames(ast, (node) =>
-      find(fromCols, node.parts[0])?.name === only ? { ...node, parts: [target.name, ...node.parts.slice(1)] } : node,
+      resolveName(fromCols, node.parts[0])?.name === only ? { ...node, parts: [target.name, ...node.parts.slice(1)] } : node,
     );
     return { text: exactText(onPartner) ?? typed.sql, side: 'left', columns: [target.name], sideTest: (row) => e(row) === true, pairTest: () => false };
   } catch {

@@ -25,7 +25,8 @@ import { checkFilterBoolean } from '../expr';
 import { type Ast, parseExpression, parseNamedExpression } from '../expr/parser';
 import type { ColumnInfo } from '../plan/columns';
 import type { StatelessStage } from '../plan/types';
-import { conjunctsOf, find } from './join-condition';
+import { conjunctsOf } from './join-condition';
+import { resolveName } from '../resolve-name';
 import { exactText, mapNames } from './sql-text';
 
 /** What makes an output column of a projection: the input column it copies, or the expression over the input columns that computes it. */
@@ -97,7 +98,7 @@ const STAYS = Symbol('stays');
 /** `ast` with each name that reads an output column replaced by what makes it (a copy renamed, an expression in place). */
 function substitute(ast: Ast, outCols: readonly ColumnInfo[], origins: ReadonlyMap<string, Origin>): Ast {
   return mapNames(ast, (node) => {
-    const out = find(outCols, node.parts[0]);
+    const out = resolveName(outCols, node.parts[0]);
     const origin = out && origins.get(out.name);
     if (origin === undefined) throw STAYS;
     if ('copies' in origin) return { ...node, parts: [origin.copies, ...node.parts.slice(1)] };

@@ -9,7 +9,7 @@
  */
 import { suggest } from '../expr/analyze';
 import type { ColumnInfo } from '../plan/columns';
-import { find } from '../query/join-condition';
+import { resolveName } from '../resolve-name';
 import { type Column, expr } from '../query/column';
 import type { StreamFrame } from '../query/frame';
 import { type AggBuilder, renamed, sessionWindow, window } from '../query/functions';
@@ -253,7 +253,7 @@ function sparkNames<T>(hidden: ReadonlyMap<string, Hidden>, aggColumn: (agg: num
 function namedItemName(ast: SqlExpr['ast'], columns: readonly ColumnInfo[]): string | undefined {
   if (ast.k === 'name' && ast.parts.length > 1) return ast.parts[ast.parts.length - 1];
   if (ast.k !== 'cast' || ast.arg.k !== 'name' || ast.arg.parts.length !== 1) return undefined;
-  return find(columns, ast.arg.parts[0])?.name;
+  return resolveName(columns, ast.arg.parts[0])?.name;
 }
 
 /** Spark's name of an expression over aggregates: its pretty SQL, each hidden aggregate written as the call's name (`(sum(a) / count(1))`). */
