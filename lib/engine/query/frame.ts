@@ -32,15 +32,14 @@ import { sourceLimits } from '../plan/to-plan';
 import { col } from './functions';
 import { Column } from './column';
 import type { AsColType, ColType, FrameType, UnknownType } from './column-types';
-import { columnText, quoteName, sqlLiteral } from './sql-text';
+import { columnText } from './sql-text';
 import { analyzeExpression, compileExpression, compileFilter, compileSelect } from '../expr';
-import { isNumeric } from '../expr/types';
 import { rowExtender } from '../rows';
 import { parseTimeRange, staticJoinType, streamJoinType, type TimeRangeArg } from './join-args';
 import { filterThroughJoin, type PushSide, pushesBelowWatermark, withPushedFilters } from './join-pushdown';
 import { carriedFacts, inferenceDirections, type SideFacts, stageFacts } from './join-inference';
 import { type JoinConjunct, splitJoinCondition, timeRangeOf } from './join-condition';
-import { resolveName } from '../resolve-name';
+import { type ColumnStep, dropnaStep, dropStep, exprText, fillnaStep, renameStep, withColumnsStep } from './column-ops';
 import type { StaticTable } from './static-table';
 import { GroupedFrame } from './grouped';
 import { filterBelowProjection } from './projection-pushdown';
@@ -115,20 +114,6 @@ function pushFilter(
 function windowFilterOf(earlier: WindowFilter | undefined, conjuncts: readonly JoinConjunct[]): WindowFilter {
   const tests = [...(earlier ? [earlier.test] : []), ...conjuncts.map((c) => c.sideTest!)];
   return { texts: [...(earlier?.texts ?? []), ...conjuncts.map((c) => c.text)], test: (row) => tests.every((t) => t(row)) };
-}
-
-/** A value dropna/fillna take: a finite number, a string or a boolean. */
-function naValue(where: string, v: unknown): number | string | boolean {
-  if ((typeof v === 'number' && Number.isFinite(v)) || typeof v === 'string' || typeof v === 'boolean') return v;
-  throw new InvalidQueryError(`${where}(${JSON.stringify(v)}): the value is a finite number, a string or a boolean, as Spark's na.fill takes`);
-}
-
-/** An expression's text, from a string or a Column; `where` names the call in the error. */
-function exprText(e: unknown, where: string): string {
-  if (e instanceof Column) return e.sql;
-  if (typeof e !== 'string' || e.trim() === '')
-    throw new InvalidQueryError(`${where}: ${JSON.stringify(e)} is not an expression: give Spark SQL text, e.g. "amount > 0", or expr(...)`);
-  return e;
 }
 
 /**
@@ -736,24 +721,26 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
       shadowed,
     );
   }
+  /** What a column operation (column-ops.ts) does, done to this frame. */
+  private apply_<N extends FrameColumns>(step: ColumnStep): StreamFrame<N> {
+    const frame: unknown =
+      step.kind === 'same'
+        ? this
+        : step.kind === 'project'
+          ? this.project_([...step.items])
+          : step.kind === 'selectExpr'
+            ? this.selectExpr(...step.items)
+            : this.filter(step.text, step.label);
+    return frame as StreamFrame<N>;
+  }
+
   /**
    * Spark's `drop`: the frame without the named columns (top-level names, matched in any case as
    * Spark resolves them; a name the frame does not have is ignored, as in Spark). A kept column
    * keeps its watermark and window marks.
    */
   drop<const K extends readonly string[]>(...columns: K): StreamFrame<DroppedColumns<C, K[number]>> {
-    for (const c of columns)
-      if (typeof c !== 'string') throw new InvalidQueryError(`drop: ${JSON.stringify(c)} is not a column name: pass names, e.g. drop('debug', 'raw')`);
-    const cols = this.columnsNow_();
-    const gone = new Set(columns.map((c) => c.toLowerCase()));
-    const kept = cols.filter((c) => !gone.has(c.name.toLowerCase())).map((c) => c.name);
-    if (kept.length === cols.length) return this as unknown as StreamFrame<DroppedColumns<C, K[number]>>;
-    if (kept.length === 0) {
-      throw new InvalidQueryError(
-        `drop(${columns.map((c) => JSON.stringify(c)).join(', ')}) leaves no column: a query emits rows of at least one column; keep one, or select the ones to emit`,
-      );
-    }
-    return this.add({ kind: 'select', columns: kept }) as unknown as StreamFrame<DroppedColumns<C, K[number]>>;
+    return this.apply_(dropStep(this.columnsNow_(), columns));
   }
 
   /**
@@ -763,35 +750,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
    * place, a new one comes last; an untouched column keeps its marks.
    */
   withColumns(columns: Readonly<Record<string, string | Column>>): StreamFrame<AnyColumns> {
-    if (columns === null || typeof columns !== 'object' || Object.keys(columns).length === 0)
-      throw new InvalidQueryError(`withColumns(${JSON.stringify(columns)}): pass an object of column names to expressions, e.g. { total: 'qty * price' }`);
-    const entries = Object.entries(columns).map(([name, e]) => [name, exprText(e, `withColumns(${JSON.stringify(name)}: ...)`)] as const);
-    const seen = new Map<string, string>();
-    for (const [name] of entries) {
-      const twin = seen.get(name.toLowerCase());
-      if (twin !== undefined)
-        throw new InvalidQueryError(
-          `withColumns: [COLUMN_ALREADY_EXISTS] the column ${quoteName(name)} is given twice (${JSON.stringify(twin)} and ${JSON.stringify(name)}): give each name once`,
-        );
-      seen.set(name.toLowerCase(), name);
-    }
-    const cols = this.columnsNow_();
-    for (const [name, text] of entries) {
-      if (analyzeExpression(text, cols).generator !== undefined) {
-        throw new InvalidQueryError(
-          `withColumns(${JSON.stringify(name)}: ${JSON.stringify(text)}): [UNSUPPORTED_GENERATOR.OUTSIDE_SELECT] a generator is only allowed in a select: selectExpr("*", "${text} AS ${name}")`,
-        );
-      }
-    }
-    const taken = new Set<string>();
-    const items = cols.map((c) => {
-      const e = entries.find(([name]) => name.toLowerCase() === c.name.toLowerCase());
-      if (e === undefined) return quoteName(c.name);
-      taken.add(e[0]);
-      return `${e[1]} AS ${quoteName(e[0])}`;
-    });
-    for (const [name, text] of entries) if (!taken.has(name)) items.push(`${text} AS ${quoteName(name)}`);
-    return this.selectExpr(...items);
+    return this.apply_(withColumnsStep(this.columnsNow_(), columns));
   }
 
   /**
@@ -813,23 +772,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
    * two columns of one name, which a row here cannot.
    */
   withColumnRenamed<const E extends string, const N extends string>(existing: E, name: N): StreamFrame<RenamedColumns<C, E, N>> {
-    if (typeof existing !== 'string' || typeof name !== 'string' || name === '')
-      throw new InvalidQueryError(
-        `withColumnRenamed(${JSON.stringify(existing)}, ${JSON.stringify(name)}): pass the column's name and its new, non-empty name`,
-      );
-    const cols = this.columnsNow_();
-    const at = resolveName(cols, existing);
-    const same = this as unknown as StreamFrame<RenamedColumns<C, E, N>>;
-    if (at === undefined || at.name === name) return same;
-    const clash = cols.find((c) => c !== at && c.name.toLowerCase() === name.toLowerCase());
-    if (clash !== undefined) {
-      throw new InvalidQueryError(
-        `withColumnRenamed(${JSON.stringify(existing)}, ${JSON.stringify(name)}): the frame already has a column ${JSON.stringify(clash.name)}, and a row holds one column of a name: drop('${clash.name}') first, or pick another name`,
-      );
-    }
-    return this.project_(cols.map((c) => (c === at ? { kind: 'column' as const, as: name, column: c.name } : c.name))) as unknown as StreamFrame<
-      RenamedColumns<C, E, N>
-    >;
+    return this.apply_(renameStep(this.columnsNow_(), existing, name));
   }
 
   /**
@@ -839,17 +782,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
    * overrides `how`), as Spark's AtLeastNNonNulls counts them.
    */
   dropna(how: 'any' | 'all' = 'any', thresh?: number, subset?: readonly Names<C>[]): StreamFrame<C> {
-    if (how !== 'any' && how !== 'all') throw new InvalidQueryError(`dropna(${JSON.stringify(how)}): how is 'any' or 'all'`);
-    const cols = this.naColumns_('dropna', subset);
-    const need = thresh ?? (how === 'any' ? cols.length : 1);
-    if (!Number.isInteger(need) || need < 0)
-      throw new InvalidQueryError(`dropna(thresh ${JSON.stringify(thresh)}): thresh is a whole number of values, e.g. 2`);
-    if (cols.length === 0) return need <= 0 ? this : this.filter('false');
-    const present = cols.map((c) => {
-      const q = quoteName(c.name);
-      return `CASE WHEN ${q} IS NULL${c.type === 'DOUBLE' ? ` OR isnan(${q})` : ''} THEN 0 ELSE 1 END`;
-    });
-    return this.filter(`${present.join(' + ')} >= ${need}`, 'dropna');
+    return this.apply_(dropnaStep(this.columnsNow_(), how, thresh, subset));
   }
 
   /**
@@ -859,45 +792,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
    * object of column names to values fills each named column with its value, whatever its kind.
    */
   fillna(value: number | string | boolean | Readonly<Record<string, number | string | boolean>>, subset?: readonly Names<C>[]): StreamFrame<C> {
-    const cols = this.columnsNow_();
-    const fills = new Map<string, number | string | boolean>();
-    if (value !== null && typeof value === 'object') {
-      if (subset !== undefined) throw new InvalidQueryError('fillna(values, subset): with an object of values per column, leave subset out');
-      for (const [name, v] of Object.entries(value)) {
-        const c = resolveName(cols, name);
-        if (c === undefined) throw new InvalidQueryError(`fillna: no column ${JSON.stringify(name)}; the columns are ${cols.map((x) => x.name).join(', ')}`);
-        fills.set(c.name, naValue('fillna', v));
-      }
-    } else {
-      const v = naValue('fillna', value);
-      for (const c of this.naColumns_('fillna', subset)) {
-        if (c.window) continue;
-        if (typeof v === 'number' ? isNumeric(c) : typeof v === 'string' ? c.type === 'STRING' : c.type === 'BOOLEAN') fills.set(c.name, v);
-      }
-    }
-    if (fills.size === 0) return this;
-    const items = cols.map((c) => {
-      const v = fills.get(c.name);
-      const q = quoteName(c.name);
-      if (v === undefined) return q;
-      const filled = c.type === 'DOUBLE' ? `nanvl(${q}, NULL)` : q;
-      return `coalesce(${filled}, CAST(${sqlLiteral(v).sql} AS ${ddlOf(c)})) AS ${q}`;
-    });
-    return this.selectExpr(...items) as unknown as StreamFrame<C>;
-  }
-
-  /** The columns `subset` names (every column when absent), matched in any case. */
-  private naColumns_(where: string, subset: readonly string[] | undefined): ColumnInfo[] {
-    const cols = this.columnsNow_();
-    if (subset === undefined) return cols;
-    return subset.map((name) => {
-      const c = resolveName(cols, String(name));
-      if (c === undefined)
-        throw new InvalidQueryError(
-          `${where}: subset names ${JSON.stringify(name)}, which is no column; the columns are ${cols.map((x) => x.name).join(', ')}`,
-        );
-      return c;
-    });
+    return this.apply_(fillnaStep(this.columnsNow_(), value, subset));
   }
 
   dropDuplicates(columns?: Array<Names<C>>): StreamFrame<C> {

@@ -1,0 +1,157 @@
+/**
+ * Spark's column operations that are shorthand for a projection or a filter (drop,
+ * withColumns, withColumnRenamed, na.drop, na.fill, na.replace): each reads the frame's columns and
+ * says which select, selectExpr or filter does its work, so the frame (frame.ts) adds nothing a
+ * query built by hand could not hold, and the analysis checks it as any other stage.
+ */
+import { InvalidQueryError } from '../errors';
+import { ddlOf } from '../ddl';
+import type { ColumnInfo } from '../plan/columns';
+import type { ProjectItem } from '../plan/types';
+import { analyzeExpression } from '../expr';
+import { isNumeric } from '../expr/types';
+import { resolveName } from '../resolve-name';
+import { Column } from './column';
+import { quoteName, sqlLiteral } from './sql-text';
+
+/** What an operation does to the frame: nothing, a projection (select's items), selectExpr's items, or a filter. */
+export type ColumnStep =
+  | { readonly kind: 'same' }
+  | { readonly kind: 'project'; readonly items: ReadonlyArray<string | ProjectItem> }
+  | { readonly kind: 'selectExpr'; readonly items: readonly string[] }
+  | { readonly kind: 'filter'; readonly text: string; readonly label: string };
+
+const SAME: ColumnStep = { kind: 'same' };
+
+/** An expression's text, from a string or a Column; `where` names the call in the error. */
+export function exprText(e: unknown, where: string): string {
+  if (e instanceof Column) return e.sql;
+  if (typeof e !== 'string' || e.trim() === '')
+    throw new InvalidQueryError(`${where}: ${JSON.stringify(e)} is not an expression: give Spark SQL text, e.g. "amount > 0", or expr(...)`);
+  return e;
+}
+
+/** A value fillna takes: a finite number, a string or a boolean. */
+function fillValue(v: unknown): number | string | boolean {
+  if ((typeof v === 'number' && Number.isFinite(v)) || typeof v === 'string' || typeof v === 'boolean') return v;
+  throw new InvalidQueryError(`fillna(${JSON.stringify(v)}): the value is a finite number, a string or a boolean, as Spark's na.fill takes`);
+}
+
+/** The columns `subset` names (every column when absent), matched in any case; a name that is no column is refused. */
+function subsetColumns(where: string, cols: readonly ColumnInfo[], subset: readonly string[] | undefined): readonly ColumnInfo[] {
+  if (subset === undefined) return cols;
+  return subset.map((name) => {
+    const c = resolveName(cols, String(name));
+    if (c === undefined)
+      throw new InvalidQueryError(`${where}: subset names ${JSON.stringify(name)}, which is no column; the columns are ${cols.map((x) => x.name).join(', ')}`);
+    return c;
+  });
+}
+
+/** Spark's `drop`: the columns left without the named ones (any case; a name the frame does not have is ignored). */
+export function dropStep(cols: readonly ColumnInfo[], names: readonly string[]): ColumnStep {
+  for (const c of names)
+    if (typeof c !== 'string') throw new InvalidQueryError(`drop: ${JSON.stringify(c)} is not a column name: pass names, e.g. drop('debug', 'raw')`);
+  const gone = new Set(names.map((c) => c.toLowerCase()));
+  const kept = cols.filter((c) => !gone.has(c.name.toLowerCase())).map((c) => c.name);
+  if (kept.length === cols.length) return SAME;
+  if (kept.length === 0) {
+    throw new InvalidQueryError(
+      `drop(${names.map((c) => JSON.stringify(c)).join(', ')}) leaves no column: a query emits rows of at least one column; keep one, or select the ones to emit`,
+    );
+  }
+  return { kind: 'project', items: kept };
+}
+
+/** Spark's `withColumns`: one projection in which every expression reads the columns as they were. */
+export function withColumnsStep(cols: readonly ColumnInfo[], columns: Readonly<Record<string, string | Column>>): ColumnStep {
+  if (columns === null || typeof columns !== 'object' || Object.keys(columns).length === 0)
+    throw new InvalidQueryError(`withColumns(${JSON.stringify(columns)}): pass an object of column names to expressions, e.g. { total: 'qty * price' }`);
+  const entries = Object.entries(columns).map(([name, e]) => [name, exprText(e, `withColumns(${JSON.stringify(name)}: ...)`)] as const);
+  const seen = new Map<string, string>();
+  for (const [name] of entries) {
+    const twin = seen.get(name.toLowerCase());
+    if (twin !== undefined)
+      throw new InvalidQueryError(
+        `withColumns: [COLUMN_ALREADY_EXISTS] the column ${quoteName(name)} is given twice (${JSON.stringify(twin)} and ${JSON.stringify(name)}): give each name once`,
+      );
+    seen.set(name.toLowerCase(), name);
+  }
+  for (const [name, text] of entries) {
+    if (analyzeExpression(text, cols).generator !== undefined) {
+      throw new InvalidQueryError(
+        `withColumns(${JSON.stringify(name)}: ${JSON.stringify(text)}): [UNSUPPORTED_GENERATOR.OUTSIDE_SELECT] a generator is only allowed in a select: selectExpr("*", "${text} AS ${name}")`,
+      );
+    }
+  }
+  const taken = new Set<string>();
+  const items = cols.map((c) => {
+    const e = entries.find(([name]) => name.toLowerCase() === c.name.toLowerCase());
+    if (e === undefined) return quoteName(c.name);
+    taken.add(e[0]);
+    return `${e[1]} AS ${quoteName(e[0])}`;
+  });
+  for (const [name, text] of entries) if (!taken.has(name)) items.push(`${text} AS ${quoteName(name)}`);
+  return { kind: 'selectExpr', items };
+}
+
+/** Spark's `withColumnRenamed`: `existing` (any case) named `name` in its place; renaming onto another column's name is refused. */
+export function renameStep(cols: readonly ColumnInfo[], existing: string, name: string): ColumnStep {
+  if (typeof existing !== 'string' || typeof name !== 'string' || name === '')
+    throw new InvalidQueryError(`withColumnRenamed(${JSON.stringify(existing)}, ${JSON.stringify(name)}): pass the column's name and its new, non-empty name`);
+  const at = resolveName(cols, existing);
+  if (at === undefined || at.name === name) return SAME;
+  const clash = cols.find((c) => c !== at && c.name.toLowerCase() === name.toLowerCase());
+  if (clash !== undefined) {
+    throw new InvalidQueryError(
+      `withColumnRenamed(${JSON.stringify(existing)}, ${JSON.stringify(name)}): the frame already has a column ${JSON.stringify(clash.name)}, and a row holds one column of a name: drop('${clash.name}') first, or pick another name`,
+    );
+  }
+  return { kind: 'project', items: cols.map((c) => (c === at ? { kind: 'column' as const, as: name, column: c.name } : c.name)) };
+}
+
+/** Spark's `na.drop`: the filter keeping rows with at least `thresh` (else by `how`) values that are neither null nor NaN among `subset`. */
+export function dropnaStep(cols: readonly ColumnInfo[], how: string, thresh: number | undefined, subset: readonly string[] | undefined): ColumnStep {
+  if (how !== 'any' && how !== 'all') throw new InvalidQueryError(`dropna(${JSON.stringify(how)}): how is 'any' or 'all'`);
+  const among = subsetColumns('dropna', cols, subset);
+  const need = thresh ?? (how === 'any' ? among.length : 1);
+  if (!Number.isInteger(need) || need < 0) throw new InvalidQueryError(`dropna(thresh ${JSON.stringify(thresh)}): thresh is a whole number of values, e.g. 2`);
+  if (among.length === 0) return need <= 0 ? SAME : { kind: 'filter', text: 'false', label: 'dropna' };
+  const present = among.map((c) => {
+    const q = quoteName(c.name);
+    return `CASE WHEN ${q} IS NULL${c.type === 'DOUBLE' ? ` OR isnan(${q})` : ''} THEN 0 ELSE 1 END`;
+  });
+  return { kind: 'filter', text: `${present.join(' + ')} >= ${need}`, label: 'dropna' };
+}
+
+/** Spark's `na.fill`: coalesce(column, value cast to its type) for the columns of the value's kind (or each named column of an object of values). */
+export function fillnaStep(
+  cols: readonly ColumnInfo[],
+  value: number | string | boolean | Readonly<Record<string, number | string | boolean>>,
+  subset: readonly string[] | undefined,
+): ColumnStep {
+  const fills = new Map<string, number | string | boolean>();
+  if (value !== null && typeof value === 'object') {
+    if (subset !== undefined) throw new InvalidQueryError('fillna(values, subset): with an object of values per column, leave subset out');
+    for (const [name, v] of Object.entries(value)) {
+      const c = resolveName(cols, name);
+      if (c === undefined) throw new InvalidQueryError(`fillna: no column ${JSON.stringify(name)}; the columns are ${cols.map((x) => x.name).join(', ')}`);
+      fills.set(c.name, fillValue(v));
+    }
+  } else {
+    const v = fillValue(value);
+    for (const c of subsetColumns('fillna', cols, subset)) {
+      if (c.window) continue;
+      if (typeof v === 'number' ? isNumeric(c) : typeof v === 'string' ? c.type === 'STRING' : c.type === 'BOOLEAN') fills.set(c.name, v);
+    }
+  }
+  if (fills.size === 0) return SAME;
+  const items = cols.map((c) => {
+    const v = fills.get(c.name);
+    const q = quoteName(c.name);
+    if (v === undefined) return q;
+    const filled = c.type === 'DOUBLE' ? `nanvl(${q}, NULL)` : q;
+    return `coalesce(${filled}, CAST(${sqlLiteral(v).sql} AS ${ddlOf(c)})) AS ${q}`;
+  });
+  return { kind: 'selectExpr', items };
+}
