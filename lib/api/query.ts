@@ -164,6 +164,7 @@ export type { Json, OutputRow, Row, StaticTableReader, StaticTables } from '../e
 export type { StreamingProgress, ProgressListener, ProgressDurations, ProgressEventTime, SluiceProgress } from '../engine/progress';
 // Types the exports above name in their signatures, exported so the API reference (npm run docs) documents them.
 export type { AggColumns, DroppedColumns, KeyColumns, RenamedColumns } from '../engine/query/types';
+export type { ReplaceScalar } from '../engine/query/column-ops';
 export type { JoinConditionArg } from '../engine/query/frame';
 export type {
   ColumnKey,

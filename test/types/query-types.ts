@@ -210,6 +210,17 @@ export type DropRenameChecks = [
   Expect<Equal<RowOf<typeof renamedCols>['value'], number | 'NaN' | 'Infinity' | '-Infinity' | null>>,
 ];
 
+// replace keeps the frame's columns; its subset names them
+const replaced = events()
+  .replace('N/A', null, ['key'])
+  .replace(new Map([[0, 1]]))
+  .writeStream.plan();
+export type ReplaceChecks = [Expect<Equal<keyof RowOf<typeof replaced>, 'key' | 'event_time' | 'amount' | 'n' | 'ok'>>];
+// @ts-expect-error subset names a column the frame does not have
+events().replace('a', 'b', ['nope']);
+// @ts-expect-error an object's keys are strings: it replaces strings with strings
+events().replace({ a: 1 });
+
 // @ts-expect-error a typo in a nested field name
 orders().select('customer.address.contry');
 // @ts-expect-error a typo in a nested grouping key

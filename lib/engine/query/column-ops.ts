@@ -155,3 +155,74 @@ export function fillnaStep(
   });
   return { kind: 'selectExpr', items };
 }
+
+/** A value na.replace matches or puts in: a number (NaN and the infinities too), a string or a boolean. */
+export type ReplaceScalar = number | string | boolean;
+
+/** The kind a replacement's values are of; Spark's replace takes one kind per call. */
+function scalarKind(v: unknown): 'number' | 'string' | 'boolean' | null {
+  return typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean' ? (typeof v as 'number' | 'string' | 'boolean') : null;
+}
+
+/**
+ * The pairs (value to match, its replacement) of replace's arguments, PySpark's forms: a scalar or
+ * a list to match with a scalar or a list of as many replacements, or one mapping (an object of
+ * strings, or a Map) to replacements; a replacement may be null.
+ */
+function replacePairs(toReplace: unknown, value: unknown): Array<[ReplaceScalar, ReplaceScalar | null]> {
+  const where = `replace(${JSON.stringify(toReplace instanceof Map ? [...toReplace] : toReplace)}${value === undefined ? '' : `, ${JSON.stringify(value)}`})`;
+  let pairs: Array<[unknown, unknown]>;
+  if (toReplace instanceof Map) pairs = [...toReplace.entries()];
+  else if (Array.isArray(toReplace)) {
+    if (Array.isArray(value) && value.length !== toReplace.length)
+      throw new InvalidQueryError(
+        `${where}: the lists of values to match and of replacements are of the same length (${toReplace.length} and ${value.length})`,
+      );
+    if (value === undefined) throw new InvalidQueryError(`${where}: give the replacement too, e.g. replace(['N/A', '-'], null)`);
+    pairs = toReplace.map((k, i) => [k, Array.isArray(value) ? value[i] : value]);
+  } else if (toReplace !== null && typeof toReplace === 'object') pairs = Object.entries(toReplace);
+  else {
+    if (value === undefined || Array.isArray(value)) throw new InvalidQueryError(`${where}: give one replacement for one value, e.g. replace('N/A', null)`);
+    pairs = [[toReplace, value]];
+  }
+  if (pairs.length === 0) throw new InvalidQueryError(`${where}: nothing to replace: give at least one value to match`);
+  const keyKind = scalarKind(pairs[0][0]);
+  for (const [k, v] of pairs) {
+    if (scalarKind(k) === null)
+      throw new InvalidQueryError(`${where}: ${JSON.stringify(k) ?? String(k)} cannot be matched: match numbers, strings or booleans`);
+    const vk = v === null ? keyKind : scalarKind(v);
+    if (scalarKind(k) !== keyKind || vk !== keyKind)
+      throw new InvalidQueryError(
+        `${where}: mixed kinds of values (${JSON.stringify(k)} → ${JSON.stringify(v) ?? String(v)}): Spark replaces numbers with numbers, strings with strings and booleans with booleans (or null); make one call per kind`,
+      );
+  }
+  // a value given twice: its last replacement, in its first place (as a map built from the pairs)
+  return [...new Map(pairs as Array<[ReplaceScalar, ReplaceScalar | null]>)];
+}
+
+/**
+ * Spark's `na.replace` (PySpark's `replace`): in each column of the values' kind among `subset`
+ * (every column when absent; numbers match every numeric column), `CASE c WHEN k THEN v ... ELSE
+ * c END` with every value cast to the column's type, as Spark's replaceCol builds it (a number
+ * matched in an INT column is cast to INT first, so 1.5 matches 1). A NaN or infinity matches only
+ * in DOUBLE columns: no value of the other numeric types equals one.
+ */
+export function replaceStep(cols: readonly ColumnInfo[], toReplace: unknown, value: unknown, subset: readonly string[] | undefined): ColumnStep {
+  const pairs = replacePairs(toReplace, value);
+  const kind = scalarKind(pairs[0][0]);
+  const among = new Set(subsetColumns('replace', cols, subset));
+  let changed = false;
+  const items = cols.map((c) => {
+    const q = quoteName(c.name);
+    const fits = kind === 'number' ? isNumeric(c) : kind === 'string' ? c.type === 'STRING' : c.type === 'BOOLEAN';
+    if (!among.has(c) || !fits || c.window) return q;
+    const type = ddlOf(c);
+    const branches = pairs
+      .filter(([k]) => c.type === 'DOUBLE' || typeof k !== 'number' || Number.isFinite(k))
+      .map(([k, v]) => `WHEN CAST(${sqlLiteral(k).sql} AS ${type}) THEN CAST(${sqlLiteral(v).sql} AS ${type})`);
+    if (branches.length === 0) return q;
+    changed = true;
+    return `CASE ${q} ${branches.join(' ')} ELSE ${q} END AS ${q}`;
+  });
+  return changed ? { kind: 'selectExpr', items } : SAME;
+}

@@ -39,7 +39,7 @@ import { parseTimeRange, staticJoinType, streamJoinType, type TimeRangeArg } fro
 import { filterThroughJoin, type PushSide, pushesBelowWatermark, withPushedFilters } from './join-pushdown';
 import { carriedFacts, inferenceDirections, type SideFacts, stageFacts } from './join-inference';
 import { type JoinConjunct, splitJoinCondition, timeRangeOf } from './join-condition';
-import { type ColumnStep, dropnaStep, dropStep, exprText, fillnaStep, renameStep, withColumnsStep } from './column-ops';
+import { type ColumnStep, dropnaStep, dropStep, exprText, fillnaStep, renameStep, type ReplaceScalar, replaceStep, withColumnsStep } from './column-ops';
 import type { StaticTable } from './static-table';
 import { GroupedFrame } from './grouped';
 import { filterBelowProjection } from './projection-pushdown';
@@ -793,6 +793,35 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
    */
   fillna(value: number | string | boolean | Readonly<Record<string, number | string | boolean>>, subset?: readonly Names<C>[]): StreamFrame<C> {
     return this.apply_(fillnaStep(this.columnsNow_(), value, subset));
+  }
+
+  /**
+   * Spark's `na.replace` (PySpark's `replace`): values replaced in the columns of their kind among
+   * `subset` (default: every column): `replace(value, replacement, subset?)`, `replace([values],
+   * [replacements] | replacement, subset?)`, or `replace({ value: replacement }, subset?)` (an
+   * object's keys are strings; a Map matches numbers or booleans too). Numbers replace numbers in
+   * every numeric column (each value cast to the column's type), strings strings in STRING columns,
+   * booleans booleans in BOOLEAN ones; a replacement may be null.
+   */
+  replace(
+    toReplace: ReplaceScalar | readonly ReplaceScalar[],
+    value: ReplaceScalar | null | readonly (ReplaceScalar | null)[],
+    subset?: readonly Names<C>[],
+  ): StreamFrame<C>;
+  replace(
+    replacements: Readonly<Record<string, string | null>> | ReadonlyMap<ReplaceScalar, ReplaceScalar | null>,
+    subset?: readonly Names<C>[],
+  ): StreamFrame<C>;
+  replace(toReplace: unknown, valueOrSubset?: unknown, subset?: readonly Names<C>[]): StreamFrame<C> {
+    const mapping = toReplace instanceof Map || (toReplace !== null && typeof toReplace === 'object' && !Array.isArray(toReplace));
+    if (mapping && (subset !== undefined || (valueOrSubset !== undefined && !Array.isArray(valueOrSubset))))
+      throw new InvalidQueryError(
+        `replace(replacements, ${JSON.stringify(valueOrSubset)}): with an object or Map of replacements, the second argument is the subset, a list of column names`,
+      );
+    const step = mapping
+      ? replaceStep(this.columnsNow_(), toReplace, undefined, valueOrSubset as readonly string[] | undefined)
+      : replaceStep(this.columnsNow_(), toReplace, valueOrSubset, subset);
+    return this.apply_(step);
   }
 
   dropDuplicates(columns?: Array<Names<C>>): StreamFrame<C> {
