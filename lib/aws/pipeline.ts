@@ -66,7 +66,7 @@ export interface PipelineConfig {
    */
   readonly notificationQueueUrl?: string;
   /**
-   * Where each of plan.inputs is read from (stream-stream joins), in their order. Absent: from
+   * Where each of plan.inputs is read from (stream-stream joins, unions), in their order. Absent: from
    * each input's own load()/kinesis() location.
    */
   readonly inputs?: readonly SourceLocation[];
@@ -129,7 +129,7 @@ function awsStaticTables(clients: Pick<AwsClients, 's3' | 'dynamodb'>): StaticTa
 }
 
 /**
- * Where input k of a plan (a stream-stream join's other stream) is read from: the config's
+ * Where input k of a plan (a stream-stream join's or a union's other stream) is read from: the config's
  * `inputs[k]`, else the location its readStream gave (load('s3://...') or kinesis('stream')).
  */
 function inputLocation(cfg: Pick<PipelineConfig, 'inputs'>, k: number, input: PlanInput): SourceLocation {
@@ -138,7 +138,7 @@ function inputLocation(cfg: Pick<PipelineConfig, 'inputs'>, k: number, input: Pl
   const path = input.source.path;
   if (!path) {
     throw new InvalidOptionError(
-      `the query's input ${input.name} (a stream-stream join's other stream) has no location: give it in the query (readStream...load('s3://bucket/prefix') or .kinesis('stream-name')) or in the pipeline config's inputs`,
+      `the query's input ${input.name} (a stream-stream join's or a union's other stream) has no location: give it in the query (readStream...load('s3://bucket/prefix') or .kinesis('stream-name')) or in the pipeline config's inputs`,
     );
   }
   if (input.source.kind === 'kinesis') return { kind: 'kinesis', streamName: path.replace(/^arn:aws[a-z-]*:kinesis:[^:]*:\d+:stream\//, '') };

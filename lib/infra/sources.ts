@@ -144,7 +144,7 @@ export abstract class PipelineSource {
 
   /**
    * Creates what the source owns under `scope`, grants `role` what the adapter sends, and returns
-   * the URI. `input`: the number of a stream-stream join's other input (2, 3, ...; the `inputs`
+   * the URI. `input`: the number of another input, joined or unioned (2, 3, ...; the `inputs`
    * prop), which names what it creates and its default prefix apart from the first source's.
    */
   abstract bind(scope: Construct, role: iam.IRole, pipeline: PipelineDefaults, input?: number): BoundSource;
@@ -186,7 +186,7 @@ class S3Source extends PipelineSource {
     if (input !== undefined) {
       invalid(
         scope,
-        `input ${input} is an S3 source with discovery: 'notifications', which only the main source (the \`source\` prop) supports: give the join's other inputs discovery: 'list'`,
+        `input ${input} is an S3 source with discovery: 'notifications', which only the main source (the \`source\` prop) supports: give the other inputs (joined or unioned) discovery: 'list'`,
       );
     }
     if (pipeline.partitioned) {

@@ -221,6 +221,10 @@ events().replace('a', 'b', ['nope']);
 // @ts-expect-error an object's keys are strings: it replaces strings with strings
 events().replace({ a: 1 });
 
+// union keeps this stream's columns; unionByName gives any columns
+const unioned = events().union(events()).writeStream.plan();
+export type UnionChecks = [Expect<Equal<keyof RowOf<typeof unioned>, 'key' | 'event_time' | 'amount' | 'n' | 'ok'>>];
+
 // @ts-expect-error a typo in a nested field name
 orders().select('customer.address.contry');
 // @ts-expect-error a typo in a nested grouping key

@@ -189,6 +189,37 @@ describe('when a query sets what the schedulers once disagreed on', () => {
     expect(t.commits.length).toBeGreaterThan(2);
   });
 
+  it('a union of two streams, stateless and aggregated, runs the same on both', async () => {
+    const a = () => readStream.format('json').schema('k STRING, t TIMESTAMP').load().withWatermark('t', '0 seconds');
+    const b = () => readStream.format('json').schema('key STRING, at TIMESTAMP').load().withWatermark('at', '0 seconds');
+    const steps = [
+      {
+        files: [
+          { input: 0, rows: [{ k: 'x', t: at('12:01') }] },
+          { input: 1, rows: [{ key: 'y', at: at('12:02') }] },
+        ],
+      },
+      {
+        files: [
+          { input: 0, rows: [{ k: 'x', t: at('12:31') }] },
+          { input: 1, rows: [{ key: 'x', at: at('12:32') }] },
+        ],
+      },
+    ];
+    const plain = await expectSameTrace(a().union(b()).writeStream.queryName('merged').plan(), steps);
+    expect(plain.sink.flatMap(([, rows]) => rows)).toHaveLength(4);
+    const counted = a()
+      .union(b())
+      .groupBy(window('t', '10 minutes'), 'k')
+      .agg(count().as('n'))
+      .writeStream.option('statePartitions', 4)
+      .queryName('mergedCounts')
+      .plan();
+    const t = await expectSameTrace(counted, steps);
+    // 12:00-12:10 x and y closed by the second batch's watermark (min 12:31)
+    expect(t.sink.flatMap(([, rows]) => rows)).toHaveLength(2);
+  });
+
   it('two inputs: a stream-stream join runs the same on both', async () => {
     const clicks = readStream.format('json').schema('cad STRING, ct TIMESTAMP').load().withWatermark('ct', '10 minutes');
     const plan = readStream

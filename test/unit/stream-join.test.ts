@@ -273,7 +273,7 @@ describe('when a query joins two streams', () => {
     const plan = impressions().join(clicks(), { left: 'adId', right: 'clickAdId' }).writeStream.plan();
     const r = joinRunner(plan);
     expect(() => new MicroBatchExecutor({ plan, source: r.source, checkpoint: r.checkpoint, state: r.state, sink: r.sink })).toThrow(
-      /joins 1 other stream\(s\) \(input2\) but the executor was given 0 input source\(s\)/,
+      /reads 1 other stream\(s\), joined or unioned, \(input2\) but the executor was given 0 input source\(s\)/,
     );
   });
 

@@ -6,7 +6,7 @@
  *     SLUICE_STATE_TABLE        <table name>                                  required
  *     SLUICE_SOURCE_URI         s3://<bucket>/<prefix> | kinesis://<stream>   required
  *     SLUICE_NOTIFICATION_QUEUE_URL  https://sqs.<region>.amazonaws.com/<account>/<queue>: an S3 source's notification mode   optional
- *     SLUICE_INPUT_URIS         URIs as SLUICE_SOURCE_URI, comma-separated: a stream-stream join's other inputs, in join order   optional
+ *     SLUICE_INPUT_URIS         URIs as SLUICE_SOURCE_URI, comma-separated: the other inputs (streams joined or unioned), in the query's order   optional
  *     SLUICE_SINK_URI           s3://<bucket>/<prefix>[?...] | dynamodb://<table>[/<queryKey>]   required
  *     SLUICE_DEAD_LETTER_URI    s3://<bucket>/<prefix>                       optional
  *     SLUICE_KEEP_LATE_ROWS     true | false                                  optional, default false

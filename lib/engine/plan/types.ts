@@ -179,6 +179,12 @@ export interface PlanInput {
   readonly operators: readonly OperatorStep[];
   /** Its rate limits (maxFilesPerTrigger, ...): each input's apply to it alone. */
   readonly limits: BatchLimits;
+  /**
+   * A union's other stream (StreamFrame.union): its rows, after its own stages, join the query's
+   * own rows before plan.stages[unionAt] and go on through the stages from there, as if read by
+   * the first source. Absent: a stream-stream join's other side (its `input` names it).
+   */
+  readonly unionAt?: number;
 }
 
 /**

@@ -9,7 +9,7 @@ import { ddlOf } from '../ddl';
 import type { ColumnInfo } from '../plan/columns';
 import type { ProjectItem } from '../plan/types';
 import { analyzeExpression } from '../expr';
-import { isNumeric } from '../expr/types';
+import { commonType, isNumeric, sameType, toDataType } from '../expr/types';
 import { resolveName } from '../resolve-name';
 import { Column } from './column';
 import { quoteName, sqlLiteral } from './sql-text';
@@ -225,4 +225,99 @@ export function replaceStep(cols: readonly ColumnInfo[], toReplace: unknown, val
     return `CASE ${q} ${branches.join(' ')} ELSE ${q} END AS ${q}`;
   });
   return changed ? { kind: 'selectExpr', items } : SAME;
+}
+
+/** What each side of a union does to its rows before they meet: the columns in the output's order, names and types. */
+export interface UnionSteps {
+  readonly left: readonly ColumnStep[];
+  readonly right: readonly ColumnStep[];
+}
+
+/** "first", "second", ... for Spark's messages about a column's place. */
+function ordinal(i: number): string {
+  const words = ['first', 'second', 'third', 'fourth', 'fifth', 'sixth', 'seventh', 'eighth', 'ninth', 'tenth'];
+  return words[i] ?? `${i + 1}th`;
+}
+
+/**
+ * Spark's union (by position) and unionByName: the output has the left side's column names, each
+ * column of the wider of its two types (Spark's WidenSetOperationTypes, with ANSI's string
+ * promotion); the right side's rows are renamed (and cast) into those columns, and the left's cast
+ * where the right's type is wider. By name, a column one side lacks is refused, or with
+ * `allowMissing` filled with NULL of the other side's type (the right's extra columns come last).
+ */
+export function unionSteps(left: readonly ColumnInfo[], right: readonly ColumnInfo[], byName: boolean, allowMissing: boolean): UnionSteps {
+  const what = byName ? 'unionByName' : 'union';
+  const names = (cols: readonly ColumnInfo[]) => cols.map((c) => c.name).join(', ');
+  // the output's columns: [left's column or null, right's column or null]
+  const pairs: Array<[ColumnInfo | null, ColumnInfo | null]> = [];
+  if (byName) {
+    for (const l of left) {
+      const r = resolveName(right, l.name) ?? null;
+      if (r === null && !allowMissing)
+        throw new InvalidQueryError(
+          `unionByName: the other stream has no column ${quoteName(l.name)} (its columns: ${names(right)}): add it there, or pass allowMissingColumns true to fill it with NULL`,
+        );
+      pairs.push([l, r]);
+    }
+    for (const r of right) {
+      if (resolveName(left, r.name) !== undefined) continue;
+      if (!allowMissing)
+        throw new InvalidQueryError(
+          `unionByName: the other stream's column ${quoteName(r.name)} is not in this one (its columns: ${names(left)}): drop it there, or pass allowMissingColumns true to keep it, NULL in this stream's rows`,
+        );
+      pairs.push([null, r]);
+    }
+  } else {
+    if (left.length !== right.length)
+      throw new InvalidQueryError(
+        `union: [NUM_COLUMNS_MISMATCH] UNION can only be performed on inputs with the same number of columns, but the first input has ${left.length} columns (${names(left)}) and the second input has ${right.length} columns (${names(right)}): select the same columns on both, in the same order (or unionByName)`,
+      );
+    for (let i = 0; i < left.length; i++) pairs.push([left[i], right[i]]);
+  }
+  const leftRename: Array<string | ProjectItem> = [];
+  const rightRename: Array<string | ProjectItem> = [];
+  const leftItems: string[] = [];
+  const rightItems: string[] = [];
+  let leftCasts = false;
+  let rightCasts = false;
+  let rightRenames = false;
+  pairs.forEach(([l, r], i) => {
+    const name = (l ?? r)!.name;
+    const q = quoteName(name);
+    if (l !== null && r !== null) {
+      const type = (l.window ?? false) === (r.window ?? false) ? commonType([l, r]) : null;
+      if (type === null)
+        throw new InvalidQueryError(
+          `${what}: [INCOMPATIBLE_COLUMN_TYPE] UNION can only be performed on inputs with compatible column types. The ${ordinal(i)} column of the second input is "${r.window ? 'WINDOW' : ddlOf(r)}" type which is not compatible with "${l.window ? 'WINDOW' : ddlOf(l)}" at the same column of the first input: cast one of them`,
+        );
+      const ddl = ddlOf(toDataType(type));
+      leftRename.push(l.name);
+      rightRename.push(r.name === name ? r.name : { kind: 'column', as: name, column: r.name });
+      rightRenames ||= r.name !== name;
+      const castLeft = !sameType(l, type);
+      const castRight = !sameType(r, type);
+      leftCasts ||= castLeft;
+      rightCasts ||= castRight;
+      leftItems.push(castLeft ? `CAST(${q} AS ${ddl}) AS ${q}` : q);
+      rightItems.push(castRight ? `CAST(${q} AS ${ddl}) AS ${q}` : q);
+    } else if (l !== null) {
+      leftItems.push(q);
+      rightItems.push(`CAST(NULL AS ${ddlOf(l)}) AS ${q}`);
+      rightCasts = true;
+    } else {
+      leftItems.push(`CAST(NULL AS ${ddlOf(r!)}) AS ${q}`);
+      leftCasts = true;
+      rightRename.push(r!.name);
+      rightItems.push(q);
+    }
+  });
+  const rightOrder = rightRename.length !== right.length || rightRename.some((item, i) => item !== right[i].name);
+  return {
+    left: leftCasts ? [{ kind: 'selectExpr', items: leftItems }] : [],
+    right: [
+      ...(rightRenames || rightOrder ? [{ kind: 'project' as const, items: rightRename }] : []),
+      ...(rightCasts ? [{ kind: 'selectExpr' as const, items: rightItems }] : []),
+    ],
+  };
 }

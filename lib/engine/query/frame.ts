@@ -39,7 +39,18 @@ import { parseTimeRange, staticJoinType, streamJoinType, type TimeRangeArg } fro
 import { filterThroughJoin, type PushSide, pushesBelowWatermark, withPushedFilters } from './join-pushdown';
 import { carriedFacts, inferenceDirections, type SideFacts, stageFacts } from './join-inference';
 import { type JoinConjunct, splitJoinCondition, timeRangeOf } from './join-condition';
-import { type ColumnStep, dropnaStep, dropStep, exprText, fillnaStep, renameStep, type ReplaceScalar, replaceStep, withColumnsStep } from './column-ops';
+import {
+  type ColumnStep,
+  dropnaStep,
+  dropStep,
+  exprText,
+  fillnaStep,
+  renameStep,
+  type ReplaceScalar,
+  replaceStep,
+  unionSteps,
+  withColumnsStep,
+} from './column-ops';
 import type { StaticTable } from './static-table';
 import { GroupedFrame } from './grouped';
 import { filterBelowProjection } from './projection-pushdown';
@@ -822,6 +833,57 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
       ? replaceStep(this.columnsNow_(), toReplace, undefined, valueOrSubset as readonly string[] | undefined)
       : replaceStep(this.columnsNow_(), toReplace, valueOrSubset, subset);
     return this.apply_(step);
+  }
+
+  /**
+   * Spark's `union` (`unionAll`): this stream's rows and `other`'s, matched by column position
+   * (the output keeps this stream's names; each column takes the wider of its two types). Both
+   * streams are read in every batch, each from its own offsets and with its own rate limits, and
+   * what follows the union sees their rows as one stream: a watermark set on either counts toward
+   * the query's (the minimum of the inputs' by default, as in Spark); a column keeps the event-time
+   * mark this stream gave it. Union before any stateful operator (groupBy, dropDuplicates, a
+   * stream-stream join, transformWithState).
+   */
+  union<O extends FrameColumns>(other: StreamFrame<O>): StreamFrame<C> {
+    return this.union_(other as unknown as StreamFrame<FrameColumns>, false, false) as unknown as StreamFrame<C>;
+  }
+
+  /**
+   * Spark's `unionByName`: as union, with the columns matched by name (in any case); with
+   * `allowMissingColumns` a column one side lacks is NULL in its rows (the other stream's extra
+   * columns come last).
+   */
+  unionByName<O extends FrameColumns>(other: StreamFrame<O>, allowMissingColumns = false): StreamFrame<AnyColumns> {
+    return this.union_(other as unknown as StreamFrame<FrameColumns>, true, allowMissingColumns === true);
+  }
+
+  private union_(other: StreamFrame<FrameColumns>, byName: boolean, allowMissing: boolean): StreamFrame<AnyColumns> {
+    const what = byName ? 'unionByName' : 'union';
+    if (!(other instanceof StreamFrame)) throw new InvalidQueryError(`${what}: pass another stream (readStream...load()), not ${JSON.stringify(other)}`);
+    if (this.operators.length > 0 || other.operators.length > 0) {
+      throw new InvalidQueryError(
+        `${what}: union the streams before any groupBy, dropDuplicates, stream-stream join or transformWithState: sluice merges the inputs' rows and runs the stateful operators over both, e.g. a.union(b).groupBy(...)`,
+      );
+    }
+    if (other.inputs.length > 0)
+      throw new InvalidQueryError(`${what}: the other stream has inputs of its own: union the streams one at a time from the left, e.g. a.union(b).union(c)`);
+    const steps = unionSteps(this.columnsNow_(), other.columnsNow_(), byName, allowMissing);
+    let left = this as unknown as StreamFrame<FrameColumns>;
+    for (const step of steps.left) left = left.apply_(step);
+    let right = other;
+    for (const step of steps.right) right = right.apply_(step);
+    const index = left.inputs.length;
+    // the other stream's watermark stages get ids of their own (the checkpoint keeps each one's watermark by id)
+    let wm = 0;
+    const input: PlanInput = {
+      name: `input${index + 2}`,
+      source: right.source,
+      stages: right.stages.map((st) => (st.kind === 'watermark' ? { ...st, id: `in${index}wm${wm++}` } : st)),
+      operators: [],
+      limits: sourceLimits(right.source),
+      unionAt: left.stages.length,
+    };
+    return new StreamFrame<AnyColumns>(left.source, left.stages, [], [...left.inputs, input]);
   }
 
   dropDuplicates(columns?: Array<Names<C>>): StreamFrame<C> {

@@ -13,6 +13,7 @@ import { type RowErrorHandler, toOutputRow } from '../rows';
 import { MaxEventTimes, operatorInputWatermarks } from '../watermark';
 import { watermarksOf } from './position';
 import type { QueryRuntime } from './runtime';
+import type { QueryPlan } from '../plan/types';
 
 export type { Accumulator };
 
@@ -125,10 +126,31 @@ export async function computeBatch(rt: QueryRuntime, entry: OffsetEntry, noData:
  * in-memory aggregate as it goes: memory follows the batch's distinct keys, not its rows.
  */
 async function readBatch(rt: QueryRuntime, entry: OffsetEntry, acc: Accumulator | null, read: BatchRead): Promise<void> {
-  for await (const rows of stagedChunks(rt, entry, read)) {
-    if (acc) await acc.add(rows);
-    else for (const r of rows) read.rows.push(r);
+  for (const sourceIndex of streamSources(rt.plan)) {
+    for await (const rows of stagedChunks(rt, entry, read, sourceIndex)) {
+      if (acc) await acc.add(rows);
+      else for (const r of rows) read.rows.push(r);
+    }
   }
+}
+
+/**
+ * The sources whose rows make the query's own stream, in the order a batch reads them: the first
+ * source, then each union's other stream (plan.inputs with unionAt; source k + 1 is inputs[k]).
+ */
+function streamSources(plan: QueryPlan): number[] {
+  const out = [0];
+  (plan.inputs ?? []).forEach((input, k) => {
+    if (input.unionAt !== undefined) out.push(k + 1);
+  });
+  return out;
+}
+
+/** The stateless stages source `sourceIndex`'s rows go through before the first operator (a union's stream: its own, then the query's from where it joins). */
+function sourceStages(plan: QueryPlan, sourceIndex: number): QueryPlan['stages'] {
+  if (sourceIndex === 0) return plan.stages;
+  const input = plan.inputs![sourceIndex - 1];
+  return input.unionAt === undefined ? input.stages : [...input.stages, ...plan.stages.slice(input.unionAt)];
 }
 
 /**
@@ -146,7 +168,7 @@ export async function* stagedChunks(
   const start = entry.startOffsets[sourceIndex] ?? null;
   const end = entry.offsets[sourceIndex] ?? null;
   if (end === null || JSON.stringify(start) === JSON.stringify(end)) return;
-  const stages = sourceIndex === 0 ? rt.plan.stages : rt.plan.inputs![sourceIndex - 1].stages;
+  const stages = sourceStages(rt.plan, sourceIndex);
   const options: ReadOptions = sourceIndex === 0 ? { ...rt.readOptions, ...(split ? { split } : {}) } : {};
   for await (const chunk of readChunks(rt.sources[sourceIndex], entry.batchId, start, end, options)) {
     read.numInputRows += chunk.rows.length;
@@ -191,11 +213,13 @@ export async function* statelessOutput(
   read: BatchRead & { numOutputRows: number },
   collect: boolean,
 ): AsyncGenerator<OutputRow[]> {
-  for await (const rows of stagedChunks(rt, entry, read)) {
-    const out = (await rt.runStages(rt.plan.post, rows, rowErrorsOf(read))).rows.map((r) => toOutputRow(r, rt.outColumns));
-    read.numOutputRows += out.length;
-    if (collect) for (const r of out) read.rows.push(r);
-    if (out.length > 0) yield out;
+  for (const sourceIndex of streamSources(rt.plan)) {
+    for await (const rows of stagedChunks(rt, entry, read, sourceIndex)) {
+      const out = (await rt.runStages(rt.plan.post, rows, rowErrorsOf(read))).rows.map((r) => toOutputRow(r, rt.outColumns));
+      read.numOutputRows += out.length;
+      if (collect) for (const r of out) read.rows.push(r);
+      if (out.length > 0) yield out;
+    }
   }
 }
 

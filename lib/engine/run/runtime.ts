@@ -88,7 +88,7 @@ export class QueryRuntime {
     const inputs = this.plan.inputs ?? [];
     if ((deps.inputSources?.length ?? 0) !== inputs.length) {
       throw new SluiceError(
-        `query ${this.plan.name} joins ${inputs.length} other stream(s) (${inputs.map((i) => i.name).join(', ') || 'none'}) but the executor was given ${deps.inputSources?.length ?? 0} input source(s): pass one Source per input in inputSources`,
+        `query ${this.plan.name} reads ${inputs.length} other stream(s), joined or unioned, (${inputs.map((i) => i.name).join(', ') || 'none'}) but the executor was given ${deps.inputSources?.length ?? 0} input source(s): pass one Source per input in inputSources`,
         { retriable: false },
       );
     }

@@ -236,7 +236,7 @@ class StatementParser {
         'ORDER BY: sorting is not supported on streaming DataFrames/Datasets (Spark allows it only after an aggregation in complete mode); sort when you read the output',
       ],
       ['LIMIT', 'LIMIT is not supported on streaming DataFrames/Datasets in sluice: each batch emits all its rows'],
-      ['UNION', 'UNION of streams is not supported yet: run one query per stream into the same sink location'],
+      ['UNION', 'UNION of streams has no SQL form yet: write the query with the TypeScript API, a.union(b) or a.unionByName(b)'],
     ] as const) {
       if (this.isWord(word)) throw unsupported(this.sql, t.pos, what);
     }
