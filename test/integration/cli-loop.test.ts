@@ -72,6 +72,37 @@ exports.default = impressions.join(clicks, { left: 'adId', right: 'clickAdId' },
   });
 });
 
+describe('sluice run feeds a union by input name', () => {
+  it("puts each folder into its input (the union's other stream is input2) and emits both streams' rows", async () => {
+    const { bucket, table } = await cliResources('sluice-union');
+    const query = writeQuery(
+      path('ledger.js'),
+      `const refunds = readStream.format('json').schema('ref STRING, value BIGINT').load();
+exports.default = readStream.format('json').schema('id STRING, amount INT').load().union(refunds).writeStream.queryName('ledger').plan();`,
+    );
+    const orders = folder('orders', { '001.json': [{ id: 'o1', amount: 5 }] });
+    const refunds = folder('refunds', { '001.json': [{ ref: 'r1', value: 7 }] });
+    const r = await sluice(
+      ...runArgs(query, {
+        source: [`input1=s3://${bucket}/orders`, `input2=s3://${bucket}/refunds`],
+        input: [`input2=${refunds}`, `input1=${orders}`],
+        checkpoint: `s3://${bucket}/ckpt`,
+        sink: `s3://${bucket}/out`,
+        stateTable: table,
+        json: true,
+      }),
+    );
+    expect(r.code).toBe(0);
+    expect(await keys(bucket, 'refunds/')).toEqual(['refunds/001.json']);
+    const report = JSON.parse(r.stdout);
+    expect(report.rowsIn).toBe(2);
+    expect(report.batches.flatMap((b: { rows: unknown[] }) => b.rows)).toEqual([
+      { id: 'o1', amount: 5 },
+      { id: 'r1', amount: 7 },
+    ]);
+  });
+});
+
 describe('sluice show reads back what a run wrote', () => {
   const sinkTable = uniqueName('sluice-show-sink');
   let bucket: string;
