@@ -119,7 +119,7 @@ describe('compileSql refuses what Spark refuses, with its class, and what sluice
     [`SELECT user, count(*) ${SRC} GROUP BY user HAVING amount > 1`, 'MISSING_AGGREGATION', 'amount > 1'],
     [`SELECT user ${SRC} ORDER BY user`, 'UNSUPPORTED_FEATURE', 'ORDER'],
     [`SELECT user ${SRC} LIMIT 10`, 'UNSUPPORTED_FEATURE', 'LIMIT'],
-    [`SELECT user ${SRC} UNION ALL SELECT user ${SRC}`, 'UNSUPPORTED_FEATURE', 'UNION'],
+    [`SELECT user ${SRC} UNION SELECT user ${SRC}`, 'UNSUPPORTED_FEATURE', 'UNION'],
     [`SELECT user, count(DISTINCT amount) ${SRC} GROUP BY user`, 'UNSUPPORTED_FEATURE', 'count(DISTINCT amount)'],
     ["SELECT user FROM read_files(schema => 'user STRING')", 'UNSUPPORTED_FEATURE', 'read_files'],
     ["SELECT user FROM STREAM delta('t', schema => 'user STRING')", 'UNSUPPORTED_FEATURE', 'delta'],

@@ -312,6 +312,42 @@ LEFT SEMI JOIN read_files('s3://ref/t/', schema => 'k STRING') USING (k)`);
   });
 });
 
+describe('UNION ALL', () => {
+  it("is union: each SELECT a frame, the later ones unioned onto the first, under the module's SETs", () => {
+    const sql = compileSql(`SET maxFilesPerTrigger = 4;
+SELECT id, amount FROM STREAM read_files('s3://in/orders', format => 'json', schema => 'id STRING, amount INT') WHERE amount > 0
+UNION ALL
+SELECT ref, value FROM STREAM read_files('s3://in/refunds', format => 'json', schema => 'ref STRING, value BIGINT')`);
+    const refunds = readStream
+      .format('json')
+      .schema('ref STRING, value BIGINT')
+      .option('maxFilesPerTrigger', 4)
+      .load('s3://in/refunds')
+      .selectExpr('ref', 'value');
+    const ts = readStream
+      .format('json')
+      .schema('id STRING, amount INT')
+      .option('maxFilesPerTrigger', 4)
+      .load('s3://in/orders')
+      .filter('amount > 0')
+      .selectExpr('id', 'amount')
+      .union(refunds)
+      .writeStream.trigger({ availableNow: true })
+      .plan();
+    expectSamePlan(sql, ts);
+    expect(sql.inputs).toHaveLength(1);
+    expect(sql.inputs![0].limits).toEqual({ maxFilesPerTrigger: 4 });
+  });
+
+  it('refuses UNION without ALL and a SELECT that aggregates, at the UNION', () => {
+    const src = (t: string) => `FROM STREAM read_files('s3://in/${t}', format => 'json', schema => 'k STRING')`;
+    const distinct = `SELECT k ${src('a')} UNION SELECT k ${src('b')}`;
+    expect(() => compileSql(distinct)).toThrow(/UNION without ALL/);
+    const grouped = `SELECT k, count(*) AS n ${src('a')} GROUP BY k UNION ALL SELECT k, 1 AS n ${src('b')}`;
+    expect(() => compileSql(grouped)).toThrow(/UNION ALL of a SELECT with GROUP BY/);
+  });
+});
+
 describe('docs/sql.md', () => {
   const doc = readFileSync(join(__dirname, '..', '..', 'docs', 'sql.md'), 'utf8');
   const samples = [...doc.matchAll(/^```sql\n([\s\S]*?)^```$/gm)].map((m) => m[1]);

@@ -10,6 +10,7 @@
  *   SELECT DISTINCT                            .dropDuplicates()
  *   GROUP BY / aggregates                      .groupBy(...).agg(...)[.select(...)]   (aggregate.ts)
  *   HAVING, expressions over aggregates        .groupBy(...).agg(...).filter(...).selectExpr(...)   (over-aggregates.ts)
+ *   SELECT ... UNION ALL SELECT ...            .union(<the other SELECT's frame>)
  *   SET outputMode, queryName, trigger, ...    .writeStream.outputMode().queryName()... .plan()
  *
  * No AWS imports: the Lambda bundle and the CLI both compile a .sql file with it.
@@ -68,6 +69,11 @@ function writerOptions(sql: string, settings: readonly SetOption[]): SetOption[]
   return settings.filter((s) => WRITER_KEYS.includes(s.key.toLowerCase()));
 }
 
+/** Whether a SELECT aggregates: GROUP BY, HAVING or an aggregate among its items. */
+function isAggregating(q: SqlQuery): boolean {
+  return q.groupBy !== undefined || q.having !== undefined || q.items.some((i) => hasAggregate(i.ast));
+}
+
 /** The frame the query's FROM, JOINs, WHERE and SELECT describe. */
 function frameOf(q: SqlQuery): StreamFrame<AnyColumns> {
   const sql = q.sql;
@@ -93,8 +99,7 @@ function frameOf(q: SqlQuery): StreamFrame<AnyColumns> {
     const where = q.where;
     frame = within(sql, [where], () => frame.filter(where.text));
   }
-  const aggregating = q.groupBy !== undefined || q.having !== undefined || q.items.some((i) => hasAggregate(i.ast));
-  if (aggregating) {
+  if (isAggregating(q)) {
     if (q.distinct) throw unsupported(sql, q.items[0].pos, 'SELECT DISTINCT with GROUP BY: the groups are distinct already, drop DISTINCT');
     const grouped = frame;
     return atClause(sql, q.groupBy?.[0].pos ?? q.items[0].pos, () => aggregated(sql, q, grouped));
@@ -122,7 +127,20 @@ function sqlNamed(item: SqlQuery['items'][number], frame: StreamFrame<AnyColumns
 export function compileSql(sql: string): QueryPlan {
   const q = parseSql(sql);
   const writerSets = writerOptions(sql, q.settings);
-  const writer = frameOf(q).writeStream;
+  let frame = frameOf(q);
+  for (const u of q.unionAll ?? []) {
+    for (const branch of [q, u.query]) {
+      if (isAggregating(branch) || branch.distinct)
+        throw unsupported(
+          sql,
+          u.pos,
+          'UNION ALL of a SELECT with GROUP BY, an aggregate or DISTINCT: SQL here has no subquery to aggregate the union in, and a union comes before any stateful operator; make each SELECT plain, or write a.union(b).groupBy(...) in the TypeScript API',
+        );
+    }
+    const left = frame;
+    frame = atClause(sql, u.pos, () => left.union(frameOf(u.query)));
+  }
+  const writer = frame.writeStream;
   writer.trigger({ availableNow: true });
   for (const s of writerSets) atClause(sql, s.pos, () => setWriter(sql, writer, s));
   // a refusal of the whole query (append without a watermark, ...) points at its GROUP BY or select list

@@ -75,6 +75,8 @@ export interface SqlQuery {
   readonly groupBy?: readonly SqlExpr[];
   /** HAVING's condition: a filter over the aggregation's output. */
   readonly having?: SqlExpr;
+  /** `UNION ALL SELECT ...`: the SELECTs whose rows follow this one's (each parsed as this one, without SET), and where each UNION stands. */
+  readonly unionAll?: ReadonlyArray<{ readonly pos: number; readonly query: SqlQuery }>;
 }
 
 /** Words that end a select item or a relation: never taken as a bare alias. */
@@ -198,6 +200,25 @@ class StatementParser {
   parse(): SqlQuery {
     const settings: SetOption[] = [];
     while (this.isWord('SET')) settings.push(this.setOption());
+    const first = this.select(settings);
+    const unionAll: Array<{ pos: number; query: SqlQuery }> = [];
+    while (this.isWord('UNION')) {
+      const pos = this.peek().pos;
+      this.i++;
+      if (!this.word('ALL'))
+        throw unsupported(
+          this.sql,
+          pos,
+          'UNION without ALL (UNION DISTINCT) keeps each distinct row once, which a stream would hold forever: write UNION ALL, and SELECT DISTINCT ... over one stream, or dropDuplicates in the TypeScript API',
+        );
+      unionAll.push({ pos, query: this.select(settings) });
+    }
+    this.end();
+    return unionAll.length ? { ...first, unionAll } : first;
+  }
+
+  /** One SELECT ... FROM ... [JOIN ...] [WHERE ...] [GROUP BY ...] [HAVING ...], under the module's SETs. */
+  private select(settings: readonly SetOption[]): SqlQuery {
     const start = this.peek();
     if (!this.word('SELECT')) {
       throw syntaxError(
@@ -224,7 +245,6 @@ class StatementParser {
       while (this.op(','));
     }
     const having = this.word('HAVING') ? this.expression() : undefined;
-    this.end();
     return { sql: this.sql, settings, distinct, items, from, joins, where, groupBy, ...(having ? { having } : {}) };
   }
 
@@ -236,7 +256,6 @@ class StatementParser {
         'ORDER BY: sorting is not supported on streaming DataFrames/Datasets (Spark allows it only after an aggregation in complete mode); sort when you read the output',
       ],
       ['LIMIT', 'LIMIT is not supported on streaming DataFrames/Datasets in sluice: each batch emits all its rows'],
-      ['UNION', 'UNION of streams has no SQL form yet: write the query with the TypeScript API, a.union(b) or a.unionByName(b)'],
     ] as const) {
       if (this.isWord(word)) throw unsupported(this.sql, t.pos, what);
     }
@@ -245,7 +264,7 @@ class StatementParser {
       throw syntaxError(
         this.sql,
         this.peek().pos,
-        'the end of the query (one SELECT a module; a clause may be misspelt or out of order: FROM, JOIN, WHERE, GROUP BY, HAVING)',
+        'the end of the query (one SELECT a module, or SELECTs joined by UNION ALL; a clause may be misspelt or out of order: FROM, JOIN, WHERE, GROUP BY, HAVING)',
       );
     }
   }
