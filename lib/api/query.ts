@@ -75,6 +75,8 @@ export {
   posexplodeOuter,
   AggBuilder,
   GeneratorItem,
+  asc,
+  desc,
 } from '../engine/query/functions';
 export type { SortKey } from '../engine/query/functions';
 export * as F from '../engine/query/fn';
@@ -173,6 +175,8 @@ export type {
   StatefulSpec,
   StatelessStage,
   ExprStage,
+  OrderStage,
+  SortStageKey,
   RowExtender,
   JoinExprCondition,
   JoinConditionCheck,

@@ -119,6 +119,9 @@ export function applyStages(stages: readonly StatelessStage[], input: readonly R
         case 'extract':
           row = extended(stage, row, stage.unread ? null : valueAt(row, stage.path));
           break;
+        case 'sort':
+        case 'limit':
+          throw new Error(`a ${stage.kind} stage takes a batch's rows at once (QueryRuntime.runStages), never row by row`);
         case 'watermark': {
           const t = row[stage.column] as Micros | null;
           if (t !== null && t !== undefined && passesGates(stage.gates, row)) trackEventTime(stage.id, t, maxEventTime, eventTimes);

@@ -220,6 +220,42 @@ describe('when a query sets what the schedulers once disagreed on', () => {
     expect(t.sink.flatMap(([, rows]) => rows)).toHaveLength(2);
   });
 
+  it('orderBy and limit over a complete-mode aggregation: both keep the same top rows (one task computes the whole table)', async () => {
+    const plan = readStream
+      .format('json')
+      .schema('k STRING, a INT')
+      .load()
+      .groupBy('k')
+      .agg(sum('a').as('total'))
+      .orderBy({ key: 'total', desc: true })
+      .limit(2)
+      .writeStream.outputMode('complete')
+      .option('statePartitions', 4)
+      .queryName('top2')
+      .plan();
+    const t = await expectSameTrace(plan, [
+      {
+        files: [
+          {
+            input: 0,
+            rows: [
+              { k: 'p', a: 1 },
+              { k: 'q', a: 7 },
+              { k: 'r', a: 4 },
+              { k: 's', a: 2 },
+            ],
+          },
+        ],
+      },
+      { files: [{ input: 0, rows: [{ k: 'p', a: 9 }] }] },
+    ]);
+    // (the trace holds each batch's rows as sorted JSON texts)
+    expect(t.sink.map(([, rows]) => rows)).toEqual([
+      [JSON.stringify({ k: 'q', total: 7 }), JSON.stringify({ k: 'r', total: 4 })],
+      [JSON.stringify({ k: 'p', total: 10 }), JSON.stringify({ k: 'q', total: 7 })],
+    ]);
+  });
+
   it('two inputs: a stream-stream join runs the same on both', async () => {
     const clicks = readStream.format('json').schema('cad STRING, ct TIMESTAMP').load().withWatermark('ct', '10 minutes');
     const plan = readStream

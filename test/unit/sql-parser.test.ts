@@ -117,8 +117,9 @@ describe('compileSql refuses what Spark refuses, with its class, and what sluice
     [`SET queryName = a; SET QUERYNAME = b; SELECT user ${SRC}`, 'DUPLICATE_KEY', 'SET QUERYNAME'],
     // not supported (yet)
     [`SELECT user, count(*) ${SRC} GROUP BY user HAVING amount > 1`, 'MISSING_AGGREGATION', 'amount > 1'],
-    [`SELECT user ${SRC} ORDER BY user`, 'UNSUPPORTED_FEATURE', 'ORDER'],
-    [`SELECT user ${SRC} LIMIT 10`, 'UNSUPPORTED_FEATURE', 'LIMIT'],
+    [`SET outputMode = complete; SELECT user, count(*) AS n ${SRC} GROUP BY user ORDER BY 3`, 'ORDER_BY_POS_OUT_OF_RANGE', '3'],
+    [`SET outputMode = complete; SELECT user, count(*) AS n ${SRC} GROUP BY user ORDER BY nn`, 'UNRESOLVED_COLUMN.WITH_SUGGESTION', 'nn'],
+    [`SET outputMode = complete; SELECT user, count(*) AS n ${SRC} GROUP BY user LIMIT x`, 'PARSE_SYNTAX_ERROR', 'x'],
     [`SELECT user ${SRC} UNION SELECT user ${SRC}`, 'UNSUPPORTED_FEATURE', 'UNION'],
     [`SELECT user, count(DISTINCT amount) ${SRC} GROUP BY user`, 'UNSUPPORTED_FEATURE', 'count(DISTINCT amount)'],
     ["SELECT user FROM read_files(schema => 'user STRING')", 'UNSUPPORTED_FEATURE', 'read_files'],

@@ -348,6 +348,41 @@ SELECT ref, value FROM STREAM read_files('s3://in/refunds', format => 'json', sc
   });
 });
 
+describe('ORDER BY and LIMIT', () => {
+  const SRC = "FROM STREAM read_files('s3://in/e', format => 'json', schema => 'k STRING, a INT')";
+
+  it('are orderBy and limit after the aggregation, an ordinal naming the select item', () => {
+    const sql = compileSql(`SET outputMode = complete;
+SELECT k, count(*) AS n ${SRC} GROUP BY k ORDER BY 2 DESC, k NULLS LAST LIMIT 3`);
+    const ts = readStream
+      .format('json')
+      .schema('k STRING, a INT')
+      .load('s3://in/e')
+      .groupBy('k')
+      .agg(count().as('n'))
+      .orderBy({ key: expr('`n`'), desc: true }, { key: expr('k'), nullsFirst: false })
+      .limit(3)
+      .writeStream.outputMode('complete')
+      .trigger({ availableNow: true })
+      .plan();
+    expectSamePlan(sql, ts);
+    expect(sql.post.map((st) => (st.kind === 'sort' ? st.keys.map((k) => [k.text, k.desc, k.nullsFirst]) : st))).toEqual([
+      [
+        ['`n`', true, false],
+        ['k', false, false],
+      ],
+      { kind: 'limit', n: 3 },
+    ]);
+  });
+
+  it('are refused where Spark refuses them, at the clause: ORDER BY outside complete mode, LIMIT in update mode', () => {
+    expect(() => compileSql(`SELECT k ${SRC} ORDER BY k`)).toThrow(/^Sorting is not supported on streaming DataFrames\/Datasets, .* \(line 1, column \d+\)$/);
+    expect(() => compileSql(`SET outputMode = update; SELECT k, count(*) AS n ${SRC} GROUP BY k LIMIT 2`)).toThrow(
+      /^Limits are not supported on streaming DataFrames\/Datasets in Update output mode/,
+    );
+  });
+});
+
 describe('docs/sql.md', () => {
   const doc = readFileSync(join(__dirname, '..', '..', 'docs', 'sql.md'), 'utf8');
   const samples = [...doc.matchAll(/^```sql\n([\s\S]*?)^```$/gm)].map((m) => m[1]);

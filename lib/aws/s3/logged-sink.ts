@@ -98,7 +98,7 @@ export interface SinkLogEntry {
   readonly objects: SinkLogObject[];
 }
 
-/** The rows of one object, sorted by their JSON text (`lines[i]` is `jsonLineOf(rows[i], ctx.columnTypes)`: output-json.ts). */
+/** The rows of one object, sorted by their JSON text unless the query sorts them (`lines[i]` is `jsonLineOf(rows[i], ctx.columnTypes)`: output-json.ts). */
 export interface ObjectRows {
   readonly rows: OutputRow[];
   readonly lines: string[];
@@ -161,7 +161,8 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
     this.checkBatch(batchId, ctx);
     // Group by partition (sorted, so the object numbering is the same on every attempt), sort
     // each group's rows by their JSON text (so which rows an object holds depends on the batch's
-    // rows, not on the order a replay emits them in), then split it into objects of at most
+    // rows, not on the order a replay emits them in; a query that sorts its output gives them in
+    // an order that is the same on a replay, kept), then split it into objects of at most
     // maxRowsPerObject rows and maxBytesPerObject bytes.
     const groups = new Map<string | null, ObjectLine[]>();
     for (const row of rows) {
@@ -173,7 +174,8 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
     }
     const objects: Array<{ entry: SinkLogObject; body: string | Uint8Array }> = [];
     for (const part of sortedPartitions(groups.keys())) {
-      const g = groups.get(part)!.sort((a, b) => (a.line < b.line ? -1 : a.line > b.line ? 1 : 0));
+      const g = groups.get(part)!;
+      if (!ctx.ordered) g.sort(byLine);
       let from = 0;
       let bytes = 0;
       for (let i = 0; i < g.length; i++) {
@@ -305,9 +307,9 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
     this.checkContext(ctx);
   }
 
-  /** Object `n` of a batch: `lines` (one partition's) sorted by their JSON text, encoded. */
+  /** Object `n` of a batch: `lines` (one partition's) sorted by their JSON text (unless the query sorts its rows), encoded. */
   private object(batchId: number, n: number, part: string | null, lines: ObjectLine[], ctx: SinkContext): { entry: SinkLogObject; body: string | Uint8Array } {
-    lines.sort((a, b) => (a.line < b.line ? -1 : a.line > b.line ? 1 : 0));
+    if (!ctx.ordered) lines.sort(byLine);
     const body = this.encode({ rows: lines.map((x) => x.row), lines: lines.map((x) => x.line) }, batchId, ctx);
     const name = `part-${paddedBatchId(batchId)}-${String(n).padStart(5, '0')}${this.extension}`;
     // A null partition value goes to the folder Hive names for it, not the prefix's root (where
@@ -383,6 +385,11 @@ interface ObjectLine {
 }
 
 /** Partition values in the order their objects are numbered: null first, then ascending. */
+/** The order of a sink's lines by their JSON text. */
+function byLine(a: ObjectLine, b: ObjectLine): number {
+  return a.line < b.line ? -1 : a.line > b.line ? 1 : 0;
+}
+
 function sortedPartitions(parts: Iterable<string | null>): Array<string | null> {
   return [...parts].sort((a, b) => (a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1));
 }

@@ -33,6 +33,7 @@ export function checkPlan(draft: ChainDraft, outputMode: OutputMode): void {
           : 'Complete output mode not supported when there are no streaming aggregations on streaming DataFrames/Datasets: use append (or update), or add a groupBy(...).agg(...)',
     );
   }
+  checkOrderStages(draft, outputMode);
   // every operator's checks with its own input columns and event-time marks (operatorChain)
   const chain = operatorChain(draft).operators;
   for (const op of chain) {
@@ -444,6 +445,38 @@ function checkListagg(a: AggSpec, cols: readonly ColumnInfo[]): void {
   if (keyTypes.some(complex) || (a.order.length === 1 && key.window)) {
     throw new InvalidQueryError(
       `[DATATYPE_MISMATCH.INVALID_ORDERING_TYPE] ${a.as}: a WITHIN GROUP key is an ARRAY, MAP or STRUCT, which sluice does not order here: order by a number, string, date, timestamp or boolean`,
+    );
+  }
+}
+
+/**
+ * Spark's rules for sort and limit on a stream (UnsupportedOperationChecker): a sort only over an
+ * aggregation's output in complete mode (each batch emits the whole result table); a limit never
+ * in update mode. Spark's append-mode limit keeps the count of rows emitted so far in its state
+ * (StreamingGlobalLimitExec), which sluice does not keep: refused, with what to do instead.
+ */
+function checkOrderStages(draft: ChainDraft, outputMode: OutputMode): void {
+  const last = draft.operators.at(-1);
+  const elsewhere = [
+    ...draft.stages,
+    ...draft.operators.slice(0, -1).flatMap((o) => o.post),
+    ...(draft.inputs ?? []).flatMap((i) => [...i.stages, ...i.operators.flatMap((o) => o.post)]),
+  ];
+  const afterAggregation = last?.spec.kind === 'aggregate' ? last.post : [];
+  const afterOther = last !== undefined && last.spec.kind !== 'aggregate' ? last.post : [];
+  const sorted = [...elsewhere, ...afterOther].some((s) => s.kind === 'sort') || (afterAggregation.some((s) => s.kind === 'sort') && outputMode !== 'complete');
+  if (sorted) {
+    throw new InvalidQueryError(
+      "Sorting is not supported on streaming DataFrames/Datasets, unless it is on aggregated DataFrame/Dataset in Complete output mode: sort after groupBy(...).agg(...) with outputMode('complete'), or sort when you read the output",
+    );
+  }
+  const limited = [...elsewhere, ...afterOther, ...afterAggregation].some((s) => s.kind === 'limit');
+  if (!limited) return;
+  if (outputMode === 'update')
+    throw new InvalidQueryError('Limits are not supported on streaming DataFrames/Datasets in Update output mode: use complete mode after an aggregation');
+  if (outputMode === 'append' || [...elsewhere, ...afterOther].some((s) => s.kind === 'limit')) {
+    throw new InvalidQueryError(
+      `limit ${outputMode === 'append' ? 'in append mode' : 'before or without an aggregation'} is not supported in sluice yet: Spark counts the rows a query emitted across its batches in its state, which sluice does not keep; limit after groupBy(...).agg(...) in complete mode (each batch's result table), or filter the rows you need`,
     );
   }
 }

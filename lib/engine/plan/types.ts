@@ -55,7 +55,25 @@ export type StatelessStage =
    */
   | { readonly kind: 'extract'; readonly name: string; readonly path: ColumnPath; readonly extend?: RowExtender; readonly unread?: true }
   | ExprStage
-  | JoinStage;
+  | JoinStage
+  | OrderStage;
+
+/**
+ * Spark's sort (orderBy) and limit over a batch's whole output: only after a complete-mode
+ * aggregation, whose every batch emits the whole result table (plan/analysis.ts refuses them
+ * elsewhere, as Spark does). They take all the rows the stages before them gave at once
+ * (order.ts, through run/runtime.ts runStages), never a chunk.
+ */
+export type OrderStage = { readonly kind: 'sort'; readonly keys: readonly SortStageKey[] } | { readonly kind: 'limit'; readonly n: number };
+
+/** A sort key: its expression over the rows, compiled, and its direction and null placement. */
+export interface SortStageKey extends SortDirection {
+  /** The key as written (`n DESC NULLS LAST` is text `n`). */
+  readonly text: string;
+  /** Its value in a row and the order of two values of its type (expr/values.ts comparator). */
+  readonly value: (row: Row) => unknown;
+  readonly compare: (a: unknown, b: unknown) => number;
+}
 
 /**
  * A stage of Spark SQL expressions (lib/engine/expr, FORMAT-3 "Expressions"): its text as

@@ -18,6 +18,11 @@ export interface SinkContext {
   readonly columnTypes?: Readonly<Record<string, OutputColumnType>>;
   /** Grouping columns of the output (the upsert key), empty for stateless/dedup queries. */
   readonly keyColumns: string[];
+  /**
+   * The query sorts its output (orderBy after a complete-mode aggregation): a batch's rows come in
+   * that order, the same on a replay, and a file sink keeps it instead of ordering them its own way.
+   */
+  readonly ordered?: boolean;
   /** The run's lease, when it holds one: sinks may fence their writes on its token. */
   readonly lease?: LeaseHandle;
   /**

@@ -7,11 +7,15 @@
 import { InvalidQueryError } from '../errors';
 import { ddlOf } from '../ddl';
 import type { ColumnInfo } from '../plan/columns';
-import type { ProjectItem } from '../plan/types';
-import { analyzeExpression } from '../expr';
-import { commonType, isNumeric, sameType, toDataType } from '../expr/types';
+import type { ProjectItem, SortStageKey } from '../plan/types';
+import type { Row } from '../ports';
+import { holdsType } from '../schema';
+import { analyzeExpression, compileExpression } from '../expr';
+import { comparator } from '../expr/values';
+import { commonType, isNumeric, sameType, TIMESTAMP, toDataType } from '../expr/types';
 import { resolveName } from '../resolve-name';
 import { Column } from './column';
+import type { SortKey } from './functions';
 import { quoteName, sqlLiteral } from './sql-text';
 
 /** What an operation does to the frame: nothing, a projection (select's items), selectExpr's items, or a filter. */
@@ -320,4 +324,43 @@ export function unionSteps(left: readonly ColumnInfo[], right: readonly ColumnIn
       ...(rightCasts ? [{ kind: 'selectExpr' as const, items: rightItems }] : []),
     ],
   };
+}
+
+/** An orderBy key as the frame API takes it: a column's name, an expression (a Column), or a SortKey (`desc('n')`, `col.desc()`). */
+export type OrderByArg = string | Column | SortKey;
+
+/**
+ * The sort stage's keys over the frame's columns `cols`: a name is the column (or a nested path,
+ * `window.start`), a Column its expression; each compiled once, with Spark's order of its type
+ * (expr/values.ts comparator; a window by its start, then its end). A MAP has no order, as in
+ * Spark (INVALID_ORDERING_TYPE).
+ */
+export function sortKeys(cols: readonly ColumnInfo[], args: readonly OrderByArg[]): SortStageKey[] {
+  if (args.length === 0) throw new InvalidQueryError("orderBy(): give at least one key, e.g. orderBy(desc('n'))");
+  return args.map((arg) => {
+    const k: SortKey = typeof arg === 'string' || arg instanceof Column ? { key: arg } : arg;
+    if (k === null || typeof k !== 'object' || (typeof k.key !== 'string' && !(k.key instanceof Column)))
+      throw new InvalidQueryError(
+        `orderBy: ${JSON.stringify(arg)} is not a sort key: give a column name, a Column (expr(...), col.desc()) or { key, desc, nullsFirst }`,
+      );
+    const text = typeof k.key === 'string' ? (resolveName(cols, k.key) !== undefined ? quoteName(k.key) : k.key) : k.key.sql;
+    const compiled = compileExpression(text, cols);
+    const desc = k.desc === true;
+    const direction = { desc, nullsFirst: k.nullsFirst ?? !desc };
+    if (compiled.type.window && compiled.source !== undefined) {
+      const column = compiled.source;
+      const time = comparator(TIMESTAMP);
+      const compare = (a: unknown, b: unknown) => {
+        const x = a as { start: unknown; end: unknown };
+        const y = b as { start: unknown; end: unknown };
+        return time(x.start, y.start) || time(x.end, y.end);
+      };
+      return { text, ...direction, value: (row: Row) => row[column], compare };
+    }
+    if (holdsType(compiled.type, (t) => t.type === 'MAP'))
+      throw new InvalidQueryError(
+        `orderBy(${text}): [DATATYPE_MISMATCH.INVALID_ORDERING_TYPE] ${compiled.sql} is or holds a MAP, which has no order: sort by one of its values, e.g. ${compiled.sql}['key']`,
+      );
+    return { text, ...direction, value: compiled.evaluate as (row: Row) => unknown, compare: comparator(compiled.sqlType) };
+  });
 }

@@ -11,6 +11,7 @@
 import { InvalidQueryError } from '../errors';
 import type { Arith, CastType, ColOf, ColType, Divide, FieldName, FieldType, ItemType, LitType, NumericType, UnknownType } from './column-types';
 import { type Literal, PREC, quoteName, quoteString, sqlLiteral } from './sql-text';
+import type { SortKey } from './functions';
 
 export { quoteName } from './sql-text';
 
@@ -37,6 +38,22 @@ export class Column<out T extends ColType = ColType, out N extends string = stri
   }
   alias<M extends string>(name: M): Column<T, M> {
     return this.as(name);
+  }
+  /** A sort key of this column, ascending (nulls first), for orderBy: Spark's `.asc`. */
+  asc(): SortKey {
+    return { key: this };
+  }
+  /** Descending (nulls last): Spark's `.desc`. */
+  desc(): SortKey {
+    return { key: this, desc: true };
+  }
+  /** Ascending with the nulls last: Spark's `.asc_nulls_last`. */
+  ascNullsLast(): SortKey {
+    return { key: this, nullsFirst: false };
+  }
+  /** Descending with the nulls first: Spark's `.desc_nulls_first`. */
+  descNullsFirst(): SortKey {
+    return { key: this, desc: true, nullsFirst: true };
   }
   /** The text of a selectExpr item: the expression, with `AS name` when named. */
   toString(): string {

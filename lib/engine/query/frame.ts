@@ -48,9 +48,11 @@ import {
   renameStep,
   type ReplaceScalar,
   replaceStep,
+  sortKeys,
   unionSteps,
   withColumnsStep,
 } from './column-ops';
+import type { SortKey } from './functions';
 import type { StaticTable } from './static-table';
 import { GroupedFrame } from './grouped';
 import { filterBelowProjection } from './projection-pushdown';
@@ -884,6 +886,38 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
       unionAt: left.stages.length,
     };
     return new StreamFrame<AnyColumns>(left.source, left.stages, [], [...left.inputs, input]);
+  }
+
+  /**
+   * Spark's `orderBy` (`sort`): each batch's rows sorted by the keys, each a column's name, an
+   * expression (a Column: `expr('total / n')`) or a sort key (`desc('n')`, `col('n').desc()`,
+   * `{ key, desc, nullsFirst }`), ascending with nulls first unless it says otherwise. As in
+   * Spark, only over an aggregation in complete mode, where each batch emits the whole result
+   * table: the sink then takes each batch's rows in this order (rows with equal keys in the
+   * aggregation's order).
+   */
+  orderBy(...keys: Array<Names<C> | Column | SortKey>): StreamFrame<C> {
+    const last = this.operators.at(-1);
+    if (last?.spec.kind !== 'aggregate')
+      throw new InvalidQueryError(
+        "Sorting is not supported on streaming DataFrames/Datasets, unless it is on aggregated DataFrame/Dataset in Complete output mode: sort after groupBy(...).agg(...) with outputMode('complete'), or sort when you read the output",
+      );
+    return this.add({ kind: 'sort', keys: sortKeys(this.columnsNow_(), keys) });
+  }
+
+  /** Spark's `sort`: orderBy. */
+  sort(...keys: Array<Names<C> | Column | SortKey>): StreamFrame<C> {
+    return this.orderBy(...keys);
+  }
+
+  /**
+   * Spark's `limit`: the first `n` rows of each batch's result table, after an aggregation in
+   * complete mode (after orderBy: the top n). Spark refuses it in update mode; its append-mode
+   * limit counts rows across batches in state, which sluice does not do yet (refused when planned).
+   */
+  limit(n: number): StreamFrame<C> {
+    if (!Number.isSafeInteger(n) || n < 0) throw new InvalidQueryError(`limit(${JSON.stringify(n)}): the number of rows is a whole number, 0 or more`);
+    return this.add({ kind: 'limit', n });
   }
 
   dropDuplicates(columns?: Array<Names<C>>): StreamFrame<C> {

@@ -250,11 +250,21 @@ export function percentilesAt(
   return new AggBuilder('percentile_approx', column, `${fn}(${text}, ${list}, ${accuracy})`, undefined, percentages, accuracy);
 }
 
-/** A key of listagg's WITHIN GROUP: a column or an expression, ascending unless `desc`; its nulls first ascending, last descending, unless `nullsFirst` says. */
+/** A sort key (orderBy, listagg's WITHIN GROUP): a column or an expression, ascending unless `desc`; its nulls first ascending, last descending, unless `nullsFirst` says. */
 export interface SortKey {
   readonly key: string | Column;
   readonly desc?: boolean;
   readonly nullsFirst?: boolean;
+}
+
+/** Spark's `asc(column)`: the column ascending, its nulls first. */
+export function asc(column: string | Column): SortKey {
+  return { key: column };
+}
+
+/** Spark's `desc(column)`: the column descending, its nulls last. */
+export function desc(column: string | Column): SortKey {
+  return { key: column, desc: true };
 }
 
 /** A delimiter as Spark prints a STRING literal: quoted, a quote or backslash escaped; NULL when absent. */

@@ -13,7 +13,8 @@ import { systemClock } from '../ports';
 import { type ChainedOperator, operatorChain, outputColumns } from '../plan/chain';
 import { type ColumnInfo, columnsAfter } from '../plan/columns';
 import { statefulShape } from '../plan/shape';
-import type { QueryPlan } from '../plan/types';
+import type { OrderStage, QueryPlan } from '../plan/types';
+import { applyOrderStage, isOrderStage } from '../order';
 import type { DataType } from '../schema';
 import { applyStages, applyStagesAsync, hasJoin, type RowErrorHandler, type StageResult } from '../rows';
 import { WatermarkPolicy } from '../watermark';
@@ -105,9 +106,24 @@ export class QueryRuntime {
     if (hasJoin(planStages(this.plan))) this.joins = new JoinTables(this.deps.staticTables);
   }
 
-  /** Stateless stages over a chunk: the sync path, or the async one when the plan joins a static table. */
+  /**
+   * Stateless stages over a chunk: the sync path, or the async one when the plan joins a static
+   * table. A sort or limit stage (after a complete-mode aggregation, whose output comes here whole)
+   * takes the rows the stages before it gave all at once.
+   */
   runStages(stages: QueryPlan['stages'], rows: readonly Row[], onRowError?: RowErrorHandler): StageResult | Promise<StageResult> {
+    const cut = stages.findIndex(isOrderStage);
+    if (cut >= 0) return this.runOrdered(stages, cut, rows, onRowError);
     return this.joins && hasJoin(stages) ? applyStagesAsync(stages, rows, this.joins, onRowError) : applyStages(stages, rows, onRowError);
+  }
+
+  /** The stages before stages[cut], then the sort or limit over all their rows, then the stages after it. */
+  private async runOrdered(stages: QueryPlan['stages'], cut: number, rows: readonly Row[], onRowError?: RowErrorHandler): Promise<StageResult> {
+    const before = await this.runStages(stages.slice(0, cut), rows, onRowError);
+    const after = await this.runStages(stages.slice(cut + 1), applyOrderStage(stages[cut] as OrderStage, before.rows), onRowError);
+    for (const [id, ms] of before.maxEventTime) if (!after.maxEventTime.has(id) || after.maxEventTime.get(id)! < ms) after.maxEventTime.set(id, ms);
+    after.eventTimes.merge(before.eventTimes);
+    return after;
   }
 
   /** Whether some operator can emit or evict in a batch without data. */
@@ -123,7 +139,15 @@ export class QueryRuntime {
         ? stateful.keys.map((k) => (k.kind === 'column' ? k.name : k.kind === 'window' ? 'window' : 'session_window'))
         : [];
     const columnTypes = outputColumnTypes(this.plan);
-    return { queryName: this.plan.name, outputMode: this.plan.outputMode, columns: this.outColumns.map((c) => c.name), columnTypes, keyColumns };
+    const ordered = this.plan.post.some((s) => s.kind === 'sort');
+    return {
+      queryName: this.plan.name,
+      outputMode: this.plan.outputMode,
+      columns: this.outColumns.map((c) => c.name),
+      columnTypes,
+      keyColumns,
+      ...(ordered ? { ordered } : {}),
+    };
   }
 }
 

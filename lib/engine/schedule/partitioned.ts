@@ -42,6 +42,7 @@ import { QueryRuntime } from '../run/runtime';
 import type { ExecutorDeps, ExecutorOptions } from '../run/types';
 import { EventTimeStats, MaxEventTimes } from '../watermark';
 import { RunMemo } from './run-memo';
+import { isOrderStage } from '../order';
 import { type BatchTasks, type PartitionOut, type ReadMeta, type RunRecord, taskCodec } from './task-records';
 
 /** Shuffle objects a task reads or writes at once. */
@@ -106,7 +107,8 @@ export class PartitionedRun {
   private get mode(): BatchTasks['mode'] {
     const { operators, plan } = this.rt;
     if (operators.length === 0) return (plan.inputs ?? []).length ? 'whole' : 'stateless';
-    if (operators.length === 1 && !(plan.inputs ?? []).length && operators[0].op.partitionOf) return 'partitioned';
+    // (a sort or limit takes the whole result table: one task computes it)
+    if (operators.length === 1 && !(plan.inputs ?? []).length && operators[0].op.partitionOf && !plan.post.some(isOrderStage)) return 'partitioned';
     return 'whole';
   }
 

@@ -11,6 +11,7 @@
  *   GROUP BY / aggregates                      .groupBy(...).agg(...)[.select(...)]   (aggregate.ts)
  *   HAVING, expressions over aggregates        .groupBy(...).agg(...).filter(...).selectExpr(...)   (over-aggregates.ts)
  *   SELECT ... UNION ALL SELECT ...            .union(<the other SELECT's frame>)
+ *   ORDER BY k DESC [NULLS FIRST] ..., LIMIT n .orderBy({ key: expr('k'), desc, nullsFirst }, ...).limit(n)
  *   SET outputMode, queryName, trigger, ...    .writeStream.outputMode().queryName()... .plan()
  *
  * No AWS imports: the Lambda bundle and the CLI both compile a .sql file with it.
@@ -20,11 +21,12 @@ import { aggregated } from './aggregate';
 import { hasAggregate } from './aggregate-calls';
 import { atClause, type Span, SqlError, unsupported, within } from './errors';
 import { joined, streamOf } from './relations';
-import { parseSql, type SetOption, type SqlQuery } from './statement';
+import { parseSql, type SetOption, type SqlExpr, type SqlQuery } from './statement';
 import type { Ast } from '../expr/parser';
 import { prettySql } from '../expr';
 import { quoted } from './over-aggregates';
 import type { StreamFrame } from '../query/frame';
+import { expr } from '../query/column';
 import type { DataStreamWriter } from '../query/writer';
 import type { AnyColumns } from '../query/types';
 
@@ -140,11 +142,35 @@ export function compileSql(sql: string): QueryPlan {
     const left = frame;
     frame = atClause(sql, u.pos, () => left.union(frameOf(u.query)));
   }
+  if (q.orderBy) {
+    const keys = q.orderBy.keys.map((k) => ({ key: expr(orderKeyText(k.expr, frame, q)), desc: k.desc, nullsFirst: k.nullsFirst }));
+    const sorted = frame;
+    const spans = q.orderBy.keys.map((k) => k.expr);
+    frame = atClause(sql, q.orderBy.pos, () => within(sql, spans, () => sorted.orderBy(...keys)));
+  }
+  if (q.limit) {
+    const { n } = q.limit;
+    const limited = frame;
+    frame = atClause(sql, q.limit.pos, () => limited.limit(n));
+  }
   const writer = frame.writeStream;
   writer.trigger({ availableNow: true });
   for (const s of writerSets) atClause(sql, s.pos, () => setWriter(sql, writer, s));
   // a refusal of the whole query (append without a watermark, ...) points at its GROUP BY or select list
   return atClause(sql, q.groupBy?.[0].pos ?? q.items[0].pos, () => writer.plan());
+}
+
+/**
+ * An ORDER BY key's text over the query's output columns: an ordinal (`ORDER BY 2`) is the select
+ * item's output column, as Spark's SubstituteUnresolvedOrdinals reads it; anything else as written.
+ */
+function orderKeyText(e: SqlExpr, frame: StreamFrame<AnyColumns>, q: SqlQuery): string {
+  if (e.ast.k !== 'lit' || typeof e.ast.value !== 'number' || !/^\d+$/.test(e.text)) return e.text;
+  const cols = frame.columnsNow_();
+  const i = Number(e.text);
+  if (i < 1 || i > cols.length)
+    throw new SqlError('ORDER_BY_POS_OUT_OF_RANGE', `ORDER BY position ${i} is not in select list (valid range is [1, ${cols.length}])`, q.sql, e.pos);
+  return quoted(cols[i - 1].name);
 }
 
 /** One writer SET on `writer`. */

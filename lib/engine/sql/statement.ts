@@ -77,6 +77,10 @@ export interface SqlQuery {
   readonly having?: SqlExpr;
   /** `UNION ALL SELECT ...`: the SELECTs whose rows follow this one's (each parsed as this one, without SET), and where each UNION stands. */
   readonly unionAll?: ReadonlyArray<{ readonly pos: number; readonly query: SqlQuery }>;
+  /** `ORDER BY key [ASC | DESC] [NULLS FIRST | LAST], ...` of the whole statement, and where it stands. */
+  readonly orderBy?: { readonly pos: number; readonly keys: ReadonlyArray<{ readonly expr: SqlExpr; readonly desc: boolean; readonly nullsFirst: boolean }> };
+  /** `LIMIT n`, and where it stands. */
+  readonly limit?: { readonly pos: number; readonly n: number };
 }
 
 /** Words that end a select item or a relation: never taken as a bare alias. */
@@ -213,8 +217,45 @@ class StatementParser {
         );
       unionAll.push({ pos, query: this.select(settings) });
     }
+    const orderBy = this.orderBy();
+    const limit = this.limit();
     this.end();
-    return unionAll.length ? { ...first, unionAll } : first;
+    return { ...first, ...(unionAll.length ? { unionAll } : {}), ...(orderBy ? { orderBy } : {}), ...(limit ? { limit } : {}) };
+  }
+
+  /** `ORDER BY key [ASC | DESC] [NULLS FIRST | NULLS LAST], ...`, or undefined. */
+  private orderBy(): SqlQuery['orderBy'] {
+    if (!this.isWord('ORDER')) return undefined;
+    const pos = this.peek().pos;
+    this.i++;
+    this.expectWord('BY', 'BY after ORDER');
+    const keys: Array<{ expr: SqlExpr; desc: boolean; nullsFirst: boolean }> = [];
+    do {
+      const expr = this.expression();
+      const desc = this.word('DESC');
+      if (!desc) this.word('ASC');
+      let nullsFirst = !desc;
+      if (this.word('NULLS')) {
+        if (this.word('FIRST')) nullsFirst = true;
+        else {
+          this.expectWord('LAST', 'FIRST or LAST after NULLS');
+          nullsFirst = false;
+        }
+      }
+      keys.push({ expr, desc, nullsFirst });
+    } while (this.op(','));
+    return { pos, keys };
+  }
+
+  /** `LIMIT n` (a whole number), or undefined. */
+  private limit(): SqlQuery['limit'] {
+    if (!this.isWord('LIMIT')) return undefined;
+    const pos = this.peek().pos;
+    this.i++;
+    const t = this.peek();
+    if (t.kind !== 'num' || !/^\d+$/.test(t.text) || t.suffix) throw syntaxError(this.sql, t.pos, 'a whole number of rows after LIMIT, e.g. LIMIT 10');
+    this.i++;
+    return { pos, n: Number(t.text) };
   }
 
   /** One SELECT ... FROM ... [JOIN ...] [WHERE ...] [GROUP BY ...] [HAVING ...], under the module's SETs. */
@@ -249,22 +290,12 @@ class StatementParser {
   }
 
   private end(): void {
-    const t = this.peek();
-    for (const [word, what] of [
-      [
-        'ORDER',
-        'ORDER BY: sorting is not supported on streaming DataFrames/Datasets (Spark allows it only after an aggregation in complete mode); sort when you read the output',
-      ],
-      ['LIMIT', 'LIMIT is not supported on streaming DataFrames/Datasets in sluice: each batch emits all its rows'],
-    ] as const) {
-      if (this.isWord(word)) throw unsupported(this.sql, t.pos, what);
-    }
     this.op(';');
     if (this.peek().kind !== 'eof') {
       throw syntaxError(
         this.sql,
         this.peek().pos,
-        'the end of the query (one SELECT a module, or SELECTs joined by UNION ALL; a clause may be misspelt or out of order: FROM, JOIN, WHERE, GROUP BY, HAVING)',
+        'the end of the query (one SELECT a module, or SELECTs joined by UNION ALL; a clause may be misspelt or out of order: FROM, JOIN, WHERE, GROUP BY, HAVING, ORDER BY, LIMIT)',
       );
     }
   }

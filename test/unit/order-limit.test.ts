@@ -1,0 +1,127 @@
+/**
+ * Spark's orderBy / sort and limit on a stream (query/frame.ts, order.ts, plan/analysis.ts
+ * checkOrderStages): allowed over an aggregation in complete mode, where each batch emits the whole
+ * result table, refused elsewhere with Spark's messages. Expectations worked by hand from the rows.
+ */
+import { outputColumns } from '../../lib/engine/plan/chain';
+import { count, desc, expr, readStream, sum, window } from '../../lib/api/query';
+import type { QueryPlan } from '../../lib/engine/plan/types';
+import { at, createTestRunner } from './engine-factories';
+
+const events = () => readStream.format('json').schema('k STRING, t TIMESTAMP, a INT').load();
+const perKey = () => events().groupBy('k').agg(count().as('n'), sum('a').as('total'));
+
+async function batches(plan: QueryPlan, ...files: Array<Array<Record<string, unknown>>>) {
+  const r = createTestRunner(plan);
+  const out: unknown[][] = [];
+  for (const rows of files) {
+    r.drop(rows);
+    for (const b of (await r.run()).batches) out.push(b.rows);
+  }
+  return out;
+}
+
+describe('orderBy in complete mode', () => {
+  it("sorts each batch's whole result table by the keys, descending and then ascending", async () => {
+    const plan = perKey().orderBy(desc('n'), 'k').writeStream.outputMode('complete').plan();
+    const out = await batches(
+      plan,
+      [
+        { k: 'b', a: 1 },
+        { k: 'a', a: 2 },
+        { k: 'c', a: 3 },
+        { k: 'c', a: 4 },
+      ],
+      [
+        { k: 'a', a: 5 },
+        { k: 'a', a: 6 },
+      ],
+    );
+    expect(out).toEqual([
+      [
+        { k: 'c', n: 2, total: 7 },
+        { k: 'a', n: 1, total: 2 },
+        { k: 'b', n: 1, total: 1 },
+      ],
+      [
+        { k: 'a', n: 3, total: 13 },
+        { k: 'c', n: 2, total: 7 },
+        { k: 'b', n: 1, total: 1 },
+      ],
+    ]);
+  });
+
+  it('with limit, keeps the top n of each batch; limit(0) keeps none', async () => {
+    const rows = [
+      { k: 'x', a: 1 },
+      { k: 'y', a: 9 },
+      { k: 'z', a: 5 },
+    ];
+    const top = perKey().orderBy(expr('total').desc()).limit(2).writeStream.outputMode('complete').plan();
+    expect(await batches(top, rows)).toEqual([
+      [
+        { k: 'y', n: 1, total: 9 },
+        { k: 'z', n: 1, total: 5 },
+      ],
+    ]);
+    const none = perKey().limit(0).writeStream.outputMode('complete').plan();
+    expect(await batches(none, rows)).toEqual([[]]);
+  });
+
+  it('places nulls first ascending and last descending, unless the key says otherwise; an expression is a key', async () => {
+    const rows = [
+      { k: 'x', a: 1 },
+      { k: null, a: 2 },
+      { k: 'w', a: 3 },
+    ];
+    const asc = perKey().orderBy('k').writeStream.outputMode('complete').plan();
+    expect((await batches(asc, rows))[0].map((r) => (r as { k: unknown }).k)).toEqual([null, 'w', 'x']);
+    const descNullsFirst = perKey().orderBy(expr('k').descNullsFirst()).writeStream.outputMode('complete').plan();
+    expect((await batches(descNullsFirst, rows))[0].map((r) => (r as { k: unknown }).k)).toEqual([null, 'x', 'w']);
+    const byExpr = perKey().orderBy(expr('total % 3')).writeStream.outputMode('complete').plan();
+    // total % 3: x 1, null-key 2, w 0
+    expect((await batches(byExpr, rows))[0].map((r) => (r as { k: unknown }).k)).toEqual(['w', 'x', null]);
+  });
+
+  it('sorts a window column by its start, and keeps the columns as they were', async () => {
+    const plan = events().groupBy(window('t', '10 minutes')).agg(count().as('n')).orderBy(desc('window')).writeStream.outputMode('complete').plan();
+    expect(outputColumns(plan).map((c) => c.name)).toEqual(['window', 'n']);
+    const out = await batches(plan, [
+      { k: 'a', t: at('12:01') },
+      { k: 'a', t: at('12:25') },
+      { k: 'a', t: at('12:12') },
+    ]);
+    expect(out[0].map((r) => (r as { window: { start: string } }).window.start)).toEqual([
+      '2026-10-01T12:20:00.000Z',
+      '2026-10-01T12:10:00.000Z',
+      '2026-10-01T12:00:00.000Z',
+    ]);
+  });
+});
+
+describe("Spark's refusals", () => {
+  it('refuses a sort without an aggregation, or in another mode than complete', () => {
+    expect(() => events().orderBy('k')).toThrow(
+      /^Sorting is not supported on streaming DataFrames\/Datasets, unless it is on aggregated DataFrame\/Dataset in Complete output mode/,
+    );
+    expect(() => perKey().orderBy('k').writeStream.outputMode('update').plan()).toThrow(/^Sorting is not supported/);
+    const windowed = events().withWatermark('t', '1 minute').groupBy(window('t', '10 minutes')).agg(count().as('n'));
+    expect(() => windowed.orderBy('n').writeStream.outputMode('append').plan()).toThrow(/^Sorting is not supported/);
+  });
+
+  it('refuses a limit in update mode, and (not kept in state yet) in append mode or before the aggregation', () => {
+    expect(() => perKey().limit(3).writeStream.outputMode('update').plan()).toThrow(
+      /^Limits are not supported on streaming DataFrames\/Datasets in Update output mode/,
+    );
+    expect(() => events().limit(3).writeStream.plan()).toThrow(/^limit in append mode is not supported in sluice yet/);
+    expect(() => events().limit(3).groupBy('k').agg(count().as('n')).writeStream.outputMode('complete').plan()).toThrow(
+      /^limit before or without an aggregation/,
+    );
+    expect(() => perKey().limit(-1)).toThrow(/whole number, 0 or more/);
+  });
+
+  it('refuses to sort by a MAP, as Spark (INVALID_ORDERING_TYPE)', () => {
+    const maps = readStream.format('json').schema('k STRING, m MAP<STRING, INT>').load().groupBy('k').agg(count().as('n'));
+    expect(() => maps.selectExpr('k', "map('a', n) AS m").orderBy('m')).toThrow(/INVALID_ORDERING_TYPE/);
+  });
+});
