@@ -6,6 +6,7 @@
 import { outputColumns } from '../../lib/engine/plan/chain';
 import { count, desc, expr, readStream, sum, window } from '../../lib/api/query';
 import type { QueryPlan } from '../../lib/engine/plan/types';
+import { CRASH_POINTS } from '../../lib/engine/testing/crash';
 import { at, createTestRunner } from './engine-factories';
 
 const events = () => readStream.format('json').schema('k STRING, t TIMESTAMP, a INT').load();
@@ -109,19 +110,83 @@ describe("Spark's refusals", () => {
     expect(() => windowed.orderBy('n').writeStream.outputMode('append').plan()).toThrow(/^Sorting is not supported/);
   });
 
-  it('refuses a limit in update mode, and (not kept in state yet) in append mode or before the aggregation', () => {
+  it('refuses a limit in update mode, before an aggregation in complete mode, and on one input of a union', () => {
     expect(() => perKey().limit(3).writeStream.outputMode('update').plan()).toThrow(
       /^Limits are not supported on streaming DataFrames\/Datasets in Update output mode/,
     );
-    expect(() => events().limit(3).writeStream.plan()).toThrow(/^limit in append mode is not supported in sluice yet/);
     expect(() => events().limit(3).groupBy('k').agg(count().as('n')).writeStream.outputMode('complete').plan()).toThrow(
-      /^limit before or without an aggregation/,
+      /^limit before an aggregation in complete mode/,
     );
+    expect(() => events().union(events().limit(2)).writeStream.plan()).toThrow(/^limit on a joined or unioned input/);
     expect(() => perKey().limit(-1)).toThrow(/whole number, 0 or more/);
   });
 
   it('refuses to sort by a MAP, as Spark (INVALID_ORDERING_TYPE)', () => {
     const maps = readStream.format('json').schema('k STRING, m MAP<STRING, INT>').load().groupBy('k').agg(count().as('n'));
     expect(() => maps.selectExpr('k', "map('a', n) AS m").orderBy('m')).toThrow(/INVALID_ORDERING_TYPE/);
+  });
+});
+
+describe('limit in append mode (a count kept in state, as StreamingGlobalLimitExec)', () => {
+  const rowsOf = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ k: `r${from + i}`, t: at('12:00'), a: from + i }));
+
+  it('passes the first n rows over all runs, then none', async () => {
+    const plan = events().select('k').limit(3).writeStream.plan();
+    expect(plan.operators.map((o) => o.spec)).toEqual([{ kind: 'limit', n: 3 }]);
+    const r = createTestRunner(plan);
+    r.drop(rowsOf(2));
+    const first = await r.run();
+    expect(first.batches.flatMap((b) => b.rows)).toEqual([{ k: 'r0' }, { k: 'r1' }]);
+    r.drop(rowsOf(3, 2));
+    expect((await r.run()).batches.flatMap((b) => b.rows)).toEqual([{ k: 'r2' }]);
+    r.drop(rowsOf(2, 5));
+    const third = await r.run();
+    expect(third.batches.flatMap((b) => b.rows)).toEqual([]);
+    // the rows still count as read; its one state row is the count
+    expect(third.rowsIn).toBe(2);
+    expect(third.stateRows).toBe(1);
+  });
+
+  it("limits an append-mode aggregation's finished windows, and an aggregation's input when it comes first", async () => {
+    const windows = events()
+      .withWatermark('t', '0 seconds')
+      .groupBy(window('t', '10 minutes'))
+      .agg(count().as('n'))
+      .limit(1)
+      .writeStream.outputMode('append')
+      .plan();
+    const r = createTestRunner(windows);
+    r.drop([
+      { k: 'a', t: at('12:01') },
+      { k: 'b', t: at('12:11') },
+      { k: 'c', t: at('12:31') },
+    ]);
+    // the watermark (12:31) closes 12:00-12:10 and 12:10-12:20; only the first passes
+    expect((await r.run()).batches.flatMap((b) => b.rows)).toEqual([{ window: { start: '2026-10-01T12:00:00.000Z', end: '2026-10-01T12:10:00.000Z' }, n: 1 }]);
+
+    const firstTwo = events().withWatermark('t', '0 seconds').limit(2).groupBy(window('t', '10 minutes')).agg(count().as('n')).writeStream.plan();
+    expect(firstTwo.operators.map((o) => o.spec.kind)).toEqual(['limit', 'aggregate']);
+    const r2 = createTestRunner(firstTwo);
+    r2.drop([
+      { k: 'a', t: at('12:01') },
+      { k: 'b', t: at('12:02') },
+      { k: 'c', t: at('12:03') },
+    ]);
+    r2.drop([{ k: 'd', t: at('12:40') }]);
+    // the watermark follows every row read (12:40) and closes 12:00-12:10, which holds a and b only
+    expect((await r2.run()).batches.flatMap((b) => b.rows)).toEqual([{ window: { start: '2026-10-01T12:00:00.000Z', end: '2026-10-01T12:10:00.000Z' }, n: 2 }]);
+  });
+
+  it.each(CRASH_POINTS)('passes the same first rows once when every run crashes once at %s', async (point) => {
+    const plan = () => events().select('k').limit(4).writeStream.plan();
+    const r = createTestRunner(plan());
+    let fired = 0;
+    for (const step of [0, 1, 2]) {
+      r.drop(rowsOf(2, 2 * step));
+      if (await r.crashRun({ point })) fired++;
+      await r.run();
+    }
+    expect(r.sinkRows()).toEqual([{ k: 'r0' }, { k: 'r1' }, { k: 'r2' }, { k: 'r3' }]);
+    expect(fired).toBeGreaterThan(0);
   });
 });

@@ -256,6 +256,36 @@ describe('when a query sets what the schedulers once disagreed on', () => {
     ]);
   });
 
+  it('an append-mode limit (its count in state) passes the same rows on both', async () => {
+    const plan = readStream.format('json').schema('k STRING, a INT').load().limit(3).writeStream.option('statePartitions', 4).queryName('first3').plan();
+    const t = await expectSameTrace(plan, [
+      {
+        files: [
+          {
+            input: 0,
+            rows: [
+              { k: 'p', a: 1 },
+              { k: 'q', a: 2 },
+            ],
+          },
+        ],
+      },
+      {
+        files: [
+          {
+            input: 0,
+            rows: [
+              { k: 'r', a: 3 },
+              { k: 's', a: 4 },
+            ],
+          },
+        ],
+      },
+    ]);
+    expect(t.sink.flatMap(([, rows]) => rows)).toHaveLength(3);
+    expect(JSON.stringify(t.progress)).toContain('"operatorName":"globalLimit"');
+  });
+
   it('two inputs: a stream-stream join runs the same on both', async () => {
     const clicks = readStream.format('json').schema('cad STRING, ct TIMESTAMP').load().withWatermark('ct', '10 minutes');
     const plan = readStream

@@ -6,6 +6,7 @@ import { compileAgg } from '../aggregates';
 import type { SessionKey, StatefulSpec } from '../plan/types';
 import { AggregateOperator } from './aggregate';
 import { DedupOperator } from './dedup';
+import { LimitOperator } from './limit';
 import type { OperatorConfig, StatefulOperator } from './operator';
 import { SessionOperator } from './session';
 import { StreamJoinOperator } from './stream-join';
@@ -13,6 +14,7 @@ import { TransformWithStateOperator } from './transform-with-state';
 
 export function createOperator(spec: StatefulSpec, cfg: OperatorConfig): StatefulOperator {
   if (spec.kind === 'dedup') return new DedupOperator(spec, cfg);
+  if (spec.kind === 'limit') return new LimitOperator(spec.n, cfg);
   if (spec.kind === 'transformWithState') return new TransformWithStateOperator(spec, cfg);
   if (spec.kind === 'streamJoin') {
     if (!cfg.join) throw new Error(`operator ${cfg.operatorId}: a stream-stream join needs its sides (operatorChain's join)`);

@@ -223,7 +223,7 @@ function checkCorrectness(st: StatefulSpec, marks: Marks, cols: readonly ColumnI
       ? 'an aggregation'
       : st.kind === 'streamJoin'
         ? 'a stream-stream join'
-        : st.kind === 'transformWithState'
+        : st.kind === 'transformWithState' || st.kind === 'limit'
           ? null
           : st.withinWatermark
             ? 'dropDuplicatesWithinWatermark'
@@ -452,8 +452,8 @@ function checkListagg(a: AggSpec, cols: readonly ColumnInfo[]): void {
 /**
  * Spark's rules for sort and limit on a stream (UnsupportedOperationChecker): a sort only over an
  * aggregation's output in complete mode (each batch emits the whole result table); a limit never
- * in update mode. Spark's append-mode limit keeps the count of rows emitted so far in its state
- * (StreamingGlobalLimitExec), which sluice does not keep: refused, with what to do instead.
+ * in update mode. An append-mode limit is an operator by now (toPlan), counting in its state the
+ * rows it passed, as Spark's StreamingGlobalLimitExec.
  */
 function checkOrderStages(draft: ChainDraft, outputMode: OutputMode): void {
   const last = draft.operators.at(-1);
@@ -470,13 +470,19 @@ function checkOrderStages(draft: ChainDraft, outputMode: OutputMode): void {
       "Sorting is not supported on streaming DataFrames/Datasets, unless it is on aggregated DataFrame/Dataset in Complete output mode: sort after groupBy(...).agg(...) with outputMode('complete'), or sort when you read the output",
     );
   }
-  const limited = [...elsewhere, ...afterOther, ...afterAggregation].some((s) => s.kind === 'limit');
+  const limited = [...elsewhere, ...afterOther, ...afterAggregation].some((s) => s.kind === 'limit') || draft.operators.some((o) => o.spec.kind === 'limit');
   if (!limited) return;
   if (outputMode === 'update')
-    throw new InvalidQueryError('Limits are not supported on streaming DataFrames/Datasets in Update output mode: use complete mode after an aggregation');
-  if (outputMode === 'append' || [...elsewhere, ...afterOther].some((s) => s.kind === 'limit')) {
     throw new InvalidQueryError(
-      `limit ${outputMode === 'append' ? 'in append mode' : 'before or without an aggregation'} is not supported in sluice yet: Spark counts the rows a query emitted across its batches in its state, which sluice does not keep; limit after groupBy(...).agg(...) in complete mode (each batch's result table), or filter the rows you need`,
+      "Limits are not supported on streaming DataFrames/Datasets in Update output mode: use append (the first n rows ever) or complete (each batch's first n rows of the result table)",
+    );
+  const inputs = (draft.inputs ?? []).flatMap((i) => [...i.stages, ...i.operators.flatMap((o) => o.post)]);
+  if (inputs.some((s) => s.kind === 'limit'))
+    throw new InvalidQueryError('limit on a joined or unioned input is not supported: limit after the join or the union');
+  // (in append mode toPlan made every limit of the query's pipeline an operator)
+  if (outputMode === 'complete' && [...elsewhere, ...afterOther].some((s) => s.kind === 'limit')) {
+    throw new InvalidQueryError(
+      "limit before an aggregation in complete mode is not supported: each batch would count its own first rows; limit after groupBy(...).agg(...) (each batch's first n rows of the result table), or use append mode (the first n rows ever)",
     );
   }
 }

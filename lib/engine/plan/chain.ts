@@ -43,7 +43,7 @@ function marksAfter(marks: Marks, stages: readonly StatelessStage[]): Marks {
 
 /** The marks on what an operator emits: an aggregation's marked keys (its window when taken over a marked column); dedup keeps its input's; a join both sides'. */
 function marksAfterOperator(spec: StatefulSpec, marks: Marks, join?: JoinSides): Marks {
-  if (spec.kind === 'dedup') return marks;
+  if (spec.kind === 'dedup' || spec.kind === 'limit') return marks;
   // transformWithState: its eventTimeColumn (Spark's eventTimeColumnName) is the one event-time column after it
   if (spec.kind === 'transformWithState')
     return spec.eventTimeColumn === null ? new Map() : new Map([[spec.eventTimeColumn, marks.size ? Math.min(...marks.values()) : 0]]);
@@ -256,7 +256,7 @@ export function outputColumns(plan: ChainDraft): ColumnInfo[] {
 
 /** The columns an operator emits from rows of `cols`: dedup its input's, an aggregation its keys (windows as window columns) and aggregates, a join both sides'. */
 function operatorOutputColumns(st: StatefulSpec, cols: ColumnInfo[], join?: JoinSides): ColumnInfo[] {
-  if (st.kind === 'dedup') return cols;
+  if (st.kind === 'dedup' || st.kind === 'limit') return cols;
   if (st.kind === 'transformWithState') return st.outputSchema.columns.map((c) => ({ ...c }));
   if (st.kind === 'streamJoin') return joinOutputColumns(cols, join!.rightColumns, st.on, st.type === 'leftSemi', 'join');
   const out: ColumnInfo[] = [];

@@ -155,6 +155,9 @@ function operatorReads(spec: StatefulSpec, after: Read): Read {
     case 'dedup':
       // within the watermark, a row's expiry also reads the event-time column, named nowhere here
       return spec.columns === null || spec.withinWatermark ? null : withNames(after, spec.columns);
+    case 'limit':
+      // rows pass as they are
+      return after;
     default:
       return null;
   }

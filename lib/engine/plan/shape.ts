@@ -86,6 +86,7 @@ function operatorShape(st: StatefulSpec, wms: string[], outputMode: OutputMode, 
   if (st.kind === 'dedup') {
     return { kind: 'dedup', columns: st.columns ? [...st.columns] : null, withinWatermark: st.withinWatermark, watermarks: wms, outputMode };
   }
+  if (st.kind === 'limit') return { kind: 'limit', n: st.n, outputMode };
   return {
     kind: 'aggregate',
     keys: st.keys.map(

@@ -6,7 +6,7 @@ import { pruneUnreadColumns } from './column-pruning';
 import { InvalidOptionError } from '../errors';
 import type { BatchLimits } from '../ports';
 import { checkPlan } from './analysis';
-import type { OutputMode, QueryPlan, SourceSpec } from './types';
+import type { OperatorStep, OutputMode, QueryPlan, SourceSpec, StatelessStage } from './types';
 import { resolveName } from '../resolve-name';
 
 // ----------------------------------------------------------------------------------- validation
@@ -72,9 +72,10 @@ export function toPlan(
 ): QueryPlan {
   const limits = sourceLimits(frame.source, trigger);
   const inputs = frame.inputs.map((i) => ({ ...i, limits: sourceLimits(i.source, trigger) }));
-  checkPlan({ source: frame.source, stages: frame.stages, operators: frame.operators, inputs }, outputMode);
+  const pipeline = outputMode === 'append' ? limitOperators(frame.stages, frame.operators) : { stages: frame.stages, operators: frame.operators };
+  checkPlan({ source: frame.source, ...pipeline, inputs }, outputMode);
   // expression columns nothing reads are not computed (Spark's ColumnPruning)
-  const { stages, operators: ops } = pruneUnreadColumns(frame.stages, frame.operators);
+  const { stages, operators: ops } = pruneUnreadColumns(pipeline.stages, pipeline.operators);
   const last = ops[ops.length - 1];
   return {
     name,
@@ -90,4 +91,26 @@ export function toPlan(
     lateRows: 'drop',
     statePartitions: 1,
   };
+}
+
+/**
+ * The query's pipeline with each limit() stage made a limit operator where it stands (Spark plans
+ * a limit in append mode as StreamingGlobalLimitExec, a stateful operator counting the rows it
+ * passed): the stages after it become the operator's post stages.
+ */
+function limitOperators(stages: readonly StatelessStage[], operators: readonly OperatorStep[]): { stages: StatelessStage[]; operators: OperatorStep[] } {
+  const split = (list: readonly StatelessStage[]): { before: StatelessStage[]; limits: OperatorStep[] } => {
+    const i = list.findIndex((s) => s.kind === 'limit');
+    if (i < 0) return { before: [...list], limits: [] };
+    const rest = split(list.slice(i + 1));
+    const stage = list[i] as Extract<StatelessStage, { kind: 'limit' }>;
+    return { before: list.slice(0, i), limits: [{ spec: { kind: 'limit', n: stage.n }, post: rest.before }, ...rest.limits] };
+  };
+  const head = split(stages);
+  const ops: OperatorStep[] = [...head.limits];
+  for (const op of operators) {
+    const post = split(op.post);
+    ops.push({ spec: op.spec, post: post.before }, ...post.limits);
+  }
+  return { stages: head.before, operators: ops };
 }

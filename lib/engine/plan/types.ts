@@ -373,6 +373,12 @@ export type StatefulSpec =
       readonly windowFilter?: WindowFilter;
     }
   | { readonly kind: 'dedup'; readonly columns: readonly string[] | null; readonly withinWatermark: boolean }
+  /**
+   * Spark's limit in append mode (StreamingGlobalLimitExec): the first `n` rows the query ever
+   * passes here, over all its batches; the count emitted so far is its state. toPlan makes a
+   * frame's limit() this operator in append mode (a complete-mode limit is an OrderStage).
+   */
+  | { readonly kind: 'limit'; readonly n: number }
   | StreamJoinSpec
   | TransformWithStateSpec;
 

@@ -911,9 +911,10 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
   }
 
   /**
-   * Spark's `limit`: the first `n` rows of each batch's result table, after an aggregation in
-   * complete mode (after orderBy: the top n). Spark refuses it in update mode; its append-mode
-   * limit counts rows across batches in state, which sluice does not do yet (refused when planned).
+   * Spark's `limit`: in complete mode, after the aggregation, the first `n` rows of each batch's
+   * result table (after orderBy: the top n); in append mode the first `n` rows to reach it over all
+   * the query's batches, its count kept in state (Spark's StreamingGlobalLimitExec; the plan makes
+   * it an operator). Spark refuses it in update mode.
    */
   limit(n: number): StreamFrame<C> {
     if (!Number.isSafeInteger(n) || n < 0) throw new InvalidQueryError(`limit(${JSON.stringify(n)}): the number of rows is a whole number, 0 or more`);

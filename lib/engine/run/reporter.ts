@@ -128,11 +128,12 @@ function stateOperatorProgress(rt: QueryRuntime, spec: StatefulSpec, o: Operator
   };
 }
 
-/** Spark's operator names: StateStoreSaveExec, SessionWindowStateStoreSaveExec, StreamingDeduplicateExec (and its WithinWatermark twin), StreamingSymmetricHashJoinExec. */
+/** Spark's operator names: StateStoreSaveExec, SessionWindowStateStoreSaveExec, StreamingDeduplicateExec (and its WithinWatermark twin), StreamingSymmetricHashJoinExec, StreamingGlobalLimitExec. */
 function sparkOperatorName(st: StatefulSpec): string {
   if (st.kind === 'streamJoin') return 'symmetricHashJoin';
   if (st.kind === 'transformWithState') return 'transformWithStateExec';
   if (st.kind === 'dedup') return st.withinWatermark ? 'dedupeWithinWatermark' : 'dedupe';
+  if (st.kind === 'limit') return 'globalLimit';
   return st.keys.some((k) => k.kind === 'session') ? 'sessionWindowStateStoreSaveExec' : 'stateStoreSave';
 }
 
