@@ -58,6 +58,7 @@ import { GroupedFrame } from './grouped';
 import { filterBelowProjection } from './projection-pushdown';
 import { DataStreamWriter } from './writer';
 import type {
+  AggArg,
   AnyColumns,
   ColumnsOfType,
   DdlTypeOf,
@@ -919,6 +920,42 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
   limit(n: number): StreamFrame<C> {
     if (!Number.isSafeInteger(n) || n < 0) throw new InvalidQueryError(`limit(${JSON.stringify(n)}): the number of rows is a whole number, 0 or more`);
     return this.add({ kind: 'limit', n });
+  }
+
+  /** Spark's `distinct`: dropDuplicates over every column. */
+  distinct(): StreamFrame<C> {
+    return this.dropDuplicates();
+  }
+
+  /** Spark's `agg` on a frame: `groupBy().agg(...)`, one group of every row (a global aggregation). */
+  agg<A extends AggArg<C>[]>(...aggs: A) {
+    return this.groupBy().agg(...aggs);
+  }
+
+  /** Spark's `toDF(...names)`: every column renamed, in order (as many names as columns), each keeping its type and marks. */
+  toDF(...names: string[]): StreamFrame<AnyColumns> {
+    const cols = this.columnsNow_();
+    if (names.length !== cols.length || names.some((n) => typeof n !== 'string' || n === ''))
+      throw new InvalidQueryError(
+        `toDF: the number of columns doesn't match: old column names (${cols.length}): ${cols.map((c) => c.name).join(', ')}; new column names (${names.length}): ${names.join(', ')}: give one non-empty name per column`,
+      );
+    const taken = new Set<string>();
+    for (const n of names) {
+      if (taken.has(n.toLowerCase())) throw new InvalidQueryError(`toDF: the name ${JSON.stringify(n)} is given twice: a row holds one column of a name`);
+      taken.add(n.toLowerCase());
+    }
+    return this.project_(cols.map((c, i) => (c.name === names[i] ? c.name : { kind: 'column' as const, as: names[i], column: c.name })));
+  }
+
+  /** Spark's `transform(f)`: `f(this)`, for chaining a function of your own that takes and returns a frame. */
+  transform<R>(f: (frame: this) => R): R {
+    if (typeof f !== 'function') throw new InvalidQueryError(`transform: pass a function of the frame, e.g. transform((f) => f.filter('amount > 0'))`);
+    return f(this);
+  }
+
+  /** Spark's `columns`: the names of the frame's columns, in order. */
+  get columns(): string[] {
+    return this.columnsNow_().map((c) => c.name);
   }
 
   dropDuplicates(columns?: Array<Names<C>>): StreamFrame<C> {

@@ -6,7 +6,10 @@ import { InvalidQueryError } from '../errors';
 import { parseSchema } from '../schema';
 import type { ProcessorClass, ProcessorOutputMode, StatefulProcessor, TimeMode } from '../tws/api';
 import type { AggSpec, ColumnKey, GroupKey } from '../plan/types';
-import { AggBuilder, count } from './functions';
+import { AggBuilder, avg, count, max, min, sum } from './functions';
+import { unknownColumn } from '../plan/columns';
+import { isNumeric } from '../expr/types';
+import { resolveName } from '../resolve-name';
 import type { Column } from './column';
 import { aggregation, usesExpressions } from './expr-agg';
 import type { AggArg, AggColumns, AnyColumns, FrameColumns, GroupArg, ProcessorRowOf, SchemaColumns, Simplify } from './types';
@@ -51,6 +54,45 @@ export class GroupedFrame<C extends FrameColumns = AnyColumns, K extends FrameCo
     }
     return this.frame.stateful_({ kind: 'aggregate', keys: this.keys, aggs: specs });
   }
+  /** Spark's GroupedData.sum(...columns): each named numeric column's sum, named `sum(x)`; every numeric column when none is named. */
+  sum(...columns: Array<keyof C & string>): StreamFrame<AnyColumns> {
+    return this.numeric('sum', columns);
+  }
+  /** Spark's GroupedData.avg: each numeric column's mean, named `avg(x)`. */
+  avg(...columns: Array<keyof C & string>): StreamFrame<AnyColumns> {
+    return this.numeric('avg', columns);
+  }
+  /** Spark's GroupedData.mean: avg (its columns are named `avg(x)`, as Spark names them). */
+  mean(...columns: Array<keyof C & string>): StreamFrame<AnyColumns> {
+    return this.numeric('avg', columns);
+  }
+  /** Spark's GroupedData.max: each numeric column's greatest value, named `max(x)`. */
+  max(...columns: Array<keyof C & string>): StreamFrame<AnyColumns> {
+    return this.numeric('max', columns);
+  }
+  /** Spark's GroupedData.min: each numeric column's least value, named `min(x)`. */
+  min(...columns: Array<keyof C & string>): StreamFrame<AnyColumns> {
+    return this.numeric('min', columns);
+  }
+
+  /** Spark's aggregateNumericColumns: `fn` over the named columns, which must be numeric, or over every numeric column. */
+  private numeric(fn: 'sum' | 'avg' | 'max' | 'min', columns: readonly string[]): StreamFrame<AnyColumns> {
+    const cols = this.frame.columnsNow_();
+    const names = columns.map((name) => {
+      const c = resolveName(cols, String(name));
+      if (c === undefined) throw unknownColumn(String(name), cols, `groupBy(...).${fn}`);
+      if (!isNumeric(c) || c.window)
+        throw new InvalidQueryError(`groupBy(...).${fn}: "${c.name}" is not a numeric column. Aggregation function can only be applied on a numeric column.`);
+      return c.name;
+    });
+    const all = names.length > 0 ? names : cols.filter((c) => isNumeric(c) && !c.window).map((c) => c.name);
+    if (all.length === 0)
+      throw new InvalidQueryError(`groupBy(...).${fn}(): the frame has no numeric column (its columns: ${cols.map((c) => c.name).join(', ')})`);
+    const make = { sum, avg, max, min }[fn];
+    // biome-ignore lint/suspicious/noExplicitAny: the builders' names are known only at run time
+    return this.agg(...(all.map((c) => make(c)) as any)) as unknown as StreamFrame<AnyColumns>;
+  }
+
   count(): StreamFrame<Simplify<K & { count: 'LONG' }>> {
     // biome-ignore lint/suspicious/noExplicitAny: a grouping by expressions has columns known only at run time
     if (this.exprKeys) return this.agg(...([count().alias('count')] as any)) as any;
