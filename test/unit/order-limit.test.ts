@@ -4,7 +4,7 @@
  * result table, refused elsewhere with Spark's messages. Expectations worked by hand from the rows.
  */
 import { outputColumns } from '../../lib/engine/plan/chain';
-import { count, desc, expr, readStream, sum, window } from '../../lib/api/query';
+import { count, desc, expr, F, readStream, sum, window } from '../../lib/api/query';
 import type { QueryPlan } from '../../lib/engine/plan/types';
 import { CRASH_POINTS } from '../../lib/engine/testing/crash';
 import { at, createTestRunner } from './engine-factories';
@@ -58,7 +58,7 @@ describe('orderBy in complete mode', () => {
       { k: 'y', a: 9 },
       { k: 'z', a: 5 },
     ];
-    const top = perKey().orderBy(expr('total').desc()).limit(2).writeStream.outputMode('complete').plan();
+    const top = perKey().orderBy(F.col('total').desc()).limit(2).writeStream.outputMode('complete').plan();
     expect(await batches(top, rows)).toEqual([
       [
         { k: 'y', n: 1, total: 9 },

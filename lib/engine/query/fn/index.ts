@@ -13,6 +13,8 @@ export * from './strings';
 export * from './dates';
 export * from './collections';
 export {
+  asc,
+  desc,
   window,
   sessionWindow as session_window,
   count,
