@@ -375,6 +375,21 @@ SELECT k, count(*) AS n ${SRC} GROUP BY k ORDER BY 2 DESC, k NULLS LAST LIMIT 3`
     ]);
   });
 
+  it('LIMIT in append mode is the limit operator (the first n rows over all runs)', () => {
+    const sql = compileSql(`SELECT k, a ${SRC} WHERE a > 0 LIMIT 5`);
+    const ts = readStream
+      .format('json')
+      .schema('k STRING, a INT')
+      .load('s3://in/e')
+      .filter('a > 0')
+      .selectExpr('k', 'a')
+      .limit(5)
+      .writeStream.trigger({ availableNow: true })
+      .plan();
+    expectSamePlan(sql, ts);
+    expect(sql.operators.map((o) => o.spec)).toEqual([{ kind: 'limit', n: 5 }]);
+  });
+
   it('are refused where Spark refuses them, at the clause: ORDER BY outside complete mode, LIMIT in update mode', () => {
     expect(() => compileSql(`SELECT k ${SRC} ORDER BY k`)).toThrow(/^Sorting is not supported on streaming DataFrames\/Datasets, .* \(line 1, column \d+\)$/);
     expect(() => compileSql(`SET outputMode = update; SELECT k, count(*) AS n ${SRC} GROUP BY k LIMIT 2`)).toThrow(
