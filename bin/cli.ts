@@ -236,6 +236,15 @@ Example:
     .action(async (modulePath: string, o: RunOptions) => done(await commands().runQuery(modulePath, o)));
 
   program
+    .command('explain')
+    .description(
+      "print the query's plan: its source and columns, every stage and stateful operator in the order a batch runs them (with the filters Spark's optimizer moves and the columns it leaves uncomputed), each operator's columns, event time and state, the other inputs, and the output's columns; no AWS call",
+    )
+    .argument('<query-module>', 'the query module, as for run (a .ts/.js module or a .sql file)')
+    .addHelpText('after', '\nExample:\n  npx sluice explain src/query.ts')
+    .action(async (modulePath: string) => done(await commands().explainCommand(modulePath)));
+
+  program
     .command('status')
     .description("the recent runs and batches of a query's checkpoint as a table, and a verdict: healthy, falling behind, no input, state growing, failing")
     .argument('[query-module]', 'the query module, as for run (or give --checkpoint)')

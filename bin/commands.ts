@@ -43,6 +43,7 @@ import { startLocalStack, type LocalStack } from '../lib/local/stack';
 
 export { EXIT_CODES } from './exit-codes';
 import { EXIT_CODES } from './exit-codes';
+import { explainPlan } from '../lib/observe/explain';
 
 export type Service = 'dynamodb' | 's3' | 'kinesis' | 'sqs';
 
@@ -443,6 +444,12 @@ export interface StatusCliOptions {
 }
 
 /** `sluice status`: the checkpoint's recent runs and batches as a table, and a verdict (lib/observe/status.ts). */
+/** `sluice explain`: the query's plan as text (lib/observe/explain.ts), with no AWS call. */
+export async function explainCommand(modulePath: string): Promise<number> {
+  process.stdout.write(explainPlan(await loadPlan(modulePath)));
+  return EXIT_CODES.ok;
+}
+
 export async function status(modulePath: string | undefined, o: StatusCliOptions): Promise<number> {
   const intervalMs = parseShortDuration(o.interval, '--interval');
   if (!modulePath && !o.checkpoint) {

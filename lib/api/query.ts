@@ -81,6 +81,7 @@ export {
 export type { SortKey } from '../engine/query/functions';
 export * as F from '../engine/query/fn';
 export { compileSql, SqlError } from '../engine/sql';
+export { explainPlan as explain } from '../observe/explain';
 export { expr } from '../engine/query/column';
 export type { Operand } from '../engine/query/column';
 export type { Literal } from '../engine/query/sql-text';

@@ -34,7 +34,7 @@ describe('sluice CLI', () => {
   it('--help lists the commands and the exit codes; no command is a usage error', async () => {
     const help = await sluice('--help');
     expect(help.code).toBe(0);
-    for (const c of ['init', 'example', 'run', 'status', 'conformance']) expect(help.stdout).toMatch(new RegExp(`^  ${c} `, 'm'));
+    for (const c of ['init', 'example', 'run', 'explain', 'status', 'conformance']) expect(help.stdout).toMatch(new RegExp(`^  ${c} `, 'm'));
     expect(help.stdout).toMatch(/Exit codes:\n {2}0 .*\n {2}1 .*\n {2}2 .*\n {2}3 /);
     const none = await sluice();
     expect(none.code).toBe(2);
@@ -46,6 +46,7 @@ describe('sluice CLI', () => {
     ['status', /--interval <duration>[\s\S]*--json[\s\S]*Example:\n {2}npx sluice status /],
     ['init', /--format <format>[\s\S]*--sluice <spec>[\s\S]*Example:\n {2}npx sluice init [\s\S]*npx sluice init my-pipeline --format csv\n/],
     ['example', /--source <kind>[\s\S]*Example:\n {2}npx sluice example /],
+    ['explain', /<query-module>[\s\S]*Example:\n {2}npx sluice explain /],
   ])('%s --help explains it with an example', async (cmd, pattern) => {
     const r = await inProcess(cmd, '--help');
     expect(r.code).toBe(0);

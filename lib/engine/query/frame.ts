@@ -718,6 +718,8 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     }
     if (other.inputs.length > 0)
       throw new InvalidQueryError(`${what}: the other stream has inputs of its own: union the streams one at a time from the left, e.g. a.union(b).union(c)`);
+    if ([...this.stages, ...other.stages].some((st) => st.kind === 'limit'))
+      throw new InvalidQueryError(`${what}: a limit on one side of a union is not supported: limit after the union, e.g. a.union(b).limit(n)`);
     const steps = unionSteps(this.columnsNow_(), other.columnsNow_(), byName, allowMissing);
     let left = this as unknown as StreamFrame<FrameColumns>;
     for (const step of steps.left) left = left.apply_(step);
