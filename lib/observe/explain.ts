@@ -83,12 +83,12 @@ function aggText(a: AggSpec): string {
   return `${a.fn}(${arg}) AS ${a.as}`;
 }
 
-/** A join's time range as the bounds of the right side's time: `ct in [it - 5m, it]`. */
+/** A join's time range as Spark reads it, `left BETWEEN right + lower AND right + upper`: `it in [ct - 5m, ct]`. */
 function rangeText(r: TimeRange): string {
-  const bound = (us: number | null) => (us === null ? null : us === 0 ? r.left : `${r.left} ${us < 0 ? '-' : '+'} ${formatDuration(Math.abs(us) / 1000)}`);
+  const bound = (us: number | null) => (us === null ? null : us === 0 ? r.right : `${r.right} ${us < 0 ? '-' : '+'} ${formatDuration(Math.abs(us) / 1000)}`);
   const lower = bound(r.lowerUs);
   const upper = bound(r.upperUs);
-  return `${r.right} in ${lower === null ? '(-∞' : `${r.lowerStrict ? '(' : '['}${lower}`}, ${upper === null ? '∞)' : `${upper}${r.upperStrict ? ')' : ']'}`}`;
+  return `${r.left} in ${lower === null ? '(-∞' : `${r.lowerStrict ? '(' : '['}${lower}`}, ${upper === null ? '∞)' : `${upper}${r.upperStrict ? ')' : ']'}`}`;
 }
 
 /** A stateful operator, as a line. */

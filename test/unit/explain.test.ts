@@ -64,9 +64,12 @@ describe('explain', () => {
       .schema('ad STRING, it TIMESTAMP')
       .load()
       .withWatermark('it', '1 minute')
-      .join(clicks, { left: 'ad', right: 'cad' }, 'inner', { timeRange: { left: 'it', right: 'ct', lower: '0 seconds', upper: '5 minutes' } })
+      .join(clicks, { left: 'ad', right: 'cad' }, 'inner', {
+        timeRange: { left: 'it', right: 'ct', lower: '-5 minutes', upper: '0 seconds', upperStrict: true },
+      })
       .writeStream.plan();
-    expect(explain(joined)).toContain('Operator op0: StreamJoin inner with input2 on ad = cad; ct in [it, it + 5m]\n');
+    // Spark's it BETWEEN ct - 5 minutes AND ct, the upper bound strict
+    expect(explain(joined)).toContain('Operator op0: StreamJoin inner with input2 on ad = cad; it in [ct - 5m, ct)\n');
   });
 
   it('is a CLI command over a query module, with no AWS call', async () => {

@@ -161,3 +161,53 @@ describe('a union under crashes', () => {
     expect(fired).toBeGreaterThan(0);
   });
 });
+
+describe('a union, then a stream-stream join', () => {
+  it("joins both unioned streams' rows with the third input (the join names its own input after the union's)", async () => {
+    const ads = () => readStream.format('json').schema('ad STRING, it TIMESTAMP').load().withWatermark('it', '0 seconds');
+    const moreAds = readStream.format('json').schema('ad STRING, it TIMESTAMP').load().withWatermark('it', '0 seconds');
+    const clicks = readStream.format('json').schema('cad STRING, ct TIMESTAMP').load().withWatermark('ct', '0 seconds');
+    const plan = ads()
+      .union(moreAds)
+      .join(clicks, { left: 'ad', right: 'cad' }, 'inner', { timeRange: { left: 'it', right: 'ct', lower: '-5 minutes', upper: '0 seconds' } })
+      .writeStream.plan();
+    // (the other ads join the stream after its watermark stage)
+    expect(plan.inputs!.map((i) => [i.name, i.unionAt])).toEqual([
+      ['input2', 1],
+      ['input3', undefined],
+    ]);
+    const r = unionRunner(plan);
+    r.into(0, [{ ad: 'a', it: at('12:00') }]);
+    r.into(1, [{ ad: 'b', it: at('12:01') }]);
+    r.into(2, [
+      { cad: 'a', ct: at('12:02') },
+      { cad: 'b', ct: at('12:03') },
+    ]);
+    expect(sorted((await r.run()).batches.flatMap((b) => b.rows))).toEqual(
+      sorted([
+        { ad: 'a', it: '2026-10-01T12:00:00.000Z', cad: 'a', ct: '2026-10-01T12:02:00.000Z' },
+        { ad: 'b', it: '2026-10-01T12:01:00.000Z', cad: 'b', ct: '2026-10-01T12:03:00.000Z' },
+      ]),
+    );
+  });
+});
+
+describe('a union, then a filter Spark derives from a join', () => {
+  it("keeps the other stream's rows out of this stream's watermark: the join's pushed filter goes after the union point", async () => {
+    const ads = readStream.format('json').schema('ad STRING, it TIMESTAMP').load().withWatermark('it', '0 seconds');
+    // the other stream has no watermark of its own: its event times must not move the query's
+    const moreAds = readStream.format('json').schema('ad STRING, it TIMESTAMP').load();
+    const clicks = readStream.format('json').schema('cad STRING, ct TIMESTAMP').load().withWatermark('ct', '0 seconds');
+    const plan = ads
+      .union(moreAds)
+      .join(clicks, { left: 'ad', right: 'cad' }, 'inner', { timeRange: { left: 'it', right: 'ct', lower: '-5 minutes', upper: '0 seconds' } })
+      .writeStream.plan();
+    const r = unionRunner(plan);
+    r.into(0, [{ ad: 'a', it: at('12:00') }]);
+    r.into(1, [{ ad: 'b', it: at('13:00') }]);
+    r.into(2, [{ cad: 'z', ct: at('13:30') }]);
+    const report = await r.run();
+    // min(the ads' 12:00, the clicks' 13:30): the other ads' 13:00 counts for no watermark
+    expect(report.watermark).toBe('2026-10-01T12:00:00.000Z');
+  });
+});

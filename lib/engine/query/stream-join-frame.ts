@@ -43,7 +43,10 @@ export function pushFilter(
   notNull: readonly string[] = [],
   conjuncts: readonly JoinConjunct[] = [],
 ): StreamFrame<FrameColumns> {
-  const below = (cols: readonly string[]) => pushesBelowWatermark(frame, cols);
+  // (a union's other stream joins the frame's rows at a stage index: nothing is put before it, and
+  // a filter placed after the stages holds for both streams' rows, as Spark pushes it into each)
+  const unioned = frame.inputs.some((i) => i.unionAt !== undefined);
+  const below = (cols: readonly string[]) => !unioned && pushesBelowWatermark(frame, cols);
   const stage = (ps: readonly JoinPredicate[], keys: readonly string[]): StatelessStage[] => {
     if (!ps.length && !keys.length) return [];
     const fn = (row: Row): boolean => {
