@@ -200,7 +200,9 @@ export interface PlanInput {
   /**
    * A union's other stream (StreamFrame.union): its rows, after its own stages, join the query's
    * own rows before plan.stages[unionAt] and go on through the stages from there, as if read by
-   * the first source. Absent: a stream-stream join's other side (its `input` names it).
+   * the first source. Absent: a stream-stream join's other side (its `input` names it). An index:
+   * whatever puts a stage into plan.stages before it must move it (query/stream-join-frame.ts
+   * pushFilter puts nothing there for that reason).
    */
   readonly unionAt?: number;
 }
