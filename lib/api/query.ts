@@ -166,7 +166,7 @@ export type { FileFormat } from '../engine/formats';
 export type { Json, OutputRow, Row, StaticTableReader, StaticTables } from '../engine/ports';
 export type { StreamingProgress, ProgressListener, ProgressDurations, ProgressEventTime, SluiceProgress } from '../engine/progress';
 // Types the exports above name in their signatures, exported so the API reference (npm run docs) documents them.
-export type { AggColumns, DroppedColumns, KeyColumns, RenamedColumns } from '../engine/query/types';
+export type { AggColumns, DroppedColumns, KeyColumns, RenamedColumns, UnionColumns } from '../engine/query/types';
 export type { ReplaceScalar } from '../engine/query/column-ops';
 export type { JoinConditionArg } from '../engine/query/frame';
 export type {

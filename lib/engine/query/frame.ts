@@ -69,6 +69,7 @@ import type {
   KeyColumns,
   Names,
   DroppedColumns,
+  UnionColumns,
   RenamedColumns,
   PathInfo,
   SelectArg,
@@ -695,8 +696,8 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
    * mark this stream gave it. Union before any stateful operator (groupBy, dropDuplicates, a
    * stream-stream join, transformWithState).
    */
-  union<O extends FrameColumns>(other: StreamFrame<O>): StreamFrame<C> {
-    return this.union_(other as unknown as StreamFrame<FrameColumns>, false, false) as unknown as StreamFrame<C>;
+  union<O extends FrameColumns>(other: StreamFrame<O>): StreamFrame<UnionColumns<C, O>> {
+    return this.union_(other as unknown as StreamFrame<FrameColumns>, false, false) as unknown as StreamFrame<UnionColumns<C, O>>;
   }
 
   /**

@@ -509,3 +509,9 @@ export type ProcessorValue<T> = T extends 'STRING' | 'DECIMAL' | 'DATE'
 /** A key or input row of a processor over columns C (a value may be null); an output row of a processor emitting C (a column may be left out). */
 export type ProcessorRowOf<C extends FrameColumns> =
   Known<C> extends true ? { [K in keyof C]?: ProcessorValue<C[K]> | null } : { readonly [column: string]: ProcessorJsonValue | undefined };
+
+/**
+ * The columns of a union: this stream's when the other's are the same names and types; else
+ * known only at run time (a widened type, INT beside DECIMAL, may change how a value is held).
+ */
+export type UnionColumns<C extends FrameColumns, O extends FrameColumns> = [C] extends [O] ? ([O] extends [C] ? C : AnyColumns) : AnyColumns;
