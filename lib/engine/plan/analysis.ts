@@ -449,6 +449,10 @@ function checkListagg(a: AggSpec, cols: readonly ColumnInfo[]): void {
   }
 }
 
+/** Spark's refusal of a sort that is not over an aggregation in complete mode (the frame's orderBy refuses it early with the same words). */
+export const SORT_REFUSED =
+  "Sorting is not supported on streaming DataFrames/Datasets, unless it is on aggregated DataFrame/Dataset in Complete output mode: sort after groupBy(...).agg(...) with outputMode('complete'), or sort when you read the output";
+
 /**
  * Spark's rules for sort and limit on a stream (UnsupportedOperationChecker): a sort only over an
  * aggregation's output in complete mode (each batch emits the whole result table); a limit never
@@ -466,9 +470,7 @@ function checkOrderStages(draft: ChainDraft, outputMode: OutputMode): void {
   const afterOther = last !== undefined && last.spec.kind !== 'aggregate' ? last.post : [];
   const sorted = [...elsewhere, ...afterOther].some((s) => s.kind === 'sort') || (afterAggregation.some((s) => s.kind === 'sort') && outputMode !== 'complete');
   if (sorted) {
-    throw new InvalidQueryError(
-      "Sorting is not supported on streaming DataFrames/Datasets, unless it is on aggregated DataFrame/Dataset in Complete output mode: sort after groupBy(...).agg(...) with outputMode('complete'), or sort when you read the output",
-    );
+    throw new InvalidQueryError(SORT_REFUSED);
   }
   const limited = [...elsewhere, ...afterOther, ...afterAggregation].some((s) => s.kind === 'limit') || draft.operators.some((o) => o.spec.kind === 'limit');
   if (!limited) return;

@@ -26,6 +26,7 @@ import { isPath, parsePath, pathColumn, pathName } from '../plan/paths';
 import { ddlOf, parseDdlType } from '../ddl';
 import { outputColumns } from '../plan/chain';
 import { sourceLimits } from '../plan/to-plan';
+import { SORT_REFUSED } from '../plan/analysis';
 import { col } from './functions';
 import { Column } from './column';
 import type { AsColType, ColType, FrameType, UnknownType } from './column-types';
@@ -750,10 +751,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
    */
   orderBy(...keys: Array<Names<C> | Column | SortKey>): StreamFrame<C> {
     const last = this.operators.at(-1);
-    if (last?.spec.kind !== 'aggregate')
-      throw new InvalidQueryError(
-        "Sorting is not supported on streaming DataFrames/Datasets, unless it is on aggregated DataFrame/Dataset in Complete output mode: sort after groupBy(...).agg(...) with outputMode('complete'), or sort when you read the output",
-      );
+    if (last?.spec.kind !== 'aggregate') throw new InvalidQueryError(SORT_REFUSED);
     return this.add({ kind: 'sort', keys: sortKeys(this.columnsNow_(), keys) });
   }
 
