@@ -38,6 +38,7 @@ const FORMS: Readonly<Record<string, (args: readonly string[], quote: (text: str
   lpad: (a, q) => `lpad(${a.join(', ')}${a.length === 2 ? `, ${q(' ')}` : ''})`,
   rpad: (a, q) => `rpad(${a.join(', ')}${a.length === 2 ? `, ${q(' ')}` : ''})`,
   unix_timestamp: (a, q) => `unix_timestamp(${a.join(', ')}${a.length === 1 ? `, ${q('yyyy-MM-dd HH:mm:ss')}` : ''})`,
+  to_unix_timestamp: (a, q) => `to_unix_timestamp(${a.join(', ')}${a.length === 1 ? `, ${q('yyyy-MM-dd HH:mm:ss')}` : ''})`,
   // JsonToStructs prints its JSON argument only (the schema and options are not its children)
   from_json: (a) => `from_json(${a[0] ?? ''})`,
   from_unixtime: (a, q) => `from_unixtime(${a.join(', ')}${a.length === 1 ? `, ${q('yyyy-MM-dd HH:mm:ss')}` : ''})`,

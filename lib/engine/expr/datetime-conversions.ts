@@ -259,32 +259,10 @@ export const DATETIME_CONVERSIONS: Record<string, FunctionDef> = {
         c.pos,
       );
     }
-    if (args.length === 2) return parsed(c, args, LONG, false, (us) => floorDivMicros(us, MICROS_PER_SECOND));
-    const a = args[0];
-    if (a.type.type === 'STRING') {
-      return call(
-        c,
-        LONG,
-        [a],
-        strict((s) => {
-          const us = PLAIN_TIMESTAMP.test(s as string) ? parseTimestampMicros(s as string) : null;
-          if (us === null) {
-            throw new SparkRowError(
-              'CANNOT_PARSE_TIMESTAMP',
-              `Text '${s}' could not be parsed with the pattern 'yyyy-MM-dd HH:mm:ss'. Use \`try_to_timestamp\` to tolerate invalid input string and return NULL instead.`,
-            );
-          }
-          return floorDivMicros(us, MICROS_PER_SECOND);
-        }),
-      );
-    }
-    return call(
-      c,
-      LONG,
-      [timestampArg(c, a, 0)],
-      strict((t) => floorDivMicros(t as Micros, MICROS_PER_SECOND)),
-    );
+    return unixTimestamp(args, c);
   }),
+  // Spark's to_unix_timestamp: unix_timestamp without the no-argument form (which is the clock)
+  to_unix_timestamp: def(1, 2, (args, c) => unixTimestamp(args, c)),
   unix_seconds: timestampTo(MICROS_PER_SECOND),
   unix_millis: timestampTo(1000),
   unix_micros: timestampTo(1),
@@ -324,3 +302,32 @@ export const DATETIME_CONVERSIONS: Record<string, FunctionDef> = {
     );
   }),
 };
+
+/** unix_timestamp(s [, fmt]) and to_unix_timestamp: the epoch seconds of a TIMESTAMP, DATE or STRING (parsed with fmt, by default 'yyyy-MM-dd HH:mm:ss'). */
+function unixTimestamp(args: readonly Typed[], c: CallCtx): Typed {
+  if (args.length === 2) return parsed(c, args, LONG, false, (us) => floorDivMicros(us, MICROS_PER_SECOND));
+  const a = args[0];
+  if (a.type.type === 'STRING') {
+    return call(
+      c,
+      LONG,
+      [a],
+      strict((s) => {
+        const us = PLAIN_TIMESTAMP.test(s as string) ? parseTimestampMicros(s as string) : null;
+        if (us === null) {
+          throw new SparkRowError(
+            'CANNOT_PARSE_TIMESTAMP',
+            `Text '${s}' could not be parsed with the pattern 'yyyy-MM-dd HH:mm:ss'. Use \`try_to_timestamp\` to tolerate invalid input string and return NULL instead.`,
+          );
+        }
+        return floorDivMicros(us, MICROS_PER_SECOND);
+      }),
+    );
+  }
+  return call(
+    c,
+    LONG,
+    [timestampArg(c, a, 0)],
+    strict((t) => floorDivMicros(t as Micros, MICROS_PER_SECOND)),
+  );
+}

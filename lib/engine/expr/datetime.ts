@@ -251,6 +251,7 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
   minute: timeField((us) => Math.floor(us / 60_000_000) % 60),
   second: timeField((us) => Math.floor(us / 1_000_000) % 60),
   date_add: addDays(1),
+  dateadd: addDays(1), // Spark 3.4's alias of date_add
   date_sub: addDays(-1),
   date_diff: dateDiff,
   datediff: dateDiff,
