@@ -29,6 +29,7 @@
  *   hash set, which no one can rely on: sort it with array_sort when the order matters.
  */
 import { lessFor } from './aggregates';
+import { keysComparator } from './order';
 import { groupingKey } from './operators/state-id';
 import type { CompiledAgg } from './aggregates';
 import type { Json } from './ports';
@@ -355,20 +356,12 @@ function listagg(spec: AggSpec, column: string, inType: DataType | undefined, by
   // one key: the key itself; several: the fields of a STRUCT, k0, k1, ...
   const keyTypes = order.length === 1 ? [byType] : order.map((_, i) => byType?.fields?.[i]);
   const keyOf = (k: unknown, i: number): unknown => (order.length === 1 ? k : k === null || k === undefined ? null : (k as Record<string, unknown>)[`k${i}`]);
-  const lessers = keyTypes.map((t) => lessFor(t));
-  const compare = (a: Json[], b: Json[]): number => {
-    for (let i = 0; i < order.length; i++) {
-      const x = keyOf(a[1], i) ?? null;
-      const y = keyOf(b[1], i) ?? null;
-      if (x === null || y === null) {
-        if (x === y) continue;
-        return (x === null) === order[i].nullsFirst ? -1 : 1;
-      }
-      const c = lessers[i](x, y) ? -1 : lessers[i](y, x) ? 1 : 0;
-      if (c !== 0) return order[i].desc ? -c : c;
-    }
-    return 0;
-  };
+  const compare = keysComparator<Json[]>(
+    order.map((o, i) => {
+      const less = lessFor(keyTypes[i]);
+      return { value: (e) => keyOf(e[1], i), compare: (x, y) => (less(x, y) ? -1 : less(y, x) ? 1 : 0), desc: o.desc, nullsFirst: o.nullsFirst };
+    }),
+  );
   return {
     spec,
     init: () => [],

@@ -4,7 +4,7 @@
  * aggregation emitted them in (its groups' order, the same on a replay): the rows a limit keeps,
  * and the order a sink receives, do not depend on the run.
  */
-import type { OrderStage, SortStageKey, StatelessStage } from './plan/types';
+import type { OrderStage, StatelessStage } from './plan/types';
 import type { Row } from './ports';
 
 /** Whether a stage takes the batch's rows all at once (sort, limit) rather than row by row. */
@@ -12,8 +12,20 @@ export function isOrderStage(stage: StatelessStage): stage is OrderStage {
   return stage.kind === 'sort' || stage.kind === 'limit';
 }
 
-/** Compares two rows by the keys in turn: each key's nulls first or last, then its values ascending or descending. */
-function rowComparator(keys: readonly SortStageKey[]): (a: Row, b: Row) => number {
+/** A key to sort items of type T by: its value in an item, the order of two non-null values, the direction and where nulls go. */
+export interface SortKeyOf<T> {
+  readonly value: (item: T) => unknown;
+  readonly compare: (a: unknown, b: unknown) => number;
+  readonly desc: boolean;
+  readonly nullsFirst: boolean;
+}
+
+/**
+ * Compares two items by the keys in turn: each key's nulls first or last (whatever the
+ * direction), then its values ascending or descending. The sort stage's and listagg's WITHIN
+ * GROUP order (more-aggregates.ts) both sort by it.
+ */
+export function keysComparator<T>(keys: readonly SortKeyOf<T>[]): (a: T, b: T) => number {
   return (a, b) => {
     for (const k of keys) {
       const x = k.value(a) ?? null;
@@ -33,5 +45,5 @@ function rowComparator(keys: readonly SortStageKey[]): (a: Row, b: Row) => numbe
 export function applyOrderStage(stage: OrderStage, rows: readonly Row[]): Row[] {
   if (stage.kind === 'limit') return rows.slice(0, stage.n);
   // Array.prototype.sort is stable (ES2019)
-  return [...rows].sort(rowComparator(stage.keys));
+  return [...rows].sort(keysComparator<Row>(stage.keys));
 }

@@ -205,6 +205,15 @@ function trackEventTime(id: string, t: Micros, maxEventTime: Map<string, number>
   eventTimes.add(ms);
 }
 
+/** Adds what `from`'s watermark stages saw (each stage's max event time, the event-time stats) into `into`'s: two runs of stages over one chunk. */
+export function mergeEventTimes(into: Pick<StageResult, 'maxEventTime' | 'eventTimes'>, from: Pick<StageResult, 'maxEventTime' | 'eventTimes'>): void {
+  for (const [id, ms] of from.maxEventTime) {
+    const m = into.maxEventTime.get(id);
+    if (m === undefined || ms > m) into.maxEventTime.set(id, ms);
+  }
+  into.eventTimes.merge(from.eventTimes);
+}
+
 /** Whether the stages hold a stream-static join (they then run with applyStagesAsync). */
 export function hasJoin(stages: readonly StatelessStage[]): boolean {
   return stages.some((s) => s.kind === 'join');
@@ -228,8 +237,7 @@ export async function applyStagesAsync(
     if (to <= from) return;
     const r = applyStages(stages.slice(from, to), rows, onRowError);
     rows = r.rows;
-    for (const [id, t] of r.maxEventTime) maxEventTime.set(id, Math.max(t, maxEventTime.get(id) ?? -Infinity));
-    eventTimes.merge(r.eventTimes);
+    mergeEventTimes({ maxEventTime, eventTimes }, r);
   };
   for (let i = 0; i < stages.length; i++) {
     const stage = stages[i];

@@ -235,10 +235,14 @@ export function sparkInterval(ms: number): string {
   return `${ms} milliseconds`;
 }
 
-/** A duration for people: "350ms", "42s", "7m 12s", "10m", "2h 05m", "3d 4h"; negative with a minus sign. */
-export function formatDuration(ms: number): string {
+/**
+ * A lateness for people, rounded to its unit and zero-padded in columns: "350ms", "42s", "7m 12s",
+ * "10m", "2h 05m", "3d 4h"; negative with a minus sign. (format.ts formatDuration is the run's
+ * elapsed times: truncated, not padded.)
+ */
+export function formatLateness(ms: number): string {
   if (!Number.isFinite(ms)) return String(ms);
-  if (ms < 0) return `-${formatDuration(-ms)}`;
+  if (ms < 0) return `-${formatLateness(-ms)}`;
   if (ms < SECOND) return `${Math.round(ms)}ms`;
   if (ms < MINUTE) return `${+(ms / SECOND).toFixed(ms < 10 * SECOND ? 1 : 0)}s`;
   const s = Math.round(ms / SECOND);
@@ -288,7 +292,7 @@ export function formatLatenessText(stats: LatenessStats, what: { source: string;
     `lateness of ${what.source} (arrival − ${what.column}), ${stats.count} rows${what.sampled ? ` ${what.sampled}` : ''}; percentiles by ${stats.method} on the sample`,
   );
   lines.push(
-    `  p50 ${formatDuration(p.p50)}   p90 ${formatDuration(p.p90)}   p99 ${formatDuration(p.p99)}   p99.9 ${formatDuration(p.p999)}   max ${formatDuration(p.max)}`,
+    `  p50 ${formatLateness(p.p50)}   p90 ${formatLateness(p.p90)}   p99 ${formatLateness(p.p99)}   p99.9 ${formatLateness(p.p999)}   max ${formatLateness(p.max)}`,
   );
   if (stats.count < 100)
     lines.push(`  only ${stats.count} rows: their p99 is their maximum, so the figures are rough; sample more (a longer --since) before choosing`);
@@ -301,12 +305,12 @@ export function formatLatenessText(stats: LatenessStats, what: { source: string;
   lines.push('delay       drops');
   for (const c of stats.candidates) {
     const tags = [c.current ? "the query's delay" : '', c.recommended ? 'recommended' : ''].filter(Boolean).join(', ');
-    lines.push(`  ${formatDuration(c.delayMs).padEnd(9)} ${pct(c.dropFraction).padStart(7)}  (${c.droppedRows} rows)${tags ? `  <- ${tags}` : ''}`);
+    lines.push(`  ${formatLateness(c.delayMs).padEnd(9)} ${pct(c.dropFraction).padStart(7)}  (${c.droppedRows} rows)${tags ? `  <- ${tags}` : ''}`);
   }
   lines.push('');
   const beyond = stats.candidates.find((c) => c.recommended)!;
   lines.push(
-    `recommended: .withWatermark('${what.column}', '${stats.recommendedDelay}')   (p99 ${formatDuration(p.p99)}, rounded up; drops ${pct(beyond.dropFraction)} of these rows)`,
+    `recommended: .withWatermark('${what.column}', '${stats.recommendedDelay}')   (p99 ${formatLateness(p.p99)}, rounded up; drops ${pct(beyond.dropFraction)} of these rows)`,
   );
   lines.push(
     '  A longer delay keeps later rows but holds every result and its state that much longer (state grows with the delay); past p99 the few stragglers cost more to wait for than to reconcile in a batch job.',

@@ -8,7 +8,7 @@
  * chart with no series left says so instead of drawing an empty frame.
  */
 import type { StreamingProgress } from '../engine/progress';
-import { formatDuration, type LatenessHistogram, type LatenessStats } from './lateness';
+import { formatLateness, type LatenessHistogram, type LatenessStats } from './lateness';
 
 /** A stored progress record as read back: every field but batchId and timestamp may be missing. */
 export type StoredProgress = Partial<StreamingProgress> & { readonly batchId: number; readonly timestamp: string };
@@ -120,7 +120,7 @@ export function reportCharts(records: readonly StoredProgress[], opts: Pick<Repo
       x,
       [
         { label: 'batch duration (s)', color: COLORS.blue, values: col((r) => secs(num(r.batchDuration) ?? num(r.durationMs?.triggerExecution))) },
-        { label: `schedule interval (${formatDuration(opts.intervalMs)})`, color: COLORS.red, reference: true, values: col(() => opts.intervalMs / 1000) },
+        { label: `schedule interval (${formatLateness(opts.intervalMs)})`, color: COLORS.red, reference: true, values: col(() => opts.intervalMs / 1000) },
       ],
       'A run whose batches take longer than the interval is still running when the next one is due.',
     ),
@@ -226,8 +226,8 @@ function latenessChart(l: LatenessSection): ReportChart {
   const h = l.histogram;
   const p = l.stats.percentiles;
   const note =
-    `${l.stats.count} rows of ${l.source}: p50 ${formatDuration(p.p50)}, p90 ${formatDuration(p.p90)}, p99 ${formatDuration(p.p99)}, ` +
-    `p99.9 ${formatDuration(p.p999)}, max ${formatDuration(p.max)} (nearest rank)${h.above ? `; ${h.above} rows above p99.9 not drawn` : ''}. ` +
+    `${l.stats.count} rows of ${l.source}: p50 ${formatLateness(p.p50)}, p90 ${formatLateness(p.p90)}, p99 ${formatLateness(p.p99)}, ` +
+    `p99.9 ${formatLateness(p.p999)}, max ${formatLateness(p.max)} (nearest rank)${h.above ? `; ${h.above} rows above p99.9 not drawn` : ''}. ` +
     `Recommended: withWatermark('${l.column}', '${l.stats.recommendedDelay}').`;
   return {
     id: 'lateness',
@@ -261,7 +261,7 @@ export function buildReport(records: readonly StoredProgress[], opts: ReportOpti
   const span = first && last ? `batches ${first.batchId}–${last.batchId}, ${first.timestamp} to ${last.timestamp}` : 'no batches';
   const runs = new Set(records.map((r) => r.runId).filter(Boolean)).size;
   const title = `sluice report${name ? `: ${name}` : ''}`;
-  const summary = `${records.length} retained progress records (${span}${runs ? `, ${runs} runs` : ''}) of ${opts.checkpoint}; schedule interval ${formatDuration(opts.intervalMs)}; made ${new Date(opts.generatedAtMs).toISOString()}.`;
+  const summary = `${records.length} retained progress records (${span}${runs ? `, ${runs} runs` : ''}) of ${opts.checkpoint}; schedule interval ${formatLateness(opts.intervalMs)}; made ${new Date(opts.generatedAtMs).toISOString()}.`;
   const sections = charts
     .map(
       (c) =>

@@ -7,7 +7,7 @@ import { InvalidOptionError } from '../../lib/engine/errors';
 import {
   countAbove,
   eventTimeReader,
-  formatDuration,
+  formatLateness,
   formatLatenessText,
   latenessHistogram,
   latenessStats,
@@ -127,12 +127,12 @@ describe('duration flags', () => {
   });
 
   it('prints durations for people', () => {
-    expect(formatDuration(432_000)).toBe('7m 12s');
-    expect(formatDuration(350)).toBe('350ms');
-    expect(formatDuration(2 * 3_600_000 + 5 * MIN)).toBe('2h 05m');
-    expect(formatDuration(-2000)).toBe('-2s');
-    expect(formatDuration(10 * MIN)).toBe('10m');
-    expect(formatDuration(3 * 24 * 3_600_000)).toBe('3d');
+    expect(formatLateness(432_000)).toBe('7m 12s');
+    expect(formatLateness(350)).toBe('350ms');
+    expect(formatLateness(2 * 3_600_000 + 5 * MIN)).toBe('2h 05m');
+    expect(formatLateness(-2000)).toBe('-2s');
+    expect(formatLateness(10 * MIN)).toBe('10m');
+    expect(formatLateness(3 * 24 * 3_600_000)).toBe('3d');
   });
 });
 

@@ -16,7 +16,7 @@ import { statefulShape } from '../plan/shape';
 import type { OrderStage, QueryPlan } from '../plan/types';
 import { applyOrderStage, isOrderStage } from '../order';
 import type { DataType } from '../schema';
-import { applyStages, applyStagesAsync, hasJoin, type RowErrorHandler, type StageResult } from '../rows';
+import { applyStages, applyStagesAsync, hasJoin, mergeEventTimes, type RowErrorHandler, type StageResult } from '../rows';
 import { WatermarkPolicy } from '../watermark';
 import type { ExecutorDeps } from './types';
 
@@ -121,8 +121,7 @@ export class QueryRuntime {
   private async runOrdered(stages: QueryPlan['stages'], cut: number, rows: readonly Row[], onRowError?: RowErrorHandler): Promise<StageResult> {
     const before = await this.runStages(stages.slice(0, cut), rows, onRowError);
     const after = await this.runStages(stages.slice(cut + 1), applyOrderStage(stages[cut] as OrderStage, before.rows), onRowError);
-    for (const [id, ms] of before.maxEventTime) if (!after.maxEventTime.has(id) || after.maxEventTime.get(id)! < ms) after.maxEventTime.set(id, ms);
-    after.eventTimes.merge(before.eventTimes);
+    mergeEventTimes(after, before);
     return after;
   }
 
