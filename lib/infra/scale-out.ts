@@ -1,5 +1,5 @@
 /**
- * The scale-out half of AvailableNowPipeline (its `parallelism` prop, issue 19): one query run as
+ * The scale-out half of AvailableNowPipeline (its `parallelism` prop): one query run as
  * a Step Functions Standard workflow over many task Lambdas instead of one Lambda.
  *
  *     EventBridge rule rate(interval) ──▶ starter Lambda: ListExecutions(RUNNING) empty?

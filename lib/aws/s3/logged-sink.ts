@@ -365,7 +365,7 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
     if (field !== undefined) v = v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, Json>)[field] : undefined;
     if (v === null || v === undefined) return null;
     if (this.granularity === 'value') return typeof v === 'string' ? v : JSON.stringify(v);
-    // an output row's timestamp is ISO text; a number is epoch µs (a TIMESTAMP value, issue 29)
+    // an output row's timestamp is ISO text; a number is epoch µs (a TIMESTAMP value)
     const us = typeof v === 'number' ? (Number.isSafeInteger(v) ? v : null) : typeof v === 'string' ? parseTimestamp(v) : null;
     if (us === null) {
       throw new InvalidOptionError(

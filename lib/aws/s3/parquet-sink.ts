@@ -22,7 +22,7 @@
  *
  * Every column, element, map value and field is OPTIONAL (null in every type, at every level).
  * Microseconds, not Spark's default INT96: a TIMESTAMP is epoch microseconds in the engine
- * (issue 29), kept exactly, and every reader (Athena engine 2 and 3, Trino, DuckDB, Spark) reads
+ * (epoch µs), kept exactly, and every reader (Athena engine 2 and 3, Trino, DuckDB, Spark) reads
  * INT64 micros with its logical type. `batch_id` is appended so a
  * reader of update mode can keep the latest row per key (the README's Sinks section).
  *

@@ -7,13 +7,13 @@ import type { OutputMode, QueryPlan, StatefulSpec } from './types';
  * The stateful shape of a plan, fingerprinted into the checkpoint: a restart with a different
  * shape is refused, as Spark refuses an incompatible state schema.
  *
- * Since TIMESTAMP values became epoch microseconds (issue 29), the shape of a plan whose state can
+ * Since TIMESTAMP values became epoch microseconds (they were milliseconds), the shape of a plan whose state can
  * hold a time (an operator with a TIMESTAMP or window among its input columns) carries
  * `timestamps: 'us'`, and window, session and join bounds are given in µs: state written in
  * milliseconds by an earlier version has another fingerprint, so it is refused instead of being
  * misread. `legacy` gives the shape such a plan had before (ms, no mark), for the refusal to say why.
  *
- * Since a stream-stream join keeps its buffered rows in blocks (issue 31, operators/stream-join.ts),
+ * Since a stream-stream join keeps its buffered rows in blocks (operators/stream-join.ts; it kept them per key before),
  * its operator's shape carries `joinState: 'blocks'`: state of the per-key layout before has
  * another fingerprint, so it is refused. `perKeyJoin` gives the shape such a plan had before.
  */
@@ -54,7 +54,7 @@ export function statefulShape(plan: QueryPlan, legacy = false, perKeyJoin = fals
   };
 }
 
-/** The unit a shape gives durations in: µs, or ms for the shape of checkpoints written before issue 29. */
+/** The unit a shape gives durations in: µs, or ms for the shape of checkpoints written while TIMESTAMP values were milliseconds. */
 type TimeUnit = 'us' | 'ms';
 
 function operatorShape(st: StatefulSpec, wms: string[], outputMode: OutputMode, unit: TimeUnit, perKeyJoin: boolean): Json {
@@ -75,7 +75,7 @@ function operatorShape(st: StatefulSpec, wms: string[], outputMode: OutputMode, 
       condition: [...st.condition, ...st.pushed] as unknown as Json,
       // (only when given: the shape of a checkpoint without one stays as it was)
       ...(st.conditionExpr ? { conditionExpr: st.conditionExpr.text } : {}),
-      // (the layout of its state: blocks of rows since issue 31; none was the per-key layout)
+      // (the layout of its state: blocks of rows; none was the earlier per-key layout)
       ...(perKeyJoin || unit === 'ms' ? {} : { joinState: 'blocks' }),
     };
   }

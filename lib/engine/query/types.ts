@@ -195,7 +195,7 @@ export type ColumnsOfType<C, T> = Known<C> extends true ? { [K in keyof C]: C[K]
 /**
  * A value as functions given to filter/withColumn see it: TIMESTAMP (and a window's start and end)
  * as epoch **microseconds**, a number when it is a safe integer (years 1685 to 2255) and a bigint
- * beyond, as a BIGINT is (before issue 29 it was epoch milliseconds: a breaking change); DECIMAL
+ * beyond, as a BIGINT is (earlier versions gave epoch milliseconds: a breaking change); DECIMAL
  * as its canonical text ("12.30", exactly `scale` digits after the point), DATE as "YYYY-MM-DD",
  * ARRAY as an array, MAP and STRUCT as objects (a STRUCT has every field it declares).
  */

@@ -58,12 +58,12 @@ async function checkShape(rt: QueryRuntime, last: CommitEntry | null, meta: Chec
     if (stored.fp !== rt.fingerprint) {
       if (stored.fp === rt.legacyFingerprint) {
         throw new CheckpointMismatchError(
-          `query ${plan.name}: its checkpoint ${rt.deps.checkpoint.description} holds state written when TIMESTAMP values were epoch milliseconds; they are epoch microseconds now (issue 29), and that state (window bounds, event times) would be misread: give the query a new checkpoint location and backfill`,
+          `query ${plan.name}: its checkpoint ${rt.deps.checkpoint.description} holds state written when TIMESTAMP values were epoch milliseconds; this version keeps them as epoch microseconds, and that state (window bounds, event times) would be misread: give the query a new checkpoint location and backfill`,
         );
       }
       if (stored.fp === rt.perKeyJoinFingerprint) {
         throw new CheckpointMismatchError(
-          `query ${plan.name}: its checkpoint ${rt.deps.checkpoint.description} holds stream-stream join state in the per-key layout of an earlier sluice, which this version does not read (it keeps a join's buffered rows in blocks since issue 31): finish the query with the earlier version, or give the query a new checkpoint location and backfill`,
+          `query ${plan.name}: its checkpoint ${rt.deps.checkpoint.description} holds stream-stream join state in the per-key layout of an earlier sluice, which this version does not read (this version keeps a join's buffered rows in blocks): finish the query with the earlier version, or give the query a new checkpoint location and backfill`,
         );
       }
       const was = meta ? ` (checkpoint: ${JSON.stringify(meta.shape)})` : '';

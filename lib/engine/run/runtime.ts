@@ -41,9 +41,9 @@ export class QueryRuntime {
   runIds: { readonly queryId: string; readonly runId: string } | null = null;
   readonly shape: Json;
   readonly fingerprint: string;
-  /** The fingerprint of this plan's shape before issue 29 (TIMESTAMP state in ms), when it differs from `fingerprint`. */
+  /** The fingerprint of this plan's shape while TIMESTAMP state was in ms, when it differs from `fingerprint`. */
   readonly legacyFingerprint: string | null;
-  /** The fingerprint of this plan's shape before issue 31 (a stream-stream join's state per key), when it differs from `fingerprint`. */
+  /** The fingerprint of this plan's shape while a stream-stream join's state was kept per key, when it differs from `fingerprint`. */
   readonly perKeyJoinFingerprint: string | null;
   readonly log: (event: Record<string, unknown>) => void;
   readonly watermarks: WatermarkPolicy;
