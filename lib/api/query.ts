@@ -9,7 +9,7 @@
  * The top-level `col` and `explode` keep their older meanings (a groupBy key, a select's generator item).
  */
 export { readStream, DataStreamReader } from '../engine/query/reader';
-export { StreamFrame } from '../engine/query/frame';
+export { type NaFunctions, StreamFrame } from '../engine/query/frame';
 export { GroupedFrame } from '../engine/query/grouped';
 export { DataStreamWriter } from '../engine/query/writer';
 export {

@@ -284,7 +284,7 @@ export function ddlOf(t: DataType): string {
   }
 }
 
-/** A type in Hive's DDL, as a Glue table's columns take it (`decimal(10,2)`, `array<struct<a:int>>`). */
+/** A type in Hive's DDL, as a Glue table's columns take it (`decimal(10,2)`, `array<struct<a:int>>`): the text of Spark's simpleString too (a frame's dtypes). */
 export function hiveTypeOf(t: DataType): string {
   switch (t.type) {
     case 'STRING':

@@ -5,7 +5,7 @@
  */
 import { outputColumns } from '../../lib/engine/plan/chain';
 import type { QueryPlan } from '../../lib/engine/plan/types';
-import { count, readStream, sum, window } from '../../lib/api/query';
+import { avg, count, readStream, sum, window } from '../../lib/api/query';
 import { runPlanOnce } from '../helpers/run-plan';
 import { at } from './engine-factories';
 
@@ -62,5 +62,56 @@ describe('frame shorthands', () => {
     expect((await runPlanOnce(plan, ROWS)).rows).toEqual([]);
     expect(() => events().toDF('a', 'b')).toThrow(/the number of columns doesn't match: old column names \(4\)/);
     expect(() => events().toDF('a', 'A', 'c', 'd')).toThrow(/given twice/);
+  });
+});
+
+describe('dtypes and na', () => {
+  it("dtypes gives each column's type as Spark's simpleString writes it", () => {
+    const frame = readStream
+      .format('json')
+      .schema(
+        'k STRING, n TINYINT, big BIGINT, f FLOAT, d DECIMAL(10,2), day DATE, t TIMESTAMP, tags ARRAY<STRING>, m MAP<STRING, INT>, s STRUCT<a: INT, b: ARRAY<DOUBLE>>',
+      )
+      .load();
+    expect(frame.dtypes).toEqual([
+      ['k', 'string'],
+      ['n', 'tinyint'],
+      ['big', 'bigint'],
+      ['f', 'float'],
+      ['d', 'decimal(10,2)'],
+      ['day', 'date'],
+      ['t', 'timestamp'],
+      ['tags', 'array<string>'],
+      ['m', 'map<string,int>'],
+      ['s', 'struct<a:int,b:array<double>>'],
+    ]);
+    // after an aggregation: the window's struct, count's bigint, avg's double
+    const agg = events().withWatermark('t', '1 minute').groupBy(window('t', '10 minutes'), 'k').agg(count().as('n'), avg('a').as('mean'));
+    expect(agg.dtypes).toEqual([
+      ['window', 'struct<start:timestamp,end:timestamp>'],
+      ['k', 'string'],
+      ['n', 'bigint'],
+      ['mean', 'double'],
+    ]);
+  });
+
+  it('na.drop, na.fill and na.replace are dropna, fillna and replace', async () => {
+    const rows = [
+      { k: 'x', t: at('12:01'), a: null, b: 0.5 },
+      { k: null, t: at('12:02'), a: 3, b: null },
+      { k: 'y', t: at('12:03'), a: 2, b: 2.5 },
+    ];
+    const run = async (f: { writeStream: { plan(): QueryPlan } }) => (await runPlanOnce(f.writeStream.plan(), rows)).rows;
+    expect(await run(events().na.drop('any', undefined, ['a']).select('k', 'a'))).toEqual([
+      { k: null, a: 3 },
+      { k: 'y', a: 2 },
+    ]);
+    expect(await run(events().na.fill(0).select('a', 'b'))).toEqual(await run(events().fillna(0).select('a', 'b')));
+    expect(await run(events().na.fill(0).select('a', 'b'))).toEqual([
+      { a: 0, b: 0.5 },
+      { a: 3, b: 0 },
+      { a: 2, b: 2.5 },
+    ]);
+    expect(await run(events().na.replace('x', 'z', ['k']).select('k'))).toEqual([{ k: 'z' }, { k: null }, { k: 'y' }]);
   });
 });

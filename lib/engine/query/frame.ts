@@ -23,7 +23,7 @@ import type {
 } from '../plan/types';
 import { type ColumnInfo, columnsAfter, explodeColumns } from '../plan/columns';
 import { isPath, parsePath, pathColumn, pathName } from '../plan/paths';
-import { ddlOf, parseDdlType } from '../ddl';
+import { ddlOf, hiveTypeOf, parseDdlType } from '../ddl';
 import { outputColumns } from '../plan/chain';
 import { sourceLimits } from '../plan/to-plan';
 import { SORT_REFUSED } from '../plan/analysis';
@@ -89,6 +89,13 @@ type FrameCol<C extends FrameColumns, P extends string> = string extends keyof C
 function windowFilterOf(earlier: WindowFilter | undefined, conjuncts: readonly JoinConjunct[]): WindowFilter {
   const tests = [...(earlier ? [earlier.test] : []), ...conjuncts.map((c) => c.sideTest!)];
   return { texts: [...(earlier?.texts ?? []), ...conjuncts.map((c) => c.text)], test: (row) => tests.every((t) => t(row)) };
+}
+
+/** A frame's `na` functions (Spark's DataFrameNaFunctions): the same calls as its dropna, fillna and replace. */
+export interface NaFunctions<C extends FrameColumns> {
+  readonly drop: StreamFrame<C>['dropna'];
+  readonly fill: StreamFrame<C>['fillna'];
+  readonly replace: StreamFrame<C>['replace'];
 }
 
 /** The ColumnTypes, which withColumn takes as they are (a DDL type is parsed). */
@@ -805,6 +812,17 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
   /** Spark's `columns`: the names of the frame's columns, in order. */
   get columns(): string[] {
     return this.columnsNow_().map((c) => c.name);
+  }
+
+  /** PySpark's `dtypes`: each column's name and type, in order, the type as Spark's simpleString writes it (`int`, `decimal(10,2)`, `array<struct<a:int>>`). */
+  get dtypes(): Array<[string, string]> {
+    // (a window column's type says TIMESTAMP; its values are Spark's {start, end} struct)
+    return this.columnsNow_().map((c) => [c.name, hiveTypeOf(c.window ? WINDOW_STRUCT : c)]);
+  }
+
+  /** Spark's `na` functions: `na.drop(...)`, `na.fill(...)` and `na.replace(...)` are dropna, fillna and replace. */
+  get na(): NaFunctions<C> {
+    return { drop: this.dropna.bind(this), fill: this.fillna.bind(this), replace: this.replace.bind(this) };
   }
 
   dropDuplicates(columns?: Array<Names<C>>): StreamFrame<C> {
