@@ -348,6 +348,86 @@ SELECT ref, value FROM STREAM read_files('s3://in/refunds', format => 'json', sc
   });
 });
 
+describe('subqueries in FROM and WITH', () => {
+  const src = (t: string, schema: string) => `STREAM read_files('s3://in/${t}', format => 'json', schema => '${schema}')`;
+
+  it('an aggregation over a UNION ALL in a subquery is union(...).groupBy(...)', () => {
+    const sql = compileSql(`SET outputMode = update;
+SELECT k, count(*) AS n FROM (
+  SELECT k FROM ${src('a', 'k STRING, x INT')}
+  UNION ALL
+  SELECT k FROM ${src('b', 'k STRING')} WHERE k <> 'skip'
+) AS both GROUP BY k`);
+    const b = readStream.format('json').schema('k STRING').load('s3://in/b').filter("k <> 'skip'").selectExpr('k');
+    const ts = readStream
+      .format('json')
+      .schema('k STRING, x INT')
+      .load('s3://in/a')
+      .selectExpr('k')
+      .union(b)
+      .groupBy('k')
+      .agg(count().as('n'))
+      .writeStream.outputMode('update')
+      .trigger({ availableNow: true })
+      .plan();
+    expectSamePlan(sql, ts);
+    expect(sql.inputs).toHaveLength(1);
+  });
+
+  it("chains stateful operators: a window aggregation over a subquery's window aggregation, with the WATERMARK inside", () => {
+    const sql = compileSql(`SELECT window(w, '10 seconds') AS window, count(*) AS count, sum(n) AS sum FROM (
+  SELECT window(eventTime, '5 seconds') AS w, count(*) AS n FROM ${src('e', 'value BIGINT, eventTime TIMESTAMP')}
+    WATERMARK eventTime DELAY OF INTERVAL 0 SECONDS
+  GROUP BY window(eventTime, '5 seconds')
+) GROUP BY window(w, '10 seconds')`);
+    const ts = readStream
+      .format('json')
+      .schema('value BIGINT, eventTime TIMESTAMP')
+      .load('s3://in/e')
+      .withWatermark('eventTime', '0 seconds')
+      .groupBy(window('eventTime', '5 seconds'))
+      .agg(count().as('n'))
+      .select(renamed('window', 'w'), 'n')
+      .groupBy(window('w', '10 seconds'))
+      .agg(count().as('count'), sum('n').as('sum'))
+      .writeStream.trigger({ availableNow: true })
+      .plan();
+    expectSamePlan(sql, ts);
+    expect(sql.operators.map((o) => o.spec.kind)).toEqual(['aggregate', 'aggregate']);
+  });
+
+  it('a WITH query is its subquery where a FROM names it; a WATERMARK may follow a subquery', () => {
+    const sql = compileSql(`WITH clean AS (SELECT user, t FROM ${src('e', 'user STRING, t TIMESTAMP, amount DOUBLE')} WHERE amount > 0)
+SELECT user, count(*) AS n FROM clean WATERMARK t DELAY OF INTERVAL 1 MINUTE GROUP BY user, window(t, '1 minute')`);
+    const ts = readStream
+      .format('json')
+      .schema('user STRING, t TIMESTAMP, amount DOUBLE')
+      .load('s3://in/e')
+      .filter('amount > 0')
+      .selectExpr('user', 't')
+      .withWatermark('t', '1 minute')
+      .groupBy('user', window('t', '1 minute'))
+      .agg(count().as('n'))
+      .select('user', 'n')
+      .writeStream.trigger({ availableNow: true })
+      .plan();
+    expectSamePlan(sql, ts);
+  });
+
+  it('refuses ORDER BY or LIMIT inside a subquery, a WITH name given twice, and an unclosed subquery', () => {
+    expect(() => compileSql(`SELECT * FROM (SELECT k FROM ${src('a', 'k STRING')} ORDER BY k)`)).toThrow(/ORDER BY in a subquery/);
+    expect(() => compileSql(`SELECT * FROM (SELECT k FROM ${src('a', 'k STRING')} LIMIT 3)`)).toThrow(/LIMIT in a subquery/);
+    expect(() => compileSql(`WITH a AS (SELECT k FROM ${src('a', 'k STRING')}), A AS (SELECT k FROM ${src('b', 'k STRING')}) SELECT * FROM a`)).toThrow(
+      /A is already a WITH query/,
+    );
+    expect(() => compileSql(`SELECT * FROM (SELECT k FROM ${src('a', 'k STRING')}`)).toThrow(/'\)' to close the subquery/);
+    // an aggregating branch of a union: the message says to aggregate the union in a subquery
+    expect(() => compileSql(`SELECT k, count(*) AS n FROM ${src('a', 'k STRING')} GROUP BY k UNION ALL SELECT k, 1 AS n FROM ${src('b', 'k STRING')}`)).toThrow(
+      /aggregate the union in a subquery/,
+    );
+  });
+});
+
 describe('ORDER BY and LIMIT', () => {
   const SRC = "FROM STREAM read_files('s3://in/e', format => 'json', schema => 'k STRING, a INT')";
 

@@ -8,6 +8,7 @@ import { outputColumns } from '../../lib/engine/plan/chain';
 import type { QueryPlan } from '../../lib/engine/plan/types';
 import { count, readStream, sum, window } from '../../lib/api/query';
 import { CRASH_POINTS } from '../../lib/engine/testing/crash';
+import { compileSql } from '../../lib/engine/sql';
 import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
 import { at, createTestRunner } from './engine-factories';
 
@@ -80,6 +81,33 @@ describe('union', () => {
     expect((await r.run()).batches.flatMap((b) => b.rows)).toEqual([
       { window: { start: '2026-10-01T12:00:00.000Z', end: '2026-10-01T12:10:00.000Z' }, n: 2, total: 11 },
     ]);
+  });
+
+  it('in SQL, a subquery of UNION ALL aggregated by the outer SELECT runs as the frame API does', async () => {
+    const plan = compileSql(`SET outputMode = update;
+SELECT id, count(*) AS n, sum(amount) AS total FROM (
+  SELECT id, amount FROM STREAM read_files(format => 'json', schema => 'id STRING, amount INT, t TIMESTAMP')
+  UNION ALL
+  SELECT ref, value FROM STREAM read_files(format => 'json', schema => 'ref STRING, value BIGINT, at TIMESTAMP') WHERE value > 0
+) GROUP BY id`);
+    const r = unionRunner(plan);
+    r.into(0, [
+      { id: 'a', amount: 1, t: at('12:01') },
+      { id: 'b', amount: 2, t: at('12:02') },
+    ]);
+    r.into(1, [
+      { ref: 'a', value: 10, at: at('12:03') },
+      { ref: 'a', value: -5, at: at('12:04') },
+    ]);
+    expect(sorted((await r.run()).batches.flatMap((b) => b.rows))).toEqual(
+      sorted([
+        { id: 'a', n: 2, total: 11 },
+        { id: 'b', n: 1, total: 2 },
+      ]),
+    );
+    // the next run: only the group a new row touches, its totals over both runs
+    r.into(1, [{ ref: 'b', value: 5, at: at('12:05') }]);
+    expect((await r.run()).batches.flatMap((b) => b.rows)).toEqual([{ id: 'b', n: 2, total: 7 }]);
   });
 
   it('refuses another number of columns, incompatible types, and a union after a stateful operator', () => {

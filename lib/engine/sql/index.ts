@@ -11,6 +11,7 @@
  *   GROUP BY / aggregates                      .groupBy(...).agg(...)[.select(...)]   (aggregate.ts)
  *   HAVING, expressions over aggregates        .groupBy(...).agg(...).filter(...).selectExpr(...)   (over-aggregates.ts)
  *   SELECT ... UNION ALL SELECT ...            .union(<the other SELECT's frame>)
+ *   FROM (SELECT ...) / WITH t AS (SELECT ...)  the subquery's frame, the outer SELECT's calls after its own
  *   ORDER BY k DESC [NULLS FIRST] ..., LIMIT n .orderBy({ key: expr('k'), desc, nullsFirst }, ...).limit(n)
  *   SET outputMode, queryName, trigger, ...    .writeStream.outputMode().queryName()... .plan()
  *
@@ -21,7 +22,7 @@ import { aggregated } from './aggregate';
 import { hasAggregate } from './aggregate-calls';
 import { atClause, type Span, SqlError, unsupported, within } from './errors';
 import { joined, streamOf } from './relations';
-import { parseSql, type SetOption, type SqlExpr, type SqlQuery } from './statement';
+import { parseSql, type Relation, type SetOption, type SqlExpr, type SqlQuery } from './statement';
 import type { Ast } from '../expr/parser';
 import { prettySql } from '../expr';
 import { quoted } from './over-aggregates';
@@ -80,11 +81,11 @@ function isAggregating(q: SqlQuery): boolean {
 function frameOf(q: SqlQuery): StreamFrame<AnyColumns> {
   const sql = q.sql;
   const readerOptions = q.settings.filter((s) => !WRITER_KEYS.includes(s.key.toLowerCase())).map((s) => [s.key, s.value] as const);
-  let frame = atClause(sql, q.from.pos, () => streamOf(sql, q.from, readerOptions));
+  let frame = atClause(sql, q.from.pos, () => relationFrame(sql, q.from, readerOptions));
   const aliases = q.from.alias ? [q.from.alias.toLowerCase()] : [];
   for (const j of q.joins) {
     const left = frame;
-    frame = atClause(sql, j.pos, () => joined(sql, left, aliases, j));
+    frame = atClause(sql, j.pos, () => joined(sql, left, aliases, j, (r) => relationFrame(sql, r)));
     if (j.relation.alias) aliases.push(j.relation.alias.toLowerCase());
   }
   for (const e of [...q.items, ...(q.where ? [q.where] : []), ...(q.groupBy ?? []), ...(q.having ? [q.having] : [])]) {
@@ -125,10 +126,17 @@ function sqlNamed(item: SqlQuery['items'][number], frame: StreamFrame<AnyColumns
   return `${item.full} AS ${quoted(prettySql(item.full, frame.columnsNow_()))}`;
 }
 
-/** The plan of a SQL query module's text. Throws SqlError (or the frame API's error) naming what to fix. */
-export function compileSql(sql: string): QueryPlan {
-  const q = parseSql(sql);
-  const writerSets = writerOptions(sql, q.settings);
+/** A FROM or JOIN relation that is a stream as a frame: a table function's reader (with SET's reader options), or a subquery's frame. */
+function relationFrame(sql: string, r: Relation, readerOptions: ReadonlyArray<readonly [string, string | number | boolean]> = []): StreamFrame<AnyColumns> {
+  if (r.subquery === undefined) return streamOf(sql, r, readerOptions);
+  const frame = unionFrame(r.subquery);
+  const w = r.watermark;
+  return w ? atClause(sql, w.pos, () => frame.withWatermark(w.column, w.delay)) : frame;
+}
+
+/** The frame of a SELECT and the SELECTs its UNION ALLs add: each SELECT's frame, the later ones unioned onto the first. */
+function unionFrame(q: SqlQuery): StreamFrame<AnyColumns> {
+  const sql = q.sql;
   let frame = frameOf(q);
   for (const u of q.unionAll ?? []) {
     for (const branch of [q, u.query]) {
@@ -136,12 +144,20 @@ export function compileSql(sql: string): QueryPlan {
         throw unsupported(
           sql,
           u.pos,
-          'UNION ALL of a SELECT with GROUP BY, an aggregate or DISTINCT: SQL here has no subquery to aggregate the union in, and a union comes before any stateful operator; make each SELECT plain, or write a.union(b).groupBy(...) in the TypeScript API',
+          'UNION ALL of a SELECT with GROUP BY, an aggregate or DISTINCT: a union comes before any stateful operator; make each SELECT plain and aggregate the union in a subquery: SELECT k, count(*) FROM (SELECT k FROM STREAM ... UNION ALL SELECT k FROM STREAM ...) GROUP BY k',
         );
     }
     const left = frame;
     frame = atClause(sql, u.pos, () => left.union(frameOf(u.query)));
   }
+  return frame;
+}
+
+/** The plan of a SQL query module's text. Throws SqlError (or the frame API's error) naming what to fix. */
+export function compileSql(sql: string): QueryPlan {
+  const q = parseSql(sql);
+  const writerSets = writerOptions(sql, q.settings);
+  let frame = unionFrame(q);
   if (q.orderBy) {
     const keys = q.orderBy.keys.map((k) => ({ key: expr(orderKeyText(k.expr, frame, q)), desc: k.desc, nullsFirst: k.nullsFirst }));
     const sorted = frame;

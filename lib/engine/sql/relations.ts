@@ -268,14 +268,23 @@ function onCondition(
   return { keys, ...(timeRange ? { timeRange } : {}), ...(others.length ? { condition: others.join(' AND ') } : {}) };
 }
 
-/** `frame` joined as `j` says; `aliases` are the names of the left side so far. */
-export function joined(sql: string, frame: StreamFrame<AnyColumns>, aliases: readonly string[], j: JoinClause): StreamFrame<AnyColumns> {
+/**
+ * `frame` joined as `j` says; `aliases` are the names of the left side so far; `streamFrame` gives
+ * a streaming relation's frame (a table function's reader, or a subquery's frame).
+ */
+export function joined(
+  sql: string,
+  frame: StreamFrame<AnyColumns>,
+  aliases: readonly string[],
+  j: JoinClause,
+  streamFrame: (r: Relation) => StreamFrame<AnyColumns>,
+): StreamFrame<AnyColumns> {
   const r = j.relation;
   const rightAliases = r.alias ? [r.alias.toLowerCase()] : [];
   if (r.stream) {
     const type = STREAM_JOINS[j.type];
     if (!type) throw unsupported(sql, j.pos, `${j.type} JOIN of two streams is not supported: use INNER, LEFT, RIGHT, FULL [OUTER] or LEFT SEMI`);
-    const other = streamOf(sql, r);
+    const other = streamFrame(r);
     const name = r.alias && /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(r.alias) ? { name: r.alias } : {};
     if (j.using) return frame.join(other, [...j.using], type, name);
     const cond = onCondition(sql, j.on!, { aliases, columns: frame.columnsNow_() }, { aliases: rightAliases, columns: other.columnsNow_() }, true);

@@ -3,7 +3,9 @@
  * and one streaming SELECT, in Databricks SQL's streaming forms:
  *
  *   SET outputMode = append;
+ *   [WITH name AS (SELECT ...), ...]
  *   SELECT <item> [AS name], ... FROM STREAM read_files(['s3://...',] format => 'json', schema => '...')
+ *                                     | (SELECT ... [UNION ALL SELECT ...]) | a WITH query's name
  *     [AS alias] [WATERMARK col DELAY OF INTERVAL 10 MINUTES]
  *     [[INNER | LEFT [OUTER] | RIGHT [OUTER] | FULL [OUTER] | LEFT SEMI] JOIN <relation> ON ... | USING (k, ...)]
  *   [WHERE <expr>] [GROUP BY <expr>, ...]
@@ -39,10 +41,15 @@ interface SqlArg {
   readonly pos: number;
 }
 
-/** A table function in FROM or JOIN: read_files(...), kinesis(...), dynamodb(...). */
+/**
+ * A table function in FROM or JOIN (read_files(...), kinesis(...), dynamodb(...)), or a subquery:
+ * `(SELECT ...)` or the name of a WITH query, whose SELECT then stands in `subquery` (fn is the
+ * name, or "subquery"; no args).
+ */
 export interface Relation {
   readonly stream: boolean;
   readonly fn: string;
+  readonly subquery?: SqlQuery;
   readonly pos: number;
   readonly args: readonly SqlArg[];
   readonly alias?: string;
@@ -86,6 +93,7 @@ export interface SqlQuery {
 /** Words that end a select item or a relation: never taken as a bare alias. */
 const CLAUSE_WORDS = new Set([
   'FROM',
+  'WITH',
   'WHERE',
   'GROUP',
   'HAVING',
@@ -123,6 +131,10 @@ function optionValue(text: string): string | number | boolean {
 class StatementParser {
   private readonly tokens: Token[];
   private i = 0;
+  /** The module's SETs (every SELECT of the module is read under them). */
+  private settings: readonly SetOption[] = [];
+  /** The WITH queries so far, by lower-case name. */
+  private readonly named = new Map<string, SqlQuery>();
 
   constructor(private readonly sql: string) {
     try {
@@ -204,7 +216,18 @@ class StatementParser {
   parse(): SqlQuery {
     const settings: SetOption[] = [];
     while (this.isWord('SET')) settings.push(this.setOption());
-    const first = this.select(settings);
+    this.settings = settings;
+    this.withQueries();
+    const q = this.unionOfSelects();
+    const orderBy = this.orderBy();
+    const limit = this.limit();
+    this.end();
+    return { ...q, ...(orderBy ? { orderBy } : {}), ...(limit ? { limit } : {}) };
+  }
+
+  /** `SELECT ... [UNION ALL SELECT ...] ...`: the first SELECT, the others in its unionAll. */
+  private unionOfSelects(): SqlQuery {
+    const first = this.select(this.settings);
     const unionAll: Array<{ pos: number; query: SqlQuery }> = [];
     while (this.isWord('UNION')) {
       const pos = this.peek().pos;
@@ -215,12 +238,36 @@ class StatementParser {
           pos,
           'UNION without ALL (UNION DISTINCT) keeps each distinct row once, which a stream would hold forever: write UNION ALL, and SELECT DISTINCT ... over one stream, or dropDuplicates in the TypeScript API',
         );
-      unionAll.push({ pos, query: this.select(settings) });
+      unionAll.push({ pos, query: this.select(this.settings) });
     }
-    const orderBy = this.orderBy();
-    const limit = this.limit();
-    this.end();
-    return { ...first, ...(unionAll.length ? { unionAll } : {}), ...(orderBy ? { orderBy } : {}), ...(limit ? { limit } : {}) };
+    return unionAll.length ? { ...first, unionAll } : first;
+  }
+
+  /** `(SELECT ... [UNION ALL SELECT ...])` after its '(': ORDER BY and LIMIT belong to the whole statement. */
+  private subquery(open: number): SqlQuery {
+    const q = this.unionOfSelects();
+    if (this.isWord('ORDER') || this.isWord('LIMIT'))
+      throw unsupported(
+        this.sql,
+        this.peek().pos,
+        `${this.isWord('ORDER') ? 'ORDER BY' : 'LIMIT'} in a subquery: a stream's rows have no order until the result table of a complete-mode aggregation; write ORDER BY and LIMIT at the end of the statement`,
+      );
+    this.expectOp(')', `')' to close the subquery opened at ${open}`);
+    return q;
+  }
+
+  /** `WITH name AS (SELECT ...), ...`: queries a later FROM or JOIN names (each read once, where it is named). */
+  private withQueries(): void {
+    if (!this.word('WITH')) return;
+    do {
+      const t = this.peek();
+      const name = this.identifier('the name of a WITH query: WITH name AS (SELECT ...)');
+      if (this.named.has(name.toLowerCase())) throw syntaxError(this.sql, t.pos, `another name: ${name} is already a WITH query`);
+      this.expectWord('AS', `AS (SELECT ...) after WITH ${name}`);
+      const open = this.peek().pos;
+      this.expectOp('(', `'(' and a SELECT after WITH ${name} AS`);
+      this.named.set(name.toLowerCase(), this.subquery(open));
+    } while (this.op(','));
   }
 
   /** `ORDER BY key [ASC | DESC] [NULLS FIRST | NULLS LAST], ...`, or undefined. */
@@ -329,6 +376,15 @@ class StatementParser {
   private relation(): Relation {
     const stream = this.word('STREAM');
     const t = this.peek();
+    if (this.isOp('(') && this.isWord('SELECT', 1)) {
+      this.i++;
+      return this.relationAfter({ stream: true, fn: 'subquery', subquery: this.subquery(t.pos), pos: t.pos, args: [] });
+    }
+    const named = (t.kind === 'ident' || t.kind === 'qident') && !this.isOp('(', 1) ? this.named.get(t.text.toLowerCase()) : undefined;
+    if (named !== undefined) {
+      this.i++;
+      return this.relationAfter({ stream: true, fn: t.text, subquery: named, pos: t.pos, args: [] });
+    }
     if (t.kind !== 'ident' || !this.isOp('(', 1)) {
       throw syntaxError(
         this.sql,
@@ -345,6 +401,11 @@ class StatementParser {
       while (this.op(','));
       this.expectOp(')', "',' or ')' after an argument");
     }
+    return this.relationAfter({ stream, fn: t.text.toLowerCase(), pos: t.pos, args });
+  }
+
+  /** A relation's `[AS alias] [WATERMARK col DELAY OF INTERVAL ...] [AS alias]`. */
+  private relationAfter(r: Relation): Relation {
     let alias = this.alias();
     let watermark: Relation['watermark'];
     const w = this.peek();
@@ -355,7 +416,7 @@ class StatementParser {
       watermark = { column, delay: this.intervalText(), pos: w.pos };
       alias ??= this.alias();
     }
-    return { stream, fn: t.text.toLowerCase(), pos: t.pos, args, alias, watermark };
+    return { ...r, alias, watermark };
   }
 
   /** A table function's argument: a literal, or `name => literal`. */
