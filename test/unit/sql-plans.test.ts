@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { windowedTotals } from '../../examples/windowed-totals';
+import { outputColumns } from '../../lib/engine/plan/chain';
 import type { QueryPlan } from '../../lib/engine/plan/types';
 import { expr } from '../../lib/engine/query/column';
 import { approxCountDistinct, avg, count, first, last, max, min, renamed, sessionWindow, sum, window } from '../../lib/engine/query/functions';
@@ -424,6 +425,62 @@ SELECT user, count(*) AS n FROM clean WATERMARK t DELAY OF INTERVAL 1 MINUTE GRO
     // an aggregating branch of a union: the message says to aggregate the union in a subquery
     expect(() => compileSql(`SELECT k, count(*) AS n FROM ${src('a', 'k STRING')} GROUP BY k UNION ALL SELECT k, 1 AS n FROM ${src('b', 'k STRING')}`)).toThrow(
       /aggregate the union in a subquery/,
+    );
+  });
+});
+
+describe('columns qualified by an alias', () => {
+  const plain = (text: string) => text.replace(/\b[eic]\.(?=[a-zA-Z*])/g, '');
+
+  it.each([
+    [
+      'a select list, WHERE, GROUP BY and HAVING',
+      `SET outputMode = update;
+SELECT e.user, upper(e.user) AS u, count(*) AS n, sum(e.amount * 2) FROM STREAM read_files(schema => 'user STRING, amount DOUBLE') AS e
+WHERE e.amount > 0 GROUP BY e.user HAVING sum(e.amount) > 1`,
+    ],
+    [
+      'a lambda and a CASE',
+      `SELECT transform(e.tags, x -> upper(x)) AS t, CASE WHEN e.amount > 1 THEN e.user END AS w FROM STREAM read_files(schema => 'user STRING, amount DOUBLE, tags ARRAY<STRING>') AS e`,
+    ],
+    ['alias.* of the only relation', `SELECT e.*, 1 AS one FROM STREAM read_files(schema => 'user STRING, amount DOUBLE') e`],
+    [
+      'ORDER BY',
+      `SET outputMode = complete;
+SELECT e.user, count(*) AS n FROM STREAM read_files(schema => 'user STRING, amount DOUBLE') AS e GROUP BY e.user ORDER BY e.user DESC`,
+    ],
+    [
+      'both sides of a stream-stream join',
+      `SELECT i.adId, c.clickTime, i.impressionTime FROM STREAM read_files(schema => 'adId STRING, impressionTime TIMESTAMP') AS i WATERMARK impressionTime DELAY OF INTERVAL 10 SECONDS
+JOIN STREAM read_files(schema => 'clickAdId STRING, clickTime TIMESTAMP') AS c WATERMARK clickTime DELAY OF INTERVAL 20 SECONDS
+ON i.adId = c.clickAdId AND i.impressionTime BETWEEN c.clickTime - INTERVAL 1 MINUTE AND c.clickTime`,
+    ],
+  ])('in %s is the column itself: the plan of the statement written without the aliases', (_, text) => {
+    const bare = plain(text);
+    // the ON condition keeps its qualifiers: the comparison is with the select list's and clauses' only
+    const withOn = bare.replace(
+      /ON adId = clickAdId AND impressionTime BETWEEN clickTime - INTERVAL 1 MINUTE AND clickTime/,
+      'ON i.adId = c.clickAdId AND i.impressionTime BETWEEN c.clickTime - INTERVAL 1 MINUTE AND c.clickTime',
+    );
+    expect(withOn).not.toEqual(text);
+    expectSamePlan(compileSql(text), compileSql(withOn));
+  });
+
+  it("names an output column without the qualifier, as Spark does, and refuses a column its alias's relation lacks, at its place", () => {
+    const plan = compileSql(`SELECT e.amount * 2, upper(e.user) FROM STREAM read_files(schema => 'user STRING, amount DOUBLE') AS e`);
+    expect(plan.stages.at(-1)).toMatchObject({ kind: 'selectExpr' });
+    expect(outputColumns(plan).map((c) => c.name)).toEqual(['(amount * 2)', 'upper(user)']);
+    const wrongSide = `SELECT i.clickTime
+FROM STREAM read_files(schema => 'adId STRING') AS i JOIN read_files('s3://ref/t/', schema => 'id STRING, clickTime TIMESTAMP') AS c ON i.adId = c.id`;
+    expect(() => compileSql(wrongSide)).toThrow(/UNRESOLVED_COLUMN.*`i`\.`clickTime` cannot be resolved: i has the columns `adId` \(line 1, column 8\)/);
+    expect(() => compileSql(wrongSide.replace('i.clickTime', 'i.*'))).toThrow(/i\.\* beside a JOIN/);
+    // an error found in the statement without qualifiers points into the statement as written: AND is at column 25 there
+    expect(() => compileSql(`SELECT e.user, e.amount AND true FROM STREAM read_files(schema => 'user STRING, amount DOUBLE') AS e`)).toThrow(
+      /DATATYPE_MISMATCH.*\(line 1, column 25\)$/,
+    );
+    // and an error of the frame API too: append mode without a watermark, at the GROUP BY key, e.user (column 102)
+    expect(() => compileSql(`SELECT e.user, count(*) FROM STREAM read_files(schema => 'user STRING, amount DOUBLE') AS e GROUP BY e.user`)).toThrow(
+      /without watermark.*\(line 1, column 102\)$/,
     );
   });
 });

@@ -21,7 +21,8 @@ import type { QueryPlan } from '../plan/types';
 import { aggregated } from './aggregate';
 import { hasAggregate } from './aggregate-calls';
 import { atClause, type Span, SqlError, unsupported, within } from './errors';
-import { joined, streamOf } from './relations';
+import { joined, staticColumns, streamOf } from './relations';
+import { type Unqualified, unqualified } from './qualifiers';
 import { parseSql, type Relation, type SetOption, type SqlExpr, type SqlQuery } from './statement';
 import type { Ast } from '../expr/parser';
 import { prettySql } from '../expr';
@@ -94,7 +95,9 @@ function frameOf(q: SqlQuery): StreamFrame<AnyColumns> {
       throw unsupported(
         sql,
         hit.pos,
-        "a column qualified by a relation's alias is taken only in a join's ON for now: the columns have their own names, so write the name without the alias",
+        hit.k === 'star'
+          ? `${(hit as { qualifier: readonly string[] }).qualifier[0]}.* beside a JOIN (one side's columns) is not supported: list that side's columns, or SELECT * for both sides'`
+          : "a column qualified by a relation's alias is read only in the select list, WHERE, GROUP BY, HAVING and a join's ON: write the name without the alias",
       );
     }
   }
@@ -154,8 +157,42 @@ function unionFrame(q: SqlQuery): StreamFrame<AnyColumns> {
 }
 
 /** The plan of a SQL query module's text. Throws SqlError (or the frame API's error) naming what to fix. */
-export function compileSql(sql: string): QueryPlan {
-  const q = parseSql(sql);
+export function compileSql(text: string): QueryPlan {
+  const written = parseSql(text);
+  // alias.column outside ON is the column (qualifiers.ts): the statement without those qualifiers
+  // is compiled, and an error's place is moved back into the statement as written
+  const bare = unqualified(text, written, (r) =>
+    r.stream
+      ? relationFrame(text, r)
+          .columnsNow_()
+          .map((c) => c.name)
+      : staticColumns(text, r),
+  );
+  if (bare.sql === text) return compileStatement(written);
+  try {
+    return compileStatement(parseSql(bare.sql));
+  } catch (e) {
+    throw placedIn(e, text, bare);
+  }
+}
+
+/** An error of the statement without qualifiers, placed in the statement as written. */
+function placedIn(e: unknown, text: string, bare: Unqualified): unknown {
+  if (e instanceof SqlError) return new SqlError(e.errorClass, e.reason, text, bare.original(e.position));
+  if (!(e instanceof Error)) return e;
+  // (an error of the frame API, placed by atClause as "(line L, column C)" in the statement without qualifiers)
+  const m = /\(line (\d+), column (\d+)\)$/.exec(e.message);
+  if (m === null) return e;
+  const lines = bare.sql.split('\n');
+  const pos = lines.slice(0, Number(m[1]) - 1).reduce((n, l) => n + l.length + 1, 0) + Number(m[2]) - 1;
+  const before = text.slice(0, bare.original(pos)).split('\n');
+  e.message = `${e.message.slice(0, m.index)}(line ${before.length}, column ${before[before.length - 1].length + 1})`;
+  return e;
+}
+
+/** The plan of a parsed statement. */
+function compileStatement(q: SqlQuery): QueryPlan {
+  const sql = q.sql;
   const writerSets = writerOptions(sql, q.settings);
   let frame = unionFrame(q);
   if (q.orderBy) {

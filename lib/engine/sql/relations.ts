@@ -65,6 +65,11 @@ export function streamOf(sql: string, r: Relation, options: ReadonlyArray<readon
   return frame;
 }
 
+/** The column names of a static relation (a stream-static join's right side). */
+export function staticColumns(sql: string, r: Relation): string[] {
+  return staticOf(sql, r).spec.schema.columns.map((c) => c.name);
+}
+
 /** A static relation (a stream-static join's right side) as a StaticTable. */
 function staticOf(sql: string, r: Relation): StaticTable<AnyColumns> {
   const { path, named } = argsOf(sql, r);

@@ -1,0 +1,126 @@
+/**
+ * Columns qualified by a relation's alias in a SQL query module (`SELECT e.user ... FROM STREAM
+ * read_files(...) AS e`, `clicks.clickTime` after a JOIN ... AS clicks): the frame API names
+ * columns without qualifiers (a join's two sides never share a column name: the join refuses
+ * that), so outside a join's ON, which reads aliases itself (relations.ts), `alias.column` is the
+ * column. `unqualified` gives the statement with each such alias and its dot cut out (Spark names
+ * an output column without its qualifier too: `upper(e.user)` is `upper(user)`), and a map from a
+ * position in it back to the statement as written, for the line and column of an error.
+ */
+import type { Ast } from '../expr/parser';
+import { resolveName } from '../resolve-name';
+import { SqlError } from './errors';
+import type { Relation, SqlExpr, SqlQuery } from './statement';
+
+/** A qualified reference found: where its qualifier starts, the alias and the column it names. */
+interface Qualified {
+  readonly pos: number;
+  readonly alias: string;
+  readonly column: string | null;
+}
+
+/** The `alias.column` and `alias.*` references of an expression whose alias is in `aliases` (lambda variables left alone). */
+function qualifiedRefs(a: Ast, aliases: ReadonlySet<string>, bound: ReadonlySet<string> = new Set()): Qualified[] {
+  if (a.k === 'name') {
+    const q = a.parts[0].toLowerCase();
+    return a.parts.length > 1 && aliases.has(q) && !bound.has(q) ? [{ pos: a.pos, alias: q, column: a.parts[1] }] : [];
+  }
+  if (a.k === 'star')
+    return a.qualifier.length === 1 && aliases.has(a.qualifier[0].toLowerCase()) ? [{ pos: a.pos, alias: a.qualifier[0].toLowerCase(), column: null }] : [];
+  const inner = a.k === 'lambda' ? new Set([...bound, ...a.params.map((p) => p.toLowerCase())]) : bound;
+  const out: Qualified[] = [];
+  for (const v of Object.values(a)) {
+    for (const x of Array.isArray(v) ? v : [v]) {
+      if (x !== null && typeof x === 'object' && 'k' in x) out.push(...qualifiedRefs(x as Ast, aliases, inner));
+      else if (x !== null && typeof x === 'object' && 'when' in x) {
+        // a CASE branch { when, result }
+        for (const y of Object.values(x)) if (y !== null && typeof y === 'object' && 'k' in y) out.push(...qualifiedRefs(y as Ast, aliases, inner));
+      }
+    }
+  }
+  return out;
+}
+
+/** Every SELECT of the statement: each UNION ALL branch, and each subquery (a WITH query once). */
+function selectsOf(q: SqlQuery, seen = new Set<SqlQuery>()): SqlQuery[] {
+  if (seen.has(q)) return [];
+  seen.add(q);
+  const out = [q];
+  for (const r of [q.from, ...q.joins.map((j) => j.relation)]) if (r.subquery) out.push(...selectsOf(r.subquery, seen));
+  for (const u of q.unionAll ?? []) out.push(...selectsOf(u.query, seen));
+  return out;
+}
+
+/** The statement without its qualifiers, and the position in the statement as written of a position in it. */
+export interface Unqualified {
+  readonly sql: string;
+  readonly original: (pos: number) => number;
+}
+
+/**
+ * The statement with every `alias.column` outside ON written as `column` (the alias and its dot
+ * cut), or the statement itself when it has none. `columnsOf` gives a relation's column
+ * names. A column its alias's relation lacks is UNRESOLVED_COLUMN; `alias.*` is left as written
+ * (the compiler takes it for the only relation of its SELECT, and refuses it beside a JOIN).
+ */
+export function unqualified(sql: string, q: SqlQuery, columnsOf: (r: Relation) => readonly string[]): Unqualified {
+  const blanks: Array<{ from: number; to: number }> = [];
+  for (const s of selectsOf(q)) {
+    const relations = new Map<string, Relation>();
+    for (const r of [s.from, ...s.joins.map((j) => j.relation)]) if (r.alias) relations.set(r.alias.toLowerCase(), r);
+    if (relations.size === 0) continue;
+    const aliases = new Set(relations.keys());
+    // (ORDER BY belongs to the statement, held by its first SELECT)
+    const exprs: SqlExpr[] = [
+      ...s.items,
+      ...(s.where ? [s.where] : []),
+      ...(s.groupBy ?? []),
+      ...(s.having ? [s.having] : []),
+      ...(s.orderBy?.keys.map((k) => k.expr) ?? []),
+    ];
+    for (const ref of exprs.flatMap((e) => qualifiedRefs(e.ast, aliases))) {
+      if (ref.column === null) {
+        if (s.joins.length === 0) blanks.push({ from: ref.pos, to: dotAfter(sql, ref.pos) });
+        continue;
+      }
+      const r = relations.get(ref.alias)!;
+      const columns = columnsOf(r);
+      if (resolveName(columns, ref.column, (c) => c) === undefined) {
+        throw new SqlError(
+          'UNRESOLVED_COLUMN.WITH_SUGGESTION',
+          `A column, variable, or function parameter with name \`${ref.alias}\`.\`${ref.column}\` cannot be resolved: ${ref.alias} has the columns ${columns.map((c) => `\`${c}\``).join(', ')}`,
+          sql,
+          ref.pos,
+        );
+      }
+      blanks.push({ from: ref.pos, to: dotAfter(sql, ref.pos) });
+    }
+  }
+  if (blanks.length === 0) return { sql, original: (pos) => pos };
+  let out = '';
+  let at = 0;
+  /** Each cut: where it starts in the new text, and how much was cut there. */
+  const cuts: Array<{ at: number; length: number }> = [];
+  for (const b of blanks.sort((x, y) => x.from - y.from)) {
+    out += sql.slice(at, b.from);
+    cuts.push({ at: out.length, length: b.to - b.from });
+    at = b.to;
+  }
+  // a position just after a cut (the column's name) is the qualifier's, where Spark points
+  const original = (pos: number) => pos + cuts.reduce((n, c) => (c.at < pos ? n + c.length : n), 0);
+  return { sql: out + sql.slice(at), original };
+}
+
+/** Where the text after a qualifier's dot starts: the qualifier (plain or in backticks), blanks, the dot, blanks. */
+function dotAfter(sql: string, pos: number): number {
+  let i = pos;
+  if (sql[i] === '`') {
+    i++;
+    while (i < sql.length && !(sql[i] === '`' && sql[i + 1] !== '`')) i += sql[i] === '`' ? 2 : 1;
+    i++;
+  } else while (i < sql.length && /[\p{L}\p{N}_]/u.test(sql[i])) i++;
+  while (/\s/.test(sql[i] ?? '')) i++;
+  if (sql[i] === '.') i++;
+  while (/\s/.test(sql[i] ?? '')) i++;
+  return i;
+}
