@@ -83,6 +83,36 @@ describe('union', () => {
     ]);
   });
 
+  it("runs a filter after the union on each input, before its watermark: a row it rejects moves neither input's watermark (Spark's PushPredicateThroughNonJoin)", async () => {
+    const plan = orders()
+      .withWatermark('t', '0 seconds')
+      .union(refunds().withWatermark('at', '0 seconds'))
+      .filter('amount > 0')
+      .groupBy(window('t', '10 minutes'))
+      .agg(count().as('n'))
+      .writeStream.outputMode('append')
+      .plan();
+    // the filter is in both inputs, as each one's watermark gate
+    expect(plan.stages.find((st) => st.kind === 'watermark')).toMatchObject({ gates: [expect.any(Function)] });
+    expect(plan.inputs![0].stages.find((st) => st.kind === 'watermark')).toMatchObject({ gates: [expect.any(Function)] });
+    const rows = async () => (await r.run()).batches.flatMap((b) => b.rows);
+    const r = unionRunner(plan);
+    r.into(0, [{ id: 'o1', amount: 1, t: at('12:25') }]);
+    // r0 is rejected: the refunds' watermark is 12:02, not 12:30, so min(12:25, 12:02) closes nothing
+    r.into(1, [
+      { ref: 'r1', value: 5, at: at('12:02') },
+      { ref: 'r0', value: -1, at: at('12:30') },
+    ]);
+    expect(await rows()).toEqual([]);
+    // min(12:25, 12:21) = 12:21 closes 12:00-12:10 (r1)
+    r.into(1, [{ ref: 'r2', value: 3, at: at('12:21') }]);
+    expect(await rows()).toEqual([{ window: { start: '2026-10-01T12:00:00.000Z', end: '2026-10-01T12:10:00.000Z' }, n: 1 }]);
+    // o0 is rejected: the orders' watermark stays 12:25, so min(12:25, 12:40) leaves 12:20-12:30 open
+    r.into(0, [{ id: 'o0', amount: 0, t: at('12:59') }]);
+    r.into(1, [{ ref: 'r3', value: 1, at: at('12:40') }]);
+    expect(await rows()).toEqual([]);
+  });
+
   it('in SQL, a subquery of UNION ALL aggregated by the outer SELECT runs as the frame API does', async () => {
     const plan = compileSql(`SET outputMode = update;
 SELECT id, count(*) AS n, sum(amount) AS total FROM (

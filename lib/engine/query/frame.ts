@@ -134,6 +134,11 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
   private filtered_?: { readonly base: StreamFrame<C>; readonly text: string };
   /** Set on the frame filter() returns after a stream-stream join: the join as written and the filters so far (filtersAfterJoin_). */
   private afterJoin_?: { readonly join: StreamFrame<C>; readonly filters: ReadonlyArray<{ readonly text: string; readonly test: (row: Row) => boolean }> };
+  /**
+   * Set on the frame union_ returns: its two inputs, each with the steps that give it the union's
+   * columns, so that a filter right after the union goes into both (withFilterThroughUnion).
+   */
+  private unionArgs_?: { readonly left: StreamFrame<FrameColumns>; readonly right: StreamFrame<FrameColumns> };
   /** Set on the frame a stream-stream join returns: how to build that join again (withFilterThroughJoin). */
   private joinArgs_?: {
     readonly left: StreamFrame<FrameColumns>;
@@ -185,6 +190,8 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     if (typeof condition === 'function') return this.add({ kind: 'filter', fn: condition as (row: Row) => boolean, label });
     const text = exprText(condition, label);
     const test = compileFilter(text, this.columnsNow_());
+    const throughUnion = this.withFilterThroughUnion(text, label);
+    if (throughUnion !== null) return throughUnion;
     const afterJoin = this.filtersAfterJoin_();
     if (afterJoin !== null) {
       // Spark combines adjacent filters (CombineFilters) before it moves them through the join:
@@ -229,6 +236,23 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
       return prev.filter(moved).add<C>(stage);
     } catch {
       return null; // (a text the printer wrote that does not parse again moves nothing)
+    }
+  }
+
+  /**
+   * A filter right after a union: Spark's optimizer (PushPredicateThroughNonJoin, its Union case)
+   * runs it on each input before the union, where it moves on as a filter there does (below a
+   * projection, and into the gates of that input's watermark, so that a row it rejects does not
+   * move the input's watermark). The union built again from its two inputs, each filtered; null
+   * for any other frame.
+   */
+  private withFilterThroughUnion(text: string, label: string): StreamFrame<C> | null {
+    const u = this.unionArgs_;
+    if (u === undefined) return null;
+    try {
+      return u.left.filter(text, label).union_(u.right.filter(text, label), false, false) as unknown as StreamFrame<C>;
+    } catch {
+      return null; // (the filter after the union as written)
     }
   }
 
@@ -745,7 +769,9 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
       limits: sourceLimits(right.source),
       unionAt: left.stages.length,
     };
-    return new StreamFrame<AnyColumns>(left.source, left.stages, [], [...left.inputs, input]);
+    const out = new StreamFrame<AnyColumns>(left.source, left.stages, [], [...left.inputs, input]);
+    out.unionArgs_ = { left, right };
+    return out;
   }
 
   /**
