@@ -229,9 +229,10 @@ describe('a union, then a stream-stream join', () => {
       .union(moreAds)
       .join(clicks, { left: 'ad', right: 'cad' }, 'inner', { timeRange: { left: 'it', right: 'ct', lower: '-5 minutes', upper: '0 seconds' } })
       .writeStream.plan();
-    // (the other ads join the stream after its watermark stage)
+    // (the other ads join the stream after its join-keys filter and watermark stage: the join's
+    // derived filter went into both inputs of the union, each before its watermark)
     expect(plan.inputs!.map((i) => [i.name, i.unionAt])).toEqual([
-      ['input2', 1],
+      ['input2', 2],
       ['input3', undefined],
     ]);
     const r = unionRunner(plan);
@@ -267,5 +268,25 @@ describe('a union, then a filter Spark derives from a join', () => {
     const report = await r.run();
     // min(the ads' 12:00, the clicks' 13:30): the other ads' 13:00 counts for no watermark
     expect(report.watermark).toBe('2026-10-01T12:00:00.000Z');
+  });
+
+  it("puts the join's inferred key filter into each input of the union, before its watermark: a null key moves neither", async () => {
+    const ads = readStream.format('json').schema('ad STRING, it TIMESTAMP').load().withWatermark('it', '0 seconds');
+    const moreAds = readStream.format('json').schema('ad STRING, it TIMESTAMP').load().withWatermark('it', '0 seconds');
+    const clicks = readStream.format('json').schema('cad STRING, ct TIMESTAMP').load().withWatermark('ct', '0 seconds');
+    const plan = ads
+      .union(moreAds)
+      .join(clicks, { left: 'ad', right: 'cad' }, 'inner', { timeRange: { left: 'it', right: 'ct', lower: '-5 minutes', upper: '0 seconds' } })
+      .writeStream.plan();
+    const r = unionRunner(plan);
+    r.into(0, [{ ad: 'a', it: at('12:40') }]);
+    r.into(1, [
+      { ad: 'b', it: at('12:01') },
+      { ad: null, it: at('13:00') },
+    ]);
+    r.into(2, [{ cad: 'z', ct: at('13:30') }]);
+    const report = await r.run();
+    // Spark's isnotnull(ad) runs below the other ads' watermark: theirs is 12:01, not 13:00, and the query's min(12:40, 12:01, 13:30)
+    expect(report.watermark).toBe('2026-10-01T12:01:00.000Z');
   });
 });

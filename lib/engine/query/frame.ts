@@ -246,6 +246,11 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
    * move the input's watermark). The union built again from its two inputs, each filtered; null
    * for any other frame.
    */
+  /** @internal The two inputs of the union this frame is, as built (each with the union's columns), for a join's pushed filters (stream-join-frame.ts). */
+  unionInputs_(): { readonly left: StreamFrame<FrameColumns>; readonly right: StreamFrame<FrameColumns> } | undefined {
+    return this.unionArgs_;
+  }
+
   private withFilterThroughUnion(text: string, label: string): StreamFrame<C> | null {
     const u = this.unionArgs_;
     if (u === undefined) return null;

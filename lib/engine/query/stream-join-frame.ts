@@ -43,8 +43,11 @@ export function pushFilter(
   notNull: readonly string[] = [],
   conjuncts: readonly JoinConjunct[] = [],
 ): StreamFrame<FrameColumns> {
-  // (a union's other stream joins the frame's rows at a stage index: nothing is put before it, and
-  // a filter placed after the stages holds for both streams' rows, as Spark pushes it into each)
+  // a union as built: the filters go into each of its inputs, as Spark pushes them through a union
+  const union = frame.unionInputs_();
+  if (union !== undefined) return pushFilter(union.left, predicates, notNull, conjuncts).union(pushFilter(union.right, predicates, notNull, conjuncts));
+  // (a union with stages after it: its other stream joins the frame's rows at a stage index, so
+  // nothing is put before it, and a filter placed after the stages holds for both streams' rows)
   const unioned = frame.inputs.some((i) => i.unionAt !== undefined);
   const below = (cols: readonly string[]) => !unioned && pushesBelowWatermark(frame, cols);
   const stage = (ps: readonly JoinPredicate[], keys: readonly string[]): StatelessStage[] => {
