@@ -15,6 +15,7 @@ import { approxCountDistinct, avg, count, first, last, max, min, renamed, sessio
 import { readStream } from '../../lib/engine/query/reader';
 import { staticTable } from '../../lib/engine/query/static-table';
 import { compileSql } from '../../lib/engine/sql';
+import { runPlanOnce } from '../helpers/run-plan';
 
 const example = (name: string) => compileSql(readFileSync(join(__dirname, '..', '..', 'examples', name), 'utf8'));
 
@@ -473,7 +474,7 @@ ON i.adId = c.clickAdId AND i.impressionTime BETWEEN c.clickTime - INTERVAL 1 MI
     const wrongSide = `SELECT i.clickTime
 FROM STREAM read_files(schema => 'adId STRING') AS i JOIN read_files('s3://ref/t/', schema => 'id STRING, clickTime TIMESTAMP') AS c ON i.adId = c.id`;
     expect(() => compileSql(wrongSide)).toThrow(/UNRESOLVED_COLUMN.*`i`\.`clickTime` cannot be resolved: i has the columns `adId` \(line 1, column 8\)/);
-    expect(() => compileSql(wrongSide.replace('i.clickTime', 'i.*'))).toThrow(/i\.\* beside a JOIN/);
+    expect(() => compileSql(wrongSide.replace('i.clickTime', 'i.*'))).toThrow(/i\.\* beside a JOIN or LATERAL VIEW/);
     // an error found in the statement without qualifiers points into the statement as written: AND is at column 25 there
     expect(() => compileSql(`SELECT e.user, e.amount AND true FROM STREAM read_files(schema => 'user STRING, amount DOUBLE') AS e`)).toThrow(
       /DATATYPE_MISMATCH.*\(line 1, column 25\)$/,
@@ -482,6 +483,44 @@ FROM STREAM read_files(schema => 'adId STRING') AS i JOIN read_files('s3://ref/t
     expect(() => compileSql(`SELECT e.user, count(*) FROM STREAM read_files(schema => 'user STRING, amount DOUBLE') AS e GROUP BY e.user`)).toThrow(
       /without watermark.*\(line 1, column 102\)$/,
     );
+  });
+});
+
+describe('LATERAL VIEW', () => {
+  const S = "STREAM read_files('s3://in/e', format => 'json', schema => 'user STRING, tags ARRAY<STRING>, m MAP<STRING, INT>')";
+  const base = () => readStream.format('json').schema('user STRING, tags ARRAY<STRING>, m MAP<STRING, INT>').load('s3://in/e');
+
+  it("is selectExpr('*', generator AS columns) before WHERE, the OUTER form for OUTER, one after another", () => {
+    const sql = compileSql(`SELECT user, t.tag, k FROM ${S} LATERAL VIEW explode(tags) t AS tag LATERAL VIEW OUTER explode(map_keys(m)) u k WHERE tag <> 'x'`);
+    const ts = base()
+      .selectExpr('*', 'explode(tags) AS `tag`')
+      .selectExpr('*', 'explode_outer(map_keys(m)) AS `k`')
+      .filter("tag <> 'x'")
+      .selectExpr('user', 'tag', 'k')
+      .writeStream.trigger({ availableNow: true })
+      .plan();
+    expectSamePlan(sql, ts);
+    const pos = compileSql(`SELECT * FROM ${S} LATERAL VIEW posexplode(tags) t AS p, tag`);
+    expectSamePlan(pos, base().selectExpr('*', 'posexplode(tags) AS (`p`, `tag`)').writeStream.trigger({ availableNow: true }).plan());
+  });
+
+  it('gives each input row its generated rows, a null row for an empty array with OUTER, and refuses another generator', async () => {
+    const rows = [
+      { user: 'a', tags: ['x', 'y'], m: {} },
+      { user: 'b', tags: [], m: {} },
+    ];
+    const run = async (text: string) => (await runPlanOnce(compileSql(text), rows)).rows;
+    expect(await run(`SELECT user, p, tag FROM ${S} LATERAL VIEW posexplode(tags) t AS p, tag`)).toEqual([
+      { user: 'a', p: 0, tag: 'x' },
+      { user: 'a', p: 1, tag: 'y' },
+    ]);
+    expect(await run(`SELECT user, tag FROM ${S} LATERAL VIEW OUTER explode(tags) t AS tag`)).toEqual([
+      { user: 'a', tag: 'x' },
+      { user: 'a', tag: 'y' },
+      { user: 'b', tag: null },
+    ]);
+    expect(() => compileSql(`SELECT * FROM ${S} LATERAL VIEW json_tuple(user, 'a') t AS a`)).toThrow(/the generator is explode or posexplode/);
+    expect(() => compileSql(`SELECT * FROM ${S} LATERAL explode(tags) t`)).toThrow(/VIEW after LATERAL/);
   });
 });
 

@@ -23,7 +23,7 @@ import { hasAggregate } from './aggregate-calls';
 import { atClause, type Span, SqlError, unsupported, within } from './errors';
 import { joined, staticColumns, streamOf } from './relations';
 import { type Unqualified, unqualified } from './qualifiers';
-import { parseSql, type Relation, type SetOption, type SqlExpr, type SqlQuery } from './statement';
+import { type LateralView, parseSql, type Relation, type SetOption, type SqlExpr, type SqlQuery } from './statement';
 import type { Ast } from '../expr/parser';
 import { prettySql } from '../expr';
 import { quoted } from './over-aggregates';
@@ -89,6 +89,10 @@ function frameOf(q: SqlQuery): StreamFrame<AnyColumns> {
     frame = atClause(sql, j.pos, () => joined(sql, left, aliases, j, (r) => relationFrame(sql, r)));
     if (j.relation.alias) aliases.push(j.relation.alias.toLowerCase());
   }
+  for (const v of q.lateralViews ?? []) {
+    const before = frame;
+    frame = atClause(sql, v.pos, () => lateralView(sql, before, v));
+  }
   for (const e of [...q.items, ...(q.where ? [q.where] : []), ...(q.groupBy ?? []), ...(q.having ? [q.having] : [])]) {
     const hit = aliases.length ? qualified(e.ast, aliases) : null;
     if (hit) {
@@ -96,7 +100,7 @@ function frameOf(q: SqlQuery): StreamFrame<AnyColumns> {
         sql,
         hit.pos,
         hit.k === 'star'
-          ? `${(hit as { qualifier: readonly string[] }).qualifier[0]}.* beside a JOIN (one side's columns) is not supported: list that side's columns, or SELECT * for both sides'`
+          ? `${(hit as { qualifier: readonly string[] }).qualifier[0]}.* beside a JOIN or LATERAL VIEW (one relation's columns) is not supported: list its columns, or SELECT * for all`
           : "a column qualified by a relation's alias is read only in the select list, WHERE, GROUP BY, HAVING and a join's ON: write the name without the alias",
       );
     }
@@ -116,6 +120,32 @@ function frameOf(q: SqlQuery): StreamFrame<AnyColumns> {
     frame = within(sql, spans, () => frame.selectExpr(...spans.map((s) => s.text)));
   }
   return q.distinct ? frame.dropDuplicates() : frame;
+}
+
+/** The generators LATERAL VIEW takes, and their OUTER forms (a row with nulls for an empty or null input). */
+const LATERAL_GENERATORS: Record<string, string> = {
+  explode: 'explode_outer',
+  posexplode: 'posexplode_outer',
+  explode_outer: 'explode_outer',
+  posexplode_outer: 'posexplode_outer',
+};
+
+/**
+ * `LATERAL VIEW [OUTER] gen(args) t AS c, ...`: every column, and the generator's beside them
+ * (Spark's Generate with its child's output), as `selectExpr('*', 'gen(args) AS (c, ...)')`; OUTER
+ * is the generator's _outer form.
+ */
+function lateralView(sql: string, frame: StreamFrame<AnyColumns>, v: LateralView): StreamFrame<AnyColumns> {
+  const outer = LATERAL_GENERATORS[v.fn];
+  if (outer === undefined)
+    throw unsupported(
+      sql,
+      v.call.pos,
+      `LATERAL VIEW ${v.call.text}: the generator is explode or posexplode (an array, or a map's key and value), or their _outer forms`,
+    );
+  const call = v.outer ? `${outer}${v.call.text.slice(v.call.text.indexOf('('))}` : v.call.text;
+  const as = v.columns.length === 0 ? '' : v.columns.length === 1 ? ` AS ${quoted(v.columns[0])}` : ` AS (${v.columns.map(quoted).join(', ')})`;
+  return within(sql, [{ text: v.call.text, pos: v.call.pos }], () => frame.selectExpr('*', `${call}${as}`));
 }
 
 /**

@@ -66,10 +66,12 @@ export interface Unqualified {
 export function unqualified(sql: string, q: SqlQuery, columnsOf: (r: Relation) => readonly string[]): Unqualified {
   const blanks: Array<{ from: number; to: number }> = [];
   for (const s of selectsOf(q)) {
-    const relations = new Map<string, Relation>();
-    for (const r of [s.from, ...s.joins.map((j) => j.relation)]) if (r.alias) relations.set(r.alias.toLowerCase(), r);
-    if (relations.size === 0) continue;
-    const aliases = new Set(relations.keys());
+    // each alias's columns: a relation's, or a lateral view's named ones (null: its generator's own, not checked)
+    const scopes = new Map<string, () => readonly string[] | null>();
+    for (const r of [s.from, ...s.joins.map((j) => j.relation)]) if (r.alias) scopes.set(r.alias.toLowerCase(), () => columnsOf(r));
+    for (const v of s.lateralViews ?? []) scopes.set(v.table.toLowerCase(), () => (v.columns.length ? v.columns : null));
+    if (scopes.size === 0) continue;
+    const aliases = new Set(scopes.keys());
     // (ORDER BY belongs to the statement, held by its first SELECT)
     const exprs: SqlExpr[] = [
       ...s.items,
@@ -80,12 +82,11 @@ export function unqualified(sql: string, q: SqlQuery, columnsOf: (r: Relation) =
     ];
     for (const ref of exprs.flatMap((e) => qualifiedRefs(e.ast, aliases))) {
       if (ref.column === null) {
-        if (s.joins.length === 0) blanks.push({ from: ref.pos, to: dotAfter(sql, ref.pos) });
+        if (s.joins.length === 0 && !s.lateralViews?.length) blanks.push({ from: ref.pos, to: dotAfter(sql, ref.pos) });
         continue;
       }
-      const r = relations.get(ref.alias)!;
-      const columns = columnsOf(r);
-      if (resolveName(columns, ref.column, (c) => c) === undefined) {
+      const columns = scopes.get(ref.alias)!();
+      if (columns !== null && resolveName(columns, ref.column, (c) => c) === undefined) {
         throw new SqlError(
           'UNRESOLVED_COLUMN.WITH_SUGGESTION',
           `A column, variable, or function parameter with name \`${ref.alias}\`.\`${ref.column}\` cannot be resolved: ${ref.alias} has the columns ${columns.map((c) => `\`${c}\``).join(', ')}`,

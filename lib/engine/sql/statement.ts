@@ -65,6 +65,18 @@ export interface JoinClause {
   readonly using?: readonly string[];
 }
 
+/** `LATERAL VIEW [OUTER] generator(args) table [AS] column, ...`: a generator's rows beside each input row (Spark's Generate). */
+export interface LateralView {
+  readonly pos: number;
+  readonly outer: boolean;
+  /** The generator's call as written (explode(tags)), and its function's name, lower case. */
+  readonly call: SqlExpr;
+  readonly fn: string;
+  readonly table: string;
+  /** The generated columns' names; none: the generator's own (col; key, value; pos, col). */
+  readonly columns: readonly string[];
+}
+
 export interface SetOption {
   readonly key: string;
   readonly value: string | number | boolean;
@@ -78,6 +90,7 @@ export interface SqlQuery {
   readonly items: readonly SelectItem[];
   readonly from: Relation;
   readonly joins: readonly JoinClause[];
+  readonly lateralViews?: readonly LateralView[];
   readonly where?: SqlExpr;
   readonly groupBy?: readonly SqlExpr[];
   /** HAVING's condition: a filter over the aggregation's output. */
@@ -324,6 +337,8 @@ class StatementParser {
     const from = this.relation();
     const joins: JoinClause[] = [];
     for (let j = this.joinClause(); j; j = this.joinClause()) joins.push(j);
+    const lateralViews: LateralView[] = [];
+    while (this.isWord('LATERAL')) lateralViews.push(this.lateralView());
     const where = this.word('WHERE') ? this.expression() : undefined;
     let groupBy: SqlExpr[] | undefined;
     if (this.word('GROUP')) {
@@ -333,7 +348,37 @@ class StatementParser {
       while (this.op(','));
     }
     const having = this.word('HAVING') ? this.expression() : undefined;
-    return { sql: this.sql, settings, distinct, items, from, joins, where, groupBy, ...(having ? { having } : {}) };
+    return {
+      sql: this.sql,
+      settings,
+      distinct,
+      items,
+      from,
+      joins,
+      ...(lateralViews.length ? { lateralViews } : {}),
+      where,
+      groupBy,
+      ...(having ? { having } : {}),
+    };
+  }
+
+  /** `LATERAL VIEW [OUTER] generator(args) table [AS] column, ...` (Spark's grammar: the table's name is required, the columns not). */
+  private lateralView(): LateralView {
+    const pos = this.peek().pos;
+    this.i++;
+    this.expectWord('VIEW', 'VIEW after LATERAL (LATERAL VIEW explode(tags) t AS tag)');
+    const outer = this.word('OUTER');
+    const call = this.expression();
+    if (call.ast.k !== 'call') throw syntaxError(this.sql, call.pos, 'a generator after LATERAL VIEW, e.g. explode(tags)');
+    const table = this.identifier('the name of the lateral view after its generator: LATERAL VIEW explode(tags) t AS tag');
+    const columns: string[] = [];
+    const named = this.word('AS');
+    const t = this.peek();
+    if (named || ((t.kind === 'ident' || t.kind === 'qident') && !CLAUSE_WORDS.has(t.text.toUpperCase()))) {
+      do columns.push(this.identifier('a column name of the lateral view'));
+      while (this.op(','));
+    }
+    return { pos, outer, call, fn: call.ast.name.toLowerCase(), table, columns };
   }
 
   private end(): void {
