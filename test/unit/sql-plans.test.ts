@@ -15,6 +15,8 @@ import { approxCountDistinct, avg, count, first, last, max, min, renamed, sessio
 import { readStream } from '../../lib/engine/query/reader';
 import { staticTable } from '../../lib/engine/query/static-table';
 import { compileSql } from '../../lib/engine/sql';
+import { compileExpression } from '../../lib/engine/expr';
+import { at, createTestRunner } from './engine-factories';
 import { runPlanOnce } from '../helpers/run-plan';
 
 const example = (name: string) => compileSql(readFileSync(join(__dirname, '..', '..', 'examples', name), 'utf8'));
@@ -483,6 +485,69 @@ FROM STREAM read_files(schema => 'adId STRING') AS i JOIN read_files('s3://ref/t
     expect(() => compileSql(`SELECT e.user, count(*) FROM STREAM read_files(schema => 'user STRING, amount DOUBLE') AS e GROUP BY e.user`)).toThrow(
       /without watermark.*\(line 1, column 102\)$/,
     );
+  });
+});
+
+describe('window_time', () => {
+  it("chains a window aggregation over another's window_time in SQL, as the frame API's window over the window column", async () => {
+    const SRC = "STREAM read_files(format => 'json', schema => 't TIMESTAMP, k STRING') WATERMARK t DELAY OF INTERVAL 0 SECONDS";
+    const sql = compileSql(`SELECT window(window_time(w), '1 hour') AS hour, sum(n) AS n FROM (
+  SELECT window(t, '10 minutes') AS w, count(*) AS n FROM ${SRC} GROUP BY window(t, '10 minutes')
+) GROUP BY window(window_time(w), '1 hour')`);
+    const ts = readStream
+      .format('json')
+      .schema('t TIMESTAMP, k STRING')
+      .load()
+      .withWatermark('t', '0 seconds')
+      .groupBy(window('t', '10 minutes'))
+      .agg(count().as('n'))
+      .select(renamed('window', 'w'), 'n')
+      .groupBy(window('w', '1 hour'))
+      .agg(sum('n').as('n'))
+      .select(renamed('window', 'hour'), 'n')
+      .writeStream.plan();
+    const emitted = async (plan: QueryPlan) => {
+      const r = createTestRunner(plan);
+      const out: unknown[] = [];
+      for (const rows of [[{ t: at('12:01') }, { t: at('12:05') }, { t: at('12:15') }, { t: at('12:31') }], [{ t: at('13:30') }], [{ t: at('15:00') }]]) {
+        r.drop(rows);
+        out.push(...(await r.run()).batches.flatMap((b) => b.rows));
+      }
+      return out;
+    };
+    const hour = (h: number) => ({ start: `2026-10-01T${h}:00:00.000Z`, end: `2026-10-01T${h + 1}:00:00.000Z` });
+    // the 10-minute windows 12:00 (2 rows), 12:10 (1) and 12:30 (1) summed in the hour 12:00-13:00,
+    // then 13:30's in 13:00-14:00, each emitted once the watermark (13:30, then 15:00) passes its hour
+    const expected = [
+      { hour: hour(12), n: 4 },
+      { hour: hour(13), n: 1 },
+    ];
+    expect(await emitted(sql)).toEqual(expected);
+    expect(await emitted(ts)).toEqual(expected);
+  });
+
+  it("keeps the window's watermark in the frame API's selectExpr and withColumn too: the second aggregation may run in append mode", () => {
+    const counted = () =>
+      readStream.format('json').schema('t TIMESTAMP, k STRING').load().withWatermark('t', '0 seconds').groupBy(window('t', '10 minutes')).agg(count().as('n'));
+    const viaSelect = counted().selectExpr('window_time(window) AS wt', 'n');
+    const viaColumn = counted().withColumn('wt', expr('window_time(window)'));
+    for (const f of [viaSelect, viaColumn]) {
+      const plan = f.groupBy(window('wt', '1 hour')).agg(sum('n').as('n')).writeStream.outputMode('append').plan();
+      expect(plan.operators.map((o) => o.spec.kind)).toEqual(['aggregate', 'aggregate']);
+    }
+    // a computed TIMESTAMP that is not window_time carries no watermark: Spark refuses the append
+    expect(() =>
+      counted().selectExpr('window.end AS wt', 'n').groupBy(window('wt', '1 hour')).agg(sum('n').as('n')).writeStream.outputMode('append').plan(),
+    ).toThrow(/without watermark/);
+  });
+
+  it('is the window end less a microsecond, and needs a window column', () => {
+    const cols = [
+      { name: 'w', type: 'TIMESTAMP' as const, window: true },
+      { name: 't', type: 'TIMESTAMP' as const },
+    ];
+    expect(compileExpression('window_time(w)', cols).evaluate({ w: { start: 1_000_000, end: 601_000_000 } })).toBe(600_999_999);
+    expect(() => compileExpression('window_time(t)', cols)).toThrow(/window_time takes a window column/);
   });
 });
 

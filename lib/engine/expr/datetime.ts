@@ -31,6 +31,7 @@ import {
 import { strict, type Typed } from './typed';
 import { DATE, INT, STRING, type SqlType, TIMESTAMP, typeName } from './types';
 import { overflow } from './values';
+import { subMicros } from '../timestamps';
 
 /**
  * The days of date_add / date_sub: Spark's DateAdd takes an INT, SMALLINT or TINYINT, and refuses
@@ -250,6 +251,22 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
   hour: timeField((us) => Math.floor(us / 3_600_000_000)),
   minute: timeField((us) => Math.floor(us / 60_000_000) % 60),
   second: timeField((us) => Math.floor(us / 1_000_000) % 60),
+  // Spark's window_time(window): the window's end − 1 µs, the time its aggregate stands for (a
+  // select of it over a marked window keeps the watermark: compileSelect's eventTimeSources)
+  window_time: def(1, 1, ([w], c) => {
+    if (!isWindowStruct(w.type))
+      throw c.az.fail(
+        'DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE',
+        `Cannot resolve "${c.sql}" due to data type mismatch: ${w.sql} has the type ${typeName(w.type)}, but window_time takes a window column (STRUCT<start: TIMESTAMP, end: TIMESTAMP>): name an aggregation's window`,
+        c.pos,
+      );
+    return call(
+      c,
+      TIMESTAMP,
+      [w],
+      strict((x) => subMicros((x as { end: Micros }).end, 1)),
+    );
+  }),
   date_add: addDays(1),
   dateadd: addDays(1), // Spark 3.4's alias of date_add
   date_sub: addDays(-1),
@@ -360,4 +377,10 @@ function makeTimestamp(tolerant: boolean): FunctionDef {
 /** `fn`, or `fn` with its row errors as NULL when `tolerant`. */
 function tolerantIf(tolerant: boolean, fn: (...args: unknown[]) => unknown): (...args: unknown[]) => unknown {
   return tolerant ? nullOnRowError(fn) : fn;
+}
+
+/** Whether a type is a window's: STRUCT<start: TIMESTAMP, end: TIMESTAMP>. */
+export function isWindowStruct(t: SqlType): boolean {
+  const f = t.type === 'STRUCT' ? t.fields : undefined;
+  return f !== undefined && f.length === 2 && f[0].name === 'start' && f[1].name === 'end' && f.every((x) => x.type === 'TIMESTAMP');
 }

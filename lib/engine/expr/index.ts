@@ -42,6 +42,8 @@ export interface CompiledExpression {
   readonly generator?: GeneratorInfo;
   /** Set when the expression is a bare input column: its name (the column keeps its type, window flag and event-time mark). */
   readonly source?: string;
+  /** Set when the expression is window_time(<window column>): that column, whose event-time mark it keeps (Spark's window_time keeps the watermark). */
+  readonly windowTimeOf?: string;
 }
 
 /** Parses and types `text` against `columns`; throws ExpressionError (Spark's class, position, fix) when Spark would refuse it. */
@@ -103,7 +105,23 @@ export function compileExpression(text: string, columns: readonly ColumnInfo[], 
   const t = prettyNamed(new Analyzer({ text, columns, stars: true }).analyze(ast), ast, text, columns, true);
   const ref = columnOf(ast, columns);
   const type: ColumnInfo = ref ? { ...ref, name: name ?? ref.name } : { ...toDataType(t.type), name: name ?? t.name };
-  return { type, sqlType: t.type, sql: t.sql, evaluate: compileExpr(asOutput(t)), generator: t.generator, ...(ref ? { source: ref.name } : {}) };
+  const timeOf = windowTimeOf(ast, columns);
+  return {
+    type,
+    sqlType: t.type,
+    sql: t.sql,
+    evaluate: compileExpr(asOutput(t)),
+    generator: t.generator,
+    ...(ref ? { source: ref.name } : {}),
+    ...(timeOf ? { windowTimeOf: timeOf } : {}),
+  };
+}
+
+/** The window column of `window_time(<window column>)`, else undefined. */
+function windowTimeOf(ast: Ast, columns: readonly ColumnInfo[]): string | undefined {
+  if (ast.k !== 'call' || ast.name.toLowerCase() !== 'window_time' || ast.args.length !== 1) return undefined;
+  const c = columnOf(ast.args[0], columns);
+  return c?.window ? c.name : undefined;
 }
 
 /**
@@ -146,6 +164,8 @@ export interface CompiledSelect {
   readonly columns: readonly ColumnInfo[];
   /** For each output column, the input column it is a bare copy of (it keeps that column's event-time mark), else null. */
   readonly sources: readonly (string | null)[];
+  /** For each output column, the input column whose event-time mark it keeps: its source, or the window of a window_time(window) item; else null. */
+  readonly eventTimeSources: readonly (string | null)[];
   /** Whether an item is a generator (explode...): rows come from `generate`, not `project`. */
   readonly generates: boolean;
   /** The output row of an input row (no generator among the items). */
@@ -199,6 +219,8 @@ interface Item {
   readonly typed: Typed;
   /** The input column the item is a bare copy of. */
   readonly ref?: ColumnInfo;
+  /** The window column of a window_time(window) item. */
+  readonly timeOf?: string;
 }
 
 /**
@@ -257,13 +279,20 @@ export function compileSelect(items: readonly string[], columns: readonly Column
     const name = alias ?? typed.name;
     // an item nothing after the stage reads: NULL of its type, never evaluated (see pruned)
     const skip = unread.has(name) && ref === undefined && typed.generator === undefined;
-    out.push({ name, typed: skip ? { ...typed, children: [], build: constantBuilder(null), constant: { value: null } } : typed, ...(ref ? { ref } : {}) });
+    const timeOf = windowTimeOf(ast, columns);
+    out.push({
+      name,
+      typed: skip ? { ...typed, children: [], build: constantBuilder(null), constant: { value: null } } : typed,
+      ...(ref ? { ref } : {}),
+      ...(timeOf ? { timeOf } : {}),
+    });
     itemReads.push(namesRead(ast));
   }
   const names = out.map((i) => i.name);
   const gen = generatorAt >= 0 ? out[generatorAt].typed.generator! : undefined;
   const outColumns: ColumnInfo[] = [];
   const sources: (string | null)[] = [];
+  const eventTimeSources: (string | null)[] = [];
   const reads: (Set<string> | null)[] = [];
   out.forEach((item, i) => {
     if (i === generatorAt && gen !== undefined) {
@@ -282,6 +311,7 @@ export function compileSelect(items: readonly string[], columns: readonly Column
     }
     // (each output column of the item reads what the item reads)
     while (reads.length < outColumns.length) reads.push(itemReads[i]);
+    while (eventTimeSources.length < outColumns.length) eventTimeSources.push(sources[eventTimeSources.length] ?? item.timeOf ?? null);
   });
   const pruned = (more: ReadonlySet<string>) => compileSelect(items, columns, new Set([...unread, ...more]));
   const seen = new Set<string>();
@@ -301,7 +331,7 @@ export function compileSelect(items: readonly string[], columns: readonly Column
       names,
       out.map((i) => i.typed),
     );
-    return { columns: outColumns, sources, generates: false, project, generate: (row) => [project(row)], reads, pruned };
+    return { columns: outColumns, sources, eventTimeSources, generates: false, project, generate: (row) => [project(row)], reads, pruned };
   }
   const evals = out.map((i) => compileExpr(i.typed));
   const genNames = outColumns.slice(generatorAt, generatorAt + gen.columns.length).map((c) => c.name);
@@ -313,6 +343,7 @@ export function compileSelect(items: readonly string[], columns: readonly Column
   return {
     columns: outColumns,
     sources,
+    eventTimeSources,
     reads,
     pruned,
     generates: true,

@@ -17,13 +17,13 @@ function marksAfter(marks: Marks, stages: readonly StatelessStage[]): Marks {
     if (s.kind === 'watermark') m.set(s.column, s.delayMs);
     else if (s.kind === 'withColumn' || s.kind === 'extract') m.delete(s.name);
     else if (s.kind === 'withColumnExpr') {
-      // a bare copy of a marked column is marked too (Spark's alias keeps the event-time metadata)
-      const from = s.compiled.source;
+      // a bare copy of a marked column is marked too (Spark's alias keeps the event-time metadata), and so is window_time of a marked window
+      const from = s.compiled.source ?? s.compiled.windowTimeOf;
       if (from !== undefined && m.has(from)) m.set(s.name, m.get(from)!);
       else m.delete(s.name);
     } else if (s.kind === 'selectExpr') {
       const next = new Map<string, number>();
-      s.compiled.sources.forEach((from, i) => {
+      s.compiled.eventTimeSources.forEach((from, i) => {
         if (from !== null && m.has(from)) next.set(s.compiled.columns[i].name, m.get(from)!);
       });
       m = next;
