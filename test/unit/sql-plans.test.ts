@@ -531,10 +531,11 @@ describe('window_time', () => {
       readStream.format('json').schema('t TIMESTAMP, k STRING').load().withWatermark('t', '0 seconds').groupBy(window('t', '10 minutes')).agg(count().as('n'));
     const viaSelect = counted().selectExpr('window_time(window) AS wt', 'n');
     const viaColumn = counted().withColumn('wt', expr('window_time(window)'));
-    for (const f of [viaSelect, viaColumn]) {
-      const plan = f.groupBy(window('wt', '1 hour')).agg(sum('n').as('n')).writeStream.outputMode('append').plan();
-      expect(plan.operators.map((o) => o.spec.kind)).toEqual(['aggregate', 'aggregate']);
-    }
+    const plans = [
+      viaSelect.groupBy(window('wt', '1 hour')).agg(sum('n').as('n')).writeStream.outputMode('append').plan(),
+      viaColumn.groupBy(window('wt', '1 hour')).agg(sum('n').as('n')).writeStream.outputMode('append').plan(),
+    ];
+    for (const plan of plans) expect(plan.operators.map((o) => o.spec.kind)).toEqual(['aggregate', 'aggregate']);
     // a computed TIMESTAMP that is not window_time carries no watermark: Spark refuses the append
     expect(() =>
       counted().selectExpr('window.end AS wt', 'n').groupBy(window('wt', '1 hour')).agg(sum('n').as('n')).writeStream.outputMode('append').plan(),

@@ -380,7 +380,7 @@ function tolerantIf(tolerant: boolean, fn: (...args: unknown[]) => unknown): (..
 }
 
 /** Whether a type is a window's: STRUCT<start: TIMESTAMP, end: TIMESTAMP>. */
-export function isWindowStruct(t: SqlType): boolean {
+function isWindowStruct(t: SqlType): boolean {
   const f = t.type === 'STRUCT' ? t.fields : undefined;
   return f !== undefined && f.length === 2 && f[0].name === 'start' && f[1].name === 'end' && f.every((x) => x.type === 'TIMESTAMP');
 }
