@@ -488,6 +488,25 @@ FROM STREAM read_files(schema => 'adId STRING') AS i JOIN read_files('s3://ref/t
   });
 });
 
+describe('GROUP BY ALL', () => {
+  const S = "STREAM read_files(schema => 'user STRING, t TIMESTAMP, amount DOUBLE') WATERMARK t DELAY OF INTERVAL 1 MINUTE";
+
+  it('groups by every select item without an aggregate, as the same GROUP BY written out', () => {
+    const items = "window(t, '10 minutes') AS w, upper(user) AS u, count(*) AS n, sum(amount)";
+    expectSamePlan(compileSql(`SELECT ${items} FROM ${S} GROUP BY ALL`), compileSql(`SELECT ${items} FROM ${S} GROUP BY window(t, '10 minutes'), upper(user)`));
+    // every item an aggregate: one group of every row
+    const global = compileSql(`SET outputMode = complete;\nSELECT count(*) AS n FROM ${S} GROUP BY ALL`);
+    expect(global.operators[0].spec).toMatchObject({ kind: 'aggregate', keys: [] });
+    // a column named all is still a column
+    expect(
+      compileSql(`SET outputMode = update;\nSELECT \`all\`, count(*) AS n FROM STREAM read_files(schema => '\`all\` STRING') GROUP BY \`all\``).operators[0]
+        .spec,
+    ).toMatchObject({
+      keys: [{ kind: 'column', name: 'all' }],
+    });
+  });
+});
+
 describe('window_time', () => {
   it("chains a window aggregation over another's window_time in SQL, as the frame API's window over the window column", async () => {
     const SRC = "STREAM read_files(format => 'json', schema => 't TIMESTAMP, k STRING') WATERMARK t DELAY OF INTERVAL 0 SECONDS";

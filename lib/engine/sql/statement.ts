@@ -20,6 +20,7 @@ import { ExpressionError } from '../expr/errors';
 import { type Token, tokenize } from '../expr/lexer';
 import { type Ast, parseExpressionAt } from '../expr/parser';
 import { reasonOf, SqlError, syntaxError, unsupported } from './errors';
+import { hasAggregate } from './aggregate-calls';
 
 /** An expression of the statement: its syntax tree, its text as written and where that starts. */
 export interface SqlExpr {
@@ -343,9 +344,17 @@ class StatementParser {
     let groupBy: SqlExpr[] | undefined;
     if (this.word('GROUP')) {
       this.expectWord('BY', 'BY after GROUP');
-      groupBy = [];
-      do groupBy.push(this.expression());
-      while (this.op(','));
+      if (this.isWord('ALL') && !this.isOp('(', 1) && !this.isOp(',', 1)) {
+        // Spark's GROUP BY ALL: every select item without an aggregate is a grouping expression
+        this.i++;
+        // (none: the items all aggregate, one group of every row, as without GROUP BY)
+        const keys = items.filter((it) => !hasAggregate(it.ast)).map((it) => ({ ast: it.ast, text: it.text, pos: it.pos }));
+        groupBy = keys.length ? keys : undefined;
+      } else {
+        groupBy = [];
+        do groupBy.push(this.expression());
+        while (this.op(','));
+      }
     }
     const having = this.word('HAVING') ? this.expression() : undefined;
     return {
