@@ -252,16 +252,20 @@ describe('a union, then a stream-stream join', () => {
 });
 
 describe('a union, then a filter Spark derives from a join', () => {
-  it("keeps the other stream's rows out of this stream's watermark: the join's pushed filter goes after the union point", async () => {
+  /** Ads (with a watermark) and more ads (with one or not), unioned, joined with the clicks of the 5 minutes after. */
+  const adsUnionClicks = (moreAdsWatermark: boolean) => {
     const ads = readStream.format('json').schema('ad STRING, it TIMESTAMP').load().withWatermark('it', '0 seconds');
-    // the other stream has no watermark of its own: its event times must not move the query's
-    const moreAds = readStream.format('json').schema('ad STRING, it TIMESTAMP').load();
+    const more = readStream.format('json').schema('ad STRING, it TIMESTAMP').load();
     const clicks = readStream.format('json').schema('cad STRING, ct TIMESTAMP').load().withWatermark('ct', '0 seconds');
-    const plan = ads
-      .union(moreAds)
+    return ads
+      .union(moreAdsWatermark ? more.withWatermark('it', '0 seconds') : more)
       .join(clicks, { left: 'ad', right: 'cad' }, 'inner', { timeRange: { left: 'it', right: 'ct', lower: '-5 minutes', upper: '0 seconds' } })
       .writeStream.plan();
-    const r = unionRunner(plan);
+  };
+
+  it("keeps the other stream's rows out of this stream's watermark: the join's filter goes into each input, not before the union point", async () => {
+    // the other stream has no watermark of its own: its event times must not move the query's
+    const r = unionRunner(adsUnionClicks(false));
     r.into(0, [{ ad: 'a', it: at('12:00') }]);
     r.into(1, [{ ad: 'b', it: at('13:00') }]);
     r.into(2, [{ cad: 'z', ct: at('13:30') }]);
@@ -271,14 +275,7 @@ describe('a union, then a filter Spark derives from a join', () => {
   });
 
   it("puts the join's inferred key filter into each input of the union, before its watermark: a null key moves neither", async () => {
-    const ads = readStream.format('json').schema('ad STRING, it TIMESTAMP').load().withWatermark('it', '0 seconds');
-    const moreAds = readStream.format('json').schema('ad STRING, it TIMESTAMP').load().withWatermark('it', '0 seconds');
-    const clicks = readStream.format('json').schema('cad STRING, ct TIMESTAMP').load().withWatermark('ct', '0 seconds');
-    const plan = ads
-      .union(moreAds)
-      .join(clicks, { left: 'ad', right: 'cad' }, 'inner', { timeRange: { left: 'it', right: 'ct', lower: '-5 minutes', upper: '0 seconds' } })
-      .writeStream.plan();
-    const r = unionRunner(plan);
+    const r = unionRunner(adsUnionClicks(true));
     r.into(0, [{ ad: 'a', it: at('12:40') }]);
     r.into(1, [
       { ad: 'b', it: at('12:01') },
