@@ -418,6 +418,17 @@ SELECT user, count(*) AS n FROM clean WATERMARK t DELAY OF INTERVAL 1 MINUTE GRO
     expectSamePlan(sql, ts);
   });
 
+  it("joins a WITH query as the subquery written in place, its name the join's input name and its columns' qualifier", () => {
+    const clicks = `SELECT clickAdId, clickTime FROM ${src('c', 'clickAdId STRING, clickTime TIMESTAMP, junk STRING')} WATERMARK clickTime DELAY OF INTERVAL 20 SECONDS`;
+    const main = (
+      joinTo: string,
+    ) => `SELECT i.adId, clicks.clickTime FROM ${src('i', 'adId STRING, impressionTime TIMESTAMP')} AS i WATERMARK impressionTime DELAY OF INTERVAL 10 SECONDS
+LEFT JOIN ${joinTo} ON i.adId = clicks.clickAdId AND i.impressionTime BETWEEN clicks.clickTime - INTERVAL 1 MINUTE AND clicks.clickTime`;
+    const withQuery = compileSql(`WITH clicks AS (${clicks})\n${main('clicks')}`);
+    expectSamePlan(withQuery, compileSql(main(`(${clicks}) AS clicks`)));
+    expect(withQuery.inputs!.map((i) => i.name)).toEqual(['clicks']);
+  });
+
   it('refuses ORDER BY or LIMIT inside a subquery, a WITH name given twice, and an unclosed subquery', () => {
     expect(() => compileSql(`SELECT * FROM (SELECT k FROM ${src('a', 'k STRING')} ORDER BY k)`)).toThrow(/ORDER BY in a subquery/);
     expect(() => compileSql(`SELECT * FROM (SELECT k FROM ${src('a', 'k STRING')} LIMIT 3)`)).toThrow(/LIMIT in a subquery/);

@@ -437,7 +437,9 @@ class StatementParser {
     const named = (t.kind === 'ident' || t.kind === 'qident') && !this.isOp('(', 1) ? this.named.get(t.text.toLowerCase()) : undefined;
     if (named !== undefined) {
       this.i++;
-      return this.relationAfter({ stream: true, fn: t.text, subquery: named, pos: t.pos, args: [] });
+      // (the WITH query's name qualifies its columns, unless an alias replaces it)
+      const r = this.relationAfter({ stream: true, fn: t.text, subquery: named, pos: t.pos, args: [] });
+      return r.alias === undefined ? { ...r, alias: t.text } : r;
     }
     if (t.kind !== 'ident' || !this.isOp('(', 1)) {
       throw syntaxError(
