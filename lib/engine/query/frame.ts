@@ -239,6 +239,11 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
     }
   }
 
+  /** @internal The two inputs of the union this frame is, as built (each with the union's columns), for a join's pushed filters (stream-join-frame.ts). */
+  unionInputs_(): { readonly left: StreamFrame<FrameColumns>; readonly right: StreamFrame<FrameColumns> } | undefined {
+    return this.unionArgs_;
+  }
+
   /**
    * A filter right after a union: Spark's optimizer (PushPredicateThroughNonJoin, its Union case)
    * runs it on each input before the union, where it moves on as a filter there does (below a
@@ -246,11 +251,6 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
    * move the input's watermark). The union built again from its two inputs, each filtered; null
    * for any other frame.
    */
-  /** @internal The two inputs of the union this frame is, as built (each with the union's columns), for a join's pushed filters (stream-join-frame.ts). */
-  unionInputs_(): { readonly left: StreamFrame<FrameColumns>; readonly right: StreamFrame<FrameColumns> } | undefined {
-    return this.unionArgs_;
-  }
-
   private withFilterThroughUnion(text: string, label: string): StreamFrame<C> | null {
     const u = this.unionArgs_;
     if (u === undefined) return null;
