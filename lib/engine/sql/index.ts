@@ -191,13 +191,17 @@ export function compileSql(text: string): QueryPlan {
   const written = parseSql(text);
   // alias.column outside ON is the column (qualifiers.ts): the statement without those qualifiers
   // is compiled, and an error's place is moved back into the statement as written
-  const bare = unqualified(text, written, (r) =>
-    r.stream
-      ? relationFrame(text, r)
-          .columnsNow_()
-          .map((c) => c.name)
-      : staticColumns(text, r),
-  );
+  const bare = unqualified(text, written, (r) => {
+    try {
+      return r.stream
+        ? relationFrame(text, r)
+            .columnsNow_()
+            .map((c) => c.name)
+        : staticColumns(text, r);
+    } catch {
+      return null; // (the relation's own error: the compilation below reports it, at its place)
+    }
+  });
   if (bare.sql === text) return compileStatement(written);
   try {
     return compileStatement(parseSql(bare.sql));

@@ -60,10 +60,10 @@ export interface Unqualified {
 /**
  * The statement with every `alias.column` outside ON written as `column` (the alias and its dot
  * cut), or the statement itself when it has none. `columnsOf` gives a relation's column
- * names. A column its alias's relation lacks is UNRESOLVED_COLUMN; `alias.*` is left as written
+ * names (null: not known, nothing checked). A column its alias's relation lacks is UNRESOLVED_COLUMN; `alias.*` is left as written
  * (the compiler takes it for the only relation of its SELECT, and refuses it beside a JOIN).
  */
-export function unqualified(sql: string, q: SqlQuery, columnsOf: (r: Relation) => readonly string[]): Unqualified {
+export function unqualified(sql: string, q: SqlQuery, columnsOf: (r: Relation) => readonly string[] | null): Unqualified {
   const blanks: Array<{ from: number; to: number }> = [];
   for (const s of selectsOf(q)) {
     // each alias's columns: a relation's, or a lateral view's named ones (null: its generator's own, not checked)
