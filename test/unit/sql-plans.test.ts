@@ -616,6 +616,18 @@ describe('LATERAL VIEW', () => {
       { user: 'a', tag: 'y' },
       { user: 'b', tag: null },
     ]);
+    const orders = "STREAM read_files(schema => 'id STRING, lines ARRAY<STRUCT<sku: STRING, qty: INT>>')";
+    expect(
+      (
+        await runPlanOnce(compileSql(`SELECT id, l.sku, qty FROM ${orders} LATERAL VIEW inline(lines) l WHERE qty > 1`), [
+          { id: 'o1', lines: [{ sku: 'A', qty: 2 }, null, { sku: 'B', qty: 1 }] },
+          { id: 'o2', lines: [{ sku: 'C', qty: 3 }] },
+        ])
+      ).rows,
+    ).toEqual([
+      { id: 'o1', sku: 'A', qty: 2 },
+      { id: 'o2', sku: 'C', qty: 3 },
+    ]);
     expect(() => compileSql(`SELECT * FROM ${S} LATERAL VIEW json_tuple(user, 'a') t AS a`)).toThrow(/the generator is explode or posexplode/);
     expect(() => compileSql(`SELECT * FROM ${S} LATERAL explode(tags) t`)).toThrow(/VIEW after LATERAL/);
   });

@@ -338,7 +338,9 @@ export function compileSelect(items: readonly string[], columns: readonly Column
   const withPos = gen.kind.startsWith('pos');
   const outer = gen.kind.endsWith('_outer');
   // a MAP's keys of another type than STRING are held as text: read back to their type (map-keys.ts)
-  const keyType = gen.columns.find((c) => c.name === 'key' && gen.kind !== 'json_tuple')?.type;
+  const inline = gen.kind === 'inline' || gen.kind === 'inline_outer';
+  const keyType = gen.columns.find((c) => c.name === 'key' && gen.kind !== 'json_tuple' && !inline)?.type;
+  const fields = gen.columns.map((c) => c.name);
   const key = keyType === undefined || keyType.type === 'STRING' ? (k: string): unknown => k : keyValue(keyType);
   return {
     columns: outColumns,
@@ -355,7 +357,10 @@ export function compileSelect(items: readonly string[], columns: readonly Column
       const v = evals[generatorAt](row);
       const elements: unknown[][] = [];
       if (gen.kind === 'json_tuple') elements.push(v as unknown[]);
-      else if (Array.isArray(v)) v.forEach((x, i) => elements.push(withPos ? [i, x ?? null] : [x ?? null]));
+      else if (inline) {
+        // (a null element is a row of nulls, as Spark's Inline gives it)
+        for (const x of (v as Array<Record<string, unknown> | null> | null) ?? []) elements.push(fields.map((f) => (x === null ? null : (x[f] ?? null))));
+      } else if (Array.isArray(v)) v.forEach((x, i) => elements.push(withPos ? [i, x ?? null] : [x ?? null]));
       else if (v != null) mapEntries(v as object).forEach(([k, x], i) => elements.push(withPos ? [i, key(k), x ?? null] : [key(k), x ?? null]));
       if (elements.length === 0 && outer) elements.push(genNames.map(() => null));
       return elements.map((el) => {

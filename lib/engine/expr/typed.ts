@@ -12,8 +12,8 @@ export type Eval = (row: Row) => unknown;
 
 /** What a generator (explode, posexplode...) emits per element: its output columns. */
 export interface GeneratorInfo {
-  readonly kind: 'explode' | 'explode_outer' | 'posexplode' | 'posexplode_outer' | 'json_tuple';
-  /** The columns each element becomes: `col`; `pos, col`; `key, value`; `pos, key, value`; json_tuple: `c0, c1...`, its value being the one row. */
+  readonly kind: 'explode' | 'explode_outer' | 'posexplode' | 'posexplode_outer' | 'json_tuple' | 'inline' | 'inline_outer';
+  /** The columns each element becomes: `col`; `pos, col`; `key, value`; `pos, key, value`; json_tuple: `c0, c1...`, its value being the one row; inline: the struct's fields. */
   readonly columns: readonly { readonly name: string; readonly type: SqlType }[];
 }
 

@@ -126,8 +126,10 @@ function frameOf(q: SqlQuery): StreamFrame<AnyColumns> {
 const LATERAL_GENERATORS: Record<string, string> = {
   explode: 'explode_outer',
   posexplode: 'posexplode_outer',
+  inline: 'inline_outer',
   explode_outer: 'explode_outer',
   posexplode_outer: 'posexplode_outer',
+  inline_outer: 'inline_outer',
 };
 
 /**
@@ -141,7 +143,7 @@ function lateralView(sql: string, frame: StreamFrame<AnyColumns>, v: LateralView
     throw unsupported(
       sql,
       v.call.pos,
-      `LATERAL VIEW ${v.call.text}: the generator is explode or posexplode (an array, or a map's key and value), or their _outer forms`,
+      `LATERAL VIEW ${v.call.text}: the generator is explode or posexplode (an array, or a map's key and value), inline (an array of structs), or their _outer forms`,
     );
   const call = v.outer ? `${outer}${v.call.text.slice(v.call.text.indexOf('('))}` : v.call.text;
   const as = v.columns.length === 0 ? '' : v.columns.length === 1 ? ` AS ${quoted(v.columns[0])}` : ` AS (${v.columns.map(quoted).join(', ')})`;
