@@ -62,6 +62,23 @@ describe('sluice run <query>.sql', () => {
     ]);
   });
 
+  it('runs the same query written with a WITH query, alias-qualified columns and GROUP BY ALL, with the same rows', async () => {
+    const q = path('windowed-totals-with.sql');
+    writeFileSync(
+      q,
+      `SET outputMode = append;
+WITH events AS (
+  SELECT e.event_time, e.amount FROM STREAM read_files(format => 'json', schema => 'user STRING, event_time TIMESTAMP, amount DOUBLE') AS e
+    WATERMARK event_time DELAY OF INTERVAL 10 MINUTES
+)
+SELECT window(events.event_time, '10 minutes') AS window, sum(events.amount) AS total, count(*) AS events
+FROM events
+GROUP BY ALL
+`,
+    );
+    expect(await threeRuns(q, 'sluice-sql-with')).toEqual(['[]', '[(12:00, 12:10, 19.0)]', '[(12:10, 12:20, 7.0), (12:20, 12:30, 3.0)]']);
+  });
+
   it('refuses a .sql query with an error, naming the file, the error class, the line and the column (exit 2)', async () => {
     const bad = path('bad.sql');
     writeFileSync(bad, "SELECT user, amount\nFROM STREAM read_files(schema => 'user STRING, amount DOUBLE')\nWHERE amout > 0\n");
