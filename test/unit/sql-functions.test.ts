@@ -148,12 +148,11 @@ describe('the functions render the SQL text of the string form, which the analyz
   });
 
   it('renders the generators, which the analyzer takes as generators', () => {
-    expect([F.explode('tags'), F.explode_outer('attrs'), F.posexplode('nums'), F.posexplode_outer('tags')].map((c) => c.sql)).toEqual([
-      'explode(tags)',
-      'explode_outer(attrs)',
-      'posexplode(nums)',
-      'posexplode_outer(tags)',
-    ]);
+    expect(
+      [F.explode('tags'), F.explode_outer('attrs'), F.posexplode('nums'), F.posexplode_outer('tags'), F.inline('lines'), F.inline_outer('lines')].map(
+        (c) => c.sql,
+      ),
+    ).toEqual(['explode(tags)', 'explode_outer(attrs)', 'posexplode(nums)', 'posexplode_outer(tags)', 'inline(lines)', 'inline_outer(lines)']);
     expect(compileExpression(F.explode('tags').sql, COLS).generator).toBeDefined();
   });
 });

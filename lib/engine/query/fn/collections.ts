@@ -115,6 +115,10 @@ export const explode = (c: Coll): Column<UnknownType> => call('explode', arg(c))
 export const explode_outer = (c: Coll): Column<UnknownType> => call('explode_outer', arg(c));
 /** `posexplode(a)`: as explode, with the 0-based position `pos` first. */
 export const posexplode = (c: Coll): Column<UnknownType> => call('posexplode', arg(c));
+/** `inline(a)`: an ARRAY of STRUCTs, one row per element with the struct's fields as columns. Only in a select. */
+export const inline = (c: Arr): Column<UnknownType> => call('inline', arg(c));
+/** `inline_outer(a)`: as inline, one row of nulls for a NULL or empty input. */
+export const inline_outer = (c: Arr): Column<UnknownType> => call('inline_outer', arg(c));
 /** `posexplode_outer(a)`. */
 export const posexplode_outer = (c: Coll): Column<UnknownType> => call('posexplode_outer', arg(c));
 

@@ -47,6 +47,8 @@ export const second = (t: Time): Column<'INT'> => call('second', arg(t));
 export const date_trunc = (format: string, t: Time): Column<'TIMESTAMP'> => call('date_trunc', litArg(format, 'date_trunc', 'a unit'), arg(t));
 /** `trunc(d, format)`: a DATE truncated to 'year', 'month', 'week', ... */
 export const trunc = (d: Time, format: string): Column<'DATE'> => call('trunc', arg(d), litArg(format, 'trunc', 'a unit'));
+/** `window_time(window)`: a window column's end − 1 µs, which keeps the window's watermark (chained window aggregations). */
+export const window_time = (w: ColArg<'WINDOW'>): Column<'TIMESTAMP'> => call('window_time', arg(w));
 /** `date_add(d, days)`. */
 export const date_add = (d: Time, days: Int): Column<'DATE'> => call('date_add', arg(d), intArg(days, 'date_add', 'a number of days'));
 /** `date_sub(d, days)`. */
