@@ -435,7 +435,7 @@ LEFT JOIN ${joinTo} ON i.adId = clicks.clickAdId AND i.impressionTime BETWEEN cl
     expect(() => compileSql(`WITH a AS (SELECT k FROM ${src('a', 'k STRING')}), A AS (SELECT k FROM ${src('b', 'k STRING')}) SELECT * FROM a`)).toThrow(
       /A is already a WITH query/,
     );
-    expect(() => compileSql(`SELECT * FROM (SELECT k FROM ${src('a', 'k STRING')}`)).toThrow(/'\)' to close the subquery/);
+    expect(() => compileSql(`SELECT * FROM (SELECT k FROM ${src('a', 'k STRING')}`)).toThrow(/'\)' to close the subquery opened at line 1, column 15/);
     // an aggregating branch of a union: the message says to aggregate the union in a subquery
     expect(() => compileSql(`SELECT k, count(*) AS n FROM ${src('a', 'k STRING')} GROUP BY k UNION ALL SELECT k, 1 AS n FROM ${src('b', 'k STRING')}`)).toThrow(
       /aggregate the union in a subquery/,

@@ -266,7 +266,8 @@ class StatementParser {
         this.peek().pos,
         `${this.isWord('ORDER') ? 'ORDER BY' : 'LIMIT'} in a subquery: a stream's rows have no order until the result table of a complete-mode aggregation; write ORDER BY and LIMIT at the end of the statement`,
       );
-    this.expectOp(')', `')' to close the subquery opened at ${open}`);
+    const before = this.sql.slice(0, open).split('\n');
+    this.expectOp(')', `')' to close the subquery opened at line ${before.length}, column ${before[before.length - 1].length + 1}`);
     return q;
   }
 
