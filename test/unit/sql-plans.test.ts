@@ -457,6 +457,11 @@ WHERE e.amount > 0 GROUP BY e.user HAVING sum(e.amount) > 1`,
       'a lambda and a CASE',
       `SELECT transform(e.tags, x -> upper(x)) AS t, CASE WHEN e.amount > 1 THEN e.user END AS w FROM STREAM read_files(schema => 'user STRING, amount DOUBLE, tags ARRAY<STRING>') AS e`,
     ],
+    [
+      "an aggregate's FILTER and WITHIN GROUP",
+      `SET outputMode = update;
+SELECT e.k, listagg(e.v) WITHIN GROUP (ORDER BY e.v DESC) AS l, count(*) FILTER (WHERE e.v > 'a') AS n FROM STREAM read_files(schema => 'k STRING, v STRING') AS e GROUP BY e.k`,
+    ],
     ['alias.* of the only relation', `SELECT e.*, 1 AS one FROM STREAM read_files(schema => 'user STRING, amount DOUBLE') e`],
     [
       'ORDER BY',

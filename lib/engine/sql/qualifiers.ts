@@ -29,15 +29,15 @@ function qualifiedRefs(a: Ast, aliases: ReadonlySet<string>, bound: ReadonlySet<
     return a.qualifier.length === 1 && aliases.has(a.qualifier[0].toLowerCase()) ? [{ pos: a.pos, alias: a.qualifier[0].toLowerCase(), column: null }] : [];
   const inner = a.k === 'lambda' ? new Set([...bound, ...a.params.map((p) => p.toLowerCase())]) : bound;
   const out: Qualified[] = [];
-  for (const v of Object.values(a)) {
-    for (const x of Array.isArray(v) ? v : [v]) {
-      if (x !== null && typeof x === 'object' && 'k' in x) out.push(...qualifiedRefs(x as Ast, aliases, inner));
-      else if (x !== null && typeof x === 'object' && 'when' in x) {
-        // a CASE branch { when, result }
-        for (const y of Object.values(x)) if (y !== null && typeof y === 'object' && 'k' in y) out.push(...qualifiedRefs(y as Ast, aliases, inner));
-      }
+  // (the children: Ast nodes, and the nodes inside a CASE's branches, a FILTER or a WITHIN GROUP's keys)
+  const visit = (v: unknown): void => {
+    if (Array.isArray(v)) for (const x of v) visit(x);
+    else if (v !== null && typeof v === 'object') {
+      if ('k' in v && 'pos' in v) out.push(...qualifiedRefs(v as Ast, aliases, inner));
+      else for (const x of Object.values(v)) visit(x);
     }
-  }
+  };
+  for (const [key, v] of Object.entries(a)) if (key !== 'type' && key !== 'to' && key !== 'value') visit(v);
   return out;
 }
 
