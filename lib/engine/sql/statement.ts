@@ -8,7 +8,9 @@
  *                                     | (SELECT ... [UNION ALL SELECT ...]) | a WITH query's name
  *     [AS alias] [WATERMARK col DELAY OF INTERVAL 10 MINUTES]
  *     [[INNER | LEFT [OUTER] | RIGHT [OUTER] | FULL [OUTER] | LEFT SEMI] JOIN <relation> ON ... | USING (k, ...)]
- *   [WHERE <expr>] [GROUP BY <expr>, ...]
+ *     [LATERAL VIEW [OUTER] explode(...) t [AS] c, ...]
+ *   [WHERE <expr>] [GROUP BY <expr>, ... | GROUP BY ALL] [HAVING <expr>]
+ *   [UNION ALL SELECT ...] [ORDER BY ...] [LIMIT n]
  *
  * It reads the statement with the expression lexer (lib/engine/expr/lexer.ts) and hands every
  * expression to the expression parser from its first token (parseExpressionAt), which stops where
