@@ -635,6 +635,11 @@ describe('LATERAL VIEW', () => {
     ]);
     expect(() => compileSql(`SELECT * FROM ${S} LATERAL VIEW json_tuple(user, 'a') t AS a`)).toThrow(/the generator is explode or posexplode/);
     expect(() => compileSql(`SELECT * FROM ${S} LATERAL explode(tags) t`)).toThrow(/VIEW after LATERAL/);
+    // Hive's form without the view's name
+    expect(await run(`SELECT user, tag FROM ${S} LATERAL VIEW explode(tags) AS tag`)).toEqual([
+      { user: 'a', tag: 'x' },
+      { user: 'a', tag: 'y' },
+    ]);
   });
 });
 

@@ -69,7 +69,7 @@ export function unqualified(sql: string, q: SqlQuery, columnsOf: (r: Relation) =
     // each alias's columns: a relation's, or a lateral view's named ones (null: its generator's own, not checked)
     const scopes = new Map<string, () => readonly string[] | null>();
     for (const r of [s.from, ...s.joins.map((j) => j.relation)]) if (r.alias) scopes.set(r.alias.toLowerCase(), () => columnsOf(r));
-    for (const v of s.lateralViews ?? []) scopes.set(v.table.toLowerCase(), () => (v.columns.length ? v.columns : null));
+    for (const v of s.lateralViews ?? []) if (v.table !== '') scopes.set(v.table.toLowerCase(), () => (v.columns.length ? v.columns : null));
     if (scopes.size === 0) continue;
     const aliases = new Set(scopes.keys());
     // (ORDER BY belongs to the statement, held by its first SELECT)

@@ -75,6 +75,7 @@ export interface LateralView {
   /** The generator's call as written (explode(tags)), and its function's name, lower case. */
   readonly call: SqlExpr;
   readonly fn: string;
+  /** The view's name, which qualifies its columns ('': none given, as Hive allows). */
   readonly table: string;
   /** The generated columns' names; none: the generator's own (col; key, value; pos, col). */
   readonly columns: readonly string[];
@@ -382,7 +383,8 @@ class StatementParser {
     const outer = this.word('OUTER');
     const call = this.expression();
     if (call.ast.k !== 'call') throw syntaxError(this.sql, call.pos, 'a generator after LATERAL VIEW, e.g. explode(tags)');
-    const table = this.identifier('the name of the lateral view after its generator: LATERAL VIEW explode(tags) t AS tag');
+    // (Spark's grammar wants the table's name; Hive's `LATERAL VIEW explode(tags) AS tag` without one is taken too)
+    const table = this.isWord('AS') ? '' : this.identifier('the name of the lateral view after its generator: LATERAL VIEW explode(tags) t AS tag');
     const columns: string[] = [];
     const named = this.word('AS');
     const t = this.peek();
