@@ -17,7 +17,7 @@ import { ExpressionError, SparkRowError } from './errors';
 import { FUNCTIONS, NON_DETERMINISTIC, AGGREGATES } from './functions';
 import type { Ast } from './parser';
 import { columnBuilder, constantBuilder, strict, type Typed, withJs } from './typed';
-import { BOOLEAN, commonType, DOUBLE, isIntegral, isNumeric, STRING, type SqlType, sameType, stringPromotion, TIMESTAMP, typeName } from './types';
+import { BOOLEAN, commonType, DOUBLE, isIntegral, isNumeric, STRING, type SqlType, sameType, stringPromotion, typeName, WINDOW_TYPE } from './types';
 import { big, checkIntegral, javaDoubleText, longValue } from './values';
 import { keyText, keyTypeOf } from './map-keys';
 import { entryValue } from '../map-entries';
@@ -717,15 +717,6 @@ function literal(value: unknown, type: SqlType, sql: string): Typed {
   const name = type.type === 'STRING' && typeof value === 'string' ? value : sql;
   return { type, sql, name, children: [], constant: { value }, build: constantBuilder(value) };
 }
-
-/** A window column's type: Spark's STRUCT<start: TIMESTAMP, end: TIMESTAMP> (ColumnInfo marks it TIMESTAMP with `window`). */
-const WINDOW_TYPE: SqlType = {
-  type: 'STRUCT',
-  fields: [
-    { ...TIMESTAMP, name: 'start' },
-    { ...TIMESTAMP, name: 'end' },
-  ],
-};
 
 function columnRef(c: ColumnInfo): Typed {
   const key = c.name;

@@ -29,7 +29,7 @@ import {
   ymd,
 } from './time';
 import { strict, type Typed } from './typed';
-import { DATE, INT, STRING, type SqlType, TIMESTAMP, typeName } from './types';
+import { DATE, INT, sameType, STRING, type SqlType, TIMESTAMP, typeName, WINDOW_TYPE } from './types';
 import { overflow } from './values';
 import { subMicros } from '../timestamps';
 
@@ -254,7 +254,7 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
   // Spark's window_time(window): the window's end − 1 µs, the time its aggregate stands for (a
   // select of it over a marked window keeps the watermark: compileSelect's eventTimeSources)
   window_time: def(1, 1, ([w], c) => {
-    if (!isWindowStruct(w.type))
+    if (!sameType(w.type, WINDOW_TYPE))
       throw c.az.fail(
         'DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE',
         `Cannot resolve "${c.sql}" due to data type mismatch: ${w.sql} has the type ${typeName(w.type)}, but window_time takes a window column (STRUCT<start: TIMESTAMP, end: TIMESTAMP>): name an aggregation's window`,
@@ -377,10 +377,4 @@ function makeTimestamp(tolerant: boolean): FunctionDef {
 /** `fn`, or `fn` with its row errors as NULL when `tolerant`. */
 function tolerantIf(tolerant: boolean, fn: (...args: unknown[]) => unknown): (...args: unknown[]) => unknown {
   return tolerant ? nullOnRowError(fn) : fn;
-}
-
-/** Whether a type is a window's: STRUCT<start: TIMESTAMP, end: TIMESTAMP>. */
-function isWindowStruct(t: SqlType): boolean {
-  const f = t.type === 'STRUCT' ? t.fields : undefined;
-  return f !== undefined && f.length === 2 && f[0].name === 'start' && f[1].name === 'end' && f.every((x) => x.type === 'TIMESTAMP');
 }

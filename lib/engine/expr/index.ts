@@ -42,8 +42,8 @@ export interface CompiledExpression {
   readonly generator?: GeneratorInfo;
   /** Set when the expression is a bare input column: its name (the column keeps its type, window flag and event-time mark). */
   readonly source?: string;
-  /** Set when the expression is window_time(<window column>): that column, whose event-time mark it keeps (Spark's window_time keeps the watermark). */
-  readonly windowTimeOf?: string;
+  /** The input column whose event-time mark the expression keeps: its `source`, or the window of window_time(<window column>) (Spark's keeps the watermark). */
+  readonly eventTimeSource?: string;
 }
 
 /** Parses and types `text` against `columns`; throws ExpressionError (Spark's class, position, fix) when Spark would refuse it. */
@@ -105,7 +105,7 @@ export function compileExpression(text: string, columns: readonly ColumnInfo[], 
   const t = prettyNamed(new Analyzer({ text, columns, stars: true }).analyze(ast), ast, text, columns, true);
   const ref = columnOf(ast, columns);
   const type: ColumnInfo = ref ? { ...ref, name: name ?? ref.name } : { ...toDataType(t.type), name: name ?? t.name };
-  const timeOf = windowTimeOf(ast, columns);
+  const marked = ref?.name ?? windowTimeOf(ast, columns);
   return {
     type,
     sqlType: t.type,
@@ -113,7 +113,7 @@ export function compileExpression(text: string, columns: readonly ColumnInfo[], 
     evaluate: compileExpr(asOutput(t)),
     generator: t.generator,
     ...(ref ? { source: ref.name } : {}),
-    ...(timeOf ? { windowTimeOf: timeOf } : {}),
+    ...(marked ? { eventTimeSource: marked } : {}),
   };
 }
 

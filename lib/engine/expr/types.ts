@@ -52,6 +52,14 @@ export const LONG: SqlType = { type: 'LONG' };
 export const DOUBLE: SqlType = { type: 'DOUBLE' };
 export const DATE: SqlType = { type: 'DATE' };
 export const TIMESTAMP: SqlType = { type: 'TIMESTAMP' };
+/** A window column's type: Spark's STRUCT<start: TIMESTAMP, end: TIMESTAMP> (ColumnInfo marks it TIMESTAMP with `window`). */
+export const WINDOW_TYPE: SqlType = {
+  type: 'STRUCT',
+  fields: [
+    { ...TIMESTAMP, name: 'start' },
+    { ...TIMESTAMP, name: 'end' },
+  ],
+};
 export const NULL_TYPE: SqlType = { type: 'NULL' };
 export const MAX_PRECISION = MAX_DECIMAL_PRECISION;
 

@@ -18,7 +18,7 @@ function marksAfter(marks: Marks, stages: readonly StatelessStage[]): Marks {
     else if (s.kind === 'withColumn' || s.kind === 'extract') m.delete(s.name);
     else if (s.kind === 'withColumnExpr') {
       // a bare copy of a marked column is marked too (Spark's alias keeps the event-time metadata), and so is window_time of a marked window
-      const from = s.compiled.source ?? s.compiled.windowTimeOf;
+      const from = s.compiled.eventTimeSource;
       if (from !== undefined && m.has(from)) m.set(s.name, m.get(from)!);
       else m.delete(s.name);
     } else if (s.kind === 'selectExpr') {

@@ -59,16 +59,23 @@ export interface Unqualified {
 
 /**
  * The statement with every `alias.column` outside ON written as `column` (the alias and its dot
- * cut), or the statement itself when it has none. `columnsOf` gives a relation's column
- * names (null: not known, nothing checked). A column its alias's relation lacks is UNRESOLVED_COLUMN; `alias.*` is left as written
- * (the compiler takes it for the only relation of its SELECT, and refuses it beside a JOIN).
+ * cut), or the statement itself when it has none. `columnsOf` gives a relation's column names
+ * (null: not known, nothing checked). A column its alias's relation lacks is UNRESOLVED_COLUMN.
+ * `alias.*` of the only relation of its SELECT is `*`; beside a JOIN or LATERAL VIEW it is left
+ * as written, for the compiler to refuse.
  */
 export function unqualified(sql: string, q: SqlQuery, columnsOf: (r: Relation) => readonly string[] | null): Unqualified {
-  const blanks: Array<{ from: number; to: number }> = [];
+  /** The spans to cut: each qualifier with its dot. */
+  const spans: Array<{ from: number; to: number }> = [];
   for (const s of selectsOf(q)) {
     // each alias's columns: a relation's, or a lateral view's named ones (null: its generator's own, not checked)
     const scopes = new Map<string, () => readonly string[] | null>();
-    for (const r of [s.from, ...s.joins.map((j) => j.relation)]) if (r.alias) scopes.set(r.alias.toLowerCase(), () => columnsOf(r));
+    for (const r of [s.from, ...s.joins.map((j) => j.relation)])
+      if (r.alias)
+        scopes.set(
+          r.alias.toLowerCase(),
+          once(() => columnsOf(r)),
+        );
     for (const v of s.lateralViews ?? []) if (v.table !== '') scopes.set(v.table.toLowerCase(), () => (v.columns.length ? v.columns : null));
     if (scopes.size === 0) continue;
     const aliases = new Set(scopes.keys());
@@ -82,7 +89,7 @@ export function unqualified(sql: string, q: SqlQuery, columnsOf: (r: Relation) =
     ];
     for (const ref of exprs.flatMap((e) => qualifiedRefs(e.ast, aliases))) {
       if (ref.column === null) {
-        if (s.joins.length === 0 && !s.lateralViews?.length) blanks.push({ from: ref.pos, to: dotAfter(sql, ref.pos) });
+        if (s.joins.length === 0 && !s.lateralViews?.length) spans.push({ from: ref.pos, to: dotAfter(sql, ref.pos) });
         continue;
       }
       const columns = scopes.get(ref.alias)!();
@@ -94,15 +101,15 @@ export function unqualified(sql: string, q: SqlQuery, columnsOf: (r: Relation) =
           ref.pos,
         );
       }
-      blanks.push({ from: ref.pos, to: dotAfter(sql, ref.pos) });
+      spans.push({ from: ref.pos, to: dotAfter(sql, ref.pos) });
     }
   }
-  if (blanks.length === 0) return { sql, original: (pos) => pos };
+  if (spans.length === 0) return { sql, original: (pos) => pos };
   let out = '';
   let at = 0;
   /** Each cut: where it starts in the new text, and how much was cut there. */
   const cuts: Array<{ at: number; length: number }> = [];
-  for (const b of blanks.sort((x, y) => x.from - y.from)) {
+  for (const b of spans.sort((x, y) => x.from - y.from)) {
     out += sql.slice(at, b.from);
     cuts.push({ at: out.length, length: b.to - b.from });
     at = b.to;
@@ -112,7 +119,20 @@ export function unqualified(sql: string, q: SqlQuery, columnsOf: (r: Relation) =
   return { sql: out + sql.slice(at), original };
 }
 
-/** Where the text after a qualifier's dot starts: the qualifier (plain or in backticks), blanks, the dot, blanks. */
+/** `f`, called at most once (a relation's columns build its frame: a subquery's is compiled again otherwise, per reference). */
+function once<T>(f: () => T): () => T {
+  let done = false;
+  let value: T;
+  return () => {
+    if (!done) {
+      value = f();
+      done = true;
+    }
+    return value;
+  };
+}
+
+/** Where the text after a qualifier's dot starts: the qualifier (plain or in backticks), spaces, the dot, spaces. */
 function dotAfter(sql: string, pos: number): number {
   let i = pos;
   if (sql[i] === '`') {
