@@ -19,7 +19,6 @@
 import { gzipSync } from 'node:zlib';
 import { parquetFileOf } from './parquet-file';
 import { randomUUID } from 'node:crypto';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
 import {
   caseSourceInputs,
   caseStageOrder,
@@ -50,6 +49,7 @@ import { S3FileSink } from '../aws/s3/file-sink';
 import { DynamoDbSink } from '../aws/dynamodb/sink';
 import { ensureBucket, ensureStateTable } from '../local/resources';
 import { createClients } from '../aws/clients';
+import { S3Requests } from '../aws/s3/requests';
 import { partitionedRunReport, runPartitioned } from '../engine/schedule/driver';
 import { WorkerPool } from '../local/workers';
 import { timersAfter } from './tws-steps';
@@ -150,6 +150,9 @@ function sinkReader(
   };
 }
 
+/** What a case's landing files are written as: the source reads them by their key's format, not this. */
+export const LANDING_CONTENT_TYPE = 'application/octet-stream';
+
 export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Promise<CaseResult> {
   const bucket = opts.bucket ?? 'sluice-conformance';
   const table = opts.stateTable ?? 'sluice-conformance-state';
@@ -187,9 +190,10 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
     leaseDurationMs: LEASE_MS,
   };
   const clients = createClients(opts.connection);
-  for (const o of staticObjects) {
-    await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: o.key, Body: recordLines(o.rows) }));
-  }
+  // The case's files go through the engine's S3 request layer, whose retries ride out a dropped
+  // connection (a keep-alive socket the endpoint closed as it was reused) as a run's own requests do.
+  const s3 = new S3Requests(clients.s3, {}, 'conformance runner');
+  for (const o of staticObjects) await s3.putText(bucket, o.key, recordLines(o.rows), LANDING_CONTENT_TYPE);
   // one source per input of the case: source 0 reads `from` (or the only input), k + 1 the plan's inputs[k]
   const inputNames = caseSourceInputs(c, plan);
   const caseSources = opts.sourceFactory ? await Promise.all(inputNames.map((_, i) => opts.sourceFactory!(plan, base, i))) : null;
@@ -276,7 +280,7 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
           const rel = stepFileKey(f, fileNo, lastKeys[at], spec.format);
           if (lastKeys[at] === undefined || rel > lastKeys[at]) lastKeys[at] = rel;
           const body = await stepFileBody(f, rel, spec);
-          await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: `${landingPrefix(base, at)}/${rel}`, Body: body }));
+          await s3.putBytes(bucket, `${landingPrefix(base, at)}/${rel}`, body, LANDING_CONTENT_TYPE);
         }
       }
       if (crashPlan) {

@@ -9,10 +9,10 @@
  * log (so the case's expectations can be checked too).
  */
 import { randomUUID } from 'node:crypto';
-import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DynamoDbSink } from '../../lib/aws/dynamodb/sink';
 import { buildExecutor, type PipelineConfig } from '../../lib/aws/pipeline';
 import { S3FileSink } from '../../lib/aws/s3/file-sink';
+import { S3Requests } from '../../lib/aws/s3/requests';
 import {
   caseSourceInputs,
   caseStageOrder,
@@ -26,7 +26,7 @@ import {
 } from '../../lib/conformance/case';
 import { isTransformWithStateCase, processorChangesAt, stepClockMs } from '../../lib/conformance/format-4';
 import { addPerStage, asPipelineStep, type CaseResult, droppedByStageInProgress, type StepResult, stepFromBatches } from '../../lib/conformance/results';
-import { stepFileBody } from '../../lib/conformance/runner';
+import { LANDING_CONTENT_TYPE, stepFileBody } from '../../lib/conformance/runner';
 import { timersAfter } from '../../lib/conformance/tws-steps';
 import { partitionedRunReport } from '../../lib/engine/schedule/driver';
 import type { CrashPoint } from '../../lib/engine/testing/crash';
@@ -107,19 +107,17 @@ export async function dropFile(
   const rel = stepFileKey(file, fileNo, lastKey, spec?.format);
   const key = `${base}/${sourceIndex === 0 ? 'landing' : `landing-in${sourceIndex}`}/${rel}`;
   const body = spec === undefined ? stepFileBytes(file, rel) : await stepFileBody(file, rel, spec);
-  await testClients().s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+  await s3Requests().putBytes(bucket, key, body, LANDING_CONTENT_TYPE);
   return rel;
 }
 
+/** The test's S3 requests, with the engine's retries: eight runs at once load the machine, and a reused keep-alive socket can be reset. */
+let requests: S3Requests | undefined;
+const s3Requests = () => (requests ??= new S3Requests(testClients().s3, {}, 'guarded-sinks helper'));
+
 async function objectKeys(bucket: string, prefix: string): Promise<string[]> {
-  const out: string[] = [];
-  let after: string | undefined;
-  for (;;) {
-    const res = await testClients().s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: `${prefix}/`, StartAfter: after }));
-    for (const o of res.Contents ?? []) out.push(o.Key!.slice(prefix.length + 1));
-    if (!res.IsTruncated || !res.Contents?.length) return out.sort();
-    after = res.Contents[res.Contents.length - 1].Key;
-  }
+  const listed = await s3Requests().listAll(bucket, `${prefix}/`);
+  return listed.map((o) => o.key.slice(prefix.length + 1)).sort();
 }
 
 export interface GuardedCaseRun {
