@@ -19,7 +19,9 @@ function get(agent: Agent, url: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = request(url, { agent, method: 'GET' }, (res) => {
       res.resume();
-      res.on('end', () => resolve({ reusedSocket: req.reusedSocket, keepAliveHeader: res.headers['keep-alive'], connection: res.headers.connection }));
+      res.on('end', () =>
+        resolve({ reusedSocket: req.reusedSocket, keepAliveHeader: res.headers['keep-alive']?.toString(), connection: res.headers.connection?.toString() }),
+      );
     });
     req.on('error', reject);
     req.end();

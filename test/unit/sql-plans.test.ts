@@ -492,7 +492,6 @@ ON i.adId = c.clickAdId AND i.impressionTime BETWEEN c.clickTime - INTERVAL 1 MI
     const wrongSide = `SELECT i.clickTime
 FROM STREAM read_files(schema => 'adId STRING') AS i JOIN read_files('s3://ref/t/', schema => 'id STRING, clickTime TIMESTAMP') AS c ON i.adId = c.id`;
     expect(() => compileSql(wrongSide)).toThrow(/UNRESOLVED_COLUMN.*`i`\.`clickTime` cannot be resolved: i has the columns `adId` \(line 1, column 8\)/);
-    expect(() => compileSql(wrongSide.replace('i.clickTime', 'i.*'))).toThrow(/i\.\* beside a JOIN or LATERAL VIEW/);
     // an error found in the statement without qualifiers points into the statement as written: AND is at column 25 there
     expect(() => compileSql(`SELECT e.user, e.amount AND true FROM STREAM read_files(schema => 'user STRING, amount DOUBLE') AS e`)).toThrow(
       /DATATYPE_MISMATCH.*\(line 1, column 25\)$/,
@@ -501,6 +500,57 @@ FROM STREAM read_files(schema => 'adId STRING') AS i JOIN read_files('s3://ref/t
     expect(() => compileSql(`SELECT e.user, count(*) FROM STREAM read_files(schema => 'user STRING, amount DOUBLE') AS e GROUP BY e.user`)).toThrow(
       /without watermark.*\(line 1, column 102\)$/,
     );
+  });
+});
+
+describe('alias.* beside a JOIN or LATERAL VIEW', () => {
+  const I = "STREAM read_files(schema => 'adId STRING, impressionTime TIMESTAMP') AS i WATERMARK impressionTime DELAY OF INTERVAL 10 SECONDS";
+  const C = "STREAM read_files(schema => 'clickAdId STRING, clickTime TIMESTAMP, `odd name` INT') AS c WATERMARK clickTime DELAY OF INTERVAL 20 SECONDS";
+  const ON = 'ON i.adId = c.clickAdId AND i.impressionTime BETWEEN c.clickTime - INTERVAL 1 MINUTE AND c.clickTime';
+
+  it.each([
+    [
+      "one side's star and the other's column",
+      `SELECT c.*, i.adId FROM ${I} JOIN ${C} ${ON}`,
+      `SELECT clickAdId, clickTime, \`odd name\`, adId FROM ${I} JOIN ${C} ${ON}`,
+    ],
+    [
+      'both stars, right side first',
+      `SELECT c.*, i.* FROM ${I} LEFT OUTER JOIN ${C} ${ON}`,
+      `SELECT clickAdId, clickTime, \`odd name\`, adId, impressionTime FROM ${I} LEFT OUTER JOIN ${C} ${ON}`,
+    ],
+    [
+      'a star inside struct()',
+      `SELECT to_json(struct(i.*)) AS j FROM ${I} JOIN ${C} ${ON}`,
+      `SELECT to_json(struct(adId, impressionTime)) AS j FROM ${I} JOIN ${C} ${ON}`,
+    ],
+    [
+      "a static table's star",
+      "SELECT e.*, r.name FROM STREAM read_files(schema => 'id STRING, amount DOUBLE') AS e JOIN read_files('s3://ref/t/', schema => 'rid STRING, name STRING') AS r ON e.id = r.rid",
+      "SELECT id, amount, name FROM STREAM read_files(schema => 'id STRING, amount DOUBLE') AS e JOIN read_files('s3://ref/t/', schema => 'rid STRING, name STRING') AS r ON e.id = r.rid",
+    ],
+    [
+      "a LATERAL VIEW's named columns",
+      "SELECT e.user, t.* FROM STREAM read_files(schema => 'user STRING, tags ARRAY<STRING>') AS e LATERAL VIEW posexplode(tags) t AS p, tag",
+      "SELECT user, p, tag FROM STREAM read_files(schema => 'user STRING, tags ARRAY<STRING>') AS e LATERAL VIEW posexplode(tags) t AS p, tag",
+    ],
+  ])('%s is the columns of that relation, in order: the plan of the statement with them listed', (_, star, listed) => {
+    expectSamePlan(compileSql(star), compileSql(listed));
+  });
+
+  it("is refused where the relation's columns are not its own: an outer join's USING key, a LATERAL VIEW without column names", () => {
+    const A = "STREAM read_files(schema => 'k STRING, t TIMESTAMP') AS a WATERMARK t DELAY OF INTERVAL 10 SECONDS";
+    const B = "STREAM read_files(schema => 'k STRING, u TIMESTAMP') AS b WATERMARK u DELAY OF INTERVAL 10 SECONDS";
+    const outer = `SELECT b.* FROM ${A} LEFT OUTER JOIN ${B} USING (k)`;
+    expect(() => compileSql(outer)).toThrow(/UNSUPPORTED_FEATURE.*b\.\* of a relation holding an outer join's USING key.*\(line 1, column 8\)/);
+    expect(() => compileSql("SELECT t.* FROM STREAM read_files(schema => 'tags ARRAY<STRING>') AS e LATERAL VIEW explode(tags) t")).toThrow(
+      /t\.\* of a relation holding an outer join's USING key \(one output column, not that side's own\), or of a LATERAL VIEW without column names/,
+    );
+  });
+
+  it("places an error about one of the star's columns at the star", () => {
+    // the aggregation's MISSING_AGGREGATION names a column of c.*, which starts at column 8
+    expect(() => compileSql(`SET outputMode = update;\nSELECT c.*, count(*) AS n FROM ${I} JOIN ${C} ${ON}`)).toThrow(/\(line 2, column 8\)/);
   });
 });
 

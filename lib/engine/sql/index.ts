@@ -92,6 +92,8 @@ function frameOf(q: SqlQuery): StreamFrame<AnyColumns> {
   for (const v of q.lateralViews ?? []) {
     const before = frame;
     frame = atClause(sql, v.pos, () => lateralView(sql, before, v));
+    // (its t.column is cut before this by qualifiers.ts; what is left is a t.* of a view without column names)
+    if (v.table !== '' && v.columns.length === 0) aliases.push(v.table.toLowerCase());
   }
   for (const e of [...q.items, ...(q.where ? [q.where] : []), ...(q.groupBy ?? []), ...(q.having ? [q.having] : [])]) {
     const hit = aliases.length ? qualified(e.ast, aliases) : null;
@@ -100,7 +102,7 @@ function frameOf(q: SqlQuery): StreamFrame<AnyColumns> {
         sql,
         hit.pos,
         hit.k === 'star'
-          ? `${(hit as { qualifier: readonly string[] }).qualifier[0]}.* beside a JOIN or LATERAL VIEW (one relation's columns) is not supported: list its columns, or SELECT * for all`
+          ? `${(hit as { qualifier: readonly string[] }).qualifier[0]}.* of a relation holding an outer join's USING key (one output column, not that side's own), or of a LATERAL VIEW without column names, is not supported: list the columns, or SELECT * for all`
           : "a column qualified by a relation's alias is read only in the select list, WHERE, GROUP BY, HAVING and a join's ON: write the name without the alias",
       );
     }

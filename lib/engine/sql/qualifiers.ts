@@ -8,6 +8,7 @@
  * position in it back to the statement as written, for the line and column of an error.
  */
 import type { Ast } from '../expr/parser';
+import { quoteName } from '../query/sql-text';
 import { resolveName } from '../resolve-name';
 import { SqlError } from './errors';
 import type { Relation, SqlExpr, SqlQuery } from './statement';
@@ -61,12 +62,14 @@ export interface Unqualified {
  * The statement with every `alias.column` outside ON written as `column` (the alias and its dot
  * cut), or the statement itself when it has none. `columnsOf` gives a relation's column names
  * (null: not known, nothing checked). A column its alias's relation lacks is UNRESOLVED_COLUMN.
- * `alias.*` of the only relation of its SELECT is `*`; beside a JOIN or LATERAL VIEW it is left
- * as written, for the compiler to refuse.
+ * `alias.*` of the only relation of its SELECT is `*`; beside a JOIN or LATERAL VIEW it is that
+ * relation's columns, listed (Spark's expansion of a qualified star), unless they are not known or
+ * hold a key of an outer join's USING, whose one output column is not that side's own: then it is
+ * left as written, for the compiler to refuse.
  */
 export function unqualified(sql: string, q: SqlQuery, columnsOf: (r: Relation) => readonly string[] | null): Unqualified {
-  /** The spans to cut: each qualifier with its dot. */
-  const spans: Array<{ from: number; to: number }> = [];
+  /** The spans to cut: each qualifier with its dot, or a qualified star, which `text` replaces. */
+  const spans: Array<{ from: number; to: number; text?: string }> = [];
   for (const s of selectsOf(q)) {
     // each alias's columns: a relation's, or a lateral view's named ones (null: its generator's own, not checked)
     const scopes = new Map<string, () => readonly string[] | null>();
@@ -78,6 +81,8 @@ export function unqualified(sql: string, q: SqlQuery, columnsOf: (r: Relation) =
         );
     for (const v of s.lateralViews ?? []) if (v.table !== '') scopes.set(v.table.toLowerCase(), () => (v.columns.length ? v.columns : null));
     if (scopes.size === 0) continue;
+    // an outer join's USING key is one output column, not each side's own (a right side's is null where the left's is not)
+    const outerUsing = s.joins.filter((j) => j.using && j.type !== 'INNER').flatMap((j) => j.using!.map((k) => k.toLowerCase()));
     const aliases = new Set(scopes.keys());
     // (ORDER BY belongs to the statement, held by its first SELECT)
     const exprs: SqlExpr[] = [
@@ -89,7 +94,13 @@ export function unqualified(sql: string, q: SqlQuery, columnsOf: (r: Relation) =
     ];
     for (const ref of exprs.flatMap((e) => qualifiedRefs(e.ast, aliases))) {
       if (ref.column === null) {
-        if (s.joins.length === 0 && !s.lateralViews?.length) spans.push({ from: ref.pos, to: dotAfter(sql, ref.pos) });
+        const star = dotAfter(sql, ref.pos);
+        if (s.joins.length === 0 && !s.lateralViews?.length) spans.push({ from: ref.pos, to: star });
+        else {
+          const columns = scopes.get(ref.alias)!();
+          if (columns !== null && !columns.some((c) => outerUsing.includes(c.toLowerCase())))
+            spans.push({ from: ref.pos, to: star + 1, text: columns.map(quoteName).join(', ') });
+        }
         continue;
       }
       const columns = scopes.get(ref.alias)!();
@@ -107,15 +118,24 @@ export function unqualified(sql: string, q: SqlQuery, columnsOf: (r: Relation) =
   if (spans.length === 0) return { sql, original: (pos) => pos };
   let out = '';
   let at = 0;
-  /** Each cut: where it starts in the new text, and how much was cut there. */
-  const cuts: Array<{ at: number; length: number }> = [];
+  /** Each cut: where it starts in the new text and in the statement as written, what it cut and what it put there. */
+  const cuts: Array<{ at: number; from: number; cut: number; put: number }> = [];
   for (const b of spans.sort((x, y) => x.from - y.from)) {
     out += sql.slice(at, b.from);
-    cuts.push({ at: out.length, length: b.to - b.from });
+    cuts.push({ at: out.length, from: b.from, cut: b.to - b.from, put: b.text?.length ?? 0 });
+    out += b.text ?? '';
     at = b.to;
   }
-  // a position just after a cut (the column's name) is the qualifier's, where Spark points
-  const original = (pos: number) => pos + cuts.reduce((n, c) => (c.at < pos ? n + c.length : n), 0);
+  // a position just after a cut (the column's name) is the qualifier's, where Spark points; one
+  // inside a star's columns is the star's
+  const original = (pos: number) => {
+    let shift = 0;
+    for (const c of cuts) {
+      if (c.put > 0 && pos >= c.at && pos < c.at + c.put) return c.from;
+      if (c.at < pos) shift += c.cut - c.put;
+    }
+    return pos + shift;
+  };
   return { sql: out + sql.slice(at), original };
 }
 
