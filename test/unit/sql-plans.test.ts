@@ -571,6 +571,15 @@ describe('GROUP BY ALL', () => {
       keys: [{ kind: 'column', name: 'all' }],
     });
   });
+
+  it('is the column all when the input has one, as Spark resolves a column first', () => {
+    const withAll = "STREAM read_files(schema => '`all` STRING, user STRING')";
+    const plan = compileSql(`SET outputMode = update;\nSELECT \`all\`, count(*) AS n FROM ${withAll} GROUP BY all`);
+    expect(plan.operators[0].spec).toMatchObject({ keys: [{ kind: 'column', name: 'all' }] });
+    expect(outputColumns(plan).map((c) => c.name)).toEqual(['all', 'n']);
+    // so user, which GROUP BY ALL would have made a key, is not grouped on
+    expect(() => compileSql(`SET outputMode = update;\nSELECT user, count(*) AS n FROM ${withAll} GROUP BY ALL`)).toThrow(/MISSING_AGGREGATION.*"user"/);
+  });
 });
 
 describe('window_time', () => {

@@ -17,6 +17,7 @@
  *
  * No AWS imports: the Lambda bundle and the CLI both compile a .sql file with it.
  */
+import { resolveName } from '../resolve-name';
 import type { QueryPlan } from '../plan/types';
 import { aggregated } from './aggregate';
 import { hasAggregate } from './aggregate-calls';
@@ -79,7 +80,8 @@ function isAggregating(q: SqlQuery): boolean {
 }
 
 /** The frame the query's FROM, JOINs, WHERE and SELECT describe. */
-function frameOf(q: SqlQuery): StreamFrame<AnyColumns> {
+function frameOf(written: SqlQuery): StreamFrame<AnyColumns> {
+  let q = written;
   const sql = q.sql;
   const readerOptions = q.settings.filter((s) => !WRITER_KEYS.includes(s.key.toLowerCase())).map((s) => [s.key, s.value] as const);
   let frame = atClause(sql, q.from.pos, () => relationFrame(sql, q.from, readerOptions));
@@ -111,6 +113,8 @@ function frameOf(q: SqlQuery): StreamFrame<AnyColumns> {
     const where = q.where;
     frame = within(sql, [where], () => frame.filter(where.text));
   }
+  // GROUP BY ALL over an input with a column named all groups by that column, as in Spark
+  if (q.groupByAllName && resolveName(frame.columnsNow_(), 'all') !== undefined) q = { ...q, groupBy: [q.groupByAllName] };
   if (isAggregating(q)) {
     if (q.distinct) throw unsupported(sql, q.items[0].pos, 'SELECT DISTINCT with GROUP BY: the groups are distinct already, drop DISTINCT');
     const grouped = frame;

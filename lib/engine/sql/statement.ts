@@ -97,6 +97,8 @@ export interface SqlQuery {
   readonly lateralViews?: readonly LateralView[];
   readonly where?: SqlExpr;
   readonly groupBy?: readonly SqlExpr[];
+  /** `GROUP BY ALL` as written, read as the name `all`: Spark groups by a column of that name when there is one. */
+  readonly groupByAllName?: SqlExpr;
   /** HAVING's condition: a filter over the aggregation's output. */
   readonly having?: SqlExpr;
   /** `UNION ALL SELECT ...`: the SELECTs whose rows follow this one's (each parsed as this one, without SET), and where each UNION stands. */
@@ -346,11 +348,13 @@ class StatementParser {
     while (this.isWord('LATERAL')) lateralViews.push(this.lateralView());
     const where = this.word('WHERE') ? this.expression() : undefined;
     let groupBy: SqlExpr[] | undefined;
+    let groupByAllName: SqlExpr | undefined;
     if (this.word('GROUP')) {
       this.expectWord('BY', 'BY after GROUP');
       if (this.isWord('ALL') && !this.isOp('(', 1) && !this.isOp(',', 1)) {
         // Spark's GROUP BY ALL: every select item without an aggregate is a grouping expression
-        this.i++;
+        // (unless the input has a column named all: the compiler checks, with the name kept here)
+        groupByAllName = this.expression();
         // (none: the items all aggregate, one group of every row, as without GROUP BY)
         const keys = items.filter((it) => !hasAggregate(it.ast)).map((it) => ({ ast: it.ast, text: it.text, pos: it.pos }));
         groupBy = keys.length ? keys : undefined;
@@ -371,6 +375,7 @@ class StatementParser {
       ...(lateralViews.length ? { lateralViews } : {}),
       where,
       groupBy,
+      ...(groupByAllName ? { groupByAllName } : {}),
       ...(having ? { having } : {}),
     };
   }
