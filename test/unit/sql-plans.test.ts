@@ -572,6 +572,15 @@ describe('GROUP BY ALL', () => {
     });
   });
 
+  it('places an error after a qualified key where it is written (the key is found once, as a select item)', () => {
+    // e.amount starts at column 127 of line 2
+    expect(() =>
+      compileSql(
+        `SET outputMode = update;\nSELECT upper(e.user) AS u, count(*) AS n FROM STREAM read_files(schema => 'user STRING, amount DOUBLE') e GROUP BY ALL HAVING e.amount AND true`,
+      ),
+    ).toThrow(/MISSING_AGGREGATION.*\(line 2, column 127\)/);
+  });
+
   it('is the column all when the input has one, as Spark resolves a column first', () => {
     const withAll = "STREAM read_files(schema => '`all` STRING, user STRING')";
     const plan = compileSql(`SET outputMode = update;\nSELECT \`all\`, count(*) AS n FROM ${withAll} GROUP BY all`);

@@ -121,6 +121,7 @@ export function unqualified(sql: string, q: SqlQuery, columnsOf: (r: Relation) =
   /** Each cut: where it starts in the new text and in the statement as written, what it cut and what it put there. */
   const cuts: Array<{ at: number; from: number; cut: number; put: number }> = [];
   for (const b of spans.sort((x, y) => x.from - y.from)) {
+    if (b.from < at) continue; // (found twice: GROUP BY ALL's keys are select items)
     out += sql.slice(at, b.from);
     cuts.push({ at: out.length, from: b.from, cut: b.to - b.from, put: b.text?.length ?? 0 });
     out += b.text ?? '';
