@@ -123,4 +123,15 @@ describe('math functions', () => {
   it('atan2 takes -0.0 as 0.0, as Spark adds 0.0 to both', () => {
     expect(Object.is(value('atan2(-0.0D, -1)'), Math.PI)).toBe(true);
   });
+
+  it("acosh, asinh and atanh compute Spark's formulas, where they round otherwise than the exact function", () => {
+    // log(x + sqrt(x * x - 1)): x * x overflows, where acosh(1e200) is about 461.2
+    expect(value('acosh(1e200D)')).toBe(Number.POSITIVE_INFINITY);
+    // log(x + sqrt(x * x + 1)) cancels for a large negative x: -Infinity, not about -23.7
+    expect(value('asinh(-1e10D)')).toBe(Number.NEGATIVE_INFINITY);
+    expect(value("asinh(CAST('-Infinity' AS DOUBLE))")).toBe(Number.NEGATIVE_INFINITY);
+    expect(value('atanh(1)')).toBe(Number.POSITIVE_INFINITY);
+    expect(value('acosh(0)')).toBeNaN();
+    expect(compileSelect(['acosh(1)', 'sec(0)', 'csc(1)'], []).columns.map((c) => c.name)).toEqual(['ACOSH(1)', 'SEC(0)', 'CSC(1)']);
+  });
 });

@@ -342,6 +342,13 @@ describe('more string functions of Spark', () => {
     ["regexp_substr('abc', 'x')", null],
     ["regexp_substr('abc', 'x*')", null], // an empty match is null (nullif(..., ''))
     ["regexp_count('abc', 'x*')", 4], // zero-width matches at each of the 4 positions
+    ["regexp_instr('abc', 'x')", 0],
+    ["regexp_instr('abc', 'x*')", 1], // an empty match at the start
+    ["regexp_instr('😀b', 'b')", 3], // UTF-16 units, as Java's Matcher.start
+    ["regexp_instr('a(b)', '(b)', 1)", 3], // idx is not read: the whole match's start
+    ["regexp_instr('abc', 'b', CAST(NULL AS INT))", null],
+    ["quote('a\\\\b')", "'a\\b'"], // a backslash stays one
+    ["quote('')", "''"],
     ["regexp_extract_all('abc', '(x)', 5)", []], // no match: no group check
     ["regexp_extract_all('a1b22', '(\\\\d+)', 1)", ['1', '22']],
     ["rlike('Spark', 'ar')", true],

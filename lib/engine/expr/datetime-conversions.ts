@@ -220,6 +220,8 @@ export const DATETIME_CONVERSIONS: Record<string, FunctionDef> = {
   to_date: parseOrCast(DATE, false, dateOfMicros),
   to_timestamp: parseOrCast(TIMESTAMP, false, (us) => us),
   try_to_timestamp: parseOrCast(TIMESTAMP, true, (us) => us),
+  // to_timestamp with the session's default type, TIMESTAMP (TIMESTAMP_LTZ), written out
+  to_timestamp_ltz: parseOrCast(TIMESTAMP, false, (us) => us),
   date: castTo(DATE),
   timestamp: castTo(TIMESTAMP),
   // Spark's other cast aliases (FunctionRegistry.castAlias): int(x) is CAST(x AS INT), named int(x)

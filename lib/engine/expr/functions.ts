@@ -529,6 +529,13 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
   sinh: math(1, Math.sinh),
   cosh: math(1, Math.cosh),
   tanh: math(1, Math.tanh),
+  // Spark's own formulas (not java.lang.Math's acosh...: there is none), so large and tiny inputs
+  // round as Spark's do: acosh(1e200) is Infinity there too (x * x overflows)
+  acosh: math(1, (x) => Math.log(x + Math.sqrt(x * x - 1))),
+  asinh: math(1, (x) => (x === Number.NEGATIVE_INFINITY ? x : Math.log(x + Math.sqrt(x * x + 1)))),
+  atanh: math(1, (x) => 0.5 * (Math.log1p(x) - Math.log1p(-x))),
+  sec: math(1, (x) => 1 / Math.cos(x)),
+  csc: math(1, (x) => 1 / Math.sin(x)),
   // Math.toDegrees / toRadians multiply by these constants (Java 9+)
   degrees: math(1, (x) => x * 57.29577951308232),
   radians: math(1, (x) => x * 0.017453292519943295),

@@ -220,6 +220,21 @@ export const REGEXP_FUNCTIONS: Record<string, FunctionDef> = {
       }),
     );
   }),
+  regexp_instr: def(2, 3, (args, c) => {
+    // Spark's RegExpInStr: where the first match starts (1-based, in UTF-16 units as Java's
+    // Matcher.start), 0 for none; its idx is checked for an INT but not read
+    const ts = [str(c, args[0], 0), str(c, args[1], 1), args[2] ? int(c, args[2], 2) : litInt(0)];
+    const regex = patternOf(c, ts[1], '');
+    return call(
+      c,
+      INT,
+      ts,
+      strict((s, re) => {
+        const m = regex(re).exec(s as string);
+        return m === null ? 0 : m.index + 1;
+      }),
+    );
+  }),
   regexp_count: def(2, 2, ([a, p], c) => patternCall(c, a, p, INT, 'g', (s, r) => [...s.matchAll(r)].length)),
   regexp_substr: def(2, 2, ([a, p], c) =>
     patternCall(c, a, p, STRING, '', (s, r) => {
