@@ -246,6 +246,44 @@ describe("Jackson's reading of the JSON text", () => {
   });
 });
 
+describe("json_array_length and json_object_keys read the outermost value as Spark's Jackson parser does", () => {
+  const len = (json: string | null) => value('json_array_length(j)', { j: json }, 'j STRING');
+  const keys = (json: string | null) => value('json_object_keys(j)', { j: json }, 'j STRING');
+
+  it.each([
+    ['[]', 0],
+    ['[1,2,3,{"f1":1,"f2":[5,6]},4]', 5], // nested values count once (skipChildren)
+    ["['a', 'b']", 2], // single quotes (ALLOW_SINGLE_QUOTES)
+    ['[1,2] [3]', 2], // nothing after the first value is read
+    ['[1,2', null], // end of input inside the array: Jackson throws
+    ['[1,,2]', null],
+    ['{"a":[1]}', null], // not an array
+    ['7', null],
+    ['', null],
+    [null, null],
+  ])('json_array_length(%j) is %j', (json, expected) => {
+    expect(len(json)).toBe(expected);
+  });
+
+  it.each([
+    ['{}', []],
+    ['{"key": "value"}', ['key']],
+    ['{"f1":"abc","f2":{"f3":"a", "f4":"b"}}', ['f1', 'f2']], // the outermost object's keys only
+    ['{"a":1,"b":2,"a":3}', ['a', 'b', 'a']], // a repeated key each time it comes
+    ['{"a":1} {"b":2}', ['a']],
+    ['{"a":', null],
+    ['[1,2]', null],
+    ['"text"', null],
+  ])('json_object_keys(%j) is %j', (json, expected) => {
+    expect(keys(json)).toEqual(expected);
+  });
+
+  it('takes a STRING only, as ExpectsInputTypes does (no implicit cast)', () => {
+    expect(refusalOf('json_array_length(1)', []).message).toMatch(/UNEXPECTED_INPUT_TYPE.*requires the "STRING" type/);
+    expect(refusalOf('json_object_keys(1)', []).message).toMatch(/UNEXPECTED_INPUT_TYPE/);
+  });
+});
+
 describe("from_json reads a DATE without dateFormat as Spark's default date parser (stringToDate)", () => {
   const fj = (json: string) => value("from_json(j, 'd DATE')", { j: json }, 'j STRING');
   it.each([

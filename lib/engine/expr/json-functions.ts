@@ -6,7 +6,7 @@ import type { CallCtx, FunctionDef } from './analyze';
 import { call, def, stringOnly } from './fn-util';
 import { formatTimestampIso, type Micros, microsOfDate } from './time';
 import { strict, type Typed } from './typed';
-import { STRING, type SqlType, typeName } from './types';
+import { INT, STRING, type SqlType, typeName } from './types';
 import { mapEntries } from '../map-entries';
 import { javaDoubleText } from './values';
 import { javaDecimalText } from '../decimal';
@@ -424,7 +424,44 @@ function jsonTuple(args: readonly Typed[], c: CallCtx): Typed {
   };
 }
 
+/**
+ * The outermost JSON value of `text` as Spark's json_array_length and json_object_keys read it:
+ * their Jackson parser (single quotes and raw control characters taken, as get_json_object's)
+ * stops at the end of the first value, and anything malformed up to there is null.
+ */
+function outermostValue(text: string): unknown {
+  try {
+    return parseOrdered(jacksonInput(text, true));
+  } catch {
+    return undefined;
+  }
+}
+
 export const JSON_FUNCTIONS: Record<string, FunctionDef> = {
+  // the number of elements of the outermost array; null for any other JSON, or text that is not JSON
+  json_array_length: def(1, 1, ([a], c) =>
+    call(
+      c,
+      INT,
+      [stringOnly(c, a, 0)],
+      strict((json) => {
+        const v = outermostValue(json as string);
+        return Array.isArray(v) ? v.length : null;
+      }),
+    ),
+  ),
+  // the keys of the outermost object in their order (a repeated key each time); null for any other JSON, or text that is not JSON
+  json_object_keys: def(1, 1, ([a], c) =>
+    call(
+      c,
+      { type: 'ARRAY', element: STRING },
+      [stringOnly(c, a, 0)],
+      strict((json) => {
+        const v = outermostValue(json as string);
+        return v instanceof JsonObject ? v.entries.map(([k]) => k) : null;
+      }),
+    ),
+  ),
   to_json: def(1, 2, ([a, opts], c) => {
     if (a.type.type !== 'STRUCT' && a.type.type !== 'MAP' && a.type.type !== 'ARRAY') {
       throw c.az.mismatch(
