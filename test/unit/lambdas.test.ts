@@ -67,6 +67,25 @@ describe('a lambda', () => {
     expect(errorOf('transform_keys(tags, (k, v) -> CAST(NULL AS STRING))')).toMatch(/^\[NULL_MAP_KEY\]/);
   });
 
+  it("map_zip_with: the first map's keys in order, then the second's others; a side's missing value is null", () => {
+    expect(run("map_zip_with(tags, map('b', 20, 'z', 26), (k, v1, v2) -> coalesce(v1, 0) + coalesce(v2, 0))")).toEqual({ a: 1, b: 25, z: 26 });
+    expect(Object.keys(run("map_zip_with(map('z', 1), map('a', 2, 'z', 3), (k, a, b) -> k)") as object)).toEqual(['z', 'a']);
+    expect(run('map_zip_with(tags, CAST(NULL AS MAP<STRING, INT>), (k, a, b) -> a)')).toBeNull();
+    expect(errorOf('map_zip_with(tags, map(1, 2), (k, a, b) -> a)')).toMatch(/^\[DATATYPE_MISMATCH\.MAP_ZIP_WITH_DIFF_TYPES\]/);
+    expect(errorOf('map_zip_with(tags, tags, (k, v) -> v)')).toMatch(/^\[INVALID_LAMBDA_FUNCTION_CALL\.NUM_ARGS_MISMATCH\]/);
+    // the functions module's form is the same call
+    expect(
+      run(
+        F.map_zip_with(
+          'tags',
+          F.map_filter('tags', (_k, v) => v.gt(1)),
+          (_k, a, b) => F.coalesce(b, a),
+        ).sql,
+      ),
+    ).toEqual({ a: 1, b: 5 });
+    expect(run(F.map_zip_with('tags', 'tags', (_k, a, b) => a.plus(b)).sql)).toEqual({ a: 2, b: 10 });
+  });
+
   it('array_sort: nulls last and NaN above every number without a comparator; stable with one; a null from it is an error', () => {
     expect(run("array_sort(array(2D, NULL, CAST('NaN' AS DOUBLE), -1D))")).toEqual([-1, 2, Number.NaN, null]);
     expect(run('array_sort(lines, (a, b) -> a.qty - a.qty)')).toEqual(ROW.lines);

@@ -1,7 +1,7 @@
 /**
  * Spark's higher-order functions, whose last arguments are lambdas (`x -> x + 1`, `(k, v) -> v`):
  * transform, filter, exists, forall, aggregate (and its name reduce), zip_with, array_sort over arrays, and
- * map_filter, transform_values, transform_keys over maps, with Spark's types, null handling and
+ * map_filter, transform_values, transform_keys, map_zip_with over maps, with Spark's types, null handling and
  * errors (higherOrderFunctions.scala).
  *
  * A lambda's body is analyzed once, with its parameters resolved before any column (a parameter
@@ -28,7 +28,7 @@ import { BOOLEAN, INT, type SqlType, sameType, typeName } from './types';
 type Call = Extract<Ast, { k: 'call' }>;
 
 /** A lambda's body evaluated on a row with its parameters' values (an absent one is null). */
-type Lambda = (row: Row, a?: unknown, b?: unknown) => unknown;
+type Lambda = (row: Row, a?: unknown, b?: unknown, c?: unknown) => unknown;
 
 /** Spark's SQL text of a lambda parameter. */
 const VARIABLE = 'namedlambdavariable()';
@@ -37,7 +37,7 @@ const VARIABLE = 'namedlambdavariable()';
 interface Bound {
   readonly body: Typed;
   readonly sql: string;
-  /** An evaluator of the body on `row` with the parameters set to `a` and `b` (a lambda takes one or two). */
+  /** An evaluator of the body on `row` with the parameters set to `a`, `b` and `c` (a lambda takes one to three). */
   readonly evaluator: () => Lambda;
 }
 
@@ -83,11 +83,12 @@ function bind(az: Analyzer, c: Call, at: number, types: readonly SqlType[], arit
     sql: `lambdafunction(${body.sql}, ${params.map(() => VARIABLE).join(', ')})`,
     evaluator: () => {
       const ev = compileExpr(body);
-      const [ka, kb] = keys;
-      return (row, a, b) => {
+      const [ka, kb, kc] = keys;
+      return (row, a, b, c) => {
         const r = Object.create(row) as Record<symbol, unknown>;
         r[ka] = a ?? null;
         if (kb !== undefined) r[kb] = b ?? null;
+        if (kc !== undefined) r[kc] = c ?? null;
         return ev(r as Row);
       };
     },
@@ -263,6 +264,48 @@ function mapFunction(az: Analyzer, c: Call, kind: 'filter' | 'values' | 'keys'):
 }
 
 /**
+ * map_zip_with(m1, m2, (k, v1, v2) -> ...): one entry per key of either map, m1's keys in their
+ * order and then m2's others in theirs, the value the lambda's of the key and its value in each
+ * map (null where that map lacks it). The two key types must be the same.
+ */
+function mapZipWith(az: Analyzer, c: Call): Typed {
+  const m1 = collection(az, c, 0, 'MAP');
+  const m2 = collection(az, c, 1, 'MAP');
+  const kt = keyTypeOf(m1.type);
+  const kt2 = keyTypeOf(m2.type);
+  if (!sameType(kt, kt2)) {
+    throw az.mismatch(
+      'MAP_ZIP_WITH_DIFF_TYPES',
+      `${c.name}(...)`,
+      `Input to the \`map_zip_with\` should have been two maps with compatible key types, but it's ["${typeName(m1.type)}", "${typeName(m2.type)}"]: cast one map's keys to the other's type`,
+      c.pos,
+    );
+  }
+  const f = bind(az, c, 2, [kt, m1.type.value!, m2.type.value!], [3]);
+  const keyOf = keyValue(kt);
+  const sql = `${c.name}(${m1.sql}, ${m2.sql}, ${f.sql})`;
+  return {
+    type: mapType(kt, f.body.type),
+    sql,
+    name: sql,
+    children: [m1, m2],
+    build: ([aEv, bEv]: readonly Eval[]) => {
+      const ev = f.evaluator();
+      return (row) => {
+        const a = aEv(row);
+        const b = bEv(row);
+        if (a == null || b == null) return null;
+        const right = new Map(mapEntries(b as object));
+        const out: Record<string, unknown> = {};
+        for (const [text, x] of mapEntries(a as object)) setEntry(out, text, ev(row, keyOf(text), x, right.get(text)));
+        for (const [text, y] of right) if (!hasEntry(out, text)) setEntry(out, text, ev(row, keyOf(text), null, y));
+        return out;
+      };
+    },
+  };
+}
+
+/**
  * array_sort(array[, (left, right) -> INT]): ascending with nulls last, or by the comparator
  * (negative, 0, positive; a null from it is Spark's COMPARATOR_RETURNS_NULL). Stable, as Java's sort.
  */
@@ -347,4 +390,5 @@ export const HIGHER_ORDER_FUNCTIONS: Readonly<Record<string, AstFunction>> = {
   map_filter: { args: [2, 2], resolve: (az, c) => mapFunction(az, c, 'filter') },
   transform_values: { args: [2, 2], resolve: (az, c) => mapFunction(az, c, 'values') },
   transform_keys: { args: [2, 2], resolve: (az, c) => mapFunction(az, c, 'keys') },
+  map_zip_with: { args: [3, 3], resolve: mapZipWith },
 };

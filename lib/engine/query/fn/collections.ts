@@ -78,6 +78,8 @@ function lambda(f: (...xs: Column<UnknownType>[]) => Column, fn: string, arities
 export type ColumnLambda = (x: Column<UnknownType>) => Column;
 /** A lambda of one or two parameters (`(x) => ...` or `(x, i) => ...`). */
 export type ColumnLambda2 = (x: Column<UnknownType>, y: Column<UnknownType>) => Column;
+/** A lambda of three parameters (map_zip_with's `(k, v1, v2) => ...`). */
+export type ColumnLambda3 = (x: Column<UnknownType>, y: Column<UnknownType>, z: Column<UnknownType>) => Column;
 
 /** `transform(a, x -> ...)` or, with two parameters, `(x, i) -> ...` (the 0-based index). */
 export const transform = (a: Arr, f: ColumnLambda2): Column<'ARRAY'> => call('transform', arg(a), lambda(f, 'transform', [1, 2]));
@@ -106,6 +108,9 @@ export const transform_values = (m: ColArg<MapOf | 'MAP'>, f: ColumnLambda2): Co
   call('transform_values', arg(m), lambda(f, 'transform_values', [2]));
 /** `transform_keys(m, (k, v) -> ...)`. */
 export const transform_keys = (m: ColArg<MapOf | 'MAP'>, f: ColumnLambda2): Column<'MAP'> => call('transform_keys', arg(m), lambda(f, 'transform_keys', [2]));
+/** `map_zip_with(m1, m2, (k, v1, v2) -> ...)`: one entry per key of either map (v1 or v2 null where that map lacks the key). */
+export const map_zip_with = (m1: ColArg<MapOf | 'MAP'>, m2: ColArg<MapOf | 'MAP'>, f: ColumnLambda3): Column<'MAP'> =>
+  call('map_zip_with', arg(m1), arg(m2), lambda(f, 'map_zip_with', [3]));
 
 // ---------------------------------------------------------------------------- generators (select only)
 
