@@ -6,7 +6,7 @@
  * long shifts, Long.bitCount, Math.rint); the hypot values where V8's Math.hypot differs in the last
  * bit are java.lang.Math.hypot's (fdlibm), as a JDK computes them.
  */
-import { compileExpression } from '../../lib/engine/expr';
+import { compileExpression, compileSelect } from '../../lib/engine/expr';
 import { typeName } from '../../lib/engine/expr/types';
 import { errorMessageOf } from '../helpers/expr-errors';
 
@@ -115,6 +115,30 @@ describe('shiftleft, shiftright, shiftrightunsigned', () => {
     expect(value('shiftright(1, NULL)')).toBeNull();
     expect(errorOf('shiftleft(true, 1)')).toMatch(/^\[DATATYPE_MISMATCH\.UNEXPECTED_INPUT_TYPE\]/);
     expect(errorOf('shiftleft(1, 4294967296L)')).toMatch(/^\[CAST_OVERFLOW\]/);
+  });
+});
+
+describe("Spark 4's shift operators << >> >>>", () => {
+  it('are shiftleft, shiftright and shiftrightunsigned, named as the operator was written', () => {
+    expect(value('2 << 1')).toBe(4);
+    expect(value('1 << -1')).toBe(-2147483648);
+    expect(value('-8 >> 1')).toBe(-4);
+    expect(value('-1 >>> 1')).toBe(2147483647);
+    expect(value('1L << 63')).toBe(-9223372036854775808n);
+    expect(compileSelect(['2 << 1', 'shiftleft(2, 1)', '4 >>> 1'], []).columns.map((c) => c.name)).toEqual(['(2 << 1)', 'shiftleft(2, 1)', '(4 >>> 1)']);
+  });
+
+  it('bind tighter than & and looser than +, as in SqlBaseParser', () => {
+    expect(value('1 + 1 << 2')).toBe(8); // (1 + 1) << 2
+    expect(value('1 << 2 & 6')).toBe(4); // (1 << 2) & 6
+    expect(value('8 >> 1 > 3')).toBe(true);
+  });
+
+  it('are the characters written together: a space between two < is two comparisons, and a nested type still closes with >>', () => {
+    expect(errorOf('2 < < 3')).toMatch(/^\[PARSE_SYNTAX_ERROR\]/);
+    expect(value('2 < 3')).toBe(true);
+    expect(value('size(CAST(array(array(1)) AS ARRAY<ARRAY<BIGINT>>))')).toBe(1);
+    expect(value('size(array(array(1))::array<array<bigint>>)')).toBe(1);
   });
 });
 

@@ -449,6 +449,13 @@ export class Analyzer {
       case '%':
       case 'DIV':
         return mulDiv(this, op, l, r, sql, pos);
+      case '<<':
+      case '>>':
+      case '>>>': {
+        // Spark 4's operators for shiftleft, shiftright, shiftrightunsigned, named (a << b) as written
+        const name = op === '<<' ? 'shiftleft' : op === '>>' ? 'shiftright' : 'shiftrightunsigned';
+        return FUNCTIONS[name].resolve([l, r], this.callCtx(name, pos, sql));
+      }
       case '&':
       case '|':
       case '^': {

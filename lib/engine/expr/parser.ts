@@ -5,7 +5,7 @@
  *
  *   OR < AND < NOT < predicates (IS [NOT] NULL | TRUE | FALSE | UNKNOWN | DISTINCT FROM, [NOT] IN,
  *      [NOT] BETWEEN, [NOT] LIKE | ILIKE [ANY | SOME | ALL], RLIKE)
- *      < comparisons (= == != <> < <= > >= <=>) < | < ^ < & < + - || < * / % div
+ *      < comparisons (= == != <> < <= > >= <=>) < | < ^ < & < << >> >>> < + - || < * / % div
  *      < unary - + ~ < postfix (a[i], s.f, x::type)
  *
  * Why a hand-written parser: the npm packages that speak Spark's dialect (dt-sql-parser, built
@@ -340,7 +340,7 @@ class Parser {
     }
   }
 
-  private static readonly LEVELS: readonly (readonly string[])[] = [['|'], ['^'], ['&'], ['+', '-', '||'], ['*', '/', '%', 'DIV']];
+  private static readonly LEVELS: readonly (readonly string[])[] = [['|'], ['^'], ['&'], ['<<', '>>', '>>>'], ['+', '-', '||'], ['*', '/', '%', 'DIV']];
 
   private binaryLevel(level: number): Ast {
     if (level === Parser.LEVELS.length) return this.unary();
@@ -348,11 +348,31 @@ class Parser {
     let left = this.binaryLevel(level + 1);
     for (;;) {
       const t = this.peek();
-      const op = t.kind === 'op' ? t.text : t.kind === 'ident' ? t.text.toUpperCase() : '';
+      const shift = this.shiftAt();
+      const op = shift ?? (t.kind === 'op' ? t.text : t.kind === 'ident' ? t.text.toUpperCase() : '');
       if (!ops.includes(op)) return left;
-      this.i++;
+      this.i += shift?.length ?? 1;
       left = { k: 'binary', pos: t.pos, op, left, right: this.binaryLevel(level + 1) };
     }
+  }
+
+  /**
+   * Spark 4's shift operators `<<`, `>>`, `>>>` at the current token: the lexer gives each `<`
+   * and `>` alone (a type's `ARRAY<ARRAY<INT>>` closes with two), so a shift is that many of them
+   * written together; null for anything else.
+   */
+  private shiftAt(): '<<' | '>>' | '>>>' | null {
+    const t = this.peek();
+    if (t.kind !== 'op' || (t.text !== '<' && t.text !== '>')) return null;
+    let n = 1;
+    for (
+      let next = this.tokens[this.i + n];
+      n < (t.text === '<' ? 2 : 3) && next?.kind === 'op' && next.text === t.text && next.pos === t.pos + n;
+      next = this.tokens[this.i + n]
+    )
+      n++;
+    if (n === 1) return null;
+    return t.text === '<' ? '<<' : n === 2 ? '>>' : '>>>';
   }
 
   private unary(): Ast {
