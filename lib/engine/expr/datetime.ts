@@ -320,6 +320,9 @@ export const DATETIME_FUNCTIONS: Record<string, FunctionDef> = {
   ),
   make_timestamp: makeTimestamp(false),
   try_make_timestamp: makeTimestamp(true),
+  // the same with the session's default type written out, TIMESTAMP (TIMESTAMP_LTZ)
+  make_timestamp_ltz: makeTimestamp(false),
+  try_make_timestamp_ltz: makeTimestamp(true),
 };
 
 /**

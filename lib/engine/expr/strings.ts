@@ -128,6 +128,8 @@ export const STRING_FUNCTIONS: Record<string, FunctionDef> = {
   lcase: lowerDef,
   ucase: upperDef,
   length: charLengthDef,
+  // Spark 3.4's name for length
+  len: charLengthDef,
   char_length: charLengthDef,
   trim: def(1, 2, (args, c) => trimCall(args, c, 'BOTH')),
   ltrim: def(1, 2, (args, c) => trimCall(args, c, 'LEADING')),
