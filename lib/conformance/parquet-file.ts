@@ -42,8 +42,12 @@ function duckType(t: DataType): string {
 
 const quote = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
-/** The bytes of one Parquet file holding `rows` with `schema`'s types, written by DuckDB. */
-export async function parquetFileOf(schema: Schema, rows: ReadonlyArray<Record<string, unknown>>): Promise<Buffer> {
+/** This process's DuckDB connection, made on first use. */
+let shared: Promise<import('@duckdb/node-api').DuckDBConnection> | undefined;
+/** The last call given the connection: the next waits for it (one statement at a time). */
+let tail: Promise<unknown> = Promise.resolve();
+
+async function connection(): Promise<import('@duckdb/node-api').DuckDBConnection> {
   let duckdb: typeof import('@duckdb/node-api');
   try {
     duckdb = await import('@duckdb/node-api');
@@ -52,9 +56,30 @@ export async function parquetFileOf(schema: Schema, rows: ReadonlyArray<Record<s
       retriable: false,
     });
   }
+  return (await duckdb.DuckDBInstance.create(':memory:')).connect();
+}
+
+/**
+ * Runs `f` on this process's one in-memory DuckDB connection, after every earlier call has ended.
+ * The instance lives as long as the process: DuckDB (1.5, @duckdb/node-api) once aborted a whole
+ * test run ("Attempted to dereference unique_ptr that is NULL!", thrown where nothing catches it)
+ * when each file had an instance of its own, made and closed around it.
+ */
+export function withDuckDb<T>(f: (conn: import('@duckdb/node-api').DuckDBConnection) => Promise<T>): Promise<T> {
+  const run = tail.then(async () => {
+    shared ??= connection().catch((e: unknown) => {
+      shared = undefined;
+      throw e;
+    });
+    return f(await shared);
+  });
+  tail = run.catch(() => undefined);
+  return run;
+}
+
+/** The bytes of one Parquet file holding `rows` with `schema`'s types, written by DuckDB. */
+export async function parquetFileOf(schema: Schema, rows: ReadonlyArray<Record<string, unknown>>): Promise<Buffer> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-parquet-'));
-  const db = await duckdb.DuckDBInstance.create(':memory:');
-  const conn = await db.connect();
   try {
     const input = join(dir, 'rows.json');
     const output = join(dir, 'rows.parquet');
@@ -64,11 +89,9 @@ export async function parquetFileOf(schema: Schema, rows: ReadonlyArray<Record<s
     const from = rows.length
       ? `read_json(${quote(input)}, format='newline_delimited', columns=${columns})`
       : `(SELECT ${schema.columns.map((c) => `CAST(NULL AS ${duckType(c)}) AS "${c.name.replace(/"/g, '""')}"`).join(', ')} LIMIT 0)`;
-    await conn.run(`COPY (SELECT ${names} FROM ${from}) TO ${quote(output)} (FORMAT parquet)`);
+    await withDuckDb((conn) => conn.run(`COPY (SELECT ${names} FROM ${from}) TO ${quote(output)} (FORMAT parquet)`));
     return readFileSync(output);
   } finally {
-    conn.closeSync();
-    db.closeSync();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { withDuckDb } from '../../lib/conformance/parquet-file';
 import { buildExecutor, parseSinkUri, type PipelineConfig } from '../../lib/aws/pipeline';
 import { BATCH_ID_COLUMN, S3ParquetSink } from '../../lib/aws/s3/parquet-sink';
 import { InjectedCrash, InvalidOptionError } from '../../lib/engine/errors';
@@ -106,16 +106,9 @@ async function download(prefix: string): Promise<string[]> {
 
 /** Runs `sql` in DuckDB, `{files}` standing for the list of files; values as JavaScript (bigints as numbers). */
 async function duck(sql: string, files: string[]): Promise<Array<Record<string, unknown>>> {
-  const db = await DuckDBInstance.create(':memory:');
-  const conn = await db.connect();
-  try {
-    const list = `[${files.map((f) => `'${f}'`).join(', ')}]`;
-    const reader = await conn.runAndReadAll(sql.replace(/\{files\}/g, list));
-    return reader.getRowObjectsJS().map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v])));
-  } finally {
-    conn.closeSync();
-    db.closeSync();
-  }
+  const list = `[${files.map((f) => `'${f}'`).join(', ')}]`;
+  const reader = await withDuckDb((conn) => conn.runAndReadAll(sql.replace(/\{files\}/g, list)));
+  return reader.getRowObjectsJS().map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v])));
 }
 
 /** A DuckDB epoch-µs value (epoch_us) as sluice's output spells a timestamp. */

@@ -18,7 +18,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { type AttributeValue, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { withDuckDb } from '../../lib/conformance/parquet-file';
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 import { DynamoDbSink } from '../../lib/aws/dynamodb/sink';
 import { buildExecutor, parseSinkUri, type PipelineConfig } from '../../lib/aws/pipeline';
@@ -119,15 +119,8 @@ async function getText(key: string): Promise<string> {
 
 /** Runs `sql` in DuckDB over one local file (`{file}`); bigints as their digits. */
 async function duck(sql: string, file: string): Promise<Array<Record<string, unknown>>> {
-  const db = await DuckDBInstance.create(':memory:');
-  const conn = await db.connect();
-  try {
-    const reader = await conn.runAndReadAll(sql.replace(/\{file\}/g, `'${file}'`));
-    return reader.getRowObjectsJS().map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'bigint' ? String(v) : v])));
-  } finally {
-    conn.closeSync();
-    db.closeSync();
-  }
+  const reader = await withDuckDb((conn) => conn.runAndReadAll(sql.replace(/\{file\}/g, `'${file}'`)));
+  return reader.getRowObjectsJS().map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'bigint' ? String(v) : v])));
 }
 
 describe('when a query with decimals, dates and nested types writes Parquet', () => {

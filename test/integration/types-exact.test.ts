@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { withDuckDb } from '../../lib/conformance/parquet-file';
 import { buildExecutor, parseSinkUri, type PipelineConfig } from '../../lib/aws/pipeline';
 import { max, sum } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
@@ -80,12 +80,10 @@ it('the Parquet sink writes BIGINT beyond 2^53 as INT64 that DuckDB reads back e
     fs.writeFileSync(file, await res.Body!.transformToByteArray());
     files.push(file);
   }
-  const db = await DuckDBInstance.create(':memory:');
-  const conn = await db.connect();
   try {
     const list = `[${files.map((f) => `'${f}'`).join(', ')}]`;
-    const reader = await conn.runAndReadAll(
-      `SELECT k, typeof(total) AS t, CAST(total AS VARCHAR) AS total, CAST(high AS VARCHAR) AS high FROM read_parquet(${list}) ORDER BY k`,
+    const reader = await withDuckDb((conn) =>
+      conn.runAndReadAll(`SELECT k, typeof(total) AS t, CAST(total AS VARCHAR) AS total, CAST(high AS VARCHAR) AS high FROM read_parquet(${list}) ORDER BY k`),
     );
     expect(reader.getRowObjectsJS()).toEqual([
       { k: 'a', t: 'BIGINT', total: '18014398509481986', high: '9007199254740993' },
@@ -93,8 +91,6 @@ it('the Parquet sink writes BIGINT beyond 2^53 as INT64 that DuckDB reads back e
       { k: 'c', t: 'BIGINT', total: '1', high: '1' },
     ]);
   } finally {
-    conn.closeSync();
-    db.closeSync();
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
