@@ -46,6 +46,31 @@ describe('stateless expression stages', () => {
     ]);
   });
 
+  it('stack unpivots: n rows of the values in order, a NULL typed by its column, the rest refused as Spark refuses it', async () => {
+    const plan = input()
+      .selectExpr('id', "stack(2, 'qty', CAST(qty AS DECIMAL(12,2)), 'price', CAST(price AS DECIMAL(12,2))) AS (name, value)")
+      .writeStream.plan();
+    expect(outputColumns(plan).map((c) => `${c.name} ${c.type}`)).toEqual(['id STRING', 'name STRING', 'value DECIMAL']);
+    const { rows } = await run(plan, RECORDS.slice(0, 2));
+    expect(rows).toEqual([
+      { id: 'a', name: 'qty', value: '2.00' },
+      { id: 'a', name: 'price', value: '1.50' },
+      { id: 'b', name: 'qty', value: '0.00' },
+      { id: 'b', name: 'price', value: '3.00' },
+    ]);
+    // 5 values in 3 rows: 2 columns, the last row's second null; the NULL takes its column's type (INT)
+    const odd = input().selectExpr('stack(3, id, qty, country, NULL, id)').writeStream.plan();
+    expect(outputColumns(odd).map((c) => `${c.name} ${c.type}`)).toEqual(['col0 STRING', 'col1 INT']);
+    expect((await run(odd, RECORDS.slice(0, 1))).rows).toEqual([
+      { col0: 'a', col1: 2 },
+      { col0: 'de', col1: null },
+      { col0: 'a', col1: null },
+    ]);
+    expect(() => input().selectExpr("stack(2, 'qty', qty, 'price', price)")).toThrow(/STACK_COLUMN_DIFF_TYPES/);
+    expect(() => input().selectExpr('stack(0, qty)')).toThrow(/VALUE_OUT_OF_RANGE/);
+    expect(() => input().selectExpr('stack(qty, 1)')).toThrow(/NON_FOLDABLE_INPUT/);
+  });
+
   it("withColumn replaces a column where it stands, found ignoring case as Spark's resolver does, under the new spelling", async () => {
     const plan = input().withColumn('QTY', 'qty * 2').withColumn('country', 'upper(country)').writeStream.plan();
     expect(outputColumns(plan).map((c) => c.name)).toEqual(['id', 'ts', 'country', 'QTY', 'price']);

@@ -154,6 +154,7 @@ describe('the functions render the SQL text of the string form, which the analyz
       ),
     ).toEqual(['explode(tags)', 'explode_outer(attrs)', 'posexplode(nums)', 'posexplode_outer(tags)', 'inline(lines)', 'inline_outer(lines)']);
     expect(compileExpression(F.explode('tags').sql, COLS).generator).toBeDefined();
+    expect(F.stack(2, 'a', F.col('qty'), 'b', 2).sql).toBe("stack(2, 'a', qty, 'b', 2)");
   });
 });
 

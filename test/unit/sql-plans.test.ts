@@ -709,6 +709,12 @@ describe('LATERAL VIEW', () => {
       { user: 'a', tag: 'y' },
     ]);
   });
+
+  it('takes stack, the unpivot of Spark SQL queries: two columns into name and value rows', async () => {
+    const wide = "STREAM read_files(schema => 'id STRING, clicks INT, views INT')";
+    const plan = compileSql(`SELECT id, name, value FROM ${wide} LATERAL VIEW stack(2, 'clicks', clicks, 'views', views) t AS name, value WHERE value > 0`);
+    expect((await runPlanOnce(plan, [{ id: 'p', clicks: 3, views: 0 }])).rows).toEqual([{ id: 'p', name: 'clicks', value: 3 }]);
+  });
 });
 
 describe('ORDER BY and LIMIT', () => {

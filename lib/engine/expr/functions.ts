@@ -18,6 +18,7 @@ import { BIT, BOOLEAN_AGGS, COLLECT, PAIR, STATISTICAL } from '../plan/agg-kinds
 import { call, constantArg, def, double, int, numeric } from './fn-util';
 import { HASH_FUNCTIONS } from './hashes';
 import { FROM_JSON_FUNCTIONS } from './from-json';
+import { GENERATOR_FUNCTIONS } from './generators';
 import { JSON_FUNCTIONS } from './json-functions';
 import { MORE_FUNCTIONS } from './more-functions';
 import { MATH_FUNCTIONS } from './math-functions';
@@ -454,18 +455,6 @@ function generator(kind: 'explode' | 'explode_outer' | 'posexplode' | 'posexplod
   });
 }
 
-/** inline / inline_outer: an ARRAY of STRUCTs, one row per element with the struct's fields as columns (Spark's Inline). */
-function inlineGenerator(kind: 'inline' | 'inline_outer'): FunctionDef {
-  return def(1, 1, ([a], c) => {
-    const t = a.type;
-    if (t.type !== 'ARRAY' || t.element?.type !== 'STRUCT') {
-      throw c.az.mismatch('UNEXPECTED_INPUT_TYPE', c.sql, `${c.name} takes an ARRAY of STRUCTs, however ${a.sql} has the type "${typeName(t)}"`, c.pos);
-    }
-    const columns = t.element.fields!.map((f) => ({ name: f.name, type: f as SqlType }));
-    return { type: t, sql: c.sql, name: c.sql, children: [a], build: ([e]) => e, generator: { kind, columns } };
-  });
-}
-
 export const FUNCTIONS: Record<string, FunctionDef> = {
   coalesce: def(1, Number.POSITIVE_INFINITY, coalesce),
   nvl: def(2, 2, coalesce),
@@ -591,8 +580,7 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
   explode_outer: generator('explode_outer'),
   posexplode: generator('posexplode'),
   posexplode_outer: generator('posexplode_outer'),
-  inline: inlineGenerator('inline'),
-  inline_outer: inlineGenerator('inline_outer'),
+  ...GENERATOR_FUNCTIONS,
   ...STRING_FUNCTIONS,
   ...REGEXP_FUNCTIONS,
   ...COLLECTION_FUNCTIONS,

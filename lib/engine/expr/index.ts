@@ -357,6 +357,7 @@ export function compileSelect(items: readonly string[], columns: readonly Column
       const v = evals[generatorAt](row);
       const elements: unknown[][] = [];
       if (gen.kind === 'json_tuple') elements.push(v as unknown[]);
+      else if (gen.kind === 'stack') elements.push(...(v as unknown[][]));
       else if (inline) {
         // (a null element is a row of nulls, as Spark's Inline gives it)
         for (const x of (v as Array<Record<string, unknown> | null> | null) ?? []) elements.push(fields.map((f) => (x === null ? null : (x[f] ?? null))));

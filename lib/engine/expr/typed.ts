@@ -12,8 +12,12 @@ export type Eval = (row: Row) => unknown;
 
 /** What a generator (explode, posexplode...) emits per element: its output columns. */
 export interface GeneratorInfo {
-  readonly kind: 'explode' | 'explode_outer' | 'posexplode' | 'posexplode_outer' | 'json_tuple' | 'inline' | 'inline_outer';
-  /** The columns each element becomes: `col`; `pos, col`; `key, value`; `pos, key, value`; json_tuple: `c0, c1...`, its value being the one row; inline: the struct's fields. */
+  readonly kind: 'explode' | 'explode_outer' | 'posexplode' | 'posexplode_outer' | 'json_tuple' | 'inline' | 'inline_outer' | 'stack';
+  /**
+   * The columns each element becomes: `col`; `pos, col`; `key, value`; `pos, key, value`;
+   * json_tuple: `c0, c1...`, its value being the one row; inline: the struct's fields; stack:
+   * `col0, col1...`, its value being the rows, each an array of the columns' values.
+   */
   readonly columns: readonly { readonly name: string; readonly type: SqlType }[];
 }
 

@@ -136,6 +136,8 @@ const LATERAL_GENERATORS: Record<string, string> = {
   explode_outer: 'explode_outer',
   posexplode_outer: 'posexplode_outer',
   inline_outer: 'inline_outer',
+  // (n rows whatever its values: OUTER changes nothing)
+  stack: 'stack',
 };
 
 /**
@@ -149,7 +151,7 @@ function lateralView(sql: string, frame: StreamFrame<AnyColumns>, v: LateralView
     throw unsupported(
       sql,
       v.call.pos,
-      `LATERAL VIEW ${v.call.text}: the generator is explode or posexplode (an array, or a map's key and value), inline (an array of structs), or their _outer forms`,
+      `LATERAL VIEW ${v.call.text}: the generator is explode or posexplode (an array, or a map's key and value), inline (an array of structs), their _outer forms, or stack`,
     );
   const call = v.outer ? `${outer}${v.call.text.slice(v.call.text.indexOf('('))}` : v.call.text;
   const as = v.columns.length === 0 ? '' : v.columns.length === 1 ? ` AS ${quoted(v.columns[0])}` : ` AS (${v.columns.map(quoted).join(', ')})`;

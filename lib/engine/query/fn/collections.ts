@@ -122,6 +122,8 @@ export const explode_outer = (c: Coll): Column<UnknownType> => call('explode_out
 export const posexplode = (c: Coll): Column<UnknownType> => call('posexplode', arg(c));
 /** `inline(a)`: an ARRAY of STRUCTs, one row per element with the struct's fields as columns. Only in a select. */
 export const inline = (c: Arr): Column<UnknownType> => call('inline', arg(c));
+/** `stack(n, v1, ..., vk)`: n rows of the values in order, columns `col0`, `col1`... (`selectExpr("stack(...) AS (name, value)")` names them). Only in a select. */
+export const stack = (n: number, ...values: Operand[]): Column<UnknownType> => call('stack', litArg(n, 'stack', 'the number of rows'), ...values.map(val));
 /** `inline_outer(a)`: as inline, one row of nulls for a NULL or empty input. */
 export const inline_outer = (c: Arr): Column<UnknownType> => call('inline_outer', arg(c));
 /** `posexplode_outer(a)`. */
