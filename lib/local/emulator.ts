@@ -23,18 +23,6 @@ export const S3RVER_CREDENTIALS: AwsCredentials = { accessKeyId: 'S3RVER', secre
 
 export const HOST = '127.0.0.1';
 
-/**
- * Keeps an in-process emulator's idle keep-alive connections open until the client closes them
- * (Node's server closes them after 5 s and says so in a `Keep-Alive: timeout=5` header). A
- * client that reuses such a socket in the instant the server closes it gets `ECONNRESET`, which
- * a loaded machine makes likely (the client's own timer, a second before the server's, runs late
- * behind synchronous work); with no timeout no socket is closed under a request. The stack's
- * stop() closes them all.
- */
-export function keepIdleConnections(server: { keepAliveTimeout: number }): void {
-  server.keepAliveTimeout = 0;
-}
-
 /** One started emulator. */
 export interface Emulator {
   readonly service: LocalService;

@@ -10,7 +10,7 @@ import { ListBucketsCommand, S3Client } from '@aws-sdk/client-s3';
 import { atomicPuts, type PutObjectStore } from './s3-atomic-puts';
 import { conditionalWrites, type KoaLikeContext, type ObjectStore } from './s3-conditional-writes';
 import { s3Notifications } from './s3-notifications';
-import { type Emulator, ensureDir, HOST, keepIdleConnections, probeConfig, registerEmergencyCleanup, S3RVER_CREDENTIALS, type StartContext } from './emulator';
+import { type Emulator, ensureDir, HOST, probeConfig, registerEmergencyCleanup, S3RVER_CREDENTIALS, type StartContext } from './emulator';
 
 /** The part of s3rver's API used here (the package ships no types). */
 interface S3rverInstance {
@@ -21,7 +21,7 @@ interface S3rverInstance {
   readonly middleware: Array<(ctx: KoaLikeContext, next: () => Promise<unknown>) => Promise<void>>;
   readonly store: ObjectStore & PutObjectStore;
   close(): Promise<void>;
-  readonly httpServer?: { closeAllConnections?(): void; keepAliveTimeout: number };
+  readonly httpServer?: { closeAllConnections?(): void };
 }
 type S3rverConstructor = new (opts: { port: number; address: string; silent: boolean; directory: string; vhostBuckets: boolean }) => S3rverInstance;
 
@@ -57,7 +57,6 @@ export async function startS3rver(ctx: StartContext): Promise<Emulator> {
     // S3's atomic PUT, which s3rver's store does not give (a reader could see an object cut short)
     atomicPuts(server.store);
     const { port } = await server.run();
-    if (server.httpServer) keepIdleConnections(server.httpServer);
     const endpoint = `http://${HOST}:${port}`;
     const client = new S3Client({ ...probeConfig(endpoint, S3RVER_CREDENTIALS), forcePathStyle: true });
     try {

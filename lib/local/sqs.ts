@@ -35,7 +35,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { ListQueuesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { type Emulator, HOST, keepIdleConnections, LOCAL_CREDENTIALS, probeConfig, type StartContext } from './emulator';
+import { type Emulator, HOST, LOCAL_CREDENTIALS, probeConfig, type StartContext } from './emulator';
 import type { AtLeastOnceDelivery } from './sqs-delivery';
 
 /** The part of local-aws-sqs used here. */
@@ -62,7 +62,6 @@ export async function startLocalSqs(ctx: StartContext): Promise<Emulator> {
     const { createSqsServer } = require('local-aws-sqs') as { createSqsServer: CreateSqsServer };
     // Queues are deleted and created again by tests at once: SQS's 60-second wait between the two is not emulated.
     server = await createSqsServer({ port: 0, hostname: HOST, region: 'us-east-1', accountId: LOCAL_ACCOUNT_ID, emulateQueueCreationLifecycle: false });
-    keepIdleConnections(server);
     const { port } = server.address() as AddressInfo;
     const endpoint = `http://${HOST}:${port}`;
     if (ctx.sqsDelivery) {
