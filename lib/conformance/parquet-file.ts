@@ -61,9 +61,10 @@ async function connection(): Promise<import('@duckdb/node-api').DuckDBConnection
 
 /**
  * Runs `f` on this process's one in-memory DuckDB connection, after every earlier call has ended.
- * The instance lives as long as the process: DuckDB (1.5, @duckdb/node-api) once aborted a whole
+ * The instance lives as long as the process. DuckDB (1.5, @duckdb/node-api) once aborted a whole
  * test run ("Attempted to dereference unique_ptr that is NULL!", thrown where nothing catches it)
- * when each file had an instance of its own, made and closed around it.
+ * in a process that had run out of file descriptors, with an instance made and closed around each
+ * file; one instance keeps its files and threads once.
  */
 export function withDuckDb<T>(f: (conn: import('@duckdb/node-api').DuckDBConnection) => Promise<T>): Promise<T> {
   const run = tail.then(async () => {
