@@ -332,6 +332,8 @@ export async function runCase(c: ConformanceCase, opts: ConformanceOptions): Pro
     return { name: c.name, error: msg };
   } finally {
     await pool?.close();
+    // (its sockets closed now, not when the endpoint times them out: a test run makes many cases' clients in one process)
+    clients.destroy();
   }
   return { name: c.name, steps, ...(crashPlan ? { crashesFired } : {}) };
 }
