@@ -115,3 +115,24 @@ describe('dtypes and na', () => {
     expect(await run(events().na.replace('x', 'z', ['k']).select('k'))).toEqual([{ k: 'z' }, { k: null }, { k: 'y' }]);
   });
 });
+
+describe('unpivot and melt', () => {
+  it('give the ids, then a row per value column with its name and its value, nulls kept, the values in their common type', async () => {
+    const plan = events().unpivot('k', ['a', 'b'], 'metric', 'value').writeStream.plan();
+    expect(outputColumns(plan).map((c) => `${c.name} ${c.type}`)).toEqual(['k STRING', 'metric STRING', 'value DOUBLE']);
+    expect((await runPlanOnce(plan, ROWS.slice(1))).rows).toEqual([
+      { k: 'x', metric: 'a', value: 3 },
+      { k: 'x', metric: 'b', value: 1.5 },
+      { k: 'y', metric: 'a', value: 2 },
+      { k: 'y', metric: 'b', value: null },
+    ]);
+    // melt is its other name; values null: every column but the ids
+    expect(events().select('k', 'a').melt(['k'], null, 'm', 'v').columns).toEqual(['k', 'm', 'v']);
+  });
+
+  it('refuse value columns with no common type, and no value column, as Spark does', () => {
+    expect(() => events().unpivot('k', null, 'm', 'v')).toThrow(/UNPIVOT_VALUE_DATA_TYPE_MISMATCH.*`t` TIMESTAMP, `a` INT, `b` DOUBLE/);
+    expect(() => events().unpivot(['k', 't', 'a', 'b'], null, 'm', 'v')).toThrow(/UNPIVOT_REQUIRES_VALUE_COLUMNS/);
+    expect(() => events().unpivot('k', ['nope'], 'm', 'v')).toThrow(/UNRESOLVED_COLUMN.*"nope"/);
+  });
+});

@@ -53,6 +53,7 @@ import type { SortKey } from './functions';
 import type { StaticTable } from './static-table';
 import { GroupedFrame } from './grouped';
 import { filterBelowProjection } from './projection-pushdown';
+import { unpivotItems } from './unpivot';
 import { DataStreamWriter } from './writer';
 import { isConditionExpr, type JoinConditionArg, pushFilter, streamJoinFrame } from './stream-join-frame';
 
@@ -832,6 +833,31 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
       taken.add(n.toLowerCase());
     }
     return this.project_(cols.map((c, i) => (c.name === names[i] ? c.name : { kind: 'column' as const, as: names[i], column: c.name })));
+  }
+
+  /**
+   * Spark's `unpivot(ids, values, variableColumnName, valueColumnName)` (3.4): the id columns, then
+   * one row per value column (`values` null: every column but the ids) with its name and its value,
+   * the values in their common type, nulls kept (query/unpivot.ts).
+   */
+  unpivot(
+    ids: string | readonly string[],
+    values: string | readonly string[] | null,
+    variableColumnName: string,
+    valueColumnName: string,
+  ): StreamFrame<AnyColumns> {
+    const list = (v: string | readonly string[]) => (typeof v === 'string' ? [v] : [...v]);
+    return this.selectExpr(...unpivotItems(this.columnsNow_(), list(ids), values === null ? null : list(values), variableColumnName, valueColumnName));
+  }
+
+  /** Spark's `melt`: `unpivot` under its pandas name. */
+  melt(
+    ids: string | readonly string[],
+    values: string | readonly string[] | null,
+    variableColumnName: string,
+    valueColumnName: string,
+  ): StreamFrame<AnyColumns> {
+    return this.unpivot(ids, values, variableColumnName, valueColumnName);
   }
 
   /** Spark's `transform(f)`: `f(this)`, for chaining a function of your own that takes and returns a frame. */
