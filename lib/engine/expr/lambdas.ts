@@ -209,22 +209,30 @@ function zipWith(az: Analyzer, c: Call): Typed {
   const a = collection(az, c, 0, 'ARRAY');
   const b = collection(az, c, 1, 'ARRAY');
   const f = bind(az, c, 2, [a.type.element!, b.type.element!], [2]);
-  const sql = `${c.name}(${a.sql}, ${b.sql}, ${f.sql})`;
+  return pairNode({ type: 'ARRAY', element: f.body.type }, `${c.name}(${a.sql}, ${b.sql}, ${f.sql})`, a, b, () => {
+    const ev = f.evaluator();
+    return (xs, ys, row) => {
+      const n = Math.max((xs as unknown[]).length, (ys as unknown[]).length);
+      const out = new Array<unknown>(n);
+      for (let i = 0; i < n; i++) out[i] = ev(row, (xs as unknown[])[i], (ys as unknown[])[i]);
+      return out;
+    };
+  });
+}
+
+/** A node over two collections whose value `make` computes from both (null when either is null). */
+function pairNode(type: SqlType, sql: string, a: Typed, b: Typed, make: () => (x: unknown, y: unknown, row: Row) => unknown): Typed {
   return {
-    type: { type: 'ARRAY', element: f.body.type },
+    type,
     sql,
     name: sql,
     children: [a, b],
     build: ([aEv, bEv]: readonly Eval[]) => {
-      const ev = f.evaluator();
+      const f = make();
       return (row) => {
-        const xs = aEv(row) as unknown[] | null;
-        const ys = bEv(row) as unknown[] | null;
-        if (xs == null || ys == null) return null;
-        const n = Math.max(xs.length, ys.length);
-        const out = new Array<unknown>(n);
-        for (let i = 0; i < n; i++) out[i] = ev(row, xs[i], ys[i]);
-        return out;
+        const x = aEv(row);
+        const y = bEv(row);
+        return x == null || y == null ? null : f(x, y, row);
       };
     },
   };
@@ -283,26 +291,16 @@ function mapZipWith(az: Analyzer, c: Call): Typed {
   }
   const f = bind(az, c, 2, [kt, m1.type.value!, m2.type.value!], [3]);
   const keyOf = keyValue(kt);
-  const sql = `${c.name}(${m1.sql}, ${m2.sql}, ${f.sql})`;
-  return {
-    type: mapType(kt, f.body.type),
-    sql,
-    name: sql,
-    children: [m1, m2],
-    build: ([aEv, bEv]: readonly Eval[]) => {
-      const ev = f.evaluator();
-      return (row) => {
-        const a = aEv(row);
-        const b = bEv(row);
-        if (a == null || b == null) return null;
-        const right = new Map(mapEntries(b as object));
-        const out: Record<string, unknown> = {};
-        for (const [text, x] of mapEntries(a as object)) setEntry(out, text, ev(row, keyOf(text), x, right.get(text)));
-        for (const [text, y] of right) if (!hasEntry(out, text)) setEntry(out, text, ev(row, keyOf(text), null, y));
-        return out;
-      };
-    },
-  };
+  return pairNode(mapType(kt, f.body.type), `${c.name}(${m1.sql}, ${m2.sql}, ${f.sql})`, m1, m2, () => {
+    const ev = f.evaluator();
+    return (a, b, row) => {
+      const right = new Map(mapEntries(b as object));
+      const out: Record<string, unknown> = {};
+      for (const [text, x] of mapEntries(a as object)) setEntry(out, text, ev(row, keyOf(text), x, right.get(text)));
+      for (const [text, y] of right) if (!hasEntry(out, text)) setEntry(out, text, ev(row, keyOf(text), null, y));
+      return out;
+    };
+  });
 }
 
 /**
