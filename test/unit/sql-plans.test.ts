@@ -710,6 +710,24 @@ describe('LATERAL VIEW', () => {
     ]);
   });
 
+  it('UNPIVOT is the frame API unpivot, rows with a null value dropped unless INCLUDE NULLS, an alias naming the row', async () => {
+    const wide = "STREAM read_files('s3://in/w', format => 'json', schema => 'id STRING, q1 INT, q2 INT')";
+    const frame = () => readStream.format('json').schema('id STRING, q1 INT, q2 INT').load('s3://in/w');
+    expectSamePlan(
+      compileSql(`SELECT * FROM ${wide} UNPIVOT (sales FOR quarter IN (q1, q2))`),
+      frame().unpivot('id', ['q1', 'q2'], 'quarter', 'sales').filter('sales IS NOT NULL').writeStream.trigger({ availableNow: true }).plan(),
+    );
+    const rows = [{ id: 'a', q1: 5, q2: null }];
+    const run = async (text: string) => (await runPlanOnce(compileSql(text), rows)).rows;
+    expect(await run(`SELECT * FROM ${wide} UNPIVOT (sales FOR quarter IN (q1 AS first, q2 second))`)).toEqual([{ id: 'a', quarter: 'first', sales: 5 }]);
+    expect(await run(`SELECT quarter, sales FROM ${wide} UNPIVOT INCLUDE NULLS (sales FOR quarter IN (q1, q2)) AS u`)).toEqual([
+      { quarter: 'q1', sales: 5 },
+      { quarter: 'q2', sales: null },
+    ]);
+    expect(() => compileSql(`SELECT * FROM ${wide} UNPIVOT ((a, b) FOR n IN ((q1, q2)))`)).toThrow(/PARSE_SYNTAX_ERROR.*UNPIVOT once per value/);
+    expect(() => compileSql(`SELECT * FROM ${wide} UNPIVOT (v FOR n IN (q1, id))`)).toThrow(/UNPIVOT_VALUE_DATA_TYPE_MISMATCH.*\(line 1, column \d+\)/);
+  });
+
   it('takes stack, the unpivot of Spark SQL queries: two columns into name and value rows', async () => {
     const wide = "STREAM read_files(schema => 'id STRING, clicks INT, views INT')";
     const plan = compileSql(`SELECT id, name, value FROM ${wide} LATERAL VIEW stack(2, 'clicks', clicks, 'views', views) t AS name, value WHERE value > 0`);

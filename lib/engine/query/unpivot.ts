@@ -22,6 +22,8 @@ export function unpivotItems(
   values: readonly string[] | null,
   variableColumnName: string,
   valueColumnName: string,
+  /** What the variable column holds for each value column (SQL's `IN (a AS x)`); default: their names. */
+  labels?: readonly string[],
 ): string[] {
   for (const [what, name] of [
     ['variableColumnName', variableColumnName],
@@ -54,6 +56,6 @@ export function unpivotItems(
     );
   }
   const valueText = (n: string, i: number) => (sameType(types[i], common) ? quoteName(n) : `CAST(${quoteName(n)} AS ${ddlOf(common as DataType)})`);
-  const stack = `stack(${valueNames.length}, ${valueNames.map((n, i) => `${quoteString(n)}, ${valueText(n, i)}`).join(', ')})`;
+  const stack = `stack(${valueNames.length}, ${valueNames.map((n, i) => `${quoteString(labels?.[i] ?? n)}, ${valueText(n, i)}`).join(', ')})`;
   return [...idNames.map(quoteName), `${stack} AS (${quoteName(variableColumnName)}, ${quoteName(valueColumnName)})`];
 }

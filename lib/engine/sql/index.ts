@@ -24,7 +24,9 @@ import { hasAggregate } from './aggregate-calls';
 import { atClause, type Span, SqlError, unsupported, within } from './errors';
 import { joined, staticColumns, streamOf } from './relations';
 import { type Unqualified, unqualified } from './qualifiers';
-import { type LateralView, parseSql, type Relation, type SetOption, type SqlExpr, type SqlQuery } from './statement';
+import { type LateralView, parseSql, type Relation, type SetOption, type SqlExpr, type SqlQuery, type UnpivotClause } from './statement';
+import { unpivotItems } from '../query/unpivot';
+import { quoteName } from '../query/sql-text';
 import type { Ast } from '../expr/parser';
 import { prettySql } from '../expr';
 import { quoted } from './over-aggregates';
@@ -97,6 +99,11 @@ function frameOf(written: SqlQuery): StreamFrame<AnyColumns> {
     // (its t.column is cut before this by qualifiers.ts; what is left is a t.* of a view without column names)
     if (v.table !== '' && v.columns.length === 0) aliases.push(v.table.toLowerCase());
   }
+  if (q.unpivot) {
+    const u = q.unpivot;
+    const before = frame;
+    frame = atClause(sql, u.pos, () => unpivoted(before, u));
+  }
   for (const e of [...q.items, ...(q.where ? [q.where] : []), ...(q.groupBy ?? []), ...(q.having ? [q.having] : [])]) {
     const hit = aliases.length ? qualified(e.ast, aliases) : null;
     if (hit) {
@@ -126,6 +133,27 @@ function frameOf(written: SqlQuery): StreamFrame<AnyColumns> {
     frame = within(sql, spans, () => frame.selectExpr(...spans.map((s) => s.text)));
   }
   return q.distinct ? frame.dropDuplicates() : frame;
+}
+
+/**
+ * `UNPIVOT [INCLUDE | EXCLUDE NULLS] (v FOR n IN (a [AS x], ...))`: the columns not listed, then
+ * n and v, a row per listed column (Dataset.unpivot's), rows whose v is null dropped unless
+ * INCLUDE NULLS (Spark's default for the SQL clause is EXCLUDE NULLS).
+ */
+function unpivoted(frame: StreamFrame<AnyColumns>, u: UnpivotClause): StreamFrame<AnyColumns> {
+  const columns = frame.columnsNow_();
+  const listed = u.columns.map((c) => c.column.toLowerCase());
+  const ids = columns.map((c) => c.name).filter((n) => !listed.includes(n.toLowerCase()));
+  const items = unpivotItems(
+    columns,
+    ids,
+    u.columns.map((c) => c.column),
+    u.nameColumn,
+    u.valueColumn,
+    u.columns.map((c) => c.name),
+  );
+  const out = frame.selectExpr(...items);
+  return u.includeNulls ? out : out.filter(`${quoteName(u.valueColumn)} IS NOT NULL`);
 }
 
 /** The generators LATERAL VIEW takes, and their OUTER forms (a row with nulls for an empty or null input). */

@@ -68,6 +68,20 @@ export interface JoinClause {
   readonly using?: readonly string[];
 }
 
+/**
+ * `UNPIVOT [INCLUDE | EXCLUDE NULLS] (value FOR name IN (column [AS alias], ...))` after FROM:
+ * each input row becomes a row per listed column, the other columns kept (Spark 3.4's Unpivot).
+ */
+export interface UnpivotClause {
+  readonly pos: number;
+  /** INCLUDE NULLS: rows whose value is null are kept (the default, EXCLUDE NULLS, drops them). */
+  readonly includeNulls: boolean;
+  readonly valueColumn: string;
+  readonly nameColumn: string;
+  /** The columns unpivoted, and the text the name column holds for each (the alias, else the column's name). */
+  readonly columns: ReadonlyArray<{ readonly column: string; readonly name: string }>;
+}
+
 /** `LATERAL VIEW [OUTER] generator(args) table [AS] column, ...`: a generator's rows beside each input row (Spark's Generate). */
 export interface LateralView {
   readonly pos: number;
@@ -95,6 +109,7 @@ export interface SqlQuery {
   readonly from: Relation;
   readonly joins: readonly JoinClause[];
   readonly lateralViews?: readonly LateralView[];
+  readonly unpivot?: UnpivotClause;
   readonly where?: SqlExpr;
   readonly groupBy?: readonly SqlExpr[];
   /** `GROUP BY ALL` as written, read as the name `all`: Spark groups by a column of that name when there is one. */
@@ -135,6 +150,7 @@ const CLAUSE_WORDS = new Set([
   'DISTRIBUTE',
   'SORT',
   'LATERAL',
+  'UNPIVOT',
   'QUALIFY',
 ]);
 
@@ -346,6 +362,7 @@ class StatementParser {
     for (let j = this.joinClause(); j; j = this.joinClause()) joins.push(j);
     const lateralViews: LateralView[] = [];
     while (this.isWord('LATERAL')) lateralViews.push(this.lateralView());
+    const unpivot = this.isWord('UNPIVOT') ? this.unpivotClause() : undefined;
     const where = this.word('WHERE') ? this.expression() : undefined;
     let groupBy: SqlExpr[] | undefined;
     let groupByAllName: SqlExpr | undefined;
@@ -373,6 +390,7 @@ class StatementParser {
       from,
       joins,
       ...(lateralViews.length ? { lateralViews } : {}),
+      ...(unpivot ? { unpivot } : {}),
       where,
       groupBy,
       ...(groupByAllName ? { groupByAllName } : {}),
@@ -398,6 +416,42 @@ class StatementParser {
       while (this.op(','));
     }
     return { pos, outer, call, fn: call.ast.name.toLowerCase(), table, columns };
+  }
+
+  private unpivotClause(): UnpivotClause {
+    const pos = this.peek().pos;
+    this.i++;
+    let includeNulls = false;
+    if (this.isWord('INCLUDE') || this.isWord('EXCLUDE')) {
+      includeNulls = this.isWord('INCLUDE');
+      this.i++;
+      this.expectWord('NULLS', 'NULLS after INCLUDE or EXCLUDE');
+    }
+    this.expectOp('(', "'(' after UNPIVOT: UNPIVOT (value FOR name IN (a, b))");
+    if (this.isOp('('))
+      throw syntaxError(
+        this.sql,
+        this.peek().pos,
+        'one value column: UNPIVOT (value FOR name IN (a, b)) (several value columns at once are not supported: UNPIVOT once per value)',
+      );
+    const valueColumn = this.identifier('the value column of UNPIVOT (value FOR name IN (a, b))');
+    this.expectWord('FOR', 'FOR after the value column: UNPIVOT (value FOR name IN (a, b))');
+    const nameColumn = this.identifier('the name column of UNPIVOT (value FOR name IN (a, b))');
+    this.expectWord('IN', 'IN after the name column: UNPIVOT (value FOR name IN (a, b))');
+    this.expectOp('(', "'(' before the unpivoted columns");
+    const columns: Array<{ column: string; name: string }> = [];
+    do {
+      const column = this.identifier('a column to unpivot');
+      const alias = this.word('AS') || this.peek().kind === 'ident' || this.peek().kind === 'qident' ? this.identifier('the name for the column') : undefined;
+      columns.push({ column, name: alias ?? column });
+    } while (this.op(','));
+    this.expectOp(')', "')' after the unpivoted columns");
+    this.expectOp(')', "')' closing UNPIVOT (...)");
+    // (an alias of the unpivoted relation is read and not kept: its columns are named without it)
+    const t = this.peek();
+    if (this.word('AS') || ((t.kind === 'ident' || t.kind === 'qident') && !CLAUSE_WORDS.has(t.text.toUpperCase())))
+      this.identifier('the alias of UNPIVOT (...)');
+    return { pos, includeNulls, valueColumn, nameColumn, columns };
   }
 
   private end(): void {
