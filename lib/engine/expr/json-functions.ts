@@ -363,13 +363,22 @@ function evaluatePath(v: unknown, out: JsonOut, style: WriteStyle, path: readonl
   return false; // a child wildcard never matches in Spark
 }
 
-function getJsonObject(json: string, steps: readonly PathStep[]): string | null {
-  let v: unknown;
+/**
+ * The outermost JSON value of `text` as the Jackson parser of get_json_object, json_tuple,
+ * json_array_length and json_object_keys reads it (single quotes and raw control characters
+ * taken, only the first value read), or undefined when it is malformed up to there.
+ */
+function outermostValue(text: string): unknown {
   try {
-    v = parseOrdered(jacksonInput(json, true));
+    return parseOrdered(jacksonInput(text, true));
   } catch {
-    return null;
+    return undefined;
   }
+}
+
+function getJsonObject(json: string, steps: readonly PathStep[]): string | null {
+  const v = outermostValue(json);
+  if (v === undefined) return null;
   const out = new JsonOut();
   return evaluatePath(v, out, 'raw', steps) ? out.text : null;
 }
@@ -404,12 +413,7 @@ function jsonTuple(args: readonly Typed[], c: CallCtx): Typed {
         const out: unknown[] = new Array(n).fill(null);
         const text = j(row);
         if (text == null) return out;
-        let v: unknown;
-        try {
-          v = parseOrdered(jacksonInput(text as string, true));
-        } catch {
-          return out;
-        }
+        const v = outermostValue(text as string);
         if (!(v instanceof JsonObject)) return out;
         const names = ks.map((k) => k(row));
         // each member in turn (Spark's JsonTuple): a key given twice sets its columns again, unless its value is null
@@ -422,19 +426,6 @@ function jsonTuple(args: readonly Typed[], c: CallCtx): Typed {
     },
     generator: { kind: 'json_tuple', columns },
   };
-}
-
-/**
- * The outermost JSON value of `text` as Spark's json_array_length and json_object_keys read it:
- * their Jackson parser (single quotes and raw control characters taken, as get_json_object's)
- * stops at the end of the first value, and anything malformed up to there is null.
- */
-function outermostValue(text: string): unknown {
-  try {
-    return parseOrdered(jacksonInput(text, true));
-  } catch {
-    return undefined;
-  }
 }
 
 export const JSON_FUNCTIONS: Record<string, FunctionDef> = {

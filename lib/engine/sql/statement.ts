@@ -68,10 +68,7 @@ export interface JoinClause {
   readonly using?: readonly string[];
 }
 
-/**
- * `UNPIVOT [INCLUDE | EXCLUDE NULLS] (value FOR name IN (column [AS alias], ...))` after FROM:
- * each input row becomes a row per listed column, the other columns kept (Spark 3.4's Unpivot).
- */
+/** `UNPIVOT [INCLUDE | EXCLUDE NULLS] (value FOR name IN (column [AS alias], ...))` after FROM: a row per listed column, the others kept (Spark 3.4). */
 export interface UnpivotClause {
   readonly pos: number;
   /** INCLUDE NULLS: rows whose value is null are kept (the default, EXCLUDE NULLS, drops them). */
