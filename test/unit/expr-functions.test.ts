@@ -5,7 +5,7 @@
  * DECIMAL and microsecond timestamps beyond 2^53.
  */
 import { parseDdlColumns } from '../../lib/engine/ddl';
-import { analyzeExpression, compileExpression, compileSelect } from '../../lib/engine/expr';
+import { analyzeExpression, compileExpression, compileFilter, compileSelect } from '../../lib/engine/expr';
 import { typeName } from '../../lib/engine/expr/types';
 
 const value = (text: string, row: Record<string, unknown> = {}, ddl = '') => compileExpression(text, ddl === '' ? [] : parseDdlColumns(ddl)).evaluate(row);
@@ -201,6 +201,33 @@ describe('generators', () => {
   it('refuses two generators in one select', () => {
     const cols = parseDdlColumns('a ARRAY<INT>, b ARRAY<INT>');
     expect(() => compileSelect(['explode(a)', 'explode(b)'], cols)).toThrow(/UNSUPPORTED_GENERATOR.MULTI_GENERATOR/);
+  });
+
+  it('refuses a generator nested in another expression, as Spark does, before the outer one types it', () => {
+    const cols = parseDdlColumns('a ARRAY<INT>, c ARRAY<ARRAY<INT>>');
+    const nested = /\[UNSUPPORTED_GENERATOR\.NESTED_IN_EXPRESSIONS\] .*nested in expressions "(.*)"; explode in a select of its own first/;
+    for (const text of [
+      'size(explode(a))',
+      'explode(explode(c))',
+      'explode(a) + 1',
+      'size(stack(2, 1, 2))',
+      'CASE WHEN true THEN explode(a) END',
+      'transform(c, x -> explode(x))',
+    ]) {
+      expect(() => compileSelect([text], cols)).toThrow(nested);
+      expect(() => compileExpression(text, cols)).toThrow(nested);
+    }
+    expect(() => compileSelect(['size(explode(a)) AS n'], cols)).toThrow(/nested in expressions "size\(explode\(a\)\) AS n".*\(at position 6 of/);
+    // at the root of a select item it is the generator it always was
+    expect(compileSelect(['explode(a) AS x'], cols).columns.map((c) => c.name)).toEqual(['x']);
+    expect(compileSelect(['stack(2, 1, 2)'], cols).columns.map((c) => c.name)).toEqual(['col0']);
+  });
+
+  it('refuses a generator as a filter', () => {
+    const cols = parseDdlColumns('b ARRAY<BOOLEAN>');
+    expect(() => compileFilter('explode(b)', cols)).toThrow(
+      /\[UNSUPPORTED_GENERATOR\.OUTSIDE_SELECT\] .*found: Filter explode\(b\); explode in a select first/,
+    );
   });
 });
 

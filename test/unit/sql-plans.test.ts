@@ -807,3 +807,21 @@ describe('docs/sql.md', () => {
     expect(samples).toContain(strip('ad-clicks.sql'));
   });
 });
+
+describe('a generator outside a select item', () => {
+  const from = "FROM STREAM read_files(schema => 'id STRING, tags ARRAY<STRING>, flags ARRAY<BOOLEAN>')";
+  it('is refused in WHERE, HAVING, GROUP BY, an aggregate and another expression, as Spark refuses them', () => {
+    expect(() => compileSql(`SELECT id ${from} WHERE explode(flags)`)).toThrow(/\[UNSUPPORTED_GENERATOR\.OUTSIDE_SELECT\].*Filter explode\(flags\)/);
+    expect(() => compileSql(`SET outputMode = update; SELECT id, count(*) ${from} GROUP BY id HAVING explode(array(true))`)).toThrow(/OUTSIDE_SELECT/);
+    expect(() => compileSql(`SET outputMode = update; SELECT count(*) ${from} GROUP BY explode(tags)`)).toThrow(
+      /\[UNSUPPORTED_GENERATOR\.OUTSIDE_SELECT\].*Aggregate explode\(tags\)/,
+    );
+    expect(() => compileSql(`SET outputMode = update; SELECT id, max(explode(tags)) ${from} GROUP BY id`)).toThrow(
+      /\[UNSUPPORTED_GENERATOR\.NESTED_IN_EXPRESSIONS\].*"max\(explode\(tags\)\)"/,
+    );
+    expect(() => compileSql(`SELECT upper(explode(tags)) ${from}`)).toThrow(/NESTED_IN_EXPRESSIONS.*"upper\(explode\(tags\)\)"/);
+  });
+  it('is taken as a select item', () => {
+    expect(outputColumns(compileSql(`SELECT id, explode(tags) AS tag ${from}`)).map((c) => c.name)).toEqual(['id', 'tag']);
+  });
+});

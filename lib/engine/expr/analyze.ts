@@ -67,7 +67,34 @@ export class Analyzer {
     return this.fail(`DATATYPE_MISMATCH.${sub}`, `Cannot resolve "${sql}" due to data type mismatch: ${why}`, pos);
   }
 
+  /** How deep analyze is in the expression: 1 at its root. */
+  private depth = 0;
+
+  /**
+   * The typed node of an expression. A generator (explode, stack...) is a select's item, never an
+   * argument of another expression: Spark refuses `size(explode(arr))` as
+   * UNSUPPORTED_GENERATOR.NESTED_IN_EXPRESSIONS, checked here before the parent types its arguments.
+   */
   analyze(ast: Ast): Typed {
+    this.depth++;
+    try {
+      const t = this.node(ast);
+      if (t.generator !== undefined && this.depth > 1) throw this.nestedGenerator(ast.pos);
+      return t;
+    } finally {
+      this.depth--;
+    }
+  }
+
+  nestedGenerator(pos: number): ExpressionError {
+    return this.fail(
+      'UNSUPPORTED_GENERATOR.NESTED_IN_EXPRESSIONS',
+      `The generator is not supported: nested in expressions "${this.scope.text}"; explode in a select of its own first and use its column after it: selectExpr("*", "explode(arr) AS x"), then "size(x)"`,
+      pos,
+    );
+  }
+
+  private node(ast: Ast): Typed {
     switch (ast.k) {
       case 'lit':
         return literal(ast.value, ast.type, this.scope.pretty ? prettyLiteral(ast.value, ast.type, ast.sql) : ast.sql);

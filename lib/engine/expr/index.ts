@@ -144,6 +144,14 @@ function columnOf(ast: Ast, columns: readonly ColumnInfo[]): ColumnInfo | undefi
  * must be BOOLEAN (a NULL literal is taken as one, as Spark does).
  */
 export function checkFilterBoolean(t: Typed, text: string): Typed {
+  if (t.generator !== undefined) {
+    throw new ExpressionError(
+      'UNSUPPORTED_GENERATOR.OUTSIDE_SELECT',
+      `The generator is not supported: outside the SELECT clause, found: Filter ${t.sql}; explode in a select first (selectExpr("*", "${t.sql} AS x")), then filter on x`,
+      text,
+      0,
+    );
+  }
   if (t.type.type === 'BOOLEAN') return t;
   if (t.type.type === 'NULL') return implicitCast(t, { type: 'BOOLEAN' });
   throw new ExpressionError(

@@ -78,6 +78,7 @@ function bind(az: Analyzer, c: Call, at: number, types: readonly SqlType[], arit
     },
   });
   const body = child.analyze(lambda.body);
+  if (body.generator !== undefined) throw az.nestedGenerator(lambda.body.pos);
   return {
     body,
     sql: `lambdafunction(${body.sql}, ${params.map(() => VARIABLE).join(', ')})`,

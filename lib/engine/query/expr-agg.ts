@@ -64,7 +64,13 @@ export function aggregation(cols: readonly ColumnInfo[], keys: ReadonlyArray<str
       finalNames.push(k.name ?? name);
       continue;
     }
-    const name = k.name ?? analyzeExpression(k.sql, cols).name;
+    const typed = analyzeExpression(k.sql, cols);
+    if (typed.generator !== undefined) {
+      throw new InvalidQueryError(
+        `groupBy(${k.sql}): [UNSUPPORTED_GENERATOR.OUTSIDE_SELECT] The generator is not supported: outside the SELECT clause, found: Aggregate ${typed.sql}; explode in a select first (selectExpr("*", "${k.sql} AS x")), then group by x`,
+      );
+    }
+    const name = k.name ?? typed.name;
     computed.push(`${k.sql} AS ${quoteName(name)}`);
     computedNames.add(name);
     outKeys.push(name);
@@ -72,8 +78,13 @@ export function aggregation(cols: readonly ColumnInfo[], keys: ReadonlyArray<str
     finalNames.push(name);
   }
   /** The input column of an aggregate: a computed one for an expression, or for a column a computed key shadows (read as it came in). */
-  const input = (c: string | Column): string => {
+  const input = (c: string | Column, fn: string): string => {
     if (!(c instanceof Column) && !computedNames.has(c)) return c;
+    if (c instanceof Column && analyzeExpression(c.sql, cols).generator !== undefined) {
+      throw new InvalidQueryError(
+        `${fn}(${c.sql}): [UNSUPPORTED_GENERATOR.NESTED_IN_EXPRESSIONS] The generator is not supported: nested in expressions "${fn}(${c.sql})"; explode in a select first (selectExpr("*", "${c.sql} AS x")), then aggregate x`,
+      );
+    }
     const name = tempName('agg');
     computed.push(`${c instanceof Column ? c.sql : quoteName(c)} AS ${name}`);
     computedNames.add(name);
@@ -86,10 +97,10 @@ export function aggregation(cols: readonly ColumnInfo[], keys: ReadonlyArray<str
       const text = (x: string | Column) => (x instanceof Column ? x.sql : x);
       const pretty = (x: string | Column) => (x instanceof Column ? prettySql(x.sql, cols) : x);
       const named = a.name === `${a.fn}(${text(c as string | Column)}, ${text(a.by)})` ? `${a.fn}(${pretty(c as string | Column)}, ${pretty(a.by)})` : a.name;
-      return a.over(input(c as string | Column), named, input(a.by));
+      return a.over(input(c as string | Column, a.fn), named, input(a.by, a.fn));
     }
     if (c instanceof Column) {
-      const name = input(c);
+      const name = input(c, a.fn);
       // (Spark's name shows no cast it adds to the input: its toPrettySQL drops them, since 3.4)
       const head = a.percentage !== undefined ? percentileHead(a.name, c.sql) : null;
       const named =
@@ -100,7 +111,7 @@ export function aggregation(cols: readonly ColumnInfo[], keys: ReadonlyArray<str
             : a.name;
       return a.over(name, named);
     }
-    if (typeof c === 'string' && computedNames.has(c)) return a.over(input(c), a.name);
+    if (typeof c === 'string' && computedNames.has(c)) return a.over(input(c, a.fn), a.name);
     return a;
   });
   const items = computed.length === 0 ? null : [...cols.filter((c) => !computedNames.has(c.name)).map((c) => quoteName(c.name)), ...computed];
