@@ -2,7 +2,8 @@
  * Stateless stages (filter, select, withColumn, the watermark's event-time tracking) and the
  * conversion of internal rows (timestamps in epoch µs) into output rows (ISO strings).
  */
-import type { OutputRow, Row } from './ports';
+import type { InputFile, OutputRow, Row } from './ports';
+import { withInputFile } from './input-file';
 import { outputValue } from './schema';
 import type { ExplodeItem, ProjectItem, RowExtender, StatelessStage } from './plan/types';
 import { RowError, valueAt } from './plan/paths';
@@ -33,8 +34,16 @@ export interface StageResult {
  */
 export type RowErrorHandler = (row: Row, reason: string) => void;
 
-/** Runs the stages over a batch. Rows are not mutated: withColumn/select copy. */
-export function applyStages(stages: readonly StatelessStage[], input: readonly Row[], onRowError?: RowErrorHandler): StageResult {
+/**
+ * Runs the stages over a batch's chunk. Rows are not mutated: withColumn/select copy. `file`: the
+ * file every row of the chunk comes from, which input_file_name() and `_metadata` read while the
+ * stages run (expr/input-file.ts).
+ */
+export function applyStages(stages: readonly StatelessStage[], input: readonly Row[], onRowError?: RowErrorHandler, file?: InputFile): StageResult {
+  return file === undefined ? stageRows(stages, input, onRowError) : withInputFile(file, () => stageRows(stages, input, onRowError));
+}
+
+function stageRows(stages: readonly StatelessStage[], input: readonly Row[], onRowError?: RowErrorHandler): StageResult {
   const maxEventTime = new Map<string, number>();
   const eventTimes = new EventTimeStats();
   if (stages.length === 0) return { rows: input as Row[], maxEventTime, eventTimes };
@@ -228,6 +237,7 @@ export async function applyStagesAsync(
   input: readonly Row[],
   joins: JoinTables,
   onRowError?: RowErrorHandler,
+  file?: InputFile,
 ): Promise<StageResult> {
   const maxEventTime = new Map<string, number>();
   const eventTimes = new EventTimeStats();
@@ -235,7 +245,7 @@ export async function applyStagesAsync(
   let from = 0;
   const runSegment = (to: number) => {
     if (to <= from) return;
-    const r = applyStages(stages.slice(from, to), rows, onRowError);
+    const r = applyStages(stages.slice(from, to), rows, onRowError, file);
     rows = r.rows;
     mergeEventTimes({ maxEventTime, eventTimes }, r);
   };

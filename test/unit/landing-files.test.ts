@@ -9,7 +9,14 @@ import { parseSchema } from '../../lib/engine/schema';
 async function parse(format: string, text: string, schema = 'id INT') {
   const buf = Buffer.from(text);
   const out = { rows: [] as unknown[], deadLetters: [] as unknown[], files: 0 };
-  for await (const c of parseFile(fileDecoder(parseSchema(schema), format, {}, 1 << 20), { key: 'k', buf, bytes: buf.length, partitions: [], damaged: null })) {
+  for await (const c of parseFile(fileDecoder(parseSchema(schema), format, {}, 1 << 20), {
+    key: 'k',
+    file: { path: 's3://b/k', size: buf.length, modifiedMs: null },
+    buf,
+    bytes: buf.length,
+    partitions: [],
+    damaged: null,
+  })) {
     out.rows.push(...c.rows);
     out.deadLetters.push(...c.deadLetters);
     out.files += c.files ?? 0;

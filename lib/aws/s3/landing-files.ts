@@ -6,13 +6,15 @@
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import type { FileDecoder } from '../../engine/formats';
-import type { ReadResult } from '../../engine/ports';
+import type { InputFile, ReadResult } from '../../engine/ports';
 
 const gunzipAsync = promisify(gunzip);
 
 /** A landing file as fetched, its bytes as stored. */
 export interface StoredFile {
   readonly key: string;
+  /** The file as input_file_name() and `_metadata` give it. */
+  readonly file: InputFile;
   readonly buf: Buffer;
   readonly bytes: number;
   readonly gzipped: boolean;
@@ -27,6 +29,7 @@ export interface StoredFile {
 /** A landing file as fetched (and gunzipped), before parsing. */
 export interface FetchedFile {
   readonly key: string;
+  readonly file: InputFile;
   /** The file's bytes, or null when they cannot be read (`damaged` says why). */
   readonly buf: Buffer | null;
   /** Bytes as stored (before gunzip). */
@@ -52,21 +55,22 @@ export async function* parseFile(decoder: FileDecoder, f: FetchedFile, columns?:
   let first = true; // the file counts with its first chunk, as its bytes do
   for await (const chunk of decoder.decode(f.key, f.buf, f.bytes, dataColumns)) {
     if (parts.length) for (const row of chunk.rows) for (const [c, v] of parts) row[c] = v;
-    yield first ? { ...chunk, files: 1 } : chunk;
+    yield first ? { ...chunk, file: f.file, files: 1 } : { ...chunk, file: f.file };
     first = false;
   }
 }
 
 /** A fetched file's bytes, gunzipped (at most maxDecompressedBytes) when it is gzip data. */
 export async function inflateFile(stored: StoredFile, maxDecompressed: number): Promise<FetchedFile> {
-  const { key, bytes, partitions } = stored;
+  const { key, file, bytes, partitions } = stored;
   let buf = stored.buf;
-  if (stored.badPartition !== null) return { key, buf: null, bytes, partitions, damaged: stored.badPartition };
+  if (stored.badPartition !== null) return { key, file, buf: null, bytes, partitions, damaged: stored.badPartition };
   const magic = buf.length >= 2 && buf[0] === 0x1f && buf[1] === 0x8b;
   if (stored.gzipKey && !magic && buf.length > 0) {
     // never read as text: a .gz name promises gzip data, and its bytes are something else
     return {
       key,
+      file,
       buf: null,
       bytes,
       partitions,
@@ -80,14 +84,15 @@ export async function inflateFile(stored: StoredFile, maxDecompressed: number): 
       if ((e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
         return {
           key,
+          file,
           buf: null,
           bytes,
           partitions,
           damaged: `gzip data decompresses to more than maxDecompressedBytes ${maxDecompressed}: if the file is genuine, raise .option('maxDecompressedBytes', ...) and the Lambda's memory, else remove it at the producer`,
         };
       }
-      return { key, buf: null, bytes, partitions, damaged: `gzip data is damaged (${(e as Error).message}): re-upload the file under a new key` };
+      return { key, file, buf: null, bytes, partitions, damaged: `gzip data is damaged (${(e as Error).message}): re-upload the file under a new key` };
     }
   }
-  return { key, buf, bytes, partitions, damaged: null };
+  return { key, file, buf, bytes, partitions, damaged: null };
 }

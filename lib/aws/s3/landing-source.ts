@@ -52,6 +52,7 @@
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import { CheckpointMismatchError, DataLossError, InvalidOptionError } from '../../engine/errors';
+import { fileUri } from '../../engine/input-file';
 import type { BatchLimits, CheckpointStore, DeadLetter, Json, ReadOptions, ReadResult, Row, Source } from '../../engine/ports';
 import type { SourceBacklog } from '../../engine/progress';
 import type { Schema } from '../../engine/schema';
@@ -636,6 +637,7 @@ export class S3LandingSource extends S3Prefix implements Source {
     const parts = partitionValues(this.schema, file.partitions ?? []);
     return {
       key: file.key,
+      file: { path: fileUri(`s3://${this.bucket}`, file.key), size: got.body.byteLength, modifiedMs: file.lastModifiedMs > 0 ? file.lastModifiedMs : null },
       buf,
       bytes: got.body.byteLength,
       gzipped,

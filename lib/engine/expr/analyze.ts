@@ -15,6 +15,7 @@ import { compare, inList, isTest, likeTest } from './comparisons';
 import { castFunction, canCast, castRefusal } from './cast';
 import { ExpressionError, SparkRowError } from './errors';
 import { FUNCTIONS, NON_DETERMINISTIC, AGGREGATES } from './functions';
+import { METADATA_COLUMN, metadataColumn } from './input-file';
 import type { Ast } from './parser';
 import { columnBuilder, constantBuilder, strict, type Typed, withJs } from './typed';
 import { BOOLEAN, commonType, DOUBLE, isIntegral, isNumeric, STRING, type SqlType, sameType, stringPromotion, typeName, WINDOW_TYPE } from './types';
@@ -180,6 +181,13 @@ export class Analyzer {
       let t: Typed = { type: c.window ? WINDOW_TYPE : c, sql: ref.sql, name: c.name, children: [], build: () => (row) => ref.read(row) ?? null };
       for (const p of parts.slice(ref.used)) t = this.extractField(t, p, pos);
       return t;
+    }
+    const lower = parts[0].toLowerCase();
+    // a file source's hidden _metadata column, unless a column of the input has the name (input-file.ts)
+    if (lower === METADATA_COLUMN && !this.scope.columns.some((c) => c.name.toLowerCase() === lower)) {
+      let m = metadataColumn();
+      for (const p of parts.slice(1)) m = this.extractField(m, p, pos);
+      return m;
     }
     const col = this.resolveColumn(parts[0], parts, pos);
     let t: Typed = columnRef(col);

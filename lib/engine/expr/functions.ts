@@ -19,6 +19,7 @@ import { call, constantArg, def, double, int, numeric } from './fn-util';
 import { HASH_FUNCTIONS } from './hashes';
 import { FROM_JSON_FUNCTIONS } from './from-json';
 import { GENERATOR_FUNCTIONS } from './generators';
+import { INPUT_FILE_FUNCTIONS } from './input-file';
 import { JSON_FUNCTIONS } from './json-functions';
 import { MORE_FUNCTIONS } from './more-functions';
 import { MATH_FUNCTIONS } from './math-functions';
@@ -43,7 +44,6 @@ export const NON_DETERMINISTIC = new Set([
   'current_timezone',
   'monotonically_increasing_id',
   'spark_partition_id',
-  'input_file_name',
   'randstr',
   'uniform',
 ]);
@@ -581,6 +581,7 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
   posexplode: generator('posexplode'),
   posexplode_outer: generator('posexplode_outer'),
   ...GENERATOR_FUNCTIONS,
+  ...INPUT_FILE_FUNCTIONS,
   ...STRING_FUNCTIONS,
   ...REGEXP_FUNCTIONS,
   ...COLLECTION_FUNCTIONS,

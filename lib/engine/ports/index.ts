@@ -6,7 +6,7 @@
  * index re-exports them (types, and systemClock), so `import ... from './ports'` reads them all.
  */
 export type { Json, OutputRow, Row } from './values';
-export type { BatchLimits, DeadLetter, ReadOptions, ReadResult, Source, SourceLocation } from './source';
+export type { BatchLimits, DeadLetter, InputFile, ReadOptions, ReadResult, Source, SourceLocation } from './source';
 export type { CheckpointHead, CheckpointStore, CommitEntry, OffsetEntry, QueryMetadata } from './checkpoint-store';
 export type { OperatorStateSpec, StateChange, StateEntry, StateKey, StateStore } from './state-store';
 export type { ShuffleStore } from './shuffle-store';

@@ -20,8 +20,23 @@ export interface DeadLetter {
   readonly reason: string;
 }
 
+/**
+ * The file a chunk's rows were read from, as a file source knows it: what Spark's
+ * input_file_name() and the `_metadata` column of a file source give (lib/engine/expr/input-file.ts).
+ */
+export interface InputFile {
+  /** Its URI, as Spark's file scan gives it: `s3://bucket/key`, the key's unsafe characters %-quoted. */
+  readonly path: string;
+  /** Its bytes as stored. */
+  readonly size: number;
+  /** When it was last modified (epoch ms), or null when the source does not know. */
+  readonly modifiedMs: number | null;
+}
+
 export interface ReadResult {
   readonly rows: Row[];
+  /** The file every row of the chunk comes from (a file source reads a file's rows in chunks of their own); absent for a stream. */
+  readonly file?: InputFile;
   readonly deadLetters: DeadLetter[];
   /** Bytes read, for progress reports. */
   readonly bytes: number;

@@ -28,10 +28,11 @@ import { outputColumns } from '../plan/chain';
 import { sourceLimits } from '../plan/to-plan';
 import { SORT_REFUSED } from '../plan/analysis';
 import { col } from './functions';
-import { Column } from './column';
+import { Column, expr } from './column';
 import type { AsColType, ColType, FrameType, UnknownType } from './column-types';
 import { columnText } from './sql-text';
 import { analyzeExpression, compileExpression, compileFilter, compileSelect } from '../expr';
+import { METADATA_COLUMN } from '../expr/input-file';
 import { rowExtender } from '../rows';
 import { staticJoinType, type TimeRangeArg } from './join-args';
 import { filterThroughJoin, pushesBelowWatermark } from './join-pushdown';
@@ -390,7 +391,7 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
   select(...items: Array<Names<C> | ProjectItem | Column>): StreamFrame<AnyColumns>;
   // biome-ignore lint/suspicious/noExplicitAny: an overload's implementation; the signatures above type the result
   select(...items: Array<string | ProjectItem | Column>): StreamFrame<any> {
-    if (items.some((i) => i instanceof Column)) {
+    if (items.some((i) => i instanceof Column || (typeof i === 'string' && this.isMetadata_(i)))) {
       // a Column among the items: every item is an expression (a name is one too)
       const bad = items.find((i) => typeof i !== 'string' && !(i instanceof Column));
       if (bad !== undefined) {
@@ -589,7 +590,9 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
    * Groups by columns, nested fields (`customer.country`: the key column is named `country`, as
    * Spark names it) and window / session_window keys; `agg` then gives the aggregates.
    */
-  groupBy<K extends GroupArg<C>[]>(...keys: K): GroupedFrame<C, KeyColumns<C, K>> {
+  groupBy<K extends GroupArg<C>[]>(...given: K): GroupedFrame<C, KeyColumns<C, K>> {
+    // `_metadata.file_path` (a file source's hidden column, expr/input-file.ts) is an expression key
+    const keys = given.map((k) => (typeof k === 'string' && this.isMetadata_(k) ? expr(k) : k)) as K;
     // an expression among the keys: the grouping is built with its aggregates (expr-agg.ts)
     if (keys.some((k) => k instanceof Column)) return new GroupedFrame(this as unknown as StreamFrame<FrameColumns>, [], [], keys);
     const named = keys.map((k) => (typeof k === 'string' ? col(k) : k)) as GroupKey[];
@@ -621,6 +624,11 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
       named.map((k) => keyOf.get(k) ?? k),
       shadowed,
     );
+  }
+  /** Whether a name is (a field of) the hidden `_metadata` column: `_metadata...` when no column has the name. */
+  private isMetadata_(name: string): boolean {
+    const head = name.split('.')[0].toLowerCase();
+    return head === METADATA_COLUMN && !this.columnsNow_().some((c) => c.name.toLowerCase() === head || c.name === name);
   }
   /** What a column operation (column-ops.ts) does, done to this frame. */
   private apply_<N extends FrameColumns>(step: ColumnStep): StreamFrame<N> {

@@ -178,7 +178,7 @@ export async function* stagedChunks(
     if (chunk.files) read.perSourceFiles[sourceIndex] = (read.perSourceFiles[sourceIndex] ?? 0) + chunk.files;
     read.perSourceDeadLetters[sourceIndex] = (read.perSourceDeadLetters[sourceIndex] ?? 0) + chunk.deadLetters.length;
     for (const d of chunk.deadLetters) read.deadLetters.push(d);
-    const staged = await rt.runStages(stages, chunk.rows, rowErrorsOf(read, sourceIndex));
+    const staged = await rt.runStages(stages, chunk.rows, rowErrorsOf(read, sourceIndex), chunk.file);
     read.maxEventTimes.observe(staged.maxEventTime, staged.eventTimes);
     yield staged.rows;
   }

@@ -8,7 +8,7 @@ import { SluiceError } from '../errors';
 import { JoinTables, planStages } from '../join';
 import type { StatefulOperator } from '../operators/operator';
 import { createOperator } from '../operators/registry';
-import type { Clock, Json, OutputColumnType, ReadOptions, Row, SinkContext, Source } from '../ports';
+import type { Clock, InputFile, Json, OutputColumnType, ReadOptions, Row, SinkContext, Source } from '../ports';
 import { systemClock } from '../ports';
 import { type ChainedOperator, operatorChain, outputColumns } from '../plan/chain';
 import { type ColumnInfo, columnsAfter } from '../plan/columns';
@@ -111,16 +111,22 @@ export class QueryRuntime {
    * table. A sort or limit stage (after a complete-mode aggregation, whose output comes here whole)
    * takes the rows the stages before it gave all at once.
    */
-  runStages(stages: QueryPlan['stages'], rows: readonly Row[], onRowError?: RowErrorHandler): StageResult | Promise<StageResult> {
+  runStages(stages: QueryPlan['stages'], rows: readonly Row[], onRowError?: RowErrorHandler, file?: InputFile): StageResult | Promise<StageResult> {
     const cut = stages.findIndex(isOrderStage);
-    if (cut >= 0) return this.runOrdered(stages, cut, rows, onRowError);
-    return this.joins && hasJoin(stages) ? applyStagesAsync(stages, rows, this.joins, onRowError) : applyStages(stages, rows, onRowError);
+    if (cut >= 0) return this.runOrdered(stages, cut, rows, onRowError, file);
+    return this.joins && hasJoin(stages) ? applyStagesAsync(stages, rows, this.joins, onRowError, file) : applyStages(stages, rows, onRowError, file);
   }
 
   /** The stages before stages[cut], then the sort or limit over all their rows, then the stages after it. */
-  private async runOrdered(stages: QueryPlan['stages'], cut: number, rows: readonly Row[], onRowError?: RowErrorHandler): Promise<StageResult> {
-    const before = await this.runStages(stages.slice(0, cut), rows, onRowError);
-    const after = await this.runStages(stages.slice(cut + 1), applyOrderStage(stages[cut] as OrderStage, before.rows), onRowError);
+  private async runOrdered(
+    stages: QueryPlan['stages'],
+    cut: number,
+    rows: readonly Row[],
+    onRowError?: RowErrorHandler,
+    file?: InputFile,
+  ): Promise<StageResult> {
+    const before = await this.runStages(stages.slice(0, cut), rows, onRowError, file);
+    const after = await this.runStages(stages.slice(cut + 1), applyOrderStage(stages[cut] as OrderStage, before.rows), onRowError, file);
     mergeEventTimes(after, before);
     return after;
   }

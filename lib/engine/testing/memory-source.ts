@@ -1,5 +1,6 @@
 /** The Source twin: a landing prefix in memory (the twins' common rules: twins.ts). */
-import type { BatchLimits, Json, ReadOptions, ReadResult, Source } from '../ports';
+import type { BatchLimits, InputFile, Json, ReadOptions, ReadResult, Source } from '../ports';
+import { fileUri } from '../input-file';
 import type { SourceBacklog } from '../progress';
 import type { Schema } from '../schema';
 import { splitOf } from '../splits';
@@ -81,12 +82,17 @@ export class InMemoryFileSource implements Source {
         typeof body === 'string'
           ? this.decoder.decodeText(f.key, body, options?.columns, this.textBytes(f, body))
           : this.decoder.decode(f.key, body, body.length, options?.columns);
+      const file = this.inputFile(f);
       for await (const chunk of chunks) {
-        yield first ? { ...chunk, files: 1 } : chunk;
+        yield first ? { ...chunk, file, files: 1 } : { ...chunk, file };
         first = false;
       }
       if (first) yield { rows: [], deadLetters: [], bytes: 0, files: 1 };
     }
+  }
+  /** The file as input_file_name() and `_metadata` give it: `memory://landing/<key>`, its UTF-8 bytes, no modification time. */
+  private inputFile(f: { key: string; body: string | Uint8Array }): InputFile {
+    return { path: fileUri(this.description, f.key), size: typeof f.body === 'string' ? this.textBytes(f, f.body) : f.body.length, modifiedMs: null };
   }
   private textBytes(f: object, body: string): number {
     const known = utf8Bytes.get(f);

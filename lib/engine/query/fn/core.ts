@@ -127,6 +127,10 @@ export function greatest<const A extends readonly ColArg[]>(...cols: A): Column<
 export function least<const A extends readonly ColArg[]>(...cols: A): Column<CommonOf<A>> {
   return call('least', ...cols.map(arg));
 }
+/** `input_file_name()`: the URI of the file the row was read from ('' after a stateful operator, or on a stream). */
+export function input_file_name(): Column<'STRING'> {
+  return call('input_file_name');
+}
 /** `NOT x` as a function (pyspark's `~`). */
 export function not(c: ColOf<'BOOLEAN'>): Column<'BOOLEAN'> {
   return new Column(`NOT ${c.prec < PREC.not ? `(${c.sql})` : c.sql}`, undefined, PREC.not);

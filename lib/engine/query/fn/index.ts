@@ -8,7 +8,7 @@
 export { Column, expr } from '../column';
 export type { Operand } from '../column';
 export type { ColArg, ColOf, ColType, UnknownType } from '../column-types';
-export { col, column, lit, when, CaseColumn, coalesce, nullif, nvl, ifnull, nvl2, isnull, isnotnull, greatest, least, not } from './core';
+export { col, column, lit, when, CaseColumn, coalesce, nullif, nvl, ifnull, nvl2, isnull, isnotnull, greatest, least, not, input_file_name } from './core';
 export * from './strings';
 export * from './dates';
 export * from './collections';
