@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { type AwsClients, connectionFromEnv, createClients } from '../../lib/aws/clients';
 import type { AwsConnection } from '../../lib/aws/config';
+import { isRetriable } from '../../lib/aws/request/errors';
 
 /** Holds the connection as JSON, set by the global setup. */
 export const TEST_STACK_ENV = 'SLUICE_TEST_STACK';
@@ -27,9 +28,37 @@ export function testConnection(): AwsConnection {
   return connection;
 }
 
-/** SDK clients on the test connection, shared within a test file (built on first use). */
+/**
+ * SDK clients on the test connection, shared within a test file (built on first use). Their S3
+ * client sends a request again (up to 3 attempts) when the connection fails (s3rver, in the Jest
+ * process, now and then resets a kept-alive socket: `read ECONNRESET`): the clients make one
+ * attempt by design (the engine's request layer retries), and a test's own PUT of its input
+ * failing that way fails the test for nothing it checks (it failed CI once). An error S3 answers
+ * (NoSuchKey, 412, a 500) is never sent again.
+ */
 export function testClients(): AwsClients {
-  return (clients ??= createClients(testConnection()));
+  if (clients === undefined) {
+    clients = createClients(testConnection());
+    resendOnConnectionErrors(clients.s3);
+  }
+  return clients;
+}
+
+/** Has `client` send a request again, up to 3 attempts, when its connection fails before S3 answers. */
+export function resendOnConnectionErrors(client: AwsClients['s3']): void {
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await next(args);
+        } catch (e) {
+          const answered = (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode !== undefined;
+          if (attempt >= 3 || answered || !isRetriable('s3', e)) throw e;
+        }
+      }
+    },
+    { step: 'initialize', name: 'testResendOnConnectionErrors' },
+  );
 }
 
 let counter = 0;

@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { parseCase } from '../../lib/conformance/case';
 import { compareCase } from '../../lib/conformance/results';
 import { prepareConformance, runCase } from '../../lib/conformance/runner';
-import { testConnection, uniqueName } from '../helpers/stack';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { createClients } from '../../lib/aws/clients';
+import { resendOnConnectionErrors, testConnection, uniqueName } from '../helpers/stack';
 
 jest.setTimeout(120_000);
 
@@ -69,6 +71,30 @@ describe('when the S3 endpoint resets connections that carry a landing file', ()
       expect(proxy.resetCount()).toBe(2);
       expect(compareCase(c, result)).toEqual([]);
     } finally {
+      await proxy.close();
+    }
+  });
+});
+
+describe("when the S3 endpoint resets a test's own PUT", () => {
+  it('testClients() sends it again (a plain client of one attempt fails)', async () => {
+    const conn = testConnection();
+    const proxy = await resettingProxy(new URL(conn.endpoints!.s3!), 3);
+    const proxied = { ...conn, endpoints: { ...conn.endpoints, s3: proxy.url } };
+    const plain = createClients(proxied);
+    const resending = createClients(proxied);
+    resendOnConnectionErrors(resending.s3);
+    try {
+      const put = (c: typeof plain, key: string) => c.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: 'x' }));
+      await expect(put(plain, 'landing/plain.json')).rejects.toThrow();
+      expect(proxy.resetCount()).toBe(1);
+      await put(resending, 'landing/resent.json');
+      expect(proxy.resetCount()).toBe(3);
+      const got = await resending.s3.send(new GetObjectCommand({ Bucket: bucket, Key: 'landing/resent.json' }));
+      expect(await got.Body!.transformToString()).toBe('x');
+    } finally {
+      plain.destroy();
+      resending.destroy();
       await proxy.close();
     }
   });
