@@ -138,6 +138,30 @@ describe('stateless expression stages', () => {
     expect(reasons[0]).toMatch(/^\[DIVIDE_BY_ZERO\] /);
     expect(reasons[0]).toContain('(in withColumn("unit", "price / qty"))');
   });
+
+  it('raise_error and assert_true fail the rows they guard against (dead letters with the message); the others go on with their types', async () => {
+    const plan = input()
+      .selectExpr(
+        'id',
+        "CASE WHEN qty = 0 THEN raise_error(concat('no qty in ', id)) ELSE qty END AS qty",
+        "assert_true(country IS NOT NULL, 'country missing') AS checked",
+      )
+      .writeStream.plan();
+    expect(outputColumns(plan).find((c) => c.name === 'qty')?.type).toBe('INT');
+    const { rows, report, reasons } = await run(plan);
+    expect(rows).toEqual([
+      { id: 'a', qty: 2, checked: null },
+      { id: 'd', qty: 1, checked: null },
+    ]);
+    expect(report.deadLetters).toBe(2);
+    expect(reasons.map((r) => r.split(' (in ')[0]).sort()).toEqual(['[USER_RAISED_EXCEPTION] country missing', '[USER_RAISED_EXCEPTION] no qty in b']);
+    const plain = await run(input().selectExpr('id', 'assert_true(qty > 1) AS ok').writeStream.plan());
+    expect(plain.rows.map((r) => r.id)).toEqual(['a', 'c']);
+    expect(plain.reasons.map((r) => r.split(' (in ')[0])).toEqual([
+      "[USER_RAISED_EXCEPTION] '(qty > 1)' is not true!",
+      "[USER_RAISED_EXCEPTION] '(qty > 1)' is not true!",
+    ]);
+  });
 });
 
 describe('event time through expression stages', () => {

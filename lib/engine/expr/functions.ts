@@ -20,6 +20,7 @@ import { HASH_FUNCTIONS } from './hashes';
 import { FROM_JSON_FUNCTIONS } from './from-json';
 import { GENERATOR_FUNCTIONS } from './generators';
 import { INPUT_FILE_FUNCTIONS } from './input-file';
+import { RAISE_FUNCTIONS } from './raise-functions';
 import { JSON_FUNCTIONS } from './json-functions';
 import { MORE_FUNCTIONS } from './more-functions';
 import { MATH_FUNCTIONS } from './math-functions';
@@ -582,6 +583,7 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
   posexplode_outer: generator('posexplode_outer'),
   ...GENERATOR_FUNCTIONS,
   ...INPUT_FILE_FUNCTIONS,
+  ...RAISE_FUNCTIONS,
   ...STRING_FUNCTIONS,
   ...REGEXP_FUNCTIONS,
   ...COLLECTION_FUNCTIONS,

@@ -179,6 +179,7 @@ export const STRING_FUNCTIONS: Record<string, FunctionDef> = {
   // Spark 4.1's quote: in single quotes, each single quote inside preceded by a backslash (backslashes left as they are)
   quote: stringFn(STRING, ['STRING'], (s) => `'${s.replaceAll("'", "\\'")}'`),
   repeat: stringFn(STRING, ['STRING', 'INT'], (s, k) => (k <= 0 ? '' : s.repeat(k))),
+  space: stringFn(STRING, ['INT'], (k) => (k <= 0 ? '' : ' '.repeat(k))),
   startswith: stringFn(BOOLEAN, ['STRING', 'STRING'], (s, p) => s.startsWith(p)),
   endswith: stringFn(BOOLEAN, ['STRING', 'STRING'], (s, p) => s.endsWith(p)),
   contains: stringFn(BOOLEAN, ['STRING', 'STRING'], (s, p) => s.includes(p)),
