@@ -152,6 +152,7 @@ function stageRows(stages: readonly StatelessStage[], input: readonly Row[], onR
     } catch (e) {
       if (e instanceof RowError) onRowError(original, e.message);
       else if (isSparkRowError(e)) onRowError(original, `${e.message} (in ${describeStage(stages[at])})`);
+      else if (isTooLarge(e)) onRowError(original, `${tooLargeReason(e)} (in ${describeStage(stages[at])})`);
       else throw e;
       out.length = before;
     }
@@ -177,6 +178,21 @@ export function rowExtender(columns: readonly string[], name: string): RowExtend
 /** The row with the stage's column `name` set to `value`: by its extender, else a spread (a stage built without one). */
 function extended(stage: { readonly name: string; readonly extend?: RowExtender }, row: Row, value: unknown): Row {
   return stage.extend ? stage.extend(row, value) : { ...row, [stage.name]: value };
+}
+
+/**
+ * A value too large for JavaScript (V8's RangeError for a string past about 2^29 characters or an
+ * array past 2^32 - 1 elements), which no function's own check caught (value-limits.ts): `concat`
+ * doubling a string in an `aggregate` lambda, say. Failing the batch would fail every run that
+ * reads the row, so it is the row's error, as a value past a limit is in Spark.
+ */
+function isTooLarge(e: unknown): e is RangeError {
+  return e instanceof RangeError && /^Invalid (string|array) length/.test(e.message);
+}
+
+function tooLargeReason(e: RangeError): string {
+  const kind = e.message.includes('string') ? 'STRING_SIZE_LIMIT_EXCEEDED' : 'COLLECTION_SIZE_LIMIT_EXCEEDED';
+  return `[${kind}] a value of this row is larger than JavaScript can hold (${e.message}): check what builds it`;
 }
 
 /** An expression stage as a dead letter's reason names it. */

@@ -6,6 +6,7 @@
  * NaN equals NaN, -0.0 equals 0.0, as Spark's ordering); the arrays and values are widened to a
  * common type first, never to STRING, as array_contains does.
  */
+import { checkArrayLength } from './value-limits';
 import { hasEntry, mapEntries, setEntry } from '../map-entries';
 import type { CallCtx, FunctionDef } from './analyze';
 import { implicitCast } from './analyze';
@@ -118,12 +119,7 @@ function sequence(args: readonly Typed[], c: CallCtx): Typed {
         );
       }
       const n = step === 0n ? 1n : (stop - start) / step + 1n;
-      if (n > 2147483632n) {
-        throw new SparkRowError(
-          'COLLECTION_SIZE_LIMIT_EXCEEDED.PARAMETER',
-          `Can't create array with ${n} elements which exceeding the array size limit 2147483632`,
-        );
-      }
+      checkArrayLength(n, 'sequence');
       const out: unknown[] = [];
       const asValue = t.type === 'INT' ? (b: bigint) => Number(b) : (b: bigint) => (b >= -9007199254740991n && b <= 9007199254740991n ? Number(b) : b);
       for (let i = 0n, v = start; i < n; i++, v += step) out.push(asValue(v));
@@ -260,6 +256,7 @@ export const ARRAY_MAP_FUNCTIONS: Record<string, FunctionDef> = {
     return call(c, { type: 'ARRAY', element: x.type }, [x, count], (evs) => (row) => {
       const k = evs[1](row) as number | null;
       if (k == null) return null;
+      checkArrayLength(k, 'array_repeat');
       const v = evs[0](row) ?? null;
       return Array.from({ length: Math.max(0, k) }, () => v);
     });

@@ -19,6 +19,7 @@
  * (UNSUPPORTED_FEATURE): `%t`/`%T` (they read a Long as epoch milliseconds in the JVM's zone), `%a`,
  * `%h` of a DECIMAL, and ARRAY, MAP or STRUCT arguments (Spark prints an object reference).
  */
+import { MAX_BUILT_LENGTH } from './value-limits';
 import { epochDayOf } from '../dates';
 import type { CallCtx, FunctionDef } from './analyze';
 import { SparkRowError } from './errors';
@@ -128,6 +129,13 @@ function specifier(m: RegExpExecArray): Spec {
   if (w > INT_MAX) throw javaError('IllegalFormatWidthException', String(-INT_MAX - 1), `the width of ${src} is past 2147483647`);
   const p = precision === undefined ? -1 : Number(precision.slice(1));
   if (p > INT_MAX) throw javaError('IllegalFormatPrecisionException', String(-INT_MAX - 1), `the precision of ${src} is past 2147483647`);
+  if (w > MAX_BUILT_LENGTH || p > MAX_BUILT_LENGTH) {
+    // (Java would try to build it; a Node.js process dies of it: value-limits.ts)
+    throw new FormatError(
+      'STRING_SIZE_LIMIT_EXCEEDED',
+      `the ${w > MAX_BUILT_LENGTH ? 'width' : 'precision'} of ${src} is past ${MAX_BUILT_LENGTH}, the most characters sluice builds for one value: use a smaller one`,
+    );
+  }
   if (dt !== undefined) {
     throw unsupported(
       `the date/time conversion ${src} is not supported by sluice (Spark hands it a DATE as a day count and a TIMESTAMP as microseconds, which Java reads as epoch milliseconds in the JVM's zone); format date_format(ts, pattern) with %s instead`,

@@ -11,6 +11,7 @@
  *   equality, a STRING NULL default), luhn_check (ExpressionImplUtils.isLuhnNumber) and mask
  *   (maskExpressions.scala), the last two over UTF-16 chars as Java's Character classifies them.
  */
+import { checkArrayLength } from './value-limits';
 import { hasEntry, setEntry } from '../map-entries';
 import type { CallCtx, FunctionDef } from './analyze';
 import { implicitCast } from './analyze';
@@ -22,9 +23,6 @@ import { splitJava } from './regexp';
 import { STRING_FUNCTIONS } from './strings';
 import { compileTyped, constantBuilder, strict, type Typed } from './typed';
 import { BOOLEAN, commonType, INT, isIntegral, isNumeric, type SqlType, sameType, STRING, TIMESTAMP, typeName } from './types';
-
-/** ByteArrayMethods.MAX_ROUNDED_ARRAY_LENGTH: the most elements a Spark array holds. */
-const MAX_ARRAY_LENGTH = 2147483632;
 
 /** `t` under Spark's SQL text (and name) `sql`: the call with the arguments Spark fills in. */
 function withSql(t: Typed, sql: string): Typed {
@@ -148,12 +146,7 @@ function tightest(a: SqlType, b: SqlType): SqlType | null {
 }
 
 function sizeLimit(n: number): void {
-  if (n > MAX_ARRAY_LENGTH) {
-    throw new SparkRowError(
-      'COLLECTION_SIZE_LIMIT_EXCEEDED.FUNCTION',
-      `Can't create array with ${n} elements which exceeding the array size limit ${MAX_ARRAY_LENGTH}, unsuccessful try to create arrays in the function \`array_insert\`.`,
-    );
-  }
+  checkArrayLength(n, 'array_insert', 'FUNCTION');
 }
 
 /** ArrayInsert.nullSafeEval with legacyNegativeIndex false. */

@@ -1,4 +1,5 @@
 /** String functions, with Spark's semantics (characters are code points; positions are 1-based). */
+import { checkStringLength } from './value-limits';
 import { SparkRowError } from './errors';
 import { call, codePoints, def, int, simple, str } from './fn-util';
 import type { CallCtx, FunctionDef } from './analyze';
@@ -65,8 +66,9 @@ function trimCall(args: readonly Typed[], c: CallCtx, direction: 'BOTH' | 'LEADI
 }
 
 function pad(s: string, len: number, p: string, left: boolean): string {
-  const chars = codePoints(s);
   if (len <= 0) return '';
+  checkStringLength(len, left ? 'lpad' : 'rpad');
+  const chars = codePoints(s);
   if (chars.length >= len) return chars.slice(0, len).join('');
   const padChars = codePoints(p);
   if (padChars.length === 0) return s;
@@ -178,8 +180,16 @@ export const STRING_FUNCTIONS: Record<string, FunctionDef> = {
   initcap: stringFn(STRING, ['STRING'], initcap),
   // Spark 4.1's quote: in single quotes, each single quote inside preceded by a backslash (backslashes left as they are)
   quote: stringFn(STRING, ['STRING'], (s) => `'${s.replaceAll("'", "\\'")}'`),
-  repeat: stringFn(STRING, ['STRING', 'INT'], (s, k) => (k <= 0 ? '' : s.repeat(k))),
-  space: stringFn(STRING, ['INT'], (k) => (k <= 0 ? '' : ' '.repeat(k))),
+  repeat: stringFn(STRING, ['STRING', 'INT'], (s, k) => {
+    if (k <= 0) return '';
+    checkStringLength(s.length * k, 'repeat');
+    return s.repeat(k);
+  }),
+  space: stringFn(STRING, ['INT'], (k) => {
+    if (k <= 0) return '';
+    checkStringLength(k, 'space');
+    return ' '.repeat(k);
+  }),
   startswith: stringFn(BOOLEAN, ['STRING', 'STRING'], (s, p) => s.startsWith(p)),
   endswith: stringFn(BOOLEAN, ['STRING', 'STRING'], (s, p) => s.endsWith(p)),
   contains: stringFn(BOOLEAN, ['STRING', 'STRING'], (s, p) => s.includes(p)),
@@ -244,11 +254,11 @@ export const STRING_FUNCTIONS: Record<string, FunctionDef> = {
       c,
       STRING,
       [n, int(c, d, 1)],
-      strict((v, k) =>
-        (k as number) < 0
-          ? null
-          : formatNumber(num(v), { prefix: '', suffix: '', minInt: 1, minFrac: k as number, maxFrac: k as number, group: 3, dot: false, multiplier: 1 }),
-      ),
+      strict((v, k) => {
+        if ((k as number) < 0) return null;
+        checkStringLength(k as number, 'format_number');
+        return formatNumber(num(v), { prefix: '', suffix: '', minInt: 1, minFrac: k as number, maxFrac: k as number, group: 3, dot: false, multiplier: 1 });
+      }),
     );
   }),
 };

@@ -10,6 +10,7 @@
  * microseconds); a DATE sequence by days is the integral sequence of its epoch days, and its
  * message counts days (`1 to 0 by 1`).
  */
+import { checkArrayLength } from './value-limits';
 import { dateOfEpochDay, epochDayOf } from '../dates';
 import { SparkRowError } from './errors';
 import { addMonths, bigMicros, dateOfMicros, type Micros, microsValue } from './time';
@@ -17,8 +18,6 @@ import { addMonths, bigMicros, dateOfMicros, type Micros, microsValue } from './
 const MICROS_PER_DAY = 86_400_000_000n;
 /** Spark's estimate of a month when it checks a month step's direction and the length. */
 const MICROS_PER_MONTH_ESTIMATE = 28n * MICROS_PER_DAY;
-/** Spark's largest array (ByteArrayMethods.MAX_ROUNDED_ARRAY_LENGTH). */
-const MAX_ARRAY_LENGTH = 2147483632n;
 
 /** A step: months (a year-month interval) or microseconds (a day-time one). */
 export interface TemporalStep {
@@ -30,13 +29,6 @@ function boundaries(start: bigint | string, stop: bigint | string, step: string)
   throw new SparkRowError(
     'INVALID_PARAMETER_VALUE.SEQUENCE_BOUNDARIES',
     `Illegal sequence boundaries: ${start} to ${stop} by ${step}: the step must go from start towards stop`,
-  );
-}
-
-function tooLong(n: bigint): never {
-  throw new SparkRowError(
-    'COLLECTION_SIZE_LIMIT_EXCEEDED.PARAMETER',
-    `Can't create array with ${n} elements which exceeding the array size limit ${MAX_ARRAY_LENGTH}`,
   );
 }
 
@@ -75,7 +67,7 @@ export function temporalSequence(isDate: boolean, start: unknown, stop: unknown,
 function daySequence(from: number, to: number, step: number): string[] {
   if ((step > 0 && from > to) || (step < 0 && from < to) || (step === 0 && from !== to)) boundaries(String(from), String(to), String(step));
   const n = step === 0 ? 1 : Math.floor((to - from) / step) + 1;
-  if (n > MAX_ARRAY_LENGTH) tooLong(BigInt(n));
+  checkArrayLength(n, 'sequence');
   const out: string[] = [];
   for (let i = 0; i < n; i++) out.push(dateOfEpochDay(from + i * step));
   return out;
@@ -95,7 +87,7 @@ function stepped(start: bigint, stop: bigint, step: TemporalStep): bigint[] {
     boundaries(start, stop, step.months === 0 ? String(step.micros) : monthsText(step.months));
   }
   const length = estimate === 0n ? 1n : (stop - start) / estimate + 1n;
-  if (length > MAX_ARRAY_LENGTH) tooLong(length);
+  checkArrayLength(length, 'sequence');
   // (Spark's loop condition, kept as it is: down to stop - 1 µs when the step is negative)
   const sign = estimate > 0n ? 1n : -1n;
   const exclusive = stop + sign;
