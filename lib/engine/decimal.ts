@@ -40,12 +40,20 @@ export function unscaledOfText(text: string, scale: number): bigint | null {
   const [, sign, int, frac = '', exp] = m;
   if (int === '' && frac === '') return null;
   const e = exp === undefined ? 0 : Number(exp);
-  if (!Number.isSafeInteger(e) || Math.abs(e) > 10_000) return null;
+  // (Java's BigDecimal holds a scale that fits an int: a larger exponent is not a number)
+  if (!Number.isSafeInteger(e) || Math.abs(e - frac.length) > 2147483647) return null;
   // digits × 10^(e − frac.length), moved to `scale`
   let digits = BigInt(`${int}${frac}` || '0');
+  if (digits === 0n) return 0n;
   const shift = e - frac.length + scale;
-  if (shift >= 0) digits *= pow10(shift);
-  else digits = divideHalfUp(digits, pow10(-shift));
+  if (shift >= 0) {
+    // (no DECIMAL holds 10,000 digits: too large to be any caller's value, and 10^shift is not computed)
+    if (shift > 10_000) return null;
+    digits *= pow10(shift);
+  } else {
+    // a shift past the digits' count rounds to 0 (digits / 10^-shift < 0.1): 1e-100000000 at scale 2 is 0.00
+    digits = -shift > digits.toString().length ? 0n : divideHalfUp(digits, pow10(-shift));
+  }
   return sign === '-' ? -digits : digits;
 }
 

@@ -39,6 +39,10 @@ describe("STRING to DECIMAL: Decimal.fromStringANSI (Java's BigDecimal of the te
     ['-2.5', 'DECIMAL(2,0)', '-3'],
     // 45 fraction digits: fewer than 38 before the point, so read, then rounded to the scale
     [`0.${'0'.repeat(44)}1`, 'DECIMAL(5,2)', '0.00'],
+    // an exponent far below the scale: BigDecimal reads it (its scale fits an int) and it rounds to 0
+    ['1e-100000000', 'DECIMAL(38,2)', '0.00'],
+    ['-9.9e-20000', 'DECIMAL(10,4)', '0.0000'],
+    ['5e-3', 'DECIMAL(3,2)', '0.01'],
   ])('%j AS %s is %s', (s, type, out) => {
     expect(value(`CAST(s AS ${type})`, { s })).toBe(out);
   });
@@ -48,9 +52,13 @@ describe("STRING to DECIMAL: Decimal.fromStringANSI (Java's BigDecimal of the te
     ['5\x7f', 'DECIMAL(3,0)', 'CAST_INVALID_INPUT'], // String.trim keeps DEL
     ['.', 'DECIMAL(3,0)', 'CAST_INVALID_INPUT'],
     ['1e5d', 'DECIMAL(3,0)', 'CAST_INVALID_INPUT'],
+    // an exponent whose scale does not fit Java's int: BigDecimal's NumberFormatException
+    ['1e-2147483649', 'DECIMAL(3,0)', 'CAST_INVALID_INPUT'],
     // more than 38 digits before the point: BigDecimal's precision - scale > 38 fails fast
     ['1e38', 'DECIMAL(38,0)', 'NUMERIC_OUT_OF_SUPPORTED_RANGE'],
     ['1'.repeat(39), 'DECIMAL(10,0)', 'NUMERIC_OUT_OF_SUPPORTED_RANGE'],
+    // a zero too: BigDecimal's precision 1 less its scale -400000
+    ['0e400000', 'DECIMAL(3,1)', 'NUMERIC_OUT_OF_SUPPORTED_RANGE'],
     // 38 digits before the point is read, and rounding it up needs a 39th: the target's overflow
     [`${'9'.repeat(38)}.5`, 'DECIMAL(38,0)', 'NUMERIC_VALUE_OUT_OF_RANGE'],
     ['1e37', 'DECIMAL(10,0)', 'NUMERIC_VALUE_OUT_OF_RANGE'],
