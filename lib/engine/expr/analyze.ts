@@ -755,7 +755,8 @@ function prettyLiteral(value: unknown, type: SqlType, sql: string): string {
   }
 }
 
-function literal(value: unknown, type: SqlType, sql: string): Typed {
+/** A literal's node: its value for every row. */
+export function literal(value: unknown, type: SqlType, sql: string): Typed {
   const name = type.type === 'STRING' && typeof value === 'string' ? value : sql;
   return { type, sql, name, children: [], constant: { value }, build: constantBuilder(value) };
 }

@@ -21,6 +21,7 @@ import { FROM_JSON_FUNCTIONS } from './from-json';
 import { GENERATOR_FUNCTIONS } from './generators';
 import { INPUT_FILE_FUNCTIONS } from './input-file';
 import { RAISE_FUNCTIONS } from './raise-functions';
+import { INTERVAL_MAKERS } from './interval-makers';
 import { JSON_FUNCTIONS } from './json-functions';
 import { MORE_FUNCTIONS } from './more-functions';
 import { MATH_FUNCTIONS } from './math-functions';
@@ -584,6 +585,7 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
   ...GENERATOR_FUNCTIONS,
   ...INPUT_FILE_FUNCTIONS,
   ...RAISE_FUNCTIONS,
+  ...INTERVAL_MAKERS,
   ...STRING_FUNCTIONS,
   ...REGEXP_FUNCTIONS,
   ...COLLECTION_FUNCTIONS,
