@@ -32,9 +32,11 @@ describe('make_dt_interval', () => {
 
   it("past a long is Spark's ARITHMETIC_OVERFLOW; past what a double holds exactly, a row error too", () => {
     expect(rowErrorOf('make_dt_interval(d)', COLS, { d: 2147483647 }).message).toMatch(/^\[ARITHMETIC_OVERFLOW\] long overflow in make_dt_interval/);
-    // 200,000 days is about 548 years: within a long, past 2^53 µs
-    expect(rowErrorOf('make_dt_interval(d)', COLS, { d: 200000 }).message).toMatch(/past what sluice holds exactly in a day-time interval/);
-    expect(value('make_dt_interval(d)', { d: 100000 })).toBe("INTERVAL '100000 00:00:00' DAY TO SECOND");
+    // 200,000 days is about 548 years: within a long, past 2^53 µs; whole days a double still holds exactly, one µs more it does not
+    expect(value('make_dt_interval(d)', { d: 200000 })).toBe("INTERVAL '200000 00:00:00' DAY TO SECOND");
+    expect(rowErrorOf('make_dt_interval(d, 0, 0, 0.000001)', COLS, { d: 200000 }).message).toMatch(
+      /^\[ARITHMETIC_OVERFLOW\] 17280000000000001 microseconds in .* cannot be held exactly by sluice's day-time interval/,
+    );
   });
 });
 
@@ -52,5 +54,21 @@ describe('make_ym_interval', () => {
   it('moves a date by its months (the month end kept in range), and past an int is ARITHMETIC_OVERFLOW', () => {
     expect(value("DATE '2026-01-31' + make_ym_interval(y, mo)", { y: 0, mo: 1 })).toBe('2026-02-28');
     expect(rowErrorOf('make_ym_interval(y, mo)', COLS, { y: 2147483647, mo: 1 }).message).toMatch(/^\[ARITHMETIC_OVERFLOW\] integer overflow/);
+  });
+});
+
+describe('a day-time interval stays exact', () => {
+  it('TIMESTAMP - TIMESTAMP past 2^53 µs is a row error unless a double holds it exactly (it was rounded)', () => {
+    expect(value("TIMESTAMP '2026-12-31 23:59:59.999999' - TIMESTAMP '1900-01-01 00:00:00'")).toBe("INTERVAL '46385 23:59:59.999999' DAY TO SECOND");
+    expect(value("TIMESTAMP '9999-12-31 00:00:00' - TIMESTAMP '0001-01-01 00:00:00'")).toBe("INTERVAL '3652058 00:00:00' DAY TO SECOND");
+    expect(rowErrorOf("TIMESTAMP '9999-12-31 23:59:59.999999' - TIMESTAMP '0001-01-01 00:00:00'", COLS, {}).message).toMatch(
+      /^\[ARITHMETIC_OVERFLOW\] 315537897599999999 microseconds/,
+    );
+  });
+
+  it('interval + interval likewise; months past an int are an integer overflow', () => {
+    expect(value("INTERVAL '100000' DAY + INTERVAL '10000' DAY")).toBe("INTERVAL '110000' DAY");
+    expect(rowErrorOf("INTERVAL '100000' DAY + INTERVAL '10000 00:00:00.000001' DAY TO SECOND", COLS, {}).message).toMatch(/cannot be held exactly/);
+    expect(rowErrorOf("INTERVAL '2147483647' MONTH + INTERVAL '1' MONTH", COLS, {}).message).toMatch(/^\[ARITHMETIC_OVERFLOW\] integer overflow/);
   });
 });

@@ -4,6 +4,8 @@
  * `+`/`-` with dates, timestamps and intervals, `*`, `/` (always DOUBLE or DECIMAL), `%` and `div`,
  * with Spark's overflow and division-by-zero errors. Called by the analyzer (analyze.ts binary).
  */
+import { SparkRowError } from './errors';
+import { exactDayTime } from './interval-makers';
 import { epochDayOf } from '../dates';
 import { type Analyzer, implicitCast } from './analyze';
 import { addMonths, bigMicros, dateOfMicros, formatTimestampText, inRange, type Micros, microsValue } from './time';
@@ -123,7 +125,16 @@ export function addSub(az: Analyzer, op: '+' | '-', l: Typed, r: Typed, sql: str
   }
   if (lt === 'INTERVAL' && rt === 'INTERVAL' && l.type.yearMonth === r.type.yearMonth) {
     // of the fields of both: INTERVAL DAY ± INTERVAL DAY stays INTERVAL DAY, DAY ± MINUTE is DAY TO MINUTE
-    return strictNode(widerInterval(l.type, r.type), sql, [l, r], (x, y) => (op === '+' ? (x as number) + (y as number) : (x as number) - (y as number)));
+    const ym = l.type.yearMonth === true;
+    return strictNode(widerInterval(l.type, r.type), sql, [l, r], (x, y) => {
+      const v = op === '+' ? (x as number) + (y as number) : (x as number) - (y as number);
+      // (months add within an int's range in Spark: past it, its integer overflow; microseconds past 2^53, not exact here)
+      if (ym ? v > 2147483647 || v < -2147483648 : !Number.isSafeInteger(v)) {
+        if (ym) throw new SparkRowError('ARITHMETIC_OVERFLOW', `integer overflow in ${sql}: make the intervals smaller`);
+        return exactDayTime(BigInt(x as number) + (op === '+' ? BigInt(y as number) : -BigInt(y as number)), sql);
+      }
+      return v;
+    });
   }
   const datetime = (t: string) => t === 'DATE' || t === 'TIMESTAMP';
   if (op === '-' && (datetime(lt) || lt === 'STRING') && (datetime(rt) || rt === 'STRING') && (datetime(lt) || datetime(rt))) {
@@ -142,7 +153,7 @@ export function addSub(az: Analyzer, op: '+' | '-', l: Typed, r: Typed, sql: str
     }
     const a = implicitCast(l, TIMESTAMP);
     const b = implicitCast(r, TIMESTAMP);
-    return strictNode({ type: 'INTERVAL' }, sql, [a, b], (x, y) => Number(bigMicros(x as Micros) - bigMicros(y as Micros)));
+    return strictNode({ type: 'INTERVAL' }, sql, [a, b], (x, y) => exactDayTime(bigMicros(x as Micros) - bigMicros(y as Micros), sql));
   }
   const n = numericOperands(az, l, r, sql, pos);
   const t = n.type;

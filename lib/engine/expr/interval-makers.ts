@@ -45,6 +45,22 @@ function named(t: Typed, c: CallCtx, children: readonly Typed[]): Typed {
   return { ...t, sql, name: sql };
 }
 
+/**
+ * A day-time interval's microseconds as the number that holds them, exact: a value a double
+ * cannot hold (past ±(2^53 − 1) µs, about 285 years, unless a multiple of a power of two such as
+ * whole days) would be rounded, so it is a row error instead (Spark holds up to a long).
+ */
+export function exactDayTime(micros: bigint, sql: string): number {
+  const n = Number(micros);
+  if (BigInt(n) !== micros) {
+    throw new SparkRowError(
+      'ARITHMETIC_OVERFLOW',
+      `${micros} microseconds in ${sql} cannot be held exactly by sluice's day-time interval (a double of microseconds: exact to ±${SAFE} µs, about 285 years; Spark holds up to a long): use a smaller span, or compute in days (datediff)`,
+    );
+  }
+  return n;
+}
+
 export const INTERVAL_MAKERS: Record<string, FunctionDef> = {
   make_dt_interval: def(0, 4, (args, c) => {
     const children = filled(args, c, [INT, INT, INT, SECONDS]);
@@ -61,13 +77,7 @@ export const INTERVAL_MAKERS: Record<string, FunctionDef> = {
         BigInt(mins as number) * MICROS_PER_MINUTE;
       // (each product fits a long: an INT times a day's microseconds; only the sum may not)
       if (micros > LONG_MAX || micros < -LONG_MAX - 1n) throw overflow('long', c.sql);
-      if (micros > SAFE || micros < -SAFE) {
-        throw new SparkRowError(
-          'ARITHMETIC_OVERFLOW',
-          `${micros} microseconds in ${c.sql} is past what sluice holds exactly in a day-time interval (±${SAFE} µs, about 285 years); Spark holds up to a long`,
-        );
-      }
-      return Number(micros);
+      return exactDayTime(micros, c.sql);
     });
     return named(t, c, children);
   }),
