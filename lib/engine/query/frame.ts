@@ -2,6 +2,7 @@
  * The frames a query is built from: StreamFrame (stateless stages, stateful operators, joins),
  * GroupedFrame (groupBy ... agg) and DataStreamWriter (writeStream ... plan()).
  */
+import { cubeSets, GroupingSetsFrame, rollupSets } from './grouping-sets';
 import { InvalidQueryError } from '../errors';
 import { parseWatermarkDelay } from '../duration';
 import { type ColumnType, WINDOW_STRUCT } from '../schema';
@@ -821,6 +822,16 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
   /** Spark's `distinct`: dropDuplicates over every column. */
   distinct(): StreamFrame<C> {
     return this.dropDuplicates();
+  }
+
+  /** Spark's `rollup(...columns)`: the aggregation by the columns, then by each prefix of them, then of every row (query/grouping-sets.ts). */
+  rollup(...columns: Array<Names<C>>): GroupingSetsFrame {
+    return new GroupingSetsFrame(this as unknown as StreamFrame<FrameColumns>, columns, rollupSets(columns.length), 'rollup');
+  }
+
+  /** Spark's `cube(...columns)`: the aggregation by every subset of the columns (query/grouping-sets.ts). */
+  cube(...columns: Array<Names<C>>): GroupingSetsFrame {
+    return new GroupingSetsFrame(this as unknown as StreamFrame<FrameColumns>, columns, cubeSets(columns.length), 'cube');
   }
 
   /** Spark's `agg` on a frame: `groupBy().agg(...)`, one group of every row (a global aggregation). */

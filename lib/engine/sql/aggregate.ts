@@ -52,11 +52,46 @@ function keyOf(k: SqlExpr, alias: string | undefined): string | GroupKey | Colum
   return alias === undefined ? expr(k.text) : expr(k.text).as(alias);
 }
 
+/**
+ * `GROUP BY ROLLUP(a, b)` / `CUBE(a, b)` (the whole GROUP BY): the kind and its columns, as the
+ * frame's rollup and cube take them (query/grouping-sets.ts); null for any other GROUP BY.
+ */
+function groupingSets(sql: string, groupBy: readonly SqlExpr[]): { kind: 'rollup' | 'cube'; keys: SqlExpr[] } | null {
+  const at = groupBy.findIndex((g) => g.ast.k === 'call' && ['rollup', 'cube'].includes(g.ast.name.toLowerCase()));
+  if (at < 0) return null;
+  const g = groupBy[at];
+  const call = g.ast as Extract<SqlExpr['ast'], { k: 'call' }>;
+  const kind = call.name.toLowerCase() as 'rollup' | 'cube';
+  if (groupBy.length > 1) {
+    throw new SqlError(
+      'UNSUPPORTED_FEATURE',
+      `GROUP BY with ${kind.toUpperCase()} beside other grouping expressions is not supported by sluice: list every column in the ${kind.toUpperCase()}, or group in two steps`,
+      sql,
+      g.pos,
+    );
+  }
+  return {
+    kind,
+    keys: call.args.map((a) => {
+      if (a.k !== 'name' || a.parts.length !== 1) {
+        throw new SqlError(
+          'UNSUPPORTED_FEATURE',
+          `${kind.toUpperCase()} takes column names in sluice: select the expression under a name in a subquery first (FROM (SELECT ..., expr AS k FROM ...))`,
+          sql,
+          a.pos,
+        );
+      }
+      return { ast: a, text: a.parts[0], pos: a.pos };
+    }),
+  };
+}
+
 /** `frame` grouped and aggregated as the query's GROUP BY and select list say. */
 export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColumns>): StreamFrame<AnyColumns> {
   const columns = frame.columnsNow_();
+  const sets = groupingSets(sql, q.groupBy ?? []);
   // GROUP BY items: an ordinal or a select alias stands for its select item
-  const groups = (q.groupBy ?? []).map((g): { e: SqlExpr; alias?: string } => {
+  const groups = (sets?.keys ?? q.groupBy ?? []).map((g): { e: SqlExpr; alias?: string } => {
     if (g.ast.k === 'lit' && typeof g.ast.value === 'number') {
       const item = q.items[g.ast.value - 1];
       if (!item || !Number.isInteger(g.ast.value)) {
@@ -163,7 +198,9 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
   if (having !== undefined && havingReads === null) throw missingAggregation(sql, having);
   const havingCalls = havingReads === null ? [] : havingReads.calls.map((call) => ({ call, hidden: hiddenOf(call) }));
   const keys = groups.map((g) => keyOf(g.e, g.alias));
-  const out = within(sql, spans, () => frame.groupBy(...(keys as GroupArg<AnyColumns>[])).agg(...aggs));
+  const out = within(sql, spans, () =>
+    (sets ? frame[sets.kind](...sets.keys.map((k) => k.text)) : frame.groupBy(...(keys as GroupArg<AnyColumns>[]))).agg(...aggs),
+  );
   // the select list's order and names over the aggregation's keys-then-aggregates
   const outCols = out.columnsNow_().map((c) => c.name);
   const aggColumn = (agg: number) => outCols[groups.length + agg];
