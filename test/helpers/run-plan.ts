@@ -13,8 +13,13 @@ import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
 
 /** `records` as objects (JSON lines), or a file's text as it is. */
 export async function runPlanOnce(plan: QueryPlan, records: Record<string, unknown>[] | string) {
+  return runPlanOnFiles(plan, { 'in.json': records });
+}
+
+/** One run of a plan over several landing files, each (by key) as runPlanOnce takes its one file. */
+export async function runPlanOnFiles(plan: QueryPlan, files: Record<string, Record<string, unknown>[] | string>) {
   const source = new InMemoryFileSource(plan.source.schema);
-  source.add('in.json', records);
+  for (const [key, body] of Object.entries(files)) source.add(key, body);
   const deadLetters = new InMemoryDeadLetters();
   const report = await new MicroBatchExecutor({
     plan,

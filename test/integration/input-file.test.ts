@@ -5,23 +5,14 @@
  * partition folder and for a gzipped file.
  */
 import { gzipSync } from 'node:zlib';
-import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { runPipeline, type PipelineConfig } from '../../lib/aws/pipeline';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
 import { readStream } from '../../lib/engine/query/reader';
+import { sinkRows } from '../helpers/s3-sink-rows';
 import { testClients, testConnection, uniqueName } from '../helpers/stack';
 
 const { s3, dynamodb } = testClients();
-
-async function sinkRows(bucket: string, prefix: string): Promise<Array<Record<string, unknown>>> {
-  const page = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: `${prefix}/` }));
-  const rows: Array<Record<string, unknown>> = [];
-  for (const key of (page.Contents ?? []).map((o) => o.Key!).filter((k) => /\/batch-\d+\.jsonl$/.test(k))) {
-    const text = await (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString();
-    for (const line of text.split('\n')) if (line.trim() !== '') rows.push(JSON.parse(line));
-  }
-  return rows.sort((a, b) => String(a.id).localeCompare(String(b.id)));
-}
 
 describe('when a query reads input_file_name() and _metadata from an S3 landing prefix', () => {
   it("gives each row its object's URI, name, stored size (a gzipped file's compressed bytes) and modification time, over two runs", async () => {

@@ -3,26 +3,17 @@
  * pipeline opens the other stream from the config's `inputs`, as for a join's, and the run
  * writes both streams' rows, each input read from its own offsets.
  */
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { runPipeline, type PipelineConfig } from '../../lib/aws/pipeline';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
 import { readStream } from '../../lib/engine/query/reader';
+import { sinkRows } from '../helpers/s3-sink-rows';
 import { testClients, testConnection, uniqueName } from '../helpers/stack';
 
 const { s3, dynamodb } = testClients();
 
 async function put(bucket: string, key: string, rows: object[]): Promise<void> {
   await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: `${rows.map((r) => JSON.stringify(r)).join('\n')}\n` }));
-}
-
-async function sinkRows(bucket: string, prefix: string): Promise<Array<Record<string, unknown>>> {
-  const page = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: `${prefix}/` }));
-  const rows: Array<Record<string, unknown>> = [];
-  for (const key of (page.Contents ?? []).map((o) => o.Key!).filter((k) => /\/batch-\d+\.jsonl$/.test(k))) {
-    const text = await (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString();
-    for (const line of text.split('\n')) if (line.trim() !== '') rows.push(JSON.parse(line));
-  }
-  return rows.sort((a, b) => String(a.id).localeCompare(String(b.id)));
 }
 
 describe('when a query unions two landing prefixes', () => {

@@ -5,14 +5,9 @@
  */
 import { F, readStream } from '../../lib/api/query';
 import { fileUri } from '../../lib/engine/input-file';
-import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
 import type { QueryPlan } from '../../lib/engine/plan/types';
 import { compileSql } from '../../lib/engine/sql';
-import { InMemoryCheckpoint } from '../../lib/engine/testing/memory-checkpoint';
-import { InMemoryDeadLetters } from '../../lib/engine/testing/memory-dead-letters';
-import { InMemorySink } from '../../lib/engine/testing/memory-sink';
-import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
-import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
+import { runPlanOnFiles } from '../helpers/run-plan';
 
 const FILES: Record<string, string> = {
   'day=1/a.json': '{"id":"a1","n":1}\n{"id":"a2","n":2}\n',
@@ -20,17 +15,7 @@ const FILES: Record<string, string> = {
 };
 
 async function run(plan: QueryPlan, files: Record<string, string> = FILES): Promise<Array<Record<string, unknown>>> {
-  const source = new InMemoryFileSource(plan.source.schema);
-  for (const [key, text] of Object.entries(files)) source.add(key, text);
-  const report = await new MicroBatchExecutor({
-    plan,
-    source,
-    checkpoint: new InMemoryCheckpoint(),
-    state: new InMemoryStateStore(),
-    sink: new InMemorySink(),
-    deadLetters: new InMemoryDeadLetters(),
-  }).run({ collectRows: true });
-  return report.batches.flatMap((b) => b.rows).map((r) => ({ ...r }));
+  return (await runPlanOnFiles(plan, files)).rows.map((r) => ({ ...r }));
 }
 
 const input = () =>

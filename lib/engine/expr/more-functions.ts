@@ -145,10 +145,6 @@ function tightest(a: SqlType, b: SqlType): SqlType | null {
   return null;
 }
 
-function sizeLimit(n: number): void {
-  checkArrayLength(n, 'array_insert', 'FUNCTION');
-}
-
 /** ArrayInsert.nullSafeEval with legacyNegativeIndex false. */
 function insertAt(xs: readonly unknown[], pos: number, item: unknown): unknown[] {
   if (pos === 0) {
@@ -157,11 +153,11 @@ function insertAt(xs: readonly unknown[], pos: number, item: unknown): unknown[]
   const n = xs.length;
   if (pos < 0 && -pos > n) {
     // before the first element: the item, nulls, then the array (-pos elements in all)
-    sizeLimit(-pos);
+    checkArrayLength(-pos, 'array_insert', 'FUNCTION');
     return [item, ...Array.from({ length: -pos - 1 - n }, () => null), ...xs.map((x) => x ?? null)];
   }
   const at = pos < 0 ? pos + n + 1 : pos - 1;
-  sizeLimit(Math.max(n + 1, at + 1));
+  checkArrayLength(Math.max(n + 1, at + 1), 'array_insert', 'FUNCTION');
   const out: unknown[] = Array.from({ length: Math.max(n + 1, at + 1) }, () => null);
   for (let i = 0; i < n; i++) out[i >= at ? i + 1 : i] = xs[i] ?? null;
   out[at] = item;
