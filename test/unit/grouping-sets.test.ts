@@ -3,10 +3,11 @@
  * null, a subtotal kept apart from a group whose key is null in the data, as Spark's Expand +
  * Aggregate gives them. Expected rows are written out by hand from the input below.
  */
+import { ddlOf } from '../../lib/engine/ddl';
 import { columnsAfter } from '../../lib/engine/plan/columns';
 import { outputColumns } from '../../lib/engine/plan/chain';
 import type { QueryPlan } from '../../lib/engine/plan/types';
-import { readStream, sum } from '../../lib/api/query';
+import { grouping, groupingId, readStream, sum } from '../../lib/api/query';
 import { compileSql } from '../../lib/engine/sql';
 import { runPlanOnce } from '../helpers/run-plan';
 
@@ -78,6 +79,43 @@ describe('cube', () => {
   });
 });
 
+describe('groupingSets, grouping and groupingId', () => {
+  it('aggregates by each listed set; grouping() and groupingId() columns sit where agg lists them', async () => {
+    const plan = input()
+      .groupingSets([['country'], ['city'], []], 'country', 'city')
+      .agg(grouping('country'), sum('n').alias('total'), groupingId().alias('gid'))
+      .writeStream.outputMode('complete')
+      .plan();
+    expect(columnsAfter(outputColumns(plan), plan.post).map((c) => [c.name, ddlOf(c)])).toEqual([
+      ['country', 'STRING'],
+      ['city', 'STRING'],
+      ['grouping(country)', 'TINYINT'],
+      ['total', 'BIGINT'],
+      ['gid', 'BIGINT'],
+    ]);
+    expect(await rows(plan)).toEqual(
+      sorted([
+        { country: 'FR', city: null, 'grouping(country)': 0, total: 3, gid: 1 },
+        { country: 'DE', city: null, 'grouping(country)': 0, total: 4, gid: 1 },
+        { country: null, city: null, 'grouping(country)': 0, total: 8, gid: 1 },
+        { country: null, city: 'Paris', 'grouping(country)': 1, total: 1, gid: 2 },
+        { country: null, city: 'Lyon', 'grouping(country)': 1, total: 2, gid: 2 },
+        { country: null, city: 'Berlin', 'grouping(country)': 1, total: 4, gid: 2 },
+        { country: null, city: 'Oslo', 'grouping(country)': 1, total: 8, gid: 2 },
+        { country: null, city: null, 'grouping(country)': 1, total: 15, gid: 3 },
+      ]),
+    );
+  });
+
+  it("refuses a set naming another column, and grouping calls Spark's analyzer refuses", () => {
+    expect(() => input().groupingSets([['n']], 'country')).toThrow(/names n, which is not one of the grouping columns \(country\)/);
+    expect(() => input().cube('country', 'city').agg(grouping('n'))).toThrow(
+      /\[GROUPING_COLUMN_MISMATCH\] Column of grouping \(n\) can't be found in grouping columns country,city/,
+    );
+    expect(() => input().cube('country', 'city').agg(groupingId('city', 'country'))).toThrow(/\[GROUPING_ID_COLUMN_MISMATCH\]/);
+  });
+});
+
 describe('in SQL', () => {
   const from = "FROM STREAM read_files(schema => 'country STRING, city STRING, n INT')";
   it('GROUP BY ROLLUP(...) and CUBE(...) are the frame API rollup and cube, under the select list', async () => {
@@ -104,10 +142,120 @@ describe('in SQL', () => {
     );
   });
 
-  it('refuses what it does not build, saying how to write it', () => {
-    expect(() => compileSql(`SET outputMode = complete; SELECT country, sum(n) ${from} GROUP BY country, ROLLUP(city)`)).toThrow(
-      /\[UNSUPPORTED_FEATURE\] GROUP BY with ROLLUP beside other grouping expressions/,
+  const sql = (text: string) => compileSql(`SET outputMode = complete; ${text.replace('FROM t', from)}`);
+
+  it('a plain item beside ROLLUP is in every set; grouping() and grouping_id() say which keys a row leaves out', async () => {
+    const plan = sql('SELECT country, city, sum(n) AS total, grouping(city) AS gc, grouping_id() AS gid FROM t GROUP BY country, ROLLUP(city)');
+    expect(columnsAfter(outputColumns(plan), plan.post).map((c) => [c.name, ddlOf(c)])).toEqual([
+      ['country', 'STRING'],
+      ['city', 'STRING'],
+      ['total', 'BIGINT'],
+      ['gc', 'TINYINT'],
+      ['gid', 'BIGINT'],
+    ]);
+    expect(await rows(plan)).toEqual(
+      sorted([
+        { country: 'FR', city: 'Paris', total: 1, gc: 0, gid: 0 },
+        { country: 'FR', city: 'Lyon', total: 2, gc: 0, gid: 0 },
+        { country: 'DE', city: 'Berlin', total: 4, gc: 0, gid: 0 },
+        { country: null, city: 'Oslo', total: 8, gc: 0, gid: 0 },
+        { country: 'FR', city: null, total: 3, gc: 1, gid: 1 },
+        { country: 'DE', city: null, total: 4, gc: 1, gid: 1 },
+        { country: null, city: null, total: 8, gc: 1, gid: 1 },
+      ]),
     );
-    expect(() => compileSql(`SET outputMode = complete; SELECT sum(n) ${from} GROUP BY CUBE(upper(country))`)).toThrow(/CUBE takes column names in sluice/);
+  });
+
+  it('GROUPING SETS lists the sets; the grouping id has a bit per grouping expression, the first the highest', async () => {
+    const plan = sql(
+      'SELECT country, city, sum(n) AS total, grouping(country) AS gco, grouping_id(country, city) AS gid FROM t GROUP BY GROUPING SETS ((country), city, ())',
+    );
+    expect(await rows(plan)).toEqual(
+      sorted([
+        { country: 'FR', city: null, total: 3, gco: 0, gid: 1 },
+        { country: 'DE', city: null, total: 4, gco: 0, gid: 1 },
+        { country: null, city: null, total: 8, gco: 0, gid: 1 },
+        { country: null, city: 'Paris', total: 1, gco: 1, gid: 2 },
+        { country: null, city: 'Lyon', total: 2, gco: 1, gid: 2 },
+        { country: null, city: 'Berlin', total: 4, gco: 1, gid: 2 },
+        { country: null, city: 'Oslo', total: 8, gco: 1, gid: 2 },
+        { country: null, city: null, total: 15, gco: 1, gid: 3 },
+      ]),
+    );
+  });
+
+  it('names grouping calls as Spark does, and reads them inside expressions and HAVING', async () => {
+    const named = sql('SELECT country, grouping(country), grouping_id(), sum(n) FROM t GROUP BY CUBE(country)');
+    expect(columnsAfter(outputColumns(named), named.post).map((c) => c.name)).toEqual(['country', 'grouping(country)', 'grouping_id()', 'sum(n)']);
+    const labelled = sql(
+      "SELECT CASE WHEN grouping(country) = 1 THEN 'all' ELSE coalesce(country, '?') END AS label, count(*) AS c FROM t GROUP BY ROLLUP(country) HAVING grouping(country) = 1 OR count(*) > 1",
+    );
+    expect(await rows(labelled)).toEqual(
+      sorted([
+        { label: 'FR', c: 2 },
+        { label: 'all', c: 4 },
+      ]),
+    );
+  });
+
+  it("WITH ROLLUP, WITH CUBE and Hive's GROUP BY ... GROUPING SETS are the same sets", async () => {
+    const rollup = await rows(sql('SELECT country, city, sum(n) AS s FROM t GROUP BY ROLLUP(country, city)'));
+    expect(await rows(sql('SELECT country, city, sum(n) AS s FROM t GROUP BY country, city WITH ROLLUP'))).toEqual(rollup);
+    expect(await rows(sql('SELECT country, city, sum(n) AS s FROM t GROUP BY country, city GROUPING SETS ((country, city), (country), ())'))).toEqual(rollup);
+    const cube = await rows(sql('SELECT country, city, sum(n) AS s FROM t GROUP BY CUBE(country, city)'));
+    expect(await rows(sql('SELECT country, city, sum(n) AS s FROM t GROUP BY country, city WITH CUBE'))).toEqual(cube);
+    expect(rollup).toHaveLength(8);
+    expect(cube).toHaveLength(12);
+  });
+
+  it('a set written twice gives its rows twice (Spark keeps them apart by position)', async () => {
+    expect(await rows(sql('SELECT sum(n) AS s FROM t GROUP BY GROUPING SETS ((), ())'))).toEqual([{ s: 15 }, { s: 15 }]);
+    expect(await rows(sql('SELECT country, count(*) AS c FROM t GROUP BY GROUPING SETS ((country), (country))'))).toEqual(
+      sorted([
+        { country: 'FR', c: 2 },
+        { country: 'FR', c: 2 },
+        { country: 'DE', c: 1 },
+        { country: 'DE', c: 1 },
+        { country: null, c: 1 },
+        { country: null, c: 1 },
+      ]),
+    );
+  });
+
+  it('groups by an expression inside ROLLUP, named as a GROUP BY names it', async () => {
+    const plan = sql('SELECT upper(city), count(*) AS c FROM t GROUP BY ROLLUP(upper(city))');
+    expect(columnsAfter(outputColumns(plan), plan.post).map((c) => c.name)).toEqual(['upper(city)', 'c']);
+    expect(await rows(plan)).toEqual(
+      sorted([
+        { 'upper(city)': 'PARIS', c: 1 },
+        { 'upper(city)': 'LYON', c: 1 },
+        { 'upper(city)': 'BERLIN', c: 1 },
+        { 'upper(city)': 'OSLO', c: 1 },
+        { 'upper(city)': null, c: 4 },
+      ]),
+    );
+  });
+
+  it("refuses grouping calls Spark refuses, with Spark's error classes", () => {
+    expect(() => sql('SELECT country, grouping(n) FROM t GROUP BY CUBE(country, city)')).toThrow(
+      /\[GROUPING_COLUMN_MISMATCH\] Column of grouping \(n\) can't be found in grouping columns country,city/,
+    );
+    expect(() => sql('SELECT grouping_id(city) FROM t GROUP BY CUBE(country, city)')).toThrow(
+      /\[GROUPING_ID_COLUMN_MISMATCH\] Columns of grouping_id \(city\) does not match grouping columns \(country,city\)/,
+    );
+    expect(() => sql('SELECT country, grouping(country) FROM t GROUP BY country')).toThrow(/\[UNSUPPORTED_GROUPING_EXPRESSION\]/);
+    expect(() => input().selectExpr('grouping(country)')).toThrow(/\[UNSUPPORTED_GROUPING_EXPRESSION\]/);
+    const thirteen = Array.from({ length: 13 }, (_, i) => `c${i}`);
+    expect(() =>
+      compileSql(
+        `SET outputMode = complete; SELECT count(*) FROM STREAM read_files(schema => '${thirteen.map((c) => `${c} INT`).join(', ')}') GROUP BY CUBE(${thirteen.join(', ')})`,
+      ),
+    ).toThrow(/\[GROUPING_SIZE_LIMIT_EXCEEDED\] Grouping sets size cannot be greater than 4096/);
+    expect(() => sql('SELECT count(*) FROM t GROUP BY ROLLUP(country, ROLLUP(city))')).toThrow(/inside another is not supported/);
+    expect(() =>
+      compileSql(
+        "SET outputMode = complete; SELECT count(*) FROM STREAM read_files(schema => 'city STRING, t TIMESTAMP') GROUP BY ROLLUP(city, window(t, '10 minutes'))",
+      ),
+    ).toThrow(/\[UNSUPPORTED_FEATURE\] window\(\.\.\.\) in a GROUP BY with ROLLUP, CUBE or GROUPING SETS is not supported/);
   });
 });

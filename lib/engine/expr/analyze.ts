@@ -673,6 +673,13 @@ export class Analyzer {
       );
     }
     const def = FUNCTIONS[name];
+    if (def === undefined && (name === 'grouping' || name === 'grouping_id')) {
+      throw this.fail(
+        'UNSUPPORTED_GROUPING_EXPRESSION',
+        `grouping()/grouping_id() can only be used with GroupingSets/Cube/Rollup: call ${name}() in the select list or HAVING of a GROUP BY with ROLLUP, CUBE or GROUPING SETS`,
+        ast.pos,
+      );
+    }
     if (def === undefined) {
       const near = suggest(name, Object.keys(FUNCTIONS));
       throw this.fail(

@@ -2,7 +2,7 @@
  * The frames a query is built from: StreamFrame (stateless stages, stateful operators, joins),
  * GroupedFrame (groupBy ... agg) and DataStreamWriter (writeStream ... plan()).
  */
-import { cubeSets, GroupingSetsFrame, rollupSets } from './grouping-sets';
+import { cubeSets, GroupingSetsFrame, rollupSets, setsOf } from './grouping-sets';
 import { InvalidQueryError } from '../errors';
 import { parseWatermarkDelay } from '../duration';
 import { type ColumnType, WINDOW_STRUCT } from '../schema';
@@ -832,6 +832,11 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
   /** Spark's `cube(...columns)`: the aggregation by every subset of the columns (query/grouping-sets.ts). */
   cube(...columns: Array<Names<C>>): GroupingSetsFrame {
     return new GroupingSetsFrame(this as unknown as StreamFrame<FrameColumns>, columns, cubeSets(columns.length), 'cube');
+  }
+
+  /** Spark 4's `groupingSets(sets, ...columns)`: the aggregation by each set, a list of the columns (`[['a', 'b'], ['a'], []]`). */
+  groupingSets(sets: ReadonlyArray<ReadonlyArray<Names<C>>>, ...columns: Array<Names<C>>): GroupingSetsFrame {
+    return new GroupingSetsFrame(this as unknown as StreamFrame<FrameColumns>, columns, setsOf(sets, columns), 'groupingSets');
   }
 
   /** Spark's `agg` on a frame: `groupBy().agg(...)`, one group of every row (a global aggregation). */

@@ -30,21 +30,47 @@ export function cubeSets(n: number): number[][] {
   return out;
 }
 
+/** groupingSets' sets of column names as indexes into `columns`; a name not among them is refused. */
+export function setsOf(sets: ReadonlyArray<ReadonlyArray<string>>, columns: readonly string[]): number[][] {
+  return sets.map((set) =>
+    set.map((name) => {
+      const i = columns.findIndex((c) => c.toLowerCase() === String(name).toLowerCase());
+      if (i < 0)
+        throw new InvalidQueryError(
+          `groupingSets: the set [${set.join(', ')}] names ${name}, which is not one of the grouping columns (${columns.join(', ')}): add it to them`,
+        );
+      return i;
+    }),
+  );
+}
+
 /** The grouping id of a set of `n` keys: bit n-1-i set when key i is left out. */
-function groupingId(set: readonly number[], n: number): number {
+function setId(set: readonly number[], n: number): number {
   let id = 0;
   for (let i = 0; i < n; i++) if (!set.includes(i)) id |= 1 << (n - 1 - i);
   return id;
 }
 
-/** A frame grouped by sets of its columns: `agg` (and `count`) add the aggregation. */
+/** Spark's most grouping sets in one aggregation (GROUPING_SIZE_LIMIT_EXCEEDED past it). */
+export const MAX_GROUPING_SETS = 4096;
+/** The most keys: the grouping id is an INT with a bit per key. */
+const MAX_KEYS = 30;
+
+/**
+ * A frame grouped by sets of its columns: `agg` (and `count`) add the aggregation. `keys` are
+ * column names, `sets` lists of indexes into them (a set may come twice: its rows then come twice,
+ * kept apart by the set's position, as Spark's `_gen_grouping_pos`), and `names` the output
+ * columns' names of the keys (the keys' own by default).
+ */
 export class GroupingSetsFrame {
   private readonly keys: readonly string[];
+  private readonly names: readonly string[];
   constructor(
     private readonly frame: StreamFrame<FrameColumns>,
     keys: readonly string[],
     private readonly sets: readonly (readonly number[])[],
     what: string,
+    names?: readonly string[],
   ) {
     const cols = frame.columnsNow_();
     this.keys = keys.map((k) => {
@@ -54,11 +80,43 @@ export class GroupingSetsFrame {
       if (c.window) throw new InvalidQueryError(`${what}(${k}): a window column cannot be a key of ${what}: group by the window with groupBy`);
       return c.name;
     });
-    if (this.keys.length > 16)
-      throw new InvalidQueryError(`${what} of ${this.keys.length} columns: at most 16 (each input row is repeated once per grouping set)`);
+    this.names = names ?? this.keys;
+    if (this.keys.length > MAX_KEYS)
+      throw new InvalidQueryError(`${what} of ${this.keys.length} columns: at most ${MAX_KEYS} (the grouping id holds a bit per column)`);
+    if (sets.length > MAX_GROUPING_SETS)
+      throw new InvalidQueryError(
+        `[GROUPING_SIZE_LIMIT_EXCEEDED] Grouping sets size cannot be greater than ${MAX_GROUPING_SETS}: ${what} makes ${sets.length} (each input row is repeated once per grouping set); group by fewer columns`,
+      );
   }
 
-  agg(...aggs: AggArg<AnyColumns>[]): StreamFrame<AnyColumns> {
+  /** The aggregates, and grouping(k) / groupingId() columns, in the order given. */
+  agg(...aggs: Array<AggArg<AnyColumns> | GroupingCall>): StreamFrame<AnyColumns> {
+    const calls = aggs.filter((a): a is GroupingCall => a instanceof GroupingCall);
+    if (calls.length === 0) return this.aggregate_(aggs as AggArg<AnyColumns>[]);
+    const idAs = '__gs_grouping_id';
+    const out = this.aggregate_(
+      aggs.filter((a) => !(a instanceof GroupingCall)),
+      idAs,
+    );
+    const cols = out.columnsNow_().map((c) => c.name);
+    const n = this.keys.length;
+    let next = n;
+    const items = [
+      ...cols.slice(0, n).map(quoteName),
+      ...aggs.map((a) => {
+        if (!(a instanceof GroupingCall)) return quoteName(cols[next++]);
+        return `${a.valueOver(quoteName(idAs), this.keys, this.names)} AS ${quoteName(a.name)}`;
+      }),
+    ];
+    return out.selectExpr(...items);
+  }
+
+  /**
+   * The aggregation; with `idAs`, Spark's grouping id (spark_grouping_id) is kept as a last column
+   * of that name, for grouping() and grouping_id() to read (sql/grouping.ts).
+   * @internal
+   */
+  aggregate_(aggs: readonly AggArg<AnyColumns>[], idAs?: string): StreamFrame<AnyColumns> {
     const cols = this.frame.columnsNow_();
     const taken = new Set(cols.map((c) => c.name));
     let n = 0;
@@ -71,22 +129,98 @@ export class GroupingSetsFrame {
     };
     const keyNames = this.keys.map(() => temp('gs_key'));
     const idName = temp('gs_id');
+    // a set written twice keeps its rows apart by its position
+    const seen = this.sets.map((set) => [...new Set(set)].sort((a, b) => a - b).join(','));
+    const duplicated = new Set(seen).size < seen.length;
+    const hidden = duplicated ? [idName, temp('gs_pos')] : [idName];
     const typeOf = (k: string) => ddlOf(resolveName(cols, k)!);
-    const values = this.sets.flatMap((set) => [
+    const values = this.sets.flatMap((set, pos) => [
       ...this.keys.map((k, i) => (set.includes(i) ? quoteName(k) : `CAST(NULL AS ${typeOf(k)})`)),
-      String(groupingId(set, this.keys.length)),
+      String(setId(set, this.keys.length)),
+      ...(duplicated ? [String(pos)] : []),
     ]);
-    const expanded = this.frame.selectExpr('*', `stack(${this.sets.length}, ${values.join(', ')}) AS (${[...keyNames, idName].join(', ')})`);
-    const grouped = expanded.groupBy(...keyNames, idName).agg(...(aggs as AggArg<AnyColumns>[]));
+    const expanded = this.frame.selectExpr('*', `stack(${this.sets.length}, ${values.join(', ')}) AS (${[...keyNames, ...hidden].join(', ')})`);
+    const grouped = expanded.groupBy(...keyNames, ...hidden).agg(...(aggs as AggArg<AnyColumns>[]));
     const aggNames = grouped
       .columnsNow_()
-      .slice(keyNames.length + 1)
+      .slice(keyNames.length + hidden.length)
       .map((c) => c.name);
-    return grouped.select(...keyNames.map((t, i) => renamed(t, this.keys[i])), ...aggNames.map((a) => renamed(a, a)));
+    return grouped.select(
+      ...keyNames.map((t, i) => renamed(t, this.names[i])),
+      ...aggNames.map((a) => renamed(a, a)),
+      ...(idAs === undefined ? [] : [renamed(idName, idAs)]),
+    );
   }
 
   /** The count of each set's groups' rows, named `count`. */
   count(): StreamFrame<AnyColumns> {
     return this.agg(count().alias('count') as AggBuilder);
   }
+}
+
+/**
+ * Spark's grouping(column) and grouping_id(...columns) for the frame API's rollup, cube and
+ * groupingSets: `agg(grouping('city'), sum('n'))`. grouping is 1 (a TINYINT) in the rows of a set
+ * that leaves the column out, else 0; grouping_id the set's grouping id (a BIGINT, a bit per key,
+ * the first key the highest), of every key when given none.
+ */
+export class GroupingCall {
+  private constructor(
+    private readonly fn: 'grouping' | 'grouping_id',
+    private readonly columns: readonly string[],
+    private readonly as_?: string,
+  ) {}
+
+  /** @internal */
+  static of_(fn: 'grouping' | 'grouping_id', columns: readonly string[]): GroupingCall {
+    return new GroupingCall(fn, columns);
+  }
+
+  /** The output column's name (Spark's: `grouping(city)`, `grouping_id()`). */
+  get name(): string {
+    return this.as_ ?? `${this.fn}(${this.columns.join(', ')})`;
+  }
+
+  alias(name: string): GroupingCall {
+    return new GroupingCall(this.fn, this.columns, name);
+  }
+
+  as(name: string): GroupingCall {
+    return this.alias(name);
+  }
+
+  /**
+   * The value as an expression over the grouping id `id` of `keys` (whose output names are
+   * `names`), checked as Spark's analyzer checks the call.
+   * @internal
+   */
+  valueOver(id: string, keys: readonly string[], names: readonly string[]): string {
+    const index = (c: string) => {
+      const lower = c.toLowerCase();
+      return keys.findIndex((k, i) => k.toLowerCase() === lower || names[i].toLowerCase() === lower);
+    };
+    if (this.fn === 'grouping') {
+      const i = index(this.columns[0]);
+      if (i < 0)
+        throw new InvalidQueryError(
+          `[GROUPING_COLUMN_MISMATCH] Column of grouping (${this.columns[0]}) can't be found in grouping columns ${names.join(',')}: pass one of the keys`,
+        );
+      return `CAST(shiftright(${id}, ${keys.length - 1 - i}) & 1 AS TINYINT)`;
+    }
+    if (this.columns.length > 0 && (this.columns.length !== keys.length || this.columns.some((c, i) => index(c) !== i)))
+      throw new InvalidQueryError(
+        `[GROUPING_ID_COLUMN_MISMATCH] Columns of grouping_id (${this.columns.join(',')}) does not match grouping columns (${names.join(',')}): list every key in that order, or none`,
+      );
+    return `CAST(${id} AS BIGINT)`;
+  }
+}
+
+/** Spark's `grouping(column)` in `rollup(...)`, `cube(...)` or `groupingSets(...)`'s `agg`: 1 where the row's set leaves the column out, else 0. */
+export function grouping(column: string): GroupingCall {
+  return GroupingCall.of_('grouping', [column]);
+}
+
+/** Spark's `grouping_id(...columns)` in `rollup(...)`, `cube(...)` or `groupingSets(...)`'s `agg`: the row's set's grouping id (of every key when given none). */
+export function groupingId(...columns: string[]): GroupingCall {
+  return GroupingCall.of_('grouping_id', columns);
 }

@@ -17,6 +17,7 @@ import type { AnyColumns, GroupArg } from '../query/types';
 import type { GroupKey } from '../plan/types';
 import { aggOf, hasAggregate, isAggregate, prettyOr, WRAPPED } from './aggregate-calls';
 import { type Span, SqlError, within } from './errors';
+import { GROUPING_ID_COLUMN, type Group, GroupingCalls, groupedBySets, groupingSetsOf, isGroupingCall } from './grouping';
 import type { SqlExpr, SqlQuery } from './statement';
 import {
   type AggregateCall,
@@ -52,46 +53,11 @@ function keyOf(k: SqlExpr, alias: string | undefined): string | GroupKey | Colum
   return alias === undefined ? expr(k.text) : expr(k.text).as(alias);
 }
 
-/**
- * `GROUP BY ROLLUP(a, b)` / `CUBE(a, b)` (the whole GROUP BY): the kind and its columns, as the
- * frame's rollup and cube take them (query/grouping-sets.ts); null for any other GROUP BY.
- */
-function groupingSets(sql: string, groupBy: readonly SqlExpr[]): { kind: 'rollup' | 'cube'; keys: SqlExpr[] } | null {
-  const at = groupBy.findIndex((g) => g.ast.k === 'call' && ['rollup', 'cube'].includes(g.ast.name.toLowerCase()));
-  if (at < 0) return null;
-  const g = groupBy[at];
-  const call = g.ast as Extract<SqlExpr['ast'], { k: 'call' }>;
-  const kind = call.name.toLowerCase() as 'rollup' | 'cube';
-  if (groupBy.length > 1) {
-    throw new SqlError(
-      'UNSUPPORTED_FEATURE',
-      `GROUP BY with ${kind.toUpperCase()} beside other grouping expressions is not supported by sluice: list every column in the ${kind.toUpperCase()}, or group in two steps`,
-      sql,
-      g.pos,
-    );
-  }
-  return {
-    kind,
-    keys: call.args.map((a) => {
-      if (a.k !== 'name' || a.parts.length !== 1) {
-        throw new SqlError(
-          'UNSUPPORTED_FEATURE',
-          `${kind.toUpperCase()} takes column names in sluice: select the expression under a name in a subquery first (FROM (SELECT ..., expr AS k FROM ...))`,
-          sql,
-          a.pos,
-        );
-      }
-      return { ast: a, text: a.parts[0], pos: a.pos };
-    }),
-  };
-}
-
 /** `frame` grouped and aggregated as the query's GROUP BY and select list say. */
 export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColumns>): StreamFrame<AnyColumns> {
   const columns = frame.columnsNow_();
-  const sets = groupingSets(sql, q.groupBy ?? []);
   // GROUP BY items: an ordinal or a select alias stands for its select item
-  const groups = (sets?.keys ?? q.groupBy ?? []).map((g): { e: SqlExpr; alias?: string } => {
+  const written = (q.groupBy ?? []).map((g): Group => {
     if (g.ast.k === 'lit' && typeof g.ast.value === 'number') {
       const item = q.items[g.ast.value - 1];
       if (!item || !Number.isInteger(g.ast.value)) {
@@ -113,7 +79,16 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
     if (hasAggregate(g.ast)) throw new SqlError('GROUP_BY_AGGREGATE', `Aggregate functions are not allowed in GROUP BY, but found ${g.text}`, sql, g.pos);
     return { e: g };
   });
+  // ROLLUP, CUBE, GROUPING SETS: the distinct grouping expressions and the sets over them (grouping.ts)
+  const analytics = q.grouping ? groupingSetsOf(sql, q.grouping, written, canonical) : null;
+  const groups = analytics ? analytics.keys.map((i) => written[i]) : written;
   const groupText = groups.map((g) => canonical(g.e.text));
+  const groupingCalls = new GroupingCalls(
+    sql,
+    analytics ? groups.map((g, i) => ({ same: groupText[i], text: prettyOr(g.e.text, columns) })) : null,
+    canonical,
+    columns,
+  );
   // each select item: a key (its index), an aggregate, or an expression over aggregates and plain grouping columns
   const spans: Span[] = groups.map((g) => ({ text: g.e.text, pos: g.e.pos }));
   const aggs: AggBuilder[] = [];
@@ -152,18 +127,24 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
    */
   const overKeys = (e: SqlExpr, aliased = false) => {
     const calls = aggregateCalls(sql, e, isAggregate);
-    const keys = groupingExprs(e, exprGroups, calls);
+    // grouping(k) and grouping_id(): read the grouping id (checked here, each call's column made once)
+    const groupings = aggregateCalls(sql, e, isGroupingCall).map((call) => ({ start: call.start, end: call.end, column: groupingCalls.of(call).column }));
+    const keys = groupingExprs(e, exprGroups, [...calls, ...groupings]);
     // (the columns read outside the grouping expressions)
-    const refs = columnRefs(sql, e, isAggregate).filter((r) => !inSpans(keys, r.start));
+    const refs = columnRefs(sql, e, isAggregate).filter((r) => !inSpans(keys, r.start) && !inSpans(groupings, r.start));
     const ok = refs.every((r) => {
       const name = r.name.toLowerCase();
       if (plainKeys.has(name) || (aliased && aliases.has(name))) return true;
       if (inputs.has(name)) return false;
       throw unresolved(sql, r, columns);
     });
-    return ok ? { calls, keys, refs } : null;
+    return ok ? { calls, keys, refs, groupings } : null;
   };
-  type Reads = { calls: Array<{ call: AggregateCall; hidden: Hidden }>; keys: Array<{ start: number; end: number; group: number }> };
+  type Reads = {
+    calls: Array<{ call: AggregateCall; hidden: Hidden }>;
+    keys: Array<{ start: number; end: number; group: number }>;
+    groupings: Array<{ start: number; end: number; column: string }>;
+  };
   type Pick = { key: number } | { agg: number } | ({ expr: SqlExpr; name?: string } & Reads);
   const picks = q.items.map((item): Pick => {
     if (item.ast.k === 'star') {
@@ -184,23 +165,26 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
       if (WRAPPED.has(b)) {
         // its value is a field of the aggregate: the select after the aggregation takes it out
         const call = { ast: item.ast as AggregateCall['ast'], start: item.pos, end: item.pos + item.text.length, text: item.text };
-        return { expr: item, calls: [{ call, hidden: hiddenOf(call) }], keys: [], name: b.name };
+        return { expr: item, calls: [{ call, hidden: hiddenOf(call) }], keys: [], groupings: [], name: b.name };
       }
       aggs.push(item.alias === undefined ? b : b.as(item.alias));
       return { agg: aggs.length - 1 };
     }
     const reads = overKeys(item);
     if (reads === null) throw missingAggregation(sql, item);
-    return { expr: item, calls: reads.calls.map((call) => ({ call, hidden: hiddenOf(call) })), keys: reads.keys };
+    return { expr: item, calls: reads.calls.map((call) => ({ call, hidden: hiddenOf(call) })), keys: reads.keys, groupings: reads.groupings };
   });
   const having = q.having;
   const havingReads = having === undefined ? null : overKeys(having, true);
   if (having !== undefined && havingReads === null) throw missingAggregation(sql, having);
   const havingCalls = havingReads === null ? [] : havingReads.calls.map((call) => ({ call, hidden: hiddenOf(call) }));
-  const keys = groups.map((g) => keyOf(g.e, g.alias));
-  const out = within(sql, spans, () =>
-    (sets ? frame[sets.kind](...sets.keys.map((k) => k.text)) : frame.groupBy(...(keys as GroupArg<AnyColumns>[]))).agg(...aggs),
-  );
+  const aggregatedFrame = within(sql, spans, () => {
+    if (analytics) return groupedBySets(sql, frame, groups, analytics.sets).aggregate_(aggs, GROUPING_ID_COLUMN);
+    return frame.groupBy(...(groups.map((g) => keyOf(g.e, g.alias)) as GroupArg<AnyColumns>[])).agg(...aggs);
+  });
+  // the aggregation's keys, then its aggregates (then the grouping id, and each grouping call's value)
+  const grouping = groupingCalls.all;
+  const out = grouping.length ? aggregatedFrame.selectExpr('*', ...grouping.map((g) => `${g.text} AS ${quoted(g.column)}`)) : aggregatedFrame;
   // the select list's order and names over the aggregation's keys-then-aggregates
   const outCols = out.columnsNow_().map((c) => c.name);
   const aggColumn = (agg: number) => outCols[groups.length + agg];
@@ -218,9 +202,15 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
     rewritten(e, [
       ...reads.calls.map(({ call, hidden: h }) => ({ start: call.start, end: call.end, text: hiddenText(h, aggColumn) })),
       ...reads.keys.map(({ start, end, group }) => ({ start, end, text: quoted(outCols[group]) })),
+      ...reads.groupings.map(({ start, end, column }) => ({ start, end, text: quoted(column) })),
       ...more,
     ]);
   const outInfo = out.columnsNow_();
+  // the hidden columns as Spark names what they hold: an aggregate call, a grouping call
+  const hiddenNames: HiddenName[] = [
+    ...[...hidden.values()].map((h) => ({ column: aggColumn(h.agg), name: h.name })),
+    ...grouping.map((g) => ({ column: g.column, name: g.name })),
+  ];
   const items = picks.map((p, i) => {
     const item = q.items[i];
     if (!('expr' in p)) {
@@ -228,7 +218,7 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
       return { text: quoted(from), as: item.alias ?? from, pos: item.pos };
     }
     const text = evaluated(p.expr, p);
-    return { text, as: item.alias ?? p.name ?? namedItemName(item.ast, columns) ?? sparkName(text, outInfo, hidden, aggColumn), pos: item.pos };
+    return { text, as: item.alias ?? p.name ?? namedItemName(item.ast, columns) ?? sparkName(text, outInfo, hiddenNames), pos: item.pos };
   });
   let filtered = out;
   if (having !== undefined) {
@@ -237,10 +227,10 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
     const aliasRefs = havingReads!.refs
       .filter((r) => aliasOf.has(r.name.toLowerCase()) && !inputs.has(r.name.toLowerCase()))
       .map((r) => ({ start: r.start, end: r.end, text: `(${aliasOf.get(r.name.toLowerCase())})` }));
-    const condition = evaluated(having, { calls: havingCalls, keys: havingReads!.keys }, aliasRefs);
-    filtered = sparkNames(hidden, aggColumn, () => within(sql, [{ text: condition, pos: having.pos }], () => out.filter(condition)));
+    const condition = evaluated(having, { calls: havingCalls, keys: havingReads!.keys, groupings: havingReads!.groupings }, aliasRefs);
+    filtered = sparkNames(hiddenNames, () => within(sql, [{ text: condition, pos: having.pos }], () => out.filter(condition)));
   }
-  return sparkNames(hidden, aggColumn, () =>
+  return sparkNames(hiddenNames, () =>
     within(
       sql,
       items.map((it) => ({ text: it.text, pos: it.pos })),
@@ -261,9 +251,15 @@ function hiddenText(h: Hidden, aggColumn: (agg: number) => string): string {
   return h.wrapped ? `${quoted(aggColumn(h.agg))}.v` : quoted(aggColumn(h.agg));
 }
 
-/** `text` with each spelling of a hidden aggregate's column (and its `v`) written as the call's name. */
-function named(text: string, h: Hidden, aggColumn: (agg: number) => string): string {
-  const col = aggColumn(h.agg);
+/** A hidden column, and the name Spark gives what it holds. */
+interface HiddenName {
+  readonly column: string;
+  readonly name: string;
+}
+
+/** `text` with each spelling of a hidden column (and of its `v`, a wrapped aggregate's value) written as Spark's name. */
+function named(text: string, h: HiddenName): string {
+  const col = h.column;
   return text
     .replaceAll(`${quoted(col)}.v`, h.name)
     .replaceAll(`${col}.v`, h.name)
@@ -271,12 +267,12 @@ function named(text: string, h: Hidden, aggColumn: (agg: number) => string): str
     .replaceAll(col, h.name);
 }
 
-/** Runs `build`; an error it throws names each hidden aggregate by its call's name, as the query wrote it. */
-function sparkNames<T>(hidden: ReadonlyMap<string, Hidden>, aggColumn: (agg: number) => string, build: () => T): T {
+/** Runs `build`; an error it throws names each hidden column by what it holds, as the query wrote it. */
+function sparkNames<T>(hidden: readonly HiddenName[], build: () => T): T {
   try {
     return build();
   } catch (e) {
-    if (e instanceof Error) for (const h of hidden.values()) e.message = named(e.message, h, aggColumn);
+    if (e instanceof Error) for (const h of hidden) e.message = named(e.message, h);
     throw e;
   }
 }
@@ -293,11 +289,11 @@ function namedItemName(ast: SqlExpr['ast'], columns: readonly ColumnInfo[]): str
   return resolveName(columns, ast.arg.parts[0])?.name;
 }
 
-/** Spark's name of an expression over aggregates: its pretty SQL, each hidden aggregate written as the call's name (`(sum(a) / count(1))`). */
-function sparkName(text: string, columns: readonly ColumnInfo[], hidden: ReadonlyMap<string, Hidden>, aggColumn: (agg: number) => string): string {
+/** Spark's name of an expression over aggregates: its pretty SQL, each hidden column written as Spark's name (`(sum(a) / count(1))`). */
+function sparkName(text: string, columns: readonly ColumnInfo[], hidden: readonly HiddenName[]): string {
   // (an expression that does not analyze: the select reports its error, at its place)
   let pretty = prettyOr(text, columns);
-  for (const h of hidden.values()) pretty = named(pretty, h, aggColumn);
+  for (const h of hidden) pretty = named(pretty, h);
   return pretty;
 }
 

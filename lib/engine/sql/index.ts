@@ -125,7 +125,7 @@ function frameOf(written: SqlQuery): StreamFrame<AnyColumns> {
   if (isAggregating(q)) {
     if (q.distinct) throw unsupported(sql, q.items[0].pos, 'SELECT DISTINCT with GROUP BY: the groups are distinct already, drop DISTINCT');
     const grouped = frame;
-    return atClause(sql, q.groupBy?.[0].pos ?? q.items[0].pos, () => aggregated(sql, q, grouped));
+    return atClause(sql, q.groupBy?.[0]?.pos ?? q.items[0].pos, () => aggregated(sql, q, grouped));
   }
   const star = q.items.length === 1 && q.items[0].ast.k === 'star' && q.items[0].ast.qualifier.length === 0 && q.items[0].alias === undefined;
   if (!star) {
@@ -282,7 +282,7 @@ function compileStatement(q: SqlQuery): QueryPlan {
   writer.trigger({ availableNow: true });
   for (const s of writerSets) atClause(sql, s.pos, () => setWriter(sql, writer, s));
   // a refusal of the whole query (append without a watermark, ...) points at its GROUP BY or select list
-  return atClause(sql, q.groupBy?.[0].pos ?? q.items[0].pos, () => writer.plan());
+  return atClause(sql, q.groupBy?.[0]?.pos ?? q.items[0].pos, () => writer.plan());
 }
 
 /**

@@ -109,6 +109,13 @@ export interface SqlQuery {
   readonly unpivot?: UnpivotClause;
   readonly where?: SqlExpr;
   readonly groupBy?: readonly SqlExpr[];
+  /**
+   * GROUP BY's items when it has ROLLUP (...), CUBE (...) or GROUPING SETS (...) (or ends in WITH
+   * ROLLUP / WITH CUBE, or is Hive's `GROUP BY a, b GROUPING SETS (...)`): each a plain expression
+   * or a grouping analytics whose elements are lists of expressions, every expression an index
+   * into `groupBy` (which lists them all, in the order written).
+   */
+  readonly grouping?: readonly GroupingItem[];
   /** `GROUP BY ALL` as written, read as the name `all`: Spark groups by a column of that name when there is one. */
   readonly groupByAllName?: SqlExpr;
   /** HAVING's condition: a filter over the aggregation's output. */
@@ -120,6 +127,18 @@ export interface SqlQuery {
   /** `LIMIT n`, and where it stands. */
   readonly limit?: { readonly pos: number; readonly n: number };
 }
+
+/** One GROUP BY item, its expressions indexes into the query's `groupBy`. */
+export type GroupingItem =
+  | { readonly kind: 'EXPR'; readonly expr: number }
+  | {
+      readonly kind: 'ROLLUP' | 'CUBE' | 'GROUPING SETS';
+      readonly pos: number;
+      /** Each element's expressions: `(a, b)`, `a`, or `()` (none). */
+      readonly elements: ReadonlyArray<readonly number[]>;
+      /** Hive's `GROUP BY a, b GROUPING SETS (...)`: the list before GROUPING SETS (grouping columns of every set's id). */
+      readonly over?: readonly number[];
+    };
 
 /** Words that end a select item or a relation: never taken as a bare alias. */
 const CLAUSE_WORDS = new Set([
@@ -362,6 +381,7 @@ class StatementParser {
     const unpivot = this.isWord('UNPIVOT') ? this.unpivotClause() : undefined;
     const where = this.word('WHERE') ? this.expression() : undefined;
     let groupBy: SqlExpr[] | undefined;
+    let grouping: GroupingItem[] | undefined;
     let groupByAllName: SqlExpr | undefined;
     if (this.word('GROUP')) {
       this.expectWord('BY', 'BY after GROUP');
@@ -372,11 +392,7 @@ class StatementParser {
         // (none: the items all aggregate, one group of every row, as without GROUP BY)
         const keys = items.filter((it) => !hasAggregate(it.ast)).map((it) => ({ ast: it.ast, text: it.text, pos: it.pos }));
         groupBy = keys.length ? keys : undefined;
-      } else {
-        groupBy = [];
-        do groupBy.push(this.expression());
-        while (this.op(','));
-      }
+      } else ({ exprs: groupBy, items: grouping } = this.groupByList());
     }
     const having = this.word('HAVING') ? this.expression() : undefined;
     return {
@@ -390,9 +406,99 @@ class StatementParser {
       ...(unpivot ? { unpivot } : {}),
       where,
       groupBy,
+      ...(grouping ? { grouping } : {}),
       ...(groupByAllName ? { groupByAllName } : {}),
       ...(having ? { having } : {}),
     };
+  }
+
+  /**
+   * GROUP BY's list: expressions, ROLLUP (...), CUBE (...) and GROUPING SETS (...), then WITH ROLLUP,
+   * WITH CUBE or Hive's GROUPING SETS (...) over the list. `items` only when there is an analytics.
+   */
+  private groupByList(): { exprs: SqlExpr[]; items?: GroupingItem[] } {
+    const exprs: SqlExpr[] = [];
+    const add = (e: SqlExpr) => exprs.push(e) - 1;
+    const items: GroupingItem[] = [];
+    do {
+      const pos = this.peek().pos;
+      const kind = this.analyticsKind();
+      items.push(kind ? { kind, pos, elements: this.groupingElements(kind, exprs, add) } : { kind: 'EXPR', expr: add(this.expression()) });
+    } while (this.op(','));
+    const analytics = items.some((it) => it.kind !== 'EXPR');
+    const plain = () => {
+      if (analytics) throw syntaxError(this.sql, this.peek().pos, 'plain grouping expressions before WITH ROLLUP, WITH CUBE or GROUPING SETS');
+      return items.map((it) => (it as { expr: number }).expr);
+    };
+    if (this.isWord('WITH') && (this.isWord('ROLLUP', 1) || this.isWord('CUBE', 1))) {
+      const pos = this.peek(1).pos;
+      const kind = this.peek(1).text.toUpperCase() as 'ROLLUP' | 'CUBE';
+      this.i += 2;
+      return { exprs, items: [{ kind, pos, elements: plain().map((e) => [e]) }] };
+    }
+    if (this.isWord('GROUPING') && this.isWord('SETS', 1) && this.isOp('(', 2)) {
+      const pos = this.peek().pos;
+      this.i += 2;
+      const over = plain();
+      return { exprs, items: [{ kind: 'GROUPING SETS', pos, elements: this.groupingElements('GROUPING SETS', exprs, add), over }] };
+    }
+    return analytics ? { exprs, items } : { exprs };
+  }
+
+  /** ROLLUP, CUBE or GROUPING SETS when the next words are one followed by '(' (and taken), else null. */
+  private analyticsKind(): 'ROLLUP' | 'CUBE' | 'GROUPING SETS' | null {
+    for (const kind of ['ROLLUP', 'CUBE'] as const) {
+      if (this.isWord(kind) && this.isOp('(', 1)) {
+        this.i++;
+        return kind;
+      }
+    }
+    if (this.isWord('GROUPING') && this.isWord('SETS', 1) && this.isOp('(', 2)) {
+      this.i += 2;
+      return 'GROUPING SETS';
+    }
+    return null;
+  }
+
+  /** `( element, ... )` of an analytics: each `(a, b)`, `()` or one expression, as indexes given by `add`. */
+  private groupingElements(kind: string, exprs: SqlExpr[], add: (e: SqlExpr) => number): number[][] {
+    this.expectOp('(', `'(' after ${kind}`);
+    const elements: number[][] = [];
+    do {
+      const at = this.peek();
+      if (
+        (at.kind === 'ident' && ['ROLLUP', 'CUBE'].includes(at.text.toUpperCase()) && this.isOp('(', 1)) ||
+        (this.isWord('GROUPING') && this.isWord('SETS', 1))
+      )
+        throw syntaxError(
+          this.sql,
+          at.pos,
+          `an expression or a list of them in ${kind} (a ROLLUP, CUBE or GROUPING SETS inside another is not supported: list its sets)`,
+        );
+      elements.push(this.groupingElement(exprs, add));
+    } while (this.op(','));
+    this.expectOp(')', `',' or ')' closing ${kind} (...)`);
+    return elements;
+  }
+
+  /** One grouping set: `(a, b)`, `()`, or an expression (`(a + b) * 2` is one). */
+  private groupingElement(exprs: SqlExpr[], add: (e: SqlExpr) => number): number[] {
+    if (this.isOp('(')) {
+      const at = this.i;
+      const had = exprs.length;
+      this.i++;
+      const list: number[] = [];
+      if (!this.op(')')) {
+        do list.push(add(this.expression()));
+        while (this.op(','));
+        this.expectOp(')', "',' or ')' closing the grouping set");
+      }
+      if (this.isOp(',') || this.isOp(')')) return list;
+      // not a list: an expression that starts with a parenthesis
+      this.i = at;
+      exprs.length = had;
+    }
+    return [add(this.expression())];
   }
 
   /** `LATERAL VIEW [OUTER] generator(args) table [AS] column, ...` (Spark's grammar: the table's name is required, the columns not). */
