@@ -18,6 +18,7 @@ import { BIT, BOOLEAN_AGGS, COLLECT, PAIR, STATISTICAL } from '../plan/agg-kinds
 import { call, constantArg, def, double, int, numeric } from './fn-util';
 import { HASH_FUNCTIONS } from './hashes';
 import { FROM_JSON_FUNCTIONS } from './from-json';
+import { SCHEMA_OF_JSON_FUNCTIONS } from './schema-of-json';
 import { GENERATOR_FUNCTIONS } from './generators';
 import { INPUT_FILE_FUNCTIONS } from './input-file';
 import { RAISE_FUNCTIONS } from './raise-functions';
@@ -595,6 +596,7 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
   ...NUMBER_FORMAT_FUNCTIONS,
   ...JSON_FUNCTIONS,
   ...FROM_JSON_FUNCTIONS,
+  ...SCHEMA_OF_JSON_FUNCTIONS,
   ...MORE_FUNCTIONS,
   ...DATETIME_FUNCTIONS,
   ...DATETIME_CONVERSIONS,
