@@ -17,6 +17,7 @@ import { SparkRowError } from './errors';
 import { BIT, BOOLEAN_AGGS, COLLECT, PAIR, STATISTICAL } from '../plan/agg-kinds';
 import { call, constantArg, def, double, int, numeric } from './fn-util';
 import { HASH_FUNCTIONS } from './hashes';
+import { FROM_CSV_FUNCTIONS } from './from-csv';
 import { FROM_JSON_FUNCTIONS } from './from-json';
 import { SCHEMA_OF_JSON_FUNCTIONS } from './schema-of-json';
 import { GENERATOR_FUNCTIONS } from './generators';
@@ -596,6 +597,7 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
   ...NUMBER_FORMAT_FUNCTIONS,
   ...JSON_FUNCTIONS,
   ...FROM_JSON_FUNCTIONS,
+  ...FROM_CSV_FUNCTIONS,
   ...SCHEMA_OF_JSON_FUNCTIONS,
   ...MORE_FUNCTIONS,
   ...DATETIME_FUNCTIONS,

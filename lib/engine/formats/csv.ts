@@ -153,19 +153,19 @@ function lineSeparatorOf(text: string): string {
   return (b === '\r' || b === '\n') && b !== a ? a + b : a;
 }
 
-interface Field {
+export interface Field {
   readonly text: string;
   readonly quoted: boolean;
 }
 
-interface CsvRecord {
+export interface CsvRecord {
   readonly line: number;
   readonly raw: string;
   readonly fields: Field[];
 }
 
 /** The records of a file's text, with the line each starts on; blank and comment lines skipped. */
-function* csvRecords(text: string, o: CsvOptions): Generator<CsvRecord> {
+export function* csvRecords(text: string, o: CsvOptions): Generator<CsvRecord> {
   const newline = o.multiLine && o.lineSep === null ? lineSeparatorOf(text) : '\n';
   const n = text.length;
   // the length of the line ending at k, 0 when there is none: lineSep when set (Hadoop's reader
@@ -311,7 +311,7 @@ export function* decodeCsv(schema: Schema, o: CsvOptions, file: string, text: st
 }
 
 /** A field as univocity hands it to Spark: an empty field is nullValue unquoted, emptyValue quoted. */
-function tokenOf(f: Field, o: CsvOptions): string {
+export function tokenOf(f: Field, o: CsvOptions): string {
   if (f.text !== '') return f.text;
   return f.quoted ? o.emptyValue : o.nullValue;
 }
