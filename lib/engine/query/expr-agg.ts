@@ -6,6 +6,7 @@
  * expression fails is a dead letter before the aggregation, and no aggregate counts it, as
  * FORMAT-3 says. `window(...)` and `session_window(...)` as expressions are the window keys.
  */
+import { tempNames } from './temp-names';
 import { InvalidQueryError } from '../errors';
 import { parseExpression, type Ast } from '../expr/parser';
 import { analyzeExpression, prettySql } from '../expr';
@@ -36,13 +37,7 @@ export function aggregation(cols: readonly ColumnInfo[], keys: ReadonlyArray<str
   const outKeys: Array<string | GroupKey> = [];
   const keyNames: string[] = [];
   const finalNames: string[] = [];
-  let temp = 0;
-  const tempName = (base: string): string => {
-    let n: string;
-    do n = `__${base}${temp++}`;
-    while (cols.some((c) => c.name === n));
-    return n;
-  };
+  const tempName = tempNames(cols);
   for (const k of keys) {
     if (!(k instanceof Column)) {
       outKeys.push(k);

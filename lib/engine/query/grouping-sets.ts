@@ -14,6 +14,7 @@ import { InvalidQueryError } from '../errors';
 import { resolveName } from '../resolve-name';
 import { unknownColumn } from '../plan/columns';
 import { quoteName } from './column';
+import { tempNames } from './temp-names';
 import { type AggBuilder, count, renamed } from './functions';
 import type { AggArg, AnyColumns, FrameColumns } from './types';
 import type { StreamFrame } from './frame';
@@ -118,15 +119,7 @@ export class GroupingSetsFrame {
    */
   aggregate_(aggs: readonly AggArg<AnyColumns>[], idAs?: string): StreamFrame<AnyColumns> {
     const cols = this.frame.columnsNow_();
-    const taken = new Set(cols.map((c) => c.name));
-    let n = 0;
-    const temp = (base: string): string => {
-      let name: string;
-      do name = `__${base}${n++}`;
-      while (taken.has(name));
-      taken.add(name);
-      return name;
-    };
+    const temp = tempNames(cols);
     const keyNames = this.keys.map(() => temp('gs_key'));
     const idName = temp('gs_id');
     // a set written twice keeps its rows apart by its position
