@@ -173,9 +173,29 @@ function shown(v: unknown): string {
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
+/**
+ * Why a number does not fit DECIMAL(p,s), and the type that would hold it: a wider DECIMAL while
+ * its digits before the point and the scale fit in 38, else a smaller scale, else DOUBLE or STRING.
+ */
+function decimalTooWide(t: DataType, n: number): string {
+  const p = t.precision!;
+  const s = t.scale!;
+  // the digits before the point (a number past a double's range: more than any DECIMAL holds)
+  const digits = Number.isFinite(n) ? Math.max(1, Math.floor(Math.log10(Math.abs(n))) + 1) : Number.POSITIVE_INFINITY;
+  const why = `needs more than ${p - s} digits before the point`;
+  if (digits + s <= 38) return `${why}; declare the column DECIMAL(${Math.min(38, Math.max(p + 10, digits + s))},${s}) or wider (at most 38 digits)`;
+  if (digits <= 38) return `${why}; declare the column with a smaller scale, e.g. DECIMAL(38,${38 - digits}), or DOUBLE`;
+  if (Number.isFinite(n)) return `${why}, more than the 38 a DECIMAL holds: declare the column DOUBLE or STRING`;
+  return `${why}, more than a DECIMAL or a DOUBLE holds: declare the column STRING to keep its text`;
+}
+
 function describeBad(path: string, t: DataType, v: unknown): string {
   const kind = isNumberLiteral(v) ? 'number' : typeName(v);
-  const head = `column ${path} (${ddlOf(t)}) has ${kind} ${shown(v)}: `;
+  // (a number token past a double's range reaches here as an infinity: its text is not kept on that path)
+  const head =
+    typeof v === 'number' && !Number.isFinite(v) && !Number.isNaN(v)
+      ? `column ${path} (${ddlOf(t)}) has a number ${v > 0 ? 'above' : 'below'} ${v > 0 ? '' : '-'}1.8e308 (a huge exponent): `
+      : `column ${path} (${ddlOf(t)}) has ${kind} ${shown(v)}: `;
   const n = isNumberLiteral(v) ? Number(v.value) : v;
   if (isNumberLiteral(v) && !INTEGER_LITERAL.test(v.value) && (t.type === 'INT' || t.type === 'LONG' || t.type === 'TIMESTAMP')) {
     return t.type === 'TIMESTAMP'
@@ -204,18 +224,9 @@ function describeBad(path: string, t: DataType, v: unknown): string {
     case 'BOOLEAN':
       return `${head}expected true or false`;
     case 'DECIMAL':
-      return (
-        head +
-        (typeof n === 'number'
-          ? `needs more than ${t.precision! - t.scale!} digits before the point; ${
-              t.precision! < 38
-                ? `declare the column DECIMAL(${Math.min(38, t.precision! + 10)},${t.scale}) or wider (at most 38 digits)`
-                : t.scale! > 0
-                  ? `declare the column with a smaller scale, e.g. DECIMAL(38,${Math.max(0, t.scale! - 10)}), or DOUBLE`
-                  : 'a DECIMAL holds at most 38 digits: declare the column DOUBLE or STRING'
-            }`
-          : 'expected a JSON number (a DECIMAL is read from the number as written); fix the producer or declare the column STRING')
-      );
+      return typeof n === 'number'
+        ? head + decimalTooWide(t, n)
+        : `${head}expected a JSON number (a DECIMAL is read from the number as written); fix the producer or declare the column STRING`;
     case 'DATE':
       return `${head}expected "YYYY-MM-DD", a day of years 0001-9999; fix the producer or declare the column STRING`;
     case 'ARRAY':

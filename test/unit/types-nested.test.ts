@@ -119,9 +119,15 @@ describe('DECIMAL values', () => {
       'column p (DECIMAL(4,2)) has number 123.4: needs more than 2 digits before the point; declare the column DECIMAL(14,2) or wider (at most 38 digits)',
     );
     expect(reason('p DECIMAL(38,2)', `{"p":1${'0'.repeat(36)}}`)).toMatch(
-      /needs more than 36 digits before the point; declare the column with a smaller scale, e\.g\. DECIMAL\(38,0\), or DOUBLE$/,
+      /needs more than 36 digits before the point; declare the column with a smaller scale, e\.g\. DECIMAL\(38,1\), or DOUBLE$/,
     );
-    expect(reason('p DECIMAL(38,0)', `{"p":1${'0'.repeat(38)}}`)).toMatch(/a DECIMAL holds at most 38 digits: declare the column DOUBLE or STRING$/);
+    expect(reason('p DECIMAL(38,0)', `{"p":1${'0'.repeat(38)}}`)).toMatch(/more than the 38 a DECIMAL holds: declare the column DOUBLE or STRING$/);
+    // a number past a double's range: no DECIMAL or DOUBLE holds it (its text is not kept on the fast path)
+    expect(reason('p DECIMAL(10,2)', '{"p":1e100000000}')).toBe(
+      'column p (DECIMAL(10,2)) has a number above 1.8e308 (a huge exponent): needs more than 8 digits before the point, more than a DECIMAL or a DOUBLE holds: declare the column STRING to keep its text',
+    );
+    // a wider DECIMAL is one that holds this number's digits
+    expect(reason('p DECIMAL(10,2)', `{"p":1${'0'.repeat(20)}}`)).toMatch(/declare the column DECIMAL\(23,2\) or wider/);
     expect(reason('p DECIMAL(4,2)', '{"p":"1.5"}')).toMatch(/column p \(DECIMAL\(4,2\)\) has string "1.5": expected a JSON number/);
   });
 });
