@@ -18,6 +18,7 @@ import { BIT, BOOLEAN_AGGS, COLLECT, PAIR, STATISTICAL } from '../plan/agg-kinds
 import { call, constantArg, def, double, int, numeric } from './fn-util';
 import { HASH_FUNCTIONS } from './hashes';
 import { FROM_CSV_FUNCTIONS } from './from-csv';
+import { TO_CSV_FUNCTIONS } from './to-csv';
 import { FROM_JSON_FUNCTIONS } from './from-json';
 import { SCHEMA_OF_JSON_FUNCTIONS } from './schema-of-json';
 import { GENERATOR_FUNCTIONS } from './generators';
@@ -598,6 +599,7 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
   ...JSON_FUNCTIONS,
   ...FROM_JSON_FUNCTIONS,
   ...FROM_CSV_FUNCTIONS,
+  ...TO_CSV_FUNCTIONS,
   ...SCHEMA_OF_JSON_FUNCTIONS,
   ...MORE_FUNCTIONS,
   ...DATETIME_FUNCTIONS,

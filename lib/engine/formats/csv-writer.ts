@@ -1,0 +1,103 @@
+/**
+ * One CSV record as Spark writes it (UnivocityGenerator over univocity's CsvWriter with the
+ * settings of CSVOptions.asWriterSettings), for to_csv: written here, as the reader is (csv.ts),
+ * because the rules that decide a field's text are univocity's:
+ *
+ *     null         nullValue ("" unless set); "" emptyValue (`""` unless set), and so is a value
+ *                  of only blanks when leading blanks are dropped; each written as any value
+ *                  is, except that one already in quotes is written as it is
+ *     blanks       leading and trailing characters up to U+0020 dropped (ignoreLeadingWhiteSpace,
+ *                  ignoreTrailingWhiteSpace: true when writing), inside quotes too
+ *     quoted       when the value holds the separator, \n or \r, or (escapeQuotes, the default) the
+ *                  quote; when it starts with the quote; the first field when it starts with the
+ *                  comment character (`#` unless set); every field with quoteAll
+ *     escaped      inside quotes, the quote and the escape are preceded by the escape (`\`; the
+ *                  escape by charToEscapeQuoteEscaping, itself unless set or when escape = quote);
+ *                  unquoted, a value is written as it is
+ */
+export interface CsvWriteOptions {
+  readonly sep: string;
+  readonly quote: string;
+  readonly escape: string;
+  /** what escapes the escape inside quotes ('' for nothing) */
+  readonly escapeEscape: string;
+  readonly nullValue: string;
+  readonly emptyValue: string;
+  readonly comment: string;
+  readonly quoteAll: boolean;
+  readonly escapeQuotes: boolean;
+  readonly ignoreLeading: boolean;
+  readonly ignoreTrailing: boolean;
+}
+
+/** A character univocity's writer counts as whitespace (skipBitsAsWhitespace: every one up to U+0020). */
+const blank = (c: string) => c <= ' ';
+
+/** The record of `values` (null: a null field) as univocity's CsvWriter.processRow writes it, without a line end. */
+export function csvRecordText(values: ReadonlyArray<string | null>, o: CsvWriteOptions): string {
+  return values.map((v, i) => fieldText(v, i, o)).join(o.sep);
+}
+
+/** Whether `s` from `from` holds what makes univocity quote a value: the separator, a line end or (escapeQuotes) the quote. */
+function needsQuotes(s: string, from: number, o: CsvWriteOptions): boolean {
+  for (let i = from; i < s.length; i++) {
+    const c = s[i];
+    if (c === '\n' || c === '\r' || (o.escapeQuotes && c === o.quote) || s.startsWith(o.sep, i)) return true;
+  }
+  return false;
+}
+
+/** `s` from `from`, its quotes and escapes escaped, as appendQuoted writes it inside quotes. */
+function quotedBody(s: string, from: number, o: CsvWriteOptions): string {
+  let out = '';
+  for (let i = from; i < s.length; i++) {
+    const c = s[i];
+    if (c === o.quote) out += o.escape + c;
+    else if (c === o.escape) out += o.escapeEscape + c;
+    else out += c;
+  }
+  return out;
+}
+
+/** The trailing blanks dropped (ignoreTrailingWhiteSpace). */
+function trimEnd(s: string, o: CsvWriteOptions): string {
+  if (!o.ignoreTrailing) return s;
+  let end = s.length;
+  while (end > 0 && blank(s[end - 1])) end--;
+  return s.slice(0, end);
+}
+
+function fieldText(value: string | null, column: number, o: CsvWriteOptions): string {
+  // null is nullValue, and an empty value (or, with ignoreLeadingWhiteSpace, one of blanks) emptyValue,
+  // each written by the rules of any value, except that one already in quotes is written as it is
+  let text = value;
+  let substituted = false;
+  if (text === null) {
+    text = o.nullValue;
+    substituted = true;
+  } else {
+    let k = 0;
+    if (o.ignoreLeading) while (k < text.length && blank(text[k])) k++;
+    if (text === '' || k === text.length) {
+      text = o.emptyValue;
+      substituted = true;
+    }
+  }
+  let start = 0;
+  if (o.ignoreLeading) while (start < text.length && blank(text[start])) start++;
+  const q = (body: string) => `${o.quote}${trimEnd(body, o)}${o.quote}`;
+  if (o.quoteAll || (start < text.length && text[start] === o.quote) || (column === 0 && text !== '' && text[0] === o.comment)) {
+    if (substituted && text.length >= 2 && text[0] === o.quote && text[text.length - 1] === o.quote) return text;
+    return q(quotedBody(text, start, o));
+  }
+  // unquoted until a character that needs quotes; the quote or the escape settles it for the rest
+  for (let i = start; i < text.length; i++) {
+    const c = text[i];
+    if (c === o.quote || c === o.escape) {
+      if (needsQuotes(text, i, o)) return q(text.slice(start, i) + quotedBody(text, i, o));
+      return trimEnd(text.slice(start), o);
+    }
+    if (c === '\n' || c === '\r' || text.startsWith(o.sep, i)) return q(text.slice(start, i) + quotedBody(text, i, o));
+  }
+  return trimEnd(text.slice(start), o);
+}
