@@ -208,6 +208,32 @@ describe('in SQL', () => {
     expect(cube).toHaveLength(12);
   });
 
+  it('takes ordinals, select aliases, qualified names and a composite element (rolled up as one)', async () => {
+    const two = [
+      { country: 'FR', city: 'Paris', n: 1 },
+      { country: 'DE', city: 'Berlin', n: 4 },
+    ];
+    const run = async (text: string) => {
+      const { rows: out } = await runPlanOnce(sql(text), two);
+      return sorted(out.map((r) => ({ ...r })));
+    };
+    const byCountry = sorted([
+      { country: 'FR', c: 1 },
+      { country: 'DE', c: 1 },
+      { country: null, c: 2 },
+    ]);
+    expect(await run('SELECT country, count(*) AS c FROM t GROUP BY ROLLUP(1)')).toEqual(byCountry);
+    expect(await run('SELECT country, count(*) AS c FROM t AS x GROUP BY ROLLUP(x.country)')).toEqual(byCountry);
+    expect(await run('SELECT country AS k, count(*) AS c FROM t GROUP BY CUBE(k)')).toEqual(byCountry.map(({ country, c }) => ({ k: country, c })));
+    expect(await run('SELECT country, city, count(*) AS c FROM t GROUP BY ROLLUP((country, city))')).toEqual(
+      sorted([
+        { country: 'FR', city: 'Paris', c: 1 },
+        { country: 'DE', city: 'Berlin', c: 1 },
+        { country: null, city: null, c: 2 },
+      ]),
+    );
+  });
+
   it('a set written twice gives its rows twice (Spark keeps them apart by position)', async () => {
     expect(await rows(sql('SELECT sum(n) AS s FROM t GROUP BY GROUPING SETS ((), ())'))).toEqual([{ s: 15 }, { s: 15 }]);
     expect(await rows(sql('SELECT country, count(*) AS c FROM t GROUP BY GROUPING SETS ((country), (country))'))).toEqual(
