@@ -14,9 +14,9 @@ import type { ReaderOptions } from '../formats/options';
 import { BadText, valueOfText } from '../formats/text-values';
 import type { Column } from '../schema';
 import type { CallCtx, FunctionDef } from './analyze';
-import { SparkRowError } from './errors';
 import { call, constantArg, def, stringOnly } from './fn-util';
 import { jsonOptionsOf } from './json-functions';
+import { malformedRecord, parseModeOf } from './parse-modes';
 import { strict, type Typed } from './typed';
 import { type SqlType, toDataType, typeName } from './types';
 
@@ -65,15 +65,7 @@ function fromCsv(args: readonly Typed[], c: CallCtx): Typed {
   const text = stringOnly(c, args[0], 0);
   const t = csvSchema(c, args[1]);
   const given = jsonOptionsOf(c, args[2], 'parse');
-  const mode = (given.get('mode') ?? '').toUpperCase();
-  if (mode === 'DROPMALFORMED') {
-    throw c.az.fail(
-      'PARSE_MODE_UNSUPPORTED',
-      "The function `from_csv` doesn't support the DROPMALFORMED mode. Acceptable modes are PERMISSIVE and FAILFAST.",
-      c.pos,
-    );
-  }
-  const failFast = mode === 'FAILFAST';
+  const { failFast, corrupt } = parseModeOf(c, 'from_csv', given, t);
   const options: Record<string, string> = {};
   for (const name of OPTION_NAMES) {
     const v = given.get(name);
@@ -85,15 +77,6 @@ function fromCsv(args: readonly Typed[], c: CallCtx): Typed {
   } catch (e) {
     if (e instanceof InvalidOptionError) throw c.az.fail('INVALID_OPTIONS', `from_csv: ${e.message}`, c.pos);
     throw e;
-  }
-  const corruptName = given.get('columnNameOfCorruptRecord') ?? '_corrupt_record';
-  const corrupt = t.fields!.find((f) => f.name === corruptName);
-  if (corrupt !== undefined && corrupt.type !== 'STRING') {
-    throw c.az.fail(
-      'INVALID_CORRUPT_RECORD_TYPE',
-      `The column \`${corruptName}\` for corrupt records must have the nullable STRING type, but got ${typeName(corrupt)}: declare it STRING`,
-      c.pos,
-    );
   }
   const columns = t.fields!.filter((f) => f !== corrupt).map((f) => ({ ...toDataType(f), name: f.name }) as Column);
   return call(
@@ -121,10 +104,7 @@ function fromCsv(args: readonly Typed[], c: CallCtx): Typed {
       });
       if (!bad) return out;
       if (failFast) {
-        throw new SparkRowError(
-          'MALFORMED_RECORD_IN_PARSING.WITHOUT_SUGGESTION',
-          `Malformed records are detected in record parsing: ${s}. Parse Mode: FAILFAST. To process malformed records as null result, try setting the option 'mode' as 'PERMISSIVE'.`,
-        );
+        throw malformedRecord(s);
       }
       if (corrupt !== undefined) out[corrupt.name] = s;
       return out;

@@ -13,6 +13,7 @@ import { castFunction } from './cast';
 import { SparkRowError } from './errors';
 import { call, constantArg, def, stringOnly } from './fn-util';
 import { isLossless, jacksonCopy, jacksonInput, type JsonOptions, jsonOptionsOf } from './json-functions';
+import { malformedRecord, parseModeOf } from './parse-modes';
 import { microsValue, parseTimestampMicros } from './time';
 import { strict, type Typed } from './typed';
 import { STRING, type SqlType, typeName } from './types';
@@ -157,25 +158,7 @@ function fromJson(args: readonly Typed[], c: CallCtx): Typed {
   const text = stringOnly(c, args[0], 0);
   const t = schemaOf(c, args[1]);
   const o = jsonOptionsOf(c, args[2], 'parse');
-  // Spark's ParseMode.fromString: any other name is PERMISSIVE
-  const mode = (o.get('mode') ?? '').toUpperCase();
-  if (mode === 'DROPMALFORMED') {
-    throw c.az.fail(
-      'PARSE_MODE_UNSUPPORTED',
-      "The function `from_json` doesn't support the DROPMALFORMED mode. Acceptable modes are PERMISSIVE and FAILFAST.",
-      c.pos,
-    );
-  }
-  const failFast = mode === 'FAILFAST';
-  const corruptName = o.get('columnNameOfCorruptRecord') ?? '_corrupt_record';
-  const corrupt = t.type === 'STRUCT' ? t.fields!.find((f) => f.name === corruptName) : undefined;
-  if (corrupt !== undefined && corrupt.type !== 'STRING') {
-    throw c.az.fail(
-      'INVALID_CORRUPT_RECORD_TYPE',
-      `The column \`${corruptName}\` for corrupt records must have the nullable STRING type, but got ${typeName(corrupt)}: declare it STRING`,
-      c.pos,
-    );
-  }
+  const { failFast, corrupt } = parseModeOf(c, 'from_json', o, t);
   const parsedType: SqlType = corrupt === undefined ? t : { type: 'STRUCT', fields: t.fields!.filter((f) => f !== corrupt) };
   const nulls = () => Object.fromEntries(t.fields!.map((f) => [f.name, null]));
   const badRecord = (s: string, partial: unknown, arrayForStruct = false): unknown => {
@@ -186,10 +169,7 @@ function fromJson(args: readonly Typed[], c: CallCtx): Typed {
           `Malformed records are detected in record parsing: ${s}. Parse Mode: FAILFAST. Parsing JSON arrays as structs is forbidden: give an ARRAY<STRUCT<...>> schema, or set the option 'mode' as 'PERMISSIVE'.`,
         );
       }
-      throw new SparkRowError(
-        'MALFORMED_RECORD_IN_PARSING.WITHOUT_SUGGESTION',
-        `Malformed records are detected in record parsing: ${s}. Parse Mode: FAILFAST. To process malformed records as null result, try setting the option 'mode' as 'PERMISSIVE'.`,
-      );
+      throw malformedRecord(s);
     }
     // an ARRAY or MAP schema keeps its partial value (a struct element with a field that did not fit)
     if (t.type !== 'STRUCT') return partial;

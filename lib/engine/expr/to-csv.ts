@@ -46,16 +46,16 @@ function toCsv(args: readonly Typed[], c: CallCtx): Typed {
     return v;
   };
   const quote = char('quote', '"');
-  const escape = char('escape', '\\');
+  const escapeChar = char('escape', '\\');
   const escapeEscapeGiven = o.get('charToEscapeQuoteEscaping');
   const sep = text('sep', text('delimiter', ','));
   if (sep === '') throw c.az.fail('INVALID_OPTIONS', 'to_csv: option sep must not be empty', c.pos);
   const w: CsvWriteOptions = {
     sep: sep === '\\t' ? '\t' : sep,
     quote,
-    escape,
+    escape: escapeChar,
     // univocity: unset, the escape escapes itself (nothing when the escape is the quote)
-    escapeEscape: escapeEscapeGiven != null && escapeEscapeGiven !== '' ? escapeEscapeGiven : quote === escape ? '' : escape,
+    escapeEscape: escapeEscapeGiven != null && escapeEscapeGiven !== '' ? escapeEscapeGiven : quote === escapeChar ? '' : escapeChar,
     nullValue: text('nullValue', ''),
     emptyValue: text('emptyValue', '""'),
     comment: char('comment', '#'),
