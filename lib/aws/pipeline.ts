@@ -27,6 +27,7 @@ import { DynamoDbSink } from './dynamodb/sink';
 import { KinesisSource, kinesisOptionsFromSpec } from './kinesis/source';
 import { S3FileSink, type PartitionGranularity } from './s3/file-sink';
 import { S3ParquetSink } from './s3/parquet-sink';
+import { S3CsvSink } from './s3/csv-sink';
 import { checkOutsideSource, type NamedS3Location } from './locations';
 import { meterRuns } from './request/meter';
 import { stateNamespace } from './namespace';
@@ -48,11 +49,13 @@ export type SinkLocation =
       readonly format?: SinkFormat;
       readonly partitionBy?: string;
       readonly partitionGranularity?: PartitionGranularity;
+      /** format=csv: each object starts with the column names (`header=true`). */
+      readonly header?: boolean;
     } & S3Location)
   | { readonly kind: 'dynamodb'; readonly table: string; readonly queryKey?: string };
 
 /** The encodings of the S3 file sink (`?format=`). */
-const SINK_FORMATS = ['json', 'parquet'] as const;
+const SINK_FORMATS = ['json', 'parquet', 'csv'] as const;
 export type SinkFormat = (typeof SINK_FORMATS)[number];
 
 export interface PipelineConfig {
@@ -177,9 +180,9 @@ export function parseSinkUri(uri: string, what = 'sink'): SinkLocation {
   if (query === undefined) return { kind: 's3', ...loc };
   const params = new URLSearchParams(query);
   for (const k of params.keys()) {
-    if (!['log', 'format', 'partitionBy', 'granularity'].includes(k)) {
+    if (!['log', 'format', 'partitionBy', 'granularity', 'header'].includes(k)) {
       throw new InvalidOptionError(
-        `${what} ${JSON.stringify(uri)}: unknown parameter ${JSON.stringify(k)}; an S3 file sink takes log, format, partitionBy and granularity, e.g. s3://bucket/out?format=parquet&partitionBy=window.start&granularity=day`,
+        `${what} ${JSON.stringify(uri)}: unknown parameter ${JSON.stringify(k)}; an S3 file sink takes log, format, partitionBy, granularity and (format=csv) header, e.g. s3://bucket/out?format=parquet&partitionBy=window.start&granularity=day`,
       );
     }
   }
@@ -195,10 +198,17 @@ export function parseSinkUri(uri: string, what = 'sink'): SinkLocation {
       `${what} ${JSON.stringify(uri)}: granularity ${JSON.stringify(granularity)} is not one the file sink knows: write granularity=value, day or hour`,
     );
   }
+  const header = params.get('header');
+  if (header !== null && (format !== 'csv' || !['true', 'false'].includes(header))) {
+    throw new InvalidOptionError(
+      `${what} ${JSON.stringify(uri)}: header=${header} is a parameter of format=csv, true or false: write s3://bucket/out?format=csv&header=true`,
+    );
+  }
   return {
     kind: 's3-files',
     ...loc,
     ...(format ? { format: format as SinkFormat } : {}),
+    ...(header === 'true' ? { header: true } : {}),
     ...(params.get('partitionBy') ? { partitionBy: params.get('partitionBy')! } : {}),
     ...(granularity ? { partitionGranularity: granularity as PartitionGranularity } : {}),
   };
@@ -206,7 +216,7 @@ export function parseSinkUri(uri: string, what = 'sink'): SinkLocation {
 
 export function describeSink(sink: SinkLocation): string {
   if (sink.kind === 'dynamodb') return `dynamodb://${sink.table}${sink.queryKey ? `/${sink.queryKey}` : ''}`;
-  return `s3://${sink.bucket}/${sink.prefix}${sink.kind === 's3-files' ? ` (${sink.format === 'parquet' ? 'Parquet ' : ''}files + sink log)` : ''}`;
+  return `s3://${sink.bucket}/${sink.prefix}${sink.kind === 's3-files' ? ` (${sink.format === 'parquet' ? 'Parquet ' : sink.format === 'csv' ? 'CSV ' : ''}files + sink log)` : ''}`;
 }
 
 /** Where malformed records and kept late rows go: the config's, else a sibling of the checkpoint (its head() lists its own prefix). */
@@ -265,7 +275,12 @@ export function buildExecutor(conn: AwsConnection, given: QueryPlan, cfg: Pipeli
       partitionBy: sinkLoc.partitionBy,
       partitionGranularity: sinkLoc.partitionGranularity,
     };
-    sink = sinkLoc.format === 'parquet' ? new S3ParquetSink(opts) : new S3FileSink(opts);
+    sink =
+      sinkLoc.format === 'parquet'
+        ? new S3ParquetSink(opts)
+        : sinkLoc.format === 'csv'
+          ? new S3CsvSink({ ...opts, header: sinkLoc.header })
+          : new S3FileSink(opts);
   } else {
     sink = new DynamoDbSink({
       client: clients.dynamodb,

@@ -80,7 +80,15 @@ export type { AlarmName, LegacyAlarmProps, PipelineAlarmsProps } from './alarm-p
 export { STATE_GROWTH_EXPRESSION } from './alarms';
 export { GRANTED_ACTIONS, type PipelineDefaults, type S3Place } from './binding';
 export { NO_RETRY, ScaleOut, TASK_RETRY, type PipelineParallelism, type ResolvedParallelism } from './scale-out';
-export { PipelineSink, outputColumnTypes, type BoundSink, type FileSinkOptions, type GlueTableOptions, type ParquetSinkOptions } from './sinks';
+export {
+  PipelineSink,
+  outputColumnTypes,
+  type BoundSink,
+  type CsvSinkOptions,
+  type FileSinkOptions,
+  type GlueTableOptions,
+  type ParquetSinkOptions,
+} from './sinks';
 export { PipelineSource, type BoundSource, type NewKinesisStreamOptions, type S3SourceOptions } from './sources';
 export { PipelineStaticTable } from './static-tables';
 export { DEFAULT_ENTRY, LAMBDA_BUNDLING } from './lambda-bundling';

@@ -44,6 +44,11 @@ export interface FileSinkOptions {
   readonly granularity?: 'value' | 'day' | 'hour';
 }
 
+export interface CsvSinkOptions extends FileSinkOptions {
+  /** Each object starts with a record of the column names (Spark's `header`). @default false */
+  readonly header?: boolean;
+}
+
 export interface ParquetSinkOptions extends FileSinkOptions {
   /**
    * Also create a Glue Data Catalog table over the prefix (and its database), with partition
@@ -116,6 +121,23 @@ export abstract class PipelineSink {
     const query = new URLSearchParams([['format', 'parquet'], ...params]).toString();
     const cleaned = prefix === undefined ? undefined : cleanPrefix(where, 'prefix', prefix);
     return new S3Sink(bucket, cleaned, query, options.glue === undefined ? undefined : checkGlue(where, options));
+  }
+
+  /**
+   * CSV objects (each row as Spark's CSV writer writes it; with `header`, the column names first)
+   * under `<prefix>/[<column>=<value>/]part-<N>-<n>.csv`, then `<prefix>/_sink_log/<N>` listing them.
+   */
+  static csv(bucket?: s3.IBucket, prefix?: string, options: CsvSinkOptions = {}): PipelineSink {
+    const where = 'PipelineSink.csv';
+    const params = fileSinkParams(where, options);
+    const head: Array<[string, string]> = options.header
+      ? [
+          ['format', 'csv'],
+          ['header', 'true'],
+        ]
+      : [['format', 'csv']];
+    const query = new URLSearchParams([...head, ...params]).toString();
+    return new S3Sink(bucket, prefix === undefined ? undefined : cleanPrefix(where, 'prefix', prefix), query, undefined);
   }
 
   /** An item per output row in your table, keyed by the output's key columns; `queryKey` keeps queries sharing a table apart. @default queryKey the checkpoint's query id (so two pipelines never share rows by accident) */

@@ -5,9 +5,8 @@
  * then the record as univocity's CSV writer writes it with CSVOptions' writer settings
  * (formats/csv-writer.ts), without a line end. A null struct is null.
  */
-import { compileSparkDatetimePattern } from '../datetime-patterns';
 import { javaDecimalText } from '../decimal';
-import { type CsvWriteOptions, csvRecordText } from '../formats/csv-writer';
+import { type CsvWriteOptions, csvRecordText, SPARK_CSV_TIMESTAMP, SPARK_CSV_WRITE } from '../formats/csv-writer';
 import type { CallCtx, FunctionDef } from './analyze';
 import { call, def } from './fn-util';
 import { jsonOptionsOf } from './json-functions';
@@ -15,8 +14,6 @@ import { type Micros, microsOfDate } from './time';
 import { strict, type Typed } from './typed';
 import { type SqlType, typeName } from './types';
 import { javaDoubleText } from './values';
-
-const DEFAULT_TIMESTAMP = compileSparkDatetimePattern("yyyy-MM-dd'T'HH:mm:ss.SSSXXX", 'format');
 
 function toCsv(args: readonly Typed[], c: CallCtx): Typed {
   const struct = args[0];
@@ -45,10 +42,10 @@ function toCsv(args: readonly Typed[], c: CallCtx): Typed {
     if (v.length !== 1) throw c.az.fail('INVALID_OPTIONS', `to_csv: option ${k}=${JSON.stringify(v)} must be one character`, c.pos);
     return v;
   };
-  const quote = char('quote', '"');
-  const escapeChar = char('escape', '\\');
+  const quote = char('quote', SPARK_CSV_WRITE.quote);
+  const escapeChar = char('escape', SPARK_CSV_WRITE.escape);
   const escapeEscapeGiven = o.get('charToEscapeQuoteEscaping');
-  const sep = text('sep', text('delimiter', ','));
+  const sep = text('sep', text('delimiter', SPARK_CSV_WRITE.sep));
   if (sep === '') throw c.az.fail('INVALID_OPTIONS', 'to_csv: option sep must not be empty', c.pos);
   const w: CsvWriteOptions = {
     sep: sep === '\\t' ? '\t' : sep,
@@ -56,15 +53,15 @@ function toCsv(args: readonly Typed[], c: CallCtx): Typed {
     escape: escapeChar,
     // univocity: unset, the escape escapes itself (nothing when the escape is the quote)
     escapeEscape: escapeEscapeGiven != null && escapeEscapeGiven !== '' ? escapeEscapeGiven : quote === escapeChar ? '' : escapeChar,
-    nullValue: text('nullValue', ''),
-    emptyValue: text('emptyValue', '""'),
-    comment: char('comment', '#'),
-    quoteAll: flag('quoteAll', false),
-    escapeQuotes: flag('escapeQuotes', true),
-    ignoreLeading: flag('ignoreLeadingWhiteSpace', true),
-    ignoreTrailing: flag('ignoreTrailingWhiteSpace', true),
+    nullValue: text('nullValue', SPARK_CSV_WRITE.nullValue),
+    emptyValue: text('emptyValue', SPARK_CSV_WRITE.emptyValue),
+    comment: char('comment', SPARK_CSV_WRITE.comment),
+    quoteAll: flag('quoteAll', SPARK_CSV_WRITE.quoteAll),
+    escapeQuotes: flag('escapeQuotes', SPARK_CSV_WRITE.escapeQuotes),
+    ignoreLeading: flag('ignoreLeadingWhiteSpace', SPARK_CSV_WRITE.ignoreLeading),
+    ignoreTrailing: flag('ignoreTrailingWhiteSpace', SPARK_CSV_WRITE.ignoreTrailing),
   };
-  const timestamp = o.timestamp ?? DEFAULT_TIMESTAMP;
+  const timestamp = o.timestamp ?? SPARK_CSV_TIMESTAMP;
   const date = o.date;
   const fieldText = (f: SqlType): ((v: unknown) => string) => {
     switch (f.type) {

@@ -15,6 +15,8 @@
  *                  escape by charToEscapeQuoteEscaping, itself unless set or when escape = quote);
  *                  unquoted, a value is written as it is
  */
+import { compileSparkDatetimePattern } from '../datetime-patterns';
+
 export interface CsvWriteOptions {
   readonly sep: string;
   readonly quote: string;
@@ -29,6 +31,24 @@ export interface CsvWriteOptions {
   readonly ignoreLeading: boolean;
   readonly ignoreTrailing: boolean;
 }
+
+/** Spark's CSV writer settings with no option given (CSVOptions' defaults for writing). */
+export const SPARK_CSV_WRITE: CsvWriteOptions = {
+  sep: ',',
+  quote: '"',
+  escape: '\\',
+  escapeEscape: '\\',
+  nullValue: '',
+  emptyValue: '""',
+  comment: '#',
+  quoteAll: false,
+  escapeQuotes: true,
+  ignoreLeading: true,
+  ignoreTrailing: true,
+};
+
+/** Spark's timestampFormat for writing CSV when none is given (`2026-10-01T12:00:00.000Z` in UTC). */
+export const SPARK_CSV_TIMESTAMP = compileSparkDatetimePattern("yyyy-MM-dd'T'HH:mm:ss.SSSXXX", 'format');
 
 /** A character univocity's writer counts as whitespace (skipBitsAsWhitespace: every one up to U+0020). */
 const blank = (c: string) => c <= ' ';

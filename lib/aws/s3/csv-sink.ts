@@ -1,0 +1,126 @@
+/**
+ * The CSV sink (s3://…?format=csv): the file sink's objects, keys, partition folders and log
+ * (logged-sink.ts), each object's rows as CSV records the way Spark's CSV writer writes them
+ * (lib/engine/formats/csv-writer.ts: univocity's quoting and escaping; a TIMESTAMP as
+ * `2026-10-01T12:00:00.000Z`, a DOUBLE or DECIMAL as Java prints it, NULL as an empty field, the
+ * empty string as `""`), `\n` after each, a header of the column names first with `header`.
+ * Columns are the query's output columns in order. As Spark's CSV source, it writes no nested type:
+ * a query whose output has an ARRAY, MAP, STRUCT or window column is refused before any write.
+ */
+import { InvalidOptionError, SluiceError } from '../../engine/errors';
+import { parseDate } from '../../engine/dates';
+import { ddlOf } from '../../engine/ddl';
+import { decimalOfText, javaDecimalText } from '../../engine/decimal';
+import { javaDoubleText } from '../../engine/expr/values';
+import { csvRecordText, SPARK_CSV_TIMESTAMP, SPARK_CSV_WRITE } from '../../engine/formats/csv-writer';
+import type { Json, OutputColumnType, OutputRow, SinkContext } from '../../engine/ports';
+import { parseTimestamp } from '../../engine/timestamps';
+import { S3LoggedSink, type ObjectRows, type S3LoggedSinkOptions } from './logged-sink';
+
+export interface S3CsvSinkOptions extends S3LoggedSinkOptions {
+  /** Each object starts with a record of the column names (Spark's `header`). @default false */
+  readonly header?: boolean;
+}
+
+export class S3CsvSink extends S3LoggedSink {
+  protected readonly extension = '.csv';
+  protected readonly contentType = 'text/csv';
+  private readonly header: boolean;
+
+  constructor(opts: S3CsvSinkOptions) {
+    super(opts, 'S3CsvSink');
+    this.header = opts.header ?? false;
+  }
+
+  protected checkContext(ctx: SinkContext): void {
+    const types = columnTypesOf(ctx);
+    const nested = ctx.columns.find((c) => {
+      const t = types[c];
+      return t === 'WINDOW' || t.type === 'ARRAY' || t.type === 'MAP' || t.type === 'STRUCT';
+    });
+    if (nested !== undefined) {
+      const t = types[nested];
+      throw new InvalidOptionError(
+        `[UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE] The CSV datasource doesn't support the column \`${nested}\` of the type "${t === 'WINDOW' ? 'STRUCT<start: TIMESTAMP, end: TIMESTAMP>' : ddlOf(t)}" (query ${ctx.queryName}): select its fields as columns (window.start AS window_start), write it with to_json, or use format=json or format=parquet`,
+      );
+    }
+  }
+
+  protected rowRefusal(row: OutputRow, ctx: SinkContext): string | null {
+    const types = columnTypesOf(ctx);
+    for (const name of ctx.columns) {
+      try {
+        csvValue(row[name], types[name], name);
+      } catch (e) {
+        if (e instanceof SluiceError) return e.message;
+        throw e;
+      }
+    }
+    return null;
+  }
+
+  protected encode(part: ObjectRows, _batchId: number, ctx: SinkContext): string {
+    const types = columnTypesOf(ctx);
+    const lines = part.rows.map((row) =>
+      csvRecordText(
+        ctx.columns.map((name) => csvValue(row[name], types[name], name)),
+        SPARK_CSV_WRITE,
+      ),
+    );
+    if (this.header) lines.unshift(csvRecordText(ctx.columns, SPARK_CSV_WRITE));
+    return lines.map((l) => `${l}\n`).join('');
+  }
+}
+
+/** The output column types the executor passes (SinkContext.columnTypes), checked for every column. */
+function columnTypesOf(ctx: SinkContext): Readonly<Record<string, OutputColumnType>> {
+  const types = ctx.columnTypes;
+  const missing = types ? ctx.columns.filter((c) => types[c] === undefined) : ctx.columns;
+  if (!types || missing.length > 0) {
+    throw new InvalidOptionError(
+      `S3CsvSink needs the type of every output column of query ${ctx.queryName} (SinkContext.columnTypes), and ${missing.join(', ')} has none: run it through MicroBatchExecutor, which passes them, or pass columnTypes with the context`,
+    );
+  }
+  return types;
+}
+
+/** An output row's value as Spark's CSV writer's text of it (null: a null field); a value of another type throws. */
+function csvValue(v: Json | undefined, type: OutputColumnType, column: string): string | null {
+  if (v === null || v === undefined) return null;
+  if (type !== 'WINDOW') {
+    switch (type.type) {
+      case 'STRING':
+        if (typeof v === 'string') return v;
+        break;
+      case 'BOOLEAN':
+        if (typeof v === 'boolean') return v ? 'true' : 'false';
+        break;
+      case 'INT':
+        if (typeof v === 'number' && Number.isInteger(v)) return String(v);
+        break;
+      case 'LONG':
+        // beyond 2^53 − 1 a BIGINT is output as its digits (FORMAT-3)
+        if ((typeof v === 'number' && Number.isSafeInteger(v)) || (typeof v === 'string' && /^-?[0-9]+$/.test(v))) return String(v);
+        break;
+      case 'DOUBLE':
+        if (typeof v === 'number') return javaDoubleText(v, type.binary32);
+        if (v === 'NaN' || v === 'Infinity' || v === '-Infinity') return v;
+        break;
+      case 'DECIMAL':
+        if (typeof v === 'string' && decimalOfText(v, type.precision ?? 10, type.scale ?? 0) === v) return javaDecimalText(v);
+        break;
+      case 'DATE':
+        if (typeof v === 'string' && parseDate(v) !== null) return v;
+        break;
+      case 'TIMESTAMP': {
+        const us = typeof v === 'string' ? parseTimestamp(v) : null;
+        if (us !== null) return SPARK_CSV_TIMESTAMP.format(us);
+        break;
+      }
+    }
+  }
+  const name = type === 'WINDOW' ? 'WINDOW' : ddlOf(type);
+  throw new SluiceError(
+    `S3CsvSink: column ${column} (${name}) holds ${JSON.stringify(v).slice(0, 80)}, which is not a ${name}: make the withColumn function return the type it declares, or declare the type its values have`,
+  );
+}
