@@ -20,6 +20,7 @@ import { HASH_FUNCTIONS } from './hashes';
 import { FROM_CSV_FUNCTIONS } from './from-csv';
 import { TO_CSV_FUNCTIONS } from './to-csv';
 import { FROM_JSON_FUNCTIONS } from './from-json';
+import { SCHEMA_OF_CSV_FUNCTIONS } from './schema-of-csv';
 import { SCHEMA_OF_JSON_FUNCTIONS } from './schema-of-json';
 import { GENERATOR_FUNCTIONS } from './generators';
 import { INPUT_FILE_FUNCTIONS } from './input-file';
@@ -601,6 +602,7 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
   ...FROM_CSV_FUNCTIONS,
   ...TO_CSV_FUNCTIONS,
   ...SCHEMA_OF_JSON_FUNCTIONS,
+  ...SCHEMA_OF_CSV_FUNCTIONS,
   ...MORE_FUNCTIONS,
   ...DATETIME_FUNCTIONS,
   ...DATETIME_CONVERSIONS,

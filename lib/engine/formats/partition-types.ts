@@ -93,6 +93,11 @@ export function javaParseDouble(text: string): number | undefined {
   return Number.isNaN(n) && !/NaN$/.test(t) ? undefined : n;
 }
 
+/** Whether Java's Double.parseDouble reads `text` (hex floats included). */
+export function isJavaDoubleText(text: string): boolean {
+  return JAVA_DOUBLE.test(text);
+}
+
 /** Java's Integer.parseInt / Long.parseLong text: an optional sign, then ASCII digits. */
 const JAVA_INT = /^[-+]?\d+$/;
 /**
