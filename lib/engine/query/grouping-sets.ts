@@ -16,7 +16,7 @@ import { unknownColumn } from '../plan/columns';
 import { quoteName } from './column';
 import { tempNames } from './temp-names';
 import { type AggBuilder, count, renamed } from './functions';
-import type { AggArg, AnyColumns, FrameColumns } from './types';
+import type { AggArg, AnyColumns, FrameColumns, GroupArg } from './types';
 import type { StreamFrame } from './frame';
 
 /** The sets of Spark's rollup of n keys: (k0..kn-1), (k0..kn-2), ..., (). */
@@ -58,30 +58,44 @@ export const MAX_GROUPING_SETS = 4096;
 const MAX_KEYS = 30;
 
 /**
+ * A key of every set grouped by as it is, not through the sets' expansion: a window (SQL's
+ * `GROUP BY window(t, '10 minutes'), ROLLUP(a)`), so that each set's groups keep the window's
+ * event-time key and append mode works. `arg` is the groupBy key, `name` its output column.
+ */
+export interface DirectKey {
+  readonly arg: GroupArg<AnyColumns>;
+  readonly name: string;
+}
+
+/**
  * A frame grouped by sets of its columns: `agg` (and `count`) add the aggregation. `keys` are
- * column names, `sets` lists of indexes into them (a set may come twice: its rows then come twice,
- * kept apart by the set's position, as Spark's `_gen_grouping_pos`), and `names` the output
- * columns' names of the keys (the keys' own by default).
+ * column names (or direct keys, in every set), `sets` lists of indexes into them (a set may come
+ * twice: its rows then come twice, kept apart by the set's position, as Spark's
+ * `_gen_grouping_pos`), and `names` the output columns' names of the keys (the keys' own by default).
  */
 export class GroupingSetsFrame {
-  private readonly keys: readonly string[];
+  private readonly keys: ReadonlyArray<string | DirectKey>;
   private readonly names: readonly string[];
   constructor(
     private readonly frame: StreamFrame<FrameColumns>,
-    keys: readonly string[],
+    keys: ReadonlyArray<string | DirectKey>,
     private readonly sets: readonly (readonly number[])[],
     what: string,
     names?: readonly string[],
   ) {
     const cols = frame.columnsNow_();
-    this.keys = keys.map((k) => {
+    this.keys = keys.map((k, i) => {
+      if (typeof k === 'object' && k !== null && 'arg' in k) {
+        if (!sets.every((set) => set.includes(i))) throw new InvalidQueryError(`${what}: ${k.name} must be in every grouping set: group by it beside the sets`);
+        return k;
+      }
       if (typeof k !== 'string') throw new InvalidQueryError(`${what} takes column names: select an expression or a window into a column first`);
       const c = resolveName(cols, k);
       if (c === undefined) throw unknownColumn(k, cols, what);
       if (c.window) throw new InvalidQueryError(`${what}(${k}): a window column cannot be a key of ${what}: group by the window with groupBy`);
       return c.name;
     });
-    this.names = names ?? this.keys;
+    this.names = names ?? this.keys.map((k) => (typeof k === 'string' ? k : k.name));
     if (this.keys.length > MAX_KEYS)
       throw new InvalidQueryError(`${what} of ${this.keys.length} columns: at most ${MAX_KEYS} (the grouping id holds a bit per column)`);
     if (sets.length > MAX_GROUPING_SETS)
@@ -106,7 +120,7 @@ export class GroupingSetsFrame {
       ...cols.slice(0, n).map(quoteName),
       ...aggs.map((a) => {
         if (!(a instanceof GroupingCall)) return quoteName(cols[next++]);
-        return `${a.valueOver(quoteName(idAs), this.keys, this.names)} AS ${quoteName(a.name)}`;
+        return `${a.valueOver(quoteName(idAs), this.names, this.names)} AS ${quoteName(a.name)}`;
       }),
     ];
     return out.selectExpr(...items);
@@ -127,19 +141,25 @@ export class GroupingSetsFrame {
     const duplicated = new Set(seen).size < seen.length;
     const hidden = duplicated ? [idName, temp('gs_pos')] : [idName];
     const typeOf = (k: string) => ddlOf(resolveName(cols, k)!);
+    const stacked = this.keys.flatMap((k, i) => (typeof k === 'string' ? [{ k, i }] : []));
+    const direct = this.keys.flatMap((k, i) => (typeof k === 'string' ? [] : [{ k, i }]));
     const values = this.sets.flatMap((set, pos) => [
-      ...this.keys.map((k, i) => (set.includes(i) ? quoteName(k) : `CAST(NULL AS ${typeOf(k)})`)),
+      ...stacked.map(({ k, i }) => (set.includes(i) ? quoteName(k) : `CAST(NULL AS ${typeOf(k)})`)),
       String(setId(set, this.keys.length)),
       ...(duplicated ? [String(pos)] : []),
     ]);
-    const expanded = this.frame.selectExpr('*', `stack(${this.sets.length}, ${values.join(', ')}) AS (${[...keyNames, ...hidden].join(', ')})`);
-    const grouped = expanded.groupBy(...keyNames, ...hidden).agg(...(aggs as AggArg<AnyColumns>[]));
-    const aggNames = grouped
-      .columnsNow_()
-      .slice(keyNames.length + hidden.length)
-      .map((c) => c.name);
+    const stackedNames = stacked.map(({ i }) => keyNames[i]);
+    const expanded = this.frame.selectExpr('*', `stack(${this.sets.length}, ${values.join(', ')}) AS (${[...stackedNames, ...hidden].join(', ')})`);
+    const grouped = expanded.groupBy(...direct.map(({ k }) => k.arg), ...stackedNames, ...hidden).agg(...(aggs as AggArg<AnyColumns>[]));
+    const out = grouped.columnsNow_().map((c) => c.name);
+    // the columns after the aggregation: the direct keys', the stacked keys', the hidden, the aggregates'
+    const columnOf = (i: number) => {
+      const d = direct.findIndex((x) => x.i === i);
+      return d >= 0 ? out[d] : keyNames[i];
+    };
+    const aggNames = out.slice(direct.length + stackedNames.length + hidden.length);
     return grouped.select(
-      ...keyNames.map((t, i) => renamed(t, this.names[i])),
+      ...this.keys.map((_, i) => renamed(columnOf(i), this.names[i])),
       ...aggNames.map((a) => renamed(a, a)),
       ...(idAs === undefined ? [] : [renamed(idName, idAs)]),
     );

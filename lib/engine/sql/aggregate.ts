@@ -10,14 +10,12 @@
 import { suggest } from '../expr/analyze';
 import type { ColumnInfo } from '../plan/columns';
 import { resolveName } from '../resolve-name';
-import { type Column, expr } from '../query/column';
 import type { StreamFrame } from '../query/frame';
-import { type AggBuilder, renamed, sessionWindow, window } from '../query/functions';
+import { type AggBuilder, renamed } from '../query/functions';
 import type { AnyColumns, GroupArg } from '../query/types';
-import type { GroupKey } from '../plan/types';
 import { aggOf, hasAggregate, isAggregate, prettyOr, WRAPPED } from './aggregate-calls';
 import { type Span, SqlError, within } from './errors';
-import { GROUPING_ID_COLUMN, type Group, GroupingCalls, groupedBySets, groupingSetsOf, isGroupingCall } from './grouping';
+import { GROUPING_ID_COLUMN, type Group, GroupingCalls, groupedBySets, groupingSetsOf, isGroupingCall, keyOf } from './grouping';
 import type { SqlExpr, SqlQuery } from './statement';
 import {
   type AggregateCall,
@@ -36,21 +34,6 @@ import {
 /** The text's tokens, words in upper case: two spellings of one expression compare equal. */
 function canonical(text: string): string {
   return words(text).map(tokenKey).join(' ');
-}
-
-/** A grouping key as the frame API takes it. */
-function keyOf(k: SqlExpr, alias: string | undefined): string | GroupKey | Column {
-  const a = k.ast;
-  if (a.k === 'name') return k.text;
-  if (a.k === 'call' && ['window', 'session_window'].includes(a.name.toLowerCase()) && a.args[0]?.k === 'name' && a.args[0].parts.length === 1) {
-    const texts = a.args.slice(1).map((x) => (x.k === 'lit' && typeof x.value === 'string' ? x.value : null));
-    if (texts.length >= 1 && texts.every((t) => t !== null)) {
-      const column = a.args[0].parts[0];
-      if (a.name.toLowerCase() === 'session_window' && texts.length === 1) return sessionWindow(column, texts[0]!);
-      if (a.name.toLowerCase() === 'window' && texts.length <= 3) return window(column, texts[0]!, texts[1] ?? undefined, texts[2] ?? undefined);
-    }
-  }
-  return alias === undefined ? expr(k.text) : expr(k.text).as(alias);
 }
 
 /** `frame` grouped and aggregated as the query's GROUP BY and select list say. */

@@ -9,7 +9,10 @@
  * aggregation itself is the frame's (query/grouping-sets.ts).
  */
 import type { ColumnInfo } from '../plan/columns';
-import { GroupingSetsFrame, MAX_GROUPING_SETS } from '../query/grouping-sets';
+import { type DirectKey, GroupingSetsFrame, MAX_GROUPING_SETS } from '../query/grouping-sets';
+import { Column, expr } from '../query/column';
+import { sessionWindow, window } from '../query/functions';
+import type { GroupKey } from '../plan/types';
 import type { StreamFrame } from '../query/frame';
 import type { AnyColumns, FrameColumns } from '../query/types';
 import type { Ast } from '../expr/parser';
@@ -87,24 +90,48 @@ export function groupingSetsOf(
   return { keys, sets: sets.map((set) => [...new Set(set.map((i) => keyOf.get(same(groups[i].e.text))!))]) };
 }
 
+/** A grouping key as the frame API takes it (aggregate.ts's plain GROUP BY too). */
+export function keyOf(k: SqlExpr, alias: string | undefined): string | GroupKey | Column {
+  const a = k.ast;
+  if (a.k === 'name') return k.text;
+  if (a.k === 'call' && ['window', 'session_window'].includes(a.name.toLowerCase()) && a.args[0]?.k === 'name' && a.args[0].parts.length === 1) {
+    const texts = a.args.slice(1).map((x) => (x.k === 'lit' && typeof x.value === 'string' ? x.value : null));
+    if (texts.length >= 1 && texts.every((t) => t !== null)) {
+      const column = a.args[0].parts[0];
+      if (a.name.toLowerCase() === 'session_window' && texts.length === 1) return sessionWindow(column, texts[0]!);
+      if (a.name.toLowerCase() === 'window' && texts.length <= 3) return window(column, texts[0]!, texts[1] ?? undefined, texts[2] ?? undefined);
+    }
+  }
+  return alias === undefined ? expr(k.text) : expr(k.text).as(alias);
+}
+
 /**
  * The frame grouped by the sets: a key that is a column is grouped by by name, an expression is
- * selected into a column first, and the output keys are named as a GROUP BY names them.
+ * selected into a column first, a window that is in every set (a plain GROUP BY item beside the
+ * analytics) is grouped by as it is, so that the sets keep its event-time key, and the output
+ * keys are named as a GROUP BY names them.
  */
 export function groupedBySets(sql: string, frame: StreamFrame<AnyColumns>, groups: readonly Group[], sets: number[][]): GroupingSetsFrame {
   const columns = frame.columnsNow_();
-  const keys: string[] = [];
+  const keys: Array<string | DirectKey> = [];
   const names: string[] = [];
   const projections: string[] = [];
   groups.forEach((g, i) => {
     const a = g.e.ast;
     if (a.k === 'call' && ['window', 'session_window'].includes(a.name.toLowerCase())) {
-      throw new SqlError(
-        'UNSUPPORTED_FEATURE',
-        `${a.name}(...) in a GROUP BY with ROLLUP, CUBE or GROUPING SETS is not supported by sluice: group by the window in its own GROUP BY`,
-        sql,
-        g.e.pos,
-      );
+      const key = keyOf(g.e, g.alias);
+      if (typeof key !== 'object' || key instanceof Column || key.kind !== 'window' || !sets.every((set) => set.includes(i))) {
+        throw new SqlError(
+          'UNSUPPORTED_FEATURE',
+          `${a.name}(...) inside ROLLUP, CUBE or GROUPING SETS is not supported by sluice: group by window(column, '...') beside them (GROUP BY window(t, '10 minutes'), ROLLUP(a)), so that every set keeps the window`,
+          sql,
+          g.e.pos,
+        );
+      }
+      const name = g.alias ?? 'window';
+      keys.push({ arg: key as GroupKey, name });
+      names.push(name);
+      return;
     }
     if (a.k === 'name' && a.parts.length === 1) {
       keys.push(a.parts[0]);
