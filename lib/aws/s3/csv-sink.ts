@@ -33,7 +33,7 @@ export class S3CsvSink extends S3LoggedSink {
   }
 
   protected checkContext(ctx: SinkContext): void {
-    const types = columnTypesOf(ctx);
+    const types = this.columnTypesOf(ctx);
     const nested = ctx.columns.find((c) => {
       const t = types[c];
       return t === 'WINDOW' || t.type === 'ARRAY' || t.type === 'MAP' || t.type === 'STRUCT';
@@ -47,7 +47,7 @@ export class S3CsvSink extends S3LoggedSink {
   }
 
   protected rowRefusal(row: OutputRow, ctx: SinkContext): string | null {
-    const types = columnTypesOf(ctx);
+    const types = this.columnTypesOf(ctx);
     for (const name of ctx.columns) {
       try {
         csvValue(row[name], types[name], name);
@@ -60,7 +60,7 @@ export class S3CsvSink extends S3LoggedSink {
   }
 
   protected encode(part: ObjectRows, _batchId: number, ctx: SinkContext): string {
-    const types = columnTypesOf(ctx);
+    const types = this.columnTypesOf(ctx);
     const lines = part.rows.map((row) =>
       csvRecordText(
         ctx.columns.map((name) => csvValue(row[name], types[name], name)),
@@ -70,18 +70,6 @@ export class S3CsvSink extends S3LoggedSink {
     if (this.header) lines.unshift(csvRecordText(ctx.columns, SPARK_CSV_WRITE));
     return lines.map((l) => `${l}\n`).join('');
   }
-}
-
-/** The output column types the executor passes (SinkContext.columnTypes), checked for every column. */
-function columnTypesOf(ctx: SinkContext): Readonly<Record<string, OutputColumnType>> {
-  const types = ctx.columnTypes;
-  const missing = types ? ctx.columns.filter((c) => types[c] === undefined) : ctx.columns;
-  if (!types || missing.length > 0) {
-    throw new InvalidOptionError(
-      `S3CsvSink needs the type of every output column of query ${ctx.queryName} (SinkContext.columnTypes), and ${missing.join(', ')} has none: run it through MicroBatchExecutor, which passes them, or pass columnTypes with the context`,
-    );
-  }
-  return types;
 }
 
 /** An output row's value as Spark's CSV writer's text of it (null: a null field); a value of another type throws. */

@@ -45,7 +45,7 @@
  */
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import { jsonLineOf } from '../../engine/output-json';
-import type { Json, OutputRow, RefusedRow, Sink, SinkContext } from '../../engine/ports';
+import type { Json, OutputColumnType, OutputRow, RefusedRow, Sink, SinkContext } from '../../engine/ports';
 import { formatTimestamp, parseTimestamp } from '../../engine/timestamps';
 import { mapLimit } from '../request/concurrency';
 import { paddedBatchId } from './batch-files';
@@ -286,6 +286,18 @@ export abstract class S3LoggedSink extends S3Prefix implements Sink {
       }
     }
     return this.rowRefusal(row, ctx);
+  }
+
+  /** The output column types the executor passes (SinkContext.columnTypes), checked for every column: a typed format needs them. */
+  protected columnTypesOf(ctx: SinkContext): Readonly<Record<string, OutputColumnType>> {
+    const types = ctx.columnTypes;
+    const missing = types ? ctx.columns.filter((c) => types[c] === undefined) : ctx.columns;
+    if (!types || missing.length > 0) {
+      throw new InvalidOptionError(
+        `${this.who} needs the type of every output column of query ${ctx.queryName} (SinkContext.columnTypes), and ${missing.join(', ')} has none: run it through MicroBatchExecutor, which passes them, or pass columnTypes with the context`,
+      );
+    }
+    return types;
   }
 
   /** Why the encoding could never write `row` (null: it can); deterministic. */

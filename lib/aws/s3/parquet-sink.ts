@@ -62,7 +62,7 @@ export class S3ParquetSink extends S3LoggedSink {
   }
 
   protected checkContext(ctx: SinkContext): void {
-    columnTypesOf(ctx);
+    this.columnTypesOf(ctx);
     if (ctx.columns.includes(BATCH_ID_COLUMN)) {
       throw new InvalidOptionError(
         `S3ParquetSink appends a column ${BATCH_ID_COLUMN}, and query ${ctx.queryName} already has one: rename yours (withColumn/select) before the sink`,
@@ -72,7 +72,7 @@ export class S3ParquetSink extends S3LoggedSink {
 
   /** A row with a value of another type than its column's: no attempt could encode it (the dead letter says which). */
   protected rowRefusal(row: OutputRow, ctx: SinkContext): string | null {
-    const types = columnTypesOf(ctx);
+    const types = this.columnTypesOf(ctx);
     for (const name of ctx.columns) {
       try {
         parquetValue(row[name], types[name], name);
@@ -85,7 +85,7 @@ export class S3ParquetSink extends S3LoggedSink {
   }
 
   protected encode(part: ObjectRows, batchId: number, ctx: SinkContext): Uint8Array {
-    const types = columnTypesOf(ctx);
+    const types = this.columnTypesOf(ctx);
     return parquetBytesOf(
       ctx.columns.map((name) => ({ name, type: types[name] })),
       part.rows,
@@ -120,18 +120,6 @@ export function parquetBytesOf(
   pq.write({ columnData: columnData as never, rowGroupSize: Math.max(1, rows.length) });
   pq.finish();
   return writer.getBytes();
-}
-
-/** The output column types the executor passes (SinkContext.columnTypes), checked for every column. */
-function columnTypesOf(ctx: SinkContext): Readonly<Record<string, OutputColumnType>> {
-  const types = ctx.columnTypes;
-  const missing = types ? ctx.columns.filter((c) => types[c] === undefined) : ctx.columns;
-  if (!types || missing.length > 0) {
-    throw new InvalidOptionError(
-      `S3ParquetSink needs the type of every output column of query ${ctx.queryName} (SinkContext.columnTypes), and ${missing.join(', ')} has none: run it through MicroBatchExecutor, which passes them, or pass columnTypes with the context`,
-    );
-  }
-  return types;
 }
 
 /**

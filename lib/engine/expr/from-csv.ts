@@ -9,18 +9,18 @@
  */
 import { parseDdlColumns, parseDdlType } from '../ddl';
 import { InvalidOptionError } from '../errors';
-import { csvOptions, csvRecords, tokenOf } from '../formats/csv';
+import { type CsvOptions, csvOptions, csvRecords, tokenOf } from '../formats/csv';
 import type { ReaderOptions } from '../formats/options';
 import { BadText, valueOfText } from '../formats/text-values';
 import type { Column } from '../schema';
 import type { CallCtx, FunctionDef } from './analyze';
 import { call, constantArg, def, stringOnly } from './fn-util';
-import { jsonOptionsOf } from './json-functions';
+import { type JsonOptions, jsonOptionsOf } from './json-functions';
 import { malformedRecord, parseModeOf } from './parse-modes';
 import { strict, type Typed } from './typed';
 import { type SqlType, toDataType, typeName } from './types';
 
-/** The CSV options from_csv reads from its options map (their names as Spark's CSVOptions spell them; the map's keys in any case). */
+/** The CSV reader options a function reads from its options map (their names as Spark's CSVOptions spell them; the map's keys in any case). */
 const OPTION_NAMES = [
   'sep',
   'delimiter',
@@ -37,6 +37,21 @@ const OPTION_NAMES = [
   'ignoreLeadingWhiteSpace',
   'ignoreTrailingWhiteSpace',
 ];
+
+/** The CSV reader's options from a function's options map (from_csv, schema_of_csv); a bad one is Spark's INVALID_OPTIONS. */
+export function csvOptionsOf(c: CallCtx, given: JsonOptions): CsvOptions {
+  const options: Record<string, string> = {};
+  for (const name of OPTION_NAMES) {
+    const v = given.get(name);
+    if (v != null) options[name] = v;
+  }
+  try {
+    return csvOptions(options as ReaderOptions);
+  } catch (e) {
+    if (e instanceof InvalidOptionError) throw c.az.fail('INVALID_OPTIONS', `${c.name}: ${e.message}`, c.pos);
+    throw e;
+  }
+}
 
 /** The schema argument: columns (`a INT, b STRING`) or `STRUCT<...>`, of types a CSV token can hold. */
 function csvSchema(c: CallCtx, arg: Typed): SqlType {
@@ -66,18 +81,7 @@ function fromCsv(args: readonly Typed[], c: CallCtx): Typed {
   const t = csvSchema(c, args[1]);
   const given = jsonOptionsOf(c, args[2], 'parse');
   const { failFast, corrupt } = parseModeOf(c, 'from_csv', given, t);
-  const options: Record<string, string> = {};
-  for (const name of OPTION_NAMES) {
-    const v = given.get(name);
-    if (v != null) options[name] = v;
-  }
-  let o: ReturnType<typeof csvOptions>;
-  try {
-    o = csvOptions(options as ReaderOptions);
-  } catch (e) {
-    if (e instanceof InvalidOptionError) throw c.az.fail('INVALID_OPTIONS', `from_csv: ${e.message}`, c.pos);
-    throw e;
-  }
+  const o = csvOptionsOf(c, given);
   const columns = t.fields!.filter((f) => f !== corrupt).map((f) => ({ ...toDataType(f), name: f.name }) as Column);
   return call(
     c,

@@ -10,32 +10,15 @@
  * empty field or the nullValue is STRING.
  */
 import { compileSparkDatetimePattern, type DatetimePattern, DatetimePatternError } from '../datetime-patterns';
-import { InvalidOptionError } from '../errors';
-import { csvOptions, csvRecords, tokenOf } from '../formats/csv';
-import type { ReaderOptions } from '../formats/options';
+import { csvRecords, tokenOf } from '../formats/csv';
 import { isJavaDoubleText } from '../formats/partition-types';
 import type { CallCtx, FunctionDef } from './analyze';
 import { constantArg, def, stringOnly } from './fn-util';
+import { csvOptionsOf } from './from-csv';
 import { jsonOptionsOf } from './json-functions';
 import { parseTimestampMicros } from './time';
 import { constantBuilder, type Typed } from './typed';
 import { BOOLEAN, DATE, DOUBLE, INT, LONG, MAX_PRECISION, STRING, type SqlType, TIMESTAMP, typeName } from './types';
-
-/** The reader options schema_of_csv reads from its map (the record's scan and the NaN/Inf texts). */
-const OPTION_NAMES = [
-  'sep',
-  'delimiter',
-  'quote',
-  'escape',
-  'charToEscapeQuoteEscaping',
-  'nullValue',
-  'emptyValue',
-  'nanValue',
-  'positiveInf',
-  'negativeInf',
-  'ignoreLeadingWhiteSpace',
-  'ignoreTrailingWhiteSpace',
-];
 
 const INTEGER = /^[-+]?\d+$/;
 /** java.math.BigDecimal's text: a sign, digits with a point somewhere, an exponent. */
@@ -76,18 +59,7 @@ function schemaOfCsv(args: readonly Typed[], c: CallCtx): Typed {
     throw c.az.fail('DATATYPE_MISMATCH.UNEXPECTED_NULL', `Cannot resolve "${c.sql}": the input csv must not be null: give a CSV record`, c.pos);
   }
   const given = jsonOptionsOf(c, args[1], 'parse');
-  const options: Record<string, string> = {};
-  for (const name of OPTION_NAMES) {
-    const v = given.get(name);
-    if (v != null) options[name] = v;
-  }
-  let csv: ReturnType<typeof csvOptions>;
-  try {
-    csv = csvOptions(options as ReaderOptions);
-  } catch (e) {
-    if (e instanceof InvalidOptionError) throw c.az.fail('INVALID_OPTIONS', `schema_of_csv: ${e.message}`, c.pos);
-    throw e;
-  }
+  const csv = csvOptionsOf(c, given);
   const pattern = (p: string) => {
     try {
       return compileSparkDatetimePattern(p, 'parse');
