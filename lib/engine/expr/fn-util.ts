@@ -1,6 +1,6 @@
 /** Helpers shared by the function modules: typing arguments with Spark's implicit casts, and building call nodes. */
 import { type CallCtx, type FunctionDef, implicitCast } from './analyze';
-import type { Eval, Typed } from './typed';
+import { constantBuilder, type Eval, type Typed } from './typed';
 import { DATE, DOUBLE, INT, isNumeric, STRING, type SqlType, TIMESTAMP, typeName } from './types';
 
 export function def(min: number, max: number, resolve: FunctionDef['resolve']): FunctionDef {
@@ -75,6 +75,22 @@ export function constantArg(c: CallCtx, a: Typed, i: number, need: string): unkn
     throw c.az.fail('DATATYPE_MISMATCH.NON_FOLDABLE_INPUT', `Cannot resolve "${c.sql}": ${what(c, i)} must be a constant (${need}), but it is ${a.sql}`, c.pos);
   }
   return a.constant.value;
+}
+
+/**
+ * The text of a constant STRING argument a function reads when the query is compiled (a sample for
+ * schema_of_json / schema_of_csv): `what` names the input in Spark's UNEXPECTED_NULL for a null.
+ */
+export function constantText(c: CallCtx, a: Typed, i: number, what: string, need: string): string {
+  const text = constantArg(c, stringOnly(c, a, i), i, need);
+  if (typeof text !== 'string')
+    throw c.az.fail('DATATYPE_MISMATCH.UNEXPECTED_NULL', `Cannot resolve "${c.sql}": the input ${what} must not be null: give ${need}`, c.pos);
+  return text;
+}
+
+/** A call whose value is known when the query is compiled: a STRING constant, as a literal is. */
+export function constantString(c: CallCtx, value: string): Typed {
+  return { type: STRING, sql: c.sql, name: c.sql, children: [], constant: { value }, build: constantBuilder(value) };
 }
 
 /** Each code point of a string (Spark counts characters as code points). */

@@ -13,11 +13,11 @@ import { compileSparkDatetimePattern, type DatetimePattern, DatetimePatternError
 import { csvRecords, tokenOf } from '../formats/csv';
 import { isJavaDoubleText } from '../formats/partition-types';
 import type { CallCtx, FunctionDef } from './analyze';
-import { constantArg, def, stringOnly } from './fn-util';
+import { constantString, constantText, def } from './fn-util';
 import { csvOptionsOf } from './from-csv';
 import { jsonOptionsOf } from './json-functions';
 import { parseTimestampMicros } from './time';
-import { constantBuilder, type Typed } from './typed';
+import type { Typed } from './typed';
 import { BOOLEAN, DATE, DOUBLE, INT, LONG, MAX_PRECISION, STRING, type SqlType, TIMESTAMP, typeName } from './types';
 
 const INTEGER = /^[-+]?\d+$/;
@@ -54,10 +54,7 @@ function inferField(field: string, o: Inference): SqlType {
 }
 
 function schemaOfCsv(args: readonly Typed[], c: CallCtx): Typed {
-  const text = constantArg(c, stringOnly(c, args[0], 0), 0, 'a CSV record in quotes');
-  if (typeof text !== 'string') {
-    throw c.az.fail('DATATYPE_MISMATCH.UNEXPECTED_NULL', `Cannot resolve "${c.sql}": the input csv must not be null: give a CSV record`, c.pos);
-  }
+  const text = constantText(c, args[0], 0, 'csv', 'a CSV record in quotes');
   const given = jsonOptionsOf(c, args[1], 'parse');
   const csv = csvOptionsOf(c, given);
   const pattern = (p: string) => {
@@ -80,7 +77,7 @@ function schemaOfCsv(args: readonly Typed[], c: CallCtx): Typed {
   const first = csvRecords(text, csv).next();
   const fields = first.done ? [] : first.value.fields.map((f) => tokenOf(f, csv));
   const ddl = typeName({ type: 'STRUCT', fields: fields.map((f, i) => ({ ...inferField(f, inference), name: `_c${i}` })) });
-  return { type: STRING, sql: c.sql, name: c.sql, children: [], constant: { value: ddl }, build: constantBuilder(ddl) };
+  return constantString(c, ddl);
 }
 
 export const SCHEMA_OF_CSV_FUNCTIONS: Record<string, FunctionDef> = {

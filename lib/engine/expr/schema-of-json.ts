@@ -9,8 +9,8 @@
  */
 import { parseOrdered, JsonObject } from '../json-ordered';
 import type { CallCtx, FunctionDef } from './analyze';
-import { constantBuilder, type Typed } from './typed';
-import { constantArg, def, stringOnly } from './fn-util';
+import type { Typed } from './typed';
+import { constantString, constantText, def } from './fn-util';
 import { isLossless, jacksonInput, jsonOptionsOf } from './json-functions';
 import { BOOLEAN, DOUBLE, LONG, MAX_PRECISION, NULL_TYPE, STRING, type SqlType, typeName } from './types';
 
@@ -97,10 +97,7 @@ function canonical(t: SqlType, dropNulls: boolean): SqlType | null {
 }
 
 function schemaOfJson(args: readonly Typed[], c: CallCtx): Typed {
-  const text = constantArg(c, stringOnly(c, args[0], 0), 0, 'a JSON text in quotes');
-  if (typeof text !== 'string') {
-    throw c.az.fail('DATATYPE_MISMATCH.UNEXPECTED_NULL', `Cannot resolve "${c.sql}": the input json must not be null: give a JSON text`, c.pos);
-  }
+  const text = constantText(c, args[0], 0, 'json', 'a JSON text in quotes');
   const o = jsonOptionsOf(c, args[1], 'parse');
   const yes = (k: string) => (o.get(k) ?? '').trim().toLowerCase() === 'true';
   let parsed: unknown;
@@ -121,7 +118,7 @@ function schemaOfJson(args: readonly Typed[], c: CallCtx): Typed {
     schema = { type: 'ARRAY', element: canonical(t.element!, dropNulls) ?? { type: 'STRUCT', fields: [] } };
   else schema = canonical(t, dropNulls) ?? STRING;
   const ddl = typeName(schema);
-  return { type: STRING, sql: c.sql, name: c.sql, children: [], constant: { value: ddl }, build: constantBuilder(ddl) };
+  return constantString(c, ddl);
 }
 
 export const SCHEMA_OF_JSON_FUNCTIONS: Record<string, FunctionDef> = {
