@@ -16,6 +16,7 @@ import type { Clock, Json, OutputRow } from '../../lib/engine/ports';
 import type { QueryPlan } from '../../lib/engine/plan/types';
 import { count, sum, window } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
+import { compileSql } from '../../lib/engine/sql';
 import { partitionedTasks, runPartitioned } from '../../lib/engine/schedule/driver';
 import { PartitionedRun } from '../../lib/engine/schedule/partitioned';
 import { MicroBatchExecutor } from '../../lib/engine/schedule/single';
@@ -218,6 +219,27 @@ describe('when a query sets what the schedulers once disagreed on', () => {
     const t = await expectSameTrace(counted, steps);
     // 12:00-12:10 x and y closed by the second batch's watermark (min 12:31)
     expect(t.sink.flatMap(([, rows]) => rows)).toHaveLength(2);
+  });
+
+  it('a windowed ROLLUP (each row repeated per grouping set, the set id a key) runs the same on both', async () => {
+    const plan = compileSql(`SET statePartitions = 4; SET outputMode = append; SET queryName = rollup;
+SELECT window.start AS at, user, sum(amount) AS total, grouping(user) AS all_users
+FROM STREAM read_files(schema => 'user STRING, t TIMESTAMP, amount INT') WATERMARK t DELAY OF INTERVAL 5 MINUTES
+GROUP BY window(t, '10 minutes'), ROLLUP(user)`);
+    const t = await expectSameTrace(plan, [
+      { files: [{ input: 0, rows: [event('a', '12:01'), event('b', '12:04', 2), event('a', '12:05', 3)] }] },
+      { files: [{ input: 0, rows: [event('c', '12:31')] }] },
+    ]);
+    // the 12:00 window closes in the second run: a's and b's rows and their total
+    expect(t.sink.flatMap(([, rows]) => rows).sort()).toEqual(
+      [
+        { at: '2026-10-01T12:00:00.000Z', user: 'a', total: 4, all_users: 0 },
+        { at: '2026-10-01T12:00:00.000Z', user: 'b', total: 2, all_users: 0 },
+        { at: '2026-10-01T12:00:00.000Z', user: null, total: 6, all_users: 1 },
+      ]
+        .map((r) => JSON.stringify(r))
+        .sort(),
+    );
   });
 
   it('orderBy and limit over a complete-mode aggregation: both keep the same top rows (one task computes the whole table)', async () => {
