@@ -11,7 +11,7 @@
 export { readStream, DataStreamReader } from '../engine/query/reader';
 export { type NaFunctions, StreamFrame } from '../engine/query/frame';
 export { GroupedFrame } from '../engine/query/grouped';
-export { GroupingCall, GroupingSetsFrame, grouping, groupingId } from '../engine/query/grouping-sets';
+export { type DirectKey, GroupingCall, GroupingSetsFrame, grouping, groupingId } from '../engine/query/grouping-sets';
 export { DataStreamWriter } from '../engine/query/writer';
 export {
   window,

@@ -27,6 +27,7 @@ import { DynamoDbSink } from './dynamodb/sink';
 import { KinesisSource, kinesisOptionsFromSpec } from './kinesis/source';
 import { S3FileSink, type PartitionGranularity } from './s3/file-sink';
 import { S3ParquetSink } from './s3/parquet-sink';
+import { CSV_SINK_OPTION_NAMES, csvSinkFormatOf } from '../engine/formats/csv-writer';
 import { S3CsvSink } from './s3/csv-sink';
 import { checkOutsideSource, type NamedS3Location } from './locations';
 import { meterRuns } from './request/meter';
@@ -51,6 +52,8 @@ export type SinkLocation =
       readonly partitionGranularity?: PartitionGranularity;
       /** format=csv: each object starts with the column names (`header=true`). */
       readonly header?: boolean;
+      /** format=csv: Spark's CSV writer options given as parameters (sep, quoteAll, timestampFormat, ...). */
+      readonly csvOptions?: Readonly<Record<string, string>>;
     } & S3Location)
   | { readonly kind: 'dynamodb'; readonly table: string; readonly queryKey?: string };
 
@@ -180,9 +183,9 @@ export function parseSinkUri(uri: string, what = 'sink'): SinkLocation {
   if (query === undefined) return { kind: 's3', ...loc };
   const params = new URLSearchParams(query);
   for (const k of params.keys()) {
-    if (!['log', 'format', 'partitionBy', 'granularity', 'header'].includes(k)) {
+    if (!['log', 'format', 'partitionBy', 'granularity', 'header', ...CSV_SINK_OPTION_NAMES].includes(k)) {
       throw new InvalidOptionError(
-        `${what} ${JSON.stringify(uri)}: unknown parameter ${JSON.stringify(k)}; an S3 file sink takes log, format, partitionBy, granularity and (format=csv) header, e.g. s3://bucket/out?format=parquet&partitionBy=window.start&granularity=day`,
+        `${what} ${JSON.stringify(uri)}: unknown parameter ${JSON.stringify(k)}; an S3 file sink takes log, format, partitionBy, granularity and (format=csv) header and Spark's CSV writer options (${CSV_SINK_OPTION_NAMES.join(', ')}), e.g. s3://bucket/out?format=parquet&partitionBy=window.start&granularity=day`,
       );
     }
   }
@@ -204,11 +207,26 @@ export function parseSinkUri(uri: string, what = 'sink'): SinkLocation {
       `${what} ${JSON.stringify(uri)}: header=${header} is a parameter of format=csv, true or false: write s3://bucket/out?format=csv&header=true`,
     );
   }
+  const csvOptions = Object.fromEntries([...params].filter(([k]) => CSV_SINK_OPTION_NAMES.includes(k)));
+  if (Object.keys(csvOptions).length > 0) {
+    if (format !== 'csv') {
+      throw new InvalidOptionError(
+        `${what} ${JSON.stringify(uri)}: ${Object.keys(csvOptions).join(', ')} ${Object.keys(csvOptions).length > 1 ? 'are parameters' : 'is a parameter'} of format=csv: add format=csv, or drop ${Object.keys(csvOptions).length > 1 ? 'them' : 'it'}`,
+      );
+    }
+    try {
+      csvSinkFormatOf(csvOptions);
+    } catch (e) {
+      if (e instanceof InvalidOptionError) throw new InvalidOptionError(`${what} ${JSON.stringify(uri)}: ${e.message}`);
+      throw e;
+    }
+  }
   return {
     kind: 's3-files',
     ...loc,
     ...(format ? { format: format as SinkFormat } : {}),
     ...(header === 'true' ? { header: true } : {}),
+    ...(Object.keys(csvOptions).length > 0 ? { csvOptions } : {}),
     ...(params.get('partitionBy') ? { partitionBy: params.get('partitionBy')! } : {}),
     ...(granularity ? { partitionGranularity: granularity as PartitionGranularity } : {}),
   };
@@ -279,7 +297,7 @@ export function buildExecutor(conn: AwsConnection, given: QueryPlan, cfg: Pipeli
       sinkLoc.format === 'parquet'
         ? new S3ParquetSink(opts)
         : sinkLoc.format === 'csv'
-          ? new S3CsvSink({ ...opts, header: sinkLoc.header })
+          ? new S3CsvSink({ ...opts, header: sinkLoc.header, options: sinkLoc.csvOptions })
           : new S3FileSink(opts);
   } else {
     sink = new DynamoDbSink({

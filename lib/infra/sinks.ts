@@ -17,6 +17,8 @@
 import { CfnOutput, Stack, type aws_dynamodb as dynamodb, aws_glue as glue, aws_iam as iam, type aws_s3 as s3 } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { ddlOf, hiveTypeOf, parseDdlType } from '../engine/ddl';
+import { InvalidOptionError } from '../engine/errors';
+import { csvSinkFormatOf } from '../engine/formats/csv-writer';
 import type { OutputColumnType } from '../engine/ports';
 import type { DataType } from '../engine/schema';
 import { GRANTED_ACTIONS, cleanPrefix, grantS3, invalid, type PipelineDefaults, type S3Place } from './binding';
@@ -47,6 +49,8 @@ export interface FileSinkOptions {
 export interface CsvSinkOptions extends FileSinkOptions {
   /** Each object starts with a record of the column names (Spark's `header`). @default false */
   readonly header?: boolean;
+  /** Spark's CSV writer options by name (sep, quoteAll, nullValue, timestampFormat, ...; docs/sinks.md). @default Spark's defaults */
+  readonly options?: Readonly<Record<string, string>>;
 }
 
 export interface ParquetSinkOptions extends FileSinkOptions {
@@ -136,7 +140,14 @@ export abstract class PipelineSink {
           ['header', 'true'],
         ]
       : [['format', 'csv']];
-    const query = new URLSearchParams([...head, ...params]).toString();
+    // a bad option fails the synth, not the first run
+    try {
+      csvSinkFormatOf(options.options);
+    } catch (e) {
+      if (e instanceof InvalidOptionError) invalid(where, e.message);
+      throw e;
+    }
+    const query = new URLSearchParams([...head, ...Object.entries(options.options ?? {}), ...params]).toString();
     return new S3Sink(bucket, prefix === undefined ? undefined : cleanPrefix(where, 'prefix', prefix), query, undefined);
   }
 

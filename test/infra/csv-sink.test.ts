@@ -29,6 +29,13 @@ describe('PipelineSink.csv', () => {
     expect(sinkUriOf({})).toBe('s3://sink-bucket/totals?format=csv');
   });
 
+  it("puts Spark's writer options in the URI, and refuses a bad one at synth", () => {
+    const uri = sinkUriOf({ options: { sep: '|', quoteAll: 'true' } });
+    expect(uri).toBe('s3://sink-bucket/totals?format=csv&sep=%7C&quoteAll=true');
+    expect(parseSinkUri(uri)).toMatchObject({ format: 'csv', csvOptions: { sep: '|', quoteAll: 'true' } });
+    expect(() => sinkUriOf({ options: { seperator: ';' } })).toThrow(/PipelineSink.csv the CSV sink has no option seperator/);
+  });
+
   it('refuses header on another format, or a header that is not true or false', () => {
     expect(() => parseSinkUri('s3://my-bucket/out?format=parquet&header=true')).toThrow(InvalidOptionError);
     expect(() => parseSinkUri('s3://my-bucket/out?header=true')).toThrow(/header=true is a parameter of format=csv/);

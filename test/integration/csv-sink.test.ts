@@ -132,6 +132,34 @@ describe('a stateless query written as CSV with a header', () => {
   });
 });
 
+describe("a CSV sink with Spark's writer options in its URI", () => {
+  it('writes with them: another separator, a null text, quoteAll off, a timestamp pattern', async () => {
+    const base = uniqueName('options');
+    const sinkPrefix = `${base}/sink`;
+    await drop(base, '001.json', EVENTS.slice(0, 3));
+    const plan = readStream
+      .format('json')
+      .schema(SCHEMA)
+      .load()
+      .selectExpr('user', 'event_time', 'qty')
+      .writeStream.outputMode('append')
+      .trigger({ availableNow: true })
+      .queryName('csv-options')
+      .plan();
+    const uri = `s3://${bucket}/${sinkPrefix}?format=csv&sep=%3B&nullValue=NA&timestampFormat=${encodeURIComponent('yyyy-MM-dd HH:mm')}`;
+    await buildExecutor(testConnection(), plan, pipeline(base, uri)).executor.run();
+    const [{ text }] = await download(sinkPrefix);
+    expect(text.split('\n').sort()).toEqual(
+      ['', 'alice;2026-10-01 12:00;9007199254740991', 'bob, jr.;2026-10-01 12:04;-3', '"say \\"hi\\"";2026-10-02 00:00;NA'].sort(),
+    );
+  });
+
+  it('refuses an option it does not know, or one of another format, before any run', () => {
+    expect(() => parseSinkUri(`s3://${bucket}/out?format=csv&quoteAll=maybe`)).toThrow(/option quoteAll="maybe" must be true or false/);
+    expect(() => parseSinkUri(`s3://${bucket}/out?format=parquet&sep=%3B`)).toThrow(/sep is a parameter of format=csv/);
+  });
+});
+
 describe('a query whose output has a window column', () => {
   it('is refused before any write, naming the column and the fix', async () => {
     const base = uniqueName('windowed');

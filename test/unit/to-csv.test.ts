@@ -46,5 +46,7 @@ describe('to_csv', () => {
   it('refuses a value that is not a struct, and nested fields', () => {
     expect(refusalOf(`to_csv(1)`, []).message).toMatch(/UNSUPPORTED_INPUT_TYPE.*"INT"/);
     expect(refusalOf(`to_csv(named_struct('a', array(1)))`, []).message).toMatch(/field a .*"ARRAY<INT>"/);
+    expect(refusalOf(`to_csv(named_struct('a', 1), map('quoteAll', 'yes'))`, []).message).toMatch(/INVALID_OPTIONS.*quoteAll="yes" must be true or false/);
+    expect(refusalOf(`to_csv(named_struct('a', 1), map('quote', '<<'))`, []).message).toMatch(/INVALID_OPTIONS.*quote="<<" must be one character/);
   });
 });

@@ -12,7 +12,8 @@ import { parseDate } from '../../engine/dates';
 import { ddlOf } from '../../engine/ddl';
 import { decimalOfText, javaDecimalText } from '../../engine/decimal';
 import { javaDoubleText } from '../../engine/expr/values';
-import { csvRecordText, SPARK_CSV_TIMESTAMP, SPARK_CSV_WRITE } from '../../engine/formats/csv-writer';
+import { microsOfDate } from '../../engine/expr/time';
+import { csvRecordText, csvSinkFormatOf } from '../../engine/formats/csv-writer';
 import type { Json, OutputColumnType, OutputRow, SinkContext } from '../../engine/ports';
 import { parseTimestamp } from '../../engine/timestamps';
 import { S3LoggedSink, type ObjectRows, type S3LoggedSinkOptions } from './logged-sink';
@@ -20,16 +21,24 @@ import { S3LoggedSink, type ObjectRows, type S3LoggedSinkOptions } from './logge
 export interface S3CsvSinkOptions extends S3LoggedSinkOptions {
   /** Each object starts with a record of the column names (Spark's `header`). @default false */
   readonly header?: boolean;
+  /**
+   * Spark's CSV writer options by name: sep, quote, escape, charToEscapeQuoteEscaping, nullValue,
+   * emptyValue, comment, quoteAll, escapeQuotes, ignoreLeadingWhiteSpace, ignoreTrailingWhiteSpace,
+   * timestampFormat, dateFormat. @default Spark's defaults
+   */
+  readonly options?: Readonly<Record<string, string>>;
 }
 
 export class S3CsvSink extends S3LoggedSink {
   protected readonly extension = '.csv';
   protected readonly contentType = 'text/csv';
   private readonly header: boolean;
+  private readonly format: ReturnType<typeof csvSinkFormatOf>;
 
   constructor(opts: S3CsvSinkOptions) {
     super(opts, 'S3CsvSink');
     this.header = opts.header ?? false;
+    this.format = csvSinkFormatOf(opts.options);
   }
 
   protected checkContext(ctx: SinkContext): void {
@@ -50,7 +59,7 @@ export class S3CsvSink extends S3LoggedSink {
     const types = this.columnTypesOf(ctx);
     for (const name of ctx.columns) {
       try {
-        csvValue(row[name], types[name], name);
+        csvValue(row[name], types[name], name, this.format);
       } catch (e) {
         if (e instanceof SluiceError) return e.message;
         throw e;
@@ -61,19 +70,20 @@ export class S3CsvSink extends S3LoggedSink {
 
   protected encode(part: ObjectRows, _batchId: number, ctx: SinkContext): string {
     const types = this.columnTypesOf(ctx);
+    const { writer } = this.format;
     const lines = part.rows.map((row) =>
       csvRecordText(
-        ctx.columns.map((name) => csvValue(row[name], types[name], name)),
-        SPARK_CSV_WRITE,
+        ctx.columns.map((name) => csvValue(row[name], types[name], name, this.format)),
+        writer,
       ),
     );
-    if (this.header) lines.unshift(csvRecordText(ctx.columns, SPARK_CSV_WRITE));
+    if (this.header) lines.unshift(csvRecordText(ctx.columns, writer));
     return lines.map((l) => `${l}\n`).join('');
   }
 }
 
 /** An output row's value as Spark's CSV writer's text of it (null: a null field); a value of another type throws. */
-function csvValue(v: Json | undefined, type: OutputColumnType, column: string): string | null {
+function csvValue(v: Json | undefined, type: OutputColumnType, column: string, format: ReturnType<typeof csvSinkFormatOf>): string | null {
   if (v === null || v === undefined) return null;
   if (type !== 'WINDOW') {
     switch (type.type) {
@@ -98,11 +108,11 @@ function csvValue(v: Json | undefined, type: OutputColumnType, column: string): 
         if (typeof v === 'string' && decimalOfText(v, type.precision ?? 10, type.scale ?? 0) === v) return javaDecimalText(v);
         break;
       case 'DATE':
-        if (typeof v === 'string' && parseDate(v) !== null) return v;
+        if (typeof v === 'string' && parseDate(v) !== null) return format.date === null ? v : format.date.format(microsOfDate(v));
         break;
       case 'TIMESTAMP': {
         const us = typeof v === 'string' ? parseTimestamp(v) : null;
-        if (us !== null) return SPARK_CSV_TIMESTAMP.format(us);
+        if (us !== null) return format.timestamp.format(us);
         break;
       }
     }

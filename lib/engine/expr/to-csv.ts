@@ -6,7 +6,8 @@
  * (formats/csv-writer.ts), without a line end. A null struct is null.
  */
 import { javaDecimalText } from '../decimal';
-import { type CsvWriteOptions, csvRecordText, SPARK_CSV_TIMESTAMP, SPARK_CSV_WRITE } from '../formats/csv-writer';
+import { InvalidOptionError } from '../errors';
+import { type CsvWriteOptions, csvRecordText, csvWriteOptionsOf, SPARK_CSV_TIMESTAMP } from '../formats/csv-writer';
 import type { CallCtx, FunctionDef } from './analyze';
 import { call, def } from './fn-util';
 import { jsonOptionsOf } from './json-functions';
@@ -30,37 +31,13 @@ function toCsv(args: readonly Typed[], c: CallCtx): Typed {
     );
   }
   const o = jsonOptionsOf(c, args[1], 'format');
-  const text = (k: string, fallback: string) => o.get(k) ?? fallback;
-  const flag = (k: string, fallback: boolean) => {
-    const v = o.get(k);
-    return v == null ? fallback : v.trim().toLowerCase() === 'true';
-  };
-  const char = (k: string, fallback: string) => {
-    const v = o.get(k);
-    if (v == null) return fallback;
-    if (v === '') return '\0';
-    if (v.length !== 1) throw c.az.fail('INVALID_OPTIONS', `to_csv: option ${k}=${JSON.stringify(v)} must be one character`, c.pos);
-    return v;
-  };
-  const quote = char('quote', SPARK_CSV_WRITE.quote);
-  const escapeChar = char('escape', SPARK_CSV_WRITE.escape);
-  const escapeEscapeGiven = o.get('charToEscapeQuoteEscaping');
-  const sep = text('sep', text('delimiter', SPARK_CSV_WRITE.sep));
-  if (sep === '') throw c.az.fail('INVALID_OPTIONS', 'to_csv: option sep must not be empty', c.pos);
-  const w: CsvWriteOptions = {
-    sep: sep === '\\t' ? '\t' : sep,
-    quote,
-    escape: escapeChar,
-    // univocity: unset, the escape escapes itself (nothing when the escape is the quote)
-    escapeEscape: escapeEscapeGiven != null && escapeEscapeGiven !== '' ? escapeEscapeGiven : quote === escapeChar ? '' : escapeChar,
-    nullValue: text('nullValue', SPARK_CSV_WRITE.nullValue),
-    emptyValue: text('emptyValue', SPARK_CSV_WRITE.emptyValue),
-    comment: char('comment', SPARK_CSV_WRITE.comment),
-    quoteAll: flag('quoteAll', SPARK_CSV_WRITE.quoteAll),
-    escapeQuotes: flag('escapeQuotes', SPARK_CSV_WRITE.escapeQuotes),
-    ignoreLeading: flag('ignoreLeadingWhiteSpace', SPARK_CSV_WRITE.ignoreLeading),
-    ignoreTrailing: flag('ignoreTrailingWhiteSpace', SPARK_CSV_WRITE.ignoreTrailing),
-  };
+  let w: CsvWriteOptions;
+  try {
+    w = csvWriteOptionsOf((k) => o.get(k));
+  } catch (e) {
+    if (e instanceof InvalidOptionError) throw c.az.fail('INVALID_OPTIONS', `to_csv: ${e.message}`, c.pos);
+    throw e;
+  }
   const timestamp = o.timestamp ?? SPARK_CSV_TIMESTAMP;
   const date = o.date;
   const fieldText = (f: SqlType): ((v: unknown) => string) => {

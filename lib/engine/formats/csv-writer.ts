@@ -15,7 +15,8 @@
  *                  escape by charToEscapeQuoteEscaping, itself unless set or when escape = quote);
  *                  unquoted, a value is written as it is
  */
-import { compileSparkDatetimePattern } from '../datetime-patterns';
+import { compileSparkDatetimePattern, type DatetimePattern, DatetimePatternError } from '../datetime-patterns';
+import { InvalidOptionError } from '../errors';
 
 export interface CsvWriteOptions {
   readonly sep: string;
@@ -33,7 +34,7 @@ export interface CsvWriteOptions {
 }
 
 /** Spark's CSV writer settings with no option given (CSVOptions' defaults for writing). */
-export const SPARK_CSV_WRITE: CsvWriteOptions = {
+const SPARK_CSV_WRITE: CsvWriteOptions = {
   sep: ',',
   quote: '"',
   escape: '\\',
@@ -49,6 +50,89 @@ export const SPARK_CSV_WRITE: CsvWriteOptions = {
 
 /** Spark's timestampFormat for writing CSV when none is given (`2026-10-01T12:00:00.000Z` in UTC). */
 export const SPARK_CSV_TIMESTAMP = compileSparkDatetimePattern("yyyy-MM-dd'T'HH:mm:ss.SSSXXX", 'format');
+
+/** The writer options Spark's CSV writer takes, by name (the names as CSVOptions spells them). */
+const CSV_WRITE_OPTION_NAMES = [
+  'sep',
+  'delimiter',
+  'quote',
+  'escape',
+  'charToEscapeQuoteEscaping',
+  'nullValue',
+  'emptyValue',
+  'comment',
+  'quoteAll',
+  'escapeQuotes',
+  'ignoreLeadingWhiteSpace',
+  'ignoreTrailingWhiteSpace',
+] as const;
+
+/**
+ * The writer's settings from option values (`get` gives an option's text, or null/undefined when
+ * unset), Spark's defaults for the rest; a bad one throws InvalidOptionError naming it and the fix.
+ */
+export function csvWriteOptionsOf(get: (name: string) => string | null | undefined): CsvWriteOptions {
+  const text = (k: string, fallback: string) => get(k) ?? fallback;
+  const flag = (k: string, fallback: boolean) => {
+    const v = get(k);
+    if (v == null) return fallback;
+    const t = v.trim().toLowerCase();
+    if (t !== 'true' && t !== 'false') throw new InvalidOptionError(`option ${k}=${JSON.stringify(v)} must be true or false`);
+    return t === 'true';
+  };
+  const char = (k: string, fallback: string) => {
+    const v = get(k);
+    if (v == null) return fallback;
+    if (v === '') return '\0'; // Spark's getChar: no character
+    if (v.length !== 1) throw new InvalidOptionError(`option ${k}=${JSON.stringify(v)} must be one character, e.g. '${fallback}'`);
+    return v;
+  };
+  const quote = char('quote', SPARK_CSV_WRITE.quote);
+  const escapeChar = char('escape', SPARK_CSV_WRITE.escape);
+  const escapeEscape = get('charToEscapeQuoteEscaping');
+  const sep = text('sep', text('delimiter', SPARK_CSV_WRITE.sep));
+  if (sep === '') throw new InvalidOptionError("option sep must not be empty: give the separator, e.g. ';'");
+  return {
+    sep: sep === '\\t' ? '\t' : sep,
+    quote,
+    escape: escapeChar,
+    // univocity: unset, the escape escapes itself (nothing when the escape is the quote)
+    escapeEscape: escapeEscape != null && escapeEscape !== '' ? escapeEscape : quote === escapeChar ? '' : escapeChar,
+    nullValue: text('nullValue', SPARK_CSV_WRITE.nullValue),
+    emptyValue: text('emptyValue', SPARK_CSV_WRITE.emptyValue),
+    comment: char('comment', SPARK_CSV_WRITE.comment),
+    quoteAll: flag('quoteAll', SPARK_CSV_WRITE.quoteAll),
+    escapeQuotes: flag('escapeQuotes', SPARK_CSV_WRITE.escapeQuotes),
+    ignoreLeading: flag('ignoreLeadingWhiteSpace', SPARK_CSV_WRITE.ignoreLeading),
+    ignoreTrailing: flag('ignoreTrailingWhiteSpace', SPARK_CSV_WRITE.ignoreTrailing),
+  };
+}
+
+/** The option names a CSV file sink takes (besides header): the writer's and the datetime patterns. */
+export const CSV_SINK_OPTION_NAMES: readonly string[] = [...CSV_WRITE_OPTION_NAMES, 'timestampFormat', 'dateFormat'];
+
+/** The writer settings and datetime patterns of the sink's options; a bad option throws InvalidOptionError. */
+export function csvSinkFormatOf(options: Readonly<Record<string, string>> = {}): {
+  writer: CsvWriteOptions;
+  timestamp: DatetimePattern;
+  date: DatetimePattern | null;
+} {
+  const unknown = Object.keys(options).find((k) => !CSV_SINK_OPTION_NAMES.includes(k));
+  if (unknown !== undefined) throw new InvalidOptionError(`the CSV sink has no option ${unknown}: it takes ${CSV_SINK_OPTION_NAMES.join(', ')}`);
+  const pattern = (k: string) => {
+    try {
+      return compileSparkDatetimePattern(options[k], 'format');
+    } catch (e) {
+      if (e instanceof DatetimePatternError) throw new InvalidOptionError(`option ${k}=${JSON.stringify(options[k])} is not a datetime pattern: ${e.message}`);
+      throw e;
+    }
+  };
+  return {
+    writer: csvWriteOptionsOf((k) => options[k]),
+    timestamp: options.timestampFormat === undefined ? SPARK_CSV_TIMESTAMP : pattern('timestampFormat'),
+    date: options.dateFormat === undefined ? null : pattern('dateFormat'),
+  };
+}
 
 /** A character univocity's writer counts as whitespace (skipBitsAsWhitespace: every one up to U+0020). */
 const blank = (c: string) => c <= ' ';
