@@ -43,6 +43,12 @@ describe('to_csv', () => {
     expect(value(`to_csv(named_struct('a', 'q"q'), map('escapeQuotes', 'false'))`)).toBe('q"q');
   });
 
+  it('follows univocity on a separator of two characters, quoteAll over null and "", and an escape that is the quote', () => {
+    expect(value(`to_csv(named_struct('a', 'x||y', 'b', 'x|y'), map('sep', '||'))`)).toBe('"x||y"||x|y');
+    expect(value(`to_csv(named_struct('a', 'x', 'b', CAST(NULL AS STRING), 'c', ''), map('quoteAll', 'true'))`)).toBe('"x","",""');
+    expect(value(`to_csv(named_struct('a', 'say "hi", ok'), map('escape', '"'))`)).toBe('"say ""hi"", ok"');
+  });
+
   it('refuses a value that is not a struct, and nested fields', () => {
     expect(refusalOf(`to_csv(1)`, []).message).toMatch(/UNSUPPORTED_INPUT_TYPE.*"INT"/);
     expect(refusalOf(`to_csv(named_struct('a', array(1)))`, []).message).toMatch(/field a .*"ARRAY<INT>"/);
