@@ -10,10 +10,9 @@
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import { parseDate } from '../../engine/dates';
 import { ddlOf } from '../../engine/ddl';
-import { decimalOfText, javaDecimalText } from '../../engine/decimal';
-import { javaDoubleText } from '../../engine/expr/values';
-import { microsOfDate } from '../../engine/expr/time';
-import { csvRecordText, csvSinkFormatOf } from '../../engine/formats/csv-writer';
+import { decimalOfText } from '../../engine/decimal';
+import { csvRecordText, csvSinkFormatOf, csvValueText } from '../../engine/formats/csv-writer';
+import type { DataType } from '../../engine/schema';
 import type { Json, OutputColumnType, OutputRow, SinkContext } from '../../engine/ports';
 import { parseTimestamp } from '../../engine/timestamps';
 import { S3LoggedSink, type ObjectRows, type S3LoggedSinkOptions } from './logged-sink';
@@ -85,40 +84,36 @@ export class S3CsvSink extends S3LoggedSink {
 /** An output row's value as Spark's CSV writer's text of it (null: a null field); a value of another type throws. */
 function csvValue(v: Json | undefined, type: OutputColumnType, column: string, format: ReturnType<typeof csvSinkFormatOf>): string | null {
   if (v === null || v === undefined) return null;
-  if (type !== 'WINDOW') {
-    switch (type.type) {
-      case 'STRING':
-        if (typeof v === 'string') return v;
-        break;
-      case 'BOOLEAN':
-        if (typeof v === 'boolean') return v ? 'true' : 'false';
-        break;
-      case 'INT':
-        if (typeof v === 'number' && Number.isInteger(v)) return String(v);
-        break;
-      case 'LONG':
-        // beyond 2^53 − 1 a BIGINT is output as its digits (FORMAT-3)
-        if ((typeof v === 'number' && Number.isSafeInteger(v)) || (typeof v === 'string' && /^-?[0-9]+$/.test(v))) return String(v);
-        break;
-      case 'DOUBLE':
-        if (typeof v === 'number') return javaDoubleText(v, type.binary32);
-        if (v === 'NaN' || v === 'Infinity' || v === '-Infinity') return v;
-        break;
-      case 'DECIMAL':
-        if (typeof v === 'string' && decimalOfText(v, type.precision ?? 10, type.scale ?? 0) === v) return javaDecimalText(v);
-        break;
-      case 'DATE':
-        if (typeof v === 'string' && parseDate(v) !== null) return format.date === null ? v : format.date.format(microsOfDate(v));
-        break;
-      case 'TIMESTAMP': {
-        const us = typeof v === 'string' ? parseTimestamp(v) : null;
-        if (us !== null) return format.timestamp.format(us);
-        break;
-      }
-    }
-  }
+  const engine = type === 'WINDOW' ? undefined : engineValue(v, type);
+  if (engine !== undefined && type !== 'WINDOW') return csvValueText(type, engine, format);
   const name = type === 'WINDOW' ? 'WINDOW' : ddlOf(type);
   throw new SluiceError(
     `S3CsvSink: column ${column} (${name}) holds ${JSON.stringify(v).slice(0, 80)}, which is not a ${name}: make the withColumn function return the type it declares, or declare the type its values have`,
   );
+}
+
+/** The engine's value of an output row's value of `type` (undefined: not of that type), for csvValueText. */
+function engineValue(v: Json, type: DataType): unknown {
+  switch (type.type) {
+    case 'STRING':
+      return typeof v === 'string' ? v : undefined;
+    case 'BOOLEAN':
+      return typeof v === 'boolean' ? v : undefined;
+    case 'INT':
+      return typeof v === 'number' && Number.isInteger(v) ? v : undefined;
+    case 'LONG':
+      // beyond 2^53 − 1 a BIGINT is output as its digits (FORMAT-3)
+      return (typeof v === 'number' && Number.isSafeInteger(v)) || (typeof v === 'string' && /^-?[0-9]+$/.test(v)) ? v : undefined;
+    case 'DOUBLE':
+      if (typeof v === 'number') return v;
+      return v === 'NaN' ? Number.NaN : v === 'Infinity' ? Number.POSITIVE_INFINITY : v === '-Infinity' ? Number.NEGATIVE_INFINITY : undefined;
+    case 'DECIMAL':
+      return typeof v === 'string' && decimalOfText(v, type.precision ?? 10, type.scale ?? 0) === v ? v : undefined;
+    case 'DATE':
+      return typeof v === 'string' && parseDate(v) !== null ? v : undefined;
+    case 'TIMESTAMP':
+      return (typeof v === 'string' ? parseTimestamp(v) : null) ?? undefined;
+    default:
+      return undefined;
+  }
 }

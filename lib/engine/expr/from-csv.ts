@@ -10,7 +10,7 @@
 import { parseDdlColumns, parseDdlType } from '../ddl';
 import { InvalidOptionError } from '../errors';
 import { type CsvOptions, csvOptions, csvRecords, tokenOf } from '../formats/csv';
-import type { ReaderOptions } from '../formats/options';
+import { pickOptions, type ReaderOptions } from '../formats/options';
 import { BadText, valueOfText } from '../formats/text-values';
 import type { Column } from '../schema';
 import type { CallCtx, FunctionDef } from './analyze';
@@ -40,11 +40,7 @@ const OPTION_NAMES = [
 
 /** The CSV reader's options from a function's options map (from_csv, schema_of_csv); a bad one is Spark's INVALID_OPTIONS. */
 export function csvOptionsOf(c: CallCtx, given: JsonOptions): CsvOptions {
-  const options: Record<string, string> = {};
-  for (const name of OPTION_NAMES) {
-    const v = given.get(name);
-    if (v != null) options[name] = v;
-  }
+  const options = pickOptions((k) => given.get(k), OPTION_NAMES);
   try {
     return csvOptions(options as ReaderOptions);
   } catch (e) {

@@ -16,7 +16,12 @@
  *                  unquoted, a value is written as it is
  */
 import { compileSparkDatetimePattern, type DatetimePattern, DatetimePatternError } from '../datetime-patterns';
+import { javaDecimalText } from '../decimal';
 import { InvalidOptionError } from '../errors';
+import { type Micros, microsOfDate } from '../expr/time';
+import { javaDoubleText } from '../expr/values';
+import { commentOption, delimiterOption, escapeEscapeOption, quoteCharOption } from './csv';
+import { boolOption, type ReaderOptions } from './options';
 
 export interface CsvWriteOptions {
   readonly sep: string;
@@ -52,7 +57,7 @@ const SPARK_CSV_WRITE: CsvWriteOptions = {
 export const SPARK_CSV_TIMESTAMP = compileSparkDatetimePattern("yyyy-MM-dd'T'HH:mm:ss.SSSXXX", 'format');
 
 /** The writer options Spark's CSV writer takes, by name (the names as CSVOptions spells them). */
-const CSV_WRITE_OPTION_NAMES = [
+export const CSV_WRITE_OPTION_NAMES = [
   'sep',
   'delimiter',
   'quote',
@@ -68,43 +73,29 @@ const CSV_WRITE_OPTION_NAMES = [
 ] as const;
 
 /**
- * The writer's settings from option values (`get` gives an option's text, or null/undefined when
- * unset), Spark's defaults for the rest; a bad one throws InvalidOptionError naming it and the fix.
+ * The writer's settings from its options (CSVOptions' names), Spark's defaults for the rest, read
+ * by the reader's own rules (the same sep escapes, quote and boolean texts); a bad one throws
+ * InvalidOptionError naming it and the fix.
  */
-export function csvWriteOptionsOf(get: (name: string) => string | null | undefined): CsvWriteOptions {
-  const text = (k: string, fallback: string) => get(k) ?? fallback;
-  const flag = (k: string, fallback: boolean) => {
-    const v = get(k);
-    if (v == null) return fallback;
-    const t = v.trim().toLowerCase();
-    if (t !== 'true' && t !== 'false') throw new InvalidOptionError(`option ${k}=${JSON.stringify(v)} must be true or false`);
-    return t === 'true';
-  };
-  const char = (k: string, fallback: string) => {
-    const v = get(k);
-    if (v == null) return fallback;
-    if (v === '') return '\0'; // Spark's getChar: no character
-    if (v.length !== 1) throw new InvalidOptionError(`option ${k}=${JSON.stringify(v)} must be one character, e.g. '${fallback}'`);
-    return v;
-  };
-  const quote = char('quote', SPARK_CSV_WRITE.quote);
-  const escapeChar = char('escape', SPARK_CSV_WRITE.escape);
-  const escapeEscape = get('charToEscapeQuoteEscaping');
-  const sep = text('sep', text('delimiter', SPARK_CSV_WRITE.sep));
-  if (sep === '') throw new InvalidOptionError("option sep must not be empty: give the separator, e.g. ';'");
+export function csvWriteOptionsOf(options: ReaderOptions): CsvWriteOptions {
+  const quote = quoteCharOption(options, 'quote', SPARK_CSV_WRITE.quote);
+  const escapeChar = quoteCharOption(options, 'escape', SPARK_CSV_WRITE.escape);
+  const sep = options.sep ?? options.delimiter;
+  const text = (k: string, fallback: string) => (options[k] === undefined ? fallback : String(options[k]));
   return {
-    sep: sep === '\\t' ? '\t' : sep,
+    sep: sep === undefined ? SPARK_CSV_WRITE.sep : delimiterOption(String(sep)),
     quote,
     escape: escapeChar,
     // univocity: unset, the escape escapes itself (nothing when the escape is the quote)
-    escapeEscape: escapeEscape != null && escapeEscape !== '' ? escapeEscape : quote === escapeChar ? '' : escapeChar,
+    escapeEscape: escapeEscapeOption(options) ?? (quote === escapeChar ? '' : escapeChar),
     nullValue: text('nullValue', SPARK_CSV_WRITE.nullValue),
     emptyValue: text('emptyValue', SPARK_CSV_WRITE.emptyValue),
-    comment: char('comment', SPARK_CSV_WRITE.comment),
-    quoteAll: flag('quoteAll', SPARK_CSV_WRITE.quoteAll),
-    escapeQuotes: flag('escapeQuotes', SPARK_CSV_WRITE.escapeQuotes),
-    ignoreLeading: flag('ignoreLeadingWhiteSpace', SPARK_CSV_WRITE.ignoreLeading),
-    ignoreTrailing: flag('ignoreTrailingWhiteSpace', SPARK_CSV_WRITE.ignoreTrailing),
+    // univocity's `#` unless set; set empty, no comment character
+    comment: options.comment === undefined ? SPARK_CSV_WRITE.comment : (commentOption(options) ?? '\0'),
+    quoteAll: boolOption(options, 'quoteAll', SPARK_CSV_WRITE.quoteAll),
+    escapeQuotes: boolOption(options, 'escapeQuotes', SPARK_CSV_WRITE.escapeQuotes),
+    ignoreLeading: boolOption(options, 'ignoreLeadingWhiteSpace', SPARK_CSV_WRITE.ignoreLeading),
+    ignoreTrailing: boolOption(options, 'ignoreTrailingWhiteSpace', SPARK_CSV_WRITE.ignoreTrailing),
   };
 }
 
@@ -128,10 +119,36 @@ export function csvSinkFormatOf(options: Readonly<Record<string, string>> = {}):
     }
   };
   return {
-    writer: csvWriteOptionsOf((k) => options[k]),
+    writer: csvWriteOptionsOf(options),
     timestamp: options.timestampFormat === undefined ? SPARK_CSV_TIMESTAMP : pattern('timestampFormat'),
     date: options.dateFormat === undefined ? null : pattern('dateFormat'),
   };
+}
+
+/**
+ * The text Spark's UnivocityGenerator makes of a value of a type (the engine's value: epoch µs for a
+ * TIMESTAMP, a DECIMAL's canonical text, a DATE's `YYYY-MM-DD`): a DOUBLE or DECIMAL as Java prints
+ * it, a DATE by the dateFormat (as it is without one), a TIMESTAMP by the timestampFormat.
+ */
+export function csvValueText(
+  type: { readonly type: string; readonly binary32?: boolean },
+  v: unknown,
+  patterns: { readonly timestamp: DatetimePattern; readonly date: DatetimePattern | null | undefined },
+): string {
+  switch (type.type) {
+    case 'DOUBLE':
+      return javaDoubleText(v as number, type.binary32);
+    case 'DECIMAL':
+      return javaDecimalText(v as string);
+    case 'DATE':
+      return patterns.date ? patterns.date.format(microsOfDate(v as string)) : (v as string);
+    case 'TIMESTAMP':
+      return patterns.timestamp.format(v as Micros);
+    case 'BOOLEAN':
+      return v ? 'true' : 'false';
+    default:
+      return String(v);
+  }
 }
 
 /** A character univocity's writer counts as whitespace (skipBitsAsWhitespace: every one up to U+0020). */

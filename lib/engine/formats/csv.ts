@@ -89,18 +89,18 @@ export function csvOptions(options: ReaderOptions): CsvOptions {
 }
 
 /** quote and escape: one character, or empty for none (Spark's getChar: \\u0000, which turns quoting off). */
-function quoteCharOption(options: ReaderOptions, name: string, fallback: string): string {
+export function quoteCharOption(options: ReaderOptions, name: string, fallback: string): string {
   return options[name] !== undefined && String(options[name]) === '' ? '\0' : charOption(options, name, fallback);
 }
 
 /** Spark's charToEscapeQuoteEscaping: one character; unset or empty, univocity's default. */
-function escapeEscapeOption(options: ReaderOptions): string | null {
+export function escapeEscapeOption(options: ReaderOptions): string | null {
   const v = options.charToEscapeQuoteEscaping;
   return v === undefined || String(v) === '' ? null : charOption(options, 'charToEscapeQuoteEscaping', '\\');
 }
 
 /** Spark's comment: one character (an empty text is no comment character, as Spark's isCommentSet). */
-function commentOption(options: ReaderOptions): string | null {
+export function commentOption(options: ReaderOptions): string | null {
   if (options.comment === undefined || String(options.comment) === '') return null;
   return charOption(options, 'comment', '#');
 }
@@ -119,7 +119,7 @@ function lineSepOption(options: ReaderOptions): string | null {
  * Spark's sep (CSVExprUtils.toDelimiterStr): one or more characters, each either itself or a
  * backslash escape (\t \r \b \f \" \' \\); a lone backslash or another escape is refused.
  */
-function delimiterOption(text: string): string {
+export function delimiterOption(text: string): string {
   if (text === '') throw new InvalidOptionError("option sep must not be empty: give a separator, e.g. .option('sep', ',')");
   const escapes: Record<string, string> = { t: '\t', r: '\r', b: '\b', f: '\f', '"': '"', "'": "'", '\\': '\\' };
   let out = '';

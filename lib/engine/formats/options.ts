@@ -5,6 +5,16 @@ import { InvalidOptionError } from '../errors';
 type OptionValue = string | number | boolean;
 export type ReaderOptions = Readonly<Record<string, OptionValue>>;
 
+/** The options `names` that `get` (a function's options map: keys in any case) holds, as reader options. */
+export function pickOptions(get: (name: string) => string | null | undefined, names: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of names) {
+    const v = get(name);
+    if (v != null) out[name] = v;
+  }
+  return out;
+}
+
 /** A boolean option (true/false, any case, as Spark's text); absent: the default. */
 export function boolOption(options: ReaderOptions, name: string, fallback: boolean): boolean {
   const v = options[name];

@@ -120,7 +120,7 @@ export class GroupingSetsFrame {
       ...cols.slice(0, n).map(quoteName),
       ...aggs.map((a) => {
         if (!(a instanceof GroupingCall)) return quoteName(cols[next++]);
-        return `${a.valueOver(quoteName(idAs), this.names, this.names)} AS ${quoteName(a.name)}`;
+        return `${a.valueOver(quoteName(idAs), this.names)} AS ${quoteName(a.name)}`;
       }),
     ];
     return out.selectExpr(...items);
@@ -203,26 +203,26 @@ export class GroupingCall {
   }
 
   /**
-   * The value as an expression over the grouping id `id` of `keys` (whose output names are
-   * `names`), checked as Spark's analyzer checks the call.
+   * The value as an expression over the grouping id `id` of the keys named `keys` (their output
+   * names), checked as Spark's analyzer checks the call.
    * @internal
    */
-  valueOver(id: string, keys: readonly string[], names: readonly string[]): string {
+  valueOver(id: string, keys: readonly string[]): string {
     const index = (c: string) => {
       const lower = c.toLowerCase();
-      return keys.findIndex((k, i) => k.toLowerCase() === lower || names[i].toLowerCase() === lower);
+      return keys.findIndex((k) => k.toLowerCase() === lower);
     };
     if (this.fn === 'grouping') {
       const i = index(this.columns[0]);
       if (i < 0)
         throw new InvalidQueryError(
-          `[GROUPING_COLUMN_MISMATCH] Column of grouping (${this.columns[0]}) can't be found in grouping columns ${names.join(',')}: pass one of the keys`,
+          `[GROUPING_COLUMN_MISMATCH] Column of grouping (${this.columns[0]}) can't be found in grouping columns ${keys.join(',')}: pass one of the keys`,
         );
       return `CAST(shiftright(${id}, ${keys.length - 1 - i}) & 1 AS TINYINT)`;
     }
     if (this.columns.length > 0 && (this.columns.length !== keys.length || this.columns.some((c, i) => index(c) !== i)))
       throw new InvalidQueryError(
-        `[GROUPING_ID_COLUMN_MISMATCH] Columns of grouping_id (${this.columns.join(',')}) does not match grouping columns (${names.join(',')}): list every key in that order, or none`,
+        `[GROUPING_ID_COLUMN_MISMATCH] Columns of grouping_id (${this.columns.join(',')}) does not match grouping columns (${keys.join(',')}): list every key in that order, or none`,
       );
     return `CAST(${id} AS BIGINT)`;
   }
