@@ -14,7 +14,9 @@ import type { StreamFrame } from '../query/frame';
 import { type AggBuilder, renamed } from '../query/functions';
 import type { AnyColumns, GroupArg } from '../query/types';
 import { aggOf, hasAggregate, isAggregate, prettyOr, WRAPPED } from './aggregate-calls';
-import { type Span, SqlError, within } from './errors';
+import { atClause, type Span, SqlError, within } from './errors';
+import { expr } from '../query/column';
+import { tempNames } from '../query/temp-names';
 import { GROUPING_ID_COLUMN, type Group, GroupingCalls, groupedBySets, groupingSetsOf, isGroupingCall, keyOf } from './grouping';
 import type { SqlExpr, SqlQuery } from './statement';
 import {
@@ -125,6 +127,7 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
   };
   type Reads = {
     calls: Array<{ call: AggregateCall; hidden: Hidden }>;
+    refs?: Array<{ name: string; start: number; end: number }>;
     keys: Array<{ start: number; end: number; group: number }>;
     groupings: Array<{ start: number; end: number; column: string }>;
   };
@@ -161,6 +164,25 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
   const havingReads = having === undefined ? null : overKeys(having, true);
   if (having !== undefined && havingReads === null) throw missingAggregation(sql, having);
   const havingCalls = havingReads === null ? [] : havingReads.calls.map((call) => ({ call, hidden: hiddenOf(call) }));
+  // ORDER BY (the statement's: this SELECT is all of it): a key over the select list's columns sorts
+  // them as they are; a key that reads an aggregate, a grouping call or a column the select list
+  // leaves out is computed beside them and dropped after the sort (Spark's ResolveAggregateFunctions
+  // and ResolveMissingReferences on a Sort over an Aggregate)
+  const selectNames = new Set(q.items.flatMap((item) => selectedName(item) ?? []));
+  const orderReads = (q.orderBy?.keys ?? []).map(({ expr: e }): Reads | null => {
+    if (ordinalOf(e) !== undefined) return null;
+    // (ORDER BY ALL: every select column, unless a column is named all)
+    if (isOrderByAll(q) && !selectNames.has('all') && !inputs.has('all')) return null;
+    const overSelect =
+      aggregateCalls(sql, e, isAggregate).length === 0 &&
+      aggregateCalls(sql, e, isGroupingCall).length === 0 &&
+      columnRefs(sql, e, isAggregate).every((r) => selectNames.has(r.name.toLowerCase()));
+    if (overSelect) return null;
+    const reads = overKeys(e, true);
+    if (reads === null) throw missingAggregation(sql, e);
+    return { ...reads, calls: reads.calls.map((call) => ({ call, hidden: hiddenOf(call) })) };
+  });
+  const computedOrder = orderReads.some((r) => r !== null);
   const aggregatedFrame = within(sql, spans, () => {
     if (analytics) return groupedBySets(sql, frame, groups, analytics.sets).aggregate_(aggs, GROUPING_ID_COLUMN);
     return frame.groupBy(...(groups.map((g) => keyOf(g.e, g.alias)) as GroupArg<AnyColumns>[])).agg(...aggs);
@@ -171,14 +193,14 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
   // the select list's order and names over the aggregation's keys-then-aggregates
   const outCols = out.columnsNow_().map((c) => c.name);
   const aggColumn = (agg: number) => outCols[groups.length + agg];
-  if (having === undefined && picks.every((p) => !('expr' in p))) {
+  if (having === undefined && !computedOrder && picks.every((p) => !('expr' in p))) {
     const wanted = picks.map((p, i) => {
       const from = 'key' in p ? outCols[p.key] : aggColumn((p as { agg: number }).agg);
       return { from, as: q.items[i].alias ?? from };
     });
-    if (wanted.length === outCols.length && wanted.every((w, i) => w.from === outCols[i] && w.as === w.from)) return out;
-    if (wanted.every((w) => w.as === w.from)) return out.select(...wanted.map((w) => w.from));
-    return out.select(...wanted.map((w) => renamed(w.from, w.as)));
+    if (wanted.length === outCols.length && wanted.every((w, i) => w.from === outCols[i] && w.as === w.from)) return sortedBy(sql, q, out, []);
+    if (wanted.every((w) => w.as === w.from)) return sortedBy(sql, q, out.select(...wanted.map((w) => w.from)), []);
+    return sortedBy(sql, q, out.select(...wanted.map((w) => renamed(w.from, w.as))), []);
   }
   // an expression reads its aggregates' hidden columns and its grouping calls' key columns
   const evaluated = (e: SqlExpr, reads: Reads, more: readonly Replacement[] = []) =>
@@ -203,23 +225,93 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
     const text = evaluated(p.expr, p);
     return { text, as: item.alias ?? p.name ?? namedItemName(item.ast, columns) ?? sparkName(text, outInfo, hiddenNames), pos: item.pos };
   });
+  // a select alias in HAVING or ORDER BY stands for its item (Spark resolves them against the select list too)
+  const aliasOf = new Map(items.map((it, i) => [q.items[i].alias?.toLowerCase(), it.text] as const).filter(([a]) => a !== undefined));
+  const aliasRefs = (refs: Reads['refs'], overInput: boolean) =>
+    (refs ?? [])
+      .filter((r) => aliasOf.has(r.name.toLowerCase()) && !(overInput && inputs.has(r.name.toLowerCase())))
+      .map((r) => ({ start: r.start, end: r.end, text: `(${aliasOf.get(r.name.toLowerCase())})` }));
   let filtered = out;
   if (having !== undefined) {
-    // a select alias in HAVING stands for its item (Spark resolves HAVING against the select list too)
-    const aliasOf = new Map(items.map((it, i) => [q.items[i].alias?.toLowerCase(), it.text] as const).filter(([a]) => a !== undefined));
-    const aliasRefs = havingReads!.refs
-      .filter((r) => aliasOf.has(r.name.toLowerCase()) && !inputs.has(r.name.toLowerCase()))
-      .map((r) => ({ start: r.start, end: r.end, text: `(${aliasOf.get(r.name.toLowerCase())})` }));
-    const condition = evaluated(having, { calls: havingCalls, keys: havingReads!.keys, groupings: havingReads!.groupings }, aliasRefs);
+    // (in HAVING an input column of the alias's name is the column)
+    const condition = evaluated(having, { ...havingReads!, calls: havingCalls }, aliasRefs(havingReads!.refs, true));
     filtered = sparkNames(hiddenNames, () => within(sql, [{ text: condition, pos: having.pos }], () => out.filter(condition)));
   }
-  return sparkNames(hiddenNames, () =>
+  // the ORDER BY keys computed beside the select list, under temporary names
+  const temp = tempNames([...outInfo, ...items.map((it) => ({ name: it.as }))]);
+  const computed = orderReads.map((reads, i) => {
+    if (reads === null) return null;
+    // (in ORDER BY the select list's name comes first, as Spark resolves a Sort against its child's output)
+    const text = evaluated(q.orderBy!.keys[i].expr, reads, aliasRefs(reads.refs, false));
+    return { text, as: temp('order'), pos: q.orderBy!.keys[i].expr.pos };
+  });
+  const extra = computed.flatMap((c) => c ?? []);
+  const selected = sparkNames(hiddenNames, () =>
     within(
       sql,
-      items.map((it) => ({ text: it.text, pos: it.pos })),
-      () => filtered.selectExpr(...items.map((it) => `${it.text} AS ${quoted(it.as)}`)),
+      [...items, ...extra].map((it) => ({ text: it.text, pos: it.pos })),
+      () => filtered.selectExpr(...[...items, ...extra].map((it) => `${it.text} AS ${quoted(it.as)}`)),
     ),
   );
+  const sorted = sparkNames(hiddenNames, () => sortedBy(sql, q, selected, computed));
+  return extra.length ? sorted.select(...items.map((it) => it.as)) : sorted;
+}
+
+/**
+ * `frame` sorted by the statement's ORDER BY, if it has one: each key an ordinal of the select
+ * list, the column computed for it (`computed[i]`), or an expression over the frame's columns.
+ */
+export function sortedBy(
+  sql: string,
+  q: SqlQuery,
+  frame: StreamFrame<AnyColumns>,
+  computed: ReadonlyArray<{ readonly as: string } | null>,
+): StreamFrame<AnyColumns> {
+  const order = q.orderBy;
+  if (order === undefined) return frame;
+  const columns = frame.columnsNow_();
+  const [first] = order.keys;
+  // ORDER BY ALL: the select list's columns, left to right, each in the order written (Spark's ResolveOrderByAll)
+  const keys =
+    isOrderByAll(q) && computed[0] == null && resolveName(columns, 'all') === undefined
+      ? columns.slice(0, q.items.length).map((c) => ({ key: expr(quoted(c.name)), desc: first.desc, nullsFirst: first.nullsFirst }))
+      : order.keys.map((k, i) => {
+          const c = computed[i];
+          return { key: expr(c ? quoted(c.as) : orderKeyText(k.expr, frame, q)), desc: k.desc, nullsFirst: k.nullsFirst };
+        });
+  const spans = order.keys.map((k) => k.expr);
+  return atClause(sql, order.pos, () => within(sql, spans, () => frame.orderBy(...keys)));
+}
+
+/** Whether the statement's ORDER BY is `ORDER BY ALL [ASC | DESC] [NULLS ...]`. */
+function isOrderByAll(q: SqlQuery): boolean {
+  const keys = q.orderBy?.keys ?? [];
+  const a = keys[0]?.expr.ast;
+  return keys.length === 1 && a.k === 'name' && a.parts.length === 1 && a.parts[0].toLowerCase() === 'all';
+}
+
+/** The number of an ORDER BY ordinal (`ORDER BY 2`), or undefined for any other key. */
+function ordinalOf(e: SqlExpr): number | undefined {
+  return e.ast.k === 'lit' && typeof e.ast.value === 'number' && /^\d+$/.test(e.text) ? Number(e.text) : undefined;
+}
+
+/**
+ * An ORDER BY key's text over the query's output columns: an ordinal (`ORDER BY 2`) is the select
+ * item's output column, as Spark's SubstituteUnresolvedOrdinals reads it; anything else as written.
+ */
+function orderKeyText(e: SqlExpr, frame: StreamFrame<AnyColumns>, q: SqlQuery): string {
+  const i = ordinalOf(e);
+  if (i === undefined) return e.text;
+  const cols = frame.columnsNow_();
+  const n = q.items.some((it) => it.ast.k === 'star') ? cols.length : q.items.length;
+  if (i < 1 || i > n) throw new SqlError('ORDER_BY_POS_OUT_OF_RANGE', `ORDER BY position ${i} is not in select list (valid range is [1, ${n}])`, q.sql, e.pos);
+  return quoted(cols[i - 1].name);
+}
+
+/** The name a select item's column is known by before the aggregation (its alias, or a column's name), lower case; undefined for an expression. */
+function selectedName(item: SqlQuery['items'][number]): string | undefined {
+  const name = item.alias ?? (item.ast.k === 'name' ? item.ast.parts[item.ast.parts.length - 1] : undefined);
+  return name?.toLowerCase();
 }
 
 /** A hidden aggregate: its index among the aggregation's, its call's Spark name, and whether its value is its field `v` (WRAPPED). */

@@ -19,19 +19,18 @@
  */
 import { resolveName } from '../resolve-name';
 import type { QueryPlan } from '../plan/types';
-import { aggregated } from './aggregate';
+import { aggregated, sortedBy } from './aggregate';
 import { hasAggregate } from './aggregate-calls';
 import { atClause, type Span, SqlError, unsupported, within } from './errors';
 import { joined, staticColumns, streamOf } from './relations';
 import { type Unqualified, unqualified } from './qualifiers';
-import { type LateralView, parseSql, type Relation, type SetOption, type SqlExpr, type SqlQuery, type UnpivotClause } from './statement';
+import { type LateralView, parseSql, type Relation, type SetOption, type SqlQuery, type UnpivotClause } from './statement';
 import { unpivotItems } from '../query/unpivot';
 import { quoteName } from '../query/sql-text';
 import type { Ast } from '../expr/parser';
 import { prettySql } from '../expr';
 import { quoted } from './over-aggregates';
 import type { StreamFrame } from '../query/frame';
-import { expr } from '../query/column';
 import type { DataStreamWriter } from '../query/writer';
 import type { AnyColumns } from '../query/types';
 
@@ -267,12 +266,8 @@ function compileStatement(q: SqlQuery): QueryPlan {
   const sql = q.sql;
   const writerSets = writerOptions(sql, q.settings);
   let frame = unionFrame(q);
-  if (q.orderBy) {
-    const keys = q.orderBy.keys.map((k) => ({ key: expr(orderKeyText(k.expr, frame, q)), desc: k.desc, nullsFirst: k.nullsFirst }));
-    const sorted = frame;
-    const spans = q.orderBy.keys.map((k) => k.expr);
-    frame = atClause(sql, q.orderBy.pos, () => within(sql, spans, () => sorted.orderBy(...keys)));
-  }
+  // (an aggregating SELECT sorts inside its aggregation, which can compute keys the select list leaves out: aggregate.ts)
+  if (q.orderBy && !isAggregating(q)) frame = sortedBy(sql, q, frame, []);
   if (q.limit) {
     const { n } = q.limit;
     const limited = frame;
@@ -283,19 +278,6 @@ function compileStatement(q: SqlQuery): QueryPlan {
   for (const s of writerSets) atClause(sql, s.pos, () => setWriter(sql, writer, s));
   // a refusal of the whole query (append without a watermark, ...) points at its GROUP BY or select list
   return atClause(sql, q.groupBy?.[0]?.pos ?? q.items[0].pos, () => writer.plan());
-}
-
-/**
- * An ORDER BY key's text over the query's output columns: an ordinal (`ORDER BY 2`) is the select
- * item's output column, as Spark's SubstituteUnresolvedOrdinals reads it; anything else as written.
- */
-function orderKeyText(e: SqlExpr, frame: StreamFrame<AnyColumns>, q: SqlQuery): string {
-  if (e.ast.k !== 'lit' || typeof e.ast.value !== 'number' || !/^\d+$/.test(e.text)) return e.text;
-  const cols = frame.columnsNow_();
-  const i = Number(e.text);
-  if (i < 1 || i > cols.length)
-    throw new SqlError('ORDER_BY_POS_OUT_OF_RANGE', `ORDER BY position ${i} is not in select list (valid range is [1, ${cols.length}])`, q.sql, e.pos);
-  return quoted(cols[i - 1].name);
 }
 
 /** One writer SET on `writer`. */

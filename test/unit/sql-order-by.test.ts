@@ -1,0 +1,112 @@
+/**
+ * ORDER BY of an aggregating SELECT (sql/aggregate.ts): keys over the select list's columns, and
+ * keys Spark resolves against the aggregation (an aggregate the select list leaves out, a grouping
+ * column selected under another name, grouping() / grouping_id()), computed beside the select list
+ * and dropped after the sort; ORDER BY ALL. Expected rows worked by hand from the rows below.
+ */
+import { compileSql } from '../../lib/engine/sql';
+import { runPlanOnce } from '../helpers/run-plan';
+
+const FROM = "FROM STREAM read_files(schema => 'country STRING, city STRING, n INT')";
+const ROWS = [
+  { country: 'FR', city: 'Paris', n: 1 },
+  { country: 'FR', city: 'Lyon', n: 2 },
+  { country: 'DE', city: 'Berlin', n: 4 },
+  { country: null, city: 'Oslo', n: 8 },
+];
+// (complete mode: each batch's rows are the whole result table, in the ORDER BY's order)
+const run = async (q: string) => (await runPlanOnce(compileSql(`SET outputMode = complete; ${q}`), ROWS)).rows;
+
+describe('ORDER BY over an aggregation', () => {
+  it('sorts by an aggregate the select list leaves out, and the output has only the select list', async () => {
+    // counts: FR 2, DE 1, null 1; ties by country, nulls first (ascending)
+    expect(await run(`SELECT country, sum(n) AS total ${FROM} GROUP BY country ORDER BY count(*) DESC, country`)).toEqual([
+      { country: 'FR', total: 3 },
+      { country: null, total: 8 },
+      { country: 'DE', total: 4 },
+    ]);
+    // min(city): DE Berlin, FR Lyon, null Oslo
+    expect(await run(`SELECT upper(country) AS c ${FROM} GROUP BY country ORDER BY min(city) DESC`)).toEqual([{ c: null }, { c: 'FR' }, { c: 'DE' }]);
+  });
+
+  it('takes an aggregate the select list has, an alias and an expression mixing both, and LIMIT after it', async () => {
+    expect(await run(`SELECT country, sum(n) AS total ${FROM} GROUP BY country ORDER BY sum(n) DESC LIMIT 2`)).toEqual([
+      { country: null, total: 8 },
+      { country: 'DE', total: 4 },
+    ]);
+    // total - count(*): FR 3 - 2 = 1, DE 4 - 1 = 3, null 8 - 1 = 7
+    expect(await run(`SELECT country, sum(n) AS total ${FROM} GROUP BY country ORDER BY total - count(*)`)).toEqual([
+      { country: 'FR', total: 3 },
+      { country: 'DE', total: 4 },
+      { country: null, total: 8 },
+    ]);
+  });
+
+  it('reads a grouping column selected under another name; the select list wins for a name both have', async () => {
+    expect(await run(`SELECT country AS c, sum(n) AS total ${FROM} GROUP BY country ORDER BY country DESC NULLS LAST`)).toEqual([
+      { c: 'FR', total: 3 },
+      { c: 'DE', total: 4 },
+      { c: null, total: 8 },
+    ]);
+    // `country` is the select list's lower(country): = 'fr' is true for fr first (the input's 'FR' would make it false for every
+    // row), then false for de, then null last (DESC puts nulls last)
+    expect(await run(`SELECT lower(country) AS country ${FROM} GROUP BY country ORDER BY country = 'fr' DESC`)).toEqual([
+      { country: 'fr' },
+      { country: 'de' },
+      { country: null },
+    ]);
+  });
+
+  it('takes grouping() and grouping_id() over ROLLUP', async () => {
+    expect(await run(`SELECT country, city, sum(n) AS t ${FROM} GROUP BY ROLLUP(country, city) ORDER BY grouping_id() DESC, t DESC`)).toEqual([
+      { country: null, city: null, t: 15 },
+      { country: null, city: null, t: 8 },
+      { country: 'DE', city: null, t: 4 },
+      { country: 'FR', city: null, t: 3 },
+      { country: null, city: 'Oslo', t: 8 },
+      { country: 'DE', city: 'Berlin', t: 4 },
+      { country: 'FR', city: 'Lyon', t: 2 },
+      { country: 'FR', city: 'Paris', t: 1 },
+    ]);
+    expect(await run(`SELECT country, sum(n) AS t ${FROM} GROUP BY ROLLUP(country) ORDER BY grouping(country), t`)).toEqual([
+      { country: 'FR', t: 3 },
+      { country: 'DE', t: 4 },
+      { country: null, t: 8 },
+      { country: null, t: 15 },
+    ]);
+  });
+
+  it('ORDER BY ALL sorts by every select column, unless a column is named all', async () => {
+    expect(await run(`SELECT city, country ${FROM} GROUP BY country, city ORDER BY ALL DESC`)).toEqual([
+      { city: 'Paris', country: 'FR' },
+      { city: 'Oslo', country: null },
+      { city: 'Lyon', country: 'FR' },
+      { city: 'Berlin', country: 'DE' },
+    ]);
+    expect(await run(`SELECT * FROM (SELECT country, sum(n) AS t ${FROM} GROUP BY country) ORDER BY ALL NULLS LAST`)).toEqual([
+      { country: 'DE', t: 4 },
+      { country: 'FR', t: 3 },
+      { country: null, t: 8 },
+    ]);
+    expect(await run(`SELECT country AS all, sum(n) AS t ${FROM} GROUP BY country ORDER BY all DESC`)).toEqual([
+      { all: 'FR', t: 3 },
+      { all: 'DE', t: 4 },
+      { all: null, t: 8 },
+    ]);
+  });
+
+  it('refuses what Spark refuses: a column neither grouped nor aggregated, an unknown name, an ordinal past the list, grouping() without ROLLUP', () => {
+    expect(() => compileSql(`SET outputMode = complete; SELECT country, sum(n) ${FROM} GROUP BY country ORDER BY city`)).toThrow(
+      /^\[MISSING_AGGREGATION\] The non-aggregating expression "city" .* \(line 1, column \d+\)$/,
+    );
+    expect(() => compileSql(`SET outputMode = complete; SELECT country, sum(n) ${FROM} GROUP BY country ORDER BY nope`)).toThrow(
+      /^\[UNRESOLVED_COLUMN\.WITH_SUGGESTION\] .*`nope`/,
+    );
+    expect(() => compileSql(`SET outputMode = complete; SELECT country, sum(n) ${FROM} GROUP BY country ORDER BY 3`)).toThrow(
+      /^\[ORDER_BY_POS_OUT_OF_RANGE\] ORDER BY position 3 is not in select list \(valid range is \[1, 2\]\)/,
+    );
+    expect(() => compileSql(`SET outputMode = complete; SELECT country, sum(n) ${FROM} GROUP BY country ORDER BY grouping(country)`)).toThrow(
+      /^\[UNSUPPORTED_GROUPING_EXPRESSION\]/,
+    );
+  });
+});
