@@ -349,6 +349,27 @@ describe('transformWithState as Spark 4.0 has it', () => {
     expect(sink.batches.get(0)).toEqual([{ k: 'a', d: '123456789012345678.91', ds: ['0.10', '-2.00'], dt: '2024-02-29' }]);
   });
 
+  it('gives a processor a LONG beyond 2^53 - 1 as the string of its digits (no number holds it) and takes it back exact', async () => {
+    const seen: unknown[] = [];
+    const { sink } = await echo('k STRING, id LONG', '{"k":"a","id":9007199254740993}\n{"k":"a","id":-9223372036854775808}\n{"k":"a","id":7}', (key, all) => {
+      seen.push(...all.map((r) => r.id));
+      return [...all, { k: key.k, id: '9223372036854775807' }];
+    });
+    // within 2^53 - 1 a number, as FORMAT-4 says of a LONG; beyond, its digits (Number() would make 9007199254740992)
+    expect(seen).toEqual(['9007199254740993', '-9223372036854775808', 7]);
+    expect(
+      sink.batches
+        .get(0)
+        ?.map((r) => String(r.id))
+        .sort(),
+    ).toEqual(['-9223372036854775808', '7', '9007199254740993', '9223372036854775807']);
+  });
+
+  it('refuses, in a LONG output column, a string that is not an integer, and digits past BIGINT', async () => {
+    for (const bad of ['12.5', 'ten', '9223372036854775808'])
+      await expect(echo('k STRING, id LONG', '{"k":"a","id":1}', (key) => [{ k: key.k, id: bad }])).rejects.toThrow(/TRANSFORM_WITH_STATE_INVALID_OUTPUT_ROW/);
+  });
+
   it('gives a processor a DOUBLE NaN or infinity as a number (FORMAT-4 Values: DOUBLE a number) and takes it back either way', async () => {
     const seen: unknown[] = [];
     const { sink } = await echo('k STRING, f DOUBLE', '{"k":"a","f":"NaN"}\n{"k":"a","f":"Infinity"}\n{"k":"a","f":1.5}', (key, all) => {

@@ -350,11 +350,14 @@ function queryInfoOf(operatorId: string, batch: BatchMeta) {
   };
 }
 
-/** An engine value as a processor sees it: TIMESTAMP as epoch ms, the rest as their output JSON. */
+/**
+ * An engine value as a processor sees it: TIMESTAMP as epoch ms, the rest as their output JSON (a
+ * LONG beyond 2^53 - 1, which no number holds exactly, as the string of its digits).
+ */
 function processorValue(col: ColumnInfo | undefined, v: unknown): Json {
   if (v === null || v === undefined) return null;
   if (col?.type === 'TIMESTAMP' && (typeof v === 'number' || typeof v === 'bigint')) return Number(v) / 1000;
-  if (typeof v === 'bigint') return Number(v);
+  if (typeof v === 'bigint') return col?.type === 'LONG' ? v.toString() : Number(v);
   // a DOUBLE is a number, NaN and the infinities too (their output JSON form is text)
   if (typeof v === 'number' && col?.type === 'DOUBLE') return v;
   return outputValue(col as DataType | undefined, v) as Json;
@@ -384,7 +387,8 @@ function engineValue(c: Column, v: unknown, where: string): unknown {
       return v;
     case 'INT':
     case 'LONG':
-      if (typeof v !== 'number' || !Number.isInteger(v)) throw bad();
+      // (a LONG may come back as the string of its digits, the form a processor is given one beyond 2^53 - 1 in)
+      if (!(typeof v === 'number' && Number.isInteger(v)) && !(c.type === 'LONG' && typeof v === 'string' && /^-?[0-9]+$/.test(v))) throw bad();
       break;
     case 'DOUBLE': {
       // a number, or the text of NaN or an infinity (their output JSON form)
