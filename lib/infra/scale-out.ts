@@ -89,8 +89,8 @@ export interface PipelineParallelism {
   readonly taskMemoryMiB?: number;
   /**
    * The run's lease as the task Lambda holds it (its SLUICE_LEASE_SECONDS; the single Lambda keeps
-   * `leaseDurationSeconds`). Plan takes or renews it for each batch and commit renews it, so it
-   * should outlast one batch: plan, the read wave, the partition waves and commit. The lease only
+   * `leaseDurationSeconds`). Plan takes it, and renews it once half of it has gone by, and commit
+   * renews it, so it should outlast one batch: plan, the read wave, the partition waves and commit. The lease only
    * decides how soon another run may start (every write is fenced by it): too short, a slow batch
    * fails with a lost lease and the next run redoes it; too long, a failed run holds back the
    * next ones until it expires.

@@ -81,7 +81,7 @@ async function crashedBatch(plan: QueryPlan, sinkFor: (ns: string) => Sink) {
 describe('when the DynamoDB sink keeps its chunk markers for less time than the state keeps versions', () => {
   const sinkFor = (ns: string) => new DynamoDbSink({ client: testClients().dynamodb, tableName: table, queryKey: ns, markerTtlSeconds: 86_400 });
 
-  it("refuses the replay once its markers may be gone (1 day, not the state store's 30), naming the sink and the remedy", async () => {
+  it('refuses the replay once its markers may be gone (after 1 day: the state keeps what a replay reads for as long as it takes), naming the sink and the remedy', async () => {
     const { replayAt } = await crashedBatch(windowed('retention-sink'), sinkFor);
     const err = await replayAt(DAY).catch((e) => e);
     expect(err).toBeInstanceOf(CheckpointMismatchError);

@@ -300,7 +300,7 @@ export function encodePage(
   const size = itemSize(item);
   if (size > ITEM_MAX_BYTES) {
     const biggest = entries.reduce((a, b) => (entryText(b).length > entryText(a).length ? b : a));
-    throw stateItemTooLarge(op.operatorId, biggest.id, size, ITEM_MAX_BYTES, 'a state item (its value as JSON, gzipped above 32 KB)');
+    throw stateItemTooLarge(op.operatorId, biggest.id, size, ITEM_MAX_BYTES, 'a state page (its entries as JSON, deflated)');
   }
   return item;
 }
