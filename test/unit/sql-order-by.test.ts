@@ -95,6 +95,15 @@ describe('ORDER BY over an aggregation', () => {
     ]);
   });
 
+  it('over a subquery, a plain select list is sorted by columns it leaves out, carried to the sort and dropped after it', async () => {
+    // per country: FR 2 rows, 3; DE 1 row, 4; null 1 row, 8
+    const sub = `(SELECT country, count(*) AS c, sum(n) AS t ${FROM} GROUP BY country)`;
+    expect(await run(`SELECT country FROM ${sub} ORDER BY c DESC, t`)).toEqual([{ country: 'FR' }, { country: 'DE' }, { country: null }]);
+    // -c: FR -2 first, then DE and null at -1, by u ascending, nulls first
+    expect(await run(`SELECT upper(country) AS u FROM ${sub} ORDER BY c * -1, u LIMIT 2`)).toEqual([{ u: 'FR' }, { u: null }]);
+    expect(() => compileSql(`SET outputMode = complete; SELECT country FROM ${sub} ORDER BY nope`)).toThrow(/^\[UNRESOLVED_COLUMN\.WITH_SUGGESTION\] .*`nope`/);
+  });
+
   it('refuses what Spark refuses: a column neither grouped nor aggregated, an unknown name, an ordinal past the list, grouping() without ROLLUP', () => {
     expect(() => compileSql(`SET outputMode = complete; SELECT country, sum(n) ${FROM} GROUP BY country ORDER BY city`)).toThrow(
       /^\[MISSING_AGGREGATION\] The non-aggregating expression "city" .* \(line 1, column \d+\)$/,
