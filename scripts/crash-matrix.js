@@ -12,8 +12,7 @@
  * which write in pieces, and never with s3, one object a batch), POINTS (default: every point, then mid-read@1,
  * mid-sink@1, after-commit@1), CASES (a substring of the case files to keep). Prints one line per
  * (sink, point), telling the cases that fail only under a crash from those that fail without one
- * too (../shared's cases-2 uses features the runner does not support yet, issue 18), and a
- * summary; exits 1 on any failure. Not part of `npm test`: it starts the embedded stack once per combination.
+ * too, and a summary; exits 1 on any failure. Not part of `npm test`: it starts the embedded stack once per combination.
  *
  * The generated cases' expectations come from plain arithmetic here (sums and counts per key, a
  * stateless query emitting its input as FORMAT.md says), never from sluice's output.
@@ -120,7 +119,10 @@ function generatedCases() {
 
 // ---- the matrix ----------------------------------------------------------------------------------
 
-const caseDirs = [join(root, '../shared/conformance/cases'), join(root, '../shared/conformance/cases-2'), join(root, 'test/conformance/cases')];
+const caseDirs = [
+  ...['cases', 'cases-2', 'cases-3', 'cases-4'].map((d) => join(root, '../shared/conformance', d)),
+  join(root, 'test/conformance/cases'),
+];
 const only = process.env.CASES; // a substring of the case file names to keep, for a quicker look
 const files = [
   ...caseDirs
