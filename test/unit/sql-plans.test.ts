@@ -161,6 +161,11 @@ JOIN read_files('s3://ref/users/', format => 'csv', schema => 'user STRING, coun
       .plan();
     expectSamePlan(sql, ts);
     expect(sql.source.kind).toBe('kinesis');
+    // read_kinesis (Databricks SQL's name, streamName => as its argument) is the same source
+    const named = compileSql(`SET queryName = k;
+SELECT * FROM STREAM read_kinesis(streamName => 'events', schema => 'user STRING, amount DOUBLE')
+JOIN read_files('s3://ref/users/', format => 'csv', schema => 'user STRING, country STRING') USING (user)`);
+    expectSamePlan(named, ts);
   });
 
   it("SET takes the writer's settings: trigger, lateRows, statePartitions, idleTimeout, multipleWatermarkPolicy", () => {
