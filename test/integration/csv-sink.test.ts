@@ -10,7 +10,8 @@ import * as path from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { withDuckDb } from '../../lib/conformance/parquet-file';
 import { buildExecutor, parseSinkUri, type PipelineConfig } from '../../lib/aws/pipeline';
-import type { OutputRow } from '../../lib/engine/ports';
+import { S3CsvSink } from '../../lib/aws/s3/csv-sink';
+import type { OutputRow, SinkContext } from '../../lib/engine/ports';
 import { count, window } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
 import { ensureBucket, ensureStateTable } from '../../lib/local/resources';
@@ -179,5 +180,32 @@ describe('a query whose output has a window column', () => {
       /\[UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE\] The CSV datasource doesn't support the column `window` of the type "STRUCT<start: TIMESTAMP, end: TIMESTAMP>".*window\.start AS window_start/,
     );
     expect(await keysUnder(`${base}/sink`)).toEqual([]);
+  });
+});
+
+describe('a row the sink cannot write as its column says', () => {
+  it('is refused by check, before any write, naming the column, the value and the fix; the other rows pass', () => {
+    const sink = new S3CsvSink({ client: s3, bucket, prefix: `direct/${uniqueName('csv')}` });
+    const ctx: SinkContext = {
+      queryId: 'qid-1',
+      queryName: 'totals',
+      outputMode: 'update',
+      columns: ['user', 'total', 'at'],
+      columnTypes: { user: { type: 'STRING' }, total: { type: 'DOUBLE' }, at: { type: 'TIMESTAMP' } },
+      keyColumns: ['user'],
+    };
+    const refused = sink.check(
+      0,
+      [
+        { user: 'a', total: 1.5, at: '2026-10-01T12:00:00.000Z' },
+        { user: 'b', total: 'ten', at: null },
+        { user: 'c', total: 2, at: 'yesterday' },
+      ],
+      ctx,
+    );
+    expect(refused.map((r) => [r.index, r.reason])).toEqual([
+      [1, expect.stringMatching(/column total \(DOUBLE\) holds "ten", which is not a DOUBLE: make the withColumn function return/)],
+      [2, expect.stringMatching(/column at \(TIMESTAMP\) holds "yesterday", which is not a TIMESTAMP/)],
+    ]);
   });
 });
