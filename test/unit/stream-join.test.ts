@@ -78,6 +78,10 @@ describe('when a query joins two streams', () => {
     expect(() => join('inner', within10s).writeStream.outputMode('complete').plan()).toThrow(
       /^Complete output mode not supported when there are no streaming aggregations/,
     );
+    // with an aggregation after the join, the join's own refusal of complete mode
+    expect(() => join('inner', within10s).groupBy('adId').agg(count().as('n')).writeStream.outputMode('complete').plan()).toThrow(
+      /^Join between two streaming DataFrames\/Datasets is not supported in Complete output mode, only in Append output mode/,
+    );
     const noWatermark =
       /^Stream-stream (LeftOuter|RightOuter|FullOuter|LeftSemi) join between two streaming DataFrame\/Datasets is not supported without a watermark in the join keys, or a watermark on the nullable side and an appropriate range condition/;
     expect(() => join('leftOuter').writeStream.plan()).toThrow(noWatermark);
