@@ -57,6 +57,25 @@ describe('ORDER BY over an aggregation', () => {
     ]);
   });
 
+  it('reads the window the select list takes only a field of, or leaves out', async () => {
+    const events = "FROM STREAM read_files(schema => 'k STRING, t TIMESTAMP')";
+    const rows = [
+      { k: 'a', t: '2026-10-01 12:01:00' },
+      { k: 'a', t: '2026-10-01 12:11:00' },
+      { k: 'b', t: '2026-10-01 12:12:00' },
+    ];
+    const sorted = async (q: string) => (await runPlanOnce(compileSql(`SET outputMode = complete; ${q}`), rows)).rows;
+    expect(await sorted(`SELECT window.start AS ws, count(*) AS n ${events} GROUP BY window(t, '10 minutes') ORDER BY window.end DESC`)).toEqual([
+      { ws: '2026-10-01T12:10:00.000Z', n: 2 },
+      { ws: '2026-10-01T12:00:00.000Z', n: 1 },
+    ]);
+    expect(await sorted(`SELECT k, count(*) AS n ${events} GROUP BY k, window(t, '10 minutes') ORDER BY window.start DESC, k`)).toEqual([
+      { k: 'a', n: 1 },
+      { k: 'b', n: 1 },
+      { k: 'a', n: 1 },
+    ]);
+  });
+
   it('takes grouping() and grouping_id() over ROLLUP', async () => {
     expect(await run(`SELECT country, city, sum(n) AS t ${FROM} GROUP BY ROLLUP(country, city) ORDER BY grouping_id() DESC, t DESC`)).toEqual([
       { country: null, city: null, t: 15 },
