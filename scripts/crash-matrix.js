@@ -119,10 +119,7 @@ function generatedCases() {
 
 // ---- the matrix ----------------------------------------------------------------------------------
 
-const caseDirs = [
-  ...['cases', 'cases-2', 'cases-3', 'cases-4'].map((d) => join(root, '../shared/conformance', d)),
-  join(root, 'test/conformance/cases'),
-];
+const caseDirs = [...['cases', 'cases-2', 'cases-3', 'cases-4'].map((d) => join(root, '../shared/conformance', d)), join(root, 'test/conformance/cases')];
 const only = process.env.CASES; // a substring of the case file names to keep, for a quicker look
 const files = [
   ...caseDirs
