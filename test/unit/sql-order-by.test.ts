@@ -102,9 +102,11 @@ describe('ORDER BY over an aggregation', () => {
       { city: 'Lyon', country: 'FR' },
       { city: 'Berlin', country: 'DE' },
     ]);
-    expect(await run(`SELECT * FROM (SELECT country, sum(n) AS t ${FROM} GROUP BY country) ORDER BY ALL NULLS LAST`)).toEqual([
+    // SELECT *: every column of the subquery, the second breaking the first's ties
+    expect(await run(`SELECT * FROM (SELECT country, sum(n) AS t ${FROM} GROUP BY country, city) ORDER BY ALL NULLS LAST`)).toEqual([
       { country: 'DE', t: 4 },
-      { country: 'FR', t: 3 },
+      { country: 'FR', t: 1 },
+      { country: 'FR', t: 2 },
       { country: null, t: 8 },
     ]);
     expect(await run(`SELECT country AS all, sum(n) AS t ${FROM} GROUP BY country ORDER BY all DESC`)).toEqual([

@@ -274,7 +274,7 @@ export function sortedBy(
   // ORDER BY ALL: the select list's columns, left to right, each in the order written (Spark's ResolveOrderByAll)
   const keys =
     isOrderByAll(q) && computed[0] == null && resolveName(columns, 'all') === undefined
-      ? columns.slice(0, q.items.length).map((c) => ({ key: expr(quoted(c.name)), desc: first.desc, nullsFirst: first.nullsFirst }))
+      ? columns.slice(0, selectWidth(q, columns)).map((c) => ({ key: expr(quoted(c.name)), desc: first.desc, nullsFirst: first.nullsFirst }))
       : order.keys.map((k, i) => {
           const c = computed[i];
           return { key: expr(c ? quoted(c.as) : orderKeyText(k.expr, frame, q)), desc: k.desc, nullsFirst: k.nullsFirst };
@@ -303,9 +303,14 @@ function orderKeyText(e: SqlExpr, frame: StreamFrame<AnyColumns>, q: SqlQuery): 
   const i = ordinalOf(e);
   if (i === undefined) return e.text;
   const cols = frame.columnsNow_();
-  const n = q.items.some((it) => it.ast.k === 'star') ? cols.length : q.items.length;
+  const n = selectWidth(q, cols);
   if (i < 1 || i > n) throw new SqlError('ORDER_BY_POS_OUT_OF_RANGE', `ORDER BY position ${i} is not in select list (valid range is [1, ${n}])`, q.sql, e.pos);
   return quoted(cols[i - 1].name);
+}
+
+/** How many of the frame's columns the select list makes: all of them with a `*`, else one an item (columns carried for ORDER BY come after). */
+function selectWidth(q: SqlQuery, columns: readonly unknown[]): number {
+  return q.items.some((it) => it.ast.k === 'star') ? columns.length : q.items.length;
 }
 
 /** The name a select item's column is known by before the aggregation (its alias, or a column's name), lower case; undefined for an expression. */
