@@ -434,6 +434,18 @@ LEFT JOIN ${joinTo} ON i.adId = clicks.clickAdId AND i.impressionTime BETWEEN cl
     expect(withQuery.inputs!.map((i) => i.name)).toEqual(['clicks']);
   });
 
+  it("refuses what Spark's checker refuses on a stream, with its class and the fix: a window function, TABLESAMPLE", () => {
+    for (const item of ['row_number() OVER (PARTITION BY k ORDER BY k)', 'sum(a) over (partition by k)', 'lag(a, 1) OVER (ORDER BY a) AS prev'])
+      expect(() => compileSql(`SELECT k, ${item} FROM ${src('a', 'k STRING, a INT')}`)).toThrow(
+        /^\[NON_TIME_WINDOW_NOT_SUPPORTED_IN_STREAMING\] Window function is not supported in "(row_number\(\)|sum\(a\)|lag\(a, 1\))" on streaming DataFrames\/Datasets\. .*group by window\(.*\(line 1, column \d+\)$/,
+      );
+    // a column or an alias named over is still a name
+    expect(() => compileSql(`SELECT k AS over, a FROM ${src('a', 'k STRING, a INT')} WHERE a > 0`)).not.toThrow();
+    expect(() => compileSql(`SELECT * FROM (SELECT k FROM ${src('a', 'k STRING')}) TABLESAMPLE (10 PERCENT)`)).toThrow(
+      /^\[UNSUPPORTED_FEATURE\] Sampling is not supported on streaming DataFrames\/Datasets \(TABLESAMPLE\): .*pmod\(hash\(k\), 10\) = 0/,
+    );
+  });
+
   it('refuses ORDER BY or LIMIT inside a subquery, a WITH name given twice, and an unclosed subquery', () => {
     expect(() => compileSql(`SELECT * FROM (SELECT k FROM ${src('a', 'k STRING')} ORDER BY k)`)).toThrow(/ORDER BY in a subquery/);
     expect(() => compileSql(`SELECT * FROM (SELECT k FROM ${src('a', 'k STRING')} LIMIT 3)`)).toThrow(/LIMIT in a subquery/);

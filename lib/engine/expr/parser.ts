@@ -663,6 +663,17 @@ class Parser {
       this.i += 2;
       out = { ...out, nulls: { ignore, at } };
     }
+    // a window function (`row_number() OVER (...)`, `sum(x) OVER (PARTITION BY k)`): Spark's
+    // UnsupportedOperationChecker refuses it on a stream
+    if (this.isKeyword('OVER') && this.peek(1).kind === 'op' && this.peek(1).text === '(') {
+      const fn = this.text.slice(call.pos, this.peek().pos).trim();
+      throw new ExpressionError(
+        'NON_TIME_WINDOW_NOT_SUPPORTED_IN_STREAMING',
+        `Window function is not supported in "${fn}" on streaming DataFrames/Datasets. Structured Streaming only supports time-window aggregation using the WINDOW function: group by window(<event time>, '<duration>') (or session_window), or compute it per batch in foreachBatch`,
+        this.text,
+        this.peek().pos,
+      );
+    }
     return out;
   }
 

@@ -629,6 +629,13 @@ class StatementParser {
 
   /** A relation's `[AS alias] [WATERMARK col DELAY OF INTERVAL ...] [AS alias]`. */
   private relationAfter(r: Relation): Relation {
+    if (this.isWord('TABLESAMPLE')) {
+      throw unsupported(
+        this.sql,
+        this.peek().pos,
+        'Sampling is not supported on streaming DataFrames/Datasets (TABLESAMPLE): keep a deterministic share of the rows with a filter instead, e.g. WHERE pmod(hash(k), 10) = 0',
+      );
+    }
     let alias = this.alias();
     let watermark: Relation['watermark'];
     const w = this.peek();
