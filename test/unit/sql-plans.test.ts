@@ -434,13 +434,17 @@ LEFT JOIN ${joinTo} ON i.adId = clicks.clickAdId AND i.impressionTime BETWEEN cl
     expect(withQuery.inputs!.map((i) => i.name)).toEqual(['clicks']);
   });
 
-  it("refuses what Spark's checker refuses on a stream, with its class and the fix: a window function, TABLESAMPLE", () => {
+  it("refuses what Spark's checker refuses on a stream, with its class and the fix: a window function, OFFSET, TABLESAMPLE", () => {
     for (const item of ['row_number() OVER (PARTITION BY k ORDER BY k)', 'sum(a) over (partition by k)', 'lag(a, 1) OVER (ORDER BY a) AS prev'])
       expect(() => compileSql(`SELECT k, ${item} FROM ${src('a', 'k STRING, a INT')}`)).toThrow(
         /^\[NON_TIME_WINDOW_NOT_SUPPORTED_IN_STREAMING\] Window function is not supported in "(row_number\(\)|sum\(a\)|lag\(a, 1\))" on streaming DataFrames\/Datasets\. .*group by window\(.*\(line 1, column \d+\)$/,
       );
     // a column or an alias named over is still a name
     expect(() => compileSql(`SELECT k AS over, a FROM ${src('a', 'k STRING, a INT')} WHERE a > 0`)).not.toThrow();
+    for (const tail of ['LIMIT 10 OFFSET 5', 'OFFSET 5'])
+      expect(() => compileSql(`SELECT k FROM ${src('a', 'k STRING')} ${tail}`)).toThrow(
+        /^\[UNSUPPORTED_FEATURE\] Offset is not supported on streaming DataFrames\/Datasets \(OFFSET\)/,
+      );
     expect(() => compileSql(`SELECT * FROM (SELECT k FROM ${src('a', 'k STRING')}) TABLESAMPLE (10 PERCENT)`)).toThrow(
       /^\[UNSUPPORTED_FEATURE\] Sampling is not supported on streaming DataFrames\/Datasets \(TABLESAMPLE\): .*pmod\(hash\(k\), 10\) = 0/,
     );

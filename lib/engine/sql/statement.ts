@@ -149,6 +149,8 @@ const CLAUSE_WORDS = new Set([
   'HAVING',
   'ORDER',
   'LIMIT',
+  'OFFSET',
+  'TABLESAMPLE',
   'JOIN',
   'INNER',
   'LEFT',
@@ -272,6 +274,13 @@ class StatementParser {
     const q = this.unionOfSelects();
     const orderBy = this.orderBy();
     const limit = this.limit();
+    if (this.isWord('OFFSET')) {
+      throw unsupported(
+        this.sql,
+        this.peek().pos,
+        "Offset is not supported on streaming DataFrames/Datasets (OFFSET): a stream's rows have no fixed order to skip some of; drop OFFSET, or skip rows when you read the output",
+      );
+    }
     this.end();
     return { ...q, ...(orderBy ? { orderBy } : {}), ...(limit ? { limit } : {}) };
   }
