@@ -434,6 +434,14 @@ LEFT JOIN ${joinTo} ON i.adId = clicks.clickAdId AND i.impressionTime BETWEEN cl
     expect(withQuery.inputs!.map((i) => i.name)).toEqual(['clicks']);
   });
 
+  it('takes DISTRIBUTE BY, which changes no row (Spark repartitions by it), once its expressions resolve', () => {
+    const plain = compileSql(`SELECT k, a FROM ${src('a', 'k STRING, a INT')} WHERE a > 0`);
+    expectSamePlan(compileSql(`SELECT k, a FROM ${src('a', 'k STRING, a INT')} WHERE a > 0 DISTRIBUTE BY k, a % 4`), plain);
+    expect(() => compileSql(`SELECT k FROM ${src('a', 'k STRING, a INT')} DISTRIBUTE BY nope`)).toThrow(
+      /^\[UNRESOLVED_COLUMN\.WITH_SUGGESTION\] .*`nope`.*\(line 1, column \d+\)$/,
+    );
+  });
+
   it("refuses what Spark's checker refuses on a stream, with its class and the fix: a window function, OFFSET, TABLESAMPLE", () => {
     for (const item of ['row_number() OVER (PARTITION BY k ORDER BY k)', 'sum(a) over (partition by k)', 'lag(a, 1) OVER (ORDER BY a) AS prev'])
       expect(() => compileSql(`SELECT k, ${item} FROM ${src('a', 'k STRING, a INT')}`)).toThrow(

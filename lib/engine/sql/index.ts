@@ -283,6 +283,11 @@ function compileStatement(q: SqlQuery): QueryPlan {
     const kept = sorted.columnsNow_().slice(0, -carried.length);
     frame = sorted.select(...kept.map((c) => c.name));
   }
+  // DISTRIBUTE BY: its expressions must resolve over the output, as Spark's analyzer checks them; the repartitioning itself changes no row
+  for (const e of q.distributeBy ?? []) {
+    const over = frame;
+    within(sql, [e], () => over.selectExpr(e.text));
+  }
   if (q.limit) {
     const { n } = q.limit;
     const limited = frame;

@@ -125,6 +125,11 @@ export interface SqlQuery {
   /** `ORDER BY key [ASC | DESC] [NULLS FIRST | LAST], ...` of the whole statement, and where it stands. */
   readonly orderBy?: { readonly pos: number; readonly keys: ReadonlyArray<{ readonly expr: SqlExpr; readonly desc: boolean; readonly nullsFirst: boolean }> };
   /** `LIMIT n`, and where it stands. */
+  /**
+   * `DISTRIBUTE BY expr, ...`: Spark repartitions the rows by them, which changes no row a query
+   * emits; its expressions are checked against the output's columns and otherwise ignored.
+   */
+  readonly distributeBy?: readonly SqlExpr[];
   readonly limit?: { readonly pos: number; readonly n: number };
 }
 
@@ -273,6 +278,7 @@ class StatementParser {
     this.withQueries();
     const q = this.unionOfSelects();
     const orderBy = this.orderBy();
+    const distributeBy = this.distributeBy();
     const limit = this.limit();
     if (this.isWord('OFFSET')) {
       throw unsupported(
@@ -282,7 +288,7 @@ class StatementParser {
       );
     }
     this.end();
-    return { ...q, ...(orderBy ? { orderBy } : {}), ...(limit ? { limit } : {}) };
+    return { ...q, ...(orderBy ? { orderBy } : {}), ...(distributeBy ? { distributeBy } : {}), ...(limit ? { limit } : {}) };
   }
 
   /** `SELECT ... [UNION ALL SELECT ...] ...`: the first SELECT, the others in its unionAll. */
@@ -332,6 +338,17 @@ class StatementParser {
   }
 
   /** `ORDER BY key [ASC | DESC] [NULLS FIRST | NULLS LAST], ...`, or undefined. */
+  /** `DISTRIBUTE BY expr, ...` (Spark's repartitioning: no effect on a query's rows), or undefined. */
+  private distributeBy(): SqlQuery['distributeBy'] {
+    if (!this.isWord('DISTRIBUTE')) return undefined;
+    this.i++;
+    this.expectWord('BY', 'BY after DISTRIBUTE');
+    const exprs: SqlExpr[] = [];
+    do exprs.push(this.expression());
+    while (this.op(','));
+    return exprs;
+  }
+
   private orderBy(): SqlQuery['orderBy'] {
     if (!this.isWord('ORDER')) return undefined;
     const pos = this.peek().pos;
