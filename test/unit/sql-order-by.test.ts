@@ -125,6 +125,30 @@ describe('ORDER BY over an aggregation', () => {
     expect(() => compileSql(`SET outputMode = complete; SELECT country FROM ${sub} ORDER BY nope`)).toThrow(/^\[UNRESOLVED_COLUMN\.WITH_SUGGESTION\] .*`nope`/);
   });
 
+  it("takes Spark's CLUSTER BY and DISTRIBUTE BY ... SORT BY (a batch's output is one partition, so SORT BY sorts it), and refuses other combinations", async () => {
+    expect(await run(`SELECT country, sum(n) AS total ${FROM} GROUP BY country CLUSTER BY country`)).toEqual([
+      { country: null, total: 8 },
+      { country: 'DE', total: 4 },
+      { country: 'FR', total: 3 },
+    ]);
+    expect(await run(`SELECT country, sum(n) AS total ${FROM} GROUP BY country DISTRIBUTE BY country SORT BY total DESC`)).toEqual([
+      { country: null, total: 8 },
+      { country: 'DE', total: 4 },
+      { country: 'FR', total: 3 },
+    ]);
+    expect(await run(`SELECT country, sum(n) AS total ${FROM} GROUP BY country SORT BY count(*) DESC, country`)).toEqual([
+      { country: 'FR', total: 3 },
+      { country: null, total: 8 },
+      { country: 'DE', total: 4 },
+    ]);
+    for (const tail of ['ORDER BY country DISTRIBUTE BY country', 'CLUSTER BY country SORT BY country', 'ORDER BY country SORT BY total'])
+      expect(() => compileSql(`SET outputMode = complete; SELECT country, sum(n) AS total ${FROM} GROUP BY country ${tail}`)).toThrow(
+        /^\[UNSUPPORTED_FEATURE\.COMBINATION_QUERY_RESULT_CLAUSES\] The feature is not supported: Combination of ORDER BY\/SORT BY\/DISTRIBUTE BY\/CLUSTER BY/,
+      );
+    // outside complete mode a sort is refused as ORDER BY's is
+    expect(() => compileSql(`SELECT country, n ${FROM} SORT BY n`)).toThrow(/^Sorting is not supported on streaming DataFrames\/Datasets/);
+  });
+
   it('refuses what Spark refuses: a column neither grouped nor aggregated, an unknown name, an ordinal past the list, grouping() without ROLLUP', () => {
     expect(() => compileSql(`SET outputMode = complete; SELECT country, sum(n) ${FROM} GROUP BY country ORDER BY city`)).toThrow(
       /^\[MISSING_AGGREGATION\] The non-aggregating expression "city" .* \(line 1, column \d+\)$/,

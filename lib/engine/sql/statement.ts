@@ -277,8 +277,7 @@ class StatementParser {
     this.settings = settings;
     this.withQueries();
     const q = this.unionOfSelects();
-    const orderBy = this.orderBy();
-    const distributeBy = this.distributeBy();
+    const { orderBy, distributeBy } = this.resultClauses();
     const limit = this.limit();
     if (this.isWord('OFFSET')) {
       throw unsupported(
@@ -337,23 +336,51 @@ class StatementParser {
     } while (this.op(','));
   }
 
-  /** `ORDER BY key [ASC | DESC] [NULLS FIRST | NULLS LAST], ...`, or undefined. */
-  /** `DISTRIBUTE BY expr, ...` (Spark's repartitioning: no effect on a query's rows), or undefined. */
-  private distributeBy(): SqlQuery['distributeBy'] {
-    if (!this.isWord('DISTRIBUTE')) return undefined;
+  /**
+   * `ORDER BY ...`, or Spark's `[CLUSTER BY ...] | [DISTRIBUTE BY ...] [SORT BY ...]`, in its
+   * grammar's order. A DISTRIBUTE BY repartitions (no row changes: its expressions are kept to be
+   * checked), SORT BY sorts each partition (a batch's output is one partition here, so it sorts it
+   * as ORDER BY does), CLUSTER BY is both by the same expressions; Spark refuses any other
+   * combination (UNSUPPORTED_FEATURE.COMBINATION_QUERY_RESULT_CLAUSES).
+   */
+  private resultClauses(): { orderBy?: SqlQuery['orderBy']; distributeBy?: SqlQuery['distributeBy'] } {
+    const start = this.peek().pos;
+    const orderBy = this.sortClause('ORDER');
+    const cluster = this.isWord('CLUSTER') ? this.peek().pos : -1;
+    const clusterBy = this.byList('CLUSTER');
+    const distributeBy = this.byList('DISTRIBUTE');
+    const sortBy = this.sortClause('SORT');
+    const given = [orderBy, clusterBy, distributeBy, sortBy].filter((c) => c !== undefined).length;
+    if (given > 1 && (orderBy !== undefined || clusterBy !== undefined)) {
+      throw new SqlError(
+        'UNSUPPORTED_FEATURE.COMBINATION_QUERY_RESULT_CLAUSES',
+        'The feature is not supported: Combination of ORDER BY/SORT BY/DISTRIBUTE BY/CLUSTER BY: write ORDER BY alone, CLUSTER BY alone, or DISTRIBUTE BY and SORT BY',
+        this.sql,
+        start,
+      );
+    }
+    if (clusterBy !== undefined)
+      return { orderBy: { pos: cluster, keys: clusterBy.map((expr) => ({ expr, desc: false, nullsFirst: true })) }, distributeBy: clusterBy };
+    return { orderBy: orderBy ?? sortBy, distributeBy };
+  }
+
+  /** `<word> BY expr, ...`, or undefined. */
+  private byList(word: 'CLUSTER' | 'DISTRIBUTE'): SqlExpr[] | undefined {
+    if (!this.isWord(word)) return undefined;
     this.i++;
-    this.expectWord('BY', 'BY after DISTRIBUTE');
+    this.expectWord('BY', `BY after ${word}`);
     const exprs: SqlExpr[] = [];
     do exprs.push(this.expression());
     while (this.op(','));
     return exprs;
   }
 
-  private orderBy(): SqlQuery['orderBy'] {
-    if (!this.isWord('ORDER')) return undefined;
+  /** `ORDER BY key [ASC | DESC] [NULLS FIRST | NULLS LAST], ...` (or `SORT BY ...`), or undefined. */
+  private sortClause(word: 'ORDER' | 'SORT'): SqlQuery['orderBy'] {
+    if (!this.isWord(word)) return undefined;
     const pos = this.peek().pos;
     this.i++;
-    this.expectWord('BY', 'BY after ORDER');
+    this.expectWord('BY', `BY after ${word}`);
     const keys: Array<{ expr: SqlExpr; desc: boolean; nullsFirst: boolean }> = [];
     do {
       const expr = this.expression();
