@@ -183,6 +183,37 @@ describe('a query whose output has a window column', () => {
   });
 });
 
+describe('a CSV sink with lineSep', () => {
+  it('ends each record with it, quotes a value holding one of its characters, and DuckDB reads the file back', async () => {
+    const prefix = `direct/${uniqueName('csv-linesep')}`;
+    const sink = new S3CsvSink({ client: s3, bucket, prefix, header: true, options: { lineSep: '\r\n' } });
+    const ctx: SinkContext = {
+      queryId: 'qid-1',
+      queryName: 'totals',
+      outputMode: 'update',
+      columns: ['user', 'total'],
+      columnTypes: { user: { type: 'STRING' }, total: { type: 'DOUBLE' } },
+      keyColumns: ['user'],
+    };
+    await sink.addBatch(
+      0,
+      [
+        { user: 'a\rb', total: 1.5 },
+        { user: 'c', total: 2 },
+      ],
+      ctx,
+    );
+    const [{ file, text }] = await download(prefix);
+    // rows sorted by their JSON text within the object: "a\rb" before "c"
+    expect(text).toBe('user,total\r\n"a\rb",1.5\r\nc,2.0\r\n');
+    expect(await duck(`SELECT "user", total FROM read_csv('${file}', header = true) ORDER BY total`)).toEqual([
+      { user: 'a\rb', total: 1.5 },
+      { user: 'c', total: 2 },
+    ]);
+    expect(() => parseSinkUri(`s3://${bucket}/out?format=csv&lineSep=`)).toThrow(/option lineSep="" must be one character/);
+  });
+});
+
 describe('a row the sink cannot write as its column says', () => {
   it('is refused by check, before any write, naming the column, the value and the fix; the other rows pass', () => {
     const sink = new S3CsvSink({ client: s3, bucket, prefix: `direct/${uniqueName('csv')}` });

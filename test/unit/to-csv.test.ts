@@ -49,6 +49,12 @@ describe('to_csv', () => {
     expect(value(`to_csv(named_struct('a', 'say "hi", ok'), map('escape', '"'))`)).toBe('"say ""hi"", ok"');
   });
 
+  it('quotes a value holding a character of lineSep, as univocity counts the line separator among its quotation triggers', () => {
+    expect(value(`to_csv(named_struct('a', 'x|y', 'b', 'z'), map('lineSep', '|'))`)).toBe('"x|y",z');
+    expect(value(`to_csv(named_struct('a', 'x|y'))`)).toBe('x|y');
+    expect(refusalOf(`to_csv(named_struct('a', 1), map('lineSep', ''))`, []).message).toMatch(/INVALID_OPTIONS.*lineSep="" must be one character/);
+  });
+
   it('refuses a value that is not a struct, and nested fields', () => {
     expect(refusalOf(`to_csv(1)`, []).message).toMatch(/UNSUPPORTED_INPUT_TYPE.*"INT"/);
     expect(refusalOf(`to_csv(named_struct('a', array(1)))`, []).message).toMatch(/field a .*"ARRAY<INT>"/);

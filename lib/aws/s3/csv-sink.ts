@@ -3,7 +3,7 @@
  * (logged-sink.ts), each object's rows as CSV records the way Spark's CSV writer writes them
  * (lib/engine/formats/csv-writer.ts: univocity's quoting and escaping; a TIMESTAMP as
  * `2026-10-01T12:00:00.000Z`, a DOUBLE or DECIMAL as Java prints it, NULL as an empty field, the
- * empty string as `""`), `\n` after each, a header of the column names first with `header`.
+ * empty string as `""`), `\n` (or `lineSep`) after each, a header of the column names first with `header`.
  * Columns are the query's output columns in order. As Spark's CSV source, it writes no nested type:
  * a query whose output has an ARRAY, MAP, STRUCT or window column is refused before any write.
  */
@@ -23,7 +23,7 @@ export interface S3CsvSinkOptions extends S3LoggedSinkOptions {
   /**
    * Spark's CSV writer options by name: sep, quote, escape, charToEscapeQuoteEscaping, nullValue,
    * emptyValue, comment, quoteAll, escapeQuotes, ignoreLeadingWhiteSpace, ignoreTrailingWhiteSpace,
-   * timestampFormat, dateFormat. @default Spark's defaults
+   * lineSep, timestampFormat, dateFormat. @default Spark's defaults
    */
   readonly options?: Readonly<Record<string, string>>;
 }
@@ -77,7 +77,7 @@ export class S3CsvSink extends S3LoggedSink {
       ),
     );
     if (this.header) lines.unshift(csvRecordText(ctx.columns, writer));
-    return lines.map((l) => `${l}\n`).join('');
+    return lines.map((l) => `${l}${writer.lineSep}`).join('');
   }
 }
 

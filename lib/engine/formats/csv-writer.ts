@@ -8,7 +8,7 @@
  *                  is, except that one already in quotes is written as it is
  *     blanks       leading and trailing characters up to U+0020 dropped (ignoreLeadingWhiteSpace,
  *                  ignoreTrailingWhiteSpace: true when writing), inside quotes too
- *     quoted       when the value holds the separator, \n or \r, or (escapeQuotes, the default) the
+ *     quoted       when the value holds the separator, \n, \r or a character of lineSep, or (escapeQuotes, the default) the
  *                  quote; when it starts with the quote; the first field when it starts with the
  *                  comment character (`#` unless set); every field with quoteAll
  *     escaped      inside quotes, the quote and the escape are preceded by the escape (`\`; the
@@ -20,7 +20,7 @@ import { javaDecimalText } from '../decimal';
 import { InvalidOptionError } from '../errors';
 import { type Micros, microsOfDate } from '../expr/time';
 import { javaDoubleText } from '../expr/values';
-import { commentOption, delimiterOption, escapeEscapeOption, quoteCharOption } from './csv';
+import { commentOption, delimiterOption, escapeEscapeOption, lineSepOption, quoteCharOption } from './csv';
 import { boolOption, type ReaderOptions } from './options';
 
 export interface CsvWriteOptions {
@@ -36,6 +36,8 @@ export interface CsvWriteOptions {
   readonly escapeQuotes: boolean;
   readonly ignoreLeading: boolean;
   readonly ignoreTrailing: boolean;
+  /** what ends a record in a file (`\n` unless set: one character, or two such as `\r\n`); its characters also make a value quoted */
+  readonly lineSep: string;
 }
 
 /** Spark's CSV writer settings with no option given (CSVOptions' defaults for writing). */
@@ -51,6 +53,7 @@ const SPARK_CSV_WRITE: CsvWriteOptions = {
   escapeQuotes: true,
   ignoreLeading: true,
   ignoreTrailing: true,
+  lineSep: '\n',
 };
 
 /** Spark's timestampFormat for writing CSV when none is given (`2026-10-01T12:00:00.000Z` in UTC). */
@@ -70,6 +73,7 @@ export const CSV_WRITE_OPTION_NAMES = [
   'escapeQuotes',
   'ignoreLeadingWhiteSpace',
   'ignoreTrailingWhiteSpace',
+  'lineSep',
 ] as const;
 
 /**
@@ -96,6 +100,7 @@ export function csvWriteOptionsOf(options: ReaderOptions): CsvWriteOptions {
     escapeQuotes: boolOption(options, 'escapeQuotes', SPARK_CSV_WRITE.escapeQuotes),
     ignoreLeading: boolOption(options, 'ignoreLeadingWhiteSpace', SPARK_CSV_WRITE.ignoreLeading),
     ignoreTrailing: boolOption(options, 'ignoreTrailingWhiteSpace', SPARK_CSV_WRITE.ignoreTrailing),
+    lineSep: lineSepOption(options) ?? SPARK_CSV_WRITE.lineSep,
   };
 }
 
@@ -159,11 +164,16 @@ export function csvRecordText(values: ReadonlyArray<string | null>, o: CsvWriteO
   return values.map((v, i) => fieldText(v, i, o)).join(o.sep);
 }
 
+/** Whether `c` is one of univocity's line-end quotation triggers: \n, \r and the characters of the line separator. */
+function lineEnd(c: string, o: CsvWriteOptions): boolean {
+  return c === '\n' || c === '\r' || o.lineSep.includes(c);
+}
+
 /** Whether `s` from `from` holds what makes univocity quote a value: the separator, a line end or (escapeQuotes) the quote. */
 function needsQuotes(s: string, from: number, o: CsvWriteOptions): boolean {
   for (let i = from; i < s.length; i++) {
     const c = s[i];
-    if (c === '\n' || c === '\r' || (o.escapeQuotes && c === o.quote) || s.startsWith(o.sep, i)) return true;
+    if (lineEnd(c, o) || (o.escapeQuotes && c === o.quote) || s.startsWith(o.sep, i)) return true;
   }
   return false;
 }
@@ -218,7 +228,7 @@ function fieldText(value: string | null, column: number, o: CsvWriteOptions): st
       if (needsQuotes(text, i, o)) return q(text.slice(start, i) + quotedBody(text, i, o));
       return trimEnd(text.slice(start), o);
     }
-    if (c === '\n' || c === '\r' || text.startsWith(o.sep, i)) return q(text.slice(start, i) + quotedBody(text, i, o));
+    if (lineEnd(c, o) || text.startsWith(o.sep, i)) return q(text.slice(start, i) + quotedBody(text, i, o));
   }
   return trimEnd(text.slice(start), o);
 }

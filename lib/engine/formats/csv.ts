@@ -106,7 +106,7 @@ export function commentOption(options: ReaderOptions): string | null {
 }
 
 /** Spark's CSV lineSep: one character, or two (\r\n); unset: Hadoop's \n, \r or \r\n. */
-function lineSepOption(options: ReaderOptions): string | null {
+export function lineSepOption(options: ReaderOptions): string | null {
   if (options.lineSep === undefined) return null;
   const t = String(options.lineSep);
   if (t === '' || t.length > 2) {
