@@ -442,7 +442,7 @@ LEFT JOIN ${joinTo} ON i.adId = clicks.clickAdId AND i.impressionTime BETWEEN cl
     );
   });
 
-  it("refuses what Spark's checker refuses on a stream, with its class and the fix: a window function, OFFSET, TABLESAMPLE", () => {
+  it("refuses what Spark's checker refuses on a stream, with its class and the fix: a window function, OFFSET, TABLESAMPLE, PIVOT, a subquery in an expression", () => {
     for (const item of ['row_number() OVER (PARTITION BY k ORDER BY k)', 'sum(a) over (partition by k)', 'lag(a, 1) OVER (ORDER BY a) AS prev'])
       expect(() => compileSql(`SELECT k, ${item} FROM ${src('a', 'k STRING, a INT')}`)).toThrow(
         /^\[NON_TIME_WINDOW_NOT_SUPPORTED_IN_STREAMING\] Window function is not supported in "(row_number\(\)|sum\(a\)|lag\(a, 1\))" on streaming DataFrames\/Datasets\. .*group by window\(.*\(line 1, column \d+\)$/,
@@ -452,6 +452,17 @@ LEFT JOIN ${joinTo} ON i.adId = clicks.clickAdId AND i.impressionTime BETWEEN cl
     for (const tail of ['LIMIT 10 OFFSET 5', 'OFFSET 5'])
       expect(() => compileSql(`SELECT k FROM ${src('a', 'k STRING')} ${tail}`)).toThrow(
         /^\[UNSUPPORTED_FEATURE\] Offset is not supported on streaming DataFrames\/Datasets \(OFFSET\)/,
+      );
+    expect(() => compileSql(`SELECT * FROM ${src('a', 'k STRING, a INT')} PIVOT (sum(a) FOR k IN ('x', 'y'))`)).toThrow(
+      /^\[UNSUPPORTED_FEATURE\] PIVOT is not supported: .*sum\(CASE WHEN k = 'x' THEN v END\) AS x/,
+    );
+    for (const [where, form] of [
+      ['k IN (SELECT k FROM t)', 'IN \\(SELECT \\.\\.\\.\\)'],
+      ['k NOT IN (SELECT k FROM t)', 'NOT IN \\(SELECT'],
+      ['EXISTS (SELECT 1)', 'EXISTS \\(SELECT'],
+    ])
+      expect(() => compileSql(`SELECT k FROM ${src('a', 'k STRING')} WHERE ${where}`)).toThrow(
+        new RegExp(`^\\[UNSUPPORTED_FEATURE\\] a subquery in an expression \\(${form}.*LEFT SEMI JOIN`),
       );
     expect(() => compileSql(`SELECT * FROM (SELECT k FROM ${src('a', 'k STRING')}) TABLESAMPLE (10 PERCENT)`)).toThrow(
       /^\[UNSUPPORTED_FEATURE\] Sampling is not supported on streaming DataFrames\/Datasets \(TABLESAMPLE\): .*pmod\(hash\(k\), 10\) = 0/,

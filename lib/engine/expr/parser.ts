@@ -274,6 +274,7 @@ class Parser {
     if (not) this.i++;
     if (this.keyword('IN')) {
       this.expectOp('(', "'(' after IN");
+      if (this.isKeyword('SELECT')) throw this.subquery(not ? 'NOT IN (SELECT ...)' : 'IN (SELECT ...)');
       const list: Ast[] = [this.expression()];
       while (this.op(',')) list.push(this.expression());
       this.expectOp(')', "',' or ')' in the IN list");
@@ -606,6 +607,16 @@ class Parser {
     return null;
   }
 
+  /** A subquery inside an expression (`IN (SELECT ...)`, `EXISTS (SELECT ...)`): refused, with the join that does it. */
+  private subquery(form: string): ExpressionError {
+    return new ExpressionError(
+      'UNSUPPORTED_FEATURE',
+      `a subquery in an expression (${form}) is not supported: join the stream with the table instead (LEFT SEMI JOIN ... ON for IN and EXISTS, LEFT ANTI JOIN for NOT IN and NOT EXISTS)`,
+      this.text,
+      this.peek().pos,
+    );
+  }
+
   private nameOrCall(t: Token): Ast {
     if (t.kind === 'ident' && this.op('(')) {
       const distinct = this.keyword('DISTINCT');
@@ -619,6 +630,7 @@ class Parser {
         if (special !== null) return special;
       }
       const name = t.text.toLowerCase();
+      if (this.isKeyword('SELECT')) throw this.subquery(`${t.text.toUpperCase()} (SELECT ...)`);
       if (name === 'struct' && !distinct) return this.structCall(t.pos);
       if (!this.op(')')) {
         args.push(this.argument());

@@ -156,6 +156,7 @@ const CLAUSE_WORDS = new Set([
   'LIMIT',
   'OFFSET',
   'TABLESAMPLE',
+  'PIVOT',
   'JOIN',
   'INNER',
   'LEFT',
@@ -682,6 +683,13 @@ class StatementParser {
 
   /** A relation's `[AS alias] [WATERMARK col DELAY OF INTERVAL ...] [AS alias]`. */
   private relationAfter(r: Relation): Relation {
+    if (this.isWord('PIVOT')) {
+      throw unsupported(
+        this.sql,
+        this.peek().pos,
+        "PIVOT is not supported: aggregate one column per value instead, e.g. sum(CASE WHEN k = 'x' THEN v END) AS x, or count(*) FILTER (WHERE k = 'x') AS x",
+      );
+    }
     if (this.isWord('TABLESAMPLE')) {
       throw unsupported(
         this.sql,
