@@ -8,8 +8,8 @@
  *                  is, except that one already in quotes is written as it is
  *     blanks       leading and trailing characters up to U+0020 dropped (ignoreLeadingWhiteSpace,
  *                  ignoreTrailingWhiteSpace: true when writing), inside quotes too
- *     quoted       when the value holds the separator, \n, \r or a character of lineSep, or (escapeQuotes, the default) the
- *                  quote; when it starts with the quote; the first field when it starts with the
+ *     quoted       when the value holds the separator, \n, \r, a character of lineSep or
+ *                  (escapeQuotes, the default) the quote; when it starts with the quote; the first field when it starts with the
  *                  comment character (`#` unless set); every field with quoteAll
  *     escaped      inside quotes, the quote and the escape are preceded by the escape (`\`; the
  *                  escape by charToEscapeQuoteEscaping, itself unless set or when escape = quote);

@@ -14,8 +14,8 @@ import type { StreamFrame } from '../query/frame';
 import { type AggBuilder, renamed } from '../query/functions';
 import type { AnyColumns, GroupArg } from '../query/types';
 import { aggOf, hasAggregate, isAggregate, prettyOr, WRAPPED } from './aggregate-calls';
-import { atClause, type Span, SqlError, within } from './errors';
-import { expr } from '../query/column';
+import { type Span, SqlError, within } from './errors';
+import { isOrderByAll, ordinalOf, selectedName, sortedBy } from './order-by';
 import { tempNames } from '../query/temp-names';
 import { GROUPING_ID_COLUMN, type Group, GroupingCalls, groupedBySets, groupingSetsOf, isGroupingCall, keyOf } from './grouping';
 import type { SqlExpr, SqlQuery } from './statement';
@@ -255,68 +255,6 @@ export function aggregated(sql: string, q: SqlQuery, frame: StreamFrame<AnyColum
   );
   const sorted = sparkNames(hiddenNames, () => sortedBy(sql, q, selected, computed));
   return extra.length ? sorted.select(...items.map((it) => it.as)) : sorted;
-}
-
-/**
- * `frame` sorted by the statement's ORDER BY, if it has one: each key an ordinal of the select
- * list, the column computed for it (`computed[i]`), or an expression over the frame's columns.
- */
-export function sortedBy(
-  sql: string,
-  q: SqlQuery,
-  frame: StreamFrame<AnyColumns>,
-  computed: ReadonlyArray<{ readonly as: string } | null>,
-): StreamFrame<AnyColumns> {
-  const order = q.orderBy;
-  if (order === undefined) return frame;
-  const columns = frame.columnsNow_();
-  const [first] = order.keys;
-  // ORDER BY ALL: the select list's columns, left to right, each in the order written (Spark's ResolveOrderByAll)
-  const keys =
-    isOrderByAll(q) && computed[0] == null && resolveName(columns, 'all') === undefined
-      ? columns.slice(0, selectWidth(q, columns)).map((c) => ({ key: expr(quoted(c.name)), desc: first.desc, nullsFirst: first.nullsFirst }))
-      : order.keys.map((k, i) => {
-          const c = computed[i];
-          return { key: expr(c ? quoted(c.as) : orderKeyText(k.expr, frame, q)), desc: k.desc, nullsFirst: k.nullsFirst };
-        });
-  const spans = order.keys.map((k) => k.expr);
-  return atClause(sql, order.pos, () => within(sql, spans, () => frame.orderBy(...keys)));
-}
-
-/** Whether the statement's ORDER BY is `ORDER BY ALL [ASC | DESC] [NULLS ...]`. */
-function isOrderByAll(q: SqlQuery): boolean {
-  const keys = q.orderBy?.keys ?? [];
-  const a = keys[0]?.expr.ast;
-  return keys.length === 1 && a.k === 'name' && a.parts.length === 1 && a.parts[0].toLowerCase() === 'all';
-}
-
-/** The number of an ORDER BY ordinal (`ORDER BY 2`), or undefined for any other key. */
-function ordinalOf(e: SqlExpr): number | undefined {
-  return e.ast.k === 'lit' && typeof e.ast.value === 'number' && /^\d+$/.test(e.text) ? Number(e.text) : undefined;
-}
-
-/**
- * An ORDER BY key's text over the query's output columns: an ordinal (`ORDER BY 2`) is the select
- * item's output column, as Spark's SubstituteUnresolvedOrdinals reads it; anything else as written.
- */
-function orderKeyText(e: SqlExpr, frame: StreamFrame<AnyColumns>, q: SqlQuery): string {
-  const i = ordinalOf(e);
-  if (i === undefined) return e.text;
-  const cols = frame.columnsNow_();
-  const n = selectWidth(q, cols);
-  if (i < 1 || i > n) throw new SqlError('ORDER_BY_POS_OUT_OF_RANGE', `ORDER BY position ${i} is not in select list (valid range is [1, ${n}])`, q.sql, e.pos);
-  return quoted(cols[i - 1].name);
-}
-
-/** How many of the frame's columns the select list makes: all of them with a `*`, else one an item (columns carried for ORDER BY come after). */
-function selectWidth(q: SqlQuery, columns: readonly unknown[]): number {
-  return q.items.some((it) => it.ast.k === 'star') ? columns.length : q.items.length;
-}
-
-/** The name a select item's column is known by before the aggregation (its alias, or a column's name), lower case; undefined for an expression. */
-function selectedName(item: SqlQuery['items'][number]): string | undefined {
-  const name = item.alias ?? (item.ast.k === 'name' ? item.ast.parts[item.ast.parts.length - 1] : undefined);
-  return name?.toLowerCase();
 }
 
 /** A hidden aggregate: its index among the aggregation's, its call's Spark name, and whether its value is its field `v` (WRAPPED). */

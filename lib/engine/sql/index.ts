@@ -19,18 +19,18 @@
  */
 import { resolveName } from '../resolve-name';
 import type { QueryPlan } from '../plan/types';
-import { aggregated, sortedBy } from './aggregate';
+import { aggregated } from './aggregate';
+import { missingOrderItems, sortedBy } from './order-by';
 import { hasAggregate } from './aggregate-calls';
 import { atClause, type Span, SqlError, unsupported, within } from './errors';
 import { joined, staticColumns, streamOf } from './relations';
 import { type Unqualified, unqualified } from './qualifiers';
-import { type LateralView, parseSql, type Relation, type SelectItem, type SetOption, type SqlQuery, type UnpivotClause } from './statement';
+import { type LateralView, parseSql, type Relation, type SetOption, type SqlQuery, type UnpivotClause } from './statement';
 import { unpivotItems } from '../query/unpivot';
 import { quoteName } from '../query/sql-text';
 import type { Ast } from '../expr/parser';
 import { prettySql } from '../expr';
-import { columnRefs, quoted } from './over-aggregates';
-import { tempNames } from '../query/temp-names';
+import { quoted } from './over-aggregates';
 import type { StreamFrame } from '../query/frame';
 import type { DataStreamWriter } from '../query/writer';
 import type { AnyColumns } from '../query/types';
@@ -267,7 +267,7 @@ function compileStatement(q: SqlQuery): QueryPlan {
   const sql = q.sql;
   const writerSets = writerOptions(sql, q.settings);
   // ORDER BY keys that read columns a plain select list leaves out ride along as select items, dropped after the sort
-  const missing = missingOrderItems(q);
+  const missing = isAggregating(q) ? [] : missingOrderItems(q);
   const carried = missing.flatMap((m) => m ?? []);
   let frame = unionFrame(carried.length ? { ...q, items: [...q.items, ...carried] } : q);
   // (an aggregating SELECT sorts inside its aggregation, which can compute keys the select list leaves out: aggregate.ts)
@@ -298,27 +298,6 @@ function compileStatement(q: SqlQuery): QueryPlan {
   for (const s of writerSets) atClause(sql, s.pos, () => setWriter(sql, writer, s));
   // a refusal of the whole query (append without a watermark, ...) points at its GROUP BY or select list
   return atClause(sql, q.groupBy?.[0]?.pos ?? q.items[0].pos, () => writer.plan());
-}
-
-/**
- * A plain SELECT's ORDER BY keys that read only columns its select list leaves out (`SELECT user
- * FROM (SELECT user, count(*) AS n ...) ORDER BY n DESC`), each as a select item under a temporary
- * name (null for a key over the select list's columns): Spark's ResolveMissingReferences carries
- * such columns through the projection to the sort and drops them after it. Not after DISTINCT or
- * UNION ALL, whose sort Spark resolves against the select list alone.
- */
-function missingOrderItems(q: SqlQuery): Array<(SelectItem & { readonly alias: string }) | null> {
-  const keys = q.orderBy?.keys ?? [];
-  if (keys.length === 0 || isAggregating(q) || q.distinct || (q.unionAll?.length ?? 0) > 0 || q.items.some((i) => i.ast.k === 'star')) return [];
-  const selected = new Set(q.items.map((i) => (i.alias ?? (i.ast.k === 'name' ? i.ast.parts[i.ast.parts.length - 1] : i.text)).toLowerCase()));
-  const temp = tempNames(q.items.map((i) => ({ name: i.alias ?? i.text })));
-  return keys.map(({ expr: e }) => {
-    const refs = columnRefs(q.sql, e, () => false);
-    if (refs.length === 0 || refs.some((r) => selected.has(r.name.toLowerCase()))) return null;
-    if (keys.length === 1 && e.ast.k === 'name' && e.ast.parts.length === 1 && e.ast.parts[0].toLowerCase() === 'all') return null;
-    const alias = temp('order');
-    return { ...e, alias, full: `${e.text} AS ${quoted(alias)}` };
-  });
 }
 
 /** One writer SET on `writer`. */

@@ -124,12 +124,12 @@ export interface SqlQuery {
   readonly unionAll?: ReadonlyArray<{ readonly pos: number; readonly query: SqlQuery }>;
   /** `ORDER BY key [ASC | DESC] [NULLS FIRST | LAST], ...` of the whole statement, and where it stands. */
   readonly orderBy?: { readonly pos: number; readonly keys: ReadonlyArray<{ readonly expr: SqlExpr; readonly desc: boolean; readonly nullsFirst: boolean }> };
-  /** `LIMIT n`, and where it stands. */
   /**
    * `DISTRIBUTE BY expr, ...`: Spark repartitions the rows by them, which changes no row a query
    * emits; its expressions are checked against the output's columns and otherwise ignored.
    */
   readonly distributeBy?: readonly SqlExpr[];
+  /** `LIMIT n`, and where it stands. */
   readonly limit?: { readonly pos: number; readonly n: number };
 }
 
