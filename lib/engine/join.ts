@@ -4,7 +4,7 @@
  *
  *   table read whole (load, once per run) ─▶ index by the right keys ─┐
  *   table looked up (lookup of the chunk's distinct keys) ─▶ index ───┤
- *   chunk rows ─▶ key of each row (null in a key: no match) ──────────┴▶ inner / leftOuter / leftSemi
+ *   chunk rows ─▶ key of each row (null in a key: no match) ──────────┴▶ inner / leftOuter / leftSemi / leftAnti
  */
 import { InvalidOptionError } from './errors';
 import type { Row, StaticTableReader, StaticTables } from './ports';
@@ -119,8 +119,9 @@ function joinRows(stage: JoinStage, rows: readonly Row[], index: Map<string, Row
     const checks = stage.conditionExpr?.pair;
     if (matches && checks?.length) matches = matches.filter((r) => checks.every((c) => c.test(pairRow(l, r))));
     const matched = matches !== undefined && matches.length > 0;
-    if (stage.type === 'leftSemi') {
-      if (matched) out.push(l);
+    if (stage.type === 'leftSemi' || stage.type === 'leftAnti') {
+      // semi: the rows with a match; anti: those without (a null key matches nothing, so it stays)
+      if (matched === (stage.type === 'leftSemi')) out.push(l);
       continue;
     }
     if (matched) {

@@ -106,6 +106,9 @@ export type JoinChecks = [
 // leftSemi keeps the stream's columns only
 const semi = events().join(users, 'key', 'leftSemi').writeStream.plan();
 export type SemiChecks = [Expect<Equal<keyof RowOf<typeof semi>, 'key' | 'event_time' | 'amount' | 'n' | 'ok'>>];
+// leftAnti likewise
+const anti = events().join(users, 'key', 'left_anti').writeStream.plan();
+export type AntiChecks = [Expect<Equal<keyof RowOf<typeof anti>, 'key' | 'event_time' | 'amount' | 'n' | 'ok'>>];
 // { left, right } keys output both columns; the joined columns can be aggregated
 const skus = staticTable.rows('sku STRING, price DOUBLE', [{ sku: 'a', price: 1 }]);
 const priced = events()

@@ -319,6 +319,25 @@ LEFT SEMI JOIN read_files('s3://ref/t/', schema => 'k STRING') USING (k)`);
     expectSamePlan(sql, ts);
     expect(sql.limits).toEqual({ maxFilesPerTrigger: 10 });
   });
+
+  it('a static table: LEFT ANTI JOIN (ANTI JOIN), the rows without a match; refused between two streams, as Spark refuses it', () => {
+    const ts = readStream
+      .format('json')
+      .schema('k STRING, n INT')
+      .load()
+      .join(staticTable.s3('s3://ref/t/', { format: 'json', schema: 'k STRING' }), ['k'], 'leftAnti')
+      .writeStream.plan();
+    for (const j of ['LEFT ANTI JOIN', 'ANTI JOIN'])
+      expectSamePlan(
+        compileSql(`SELECT * FROM STREAM read_files(schema => 'k STRING, n INT') ${j} read_files('s3://ref/t/', schema => 'k STRING') USING (k)`),
+        ts,
+      );
+    expect(() =>
+      compileSql(
+        `SELECT * FROM STREAM read_files('s3://in/a', schema => 'k STRING, n INT') AS a LEFT ANTI JOIN STREAM read_files('s3://in/b', schema => 'k STRING') AS b USING (k)`,
+      ),
+    ).toThrow(/^\[UNSUPPORTED_FEATURE\] Left anti joins with a streaming DataFrame\/Dataset on the right are not supported: join a static table/);
+  });
 });
 
 describe('UNION ALL', () => {

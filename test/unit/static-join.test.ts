@@ -60,6 +60,16 @@ describe('a stream-static join', () => {
     expect(semi.rows.map((r) => r.orderId)).toEqual([1, 4]);
   });
 
+  it('leftAnti: the rows without a match, unchanged, a null key among them (it matches nothing, not even the null key of the table)', async () => {
+    const anti = await runOnce(orders().join(catalog, 'sku', 'left_anti').writeStream.plan(), [[o(1, 'a'), o(2, 'c'), o(3, null), o(4, 'b'), o(5, 'c')]]);
+    expect(anti.executor.sinkContext.columns).toEqual(['orderId', 'sku', 'qty', 'at']);
+    expect(anti.rows.map((r) => r.orderId)).toEqual([2, 3, 5]);
+    expect(anti.rows[0]).toEqual({ orderId: 2, sku: 'c', qty: 1, at: '2026-01-01T00:00:00.000Z' });
+    // with a condition: a key match that fails it is no match
+    const cheap = await runOnce(orders().join(catalog, 'sku', 'leftAnti', { condition: 'price < 1' }).writeStream.plan(), [[o(1, 'a'), o(4, 'b')]]);
+    expect(cheap.rows.map((r) => r.orderId)).toEqual([1]);
+  });
+
   it('a {left, right} key outputs both columns and matches INT with LONG', async () => {
     const names = staticTable.rows('id LONG, label STRING', [
       { id: 1, label: 'one' },
@@ -137,8 +147,8 @@ describe('a stream-static join', () => {
     expect(() => orders().join(catalog, 'sku', 'full_outer')).toThrow(
       /FullOuter joins with streaming DataFrames\/Datasets on the left and a static DataFrame\/Dataset on the right is not supported/,
     );
-    expect(() => orders().join(catalog, 'sku', 'left_anti')).toThrow(
-      /"left_anti" is not supported by sluice: a stream-static join is inner, leftOuter or leftSemi/,
+    expect(() => orders().join(catalog, 'sku', 'cross')).toThrow(
+      /"cross" is not supported by sluice: a stream-static join is inner, leftOuter, leftSemi or leftAnti/,
     );
   });
 

@@ -611,7 +611,7 @@ class Parser {
   private subquery(form: string): ExpressionError {
     return new ExpressionError(
       'UNSUPPORTED_FEATURE',
-      `a subquery in an expression (${form}) is not supported: join the stream with the table instead (LEFT SEMI JOIN t USING (k) for IN and EXISTS; for NOT IN and NOT EXISTS, LEFT JOIN t USING (k) and keep the rows whose column of t IS NULL)`,
+      `a subquery in an expression (${form}) is not supported: join the stream with the table instead (LEFT SEMI JOIN t USING (k) for IN and EXISTS, LEFT ANTI JOIN t USING (k) for NOT IN and NOT EXISTS)`,
       this.text,
       this.peek().pos,
     );

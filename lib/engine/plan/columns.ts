@@ -166,7 +166,7 @@ function joinedColumns(left: readonly ColumnInfo[], s: JoinStage): ColumnInfo[] 
     }
   }
   for (const p of s.condition) checkPredicate(p, left, right, where);
-  return joinOutputColumns(left, right, s.on, s.type === 'leftSemi', where);
+  return joinOutputColumns(left, right, s.on, s.type === 'leftSemi' || s.type === 'leftAnti', where);
 }
 
 /** A join's output columns (FORMAT-2 "Output rows"): the string keys, the left's others, the right's others; leftSemi: the left's. */

@@ -119,7 +119,7 @@ export type StaticTableSpec =
   | { readonly kind: 'dynamodb'; readonly tableName: string; readonly key: readonly string[]; readonly schema: Schema };
 
 /** The join types of a stream-static join (the stream on the left). */
-export type StaticJoinType = 'inner' | 'leftOuter' | 'leftSemi';
+export type StaticJoinType = 'inner' | 'leftOuter' | 'leftSemi' | 'leftAnti';
 
 /** One item of a join's `condition` (FORMAT-2): a comparison with a literal, or any of several. */
 export type JoinPredicate =

@@ -496,8 +496,9 @@ export class StreamFrame<C extends FrameColumns = AnyColumns> {
    * `join(table, on, type)` with a static table (Spark's stream-static join, stateless): each
    * batch's rows joined with the table's. `on`: a column both sides have (one output column), or
    * `{ left, right }`, or a list of them; equal means equal and non-null. `type`: 'inner'
-   * (default), 'leftOuter' (unmatched rows with nulls), 'leftSemi' (matched rows, unchanged);
-   * Spark's spellings (left_outer, left_semi, ...) too. Output columns: the string keys, the
+   * (default), 'leftOuter' (unmatched rows with nulls), 'leftSemi' (matched rows, unchanged),
+   * 'leftAnti' (unmatched rows, unchanged; a null key matches nothing); Spark's spellings
+   * (left_outer, left_semi, left_anti, ...) too. Output columns: the string keys, the
    * stream's other columns, the table's other columns; another name on both sides is refused.
    * `condition`: a predicate list or a Spark SQL boolean expression, checked on each pair.
    */

@@ -25,8 +25,8 @@ const JOIN_TYPES: Record<string, StaticJoinType | 'rightOuter' | 'fullOuter' | n
   outer: 'fullOuter',
   full: 'fullOuter',
   fullouter: 'fullOuter',
-  anti: null,
-  leftanti: null,
+  anti: 'leftAnti',
+  leftanti: 'leftAnti',
   cross: null,
 };
 
@@ -43,13 +43,18 @@ export function staticJoinType(type: string): StaticJoinType {
       'FullOuter joins with streaming DataFrames/Datasets on the left and a static DataFrame/Dataset on the right is not supported: use leftOuter to keep every stream row',
     );
   }
-  if (!t) throw new InvalidQueryError(`join type ${JSON.stringify(type)} is not supported by sluice: a stream-static join is inner, leftOuter or leftSemi`);
+  if (!t)
+    throw new InvalidQueryError(`join type ${JSON.stringify(type)} is not supported by sluice: a stream-static join is inner, leftOuter, leftSemi or leftAnti`);
   return t;
 }
 
 /** The join type `type` names for a stream-stream join (Spark's spellings accepted). */
 export function streamJoinType(type: string): StreamJoinType {
   const t = JOIN_TYPES[String(type).toLowerCase().replace(/_/g, '')];
+  if (t === 'leftAnti')
+    throw new InvalidQueryError(
+      'Left anti joins with a streaming DataFrame/Dataset on the right are not supported: an anti join needs the right side whole, which only a static table is; join a static table, or use leftOuter with a time range and keep the rows whose right columns are null',
+    );
   if (!t)
     throw new InvalidQueryError(
       `join type ${JSON.stringify(type)} is not supported by sluice for a stream-stream join: use inner, leftOuter, rightOuter, fullOuter or leftSemi`,

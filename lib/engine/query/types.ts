@@ -485,8 +485,8 @@ export type AggColumns<C extends FrameColumns, A extends readonly unknown[]> =
 /** What `join` takes as `on` for a stream with columns C and a table with columns T. */
 export type JoinOnArg<C extends FrameColumns, T extends FrameColumns> = (Names<C> & Names<T>) | { readonly left: Names<C>; readonly right: Names<T> };
 type UsingKeys<O> = O extends readonly (infer E)[] ? Extract<E, string> : Extract<O, string>;
-type IsSemi<J> = Lowercase<J & string> extends 'leftsemi' | 'left_semi' | 'semi' ? true : false;
-/** The columns after a stream-static join: the stream's, then the table's but its string keys (leftSemi: the stream's). */
+type IsSemi<J> = Lowercase<J & string> extends 'leftsemi' | 'left_semi' | 'semi' | 'leftanti' | 'left_anti' | 'anti' ? true : false;
+/** The columns after a stream-static join: the stream's, then the table's but its string keys (leftSemi and leftAnti: the stream's). */
 export type JoinedColumns<C extends FrameColumns, T extends FrameColumns, O, J> =
   IsSemi<J> extends true ? C : Known<C> extends false ? AnyColumns : Known<T> extends false ? AnyColumns : Simplify<C & Omit<T, UsingKeys<O>>>;
 

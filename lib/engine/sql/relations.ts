@@ -288,6 +288,12 @@ export function joined(
   const rightAliases = r.alias ? [r.alias.toLowerCase()] : [];
   if (r.stream) {
     const type = STREAM_JOINS[j.type];
+    if (j.type === 'LEFT ANTI' || j.type === 'ANTI')
+      throw unsupported(
+        sql,
+        j.pos,
+        'Left anti joins with a streaming DataFrame/Dataset on the right are not supported: join a static table (read_files without STREAM), or LEFT JOIN with a time range and keep the rows whose right columns are null',
+      );
     if (!type) throw unsupported(sql, j.pos, `${j.type} JOIN of two streams is not supported: use INNER, LEFT, RIGHT, FULL [OUTER] or LEFT SEMI`);
     const other = streamFrame(r);
     const name = r.alias && /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(r.alias) ? { name: r.alias } : {};
@@ -299,9 +305,21 @@ export function joined(
       ...(cond.condition ? { condition: cond.condition } : {}),
     });
   }
-  const type = { INNER: 'inner', LEFT: 'leftOuter', 'LEFT OUTER': 'leftOuter', 'LEFT SEMI': 'leftSemi', SEMI: 'leftSemi' }[j.type];
+  const type = {
+    INNER: 'inner',
+    LEFT: 'leftOuter',
+    'LEFT OUTER': 'leftOuter',
+    'LEFT SEMI': 'leftSemi',
+    SEMI: 'leftSemi',
+    'LEFT ANTI': 'leftAnti',
+    ANTI: 'leftAnti',
+  }[j.type];
   if (!type)
-    throw unsupported(sql, j.pos, `${j.type} JOIN with a static table is not supported: the stream is the left side, so use INNER, LEFT [OUTER] or LEFT SEMI`);
+    throw unsupported(
+      sql,
+      j.pos,
+      `${j.type} JOIN with a static table is not supported: the stream is the left side, so use INNER, LEFT [OUTER], LEFT SEMI or LEFT ANTI`,
+    );
   const table = staticOf(sql, r);
   if (j.using) return frame.join(table, [...j.using], type);
   const columns = table.spec.schema.columns.map((c) => ({ ...c }) as unknown as ColumnInfo);
