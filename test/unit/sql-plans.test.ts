@@ -461,6 +461,18 @@ LEFT JOIN ${joinTo} ON i.adId = clicks.clickAdId AND i.impressionTime BETWEEN cl
     );
   });
 
+  it("takes DISTRIBUTE BY inside a subquery or a WITH query, checked over the subquery's columns, not the outer SELECT's", () => {
+    const update = 'SET outputMode = update; ';
+    const inner = `SELECT k, a FROM ${src('a', 'k STRING, a INT')} WHERE a > 0`;
+    const plain = compileSql(`${update}SELECT k, sum(a) AS total FROM (${inner}) GROUP BY k`);
+    expectSamePlan(compileSql(`${update}SELECT k, sum(a) AS total FROM (${inner} DISTRIBUTE BY k) GROUP BY k`), plain);
+    expectSamePlan(compileSql(`${update}WITH s AS (${inner} DISTRIBUTE BY a % 4, k) SELECT k, sum(a) AS total FROM s GROUP BY k`), plain);
+    // `total` is the outer SELECT's: inside the subquery it does not resolve
+    const bad = `${update}SELECT k, sum(a) AS total FROM (${inner} DISTRIBUTE BY total) GROUP BY k`;
+    expect(() => compileSql(bad)).toThrow(/^\[UNRESOLVED_COLUMN\.WITH_SUGGESTION\] .*`total`.*\(line 1, column (\d+)\)$/);
+    expect(() => compileSql(bad)).toThrow(`(line 1, column ${bad.indexOf('total)') + 1})`);
+  });
+
   it("refuses what Spark's checker refuses on a stream, with its class and the fix: a window function, OFFSET, TABLESAMPLE, PIVOT, a subquery in an expression", () => {
     for (const item of ['row_number() OVER (PARTITION BY k ORDER BY k)', 'sum(a) over (partition by k)', 'lag(a, 1) OVER (ORDER BY a) AS prev'])
       expect(() => compileSql(`SELECT k, ${item} FROM ${src('a', 'k STRING, a INT')}`)).toThrow(
@@ -488,9 +500,15 @@ LEFT JOIN ${joinTo} ON i.adId = clicks.clickAdId AND i.impressionTime BETWEEN cl
     );
   });
 
-  it('refuses ORDER BY or LIMIT inside a subquery, a WITH name given twice, and an unclosed subquery', () => {
+  it('refuses ORDER BY, SORT BY, CLUSTER BY or LIMIT inside a subquery, a WITH name given twice, and an unclosed subquery', () => {
     expect(() => compileSql(`SELECT * FROM (SELECT k FROM ${src('a', 'k STRING')} ORDER BY k)`)).toThrow(/ORDER BY in a subquery/);
     expect(() => compileSql(`SELECT * FROM (SELECT k FROM ${src('a', 'k STRING')} LIMIT 3)`)).toThrow(/LIMIT in a subquery/);
+    // a sort of each partition is a sort too (Spark's checker refuses any Sort of a stream before a complete-mode aggregation)
+    expect(() => compileSql(`SELECT * FROM (SELECT k FROM ${src('a', 'k STRING')} SORT BY k)`)).toThrow(/SORT BY in a subquery: .*write ORDER BY/);
+    expect(() => compileSql(`SELECT * FROM (SELECT k FROM ${src('a', 'k STRING')} DISTRIBUTE BY k SORT BY k)`)).toThrow(/SORT BY in a subquery/);
+    expect(() => compileSql(`SELECT * FROM (SELECT k FROM ${src('a', 'k STRING')} CLUSTER BY k)`)).toThrow(
+      /CLUSTER BY in a subquery: .*write DISTRIBUTE BY in the subquery and ORDER BY at the end/,
+    );
     expect(() => compileSql(`WITH a AS (SELECT k FROM ${src('a', 'k STRING')}), A AS (SELECT k FROM ${src('b', 'k STRING')}) SELECT * FROM a`)).toThrow(
       /A is already a WITH query/,
     );

@@ -27,7 +27,7 @@ import {
   TWO_COLUMN_AGGREGATES_BY_NAME,
 } from '../query/functions';
 import { type Span, SqlError, unsupported } from './errors';
-import type { SelectItem } from './statement';
+import type { SelectItem } from './syntax';
 import { astChildren, quoted } from './over-aggregates';
 
 const AGGREGATES: Readonly<Record<string, (c: string | Column) => AggBuilder>> = { count: (c) => count(c), ...AGGREGATES_BY_NAME };

@@ -18,7 +18,7 @@ import { type Span, SqlError, within } from './errors';
 import { isOrderByAll, ordinalOf, selectedName, sortedBy } from './order-by';
 import { tempNames } from '../query/temp-names';
 import { GROUPING_ID_COLUMN, type Group, GroupingCalls, groupedBySets, groupingSetsOf, isGroupingCall, keyOf } from './grouping';
-import type { SqlExpr, SqlQuery } from './statement';
+import type { SqlExpr, SqlQuery } from './syntax';
 import {
   type AggregateCall,
   aggregateCalls,

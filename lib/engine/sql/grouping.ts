@@ -19,7 +19,7 @@ import type { Ast } from '../expr/parser';
 import { prettyOr } from './aggregate-calls';
 import { SqlError } from './errors';
 import { type AggregateCall, quoted, words } from './over-aggregates';
-import type { GroupingItem, SqlExpr } from './statement';
+import type { GroupingItem, SqlExpr } from './syntax';
 
 /** A GROUP BY expression as the aggregation reads it: an ordinal or alias stands for its select item, whose alias it keeps. */
 export interface Group {

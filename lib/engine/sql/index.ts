@@ -25,7 +25,8 @@ import { hasAggregate } from './aggregate-calls';
 import { atClause, type Span, SqlError, unsupported, within } from './errors';
 import { joined, staticColumns, streamOf } from './relations';
 import { type Unqualified, unqualified } from './qualifiers';
-import { type LateralView, parseSql, type Relation, type SetOption, type SqlQuery, type UnpivotClause } from './statement';
+import { parseSql } from './statement';
+import type { LateralView, Relation, SetOption, SqlQuery, UnpivotClause } from './syntax';
 import { unpivotItems } from '../query/unpivot';
 import { quoteName } from '../query/sql-text';
 import type { Ast } from '../expr/parser';
@@ -201,8 +202,14 @@ function sqlNamed(item: SqlQuery['items'][number], frame: StreamFrame<AnyColumns
 function relationFrame(sql: string, r: Relation, readerOptions: ReadonlyArray<readonly [string, string | number | boolean]> = []): StreamFrame<AnyColumns> {
   if (r.subquery === undefined) return streamOf(sql, r, readerOptions);
   const frame = unionFrame(r.subquery);
+  distributed(sql, r.subquery, frame);
   const w = r.watermark;
   return w ? atClause(sql, w.pos, () => frame.withWatermark(w.column, w.delay)) : frame;
+}
+
+/** A DISTRIBUTE BY's expressions resolved over the rows it repartitions, as Spark's analyzer checks them: the repartitioning itself changes no row. */
+function distributed(sql: string, q: SqlQuery, frame: StreamFrame<AnyColumns>): void {
+  for (const e of q.distributeBy ?? []) within(sql, [e], () => frame.selectExpr(e.text));
 }
 
 /** The frame of a SELECT and the SELECTs its UNION ALLs add: each SELECT's frame, the later ones unioned onto the first. */
@@ -283,11 +290,7 @@ function compileStatement(q: SqlQuery): QueryPlan {
     const kept = sorted.columnsNow_().slice(0, -carried.length);
     frame = sorted.select(...kept.map((c) => c.name));
   }
-  // DISTRIBUTE BY: its expressions must resolve over the output, as Spark's analyzer checks them; the repartitioning itself changes no row
-  for (const e of q.distributeBy ?? []) {
-    const over = frame;
-    within(sql, [e], () => over.selectExpr(e.text));
-  }
+  distributed(sql, q, frame);
   if (q.limit) {
     const { n } = q.limit;
     const limited = frame;

@@ -11,7 +11,7 @@ import { tempNames } from '../query/temp-names';
 import type { AnyColumns } from '../query/types';
 import { atClause, SqlError, within } from './errors';
 import { columnRefs, quoted } from './over-aggregates';
-import type { SelectItem, SqlExpr, SqlQuery } from './statement';
+import type { SelectItem, SqlExpr, SqlQuery } from './syntax';
 
 /**
  * `frame` sorted by the statement's ORDER BY, if it has one: each key an ordinal of the select

@@ -9,7 +9,7 @@
  */
 import { type Token, tokenize } from '../expr/lexer';
 import { type Ast, parseExpression } from '../expr/parser';
-import type { SqlExpr } from './statement';
+import type { SqlExpr } from './syntax';
 
 type CallAst = Extract<Ast, { k: 'call' }>;
 

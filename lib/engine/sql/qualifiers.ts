@@ -11,7 +11,7 @@ import type { Ast } from '../expr/parser';
 import { quoteName } from '../query/sql-text';
 import { resolveName } from '../resolve-name';
 import { SqlError } from './errors';
-import type { Relation, SqlExpr, SqlQuery } from './statement';
+import type { Relation, SqlExpr, SqlQuery } from './syntax';
 
 /** A qualified reference found: where its qualifier starts, the alias and the column it names. */
 interface Qualified {

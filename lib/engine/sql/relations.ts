@@ -13,7 +13,7 @@ import type { TimeRangeArg } from '../query/join-args';
 import { conjunctsOf } from '../query/join-condition';
 import type { AnyColumns } from '../query/types';
 import { SqlError, unsupported } from './errors';
-import type { JoinClause, Relation, SqlExpr } from './statement';
+import type { JoinClause, Relation, SqlExpr } from './syntax';
 
 /** The options of a relation: its named arguments, and the path (the first argument without a name). */
 function argsOf(sql: string, r: Relation): { path?: string; named: Map<string, string | number | boolean> } {

@@ -5,178 +5,22 @@
  *   SET outputMode = append;
  *   [WITH name AS (SELECT ...), ...]
  *   SELECT <item> [AS name], ... FROM STREAM read_files(['s3://...',] format => 'json', schema => '...')
- *                                     | (SELECT ... [UNION ALL SELECT ...]) | a WITH query's name
+ *                                     | (SELECT ... [UNION ALL SELECT ...] [DISTRIBUTE BY ...]) | a WITH query's name
  *     [AS alias] [WATERMARK col DELAY OF INTERVAL 10 MINUTES]
- *     [[INNER | LEFT [OUTER] | RIGHT [OUTER] | FULL [OUTER] | LEFT SEMI] JOIN <relation> ON ... | USING (k, ...)]
+ *     [[INNER | LEFT [OUTER] | RIGHT [OUTER] | FULL [OUTER] | LEFT SEMI | LEFT ANTI] JOIN <relation> ON ... | USING (k, ...)]
  *     [LATERAL VIEW [OUTER] explode(...) t [AS] c, ...]
  *   [WHERE <expr>] [GROUP BY <expr>, ... | GROUP BY ALL] [HAVING <expr>]
- *   [UNION ALL SELECT ...] [ORDER BY ...] [LIMIT n]
+ *   [UNION ALL SELECT ...] [ORDER BY ... | CLUSTER BY ... | DISTRIBUTE BY ... [SORT BY ...] | SORT BY ...] [LIMIT n]
  *
- * It reads the statement with the expression lexer (lib/engine/expr/lexer.ts) and hands every
- * expression to the expression parser from its first token (parseExpressionAt), which stops where
- * the expression ends; the statement keeps each expression's text as written (a slice of the
- * statement), which the compiler passes on to the frame API verbatim. Why a hand-written parser:
- * docs/sql.md, "The parser".
+ * It steps through the statement's tokens with its cursor (cursor.ts), which hands every
+ * expression to the expression parser and keeps its text as written (a slice of the statement),
+ * which the compiler passes on to the frame API verbatim; the tree it builds is syntax.ts's. Why a
+ * hand-written parser: docs/sql.md, "The parser".
  */
-import { ExpressionError } from '../expr/errors';
-import { type Token, tokenize } from '../expr/lexer';
-import { type Ast, parseExpressionAt } from '../expr/parser';
-import { reasonOf, SqlError, syntaxError, unsupported } from './errors';
 import { hasAggregate } from './aggregate-calls';
-
-/** An expression of the statement: its syntax tree, its text as written and where that starts. */
-export interface SqlExpr {
-  readonly ast: Ast;
-  readonly text: string;
-  readonly pos: number;
-}
-
-export interface SelectItem extends SqlExpr {
-  readonly alias?: string;
-  /** The item as written, with its alias: what selectExpr is given. */
-  readonly full: string;
-}
-
-/** A literal argument of a table function: `'s3://...'` or `name => value`. */
-interface SqlArg {
-  readonly name?: string;
-  readonly value: string | number | boolean;
-  readonly pos: number;
-}
-
-/**
- * A table function in FROM or JOIN (read_files(...), kinesis(...), dynamodb(...)), or a subquery:
- * `(SELECT ...)` or the name of a WITH query, whose SELECT then stands in `subquery` (fn is the
- * name, or "subquery"; no args).
- */
-export interface Relation {
-  readonly stream: boolean;
-  readonly fn: string;
-  readonly subquery?: SqlQuery;
-  readonly pos: number;
-  readonly args: readonly SqlArg[];
-  readonly alias?: string;
-  readonly watermark?: { readonly column: string; readonly delay: string; readonly pos: number };
-}
-
-export interface JoinClause {
-  /** As written, upper case: INNER, LEFT OUTER, LEFT SEMI, ... */
-  readonly type: string;
-  readonly pos: number;
-  readonly relation: Relation;
-  readonly on?: SqlExpr;
-  readonly using?: readonly string[];
-}
-
-/** `UNPIVOT [INCLUDE | EXCLUDE NULLS] (value FOR name IN (column [AS alias], ...))` after FROM: a row per listed column, the others kept (Spark 3.4). */
-export interface UnpivotClause {
-  readonly pos: number;
-  /** INCLUDE NULLS: rows whose value is null are kept (the default, EXCLUDE NULLS, drops them). */
-  readonly includeNulls: boolean;
-  readonly valueColumn: string;
-  readonly nameColumn: string;
-  /** The columns unpivoted, and the text the name column holds for each (the alias, else the column's name). */
-  readonly columns: ReadonlyArray<{ readonly column: string; readonly name: string }>;
-}
-
-/** `LATERAL VIEW [OUTER] generator(args) table [AS] column, ...`: a generator's rows beside each input row (Spark's Generate). */
-export interface LateralView {
-  readonly pos: number;
-  readonly outer: boolean;
-  /** The generator's call as written (explode(tags)), and its function's name, lower case. */
-  readonly call: SqlExpr;
-  readonly fn: string;
-  /** The view's name, which qualifies its columns ('': none given, as Hive allows). */
-  readonly table: string;
-  /** The generated columns' names; none: the generator's own (col; key, value; pos, col). */
-  readonly columns: readonly string[];
-}
-
-export interface SetOption {
-  readonly key: string;
-  readonly value: string | number | boolean;
-  readonly pos: number;
-}
-
-export interface SqlQuery {
-  readonly sql: string;
-  readonly settings: readonly SetOption[];
-  readonly distinct: boolean;
-  readonly items: readonly SelectItem[];
-  readonly from: Relation;
-  readonly joins: readonly JoinClause[];
-  readonly lateralViews?: readonly LateralView[];
-  readonly unpivot?: UnpivotClause;
-  readonly where?: SqlExpr;
-  readonly groupBy?: readonly SqlExpr[];
-  /**
-   * GROUP BY's items when it has ROLLUP (...), CUBE (...) or GROUPING SETS (...) (or ends in WITH
-   * ROLLUP / WITH CUBE, or is Hive's `GROUP BY a, b GROUPING SETS (...)`): each a plain expression
-   * or a grouping analytics whose elements are lists of expressions, every expression an index
-   * into `groupBy` (which lists them all, in the order written).
-   */
-  readonly grouping?: readonly GroupingItem[];
-  /** `GROUP BY ALL` as written, read as the name `all`: Spark groups by a column of that name when there is one. */
-  readonly groupByAllName?: SqlExpr;
-  /** HAVING's condition: a filter over the aggregation's output. */
-  readonly having?: SqlExpr;
-  /** `UNION ALL SELECT ...`: the SELECTs whose rows follow this one's (each parsed as this one, without SET), and where each UNION stands. */
-  readonly unionAll?: ReadonlyArray<{ readonly pos: number; readonly query: SqlQuery }>;
-  /** `ORDER BY key [ASC | DESC] [NULLS FIRST | LAST], ...` of the whole statement, and where it stands. */
-  readonly orderBy?: { readonly pos: number; readonly keys: ReadonlyArray<{ readonly expr: SqlExpr; readonly desc: boolean; readonly nullsFirst: boolean }> };
-  /**
-   * `DISTRIBUTE BY expr, ...`: Spark repartitions the rows by them, which changes no row a query
-   * emits; its expressions are checked against the output's columns and otherwise ignored.
-   */
-  readonly distributeBy?: readonly SqlExpr[];
-  /** `LIMIT n`, and where it stands. */
-  readonly limit?: { readonly pos: number; readonly n: number };
-}
-
-/** One GROUP BY item, its expressions indexes into the query's `groupBy`. */
-export type GroupingItem =
-  | { readonly kind: 'EXPR'; readonly expr: number }
-  | {
-      readonly kind: 'ROLLUP' | 'CUBE' | 'GROUPING SETS';
-      readonly pos: number;
-      /** Each element's expressions: `(a, b)`, `a`, or `()` (none). */
-      readonly elements: ReadonlyArray<readonly number[]>;
-      /** Hive's `GROUP BY a, b GROUPING SETS (...)`: the list before GROUPING SETS (grouping columns of every set's id). */
-      readonly over?: readonly number[];
-    };
-
-/** Words that end a select item or a relation: never taken as a bare alias. */
-const CLAUSE_WORDS = new Set([
-  'FROM',
-  'WITH',
-  'WHERE',
-  'GROUP',
-  'HAVING',
-  'ORDER',
-  'LIMIT',
-  'OFFSET',
-  'TABLESAMPLE',
-  'PIVOT',
-  'JOIN',
-  'INNER',
-  'LEFT',
-  'RIGHT',
-  'FULL',
-  'CROSS',
-  'SEMI',
-  'ANTI',
-  'ON',
-  'USING',
-  'WATERMARK',
-  'UNION',
-  'WINDOW',
-  'CLUSTER',
-  'DISTRIBUTE',
-  'SORT',
-  'LATERAL',
-  'UNPIVOT',
-  'QUALIFY',
-]);
+import { CLAUSE_WORDS, SqlCursor } from './cursor';
+import { SqlError, syntaxError, unsupported } from './errors';
+import type { GroupingItem, JoinClause, LateralView, Relation, SelectItem, SetOption, SqlArg, SqlExpr, SqlQuery, UnpivotClause } from './syntax';
 
 /** A literal's value as an option takes it: a number or boolean as such, anything else as text. */
 function optionValue(text: string): string | number | boolean {
@@ -187,90 +31,11 @@ function optionValue(text: string): string | number | boolean {
   return quoted ? (quoted[1] ?? quoted[2]) : t;
 }
 
-class StatementParser {
-  private readonly tokens: Token[];
-  private i = 0;
+class StatementParser extends SqlCursor {
   /** The module's SETs (every SELECT of the module is read under them). */
   private settings: readonly SetOption[] = [];
   /** The WITH queries so far, by lower-case name. */
   private readonly named = new Map<string, SqlQuery>();
-
-  constructor(private readonly sql: string) {
-    try {
-      this.tokens = tokenize(sql);
-    } catch (e) {
-      throw e instanceof ExpressionError ? new SqlError(e.errorClass, reasonOf(e), sql, e.position ?? 0) : e;
-    }
-  }
-
-  private peek(ahead = 0): Token {
-    return this.tokens[Math.min(this.i + ahead, this.tokens.length - 1)];
-  }
-  private isWord(word: string, ahead = 0): boolean {
-    const t = this.peek(ahead);
-    return t.kind === 'ident' && t.text.toUpperCase() === word;
-  }
-  private word(word: string): boolean {
-    if (!this.isWord(word)) return false;
-    this.i++;
-    return true;
-  }
-  private expectWord(word: string, expected = word): Token {
-    const t = this.peek();
-    if (!this.word(word)) throw syntaxError(this.sql, t.pos, expected);
-    return t;
-  }
-  private isOp(op: string, ahead = 0): boolean {
-    const t = this.peek(ahead);
-    return t.kind === 'op' && t.text === op;
-  }
-  private op(op: string): boolean {
-    if (!this.isOp(op)) return false;
-    this.i++;
-    return true;
-  }
-  private expectOp(op: string, expected = `'${op}'`): void {
-    if (!this.op(op)) throw syntaxError(this.sql, this.peek().pos, expected);
-  }
-  private identifier(expected: string): string {
-    const t = this.peek();
-    if (t.kind !== 'ident' && t.kind !== 'qident') throw syntaxError(this.sql, t.pos, expected);
-    this.i++;
-    return t.text;
-  }
-  /** The text of tokens [from, to): the statement as written, comments after the last token left out. */
-  private slice(from: number, to: number): string {
-    return this.sql
-      .slice(this.tokens[from].pos, this.tokens[to].pos)
-      .replace(/(\s|--[^\n]*)+$/, '')
-      .trimEnd();
-  }
-
-  private expression(): SqlExpr {
-    const start = this.i;
-    let parsed: { ast: Ast; next: number };
-    try {
-      parsed = parseExpressionAt(this.sql, this.tokens, start);
-    } catch (e) {
-      if (e instanceof ExpressionError) {
-        throw new SqlError(e.errorClass, reasonOf(e), this.sql, e.position ?? 0);
-      }
-      throw e;
-    }
-    this.i = parsed.next;
-    return { ast: parsed.ast, text: this.slice(start, parsed.next), pos: this.tokens[start].pos };
-  }
-
-  /** `AS name`, or a bare name that is not a clause's word. */
-  private alias(): string | undefined {
-    if (this.word('AS')) return this.identifier('a name after AS');
-    const t = this.peek();
-    if (t.kind === 'qident' || (t.kind === 'ident' && !CLAUSE_WORDS.has(t.text.toUpperCase()))) {
-      this.i++;
-      return t.text;
-    }
-    return undefined;
-  }
 
   parse(): SqlQuery {
     const settings: SetOption[] = [];
@@ -309,18 +74,31 @@ class StatementParser {
     return unionAll.length ? { ...first, unionAll } : first;
   }
 
-  /** `(SELECT ... [UNION ALL SELECT ...])` after its '(': ORDER BY and LIMIT belong to the whole statement. */
+  /**
+   * `(SELECT ... [UNION ALL SELECT ...] [DISTRIBUTE BY ...])` after its '(': a DISTRIBUTE BY is
+   * kept to be checked over the subquery's output; ORDER BY, SORT BY, CLUSTER BY and LIMIT belong
+   * to the whole statement (Spark refuses a sort of a stream before a complete-mode aggregation).
+   */
   private subquery(open: number): SqlQuery {
     const q = this.unionOfSelects();
-    if (this.isWord('ORDER') || this.isWord('LIMIT'))
+    const at = this.peek();
+    const clause = ['ORDER', 'SORT', 'CLUSTER'].find((w) => this.isWord(w));
+    if (clause !== undefined || this.isWord('LIMIT'))
       throw unsupported(
         this.sql,
-        this.peek().pos,
-        `${this.isWord('ORDER') ? 'ORDER BY' : 'LIMIT'} in a subquery: a stream's rows have no order until the result table of a complete-mode aggregation; write ORDER BY and LIMIT at the end of the statement`,
+        at.pos,
+        `${clause === undefined ? 'LIMIT' : `${clause} BY`} in a subquery: a stream's rows have no order until the result table of a complete-mode aggregation; write ${clause === 'CLUSTER' ? 'DISTRIBUTE BY in the subquery and ORDER BY' : 'ORDER BY and LIMIT'} at the end of the statement`,
+      );
+    const { orderBy, distributeBy } = this.resultClauses();
+    if (orderBy !== undefined)
+      throw unsupported(
+        this.sql,
+        orderBy.pos,
+        "SORT BY in a subquery: a stream's rows have no order until the result table of a complete-mode aggregation; write ORDER BY at the end of the statement",
       );
     const before = this.sql.slice(0, open).split('\n');
     this.expectOp(')', `')' to close the subquery opened at line ${before.length}, column ${before[before.length - 1].length + 1}`);
-    return q;
+    return distributeBy ? { ...q, distributeBy } : q;
   }
 
   /** `WITH name AS (SELECT ...), ...`: queries a later FROM or JOIN names (each read once, where it is named). */
