@@ -116,7 +116,12 @@ export function buildProgram(done: (code: number) => void, version = '0.0.0'): C
         .default('json'),
     )
     .addOption(
-      new Option('--sink <kind>', 'where it writes (parquet: S3 Parquet files, needs a sluice with the Parquet sink)').choices(INIT_SINKS).default('s3'),
+      new Option(
+        '--sink <kind>',
+        'where it writes (parquet: S3 Parquet files, needs a sluice with the Parquet sink; csv: S3 CSV files with a header row, the window as columns window_start and window_end)',
+      )
+        .choices(INIT_SINKS)
+        .default('s3'),
     )
     .addOption(
       new Option('--lang <lang>', 'the query as a TypeScript module (src/query.ts) or in SQL (src/query.sql, docs/sql.md)').choices(INIT_LANGS).default('ts'),
@@ -129,6 +134,7 @@ export function buildProgram(done: (code: number) => void, version = '0.0.0'): C
 Example:
   npx sluice init my-pipeline --source kinesis --sink dynamodb
   npx sluice init my-pipeline --format csv
+  npx sluice init my-pipeline --sink csv
   npx sluice init my-pipeline --lang sql
   npx sluice init my-pipeline --processor
   cd my-pipeline && npm install && npm start && npm test`,

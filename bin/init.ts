@@ -10,7 +10,8 @@ import { InvalidOptionError } from '../lib/engine/errors';
 import { parseSchema } from '../lib/engine/schema';
 
 export const INIT_SOURCES = ['s3', 'kinesis'] as const;
-export const INIT_SINKS = ['s3', 'dynamodb', 'parquet'] as const;
+/** Where the query writes; csv needs flat columns (as Spark's CSV sink, no STRUCT), so its query selects the window's start and end (WINDOW_COLUMNS). */
+export const INIT_SINKS = ['s3', 'dynamodb', 'parquet', 'csv'] as const;
 /** The landing files' format of an S3 source (a Kinesis stream's records are JSON). */
 export const INIT_FORMATS = ['json', 'csv', 'parquet'] as const;
 /** The query's language: a TypeScript module (src/query.ts, src/handler.ts) or a SQL one (src/query.sql, docs/sql.md). */
@@ -72,6 +73,39 @@ const FORMATS = {
   },
 } as const;
 
+/**
+ * Per shape of the output row: how the query, its SQL form and the generated tests hold the
+ * window. The CSV sink refuses a STRUCT column, as Spark's CSV sink does (lib/aws/s3/csv-sink.ts),
+ * so its query selects the window's start and end as TIMESTAMP columns; the other sinks write the
+ * window as Spark does, one struct column.
+ */
+const WINDOW_COLUMNS = {
+  struct: {
+    select: '',
+    sqlNote: '',
+    sqlSelect: "window(event_time, '10 minutes') AS window",
+    row: '`{ window: { start, end }, total, events }`',
+    rowTypeFrom: '`groupBy`/`agg`',
+    testWindow: '{ window: { start: at(from), end: at(to) } }',
+    testByStart: 'a.window.start < b.window.start',
+    sqlTestByStart: '(a.window as { start: string }).start < (b.window as { start: string }).start',
+  },
+  flat: {
+    select: `
+    // the CSV sink writes no STRUCT column (as Spark's CSV sink): the window as its start and end
+    .select('window.start', 'window.end', 'total', 'events')
+    .withColumnRenamed('start', 'window_start')
+    .withColumnRenamed('end', 'window_end')`,
+    sqlNote: "-- The CSV sink writes no STRUCT column (as Spark's CSV sink): the window is selected as its start and end.\n",
+    sqlSelect: 'window.start AS window_start, window.end AS window_end',
+    row: '`{ window_start, window_end, total, events }`',
+    rowTypeFrom: '`groupBy`/`agg` and the `select` that flattens the window for the CSV sink',
+    testWindow: '{ window_start: at(from), window_end: at(to) }',
+    testByStart: 'String(a.window_start) < String(b.window_start)',
+    sqlTestByStart: 'String(a.window_start) < String(b.window_start)',
+  },
+} as const;
+
 /** The template files of one language only (the others are shared). */
 const TS_ONLY = ['src/query.ts', 'src/handler.ts', 'test/query.test.ts'];
 
@@ -95,12 +129,16 @@ export function initProject(opts: InitOptions): { dir: string; files: string[]; 
       `sluice init --lang ${lang} is not a language the scaffold writes: give ts (a TypeScript query module) or sql (a .sql query, docs/sql.md)`,
     );
   }
+  if (!(INIT_SINKS as readonly string[]).includes(opts.sink)) {
+    throw new InvalidOptionError(`sluice init --sink ${opts.sink} is not a sink the scaffold writes: give one of ${INIT_SINKS.join(', ')} (default s3)`);
+  }
   const sql = lang === 'sql';
   if (opts.processor && sql)
     throw new InvalidOptionError(
       'sluice init --processor --lang sql: a stateful processor is a TypeScript class, and SQL has no transformWithState: leave out --lang sql (or --processor)',
     );
   const fmt = FORMATS[format];
+  const win = WINDOW_COLUMNS[opts.sink === 'csv' ? 'flat' : 'struct'];
   const dir = resolve(opts.dir);
   if (existsSync(dir) && readdirSync(dir).length > 0) {
     throw new InvalidOptionError(`sluice init: ${dir} is not empty: pass a new folder name, e.g. sluice init my-pipeline`);
@@ -131,6 +169,12 @@ export function initProject(opts: InitOptions): { dir: string; files: string[]; 
     SCHEMA,
     FORMAT: format,
     FORMAT_OPTIONS: fmt.options,
+    WINDOW_SELECT: win.select,
+    ROW_SHAPE: win.row,
+    SQL_WINDOW_NOTE: win.sqlNote,
+    SQL_WINDOW: win.sqlSelect,
+    TEST_WINDOW: win.testWindow,
+    TEST_BY_START: sql ? win.sqlTestByStart : win.testByStart,
     SAMPLE_FILE: `sample/001${fmt.ext}`,
     SAMPLE_TEXT: fmt.sample,
     // The SQL form of the same query (templates/init-sql/src/query.sql)
@@ -148,29 +192,39 @@ export function initProject(opts: InitOptions): { dir: string; files: string[]; 
     QUERY_PROP: sql ? '' : "  query: windowedTotals('append'), // built here too: cdk synth fails where the query API refuses it\n",
     FILES_TABLE: sql
       ? "| `src/query.sql` | the query in SQL (sluice's `docs/sql.md`): `sluice run` runs it, and it is the Lambda's entry, compiled at `cdk synth` |"
-      : '| `src/query.ts` | the query (its output row type, `TotalsRow`, follows from `groupBy`/`agg`) |\n| `src/handler.ts` | the Lambda entry: reads the environment the construct sets, once per container |',
+      : `| \`src/query.ts\` | the query (its output row type, \`TotalsRow\`, follows from ${win.rowTypeFrom}) |\n| \`src/handler.ts\` | the Lambda entry: reads the environment the construct sets, once per container |`,
     READ_NOTE: kinesis
       ? 'a stream left to the runtime (locally, `--source kinesis://events`).'
       : `locally the embedded stack's landing prefix ${LOCAL_LANDING} (\`sluice run\`,\n * \`status\`, \`report\` and \`lateness\` read it when given no --source).`,
     SOURCE_FLAG: kinesis ? ' --source kinesis://events' : '',
     LIMIT_OPTION: kinesis ? 'maxRecordsPerTrigger' : 'maxFilesPerTrigger',
     SOURCE_TEXT: kinesis ? 'JSON records from a Kinesis data stream' : `${fmt.text} dropped under an S3 landing prefix`,
-    SINK_TEXT: { s3: 'S3 as JSON lines, one object per batch', dynamodb: 'a DynamoDB table, one item per window', parquet: 'S3 as Parquet files (for Athena)' }[
-      opts.sink
-    ],
+    SINK_TEXT: {
+      s3: 'S3 as JSON lines, one object per batch',
+      dynamodb: 'a DynamoDB table, one item per window',
+      parquet: 'S3 as Parquet files (for Athena)',
+      csv: 'S3 as CSV files with a header row, the window as two columns, `window_start` and `window_end` (CSV holds no nested column)',
+    }[opts.sink],
     LOCAL_SOURCE: kinesis ? 'kinesis://events' : LOCAL_LANDING,
-    LOCAL_SINK: { s3: 's3://sluice-local/output', dynamodb: `dynamodb://${sinkTable}`, parquet: "'s3://sluice-local/output?format=parquet'" }[opts.sink],
+    LOCAL_SINK: {
+      s3: 's3://sluice-local/output',
+      dynamodb: `dynamodb://${sinkTable}`,
+      parquet: "'s3://sluice-local/output?format=parquet'",
+      csv: "'s3://sluice-local/output?format=csv&header=true'",
+    }[opts.sink],
     // Each test writes its own S3 prefix (an S3 sink's objects are write-once per batch); the
     // DynamoDB sink keys its items by the checkpoint's query id, so the tests can share the table.
     TEST_SINK_APPEND: {
       s3: 's3://sluice-sample/output/append',
       dynamodb: `dynamodb://${sinkTable}`,
       parquet: 's3://sluice-sample/output/append?format=parquet',
+      csv: 's3://sluice-sample/output/append?format=csv&header=true',
     }[opts.sink],
     TEST_SINK_UPDATE: {
       s3: 's3://sluice-sample/output/update',
       dynamodb: `dynamodb://${sinkTable}`,
       parquet: 's3://sluice-sample/output/update?format=parquet',
+      csv: 's3://sluice-sample/output/update?format=csv&header=true',
     }[opts.sink],
     KINESIS_NOTE: kinesis ? ' and kinesis-mock' : '',
     TEST_SERVICES: kinesis ? "'dynamodb', 's3', 'kinesis'" : "'dynamodb', 's3'",
@@ -188,7 +242,12 @@ new CfnOutput(stack, 'TotalsTable', { value: totals.tableName });
 `
         : '',
     SOURCE_CDK: kinesis ? 'PipelineSource.newKinesisStream()' : 'PipelineSource.s3()',
-    SINK_CDK: { s3: 'PipelineSink.s3()', dynamodb: "PipelineSink.dynamodb(totals, 'totals')", parquet: 'PipelineSink.parquet()' }[opts.sink],
+    SINK_CDK: {
+      s3: 'PipelineSink.s3()',
+      dynamodb: "PipelineSink.dynamodb(totals, 'totals')",
+      parquet: 'PipelineSink.parquet()',
+      csv: 'PipelineSink.csv(undefined, undefined, { header: true })',
+    }[opts.sink],
     SOURCE_OUTPUT: kinesis
       ? "new CfnOutput(stack, 'StreamName', { value: pipeline.sourceStream!.streamName });\n"
       : // biome-ignore lint/suspicious/noTemplateCurlyInString: TypeScript source written into the scaffold, with its own template literal

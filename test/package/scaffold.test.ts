@@ -8,15 +8,19 @@
  * notify the topic it subscribes, and the CDK must find every feature flag configured. Then the
  * README's local walk-through: `npm start`, `sluice status`, a second run, `status`, `report`,
  * `lateness` on the data `npm start` left under .sluice/local.
- * Then it scaffolds the other sink (dynamodb), the CSV and Parquet landing formats
- * (`--format csv`, `--format parquet`) and the query in SQL (`--lang sql`), into
- * folders that share the first one's node_modules and runs their `npm test`, while the first project is synthesized again without an address (a
- * warning, no alarm actions).
+ * Then it scaffolds the other sinks (dynamodb; csv, its query in TypeScript and in SQL), the CSV and
+ * Parquet landing formats (`--format csv`, `--format parquet`) and the query in SQL (`--lang sql`),
+ * into folders that share the first one's node_modules and runs their `npm test`, while the first
+ * project is synthesized again without an address (a warning, no alarm actions). Last, the csv
+ * sink's `npm start`, and the CSV objects it left under .sluice/local read back with DuckDB.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createClients } from '../../lib/aws/clients';
+import { startLocalStack } from '../../lib/local/stack';
+import { csvRowsByDuckDb, downloadCsvObjects } from '../helpers/csv-objects';
 
 const ROOT = join(__dirname, '..', '..');
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -157,14 +161,24 @@ describe('the packed package, scaffolded and used (slow)', () => {
       expect(await sh(process.execPath, [cli, 'init', sqlProject, '--lang', 'sql', '--sluice', `file:${tarball}`], work, MIN)).toMatchObject({ code: 0 });
       expect(existsSync(join(sqlProject, 'src', 'query.sql'))).toBe(true);
       symlinkSync(join(project, 'node_modules'), join(sqlProject, 'node_modules'));
+      // The CSV sink (--sink csv), its query in TypeScript and in SQL: the window written as window_start and window_end.
+      const csvSinks = { ts: join(work, 'my-csv-sink-pipeline'), sql: join(work, 'my-sql-csv-sink-pipeline') };
+      for (const [lang, dir] of Object.entries(csvSinks)) {
+        expect(await sh(process.execPath, [cli, 'init', dir, '--sink', 'csv', '--lang', lang, '--sluice', `file:${tarball}`], work, MIN)).toMatchObject({
+          code: 0,
+        });
+        symlinkSync(join(project, 'node_modules'), join(dir, 'node_modules'));
+      }
       // Beside them, the first project synthesized again without an address (into another folder): a warning, no actions.
-      const [dynamoTest, bareSynth, sqlTest, ...formatTests] = await Promise.all([
+      const [dynamoTest, bareSynth, sqlTest, csvSinkTest, sqlCsvSinkTest, ...formatTests] = await Promise.all([
         sh(NPM, ['test'], dynamo, 6 * MIN),
         sh('npx', ['cdk', 'synth', '--quiet', '--output', 'cdk.out.bare'], project, 6 * MIN),
         sh(NPM, ['test'], sqlProject, 6 * MIN),
+        sh(NPM, ['test'], csvSinks.ts, 6 * MIN),
+        sh(NPM, ['test'], csvSinks.sql, 6 * MIN),
         ...formats.map((f) => sh(NPM, ['test'], join(work, `my-${f}-pipeline`), 6 * MIN)),
       ]);
-      for (const t of [dynamoTest, sqlTest, ...formatTests]) {
+      for (const t of [dynamoTest, sqlTest, csvSinkTest, sqlCsvSinkTest, ...formatTests]) {
         expect(t.out).toMatch(/# pass 2\n# fail 0/);
         expect(t.code).toBe(0);
       }
@@ -175,6 +189,31 @@ describe('the packed package, scaffolded and used (slow)', () => {
       const bareAlarms = resourcesOf(bare, 'AWS::CloudWatch::Alarm').map(([, r]) => r.Properties!);
       expect(bareAlarms.length).toBeGreaterThanOrEqual(9);
       for (const alarm of bareAlarms) expect(alarm.AlarmActions).toBeUndefined();
+
+      // The csv sink's npm start, then what it wrote, read through S3 from the data it left under .sluice/local.
+      const csvStart = await sh(NPM, ['start'], csvSinks.ts, 3 * MIN);
+      expect(csvStart).toMatchObject({ code: 0 });
+      expect(csvStart.out).toMatch(/rows +6 in, 2 out/);
+      const stack = await startLocalStack({ services: ['s3'], dataDir: join(csvSinks.ts, '.sluice', 'local') });
+      const clients = createClients(stack.connection);
+      try {
+        const objects = await downloadCsvObjects(clients.s3, 'sluice-local', 'output', work);
+        expect(objects.length).toBeGreaterThan(0);
+        for (const { text } of objects) expect(text.split('\n')[0]).toBe('window_start,window_end,total,events');
+        const rows = await csvRowsByDuckDb(
+          objects.map((o) => o.file),
+          { window_start: 'TIMESTAMP', window_end: 'TIMESTAMP', total: 'DOUBLE', events: 'BIGINT' },
+          'window_start',
+        );
+        // sample/: 12:01 (10), 12:04 (5), 12:08 (4) | 12:12 (7) | 12:25, 12:31 still open at the watermark 12:21
+        expect(rows).toEqual([
+          { window_start: '2026-10-01T12:00:00.000Z', window_end: '2026-10-01T12:10:00.000Z', total: 19, events: 3 },
+          { window_start: '2026-10-01T12:10:00.000Z', window_end: '2026-10-01T12:20:00.000Z', total: 7, events: 1 },
+        ]);
+      } finally {
+        clients.destroy();
+        await stack.stop();
+      }
     },
     20 * MIN,
   );

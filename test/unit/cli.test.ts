@@ -44,7 +44,10 @@ describe('sluice CLI', () => {
   it.each([
     ['run', /--state-partitions <n>[\s\S]*--json[\s\S]*Example:\n {2}npx sluice run /],
     ['status', /--interval <duration>[\s\S]*--json[\s\S]*Example:\n {2}npx sluice status /],
-    ['init', /--format <format>[\s\S]*--sluice <spec>[\s\S]*Example:\n {2}npx sluice init [\s\S]*npx sluice init my-pipeline --format csv\n/],
+    [
+      'init',
+      /--format <format>[\s\S]*--sink <kind>[\s\S]*csv: S3 CSV files\s+with\s+a\s+header\s+row[\s\S]*\(choices:\s+"s3",\s+"dynamodb",\s+"parquet",\s+"csv",[\s\S]*--sluice <spec>[\s\S]*Example:\n {2}npx sluice init [\s\S]*npx sluice init my-pipeline --format csv\n {2}npx sluice init my-pipeline --sink csv\n/,
+    ],
     ['example', /--source <kind>[\s\S]*Example:\n {2}npx sluice example /],
     ['explain', /<query-module>[\s\S]*Example:\n {2}npx sluice explain /],
   ])('%s --help explains it with an example', async (cmd, pattern) => {
@@ -222,7 +225,7 @@ exports.default = impressions.join(clicks, { left: 'adId', right: 'clickAdId' },
     expect(noCase.stderr).toContain("missing required argument 'case'");
     const badChoice = await inProcess('init', join(dir, 'x'), '--sink', 'kafka');
     expect(badChoice.code).toBe(2);
-    expect(badChoice.stderr).toContain('Allowed choices are s3, dynamodb, parquet');
+    expect(badChoice.stderr).toContain('Allowed choices are s3, dynamodb, parquet, csv.');
     const badFormat = await inProcess('init', join(dir, 'x'), '--format', 'xml');
     expect(badFormat.code).toBe(2);
     expect(badFormat.stderr).toBe(
@@ -351,6 +354,20 @@ exports.default = impressions.join(clicks, { left: 'adId', right: 'clickAdId' },
       "sluice init --source kinesis --format csv: a Kinesis stream's records are read as JSON, so --format is for an S3 source: leave out --format (or give --format json), or use --source s3",
     );
     expect(existsSync(join(dir, 'kinesis-csv'))).toBe(false);
+  });
+
+  it('init --sink csv writes the CSV sink into npm start and bin/app.ts, and a query that selects the window as two columns', async () => {
+    const target = join(dir, 'csv-sink-pipeline');
+    const r = await inProcess('init', target, '--sink', 'csv', '--sluice', '0.1.0');
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(readFileSync(join(target, 'package.json'), 'utf8')).scripts.start).toBe(
+      "sluice run src/query.ts --input sample --sink 's3://sluice-local/output?format=csv&header=true'",
+    );
+    expect(readFileSync(join(target, 'bin', 'app.ts'), 'utf8')).toContain('  sink: PipelineSink.csv(undefined, undefined, { header: true }),\n');
+    expect(readFileSync(join(target, 'src', 'query.ts'), 'utf8')).toMatch(
+      /\.select\('window\.start', 'window\.end', 'total', 'events'\)\n\s+\.withColumnRenamed\('start', 'window_start'\)\n\s+\.withColumnRenamed\('end', 'window_end'\)/,
+    );
   });
 
   it('init --lang sql writes src/query.sql and says so; another language is exit 2 with the allowed ones', async () => {

@@ -2,17 +2,24 @@
  * What `sluice init` writes (bin/init.ts, templates/init), read as files: the CDK feature flags of
  * the aws-cdk-lib in use, local runs that persist, a README without dead links that says where
  * alarms go and, for Kinesis, what the stream costs; for each --format, a query that type-checks
- * and reads that format, and sample files in it. test/package/scaffold.test.ts installs and runs
- * a scaffold; this checks the text (and compiles the query modules once with tsc).
+ * and reads that format, and sample files in it; for each --sink, the same sink in `npm start`,
+ * the generated test and the synthesized CDK app, and for csv a query of flat columns.
+ * test/package/scaffold.test.ts installs and runs a scaffold, and
+ * test/integration/init-csv-sink.test.ts runs the csv one and reads its CSV back; this checks the
+ * text (compiles the query modules and tests once with tsc, and synthesizes bin/app.ts without
+ * bundling).
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { initProject, INIT_FORMATS } from '../../bin/init';
+import { initProject, INIT_FORMATS, INIT_SINKS } from '../../bin/init';
+import { parseSinkUri } from '../../lib/aws/pipeline';
 import { fileDecoder } from '../../lib/engine/formats';
 import type { QueryPlan } from '../../lib/engine/plan/types';
+import { outputColumnTypes } from '../../lib/engine/run/runtime';
+import { flat } from '../helpers/template';
 
 const ROOT = join(__dirname, '..', '..');
 const own = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string>; repository: { url: string } };
@@ -25,12 +32,42 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 let n = 0;
 type Format = (typeof INIT_FORMATS)[number];
-const scaffold = (source: 's3' | 'kinesis', sink: 's3' | 'dynamodb' | 'parquet' = 's3', format?: Format) => {
+type Sink = (typeof INIT_SINKS)[number];
+const scaffold = (source: 's3' | 'kinesis', sink: Sink = 's3', format?: Format) => {
   const dir = join(work, `${source}-${sink}-${format ?? 'default'}-${n++}`);
   initProject({ dir, source, sink, sluiceSpec: '0.1.0', ...(format ? { format } : {}) });
   const read = (f: string) => readFileSync(join(dir, f), 'utf8');
   return { dir, read };
 };
+
+/** tsc over `files` as the project's `npm test` runs it (strict), `sluice` and `sluice/local` being this repository's entry points: its exit code and output. */
+async function tsc(files: string[]): Promise<{ code: number; out: string }> {
+  const project = join(work, `tsconfig.${n++}.json`);
+  writeFileSync(
+    project,
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'commonjs',
+        moduleResolution: 'node',
+        strict: true,
+        esModuleInterop: true,
+        skipLibCheck: true,
+        noEmit: true,
+        types: ['node'],
+        typeRoots: [join(ROOT, 'node_modules', '@types')],
+        baseUrl: ROOT,
+        paths: { sluice: [join(ROOT, 'lib', 'api', 'query.ts')], 'sluice/local': [join(ROOT, 'lib', 'api', 'local.ts')] },
+      },
+      files,
+    }),
+  );
+  const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  return promisify(execFile)(process.execPath, [TSC, '-p', project], { cwd: ROOT }).then(
+    (r) => ({ code: 0, out: r.stdout + r.stderr }),
+    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: e.stdout + e.stderr }),
+  );
+}
 
 describe('sluice init', () => {
   it('writes into cdk.json every feature flag the installed aws-cdk-lib recommends, at the version the scaffold pins', () => {
@@ -97,7 +134,6 @@ describe('sluice init', () => {
   });
 
   describe('--format: the S3 query reads the format asked for, and the sample files are in it', () => {
-    const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
     /** The rows and dead letters of a scaffold's sample files, read as its query's source reads them. */
     const sampleRead = async (dir: string, plan: QueryPlan) => {
       const decoder = fileDecoder(plan.source.schema, plan.source.format, plan.source.options);
@@ -170,42 +206,13 @@ describe('sluice init', () => {
     });
 
     it('each generated src/query.ts type-checks against the query API (tsc), and a wrong one does not', async () => {
-      const sluiceTypes = join(ROOT, 'lib', 'api', 'query.ts');
       const broken = join(work, 'broken-query.ts');
       // the control: a reader option on the frame, which the query API does not have
       writeFileSync(
         broken,
         projects.csv.read('src/query.ts').replace(".load('s3://sluice-local/landing')", ".load('s3://sluice-local/landing').option('header', true)"),
       );
-      const tsconfig = (files: string[]) => {
-        const path = join(work, `tsconfig.${n++}.json`);
-        writeFileSync(
-          path,
-          JSON.stringify({
-            compilerOptions: {
-              target: 'ES2022',
-              module: 'commonjs',
-              moduleResolution: 'node',
-              strict: true,
-              esModuleInterop: true,
-              skipLibCheck: true,
-              noEmit: true,
-              types: ['node'],
-              typeRoots: [join(ROOT, 'node_modules', '@types')],
-              baseUrl: ROOT,
-              paths: { sluice: [sluiceTypes] },
-            },
-            files,
-          }),
-        );
-        return path;
-      };
-      const tsc = (project: string) =>
-        promisify(execFile)(process.execPath, [TSC, '-p', project], { cwd: ROOT }).then(
-          (r) => ({ code: 0, out: r.stdout + r.stderr }),
-          (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: e.stdout + e.stderr }),
-        );
-      const [good, bad] = await Promise.all([tsc(tsconfig(INIT_FORMATS.map((f) => join(projects[f].dir, 'src', 'query.ts')))), tsc(tsconfig([broken]))]);
+      const [good, bad] = await Promise.all([tsc(INIT_FORMATS.map((f) => join(projects[f].dir, 'src', 'query.ts'))), tsc([broken])]);
       expect(good).toEqual({ code: 0, out: '' });
       expect(bad.code).not.toBe(0);
       expect(bad.out).toContain("Property 'option' does not exist");
@@ -229,23 +236,165 @@ describe('sluice init', () => {
   });
 });
 
+describe('sluice init --sink', () => {
+  type SinkSays = { kind: string; format?: string; header?: boolean };
+  /** What each --sink writes, from docs/sinks.md and bin/init.ts's help: the URI's kind, a file sink's format and header, and the construct's sink. */
+  const WRITES: Record<Sink, { uri: SinkSays; cdk: string }> = {
+    s3: { uri: { kind: 's3' }, cdk: 'PipelineSink.s3()' },
+    dynamodb: { uri: { kind: 'dynamodb' }, cdk: "PipelineSink.dynamodb(totals, 'totals')" },
+    parquet: { uri: { kind: 's3-files', format: 'parquet' }, cdk: 'PipelineSink.parquet()' },
+    csv: { uri: { kind: 's3-files', format: 'csv', header: true }, cdk: 'PipelineSink.csv(undefined, undefined, { header: true })' },
+  };
+  /** A sink URI's kind, format and header, as the runtime parses it. */
+  const says = (uri: string): SinkSays => {
+    const { kind, format, header } = parseSinkUri(uri) as SinkSays;
+    return { kind, format, header };
+  };
+  type CfnTemplate = { Resources: Record<string, { Type: string; Properties?: { Environment?: { Variables?: Record<string, unknown> } } }> };
+  /**
+   * The project's bin/app.ts run as `npx cdk synth` runs it, in the project's folder (with the lock
+   * file `npm install` writes, where NodejsFunction finds the project's root), without bundling and
+   * with an alarm address: its stack's template.
+   */
+  const synthApp = (dir: string): CfnTemplate => {
+    const outdir = mkdtempSync(join(work, 'cdk-out-'));
+    writeFileSync(join(dir, 'package-lock.json'), '{}\n');
+    const saved = { CDK_OUTDIR: process.env.CDK_OUTDIR, CDK_CONTEXT_JSON: process.env.CDK_CONTEXT_JSON };
+    const cwd = process.cwd();
+    process.env.CDK_OUTDIR = outdir;
+    process.env.CDK_CONTEXT_JSON = JSON.stringify({ 'aws:cdk:bundling-stacks': [], alarmEmail: 'oncall@example.com' });
+    try {
+      process.chdir(dir);
+      jest.isolateModules(() => {
+        // the project's aws-cdk-lib is this repository's (and its sluice/cdk is lib/api/cdk.ts: jest.config.js)
+        jest.doMock('aws-cdk-lib', () => jest.requireActual('aws-cdk-lib'), { virtual: true });
+        require(join(dir, 'bin', 'app.ts'));
+      });
+    } finally {
+      process.chdir(cwd);
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+    const templates = readdirSync(outdir).filter((f) => f.endsWith('.template.json'));
+    expect(templates).toHaveLength(1);
+    return JSON.parse(readFileSync(join(outdir, templates[0]), 'utf8')) as CfnTemplate;
+  };
+
+  // (a .sql project's synth bundles the installed package's lambdas/sql-query.js, which must lie under
+  // the project: test/infra/sql-pipeline.test.ts synthesizes one; --lang sql below checks its bin/app.ts)
+  it.each(INIT_SINKS)(
+    '%s: npm start, the generated test and the synthesized bin/app.ts write the same kind of sink',
+    (sink) => {
+      const { dir, read } = scaffold('s3', sink);
+      const start = JSON.parse(read('package.json')).scripts.start as string;
+      const local = /--sink '?([^' ]+)'?$/.exec(start)?.[1];
+      expect(local).toBeDefined();
+      expect(says(local!)).toEqual(WRITES[sink].uri);
+      const tested = [...read('test/query.test.ts').matchAll(/sink: '([^']+)'/g)].map((m) => m[1]);
+      expect(tested).toHaveLength(2);
+      for (const uri of tested) expect(says(uri)).toEqual(WRITES[sink].uri);
+      expect(read('bin/app.ts')).toContain(`  sink: ${WRITES[sink].cdk},\n`);
+      const functions = Object.values(synthApp(dir).Resources).filter(
+        (r) => r.Type === 'AWS::Lambda::Function' && r.Properties?.Environment?.Variables?.SLUICE_SINK_URI !== undefined,
+      );
+      expect(functions).toHaveLength(1);
+      // the deployed URI names the bucket or table by its logical id: only its kind, format and header are compared
+      const deployed = flat(functions[0].Properties!.Environment!.Variables!.SLUICE_SINK_URI).replace(/^(s3|dynamodb):\/\/[^/?]+/, '$1://deployed');
+      expect(says(deployed)).toEqual(WRITES[sink].uri);
+    },
+    120_000,
+  );
+
+  it.each([
+    ['s3', 'ts'],
+    ['kinesis', 'ts'],
+    ['s3', 'sql'],
+    ['kinesis', 'sql'],
+  ] as const)(
+    "csv, source %s, --lang %s: the query's columns are flat, window_start and window_end for the window; the other sinks' keep the struct",
+    (source, lang) => {
+      const planOf = (sink: Sink, mode: 'append' | 'update') => {
+        const dir = join(work, `columns-${source}-${lang}-${sink}-${n++}`);
+        initProject({ dir, source, sink, lang, sluiceSpec: '0.1.0' });
+        if (lang === 'ts') return (require(join(dir, 'src', 'query.ts')) as { default: (m: string) => QueryPlan }).default(mode);
+        const { compileSql } = require('../../lib/api/query') as typeof import('../../lib/api/query');
+        return compileSql(readFileSync(join(dir, 'src', 'query.sql'), 'utf8').replace('SET outputMode = append;', `SET outputMode = ${mode};`));
+      };
+      for (const mode of ['append', 'update'] as const) {
+        const csv = outputColumnTypes(planOf('csv', mode));
+        // in this order: the CSV sink writes the columns in the query's order
+        expect(Object.keys(csv)).toEqual(['window_start', 'window_end', 'total', 'events']);
+        expect(csv).toEqual({ window_start: { type: 'TIMESTAMP' }, window_end: { type: 'TIMESTAMP' }, total: { type: 'DOUBLE' }, events: { type: 'LONG' } });
+        for (const sink of ['s3', 'dynamodb', 'parquet'] as const) {
+          expect(outputColumnTypes(planOf(sink, mode))).toEqual({ window: 'WINDOW', total: { type: 'DOUBLE' }, events: { type: 'LONG' } });
+        }
+      }
+    },
+  );
+
+  it("csv: the query and the tests type-check (tsc), the rows typed with window_start and window_end; the other sinks' test does not fit them", async () => {
+    const csv = scaffold('s3', 'csv');
+    const struct = scaffold('s3', 's3');
+    const sqlDir = join(work, `sql-csv-${n++}`);
+    initProject({ dir: sqlDir, source: 's3', sink: 'csv', lang: 'sql', sluiceSpec: '0.1.0' });
+    // the control: the other sinks' test (rows with a window struct) against the csv query's TotalsRow
+    const broken = join(csv.dir, 'test', 'struct-rows.test.ts');
+    writeFileSync(broken, struct.read('test/query.test.ts'));
+    const [good, bad] = await Promise.all([
+      tsc([
+        join(csv.dir, 'src', 'query.ts'),
+        join(csv.dir, 'test', 'query.test.ts'),
+        join(struct.dir, 'test', 'query.test.ts'),
+        join(sqlDir, 'test', 'query.test.ts'),
+      ]),
+      tsc([broken]),
+    ]);
+    expect(good).toEqual({ code: 0, out: '' });
+    expect(bad.code).not.toBe(0);
+    expect(bad.out).toMatch(/struct-rows\.test\.ts.*Property 'window' does not exist on type/);
+  }, 120_000);
+
+  it('csv: the README says where the totals go and how the window is written', () => {
+    const readme = scaffold('s3', 'csv').read('README.md');
+    expect(readme).toContain(
+      'writes the totals to S3 as CSV files with a header row, the window as two columns, `window_start` and `window_end` (CSV holds no nested column)',
+    );
+    expect(readme).toContain("`npm start` is `sluice run src/query.ts --input sample --sink 's3://sluice-local/output?format=csv&header=true'`");
+    expect(readme).not.toMatch(/\{\{|\}\}/);
+  });
+
+  it('refuses a sink it does not write, naming the value and the ones it writes, before writing anything', () => {
+    const dir = join(work, 'kafka');
+    expect(() => initProject({ dir, source: 's3', sink: 'kafka' as Sink })).toThrow(
+      'sluice init --sink kafka is not a sink the scaffold writes: give one of s3, dynamodb, parquet, csv (default s3)',
+    );
+    expect(existsSync(dir)).toBe(false);
+  });
+});
+
 describe('sluice init --lang sql', () => {
-  const sqlScaffold = (source: 's3' | 'kinesis', format: Format = 'json') => {
-    const dir = join(work, `sql-${source}-${format}-${n++}`);
-    initProject({ dir, source, sink: 's3', format, lang: 'sql', sluiceSpec: '0.1.0' });
+  const sqlScaffold = (source: 's3' | 'kinesis', format: Format = 'json', sink: Sink = 's3') => {
+    const dir = join(work, `sql-${source}-${format}-${sink}-${n++}`);
+    initProject({ dir, source, sink, format, lang: 'sql', sluiceSpec: '0.1.0' });
     return { dir, read: (f: string) => readFileSync(join(dir, f), 'utf8') };
   };
 
   it.each([
-    ['s3', 'json'],
-    ['s3', 'csv'],
-    ['s3', 'parquet'],
-    ['kinesis', 'json'],
-  ] as const)("%s %s: src/query.sql compiles to the TypeScript scaffold's plan, and is the Lambda entry", (source, format) => {
-    const { dir, read } = sqlScaffold(source, format);
+    ['s3', 'json', 's3'],
+    ['s3', 'csv', 's3'],
+    ['s3', 'parquet', 's3'],
+    ['kinesis', 'json', 's3'],
+    ['s3', 'json', 'csv'],
+    ['kinesis', 'json', 'csv'],
+    ['s3', 'csv', 'csv'],
+    ['s3', 'parquet', 'csv'],
+  ] as const)("%s %s, --sink %s: src/query.sql compiles to the TypeScript scaffold's plan, and is the Lambda entry", (source, format, sink) => {
+    const { dir, read } = sqlScaffold(source, format, sink);
     const { compileSql } = require('../../lib/api/query') as typeof import('../../lib/api/query');
     // the TypeScript scaffold of the same options, its query module loaded as `sluice run` loads it
-    const ts = scaffold(source, 's3', format);
+    const ts = scaffold(source, sink, format);
     const tsPlan = (require(join(ts.dir, 'src', 'query.ts').replace(/\.ts$/, '')) as { default: (m?: string) => QueryPlan }).default('append');
     const plan = compileSql(read('src/query.sql'));
     const basename = (p: string) => p.split(/[/\\]/).pop();
@@ -255,12 +404,17 @@ describe('sluice init --lang sql', () => {
       stateful: tsPlan.stateful,
       limits: tsPlan.limits,
     });
+    // the same output columns, of the same types, in the same order (the order a CSV sink writes them in)
+    expect(Object.entries(outputColumnTypes(plan))).toEqual(Object.entries(outputColumnTypes(tsPlan)));
     expect(plan.name).toBe(basename(dir));
     expect(existsSync(join(dir, 'src', 'query.ts'))).toBe(false);
     expect(existsSync(join(dir, 'src', 'handler.ts'))).toBe(false);
     expect(read('bin/app.ts')).toContain("entry: path.join(__dirname, '..', 'src', 'query.sql'),");
     expect(read('bin/app.ts')).not.toContain('SLUICE_OUTPUT_MODE');
     expect(JSON.parse(read('package.json')).scripts.start).toMatch(/^sluice run src\/query\.sql /);
+    // the sink of the TypeScript scaffold, locally and deployed
+    expect(JSON.parse(read('package.json')).scripts.start.replace('src/query.sql', 'src/query.ts')).toBe(JSON.parse(ts.read('package.json')).scripts.start);
+    expect(read('bin/app.ts')).toContain(ts.read('bin/app.ts').match(/\n {2}sink: .*\n/)![0]);
     for (const f of ['README.md', 'src/query.sql', 'bin/app.ts', 'test/query.test.ts']) expect(read(f)).not.toMatch(/\{\{|\}\}/);
     expect(read('README.md')).toContain('`src/query.sql`');
     expect(read('test/query.test.ts')).toContain("import { compileSql, type OutputRow } from 'sluice';");

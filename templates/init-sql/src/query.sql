@@ -9,7 +9,7 @@
 SET outputMode = append;
 SET queryName = {{NAME}};
 SET {{LIMIT_OPTION}} = 1000;
-SELECT window(event_time, '10 minutes') AS window, sum(amount) AS total, count(*) AS events
+{{SQL_WINDOW_NOTE}}SELECT {{SQL_WINDOW}}, sum(amount) AS total, count(*) AS events
 FROM STREAM {{SQL_SOURCE}}
   WATERMARK event_time DELAY OF INTERVAL 10 MINUTES
 GROUP BY window(event_time, '10 minutes')

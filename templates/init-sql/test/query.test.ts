@@ -27,9 +27,10 @@ const SAMPLE = path.join(__dirname, '..', 'sample');
 const SQL = readFileSync(path.join(__dirname, '..', 'src', 'query.sql'), 'utf8');
 /** The query in the output mode given (the file says append; update is the same statement with its SET changed). */
 const query = (mode: 'append' | 'update') => compileSql(SQL.replace('SET outputMode = append;', `SET outputMode = ${mode};`));
-type Window = { start: string; end: string };
-const byStart = (a: OutputRow, b: OutputRow) => ((a.window as Window).start < (b.window as Window).start ? -1 : 1);
-const w = (from: string, to: string) => ({ start: `2026-10-01T${from}:00.000Z`, end: `2026-10-01T${to}:00.000Z` });
+const byStart = (a: OutputRow, b: OutputRow) => ({{TEST_BY_START}} ? -1 : 1);
+const at = (hhmm: string) => `2026-10-01T${hhmm}:00.000Z`;
+/** The window from `from` to `to` (hh:mm), as a row of the query holds it. */
+const w = (from: string, to: string) => ({{TEST_WINDOW}});
 
 let stack: LocalStack;
 before(async () => {
@@ -40,8 +41,8 @@ after(() => stack.stop());
 test('append mode writes the windows the watermark (12:21) has passed, once', async () => {
   const rows = await runQueryOnSample(query('append'), { files: SAMPLE, sink: '{{TEST_SINK_APPEND}}', stack });
   deepStrictEqual(rows.sort(byStart), [
-    { window: w('12:00', '12:10'), total: 10 + 5 + 4, events: 3 },
-    { window: w('12:10', '12:20'), total: 7, events: 1 },
+    { ...w('12:00', '12:10'), total: 10 + 5 + 4, events: 3 },
+    { ...w('12:10', '12:20'), total: 7, events: 1 },
     // 12:20-12:30 and 12:30-12:40 end after 12:21: still open, written by a later run
   ]);
 });
@@ -49,9 +50,9 @@ test('append mode writes the windows the watermark (12:21) has passed, once', as
 test('update mode writes every window the run changed', async () => {
   const rows = await runQueryOnSample(query('update'), { files: SAMPLE, sink: '{{TEST_SINK_UPDATE}}', stack });
   deepStrictEqual(rows.sort(byStart), [
-    { window: w('12:00', '12:10'), total: 19, events: 3 },
-    { window: w('12:10', '12:20'), total: 7, events: 1 },
-    { window: w('12:20', '12:30'), total: 3, events: 1 },
-    { window: w('12:30', '12:40'), total: 2, events: 1 },
+    { ...w('12:00', '12:10'), total: 19, events: 3 },
+    { ...w('12:10', '12:20'), total: 7, events: 1 },
+    { ...w('12:20', '12:30'), total: 3, events: 1 },
+    { ...w('12:30', '12:40'), total: 2, events: 1 },
   ]);
 });

@@ -21,14 +21,14 @@ export function windowedTotals(outputMode: OutputMode = 'append') {
     .{{READ}}
     .withWatermark('event_time', '10 minutes')
     .groupBy(window('event_time', '10 minutes'))
-    .agg(sum('amount').as('total'), count().as('events'))
+    .agg(sum('amount').as('total'), count().as('events')){{WINDOW_SELECT}}
     .writeStream.outputMode(outputMode)
     .trigger({ availableNow: true })
     .queryName('{{NAME}}')
     .plan();
 }
 
-/** A row the query emits: `{ window: { start, end }, total, events }`, typed from groupBy/agg. */
+/** A row the query emits: {{ROW_SHAPE}}, typed from the query. */
 export type TotalsRow = RowOf<ReturnType<typeof windowedTotals>>;
 
 export default windowedTotals;

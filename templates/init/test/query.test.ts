@@ -23,8 +23,10 @@ import { windowedTotals, type TotalsRow } from '../src/query';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const SAMPLE = path.join(__dirname, '..', 'sample');
-const byStart = (a: TotalsRow, b: TotalsRow) => (a.window.start < b.window.start ? -1 : 1);
-const w = (from: string, to: string) => ({ start: `2026-10-01T${from}:00.000Z`, end: `2026-10-01T${to}:00.000Z` });
+const byStart = (a: TotalsRow, b: TotalsRow) => ({{TEST_BY_START}} ? -1 : 1);
+const at = (hhmm: string) => `2026-10-01T${hhmm}:00.000Z`;
+/** The window from `from` to `to` (hh:mm), as a row of the query holds it. */
+const w = (from: string, to: string) => ({{TEST_WINDOW}});
 
 let stack: LocalStack;
 before(async () => {
@@ -35,8 +37,8 @@ after(() => stack.stop());
 test('append mode writes the windows the watermark (12:21) has passed, once', async () => {
   const rows = await runQueryOnSample(windowedTotals('append'), { files: SAMPLE, sink: '{{TEST_SINK_APPEND}}', stack });
   deepStrictEqual(rows.sort(byStart), [
-    { window: w('12:00', '12:10'), total: 10 + 5 + 4, events: 3 },
-    { window: w('12:10', '12:20'), total: 7, events: 1 },
+    { ...w('12:00', '12:10'), total: 10 + 5 + 4, events: 3 },
+    { ...w('12:10', '12:20'), total: 7, events: 1 },
     // 12:20-12:30 and 12:30-12:40 end after 12:21: still open, written by a later run
   ]);
 });
@@ -44,9 +46,9 @@ test('append mode writes the windows the watermark (12:21) has passed, once', as
 test('update mode writes every window the run changed', async () => {
   const rows = await runQueryOnSample(windowedTotals('update'), { files: SAMPLE, sink: '{{TEST_SINK_UPDATE}}', stack });
   deepStrictEqual(rows.sort(byStart), [
-    { window: w('12:00', '12:10'), total: 19, events: 3 },
-    { window: w('12:10', '12:20'), total: 7, events: 1 },
-    { window: w('12:20', '12:30'), total: 3, events: 1 },
-    { window: w('12:30', '12:40'), total: 2, events: 1 },
+    { ...w('12:00', '12:10'), total: 19, events: 3 },
+    { ...w('12:10', '12:20'), total: 7, events: 1 },
+    { ...w('12:20', '12:30'), total: 3, events: 1 },
+    { ...w('12:30', '12:40'), total: 2, events: 1 },
   ]);
 });
