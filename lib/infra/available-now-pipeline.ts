@@ -161,6 +161,7 @@ export class AvailableNowPipeline extends Construct {
       removalPolicy,
       lambdaTimeoutSeconds: r.timeoutSeconds,
       partitioned: r.parallelism !== undefined,
+      ...(r.plan !== undefined ? { plan: r.plan } : {}),
       pipelineBucket: () =>
         (this.createdBucket ??= new s3.Bucket(this, 'Bucket', {
           encryption: s3.BucketEncryption.S3_MANAGED,

@@ -6,6 +6,7 @@
 import { type RemovalPolicy, aws_iam as iam, type aws_s3 as s3 } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { InvalidOptionError } from '../engine/errors';
+import type { QueryPlan } from '../engine/plan/types';
 
 /**
  * What the adapters in lib/aws send, as IAM actions, per resource. test/infra checks that every
@@ -79,6 +80,8 @@ export interface PipelineDefaults {
   readonly lambdaTimeoutSeconds: number;
   /** Whether runs are partitioned (`parallelism`, Step Functions), which notification mode does not support. */
   readonly partitioned: boolean;
+  /** The query's plan when the construct has it (`query`, or a .sql entry): a sink refuses at synth an output it could not write. */
+  readonly plan?: QueryPlan;
 }
 
 /** A bucket and a key prefix (without slashes at either end) in it. */

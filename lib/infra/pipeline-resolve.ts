@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Annotations, Duration, Stack, Token, type aws_s3 as s3 } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import type { QueryPlan } from '../engine/plan/types';
 import { DEFAULT_METRICS_NAMESPACE } from '../aws/lambda/emf';
 import type { ResolvedAlarms } from './alarm-props';
 import { resolvePipelineAlarms } from './alarm-resolve';
@@ -13,7 +14,7 @@ import { cleanPrefix, invalid, wholeNumber, type S3Place } from './binding';
 import { DEFAULT_ENTRY } from './lambda-bundling';
 import type { AvailableNowPipelineProps } from './pipeline-props';
 import { resolveParallelism, type ResolvedParallelism } from './scale-out';
-import { isSqlEntry, SQL_ENTRY, SQL_TASK_ENTRY, sqlQueryName } from './sql-entry';
+import { isSqlEntry, SQL_ENTRY, SQL_TASK_ENTRY, sqlQueryPlan } from './sql-entry';
 
 /** Environment variables the construct owns; `environment` may not set them. */
 const OWNED_ENV = [
@@ -39,6 +40,8 @@ export interface Resolved {
   readonly pipelineName: string;
   /** The query's name: with the checkpoint, its namespace in the state table. */
   readonly queryName: string;
+  /** The query's plan, when known at synth (`query`, or a .sql entry compiled): the sink checks its output columns. */
+  readonly plan?: QueryPlan;
   readonly intervalSeconds: number;
   readonly timeoutSeconds: number;
   readonly memoryMiB: number;
@@ -78,14 +81,15 @@ export function resolveProps(scope: Construct, id: string, props: AvailableNowPi
     invalid(scope, `pipelineName ${JSON.stringify(pipelineName)} must be 1 to 64 of A-Za-z0-9._-: pass pipelineName explicitly`, { pipelineName });
   // The default entry runs the windowed-totals example, which names itself by its output mode;
   // a .sql query is compiled now (an error fails the synth) and names itself with SET queryName.
-  let sqlName: string | undefined;
+  let sqlPlan: QueryPlan | undefined;
   if (isSqlEntry(entry)) {
     try {
-      sqlName = sqlQueryName(entry);
+      sqlPlan = sqlQueryPlan(entry);
     } catch (e) {
       invalid(scope, `entry ${JSON.stringify(props.entry)}: ${(e as Error).message}`, { entry: props.entry });
     }
   }
+  const sqlName = sqlPlan?.name;
   const exampleQuery =
     entry === path.resolve(DEFAULT_ENTRY) ? `windowed-totals-${props.environment?.SLUICE_OUTPUT_MODE?.trim().toLowerCase() || 'append'}` : sqlName;
   const planName = props.query?.name;
@@ -277,6 +281,7 @@ export function resolveProps(scope: Construct, id: string, props: AvailableNowPi
     handler: props.handler ?? 'handler',
     pipelineName,
     queryName,
+    ...(sqlPlan !== undefined || props.query !== undefined ? { plan: sqlPlan ?? props.query } : {}),
     intervalSeconds,
     timeoutSeconds,
     memoryMiB,

@@ -18,7 +18,8 @@ import { CfnOutput, Stack, type aws_dynamodb as dynamodb, aws_glue as glue, aws_
 import type { Construct } from 'constructs';
 import { ddlOf, hiveTypeOf, parseDdlType } from '../engine/ddl';
 import { InvalidOptionError } from '../engine/errors';
-import { csvSinkFormatOf } from '../engine/formats/csv-writer';
+import { csvColumnsRefusal, csvSinkFormatOf } from '../engine/formats/csv-writer';
+import { outputColumnTypes } from '../engine/run/runtime';
 import type { OutputColumnType } from '../engine/ports';
 import type { DataType } from '../engine/schema';
 import { GRANTED_ACTIONS, cleanPrefix, grantS3, invalid, type PipelineDefaults, type S3Place } from './binding';
@@ -182,6 +183,12 @@ class S3Sink extends PipelineSink {
   }
 
   bind(scope: Construct, role: iam.IRole, pipeline: PipelineDefaults): BoundSink {
+    // a CSV sink and a query whose output it cannot write: the synth fails, not the first run
+    if (pipeline.plan !== undefined && new URLSearchParams(this.query ?? '').get('format') === 'csv') {
+      const types = outputColumnTypes(pipeline.plan);
+      const refusal = csvColumnsRefusal(Object.keys(types), types, pipeline.plan.name);
+      if (refusal !== null) invalid('PipelineSink.csv', refusal);
+    }
     const output = { bucket: this.bucket ?? pipeline.pipelineBucket(), prefix: this.prefix ?? `output/${pipeline.pipelineName}` };
     // The S3 sinks only PUT (write-once, deterministic keys). Athena's readers are granted by
     // their own roles: the function gets nothing of Glue.

@@ -8,6 +8,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { QueryPlan } from '../engine/plan/types';
 import { compileSql } from '../engine/sql';
 
 /** The repository root (two levels above lib/infra). */
@@ -25,9 +26,9 @@ export function isSqlEntry(entry: string): boolean {
   return /\.sql$/i.test(entry);
 }
 
-/** The name of the query in `file` (its SET queryName, else 'query'); throws the compiler's error for a bad query. */
-export function sqlQueryName(file: string): string {
-  return compileSql(fs.readFileSync(file, 'utf8')).name;
+/** The plan of the query in `file` (named by its SET queryName, else 'query'); throws the compiler's error for a bad query. */
+export function sqlQueryPlan(file: string): QueryPlan {
+  return compileSql(fs.readFileSync(file, 'utf8'));
 }
 
 /** What esbuild needs to put `file` in the bundle as the module `sluice-sql-query`. */

@@ -11,7 +11,7 @@ import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import { parseDate } from '../../engine/dates';
 import { ddlOf } from '../../engine/ddl';
 import { decimalOfText } from '../../engine/decimal';
-import { csvRecordText, csvSinkFormatOf, csvValueText } from '../../engine/formats/csv-writer';
+import { csvColumnsRefusal, csvRecordText, csvSinkFormatOf, csvValueText } from '../../engine/formats/csv-writer';
 import type { DataType } from '../../engine/schema';
 import type { Json, OutputColumnType, OutputRow, SinkContext } from '../../engine/ports';
 import { parseTimestamp } from '../../engine/timestamps';
@@ -41,17 +41,8 @@ export class S3CsvSink extends S3LoggedSink {
   }
 
   protected checkContext(ctx: SinkContext): void {
-    const types = this.columnTypesOf(ctx);
-    const nested = ctx.columns.find((c) => {
-      const t = types[c];
-      return t === 'WINDOW' || t.type === 'ARRAY' || t.type === 'MAP' || t.type === 'STRUCT';
-    });
-    if (nested !== undefined) {
-      const t = types[nested];
-      throw new InvalidOptionError(
-        `[UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE] The CSV datasource doesn't support the column \`${nested}\` of the type "${t === 'WINDOW' ? 'STRUCT<start: TIMESTAMP, end: TIMESTAMP>' : ddlOf(t)}" (query ${ctx.queryName}): select its fields as columns (window.start AS window_start), write it with to_json, or use format=json or format=parquet`,
-      );
-    }
+    const refusal = csvColumnsRefusal(ctx.columns, this.columnTypesOf(ctx), ctx.queryName);
+    if (refusal !== null) throw new InvalidOptionError(refusal);
   }
 
   protected rowRefusal(row: OutputRow, ctx: SinkContext): string | null {

@@ -12,16 +12,19 @@
  *                  (escapeQuotes, the default) the quote; when it starts with the quote; the first field when it starts with the
  *                  comment character (`#` unless set); every field with quoteAll
  *     escaped      inside quotes, the quote and the escape are preceded by the escape (`\`; the
- *                  escape by charToEscapeQuoteEscaping, itself unless set or when escape = quote);
- *                  unquoted, a value is written as it is
+ *                  escape by charToEscapeQuoteEscaping, itself unless set or when escape = quote),
+ *                  and a \n is written as a lineSep of two characters; unquoted, a value is
+ *                  written as it is
  */
 import { compileSparkDatetimePattern, type DatetimePattern, DatetimePatternError } from '../datetime-patterns';
+import { ddlOf } from '../ddl';
 import { javaDecimalText } from '../decimal';
 import { InvalidOptionError } from '../errors';
 import { type Micros, microsOfDate } from '../expr/time';
 import { javaDoubleText } from '../expr/values';
 import { commentOption, delimiterOption, escapeEscapeOption, lineSepOption, quoteCharOption } from './csv';
 import { boolOption, type ReaderOptions } from './options';
+import type { OutputColumnType } from '../ports';
 
 export interface CsvWriteOptions {
   readonly sep: string;
@@ -178,13 +181,20 @@ function needsQuotes(s: string, from: number, o: CsvWriteOptions): boolean {
   return false;
 }
 
-/** `s` from `from`, its quotes and escapes escaped, as appendQuoted writes it inside quotes. */
+/**
+ * `s` from `from`, its quotes and escapes escaped, as appendQuoted writes it inside quotes. A \n is
+ * written as a lineSep of two characters (\r\n): univocity's normalized newline is \n unless the
+ * line separator is one character (Format.setLineSeparator makes that character the newline), and
+ * its WriterCharAppender writes the newline as the line separator.
+ */
 function quotedBody(s: string, from: number, o: CsvWriteOptions): string {
+  const newline = o.lineSep.length === 2 ? o.lineSep : '\n';
   let out = '';
   for (let i = from; i < s.length; i++) {
     const c = s[i];
     if (c === o.quote) out += o.escape + c;
     else if (c === o.escape) out += o.escapeEscape + c;
+    else if (c === '\n') out += newline;
     else out += c;
   }
   return out;
@@ -231,4 +241,19 @@ function fieldText(value: string | null, column: number, o: CsvWriteOptions): st
     if (lineEnd(c, o) || text.startsWith(o.sep, i)) return q(text.slice(start, i) + quotedBody(text, i, o));
   }
   return trimEnd(text.slice(start), o);
+}
+
+/**
+ * Why the CSV sink cannot write a query's output, or null: a column of a nested type (a window, an
+ * ARRAY, MAP or STRUCT), which Spark's CSV datasource refuses too. The sink checks it before its
+ * first write, and the CDK construct at synth when it knows the query's plan.
+ */
+export function csvColumnsRefusal(columns: readonly string[], types: Readonly<Record<string, OutputColumnType>>, queryName: string): string | null {
+  const nested = columns.find((c) => {
+    const t = types[c];
+    return t === 'WINDOW' || t.type === 'ARRAY' || t.type === 'MAP' || t.type === 'STRUCT';
+  });
+  if (nested === undefined) return null;
+  const t = types[nested];
+  return `[UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE] The CSV datasource doesn't support the column \`${nested}\` of the type "${t === 'WINDOW' ? 'STRUCT<start: TIMESTAMP, end: TIMESTAMP>' : ddlOf(t)}" (query ${queryName}): select its fields as columns (window.start AS window_start), write it with to_json, or use format=json or format=parquet`;
 }
