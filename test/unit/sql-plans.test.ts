@@ -478,6 +478,17 @@ LEFT JOIN ${joinTo} ON i.adId = clicks.clickAdId AND i.impressionTime BETWEEN cl
       expect(() => compileSql(`SELECT k, ${item} FROM ${src('a', 'k STRING, a INT')}`)).toThrow(
         /^\[NON_TIME_WINDOW_NOT_SUPPORTED_IN_STREAMING\] Window function is not supported in "(row_number\(\)|sum\(a\)|lag\(a, 1\))" on streaming DataFrames\/Datasets\. .*group by window\(.*\(line 1, column \d+\)$/,
       );
+    // a named window: OVER w is a window function too; a WINDOW clause no item uses is dropped, as Spark's analyzer drops it
+    expect(() => compileSql(`SELECT k, sum(a) OVER w AS total FROM ${src('a', 'k STRING, a INT')} WINDOW w AS (PARTITION BY k ORDER BY a)`)).toThrow(
+      /^\[NON_TIME_WINDOW_NOT_SUPPORTED_IN_STREAMING\] Window function is not supported in "sum\(a\)" on streaming DataFrames\/Datasets\. .*\(line 1, column 18\)$/,
+    );
+    expectSamePlan(
+      compileSql(`SELECT k, a FROM ${src('a', 'k STRING, a INT')} WHERE a > 0 WINDOW w1 AS (PARTITION BY k ORDER BY (a + 1) DESC), w2 AS w1`),
+      compileSql(`SELECT k, a FROM ${src('a', 'k STRING, a INT')} WHERE a > 0`),
+    );
+    expect(() => compileSql(`SELECT k FROM ${src('a', 'k STRING, a INT')} WINDOW w AS (PARTITION BY k`)).toThrow(
+      /^\[PARSE_SYNTAX_ERROR\] .*expected '\)' to close the window specification opened at line 1, column \d+/,
+    );
     // a column or an alias named over is still a name
     expect(() => compileSql(`SELECT k AS over, a FROM ${src('a', 'k STRING, a INT')} WHERE a > 0`)).not.toThrow();
     for (const tail of ['LIMIT 10 OFFSET 5', 'OFFSET 5'])

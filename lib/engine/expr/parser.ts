@@ -675,9 +675,13 @@ class Parser {
       this.i += 2;
       out = { ...out, nulls: { ignore, at } };
     }
-    // a window function (`row_number() OVER (...)`, `sum(x) OVER (PARTITION BY k)`): Spark's
-    // UnsupportedOperationChecker refuses it on a stream
-    if (this.isKeyword('OVER') && this.peek(1).kind === 'op' && this.peek(1).text === '(') {
+    // a window function (`row_number() OVER (...)`, `sum(x) OVER (PARTITION BY k)`, `OVER w` of a
+    // named window): Spark's UnsupportedOperationChecker refuses it on a stream
+    const after = this.peek(1);
+    if (
+      this.isKeyword('OVER') &&
+      ((after.kind === 'op' && after.text === '(') || after.kind === 'qident' || (after.kind === 'ident' && !RESERVED.has(after.text.toUpperCase())))
+    ) {
       const fn = this.text.slice(call.pos, this.peek().pos).trim();
       throw new ExpressionError(
         'NON_TIME_WINDOW_NOT_SUPPORTED_IN_STREAMING',

@@ -9,7 +9,7 @@
  *     [AS alias] [WATERMARK col DELAY OF INTERVAL 10 MINUTES]
  *     [[INNER | LEFT [OUTER] | RIGHT [OUTER] | FULL [OUTER] | LEFT SEMI | LEFT ANTI] JOIN <relation> ON ... | USING (k, ...)]
  *     [LATERAL VIEW [OUTER] explode(...) t [AS] c, ...]
- *   [WHERE <expr>] [GROUP BY <expr>, ... | GROUP BY ALL] [HAVING <expr>]
+ *   [WHERE <expr>] [GROUP BY <expr>, ... | GROUP BY ALL] [HAVING <expr>] [WINDOW w AS (...), ...]
  *   [UNION ALL SELECT ...] [ORDER BY ... | CLUSTER BY ... | DISTRIBUTE BY ... [SORT BY ...] | SORT BY ...] [LIMIT n]
  *
  * It steps through the statement's tokens with its cursor (cursor.ts), which hands every
@@ -227,6 +227,7 @@ class StatementParser extends SqlCursor {
       } else ({ exprs: groupBy, items: grouping } = this.groupByList());
     }
     const having = this.word('HAVING') ? this.expression() : undefined;
+    this.namedWindows();
     return {
       sql: this.sql,
       settings,
@@ -242,6 +243,38 @@ class StatementParser extends SqlCursor {
       ...(groupByAllName ? { groupByAllName } : {}),
       ...(having ? { having } : {}),
     };
+  }
+
+  /**
+   * `WINDOW name AS (<window spec>) | name AS other, ...`: named windows for `OVER name`. A window
+   * function is refused on a stream (the expression parser's OVER), so a definition no item uses
+   * is read and dropped, as Spark's analyzer drops an unused one.
+   */
+  private namedWindows(): void {
+    if (!this.isWord('WINDOW') || this.peek(1).kind !== 'ident' || !this.isWord('AS', 2)) return;
+    this.i++;
+    do {
+      this.identifier('the name of a window after WINDOW');
+      this.expectWord('AS', 'AS after the name of a window');
+      if (!this.isOp('(')) {
+        this.identifier("a window's specification after AS: (PARTITION BY ... ORDER BY ...) or another window's name");
+        continue;
+      }
+      const before = this.sql.slice(0, this.peek().pos).split('\n');
+      let depth = 0;
+      do {
+        const t = this.peek();
+        if (t.kind === 'eof')
+          throw syntaxError(
+            this.sql,
+            t.pos,
+            `')' to close the window specification opened at line ${before.length}, column ${before[before.length - 1].length + 1}`,
+          );
+        if (t.kind === 'op' && t.text === '(') depth++;
+        else if (t.kind === 'op' && t.text === ')') depth--;
+        this.i++;
+      } while (depth > 0);
+    } while (this.op(','));
   }
 
   /**
