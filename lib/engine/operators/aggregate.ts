@@ -147,7 +147,10 @@ export class AggregateOperator implements StatefulOperator {
     this.guard = OverflowGuard.of(aggs, keys);
     const granularity = this.window ? Math.max(1, Math.floor(this.window.slideUs / 1000)) : Math.max(60_000, ...cfg.watermarks.values());
     this.spec = { operatorId: cfg.operatorId, fixedEviction: true, evictionGranularityMs: granularity };
-    this.runsNoDataBatches = cfg.outputMode !== 'complete' && cfg.watermarks.size > 0;
+    // Spark's StateStoreSaveExec.shouldRunAnotherBatch asks for its input watermark, which follows the
+    // plan (FORMAT-2 "Input watermark of a stateful stage"), not its columns: a withWatermark upstream
+    // whose column a select dropped still moves it, and a no-data batch still runs
+    this.runsNoDataBatches = cfg.outputMode !== 'complete' && (cfg.watermarked ?? cfg.watermarks.size > 0);
     this.partitions = cfg.statePartitions ?? 1;
   }
 

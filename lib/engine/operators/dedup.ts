@@ -54,7 +54,10 @@ export class DedupOperator implements StatefulOperator {
       fixedEviction: !dedup.withinWatermark,
       evictionGranularityMs: Math.max(1000, this.delayMs),
     };
-    this.runsNoDataBatches = this.eventColumn !== undefined;
+    // Spark's BaseStreamingDeduplicateExec.shouldRunAnotherBatch asks for its input watermark, which
+    // follows the plan (FORMAT-2), not its columns: a withWatermark upstream whose column a select
+    // dropped still moves it, and a no-data batch still runs (it evicts nothing then)
+    this.runsNoDataBatches = cfg.watermarked ?? this.eventColumn !== undefined;
   }
 
   /** The event time of a row (undefined without a watermarked column). */
