@@ -12,6 +12,28 @@
 /** The literal forms a DECIMAL takes from text: JSON numbers, and CSV's plain decimals. */
 const NUMBER = /^([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?$/;
 
+/** A character outside ASCII: the fast test before javaDigits looks for other scripts' digits. */
+const NON_ASCII = /[\u0080-\uffff]/;
+const OTHER_DIGIT = /\p{Nd}/gu;
+const IS_DIGIT = /^\p{Nd}$/u;
+
+/**
+ * The text with each decimal digit of another script as its ASCII digit, as Java's
+ * BigDecimal(String) reads them (Character.isDigit, Character.digit: `٣` and `３` are 3), and so
+ * Spark's CAST of a STRING to DECIMAL and its CSV reader. Only a digit in the BMP: Java reads chars,
+ * and the two of a digit past U+FFFF are neither a digit.
+ */
+export function javaDigits(text: string): string {
+  if (!NON_ASCII.test(text)) return text;
+  return text.replace(OTHER_DIGIT, (c) => {
+    if (c.length !== 1) return c;
+    // Unicode's decimal digits come in runs of ten, 0 to 9: the value is the distance from the run's 0
+    let zero = c.charCodeAt(0);
+    while (IS_DIGIT.test(String.fromCharCode(zero - 1))) zero--;
+    return String((c.charCodeAt(0) - zero) % 10);
+  });
+}
+
 /** 10^n as a BigInt, cached for the scales in use. */
 const POW10: bigint[] = [];
 export function pow10(n: number): bigint {
@@ -122,4 +144,48 @@ export function javaDecimalText(text: string): string {
   if (adjusted >= -6) return text;
   const mantissa = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
   return `${negative ? '-' : ''}${mantissa}E${adjusted}`;
+}
+
+const FLOAT32 = new Float32Array(1);
+const FLOAT32_BITS = new Uint32Array(FLOAT32.buffer);
+/** The largest float, and the point halfway between it and 2^128 (at or past it a number is a float's Infinity). */
+const FLOAT32_MAX = 2 ** 128 - 2 ** 104;
+const FLOAT32_OVERFLOW = 2 ** 128 - 2 ** 103;
+
+/**
+ * The float (binary32) nearest to the number a decimal text writes, ties to even, as Java's
+ * Float.parseFloat and BigDecimal.floatValue (and so Spark's FLOAT casts) give it.
+ * `Math.fround(Number(text))` rounds twice, to a double and then to a float, and errs where the
+ * double lands exactly halfway between two floats though the text does not:
+ * 8388608.500000000000000000000000000001 is 8388609, where the double 8388608.5 ties to 8388608.
+ * `text`: an optional sign, digits with an optional point, an optional exponent (what Number
+ * reads); other texts (NaN, Infinity) are Math.fround(Number(text)).
+ */
+export function float32OfText(text: string): number {
+  const d = Number(text);
+  const f = Math.fround(d);
+  if (f === d || !Number.isFinite(d)) return f;
+  // the float on d's other side of f, and the point halfway between the two
+  let other: number;
+  if (f === 0) other = Math.sign(d) * 2 ** -149;
+  else if (!Number.isFinite(f)) other = Math.sign(d) * FLOAT32_MAX;
+  else {
+    FLOAT32[0] = f;
+    FLOAT32_BITS[0] += Math.abs(d) > Math.abs(f) ? 1 : -1;
+    other = FLOAT32[0];
+  }
+  const mid = Number.isFinite(f) ? (f + other) / 2 : Math.sign(d) * FLOAT32_OVERFLOW;
+  if (d !== mid) return f;
+  // d is halfway: the text's exact value decides (an exact half keeps fround's tie to even)
+  const m = NUMBER.exec(text.trim());
+  if (m === null) return f;
+  const [, , int, frac = '', exp] = m;
+  const k = (exp === undefined ? 0 : Number(exp)) - frac.length; // |text| = digits × 10^k
+  const digits = BigInt(`${int}${frac}` || '0');
+  // |mid| × 2^150 is an integer (a float's unit is at least 2^-149), compared with digits × 10^k × 2^150
+  const halfway = BigInt(Math.abs(mid) * 2 ** 150);
+  const x = k >= 0 ? digits * pow10(k) * 2n ** 150n : digits * 2n ** 150n;
+  const y = k >= 0 ? halfway : halfway * pow10(-k);
+  if (x === y) return f;
+  return x > y === Math.abs(other) > Math.abs(f) ? other : f;
 }

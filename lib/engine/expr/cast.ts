@@ -4,7 +4,7 @@
  * the target, CAST_OVERFLOW for a number outside an integral type, NUMERIC_VALUE_OUT_OF_RANGE for
  * a DECIMAL that needs more digits. `try_cast` (and the `try` mode) returns null instead.
  */
-import { fitsPrecision, formatDecimal, rescale, unscaledOf, unscaledOfText } from '../decimal';
+import { fitsPrecision, float32OfText, formatDecimal, javaDigits, rescale, unscaledOf, unscaledOfText } from '../decimal';
 import { dateOfText as readDateText } from '../formats/date-text';
 import { nullOnRowError, SparkRowError } from './errors';
 import { bigMicros, dateOfMicros, formatTimestampText, inRange, type Micros, microsOfDate, microsValue, parseTimestampMicros } from './time';
@@ -110,6 +110,21 @@ function unsupportedRange(text: string): SparkRowError {
 const MAX_DECIMAL_DIGITS = 38;
 /** Java's BigDecimal(String) grammar: sign, digits with an optional point, an optional exponent. */
 const DECIMAL_TEXT = /^([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?$/;
+
+/**
+ * Whether Java's BigDecimal(String) takes the exponent of a DECIMAL_TEXT match: parseExp refuses
+ * more than 10 digits past its leading zeros, and the exponent and the scale it makes (the fraction
+ * digits less the exponent) must each be an int; else a NumberFormatException (CAST_INVALID_INPUT).
+ */
+function javaExponentFits(m: RegExpExecArray): boolean {
+  const [, , , frac = '', exp] = m;
+  if (exp === undefined) return true;
+  const digits = exp.replace(/^[+-]?0*/, '');
+  if (digits.length > 10) return false;
+  const e = Number(exp);
+  const scale = frac.length - e;
+  return e >= -(2 ** 31) && e < 2 ** 31 && scale >= -(2 ** 31) && scale < 2 ** 31;
+}
 
 /** BigDecimal's precision − scale of a DECIMAL_TEXT match: the digits before the point once written out (zero: 1 − scale). */
 function integralDigits(m: RegExpExecArray): number {
@@ -262,6 +277,18 @@ function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
       }
       if (f === 'DECIMAL') {
         const s = from.scale!;
+        if (t === 'INT' && from.precision! > 18) {
+          // Spark's Decimal.roundToInt/Short/Byte of a Decimal held as a BigDecimal, as every DECIMAL of
+          // more than 18 digits is read from a row: its doubleValue, range-checked by floor and ceil, then
+          // truncated. So 9.99999999999999999999 is 10 (the double is 10.0), and 2147483647.99999999999
+          // overflows an INT (BIGINT's roundToLong is exact: the BigInteger's longValueExact)
+          const [lo, hi] = integralRange(to);
+          return (v) => {
+            const d = Number(v);
+            if (Math.floor(d) > Number(hi) || Math.ceil(d) < Number(lo)) throw castOverflow(v, from, to);
+            return Math.trunc(d) + 0;
+          };
+        }
         return (v) => fitRange(unscaledOf(v as string) / 10n ** BigInt(s), v); // truncates toward zero, as Spark
       }
       if (f === 'TIMESTAMP') {
@@ -275,10 +302,14 @@ function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
     }
     case 'DOUBLE': {
       const round = to.binary32 ? Math.fround : (x: number) => x;
+      // a FLOAT from an exact text (a DECIMAL, a BIGINT past 2^53, a STRING) is its nearest float
+      // (Java's BigDecimal.floatValue, (float) of a long, Float.parseFloat): not fround of the nearest
+      // double, which rounds twice (float32OfText)
+      const roundText = to.binary32 ? float32OfText : Number;
       if (f === 'DOUBLE') return to.binary32 && !from.binary32 ? (v) => Math.fround(v as number) : (v) => v;
-      if (f === 'INT' || f === 'LONG') return (v) => round(Number(v));
+      if (f === 'INT' || f === 'LONG') return (v) => (typeof v === 'bigint' ? roundText(String(v)) : round(Number(v)));
       if (f === 'BOOLEAN') return (v) => (v ? 1 : 0);
-      if (f === 'DECIMAL') return (v) => round(Number(v));
+      if (f === 'DECIMAL') return (v) => roundText(v as string);
       if (f === 'TIMESTAMP') return (v) => round(Number(v) / 1_000_000); // (Spark: the seconds as a double, then .toFloat)
       if (f === 'STRING') {
         return (v) => {
@@ -292,7 +323,7 @@ function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
             if (hex === null) throw invalid(v, from, to);
             return round(hex);
           }
-          return round(Number(s.replace(/[dDfF]$/, '')));
+          return roundText(s.replace(/[dDfF]$/, ''));
         };
       }
       break;
@@ -318,10 +349,10 @@ function castUnsafe(from: SqlType, to: SqlType): (v: unknown) => unknown {
       }
       if (f === 'STRING') {
         return (v) => {
-          // Decimal.fromStringANSI: Java's BigDecimal of the text after String.trim
-          const text = javaTrim(v as string);
+          // Decimal.fromStringANSI: Java's BigDecimal of the text after String.trim (digits of any script)
+          const text = javaDigits(javaTrim(v as string));
           const m = DECIMAL_TEXT.exec(text);
-          if (m === null || (m[2] === '' && (m[3] ?? '') === '')) throw invalid(v, from, to);
+          if (m === null || (m[2] === '' && (m[3] ?? '') === '') || !javaExponentFits(m)) throw invalid(v, from, to);
           if (integralDigits(m) > MAX_DECIMAL_DIGITS) throw unsupportedRange(v as string);
           const u = unscaledOfText(text, s);
           if (u === null) throw invalid(v, from, to);

@@ -3,6 +3,7 @@
  * ranges (an INT, BIGINT, DECIMAL or DOUBLE by its text), DATE and TIMESTAMP typed literals, and
  * ANSI interval literals (unit value pairs, from-to ranges and the text form `'1 hour 30 minutes'`).
  */
+import { float32OfText } from '../decimal';
 import { dateOfText, trimAll } from './cast';
 import { ExpressionError } from './errors';
 import type { Token } from './lexer';
@@ -408,8 +409,8 @@ export function numberLiteral(t: Token, text: string, negative = false): Ast {
     }
     case 'D':
     case 'F': {
-      const d = Number(`${sign}${s}`);
-      const value = t.suffix === 'F' ? Math.fround(d) : d;
+      // (a FLOAT literal is Float.parseFloat's nearest float: not fround of the nearest double, float32OfText)
+      const value = t.suffix === 'F' ? float32OfText(`${sign}${s}`) : Number(`${sign}${s}`);
       // Spark checks the literal against the type's range (1e400D is refused, not Infinity)
       if (!Number.isFinite(value)) throw bad(`is outside the range of ${t.suffix === 'F' ? 'FLOAT' : 'DOUBLE'}`);
       return { k: 'lit', pos: t.pos, value, type: t.suffix === 'F' ? { type: 'DOUBLE', binary32: true } : DOUBLE, sql };

@@ -17,7 +17,8 @@
  *     blank lines  skipped, as lines starting with the comment character (unset: none) are
  *                  (with multiLine a line of blanks is a record, unless ignoreLeadingWhiteSpace);
  *                  the line of a record is where it starts
- *     lineSep      unset: \n, \r or \r\n ends a line; set (1 or 2 characters): only it does
+ *     lineSep      unset: \n, \r or \r\n ends a line (multiLine: \n, and the file's first line
+ *                  break, so a lone \r is data unless that is \r); set (1 or 2 characters): only it does
  *     multiLine    false: every line is a record (a quote left open takes the rest of its line)
  *     ignoreLeadingWhiteSpace, ignoreTrailingWhiteSpace: blanks around unquoted values dropped
  *
@@ -142,15 +143,14 @@ export function delimiterOption(text: string): string {
 
 /**
  * The line separator univocity detects in a multiLine file (Spark turns its detection on when no
- * lineSep is set): the first run of one or two line-break characters (\n, \r, \r\n or \n\r; a
- * doubled one is one). Inside a quoted value it reads as \n.
+ * lineSep is set), as its LineSeparatorDetector: the file's first line-break character, \r\n when
+ * it is a \r followed by \n (a \n followed by \r is \n). Inside a quoted value it reads as \n;
+ * outside quotes it, and a \n (univocity's normalized newline), end a record.
  */
 function lineSeparatorOf(text: string): string {
   const at = text.search(/[\r\n]/);
   if (at < 0) return '\n';
-  const a = text[at];
-  const b = text[at + 1];
-  return (b === '\r' || b === '\n') && b !== a ? a + b : a;
+  return text[at] === '\r' && text[at + 1] === '\n' ? '\r\n' : text[at];
 }
 
 export interface Field {
@@ -169,12 +169,18 @@ export function* csvRecords(text: string, o: CsvOptions): Generator<CsvRecord> {
   const newline = o.multiLine && o.lineSep === null ? lineSeparatorOf(text) : '\n';
   const n = text.length;
   // the length of the line ending at k, 0 when there is none: lineSep when set (Hadoop's reader
-  // splits at it only), else \n, \r or \r\n
+  // splits at it only); else \n, \r or \r\n, but with multiLine (univocity reads the file) only the
+  // detected separator and \n (its normalized newline): a \r is data when the file's first line
+  // break is \n, and a lone one when it is \r\n
   const lineSep = o.lineSep;
   const eolAt =
-    lineSep === null
-      ? (k: number) => (text[k] === '\r' ? (text[k + 1] === '\n' ? 2 : 1) : text[k] === '\n' ? 1 : 0)
-      : (k: number) => (text.startsWith(lineSep, k) ? lineSep.length : 0);
+    lineSep !== null
+      ? (k: number) => (text.startsWith(lineSep, k) ? lineSep.length : 0)
+      : o.multiLine && newline === '\n'
+        ? (k: number) => (text[k] === '\n' ? 1 : 0)
+        : o.multiLine && newline === '\r\n'
+          ? (k: number) => (text[k] === '\n' ? 1 : text[k] === '\r' && text[k + 1] === '\n' ? 2 : 0)
+          : (k: number) => (text[k] === '\r' ? (text[k + 1] === '\n' ? 2 : 1) : text[k] === '\n' ? 1 : 0);
   // a blank (Java's trim drops it) that does not end the line
   const isBlank = (k: number) => k < n && text[k] <= ' ' && eolAt(k) === 0;
   // the separator may be several characters (Spark 3+: univocity's multi-character delimiter)
@@ -237,7 +243,12 @@ export function* csvRecords(text: string, o: CsvOptions): Generator<CsvRecord> {
         const from = k;
         while (k < n && !atSep(k) && eolAt(k) === 0) k++;
         value = text.slice(from, k);
-        if (o.ignoreTrailing) value = value.replace(/[\t\f\v ]+$/, '');
+        if (o.ignoreTrailing) {
+          // (univocity's whitespace: every character up to U+0020, a \r or \n that is data too)
+          let end = value.length;
+          while (end > 0 && value.charCodeAt(end - 1) <= 0x20) end--;
+          value = value.slice(0, end);
+        }
       }
       fields.push({ text: value, quoted });
       if (k < n && atSep(k)) {

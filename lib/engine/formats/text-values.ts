@@ -11,7 +11,7 @@
 import { dateOfText } from './date-text';
 import type { DatetimePattern } from '../datetime-patterns';
 import { ddlOf } from '../ddl';
-import { decimalOfText } from '../decimal';
+import { decimalOfText, float32OfText, javaDigits } from '../decimal';
 import { type Column, canonicalLong } from '../schema';
 import { inputTimestamp } from '../timestamp-input';
 
@@ -66,15 +66,13 @@ export function valueOfText(col: Column, text: string, patterns: TextPatterns): 
     case 'DOUBLE': {
       // the names first, in Spark's order (nanValue, negativeInf, positiveInf), then Java's parse
       const names = patterns.floats ?? FLOAT_NAMES;
-      let n: number;
-      if (text === names.nan) n = Number.NaN;
-      else if (text === names.negativeInf) n = Number.NEGATIVE_INFINITY;
-      else if (text === names.positiveInf) n = Number.POSITIVE_INFINITY;
-      else {
-        if (!DOUBLE.test(text)) bad(col, text, 'is not a number: fix the value at the producer, or declare the column STRING');
-        n = Number(text.trim().replace(/[fFdD]$/, ''));
-      }
-      return col.binary32 ? Math.fround(n) : n;
+      if (text === names.nan) return Number.NaN;
+      if (text === names.negativeInf) return Number.NEGATIVE_INFINITY;
+      if (text === names.positiveInf) return Number.POSITIVE_INFINITY;
+      if (!DOUBLE.test(text)) bad(col, text, 'is not a number: fix the value at the producer, or declare the column STRING');
+      const number = text.trim().replace(/[fFdD]$/, '');
+      // a FLOAT is Float.parseFloat's nearest float, not fround of the nearest double (float32OfText)
+      return col.binary32 ? float32OfText(number) : Number(number);
     }
     case 'BOOLEAN': {
       const t = text.toLowerCase();
@@ -82,7 +80,8 @@ export function valueOfText(col: Column, text: string, patterns: TextPatterns): 
       return t === 'true';
     }
     case 'DECIMAL': {
-      const v = decimalOfText(text.replace(/,/g, ''), col.precision ?? 10, col.scale ?? 0);
+      // (Java's BigDecimal of the text without its commas: digits of any script too, javaDigits)
+      const v = decimalOfText(javaDigits(text.replace(/,/g, '')), col.precision ?? 10, col.scale ?? 0);
       if (v === null) {
         bad(
           col,
