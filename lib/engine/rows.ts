@@ -60,9 +60,10 @@ function stageRows(stages: readonly StatelessStage[], input: readonly Row[], onR
       let sum = 0;
       let count = 0;
       for (let i = 0; i < input.length; i++) {
-        const t = input[i][c];
+        // a null event time is 0 (NULL_TIME), as Spark's EventTimeWatermarkExec reads it
+        const t = input[i][c] ?? NULL_TIME;
         if (typeof t !== 'number') {
-          if (t !== null && t !== undefined) trackEventTime(stage.id, t as Micros, maxEventTime, eventTimes);
+          trackEventTime(stage.id, t as Micros, maxEventTime, eventTimes);
           continue;
         }
         if (t > max) max = t;
@@ -132,8 +133,8 @@ function stageRows(stages: readonly StatelessStage[], input: readonly Row[], onR
         case 'limit':
           throw new Error(`a ${stage.kind} stage takes a batch's rows at once (QueryRuntime.runStages), never row by row`);
         case 'watermark': {
-          const t = row[stage.column] as Micros | null;
-          if (t !== null && t !== undefined && passesGates(stage.gates, row)) trackEventTime(stage.id, t, maxEventTime, eventTimes);
+          const t = (row[stage.column] as Micros | null) ?? NULL_TIME;
+          if (passesGates(stage.gates, row)) trackEventTime(stage.id, t, maxEventTime, eventTimes);
           break;
         }
       }
@@ -221,6 +222,14 @@ function passesGates(gates: ReadonlyArray<(row: Row) => boolean> | undefined, ro
   }
   return true;
 }
+
+/**
+ * The event time a watermark stage records for a row whose event time is null: 0, the epoch, as
+ * Spark's EventTimeWatermarkExec reads the column (UnsafeRow.getLong of a null field). It never
+ * raises a watermark (0 − delay is below any), but the stage has then seen a row, so with several
+ * inputs it holds the global watermark (the minimum) where a stage that saw nothing would not.
+ */
+const NULL_TIME = 0;
 
 /** A watermark stage's record of one event time (µs): truncated to ms, into the stage's max and the stats. */
 function trackEventTime(id: string, t: Micros, maxEventTime: Map<string, number>, eventTimes: EventTimeStats): void {
